@@ -1,0 +1,1 @@
+"""The agent contract: both seed contracts, pydantic and the standard library only."""

@@ -1,0 +1,1 @@
+"""agent-otel: OpenTelemetry observability middleware for AI agents."""

@@ -1,0 +1,139 @@
+"""Every attribute key, span name, metric name and bucket list the middleware emits.
+
+One module, so a key is never a loose string elsewhere. ``gen_ai.*`` keys follow the GenAI
+semantic conventions v1.41.1 (``shared/semconv/registry.yaml``); the agent and tool duration
+metrics follow the development names the official ``opentelemetry-util-genai`` emits. Our own
+keys use the ``agent_otel.`` prefix, never ``gen_ai.``.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# --- gen_ai.* (semconv registry) -------------------------------------------------------------
+OPERATION_NAME: Final = "gen_ai.operation.name"
+PROVIDER_NAME: Final = "gen_ai.provider.name"
+CONVERSATION_ID: Final = "gen_ai.conversation.id"
+OUTPUT_TYPE: Final = "gen_ai.output.type"
+
+AGENT_NAME: Final = "gen_ai.agent.name"
+AGENT_ID: Final = "gen_ai.agent.id"
+AGENT_DESCRIPTION: Final = "gen_ai.agent.description"
+
+REQUEST_MODEL: Final = "gen_ai.request.model"
+REQUEST_MAX_TOKENS: Final = "gen_ai.request.max_tokens"
+REQUEST_TEMPERATURE: Final = "gen_ai.request.temperature"
+REQUEST_TOP_P: Final = "gen_ai.request.top_p"
+REQUEST_TOP_K: Final = "gen_ai.request.top_k"
+REQUEST_STOP_SEQUENCES: Final = "gen_ai.request.stop_sequences"
+REQUEST_FREQUENCY_PENALTY: Final = "gen_ai.request.frequency_penalty"
+REQUEST_PRESENCE_PENALTY: Final = "gen_ai.request.presence_penalty"
+REQUEST_SEED: Final = "gen_ai.request.seed"
+REQUEST_CHOICE_COUNT: Final = "gen_ai.request.choice.count"
+REQUEST_STREAM: Final = "gen_ai.request.stream"
+
+RESPONSE_ID: Final = "gen_ai.response.id"
+RESPONSE_MODEL: Final = "gen_ai.response.model"
+RESPONSE_FINISH_REASONS: Final = "gen_ai.response.finish_reasons"
+RESPONSE_TIME_TO_FIRST_CHUNK: Final = "gen_ai.response.time_to_first_chunk"
+
+USAGE_INPUT_TOKENS: Final = "gen_ai.usage.input_tokens"
+USAGE_OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
+USAGE_CACHE_READ_INPUT_TOKENS: Final = "gen_ai.usage.cache_read.input_tokens"
+USAGE_CACHE_CREATION_INPUT_TOKENS: Final = "gen_ai.usage.cache_creation.input_tokens"
+USAGE_REASONING_OUTPUT_TOKENS: Final = "gen_ai.usage.reasoning.output_tokens"
+TOKEN_TYPE: Final = "gen_ai.token.type"
+
+TOOL_NAME: Final = "gen_ai.tool.name"
+TOOL_CALL_ID: Final = "gen_ai.tool.call.id"
+TOOL_TYPE: Final = "gen_ai.tool.type"
+TOOL_DESCRIPTION: Final = "gen_ai.tool.description"
+TOOL_CALL_ARGUMENTS: Final = "gen_ai.tool.call.arguments"
+TOOL_CALL_RESULT: Final = "gen_ai.tool.call.result"
+
+INPUT_MESSAGES: Final = "gen_ai.input.messages"
+OUTPUT_MESSAGES: Final = "gen_ai.output.messages"
+SYSTEM_INSTRUCTIONS: Final = "gen_ai.system_instructions"
+
+ERROR_TYPE: Final = "error.type"
+
+# --- gen_ai.operation.name values and span names ----------------------------------------------
+OP_INVOKE_AGENT: Final = "invoke_agent"
+OP_CHAT: Final = "chat"
+OP_EXECUTE_TOOL: Final = "execute_tool"
+STEP_SPAN_NAME: Final = "step"
+TOOL_TYPE_FUNCTION: Final = "function"
+OUTPUT_TYPE_TEXT: Final = "text"
+OUTPUT_TYPE_JSON: Final = "json"
+TOKEN_TYPE_INPUT: Final = "input"
+TOKEN_TYPE_OUTPUT: Final = "output"
+# gen_ai.provider.name is required on chat and invoke_agent spans; when neither the event nor
+# the caller names a provider we say so with this value instead of dropping the attribute.
+PROVIDER_UNKNOWN: Final = "unknown"
+
+# --- agent_otel.* (ours) -----------------------------------------------------------------------
+STEP_INDEX: Final = "agent_otel.step.index"
+USAGE_INPUT_TOTAL: Final = "agent_otel.usage.input_tokens"
+USAGE_OUTPUT_TOTAL: Final = "agent_otel.usage.output_tokens"
+USAGE_TOTAL_TOTAL: Final = "agent_otel.usage.total_tokens"
+USAGE_CACHE_READ_TOTAL: Final = "agent_otel.usage.cache_read_tokens"
+USAGE_CACHE_CREATION_TOTAL: Final = "agent_otel.usage.cache_creation_tokens"
+USAGE_REASONING_TOTAL: Final = "agent_otel.usage.reasoning_tokens"
+LLM_CALL_ID: Final = "agent_otel.llm.call_id"
+CHUNK_COUNT: Final = "agent_otel.response.chunk_count"
+CHUNK_INTERVAL_MEAN: Final = "agent_otel.response.chunk_interval_mean"
+TIME_TO_FIRST_TEXT: Final = "agent_otel.response.time_to_first_text"
+ANOMALIES: Final = "agent_otel.anomalies"
+ANOMALY_KINDS: Final = "agent_otel.anomaly.kinds"
+END_REASON: Final = "agent_otel.end_reason"
+INCOMPLETE: Final = "agent_otel.incomplete"
+ERROR_FATAL: Final = "agent_otel.error.fatal"
+ERROR_COUNT: Final = "agent_otel.error.count"
+JOURNEY_NAME: Final = "agent_otel.journey.name"
+JOURNEY_ID: Final = "agent_otel.journey.id"
+PHASE: Final = "agent_otel.phase"
+TOOL_IS_ERROR: Final = "agent_otel.tool.is_error"
+RESUMED: Final = "agent_otel.resumed"
+STRATEGY: Final = "agent_otel.strategy"
+RECURSION_LIMIT: Final = "agent_otel.recursion_limit"
+TOOL_NAMES: Final = "agent_otel.tool_names"
+PRESET_NAMES: Final = "agent_otel.preset_names"
+SUBAGENT_NAMES: Final = "agent_otel.subagent_names"
+SKILL_NAMES: Final = "agent_otel.skill_names"
+INTERRUPT_ID: Final = "agent_otel.interrupt.id"
+INTERRUPT_REASON: Final = "agent_otel.interrupt.reason"
+
+# --- span events ------------------------------------------------------------------------------
+EVENT_PHASE: Final = "agent_otel.phase"
+EVENT_ERROR: Final = "agent_otel.error"
+EVENT_INTERRUPT: Final = "agent_otel.interrupt"
+EVENT_ANOMALY: Final = "agent_otel.anomaly"
+
+# --- end reasons (agent_otel.end_reason) --------------------------------------------------------
+END_EXHAUSTED: Final = "exhausted"
+END_ERROR: Final = "error"
+END_CLOSED_EARLY: Final = "closed_early"
+END_CANCELLED: Final = "cancelled"
+END_INTERRUPTED: Final = "interrupted"
+
+# --- metrics --------------------------------------------------------------------------------------
+METRIC_OPERATION_DURATION: Final = "gen_ai.client.operation.duration"
+METRIC_TOKEN_USAGE: Final = "gen_ai.client.token.usage"
+METRIC_TIME_TO_FIRST_CHUNK: Final = "gen_ai.client.operation.time_to_first_chunk"
+METRIC_TIME_PER_OUTPUT_CHUNK: Final = "gen_ai.client.operation.time_per_output_chunk"
+METRIC_AGENT_DURATION: Final = "gen_ai.invoke_agent.duration"
+METRIC_TOOL_DURATION: Final = "gen_ai.execute_tool.duration"
+
+# ExplicitBucketBoundaries from the GenAI metrics spec.
+TOKEN_BUCKETS: Final = (
+    1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864,
+)  # fmt: skip
+DURATION_BUCKETS: Final = (
+    0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
+)  # fmt: skip
+TIME_TO_FIRST_CHUNK_BUCKETS: Final = (
+    0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
+)  # fmt: skip
+TIME_PER_OUTPUT_CHUNK_BUCKETS: Final = (
+    0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5,
+)  # fmt: skip

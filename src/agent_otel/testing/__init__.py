@@ -1,0 +1,1 @@
+"""Test helpers for agent-otel users and our own tests (in-memory providers, span trees)."""
