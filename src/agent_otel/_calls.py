@@ -1,0 +1,191 @@
+"""The open spans of a run below the step: LLM calls and tool executions.
+
+Plain state holders; :class:`~agent_otel._recorder.RunRecorder` decides when they open and
+close. Each knows how to write its own attributes and metrics when it ends, so the recorder
+never spells an attribute of a chat or tool span itself.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from opentelemetry.trace import Span, Status, StatusCode
+from opentelemetry.util.types import AttributeValue
+
+from . import _attributes as A
+from ._content import ContentCapture, TextBuffer
+from ._messages import output_message
+from ._metrics import Instruments
+from ._usage import Tokens
+
+_NS = 1e-9
+
+# LLMCallStart.params keys -> request attributes (with the type the registry gives them).
+_PARAMS: dict[str, tuple[str, type]] = {
+    "temperature": (A.REQUEST_TEMPERATURE, float),
+    "top_p": (A.REQUEST_TOP_P, float),
+    "top_k": (A.REQUEST_TOP_K, float),
+    "max_tokens": (A.REQUEST_MAX_TOKENS, int),
+    "max_completion_tokens": (A.REQUEST_MAX_TOKENS, int),
+    "frequency_penalty": (A.REQUEST_FREQUENCY_PENALTY, float),
+    "presence_penalty": (A.REQUEST_PRESENCE_PENALTY, float),
+    "seed": (A.REQUEST_SEED, int),
+    "n": (A.REQUEST_CHOICE_COUNT, int),
+    "stream": (A.REQUEST_STREAM, bool),
+}
+
+
+def request_attributes(params: Any) -> dict[str, AttributeValue]:
+    """The request attributes of an ``LLMCallStart.params`` mapping; other keys are ignored."""
+    out: dict[str, AttributeValue] = {}
+    if not isinstance(params, dict):
+        return out
+    for key, (attribute, kind) in _PARAMS.items():
+        value = params.get(key)
+        if value is None or isinstance(value, bool) != (kind is bool):
+            continue
+        if kind is not bool and not isinstance(value, (int, float)):
+            continue
+        if kind is int and isinstance(value, float) and not value.is_integer():
+            continue
+        out[attribute] = kind(value)
+    stop = params.get("stop")
+    if isinstance(stop, str):
+        out[A.REQUEST_STOP_SEQUENCES] = [stop]
+    elif isinstance(stop, (list, tuple)) and all(isinstance(s, str) for s in stop):
+        out[A.REQUEST_STOP_SEQUENCES] = list(stop)
+    return out
+
+
+class LLMCall:
+    """One model request: its chat span, chunk timing, usage and (opt-in) output."""
+
+    __slots__ = (
+        "chunks",
+        "end",
+        "error_type",
+        "finish_reason",
+        "first_chunk",
+        "first_text",
+        "last_chunk",
+        "metric_attributes",
+        "output",
+        "reasoning",
+        "recording",
+        "response_model",
+        "span",
+        "start",
+        "tool_calls",
+        "usage",
+    )
+
+    def __init__(
+        self,
+        span: Span,
+        start: int,
+        metric_attributes: dict[str, AttributeValue],
+        capture: ContentCapture | None,
+    ) -> None:
+        self.span = span
+        self.recording = span.is_recording()
+        self.start = start
+        self.end: int | None = None
+        self.metric_attributes = metric_attributes
+        self.first_chunk: int | None = None
+        self.first_text: int | None = None
+        self.last_chunk = 0
+        self.chunks = 0
+        self.usage: Tokens | None = None
+        self.response_model: str | None = None
+        self.finish_reason: str | None = None
+        self.error_type: str | None = None
+        keep = capture is not None and self.recording
+        self.output = TextBuffer(capture.max_bytes) if keep and capture else None
+        self.reasoning = TextBuffer(capture.max_bytes) if keep and capture else None
+        self.tool_calls: list[Any] = []
+
+    def close(self, now: int, instruments: Instruments, *, incomplete: bool = False) -> None:
+        """The response is over: time it and describe it (the span may still wait for usage)."""
+        self.end = now
+        attributes = self.metric_attributes
+        if self.response_model is not None:
+            attributes[A.RESPONSE_MODEL] = self.response_model
+        if self.error_type is not None:
+            attributes[A.ERROR_TYPE] = self.error_type
+        instruments.operation_duration.record((now - self.start) * _NS, attributes)
+        if not self.recording:
+            return
+        span = self.span
+        if self.response_model is not None:
+            span.set_attribute(A.RESPONSE_MODEL, self.response_model)
+        if self.finish_reason is not None:
+            span.set_attribute(A.RESPONSE_FINISH_REASONS, [self.finish_reason])
+        if self.first_chunk is not None:
+            span.set_attribute(
+                A.RESPONSE_TIME_TO_FIRST_CHUNK, (self.first_chunk - self.start) * _NS
+            )
+            span.set_attribute(A.CHUNK_COUNT, self.chunks)
+            if self.chunks > 1:
+                mean = (self.last_chunk - self.first_chunk) / (self.chunks - 1)
+                span.set_attribute(A.CHUNK_INTERVAL_MEAN, mean * _NS)
+        if self.first_text is not None:
+            span.set_attribute(A.TIME_TO_FIRST_TEXT, (self.first_text - self.start) * _NS)
+        if incomplete:
+            span.set_attribute(A.INCOMPLETE, True)
+
+    def finalize(self, instruments: Instruments, capture: ContentCapture | None) -> None:
+        """Record usage where it happened and end the span at the response's end time."""
+        usage = self.usage
+        if usage is not None:
+            attributes = dict(self.metric_attributes)
+            for name, token_type in (
+                ("input_tokens", A.TOKEN_TYPE_INPUT),
+                ("output_tokens", A.TOKEN_TYPE_OUTPUT),
+            ):
+                value = usage.get(name)
+                if value is not None:
+                    attributes[A.TOKEN_TYPE] = token_type
+                    instruments.token_usage.record(value, attributes)
+            if self.recording:
+                self.span.set_attributes(usage.semconv_attributes())
+        if capture is not None and self.output is not None and self.reasoning is not None:
+            message = output_message(
+                self.output.text(), self.reasoning.text(), self.tool_calls, self.finish_reason
+            )
+            encoded = capture.encode("output_messages", message)
+            if encoded is not None:
+                self.span.set_attribute(A.OUTPUT_MESSAGES, encoded)
+        self.span.end(end_time=self.end)
+
+
+class ToolRun:
+    """One tool execution: its span and what the metric needs."""
+
+    __slots__ = ("metric_attributes", "name", "span", "start")
+
+    def __init__(self, span: Span, start: int, name: str) -> None:
+        self.span = span
+        self.start = start
+        self.name = name
+        self.metric_attributes: dict[str, AttributeValue] = {
+            A.OPERATION_NAME: A.OP_EXECUTE_TOOL,
+            A.TOOL_NAME: name,
+        }
+
+    def end(
+        self,
+        now: int,
+        instruments: Instruments,
+        *,
+        error_type: str | None = None,
+        incomplete: bool = False,
+    ) -> None:
+        if error_type is not None:
+            self.metric_attributes[A.ERROR_TYPE] = error_type
+            if self.span.is_recording():
+                self.span.set_attribute(A.ERROR_TYPE, error_type)
+                self.span.set_status(Status(StatusCode.ERROR))
+        if incomplete and self.span.is_recording():
+            self.span.set_attribute(A.INCOMPLETE, True)
+        instruments.tool_duration.record((now - self.start) * _NS, self.metric_attributes)
+        self.span.end(end_time=now)

@@ -1,0 +1,137 @@
+"""Opt-in capture of prompts, completions and tool payloads, within byte budgets.
+
+Off unless ``capture_content=True`` (or a :class:`ContentCapture`) is passed, or
+``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` is ``SPAN_ONLY``/``SPAN_AND_EVENT``/
+``true`` (the official GenAI instrumentations' variable). Values are JSON in the semantic
+conventions' message-part shape; a value over budget is cut so that the JSON stays valid:
+long strings are shortened first, then the oldest list items dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+ContentKind = Literal[
+    "input_messages", "output_messages", "system_instructions", "tool_arguments", "tool_result"
+]
+Redactor = Callable[[ContentKind, Any], Any]
+"""``redact(kind, value) -> value``: return the (possibly edited) JSON-ready value, or
+``None`` to drop the attribute. Called before serialisation, only when capture is on."""
+
+ENV_CAPTURE = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+_ON_VALUES = frozenset({"span_only", "span_and_event", "true", "1"})
+TRUNCATION_MARK = "...[truncated]"
+
+
+@dataclass(frozen=True, slots=True)
+class ContentCapture:
+    """How content is captured once it is on.
+
+    ``max_bytes`` bounds each attribute's UTF-8 JSON text (and the text buffered for it while
+    a call streams); ``redact`` sees every value before it is recorded.
+    """
+
+    max_bytes: int = 32 * 1024
+    redact: Redactor | None = None
+
+    def encode(self, kind: ContentKind, value: Any) -> str | None:
+        """The attribute value for ``value``: redacted, JSON, within budget."""
+        if self.redact is not None:
+            value = self.redact(kind, value)
+            if value is None:
+                return None
+        return fit_json(value, self.max_bytes)
+
+
+def resolve_capture(option: bool | ContentCapture | None) -> ContentCapture | None:
+    """The capture settings in force: the explicit option wins, else the environment."""
+    if isinstance(option, ContentCapture):
+        return option
+    if option is None:
+        option = os.environ.get(ENV_CAPTURE, "").strip().lower() in _ON_VALUES
+    return ContentCapture() if option else None
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _size(text: str) -> int:
+    return len(text.encode("utf-8"))
+
+
+def _shorten(value: Any, limit: int) -> Any:
+    if isinstance(value, str):
+        return value if len(value) <= limit else value[:limit] + TRUNCATION_MARK
+    if isinstance(value, dict):
+        return {k: _shorten(v, limit) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_shorten(v, limit) for v in value]
+    return value
+
+
+def _longest_string(value: Any) -> int:
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, dict):
+        return max((_longest_string(v) for v in value.values()), default=0)
+    if isinstance(value, (list, tuple)):
+        return max((_longest_string(v) for v in value), default=0)
+    return 0
+
+
+def fit_json(value: Any, max_bytes: int) -> str:
+    """Serialise ``value`` to JSON of at most ``max_bytes`` UTF-8 bytes, keeping it valid."""
+    text = _dumps(value)
+    if _size(text) <= max_bytes:
+        return text
+    value = json.loads(text)  # plain JSON types from here on
+    lo, hi = 0, _longest_string(value)
+    best: str | None = None
+    while lo <= hi:  # the longest per-string limit that fits
+        mid = (lo + hi) // 2
+        candidate = _dumps(_shorten(value, mid))
+        if _size(candidate) <= max_bytes:
+            best, lo = candidate, mid + 1
+        else:
+            hi = mid - 1
+    if best is not None:
+        return best
+    shortened = _shorten(value, 0)
+    if isinstance(shortened, list):
+        while shortened:  # keep the most recent items
+            shortened = shortened[1:]
+            text = _dumps(shortened)
+            if _size(text) <= max_bytes:
+                return text
+        return "[]"
+    return "{}" if isinstance(shortened, dict) else '""'
+
+
+class TextBuffer:
+    """Deltas of one streamed response, kept only up to a byte budget."""
+
+    __slots__ = ("_budget", "_parts", "truncated")
+
+    def __init__(self, budget: int) -> None:
+        self._budget = budget
+        self._parts: list[str] = []
+        self.truncated = False
+
+    def add(self, text: str) -> None:
+        if self._budget <= 0:
+            self.truncated = True
+            return
+        if len(text) > self._budget:  # characters >= bytes/4; close enough for a cap
+            text = text[: self._budget]
+            self.truncated = True
+        self._budget -= len(text)
+        self._parts.append(text)
+
+    def text(self) -> str:
+        joined = "".join(self._parts)
+        return joined + TRUNCATION_MARK if self.truncated else joined

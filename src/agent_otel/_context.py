@@ -1,0 +1,37 @@
+"""Activating a context around one pull of the agent's stream, as cheaply as possible.
+
+The wrapper makes the run's innermost span current while the agent computes its next event and
+restores the consumer's context before yielding it. That is one activation per event, so it sits
+on the hot path: with the OTel SDK's default contextvars runtime we set and reset its ContextVar
+directly (the same operations ``context.attach``/``detach`` perform, minus two call layers);
+any other runtime goes through the public API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import suppress
+from contextvars import ContextVar, Token
+from typing import Any
+
+from opentelemetry import context as otel_context
+from opentelemetry.context.context import Context
+
+
+def _resolve() -> tuple[Callable[[Context], Any], Callable[[Any], None]]:
+    runtime = getattr(otel_context, "_RUNTIME_CONTEXT", None)
+    var = getattr(runtime, "_current_context", None)
+    if isinstance(var, ContextVar):
+        cvar: ContextVar[Context] = var
+
+        def reset(token: Token[Context]) -> None:
+            # A ValueError means the token belongs to another context (the pull was resumed
+            # elsewhere): nothing of ours can still be attached there, so nothing to undo.
+            with suppress(ValueError):
+                cvar.reset(token)
+
+        return cvar.set, reset
+    return otel_context.attach, otel_context.detach
+
+
+activate, deactivate = _resolve()

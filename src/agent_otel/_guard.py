@@ -1,0 +1,39 @@
+"""The one boundary where instrumentation errors stop.
+
+Anything that goes wrong inside agent-otel (a bug of ours, a span processor or exporter that
+raises, a value the SDK rejects) is caught here, logged once per call site at WARNING with its
+traceback, then at DEBUG, and never reaches the agent or the consumer.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TypeVar
+
+logger = logging.getLogger("agent_otel")
+
+_T = TypeVar("_T")
+_reported: set[str] = set()
+
+
+def report(site: str) -> None:
+    """Log the exception being handled: once loudly per ``site``, then quietly."""
+    if site in _reported:
+        logger.debug("agent-otel internal error in %s (repeat)", site, exc_info=True)
+        return
+    _reported.add(site)
+    logger.warning(
+        "agent-otel internal error in %s; tracing continues, the agent is unaffected",
+        site,
+        exc_info=True,
+    )
+
+
+def safely(site: str, fn: Callable[[], _T], default: _T) -> _T:
+    """Call ``fn``; on any ``Exception`` report it and return ``default``."""
+    try:
+        return fn()
+    except Exception:
+        report(site)
+        return default

@@ -1,0 +1,100 @@
+"""Chat history and responses in the GenAI conventions' message-part JSON shape.
+
+Messages are read by shape, like events: an object with ``role``/``content``/``tool_calls``/
+``tool_call_id`` attributes (our ``Message``, LiteLLM's, a look-alike) or the same keys in a
+dict. The output validates against ``gen-ai-input-messages.json`` / ``-output-messages.json``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+_FINISH_REASONS = {"tool_calls": "tool_call", "function_call": "tool_call"}
+
+
+def field(obj: Any, name: str, default: Any = None) -> Any:
+    """``obj.name`` or ``obj[name]``, whichever the shape offers."""
+    if isinstance(obj, Mapping):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def parse_arguments(raw: Any) -> Any:
+    """Tool-call arguments as an object when they are JSON text, else as given."""
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw
+    return raw
+
+
+def tool_call_part(call: Any) -> dict[str, Any]:
+    """A ``tool_call`` part from a LiteLLM-shaped tool call."""
+    function = field(call, "function")
+    part: dict[str, Any] = {"type": "tool_call", "name": str(field(function, "name") or "")}
+    call_id = field(call, "id")
+    if call_id is not None:
+        part["id"] = str(call_id)
+    arguments = field(function, "arguments")
+    if arguments is not None:
+        part["arguments"] = parse_arguments(arguments)
+    return part
+
+
+def _content_parts(content: Any) -> list[dict[str, Any]]:
+    if content is None or content == "":
+        return []
+    if isinstance(content, str):
+        return [{"type": "text", "content": content}]
+    if isinstance(content, list):  # OpenAI content blocks
+        parts: list[dict[str, Any]] = []
+        for block in content:
+            text = field(block, "text")
+            if isinstance(text, str):
+                parts.append({"type": "text", "content": text})
+            else:
+                parts.append({"type": str(field(block, "type") or "unknown")})
+        return parts
+    return [{"type": "text", "content": str(content)}]
+
+
+def input_messages(messages: Iterable[Any]) -> list[dict[str, Any]]:
+    """The chat history as ``gen_ai.input.messages`` items."""
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        role = str(field(message, "role") or "user")
+        if role == "tool":
+            part: dict[str, Any] = {
+                "type": "tool_call_response",
+                "response": field(message, "content"),
+            }
+            call_id = field(message, "tool_call_id")
+            if call_id is not None:
+                part["id"] = str(call_id)
+            parts = [part]
+        else:
+            parts = _content_parts(field(message, "content"))
+            parts += [tool_call_part(c) for c in field(message, "tool_calls") or ()]
+        item: dict[str, Any] = {"role": role, "parts": parts}
+        name = field(message, "name")
+        if name is not None:
+            item["name"] = str(name)
+        out.append(item)
+    return out
+
+
+def output_message(
+    text: str, reasoning: str, tool_calls: Iterable[Any], finish_reason: str | None
+) -> list[dict[str, Any]]:
+    """One assistant response as ``gen_ai.output.messages``."""
+    parts: list[dict[str, Any]] = []
+    if reasoning:
+        parts.append({"type": "reasoning", "content": reasoning})
+    if text:
+        parts.append({"type": "text", "content": text})
+    parts += [tool_call_part(c) for c in tool_calls]
+    reason = _FINISH_REASONS.get(finish_reason or "", finish_reason) or "stop"
+    return [{"role": "assistant", "parts": parts, "finish_reason": reason}]

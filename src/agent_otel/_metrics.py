@@ -1,0 +1,62 @@
+"""The histograms of DESIGN.md, created once per meter with the spec's bucket boundaries."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from opentelemetry.metrics import Histogram, Meter, MeterProvider, get_meter
+
+from . import _attributes as A
+from ._version import __version__
+
+
+@dataclass(frozen=True, slots=True)
+class Instruments:
+    """The six histograms one run records into."""
+
+    operation_duration: Histogram
+    token_usage: Histogram
+    time_to_first_chunk: Histogram
+    time_per_output_chunk: Histogram
+    agent_duration: Histogram
+    tool_duration: Histogram
+
+    @classmethod
+    def create(cls, meter_provider: MeterProvider | None) -> Instruments:
+        meter = get_meter("agent_otel", __version__, meter_provider)
+        return cls(
+            operation_duration=_histogram(
+                meter, A.METRIC_OPERATION_DURATION, "s", "GenAI operation duration.",
+                A.DURATION_BUCKETS,
+            ),
+            token_usage=_histogram(
+                meter, A.METRIC_TOKEN_USAGE, "{token}", "Number of input and output tokens used.",
+                A.TOKEN_BUCKETS,
+            ),
+            time_to_first_chunk=_histogram(
+                meter, A.METRIC_TIME_TO_FIRST_CHUNK, "s",
+                "Time to receive the first chunk of a streamed response.",
+                A.TIME_TO_FIRST_CHUNK_BUCKETS,
+            ),
+            time_per_output_chunk=_histogram(
+                meter, A.METRIC_TIME_PER_OUTPUT_CHUNK, "s",
+                "Time between consecutive chunks after the first one.",
+                A.TIME_PER_OUTPUT_CHUNK_BUCKETS,
+            ),
+            agent_duration=_histogram(
+                meter, A.METRIC_AGENT_DURATION, "s", "Duration of an agent run.",
+                A.DURATION_BUCKETS,
+            ),
+            tool_duration=_histogram(
+                meter, A.METRIC_TOOL_DURATION, "s", "Duration of a tool execution.",
+                A.DURATION_BUCKETS,
+            ),
+        )  # fmt: skip
+
+
+def _histogram(
+    meter: Meter, name: str, unit: str, description: str, buckets: tuple[float, ...]
+) -> Histogram:
+    return meter.create_histogram(
+        name, unit=unit, description=description, explicit_bucket_boundaries_advisory=buckets
+    )

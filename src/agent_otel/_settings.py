@@ -1,0 +1,36 @@
+"""What one run is recorded with: resolved once per wrapper, adjusted per run."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from opentelemetry.trace import Tracer
+from opentelemetry.util.types import AttributeValue
+
+from ._content import ContentCapture
+from ._metrics import Instruments
+
+
+@dataclass(frozen=True, slots=True)
+class RunSettings:
+    """Everything a :class:`~agent_otel._recorder.RunRecorder` needs besides its events.
+
+    ``agent_attributes`` are set on the agent span (request parameters and run parameters an
+    instrumented agent was called with, already filtered to the allow-list); ``input_messages``
+    are the messages the run was invoked with, recorded only when content capture is on.
+    """
+
+    tracer: Tracer
+    instruments: Instruments
+    agent_name: str | None = None
+    agent_description: str | None = None
+    provider: str | None = None
+    conversation_id: str | None = None
+    agent_attributes: Mapping[str, AttributeValue] = field(default_factory=dict)
+    capture: ContentCapture | None = None
+    step_spans: bool = True
+    chunk_metric: bool = False
+    input_messages: Sequence[Any] | None = None
+    system_instructions: str | None = None

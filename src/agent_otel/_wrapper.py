@@ -1,0 +1,185 @@
+"""``otel_wrapper()``: the template that owns iteration of one run.
+
+``traced()`` pulls each event from the agent with the run's innermost span current, restores
+the consumer's context before yielding the very same object, and finishes the recorder exactly
+once on every exit path: exhaustion, an agent exception (re-raised as the same object), the
+consumer closing or abandoning the stream (the agent's stream is closed too), cancellation.
+Instrumentation errors stop at :mod:`agent_otel._guard`; the agent's and the consumer's always
+win.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping
+from typing import Any
+
+from opentelemetry import context as otel_context
+from opentelemetry.context.context import Context
+from opentelemetry.metrics import MeterProvider
+from opentelemetry.trace import Tracer, TracerProvider, get_tracer
+from opentelemetry.util.types import AttributeValue
+
+from . import _attributes as A
+from ._content import ContentCapture, resolve_capture
+from ._context import activate, deactivate
+from ._guard import report
+from ._metrics import Instruments
+from ._read import observe
+from ._recorder import RunRecorder
+from ._settings import RunSettings
+from ._version import __version__
+
+StreamWrapper = Callable[[AsyncIterator[Any]], AsyncIterator[Any]]
+
+_tracers: weakref.WeakKeyDictionary[TracerProvider, Tracer] = weakref.WeakKeyDictionary()
+_instruments: weakref.WeakKeyDictionary[MeterProvider, Instruments] = weakref.WeakKeyDictionary()
+
+
+def _tracer(provider: TracerProvider | None) -> Tracer:
+    if provider is None:  # the global provider (a proxy until one is set)
+        return get_tracer("agent_otel", __version__)
+    tracer = _tracers.get(provider)
+    if tracer is None:
+        tracer = _tracers[provider] = get_tracer("agent_otel", __version__, provider)
+    return tracer
+
+
+def _instruments_for(provider: MeterProvider | None) -> Instruments:
+    if provider is None:
+        return Instruments.create(None)
+    instruments = _instruments.get(provider)
+    if instruments is None:
+        instruments = _instruments[provider] = Instruments.create(provider)
+    return instruments
+
+
+def make_settings(
+    *,
+    agent_name: str | None = None,
+    tracer_provider: TracerProvider | None = None,
+    meter_provider: MeterProvider | None = None,
+    capture_content: bool | ContentCapture | None = None,
+    conversation_id: str | None = None,
+    attributes: Mapping[str, AttributeValue] | None = None,
+    step_spans: bool = True,
+    chunk_metric: bool = False,
+    provider: str | None = None,
+) -> RunSettings:
+    """Resolve the wrapper's options once: tracer, instruments, content capture."""
+    return RunSettings(
+        tracer=_tracer(tracer_provider),
+        instruments=_instruments_for(meter_provider),
+        agent_name=agent_name,
+        provider=provider,
+        conversation_id=conversation_id,
+        agent_attributes=dict(attributes or {}),
+        capture=resolve_capture(capture_content),
+        step_spans=step_spans,
+        chunk_metric=chunk_metric,
+    )
+
+
+def otel_wrapper(
+    *,
+    agent_name: str | None = None,
+    tracer_provider: TracerProvider | None = None,
+    meter_provider: MeterProvider | None = None,
+    capture_content: bool | ContentCapture | None = None,
+    conversation_id: str | None = None,
+    attributes: Mapping[str, AttributeValue] | None = None,
+    step_spans: bool = True,
+    chunk_metric: bool = False,
+    provider: str | None = None,
+) -> StreamWrapper:
+    """A ``stream_wrapper`` that traces each stream it wraps as one agent run.
+
+    ``agent.invoke(messages, stream_wrapper=otel_wrapper())`` or
+    ``otel_wrapper()(agent.stream(messages))``. Each wrapped stream becomes one
+    ``invoke_agent`` span, a child of the context current when iteration starts, with step,
+    chat and tool spans below it and the GenAI metrics recorded. Providers default to the
+    global ones; nothing global is set. ``capture_content`` turns on prompt/tool content
+    (default: ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``); ``chunk_metric`` records
+    ``gen_ai.client.operation.time_per_output_chunk`` per chunk (a histogram record per token,
+    so off by default: the chat span carries the chunk count and mean interval instead);
+    ``provider`` names the ``gen_ai.provider.name`` for calls whose events do not.
+    """
+    settings = make_settings(
+        agent_name=agent_name,
+        tracer_provider=tracer_provider,
+        meter_provider=meter_provider,
+        capture_content=capture_content,
+        conversation_id=conversation_id,
+        attributes=attributes,
+        step_spans=step_spans,
+        chunk_metric=chunk_metric,
+        provider=provider,
+    )
+
+    def wrap(stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        return traced(stream, settings)
+
+    return wrap
+
+
+def _start(settings: RunSettings, parent: Context | None) -> RunRecorder | None:
+    try:
+        return RunRecorder(settings, otel_context.get_current() if parent is None else parent)
+    except Exception:
+        report("run start")
+        return None
+
+
+def _finish(recorder: RunRecorder | None, end_reason: str, error: BaseException | None) -> None:
+    if recorder is None:
+        return
+    try:
+        recorder.finish(end_reason, error)
+    except Exception:
+        report("run finish")
+
+
+async def traced(
+    stream: AsyncIterable[Any], settings: RunSettings, parent: Context | None = None
+) -> AsyncIterator[Any]:
+    """Yield every event of ``stream`` unchanged while recording the run (see module doc)."""
+    if not hasattr(stream, "__aiter__"):
+        raise TypeError("otel_wrapper() wraps an async iterator of agent events")
+    iterator = stream.__aiter__()
+    recorder = _start(settings, parent)
+    end_reason: str = A.END_EXHAUSTED
+    error: BaseException | None = None
+    try:
+        while True:
+            token = activate(recorder.context) if recorder is not None else None
+            try:
+                event = await iterator.__anext__()
+            except StopAsyncIteration:
+                break
+            finally:
+                if token is not None:
+                    deactivate(token)
+            if recorder is not None:
+                try:
+                    observe(recorder, event)
+                except Exception:
+                    report("event")
+            yield event
+    except GeneratorExit:
+        end_reason = A.END_CLOSED_EARLY
+        raise
+    except asyncio.CancelledError as exc:
+        end_reason, error = A.END_CANCELLED, exc
+        raise
+    except BaseException as exc:
+        end_reason, error = A.END_ERROR, exc
+        raise
+    finally:
+        try:
+            if end_reason != A.END_EXHAUSTED:  # stopped early: close the agent's stream too
+                aclose = getattr(iterator, "aclose", None)
+                if aclose is not None:
+                    await aclose()
+        finally:
+            _finish(recorder, end_reason, error)

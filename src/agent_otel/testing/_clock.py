@@ -1,0 +1,36 @@
+"""A deterministic clock for runs: each reading advances by a fixed step."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from agent_otel import _clock
+
+
+class FakeClock:
+    """Epoch nanoseconds starting at ``start``, ``step`` further on each reading.
+
+    ``advance(seconds)`` jumps ahead (say, to stand for a slow model). Install it with
+    :meth:`installed` so that every run started meanwhile reads it.
+    """
+
+    def __init__(self, start: int = 1_700_000_000_000_000_000, step: int = 1_000_000) -> None:
+        self.now = start
+        self.step = step
+
+    def __call__(self) -> int:
+        self.now += self.step
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += int(seconds * 1e9)
+
+    @contextmanager
+    def installed(self) -> Iterator[FakeClock]:
+        previous: Callable[[], int] = _clock.now_ns
+        _clock.now_ns = self
+        try:
+            yield self
+        finally:
+            _clock.now_ns = previous

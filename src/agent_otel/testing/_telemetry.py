@@ -1,0 +1,76 @@
+"""In-memory tracer and meter providers with deterministic ids."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.sdk.trace.id_generator import IdGenerator
+from opentelemetry.sdk.trace.sampling import Sampler
+
+from ._tree import span_tree
+
+
+class SequentialIdGenerator(IdGenerator):
+    """Trace ids 1, 2, 3, ... and span ids 1, 2, 3, ...: stable across test runs."""
+
+    def __init__(self) -> None:
+        self._trace = 0
+        self._span = 0
+
+    def generate_trace_id(self) -> int:
+        self._trace += 1
+        return self._trace
+
+    def generate_span_id(self) -> int:
+        self._span += 1
+        return self._span
+
+
+class Telemetry:
+    """A tracer provider and a meter provider whose output stays in memory.
+
+    Pass ``telemetry.tracer_provider`` / ``telemetry.meter_provider`` to ``otel_wrapper()`` or
+    ``instrument()``; read back with :meth:`spans`, :meth:`tree` and :meth:`histograms`.
+    """
+
+    def __init__(self, *, sampler: Sampler | None = None, ids: IdGenerator | None = None) -> None:
+        self.exporter = InMemorySpanExporter()
+        self.tracer_provider = TracerProvider(
+            sampler=sampler, id_generator=ids or SequentialIdGenerator()
+        )
+        self.tracer_provider.add_span_processor(SimpleSpanProcessor(self.exporter))
+        self.metric_reader = InMemoryMetricReader()
+        self.meter_provider = MeterProvider(metric_readers=[self.metric_reader])
+
+    def spans(self) -> list[ReadableSpan]:
+        """Finished spans, in the order they ended."""
+        return list(self.exporter.get_finished_spans())
+
+    def tree(self, **options: Any) -> list[dict[str, Any]]:
+        """The finished spans as nested plain dicts (see :func:`span_tree`)."""
+        return span_tree(self.spans(), **options)
+
+    def histograms(self) -> dict[str, list[HistogramDataPoint]]:
+        """Every histogram data point collected so far, by metric name."""
+        out: dict[str, list[HistogramDataPoint]] = {}
+        data = self.metric_reader.get_metrics_data()
+        for resource in data.resource_metrics if data else ():
+            for scope in resource.scope_metrics:
+                for metric in scope.metrics:
+                    points = out.setdefault(metric.name, [])
+                    for point in metric.data.data_points:
+                        if isinstance(point, HistogramDataPoint):
+                            points.append(point)
+        return out
+
+    def clear(self) -> None:
+        self.exporter.clear()
+
+    def shutdown(self) -> None:
+        self.tracer_provider.shutdown()
+        self.meter_provider.shutdown()

@@ -1,0 +1,62 @@
+"""Finished spans as a tree of plain dicts, for snapshot tests you can read."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+from typing import Any
+
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.trace import StatusCode
+
+
+def _plain(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _start_order(span: ReadableSpan) -> tuple[int, int]:
+    return (span.start_time or 0, span.context.span_id if span.context else 0)
+
+
+def _node(span: ReadableSpan, attributes: bool | Collection[str], events: bool) -> dict[str, Any]:
+    node: dict[str, Any] = {"name": span.name, "kind": span.kind.name}
+    if span.status.status_code is not StatusCode.UNSET:
+        node["status"] = span.status.status_code.name
+    if attributes:
+        items = dict(span.attributes or {})
+        if not isinstance(attributes, bool):
+            items = {k: v for k, v in items.items() if k in attributes}
+        node["attributes"] = {k: _plain(items[k]) for k in sorted(items)}
+    if events and span.events:
+        node["events"] = [
+            {"name": e.name, "attributes": {k: _plain(v) for k, v in (e.attributes or {}).items()}}
+            for e in span.events
+        ]
+    node["children"] = []
+    return node
+
+
+def span_tree(
+    spans: Iterable[ReadableSpan],
+    *,
+    attributes: bool | Collection[str] = True,
+    events: bool = True,
+) -> list[dict[str, Any]]:
+    """Nest ``spans`` by parent id: a list of root nodes, children in start-time order.
+
+    Each node is ``{"name", "kind", "status"?, "attributes"?, "events"?, "children"}``.
+    ``attributes`` may be a collection of keys to keep (timings and ids make poor snapshots).
+    A span whose parent is not among ``spans`` is a root.
+    """
+    ordered = sorted(spans, key=_start_order)
+    nodes = {s.context.span_id: _node(s, attributes, events) for s in ordered if s.context}
+    roots: list[dict[str, Any]] = []
+    for span in ordered:
+        if span.context is None:
+            continue
+        node = nodes[span.context.span_id]
+        parent = span.parent.span_id if span.parent is not None else None
+        if parent is not None and parent in nodes:
+            nodes[parent]["children"].append(node)
+        else:
+            roots.append(node)
+    return roots
