@@ -1,0 +1,168 @@
+"""LLM-call events: chunks, call start and end, usage attribution.
+
+A usage that arrives after its ``LLMCallEnd`` is still recorded on that chat span: an ended
+call without usage keeps its span open (ending it later at the ``LLMCallEnd`` time) until its
+usage comes, the run ends, or more than ``MAX_PENDING`` such calls wait.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from opentelemetry.trace import SpanKind
+from opentelemetry.util.types import AttributeValue
+
+from . import _attributes as A
+from ._calls import LLMCall, request_attributes
+from ._state import RunState
+from ._usage import Tokens
+
+MAX_PENDING = 8
+_NS = 1e-9
+
+
+class LLMEvents(RunState):
+    """Handlers for text/reasoning deltas, ``LLMCallStart``/``End`` and usage."""
+
+    # --- text --------------------------------------------------------------------------------
+    def chunk(self, text: Any, visible: bool) -> None:
+        """A text or reasoning delta: the hot path, no span or metric call after the first."""
+        if self.terminal:
+            self.anomaly("event_after_terminal")
+        if self._step is None and self.s.step_spans:
+            self.ensure_step()
+        call = self.current_call
+        if call is None:
+            if visible and self.first_text is None:
+                self.first_text = self._now()
+            return
+        now = self._now()
+        if call.first_chunk is None:
+            call.first_chunk = now
+            self.s.instruments.time_to_first_chunk.record(
+                (now - call.start) * _NS, call.metric_attributes
+            )
+        elif self.s.chunk_metric:
+            self.s.instruments.time_per_output_chunk.record(
+                (now - call.last_chunk) * _NS, call.metric_attributes
+            )
+        call.last_chunk = now
+        call.chunks += 1
+        if visible:
+            if call.first_text is None:
+                call.first_text = now
+                if self.first_text is None:
+                    self.first_text = now
+            if call.output is not None and isinstance(text, str):
+                call.output.add(text)
+        elif call.reasoning is not None and isinstance(text, str):
+            call.reasoning.add(text)
+
+    # --- LLM calls -----------------------------------------------------------------------------
+    def llm_start(
+        self, model: Any, provider: Any, call_id: Any, params: Any, messages: Any
+    ) -> None:
+        self.ensure_step()
+        now = self._now()
+        key: object = call_id if call_id is not None else self._key()
+        old = self._calls.pop(key, None)
+        if old is not None:
+            self.anomaly("duplicate_llm_call_id")
+            old.close(now, self.s.instruments, incomplete=True)
+            old.finalize(self.s.instruments, self.s.capture)
+        model = model if isinstance(model, str) and model else None
+        provider = provider if isinstance(provider, str) and provider else self.s.provider
+        self._first_provider = self._first_provider or provider
+        self._first_model = self._first_model or model
+        attributes: dict[str, AttributeValue] = {
+            A.OPERATION_NAME: A.OP_CHAT,
+            A.PROVIDER_NAME: provider or A.PROVIDER_UNKNOWN,
+        }
+        if model:
+            attributes[A.REQUEST_MODEL] = model
+        span = self.s.tracer.start_span(
+            f"{A.OP_CHAT} {model}" if model else A.OP_CHAT,
+            self._step_ctx,
+            SpanKind.CLIENT,
+            attributes,
+            start_time=now,
+        )
+        call = LLMCall(span, now, attributes.copy(), self.s.capture)
+        if call.recording:
+            span.set_attributes(request_attributes(params))
+            if call_id is not None:
+                span.set_attribute(A.LLM_CALL_ID, str(call_id))
+            if messages is not None:
+                self._capture(span, "input_messages", A.INPUT_MESSAGES, messages)
+        self._calls[key] = call
+        self._refresh()
+
+    def llm_end(self, model: Any, call_id: Any, finish_reason: Any, response_id: Any) -> None:
+        if call_id is not None:
+            call = self._calls.pop(call_id, None)
+        elif self._calls:
+            call = self._calls.pop(next(reversed(self._calls)))
+        else:
+            call = None
+        if call is None:
+            self.anomaly("llm_end_without_start")
+            return
+        if isinstance(model, str) and model:
+            call.response_model = model
+        if isinstance(finish_reason, str):
+            call.finish_reason = finish_reason
+        if call.recording and isinstance(response_id, str):
+            call.span.set_attribute(A.RESPONSE_ID, response_id)
+        self._end_call(call)
+        self._refresh()
+
+    def _end_call(self, call: LLMCall, *, incomplete: bool = False) -> None:
+        call.close(self._now(), self.s.instruments, incomplete=incomplete)
+        if call.usage is not None:
+            call.finalize(self.s.instruments, self.s.capture)
+            return
+        self._pending.append(call)
+        if len(self._pending) > MAX_PENDING:
+            self._pending.pop(0).finalize(self.s.instruments, self.s.capture)
+
+    def usage_event(self, tokens: Tokens, model: Any) -> None:
+        self.usage.add(tokens)
+        self._step_usage.add(tokens)
+        call = self.current_call
+        pending = call is None
+        if call is None and self._pending:
+            call = self._pending.pop()
+        if call is None:
+            self.anomaly("usage_without_call")
+            return
+        if call.usage is None:
+            call.usage = Tokens()
+        call.usage.add(tokens)
+        if pending:
+            if call.response_model is None and isinstance(model, str) and model:
+                call.response_model = model
+                if call.recording:
+                    call.span.set_attribute(A.RESPONSE_MODEL, model)
+            call.finalize(self.s.instruments, self.s.capture)
+        elif call.response_model is None and isinstance(model, str) and model:
+            call.response_model = model
+
+    def run_usage(self, tokens: Tokens, model: Any) -> None:
+        """Usage reported for the whole run (the Agent contract's ``RunUsage``)."""
+        self.usage.add(tokens)
+        if self._run_usage is None:
+            self._run_usage = Tokens()
+        self._run_usage.add(tokens)
+        attributes = dict(self.metric_attributes)
+        if isinstance(model, str) and model:
+            attributes[A.RESPONSE_MODEL] = model
+            if self.recording:
+                self.agent.set_attribute(A.RESPONSE_MODEL, model)
+        for name, token_type in (
+            ("input_tokens", A.TOKEN_TYPE_INPUT),
+            ("output_tokens", A.TOKEN_TYPE_OUTPUT),
+        ):
+            value = tokens.get(name)
+            if value is not None:
+                attributes[A.TOKEN_TYPE] = token_type
+                self.s.instruments.token_usage.record(value, attributes)

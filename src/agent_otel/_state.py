@@ -1,0 +1,156 @@
+"""The state of one run: agent span, step span, open calls and tools, usage, anomalies.
+
+:class:`RunState` opens the agent span and keeps :attr:`RunState.context` pointing at the
+innermost sensible span (open LLM call, else the only open tool call, else the step, else the
+agent) for the wrapper to activate while the agent computes its next event. The event handlers
+live in :mod:`._llm`, :mod:`._tools` and :mod:`._recorder`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from opentelemetry import trace
+from opentelemetry.context.context import Context
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+from opentelemetry.util.types import AttributeValue
+
+from . import _attributes as A
+from . import _clock
+from ._calls import LLMCall, ToolRun
+from ._messages import input_messages
+from ._settings import RunSettings
+from ._usage import Tokens
+
+MAX_ANOMALY_EVENTS = 16
+
+
+class RunState:
+    """The state of one run and the structure every event handler shares."""
+
+    def __init__(self, settings: RunSettings, parent: Context) -> None:
+        self.s = settings
+        self._now: Callable[[], int] = _clock.now_ns
+        self._parent = parent
+        self.start = self._now()
+        attributes: dict[str, AttributeValue] = {A.OPERATION_NAME: A.OP_INVOKE_AGENT}
+        if settings.agent_name:
+            attributes[A.AGENT_NAME] = settings.agent_name
+        if settings.provider:
+            attributes[A.PROVIDER_NAME] = settings.provider
+        name = f"invoke_agent {settings.agent_name}" if settings.agent_name else "invoke_agent"
+        self.agent = settings.tracer.start_span(
+            name, parent, SpanKind.INTERNAL, attributes, start_time=self.start
+        )
+        self.recording = self.agent.is_recording()
+        self._agent_ctx = trace.set_span_in_context(self.agent, parent)
+        self.metric_attributes = attributes.copy()
+        self._step: Span | None = None
+        self._step_ctx = self._agent_ctx
+        self._step_index = 0
+        self._step_usage = Tokens()
+        self._calls: dict[object, LLMCall] = {}
+        self.current_call: LLMCall | None = None
+        self._pending: list[LLMCall] = []
+        self._tools: dict[object, ToolRun] = {}
+        self._keys = 0
+        self.usage = Tokens()
+        self._run_usage: Tokens | None = None
+        self._first_provider: str | None = None
+        self._first_model: str | None = None
+        self.first_text: int | None = None
+        self.terminal = False
+        self._interrupted = False
+        self._error_type: str | None = None
+        self.anomalies: dict[str, int] = {}
+        self._inner: Span = self.agent
+        self.context: Context = self._agent_ctx
+        if self.recording:
+            self._describe_agent()
+
+    # --- structure ---------------------------------------------------------------------------
+    def _describe_agent(self) -> None:
+        s, span = self.s, self.agent
+        if s.agent_description:
+            span.set_attribute(A.AGENT_DESCRIPTION, s.agent_description)
+        if s.conversation_id:
+            span.set_attribute(A.CONVERSATION_ID, s.conversation_id)
+        span.set_attributes(s.agent_attributes)
+        if s.capture is not None:
+            if s.input_messages is not None:
+                self._capture(span, "input_messages", A.INPUT_MESSAGES, s.input_messages)
+            if s.system_instructions:
+                value = [{"type": "text", "content": s.system_instructions}]
+                self._capture(span, "system_instructions", A.SYSTEM_INSTRUCTIONS, value)
+
+    def _capture(self, span: Span, kind: Any, key: str, value: Any) -> None:
+        capture = self.s.capture
+        if capture is None or not span.is_recording():
+            return
+        if kind == "input_messages":
+            value = input_messages(value)
+        encoded = capture.encode(kind, value)
+        if encoded is not None:
+            span.set_attribute(key, encoded)
+
+    def _refresh(self) -> None:
+        """Point :attr:`context` at the innermost sensible span."""
+        if self._calls:
+            call = next(reversed(self._calls.values()))
+            self.current_call, inner = call, call.span
+        else:
+            self.current_call = None
+            if len(self._tools) == 1:
+                inner = next(iter(self._tools.values())).span
+            else:
+                inner = self._step or self.agent
+        if inner is not self._inner:
+            self._inner = inner
+            self.context = trace.set_span_in_context(inner, self._parent)
+
+    def ensure_step(self) -> None:
+        """Open the step span with the first event of a step (when step spans are on)."""
+        if self._step is not None or not self.s.step_spans:
+            return
+        self._step = self.s.tracer.start_span(
+            f"{A.STEP_SPAN_NAME} {self._step_index}",
+            self._agent_ctx,
+            SpanKind.INTERNAL,
+            {A.STEP_INDEX: self._step_index},
+            start_time=self._now(),
+        )
+        self._step_ctx = trace.set_span_in_context(self._step, self._parent)
+        self._refresh()
+
+    def step_boundary(self, index: Any) -> None:
+        step = self._step
+        self._step_index += 1
+        if step is None:  # a boundary with nothing before it makes no step
+            return
+        if step.is_recording():
+            if isinstance(index, int) and not isinstance(index, bool):
+                step.set_attribute(A.STEP_INDEX, index)
+                step.update_name(f"{A.STEP_SPAN_NAME} {index}")
+            step.set_attributes(self._step_usage.total_attributes())
+        step.end(end_time=self._now())
+        self._step, self._step_ctx, self._step_usage = None, self._agent_ctx, Tokens()
+        self._refresh()
+
+    def anomaly(self, kind: str) -> None:
+        count = self.anomalies.get(kind, 0) + 1
+        self.anomalies[kind] = count
+        if self.recording and sum(self.anomalies.values()) <= MAX_ANOMALY_EVENTS:
+            self.agent.add_event(A.EVENT_ANOMALY, {"kind": kind}, timestamp=self._now())
+
+    def _key(self) -> object:
+        self._keys += 1
+        return ("agent_otel", self._keys)
+
+
+def mark_error(span: Span, error_type: str | None, description: str | None) -> None:
+    """Set ERROR status (and ``error.type``) on a recording span."""
+    if span.is_recording():
+        if error_type is not None:
+            span.set_attribute(A.ERROR_TYPE, error_type)
+        span.set_status(Status(StatusCode.ERROR, description))

@@ -1,0 +1,81 @@
+"""Tool events: a tool call opens an ``execute_tool`` span, its result (by id) ends it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from opentelemetry.trace import SpanKind
+from opentelemetry.util.types import AttributeValue
+
+from . import _attributes as A
+from ._calls import ToolRun
+from ._messages import parse_arguments
+from ._state import RunState
+
+
+class ToolEvents(RunState):
+    """Handlers for ``ToolCall``/``ToolResult`` (and ``tool_call_step``/``tool_result_step``)."""
+
+    # --- tools -----------------------------------------------------------------------------------
+    def tool_call(self, call_id: Any, name: Any, arguments: Any, raw: Any) -> None:
+        if self.terminal:
+            self.anomaly("event_after_terminal")
+        self.ensure_step()
+        now = self._now()
+        key: object
+        if call_id is None:
+            self.anomaly("missing_tool_call_id")
+            key = self._key()
+        else:
+            key = call_id
+            old = self._tools.pop(key, None)
+            if old is not None:
+                self.anomaly("duplicate_tool_call_id")
+                old.end(now, self.s.instruments, incomplete=True)
+        tool = self._start_tool(name, call_id, now)
+        if self.s.capture is not None and arguments is not None:
+            value = parse_arguments(arguments)
+            self._capture(tool.span, "tool_arguments", A.TOOL_CALL_ARGUMENTS, value)
+        if self.current_call is not None and self.current_call.output is not None:
+            self.current_call.tool_calls.append(raw)
+        self._tools[key] = tool
+        self._refresh()
+
+    def _start_tool(self, name: Any, call_id: Any, now: int) -> ToolRun:
+        name = name if isinstance(name, str) and name else "unknown"
+        attributes: dict[str, AttributeValue] = {
+            A.OPERATION_NAME: A.OP_EXECUTE_TOOL,
+            A.TOOL_NAME: name,
+            A.TOOL_TYPE: A.TOOL_TYPE_FUNCTION,
+        }
+        if call_id is not None:
+            attributes[A.TOOL_CALL_ID] = str(call_id)
+        span = self.s.tracer.start_span(
+            f"{A.OP_EXECUTE_TOOL} {name}",
+            self._step_ctx,
+            SpanKind.INTERNAL,
+            attributes,
+            start_time=now,
+        )
+        return ToolRun(span, now, name)
+
+    def tool_result(self, call_id: Any, name: Any, content: Any, is_error: Any) -> None:
+        if self.terminal:
+            self.anomaly("event_after_terminal")
+        now = self._now()
+        tool = self._tools.pop(call_id, None) if call_id is not None else None
+        if tool is None and call_id is None and len(self._tools) == 1:
+            self.anomaly("missing_tool_call_id")
+            tool = self._tools.pop(next(iter(self._tools)))
+        incomplete = tool is None
+        if tool is None:
+            self.anomaly("tool_result_without_call")
+            self.ensure_step()
+            tool = self._start_tool(name, call_id, now)
+        if self.s.capture is not None:
+            self._capture(tool.span, "tool_result", A.TOOL_CALL_RESULT, content)
+        if is_error is True and tool.span.is_recording():
+            tool.span.set_attribute(A.TOOL_IS_ERROR, True)
+        error_type = "tool_error" if is_error is True else None
+        tool.end(now, self.s.instruments, error_type=error_type, incomplete=incomplete)
+        self._refresh()
