@@ -1,0 +1,317 @@
+"""Every way a run can end (DESIGN.md, "How a run can end"), one test each.
+
+Each test checks three things: what the consumer sees (events, the exception object), what the
+trace says (every span ended once, end reason, status, error.type), and that the agent's own
+stream was closed whenever the consumer stopped early.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+from typing import Any
+
+import pytest
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.trace import StatusCode
+
+from agent_contract.examples import ScriptedAgent
+from agent_contract.protocol import (
+    Error,
+    FunctionCall,
+    LLMCallEnd,
+    LLMCallStart,
+    Message,
+    StepBoundary,
+    TextDelta,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
+from agent_otel import otel_wrapper
+from agent_otel.testing import Telemetry
+
+MESSAGES = [Message(role="user", content="hi")]
+
+
+def script() -> list[Any]:
+    return [
+        LLMCallStart(model="m", provider="p", call_id="c1"),
+        TextDelta(text="a"),
+        TextDelta(text="b"),
+        LLMCallEnd(call_id="c1", finish_reason="tool_calls"),
+        Usage(input_tokens=3, output_tokens=2),
+        ToolCall(id="t1", function=FunctionCall(name="search", arguments="{}")),
+        ToolResult(tool_call_id="t1", content="found"),
+        StepBoundary(),
+        LLMCallStart(model="m2", provider="p", call_id="c2"),
+        TextDelta(text="done"),
+        LLMCallEnd(call_id="c2", finish_reason="stop"),
+    ]
+
+
+def wrap(t: Telemetry, agent: ScriptedAgent) -> AsyncIterator[Any]:
+    wrapper = otel_wrapper(
+        agent_name="a", tracer_provider=t.tracer_provider, meter_provider=t.meter_provider
+    )
+    return wrapper(agent.stream(MESSAGES))
+
+
+def by_name(t: Telemetry) -> dict[str, ReadableSpan]:
+    spans = t.spans()
+    names = [s.name for s in spans]
+    assert len(names) == len(set(names)), f"span ended twice or names collide: {names}"
+    return {s.name: s for s in spans}
+
+
+def agent_span(t: Telemetry) -> ReadableSpan:
+    [span] = [s for s in t.spans() if s.name == "invoke_agent a"]
+    return span
+
+
+async def settle() -> None:
+    """Let the event loop run the async-generator finaliser it scheduled."""
+    gc.collect()
+    for _ in range(5):
+        await asyncio.sleep(0)
+
+
+async def test_exhausted(otel_telemetry: Telemetry) -> None:
+    events = script()
+    agent = ScriptedAgent(events)
+    received = [e async for e in wrap(otel_telemetry, agent)]
+
+    assert received == events and all(a is b for a, b in zip(received, events))
+    spans = by_name(otel_telemetry)
+    assert set(spans) == {
+        "invoke_agent a",
+        "step 0",
+        "step 1",
+        "chat m",
+        "chat m2",
+        "execute_tool search",
+    }
+    agent = agent_span(otel_telemetry)
+    assert agent.attributes is not None
+    assert agent.attributes["agent_otel.end_reason"] == "exhausted"
+    assert agent.status.status_code is StatusCode.UNSET
+    assert all(s.status.status_code is StatusCode.UNSET for s in otel_telemetry.spans())
+
+
+async def test_agent_raises_same_object(otel_telemetry: Telemetry) -> None:
+    boom = ValueError("provider exploded")
+    # Fails before event 2: the first LLM call is open, so the chat span is innermost.
+    agent = ScriptedAgent(script(), fail_at=2, error=boom)
+    received: list[Any] = []
+    with pytest.raises(ValueError) as caught:
+        async for event in wrap(otel_telemetry, agent):
+            received.append(event)
+
+    assert caught.value is boom
+    assert len(received) == 2
+    chat = next(s for s in otel_telemetry.spans() if s.name == "chat m")
+    agent_sp = agent_span(otel_telemetry)
+    for span in (chat, agent_sp):
+        assert span.status.status_code is StatusCode.ERROR
+        assert span.attributes is not None and span.attributes["error.type"] == "ValueError"
+        assert [e.name for e in span.events] == ["exception"]
+        assert span.events[0].attributes is not None
+        assert span.events[0].attributes["exception.message"] == "provider exploded"
+    assert agent_sp.attributes is not None
+    assert agent_sp.attributes["agent_otel.end_reason"] == "error"
+    step = next(s for s in otel_telemetry.spans() if s.name == "step 0")
+    assert not step.events  # recorded on the innermost and the agent span only
+    durations = otel_telemetry.histograms()["gen_ai.invoke_agent.duration"]
+    assert [p.attributes.get("error.type") for p in durations] == ["ValueError"]
+
+
+async def test_error_event_not_fatal_marks_innermost_and_goes_on(
+    otel_telemetry: Telemetry,
+) -> None:
+    events = [
+        ToolCall(id="t1", function=FunctionCall(name="search", arguments="{}")),
+        Error(message="rate limited", error_type="RateLimit"),
+        ToolResult(tool_call_id="t1", content="late"),
+        TextDelta(text="still here"),
+    ]
+    received = [e async for e in wrap(otel_telemetry, ScriptedAgent(events))]
+
+    assert received == events
+    spans = by_name(otel_telemetry)
+    tool = spans["execute_tool search"]
+    assert tool.status.status_code is StatusCode.ERROR
+    assert tool.attributes is not None and tool.attributes["error.type"] == "RateLimit"
+    assert [e.name for e in tool.events] == ["agent_otel.error"]
+    assert spans["invoke_agent a"].status.status_code is StatusCode.UNSET
+
+
+async def test_error_event_fatal_marks_agent(otel_telemetry: Telemetry) -> None:
+    events = [TextDelta(text="x"), Error(message="context overflow", error_type="Ctx", fatal=True)]
+    received = [e async for e in wrap(otel_telemetry, ScriptedAgent(events))]
+
+    assert received == events
+    agent = agent_span(otel_telemetry)
+    assert agent.status.status_code is StatusCode.ERROR
+    assert agent.attributes is not None and agent.attributes["error.type"] == "Ctx"
+    durations = otel_telemetry.histograms()["gen_ai.invoke_agent.duration"]
+    assert [p.attributes.get("error.type") for p in durations] == ["Ctx"]
+
+
+async def _consume_and_break(stream: AsyncIterator[Any], after: int) -> list[Any]:
+    received = []
+    async for event in stream:
+        received.append(event)
+        if len(received) == after:
+            break
+    return received
+
+
+async def test_consumer_break(otel_telemetry: Telemetry) -> None:
+    agent = ScriptedAgent(script())
+    received = await _consume_and_break(wrap(otel_telemetry, agent), after=2)
+    await settle()
+
+    assert len(received) == 2
+    assert agent.closed
+    spans = by_name(otel_telemetry)
+    attributes = spans["invoke_agent a"].attributes
+    assert attributes is not None and attributes["agent_otel.end_reason"] == "closed_early"
+    chat = spans["chat m"]
+    assert chat.attributes is not None and chat.attributes["agent_otel.incomplete"] is True
+    assert all(s.status.status_code is StatusCode.UNSET for s in otel_telemetry.spans())
+
+
+async def test_aclose(otel_telemetry: Telemetry) -> None:
+    agent = ScriptedAgent(script())
+    stream = wrap(otel_telemetry, agent)
+    first = await stream.__anext__()
+    assert isinstance(first, LLMCallStart)
+    await stream.aclose()  # type: ignore[attr-defined]
+
+    assert agent.closed  # immediately, no finaliser needed
+    attributes = agent_span(otel_telemetry).attributes
+    assert attributes is not None and attributes["agent_otel.end_reason"] == "closed_early"
+    assert len(otel_telemetry.spans()) == 3  # agent, step 0, the open chat
+
+
+async def test_consumer_raises_inside_its_loop(otel_telemetry: Telemetry) -> None:
+    agent = ScriptedAgent(script())
+    mine = KeyError("consumer bug")
+    with pytest.raises(KeyError) as caught:
+        async with aclosing(wrap(otel_telemetry, agent)) as stream:
+            async for event in stream:
+                if isinstance(event, TextDelta):
+                    raise mine
+
+    assert caught.value is mine
+    assert agent.closed
+    agent_sp = agent_span(otel_telemetry)
+    assert agent_sp.attributes is not None
+    assert agent_sp.attributes["agent_otel.end_reason"] == "closed_early"
+    # The consumer's bug is not the agent's failure.
+    assert agent_sp.status.status_code is StatusCode.UNSET and not agent_sp.events
+
+
+async def test_consumer_raises_without_aclosing_is_finalised(otel_telemetry: Telemetry) -> None:
+    agent = ScriptedAgent(script())
+
+    async def consume() -> None:
+        async for event in wrap(otel_telemetry, agent):
+            if isinstance(event, TextDelta):
+                raise KeyError("consumer bug")
+
+    with pytest.raises(KeyError):
+        await consume()
+    await settle()
+
+    assert agent.closed
+    attributes = agent_span(otel_telemetry).attributes
+    assert attributes is not None and attributes["agent_otel.end_reason"] == "closed_early"
+
+
+async def test_task_cancelled(otel_telemetry: Telemetry) -> None:
+    agent = ScriptedAgent(script(), delay=3600)  # blocks before the second event
+    got_first = asyncio.Event()
+
+    async def consume() -> None:
+        async for _ in wrap(otel_telemetry, agent):
+            got_first.set()
+
+    task = asyncio.create_task(consume())
+    await got_first.wait()
+    await asyncio.sleep(0)  # the consumer is now waiting on the agent
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+    assert agent.closed
+    agent_sp = agent_span(otel_telemetry)
+    assert agent_sp.attributes is not None
+    assert agent_sp.attributes["agent_otel.end_reason"] == "cancelled"
+    assert agent_sp.attributes["error.type"] == "CancelledError"
+    assert len(otel_telemetry.spans()) == 3
+
+
+async def test_wait_for_timeout(otel_telemetry: Telemetry) -> None:
+    agent = ScriptedAgent(script(), delay=3600)
+    stream = wrap(otel_telemetry, agent)
+    await stream.__anext__()
+    with pytest.raises(asyncio.TimeoutError):
+        await asyncio.wait_for(stream.__anext__(), timeout=0.01)
+
+    assert agent.closed
+    attributes = agent_span(otel_telemetry).attributes
+    assert attributes is not None and attributes["agent_otel.end_reason"] == "cancelled"
+
+
+async def test_abandoned_stream_is_garbage_collected(otel_telemetry: Telemetry) -> None:
+    agent = ScriptedAgent(script())
+    stream = wrap(otel_telemetry, agent)
+    await stream.__anext__()
+    await stream.__anext__()
+    assert otel_telemetry.spans() == []  # the run is open
+    del stream
+    await settle()
+
+    assert agent.closed
+    attributes = agent_span(otel_telemetry).attributes
+    assert attributes is not None and attributes["agent_otel.end_reason"] == "closed_early"
+
+
+async def test_spans_left_open_are_ended_incomplete(otel_telemetry: Telemetry) -> None:
+    events = [
+        LLMCallStart(model="m", call_id="c1"),
+        ToolCall(id="t1", function=FunctionCall(name="never_returns", arguments="{}")),
+    ]
+    received = [e async for e in wrap(otel_telemetry, ScriptedAgent(events))]
+
+    assert received == events
+    spans = by_name(otel_telemetry)
+    for name in ("chat m", "execute_tool never_returns"):
+        attributes = spans[name].attributes
+        assert attributes is not None and attributes["agent_otel.incomplete"] is True
+    attributes = spans["invoke_agent a"].attributes
+    assert attributes is not None and attributes["agent_otel.end_reason"] == "exhausted"
+    assert {s.name for s in otel_telemetry.spans()} == {
+        "invoke_agent a",
+        "step 0",
+        "chat m",
+        "execute_tool never_returns",
+    }
+
+
+async def test_invoke_with_wrapper_is_one_run(otel_telemetry: Telemetry) -> None:
+    agent = ScriptedAgent(script())
+    result = await agent.invoke(
+        MESSAGES,
+        stream_wrapper=otel_wrapper(
+            agent_name="a",
+            tracer_provider=otel_telemetry.tracer_provider,
+            meter_provider=otel_telemetry.meter_provider,
+        ),
+    )
+
+    assert result.text == "done"
+    assert [s.name for s in otel_telemetry.spans()].count("invoke_agent a") == 1
