@@ -1,0 +1,231 @@
+"""``configure()``: the one call an application makes to export traces and metrics.
+
+The middleware itself only uses the OTel API and never touches globals; this module is the
+single place that builds SDK providers and (optionally) installs them globally.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, TextIO
+
+from opentelemetry import metrics, trace
+from opentelemetry.sdk.metrics import Histogram, MeterProvider
+from opentelemetry.sdk.metrics.export import MetricReader, PeriodicExportingMetricReader
+from opentelemetry.sdk.metrics.view import ExplicitBucketHistogramAggregation, View
+from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
+from opentelemetry.util.types import AttributeValue
+
+from agent_otel import _attributes as A
+from agent_otel import _env
+from agent_otel._configure_exporters import (
+    DEFAULT_EXPORT_TIMEOUT_S,
+    metric_exporter,
+    span_exporter,
+    start_prometheus,
+)
+from agent_otel._console import ConsoleTreeExporter
+from agent_otel._telemetry import Telemetry
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.metrics.export import MetricExporter
+    from opentelemetry.sdk.trace.export import SpanExporter
+    from opentelemetry.sdk.trace.sampling import Sampler
+
+__all__ = ["DEFAULT_EXPORT_TIMEOUT_S", "Telemetry", "configure", "histogram_views"]
+
+_log = logging.getLogger("agent_otel")
+
+_BUCKETS: tuple[tuple[str, Sequence[float]], ...] = (
+    (A.METRIC_TOKEN_USAGE, A.TOKEN_BUCKETS),
+    (A.METRIC_OPERATION_DURATION, A.DURATION_BUCKETS),
+    (A.METRIC_AGENT_DURATION, A.DURATION_BUCKETS),
+    (A.METRIC_TOOL_DURATION, A.DURATION_BUCKETS),
+    (A.METRIC_TIME_TO_FIRST_CHUNK, A.TIME_TO_FIRST_CHUNK_BUCKETS),
+    (A.METRIC_TIME_PER_OUTPUT_CHUNK, A.TIME_PER_OUTPUT_CHUNK_BUCKETS),
+)
+
+
+def histogram_views() -> list[View]:
+    """SDK Views giving each GenAI histogram the spec's explicit bucket boundaries."""
+    return [
+        View(
+            instrument_type=Histogram,
+            instrument_name=name,
+            aggregation=ExplicitBucketHistogramAggregation(boundaries=buckets),
+        )
+        for name, buckets in _BUCKETS
+    ]
+
+
+def configure(
+    service_name: str | None = None,
+    *,
+    endpoint: str | None = None,
+    protocol: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    timeout: float | None = None,
+    sampler: Sampler | None = None,
+    resource_attributes: Mapping[str, AttributeValue] | None = None,
+    console: bool | None = None,
+    console_stream: TextIO | None = None,
+    prometheus_port: int | None = None,
+    prometheus_host: str = "127.0.0.1",
+    metric_export_interval_millis: float | None = None,
+    max_queue_size: int | None = None,
+    span_processors: Sequence[SpanProcessor] = (),
+    metric_readers: Sequence[MetricReader] = (),
+    set_global: bool = True,
+    shutdown_timeout_millis: int = 10_000,
+) -> Telemetry:
+    """Build SDK tracer and meter providers, wire exporters, and return their handle.
+
+    Where data goes:
+
+    * OTLP when ``endpoint=`` is given or ``OTEL_EXPORTER_OTLP_ENDPOINT`` /
+      ``OTEL_EXPORTER_OTLP_{TRACES,METRICS}_ENDPOINT`` is set (or ``OTEL_TRACES_EXPORTER`` /
+      ``OTEL_METRICS_EXPORTER`` say ``otlp``; ``none`` switches a signal off). ``protocol=``
+      or ``OTEL_EXPORTER_OTLP[_TRACES|_METRICS]_PROTOCOL`` picks ``http/protobuf`` (default)
+      or ``grpc`` (needs ``agent-otel[grpc]``). ``endpoint=`` is the base URL
+      (``http://host:4318``; ``/v1/traces`` and ``/v1/metrics`` are appended for HTTP) or
+      the gRPC target (``http://host:4317``). Everything else (headers, TLS, compression,
+      per-signal URLs) the SDK exporters read from the standard ``OTEL_*`` variables
+      themselves; ``headers=`` adds to or replaces them. Spans go through a bounded
+      ``BatchSpanProcessor`` (``max_queue_size=`` or ``OTEL_BSP_MAX_QUEUE_SIZE``).
+    * The terminal tree (``console=True``, ``OTEL_TRACES_EXPORTER=console``, or by default
+      when no OTLP endpoint is configured): each finished trace printed to
+      ``console_stream`` (stderr), a token summary per model at shutdown.
+    * A Prometheus scrape endpoint when ``prometheus_port=`` or ``AGENT_OTEL_PROMETHEUS_PORT``
+      is set (needs ``agent-otel[prometheus]``), bound to ``prometheus_host`` (loopback by
+      default); port 0 picks a free port, reported as ``Telemetry.prometheus_port``.
+
+    ``service.name``: the argument, else ``OTEL_SERVICE_NAME``, else ``service.name`` in
+    ``OTEL_RESOURCE_ATTRIBUTES``, else ``unknown_service:<executable>``. The sampler: the
+    argument, else ``OTEL_TRACES_SAMPLER`` (+ ``_ARG``) as read by the SDK.
+
+    Globals: with ``set_global=True`` the providers become the global ones, unless a real
+    (non-proxy) global provider is already installed: then it is left in place with a
+    warning, because the OTel API only lets a global be set once and silently swapping it
+    would split an app's telemetry. There is deliberately no ``replace_global``. Use the
+    returned handle's providers explicitly instead; ``set_global=False`` never touches
+    globals. Shutdown runs at exit (bounded by ``shutdown_timeout_millis``) or through
+    ``Telemetry.shutdown()``.
+    """
+    resource = _resource(service_name, resource_attributes)
+    timeout_s = timeout
+    trace_names = _env.exporter_names("traces")
+    metric_names = _env.exporter_names("metrics")
+    explicit = endpoint is not None
+    otlp_traces = explicit or _wants_otlp("traces", trace_names)
+    otlp_metrics = explicit or _wants_otlp("metrics", metric_names)
+    if console is None:
+        console = "console" in trace_names if trace_names is not None else not otlp_traces
+
+    span_exporters: list[SpanExporter] = []
+    processors: list[SpanProcessor] = []
+    console_exporter: ConsoleTreeExporter | None = None
+    if otlp_traces:
+        otlp_span_exporter = span_exporter(protocol, endpoint, headers, timeout_s)
+        span_exporters.append(otlp_span_exporter)
+        processors.append(_batch_processor(otlp_span_exporter, max_queue_size))
+    if console:
+        console_exporter = ConsoleTreeExporter(console_stream)
+        processors.append(SimpleSpanProcessor(console_exporter))
+    processors.extend(span_processors)
+
+    readers: list[MetricReader] = list(metric_readers)
+    metric_exporters: list[MetricExporter] = []
+    if otlp_metrics:
+        otlp_metric_exporter = metric_exporter(protocol, endpoint, headers, timeout_s)
+        metric_exporters.append(otlp_metric_exporter)
+        readers.append(
+            PeriodicExportingMetricReader(
+                otlp_metric_exporter, export_interval_millis=metric_export_interval_millis
+            )
+        )
+    prometheus = start_prometheus(_env.prometheus_port(prometheus_port), prometheus_host)
+    if prometheus is not None:
+        readers.append(prometheus[0])
+
+    tracer_provider = TracerProvider(sampler=sampler, resource=resource, shutdown_on_exit=False)
+    for processor in processors:
+        tracer_provider.add_span_processor(processor)
+    meter_provider = MeterProvider(
+        metric_readers=readers, resource=resource, views=histogram_views(), shutdown_on_exit=False
+    )
+    handle = Telemetry(
+        tracer_provider,
+        meter_provider,
+        console=console_exporter,
+        exporters=(*span_exporters, *metric_exporters),
+        prometheus_server=prometheus[1] if prometheus else None,
+        shutdown_timeout_millis=shutdown_timeout_millis,
+    )
+    if set_global:
+        handle.global_tracer_provider, handle.global_meter_provider = _set_globals(
+            tracer_provider, meter_provider
+        )
+    return handle
+
+
+def _batch_processor(exporter: SpanExporter, max_queue_size: int | None) -> BatchSpanProcessor:
+    """A bounded batch processor; a small ``max_queue_size`` also shrinks the batch size,
+    which the SDK would otherwise reject (batch size must not exceed the queue)."""
+    if max_queue_size is None:
+        return BatchSpanProcessor(exporter)
+    batch = _env.int_var("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512)
+    return BatchSpanProcessor(
+        exporter, max_queue_size=max_queue_size, max_export_batch_size=min(batch, max_queue_size)
+    )
+
+
+def _wants_otlp(signal: _env.Signal, names: frozenset[str] | None) -> bool:
+    return "otlp" in names if names is not None else _env.endpoint_configured(signal)
+
+
+def _resource(service_name: str | None, extra: Mapping[str, AttributeValue] | None) -> Resource:
+    attributes: dict[str, AttributeValue] = dict(extra or {})
+    if service_name:
+        attributes[SERVICE_NAME] = service_name
+    resource = Resource.create(attributes)  # merges OTEL_RESOURCE_ATTRIBUTES, OTEL_SERVICE_NAME
+    if resource.attributes.get(SERVICE_NAME) in (None, "", "unknown_service"):
+        program = os.path.basename(sys.argv[0] if sys.argv and sys.argv[0] else sys.executable)
+        resource = resource.merge(
+            Resource({SERVICE_NAME: f"unknown_service:{program or 'python'}"})
+        )
+    return resource
+
+
+def _set_globals(
+    tracer_provider: TracerProvider, meter_provider: MeterProvider
+) -> tuple[bool, bool]:
+    """Install our providers globally unless real ones are already there (then warn)."""
+    from opentelemetry.metrics._internal import _ProxyMeterProvider
+
+    current_tp = trace.get_tracer_provider()
+    if isinstance(current_tp, trace.ProxyTracerProvider):
+        trace.set_tracer_provider(tracer_provider)
+    else:
+        _log.warning(
+            "agent-otel: a global TracerProvider (%s) is already configured; configure() left it "
+            "in place. Pass Telemetry.tracer_provider explicitly to use the new one.",
+            type(current_tp).__name__,
+        )
+    current_mp = metrics.get_meter_provider()
+    if isinstance(current_mp, _ProxyMeterProvider):
+        metrics.set_meter_provider(meter_provider)
+    else:
+        _log.warning(
+            "agent-otel: a global MeterProvider (%s) is already configured; configure() left it "
+            "in place. Pass Telemetry.meter_provider explicitly to use the new one.",
+            type(current_mp).__name__,
+        )
+    return (
+        trace.get_tracer_provider() is tracer_provider,
+        metrics.get_meter_provider() is meter_provider,
+    )

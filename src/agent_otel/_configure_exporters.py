@@ -1,0 +1,118 @@
+"""The exporters ``configure()`` wires: OTLP over HTTP or gRPC, and the Prometheus endpoint.
+
+The exporter class is chosen by protocol; the SDK exporters read their own ``OTEL_*``
+variables (URLs, headers, TLS, compression, timeout). We only pass what the caller gave
+explicitly, plus a default timeout when none is configured anywhere.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from opentelemetry.sdk.metrics.export import MetricExporter, MetricReader
+from opentelemetry.sdk.trace.export import SpanExporter
+
+from agent_otel import _env
+
+_log = logging.getLogger("agent_otel")
+
+DEFAULT_EXPORT_TIMEOUT_S = 5.0
+"""Per-request OTLP timeout when neither ``timeout=`` nor ``OTEL_EXPORTER_OTLP_*TIMEOUT`` is set:
+shorter than the SDK's 10 s so a dead collector cannot stall flush and shutdown for long."""
+
+
+def _otlp_args(
+    signal: _env.Signal,
+    endpoint: str | None,
+    headers: Mapping[str, str] | None,
+    timeout: float | None,
+) -> dict[str, Any]:
+    args: dict[str, Any] = {}
+    if endpoint is not None:
+        args["endpoint"] = endpoint
+    if headers is not None:
+        args["headers"] = dict(headers)
+    if timeout is not None:
+        args["timeout"] = timeout
+    elif not _env.timeout_configured(signal):
+        args["timeout"] = DEFAULT_EXPORT_TIMEOUT_S
+    return args
+
+
+def _http_url(endpoint: str, path: str) -> str:
+    base = endpoint.rstrip("/")
+    for known in ("/v1/traces", "/v1/metrics"):
+        base = base.removesuffix(known)
+    return f"{base}/{path}"
+
+
+def _grpc_module(signal: str) -> Any:
+    name = "trace_exporter" if signal == "traces" else "metric_exporter"
+    try:
+        return importlib.import_module(f"opentelemetry.exporter.otlp.proto.grpc.{name}")
+    except ImportError as exc:
+        raise ImportError(
+            "agent-otel: OTLP over gRPC needs the optional gRPC exporter; "
+            "install it with: pip install 'agent-otel[grpc]' (or use protocol='http/protobuf')"
+        ) from exc
+
+
+def span_exporter(
+    protocol: str | None,
+    endpoint: str | None,
+    headers: Mapping[str, str] | None,
+    timeout: float | None,
+) -> SpanExporter:
+    if _env.resolve_protocol("traces", protocol) == _env.GRPC:
+        exporter: SpanExporter = _grpc_module("traces").OTLPSpanExporter(
+            **_otlp_args("traces", endpoint, headers, timeout)
+        )
+        return exporter
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    url = _http_url(endpoint, "v1/traces") if endpoint is not None else None
+    return OTLPSpanExporter(**_otlp_args("traces", url, headers, timeout))
+
+
+def metric_exporter(
+    protocol: str | None,
+    endpoint: str | None,
+    headers: Mapping[str, str] | None,
+    timeout: float | None,
+) -> MetricExporter:
+    if _env.resolve_protocol("metrics", protocol) == _env.GRPC:
+        exporter: MetricExporter = _grpc_module("metrics").OTLPMetricExporter(
+            **_otlp_args("metrics", endpoint, headers, timeout)
+        )
+        return exporter
+    from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+
+    url = _http_url(endpoint, "v1/metrics") if endpoint is not None else None
+    return OTLPMetricExporter(**_otlp_args("metrics", url, headers, timeout))
+
+
+def start_prometheus(port: int | None, host: str) -> tuple[MetricReader, Any] | None:
+    """A PrometheusMetricReader on its own registry, served over HTTP; None when off/failed."""
+    if port is None:
+        return None
+    try:
+        from opentelemetry.exporter.prometheus import PrometheusMetricReader
+        from prometheus_client import CollectorRegistry, start_http_server
+    except ImportError as exc:
+        raise ImportError(
+            "agent-otel: the Prometheus endpoint needs: pip install 'agent-otel[prometheus]'"
+        ) from exc
+    registry = CollectorRegistry(auto_describe=True)
+    reader = PrometheusMetricReader(registry=registry)
+    try:
+        server, _thread = start_http_server(port, addr=host, registry=registry)
+    except OSError:
+        _log.error(
+            "agent-otel: cannot serve Prometheus metrics on %s:%s", host, port, exc_info=True
+        )
+        reader.shutdown()
+        return None
+    return reader, server

@@ -1,0 +1,256 @@
+"""Pure text rendering for the terminal view: a trace as a tree, token usage as a table.
+
+No I/O here, so every line is testable. Colour is ANSI escapes around plain segments only:
+stripping them from the coloured output gives exactly the plain output.
+
+A trace renders like this (``width=72``; timeline bar relative to the whole trace)::
+
+    trace 0af7651916cd43dd8448eb211c80319c
+    invoke_agent researcher               1.00s  ████████████████████
+    └─ step                              800ms  ·····████████████████
+       ├─ chat gpt-4o  in=12 out=34      250ms  ·····█████··········
+       └─ execute_tool search  [ERROR…   300ms  ··········██████····
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.trace import StatusCode
+
+from agent_otel import _attributes as A
+
+_RESET = "\x1b[0m"
+_DIM = "\x1b[2m"
+_BOLD = "\x1b[1m"
+_RED = "\x1b[31m"
+_GREEN = "\x1b[32m"
+_YELLOW = "\x1b[33m"
+_MAGENTA = "\x1b[35m"
+_CYAN = "\x1b[36m"
+
+_FILL = "█"
+_EMPTY = "·"
+_ELLIPSIS = "…"
+_DURATION_WIDTH = 7
+_MIN_BAR = 10
+_MIN_LABEL = 16
+
+Segment = tuple[str, str]  # (text, ANSI style or "")
+
+
+def format_duration(ns: int) -> str:
+    """A short human duration: ``850µs``, ``12ms``, ``1.25s``, ``2m03.5s``."""
+    ns = max(ns, 0)
+    if ns < 1_000:
+        return f"{ns}ns"
+    if ns < 1_000_000:
+        return f"{round(ns / 1_000)}µs"
+    ms = round(ns / 1_000_000)
+    if ms < 1_000:
+        return f"{ms}ms"
+    seconds = ns / 1_000_000_000
+    if seconds < 59.995:
+        return f"{seconds:.2f}s"
+    minutes, rest = divmod(seconds, 60)
+    return f"{int(minutes)}m{rest:04.1f}s"
+
+
+def _style(segments: Sequence[Segment], color: bool) -> str:
+    if not color:
+        return "".join(text for text, _ in segments)
+    return "".join(f"{style}{text}{_RESET}" if style and text else text for text, style in segments)
+
+
+def _fit(segments: list[Segment], width: int, shrink: int) -> list[Segment]:
+    """Fit to ``width`` characters, padding with spaces; cut segment ``shrink`` (the name)
+    first so that marks like ``[ERROR …]`` survive, then the tail. An ellipsis marks a cut."""
+    total = sum(len(text) for text, _ in segments)
+    excess = total - width
+    if excess <= 0:
+        return [*segments, (" " * -excess, "")]
+    segments = list(segments)
+    text, style = segments[shrink]
+    if len(text) > excess + 1:
+        segments[shrink] = (text[: len(text) - excess - 1] + _ELLIPSIS, style)
+        return segments
+    out: list[Segment] = []
+    room = width - 1
+    for text, style in segments:
+        if room <= 0:
+            break
+        out.append((text[:room], style))
+        room -= len(text[:room])
+    out.append((_ELLIPSIS, _DIM))
+    return out
+
+
+def _details(span: ReadableSpan) -> list[Segment]:
+    attrs = span.attributes or {}
+    parts: list[Segment] = []
+    tokens = []
+    if A.USAGE_INPUT_TOKENS in attrs:
+        tokens.append("in=" + str(attrs[A.USAGE_INPUT_TOKENS]))
+    if A.USAGE_OUTPUT_TOKENS in attrs:
+        tokens.append("out=" + str(attrs[A.USAGE_OUTPUT_TOKENS]))
+    if tokens:
+        parts.append((" ".join(tokens), _CYAN))
+    tool = attrs.get(A.TOOL_NAME)
+    if tool is not None and str(tool) not in span.name:
+        parts.append((f"tool={tool}", _MAGENTA))
+    if span.status.status_code is StatusCode.ERROR:
+        kind = attrs.get(A.ERROR_TYPE) or span.status.description
+        parts.append((f"[ERROR {kind}]" if kind else "[ERROR]", _RED))
+    if attrs.get(A.INCOMPLETE) is True:
+        parts.append(("[incomplete]", _YELLOW))
+    out: list[Segment] = []
+    for part in parts:
+        out += [("  ", ""), part]
+    return out
+
+
+def _bar_style(span: ReadableSpan) -> str:
+    attrs = span.attributes or {}
+    if span.status.status_code is StatusCode.ERROR:
+        return _RED
+    if attrs.get(A.INCOMPLETE) is True:
+        return _YELLOW
+    operation = attrs.get(A.OPERATION_NAME)
+    if operation == A.OP_CHAT:
+        return _CYAN
+    if operation == A.OP_EXECUTE_TOOL:
+        return _MAGENTA
+    return _GREEN
+
+
+def _bar(span: ReadableSpan, t0: int, total: int, width: int) -> list[Segment]:
+    start = span.start_time or t0
+    end = span.end_time or start
+    first = min(max(math.floor((start - t0) / total * width), 0), width - 1)
+    last = min(max(math.ceil((end - t0) / total * width), first + 1), width)
+    return [
+        (_EMPTY * first, _DIM),
+        (_FILL * (last - first), _bar_style(span)),
+        (_EMPTY * (width - last), _DIM),
+    ]
+
+
+def render_tree(
+    spans: Sequence[ReadableSpan], *, color: bool, width: int = 100, title: str | None = None
+) -> str:
+    """Render the spans of one trace as an indented tree with a timeline bar per span.
+
+    Roots are spans whose parent is absent from ``spans`` (so a partial trace still renders).
+    Children are ordered by start time. Each line: tree prefix, span name, tokens
+    (``in=``/``out=``), ``tool=`` when the name lacks it, ``[ERROR type]``, ``[incomplete]``;
+    then the duration and a bar whose offset and width are proportional to the trace.
+    """
+    if not spans:
+        return ""
+    by_id = {span.context.span_id: span for span in spans if span.context is not None}
+    children: dict[int, list[ReadableSpan]] = {}
+    roots: list[ReadableSpan] = []
+    for span in spans:
+        parent = span.parent.span_id if span.parent is not None else None
+        if parent is None or parent not in by_id:
+            roots.append(span)
+        else:
+            children.setdefault(parent, []).append(span)
+
+    def order(group: list[ReadableSpan]) -> list[ReadableSpan]:
+        return sorted(group, key=lambda s: s.start_time or 0)  # stable: ties keep input order
+
+    t0 = min(s.start_time or 0 for s in spans)
+    t1 = max(s.end_time or s.start_time or 0 for s in spans)
+    total = max(t1 - t0, 1)
+
+    rows: list[tuple[list[Segment], ReadableSpan]] = []
+
+    def walk(span: ReadableSpan, prefix: str, connector: str, is_root: bool) -> None:
+        name_style = _BOLD if is_root else ""
+        label = [(prefix + connector, _DIM), (span.name, name_style), *_details(span)]
+        rows.append((label, span))
+        kids = order(children.get(span.context.span_id, []) if span.context else [])
+        for i, kid in enumerate(kids):
+            last = i == len(kids) - 1
+            if is_root:
+                walk(kid, "", "└─ " if last else "├─ ", False)
+            else:
+                extension = "   " if connector.startswith("└") else "│  "
+                walk(kid, prefix + extension, "└─ " if last else "├─ ", False)
+
+    for root in order(roots):
+        walk(root, "", "", True)
+
+    fixed = 2 + _DURATION_WIDTH + 2
+    longest = max(sum(len(t) for t, _ in label) for label, _ in rows)
+    cap = min(width - fixed - _MIN_BAR, width * 3 // 5)  # the bar keeps at least 40%
+    label_width = max(_MIN_LABEL, min(longest, cap))
+    bar_width = max(_MIN_BAR, width - fixed - label_width)
+
+    trace_id = next((s.context.trace_id for s in roots if s.context is not None), 0)
+    header: list[Segment] = [(f"trace {trace_id:032x}", _DIM)]
+    if title:
+        header.append((f"  {title}", _YELLOW))
+    lines = [_style(header, color)]
+    for label, span in rows:
+        duration = format_duration((span.end_time or 0) - (span.start_time or 0))
+        line = [
+            *_fit(label, label_width, shrink=1),
+            ("  " + duration.rjust(_DURATION_WIDTH) + "  ", ""),
+            *_bar(span, t0, total, bar_width),
+        ]
+        lines.append(_style(line, color))
+    return "\n".join(lines)
+
+
+@dataclass
+class ModelUsage:
+    """Token totals of one model over the process lifetime."""
+
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+def usage_of(span: ReadableSpan) -> tuple[str, int, int] | None:
+    """(model, input, output) for a span that reports token usage, else None."""
+    attrs = span.attributes or {}
+    if A.USAGE_INPUT_TOKENS not in attrs and A.USAGE_OUTPUT_TOKENS not in attrs:
+        return None
+    model = attrs.get(A.RESPONSE_MODEL) or attrs.get(A.REQUEST_MODEL) or "unknown"
+
+    def as_int(key: str) -> int:
+        value = attrs.get(key, 0)
+        return int(value) if isinstance(value, (int, float)) else 0
+
+    return str(model), as_int(A.USAGE_INPUT_TOKENS), as_int(A.USAGE_OUTPUT_TOKENS)
+
+
+def render_token_summary(usage: Mapping[str, ModelUsage], *, color: bool) -> str:
+    """A table of calls and input/output tokens per model (plus a total for several models)::
+
+    token usage  calls  input  output
+      gpt-4o         2  1,200     340
+    """
+    if not usage:
+        return ""
+    rows = [("token usage", "calls", "input", "output")]
+    for model in sorted(usage):
+        u = usage[model]
+        rows.append((f"  {model}", f"{u.calls:,}", f"{u.input_tokens:,}", f"{u.output_tokens:,}"))
+    if len(usage) > 1:
+        calls = sum(u.calls for u in usage.values())
+        inp = sum(u.input_tokens for u in usage.values())
+        out = sum(u.output_tokens for u in usage.values())
+        rows.append(("  total", f"{calls:,}", f"{inp:,}", f"{out:,}"))
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    lines = []
+    for n, row in enumerate(rows):
+        cells = [row[0].ljust(widths[0])] + [row[i].rjust(widths[i]) for i in range(1, 4)]
+        style = _BOLD if n == 0 else ""
+        lines.append(_style([("  ".join(cells).rstrip(), style)], color))
+    return "\n".join(lines)

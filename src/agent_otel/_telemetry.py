@@ -1,0 +1,143 @@
+"""``Telemetry``: the handle ``configure()`` returns, with bounded flush and shutdown.
+
+Flush and shutdown run in a helper thread joined with a timeout, because an exporter
+talking to a dead collector can otherwise hold them (the SDK's batch processor ignores the
+flush timeout). If the bound passes, the OTLP exporters are shut down, which aborts their
+retry back-off, and the call returns. Nothing here ever raises into the application.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.trace import TracerProvider
+
+from agent_otel._console import ConsoleTreeExporter
+
+_log = logging.getLogger("agent_otel")
+
+
+class Telemetry:
+    """The providers ``configure()`` built, and how to flush and stop them.
+
+    Attributes: ``tracer_provider`` and ``meter_provider`` (pass them explicitly when the
+    globals belong to someone else), ``console`` (the terminal tree exporter, or None),
+    ``prometheus_port`` (the bound scrape port, or None), and whether the globals were set
+    (``global_tracer_provider`` / ``global_meter_provider``).
+    """
+
+    def __init__(
+        self,
+        tracer_provider: TracerProvider,
+        meter_provider: MeterProvider,
+        *,
+        console: ConsoleTreeExporter | None = None,
+        exporters: Sequence[Any] = (),
+        prometheus_server: Any = None,
+        shutdown_timeout_millis: int = 10_000,
+    ) -> None:
+        self.tracer_provider = tracer_provider
+        self.meter_provider = meter_provider
+        self.console = console
+        self.global_tracer_provider = False
+        self.global_meter_provider = False
+        self._exporters = tuple(exporters)
+        self._prometheus_server = prometheus_server
+        self._shutdown_timeout_millis = shutdown_timeout_millis
+        self._lock = threading.Lock()
+        self._is_shutdown = False
+        atexit.register(self._at_exit)
+
+    @property
+    def prometheus_port(self) -> int | None:
+        """The port the Prometheus endpoint listens on, or None without one."""
+        server = self._prometheus_server
+        return int(server.server_port) if server is not None else None
+
+    @property
+    def is_shutdown(self) -> bool:
+        return self._is_shutdown
+
+    def force_flush(self, timeout_millis: int = 10_000) -> bool:
+        """Export everything pending; False if that did not finish within the timeout."""
+        if self._is_shutdown:
+            return False
+        outcome: list[bool] = []
+
+        def flush() -> None:
+            traces = self.tracer_provider.force_flush(timeout_millis)
+            outcome.append(traces and self.meter_provider.force_flush(timeout_millis))
+
+        done = _bounded(flush, timeout_millis / 1000, "agent-otel-flush")
+        return done and all(outcome)
+
+    def shutdown(self, timeout_millis: int | None = None) -> bool:
+        """Flush and stop exporters, the terminal view and the Prometheus endpoint.
+
+        Idempotent; returns within about ``timeout_millis`` (default: the value given to
+        ``configure``) even when a collector is unreachable. False if it had to give up on
+        pending data.
+        """
+        with self._lock:
+            if self._is_shutdown:
+                return True
+            self._is_shutdown = True
+        atexit.unregister(self._at_exit)
+        budget = (
+            timeout_millis if timeout_millis is not None else self._shutdown_timeout_millis
+        ) / 1000
+        deadline = time.monotonic() + budget
+
+        def stop() -> None:
+            self.tracer_provider.shutdown()
+            remaining = max(deadline - time.monotonic(), 0.0)
+            self.meter_provider.shutdown(timeout_millis=remaining * 1000)
+
+        done = _bounded(stop, budget, "agent-otel-shutdown")
+        if not done:
+            _log.warning("agent-otel: telemetry shutdown timed out; pending data dropped")
+            for exporter in self._exporters:  # aborts retry back-off in the stuck thread
+                _quietly(exporter.shutdown)
+        if self._prometheus_server is not None:
+            _quietly(self._prometheus_server.shutdown)
+            _quietly(self._prometheus_server.server_close)
+        return done
+
+    def _at_exit(self) -> None:
+        self.shutdown()
+
+
+def _bounded(fn: Callable[[], None], timeout_s: float, name: str) -> bool:
+    """Run ``fn`` in a daemon thread; True if it finished within ``timeout_s``.
+
+    Falls back to running inline where no thread can start (interpreter exit on 3.12+).
+    """
+    finished = threading.Event()
+
+    def run() -> None:
+        try:
+            fn()
+        except Exception:
+            _log.warning("agent-otel: %s failed", name, exc_info=True)
+        finally:
+            finished.set()
+
+    try:
+        threading.Thread(target=run, name=name, daemon=True).start()
+    except RuntimeError:
+        run()
+        return True
+    return finished.wait(max(timeout_s, 0.0))
+
+
+def _quietly(fn: Callable[[], object]) -> None:
+    try:
+        fn()
+    except Exception:
+        _log.debug("agent-otel: cleanup step failed", exc_info=True)

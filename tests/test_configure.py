@@ -1,0 +1,344 @@
+"""configure(): env parsing, exporter choice, bucket views, globals, shutdown.
+
+Nothing here sets an OTel global in the test process: every configure() call passes
+set_global=False, and the global-provider behaviour runs in subprocesses.
+"""
+
+from __future__ import annotations
+
+import http.server
+import io
+import logging
+import subprocess
+import sys
+import textwrap
+import threading
+import urllib.request
+from collections.abc import Iterator
+
+import pytest
+from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+from agent_otel import _attributes as A
+from agent_otel import _env
+from agent_otel._configure import configure, histogram_views
+from agent_otel._configure_exporters import metric_exporter, span_exporter
+
+OTEL_VARS = [
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_PROTOCOL",
+    "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+    "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL",
+    "OTEL_EXPORTER_OTLP_HEADERS",
+    "OTEL_EXPORTER_OTLP_TIMEOUT",
+    "OTEL_TRACES_EXPORTER",
+    "OTEL_METRICS_EXPORTER",
+    "OTEL_SERVICE_NAME",
+    "OTEL_RESOURCE_ATTRIBUTES",
+    "OTEL_TRACES_SAMPLER",
+    "OTEL_TRACES_SAMPLER_ARG",
+    "AGENT_OTEL_PROMETHEUS_PORT",
+]
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in OTEL_VARS:
+        monkeypatch.delenv(var, raising=False)
+
+
+# --- env parsing -------------------------------------------------------------------------------
+
+
+def test_protocol_resolution_order(caplog: pytest.LogCaptureFixture) -> None:
+    assert _env.resolve_protocol("traces", env={}) == "http/protobuf"
+    general = {"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}
+    assert _env.resolve_protocol("traces", env=general) == "grpc"
+    per_signal = {**general, "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL": "http/protobuf"}
+    assert _env.resolve_protocol("metrics", env=per_signal) == "http/protobuf"
+    assert _env.resolve_protocol("traces", env=per_signal) == "grpc"
+    assert _env.resolve_protocol("traces", "GRPC", env={}) == "grpc"  # argument wins
+    assert _env.resolve_protocol("traces", "http/protobuf", env=general) == "http/protobuf"
+    with pytest.raises(ValueError, match="protocol must be"):
+        _env.resolve_protocol("traces", "http/json")
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        assert _env.resolve_protocol(
+            "traces", env={"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}
+        ) == ("http/protobuf")
+    assert "not supported" in caplog.text
+
+
+def test_endpoint_exporters_and_prometheus_port_from_env(caplog: pytest.LogCaptureFixture) -> None:
+    assert not _env.endpoint_configured("traces", env={})
+    assert _env.endpoint_configured("traces", env={"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"})
+    only_metrics = {"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "http://c:4318/v1/metrics"}
+    assert _env.endpoint_configured("metrics", env=only_metrics)
+    assert not _env.endpoint_configured("traces", env=only_metrics)
+    assert _env.exporter_names("traces", env={}) is None
+    assert _env.exporter_names("traces", env={"OTEL_TRACES_EXPORTER": "otlp, console"}) == {
+        "otlp",
+        "console",
+    }
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        assert _env.exporter_names("metrics", env={"OTEL_METRICS_EXPORTER": "zipkin"}) == set()
+    assert _env.prometheus_port(env={"AGENT_OTEL_PROMETHEUS_PORT": "9464"}) == 9464
+    assert _env.prometheus_port(9000, env={"AGENT_OTEL_PROMETHEUS_PORT": "9464"}) == 9000
+    assert _env.prometheus_port(env={"AGENT_OTEL_PROMETHEUS_PORT": "nope"}) is None
+    assert _env.prometheus_port(env={}) is None
+
+
+def test_exporter_class_follows_protocol_and_http_paths_are_appended() -> None:
+    http = span_exporter("http/protobuf", "http://collector:4318/", None, None)
+    assert type(http).__module__.startswith("opentelemetry.exporter.otlp.proto.http")
+    assert http._endpoint == "http://collector:4318/v1/traces"
+    http_metrics = metric_exporter(None, "http://collector:4318/v1/traces", None, None)
+    assert http_metrics._endpoint == "http://collector:4318/v1/metrics"
+    grpc = span_exporter("grpc", "http://collector:4317", {"k": "v"}, 2.0)
+    assert type(grpc).__module__.startswith("opentelemetry.exporter.otlp.proto.grpc")
+    assert grpc._endpoint == "collector:4317"
+    assert grpc._headers == (("k", "v"),)
+    assert grpc._timeout == 2.0
+    grpc.shutdown()
+    http.shutdown()
+    http_metrics.shutdown()
+
+
+def test_grpc_missing_gives_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "opentelemetry.exporter.otlp.proto.grpc.trace_exporter", None)
+    with pytest.raises(ImportError, match=r"agent-otel\[grpc\]"):
+        span_exporter("grpc", "http://c:4317", None, None)
+
+
+class _Capture(http.server.BaseHTTPRequestHandler):
+    requests: list[tuple[str, dict[str, str]]] = []  # noqa: RUF012
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        _Capture.requests.append((self.path, {k.lower(): v for k, v in self.headers.items()}))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def capture_server() -> Iterator[str]:
+    _Capture.requests = []
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Capture)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_otlp_http_sends_to_endpoint_with_env_and_argument_headers(
+    capture_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", capture_server)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-from-env=1")
+    tel = configure("svc", headers={"x-api-key": "secret"}, set_global=False)
+    try:
+        assert tel.console is None  # an endpoint is configured: no terminal view
+        with tel.tracer_provider.get_tracer("t").start_as_current_span("invoke_agent a"):
+            pass
+        tel.meter_provider.get_meter("t").create_counter("c").add(1)
+        assert tel.force_flush(5_000)
+    finally:
+        assert tel.shutdown()
+    paths = {path for path, _ in _Capture.requests}
+    assert paths == {"/v1/traces", "/v1/metrics"}
+    for _, headers in _Capture.requests:
+        assert headers["x-api-key"] == "secret"
+        assert headers["x-from-env"] == "1"
+
+
+def test_console_is_the_default_without_endpoint() -> None:
+    stream = io.StringIO()
+    tel = configure("svc", console_stream=stream, set_global=False)
+    try:
+        assert tel.console is not None
+        processors = tel.tracer_provider._active_span_processor._span_processors
+        assert not any(isinstance(p, BatchSpanProcessor) for p in processors)
+        with tel.tracer_provider.get_tracer("t").start_as_current_span("invoke_agent a"):
+            pass
+        assert "invoke_agent a" in stream.getvalue()
+    finally:
+        tel.shutdown()
+
+
+def test_exporter_env_switches(monkeypatch: pytest.MonkeyPatch, capture_server: str) -> None:
+    monkeypatch.setenv("OTEL_TRACES_EXPORTER", "none")
+    tel = configure(set_global=False)
+    assert tel.console is None
+    assert tel.tracer_provider._active_span_processor._span_processors == ()
+    tel.shutdown()
+    monkeypatch.setenv("OTEL_TRACES_EXPORTER", "console,otlp")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", capture_server + "/v1/traces")
+    tel = configure(set_global=False, console_stream=io.StringIO())
+    processors = tel.tracer_provider._active_span_processor._span_processors
+    assert tel.console is not None
+    assert any(isinstance(p, BatchSpanProcessor) for p in processors)
+    with tel.tracer_provider.get_tracer("t").start_as_current_span("invoke_agent a"):
+        pass
+    tel.meter_provider.get_meter("t").create_counter("c").add(1)
+    assert tel.force_flush(5_000)
+    tel.shutdown()
+    assert {path for path, _ in _Capture.requests} == {"/v1/traces"}  # no metrics endpoint
+
+
+def test_resource_service_name_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    def name(**kwargs: object) -> object:
+        tel = configure(console=False, set_global=False, **kwargs)  # type: ignore[arg-type]
+        tel.shutdown()
+        return tel.tracer_provider.resource.attributes["service.name"]
+
+    assert str(name()).startswith("unknown_service:")
+    monkeypatch.setenv("OTEL_RESOURCE_ATTRIBUTES", "service.name=from-attrs,team=ai")
+    assert name() == "from-attrs"
+    monkeypatch.setenv("OTEL_SERVICE_NAME", "from-env")
+    assert name() == "from-env"
+    assert name(service_name="from-arg") == "from-arg"
+
+
+def test_sampler_from_env_and_argument(monkeypatch: pytest.MonkeyPatch) -> None:
+    from opentelemetry.sdk.trace.sampling import ALWAYS_ON
+
+    monkeypatch.setenv("OTEL_TRACES_SAMPLER", "always_off")
+    tel = configure(console=False, set_global=False)
+    assert not tel.tracer_provider.get_tracer("t").start_span("x").is_recording()
+    tel.shutdown()
+    tel = configure(console=False, sampler=ALWAYS_ON, set_global=False)
+    assert tel.tracer_provider.get_tracer("t").start_span("x").is_recording()
+    tel.shutdown()
+
+
+def test_views_give_the_spec_buckets() -> None:
+    reader = InMemoryMetricReader()
+    tel = configure(console=False, metric_readers=[reader], set_global=False)
+    meter = tel.meter_provider.get_meter("t")
+    expected = {
+        A.METRIC_TOKEN_USAGE: A.TOKEN_BUCKETS,
+        A.METRIC_OPERATION_DURATION: A.DURATION_BUCKETS,
+        A.METRIC_AGENT_DURATION: A.DURATION_BUCKETS,
+        A.METRIC_TOOL_DURATION: A.DURATION_BUCKETS,
+        A.METRIC_TIME_TO_FIRST_CHUNK: A.TIME_TO_FIRST_CHUNK_BUCKETS,
+        A.METRIC_TIME_PER_OUTPUT_CHUNK: A.TIME_PER_OUTPUT_CHUNK_BUCKETS,
+    }
+    assert len(histogram_views()) == len(expected)
+    for name in expected:
+        meter.create_histogram(name).record(1)
+    meter.create_histogram("other.histogram").record(1)
+    data = reader.get_metrics_data()
+    assert data is not None
+    bounds = {}
+    for metric in data.resource_metrics[0].scope_metrics[0].metrics:
+        point = metric.data.data_points[0]
+        assert isinstance(point, HistogramDataPoint)
+        bounds[metric.name] = tuple(point.explicit_bounds)
+    for name, buckets in expected.items():
+        assert bounds[name] == tuple(float(b) for b in buckets), name
+    assert bounds["other.histogram"] != tuple(A.TOKEN_BUCKETS)  # views are by name only
+    tel.shutdown()
+
+
+def test_shutdown_is_idempotent_and_flush_after_is_false() -> None:
+    tel = configure(console_stream=io.StringIO(), set_global=False)
+    assert tel.force_flush()
+    assert tel.shutdown()
+    assert tel.shutdown()
+    assert tel.is_shutdown
+    assert not tel.force_flush()
+
+
+def test_prometheus_endpoint_serves_our_metrics_on_loopback() -> None:
+    tel = configure(console=False, prometheus_port=0, set_global=False)
+    try:
+        port = tel.prometheus_port
+        assert port
+        histogram = tel.meter_provider.get_meter("t").create_histogram(
+            A.METRIC_TOKEN_USAGE, unit="{token}"
+        )
+        histogram.record(100, {A.TOKEN_TYPE: A.TOKEN_TYPE_INPUT})
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+            text = response.read().decode()
+        assert 'gen_ai_client_token_usage_bucket{gen_ai_token_type="input"' in text
+    finally:
+        tel.shutdown()
+    with pytest.raises(OSError):  # the server is closed by shutdown
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2)
+
+
+def _run(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_existing_global_provider_is_kept_with_a_warning() -> None:
+    result = _run(
+        """
+        from opentelemetry import trace
+        from opentelemetry.sdk.trace import TracerProvider
+        from agent_otel._configure import configure
+        mine = TracerProvider()
+        trace.set_tracer_provider(mine)
+        tel = configure("svc", console=False)
+        assert trace.get_tracer_provider() is mine
+        assert tel.global_tracer_provider is False
+        assert tel.global_meter_provider is True
+        print("ok")
+        """
+    )
+    assert result.returncode == 0, result.stderr
+    assert "ok" in result.stdout
+    assert "a global TracerProvider (TracerProvider) is already configured" in result.stderr
+
+
+def test_globals_are_set_when_free_and_never_with_set_global_false() -> None:
+    result = _run(
+        """
+        from opentelemetry import metrics, trace
+        from agent_otel._configure import configure
+        off = configure("svc", console=False, set_global=False)
+        assert type(trace.get_tracer_provider()).__name__ == "ProxyTracerProvider"
+        tel = configure("svc", console=False)
+        assert trace.get_tracer_provider() is tel.tracer_provider
+        assert metrics.get_meter_provider() is tel.meter_provider
+        print("ok")
+        """
+    )
+    assert result.returncode == 0, result.stderr
+    assert "ok" in result.stdout
+    assert "already configured" not in result.stderr
+
+
+def test_exit_prints_pending_tree_and_token_summary() -> None:
+    result = _run(
+        """
+        import sys
+        from agent_otel._configure import configure
+        tel = configure("svc", console_stream=sys.stdout)
+        tracer = tel.tracer_provider.get_tracer("t")
+        with tracer.start_as_current_span("invoke_agent a"):
+            with tracer.start_as_current_span(
+                "chat m", attributes={"gen_ai.request.model": "m", "gen_ai.usage.input_tokens": 9}
+            ):
+                pass
+        # no shutdown(): the atexit hook prints the summary
+        """
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[1].startswith("invoke_agent a")
+    assert lines[2].startswith("└─ chat m  in=9")
+    assert lines[-2:] == ["token usage  calls  input  output", "  m              1      9       0"]
