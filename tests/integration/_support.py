@@ -2,17 +2,31 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 from opentelemetry.metrics import MeterProvider
-from opentelemetry.trace import SpanKind, Status, StatusCode, TracerProvider
+from opentelemetry.trace import SpanKind, TracerProvider
 
+from agent_contract.examples import ScriptedAgent
+from agent_contract.protocol import (
+    FunctionCall,
+    LLMCallEnd,
+    LLMCallStart,
+    StepBoundary,
+    TextDelta,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
 from agent_otel import _attributes as A
+from agent_otel import otel_wrapper
+from agent_otel.testing import FakeClock
 
 REPO = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
@@ -87,25 +101,24 @@ class ExpectedSpan:
 def record_known_run(
     tracer_provider: TracerProvider, agent: str = "researcher"
 ) -> dict[str, ExpectedSpan]:
-    """A traced agent run made by hand with the middleware's span names and keys.
+    """Trace a real scripted agent run through ``otel_wrapper`` and say what it must export.
 
-    invoke_agent > step > (chat, execute_tool search, execute_tool fetch[ERROR]). Returns the
-    spans by name, with their OTel span ids filled in, for comparison with a receiver.
+    invoke_agent > step 0 > (chat gpt-4o, execute_tool search, execute_tool fetch[ERROR]).
+    The expectation is written from DESIGN.md's span tree, not read off the run; span ids
+    are filled in by the caller from an in-memory copy of the exported spans.
     """
-    tracer = tracer_provider.get_tracer("agent_otel.integration")
+    root, step = f"{A.OP_INVOKE_AGENT} {agent}", f"{A.STEP_SPAN_NAME} 0"
     expected = {
-        f"{A.OP_INVOKE_AGENT} {agent}": ExpectedSpan(
-            f"{A.OP_INVOKE_AGENT} {agent}",
+        root: ExpectedSpan(
+            root,
             None,
             SpanKind.INTERNAL,
             {A.OPERATION_NAME: A.OP_INVOKE_AGENT, A.AGENT_NAME: agent, A.PROVIDER_NAME: "openai"},
         ),
-        A.STEP_SPAN_NAME: ExpectedSpan(
-            A.STEP_SPAN_NAME, f"{A.OP_INVOKE_AGENT} {agent}", SpanKind.INTERNAL, {A.STEP_INDEX: 0}
-        ),
+        step: ExpectedSpan(step, root, SpanKind.INTERNAL, {A.STEP_INDEX: 0}),
         f"{A.OP_CHAT} gpt-4o": ExpectedSpan(
             f"{A.OP_CHAT} gpt-4o",
-            A.STEP_SPAN_NAME,
+            step,
             SpanKind.CLIENT,
             {
                 A.OPERATION_NAME: A.OP_CHAT,
@@ -118,7 +131,7 @@ def record_known_run(
         ),
         f"{A.OP_EXECUTE_TOOL} search": ExpectedSpan(
             f"{A.OP_EXECUTE_TOOL} search",
-            A.STEP_SPAN_NAME,
+            step,
             SpanKind.INTERNAL,
             {
                 A.OPERATION_NAME: A.OP_EXECUTE_TOOL,
@@ -129,59 +142,59 @@ def record_known_run(
         ),
         f"{A.OP_EXECUTE_TOOL} fetch": ExpectedSpan(
             f"{A.OP_EXECUTE_TOOL} fetch",
-            A.STEP_SPAN_NAME,
+            step,
             SpanKind.INTERNAL,
             {
                 A.OPERATION_NAME: A.OP_EXECUTE_TOOL,
                 A.TOOL_NAME: "fetch",
                 A.TOOL_CALL_ID: "call_2",
                 A.TOOL_TYPE: A.TOOL_TYPE_FUNCTION,
-                A.ERROR_TYPE: "TimeoutError",
+                A.ERROR_TYPE: "tool_error",
             },
-            error="TimeoutError",
+            error="tool_error",
         ),
     }
-    # Create in tree order: each span is opened as the current span of its parent.
-    opened: dict[str, Any] = {}
-
-    def open_span(spec: ExpectedSpan) -> Any:
-        from opentelemetry import trace
-
-        context = trace.set_span_in_context(opened[spec.parent]) if spec.parent else None
-        span = tracer.start_span(
-            spec.name, context=context, kind=spec.kind, attributes=spec.attributes
-        )
-        spec.span_id = span.get_span_context().span_id
-        opened[spec.name] = span
-        return span
-
-    root, step, chat, search, fetch = (open_span(spec) for spec in expected.values())
-    chat.end()
-    search.end()
-    fetch.set_status(Status(StatusCode.ERROR, "tool timed out"))
-    fetch.end()
-    step.end()
-    root.end()
+    events = [
+        LLMCallStart(model="gpt-4o", provider="openai", call_id="c1"),
+        TextDelta(text="Searching."),
+        ToolCall(id="call_1", function=FunctionCall(name="search", arguments='{"q": "x"}')),
+        ToolCall(id="call_2", function=FunctionCall(name="fetch", arguments='{"u": "y"}')),
+        Usage(input_tokens=120, output_tokens=45),
+        LLMCallEnd(model="gpt-4o-2024-08-06", call_id="c1", finish_reason="tool_calls"),
+        ToolResult(tool_call_id="call_1", content="found"),
+        ToolResult(tool_call_id="call_2", content="timed out", is_error=True),
+        StepBoundary(index=0),
+    ]
+    wrapper = otel_wrapper(agent_name=agent, tracer_provider=tracer_provider)
+    result = asyncio.run(ScriptedAgent(events).invoke([], stream_wrapper=wrapper))
+    assert result.text == "Searching."
     return expected
 
 
-# Known metric values for the Prometheus test: token usage per type, durations per operation.
+# Known metric values for the Prometheus test: one run of three LLM calls whose token usage
+# and durations (a fake clock that only moves when told) are these.
 TOKENS = {A.TOKEN_TYPE_INPUT: (120, 80, 300), A.TOKEN_TYPE_OUTPUT: (45, 15, 60)}
 CHAT_DURATIONS = (0.4, 1.3, 0.05)
-AGENT_DURATIONS = (2.5,)
+AGENT_DURATIONS = (sum(CHAT_DURATIONS),)
 
 
 def record_known_metrics(meter_provider: MeterProvider) -> None:
-    """Record the histograms the middleware records, with the values above."""
-    meter = meter_provider.get_meter("agent_otel.integration")
-    usage = meter.create_histogram(A.METRIC_TOKEN_USAGE, unit="{token}")
-    duration = meter.create_histogram(A.METRIC_OPERATION_DURATION, unit="s")
-    agent = meter.create_histogram(A.METRIC_AGENT_DURATION, unit="s")
-    common = {A.OPERATION_NAME: A.OP_CHAT, A.PROVIDER_NAME: "openai", A.REQUEST_MODEL: "gpt-4o"}
-    for token_type, values in TOKENS.items():
-        for value in values:
-            usage.record(value, {**common, A.TOKEN_TYPE: token_type})
-    for seconds in CHAT_DURATIONS:
-        duration.record(seconds, common)
-    for seconds in AGENT_DURATIONS:
-        agent.record(seconds, {A.OPERATION_NAME: A.OP_INVOKE_AGENT, A.AGENT_NAME: "researcher"})
+    """Run a real agent through ``otel_wrapper`` whose metrics are the values above."""
+    clock = FakeClock(step=0)
+
+    async def agent() -> AsyncIterator[Any]:
+        calls = zip(TOKENS[A.TOKEN_TYPE_INPUT], TOKENS[A.TOKEN_TYPE_OUTPUT], CHAT_DURATIONS)
+        for i, (tokens_in, tokens_out, seconds) in enumerate(calls):
+            yield LLMCallStart(model="gpt-4o", provider="openai", call_id=f"c{i}")
+            clock.advance(seconds)
+            yield Usage(input_tokens=tokens_in, output_tokens=tokens_out)
+            yield LLMCallEnd(call_id=f"c{i}", finish_reason="stop")
+            yield StepBoundary()
+
+    async def run() -> None:
+        wrapper = otel_wrapper(agent_name="researcher", meter_provider=meter_provider)
+        async for _ in wrapper(agent()):
+            pass
+
+    with clock.installed():
+        asyncio.run(run())
