@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ._guard import report
+
 ContentKind = Literal[
     "input_messages", "output_messages", "system_instructions", "tool_arguments", "tool_result"
 ]
@@ -25,6 +27,9 @@ Redactor = Callable[[ContentKind, Any], Any]
 ENV_CAPTURE = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 _ON_VALUES = frozenset({"span_only", "span_and_event", "true", "1"})
 TRUNCATION_MARK = "...[truncated]"
+# Values under these keys are the message-part schema's labels, never shortened: a cut
+# "tool_call_response" would leave a part no consumer recognises.
+_LABELS = frozenset({"type", "role", "finish_reason"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,12 +44,20 @@ class ContentCapture:
     redact: Redactor | None = None
 
     def encode(self, kind: ContentKind, value: Any) -> str | None:
-        """The attribute value for ``value``: redacted, JSON, within budget."""
-        if self.redact is not None:
-            value = self.redact(kind, value)
-            if value is None:
-                return None
-        return fit_json(value, self.max_bytes)
+        """The attribute value for ``value``: redacted, JSON, within budget.
+
+        ``None`` (no attribute) when the redactor returns ``None`` or when the redactor or
+        serialisation raises: the error is reported once and nothing unredacted is recorded.
+        """
+        try:
+            if self.redact is not None:
+                value = self.redact(kind, value)
+                if value is None:
+                    return None
+            return fit_json(value, self.max_bytes)
+        except Exception:
+            report("content capture")
+            return None
 
 
 def resolve_capture(option: bool | ContentCapture | None) -> ContentCapture | None:
@@ -65,10 +78,12 @@ def _size(text: str) -> int:
 
 
 def _shorten(value: Any, limit: int) -> Any:
-    if isinstance(value, str):
-        return value if len(value) <= limit else value[:limit] + TRUNCATION_MARK
+    if isinstance(value, str):  # cut only when the cut (with its mark) is shorter
+        if len(value) <= limit + len(TRUNCATION_MARK):
+            return value
+        return value[:limit] + TRUNCATION_MARK
     if isinstance(value, dict):
-        return {k: _shorten(v, limit) for k, v in value.items()}
+        return {k: v if k in _LABELS else _shorten(v, limit) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_shorten(v, limit) for v in value]
     return value
@@ -126,10 +141,13 @@ class TextBuffer:
         if self._budget <= 0:
             self.truncated = True
             return
-        if len(text) > self._budget:  # characters >= bytes/4; close enough for a cap
-            text = text[: self._budget]
+        size = len(text) if text.isascii() else len(text.encode("utf-8"))  # isascii is O(1)
+        if size > self._budget:  # keep the whole characters that fit, then nothing more
+            self._parts.append(text.encode("utf-8")[: self._budget].decode("utf-8", "ignore"))
+            self._budget = 0
             self.truncated = True
-        self._budget -= len(text)
+            return
+        self._budget -= size
         self._parts.append(text)
 
     def text(self) -> str:

@@ -1,0 +1,460 @@
+"""Conformance with the GenAI semantic conventions, read from ``shared/semconv`` YAML.
+
+A set of runs covering every kind of event and every ending is recorded; then every attribute
+on every span (and every ``gen_ai.*`` / ``error.type`` span-event attribute) is checked
+against the registry, every span against its span definition, every metric against
+``metrics.yaml``. Nothing here is a hand-copied list of keys: emit something the registry
+lacks and a test fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import pytest
+from opentelemetry.sdk.metrics.export import Histogram, HistogramDataPoint, Metric
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.trace import SpanKind, StatusCode
+
+import semconv_registry as semconv
+from agent_contract.agent.events import (
+    InterruptFinal,
+    MessageDelta,
+    MessageFinal,
+    ReasoningStep,
+    RunUsage,
+    StructuredFinal,
+    ToolCallStep,
+    ToolResultStep,
+)
+from agent_contract.examples import ScriptedAgent, ScriptedStreamingAgent
+from agent_contract.protocol import (
+    Error,
+    FunctionCall,
+    JourneyMarker,
+    LLMCallEnd,
+    LLMCallStart,
+    Message,
+    PhaseMarker,
+    ReasoningDelta,
+    StepBoundary,
+    TextDelta,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
+from agent_otel import _attributes, otel_wrapper
+from agent_otel.testing import Telemetry
+
+# Which span definition of spans.yaml each gen_ai.operation.name we emit follows.
+SPAN_DEFINITIONS = {
+    "chat": "span.gen_ai.inference.client",
+    "invoke_agent": "span.gen_ai.invoke_agent.internal",
+    "execute_tool": "span.gen_ai.execute_tool.internal",
+}
+KINDS = {"client": SpanKind.CLIENT, "internal": SpanKind.INTERNAL}
+# The development metrics (opentelemetry-util-genai names; not in metrics.yaml v1.41.1).
+DEVELOPMENT_METRICS = {"gen_ai.invoke_agent.duration": "s", "gen_ai.execute_tool.duration": "s"}
+DEVELOPMENT_METRIC_ATTRIBUTES = {
+    "gen_ai.operation.name",
+    "gen_ai.provider.name",
+    "gen_ai.request.model",
+    "gen_ai.response.model",
+    "gen_ai.agent.name",
+    "gen_ai.tool.name",
+    "error.type",
+}
+CLIENT_METRICS = (
+    "gen_ai.client.token.usage",
+    "gen_ai.client.operation.duration",
+    "gen_ai.client.operation.time_to_first_chunk",
+    "gen_ai.client.operation.time_per_output_chunk",
+)
+# ExplicitBucketBoundaries of the GenAI metrics spec (the markdown; the YAML has none).
+SPEC_BUCKETS = {
+    "gen_ai.client.token.usage": [
+        1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216,
+        67108864,
+    ],
+    "gen_ai.client.operation.duration": [
+        0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
+    ],
+}  # fmt: skip
+OUR_PREFIX = "agent_otel."
+# Registered keys we set on a span type whose definition does not list them, on purpose:
+# the agent span names the model that answered when an Agent reports it (RunUsage.model);
+# invoke_agent lists only gen_ai.request.model. Anything new fails the test below.
+UNLISTED_ON_PURPOSE = {"invoke_agent: gen_ai.response.model"}
+IDS = {"llm_a", "llm_b", "llm_c", "call_1", "call_2", "call_3", "t_1", "int_1"}
+
+
+# --- the scenarios -------------------------------------------------------------------------------
+
+
+def multi_step() -> list[Any]:
+    """Two steps, parallel tools (one failing), usage, a non-fatal error, request params."""
+    return [
+        JourneyMarker(name="support", journey_id="j-1"),
+        PhaseMarker(name="plan"),
+        LLMCallStart(
+            model="gpt-4o",
+            provider="openai",
+            call_id="llm_a",
+            params={
+                "temperature": 0.3,
+                "top_p": 1,
+                "top_k": 40,
+                "max_tokens": 256,
+                "frequency_penalty": 0,
+                "presence_penalty": 0.5,
+                "seed": 7,
+                "n": 2,
+                "stream": True,
+                "stop": ["END"],
+            },
+            messages=[
+                Message(role="system", content="Be brief."),
+                Message(role="user", content="Hi"),
+            ],
+        ),
+        ReasoningDelta("thinking"),
+        TextDelta("Let me check."),
+        ToolCall(id="call_1", function=FunctionCall("search", '{"q": "a"}')),
+        ToolCall(id="call_2", function=FunctionCall("fetch", '{"url": "u"}')),
+        LLMCallEnd(
+            model="gpt-4o-2024-08-06", call_id="llm_a", finish_reason="tool_calls", response_id="r1"
+        ),
+        Usage(
+            input_tokens=100,
+            output_tokens=20,
+            total_tokens=120,
+            cache_read_tokens=50,
+            cache_creation_tokens=10,
+            reasoning_tokens=5,
+        ),
+        ToolResult(tool_call_id="call_2", content="page", name="fetch"),
+        Error(message="search timed out", error_type="timeout"),
+        ToolResult(tool_call_id="call_1", content="boom", name="search", is_error=True),
+        StepBoundary(index=0),
+        LLMCallStart(model="gpt-4o", provider="openai", call_id="llm_b"),
+        TextDelta("Done"),
+        TextDelta("."),
+        LLMCallEnd(call_id="llm_b", finish_reason="stop"),
+        Usage(input_tokens=200, output_tokens=3, model="gpt-4o-2024-08-06"),
+        StepBoundary(index=1),
+        # A model-less call from an unnamed provider, with a call-level error.
+        LLMCallStart(call_id="llm_c"),
+        Error(message="rate limited", error_type="rate_limit"),
+        LLMCallEnd(call_id="llm_c"),
+        # Repairs: a result without a call, usage without a call.
+        ToolResult(tool_call_id="call_3", content="orphan"),
+        Usage(input_tokens=1),
+    ]
+
+
+def fatal() -> list[Any]:
+    return [
+        LLMCallStart(model="claude-x", provider="anthropic", call_id="llm_a"),
+        TextDelta("Hel"),
+        Error(message="context overflow", error_type="context_length_exceeded", fatal=True),
+        LLMCallEnd(call_id="llm_a"),
+    ]
+
+
+def agent_vocabulary(final: Any) -> list[Any]:
+    return [
+        ReasoningStep(text="plan"),
+        ToolCallStep(tool="lookup", args={"id": 1}, call_id="t_1"),
+        ToolResultStep(tool="lookup", call_id="t_1", result={"ok": True}),
+        MessageDelta(text="Answer"),
+        RunUsage(input_tokens=30, output_tokens=9, total_tokens=39, model="gpt-4o-mini"),
+        final,
+    ]
+
+
+async def drain(stream: AsyncIterator[Any]) -> None:
+    async for _ in stream:
+        pass
+
+
+async def record_scenarios(telemetry: Telemetry) -> None:
+    """Every scenario into one telemetry (spans and metrics accumulate)."""
+
+    def wrap(name: str | None = "researcher", **options: Any) -> Any:
+        return otel_wrapper(
+            agent_name=name,
+            tracer_provider=telemetry.tracer_provider,
+            meter_provider=telemetry.meter_provider,
+            **options,
+        )
+
+    history = [Message(role="user", content="Hi")]
+    await drain(
+        wrap(capture_content=True, chunk_metric=True)(ScriptedAgent(multi_step()).stream(history))
+    )
+    await drain(
+        wrap(step_spans=False, conversation_id="conv-1")(
+            ScriptedAgent(multi_step()).stream(history)
+        )
+    )
+    await drain(wrap(name=None)(ScriptedAgent(fatal()).stream(history)))
+    for final in (
+        StructuredFinal(data={"answer": 42}),
+        InterruptFinal(interrupt_id="int_1", payload={"options": ["y", "n"]}, reason="approve?"),
+        MessageFinal(text="Answer"),
+    ):
+        agent = ScriptedStreamingAgent(agent_vocabulary(final))
+        await drain(
+            wrap(name="assistant", capture_content=True, provider="openai")(agent.astream())
+        )
+
+    failing = ScriptedAgent(multi_step(), fail_at=5)  # raises with a call and tools open
+    with pytest.raises(RuntimeError):
+        await drain(wrap()(failing.stream(history)))
+
+    slow = ScriptedAgent(multi_step(), delay=0.01)
+    task = asyncio.ensure_future(drain(wrap()(slow.stream(history))))
+    await asyncio.sleep(0.035)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert slow.closed
+
+
+@pytest.fixture
+async def telemetry(otel_telemetry: Telemetry) -> Telemetry:
+    await record_scenarios(otel_telemetry)
+    return otel_telemetry
+
+
+def gen_ai_spans(spans: Sequence[ReadableSpan]) -> list[tuple[ReadableSpan, dict[str, Any]]]:
+    return [(s, dict(s.attributes or {})) for s in spans if s.attributes]
+
+
+# --- span attributes -----------------------------------------------------------------------------
+
+
+def test_scenarios_cover_every_span_type_and_ending(telemetry: Telemetry) -> None:
+    spans = telemetry.spans()
+    operations = {dict(s.attributes or {}).get("gen_ai.operation.name") for s in spans}
+    assert operations >= set(SPAN_DEFINITIONS)
+    end_reasons = {dict(s.attributes or {}).get("agent_otel.end_reason") for s in spans}
+    assert end_reasons >= {"exhausted", "interrupted", "error", "cancelled"}
+    assert any(s.status.status_code is StatusCode.ERROR for s in spans)
+    keys = {k for s in spans for k in (s.attributes or {})}
+    for key in semconv.CONTENT_KEYS[:2] + semconv.CONTENT_KEYS[3:]:
+        assert key in keys  # capture on in some runs: their types are checked too
+
+
+def test_every_attribute_is_registered_with_its_type(telemetry: Telemetry) -> None:
+    problems: list[str] = []
+    for span in telemetry.spans():
+        for key, value in (span.attributes or {}).items():
+            if key.startswith(OUR_PREFIX):
+                continue
+            if not (key.startswith("gen_ai.") or key == "error.type"):
+                problems.append(f"{span.name}: {key} is neither gen_ai.*, error.type nor ours")
+                continue
+            if (error := semconv.type_error(key, value)) is not None:
+                problems.append(f"{span.name}: {error}")
+        for event in span.events:
+            for key, value in (event.attributes or {}).items():
+                if not (key.startswith("gen_ai.") or key == "error.type"):
+                    continue
+                if (error := semconv.type_error(key, value)) is not None:
+                    problems.append(f"{span.name} event {event.name}: {error}")
+    assert problems == []
+
+
+def test_enum_values_we_emit_are_spec_members(telemetry: Telemetry) -> None:
+    registry = semconv.attributes()
+    for span in telemetry.spans():
+        attributes = dict(span.attributes or {})
+        for key in ("gen_ai.operation.name", "gen_ai.output.type"):
+            if key in attributes:
+                assert attributes[key] in registry[key].members, (span.name, key)
+
+
+def test_content_attributes_are_valid_json_in_the_spec_shape(telemetry: Telemetry) -> None:
+    for span in telemetry.spans():
+        for key, value in (span.attributes or {}).items():
+            if key in semconv.CONTENT_KEYS:
+                semconv.validate_content(key, value)
+
+
+def test_spans_follow_their_span_definition(telemetry: Telemetry) -> None:
+    seen: set[str] = set()
+    for span in telemetry.spans():
+        attributes = dict(span.attributes or {})
+        operation = attributes.get("gen_ai.operation.name")
+        if operation is None:  # only our step spans have no operation, and no gen_ai.* keys
+            assert span.name.startswith(_attributes.STEP_SPAN_NAME), span.name
+            assert not [k for k in attributes if k.startswith("gen_ai.")], span.name
+            continue
+        definition = semconv.span(SPAN_DEFINITIONS[str(operation)])
+        seen.add(definition.id)
+        assert span.kind is KINDS[definition.kind], span.name
+        missing = definition.required - set(attributes)
+        assert not missing, f"{span.name} lacks required {sorted(missing)}"
+        if span.status.status_code is StatusCode.ERROR:
+            assert definition.conditionally_required("error.type")
+            assert "error.type" in attributes, f"{span.name} ended in error without error.type"
+        assert definition.name_template is not None, definition.id
+        assert span.name == semconv.render_span_name(definition.name_template, attributes)
+    assert seen == set(SPAN_DEFINITIONS.values())
+
+
+def test_span_definitions_read_from_yaml() -> None:
+    """The YAML says what the brief says; if the conventions move, these tests follow them."""
+    chat = semconv.span("span.gen_ai.inference.client")
+    assert chat.required >= {"gen_ai.operation.name", "gen_ai.provider.name"}
+    assert chat.kind == "client"
+    assert chat.name_template == "{gen_ai.operation.name} {gen_ai.request.model}"
+    agent = semconv.span("span.gen_ai.invoke_agent.internal")
+    assert agent.kind == "internal"
+    assert agent.name_template == "invoke_agent {gen_ai.agent.name}"
+    tool = semconv.span("span.gen_ai.execute_tool.internal")
+    assert tool.required == {"gen_ai.operation.name", "gen_ai.tool.name"}
+    assert tool.name_template == "execute_tool {gen_ai.tool.name}"
+    assert semconv.render_span_name(agent.name_template, {}) == "invoke_agent"
+
+
+def test_gen_ai_attributes_are_ones_the_span_type_lists(telemetry: Telemetry) -> None:
+    """A registered key on the wrong span type is a non-conformance too (usage on tool spans,
+    say). Listed exceptions are deliberate and documented."""
+    problems = set()
+    for span in telemetry.spans():
+        attributes = dict(span.attributes or {})
+        operation = attributes.get("gen_ai.operation.name")
+        if operation is None:
+            continue
+        listed = semconv.span(SPAN_DEFINITIONS[str(operation)]).levels
+        for key in attributes:
+            if key.startswith("gen_ai.") and key not in listed:
+                problems.add(f"{operation}: {key}")
+    assert problems <= UNLISTED_ON_PURPOSE
+
+
+def test_our_attribute_module_uses_gen_ai_only_for_registered_names() -> None:
+    """Every ``gen_ai.*`` string in ``_attributes`` (even ones no scenario emits) is in the
+    registry or is a metric name; every other key is ``error.type`` or ``agent_otel.*``."""
+    registry = semconv.attributes()
+    metric_names = set(semconv.metrics()) | set(DEVELOPMENT_METRICS)
+    for name, value in vars(_attributes).items():
+        if name.startswith("_") or not isinstance(value, str) or "." not in value:
+            continue
+        if value.startswith("gen_ai."):
+            if name.startswith("METRIC_"):
+                assert value in metric_names, name
+            else:
+                assert value in registry, f"{name} = {value!r} is not in the registry"
+        else:
+            assert value == "error.type" or value.startswith(OUR_PREFIX), (name, value)
+
+
+# --- metrics -------------------------------------------------------------------------------------
+
+
+def collected(telemetry: Telemetry) -> dict[str, Metric]:
+    data = telemetry.metric_reader.get_metrics_data()
+    assert data is not None
+    out: dict[str, Metric] = {}
+    for resource in data.resource_metrics:
+        for scope in resource.scope_metrics:
+            if scope.scope.name != "agent_otel":
+                continue
+            for metric in scope.metrics:
+                assert metric.name not in out, f"{metric.name} collected twice"
+                out[metric.name] = metric
+    return out
+
+
+def points(metric: Metric) -> list[HistogramDataPoint]:
+    assert isinstance(metric.data, Histogram), f"{metric.name} is not a histogram"
+    result = [p for p in metric.data.data_points if isinstance(p, HistogramDataPoint)]
+    assert result, metric.name
+    return result
+
+
+def test_metrics_match_metrics_yaml(telemetry: Telemetry) -> None:
+    metrics = collected(telemetry)
+    spec = semconv.metrics()
+    assert set(metrics) == set(CLIENT_METRICS) | set(DEVELOPMENT_METRICS)
+    for name in CLIENT_METRICS:
+        definition = spec[name]
+        assert definition.instrument == "histogram"
+        assert metrics[name].unit == definition.unit, name
+        points(metrics[name])
+    for name, unit in DEVELOPMENT_METRICS.items():
+        assert metrics[name].unit == unit, name
+        points(metrics[name])
+
+
+def test_token_usage_records_integers(telemetry: Telemetry) -> None:
+    for point in points(collected(telemetry)["gen_ai.client.token.usage"]):
+        assert isinstance(point.sum, int)
+        assert isinstance(point.min, int)
+        assert isinstance(point.max, int)
+
+
+@pytest.mark.parametrize("name", sorted(SPEC_BUCKETS))
+def test_bucket_boundaries_are_the_spec_ones(telemetry: Telemetry, name: str) -> None:
+    for point in points(collected(telemetry)[name]):
+        assert list(point.explicit_bounds) == pytest.approx(SPEC_BUCKETS[name], rel=1e-12)
+
+
+def test_chunk_metrics_use_their_declared_boundaries(telemetry: Telemetry) -> None:
+    metrics = collected(telemetry)
+    for name, buckets in (
+        ("gen_ai.client.operation.time_to_first_chunk", _attributes.TIME_TO_FIRST_CHUNK_BUCKETS),
+        (
+            "gen_ai.client.operation.time_per_output_chunk",
+            _attributes.TIME_PER_OUTPUT_CHUNK_BUCKETS,
+        ),
+    ):
+        for point in points(metrics[name]):
+            assert list(point.explicit_bounds) == list(buckets)
+
+
+def test_metric_attributes_are_low_cardinality_and_complete(telemetry: Telemetry) -> None:
+    spec = semconv.metrics()
+    registry = semconv.attributes()
+    for name, metric in collected(telemetry).items():
+        if name in spec:
+            definition = spec[name]
+            # The spec's metric attributes, plus agent name and error.type (DESIGN.md).
+            allowed = set(definition.levels) | {"gen_ai.agent.name", "error.type"}
+            required = definition.required
+        else:
+            allowed = DEVELOPMENT_METRIC_ATTRIBUTES
+            required = {"gen_ai.operation.name"}
+        for point in points(metric):
+            attributes = dict(point.attributes or {})
+            extra = set(attributes) - allowed
+            assert not extra, f"{name} carries {sorted(extra)}"
+            missing = required - set(attributes)
+            assert not missing, f"{name} lacks {sorted(missing)}"
+            for key, value in attributes.items():
+                assert semconv.type_error(key, value) is None, (name, key, value)
+                assert value not in IDS, (name, key, value)
+            if name == "gen_ai.client.token.usage":
+                assert attributes["gen_ai.token.type"] in registry["gen_ai.token.type"].members
+            if name == "gen_ai.execute_tool.duration":
+                assert "gen_ai.tool.name" in attributes
+            if name == "gen_ai.invoke_agent.duration":
+                assert "gen_ai.provider.name" in attributes
+
+
+def test_metric_definitions_read_from_yaml() -> None:
+    spec = semconv.metrics()
+    assert spec["gen_ai.client.token.usage"].unit == "{token}"
+    assert spec["gen_ai.client.token.usage"].required == {
+        "gen_ai.operation.name",
+        "gen_ai.provider.name",
+        "gen_ai.token.type",
+    }
+    for name in CLIENT_METRICS[1:]:
+        assert spec[name].unit == "s"
+        assert spec[name].required == {"gen_ai.operation.name", "gen_ai.provider.name"}
