@@ -24,7 +24,6 @@ from agent_contract.protocol import (
     ToolResult,
     Usage,
 )
-
 from agent_otel import configure, otel_wrapper
 
 SCRIPT = [
