@@ -14,6 +14,7 @@ from opentelemetry.util.types import AttributeValue
 
 from . import _attributes as A
 from ._content import ContentCapture, TextBuffer
+from ._guard import end_span, report
 from ._messages import output_message
 from ._metrics import Instruments
 from ._usage import Tokens
@@ -149,13 +150,17 @@ class LLMCall:
             if self.recording:
                 self.span.set_attributes(usage.semconv_attributes())
         if capture is not None and self.output is not None and self.reasoning is not None:
-            message = output_message(
-                self.output.text(), self.reasoning.text(), self.tool_calls, self.finish_reason
-            )
-            encoded = capture.encode("output_messages", message)
+            try:  # as in RunState._capture: a failing hook or value drops the content only
+                message = output_message(
+                    self.output.text(), self.reasoning.text(), self.tool_calls, self.finish_reason
+                )
+                encoded = capture.encode("output_messages", message)
+            except Exception:
+                report("content capture")
+                encoded = None
             if encoded is not None:
                 self.span.set_attribute(A.OUTPUT_MESSAGES, encoded)
-        self.span.end(end_time=self.end)
+        end_span(self.span, self.end)
 
 
 class ToolRun:
@@ -188,4 +193,4 @@ class ToolRun:
         if incomplete and self.span.is_recording():
             self.span.set_attribute(A.INCOMPLETE, True)
         instruments.tool_duration.record((now - self.start) * _NS, self.metric_attributes)
-        self.span.end(end_time=now)
+        end_span(self.span, now)

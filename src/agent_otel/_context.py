@@ -10,7 +10,6 @@ any other runtime goes through the public API.
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextlib import suppress
 from contextvars import ContextVar, Token
 from typing import Any
 
@@ -27,8 +26,12 @@ def _resolve() -> tuple[Callable[[Context], Any], Callable[[Any], None]]:
         def reset(token: Token[Context]) -> None:
             # A ValueError means the token belongs to another context (the pull was resumed
             # elsewhere): nothing of ours can still be attached there, so nothing to undo.
-            with suppress(ValueError):
+            # (try/except, not contextlib.suppress: that builds a context manager per event,
+            # ~400 ns here, more than the set and reset themselves.)
+            try:  # noqa: SIM105
                 cvar.reset(token)
+            except ValueError:
+                pass
 
         return cvar.set, reset
     return otel_context.attach, otel_context.detach

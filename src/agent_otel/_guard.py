@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Span
 
 logger = logging.getLogger("agent_otel")
 
@@ -28,6 +31,18 @@ def report(site: str) -> None:
         site,
         exc_info=True,
     )
+
+
+def end_span(span: Span, end_time: int | None) -> None:
+    """End ``span``; a span processor raising in ``on_end`` must not stop the run's bookkeeping.
+
+    The SDK marks the span ended before it calls the processors, so the span is ended either
+    way; what this protects is the rest of the run (its other spans, its state).
+    """
+    try:
+        span.end(end_time=end_time)
+    except Exception:
+        report("span end")
 
 
 def safely(site: str, fn: Callable[[], _T], default: _T) -> _T:

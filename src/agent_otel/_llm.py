@@ -62,6 +62,8 @@ class LLMEvents(RunState):
     def llm_start(
         self, model: Any, provider: Any, call_id: Any, params: Any, messages: Any
     ) -> None:
+        if self.terminal:
+            self.anomaly("event_after_terminal")
         self.ensure_step()
         now = self._now()
         key: object = call_id if call_id is not None else self._key()
@@ -154,6 +156,9 @@ class LLMEvents(RunState):
             self._run_usage = Tokens()
         self._run_usage.add(tokens)
         attributes = dict(self.metric_attributes)
+        # gen_ai.provider.name is required on the metric: as the agent span will name it
+        provider = self.s.provider or self._first_provider or A.PROVIDER_UNKNOWN
+        attributes[A.PROVIDER_NAME] = provider
         if isinstance(model, str) and model:
             attributes[A.RESPONSE_MODEL] = model
             if self.recording:

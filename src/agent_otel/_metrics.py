@@ -4,10 +4,28 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from opentelemetry.context.context import Context
 from opentelemetry.metrics import Histogram, Meter, MeterProvider, get_meter
+from opentelemetry.util.types import Attributes
 
 from . import _attributes as A
+from ._guard import report
 from ._version import __version__
+
+
+class _GuardedHistogram(Histogram):
+    """A histogram whose ``record`` never raises: a failing meter must not cost a span end."""
+
+    def __init__(self, histogram: Histogram) -> None:
+        self._histogram = histogram
+
+    def record(
+        self, amount: float, attributes: Attributes = None, context: Context | None = None
+    ) -> None:
+        try:
+            self._histogram.record(amount, attributes)
+        except Exception:
+            report("metric record")
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +75,8 @@ class Instruments:
 def _histogram(
     meter: Meter, name: str, unit: str, description: str, buckets: tuple[float, ...]
 ) -> Histogram:
-    return meter.create_histogram(
-        name, unit=unit, description=description, explicit_bucket_boundaries_advisory=buckets
+    return _GuardedHistogram(
+        meter.create_histogram(
+            name, unit=unit, description=description, explicit_bucket_boundaries_advisory=buckets
+        )
     )

@@ -15,7 +15,9 @@ Repairs of malformed streams (each counted under ``agent_otel.anomalies`` by kin
   without id closes the only open tool call if there is exactly one.
 - ``tool_result_without_call``: a zero-length tool span records the result, marked incomplete.
 - ``usage_without_call``: counted in the step and run totals only.
-- ``event_after_terminal``: recorded as usual after a terminal (``final``) event.
+- ``event_after_terminal``: recorded as usual after a terminal (``final``) event or a fatal
+  ``Error``; counted for new work (chunks, LLM call starts, tool calls and results, finals),
+  not for events that close or account for what was open (call end, usage, step boundary).
 - ``unknown_event``: passed through, nothing recorded.
 """
 
@@ -26,6 +28,7 @@ from typing import Any
 from opentelemetry.util.types import AttributeValue
 
 from . import _attributes as A
+from ._guard import end_span
 from ._llm import LLMEvents
 from ._state import mark_error
 from ._tools import ToolEvents
@@ -82,8 +85,12 @@ class RunRecorder(LLMEvents, ToolEvents):
                 self._capture(self.agent, "output_messages", A.OUTPUT_MESSAGES, message)
 
     def interrupt(self, interrupt_id: Any, reason: Any) -> None:
-        """The run paused on an interrupt: a span event, not an error."""
-        if self.terminal:
+        """The run paused on an interrupt: a span event, not an error.
+
+        Several interrupts in one run are normal (``_drain`` collects them all), so only an
+        interrupt after another kind of terminal counts as an anomaly.
+        """
+        if self.terminal and not self._interrupted:
             self.anomaly("event_after_terminal")
         self.terminal = True
         self._interrupted = True
@@ -97,6 +104,11 @@ class RunRecorder(LLMEvents, ToolEvents):
     def finish(self, end_reason: str, error: BaseException | None = None) -> None:
         """End every span exactly once; ``error`` is the exception the run ended with."""
         now = self._now()
+        if error is not None and end_reason == A.END_INTERRUPTED:
+            # A run paused on an interrupt (AgentInterruptedError): an event, not a failure.
+            if self.recording:
+                self.agent.record_exception(error, timestamp=now)
+            self._interrupted, error = True, None
         error_type = type(error).__qualname__ if error is not None else None
         if error is not None:
             inner = self._inner
@@ -145,4 +157,4 @@ class RunRecorder(LLMEvents, ToolEvents):
                 agent.set_attribute(A.ANOMALIES, sum(self.anomalies.values()))
                 agent.set_attribute(A.ANOMALY_KINDS, sorted(self.anomalies))
         self.s.instruments.agent_duration.record((now - self.start) * _NS, attributes)
-        agent.end(end_time=now)
+        end_span(agent, now)

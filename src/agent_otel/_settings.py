@@ -32,5 +32,6 @@ class RunSettings:
     capture: ContentCapture | None = None
     step_spans: bool = True
     chunk_metric: bool = False
+    activate_context: bool = True
     input_messages: Sequence[Any] | None = None
     system_instructions: str | None = None

@@ -19,6 +19,7 @@ from opentelemetry.util.types import AttributeValue
 from . import _attributes as A
 from . import _clock
 from ._calls import LLMCall, ToolRun
+from ._guard import end_span, report
 from ._messages import input_messages
 from ._settings import RunSettings
 from ._usage import Tokens
@@ -88,9 +89,13 @@ class RunState:
         capture = self.s.capture
         if capture is None or not span.is_recording():
             return
-        if kind == "input_messages":
-            value = input_messages(value)
-        encoded = capture.encode(kind, value)
+        try:  # a redaction hook or a value that cannot be serialised: drop the content only
+            if kind == "input_messages":
+                value = input_messages(value)
+            encoded = capture.encode(kind, value)
+        except Exception:
+            report("content capture")
+            return
         if encoded is not None:
             span.set_attribute(key, encoded)
 
@@ -133,7 +138,7 @@ class RunState:
                 step.set_attribute(A.STEP_INDEX, index)
                 step.update_name(f"{A.STEP_SPAN_NAME} {index}")
             step.set_attributes(self._step_usage.total_attributes())
-        step.end(end_time=self._now())
+        end_span(step, self._now())
         self._step, self._step_ctx, self._step_usage = None, self._agent_ctx, Tokens()
         self._refresh()
 

@@ -32,6 +32,8 @@ from ._settings import RunSettings
 from ._version import __version__
 
 StreamWrapper = Callable[[AsyncIterator[Any]], AsyncIterator[Any]]
+INTERRUPTED_ERROR = "AgentInterruptedError"
+"""Class name of the Agent contract's "run paused on an interrupt" error: not a failure."""
 
 _tracers: weakref.WeakKeyDictionary[TracerProvider, Tracer] = weakref.WeakKeyDictionary()
 _instruments: weakref.WeakKeyDictionary[MeterProvider, Instruments] = weakref.WeakKeyDictionary()
@@ -66,6 +68,7 @@ def make_settings(
     step_spans: bool = True,
     chunk_metric: bool = False,
     provider: str | None = None,
+    activate_context: bool = True,
 ) -> RunSettings:
     """Resolve the wrapper's options once: tracer, instruments, content capture."""
     return RunSettings(
@@ -78,6 +81,7 @@ def make_settings(
         capture=resolve_capture(capture_content),
         step_spans=step_spans,
         chunk_metric=chunk_metric,
+        activate_context=activate_context,
     )
 
 
@@ -92,6 +96,7 @@ def otel_wrapper(
     step_spans: bool = True,
     chunk_metric: bool = False,
     provider: str | None = None,
+    activate_context: bool = True,
 ) -> StreamWrapper:
     """A ``stream_wrapper`` that traces each stream it wraps as one agent run.
 
@@ -103,7 +108,9 @@ def otel_wrapper(
     (default: ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``); ``chunk_metric`` records
     ``gen_ai.client.operation.time_per_output_chunk`` per chunk (a histogram record per token,
     so off by default: the chat span carries the chunk count and mean interval instead);
-    ``provider`` names the ``gen_ai.provider.name`` for calls whose events do not.
+    ``provider`` names the ``gen_ai.provider.name`` for calls whose events do not;
+    ``activate_context=False`` skips making the run's innermost span current while the agent
+    computes each event (it then sees the consumer's context; the spans are the same).
     """
     settings = make_settings(
         agent_name=agent_name,
@@ -115,6 +122,7 @@ def otel_wrapper(
         step_spans=step_spans,
         chunk_metric=chunk_metric,
         provider=provider,
+        activate_context=activate_context,
     )
 
     def wrap(stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
@@ -150,9 +158,10 @@ async def traced(
     recorder = _start(settings, parent)
     end_reason: str = A.END_EXHAUSTED
     error: BaseException | None = None
+    activating = recorder is not None and settings.activate_context
     try:
         while True:
-            token = activate(recorder.context) if recorder is not None else None
+            token = activate(recorder.context) if activating and recorder is not None else None
             try:
                 event = await iterator.__anext__()
             except StopAsyncIteration:
@@ -173,7 +182,9 @@ async def traced(
         end_reason, error = A.END_CANCELLED, exc
         raise
     except BaseException as exc:
-        end_reason, error = A.END_ERROR, exc
+        # An AgentInterruptedError (recognised by class name, like events) is a pause.
+        interrupted = type(exc).__name__ == INTERRUPTED_ERROR
+        end_reason, error = (A.END_INTERRUPTED if interrupted else A.END_ERROR), exc
         raise
     finally:
         try:
