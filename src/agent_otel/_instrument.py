@@ -1,0 +1,223 @@
+"""``instrument()`` / ``uninstrument()``: trace an existing agent of either contract.
+
+On a class (also as ``@instrument``), see :mod:`._instrument_classes`. On an instance, the
+drop-in is a new object of a subclass of the agent's own class, made once per class, that
+SHARES the original's ``__dict__``: ``isinstance`` holds against the contract and the agent's
+class, every attribute reads and writes through (both objects see the same state, so
+``reset()`` works), and the agent's own ``self.stream(...)``/``self.astream(...)`` calls go
+through the traced entry points. The original object is left untouched; ``uninstrument()``
+returns it and turns the drop-in's tracing off. A proxy was rejected: inside the agent's
+methods ``self`` would be the unwrapped object, so ``run`` draining ``self.astream`` and
+``invoke`` consuming ``self.stream`` would bypass tracing. Limits: ``type(x) is Cls`` is
+False for the drop-in; an object without ``__dict__`` (slots only) cannot share state, so
+it is refused (instrument its class instead); pickling or copying the drop-in yields the
+plain agent.
+"""
+
+from __future__ import annotations
+
+import copy
+import weakref
+from dataclasses import dataclass
+from typing import Any, TypeVar, overload
+
+from opentelemetry.metrics import MeterProvider
+from opentelemetry.trace import TracerProvider
+
+from ._content import ContentCapture
+from ._instrument_base import DELEGATES, INSTANCE, Bound
+from ._instrument_classes import (
+    ENTRY_POINTS,
+    instrument_class,
+    is_instrumented_class,
+    mark,
+    uninstrument_class,
+)
+from ._instrument_params import Options
+from ._wrapper import make_settings
+
+__all__ = ["instrument", "uninstrument"]
+
+_T = TypeVar("_T")
+BINDING = "_agent_otel_binding"
+
+
+@dataclass(slots=True)
+class _Binding:
+    target: Any
+    options: Options
+    enabled: bool = True
+
+
+_subclasses: weakref.WeakKeyDictionary[type, type] = weakref.WeakKeyDictionary()
+
+
+def _instance_wrapper(cls: type, name: str) -> Any:
+    def resolve(self: Any) -> tuple[Bound, Options | None]:
+        bound: Bound = getattr(cls, name).__get__(self, type(self))
+        binding: _Binding = object.__getattribute__(self, BINDING)
+        return bound, binding.options if binding.enabled else None
+
+    return mark(ENTRY_POINTS[name](resolve), getattr(cls, name), **{DELEGATES: True})
+
+
+def _plain(agent: _T) -> _T:
+    return agent
+
+
+def _target(drop_in: Any) -> Any:
+    return object.__getattribute__(drop_in, BINDING).target
+
+
+def _reduce_ex(self: Any, protocol: Any) -> Any:
+    """Pickle the plain agent: the drop-in's class is made at run time."""
+    return (_plain, (_target(self),))
+
+
+def _copy(self: Any) -> Any:
+    return copy.copy(_target(self))
+
+
+def _deepcopy(self: Any, memo: dict[int, Any]) -> Any:
+    return copy.deepcopy(_target(self), memo)
+
+
+def _subclass_for(cls: type) -> type:
+    sub = _subclasses.get(cls)
+    if sub is None:
+        namespace: dict[str, Any] = {
+            "__slots__": (BINDING,),
+            "__module__": cls.__module__,
+            "__qualname__": cls.__qualname__,
+            "__doc__": cls.__doc__,
+            "__reduce_ex__": _reduce_ex,
+            "__copy__": _copy,
+            "__deepcopy__": _deepcopy,
+            INSTANCE: True,
+        }
+        for name in ENTRY_POINTS:
+            if callable(getattr(cls, name, None)):
+                namespace[name] = _instance_wrapper(cls, name)
+        sub = _subclasses[cls] = type(cls)(cls.__name__, (cls,), namespace)
+    return sub
+
+
+def _slot_names(cls: type) -> list[str]:
+    names: list[str] = []
+    for klass in cls.__mro__:
+        slots = klass.__dict__.get("__slots__", ())
+        for slot in (slots,) if isinstance(slots, str) else slots:
+            if slot in ("__dict__", "__weakref__"):
+                continue
+            if slot.startswith("__") and not slot.endswith("__"):
+                slot = f"_{klass.__name__.lstrip('_')}{slot}"
+            names.append(slot)
+    return names
+
+
+def _instrument_instance(agent: _T, options: Options) -> _T:
+    cls = type(agent)
+    if cls.__dict__.get(INSTANCE, False):
+        return agent  # already a drop-in
+    state = getattr(agent, "__dict__", None)
+    if not isinstance(state, dict):
+        raise TypeError(
+            "instrument() needs an agent with a __dict__ to share its state; "
+            "instrument its class instead"
+        )
+    sub = _subclass_for(cls)
+    drop_in: Any = object.__new__(sub)
+    object.__setattr__(drop_in, "__dict__", state)
+    for slot in _slot_names(cls):  # slot values are shared by reference
+        if hasattr(agent, slot):
+            object.__setattr__(drop_in, slot, getattr(agent, slot))
+    object.__setattr__(drop_in, BINDING, _Binding(agent, options))
+    return drop_in  # type: ignore[no-any-return]
+
+
+@overload
+def instrument(
+    agent_or_class: _T,
+    *,
+    name: str | None = None,
+    tracer_provider: TracerProvider | None = None,
+    meter_provider: MeterProvider | None = None,
+    capture_content: bool | ContentCapture | None = None,
+) -> _T: ...
+
+
+@overload
+def instrument(
+    agent_or_class: None = None,
+    *,
+    name: str | None = None,
+    tracer_provider: TracerProvider | None = None,
+    meter_provider: MeterProvider | None = None,
+    capture_content: bool | ContentCapture | None = None,
+) -> Any: ...
+
+
+def instrument(
+    agent_or_class: Any = None,
+    *,
+    name: str | None = None,
+    tracer_provider: TracerProvider | None = None,
+    meter_provider: MeterProvider | None = None,
+    capture_content: bool | ContentCapture | None = None,
+) -> Any:
+    """Trace an agent (event contract: ``stream``/``invoke``; Agent contract: ``run``/``astream``).
+
+    On an instance: returns a traced drop-in (see the module docstring). On a class, or as a
+    decorator (``@instrument`` or ``@instrument(name=...)``): every instance of it and of its
+    subclasses is traced; returns the class. Each run is one ``invoke_agent`` span named
+    ``name`` (default: the agent's ``tool_name``, else its ``name``, else its class name).
+    Providers default to the global ones; ``capture_content`` as for ``otel_wrapper()``.
+    Instrumenting what is already instrumented changes nothing (uninstrument first to change
+    options).
+    """
+    if agent_or_class is None:
+
+        def decorator(target: Any) -> Any:
+            return instrument(
+                target,
+                name=name,
+                tracer_provider=tracer_provider,
+                meter_provider=meter_provider,
+                capture_content=capture_content,
+            )
+
+        return decorator
+    if not any(callable(getattr(agent_or_class, n, None)) for n in ENTRY_POINTS):
+        raise TypeError("instrument() takes an agent: an object with stream/invoke or run/astream")
+    options = Options(
+        name,
+        make_settings(
+            tracer_provider=tracer_provider,
+            meter_provider=meter_provider,
+            capture_content=capture_content,
+        ),
+    )
+    if isinstance(agent_or_class, type):
+        return instrument_class(agent_or_class, options)
+    return _instrument_instance(agent_or_class, options)
+
+
+def uninstrument(agent_or_class: _T) -> _T:
+    """Undo :func:`instrument`: returns the original agent (or the class, restored)."""
+    if isinstance(agent_or_class, type):
+        if is_instrumented_class(agent_or_class):
+            uninstrument_class(agent_or_class)
+        return agent_or_class
+    if type(agent_or_class).__dict__.get(INSTANCE, False):
+        binding: _Binding = object.__getattribute__(agent_or_class, BINDING)
+        binding.enabled = False
+        return binding.target  # type: ignore[no-any-return]
+    return agent_or_class
+
+
+def is_instrumented(agent_or_class: Any) -> bool:
+    """Whether calls on ``agent_or_class`` are traced by :func:`instrument`."""
+    cls = agent_or_class if isinstance(agent_or_class, type) else type(agent_or_class)
+    if cls.__dict__.get(INSTANCE, False):
+        return bool(object.__getattribute__(agent_or_class, BINDING).enabled)
+    return any(is_instrumented_class(klass) for klass in cls.__mro__)

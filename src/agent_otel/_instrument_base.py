@@ -1,0 +1,104 @@
+"""What the instrument() modules share: wrapper markers, run claims, the pulled stream.
+
+A *claim* is how an outer entry point tells the inner one "this call belongs to my run"
+(see :mod:`._instrument_runs`); :class:`Pull` is the agent's stream as ``traced`` pulls it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any, cast
+
+from opentelemetry import context as otel_context
+from opentelemetry.context.context import Context
+
+from ._guard import report
+from ._instrument_params import Options
+
+# Attributes set on our wrapper functions (and on drop-in classes).
+MARK = "_agent_otel_wrapper"  # a wrapper of ours
+ORIGINAL = "_agent_otel_original"  # the function a class-level wrapper replaced
+DELEGATES = "_agent_otel_delegates"  # a wrapper calling whatever the MRO further up has
+INSTANCE = "_agent_otel_instance"  # on a drop-in class (made by instrument(instance))
+
+Bound = Callable[..., Any]
+Resolve = Callable[[Any], "tuple[Bound, Options | None]"]
+OTEL_CONTEXT = "otel_context"
+
+
+@dataclass(eq=False, slots=True)
+class Claim:
+    owner: object
+    method: str
+    taken: bool = False
+
+
+CLAIM: ContextVar[Claim | None] = ContextVar("agent_otel_run_claim", default=None)
+
+
+def take(owner: object, method: str) -> bool:
+    """Whether this call is the inner half of a run an outer entry point already traces."""
+    claim = CLAIM.get()
+    if claim is None or claim.owner is not owner or claim.method != method or claim.taken:
+        return False
+    claim.taken = True
+    return True
+
+
+class Pull:
+    """The agent's stream as ``traced`` pulls it.
+
+    On the first pull (the run's span is then current) it tells ``on_start`` the run's
+    context, and builds the agent's stream if that was deferred. With a claim, every pull
+    runs with the claim set, so the agent's inner ``run`` call joins this run.
+    """
+
+    __slots__ = ("_claim", "_it", "_make", "_on_start", "_started")
+
+    def __init__(
+        self,
+        make: Callable[[], Any],
+        on_start: Callable[[Context], None] | None = None,
+        claim: Claim | None = None,
+        *,
+        deferred: bool = False,
+    ) -> None:
+        self._make = make
+        self._it: AsyncIterator[Any] | None = None if deferred else make().__aiter__()
+        self._on_start = on_start
+        self._claim = claim
+        self._started = False
+
+    def __aiter__(self) -> Pull:
+        return self
+
+    def __anext__(self) -> Awaitable[Any]:
+        if self._started and self._claim is None:
+            return cast("AsyncIterator[Any]", self._it).__anext__()
+        return self._pull()
+
+    async def _pull(self) -> Any:
+        if not self._started:
+            self._started = True
+            if self._on_start is not None:
+                try:
+                    self._on_start(otel_context.get_current())
+                except Exception:
+                    report("instrument run start")
+            if self._it is None:
+                self._it = self._make().__aiter__()
+        iterator = cast("AsyncIterator[Any]", self._it)
+        if self._claim is None:
+            return await iterator.__anext__()
+        token = CLAIM.set(self._claim)
+        try:
+            return await iterator.__anext__()
+        finally:
+            CLAIM.reset(token)
+
+    async def aclose(self) -> None:
+        aclose = getattr(self._it, "aclose", None)
+        if aclose is not None:
+            await aclose()

@@ -1,0 +1,150 @@
+"""What an instrumented agent's run is recorded with: an allow-list of its call parameters.
+
+Event contract: ``config["conversation_id"]`` and, when content capture is on, the messages.
+Agent contract: ``thread_id``, ``llm_provider``, ``llm_kwargs``' model and sampling parameters,
+``strategy``, ``recursion_limit``, the NAMES of tools, presets, sub-agents and skills, whether
+the run resumes an interrupt, and (capture on only) the system and user messages. Nothing
+else from a call is ever read into telemetry: not tool objects, not other ``llm_kwargs`` (API
+keys live there), not presets' ``fixed_kwargs``, not ``resume`` payloads, not extra kwargs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from opentelemetry.util.types import AttributeValue
+
+from . import _attributes as A
+from ._settings import RunSettings
+
+_SAMPLING = (
+    ("temperature", A.REQUEST_TEMPERATURE),
+    ("top_p", A.REQUEST_TOP_P),
+    ("max_tokens", A.REQUEST_MAX_TOKENS),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """What one ``instrument()`` call asked for: a name override and the base settings."""
+
+    name: str | None
+    settings: RunSettings
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _number(value: Any) -> int | float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return value
+
+
+def _name_of(item: Any) -> str | None:
+    """A tool, preset, sub-agent or skill's name, read by shape: ``.name`` or ``["name"]``."""
+    if isinstance(item, str):
+        return item or None
+    if isinstance(item, Mapping):
+        function = item.get("function")  # an OpenAI-style tool definition
+        name = item.get("name", function.get("name") if isinstance(function, Mapping) else None)
+        return _text(name)
+    return _text(getattr(item, "name", None))
+
+
+def _names(*groups: Any) -> list[str]:
+    out: dict[str, None] = {}
+    for group in groups:
+        if group is None:
+            continue
+        items: Iterable[Any] = (group,) if isinstance(group, (str, Mapping)) else group
+        if not isinstance(items, Iterable):
+            continue
+        for item in items:
+            name = _name_of(item)
+            if name is not None:
+                out[name] = None
+    return list(out)
+
+
+def agent_name(agent: Any, options: Options) -> str:
+    """``name=``, else the agent's ``tool_name``, else its ``name``, else its class name."""
+    candidates = (options.name, getattr(agent, "tool_name", None), getattr(agent, "name", None))
+    for candidate in candidates:
+        if isinstance(candidate, str) and candidate:
+            return candidate
+    return type(agent).__name__
+
+
+def _describe(agent: Any, options: Options) -> dict[str, Any]:
+    return {
+        "agent_name": agent_name(agent, options),
+        "agent_description": _text(getattr(agent, "tool_description", None)),
+    }
+
+
+def event_settings(options: Options, agent: Any, messages: Any, config: Any) -> RunSettings:
+    """Settings of one event-contract run (``stream`` / ``invoke``)."""
+    base = options.settings
+    conversation = _text(config.get("conversation_id")) if isinstance(config, Mapping) else None
+    captured = None
+    if base.capture is not None and isinstance(messages, Iterable):
+        captured = list(messages)
+    return replace(
+        base,
+        **_describe(agent, options),
+        conversation_id=conversation or base.conversation_id,
+        input_messages=captured,
+    )
+
+
+def run_attributes(kwargs: Mapping[str, Any]) -> dict[str, AttributeValue]:
+    """The allow-listed attributes of an Agent-contract call (see the module docstring)."""
+    out: dict[str, AttributeValue] = {}
+    llm = kwargs.get("llm_kwargs")
+    if isinstance(llm, Mapping):
+        model = _text(llm.get("model"))
+        if model is not None:
+            out[A.REQUEST_MODEL] = model
+        for key, attribute in _SAMPLING:
+            value = _number(llm.get(key))
+            if value is not None:
+                out[attribute] = value
+    strategy = _text(kwargs.get("strategy"))
+    if strategy is not None:
+        out[A.STRATEGY] = strategy
+    limit = kwargs.get("recursion_limit")
+    if isinstance(limit, int) and not isinstance(limit, bool):
+        out[A.RECURSION_LIMIT] = limit
+    for key, groups in (
+        (A.TOOL_NAMES, ("tools", "tool_names")),
+        (A.PRESET_NAMES, ("presets",)),
+        (A.SUBAGENT_NAMES, ("subagents",)),
+        (A.SKILL_NAMES, ("skills", "inline_skills")),
+    ):
+        names = _names(*(kwargs.get(group) for group in groups))
+        if names:
+            out[key] = names
+    if kwargs.get("resume") is not None:
+        out[A.RESUMED] = True
+    return out
+
+
+def agent_settings(options: Options, agent: Any, kwargs: Mapping[str, Any]) -> RunSettings:
+    """Settings of one Agent-contract run (``run`` / ``astream``)."""
+    base = options.settings
+    capture = base.capture is not None
+    user = _text(kwargs.get("user_message")) if capture else None
+    system = _text(kwargs.get("system_message")) if capture else None
+    return replace(
+        base,
+        **_describe(agent, options),
+        conversation_id=_text(kwargs.get("thread_id")) or base.conversation_id,
+        provider=_text(kwargs.get("llm_provider")) or base.provider,
+        agent_attributes={**base.agent_attributes, **run_attributes(kwargs)},
+        input_messages=[{"role": "user", "content": user}] if user is not None else None,
+        system_instructions=system,
+    )

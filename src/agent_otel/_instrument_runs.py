@@ -1,0 +1,204 @@
+"""One ``invoke_agent`` span per run, whichever entry point the caller used.
+
+The four entry points call each other: ``invoke`` consumes ``stream``; a streaming Agent's
+``run`` drains its ``astream``; a non-streaming Agent's default ``astream`` awaits ``run``.
+The outer call traces the run and leaves a *claim* in a ContextVar: "the next ``stream``
+(or ``run``) call of THIS agent belongs to my run". The inner call takes the claim once and
+passes through untraced. Any later call (a sub-agent started from a tool, even the same
+instance) finds the claim taken, or belonging to another agent, and traces its own run: the
+wrapper has made that tool's span current, so the new span nests under it.
+
+``invoke`` traces through the ``stream_wrapper`` it hands the agent (ours innermost, over the
+raw events, then the caller's). A streaming agent's ``run`` passes through: its ``astream``
+traces. A non-streaming agent's ``run`` is traced as a one-event stream.
+
+Every wrapper first asks ``resolve(self)`` for the original bound method and the options in
+force (None: pass through). Instrumentation errors fall back to the plain call.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any
+
+from opentelemetry import context as otel_context
+from opentelemetry.context.context import Context
+
+from ._guard import report
+from ._instrument_base import (
+    CLAIM,
+    DELEGATES,
+    ORIGINAL,
+    OTEL_CONTEXT,
+    Bound,
+    Claim,
+    Pull,
+    Resolve,
+    take,
+)
+from ._instrument_params import Options, agent_settings, event_settings
+from ._propagation import agent_context_value, parent_from
+from ._wrapper import traced
+
+
+def _is_default_astream(cls: type) -> bool:
+    """Whether ``cls`` streams through the Agent contract's default ``astream`` (awaits run)."""
+    for klass in cls.__mro__:
+        fn = klass.__dict__.get("astream")
+        if fn is None or getattr(fn, DELEGATES, False):
+            continue  # a wrapper of ours that looks further up the MRO
+        fn = getattr(fn, ORIGINAL, fn)
+        return getattr(fn, "__qualname__", "") == "Agent.astream"
+    return True  # no astream at all: run is the only entry point
+
+
+# --- event contract ---------------------------------------------------------------------------
+def _event_run(
+    self: Any, options: Options, messages: Any, config: Any
+) -> tuple[Any, dict[str, Any], Context | None, Callable[[Context], None]]:
+    settings = event_settings(options, self, messages, config)
+    caller = config.get(OTEL_CONTEXT) if isinstance(config, Mapping) else None
+    parent = parent_from(caller)
+    ours: dict[str, Any] = dict(config) if isinstance(config, Mapping) else {}
+    ours[OTEL_CONTEXT] = agent_context_value(caller, parent)
+
+    def started(run_context: Context) -> None:
+        ours[OTEL_CONTEXT] = agent_context_value(caller, run_context)
+
+    return settings, ours, parent, started
+
+
+def stream_entry(resolve: Resolve) -> Bound:
+    def stream(self: Any, messages: Any, config: Any = None, **extra: Any) -> Any:
+        original, options = resolve(self)
+        if options is None or take(self, "stream"):
+            return original(messages, config, **extra)
+        try:
+            settings, ours, parent, started = _event_run(self, options, messages, config)
+        except Exception:
+            report("instrument stream")
+            return original(messages, config, **extra)
+        raw = original(messages, ours, **extra)
+        if not hasattr(raw, "__aiter__"):
+            return raw
+        return traced(Pull(lambda: raw, started), settings, parent)
+
+    return stream
+
+
+def invoke_entry(resolve: Resolve) -> Bound:
+    async def invoke(
+        self: Any, messages: Any, stream_wrapper: Any = None, config: Any = None, **extra: Any
+    ) -> Any:
+        original, options = resolve(self)
+        if options is None:
+            return await original(messages, stream_wrapper, config, **extra)
+        try:
+            settings, ours, parent, started = _event_run(self, options, messages, config)
+        except Exception:
+            report("instrument invoke")
+            return await original(messages, stream_wrapper, config, **extra)
+        claim = Claim(self, "stream")
+        caller_wrapper = stream_wrapper
+
+        def wrapper(events: Any) -> Any:
+            claim.taken = True
+            run = traced(Pull(lambda: events, started), settings, parent)
+            return caller_wrapper(run) if caller_wrapper is not None else run
+
+        token = CLAIM.set(claim)
+        try:
+            return await original(messages, wrapper, ours, **extra)
+        finally:
+            CLAIM.reset(token)
+
+    return invoke
+
+
+# --- Agent contract ---------------------------------------------------------------------------
+def _agent_run(
+    self: Any, options: Options, kwargs: dict[str, Any]
+) -> tuple[Any, Context | None, Callable[[Context | None], dict[str, Any]]]:
+    settings = agent_settings(options, self, kwargs)
+    if OTEL_CONTEXT not in kwargs:
+        return settings, None, lambda _: kwargs
+    caller = kwargs[OTEL_CONTEXT]
+    parent = parent_from(caller)
+
+    def call_kwargs(run_context: Context | None) -> dict[str, Any]:
+        return {**kwargs, OTEL_CONTEXT: agent_context_value(caller, run_context or parent)}
+
+    return settings, parent, call_kwargs
+
+
+def astream_entry(resolve: Resolve) -> Bound:
+    def astream(self: Any, **kwargs: Any) -> Any:
+        original, options = resolve(self)
+        if options is None:
+            return original(**kwargs)
+        try:
+            settings, parent, call_kwargs = _agent_run(self, options, kwargs)
+            claim = Claim(self, "run") if _is_default_astream(type(self)) else None
+            deferred = OTEL_CONTEXT in kwargs and inspect.isasyncgenfunction(
+                inspect.unwrap(original)
+            )
+        except Exception:
+            report("instrument astream")
+            return original(**kwargs)
+        if deferred:  # build the stream at the first pull, with the run's context to hand over
+            holder: list[Context] = []
+            pull = Pull(
+                lambda: original(**call_kwargs(holder[0] if holder else None)),
+                holder.append,
+                claim,
+                deferred=True,
+            )
+        else:
+            raw = original(**call_kwargs(None))
+            if not hasattr(raw, "__aiter__"):
+                return raw
+            pull = Pull(lambda: raw, None, claim)
+        return traced(pull, settings, parent)
+
+    return astream
+
+
+class _RunResult:
+    """``run``'s value as the terminal event the default ``astream`` would have made of it."""
+
+    __slots__ = ("data", "text", "type")
+
+    def __init__(self, value: Any) -> None:
+        text = isinstance(value, str)
+        self.type = "message_final" if text else "structured_final"
+        self.text: Any = value if text else None
+        self.data: Any = None if text else value
+
+
+def run_entry(resolve: Resolve) -> Bound:
+    async def run(self: Any, **kwargs: Any) -> Any:
+        original, options = resolve(self)
+        if options is None or take(self, "run"):
+            return await original(**kwargs)
+        try:
+            # A streaming agent's run drains its astream, which traces the run.
+            run = _agent_run(self, options, kwargs) if _is_default_astream(type(self)) else None
+        except Exception:
+            report("instrument run")
+            run = None
+        if run is None:
+            return await original(**kwargs)
+        settings, parent, call_kwargs = run
+        values: list[Any] = []
+
+        async def once() -> AsyncIterator[_RunResult]:
+            value = await original(**call_kwargs(otel_context.get_current()))
+            values.append(value)
+            yield _RunResult(value)
+
+        async for _ in traced(once(), settings, parent):
+            pass
+        return values[0]
+
+    return run

@@ -1,0 +1,72 @@
+"""Trace context across processes: W3C trace-context carriers for ``config["otel_context"]``.
+
+A run handed to another process (a worker, a Temporal activity) carries its parent as a plain
+``dict[str, str]`` (``traceparent``, ``tracestate``, ``baggage``): JSON- and pickle-friendly.
+The W3C propagators are used explicitly, so this works whatever global propagator is (or is
+not) configured. In-process, an OTel ``Context`` object can be passed as is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.baggage.propagation import W3CBaggagePropagator
+from opentelemetry.context.context import Context
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+__all__ = ["agent_context_value", "extract_context", "inject_context", "parent_from"]
+
+_TRACE = TraceContextTextMapPropagator()
+_BAGGAGE = W3CBaggagePropagator()
+
+
+def inject_context(context: Context | None = None) -> dict[str, str]:
+    """A W3C trace-context carrier for ``context`` (default: the current context).
+
+    Pass it as ``config["otel_context"]`` (event contract) or the ``otel_context`` keyword
+    (Agent contract) of an instrumented agent running in another process: its run becomes a
+    child of the span current here.
+    """
+    carrier: dict[str, str] = {}
+    _TRACE.inject(carrier, context=context)
+    _BAGGAGE.inject(carrier, context=context)
+    return carrier
+
+
+def extract_context(carrier: Mapping[str, str], context: Context | None = None) -> Context:
+    """The context a carrier made by :func:`inject_context` describes (its span and baggage).
+
+    ``context`` is the base the carrier's values are added to (default: an empty context).
+    """
+    extracted = _TRACE.extract(carrier, context=context if context is not None else Context())
+    return _BAGGAGE.extract(carrier, context=extracted)
+
+
+def parent_from(value: Any) -> Context | None:
+    """The parent a caller's ``otel_context`` names; None when it names none (use current).
+
+    A ``Context`` is taken as is; a mapping is read as a W3C carrier, honoured only when it
+    holds a valid ``traceparent``. Anything else is ignored.
+    """
+    if isinstance(value, Context):  # before Mapping: a Context is a dict
+        return value
+    if isinstance(value, Mapping):
+        extracted = extract_context(value)
+        if trace.get_current_span(extracted).get_span_context().is_valid:
+            return extracted
+    return None
+
+
+def agent_context_value(caller_value: Any, run_context: Context | None = None) -> Any:
+    """What the agent receives as ``otel_context``: the run's context, in the caller's form.
+
+    A caller that passed a carrier gets a carrier (the agent may forward it across a process
+    boundary); otherwise an OTel ``Context``. ``run_context`` defaults to the current one.
+    """
+    context = run_context if run_context is not None else otel_context.get_current()
+    if isinstance(caller_value, Mapping) and not isinstance(caller_value, Context):
+        return inject_context(context)
+    return context

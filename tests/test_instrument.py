@@ -1,0 +1,364 @@
+"""instrument(): the drop-in, classes and decorators, one span per run, nesting."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import pickle
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from agent_contract.agent import Agent, MessageFinal, StructuredFinal
+from agent_contract.examples import (
+    NonStreamingAgent,
+    ScriptedAgent,
+    ScriptedStreamingAgent,
+)
+from agent_contract.protocol import AgentProtocol, StepBoundary, StreamingAgent, TextDelta
+from agent_otel._instrument import instrument, is_instrumented, uninstrument
+from agent_otel.testing import Telemetry
+from test_instrument_support import (
+    AGENT_CALLS,
+    CALLS,
+    EVENT_CALLS,
+    USER,
+    Delegating,
+    DelegatingAgent,
+    NonStreamingDelegator,
+    agent_spans,
+    call_run,
+    call_stream,
+    kw,
+    parent_of,
+)
+
+EVENTS = [TextDelta("a"), StepBoundary(), TextDelta("b")]
+
+
+# --- the drop-in ------------------------------------------------------------------------------
+def test_event_drop_in_is_the_agent(otel_telemetry: Telemetry) -> None:
+    agent = ScriptedAgent(EVENTS, name="scribe")
+    agent.custom = "mine"  # type: ignore[attr-defined]
+    traced = instrument(agent, **kw(otel_telemetry))
+    assert traced is not agent
+    assert isinstance(traced, ScriptedAgent)
+    assert isinstance(traced, StreamingAgent)
+    assert isinstance(traced, AgentProtocol)
+    assert type(traced).__name__ == "ScriptedAgent"
+    assert traced.name == "scribe"
+    assert traced.custom == "mine"  # type: ignore[attr-defined]
+    traced.name = "renamed"  # writes through, both ways
+    assert agent.name == "renamed"
+    agent.delay = 0.0
+    traced.reset()
+    assert agent.resets == 1
+    assert traced.resets == 1
+
+
+def test_agent_drop_in_is_the_agent(otel_telemetry: Telemetry) -> None:
+    agent = ScriptedStreamingAgent([MessageFinal(text="ok")])
+    traced = instrument(agent, **kw(otel_telemetry))
+    assert isinstance(traced, Agent)
+    assert isinstance(traced, ScriptedStreamingAgent)
+    assert traced.tool_name == "scripted_streaming"
+    assert traced.ToolInput is agent.ToolInput
+    assert traced.spec_runnable is False
+    assert traced.tool_description == agent.tool_description
+    traced.extra = 1  # type: ignore[attr-defined]
+    assert agent.extra == 1  # type: ignore[attr-defined]
+
+
+async def test_the_original_stays_untraced(otel_telemetry: Telemetry) -> None:
+    agent = ScriptedAgent(EVENTS)
+    instrument(agent, **kw(otel_telemetry))
+    await agent.invoke(USER)
+    assert otel_telemetry.spans() == []
+
+
+async def test_uninstrument_instance_returns_the_original(otel_telemetry: Telemetry) -> None:
+    agent = ScriptedAgent(EVENTS)
+    traced = instrument(agent, **kw(otel_telemetry))
+    assert is_instrumented(traced)
+    assert uninstrument(traced) is agent
+    assert not is_instrumented(traced)
+    await traced.invoke(USER)  # the old drop-in is plain again too
+    await agent.invoke(USER)
+    assert otel_telemetry.spans() == []
+    assert uninstrument(agent) is agent
+
+
+async def test_instrumenting_twice_is_one_span(otel_telemetry: Telemetry) -> None:
+    traced = instrument(ScriptedAgent(EVENTS), **kw(otel_telemetry))
+    assert instrument(traced, name="other") is traced
+    await traced.invoke(USER)
+    assert [s.name for s in agent_spans(otel_telemetry)] == ["invoke_agent scripted"]
+
+
+def test_pickle_and_copy_give_the_plain_agent(otel_telemetry: Telemetry) -> None:
+    traced = instrument(NonStreamingAgent("v"), **kw(otel_telemetry))
+    for clone in (pickle.loads(pickle.dumps(traced)), copy.copy(traced), copy.deepcopy(traced)):
+        assert type(clone) is NonStreamingAgent
+        assert clone.result == "v"
+
+
+def test_refuses_what_is_not_an_agent() -> None:
+    with pytest.raises(TypeError):
+        instrument(object())
+
+
+def test_refuses_slots_only_agents() -> None:
+    class Slotted:
+        __slots__ = ("x",)
+
+        async def run(self, **kwargs: Any) -> Any:
+            return None
+
+    with pytest.raises(TypeError):
+        instrument(Slotted())
+
+
+# --- classes and decorators ------------------------------------------------------------------
+@pytest.fixture
+def restore() -> Iterator[list[type]]:
+    classes: list[type] = []
+    yield classes
+    for cls in classes:
+        uninstrument(cls)
+
+
+async def test_class_every_instance_traced(otel_telemetry: Telemetry, restore: list[type]) -> None:
+    class Mine(ScriptedAgent):
+        pass
+
+    original_stream = Mine.stream
+    restore.append(instrument(Mine, name="mine", **kw(otel_telemetry)))
+    assert instrument(Mine) is Mine  # twice: a no-op
+    await Mine(EVENTS).invoke(USER)
+    await Mine(EVENTS).invoke(USER)
+    assert [s.name for s in agent_spans(otel_telemetry)] == ["invoke_agent mine"] * 2
+    await ScriptedAgent(EVENTS).invoke(USER)  # the base class is not affected
+    assert len(agent_spans(otel_telemetry)) == 2
+    uninstrument(Mine)
+    assert Mine.stream is original_stream
+    await Mine(EVENTS).invoke(USER)
+    assert len(agent_spans(otel_telemetry)) == 2
+
+
+async def test_decorator_forms(otel_telemetry: Telemetry, restore: list[type]) -> None:
+    @instrument
+    class Bare(NonStreamingAgent):
+        pass
+
+    @instrument(name="named", **kw(otel_telemetry))
+    class Named(NonStreamingAgent):
+        pass
+
+    restore.extend([Bare, Named])
+    assert await Named("x").run() == "x"
+    assert [s.name for s in agent_spans(otel_telemetry)] == ["invoke_agent named"]
+    assert is_instrumented(Bare)
+
+
+async def test_class_covers_subclasses_old_and_new(
+    otel_telemetry: Telemetry, restore: list[type]
+) -> None:
+    class Base(ScriptedStreamingAgent):
+        pass
+
+    class Old(Base):
+        async def astream(self, **kwargs: Any) -> Any:
+            async for event in super().astream(**kwargs):  # super chain: still one span
+                yield event
+
+    restore.append(instrument(Base, **kw(otel_telemetry)))
+
+    class New(Old):
+        async def run(self, **kwargs: Any) -> Any:
+            return await super().run(**kwargs)
+
+    for cls in (Base, Old, New):
+        assert await cls([MessageFinal(text="ok")]).run() == "ok"
+    assert len(agent_spans(otel_telemetry)) == 3
+
+
+async def test_explicit_class_options_win(otel_telemetry: Telemetry, restore: list[type]) -> None:
+    class Inner(NonStreamingAgent):
+        pass
+
+    restore.append(instrument(NonStreamingAgent, name="base", **kw(otel_telemetry)))
+    restore.insert(0, instrument(Inner, name="inner", **kw(otel_telemetry)))
+    await Inner().run()
+    await NonStreamingAgent().run()
+    assert [s.name for s in agent_spans(otel_telemetry)] == [
+        "invoke_agent inner",
+        "invoke_agent base",
+    ]
+
+
+async def test_instance_of_instrumented_class_is_one_span(
+    otel_telemetry: Telemetry, restore: list[type]
+) -> None:
+    class Mine(ScriptedAgent):
+        pass
+
+    restore.append(instrument(Mine, name="class", **kw(otel_telemetry)))
+    traced = instrument(Mine(EVENTS), name="instance", **kw(otel_telemetry))
+    await traced.invoke(USER)
+    [e async for e in traced.stream(USER)]
+    assert [s.name for s in agent_spans(otel_telemetry)] == ["invoke_agent instance"] * 2
+
+
+def test_abstract_methods_stay_abstract(restore: list[type]) -> None:
+    restore.extend([instrument(Agent), instrument(StreamingAgent)])
+
+    class NoRun(Agent):
+        pass
+
+    class NoStream(StreamingAgent):
+        pass
+
+    with pytest.raises(TypeError):
+        NoRun()  # type: ignore[abstract]
+    with pytest.raises(TypeError):
+        NoStream()  # type: ignore[abstract]
+
+
+# --- exactly one invoke_agent span per run ---------------------------------------------------
+AGENT_FACTORIES = {
+    "event": lambda: ScriptedAgent(EVENTS),
+    "streaming": lambda: ScriptedStreamingAgent([MessageFinal(text="ok")]),
+    "non_streaming": lambda: NonStreamingAgent("ok"),
+}
+ENTRIES = [
+    ("event", "stream"),
+    ("event", "invoke"),
+    ("streaming", "run"),
+    ("streaming", "astream"),
+    ("non_streaming", "run"),
+    ("non_streaming", "astream"),
+]
+
+
+@pytest.mark.parametrize("how", ["instance", "class"])
+@pytest.mark.parametrize(("kind", "entry"), ENTRIES)
+async def test_one_span_per_run(
+    otel_telemetry: Telemetry, restore: list[type], kind: str, entry: str, how: str
+) -> None:
+    agent = AGENT_FACTORIES[kind]()
+    if how == "class":
+        restore.append(instrument(type(agent), **kw(otel_telemetry)))
+    else:
+        agent = instrument(agent, **kw(otel_telemetry))
+    await CALLS[entry](agent)
+    await CALLS[entry](agent)
+    spans = agent_spans(otel_telemetry)
+    assert len(spans) == 2
+    assert all(s.parent is None for s in spans)
+    assert spans[0].context.trace_id != spans[1].context.trace_id  # type: ignore[union-attr]
+
+
+async def test_passthrough_same_objects_and_values(otel_telemetry: Telemetry) -> None:
+    agent = instrument(ScriptedAgent(EVENTS), **kw(otel_telemetry))
+    seen = [e async for e in agent.stream(USER)]
+    assert len(seen) == len(EVENTS)
+    assert all(a is b for a, b in zip(seen, EVENTS))
+    data = {"k": [1, 2]}
+    finals = [StructuredFinal(data=data)]
+    streaming = instrument(ScriptedStreamingAgent(finals), **kw(otel_telemetry))
+    assert await streaming.run() is data
+    [event] = [e async for e in streaming.astream()]
+    assert event is finals[0]
+    assert await instrument(NonStreamingAgent(data), **kw(otel_telemetry)).run() is data
+
+
+# --- a run started inside another run's tool call nests under that tool span ----------------
+def _check_nested(telemetry: Telemetry, outer_tool: bool) -> None:
+    spans = agent_spans(telemetry)
+    assert len(spans) == 2, [s.name for s in telemetry.spans()]
+    inner, outer = spans  # the inner run ends first
+    assert outer.parent is None
+    parent = parent_of(telemetry, inner)
+    assert parent is not None
+    if outer_tool:
+        assert parent.name == "execute_tool delegate"
+        assert parent_of(telemetry, parent) is not None
+    else:
+        assert parent is outer or parent.context == outer.context
+    assert inner.context.trace_id == outer.context.trace_id  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("outer_entry", list(EVENT_CALLS))
+@pytest.mark.parametrize("inner_entry", list(EVENT_CALLS))
+async def test_event_nested_same_instance(
+    otel_telemetry: Telemetry, outer_entry: str, inner_entry: str
+) -> None:
+    agent = instrument(Delegating(EVENT_CALLS[inner_entry]), **kw(otel_telemetry))
+    await EVENT_CALLS[outer_entry](agent)
+    _check_nested(otel_telemetry, outer_tool=True)
+
+
+@pytest.mark.parametrize("outer_entry", list(AGENT_CALLS))
+@pytest.mark.parametrize("inner_entry", list(AGENT_CALLS))
+async def test_agent_nested_same_instance(
+    otel_telemetry: Telemetry, outer_entry: str, inner_entry: str
+) -> None:
+    agent = instrument(DelegatingAgent(AGENT_CALLS[inner_entry]), **kw(otel_telemetry))
+    await AGENT_CALLS[outer_entry](agent)
+    _check_nested(otel_telemetry, outer_tool=True)
+
+
+@pytest.mark.parametrize("outer_entry", list(AGENT_CALLS))
+@pytest.mark.parametrize("inner_entry", list(AGENT_CALLS))
+async def test_non_streaming_nested_same_instance(
+    otel_telemetry: Telemetry, outer_entry: str, inner_entry: str
+) -> None:
+    agent = instrument(NonStreamingDelegator(AGENT_CALLS[inner_entry]), **kw(otel_telemetry))
+    await AGENT_CALLS[outer_entry](agent)
+    _check_nested(otel_telemetry, outer_tool=False)
+
+
+SUB_AGENTS = {
+    "event": (lambda: ScriptedAgent(EVENTS), list(EVENT_CALLS)),
+    "streaming": (lambda: ScriptedStreamingAgent([MessageFinal(text="ok")]), list(AGENT_CALLS)),
+    "non_streaming": (lambda: NonStreamingAgent("ok"), list(AGENT_CALLS)),
+}
+OTHER_CASES = [
+    (outer, sub, inner)
+    for outer in ("event_stream", "event_invoke", "agent_run", "agent_astream")
+    for sub, (_, entries) in SUB_AGENTS.items()
+    for inner in entries
+]
+
+
+@pytest.mark.parametrize(("outer", "sub", "inner"), OTHER_CASES)
+async def test_nested_other_agent(
+    otel_telemetry: Telemetry, outer: str, sub: str, inner: str
+) -> None:
+    delegate = instrument(SUB_AGENTS[sub][0](), **kw(otel_telemetry))
+    contract, entry = outer.split("_")
+    if contract == "event":
+        agent: Any = Delegating(CALLS[inner], delegate)
+    else:
+        agent = DelegatingAgent(CALLS[inner], delegate)
+    await CALLS[entry](instrument(agent, **kw(otel_telemetry)))
+    _check_nested(otel_telemetry, outer_tool=True)
+
+
+async def test_sub_agent_uninstrumented_makes_no_span(otel_telemetry: Telemetry) -> None:
+    agent = instrument(DelegatingAgent(call_run, NonStreamingAgent()), **kw(otel_telemetry))
+    assert await agent.run() == "done"
+    assert len(agent_spans(otel_telemetry)) == 1
+
+
+async def test_concurrent_runs_of_one_instance(otel_telemetry: Telemetry) -> None:
+    agent = instrument(ScriptedAgent(EVENTS, delay=0.001), **kw(otel_telemetry))
+    streaming = instrument(ScriptedStreamingAgent([MessageFinal(text="ok")]), **kw(otel_telemetry))
+    await asyncio.gather(
+        agent.invoke(USER), agent.invoke(USER), call_stream(agent), streaming.run(), streaming.run()
+    )
+    spans = agent_spans(otel_telemetry)
+    assert len(spans) == 5
+    assert all(s.parent is None for s in spans)
+    assert len({s.context.trace_id for s in spans if s.context}) == 5

@@ -1,0 +1,271 @@
+"""What an instrumented run records: the allow-list, content capture, interrupts, wrappers."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from opentelemetry.trace import StatusCode
+
+from agent_contract.agent import (
+    AgentInterruptedError,
+    InterruptFinal,
+    MessageFinal,
+    PresetSpec,
+    StructuredFinal,
+    SubAgentSpec,
+)
+from agent_contract.examples import NonStreamingAgent, ScriptedAgent, ScriptedStreamingAgent
+from agent_contract.protocol import Message, PhaseMarker, TextDelta
+from agent_otel._instrument import instrument
+from agent_otel.testing import Telemetry
+from test_instrument_support import USER, agent_spans, kw
+
+SECRET = "sk-TOPSECRET-7f3a"
+
+
+class LiveTool:
+    """A live tool object (like LangChain's StructuredTool) holding a credential."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.api_key = SECRET
+        self.description = f"uses {SECRET}"
+
+    def __repr__(self) -> str:
+        return f"LiveTool({self.name}, {SECRET})"
+
+
+def _run_kwargs() -> dict[str, Any]:
+    preset = PresetSpec(name="p1", base_tool="flow", fixed_kwargs={"token": SECRET})
+    return {
+        "tools": [LiveTool("search"), {"name": "fetch", "api_key": SECRET}],
+        "tool_names": ["lookup"],
+        "presets": [preset],
+        "subagents": [
+            SubAgentSpec(
+                name="helper",
+                system_prompt=SECRET,
+                tools=[LiveTool("inner")],
+                presets=[preset],
+                inline_skills=[{"name": "s", "content": SECRET}],
+            )
+        ],
+        "system_message": f"system {SECRET}",
+        "user_message": f"user {SECRET}",
+        "response_format": {"title": SECRET},
+        "strategy": "react",
+        "interrupt_on": {"search": SECRET},
+        "skills": ["summarise"],
+        "inline_skills": [{"name": "inline", "content": SECRET}],
+        "recursion_limit": 12,
+        "thread_id": "thread-1",
+        "resume": {"answer": SECRET},
+        "resume_checkpoint_id": SECRET,
+        "llm_provider": "openai",
+        "checkpoint_provider": SECRET,
+        "store_provider": SECRET,
+        "llm_kwargs": {
+            "model": "gpt-4o",
+            "temperature": 0.2,
+            "top_p": 0.9,
+            "max_tokens": 256,
+            "api_key": SECRET,
+            "base_url": f"https://{SECRET}.example",
+            "extra_headers": {"Authorization": SECRET},
+        },
+        "role_param": SECRET,
+    }
+
+
+def _exported(telemetry: Telemetry, drop: tuple[str, ...] = ()) -> str:
+    """Every exported span (attributes, events, resource) and metric, as JSON text."""
+    spans = [json.loads(s.to_json()) for s in telemetry.spans()]
+    for span in spans:
+        for key in drop:
+            span["attributes"].pop(key, None)
+    data = telemetry.metric_reader.get_metrics_data()
+    metrics = data.to_json() if data is not None else ""
+    return json.dumps(spans) + metrics
+
+
+EXPECTED = {
+    "gen_ai.agent.name": "scripted_streaming",
+    "gen_ai.conversation.id": "thread-1",
+    "gen_ai.provider.name": "openai",
+    "gen_ai.request.model": "gpt-4o",
+    "gen_ai.request.temperature": 0.2,
+    "gen_ai.request.top_p": 0.9,
+    "gen_ai.request.max_tokens": 256,
+    "agent_otel.strategy": "react",
+    "agent_otel.recursion_limit": 12,
+    "agent_otel.tool_names": ("search", "fetch", "lookup"),
+    "agent_otel.preset_names": ("p1",),
+    "agent_otel.subagent_names": ("helper",),
+    "agent_otel.skill_names": ("summarise", "inline"),
+    "agent_otel.resumed": True,
+}
+
+
+@pytest.mark.parametrize("capture", [False, True])
+@pytest.mark.parametrize("entry", ["run", "astream"])
+@pytest.mark.parametrize("streaming", [True, False])
+async def test_agent_allow_list_and_no_secret_anywhere(
+    otel_telemetry: Telemetry, capture: bool, entry: str, streaming: bool
+) -> None:
+    raw: Any = (
+        ScriptedStreamingAgent([MessageFinal(text="ok")]) if streaming else NonStreamingAgent("ok")
+    )
+    agent = instrument(
+        raw, capture_content=capture, name="scripted_streaming", **kw(otel_telemetry)
+    )
+    call = _run_kwargs()
+    if entry == "run":
+        await agent.run(**call)
+    else:
+        [e async for e in agent.astream(**call)]
+    assert raw.last_kwargs == call  # passed through untouched, nothing added
+    [span] = agent_spans(otel_telemetry)
+    attributes = dict(span.attributes or {})
+    for key, value in EXPECTED.items():
+        assert attributes[key] == value, key
+    exported = _exported(otel_telemetry)
+    if not capture:
+        assert SECRET not in exported
+        assert "gen_ai.system_instructions" not in attributes
+        assert "gen_ai.input.messages" not in attributes
+        return
+    system = json.loads(str(attributes["gen_ai.system_instructions"]))
+    assert system == [{"type": "text", "content": f"system {SECRET}"}]
+    messages = json.loads(str(attributes["gen_ai.input.messages"]))
+    assert messages == [{"role": "user", "parts": [{"type": "text", "content": f"user {SECRET}"}]}]
+    # with capture on, only the two messages carry the secret: nothing else of the call
+    captured = ("gen_ai.system_instructions", "gen_ai.input.messages")
+    assert SECRET not in _exported(otel_telemetry, drop=captured)
+
+
+@pytest.mark.parametrize("capture", [False, True])
+@pytest.mark.parametrize("entry", ["stream", "invoke"])
+async def test_event_config_and_messages(
+    otel_telemetry: Telemetry, capture: bool, entry: str
+) -> None:
+    raw = ScriptedAgent([TextDelta("hi")])
+    agent = instrument(raw, capture_content=capture, **kw(otel_telemetry))
+    messages = [Message(role="system", content="be brief"), Message(role="user", content=SECRET)]
+    config = {"conversation_id": "conv-9", "api_key": SECRET}
+    if entry == "stream":
+        [e async for e in agent.stream(messages, config)]
+    else:
+        await agent.invoke(messages, config=config)
+    assert raw.last_messages is messages
+    assert raw.last_config is not None
+    assert {k: v for k, v in raw.last_config.items() if k != "otel_context"} == config
+    assert config == {"conversation_id": "conv-9", "api_key": SECRET}  # the caller's, untouched
+    [span] = agent_spans(otel_telemetry)
+    attributes = dict(span.attributes or {})
+    assert attributes["gen_ai.conversation.id"] == "conv-9"
+    assert attributes["gen_ai.agent.name"] == "scripted"
+    if capture:
+        parts = json.loads(str(attributes["gen_ai.input.messages"]))
+        assert parts[1] == {"role": "user", "parts": [{"type": "text", "content": SECRET}]}
+    else:
+        assert "gen_ai.input.messages" not in attributes
+        assert SECRET not in _exported(otel_telemetry)
+
+
+async def test_name_override_and_defaults(otel_telemetry: Telemetry) -> None:
+    await instrument(ScriptedAgent([]), name="custom", **kw(otel_telemetry)).invoke(USER)
+    await instrument(NonStreamingAgent(), **kw(otel_telemetry)).run()
+
+    class Anonymous:
+        async def run(self, **kwargs: Any) -> Any:
+            return 1
+
+    await instrument(Anonymous(), **kw(otel_telemetry)).run()
+    names = [s.name for s in agent_spans(otel_telemetry)]
+    assert names == ["invoke_agent custom", "invoke_agent non_streaming", "invoke_agent Anonymous"]
+    description = dict(agent_spans(otel_telemetry)[1].attributes or {})["gen_ai.agent.description"]
+    assert description == NonStreamingAgent.tool_description
+
+
+# --- interrupts are a pause, not a failure -----------------------------------------------------
+INTERRUPT = InterruptFinal(interrupt_id="int-1", payload={"options": [SECRET]}, reason="approve?")
+
+
+@pytest.mark.parametrize("entry", ["run", "astream"])
+async def test_interrupt_final_is_an_event(otel_telemetry: Telemetry, entry: str) -> None:
+    agent = instrument(ScriptedStreamingAgent([INTERRUPT]), **kw(otel_telemetry))
+    if entry == "run":
+        with pytest.raises(AgentInterruptedError) as caught:
+            await agent.run()
+        assert caught.value.interrupts == [INTERRUPT]
+    else:
+        assert [e async for e in agent.astream()] == [INTERRUPT]
+    [span] = agent_spans(otel_telemetry)
+    assert span.status.status_code is StatusCode.UNSET
+    assert dict(span.attributes or {})["agent_otel.end_reason"] == "interrupted"
+    [event] = [e for e in span.events if e.name == "agent_otel.interrupt"]
+    assert dict(event.attributes or {}) == {
+        "agent_otel.interrupt.id": "int-1",
+        "agent_otel.interrupt.reason": "approve?",
+    }
+    assert SECRET not in _exported(otel_telemetry)
+
+
+@pytest.mark.parametrize("entry", ["run", "astream"])
+async def test_interrupted_error_from_run(otel_telemetry: Telemetry, entry: str) -> None:
+    error = AgentInterruptedError(interrupts=[INTERRUPT])
+    agent = instrument(NonStreamingAgent(error=error), **kw(otel_telemetry))
+    with pytest.raises(AgentInterruptedError) as caught:
+        if entry == "run":
+            await agent.run(resume="yes")
+        else:
+            [e async for e in agent.astream()]
+    assert caught.value is error
+    [span] = agent_spans(otel_telemetry)
+    assert span.status.status_code is StatusCode.UNSET
+    attributes = dict(span.attributes or {})
+    assert attributes["agent_otel.end_reason"] == "interrupted"
+    assert "error.type" not in attributes
+    assert [e.name for e in span.events] == ["exception"]
+    for point in otel_telemetry.histograms()["gen_ai.invoke_agent.duration"]:
+        assert "error.type" not in dict(point.attributes or {})
+    assert SECRET not in _exported(otel_telemetry)
+
+
+async def test_structured_final_is_json(otel_telemetry: Telemetry) -> None:
+    agent = instrument(
+        ScriptedStreamingAgent([StructuredFinal(data={"a": 1})]), **kw(otel_telemetry)
+    )
+    assert await agent.run() == {"a": 1}
+    assert await instrument(NonStreamingAgent({"b": 2}), **kw(otel_telemetry)).run() == {"b": 2}
+    for span in agent_spans(otel_telemetry):
+        assert dict(span.attributes or {})["gen_ai.output.type"] == "json"
+
+
+# --- the caller's own stream_wrapper still applies, composed with ours ---------------------
+async def test_caller_stream_wrapper_composed(otel_telemetry: Telemetry) -> None:
+    seen_by_caller: list[Any] = []
+    extra = [PhaseMarker("caller"), TextDelta(" (annotated)")]
+
+    def caller_wrapper(events: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        async def wrapped() -> AsyncIterator[Any]:
+            async for event in events:
+                seen_by_caller.append(event)
+                yield event
+            for event in extra:  # ours never sees what the caller's wrapper adds
+                yield event
+
+        return wrapped()
+
+    raw_events = [TextDelta("a"), TextDelta("b")]
+    agent = instrument(ScriptedAgent(raw_events), **kw(otel_telemetry))
+    result = await agent.invoke(USER, stream_wrapper=caller_wrapper)
+    assert result.text == "ab (annotated)"
+    assert seen_by_caller == raw_events
+    assert all(a is b for a, b in zip(seen_by_caller, raw_events))
+    [span] = agent_spans(otel_telemetry)
+    assert dict(span.attributes or {})["agent_otel.end_reason"] == "exhausted"
+    assert "agent_otel.phase" not in dict(span.attributes or {})

@@ -1,0 +1,267 @@
+"""Context across runs and processes: config["otel_context"], inject/extract, a worker process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opentelemetry import baggage, trace
+from opentelemetry import context as otel_context
+from opentelemetry.context.context import Context
+from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
+
+from agent_contract.agent import Agent, MessageFinal
+from agent_contract.examples import NonStreamingAgent, ScriptedAgent
+from agent_contract.protocol import Message, StreamingAgent, TextDelta
+from agent_otel._instrument import instrument
+from agent_otel._propagation import extract_context, inject_context
+from agent_otel.testing import Telemetry
+from test_instrument_support import USER, agent_spans, kw
+
+
+def _ids(span: Any) -> tuple[int, int]:
+    context = span.get_span_context() if hasattr(span, "get_span_context") else span.context
+    return context.trace_id, context.span_id
+
+
+# --- inject / extract ---------------------------------------------------------------------------
+def test_inject_extract_round_trip(otel_telemetry: Telemetry) -> None:
+    tracer = otel_telemetry.tracer_provider.get_tracer("test")
+    with tracer.start_as_current_span("caller") as span:
+        token = otel_context.attach(baggage.set_baggage("tenant", "acme"))
+        try:
+            carrier = inject_context()
+        finally:
+            otel_context.detach(token)
+    assert set(carrier) >= {"traceparent", "baggage"}
+    json.dumps(carrier)  # plain strings: travels as JSON
+    extracted = extract_context(carrier)
+    remote = trace.get_current_span(extracted).get_span_context()
+    assert (remote.trace_id, remote.span_id) == _ids(span)
+    assert remote.is_remote
+    assert baggage.get_baggage("tenant", extracted) == "acme"
+
+
+def test_inject_without_span_is_empty() -> None:
+    assert "traceparent" not in inject_context(Context())
+
+
+# --- the caller's otel_context is the parent --------------------------------------------------
+class Reporting(StreamingAgent):
+    """Event contract: records the otel_context its stream body sees and the span current."""
+
+    def __init__(self) -> None:
+        self.seen: Any = None
+        self.current: Any = None
+
+    async def stream(
+        self, messages: list[Message], config: dict[str, Any] | None = None
+    ) -> AsyncIterator[Any]:
+        self.seen = (config or {}).get("otel_context")
+        self.current = trace.get_current_span()
+        yield TextDelta("x")
+
+
+class ReportingAgent(Agent):
+    """Agent contract, streaming: records the otel_context kwarg its body sees."""
+
+    tool_name = "reporting"
+    tool_description = "Reports its context (test agent)."
+
+    def __init__(self) -> None:
+        self.seen: Any = None
+
+    async def astream(self, **kwargs: Any) -> AsyncIterator[Any]:
+        self.seen = kwargs.get("otel_context")
+        yield MessageFinal(text="ok")
+
+    async def run(self, **kwargs: Any) -> Any:
+        return await self._drain(self.astream(**kwargs))
+
+
+class ReportingRun(NonStreamingAgent):
+    async def run(self, **kwargs: Any) -> Any:
+        self.last_kwargs = kwargs
+        return "ok"
+
+
+def _caller(telemetry: Telemetry) -> tuple[Any, Context]:
+    tracer = telemetry.tracer_provider.get_tracer("test")
+    span = tracer.start_span("caller")
+    return span, trace.set_span_in_context(span)
+
+
+def _agent_span_parent(telemetry: Telemetry) -> tuple[int, int]:
+    [span] = agent_spans(telemetry)
+    assert span.parent is not None
+    return span.context.trace_id, span.parent.span_id  # type: ignore[union-attr]
+
+
+def _run_context_ids(value: Any) -> tuple[int, int]:
+    context = extract_context(value) if not isinstance(value, Context) else value
+    return _ids(trace.get_current_span(context))
+
+
+@pytest.mark.parametrize("form", ["context", "carrier"])
+@pytest.mark.parametrize("entry", ["stream", "invoke"])
+async def test_event_parent_and_agent_context(
+    otel_telemetry: Telemetry, form: str, entry: str
+) -> None:
+    span, context = _caller(otel_telemetry)
+    value: Any = context if form == "context" else inject_context(context)
+    raw = Reporting()
+    agent = instrument(raw, **kw(otel_telemetry))
+    config = {"otel_context": value}
+    if entry == "stream":
+        [e async for e in agent.stream(USER, config)]
+    else:
+        await agent.invoke(USER, config=config)
+    span.end()
+    assert _agent_span_parent(otel_telemetry) == _ids(span)
+    assert config == {"otel_context": value}  # the caller's dict is not touched
+    # the agent receives the run's context (its invoke_agent span), in the caller's form
+    [run_span] = agent_spans(otel_telemetry)
+    assert isinstance(raw.seen, Context if form == "context" else dict)
+    assert _run_context_ids(raw.seen) == _ids(run_span)
+    assert _ids(raw.current) == _ids(run_span)
+
+
+async def test_event_agent_gets_context_without_asking(otel_telemetry: Telemetry) -> None:
+    raw = Reporting()
+    await instrument(raw, **kw(otel_telemetry)).invoke(USER)
+    [run_span] = agent_spans(otel_telemetry)
+    assert isinstance(raw.seen, Context)
+    assert _run_context_ids(raw.seen) == _ids(run_span)
+    assert run_span.parent is None
+
+
+@pytest.mark.parametrize("form", ["context", "carrier"])
+@pytest.mark.parametrize("entry", ["run", "astream"])
+@pytest.mark.parametrize("streaming", [True, False])
+async def test_agent_parent_and_agent_context(
+    otel_telemetry: Telemetry, form: str, entry: str, streaming: bool
+) -> None:
+    span, context = _caller(otel_telemetry)
+    value: Any = context if form == "context" else inject_context(context)
+    raw: Any = ReportingAgent() if streaming else ReportingRun()
+    agent = instrument(raw, **kw(otel_telemetry))
+    if entry == "run":
+        await agent.run(user_message="hi", otel_context=value)
+    else:
+        [e async for e in agent.astream(user_message="hi", otel_context=value)]
+    span.end()
+    assert _agent_span_parent(otel_telemetry) == _ids(span)
+    seen = raw.seen if streaming else raw.last_kwargs["otel_context"]
+    [run_span] = agent_spans(otel_telemetry)
+    assert isinstance(seen, Context if form == "context" else dict)
+    assert _run_context_ids(seen) == _ids(run_span)
+
+
+async def test_agent_contract_adds_no_otel_context(otel_telemetry: Telemetry) -> None:
+    raw = ReportingRun()
+    await instrument(raw, **kw(otel_telemetry)).run(user_message="hi")
+    assert raw.last_kwargs == {"user_message": "hi"}
+
+
+@pytest.mark.parametrize("value", [{}, {"traceparent": "garbage"}, 42, None])
+async def test_unusable_otel_context_falls_back_to_current(
+    otel_telemetry: Telemetry, value: Any
+) -> None:
+    span, context = _caller(otel_telemetry)
+    agent = instrument(ScriptedAgent([TextDelta("x")]), **kw(otel_telemetry))
+    token = otel_context.attach(context)
+    try:
+        await agent.invoke(USER, config={"otel_context": value})
+    finally:
+        otel_context.detach(token)
+    span.end()
+    assert _agent_span_parent(otel_telemetry) == _ids(span)
+
+
+# --- across processes: a worker runs the agent, one trace --------------------------------------
+WORKER = textwrap.dedent(
+    """
+    import asyncio, json, sys
+    from agent_contract.agent import Agent, MessageFinal
+    from agent_contract.protocol import Message, StreamingAgent, TextDelta
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
+    from agent_otel._instrument import instrument
+    from agent_otel._propagation import extract_context
+    from agent_otel.testing import Telemetry
+
+    telemetry = Telemetry(ids=RandomIdGenerator())
+    tracer = telemetry.tracer_provider.get_tracer("worker")
+
+    class Worker(StreamingAgent):
+        async def stream(self, messages, config=None):
+            # agent-internal tracing, parented by the context the run hands over (a carrier,
+            # the form this agent's callers use)
+            parent = extract_context(config["otel_context"])
+            with tracer.start_as_current_span("internal", context=parent):
+                yield TextDelta("done")
+
+    class Activity(Agent):
+        tool_name = "activity"
+        tool_description = "A Temporal-style activity (test agent)."
+
+        async def run(self, **kwargs):
+            parent = extract_context(kwargs["otel_context"])
+            with tracer.start_as_current_span("activity internal", context=parent):
+                return "done"
+
+    async def main(carrier):
+        await instrument(Worker(), tracer_provider=telemetry.tracer_provider).invoke(
+            [Message(role="user", content="go")], config={"otel_context": carrier}
+        )
+        await instrument(Activity(), tracer_provider=telemetry.tracer_provider).run(
+            user_message="go", otel_context=carrier
+        )
+
+    asyncio.run(main(json.loads(sys.stdin.read())))
+    print(json.dumps([
+        {
+            "name": s.name,
+            "trace_id": s.context.trace_id,
+            "span_id": s.context.span_id,
+            "parent_id": s.parent.span_id if s.parent else None,
+            "remote_parent": bool(s.parent and s.parent.is_remote),
+        }
+        for s in telemetry.spans()
+    ]))
+    """
+)
+
+
+def test_agent_in_another_process_joins_the_trace(tmp_path: Path) -> None:
+    telemetry = Telemetry(ids=RandomIdGenerator())
+    tracer = telemetry.tracer_provider.get_tracer("caller")
+    with tracer.start_as_current_span("workflow") as caller:
+        carrier = inject_context()
+    script = tmp_path / "worker.py"
+    script.write_text(WORKER)
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        input=json.dumps(carrier),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    spans = {s["name"]: s for s in json.loads(done.stdout)}
+    trace_id, caller_id = _ids(caller)
+    assert {s["trace_id"] for s in spans.values()} == {trace_id}
+    worker, activity = spans["invoke_agent Worker"], spans["invoke_agent activity"]
+    for run in (worker, activity):
+        assert run["parent_id"] == caller_id
+        assert run["remote_parent"]
+    assert spans["internal"]["parent_id"] == worker["span_id"]
+    assert spans["activity internal"]["parent_id"] == activity["span_id"]
+    telemetry.shutdown()
