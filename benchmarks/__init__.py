@@ -1,0 +1,1 @@
+"""agent-otel's benchmark suite: ``python -m benchmarks.run [--quick]`` (see README.md here)."""

@@ -1,0 +1,193 @@
+"""Figure 2: agent-otel's CPU per LLM call and per tool call against a hand-written script that
+makes the identical OTel SDK calls (``_manual.py``: same spans, kinds, attributes and metric
+records, same ``SimpleSpanProcessor`` and exporter, same meter set-up).
+
+Workloads, one run each with K calls so that the per-run spans spread thin:
+- LLM: K x (``LLMCallStart`` with params, C ``TextDelta``, ``Usage``, ``LLMCallEnd``);
+- tool: K x (``ToolCall``, ``ToolResult``).
+Before timing, the two sides' spans and metric points are compared (``check_equivalent``).
+Reported: CPU per call of each side, the ratio library / hand-written, and the ratio of what
+each adds over consuming the bare stream (the stricter figure: the shared stream cost cancels).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from opentelemetry.sdk.metrics.export import HistogramDataPoint
+
+from agent_contract.protocol import (
+    FunctionCall,
+    LLMCallEnd,
+    LLMCallStart,
+    TextDelta,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
+from agent_otel import otel_wrapper
+
+from ._harness import Row, Stat, added_ratio, interleave, ratio
+from ._manual import Instruments, manual
+from ._setup import Sdk
+
+CHUNKS = 10
+PARAMS = {"temperature": 0.2, "max_tokens": 256}
+
+
+def llm_script(k: int) -> list[Any]:
+    out: list[Any] = []
+    for i in range(k):
+        cid = f"c{i}"
+        out.append(LLMCallStart(model="m", provider="openai", call_id=cid, params=PARAMS))
+        out.extend(TextDelta(text="tok ") for _ in range(CHUNKS))
+        out.append(Usage(input_tokens=12, output_tokens=CHUNKS))
+        out.append(LLMCallEnd(model="m", call_id=cid, finish_reason="stop", response_id=f"r{i}"))
+    return out
+
+
+def tool_script(k: int) -> list[Any]:
+    out: list[Any] = []
+    for i in range(k):
+        tid = f"t{i}"
+        out.append(ToolCall(id=tid, function=FunctionCall(name="search", arguments="{}")))
+        out.append(ToolResult(tool_call_id=tid, content="ok", name="search"))
+    return out
+
+
+async def replay(script: list[Any]) -> AsyncIterator[Any]:
+    for event in script:
+        yield event
+
+
+async def consume(stream: AsyncIterator[Any], k: int) -> float:
+    start = time.process_time_ns()
+    async for _ in stream:
+        pass
+    return (time.process_time_ns() - start) / k
+
+
+class Sides:
+    """The library (activation on and off) and the hand-written script, each on its own SDK."""
+
+    def __init__(self) -> None:
+        self.lib, self.lib_off, self.hand = Sdk(), Sdk(), Sdk()
+        self.wrap = otel_wrapper(
+            agent_name="bench",
+            tracer_provider=self.lib.tracer_provider,
+            meter_provider=self.lib.meter_provider,
+        )
+        self.wrap_off = otel_wrapper(
+            agent_name="bench",
+            tracer_provider=self.lib_off.tracer_provider,
+            meter_provider=self.lib_off.meter_provider,
+            activate_context=False,
+        )
+        self.instruments = Instruments(self.hand.meter_provider)
+
+    def manual(self, stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        return manual(stream, self.hand.tracer_provider, self.instruments, "bench")
+
+    def clear(self) -> None:
+        for sdk in (self.lib, self.lib_off, self.hand):
+            sdk.clear()
+
+    def shutdown(self) -> None:
+        for sdk in (self.lib, self.lib_off, self.hand):
+            sdk.shutdown()
+
+
+def _span_shape(sdk: Sdk) -> list[tuple[Any, ...]]:
+    by_id = {s.context.span_id: s.name for s in sdk.spans() if s.context}
+    shape = []
+    for span in sdk.spans():
+        attrs = dict(span.attributes or {})
+        values = {k: v for k, v in attrs.items() if not isinstance(v, float)}
+        parent = by_id.get(span.parent.span_id) if span.parent else None
+        shape.append((span.name, span.kind, parent, sorted(attrs), sorted(values.items(), key=str)))
+    return sorted(shape, key=str)
+
+
+def _points(sdk: Sdk) -> list[tuple[Any, ...]]:
+    data = sdk.reader.get_metrics_data()
+    out = []
+    for resource in data.resource_metrics if data else ():
+        for scope in resource.scope_metrics:
+            for metric in scope.metrics:
+                for point in metric.data.data_points:
+                    if isinstance(point, HistogramDataPoint):
+                        attrs = sorted(dict(point.attributes or {}).items(), key=str)
+                        total = point.sum if metric.name == "gen_ai.client.token.usage" else None
+                        out.append((metric.name, attrs, point.count, total))
+    return sorted(out, key=str)
+
+
+async def check_equivalent(script: list[Any]) -> int:
+    """Run both sides once on fresh SDKs; raise unless spans and metric points match."""
+    sides = Sides()
+    async for _ in sides.wrap(replay(script)):
+        pass
+    async for _ in sides.manual(replay(script)):
+        pass
+    lib, hand = _span_shape(sides.lib), _span_shape(sides.hand)
+    if lib != hand:
+        raise AssertionError(f"figure 2: spans differ\nlibrary: {lib}\nhand:    {hand}")
+    if _points(sides.lib) != _points(sides.hand):
+        raise AssertionError(
+            f"figure 2: metric points differ\n{_points(sides.lib)}\n{_points(sides.hand)}"
+        )
+    sides.shutdown()
+    return len(lib)
+
+
+async def _compare(script: list[Any], k: int, rounds: int) -> dict[str, list[float]]:
+    sides = Sides()
+
+    def measure(make: Callable[[AsyncIterator[Any]], AsyncIterator[Any]]) -> Callable[[], Any]:
+        def once() -> Any:
+            sides.clear()
+            return consume(make(replay(script)), k)
+
+        return once
+
+    results = await interleave(
+        {
+            "bare": measure(lambda s: s),
+            "hand": measure(sides.manual),
+            "lib": measure(sides.wrap),
+            "lib_off": measure(sides.wrap_off),
+        },
+        rounds,
+    )
+    sides.shutdown()
+    return results
+
+
+async def run(quick: bool) -> list[Row]:
+    k, rounds = (20, 3) if quick else (200, 21)
+    rows: list[Row] = []
+    fig = "2 vs hand-written SDK calls"
+    for label, script in (("LLM call", llm_script(k)), ("tool call", tool_script(k))):
+        spans = await check_equivalent(script)
+        res = await _compare(script, k, rounds)
+        note = f"{spans} identical spans checked"
+        us = {name: Stat.of([v / 1000 for v in values]) for name, values in res.items()}
+        rows += [
+            Row(fig, f"per {label}: hand-written CPU", us["hand"], "us", note=note),
+            Row(fig, f"per {label}: agent-otel CPU", us["lib"], "us"),
+            _met(Row(fig, f"per {label}: agent-otel / hand-written", ratio(res, "lib", "hand"),
+                     "x", "<= 1.15")),
+            _met(Row(fig, f"per {label}: added over bare stream, agent-otel / hand-written",
+                     added_ratio(res, "lib", "hand", "bare"), "x", "<= 1.15")),
+            Row(fig, f"per {label}: activation off, agent-otel / hand-written",
+                ratio(res, "lib_off", "hand"), "x"),
+        ]  # fmt: skip
+    return rows
+
+
+def _met(row: Row) -> Row:
+    if row.stat is not None:
+        row.met = row.stat.median <= float(row.target[2:])
+    return row

@@ -1,0 +1,194 @@
+"""Figure 3: agent-otel side by side with the peer OpenAI instrumentations on the same work.
+
+The work: one streaming chat-completions request served by a mock transport to the OpenAI SDK,
+N content chunks (1000 at full size) or one chunk, every chunk read by the consumer. In each
+round, every configuration runs in turn in this process; a peer is instrumented just before its
+own measurement and uninstrumented right after, each with its own in-memory SDK providers:
+
+- ``sdk``: no instrumentation (the baseline);
+- ``official``: opentelemetry-instrumentation-openai-v2 (its default, non-experimental path);
+- ``openinference``: openinference-instrumentation-openai (its defaults);
+- ``adapter``: the adapter agent of ``_openai_agent.py``, not traced;
+- ``agent_otel``: the adapter agent traced by ``otel_wrapper()``.
+
+Per round: added cost per request = (config - sdk) on the one-chunk request; added cost per chunk
+= ((config - sdk) at N chunks - (config - sdk) at one chunk) / (N - 1). agent-otel's figures
+include its adapter (what it takes to trace this call); the wrapper alone is agent_otel - adapter.
+Each instrumentation must have produced exactly one span per request it saw (checked).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from openinference.instrumentation.openai import OpenAIInstrumentor as OpenInferenceInstrumentor
+from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor as OfficialInstrumentor
+
+from agent_otel import otel_wrapper
+
+from ._harness import Row, Stat, interleave
+from ._openai_agent import MESSAGES, OpenAIChatAgent, client, replayed_parsing, sdk_call
+from ._setup import Sdk
+
+CONFIGS = ("sdk", "official", "openinference", "adapter", "agent_otel")
+
+
+class Peers:
+    def __init__(self) -> None:
+        self.sdks = {name: Sdk() for name in ("official", "openinference", "agent_otel")}
+        self.requests = dict.fromkeys(self.sdks, 0)
+        self.exported = dict.fromkeys(self.sdks, 0)
+        self.official = OfficialInstrumentor()
+        self.openinference = OpenInferenceInstrumentor()
+        sdk = self.sdks["agent_otel"]
+        self.wrap = otel_wrapper(
+            agent_name="openai-adapter",
+            tracer_provider=sdk.tracer_provider,
+            meter_provider=sdk.meter_provider,
+        )
+
+    def instrument(self, name: str) -> None:
+        if name in ("official", "openinference"):
+            sdk = self.sdks[name]
+            instrumentor: Any = getattr(self, name)
+            instrumentor.instrument(
+                tracer_provider=sdk.tracer_provider, meter_provider=sdk.meter_provider
+            )
+
+    def uninstrument(self, name: str) -> None:
+        if name in ("official", "openinference"):
+            instrumentor: Any = getattr(self, name)
+            instrumentor.uninstrument()
+
+    def count(self, name: str, requests: int) -> None:
+        """Note the requests made under ``name`` and the spans its SDK exported meanwhile."""
+        if name in self.sdks:
+            sdk = self.sdks[name]
+            self.requests[name] += requests
+            self.exported[name] += sdk.span_count()
+            sdk.clear()
+
+    def shutdown(self) -> None:
+        for sdk in self.sdks.values():
+            sdk.shutdown()
+
+
+def _work(name: str, peers: Peers, api: Any) -> Callable[[], Awaitable[int]]:
+    if name in ("sdk", "official", "openinference"):
+        return lambda: sdk_call(api)
+    agent = OpenAIChatAgent(api)
+
+    async def adapter() -> int:
+        n = 0
+        async for _ in agent.stream(MESSAGES):
+            n += 1
+        return n
+
+    async def traced() -> int:
+        n = 0
+        async for _ in peers.wrap(agent.stream(MESSAGES)):
+            n += 1
+        return n
+
+    return adapter if name == "adapter" else traced
+
+
+def _measure(name: str, peers: Peers, chunks: int, repeat: int) -> Callable[[], Awaitable[float]]:
+    api = client(chunks)
+    work = _work(name, peers, api)
+
+    async def once() -> float:
+        peers.instrument(name)
+        try:
+            start = time.process_time_ns()
+            for _ in range(repeat):
+                await work()
+            elapsed = time.process_time_ns() - start
+        finally:
+            peers.uninstrument(name)
+        peers.count(name, repeat)
+        return elapsed / repeat / 1000  # us per request
+
+    return once
+
+
+async def run(quick: bool) -> list[Row]:
+    peers = Peers()
+    rows = await _pass(peers, quick, replay=False)
+    with replayed_parsing():
+        rows += await _pass(peers, quick, replay=True)
+    for name, requests in peers.requests.items():
+        if peers.exported[name] < requests:  # one span (at least) per request it saw
+            raise AssertionError(
+                f"figure 3: {name} exported {peers.exported[name]} spans for {requests} requests"
+            )
+    spans = ", ".join(
+        f"{name} {peers.exported[name]} spans / {peers.requests[name]} requests"
+        for name in peers.requests
+    )
+    rows[0].note = spans
+    rows[0].extra = {"spans": dict(peers.exported), "requests": dict(peers.requests)}
+    peers.shutdown()
+    return rows
+
+
+async def _pass(peers: Peers, quick: bool, *, replay: bool) -> list[Row]:
+    if replay:
+        chunks, rounds, big_repeat, small_repeat = (50, 2, 2, 5) if quick else (1000, 15, 10, 50)
+    else:
+        chunks, rounds, big_repeat, small_repeat = (50, 2, 1, 5) if quick else (1000, 11, 2, 40)
+    configs: dict[str, Any] = {}
+    for name in CONFIGS:
+        configs[f"{name}@N"] = _measure(name, peers, chunks, big_repeat)
+        configs[f"{name}@1"] = _measure(name, peers, 1, small_repeat)
+    res = await interleave(configs, rounds)
+
+    def per_request(name: str, base: str = "sdk") -> list[float]:
+        return [a - b for a, b in zip(res[f"{name}@1"], res[f"{base}@1"], strict=True)]
+
+    def per_chunk(name: str, base: str = "sdk") -> list[float]:
+        big = [a - b for a, b in zip(res[f"{name}@N"], res[f"{base}@N"], strict=True)]
+        small = per_request(name, base)
+        return [(b - s) * 1000 / (chunks - 1) for b, s in zip(big, small, strict=True)]
+
+    chunk = {name: per_chunk(name) for name in ("official", "openinference", "agent_otel")}
+    ratio = Stat.of(
+        [a / o if o > 0 else float("inf") for a, o in zip(chunk["agent_otel"], chunk["official"],
+                                                          strict=True)]
+    )  # fmt: skip
+    if replay:
+        fig = "3 peers, parsed chunks replayed"
+        return [
+            Row(fig, f"bare SDK stream ({chunks} replayed chunks), CPU per chunk",
+                Stat.of([v * 1000 / chunks for v in res["sdk@N"]]), "ns"),
+            Row(fig, "official (openai-v2) added per chunk", Stat.of(chunk["official"]), "ns"),
+            Row(fig, "openinference added per chunk", Stat.of(chunk["openinference"]), "ns"),
+            Row(fig, "agent-otel (adapter + wrapper) added per chunk",
+                Stat.of(chunk["agent_otel"]), "ns"),
+            Row(fig, "agent-otel wrapper alone (vs untraced adapter) per chunk",
+                Stat.of(per_chunk("agent_otel", "adapter")), "ns"),
+            Row(fig, "per chunk: agent-otel (adapter + wrapper) / official", ratio, "x",
+                "<= 0.20", ratio.median <= 0.2 if Stat.of(chunk["official"]).median > 0 else None),
+        ]  # fmt: skip
+    fig = "3 peers (OpenAI stream)"
+    return [
+        Row(fig, f"bare SDK stream, {chunks} chunks, CPU per request", Stat.of(res["sdk@N"]), "us"),
+        Row(fig, "bare SDK stream, CPU per chunk (N-chunk request / N)",
+            Stat.of([v * 1000 / chunks for v in res["sdk@N"]]), "ns"),
+        Row(fig, "bare SDK stream, 1-chunk request", Stat.of(res["sdk@1"]), "us"),
+        Row(fig, "official (openai-v2) added per request (1-chunk stream)",
+            Stat.of(per_request("official")), "us"),
+        Row(fig, "openinference added per request", Stat.of(per_request("openinference")), "us"),
+        Row(fig, "agent-otel (adapter + wrapper) added per request",
+            Stat.of(per_request("agent_otel")), "us"),
+        Row(fig, "agent-otel wrapper alone added per request",
+            Stat.of(per_request("agent_otel", "adapter")), "us"),
+        Row(fig, "official added per chunk (below this run's resolution)",
+            Stat.of(chunk["official"]), "ns"),
+        Row(fig, "openinference added per chunk", Stat.of(chunk["openinference"]), "ns"),
+        Row(fig, "agent-otel (adapter + wrapper) added per chunk", Stat.of(chunk["agent_otel"]),
+            "ns"),
+        Row(fig, "per chunk: agent-otel / official (end to end)", ratio, "x"),
+    ]  # fmt: skip

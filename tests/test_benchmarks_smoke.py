@@ -1,0 +1,54 @@
+"""The benchmark suite's smoke run: every figure at a tiny N, so the suite never rots.
+
+Checks that the table and the results files are produced with every figure present and that
+each peer instrumentation of figure 3 really produced its spans. No timing is asserted: the
+quick run's figures mean nothing and this machine is shared.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIGURES = ("1 ", "2 ", "3 ", "4 ", "5 ", "6 ")
+
+
+@pytest.mark.heavy
+def test_quick_benchmark_run_produces_every_figure(tmp_path: Path) -> None:
+    out = tmp_path / "latest.md"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.run", "--quick", "--out", str(out)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    text = out.read_text()
+    assert "| Figure | Measure | Median | Min | Max |" in text
+    assert "Python: CPython" in text or "Python: " in text
+    assert "opentelemetry-sdk" in text
+    assert "| Figure | Measure |" in done.stdout  # the table is printed too
+
+    raw = json.loads(out.with_suffix(".json").read_text())
+    assert raw["mode"] == "quick"
+    rows = raw["rows"]
+    for figure in FIGURES:
+        assert any(r["figure"].startswith(figure) for r in rows), f"figure {figure} missing"
+    assert all(r["median"] is not None for r in rows)
+
+    peers = [r for r in rows if r["figure"].startswith("3 ") and r["extra"].get("spans")]
+    assert peers, "figure 3 reported no span counts"
+    spans, requests = peers[0]["extra"]["spans"], peers[0]["extra"]["requests"]
+    for name in ("official", "openinference", "agent_otel"):
+        assert requests[name] > 0
+        assert spans[name] >= requests[name], f"{name} produced no spans of its own"
