@@ -74,20 +74,18 @@ async def manual(
     first_provider = first_model = None
     run_first_text = None
     call = call_attrs = None
-    call_start = first_chunk = last_chunk = 0
+    call_start = first_chunk = 0
     chunks = 0
     call_in = call_out = None
     tools: dict[str, tuple[Any, int, dict[str, Any]]] = {}
     async for event in stream:
         cls = event.__class__
         if cls is TextDelta:
-            t = now()
             if chunks == 0:
-                first_chunk = t
+                first_chunk = t = now()
                 instruments.time_to_first_chunk.record((t - call_start) * _NS, call_attrs)
                 if run_first_text is None:
                     run_first_text = t
-            last_chunk = t
             chunks += 1
         elif cls is LLMCallStart:
             if step is None:
@@ -136,7 +134,7 @@ async def manual(
                 call.set_attribute(A.RESPONSE_TIME_TO_FIRST_CHUNK, (first_chunk - call_start) * _NS)
                 call.set_attribute(A.CHUNK_COUNT, chunks)
                 if chunks > 1:
-                    mean = (last_chunk - first_chunk) / (chunks - 1)
+                    mean = (end - first_chunk) / chunks
                     call.set_attribute(A.CHUNK_INTERVAL_MEAN, mean * _NS)
                 call.set_attribute(A.TIME_TO_FIRST_TEXT, (first_chunk - call_start) * _NS)
             attrs = dict(call_attrs)

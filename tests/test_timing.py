@@ -7,7 +7,9 @@ the clock's start; the recorder reads the clock, in order:
 
 * the run's start (when the wrapper first pulls);
 * ``LLMCallStart``: the step span's start (first event of a step), then the call's start;
-* each text or reasoning delta inside a call: one reading;
+* a text or reasoning delta inside a call: one reading, except on the steady path (a delta of
+  the same kind after the first visible one, with no content capture and no chunk metric),
+  which only counts the chunk;
 * ``LLMCallEnd``: one reading (the response's end); ``StepBoundary``: one (the step's end);
 * the run's end: one reading.
 """
@@ -49,8 +51,8 @@ def approx(ms: float) -> Any:
 async def reasoning_then_text(clock: FakeClock) -> AsyncIterator[Any]:
     """Reasoning arrives first, the visible text 200 ms later (t = ms after the clock's start).
 
-    run start 1 | step start 2 | call start 3 | reasoning 104 | "a" 305 | "b" 316 |
-    call end 347 | usage (no reading) | step end 348 | run end 349
+    run start 1 | step start 2 | call start 3 | reasoning 104 | "a" 305 | "b" (counted, no
+    reading) | call end 346 | usage (no reading) | step end 347 | run end 348
     """
     yield LLMCallStart(model="m", provider="openai", call_id="c1")
     clock.advance(0.100)
@@ -93,15 +95,17 @@ async def test_reasoning_first_sets_the_first_chunk_and_text_the_first_text(
     def at(ms: int) -> int:
         return start + ms * 1_000_000
 
-    assert (chat.start_time, chat.end_time) == (at(3), at(347))
-    assert (agent.start_time, agent.end_time) == (at(1), at(349))
-    assert (spans["step 0"].start_time, spans["step 0"].end_time) == (at(2), at(348))
+    assert (chat.start_time, chat.end_time) == (at(3), at(346))
+    assert (agent.start_time, agent.end_time) == (at(1), at(348))
+    assert (spans["step 0"].start_time, spans["step 0"].end_time) == (at(2), at(347))
 
     c = chat.attributes or {}
     assert c[TTFC] == approx(104 - 3)  # the reasoning chunk is the first chunk
     assert c[TTFT] == approx(305 - 3)  # the first text came later
     assert c[COUNT] == 3
-    assert c[MEAN] == approx((316 - 104) / 2)  # first to last chunk, over the 2 gaps
+    # From the first chunk to the response's end, over the 3 intervals that end at the 2
+    # later chunks and at the end of the response.
+    assert c[MEAN] == approx((346 - 104) / 3)
     a = agent.attributes or {}
     assert a[TTFT] == approx(305 - 1)  # from the run's start
     assert TTFC not in a  # the chunk timings belong to the call
@@ -114,9 +118,9 @@ async def test_reasoning_first_sets_the_first_chunk_and_text_the_first_text(
     # off by default: one record per token is a cost the span attributes above avoid
     assert sum(p.count for p in points(otel_telemetry, METRIC_TPOC)) == 0
     (duration,) = points(otel_telemetry, "gen_ai.client.operation.duration")
-    assert duration.sum == approx(347 - 3)
+    assert duration.sum == approx(346 - 3)
     (agent_duration,) = points(otel_telemetry, "gen_ai.invoke_agent.duration")
-    assert agent_duration.sum == approx(349 - 1)
+    assert agent_duration.sum == approx(348 - 1)
 
 
 async def test_time_per_output_chunk_when_asked_for(
@@ -148,7 +152,7 @@ async def test_text_first_is_both_first_chunk_and_first_text(
     assert c[TTFC] == approx(54 - 3)
     assert c[TTFT] == approx(54 - 3)
     assert c[COUNT] == 2
-    assert c[MEAN] == approx(60 - 54)
+    assert c[MEAN] == approx((61 - 54) / 2)  # first chunk 54 to the end 61, two intervals
 
 
 async def test_a_call_with_one_chunk_has_no_interval(

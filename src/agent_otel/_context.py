@@ -10,7 +10,7 @@ any other runtime goes through the public API.
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextvars import ContextVar, Token
+from contextvars import ContextVar
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -21,20 +21,12 @@ def _resolve() -> tuple[Callable[[Context], Any], Callable[[Any], None]]:
     runtime = getattr(otel_context, "_RUNTIME_CONTEXT", None)
     var = getattr(runtime, "_current_context", None)
     if isinstance(var, ContextVar):
-        cvar: ContextVar[Context] = var
-
-        def reset(token: Token[Context]) -> None:
-            # A ValueError means the token belongs to another context (the pull was resumed
-            # elsewhere): nothing of ours can still be attached there, so nothing to undo.
-            # (try/except, not contextlib.suppress: that builds a context manager per event,
-            # ~400 ns here, more than the set and reset themselves.)
-            try:  # noqa: SIM105
-                cvar.reset(token)
-            except ValueError:
-                pass
-
-        return cvar.set, reset
+        return var.set, var.reset
     return otel_context.attach, otel_context.detach
 
 
 activate, deactivate = _resolve()
+"""``deactivate(token)`` raises ``ValueError`` when the token belongs to another context (the
+pull was resumed elsewhere): nothing of ours can still be attached there, so the caller
+ignores it. Kept inline in the caller, not wrapped here: a Python call per event costs more
+than the set and reset themselves."""

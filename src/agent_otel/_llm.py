@@ -25,8 +25,32 @@ class LLMEvents(RunState):
     """Handlers for text/reasoning deltas, ``LLMCallStart``/``End`` and usage."""
 
     # --- text --------------------------------------------------------------------------------
+    def text_delta(self, event: Any) -> None:
+        """A ``TextDelta`` / ``MessageDelta``: the hot path.
+
+        Once a call's first visible chunk is handled and nothing else needs the text (no
+        content capture, no per-chunk metric), a delta only counts the chunk (an unsampled
+        call not even that): no clock, no span or metric call. Any change of structure drops
+        back to :meth:`chunk`.
+        """
+        if self._text_fast:
+            counting = self._counting
+            if counting is not None:
+                counting.chunks += 1
+            return
+        self.chunk(getattr(event, "text", None), True)
+
+    def reasoning_delta(self, event: Any) -> None:
+        """A ``ReasoningDelta`` / ``ReasoningStep``: as :meth:`text_delta`, for reasoning."""
+        if self._reasoning_fast:
+            counting = self._counting
+            if counting is not None:
+                counting.chunks += 1
+            return
+        self.chunk(getattr(event, "text", None), False)
+
     def chunk(self, text: Any, visible: bool) -> None:
-        """A text or reasoning delta: the hot path, no span or metric call after the first."""
+        """A text or reasoning delta, in full: timing, first text, captured content."""
         if self.terminal:
             self.anomaly("event_after_terminal")
         if self._step is None and self.s.step_spans:
@@ -35,6 +59,8 @@ class LLMEvents(RunState):
         if call is None:
             if visible and self.first_text is None:
                 self.first_text = self._now()
+            # Outside a call only the first visible text matters.
+            self._fast(visible, not self.terminal)
             return
         now = self._now()
         if call.first_chunk is None:
@@ -57,6 +83,16 @@ class LLMEvents(RunState):
                 call.output.add(text)
         elif call.reasoning is not None and isinstance(text, str):
             call.reasoning.add(text)
+        buffer = call.output if visible else call.reasoning
+        self._fast(visible, not self.terminal and buffer is None and not self.s.chunk_metric)
+
+    def _fast(self, visible: bool, allowed: bool) -> None:
+        call = self.current_call
+        self._counting = call if call is not None and call.recording else None
+        if visible:
+            self._text_fast = allowed
+        else:
+            self._reasoning_fast = allowed
 
     # --- LLM calls -----------------------------------------------------------------------------
     def llm_start(

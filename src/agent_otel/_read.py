@@ -18,74 +18,102 @@ from ._usage import Tokens
 Handler = Callable[[RunRecorder, Any], None]
 
 
-def _get(event: Any, name: str) -> Any:
-    return getattr(event, name, None)
-
-
 def _tool_call(rec: RunRecorder, ev: Any) -> None:
-    function = _get(ev, "function")
-    rec.tool_call(_get(ev, "id"), _get(function, "name"), _get(function, "arguments"), ev)
+    function = getattr(ev, "function", None)
+    rec.tool_call(
+        getattr(ev, "id", None),
+        getattr(function, "name", None),
+        getattr(function, "arguments", None),
+        ev,
+    )
 
 
 def _error(rec: RunRecorder, ev: Any) -> None:
-    rec.error_event(_get(ev, "message"), _get(ev, "error_type"), _get(ev, "fatal"))
-    if _get(ev, "fatal") is True:
-        rec.terminal = True
+    rec.error_event(
+        getattr(ev, "message", None), getattr(ev, "error_type", None), getattr(ev, "fatal", None)
+    )
+    if getattr(ev, "fatal", None) is True:
+        rec.mark_terminal()
 
 
 LATENT: dict[str, Handler] = {
-    "TextDelta": lambda rec, ev: rec.chunk(_get(ev, "text"), True),
-    "ReasoningDelta": lambda rec, ev: rec.chunk(_get(ev, "text"), False),
+    "TextDelta": RunRecorder.text_delta,
+    "ReasoningDelta": RunRecorder.reasoning_delta,
     "LLMCallStart": lambda rec, ev: rec.llm_start(
-        _get(ev, "model"), _get(ev, "provider"), _get(ev, "call_id"), _get(ev, "params"),
-        _get(ev, "messages"),
+        getattr(ev, "model", None),
+        getattr(ev, "provider", None),
+        getattr(ev, "call_id", None),
+        getattr(ev, "params", None),
+        getattr(ev, "messages", None),
     ),
     "LLMCallEnd": lambda rec, ev: rec.llm_end(
-        _get(ev, "model"), _get(ev, "call_id"), _get(ev, "finish_reason"), _get(ev, "response_id")
+        getattr(ev, "model", None),
+        getattr(ev, "call_id", None),
+        getattr(ev, "finish_reason", None),
+        getattr(ev, "response_id", None),
     ),
     "ToolCall": _tool_call,
     "ToolResult": lambda rec, ev: rec.tool_result(
-        _get(ev, "tool_call_id"), _get(ev, "name"), _get(ev, "content"), _get(ev, "is_error")
+        getattr(ev, "tool_call_id", None),
+        getattr(ev, "name", None),
+        getattr(ev, "content", None),
+        getattr(ev, "is_error", None),
     ),
-    "StepBoundary": lambda rec, ev: rec.step_boundary(_get(ev, "index")),
-    "Usage": lambda rec, ev: rec.usage_event(Tokens.read(ev), _get(ev, "model")),
+    "StepBoundary": lambda rec, ev: rec.step_boundary(getattr(ev, "index", None)),
+    "Usage": lambda rec, ev: rec.usage_event(Tokens.read(ev), getattr(ev, "model", None)),
     "Error": _error,
-    "JourneyMarker": lambda rec, ev: rec.journey(_get(ev, "name"), _get(ev, "journey_id")),
-    "PhaseMarker": lambda rec, ev: rec.phase(_get(ev, "name")),
-}  # fmt: skip
+    "JourneyMarker": lambda rec, ev: rec.journey(
+        getattr(ev, "name", None), getattr(ev, "journey_id", None)
+    ),
+    "PhaseMarker": lambda rec, ev: rec.phase(getattr(ev, "name", None)),
+}
 
 AGENT: dict[str, Handler] = {
-    "message_delta": lambda rec, ev: rec.chunk(_get(ev, "text"), True),
-    "reasoning_step": lambda rec, ev: rec.chunk(_get(ev, "text"), False),
+    "message_delta": RunRecorder.text_delta,
+    "reasoning_step": RunRecorder.reasoning_delta,
     "tool_call_step": lambda rec, ev: rec.tool_call(
-        _get(ev, "call_id"), _get(ev, "tool"), _get(ev, "args"), None
+        getattr(ev, "call_id", None), getattr(ev, "tool", None), getattr(ev, "args", None), None
     ),
     "tool_result_step": lambda rec, ev: rec.tool_result(
-        _get(ev, "call_id"), _get(ev, "tool"), _get(ev, "result"), _get(ev, "is_error")
+        getattr(ev, "call_id", None),
+        getattr(ev, "tool", None),
+        getattr(ev, "result", None),
+        getattr(ev, "is_error", None),
     ),
-    "run_usage": lambda rec, ev: rec.run_usage(Tokens.read(ev), _get(ev, "model")),
-    "message_final": lambda rec, ev: rec.final(A.OUTPUT_TYPE_TEXT, _get(ev, "text")),
-    "structured_final": lambda rec, ev: rec.final(A.OUTPUT_TYPE_JSON, _get(ev, "data")),
+    "run_usage": lambda rec, ev: rec.run_usage(Tokens.read(ev), getattr(ev, "model", None)),
+    "message_final": lambda rec, ev: rec.final(A.OUTPUT_TYPE_TEXT, getattr(ev, "text", None)),
+    "structured_final": lambda rec, ev: rec.final(A.OUTPUT_TYPE_JSON, getattr(ev, "data", None)),
     "interrupt_final": lambda rec, ev: rec.interrupt(
-        _get(ev, "interrupt_id"), _get(ev, "reason")
+        getattr(ev, "interrupt_id", None), getattr(ev, "reason", None)
     ),
-}  # fmt: skip
-
-_by_class: dict[type, Handler] = {}
+}
 
 
-def _unknown(rec: RunRecorder, ev: Any) -> None:
-    rec.anomaly("unknown_event")
+def _by_type(rec: RunRecorder, ev: Any) -> None:
+    """A class outside the Latent vocabulary: dispatch each event on its ``type`` field."""
+    kind = getattr(ev, "type", None)
+    handler = AGENT.get(kind) if isinstance(kind, str) else None
+    if handler is None:
+        rec.anomaly("unknown_event")
+    else:
+        handler(rec, ev)
+
+
+MAX_CLASSES = 1024
+by_class: dict[type, Handler] = {}
+"""The handler for each event class seen so far: one dict lookup per event on the hot path."""
+
+
+def resolve(event: Any) -> Handler:
+    """The handler for ``event``'s class, remembered for the next event of that class."""
+    cls = event.__class__
+    handler = LATENT.get(cls.__name__, _by_type)
+    if len(by_class) >= MAX_CLASSES:  # classes made on the fly must not pile up
+        by_class.clear()
+    by_class[cls] = handler
+    return handler
 
 
 def observe(rec: RunRecorder, event: Any) -> None:
-    """Feed one event to the recorder (the wrapper calls this once per event)."""
-    handler = _by_class.get(event.__class__)
-    if handler is None:
-        handler = LATENT.get(event.__class__.__name__)
-        if handler is not None:
-            _by_class[event.__class__] = handler
-        else:
-            kind = getattr(event, "type", None)
-            handler = AGENT.get(kind, _unknown) if isinstance(kind, str) else _unknown
-    handler(rec, event)
+    """Feed one event to the recorder (the wrapper inlines the same two steps)."""
+    (by_class.get(event.__class__) or resolve(event))(rec, event)

@@ -72,7 +72,7 @@ class RunRecorder(LLMEvents, ToolEvents):
         """A terminal answer (``MessageFinal`` / ``StructuredFinal``)."""
         if self.terminal:
             self.anomaly("event_after_terminal")
-        self.terminal = True
+        self.mark_terminal()
         if self.recording:
             self.agent.set_attribute(A.OUTPUT_TYPE, output_type)
             if self.s.capture is not None:
@@ -92,7 +92,7 @@ class RunRecorder(LLMEvents, ToolEvents):
         """
         if self.terminal and not self._interrupted:
             self.anomaly("event_after_terminal")
-        self.terminal = True
+        self.mark_terminal()
         self._interrupted = True
         if self.recording:
             attributes: dict[str, AttributeValue] = {A.INTERRUPT_ID: str(interrupt_id)}

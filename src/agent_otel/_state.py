@@ -62,6 +62,10 @@ class RunState:
         self._first_model: str | None = None
         self.first_text: int | None = None
         self.terminal = False
+        # Fast paths for deltas, valid until the structure changes (see LLMEvents.chunk).
+        self._text_fast = False
+        self._reasoning_fast = False
+        self._counting: LLMCall | None = None
         self._interrupted = False
         self._error_type: str | None = None
         self.anomalies: dict[str, int] = {}
@@ -99,8 +103,14 @@ class RunState:
         if encoded is not None:
             span.set_attribute(key, encoded)
 
+    def mark_terminal(self) -> None:
+        """A terminal event was seen: what follows is counted as an anomaly."""
+        self.terminal = True
+        self._text_fast = self._reasoning_fast = False
+
     def _refresh(self) -> None:
-        """Point :attr:`context` at the innermost sensible span."""
+        """Point :attr:`context` at the innermost sensible span (the structure changed)."""
+        self._text_fast = self._reasoning_fast = False
         if self._calls:
             call = next(reversed(self._calls.values()))
             self.current_call, inner = call, call.span
@@ -112,7 +122,12 @@ class RunState:
                 inner = self._step or self.agent
         if inner is not self._inner:
             self._inner = inner
-            self.context = trace.set_span_in_context(inner, self._parent)
+            if inner is self.agent:
+                self.context = self._agent_ctx
+            elif inner is self._step:
+                self.context = self._step_ctx
+            else:
+                self.context = trace.set_span_in_context(inner, self._parent)
 
     def ensure_step(self) -> None:
         """Open the step span with the first event of a step (when step spans are on)."""

@@ -35,43 +35,37 @@ _TOTALS = {
 }
 
 
-def _count(value: Any) -> int | None:
-    """A token count as an int, or None for anything that is not a non-negative integer."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        return None
-    return value
-
-
 class Tokens:
-    """A mutable sum of token counts."""
+    """A mutable sum of token counts: only the fields some event reported are present."""
 
-    __slots__ = FIELDS
+    __slots__ = ("counts",)
 
-    def __init__(self) -> None:
-        for name in FIELDS:
-            setattr(self, name, None)
+    def __init__(self, counts: dict[str, int] | None = None) -> None:
+        self.counts: dict[str, int] = {} if counts is None else counts
 
     @classmethod
     def read(cls, event: Any) -> Tokens:
-        """The counts of a ``Usage`` / ``RunUsage``-shaped event; malformed fields are absent."""
-        tokens = cls()
+        """The counts of a ``Usage`` / ``RunUsage``-shaped event.
+
+        A field that is not a non-negative ``int`` (``None``, a bool, a string) is absent.
+        """
+        counts = {}
         for name in FIELDS:
-            setattr(tokens, name, _count(getattr(event, name, None)))
-        return tokens
+            value = getattr(event, name, None)
+            if type(value) is int and value >= 0:
+                counts[name] = value
+        return cls(counts)
 
     def add(self, other: Tokens) -> None:
-        for name in FIELDS:
-            value = getattr(other, name)
-            if value is not None:
-                current = getattr(self, name)
-                setattr(self, name, value if current is None else current + value)
+        mine = self.counts
+        for name, value in other.counts.items():
+            mine[name] = mine.get(name, 0) + value
 
     def get(self, name: str) -> int | None:
-        value: int | None = getattr(self, name)
-        return value
+        return self.counts.get(name)
 
     def semconv_attributes(self) -> dict[str, AttributeValue]:
-        return {key: v for name, key in _SEMCONV.items() if (v := self.get(name)) is not None}
+        return {_SEMCONV[name]: v for name, v in self.counts.items() if name in _SEMCONV}
 
     def total_attributes(self) -> dict[str, AttributeValue]:
-        return {key: v for name, key in _TOTALS.items() if (v := self.get(name)) is not None}
+        return {_TOTALS[name]: v for name, v in self.counts.items()}

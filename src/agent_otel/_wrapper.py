@@ -26,7 +26,7 @@ from ._content import ContentCapture, resolve_capture
 from ._context import activate, deactivate
 from ._guard import report
 from ._metrics import Instruments
-from ._read import observe
+from ._read import by_class, resolve
 from ._recorder import RunRecorder
 from ._settings import RunSettings
 from ._version import __version__
@@ -158,23 +158,36 @@ async def traced(
     recorder = _start(settings, parent)
     end_reason: str = A.END_EXHAUSTED
     error: BaseException | None = None
-    activating = recorder is not None and settings.activate_context
     try:
-        while True:
-            token = activate(recorder.context) if activating and recorder is not None else None
-            try:
-                event = await iterator.__anext__()
-            except StopAsyncIteration:
-                break
-            finally:
-                if token is not None:
-                    deactivate(token)
-            if recorder is not None:
+        if recorder is None:  # the run could not start: pass through, untraced
+            async for event in iterator:
+                yield event
+        elif not settings.activate_context:
+            handler_for = by_class.get
+            async for event in iterator:
                 try:
-                    observe(recorder, event)
+                    (handler_for(event.__class__) or resolve(event))(recorder, event)
                 except Exception:
                     report("event")
-            yield event
+                yield event
+        else:
+            pull, handler_for = iterator.__anext__, by_class.get
+            while True:
+                token = activate(recorder.context)
+                try:
+                    event = await pull()
+                except StopAsyncIteration:
+                    break
+                finally:
+                    try:  # noqa: SIM105 (contextlib.suppress costs more than the reset)
+                        deactivate(token)
+                    except ValueError:  # resumed in another context: nothing to undo here
+                        pass
+                try:
+                    (handler_for(event.__class__) or resolve(event))(recorder, event)
+                except Exception:
+                    report("event")
+                yield event
     except GeneratorExit:
         end_reason = A.END_CLOSED_EARLY
         raise
