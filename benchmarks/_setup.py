@@ -28,7 +28,8 @@ class CountingExporter(SpanExporter):
 
 class Sdk:
     """A tracer provider with a ``SimpleSpanProcessor`` and a meter provider with an in-memory
-    reader: what ``agent_otel.testing.Telemetry`` sets up, with a choice of exporter/sampler."""
+    reader: what ``agent_otel.testing.InMemoryTelemetry`` sets up, with a choice of exporter
+    and sampler."""
 
     def __init__(self, *, sampled: bool = True, keep_spans: bool = True) -> None:
         sampler: Sampler | None = None if sampled else ALWAYS_OFF

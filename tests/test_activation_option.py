@@ -19,7 +19,7 @@ from agent_contract.protocol import (
     Usage,
 )
 from agent_otel import otel_wrapper
-from agent_otel.testing import FakeClock, Telemetry
+from agent_otel.testing import FakeClock, InMemoryTelemetry
 
 
 def _script() -> list[Any]:
@@ -47,8 +47,10 @@ async def _agent(seen: list[trace.Span]) -> AsyncIterator[Any]:
     seen.append(trace.get_current_span())
 
 
-async def _run(activate_context: bool) -> tuple[list[Any], list[trace.Span], Telemetry, Any]:
-    telemetry = Telemetry()
+async def _run(
+    activate_context: bool,
+) -> tuple[list[Any], list[trace.Span], InMemoryTelemetry, Any]:
+    telemetry = InMemoryTelemetry()
     consumer = telemetry.tracer_provider.get_tracer("consumer")
     seen: list[trace.Span] = []
     received: list[Any] = []

@@ -28,7 +28,7 @@ from agent_contract.protocol import (
     Usage,
 )
 from agent_otel import otel_wrapper
-from agent_otel.testing import Telemetry
+from agent_otel.testing import InMemoryTelemetry
 
 RUNS = 1000
 CONVERSATION_ID = "gen_ai.conversation.id"
@@ -59,7 +59,7 @@ SPANS_PER_RUN = 1 + 2 + 2 + 1  # agent, two steps, two chat spans, one tool
 
 
 async def test_a_thousand_concurrent_runs_keep_their_traces_apart() -> None:
-    telemetry = Telemetry()
+    telemetry = InMemoryTelemetry()
     rng = random.Random(1234)
     received: dict[int, list[Any]] = {}
     scripts: dict[int, list[Any]] = {}
@@ -141,7 +141,7 @@ async def test_a_thousand_concurrent_runs_keep_their_traces_apart() -> None:
 
 async def test_concurrent_runs_started_under_one_consumer_span_share_its_trace() -> None:
     """Runs started inside one consumer span are siblings below it, never nested in each other."""
-    telemetry = Telemetry()
+    telemetry = InMemoryTelemetry()
     tracer = telemetry.tracer_provider.get_tracer("consumer")
 
     async def one_run(i: int) -> None:

@@ -46,7 +46,7 @@ from agent_contract.protocol import (
     Usage,
 )
 from agent_otel import _attributes, otel_wrapper
-from agent_otel.testing import Telemetry
+from agent_otel.testing import InMemoryTelemetry
 
 # Which span definition of spans.yaml each gen_ai.operation.name we emit follows.
 SPAN_DEFINITIONS = {
@@ -179,7 +179,7 @@ async def drain(stream: AsyncIterator[Any]) -> None:
         pass
 
 
-async def record_scenarios(telemetry: Telemetry) -> None:
+async def record_scenarios(telemetry: InMemoryTelemetry) -> None:
     """Every scenario into one telemetry (spans and metrics accumulate)."""
 
     def wrap(name: str | None = "researcher", **options: Any) -> Any:
@@ -224,7 +224,7 @@ async def record_scenarios(telemetry: Telemetry) -> None:
 
 
 @pytest.fixture
-async def telemetry(otel_telemetry: Telemetry) -> Telemetry:
+async def telemetry(otel_telemetry: InMemoryTelemetry) -> InMemoryTelemetry:
     await record_scenarios(otel_telemetry)
     return otel_telemetry
 
@@ -236,7 +236,7 @@ def gen_ai_spans(spans: Sequence[ReadableSpan]) -> list[tuple[ReadableSpan, dict
 # --- span attributes -----------------------------------------------------------------------------
 
 
-def test_scenarios_cover_every_span_type_and_ending(telemetry: Telemetry) -> None:
+def test_scenarios_cover_every_span_type_and_ending(telemetry: InMemoryTelemetry) -> None:
     spans = telemetry.spans()
     operations = {dict(s.attributes or {}).get("gen_ai.operation.name") for s in spans}
     assert operations >= set(SPAN_DEFINITIONS)
@@ -248,7 +248,7 @@ def test_scenarios_cover_every_span_type_and_ending(telemetry: Telemetry) -> Non
         assert key in keys  # capture on in some runs: their types are checked too
 
 
-def test_every_attribute_is_registered_with_its_type(telemetry: Telemetry) -> None:
+def test_every_attribute_is_registered_with_its_type(telemetry: InMemoryTelemetry) -> None:
     problems: list[str] = []
     for span in telemetry.spans():
         for key, value in (span.attributes or {}).items():
@@ -268,7 +268,7 @@ def test_every_attribute_is_registered_with_its_type(telemetry: Telemetry) -> No
     assert problems == []
 
 
-def test_enum_values_we_emit_are_spec_members(telemetry: Telemetry) -> None:
+def test_enum_values_we_emit_are_spec_members(telemetry: InMemoryTelemetry) -> None:
     registry = semconv.attributes()
     for span in telemetry.spans():
         attributes = dict(span.attributes or {})
@@ -277,14 +277,14 @@ def test_enum_values_we_emit_are_spec_members(telemetry: Telemetry) -> None:
                 assert attributes[key] in registry[key].members, (span.name, key)
 
 
-def test_content_attributes_are_valid_json_in_the_spec_shape(telemetry: Telemetry) -> None:
+def test_content_attributes_are_valid_json_in_the_spec_shape(telemetry: InMemoryTelemetry) -> None:
     for span in telemetry.spans():
         for key, value in (span.attributes or {}).items():
             if key in semconv.CONTENT_KEYS:
                 semconv.validate_content(key, value)
 
 
-def test_spans_follow_their_span_definition(telemetry: Telemetry) -> None:
+def test_spans_follow_their_span_definition(telemetry: InMemoryTelemetry) -> None:
     seen: set[str] = set()
     for span in telemetry.spans():
         attributes = dict(span.attributes or {})
@@ -321,7 +321,7 @@ def test_span_definitions_read_from_yaml() -> None:
     assert semconv.render_span_name(agent.name_template, {}) == "invoke_agent"
 
 
-def test_gen_ai_attributes_are_ones_the_span_type_lists(telemetry: Telemetry) -> None:
+def test_gen_ai_attributes_are_ones_the_span_type_lists(telemetry: InMemoryTelemetry) -> None:
     """A registered key on the wrong span type is a non-conformance too (usage on tool spans,
     say). Listed exceptions are deliberate and documented."""
     problems = set()
@@ -357,7 +357,7 @@ def test_our_attribute_module_uses_gen_ai_only_for_registered_names() -> None:
 # --- metrics -------------------------------------------------------------------------------------
 
 
-def collected(telemetry: Telemetry) -> dict[str, Metric]:
+def collected(telemetry: InMemoryTelemetry) -> dict[str, Metric]:
     data = telemetry.metric_reader.get_metrics_data()
     assert data is not None
     out: dict[str, Metric] = {}
@@ -378,7 +378,7 @@ def points(metric: Metric) -> list[HistogramDataPoint]:
     return result
 
 
-def test_metrics_match_metrics_yaml(telemetry: Telemetry) -> None:
+def test_metrics_match_metrics_yaml(telemetry: InMemoryTelemetry) -> None:
     metrics = collected(telemetry)
     spec = semconv.metrics()
     assert set(metrics) == set(CLIENT_METRICS) | set(DEVELOPMENT_METRICS)
@@ -392,7 +392,7 @@ def test_metrics_match_metrics_yaml(telemetry: Telemetry) -> None:
         points(metrics[name])
 
 
-def test_token_usage_records_integers(telemetry: Telemetry) -> None:
+def test_token_usage_records_integers(telemetry: InMemoryTelemetry) -> None:
     for point in points(collected(telemetry)["gen_ai.client.token.usage"]):
         assert isinstance(point.sum, int)
         assert isinstance(point.min, int)
@@ -400,12 +400,12 @@ def test_token_usage_records_integers(telemetry: Telemetry) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(SPEC_BUCKETS))
-def test_bucket_boundaries_are_the_spec_ones(telemetry: Telemetry, name: str) -> None:
+def test_bucket_boundaries_are_the_spec_ones(telemetry: InMemoryTelemetry, name: str) -> None:
     for point in points(collected(telemetry)[name]):
         assert list(point.explicit_bounds) == pytest.approx(SPEC_BUCKETS[name], rel=1e-12)
 
 
-def test_chunk_metrics_use_their_declared_boundaries(telemetry: Telemetry) -> None:
+def test_chunk_metrics_use_their_declared_boundaries(telemetry: InMemoryTelemetry) -> None:
     metrics = collected(telemetry)
     for name, buckets in (
         ("gen_ai.client.operation.time_to_first_chunk", _attributes.TIME_TO_FIRST_CHUNK_BUCKETS),
@@ -418,7 +418,7 @@ def test_chunk_metrics_use_their_declared_boundaries(telemetry: Telemetry) -> No
             assert list(point.explicit_bounds) == list(buckets)
 
 
-def test_metric_attributes_are_low_cardinality_and_complete(telemetry: Telemetry) -> None:
+def test_metric_attributes_are_low_cardinality_and_complete(telemetry: InMemoryTelemetry) -> None:
     spec = semconv.metrics()
     registry = semconv.attributes()
     for name, metric in collected(telemetry).items():

@@ -41,7 +41,7 @@ from agent_otel._content import (
     fit_json,
 )
 from agent_otel._wrapper import make_settings, traced
-from agent_otel.testing import Telemetry
+from agent_otel.testing import InMemoryTelemetry
 from semconv_registry import (
     CONTENT_KEYS,
     INPUT_MESSAGES,
@@ -99,7 +99,7 @@ def rich_events() -> list[Any]:
     ]
 
 
-async def run(events: Sequence[Any], telemetry: Telemetry, **options: Any) -> list[Any]:
+async def run(events: Sequence[Any], telemetry: InMemoryTelemetry, **options: Any) -> list[Any]:
     """Stream ``events`` through ``otel_wrapper`` and return what the consumer received."""
     agent = ScriptedAgent(list(events))
     wrap = otel_wrapper(
@@ -111,21 +111,21 @@ async def run(events: Sequence[Any], telemetry: Telemetry, **options: Any) -> li
     return [event async for event in wrap(agent.stream(list(HISTORY)))]
 
 
-def run_sync(events: Sequence[Any], **options: Any) -> Telemetry:
+def run_sync(events: Sequence[Any], **options: Any) -> InMemoryTelemetry:
     """One run in a fresh telemetry (for hypothesis, which cannot use function fixtures)."""
-    telemetry = Telemetry()
+    telemetry = InMemoryTelemetry()
     asyncio.run(run(events, telemetry, **options))
     return telemetry
 
 
-def by_name(telemetry: Telemetry) -> dict[str, list[dict[str, Any]]]:
+def by_name(telemetry: InMemoryTelemetry) -> dict[str, list[dict[str, Any]]]:
     out: dict[str, list[dict[str, Any]]] = {}
     for span in telemetry.spans():
         out.setdefault(span.name, []).append(dict(span.attributes or {}))
     return out
 
 
-def all_attribute_sets(telemetry: Telemetry) -> Iterator[dict[str, Any]]:
+def all_attribute_sets(telemetry: InMemoryTelemetry) -> Iterator[dict[str, Any]]:
     """The attributes of every span and every span event."""
     for span in telemetry.spans():
         yield dict(span.attributes or {})
@@ -133,7 +133,7 @@ def all_attribute_sets(telemetry: Telemetry) -> Iterator[dict[str, Any]]:
             yield dict(event.attributes or {})
 
 
-def captured(telemetry: Telemetry) -> list[tuple[str, Any]]:
+def captured(telemetry: InMemoryTelemetry) -> list[tuple[str, Any]]:
     """Every content attribute recorded anywhere, as (key, value)."""
     return [
         (key, value)
@@ -148,7 +148,7 @@ def captured(telemetry: Telemetry) -> list[tuple[str, Any]]:
 
 @pytest.mark.parametrize("env", [None, "", "false", "NO_CONTENT", "EVENT_ONLY", "0"])
 async def test_content_is_off_by_default(
-    monkeypatch: pytest.MonkeyPatch, otel_telemetry: Telemetry, env: str | None
+    monkeypatch: pytest.MonkeyPatch, otel_telemetry: InMemoryTelemetry, env: str | None
 ) -> None:
     if env is None:
         monkeypatch.delenv(ENV_CAPTURE, raising=False)
@@ -168,7 +168,7 @@ async def test_content_is_off_by_default(
 
 
 async def test_explicit_false_beats_the_variable(
-    monkeypatch: pytest.MonkeyPatch, otel_telemetry: Telemetry
+    monkeypatch: pytest.MonkeyPatch, otel_telemetry: InMemoryTelemetry
 ) -> None:
     monkeypatch.setenv(ENV_CAPTURE, "SPAN_ONLY")
     await run(rich_events(), otel_telemetry, capture_content=False)
@@ -191,7 +191,7 @@ def capture_on(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) 
 
 
 async def test_capture_records_messages_tools_and_validates(
-    otel_telemetry: Telemetry, capture_on: dict[str, Any]
+    otel_telemetry: InMemoryTelemetry, capture_on: dict[str, Any]
 ) -> None:
     events = rich_events()
     assert await run(events, otel_telemetry, **capture_on) == events
@@ -239,7 +239,7 @@ async def test_capture_records_messages_tools_and_validates(
 
 
 async def test_capture_on_agent_span_system_instructions_and_final(
-    otel_telemetry: Telemetry,
+    otel_telemetry: InMemoryTelemetry,
 ) -> None:
     """What an instrumented agent adds: the run's messages, system prompt and final answer."""
     settings = dataclasses.replace(
@@ -310,7 +310,7 @@ def budget_events(texts: list[str]) -> list[Any]:
     ]
 
 
-def check_within_budget(telemetry: Telemetry, max_bytes: int) -> None:
+def check_within_budget(telemetry: InMemoryTelemetry, max_bytes: int) -> None:
     values = captured(telemetry)
     keys = {key for key, _ in values}
     assert keys == {INPUT_MESSAGES, OUTPUT_MESSAGES, TOOL_CALL_ARGUMENTS, TOOL_CALL_RESULT}
@@ -448,7 +448,7 @@ def scrub(value: Any) -> Any:
 
 
 async def test_redactor_sees_every_kind_and_its_output_is_recorded(
-    otel_telemetry: Telemetry,
+    otel_telemetry: InMemoryTelemetry,
 ) -> None:
     seen: list[tuple[ContentKind, Any]] = []
 
@@ -484,7 +484,9 @@ async def test_redactor_sees_every_kind_and_its_output_is_recorded(
     assert json.loads(tool[TOOL_CALL_RESULT]) == {"temp": 18, "token": "[REDACTED]"}
 
 
-async def test_redactor_returning_none_drops_the_attribute(otel_telemetry: Telemetry) -> None:
+async def test_redactor_returning_none_drops_the_attribute(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
     def redact(kind: ContentKind, value: Any) -> Any:
         return None if kind in ("tool_result", "input_messages") else value
 
@@ -493,7 +495,9 @@ async def test_redactor_returning_none_drops_the_attribute(otel_telemetry: Telem
 
 
 async def test_redactor_that_raises_drops_the_value_logs_once_and_traces_on(
-    otel_telemetry: Telemetry, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    otel_telemetry: InMemoryTelemetry,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     monkeypatch.setattr(_guard, "_reported", set())
     calls: list[ContentKind] = []
@@ -558,7 +562,7 @@ def test_text_buffer_under_budget_is_exact() -> None:
 
 @pytest.mark.parametrize("chunk", ["token ", "漢😀"])
 async def test_streaming_a_long_response_buffers_within_the_budget(
-    otel_telemetry: Telemetry, monkeypatch: pytest.MonkeyPatch, chunk: str
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch, chunk: str
 ) -> None:
     peaks: list[int] = []
 

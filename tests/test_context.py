@@ -24,21 +24,21 @@ from agent_contract.protocol import (
     ToolResult,
 )
 from agent_otel import otel_wrapper
-from agent_otel.testing import Telemetry
+from agent_otel.testing import InMemoryTelemetry
 
 
-def wrapper(t: Telemetry) -> Any:
+def wrapper(t: InMemoryTelemetry) -> Any:
     return otel_wrapper(
         agent_name="a", tracer_provider=t.tracer_provider, meter_provider=t.meter_provider
     )
 
 
-def span(t: Telemetry, name: str) -> ReadableSpan:
+def span(t: InMemoryTelemetry, name: str) -> ReadableSpan:
     [found] = [s for s in t.spans() if s.name == name]
     return found
 
 
-def parent_of(t: Telemetry, name: str) -> str | None:
+def parent_of(t: InMemoryTelemetry, name: str) -> str | None:
     child = span(t, name)
     if child.parent is None:
         return None
@@ -46,7 +46,9 @@ def parent_of(t: Telemetry, name: str) -> str | None:
     return parent.name
 
 
-async def test_agent_span_during_llm_call_nests_under_chat(otel_telemetry: Telemetry) -> None:
+async def test_agent_span_during_llm_call_nests_under_chat(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
     tracer = otel_telemetry.tracer_provider.get_tracer("provider-sdk")
 
     async def agent() -> AsyncIterator[Any]:
@@ -71,7 +73,7 @@ async def test_agent_span_during_llm_call_nests_under_chat(otel_telemetry: Telem
     assert parent_of(otel_telemetry, "after the step") == "invoke_agent a"
 
 
-async def test_only_open_tool_is_current_while_it_runs(otel_telemetry: Telemetry) -> None:
+async def test_only_open_tool_is_current_while_it_runs(otel_telemetry: InMemoryTelemetry) -> None:
     tracer = otel_telemetry.tracer_provider.get_tracer("tools")
 
     async def agent() -> AsyncIterator[Any]:
@@ -95,7 +97,7 @@ async def test_only_open_tool_is_current_while_it_runs(otel_telemetry: Telemetry
     assert parent_of(otel_telemetry, "execute_tool b") == "step 0"
 
 
-async def test_consumer_context_is_never_changed(otel_telemetry: Telemetry) -> None:
+async def test_consumer_context_is_never_changed(otel_telemetry: InMemoryTelemetry) -> None:
     tracer = otel_telemetry.tracer_provider.get_tracer("consumer")
     seen_by_consumer: list[Any] = []
 
@@ -130,7 +132,7 @@ async def test_consumer_context_is_never_changed(otel_telemetry: Telemetry) -> N
     assert parent_of(otel_telemetry, "invoke_agent a") == "request handler"
 
 
-async def test_run_is_child_of_context_at_first_pull(otel_telemetry: Telemetry) -> None:
+async def test_run_is_child_of_context_at_first_pull(otel_telemetry: InMemoryTelemetry) -> None:
     tracer = otel_telemetry.tracer_provider.get_tracer("consumer")
 
     async def agent() -> AsyncIterator[Any]:

@@ -31,7 +31,7 @@ from agent_contract.protocol import (
     Usage,
 )
 from agent_otel import otel_wrapper
-from agent_otel.testing import Telemetry
+from agent_otel.testing import InMemoryTelemetry
 
 MESSAGES = [Message(role="user", content="hi")]
 
@@ -52,21 +52,21 @@ def script() -> list[Any]:
     ]
 
 
-def wrap(t: Telemetry, agent: ScriptedAgent) -> AsyncIterator[Any]:
+def wrap(t: InMemoryTelemetry, agent: ScriptedAgent) -> AsyncIterator[Any]:
     wrapper = otel_wrapper(
         agent_name="a", tracer_provider=t.tracer_provider, meter_provider=t.meter_provider
     )
     return wrapper(agent.stream(MESSAGES))
 
 
-def by_name(t: Telemetry) -> dict[str, ReadableSpan]:
+def by_name(t: InMemoryTelemetry) -> dict[str, ReadableSpan]:
     spans = t.spans()
     names = [s.name for s in spans]
     assert len(names) == len(set(names)), f"span ended twice or names collide: {names}"
     return {s.name: s for s in spans}
 
 
-def agent_span(t: Telemetry) -> ReadableSpan:
+def agent_span(t: InMemoryTelemetry) -> ReadableSpan:
     [span] = [s for s in t.spans() if s.name == "invoke_agent a"]
     return span
 
@@ -78,7 +78,7 @@ async def settle() -> None:
         await asyncio.sleep(0)
 
 
-async def test_exhausted(otel_telemetry: Telemetry) -> None:
+async def test_exhausted(otel_telemetry: InMemoryTelemetry) -> None:
     events = script()
     agent = ScriptedAgent(events)
     received = [e async for e in wrap(otel_telemetry, agent)]
@@ -100,7 +100,7 @@ async def test_exhausted(otel_telemetry: Telemetry) -> None:
     assert all(s.status.status_code is StatusCode.UNSET for s in otel_telemetry.spans())
 
 
-async def test_agent_raises_same_object(otel_telemetry: Telemetry) -> None:
+async def test_agent_raises_same_object(otel_telemetry: InMemoryTelemetry) -> None:
     boom = ValueError("provider exploded")
     # Fails before event 2: the first LLM call is open, so the chat span is innermost.
     agent = ScriptedAgent(script(), fail_at=2, error=boom)
@@ -128,7 +128,7 @@ async def test_agent_raises_same_object(otel_telemetry: Telemetry) -> None:
 
 
 async def test_error_event_not_fatal_marks_innermost_and_goes_on(
-    otel_telemetry: Telemetry,
+    otel_telemetry: InMemoryTelemetry,
 ) -> None:
     events = [
         ToolCall(id="t1", function=FunctionCall(name="search", arguments="{}")),
@@ -147,7 +147,7 @@ async def test_error_event_not_fatal_marks_innermost_and_goes_on(
     assert spans["invoke_agent a"].status.status_code is StatusCode.UNSET
 
 
-async def test_error_event_fatal_marks_agent(otel_telemetry: Telemetry) -> None:
+async def test_error_event_fatal_marks_agent(otel_telemetry: InMemoryTelemetry) -> None:
     events = [TextDelta(text="x"), Error(message="context overflow", error_type="Ctx", fatal=True)]
     received = [e async for e in wrap(otel_telemetry, ScriptedAgent(events))]
 
@@ -168,7 +168,7 @@ async def _consume_and_break(stream: AsyncIterator[Any], after: int) -> list[Any
     return received
 
 
-async def test_consumer_break(otel_telemetry: Telemetry) -> None:
+async def test_consumer_break(otel_telemetry: InMemoryTelemetry) -> None:
     agent = ScriptedAgent(script())
     received = await _consume_and_break(wrap(otel_telemetry, agent), after=2)
     await settle()
@@ -183,7 +183,7 @@ async def test_consumer_break(otel_telemetry: Telemetry) -> None:
     assert all(s.status.status_code is StatusCode.UNSET for s in otel_telemetry.spans())
 
 
-async def test_aclose(otel_telemetry: Telemetry) -> None:
+async def test_aclose(otel_telemetry: InMemoryTelemetry) -> None:
     agent = ScriptedAgent(script())
     stream = wrap(otel_telemetry, agent)
     first = await stream.__anext__()
@@ -196,7 +196,7 @@ async def test_aclose(otel_telemetry: Telemetry) -> None:
     assert len(otel_telemetry.spans()) == 3  # agent, step 0, the open chat
 
 
-async def test_consumer_raises_inside_its_loop(otel_telemetry: Telemetry) -> None:
+async def test_consumer_raises_inside_its_loop(otel_telemetry: InMemoryTelemetry) -> None:
     agent = ScriptedAgent(script())
     mine = KeyError("consumer bug")
     with pytest.raises(KeyError) as caught:
@@ -214,7 +214,9 @@ async def test_consumer_raises_inside_its_loop(otel_telemetry: Telemetry) -> Non
     assert agent_sp.status.status_code is StatusCode.UNSET and not agent_sp.events
 
 
-async def test_consumer_raises_without_aclosing_is_finalised(otel_telemetry: Telemetry) -> None:
+async def test_consumer_raises_without_aclosing_is_finalised(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
     agent = ScriptedAgent(script())
 
     async def consume() -> None:
@@ -231,7 +233,7 @@ async def test_consumer_raises_without_aclosing_is_finalised(otel_telemetry: Tel
     assert attributes is not None and attributes["agent_otel.end_reason"] == "closed_early"
 
 
-async def test_task_cancelled(otel_telemetry: Telemetry) -> None:
+async def test_task_cancelled(otel_telemetry: InMemoryTelemetry) -> None:
     agent = ScriptedAgent(script(), delay=3600)  # blocks before the second event
     got_first = asyncio.Event()
 
@@ -254,7 +256,7 @@ async def test_task_cancelled(otel_telemetry: Telemetry) -> None:
     assert len(otel_telemetry.spans()) == 3
 
 
-async def test_wait_for_timeout(otel_telemetry: Telemetry) -> None:
+async def test_wait_for_timeout(otel_telemetry: InMemoryTelemetry) -> None:
     agent = ScriptedAgent(script(), delay=3600)
     stream = wrap(otel_telemetry, agent)
     await stream.__anext__()
@@ -266,7 +268,7 @@ async def test_wait_for_timeout(otel_telemetry: Telemetry) -> None:
     assert attributes is not None and attributes["agent_otel.end_reason"] == "cancelled"
 
 
-async def test_abandoned_stream_is_garbage_collected(otel_telemetry: Telemetry) -> None:
+async def test_abandoned_stream_is_garbage_collected(otel_telemetry: InMemoryTelemetry) -> None:
     agent = ScriptedAgent(script())
     stream = wrap(otel_telemetry, agent)
     await stream.__anext__()
@@ -280,7 +282,7 @@ async def test_abandoned_stream_is_garbage_collected(otel_telemetry: Telemetry) 
     assert attributes is not None and attributes["agent_otel.end_reason"] == "closed_early"
 
 
-async def test_spans_left_open_are_ended_incomplete(otel_telemetry: Telemetry) -> None:
+async def test_spans_left_open_are_ended_incomplete(otel_telemetry: InMemoryTelemetry) -> None:
     events = [
         LLMCallStart(model="m", call_id="c1"),
         ToolCall(id="t1", function=FunctionCall(name="never_returns", arguments="{}")),
@@ -302,7 +304,7 @@ async def test_spans_left_open_are_ended_incomplete(otel_telemetry: Telemetry) -
     }
 
 
-async def test_invoke_with_wrapper_is_one_run(otel_telemetry: Telemetry) -> None:
+async def test_invoke_with_wrapper_is_one_run(otel_telemetry: InMemoryTelemetry) -> None:
     agent = ScriptedAgent(script())
     result = await agent.invoke(
         MESSAGES,

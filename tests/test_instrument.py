@@ -18,7 +18,7 @@ from agent_contract.examples import (
 )
 from agent_contract.protocol import AgentProtocol, StepBoundary, StreamingAgent, TextDelta
 from agent_otel._instrument import instrument, is_instrumented, uninstrument
-from agent_otel.testing import Telemetry
+from agent_otel.testing import InMemoryTelemetry
 from test_instrument_support import (
     AGENT_CALLS,
     CALLS,
@@ -38,7 +38,7 @@ EVENTS = [TextDelta("a"), StepBoundary(), TextDelta("b")]
 
 
 # --- the drop-in ------------------------------------------------------------------------------
-def test_event_drop_in_is_the_agent(otel_telemetry: Telemetry) -> None:
+def test_event_drop_in_is_the_agent(otel_telemetry: InMemoryTelemetry) -> None:
     agent = ScriptedAgent(EVENTS, name="scribe")
     agent.custom = "mine"  # type: ignore[attr-defined]
     traced = instrument(agent, **kw(otel_telemetry))
@@ -57,7 +57,7 @@ def test_event_drop_in_is_the_agent(otel_telemetry: Telemetry) -> None:
     assert traced.resets == 1
 
 
-def test_agent_drop_in_is_the_agent(otel_telemetry: Telemetry) -> None:
+def test_agent_drop_in_is_the_agent(otel_telemetry: InMemoryTelemetry) -> None:
     agent = ScriptedStreamingAgent([MessageFinal(text="ok")])
     traced = instrument(agent, **kw(otel_telemetry))
     assert isinstance(traced, Agent)
@@ -70,14 +70,16 @@ def test_agent_drop_in_is_the_agent(otel_telemetry: Telemetry) -> None:
     assert agent.extra == 1  # type: ignore[attr-defined]
 
 
-async def test_the_original_stays_untraced(otel_telemetry: Telemetry) -> None:
+async def test_the_original_stays_untraced(otel_telemetry: InMemoryTelemetry) -> None:
     agent = ScriptedAgent(EVENTS)
     instrument(agent, **kw(otel_telemetry))
     await agent.invoke(USER)
     assert otel_telemetry.spans() == []
 
 
-async def test_uninstrument_instance_returns_the_original(otel_telemetry: Telemetry) -> None:
+async def test_uninstrument_instance_returns_the_original(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
     agent = ScriptedAgent(EVENTS)
     traced = instrument(agent, **kw(otel_telemetry))
     assert is_instrumented(traced)
@@ -89,14 +91,14 @@ async def test_uninstrument_instance_returns_the_original(otel_telemetry: Teleme
     assert uninstrument(agent) is agent
 
 
-async def test_instrumenting_twice_is_one_span(otel_telemetry: Telemetry) -> None:
+async def test_instrumenting_twice_is_one_span(otel_telemetry: InMemoryTelemetry) -> None:
     traced = instrument(ScriptedAgent(EVENTS), **kw(otel_telemetry))
     assert instrument(traced, name="other") is traced
     await traced.invoke(USER)
     assert [s.name for s in agent_spans(otel_telemetry)] == ["invoke_agent scripted"]
 
 
-def test_pickle_and_copy_give_the_plain_agent(otel_telemetry: Telemetry) -> None:
+def test_pickle_and_copy_give_the_plain_agent(otel_telemetry: InMemoryTelemetry) -> None:
     traced = instrument(NonStreamingAgent("v"), **kw(otel_telemetry))
     for clone in (pickle.loads(pickle.dumps(traced)), copy.copy(traced), copy.deepcopy(traced)):
         assert type(clone) is NonStreamingAgent
@@ -128,7 +130,9 @@ def restore() -> Iterator[list[type]]:
         uninstrument(cls)
 
 
-async def test_class_every_instance_traced(otel_telemetry: Telemetry, restore: list[type]) -> None:
+async def test_class_every_instance_traced(
+    otel_telemetry: InMemoryTelemetry, restore: list[type]
+) -> None:
     class Mine(ScriptedAgent):
         pass
 
@@ -146,7 +150,7 @@ async def test_class_every_instance_traced(otel_telemetry: Telemetry, restore: l
     assert len(agent_spans(otel_telemetry)) == 2
 
 
-async def test_decorator_forms(otel_telemetry: Telemetry, restore: list[type]) -> None:
+async def test_decorator_forms(otel_telemetry: InMemoryTelemetry, restore: list[type]) -> None:
     @instrument
     class Bare(NonStreamingAgent):
         pass
@@ -162,7 +166,7 @@ async def test_decorator_forms(otel_telemetry: Telemetry, restore: list[type]) -
 
 
 async def test_class_covers_subclasses_old_and_new(
-    otel_telemetry: Telemetry, restore: list[type]
+    otel_telemetry: InMemoryTelemetry, restore: list[type]
 ) -> None:
     class Base(ScriptedStreamingAgent):
         pass
@@ -183,7 +187,9 @@ async def test_class_covers_subclasses_old_and_new(
     assert len(agent_spans(otel_telemetry)) == 3
 
 
-async def test_explicit_class_options_win(otel_telemetry: Telemetry, restore: list[type]) -> None:
+async def test_explicit_class_options_win(
+    otel_telemetry: InMemoryTelemetry, restore: list[type]
+) -> None:
     class Inner(NonStreamingAgent):
         pass
 
@@ -198,7 +204,7 @@ async def test_explicit_class_options_win(otel_telemetry: Telemetry, restore: li
 
 
 async def test_instance_of_instrumented_class_is_one_span(
-    otel_telemetry: Telemetry, restore: list[type]
+    otel_telemetry: InMemoryTelemetry, restore: list[type]
 ) -> None:
     class Mine(ScriptedAgent):
         pass
@@ -244,7 +250,7 @@ ENTRIES = [
 @pytest.mark.parametrize("how", ["instance", "class"])
 @pytest.mark.parametrize(("kind", "entry"), ENTRIES)
 async def test_one_span_per_run(
-    otel_telemetry: Telemetry, restore: list[type], kind: str, entry: str, how: str
+    otel_telemetry: InMemoryTelemetry, restore: list[type], kind: str, entry: str, how: str
 ) -> None:
     agent = AGENT_FACTORIES[kind]()
     if how == "class":
@@ -259,7 +265,7 @@ async def test_one_span_per_run(
     assert spans[0].context.trace_id != spans[1].context.trace_id  # type: ignore[union-attr]
 
 
-async def test_passthrough_same_objects_and_values(otel_telemetry: Telemetry) -> None:
+async def test_passthrough_same_objects_and_values(otel_telemetry: InMemoryTelemetry) -> None:
     agent = instrument(ScriptedAgent(EVENTS), **kw(otel_telemetry))
     seen = [e async for e in agent.stream(USER)]
     assert len(seen) == len(EVENTS)
@@ -274,7 +280,7 @@ async def test_passthrough_same_objects_and_values(otel_telemetry: Telemetry) ->
 
 
 # --- a run started inside another run's tool call nests under that tool span ----------------
-def _check_nested(telemetry: Telemetry, outer_tool: bool) -> None:
+def _check_nested(telemetry: InMemoryTelemetry, outer_tool: bool) -> None:
     spans = agent_spans(telemetry)
     assert len(spans) == 2, [s.name for s in telemetry.spans()]
     inner, outer = spans  # the inner run ends first
@@ -292,7 +298,7 @@ def _check_nested(telemetry: Telemetry, outer_tool: bool) -> None:
 @pytest.mark.parametrize("outer_entry", list(EVENT_CALLS))
 @pytest.mark.parametrize("inner_entry", list(EVENT_CALLS))
 async def test_event_nested_same_instance(
-    otel_telemetry: Telemetry, outer_entry: str, inner_entry: str
+    otel_telemetry: InMemoryTelemetry, outer_entry: str, inner_entry: str
 ) -> None:
     agent = instrument(Delegating(EVENT_CALLS[inner_entry]), **kw(otel_telemetry))
     await EVENT_CALLS[outer_entry](agent)
@@ -302,7 +308,7 @@ async def test_event_nested_same_instance(
 @pytest.mark.parametrize("outer_entry", list(AGENT_CALLS))
 @pytest.mark.parametrize("inner_entry", list(AGENT_CALLS))
 async def test_agent_nested_same_instance(
-    otel_telemetry: Telemetry, outer_entry: str, inner_entry: str
+    otel_telemetry: InMemoryTelemetry, outer_entry: str, inner_entry: str
 ) -> None:
     agent = instrument(DelegatingAgent(AGENT_CALLS[inner_entry]), **kw(otel_telemetry))
     await AGENT_CALLS[outer_entry](agent)
@@ -312,7 +318,7 @@ async def test_agent_nested_same_instance(
 @pytest.mark.parametrize("outer_entry", list(AGENT_CALLS))
 @pytest.mark.parametrize("inner_entry", list(AGENT_CALLS))
 async def test_non_streaming_nested_same_instance(
-    otel_telemetry: Telemetry, outer_entry: str, inner_entry: str
+    otel_telemetry: InMemoryTelemetry, outer_entry: str, inner_entry: str
 ) -> None:
     agent = instrument(NonStreamingDelegator(AGENT_CALLS[inner_entry]), **kw(otel_telemetry))
     await AGENT_CALLS[outer_entry](agent)
@@ -334,7 +340,7 @@ OTHER_CASES = [
 
 @pytest.mark.parametrize(("outer", "sub", "inner"), OTHER_CASES)
 async def test_nested_other_agent(
-    otel_telemetry: Telemetry, outer: str, sub: str, inner: str
+    otel_telemetry: InMemoryTelemetry, outer: str, sub: str, inner: str
 ) -> None:
     delegate = instrument(SUB_AGENTS[sub][0](), **kw(otel_telemetry))
     contract, entry = outer.split("_")
@@ -346,13 +352,13 @@ async def test_nested_other_agent(
     _check_nested(otel_telemetry, outer_tool=True)
 
 
-async def test_sub_agent_uninstrumented_makes_no_span(otel_telemetry: Telemetry) -> None:
+async def test_sub_agent_uninstrumented_makes_no_span(otel_telemetry: InMemoryTelemetry) -> None:
     agent = instrument(DelegatingAgent(call_run, NonStreamingAgent()), **kw(otel_telemetry))
     assert await agent.run() == "done"
     assert len(agent_spans(otel_telemetry)) == 1
 
 
-async def test_concurrent_runs_of_one_instance(otel_telemetry: Telemetry) -> None:
+async def test_concurrent_runs_of_one_instance(otel_telemetry: InMemoryTelemetry) -> None:
     agent = instrument(ScriptedAgent(EVENTS, delay=0.001), **kw(otel_telemetry))
     streaming = instrument(ScriptedStreamingAgent([MessageFinal(text="ok")]), **kw(otel_telemetry))
     await asyncio.gather(

@@ -14,7 +14,7 @@ from agent_contract.agent import Agent, MessageDelta, MessageFinal
 from agent_contract.examples import NonStreamingAgent, ScriptedAgent, ScriptedStreamingAgent
 from agent_contract.protocol import TextDelta
 from agent_otel._instrument import instrument
-from agent_otel.testing import Telemetry
+from agent_otel.testing import InMemoryTelemetry
 from test_instrument_support import USER, agent_spans, kw
 
 EVENTS = [TextDelta("a"), TextDelta("b"), TextDelta("c")]
@@ -25,7 +25,7 @@ class Boom(Exception):
     pass
 
 
-def _one(telemetry: Telemetry) -> ReadableSpan:
+def _one(telemetry: InMemoryTelemetry) -> ReadableSpan:
     spans = agent_spans(telemetry)
     assert len(spans) == 1, [s.name for s in telemetry.spans()]
     assert all(s.end_time is not None for s in telemetry.spans())
@@ -49,7 +49,7 @@ class SlowRun(Agent):
 
 # --- exhaustion ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("entry", ["stream", "invoke"])
-async def test_event_exhausted(otel_telemetry: Telemetry, entry: str) -> None:
+async def test_event_exhausted(otel_telemetry: InMemoryTelemetry, entry: str) -> None:
     agent = instrument(ScriptedAgent(EVENTS), **kw(otel_telemetry))
     if entry == "stream":
         assert [e async for e in agent.stream(USER)] == EVENTS
@@ -63,7 +63,9 @@ async def test_event_exhausted(otel_telemetry: Telemetry, entry: str) -> None:
 
 @pytest.mark.parametrize("entry", ["run", "astream"])
 @pytest.mark.parametrize("streaming", [True, False])
-async def test_agent_exhausted(otel_telemetry: Telemetry, entry: str, streaming: bool) -> None:
+async def test_agent_exhausted(
+    otel_telemetry: InMemoryTelemetry, entry: str, streaming: bool
+) -> None:
     raw: Any = ScriptedStreamingAgent(STREAM_EVENTS) if streaming else NonStreamingAgent("ab")
     agent = instrument(raw, **kw(otel_telemetry))
     if entry == "run":
@@ -78,7 +80,7 @@ async def test_agent_exhausted(otel_telemetry: Telemetry, entry: str, streaming:
 
 
 # --- the agent raises: the same object, ERROR ----------------------------------------------------
-def _check_error(telemetry: Telemetry) -> None:
+def _check_error(telemetry: InMemoryTelemetry) -> None:
     span = _one(telemetry)
     assert span.status.status_code is StatusCode.ERROR
     assert (span.attributes or {})["error.type"] == "Boom"
@@ -86,7 +88,7 @@ def _check_error(telemetry: Telemetry) -> None:
 
 
 @pytest.mark.parametrize("entry", ["stream", "invoke"])
-async def test_event_agent_raises(otel_telemetry: Telemetry, entry: str) -> None:
+async def test_event_agent_raises(otel_telemetry: InMemoryTelemetry, entry: str) -> None:
     error = Boom("x")
     agent = instrument(ScriptedAgent(EVENTS, fail_at=1, error=error), **kw(otel_telemetry))
     with pytest.raises(Boom) as caught:
@@ -100,7 +102,7 @@ async def test_event_agent_raises(otel_telemetry: Telemetry, entry: str) -> None
 
 @pytest.mark.parametrize("entry", ["run", "astream"])
 @pytest.mark.parametrize("streaming", [True, False])
-async def test_agent_raises(otel_telemetry: Telemetry, entry: str, streaming: bool) -> None:
+async def test_agent_raises(otel_telemetry: InMemoryTelemetry, entry: str, streaming: bool) -> None:
     error = Boom("x")
     raw: Any = (
         ScriptedStreamingAgent(STREAM_EVENTS, fail_at=1, error=error)
@@ -119,7 +121,7 @@ async def test_agent_raises(otel_telemetry: Telemetry, entry: str, streaming: bo
 
 # --- the consumer stops early: break, aclose ------------------------------------------------------
 @pytest.mark.parametrize("how", ["break", "aclose"])
-async def test_event_consumer_stops(otel_telemetry: Telemetry, how: str) -> None:
+async def test_event_consumer_stops(otel_telemetry: InMemoryTelemetry, how: str) -> None:
     agent = instrument(ScriptedAgent(EVENTS), **kw(otel_telemetry))
     stream = agent.stream(USER)
     if how == "break":
@@ -137,7 +139,9 @@ async def test_event_consumer_stops(otel_telemetry: Telemetry, how: str) -> None
 
 @pytest.mark.parametrize("how", ["break", "aclose"])
 @pytest.mark.parametrize("streaming", [True, False])
-async def test_agent_consumer_stops(otel_telemetry: Telemetry, how: str, streaming: bool) -> None:
+async def test_agent_consumer_stops(
+    otel_telemetry: InMemoryTelemetry, how: str, streaming: bool
+) -> None:
     raw: Any = ScriptedStreamingAgent(STREAM_EVENTS) if streaming else NonStreamingAgent("ab")
     agent = instrument(raw, **kw(otel_telemetry))
     stream = agent.astream()
@@ -156,7 +160,7 @@ async def test_agent_consumer_stops(otel_telemetry: Telemetry, how: str, streami
 
 
 # --- cancellation ----------------------------------------------------------------------------
-def _check_cancelled(telemetry: Telemetry) -> None:
+def _check_cancelled(telemetry: InMemoryTelemetry) -> None:
     span = _one(telemetry)
     assert _reason(span) == "cancelled"
     assert (span.attributes or {})["error.type"] == "CancelledError"
@@ -171,7 +175,7 @@ async def _cancel(coro: Any) -> None:
 
 
 @pytest.mark.parametrize("entry", ["stream", "invoke"])
-async def test_event_cancelled(otel_telemetry: Telemetry, entry: str) -> None:
+async def test_event_cancelled(otel_telemetry: InMemoryTelemetry, entry: str) -> None:
     agent = instrument(ScriptedAgent(EVENTS, delay=10), **kw(otel_telemetry))
 
     async def consume() -> None:
@@ -187,7 +191,9 @@ async def test_event_cancelled(otel_telemetry: Telemetry, entry: str) -> None:
 
 @pytest.mark.parametrize("entry", ["run", "astream"])
 @pytest.mark.parametrize("streaming", [True, False])
-async def test_agent_cancelled(otel_telemetry: Telemetry, entry: str, streaming: bool) -> None:
+async def test_agent_cancelled(
+    otel_telemetry: InMemoryTelemetry, entry: str, streaming: bool
+) -> None:
     raw: Any = ScriptedStreamingAgent(STREAM_EVENTS, delay=10) if streaming else SlowRun()
     agent = instrument(raw, **kw(otel_telemetry))
 
@@ -246,7 +252,9 @@ class ExplodingEventAgent(ScriptedAgent):
         raise RuntimeError("no description today")
 
 
-async def test_settings_errors_fall_back_to_the_plain_call(otel_telemetry: Telemetry) -> None:
+async def test_settings_errors_fall_back_to_the_plain_call(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
     agent = instrument(ExplodingDescription(STREAM_EVENTS), **kw(otel_telemetry))
     assert await agent.run() == "ab"
     assert [e async for e in agent.astream()][-1].text == "ab"
@@ -263,6 +271,6 @@ class NotAStream(ScriptedAgent):
         return ["not", "a", "stream"]
 
 
-async def test_odd_return_values_pass_through(otel_telemetry: Telemetry) -> None:
+async def test_odd_return_values_pass_through(otel_telemetry: InMemoryTelemetry) -> None:
     agent = instrument(NotAStream(EVENTS), **kw(otel_telemetry))
     assert agent.stream(USER) == ["not", "a", "stream"]

@@ -20,7 +20,7 @@ from agent_contract.agent import (
 from agent_contract.examples import NonStreamingAgent, ScriptedAgent, ScriptedStreamingAgent
 from agent_contract.protocol import Message, PhaseMarker, TextDelta
 from agent_otel._instrument import instrument
-from agent_otel.testing import Telemetry
+from agent_otel.testing import InMemoryTelemetry
 from test_instrument_support import USER, agent_spans, kw
 
 SECRET = "sk-TOPSECRET-7f3a"
@@ -80,7 +80,7 @@ def _run_kwargs() -> dict[str, Any]:
     }
 
 
-def _exported(telemetry: Telemetry, drop: tuple[str, ...] = ()) -> str:
+def _exported(telemetry: InMemoryTelemetry, drop: tuple[str, ...] = ()) -> str:
     """Every exported span (attributes, events, resource) and metric, as JSON text."""
     spans = [json.loads(s.to_json()) for s in telemetry.spans()]
     for span in spans:
@@ -113,7 +113,7 @@ EXPECTED = {
 @pytest.mark.parametrize("entry", ["run", "astream"])
 @pytest.mark.parametrize("streaming", [True, False])
 async def test_agent_allow_list_and_no_secret_anywhere(
-    otel_telemetry: Telemetry, capture: bool, entry: str, streaming: bool
+    otel_telemetry: InMemoryTelemetry, capture: bool, entry: str, streaming: bool
 ) -> None:
     raw: Any = (
         ScriptedStreamingAgent([MessageFinal(text="ok")]) if streaming else NonStreamingAgent("ok")
@@ -149,7 +149,7 @@ async def test_agent_allow_list_and_no_secret_anywhere(
 @pytest.mark.parametrize("capture", [False, True])
 @pytest.mark.parametrize("entry", ["stream", "invoke"])
 async def test_event_config_and_messages(
-    otel_telemetry: Telemetry, capture: bool, entry: str
+    otel_telemetry: InMemoryTelemetry, capture: bool, entry: str
 ) -> None:
     raw = ScriptedAgent([TextDelta("hi")])
     agent = instrument(raw, capture_content=capture, **kw(otel_telemetry))
@@ -175,7 +175,7 @@ async def test_event_config_and_messages(
         assert SECRET not in _exported(otel_telemetry)
 
 
-async def test_name_override_and_defaults(otel_telemetry: Telemetry) -> None:
+async def test_name_override_and_defaults(otel_telemetry: InMemoryTelemetry) -> None:
     await instrument(ScriptedAgent([]), name="custom", **kw(otel_telemetry)).invoke(USER)
     await instrument(NonStreamingAgent(), **kw(otel_telemetry)).run()
 
@@ -195,7 +195,7 @@ INTERRUPT = InterruptFinal(interrupt_id="int-1", payload={"options": [SECRET]}, 
 
 
 @pytest.mark.parametrize("entry", ["run", "astream"])
-async def test_interrupt_final_is_an_event(otel_telemetry: Telemetry, entry: str) -> None:
+async def test_interrupt_final_is_an_event(otel_telemetry: InMemoryTelemetry, entry: str) -> None:
     agent = instrument(ScriptedStreamingAgent([INTERRUPT]), **kw(otel_telemetry))
     if entry == "run":
         with pytest.raises(AgentInterruptedError) as caught:
@@ -215,7 +215,7 @@ async def test_interrupt_final_is_an_event(otel_telemetry: Telemetry, entry: str
 
 
 @pytest.mark.parametrize("entry", ["run", "astream"])
-async def test_interrupted_error_from_run(otel_telemetry: Telemetry, entry: str) -> None:
+async def test_interrupted_error_from_run(otel_telemetry: InMemoryTelemetry, entry: str) -> None:
     error = AgentInterruptedError(interrupts=[INTERRUPT])
     agent = instrument(NonStreamingAgent(error=error), **kw(otel_telemetry))
     with pytest.raises(AgentInterruptedError) as caught:
@@ -235,7 +235,7 @@ async def test_interrupted_error_from_run(otel_telemetry: Telemetry, entry: str)
     assert SECRET not in _exported(otel_telemetry)
 
 
-async def test_structured_final_is_json(otel_telemetry: Telemetry) -> None:
+async def test_structured_final_is_json(otel_telemetry: InMemoryTelemetry) -> None:
     agent = instrument(
         ScriptedStreamingAgent([StructuredFinal(data={"a": 1})]), **kw(otel_telemetry)
     )
@@ -246,7 +246,7 @@ async def test_structured_final_is_json(otel_telemetry: Telemetry) -> None:
 
 
 # --- the caller's own stream_wrapper still applies, composed with ours ---------------------
-async def test_caller_stream_wrapper_composed(otel_telemetry: Telemetry) -> None:
+async def test_caller_stream_wrapper_composed(otel_telemetry: InMemoryTelemetry) -> None:
     seen_by_caller: list[Any] = []
     extra = [PhaseMarker("caller"), TextDelta(" (annotated)")]
 

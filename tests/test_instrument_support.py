@@ -21,20 +21,20 @@ from agent_contract.protocol import (
     ToolCall,
     ToolResult,
 )
-from agent_otel.testing import Telemetry
+from agent_otel.testing import InMemoryTelemetry
 
 Call = Callable[[Any], Awaitable[Any]]
 USER = [Message(role="user", content="hello")]
 
 
-def kw(telemetry: Telemetry) -> dict[str, Any]:
+def kw(telemetry: InMemoryTelemetry) -> dict[str, Any]:
     return {
         "tracer_provider": telemetry.tracer_provider,
         "meter_provider": telemetry.meter_provider,
     }
 
 
-def agent_spans(telemetry: Telemetry) -> list[ReadableSpan]:
+def agent_spans(telemetry: InMemoryTelemetry) -> list[ReadableSpan]:
     return [
         s
         for s in telemetry.spans()
@@ -42,7 +42,7 @@ def agent_spans(telemetry: Telemetry) -> list[ReadableSpan]:
     ]
 
 
-def parent_of(telemetry: Telemetry, span: ReadableSpan) -> ReadableSpan | None:
+def parent_of(telemetry: InMemoryTelemetry, span: ReadableSpan) -> ReadableSpan | None:
     if span.parent is None:
         return None
     for candidate in telemetry.spans():

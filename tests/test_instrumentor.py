@@ -20,12 +20,12 @@ from agent_contract.invoke import StreamingAgent
 from agent_contract.protocol import TextDelta
 from agent_otel._instrument import instrument, is_instrumented
 from agent_otel.instrumentor import AgentInstrumentor
-from agent_otel.testing import Telemetry
+from agent_otel.testing import InMemoryTelemetry
 from test_instrument_support import USER, agent_spans, kw
 
 
 @pytest.fixture
-def instrumentor(otel_telemetry: Telemetry) -> Iterator[AgentInstrumentor]:
+def instrumentor(otel_telemetry: InMemoryTelemetry) -> Iterator[AgentInstrumentor]:
     originals = {
         cls: {k: v for k, v in vars(cls).items() if k in ("stream", "invoke", "astream", "run")}
         for cls in (Agent, StreamingAgent, ScriptedAgent, ScriptedStreamingAgent)
@@ -48,7 +48,7 @@ def test_entry_point_registered() -> None:
 
 
 async def test_existing_and_future_classes(
-    otel_telemetry: Telemetry, instrumentor: AgentInstrumentor
+    otel_telemetry: InMemoryTelemetry, instrumentor: AgentInstrumentor
 ) -> None:
     class Later(Agent):  # defined after instrument(): traced too
         tool_name = "later"
@@ -78,7 +78,7 @@ async def test_existing_and_future_classes(
 
 
 async def test_explicit_instrument_does_not_double(
-    otel_telemetry: Telemetry, instrumentor: AgentInstrumentor
+    otel_telemetry: InMemoryTelemetry, instrumentor: AgentInstrumentor
 ) -> None:
     agent = instrument(ScriptedAgent([TextDelta("a")]), name="explicit", **kw(otel_telemetry))
     await agent.invoke(USER)
@@ -86,7 +86,7 @@ async def test_explicit_instrument_does_not_double(
     assert [s.name for s in agent_spans(otel_telemetry)] == ["invoke_agent explicit"] * 2
 
 
-async def test_uninstrument_restores(otel_telemetry: Telemetry) -> None:
+async def test_uninstrument_restores(otel_telemetry: InMemoryTelemetry) -> None:
     inst = AgentInstrumentor()
     inst.instrument(**kw(otel_telemetry))
     inst.uninstrument()
@@ -216,7 +216,7 @@ class SpecRunner(Agent):
 
 
 async def test_sub_agents_from_specs_nest_under_their_tool(
-    otel_telemetry: Telemetry, instrumentor: AgentInstrumentor
+    otel_telemetry: InMemoryTelemetry, instrumentor: AgentInstrumentor
 ) -> None:
     specs = [SubAgentSpec(name="helper", system_prompt="a"), SubAgentSpec(name="other")]
     assert await SpecRunner().run(subagents=specs) == "done"

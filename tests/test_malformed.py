@@ -39,7 +39,7 @@ from agent_contract.protocol import (
     Usage,
 )
 from agent_otel import otel_wrapper
-from agent_otel.testing import Telemetry
+from agent_otel.testing import InMemoryTelemetry
 
 ANOMALIES = "agent_otel.anomalies"
 KINDS = "agent_otel.anomaly.kinds"
@@ -47,7 +47,10 @@ INCOMPLETE = "agent_otel.incomplete"
 
 
 async def run(
-    telemetry: Telemetry, script: Sequence[Any], caplog: pytest.LogCaptureFixture, **options: Any
+    telemetry: InMemoryTelemetry,
+    script: Sequence[Any],
+    caplog: pytest.LogCaptureFixture,
+    **options: Any,
 ) -> list[ReadableSpan]:
     """Run ``script`` through the wrapper; check the pass-through and that nothing was logged."""
     agent = ScriptedAgent(list(script))
@@ -103,7 +106,7 @@ def tool(call_id: str | None, name: str = "search", arguments: str = "{}") -> To
 
 
 async def test_a_well_formed_run_has_no_anomaly(
-    otel_telemetry: Telemetry, caplog: pytest.LogCaptureFixture
+    otel_telemetry: InMemoryTelemetry, caplog: pytest.LogCaptureFixture
 ) -> None:
     script = [
         LLMCallStart(model="m", call_id="c1"),
@@ -123,7 +126,7 @@ async def test_a_well_formed_run_has_no_anomaly(
 
 
 async def test_tool_result_without_call_makes_a_zero_length_incomplete_tool_span(
-    otel_telemetry: Telemetry, caplog: pytest.LogCaptureFixture
+    otel_telemetry: InMemoryTelemetry, caplog: pytest.LogCaptureFixture
 ) -> None:
     script = [ToolResult(tool_call_id="t9", content="orphan", name="search")]
     spans = await run(otel_telemetry, script, caplog, capture_content=True)
@@ -139,7 +142,7 @@ async def test_tool_result_without_call_makes_a_zero_length_incomplete_tool_span
 
 
 async def test_tool_result_without_call_or_name_is_an_unknown_tool(
-    otel_telemetry: Telemetry, caplog: pytest.LogCaptureFixture
+    otel_telemetry: InMemoryTelemetry, caplog: pytest.LogCaptureFixture
 ) -> None:
     spans = await run(otel_telemetry, [ToolResult(tool_call_id="t9")], caplog)
     (span,) = named(spans, "execute_tool unknown")
@@ -148,7 +151,7 @@ async def test_tool_result_without_call_or_name_is_an_unknown_tool(
 
 
 async def test_duplicate_tool_call_id_ends_the_older_span_incomplete(
-    otel_telemetry: Telemetry, caplog: pytest.LogCaptureFixture
+    otel_telemetry: InMemoryTelemetry, caplog: pytest.LogCaptureFixture
 ) -> None:
     script = [tool("t1", "first"), tool("t1", "second"), ToolResult(tool_call_id="t1")]
     spans = await run(otel_telemetry, script, caplog)
@@ -162,7 +165,7 @@ async def test_duplicate_tool_call_id_ends_the_older_span_incomplete(
 
 
 async def test_missing_tool_call_id_is_matched_when_only_one_tool_is_open(
-    otel_telemetry: Telemetry, caplog: pytest.LogCaptureFixture
+    otel_telemetry: InMemoryTelemetry, caplog: pytest.LogCaptureFixture
 ) -> None:
     script = [tool(None, "search"), ToolResult(tool_call_id=None, content="ok")]  # type: ignore[arg-type]
     spans = await run(otel_telemetry, script, caplog)
@@ -175,7 +178,7 @@ async def test_missing_tool_call_id_is_matched_when_only_one_tool_is_open(
 
 
 async def test_missing_tool_call_id_is_not_guessed_between_two_open_tools(
-    otel_telemetry: Telemetry, caplog: pytest.LogCaptureFixture
+    otel_telemetry: InMemoryTelemetry, caplog: pytest.LogCaptureFixture
 ) -> None:
     script = [tool(None, "a"), tool(None, "b"), ToolResult(tool_call_id=None, name="c")]  # type: ignore[arg-type]
     spans = await run(otel_telemetry, script, caplog)
@@ -190,7 +193,7 @@ async def test_missing_tool_call_id_is_not_guessed_between_two_open_tools(
 
 
 async def test_parallel_tool_results_in_reverse_order_are_matched_by_id(
-    otel_telemetry: Telemetry, caplog: pytest.LogCaptureFixture
+    otel_telemetry: InMemoryTelemetry, caplog: pytest.LogCaptureFixture
 ) -> None:
     script = [
         LLMCallStart(model="m", call_id="c1"),
@@ -226,7 +229,7 @@ async def test_parallel_tool_results_in_reverse_order_are_matched_by_id(
 
 
 async def test_llm_end_without_start_is_ignored(
-    otel_telemetry: Telemetry, caplog: pytest.LogCaptureFixture
+    otel_telemetry: InMemoryTelemetry, caplog: pytest.LogCaptureFixture
 ) -> None:
     script = [LLMCallEnd(call_id="c1", finish_reason="stop"), LLMCallEnd()]
     spans = await run(otel_telemetry, script, caplog)
@@ -237,7 +240,7 @@ async def test_llm_end_without_start_is_ignored(
 
 
 async def test_llm_end_with_an_unknown_id_leaves_the_open_call_alone(
-    otel_telemetry: Telemetry, caplog: pytest.LogCaptureFixture
+    otel_telemetry: InMemoryTelemetry, caplog: pytest.LogCaptureFixture
 ) -> None:
     script = [
         LLMCallStart(model="m", call_id="c1"),
@@ -253,7 +256,7 @@ async def test_llm_end_with_an_unknown_id_leaves_the_open_call_alone(
 
 
 async def test_duplicate_llm_call_id_ends_the_older_call_incomplete(
-    otel_telemetry: Telemetry, caplog: pytest.LogCaptureFixture
+    otel_telemetry: InMemoryTelemetry, caplog: pytest.LogCaptureFixture
 ) -> None:
     script = [
         LLMCallStart(model="old", call_id="c1"),
@@ -283,7 +286,7 @@ async def test_duplicate_llm_call_id_ends_the_older_call_incomplete(
 
 
 async def test_usage_with_no_llm_call_goes_to_the_run_totals_only(
-    otel_telemetry: Telemetry, caplog: pytest.LogCaptureFixture
+    otel_telemetry: InMemoryTelemetry, caplog: pytest.LogCaptureFixture
 ) -> None:
     script = [Usage(input_tokens=3, output_tokens=4)]
     spans = await run(otel_telemetry, script, caplog)
@@ -296,7 +299,7 @@ async def test_usage_with_no_llm_call_goes_to_the_run_totals_only(
 
 
 async def test_a_second_usage_after_the_call_got_its_own_is_the_runs_only(
-    otel_telemetry: Telemetry, caplog: pytest.LogCaptureFixture
+    otel_telemetry: InMemoryTelemetry, caplog: pytest.LogCaptureFixture
 ) -> None:
     script = [
         LLMCallStart(model="m", call_id="c1"),
@@ -315,7 +318,7 @@ async def test_a_second_usage_after_the_call_got_its_own_is_the_runs_only(
 
 
 async def test_events_after_a_final_event_are_recorded_and_counted(
-    otel_telemetry: Telemetry, caplog: pytest.LogCaptureFixture
+    otel_telemetry: InMemoryTelemetry, caplog: pytest.LogCaptureFixture
 ) -> None:
     script = [
         MessageDelta(text="a"),
@@ -336,7 +339,7 @@ async def test_events_after_a_final_event_are_recorded_and_counted(
 
 
 async def test_events_after_a_fatal_error_are_recorded_and_counted(
-    otel_telemetry: Telemetry, caplog: pytest.LogCaptureFixture
+    otel_telemetry: InMemoryTelemetry, caplog: pytest.LogCaptureFixture
 ) -> None:
     script = [
         LLMCallStart(model="m", call_id="c1"),
@@ -364,7 +367,7 @@ async def test_events_after_a_fatal_error_are_recorded_and_counted(
 
 
 async def test_interrupt_then_more_events(
-    otel_telemetry: Telemetry, caplog: pytest.LogCaptureFixture
+    otel_telemetry: InMemoryTelemetry, caplog: pytest.LogCaptureFixture
 ) -> None:
     script = [
         InterruptFinal(interrupt_id="i1", payload=None, reason="approve"),
@@ -389,7 +392,7 @@ class Unrelated:  # a class name no vocabulary uses
 
 
 async def test_unknown_objects_pass_through_and_are_counted(
-    otel_telemetry: Telemetry, caplog: pytest.LogCaptureFixture
+    otel_telemetry: InMemoryTelemetry, caplog: pytest.LogCaptureFixture
 ) -> None:
     script: list[Any] = [
         object(),
@@ -407,7 +410,7 @@ async def test_unknown_objects_pass_through_and_are_counted(
 
 
 async def test_anomaly_span_events_are_capped_but_the_count_is_not(
-    otel_telemetry: Telemetry, caplog: pytest.LogCaptureFixture
+    otel_telemetry: InMemoryTelemetry, caplog: pytest.LogCaptureFixture
 ) -> None:
     script = [object() for _ in range(40)]
     spans = await run(otel_telemetry, script, caplog)
@@ -421,7 +424,7 @@ async def test_anomaly_span_events_are_capped_but_the_count_is_not(
 
 
 async def test_text_delta_with_non_text_is_passed_and_skipped_in_content(
-    otel_telemetry: Telemetry, caplog: pytest.LogCaptureFixture
+    otel_telemetry: InMemoryTelemetry, caplog: pytest.LogCaptureFixture
 ) -> None:
     script = [
         LLMCallStart(model="m", call_id="c1"),
@@ -437,7 +440,7 @@ async def test_text_delta_with_non_text_is_passed_and_skipped_in_content(
 
 
 async def test_usage_with_string_counts_keeps_only_the_valid_ones(
-    otel_telemetry: Telemetry, caplog: pytest.LogCaptureFixture
+    otel_telemetry: InMemoryTelemetry, caplog: pytest.LogCaptureFixture
 ) -> None:
     script = [
         LLMCallStart(model="m", call_id="c1"),
@@ -458,7 +461,7 @@ async def test_usage_with_string_counts_keeps_only_the_valid_ones(
 
 
 async def test_llm_call_start_with_odd_params_records_only_well_typed_ones(
-    otel_telemetry: Telemetry, caplog: pytest.LogCaptureFixture
+    otel_telemetry: InMemoryTelemetry, caplog: pytest.LogCaptureFixture
 ) -> None:
     script = [
         LLMCallStart(model="a", call_id="c1", params="temperature=1"),  # type: ignore[arg-type]
@@ -499,7 +502,7 @@ async def test_llm_call_start_with_odd_params_records_only_well_typed_ones(
 
 
 async def test_other_wrong_types_are_tolerated(
-    otel_telemetry: Telemetry, caplog: pytest.LogCaptureFixture
+    otel_telemetry: InMemoryTelemetry, caplog: pytest.LogCaptureFixture
 ) -> None:
     # a boundary with no step before it makes no span
     script = [
@@ -522,7 +525,7 @@ async def test_other_wrong_types_are_tolerated(
 
 
 async def test_llm_call_start_with_messages_that_are_not_a_list(
-    otel_telemetry: Telemetry,
+    otel_telemetry: InMemoryTelemetry,
 ) -> None:
     """Content capture cannot read such messages; the chat span is still made and ended."""
     script = [

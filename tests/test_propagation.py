@@ -21,7 +21,7 @@ from agent_contract.examples import NonStreamingAgent, ScriptedAgent
 from agent_contract.protocol import Message, StreamingAgent, TextDelta
 from agent_otel._instrument import instrument
 from agent_otel._propagation import extract_context, inject_context
-from agent_otel.testing import Telemetry
+from agent_otel.testing import InMemoryTelemetry
 from test_instrument_support import USER, agent_spans, kw
 
 
@@ -31,7 +31,7 @@ def _ids(span: Any) -> tuple[int, int]:
 
 
 # --- inject / extract ---------------------------------------------------------------------------
-def test_inject_extract_round_trip(otel_telemetry: Telemetry) -> None:
+def test_inject_extract_round_trip(otel_telemetry: InMemoryTelemetry) -> None:
     tracer = otel_telemetry.tracer_provider.get_tracer("test")
     with tracer.start_as_current_span("caller") as span:
         token = otel_context.attach(baggage.set_baggage("tenant", "acme"))
@@ -91,13 +91,13 @@ class ReportingRun(NonStreamingAgent):
         return "ok"
 
 
-def _caller(telemetry: Telemetry) -> tuple[Any, Context]:
+def _caller(telemetry: InMemoryTelemetry) -> tuple[Any, Context]:
     tracer = telemetry.tracer_provider.get_tracer("test")
     span = tracer.start_span("caller")
     return span, trace.set_span_in_context(span)
 
 
-def _agent_span_parent(telemetry: Telemetry) -> tuple[int, int]:
+def _agent_span_parent(telemetry: InMemoryTelemetry) -> tuple[int, int]:
     [span] = agent_spans(telemetry)
     assert span.parent is not None
     return span.context.trace_id, span.parent.span_id  # type: ignore[union-attr]
@@ -111,7 +111,7 @@ def _run_context_ids(value: Any) -> tuple[int, int]:
 @pytest.mark.parametrize("form", ["context", "carrier"])
 @pytest.mark.parametrize("entry", ["stream", "invoke"])
 async def test_event_parent_and_agent_context(
-    otel_telemetry: Telemetry, form: str, entry: str
+    otel_telemetry: InMemoryTelemetry, form: str, entry: str
 ) -> None:
     span, context = _caller(otel_telemetry)
     value: Any = context if form == "context" else inject_context(context)
@@ -132,7 +132,7 @@ async def test_event_parent_and_agent_context(
     assert _ids(raw.current) == _ids(run_span)
 
 
-async def test_event_agent_gets_context_without_asking(otel_telemetry: Telemetry) -> None:
+async def test_event_agent_gets_context_without_asking(otel_telemetry: InMemoryTelemetry) -> None:
     raw = Reporting()
     await instrument(raw, **kw(otel_telemetry)).invoke(USER)
     [run_span] = agent_spans(otel_telemetry)
@@ -145,7 +145,7 @@ async def test_event_agent_gets_context_without_asking(otel_telemetry: Telemetry
 @pytest.mark.parametrize("entry", ["run", "astream"])
 @pytest.mark.parametrize("streaming", [True, False])
 async def test_agent_parent_and_agent_context(
-    otel_telemetry: Telemetry, form: str, entry: str, streaming: bool
+    otel_telemetry: InMemoryTelemetry, form: str, entry: str, streaming: bool
 ) -> None:
     span, context = _caller(otel_telemetry)
     value: Any = context if form == "context" else inject_context(context)
@@ -163,7 +163,7 @@ async def test_agent_parent_and_agent_context(
     assert _run_context_ids(seen) == _ids(run_span)
 
 
-async def test_agent_contract_adds_no_otel_context(otel_telemetry: Telemetry) -> None:
+async def test_agent_contract_adds_no_otel_context(otel_telemetry: InMemoryTelemetry) -> None:
     raw = ReportingRun()
     await instrument(raw, **kw(otel_telemetry)).run(user_message="hi")
     assert raw.last_kwargs == {"user_message": "hi"}
@@ -171,7 +171,7 @@ async def test_agent_contract_adds_no_otel_context(otel_telemetry: Telemetry) ->
 
 @pytest.mark.parametrize("value", [{}, {"traceparent": "garbage"}, 42, None])
 async def test_unusable_otel_context_falls_back_to_current(
-    otel_telemetry: Telemetry, value: Any
+    otel_telemetry: InMemoryTelemetry, value: Any
 ) -> None:
     span, context = _caller(otel_telemetry)
     agent = instrument(ScriptedAgent([TextDelta("x")]), **kw(otel_telemetry))
@@ -194,9 +194,9 @@ WORKER = textwrap.dedent(
     from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
     from agent_otel._instrument import instrument
     from agent_otel._propagation import extract_context
-    from agent_otel.testing import Telemetry
+    from agent_otel.testing import InMemoryTelemetry
 
-    telemetry = Telemetry(ids=RandomIdGenerator())
+    telemetry = InMemoryTelemetry(ids=RandomIdGenerator())
     tracer = telemetry.tracer_provider.get_tracer("worker")
 
     class Worker(StreamingAgent):
@@ -240,7 +240,7 @@ WORKER = textwrap.dedent(
 
 
 def test_agent_in_another_process_joins_the_trace(tmp_path: Path) -> None:
-    telemetry = Telemetry(ids=RandomIdGenerator())
+    telemetry = InMemoryTelemetry(ids=RandomIdGenerator())
     tracer = telemetry.tracer_provider.get_tracer("caller")
     with tracer.start_as_current_span("workflow") as caller:
         carrier = inject_context()

@@ -39,7 +39,7 @@ from agent_contract.protocol import (
 )
 from agent_otel import _guard, otel_wrapper
 from agent_otel._content import ContentCapture
-from agent_otel.testing import Telemetry
+from agent_otel.testing import InMemoryTelemetry
 
 
 def script() -> list[Any]:
@@ -293,7 +293,7 @@ class Unprintable:
 
 
 async def test_unserialisable_attribute_values(
-    caplog: pytest.LogCaptureFixture, otel_telemetry: Telemetry
+    caplog: pytest.LogCaptureFixture, otel_telemetry: InMemoryTelemetry
 ) -> None:
     await run_twice(
         caplog,
@@ -312,7 +312,7 @@ async def test_unserialisable_attribute_values(
 
 
 async def test_odd_objects_in_params_and_content(
-    caplog: pytest.LogCaptureFixture, otel_telemetry: Telemetry
+    caplog: pytest.LogCaptureFixture, otel_telemetry: InMemoryTelemetry
 ) -> None:
     """Objects that cannot be printed, in params and in captured content."""
     odd = Unprintable()
@@ -346,7 +346,7 @@ async def test_odd_objects_in_params_and_content(
 
 
 async def test_a_redaction_hook_that_raises(
-    caplog: pytest.LogCaptureFixture, otel_telemetry: Telemetry
+    caplog: pytest.LogCaptureFixture, otel_telemetry: InMemoryTelemetry
 ) -> None:
     def redact(kind: Any, value: Any) -> Any:
         raise Boom("redact")

@@ -51,7 +51,7 @@ from agent_contract.protocol import (
     Usage,
 )
 from agent_otel import ContentCapture, otel_wrapper
-from agent_otel.testing import Telemetry
+from agent_otel.testing import InMemoryTelemetry
 
 WRITES = (
     "set_attribute",
@@ -193,7 +193,7 @@ class AgentFailure(Exception):
 
 async def traced_run(
     provider: TracerProvider,
-    telemetry: Telemetry,
+    telemetry: InMemoryTelemetry,
     *,
     parent: Context | None = None,
     fail: bool = False,
@@ -239,11 +239,11 @@ def unsampled_parent() -> Context:
     return trace.set_span_in_context(NonRecordingSpan(span_context))
 
 
-def metric_counts(telemetry: Telemetry) -> dict[str, int]:
+def metric_counts(telemetry: InMemoryTelemetry) -> dict[str, int]:
     return {name: sum(p.count for p in points) for name, points in telemetry.histograms().items()}
 
 
-def token_sums(telemetry: Telemetry) -> dict[tuple[str, str], float]:
+def token_sums(telemetry: InMemoryTelemetry) -> dict[tuple[str, str], float]:
     sums: dict[tuple[str, str], float] = {}
     for point in telemetry.histograms()["gen_ai.client.token.usage"]:
         key = (
@@ -285,7 +285,7 @@ async def test_an_unsampled_run_writes_nothing_to_its_spans(
     sampler: Sampler, parent: Context | None, fail: bool
 ) -> None:
     provider = CountingTracerProvider(sampler)
-    telemetry = Telemetry()
+    telemetry = InMemoryTelemetry()
     redactions = await traced_run(provider, telemetry, parent=parent, fail=fail)
 
     writes = provider.writes
@@ -303,7 +303,7 @@ async def test_an_unsampled_run_writes_nothing_to_its_spans(
 async def test_the_same_run_sampled_writes_its_spans_and_the_same_metrics() -> None:
     """The control: the counting provider sees writes when spans record, and the metrics of
     an unsampled run are exactly those of a sampled one."""
-    telemetry = Telemetry()
+    telemetry = InMemoryTelemetry()
     redactions = await traced_run(telemetry.tracer_provider, telemetry)
     assert redactions["input_messages"] >= 1 and redactions["tool_arguments"] == 2
     spans = telemetry.spans()

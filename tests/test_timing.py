@@ -33,7 +33,7 @@ from agent_contract.protocol import (
     Usage,
 )
 from agent_otel import otel_wrapper
-from agent_otel.testing import FakeClock, Telemetry
+from agent_otel.testing import FakeClock, InMemoryTelemetry
 
 MS = 1e-3
 TTFC = "gen_ai.response.time_to_first_chunk"
@@ -68,7 +68,7 @@ async def reasoning_then_text(clock: FakeClock) -> AsyncIterator[Any]:
 
 
 async def run(
-    agent: AsyncIterator[Any], telemetry: Telemetry, **options: Any
+    agent: AsyncIterator[Any], telemetry: InMemoryTelemetry, **options: Any
 ) -> dict[str, ReadableSpan]:
     wrapper = otel_wrapper(
         agent_name="timed",
@@ -81,12 +81,12 @@ async def run(
     return {s.name: s for s in telemetry.spans()}
 
 
-def points(telemetry: Telemetry, name: str) -> list[HistogramDataPoint]:
+def points(telemetry: InMemoryTelemetry, name: str) -> list[HistogramDataPoint]:
     return telemetry.histograms().get(name, [])
 
 
 async def test_reasoning_first_sets_the_first_chunk_and_text_the_first_text(
-    otel_telemetry: Telemetry, otel_clock: FakeClock
+    otel_telemetry: InMemoryTelemetry, otel_clock: FakeClock
 ) -> None:
     start = otel_clock.now
     spans = await run(reasoning_then_text(otel_clock), otel_telemetry)
@@ -124,7 +124,7 @@ async def test_reasoning_first_sets_the_first_chunk_and_text_the_first_text(
 
 
 async def test_time_per_output_chunk_when_asked_for(
-    otel_telemetry: Telemetry, otel_clock: FakeClock
+    otel_telemetry: InMemoryTelemetry, otel_clock: FakeClock
 ) -> None:
     await run(reasoning_then_text(otel_clock), otel_telemetry, chunk_metric=True)
     (tpoc,) = points(otel_telemetry, METRIC_TPOC)
@@ -135,7 +135,7 @@ async def test_time_per_output_chunk_when_asked_for(
 
 
 async def test_text_first_is_both_first_chunk_and_first_text(
-    otel_telemetry: Telemetry, otel_clock: FakeClock
+    otel_telemetry: InMemoryTelemetry, otel_clock: FakeClock
 ) -> None:
     async def agent() -> AsyncIterator[Any]:
         # run 1 | step 2 | call 3 | "x" 54 | reasoning 60 (+5) | end 61 | step end 62
@@ -156,7 +156,7 @@ async def test_text_first_is_both_first_chunk_and_first_text(
 
 
 async def test_a_call_with_one_chunk_has_no_interval(
-    otel_telemetry: Telemetry, otel_clock: FakeClock
+    otel_telemetry: InMemoryTelemetry, otel_clock: FakeClock
 ) -> None:
     async def agent() -> AsyncIterator[Any]:
         yield LLMCallStart(model="m", call_id="c1")
@@ -173,7 +173,7 @@ async def test_a_call_with_one_chunk_has_no_interval(
 
 
 async def test_a_call_without_chunks_has_no_chunk_timings(
-    otel_telemetry: Telemetry, otel_clock: FakeClock
+    otel_telemetry: InMemoryTelemetry, otel_clock: FakeClock
 ) -> None:
     async def agent() -> AsyncIterator[Any]:
         yield LLMCallStart(model="m", call_id="c1")
@@ -187,7 +187,7 @@ async def test_a_call_without_chunks_has_no_chunk_timings(
 
 
 async def test_each_call_times_its_own_chunks(
-    otel_telemetry: Telemetry, otel_clock: FakeClock
+    otel_telemetry: InMemoryTelemetry, otel_clock: FakeClock
 ) -> None:
     async def agent() -> AsyncIterator[Any]:
         # run 1 | step 2 | c1 3 | "a" 14 | end 15 | boundary 16 |
@@ -222,7 +222,7 @@ async def test_each_call_times_its_own_chunks(
 
 
 async def test_agent_vocabulary_text_times_the_run(
-    otel_telemetry: Telemetry, otel_clock: FakeClock
+    otel_telemetry: InMemoryTelemetry, otel_clock: FakeClock
 ) -> None:
     async def agent() -> AsyncIterator[Any]:
         # run 1 | (no call: the delta only opens the step, reading 2) ...

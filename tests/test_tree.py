@@ -21,7 +21,7 @@ from agent_contract.protocol import (
     Usage,
 )
 from agent_otel import otel_wrapper
-from agent_otel.testing import Telemetry
+from agent_otel.testing import InMemoryTelemetry
 
 # Timings and ids make poor snapshots: keep the keys that describe the structure.
 KEYS = {
@@ -135,7 +135,7 @@ EXPECTED = [
 ]
 
 
-async def test_sample_run_tree(otel_telemetry: Telemetry) -> None:
+async def test_sample_run_tree(otel_telemetry: InMemoryTelemetry) -> None:
     agent = ScriptedAgent(EVENTS)
     wrapper = otel_wrapper(
         agent_name="researcher",
@@ -150,7 +150,7 @@ async def test_sample_run_tree(otel_telemetry: Telemetry) -> None:
     assert len({s.context.trace_id for s in otel_telemetry.spans() if s.context}) == 1
 
 
-async def test_step_spans_off_hangs_calls_off_the_agent(otel_telemetry: Telemetry) -> None:
+async def test_step_spans_off_hangs_calls_off_the_agent(otel_telemetry: InMemoryTelemetry) -> None:
     agent = ScriptedAgent(EVENTS)
     wrapper = otel_wrapper(
         agent_name="researcher",

@@ -32,14 +32,14 @@ from agent_contract.agent import (
 )
 from agent_contract.examples import ScriptedAgent, ScriptedStreamingAgent
 from agent_otel import otel_wrapper
-from agent_otel.testing import FakeClock, Telemetry
+from agent_otel.testing import FakeClock, InMemoryTelemetry
 
 
 async def drain(stream: AsyncIterator[Any]) -> list[Any]:
     return [event async for event in stream]
 
 
-def wrapper(telemetry: Telemetry, **options: Any) -> Callable[[AsyncIterator[Any]], Any]:
+def wrapper(telemetry: InMemoryTelemetry, **options: Any) -> Callable[[AsyncIterator[Any]], Any]:
     return otel_wrapper(
         tracer_provider=telemetry.tracer_provider,
         meter_provider=telemetry.meter_provider,
@@ -69,7 +69,7 @@ def agent_script() -> list[Any]:
     ]
 
 
-async def test_agent_vocabulary_stream(otel_telemetry: Telemetry) -> None:
+async def test_agent_vocabulary_stream(otel_telemetry: InMemoryTelemetry) -> None:
     events = agent_script()
     agent = ScriptedStreamingAgent(events)
     received = await drain(
@@ -174,7 +174,9 @@ async def test_agent_vocabulary_stream(otel_telemetry: Telemetry) -> None:
     ]
 
 
-async def test_structured_final_sets_the_output_type_json(otel_telemetry: Telemetry) -> None:
+async def test_structured_final_sets_the_output_type_json(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
     agent = ScriptedStreamingAgent([StructuredFinal(data={"answer": 42})])
     await drain(wrapper(otel_telemetry, capture_content=True)(agent.astream(user_message="q")))
     attributes = by_name(otel_telemetry.spans(), "invoke_agent").attributes or {}
@@ -189,7 +191,7 @@ async def test_structured_final_sets_the_output_type_json(otel_telemetry: Teleme
     ]
 
 
-async def test_interrupt_final_is_an_event_not_an_error(otel_telemetry: Telemetry) -> None:
+async def test_interrupt_final_is_an_event_not_an_error(otel_telemetry: InMemoryTelemetry) -> None:
     events = [
         MessageDelta(text="Need approval"),
         InterruptFinal(interrupt_id="int-7", payload={"options": ["yes", "no"]}, reason="approve?"),
@@ -211,7 +213,7 @@ async def test_interrupt_final_is_an_event_not_an_error(otel_telemetry: Telemetr
     assert "error.type" not in (duration.attributes or {})
 
 
-async def test_interrupt_without_reason(otel_telemetry: Telemetry) -> None:
+async def test_interrupt_without_reason(otel_telemetry: InMemoryTelemetry) -> None:
     agent = ScriptedStreamingAgent([InterruptFinal(interrupt_id="i", payload=None)])
     await drain(wrapper(otel_telemetry)(agent.astream(user_message="q")))
     (event,) = by_name(otel_telemetry.spans(), "invoke_agent").events
@@ -321,7 +323,7 @@ def latent_script(ns: Any) -> list[Any]:
 
 async def traced_tree(events: list[Any], **options: Any) -> list[dict[str, Any]]:
     """The full span tree (every attribute, every event) of one run, on a fresh clock."""
-    telemetry = Telemetry()
+    telemetry = InMemoryTelemetry()
     with FakeClock().installed():
         received = await drain(
             wrapper(telemetry, agent_name="shape", **options)(ScriptedAgent(events).stream([]))
@@ -446,7 +448,9 @@ async def test_type_discriminated_lookalikes_trace_like_the_agent_vocabulary() -
     assert json.loads(tool["attributes"]["gen_ai.tool.call.arguments"]) == {"q": 1}
 
 
-async def test_run_usage_metric_names_the_configured_provider(otel_telemetry: Telemetry) -> None:
+async def test_run_usage_metric_names_the_configured_provider(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
     agent = ScriptedStreamingAgent(
         [RunUsage(input_tokens=2, output_tokens=1), MessageFinal(text="")]
     )

@@ -31,7 +31,7 @@ class SequentialIdGenerator(IdGenerator):
         return self._span
 
 
-class Telemetry:
+class InMemoryTelemetry:
     """A tracer provider and a meter provider whose output stays in memory.
 
     Pass ``telemetry.tracer_provider`` / ``telemetry.meter_provider`` to ``otel_wrapper()`` or

@@ -7,13 +7,13 @@ from collections.abc import Iterator
 import pytest
 
 from ._clock import FakeClock
-from ._telemetry import Telemetry
+from ._telemetry import InMemoryTelemetry
 
 
 @pytest.fixture
-def otel_telemetry() -> Iterator[Telemetry]:
+def otel_telemetry() -> Iterator[InMemoryTelemetry]:
     """In-memory tracer and meter providers with sequential ids, shut down after the test."""
-    telemetry = Telemetry()
+    telemetry = InMemoryTelemetry()
     yield telemetry
     telemetry.shutdown()
 
