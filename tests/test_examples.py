@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_contract.protocol import Message
+from agent_otel import otel_wrapper
+from agent_otel.testing import InMemoryTelemetry
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -44,3 +53,98 @@ def test_quickstart_prints_the_trace_tree_and_token_summary() -> None:
     summary = next(i for i, line in enumerate(lines) if line.startswith("token usage"))
     assert "1,067" in lines[summary + 1]  # 412 + 655 input tokens
     assert lines[summary + 1].split()[-1] == "59"  # 38 + 21 output tokens
+
+
+def test_instrumented_agent_example_nests_the_sub_agent_and_hides_the_key() -> None:
+    done = run_example("instrumented_agent.py")
+
+    assert done.returncode == 0, done.stderr
+    assert "answer: OTel GenAI spans nest" in done.stdout
+    tree = [line for line in done.stderr.splitlines() if "  " in line and "ms" in line]
+    depth = {}
+    for line in tree:
+        name = line.lstrip("│├└─ ").split("  ")[0]
+        depth[name] = len(line) - len(line.lstrip("│├└─ "))
+    assert depth["invoke_agent researcher"] == 0
+    assert depth["step 0"] > depth["invoke_agent researcher"]
+    assert depth["execute_tool web_search"] == depth["execute_tool summarise"] > depth["step 0"]
+    assert depth["invoke_agent summariser"] > depth["execute_tool summarise"]
+    assert "sk-do-not-record" not in done.stdout + done.stderr
+
+
+def test_openai_example_without_a_key_says_so() -> None:
+    done = run_example("openai_agent.py", OPENAI_API_KEY="")
+
+    assert done.returncode == 0, done.stderr
+    assert "OPENAI_API_KEY is not set" in done.stdout
+
+
+@pytest.mark.skipif(not os.environ.get("OPENAI_API_KEY"), reason="needs OPENAI_API_KEY")
+def test_openai_example_against_the_real_api() -> None:
+    done = run_example("openai_agent.py", OPENAI_API_KEY=os.environ["OPENAI_API_KEY"])
+
+    assert done.returncode == 0, done.stderr
+    assert "answer: " in done.stdout
+    assert "chat " in done.stderr  # the trace tree printed a chat span
+
+
+def _sse(*chunks: dict[str, Any]) -> bytes:
+    base = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0, "model": "m-1"}
+    lines = [f"data: {json.dumps({**base, **chunk})}\n\n" for chunk in chunks]
+    return ("".join(lines) + "data: [DONE]\n\n").encode()
+
+
+async def test_openai_example_agent_offline(otel_telemetry: InMemoryTelemetry) -> None:
+    """The example's adapter, driven by the real OpenAI SDK over a mock HTTP transport."""
+    openai = pytest.importorskip("openai")
+    httpx = pytest.importorskip("httpx2")
+    spec = importlib.util.spec_from_file_location("openai_agent", EXAMPLES / "openai_agent.py")
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+
+    def choice(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    call = {"index": 0, "id": "call_1", "function": {"name": "search", "arguments": '{"q":'}}
+    more = {"index": 0, "function": {"arguments": ' "otel"}'}}
+    body = _sse(
+        choice({"role": "assistant", "content": "Let me "}),
+        choice({"content": "search."}),
+        choice({"tool_calls": [call]}),
+        choice({"tool_calls": [more]}),
+        choice({}, "tool_calls"),
+        {"choices": [], "usage": {"prompt_tokens": 9, "completion_tokens": 7, "total_tokens": 16}},
+    )
+
+    def respond(request: Any) -> Any:
+        return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+
+    client = openai.AsyncOpenAI(
+        api_key="test",
+        base_url="http://mock.invalid/v1",
+        http_client=httpx.AsyncClient(transport=httpx.MockTransport(respond)),
+    )
+    agent = example.OpenAIChatAgent(client, "gpt-4o-mini", temperature=0.5)
+    wrapper = otel_wrapper(
+        agent_name="openai-example",
+        tracer_provider=otel_telemetry.tracer_provider,
+        meter_provider=otel_telemetry.meter_provider,
+    )
+    result = await agent.invoke([Message(role="user", content="hi")], stream_wrapper=wrapper)
+
+    assert result.text == "Let me search."
+    [step] = result.steps
+    assert step.tool_calls is not None
+    assert [(c.id, c.function.name, c.function.arguments) for c in step.tool_calls] == [
+        ("call_1", "search", '{"q": "otel"}')
+    ]
+    [chat] = [s for s in otel_telemetry.spans() if s.name == "chat gpt-4o-mini"]
+    assert chat.attributes is not None
+    assert chat.attributes["gen_ai.response.model"] == "m-1"
+    assert chat.attributes["gen_ai.response.id"] == "chatcmpl-1"
+    assert chat.attributes["gen_ai.response.finish_reasons"] == ("tool_calls",)
+    assert chat.attributes["gen_ai.usage.input_tokens"] == 9
+    assert chat.attributes["gen_ai.usage.output_tokens"] == 7
+    assert chat.attributes["gen_ai.request.temperature"] == 0.5
+    assert chat.attributes["agent_otel.response.chunk_count"] == 2

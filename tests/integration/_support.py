@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 import time
+import urllib.parse
+import urllib.request
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,6 +83,15 @@ def only_loopback() -> tuple[bool, list[str]]:
 class Phoenix:
     http_url: str  # OTLP/HTTP base and REST API: <http_url>/v1/traces, <http_url>/v1/projects
     grpc_url: str  # OTLP/gRPC target
+
+
+def spans_in_phoenix(phoenix: Phoenix, trace_id: str) -> list[dict[str, Any]]:
+    """The spans of one trace as Phoenix's REST API returns them (OTLP JSON shape)."""
+    query = urllib.parse.urlencode({"trace_id": trace_id, "limit": 100})
+    url = f"{phoenix.http_url}/v1/projects/default/spans/otlpv1?{query}"
+    with urllib.request.urlopen(url, timeout=5) as response:
+        spans: list[dict[str, Any]] = json.load(response)["data"]
+    return spans
 
 
 @dataclass(frozen=True)

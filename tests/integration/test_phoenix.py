@@ -9,13 +9,10 @@ in-memory copy of the very spans exported (same span ids), and everything else o
 
 from __future__ import annotations
 
-import json
-import urllib.parse
-import urllib.request
 from typing import Any
 
 import pytest
-from _support import ExpectedSpan, Phoenix, poll, record_known_run
+from _support import ExpectedSpan, Phoenix, poll, record_known_run, spans_in_phoenix
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
@@ -35,14 +32,6 @@ def _value(any_value: dict[str, Any]) -> Any:
     if array is not None:
         return [_value(v) for v in array.get("values") or []]
     return None
-
-
-def _spans_in_phoenix(phoenix: Phoenix, trace_id: str) -> list[dict[str, Any]]:
-    query = urllib.parse.urlencode({"trace_id": trace_id, "limit": 100})
-    url = f"{phoenix.http_url}/v1/projects/default/spans/otlpv1?{query}"
-    with urllib.request.urlopen(url, timeout=5) as response:
-        spans: list[dict[str, Any]] = json.load(response)["data"]
-    return spans
 
 
 @pytest.mark.parametrize("protocol", ["http/protobuf", "grpc"])
@@ -76,7 +65,7 @@ def test_run_arrives_in_phoenix_as_the_same_tree(
     trace_id = format(next(iter(sent.values())).context.trace_id, "032x")
 
     received = poll(
-        lambda: (s := _spans_in_phoenix(phoenix, trace_id)) and len(s) >= len(expected) and s,
+        lambda: (s := spans_in_phoenix(phoenix, trace_id)) and len(s) >= len(expected) and s,
         timeout=60,
         what=f"{len(expected)} spans of trace {trace_id} in Phoenix",
     )
