@@ -148,7 +148,10 @@ class TextBuffer:
             self.truncated = True
             return
         self._budget -= size
-        self._parts.append(text)
+        parts = self._parts
+        parts.append(text)
+        if len(parts) >= 64:  # fold: one string costs less heap than many small ones
+            self._parts = ["".join(parts)]
 
     def text(self) -> str:
         joined = "".join(self._parts)
