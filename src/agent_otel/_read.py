@@ -112,8 +112,3 @@ def resolve(event: Any) -> Handler:
         by_class.clear()
     by_class[cls] = handler
     return handler
-
-
-def observe(rec: RunRecorder, event: Any) -> None:
-    """Feed one event to the recorder (the wrapper inlines the same two steps)."""
-    (by_class.get(event.__class__) or resolve(event))(rec, event)
