@@ -144,3 +144,37 @@ async def test_run_is_child_of_context_at_first_pull(otel_telemetry: InMemoryTel
             pass
 
     assert parent_of(otel_telemetry, "invoke_agent a") == "iterates"
+
+
+async def test_run_started_inside_a_tool_call_nests_under_it(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A sub-agent run inside a tool call: its invoke_agent span is a child of that tool."""
+    sub_wrapper = otel_wrapper(
+        agent_name="sub",
+        tracer_provider=otel_telemetry.tracer_provider,
+        meter_provider=otel_telemetry.meter_provider,
+    )
+
+    async def sub_agent() -> AsyncIterator[Any]:
+        yield LLMCallStart(model="small", call_id="s1")
+        yield TextDelta(text="sub answer")
+        yield LLMCallEnd(call_id="s1")
+
+    async def agent() -> AsyncIterator[Any]:
+        yield ToolCall(id="t1", function=FunctionCall(name="delegate", arguments="{}"))
+        answer = [e async for e in sub_wrapper(sub_agent())]  # the tool runs a sub-agent
+        yield ToolResult(tool_call_id="t1", content=str(len(answer)))
+
+    async for _ in wrapper(otel_telemetry)(agent()):
+        pass
+
+    assert parent_of(otel_telemetry, "invoke_agent sub") == "execute_tool delegate"
+    by_id = {s.context.span_id: s for s in otel_telemetry.spans() if s.context}
+    chat = span(otel_telemetry, "chat small")
+    assert chat.parent is not None
+    sub_step = by_id[chat.parent.span_id]
+    assert sub_step.name == "step 0"
+    assert sub_step.parent is not None
+    assert by_id[sub_step.parent.span_id].name == "invoke_agent sub"
+    assert len({s.context.trace_id for s in otel_telemetry.spans() if s.context}) == 1
