@@ -8,15 +8,13 @@ traceback, then at DEBUG, and never reaches the agent or the consumer.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
 
 logger = logging.getLogger("agent_otel")
 
-_T = TypeVar("_T")
 _reported: set[str] = set()
 
 
@@ -43,12 +41,3 @@ def end_span(span: Span, end_time: int | None) -> None:
         span.end(end_time=end_time)
     except Exception:
         report("span end")
-
-
-def safely(site: str, fn: Callable[[], _T], default: _T) -> _T:
-    """Call ``fn``; on any ``Exception`` report it and return ``default``."""
-    try:
-        return fn()
-    except Exception:
-        report(site)
-        return default
