@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import types
 from collections.abc import Iterator
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -162,21 +163,23 @@ def _console_spans(text: str) -> list[dict[str, Any]]:
     return spans
 
 
-def test_opentelemetry_instrument_traces_unchanged_app(tmp_path: Path) -> None:
+def _run_app(tmp_path: Path, *, disable_ours: bool) -> list[dict[str, Any]]:
+    """Run APP under ``opentelemetry-instrument``; only our instrumentor may be enabled."""
     app = tmp_path / "app.py"
     app.write_text(APP)
     command = Path(sys.executable).parent / "opentelemetry-instrument"
     if not command.exists():
         pytest.skip("opentelemetry-instrument is not installed")
+    disabled = [
+        e.name
+        for e in entry_points(group="opentelemetry_instrumentor")
+        if disable_ours or e.name != "agent_otel"
+    ]
     env = {
         **os.environ,
         "OTEL_SERVICE_NAME": "app",
-        # only ours: other instrumentors installed in the environment are not under test
-        "OTEL_PYTHON_DISABLED_INSTRUMENTATIONS": ",".join(
-            e.name
-            for e in entry_points(group="opentelemetry_instrumentor")
-            if e.name != "agent_otel"
-        ),
+        # other instrumentors installed in the environment are not under test
+        "OTEL_PYTHON_DISABLED_INSTRUMENTATIONS": ",".join(disabled),
     }
     done = subprocess.run(
         [str(command), sys.executable, str(app)],
@@ -188,13 +191,64 @@ def test_opentelemetry_instrument_traces_unchanged_app(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr
-    spans = _console_spans(done.stdout)
+    return _console_spans(done.stdout)
+
+
+def test_opentelemetry_instrument_traces_unchanged_app(tmp_path: Path) -> None:
+    spans = _run_app(tmp_path, disable_ours=False)
     agents = {s["name"]: s for s in spans if s["attributes"].get("gen_ai.operation.name")}
     assert set(agents) >= {"invoke_agent researcher", "invoke_agent Chat"}
     researcher = agents["invoke_agent researcher"]["attributes"]
     assert researcher["gen_ai.conversation.id"] == "t-1"
     assert researcher["gen_ai.output.type"] == "text"
     assert len([s for s in spans if s["name"].startswith("invoke_agent")]) == 2
+
+
+def test_disabled_instrumentations_variable_turns_ours_off(tmp_path: Path) -> None:
+    """The README's claim: OTEL_PYTHON_DISABLED_INSTRUMENTATIONS=agent_otel switches it off."""
+    spans = _run_app(tmp_path, disable_ours=True)
+    assert [s["name"] for s in spans if s["name"].startswith("invoke_agent")] == []
+
+
+OTHER_PACKAGE = """
+class Agent:
+    tool_name = "other"
+
+    async def astream(self, **kwargs):
+        from agent_contract.agent import MessageFinal, StructuredFinal
+
+        value = await self.run(**kwargs)
+        yield MessageFinal(text=value) if isinstance(value, str) else StructuredFinal(data=value)
+
+    async def run(self, **kwargs):
+        raise NotImplementedError
+"""
+
+
+async def test_base_classes_adds_another_packages_agent_base(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    # The original package's base, as its module defines it (top level, named Agent): a
+    # default astream that awaits run, like ours. Not a subclass of agent_contract's Agent.
+    other_package = types.ModuleType("other_contract")
+    exec(OTHER_PACKAGE, other_package.__dict__)
+    OtherAgent = other_package.Agent
+
+    class Theirs(OtherAgent):  # type: ignore[misc, valid-type]
+        tool_name = "theirs"
+
+        async def run(self, **kwargs: Any) -> Any:
+            return "ok"
+
+    inst = AgentInstrumentor()
+    inst.instrument(**kw(otel_telemetry), base_classes=[OtherAgent])
+    try:
+        assert await Theirs().run(user_message="q") == "ok"
+    finally:
+        inst.uninstrument()
+    assert await Theirs().run(user_message="q") == "ok"  # untraced again
+
+    assert [s.name for s in agent_spans(otel_telemetry)] == ["invoke_agent theirs"]
 
 
 class SpecRunner(Agent):
