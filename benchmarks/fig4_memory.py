@@ -19,6 +19,8 @@ import tracemalloc
 from collections.abc import AsyncIterator
 from typing import Any
 
+from agent_otel._harness import Row, Stat
+from agent_otel._setup import Sdk
 from opentelemetry import context as otel_context
 from opentelemetry.trace import SpanKind
 
@@ -34,11 +36,8 @@ from agent_contract.protocol import (
 )
 from agent_otel import ContentCapture, otel_wrapper
 from agent_otel import _attributes as A
-from agent_otel._recorder import RunRecorder
-from agent_otel._wrapper import make_settings
-
-from ._harness import Row, Stat
-from ._setup import Sdk
+from agent_otel.recording._recorder import RunRecorder
+from agent_otel.recording._wrapper import make_settings
 
 
 def _heap() -> int:

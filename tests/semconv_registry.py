@@ -1,8 +1,8 @@
-"""The GenAI semantic conventions as data, read from ``shared/semconv`` (never hand-copied).
+"""The GenAI semantic conventions as data, read from the vendored ``tests/semconv`` copy.
 
-CI puts a copy of ``shared/`` next to the repository, so the files live at
-``<repo>/../shared/semconv``. Tests import this module to look up attribute types, span
-requirements, metric definitions and the message JSON schemas.
+The YAML model files and message JSON schemas are upstream's, unedited (``tests/semconv/README.md``
+names the repository, commit and licence). Tests import this module to look up attribute types,
+span requirements, metric definitions and the message JSON schemas; nothing is hand-copied.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 import jsonschema
 import yaml
 
-SEMCONV_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "semconv"
+SEMCONV_DIR = Path(__file__).resolve().parent / "semconv"
 
 INPUT_MESSAGES = "gen_ai.input.messages"
 OUTPUT_MESSAGES = "gen_ai.output.messages"
@@ -40,12 +40,9 @@ SCHEMA_FILES = {
 
 
 def semconv_dir() -> Path:
-    """The semconv directory, or a clear failure when ``shared/`` is not next to the repo."""
+    """The vendored semconv directory, or a clear failure when a file of it is missing."""
     if not (SEMCONV_DIR / "registry.yaml").is_file():
-        raise AssertionError(
-            f"GenAI semantic conventions not found at {SEMCONV_DIR}: these tests need a copy "
-            "of shared/ next to the repository root (../shared/semconv)"
-        )
+        raise AssertionError(f"the vendored GenAI semantic conventions are missing: {SEMCONV_DIR}")
     return SEMCONV_DIR
 
 

@@ -21,9 +21,9 @@ from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricR
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 from agent_otel import _attributes as A
-from agent_otel import _env
-from agent_otel._configure import configure, histogram_views
-from agent_otel._configure_exporters import metric_exporter, span_exporter
+from agent_otel.exporting import _env
+from agent_otel.exporting._configure import configure, histogram_views
+from agent_otel.exporting._exporters import metric_exporter, span_exporter
 
 OTEL_VARS = [
     "OTEL_EXPORTER_OTLP_ENDPOINT",
@@ -289,7 +289,7 @@ def test_existing_global_provider_is_kept_with_a_warning() -> None:
         """
         from opentelemetry import trace
         from opentelemetry.sdk.trace import TracerProvider
-        from agent_otel._configure import configure
+        from agent_otel.exporting._configure import configure
         mine = TracerProvider()
         trace.set_tracer_provider(mine)
         tel = configure("svc", console=False)
@@ -308,7 +308,7 @@ def test_globals_are_set_when_free_and_never_with_set_global_false() -> None:
     result = _run(
         """
         from opentelemetry import metrics, trace
-        from agent_otel._configure import configure
+        from agent_otel.exporting._configure import configure
         off = configure("svc", console=False, set_global=False)
         assert type(trace.get_tracer_provider()).__name__ == "ProxyTracerProvider"
         tel = configure("svc", console=False)
@@ -326,7 +326,7 @@ def test_exit_prints_pending_tree_and_token_summary() -> None:
     result = _run(
         """
         import sys
-        from agent_otel._configure import configure
+        from agent_otel.exporting._configure import configure
         tel = configure("svc", console_stream=sys.stdout)
         tracer = tel.tracer_provider.get_tracer("t")
         with tracer.start_as_current_span("invoke_agent a"):

@@ -1,4 +1,4 @@
-"""Conformance with the GenAI semantic conventions, read from ``shared/semconv`` YAML.
+"""Conformance with the GenAI semantic conventions, read from the vendored ``tests/semconv`` YAML.
 
 A set of runs covering every kind of event and every ending is recorded; then every attribute
 on every span (and every ``gen_ai.*`` / ``error.type`` span-event attribute) is checked

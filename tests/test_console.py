@@ -17,7 +17,7 @@ from opentelemetry.trace import (
     set_span_in_context,
 )
 
-from agent_otel._console import (
+from agent_otel.exporting._console import (
     ConsoleTreeExporter,
     ModelUsage,
     format_duration,

@@ -1,6 +1,6 @@
 """Content capture: off by default, opt-in by variable or option, within byte budgets, redacted.
 
-Every captured value is checked against the GenAI JSON schemas in ``shared/semconv``.
+Every captured value is checked against the GenAI JSON schemas vendored in ``tests/semconv``.
 """
 
 from __future__ import annotations
@@ -30,8 +30,9 @@ from agent_contract.protocol import (
     ToolResult,
     Usage,
 )
-from agent_otel import _calls, _guard, otel_wrapper
-from agent_otel._content import (
+from agent_otel import _guard, otel_wrapper
+from agent_otel.recording import _calls
+from agent_otel.recording._content import (
     ENV_CAPTURE,
     TRUNCATION_MARK,
     ContentCapture,
@@ -40,7 +41,7 @@ from agent_otel._content import (
     TextBuffer,
     fit_json,
 )
-from agent_otel._wrapper import make_settings, traced
+from agent_otel.recording._wrapper import make_settings, traced
 from agent_otel.testing import InMemoryTelemetry
 from semconv_registry import (
     CONTENT_KEYS,

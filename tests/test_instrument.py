@@ -17,7 +17,7 @@ from agent_contract.examples import (
     ScriptedStreamingAgent,
 )
 from agent_contract.protocol import AgentProtocol, StepBoundary, StreamingAgent, TextDelta
-from agent_otel._instrument import instrument, is_instrumented, uninstrument
+from agent_otel.decorating._instrument import instrument, is_instrumented, uninstrument
 from agent_otel.testing import InMemoryTelemetry
 from test_instrument_support import (
     AGENT_CALLS,

@@ -13,7 +13,7 @@ from opentelemetry.trace import StatusCode
 from agent_contract.agent import Agent, MessageDelta, MessageFinal
 from agent_contract.examples import NonStreamingAgent, ScriptedAgent, ScriptedStreamingAgent
 from agent_contract.protocol import TextDelta
-from agent_otel._instrument import instrument
+from agent_otel.decorating._instrument import instrument
 from agent_otel.testing import InMemoryTelemetry
 from test_instrument_support import USER, agent_spans, kw
 

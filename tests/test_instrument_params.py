@@ -19,7 +19,7 @@ from agent_contract.agent import (
 )
 from agent_contract.examples import NonStreamingAgent, ScriptedAgent, ScriptedStreamingAgent
 from agent_contract.protocol import Message, PhaseMarker, TextDelta
-from agent_otel._instrument import instrument
+from agent_otel.decorating._instrument import instrument
 from agent_otel.testing import InMemoryTelemetry
 from test_instrument_support import USER, agent_spans, kw
 

@@ -19,7 +19,7 @@ from agent_contract.agent import Agent, MessageFinal, SubAgentSpec, ToolCallStep
 from agent_contract.examples import NonStreamingAgent, ScriptedAgent, ScriptedStreamingAgent
 from agent_contract.invoke import StreamingAgent
 from agent_contract.protocol import TextDelta
-from agent_otel._instrument import instrument, is_instrumented
+from agent_otel.decorating._instrument import instrument, is_instrumented
 from agent_otel.instrumentor import AgentInstrumentor
 from agent_otel.testing import InMemoryTelemetry
 from test_instrument_support import USER, agent_spans, kw

@@ -1,4 +1,4 @@
-"""Malformed streams never raise: each is repaired as ``agent_otel._recorder`` defines, and counted.
+"""Malformed streams never raise: each is repaired as the recorder defines, and counted.
 
 Every case checks three things: the consumer gets every event (the same objects, in order) and
 no exception; the trace shows the documented repair; the agent span counts the anomaly

@@ -19,8 +19,8 @@ from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
 from agent_contract.agent import Agent, MessageFinal
 from agent_contract.examples import NonStreamingAgent, ScriptedAgent
 from agent_contract.protocol import Message, StreamingAgent, TextDelta
-from agent_otel._instrument import instrument
-from agent_otel._propagation import extract_context, inject_context
+from agent_otel.decorating._instrument import instrument
+from agent_otel.decorating._propagation import extract_context, inject_context
 from agent_otel.testing import InMemoryTelemetry
 from test_instrument_support import USER, agent_spans, kw
 
@@ -192,8 +192,8 @@ WORKER = textwrap.dedent(
     from agent_contract.protocol import Message, StreamingAgent, TextDelta
     from opentelemetry import trace
     from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
-    from agent_otel._instrument import instrument
-    from agent_otel._propagation import extract_context
+    from agent_otel.decorating._instrument import instrument
+    from agent_otel.decorating._propagation import extract_context
     from agent_otel.testing import InMemoryTelemetry
 
     telemetry = InMemoryTelemetry(ids=RandomIdGenerator())

@@ -9,25 +9,25 @@ span with step, chat and tool spans below it, plus the GenAI metrics; the agent 
 
 from typing import TYPE_CHECKING, Any
 
-from ._content import ContentCapture, ContentKind, Redactor
-from ._instrument import instrument, is_instrumented, uninstrument
-from ._propagation import extract_context, inject_context
 from ._version import __version__
-from ._wrapper import StreamWrapper, otel_wrapper
+from .decorating._instrument import instrument, is_instrumented, uninstrument
+from .decorating._propagation import extract_context, inject_context
+from .recording._content import ContentCapture, ContentKind, Redactor
+from .recording._wrapper import StreamWrapper, otel_wrapper
 
 if TYPE_CHECKING:
-    from ._configure import configure
-    from ._telemetry import Telemetry
+    from .exporting._configure import configure
+    from .exporting._telemetry import Telemetry
 
 
 def __getattr__(name: str) -> Any:
     """``configure`` and ``Telemetry`` load the OTel SDK: only when an application asks."""
     if name == "configure":
-        from ._configure import configure
+        from .exporting._configure import configure
 
         return configure
     if name == "Telemetry":
-        from ._telemetry import Telemetry
+        from .exporting._telemetry import Telemetry
 
         return Telemetry
     raise AttributeError(f"module 'agent_otel' has no attribute {name!r}")

@@ -1,59 +1,8 @@
-"""``AgentInstrumentor``: zero-code tracing of every agent, for ``opentelemetry-instrument``.
+"""``AgentInstrumentor`` for ``opentelemetry-instrument`` (needs ``agent-otel[instrumentor]``).
 
-Registered under the ``opentelemetry_instrumentor`` entry point as ``agent_otel``, so
-``opentelemetry-instrument python app.py`` traces every subclass of the Agent contract's
-``Agent`` and of the event contract's ``StreamingAgent``, those defined before and after it
-runs. Disable it with ``OTEL_PYTHON_DISABLED_INSTRUMENTATIONS=agent_otel``.
+The public import path; the implementation lives in :mod:`agent_otel.decorating`.
 """
 
-from __future__ import annotations
-
-from collections.abc import Collection, Iterable
-from typing import Any
-
-from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-defined]
-    BaseInstrumentor,
-)
-
-from ._instrument import instrument, uninstrument
+from .decorating._instrumentor import AgentInstrumentor
 
 __all__ = ["AgentInstrumentor"]
-
-
-def _default_bases() -> list[type]:
-    from agent_contract.agent.base import Agent
-    from agent_contract.invoke import StreamingAgent
-
-    return [Agent, StreamingAgent]
-
-
-class AgentInstrumentor(BaseInstrumentor):  # type: ignore[misc]
-    """Trace every agent class of both contracts.
-
-    ``AgentInstrumentor().instrument(tracer_provider=..., meter_provider=...,
-    capture_content=..., base_classes=[...])``: every option is optional. ``base_classes``
-    adds roots (say, the ``Agent`` of another package built on the original contract);
-    an explicit ``instrument(SomeAgent, ...)`` keeps its own options for that class.
-    """
-
-    def __init__(self) -> None:
-        self._bases: list[type] = []
-
-    def instrumentation_dependencies(self) -> Collection[str]:
-        return ()  # the contract ships with agent-otel itself
-
-    def _instrument(self, **kwargs: Any) -> None:
-        extra: Iterable[type] = kwargs.get("base_classes") or ()
-        self._bases = [base for base in (*_default_bases(), *extra) if isinstance(base, type)]
-        for base in self._bases:
-            instrument(
-                base,
-                tracer_provider=kwargs.get("tracer_provider"),
-                meter_provider=kwargs.get("meter_provider"),
-                capture_content=kwargs.get("capture_content"),
-            )
-
-    def _uninstrument(self, **kwargs: Any) -> None:
-        for base in self._bases:
-            uninstrument(base)
-        self._bases = []

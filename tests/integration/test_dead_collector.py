@@ -15,7 +15,7 @@ import pytest
 from _support import free_port, port_open
 
 from agent_otel import _attributes as A
-from agent_otel._configure import configure
+from agent_otel.exporting._configure import configure
 
 pytestmark = pytest.mark.heavy
 

@@ -16,7 +16,7 @@ from _support import ExpectedSpan, Phoenix, poll, record_known_run, spans_in_pho
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from agent_otel._configure import configure
+from agent_otel.exporting._configure import configure
 
 pytestmark = pytest.mark.heavy
 

@@ -27,7 +27,7 @@ from _support import (
 )
 
 from agent_otel import _attributes as A
-from agent_otel._configure import configure
+from agent_otel.exporting._configure import configure
 
 pytestmark = pytest.mark.heavy
 

@@ -1,6 +1,6 @@
 """The open spans of a run below the step: LLM calls and tool executions.
 
-Plain state holders; :class:`~agent_otel._recorder.RunRecorder` decides when they open and
+Plain state holders; :class:`~agent_otel.recording._recorder.RunRecorder` decides when they open and
 close. Each knows how to write its own attributes and metrics when it ends, so the recorder
 never spells an attribute of a chat or tool span itself.
 """
@@ -12,9 +12,10 @@ from typing import Any
 from opentelemetry.trace import Span, Status, StatusCode
 from opentelemetry.util.types import AttributeValue
 
-from . import _attributes as A
+from agent_otel import _attributes as A
+from agent_otel._guard import end_span, report
+
 from ._content import ContentCapture, TextBuffer
-from ._guard import end_span, report
 from ._messages import output_message
 from ._metrics import Instruments
 from ._usage import Tokens

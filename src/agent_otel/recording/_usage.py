@@ -6,7 +6,7 @@ from typing import Any
 
 from opentelemetry.util.types import AttributeValue
 
-from . import _attributes as A
+from agent_otel import _attributes as A
 
 FIELDS = (
     "input_tokens",

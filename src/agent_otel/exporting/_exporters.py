@@ -15,7 +15,7 @@ from typing import Any
 from opentelemetry.sdk.metrics.export import MetricExporter, MetricReader
 from opentelemetry.sdk.trace.export import SpanExporter
 
-from agent_otel import _env
+from agent_otel.exporting import _env
 
 _log = logging.getLogger("agent_otel")
 

@@ -19,7 +19,7 @@ from typing import TextIO
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
-from agent_otel._console_render import (
+from agent_otel.exporting._render import (
     ModelUsage,
     format_duration,
     render_token_summary,

@@ -15,7 +15,7 @@ from ._metrics import Instruments
 
 @dataclass(frozen=True, slots=True)
 class RunSettings:
-    """Everything a :class:`~agent_otel._recorder.RunRecorder` needs besides its events.
+    """Everything a :class:`~agent_otel.recording._recorder.RunRecorder` needs besides its events.
 
     ``agent_attributes`` are set on the agent span (request parameters and run parameters an
     instrumented agent was called with, already filtered to the allow-list); ``input_messages``

@@ -7,7 +7,8 @@ from typing import Any
 from opentelemetry.trace import SpanKind
 from opentelemetry.util.types import AttributeValue
 
-from . import _attributes as A
+from agent_otel import _attributes as A
+
 from ._calls import ToolRun
 from ._messages import parse_arguments
 from ._state import RunState

@@ -24,17 +24,18 @@ from typing import Any, TypeVar, overload
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import TracerProvider
 
-from ._content import ContentCapture
-from ._instrument_base import DELEGATES, INSTANCE, Bound
-from ._instrument_classes import (
+from agent_otel.recording._content import ContentCapture
+from agent_otel.recording._wrapper import make_settings
+
+from ._base import DELEGATES, INSTANCE, Bound
+from ._classes import (
     ENTRY_POINTS,
     instrument_class,
     is_instrumented_class,
     mark,
     uninstrument_class,
 )
-from ._instrument_params import Options
-from ._wrapper import make_settings
+from ._params import Options
 
 __all__ = ["instrument", "uninstrument"]
 

@@ -16,10 +16,11 @@ from opentelemetry.context.context import Context
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 from opentelemetry.util.types import AttributeValue
 
-from . import _attributes as A
-from . import _clock
+from agent_otel import _attributes as A
+from agent_otel import _clock
+from agent_otel._guard import end_span, report
+
 from ._calls import LLMCall, ToolRun
-from ._guard import end_span, report
 from ._messages import input_messages
 from ._settings import RunSettings
 from ._usage import Tokens

@@ -25,8 +25,10 @@ from typing import Any
 from opentelemetry import context as otel_context
 from opentelemetry.context.context import Context
 
-from ._guard import report
-from ._instrument_base import (
+from agent_otel._guard import report
+from agent_otel.recording._wrapper import traced
+
+from ._base import (
     CLAIM,
     DELEGATES,
     ORIGINAL,
@@ -37,9 +39,8 @@ from ._instrument_base import (
     Resolve,
     take,
 )
-from ._instrument_params import Options, agent_settings, event_settings
+from ._params import Options, agent_settings, event_settings
 from ._propagation import agent_context_value, parent_from
-from ._wrapper import traced
 
 
 def _is_default_astream(cls: type) -> bool:

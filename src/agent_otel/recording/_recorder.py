@@ -1,6 +1,6 @@
 """RunRecorder: the state machine of one agent run.
 
-It is fed calls (by :mod:`agent_otel._read`) and reads a clock; it knows nothing about
+It is fed calls (by :mod:`agent_otel.recording._read`) and reads a clock; it knows nothing about
 streams. It owns the agent span, the current step span, the open LLM calls (by call id) and
 tool calls (by tool call id), usage attribution and the anomaly count, and it keeps
 :attr:`RunRecorder.context` pointing at the innermost sensible span for the wrapper to
@@ -27,8 +27,9 @@ from typing import Any
 
 from opentelemetry.util.types import AttributeValue
 
-from . import _attributes as A
-from ._guard import end_span
+from agent_otel import _attributes as A
+from agent_otel._guard import end_span
+
 from ._llm import LLMEvents
 from ._state import mark_error
 from ._tools import ToolEvents

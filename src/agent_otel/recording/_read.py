@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import _attributes as A
+from agent_otel import _attributes as A
+
 from ._recorder import RunRecorder
 from ._usage import Tokens
 

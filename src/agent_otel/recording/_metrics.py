@@ -8,9 +8,9 @@ from opentelemetry.context.context import Context
 from opentelemetry.metrics import Histogram, Meter, MeterProvider, get_meter
 from opentelemetry.util.types import Attributes
 
-from . import _attributes as A
-from ._guard import report
-from ._version import __version__
+from agent_otel import _attributes as A
+from agent_otel._guard import report
+from agent_otel._version import __version__
 
 
 class _GuardedHistogram(Histogram):

@@ -18,7 +18,7 @@ from typing import Any
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.trace import TracerProvider
 
-from agent_otel._console import ConsoleTreeExporter
+from agent_otel.exporting._console import ConsoleTreeExporter
 
 _log = logging.getLogger("agent_otel")
 

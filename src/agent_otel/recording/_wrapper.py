@@ -21,15 +21,16 @@ from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import Tracer, TracerProvider, get_tracer
 from opentelemetry.util.types import AttributeValue
 
-from . import _attributes as A
+from agent_otel import _attributes as A
+from agent_otel._guard import report
+from agent_otel._version import __version__
+
 from ._content import ContentCapture, resolve_capture
 from ._context import activate, deactivate
-from ._guard import report
 from ._metrics import Instruments
 from ._read import by_class, resolve
 from ._recorder import RunRecorder
 from ._settings import RunSettings
-from ._version import __version__
 
 StreamWrapper = Callable[[AsyncIterator[Any]], AsyncIterator[Any]]
 INTERRUPTED_ERROR = "AgentInterruptedError"

@@ -12,7 +12,8 @@ from typing import Any
 from opentelemetry.trace import SpanKind
 from opentelemetry.util.types import AttributeValue
 
-from . import _attributes as A
+from agent_otel import _attributes as A
+
 from ._calls import LLMCall, request_attributes
 from ._state import RunState
 from ._usage import Tokens

@@ -16,8 +16,8 @@ from typing import Any
 
 from opentelemetry.util.types import AttributeValue
 
-from . import _attributes as A
-from ._settings import RunSettings
+from agent_otel import _attributes as A
+from agent_otel.recording._settings import RunSettings
 
 _SAMPLING = (
     ("temperature", A.REQUEST_TEMPERATURE),

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ._guard import report
+from agent_otel._guard import report
 
 ContentKind = Literal[
     "input_messages", "output_messages", "system_instructions", "tool_arguments", "tool_result"

@@ -14,8 +14,9 @@ from typing import Any, cast
 from opentelemetry import context as otel_context
 from opentelemetry.context.context import Context
 
-from ._guard import report
-from ._instrument_params import Options
+from agent_otel._guard import report
+
+from ._params import Options
 
 # Attributes set on our wrapper functions (and on drop-in classes).
 MARK = "_agent_otel_wrapper"  # a wrapper of ours

@@ -17,9 +17,9 @@ import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ._instrument_base import DELEGATES, INSTANCE, MARK, ORIGINAL, Bound, Resolve
-from ._instrument_params import Options
-from ._instrument_runs import astream_entry, invoke_entry, run_entry, stream_entry
+from ._base import DELEGATES, INSTANCE, MARK, ORIGINAL, Bound, Resolve
+from ._params import Options
+from ._runs import astream_entry, invoke_entry, run_entry, stream_entry
 
 ENTRY_POINTS: dict[str, Callable[[Resolve], Bound]] = {
     "stream": stream_entry,

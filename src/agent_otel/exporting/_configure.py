@@ -22,15 +22,15 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcess
 from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
-from agent_otel import _env
-from agent_otel._configure_exporters import (
+from agent_otel.exporting import _env
+from agent_otel.exporting._console import ConsoleTreeExporter
+from agent_otel.exporting._exporters import (
     DEFAULT_EXPORT_TIMEOUT_S,
     metric_exporter,
     span_exporter,
     start_prometheus,
 )
-from agent_otel._console import ConsoleTreeExporter
-from agent_otel._telemetry import Telemetry
+from agent_otel.exporting._telemetry import Telemetry
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.metrics.export import MetricExporter
