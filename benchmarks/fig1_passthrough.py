@@ -13,11 +13,11 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from agent_otel._harness import Row, diff, interleave
-from agent_otel._setup import Sdk
-
 from agent_contract.protocol import LLMCallEnd, LLMCallStart, TextDelta, Usage
 from agent_otel import otel_wrapper
+
+from ._harness import Row, diff, interleave
+from ._setup import Sdk
 
 START = LLMCallStart(model="m", provider="openai", call_id="c1", params={"temperature": 0.0})
 DELTA = TextDelta(text="token ")
@@ -92,7 +92,7 @@ async def run(quick: bool) -> list[Row]:
 
 
 def _stat(values: list[float]) -> Any:
-    from agent_otel._harness import Stat
+    from ._harness import Stat
 
     return Stat.of(values)
 

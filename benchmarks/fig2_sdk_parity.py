@@ -16,9 +16,6 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from agent_otel._harness import Row, Stat, added_ratio, interleave, ratio
-from agent_otel._manual import Instruments, manual
-from agent_otel._setup import Sdk
 from opentelemetry.sdk.metrics.export import HistogramDataPoint
 
 from agent_contract.protocol import (
@@ -31,6 +28,10 @@ from agent_contract.protocol import (
     Usage,
 )
 from agent_otel import otel_wrapper
+
+from ._harness import Row, Stat, added_ratio, interleave, ratio
+from ._manual import Instruments, manual
+from ._setup import Sdk
 
 CHUNKS = 10
 PARAMS = {"temperature": 0.2, "max_tokens": 256}

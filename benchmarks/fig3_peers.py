@@ -23,13 +23,14 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from agent_otel._harness import Row, Stat, interleave
-from agent_otel._openai_agent import MESSAGES, OpenAIChatAgent, client, replayed_parsing, sdk_call
-from agent_otel._setup import Sdk
 from openinference.instrumentation.openai import OpenAIInstrumentor as OpenInferenceInstrumentor
 from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor as OfficialInstrumentor
 
 from agent_otel import otel_wrapper
+
+from ._harness import Row, Stat, interleave
+from ._openai_agent import MESSAGES, OpenAIChatAgent, client, replayed_parsing, sdk_call
+from ._setup import Sdk
 
 CONFIGS = ("sdk", "official", "openinference", "adapter", "agent_otel")
 

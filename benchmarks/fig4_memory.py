@@ -19,8 +19,6 @@ import tracemalloc
 from collections.abc import AsyncIterator
 from typing import Any
 
-from agent_otel._harness import Row, Stat
-from agent_otel._setup import Sdk
 from opentelemetry import context as otel_context
 from opentelemetry.trace import SpanKind
 
@@ -38,6 +36,9 @@ from agent_otel import ContentCapture, otel_wrapper
 from agent_otel import _attributes as A
 from agent_otel.recording._recorder import RunRecorder
 from agent_otel.recording._wrapper import make_settings
+
+from ._harness import Row, Stat
+from ._setup import Sdk
 
 
 def _heap() -> int:

@@ -16,7 +16,6 @@ import tracemalloc
 from collections.abc import AsyncIterator
 from typing import Any
 
-from agent_otel._harness import Row, Stat, interleave, ratio
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
@@ -26,6 +25,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from agent_otel import otel_wrapper
 
+from ._harness import Row, Stat, interleave, ratio
 from .fig4_memory import _run_script
 
 QUEUE = 2048
