@@ -116,17 +116,8 @@ def test_abstract_contract_kept(instrumentor: AgentInstrumentor) -> None:
 
 APP = textwrap.dedent(
     """
-    # Exporting is the application's business (a distro or configure() does it in real
-    # life; no distro is installed here): a console exporter on the global provider. The
-    # agents below carry no tracing code at all.
-    from opentelemetry import trace
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor
-
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter()))
-    trace.set_tracer_provider(provider)
-
+    # The agents below carry no tracing code at all; the distro (the `instrumentor` extra)
+    # configures exporting, here to the console (the test's OTEL_TRACES_EXPORTER).
     import asyncio
     from agent_contract.agent import Agent, MessageFinal, SubAgentSpec, ToolCallStep, ToolResultStep
     from agent_contract.protocol import Message, StreamingAgent, TextDelta
@@ -178,6 +169,9 @@ def _run_app(tmp_path: Path, *, disable_ours: bool) -> list[dict[str, Any]]:
     env = {
         **os.environ,
         "OTEL_SERVICE_NAME": "app",
+        "OTEL_TRACES_EXPORTER": "console",
+        "OTEL_METRICS_EXPORTER": "none",
+        "OTEL_LOGS_EXPORTER": "none",
         # other instrumentors installed in the environment are not under test
         "OTEL_PYTHON_DISABLED_INSTRUMENTATIONS": ",".join(disabled),
     }
