@@ -221,8 +221,9 @@ def test_valid_declarations_create_classes() -> None:
 @pytest.mark.parametrize(
     "attrs",
     [
-        {"preset_bakeable_fields": {"thread_id"}},  # a set, not a frozenset
-        {"preset_bakeable_fields": "thread_id"},
+        {"preset_bakeable_fields": "thread_id"},  # a str is not a collection of names
+        {"preset_bakeable_fields": 3},
+        {"preset_bakeable_fields": ["thread_id", 3]},
         {"ToolInput": dict},
     ],
 )

@@ -2,15 +2,16 @@
 
 The contract imports no vendor package: live tools (LangChain ``StructuredTool`` in the
 original) are typed ``Any``. Error messages raised here are constant text and never
-interpolate input values (baked inputs can carry credentials). The one exception is the
-class-creation ``TypeError`` for ``preset_bakeable_fields``: it names the offending field
-names and the class, because those are code written by the agent author, not input.
+interpolate input values (baked inputs can carry credentials). Two exceptions name code, not
+input: the class-creation ``TypeError`` for ``preset_bakeable_fields`` names the offending
+fields and the class, and ``_drain``'s ``TypeError`` for a final event of an unknown kind
+names its ``type`` discriminator (cut to 64 characters).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -20,6 +21,8 @@ from agent_contract.agent.events import MessageFinal, StreamEvent, StructuredFin
 __all__ = ["Agent", "AgentInterruptedError", "PresetSpec", "SubAgentSpec"]
 
 _INTERRUPTED = "agent run paused on an interrupt; stream the run (astream) to answer it"
+_UNKNOWN_FINAL = "agent stream emitted a final event of an unknown type: "
+_TERMINAL_FIELDS = {"message_final": "text", "structured_final": "data"}
 _NO_TERMINAL = (
     "agent stream ended without a terminal event (MessageFinal, StructuredFinal or InterruptFinal)"
 )
@@ -28,16 +31,31 @@ _NO_TERMINAL = (
 class AgentInterruptedError(Exception):
     """A non-streaming caller drained a run that paused on an interrupt.
 
-    ``interrupts`` lists every ``InterruptFinal`` the run emitted, in order. The message is
-    constant: interrupt payloads may carry data the caller must not see in a log line.
+    ``interrupts`` lists every ``InterruptFinal`` the run emitted, in order. ``message`` is
+    optional, like any exception's; without one the message is a constant text (``_drain``
+    never puts interrupt payloads, which may carry data the caller must not see, in it).
     """
 
-    def __init__(self, interrupts: Sequence[Any] = ()) -> None:
-        super().__init__(_INTERRUPTED)
+    def __init__(self, message: str | None = None, interrupts: Sequence[Any] = ()) -> None:
+        super().__init__(_INTERRUPTED if message is None else message)
+        self.message: str | None = message
         self.interrupts: list[Any] = list(interrupts)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self.interrupts,))
+        return (type(self), (self.message, self.interrupts))
+
+
+def _names(value: object, owner: str) -> frozenset[str]:
+    """``preset_bakeable_fields`` as a frozenset: any iterable of str names, a str excepted."""
+    if isinstance(value, frozenset) and all(isinstance(n, str) for n in value):
+        return value
+    message = f"{owner}.preset_bakeable_fields must be an iterable of field names"
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise TypeError(message)
+    names = frozenset(value)
+    if not all(isinstance(n, str) for n in names):
+        raise TypeError(message)
+    return names
 
 
 class PresetSpec(BaseModel):
@@ -89,8 +107,10 @@ class Agent(ABC):
     is honoured (so all are preset-bakeable); ``preset_bakeable_fields`` names the fields whose
     baked value is honoured otherwise. Every name listed there must be a ``ToolInput`` field:
     class creation raises ``TypeError`` otherwise (checked whenever the class has a
-    ``ToolInput``, its own or inherited). Authors should give ``ToolInput`` the config
-    ``hide_input_in_errors=True`` so validation errors never echo (baked) input values.
+    ``ToolInput``, its own or inherited). Any iterable of names is accepted (code written
+    against the original may use a ``set`` literal) and stored as a ``frozenset``. Authors
+    should give ``ToolInput`` the config ``hide_input_in_errors=True`` so validation errors
+    never echo (baked) input values.
     """
 
     tool_name: ClassVar[str]
@@ -101,9 +121,8 @@ class Agent(ABC):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        bakeable = cls.preset_bakeable_fields
-        if not isinstance(bakeable, frozenset):
-            raise TypeError(f"{cls.__name__}.preset_bakeable_fields must be a frozenset[str]")
+        bakeable = _names(cls.preset_bakeable_fields, cls.__name__)
+        cls.preset_bakeable_fields = bakeable
         tool_input = getattr(cls, "ToolInput", None)
         if tool_input is None:
             return
@@ -176,8 +195,10 @@ class Agent(ABC):
     async def _drain(self, stream: AsyncIterator[Any]) -> Any:
         """The terminal rule: consume ``stream`` fully and return the run's final value.
 
-        Events are recognised by their ``type`` discriminator, so look-alike event classes
-        from other packages drain the same. Any ``interrupt_final`` raises
+        Terminal events are those whose ``final`` flag is True; their kind is then read from
+        the ``type`` discriminator, so look-alike event classes from other packages drain the
+        same. A ``final=True`` event of another type raises ``TypeError`` naming the type
+        (never a silent "no final event"). Any ``interrupt_final`` raises
         ``AgentInterruptedError`` carrying all of them in order; otherwise the value of
         whichever came last of the last ``message_final`` (its ``text``) and the last
         ``structured_final`` (its ``data``); no terminal at all raises ``RuntimeError``.
@@ -186,13 +207,15 @@ class Agent(ABC):
         found = False
         value: Any = None
         async for event in stream:
+            if getattr(event, "final", False) is not True:
+                continue
             kind = getattr(event, "type", None)
             if kind == "interrupt_final":
                 interrupts.append(event)
-            elif kind == "message_final":
-                found, value = True, event.text
-            elif kind == "structured_final":
-                found, value = True, event.data
+            elif isinstance(kind, str) and kind in _TERMINAL_FIELDS:
+                found, value = True, getattr(event, _TERMINAL_FIELDS[kind])
+            else:
+                raise TypeError(_UNKNOWN_FINAL + repr(kind)[:64])
         if interrupts:
             raise AgentInterruptedError(interrupts=interrupts)
         if not found:
