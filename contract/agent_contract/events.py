@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
+from agent_contract._parts import parse_content
+
 __all__ = [
     "AgentEvent",
     "Error",
@@ -43,12 +45,33 @@ class AgentEvent:
     """Common base of every streamed event. Carries no fields of its own."""
 
 
+def _arguments_text(arguments: Any) -> Any:
+    """LiteLLM's rule for ``arguments``: None is ``""``, a dict (or list) its JSON text, any
+    other value as given (one that cannot be serialised is also kept as given)."""
+    if arguments is None:
+        return ""
+    if isinstance(arguments, (Mapping, list)):
+        try:
+            return json.dumps(arguments, default=str)
+        except Exception:  # an unprintable value inside: LiteLLM would keep it too
+            return arguments
+    return arguments
+
+
 @dataclass(slots=True)
 class FunctionCall:
-    """LiteLLM's function chunk of a tool call: ``arguments`` is the JSON text of the args."""
+    """LiteLLM's function chunk of a tool call: ``arguments`` is the JSON text of the args.
 
-    name: str | None
-    arguments: str
+    As lenient as LiteLLM's ``Function``: both fields may be left out (``arguments`` is then
+    ``""``), and ``arguments`` given as a dict (or list) is stored as its JSON text.
+    """
+
+    name: str | None = None
+    arguments: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.arguments, str):
+            self.arguments = _arguments_text(self.arguments)
 
     def to_dict(self) -> dict[str, Any]:
         """Return ``{"name": ..., "arguments": ...}`` (both keys always present, as LiteLLM)."""
@@ -56,16 +79,15 @@ class FunctionCall:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> FunctionCall:
-        """Build from LiteLLM's dict: missing ``arguments`` is ``""``, non-text args become JSON."""
-        arguments = data.get("arguments", "")
+        """Build from LiteLLM's dict: missing ``arguments`` falls back to ``parameters``
+        (LiteLLM's legacy key), then ``""``; dict args become JSON text."""
+        arguments = data.get("arguments")
         if arguments is None:
-            arguments = ""
-        if not isinstance(arguments, str):
-            arguments = json.dumps(arguments, default=str)
+            arguments = data.get("parameters")
         name = data.get("name")
         if name is not None and not isinstance(name, str):
             raise TypeError("FunctionCall name must be a str or None")
-        return cls(name=name, arguments=arguments)
+        return cls(name=name, arguments=_arguments_text(arguments))
 
 
 # Identity sentinel: ``ToolCall.function`` needs a default so that ``type`` (which has one)
@@ -118,33 +140,17 @@ class ToolCall(AgentEvent):
         return cls(id=call_id, function=fn)
 
 
-def _content_text(content: object) -> str | None:
-    """Normalise an OpenAI ``content`` value: a str, None, or a list of text parts (joined)."""
-    if content is None or isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts: list[str] = []
-        for part in content:
-            if not isinstance(part, Mapping) or part.get("type") != "text":
-                raise TypeError("Message content parts must all be text parts")
-            text = part.get("text")
-            if not isinstance(text, str):
-                raise TypeError("Message text part needs a str 'text'")
-            texts.append(text)
-        return "".join(texts)
-    raise TypeError("Message content must be a str, None or a list of text parts")
-
-
 @dataclass(slots=True)
 class Message:
     """One chat-history entry, OpenAI/LiteLLM shaped.
 
     Tool results are ``Message(role="tool", tool_call_id=..., content=...)``, so persisting a
-    step into history is a plain ``list.extend``.
+    step into history is a plain ``list.extend``. ``content`` is a str, None, or a list of
+    OpenAI/LiteLLM content parts (text, image_url, input_audio, file; see ``_parts``).
     """
 
     role: Role
-    content: str | None = None
+    content: str | list[dict[str, Any]] | None = None
     tool_calls: list[ToolCall] | None = None
     tool_call_id: str | None = None
     name: str | None = None
@@ -152,8 +158,11 @@ class Message:
     def to_dict(self) -> dict[str, Any]:
         """Return the OpenAI/LiteLLM message dict; keys whose value is None are omitted."""
         out: dict[str, Any] = {"role": self.role}
-        if self.content is not None:
-            out["content"] = self.content
+        content = self.content
+        if isinstance(content, list):  # fresh part dicts; large payloads are shared, not copied
+            out["content"] = [dict(part) for part in content]
+        elif content is not None:
+            out["content"] = content
         if self.tool_calls is not None:
             out["tool_calls"] = [call.to_dict() for call in self.tool_calls]
         if self.tool_call_id is not None:
@@ -167,8 +176,9 @@ class Message:
         """Build from an OpenAI/LiteLLM message dict.
 
         Unknown keys (``refusal``, provider extras, ...) are ignored. ``content`` may be a list
-        of text parts, which are joined; any other part kind raises ``TypeError`` rather than
-        being dropped silently. ``tool_calls`` entries may be dicts or ``ToolCall`` objects.
+        of content parts, kept as a list of dicts (so ``to_dict``/``from_dict`` round-trip); a
+        malformed part raises ``TypeError``. ``tool_calls`` entries may be dicts or
+        ``ToolCall`` objects.
         """
         role = data.get("role")
         if role not in _ROLES:
@@ -182,7 +192,7 @@ class Message:
             ]
         return cls(
             role=cast(Role, role),
-            content=_content_text(data.get("content")),
+            content=parse_content(data.get("content")),
             tool_calls=tool_calls,
             tool_call_id=data.get("tool_call_id"),
             name=data.get("name"),

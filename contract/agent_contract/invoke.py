@@ -5,11 +5,15 @@ one to any agent with a ``stream``) goes through it, so all agents agree on what
 
 Rules ``collect`` follows:
 
-* Steps split at ``StepBoundary``. A segment is *content* when something lands in it: a
-  ``TextDelta``, ``ReasoningDelta``, ``ToolCall``, ``Usage``, ``Error`` or an orphan
-  ``ToolResult`` (below). A content segment becomes a step, the trailing one included; an
-  empty segment (nothing, or only ``LLMCallStart``/``LLMCallEnd``/markers) makes no step.
-  ``Step.index`` is the step's position in ``InvokeResult.steps`` (0, 1, ...);
+* Steps split at ``StepBoundary``. A segment is a step when it holds *step content*: a
+  ``TextDelta``, ``ReasoningDelta``, ``LLMCallStart``, ``ToolCall`` or an orphan
+  ``ToolResult`` (below), the trailing segment included. A segment holding only
+  *bookkeeping* (``Usage``, ``Error``, ``LLMCallEnd``, markers, results of earlier calls)
+  makes no step: its usages and errors join the step before it. Providers report usage
+  last, so ``[TextDelta("answer"), StepBoundary(), Usage(...)]`` is ONE step and the answer
+  survives. With no step before, its usages count for the run only and its errors wait for
+  the first step; a run that never makes a step but reported errors makes one step holding
+  them, so no ``Error`` is ever dropped. ``Step.index`` is the step's position (0, 1, ...);
   ``StepBoundary.index`` is informational and not used.
 * ``Step.text`` / ``Step.reasoning`` are that segment's deltas joined in order.
 * ``Step.tool_calls`` is the segment's ``ToolCall`` events in order (the same objects), or
@@ -17,37 +21,42 @@ Rules ``collect`` follows:
 * A ``ToolResult`` pairs with the most recent ``ToolCall`` carrying the same id, even one in
   an earlier step (results of parallel calls may arrive in any order, and late), and becomes
   ``Message(role="tool", tool_call_id=..., content=..., name=result.name)`` on THAT call's
-  step. ``content``: a ``str`` as is, anything else ``json.dumps(..., default=str)`` (falling
-  back to ``str()`` if even that fails). ``is_error`` has no OpenAI field and is not carried.
-  A step's ``tool_messages`` follow the order of its ``tool_calls`` (several results for one
-  id keep their arrival order).
+  step. ``content``: a ``str`` as is, None as ``""``, anything else
+  ``json.dumps(..., default=str)`` (falling back to ``str()`` if even that fails).
+  ``is_error`` has no OpenAI field and is not carried. A step's ``tool_messages`` follow the
+  order of its ``tool_calls`` (several results for one id keep their arrival order).
 * Orphan results: a ``ToolResult`` whose id matches no earlier ``ToolCall`` still becomes a
   tool message (data is never dropped), on the step of the segment it arrived in, after the
   paired ones, in arrival order. History persisted from such a step is not provider-valid
   (no assistant message holds that id); the agent emitted an inconsistent stream.
-* ``Usage`` belongs to the segment it arrives in. ``Step.usage`` sums the segment's usages,
-  ``InvokeResult.usage`` the run's; both are None when there was no ``Usage``. Each count is
-  summed over the events that reported it and stays None when none did. ``total_tokens`` is
-  never derived from input + output: providers count cached and reasoning tokens
-  differently, so the contract reports only what agents reported. ``model`` is kept when
-  every usage naming a model names the same one, else None.
+* ``Step.usage`` sums the step's usages, ``InvokeResult.usage`` the run's; both are None
+  when there was no ``Usage``. Each count is summed over the events that reported it and
+  stays None when none did. ``total_tokens`` is never derived from input + output:
+  providers count cached and reasoning tokens differently, so the contract reports only
+  what agents reported. ``model`` is kept when every usage naming a model names the same
+  one, else None.
 * ``Error`` events are collected on their step; they do not stop collection. An exception
   raised by the stream propagates out of ``collect`` (there is no partial result).
-* Objects that are not ``AgentEvent`` instances are ignored.
+* Objects that are not ``AgentEvent`` instances are ignored. When some look like events
+  (another package's ``TextDelta``, an ``Agent`` contract ``StreamEvent``), ``collect``
+  warns once per call (``LookAlikeEventWarning``): their content is not in the result.
 * ``InvokeResult.text`` is the last step's text ("" when there are no steps).
 """
 
 from __future__ import annotations
 
 import json
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent_contract._foreign import LOOK_ALIKE, LookAlikeEventWarning, looks_like_event
 from agent_contract.events import (
     AgentEvent,
     Error,
+    LLMCallStart,
     Message,
     ReasoningDelta,
     StepBoundary,
@@ -57,7 +66,15 @@ from agent_contract.events import (
     Usage,
 )
 
-__all__ = ["InvokeResult", "Step", "StreamWrapper", "StreamingAgent", "collect", "sum_usage"]
+__all__ = [
+    "InvokeResult",
+    "LookAlikeEventWarning",
+    "Step",
+    "StreamWrapper",
+    "StreamingAgent",
+    "collect",
+    "sum_usage",
+]
 
 StreamWrapper = Callable[[AsyncIterator[AgentEvent]], AsyncIterator[AgentEvent]]
 """Wraps an agent's event stream before ``invoke`` consumes it (how observers hook in)."""
@@ -110,6 +127,8 @@ def sum_usage(usages: Sequence[Usage]) -> Usage | None:
 def _tool_content(content: Any) -> str:
     if isinstance(content, str):
         return content
+    if content is None:  # a result without content is an empty tool message, not "null"
+        return ""
     try:
         return json.dumps(content, default=str)
     except (TypeError, ValueError):  # non-str dict keys, circular references
@@ -151,14 +170,13 @@ class _Collector:
         self.current = _Segment()
         self.call_owner: dict[str, _Segment] = {}
         self.usages: list[Usage] = []
+        self.look_alikes = False
 
     def add(self, event: object) -> None:
-        seg = self.current
-        if isinstance(event, StepBoundary):
-            if seg.has_content:
-                self.done.append(seg)
-                self.current = _Segment()
+        if not isinstance(event, AgentEvent):
+            self.look_alikes = self.look_alikes or looks_like_event(event)
             return
+        seg = self.current
         if isinstance(event, TextDelta):
             seg.text.append(event.text)
         elif isinstance(event, ReasoningDelta):
@@ -175,22 +193,43 @@ class _Collector:
                 name=event.name,
             )
             owner = self.call_owner.get(event.tool_call_id)
-            if owner is None:
-                seg.orphans.append(message)
-            else:
+            if owner is not None:  # lands on the call's step: bookkeeping for this segment
                 owner.paired.setdefault(event.tool_call_id, []).append(message)
-                return  # lands on the call's step: not content of this segment
-        elif isinstance(event, Usage):
-            seg.usages.append(event)
-            self.usages.append(event)
-        elif isinstance(event, Error):
-            seg.errors.append(event)
+                return
+            seg.orphans.append(message)
+        elif isinstance(event, LLMCallStart):
+            pass
         else:
-            return  # LLM call markers, journey/phase markers, unknown objects
+            self._bookkeeping(event)
+            return
         seg.has_content = True
 
+    def _bookkeeping(self, event: AgentEvent) -> None:
+        if isinstance(event, StepBoundary):
+            self._close()
+        elif isinstance(event, Usage):
+            self.current.usages.append(event)
+            self.usages.append(event)
+        elif isinstance(event, Error):
+            self.current.errors.append(event)
+        # LLMCallEnd, journey and phase markers: nothing to buffer
+
+    def _close(self) -> None:
+        """End the current segment: a step, or bookkeeping for the step before it."""
+        seg, self.current = self.current, _Segment()
+        if seg.has_content:
+            self.done.append(seg)
+        elif self.done:
+            self.done[-1].usages += seg.usages
+            self.done[-1].errors += seg.errors
+        else:  # no step yet: usages count for the run only, errors wait for the first step
+            self.current.errors = seg.errors
+
     def result(self) -> InvokeResult:
-        segments = [*self.done, self.current] if self.current.has_content else self.done
+        self._close()  # the stream's end closes the trailing segment like a boundary
+        segments = self.done
+        if not segments and self.current.errors:  # errors but no step: one step keeps them
+            segments = [self.current]
         steps = [seg.to_step(i) for i, seg in enumerate(segments)]
         return InvokeResult(
             text=steps[-1].text if steps else "",
@@ -210,6 +249,8 @@ async def collect(
     collector = _Collector()
     async for event in stream:
         collector.add(event)
+    if collector.look_alikes:
+        warnings.warn(LOOK_ALIKE, LookAlikeEventWarning, stacklevel=2)
     return collector.result()
 
 

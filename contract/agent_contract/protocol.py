@@ -29,6 +29,7 @@ from agent_contract.events import (
 )
 from agent_contract.invoke import (
     InvokeResult,
+    LookAlikeEventWarning,
     Step,
     StreamingAgent,
     StreamWrapper,
@@ -45,6 +46,7 @@ __all__ = [
     "JourneyMarker",
     "LLMCallEnd",
     "LLMCallStart",
+    "LookAlikeEventWarning",
     "Message",
     "PhaseMarker",
     "ReasoningDelta",

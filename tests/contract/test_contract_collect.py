@@ -3,8 +3,11 @@
 Properties hold for ANY sequence of the eleven event kinds (tool-call ids come from a pool of
 three so they collide, results arrive before, after or without their call):
 
-* steps split at ``StepBoundary``; content segments (text, reasoning, tool call, usage,
-  error or orphan result) become steps, empty ones do not;
+* steps split at ``StepBoundary``; content segments (text, reasoning, LLM call start, tool
+  call or orphan result) become steps; a bookkeeping-only segment (usage, errors, call ends,
+  markers, results of earlier calls) makes none: its usages and errors join the step before
+  it; with none before, usages count for the run only and errors wait for the first step (a
+  run with errors but no step makes one step holding them);
 * text / reasoning are the joined deltas; tool_calls are the very same objects;
 * every ToolResult becomes exactly one tool message, on the step of the most recent EARLIER
   ToolCall with its id, in that step's tool-call order; orphans (no earlier call) land on
@@ -125,7 +128,7 @@ def test_strategies_cover_the_eleven_kinds() -> None:
 
 # ---- an independent list-based model of the rules ------------------------------------------
 
-CONTENT = (TextDelta, ReasoningDelta, ToolCall, Usage, Error)
+CONTENT = (TextDelta, ReasoningDelta, ToolCall, LLMCallStart)
 
 
 def model_of(events: list[object]) -> list[dict[str, Any]]:
@@ -152,9 +155,17 @@ def model_of(events: list[object]) -> list[dict[str, Any]]:
         has_orphan = any(s == no and not paired for s, _, paired in placed)
         return has_orphan or any(isinstance(e, CONTENT) for e in seg)
 
-    out = []
+    out: list[dict[str, Any]] = []
+    waiting: list[Error] = []  # errors before the first step
     for no, seg in enumerate(segments):
+        usages = [e for e in seg if isinstance(e, Usage)]
+        errors = [e for e in seg if isinstance(e, Error)]
         if not is_content(no, seg):
+            if out:
+                out[-1]["usages"] += usages
+                out[-1]["errors"] += errors
+            else:
+                waiting += errors
             continue
         calls = [e for e in seg if isinstance(e, ToolCall)]
         order = list(dict.fromkeys(c.id for c in calls))
@@ -168,14 +179,20 @@ def model_of(events: list[object]) -> list[dict[str, Any]]:
                 "tool_calls": calls,
                 "results": paired + orphans,
                 "n_paired": len(paired),
-                "usages": [e for e in seg if isinstance(e, Usage)],
-                "errors": [e for e in seg if isinstance(e, Error)],
+                "usages": usages,
+                "errors": [*waiting, *errors],
             }
         )
+        waiting = []
+    if not out and waiting:
+        empty = {"text": "", "reasoning": "", "tool_calls": [], "results": [], "n_paired": 0}
+        out.append({**empty, "usages": [], "errors": waiting})
     return out
 
 
 def expected_content(value: Any) -> str:
+    if value is None:
+        return ""
     return value if isinstance(value, str) else json.dumps(value, default=str)
 
 
@@ -375,7 +392,7 @@ def test_orphan_result_is_kept_after_paired_ones() -> None:
     )
     (step,) = result.steps
     assert [(m.tool_call_id, m.content) for m in step.tool_messages] == [
-        ("a", "null"),
+        ("a", ""),
         ("ghost", "boo"),
         ("x", "[1]"),
     ]
@@ -386,7 +403,6 @@ def test_empty_segments_make_no_step_and_unknown_objects_are_ignored() -> None:
         [
             StepBoundary(),
             PhaseMarker("plan"),
-            LLMCallStart(),
             LLMCallEnd(),
             object(),
             StepBoundary(),

@@ -102,7 +102,7 @@ def test_message_from_dict_litellm_extras() -> None:
         "role": "user",
         "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}],
     }
-    assert Message.from_dict(parts).content == "ab"
+    assert Message.from_dict(parts).content == parts["content"], "parts are kept, not joined"
 
 
 @pytest.mark.parametrize(
@@ -110,7 +110,9 @@ def test_message_from_dict_litellm_extras() -> None:
     [
         {"role": "developer", "content": "x"},
         {"content": "x"},
-        {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "u"}}]},
+        {"role": "user", "content": [{"type": "image_url", "image_url": {"url": 5}}]},
+        {"role": "user", "content": [{"type": "text"}]},
+        {"role": "user", "content": ["not a part"]},
         {"role": "user", "content": 42},
     ],
 )

@@ -47,7 +47,7 @@ SYNC_CASES: dict[str, Callable[[], object]] = {
     "message bad role": lambda: Message.from_dict({"role": SECRET, "content": SECRET}),
     "message bad content": lambda: Message.from_dict({"role": "user", "content": {"k": SECRET}}),
     "message image part": lambda: Message.from_dict(
-        {"role": "user", "content": [{"type": "image_url", "image_url": {"url": SECRET}}]}
+        {"role": "user", "content": [{"type": "image_url", "image_url": {"url": [SECRET]}}]}
     ),
     "message bad text part": lambda: Message.from_dict(
         {"role": "user", "content": [{"type": "text", "text": [SECRET]}]}

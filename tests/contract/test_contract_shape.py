@@ -39,13 +39,14 @@ EVENT_TABLE: list[tuple[str, list[tuple[str, Any, Any]]]] = [
         "Message",
         [
             ("role", Literal["system", "user", "assistant", "tool"], REQUIRED),
-            ("content", OptStr, None),
+            ("content", str | list[dict[str, Any]] | None, None),
             ("tool_calls", list[M.ToolCall] | None, None),
             ("tool_call_id", OptStr, None),
             ("name", OptStr, None),
         ],
     ),
-    ("FunctionCall", [("name", OptStr, REQUIRED), ("arguments", str, REQUIRED)]),
+    # Defaults as lenient as LiteLLM's Function (the seed is silent).
+    ("FunctionCall", [("name", OptStr, None), ("arguments", str, "")]),
     (
         "ToolCall",
         [
