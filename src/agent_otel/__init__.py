@@ -5,32 +5,54 @@ span with step, chat and tool spans below it, plus the GenAI metrics; the agent 
 ``instrument()`` does the same for an existing agent of either contract, and
 ``agent_otel.instrumentor.AgentInstrumentor`` (needs ``agent-otel[instrumentor]``) for
 ``opentelemetry-instrument``.
+
+Every name is imported on first use (PEP 562): ``import agent_otel`` alone loads nothing else,
+so the pytest plugin (``agent_otel.testing.plugin``), which every pytest run of a project with
+agent-otel installed imports, costs a bystander almost nothing. ``configure`` and ``Telemetry``
+load the OTel SDK; the others the OTel API only.
 """
 
+from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
-from .decorating._instrument import instrument, is_instrumented, uninstrument
-from .decorating._propagation import extract_context, inject_context
-from .recording._content import ContentCapture, ContentKind, Redactor
-from .recording._wrapper import StreamWrapper, otel_wrapper
 
 if TYPE_CHECKING:
+    from .decorating._instrument import instrument, is_instrumented, uninstrument
+    from .decorating._propagation import extract_context, inject_context
     from .exporting._configure import configure
     from .exporting._telemetry import Telemetry
+    from .recording._content import ContentCapture, ContentKind, Redactor
+    from .recording._wrapper import StreamWrapper, otel_wrapper
+
+# Where each public name lives (imported on first access, then cached in this module).
+_LAZY = {
+    "ContentCapture": ".recording._content",
+    "ContentKind": ".recording._content",
+    "Redactor": ".recording._content",
+    "StreamWrapper": ".recording._wrapper",
+    "Telemetry": ".exporting._telemetry",
+    "configure": ".exporting._configure",
+    "extract_context": ".decorating._propagation",
+    "inject_context": ".decorating._propagation",
+    "instrument": ".decorating._instrument",
+    "is_instrumented": ".decorating._instrument",
+    "otel_wrapper": ".recording._wrapper",
+    "uninstrument": ".decorating._instrument",
+}
 
 
 def __getattr__(name: str) -> Any:
-    """``configure`` and ``Telemetry`` load the OTel SDK: only when an application asks."""
-    if name == "configure":
-        from .exporting._configure import configure
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agent_otel' has no attribute {name!r}")
+    value = getattr(import_module(module, __name__), name)
+    globals()[name] = value
+    return value
 
-        return configure
-    if name == "Telemetry":
-        from .exporting._telemetry import Telemetry
 
-        return Telemetry
-    raise AttributeError(f"module 'agent_otel' has no attribute {name!r}")
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
 
 
 __all__ = [

@@ -4,10 +4,38 @@
 memory, with deterministic trace/span ids; :class:`FakeClock` makes every timestamp of a run
 deterministic; :func:`span_tree` turns finished spans into nested plain dicts for snapshot
 tests. The pytest plugin (installed with the package) provides them as fixtures.
+
+Names are imported on first use, so that importing the plugin (``agent_otel.testing.plugin``)
+loads neither the OTel SDK nor the recording modules.
 """
 
-from ._clock import FakeClock
-from ._telemetry import InMemoryTelemetry, SequentialIdGenerator
-from ._tree import span_tree
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["FakeClock", "SequentialIdGenerator", "InMemoryTelemetry", "span_tree"]
+if TYPE_CHECKING:
+    from ._clock import FakeClock
+    from ._telemetry import InMemoryTelemetry, SequentialIdGenerator
+    from ._tree import span_tree
+
+_LAZY = {
+    "FakeClock": "._clock",
+    "InMemoryTelemetry": "._telemetry",
+    "SequentialIdGenerator": "._telemetry",
+    "span_tree": "._tree",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agent_otel.testing' has no attribute {name!r}")
+    value = getattr(import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+__all__ = ["FakeClock", "InMemoryTelemetry", "SequentialIdGenerator", "span_tree"]
