@@ -33,6 +33,7 @@ FIGURES = {
     "3": "fig3_peers",
     "4": "fig4_memory",  # figures 4 and 6
     "5": "fig5_dead_collector",
+    "7": "fig7_plugin_import",
 }
 PACKAGES = (
     "agent-otel",
@@ -116,7 +117,7 @@ def report(rows: list[Row], env: dict[str, Any], mode: str, seconds: float) -> s
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny N: a smoke run")
-    parser.add_argument("--only", default="", help="comma-separated figures (1-5; 4 also runs 6)")
+    parser.add_argument("--only", default="", help="figures, comma-separated (4 also runs 6)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="results markdown file")
     args = parser.parse_args(argv)
     chosen = [f.strip() for f in args.only.split(",") if f.strip()] or list(FIGURES)
