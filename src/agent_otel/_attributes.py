@@ -105,6 +105,12 @@ EVENT_PHASE: Final = "agent_otel.phase"
 EVENT_ERROR: Final = "agent_otel.error"
 EVENT_INTERRUPT: Final = "agent_otel.interrupt"
 EVENT_ANOMALY: Final = "agent_otel.anomaly"
+# The SDK's exception event (semconv exception.*), written by us so a hostile exception cannot
+# stop it (see recording/_span.py).
+EVENT_EXCEPTION: Final = "exception"
+EXCEPTION_TYPE: Final = "exception.type"
+EXCEPTION_MESSAGE: Final = "exception.message"
+EXCEPTION_STACKTRACE: Final = "exception.stacktrace"
 
 # --- end reasons (agent_otel.end_reason) --------------------------------------------------------
 END_EXHAUSTED: Final = "exhausted"

@@ -8,6 +8,8 @@ traceback, then at DEBUG, and never reaches the agent or the consumer.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -41,3 +43,27 @@ def end_span(span: Span, end_time: int | None) -> None:
         span.end(end_time=end_time)
     except Exception:
         report("span end")
+
+
+@contextmanager
+def guarded(site: str) -> Iterator[None]:
+    """Run the block; an exception in it is reported (once per ``site``) and swallowed."""
+    try:
+        yield
+    except Exception:
+        report(site)
+
+
+@contextmanager
+def ending(span: Span, end_time: int | None, site: str) -> Iterator[None]:
+    """Describe ``span`` in the block, then end it at ``end_time`` whatever the block raised.
+
+    The one shape every span of a run ends through, so that a failure while writing one
+    span's last attributes (an exception's text, a value, a hook) never costs its ending.
+    """
+    try:
+        yield
+    except Exception:
+        report(site)
+    finally:
+        end_span(span, end_time)

@@ -9,15 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from opentelemetry.trace import Span, Status, StatusCode
+from opentelemetry.trace import Status, StatusCode
 from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
-from agent_otel._guard import end_span, report
+from agent_otel._guard import ending, report
 
 from ._content import ContentCapture, TextBuffer
 from ._messages import output_message
 from ._metrics import Instruments
+from ._span import GuardedSpan
 from ._usage import Tokens
 
 _NS = 1e-9
@@ -85,7 +86,7 @@ class LLMCall:
 
     def __init__(
         self,
-        span: Span,
+        span: GuardedSpan,
         start: int,
         metric_attributes: dict[str, AttributeValue],
         capture: ContentCapture | None,
@@ -142,6 +143,10 @@ class LLMCall:
 
     def finalize(self, instruments: Instruments, capture: ContentCapture | None) -> None:
         """Record usage where it happened and end the span at the response's end time."""
+        with ending(self.span, self.end, "chat span end"):
+            self._describe_end(instruments, capture)
+
+    def _describe_end(self, instruments: Instruments, capture: ContentCapture | None) -> None:
         usage = self.usage
         if usage is not None:
             attributes = dict(self.metric_attributes)
@@ -166,7 +171,6 @@ class LLMCall:
                 encoded = None
             if encoded is not None:
                 self.span.set_attribute(A.OUTPUT_MESSAGES, encoded)
-        end_span(self.span, self.end)
 
 
 class ToolRun:
@@ -174,7 +178,7 @@ class ToolRun:
 
     __slots__ = ("metric_attributes", "name", "span", "start")
 
-    def __init__(self, span: Span, start: int, name: str) -> None:
+    def __init__(self, span: GuardedSpan, start: int, name: str) -> None:
         self.span = span
         self.start = start
         self.name = name
@@ -191,12 +195,12 @@ class ToolRun:
         error_type: str | None = None,
         incomplete: bool = False,
     ) -> None:
-        if error_type is not None:
-            self.metric_attributes[A.ERROR_TYPE] = error_type
-            if self.span.is_recording():
-                self.span.set_attribute(A.ERROR_TYPE, error_type)
-                self.span.set_status(Status(StatusCode.ERROR))
-        if incomplete and self.span.is_recording():
-            self.span.set_attribute(A.INCOMPLETE, True)
-        instruments.tool_duration.record((now - self.start) * _NS, self.metric_attributes)
-        end_span(self.span, now)
+        with ending(self.span, now, "tool span end"):
+            if error_type is not None:
+                self.metric_attributes[A.ERROR_TYPE] = error_type
+                if self.span.is_recording():
+                    self.span.set_attribute(A.ERROR_TYPE, error_type)
+                    self.span.set_status(Status(StatusCode.ERROR))
+            if incomplete and self.span.is_recording():
+                self.span.set_attribute(A.INCOMPLETE, True)
+            instruments.tool_duration.record((now - self.start) * _NS, self.metric_attributes)

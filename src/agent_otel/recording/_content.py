@@ -3,13 +3,12 @@
 Off unless ``capture_content=True`` (or a :class:`ContentCapture`) is passed, or
 ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` is ``SPAN_ONLY``/``SPAN_AND_EVENT``/
 ``true`` (the official GenAI instrumentations' variable). Values are JSON in the semantic
-conventions' message-part shape; a value over budget is cut so that the JSON stays valid:
-long strings are shortened first, then the oldest list items dropped.
+conventions' message-part shape; a value over budget is cut so that the JSON stays valid
+(see :mod:`._fit`: the cost is bounded by the budget, not by the value's size).
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,19 +16,21 @@ from typing import Any, Literal
 
 from agent_otel._guard import report
 
+from ._fit import TRUNCATION_MARK, fit_json, fit_plain, plain_copy
+
+__all__ = ["TRUNCATION_MARK", "ContentCapture", "TextBuffer", "fit_json", "resolve_capture"]
+
 ContentKind = Literal[
     "input_messages", "output_messages", "system_instructions", "tool_arguments", "tool_result"
 ]
 Redactor = Callable[[ContentKind, Any], Any]
 """``redact(kind, value) -> value``: return the (possibly edited) JSON-ready value, or
-``None`` to drop the attribute. Called before serialisation, only when capture is on."""
+``None`` to drop the attribute. Called before serialisation, only when capture is on, with a
+plain-JSON copy (dicts, lists, strings, numbers) it may edit in place: never the agent's own
+objects. Lists in the copy hold only the newest items the budget can show."""
 
 ENV_CAPTURE = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 _ON_VALUES = frozenset({"span_only", "span_and_event", "true", "1"})
-TRUNCATION_MARK = "...[truncated]"
-# Values under these keys are the message-part schema's labels, never shortened: a cut
-# "tool_call_response" would leave a part no consumer recognises.
-_LABELS = frozenset({"type", "role", "finish_reason"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,11 +51,11 @@ class ContentCapture:
         serialisation raises: the error is reported once and nothing unredacted is recorded.
         """
         try:
-            if self.redact is not None:
-                value = self.redact(kind, value)
-                if value is None:
-                    return None
-            return fit_json(value, self.max_bytes)
+            plain = plain_copy(value, self.max_bytes)  # bounded by the budget
+            if self.redact is None:
+                return fit_plain(plain, self.max_bytes)
+            redacted = self.redact(kind, plain)  # a copy: the hook may edit it in place
+            return None if redacted is None else fit_json(redacted, self.max_bytes)
         except Exception:
             report("content capture")
             return None
@@ -67,64 +68,6 @@ def resolve_capture(option: bool | ContentCapture | None) -> ContentCapture | No
     if option is None:
         option = os.environ.get(ENV_CAPTURE, "").strip().lower() in _ON_VALUES
     return ContentCapture() if option else None
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-
-
-def _size(text: str) -> int:
-    return len(text.encode("utf-8"))
-
-
-def _shorten(value: Any, limit: int) -> Any:
-    if isinstance(value, str):  # cut only when the cut (with its mark) is shorter
-        if len(value) <= limit + len(TRUNCATION_MARK):
-            return value
-        return value[:limit] + TRUNCATION_MARK
-    if isinstance(value, dict):
-        return {k: v if k in _LABELS else _shorten(v, limit) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_shorten(v, limit) for v in value]
-    return value
-
-
-def _longest_string(value: Any) -> int:
-    if isinstance(value, str):
-        return len(value)
-    if isinstance(value, dict):
-        return max((_longest_string(v) for v in value.values()), default=0)
-    if isinstance(value, (list, tuple)):
-        return max((_longest_string(v) for v in value), default=0)
-    return 0
-
-
-def fit_json(value: Any, max_bytes: int) -> str:
-    """Serialise ``value`` to JSON of at most ``max_bytes`` UTF-8 bytes, keeping it valid."""
-    text = _dumps(value)
-    if _size(text) <= max_bytes:
-        return text
-    value = json.loads(text)  # plain JSON types from here on
-    lo, hi = 0, _longest_string(value)
-    best: str | None = None
-    while lo <= hi:  # the longest per-string limit that fits
-        mid = (lo + hi) // 2
-        candidate = _dumps(_shorten(value, mid))
-        if _size(candidate) <= max_bytes:
-            best, lo = candidate, mid + 1
-        else:
-            hi = mid - 1
-    if best is not None:
-        return best
-    shortened = _shorten(value, 0)
-    if isinstance(shortened, list):
-        while shortened:  # keep the most recent items
-            shortened = shortened[1:]
-            text = _dumps(shortened)
-            if _size(text) <= max_bytes:
-                return text
-        return "[]"
-    return "{}" if isinstance(shortened, dict) else '""'
 
 
 class TextBuffer:
@@ -141,9 +84,11 @@ class TextBuffer:
         if self._budget <= 0:
             self.truncated = True
             return
-        size = len(text) if text.isascii() else len(text.encode("utf-8"))  # isascii is O(1)
+        # isascii is O(1); a lone surrogate (made encodable when written) counts its 3 bytes
+        size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
         if size > self._budget:  # keep the whole characters that fit, then nothing more
-            self._parts.append(text.encode("utf-8")[: self._budget].decode("utf-8", "ignore"))
+            cut = text.encode("utf-8", "surrogatepass")[: self._budget]
+            self._parts.append(cut.decode("utf-8", "ignore"))
             self._budget = 0
             self.truncated = True
             return

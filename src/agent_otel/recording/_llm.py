@@ -13,6 +13,7 @@ from opentelemetry.trace import SpanKind
 from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
+from agent_otel._guard import guarded
 
 from ._calls import LLMCall, request_attributes
 from ._state import RunState
@@ -103,6 +104,7 @@ class LLMEvents(RunState):
             self.anomaly("event_after_terminal")
         self.ensure_step()
         now = self._now()
+        call_id = self.read_id(call_id)
         key: object = call_id if call_id is not None else self._key()
         old = self._calls.pop(key, None)
         if old is not None:
@@ -119,24 +121,27 @@ class LLMEvents(RunState):
         }
         if model:
             attributes[A.REQUEST_MODEL] = model
-        span = self.s.tracer.start_span(
+        if call_id is not None:
+            attributes[A.LLM_CALL_ID] = call_id
+        span = self.start_span(
             f"{A.OP_CHAT} {model}" if model else A.OP_CHAT,
             self._step_ctx,
             SpanKind.CLIENT,
             attributes,
-            start_time=now,
+            now,
         )
-        call = LLMCall(span, now, attributes.copy(), self.s.capture)
-        if call.recording:
-            span.set_attributes(request_attributes(params))
-            if call_id is not None:
-                span.set_attribute(A.LLM_CALL_ID, str(call_id))
-            if messages is not None:
-                self._capture(span, "input_messages", A.INPUT_MESSAGES, messages)
-        self._calls[key] = call
+        attributes.pop(A.LLM_CALL_ID, None)  # not a metric attribute
+        call = LLMCall(span, now, attributes, self.s.capture)
+        self._calls[key] = call  # tracked before anything else can fail
         self._refresh()
+        if call.recording:
+            with guarded("chat span start"):
+                span.set_attributes(request_attributes(params))
+                if messages is not None:
+                    self._capture(span, "input_messages", A.INPUT_MESSAGES, messages)
 
     def llm_end(self, model: Any, call_id: Any, finish_reason: Any, response_id: Any) -> None:
+        call_id = self.read_id(call_id)
         if call_id is not None:
             call = self._calls.pop(call_id, None)
         elif self._calls:

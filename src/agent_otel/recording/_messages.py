@@ -8,7 +8,7 @@ dict. The output validates against ``gen-ai-input-messages.json`` / ``-output-me
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 _FINISH_REASONS = {"tool_calls": "tool_call", "function_call": "tool_call"}
@@ -21,12 +21,20 @@ def field(obj: Any, name: str, default: Any = None) -> Any:
     return getattr(obj, name, default)
 
 
-def parse_arguments(raw: Any) -> Any:
-    """Tool-call arguments as an object when they are JSON text, else as given."""
+def parse_arguments(raw: Any, count: Callable[[str], None] | None = None) -> Any:
+    """Tool-call arguments as an object when they are JSON text, else as given.
+
+    Text nested deeper than the JSON parser's recursion limit stays text, counted (``count``)
+    as ``unparseable_arguments``.
+    """
     if isinstance(raw, str):
         try:
             return json.loads(raw)
         except ValueError:
+            return raw
+        except RecursionError:
+            if count is not None:
+                count("unparseable_arguments")
             return raw
     return raw
 

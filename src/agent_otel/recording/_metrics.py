@@ -5,16 +5,27 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from opentelemetry.context.context import Context
-from opentelemetry.metrics import Histogram, Meter, MeterProvider, get_meter
+from opentelemetry.metrics import (
+    Histogram,
+    Meter,
+    MeterProvider,
+    NoOpHistogram,
+    NoOpMeter,
+    get_meter,
+)
 from opentelemetry.util.types import Attributes
 
 from agent_otel import _attributes as A
 from agent_otel._guard import report
 from agent_otel._version import __version__
 
+from ._encodable import clean_attributes, in_range
+
 
 class _GuardedHistogram(Histogram):
-    """A histogram whose ``record`` never raises: a failing meter must not cost a span end."""
+    """A histogram whose ``record`` never raises (a failing meter must not cost a span end)
+    and records only what the OTLP encoder accepts (see :mod:`._encodable`; the same values
+    are counted where they are written on spans)."""
 
     def __init__(self, histogram: Histogram) -> None:
         self._histogram = histogram
@@ -22,8 +33,10 @@ class _GuardedHistogram(Histogram):
     def record(
         self, amount: float, attributes: Attributes = None, context: Context | None = None
     ) -> None:
+        if type(amount) is int and not in_range(amount):
+            return  # the OTLP encoder would reject the batch (through exemplars too)
         try:
-            self._histogram.record(amount, attributes)
+            self._histogram.record(amount, clean_attributes(attributes))
         except Exception:
             report("metric record")
 
@@ -41,7 +54,13 @@ class Instruments:
 
     @classmethod
     def create(cls, meter_provider: MeterProvider | None) -> Instruments:
-        meter = get_meter("agent_otel", __version__, meter_provider)
+        """The histograms of ``meter_provider``; whatever of it raises becomes a no-op."""
+        meter: Meter
+        try:
+            meter = get_meter("agent_otel", __version__, meter_provider)
+        except Exception:
+            report("meter provider")
+            meter = NoOpMeter("agent_otel")
         return cls(
             operation_duration=_histogram(
                 meter, A.METRIC_OPERATION_DURATION, "s", "GenAI operation duration.",
@@ -75,8 +94,11 @@ class Instruments:
 def _histogram(
     meter: Meter, name: str, unit: str, description: str, buckets: tuple[float, ...]
 ) -> Histogram:
-    return _GuardedHistogram(
-        meter.create_histogram(
+    try:
+        histogram = meter.create_histogram(
             name, unit=unit, description=description, explicit_bucket_boundaries_advisory=buckets
         )
-    )
+    except Exception:
+        report("meter create_histogram")
+        histogram = NoOpHistogram(name)
+    return _GuardedHistogram(histogram)

@@ -61,7 +61,9 @@ LATENT: dict[str, Handler] = {
         getattr(ev, "is_error", None),
     ),
     "StepBoundary": lambda rec, ev: rec.step_boundary(getattr(ev, "index", None)),
-    "Usage": lambda rec, ev: rec.usage_event(Tokens.read(ev), getattr(ev, "model", None)),
+    "Usage": lambda rec, ev: rec.usage_event(
+        Tokens.read(ev, rec.anomaly), getattr(ev, "model", None)
+    ),
     "Error": _error,
     "JourneyMarker": lambda rec, ev: rec.journey(
         getattr(ev, "name", None), getattr(ev, "journey_id", None)
@@ -81,7 +83,9 @@ AGENT: dict[str, Handler] = {
         getattr(ev, "result", None),
         getattr(ev, "is_error", None),
     ),
-    "run_usage": lambda rec, ev: rec.run_usage(Tokens.read(ev), getattr(ev, "model", None)),
+    "run_usage": lambda rec, ev: rec.run_usage(
+        Tokens.read(ev, rec.anomaly), getattr(ev, "model", None)
+    ),
     "message_final": lambda rec, ev: rec.final(A.OUTPUT_TYPE_TEXT, getattr(ev, "text", None)),
     "structured_final": lambda rec, ev: rec.final(A.OUTPUT_TYPE_JSON, getattr(ev, "data", None)),
     "interrupt_final": lambda rec, ev: rec.interrupt(

@@ -28,10 +28,10 @@ from typing import Any
 from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
-from agent_otel._guard import end_span
+from agent_otel._guard import ending, guarded
 
 from ._llm import LLMEvents
-from ._state import mark_error
+from ._state import error_type_of, mark_error
 from ._tools import ToolEvents
 
 _NS = 1e-9
@@ -103,39 +103,44 @@ class RunRecorder(LLMEvents, ToolEvents):
 
     # --- the end -------------------------------------------------------------------------------
     def finish(self, end_reason: str, error: BaseException | None = None) -> None:
-        """End every span exactly once; ``error`` is the exception the run ended with."""
+        """End every span exactly once; ``error`` is the exception the run ended with.
+
+        Each part below is isolated: whatever fails while describing one span (an exception
+        whose ``__str__`` raises, a value, a hook, a meter) costs that description only, and
+        every span still ends, innermost first, at the run's end time.
+        """
         now = self._now()
-        if error is not None and end_reason == A.END_INTERRUPTED:
-            # A run paused on an interrupt (AgentInterruptedError): an event, not a failure.
-            if self.recording:
-                self.agent.record_exception(error, timestamp=now)
-            self._interrupted, error = True, None
-        error_type = type(error).__qualname__ if error is not None else None
-        if error is not None:
-            inner = self._inner
-            for span in (inner,) if inner is self.agent else (inner, self.agent):
-                if span.is_recording():
-                    span.record_exception(error, timestamp=now)
-                mark_error(span, error_type, None)
-            if self.current_call is not None:
-                self.current_call.error_type = error_type
-            self._error_type = error_type
-        instruments, capture = self.s.instruments, self.s.capture
-        for call in reversed(self._calls.values()):
-            call.close(now, instruments, incomplete=True)
-            call.finalize(instruments, capture)
-        self._calls.clear()
-        for call in self._pending:
-            call.finalize(instruments, capture)
-        self._pending.clear()
-        for tool in self._tools.values():
-            tool.end(now, instruments, error_type=error_type, incomplete=True)
-        self._tools.clear()
+        with guarded("run finish"):
+            end_reason, error = self._record_error(end_reason, error, now)
+        error_type = self._error_type if error is not None else None
+        self.end_open(now, error_type)
+        pending, self._pending = self._pending, []
+        for call in pending:
+            call.finalize(self.s.instruments, self.s.capture)
         if self._step is not None:
-            self.step_boundary(None)
+            self.step_boundary(None, now)
         if self._interrupted and end_reason == A.END_EXHAUSTED:
             end_reason = A.END_INTERRUPTED
         self._end_agent(now, end_reason)
+
+    def _record_error(
+        self, end_reason: str, error: BaseException | None, now: int
+    ) -> tuple[str, BaseException | None]:
+        if error is not None and end_reason == A.END_INTERRUPTED:
+            # A run paused on an interrupt (AgentInterruptedError): an event, not a failure.
+            self.agent.record_exception(error, timestamp=now)
+            self._interrupted = True
+            return end_reason, None
+        if error is not None:
+            error_type = error_type_of(error)
+            self._error_type = error_type
+            if self.current_call is not None:
+                self.current_call.error_type = error_type
+            inner = self._inner
+            for span in (inner,) if inner is self.agent else (inner, self.agent):
+                span.record_exception(error, timestamp=now)
+                mark_error(span, error_type, None)
+        return end_reason, error
 
     def _end_agent(self, now: int, end_reason: str) -> None:
         attributes = self.metric_attributes
@@ -143,6 +148,12 @@ class RunRecorder(LLMEvents, ToolEvents):
         attributes[A.PROVIDER_NAME] = provider
         if self._error_type is not None:
             attributes[A.ERROR_TYPE] = self._error_type
+        with ending(self.agent, now, "agent span end"):
+            self._describe_agent_end(now, end_reason, provider, attributes)
+
+    def _describe_agent_end(
+        self, now: int, end_reason: str, provider: str, attributes: dict[str, AttributeValue]
+    ) -> None:
         agent = self.agent
         if self.recording:
             agent.set_attribute(A.PROVIDER_NAME, provider)
@@ -158,4 +169,3 @@ class RunRecorder(LLMEvents, ToolEvents):
                 agent.set_attribute(A.ANOMALIES, sum(self.anomalies.values()))
                 agent.set_attribute(A.ANOMALY_KINDS, sorted(self.anomalies))
         self.s.instruments.agent_duration.record((now - self.start) * _NS, attributes)
-        end_span(agent, now)

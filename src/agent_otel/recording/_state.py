@@ -13,16 +13,18 @@ from typing import Any
 
 from opentelemetry import trace
 from opentelemetry.context.context import Context
-from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+from opentelemetry.trace import SpanKind, Status, StatusCode
 from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
 from agent_otel import _clock
-from agent_otel._guard import end_span, report
+from agent_otel._guard import ending, guarded, report
 
 from ._calls import LLMCall, ToolRun
+from ._fit import recent
 from ._messages import input_messages
 from ._settings import RunSettings
+from ._span import GuardedSpan, start_span
 from ._usage import Tokens
 
 MAX_ANOMALY_EVENTS = 16
@@ -36,19 +38,20 @@ class RunState:
         self._now: Callable[[], int] = _clock.now_ns
         self._parent = parent
         self.start = self._now()
+        # Before the agent span: starting it may already count a repaired value.
+        self.anomalies: dict[str, int] = {}
+        self.recording = False
         attributes: dict[str, AttributeValue] = {A.OPERATION_NAME: A.OP_INVOKE_AGENT}
         if settings.agent_name:
             attributes[A.AGENT_NAME] = settings.agent_name
         if settings.provider:
             attributes[A.PROVIDER_NAME] = settings.provider
         name = f"invoke_agent {settings.agent_name}" if settings.agent_name else "invoke_agent"
-        self.agent = settings.tracer.start_span(
-            name, parent, SpanKind.INTERNAL, attributes, start_time=self.start
-        )
+        self.agent = self.start_span(name, parent, SpanKind.INTERNAL, attributes, self.start)
         self.recording = self.agent.is_recording()
-        self._agent_ctx = trace.set_span_in_context(self.agent, parent)
+        self._agent_ctx = trace.set_span_in_context(self.agent.raw, parent)
         self.metric_attributes = attributes.copy()
-        self._step: Span | None = None
+        self._step: GuardedSpan | None = None
         self._step_ctx = self._agent_ctx
         self._step_index = 0
         self._step_usage = Tokens()
@@ -69,13 +72,23 @@ class RunState:
         self._counting: LLMCall | None = None
         self._interrupted = False
         self._error_type: str | None = None
-        self.anomalies: dict[str, int] = {}
-        self._inner: Span = self.agent
+        self._inner: GuardedSpan = self.agent
         self.context: Context = self._agent_ctx
         if self.recording:
             self._describe_agent()
 
     # --- structure ---------------------------------------------------------------------------
+    def start_span(
+        self,
+        name: str,
+        parent: Context,
+        kind: SpanKind,
+        attributes: dict[str, AttributeValue],
+        start_time: int,
+    ) -> GuardedSpan:
+        """The one way the run starts a span: guarded, encodable, repairs counted."""
+        return start_span(self.s.tracer, self.anomaly, name, parent, kind, attributes, start_time)
+
     def _describe_agent(self) -> None:
         s, span = self.s, self.agent
         if s.agent_description:
@@ -90,12 +103,15 @@ class RunState:
                 value = [{"type": "text", "content": s.system_instructions}]
                 self._capture(span, "system_instructions", A.SYSTEM_INSTRUCTIONS, value)
 
-    def _capture(self, span: Span, kind: Any, key: str, value: Any) -> None:
+    def _capture(self, span: GuardedSpan, kind: Any, key: str, value: Any) -> None:
         capture = self.s.capture
         if capture is None or not span.is_recording():
             return
         try:  # a redaction hook or a value that cannot be serialised: drop the content only
             if kind == "input_messages":
+                value = recent(value, capture.max_bytes)  # older ones cannot fit anyway
+                if value is None:
+                    return
                 value = input_messages(value)
             encoded = capture.encode(kind, value)
         except Exception:
@@ -128,34 +144,53 @@ class RunState:
             elif inner is self._step:
                 self.context = self._step_ctx
             else:
-                self.context = trace.set_span_in_context(inner, self._parent)
+                self.context = trace.set_span_in_context(inner.raw, self._parent)
 
     def ensure_step(self) -> None:
         """Open the step span with the first event of a step (when step spans are on)."""
         if self._step is not None or not self.s.step_spans:
             return
-        self._step = self.s.tracer.start_span(
+        self._step = self.start_span(
             f"{A.STEP_SPAN_NAME} {self._step_index}",
             self._agent_ctx,
             SpanKind.INTERNAL,
             {A.STEP_INDEX: self._step_index},
-            start_time=self._now(),
+            self._now(),
         )
-        self._step_ctx = trace.set_span_in_context(self._step, self._parent)
+        self._step_ctx = trace.set_span_in_context(self._step.raw, self._parent)
         self._refresh()
 
-    def step_boundary(self, index: Any) -> None:
+    def end_open(self, now: int, error_type: str | None = None) -> None:
+        """End every open LLM call and tool call, innermost first, marked incomplete."""
+        instruments, capture = self.s.instruments, self.s.capture
+        calls, self._calls = list(self._calls.values()), {}
+        for call in reversed(calls):
+            with guarded("run finish"):
+                call.close(now, instruments, incomplete=True)
+            call.finalize(instruments, capture)
+        tools, self._tools = list(self._tools.values()), {}
+        for tool in tools:
+            tool.end(now, instruments, error_type=error_type, incomplete=True)
+        self._refresh()
+
+    def step_boundary(self, index: Any, now: int | None = None) -> None:
+        """End the step (at ``now``, default: the clock's now) and what is still open in it."""
         step = self._step
         self._step_index += 1
         if step is None:  # a boundary with nothing before it makes no step
             return
-        if step.is_recording():
-            if isinstance(index, int) and not isinstance(index, bool):
-                step.set_attribute(A.STEP_INDEX, index)
-                step.update_name(f"{A.STEP_SPAN_NAME} {index}")
-            step.set_attributes(self._step_usage.total_attributes())
-        end_span(step, self._now())
-        self._step, self._step_ctx, self._step_usage = None, self._agent_ctx, Tokens()
+        now = self._now() if now is None else now
+        if self._calls or self._tools:  # no span outlives its parent: they end with the step
+            self.anomaly("open_at_step_boundary")
+            self.end_open(now)
+        self._step, self._step_ctx, usage = None, self._agent_ctx, self._step_usage
+        self._step_usage = Tokens()
+        with ending(step, now, "step end"):
+            if step.is_recording():
+                if isinstance(index, int) and not isinstance(index, bool):
+                    step.set_attribute(A.STEP_INDEX, index)
+                    step.update_name(f"{A.STEP_SPAN_NAME} {index}")
+                step.set_attributes(usage.total_attributes())
         self._refresh()
 
     def anomaly(self, kind: str) -> None:
@@ -168,10 +203,35 @@ class RunState:
         self._keys += 1
         return ("agent_otel", self._keys)
 
+    def read_id(self, raw: Any) -> str | None:
+        """An event's call id as the text the run keys and records it by (``None``: no id).
 
-def mark_error(span: Span, error_type: str | None, description: str | None) -> None:
+        Ids are matched as text, so ``1`` and ``"1"`` are one id. An id that is unhashable
+        (a list) still works through its text; one whose ``str()`` fails counts as missing.
+        Both count as ``unusable_id``: nothing about an id can fail after a span started.
+        """
+        if raw is None or type(raw) is str:
+            return raw
+        try:
+            text = str(raw)
+            if type(text) is not str:
+                raise TypeError("__str__ returned a non-string")
+        except Exception:
+            self.anomaly("unusable_id")
+            return None
+        if raw.__class__.__hash__ is None:
+            self.anomaly("unusable_id")
+        return text
+
+
+def mark_error(span: GuardedSpan, error_type: str | None, description: str | None) -> None:
     """Set ERROR status (and ``error.type``) on a recording span."""
     if span.is_recording():
         if error_type is not None:
             span.set_attribute(A.ERROR_TYPE, error_type)
         span.set_status(Status(StatusCode.ERROR, description))
+
+
+def error_type_of(error: BaseException) -> str:
+    """``error.type`` for an exception: its class's qualified name (never its text)."""
+    return type(error).__qualname__

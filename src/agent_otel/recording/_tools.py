@@ -23,6 +23,7 @@ class ToolEvents(RunState):
             self.anomaly("event_after_terminal")
         self.ensure_step()
         now = self._now()
+        call_id = self.read_id(call_id)
         key: object
         if call_id is None:
             self.anomaly("missing_tool_call_id")
@@ -34,15 +35,15 @@ class ToolEvents(RunState):
                 self.anomaly("duplicate_tool_call_id")
                 old.end(now, self.s.instruments, incomplete=True)
         tool = self._start_tool(name, call_id, now)
-        if self.s.capture is not None and arguments is not None:
-            value = parse_arguments(arguments)
-            self._capture(tool.span, "tool_arguments", A.TOOL_CALL_ARGUMENTS, value)
+        self._tools[key] = tool  # tracked before anything else can fail
         if self.current_call is not None and self.current_call.output is not None:
             self.current_call.tool_calls.append(raw)
-        self._tools[key] = tool
         self._refresh()
+        if self.s.capture is not None and arguments is not None:
+            value = parse_arguments(arguments, self.anomaly)
+            self._capture(tool.span, "tool_arguments", A.TOOL_CALL_ARGUMENTS, value)
 
-    def _start_tool(self, name: Any, call_id: Any, now: int) -> ToolRun:
+    def _start_tool(self, name: Any, call_id: str | None, now: int) -> ToolRun:
         name = name if isinstance(name, str) and name else "unknown"
         attributes: dict[str, AttributeValue] = {
             A.OPERATION_NAME: A.OP_EXECUTE_TOOL,
@@ -50,13 +51,9 @@ class ToolEvents(RunState):
             A.TOOL_TYPE: A.TOOL_TYPE_FUNCTION,
         }
         if call_id is not None:
-            attributes[A.TOOL_CALL_ID] = str(call_id)
-        span = self.s.tracer.start_span(
-            f"{A.OP_EXECUTE_TOOL} {name}",
-            self._step_ctx,
-            SpanKind.INTERNAL,
-            attributes,
-            start_time=now,
+            attributes[A.TOOL_CALL_ID] = call_id
+        span = self.start_span(
+            f"{A.OP_EXECUTE_TOOL} {name}", self._step_ctx, SpanKind.INTERNAL, attributes, now
         )
         return ToolRun(span, now, name)
 
@@ -64,6 +61,7 @@ class ToolEvents(RunState):
         if self.terminal:
             self.anomaly("event_after_terminal")
         now = self._now()
+        call_id = self.read_id(call_id)
         tool = self._tools.pop(call_id, None) if call_id is not None else None
         if tool is None and call_id is None and len(self._tools) == 1:
             self.anomaly("missing_tool_call_id")
@@ -73,10 +71,10 @@ class ToolEvents(RunState):
             self.anomaly("tool_result_without_call")
             self.ensure_step()
             tool = self._start_tool(name, call_id, now)
+        self._refresh()
         if self.s.capture is not None:
             self._capture(tool.span, "tool_result", A.TOOL_CALL_RESULT, content)
         if is_error is True and tool.span.is_recording():
             tool.span.set_attribute(A.TOOL_IS_ERROR, True)
         error_type = "tool_error" if is_error is True else None
         tool.end(now, self.s.instruments, error_type=error_type, incomplete=incomplete)
-        self._refresh()

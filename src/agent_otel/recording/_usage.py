@@ -8,6 +8,8 @@ from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
 
+from ._encodable import INT64_MAX, INTEGER_OUT_OF_RANGE, Count
+
 FIELDS = (
     "input_tokens",
     "output_tokens",
@@ -44,16 +46,20 @@ class Tokens:
         self.counts: dict[str, int] = {} if counts is None else counts
 
     @classmethod
-    def read(cls, event: Any) -> Tokens:
+    def read(cls, event: Any, count: Count | None = None) -> Tokens:
         """The counts of a ``Usage`` / ``RunUsage``-shaped event.
 
-        A field that is not a non-negative ``int`` (``None``, a bool, a string) is absent.
+        A field that is not a non-negative ``int`` (``None``, a bool, a string) is absent; so
+        is one beyond signed 64 bits (no OTLP backend can take it), counted through ``count``.
         """
         counts = {}
         for name in FIELDS:
             value = getattr(event, name, None)
             if type(value) is int and value >= 0:
-                counts[name] = value
+                if value <= INT64_MAX:
+                    counts[name] = value
+                elif count is not None:
+                    count(INTEGER_OUT_OF_RANGE)
         return cls(counts)
 
     def add(self, other: Tokens) -> None:

@@ -18,11 +18,11 @@ from typing import Any
 from opentelemetry import context as otel_context
 from opentelemetry.context.context import Context
 from opentelemetry.metrics import MeterProvider
-from opentelemetry.trace import Tracer, TracerProvider, get_tracer
+from opentelemetry.trace import NoOpTracer, Tracer, TracerProvider, get_tracer
 from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
-from agent_otel._guard import report
+from agent_otel._guard import guarded, report
 from agent_otel._version import __version__
 
 from ._content import ContentCapture, resolve_capture
@@ -41,20 +41,32 @@ _instruments: weakref.WeakKeyDictionary[MeterProvider, Instruments] = weakref.We
 
 
 def _tracer(provider: TracerProvider | None) -> Tracer:
-    if provider is None:  # the global provider (a proxy until one is set)
-        return get_tracer("agent_otel", __version__)
-    tracer = _tracers.get(provider)
-    if tracer is None:
-        tracer = _tracers[provider] = get_tracer("agent_otel", __version__, provider)
-    return tracer
+    """The run's tracer; a provider that raises (or cannot be cached) gives a no-op one."""
+    try:
+        if provider is None:  # the global provider (a proxy until one is set)
+            return get_tracer("agent_otel", __version__)
+        tracer = _tracers.get(provider)
+        if tracer is None:
+            tracer = get_tracer("agent_otel", __version__, provider)
+            with guarded("tracer cache"):
+                _tracers[provider] = tracer
+        return tracer
+    except Exception:
+        report("tracer provider")
+        return NoOpTracer()
 
 
 def _instruments_for(provider: MeterProvider | None) -> Instruments:
     if provider is None:
         return Instruments.create(None)
-    instruments = _instruments.get(provider)
+    try:
+        instruments = _instruments.get(provider)
+    except Exception:  # unhashable or not weakly referenceable: not cached
+        return Instruments.create(provider)
     if instruments is None:
-        instruments = _instruments[provider] = Instruments.create(provider)
+        instruments = Instruments.create(provider)
+        with guarded("meter cache"):
+            _instruments[provider] = instruments
     return instruments
 
 

@@ -1,0 +1,88 @@
+"""Values the OTLP encoders accept: the one check every attribute, name and metric value passes.
+
+The OTLP protobuf encoders reject two things the SDK lets through: a string that is not valid
+UTF-8 (a lone surrogate, which models do produce in tool names and text) and an integer
+outside signed 64 bits. Either makes the exporter drop the WHOLE batch, other runs' spans with
+it. So a string is made encodable (each unencodable code point becomes ``?``) and an
+out-of-range integer (alone or in a list) drops its attribute; the caller counts each repair.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+
+UNENCODABLE_STRING = "unencodable_string"
+INTEGER_OUT_OF_RANGE = "integer_out_of_range"
+
+Count = Callable[[str], None]
+DROP: Any = object()
+"""Returned by :func:`clean_value` for a value whose attribute must be dropped."""
+
+
+def _ignore(kind: str) -> None:
+    return None
+
+
+def clean_text(text: str, count: Count = _ignore) -> str:
+    """``text`` as valid UTF-8 (``isascii`` is O(1), so clean ASCII costs nothing)."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        count(UNENCODABLE_STRING)
+        return text.encode("utf-8", "replace").decode("utf-8")
+    return text
+
+
+def in_range(value: int) -> bool:
+    return INT64_MIN <= value <= INT64_MAX
+
+
+def clean_value(value: Any, count: Count = _ignore) -> Any:
+    """``value`` made encodable, or :data:`DROP`; types the SDK itself rejects pass as they are."""
+    kind = type(value)
+    if kind is str:
+        return clean_text(value, count)
+    if kind is int:
+        if in_range(value):
+            return value
+        count(INTEGER_OUT_OF_RANGE)
+        return DROP
+    if kind is list or kind is tuple:
+        items, changed = [], False
+        for item in value:
+            fixed = clean_value(item, count)
+            if fixed is DROP:
+                return DROP
+            changed = changed or fixed is not item
+            items.append(fixed)
+        return items if changed else value
+    if isinstance(value, str):  # a str subclass: encoded as the str it is
+        return clean_text(str(value), count)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return clean_value(int(value), count)
+    return value
+
+
+def clean_attributes(attributes: Mapping[str, Any] | None, count: Count = _ignore) -> Any:
+    """A copy of ``attributes`` with every key and value encodable (the same mapping if clean)."""
+    if not attributes:
+        return attributes
+    out: dict[str, Any] | None = None
+    for key, value in attributes.items():
+        fixed = clean_value(value, count)
+        name = clean_text(key, count) if isinstance(key, str) else key
+        if out is None and (fixed is not value or name is not key):
+            out = {}
+            for done, kept in attributes.items():  # the clean prefix, as it was
+                if done is key:
+                    break
+                out[done] = kept
+        if out is not None and fixed is not DROP:
+            out[name] = fixed
+    return attributes if out is None else out

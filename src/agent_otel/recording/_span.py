@@ -1,0 +1,173 @@
+"""The one door every span write of a run goes through.
+
+:class:`GuardedSpan` wraps a span the run started: each write is made OTLP-encodable first
+(:mod:`._encodable`, repairs counted as the run's anomalies), and a span or SDK that raises
+turns that one write into a no-op, reported once (:mod:`agent_otel._guard`), so a failure on
+one span never stops another span's ending. :func:`start_span` is the one place a run starts
+a span: a tracer that raises yields a non-recording span instead. The SDK span itself (not the
+wrapper) is what goes into contexts, so code running under it sees the SDK's own object.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Mapping, Sequence
+from contextlib import suppress
+from typing import Any
+
+from opentelemetry.context.context import Context
+from opentelemetry.trace import INVALID_SPAN, Link, Span, SpanContext, SpanKind, Status, Tracer
+from opentelemetry.util.types import Attributes, AttributeValue
+
+from agent_otel import _attributes as A
+from agent_otel._guard import report
+
+from ._encodable import DROP, Count, clean_attributes, clean_text, clean_value
+
+
+def describe_exception(error: BaseException) -> dict[str, AttributeValue]:
+    """The semconv ``exception`` event attributes, as far as ``error`` lets us read them.
+
+    The type name is always there; the message and stack trace only when ``str()`` and
+    ``traceback`` can render them (an ``__str__`` that raises is a common agent bug).
+    """
+    cls = type(error)
+    module = getattr(cls, "__module__", None)
+    name = getattr(cls, "__qualname__", None) or getattr(cls, "__name__", "Exception")
+    attributes: dict[str, AttributeValue] = {
+        A.EXCEPTION_TYPE: f"{module}.{name}" if module and module != "builtins" else str(name)
+    }
+    with suppress(Exception):  # the type name is recorded; the text may not be
+        attributes[A.EXCEPTION_MESSAGE] = str(error)
+    with suppress(Exception):
+        attributes[A.EXCEPTION_STACKTRACE] = "".join(traceback.format_exception(error))
+    return attributes
+
+
+class GuardedSpan(Span):
+    """A span whose every write is encodable and can never raise (see the module docstring)."""
+
+    __slots__ = ("_count", "raw", "recording")
+
+    def __init__(self, raw: Span, count: Count) -> None:
+        self.raw = raw
+        self._count = count
+        try:
+            self.recording = bool(raw.is_recording())
+        except Exception:
+            report("span is_recording")
+            self.recording = False
+
+    def get_span_context(self) -> SpanContext:
+        return self.raw.get_span_context()
+
+    def is_recording(self) -> bool:
+        return self.recording
+
+    def set_attribute(self, key: str, value: Any) -> None:
+        if not self.recording:
+            return
+        value = clean_value(value, self._count)
+        if value is DROP:
+            return
+        try:
+            self.raw.set_attribute(clean_text(key, self._count), value)
+        except Exception:
+            report("span set_attribute")
+
+    def set_attributes(self, attributes: Mapping[str, Any]) -> None:
+        if not self.recording or not attributes:
+            return
+        try:
+            self.raw.set_attributes(clean_attributes(attributes, self._count))
+        except Exception:
+            report("span set_attributes")
+
+    def add_event(
+        self, name: str, attributes: Attributes = None, timestamp: int | None = None
+    ) -> None:
+        if not self.recording:
+            return
+        try:
+            self.raw.add_event(
+                clean_text(name, self._count),
+                clean_attributes(attributes, self._count),
+                timestamp=timestamp,
+            )
+        except Exception:
+            report("span add_event")
+
+    def add_link(self, context: SpanContext, attributes: Attributes = None) -> None:
+        if self.recording:
+            try:
+                self.raw.add_link(context, clean_attributes(attributes, self._count))
+            except Exception:
+                report("span add_link")
+
+    def update_name(self, name: str) -> None:
+        if self.recording:
+            try:
+                self.raw.update_name(clean_text(name, self._count))
+            except Exception:
+                report("span update_name")
+
+    def set_status(self, status: Status | Any, description: str | None = None) -> None:
+        if not self.recording:
+            return
+        try:
+            if isinstance(status, Status) and isinstance(status.description, str):
+                status = Status(status.status_code, clean_text(status.description, self._count))
+            self.raw.set_status(status, description)
+        except Exception:
+            report("span set_status")
+
+    def record_exception(
+        self,
+        exception: BaseException,
+        attributes: Attributes = None,
+        timestamp: int | None = None,
+        escaped: bool = False,
+    ) -> None:
+        """The SDK's exception event, built so that a hostile exception cannot stop it."""
+        if not self.recording:
+            return
+        event = describe_exception(exception)  # no exception.escaped: deprecated in semconv
+        if attributes:
+            event.update(attributes)
+        self.add_event(A.EVENT_EXCEPTION, event, timestamp)
+
+    def end(self, end_time: int | None = None) -> None:
+        """End the SDK span; a processor raising in ``on_end`` stops nothing else."""
+        try:
+            self.raw.end(end_time=end_time)
+        except Exception:
+            report("span end")
+
+    def __repr__(self) -> str:
+        return f"GuardedSpan({self.raw!r})"
+
+
+def start_span(
+    tracer: Tracer,
+    count: Count,
+    name: str,
+    context: Context,
+    kind: SpanKind,
+    attributes: dict[str, AttributeValue],
+    start_time: int,
+    links: Sequence[Link] = (),
+) -> GuardedSpan:
+    """Start a span of the run: encodable name and attributes; a failing tracer: no-op span."""
+    try:
+        raw = tracer.start_span(
+            clean_text(name, count),
+            context,
+            kind,
+            clean_attributes(attributes, count),
+            links or None,
+            start_time=start_time,
+        )
+    except Exception:
+        report("span start")
+        raw = INVALID_SPAN
+    return GuardedSpan(raw, count)

@@ -1,0 +1,100 @@
+"""Encode what a run exported with the real OTLP encoder functions the SDK's exporters call.
+
+An encoder that raises, or that logs an error while encoding (it drops an attribute it cannot
+encode and logs), fails the check: either way an exporter would lose data.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
+from opentelemetry.exporter.otlp.proto.common.metrics_encoder import encode_metrics
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk._logs import ReadableLogRecord
+from opentelemetry.sdk.metrics.export import MetricsData
+from opentelemetry.sdk.trace import ReadableSpan
+
+_ENCODER_LOGGER = "opentelemetry.exporter.otlp.proto.common"
+
+
+class _Errors(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+@contextmanager
+def _no_encoder_errors() -> Iterator[None]:
+    handler = _Errors()
+    logger = logging.getLogger(_ENCODER_LOGGER)
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+    assert not handler.messages, handler.messages
+
+
+def assert_encodes(
+    spans: Sequence[ReadableSpan],
+    metrics: MetricsData | None = None,
+    logs: Sequence[ReadableLogRecord] = (),
+) -> int:
+    """Encode and serialise every span, metric point (exemplars included) and log record.
+
+    Returns the number of exemplars seen, so a test can check it exercised them.
+    """
+    exemplars = 0
+    with _no_encoder_errors():
+        if spans:
+            encode_spans(spans).SerializeToString()
+        if metrics is not None:
+            encode_metrics(metrics).SerializeToString()
+            for resource in metrics.resource_metrics:
+                for scope in resource.scope_metrics:
+                    for metric in scope.metrics:
+                        for point in metric.data.data_points:
+                            exemplars += len(getattr(point, "exemplars", ()) or ())
+        if logs:
+            encode_logs(logs).SerializeToString()
+    return exemplars
+
+
+class Exported:
+    """A tracer and a meter provider (exemplars always on) whose output stays in memory."""
+
+    def __init__(self) -> None:
+        from opentelemetry.sdk.metrics import AlwaysOnExemplarFilter, MeterProvider
+        from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
+            InMemorySpanExporter,
+        )
+
+        from test_property import Ledger
+
+        self.ledger = Ledger()
+        self.exporter = InMemorySpanExporter()
+        self.tracer_provider = TracerProvider(shutdown_on_exit=False)
+        self.tracer_provider.add_span_processor(self.ledger)
+        self.tracer_provider.add_span_processor(SimpleSpanProcessor(self.exporter))
+        self.reader = InMemoryMetricReader()
+        self.meter_provider = MeterProvider(
+            metric_readers=[self.reader],
+            exemplar_filter=AlwaysOnExemplarFilter(),
+            shutdown_on_exit=False,
+        )
+
+    def spans(self) -> list[ReadableSpan]:
+        return list(self.exporter.get_finished_spans())
+
+    def assert_encodes(self) -> int:
+        """Every span and metric point exported so far encodes; returns the exemplar count."""
+        return assert_encodes(self.spans(), self.reader.get_metrics_data())

@@ -1,0 +1,178 @@
+"""Ids, arguments and values the recorder cannot use are repaired and counted (issue 9).
+
+An unusable id (unhashable, or ``str()`` raising) or arguments nested past the JSON parser's
+limit are anomalies like the malformed-stream rules' (``test_malformed.py``), never internal
+errors, and no span is started that the run does not end. Nothing the OTLP encoders reject
+reaches the SDK: strings are made encodable and out-of-range integers dropped, both counted,
+checked by running the real encoders over every span, metric point and exemplar.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import pytest
+from opentelemetry.sdk.trace import ReadableSpan
+
+from agent_contract.agent import RunUsage, ToolCallStep, ToolResultStep
+from agent_contract.protocol import (
+    Error,
+    FunctionCall,
+    LLMCallEnd,
+    LLMCallStart,
+    StepBoundary,
+    TextDelta,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
+from agent_otel import ContentCapture, otel_wrapper
+from otlp_check import Exported
+
+SURROGATE = "\udc80"
+
+
+class NoStr:
+    """An id whose ``str()`` raises."""
+
+    def __str__(self) -> str:
+        raise RuntimeError("no text")
+
+
+async def run(
+    exported: Exported,
+    events: Sequence[Any],
+    caplog: pytest.LogCaptureFixture,
+    **options: Any,
+) -> ReadableSpan:
+    """Run ``events``; check pass-through, balance, no internal error. Returns the agent span."""
+
+    async def agent() -> AsyncIterator[Any]:
+        for event in events:
+            yield event
+
+    wrapper = otel_wrapper(
+        agent_name="h",
+        tracer_provider=exported.tracer_provider,
+        meter_provider=exported.meter_provider,
+        **options,
+    )
+    received = [event async for event in wrapper(agent())]
+    assert len(received) == len(events)
+    assert all(a is b for a, b in zip(received, events))
+    assert not exported.ledger.double_ends
+    assert sorted(exported.ledger.ended) == sorted(exported.ledger.started)
+    assert not [r for r in caplog.records if r.name.startswith("agent_otel")]
+    (root,) = [s for s in exported.spans() if s.name.startswith("invoke_agent")]
+    return root
+
+
+def kinds(root: ReadableSpan) -> list[str]:
+    return [str(k) for k in (root.attributes or {}).get("agent_otel.anomaly.kinds") or ()]  # type: ignore[union-attr]
+
+
+def named(exported: Exported, prefix: str) -> list[ReadableSpan]:
+    return [s for s in exported.spans() if s.name.startswith(prefix)]
+
+
+@pytest.mark.parametrize("capture", [False, True])
+async def test_unhashable_ids_are_matched_by_their_text(
+    capture: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    exported = Exported()
+    events = [
+        LLMCallStart(model="m", call_id=["c", 1]),  # type: ignore[arg-type]
+        LLMCallEnd(call_id=["c", 1]),  # type: ignore[arg-type]
+        ToolCall(id=["t"], function=FunctionCall(name="search", arguments="{}")),  # type: ignore[arg-type]
+        ToolResult(tool_call_id=["t"], content="r"),  # type: ignore[arg-type]
+    ]
+    root = await run(exported, events, caplog, capture_content=capture)
+    assert kinds(root) == ["unusable_id"]
+    assert (root.attributes or {})["agent_otel.anomalies"] == 4
+    (chat,) = named(exported, "chat")
+    (tool,) = named(exported, "execute_tool")
+    assert (chat.attributes or {})["agent_otel.llm.call_id"] == "['c', 1]"
+    assert (tool.attributes or {})["gen_ai.tool.call.id"] == "['t']"
+    assert "agent_otel.incomplete" not in (tool.attributes or {})  # the result found its call
+
+
+async def test_an_id_whose_str_raises_counts_as_missing(caplog: pytest.LogCaptureFixture) -> None:
+    exported = Exported()
+    events = [
+        LLMCallStart(model="m", call_id=NoStr()),  # type: ignore[arg-type]
+        LLMCallEnd(call_id=NoStr()),  # type: ignore[arg-type]
+        ToolCall(id=NoStr(), function=FunctionCall(name="search", arguments="{}")),  # type: ignore[arg-type]
+        ToolResult(tool_call_id=NoStr(), content="r"),  # type: ignore[arg-type]
+    ]
+    root = await run(exported, events, caplog)
+    assert kinds(root) == ["missing_tool_call_id", "unusable_id"]
+    (chat,) = named(exported, "chat")
+    (tool,) = named(exported, "execute_tool")
+    assert "agent_otel.llm.call_id" not in (chat.attributes or {})
+    assert "gen_ai.tool.call.id" not in (tool.attributes or {})
+
+
+@pytest.mark.parametrize("depth", [100_000])
+async def test_arguments_nested_past_the_parser_limit(
+    depth: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    exported = Exported()
+    deep = "[" * depth + "]" * depth
+    events = [
+        ToolCall(id="t1", function=FunctionCall(name="f", arguments=deep)),
+        ToolResult(tool_call_id="t1", content="r"),
+        ToolCallStep.model_construct(call_id="t2", tool="g", args=_nested(depth)),
+        ToolResultStep.model_construct(call_id="t2", tool="g", result=_nested(depth)),
+    ]
+    root = await run(exported, events, caplog, capture_content=ContentCapture(max_bytes=256))
+    assert kinds(root) == ["unparseable_arguments"]
+    first, second = sorted(named(exported, "execute_tool"), key=lambda s: s.name)
+    arguments = str((first.attributes or {})["gen_ai.tool.call.arguments"])
+    assert len(arguments.encode()) <= 256 and arguments.startswith('"[[[')  # kept as text
+    assert "gen_ai.tool.call.arguments" in (second.attributes or {})
+    exported.assert_encodes()
+
+
+def _nested(depth: int) -> Any:
+    value: Any = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+async def test_unencodable_strings_and_huge_integers_never_reach_the_encoder(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    exported = Exported()
+    bad = f"se{SURROGATE}arch"
+    events = [
+        LLMCallStart(model=f"m{SURROGATE}", provider=bad, call_id=bad, messages=[]),
+        TextDelta(text=bad),
+        Usage(input_tokens=2**64, output_tokens=2**63 - 1, model=bad),
+        Usage(input_tokens=1, output_tokens=2**63 - 1),  # the sums overflow 64 bits
+        LLMCallEnd(model=bad, call_id=bad, finish_reason=bad, response_id=bad),
+        ToolCall(id=bad, function=FunctionCall(name=bad, arguments=f'{{"q": "{bad}"}}')),
+        ToolResult(tool_call_id=bad, content=bad, is_error=True),
+        Error(message=bad, error_type=bad, fatal=False),
+        StepBoundary(index=0),
+        ToolCallStep.model_construct(call_id=bad, tool=bad, args={bad: bad}),
+        ToolResultStep.model_construct(call_id=bad, tool=bad, result=bad, is_error=False),
+        RunUsage.model_construct(input_tokens=2**70, output_tokens=5, model=bad),
+    ]
+    root = await run(
+        exported,
+        events,
+        caplog,
+        capture_content=True,
+        conversation_id=bad,
+        attributes={bad: bad, "big": 2**64},
+    )
+    assert kinds(root) == ["integer_out_of_range", "unencodable_string"]
+    exemplars = exported.assert_encodes()
+    assert exemplars > 0  # the metric points' exemplars were encoded too
+    (tool, _) = named(exported, "execute_tool")
+    assert tool.name == "execute_tool se?arch"
+    assert (tool.attributes or {})["gen_ai.tool.name"] == "se?arch"
+    usage = {k: v for k, v in (root.attributes or {}).items() if "usage" in k}
+    assert all(isinstance(v, int) and v < 2**63 for v in usage.values()), usage
