@@ -169,6 +169,7 @@ class _RunResult:
     """``run``'s value as the terminal event the default ``astream`` would have made of it."""
 
     __slots__ = ("data", "text", "type")
+    final = True  # terminal, as the default astream's MessageFinal / StructuredFinal
 
     def __init__(self, value: Any) -> None:
         text = isinstance(value, str)

@@ -37,6 +37,17 @@ def _error(rec: RunRecorder, ev: Any) -> None:
         rec.mark_terminal()
 
 
+def _final(rec: RunRecorder, ev: Any, output_type: str | None, field: str) -> None:
+    """A terminal event, by ``_drain``'s rule: only ``final=True`` is one (else: a draft,
+    nothing to record). ``output_type`` None is an interrupt."""
+    if getattr(ev, "final", None) is not True:
+        return
+    if output_type is None:
+        rec.interrupt(getattr(ev, "interrupt_id", None), getattr(ev, "reason", None))
+    else:
+        rec.final(output_type, getattr(ev, field, None))
+
+
 LATENT: dict[str, Handler] = {
     "TextDelta": RunRecorder.text_delta,
     "ReasoningDelta": RunRecorder.reasoning_delta,
@@ -86,11 +97,9 @@ AGENT: dict[str, Handler] = {
     "run_usage": lambda rec, ev: rec.run_usage(
         Tokens.read(ev, rec.anomaly), getattr(ev, "model", None)
     ),
-    "message_final": lambda rec, ev: rec.final(A.OUTPUT_TYPE_TEXT, getattr(ev, "text", None)),
-    "structured_final": lambda rec, ev: rec.final(A.OUTPUT_TYPE_JSON, getattr(ev, "data", None)),
-    "interrupt_final": lambda rec, ev: rec.interrupt(
-        getattr(ev, "interrupt_id", None), getattr(ev, "reason", None)
-    ),
+    "message_final": lambda rec, ev: _final(rec, ev, A.OUTPUT_TYPE_TEXT, "text"),
+    "structured_final": lambda rec, ev: _final(rec, ev, A.OUTPUT_TYPE_JSON, "data"),
+    "interrupt_final": lambda rec, ev: _final(rec, ev, None, ""),
 }
 
 

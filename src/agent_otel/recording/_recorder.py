@@ -30,8 +30,8 @@ from opentelemetry.util.types import AttributeValue
 from agent_otel import _attributes as A
 from agent_otel._guard import ending, guarded
 
+from ._errors import error_type_of, mark_error, record_error
 from ._llm import LLMEvents
-from ._state import error_type_of, mark_error
 from ._tools import ToolEvents
 
 _NS = 1e-9
@@ -43,20 +43,16 @@ class RunRecorder(LLMEvents, ToolEvents):
     # --- errors, markers, terminals ------------------------------------------------------------
     def error_event(self, message: Any, error_type: Any, fatal: Any) -> None:
         kind = error_type if isinstance(error_type, str) and error_type else "agent_error"
+        description = message if isinstance(message, str) else None
+        fatal = fatal is True
         inner = self._inner
-        mark_error(inner, kind, message if isinstance(message, str) else None)
-        if inner.is_recording():
-            inner.add_event(
-                A.EVENT_ERROR,
-                {A.ERROR_TYPE: kind, A.ERROR_FATAL: fatal is True},
-                timestamp=self._now(),
-            )
-        if self.current_call is not None and inner is self.current_call.span:
-            self.current_call.error_type = kind
-        if fatal is True:
+        if not self.defer_error(kind, description, fatal):  # between steps: wait for its step
+            record_error(inner, kind, description, fatal, self._now())
+            if self.current_call is not None and inner is self.current_call.span:
+                self.current_call.error_type = kind
+        if fatal:
             self._error_type = kind
-            if inner is not self.agent:
-                mark_error(self.agent, kind, message if isinstance(message, str) else None)
+            mark_error(self.agent, kind, description)
 
     def journey(self, name: Any, journey_id: Any) -> None:
         if self.recording and isinstance(name, str):
@@ -117,8 +113,7 @@ class RunRecorder(LLMEvents, ToolEvents):
         pending, self._pending = self._pending, []
         for call in pending:
             call.finalize(self.s.instruments, self.s.capture)
-        if self._step is not None:
-            self.step_boundary(None, now)
+        self.end_steps(now)
         if self._interrupted and end_reason == A.END_EXHAUSTED:
             end_reason = A.END_INTERRUPTED
         self._end_agent(now, end_reason)

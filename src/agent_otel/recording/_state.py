@@ -13,7 +13,7 @@ from typing import Any
 
 from opentelemetry import trace
 from opentelemetry.context.context import Context
-from opentelemetry.trace import SpanKind, Status, StatusCode
+from opentelemetry.trace import SpanKind
 from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
@@ -21,6 +21,7 @@ from agent_otel import _clock
 from agent_otel._guard import ending, guarded, report
 
 from ._calls import LLMCall, ToolRun
+from ._errors import PendingError, record_error
 from ._fit import recent
 from ._messages import input_messages
 from ._settings import RunSettings
@@ -54,7 +55,13 @@ class RunState:
         self._step: GuardedSpan | None = None
         self._step_ctx = self._agent_ctx
         self._step_index = 0
+        # The current segment's usage: the open step's, else bookkeeping awaiting its step.
         self._step_usage = Tokens()
+        self._step_errors: list[PendingError] = []  # errors awaiting their step, likewise
+        # The step ended by a StepBoundary, held open for the bookkeeping that follows it.
+        self._closed: GuardedSpan | None = None
+        self._closed_end = 0
+        self._closed_usage = Tokens()
         self._calls: dict[object, LLMCall] = {}
         self.current_call: LLMCall | None = None
         self._pending: list[LLMCall] = []
@@ -146,17 +153,27 @@ class RunState:
             else:
                 self.context = trace.set_span_in_context(inner.raw, self._parent)
 
+    # --- steps: what collect() calls a step ------------------------------------------------
+    # A segment (events between StepBoundary events) is a step when it holds step content:
+    # text, reasoning, an LLM call, a tool call or an orphan tool result (each handler of
+    # those calls ensure_step). A segment of bookkeeping only (usage, errors, call ends,
+    # markers) makes no step: its usage and errors join the step before it, which is why a
+    # step span is held open past its boundary (it still ends at the boundary's time).
     def ensure_step(self) -> None:
-        """Open the step span with the first event of a step (when step spans are on)."""
+        """Step content arrived: open the step span (when step spans are on)."""
         if self._step is not None or not self.s.step_spans:
             return
+        self._end_closed_step()
+        now = self._now()
+        errors = self._step_errors
         self._step = self.start_span(
             f"{A.STEP_SPAN_NAME} {self._step_index}",
             self._agent_ctx,
             SpanKind.INTERNAL,
             {A.STEP_INDEX: self._step_index},
-            self._now(),
+            min(now, errors[0].time) if errors else now,
         )
+        self._flush_errors(self._step)
         self._step_ctx = trace.set_span_in_context(self._step.raw, self._parent)
         self._refresh()
 
@@ -174,24 +191,59 @@ class RunState:
         self._refresh()
 
     def step_boundary(self, index: Any, now: int | None = None) -> None:
-        """End the step (at ``now``, default: the clock's now) and what is still open in it."""
+        """Close the segment: a step is held until the next one opens (it ends at ``now``,
+        default: the clock's now); what is still open in it ends now."""
         step = self._step
-        self._step_index += 1
-        if step is None:  # a boundary with nothing before it makes no step
+        if step is None:  # bookkeeping only: it joins the step before (none: the run)
+            if self._closed is not None:
+                self._closed_usage.add(self._step_usage)
+                self._flush_errors(self._closed)
+            self._step_usage = Tokens()
             return
+        self._step_index += 1
         now = self._now() if now is None else now
         if self._calls or self._tools:  # no span outlives its parent: they end with the step
             self.anomaly("open_at_step_boundary")
             self.end_open(now)
-        self._step, self._step_ctx, usage = None, self._agent_ctx, self._step_usage
-        self._step_usage = Tokens()
-        with ending(step, now, "step end"):
-            if step.is_recording():
-                if isinstance(index, int) and not isinstance(index, bool):
-                    step.set_attribute(A.STEP_INDEX, index)
-                    step.update_name(f"{A.STEP_SPAN_NAME} {index}")
-                step.set_attributes(usage.total_attributes())
+        with guarded("step end"):
+            if step.is_recording() and isinstance(index, int) and not isinstance(index, bool):
+                step.set_attribute(A.STEP_INDEX, index)
+                step.update_name(f"{A.STEP_SPAN_NAME} {index}")
+        self._closed, self._closed_end, self._closed_usage = step, now, self._step_usage
+        self._step, self._step_ctx, self._step_usage = None, self._agent_ctx, Tokens()
         self._refresh()
+
+    def end_steps(self, now: int) -> None:
+        """At the run's end: the trailing segment closes as at a boundary; every step ends.
+
+        Errors that never found a step (a run without step content) make one step, as they
+        do in ``collect()``.
+        """
+        self.step_boundary(None, now)
+        self.step_boundary(None, now)  # trailing bookkeeping joins the last step
+        if self._step_errors and self.s.step_spans:
+            self.ensure_step()
+            self.step_boundary(None, now)
+        self._end_closed_step()
+
+    def defer_error(self, kind: str, description: str | None, fatal: bool) -> bool:
+        """Hold an ``Error`` met between steps until its step is known; False: record it now."""
+        if self._step is not None or not self.s.step_spans or self._inner is not self.agent:
+            return False
+        self._step_errors.append(PendingError(kind, description, fatal, self._now()))
+        return True
+
+    def _flush_errors(self, span: GuardedSpan) -> None:
+        errors, self._step_errors = self._step_errors, []
+        for error in errors:
+            record_error(span, error.kind, error.description, error.fatal, error.time)
+
+    def _end_closed_step(self) -> None:
+        step, self._closed = self._closed, None
+        if step is not None:
+            with ending(step, self._closed_end, "step end"):
+                if step.is_recording():
+                    step.set_attributes(self._closed_usage.total_attributes())
 
     def anomaly(self, kind: str) -> None:
         count = self.anomalies.get(kind, 0) + 1
@@ -222,16 +274,3 @@ class RunState:
         if raw.__class__.__hash__ is None:
             self.anomaly("unusable_id")
         return text
-
-
-def mark_error(span: GuardedSpan, error_type: str | None, description: str | None) -> None:
-    """Set ERROR status (and ``error.type``) on a recording span."""
-    if span.is_recording():
-        if error_type is not None:
-            span.set_attribute(A.ERROR_TYPE, error_type)
-        span.set_status(Status(StatusCode.ERROR, description))
-
-
-def error_type_of(error: BaseException) -> str:
-    """``error.type`` for an exception: its class's qualified name (never its text)."""
-    return type(error).__qualname__
