@@ -99,6 +99,19 @@ class Pull:
         finally:
             CLAIM.reset(token)
 
+    async def athrow(self, error: BaseException) -> Any:
+        """Hand a consumer's ``athrow`` on to the agent's stream (its own, when it has one)."""
+        athrow = getattr(self._it, "athrow", None)
+        if athrow is None:
+            raise error
+        if self._claim is None:
+            return await athrow(error)
+        token = CLAIM.set(self._claim)
+        try:
+            return await athrow(error)
+        finally:
+            CLAIM.reset(token)
+
     async def aclose(self) -> None:
         aclose = getattr(self._it, "aclose", None)
         if aclose is not None:

@@ -50,7 +50,9 @@ class _Binding:
     enabled: bool = True
 
 
-_subclasses: weakref.WeakKeyDictionary[type, type] = weakref.WeakKeyDictionary()
+# class -> its drop-in class, held weakly both ways: the drop-in class (a subclass, so it
+# references the class) lives as long as some drop-in does, and never keeps the class alive.
+_subclasses: weakref.WeakKeyDictionary[type, weakref.ref[type]] = weakref.WeakKeyDictionary()
 
 
 def _instance_wrapper(cls: type, name: str) -> Any:
@@ -83,8 +85,13 @@ def _deepcopy(self: Any, memo: dict[int, Any]) -> Any:
     return copy.deepcopy(_target(self), memo)
 
 
+def is_drop_in_class(cls: type) -> bool:
+    return cls.__dict__.get(INSTANCE, False) is True
+
+
 def _subclass_for(cls: type) -> type:
-    sub = _subclasses.get(cls)
+    ref = _subclasses.get(cls)
+    sub = ref() if ref is not None else None
     if sub is None:
         namespace: dict[str, Any] = {
             "__slots__": (BINDING,),
@@ -94,12 +101,14 @@ def _subclass_for(cls: type) -> type:
             "__reduce_ex__": _reduce_ex,
             "__copy__": _copy,
             "__deepcopy__": _deepcopy,
-            INSTANCE: True,
         }
         for name in ENTRY_POINTS:
             if callable(getattr(cls, name, None)):
                 namespace[name] = _instance_wrapper(cls, name)
-        sub = _subclasses[cls] = type(cls)(cls.__name__, (cls,), namespace)
+        sub = type(cls)(cls.__name__, (cls,), namespace)
+        # Set after creation: a metaclass (pydantic's) may claim underscored class attributes.
+        type.__setattr__(sub, INSTANCE, True)
+        _subclasses[cls] = weakref.ref(sub)
     return sub
 
 
@@ -118,7 +127,7 @@ def _slot_names(cls: type) -> list[str]:
 
 def _instrument_instance(agent: _T, options: Options) -> _T:
     cls = type(agent)
-    if cls.__dict__.get(INSTANCE, False):
+    if is_drop_in_class(cls):
         return agent  # already a drop-in
     state = getattr(agent, "__dict__", None)
     if not isinstance(state, dict):
@@ -209,7 +218,7 @@ def uninstrument(agent_or_class: _T) -> _T:
         if is_instrumented_class(agent_or_class):
             uninstrument_class(agent_or_class)
         return agent_or_class
-    if type(agent_or_class).__dict__.get(INSTANCE, False):
+    if is_drop_in_class(type(agent_or_class)):
         binding: _Binding = object.__getattribute__(agent_or_class, BINDING)
         binding.enabled = False
         return binding.target  # type: ignore[no-any-return]
@@ -219,6 +228,6 @@ def uninstrument(agent_or_class: _T) -> _T:
 def is_instrumented(agent_or_class: Any) -> bool:
     """Whether calls on ``agent_or_class`` are traced by :func:`instrument`."""
     cls = agent_or_class if isinstance(agent_or_class, type) else type(agent_or_class)
-    if cls.__dict__.get(INSTANCE, False):
+    if is_drop_in_class(cls):
         return bool(object.__getattribute__(agent_or_class, BINDING).enabled)
     return any(is_instrumented_class(klass) for klass in cls.__mro__)

@@ -10,7 +10,7 @@ keys live there), not presets' ``fixed_kwargs``, not ``resume`` payloads, not ex
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -61,8 +61,8 @@ def _names(*groups: Any) -> list[str]:
         if group is None:
             continue
         items: Iterable[Any] = (group,) if isinstance(group, (str, Mapping)) else group
-        if not isinstance(items, Iterable):
-            continue
+        if not isinstance(items, Iterable) or isinstance(items, Iterator):
+            continue  # an iterator is the caller's to consume, not ours
         for item in items:
             name = _name_of(item)
             if name is not None:
@@ -91,7 +91,11 @@ def event_settings(options: Options, agent: Any, messages: Any, config: Any) -> 
     base = options.settings
     conversation = _text(config.get("conversation_id")) if isinstance(config, Mapping) else None
     captured = None
-    if base.capture is not None and isinstance(messages, Iterable):
+    if (
+        base.capture is not None
+        and isinstance(messages, Iterable)
+        and not isinstance(messages, Iterator)  # one-shot: the agent's to consume
+    ):
         captured = list(messages)
     return replace(
         base,

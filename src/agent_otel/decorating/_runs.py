@@ -18,8 +18,10 @@ force (None: pass through). Instrumentation errors fall back to the plain call.
 
 from __future__ import annotations
 
+import copy
 import inspect
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, MutableMapping
+from contextlib import suppress
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -55,17 +57,39 @@ def _is_default_astream(cls: type) -> bool:
 
 
 # --- event contract ---------------------------------------------------------------------------
+def with_key(config: Any, key: str, value: Any) -> Any:
+    """``config`` with ``key`` set, as the caller's own type (a copy: theirs is untouched).
+
+    ``None`` becomes a plain dict; a config that is not a mapping passes as it is.
+    """
+    if config is None:
+        return {key: value}
+    if not isinstance(config, Mapping):
+        return config
+    with suppress(Exception):  # a type copy cannot make is rebuilt below
+        ours = copy.copy(config)
+        if ours is not config and isinstance(ours, MutableMapping):
+            ours[key] = value
+            return ours
+    merged = {**config, key: value}
+    try:
+        rebuilt: Any = type(config)
+        return rebuilt(merged)
+    except Exception:
+        return merged
+
+
 def _event_run(
     self: Any, options: Options, messages: Any, config: Any
-) -> tuple[Any, dict[str, Any], Context | None, Callable[[Context], None]]:
+) -> tuple[Any, Any, Context | None, Callable[[Context], None]]:
     settings = event_settings(options, self, messages, config)
     caller = config.get(OTEL_CONTEXT) if isinstance(config, Mapping) else None
     parent = parent_from(caller)
-    ours: dict[str, Any] = dict(config) if isinstance(config, Mapping) else {}
-    ours[OTEL_CONTEXT] = agent_context_value(caller, parent)
+    ours = with_key(config, OTEL_CONTEXT, agent_context_value(caller, parent))
 
     def started(run_context: Context) -> None:
-        ours[OTEL_CONTEXT] = agent_context_value(caller, run_context)
+        if isinstance(ours, MutableMapping):
+            ours[OTEL_CONTEXT] = agent_context_value(caller, run_context)
 
     return settings, ours, parent, started
 

@@ -114,15 +114,17 @@ def _by_type(rec: RunRecorder, ev: Any) -> None:
 
 
 MAX_CLASSES = 1024
-by_class: dict[type, Handler] = {}
-"""The handler for each event class seen so far: one dict lookup per event on the hot path."""
 
 
-def resolve(event: Any) -> Handler:
-    """The handler for ``event``'s class, remembered for the next event of that class."""
+def resolve(event: Any, handlers: dict[type, Handler]) -> Handler:
+    """The handler for ``event``'s class, remembered in ``handlers`` for the next event.
+
+    ``handlers`` belongs to one run (one dict lookup per event on the hot path), so no event
+    class is kept alive past the runs that saw it.
+    """
     cls = event.__class__
     handler = LATENT.get(cls.__name__, _by_type)
-    if len(by_class) >= MAX_CLASSES:  # classes made on the fly must not pile up
-        by_class.clear()
-    by_class[cls] = handler
+    if len(handlers) >= MAX_CLASSES:  # classes made on the fly must not pile up
+        handlers.clear()
+    handlers[cls] = handler
     return handler

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping
+from contextlib import suppress
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -28,7 +29,7 @@ from agent_otel._version import __version__
 from ._content import ContentCapture, resolve_capture
 from ._context import activate, deactivate
 from ._metrics import Instruments
-from ._read import by_class, resolve
+from ._read import Handler, resolve
 from ._recorder import RunRecorder
 from ._settings import RunSettings
 
@@ -161,6 +162,36 @@ def _finish(recorder: RunRecorder | None, end_reason: str, error: BaseException 
         report("run finish")
 
 
+_DONE: Any = object()
+
+
+async def _answer(
+    iterator: AsyncIterator[Any], thrown: BaseException, recorder: RunRecorder | None, on: bool
+) -> Any:
+    """The agent's answer to a consumer's ``athrow``, as a bare async generator would give it:
+    its next event, ``_DONE`` if it returned, else what it raised (usually ``thrown``)."""
+    athrow = getattr(iterator, "athrow", None)
+    if athrow is None:
+        raise thrown
+    token = activate(recorder.context) if recorder is not None and on else None
+    try:
+        return await athrow(thrown)
+    except StopAsyncIteration:
+        return _DONE
+    finally:
+        if token is not None:
+            with suppress(ValueError):
+                deactivate(token)
+
+
+def _record(recorder: RunRecorder | None, handlers: dict[type, Handler], event: Any) -> None:
+    if recorder is not None and event is not _DONE:
+        try:
+            (handlers.get(event.__class__) or resolve(event, handlers))(recorder, event)
+        except Exception:
+            report("event")
+
+
 async def traced(
     stream: AsyncIterable[Any], settings: RunSettings, parent: Context | None = None
 ) -> AsyncIterator[Any]:
@@ -169,22 +200,34 @@ async def traced(
         raise TypeError("otel_wrapper() wraps an async iterator of agent events")
     iterator = stream.__aiter__()
     recorder = _start(settings, parent)
+    handlers: dict[type, Handler] = {}
+    on = settings.activate_context
     end_reason: str = A.END_EXHAUSTED
     error: BaseException | None = None
+    thrown: BaseException | None = None  # what the consumer threw in (athrow)
     try:
-        if recorder is None:  # the run could not start: pass through, untraced
+        if recorder is None or not on:  # untraced (the run could not start), or no activation
+            handler_for = handlers.get
             async for event in iterator:
-                yield event
-        elif not settings.activate_context:
-            handler_for = by_class.get
-            async for event in iterator:
-                try:
-                    (handler_for(event.__class__) or resolve(event))(recorder, event)
-                except Exception:
-                    report("event")
-                yield event
+                if recorder is not None:
+                    try:
+                        (handler_for(event.__class__) or resolve(event, handlers))(recorder, event)
+                    except Exception:
+                        report("event")
+                while True:  # a consumer's athrow goes to the agent; its answer is yielded
+                    try:
+                        yield event
+                        break
+                    except GeneratorExit:
+                        raise
+                    except BaseException as exc:
+                        thrown = exc
+                        event = await _answer(iterator, exc, recorder, on)
+                        if event is _DONE:
+                            return
+                        _record(recorder, handlers, event)
         else:
-            pull, handler_for = iterator.__anext__, by_class.get
+            pull, handler_for = iterator.__anext__, handlers.get
             while True:
                 token = activate(recorder.context)
                 try:
@@ -197,22 +240,37 @@ async def traced(
                     except ValueError:  # resumed in another context: nothing to undo here
                         pass
                 try:
-                    (handler_for(event.__class__) or resolve(event))(recorder, event)
+                    (handler_for(event.__class__) or resolve(event, handlers))(recorder, event)
                 except Exception:
                     report("event")
-                yield event
+                while True:  # as above
+                    try:
+                        yield event
+                        break
+                    except GeneratorExit:
+                        raise
+                    except BaseException as exc:
+                        thrown = exc
+                        event = await _answer(iterator, exc, recorder, on)
+                        if event is _DONE:
+                            return
+                        _record(recorder, handlers, event)
     except GeneratorExit:
         end_reason = A.END_CLOSED_EARLY
         raise
     except asyncio.CancelledError as exc:
-        end_reason, error = A.END_CANCELLED, exc
+        end_reason, error = (A.END_CLOSED_EARLY, None) if exc is thrown else (A.END_CANCELLED, exc)
         raise
     except BaseException as exc:
         # An AgentInterruptedError (recognised by class name, like events) is a pause.
         interrupted = type(exc).__name__ == INTERRUPTED_ERROR
         end_reason, error = (A.END_INTERRUPTED if interrupted else A.END_ERROR), exc
+        if exc is thrown:  # the consumer's own exception, back from the agent (or from us)
+            end_reason, error = A.END_CLOSED_EARLY, None
         raise
     finally:
+        if thrown is not None and end_reason == A.END_EXHAUSTED:
+            end_reason = A.END_CLOSED_EARLY
         try:
             if end_reason != A.END_EXHAUSTED:  # stopped early: close the agent's stream too
                 aclose = getattr(iterator, "aclose", None)

@@ -1,0 +1,306 @@
+"""Instrumentation stays invisible to hostile-but-ordinary callers and agents (issue 9).
+
+Pydantic-model agents behave as plain classes under instrument/uninstrument/is_instrumented
+and double instrumentation; the redact hook gets values it may mutate; the config reaches
+the agent as the caller's type; nothing of the caller's arguments is consumed; a consumer's
+``athrow`` ends the run ``closed_early`` and goes where a bare async generator sends it; no
+class or agent is kept alive by instrumentation.
+"""
+
+from __future__ import annotations
+
+import gc
+import weakref
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+from opentelemetry.trace import StatusCode
+from pydantic import BaseModel
+
+from agent_contract.protocol import (
+    FunctionCall,
+    LLMCallEnd,
+    LLMCallStart,
+    Message,
+    TextDelta,
+    ToolCall,
+    ToolResult,
+)
+from agent_otel import ContentCapture, instrument, is_instrumented, otel_wrapper, uninstrument
+from agent_otel.testing import InMemoryTelemetry
+
+
+def options(telemetry: InMemoryTelemetry, **extra: Any) -> dict[str, Any]:
+    return {
+        "tracer_provider": telemetry.tracer_provider,
+        "meter_provider": telemetry.meter_provider,
+        **extra,
+    }
+
+
+def runs(telemetry: InMemoryTelemetry) -> list[str]:
+    return [s.name for s in telemetry.spans() if s.name.startswith("invoke_agent")]
+
+
+# --- pydantic-model agents ------------------------------------------------------------------
+
+
+class ModelAgent(BaseModel):
+    """A CrewAI/LangChain-style agent: a pydantic model with an event stream."""
+
+    name: str = "model-agent"
+    calls: int = 0
+
+    async def stream(self, messages: Any, config: Any = None) -> AsyncIterator[Any]:
+        self.calls += 1
+        yield TextDelta(text="hi")
+
+
+class PlainAgent:
+    def __init__(self) -> None:
+        self.name = "plain-agent"
+        self.calls = 0
+
+    async def stream(self, messages: Any, config: Any = None) -> AsyncIterator[Any]:
+        self.calls += 1
+        yield TextDelta(text="hi")
+
+
+async def consume(agent: Any) -> list[Any]:
+    return [event async for event in agent.stream([])]
+
+
+@pytest.mark.parametrize("cls", [ModelAgent, PlainAgent])
+async def test_instance_instrumentation_is_the_same_for_models_and_plain_classes(
+    cls: type, otel_telemetry: InMemoryTelemetry
+) -> None:
+    agent = cls()
+    traced = instrument(agent, **options(otel_telemetry))
+    assert is_instrumented(traced) and not is_instrumented(agent)
+    assert isinstance(traced, cls)
+    assert instrument(traced, **options(otel_telemetry)) is traced  # twice: one drop-in
+    await consume(traced)
+    assert runs(otel_telemetry) == [f"invoke_agent {agent.name}"]  # one span per run
+    assert agent.calls == 1  # shared state
+    original = uninstrument(traced)
+    assert original is agent
+    assert not is_instrumented(traced) and not is_instrumented(original)
+    otel_telemetry.clear()
+    await consume(traced)
+    await consume(original)
+    assert runs(otel_telemetry) == []
+
+
+@pytest.mark.parametrize("base", [BaseModel, object])
+async def test_class_instrumentation_is_the_same_for_models_and_plain_classes(
+    base: type, otel_telemetry: InMemoryTelemetry
+) -> None:
+    class Agent(base):  # type: ignore[misc, valid-type]
+        async def stream(self, messages: Any, config: Any = None) -> AsyncIterator[Any]:
+            yield TextDelta(text="hi")
+
+    instrument(Agent, **options(otel_telemetry))
+    instrument(Agent, **options(otel_telemetry))
+    assert is_instrumented(Agent) and is_instrumented(Agent())
+    await consume(Agent())
+    assert runs(otel_telemetry) == ["invoke_agent Agent"]
+    uninstrument(Agent)
+    assert not is_instrumented(Agent)
+    otel_telemetry.clear()
+    await consume(Agent())
+    assert runs(otel_telemetry) == []
+
+
+# --- memory ---------------------------------------------------------------------------------
+
+
+def _made_at_run_time(base: type) -> type:
+    class RunTimeAgent(base):  # type: ignore[misc, valid-type]
+        async def stream(self, messages: Any, config: Any = None) -> AsyncIterator[Any]:
+            yield TextDelta(text="hi")
+
+    return RunTimeAgent
+
+
+@pytest.mark.parametrize("base", [BaseModel, object])
+async def test_no_class_or_agent_is_kept_alive(base: type) -> None:
+    telemetry = InMemoryTelemetry()
+    cls = _made_at_run_time(base)
+    event_cls = type("RunTimeDelta", (), {"type": "message_delta", "text": "x"})
+    agent = cls()
+    traced = instrument(agent, **options(telemetry))
+
+    await consume(traced)
+    wrapped = otel_wrapper(**options(telemetry))
+    assert [type(e) async for e in wrapped(one_of(event_cls))] == [event_cls]
+    refs = [weakref.ref(x) for x in (cls, agent, traced, type(traced), event_cls)]
+    del cls, agent, traced, event_cls
+    gc.collect()
+    assert [ref() for ref in refs] == [None] * len(refs)
+
+
+async def one_of(cls: type) -> AsyncIterator[Any]:
+    yield cls()
+
+
+# --- the caller's values --------------------------------------------------------------------
+
+
+class Config(dict[str, Any]):
+    """A caller's own config type."""
+
+
+async def test_the_config_reaches_the_agent_as_the_callers_type(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    seen: list[Any] = []
+
+    class Agent:
+        async def stream(self, messages: Any, config: Any = None) -> AsyncIterator[Any]:
+            seen.append(config)
+            yield TextDelta(text="hi")
+
+    config = Config(conversation_id="c1")
+    traced = instrument(Agent(), **options(otel_telemetry))
+    await consume_with(traced, config)
+    (received,) = seen
+    assert type(received) is Config
+    assert received["conversation_id"] == "c1"
+    assert config == {"conversation_id": "c1"}  # the caller's own object is untouched
+
+
+async def consume_with(agent: Any, config: Any) -> None:
+    async for _ in agent.stream([], config):
+        pass
+
+
+async def test_nothing_of_the_callers_arguments_is_consumed(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    received: dict[str, Any] = {}
+
+    class Agent:
+        name = "a"
+
+        async def run(self, **kwargs: Any) -> str:
+            received.update({k: list(v) for k, v in kwargs.items()})
+            return "done"
+
+    class EventAgent:
+        async def stream(self, messages: Any, config: Any = None) -> AsyncIterator[Any]:
+            received["messages"] = list(messages)
+            yield TextDelta(text="hi")
+
+    def tools() -> Iterator[dict[str, str]]:
+        yield {"name": "search"}
+
+    agent = instrument(Agent(), **options(otel_telemetry, capture_content=True))
+    assert await agent.run(tools=tools(), subagents=iter(["s"])) == "done"
+    assert received["tools"] == [{"name": "search"}]
+    assert received["subagents"] == ["s"]
+    event_agent = instrument(EventAgent(), **options(otel_telemetry, capture_content=True))
+    history = iter([Message(role="user", content="hi")])
+    await consume_with_messages(event_agent, history)
+    assert [m.content for m in received["messages"]] == ["hi"]
+
+
+async def consume_with_messages(agent: Any, messages: Any) -> None:
+    async for _ in agent.stream(messages):
+        pass
+
+
+async def test_the_redact_hook_may_mutate_what_it_gets(otel_telemetry: InMemoryTelemetry) -> None:
+    history = [Message(role="user", content="secret")]
+    arguments = {"key": "secret", "nested": {"key": "secret"}}
+    result = {"token": "secret", "items": ["secret"]}
+
+    def scrub(value: Any) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if item == "secret":
+                    value[key] = "[x]"
+                scrub(item)
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                if item == "secret":
+                    value[index] = "[x]"
+                scrub(item)
+
+    def redact(kind: Any, value: Any) -> Any:
+        scrub(value)  # in place
+        return value
+
+    events = [
+        LLMCallStart(model="m", call_id="c1", messages=history),
+        TextDelta(text="secret"),
+        LLMCallEnd(call_id="c1"),
+        ToolCall(id="t1", function=FunctionCall(name="f", arguments="{}")),
+        ToolResult(tool_call_id="t1", content=result),
+    ]
+    tool_call = events[3]
+    assert isinstance(tool_call, ToolCall)
+    tool_call.function.arguments = arguments  # type: ignore[assignment]  # a dict, not text
+
+    async def agent() -> AsyncIterator[Any]:
+        for event in events:
+            yield event
+
+    wrapper = otel_wrapper(**options(otel_telemetry, capture_content=ContentCapture(redact=redact)))
+    received = [event async for event in wrapper(agent())]
+    assert all(a is b for a, b in zip(received, events))
+    assert history[0].content == "secret"
+    assert arguments == {"key": "secret", "nested": {"key": "secret"}}
+    assert result == {"token": "secret", "items": ["secret"]}
+    recorded = " ".join(
+        str(v) for s in otel_telemetry.spans() for v in (s.attributes or {}).values()
+    )
+    assert "[x]" in recorded and "secret" not in recorded
+
+
+# --- athrow ---------------------------------------------------------------------------------
+
+
+class Thrown(Exception):
+    """What the consumer throws into the stream."""
+
+
+def bare(log: list[Any], handle: bool) -> AsyncIterator[Any]:
+    async def agent() -> AsyncIterator[Any]:
+        try:
+            yield TextDelta(text="a")
+            yield TextDelta(text="b")
+        except Thrown as exc:
+            log.append(exc)
+            if not handle:
+                raise
+            yield TextDelta(text="after")
+
+    return agent()
+
+
+@pytest.mark.parametrize("activate_context", [True, False])
+@pytest.mark.parametrize("handle", [False, True])
+async def test_athrow_goes_where_a_bare_generator_sends_it(
+    handle: bool, activate_context: bool, otel_telemetry: InMemoryTelemetry
+) -> None:
+    outcomes = []
+    for wrap in (
+        lambda s: s,
+        otel_wrapper(agent_name="a", activate_context=activate_context, **options(otel_telemetry)),
+    ):
+        log: list[Any] = []
+        stream = wrap(bare(log, handle))
+        await stream.__anext__()
+        error = Thrown()
+        try:
+            answer: Any = (await stream.athrow(error)).text
+        except Thrown as exc:
+            answer = exc is error
+        outcomes.append((answer, [e is error for e in log]))
+        await stream.aclose()
+    assert outcomes[0] == outcomes[1]  # the traced stream behaves as the bare one
+    (root,) = [s for s in otel_telemetry.spans() if s.name == "invoke_agent a"]
+    assert (root.attributes or {})["agent_otel.end_reason"] == "closed_early"
+    assert root.status.status_code is not StatusCode.ERROR
+    assert not [e for e in root.events if e.name == "exception"]
