@@ -8,17 +8,12 @@ dict. The output validates against ``gen-ai-input-messages.json`` / ``-output-me
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import Any
 
+from ._parts import content_part, field
+
 _FINISH_REASONS = {"tool_calls": "tool_call", "function_call": "tool_call"}
-
-
-def field(obj: Any, name: str, default: Any = None) -> Any:
-    """``obj.name`` or ``obj[name]``, whichever the shape offers."""
-    if isinstance(obj, Mapping):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
 
 
 def parse_arguments(raw: Any, count: Callable[[str], None] | None = None) -> Any:
@@ -52,25 +47,18 @@ def tool_call_part(call: Any) -> dict[str, Any]:
     return part
 
 
-def _content_parts(content: Any) -> list[dict[str, Any]]:
+def _content_parts(content: Any, budget: int) -> list[dict[str, Any]]:
     if content is None or content == "":
         return []
     if isinstance(content, str):
         return [{"type": "text", "content": content}]
-    if isinstance(content, list):  # OpenAI content blocks
-        parts: list[dict[str, Any]] = []
-        for block in content:
-            text = field(block, "text")
-            if isinstance(text, str):
-                parts.append({"type": "text", "content": text})
-            else:
-                parts.append({"type": str(field(block, "type") or "unknown")})
-        return parts
+    if isinstance(content, list):  # OpenAI/LiteLLM content parts: text, image, audio, file
+        return [content_part(block, budget) for block in content]
     return [{"type": "text", "content": str(content)}]
 
 
-def input_messages(messages: Iterable[Any]) -> list[dict[str, Any]]:
-    """The chat history as ``gen_ai.input.messages`` items."""
+def input_messages(messages: Iterable[Any], budget: int) -> list[dict[str, Any]]:
+    """The chat history as ``gen_ai.input.messages`` items; inline data cut to ``budget``."""
     out: list[dict[str, Any]] = []
     for message in messages:
         role = str(field(message, "role") or "user")
@@ -84,7 +72,7 @@ def input_messages(messages: Iterable[Any]) -> list[dict[str, Any]]:
                 part["id"] = str(call_id)
             parts = [part]
         else:
-            parts = _content_parts(field(message, "content"))
+            parts = _content_parts(field(message, "content"), budget)
             parts += [tool_call_part(c) for c in field(message, "tool_calls") or ()]
         item: dict[str, Any] = {"role": role, "parts": parts}
         name = field(message, "name")

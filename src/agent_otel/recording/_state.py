@@ -119,7 +119,7 @@ class RunState:
                 value = recent(value, capture.max_bytes)  # older ones cannot fit anyway
                 if value is None:
                     return
-                value = input_messages(value)
+                value = input_messages(value, capture.max_bytes)
             encoded = capture.encode(kind, value)
         except Exception:
             report("content capture")
