@@ -87,7 +87,7 @@ PYTHONISH = {"python", "py", "python3", "pycon", "py3"}
 
 
 def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "PYTHONPATH"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
 
