@@ -10,9 +10,9 @@ Inline base64 is bounded by the capture budget and never copied whole (measured 
 from __future__ import annotations
 
 import tracemalloc
-from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
+from agent_contract.examples import ScriptedAgent
 from agent_contract.protocol import LLMCallEnd, LLMCallStart, Message, TextDelta
 from agent_otel import ContentCapture, otel_wrapper
 from agent_otel.testing import InMemoryTelemetry
@@ -36,11 +36,6 @@ def parts(image_data: str = B64) -> list[dict[str, Any]]:
     ]
 
 
-async def aiter_of(items: Iterable[object]) -> AsyncIterator[Any]:
-    for item in items:
-        yield item
-
-
 async def captured(telemetry: InMemoryTelemetry, content: Any, capture: Any) -> Any:
     """The chat span's captured input messages for one user message holding ``content``."""
     history = [Message.from_dict({"role": "user", "content": content})]
@@ -50,7 +45,7 @@ async def captured(telemetry: InMemoryTelemetry, content: Any, capture: Any) -> 
         meter_provider=telemetry.meter_provider,
         capture_content=capture,
     )
-    received = [e async for e in wrapper(aiter_of(events))]
+    received = [e async for e in wrapper(ScriptedAgent(events).stream([]))]
     assert all(a is b for a, b in zip(received, events, strict=True))
     (chat,) = [s for s in telemetry.spans() if s.name == "chat m"]
     return (chat.attributes or {}).get(KEY)

@@ -12,7 +12,7 @@ streams and compares them step by step.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from hypothesis import given, settings
@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import StatusCode
 
+from agent_contract.examples import ScriptedAgent
 from agent_contract.protocol import (
     Error,
     FunctionCall,
@@ -34,17 +35,11 @@ from agent_contract.protocol import (
     ToolCall,
     ToolResult,
     Usage,
-    collect,
 )
 from agent_otel import otel_wrapper
 from agent_otel.testing import FakeClock, InMemoryTelemetry
 
 IN, OUT = "agent_otel.usage.input_tokens", "agent_otel.usage.output_tokens"
-
-
-async def aiter_of(items: Iterable[object]) -> AsyncIterator[Any]:
-    for item in items:
-        yield item
 
 
 async def traced(telemetry: InMemoryTelemetry, events: Sequence[object]) -> InvokeResult:
@@ -54,7 +49,7 @@ async def traced(telemetry: InMemoryTelemetry, events: Sequence[object]) -> Invo
         tracer_provider=telemetry.tracer_provider,
         meter_provider=telemetry.meter_provider,
     )
-    return await collect(aiter_of(events), stream_wrapper=wrapper)
+    return await ScriptedAgent(list(events)).invoke([], stream_wrapper=wrapper)
 
 
 def steps(telemetry: InMemoryTelemetry) -> list[ReadableSpan]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import pickle
 import warnings
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 import pytest
@@ -26,7 +26,7 @@ from agent_contract.agent import (
     StreamEvent,
     StructuredFinal,
 )
-from agent_contract.examples import NonStreamingAgent, ScriptedAgent
+from agent_contract.examples import NonStreamingAgent, ScriptedAgent, ScriptedStreamingAgent
 from agent_contract.protocol import (
     Error,
     FunctionCall,
@@ -42,13 +42,7 @@ from agent_contract.protocol import (
     ToolCall,
     ToolResult,
     Usage,
-    collect,
 )
-
-
-async def aiter_of(items: Iterable[object]) -> AsyncIterator[Any]:
-    for item in items:
-        yield item
 
 
 def _tc(call_id: str, name: str = "f") -> ToolCall:
@@ -60,7 +54,7 @@ def _tc(call_id: str, name: str = "f") -> ToolCall:
 
 async def test_trailing_usage_keeps_the_answer_and_joins_the_step_before() -> None:
     usage = Usage(input_tokens=7, output_tokens=2, model="m")
-    result = await collect(aiter_of([TextDelta("answer"), StepBoundary(), usage]))
+    result = await ScriptedAgent([TextDelta("answer"), StepBoundary(), usage]).invoke([])
     (step,) = result.steps
     assert result.text == "answer"
     assert step.usage == usage
@@ -79,7 +73,7 @@ async def test_trailing_error_and_markers_join_the_step_before() -> None:
         JourneyMarker("j"),
         StepBoundary(),
     ]
-    result = await collect(aiter_of(events))
+    result = await ScriptedAgent(events).invoke([])
     (step,) = result.steps
     assert (result.text, step.errors) == ("answer", [err])
 
@@ -87,13 +81,13 @@ async def test_trailing_error_and_markers_join_the_step_before() -> None:
 async def test_bookkeeping_between_steps_goes_to_the_step_before_and_indexes_stay_dense() -> None:
     u1, u2 = Usage(input_tokens=1), Usage(input_tokens=10)
     events = [TextDelta("a"), StepBoundary(), u1, StepBoundary(), TextDelta("b"), u2]
-    result = await collect(aiter_of(events))
+    result = await ScriptedAgent(events).invoke([])
     assert [(s.index, s.text, s.usage) for s in result.steps] == [(0, "a", u1), (1, "b", u2)]
 
 
 async def test_usage_in_a_segment_with_content_stays_with_that_segment() -> None:
     u = Usage(output_tokens=3)
-    result = await collect(aiter_of([TextDelta("a"), StepBoundary(), u, TextDelta("b")]))
+    result = await ScriptedAgent([TextDelta("a"), StepBoundary(), u, TextDelta("b")]).invoke([])
     assert [(s.text, s.usage) for s in result.steps] == [("a", None), ("b", u)]
 
 
@@ -101,7 +95,7 @@ async def test_leading_bookkeeping_usage_counts_for_the_run_errors_wait_for_the_
     None
 ):
     u, err = Usage(input_tokens=5), Error("retrying")
-    result = await collect(aiter_of([u, err, StepBoundary(), TextDelta("a")]))
+    result = await ScriptedAgent([u, err, StepBoundary(), TextDelta("a")]).invoke([])
     (step,) = result.steps
     assert (step.text, step.usage, step.errors) == ("a", None, [err])
     assert result.usage == u
@@ -109,13 +103,13 @@ async def test_leading_bookkeeping_usage_counts_for_the_run_errors_wait_for_the_
 
 async def test_a_run_with_errors_but_no_step_keeps_them_in_one_step() -> None:
     err = Error("boom", fatal=True)
-    result = await collect(aiter_of([Usage(input_tokens=1), StepBoundary(), err]))
+    result = await ScriptedAgent([Usage(input_tokens=1), StepBoundary(), err]).invoke([])
     (step,) = result.steps
     assert (result.text, step.errors, step.usage) == ("", [err], None)
 
 
 async def test_an_llm_call_alone_makes_a_step() -> None:
-    result = await collect(aiter_of([LLMCallStart(model="m"), LLMCallEnd(), StepBoundary()]))
+    result = await ScriptedAgent([LLMCallStart(model="m"), LLMCallEnd(), StepBoundary()]).invoke([])
     assert [(s.index, s.text) for s in result.steps] == [(0, "")]
 
 
@@ -150,22 +144,17 @@ def test_bookkeeping_after_the_last_content_never_changes_the_text(
 ) -> None:
     """A final answer followed by any bookkeeping (results of earlier calls included)."""
     stream = [*content, TextDelta("the answer")]
-    before = asyncio.run(collect(aiter_of(stream)))
+    before = asyncio.run(ScriptedAgent(stream).invoke([]))
     called = any(isinstance(e, ToolCall) and e.id == answer_id for e in content)
     late = [ToolResult(tool_call_id=answer_id, content="late")] if called else []
     bookkeeping = [*bookkeeping[:3], *late, *bookkeeping[3:]]
-    after = asyncio.run(collect(aiter_of([*stream, *bookkeeping])))
+    after = asyncio.run(ScriptedAgent([*stream, *bookkeeping]).invoke([]))
     assert before.text.endswith("the answer")
     assert after.text == before.text
     assert len(after.steps) == len(before.steps)
 
 
 # ---- 2. _drain decides by the final flag -------------------------------------------------------
-
-
-class _Drainer(NonStreamingAgent):
-    async def drain(self, events: list[Any]) -> Any:
-        return await self._drain(aiter_of(events))
 
 
 @pytest.mark.parametrize(
@@ -186,13 +175,13 @@ class _Drainer(NonStreamingAgent):
 async def test_drain_takes_only_final_true_events_as_terminal(
     events: list[Any], expected: Any
 ) -> None:
-    assert await _Drainer().drain(events) == expected
+    assert await ScriptedStreamingAgent(events).run() == expected
 
 
 async def test_drain_non_final_interrupts_do_not_raise_and_no_terminal_still_says_so() -> None:
     events = [InterruptFinal(interrupt_id="i", payload=None, final=False)]
     with pytest.raises(RuntimeError, match="without a terminal event"):
-        await _Drainer().drain([*events, MessageFinal(text="x", final=False)])
+        await ScriptedStreamingAgent([*events, MessageFinal(text="x", final=False)]).run()
 
 
 class _Custom(StreamEvent):
@@ -202,9 +191,9 @@ class _Custom(StreamEvent):
 
 async def test_drain_final_event_of_unknown_type_raises_a_type_error_naming_it() -> None:
     with pytest.raises(TypeError, match="custom_final"):
-        await _Drainer().drain([MessageFinal(text="a"), _Custom()])
+        await ScriptedStreamingAgent([MessageFinal(text="a"), _Custom()]).run()
     # the same type without the flag is simply not terminal
-    assert await _Drainer().drain([MessageFinal(text="a"), _Custom(final=False)]) == "a"
+    assert await ScriptedStreamingAgent([MessageFinal(text="a"), _Custom(final=False)]).run() == "a"
 
 
 # ---- 3. preset_bakeable_fields: any iterable of names -------------------------------------------
@@ -294,7 +283,7 @@ async def test_multimodal_history_passes_through_invoke_unchanged() -> None:
 
 
 async def test_tool_result_without_content_is_an_empty_tool_message() -> None:
-    result = await collect(aiter_of([_tc("a"), ToolResult(tool_call_id="a")]))
+    result = await ScriptedAgent([_tc("a"), ToolResult(tool_call_id="a")]).invoke([])
     (message,) = result.steps[0].tool_messages
     assert message.to_dict() == {"role": "tool", "content": "", "tool_call_id": "a"}
 
@@ -325,7 +314,7 @@ async def test_collect_warns_once_when_it_meets_look_alike_events() -> None:
         StepBoundary(),
     ]
     with pytest.warns(LookAlikeEventWarning) as caught:
-        result = await collect(aiter_of(look_alikes))
+        result = await ScriptedAgent(look_alikes).invoke([])
     assert len(caught) == 1
     assert result.steps == []
     assert "look like agent events" in str(caught[0].message)
@@ -334,7 +323,7 @@ async def test_collect_warns_once_when_it_meets_look_alike_events() -> None:
 async def test_collect_stays_silent_for_objects_that_are_not_event_like() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        result = await collect(aiter_of([object(), 42, None, TextDelta("ok")]))
+        result = await ScriptedAgent([object(), 42, None, TextDelta("ok")]).invoke([])
     assert result.text == "ok"
 
 
