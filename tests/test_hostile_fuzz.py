@@ -1,0 +1,220 @@
+"""Fuzz: every field of every event of both vocabularies filled with hostile values (issue 9).
+
+Hostile values are the classes of issue 9 (lone surrogates, integers beyond 64 bits,
+unhashable ids, ids whose ``str()`` raises, JSON nested past the parser's limit, huge lists
+and strings, exceptions whose ``__str__`` raises) plus wrong types and ``None``. On every
+example, with content capture off, on, or on with a tiny budget:
+
+* the consumer receives the agent's events, the same objects, in order;
+* every started span ends exactly once, and none ends after its parent;
+* everything exported (spans, metric points, exemplars) encodes with the real OTLP encoders;
+* nothing raises into the agent or the consumer (only the agent's own exception escapes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import math
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from opentelemetry.sdk.trace import ReadableSpan
+
+from agent_contract import agent as agent_events
+from agent_contract import protocol
+from agent_otel import ContentCapture, otel_wrapper
+from otlp_check import Exported
+
+
+class NoStr:
+    """A value whose ``str()`` raises."""
+
+    def __str__(self) -> str:
+        raise RuntimeError("no text")
+
+    __repr__ = __str__
+
+
+class BadHash:
+    """A value whose hash and equality raise."""
+
+    def __hash__(self) -> int:
+        raise RuntimeError("no hash")
+
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("no eq")
+
+
+class BrokenError(Exception):
+    """An exception whose ``__init__`` skips ``super().__init__()`` and whose ``__str__`` fails."""
+
+    def __init__(self) -> None:
+        pass
+
+    def __str__(self) -> str:
+        raise AttributeError("message")
+
+
+def _nested(depth: int) -> Any:
+    value: Any = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+SURROGATES = st.sampled_from(["\udc80", "a\ud800b", "tool\udfff", "\ud83d"])
+HOSTILE_SCALARS: list[Any] = [
+    None,
+    True,
+    0,
+    -1,
+    2**63,
+    2**64,
+    -(2**70),
+    10**5000,
+    math.nan,
+    math.inf,
+    -0.0,
+    b"\xff\xfe",
+    "",
+    "x" * 100_000,
+    "[" * 50_000 + "]" * 50_000,
+    '{"a": ' * 5_000 + "1" + "}" * 5_000,
+]
+HOSTILE_OBJECTS = st.sampled_from(
+    [
+        lambda: NoStr(),
+        lambda: BadHash(),
+        lambda: ["unhashable", "id"],
+        lambda: {"a": ["b"]},
+        lambda: {1: "int key", None: "none key", (1, 2): "tuple key"},
+        lambda: _nested(3_000),
+        lambda: [0.5] * 30_000,
+        lambda: [{"role": "user", "content": "m"}] * 5_000,
+        lambda: [protocol.Message(role="user", content="\udc80")],
+        lambda: object(),
+        lambda: BrokenError(),
+        lambda: iter([1, 2]),
+    ]
+).map(lambda make: make())
+HOSTILE = st.one_of(
+    st.sampled_from(HOSTILE_SCALARS),
+    SURROGATES,
+    HOSTILE_OBJECTS,
+    st.text(max_size=20),
+    st.integers(),
+    st.sampled_from(["c1", "c2", "t1", "t2"]),  # ids that collide, so calls match
+)
+
+LATENT = [
+    protocol.TextDelta,
+    protocol.ReasoningDelta,
+    protocol.LLMCallStart,
+    protocol.LLMCallEnd,
+    protocol.ToolCall,
+    protocol.ToolResult,
+    protocol.StepBoundary,
+    protocol.Usage,
+    protocol.Error,
+    protocol.JourneyMarker,
+    protocol.PhaseMarker,
+]
+AGENT = [
+    agent_events.MessageDelta,
+    agent_events.ReasoningStep,
+    agent_events.ToolCallStep,
+    agent_events.ToolResultStep,
+    agent_events.RunUsage,
+    agent_events.MessageFinal,
+    agent_events.StructuredFinal,
+    agent_events.InterruptFinal,
+]
+
+
+def _latent(cls: type, values: dict[str, Any]) -> Any:
+    event = object.__new__(cls)  # every field hostile, validation included
+    for field in dataclasses.fields(cls):
+        object.__setattr__(event, field.name, values.get(field.name))
+    if cls is protocol.ToolCall and values.get("function_shape"):
+        event.function = protocol.FunctionCall(name=values.get("id"), arguments=values.get("type"))
+    return event
+
+
+def _agent(cls: Any, values: dict[str, Any]) -> Any:
+    fields = {name: values.get(name) for name in cls.model_fields if name != "type"}
+    return cls.model_construct(**fields)
+
+
+@st.composite
+def events(draw: st.DrawFn) -> Any:
+    cls = draw(st.sampled_from(LATENT + AGENT))
+    names = [f.name for f in dataclasses.fields(cls)] if cls in LATENT else list(cls.model_fields)
+    values = {name: draw(HOSTILE) for name in names}
+    values["function_shape"] = draw(st.booleans())
+    return _latent(cls, values) if cls in LATENT else _agent(cls, values)
+
+
+CAPTURE = st.sampled_from([False, True, ContentCapture(max_bytes=64)])
+
+
+def assert_tree(spans: Sequence[ReadableSpan]) -> None:
+    by_id = {s.context.span_id: s for s in spans if s.context is not None}
+    for span in spans:
+        if span.parent is not None and span.parent.span_id in by_id:
+            parent = by_id[span.parent.span_id]
+            assert span.end_time is not None and parent.end_time is not None
+            assert span.end_time <= parent.end_time, (span.name, parent.name)
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    script=st.lists(events(), max_size=12),
+    capture=CAPTURE,
+    agent_error=st.sampled_from([None, BrokenError, ValueError]),
+    names=HOSTILE,
+)
+def test_hostile_events_never_cost_a_span_a_batch_or_the_agent(
+    script: list[Any], capture: Any, agent_error: type[BaseException] | None, names: Any
+) -> None:
+    exported = Exported()
+    error = agent_error() if agent_error is not None else None
+
+    async def agent() -> AsyncIterator[Any]:
+        for event in script:
+            yield event
+        if error is not None:
+            raise error
+
+    async def main() -> list[Any]:
+        wrapper = otel_wrapper(
+            agent_name=names if isinstance(names, str) else None,
+            tracer_provider=exported.tracer_provider,
+            meter_provider=exported.meter_provider,
+            capture_content=capture,
+        )
+        received: list[Any] = []
+        escaped: BaseException | None = None
+        try:
+            async for event in wrapper(agent()):
+                received.append(event)
+        except BaseException as exc:
+            escaped = exc
+        assert escaped is error  # only the agent's own exception, as the same object
+        return received
+
+    received = asyncio.run(main())
+    assert len(received) == len(script)
+    assert all(a is b for a, b in zip(received, script))
+    ledger = exported.ledger
+    assert ledger.started, "the run was traced"
+    assert not ledger.double_ends
+    assert sorted(ledger.ended) == sorted(ledger.started)
+    assert_tree(exported.spans())
+    exported.assert_encodes()
