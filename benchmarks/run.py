@@ -34,6 +34,7 @@ FIGURES = {
     "4": "fig4_memory",  # figures 4 and 6
     "5": "fig5_dead_collector",
     "7": "fig7_plugin_import",
+    "8": "fig8_capture",
 }
 PACKAGES = (
     "agent-otel",

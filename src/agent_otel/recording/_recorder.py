@@ -19,6 +19,10 @@ Repairs of malformed streams (each counted under ``agent_otel.anomalies`` by kin
   ``Error``; counted for new work (chunks, LLM call starts, tool calls and results, finals),
   not for events that close or account for what was open (call end, usage, step boundary).
 - ``unknown_event``: passed through, nothing recorded.
+- ``open_at_step_boundary``: calls and tool calls still open at a ``StepBoundary`` end with
+  the step, marked incomplete (no span outlives its parent).
+- ``unusable_id`` (unhashable, or ``str()`` raising), ``unparseable_arguments``,
+  ``unencodable_string``, ``integer_out_of_range``: hostile values, see ``docs/hostile.md``.
 """
 
 from __future__ import annotations
