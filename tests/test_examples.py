@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import http.server
 import importlib.util
 import json
 import os
+import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +75,53 @@ def test_instrumented_agent_example_nests_the_sub_agent_and_hides_the_key() -> N
     assert "sk-do-not-record" not in done.stdout + done.stderr
 
 
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def test_send_to_collector_says_plainly_when_nothing_listens() -> None:
+    endpoint = f"http://127.0.0.1:{_free_port()}"
+    done = run_example("send_to_collector.py", OTEL_EXPORTER_OTLP_ENDPOINT=endpoint)
+
+    assert done.returncode == 1
+    assert done.stdout == (
+        f"nothing listens at {endpoint}: nothing was sent. Start a Collector (docker compose "
+        "-f docker-compose.otel.yml up -d) or set OTEL_EXPORTER_OTLP_ENDPOINT.\n"
+    )
+
+
+class _NotOtlp(http.server.BaseHTTPRequestHandler):
+    """Something that listens but is no OTLP receiver: every POST is a 404."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length", 0)))
+        self.send_error(404)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def test_send_to_collector_reports_no_delivery_when_the_export_fails() -> None:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _NotOtlp)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        endpoint = f"http://127.0.0.1:{server.server_port}"
+        done = run_example("send_to_collector.py", OTEL_EXPORTER_OTLP_ENDPOINT=endpoint)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+    assert done.returncode == 1
+    assert "delivered trace" not in done.stdout
+    assert done.stdout.startswith(f"not delivered to {endpoint}: ")
+    assert "export failures (see the log above)" in done.stdout
+    assert "404" in done.stderr  # the exporters' own log says why
+
+
 def test_openai_example_without_a_key_says_so() -> None:
     done = run_example("openai_agent.py", OPENAI_API_KEY="")
 
@@ -96,8 +146,10 @@ def _sse(*chunks: dict[str, Any]) -> bytes:
 
 async def test_openai_example_agent_offline(otel_telemetry: InMemoryTelemetry) -> None:
     """The example's adapter, driven by the real OpenAI SDK over a mock HTTP transport."""
-    openai = pytest.importorskip("openai")
-    httpx = pytest.importorskip("httpx2")
+    # Not importorskip: the README's test install (`.[dev]`) brings the OpenAI SDK, so this
+    # test runs there rather than skipping quietly.
+    openai = importlib.import_module("openai")
+    httpx = importlib.import_module("httpx2")  # the OpenAI SDK's HTTP client
     spec = importlib.util.spec_from_file_location("openai_agent", EXAMPLES / "openai_agent.py")
     assert spec is not None and spec.loader is not None
     example = importlib.util.module_from_spec(spec)

@@ -25,7 +25,7 @@ def test_send_to_collector_example_reaches_phoenix(phoenix: Phoenix) -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    trace_ids = re.findall(r"^sent trace ([0-9a-f]{32})$", done.stdout, re.MULTILINE)
+    trace_ids = re.findall(r"^delivered trace ([0-9a-f]{32})$", done.stdout, re.MULTILINE)
     assert len(trace_ids) == 3, done.stdout
 
     for i, trace_id in enumerate(trace_ids):
