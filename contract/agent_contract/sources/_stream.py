@@ -1,0 +1,104 @@
+"""The one template every SDK source streams through: start, feed each chunk, close.
+
+A source is a *reader*: a small state machine fed the SDK's chunks one by one, returning the
+contract events each chunk completes, and on ``close`` the events only the end can give
+(assembled tool calls, ``Usage``, ``LLMCallEnd``). ``read_stream`` drives a reader over an
+SDK stream; the SDK's own objects go to ``sink`` untouched, so the caller keeps everything
+the SDK returned. An exception from the SDK (an error mid-stream, a cancellation) propagates
+as the same object and ``close`` is not reached: the consumer sees the call end with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Sequence
+from typing import Any, ClassVar, Protocol
+
+from agent_contract.events import AgentEvent, LLMCallStart, Message
+from agent_contract.invoke import StreamingAgent
+
+__all__ = ["NOTHING", "OneCallAgent", "Reader", "Sink", "read_stream", "start_event"]
+
+_PRIVATE = frozenset({"api_key", "client", "extra_headers", "headers", "http_client"})
+
+Sink = Callable[[Any], object]
+"""Receives every SDK chunk, the very object the SDK yielded, before it is translated."""
+
+NOTHING: tuple[AgentEvent, ...] = ()
+"""What a reader returns for a chunk that completes no event (shared: no allocation)."""
+
+
+def start_event(
+    model: str, provider: str, messages: list[Message], params: dict[str, Any]
+) -> LLMCallStart:
+    """The call's ``LLMCallStart``: request ``params`` minus credentials and clients."""
+    kept = {k: v for k, v in params.items() if k not in _PRIVATE}
+    return LLMCallStart(
+        model=model, provider=provider, params={**kept, "stream": True}, messages=messages
+    )
+
+
+class Reader(Protocol):
+    """Turns one LLM call's SDK chunks into contract events."""
+
+    def feed(self, chunk: Any) -> Sequence[AgentEvent]:
+        """The events ``chunk`` completes, in order (often none)."""
+        ...
+
+    def close(self) -> Sequence[AgentEvent]:
+        """The events the end of the stream completes, ``LLMCallEnd`` last."""
+        ...
+
+
+async def read_stream(
+    start: LLMCallStart,
+    open_stream: Callable[[], Any],
+    reader: Reader,
+    sink: Sink | None = None,
+) -> AsyncIterator[AgentEvent]:
+    """Yield ``start``, then open the SDK stream and translate it chunk by chunk.
+
+    ``open_stream`` is called after ``start`` is yielded, so a request that fails before its
+    first chunk (a refused key, a timeout) still ends an LLM call the consumer saw begin.
+    It returns the SDK's async iterable, or an awaitable of it (``await create(...)``).
+    """
+    yield start
+    chunks = open_stream()
+    if not hasattr(chunks, "__aiter__"):
+        chunks = await chunks
+    try:
+        async for chunk in chunks:
+            if sink is not None:
+                sink(chunk)
+            for event in reader.feed(chunk):
+                yield event
+    finally:
+        await _release(chunks)
+    for event in reader.close():
+        yield event
+
+
+async def _release(chunks: AsyncIterable[Any]) -> None:
+    """Close the SDK stream (its HTTP response), also when the consumer stopped early."""
+    close = getattr(chunks, "aclose", None) or getattr(chunks, "close", None)
+    if close is not None:
+        result = close()
+        if hasattr(result, "__await__"):
+            await result
+
+
+class OneCallAgent(StreamingAgent):
+    """A contract agent making one streamed LLM call per run through a source function.
+
+    ``source(client, messages, model, sink=..., **params)`` is the module's ``stream_*``;
+    ``params`` go to the SDK as they are and onto ``LLMCallStart.params``.
+    """
+
+    source: ClassVar[Callable[..., AsyncIterator[AgentEvent]]]
+
+    def __init__(self, client: Any, model: str, *, sink: Sink | None = None, **params: Any):
+        self.client, self.model, self.sink, self.params = client, model, sink, params
+
+    def stream(
+        self, messages: list[Message], config: dict[str, Any] | None = None
+    ) -> AsyncIterator[AgentEvent]:
+        return type(self).source(self.client, messages, self.model, sink=self.sink, **self.params)

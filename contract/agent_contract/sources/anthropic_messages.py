@@ -1,0 +1,177 @@
+"""Anthropic Messages: a streamed ``messages.create(stream=True)`` as contract events.
+
+Read by each event's ``type``: ``message_start`` gives the id, model and input usage;
+``text_delta`` / ``thinking_delta`` become ``TextDelta`` / ``ReasoningDelta``; a
+``tool_use`` block is assembled from its ``input_json_delta`` parts and yielded as a
+``ToolCall`` at its ``content_block_stop``; ``message_delta`` gives the ``stop_reason`` (the
+provider's own word: ``end_turn``, ``tool_use``, ``max_tokens``...) and the cumulative output
+usage. ``Usage.input_tokens`` is Anthropic's ``input_tokens`` plus its cache reads and cache
+writes, because the GenAI conventions count cached tokens as input (Anthropic does not); the
+two cache counts are kept on their own fields and ``thinking_tokens`` as reasoning tokens.
+An ``error`` event mid-stream is raised by the SDK itself, as the SDK's exception.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from agent_contract.events import (
+    AgentEvent,
+    FunctionCall,
+    LLMCallEnd,
+    Message,
+    ReasoningDelta,
+    TextDelta,
+    ToolCall,
+    Usage,
+)
+from agent_contract.sources._stream import NOTHING, OneCallAgent, Sink, read_stream, start_event
+
+__all__ = ["AnthropicAgent", "MessagesReader", "anthropic_input", "stream_messages"]
+
+_COUNTS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+)
+
+
+class MessagesReader:
+    """Feeds on Anthropic's raw message stream events; see the module docstring."""
+
+    __slots__ = ("_blocks", "_counts", "_finish", "_id", "_model", "_thinking")
+
+    def __init__(self) -> None:
+        self._blocks: dict[int, list[Any]] = {}  # index -> [id, name, json parts]
+        self._counts: dict[str, int] = {}
+        self._finish: str | None = None
+        self._id: str | None = None
+        self._model: str | None = None
+        self._thinking: int | None = None
+
+    def feed(self, event: Any) -> Sequence[AgentEvent]:
+        kind = event.type
+        if kind == "content_block_delta":
+            delta = event.delta
+            if delta.type == "text_delta":
+                return (TextDelta(text=delta.text),) if delta.text else NOTHING
+            if delta.type == "thinking_delta":
+                return (ReasoningDelta(text=delta.thinking),) if delta.thinking else NOTHING
+            if delta.type == "input_json_delta":
+                block = self._blocks.get(event.index)
+                if block is not None:
+                    block[2].append(delta.partial_json)
+            return NOTHING
+        if kind == "content_block_start":
+            block = event.content_block
+            if block.type == "tool_use":
+                self._blocks[event.index] = [block.id, block.name, []]
+            return NOTHING
+        if kind == "content_block_stop":
+            done = self._blocks.pop(event.index, None)
+            return NOTHING if done is None else (_tool_call(done),)
+        if kind == "message_start":
+            message = event.message
+            self._id, self._model = message.id, message.model
+            self._count(message.usage)
+        elif kind == "message_delta":
+            self._finish = event.delta.stop_reason or self._finish
+            self._count(event.usage)
+        return NOTHING
+
+    def _count(self, usage: Any) -> None:
+        if usage is None:
+            return
+        for name in _COUNTS:  # message_delta's counts are cumulative: the latest wins
+            value = getattr(usage, name, None)
+            if value is not None:
+                self._counts[name] = value
+        details = getattr(usage, "output_tokens_details", None)
+        thinking = getattr(details, "thinking_tokens", None)
+        self._thinking = thinking if thinking is not None else self._thinking
+
+    def close(self) -> Sequence[AgentEvent]:
+        out: list[AgentEvent] = [_tool_call(block) for block in self._blocks.values()]
+        self._blocks.clear()
+        if self._counts:
+            out.append(self._usage())
+        out.append(LLMCallEnd(model=self._model, finish_reason=self._finish, response_id=self._id))
+        return out
+
+    def _usage(self) -> Usage:
+        counts = self._counts
+        read = counts.get("cache_read_input_tokens")
+        written = counts.get("cache_creation_input_tokens")
+        given = counts.get("input_tokens")
+        total_in = None if given is None else given + (read or 0) + (written or 0)
+        out = counts.get("output_tokens")
+        return Usage(
+            input_tokens=total_in,
+            output_tokens=out,
+            total_tokens=None if total_in is None or out is None else total_in + out,
+            cache_read_tokens=read,
+            cache_creation_tokens=written,
+            reasoning_tokens=self._thinking,
+            model=self._model,
+        )
+
+
+def _tool_call(block: list[Any]) -> ToolCall:
+    return ToolCall(id=block[0], function=FunctionCall(block[1], "".join(block[2]) or "{}"))
+
+
+def anthropic_input(messages: list[Message]) -> tuple[str | None, list[dict[str, Any]]]:
+    """Contract history as Anthropic ``(system, messages)``.
+
+    System messages join into ``system``; an assistant's tool calls become ``tool_use``
+    blocks and tool messages ``tool_result`` blocks of a user turn.
+    """
+    system = [m.content for m in messages if m.role == "system" and isinstance(m.content, str)]
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        if m.role == "tool":
+            block = {"type": "tool_result", "tool_use_id": m.tool_call_id, "content": m.content}
+            out.append({"role": "user", "content": [block]})
+        elif m.role == "assistant" and m.tool_calls:
+            blocks: list[dict[str, Any]] = [{"type": "text", "text": m.content}] * bool(m.content)
+            blocks += [
+                {
+                    "type": "tool_use",
+                    "id": call.id,
+                    "name": call.function.name,
+                    "input": json.loads(call.function.arguments or "{}"),
+                }
+                for call in m.tool_calls
+            ]
+            out.append({"role": "assistant", "content": blocks})
+        elif m.role != "system":
+            out.append({"role": m.role, "content": m.content or ""})
+    return ("\n\n".join(system) or None), out
+
+
+def stream_messages(
+    client: Any, messages: list[Message], model: str, *, sink: Sink | None = None, **params: Any
+) -> AsyncIterator[AgentEvent]:
+    """One streamed ``client.messages.create`` call (an ``AsyncAnthropic``), as events.
+
+    ``max_tokens`` is required by Anthropic: pass it in ``params``.
+    """
+    start = start_event(model, "anthropic", messages, params)
+    system, turns = anthropic_input(messages)
+    if system is not None:
+        params = {"system": system, **params}
+    return read_stream(
+        start,
+        lambda: client.messages.create(model=model, messages=turns, stream=True, **params),
+        MessagesReader(),
+        sink,
+    )
+
+
+class AnthropicAgent(OneCallAgent):
+    """A contract agent making one streamed Anthropic Messages call per run."""
+
+    source = staticmethod(stream_messages)

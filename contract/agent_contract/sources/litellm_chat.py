@@ -1,0 +1,61 @@
+"""LiteLLM: a streamed ``litellm.acompletion`` as contract events.
+
+LiteLLM normalises every provider to OpenAI's Chat Completions chunk shape (with
+``reasoning_content`` for reasoning), so its chunks go through the Chat Completions reader.
+The provider on ``LLMCallStart`` is LiteLLM's own routing name for the model (``openai``,
+``anthropic``...), from ``litellm.get_llm_provider``, or ``litellm`` when it cannot tell.
+
+Needs the ``litellm`` package (extra ``litellm``), imported on the first call: importing
+LiteLLM takes seconds and, unless ``LITELLM_LOCAL_MODEL_COST_MAP=True``, fetches its cost map.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from agent_contract.events import AgentEvent, Message
+from agent_contract.sources._stream import OneCallAgent, Sink, read_stream, start_event
+from agent_contract.sources.openai_chat import ChatCompletionsReader
+
+__all__ = ["LiteLLMAgent", "stream_litellm"]
+
+
+def _provider(litellm: Any, model: str, params: dict[str, Any]) -> str:
+    try:
+        return str(litellm.get_llm_provider(model, params.get("custom_llm_provider"))[1])
+    except Exception:  # an unknown model: LiteLLM will say so itself when called
+        return "litellm"
+
+
+def stream_litellm(
+    client: Any, messages: list[Message], model: str, *, sink: Sink | None = None, **params: Any
+) -> AsyncIterator[AgentEvent]:
+    """One streamed ``litellm.acompletion`` call, as events.
+
+    ``client`` is passed to LiteLLM as its ``client`` (an ``AsyncOpenAI`` for OpenAI-routed
+    models) unless it is None; ``params`` go to ``acompletion`` as they are.
+    """
+    import litellm
+
+    start = start_event(model, _provider(litellm, model, params), messages, params)
+    if client is not None:
+        params = {"client": client, **params}
+    return read_stream(
+        start,
+        lambda: litellm.acompletion(
+            model=model,
+            messages=[m.to_dict() for m in messages],
+            stream=True,
+            stream_options={"include_usage": True},
+            **params,
+        ),
+        ChatCompletionsReader(),
+        sink,
+    )
+
+
+class LiteLLMAgent(OneCallAgent):
+    """A contract agent making one streamed LiteLLM call per run (``client`` may be None)."""
+
+    source = staticmethod(stream_litellm)

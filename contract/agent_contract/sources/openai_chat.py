@@ -1,0 +1,154 @@
+"""OpenAI Chat Completions: a streamed ``chat.completions.create`` as contract events.
+
+``ChatCompletionsReader`` reads chunks by attribute name, so the OpenAI SDK's
+``ChatCompletionChunk`` and LiteLLM's ``ModelResponseStream`` (the same shape) share it.
+Per chunk of the first choice: ``reasoning_content`` / ``reasoning`` (the OpenAI-compatible
+servers' reasoning field) becomes ``ReasoningDelta``, ``content`` a ``TextDelta``; tool-call
+deltas are assembled by ``index`` and become one ``ToolCall`` each, in index order, when the
+stream ends. The last chunk's ``usage`` (``stream_options={"include_usage": True}``) becomes
+``Usage`` with ``cached_tokens`` as cache reads and ``reasoning_tokens``; ``LLMCallEnd``
+carries the response ``model``, ``id`` and ``finish_reason`` as the provider names them.
+
+Needs the ``openai`` package (extra ``openai``) only for ``OpenAIChatAgent``'s client.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from agent_contract.events import (
+    AgentEvent,
+    FunctionCall,
+    LLMCallEnd,
+    Message,
+    ReasoningDelta,
+    TextDelta,
+    ToolCall,
+    Usage,
+)
+from agent_contract.sources._stream import NOTHING, OneCallAgent, Sink, read_stream, start_event
+
+__all__ = ["ChatCompletionsReader", "OpenAIChatAgent", "chat_usage", "stream_chat"]
+
+
+class _Call:
+    """One tool call being assembled from its deltas."""
+
+    __slots__ = ("arguments", "id", "name")
+
+    def __init__(self) -> None:
+        self.id: str | None = None
+        self.name = ""
+        self.arguments = ""
+
+
+class ChatCompletionsReader:
+    """Feeds on Chat Completions chunks (OpenAI's or LiteLLM's); see the module docstring."""
+
+    __slots__ = ("_calls", "_finish", "_id", "_model", "_usage")
+
+    def __init__(self) -> None:
+        self._calls: dict[int, _Call] = {}
+        self._finish: str | None = None
+        self._id: str | None = None
+        self._model: str | None = None
+        self._usage: Any = None
+
+    def feed(self, chunk: Any) -> Sequence[AgentEvent]:
+        self._id = chunk.id or self._id
+        self._model = chunk.model or self._model
+        usage = getattr(chunk, "usage", None)
+        if usage is not None:
+            self._usage = usage
+        out: list[AgentEvent] | None = None
+        for choice in chunk.choices or ():
+            if choice.index != 0:  # n > 1: the contract has one answer per call
+                continue
+            delta = choice.delta
+            if delta is not None:
+                reasoning = getattr(delta, "reasoning_content", None) or getattr(
+                    delta, "reasoning", None
+                )
+                if reasoning and isinstance(reasoning, str):
+                    out = out or []
+                    out.append(ReasoningDelta(text=reasoning))
+                if delta.content:
+                    out = out or []
+                    out.append(TextDelta(text=delta.content))
+                if delta.tool_calls:
+                    self._assemble(delta.tool_calls)
+            if choice.finish_reason:
+                self._finish = choice.finish_reason
+        return out or NOTHING
+
+    def _assemble(self, deltas: Any) -> None:
+        for delta in deltas:
+            call = self._calls.get(delta.index)
+            if call is None:
+                call = self._calls[delta.index] = _Call()
+            call.id = delta.id or call.id
+            function = delta.function
+            if function is not None:
+                call.name += function.name or ""
+                call.arguments += function.arguments or ""
+
+    def close(self) -> Sequence[AgentEvent]:
+        out: list[AgentEvent] = [
+            ToolCall(id=call.id, function=FunctionCall(call.name or None, call.arguments))
+            for _, call in sorted(self._calls.items())
+        ]
+        if self._usage is not None:
+            out.append(chat_usage(self._usage, self._model))
+        out.append(LLMCallEnd(model=self._model, finish_reason=self._finish, response_id=self._id))
+        return out
+
+
+def chat_usage(usage: Any, model: str | None) -> Usage:
+    """A Chat Completions ``usage`` object as ``Usage`` (``prompt_tokens`` include cached)."""
+    prompt = getattr(usage, "prompt_tokens_details", None)
+    completion = getattr(usage, "completion_tokens_details", None)
+    return Usage(
+        input_tokens=usage.prompt_tokens,
+        output_tokens=usage.completion_tokens,
+        total_tokens=usage.total_tokens,
+        cache_read_tokens=getattr(prompt, "cached_tokens", None),
+        cache_creation_tokens=getattr(usage, "cache_creation_input_tokens", None),
+        reasoning_tokens=getattr(completion, "reasoning_tokens", None),
+        model=model,
+    )
+
+
+def stream_chat(
+    client: Any,
+    messages: list[Message],
+    model: str,
+    *,
+    sink: Sink | None = None,
+    provider: str = "openai",
+    **params: Any,
+) -> AsyncIterator[AgentEvent]:
+    """One streamed ``client.chat.completions.create`` call (an ``AsyncOpenAI``), as events.
+
+    ``params`` go to the SDK as they are (``temperature``, ``tools``, ...) and onto
+    ``LLMCallStart.params``; ``sink`` receives every ``ChatCompletionChunk``.
+    """
+    start = start_event(model, provider, messages, params)
+    return read_stream(
+        start,
+        lambda: client.chat.completions.create(
+            model=model,
+            messages=[m.to_dict() for m in messages],
+            stream=True,
+            stream_options={"include_usage": True},
+            **params,
+        ),
+        ChatCompletionsReader(),
+        sink,
+    )
+
+
+class OpenAIChatAgent(OneCallAgent):
+    """A contract agent making one streamed Chat Completions call per run."""
+
+    source = staticmethod(stream_chat)

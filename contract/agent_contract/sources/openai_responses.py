@@ -1,0 +1,182 @@
+"""The OpenAI Responses API: a streamed ``responses.create`` as contract events.
+
+Read by each event's ``type``: ``response.output_text.delta`` (and ``refusal.delta``, the
+visible answer too) become ``TextDelta``; ``response.reasoning_summary_text.delta`` and
+``response.reasoning_text.delta`` become ``ReasoningDelta``. A function call is assembled
+from ``output_item.added`` and its ``function_call_arguments.delta`` events and yielded as
+a ``ToolCall`` (id = the ``call_id`` its output must name) at ``output_item.done``, whose
+item is authoritative. ``response.completed`` / ``incomplete`` / ``failed`` carry usage
+(cached input and reasoning tokens included) and the status: ``LLMCallEnd.finish_reason``
+is the provider's own word, ``incomplete_details.reason`` when incomplete, else ``status``.
+A ``response.failed`` or ``error`` event also becomes an ``Error`` event (not fatal: the
+agent decides); the SDK raises for HTTP-level stream errors itself.
+
+``ResponsesReader`` is shared with the OpenAI Agents SDK adapter, whose raw events are these.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from agent_contract.events import (
+    AgentEvent,
+    Error,
+    FunctionCall,
+    LLMCallEnd,
+    Message,
+    ReasoningDelta,
+    TextDelta,
+    ToolCall,
+    Usage,
+)
+from agent_contract.sources._stream import NOTHING, OneCallAgent, Sink, read_stream, start_event
+
+__all__ = ["OpenAIResponsesAgent", "ResponsesReader", "response_input", "stream_responses"]
+
+_TEXT = frozenset({"response.output_text.delta", "response.refusal.delta"})
+_REASONING = frozenset({"response.reasoning_summary_text.delta", "response.reasoning_text.delta"})
+_ENDS = frozenset({"response.completed", "response.incomplete", "response.failed"})
+
+
+class ResponsesReader:
+    """Feeds on Responses stream events; see the module docstring."""
+
+    __slots__ = ("_calls", "_done", "_finish", "_id", "_model", "_usage")
+
+    def __init__(self) -> None:
+        self._calls: dict[str, list[str]] = {}  # item id -> [call_id, name, arguments]
+        self._done = False
+        self._finish: str | None = None
+        self._id: str | None = None
+        self._model: str | None = None
+        self._usage: Any = None
+
+    @property
+    def done(self) -> bool:
+        """Whether the stream reached its terminal ``response.*`` event."""
+        return self._done
+
+    def feed(self, event: Any) -> Sequence[AgentEvent]:
+        kind = event.type
+        if kind in _TEXT:
+            return (TextDelta(text=event.delta),) if event.delta else NOTHING
+        if kind in _REASONING:
+            return (ReasoningDelta(text=event.delta),) if event.delta else NOTHING
+        if kind == "response.function_call_arguments.delta":
+            call = self._calls.get(event.item_id)
+            if call is not None:
+                call[2] += event.delta or ""
+            return NOTHING
+        if kind == "response.output_item.added" or kind == "response.output_item.done":
+            return self._item(event.item, kind == "response.output_item.done")
+        if kind == "response.created" or kind == "response.in_progress":
+            self._response(event.response)
+            return NOTHING
+        if kind in _ENDS:
+            return self._end(event.response)
+        if kind == "error":
+            return (Error(message=str(event.message), error_type=event.code),)
+        return NOTHING
+
+    def _item(self, item: Any, done: bool) -> Sequence[AgentEvent]:
+        if getattr(item, "type", None) != "function_call":
+            return NOTHING
+        key = item.id or item.call_id
+        if not done:
+            self._calls[key] = [item.call_id, item.name, item.arguments or ""]
+            return NOTHING
+        self._calls.pop(key, None)
+        return (ToolCall(id=item.call_id, function=FunctionCall(item.name, item.arguments)),)
+
+    def _response(self, response: Any) -> None:
+        self._id = response.id or self._id
+        self._model = response.model or self._model
+
+    def _end(self, response: Any) -> Sequence[AgentEvent]:
+        self._response(response)
+        self._done = True
+        self._usage = response.usage
+        details = response.incomplete_details
+        self._finish = (details.reason if details is not None else None) or response.status
+        error = response.error
+        if error is None:
+            return NOTHING
+        return (Error(message=str(error.message), error_type=str(error.code)),)
+
+    def close(self) -> Sequence[AgentEvent]:
+        out: list[AgentEvent] = [  # calls the stream never finished: keep what arrived
+            ToolCall(id=call_id, function=FunctionCall(name, arguments))
+            for call_id, name, arguments in self._calls.values()
+        ]
+        self._calls.clear()
+        if self._usage is not None:
+            out.append(responses_usage(self._usage, self._model))
+        out.append(LLMCallEnd(model=self._model, finish_reason=self._finish, response_id=self._id))
+        return out
+
+
+def responses_usage(usage: Any, model: str | None) -> Usage:
+    """A Responses ``usage`` object as ``Usage`` (``input_tokens`` include cached)."""
+    cached = getattr(getattr(usage, "input_tokens_details", None), "cached_tokens", None)
+    reasoning = getattr(getattr(usage, "output_tokens_details", None), "reasoning_tokens", None)
+    return Usage(
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        total_tokens=usage.total_tokens,
+        cache_read_tokens=cached,
+        reasoning_tokens=reasoning,
+        model=model,
+    )
+
+
+def response_input(messages: list[Message]) -> tuple[str | None, list[dict[str, Any]]]:
+    """Contract history as Responses ``(instructions, input items)``.
+
+    System messages join into ``instructions``; an assistant's tool calls become
+    ``function_call`` items and tool messages ``function_call_output`` items.
+    """
+    system = [m.content for m in messages if m.role == "system" and isinstance(m.content, str)]
+    items: list[dict[str, Any]] = []
+    for m in messages:
+        if m.role == "tool":
+            output = m.content if isinstance(m.content, str) else json.dumps(m.content)
+            items.append(
+                {"type": "function_call_output", "call_id": m.tool_call_id, "output": output}
+            )
+        elif m.role != "system":
+            if m.content:
+                items.append({"role": m.role, "content": m.content})
+            for call in m.tool_calls or ():
+                items.append(
+                    {
+                        "type": "function_call",
+                        "call_id": call.id,
+                        "name": call.function.name,
+                        "arguments": call.function.arguments,
+                    }
+                )
+    return ("\n\n".join(system) or None), items
+
+
+def stream_responses(
+    client: Any, messages: list[Message], model: str, *, sink: Sink | None = None, **params: Any
+) -> AsyncIterator[AgentEvent]:
+    """One streamed ``client.responses.create`` call (an ``AsyncOpenAI``), as events."""
+    start = start_event(model, "openai", messages, params)
+    instructions, items = response_input(messages)
+    if instructions is not None:
+        params = {"instructions": instructions, **params}
+    return read_stream(
+        start,
+        lambda: client.responses.create(model=model, input=items, stream=True, **params),
+        ResponsesReader(),
+        sink,
+    )
+
+
+class OpenAIResponsesAgent(OneCallAgent):
+    """A contract agent making one streamed Responses API call per run."""
+
+    source = staticmethod(stream_responses)

@@ -1,0 +1,96 @@
+"""What the source tests check on a trace: its shape, its token counts, spans left open."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from opentelemetry.context import Context
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
+
+from agent_contract.protocol import (
+    AgentEvent,
+    Message,
+    StepBoundary,
+    StreamingAgent,
+    ToolCall,
+    ToolResult,
+)
+from agent_otel import otel_wrapper
+from agent_otel.testing import InMemoryTelemetry
+
+
+class OpenSpans(SpanProcessor):
+    """Counts spans started and not yet ended (an exporter only ever sees ended ones)."""
+
+    def __init__(self) -> None:
+        self.open: dict[int, str] = {}
+
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        self.open[span.context.span_id] = span.name
+
+    def on_end(self, span: ReadableSpan) -> None:
+        self.open.pop(span.context.span_id, None)
+
+
+def watch(telemetry: InMemoryTelemetry) -> OpenSpans:
+    processor = OpenSpans()
+    telemetry.tracer_provider.add_span_processor(processor)
+    return processor
+
+
+def wrapper(telemetry: InMemoryTelemetry, name: str = "agent") -> Any:
+    return otel_wrapper(
+        agent_name=name,
+        tracer_provider=telemetry.tracer_provider,
+        meter_provider=telemetry.meter_provider,
+    )
+
+
+def shape(telemetry: InMemoryTelemetry) -> list[Any]:
+    """The tree as nested ``[name, [children...]]`` lists (a leaf is its bare name)."""
+
+    def walk(node: dict[str, Any]) -> Any:
+        kids = [walk(child) for child in node["children"]]
+        return [node["name"], kids] if kids else node["name"]
+
+    return [walk(root) for root in telemetry.tree(attributes=False, events=False)]
+
+
+def tokens(telemetry: InMemoryTelemetry, key: str = "gen_ai.usage.input_tokens") -> int:
+    """``key`` summed over every span, as a backend summing spans would (counted once?)."""
+    return sum(int((s.attributes or {}).get(key, 0)) for s in telemetry.spans())  # type: ignore[arg-type]
+
+
+def attributes(telemetry: InMemoryTelemetry, prefix: str) -> dict[str, Any]:
+    [span] = [s for s in telemetry.spans() if s.name.startswith(prefix)]
+    return dict(span.attributes or {})
+
+
+class ToolLoop(StreamingAgent):
+    """A small agent on an SDK source: call the model, run the tools it asks for, repeat."""
+
+    def __init__(self, source: Callable[[list[Message]], AsyncIterator[AgentEvent]],
+                 tools: dict[str, Callable[[str], str]]) -> None:  # fmt: skip
+        self.source, self.tools = source, tools
+
+    async def stream(
+        self, messages: list[Message], config: dict[str, Any] | None = None
+    ) -> AsyncIterator[AgentEvent]:
+        history = list(messages)
+        for step in range(5):
+            calls: list[ToolCall] = []
+            async for event in self.source(history):
+                if isinstance(event, ToolCall):
+                    calls.append(event)
+                yield event
+            if not calls:
+                return
+            history.append(Message(role="assistant", tool_calls=calls))
+            for call in calls:
+                output = self.tools[call.function.name or ""](call.function.arguments)
+                yield ToolResult(
+                    tool_call_id=call.id or "", content=output, name=call.function.name
+                )
+                history.append(Message(role="tool", tool_call_id=call.id, content=output))
+            yield StepBoundary(index=step)
