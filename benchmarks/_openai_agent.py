@@ -1,8 +1,9 @@
-"""The small adapter agent of figure 3, and the mock OpenAI endpoint it talks to.
+"""The adapter agent of figure 3, and the mock OpenAI endpoint it talks to.
 
-``OpenAIChatAgent.stream`` makes one streaming chat-completions call with the OpenAI SDK and
-turns the SDK's chunks into contract events: ``LLMCallStart``, a ``TextDelta`` per content
-chunk, ``Usage`` and ``LLMCallEnd``. The endpoint is an in-process mock transport that serves a
+``chat_agent`` is ``agent_contract.sources.openai_chat.OpenAIChatAgent`` (the one Chat
+Completions source): one streaming chat-completions call with the OpenAI SDK, its chunks
+turned into contract events (``LLMCallStart``, a ``TextDelta`` per content chunk, ``Usage``,
+``LLMCallEnd``). The endpoint is an in-process mock transport that serves a
 pre-built server-sent-events body of N content chunks (plus the finish and usage chunks), so
 no network is involved and every configuration parses the very same bytes.
 """
@@ -16,7 +17,8 @@ from typing import Any
 
 import openai
 
-from agent_contract.protocol import LLMCallEnd, LLMCallStart, TextDelta, Usage
+from agent_contract.protocol import Message
+from agent_contract.sources.openai_chat import OpenAIChatAgent
 
 try:  # the OpenAI SDK moved from httpx to its successor httpx2 in its 3.x line
     import httpx2 as httpx
@@ -25,6 +27,7 @@ except ImportError:  # pragma: no cover - older SDKs
 
 MODEL = "gpt-4o-mini"
 MESSAGES = [{"role": "user", "content": "Say something long."}]
+HISTORY = [Message.from_dict(m) for m in MESSAGES]
 
 
 def sse_body(chunks: int) -> bytes:
@@ -97,38 +100,6 @@ async def sdk_call(api: openai.AsyncOpenAI) -> int:
     return n
 
 
-class OpenAIChatAgent:
-    """A contract agent over one OpenAI streaming chat call."""
-
-    def __init__(self, api: openai.AsyncOpenAI) -> None:
-        self.api = api
-
-    async def stream(
-        self, messages: list[Any], config: dict[str, Any] | None = None
-    ) -> AsyncIterator[Any]:
-        params = {"stream": True}
-        yield LLMCallStart(model=MODEL, provider="openai", params=params)
-        stream = await self.api.chat.completions.create(
-            model=MODEL, messages=messages, stream=True, stream_options={"include_usage": True}
-        )
-        finish: str | None = None
-        response_id = model = None
-        usage = None
-        async for chunk in stream:
-            response_id, model = chunk.id, chunk.model
-            if chunk.usage is not None:
-                usage = chunk.usage
-            if chunk.choices:
-                choice = chunk.choices[0]
-                if choice.delta.content:
-                    yield TextDelta(text=choice.delta.content)
-                if choice.finish_reason:
-                    finish = choice.finish_reason
-        if usage is not None:
-            yield Usage(
-                input_tokens=usage.prompt_tokens,
-                output_tokens=usage.completion_tokens,
-                total_tokens=usage.total_tokens,
-                model=model,
-            )
-        yield LLMCallEnd(model=model, finish_reason=finish, response_id=response_id)
+def chat_agent(api: openai.AsyncOpenAI) -> OpenAIChatAgent:
+    """The Chat Completions source as a contract agent: one streamed call per run."""
+    return OpenAIChatAgent(api, MODEL)

@@ -8,7 +8,7 @@ own measurement and uninstrumented right after, each with its own in-memory SDK 
 - ``sdk``: no instrumentation (the baseline);
 - ``official``: opentelemetry-instrumentation-openai-v2 (its default, non-experimental path);
 - ``openinference``: openinference-instrumentation-openai (its defaults);
-- ``adapter``: the adapter agent of ``_openai_agent.py``, not traced;
+- ``adapter``: the Chat Completions source agent (``_openai_agent.chat_agent``), not traced;
 - ``agent_otel``: the adapter agent traced by ``otel_wrapper()``.
 
 Per round: added cost per request = (config - sdk) on the one-chunk request; added cost per chunk
@@ -29,7 +29,7 @@ from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor as Offici
 from agent_otel import otel_wrapper
 
 from ._harness import Row, Stat, interleave
-from ._openai_agent import MESSAGES, OpenAIChatAgent, client, replayed_parsing, sdk_call
+from ._openai_agent import HISTORY, chat_agent, client, replayed_parsing, sdk_call
 from ._setup import Sdk
 
 CONFIGS = ("sdk", "official", "openinference", "adapter", "agent_otel")
@@ -78,17 +78,17 @@ class Peers:
 def _work(name: str, peers: Peers, api: Any) -> Callable[[], Awaitable[int]]:
     if name in ("sdk", "official", "openinference"):
         return lambda: sdk_call(api)
-    agent = OpenAIChatAgent(api)
+    agent = chat_agent(api)
 
     async def adapter() -> int:
         n = 0
-        async for _ in agent.stream(MESSAGES):
+        async for _ in agent.stream(HISTORY):
             n += 1
         return n
 
     async def traced() -> int:
         n = 0
-        async for _ in peers.wrap(agent.stream(MESSAGES)):
+        async for _ in peers.wrap(agent.stream(HISTORY)):
             n += 1
         return n
 

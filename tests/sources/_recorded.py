@@ -76,17 +76,14 @@ def responses(*, tools: bool = True, model: str = "gpt-5-mini-2025-08-07") -> li
     events.append(
         {"type": "response.output_item.added", "output_index": 1, "item": message | {"content": []}}
     )
-    for text in ("Checking ", "both.") if tools else ("Sunny ", "in both."):
+    texts = ("Checking ", "both.") if tools else ("Sunny ", "in both.")
+    for text in texts:
         events.append({"type": "response.output_text.delta", "item_id": "msg_1", "output_index": 1,
                        "content_index": 0, "delta": text, "logprobs": []})  # fmt: skip
-    events.append(
-        {
-            "type": "response.output_item.done",
-            "output_index": 1,
-            "item": message | {"status": "completed"},
-        }
-    )
-    output: list[dict[str, Any]] = []
+    part = {"type": "output_text", "text": "".join(texts), "annotations": [], "logprobs": []}
+    message = message | {"status": "completed", "content": [part]}
+    events.append({"type": "response.output_item.done", "output_index": 1, "item": message})
+    output: list[dict[str, Any]] = [reasoning, message]
     if tools:
         for index, (item_id, call_id, args) in enumerate(
             (("fc_1", "call_p", PARIS), ("fc_2", "call_r", ROME)), 2

@@ -1,0 +1,169 @@
+"""LangGraph: ``graph.astream(stream_mode=["messages", "updates"])`` as contract events.
+
+The two modes together say everything a trace needs, read by class name (nothing of
+LangChain is imported here):
+
+* ``messages``: the chat model's ``AIMessageChunk`` tokens with their metadata. A chunk
+  with a new message id opens an LLM call (``LLMCallStart`` with the model and provider
+  LangChain reports, ``ls_model_name`` / ``ls_provider``, and its ``ls_*`` params); text and
+  reasoning content become ``TextDelta`` / ``ReasoningDelta``; ``tool_call_chunks`` are
+  assembled by index.
+* ``updates``: a node finished. The model node's ``AIMessage`` closes its call with the
+  final ``tool_calls``, ``usage_metadata`` (cache reads and reasoning included) and
+  ``response_metadata`` (``model_name``, ``finish_reason`` or ``stop_reason``, ``id``); the
+  tool node's ``ToolMessage``\\ s become ``ToolResult`` (``status="error"`` an error result),
+  and the next LLM call after results starts a new step.
+
+A call still open when the stream ends is closed with what its chunks assembled. The
+graph's own stream items go to ``sink`` untouched. Needs ``langgraph`` (extra ``langgraph``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from agent_contract.events import (
+    AgentEvent,
+    FunctionCall,
+    LLMCallEnd,
+    LLMCallStart,
+    ReasoningDelta,
+    StepBoundary,
+    TextDelta,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
+from agent_contract.sources._stream import Sink
+
+__all__ = ["langgraph_events"]
+
+_PARAMS = {"ls_temperature": "temperature", "ls_max_tokens": "max_tokens", "ls_stop": "stop"}
+
+
+class _Call:
+    """The LLM call a model node is streaming: its id and tool-call chunks by index."""
+
+    __slots__ = ("id", "tools")
+
+    def __init__(self, message_id: str | None) -> None:
+        self.id = message_id
+        self.tools: dict[int, list[Any]] = {}  # index -> [id, name, args parts]
+
+
+async def langgraph_events(
+    graph: Any, input: Any, config: Any = None, *, sink: Sink | None = None, **stream: Any
+) -> AsyncIterator[AgentEvent]:
+    """Stream ``graph`` on ``input`` (``stream`` goes to ``astream``), yielding events."""
+    call: _Call | None = None
+    step, results = 0, False
+    async for mode, payload in graph.astream(
+        input, config, stream_mode=["messages", "updates"], **stream
+    ):
+        if sink is not None:
+            sink((mode, payload))
+        if mode == "messages":
+            chunk, meta = payload
+            if type(chunk).__name__ != "AIMessageChunk":
+                continue
+            if call is None or (chunk.id and chunk.id != call.id):
+                if call is not None:
+                    for event in _end(call, None):
+                        yield event
+                if results:
+                    yield StepBoundary(index=step)
+                    step, results = step + 1, False
+                call = _Call(chunk.id)
+                yield _start(meta)
+            for event in _deltas(chunk, call):
+                yield event
+        elif mode == "updates" and isinstance(payload, dict):
+            for message in _messages(payload):
+                kind = type(message).__name__
+                if kind == "ToolMessage":
+                    results = True
+                    yield _result(message)
+                elif kind == "AIMessage" and call is not None and message.id == call.id:
+                    for event in _end(call, message):
+                        yield event
+                    call = None
+    if call is not None:
+        for event in _end(call, None):
+            yield event
+
+
+def _messages(update: dict[str, Any]) -> Iterator[Any]:
+    for state in update.values():
+        if isinstance(state, dict):
+            yield from state.get("messages", ())
+
+
+def _start(meta: Any) -> LLMCallStart:
+    meta = meta if isinstance(meta, dict) else {}
+    params = {name: meta[key] for key, name in _PARAMS.items() if meta.get(key) is not None}
+    return LLMCallStart(
+        model=meta.get("ls_model_name"), provider=meta.get("ls_provider"),
+        params={**params, "stream": True},
+    )  # fmt: skip
+
+
+def _deltas(chunk: Any, call: _Call) -> Iterator[AgentEvent]:
+    content = chunk.content
+    if isinstance(content, str):
+        if content:
+            yield TextDelta(text=content)
+    else:
+        for block in content:
+            if isinstance(block, str):
+                yield TextDelta(text=block)
+            elif isinstance(block, dict):
+                kind = block.get("type")
+                text = block.get("text") or block.get("reasoning") or block.get("thinking")
+                if text and kind == "text":
+                    yield TextDelta(text=text)
+                elif text and kind in ("reasoning", "thinking"):
+                    yield ReasoningDelta(text=text)
+    reasoning = chunk.additional_kwargs.get("reasoning_content")
+    if reasoning and isinstance(reasoning, str):
+        yield ReasoningDelta(text=reasoning)
+    for part in chunk.tool_call_chunks or ():
+        index = part.get("index") or 0
+        slot = call.tools.setdefault(index, [None, "", []])
+        slot[0] = part.get("id") or slot[0]
+        slot[1] += part.get("name") or ""
+        slot[2].append(part.get("args") or "")
+
+
+def _end(call: _Call, message: Any) -> Iterator[AgentEvent]:
+    if message is not None:
+        for tool in message.tool_calls:
+            arguments = json.dumps(tool.get("args") or {})
+            yield ToolCall(id=tool.get("id"), function=FunctionCall(tool.get("name"), arguments))
+    else:
+        for call_id, name, parts in call.tools.values():
+            yield ToolCall(id=call_id, function=FunctionCall(name or None, "".join(parts)))
+    meta = getattr(message, "response_metadata", None) or {}
+    model = meta.get("model_name") or meta.get("model")
+    usage = getattr(message, "usage_metadata", None)
+    if usage:
+        read = (usage.get("input_token_details") or {}).get("cache_read")
+        made = (usage.get("input_token_details") or {}).get("cache_creation")
+        thought = (usage.get("output_token_details") or {}).get("reasoning")
+        yield Usage(
+            input_tokens=usage.get("input_tokens"), output_tokens=usage.get("output_tokens"),
+            total_tokens=usage.get("total_tokens"), cache_read_tokens=read,
+            cache_creation_tokens=made, reasoning_tokens=thought, model=model,
+        )  # fmt: skip
+    finish = meta.get("finish_reason") or meta.get("stop_reason")
+    yield LLMCallEnd(model=model, finish_reason=finish, response_id=meta.get("id"))
+
+
+def _result(message: Any) -> ToolResult:
+    return ToolResult(
+        tool_call_id=str(message.tool_call_id),
+        content=message.content,
+        name=message.name,
+        is_error=message.status == "error",
+    )

@@ -1,0 +1,107 @@
+"""The OpenAI Agents SDK: ``Runner.run_streamed(...).stream_events()`` as contract events.
+
+Its stream carries three kinds of event, read by their ``type``:
+
+* ``raw_response_event``: the model's own Responses API events, read by the Responses
+  source's reader. ``response.created`` opens an LLM call (``LLMCallStart`` with the current
+  agent's model and model settings; a ``StepBoundary`` first when a call came before, so each
+  step is one model call plus the tools it asked for); ``response.completed`` (or failed,
+  incomplete) closes it with ``Usage`` and ``LLMCallEnd``. Tool calls, handoffs included
+  (``transfer_to_<agent>``), come from the response's ``function_call`` items.
+* ``run_item_stream_event``: ``tool_output`` and ``handoff_occured`` items are the calls'
+  results (``ToolResult`` by ``call_id``); the other items repeat what the raw events said.
+* ``agent_updated_stream_event``: the run starts with, or hands off to, an agent; it becomes a
+  ``PhaseMarker`` named after that agent, so the trace shows who answered each step.
+
+``on_result`` receives the ``RunResultStreaming`` before streaming starts, so the caller keeps
+everything the SDK returned (``final_output``, ``new_items``, ``raw_responses``). Closing the
+stream early cancels the run. Needs ``openai-agents`` (extra ``openai-agents``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from agent_contract.events import (
+    AgentEvent,
+    LLMCallStart,
+    PhaseMarker,
+    StepBoundary,
+    ToolResult,
+)
+from agent_contract.sources.openai_responses import ResponsesReader
+
+__all__ = ["openai_agents_events"]
+
+_RESULTS = frozenset({"tool_output", "handoff_occured", "handoff_occurred"})
+
+
+async def openai_agents_events(
+    agent: Any,
+    input: Any,
+    *,
+    on_result: Callable[[Any], object] | None = None,
+    **run: Any,
+) -> AsyncIterator[AgentEvent]:
+    """Run ``agent`` on ``input`` with ``Runner.run_streamed`` (``run`` passed on), as events."""
+    from agents import Runner
+
+    result: Any = Runner.run_streamed(agent, input, **run)
+    if on_result is not None:
+        on_result(result)
+    current, reader, step = agent, None, 0
+    try:
+        async for event in result.stream_events():
+            kind = event.type
+            if kind == "raw_response_event":
+                data = event.data
+                if data.type == "response.created":
+                    if reader is not None:
+                        yield StepBoundary(index=step)
+                        step += 1
+                    reader = ResponsesReader()
+                    yield _start(current)
+                if reader is None:
+                    continue
+                for out in reader.feed(data):
+                    yield out
+                if reader.done:
+                    for out in reader.close():
+                        yield out
+                    reader = ResponsesReader()  # a closed call: later raw events start afresh
+            elif kind == "run_item_stream_event":
+                if event.name in _RESULTS:
+                    yield _result(event.item)
+            elif kind == "agent_updated_stream_event":
+                current = event.new_agent
+                yield PhaseMarker(name=str(current.name))
+    finally:
+        if not result.is_complete:
+            result.cancel()
+
+
+def _start(agent: Any) -> LLMCallStart:
+    model = agent.model
+    name = model if isinstance(model, str) else getattr(model, "model", None)
+    settings = agent.model_settings.to_json_dict() if agent.model_settings else {}
+    params = {k: v for k, v in settings.items() if v is not None}
+    return LLMCallStart(
+        model=name if isinstance(name, str) else None,
+        provider="openai",
+        params={**params, "stream": True},
+    )
+
+
+def _result(item: Any) -> ToolResult:
+    raw = item.raw_item
+    output = getattr(item, "output", None)
+    return ToolResult(
+        tool_call_id=str(_field(raw, "call_id") or ""),
+        content=output if output is not None else _field(raw, "output"),
+    )
+
+
+def _field(raw: Any, key: str) -> Any:
+    """A field of a raw item, which the SDK gives as a dict or as a model."""
+    return raw.get(key) if isinstance(raw, dict) else getattr(raw, key, None)

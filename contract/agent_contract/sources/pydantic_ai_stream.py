@@ -1,0 +1,136 @@
+"""pydantic-ai: an agent run's event stream, node by node, as contract events.
+
+``pydantic_ai_events(agent, prompt, ...)`` drives ``agent.iter()``, the run's graph, and
+streams each node's own events (``node.stream(run.ctx)``):
+
+* a model request node is one LLM call: ``LLMCallStart`` (the model's name, its ``system``
+  as provider, the run's model settings as params), then each text and thinking part's
+  content, its start included, as ``TextDelta`` / ``ReasoningDelta``; when its stream ends,
+  the ``ModelResponse`` gives ``Usage`` (cache and reasoning tokens included) and
+  ``LLMCallEnd`` (``model_name``, ``provider_response_id``, ``finish_reason``);
+* a call-tools node runs the tools that response asked for: each ``FunctionToolCallEvent``
+  becomes a ``ToolCall`` (function tools only: an output tool is the answer, not a call),
+  each ``FunctionToolResultEvent`` a ``ToolResult`` (a retry prompt is an error result),
+  and a ``StepBoundary`` closes the step.
+
+The run's result is handed to ``on_result`` when the run ends, so the caller keeps
+everything pydantic-ai returned. Needs ``pydantic-ai-slim`` (extra ``pydantic-ai``); the
+caller brings the agent, and this module imports nothing of pydantic-ai.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from agent_contract.events import (
+    AgentEvent,
+    FunctionCall,
+    LLMCallEnd,
+    LLMCallStart,
+    ReasoningDelta,
+    StepBoundary,
+    TextDelta,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
+
+__all__ = ["pydantic_ai_events"]
+
+
+async def pydantic_ai_events(
+    agent: Any,
+    user_prompt: Any = None,
+    *,
+    on_result: Callable[[Any], object] | None = None,
+    **run: Any,
+) -> AsyncIterator[AgentEvent]:
+    """Run ``agent`` on ``user_prompt`` (``run`` goes to ``agent.iter``), yielding events."""
+    step = 0
+    async with agent.iter(user_prompt, **run) as graph:
+        async for node in graph:
+            kind = type(node).__name__  # read by name: nothing of pydantic-ai is imported
+            if kind == "ModelRequestNode":
+                yield _start(graph.ctx.deps.model, run.get("model_settings", agent.model_settings))
+                async with node.stream(graph.ctx) as stream:
+                    async for event in stream:
+                        delta = _delta(event)
+                        if delta is not None:
+                            yield delta
+                for done in _end(stream.response):
+                    yield done
+            elif kind == "CallToolsNode":
+                called = False
+                async with node.stream(graph.ctx) as tools:
+                    async for happened in tools:
+                        out = _tool_event(happened)
+                        if out is not None:
+                            called = True
+                            yield out
+                if called:
+                    yield StepBoundary(index=step)
+                    step += 1
+        if on_result is not None:
+            on_result(graph.result)
+
+
+def _start(model: Any, settings: Any) -> LLMCallStart:
+    params = dict(settings) if isinstance(settings, dict) else {}
+    return LLMCallStart(
+        model=getattr(model, "model_name", None), provider=getattr(model, "system", None),
+        params={**params, "stream": True},
+    )  # fmt: skip
+
+
+def _delta(event: Any) -> AgentEvent | None:
+    kind = type(event).__name__
+    if kind == "PartStartEvent":
+        part, text = event.part, getattr(event.part, "content", None)
+        if not text or not isinstance(text, str):
+            return None
+        if part.part_kind == "text":
+            return TextDelta(text=text)
+        return ReasoningDelta(text=text) if part.part_kind == "thinking" else None
+    if kind == "PartDeltaEvent":
+        delta, text = event.delta, getattr(event.delta, "content_delta", None)
+        if not text:
+            return None
+        if delta.part_delta_kind == "text":
+            return TextDelta(text=text)
+        return ReasoningDelta(text=text) if delta.part_delta_kind == "thinking" else None
+    return None
+
+
+def _end(response: Any) -> tuple[AgentEvent, ...]:
+    usage = response.usage
+    reasoning = usage.output_reasoning_tokens or (usage.details or {}).get("reasoning_tokens")
+    counted = Usage(
+        input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+        total_tokens=usage.total_tokens, cache_read_tokens=usage.cache_read_tokens or None,
+        cache_creation_tokens=usage.cache_write_tokens or None,
+        reasoning_tokens=reasoning or None, model=response.model_name,
+    )  # fmt: skip
+    end = LLMCallEnd(
+        model=response.model_name,
+        finish_reason=response.finish_reason,
+        response_id=response.provider_response_id,
+    )
+    return (counted, end)
+
+
+def _tool_event(event: Any) -> AgentEvent | None:
+    kind = type(event).__name__
+    if kind == "FunctionToolCallEvent":
+        part = event.part
+        args = part.args if isinstance(part.args, str) else json.dumps(part.args or {})
+        return ToolCall(id=part.tool_call_id, function=FunctionCall(part.tool_name, args))
+    if kind == "FunctionToolResultEvent":
+        part = event.part
+        retry = part.part_kind == "retry-prompt"
+        content = part.model_response() if retry else part.content
+        return ToolResult(
+            tool_call_id=part.tool_call_id, content=content, name=part.tool_name, is_error=retry
+        )
+    return None

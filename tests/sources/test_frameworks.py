@@ -1,0 +1,171 @@
+"""The three framework adapters, each on its framework's own test model, traced.
+
+The same scripted conversation (``_frameworks``) must give every framework the same tree
+(invoke_agent > step > chat and two parallel execute_tool spans), its tokens exactly once
+(the framework's own total, on chat spans only) and the same endings guarantees.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from agent_contract.protocol import AgentEvent, PhaseMarker, TextDelta, ToolCall, ToolResult
+from agent_otel.testing import InMemoryTelemetry
+
+from . import _frameworks as fw
+from ._trace import attributes, shape, tokens, watch, wrapper
+
+
+@dataclass
+class Case:
+    name: str
+    run: Callable[..., AsyncIterator[AgentEvent]]  # (results kept, *, fail, hang)
+    chat: str
+    provider: str | None
+    total_input: Callable[[Any], int]  # the framework's own input-token total for its result
+
+
+def _pydantic(kept: list[Any], fail: bool = False, hang: bool = False) -> AsyncIterator[AgentEvent]:
+    pytest.importorskip("pydantic_ai")
+    from agent_contract.sources.pydantic_ai_stream import pydantic_ai_events
+
+    return pydantic_ai_events(
+        fw.pydantic_agent(fail=fail, hang=hang), "Weather?", on_result=kept.append
+    )
+
+
+def _agents(kept: list[Any], fail: bool = False, hang: bool = False) -> AsyncIterator[AgentEvent]:
+    pytest.importorskip("agents")
+    from agent_contract.sources.openai_agents import openai_agents_events
+
+    agent = fw.agents_agent(fw.failing_body()) if fail else fw.agents_agent(hang=hang)
+    return openai_agents_events(agent, "Weather?", on_result=kept.append)
+
+
+def _langgraph(
+    kept: list[Any], fail: bool = False, hang: bool = False
+) -> AsyncIterator[AgentEvent]:
+    pytest.importorskip("langgraph")
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    graph = fw.langgraph_graph(fail=fail, hang=hang)
+    return langgraph_events(graph, {"messages": [("user", "Weather?")]}, sink=kept.append)
+
+
+def _langgraph_total(kept: list[Any]) -> int:
+    updates = [payload for mode, payload in kept if mode == "updates"]
+    messages = [m for u in updates for state in u.values() for m in state.get("messages", ())]
+    return sum((getattr(m, "usage_metadata", None) or {}).get("input_tokens", 0) for m in messages)
+
+
+CASES = [
+    Case("pydantic_ai", _pydantic, "chat scripted-model", "function",
+         lambda kept: kept[0].usage().input_tokens),
+    Case("openai_agents", _agents, "chat gpt-5-mini", "openai",
+         lambda kept: sum(r.usage.input_tokens for r in kept[0].raw_responses)),
+    Case("langgraph", _langgraph, "chat", "scripted", _langgraph_total),
+]  # fmt: skip
+ids = [case.name for case in CASES]
+
+
+@pytest.mark.parametrize("case", CASES, ids=ids)
+async def test_a_framework_run_traces_the_same_tree_with_tokens_once(
+    case: Case, otel_telemetry: InMemoryTelemetry
+) -> None:
+    open_spans = watch(otel_telemetry)
+    kept: list[Any] = []
+
+    events = [e async for e in wrapper(otel_telemetry)(case.run(kept))]
+
+    text = "".join(e.text for e in events if isinstance(e, TextDelta))
+    assert text.endswith("Sunny in both.")
+    calls = [e for e in events if isinstance(e, ToolCall)]
+    results = [e for e in events if isinstance(e, ToolResult)]
+    assert [c.function.name for c in calls] == ["weather", "weather"]
+    assert {c.id for c in calls} == {r.tool_call_id for r in results} and len(results) == 2
+    assert sorted(str(r.content) for r in results) == ["sunny in Paris", "sunny in Rome"]
+    assert shape(otel_telemetry) == [
+        ["invoke_agent agent", [
+            ["step 0", [case.chat, "execute_tool weather", "execute_tool weather"]],
+            ["step 1", [case.chat]],
+        ]],
+    ]  # fmt: skip
+    total = case.total_input(kept)
+    assert total > 0
+    assert tokens(otel_telemetry) == total  # chat spans only: a backend summing spans gets it once
+    assert attributes(otel_telemetry, "invoke_agent")["agent_otel.usage.input_tokens"] == total
+    assert attributes(otel_telemetry, "invoke_agent")["agent_otel.end_reason"] == "exhausted"
+    chats = [dict(s.attributes or {}) for s in otel_telemetry.spans() if s.name == case.chat]
+    assert {c.get("gen_ai.provider.name") for c in chats} == {case.provider}
+    assert open_spans.open == {}
+
+
+@pytest.mark.parametrize("case", CASES, ids=ids)
+async def test_a_model_error_mid_stream_comes_out_unchanged(
+    case: Case, otel_telemetry: InMemoryTelemetry
+) -> None:
+    open_spans = watch(otel_telemetry)
+    with pytest.raises(Exception) as caught:
+        [_ async for _ in wrapper(otel_telemetry)(case.run([], fail=True))]
+
+    assert type(caught.value).__name__ in {"Overloaded", "APIError"}
+    agent_span = attributes(otel_telemetry, "invoke_agent")
+    assert agent_span["agent_otel.end_reason"] == "error"
+    assert agent_span["error.type"] == type(caught.value).__qualname__
+    assert open_spans.open == {}
+
+
+@pytest.mark.parametrize("case", CASES, ids=ids)
+async def test_stopping_early_and_cancelling_leave_no_span_open(
+    case: Case, otel_telemetry: InMemoryTelemetry
+) -> None:
+    open_spans = watch(otel_telemetry)
+    events = wrapper(otel_telemetry)(case.run([]))
+    async for event in events:
+        if isinstance(event, ToolCall):
+            break
+    await events.aclose()
+    assert attributes(otel_telemetry, "invoke_agent")["agent_otel.end_reason"] == "closed_early"
+
+    otel_telemetry.clear()
+    first = asyncio.Event()
+
+    async def consume() -> None:  # the tool never returns: the task is cancelled mid-run
+        async for event in wrapper(otel_telemetry)(case.run([], hang=True)):
+            if isinstance(event, ToolCall):
+                first.set()
+
+    task = asyncio.ensure_future(consume())
+    await asyncio.wait_for(first.wait(), 10)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert attributes(otel_telemetry, "invoke_agent")["agent_otel.end_reason"] == "cancelled"
+    assert open_spans.open == {}
+
+
+async def test_an_agents_sdk_handoff_is_a_tool_call_and_names_the_new_agent(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    pytest.importorskip("agents")
+    from agent_contract.sources.openai_agents import openai_agents_events
+
+    kept: list[Any] = []
+    source = openai_agents_events(fw.agents_agent(handoff=True), "Weather?", on_result=kept.append)
+    events = [e async for e in wrapper(otel_telemetry)(source)]
+
+    assert [e.name for e in events if isinstance(e, PhaseMarker)] == ["triage", "weatherbot"]
+    assert kept[0].last_agent.name == "weatherbot"
+    assert shape(otel_telemetry) == [
+        ["invoke_agent agent", [
+            ["step 0", ["chat gpt-5-mini", "execute_tool transfer_to_weatherbot"]],
+            ["step 1", ["chat gpt-5-mini", "execute_tool weather", "execute_tool weather"]],
+            ["step 2", ["chat gpt-5-mini"]],
+        ]],
+    ]  # fmt: skip
+    assert tokens(otel_telemetry) == sum(r.usage.input_tokens for r in kept[0].raw_responses)
