@@ -1,0 +1,40 @@
+"""A pydantic-ai agent, traced: its run event stream becomes invoke_agent > step > chat/tool.
+
+    pip install 'agent-otel[pydantic-ai]' && python examples/pydantic_ai_agent.py
+
+No API key: the agent runs on pydantic-ai's own ``TestModel``, which calls every tool once
+and then answers. Swap in a real model (``Agent("openai:gpt-4o-mini", ...)``) and nothing
+else changes. ``configure()`` prints the trace tree to the terminal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from pydantic_ai import Agent
+from pydantic_ai.models.test import TestModel
+
+from agent_contract.sources.pydantic_ai_stream import pydantic_ai_events
+from agent_otel import configure, otel_wrapper
+
+agent = Agent(TestModel(), name="weatherbot")
+
+
+@agent.tool_plain
+def weather(city: str) -> str:
+    """Today's weather in ``city``."""
+    return f"sunny in {city}"
+
+
+async def main() -> None:
+    telemetry = configure("pydantic-ai-example")
+    results: list[object] = []
+    events = pydantic_ai_events(agent, "Weather in Paris?", on_result=results.append)
+    async for _ in otel_wrapper(agent_name="weatherbot")(events):
+        pass
+    print(f"answer: {getattr(results[0], 'output', None)}")
+    telemetry.shutdown()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,25 @@
+"""The adapters import nothing heavy: no OpenTelemetry, and no SDK or framework until used."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+MODULES = [
+    "openai_chat", "openai_responses", "anthropic_messages", "litellm_chat",
+    "openai_agents", "langgraph_stream", "pydantic_ai_stream",
+]  # fmt: skip
+HEAVY = ["opentelemetry", "openai", "anthropic", "litellm", "agents", "langgraph",
+         "langchain_core", "pydantic_ai", "httpx", "httpx2"]  # fmt: skip
+
+
+def test_every_source_module_imports_with_pydantic_and_the_standard_library_only() -> None:
+    imports = "; ".join(f"import agent_contract.sources.{name}" for name in MODULES)
+    check = f"import json, sys; {imports}; print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}})))"
+    done = subprocess.run(
+        [sys.executable, "-c", check], capture_output=True, text=True, check=True, timeout=60
+    )
+    loaded = set(json.loads(done.stdout))
+    assert loaded.isdisjoint(HEAVY), loaded & set(HEAVY)
+    assert "agent_contract" in loaded
