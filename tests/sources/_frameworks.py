@@ -34,7 +34,7 @@ def weather_tool(*, hang: bool = False) -> Any:
 # --- pydantic-ai: FunctionModel with a stream function -------------------------------------
 
 
-def pydantic_agent(*, fail: bool = False, hang: bool = False) -> Any:
+def pydantic_agent(*, fail: bool = False, hang: bool = False, capabilities: Any = ()) -> Any:
     from pydantic_ai import Agent
     from pydantic_ai.models.function import (
         AgentInfo,
@@ -62,7 +62,8 @@ def pydantic_agent(*, fail: bool = False, hang: bool = False) -> Any:
             yield "in both."
 
     model = FunctionModel(stream_function=stream, model_name="scripted-model")
-    agent = Agent(model, name="weatherbot", model_settings={"temperature": 0.2})
+    agent = Agent(model, name="weatherbot", model_settings={"temperature": 0.2},
+                  capabilities=list(capabilities))  # fmt: skip
     agent.tool_plain(weather_tool(hang=hang))
     return agent
 
@@ -92,10 +93,12 @@ def _handoff_body() -> bytes:
     return sse(kept, named=True)
 
 
-def agents_agent(*bodies: Answer, handoff: bool = False, hang: bool = False) -> Any:
+def agents_agent(
+    *bodies: Answer, handoff: bool = False, hang: bool = False, tracing: bool = False
+) -> Any:
     from agents import Agent, OpenAIResponsesModel, function_tool, set_tracing_disabled
 
-    set_tracing_disabled(True)  # no export to the vendor's trace endpoint from tests
+    set_tracing_disabled(not tracing)  # tests: no export to the vendor's trace endpoint
     if not bodies:
         bodies = (sse(_recorded.responses(tools=True), named=True),
                   sse(_recorded.responses(tools=False), named=True))  # fmt: skip
