@@ -143,8 +143,9 @@ async def main(runs: int, rounds: int) -> None:
             pair, seen, ("ours", "theirs"), strict=True
         ):
             added, times = diff(cpu, key, f"{key}_bare"), ratio(cpu, key, f"{key}_bare")
-            print(f"| {framework} | {tracer} | {tree} | {summed} | {left} | +{fmt(added.median)} "
-                  f"[{fmt(added.lo)}, {fmt(added.hi)}] | {times.median:.2f}x |", flush=True)  # fmt: skip
+            spread = f"+{fmt(added.median)} [{fmt(added.lo)}, {fmt(added.hi)}]"
+            print(f"| {framework} | {tracer} | {tree} | {summed} | {left} | {spread} "
+                  f"| {times.median:.2f}x |", flush=True)  # fmt: skip
         base = Stat.of(cpu["ours_bare"]).median, Stat.of(cpu["theirs_bare"]).median
         print(f"<!-- {framework} untraced CPU per framework event: adapter {fmt(base[0])} µs, "
               f"plain stream {fmt(base[1])} µs -->")  # fmt: skip
