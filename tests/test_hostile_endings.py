@@ -16,7 +16,7 @@ import pytest
 from opentelemetry import trace
 from opentelemetry.context.context import Context
 from opentelemetry.metrics import Meter, NoOpMeterProvider
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
@@ -34,6 +34,7 @@ from agent_contract.protocol import (
 )
 from agent_otel import _guard, instrument, otel_wrapper
 from agent_otel.testing import InMemoryTelemetry
+from otlp_check import assert_nested_endings
 from test_property import Ledger
 
 
@@ -92,16 +93,6 @@ async def drive(wrapper: Any, events: Sequence[Any], error: BaseException | None
     assert len(received) == len(events)
     assert all(a is b for a, b in zip(received, events))
     return received
-
-
-def assert_nested_endings(spans: Sequence[ReadableSpan]) -> None:
-    """No span ends after its parent (end timestamps)."""
-    by_id = {s.context.span_id: s for s in spans if s.context is not None}
-    for span in spans:
-        if span.parent is not None and span.parent.span_id in by_id:
-            parent = by_id[span.parent.span_id]
-            assert span.end_time is not None and parent.end_time is not None
-            assert span.end_time <= parent.end_time, (span.name, parent.name)
 
 
 @pytest.fixture(autouse=True)

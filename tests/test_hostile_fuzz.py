@@ -16,17 +16,16 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import math
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from opentelemetry.sdk.trace import ReadableSpan
 
 from agent_contract import agent as agent_events
 from agent_contract import protocol
 from agent_otel import ContentCapture, otel_wrapper
-from otlp_check import Exported
+from otlp_check import Exported, assert_nested_endings
 
 
 class NoStr:
@@ -160,15 +159,6 @@ def events(draw: st.DrawFn) -> Any:
 CAPTURE = st.sampled_from([False, True, ContentCapture(max_bytes=64)])
 
 
-def assert_tree(spans: Sequence[ReadableSpan]) -> None:
-    by_id = {s.context.span_id: s for s in spans if s.context is not None}
-    for span in spans:
-        if span.parent is not None and span.parent.span_id in by_id:
-            parent = by_id[span.parent.span_id]
-            assert span.end_time is not None and parent.end_time is not None
-            assert span.end_time <= parent.end_time, (span.name, parent.name)
-
-
 @settings(
     max_examples=60,
     deadline=None,
@@ -216,5 +206,5 @@ def test_hostile_events_never_cost_a_span_a_batch_or_the_agent(
     assert ledger.started, "the run was traced"
     assert not ledger.double_ends
     assert sorted(ledger.ended) == sorted(ledger.started)
-    assert_tree(exported.spans())
+    assert_nested_endings(exported.spans())
     exported.assert_encodes()

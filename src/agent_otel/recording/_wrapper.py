@@ -243,7 +243,7 @@ async def traced(
                     (handler_for(event.__class__) or resolve(event, handlers))(recorder, event)
                 except Exception:
                     report("event")
-                while True:  # as above
+                while True:  # as above (two loops, not one: `async for` is ~40 ns faster)
                     try:
                         yield event
                         break
