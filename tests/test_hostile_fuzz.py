@@ -8,13 +8,15 @@ example, with content capture off, on, or on with a tiny budget:
 * the consumer receives the agent's events, the same objects, in order;
 * every started span ends exactly once, and none ends after its parent;
 * everything exported (spans, metric points, exemplars) encodes with the real OTLP encoders;
-* nothing raises into the agent or the consumer (only the agent's own exception escapes).
+* nothing raises into the agent or the consumer (only the agent's own exception escapes);
+* every repair is a defined one: nothing is reported as an internal error.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 import math
 from collections.abc import AsyncIterator
 from typing import Any
@@ -26,6 +28,7 @@ from agent_contract import agent as agent_events
 from agent_contract import protocol
 from agent_otel import ContentCapture, otel_wrapper
 from otlp_check import Exported, assert_nested_endings
+from test_property import _Records
 
 
 class NoStr:
@@ -199,7 +202,16 @@ def test_hostile_events_never_cost_a_span_a_batch_or_the_agent(
         assert escaped is error  # only the agent's own exception, as the same object
         return received
 
-    received = asyncio.run(main())
+    records, logger = _Records(), logging.getLogger("agent_otel")
+    level = logger.level
+    logger.addHandler(records)
+    logger.setLevel(logging.DEBUG)  # repeats of a reported site are logged at DEBUG
+    try:
+        received = asyncio.run(main())
+    finally:
+        logger.removeHandler(records)
+        logger.setLevel(level)
+    assert not records.messages, records.messages
     assert len(received) == len(script)
     assert all(a is b for a, b in zip(received, script))
     ledger = exported.ledger

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from json.encoder import encode_basestring
 from typing import Any
 
@@ -236,9 +236,12 @@ def plain_copy(value: Any, max_bytes: int) -> Any:
 def recent(messages: Any, max_bytes: int) -> Any:
     """The newest messages of a history that can show within ``max_bytes`` (older ones cannot).
 
-    ``None`` for a one-shot iterator: capturing it would consume the agent's own value.
+    ``None`` for a one-shot iterator (capturing it would consume the agent's own value) and
+    for what is not a history at all.
     """
-    if isinstance(messages, Sequence) and not isinstance(messages, (str, bytes)):
+    if isinstance(messages, (str, bytes)) or not isinstance(messages, Iterable):
+        return None  # not a history
+    if isinstance(messages, Sequence):
         keep, total = max_bytes // MIN_MESSAGE_BYTES + 1, len(messages)
         if total <= keep:
             return messages

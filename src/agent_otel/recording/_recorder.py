@@ -96,7 +96,10 @@ class RunRecorder(LLMEvents, ToolEvents):
         self.mark_terminal()
         self._interrupted = True
         if self.recording:
-            attributes: dict[str, AttributeValue] = {A.INTERRUPT_ID: str(interrupt_id)}
+            attributes: dict[str, AttributeValue] = {}
+            interrupt_text = self.read_id(interrupt_id)
+            if interrupt_text is not None:
+                attributes[A.INTERRUPT_ID] = interrupt_text
             if isinstance(reason, str):
                 attributes[A.INTERRUPT_REASON] = reason
             self.agent.add_event(A.EVENT_INTERRUPT, attributes, timestamp=self._now())

@@ -21,6 +21,7 @@ from agent_otel import _clock
 from agent_otel._guard import ending, guarded, report
 
 from ._calls import LLMCall, ToolRun
+from ._encodable import in_range
 from ._errors import PendingError, record_error
 from ._fit import recent
 from ._messages import input_messages
@@ -206,7 +207,7 @@ class RunState:
             self.anomaly("open_at_step_boundary")
             self.end_open(now)
         with guarded("step end"):
-            if step.is_recording() and isinstance(index, int) and not isinstance(index, bool):
+            if step.is_recording() and type(index) is int and in_range(index):
                 step.set_attribute(A.STEP_INDEX, index)
                 step.update_name(f"{A.STEP_SPAN_NAME} {index}")
         self._closed, self._closed_end, self._closed_usage = step, now, self._step_usage
