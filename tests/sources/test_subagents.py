@@ -1,0 +1,55 @@
+"""A sub-agent run inside a framework's tool nests under that tool's span."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from agent_otel.testing import InMemoryTelemetry
+
+from ._trace import shape, wrapper
+
+
+async def test_a_pydantic_ai_agent_delegating_to_another_nests_its_run_under_the_tool(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    pytest.importorskip("pydantic_ai")
+    from pydantic_ai import Agent
+    from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
+
+    from agent_contract.sources.pydantic_ai_stream import pydantic_ai_events
+
+    async def lead(messages: list[Any], info: AgentInfo) -> AsyncIterator[Any]:
+        if len(messages) == 1:
+            yield {
+                0: DeltaToolCall(name="ask_expert", json_args='{"q": "Paris?"}', tool_call_id="d")
+            }
+        else:
+            yield "The expert says: sunny."
+
+    async def answer(messages: list[Any], info: AgentInfo) -> AsyncIterator[Any]:
+        yield "sunny"
+
+    expert = Agent(FunctionModel(stream_function=answer, model_name="expert-model"), name="expert")
+    boss = Agent(FunctionModel(stream_function=lead, model_name="lead-model"), name="lead")
+
+    @boss.tool_plain
+    async def ask_expert(q: str) -> str:
+        results: list[Any] = []
+        inner = pydantic_ai_events(expert, q, on_result=results.append)
+        [_ async for _ in wrapper(otel_telemetry, "expert")(inner)]
+        return str(results[0].output)
+
+    [_ async for _ in wrapper(otel_telemetry, "lead")(pydantic_ai_events(boss, "Weather?"))]
+
+    assert shape(otel_telemetry) == [
+        ["invoke_agent lead", [
+            ["step 0", ["chat lead-model",
+                        ["execute_tool ask_expert", [
+                            ["invoke_agent expert", [["step 0", ["chat expert-model"]]]],
+                        ]]]],
+            ["step 1", ["chat lead-model"]],
+        ]],
+    ]  # fmt: skip
