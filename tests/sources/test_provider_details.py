@@ -7,7 +7,15 @@ from typing import Any
 
 import pytest
 
-from agent_contract.protocol import Error, FunctionCall, LLMCallEnd, Message, ToolCall, Usage
+from agent_contract.protocol import (
+    Error,
+    FunctionCall,
+    LLMCallEnd,
+    Message,
+    TextDelta,
+    ToolCall,
+    Usage,
+)
 from agent_otel.testing import InMemoryTelemetry
 
 from . import _recorded
@@ -88,3 +96,27 @@ async def test_history_with_tool_turns_reaches_each_provider_in_its_own_shape() 
         "function_call",
         "function_call_output",
     ]
+
+
+async def test_compatible_servers_without_choice_or_tool_call_indexes_still_assemble() -> None:
+    from agent_contract.sources.openai_chat import stream_chat
+
+    base = {"id": "c-1", "object": "chat.completion.chunk", "created": 0, "model": "local"}
+
+    def chunk(delta: dict[str, Any]) -> dict[str, Any]:
+        return {**base, "choices": [{"delta": delta, "finish_reason": None}]}  # no "index"
+
+    call = {"id": "t1", "type": "function", "function": {"name": "f", "arguments": '{"a":'}}
+    body = sse([
+        chunk({"content": "Hi"}),
+        chunk({"tool_calls": [call]}),
+        chunk({"tool_calls": [{"function": {"arguments": " 1}"}}]}),
+        chunk({"tool_calls": [{"id": "t2", "function": {"name": "g", "arguments": "{}"}}]}),
+    ], done=True)  # fmt: skip
+    events = [e async for e in stream_chat(openai_client(body), HISTORY, "local")]
+
+    calls = [
+        (e.id, e.function.name, e.function.arguments) for e in events if isinstance(e, ToolCall)
+    ]
+    assert calls == [("t1", "f", '{"a": 1}'), ("t2", "g", "{}")]
+    assert [e.text for e in events if isinstance(e, TextDelta)] == ["Hi"]

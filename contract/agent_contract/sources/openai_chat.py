@@ -4,10 +4,11 @@
 ``ChatCompletionChunk`` and LiteLLM's ``ModelResponseStream`` (the same shape) share it.
 Per chunk of the first choice: ``reasoning_content`` / ``reasoning`` (the OpenAI-compatible
 servers' reasoning field) becomes ``ReasoningDelta``, ``content`` a ``TextDelta``; tool-call
-deltas are assembled by ``index`` and become one ``ToolCall`` each, in index order, when the
-stream ends. The last chunk's ``usage`` (``stream_options={"include_usage": True}``) becomes
-``Usage`` with ``cached_tokens`` as cache reads and ``reasoning_tokens``; ``LLMCallEnd``
-carries the response ``model``, ``id`` and ``finish_reason`` as the provider names them.
+deltas are assembled by ``index`` (by ``id`` when a server sends none) and become one
+``ToolCall`` each, in index order, when the stream ends. The last chunk's ``usage``
+(``stream_options={"include_usage": True}``) becomes ``Usage`` with ``cached_tokens`` as
+cache reads and ``reasoning_tokens``; ``LLMCallEnd`` carries the response ``model``, ``id``
+and ``finish_reason`` as the provider names them.
 
 Needs the ``openai`` package (extra ``openai``) only for ``OpenAIChatAgent``'s client.
 """
@@ -49,7 +50,7 @@ class ChatCompletionsReader:
     __slots__ = ("_calls", "_finish", "_id", "_model", "_usage")
 
     def __init__(self) -> None:
-        self._calls: dict[int, _Call] = {}
+        self._calls: dict[int | str, _Call] = {}
         self._finish: str | None = None
         self._id: str | None = None
         self._model: str | None = None
@@ -63,7 +64,7 @@ class ChatCompletionsReader:
             self._usage = usage
         out: list[AgentEvent] | None = None
         for choice in chunk.choices or ():
-            if choice.index != 0:  # n > 1: the contract has one answer per call
+            if choice.index:  # n > 1: the contract has one answer per call (None counts as 0)
                 continue
             delta = choice.delta
             if delta is not None:
@@ -84,9 +85,12 @@ class ChatCompletionsReader:
 
     def _assemble(self, deltas: Any) -> None:
         for delta in deltas:
-            call = self._calls.get(delta.index)
+            key = delta.index
+            if not isinstance(key, int):  # some compatible servers send no index: by id, or
+                key = delta.id or (next(reversed(self._calls)) if self._calls else 0)  # the last
+            call = self._calls.get(key)
             if call is None:
-                call = self._calls[delta.index] = _Call()
+                call = self._calls[key] = _Call()
             call.id = delta.id or call.id
             function = delta.function
             if function is not None:
@@ -96,12 +100,17 @@ class ChatCompletionsReader:
     def close(self) -> Sequence[AgentEvent]:
         out: list[AgentEvent] = [
             ToolCall(id=call.id, function=FunctionCall(call.name or None, call.arguments))
-            for _, call in sorted(self._calls.items())
+            for _, call in sorted(self._calls.items(), key=_index_order)
         ]
         if self._usage is not None:
             out.append(chat_usage(self._usage, self._model))
         out.append(LLMCallEnd(model=self._model, finish_reason=self._finish, response_id=self._id))
         return out
+
+
+def _index_order(item: tuple[int | str, _Call]) -> float:
+    """Calls by index; calls a server gave no index keep their first-seen order, after."""
+    return item[0] if isinstance(item[0], int) else float("inf")
 
 
 def chat_usage(usage: Any, model: str | None) -> Usage:
