@@ -108,3 +108,37 @@ def test_anthropic_events_reassemble(
     assert [(t.id, t.function.arguments) for t in tools] == [
         (f"t{i}", args) for i, args in enumerate(calls, 1)
     ]
+
+
+@settings(max_examples=40, deadline=None)
+@given(calls=arguments, done=st.booleans(), data=st.data())
+def test_responses_function_calls_reassemble_with_or_without_their_done_item(
+    calls: list[str], done: bool, data: st.DataObject
+) -> None:
+    from openai.types.responses import ResponseStreamEvent
+    from pydantic import TypeAdapter
+
+    from agent_contract.sources.openai_responses import ResponsesReader
+
+    parse = TypeAdapter(ResponseStreamEvent).validate_python
+    raw: list[dict[str, Any]] = []
+    for n, args in enumerate(calls):
+        item = {"id": f"fc{n}", "type": "function_call", "call_id": f"call{n}", "name": "f",
+                "arguments": "", "status": "in_progress"}  # fmt: skip
+        raw.append({"type": "response.output_item.added", "output_index": n, "item": item,
+                    "sequence_number": len(raw)})  # fmt: skip
+        for part in _cuts(data, args):
+            raw.append({"type": "response.function_call_arguments.delta", "item_id": f"fc{n}",
+                        "output_index": n, "delta": part, "sequence_number": len(raw)})  # fmt: skip
+        if done:  # a stream cut short has no done items: the reader keeps what arrived
+            finished = item | {"arguments": args, "status": "completed"}
+            raw.append({"type": "response.output_item.done", "output_index": n, "item": finished,
+                        "sequence_number": len(raw)})  # fmt: skip
+
+    events = _run(ResponsesReader(), [parse(e) for e in raw])
+
+    tools = [e for e in events if isinstance(e, ToolCall)]
+    assert [(t.id, t.function.arguments) for t in tools] == [
+        (f"call{n}", args) for n, args in enumerate(calls)
+    ]
+    assert isinstance(events[-1], LLMCallEnd)
