@@ -14,6 +14,7 @@ The rules (also in ``docs/README.md``, for whoever adds a page):
   ``#anchor`` at a heading of the target page. Every path-like token (in inline code, or in a
   non-Python code block) whose first part is a top-level entry of the repository exists.
   External links are only checked for form: the tests run offline.
+* The README stays a short tour: at most about 200 lines, with its six sections in order.
 """
 
 from __future__ import annotations
@@ -197,3 +198,17 @@ def test_the_rules_catch_what_they_should(tmp_path: Path) -> None:
     assert (py.info, py.code, py.line) == ("py", "print(1)\n", 6)
     assert bash.info == "bash"
     assert LINK.findall(prose(page)) == ["#a-code-heading-here", "#nope"]
+
+
+README_MAX_LINES = 220  # "at most about 200": room for the link lines each issue adds
+README_SECTIONS = ("## Quickstart", "## Use", "## Decorate", "## Export and view", "## Test")
+
+
+def test_readme_is_a_short_tour() -> None:
+    """What it is, quickstart, use, decorate, export and view, test; reference goes to docs/."""
+    lines = (ROOT / "README.md").read_text().splitlines()
+    assert len(lines) <= README_MAX_LINES, "move reference material to a docs/ page"
+    headings = [line for line in lines if line.startswith("## ")]
+    found = [next((h for h in headings if h.startswith(s)), None) for s in README_SECTIONS]
+    assert None not in found, f"missing sections: {README_SECTIONS} in {headings}"
+    assert found == sorted(found, key=headings.index), "the sections' order"

@@ -62,8 +62,12 @@ def test_importing_the_plugin_loads_no_sdk_and_no_recording_module() -> None:
 
     assert "agent_otel.testing.plugin" in modules
     assert [m for m in modules if m.startswith(HEAVY)] == []
-    assert set(modules) <= {"agent_otel", "agent_otel._version", "agent_otel.testing"} | {
-        "agent_otel.testing.plugin"
+    assert set(modules) <= {
+        "agent_otel",
+        "agent_otel._lazy",
+        "agent_otel._version",
+        "agent_otel.testing",
+        "agent_otel.testing.plugin",
     }
 
 

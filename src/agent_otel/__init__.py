@@ -12,9 +12,9 @@ agent-otel installed imports, costs a bystander almost nothing. ``configure`` an
 load the OTel SDK; the others the OTel API only.
 """
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ._lazy import lazy_exports
 from ._version import __version__
 
 if TYPE_CHECKING:
@@ -42,19 +42,6 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agent_otel' has no attribute {name!r}")
-    value = getattr(import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
-
-
 __all__ = [
     "ContentCapture",
     "ContentKind",
@@ -70,3 +57,5 @@ __all__ = [
     "otel_wrapper",
     "uninstrument",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

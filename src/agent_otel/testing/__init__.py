@@ -9,8 +9,9 @@ Names are imported on first use, so that importing the plugin (``agent_otel.test
 loads neither the OTel SDK nor the recording modules.
 """
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from agent_otel._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from ._clock import FakeClock
@@ -25,17 +26,6 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'agent_otel.testing' has no attribute {name!r}")
-    value = getattr(import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
-
-
 __all__ = ["FakeClock", "InMemoryTelemetry", "SequentialIdGenerator", "span_tree"]
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)
