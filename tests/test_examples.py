@@ -55,7 +55,9 @@ def test_quickstart_prints_the_trace_tree_and_token_summary() -> None:
     assert "\x1b[" not in done.stderr  # not a TTY: no colour codes
     summary = next(i for i, line in enumerate(lines) if line.startswith("token usage"))
     assert "1,067" in lines[summary + 1]  # 412 + 655 input tokens
-    assert lines[summary + 1].split()[-1] == "59"  # 38 + 21 output tokens
+    row = lines[summary + 1].split()
+    assert row[3] == "59"  # 38 + 21 output tokens
+    assert row[-1] == "USD"  # priced by the bundled table
 
 
 def test_instrumented_agent_example_nests_the_sub_agent_and_hides_the_key() -> None:

@@ -8,8 +8,8 @@ span with step, chat and tool spans below it, plus the GenAI metrics; the agent 
 
 Every name is imported on first use (PEP 562): ``import agent_otel`` alone loads nothing else,
 so the pytest plugin (``agent_otel.testing.plugin``), which every pytest run of a project with
-agent-otel installed imports, costs a bystander almost nothing. ``configure`` and ``Telemetry``
-load the OTel SDK; the others the OTel API only.
+agent-otel installed imports, costs a bystander almost nothing. ``configure``, ``Telemetry``
+and the tail sampler load the OTel SDK; the others the OTel API only.
 """
 
 from typing import TYPE_CHECKING
@@ -18,19 +18,29 @@ from ._lazy import lazy_exports
 from ._version import __version__
 
 if TYPE_CHECKING:
+    from .cost import BUNDLED_PRICES, ModelPrice, PriceTable
     from .decorating._instrument import instrument, is_instrumented, uninstrument
     from .decorating._propagation import extract_context, inject_context
     from .exporting._configure import configure
     from .exporting._telemetry import Telemetry
+    from .identity import RunIdentity, run_identity
     from .recording._content import ContentCapture, ContentKind, Redactor
     from .recording._wrapper import StreamWrapper, otel_wrapper
+    from .sampling import SamplerStats, TailSampler, TailSamplingPolicy
 
 # Where each public name lives (imported on first access, then cached in this module).
 _LAZY = {
+    "BUNDLED_PRICES": ".cost",
     "ContentCapture": ".recording._content",
     "ContentKind": ".recording._content",
+    "ModelPrice": ".cost",
+    "PriceTable": ".cost",
     "Redactor": ".recording._content",
+    "RunIdentity": ".identity",
+    "SamplerStats": ".sampling",
     "StreamWrapper": ".recording._wrapper",
+    "TailSampler": ".sampling",
+    "TailSamplingPolicy": ".sampling",
     "Telemetry": ".exporting._telemetry",
     "configure": ".exporting._configure",
     "extract_context": ".decorating._propagation",
@@ -38,15 +48,23 @@ _LAZY = {
     "instrument": ".decorating._instrument",
     "is_instrumented": ".decorating._instrument",
     "otel_wrapper": ".recording._wrapper",
+    "run_identity": ".identity",
     "uninstrument": ".decorating._instrument",
 }
 
 
 __all__ = [
+    "BUNDLED_PRICES",
     "ContentCapture",
     "ContentKind",
+    "ModelPrice",
+    "PriceTable",
     "Redactor",
+    "RunIdentity",
+    "SamplerStats",
     "StreamWrapper",
+    "TailSampler",
+    "TailSamplingPolicy",
     "Telemetry",
     "__version__",
     "configure",
@@ -55,6 +73,7 @@ __all__ = [
     "instrument",
     "is_instrumented",
     "otel_wrapper",
+    "run_identity",
     "uninstrument",
 ]
 

@@ -55,6 +55,15 @@ SYSTEM_INSTRUCTIONS: Final = "gen_ai.system_instructions"
 
 ERROR_TYPE: Final = "error.type"
 
+# --- run identity (general semconv registry: session.*, user.*) ---------------------------------
+SESSION_ID: Final = "session.id"
+USER_ID: Final = "user.id"
+
+# --- cost (open GenAI proposal semantic-conventions-genai PR #443: gen_ai.usage.cost.*) -------
+COST_AMOUNT: Final = "gen_ai.usage.cost.amount"
+COST_CURRENCY: Final = "gen_ai.usage.cost.currency"
+COST_SOURCE: Final = "gen_ai.usage.cost.source"
+
 # --- gen_ai.operation.name values and span names ----------------------------------------------
 OP_INVOKE_AGENT: Final = "invoke_agent"
 OP_CHAT: Final = "chat"
@@ -77,6 +86,10 @@ USAGE_TOTAL_TOTAL: Final = "agent_otel.usage.total_tokens"
 USAGE_CACHE_READ_TOTAL: Final = "agent_otel.usage.cache_read_tokens"
 USAGE_CACHE_CREATION_TOTAL: Final = "agent_otel.usage.cache_creation_tokens"
 USAGE_REASONING_TOTAL: Final = "agent_otel.usage.reasoning_tokens"
+# Cost totals on step and agent spans: ours, so no backend sums a run's cost twice (the proposal
+# puts gen_ai.usage.cost.* on inference spans only).
+COST_TOTAL: Final = "agent_otel.usage.cost.amount"
+COST_TOTAL_CURRENCY: Final = "agent_otel.usage.cost.currency"
 LLM_CALL_ID: Final = "agent_otel.llm.call_id"
 CHUNK_COUNT: Final = "agent_otel.response.chunk_count"
 CHUNK_INTERVAL_MEAN: Final = "agent_otel.response.chunk_interval_mean"
@@ -126,6 +139,8 @@ METRIC_TIME_TO_FIRST_CHUNK: Final = "gen_ai.client.operation.time_to_first_chunk
 METRIC_TIME_PER_OUTPUT_CHUNK: Final = "gen_ai.client.operation.time_per_output_chunk"
 METRIC_AGENT_DURATION: Final = "gen_ai.invoke_agent.duration"
 METRIC_TOOL_DURATION: Final = "gen_ai.execute_tool.duration"
+# A counter of our own: the proposal's gen_ai.client.operation.cost is a histogram, not merged.
+METRIC_COST: Final = "agent_otel.client.cost"
 
 # ExplicitBucketBoundaries from the GenAI metrics spec.
 TOKEN_BUCKETS: Final = (

@@ -25,7 +25,7 @@ from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import TracerProvider
 
 from agent_otel.recording._content import ContentCapture
-from agent_otel.recording._wrapper import make_settings
+from agent_otel.recording._resolve import make_settings
 
 from ._base import DELEGATES, INSTANCE, Bound
 from ._classes import (

@@ -1,6 +1,7 @@
 """What an instrumented agent's run is recorded with: an allow-list of its call parameters.
 
-Event contract: ``config["conversation_id"]`` and, when content capture is on, the messages.
+Event contract: ``config["conversation_id"]``, ``["session_id"]``, ``["user_id"]`` and, when
+content capture is on, the messages.
 Agent contract: ``thread_id``, ``llm_provider``, ``llm_kwargs``' model and sampling parameters,
 ``strategy``, ``recursion_limit``, the NAMES of tools, presets, sub-agents and skills, whether
 the run resumes an interrupt, and (capture on only) the system and user messages. Nothing
@@ -89,7 +90,7 @@ def _describe(agent: Any, options: Options) -> dict[str, Any]:
 def event_settings(options: Options, agent: Any, messages: Any, config: Any) -> RunSettings:
     """Settings of one event-contract run (``stream`` / ``invoke``)."""
     base = options.settings
-    conversation = _text(config.get("conversation_id")) if isinstance(config, Mapping) else None
+    ids = config if isinstance(config, Mapping) else {}
     captured = None
     if (
         base.capture is not None
@@ -100,7 +101,9 @@ def event_settings(options: Options, agent: Any, messages: Any, config: Any) -> 
     return replace(
         base,
         **_describe(agent, options),
-        conversation_id=conversation or base.conversation_id,
+        conversation_id=_text(ids.get("conversation_id")) or base.conversation_id,
+        session_id=_text(ids.get("session_id")) or base.session_id,
+        user_id=_text(ids.get("user_id")) or base.user_id,
         input_messages=captured,
     )
 

@@ -3,7 +3,8 @@
 A run handed to another process (a worker, a Temporal activity) carries its parent as a plain
 ``dict[str, str]`` (``traceparent``, ``tracestate``, ``baggage``): JSON- and pickle-friendly.
 The W3C propagators are used explicitly, so this works whatever global propagator is (or is
-not) configured. In-process, an OTel ``Context`` object can be passed as is.
+not) configured. In-process, an OTel ``Context`` object can be passed as is. The run ids of
+:mod:`agent_otel.identity` ride in the carrier's baggage and come back out as run ids.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from opentelemetry import trace
 from opentelemetry.baggage.propagation import W3CBaggagePropagator
 from opentelemetry.context.context import Context
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+from agent_otel.identity._identity import identity_from_baggage, identity_to_baggage
 
 __all__ = ["agent_context_value", "extract_context", "inject_context", "parent_from"]
 
@@ -32,7 +35,7 @@ def inject_context(context: Context | None = None) -> dict[str, str]:
     """
     carrier: dict[str, str] = {}
     _TRACE.inject(carrier, context=context)
-    _BAGGAGE.inject(carrier, context=context)
+    _BAGGAGE.inject(carrier, context=identity_to_baggage(context))
     return carrier
 
 
@@ -42,7 +45,7 @@ def extract_context(carrier: Mapping[str, str], context: Context | None = None) 
     ``context`` is the base the carrier's values are added to (default: an empty context).
     """
     extracted = _TRACE.extract(carrier, context=context if context is not None else Context())
-    return _BAGGAGE.extract(carrier, context=extracted)
+    return identity_from_baggage(_BAGGAGE.extract(carrier, context=extracted))
 
 
 def parent_from(value: Any) -> Context | None:

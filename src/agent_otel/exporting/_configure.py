@@ -17,7 +17,7 @@ from opentelemetry.sdk.metrics import Histogram, MeterProvider
 from opentelemetry.sdk.metrics.export import MetricReader, PeriodicExportingMetricReader
 from opentelemetry.sdk.metrics.view import ExplicitBucketHistogramAggregation, View
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
-from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace import SpanProcessor, SynchronousMultiSpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 from opentelemetry.util.types import AttributeValue
 
@@ -31,6 +31,7 @@ from agent_otel.exporting._exporters import (
     start_prometheus,
 )
 from agent_otel.exporting._telemetry import Telemetry
+from agent_otel.sampling import TailSampler, TailSamplingPolicy
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.metrics.export import MetricExporter
@@ -79,6 +80,7 @@ def configure(
     metric_export_interval_millis: float | None = None,
     max_queue_size: int | None = None,
     span_processors: Sequence[SpanProcessor] = (),
+    tail_sampling: TailSamplingPolicy | None = None,
     metric_readers: Sequence[MetricReader] = (),
     set_global: bool = True,
     shutdown_timeout_millis: int = 10_000,
@@ -115,6 +117,10 @@ def configure(
     returned handle's providers explicitly instead; ``set_global=False`` never touches
     globals. Shutdown runs at exit (bounded by ``shutdown_timeout_millis``) or through
     ``Telemetry.shutdown()``.
+
+    ``tail_sampling=TailSamplingPolicy(...)`` puts one :class:`~agent_otel.sampling.TailSampler`
+    in front of the exporters built here (OTLP and the terminal view; not ``span_processors``):
+    whole runs are kept or dropped when they end; metrics are unaffected.
     """
     resource = _resource(service_name, resource_attributes)
     timeout_s = timeout
@@ -136,6 +142,8 @@ def configure(
     if console:
         console_exporter = ConsoleTreeExporter(console_stream)
         processors.append(SimpleSpanProcessor(console_exporter))
+    if tail_sampling is not None and processors:
+        processors = [TailSampler(_fan_out(processors), tail_sampling)]
     processors.extend(span_processors)
 
     readers: list[MetricReader] = list(metric_readers)
@@ -171,6 +179,15 @@ def configure(
             tracer_provider, meter_provider
         )
     return handle
+
+
+def _fan_out(processors: list[SpanProcessor]) -> SpanProcessor:
+    if len(processors) == 1:
+        return processors[0]
+    fan_out = SynchronousMultiSpanProcessor()  # type: ignore[no-untyped-call]
+    for processor in processors:
+        fan_out.add_span_processor(processor)
+    return fan_out
 
 
 def _batch_processor(exporter: SpanExporter, max_queue_size: int | None) -> BatchSpanProcessor:

@@ -1,7 +1,7 @@
 """The embedded default exporter: each finished trace printed as a tree in the terminal.
 
 ``ConsoleTreeExporter`` buffers spans by trace id and prints a trace once its local root
-ends (rendered by ``render_tree``); a token summary per model follows at shutdown.
+ends (rendered by ``render_tree``); a token and cost summary per model follows at shutdown.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from agent_otel.exporting._render import (
     ModelUsage,
+    cost_of,
     format_duration,
     render_token_summary,
     render_tree,
@@ -79,7 +80,7 @@ class ConsoleTreeExporter(SpanExporter):
         """A copy of the token totals per model seen so far."""
         with self._lock:
             return {
-                m: ModelUsage(u.calls, u.input_tokens, u.output_tokens)
+                m: ModelUsage(u.calls, u.input_tokens, u.output_tokens, u.cost, u.currency)
                 for m, u in self._usage.items()
             }
 
@@ -137,6 +138,9 @@ class ConsoleTreeExporter(SpanExporter):
         entry.calls += 1
         entry.input_tokens += inp
         entry.output_tokens += out
+        cost = cost_of(span)
+        if cost is not None:
+            entry.add_cost(*cost)
 
     def _write(self, render: Callable[[bool, int], str]) -> None:
         try:

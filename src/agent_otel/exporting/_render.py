@@ -209,11 +209,27 @@ def render_tree(
 
 @dataclass
 class ModelUsage:
-    """Token totals of one model over the process lifetime."""
+    """Token totals of one model over the process lifetime; ``cost`` None: never priced."""
 
     calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    cost: float | None = None
+    currency: str = ""
+
+    def add_cost(self, cost: float | None, currency: str) -> None:
+        if cost is not None:
+            self.cost = cost if self.cost is None else self.cost + cost
+            self.currency = self.currency or currency
+
+
+def cost_of(span: ReadableSpan) -> tuple[float, str] | None:
+    """(amount, currency) of a chat span that carries a cost, else None."""
+    attrs = span.attributes or {}
+    amount = attrs.get(A.COST_AMOUNT)
+    if not isinstance(amount, (int, float)) or isinstance(amount, bool):
+        return None
+    return float(amount), str(attrs.get(A.COST_CURRENCY, ""))
 
 
 def usage_of(span: ReadableSpan) -> tuple[str, int, int] | None:
@@ -238,19 +254,35 @@ def render_token_summary(usage: Mapping[str, ModelUsage], *, color: bool) -> str
     """
     if not usage:
         return ""
-    rows = [("token usage", "calls", "input", "output")]
+    priced = [u for u in usage.values() if u.cost is not None]
+    rows = [("token usage", "calls", "input", "output", "cost" if priced else "")]
     for model in sorted(usage):
         u = usage[model]
-        rows.append((f"  {model}", f"{u.calls:,}", f"{u.input_tokens:,}", f"{u.output_tokens:,}"))
+        rows.append(
+            (f"  {model}", f"{u.calls:,}", f"{u.input_tokens:,}", f"{u.output_tokens:,}",
+             _cost_cell(u.cost, u.currency) if priced else "")
+        )  # fmt: skip
     if len(usage) > 1:
         calls = sum(u.calls for u in usage.values())
         inp = sum(u.input_tokens for u in usage.values())
         out = sum(u.output_tokens for u in usage.values())
-        rows.append(("  total", f"{calls:,}", f"{inp:,}", f"{out:,}"))
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+        currencies = {u.currency for u in priced}
+        cost = (
+            _cost_cell(sum(u.cost or 0.0 for u in priced), currencies.pop())
+            if len(currencies) == 1
+            else ""
+        )
+        rows.append(("  total", f"{calls:,}", f"{inp:,}", f"{out:,}", cost))
+    columns = 5 if priced else 4
+    widths = [max(len(row[i]) for row in rows) for i in range(columns)]
     lines = []
     for n, row in enumerate(rows):
-        cells = [row[0].ljust(widths[0])] + [row[i].rjust(widths[i]) for i in range(1, 4)]
+        cells = [row[0].ljust(widths[0])] + [row[i].rjust(widths[i]) for i in range(1, columns)]
         style = _BOLD if n == 0 else ""
         lines.append(_style([("  ".join(cells).rstrip(), style)], color))
     return "\n".join(lines)
+
+
+def _cost_cell(cost: float | None, currency: str) -> str:
+    """A cost as the summary shows it (unpriced models: a dash, never a guessed zero)."""
+    return "-" if cost is None else f"{cost:.6f} {currency}".rstrip()

@@ -14,10 +14,12 @@ from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
 from agent_otel._guard import ending, report
+from agent_otel.cost._compute import call_cost
 
 from ._content import ContentCapture, TextBuffer
 from ._messages import output_message
 from ._metrics import Instruments
+from ._settings import RunSettings
 from ._span import GuardedSpan
 from ._usage import Tokens
 
@@ -141,13 +143,20 @@ class LLMCall:
         if incomplete:
             span.set_attribute(A.INCOMPLETE, True)
 
-    def finalize(self, instruments: Instruments, capture: ContentCapture | None) -> None:
-        """Record usage where it happened and end the span at the response's end time."""
-        with ending(self.span, self.end, "chat span end"):
-            self._describe_end(instruments, capture)
+    def finalize(self, settings: RunSettings) -> float | None:
+        """Record usage and cost where they happened; end the span at the response's end time.
 
-    def _describe_end(self, instruments: Instruments, capture: ContentCapture | None) -> None:
+        Returns the call's cost (for the step and run totals), None when it has none.
+        """
+        cost: float | None = None
+        with ending(self.span, self.end, "chat span end"):
+            cost = self._describe_end(settings)
+        return cost  # noqa: RET504 (ending() may swallow an error: then no cost)
+
+    def _describe_end(self, settings: RunSettings) -> float | None:
+        instruments, capture = settings.instruments, settings.capture
         usage = self.usage
+        cost: float | None = None
         if usage is not None:
             attributes = dict(self.metric_attributes)
             for name, token_type in (
@@ -160,6 +169,7 @@ class LLMCall:
                     instruments.token_usage.record(value, attributes)
             if self.recording:
                 self.span.set_attributes(usage.semconv_attributes())
+            cost = self._cost(settings, usage)
         if capture is not None and self.output is not None and self.reasoning is not None:
             try:  # as in RunState._capture: a failing hook or value drops the content only
                 message = output_message(
@@ -171,6 +181,27 @@ class LLMCall:
                 encoded = None
             if encoded is not None:
                 self.span.set_attribute(A.OUTPUT_MESSAGES, encoded)
+        return cost
+
+    def _cost(self, settings: RunSettings, usage: Tokens) -> float | None:
+        """Price the call (provider's figure first), put it on the span and the counter."""
+        model = self.response_model or self.metric_attributes.get(A.REQUEST_MODEL)
+        found = call_cost(
+            settings.prices, model if isinstance(model, str) else None, usage.counts, usage.cost
+        )
+        if found is None:
+            return None
+        amount, source = found
+        currency = settings.currency
+        attributes = dict(self.metric_attributes)
+        attributes[A.COST_CURRENCY] = currency
+        attributes[A.COST_SOURCE] = source
+        settings.instruments.cost.add(amount, attributes)
+        if self.recording:
+            self.span.set_attributes(
+                {A.COST_AMOUNT: amount, A.COST_CURRENCY: currency, A.COST_SOURCE: source}
+            )
+        return amount
 
 
 class ToolRun:

@@ -14,6 +14,7 @@ from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
 from agent_otel._guard import guarded
+from agent_otel.standdown._openai_v2 import guard_openai_v2
 
 from ._calls import LLMCall, request_attributes
 from ._state import RunState
@@ -103,6 +104,8 @@ class LLMEvents(RunState):
         if self.terminal:
             self.anomaly("event_after_terminal")
         self.ensure_step()
+        if self.s.stand_down_providers:
+            guard_openai_v2()
         now = self._now()
         call_id = self.read_id(call_id)
         key: object = call_id if call_id is not None else self._key()
@@ -110,7 +113,7 @@ class LLMEvents(RunState):
         if old is not None:
             self.anomaly("duplicate_llm_call_id")
             old.close(now, self.s.instruments, incomplete=True)
-            old.finalize(self.s.instruments, self.s.capture)
+            self.settle(old)
         model = model if isinstance(model, str) and model else None
         provider = provider if isinstance(provider, str) and provider else self.s.provider
         self._first_provider = self._first_provider or provider
@@ -121,6 +124,8 @@ class LLMEvents(RunState):
         }
         if model:
             attributes[A.REQUEST_MODEL] = model
+        metric_attributes = attributes.copy()  # no ids: not metric attributes
+        attributes.update(self.identity)
         if call_id is not None:
             attributes[A.LLM_CALL_ID] = call_id
         span = self.start_span(
@@ -130,8 +135,7 @@ class LLMEvents(RunState):
             attributes,
             now,
         )
-        attributes.pop(A.LLM_CALL_ID, None)  # not a metric attribute
-        call = LLMCall(span, now, attributes, self.s.capture)
+        call = LLMCall(span, now, metric_attributes, self.s.capture)
         self._calls[key] = call  # tracked before anything else can fail
         self._refresh()
         if call.recording:
@@ -163,11 +167,11 @@ class LLMEvents(RunState):
     def _end_call(self, call: LLMCall, *, incomplete: bool = False) -> None:
         call.close(self._now(), self.s.instruments, incomplete=incomplete)
         if call.usage is not None:
-            call.finalize(self.s.instruments, self.s.capture)
+            self.settle(call)
             return
         self._pending.append(call)
         if len(self._pending) > MAX_PENDING:
-            self._pending.pop(0).finalize(self.s.instruments, self.s.capture)
+            self.settle(self._pending.pop(0))
 
     def usage_event(self, tokens: Tokens, model: Any) -> None:
         self.usage.add(tokens)
@@ -187,7 +191,7 @@ class LLMEvents(RunState):
                 call.response_model = model
                 if call.recording:
                     call.span.set_attribute(A.RESPONSE_MODEL, model)
-            call.finalize(self.s.instruments, self.s.capture)
+            self.settle(call)
         elif call.response_model is None and isinstance(model, str) and model:
             call.response_model = model
 
@@ -197,6 +201,8 @@ class LLMEvents(RunState):
         if self._run_usage is None:
             self._run_usage = Tokens()
         self._run_usage.add(tokens)
+        if tokens.cost is not None:  # reported for the whole run: in the run total only
+            self.costs.add(tokens.cost, step=False)
         attributes = dict(self.metric_attributes)
         # gen_ai.provider.name is required on the metric: as the agent span will name it
         provider = self.s.provider or self._first_provider or A.PROVIDER_UNKNOWN

@@ -1,4 +1,5 @@
-"""The histograms of DESIGN.md, created once per meter with the spec's bucket boundaries."""
+"""The histograms of DESIGN.md (with the spec's bucket boundaries) and the cost counter,
+created once per meter."""
 
 from __future__ import annotations
 
@@ -6,9 +7,11 @@ from dataclasses import dataclass
 
 from opentelemetry.context.context import Context
 from opentelemetry.metrics import (
+    Counter,
     Histogram,
     Meter,
     MeterProvider,
+    NoOpCounter,
     NoOpHistogram,
     NoOpMeter,
     get_meter,
@@ -41,9 +44,24 @@ class _GuardedHistogram(Histogram):
             report("metric record")
 
 
+class _GuardedCounter(Counter):
+    """A counter whose ``add`` never raises, as :class:`_GuardedHistogram`."""
+
+    def __init__(self, counter: Counter) -> None:
+        self._counter = counter
+
+    def add(
+        self, amount: float, attributes: Attributes = None, context: Context | None = None
+    ) -> None:
+        try:
+            self._counter.add(amount, clean_attributes(attributes))
+        except Exception:
+            report("metric record")
+
+
 @dataclass(frozen=True, slots=True)
 class Instruments:
-    """The six histograms one run records into."""
+    """The six histograms and the cost counter one run records into."""
 
     operation_duration: Histogram
     token_usage: Histogram
@@ -51,6 +69,7 @@ class Instruments:
     time_per_output_chunk: Histogram
     agent_duration: Histogram
     tool_duration: Histogram
+    cost: Counter
 
     @classmethod
     def create(cls, meter_provider: MeterProvider | None) -> Instruments:
@@ -88,6 +107,10 @@ class Instruments:
                 meter, A.METRIC_TOOL_DURATION, "s", "Duration of a tool execution.",
                 A.DURATION_BUCKETS,
             ),
+            cost=_counter(
+                meter, A.METRIC_COST, "{currency_unit}",
+                "Cost of GenAI calls, in gen_ai.usage.cost.currency.",
+            ),
         )  # fmt: skip
 
 
@@ -102,3 +125,12 @@ def _histogram(
         report("meter create_histogram")
         histogram = NoOpHistogram(name)
     return _GuardedHistogram(histogram)
+
+
+def _counter(meter: Meter, name: str, unit: str, description: str) -> Counter:
+    try:
+        counter = meter.create_counter(name, unit=unit, description=description)
+    except Exception:
+        report("meter create_counter")
+        counter = NoOpCounter(name)
+    return _GuardedCounter(counter)

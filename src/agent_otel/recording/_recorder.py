@@ -34,6 +34,7 @@ from opentelemetry.util.types import AttributeValue
 from agent_otel import _attributes as A
 from agent_otel._guard import ending, guarded
 
+from ._costs import cost_attributes
 from ._errors import error_type_of, mark_error, record_error
 from ._llm import LLMEvents
 from ._tools import ToolEvents
@@ -119,7 +120,7 @@ class RunRecorder(LLMEvents, ToolEvents):
         self.end_open(now, error_type)
         pending, self._pending = self._pending, []
         for call in pending:
-            call.finalize(self.s.instruments, self.s.capture)
+            self.settle(call)
         self.end_steps(now)
         if self._interrupted and end_reason == A.END_EXHAUSTED:
             end_reason = A.END_INTERRUPTED
@@ -163,6 +164,7 @@ class RunRecorder(LLMEvents, ToolEvents):
                 agent.set_attribute(A.REQUEST_MODEL, self._first_model)
             agent.set_attribute(A.END_REASON, end_reason)
             agent.set_attributes(self.usage.total_attributes())
+            agent.set_attributes(cost_attributes(self.costs.run, self.s.currency))
             if self._run_usage is not None:
                 agent.set_attributes(self._run_usage.semconv_attributes())
             if self.first_text is not None:

@@ -9,6 +9,8 @@ from typing import Any
 from opentelemetry.trace import Tracer
 from opentelemetry.util.types import AttributeValue
 
+from agent_otel.cost import BUNDLED_PRICES, PriceTable
+
 from ._content import ContentCapture
 from ._metrics import Instruments
 
@@ -20,6 +22,8 @@ class RunSettings:
     ``agent_attributes`` are set on the agent span (request parameters and run parameters an
     instrumented agent was called with, already filtered to the allow-list); ``input_messages``
     are the messages the run was invoked with, recorded only when content capture is on.
+    ``prices`` prices calls whose provider reports no cost (None: no costing).
+    ``stand_down_providers``: provider instrumentations stand down inside our chat spans.
     """
 
     tracer: Tracer
@@ -28,6 +32,8 @@ class RunSettings:
     agent_description: str | None = None
     provider: str | None = None
     conversation_id: str | None = None
+    session_id: str | None = None
+    user_id: str | None = None
     agent_attributes: Mapping[str, AttributeValue] = field(default_factory=dict)
     capture: ContentCapture | None = None
     step_spans: bool = True
@@ -35,3 +41,10 @@ class RunSettings:
     activate_context: bool = True
     input_messages: Sequence[Any] | None = None
     system_instructions: str | None = None
+    prices: PriceTable | None = BUNDLED_PRICES
+    stand_down_providers: bool = True
+
+    @property
+    def currency(self) -> str:
+        """The currency every cost of this run is in (the price table's; USD without one)."""
+        return self.prices.currency if self.prices is not None else "USD"

@@ -19,8 +19,11 @@ from opentelemetry.util.types import AttributeValue
 from agent_otel import _attributes as A
 from agent_otel import _clock
 from agent_otel._guard import ending, guarded, report
+from agent_otel.identity._identity import identity_of, make_identity, with_identity
+from agent_otel.standdown._context import stand_down
 
 from ._calls import LLMCall, ToolRun
+from ._costs import CostTotals, cost_attributes
 from ._encodable import in_range
 from ._errors import PendingError, record_error
 from ._fit import recent
@@ -38,7 +41,14 @@ class RunState:
     def __init__(self, settings: RunSettings, parent: Context) -> None:
         self.s = settings
         self._now: Callable[[], int] = _clock.now_ns
+        identity = make_identity(
+            settings.session_id, settings.user_id, settings.conversation_id
+        ).over(identity_of(parent))
+        if identity:  # runs started below inherit the ids through the context
+            parent = with_identity(identity, parent)
         self._parent = parent
+        # Span attributes only: the ids never reach a metric (cardinality).
+        self.identity: dict[str, AttributeValue] = identity.attributes()
         self.start = self._now()
         # Before the agent span: starting it may already count a repaired value.
         self.anomalies: dict[str, int] = {}
@@ -48,11 +58,12 @@ class RunState:
             attributes[A.AGENT_NAME] = settings.agent_name
         if settings.provider:
             attributes[A.PROVIDER_NAME] = settings.provider
+        self.metric_attributes = attributes.copy()
+        attributes.update(self.identity)
         name = f"invoke_agent {settings.agent_name}" if settings.agent_name else "invoke_agent"
         self.agent = self.start_span(name, parent, SpanKind.INTERNAL, attributes, self.start)
         self.recording = self.agent.is_recording()
         self._agent_ctx = trace.set_span_in_context(self.agent.raw, parent)
-        self.metric_attributes = attributes.copy()
         self._step: GuardedSpan | None = None
         self._step_ctx = self._agent_ctx
         self._step_index = 0
@@ -63,6 +74,7 @@ class RunState:
         self._closed: GuardedSpan | None = None
         self._closed_end = 0
         self._closed_usage = Tokens()
+        self.costs = CostTotals()
         self._calls: dict[object, LLMCall] = {}
         self.current_call: LLMCall | None = None
         self._pending: list[LLMCall] = []
@@ -101,8 +113,6 @@ class RunState:
         s, span = self.s, self.agent
         if s.agent_description:
             span.set_attribute(A.AGENT_DESCRIPTION, s.agent_description)
-        if s.conversation_id:
-            span.set_attribute(A.CONVERSATION_ID, s.conversation_id)
         span.set_attributes(s.agent_attributes)
         if s.capture is not None:
             if s.input_messages is not None:
@@ -153,6 +163,8 @@ class RunState:
                 self.context = self._step_ctx
             else:
                 self.context = trace.set_span_in_context(inner.raw, self._parent)
+                if self.current_call is not None and self.s.stand_down_providers:
+                    self.context = stand_down(self.context, inner.raw)
 
     # --- steps: what collect() calls a step ------------------------------------------------
     # A segment (events between StepBoundary events) is a step when it holds step content:
@@ -171,7 +183,7 @@ class RunState:
             f"{A.STEP_SPAN_NAME} {self._step_index}",
             self._agent_ctx,
             SpanKind.INTERNAL,
-            {A.STEP_INDEX: self._step_index},
+            {A.STEP_INDEX: self._step_index, **self.identity},
             min(now, errors[0].time) if errors else now,
         )
         self._flush_errors(self._step)
@@ -180,12 +192,12 @@ class RunState:
 
     def end_open(self, now: int, error_type: str | None = None) -> None:
         """End every open LLM call and tool call, innermost first, marked incomplete."""
-        instruments, capture = self.s.instruments, self.s.capture
+        instruments = self.s.instruments
         calls, self._calls = list(self._calls.values()), {}
         for call in reversed(calls):
             with guarded("run finish"):
                 call.close(now, instruments, incomplete=True)
-            call.finalize(instruments, capture)
+            self.settle(call)
         tools, self._tools = list(self._tools.values()), {}
         for tool in tools:
             tool.end(now, instruments, error_type=error_type, incomplete=True)
@@ -199,6 +211,7 @@ class RunState:
             if self._closed is not None:
                 self._closed_usage.add(self._step_usage)
                 self._flush_errors(self._closed)
+            self.costs.join_closed(self._closed is not None)
             self._step_usage = Tokens()
             return
         self._step_index += 1
@@ -211,6 +224,7 @@ class RunState:
                 step.set_attribute(A.STEP_INDEX, index)
                 step.update_name(f"{A.STEP_SPAN_NAME} {index}")
         self._closed, self._closed_end, self._closed_usage = step, now, self._step_usage
+        self.costs.close_step()
         self._step, self._step_ctx, self._step_usage = None, self._agent_ctx, Tokens()
         self._refresh()
 
@@ -245,6 +259,13 @@ class RunState:
             with ending(step, self._closed_end, "step end"):
                 if step.is_recording():
                     step.set_attributes(self._closed_usage.total_attributes())
+                    step.set_attributes(cost_attributes(self.costs.closed, self.s.currency))
+
+    def settle(self, call: LLMCall) -> None:
+        """Finalize an LLM call and add its cost to the segment's and the run's totals."""
+        cost = call.finalize(self.s)
+        if cost is not None:
+            self.costs.add(cost)
 
     def anomaly(self, kind: str) -> None:
         count = self.anomalies.get(kind, 0) + 1

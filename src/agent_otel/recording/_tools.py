@@ -52,6 +52,7 @@ class ToolEvents(RunState):
         }
         if call_id is not None:
             attributes[A.TOOL_CALL_ID] = call_id
+        attributes.update(self.identity)
         span = self.start_span(
             f"{A.OP_EXECUTE_TOOL} {name}", self._step_ctx, SpanKind.INTERNAL, attributes, now
         )

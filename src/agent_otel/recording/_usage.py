@@ -7,6 +7,7 @@ from typing import Any
 from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
+from agent_otel.cost._compute import reported_cost
 
 from ._encodable import INT64_MAX, INTEGER_OUT_OF_RANGE, Count
 
@@ -38,12 +39,16 @@ _TOTALS = {
 
 
 class Tokens:
-    """A mutable sum of token counts: only the fields some event reported are present."""
+    """A mutable sum of token counts: only the fields some event reported are present.
 
-    __slots__ = ("counts",)
+    ``cost`` is the cost the provider reported with the usage (None: not reported).
+    """
 
-    def __init__(self, counts: dict[str, int] | None = None) -> None:
+    __slots__ = ("cost", "counts")
+
+    def __init__(self, counts: dict[str, int] | None = None, cost: float | None = None) -> None:
         self.counts: dict[str, int] = {} if counts is None else counts
+        self.cost = cost
 
     @classmethod
     def read(cls, event: Any, count: Count | None = None) -> Tokens:
@@ -60,12 +65,14 @@ class Tokens:
                     counts[name] = value
                 elif count is not None:
                     count(INTEGER_OUT_OF_RANGE)
-        return cls(counts)
+        return cls(counts, reported_cost(event))
 
     def add(self, other: Tokens) -> None:
         mine = self.counts
         for name, value in other.counts.items():
             mine[name] = mine.get(name, 0) + value
+        if other.cost is not None:
+            self.cost = other.cost if self.cost is None else self.cost + other.cost
 
     def get(self, name: str) -> int | None:
         return self.counts.get(name)

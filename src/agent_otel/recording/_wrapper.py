@@ -11,7 +11,6 @@ win.
 from __future__ import annotations
 
 import asyncio
-import weakref
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping
 from contextlib import suppress
 from typing import Any
@@ -19,84 +18,23 @@ from typing import Any
 from opentelemetry import context as otel_context
 from opentelemetry.context.context import Context
 from opentelemetry.metrics import MeterProvider
-from opentelemetry.trace import NoOpTracer, Tracer, TracerProvider, get_tracer
+from opentelemetry.trace import TracerProvider
 from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
-from agent_otel._guard import guarded, report
-from agent_otel._version import __version__
+from agent_otel._guard import report
+from agent_otel.cost import BUNDLED_PRICES, PriceTable
 
-from ._content import ContentCapture, resolve_capture
+from ._content import ContentCapture
 from ._context import activate, deactivate
-from ._metrics import Instruments
 from ._read import Handler, resolve
 from ._recorder import RunRecorder
+from ._resolve import make_settings
 from ._settings import RunSettings
 
 StreamWrapper = Callable[[AsyncIterator[Any]], AsyncIterator[Any]]
 INTERRUPTED_ERROR = "AgentInterruptedError"
 """Class name of the Agent contract's "run paused on an interrupt" error: not a failure."""
-
-_tracers: weakref.WeakKeyDictionary[TracerProvider, Tracer] = weakref.WeakKeyDictionary()
-_instruments: weakref.WeakKeyDictionary[MeterProvider, Instruments] = weakref.WeakKeyDictionary()
-
-
-def _tracer(provider: TracerProvider | None) -> Tracer:
-    """The run's tracer; a provider that raises (or cannot be cached) gives a no-op one."""
-    try:
-        if provider is None:  # the global provider (a proxy until one is set)
-            return get_tracer("agent_otel", __version__)
-        tracer = _tracers.get(provider)
-        if tracer is None:
-            tracer = get_tracer("agent_otel", __version__, provider)
-            with guarded("tracer cache"):
-                _tracers[provider] = tracer
-        return tracer
-    except Exception:
-        report("tracer provider")
-        return NoOpTracer()
-
-
-def _instruments_for(provider: MeterProvider | None) -> Instruments:
-    if provider is None:
-        return Instruments.create(None)
-    try:
-        instruments = _instruments.get(provider)
-    except Exception:  # unhashable or not weakly referenceable: not cached
-        return Instruments.create(provider)
-    if instruments is None:
-        instruments = Instruments.create(provider)
-        with guarded("meter cache"):
-            _instruments[provider] = instruments
-    return instruments
-
-
-def make_settings(
-    *,
-    agent_name: str | None = None,
-    tracer_provider: TracerProvider | None = None,
-    meter_provider: MeterProvider | None = None,
-    capture_content: bool | ContentCapture | None = None,
-    conversation_id: str | None = None,
-    attributes: Mapping[str, AttributeValue] | None = None,
-    step_spans: bool = True,
-    chunk_metric: bool = False,
-    provider: str | None = None,
-    activate_context: bool = True,
-) -> RunSettings:
-    """Resolve the wrapper's options once: tracer, instruments, content capture."""
-    return RunSettings(
-        tracer=_tracer(tracer_provider),
-        instruments=_instruments_for(meter_provider),
-        agent_name=agent_name,
-        provider=provider,
-        conversation_id=conversation_id,
-        agent_attributes=dict(attributes or {}),
-        capture=resolve_capture(capture_content),
-        step_spans=step_spans,
-        chunk_metric=chunk_metric,
-        activate_context=activate_context,
-    )
 
 
 def otel_wrapper(
@@ -106,6 +44,10 @@ def otel_wrapper(
     meter_provider: MeterProvider | None = None,
     capture_content: bool | ContentCapture | None = None,
     conversation_id: str | None = None,
+    session_id: str | None = None,
+    user_id: str | None = None,
+    prices: PriceTable | None = BUNDLED_PRICES,
+    stand_down_providers: bool = True,
     attributes: Mapping[str, AttributeValue] | None = None,
     step_spans: bool = True,
     chunk_metric: bool = False,
@@ -125,6 +67,12 @@ def otel_wrapper(
     ``provider`` names the ``gen_ai.provider.name`` for calls whose events do not;
     ``activate_context=False`` skips making the run's innermost span current while the agent
     computes each event (it then sees the consumer's context; the spans are the same).
+    ``session_id``, ``user_id`` and ``conversation_id`` go on every span of the run and of runs
+    started below it (never on metrics); ``prices`` prices calls whose provider reports no cost
+    (default: the bundled dated table; None turns costing off). While a chat span of the run
+    covers a model call, provider instrumentations (openai-v2, OpenInference, OpenLLMetry)
+    stand down so the call has one chat span and its tokens count once; HTTP spans stay.
+    ``stand_down_providers=False`` keeps their spans too.
     """
     settings = make_settings(
         agent_name=agent_name,
@@ -132,6 +80,10 @@ def otel_wrapper(
         meter_provider=meter_provider,
         capture_content=capture_content,
         conversation_id=conversation_id,
+        session_id=session_id,
+        user_id=user_id,
+        prices=prices,
+        stand_down_providers=stand_down_providers,
         attributes=attributes,
         step_spans=step_spans,
         chunk_metric=chunk_metric,

@@ -1,0 +1,96 @@
+"""Model prices and what one model call costs by them.
+
+A :class:`PriceTable` maps a model name to its :class:`ModelPrice` (per million tokens, one
+currency). Token semantics follow the GenAI conventions: ``input_tokens`` includes cache reads
+and cache writes, ``output_tokens`` includes reasoning; so each part is priced once, at its own
+rate, and the rest of the input and output at the plain rates.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+PER_TOKENS = 1_000_000
+"""Prices are given per this many tokens."""
+
+# A snapshot suffix (gpt-4o-mini-2024-07-18, claude-3-5-haiku-20241022): priced like its model.
+_SNAPSHOT = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8})$")
+
+
+@dataclass(frozen=True, slots=True)
+class ModelPrice:
+    """One model's prices per million tokens; a part without its own price pays the plain rate.
+
+    ``cache_read`` and ``cache_write`` default to ``input``, ``reasoning`` to ``output``.
+    """
+
+    input: float
+    output: float
+    cache_read: float | None = None
+    cache_write: float | None = None
+    reasoning: float | None = None
+
+    def cost(self, counts: Mapping[str, int]) -> float | None:
+        """The cost of one call's token counts; None when neither input nor output is known."""
+        inp, out = counts.get("input_tokens"), counts.get("output_tokens")
+        if inp is None and out is None:
+            return None
+        read = counts.get("cache_read_tokens", 0)
+        write = counts.get("cache_creation_tokens", 0)
+        reasoning = counts.get("reasoning_tokens", 0)
+        read_price = self.input if self.cache_read is None else self.cache_read
+        write_price = self.input if self.cache_write is None else self.cache_write
+        reasoning_price = self.output if self.reasoning is None else self.reasoning
+        total = 0.0
+        if inp is not None:
+            read, write = min(read, inp), min(write, max(inp - read, 0))
+            total += (inp - read - write) * self.input + read * read_price + write * write_price
+        if out is not None:
+            reasoning = min(reasoning, out)
+            total += (out - reasoning) * self.output + reasoning * reasoning_price
+        return total / PER_TOKENS
+
+
+@dataclass(frozen=True, slots=True)
+class PriceTable:
+    """Prices by model name, in one currency, with where and when they were read.
+
+    :meth:`price` finds a model by its exact name, or by the name without a snapshot date
+    (``gpt-4o-mini-2024-07-18`` is priced as ``gpt-4o-mini``); anything else is unknown and
+    gets no cost, never a guess. :meth:`with_prices` returns a table with entries added or
+    replaced, so a user can override the bundled table or supply a whole table of their own.
+    """
+
+    prices: Mapping[str, ModelPrice]
+    currency: str = "USD"
+    source: str = "user supplied"
+    date: str | None = None
+    _lower: Mapping[str, ModelPrice] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        lower = {name.lower(): price for name, price in self.prices.items()}
+        object.__setattr__(self, "_lower", lower)
+
+    def price(self, model: str | None) -> ModelPrice | None:
+        if not model:
+            return None
+        name = model.lower()
+        found = self._lower.get(name)
+        if found is None:
+            base = _SNAPSHOT.sub("", name)
+            if base != name:
+                found = self._lower.get(base)
+        return found
+
+    def with_prices(
+        self, prices: Mapping[str, ModelPrice], *, source: str | None = None
+    ) -> PriceTable:
+        """This table with ``prices`` added or replacing the entries of the same name."""
+        return PriceTable(
+            {**self.prices, **prices},
+            currency=self.currency,
+            source=source or f"{self.source} + user overrides",
+            date=self.date,
+        )

@@ -1,0 +1,122 @@
+"""Who a run is for: session, user and conversation ids, given once, on every span below.
+
+The ids live in the OTel context under a private key, so every run started below (a sub-agent,
+an instrumented agent called from a tool) inherits them, and they travel to another process in
+the carrier of :func:`agent_otel.inject_context` as W3C baggage entries. They are never put in
+the context's own baggage: global propagators would then send a user id with every outgoing
+HTTP request. Span attributes only, never metric attributes (cardinality).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+
+from opentelemetry import baggage
+from opentelemetry import context as otel_context
+from opentelemetry.context.context import Context
+from opentelemetry.util.types import AttributeValue
+
+from agent_otel import _attributes as A
+
+_KEY = otel_context.create_key("agent_otel.run_identity")
+_FIELDS = (
+    ("session_id", A.SESSION_ID),
+    ("user_id", A.USER_ID),
+    ("conversation_id", A.CONVERSATION_ID),
+)
+MAX_ID_LENGTH = 256
+"""Longer ids are cut to this many characters (they are repeated on every span)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunIdentity:
+    """The ids of a run; None is "not given" (the enclosing run's id, if any, applies)."""
+
+    session_id: str | None = None
+    user_id: str | None = None
+    conversation_id: str | None = None
+
+    def over(self, outer: RunIdentity | None) -> RunIdentity:
+        """These ids, with ``outer``'s filling the ones not given here."""
+        if outer is None:
+            return self
+        return replace(
+            outer, **{name: v for name, _ in _FIELDS if (v := getattr(self, name)) is not None}
+        )
+
+    def attributes(self) -> dict[str, AttributeValue]:
+        """The span attributes of the ids that are given."""
+        return {key: v for name, key in _FIELDS if (v := getattr(self, name)) is not None}
+
+    def __bool__(self) -> bool:
+        return any(getattr(self, name) is not None for name, _ in _FIELDS)
+
+
+def clean_id(value: object) -> str | None:
+    """An id as recorded: a non-empty string, cut to :data:`MAX_ID_LENGTH`; else None."""
+    if not isinstance(value, str) or not value:
+        return None
+    return value[:MAX_ID_LENGTH]
+
+
+def make_identity(
+    session_id: object = None, user_id: object = None, conversation_id: object = None
+) -> RunIdentity:
+    return RunIdentity(clean_id(session_id), clean_id(user_id), clean_id(conversation_id))
+
+
+def identity_of(context: Context | None = None) -> RunIdentity | None:
+    """The ids set in ``context`` (default: the current one), None when none are."""
+    value = otel_context.get_value(_KEY, context)
+    return value if isinstance(value, RunIdentity) else None
+
+
+def with_identity(identity: RunIdentity, context: Context | None = None) -> Context:
+    """``context`` (default: current) with ``identity`` over the ids it already carries."""
+    merged = identity.over(identity_of(context))
+    return otel_context.set_value(_KEY, merged, context)
+
+
+@contextmanager
+def run_identity(
+    *,
+    session_id: str | None = None,
+    user_id: str | None = None,
+    conversation_id: str | None = None,
+) -> Iterator[RunIdentity]:
+    """Every run started inside the block (and its sub-agent runs) carries these ids.
+
+    For agents traced by :func:`agent_otel.instrument`, whose calls take no tracing options;
+    ``otel_wrapper(session_id=..., user_id=..., conversation_id=...)`` does the same for one
+    wrapper. Ids given by an inner block or run win over outer ones, field by field.
+    """
+    token = otel_context.attach(with_identity(make_identity(session_id, user_id, conversation_id)))
+    try:
+        yield identity_of() or RunIdentity()
+    finally:
+        otel_context.detach(token)
+
+
+def identity_to_baggage(context: Context | None) -> Context:
+    """``context`` with its run ids as baggage entries, for a carrier only."""
+    identity = identity_of(context)
+    if identity is None:
+        return context if context is not None else otel_context.get_current()
+    out = context
+    for key, value in identity.attributes().items():
+        out = baggage.set_baggage(key, value, out)
+    return out if out is not None else otel_context.get_current()
+
+
+def identity_from_baggage(context: Context) -> Context:
+    """A context extracted from a carrier, with run-id baggage entries moved to the run ids."""
+    entries: Mapping[str, object] = baggage.get_all(context)
+    ids = {name: entries.get(key) for name, key in _FIELDS}
+    identity = make_identity(**ids)
+    if not identity:
+        return context
+    for _, key in _FIELDS:
+        context = baggage.remove_baggage(key, context)
+    return with_identity(identity, context)

@@ -1,0 +1,85 @@
+"""The context a chat span of ours is current in: provider instrumentations stand down there.
+
+Read in their sources (the versions in the ``bench`` extra):
+
+- OpenInference (``openinference-instrumentation-openai`` 0.1.66 and its base package) reads
+  only OTel's general ``_SUPPRESS_INSTRUMENTATION_KEY``, before each request and in its tracer.
+- OpenLLMetry's instrumentations also read a key of their own for model calls,
+  ``"suppress_language_model_instrumentation"``.
+- ``opentelemetry-instrumentation-openai-v2`` 2.4b0 reads no context key at all (see
+  :mod:`._openai_v2`).
+
+The general key also stops HTTP instrumentations (``is_http_instrumentation_enabled()``), which
+must go on tracing the request under our chat span. So its value here is
+:data:`PROVIDERS_ONLY`, which is true only when a GenAI provider instrumentation asks; the
+model-call key is a plain True. :data:`INFERENCE_SPAN` holds our chat span itself, the
+context key the GenAI conventions are discussing for this (semantic-conventions-genai #475).
+"""
+
+from __future__ import annotations
+
+import sys
+from types import FrameType
+
+from opentelemetry import context as otel_context
+from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY
+from opentelemetry.context.context import Context
+from opentelemetry.trace import Span
+
+INFERENCE_SPAN = otel_context.create_key("agent_otel.inference_span")
+LANGUAGE_MODEL_KEY = "suppress_language_model_instrumentation"
+PROVIDER_MODULES = (
+    "openinference.instrumentation",
+    "opentelemetry.instrumentation.openai",
+    "opentelemetry.instrumentation.anthropic",
+    "opentelemetry.instrumentation.google_genai",
+    "opentelemetry.instrumentation.vertexai",
+    "opentelemetry.instrumentation.mistralai",
+    "opentelemetry.instrumentation.groq",
+    "opentelemetry.instrumentation.cohere",
+    "opentelemetry.instrumentation.bedrock",
+    "opentelemetry.instrumentation.ollama",
+)
+"""Modules whose check of the general suppression key sees True inside our chat span."""
+_HELPERS = ("opentelemetry.instrumentation.utils", "opentelemetry.context")
+
+
+class _ProvidersOnly:
+    """Truthy for the GenAI provider instrumentations that ask, falsy for everyone else.
+
+    The asker is the first caller outside OTel's own helpers (``is_instrumentation_enabled``,
+    ``get_value``), found by walking up the stack: only when something reads the key, once per
+    request or span, never per event.
+    """
+
+    __slots__ = ()
+
+    def __bool__(self) -> bool:
+        frame: FrameType | None = sys._getframe(1)
+        while frame is not None:
+            name = frame.f_globals.get("__name__", "")
+            if not isinstance(name, str):
+                return False
+            if not name.startswith(_HELPERS):
+                return name.startswith(PROVIDER_MODULES)
+            frame = frame.f_back
+        return False
+
+    def __repr__(self) -> str:
+        return "<agent-otel: providers stand down>"
+
+
+PROVIDERS_ONLY = _ProvidersOnly()
+
+
+def stand_down(context: Context, span: Span) -> Context:
+    """``context`` where ``span`` (our chat span) covers the model call."""
+    context = otel_context.set_value(_SUPPRESS_INSTRUMENTATION_KEY, PROVIDERS_ONLY, context)
+    context = otel_context.set_value(LANGUAGE_MODEL_KEY, True, context)
+    return otel_context.set_value(INFERENCE_SPAN, span, context)
+
+
+def inference_span(context: Context | None = None) -> Span | None:
+    """Our chat span covering the model call in ``context`` (default: current), if any."""
+    value = otel_context.get_value(INFERENCE_SPAN, context)
+    return value if isinstance(value, Span) else None

@@ -1,0 +1,244 @@
+"""One chat span per model call with the real openai-v2 and OpenInference instrumentations on.
+
+A contract agent calls the real OpenAI SDK over a mock transport (wrapped by the real httpx
+instrumentation, so the HTTP client span is real too). While our chat span covers the call,
+both provider instrumentations stand down: one chat span, tokens counted once on spans and
+in ``gen_ai.client.token.usage``, and the HTTP span a child of our chat span. Outside our
+chat spans, and with ``stand_down_providers=False``, they trace as before.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+
+openai = pytest.importorskip("openai")
+httpx2 = pytest.importorskip("httpx2")
+openai_v2 = pytest.importorskip("opentelemetry.instrumentation.openai_v2")
+oi_openai = pytest.importorskip("openinference.instrumentation.openai")
+otel_httpx = pytest.importorskip("opentelemetry.instrumentation.httpx")
+
+from opentelemetry import context as otel_context  # noqa: E402
+from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY  # noqa: E402
+from opentelemetry.instrumentation.utils import (  # noqa: E402
+    is_http_instrumentation_enabled,
+    is_instrumentation_enabled,
+)
+from opentelemetry.sdk.metrics.export import HistogramDataPoint  # noqa: E402
+from opentelemetry.sdk.trace import ReadableSpan  # noqa: E402
+from opentelemetry.trace import SpanKind  # noqa: E402
+
+from agent_contract.protocol import LLMCallEnd, LLMCallStart, TextDelta, Usage  # noqa: E402
+from agent_otel import otel_wrapper  # noqa: E402
+from agent_otel.standdown import inference_span  # noqa: E402
+from agent_otel.testing import InMemoryTelemetry  # noqa: E402
+
+MODEL = "gpt-4o-mini"
+USAGE = {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15}
+# openai-v2 2.4b0 starts its spans through opentelemetry-util-genai's handler (that scope).
+PROVIDER_SCOPES = {"opentelemetry.util.genai.handler", "openinference.instrumentation.openai"}
+HTTP_SCOPE = "opentelemetry.instrumentation.httpx"
+
+
+def _chunk(choices: list[Any], **extra: Any) -> str:
+    body = {"id": "r1", "object": "chat.completion.chunk", "created": 0, "model": MODEL}
+    return "data: " + json.dumps({**body, "choices": choices, **extra}) + "\n\n"
+
+
+def _handler(request: Any) -> Any:
+    payload = json.loads(request.content)
+    if payload.get("stream"):
+        text = "".join(
+            [
+                _chunk([{"index": 0, "delta": {"role": "assistant", "content": "hi"}}]),
+                _chunk([{"index": 0, "delta": {"content": " there"}, "finish_reason": None}]),
+                _chunk([{"index": 0, "delta": {}, "finish_reason": "stop"}]),
+                _chunk([], usage=USAGE),
+                "data: [DONE]\n\n",
+            ]
+        )
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=text)
+    completion = {
+        "id": "r1", "object": "chat.completion", "created": 0, "model": MODEL, "usage": USAGE,
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", "content": "hi there"}}],
+    }  # fmt: skip
+    return httpx2.Response(200, json=completion)
+
+
+class OpenAIAgent:
+    """A contract agent over one OpenAI chat call (streaming or not)."""
+
+    def __init__(self, api: Any, stream: bool) -> None:
+        self.api, self.stream_call = api, stream
+
+    async def stream(self, messages: list[Any], config: Any = None) -> AsyncIterator[Any]:
+        self.inside = inference_span()  # the agent's code before the call: not in a chat span
+        yield LLMCallStart(model=MODEL, provider="openai", call_id="c1")
+        kwargs: dict[str, Any] = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}]}
+        if self.stream_call:
+            chunks = await self.api.chat.completions.create(
+                **kwargs, stream=True, stream_options={"include_usage": True}
+            )
+            usage = None
+            async for chunk in chunks:
+                usage = chunk.usage or usage
+                if chunk.choices and chunk.choices[0].delta.content:
+                    yield TextDelta(chunk.choices[0].delta.content)
+        else:
+            response = await self.api.chat.completions.create(**kwargs)
+            usage = response.usage
+            yield TextDelta(response.choices[0].message.content)
+        yield Usage(input_tokens=usage.prompt_tokens, output_tokens=usage.completion_tokens)
+        yield LLMCallEnd(call_id="c1", model=MODEL, finish_reason="stop")
+
+
+@pytest.fixture
+def telemetry() -> Iterator[InMemoryTelemetry]:
+    """In-memory providers with openai-v2 and OpenInference instrumented into them."""
+    telemetry = InMemoryTelemetry()
+    v2, oi = openai_v2.OpenAIInstrumentor(), oi_openai.OpenAIInstrumentor()
+    v2.instrument(
+        tracer_provider=telemetry.tracer_provider, meter_provider=telemetry.meter_provider
+    )
+    oi.instrument(tracer_provider=telemetry.tracer_provider)
+    try:
+        yield telemetry
+    finally:
+        oi.uninstrument()
+        v2.uninstrument()
+        telemetry.shutdown()
+
+
+def api(telemetry: InMemoryTelemetry) -> Any:
+    transport = otel_httpx.AsyncOpenTelemetryTransportHttpx2(
+        httpx2.MockTransport(_handler), tracer_provider=telemetry.tracer_provider
+    )
+    http = httpx2.AsyncClient(transport=transport)
+    return openai.AsyncOpenAI(api_key="test", base_url="http://mock.invalid/v1", http_client=http)
+
+
+async def run(telemetry: InMemoryTelemetry, stream: bool, **options: Any) -> OpenAIAgent:
+    agent = OpenAIAgent(api(telemetry), stream)
+    wrap = otel_wrapper(
+        tracer_provider=telemetry.tracer_provider,
+        meter_provider=telemetry.meter_provider,
+        **options,
+    )
+    async for _ in wrap(agent.stream([])):
+        pass
+    return agent
+
+
+def chat_spans(spans: list[ReadableSpan]) -> list[ReadableSpan]:
+    """Every span describing the model call: ours, openai-v2's and OpenInference's."""
+    return [
+        s for s in spans
+        if s.instrumentation_scope is not None
+        and (s.instrumentation_scope.name in PROVIDER_SCOPES
+             or (s.attributes or {}).get("gen_ai.operation.name") == "chat")
+    ]  # fmt: skip
+
+
+def http_spans(spans: list[ReadableSpan]) -> list[ReadableSpan]:
+    return [
+        s for s in spans
+        if s.instrumentation_scope is not None and s.instrumentation_scope.name == HTTP_SCOPE
+    ]  # fmt: skip
+
+
+def input_tokens_counted(telemetry: InMemoryTelemetry) -> int:
+    points: list[HistogramDataPoint] = telemetry.histograms().get("gen_ai.client.token.usage", [])
+    return sum(
+        int(p.sum) for p in points if dict(p.attributes or {}).get("gen_ai.token.type") == "input"
+    )
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["streaming", "non-streaming"])
+async def test_one_chat_span_tokens_once_http_span_below_it(
+    telemetry: InMemoryTelemetry, stream: bool
+) -> None:
+    agent = await run(telemetry, stream)
+    spans = telemetry.spans()
+    (chat,) = chat_spans(spans)
+    assert chat.instrumentation_scope is not None
+    assert chat.instrumentation_scope.name == "agent_otel"
+    assert dict(chat.attributes or {})["gen_ai.usage.input_tokens"] == 12
+    (http,) = http_spans(spans)
+    assert http.kind is SpanKind.CLIENT
+    assert http.parent is not None and chat.context is not None
+    assert http.parent.span_id == chat.context.span_id  # the HTTP span nests under our chat span
+    assert input_tokens_counted(telemetry) == 12  # once, not once per instrumentation
+    assert agent.inside is None
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["streaming", "non-streaming"])
+async def test_opt_out_keeps_every_instrumentations_span(
+    telemetry: InMemoryTelemetry, stream: bool
+) -> None:
+    """What the stand-down prevents: with it off, three chat spans and tokens counted twice."""
+    await run(telemetry, stream, stand_down_providers=False)
+    spans = telemetry.spans()
+    scopes = sorted(
+        s.instrumentation_scope.name for s in chat_spans(spans) if s.instrumentation_scope
+    )
+    assert scopes == sorted(["agent_otel", *PROVIDER_SCOPES])
+    assert input_tokens_counted(telemetry) == 24
+    assert len(http_spans(spans)) == 1
+
+
+async def test_calls_outside_our_chat_spans_are_traced_by_the_providers(
+    telemetry: InMemoryTelemetry,
+) -> None:
+    await run(telemetry, True)  # the guard is in place now
+    telemetry.clear()
+    client = api(telemetry)
+    await client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "x"}])
+    spans = telemetry.spans()
+    scopes = {s.instrumentation_scope.name for s in chat_spans(spans) if s.instrumentation_scope}
+    assert scopes == PROVIDER_SCOPES
+    assert len(http_spans(spans)) == 1
+
+
+async def test_openai_v2_uninstrument_still_restores_the_sdk(telemetry: InMemoryTelemetry) -> None:
+    from openai.resources.chat.completions import AsyncCompletions, Completions
+
+    original = Completions.create.__wrapped__
+    await run(telemetry, False)
+    assert Completions.create.__wrapped__ is original  # guarded: the same SDK method below
+    openai_v2.OpenAIInstrumentor().uninstrument()
+    assert Completions.create is original
+    assert not hasattr(AsyncCompletions.create, "_self_wrapper")
+    openai_v2.OpenAIInstrumentor().instrument(tracer_provider=telemetry.tracer_provider)
+    telemetry.clear()
+    await run(telemetry, False)  # re-instrumented: guarded again at the next chat span
+    assert len(chat_spans(telemetry.spans())) == 1
+
+
+def test_the_suppression_value_is_true_for_provider_instrumentations_only() -> None:
+    from opentelemetry.trace import INVALID_SPAN
+
+    from agent_otel.standdown import stand_down
+
+    context = stand_down(otel_context.get_current(), INVALID_SPAN)
+    token = otel_context.attach(context)
+    try:
+        asks = "result = bool(get_value(KEY))"
+        for module, expected in (
+            ("openinference.instrumentation.openai._request", True),
+            ("opentelemetry.instrumentation.anthropic.wrapper", True),
+            ("opentelemetry.instrumentation.httpx", False),
+            ("myapp.tools", False),
+        ):
+            scope: dict[str, Any] = {"__name__": module, "get_value": otel_context.get_value,
+                                     "KEY": _SUPPRESS_INSTRUMENTATION_KEY}  # fmt: skip
+            exec(asks, scope)
+            assert scope["result"] is expected, module
+        # OTel's helpers ask on behalf of their caller: here, this test module (not a provider).
+        assert is_instrumentation_enabled() and is_http_instrumentation_enabled()
+        assert otel_context.get_value("suppress_language_model_instrumentation") is True
+    finally:
+        otel_context.detach(token)
