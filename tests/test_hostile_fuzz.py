@@ -163,7 +163,7 @@ CAPTURE = st.sampled_from([False, True, ContentCapture(max_bytes=64)])
 
 
 @settings(
-    max_examples=60,
+    max_examples=150,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )

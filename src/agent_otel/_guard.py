@@ -8,8 +8,6 @@ traceback, then at DEBUG, and never reaches the agent or the consumer.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -45,25 +43,47 @@ def end_span(span: Span, end_time: int | None) -> None:
         report("span end")
 
 
-@contextmanager
-def guarded(site: str) -> Iterator[None]:
-    """Run the block; an exception in it is reported (once per ``site``) and swallowed."""
-    try:
-        yield
-    except Exception:
-        report(site)
+class guarded:
+    """Run the block; an exception in it is reported (once per ``site``) and swallowed.
+
+    A class, not ``@contextmanager``: it sits on every call's path, and a generator-based
+    context manager costs several times more.
+    """
+
+    __slots__ = ("site",)
+
+    def __init__(self, site: str) -> None:
+        self.site = site
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, error: object, tb: object) -> bool:
+        if kind is not None and issubclass(kind, Exception):
+            report(self.site)
+            return True
+        return False
 
 
-@contextmanager
-def ending(span: Span, end_time: int | None, site: str) -> Iterator[None]:
+class ending:
     """Describe ``span`` in the block, then end it at ``end_time`` whatever the block raised.
 
     The one shape every span of a run ends through, so that a failure while writing one
     span's last attributes (an exception's text, a value, a hook) never costs its ending.
     """
-    try:
-        yield
-    except Exception:
-        report(site)
-    finally:
-        end_span(span, end_time)
+
+    __slots__ = ("end_time", "site", "span")
+
+    def __init__(self, span: Span, end_time: int | None, site: str) -> None:
+        self.span, self.end_time, self.site = span, end_time, site
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, error: object, tb: object) -> bool:
+        swallowed = False
+        if kind is not None and issubclass(kind, Exception):
+            report(self.site)
+            swallowed = True
+        end_span(self.span, self.end_time)
+        return swallowed

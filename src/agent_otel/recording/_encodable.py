@@ -73,6 +73,24 @@ def clean_attributes(attributes: Mapping[str, Any] | None, count: Count = _ignor
     """A copy of ``attributes`` with every key and value encodable (the same mapping if clean)."""
     if not attributes:
         return attributes
+    for key, value in attributes.items():  # the common case, inline: nothing to repair
+        kind = type(value)
+        if not (type(key) is str and key.isascii()):
+            break
+        if kind is str:
+            if not value.isascii():
+                break
+        elif kind is int:
+            if not INT64_MIN <= value <= INT64_MAX:
+                break
+        elif kind is not float and kind is not bool:
+            break
+    else:
+        return attributes
+    return _repaired(attributes, count)
+
+
+def _repaired(attributes: Mapping[str, Any], count: Count) -> Any:
     out: dict[str, Any] | None = None
     for key, value in attributes.items():
         fixed = clean_value(value, count)

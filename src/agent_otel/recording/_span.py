@@ -67,11 +67,13 @@ class GuardedSpan(Span):
     def set_attribute(self, key: str, value: Any) -> None:
         if not self.recording:
             return
-        value = clean_value(value, self._count)
-        if value is DROP:
-            return
+        kind = type(value)
+        if not (kind is float or kind is bool or (kind is str and value.isascii())):
+            value = clean_value(value, self._count)
+            if value is DROP:
+                return
         try:
-            self.raw.set_attribute(clean_text(key, self._count), value)
+            self.raw.set_attribute(key if key.isascii() else clean_text(key, self._count), value)
         except Exception:
             report("span set_attribute")
 
