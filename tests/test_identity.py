@@ -262,3 +262,52 @@ def test_ids_cross_a_process_in_the_carrier(
     worker_spans = json.loads(done.stdout)
     assert len(worker_spans) == 2  # the worker's agent and step spans
     assert all({k: span.get(k) for k in IDS} == IDS for span in worker_spans)
+
+
+# --- spans other instrumentations start inside a run ----------------------------------------
+async def foreign_span_run(tracer_provider: Any) -> None:
+    async def http_call() -> None:  # e.g. an HTTP client span below the tool span
+        tracer_provider.get_tracer("opentelemetry.instrumentation.httpx").start_span("POST").end()
+
+    wrap = otel_wrapper(tracer_provider=tracer_provider, session_id="sess-1", user_id="user-1")
+    async for _ in wrap(events(script(http_call))):
+        pass
+
+
+async def test_the_processor_puts_the_ids_on_foreign_spans() -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from agent_otel import RunIdentityProcessor
+
+    for with_processor in (False, True):
+        exporter, provider = InMemorySpanExporter(), TracerProvider()
+        if with_processor:
+            provider.add_span_processor(RunIdentityProcessor())
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        await foreign_span_run(provider)
+        (post,) = [s for s in exporter.get_finished_spans() if s.name == "POST"]
+        expected = {"session.id": "sess-1", "user.id": "user-1"} if with_processor else {}
+        assert ids_of(post) == expected
+        assert all(ids_of(s) for s in exporter.get_finished_spans() if s.name != "POST")
+        provider.shutdown()
+
+
+async def test_configure_adds_the_identity_processor() -> None:
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from agent_otel import configure
+
+    exporter = InMemorySpanExporter()
+    telemetry = configure(
+        "svc", console=False, set_global=False, span_processors=[SimpleSpanProcessor(exporter)]
+    )
+    try:
+        await foreign_span_run(telemetry.tracer_provider)
+    finally:
+        telemetry.shutdown()
+    spans = exporter.get_finished_spans()
+    assert len(spans) == 5
+    assert all(ids_of(s) == {"session.id": "sess-1", "user.id": "user-1"} for s in spans)

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from .exporting._configure import configure
     from .exporting._telemetry import Telemetry
     from .identity import RunIdentity, run_identity
+    from .identity._processor import RunIdentityProcessor
     from .recording._content import ContentCapture, ContentKind, Redactor
     from .recording._wrapper import StreamWrapper, otel_wrapper
     from .sampling import SamplerStats, TailSampler, TailSamplingPolicy
@@ -37,6 +38,7 @@ _LAZY = {
     "PriceTable": ".cost",
     "Redactor": ".recording._content",
     "RunIdentity": ".identity",
+    "RunIdentityProcessor": ".identity._processor",
     "SamplerStats": ".sampling",
     "StreamWrapper": ".recording._wrapper",
     "TailSampler": ".sampling",
@@ -61,6 +63,7 @@ __all__ = [
     "PriceTable",
     "Redactor",
     "RunIdentity",
+    "RunIdentityProcessor",
     "SamplerStats",
     "StreamWrapper",
     "TailSampler",

@@ -31,6 +31,7 @@ from agent_otel.exporting._exporters import (
     start_prometheus,
 )
 from agent_otel.exporting._telemetry import Telemetry
+from agent_otel.identity._processor import RunIdentityProcessor
 from agent_otel.sampling import TailSampler, TailSamplingPolicy
 
 if TYPE_CHECKING:
@@ -161,6 +162,8 @@ def configure(
         readers.append(prometheus[0])
 
     tracer_provider = TracerProvider(sampler=sampler, resource=resource, shutdown_on_exit=False)
+    if processors:  # run ids on the spans other instrumentations start inside a run
+        tracer_provider.add_span_processor(RunIdentityProcessor())
     for processor in processors:
         tracer_provider.add_span_processor(processor)
     meter_provider = MeterProvider(

@@ -1,0 +1,32 @@
+"""``RunIdentityProcessor``: the run's ids on spans other instrumentations start inside it.
+
+Our own spans carry the ids from their start; an HTTP client span, a database span or a
+framework's span started below a run does not know them. This span processor reads the ids
+from the context each span starts in and adds them, so every span of the run has them.
+``configure()`` adds it; with your own ``TracerProvider``, add it first.
+"""
+
+from __future__ import annotations
+
+from opentelemetry.context.context import Context
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
+
+from ._identity import identity_of
+
+_OURS = "agent_otel"
+
+
+class RunIdentityProcessor(SpanProcessor):
+    """Adds ``session.id``, ``user.id`` and ``gen_ai.conversation.id`` at span start."""
+
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        identity = identity_of(parent_context)
+        if identity is None:
+            return
+        scope = span.instrumentation_scope
+        if scope is not None and scope.name == _OURS:
+            return  # set when the span started
+        span.set_attributes(identity.attributes())
+
+    def on_end(self, span: ReadableSpan) -> None:
+        return None
