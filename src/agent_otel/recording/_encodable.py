@@ -5,6 +5,7 @@ UTF-8 (a lone surrogate, which models do produce in tool names and text) and an 
 outside signed 64 bits. Either makes the exporter drop the WHOLE batch, other runs' spans with
 it. So a string is made encodable (each unencodable code point becomes ``?``) and an
 out-of-range integer (alone or in a list) drops its attribute; the caller counts each repair.
+Ids get the same treatment before a run keys anything by them (:func:`id_text`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ INT64_MAX = 2**63 - 1
 
 UNENCODABLE_STRING = "unencodable_string"
 INTEGER_OUT_OF_RANGE = "integer_out_of_range"
+UNUSABLE_ID = "unusable_id"
 
 Count = Callable[[str], None]
 DROP: Any = object()
@@ -104,3 +106,24 @@ def _repaired(attributes: Mapping[str, Any], count: Count) -> Any:
         if out is not None and fixed is not DROP:
             out[name] = fixed
     return attributes if out is None else out
+
+
+def id_text(raw: Any, count: Count) -> str | None:
+    """An event's call id as the text a run keys and records it by (``None``: no id).
+
+    Ids are matched as text, so ``1`` and ``"1"`` are one id. An id that is unhashable (a
+    list) still works through its text; one whose ``str()`` fails counts as missing. Both are
+    counted as ``unusable_id``: nothing about an id can fail after a span started.
+    """
+    if raw is None or type(raw) is str:
+        return raw
+    try:
+        text = str(raw)
+        if type(text) is not str:
+            raise TypeError("__str__ returned a non-string")
+    except Exception:
+        count(UNUSABLE_ID)
+        return None
+    if raw.__class__.__hash__ is None:
+        count(UNUSABLE_ID)
+    return text

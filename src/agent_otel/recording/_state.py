@@ -24,7 +24,7 @@ from agent_otel.standdown._context import stand_down
 
 from ._calls import LLMCall, ToolRun
 from ._costs import CostTotals, cost_attributes
-from ._encodable import in_range
+from ._encodable import id_text, in_range
 from ._errors import PendingError, record_error
 from ._fit import recent
 from ._messages import input_messages
@@ -278,21 +278,5 @@ class RunState:
         return ("agent_otel", self._keys)
 
     def read_id(self, raw: Any) -> str | None:
-        """An event's call id as the text the run keys and records it by (``None``: no id).
-
-        Ids are matched as text, so ``1`` and ``"1"`` are one id. An id that is unhashable
-        (a list) still works through its text; one whose ``str()`` fails counts as missing.
-        Both count as ``unusable_id``: nothing about an id can fail after a span started.
-        """
-        if raw is None or type(raw) is str:
-            return raw
-        try:
-            text = str(raw)
-            if type(text) is not str:
-                raise TypeError("__str__ returned a non-string")
-        except Exception:
-            self.anomaly("unusable_id")
-            return None
-        if raw.__class__.__hash__ is None:
-            self.anomaly("unusable_id")
-        return text
+        """An event's call id as text, repaired and counted (see :func:`._encodable.id_text`)."""
+        return id_text(raw, self.anomaly)
