@@ -11,6 +11,7 @@ from agent_contract.protocol import (
     Error,
     FunctionCall,
     LLMCallEnd,
+    LLMCallStart,
     Message,
     TextDelta,
     ToolCall,
@@ -120,3 +121,16 @@ async def test_compatible_servers_without_choice_or_tool_call_indexes_still_asse
     ]
     assert calls == [("t1", "f", '{"a": 1}'), ("t2", "g", "{}")]
     assert [e.text for e in events if isinstance(e, TextDelta)] == ["Hi"]
+
+
+async def test_litellm_names_its_routing_provider_or_itself_for_a_model_it_cannot_route() -> None:
+    pytest.importorskip("litellm")
+    from agent_contract.sources.litellm_chat import stream_litellm
+
+    for model, provider in (("anthropic/claude-sonnet-4-5", "anthropic"),
+                            ("no-such-model-anywhere", "litellm")):  # fmt: skip
+        events = stream_litellm(None, HISTORY, model, api_key="sk-never-recorded")
+        start = await events.__anext__()  # the call itself is never made
+        await events.aclose()
+        assert isinstance(start, LLMCallStart) and start.provider == provider
+        assert start.params == {"stream": True}  # the key is not a request parameter
