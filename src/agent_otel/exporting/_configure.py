@@ -18,7 +18,7 @@ from opentelemetry.sdk.metrics.export import MetricReader, PeriodicExportingMetr
 from opentelemetry.sdk.metrics.view import ExplicitBucketHistogramAggregation, View
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 from opentelemetry.sdk.trace import SpanProcessor, SynchronousMultiSpanProcessor, TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
@@ -27,9 +27,10 @@ from agent_otel.exporting._console import ConsoleTreeExporter
 from agent_otel.exporting._exporters import (
     DEFAULT_EXPORT_TIMEOUT_S,
     metric_exporter,
-    span_exporter,
     start_prometheus,
 )
+from agent_otel.exporting._loss import SpanLoss
+from agent_otel.exporting._pipeline import otlp_span_pipeline
 from agent_otel.exporting._telemetry import Telemetry
 from agent_otel.identity._processor import RunIdentityProcessor
 from agent_otel.sampling import TailSampler, TailSamplingPolicy
@@ -99,7 +100,10 @@ def configure(
       the gRPC target (``http://host:4317``). Everything else (headers, TLS, compression,
       per-signal URLs) the SDK exporters read from the standard ``OTEL_*`` variables
       themselves; ``headers=`` adds to or replaces them. Spans go through a bounded
-      ``BatchSpanProcessor`` (``max_queue_size=`` or ``OTEL_BSP_MAX_QUEUE_SIZE``).
+      ``BatchSpanProcessor`` (``max_queue_size=``, else ``OTEL_BSP_*``, else 16,384 spans, a 1 s
+      schedule delay); every span it loses is counted by cause (``Telemetry.spans_lost``, the
+      SDK's ``otel.sdk.processor.span.*`` / ``otel.sdk.exporter.span.*`` metrics), warned about
+      while it happens and totalled at shutdown (see docs/export.md).
     * The terminal tree (``console=True``, ``OTEL_TRACES_EXPORTER=console``, or by default
       when no OTLP endpoint is configured): each finished trace printed to
       ``console_stream`` (stderr), a token summary per model at shutdown.
@@ -133,20 +137,6 @@ def configure(
     if console is None:
         console = "console" in trace_names if trace_names is not None else not otlp_traces
 
-    span_exporters: list[SpanExporter] = []
-    processors: list[SpanProcessor] = []
-    console_exporter: ConsoleTreeExporter | None = None
-    if otlp_traces:
-        otlp_span_exporter = span_exporter(protocol, endpoint, headers, timeout_s)
-        span_exporters.append(otlp_span_exporter)
-        processors.append(_batch_processor(otlp_span_exporter, max_queue_size))
-    if console:
-        console_exporter = ConsoleTreeExporter(console_stream)
-        processors.append(SimpleSpanProcessor(console_exporter))
-    if tail_sampling is not None and processors:
-        processors = [TailSampler(_fan_out(processors), tail_sampling)]
-    processors.extend(span_processors)
-
     readers: list[MetricReader] = list(metric_readers)
     metric_exporters: list[MetricExporter] = []
     if otlp_metrics:
@@ -160,19 +150,37 @@ def configure(
     prometheus = start_prometheus(_env.prometheus_port(prometheus_port), prometheus_host)
     if prometheus is not None:
         readers.append(prometheus[0])
+    meter_provider = MeterProvider(
+        metric_readers=readers, resource=resource, views=histogram_views(), shutdown_on_exit=False
+    )
 
+    span_exporters: list[SpanExporter] = []
+    processors: list[SpanProcessor] = []
+    loss: SpanLoss | None = None
+    console_exporter: ConsoleTreeExporter | None = None
+    if otlp_traces:
+        otlp_span_exporter, batch = otlp_span_pipeline(
+            protocol, endpoint, headers, timeout_s, max_queue_size, meter_provider
+        )
+        span_exporters.append(otlp_span_exporter)
+        processors.append(batch)
+        loss = batch.loss
+    if console:
+        console_exporter = ConsoleTreeExporter(console_stream)
+        processors.append(SimpleSpanProcessor(console_exporter))
+    if tail_sampling is not None and processors:
+        processors = [TailSampler(_fan_out(processors), tail_sampling)]
+    processors.extend(span_processors)
     tracer_provider = TracerProvider(sampler=sampler, resource=resource, shutdown_on_exit=False)
     if processors:  # run ids on the spans other instrumentations start inside a run
         tracer_provider.add_span_processor(RunIdentityProcessor())
     for processor in processors:
         tracer_provider.add_span_processor(processor)
-    meter_provider = MeterProvider(
-        metric_readers=readers, resource=resource, views=histogram_views(), shutdown_on_exit=False
-    )
     handle = Telemetry(
         tracer_provider,
         meter_provider,
         console=console_exporter,
+        loss=loss,
         exporters=(*span_exporters, *metric_exporters),
         prometheus_server=prometheus[1] if prometheus else None,
         shutdown_timeout_millis=shutdown_timeout_millis,
@@ -191,17 +199,6 @@ def _fan_out(processors: list[SpanProcessor]) -> SpanProcessor:
     for processor in processors:
         fan_out.add_span_processor(processor)
     return fan_out
-
-
-def _batch_processor(exporter: SpanExporter, max_queue_size: int | None) -> BatchSpanProcessor:
-    """A bounded batch processor; a small ``max_queue_size`` also shrinks the batch size,
-    which the SDK would otherwise reject (batch size must not exceed the queue)."""
-    if max_queue_size is None:
-        return BatchSpanProcessor(exporter)
-    batch = _env.int_var("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512)
-    return BatchSpanProcessor(
-        exporter, max_queue_size=max_queue_size, max_export_batch_size=min(batch, max_queue_size)
-    )
 
 
 def _wants_otlp(signal: _env.Signal, names: frozenset[str] | None) -> bool:

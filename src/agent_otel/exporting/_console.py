@@ -129,6 +129,10 @@ class ConsoleTreeExporter(SpanExporter):
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
         return True
 
+    def note(self, line: str) -> None:
+        """Print one line of the shutdown summary (e.g. the spans an exporter lost)."""
+        self._write(lambda _c, _w: line)
+
     def _count_usage(self, span: ReadableSpan) -> None:
         found = usage_of(span)
         if found is None:

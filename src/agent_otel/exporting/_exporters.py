@@ -12,6 +12,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from opentelemetry.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import MetricExporter, MetricReader
 from opentelemetry.sdk.trace.export import SpanExporter
 
@@ -65,16 +66,21 @@ def span_exporter(
     endpoint: str | None,
     headers: Mapping[str, str] | None,
     timeout: float | None,
+    *,
+    meter_provider: MeterProvider | None = None,
 ) -> SpanExporter:
+    """The OTLP span exporter; its own metrics (when enabled) go to ``meter_provider``."""
     if _env.resolve_protocol("traces", protocol) == _env.GRPC:
         exporter: SpanExporter = _grpc_module("traces").OTLPSpanExporter(
-            **_otlp_args("traces", endpoint, headers, timeout)
+            **_otlp_args("traces", endpoint, headers, timeout), meter_provider=meter_provider
         )
         return exporter
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
     url = _http_url(endpoint, "v1/traces") if endpoint is not None else None
-    return OTLPSpanExporter(**_otlp_args("traces", url, headers, timeout))
+    return OTLPSpanExporter(
+        **_otlp_args("traces", url, headers, timeout), meter_provider=meter_provider
+    )
 
 
 def metric_exporter(

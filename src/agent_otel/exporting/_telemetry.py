@@ -19,6 +19,7 @@ from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.trace import TracerProvider
 
 from agent_otel.exporting._console import ConsoleTreeExporter
+from agent_otel.exporting._loss import SpanLoss
 
 _log = logging.getLogger("agent_otel")
 
@@ -28,8 +29,8 @@ class Telemetry:
 
     Attributes: ``tracer_provider`` and ``meter_provider`` (pass them explicitly when the
     globals belong to someone else), ``console`` (the terminal tree exporter, or None),
-    ``prometheus_port`` (the bound scrape port, or None), and whether the globals were set
-    (``global_tracer_provider`` / ``global_meter_provider``).
+    ``prometheus_port`` (the bound scrape port, or None), ``spans_lost`` (by cause), and
+    whether the globals were set (``global_tracer_provider`` / ``global_meter_provider``).
     """
 
     def __init__(
@@ -38,6 +39,7 @@ class Telemetry:
         meter_provider: MeterProvider,
         *,
         console: ConsoleTreeExporter | None = None,
+        loss: SpanLoss | None = None,
         exporters: Sequence[Any] = (),
         prometheus_server: Any = None,
         shutdown_timeout_millis: int = 10_000,
@@ -45,6 +47,7 @@ class Telemetry:
         self.tracer_provider = tracer_provider
         self.meter_provider = meter_provider
         self.console = console
+        self._loss = loss
         self.global_tracer_provider = False
         self.global_meter_provider = False
         self._exporters = tuple(exporters)
@@ -59,6 +62,12 @@ class Telemetry:
         """The port the Prometheus endpoint listens on, or None without one."""
         server = self._prometheus_server
         return int(server.server_port) if server is not None else None
+
+    @property
+    def spans_lost(self) -> dict[str, int]:
+        """Spans the OTLP pipeline lost so far by cause (queue_full, export_failed, shutdown);
+        final once ``shutdown()`` returned. Empty without OTLP trace export."""
+        return self._loss.lost() if self._loss is not None else {}
 
     @property
     def is_shutdown(self) -> bool:
@@ -96,6 +105,7 @@ class Telemetry:
 
         def stop() -> None:
             self.tracer_provider.shutdown()
+            self._settle()  # before the meter provider's last export, which then carries it
             remaining = max(deadline - time.monotonic(), 0.0)
             self.meter_provider.shutdown(timeout_millis=remaining * 1000)
 
@@ -104,10 +114,25 @@ class Telemetry:
             _log.warning("agent-otel: telemetry shutdown timed out; pending data dropped")
             for exporter in self._exporters:  # aborts retry back-off in the stuck thread
                 _quietly(exporter.shutdown)
+            self._settle()  # what is still queued or in flight now is lost
+        self._tell_loss()
         if self._prometheus_server is not None:
             _quietly(self._prometheus_server.shutdown)
             _quietly(self._prometheus_server.server_close)
         return done
+
+    def _settle(self) -> None:
+        if self._loss is not None:
+            self._loss.settle()
+
+    def _tell_loss(self) -> None:
+        """The shutdown summary's loss line, in the log and the terminal view."""
+        line = self._loss.summary() if self._loss is not None else None
+        if line is None:
+            return
+        _log.warning("%s", line)
+        if self.console is not None:
+            self.console.note(line)
 
     def _at_exit(self) -> None:
         self.shutdown()
