@@ -60,7 +60,8 @@ class _Store:
 
     def stats(self) -> dict[str, Any]:
         with self.lock:
-            return {"spans": self.spans, "requests": self.requests, "sums": list(self.sums.values())}
+            sums = list(self.sums.values())
+            return {"spans": self.spans, "requests": self.requests, "sums": sums}
 
 
 def _any_value(value: Any) -> Any:
@@ -89,8 +90,9 @@ def _http_server(store: _Store) -> ThreadingHTTPServer:
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # the reply's header and body writes must not wait
 
-        def do_POST(self) -> None:  # noqa: N802 (the stdlib's name)
+        def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
             route = routes.get(self.path)
             if route is None:
@@ -102,7 +104,7 @@ def _http_server(store: _Store) -> ThreadingHTTPServer:
             keep(request)
             self._reply(200, reply, "application/x-protobuf")
 
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             self._reply(200, json.dumps(store.stats()).encode(), "application/json")
 
         def _reply(self, status: int, body: bytes, content_type: str) -> None:
@@ -112,7 +114,7 @@ def _http_server(store: _Store) -> ThreadingHTTPServer:
             self.end_headers()
             self.wfile.write(body)
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        def log_message(self, format: str, *args: Any) -> None:
             pass
 
     return ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -125,13 +127,13 @@ def _grpc_server(store: _Store) -> tuple[Any, int]:
     from opentelemetry.proto.collector.trace.v1 import trace_service_pb2 as t
     from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc as tg
 
-    class Traces(tg.TraceServiceServicer):  # type: ignore[misc]
-        def Export(self, request: Any, context: Any) -> Any:  # noqa: N802
+    class Traces(tg.TraceServiceServicer):
+        def Export(self, request: Any, context: Any) -> Any:
             store.traces(request)
             return t.ExportTraceServiceResponse()
 
-    class Metrics(mg.MetricsServiceServicer):  # type: ignore[misc]
-        def Export(self, request: Any, context: Any) -> Any:  # noqa: N802
+    class Metrics(mg.MetricsServiceServicer):
+        def Export(self, request: Any, context: Any) -> Any:
             store.metrics(request)
             return m.ExportMetricsServiceResponse()
 

@@ -1,0 +1,278 @@
+"""Span loss in configure()'s OTLP pipeline: counted by cause, exported, told, exact.
+
+The counting logic alone (``SpanLoss``, driven with a fake clock), then configure() itself
+against loopback endpoints that refuse or never answer: every span the tests create is either
+accounted lost by its cause or (in the heavy load test, tests/integration/test_load.py)
+received by a real OTLP receiver.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import os
+import socket
+from collections.abc import Iterator
+
+import pytest
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from agent_otel import _attributes as A
+from agent_otel.exporting._configure import configure
+from agent_otel.exporting._loss import EXPORT_FAILED, QUEUE_FULL, SHUTDOWN, SpanLoss
+from agent_otel.exporting._pipeline import (
+    DEFAULT_MAX_QUEUE_SIZE,
+    DEFAULT_SCHEDULE_DELAY_MILLIS,
+    BatchSettings,
+)
+from agent_otel.exporting._tally import INTERNAL_METRICS_VAR
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == "agent_otel"]
+
+
+# --- SpanLoss ----------------------------------------------------------------------------------
+
+
+def test_running_totals_are_logged_at_most_once_per_interval(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    clock = Clock()
+    loss = SpanLoss(log_interval_s=10.0, clock=clock)
+    loss.processed(3, "queue_full")  # the first loss is told at once
+    loss.processed(2, "queue_full")
+    clock.now += 9.9
+    loss.exported_batch(512, "ConnectionError")
+    assert len(_warnings(caplog)) == 1
+    assert "3 spans lost so far (queue_full 3, export_failed 0, shutdown 0)" in _warnings(caplog)[0]
+    clock.now += 0.1
+    loss.processed(1, "queue_full")  # the interval passed: told again, with running totals
+    assert len(_warnings(caplog)) == 2
+    assert (
+        "518 spans lost so far (queue_full 6, export_failed 512, shutdown 0)"
+        in (_warnings(caplog)[1])
+    )
+    assert "collector" not in _warnings(caplog)[1]  # the hint follows the cause told about
+    assert loss.lost() == {QUEUE_FULL: 6, EXPORT_FAILED: 512, SHUTDOWN: 0}
+
+
+def test_successes_are_not_loss_and_nothing_is_told(caplog: pytest.LogCaptureFixture) -> None:
+    loss = SpanLoss()
+    for _ in range(4):
+        loss.enter()
+    loss.processed(4, None)
+    loss.exported_batch(4, None)
+    assert loss.settle() == 0
+    assert loss.total == 0
+    assert loss.summary() is None
+    assert _warnings(caplog) == []
+
+
+def test_settle_counts_queued_and_in_flight_spans_as_lost_at_shutdown() -> None:
+    loss = SpanLoss()
+    recorded: list[int] = []
+    loss.on_stranded = recorded.append
+    loss.queue_length = lambda: 7
+    for _ in range(30):
+        loss.enter()
+    loss.processed(20, None)  # submitted to the exporter
+    loss.processed(3, "queue_full")
+    loss.exported_batch(10, None)
+    loss.exported_batch(4, "Timeout")  # 6 submitted spans have no result: in flight
+    assert loss.settle() == 7 + 6
+    assert loss.settle() == 0  # idempotent
+    assert recorded == [13]
+    assert loss.lost() == {QUEUE_FULL: 3, EXPORT_FAILED: 4, SHUTDOWN: 13}
+    assert (
+        loss.summary() == "agent-otel: 20 spans lost (3 queue full, 4 export failed, 13 shutdown)"
+    )
+
+
+def test_settle_corrects_an_over_counted_queue_full_by_conservation() -> None:
+    # The SDK counts a drop when it sees a full queue; its export thread may pop a batch
+    # before the append, so nothing was dropped. Conservation gives the true count.
+    loss = SpanLoss()
+    loss.queue_length = lambda: 0
+    for _ in range(100):
+        loss.enter()
+    loss.processed(95, None)
+    loss.processed(6, "queue_full")  # one too many
+    loss.processed(0, None)
+    loss.exported_batch(95, None)
+    loss.settle()
+    assert loss.lost() == {QUEUE_FULL: 5, EXPORT_FAILED: 0, SHUTDOWN: 0}
+
+
+def test_spans_ended_after_shutdown_are_lost_at_shutdown() -> None:
+    loss = SpanLoss()
+    loss.queue_length = lambda: 0
+    for _ in range(3):
+        loss.enter()
+    loss.processed(2, "already_shutdown")
+    loss.processed(1, None)
+    loss.exported_batch(1, None)
+    loss.settle()
+    assert loss.lost() == {QUEUE_FULL: 0, EXPORT_FAILED: 0, SHUTDOWN: 2}
+
+
+# --- defaults ----------------------------------------------------------------------------------
+
+
+def test_batch_defaults_env_and_argument_order() -> None:
+    ours = BatchSettings.resolve(env={})
+    assert ours == BatchSettings(DEFAULT_MAX_QUEUE_SIZE, 512, DEFAULT_SCHEDULE_DELAY_MILLIS)
+    env = {"OTEL_BSP_MAX_QUEUE_SIZE": "4096", "OTEL_BSP_SCHEDULE_DELAY": "250"}
+    assert BatchSettings.resolve(env=env) == BatchSettings(4096, 512, 250)
+    assert BatchSettings.resolve(100, env=env) == BatchSettings(100, 100, 250)  # batch <= queue
+
+
+# --- configure() -------------------------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def _no_otel_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in [v for v in os.environ if v.startswith("OTEL_")]:
+        monkeypatch.delenv(var)
+
+
+@pytest.fixture
+def refused_endpoint() -> str:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}"  # closed again: connections are refused
+
+
+@pytest.fixture
+def silent_endpoint() -> Iterator[str]:
+    """A port that accepts connections (the kernel's backlog) and never answers."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(64)
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
+def _spans(tel: object, count: int) -> None:
+    tracer = tel.tracer_provider.get_tracer("test")  # type: ignore[attr-defined]
+    for i in range(count):
+        tracer.start_span(f"s{i}").end()
+
+
+def _sdk_sums(reader: InMemoryMetricReader) -> dict[tuple[str, str | None], int]:
+    sums: dict[tuple[str, str | None], int] = {}
+    data = reader.get_metrics_data()
+    assert data is not None
+    for rm in data.resource_metrics:
+        for sm in rm.scope_metrics:
+            for metric in sm.metrics:
+                if metric.name in (A.METRIC_SDK_SPAN_PROCESSED, A.METRIC_SDK_SPAN_EXPORTED):
+                    for point in metric.data.data_points:  # type: ignore[union-attr]
+                        key = (metric.name, (point.attributes or {}).get(A.ERROR_TYPE))
+                        sums[key] = sums.get(key, 0) + int(point.value)  # type: ignore[union-attr]
+    return sums
+
+
+@pytest.mark.parametrize("protocol", ["http/protobuf", "grpc"])
+def test_refused_collector_every_span_counted_lost_by_cause_and_exported_as_metrics(
+    protocol: str, refused_endpoint: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    logging.getLogger("opentelemetry").setLevel(logging.CRITICAL)  # the SDK's own retry noise
+    reader = InMemoryMetricReader()
+    stream = io.StringIO()
+    tel = configure(
+        "loss-test",
+        endpoint=refused_endpoint,
+        protocol=protocol,
+        timeout=0.5,
+        max_queue_size=64,
+        metric_readers=[reader],
+        console=True,
+        console_stream=stream,
+        set_global=False,
+    )
+    try:
+        _spans(tel, 1_000)
+    finally:
+        assert tel.shutdown()
+    logging.getLogger("opentelemetry").setLevel(logging.NOTSET)
+    lost = tel.spans_lost
+    assert sum(lost.values()) == 1_000  # nothing reached the collector, all of it counted
+    assert lost[QUEUE_FULL] > 0
+    assert lost[EXPORT_FAILED] > 0
+    told = _warnings(caplog)
+    assert any("spans lost so far" in m for m in told)  # told while it happened
+    summary = f"agent-otel: 1,000 spans lost ({lost[QUEUE_FULL]:,} queue full, "
+    assert any(m.startswith(summary) for m in told)  # and totalled at shutdown
+    assert summary in stream.getvalue()  # in the terminal view's shutdown summary too
+    sums = _sdk_sums(reader)  # the SDK's own metrics, on configure()'s meter provider
+    assert sums[(A.METRIC_SDK_SPAN_PROCESSED, "queue_full")] >= lost[QUEUE_FULL]
+    failed = sum(v for (name, err), v in sums.items() if name == A.METRIC_SDK_SPAN_EXPORTED and err)
+    assert failed == lost[EXPORT_FAILED]
+
+
+def test_shutdown_that_gives_up_counts_queued_and_in_flight_spans(
+    silent_endpoint: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    logging.getLogger("opentelemetry").setLevel(logging.CRITICAL)
+    reader = InMemoryMetricReader()
+    tel = configure(
+        "loss-test",
+        endpoint=silent_endpoint,
+        timeout=5.0,
+        max_queue_size=1_000,
+        metric_readers=[reader],
+        console=False,
+        set_global=False,
+        shutdown_timeout_millis=300,
+    )
+    _spans(tel, 700)  # one batch of 512 hangs in flight; the rest waits in the queue
+    assert not tel.shutdown()
+    logging.getLogger("opentelemetry").setLevel(logging.NOTSET)
+    assert tel.spans_lost == {QUEUE_FULL: 0, EXPORT_FAILED: 0, SHUTDOWN: 700}
+    assert "agent-otel: 700 spans lost (700 shutdown)" in _warnings(caplog)
+
+
+def test_spans_ended_after_shutdown_are_counted(refused_endpoint: str) -> None:
+    tel = configure(
+        "loss-test", endpoint=refused_endpoint, timeout=0.1, console=False, set_global=False
+    )
+    assert tel.shutdown()
+    _spans(tel, 5)
+    assert tel.spans_lost[SHUTDOWN] == 5
+
+
+def test_other_processors_keep_the_environments_choice(refused_endpoint: str) -> None:
+    tel = configure(
+        "loss-test", endpoint=refused_endpoint, timeout=0.1, console=False, set_global=False
+    )
+    assert INTERNAL_METRICS_VAR not in os.environ  # switched on only while ours were built
+    reader = InMemoryMetricReader()
+    theirs = TracerProvider()
+    theirs.add_span_processor(
+        BatchSpanProcessor(InMemorySpanExporter(), meter_provider=MeterProvider([reader]))
+    )
+    theirs.get_tracer("t").start_span("s").end()
+    theirs.shutdown()
+    tel.shutdown()
+    data = reader.get_metrics_data()
+    assert data is None or not data.resource_metrics  # no SDK metrics for their processor
+
+
+def test_console_only_has_no_loss_account() -> None:
+    tel = configure("loss-test", console=True, console_stream=io.StringIO(), set_global=False)
+    _spans(tel, 3)
+    tel.shutdown()
+    assert tel.spans_lost == {}
