@@ -30,6 +30,8 @@ from agent_otel.exporting._pipeline import (
     BatchSettings,
 )
 from agent_otel.exporting._tally import INTERNAL_METRICS_VAR
+from agent_otel.exporting._tally import OTEL_SDK_EXPORTER_SPAN_EXPORTED as EXPORTED
+from agent_otel.exporting._tally import OTEL_SDK_PROCESSOR_SPAN_PROCESSED as PROCESSED
 
 
 class Clock:
@@ -178,7 +180,7 @@ def _sdk_sums(reader: InMemoryMetricReader) -> dict[tuple[str, str | None], int]
     for rm in data.resource_metrics:
         for sm in rm.scope_metrics:
             for metric in sm.metrics:
-                if metric.name in (A.METRIC_SDK_SPAN_PROCESSED, A.METRIC_SDK_SPAN_EXPORTED):
+                if metric.name in (PROCESSED, EXPORTED):
                     for point in metric.data.data_points:  # type: ignore[union-attr]
                         key = (metric.name, (point.attributes or {}).get(A.ERROR_TYPE))
                         sums[key] = sums.get(key, 0) + int(point.value)  # type: ignore[union-attr]
@@ -218,8 +220,8 @@ def test_refused_collector_every_span_counted_lost_by_cause_and_exported_as_metr
     assert any(m.startswith(summary) for m in told)  # and totalled at shutdown
     assert summary in stream.getvalue()  # in the terminal view's shutdown summary too
     sums = _sdk_sums(reader)  # the SDK's own metrics, on configure()'s meter provider
-    assert sums[(A.METRIC_SDK_SPAN_PROCESSED, "queue_full")] >= lost[QUEUE_FULL]
-    failed = sum(v for (name, err), v in sums.items() if name == A.METRIC_SDK_SPAN_EXPORTED and err)
+    assert sums[(PROCESSED, "queue_full")] >= lost[QUEUE_FULL]
+    failed = sum(v for (name, err), v in sums.items() if name == EXPORTED and err)
     assert failed == lost[EXPORT_FAILED]
 
 

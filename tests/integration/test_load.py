@@ -21,6 +21,8 @@ from agent_otel import _attributes as A
 from agent_otel import otel_wrapper
 from agent_otel.exporting._configure import configure
 from agent_otel.exporting._loss import QUEUE_FULL, SHUTDOWN
+from agent_otel.exporting._tally import OTEL_SDK_EXPORTER_SPAN_EXPORTED as EXPORTED
+from agent_otel.exporting._tally import OTEL_SDK_PROCESSOR_SPAN_PROCESSED as PROCESSED
 from agent_otel.exporting._telemetry import Telemetry
 
 pytestmark = pytest.mark.heavy
@@ -67,7 +69,7 @@ def _exported_ok(rx: Receiver, protocol: str) -> float:
     points = [
         p
         for p in rx.stats()["sums"]
-        if p["name"] == A.METRIC_SDK_SPAN_EXPORTED
+        if p["name"] == EXPORTED
         and A.ERROR_TYPE not in p["attributes"]
         and p["attributes"]
         .get("otel.component.type", "")
@@ -77,7 +79,7 @@ def _exported_ok(rx: Receiver, protocol: str) -> float:
 
 
 def _dropped(rx: Receiver) -> float:
-    return rx.sum_of(A.METRIC_SDK_SPAN_PROCESSED, **{A.ERROR_TYPE: "queue_full"})
+    return rx.sum_of(PROCESSED, **{A.ERROR_TYPE: "queue_full"})
 
 
 @pytest.mark.parametrize("protocol", ["http/protobuf", "grpc"])

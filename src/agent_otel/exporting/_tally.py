@@ -20,6 +20,12 @@ from typing import Any, cast
 
 from opentelemetry.context import Context
 from opentelemetry.metrics import CallbackOptions, CallbackT, Meter, MeterProvider
+from opentelemetry.semconv._incubating.metrics.otel_metrics import (
+    OTEL_SDK_EXPORTER_SPAN_EXPORTED,
+    OTEL_SDK_PROCESSOR_SPAN_PROCESSED,
+    OTEL_SDK_PROCESSOR_SPAN_QUEUE_CAPACITY,
+    OTEL_SDK_PROCESSOR_SPAN_QUEUE_SIZE,
+)
 from opentelemetry.util.types import Attributes
 
 from agent_otel import _attributes as A
@@ -79,16 +85,16 @@ class _TallyMeter:
     def create_counter(self, name: str, unit: str = "", description: str = "") -> Any:
         counter = self._meter.create_counter(name, unit, description)
         loss = self._owner._loss
-        if name == A.METRIC_SDK_SPAN_PROCESSED:
+        if name == OTEL_SDK_PROCESSOR_SPAN_PROCESSED:
             self._owner._processed = _Tally(counter, loss.processed)
             return self._owner._processed
-        if name == A.METRIC_SDK_SPAN_EXPORTED:
+        if name == OTEL_SDK_EXPORTER_SPAN_EXPORTED:
             return _Tally(counter, loss.exported_batch)
         return counter
 
     def create_up_down_counter(self, name: str, unit: str = "", description: str = "") -> Any:
         counter = self._meter.create_up_down_counter(name, unit, description)
-        if name == A.METRIC_SDK_SPAN_QUEUE_CAPACITY and self._owner._processed is not None:
+        if name == OTEL_SDK_PROCESSOR_SPAN_QUEUE_CAPACITY and self._owner._processed is not None:
             return _Capacity(counter, self._owner._processed)
         return counter
 
@@ -99,7 +105,7 @@ class _TallyMeter:
         unit: str = "",
         description: str = "",
     ) -> Any:
-        if name == A.METRIC_SDK_SPAN_QUEUE_SIZE and callbacks:
+        if name == OTEL_SDK_PROCESSOR_SPAN_QUEUE_SIZE and callbacks:
             self._owner._loss.queue_length = partial(_observe, callbacks[0])
         return self._meter.create_observable_up_down_counter(name, callbacks, unit, description)
 

@@ -27,6 +27,8 @@ _NS = 1e-9
 class LLMEvents(RunState):
     """Handlers for text/reasoning deltas, ``LLMCallStart``/``End`` and usage."""
 
+    __slots__ = ()
+
     # --- text --------------------------------------------------------------------------------
     def text_delta(self, event: Any) -> None:
         """A ``TextDelta`` / ``MessageDelta``: the hot path.

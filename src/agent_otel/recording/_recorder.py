@@ -45,6 +45,8 @@ _NS = 1e-9
 class RunRecorder(LLMEvents, ToolEvents):
     """Spans and metrics of one run; see the module docstring for the rules."""
 
+    __slots__ = ()
+
     # --- errors, markers, terminals ------------------------------------------------------------
     def error_event(self, message: Any, error_type: Any, fatal: Any) -> None:
         kind = error_type if isinstance(error_type, str) and error_type else "agent_error"

@@ -17,6 +17,8 @@ from ._state import RunState
 class ToolEvents(RunState):
     """Handlers for ``ToolCall``/``ToolResult`` (and ``tool_call_step``/``tool_result_step``)."""
 
+    __slots__ = ()
+
     # --- tools -----------------------------------------------------------------------------------
     def tool_call(self, call_id: Any, name: Any, arguments: Any, raw: Any) -> None:
         if self.terminal:
