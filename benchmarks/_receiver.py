@@ -6,7 +6,8 @@ count is a wire decode, not a mock exporter's tally. Metric sums are kept as the
 cumulative value per name and attributes. Not Phoenix: Phoenix stores each span in SQLite, so
 its ingest rate, not the exporter path, would set the ceiling being measured.
 
-Run it as ``python -m benchmarks._receiver``: it prints one JSON line with its ports, serves
+Run it as ``python -m benchmarks._receiver [LATENCY_MS]`` (a delay added to every trace
+request stands in for a collector across a network): it prints one JSON line with its ports, serves
 ``GET /stats`` (JSON) beside ``/v1/traces`` and ``/v1/metrics``, and exits when its standard
 input closes. ``Receiver`` starts and reads it.
 """
@@ -32,7 +33,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 class _Store:
-    def __init__(self) -> None:
+    def __init__(self, latency_s: float = 0.0) -> None:
+        self.latency_s = latency_s  # added to every trace request: a collector further away
         self.lock = threading.Lock()
         self.spans = 0
         self.requests = 0
@@ -40,6 +42,8 @@ class _Store:
 
     def traces(self, request: Any) -> None:
         count = sum(len(s.spans) for r in request.resource_spans for s in r.scope_spans)
+        if self.latency_s:
+            time.sleep(self.latency_s)
         with self.lock:
             self.spans += count
             self.requests += 1
@@ -146,7 +150,7 @@ def _grpc_server(store: _Store) -> tuple[Any, int]:
 
 
 def main() -> None:
-    store = _Store()
+    store = _Store(float(sys.argv[1]) / 1000 if len(sys.argv) > 1 else 0.0)
     http = _http_server(store)
     threading.Thread(target=http.serve_forever, daemon=True).start()
     grpc_server, grpc_port = _grpc_server(store)
@@ -159,11 +163,11 @@ def main() -> None:
 class Receiver:
     """The receiver process: ``http_url`` (OTLP/HTTP base), ``grpc_url``, ``stats()``."""
 
-    def __init__(self) -> None:
+    def __init__(self, latency_ms: float = 0.0) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "benchmarks._receiver"],
+            [sys.executable, "-m", "benchmarks._receiver", str(latency_ms)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             cwd=ROOT,

@@ -8,10 +8,12 @@ received by a real OTLP receiver.
 
 from __future__ import annotations
 
+import http.server
 import io
 import logging
 import os
 import socket
+import threading
 from collections.abc import Iterator
 
 import pytest
@@ -135,9 +137,9 @@ def test_spans_ended_after_shutdown_are_lost_at_shutdown() -> None:
 
 def test_batch_defaults_env_and_argument_order() -> None:
     ours = BatchSettings.resolve(env={})
-    assert ours == BatchSettings(DEFAULT_MAX_QUEUE_SIZE, 512, DEFAULT_SCHEDULE_DELAY_MILLIS)
+    assert ours == BatchSettings(DEFAULT_MAX_QUEUE_SIZE, 1024, DEFAULT_SCHEDULE_DELAY_MILLIS)
     env = {"OTEL_BSP_MAX_QUEUE_SIZE": "4096", "OTEL_BSP_SCHEDULE_DELAY": "250"}
-    assert BatchSettings.resolve(env=env) == BatchSettings(4096, 512, 250)
+    assert BatchSettings.resolve(env=env) == BatchSettings(4096, 1024, 250)
     assert BatchSettings.resolve(100, env=env) == BatchSettings(100, 100, 250)  # batch <= queue
 
 
@@ -240,7 +242,7 @@ def test_shutdown_that_gives_up_counts_queued_and_in_flight_spans(
         set_global=False,
         shutdown_timeout_millis=300,
     )
-    _spans(tel, 700)  # one batch of 512 hangs in flight; the rest waits in the queue
+    _spans(tel, 700)  # a batch hangs in flight; the rest waits in the queue
     assert not tel.shutdown()
     logging.getLogger("opentelemetry").setLevel(logging.NOTSET)
     assert tel.spans_lost == {QUEUE_FULL: 0, EXPORT_FAILED: 0, SHUTDOWN: 700}
@@ -278,3 +280,40 @@ def test_console_only_has_no_loss_account() -> None:
     _spans(tel, 3)
     tel.shutdown()
     assert tel.spans_lost == {}
+
+
+class _Encodings(http.server.BaseHTTPRequestHandler):
+    seen: list[tuple[str, str]] = []  # noqa: RUF012
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        _Encodings.seen.append((self.path, self.headers.get("Content-Encoding", "")))
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"), [({}, "gzip"), ({"OTEL_EXPORTER_OTLP_COMPRESSION": "none"}, "")]
+)
+def test_traces_are_gzipped_unless_the_environment_says_otherwise(
+    monkeypatch: pytest.MonkeyPatch, env: dict[str, str], expected: str
+) -> None:
+    for var, value in env.items():
+        monkeypatch.setenv(var, value)
+    _Encodings.seen = []
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Encodings)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        tel = configure(
+            "loss-test", endpoint=f"http://127.0.0.1:{server.server_port}", set_global=False
+        )
+        _spans(tel, 3)
+        assert tel.shutdown()
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert ("/v1/traces", expected) in _Encodings.seen

@@ -2,9 +2,11 @@
 
 Defaults chosen for a busy service (figures in ``docs/export.md``): a queue of 16,384 spans
 (about two seconds of a tight loop's output, ~50 MB at worst, instead of the SDK's 2,048:
-under half a second) and a 1 s schedule delay (instead of 5 s: a queue that is emptied more
-often has more room when a burst comes). ``OTEL_BSP_*`` variables still win over these
-defaults, and arguments over both.
+under half a second), batches of 1,024 spans (one request's round trip is paid for twice as
+many spans; still far below a gRPC collector's 4 MiB message limit without content capture),
+a 1 s schedule delay (instead of 5 s: a queue emptied more often has room when a burst comes)
+and gzip (8x fewer bytes, ~3 us of CPU per span). ``OTEL_BSP_*`` and
+``OTEL_EXPORTER_OTLP_*COMPRESSION`` still win over these defaults, and arguments over both.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from agent_otel.exporting._loss import SpanLoss
 from agent_otel.exporting._tally import TallyMeterProvider, internal_metrics_on
 
 DEFAULT_MAX_QUEUE_SIZE = 16_384
-DEFAULT_MAX_EXPORT_BATCH_SIZE = 512
+DEFAULT_MAX_EXPORT_BATCH_SIZE = 1_024
 DEFAULT_SCHEDULE_DELAY_MILLIS = 1_000
 
 
@@ -79,13 +81,20 @@ def otlp_span_pipeline(
     timeout: float | None,
     max_queue_size: int | None,
     meter_provider: MeterProvider,
+    *,
+    gzip: bool = True,
 ) -> tuple[SpanExporter, CountingBatchSpanProcessor]:
-    """The OTLP exporter and its batch processor, both reporting to ``meter_provider``."""
+    """The OTLP exporter and its batch processor, both reporting to ``meter_provider``.
+
+    ``gzip=False`` leaves compression to the environment (the SDK's default: none).
+    """
     loss = SpanLoss()
     tally = TallyMeterProvider(meter_provider, loss)
     loss.on_stranded = tally.record_shutdown_loss
     with internal_metrics_on():
-        exporter = span_exporter(protocol, endpoint, headers, timeout, meter_provider=tally)
+        exporter = span_exporter(
+            protocol, endpoint, headers, timeout, meter_provider=tally, gzip=gzip
+        )
         processor = CountingBatchSpanProcessor(
             exporter, loss, BatchSettings.resolve(max_queue_size), tally
         )
