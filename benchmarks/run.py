@@ -35,8 +35,8 @@ FIGURES = {
     "5": "fig5_dead_collector",
     "7": "fig7_plugin_import",
     "8": "fig8_capture",
-    "10": "fig7_throughput",
-    "11": "fig8_open_runs",
+    "10": "fig10_export_ceiling",
+    "11": "fig11_open_runs",
     "12": "fig12_tail_sampling",
     "13": "fig13_run_control",
 }

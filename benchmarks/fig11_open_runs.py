@@ -1,4 +1,4 @@
-"""Figure 8: memory held per open run, and what the garbage collector costs with many open.
+"""Figure 11: memory held per open run, and what the garbage collector costs with many open.
 
 An open run here is a wrapped agent stream suspended in the middle of an LLM call, after a
 finished tool call: its agent, step and chat spans are open, the tool span has ended (and was
@@ -166,7 +166,7 @@ async def run(quick: bool) -> list[Row]:
 
     res = await interleave({m: collector(m) for m in ("on", "tuned", "off")}, rounds)
     sdk.shutdown()
-    fig = "8 open runs"
+    fig = "11 open runs"
     ours = total - sdk_bytes - bare_bytes
     return [
         Row(fig, f"{opened:,} open runs: heap per open run", _one(total / 1024), "KiB",
