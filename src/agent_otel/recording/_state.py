@@ -39,40 +39,16 @@ class RunState:
     """The state of one run and the structure every event handler shares."""
 
     # Slots, not a __dict__: one open run held ~1.5 KiB in its instance dict (a class with
-    # more than 30 attribute names gets no shared-key dict). A new attribute goes here too.
+    # more than 30 attribute names gets no shared-key dict). A new attribute goes here too
+    # (mypy says so, and an AttributeError would).
     __slots__ = (
-        "_agent_ctx",
-        "_calls",
-        "_counting",
-        "_error_type",
-        "_first_model",
-        "_first_provider",
-        "_inner",
-        "_interrupted",
-        "_keys",
-        "_now",
-        "_parent",
-        "_pending",
-        "_reasoning_fast",
-        "_run_usage",
-        "_step",
-        "_step_ctx",
-        "_step_index",
-        "_step_usage",
-        "_text_fast",
-        "_tools",
-        "agent",
-        "anomalies",
-        "context",
-        "current_call",
-        "first_text",
-        "metric_attributes",
-        "recording",
-        "s",
-        "start",
-        "terminal",
-        "usage",
-    )
+        "_agent_ctx", "_calls", "_closed", "_closed_end", "_closed_usage", "_counting",
+        "_error_type", "_first_model", "_first_provider", "_inner", "_interrupted", "_keys", "_now",
+        "_parent", "_pending", "_reasoning_fast", "_run_usage", "_step", "_step_ctx",
+        "_step_errors", "_step_index", "_step_usage", "_text_fast", "_tools", "agent", "anomalies",
+        "context", "current_call", "first_text", "metric_attributes", "recording", "s", "start",
+        "terminal", "usage",
+    )  # fmt: skip
 
     def __init__(self, settings: RunSettings, parent: Context) -> None:
         self.s = settings
