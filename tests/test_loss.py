@@ -8,12 +8,10 @@ received by a real OTLP receiver.
 
 from __future__ import annotations
 
-import http.server
 import io
 import logging
 import os
 import socket
-import threading
 from collections.abc import Iterator
 
 import pytest
@@ -280,40 +278,3 @@ def test_console_only_has_no_loss_account() -> None:
     _spans(tel, 3)
     tel.shutdown()
     assert tel.spans_lost == {}
-
-
-class _Encodings(http.server.BaseHTTPRequestHandler):
-    seen: list[tuple[str, str]] = []  # noqa: RUF012
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length", "0")))
-        _Encodings.seen.append((self.path, self.headers.get("Content-Encoding", "")))
-        self.send_response(200)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@pytest.mark.parametrize(
-    ("env", "expected"), [({}, "gzip"), ({"OTEL_EXPORTER_OTLP_COMPRESSION": "none"}, "")]
-)
-def test_traces_are_gzipped_unless_the_environment_says_otherwise(
-    monkeypatch: pytest.MonkeyPatch, env: dict[str, str], expected: str
-) -> None:
-    for var, value in env.items():
-        monkeypatch.setenv(var, value)
-    _Encodings.seen = []
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Encodings)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        tel = configure(
-            "loss-test", endpoint=f"http://127.0.0.1:{server.server_port}", set_global=False
-        )
-        _spans(tel, 3)
-        assert tel.shutdown()
-    finally:
-        server.shutdown()
-        server.server_close()
-    assert ("/v1/traces", expected) in _Encodings.seen

@@ -81,15 +81,6 @@ def timeout_configured(signal: Signal, env: Mapping[str, str] | None = None) -> 
     )
 
 
-def compression_configured(signal: Signal, env: Mapping[str, str] | None = None) -> bool:
-    """True when the environment sets OTLP compression (then the SDK exporter reads it)."""
-    env = os.environ if env is None else env
-    return bool(
-        env.get(_signal_var(signal, "COMPRESSION"), "").strip()
-        or env.get("OTEL_EXPORTER_OTLP_COMPRESSION", "").strip()
-    )
-
-
 def exporter_names(signal: Signal, env: Mapping[str, str] | None = None) -> frozenset[str] | None:
     """``OTEL_TRACES_EXPORTER`` / ``OTEL_METRICS_EXPORTER`` as a set, or None when unset.
 

@@ -68,27 +68,17 @@ def span_exporter(
     timeout: float | None,
     *,
     meter_provider: MeterProvider | None = None,
-    gzip: bool = False,
 ) -> SpanExporter:
-    """The OTLP span exporter; its own metrics (when enabled) go to ``meter_provider``.
-
-    ``gzip``: compress unless ``OTEL_EXPORTER_OTLP[_TRACES]_COMPRESSION`` says otherwise.
-    """
+    """The OTLP span exporter; its own metrics (when enabled) go to ``meter_provider``."""
     args = _otlp_args("traces", endpoint, headers, timeout)
     args["meter_provider"] = meter_provider
-    gzip = gzip and not _env.compression_configured("traces")
     if _env.resolve_protocol("traces", protocol) == _env.GRPC:
-        if gzip:
-            args["compression"] = importlib.import_module("grpc").Compression.Gzip
         exporter: SpanExporter = _grpc_module("traces").OTLPSpanExporter(**args)
         return exporter
-    from opentelemetry.exporter.otlp.proto.http import Compression
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
     if endpoint is not None:
         args["endpoint"] = _http_url(endpoint, "v1/traces")
-    if gzip:
-        args["compression"] = Compression.Gzip
     return OTLPSpanExporter(**args)
 
 
