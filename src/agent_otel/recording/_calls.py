@@ -235,3 +235,23 @@ class ToolRun:
             if incomplete and self.span.is_recording():
                 self.span.set_attribute(A.INCOMPLETE, True)
             instruments.tool_duration.record((now - self.start) * _NS, self.metric_attributes)
+
+
+class RunSlots:
+    """The attribute names of a run's state (``RunState`` and its handlers), as slots.
+
+    Slots, not a ``__dict__``: the run state has more than 30 attribute names, more than
+    CPython shares instance-dict keys for, so every open run carried a full instance dict
+    (about 1.3 KiB of the ~5 KiB agent-otel held per open run; docs/export.md). A new
+    attribute of ``RunState`` goes here too: mypy reports an assignment to a name missing
+    here, and an ``AttributeError`` would at run time.
+    """
+
+    __slots__ = (
+        "_agent_ctx", "_calls", "_closed", "_closed_end", "_closed_usage", "_counting",
+        "_error_type", "_first_model", "_first_provider", "_inner", "_interrupted", "_keys", "_now",
+        "_parent", "_pending", "_reasoning_fast", "_run_usage", "_step", "_step_ctx",
+        "_step_errors", "_step_index", "_step_usage", "_text_fast", "_tools", "agent", "anomalies",
+        "context", "costs", "current_call", "first_text", "identity", "metric_attributes",
+        "recording", "s", "start", "terminal", "usage",
+    )  # fmt: skip

@@ -22,7 +22,7 @@ from agent_otel._guard import ending, guarded, report
 from agent_otel.identity._identity import identity_of, make_identity, with_identity
 from agent_otel.standdown._context import stand_down
 
-from ._calls import LLMCall, ToolRun
+from ._calls import LLMCall, RunSlots, ToolRun
 from ._costs import CostTotals, cost_attributes
 from ._encodable import id_text, in_range
 from ._errors import PendingError, record_error
@@ -35,20 +35,10 @@ from ._usage import Tokens
 MAX_ANOMALY_EVENTS = 16
 
 
-class RunState:
+class RunState(RunSlots):
     """The state of one run and the structure every event handler shares."""
 
-    # Slots, not a __dict__: one open run held ~1.5 KiB in its instance dict (a class with
-    # more than 30 attribute names gets no shared-key dict). A new attribute goes here too
-    # (mypy says so, and an AttributeError would).
-    __slots__ = (
-        "_agent_ctx", "_calls", "_closed", "_closed_end", "_closed_usage", "_counting",
-        "_error_type", "_first_model", "_first_provider", "_inner", "_interrupted", "_keys", "_now",
-        "_parent", "_pending", "_reasoning_fast", "_run_usage", "_step", "_step_ctx",
-        "_step_errors", "_step_index", "_step_usage", "_text_fast", "_tools", "agent", "anomalies",
-        "context", "current_call", "first_text", "metric_attributes", "recording", "s", "start",
-        "terminal", "usage",
-    )  # fmt: skip
+    __slots__ = ()  # the attributes are declared in RunSlots
 
     def __init__(self, settings: RunSettings, parent: Context) -> None:
         self.s = settings
