@@ -156,6 +156,28 @@ def metrics() -> dict[str, MetricDef]:
     }
 
 
+@dataclass(frozen=True)
+class EventDef:
+    name: str
+    levels: dict[str, Any]  # every attribute the event lists (along ``extends``) -> its level
+
+    @property
+    def required(self) -> set[str]:
+        return {k for k, level in self.levels.items() if level == "required"}
+
+
+@cache
+def events() -> dict[str, EventDef]:
+    """Every event of ``events.yaml`` by event name; ``extends`` resolved against spans.yaml's
+    attribute groups (the inference details event extends the inference span's attributes)."""
+    groups = {**_groups("spans.yaml"), **_groups("events.yaml")}
+    return {
+        g["name"]: EventDef(g["name"], _resolved(groups, g["id"]))
+        for g in _groups("events.yaml").values()
+        if g.get("type") == "event"
+    }
+
+
 @cache
 def _validator(key: str) -> jsonschema.protocols.Validator:
     schema = json.loads((semconv_dir() / SCHEMA_FILES[key]).read_text(encoding="utf-8"))

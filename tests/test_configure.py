@@ -218,10 +218,23 @@ def test_sampler_from_env_and_argument(monkeypatch: pytest.MonkeyPatch) -> None:
     tel.shutdown()
 
 
-def test_views_give_the_spec_buckets() -> None:
+def _bounds(reader: InMemoryMetricReader) -> dict[tuple[str, str], tuple[float, ...]]:
+    data = reader.get_metrics_data()
+    assert data is not None
+    bounds = {}
+    for scope in data.resource_metrics[0].scope_metrics:
+        for metric in scope.metrics:
+            point = metric.data.data_points[0]
+            assert isinstance(point, HistogramDataPoint)
+            bounds[scope.scope.name, metric.name] = tuple(point.explicit_bounds)
+    return bounds
+
+
+def test_views_give_the_spec_buckets_to_our_meter_only() -> None:
     reader = InMemoryMetricReader()
     tel = configure(console=False, metric_readers=[reader], set_global=False)
-    meter = tel.meter_provider.get_meter("t")
+    ours = tel.meter_provider.get_meter(A.SCOPE_NAME)
+    other = tel.meter_provider.get_meter("another.library")
     expected = {
         A.METRIC_TOKEN_USAGE: A.TOKEN_BUCKETS,
         A.METRIC_OPERATION_DURATION: A.DURATION_BUCKETS,
@@ -232,18 +245,13 @@ def test_views_give_the_spec_buckets() -> None:
     }
     assert len(histogram_views()) == len(expected)
     for name in expected:
-        meter.create_histogram(name).record(1)
-    meter.create_histogram("other.histogram").record(1)
-    data = reader.get_metrics_data()
-    assert data is not None
-    bounds = {}
-    for metric in data.resource_metrics[0].scope_metrics[0].metrics:
-        point = metric.data.data_points[0]
-        assert isinstance(point, HistogramDataPoint)
-        bounds[metric.name] = tuple(point.explicit_bounds)
+        ours.create_histogram(name).record(1)
+        # Another library's histogram of the same name, with buckets of its own choosing.
+        other.create_histogram(name, explicit_bucket_boundaries_advisory=[0.5, 7.0]).record(1)
+    bounds = _bounds(reader)
     for name, buckets in expected.items():
-        assert bounds[name] == tuple(float(b) for b in buckets), name
-    assert bounds["other.histogram"] != tuple(A.TOKEN_BUCKETS)  # views are by name only
+        assert bounds[A.SCOPE_NAME, name] == tuple(float(b) for b in buckets), name
+        assert bounds["another.library", name] == (0.5, 7.0), name
     tel.shutdown()
 
 

@@ -141,8 +141,10 @@ async def test_agent_allow_list_and_no_secret_anywhere(
     assert system == [{"type": "text", "content": f"system {SECRET}"}]
     messages = json.loads(str(attributes["gen_ai.input.messages"]))
     assert messages == [{"role": "user", "parts": [{"type": "text", "content": f"user {SECRET}"}]}]
-    # with capture on, only the two messages carry the secret: nothing else of the call
-    captured = ("gen_ai.system_instructions", "gen_ai.input.messages")
+    # with capture on, only the two messages (and the root's input preview, the user's text
+    # for Phoenix's trace list) carry the secret: nothing else of the call
+    assert attributes["input.value"] == f"user {SECRET}"
+    captured = ("gen_ai.system_instructions", "gen_ai.input.messages", "input.value")
     assert SECRET not in _exported(otel_telemetry, drop=captured)
 
 

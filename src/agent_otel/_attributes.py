@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from typing import Final
 
+SCOPE_NAME: Final = "agent_otel"
+"""The instrumentation scope of our tracer, meter and logger (``configure()``'s Views match it)."""
+
 # --- gen_ai.* (semconv registry) -------------------------------------------------------------
 OPERATION_NAME: Final = "gen_ai.operation.name"
 PROVIDER_NAME: Final = "gen_ai.provider.name"
@@ -64,6 +67,15 @@ COST_AMOUNT: Final = "gen_ai.usage.cost.amount"
 COST_CURRENCY: Final = "gen_ai.usage.cost.currency"
 COST_SOURCE: Final = "gen_ai.usage.cost.source"
 
+EVALUATION_NAME: Final = "gen_ai.evaluation.name"
+EVALUATION_SCORE_VALUE: Final = "gen_ai.evaluation.score.value"
+EVALUATION_SCORE_LABEL: Final = "gen_ai.evaluation.score.label"
+EVALUATION_EXPLANATION: Final = "gen_ai.evaluation.explanation"
+
+# --- GenAI events (events.yaml), emitted as log records ------------------------------------------
+EVENT_INFERENCE_DETAILS: Final = "gen_ai.client.inference.operation.details"
+EVENT_EVALUATION_RESULT: Final = "gen_ai.evaluation.result"
+
 # --- gen_ai.operation.name values and span names ----------------------------------------------
 OP_INVOKE_AGENT: Final = "invoke_agent"
 OP_CHAT: Final = "chat"
@@ -112,6 +124,15 @@ SUBAGENT_NAMES: Final = "agent_otel.subagent_names"
 SKILL_NAMES: Final = "agent_otel.skill_names"
 INTERRUPT_ID: Final = "agent_otel.interrupt.id"
 INTERRUPT_REASON: Final = "agent_otel.interrupt.reason"
+
+# --- what trace backends read to show a span (see docs/backends.md) -----------------------------
+# OpenInference's span kind: Phoenix shows it, MLflow maps it to its span type. Only step spans
+# carry it: our gen_ai spans get their kind from gen_ai.operation.name in both.
+OI_SPAN_KIND: Final = "openinference.span.kind"
+OI_KIND_CHAIN: Final = "CHAIN"
+# The root's previews in Phoenix's trace list (MLflow reads gen_ai.input/output.messages).
+OI_INPUT_VALUE: Final = "input.value"
+OI_OUTPUT_VALUE: Final = "output.value"
 
 # --- span events ------------------------------------------------------------------------------
 EVENT_PHASE: Final = "agent_otel.phase"

@@ -12,7 +12,9 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, TextIO
 
-from opentelemetry import metrics, trace
+from opentelemetry import _logs, metrics, trace
+from opentelemetry.sdk._logs import LoggerProvider, LogRecordProcessor
+from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
 from opentelemetry.sdk.metrics import Histogram, MeterProvider
 from opentelemetry.sdk.metrics.export import MetricReader, PeriodicExportingMetricReader
 from opentelemetry.sdk.metrics.view import ExplicitBucketHistogramAggregation, View
@@ -26,6 +28,7 @@ from agent_otel.exporting import _env
 from agent_otel.exporting._console import ConsoleTreeExporter
 from agent_otel.exporting._exporters import (
     DEFAULT_EXPORT_TIMEOUT_S,
+    log_exporter,
     metric_exporter,
     start_prometheus,
 )
@@ -55,11 +58,15 @@ _BUCKETS: tuple[tuple[str, Sequence[float]], ...] = (
 
 
 def histogram_views() -> list[View]:
-    """SDK Views giving each GenAI histogram the spec's explicit bucket boundaries."""
+    """SDK Views giving each of agent-otel's GenAI histograms the spec's bucket boundaries.
+
+    Scoped to our meter: another library's histogram of the same name keeps its own buckets.
+    """
     return [
         View(
             instrument_type=Histogram,
             instrument_name=name,
+            meter_name=A.SCOPE_NAME,
             aggregation=ExplicitBucketHistogramAggregation(boundaries=buckets),
         )
         for name, buckets in _BUCKETS
@@ -84,10 +91,11 @@ def configure(
     span_processors: Sequence[SpanProcessor] = (),
     tail_sampling: TailSamplingPolicy | None = None,
     metric_readers: Sequence[MetricReader] = (),
+    log_processors: Sequence[LogRecordProcessor] = (),
     set_global: bool = True,
     shutdown_timeout_millis: int = 10_000,
 ) -> Telemetry:
-    """Build SDK tracer and meter providers, wire exporters, and return their handle.
+    """Build SDK tracer, meter and logger providers, wire exporters, and return their handle.
 
     Where data goes:
 
@@ -104,6 +112,8 @@ def configure(
       schedule delay); every span it loses is counted by cause (``Telemetry.spans_lost``, the
       SDK's ``otel.sdk.processor.span.*`` / ``otel.sdk.exporter.span.*`` metrics), warned about
       while it happens and totalled at shutdown (see docs/export.md).
+    * GenAI log events (content events, evaluation results) go to OTLP as logs under the same
+      rules (``OTEL_EXPORTER_OTLP_LOGS_*``, ``OTEL_LOGS_EXPORTER``), and to ``log_processors``.
     * The terminal tree (``console=True``, ``OTEL_TRACES_EXPORTER=console``, or by default
       when no OTLP endpoint is configured): each finished trace printed to
       ``console_stream`` (stderr), a token summary per model at shutdown.
@@ -171,6 +181,15 @@ def configure(
     if tail_sampling is not None and processors:
         processors = [TailSampler(_fan_out(processors), tail_sampling)]
     processors.extend(span_processors)
+
+    logger_provider = LoggerProvider(resource=resource, shutdown_on_exit=False)
+    log_exporters = []
+    if explicit or _wants_otlp("logs", _env.exporter_names("logs")):
+        log_exporters.append(log_exporter(protocol, endpoint, headers, timeout_s))
+        logger_provider.add_log_record_processor(BatchLogRecordProcessor(log_exporters[0]))
+    for log_processor in log_processors:
+        logger_provider.add_log_record_processor(log_processor)
+
     tracer_provider = TracerProvider(sampler=sampler, resource=resource, shutdown_on_exit=False)
     if processors:  # run ids on the spans other instrumentations start inside a run
         tracer_provider.add_span_processor(RunIdentityProcessor())
@@ -181,7 +200,8 @@ def configure(
         meter_provider,
         console=console_exporter,
         loss=loss,
-        exporters=(*span_exporters, *metric_exporters),
+        exporters=(*span_exporters, *metric_exporters, *log_exporters),
+        logger_provider=logger_provider,
         prometheus_server=prometheus[1] if prometheus else None,
         shutdown_timeout_millis=shutdown_timeout_millis,
     )
@@ -189,6 +209,7 @@ def configure(
         handle.global_tracer_provider, handle.global_meter_provider = _set_globals(
             tracer_provider, meter_provider
         )
+        handle.global_logger_provider = _set_global_logger_provider(logger_provider)
     return handle
 
 
@@ -246,3 +267,19 @@ def _set_globals(
         trace.get_tracer_provider() is tracer_provider,
         metrics.get_meter_provider() is meter_provider,
     )
+
+
+def _set_global_logger_provider(logger_provider: LoggerProvider) -> bool:
+    """As :func:`_set_globals`, for the logger provider the GenAI events go through."""
+    from opentelemetry._logs._internal import ProxyLoggerProvider
+
+    current = _logs.get_logger_provider()
+    if isinstance(current, ProxyLoggerProvider):
+        _logs.set_logger_provider(logger_provider)
+    else:
+        _log.warning(
+            "agent-otel: a global LoggerProvider (%s) is already configured; configure() left it "
+            "in place. Pass Telemetry.logger_provider explicitly to use the new one.",
+            type(current).__name__,
+        )
+    return _logs.get_logger_provider() is logger_provider

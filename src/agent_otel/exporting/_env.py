@@ -17,7 +17,7 @@ from typing import Final, Literal
 _log = logging.getLogger("agent_otel")
 
 Protocol = Literal["grpc", "http/protobuf"]
-Signal = Literal["traces", "metrics"]
+Signal = Literal["traces", "metrics", "logs"]
 
 GRPC: Final = "grpc"
 HTTP_PROTOBUF: Final = "http/protobuf"
@@ -28,6 +28,12 @@ OTEL_EXPORTER_OTLP_PROTOCOL: Final = "OTEL_EXPORTER_OTLP_PROTOCOL"
 OTEL_EXPORTER_OTLP_TIMEOUT: Final = "OTEL_EXPORTER_OTLP_TIMEOUT"
 OTEL_TRACES_EXPORTER: Final = "OTEL_TRACES_EXPORTER"
 OTEL_METRICS_EXPORTER: Final = "OTEL_METRICS_EXPORTER"
+OTEL_LOGS_EXPORTER: Final = "OTEL_LOGS_EXPORTER"
+_EXPORTER_VARS: Final = {
+    "traces": OTEL_TRACES_EXPORTER,
+    "metrics": OTEL_METRICS_EXPORTER,
+    "logs": OTEL_LOGS_EXPORTER,
+}
 AGENT_OTEL_PROMETHEUS_PORT: Final = "AGENT_OTEL_PROMETHEUS_PORT"
 
 _PROTOCOLS: Final[frozenset[str]] = frozenset({GRPC, HTTP_PROTOBUF})
@@ -82,13 +88,13 @@ def timeout_configured(signal: Signal, env: Mapping[str, str] | None = None) -> 
 
 
 def exporter_names(signal: Signal, env: Mapping[str, str] | None = None) -> frozenset[str] | None:
-    """``OTEL_TRACES_EXPORTER`` / ``OTEL_METRICS_EXPORTER`` as a set, or None when unset.
+    """``OTEL_{TRACES,METRICS,LOGS}_EXPORTER`` as a set, or None when unset.
 
     We honour ``otlp``, ``console`` (traces: the terminal tree) and ``none``; other values
     are ignored with a warning.
     """
     env = os.environ if env is None else env
-    var = OTEL_TRACES_EXPORTER if signal == "traces" else OTEL_METRICS_EXPORTER
+    var = _EXPORTER_VARS[signal]
     raw = env.get(var, "").strip().lower()
     if not raw:
         return None

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from opentelemetry.metrics import MeterProvider
+from opentelemetry.sdk._logs.export import LogRecordExporter as LogExporter
 from opentelemetry.sdk.metrics.export import MetricExporter, MetricReader
 from opentelemetry.sdk.trace.export import SpanExporter
 
@@ -45,13 +46,16 @@ def _otlp_args(
 
 def _http_url(endpoint: str, path: str) -> str:
     base = endpoint.rstrip("/")
-    for known in ("/v1/traces", "/v1/metrics"):
+    for known in ("/v1/traces", "/v1/metrics", "/v1/logs"):
         base = base.removesuffix(known)
     return f"{base}/{path}"
 
 
+_GRPC_MODULES = {"traces": "trace_exporter", "metrics": "metric_exporter", "logs": "_log_exporter"}
+
+
 def _grpc_module(signal: str) -> Any:
-    name = "trace_exporter" if signal == "traces" else "metric_exporter"
+    name = _GRPC_MODULES[signal]
     try:
         return importlib.import_module(f"opentelemetry.exporter.otlp.proto.grpc.{name}")
     except ImportError as exc:
@@ -97,6 +101,24 @@ def metric_exporter(
 
     url = _http_url(endpoint, "v1/metrics") if endpoint is not None else None
     return OTLPMetricExporter(**_otlp_args("metrics", url, headers, timeout))
+
+
+def log_exporter(
+    protocol: str | None,
+    endpoint: str | None,
+    headers: Mapping[str, str] | None,
+    timeout: float | None,
+) -> LogExporter:
+    """The OTLP exporter for GenAI log events (content events, evaluation results)."""
+    if _env.resolve_protocol("logs", protocol) == _env.GRPC:
+        exporter: LogExporter = _grpc_module("logs").OTLPLogExporter(
+            **_otlp_args("logs", endpoint, headers, timeout)
+        )
+        return exporter
+    from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
+
+    url = _http_url(endpoint, "v1/logs") if endpoint is not None else None
+    return OTLPLogExporter(**_otlp_args("logs", url, headers, timeout))
 
 
 def start_prometheus(port: int | None, host: str) -> tuple[MetricReader, Any] | None:

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.trace import TracerProvider
 
@@ -27,10 +28,11 @@ _log = logging.getLogger("agent_otel")
 class Telemetry:
     """The providers ``configure()`` built, and how to flush and stop them.
 
-    Attributes: ``tracer_provider`` and ``meter_provider`` (pass them explicitly when the
-    globals belong to someone else), ``console`` (the terminal tree exporter, or None),
-    ``prometheus_port`` (the bound scrape port, or None), ``spans_lost`` (by cause), and
-    whether the globals were set (``global_tracer_provider`` / ``global_meter_provider``).
+    Attributes: ``tracer_provider``, ``meter_provider`` and ``logger_provider`` (pass them
+    explicitly when the globals belong to someone else), ``console`` (the terminal tree
+    exporter, or None), ``prometheus_port`` (the bound scrape port, or None), ``spans_lost``
+    (by cause), and whether the globals were set (``global_tracer_provider`` / ``_meter_`` /
+    ``_logger_provider``).
     """
 
     def __init__(
@@ -43,13 +45,16 @@ class Telemetry:
         exporters: Sequence[Any] = (),
         prometheus_server: Any = None,
         shutdown_timeout_millis: int = 10_000,
+        logger_provider: LoggerProvider | None = None,
     ) -> None:
         self.tracer_provider = tracer_provider
         self.meter_provider = meter_provider
+        self.logger_provider = logger_provider or LoggerProvider(shutdown_on_exit=False)
         self.console = console
         self._loss = loss
         self.global_tracer_provider = False
         self.global_meter_provider = False
+        self.global_logger_provider = False
         self._exporters = tuple(exporters)
         self._prometheus_server = prometheus_server
         self._shutdown_timeout_millis = shutdown_timeout_millis
@@ -81,7 +86,8 @@ class Telemetry:
 
         def flush() -> None:
             traces = self.tracer_provider.force_flush(timeout_millis)
-            outcome.append(traces and self.meter_provider.force_flush(timeout_millis))
+            logs = self.logger_provider.force_flush(timeout_millis)
+            outcome.append(traces and logs and self.meter_provider.force_flush(timeout_millis))
 
         done = _bounded(flush, timeout_millis / 1000, "agent-otel-flush")
         return done and all(outcome)
@@ -106,6 +112,7 @@ class Telemetry:
         def stop() -> None:
             self.tracer_provider.shutdown()
             self._settle()  # before the meter provider's last export, which then carries it
+            self.logger_provider.shutdown()
             remaining = max(deadline - time.monotonic(), 0.0)
             self.meter_provider.shutdown(timeout_millis=remaining * 1000)
 

@@ -7,8 +7,10 @@ never spells an attribute of a chat or tool span itself.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from opentelemetry._logs import Logger
 from opentelemetry.trace import Status, StatusCode
 from opentelemetry.util.types import AttributeValue
 
@@ -17,6 +19,7 @@ from agent_otel._guard import ending, report
 from agent_otel.cost._compute import call_cost
 
 from ._content import ContentCapture, TextBuffer
+from ._events import inference_details
 from ._messages import output_message
 from ._metrics import Instruments
 from ._settings import RunSettings
@@ -55,6 +58,8 @@ def request_attributes(params: Any) -> dict[str, AttributeValue]:
             elif type(value) is int or (
                 type(value) is float and (kind is float or value.is_integer())
             ):
+                if attribute == A.REQUEST_CHOICE_COUNT and value == 1:
+                    continue  # the conventions: set it only when it is not 1
                 out[attribute] = kind(value)
         elif key == "stop":
             if isinstance(value, str):
@@ -74,14 +79,19 @@ class LLMCall:
         "finish_reason",
         "first_chunk",
         "first_text",
+        "input",
         "last_chunk",
+        "logger",
         "metric_attributes",
         "output",
+        "output_json",
         "reasoning",
         "recording",
         "response_model",
         "span",
         "start",
+        "start_attributes",
+        "stream_declared",
         "tool_calls",
         "usage",
     )
@@ -106,6 +116,11 @@ class LLMCall:
         self.response_model: str | None = None
         self.finish_reason: str | None = None
         self.error_type: str | None = None
+        self.stream_declared = False
+        self.input: str | None = None  # the captured input messages (JSON), for the event
+        self.output_json: str | None = None  # the captured output messages, for the run
+        self.logger: Logger | None = None  # set when content events are on
+        self.start_attributes: Mapping[str, AttributeValue] = metric_attributes
         keep = capture is not None and self.recording
         self.output = TextBuffer(capture.max_bytes) if keep and capture else None
         self.reasoning = TextBuffer(capture.max_bytes) if keep and capture else None
@@ -117,6 +132,9 @@ class LLMCall:
         attributes = self.metric_attributes
         if self.response_model is not None:
             attributes[A.RESPONSE_MODEL] = self.response_model
+        if self.first_chunk is not None:  # the metric's attributes have no error.type
+            ttfc = (self.first_chunk - self.start) * _NS
+            instruments.time_to_first_chunk.record(ttfc, attributes)
         if self.error_type is not None:
             attributes[A.ERROR_TYPE] = self.error_type
         instruments.operation_duration.record((now - self.start) * _NS, attributes)
@@ -128,6 +146,8 @@ class LLMCall:
         if self.finish_reason is not None:
             span.set_attribute(A.RESPONSE_FINISH_REASONS, [self.finish_reason])
         if self.first_chunk is not None:
+            if not self.stream_declared:  # chunks arrived: the request was streamed
+                span.set_attribute(A.REQUEST_STREAM, True)
             span.set_attribute(
                 A.RESPONSE_TIME_TO_FIRST_CHUNK, (self.first_chunk - self.start) * _NS
             )
@@ -179,8 +199,16 @@ class LLMCall:
             except Exception:
                 report("content capture")
                 encoded = None
-            if encoded is not None:
+            self.output_json = encoded
+            if encoded is not None and capture.spans:
                 self.span.set_attribute(A.OUTPUT_MESSAGES, encoded)
+            if self.logger is not None:
+                try:  # after the span's last attribute, before it ends: the event copies them
+                    content = {A.INPUT_MESSAGES: self.input, A.OUTPUT_MESSAGES: encoded}
+                    record = inference_details(self.span, self.start_attributes, content)
+                    self.logger.emit(record)
+                except Exception:
+                    report("content event")
         return cost
 
     def _cost(self, settings: RunSettings, usage: Tokens) -> float | None:
@@ -249,7 +277,8 @@ class RunSlots:
 
     __slots__ = (
         "_agent_ctx", "_calls", "_closed", "_closed_end", "_closed_usage", "_counting",
-        "_error_type", "_first_model", "_first_provider", "_inner", "_interrupted", "_keys", "_now",
+        "_error_type", "_first_model", "_first_provider", "_has_input", "_has_output", "_inner",
+        "_interrupted", "_keys", "_last_call", "_now",
         "_parent", "_pending", "_reasoning_fast", "_run_usage", "_step", "_step_ctx",
         "_step_errors", "_step_index", "_step_usage", "_text_fast", "_tools", "agent", "anomalies",
         "context", "costs", "current_call", "first_text", "identity", "metric_attributes",

@@ -1,14 +1,18 @@
 """Opt-in capture of prompts, completions and tool payloads, within byte budgets.
 
 Off unless ``capture_content=True`` (or a :class:`ContentCapture`) is passed, or
-``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` is ``SPAN_ONLY``/``SPAN_AND_EVENT``/
-``true`` (the official GenAI instrumentations' variable). Values are JSON in the semantic
+``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` (the official GenAI instrumentations'
+variable) is, case-insensitively, one of the values they read: ``SPAN_ONLY`` or ``true``
+(content on spans), ``EVENT_ONLY`` (on ``gen_ai.client.inference.operation.details`` log
+events only), ``SPAN_AND_EVENT`` (both); ``NO_CONTENT``/``false``/unset is off, and any other
+value is off with a warning. Values are JSON in the semantic
 conventions' message-part shape; a value over budget is cut so that the JSON stays valid
 (see :mod:`._fit`: the cost is bounded by the budget, not by the value's size).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,7 +34,17 @@ plain-JSON copy (dicts, lists, strings, numbers) it may edit in place: never the
 objects. Lists in the copy hold only the newest items the budget can show."""
 
 ENV_CAPTURE = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
-_ON_VALUES = frozenset({"span_only", "span_and_event", "true", "1"})
+# value -> (on spans, as events); None is off. util-genai reads the mode names,
+# opentelemetry-instrumentation-openai-v2's default path reads true/false.
+_MODES: dict[str, tuple[bool, bool] | None] = {
+    "no_content": None,
+    "false": None,
+    "span_only": (True, False),
+    "true": (True, False),
+    "event_only": (False, True),
+    "span_and_event": (True, True),
+}
+_log = logging.getLogger("agent_otel")
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,11 +52,15 @@ class ContentCapture:
     """How content is captured once it is on.
 
     ``max_bytes`` bounds each attribute's UTF-8 JSON text (and the text buffered for it while
-    a call streams); ``redact`` sees every value before it is recorded.
+    a call streams); ``redact`` sees every value before it is recorded. ``spans`` puts content
+    on the spans; ``events`` also emits each chat call as a
+    ``gen_ai.client.inference.operation.details`` log event (through the OTel Logs API).
     """
 
     max_bytes: int = 32 * 1024
     redact: Redactor | None = None
+    spans: bool = True
+    events: bool = False
 
     def encode(self, kind: ContentKind, value: Any) -> str | None:
         """The attribute value for ``value``: redacted, JSON, within budget.
@@ -65,9 +83,16 @@ def resolve_capture(option: bool | ContentCapture | None) -> ContentCapture | No
     """The capture settings in force: the explicit option wins, else the environment."""
     if isinstance(option, ContentCapture):
         return option
-    if option is None:
-        option = os.environ.get(ENV_CAPTURE, "").strip().lower() in _ON_VALUES
-    return ContentCapture() if option else None
+    if option is not None:
+        return ContentCapture() if option else None
+    raw = os.environ.get(ENV_CAPTURE, "").strip().lower()
+    if not raw:
+        return None
+    if raw not in _MODES:
+        _log.warning("agent-otel: %s=%r is not a capture mode; content stays off", ENV_CAPTURE, raw)
+        return None
+    mode = _MODES[raw]
+    return None if mode is None else ContentCapture(spans=mode[0], events=mode[1])
 
 
 class TextBuffer:

@@ -69,10 +69,7 @@ class LLMEvents(RunState):
             return
         now = self._now()
         if call.first_chunk is None:
-            call.first_chunk = now
-            self.s.instruments.time_to_first_chunk.record(
-                (now - call.start) * _NS, call.metric_attributes
-            )
+            call.first_chunk = now  # recorded when the call closes, with the response model
         elif self.s.chunk_metric:
             self.s.instruments.time_per_output_chunk.record(
                 (now - call.last_chunk) * _NS, call.metric_attributes
@@ -128,23 +125,32 @@ class LLMEvents(RunState):
             attributes[A.REQUEST_MODEL] = model
         metric_attributes = attributes.copy()  # no ids: not metric attributes
         attributes.update(self.identity)
+        # Everything known now is a start attribute, where samplers and processors see it.
+        request: dict[str, AttributeValue] = {}
+        with guarded("chat span start"):
+            request = request_attributes(params)
+        span_attributes = {**attributes, **request}
         if call_id is not None:
-            attributes[A.LLM_CALL_ID] = call_id
+            span_attributes[A.LLM_CALL_ID] = call_id
         span = self.start_span(
             f"{A.OP_CHAT} {model}" if model else A.OP_CHAT,
             self._step_ctx,
             SpanKind.CLIENT,
-            attributes,
+            span_attributes,
             now,
         )
         call = LLMCall(span, now, metric_attributes, self.s.capture)
+        call.stream_declared = A.REQUEST_STREAM in request
         self._calls[key] = call  # tracked before anything else can fail
+        self._last_call = call
         self._refresh()
         if call.recording:
-            with guarded("chat span start"):
-                span.set_attributes(request_attributes(params))
-                if messages is not None:
-                    self._capture(span, "input_messages", A.INPUT_MESSAGES, messages)
+            call.logger, call.start_attributes = self.s.logger, span_attributes
+            if messages is not None:
+                with guarded("chat span start"):
+                    call.input = self._capture(span, "input_messages", A.INPUT_MESSAGES, messages)
+                    if not self._has_input:
+                        self.root_input(call.input)
 
     def llm_end(self, model: Any, call_id: Any, finish_reason: Any, response_id: Any) -> None:
         call_id = self.read_id(call_id)

@@ -76,10 +76,10 @@ class Instruments:
         """The histograms of ``meter_provider``; whatever of it raises becomes a no-op."""
         meter: Meter
         try:
-            meter = get_meter("agent_otel", __version__, meter_provider)
+            meter = get_meter(A.SCOPE_NAME, __version__, meter_provider)
         except Exception:
             report("meter provider")
-            meter = NoOpMeter("agent_otel")
+            meter = NoOpMeter(A.SCOPE_NAME)
         return cls(
             operation_duration=_histogram(
                 meter, A.METRIC_OPERATION_DURATION, "s", "GenAI operation duration.",

@@ -86,7 +86,7 @@ class RunRecorder(LLMEvents, ToolEvents):
                     else {"type": "json", "content": value}
                 )
                 message = [{"role": "assistant", "parts": [part], "finish_reason": "stop"}]
-                self._capture(self.agent, "output_messages", A.OUTPUT_MESSAGES, message)
+                self.root_output(self._encode(self.agent, "output_messages", message))
 
     def interrupt(self, interrupt_id: Any, reason: Any) -> None:
         """The run paused on an interrupt: a span event, not an error.
@@ -123,6 +123,9 @@ class RunRecorder(LLMEvents, ToolEvents):
         pending, self._pending = self._pending, []
         for call in pending:
             self.settle(call)
+        if self.s.capture is not None and not self._has_output and self._last_call is not None:
+            with guarded("run finish"):  # no final event: the last call's answer is the run's
+                self.root_output(self._last_call.output_json)
         self.end_steps(now)
         if self._interrupted and end_reason == A.END_EXHAUSTED:
             end_reason = A.END_INTERRUPTED

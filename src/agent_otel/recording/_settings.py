@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from opentelemetry._logs import Logger
 from opentelemetry.trace import Tracer
 from opentelemetry.util.types import AttributeValue
 
@@ -24,6 +25,7 @@ class RunSettings:
     are the messages the run was invoked with, recorded only when content capture is on.
     ``prices`` prices calls whose provider reports no cost (None: no costing).
     ``stand_down_providers``: provider instrumentations stand down inside our chat spans.
+    ``logger`` emits the content events (``ContentCapture.events``).
     """
 
     tracer: Tracer
@@ -43,6 +45,7 @@ class RunSettings:
     system_instructions: str | None = None
     prices: PriceTable | None = BUNDLED_PRICES
     stand_down_providers: bool = True
+    logger: Logger | None = None
 
     @property
     def currency(self) -> str:

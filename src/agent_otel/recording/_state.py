@@ -28,6 +28,7 @@ from ._encodable import id_text, in_range
 from ._errors import PendingError, record_error
 from ._fit import recent
 from ._messages import input_messages
+from ._previews import preview
 from ._settings import RunSettings
 from ._span import GuardedSpan, start_span
 from ._usage import Tokens
@@ -62,8 +63,12 @@ class RunState(RunSlots):
             attributes[A.PROVIDER_NAME] = settings.provider
         self.metric_attributes = attributes.copy()
         attributes.update(self.identity)
+        # Attributes known now go in at span start, where samplers and processors see them.
+        span_attributes = {**attributes, **settings.agent_attributes}
+        if settings.agent_description:
+            span_attributes[A.AGENT_DESCRIPTION] = settings.agent_description
         name = f"invoke_agent {settings.agent_name}" if settings.agent_name else "invoke_agent"
-        self.agent = self.start_span(name, parent, SpanKind.INTERNAL, attributes, self.start)
+        self.agent = self.start_span(name, parent, SpanKind.INTERNAL, span_attributes, self.start)
         self.recording = self.agent.is_recording()
         self._agent_ctx = trace.set_span_in_context(self.agent.raw, parent)
         self._step: GuardedSpan | None = None
@@ -93,6 +98,8 @@ class RunState(RunSlots):
         self._reasoning_fast = False
         self._counting: LLMCall | None = None
         self._interrupted = False
+        self._has_input = self._has_output = False  # the root's content is set (capture on)
+        self._last_call: LLMCall | None = None
         self._error_type: str | None = None
         self._inner: GuardedSpan = self.agent
         self.context: Context = self._agent_ctx
@@ -113,32 +120,55 @@ class RunState(RunSlots):
 
     def _describe_agent(self) -> None:
         s, span = self.s, self.agent
-        if s.agent_description:
-            span.set_attribute(A.AGENT_DESCRIPTION, s.agent_description)
-        span.set_attributes(s.agent_attributes)
         if s.capture is not None:
             if s.input_messages is not None:
-                self._capture(span, "input_messages", A.INPUT_MESSAGES, s.input_messages)
+                self.root_input(self._encode(span, "input_messages", s.input_messages))
             if s.system_instructions:
                 value = [{"type": "text", "content": s.system_instructions}]
                 self._capture(span, "system_instructions", A.SYSTEM_INSTRUCTIONS, value)
 
-    def _capture(self, span: GuardedSpan, kind: Any, key: str, value: Any) -> None:
+    def _encode(self, span: GuardedSpan, kind: Any, value: Any) -> str | None:
+        """Captured content as redacted, bounded JSON (None: capture off or dropped)."""
         capture = self.s.capture
         if capture is None or not span.is_recording():
-            return
+            return None
         try:  # a redaction hook or a value that cannot be serialised: drop the content only
             if kind == "input_messages":
                 value = recent(value, capture.max_bytes)  # older ones cannot fit anyway
                 if value is None:
-                    return
+                    return None
                 value = input_messages(value, capture.max_bytes)
-            encoded = capture.encode(kind, value)
+            return capture.encode(kind, value)
         except Exception:
             report("content capture")
-            return
-        if encoded is not None:
+            return None
+
+    def _capture(self, span: GuardedSpan, kind: Any, key: str, value: Any) -> str | None:
+        """:meth:`_encode`, set on ``span`` as ``key`` when content goes on spans; the JSON."""
+        encoded = self._encode(span, kind, value)
+        if encoded is not None and self.s.capture is not None and self.s.capture.spans:
             span.set_attribute(key, encoded)
+        return encoded
+
+    def root_input(self, encoded: str | None) -> None:
+        """The run's input (captured JSON) on the agent span: the invoke messages, else the
+        first call's, encoded once for both spans."""
+        self._has_input = True
+        self._root(A.INPUT_MESSAGES, A.OI_INPUT_VALUE, encoded, "user")
+
+    def root_output(self, encoded: str | None) -> None:
+        """The run's answer (captured output-message JSON) on the agent span."""
+        self._has_output = True
+        self._root(A.OUTPUT_MESSAGES, A.OI_OUTPUT_VALUE, encoded, "assistant")
+
+    def _root(self, key: str, preview_key: str, encoded: str | None, role: str) -> None:
+        capture = self.s.capture
+        if encoded is None or capture is None or not capture.spans or not self.recording:
+            return
+        self.agent.set_attribute(key, encoded)
+        text = preview(encoded, role)
+        if text is not None:
+            self.agent.set_attribute(preview_key, text)
 
     def mark_terminal(self) -> None:
         """A terminal event was seen: what follows is counted as an anomaly."""
@@ -185,7 +215,8 @@ class RunState(RunSlots):
             f"{A.STEP_SPAN_NAME} {self._step_index}",
             self._agent_ctx,
             SpanKind.INTERNAL,
-            {A.STEP_INDEX: self._step_index, **self.identity},
+            # No gen_ai operation fits a step: this is the kind Phoenix and MLflow show.
+            {A.STEP_INDEX: self._step_index, A.OI_SPAN_KIND: A.OI_KIND_CHAIN, **self.identity},
             min(now, errors[0].time) if errors else now,
         )
         self._flush_errors(self._step)

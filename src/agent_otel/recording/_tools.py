@@ -75,7 +75,8 @@ class ToolEvents(RunState):
             self.ensure_step()
             tool = self._start_tool(name, call_id, now)
         self._refresh()
-        if self.s.capture is not None:
+        if self.s.capture is not None and is_error is not True:
+            # gen_ai.tool.call.result is the result "if execution was successful"
             self._capture(tool.span, "tool_result", A.TOOL_CALL_RESULT, content)
         if is_error is True and tool.span.is_recording():
             tool.span.set_attribute(A.TOOL_IS_ERROR, True)

@@ -16,6 +16,7 @@ from contextlib import suppress
 from typing import Any
 
 from opentelemetry import context as otel_context
+from opentelemetry._logs import LoggerProvider
 from opentelemetry.context.context import Context
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import TracerProvider
@@ -42,6 +43,7 @@ def otel_wrapper(
     agent_name: str | None = None,
     tracer_provider: TracerProvider | None = None,
     meter_provider: MeterProvider | None = None,
+    logger_provider: LoggerProvider | None = None,
     capture_content: bool | ContentCapture | None = None,
     conversation_id: str | None = None,
     session_id: str | None = None,
@@ -61,7 +63,8 @@ def otel_wrapper(
     ``invoke_agent`` span, a child of the context current when iteration starts, with step,
     chat and tool spans below it and the GenAI metrics recorded. Providers default to the
     global ones; nothing global is set. ``capture_content`` turns on prompt/tool content
-    (default: ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``); ``chunk_metric`` records
+    (default: ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``); content events go to
+    ``logger_provider`` (see :class:`ContentCapture`); ``chunk_metric`` records
     ``gen_ai.client.operation.time_per_output_chunk`` per chunk (a histogram record per token,
     so off by default: the chat span carries the chunk count and mean interval instead);
     ``provider`` names the ``gen_ai.provider.name`` for calls whose events do not;
@@ -78,6 +81,7 @@ def otel_wrapper(
         agent_name=agent_name,
         tracer_provider=tracer_provider,
         meter_provider=meter_provider,
+        logger_provider=logger_provider,
         capture_content=capture_content,
         conversation_id=conversation_id,
         session_id=session_id,

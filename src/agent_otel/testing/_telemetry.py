@@ -1,9 +1,11 @@
-"""In-memory tracer and meter providers with deterministic ids."""
+"""In-memory tracer, meter and logger providers with deterministic ids."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from opentelemetry.sdk._logs import LoggerProvider, ReadableLogRecord
+from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -32,10 +34,11 @@ class SequentialIdGenerator(IdGenerator):
 
 
 class InMemoryTelemetry:
-    """A tracer provider and a meter provider whose output stays in memory.
+    """Tracer, meter and logger providers whose output stays in memory.
 
-    Pass ``telemetry.tracer_provider`` / ``telemetry.meter_provider`` to ``otel_wrapper()`` or
-    ``instrument()``; read back with :meth:`spans`, :meth:`tree` and :meth:`histograms`.
+    Pass ``telemetry.tracer_provider`` / ``.meter_provider`` / ``.logger_provider`` to
+    ``otel_wrapper()`` or ``instrument()``; read back with :meth:`spans`, :meth:`tree`,
+    :meth:`histograms` and :meth:`logs` (the GenAI log events).
     """
 
     def __init__(self, *, sampler: Sampler | None = None, ids: IdGenerator | None = None) -> None:
@@ -46,10 +49,17 @@ class InMemoryTelemetry:
         self.tracer_provider.add_span_processor(SimpleSpanProcessor(self.exporter))
         self.metric_reader = InMemoryMetricReader()
         self.meter_provider = MeterProvider(metric_readers=[self.metric_reader])
+        self.log_exporter = InMemoryLogRecordExporter()  # type: ignore[no-untyped-call]
+        self.logger_provider = LoggerProvider(shutdown_on_exit=False)
+        self.logger_provider.add_log_record_processor(SimpleLogRecordProcessor(self.log_exporter))
 
     def spans(self) -> list[ReadableSpan]:
         """Finished spans, in the order they ended."""
         return list(self.exporter.get_finished_spans())
+
+    def logs(self) -> list[ReadableLogRecord]:
+        """Emitted log records (GenAI events), in the order they were emitted."""
+        return list(self.log_exporter.get_finished_logs())
 
     def tree(self, **options: Any) -> list[dict[str, Any]]:
         """The finished spans as nested plain dicts (see :func:`span_tree`)."""
@@ -70,7 +80,9 @@ class InMemoryTelemetry:
 
     def clear(self) -> None:
         self.exporter.clear()
+        self.log_exporter.clear()
 
     def shutdown(self) -> None:
         self.tracer_provider.shutdown()
         self.meter_provider.shutdown()
+        self.logger_provider.shutdown()

@@ -1,0 +1,38 @@
+"""Run-level input and output previews for trace lists (Phoenix's Input/Output column).
+
+MLflow's Request/Response column reads ``gen_ai.input.messages`` / ``gen_ai.output.messages``
+of the root span; Phoenix reads only OpenInference's ``input.value`` / ``output.value``. So
+when content goes on spans, the ``invoke_agent`` span also carries those two keys with a
+short plain-text preview: the last user message and the answer's text. The preview is taken
+from the already redacted and bounded JSON, so it never shows more than the captured content.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def _text(parts: Any) -> str | None:
+    if not isinstance(parts, list):
+        return None
+    texts = []
+    for part in parts:
+        if isinstance(part, dict) and part.get("type") in ("text", "json"):
+            content = part.get("content")
+            texts.append(content if isinstance(content, str) else json.dumps(content))
+    return "\n".join(texts) or None
+
+
+def preview(encoded: str, role: str) -> str | None:
+    """The text of the last message of ``role`` in captured message JSON, if it has any."""
+    try:
+        messages = json.loads(encoded)
+    except ValueError:
+        return None
+    if not isinstance(messages, list):
+        return None
+    for message in reversed(messages):
+        if isinstance(message, dict) and message.get("role") == role:
+            return _text(message.get("parts"))
+    return None
