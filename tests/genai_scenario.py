@@ -42,6 +42,7 @@ TOOLS: list[tuple[str, str, dict[str, Any], Any, bool]] = [
     ("call_2", "get_time", {"city": "Paris"}, "clock service unavailable", True),
 ]
 FIRST_TEXT = ["Let me ", "check."]
+ANSWER_CHUNKS = [f"{word} " for word in ANSWER.split(" ")[:-1]] + ANSWER.split(" ")[-1:]
 USAGE = [(40, 12), (60, 9)]
 
 
@@ -61,7 +62,7 @@ def agent_events() -> list[Any]:
         *(ToolResult(tool_call_id=i, content=r, is_error=e) for i, _, _, r, e in TOOLS),
         StepBoundary(index=0),
         _start("llm_2", second),
-        *(TextDelta(part) for part in ANSWER.split(" ")),
+        *(TextDelta(part) for part in ANSWER_CHUNKS),
         _end("llm_2", "stop", "resp_2"),
         Usage(input_tokens=USAGE[1][0], output_tokens=USAGE[1][1]),
         StepBoundary(index=1),
@@ -138,7 +139,7 @@ async def run_reference(
             *(T.InputMessage("tool", [T.ToolCallResponse(r, i)]) for i, _, _, r, _ in TOOLS),
         ]
         answer = T.OutputMessage("assistant", [T.Text(ANSWER)], "stop")
-        await _reference_chat(handler, second, ANSWER.split(" "), answer, "resp_2", USAGE[1])
+        await _reference_chat(handler, second, ANSWER_CHUNKS, answer, "resp_2", USAGE[1])
         agent.output_messages = [answer]
 
 

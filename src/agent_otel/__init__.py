@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from .cost import BUNDLED_PRICES, ModelPrice, PriceTable
     from .decorating._instrument import instrument, is_instrumented, uninstrument
     from .decorating._propagation import extract_context, inject_context
+    from .evaluating import record_evaluation
     from .exporting._configure import configure
     from .exporting._telemetry import Telemetry
     from .identity import RunIdentity, run_identity
@@ -50,6 +51,7 @@ _LAZY = {
     "instrument": ".decorating._instrument",
     "is_instrumented": ".decorating._instrument",
     "otel_wrapper": ".recording._wrapper",
+    "record_evaluation": ".evaluating",
     "run_identity": ".identity",
     "uninstrument": ".decorating._instrument",
 }
@@ -76,6 +78,7 @@ __all__ = [
     "instrument",
     "is_instrumented",
     "otel_wrapper",
+    "record_evaluation",
     "run_identity",
     "uninstrument",
 ]

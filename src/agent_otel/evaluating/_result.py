@@ -1,0 +1,88 @@
+"""``record_evaluation()``: one ``gen_ai.evaluation.result`` event through the OTel Logs API.
+
+The event (``events.yaml``) names the evaluation and carries a score value, a label, an
+explanation and the evaluated response's id. It is parented to the evaluated span by that
+span's context, so it can be recorded during the run or by an offline judge long after it
+ended: any ``SpanContext`` will do, one kept from the run or one rebuilt from the trace and
+span ids a backend shows. Without one the event goes to the current span, if any.
+"""
+
+from __future__ import annotations
+
+from numbers import Real
+
+from opentelemetry import trace
+from opentelemetry._logs import LoggerProvider, LogRecord, get_logger
+from opentelemetry.trace import NonRecordingSpan, SpanContext
+from opentelemetry.util.types import AttributeValue
+
+from agent_otel import _attributes as A
+from agent_otel._guard import report
+from agent_otel._version import __version__
+
+
+def record_evaluation(
+    name: str,
+    *,
+    score: float | None = None,
+    label: str | None = None,
+    explanation: str | None = None,
+    response_id: str | None = None,
+    error_type: str | None = None,
+    span_context: SpanContext | None = None,
+    logger_provider: LoggerProvider | None = None,
+) -> None:
+    """Record a ``gen_ai.evaluation.result`` event for the run or call ``span_context`` names.
+
+    ``name`` (required, e.g. ``"relevance"``) is ``gen_ai.evaluation.name``; ``score`` the
+    numeric ``gen_ai.evaluation.score.value``; ``label`` its human reading
+    (``gen_ai.evaluation.score.label``, e.g. ``"pass"``); ``explanation`` why; ``response_id``
+    the evaluated completion's ``gen_ai.response.id`` (correlates the event when no span
+    context is at hand); ``error_type`` when the evaluation itself failed. The logger
+    provider defaults to the global one (``configure()`` sets it). Wrong argument types raise
+    ``TypeError``, a score no double holds ``ValueError``; a failing logger is logged once and
+    swallowed.
+    """
+    attributes = _attributes(name, score, label, explanation, response_id, error_type)
+    if span_context is None:
+        span_context = trace.get_current_span().get_span_context()
+    context = trace.set_span_in_context(NonRecordingSpan(span_context))
+    try:
+        logger = get_logger(A.SCOPE_NAME, __version__, logger_provider)
+        record = LogRecord(
+            event_name=A.EVENT_EVALUATION_RESULT, attributes=attributes, context=context
+        )
+        logger.emit(record)
+    except Exception:
+        report("evaluation event")
+
+
+def _attributes(
+    name: object,
+    score: object,
+    label: object,
+    explanation: object,
+    response_id: object,
+    error_type: object,
+) -> dict[str, AttributeValue]:
+    if not isinstance(name, str) or not name:
+        raise TypeError("record_evaluation() needs the evaluation's name, a non-empty str")
+    attributes: dict[str, AttributeValue] = {A.EVALUATION_NAME: name}
+    if score is not None:
+        if isinstance(score, bool) or not isinstance(score, Real):
+            raise TypeError(f"score must be a number, not {type(score).__name__}")
+        try:
+            attributes[A.EVALUATION_SCORE_VALUE] = float(score)
+        except OverflowError:
+            raise ValueError(f"score {score!r} does not fit a double") from None
+    for key, value in (
+        (A.EVALUATION_SCORE_LABEL, label),
+        (A.EVALUATION_EXPLANATION, explanation),
+        (A.RESPONSE_ID, response_id),
+        (A.ERROR_TYPE, error_type),
+    ):
+        if value is not None:
+            if not isinstance(value, str):
+                raise TypeError(f"{key} must be a str, not {type(value).__name__}")
+            attributes[key] = value
+    return attributes

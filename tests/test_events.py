@@ -1,0 +1,162 @@
+"""Content as ``gen_ai.client.inference.operation.details`` log events (EVENT_ONLY, SPAN_AND_EVENT).
+
+Each event is validated against the vendored ``events.yaml`` (its name, the required
+attributes of the group it extends, every attribute registered with its type) and its
+messages against the JSON schemas; it sits in its chat span's context.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import pytest
+from opentelemetry.sdk._logs import ReadableLogRecord
+from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
+
+import semconv_registry as semconv
+from agent_otel import _attributes as A
+from agent_otel import _guard
+from agent_otel.exporting._configure import configure
+from agent_otel.recording._content import ENV_CAPTURE, ContentCapture
+from agent_otel.testing import InMemoryTelemetry
+from genai_scenario import ANSWER, QUESTION, run_agent_otel
+
+
+def validate_event(record: ReadableLogRecord) -> dict[str, Any]:
+    """Check one log record against its events.yaml definition; its attributes."""
+    log = record.log_record
+    definition = semconv.events()[str(log.event_name)]
+    attributes = dict(log.attributes or {})
+    assert definition.required <= attributes.keys(), definition.required - attributes.keys()
+    for key, value in attributes.items():
+        if key in semconv.SCHEMA_FILES:  # structured on events: validate as the span JSON would
+            semconv.validate_content(key, json.dumps(value))
+            continue
+        assert (error := semconv.type_error(key, value)) is None, error
+    return attributes
+
+
+async def _events(telemetry: InMemoryTelemetry, **options: Any) -> list[ReadableLogRecord]:
+    await run_agent_otel(
+        telemetry.tracer_provider, telemetry.meter_provider, telemetry.logger_provider, **options
+    )
+    return telemetry.logs()
+
+
+@pytest.mark.parametrize(("mode", "on_spans"), [("EVENT_ONLY", False), ("SPAN_AND_EVENT", True)])
+async def test_each_chat_call_is_one_valid_event_in_its_span(
+    monkeypatch: pytest.MonkeyPatch, otel_telemetry: InMemoryTelemetry, mode: str, on_spans: bool
+) -> None:
+    monkeypatch.setenv(ENV_CAPTURE, mode)
+    records = await _events(otel_telemetry)
+    chats = [s for s in otel_telemetry.spans() if s.name == "chat gpt-4o"]
+    assert len(records) == len(chats) == 2
+    for record, chat in zip(records, chats, strict=True):
+        assert record.log_record.event_name == A.EVENT_INFERENCE_DETAILS
+        assert chat.context is not None
+        assert record.log_record.trace_id == chat.context.trace_id
+        assert record.log_record.span_id == chat.context.span_id
+        attributes = validate_event(record)
+        assert attributes[A.OPERATION_NAME] == "chat"
+        assert attributes[A.RESPONSE_MODEL] == "gpt-4o-2024-08-06"
+        assert attributes[A.CONVERSATION_ID] == "conv-42"
+        assert not any(k.startswith(A.SCOPE_NAME) for k in attributes)  # gen_ai.* only
+        assert (A.INPUT_MESSAGES in dict(chat.attributes or {})) is on_spans
+    # the SDK stores sequences as tuples: compare as JSON reads them
+    first, second = (json.loads(json.dumps(dict(r.log_record.attributes or {}))) for r in records)
+    assert first[A.INPUT_MESSAGES] == [
+        {"role": "user", "parts": [{"type": "text", "content": QUESTION}]}
+    ]
+    assert first[A.OUTPUT_MESSAGES][0]["finish_reason"] == "tool_call"
+    assert second[A.OUTPUT_MESSAGES][0]["parts"] == [{"type": "text", "content": ANSWER}]
+
+
+@pytest.mark.parametrize("mode", [None, "NO_CONTENT", "SPAN_ONLY", "true"])
+async def test_no_event_unless_asked(
+    monkeypatch: pytest.MonkeyPatch, otel_telemetry: InMemoryTelemetry, mode: str | None
+) -> None:
+    if mode is None:
+        monkeypatch.delenv(ENV_CAPTURE, raising=False)
+    else:
+        monkeypatch.setenv(ENV_CAPTURE, mode)
+    assert await _events(otel_telemetry) == []
+    assert len(otel_telemetry.spans()) == 7
+
+
+async def test_events_by_option_and_redacted(otel_telemetry: InMemoryTelemetry) -> None:
+    def redact(kind: Any, value: Any) -> Any:
+        return "[redacted]" if kind == "input_messages" else value
+
+    capture = ContentCapture(spans=False, events=True, redact=redact)
+    records = await _events(otel_telemetry, capture_content=capture)
+    assert [dict(r.log_record.attributes or {})[A.INPUT_MESSAGES] for r in records] == [
+        "[redacted]",
+        "[redacted]",
+    ]
+    assert all(A.INPUT_MESSAGES not in dict(s.attributes or {}) for s in otel_telemetry.spans())
+
+
+class FailingLogger:
+    def emit(self, record: Any) -> None:
+        raise RuntimeError("logger down")
+
+
+class FailingLoggerProvider:
+    def get_logger(self, *args: Any, **kwargs: Any) -> FailingLogger:
+        return FailingLogger()
+
+
+async def test_a_failing_logger_costs_the_event_only(
+    monkeypatch: pytest.MonkeyPatch,
+    otel_telemetry: InMemoryTelemetry,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    monkeypatch.setenv(ENV_CAPTURE, "SPAN_AND_EVENT")
+    monkeypatch.setattr(_guard, "_reported", set())
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        await run_agent_otel(
+            otel_telemetry.tracer_provider,
+            otel_telemetry.meter_provider,
+            FailingLoggerProvider(),  # type: ignore[arg-type]
+        )
+    assert len(otel_telemetry.spans()) == 7
+    chats = [dict(s.attributes or {}) for s in otel_telemetry.spans() if s.name.startswith("chat")]
+    assert all(A.OUTPUT_MESSAGES in chat for chat in chats)  # the span is whole
+    assert caplog.text.count("content event") == 1  # logged once
+
+
+async def test_configure_wires_log_export(monkeypatch: pytest.MonkeyPatch) -> None:
+    """configure()'s logger provider feeds its log processors and, with OTLP, a log exporter."""
+    monkeypatch.setenv(ENV_CAPTURE, "EVENT_ONLY")
+    exporter = InMemoryLogRecordExporter()  # type: ignore[no-untyped-call]
+    tel = configure(
+        endpoint="http://127.0.0.1:9",
+        console=False,
+        set_global=False,
+        log_processors=[SimpleLogRecordProcessor(exporter)],
+        metric_readers=[],
+    )
+    try:
+        names = {type(e).__name__ for e in tel._exporters}
+        assert "OTLPLogExporter" in names
+        await run_agent_otel(tel.tracer_provider, tel.meter_provider, tel.logger_provider)
+        assert [r.log_record.event_name for r in exporter.get_finished_logs()] == [
+            A.EVENT_INFERENCE_DETAILS,
+            A.EVENT_INFERENCE_DETAILS,
+        ]
+    finally:
+        tel.shutdown(timeout_millis=2000)
+
+
+def test_otel_logs_exporter_none_switches_log_export_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9")
+    monkeypatch.setenv("OTEL_LOGS_EXPORTER", "none")
+    tel = configure(console=False, set_global=False)
+    try:
+        names = {type(e).__name__ for e in tel._exporters}
+        assert "OTLPLogExporter" not in names
+        assert "OTLPSpanExporter" in names
+    finally:
+        tel.shutdown(timeout_millis=2000)
