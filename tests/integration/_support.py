@@ -6,6 +6,7 @@ import asyncio
 import json
 import socket
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import AsyncIterator, Callable
@@ -92,6 +93,28 @@ def spans_in_phoenix(phoenix: Phoenix, trace_id: str) -> list[dict[str, Any]]:
     with urllib.request.urlopen(url, timeout=5) as response:
         spans: list[dict[str, Any]] = json.load(response)["data"]
     return spans
+
+
+@dataclass(frozen=True)
+class MLflow:
+    url: str  # OTLP/HTTP at <url>/v1/traces (with an experiment id header), REST at <url>/api
+
+
+MLFLOW_EXPERIMENT = "0"  # the Default experiment every new MLflow store has
+
+
+def trace_in_mlflow(mlflow: MLflow, trace_id: str) -> dict[str, Any] | None:
+    """One trace (its info and spans) from MLflow's REST API, or None while it is not stored."""
+    query = urllib.parse.urlencode({"trace_id": f"tr-{trace_id}"})
+    url = f"{mlflow.url}/api/3.0/mlflow/traces/get?{query}"
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            trace: dict[str, Any] = json.load(response)["trace"]
+    except urllib.error.HTTPError as exc:
+        if exc.code == 404:
+            return None
+        raise
+    return trace
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """Fixtures of the heavy suite: real receivers started as subprocesses on loopback ports.
 
-Phoenix (a trace backend, test tool only) comes from ``install_phoenix.sh``'s own venv;
+Phoenix and MLflow (trace backends, test tools only) come from ``install_phoenix.sh``'s and
+``install_mlflow.sh``'s own venvs;
 Prometheus is Debian's ``prometheus`` binary. Each waits for readiness by polling, never
 by a fixed sleep, and is stopped at the end. Without the receiver installed the tests skip
 locally and fail under CI (``CI=true``), so CI can never pass by skipping them.
@@ -17,9 +18,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from _support import REPO, Phoenix, PrometheusServer, free_port, only_loopback, poll, port_open
+from _support import (
+    REPO,
+    MLflow,
+    Phoenix,
+    PrometheusServer,
+    free_port,
+    only_loopback,
+    poll,
+    port_open,
+)
 
 PHOENIX_BIN = REPO / ".phoenix-venv" / "bin" / "phoenix"
+MLFLOW_BIN = REPO / ".mlflow-venv" / "bin" / "mlflow"
 
 
 def _missing(what: str) -> None:
@@ -99,6 +110,49 @@ def phoenix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Phoenix]:
         except AssertionError as exc:
             raise AssertionError(f"{exc}\n{_log_tail(log)}") from None
         yield Phoenix(f"http://127.0.0.1:{http_port}", f"http://127.0.0.1:{grpc_port}")
+    finally:
+        _stop(process)
+
+
+@pytest.fixture(scope="session")
+def mlflow(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MLflow]:
+    """``mlflow server`` on a loopback port, a SQLite store in a temporary folder."""
+    isolated, interfaces = only_loopback()
+    if not isolated:
+        pytest.skip(f"needs a private network namespace with only lo (found {interfaces})")
+    if not MLFLOW_BIN.exists():
+        _missing("MLflow (bash tests/integration/install_mlflow.sh)")
+    workdir = tmp_path_factory.mktemp("mlflow")
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "MLFLOW_"))}
+    env.update({"MLFLOW_ENABLE_TELEMETRY": "false", "DO_NOT_TRACK": "true"})
+    command = [
+        str(MLFLOW_BIN),
+        "server",
+        "--host=127.0.0.1",
+        f"--port={port}",
+        "--workers=1",
+        f"--backend-store-uri=sqlite:///{workdir / 'mlflow.db'}",
+        f"--default-artifact-root={workdir / 'artifacts'}",
+    ]
+    log = workdir / "mlflow.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            command, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=workdir,
+            start_new_session=True,
+        )  # fmt: skip
+    try:
+
+        def ready() -> bool:
+            if process.poll() is not None:
+                raise AssertionError(f"mlflow exited ({process.returncode}):\n{_log_tail(log)}")
+            return _http_ok(f"http://127.0.0.1:{port}/health")
+
+        try:
+            poll(ready, timeout=240, what="MLflow to become ready")
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}\n{_log_tail(log)}") from None
+        yield MLflow(f"http://127.0.0.1:{port}")
     finally:
         _stop(process)
 
