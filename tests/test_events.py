@@ -160,3 +160,27 @@ def test_otel_logs_exporter_none_switches_log_export_off(monkeypatch: pytest.Mon
         assert "OTLPSpanExporter" in names
     finally:
         tel.shutdown(timeout_millis=2000)
+
+
+async def test_instrument_takes_a_logger_provider(
+    monkeypatch: pytest.MonkeyPatch, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """``instrument()`` routes content events like ``otel_wrapper()``: to its logger provider."""
+    from agent_contract.examples import ScriptedAgent
+    from agent_contract.protocol import LLMCallEnd, LLMCallStart, Message, TextDelta
+    from agent_otel import instrument
+
+    monkeypatch.setenv(ENV_CAPTURE, "EVENT_ONLY")
+    events = [LLMCallStart(model="m", provider="p"), TextDelta(text="hi"), LLMCallEnd()]
+    agent = instrument(
+        ScriptedAgent(events),
+        tracer_provider=otel_telemetry.tracer_provider,
+        meter_provider=otel_telemetry.meter_provider,
+        logger_provider=otel_telemetry.logger_provider,
+    )
+    await agent.invoke([Message(role="user", content="hello")])
+    [record] = otel_telemetry.logs()
+    attributes = validate_event(record)
+    assert json.loads(json.dumps(attributes[A.OUTPUT_MESSAGES]))[0]["parts"] == [
+        {"type": "text", "content": "hi"}
+    ]

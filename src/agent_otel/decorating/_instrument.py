@@ -21,6 +21,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, TypeVar, overload
 
+from opentelemetry._logs import LoggerProvider
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import TracerProvider
 
@@ -152,6 +153,7 @@ def instrument(
     name: str | None = None,
     tracer_provider: TracerProvider | None = None,
     meter_provider: MeterProvider | None = None,
+    logger_provider: LoggerProvider | None = None,
     capture_content: bool | ContentCapture | None = None,
 ) -> _T: ...
 
@@ -163,6 +165,7 @@ def instrument(
     name: str | None = None,
     tracer_provider: TracerProvider | None = None,
     meter_provider: MeterProvider | None = None,
+    logger_provider: LoggerProvider | None = None,
     capture_content: bool | ContentCapture | None = None,
 ) -> Any: ...
 
@@ -173,6 +176,7 @@ def instrument(
     name: str | None = None,
     tracer_provider: TracerProvider | None = None,
     meter_provider: MeterProvider | None = None,
+    logger_provider: LoggerProvider | None = None,
     capture_content: bool | ContentCapture | None = None,
 ) -> Any:
     """Trace an agent (event contract: ``stream``/``invoke``; Agent contract: ``run``/``astream``).
@@ -181,7 +185,8 @@ def instrument(
     decorator (``@instrument`` or ``@instrument(name=...)``): every instance of it and of its
     subclasses is traced; returns the class. Each run is one ``invoke_agent`` span named
     ``name`` (default: the agent's ``tool_name``, else its ``name``, else its class name).
-    Providers default to the global ones; ``capture_content`` as for ``otel_wrapper()``.
+    Providers (tracer, meter, logger) default to the global ones; ``capture_content`` as for
+    ``otel_wrapper()``.
     Instrumenting what is already instrumented changes nothing (uninstrument first to change
     options).
     """
@@ -193,6 +198,7 @@ def instrument(
                 name=name,
                 tracer_provider=tracer_provider,
                 meter_provider=meter_provider,
+                logger_provider=logger_provider,
                 capture_content=capture_content,
             )
 
@@ -204,6 +210,7 @@ def instrument(
         make_settings(
             tracer_provider=tracer_provider,
             meter_provider=meter_provider,
+            logger_provider=logger_provider,
             capture_content=capture_content,
         ),
     )

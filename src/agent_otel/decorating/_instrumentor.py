@@ -30,7 +30,7 @@ def _default_bases() -> list[type]:
 class AgentInstrumentor(BaseInstrumentor):  # type: ignore[misc]
     """Trace every agent class of both contracts.
 
-    ``AgentInstrumentor().instrument(tracer_provider=..., meter_provider=...,
+    ``AgentInstrumentor().instrument(tracer_provider=..., meter_provider=..., logger_provider=...,
     capture_content=..., base_classes=[...])``: every option is optional. ``base_classes``
     adds roots (say, the ``Agent`` of another package built on the original contract);
     an explicit ``instrument(SomeAgent, ...)`` keeps its own options for that class.
@@ -50,6 +50,7 @@ class AgentInstrumentor(BaseInstrumentor):  # type: ignore[misc]
                 base,
                 tracer_provider=kwargs.get("tracer_provider"),
                 meter_provider=kwargs.get("meter_provider"),
+                logger_provider=kwargs.get("logger_provider"),
                 capture_content=kwargs.get("capture_content"),
             )
 

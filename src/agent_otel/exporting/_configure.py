@@ -9,8 +9,8 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, TextIO
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TextIO
 
 from opentelemetry import _logs, metrics, trace
 from opentelemetry.sdk._logs import LoggerProvider, LogRecordProcessor
@@ -206,10 +206,11 @@ def configure(
         shutdown_timeout_millis=shutdown_timeout_millis,
     )
     if set_global:
-        handle.global_tracer_provider, handle.global_meter_provider = _set_globals(
-            tracer_provider, meter_provider
-        )
-        handle.global_logger_provider = _set_global_logger_provider(logger_provider)
+        (
+            handle.global_tracer_provider,
+            handle.global_meter_provider,
+            handle.global_logger_provider,
+        ) = _set_globals(tracer_provider, meter_provider, logger_provider)
     return handle
 
 
@@ -240,46 +241,46 @@ def _resource(service_name: str | None, extra: Mapping[str, AttributeValue] | No
 
 
 def _set_globals(
-    tracer_provider: TracerProvider, meter_provider: MeterProvider
-) -> tuple[bool, bool]:
+    tracer_provider: TracerProvider, meter_provider: MeterProvider, logger_provider: LoggerProvider
+) -> tuple[bool, bool, bool]:
     """Install our providers globally unless real ones are already there (then warn)."""
+    from opentelemetry._logs._internal import ProxyLoggerProvider
     from opentelemetry.metrics._internal import _ProxyMeterProvider
 
-    current_tp = trace.get_tracer_provider()
-    if isinstance(current_tp, trace.ProxyTracerProvider):
-        trace.set_tracer_provider(tracer_provider)
-    else:
-        _log.warning(
-            "agent-otel: a global TracerProvider (%s) is already configured; configure() left it "
-            "in place. Pass Telemetry.tracer_provider explicitly to use the new one.",
-            type(current_tp).__name__,
-        )
-    current_mp = metrics.get_meter_provider()
-    if isinstance(current_mp, _ProxyMeterProvider):
-        metrics.set_meter_provider(meter_provider)
-    else:
-        _log.warning(
-            "agent-otel: a global MeterProvider (%s) is already configured; configure() left it "
-            "in place. Pass Telemetry.meter_provider explicitly to use the new one.",
-            type(current_mp).__name__,
-        )
     return (
-        trace.get_tracer_provider() is tracer_provider,
-        metrics.get_meter_provider() is meter_provider,
-    )
+        _set_global(
+            "TracerProvider", trace.get_tracer_provider, trace.ProxyTracerProvider,
+            trace.set_tracer_provider, tracer_provider,
+        ),
+        _set_global(
+            "MeterProvider", metrics.get_meter_provider, _ProxyMeterProvider,
+            metrics.set_meter_provider, meter_provider,
+        ),
+        _set_global(
+            "LoggerProvider", _logs.get_logger_provider, ProxyLoggerProvider,
+            _logs.set_logger_provider, logger_provider,
+        ),
+    )  # fmt: skip
 
 
-def _set_global_logger_provider(logger_provider: LoggerProvider) -> bool:
-    """As :func:`_set_globals`, for the logger provider the GenAI events go through."""
-    from opentelemetry._logs._internal import ProxyLoggerProvider
-
-    current = _logs.get_logger_provider()
-    if isinstance(current, ProxyLoggerProvider):
-        _logs.set_logger_provider(logger_provider)
+def _set_global(
+    kind: str,
+    current: Callable[[], object],
+    proxy: type,
+    install: Callable[[Any], None],
+    provider: object,
+) -> bool:
+    """One global: set it while it is the API's proxy, else leave it with a warning."""
+    found = current()
+    if isinstance(found, proxy):
+        install(provider)
     else:
+        attribute = kind[0].lower() + kind[1:].replace("Provider", "_provider")
         _log.warning(
-            "agent-otel: a global LoggerProvider (%s) is already configured; configure() left it "
-            "in place. Pass Telemetry.logger_provider explicitly to use the new one.",
-            type(current).__name__,
+            "agent-otel: a global %s (%s) is already configured; configure() left it in place. "
+            "Pass Telemetry.%s explicitly to use the new one.",
+            kind,
+            type(found).__name__,
+            attribute,
         )
-    return _logs.get_logger_provider() is logger_provider
+    return current() is provider
