@@ -12,6 +12,32 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from opentelemetry.trace import Span
+
+from agent_otel import _attributes as A
+
+from ._content import ContentCapture
+
+# The root's content key -> its preview key and the role whose last message it shows.
+_PREVIEWS = {
+    A.INPUT_MESSAGES: (A.OI_INPUT_VALUE, "user"),
+    A.OUTPUT_MESSAGES: (A.OI_OUTPUT_VALUE, "assistant"),
+}
+
+
+def set_root_content(
+    span: Span, capture: ContentCapture | None, key: str, encoded: str | None
+) -> None:
+    """Set the run's captured messages (JSON) and their preview on the agent span, when
+    content goes on spans."""
+    if encoded is None or capture is None or not capture.spans or not span.is_recording():
+        return
+    span.set_attribute(key, encoded)
+    preview_key, role = _PREVIEWS[key]
+    text = preview(encoded, role)
+    if text is not None:
+        span.set_attribute(preview_key, text)
+
 
 def _text(parts: Any) -> str | None:
     if not isinstance(parts, list):

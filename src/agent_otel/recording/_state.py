@@ -28,7 +28,7 @@ from ._encodable import id_text, in_range
 from ._errors import PendingError, record_error
 from ._fit import recent
 from ._messages import input_messages
-from ._previews import preview
+from ._previews import set_root_content
 from ._settings import RunSettings
 from ._span import GuardedSpan, start_span
 from ._usage import Tokens
@@ -154,21 +154,12 @@ class RunState(RunSlots):
         """The run's input (captured JSON) on the agent span: the invoke messages, else the
         first call's, encoded once for both spans."""
         self._has_input = True
-        self._root(A.INPUT_MESSAGES, A.OI_INPUT_VALUE, encoded, "user")
+        set_root_content(self.agent, self.s.capture, A.INPUT_MESSAGES, encoded)
 
     def root_output(self, encoded: str | None) -> None:
         """The run's answer (captured output-message JSON) on the agent span."""
         self._has_output = True
-        self._root(A.OUTPUT_MESSAGES, A.OI_OUTPUT_VALUE, encoded, "assistant")
-
-    def _root(self, key: str, preview_key: str, encoded: str | None, role: str) -> None:
-        capture = self.s.capture
-        if encoded is None or capture is None or not capture.spans or not self.recording:
-            return
-        self.agent.set_attribute(key, encoded)
-        text = preview(encoded, role)
-        if text is not None:
-            self.agent.set_attribute(preview_key, text)
+        set_root_content(self.agent, self.s.capture, A.OUTPUT_MESSAGES, encoded)
 
     def mark_terminal(self) -> None:
         """A terminal event was seen: what follows is counted as an anomaly."""
