@@ -69,6 +69,7 @@ async def manual(
     metric_attrs = dict(agent_attrs)
     agent.set_attributes({})
     step = None
+    step_attrs = {A.STEP_INDEX: 0, A.OI_SPAN_KIND: A.OI_KIND_CHAIN}
     step_ctx = agent_ctx
     step_in = step_out = run_in = run_out = 0
     first_provider = first_model = None
@@ -83,14 +84,13 @@ async def manual(
         if cls is TextDelta:
             if chunks == 0:
                 first_chunk = t = now()
-                instruments.time_to_first_chunk.record((t - call_start) * _NS, call_attrs)
                 if run_first_text is None:
                     run_first_text = t
             chunks += 1
         elif cls is LLMCallStart:
             if step is None:
                 step = tracer.start_span(
-                    "step 0", agent_ctx, SpanKind.INTERNAL, {A.STEP_INDEX: 0}, start_time=now()
+                    "step 0", agent_ctx, SpanKind.INTERNAL, step_attrs, start_time=now()
                 )
                 step_ctx = trace.set_span_in_context(step, parent)
             call_start = now()
@@ -101,18 +101,14 @@ async def manual(
                 A.PROVIDER_NAME: event.provider,
                 A.REQUEST_MODEL: event.model,
             }
+            call_attrs = dict(attrs)
+            params = event.params
+            attrs[A.REQUEST_TEMPERATURE] = float(params["temperature"])
+            attrs[A.REQUEST_MAX_TOKENS] = int(params["max_tokens"])
+            attrs[A.LLM_CALL_ID] = event.call_id
             call = tracer.start_span(
                 f"chat {event.model}", step_ctx, SpanKind.CLIENT, attrs, start_time=call_start
             )
-            call_attrs = dict(attrs)
-            params = event.params
-            call.set_attributes(
-                {
-                    A.REQUEST_TEMPERATURE: float(params["temperature"]),
-                    A.REQUEST_MAX_TOKENS: int(params["max_tokens"]),
-                }
-            )
-            call.set_attribute(A.LLM_CALL_ID, event.call_id)
             trace.set_span_in_context(call, parent)
             chunks = 0
         elif cls is Usage:
@@ -127,10 +123,14 @@ async def manual(
             call.set_attribute(A.RESPONSE_ID, event.response_id)
             end = now()
             call_attrs[A.RESPONSE_MODEL] = event.model
+            if chunks:
+                ttfc = (first_chunk - call_start) * _NS
+                instruments.time_to_first_chunk.record(ttfc, call_attrs)
             instruments.operation_duration.record((end - call_start) * _NS, call_attrs)
             call.set_attribute(A.RESPONSE_MODEL, event.model)
             call.set_attribute(A.RESPONSE_FINISH_REASONS, [event.finish_reason])
             if chunks:
+                call.set_attribute(A.REQUEST_STREAM, True)
                 call.set_attribute(A.RESPONSE_TIME_TO_FIRST_CHUNK, (first_chunk - call_start) * _NS)
                 call.set_attribute(A.CHUNK_COUNT, chunks)
                 if chunks > 1:
@@ -148,7 +148,7 @@ async def manual(
         elif cls is ToolCall:
             if step is None:
                 step = tracer.start_span(
-                    "step 0", agent_ctx, SpanKind.INTERNAL, {A.STEP_INDEX: 0}, start_time=now()
+                    "step 0", agent_ctx, SpanKind.INTERNAL, step_attrs, start_time=now()
                 )
                 step_ctx = trace.set_span_in_context(step, parent)
             t = now()
@@ -179,7 +179,7 @@ async def manual(
         totals = {A.USAGE_INPUT_TOTAL: step_in, A.USAGE_OUTPUT_TOTAL: step_out}
     if step is not None:
         step.set_attributes(totals)
-        step.end(end_time=now())
+        step.end(end_time=end)
     provider = first_provider or A.PROVIDER_UNKNOWN
     metric_attrs[A.PROVIDER_NAME] = provider
     agent.set_attribute(A.PROVIDER_NAME, provider)
