@@ -74,10 +74,12 @@ def metric_facts(telemetry: InMemoryTelemetry) -> set[str]:
             for metric in scope.metrics:
                 facts.add(f"metric {metric.name}: unit {metric.unit}")
                 for point in metric.data.data_points:
-                    assert isinstance(point, HistogramDataPoint)
                     attributes = dict(point.attributes or {})
                     label = f"metric {metric.name} [{attributes.get('gen_ai.operation.name')}]"
-                    facts.add(f"{label}: buckets {list(point.explicit_bounds)}")
+                    if isinstance(point, HistogramDataPoint):
+                        facts.add(f"{label}: buckets {list(point.explicit_bounds)}")
+                    else:
+                        facts.add(f"{label}: {type(metric.data).__name__}")
                     facts.add(f"{label}: attributes {','.join(sorted(attributes))}")
     return facts
 
