@@ -34,13 +34,23 @@ def parse_arguments(raw: Any, count: Callable[[str], None] | None = None) -> Any
     return raw
 
 
+def _text(value: Any) -> str | None:
+    """``str(value)``, or None when the value cannot say it (its ``__str__`` raises)."""
+    try:
+        text = str(value)
+    except Exception:
+        return None
+    return text if type(text) is str else None
+
+
 def tool_call_part(call: Any) -> dict[str, Any]:
-    """A ``tool_call`` part from a LiteLLM-shaped tool call."""
+    """A ``tool_call`` part from a LiteLLM-shaped tool call (an id that cannot be text is
+    left out, a name that cannot be is empty)."""
     function = field(call, "function")
-    part: dict[str, Any] = {"type": "tool_call", "name": str(field(function, "name") or "")}
-    call_id = field(call, "id")
-    if call_id is not None:
-        part["id"] = str(call_id)
+    part: dict[str, Any] = {"type": "tool_call", "name": _text(field(function, "name") or "") or ""}
+    call_id = _text(field(call, "id"))
+    if call_id is not None and field(call, "id") is not None:
+        part["id"] = call_id
     arguments = field(function, "arguments")
     if arguments is not None:
         part["arguments"] = parse_arguments(arguments)
