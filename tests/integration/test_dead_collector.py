@@ -62,8 +62,10 @@ def test_dead_collector_is_harmless(protocol: str) -> None:
     finally:
         tracemalloc.stop()
     # Keeping every span costs ~2.8 kB each here (~17 MB for 6,000, measured with an unbounded
-    # queue); with the queue capped at 256 the growth stays near 1 MB. 1 kB/span splits them.
-    assert after - before < SPANS * 1_000, f"memory grew by {after - before} bytes"
+    # queue); with the queue capped at 256 the growth stays near 1-1.6 MB on a quiet machine, and
+    # up to ~6.5 MB was seen with both cores busy (the export thread lags, so more spans are still
+    # in flight at the measurement). 1.5 kB/span (9 MB) still splits bounded from unbounded.
+    assert after - before < SPANS * 1_500, f"memory grew by {after - before} bytes"
 
     started = time.monotonic()
     # True/False says whether the flush finished in time (the SDK does not report delivery);
