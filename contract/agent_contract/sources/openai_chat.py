@@ -28,7 +28,14 @@ from agent_contract.events import (
     ToolCall,
     Usage,
 )
-from agent_contract.sources._stream import NOTHING, OneCallAgent, Sink, read_stream, start_event
+from agent_contract.sources._stream import (
+    NOTHING,
+    OneCallAgent,
+    Sink,
+    optional_field,
+    read_stream,
+    start_event,
+)
 
 __all__ = ["ChatCompletionsReader", "OpenAIChatAgent", "chat_usage", "stream_chat"]
 
@@ -68,8 +75,8 @@ class ChatCompletionsReader:
                 continue
             delta = choice.delta
             if delta is not None:
-                reasoning = getattr(delta, "reasoning_content", None) or getattr(
-                    delta, "reasoning", None
+                reasoning = optional_field(delta, "reasoning_content") or optional_field(
+                    delta, "reasoning"
                 )
                 if reasoning and isinstance(reasoning, str):
                     out = out or []
