@@ -34,8 +34,8 @@ from agent_contract.protocol import (
 )
 from agent_otel import ContentCapture, otel_wrapper
 from agent_otel import _attributes as A
+from agent_otel.recording._options import settings_from
 from agent_otel.recording._recorder import RunRecorder
-from agent_otel.recording._wrapper import make_settings
 
 from ._harness import Row, Stat
 from ._setup import Sdk
@@ -118,8 +118,12 @@ async def _runs_growth(wrap: Any, runs: int) -> tuple[float, int]:
 def _open_span_bytes(kind: str, k: int) -> tuple[float, float]:
     """Heap per open span: (recorder total incl. the SDK span, SDK span alone)."""
     sdk = Sdk(keep_spans=False)
-    settings = make_settings(
-        agent_name="bench", tracer_provider=sdk.tracer_provider, meter_provider=sdk.meter_provider
+    settings = settings_from(
+        {
+            "agent_name": "bench",
+            "tracer_provider": sdk.tracer_provider,
+            "meter_provider": sdk.meter_provider,
+        }
     )
     rec = RunRecorder(settings, otel_context.get_current())
     rec.llm_start("m", "openai", "warm", None, None)  # opens the step; warms every cache
@@ -133,7 +137,7 @@ def _open_span_bytes(kind: str, k: int) -> tuple[float, float]:
             rec.llm_start("m", "openai", cid, None, None)
     total = (_heap() - before) / k
     tracer = settings.tracer
-    parent = rec._step_ctx
+    parent = rec.run.context  # the parent makes no difference to a span's size
     spans = []
     before = _heap()
     for cid in ids:

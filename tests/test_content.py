@@ -31,8 +31,10 @@ from agent_contract.protocol import (
     Usage,
 )
 from agent_otel import _guard, otel_wrapper
-from agent_otel.recording import _calls
-from agent_otel.recording._content import (
+from agent_otel.recording import _chat
+from agent_otel.recording._options import settings_from
+from agent_otel.recording._wrapper import traced
+from agent_otel.recording.content._capture import (
     ENV_CAPTURE,
     TRUNCATION_MARK,
     ContentCapture,
@@ -41,7 +43,6 @@ from agent_otel.recording._content import (
     TextBuffer,
     fit_json,
 )
-from agent_otel.recording._wrapper import make_settings, traced
 from agent_otel.testing import InMemoryTelemetry
 from semconv_registry import (
     CONTENT_KEYS,
@@ -244,11 +245,13 @@ async def test_capture_on_agent_span_system_instructions_and_final(
 ) -> None:
     """What an instrumented agent adds: the run's messages, system prompt and final answer."""
     settings = dataclasses.replace(
-        make_settings(
-            agent_name="weather",
-            tracer_provider=otel_telemetry.tracer_provider,
-            meter_provider=otel_telemetry.meter_provider,
-            capture_content=True,
+        settings_from(
+            {
+                "agent_name": "weather",
+                "tracer_provider": otel_telemetry.tracer_provider,
+                "meter_provider": otel_telemetry.meter_provider,
+                "capture_content": True,
+            }
         ),
         input_messages=[{"role": "user", "content": "Hi"}],
         system_instructions="Answer in one line.",
@@ -574,7 +577,7 @@ async def test_streaming_a_long_response_buffers_within_the_budget(
             super().add(text)
             peaks.append(sum(len(p.encode("utf-8")) for p in self._parts))
 
-    monkeypatch.setattr(_calls, "TextBuffer", MeasuredBuffer)
+    monkeypatch.setattr(_chat, "TextBuffer", MeasuredBuffer)
     max_bytes = 2048
     events: list[Any] = [LLMCallStart(model="m", call_id="c")]
     events += [TextDelta(chunk) for _ in range(20_000)]

@@ -19,7 +19,7 @@ import semconv_registry as semconv
 from agent_otel import _attributes as A
 from agent_otel import _guard
 from agent_otel.exporting._configure import configure
-from agent_otel.recording._content import ENV_CAPTURE, ContentCapture
+from agent_otel.recording.content._capture import ENV_CAPTURE, ContentCapture
 from agent_otel.testing import InMemoryTelemetry
 from genai_scenario import ANSWER, QUESTION, run_agent_otel
 

@@ -24,7 +24,7 @@ import pytest
 from opentelemetry.sdk.metrics.export import HistogramDataPoint
 from opentelemetry.sdk.trace import ReadableSpan
 
-from agent_otel.recording._content import ENV_CAPTURE
+from agent_otel.recording.content._capture import ENV_CAPTURE
 from agent_otel.testing import InMemoryTelemetry
 from genai_scenario import run_agent_otel, run_reference
 

@@ -38,7 +38,7 @@ from agent_contract.protocol import (
     Usage,
 )
 from agent_otel import _guard, otel_wrapper
-from agent_otel.recording._content import ContentCapture
+from agent_otel.recording.content._capture import ContentCapture
 from agent_otel.testing import InMemoryTelemetry
 
 

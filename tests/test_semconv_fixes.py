@@ -27,7 +27,7 @@ from agent_contract.protocol import (
 )
 from agent_otel import _attributes as A
 from agent_otel import otel_wrapper
-from agent_otel.recording._content import ENV_CAPTURE, ContentCapture, resolve_capture
+from agent_otel.recording.content._capture import ENV_CAPTURE, ContentCapture, capture_from
 from agent_otel.testing import InMemoryTelemetry
 from genai_scenario import CONVERSATION, TOOLS, run_agent_otel
 
@@ -199,7 +199,7 @@ def test_capture_variable_values_the_official_instrumentations_read(
     monkeypatch: pytest.MonkeyPatch, value: str, spans: bool, events: bool
 ) -> None:
     monkeypatch.setenv(ENV_CAPTURE, value)
-    capture = resolve_capture(None)
+    capture = capture_from(None)
     assert capture is not None
     assert (capture.spans, capture.events) == (spans, events)
 
@@ -207,7 +207,7 @@ def test_capture_variable_values_the_official_instrumentations_read(
 @pytest.mark.parametrize("value", ["", "NO_CONTENT", "no_content", "false", "FALSE"])
 def test_capture_variable_off_values(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
     monkeypatch.setenv(ENV_CAPTURE, value)
-    assert resolve_capture(None) is None
+    assert capture_from(None) is None
 
 
 @pytest.mark.parametrize("value", ["1", "yes", "on", "SPAN"])
@@ -216,11 +216,11 @@ def test_other_values_are_off_with_a_warning(
 ) -> None:
     monkeypatch.setenv(ENV_CAPTURE, value)
     with caplog.at_level(logging.WARNING, logger="agent_otel"):
-        assert resolve_capture(None) is None
+        assert capture_from(None) is None
     assert ENV_CAPTURE in caplog.text
 
 
 def test_the_option_beats_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(ENV_CAPTURE, "EVENT_ONLY")
-    assert resolve_capture(True) == ContentCapture()
-    assert resolve_capture(False) is None
+    assert capture_from(True) == ContentCapture()
+    assert capture_from(False) is None

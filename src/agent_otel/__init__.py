@@ -26,18 +26,18 @@ if TYPE_CHECKING:
     from .exporting._telemetry import Telemetry
     from .identity import RunIdentity, run_identity
     from .identity._processor import RunIdentityProcessor
-    from .recording._content import ContentCapture, ContentKind, Redactor
     from .recording._wrapper import StreamWrapper, otel_wrapper
+    from .recording.content._capture import ContentCapture, ContentKind, Redactor
     from .sampling import SamplerStats, TailSampler, TailSamplingPolicy
 
 # Where each public name lives (imported on first access, then cached in this module).
 _LAZY = {
     "BUNDLED_PRICES": ".cost",
-    "ContentCapture": ".recording._content",
-    "ContentKind": ".recording._content",
+    "ContentCapture": ".recording.content._capture",
+    "ContentKind": ".recording.content._capture",
     "ModelPrice": ".cost",
     "PriceTable": ".cost",
-    "Redactor": ".recording._content",
+    "Redactor": ".recording.content._capture",
     "RunIdentity": ".identity",
     "RunIdentityProcessor": ".identity._processor",
     "SamplerStats": ".sampling",

@@ -19,7 +19,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from agent_otel.exporting._configure import configure
-from agent_otel.recording._content import ENV_CAPTURE
+from agent_otel.recording.content._capture import ENV_CAPTURE
 from genai_scenario import ANSWER, QUESTION, RESPONSE_MODEL, USAGE, run_agent_otel
 
 pytestmark = pytest.mark.heavy

@@ -16,7 +16,7 @@ from opentelemetry.context.context import Context
 
 from agent_otel._guard import report
 
-from ._params import Options
+from ._params import AgentSetup
 
 # Attributes set on our wrapper functions (and on drop-in classes).
 MARK = "_agent_otel_wrapper"  # a wrapper of ours
@@ -25,7 +25,7 @@ DELEGATES = "_agent_otel_delegates"  # a wrapper calling whatever the MRO furthe
 INSTANCE = "_agent_otel_instance"  # on a drop-in class (made by instrument(instance))
 
 Bound = Callable[..., Any]
-Resolve = Callable[[Any], "tuple[Bound, Options | None]"]
+Lookup = Callable[[Any], "tuple[Bound, AgentSetup | None]"]
 OTEL_CONTEXT = "otel_context"
 
 

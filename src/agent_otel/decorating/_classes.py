@@ -17,18 +17,18 @@ import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ._base import DELEGATES, INSTANCE, MARK, ORIGINAL, Bound, Resolve
-from ._params import Options
+from ._base import DELEGATES, INSTANCE, MARK, ORIGINAL, Bound, Lookup
+from ._params import AgentSetup
 from ._runs import astream_entry, invoke_entry, run_entry, stream_entry
 
-ENTRY_POINTS: dict[str, Callable[[Resolve], Bound]] = {
+ENTRY_POINTS: dict[str, Callable[[Lookup], Bound]] = {
     "stream": stream_entry,
     "invoke": invoke_entry,
     "astream": astream_entry,
     "run": run_entry,
 }
 
-_roots: weakref.WeakKeyDictionary[type, Options] = weakref.WeakKeyDictionary()
+_roots: weakref.WeakKeyDictionary[type, AgentSetup] = weakref.WeakKeyDictionary()
 _patched: weakref.WeakKeyDictionary[type, dict[str, Any]] = weakref.WeakKeyDictionary()
 _hooks: weakref.WeakKeyDictionary[type, Any] = weakref.WeakKeyDictionary()
 _MISSING = object()
@@ -38,7 +38,7 @@ def is_instrumented_class(cls: type) -> bool:
     return cls in _roots
 
 
-def options_for(cls: type) -> Options | None:
+def options_for(cls: type) -> AgentSetup | None:
     """The options of the nearest instrumented root of ``cls``."""
     for klass in cls.__mro__:
         options = _roots.get(klass)
@@ -58,17 +58,17 @@ def mark(wrapper: Any, like: Any, **attributes: Any) -> Any:
 def _class_wrapper(klass: type, name: str, original: Any) -> Any:
     """A wrapper for ``klass.name``; ``original`` None: the one ``klass`` inherits."""
 
-    def resolve(self: Any) -> tuple[Bound, Options | None]:
+    def lookup(self: Any) -> tuple[Bound, AgentSetup | None]:
         if original is None:
             bound: Bound = getattr(super(klass, self), name)
         else:
             bound = original.__get__(self, type(self))
-        resolved = getattr(type(self), name, None)
-        if resolved is not wrapper and getattr(resolved, MARK, False):
+        found = getattr(type(self), name, None)
+        if found is not wrapper and getattr(found, MARK, False):
             return bound, None  # an outer wrapper of ours (subclass or instance) traces
         return bound, options_for(type(self))
 
-    wrapper = ENTRY_POINTS[name](resolve)
+    wrapper = ENTRY_POINTS[name](lookup)
     if original is None:
         return mark(wrapper, getattr(klass, name), **{DELEGATES: True})
     return mark(wrapper, original, **{ORIGINAL: original})
@@ -149,7 +149,7 @@ def _remove_hook(root: type) -> None:
         type.__setattr__(root, "__init_subclass__", previous)
 
 
-def instrument_class(cls: type, options: Options) -> type:
+def instrument_class(cls: type, options: AgentSetup) -> type:
     """Trace every instance of ``cls`` and of its subclasses (a no-op when already done)."""
     if cls in _roots:
         return cls

@@ -1,6 +1,6 @@
 """``instrument()`` / ``uninstrument()``: trace an existing agent of either contract.
 
-On a class (also as ``@instrument``), see :mod:`._instrument_classes`. On an instance, the
+On a class (also as ``@instrument``), see :mod:`._classes`. On an instance, the
 drop-in is a new object of a subclass of the agent's own class, made once per class, that
 SHARES the original's ``__dict__``: ``isinstance`` holds against the contract and the agent's
 class, every attribute reads and writes through (both objects see the same state, so
@@ -19,14 +19,9 @@ from __future__ import annotations
 import copy
 import weakref
 from dataclasses import dataclass
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-from opentelemetry._logs import LoggerProvider
-from opentelemetry.metrics import MeterProvider
-from opentelemetry.trace import TracerProvider
-
-from agent_otel.recording._content import ContentCapture
-from agent_otel.recording._resolve import make_settings
+from agent_otel.recording._options import Options, settings_from
 
 from ._base import DELEGATES, INSTANCE, Bound
 from ._classes import (
@@ -36,7 +31,10 @@ from ._classes import (
     mark,
     uninstrument_class,
 )
-from ._params import Options
+from ._params import AgentSetup
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["instrument", "uninstrument"]
 
@@ -47,7 +45,7 @@ BINDING = "_agent_otel_binding"
 @dataclass(slots=True)
 class _Binding:
     target: Any
-    options: Options
+    options: AgentSetup
     enabled: bool = True
 
 
@@ -57,12 +55,12 @@ _subclasses: weakref.WeakKeyDictionary[type, weakref.ref[type]] = weakref.WeakKe
 
 
 def _instance_wrapper(cls: type, name: str) -> Any:
-    def resolve(self: Any) -> tuple[Bound, Options | None]:
+    def lookup(self: Any) -> tuple[Bound, AgentSetup | None]:
         bound: Bound = getattr(cls, name).__get__(self, type(self))
         binding: _Binding = object.__getattribute__(self, BINDING)
         return bound, binding.options if binding.enabled else None
 
-    return mark(ENTRY_POINTS[name](resolve), getattr(cls, name), **{DELEGATES: True})
+    return mark(ENTRY_POINTS[name](lookup), getattr(cls, name), **{DELEGATES: True})
 
 
 def _plain(agent: _T) -> _T:
@@ -126,7 +124,7 @@ def _slot_names(cls: type) -> list[str]:
     return names
 
 
-def _instrument_instance(agent: _T, options: Options) -> _T:
+def _instrument_instance(agent: _T, options: AgentSetup) -> _T:
     cls = type(agent)
     if is_drop_in_class(cls):
         return agent  # already a drop-in
@@ -148,75 +146,43 @@ def _instrument_instance(agent: _T, options: Options) -> _T:
 
 @overload
 def instrument(
-    agent_or_class: _T,
-    *,
-    name: str | None = None,
-    tracer_provider: TracerProvider | None = None,
-    meter_provider: MeterProvider | None = None,
-    logger_provider: LoggerProvider | None = None,
-    capture_content: bool | ContentCapture | None = None,
+    agent_or_class: _T, *, name: str | None = None, **options: Unpack[Options]
 ) -> _T: ...
 
 
 @overload
 def instrument(
-    agent_or_class: None = None,
-    *,
-    name: str | None = None,
-    tracer_provider: TracerProvider | None = None,
-    meter_provider: MeterProvider | None = None,
-    logger_provider: LoggerProvider | None = None,
-    capture_content: bool | ContentCapture | None = None,
+    agent_or_class: None = None, *, name: str | None = None, **options: Unpack[Options]
 ) -> Any: ...
 
 
 def instrument(
-    agent_or_class: Any = None,
-    *,
-    name: str | None = None,
-    tracer_provider: TracerProvider | None = None,
-    meter_provider: MeterProvider | None = None,
-    logger_provider: LoggerProvider | None = None,
-    capture_content: bool | ContentCapture | None = None,
+    agent_or_class: Any = None, *, name: str | None = None, **options: Unpack[Options]
 ) -> Any:
     """Trace an agent (event contract: ``stream``/``invoke``; Agent contract: ``run``/``astream``).
 
     On an instance: returns a traced drop-in (see the module docstring). On a class, or as a
     decorator (``@instrument`` or ``@instrument(name=...)``): every instance of it and of its
     subclasses is traced; returns the class. Each run is one ``invoke_agent`` span named
-    ``name`` (default: the agent's ``tool_name``, else its ``name``, else its class name).
-    Providers (tracer, meter, logger) default to the global ones; ``capture_content`` as for
-    ``otel_wrapper()``.
+    ``name`` (default: ``agent_name``, else the agent's ``tool_name``, else its ``name``,
+    else its class name). ``options`` are those of ``otel_wrapper()``
+    (:class:`~agent_otel.recording._options.Options`); a call's own ids (``config`` or
+    ``thread_id``) win over the options'.
     Instrumenting what is already instrumented changes nothing (uninstrument first to change
     options).
     """
     if agent_or_class is None:
 
         def decorator(target: Any) -> Any:
-            return instrument(
-                target,
-                name=name,
-                tracer_provider=tracer_provider,
-                meter_provider=meter_provider,
-                logger_provider=logger_provider,
-                capture_content=capture_content,
-            )
+            return instrument(target, name=name, **options)
 
         return decorator
     if not any(callable(getattr(agent_or_class, n, None)) for n in ENTRY_POINTS):
         raise TypeError("instrument() takes an agent: an object with stream/invoke or run/astream")
-    options = Options(
-        name,
-        make_settings(
-            tracer_provider=tracer_provider,
-            meter_provider=meter_provider,
-            logger_provider=logger_provider,
-            capture_content=capture_content,
-        ),
-    )
+    chosen = AgentSetup(name or options.get("agent_name"), settings_from(options, "instrument"))
     if isinstance(agent_or_class, type):
-        return instrument_class(agent_or_class, options)
-    return _instrument_instance(agent_or_class, options)
+        return instrument_class(agent_or_class, chosen)
+    return _instrument_instance(agent_or_class, chosen)
 
 
 def uninstrument(agent_or_class: _T) -> _T:

@@ -15,6 +15,8 @@ from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-de
     BaseInstrumentor,
 )
 
+from agent_otel.recording._options import OPTION_NAMES
+
 from ._instrument import instrument, uninstrument
 
 __all__ = ["AgentInstrumentor"]
@@ -30,10 +32,11 @@ def _default_bases() -> list[type]:
 class AgentInstrumentor(BaseInstrumentor):  # type: ignore[misc]
     """Trace every agent class of both contracts.
 
-    ``AgentInstrumentor().instrument(tracer_provider=..., meter_provider=..., logger_provider=...,
-    capture_content=..., base_classes=[...])``: every option is optional. ``base_classes``
-    adds roots (say, the ``Agent`` of another package built on the original contract);
-    an explicit ``instrument(SomeAgent, ...)`` keeps its own options for that class.
+    ``AgentInstrumentor().instrument(**options, base_classes=[...])``: the options of
+    ``otel_wrapper()`` and ``instrument()`` (:class:`~agent_otel.recording._options.Options`),
+    every one optional; other keywords the instrumentation machinery passes are ignored.
+    ``base_classes`` adds roots (say, the ``Agent`` of another package built on the original
+    contract); an explicit ``instrument(SomeAgent, ...)`` keeps its own options for that class.
     """
 
     def __init__(self) -> None:
@@ -45,14 +48,9 @@ class AgentInstrumentor(BaseInstrumentor):  # type: ignore[misc]
     def _instrument(self, **kwargs: Any) -> None:
         extra: Iterable[type] = kwargs.get("base_classes") or ()
         self._bases = [base for base in (*_default_bases(), *extra) if isinstance(base, type)]
+        options: Any = {k: v for k, v in kwargs.items() if k in OPTION_NAMES}
         for base in self._bases:
-            instrument(
-                base,
-                tracer_provider=kwargs.get("tracer_provider"),
-                meter_provider=kwargs.get("meter_provider"),
-                logger_provider=kwargs.get("logger_provider"),
-                capture_content=kwargs.get("capture_content"),
-            )
+            instrument(base, **options)
 
     def _uninstrument(self, **kwargs: Any) -> None:
         for base in self._bases:

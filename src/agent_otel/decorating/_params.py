@@ -28,7 +28,7 @@ _SAMPLING = (
 
 
 @dataclass(frozen=True, slots=True)
-class Options:
+class AgentSetup:
     """What one ``instrument()`` call asked for: a name override and the base settings."""
 
     name: str | None
@@ -71,7 +71,7 @@ def _names(*groups: Any) -> list[str]:
     return list(out)
 
 
-def agent_name(agent: Any, options: Options) -> str:
+def agent_name(agent: Any, options: AgentSetup) -> str:
     """``name=``, else the agent's ``tool_name``, else its ``name``, else its class name."""
     candidates = (options.name, getattr(agent, "tool_name", None), getattr(agent, "name", None))
     for candidate in candidates:
@@ -80,14 +80,14 @@ def agent_name(agent: Any, options: Options) -> str:
     return type(agent).__name__
 
 
-def _describe(agent: Any, options: Options) -> dict[str, Any]:
+def _describe(agent: Any, options: AgentSetup) -> dict[str, Any]:
     return {
         "agent_name": agent_name(agent, options),
         "agent_description": _text(getattr(agent, "tool_description", None)),
     }
 
 
-def event_settings(options: Options, agent: Any, messages: Any, config: Any) -> RunSettings:
+def event_settings(options: AgentSetup, agent: Any, messages: Any, config: Any) -> RunSettings:
     """Settings of one event-contract run (``stream`` / ``invoke``)."""
     base = options.settings
     ids = config if isinstance(config, Mapping) else {}
@@ -140,7 +140,7 @@ def run_attributes(kwargs: Mapping[str, Any]) -> dict[str, AttributeValue]:
     return out
 
 
-def agent_settings(options: Options, agent: Any, kwargs: Mapping[str, Any]) -> RunSettings:
+def agent_settings(options: AgentSetup, agent: Any, kwargs: Mapping[str, Any]) -> RunSettings:
     """Settings of one Agent-contract run (``run`` / ``astream``)."""
     base = options.settings
     capture = base.capture is not None

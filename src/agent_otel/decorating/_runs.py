@@ -12,7 +12,7 @@ wrapper has made that tool's span current, so the new span nests under it.
 raw events, then the caller's). A streaming agent's ``run`` passes through: its ``astream``
 traces. A non-streaming agent's ``run`` is traced as a one-event stream.
 
-Every wrapper first asks ``resolve(self)`` for the original bound method and the options in
+Every wrapper first asks ``lookup(self)`` for the original bound method and the options in
 force (None: pass through). Instrumentation errors fall back to the plain call.
 """
 
@@ -37,11 +37,11 @@ from ._base import (
     OTEL_CONTEXT,
     Bound,
     Claim,
+    Lookup,
     Pull,
-    Resolve,
     take,
 )
-from ._params import Options, agent_settings, event_settings
+from ._params import AgentSetup, agent_settings, event_settings
 from ._propagation import agent_context_value, parent_from
 
 
@@ -80,7 +80,7 @@ def with_key(config: Any, key: str, value: Any) -> Any:
 
 
 def _event_run(
-    self: Any, options: Options, messages: Any, config: Any
+    self: Any, options: AgentSetup, messages: Any, config: Any
 ) -> tuple[Any, Any, Context | None, Callable[[Context], None]]:
     settings = event_settings(options, self, messages, config)
     caller = config.get(OTEL_CONTEXT) if isinstance(config, Mapping) else None
@@ -94,9 +94,9 @@ def _event_run(
     return settings, ours, parent, started
 
 
-def stream_entry(resolve: Resolve) -> Bound:
+def stream_entry(lookup: Lookup) -> Bound:
     def stream(self: Any, messages: Any, config: Any = None, **extra: Any) -> Any:
-        original, options = resolve(self)
+        original, options = lookup(self)
         if options is None or take(self, "stream"):
             return original(messages, config, **extra)
         try:
@@ -112,11 +112,11 @@ def stream_entry(resolve: Resolve) -> Bound:
     return stream
 
 
-def invoke_entry(resolve: Resolve) -> Bound:
+def invoke_entry(lookup: Lookup) -> Bound:
     async def invoke(
         self: Any, messages: Any, stream_wrapper: Any = None, config: Any = None, **extra: Any
     ) -> Any:
-        original, options = resolve(self)
+        original, options = lookup(self)
         if options is None:
             return await original(messages, stream_wrapper, config, **extra)
         try:
@@ -143,7 +143,7 @@ def invoke_entry(resolve: Resolve) -> Bound:
 
 # --- Agent contract ---------------------------------------------------------------------------
 def _agent_run(
-    self: Any, options: Options, kwargs: dict[str, Any]
+    self: Any, options: AgentSetup, kwargs: dict[str, Any]
 ) -> tuple[Any, Context | None, Callable[[Context | None], dict[str, Any]]]:
     settings = agent_settings(options, self, kwargs)
     if OTEL_CONTEXT not in kwargs:
@@ -157,9 +157,9 @@ def _agent_run(
     return settings, parent, call_kwargs
 
 
-def astream_entry(resolve: Resolve) -> Bound:
+def astream_entry(lookup: Lookup) -> Bound:
     def astream(self: Any, **kwargs: Any) -> Any:
-        original, options = resolve(self)
+        original, options = lookup(self)
         if options is None:
             return original(**kwargs)
         try:
@@ -202,9 +202,9 @@ class _RunResult:
         self.data: Any = None if text else value
 
 
-def run_entry(resolve: Resolve) -> Bound:
+def run_entry(lookup: Lookup) -> Bound:
     async def run(self: Any, **kwargs: Any) -> Any:
-        original, options = resolve(self)
+        original, options = lookup(self)
         if options is None or take(self, "run"):
             return await original(**kwargs)
         try:

@@ -1,10 +1,22 @@
-"""RunRecorder: the state machine of one agent run.
+"""RunRecorder: routes the events of one agent run to the spans they belong to.
 
 It is fed calls (by :mod:`agent_otel.recording._read`) and reads a clock; it knows nothing about
-streams. It owns the agent span, the current step span, the open LLM calls (by call id) and
-tool calls (by tool call id), usage attribution and the anomaly count, and it keeps
-:attr:`RunRecorder.context` pointing at the innermost sensible span for the wrapper to
-activate while the agent computes its next event.
+streams, and it spells no attribute: each span type has one owner that writes every
+attribute, metric and ending of its spans (:class:`~._run.Run`, :class:`~._step.Step`,
+:class:`~._chat.LLMCall`, :class:`~._tool.ToolCall`). The recorder decides which owner an
+event goes to, when spans start and end, and keeps :attr:`RunRecorder.context` pointing at the
+innermost sensible span (open LLM call, else the only open tool call, else the step, else the
+agent) for the wrapper to activate while the agent computes its next event.
+
+Steps are what ``collect()`` calls a step: a segment (events between ``StepBoundary`` events)
+is a step when it holds step content (text, reasoning, an LLM call, a tool call or an orphan
+tool result). A segment of bookkeeping only (usage, errors, call ends, markers) makes no step:
+its usage and errors join the step before it, which is why a step is held open past its
+boundary (it still ends at the boundary's time).
+
+A usage that arrives after its ``LLMCallEnd`` is still recorded on that chat span: an ended
+call without usage keeps its span open (ending it later at the ``LLMCallEnd`` time) until its
+usage comes, the run ends, or more than ``MAX_PENDING`` such calls wait.
 
 Repairs of malformed streams (each counted under ``agent_otel.anomalies`` by kind):
 
@@ -12,12 +24,12 @@ Repairs of malformed streams (each counted under ``agent_otel.anomalies`` by kin
 - ``duplicate_llm_call_id`` / ``duplicate_tool_call_id``: the older span with that id ends,
   marked incomplete, and the new one takes the id.
 - ``missing_tool_call_id``: a ``ToolCall`` without id gets a private one; a ``ToolResult``
-  without id closes the only open tool call if there is exactly one.
+  without id ends the only open tool call if there is exactly one.
 - ``tool_result_without_call``: a zero-length tool span records the result, marked incomplete.
 - ``usage_without_call``: counted in the step and run totals only.
 - ``event_after_terminal``: recorded as usual after a terminal (``final``) event or a fatal
   ``Error``; counted for new work (chunks, LLM call starts, tool calls and results, finals),
-  not for events that close or account for what was open (call end, usage, step boundary).
+  not for events that end or account for what was open (call end, usage, step boundary).
 - ``unknown_event``: passed through, nothing recorded.
 - ``open_at_step_boundary``: calls and tool calls still open at a ``StepBoundary`` end with
   the step, marked incomplete (no span outlives its parent).
@@ -27,25 +39,354 @@ Repairs of malformed streams (each counted under ``agent_otel.anomalies`` by kin
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from opentelemetry.util.types import AttributeValue
+from opentelemetry import trace
+from opentelemetry.context.context import Context
 
-from agent_otel import _attributes as A
-from agent_otel._guard import ending, guarded
+from agent_otel import _clock
+from agent_otel._guard import guarded
+from agent_otel.standdown._context import stand_down
+from agent_otel.standdown._openai_v2 import guard_openai_v2
 
-from ._costs import cost_attributes
-from ._errors import error_type_of, mark_error, record_error
-from ._llm import LLMEvents
-from ._tools import ToolEvents
+from ._chat import LLMCall
+from ._costs import plus
+from ._encodable import id_text
+from ._errors import PendingError, error_type_of
+from ._run import Run
+from ._settings import RunSettings
+from ._step import Step
+from ._tool import ToolCall
+from ._usage import Tokens
 
-_NS = 1e-9
+MAX_PENDING = 8
+INTERRUPTED = "interrupted"  # the end reasons the recorder itself reads (see _attributes)
+EXHAUSTED = "exhausted"
+
+Owner = Run | Step | LLMCall | ToolCall
 
 
-class RunRecorder(LLMEvents, ToolEvents):
-    """Spans and metrics of one run; see the module docstring for the rules."""
+class RunRecorder:
+    """The spans and metrics of one run; see the module docstring for the rules."""
 
-    __slots__ = ()
+    __slots__ = (
+        "_calls",
+        "_closed",
+        "_counting",
+        "_inner",
+        "_keys",
+        "_last_call",
+        "_pending",
+        "_reasoning_fast",
+        "_segment_cost",
+        "_segment_usage",
+        "_step",
+        "_step_errors",
+        "_step_index",
+        "_text_fast",
+        "_tools",
+        "context",
+        "current_call",
+        "now",
+        "run",
+        "s",
+        "terminal",
+    )
+
+    def __init__(self, settings: RunSettings, parent: Context) -> None:
+        self.s = settings
+        self.now: Callable[[], int] = _clock.now_ns
+        self.run = Run(settings, parent, self.now)
+        self._step: Step | None = None
+        self._step_index = 0
+        # The current segment's usage and cost: the open step's, else bookkeeping awaiting
+        # its step; errors awaiting their step, likewise.
+        self._segment_usage = Tokens()
+        self._segment_cost: float | None = None
+        self._step_errors: list[PendingError] = []
+        self._closed: Step | None = None  # ended by a StepBoundary, held for bookkeeping
+        self._calls: dict[object, LLMCall] = {}
+        self.current_call: LLMCall | None = None
+        self._pending: list[LLMCall] = []
+        self._tools: dict[object, ToolCall] = {}
+        self._keys = 0
+        self._last_call: LLMCall | None = None
+        self.terminal = False
+        # Fast paths for deltas, valid until the structure changes (see text_delta).
+        self._text_fast = False
+        self._reasoning_fast = False
+        self._counting: LLMCall | None = None
+        self._inner: Owner = self.run
+        self.context: Context = self.run.context
+
+    # --- small helpers -----------------------------------------------------------------------
+    def anomaly(self, kind: str) -> None:
+        self.run.anomaly(kind)
+
+    def _new_work(self) -> None:
+        """New work arrived: after a terminal event it counts as an anomaly."""
+        if self.terminal:
+            self.run.anomaly("event_after_terminal")
+
+    def mark_terminal(self) -> None:
+        """A terminal event was seen: what follows is counted as an anomaly."""
+        self.terminal = True
+        self._text_fast = self._reasoning_fast = False
+
+    def _key(self) -> object:
+        self._keys += 1
+        return ("agent_otel", self._keys)
+
+    def _parent(self) -> Context:
+        """Where a call or tool span starts: under the open step, else the agent span."""
+        return self._step.context if self._step is not None else self.run.context
+
+    def _refresh(self) -> None:
+        """Point :attr:`context` at the innermost sensible span (the structure changed)."""
+        self._text_fast = self._reasoning_fast = False
+        inner: Owner
+        if self._calls:
+            call = next(reversed(self._calls.values()))
+            self.current_call = inner = call
+        else:
+            self.current_call = None
+            if len(self._tools) == 1:
+                inner = next(iter(self._tools.values()))
+            else:
+                inner = self._step or self.run
+        if inner is not self._inner:
+            self._inner = inner
+            if isinstance(inner, (Run, Step)):
+                self.context = inner.context
+            else:
+                self.context = trace.set_span_in_context(inner.span.raw, self.run.parent)
+                if self.current_call is not None and self.s.stand_down_providers:
+                    self.context = stand_down(self.context, inner.span.raw)
+
+    # --- text ----------------------------------------------------------------------------------
+    def text_delta(self, event: Any) -> None:
+        """A ``TextDelta`` / ``MessageDelta``: the hot path.
+
+        Once a call's first visible chunk is handled and nothing else needs the text (no
+        content capture, no per-chunk metric), a delta only counts the chunk (an unsampled
+        call not even that): no clock, no span or metric call. Any change of structure drops
+        back to :meth:`chunk`.
+        """
+        if self._text_fast:
+            counting = self._counting
+            if counting is not None:
+                counting.chunks += 1
+            return
+        self.chunk(getattr(event, "text", None), True)
+
+    def reasoning_delta(self, event: Any) -> None:
+        """A ``ReasoningDelta`` / ``ReasoningStep``: as :meth:`text_delta`, for reasoning."""
+        if self._reasoning_fast:
+            counting = self._counting
+            if counting is not None:
+                counting.chunks += 1
+            return
+        self.chunk(getattr(event, "text", None), False)
+
+    def chunk(self, text: Any, visible: bool) -> None:
+        """A text or reasoning delta, in full: timing, first text, captured content."""
+        self._new_work()
+        if self._step is None and self.s.step_spans:
+            self.ensure_step()
+        call = self.current_call
+        run = self.run
+        if call is None:
+            if visible and run.first_text is None:
+                run.first_text = self.now()
+            # Outside a call only the first visible text matters.
+            self._fast(visible, not self.terminal)
+            return
+        call.chunk(self.now(), text, visible)
+        if visible and run.first_text is None:
+            run.first_text = call.first_text
+        buffer = call.output if visible else call.reasoning
+        self._fast(visible, not self.terminal and buffer is None and not self.s.chunk_metric)
+
+    def _fast(self, visible: bool, allowed: bool) -> None:
+        call = self.current_call
+        self._counting = call if call is not None and call.recording else None
+        if visible:
+            self._text_fast = allowed
+        else:
+            self._reasoning_fast = allowed
+
+    # --- LLM calls -----------------------------------------------------------------------------
+    def llm_start(
+        self, model: Any, provider: Any, call_id: Any, params: Any, messages: Any
+    ) -> None:
+        self._new_work()
+        self.ensure_step()
+        if self.s.stand_down_providers:
+            guard_openai_v2()
+        now = self.now()
+        call_id = id_text(call_id, self.anomaly)
+        key: object = call_id if call_id is not None else self._key()
+        old = self._calls.pop(key, None)
+        if old is not None:
+            self.anomaly("duplicate_llm_call_id")
+            old.end_response(now, incomplete=True)
+            self._end_call(old)
+        model = model if isinstance(model, str) and model else None
+        provider = provider if isinstance(provider, str) and provider else self.s.provider
+        self.run.saw_call(model, provider)
+        call = LLMCall(
+            self.s, self.anomaly, self._parent(), self.run.identity, call_id, model, provider,
+            params, now,
+        )  # fmt: skip
+        self._calls[key] = call  # tracked before anything else can fail
+        self._last_call = call
+        self._refresh()
+        if call.recording and messages is not None:
+            with guarded("chat span start"):
+                encoded = call.capture_input(messages)
+                if not self.run.has_input:
+                    self.run.input(encoded)
+
+    def llm_end(self, model: Any, call_id: Any, finish_reason: Any, response_id: Any) -> None:
+        call_id = id_text(call_id, self.anomaly)
+        if call_id is not None:
+            call = self._calls.pop(call_id, None)
+        elif self._calls:
+            call = self._calls.pop(next(reversed(self._calls)))
+        else:
+            call = None
+        if call is None:
+            self.anomaly("llm_end_without_start")
+            return
+        call.respond(model, finish_reason, response_id)
+        call.end_response(self.now())
+        if call.usage is not None:
+            self._end_call(call)
+        else:
+            self._pending.append(call)
+            if len(self._pending) > MAX_PENDING:
+                self._end_call(self._pending.pop(0))
+        self._refresh()
+
+    def _end_call(self, call: LLMCall) -> None:
+        """End an LLM call's span; its cost joins the segment's and the run's totals."""
+        cost = call.end()
+        if cost is not None:
+            self.run.add_cost(cost)
+            self._segment_cost = plus(self._segment_cost, cost)
+
+    def usage(self, tokens: Tokens, model: Any) -> None:
+        self.run.usage.add(tokens)
+        self._segment_usage.add(tokens)
+        call = self.current_call
+        late = call is None
+        if call is None and self._pending:
+            call = self._pending.pop()
+        if call is None:
+            self.anomaly("usage_without_call")
+            return
+        call.add_usage(tokens, model, late=late)
+        if late:
+            self._end_call(call)
+
+    def run_usage(self, tokens: Tokens, model: Any) -> None:
+        """Usage reported for the whole run (the Agent contract's ``RunUsage``)."""
+        self.run.add_run_usage(tokens, model)
+
+    # --- tools ---------------------------------------------------------------------------------
+    def tool_call(self, call_id: Any, name: Any, arguments: Any, raw: Any) -> None:
+        self._new_work()
+        self.ensure_step()
+        now = self.now()
+        call_id = id_text(call_id, self.anomaly)
+        key: object
+        if call_id is None:
+            self.anomaly("missing_tool_call_id")
+            key = self._key()
+        else:
+            key = call_id
+            old = self._tools.pop(key, None)
+            if old is not None:
+                self.anomaly("duplicate_tool_call_id")
+                old.end(now, incomplete=True)
+        tool = ToolCall(self.s, self.anomaly, self._parent(), self.run.identity, call_id, name, now)
+        self._tools[key] = tool  # tracked before anything else can fail
+        if self.current_call is not None:
+            self.current_call.add_tool_call(raw)
+        self._refresh()
+        tool.capture_arguments(arguments, self.anomaly)
+
+    def tool_result(self, call_id: Any, name: Any, content: Any, is_error: Any) -> None:
+        self._new_work()
+        now = self.now()
+        call_id = id_text(call_id, self.anomaly)
+        tool = self._tools.pop(call_id, None) if call_id is not None else None
+        if tool is None and call_id is None and len(self._tools) == 1:
+            self.anomaly("missing_tool_call_id")
+            tool = self._tools.pop(next(iter(self._tools)))
+        incomplete = tool is None
+        if tool is None:
+            self.anomaly("tool_result_without_call")
+            self.ensure_step()
+            tool = ToolCall(
+                self.s, self.anomaly, self._parent(), self.run.identity, call_id, name, now
+            )
+        self._refresh()
+        failed = is_error is True
+        tool.result(content, failed)
+        tool.end(now, error_type="tool_error" if failed else None, incomplete=incomplete)
+
+    # --- steps ---------------------------------------------------------------------------------
+    def ensure_step(self) -> None:
+        """Step content arrived: start the step (when step spans are on)."""
+        if self._step is not None or not self.s.step_spans:
+            return
+        self._end_held_step()
+        now = self.now()
+        errors = self._step_errors
+        self._step = Step(
+            self.s, self.anomaly, self.run.context, self.run.parent, self.run.identity,
+            self._step_index, min(now, errors[0].time) if errors else now,
+        )  # fmt: skip
+        self._flush_errors(self._step)
+        self._refresh()
+
+    def step_boundary(self, index: Any, now: int | None = None) -> None:
+        """End the segment: a step is held until the next one starts (it ends at ``now``,
+        default: the clock's now); what is still open in it ends now."""
+        step = self._step
+        if step is None:  # bookkeeping only: it joins the step before (none: the run)
+            usage, cost = self._take_segment()
+            if self._closed is not None:
+                self._closed.add(usage, cost)
+                self._flush_errors(self._closed)
+            return
+        self._step_index += 1
+        now = self.now() if now is None else now
+        if self._calls or self._tools:  # no span outlives its parent: they end with the step
+            self.anomaly("open_at_step_boundary")
+            self.end_open(now)
+        usage, cost = self._take_segment()
+        step.hold(now, index, usage, cost)
+        self._closed, self._step = step, None
+        self._refresh()
+
+    def _take_segment(self) -> tuple[Tokens, float | None]:
+        """The ending segment's usage and cost; the next segment starts from nothing."""
+        usage, cost = self._segment_usage, self._segment_cost
+        self._segment_usage, self._segment_cost = Tokens(), None
+        return usage, cost
+
+    def _end_held_step(self) -> None:
+        step, self._closed = self._closed, None
+        if step is not None:
+            step.end()
+
+    def _flush_errors(self, step: Step) -> None:
+        errors, self._step_errors = self._step_errors, []
+        for error in errors:
+            step.record_error(error.kind, error.description, error.fatal, error.time)
 
     # --- errors, markers, terminals ------------------------------------------------------------
     def error_event(self, message: Any, error_type: Any, fatal: Any) -> None:
@@ -53,40 +394,26 @@ class RunRecorder(LLMEvents, ToolEvents):
         description = message if isinstance(message, str) else None
         fatal = fatal is True
         inner = self._inner
-        if not self.defer_error(kind, description, fatal):  # between steps: wait for its step
-            record_error(inner, kind, description, fatal, self._now())
-            if self.current_call is not None and inner is self.current_call.span:
-                self.current_call.error_type = kind
+        if self._step is None and self.s.step_spans and inner is self.run:
+            # between steps: it waits for the step it belongs to
+            self._step_errors.append(PendingError(kind, description, fatal, self.now()))
+        else:
+            inner.record_error(kind, description, fatal, self.now())
         if fatal:
-            self._error_type = kind
-            mark_error(self.agent, kind, description)
+            self.run.fatal(kind, description)
+            self.mark_terminal()
 
     def journey(self, name: Any, journey_id: Any) -> None:
-        if self.recording and isinstance(name, str):
-            self.agent.set_attribute(A.JOURNEY_NAME, name)
-            if isinstance(journey_id, str):
-                self.agent.set_attribute(A.JOURNEY_ID, journey_id)
+        self.run.journey(name, journey_id)
 
     def phase(self, name: Any) -> None:
-        if self.recording and isinstance(name, str):
-            self.agent.set_attribute(A.PHASE, name)
-            self.agent.add_event(A.EVENT_PHASE, {"name": name}, timestamp=self._now())
+        self.run.phase(name)
 
     def final(self, output_type: str, value: Any) -> None:
         """A terminal answer (``MessageFinal`` / ``StructuredFinal``)."""
-        if self.terminal:
-            self.anomaly("event_after_terminal")
+        self._new_work()
         self.mark_terminal()
-        if self.recording:
-            self.agent.set_attribute(A.OUTPUT_TYPE, output_type)
-            if self.s.capture is not None:
-                part = (
-                    {"type": "text", "content": value}
-                    if output_type == A.OUTPUT_TYPE_TEXT
-                    else {"type": "json", "content": value}
-                )
-                message = [{"role": "assistant", "parts": [part], "finish_reason": "stop"}]
-                self.root_output(self._encode(self.agent, "output_messages", message))
+        self.run.final(output_type, value)
 
     def interrupt(self, interrupt_id: Any, reason: Any) -> None:
         """The run paused on an interrupt: a span event, not an error.
@@ -94,20 +421,24 @@ class RunRecorder(LLMEvents, ToolEvents):
         Several interrupts in one run are normal (``_drain`` collects them all), so only an
         interrupt after another kind of terminal counts as an anomaly.
         """
-        if self.terminal and not self._interrupted:
+        if self.terminal and not self.run.interrupted:
             self.anomaly("event_after_terminal")
         self.mark_terminal()
-        self._interrupted = True
-        if self.recording:
-            attributes: dict[str, AttributeValue] = {}
-            interrupt_text = self.read_id(interrupt_id)
-            if interrupt_text is not None:
-                attributes[A.INTERRUPT_ID] = interrupt_text
-            if isinstance(reason, str):
-                attributes[A.INTERRUPT_REASON] = reason
-            self.agent.add_event(A.EVENT_INTERRUPT, attributes, timestamp=self._now())
+        self.run.interrupt(interrupt_id, reason)
 
     # --- the end -------------------------------------------------------------------------------
+    def end_open(self, now: int, error_type: str | None = None) -> None:
+        """End every open LLM call and tool call, innermost first, marked incomplete."""
+        calls, self._calls = list(self._calls.values()), {}
+        for call in reversed(calls):
+            with guarded("run finish"):
+                call.end_response(now, incomplete=True)
+            self._end_call(call)
+        tools, self._tools = list(self._tools.values()), {}
+        for tool in tools:
+            tool.end(now, error_type=error_type, incomplete=True)
+        self._refresh()
+
     def finish(self, end_reason: str, error: BaseException | None = None) -> None:
         """End every span exactly once; ``error`` is the exception the run ended with.
 
@@ -115,66 +446,32 @@ class RunRecorder(LLMEvents, ToolEvents):
         whose ``__str__`` raises, a value, a hook, a meter) costs that description only, and
         every span still ends, innermost first, at the run's end time.
         """
-        now = self._now()
+        now = self.now()
+        run = self.run
         with guarded("run finish"):
-            end_reason, error = self._record_error(end_reason, error, now)
-        error_type = self._error_type if error is not None else None
-        self.end_open(now, error_type)
+            if error is not None and end_reason == INTERRUPTED:
+                run.paused(error, now)  # AgentInterruptedError: an event, not a failure
+                error = None
+            elif error is not None:
+                error_type = error_type_of(error)
+                inner = self._inner
+                inner.fail(error, error_type, now)
+                if inner is not run:
+                    run.fail(error, error_type, now)
+        self.end_open(now, run.error_type if error is not None else None)
         pending, self._pending = self._pending, []
         for call in pending:
-            self.settle(call)
-        if self.s.capture is not None and not self._has_output and self._last_call is not None:
+            self._end_call(call)
+        if self.s.capture is not None and not run.has_output and self._last_call is not None:
             with guarded("run finish"):  # no final event: the last call's answer is the run's
-                self.root_output(self._last_call.output_json)
-        self.end_steps(now)
-        if self._interrupted and end_reason == A.END_EXHAUSTED:
-            end_reason = A.END_INTERRUPTED
-        self._end_agent(now, end_reason)
-
-    def _record_error(
-        self, end_reason: str, error: BaseException | None, now: int
-    ) -> tuple[str, BaseException | None]:
-        if error is not None and end_reason == A.END_INTERRUPTED:
-            # A run paused on an interrupt (AgentInterruptedError): an event, not a failure.
-            self.agent.record_exception(error, timestamp=now)
-            self._interrupted = True
-            return end_reason, None
-        if error is not None:
-            error_type = error_type_of(error)
-            self._error_type = error_type
-            if self.current_call is not None:
-                self.current_call.error_type = error_type
-            inner = self._inner
-            for span in (inner,) if inner is self.agent else (inner, self.agent):
-                span.record_exception(error, timestamp=now)
-                mark_error(span, error_type, None)
-        return end_reason, error
-
-    def _end_agent(self, now: int, end_reason: str) -> None:
-        attributes = self.metric_attributes
-        provider = self.s.provider or self._first_provider or A.PROVIDER_UNKNOWN
-        attributes[A.PROVIDER_NAME] = provider
-        if self._error_type is not None:
-            attributes[A.ERROR_TYPE] = self._error_type
-        with ending(self.agent, now, "agent span end"):
-            self._describe_agent_end(now, end_reason, provider, attributes)
-
-    def _describe_agent_end(
-        self, now: int, end_reason: str, provider: str, attributes: dict[str, AttributeValue]
-    ) -> None:
-        agent = self.agent
-        if self.recording:
-            agent.set_attribute(A.PROVIDER_NAME, provider)
-            if self._first_model and A.REQUEST_MODEL not in self.s.agent_attributes:
-                agent.set_attribute(A.REQUEST_MODEL, self._first_model)
-            agent.set_attribute(A.END_REASON, end_reason)
-            agent.set_attributes(self.usage.total_attributes())
-            agent.set_attributes(cost_attributes(self.costs.run, self.s.currency))
-            if self._run_usage is not None:
-                agent.set_attributes(self._run_usage.semconv_attributes())
-            if self.first_text is not None:
-                agent.set_attribute(A.TIME_TO_FIRST_TEXT, (self.first_text - self.start) * _NS)
-            if self.anomalies:
-                agent.set_attribute(A.ANOMALIES, sum(self.anomalies.values()))
-                agent.set_attribute(A.ANOMALY_KINDS, sorted(self.anomalies))
-        self.s.instruments.agent_duration.record((now - self.start) * _NS, attributes)
+                run.output(self._last_call.output_json)
+        # The trailing segment ends as at a boundary, and its bookkeeping joins the last step.
+        self.step_boundary(None, now)
+        self.step_boundary(None, now)
+        if self._step_errors and self.s.step_spans:  # errors only: they make one step
+            self.ensure_step()
+            self.step_boundary(None, now)
+        self._end_held_step()
+        if run.interrupted and end_reason == EXHAUSTED:
+            end_reason = INTERRUPTED
+        run.end(now, end_reason)

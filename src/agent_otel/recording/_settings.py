@@ -1,4 +1,4 @@
-"""What one run is recorded with: resolved once per wrapper, adjusted per run."""
+"""What one run is recorded with: built once per wrapper from its options, adjusted per run."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from opentelemetry.util.types import AttributeValue
 
 from agent_otel.cost import BUNDLED_PRICES, PriceTable
 
-from ._content import ContentCapture
 from ._metrics import Instruments
+from .content._capture import ContentCapture
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,89 +11,42 @@ win.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Callable
 from contextlib import suppress
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from opentelemetry import context as otel_context
-from opentelemetry._logs import LoggerProvider
 from opentelemetry.context.context import Context
-from opentelemetry.metrics import MeterProvider
-from opentelemetry.trace import TracerProvider
-from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
 from agent_otel._guard import report
-from agent_otel.cost import BUNDLED_PRICES, PriceTable
 
-from ._content import ContentCapture
-from ._context import activate, deactivate
-from ._read import Handler, resolve
+from ._activation import activate, deactivate
+from ._options import Options, settings_from
+from ._read import Handler, handler_for
 from ._recorder import RunRecorder
-from ._resolve import make_settings
 from ._settings import RunSettings
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 StreamWrapper = Callable[[AsyncIterator[Any]], AsyncIterator[Any]]
 INTERRUPTED_ERROR = "AgentInterruptedError"
 """Class name of the Agent contract's "run paused on an interrupt" error: not a failure."""
 
 
-def otel_wrapper(
-    *,
-    agent_name: str | None = None,
-    tracer_provider: TracerProvider | None = None,
-    meter_provider: MeterProvider | None = None,
-    logger_provider: LoggerProvider | None = None,
-    capture_content: bool | ContentCapture | None = None,
-    conversation_id: str | None = None,
-    session_id: str | None = None,
-    user_id: str | None = None,
-    prices: PriceTable | None = BUNDLED_PRICES,
-    stand_down_providers: bool = True,
-    attributes: Mapping[str, AttributeValue] | None = None,
-    step_spans: bool = True,
-    chunk_metric: bool = False,
-    provider: str | None = None,
-    activate_context: bool = True,
-) -> StreamWrapper:
+def otel_wrapper(**options: Unpack[Options]) -> StreamWrapper:
     """A ``stream_wrapper`` that traces each stream it wraps as one agent run.
 
     ``agent.invoke(messages, stream_wrapper=otel_wrapper())`` or
     ``otel_wrapper()(agent.stream(messages))``. Each wrapped stream becomes one
     ``invoke_agent`` span, a child of the context current when iteration starts, with step,
-    chat and tool spans below it and the GenAI metrics recorded. Providers default to the
-    global ones; nothing global is set. ``capture_content`` turns on prompt/tool content
-    (default: ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``); content events go to
-    ``logger_provider`` (see :class:`ContentCapture`); ``chunk_metric`` records
-    ``gen_ai.client.operation.time_per_output_chunk`` per chunk (a histogram record per token,
-    so off by default: the chat span carries the chunk count and mean interval instead);
-    ``provider`` names the ``gen_ai.provider.name`` for calls whose events do not;
-    ``activate_context=False`` skips making the run's innermost span current while the agent
-    computes each event (it then sees the consumer's context; the spans are the same).
-    ``session_id``, ``user_id`` and ``conversation_id`` go on every span of the run and of runs
-    started below it (never on metrics); ``prices`` prices calls whose provider reports no cost
-    (default: the bundled dated table; None turns costing off). While a chat span of the run
-    covers a model call, provider instrumentations (openai-v2, OpenInference, OpenLLMetry)
-    stand down so the call has one chat span and its tokens count once; HTTP spans stay.
-    ``stand_down_providers=False`` keeps their spans too.
+    chat and tool spans below it and the GenAI metrics recorded. The options (providers,
+    content capture, ids, prices, ...) are :class:`~agent_otel.recording._options.Options`,
+    the same for ``instrument()``; providers default to the global ones and nothing global
+    is set.
     """
-    settings = make_settings(
-        agent_name=agent_name,
-        tracer_provider=tracer_provider,
-        meter_provider=meter_provider,
-        logger_provider=logger_provider,
-        capture_content=capture_content,
-        conversation_id=conversation_id,
-        session_id=session_id,
-        user_id=user_id,
-        prices=prices,
-        stand_down_providers=stand_down_providers,
-        attributes=attributes,
-        step_spans=step_spans,
-        chunk_metric=chunk_metric,
-        provider=provider,
-        activate_context=activate_context,
-    )
+    settings = settings_from(options)
 
     def wrap(stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
         return traced(stream, settings)
@@ -143,7 +96,7 @@ async def _answer(
 def _record(recorder: RunRecorder | None, handlers: dict[type, Handler], event: Any) -> None:
     if recorder is not None and event is not _DONE:
         try:
-            (handlers.get(event.__class__) or resolve(event, handlers))(recorder, event)
+            (handlers.get(event.__class__) or handler_for(event, handlers))(recorder, event)
         except Exception:
             report("event")
 
@@ -163,11 +116,11 @@ async def traced(
     thrown: BaseException | None = None  # what the consumer threw in (athrow)
     try:
         if recorder is None or not on:  # untraced (the run could not start), or no activation
-            handler_for = handlers.get
+            known = handlers.get
             async for event in iterator:
                 if recorder is not None:
                     try:
-                        (handler_for(event.__class__) or resolve(event, handlers))(recorder, event)
+                        (known(event.__class__) or handler_for(event, handlers))(recorder, event)
                     except Exception:
                         report("event")
                 while True:  # a consumer's athrow goes to the agent; its answer is yielded
@@ -183,7 +136,7 @@ async def traced(
                             return
                         _record(recorder, handlers, event)
         else:
-            pull, handler_for = iterator.__anext__, handlers.get
+            pull, known = iterator.__anext__, handlers.get
             while True:
                 token = activate(recorder.context)
                 try:
@@ -196,7 +149,7 @@ async def traced(
                     except ValueError:  # resumed in another context: nothing to undo here
                         pass
                 try:
-                    (handler_for(event.__class__) or resolve(event, handlers))(recorder, event)
+                    (known(event.__class__) or handler_for(event, handlers))(recorder, event)
                 except Exception:
                     report("event")
                 while True:  # as above (two loops, not one: `async for` is ~40 ns faster)

@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ._parts import content_part, field
+from ._message_parts import content_part, field
 
 _FINISH_REASONS = {"tool_calls": "tool_call", "function_call": "tool_call"}
 

@@ -16,7 +16,7 @@ from opentelemetry.trace import Span
 
 from agent_otel import _attributes as A
 
-from ._content import ContentCapture
+from ._capture import ContentCapture
 
 # The root's content key -> its preview key and the role whose last message it shows.
 _PREVIEWS = {

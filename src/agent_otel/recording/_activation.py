@@ -17,7 +17,7 @@ from opentelemetry import context as otel_context
 from opentelemetry.context.context import Context
 
 
-def _resolve() -> tuple[Callable[[Context], Any], Callable[[Any], None]]:
+def _set_and_reset() -> tuple[Callable[[Context], Any], Callable[[Any], None]]:
     runtime = getattr(otel_context, "_RUNTIME_CONTEXT", None)
     var = getattr(runtime, "_current_context", None)
     if isinstance(var, ContextVar):
@@ -25,7 +25,7 @@ def _resolve() -> tuple[Callable[[Context], Any], Callable[[Any], None]]:
     return otel_context.attach, otel_context.detach
 
 
-activate, deactivate = _resolve()
+activate, deactivate = _set_and_reset()
 """``deactivate(token)`` raises ``ValueError`` when the token belongs to another context (the
 pull was resumed elsewhere): nothing of ours can still be attached there, so the caller
 ignores it. Kept inline in the caller, not wrapped here: a Python call per event costs more

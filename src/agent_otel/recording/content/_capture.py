@@ -22,7 +22,7 @@ from agent_otel._guard import report
 
 from ._fit import TRUNCATION_MARK, fit_json, fit_plain, plain_copy
 
-__all__ = ["TRUNCATION_MARK", "ContentCapture", "TextBuffer", "fit_json", "resolve_capture"]
+__all__ = ["TRUNCATION_MARK", "ContentCapture", "TextBuffer", "fit_json", "capture_from"]
 
 ContentKind = Literal[
     "input_messages", "output_messages", "system_instructions", "tool_arguments", "tool_result"
@@ -79,7 +79,7 @@ class ContentCapture:
             return None
 
 
-def resolve_capture(option: bool | ContentCapture | None) -> ContentCapture | None:
+def capture_from(option: bool | ContentCapture | None) -> ContentCapture | None:
     """The capture settings in force: the explicit option wins, else the environment."""
     if isinstance(option, ContentCapture):
         return option

@@ -1,0 +1,365 @@
+"""The chat span: one model request, from ``LLMCallStart`` to its usage.
+
+:class:`LLMCall` writes every attribute, metric and ending of a ``chat`` span; the recorder
+only decides when a call starts, which event goes to which call, and when it ends.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from opentelemetry._logs import Logger
+from opentelemetry.context.context import Context
+from opentelemetry.trace import SpanKind
+from opentelemetry.util.types import AttributeValue
+
+from agent_otel import _attributes as A
+from agent_otel._guard import ending, guarded, report
+from agent_otel.cost._compute import call_cost
+
+from ._encodable import Count
+from ._errors import mark_error, record_error
+from ._settings import RunSettings
+from ._span import start_span
+from ._usage import Tokens
+from .content._capture import TextBuffer
+from .content._inference_event import inference_details
+from .content._messages import output_message
+from .content._spans import put
+
+_NS = 1e-9
+
+# LLMCallStart.params keys -> request attributes (with the type the registry gives them).
+_PARAMS: dict[str, tuple[str, type]] = {
+    "temperature": (A.REQUEST_TEMPERATURE, float),
+    "top_p": (A.REQUEST_TOP_P, float),
+    "top_k": (A.REQUEST_TOP_K, float),
+    "max_tokens": (A.REQUEST_MAX_TOKENS, int),
+    "max_completion_tokens": (A.REQUEST_MAX_TOKENS, int),
+    "frequency_penalty": (A.REQUEST_FREQUENCY_PENALTY, float),
+    "presence_penalty": (A.REQUEST_PRESENCE_PENALTY, float),
+    "seed": (A.REQUEST_SEED, int),
+    "n": (A.REQUEST_CHOICE_COUNT, int),
+    "stream": (A.REQUEST_STREAM, bool),
+}
+
+
+def request_attributes(params: Any) -> dict[str, AttributeValue]:
+    """The request attributes of an ``LLMCallStart.params`` mapping; other keys are ignored."""
+    out: dict[str, AttributeValue] = {}
+    if not isinstance(params, dict):
+        return out
+    for key, value in params.items():  # a handful of keys: cheaper than probing all we know
+        known = _PARAMS.get(key)
+        if known is not None:
+            attribute, kind = known
+            if kind is bool:
+                if type(value) is bool:
+                    out[attribute] = value
+            elif type(value) is int or (
+                type(value) is float and (kind is float or value.is_integer())
+            ):
+                if attribute == A.REQUEST_CHOICE_COUNT and value == 1:
+                    continue  # the conventions: set it only when it is not 1
+                out[attribute] = kind(value)
+        elif key == "stop":
+            if isinstance(value, str):
+                out[A.REQUEST_STOP_SEQUENCES] = [value]
+            elif isinstance(value, (list, tuple)) and all(isinstance(s, str) for s in value):
+                out[A.REQUEST_STOP_SEQUENCES] = list(value)
+    return out
+
+
+class LLMCall:
+    """One model request and its ``chat {model}`` span (kind CLIENT).
+
+    ============================================  ======================================
+    attribute                                     written
+    ============================================  ======================================
+    ``gen_ai.operation.name`` (``chat``)          at start
+    ``gen_ai.provider.name``                      at start (``unknown`` when none named)
+    ``gen_ai.request.model``                      at start, when known
+    ``gen_ai.request.*`` (temperature, top_p,     at start, from ``params``
+    top_k, max_tokens, penalties, seed,
+    choice.count, stop_sequences, stream)
+    ``agent_otel.llm.call_id``                    at start, when the event has one
+    ``session.id``, ``user.id``,                  at start (the run's identity)
+    ``gen_ai.conversation.id``
+    ``gen_ai.input.messages``                     at start (content capture on)
+    ``gen_ai.response.id``                        at the response's end
+    ``gen_ai.response.model``                     at the response's end, or with late usage
+    ``gen_ai.response.finish_reasons``            at the response's end
+    ``gen_ai.request.stream`` (True)              at the response's end, when chunks came
+    ``gen_ai.response.time_to_first_chunk``       at the response's end, when chunks came
+    ``agent_otel.response.chunk_count``,          at the response's end, when chunks came
+    ``agent_otel.response.chunk_interval_mean``
+    ``agent_otel.response.time_to_first_text``    at the response's end, when text came
+    ``agent_otel.incomplete``                     when it never ended by itself
+    ``error.type`` (+ ERROR status)               on an ``Error`` event inside the call
+    ``gen_ai.usage.*`` tokens                     at the span's end, with usage
+    ``gen_ai.usage.cost.*``                       at the span's end, when priced
+    ``gen_ai.output.messages``                    at the span's end (content capture on)
+    ============================================  ======================================
+
+    Metrics: ``gen_ai.client.operation.duration`` and (chunks) ``time_to_first_chunk`` at the
+    response's end; ``gen_ai.client.token.usage`` and ``agent_otel.client.cost`` at the span's
+    end; ``time_per_output_chunk`` per chunk when the chunk metric is on. With content events
+    on, a ``gen_ai.client.inference.operation.details`` log event just before the span ends.
+
+    Two endings: :meth:`end_response` (the response is over: it is timed) and :meth:`end`
+    (the span ends at the response's end time, once its usage came or cannot come anymore).
+    """
+
+    __slots__ = (
+        "chunks",
+        "error_type",
+        "finish_reason",
+        "first_chunk",
+        "first_text",
+        "input",
+        "last_chunk",
+        "logger",
+        "metric_attributes",
+        "output",
+        "output_json",
+        "reasoning",
+        "recording",
+        "response_end",
+        "response_model",
+        "settings",
+        "span",
+        "start",
+        "start_attributes",
+        "stream_declared",
+        "tool_calls",
+        "usage",
+    )
+
+    def __init__(
+        self,
+        settings: RunSettings,
+        count: Count,
+        parent: Context,
+        identity: dict[str, AttributeValue],
+        call_id: str | None,
+        model: str | None,
+        provider: str | None,
+        params: Any,
+        now: int,
+    ) -> None:
+        self.settings = settings
+        attributes: dict[str, AttributeValue] = {
+            A.OPERATION_NAME: A.OP_CHAT,
+            A.PROVIDER_NAME: provider or A.PROVIDER_UNKNOWN,
+        }
+        if model:
+            attributes[A.REQUEST_MODEL] = model
+        self.metric_attributes = attributes.copy()  # no ids: not metric attributes
+        attributes.update(identity)
+        # Everything known now is a start attribute, where samplers and processors see it.
+        request: dict[str, AttributeValue] = {}
+        with guarded("chat span start"):
+            request = request_attributes(params)
+        span_attributes = {**attributes, **request}
+        if call_id is not None:
+            span_attributes[A.LLM_CALL_ID] = call_id
+        self.span = start_span(
+            settings.tracer,
+            count,
+            f"{A.OP_CHAT} {model}" if model else A.OP_CHAT,
+            parent,
+            SpanKind.CLIENT,
+            span_attributes,
+            now,
+        )
+        self.recording = self.span.recording
+        self.start = now
+        self.response_end: int | None = None
+        self.first_chunk: int | None = None
+        self.first_text: int | None = None
+        self.last_chunk = 0
+        self.chunks = 0
+        self.usage: Tokens | None = None
+        self.response_model: str | None = None
+        self.finish_reason: str | None = None
+        self.error_type: str | None = None
+        self.stream_declared = A.REQUEST_STREAM in request
+        self.input: str | None = None  # the captured input messages (JSON), for the event
+        self.output_json: str | None = None  # the captured output messages, for the run
+        self.logger: Logger | None = None  # set when content events are on
+        self.start_attributes: dict[str, AttributeValue] = self.metric_attributes
+        capture = settings.capture
+        keep = capture is not None and self.recording
+        self.output = TextBuffer(capture.max_bytes) if keep and capture else None
+        self.reasoning = TextBuffer(capture.max_bytes) if keep and capture else None
+        self.tool_calls: list[Any] = []
+        if self.recording:
+            self.logger, self.start_attributes = settings.logger, span_attributes
+
+    def capture_input(self, messages: Any) -> str | None:
+        """The request's messages (content capture on): on the span, kept for the event."""
+        self.input = put(
+            self.settings.capture, self.span, "input_messages", A.INPUT_MESSAGES, messages
+        )
+        return self.input
+
+    def chunk(self, now: int, text: Any, visible: bool) -> None:
+        """A text (``visible``) or reasoning delta, in full: timing and captured content."""
+        if self.first_chunk is None:
+            self.first_chunk = now  # recorded when the response ends, with the response model
+        elif self.settings.chunk_metric:
+            self.settings.instruments.time_per_output_chunk.record(
+                (now - self.last_chunk) * _NS, self.metric_attributes
+            )
+        self.last_chunk = now
+        self.chunks += 1
+        if visible:
+            if self.first_text is None:
+                self.first_text = now
+            if self.output is not None and isinstance(text, str):
+                self.output.add(text)
+        elif self.reasoning is not None and isinstance(text, str):
+            self.reasoning.add(text)
+
+    def add_tool_call(self, raw: Any) -> None:
+        """A tool call the model asked for, for the captured output message."""
+        if self.output is not None:
+            self.tool_calls.append(raw)
+
+    def respond(self, model: Any, finish_reason: Any, response_id: Any) -> None:
+        """What ``LLMCallEnd`` tells about the response."""
+        if isinstance(model, str) and model:
+            self.response_model = model
+        if isinstance(finish_reason, str):
+            self.finish_reason = finish_reason
+        if self.recording and isinstance(response_id, str):
+            self.span.set_attribute(A.RESPONSE_ID, response_id)
+
+    def add_usage(self, tokens: Tokens, model: Any, *, late: bool) -> None:
+        """A ``Usage`` for this call; ``late``: it came after the response ended."""
+        if self.usage is None:
+            self.usage = Tokens()
+        self.usage.add(tokens)
+        if self.response_model is None and isinstance(model, str) and model:
+            self.response_model = model
+            if late and self.recording:
+                self.span.set_attribute(A.RESPONSE_MODEL, model)
+
+    def record_error(self, kind: str, description: str | None, fatal: bool, time: int) -> None:
+        """An ``Error`` event inside the call: on the span, and ``error.type`` on its metric."""
+        record_error(self.span, kind, description, fatal, time)
+        self.error_type = kind
+
+    def fail(self, error: BaseException, error_type: str, now: int) -> None:
+        """The run failed during the call: the exception and ERROR status on its span."""
+        self.error_type = error_type
+        self.span.record_exception(error, timestamp=now)
+        mark_error(self.span, error_type, None)
+
+    def end_response(self, now: int, *, incomplete: bool = False) -> None:
+        """The response is over: time it and describe it (the span may still wait for usage)."""
+        self.response_end = now
+        instruments = self.settings.instruments
+        attributes = self.metric_attributes
+        if self.response_model is not None:
+            attributes[A.RESPONSE_MODEL] = self.response_model
+        if self.first_chunk is not None:  # the metric's attributes have no error.type
+            ttfc = (self.first_chunk - self.start) * _NS
+            instruments.time_to_first_chunk.record(ttfc, attributes)
+        if self.error_type is not None:
+            attributes[A.ERROR_TYPE] = self.error_type
+        instruments.operation_duration.record((now - self.start) * _NS, attributes)
+        if not self.recording:
+            return
+        span = self.span
+        if self.response_model is not None:
+            span.set_attribute(A.RESPONSE_MODEL, self.response_model)
+        if self.finish_reason is not None:
+            span.set_attribute(A.RESPONSE_FINISH_REASONS, [self.finish_reason])
+        if self.first_chunk is not None:
+            if not self.stream_declared:  # chunks arrived: the request was streamed
+                span.set_attribute(A.REQUEST_STREAM, True)
+            span.set_attribute(
+                A.RESPONSE_TIME_TO_FIRST_CHUNK, (self.first_chunk - self.start) * _NS
+            )
+            span.set_attribute(A.CHUNK_COUNT, self.chunks)
+            if self.chunks > 1:
+                # The end of the response is the last boundary: n chunks, n intervals after
+                # the first chunk. Timing only the first chunk and the end keeps the clock off
+                # the per-chunk path (exact per-chunk timing: the opt-in chunk metric).
+                mean = (now - self.first_chunk) / self.chunks
+                span.set_attribute(A.CHUNK_INTERVAL_MEAN, mean * _NS)
+        if self.first_text is not None:
+            span.set_attribute(A.TIME_TO_FIRST_TEXT, (self.first_text - self.start) * _NS)
+        if incomplete:
+            span.set_attribute(A.INCOMPLETE, True)
+
+    def end(self) -> float | None:
+        """Record usage, cost and output; end the span at the response's end time.
+
+        Returns the call's cost (for the step and run totals), None when it has none.
+        """
+        cost: float | None = None
+        with ending(self.span, self.response_end, "chat span end"):
+            cost = self._describe_end()
+        return cost  # noqa: RET504 (ending() may swallow an error: then no cost)
+
+    def _describe_end(self) -> float | None:
+        settings = self.settings
+        usage = self.usage
+        cost: float | None = None
+        if usage is not None:
+            attributes = dict(self.metric_attributes)
+            for name, token_type in (
+                ("input_tokens", A.TOKEN_TYPE_INPUT),
+                ("output_tokens", A.TOKEN_TYPE_OUTPUT),
+            ):
+                value = usage.get(name)
+                if value is not None:
+                    attributes[A.TOKEN_TYPE] = token_type
+                    settings.instruments.token_usage.record(value, attributes)
+            if self.recording:
+                self.span.set_attributes(usage.semconv_attributes())
+            cost = self._cost(usage)
+        capture = settings.capture
+        if capture is not None and self.output is not None and self.reasoning is not None:
+            try:  # a failing hook or value drops the content only
+                message = output_message(
+                    self.output.text(), self.reasoning.text(), self.tool_calls, self.finish_reason
+                )
+                encoded = capture.encode("output_messages", message)
+            except Exception:
+                report("content capture")
+                encoded = None
+            self.output_json = encoded
+            if encoded is not None and capture.spans:
+                self.span.set_attribute(A.OUTPUT_MESSAGES, encoded)
+            if self.logger is not None:
+                try:  # after the span's last attribute, before it ends: the event copies them
+                    content = {A.INPUT_MESSAGES: self.input, A.OUTPUT_MESSAGES: encoded}
+                    record = inference_details(self.span, self.start_attributes, content)
+                    self.logger.emit(record)
+                except Exception:
+                    report("content event")
+        return cost
+
+    def _cost(self, usage: Tokens) -> float | None:
+        """Price the call (provider's figure first), put it on the span and the counter."""
+        settings = self.settings
+        model = self.response_model or self.metric_attributes.get(A.REQUEST_MODEL)
+        found = call_cost(
+            settings.prices, model if isinstance(model, str) else None, usage.counts, usage.cost
+        )
+        if found is None:
+            return None
+        amount, source = found
+        currency = settings.currency
+        attributes = dict(self.metric_attributes)
+        attributes[A.COST_CURRENCY] = currency
+        attributes[A.COST_SOURCE] = source
+        settings.instruments.cost.add(amount, attributes)
+        if self.recording:
+            self.span.set_attributes(
+                {A.COST_AMOUNT: amount, A.COST_CURRENCY: currency, A.COST_SOURCE: source}
+            )
+        return amount

@@ -1,0 +1,150 @@
+"""The options of ``otel_wrapper()``, ``instrument()`` and ``AgentInstrumentor``, written once.
+
+:class:`Options` names and documents every option; :func:`settings_from` turns them, once per
+wrapper or instrumented agent, into the :class:`RunSettings` every run starts from: the tracer
+and instruments of the providers (cached per provider), content capture and its logger."""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Mapping
+from typing import TypedDict
+
+from opentelemetry._logs import Logger, LoggerProvider, get_logger
+from opentelemetry.metrics import MeterProvider
+from opentelemetry.trace import NoOpTracer, Tracer, TracerProvider, get_tracer
+from opentelemetry.util.types import AttributeValue
+
+from agent_otel import _attributes as A
+from agent_otel._guard import guarded, report
+from agent_otel._version import __version__
+from agent_otel.cost import BUNDLED_PRICES, PriceTable
+
+from ._metrics import Instruments
+from ._settings import RunSettings
+from .content._capture import ContentCapture, capture_from
+
+__all__ = ["OPTION_NAMES", "Options", "settings_from"]
+
+_tracers: weakref.WeakKeyDictionary[TracerProvider, Tracer] = weakref.WeakKeyDictionary()
+_instruments: weakref.WeakKeyDictionary[MeterProvider, Instruments] = weakref.WeakKeyDictionary()
+
+
+def _tracer(provider: TracerProvider | None) -> Tracer:
+    """The run's tracer; a provider that raises (or cannot be cached) gives a no-op one."""
+    try:
+        if provider is None:  # the global provider (a proxy until one is set)
+            return get_tracer(A.SCOPE_NAME, __version__)
+        tracer = _tracers.get(provider)
+        if tracer is None:
+            tracer = get_tracer(A.SCOPE_NAME, __version__, provider)
+            with guarded("tracer cache"):
+                _tracers[provider] = tracer
+        return tracer
+    except Exception:
+        report("tracer provider")
+        return NoOpTracer()
+
+
+def _logger(provider: LoggerProvider | None, capture: ContentCapture | None) -> Logger | None:
+    """The logger for content events: only when they are on (the global provider by default)."""
+    if capture is None or not capture.events:
+        return None
+    try:
+        return get_logger(A.SCOPE_NAME, __version__, provider)
+    except Exception:  # a provider that raises: no events, the run is still traced
+        report("logger provider")
+        return None
+
+
+def _instruments_for(provider: MeterProvider | None) -> Instruments:
+    if provider is None:
+        return Instruments.create(None)
+    try:
+        instruments = _instruments.get(provider)
+    except Exception:  # unhashable or not weakly referenceable: not cached
+        return Instruments.create(provider)
+    if instruments is None:
+        instruments = Instruments.create(provider)
+        with guarded("meter cache"):
+            _instruments[provider] = instruments
+    return instruments
+
+
+class Options(TypedDict, total=False):
+    """What a run is recorded with; every option is optional.
+
+    ``otel_wrapper(**options)``, ``instrument(agent, **options)`` and
+    ``AgentInstrumentor().instrument(**options)`` take the same options:
+
+    - ``tracer_provider``, ``meter_provider``, ``logger_provider``: where spans, metrics and
+      content events go (default: the global ones; nothing global is ever set).
+    - ``agent_name``: ``gen_ai.agent.name`` of the run (``instrument()``: its ``name=``, else
+      the agent's ``tool_name``, ``name`` or class name).
+    - ``capture_content``: prompts, completions and tool payloads, off by default (True, or a
+      :class:`ContentCapture`; default: ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``).
+      Content events go to ``logger_provider``.
+    - ``conversation_id``, ``session_id``, ``user_id``: on every span of the run and of runs
+      started below it (never on metrics).
+    - ``prices``: prices calls whose provider reports no cost (default: the bundled dated
+      table; None turns costing off).
+    - ``stand_down_providers``: while a chat span of the run covers a model call, provider
+      instrumentations (openai-v2, OpenInference, OpenLLMetry) stand down so the call has one
+      chat span and its tokens count once; HTTP spans stay (default True; False keeps theirs).
+    - ``attributes``: set on the agent span at start.
+    - ``step_spans``: a span per step (default True).
+    - ``chunk_metric``: ``gen_ai.client.operation.time_per_output_chunk`` per chunk (a
+      histogram record per token, so off by default: the chat span carries the chunk count and
+      mean interval instead).
+    - ``provider``: the ``gen_ai.provider.name`` of calls whose events name none.
+    - ``activate_context``: make the run's innermost span current while the agent computes
+      each event (default True; False: the agent sees the consumer's context, the spans are
+      the same).
+    """
+
+    tracer_provider: TracerProvider | None
+    meter_provider: MeterProvider | None
+    logger_provider: LoggerProvider | None
+    agent_name: str | None
+    capture_content: bool | ContentCapture | None
+    conversation_id: str | None
+    session_id: str | None
+    user_id: str | None
+    prices: PriceTable | None
+    stand_down_providers: bool
+    attributes: Mapping[str, AttributeValue] | None
+    step_spans: bool
+    chunk_metric: bool
+    provider: str | None
+    activate_context: bool
+
+
+OPTION_NAMES = frozenset(Options.__optional_keys__)
+
+
+def settings_from(options: Options, caller: str = "otel_wrapper") -> RunSettings:
+    """The settings every run of one wrapper (or instrumented agent) starts from.
+
+    Raises ``TypeError`` for a name that is not an option, as a keyword argument would.
+    """
+    unknown = sorted(set(options) - OPTION_NAMES)
+    if unknown:
+        raise TypeError(f"{caller}() got an unexpected keyword argument {unknown[0]!r}")
+    capture = capture_from(options.get("capture_content"))
+    return RunSettings(
+        tracer=_tracer(options.get("tracer_provider")),
+        instruments=_instruments_for(options.get("meter_provider")),
+        logger=_logger(options.get("logger_provider"), capture),
+        agent_name=options.get("agent_name"),
+        provider=options.get("provider"),
+        conversation_id=options.get("conversation_id"),
+        session_id=options.get("session_id"),
+        user_id=options.get("user_id"),
+        prices=options.get("prices", BUNDLED_PRICES),
+        stand_down_providers=options.get("stand_down_providers", True),
+        agent_attributes=dict(options.get("attributes") or {}),
+        capture=capture,
+        step_spans=options.get("step_spans", True),
+        chunk_metric=options.get("chunk_metric", False),
+        activate_context=options.get("activate_context", True),
+    )

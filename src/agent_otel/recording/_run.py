@@ -1,0 +1,289 @@
+"""The agent span: one run, from the first pull of its stream to its end.
+
+:class:`Run` writes every attribute, metric and ending of an ``invoke_agent`` span, and keeps
+the run's totals (usage, cost, anomalies) that end up on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from opentelemetry import trace
+from opentelemetry.context.context import Context
+from opentelemetry.trace import SpanKind
+from opentelemetry.util.types import AttributeValue
+
+from agent_otel import _attributes as A
+from agent_otel._guard import ending
+from agent_otel.identity._identity import identity_of, make_identity, with_identity
+
+from ._costs import cost_attributes, plus
+from ._encodable import id_text
+from ._errors import mark_error, record_error
+from ._settings import RunSettings
+from ._span import start_span
+from ._usage import Tokens
+from .content._previews import set_root_content
+from .content._spans import encode, put
+
+MAX_ANOMALY_EVENTS = 16
+_NS = 1e-9
+
+
+class Run:
+    """One run and its ``invoke_agent {name}`` span (kind INTERNAL, the root of the run).
+
+    ============================================  ======================================
+    attribute                                     written
+    ============================================  ======================================
+    ``gen_ai.operation.name`` (``invoke_agent``)  at start
+    ``gen_ai.agent.name``, ``.description``       at start, when known
+    ``gen_ai.provider.name``                      at start when configured, else at the
+                                                  end (the first call's, or ``unknown``)
+    ``session.id``, ``user.id``,                  at start (the run's identity, also on
+    ``gen_ai.conversation.id``                    every span below)
+    the agent's attributes (``attributes=``,      at start
+    an instrumented call's allow-listed params)
+    ``gen_ai.input.messages``,                    at start or with the first call's
+    ``gen_ai.system_instructions``,               input; ``input.value`` is its preview
+    ``input.value``                               (content capture on)
+    ``agent_otel.journey.*``, ``.phase``          on markers (a phase also as an event)
+    ``gen_ai.output.type``                        on a final event
+    ``gen_ai.output.messages``, ``output.value``  on a final event, else the last call's
+                                                  answer (content capture on)
+    ``gen_ai.response.model``                     on a run-wide usage that names one
+    ``gen_ai.request.model``                      at the end: the first call's model
+    ``agent_otel.end_reason``                     at the end
+    ``agent_otel.usage.*`` totals,                at the end
+    ``gen_ai.usage.*`` (run-wide usage only),
+    ``agent_otel.usage.cost.*`` totals
+    ``agent_otel.response.time_to_first_text``    at the end, when text came
+    ``agent_otel.anomalies``, ``.anomaly.kinds``  at the end, when a repair was counted
+    ``error.type`` (+ ERROR status)               on a fatal ``Error`` event, or when the
+                                                  run ended with an exception
+    ============================================  ======================================
+
+    Events: ``agent_otel.anomaly`` (the first 16 repairs), ``agent_otel.phase``,
+    ``agent_otel.interrupt``, ``agent_otel.error``, ``exception``. Metrics:
+    ``gen_ai.invoke_agent.duration`` at the end; ``gen_ai.client.token.usage`` for usage
+    reported for the whole run.
+    """
+
+    __slots__ = (
+        "anomalies",
+        "context",
+        "cost",
+        "error_type",
+        "first_model",
+        "first_provider",
+        "first_text",
+        "has_input",
+        "has_output",
+        "identity",
+        "interrupted",
+        "metric_attributes",
+        "now",
+        "parent",
+        "recording",
+        "run_usage",
+        "settings",
+        "span",
+        "start",
+        "usage",
+    )
+
+    def __init__(self, settings: RunSettings, parent: Context, now: Callable[[], int]) -> None:
+        self.settings = settings
+        self.now = now
+        identity = make_identity(
+            settings.session_id, settings.user_id, settings.conversation_id
+        ).over(identity_of(parent))
+        if identity:  # runs started below inherit the ids through the context
+            parent = with_identity(identity, parent)
+        self.parent = parent
+        # Span attributes only: the ids never reach a metric (cardinality).
+        self.identity: dict[str, AttributeValue] = identity.attributes()
+        self.start = now()
+        # Before the span: starting it may already count a repaired value.
+        self.anomalies: dict[str, int] = {}
+        self.recording = False
+        attributes: dict[str, AttributeValue] = {A.OPERATION_NAME: A.OP_INVOKE_AGENT}
+        if settings.agent_name:
+            attributes[A.AGENT_NAME] = settings.agent_name
+        if settings.provider:
+            attributes[A.PROVIDER_NAME] = settings.provider
+        self.metric_attributes = attributes.copy()
+        attributes.update(self.identity)
+        # Attributes known now go in at span start, where samplers and processors see them.
+        span_attributes = {**attributes, **settings.agent_attributes}
+        if settings.agent_description:
+            span_attributes[A.AGENT_DESCRIPTION] = settings.agent_description
+        name = f"invoke_agent {settings.agent_name}" if settings.agent_name else "invoke_agent"
+        self.span = start_span(
+            settings.tracer, self.anomaly, name, parent, SpanKind.INTERNAL, span_attributes,
+            self.start,
+        )  # fmt: skip
+        self.recording = self.span.recording
+        self.context = trace.set_span_in_context(self.span.raw, parent)
+        self.usage = Tokens()
+        self.run_usage: Tokens | None = None
+        self.cost: float | None = None
+        self.first_provider: str | None = None
+        self.first_model: str | None = None
+        self.first_text: int | None = None
+        self.error_type: str | None = None
+        self.interrupted = False
+        self.has_input = self.has_output = False  # the root's content is set (capture on)
+        capture = settings.capture
+        if self.recording and capture is not None:
+            if settings.input_messages is not None:
+                self.input(encode(capture, self.span, "input_messages", settings.input_messages))
+            if settings.system_instructions:
+                value = [{"type": "text", "content": settings.system_instructions}]
+                put(capture, self.span, "system_instructions", A.SYSTEM_INSTRUCTIONS, value)
+
+    # --- what the run counts -----------------------------------------------------------------
+    def anomaly(self, kind: str) -> None:
+        """A repaired input, counted by kind (the first few also as span events)."""
+        count = self.anomalies.get(kind, 0) + 1
+        self.anomalies[kind] = count
+        if self.recording and sum(self.anomalies.values()) <= MAX_ANOMALY_EVENTS:
+            self.span.add_event(A.EVENT_ANOMALY, {"kind": kind}, timestamp=self.now())
+
+    def add_cost(self, cost: float | None) -> None:
+        self.cost = plus(self.cost, cost)
+
+    def saw_call(self, model: str | None, provider: str | None) -> None:
+        """A call started: the first model and provider name the run's."""
+        self.first_provider = self.first_provider or provider
+        self.first_model = self.first_model or model
+
+    @property
+    def provider(self) -> str:
+        """The run's ``gen_ai.provider.name``: configured, else the first call's."""
+        return self.settings.provider or self.first_provider or A.PROVIDER_UNKNOWN
+
+    # --- content -------------------------------------------------------------------------------
+    def input(self, encoded: str | None) -> None:
+        """The run's input (captured JSON): the invoke messages, else the first call's,
+        encoded once for both spans."""
+        self.has_input = True
+        set_root_content(self.span, self.settings.capture, A.INPUT_MESSAGES, encoded)
+
+    def output(self, encoded: str | None) -> None:
+        """The run's answer (captured output-message JSON)."""
+        self.has_output = True
+        set_root_content(self.span, self.settings.capture, A.OUTPUT_MESSAGES, encoded)
+
+    # --- events of the run ---------------------------------------------------------------------
+    def journey(self, name: Any, journey_id: Any) -> None:
+        if self.recording and isinstance(name, str):
+            self.span.set_attribute(A.JOURNEY_NAME, name)
+            if isinstance(journey_id, str):
+                self.span.set_attribute(A.JOURNEY_ID, journey_id)
+
+    def phase(self, name: Any) -> None:
+        if self.recording and isinstance(name, str):
+            self.span.set_attribute(A.PHASE, name)
+            self.span.add_event(A.EVENT_PHASE, {"name": name}, timestamp=self.now())
+
+    def final(self, output_type: str, value: Any) -> None:
+        """A terminal answer (``MessageFinal`` / ``StructuredFinal``)."""
+        if not self.recording:
+            return
+        self.span.set_attribute(A.OUTPUT_TYPE, output_type)
+        if self.settings.capture is not None:
+            part = (
+                {"type": "text", "content": value}
+                if output_type == A.OUTPUT_TYPE_TEXT
+                else {"type": "json", "content": value}
+            )
+            message = [{"role": "assistant", "parts": [part], "finish_reason": "stop"}]
+            self.output(encode(self.settings.capture, self.span, "output_messages", message))
+
+    def interrupt(self, interrupt_id: Any, reason: Any) -> None:
+        """The run paused on an interrupt: a span event, not an error."""
+        self.interrupted = True
+        if self.recording:
+            attributes: dict[str, AttributeValue] = {}
+            interrupt_text = id_text(interrupt_id, self.anomaly)
+            if interrupt_text is not None:
+                attributes[A.INTERRUPT_ID] = interrupt_text
+            if isinstance(reason, str):
+                attributes[A.INTERRUPT_REASON] = reason
+            self.span.add_event(A.EVENT_INTERRUPT, attributes, timestamp=self.now())
+
+    def paused(self, error: BaseException, now: int) -> None:
+        """The run ended paused on an interrupt (``AgentInterruptedError``): an event."""
+        self.span.record_exception(error, timestamp=now)
+        self.interrupted = True
+
+    def add_run_usage(self, tokens: Tokens, model: Any) -> None:
+        """Usage reported for the whole run (the Agent contract's ``RunUsage``)."""
+        self.usage.add(tokens)
+        if self.run_usage is None:
+            self.run_usage = Tokens()
+        self.run_usage.add(tokens)
+        if tokens.cost is not None:  # reported for the whole run: in the run total only
+            self.add_cost(tokens.cost)
+        attributes = dict(self.metric_attributes)
+        # gen_ai.provider.name is required on the metric: as the agent span will name it
+        attributes[A.PROVIDER_NAME] = self.provider
+        if isinstance(model, str) and model:
+            attributes[A.RESPONSE_MODEL] = model
+            if self.recording:
+                self.span.set_attribute(A.RESPONSE_MODEL, model)
+        for name, token_type in (
+            ("input_tokens", A.TOKEN_TYPE_INPUT),
+            ("output_tokens", A.TOKEN_TYPE_OUTPUT),
+        ):
+            value = tokens.get(name)
+            if value is not None:
+                attributes[A.TOKEN_TYPE] = token_type
+                self.settings.instruments.token_usage.record(value, attributes)
+
+    # --- errors --------------------------------------------------------------------------------
+    def record_error(self, kind: str, description: str | None, fatal: bool, time: int) -> None:
+        """An ``Error`` event recorded on the agent span itself (no step holds it)."""
+        record_error(self.span, kind, description, fatal, time)
+
+    def fatal(self, kind: str, description: str | None) -> None:
+        """A fatal ``Error`` event: the run failed."""
+        self.error_type = kind
+        mark_error(self.span, kind, description)
+
+    def fail(self, error: BaseException, error_type: str, now: int) -> None:
+        """The run ended with ``error``: the exception and ERROR status on its span."""
+        self.error_type = error_type
+        self.span.record_exception(error, timestamp=now)
+        mark_error(self.span, error_type, None)
+
+    # --- the end -------------------------------------------------------------------------------
+    def end(self, now: int, end_reason: str) -> None:
+        """Write the run's last attributes and its duration metric; end the span at ``now``."""
+        attributes = self.metric_attributes
+        provider = self.provider
+        attributes[A.PROVIDER_NAME] = provider
+        if self.error_type is not None:
+            attributes[A.ERROR_TYPE] = self.error_type
+        with ending(self.span, now, "agent span end"):
+            if self.recording:
+                self._describe_end(end_reason, provider)
+            self.settings.instruments.agent_duration.record((now - self.start) * _NS, attributes)
+
+    def _describe_end(self, end_reason: str, provider: str) -> None:
+        span = self.span
+        span.set_attribute(A.PROVIDER_NAME, provider)
+        if self.first_model and A.REQUEST_MODEL not in self.settings.agent_attributes:
+            span.set_attribute(A.REQUEST_MODEL, self.first_model)
+        span.set_attribute(A.END_REASON, end_reason)
+        span.set_attributes(self.usage.total_attributes())
+        span.set_attributes(cost_attributes(self.cost, self.settings.currency))
+        if self.run_usage is not None:
+            span.set_attributes(self.run_usage.semconv_attributes())
+        if self.first_text is not None:
+            span.set_attribute(A.TIME_TO_FIRST_TEXT, (self.first_text - self.start) * _NS)
+        if self.anomalies:
+            span.set_attribute(A.ANOMALIES, sum(self.anomalies.values()))
+            span.set_attribute(A.ANOMALY_KINDS, sorted(self.anomalies))

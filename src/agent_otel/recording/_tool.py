@@ -1,0 +1,122 @@
+"""The tool span: one tool execution, from ``ToolCall`` to its ``ToolResult``.
+
+:class:`ToolCall` writes every attribute, metric and ending of an ``execute_tool`` span.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from opentelemetry.context.context import Context
+from opentelemetry.trace import SpanKind
+from opentelemetry.util.types import AttributeValue
+
+from agent_otel import _attributes as A
+from agent_otel._guard import ending
+
+from ._encodable import Count
+from ._errors import mark_error, record_error
+from ._settings import RunSettings
+from ._span import start_span
+from .content._messages import parse_arguments
+from .content._spans import put
+
+_NS = 1e-9
+
+
+class ToolCall:
+    """One tool execution and its ``execute_tool {name}`` span (kind INTERNAL).
+
+    ========================================  ===========================================
+    attribute                                 written
+    ========================================  ===========================================
+    ``gen_ai.operation.name``                 at start (``execute_tool``)
+    ``gen_ai.tool.name``                      at start (``unknown`` when it has none)
+    ``gen_ai.tool.type`` (``function``)       at start
+    ``gen_ai.tool.call.id``                   at start, when the event has one
+    ``session.id``, ``user.id``,              at start (the run's identity)
+    ``gen_ai.conversation.id``
+    ``gen_ai.tool.call.arguments``            at start (content capture on)
+    ``gen_ai.tool.call.result``               at the result, when it is not an error
+                                              (content capture on)
+    ``agent_otel.tool.is_error``              at the result, when it is an error
+    ``error.type`` (+ ERROR status)           at the end: ``tool_error`` for an error
+                                              result, the run's error when it failed
+    ``agent_otel.incomplete``                 when it never got its result
+    ========================================  ===========================================
+
+    Metric: ``gen_ai.execute_tool.duration`` at the end (with ``error.type`` on failure).
+    """
+
+    __slots__ = ("metric_attributes", "name", "settings", "span", "start")
+
+    def __init__(
+        self,
+        settings: RunSettings,
+        count: Count,
+        parent: Context,
+        identity: dict[str, AttributeValue],
+        call_id: str | None,
+        name: Any,
+        now: int,
+    ) -> None:
+        self.settings = settings
+        name = name if isinstance(name, str) and name else "unknown"
+        attributes: dict[str, AttributeValue] = {
+            A.OPERATION_NAME: A.OP_EXECUTE_TOOL,
+            A.TOOL_NAME: name,
+            A.TOOL_TYPE: A.TOOL_TYPE_FUNCTION,
+        }
+        if call_id is not None:
+            attributes[A.TOOL_CALL_ID] = call_id
+        attributes.update(identity)
+        self.span = start_span(
+            settings.tracer,
+            count,
+            f"{A.OP_EXECUTE_TOOL} {name}",
+            parent,
+            SpanKind.INTERNAL,
+            attributes,
+            now,
+        )
+        self.start = now
+        self.name = name
+        self.metric_attributes: dict[str, AttributeValue] = {
+            A.OPERATION_NAME: A.OP_EXECUTE_TOOL,
+            A.TOOL_NAME: name,
+        }
+
+    def capture_arguments(self, arguments: Any, count: Count) -> None:
+        """The call's arguments (content capture on; a JSON text is parsed first)."""
+        if self.settings.capture is not None and arguments is not None:
+            value = parse_arguments(arguments, count)
+            put(self.settings.capture, self.span, "tool_arguments", A.TOOL_CALL_ARGUMENTS, value)
+
+    def result(self, content: Any, is_error: bool) -> None:
+        """The tool's result: its content (a success, capture on) or the error flag."""
+        if is_error:
+            self.span.set_attribute(A.TOOL_IS_ERROR, True)
+        elif self.settings.capture is not None:
+            # gen_ai.tool.call.result is the result "if execution was successful"
+            put(self.settings.capture, self.span, "tool_result", A.TOOL_CALL_RESULT, content)
+
+    def record_error(self, kind: str, description: str | None, fatal: bool, time: int) -> None:
+        """An ``Error`` event while the tool runs."""
+        record_error(self.span, kind, description, fatal, time)
+
+    def fail(self, error: BaseException, error_type: str, now: int) -> None:
+        """The run failed while the tool ran: the exception and ERROR status on its span."""
+        self.span.record_exception(error, timestamp=now)
+        mark_error(self.span, error_type, None)
+
+    def end(self, now: int, *, error_type: str | None = None, incomplete: bool = False) -> None:
+        """End the span at ``now``; ``error_type``: it failed (also on its metric)."""
+        with ending(self.span, now, "tool span end"):
+            if error_type is not None:
+                self.metric_attributes[A.ERROR_TYPE] = error_type
+                mark_error(self.span, error_type, None)
+            if incomplete:
+                self.span.set_attribute(A.INCOMPLETE, True)
+            self.settings.instruments.tool_duration.record(
+                (now - self.start) * _NS, self.metric_attributes
+            )

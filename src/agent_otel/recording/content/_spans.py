@@ -1,0 +1,45 @@
+"""Captured content on a span: redacted, bounded JSON, encoded once.
+
+The span owners (:mod:`.._run`, :mod:`.._chat`, :mod:`.._tool`) call these with their own
+span and key; nothing here decides which span or key.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_otel._guard import report
+from agent_otel.recording._span import GuardedSpan
+
+from ._capture import ContentCapture, ContentKind
+from ._fit import recent
+from ._messages import input_messages
+
+
+def encode(
+    capture: ContentCapture | None, span: GuardedSpan, kind: ContentKind, value: Any
+) -> str | None:
+    """Captured content as redacted, bounded JSON (None: capture off, span not recording, or
+    the value dropped)."""
+    if capture is None or not span.recording:
+        return None
+    try:  # a redaction hook or a value that cannot be serialised: drop the content only
+        if kind == "input_messages":
+            value = recent(value, capture.max_bytes)  # older ones cannot fit anyway
+            if value is None:
+                return None
+            value = input_messages(value, capture.max_bytes)
+        return capture.encode(kind, value)
+    except Exception:
+        report("content capture")
+        return None
+
+
+def put(
+    capture: ContentCapture | None, span: GuardedSpan, kind: ContentKind, key: str, value: Any
+) -> str | None:
+    """:func:`encode`, set on ``span`` as ``key`` when content goes on spans; the JSON."""
+    encoded = encode(capture, span, kind, value)
+    if encoded is not None and capture is not None and capture.spans:
+        span.set_attribute(key, encoded)
+    return encoded
