@@ -16,3 +16,25 @@ def _no_context_detach_failures(caplog: pytest.LogCaptureFixture) -> Iterator[No
     yield
     failures = [r for r in caplog.records if "Failed to detach context" in r.getMessage()]
     assert not failures, "a context token was detached in the wrong context"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "internal_errors: the test provokes agent-otel internal errors on purpose (a raising "
+        "provider, hook or value); without it, any swallowed internal error fails the test",
+    )
+
+
+@pytest.fixture(autouse=True)
+def _internal_errors_fail_the_test(
+    request: pytest.FixtureRequest, otel_internal_errors: list[str]
+) -> Iterator[None]:
+    """An internal error agent-otel swallowed fails the test that caused it, unless the test
+    is marked ``internal_errors`` (it provokes them on purpose)."""
+    yield
+    if request.node.get_closest_marker("internal_errors") is None:
+        assert not otel_internal_errors, (
+            f"agent-otel swallowed internal errors in {otel_internal_errors} (the log above "
+            "has the traceback); mark the test internal_errors if it provokes them"
+        )

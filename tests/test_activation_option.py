@@ -18,7 +18,6 @@ from agent_contract.protocol import (
     ToolResult,
     Usage,
 )
-from agent_otel import otel_wrapper
 from agent_otel.testing import FakeClock, InMemoryTelemetry
 
 
@@ -54,12 +53,7 @@ async def _run(
     consumer = telemetry.tracer_provider.get_tracer("consumer")
     seen: list[trace.Span] = []
     received: list[Any] = []
-    wrap = otel_wrapper(
-        agent_name="bench",
-        tracer_provider=telemetry.tracer_provider,
-        meter_provider=telemetry.meter_provider,
-        activate_context=activate_context,
-    )
+    wrap = telemetry.wrapper(agent_name="bench", activate_context=activate_context)
     with FakeClock().installed(), consumer.start_as_current_span("consumer") as outer:
         async for event in wrap(_agent(seen)):
             assert trace.get_current_span() is outer  # the consumer's context while it reads

@@ -27,7 +27,6 @@ from agent_contract.protocol import (
     ToolResult,
     Usage,
 )
-from agent_otel import otel_wrapper
 from agent_otel.testing import InMemoryTelemetry
 
 RUNS = 1000
@@ -68,12 +67,7 @@ async def test_a_thousand_concurrent_runs_keep_their_traces_apart() -> None:
         scripts[i] = script(i)
         # delay 0 or a real (tiny) sleep between events: the runs interleave at every event
         agent = ScriptedAgent(scripts[i], delay=rng.choice([0.0, 0.0, 1e-6]))
-        wrapper = otel_wrapper(
-            agent_name=f"agent-{i}",
-            conversation_id=f"run-{i}",
-            tracer_provider=telemetry.tracer_provider,
-            meter_provider=telemetry.meter_provider,
-        )
+        wrapper = telemetry.wrapper(agent_name=f"agent-{i}", conversation_id=f"run-{i}")
         before = otel_context.get_current()
         out: list[Any] = []
         async for event in wrapper(agent.stream([])):
@@ -146,12 +140,8 @@ async def test_concurrent_runs_started_under_one_consumer_span_share_its_trace()
 
     async def one_run(i: int) -> None:
         agent = ScriptedAgent(script(i), delay=0.0)
-        wrapper = otel_wrapper(
-            agent_name="sibling",
-            conversation_id=f"run-{i}",
-            tracer_provider=telemetry.tracer_provider,
-            meter_provider=telemetry.meter_provider,
-            capture_content=True,
+        wrapper = telemetry.wrapper(
+            agent_name="sibling", conversation_id=f"run-{i}", capture_content=True
         )
         async for _ in wrapper(agent.stream([])):
             await asyncio.sleep(0)

@@ -45,7 +45,7 @@ from agent_contract.protocol import (
     ToolResult,
     Usage,
 )
-from agent_otel import _attributes, otel_wrapper
+from agent_otel import _attributes
 from agent_otel.testing import InMemoryTelemetry
 
 EVENTS_TEXT = (semconv.SEMCONV_DIR / "events.yaml").read_text(encoding="utf-8")
@@ -204,12 +204,7 @@ async def record_scenarios(telemetry: InMemoryTelemetry) -> None:
     """Every scenario into one telemetry (spans and metrics accumulate)."""
 
     def wrap(name: str | None = "researcher", **options: Any) -> Any:
-        return otel_wrapper(
-            agent_name=name,
-            tracer_provider=telemetry.tracer_provider,
-            meter_provider=telemetry.meter_provider,
-            **options,
-        )
+        return telemetry.wrapper(agent_name=name, **options)
 
     history = [Message(role="user", content="Hi")]
     await drain(

@@ -23,14 +23,11 @@ from agent_contract.protocol import (
     ToolCall,
     ToolResult,
 )
-from agent_otel import otel_wrapper
 from agent_otel.testing import InMemoryTelemetry
 
 
 def wrapper(t: InMemoryTelemetry) -> Any:
-    return otel_wrapper(
-        agent_name="a", tracer_provider=t.tracer_provider, meter_provider=t.meter_provider
-    )
+    return t.wrapper(agent_name="a")
 
 
 def span(t: InMemoryTelemetry, name: str) -> ReadableSpan:
@@ -150,11 +147,7 @@ async def test_run_started_inside_a_tool_call_nests_under_it(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:
     """A sub-agent run inside a tool call: its invoke_agent span is a child of that tool."""
-    sub_wrapper = otel_wrapper(
-        agent_name="sub",
-        tracer_provider=otel_telemetry.tracer_provider,
-        meter_provider=otel_telemetry.meter_provider,
-    )
+    sub_wrapper = otel_telemetry.wrapper(agent_name="sub")
 
     async def sub_agent() -> AsyncIterator[Any]:
         yield LLMCallStart(model="small", call_id="s1")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import math
-from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,10 +23,9 @@ from agent_contract.protocol import (
     ToolResult,
     Usage,
 )
-from agent_otel import otel_wrapper
 from agent_otel.cost import BUNDLED_PRICES, ModelPrice, PriceTable, call_cost, reported_cost
 from agent_otel.exporting._console import ConsoleTreeExporter
-from agent_otel.testing import InMemoryTelemetry
+from agent_otel.testing import InMemoryTelemetry, run_script
 
 MINI = BUNDLED_PRICES.price("gpt-4o-mini")
 
@@ -42,29 +40,6 @@ class ReportedUsage:
 
 
 ReportedUsage.__name__ = ReportedUsage.__qualname__ = "Usage"
-
-
-async def _stream(events: Sequence[Any]) -> AsyncIterator[Any]:
-    for event in events:
-        yield event
-
-
-async def run(telemetry: InMemoryTelemetry, events: Sequence[Any], **options: Any) -> None:
-    wrap = otel_wrapper(
-        agent_name="a",
-        tracer_provider=telemetry.tracer_provider,
-        meter_provider=telemetry.meter_provider,
-        **options,
-    )
-    async for _ in wrap(_stream(events)):
-        pass
-
-
-def by_name(telemetry: InMemoryTelemetry) -> dict[str, list[ReadableSpan]]:
-    out: dict[str, list[ReadableSpan]] = {}
-    for span in telemetry.spans():
-        out.setdefault(span.name, []).append(span)
-    return out
 
 
 def attrs(span: ReadableSpan) -> dict[str, Any]:
@@ -176,8 +151,8 @@ C1 = (1000 * 0.15 + 200 * 0.60) / 1e6
 
 
 async def test_cost_on_chat_spans_totals_on_step_and_run(otel_telemetry: InMemoryTelemetry) -> None:
-    await run(otel_telemetry, RUN)
-    spans = by_name(otel_telemetry)
+    await run_script(otel_telemetry, RUN, agent_name="a")
+    spans = otel_telemetry.by_name()
     c1, c2 = spans["chat gpt-4o-mini"]
     assert attrs(c1)["gen_ai.usage.cost.amount"] == pytest.approx(C1)
     assert attrs(c1)["gen_ai.usage.cost.source"] == "local"
@@ -204,7 +179,9 @@ async def test_cost_on_chat_spans_totals_on_step_and_run(otel_telemetry: InMemor
 async def test_cost_counter_sums_the_calls_with_low_cardinality_attributes(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:
-    await run(otel_telemetry, RUN, session_id="s-1", user_id="u-1", conversation_id="c-1")
+    await run_script(
+        otel_telemetry, RUN, agent_name="a", session_id="s-1", user_id="u-1", conversation_id="c-1"
+    )
     points = cost_points(otel_telemetry)
     assert sum(p.value for p in points) == pytest.approx(C1 + 0.25)
     allowed = {
@@ -227,29 +204,33 @@ async def test_usage_after_the_call_end_is_still_priced(otel_telemetry: InMemory
         LLMCallEnd(call_id="c1"),
         Usage(input_tokens=1000, output_tokens=200),
     ]
-    await run(otel_telemetry, events)
-    spans = by_name(otel_telemetry)
+    await run_script(otel_telemetry, events, agent_name="a")
+    spans = otel_telemetry.by_name()
     assert attrs(spans["chat gpt-4o-mini"][0])["gen_ai.usage.cost.amount"] == pytest.approx(C1)
     assert attrs(spans["invoke_agent a"][0])["agent_otel.usage.cost.amount"] == pytest.approx(C1)
 
 
 async def test_user_table_and_no_table(otel_telemetry: InMemoryTelemetry) -> None:
     mine = PriceTable({"local-llama": ModelPrice(1.0, 1.0)}, currency="EUR")
-    await run(otel_telemetry, RUN, prices=mine)
-    spans = by_name(otel_telemetry)
+    await run_script(otel_telemetry, RUN, agent_name="a", prices=mine)
+    spans = otel_telemetry.by_name()
     llama = attrs(spans["chat local-llama"][0])
     assert llama["gen_ai.usage.cost.amount"] == pytest.approx(55 / 1e6)
     assert llama["gen_ai.usage.cost.currency"] == "EUR"
     assert "gen_ai.usage.cost.amount" not in attrs(spans["chat gpt-4o-mini"][0])  # not in mine
     otel_telemetry.clear()
-    await run(otel_telemetry, RUN[:4], prices=None)
+    await run_script(otel_telemetry, RUN[:4], agent_name="a", prices=None)
     assert not [k for s in otel_telemetry.spans() for k in attrs(s) if "cost" in k]
 
 
 async def test_a_run_without_priced_calls_has_no_cost_total(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:
-    await run(otel_telemetry, call("local-llama", "c", Usage(input_tokens=1, output_tokens=1)))
+    await run_script(
+        otel_telemetry,
+        call("local-llama", "c", Usage(input_tokens=1, output_tokens=1)),
+        agent_name="a",
+    )
     assert not [k for s in otel_telemetry.spans() for k in attrs(s) if "cost" in k]
     assert cost_points(otel_telemetry) == []
 
@@ -261,7 +242,7 @@ async def test_terminal_summary_shows_cost_per_model() -> None:
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
     telemetry.tracer_provider.add_span_processor(SimpleSpanProcessor(console))
-    await run(telemetry, RUN)
+    await run_script(telemetry, RUN, agent_name="a")
     console.shutdown()
     telemetry.shutdown()
     summary = out.getvalue().split("token usage")[1].splitlines()

@@ -30,7 +30,6 @@ from agent_contract.protocol import (
     ToolResult,
     Usage,
 )
-from agent_otel import otel_wrapper
 from agent_otel.testing import InMemoryTelemetry
 
 MESSAGES = [Message(role="user", content="hi")]
@@ -53,17 +52,16 @@ def script() -> list[Any]:
 
 
 def wrap(t: InMemoryTelemetry, agent: ScriptedAgent) -> AsyncIterator[Any]:
-    wrapper = otel_wrapper(
-        agent_name="a", tracer_provider=t.tracer_provider, meter_provider=t.meter_provider
-    )
+    wrapper = t.wrapper(agent_name="a")
     return wrapper(agent.stream(MESSAGES))
 
 
-def by_name(t: InMemoryTelemetry) -> dict[str, ReadableSpan]:
-    spans = t.spans()
-    names = [s.name for s in spans]
-    assert len(names) == len(set(names)), f"span ended twice or names collide: {names}"
-    return {s.name: s for s in spans}
+def unique_spans(t: InMemoryTelemetry) -> dict[str, ReadableSpan]:
+    """The finished spans by name, each name ending exactly once."""
+    spans = t.by_name()
+    twice = [name for name, named in spans.items() if len(named) > 1]
+    assert not twice, f"span ended twice or names collide: {twice}"
+    return {name: named[0] for name, named in spans.items()}
 
 
 def agent_span(t: InMemoryTelemetry) -> ReadableSpan:
@@ -84,7 +82,7 @@ async def test_exhausted(otel_telemetry: InMemoryTelemetry) -> None:
     received = [e async for e in wrap(otel_telemetry, agent)]
 
     assert received == events and all(a is b for a, b in zip(received, events))
-    spans = by_name(otel_telemetry)
+    spans = unique_spans(otel_telemetry)
     assert set(spans) == {
         "invoke_agent a",
         "step 0",
@@ -139,7 +137,7 @@ async def test_error_event_not_fatal_marks_innermost_and_goes_on(
     received = [e async for e in wrap(otel_telemetry, ScriptedAgent(events))]
 
     assert received == events
-    spans = by_name(otel_telemetry)
+    spans = unique_spans(otel_telemetry)
     tool = spans["execute_tool search"]
     assert tool.status.status_code is StatusCode.ERROR
     assert tool.attributes is not None and tool.attributes["error.type"] == "RateLimit"
@@ -175,7 +173,7 @@ async def test_consumer_break(otel_telemetry: InMemoryTelemetry) -> None:
 
     assert len(received) == 2
     assert agent.closed
-    spans = by_name(otel_telemetry)
+    spans = unique_spans(otel_telemetry)
     attributes = spans["invoke_agent a"].attributes
     assert attributes is not None and attributes["agent_otel.end_reason"] == "closed_early"
     chat = spans["chat m"]
@@ -290,7 +288,7 @@ async def test_spans_left_open_are_ended_incomplete(otel_telemetry: InMemoryTele
     received = [e async for e in wrap(otel_telemetry, ScriptedAgent(events))]
 
     assert received == events
-    spans = by_name(otel_telemetry)
+    spans = unique_spans(otel_telemetry)
     for name in ("chat m", "execute_tool never_returns"):
         attributes = spans[name].attributes
         assert attributes is not None and attributes["agent_otel.incomplete"] is True
@@ -308,11 +306,7 @@ async def test_invoke_with_wrapper_is_one_run(otel_telemetry: InMemoryTelemetry)
     agent = ScriptedAgent(script())
     result = await agent.invoke(
         MESSAGES,
-        stream_wrapper=otel_wrapper(
-            agent_name="a",
-            tracer_provider=otel_telemetry.tracer_provider,
-            meter_provider=otel_telemetry.meter_provider,
-        ),
+        stream_wrapper=otel_telemetry.wrapper(agent_name="a"),
     )
 
     assert result.text == "done"

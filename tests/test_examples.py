@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 from agent_contract.protocol import Message
-from agent_otel import otel_wrapper
 from agent_otel.testing import InMemoryTelemetry
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -180,11 +179,7 @@ async def test_openai_example_agent_offline(otel_telemetry: InMemoryTelemetry) -
         http_client=httpx.AsyncClient(transport=httpx.MockTransport(respond)),
     )
     agent = example.OpenAIChatAgent(client, "gpt-4o-mini", temperature=0.5)
-    wrapper = otel_wrapper(
-        agent_name="openai-example",
-        tracer_provider=otel_telemetry.tracer_provider,
-        meter_provider=otel_telemetry.meter_provider,
-    )
+    wrapper = otel_telemetry.wrapper(agent_name="openai-example")
     result = await agent.invoke([Message(role="user", content="hi")], stream_wrapper=wrapper)
 
     assert result.text == "Let me search."

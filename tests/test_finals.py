@@ -10,14 +10,11 @@ from typing import Any
 
 from agent_contract.agent import InterruptFinal, MessageDelta, MessageFinal, StructuredFinal
 from agent_contract.examples import ScriptedAgent
-from agent_otel import otel_wrapper
 from agent_otel.testing import InMemoryTelemetry
 
 
 async def agent_attributes(telemetry: InMemoryTelemetry, events: list[Any]) -> dict[str, Any]:
-    wrapper = otel_wrapper(
-        tracer_provider=telemetry.tracer_provider, meter_provider=telemetry.meter_provider
-    )
+    wrapper = telemetry.wrapper()
     received = [e async for e in wrapper(ScriptedAgent(events).stream([]))]
     assert all(a is b for a, b in zip(received, events, strict=True))
     (span,) = [s for s in telemetry.spans() if s.name.startswith("invoke_agent")]

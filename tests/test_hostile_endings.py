@@ -103,11 +103,7 @@ def _fresh_guard(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize("error", [BrokenError("x"), AgentInterruptedError()])
 async def test_an_exception_whose_str_raises_still_ends_every_span(error: Exception) -> None:
     telemetry = InMemoryTelemetry()
-    wrapper = otel_wrapper(
-        agent_name="a",
-        tracer_provider=telemetry.tracer_provider,
-        meter_provider=telemetry.meter_provider,
-    )
+    wrapper = telemetry.wrapper(agent_name="a")
     await drive(wrapper, script(), error)
     spans = telemetry.spans()
     names = sorted(s.name for s in spans)
@@ -240,6 +236,7 @@ def warned(caplog: pytest.LogCaptureFixture) -> list[str]:
     ]
 
 
+@pytest.mark.internal_errors
 @pytest.mark.parametrize("only", ["invoke_agent", "step", "chat", "execute_tool"])
 @pytest.mark.parametrize("method", METHODS)
 async def test_a_span_method_that_raises_costs_only_that_write(
@@ -269,6 +266,7 @@ async def test_a_span_method_that_raises_costs_only_that_write(
     assert len(sites) == len(set(sites)), sites  # once per site, not per run
 
 
+@pytest.mark.internal_errors
 def test_a_tracer_provider_whose_get_tracer_raises(caplog: pytest.LogCaptureFixture) -> None:
     provider = HostileTracerProvider(TracerProvider(), "get_tracer", "")
     wrapper = otel_wrapper(tracer_provider=provider)  # does not raise
@@ -310,6 +308,7 @@ def providers() -> Iterator[Any]:
     yield RaisingGetMeter()
 
 
+@pytest.mark.internal_errors
 @pytest.mark.parametrize("meter_provider", list(providers()), ids=["create_histogram", "get_meter"])
 async def test_a_meter_provider_that_raises_never_reaches_the_caller(
     meter_provider: Any, caplog: pytest.LogCaptureFixture

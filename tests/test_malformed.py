@@ -38,8 +38,7 @@ from agent_contract.protocol import (
     ToolResult,
     Usage,
 )
-from agent_otel import otel_wrapper
-from agent_otel.testing import InMemoryTelemetry
+from agent_otel.testing import InMemoryTelemetry, run_script
 
 ANOMALIES = "agent_otel.anomalies"
 KINDS = "agent_otel.anomaly.kinds"
@@ -53,16 +52,7 @@ async def run(
     **options: Any,
 ) -> list[ReadableSpan]:
     """Run ``script`` through the wrapper; check the pass-through and that nothing was logged."""
-    agent = ScriptedAgent(list(script))
-    wrapper = otel_wrapper(
-        agent_name="m",
-        tracer_provider=telemetry.tracer_provider,
-        meter_provider=telemetry.meter_provider,
-        **options,
-    )
-    received = [event async for event in wrapper(agent.stream([]))]
-    assert len(received) == len(script)
-    assert all(a is b for a, b in zip(received, script))
+    await run_script(telemetry, script, agent_name="m", **options)
     assert not [r for r in caplog.records if r.name.startswith("agent_otel")]
     return telemetry.spans()
 
@@ -535,11 +525,7 @@ async def test_llm_call_start_with_messages_that_are_not_a_list(
         TextDelta("a"),
         LLMCallEnd(call_id="c1"),
     ]
-    wrapper = otel_wrapper(
-        tracer_provider=otel_telemetry.tracer_provider,
-        meter_provider=otel_telemetry.meter_provider,
-        capture_content=True,
-    )
+    wrapper = otel_telemetry.wrapper(capture_content=True)
     received = [e async for e in wrapper(ScriptedAgent(script).stream([]))]
     assert all(a is b for a, b in zip(received, script)) and len(received) == len(script)
     spans = otel_telemetry.spans()

@@ -14,7 +14,7 @@ from typing import Any
 
 from agent_contract.examples import ScriptedAgent
 from agent_contract.protocol import LLMCallEnd, LLMCallStart, Message, TextDelta
-from agent_otel import ContentCapture, otel_wrapper
+from agent_otel import ContentCapture
 from agent_otel.testing import InMemoryTelemetry
 from semconv_registry import validate_content
 
@@ -40,11 +40,7 @@ async def captured(telemetry: InMemoryTelemetry, content: Any, capture: Any) -> 
     """The chat span's captured input messages for one user message holding ``content``."""
     history = [Message.from_dict({"role": "user", "content": content})]
     events = [LLMCallStart(model="m", messages=history), TextDelta("ok"), LLMCallEnd()]
-    wrapper = otel_wrapper(
-        tracer_provider=telemetry.tracer_provider,
-        meter_provider=telemetry.meter_provider,
-        capture_content=capture,
-    )
+    wrapper = telemetry.wrapper(capture_content=capture)
     received = [e async for e in wrapper(ScriptedAgent(events).stream([]))]
     assert all(a is b for a, b in zip(received, events, strict=True))
     (chat,) = [s for s in telemetry.spans() if s.name == "chat m"]

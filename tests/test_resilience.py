@@ -205,6 +205,7 @@ def assert_each_site_warned_once(caplog: pytest.LogCaptureFixture, *, expected: 
 # --- span processors and exporters ---------------------------------------------------------
 
 
+@pytest.mark.internal_errors
 async def test_a_span_processor_raising_on_start(caplog: pytest.LogCaptureFixture) -> None:
     provider = TracerProvider(shutdown_on_exit=False)
     provider.add_span_processor(RaisingOnStart())
@@ -213,6 +214,7 @@ async def test_a_span_processor_raising_on_start(caplog: pytest.LogCaptureFixtur
     assert_each_site_warned_once(caplog, expected={"span start"})
 
 
+@pytest.mark.internal_errors
 async def test_a_span_processor_raising_on_start_of_some_spans(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -225,6 +227,7 @@ async def test_a_span_processor_raising_on_start_of_some_spans(
     assert_each_site_warned_once(caplog, expected={"span start"})
 
 
+@pytest.mark.internal_errors
 @pytest.mark.parametrize("only", [None, "execute_tool", "step", "chat", "invoke_agent"])
 async def test_a_span_processor_raising_on_end(
     caplog: pytest.LogCaptureFixture, only: str | None
@@ -262,6 +265,7 @@ async def test_an_exporter_that_raises(caplog: pytest.LogCaptureFixture) -> None
 # --- metrics --------------------------------------------------------------------------------
 
 
+@pytest.mark.internal_errors
 async def test_a_histogram_that_raises(caplog: pytest.LogCaptureFixture) -> None:
     ledger = Ledger()
     exporter = InMemorySpanExporter()
@@ -330,12 +334,7 @@ async def test_odd_objects_in_params_and_content(
         StepBoundary(),
     ]
     caplog.set_level(logging.DEBUG, logger="agent_otel")
-    wrapper = otel_wrapper(
-        agent_name="odd",
-        tracer_provider=otel_telemetry.tracer_provider,
-        meter_provider=otel_telemetry.meter_provider,
-        capture_content=True,
-    )
+    wrapper = otel_telemetry.wrapper(agent_name="odd", capture_content=True)
     received = [e async for e in wrapper(ScriptedAgent(events).stream([]))]
     assert all(a is b for a, b in zip(received, events)) and len(received) == len(events)
     names = sorted(s.name for s in otel_telemetry.spans())
@@ -345,6 +344,7 @@ async def test_odd_objects_in_params_and_content(
     assert len(sites) == len(set(sites)), sites
 
 
+@pytest.mark.internal_errors
 async def test_a_redaction_hook_that_raises(
     caplog: pytest.LogCaptureFixture, otel_telemetry: InMemoryTelemetry
 ) -> None:
@@ -383,6 +383,7 @@ class AgentError(Exception):
     pass
 
 
+@pytest.mark.internal_errors
 async def test_the_agents_exception_comes_out_while_instrumentation_fails(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

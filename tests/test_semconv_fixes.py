@@ -26,7 +26,6 @@ from agent_contract.protocol import (
     ToolCall,
 )
 from agent_otel import _attributes as A
-from agent_otel import otel_wrapper
 from agent_otel.recording.content._capture import ENV_CAPTURE, ContentCapture, capture_from
 from agent_otel.testing import InMemoryTelemetry
 from genai_scenario import CONVERSATION, TOOLS, run_agent_otel
@@ -37,11 +36,7 @@ async def _run(telemetry: InMemoryTelemetry, events: Sequence[Any], **options: A
         for event in events:
             yield event
 
-    wrap = otel_wrapper(
-        tracer_provider=telemetry.tracer_provider,
-        meter_provider=telemetry.meter_provider,
-        **options,
-    )
+    wrap = telemetry.wrapper(**options)
     async for _ in wrap(stream()):
         pass
 

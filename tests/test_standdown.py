@@ -32,7 +32,6 @@ from opentelemetry.sdk.trace import ReadableSpan  # noqa: E402
 from opentelemetry.trace import SpanKind  # noqa: E402
 
 from agent_contract.protocol import LLMCallEnd, LLMCallStart, TextDelta, Usage  # noqa: E402
-from agent_otel import otel_wrapper  # noqa: E402
 from agent_otel.standdown import inference_span  # noqa: E402
 from agent_otel.testing import InMemoryTelemetry  # noqa: E402
 
@@ -123,11 +122,7 @@ def api(telemetry: InMemoryTelemetry) -> Any:
 
 async def run(telemetry: InMemoryTelemetry, stream: bool, **options: Any) -> OpenAIAgent:
     agent = OpenAIAgent(api(telemetry), stream)
-    wrap = otel_wrapper(
-        tracer_provider=telemetry.tracer_provider,
-        meter_provider=telemetry.meter_provider,
-        **options,
-    )
+    wrap = telemetry.wrapper(**options)
     async for _ in wrap(agent.stream([])):
         pass
     return agent

@@ -36,7 +36,6 @@ from agent_contract.protocol import (
     ToolResult,
     Usage,
 )
-from agent_otel import otel_wrapper
 from agent_otel.testing import FakeClock, InMemoryTelemetry
 
 IN, OUT = "agent_otel.usage.input_tokens", "agent_otel.usage.output_tokens"
@@ -44,11 +43,7 @@ IN, OUT = "agent_otel.usage.input_tokens", "agent_otel.usage.output_tokens"
 
 async def traced(telemetry: InMemoryTelemetry, events: Sequence[object]) -> InvokeResult:
     """``collect()`` over the wrapped stream: both views of one run."""
-    wrapper = otel_wrapper(
-        agent_name="a",
-        tracer_provider=telemetry.tracer_provider,
-        meter_provider=telemetry.meter_provider,
-    )
+    wrapper = telemetry.wrapper(agent_name="a")
     return await ScriptedAgent(list(events)).invoke([], stream_wrapper=wrapper)
 
 
@@ -104,10 +99,7 @@ async def test_a_held_step_still_ends_at_its_boundary(
         yield Usage(input_tokens=1)
         yield TextDelta("b")
 
-    wrapper = otel_wrapper(
-        tracer_provider=otel_telemetry.tracer_provider,
-        meter_provider=otel_telemetry.meter_provider,
-    )
+    wrapper = otel_telemetry.wrapper()
     async for _ in wrapper(stream()):
         pass
     first, second = steps(otel_telemetry)

@@ -32,8 +32,7 @@ from agent_contract.protocol import (
     TextDelta,
     Usage,
 )
-from agent_otel import otel_wrapper
-from agent_otel.testing import FakeClock, InMemoryTelemetry
+from agent_otel.testing import FakeClock, InMemoryTelemetry, run_script
 
 MS = 1e-3
 TTFC = "gen_ai.response.time_to_first_chunk"
@@ -70,14 +69,7 @@ async def reasoning_then_text(clock: FakeClock) -> AsyncIterator[Any]:
 async def run(
     agent: AsyncIterator[Any], telemetry: InMemoryTelemetry, **options: Any
 ) -> dict[str, ReadableSpan]:
-    wrapper = otel_wrapper(
-        agent_name="timed",
-        tracer_provider=telemetry.tracer_provider,
-        meter_provider=telemetry.meter_provider,
-        **options,
-    )
-    async for _ in wrapper(agent):
-        pass
+    await run_script(telemetry, agent, agent_name="timed", **options)
     return {s.name: s for s in telemetry.spans()}
 
 

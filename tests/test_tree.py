@@ -20,7 +20,6 @@ from agent_contract.protocol import (
     ToolResult,
     Usage,
 )
-from agent_otel import otel_wrapper
 from agent_otel.testing import InMemoryTelemetry
 
 # Timings and ids make poor snapshots: keep the keys that describe the structure.
@@ -137,11 +136,7 @@ EXPECTED = [
 
 async def test_sample_run_tree(otel_telemetry: InMemoryTelemetry) -> None:
     agent = ScriptedAgent(EVENTS)
-    wrapper = otel_wrapper(
-        agent_name="researcher",
-        tracer_provider=otel_telemetry.tracer_provider,
-        meter_provider=otel_telemetry.meter_provider,
-    )
+    wrapper = otel_telemetry.wrapper(agent_name="researcher")
     result = await agent.invoke([Message(role="user", content="find")], stream_wrapper=wrapper)
 
     assert result.text == "Here it is."
@@ -152,12 +147,7 @@ async def test_sample_run_tree(otel_telemetry: InMemoryTelemetry) -> None:
 
 async def test_step_spans_off_hangs_calls_off_the_agent(otel_telemetry: InMemoryTelemetry) -> None:
     agent = ScriptedAgent(EVENTS)
-    wrapper = otel_wrapper(
-        agent_name="researcher",
-        tracer_provider=otel_telemetry.tracer_provider,
-        meter_provider=otel_telemetry.meter_provider,
-        step_spans=False,
-    )
+    wrapper = otel_telemetry.wrapper(agent_name="researcher", step_spans=False)
     await agent.invoke([Message(role="user", content="find")], stream_wrapper=wrapper)
 
     [root] = otel_telemetry.tree(attributes=False, events=False)

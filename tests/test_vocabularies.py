@@ -10,12 +10,11 @@ Look-alike classes (same class name, or same ``type``, defined here and not in
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any, Literal
 
-from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import StatusCode
 from pydantic import BaseModel
 
@@ -31,7 +30,6 @@ from agent_contract.agent import (
     ToolResultStep,
 )
 from agent_contract.examples import ScriptedAgent, ScriptedStreamingAgent
-from agent_otel import otel_wrapper
 from agent_otel.testing import FakeClock, InMemoryTelemetry
 
 
@@ -40,16 +38,7 @@ async def drain(stream: AsyncIterator[Any]) -> list[Any]:
 
 
 def wrapper(telemetry: InMemoryTelemetry, **options: Any) -> Callable[[AsyncIterator[Any]], Any]:
-    return otel_wrapper(
-        tracer_provider=telemetry.tracer_provider,
-        meter_provider=telemetry.meter_provider,
-        **options,
-    )
-
-
-def by_name(spans: Iterable[ReadableSpan], name: str) -> ReadableSpan:
-    (span,) = [s for s in spans if s.name == name]
-    return span
+    return telemetry.wrapper(**options)
 
 
 # --- the Agent vocabulary ------------------------------------------------------------------
@@ -135,8 +124,7 @@ async def test_agent_vocabulary_stream(otel_telemetry: InMemoryTelemetry) -> Non
         }
     ]
 
-    spans = otel_telemetry.spans()
-    agent_span = by_name(spans, "invoke_agent streamer")
+    agent_span = otel_telemetry.span("invoke_agent streamer")
     attributes = agent_span.attributes or {}
     # RunUsage is the run's own usage: on the agent span in both namespaces (there is no
     # chat span it could belong to, so nothing counts it twice)
@@ -179,7 +167,7 @@ async def test_structured_final_sets_the_output_type_json(
 ) -> None:
     agent = ScriptedStreamingAgent([StructuredFinal(data={"answer": 42})])
     await drain(wrapper(otel_telemetry, capture_content=True)(agent.astream(user_message="q")))
-    attributes = by_name(otel_telemetry.spans(), "invoke_agent").attributes or {}
+    attributes = otel_telemetry.span("invoke_agent").attributes or {}
     assert attributes["gen_ai.output.type"] == "json"
     output = json.loads(str(attributes["gen_ai.output.messages"]))
     assert output == [
@@ -198,7 +186,7 @@ async def test_interrupt_final_is_an_event_not_an_error(otel_telemetry: InMemory
     ]
     agent = ScriptedStreamingAgent(events)
     await drain(wrapper(otel_telemetry, agent_name="asker")(agent.astream(user_message="q")))
-    agent_span = by_name(otel_telemetry.spans(), "invoke_agent asker")
+    agent_span = otel_telemetry.span("invoke_agent asker")
     assert agent_span.status.status_code is not StatusCode.ERROR
     attributes = agent_span.attributes or {}
     assert attributes["agent_otel.end_reason"] == "interrupted"
@@ -216,7 +204,7 @@ async def test_interrupt_final_is_an_event_not_an_error(otel_telemetry: InMemory
 async def test_interrupt_without_reason(otel_telemetry: InMemoryTelemetry) -> None:
     agent = ScriptedStreamingAgent([InterruptFinal(interrupt_id="i", payload=None)])
     await drain(wrapper(otel_telemetry)(agent.astream(user_message="q")))
-    (event,) = by_name(otel_telemetry.spans(), "invoke_agent").events
+    (event,) = otel_telemetry.span("invoke_agent").events
     assert dict(event.attributes or {}) == {"agent_otel.interrupt.id": "i"}
 
 

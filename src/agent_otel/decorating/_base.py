@@ -1,7 +1,7 @@
 """What the instrument() modules share: wrapper markers, run claims, the pulled stream.
 
 A *claim* is how an outer entry point tells the inner one "this call belongs to my run"
-(see :mod:`._instrument_runs`); :class:`Pull` is the agent's stream as ``traced`` pulls it.
+(see :mod:`._runs`); :class:`Pull` is the agent's stream as ``traced`` pulls it.
 """
 
 from __future__ import annotations

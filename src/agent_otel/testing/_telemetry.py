@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any
 
 from opentelemetry.sdk._logs import LoggerProvider, ReadableLogRecord
 from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
@@ -15,6 +16,12 @@ from opentelemetry.sdk.trace.id_generator import IdGenerator
 from opentelemetry.sdk.trace.sampling import Sampler
 
 from ._tree import span_tree
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from agent_otel.recording._options import Options
+    from agent_otel.recording._wrapper import StreamWrapper
 
 
 class SequentialIdGenerator(IdGenerator):
@@ -36,9 +43,10 @@ class SequentialIdGenerator(IdGenerator):
 class InMemoryTelemetry:
     """Tracer, meter and logger providers whose output stays in memory.
 
-    Pass ``telemetry.tracer_provider`` / ``.meter_provider`` / ``.logger_provider`` to
-    ``otel_wrapper()`` or ``instrument()``; read back with :meth:`spans`, :meth:`tree`,
-    :meth:`histograms` and :meth:`logs` (the GenAI log events).
+    :meth:`wrapper` is ``otel_wrapper()`` writing here (or pass ``telemetry.tracer_provider``
+    / ``.meter_provider`` / ``.logger_provider`` to ``instrument()``); read back with
+    :meth:`tree` (the structural assertion: a run's span tree as plain dicts), :meth:`spans`,
+    :meth:`span` / :meth:`by_name`, :meth:`histograms` and :meth:`logs` (the GenAI log events).
     """
 
     def __init__(self, *, sampler: Sampler | None = None, ids: IdGenerator | None = None) -> None:
@@ -53,16 +61,40 @@ class InMemoryTelemetry:
         self.logger_provider = LoggerProvider(shutdown_on_exit=False)
         self.logger_provider.add_log_record_processor(SimpleLogRecordProcessor(self.log_exporter))
 
+    def wrapper(self, **options: Unpack[Options]) -> StreamWrapper:
+        """``otel_wrapper(**options)`` with this telemetry's three providers (unless given)."""
+        from agent_otel.recording._wrapper import otel_wrapper
+
+        options.setdefault("tracer_provider", self.tracer_provider)
+        options.setdefault("meter_provider", self.meter_provider)
+        options.setdefault("logger_provider", self.logger_provider)
+        return otel_wrapper(**options)
+
     def spans(self) -> list[ReadableSpan]:
         """Finished spans, in the order they ended."""
         return list(self.exporter.get_finished_spans())
+
+    def by_name(self) -> dict[str, list[ReadableSpan]]:
+        """Finished spans by name, each list in the order they ended."""
+        out: defaultdict[str, list[ReadableSpan]] = defaultdict(list)
+        for span in self.spans():
+            out[span.name].append(span)
+        return dict(out)
+
+    def span(self, name: str) -> ReadableSpan:
+        """The one finished span named ``name`` (``AssertionError`` unless exactly one)."""
+        found = [s for s in self.spans() if s.name == name]
+        names = sorted({s.name for s in self.spans()})
+        assert len(found) == 1, f"{len(found)} spans named {name!r}; names: {names}"
+        return found[0]
 
     def logs(self) -> list[ReadableLogRecord]:
         """Emitted log records (GenAI events), in the order they were emitted."""
         return list(self.log_exporter.get_finished_logs())
 
     def tree(self, **options: Any) -> list[dict[str, Any]]:
-        """The finished spans as nested plain dicts (see :func:`span_tree`)."""
+        """The finished spans as nested plain dicts (see :func:`span_tree`); with
+        ``attributes=KEYS`` it reads like the spec it checks."""
         return span_tree(self.spans(), **options)
 
     def histograms(self) -> dict[str, list[HistogramDataPoint]]:

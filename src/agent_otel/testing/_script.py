@@ -1,0 +1,40 @@
+"""Running a scripted stream of events through a wrapper, the way most tests of a run start."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, AsyncIterator, Iterable
+from typing import TYPE_CHECKING, Any
+
+from ._telemetry import InMemoryTelemetry
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from agent_otel.recording._options import Options
+
+
+async def _replay(events: Iterable[Any]) -> AsyncIterator[Any]:
+    for event in events:
+        yield event
+
+
+async def run_script(
+    telemetry: InMemoryTelemetry,
+    events: Iterable[Any] | AsyncIterable[Any],
+    **options: Unpack[Options],
+) -> list[Any]:
+    """Stream ``events`` through ``telemetry.wrapper(**options)``; the events the consumer got.
+
+    ``events`` is a list of events (replayed by a plain async generator) or an agent's own
+    stream. Every event must come out as the very object that went in, in order: anything
+    else fails with ``AssertionError``. An exception the stream raises comes out unchanged.
+    """
+    script = list(events) if not isinstance(events, AsyncIterable) else None
+    stream = _replay(script) if script is not None else events
+    assert not isinstance(stream, Iterable)
+    received = [event async for event in telemetry.wrapper(**options)(stream.__aiter__())]
+    if script is not None:
+        assert len(received) == len(script), "the wrapper dropped or added events"
+        changed = [i for i, (a, b) in enumerate(zip(received, script, strict=True)) if a is not b]
+        assert not changed, f"events at {changed} did not come out as the same objects"
+    return received
