@@ -130,6 +130,7 @@ class Broken:
         raise RuntimeError("no logger")
 
 
+@pytest.mark.internal_errors
 def test_a_failing_logger_is_logged_once_and_swallowed(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

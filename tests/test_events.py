@@ -108,6 +108,7 @@ class FailingLoggerProvider:
         return FailingLogger()
 
 
+@pytest.mark.internal_errors
 async def test_a_failing_logger_costs_the_event_only(
     monkeypatch: pytest.MonkeyPatch,
     otel_telemetry: InMemoryTelemetry,

@@ -219,6 +219,7 @@ class BrokenTracerProvider(TracerProvider):
         return tracer
 
 
+@pytest.mark.internal_errors
 @pytest.mark.parametrize("entry", ["stream", "invoke", "run", "astream", "run_plain"])
 async def test_broken_tracer_never_hurts(entry: str, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG, logger="agent_otel")
@@ -252,6 +253,7 @@ class ExplodingEventAgent(ScriptedAgent):
         raise RuntimeError("no description today")
 
 
+@pytest.mark.internal_errors
 async def test_settings_errors_fall_back_to_the_plain_call(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:
