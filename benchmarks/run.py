@@ -39,6 +39,7 @@ FIGURES = {
     "11": "fig11_open_runs",
     "12": "fig12_tail_sampling",
     "13": "fig13_run_control",
+    "14": "fig14_scrubbing",
 }
 PACKAGES = (
     "agent-otel",

@@ -228,7 +228,9 @@ async def test_capture_records_messages_tools_and_validates(
     }
 
     assert json.loads(tool[TOOL_CALL_ARGUMENTS]) == {"city": "Zürich", "key": SECRET}
-    assert json.loads(tool[TOOL_CALL_RESULT]) == {"temp": 18, "token": SECRET}
+    # a value under a secret key name is scrubbed by default (docs/scrubbing.md), capture on
+    scrubbed = "[REDACTED:secret_field len=14]"
+    assert json.loads(tool[TOOL_CALL_RESULT]) == {"temp": 18, "token": scrubbed}
     # The JSON is UTF-8 text, not \u escapes (a budget counts what is exported).
     assert "Zürich" in tool[TOOL_CALL_ARGUMENTS]
 
@@ -463,7 +465,8 @@ async def test_redactor_sees_every_kind_and_its_output_is_recorded(
     # The hook gets JSON-ready values: message parts, parsed arguments, the result as given.
     values = dict(seen)
     assert values["tool_arguments"] == {"city": "Zürich", "key": SECRET}
-    assert values["tool_result"] == {"temp": 18, "token": SECRET}
+    # the hook runs after the default scrubber: a secret key's value reaches it as the marker
+    assert values["tool_result"] == {"temp": 18, "token": "[REDACTED:secret_field len=14]"}
     first_input = next(value for kind, value in seen if kind == "input_messages")
     assert first_input[0]["parts"][0]["type"] == "text"
 
@@ -478,7 +481,7 @@ async def test_redactor_sees_every_kind_and_its_output_is_recorded(
         assert SECRET not in text
         validate_content(key, text)
     (tool,) = by_name(otel_telemetry)["execute_tool get_weather"]
-    assert json.loads(tool[TOOL_CALL_RESULT]) == {"temp": 18, "token": "[REDACTED]"}
+    assert json.loads(tool[TOOL_CALL_ARGUMENTS]) == {"city": "Zürich", "key": "[REDACTED]"}
 
 
 async def test_redactor_returning_none_drops_the_attribute(

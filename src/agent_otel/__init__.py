@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from .recording._wrapper import StreamWrapper, otel_wrapper
     from .recording.content._capture import ContentCapture, ContentKind, Redactor
     from .sampling import SamplerStats, TailSampler, TailSamplingPolicy
+    from .scrubbing import Scrubber
 
 # Where each public name lives (imported on first access, then cached in this module).
 _LAZY = {
@@ -41,6 +42,7 @@ _LAZY = {
     "RunIdentity": ".identity",
     "RunIdentityProcessor": ".identity._processor",
     "SamplerStats": ".sampling",
+    "Scrubber": ".scrubbing",
     "StreamWrapper": ".recording._wrapper",
     "TailSampler": ".sampling",
     "TailSamplingPolicy": ".sampling",
@@ -67,6 +69,7 @@ __all__ = [
     "RunIdentity",
     "RunIdentityProcessor",
     "SamplerStats",
+    "Scrubber",
     "StreamWrapper",
     "TailSampler",
     "TailSamplingPolicy",

@@ -124,6 +124,7 @@ SUBAGENT_NAMES: Final = "agent_otel.subagent_names"
 SKILL_NAMES: Final = "agent_otel.skill_names"
 INTERRUPT_ID: Final = "agent_otel.interrupt.id"
 INTERRUPT_REASON: Final = "agent_otel.interrupt.reason"
+SCRUB_DETECTOR: Final = "agent_otel.scrub.detector"
 
 # --- what trace backends read to show a span (see docs/backends.md) -----------------------------
 # OpenInference's span kind: Phoenix shows it, MLflow maps it to its span type. Only step spans
@@ -162,6 +163,8 @@ METRIC_AGENT_DURATION: Final = "gen_ai.invoke_agent.duration"
 METRIC_TOOL_DURATION: Final = "gen_ai.execute_tool.duration"
 # A counter of our own: the proposal's gen_ai.client.operation.cost is a histogram, not merged.
 METRIC_COST: Final = "agent_otel.client.cost"
+# Credentials scrubbed from what agent-otel exports, by detector (agent_otel.scrub.detector).
+METRIC_SCRUBBED: Final = "agent_otel.scrubbed"
 
 # ExplicitBucketBoundaries from the GenAI metrics spec.
 TOKEN_BUCKETS: Final = (

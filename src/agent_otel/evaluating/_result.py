@@ -13,12 +13,15 @@ from numbers import Real
 
 from opentelemetry import trace
 from opentelemetry._logs import LoggerProvider, LogRecord, get_logger
+from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import NonRecordingSpan, SpanContext
 from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
 from agent_otel._guard import report
 from agent_otel._version import __version__
+from agent_otel.recording._options import scrub_for
+from agent_otel.scrubbing import Scrubber
 
 
 def record_evaluation(
@@ -31,6 +34,8 @@ def record_evaluation(
     error_type: str | None = None,
     span_context: SpanContext | None = None,
     logger_provider: LoggerProvider | None = None,
+    meter_provider: MeterProvider | None = None,
+    scrub: bool | Scrubber = True,
 ) -> None:
     """Record a ``gen_ai.evaluation.result`` event for the run or call ``span_context`` names.
 
@@ -39,11 +44,20 @@ def record_evaluation(
     (``gen_ai.evaluation.score.label``, e.g. ``"pass"``); ``explanation`` why; ``response_id``
     the evaluated completion's ``gen_ai.response.id`` (correlates the event when no span
     context is at hand); ``error_type`` when the evaluation itself failed. The logger
-    provider defaults to the global one (``configure()`` sets it). Wrong argument types raise
-    ``TypeError``, a score no double holds ``ValueError``; a failing logger is logged once and
-    swallowed.
+    provider defaults to the global one (``configure()`` sets it). Every text is scrubbed of
+    credentials first, as a run's are (``scrub``; what was found is counted on
+    ``meter_provider``'s ``agent_otel.scrubbed``, default the global one). Wrong argument
+    types raise ``TypeError``, a score no double holds ``ValueError``; a failing logger is
+    logged once and swallowed.
     """
     attributes = _attributes(name, score, label, explanation, response_id, error_type)
+    try:
+        bound = scrub_for(meter_provider, scrub)
+        if bound is not None:
+            attributes = bound.attributes(attributes)
+    except Exception:  # nothing unscrubbed is recorded
+        report("evaluation scrub")
+        return
     if span_context is None:
         span_context = trace.get_current_span().get_span_context()
     context = trace.set_span_in_context(NonRecordingSpan(span_context))

@@ -171,6 +171,7 @@ class LLMCall:
             SpanKind.CLIENT,
             span_attributes,
             now,
+            scrub=settings.scrub,
         )
         self.recording = self.span.recording
         self.start = now
@@ -327,7 +328,7 @@ class LLMCall:
                 message = output_message(
                     self.output.text(), self.reasoning.text(), self.tool_calls, self.finish_reason
                 )
-                encoded = capture.encode("output_messages", message)
+                encoded = capture.encode("output_messages", message, self.span.scrub)
             except Exception:
                 report("content capture")
                 encoded = None
@@ -337,7 +338,9 @@ class LLMCall:
             if self.logger is not None:
                 try:  # after the span's last attribute, before it ends: the event copies them
                     content = {A.INPUT_MESSAGES: self.input, A.OUTPUT_MESSAGES: encoded}
-                    record = inference_details(self.span, self.start_attributes, content)
+                    record = inference_details(
+                        self.span, self.start_attributes, content, self.span.scrub
+                    )
                     self.logger.emit(record)
                 except Exception:
                     report("content event")

@@ -3,7 +3,8 @@ created once per meter."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
+from typing import Any
 
 from opentelemetry.context.context import Context
 from opentelemetry.metrics import (
@@ -21,6 +22,7 @@ from opentelemetry.util.types import Attributes
 from agent_otel import _attributes as A
 from agent_otel._guard import report
 from agent_otel._version import __version__
+from agent_otel.scrubbing import Scrub, Scrubber
 
 from ._encodable import clean_attributes, in_range
 
@@ -28,10 +30,15 @@ from ._encodable import clean_attributes, in_range
 class _GuardedHistogram(Histogram):
     """A histogram whose ``record`` never raises (a failing meter must not cost a span end)
     and records only what the OTLP encoder accepts (see :mod:`._encodable`; the same values
-    are counted where they are written on spans)."""
+    are counted where they are written on spans), its attributes scrubbed when ``scrub``."""
 
-    def __init__(self, histogram: Histogram) -> None:
+    def __init__(self, histogram: Histogram, scrub: Scrub | None = None) -> None:
         self._histogram = histogram
+        self.scrub = scrub
+
+    def scrubbed(self, scrub: Scrub) -> _GuardedHistogram:
+        """The same histogram, its attributes scrubbed by ``scrub``."""
+        return _GuardedHistogram(self._histogram, scrub)
 
     def record(
         self, amount: float, attributes: Attributes = None, context: Context | None = None
@@ -39,6 +46,8 @@ class _GuardedHistogram(Histogram):
         if type(amount) is int and not in_range(amount):
             return  # the OTLP encoder would reject the batch (through exemplars too)
         try:
+            if self.scrub is not None:
+                attributes = self.scrub.attributes(attributes)
             self._histogram.record(amount, clean_attributes(attributes))
         except Exception:
             report("metric record")
@@ -47,13 +56,20 @@ class _GuardedHistogram(Histogram):
 class _GuardedCounter(Counter):
     """A counter whose ``add`` never raises, as :class:`_GuardedHistogram`."""
 
-    def __init__(self, counter: Counter) -> None:
+    def __init__(self, counter: Counter, scrub: Scrub | None = None) -> None:
         self._counter = counter
+        self.scrub = scrub
+
+    def scrubbed(self, scrub: Scrub) -> _GuardedCounter:
+        """The same counter, its attributes scrubbed by ``scrub``."""
+        return _GuardedCounter(self._counter, scrub)
 
     def add(
         self, amount: float, attributes: Attributes = None, context: Context | None = None
     ) -> None:
         try:
+            if self.scrub is not None:
+                attributes = self.scrub.attributes(attributes)
             self._counter.add(amount, clean_attributes(attributes))
         except Exception:
             report("metric record")
@@ -61,7 +77,8 @@ class _GuardedCounter(Counter):
 
 @dataclass(frozen=True, slots=True)
 class Instruments:
-    """The six histograms and the cost counter one run records into."""
+    """The six histograms, the cost counter one run records into, and the self-metric of
+    what scrubbing found (``agent_otel.scrubbed``, by detector: counts, never values)."""
 
     operation_duration: Histogram
     token_usage: Histogram
@@ -70,6 +87,25 @@ class Instruments:
     agent_duration: Histogram
     tool_duration: Histogram
     cost: Counter
+    scrubbed: Counter
+
+    def scrub(self, scrubber: Scrubber | None) -> tuple[Instruments, Scrub | None]:
+        """These instruments with their attributes scrubbed by ``scrubber`` (counted on
+        ``scrubbed``), and the bound scrub for the run's other writes; as they are for None."""
+        if scrubber is None:
+            return self, None
+        bound = Scrub(scrubber, self.count_scrubbed)
+        wrapped: dict[str, Any] = {}
+        for item in fields(self):
+            instrument = getattr(self, item.name)
+            guarded = isinstance(instrument, (_GuardedHistogram, _GuardedCounter))
+            if guarded and item.name != "scrubbed":
+                wrapped[item.name] = instrument.scrubbed(bound)
+        return replace(self, **wrapped), bound
+
+    def count_scrubbed(self, detector: str) -> None:
+        """One secret ``detector`` replaced (never its value: the name is all it records)."""
+        self.scrubbed.add(1, {A.SCRUB_DETECTOR: detector})
 
     @classmethod
     def create(cls, meter_provider: MeterProvider | None) -> Instruments:
@@ -110,6 +146,10 @@ class Instruments:
             cost=_counter(
                 meter, A.METRIC_COST, "{currency_unit}",
                 "Cost of GenAI calls, in gen_ai.usage.cost.currency.",
+            ),
+            scrubbed=_counter(
+                meter, A.METRIC_SCRUBBED, "{secret}",
+                "Credentials replaced by a marker before export, by detector.",
             ),
         )  # fmt: skip
 

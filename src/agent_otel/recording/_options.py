@@ -19,12 +19,13 @@ from agent_otel import _attributes as A
 from agent_otel._guard import guarded, report
 from agent_otel._version import __version__
 from agent_otel.cost import BUNDLED_PRICES, PriceTable
+from agent_otel.scrubbing import Scrub, Scrubber, resolve_scrubber
 
 from ._metrics import Instruments
 from ._settings import RunSettings
 from .content._capture import ContentCapture, capture_from
 
-__all__ = ["OPTION_NAMES", "Options", "settings_from"]
+__all__ = ["OPTION_NAMES", "Options", "scrub_for", "settings_from"]
 
 _tracers: weakref.WeakKeyDictionary[TracerProvider, Tracer] = weakref.WeakKeyDictionary()
 _instruments: weakref.WeakKeyDictionary[MeterProvider, Instruments] = weakref.WeakKeyDictionary()
@@ -100,6 +101,9 @@ class Options(TypedDict, total=False):
     - ``activate_context``: make the run's innermost span current while the agent computes
       each event (default True; False: the agent sees the consumer's context, the spans are
       the same).
+    - ``scrub``: every string the run exports is scrubbed of credentials first, content
+      capture on or off (default True; False turns it off; a :class:`~agent_otel.Scrubber`
+      adds patterns, keys or a callback; docs/scrubbing.md).
     """
 
     tracer_provider: TracerProvider | None
@@ -117,6 +121,7 @@ class Options(TypedDict, total=False):
     chunk_metric: bool
     provider: str | None
     activate_context: bool
+    scrub: bool | Scrubber
 
 
 OPTION_NAMES = frozenset(Options.__optional_keys__)
@@ -131,9 +136,12 @@ def settings_from(options: Options, caller: str = "otel_wrapper") -> RunSettings
     if unknown:
         raise TypeError(f"{caller}() got an unexpected keyword argument {unknown[0]!r}")
     capture = capture_from(options.get("capture_content"))
+    scrubber = resolve_scrubber(options.get("scrub", True))
+    instruments, bound = _instruments_for(options.get("meter_provider")).scrub(scrubber)
     return RunSettings(
         tracer=_tracer(options.get("tracer_provider")),
-        instruments=_instruments_for(options.get("meter_provider")),
+        instruments=instruments,
+        scrub=bound,
         logger=_logger(options.get("logger_provider"), capture),
         agent_name=options.get("agent_name"),
         provider=options.get("provider"),
@@ -148,3 +156,8 @@ def settings_from(options: Options, caller: str = "otel_wrapper") -> RunSettings
         chunk_metric=options.get("chunk_metric", False),
         activate_context=options.get("activate_context", True),
     )
+
+
+def scrub_for(meter_provider: MeterProvider | None, scrub: bool | Scrubber) -> Scrub | None:
+    """The scrub for writes outside a run (evaluations), counted on ``meter_provider``."""
+    return _instruments_for(meter_provider).scrub(resolve_scrubber(scrub))[1]

@@ -122,7 +122,7 @@ class Run:
         name = f"invoke_agent {settings.agent_name}" if settings.agent_name else "invoke_agent"
         self.span = start_span(
             settings.tracer, self.anomaly, name, parent, SpanKind.INTERNAL, span_attributes,
-            self.start,
+            self.start, scrub=settings.scrub,
         )  # fmt: skip
         self.recording = self.span.recording
         self.context = trace.set_span_in_context(self.span.raw, parent)

@@ -11,6 +11,7 @@ from opentelemetry.trace import Tracer
 from opentelemetry.util.types import AttributeValue
 
 from agent_otel.cost import BUNDLED_PRICES, PriceTable
+from agent_otel.scrubbing import Scrub
 
 from ._metrics import Instruments
 from .content._capture import ContentCapture
@@ -25,7 +26,8 @@ class RunSettings:
     are the messages the run was invoked with, recorded only when content capture is on.
     ``prices`` prices calls whose provider reports no cost (None: no costing).
     ``stand_down_providers``: provider instrumentations stand down inside our chat spans.
-    ``logger`` emits the content events (``ContentCapture.events``).
+    ``logger`` emits the content events (``ContentCapture.events``). ``scrub`` scrubs every
+    string the run writes (None: scrubbing off; see :mod:`agent_otel.scrubbing`).
     """
 
     tracer: Tracer
@@ -46,6 +48,7 @@ class RunSettings:
     prices: PriceTable | None = BUNDLED_PRICES
     stand_down_providers: bool = True
     logger: Logger | None = None
+    scrub: Scrub | None = None
 
     @property
     def currency(self) -> str:

@@ -21,6 +21,7 @@ from opentelemetry.util.types import Attributes, AttributeValue
 
 from agent_otel import _attributes as A
 from agent_otel._guard import report
+from agent_otel.scrubbing import Scrub
 
 from ._encodable import DROP, Count, clean_attributes, clean_text, clean_value
 
@@ -45,13 +46,15 @@ def describe_exception(error: BaseException) -> dict[str, AttributeValue]:
 
 
 class GuardedSpan(Span):
-    """A span whose every write is encodable and can never raise (see the module docstring)."""
+    """A span whose every write is scrubbed, encodable and can never raise (see the module
+    docstring). Scrubbing comes first: a repair or a cut must not hide a secret from it."""
 
-    __slots__ = ("_count", "raw", "recording")
+    __slots__ = ("_count", "raw", "recording", "scrub")
 
-    def __init__(self, raw: Span, count: Count) -> None:
+    def __init__(self, raw: Span, count: Count, scrub: Scrub | None = None) -> None:
         self.raw = raw
         self._count = count
+        self.scrub = scrub
         try:
             self.recording = bool(raw.is_recording())
         except Exception:
@@ -67,6 +70,8 @@ class GuardedSpan(Span):
     def set_attribute(self, key: str, value: Any) -> None:
         if not self.recording:
             return
+        if self.scrub is not None:
+            value = self.scrub.attribute(value)
         kind = type(value)
         if not (kind is float or kind is bool or (kind is str and value.isascii())):
             value = clean_value(value, self._count)
@@ -81,6 +86,8 @@ class GuardedSpan(Span):
         if not self.recording or not attributes:
             return
         try:
+            if self.scrub is not None:
+                attributes = self.scrub.attributes(attributes)
             self.raw.set_attributes(clean_attributes(attributes, self._count))
         except Exception:
             report("span set_attributes")
@@ -91,6 +98,8 @@ class GuardedSpan(Span):
         if not self.recording:
             return
         try:
+            if self.scrub is not None:
+                name, attributes = self.scrub.text(name), self.scrub.attributes(attributes)
             self.raw.add_event(
                 clean_text(name, self._count),
                 clean_attributes(attributes, self._count),
@@ -102,6 +111,8 @@ class GuardedSpan(Span):
     def add_link(self, context: SpanContext, attributes: Attributes = None) -> None:
         if self.recording:
             try:
+                if self.scrub is not None:
+                    attributes = self.scrub.attributes(attributes)
                 self.raw.add_link(context, clean_attributes(attributes, self._count))
             except Exception:
                 report("span add_link")
@@ -109,6 +120,8 @@ class GuardedSpan(Span):
     def update_name(self, name: str) -> None:
         if self.recording:
             try:
+                if self.scrub is not None:
+                    name = self.scrub.text(name)
                 self.raw.update_name(clean_text(name, self._count))
             except Exception:
                 report("span update_name")
@@ -118,7 +131,12 @@ class GuardedSpan(Span):
             return
         try:
             if isinstance(status, Status) and isinstance(status.description, str):
-                status = Status(status.status_code, clean_text(status.description, self._count))
+                text = status.description
+                if self.scrub is not None:
+                    text = self.scrub.text(text)
+                status = Status(status.status_code, clean_text(text, self._count))
+            elif isinstance(description, str) and self.scrub is not None:
+                description = self.scrub.text(description)
             self.raw.set_status(status, description)
         except Exception:
             report("span set_status")
@@ -158,9 +176,13 @@ def start_span(
     attributes: dict[str, AttributeValue],
     start_time: int,
     links: Sequence[Link] = (),
+    scrub: Scrub | None = None,
 ) -> GuardedSpan:
-    """Start a span of the run: encodable name and attributes; a failing tracer: no-op span."""
+    """Start a span of the run: scrubbed, encodable name and attributes (what samplers and
+    processors see at start); a failing tracer: a no-op span."""
     try:
+        if scrub is not None:
+            name, attributes = scrub.text(name), scrub.attributes(attributes)
         raw = tracer.start_span(
             clean_text(name, count),
             context,
@@ -172,4 +194,4 @@ def start_span(
     except Exception:
         report("span start")
         raw = INVALID_SPAN
-    return GuardedSpan(raw, count)
+    return GuardedSpan(raw, count, scrub)

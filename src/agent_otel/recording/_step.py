@@ -68,6 +68,7 @@ class Step:
             SpanKind.INTERNAL,
             {A.STEP_INDEX: index, A.OI_SPAN_KIND: A.OI_KIND_CHAIN, **identity},
             start,
+            scrub=settings.scrub,
         )
         self.context = trace.set_span_in_context(self.span.raw, parent)
         self.usage = Tokens()

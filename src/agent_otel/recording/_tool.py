@@ -78,6 +78,7 @@ class ToolCall:
             SpanKind.INTERNAL,
             attributes,
             now,
+            scrub=settings.scrub,
         )
         self.start = now
         self.name = name

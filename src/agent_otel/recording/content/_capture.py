@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from agent_otel._guard import report
+from agent_otel.scrubbing import Scrub
 
 from ._fit import TRUNCATION_MARK, fit_json, fit_plain, plain_copy
 
@@ -52,7 +53,8 @@ class ContentCapture:
     """How content is captured once it is on.
 
     ``max_bytes`` bounds each attribute's UTF-8 JSON text (and the text buffered for it while
-    a call streams); ``redact`` sees every value before it is recorded. ``spans`` puts content
+    a call streams); ``redact`` sees every value before it is recorded, after the default
+    scrubber (option ``scrub``) replaced the credentials it recognises. ``spans`` puts content
     on the spans; ``events`` also emits each chat call as a
     ``gen_ai.client.inference.operation.details`` log event (through the OTel Logs API).
     """
@@ -62,16 +64,24 @@ class ContentCapture:
     spans: bool = True
     events: bool = False
 
-    def encode(self, kind: ContentKind, value: Any) -> str | None:
-        """The attribute value for ``value``: redacted, JSON, within budget.
+    def encode(self, kind: ContentKind, value: Any, scrub: Scrub | None = None) -> str | None:
+        """The attribute value for ``value``: scrubbed, redacted, JSON, within budget.
 
-        ``None`` (no attribute) when the redactor returns ``None`` or when the redactor or
-        serialisation raises: the error is reported once and nothing unredacted is recorded.
+        ``scrub`` (the run's, :mod:`agent_otel.scrubbing`) runs on the bounded copy before
+        the ``redact`` hook and before strings are cut to the budget, so a cut cannot leave a
+        secret's prefix it no longer recognises. ``None`` (no attribute) when the redactor
+        returns ``None`` or when the redactor or serialisation raises: the error is reported
+        once and nothing unredacted is recorded.
         """
         try:
             plain = plain_copy(value, self.max_bytes)  # bounded by the budget
+            if scrub is not None:
+                plain = scrub.value(plain)
             if self.redact is None:
-                return fit_plain(plain, self.max_bytes)
+                text = fit_plain(plain, self.max_bytes)
+                if scrub is not None:
+                    scrub.trust(text)
+                return text
             redacted = self.redact(kind, plain)  # a copy: the hook may edit it in place
             return None if redacted is None else fit_json(redacted, self.max_bytes)
         except Exception:

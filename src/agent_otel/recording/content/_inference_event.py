@@ -19,6 +19,7 @@ from opentelemetry.trace import Span
 from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
+from agent_otel.scrubbing import Scrub
 
 _STRUCTURED = (A.INPUT_MESSAGES, A.OUTPUT_MESSAGES, A.SYSTEM_INSTRUCTIONS)
 
@@ -32,10 +33,14 @@ def _event_key(key: str) -> bool:
 
 
 def inference_details(
-    span: Span, fallback: Mapping[str, AttributeValue], content: Mapping[str, str | None]
+    span: Span,
+    fallback: Mapping[str, AttributeValue],
+    content: Mapping[str, str | None],
+    scrub: Scrub | None = None,
 ) -> LogRecord:
     """The event for one chat call: ``span``'s attributes (``fallback`` when the span does not
-    expose them) and ``content``, the captured JSON texts by attribute key."""
+    expose them) and ``content``, the captured JSON texts by attribute key; every string of
+    it scrubbed by ``scrub`` before the logger (and any processor) sees it."""
     recorded = getattr(getattr(span, "raw", span), "attributes", None)  # a GuardedSpan's SDK span
     source = recorded if isinstance(recorded, Mapping) else fallback
     attributes: dict[str, Any] = {k: v for k, v in source.items() if _event_key(k)}
@@ -44,6 +49,8 @@ def inference_details(
     for key, text in content.items():
         if text is not None:
             attributes[key] = json.loads(text)
+    if scrub is not None:
+        attributes = scrub.value(attributes)
     return LogRecord(
         event_name=A.EVENT_INFERENCE_DETAILS,
         attributes=attributes,

@@ -29,7 +29,7 @@ def encode(
             if value is None:
                 return None
             value = input_messages(value, capture.max_bytes)
-        return capture.encode(kind, value)
+        return capture.encode(kind, value, span.scrub)  # scrubbed as the span's writes are
     except Exception:
         report("content capture")
         return None

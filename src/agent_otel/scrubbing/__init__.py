@@ -1,0 +1,9 @@
+"""Credentials never leave the process: every string agent-otel exports is scrubbed first.
+
+On by default, with content capture off and on. See ``docs/scrubbing.md`` for the detectors,
+the options and the known limits.
+"""
+
+from ._scrubber import DETECTORS, Scrub, Scrubber, marker, resolve_scrubber
+
+__all__ = ["DETECTORS", "Scrub", "Scrubber", "marker", "resolve_scrubber"]

@@ -1,0 +1,239 @@
+"""The built-in detectors: credentials recognised by the format of their value.
+
+Each detector is a regular expression for one credential family, plus an optional check on
+what it matched (a key must look random; a ``Basic`` value must decode to ``user:pass``). A
+detector names the part it redacts (its ``secret`` group, else the whole match), so that
+``Authorization: Bearer`` or a URL's scheme and host stay readable.
+
+Linear time, on hostile input too: every pattern starts with a literal (the regex engine's
+fast search) and fails within a bounded number of characters or succeeds and moves past its
+match; the private key block's end is found by ``str.find``, not a lazy pattern, and a
+JWT from the dot before its payload (:func:`jwt_spans`).
+A detector runs only when one of its anchors is in the text (:mod:`._scrubber`).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+Check = Callable[[str], bool]
+PRIVATE_KEY = "private_key"
+JWT = "jwt"
+
+
+@dataclass(frozen=True, slots=True)
+class Detector:
+    """One credential family: ``name`` (the marker's), its pattern, the anchors (lower-case
+    literals) without one of which in the lower-cased text it cannot match, and an optional
+    check of what it would redact."""
+
+    name: str
+    pattern: re.Pattern[str]
+    anchors: tuple[str, ...]
+    check: Check | None = None
+    lower: bool = False
+
+    def spans(self, text: str, lowered: str) -> list[tuple[int, int]]:
+        """Where this detector's secrets are in ``text``: (start, end) pairs, in order.
+        ``lowered`` is ``text`` with ASCII letters in lower case (same length), which the
+        case-insensitive detectors (``lower``) read.
+
+        The redacted part is the pattern's last named group that matched (``secret``, or one
+        of a choice of quotings), else the whole match.
+        """
+        if self.name == PRIVATE_KEY:
+            return private_key_spans(self.pattern, text)
+        if self.name == JWT:
+            return jwt_spans(self.pattern, text)
+        out = []
+        check = self.check
+        for match in self.pattern.finditer(lowered if self.lower else text):
+            start, end = match.span(match.lastgroup or 0)
+            if end > start and (check is None or check(text[start:end])):
+                out.append((start, end))
+        return out
+
+
+def looks_random(value: str) -> bool:
+    """A key's body: letters of both cases and a digit (an identifier or a word has not)."""
+    return (
+        any(c.isdigit() for c in value)
+        and any(c.isupper() for c in value)
+        and any(c.islower() for c in value)
+    )
+
+
+def mixed_case(value: str) -> bool:
+    """A letters-only key's body: both cases (a word or a constant name has one)."""
+    return any(c.isupper() for c in value) and any(c.islower() for c in value)
+
+
+def has_digit(value: str) -> bool:
+    return any(c.isdigit() for c in value)
+
+
+def basic_credentials(value: str) -> bool:
+    """A ``Basic`` value: base64 of printable ``user:password``."""
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+        text = decoded.decode("utf-8")
+    except (binascii.Error, ValueError):
+        return False
+    return ":" in text and text.isprintable()
+
+
+def _rx(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    return re.compile(pattern, flags)
+
+
+_T = r"A-Za-z0-9_\-"  # a key's characters
+# Key names that announce a secret in text (matched lower case; db_password, x-api-key too).
+_KEY_WORDS = (
+    r"(?:password|passwd|pwd|passphrase|secret|api[_-]?key|access[_-]?key|private[_-]?key"
+    r"|(?:access|auth|refresh|id|session|bearer|api)[_-]?token|(?<![a-z0-9_.-])token)"
+)
+
+# No pattern needs a boundary before its literal: a secret glued to the text before it is
+# still found (and a few characters of that text may go with it). A failed attempt stops
+# within the minimum length, a successful one moves past its match: linear.
+BUILT_IN: tuple[Detector, ...] = (
+    Detector(
+        PRIVATE_KEY,
+        # the header only; the block's end is found by private_key_spans (no lazy scan)
+        _rx(r"-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----"),
+        ("-----begin",),
+    ),
+    Detector("anthropic_api_key", _rx(rf"sk-ant-[{_T}]{{32,}}"), ("sk-ant-",), looks_random),
+    Detector("openai_api_key", _rx(rf"sk-[{_T}]{{20,}}"), ("sk-",), looks_random),
+    Detector("groq_api_key", _rx(r"gsk_[A-Za-z0-9]{40,}"), ("gsk_",), looks_random),
+    Detector("xai_api_key", _rx(r"xai-[A-Za-z0-9]{40,}"), ("xai-",), looks_random),
+    Detector("google_api_key", _rx(r"AIza[A-Za-z0-9_-]{35}"), ("aiza",)),
+    Detector("huggingface_token", _rx(r"hf_[A-Za-z]{34,}"), ("hf_",), mixed_case),
+    Detector(
+        "aws_access_key_id",
+        _rx(r"A(?:KIA|SIA|BIA|CCA)[A-Z2-7]{16}"),
+        ("akia", "asia", "abia", "acca"),
+    ),
+    Detector(
+        "aws_secret_access_key",
+        _rx(r"secret_?access_?key[\"']?\s{0,3}[=:]\s{0,3}[\"']?(?P<secret>[a-z0-9/+]{40})"),
+        ("access",),
+        lower=True,
+    ),
+    Detector(
+        "github_token",
+        _rx(r"gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{60,}"),
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    ),
+    Detector("gitlab_token", _rx(r"glpat-[A-Za-z0-9_-]{20,}"), ("glpat-",)),
+    Detector("slack_token", _rx(r"xox[abposre]-[A-Za-z0-9-]{10,}"), ("xox",), has_digit),
+    Detector(
+        "slack_webhook",
+        _rx(r"hooks\.slack\.com/(?:services|workflows)/(?P<secret>[A-Za-z0-9/_-]{20,})"),
+        ("hooks.slack",),
+    ),
+    Detector(
+        "stripe_key",
+        _rx(r"[sr]k_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9]{24,}"),
+        ("sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_"),
+    ),
+    Detector(JWT, _rx(r"\.eyJ[A-Za-z0-9_-]{8,}(?=\.)"), ("eyj",)),
+    Detector(
+        "url_credentials",
+        # scheme://user:password@host: the whole userinfo; each part bounded (no \s / ? # @)
+        _rx(r"://(?P<secret>[^\s/?#@:\"'<>\\]{1,256}:[^\s/?#@\"'<>\\]{1,256})@"),
+        ("://",),
+    ),
+    Detector(
+        "authorization_header",
+        _rx(
+            r"authorization[\"']?\s{0,3}[:=]\s{0,3}[\"']?"
+            r"(?:(?:bearer|basic|token|digest|negotiate|apikey|bot|sso-key|key)\s{1,3})?"
+            r"(?P<secret>[^\s\"',;\[\]]{8,})"
+        ),
+        ("authorization",),
+        lower=True,
+    ),
+    Detector(
+        "bearer_token",
+        _rx(r"bearer\s{1,3}(?P<secret>[a-z0-9._~+/=-]{16,})"),
+        ("bearer",),
+        has_digit,
+        lower=True,
+    ),
+    Detector(
+        "basic_auth",
+        _rx(r"Basic\s{1,3}(?P<secret>[A-Za-z0-9+/]{6,}={0,2})"),
+        ("basic",),
+        basic_credentials,
+    ),
+    Detector(
+        "secret_assignment",
+        # key=value anywhere (env dumps, query strings, kwargs reprs); key: value only when
+        # the key is quoted (JSON, dict reprs): "password: must be 8 chars" is prose. An
+        # unquoted value runs to a space or quote: "&" or ";" may be in a password.
+        _rx(
+            rf"(?:{_KEY_WORDS})(?:[\"']\s{{0,3}}[:=]|\s{{0,3}}=)\s{{0,3}}"
+            r"(?!\"?'?\[redacted:)"  # a value already replaced (scrubbing is idempotent)
+            r"(?:\"(?P<dq>[^\"\\\n]{3,512})\"|'(?P<sq>[^'\\\n]{3,512})'"
+            r"|(?P<bare>[^\s\"'<>]{3,512}))"
+        ),
+        ("pass", "pwd", "secret", "key", "token"),
+        lower=True,
+    ),
+)
+
+_SEGMENT = re.compile(r"[A-Za-z0-9_-]*")
+
+
+def jwt_spans(payload: re.Pattern[str], text: str) -> list[tuple[int, int]]:
+    """Each JWT (``header.payload.signature``, header and payload base64url JSON, so both
+    start ``eyJ``), found from the ``.eyJ`` that starts its payload: the header is the
+    segment before that dot from its first ``eyJ`` (so a JWT glued to the text before it is
+    found), the signature the segment after. Each dot starts one bounded attempt: linear."""
+    out: list[tuple[int, int]] = []
+    last = 0
+    for found in payload.finditer(text):
+        dot = found.start()
+        lo = dot
+        while lo > last and text[lo - 1] in _B64URL:
+            lo -= 1
+        first = text.find("eyJ", lo, dot)
+        if first == -1 or dot - first < 11:
+            continue
+        signature = _SEGMENT.match(text, found.end() + 1)
+        end = signature.end() if signature else found.end()
+        out.append((first, end))
+        last = end
+    return out
+
+
+_B64URL = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+def private_key_spans(header: re.Pattern[str], text: str) -> list[tuple[int, int]]:
+    """Each private key block: from its header through its END line, else (a block that was
+    cut) through the run of base64, whitespace and escapes after the header. Linear: the END
+    search moves forward only, and once there is none it is not searched again."""
+    out: list[tuple[int, int]] = []
+    position, no_end_from = 0, len(text) + 1
+    while (found := header.search(text, position)) is not None:
+        start, end = found.span()
+        stop = -1 if end >= no_end_from else text.find("-----END", end)
+        if stop == -1:
+            no_end_from = min(no_end_from, end)
+            body = _BODY.match(text, end)
+            end = body.end() if body else end
+        else:
+            close = text.find("-----", stop + 8, stop + 80)
+            end = close + 5 if close != -1 else stop + 8
+        out.append((start, end))
+        position = end
+    return out
+
+
+_BODY = re.compile(r"[A-Za-z0-9+/=\s\\:,.-]*")

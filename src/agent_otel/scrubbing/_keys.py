@@ -1,0 +1,63 @@
+"""Secrets recognised by the name they are stored under, in structured tool arguments and
+results (``{"password": ...}``, ``{"apiKey": ...}``, ``{"access_token": ...}``).
+
+A key is split into words (``apiKey``, ``api-key`` and ``API_KEY`` all read ``api key``).
+It names a secret when a word is one of :data:`SECRET_WORDS`, when two neighbouring words
+make one of :data:`SECRET_PAIRS`, or when its last word is ``token`` in the singular: so
+``access_token`` and ``github_token`` are secrets, ``input_tokens``, ``max_tokens``,
+``token_count`` and ``tokenizer`` are not.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from functools import lru_cache
+
+SECRET_WORDS = frozenset({
+    "password", "passwd", "pwd", "passphrase", "secret", "secrets", "credential",
+    "credentials", "authorization", "apikey", "privatekey", "accesskey", "secretkey",
+    "cookie", "bearer",
+})  # fmt: skip
+SECRET_PAIRS = frozenset({
+    ("api", "key"), ("private", "key"), ("access", "key"), ("secret", "key"),
+    ("client", "secret"), ("set", "cookie"), ("session", "key"),
+})  # fmt: skip
+
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+def words(key: str) -> list[str]:
+    """``key``'s words, lower case: ``"apiKey"`` -> ``["api", "key"]``."""
+    return [w.lower() for w in _WORDS.findall(key)]
+
+
+@lru_cache(maxsize=1024)
+def _is_secret(key: str, extra: frozenset[str]) -> bool:
+    parts = words(key)
+    if not parts:
+        return False
+    joined = "".join(parts)
+    if joined in extra or key.lower() in extra:
+        return True
+    if parts[-1] == "token":
+        return True
+    for index, word in enumerate(parts):
+        if word in SECRET_WORDS:
+            return True
+        if index and (parts[index - 1], word) in SECRET_PAIRS:
+            return True
+    return False
+
+
+def is_secret_key(key: str, extra: frozenset[str] = frozenset()) -> bool:
+    """Whether a value stored under ``key`` is a secret (``extra``: more names, compared
+    with their words joined: ``"pin_code"`` matches ``pinCode`` and ``PIN-CODE``)."""
+    if len(key) > 64:  # a sentence used as a key is not a field name
+        return False
+    return _is_secret(key, extra)
+
+
+def normalise(names: Iterable[str]) -> frozenset[str]:
+    """User-given key names in the form :func:`is_secret_key` compares them."""
+    return frozenset("".join(words(name)) for name in names)

@@ -1,0 +1,262 @@
+"""``Scrubber``: what is scrubbed, and the scrubbing of texts, attribute values and content.
+
+A text is screened first for each detector's anchors (literals such as ``sk-`` or ``eyj``
+in the lower-cased text: C-speed substring searches; the common text has none and costs only
+that). The detectors whose anchors were seen then find their secrets; overlapping finds
+merge, and each is replaced by a marker that names the detector and the length, never any
+character of the secret: ``[REDACTED:jwt len=171]``. The text around it is kept. Each
+replacement is told to ``found(detector)`` (the self-metric); the value never is.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._detectors import BUILT_IN, Detector
+from ._keys import is_secret_key, normalise
+
+Found = Callable[[str], None]
+CALLBACK = "callback"
+SECRET_FIELD = "secret_field"
+DETECTORS = tuple(d.name for d in BUILT_IN)
+"""The built-in detectors' names, as markers and the self-metric name them."""
+
+
+SHORT = 20
+"""Below this length (an AWS key id's) only the URL, key=value and Basic detectors can match,
+and they need ``:``, ``=`` or ``Basic``."""
+_REMEMBER, _REMEMBERED = 128, 2048  # clean strings a Scrub remembers: how long, how many
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def _ignore(name: str) -> None:
+    return None
+
+
+_MARKER = re.compile(r"\[REDACTED:[A-Za-z0-9_.:-]{1,64} len=[0-9]{1,12}\]")
+
+
+def marker(name: str, length: int) -> str:
+    """What replaces a secret: the detector's name and the secret's length, nothing of it."""
+    return f"[REDACTED:{name} len={length}]"
+
+
+@dataclass(frozen=True, slots=True)
+class Scrubber:
+    """What the default scrubber looks for, and what you add to it.
+
+    ``patterns``: more detectors, name -> regular expression (its last matching named group,
+    else the whole match, is redacted); they run on every exported string, so keep them
+    linear. ``keys``: more field names whose values are secrets in structured content
+    (compared by words: ``"pin_code"`` also matches ``pinCode``). ``disable``: names of
+    built-in detectors to switch off (see :data:`DETECTORS`). ``callback(text) -> text`` runs
+    last on every string (return it unchanged when there is nothing to hide; a change is
+    counted as ``callback``). ``scrub=False`` where the options are given turns scrubbing off.
+    """
+
+    patterns: Mapping[str, str | re.Pattern[str]] = field(default_factory=dict)
+    keys: Collection[str] = ()
+    disable: Collection[str] = ()
+    callback: Callable[[str], str] | None = None
+    _detectors: tuple[Detector, ...] = field(init=False, repr=False, compare=False)
+    _always: tuple[Detector, ...] = field(init=False, repr=False, compare=False)
+    _short: bool = field(init=False, repr=False, compare=False)
+    _keys: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        unknown = set(self.disable) - set(DETECTORS)
+        if unknown:
+            raise ValueError(f"unknown detectors {sorted(unknown)}; built-in: {DETECTORS}")
+        detectors = tuple(d for d in BUILT_IN if d.name not in self.disable)
+        always = tuple(
+            Detector(name, re.compile(pattern) if isinstance(pattern, str) else pattern, ())
+            for name, pattern in self.patterns.items()
+        )
+        object.__setattr__(self, "_detectors", detectors)
+        object.__setattr__(self, "_always", always)
+        object.__setattr__(self, "_keys", normalise(self.keys))
+        object.__setattr__(self, "_short", not always and self.callback is None)
+
+    def text(self, text: str, found: Found = _ignore) -> str:
+        """``text`` with every secret the detectors recognise replaced by its marker."""
+        short = self._short and len(text) < SHORT
+        if short and not (":" in text or "=" in text or "Basic" in text):
+            return text  # too short for every built-in detector but these three
+        lowered = text.lower()
+        if len(lowered) != len(text):  # a few non-ASCII letters lower to two characters
+            lowered = text.translate(_ASCII_LOWER)
+        chosen = [d for d in self._detectors if any(a in lowered for a in d.anchors)]
+        if chosen or self._always:
+            text = _replace(text, lowered, chosen + list(self._always), found)
+        if self.callback is not None:
+            changed = self.callback(text)
+            if changed != text:
+                found(CALLBACK)
+                text = str(changed)
+        return text
+
+    def value(self, value: Any, found: Found = _ignore) -> Any:
+        """A plain JSON value (dicts, lists, strings, numbers) with its strings scrubbed and
+        every value under a secret key (:mod:`._keys`) replaced; copied only where changed. A
+        string holding a JSON object or array (tool arguments often are) is read as one."""
+        kind = type(value)
+        if kind is str:
+            if value[:1] in "{[" and value:
+                return self._json_text(value, found)
+            return self.text(value, found)
+        if kind is dict:
+            out: dict[Any, Any] | None = None
+            for key, item in value.items():
+                name = self.text(key, found) if type(key) is str else key
+                if type(key) is str and is_secret_key(key, self._keys):
+                    fixed = _redact_all(item, found)
+                else:
+                    fixed = self.value(item, found)
+                if out is None and (fixed is not item or name is not key):
+                    out = {}
+                    for done, kept in value.items():  # the unchanged prefix, as it was
+                        if done is key:
+                            break
+                        out[done] = kept
+                if out is not None:
+                    out[name] = fixed
+            return value if out is None else out
+        if kind is list or kind is tuple:
+            items = [self.value(item, found) for item in value]
+            if any(a is not b for a, b in zip(items, value, strict=True)):
+                return items
+            return value
+        return value
+
+    def _json_text(self, text: str, found: Found) -> str:
+        """A string that holds a JSON object or array: scrubbed as that value (re-serialised
+        only when something changed), else as text."""
+        try:
+            parsed = json.loads(text)
+        except (ValueError, RecursionError):
+            return self.text(text, found)
+        if not isinstance(parsed, (dict, list)):
+            return self.text(text, found)
+        fixed = self.value(parsed, found)
+        return text if fixed is parsed else json.dumps(fixed, ensure_ascii=False)
+
+
+def _replace(text: str, lowered: str, detectors: list[Detector], found: Found) -> str:
+    spans: list[tuple[int, int, str]] = []
+    for detector in detectors:
+        spans.extend((start, end, detector.name) for start, end in detector.spans(text, lowered))
+    if not spans:
+        return text
+    spans.sort()
+    parts, kept = [], 0
+    start, end, name = spans[0]
+    for s, e, n in spans[1:]:
+        if s < end:  # overlapping finds are one secret, named by the first
+            end = max(end, e)
+            continue
+        parts.append(text[kept:start])
+        parts.append(marker(name, end - start))
+        found(name)
+        kept, (start, end, name) = end, (s, e, n)
+    parts.append(text[kept:start])
+    parts.append(marker(name, end - start))
+    found(name)
+    parts.append(text[end:])
+    return "".join(parts)
+
+
+def _redact_all(value: Any, found: Found) -> Any:
+    """Every scalar under a secret key as a marker (``None`` and booleans say nothing)."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, dict):
+        return {key: _redact_all(item, found) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_redact_all(item, found) for item in value]
+    text = value if isinstance(value, str) else json.dumps(value)
+    if not text or _MARKER.fullmatch(text):  # nothing, or replaced already
+        return value
+    found(SECRET_FIELD)
+    return marker(SECRET_FIELD, len(text))
+
+
+DEFAULT = Scrubber()
+"""The scrubber in force unless the options say otherwise."""
+
+
+class Scrub:
+    """A scrubber bound to where its finds are counted: what the write doors hold.
+
+    Short strings it found clean are remembered (model, tool, provider and span names recur
+    on every call), so a run without content pays a set lookup per attribute.
+    """
+
+    __slots__ = ("_clean", "_trusted", "found", "scrubber")
+
+    def __init__(self, scrubber: Scrubber, found: Found = _ignore) -> None:
+        self.scrubber = scrubber
+        self.found = found
+        self._clean: set[str] = set()
+        self._trusted: set[str] = set()
+
+    def trust(self, text: str) -> None:
+        """``text`` was made from values this scrub just scrubbed (the content JSON, before a
+        ``redact`` hook could add anything): its write need not scan it again."""
+        if len(self._trusted) >= 8:
+            self._trusted.clear()
+        self._trusted.add(text)
+
+    def text(self, text: str) -> str:
+        clean = self._clean
+        if text in clean:
+            return text
+        if len(text) > _REMEMBER and text in self._trusted:
+            self._trusted.discard(text)
+            return text
+        out = self.scrubber.text(text, self.found)
+        if out is text and len(text) <= _REMEMBER and self.scrubber.callback is None:
+            if len(clean) >= _REMEMBERED:
+                clean.clear()
+            clean.add(text)
+        return out
+
+    def value(self, value: Any) -> Any:
+        """A plain JSON value scrubbed (see :meth:`Scrubber.value`)."""
+        return self.scrubber.value(value, self.found)
+
+    def attribute(self, value: Any) -> Any:
+        """An attribute value: a string, or each string of a list, scrubbed; others as they are."""
+        kind = type(value)
+        if kind is str:
+            return self.text(value)
+        if kind is list or kind is tuple:
+            items = [self.attribute(item) for item in value]
+            return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
+        if isinstance(value, str):
+            return self.text(str.__str__(value))
+        return value
+
+    def attributes(self, attributes: Mapping[str, Any] | None) -> Any:
+        """``attributes`` with every value scrubbed; the same mapping when nothing changed.
+        Keys are names chosen in code, not data: they are kept."""
+        if not attributes:
+            return attributes
+        out: dict[str, Any] | None = None
+        for key, value in attributes.items():
+            fixed = self.attribute(value)
+            if fixed is not value and out is None:
+                out = dict(attributes)
+            if out is not None:
+                out[key] = fixed
+        return attributes if out is None else out
+
+
+def resolve_scrubber(option: bool | Scrubber | None) -> Scrubber | None:
+    """The scrubber in force: ``True``/``None`` the default, ``False`` none."""
+    if isinstance(option, Scrubber):
+        return option
+    return None if option is False else DEFAULT

@@ -1,0 +1,359 @@
+"""Scrubbing on every signal agent-otel exports, in every capture mode: span names,
+attributes, status descriptions, span events (``exception.message`` and
+``exception.stacktrace`` of an exception chain included), content log events, evaluation
+events, metric attributes, spans of ``instrument()``-ed agents; counted by detector in
+``agent_otel.scrubbed``, never by value. ``scrub=False`` shows the same run leaking, which is
+what makes these tests able to fail."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from opentelemetry.sdk.metrics.export import NumberDataPoint
+
+from agent_contract.examples import ScriptedAgent
+from agent_contract.protocol import (
+    Error,
+    FunctionCall,
+    LLMCallEnd,
+    LLMCallStart,
+    Message,
+    PhaseMarker,
+    StepBoundary,
+    TextDelta,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
+from agent_otel import ContentCapture, Scrubber, instrument, otel_wrapper, record_evaluation
+from agent_otel import _attributes as A
+from agent_otel.testing import InMemoryTelemetry
+from test_scrubbing import context_fakes, fakes
+
+F = fakes()
+CF = context_fakes()
+C = {name: secret for name, (_, secret) in CF.items()}
+DB_URL = CF["url_credentials"][0]
+BEARER = CF["authorization_header"][0]
+API_KEY = "k-" + F["gitlab_token"][6:]  # a value no format detector knows: found by its key
+
+
+class Leak(RuntimeError):
+    pass
+
+
+def script() -> list[Any]:
+    """A run that carries a credential on every path a string takes to an export."""
+    arguments = json.dumps({"city": "Paris", "api_key": API_KEY, "db": DB_URL})
+    return [
+        PhaseMarker(name=f"plan with {F['slack_token']}"),
+        LLMCallStart(
+            model="gpt-4o",
+            provider="openai",
+            call_id="llm_1",
+            messages=[
+                Message(role="system", content=f"Use key {F['openai_api_key']}."),
+                Message(role="user", content=f"My AWS key is {F['aws_access_key_id']}"),
+            ],
+        ),
+        TextDelta(f"Calling with {BEARER} now"),
+        ToolCall(
+            id="call_1",
+            function=FunctionCall(f"fetch_{F['github_token']}", arguments),
+        ),
+        LLMCallEnd(call_id="llm_1", finish_reason="tool_calls"),
+        Usage(input_tokens=20, output_tokens=5),
+        ToolResult(
+            tool_call_id="call_1",
+            content={"password": "hunter2-and-more", "session": F["jwt"], "pem": F["private_key"]},
+        ),
+        Error(message=f"retrying {DB_URL} with {F['anthropic_api_key']}", error_type="Transient"),
+        StepBoundary(index=0),
+    ]
+
+
+def chained_error() -> Leak:
+    try:
+        try:
+            raise KeyError(F["stripe_key"])
+        except KeyError as inner:
+            raise ValueError(f"bad token {F['google_api_key']}") from inner
+    except ValueError as middle:
+        error = Leak(f"could not connect to {DB_URL} as {BEARER}")
+        error.__cause__ = middle
+        return error
+
+
+SECRETS = {
+    "openai": F["openai_api_key"],
+    "anthropic": F["anthropic_api_key"],
+    "aws": F["aws_access_key_id"],
+    "github": F["github_token"],
+    "slack": F["slack_token"],
+    "stripe": F["stripe_key"],
+    "google": F["google_api_key"],
+    "jwt": F["jwt"],
+    "pem body": F["private_key"].splitlines()[3],
+    "db password": "Tr0ub4dor&3x",
+    "bearer": C["authorization_header"],
+    "api_key field": API_KEY,
+    "password field": "hunter2-and-more",
+}
+# Found only when content is captured: the rest also leak through names, errors and events.
+CONTENT_ONLY = {"openai", "aws", "jwt", "pem body", "api_key field", "password field"}
+# With content on log events only, tool arguments and results are not exported at all.
+# (The arguments are also in the chat call's output message, on its event.)
+TOOL_CONTENT = {"jwt", "pem body", "password field"}
+
+
+def exported(telemetry: InMemoryTelemetry) -> str:
+    """Every string of every span, span event, status, log record and metric point."""
+    parts: list[Any] = []
+    for span in telemetry.spans():
+        parts += [span.name, dict(span.attributes or {}), span.status.description]
+        for event in span.events:
+            parts += [event.name, dict(event.attributes or {})]
+    for log in telemetry.logs():
+        parts += [log.log_record.event_name, log.log_record.body, log.log_record.attributes]
+    data = telemetry.metric_reader.get_metrics_data()
+    for resource in data.resource_metrics if data else ():
+        for scope in resource.scope_metrics:
+            for metric in scope.metrics:
+                parts += [dict(p.attributes or {}) for p in metric.data.data_points]
+    return json.dumps(parts, default=str, ensure_ascii=False)
+
+
+def leaked(text: str) -> set[str]:
+    """The secrets of which an 8-character piece is in ``text``."""
+    out = set()
+    for name, secret in SECRETS.items():
+        if any(secret[i : i + 8] in text for i in range(len(secret) - 7)):
+            out.add(name)
+    return out
+
+
+def scrubbed_counts(telemetry: InMemoryTelemetry) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    data = telemetry.metric_reader.get_metrics_data()
+    for resource in data.resource_metrics if data else ():
+        for scope in resource.scope_metrics:
+            for metric in scope.metrics:
+                if metric.name == A.METRIC_SCRUBBED:
+                    for point in metric.data.data_points:
+                        assert isinstance(point, NumberDataPoint)
+                        detector = str((point.attributes or {})[A.SCRUB_DETECTOR])
+                        counts[detector] = int(point.value)
+    return counts
+
+
+async def run(telemetry: InMemoryTelemetry, events: Sequence[Any], **options: Any) -> None:
+    agent = ScriptedAgent(list(events), fail_at=len(events), error=chained_error())
+    wrap = otel_wrapper(
+        agent_name="ops",
+        tracer_provider=telemetry.tracer_provider,
+        meter_provider=telemetry.meter_provider,
+        logger_provider=telemetry.logger_provider,
+        **options,
+    )
+    with pytest.raises(Leak):
+        async for _ in wrap(agent.stream([Message(role="user", content="go")])):
+            pass
+
+
+MODES = {
+    "off": None,
+    "span_only": ContentCapture(),
+    "event_only": ContentCapture(spans=False, events=True),
+    "span_and_event": ContentCapture(spans=True, events=True),
+}
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+async def test_nothing_of_any_secret_is_exported_in_any_capture_mode(
+    otel_telemetry: InMemoryTelemetry, mode: str
+) -> None:
+    await run(otel_telemetry, script(), capture_content=MODES[mode])
+    text = exported(otel_telemetry)
+    assert leaked(text) == set()
+    assert "[REDACTED:url_credentials len=" in text  # the error's text is kept around it
+    assert "retrying postgres://[REDACTED:url_credentials" in text
+    counts = scrubbed_counts(otel_telemetry)
+    assert counts.get("url_credentials", 0) >= 2 and counts.get("stripe_key", 0) >= 1
+    assert not leaked(json.dumps(counts))  # counted by detector, never by value
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+async def test_the_same_run_with_scrubbing_off_leaks_what_the_default_stops(
+    otel_telemetry: InMemoryTelemetry, mode: str
+) -> None:
+    await run(otel_telemetry, script(), capture_content=MODES[mode], scrub=False)
+    text = exported(otel_telemetry)
+    expected = {
+        "off": set(SECRETS) - CONTENT_ONLY,
+        "event_only": set(SECRETS) - TOOL_CONTENT,
+    }.get(mode, set(SECRETS))
+    assert leaked(text) == expected
+    assert scrubbed_counts(otel_telemetry) == {}
+
+
+async def test_exception_chain_message_and_stacktrace_are_scrubbed_text_kept(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    await run(otel_telemetry, script())
+    agent = next(s for s in otel_telemetry.spans() if s.name == "invoke_agent ops")
+    (exception,) = [e for e in agent.events if e.name == A.EVENT_EXCEPTION]
+    attributes = dict(exception.attributes or {})
+    message = str(attributes[A.EXCEPTION_MESSAGE])
+    assert message.startswith("could not connect to postgres://[REDACTED:url_credentials len=")
+    trace = str(attributes[A.EXCEPTION_STACKTRACE])
+    assert "KeyError" in trace and "ValueError: bad token [REDACTED:google_api_key len=39]" in trace
+    assert leaked(trace) == set()
+
+
+async def test_span_names_and_status_descriptions_are_scrubbed(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    await run(otel_telemetry, script())
+    names = [span.name for span in otel_telemetry.spans()]
+    github = len(F["github_token"])
+    assert f"execute_tool fetch_[REDACTED:github_token len={github}]" in names
+    descriptions = [s.status.description or "" for s in otel_telemetry.spans()]
+    assert any(d.startswith("retrying postgres://[REDACTED:") for d in descriptions)
+
+
+async def test_content_keeps_its_shape_and_the_redact_hook_sees_the_scrubbed_value(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    seen: list[Any] = []
+
+    def redact(kind: str, value: Any) -> Any:
+        seen.append(value)
+        return value
+
+    await run(otel_telemetry, script(), capture_content=ContentCapture(redact=redact))
+    assert leaked(json.dumps(seen)) == set()  # the default ran first
+    tool = next(s for s in otel_telemetry.spans() if s.name.startswith("execute_tool"))
+    arguments = json.loads(str((tool.attributes or {})[A.TOOL_CALL_ARGUMENTS]))
+    assert arguments["city"] == "Paris"
+    assert arguments["api_key"].startswith("[REDACTED:secret_field len=")
+    result = json.loads(str((tool.attributes or {})[A.TOOL_CALL_RESULT]))
+    assert set(result) == {"password", "session", "pem"}
+    assert result["session"] == f"[REDACTED:jwt len={len(F['jwt'])}]"
+
+
+async def test_a_users_pattern_and_callback_apply_to_spans_too(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    scrubber = Scrubber(patterns={"employee": r"EMP-\d{6}"}, callback=str.upper)
+    events = [PhaseMarker(name="for EMP-123456"), StepBoundary(index=0)]
+    agent = ScriptedAgent(events)
+    wrap = otel_wrapper(
+        tracer_provider=otel_telemetry.tracer_provider,
+        meter_provider=otel_telemetry.meter_provider,
+        scrub=scrubber,
+    )
+    async for _ in wrap(agent.stream([])):
+        pass
+    text = exported(otel_telemetry)
+    assert "FOR [REDACTED:EMPLOYEE LEN=10]" in text and "EMP-123456" not in text
+
+
+async def test_instrumented_agents_are_scrubbed_and_can_turn_it_off() -> None:
+    for scrub, expect in ((True, set()), (False, set(SECRETS) - CONTENT_ONLY)):
+        telemetry = InMemoryTelemetry()
+        events = script()
+        agent = ScriptedAgent(events, fail_at=len(events), error=chained_error())
+        traced = instrument(
+            agent,
+            tracer_provider=telemetry.tracer_provider,
+            meter_provider=telemetry.meter_provider,
+            scrub=scrub,
+        )
+        with pytest.raises(Leak):
+            async for _ in traced.stream([Message(role="user", content="go")]):
+                pass
+        assert telemetry.spans()
+        assert leaked(exported(telemetry)) == expect
+
+
+def test_evaluation_explanations_are_scrubbed_and_counted(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    for scrub in (True, False):
+        record_evaluation(
+            "groundedness",
+            score=0.2,
+            label=f"leaked {F['openai_api_key']}",
+            explanation=f"the answer quoted {F['private_key']} and {DB_URL}",
+            logger_provider=otel_telemetry.logger_provider,
+            meter_provider=otel_telemetry.meter_provider,
+            scrub=scrub,
+        )
+    scrubbed, plain = otel_telemetry.logs()
+    assert leaked(json.dumps(dict(scrubbed.log_record.attributes or {}))) == set()
+    explanation = str((scrubbed.log_record.attributes or {})[A.EVALUATION_EXPLANATION])
+    assert explanation.startswith("the answer quoted [REDACTED:private_key len=")
+    plain_text = json.dumps(dict(plain.log_record.attributes or {}))
+    assert leaked(plain_text) == {"openai", "db password", "pem body"}
+    counts = scrubbed_counts(otel_telemetry)
+    assert counts == {"openai_api_key": 1, "private_key": 1, "url_credentials": 1}
+
+
+SHOWN = {"bearer": BEARER, "db password": DB_URL, "pem body": F["private_key"]}
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.text(max_size=40),
+    st.sampled_from(sorted(set(SECRETS) - {"api_key field", "password field"})),
+    st.text(max_size=40),
+    st.sampled_from(sorted(MODES)),
+)
+def test_a_secret_anywhere_in_an_error_or_a_message_never_reaches_an_export(
+    before: str, name: str, after: str, mode: str
+) -> None:
+    import asyncio
+
+    secret = SECRETS[name]  # in free text, each of these is known by its format or label
+    text = before + SHOWN.get(name, secret) + after
+    events = [
+        LLMCallStart(model="m", call_id="c", messages=[Message(role="user", content=text)]),
+        TextDelta(text),
+        LLMCallEnd(call_id="c"),
+        Error(message=text),
+        StepBoundary(index=0),
+    ]
+    telemetry = InMemoryTelemetry()
+    agent = ScriptedAgent(events, fail_at=len(events), error=RuntimeError(text))
+    wrap = otel_wrapper(
+        tracer_provider=telemetry.tracer_provider,
+        meter_provider=telemetry.meter_provider,
+        logger_provider=telemetry.logger_provider,
+        capture_content=MODES[mode],
+    )
+
+    async def main() -> None:
+        with pytest.raises(RuntimeError):
+            async for _ in wrap(agent.stream([])):
+                pass
+
+    asyncio.run(main())
+    out = exported(telemetry)
+    surrounding = before + after
+    for i in range(len(secret) - 3):
+        piece = secret[i : i + 4]
+        assert piece not in out or piece in surrounding or piece in NOT_SECRET, piece
+
+
+# Pieces any export holds anyway: attribute names, markers, JSON and the run's own words.
+NOT_SECRET = (
+    json.dumps([A.__dict__[k] for k in dir(A) if k.isupper() and isinstance(A.__dict__[k], str)])
+    + "[REDACTED: len=] secret_field private_key url_credentials authorization_header"
+    + " ".join(sorted(set(fakes()) | set(context_fakes())))
+    + "RuntimeError Traceback (most recent call last) File line in raise"
+)
