@@ -229,7 +229,7 @@ async def test_capture_records_messages_tools_and_validates(
 
     assert json.loads(tool[TOOL_CALL_ARGUMENTS]) == {"city": "Zürich", "key": SECRET}
     # a value under a secret key name is scrubbed by default (docs/scrubbing.md), capture on
-    scrubbed = "[REDACTED:secret_field len=14]"
+    scrubbed = "[REDACTED:key_name len=14]"
     assert json.loads(tool[TOOL_CALL_RESULT]) == {"temp": 18, "token": scrubbed}
     # The JSON is UTF-8 text, not \u escapes (a budget counts what is exported).
     assert "Zürich" in tool[TOOL_CALL_ARGUMENTS]
@@ -466,7 +466,7 @@ async def test_redactor_sees_every_kind_and_its_output_is_recorded(
     values = dict(seen)
     assert values["tool_arguments"] == {"city": "Zürich", "key": SECRET}
     # the hook runs after the default scrubber: a secret key's value reaches it as the marker
-    assert values["tool_result"] == {"temp": 18, "token": "[REDACTED:secret_field len=14]"}
+    assert values["tool_result"] == {"temp": 18, "token": "[REDACTED:key_name len=14]"}
     first_input = next(value for kind, value in seen if kind == "input_messages")
     assert first_input[0]["parts"][0]["type"] == "text"
 

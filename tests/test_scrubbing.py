@@ -86,7 +86,7 @@ def context_fakes() -> dict[str, tuple[str, str]]:
         "bearer_token": (f"curl -H 'X-Auth: Bearer {bearer}'", bearer),
         "basic_auth": (f"sent Basic {basic} to the proxy", basic),
         "aws_secret_access_key": (f"aws_secret_access_key = {aws_secret}", aws_secret),
-        "secret_assignment": (f"DB_PASSWORD={password} ./run.sh", password),
+        "key_value": (f"DB_PASSWORD={password} ./run.sh", password),
         "slack_webhook": ("https://hooks.slack.com/services/" + hook, hook),
         "url_credentials_git": (f"https://{github_url}@github.com/o/r.git", github_url),
     }
@@ -196,14 +196,14 @@ def test_values_under_secret_key_names_are_replaced_counts_and_ids_are_not() -> 
     out = Scrubber().value(value, found.append)
     assert out == {
         "city": "Paris",
-        "password": "[REDACTED:secret_field len=7]",
-        "apiKey": "[REDACTED:secret_field len=6]",
-        "X-API-Key": "[REDACTED:secret_field len=8]",
-        "access_token": "[REDACTED:secret_field len=3]",
-        "client_secret": ["[REDACTED:secret_field len=2]", "[REDACTED:secret_field len=2]"],
+        "password": "[REDACTED:key_name len=7]",
+        "apiKey": "[REDACTED:key_name len=6]",
+        "X-API-Key": "[REDACTED:key_name len=8]",
+        "access_token": "[REDACTED:key_name len=3]",
+        "client_secret": ["[REDACTED:key_name len=2]", "[REDACTED:key_name len=2]"],
         "credentials": {
-            "user": "[REDACTED:secret_field len=3]",
-            "pin": "[REDACTED:secret_field len=4]",
+            "user": "[REDACTED:key_name len=3]",
+            "pin": "[REDACTED:key_name len=4]",
             "active": True,
         },
         "input_tokens": 12,
@@ -214,7 +214,7 @@ def test_values_under_secret_key_names_are_replaced_counts_and_ids_are_not() -> 
         "id": "call_1",
         "key": "primary",
     }
-    assert found == ["secret_field"] * 8
+    assert found == ["key_name"] * 8
     assert value["password"] == "hunter2"  # the input is never edited
 
 
@@ -222,7 +222,7 @@ def test_a_json_string_of_tool_arguments_is_read_as_the_object_it_holds() -> Non
     text = json.dumps({"query": "weather", "api_key": "k-123456"})
     assert json.loads(Scrubber().value(text)) == {
         "query": "weather",
-        "api_key": "[REDACTED:secret_field len=8]",
+        "api_key": "[REDACTED:key_name len=8]",
     }
     assert Scrubber().value('{"query": "weather"}') == '{"query": "weather"}'  # as it was
 
@@ -247,12 +247,12 @@ def test_added_patterns_keys_and_callback_run_with_the_built_in_detectors() -> N
         f"[REDACTED:github_token len={len(key)}]"
     )
     assert sorted(found) == ["callback", "employee_id", "github_token", "ticket"]
-    assert scrubber.value({"PinCode": 42}) == {"PinCode": "[REDACTED:secret_field len=2]"}
+    assert scrubber.value({"PinCode": 42}) == {"PinCode": "[REDACTED:key_name len=2]"}
 
 
 def test_a_built_in_detector_can_be_disabled_and_an_unknown_name_is_refused() -> None:
     text = "DB_PASSWORD=hunter22"
-    assert Scrubber(disable=["secret_assignment"]).text(text) == text
+    assert Scrubber(disable=["key_value"]).text(text) == text
     with pytest.raises(ValueError, match="unknown detectors"):
         Scrubber(disable=["no_such_detector"])
 

@@ -240,7 +240,7 @@ async def test_content_keeps_its_shape_and_the_redact_hook_sees_the_scrubbed_val
     tool = next(s for s in otel_telemetry.spans() if s.name.startswith("execute_tool"))
     arguments = json.loads(str((tool.attributes or {})[A.TOOL_CALL_ARGUMENTS]))
     assert arguments["city"] == "Paris"
-    assert arguments["api_key"].startswith("[REDACTED:secret_field len=")
+    assert arguments["api_key"].startswith("[REDACTED:key_name len=")
     result = json.loads(str((tool.attributes or {})[A.TOOL_CALL_RESULT]))
     assert set(result) == {"password", "session", "pem"}
     assert result["session"] == f"[REDACTED:jwt len={len(F['jwt'])}]"
@@ -353,7 +353,7 @@ def test_a_secret_anywhere_in_an_error_or_a_message_never_reaches_an_export(
 # Pieces any export holds anyway: attribute names, markers, JSON and the run's own words.
 NOT_SECRET = (
     json.dumps([A.__dict__[k] for k in dir(A) if k.isupper() and isinstance(A.__dict__[k], str)])
-    + "[REDACTED: len=] secret_field private_key url_credentials authorization_header"
+    + "[REDACTED: len=] key_name private_key url_credentials authorization_header"
     + " ".join(sorted(set(fakes()) | set(context_fakes())))
     + "RuntimeError Traceback (most recent call last) File line in raise"
 )

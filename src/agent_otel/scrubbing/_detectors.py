@@ -172,7 +172,7 @@ BUILT_IN: tuple[Detector, ...] = (
         basic_credentials,
     ),
     Detector(
-        "secret_assignment",
+        "key_value",
         # key=value anywhere (env dumps, query strings, kwargs reprs); key: value only when
         # the key is quoted (JSON, dict reprs): "password: must be 8 chars" is prose. An
         # unquoted value runs to a space or quote: "&" or ";" may be in a password.

@@ -21,7 +21,7 @@ from ._keys import is_secret_key, normalise
 
 Found = Callable[[str], None]
 CALLBACK = "callback"
-SECRET_FIELD = "secret_field"
+KEY_NAME = "key_name"
 DETECTORS = tuple(d.name for d in BUILT_IN)
 """The built-in detectors' names, as markers and the self-metric name them."""
 
@@ -180,8 +180,8 @@ def _redact_all(value: Any, found: Found) -> Any:
     text = value if isinstance(value, str) else json.dumps(value)
     if not text or _MARKER.fullmatch(text):  # nothing, or replaced already
         return value
-    found(SECRET_FIELD)
-    return marker(SECRET_FIELD, len(text))
+    found(KEY_NAME)
+    return marker(KEY_NAME, len(text))
 
 
 DEFAULT = Scrubber()
