@@ -10,7 +10,8 @@ streams each node's own events (``node.stream(run.ctx)``):
   ``LLMCallEnd`` (``model_name``, ``provider_response_id``, ``finish_reason``);
 * a call-tools node runs the tools that response asked for: each ``FunctionToolCallEvent``
   becomes a ``ToolCall`` (function tools only: an output tool is the answer, not a call),
-  each ``FunctionToolResultEvent`` a ``ToolResult`` (a retry prompt is an error result),
+  each ``FunctionToolResultEvent`` a ``ToolResult`` (a retry prompt, or a return whose
+  ``outcome`` is failed or retried, is an error result),
   and a ``StepBoundary`` closes the step.
 
 The run's result is handed to ``on_result`` when the run ends, so the caller keeps
@@ -38,6 +39,10 @@ from agent_contract.events import (
 )
 
 __all__ = ["pydantic_ai_events"]
+
+# A tool return the model sees as an error (pydantic-ai 2.x: a ToolReturnPart whose outcome is
+# not "success"; older versions sent a RetryPromptPart instead).
+_ERROR_OUTCOMES = frozenset({"failed", "retried"})
 
 
 async def pydantic_ai_events(
@@ -130,7 +135,8 @@ def _tool_event(event: Any) -> AgentEvent | None:
         part = event.part
         retry = part.part_kind == "retry-prompt"
         content = part.model_response() if retry else part.content
+        failed = retry or getattr(part, "outcome", "success") in _ERROR_OUTCOMES
         return ToolResult(
-            tool_call_id=part.tool_call_id, content=content, name=part.tool_name, is_error=retry
+            tool_call_id=part.tool_call_id, content=content, name=part.tool_name, is_error=failed
         )
     return None

@@ -1,0 +1,92 @@
+"""pydantic-ai's conformance builder: the script on ``FunctionModel`` with a stream function.
+
+pydantic-ai ends the run on any exception a tool raises; a tool failure the model sees is a
+``ModelRetry``, so ``forecast`` raises that here. ``FunctionModel`` estimates usage itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from agent_contract.protocol import AgentEvent
+from agent_contract.sources.pydantic_ai_stream import pydantic_ai_events
+from agent_otel.testing import InMemoryTelemetry
+
+from . import _script as s
+from ._conformance import Totals
+from ._trace import wrapper
+
+
+def agent(run: s.Run, name: str = "weatherbot") -> Any:
+    from pydantic_ai import Agent, ModelRetry
+    from pydantic_ai.models.function import (
+        AgentInfo,
+        DeltaThinkingPart,
+        DeltaToolCall,
+        FunctionModel,
+    )
+
+    async def stream(messages: list[Any], info: AgentInfo) -> AsyncIterator[Any]:
+        if len(messages) == 1:
+            yield {0: DeltaThinkingPart(content=s.REASONING)}
+            yield s.WORDS[0]
+            if run.fail:
+                raise s.Overloaded("overloaded")
+            yield s.WORDS[1]
+            for i, call in enumerate(s.CALLS, start=2):
+                yield {i: DeltaToolCall(name=call.name, json_args=call.json, tool_call_id=call.id)}
+        else:
+            for word in s.ANSWER:
+                yield word
+
+    model = FunctionModel(stream_function=stream, model_name="scripted-model")
+    built = Agent(model, name=name)
+    built.tool_plain(s.weather_tool(hang=run.hang))
+
+    @built.tool_plain
+    async def forecast(city: str) -> str:
+        """Tomorrow's forecast for a city."""
+        try:
+            return s.forecast_sync(city)
+        except s.ToolFailure as failure:
+            raise ModelRetry(str(failure)) from failure
+
+    return built
+
+
+def events(run: s.Run) -> AsyncIterator[AgentEvent]:
+    return pydantic_ai_events(agent(run), s.QUESTION, on_result=run.kept.append)
+
+
+def usage(run: s.Run) -> Totals:
+    used = run.kept[0].usage
+    return {"input": used.input_tokens, "output": used.output_tokens}
+
+
+async def subagent(telemetry: InMemoryTelemetry) -> None:
+    from pydantic_ai import Agent
+    from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
+
+    async def lead(messages: list[Any], info: AgentInfo) -> AsyncIterator[Any]:
+        if len(messages) == 1:
+            yield {0: DeltaToolCall(name="ask_expert", json_args='{"q": "Paris?"}',
+                                    tool_call_id="call_e")}  # fmt: skip
+        else:
+            yield "The expert says: sunny."
+
+    async def answer(messages: list[Any], info: AgentInfo) -> AsyncIterator[Any]:
+        yield "sunny"
+
+    expert = Agent(FunctionModel(stream_function=answer, model_name="scripted-model"))
+    boss = Agent(FunctionModel(stream_function=lead, model_name="scripted-model"))
+
+    @boss.tool_plain
+    async def ask_expert(q: str) -> str:
+        """Ask the expert."""
+        kept: list[Any] = []
+        inner = pydantic_ai_events(expert, q, on_result=kept.append)
+        [_ async for _ in wrapper(telemetry, "expert")(inner)]
+        return str(kept[0].output)
+
+    [_ async for _ in wrapper(telemetry, "lead")(pydantic_ai_events(boss, s.QUESTION))]

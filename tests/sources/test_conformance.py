@@ -1,0 +1,181 @@
+"""Every framework adapter, the same scripted conversation, the same assertions (``_conformance``).
+
+The script (``_script``): the model thinks, says a few words and asks for ``weather`` and
+``forecast`` in parallel; ``forecast`` fails; the model answers. Each row must trace it as
+``invoke_agent > step 0 > [chat, execute_tool weather, execute_tool forecast], step 1 > chat``:
+one chat span per model call, tokens once (cache and reasoning where the framework carries
+them), the tool ids, the failed tool marked with ``error.type``, and no span left open after
+the run ends by exhausting, breaking, cancelling or raising.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from opentelemetry.trace import StatusCode
+
+from agent_contract.protocol import ReasoningDelta, TextDelta, ToolCall, ToolResult
+from agent_otel.testing import InMemoryTelemetry
+
+from . import _script as s
+from ._conformance import ROWS, Row
+from ._trace import attributes, shape, tokens, watch, wrapper
+
+ids = [row.name for row in ROWS]
+_KEYS = {
+    "input": ("gen_ai.usage.input_tokens", "agent_otel.usage.input_tokens"),
+    "output": ("gen_ai.usage.output_tokens", "agent_otel.usage.output_tokens"),
+    "cache_read": ("gen_ai.usage.cache_read.input_tokens", "agent_otel.usage.cache_read_tokens"),
+    "reasoning": ("gen_ai.usage.reasoning.output_tokens", "agent_otel.usage.reasoning_tokens"),
+}
+
+
+def _tools(telemetry: InMemoryTelemetry) -> dict[str, Any]:
+    return {s.name.removeprefix("execute_tool "): s for s in telemetry.spans()
+            if s.name.startswith("execute_tool ")}  # fmt: skip
+
+
+@pytest.mark.parametrize("row", ROWS, ids=ids)
+async def test_the_script_traces_the_same_tree(row: Row, otel_telemetry: InMemoryTelemetry) -> None:
+    open_spans = watch(otel_telemetry)
+    run = s.Run()
+
+    events = [e async for e in wrapper(otel_telemetry)(row.events(run))]
+
+    text = "".join(e.text for e in events if isinstance(e, TextDelta))
+    assert text.endswith("".join(s.ANSWER))
+    if row.reasoning_text:
+        assert s.REASONING in "".join(e.text for e in events if isinstance(e, ReasoningDelta))
+    assert shape(otel_telemetry) == [
+        ["invoke_agent agent", [
+            ["step 0", [row.chat, "execute_tool weather", "execute_tool forecast"]],
+            ["step 1", [row.chat]],
+        ]],
+    ]  # fmt: skip
+    agent = attributes(otel_telemetry, "invoke_agent")
+    assert agent["agent_otel.end_reason"] == "exhausted"
+    assert open_spans.open == {}
+
+
+@pytest.mark.parametrize("row", ROWS, ids=ids)
+async def test_tokens_are_counted_once(row: Row, otel_telemetry: InMemoryTelemetry) -> None:
+    run = s.Run()
+    [_ async for _ in wrapper(otel_telemetry)(row.events(run))]
+
+    totals = row.totals(run)
+    assert set(row.reports) <= set(totals) and totals["input"] > 0
+    agent = attributes(otel_telemetry, "invoke_agent")
+    for key, (span_key, run_key) in _KEYS.items():
+        expected = totals.get(key, 0)
+        assert tokens(otel_telemetry, span_key) == expected, key  # on chat spans only
+        assert agent.get(run_key, 0) == expected, key
+    chats = [sp for sp in otel_telemetry.spans() if sp.name == row.chat]
+    assert len(chats) == len(s.TURNS)
+    if not row.own_usage:  # each call carries its own turn's usage, not a share of the total
+        got = [(c.attributes or {}).get("gen_ai.usage.input_tokens") for c in chats]
+        assert got == [turn.input for turn in s.TURNS]
+
+
+@pytest.mark.parametrize("row", ROWS, ids=ids)
+async def test_tool_ids_match_and_the_failed_tool_is_marked(
+    row: Row, otel_telemetry: InMemoryTelemetry
+) -> None:
+    run = s.Run()
+    events = [e async for e in wrapper(otel_telemetry)(row.events(run))]
+
+    calls = {e.function.name: e.id for e in events if isinstance(e, ToolCall)}
+    results = {e.tool_call_id: e for e in events if isinstance(e, ToolResult)}
+    assert set(calls) == {c.name for c in s.CALLS}
+    assert set(calls.values()) == set(results) and len(results) == len(s.CALLS)
+    if row.model_ids:
+        assert calls == {c.name: c.id for c in s.CALLS}
+    assert results[calls[s.FAILED_TOOL]].is_error
+    assert not results[calls["weather"]].is_error
+    spans = _tools(otel_telemetry)
+    for name, span in spans.items():
+        assert (span.attributes or {})["gen_ai.tool.call.id"] == calls[name]
+    failed, fine = spans[s.FAILED_TOOL], spans["weather"]
+    assert failed.status.status_code is StatusCode.ERROR
+    assert (failed.attributes or {}).get("error.type")
+    assert fine.status.status_code is not StatusCode.ERROR
+    assert "error.type" not in (fine.attributes or {})
+
+
+@pytest.mark.parametrize("row", ROWS, ids=ids)
+async def test_a_model_error_comes_out_and_closes_every_span(
+    row: Row, otel_telemetry: InMemoryTelemetry
+) -> None:
+    open_spans = watch(otel_telemetry)
+    with pytest.raises(Exception) as caught:
+        [_ async for _ in wrapper(otel_telemetry)(row.events(s.Run(fail=True)))]
+
+    assert type(caught.value).__name__ in row.errors
+    agent = attributes(otel_telemetry, "invoke_agent")
+    assert agent["agent_otel.end_reason"] == "error"
+    assert agent["error.type"] == type(caught.value).__qualname__
+    [chat] = [sp for sp in otel_telemetry.spans() if sp.name == row.chat]
+    assert chat.status.status_code is StatusCode.ERROR
+    assert open_spans.open == {}
+
+
+@pytest.mark.parametrize("row", ROWS, ids=ids)
+@pytest.mark.parametrize("at", [TextDelta, ToolCall, ToolResult])
+async def test_breaking_out_closes_every_span(
+    row: Row, at: type, otel_telemetry: InMemoryTelemetry
+) -> None:
+    open_spans = watch(otel_telemetry)
+    events = wrapper(otel_telemetry)(row.events(s.Run()))
+    async for event in events:
+        if isinstance(event, at):
+            break
+    await events.aclose()
+
+    assert attributes(otel_telemetry, "invoke_agent")["agent_otel.end_reason"] == "closed_early"
+    assert open_spans.open == {}
+
+
+@pytest.mark.parametrize("row", ROWS, ids=ids)
+async def test_cancelling_mid_tool_closes_every_span(
+    row: Row, otel_telemetry: InMemoryTelemetry
+) -> None:
+    open_spans = watch(otel_telemetry)
+    started = asyncio.Event()
+
+    async def consume() -> None:  # weather never returns: the task is cancelled mid-tool
+        async for event in wrapper(otel_telemetry)(row.events(s.Run(hang=True))):
+            if isinstance(event, ToolCall):
+                started.set()
+
+    task = asyncio.ensure_future(consume())
+    await asyncio.wait_for(started.wait(), 10)
+    await asyncio.sleep(0.05)  # let the framework start the tools
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+    assert attributes(otel_telemetry, "invoke_agent")["agent_otel.end_reason"] == "cancelled"
+    assert open_spans.open == {}
+
+
+@pytest.mark.parametrize("row", ROWS, ids=ids)
+async def test_a_sub_agent_nests_under_the_tool_that_ran_it(
+    row: Row, otel_telemetry: InMemoryTelemetry
+) -> None:
+    subagent = row.subagent()
+    if subagent is None:
+        pytest.skip(f"{row.name}: no sub-agent builder yet")
+    open_spans = watch(otel_telemetry)
+    await subagent(otel_telemetry)
+
+    assert shape(otel_telemetry) == [
+        ["invoke_agent lead", [
+            ["step 0", [row.chat,
+                        ["execute_tool ask_expert", [
+                            ["invoke_agent expert", [["step 0", [row.chat]]]],
+                        ]]]],
+            ["step 1", [row.chat]],
+        ]],
+    ]  # fmt: skip
+    assert open_spans.open == {}
