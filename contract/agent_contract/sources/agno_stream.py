@@ -1,0 +1,159 @@
+"""Agno: ``agent.arun(stream=True, stream_events=True)`` as contract events.
+
+Agno streams a run as dataclass events named by their ``event`` field, read by name (nothing
+of Agno is imported here):
+
+* ``ModelRequestStarted`` opens an LLM call (``LLMCallStart`` with the model id and the
+  provider Agno names, lower-cased); a ``StepBoundary`` comes first when tools ran since the
+  call before, so a step is one model call plus the tools it asked for.
+* ``RunContent``: ``content`` text becomes ``TextDelta``, ``reasoning_content`` a
+  ``ReasoningDelta``; its ``model_provider_data`` carries the provider's response id.
+* ``ModelRequestCompleted`` closes the call: its token counts (cache reads and writes,
+  reasoning) become ``Usage``, then ``LLMCallEnd``. Agno does not pass the finish reason or
+  the response's model name on, so the call ends without them.
+* ``ToolCallStarted`` is a ``ToolCall`` (the model's id, name and arguments), once per id;
+  ``ToolCallCompleted`` its ``ToolResult`` (``tool_call_error`` marks a tool that raised; the
+  ``ToolCallError`` that follows says nothing more).
+* ``RunError``: Agno reports a failed run as an event and ends the stream without raising. The
+  adapter raises :class:`AgnoRunError` with its message and ``error_type``, so the run ends in
+  error exactly once, as a raised exception does for every other agent.
+
+Events of a member agent or a nested run (a ``parent_run_id``, another ``run_id``) are left
+out: trace a sub-agent with its own ``otel_wrapper`` where it runs (inside a tool, its span
+nests under that tool's). ``sink`` receives every Agno event untouched, in order. Closing
+the stream early closes Agno's generator (which cancels the run). Needs ``agno`` (extra
+``agno``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from agent_contract.events import (
+    AgentEvent,
+    FunctionCall,
+    LLMCallEnd,
+    LLMCallStart,
+    ReasoningDelta,
+    StepBoundary,
+    TextDelta,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
+from agent_contract.sources._stream import Sink
+
+__all__ = ["AgnoRunError", "agno_events"]
+
+
+class AgnoRunError(RuntimeError):
+    """An Agno run reported an error (a ``RunError`` event) instead of raising one."""
+
+    def __init__(self, message: str, error_type: str | None = None) -> None:
+        super().__init__(message)
+        self.error_type = error_type
+
+
+async def agno_events(
+    agent: Any, input: Any, *, sink: Sink | None = None, **run: Any
+) -> AsyncIterator[AgentEvent]:
+    """Run ``agent`` on ``input`` (``run`` goes to ``arun``), yielding contract events."""
+    stream = agent.arun(input, stream=True, stream_events=True, **run)
+    state = _State()
+    try:
+        async for event in stream:
+            if sink is not None:
+                sink(event)
+            for out in state.feed(event):
+                yield out
+    finally:
+        close = getattr(stream, "aclose", None)
+        if close is not None:
+            await close()
+
+
+class _State:
+    """The run being read: its id, the open call's response id, tools seen and step."""
+
+    __slots__ = ("response_id", "run_id", "seen", "step", "tools_ran")
+
+    def __init__(self) -> None:
+        self.run_id: str | None = None
+        self.response_id: str | None = None
+        self.seen: set[str] = set()
+        self.step = 0
+        self.tools_ran = False
+
+    def feed(self, event: Any) -> tuple[AgentEvent, ...]:
+        kind = getattr(event, "event", None)
+        if kind == "RunStarted" and self.run_id is None:
+            self.run_id = event.run_id
+            return ()
+        if self.run_id is not None and getattr(event, "run_id", self.run_id) != self.run_id:
+            return ()  # a member's or nested run's event
+        if kind == "RunContent":
+            return _content(self, event)
+        if kind == "ModelRequestStarted":
+            return self.start(event)
+        if kind == "ModelRequestCompleted":
+            return self.end(event)
+        if kind == "ToolCallStarted":
+            return self.call(event.tool)
+        if kind == "ToolCallCompleted":
+            self.tools_ran = True
+            return (_result(event.tool),)
+        if kind == "RunError":
+            raise AgnoRunError(str(event.content or "the Agno run failed"), event.error_type)
+        return ()
+
+    def start(self, event: Any) -> tuple[AgentEvent, ...]:
+        self.response_id = None
+        provider = event.model_provider
+        start = LLMCallStart(
+            model=event.model or None,
+            provider=provider.lower() if isinstance(provider, str) and provider else None,
+            params={"stream": True},
+        )
+        if not self.tools_ran:
+            return (start,)
+        boundary = StepBoundary(index=self.step)
+        self.step, self.tools_ran = self.step + 1, False
+        return (boundary, start)
+
+    def end(self, event: Any) -> tuple[AgentEvent, ...]:
+        usage = Usage(
+            input_tokens=event.input_tokens, output_tokens=event.output_tokens,
+            total_tokens=event.total_tokens, cache_read_tokens=event.cache_read_tokens or None,
+            cache_creation_tokens=event.cache_write_tokens or None,
+            reasoning_tokens=event.reasoning_tokens or None, model=event.model or None,
+        )  # fmt: skip
+        return (usage, LLMCallEnd(model=event.model or None, response_id=self.response_id))
+
+    def call(self, tool: Any) -> tuple[AgentEvent, ...]:
+        call_id = tool.tool_call_id
+        if call_id in self.seen:
+            return ()
+        self.seen.add(call_id)
+        arguments = json.dumps(tool.tool_args or {})
+        return (ToolCall(id=call_id, function=FunctionCall(tool.tool_name, arguments)),)
+
+
+def _content(state: _State, event: Any) -> tuple[AgentEvent, ...]:
+    data = event.model_provider_data
+    if isinstance(data, dict) and isinstance(data.get("id"), str):
+        state.response_id = data["id"]
+    out: list[AgentEvent] = []
+    if isinstance(event.reasoning_content, str) and event.reasoning_content:
+        out.append(ReasoningDelta(text=event.reasoning_content))
+    if isinstance(event.content, str) and event.content:
+        out.append(TextDelta(text=event.content))
+    return tuple(out)
+
+
+def _result(tool: Any) -> ToolResult:
+    return ToolResult(
+        tool_call_id=str(tool.tool_call_id), content=tool.result, name=tool.tool_name,
+        is_error=bool(tool.tool_call_error),
+    )  # fmt: skip

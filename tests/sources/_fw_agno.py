@@ -1,0 +1,43 @@
+"""Agno's conformance builder: a real ``OpenAIChat`` model over the OpenAI SDK's mock transport."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from agent_contract.protocol import AgentEvent
+from agent_contract.sources.agno_stream import agno_events
+from agent_otel.testing import InMemoryTelemetry
+
+from . import _script as s
+from . import _script_chat as chat
+from ._http import openai_client
+from ._trace import wrapper
+
+
+def agent(*bodies: bytes, tools: list[Any], name: str = "weatherbot") -> Any:
+    from agno.agent import Agent
+    from agno.models.openai import OpenAIChat
+
+    model = OpenAIChat(id="gpt-4o-mini", async_client=openai_client(*bodies))
+    return Agent(model=model, tools=tools, name=name, telemetry=False)
+
+
+def events(run: s.Run) -> AsyncIterator[AgentEvent]:
+    bodies = (chat.turn_one(fail=True),) if run.fail else (chat.turn_one(), chat.turn_two())
+    built = agent(*bodies, tools=[s.weather_tool(hang=run.hang), s.forecast_tool()])
+    return agno_events(built, s.QUESTION, sink=run.kept.append)
+
+
+async def subagent(telemetry: InMemoryTelemetry) -> None:
+    expert = agent(chat.answer("sunny"), tools=[], name="expert")
+
+    async def ask_expert(q: str) -> str:
+        """Ask the expert."""
+        kept: list[Any] = []
+        [_ async for _ in wrapper(telemetry, "expert")(agno_events(expert, q, sink=kept.append))]
+        return str(kept[-1].content)
+
+    lead = agent(chat.call("ask_expert", {"q": "Paris?"}, "call_e"), chat.answer("It is sunny."),
+                 tools=[ask_expert], name="lead")  # fmt: skip
+    [_ async for _ in wrapper(telemetry, "lead")(agno_events(lead, s.QUESTION))]
