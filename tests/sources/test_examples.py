@@ -10,6 +10,15 @@ from pathlib import Path
 import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+TOOLS_ONE_FAILING = ["execute_tool weather", "execute_tool forecast  [ERROR"]
+
+
+def _run(example: str, *options: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "OPENAI_"))}
+    return subprocess.run(
+        [sys.executable, *options, str(EXAMPLES / example)],
+        capture_output=True, text=True, timeout=120, env=env, check=False,
+    )  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -20,17 +29,16 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
         ("langgraph_agent.py", "langgraph", ["invoke_agent weatherbot", "step 0", "chat"]),
         ("openai_agents_sdk.py", "agents",
          ["invoke_agent weatherbot", "step 0", "chat gpt-5-mini  in=42 out=7"]),
+        ("agno_agent.py", "agno",
+         ["invoke_agent weatherbot", "step 0", "chat gpt-4o-mini  in=60 out=12",
+          *TOOLS_ONE_FAILING, "step 1", "chat gpt-4o-mini  in=95 out=9"]),
     ],
 )  # fmt: skip
 def test_a_framework_example_runs_offline_and_prints_its_tree(
     example: str, package: str, tree: list[str]
 ) -> None:
     pytest.importorskip(package)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "OPENAI_"))}
-    done = subprocess.run(
-        [sys.executable, str(EXAMPLES / example)],
-        capture_output=True, text=True, timeout=120, env=env, check=False,
-    )  # fmt: skip
+    done = _run(example)
 
     assert done.returncode == 0, done.stderr
     assert "answer: " in done.stdout and "sunny" in done.stdout.lower()
@@ -38,3 +46,28 @@ def test_a_framework_example_runs_offline_and_prints_its_tree(
     found = [next((i for i, line in enumerate(lines) if name in line), -1) for name in tree]
     assert -1 not in found, done.stderr
     assert found == sorted(found)  # parents before children, in start order
+
+
+@pytest.mark.parametrize(
+    ("example", "module", "install"),
+    [("agno_agent.py", "agno", "pip install 'agent-otel[agno,openai]'")],
+)
+def test_a_framework_example_without_its_extra_names_the_install_in_one_line(
+    example: str, module: str, install: str, tmp_path: Path
+) -> None:
+    # A sitecustomize on the path makes the framework's import fail, as when not installed.
+    (tmp_path / "sitecustomize.py").write_text(
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        f"        if name.split('.')[0] == {module!r}:\n"
+        "            raise ImportError(name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    done = subprocess.run([sys.executable, str(EXAMPLES / example)], capture_output=True,
+                          text=True, timeout=60, env=env, check=False)  # fmt: skip
+
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [done.stderr.strip()]  # one line
+    assert install in done.stderr
