@@ -75,4 +75,5 @@ ROWS = [
     Row("pydantic_ai", "pydantic_ai", "chat scripted-model", reports=("input", "output"),
         own_usage=True),
     Row("agno", "agno", "chat gpt-4o-mini", errors=("AgnoRunError",)),
+    Row("autogen", "autogen_agentchat", "chat", reports=("input", "output"), own_usage=True),
 ]  # fmt: skip

@@ -1,0 +1,150 @@
+"""AutoGen AgentChat: an agent's or team's ``run_stream`` as contract events.
+
+AutoGen streams the messages of a run (pydantic models read by class name; nothing of AutoGen
+is imported here). It has no model-call-start event: a model call is seen when its first
+output arrives, so the adapter opens the LLM call (``LLMCallStart``) at the first
+``ModelClientStreamingChunkEvent`` or ``ThoughtEvent`` of a response, else when the response
+itself arrives, and closes it at that response:
+
+* ``ModelClientStreamingChunkEvent`` (with ``model_client_stream=True``) is a ``TextDelta``;
+  ``ThoughtEvent`` (the model's reasoning, or the text it said beside tool calls) a
+  ``ReasoningDelta``.
+* ``ToolCallRequestEvent`` is the response asking for tools: a ``ToolCall`` per
+  ``FunctionCall`` (the model's ids), its ``models_usage`` a ``Usage``, then ``LLMCallEnd``.
+  A chat message from an agent carrying ``models_usage`` (``TextMessage``,
+  ``StructuredMessage``, ``HandoffMessage``...) is a response in text and ends its call the
+  same way. AutoGen's ``RequestUsage`` has prompt and completion tokens only: cache and
+  reasoning counts do not reach its events.
+* ``ToolCallExecutionEvent``: each ``FunctionExecutionResult`` a ``ToolResult`` by
+  ``call_id`` (``is_error`` marks a tool that raised); the next model call starts a new step.
+* In a team, a message from another agent than the one before yields a ``PhaseMarker`` named
+  after it, so the trace shows who spoke; the task's own message (``source="user"``) and the
+  final ``TaskResult`` go to ``sink`` only.
+
+The model name comes from the agent's model client where it keeps one (``_create_args``
+of the OpenAI clients); ``model=`` overrides it. ``sink`` receives every AutoGen item
+untouched, in order. Closing the stream early closes AutoGen's generator. Needs
+``autogen-agentchat`` (extra ``autogen-agentchat``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from agent_contract.events import (
+    AgentEvent,
+    FunctionCall,
+    LLMCallEnd,
+    LLMCallStart,
+    PhaseMarker,
+    ReasoningDelta,
+    StepBoundary,
+    TextDelta,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
+from agent_contract.sources._stream import Sink
+
+__all__ = ["autogen_events"]
+
+_NOT_A_RESPONSE = frozenset({"ToolCallSummaryMessage", "TaskResult", "UserInputRequestedEvent"})
+
+
+async def autogen_events(
+    agent: Any, task: Any, *, model: str | None = None, sink: Sink | None = None, **run: Any
+) -> AsyncIterator[AgentEvent]:
+    """Run ``agent`` (an agent or a team) on ``task`` with ``run_stream``, yielding events."""
+    stream = agent.run_stream(task=task, **run)
+    state = _State(model or _model_name(agent))
+    try:
+        async for item in stream:
+            if sink is not None:
+                sink(item)
+            for out in state.feed(item):
+                yield out
+    finally:
+        close = getattr(stream, "aclose", None)
+        if close is not None:
+            await close()
+
+
+def _model_name(agent: Any) -> str | None:
+    client = getattr(agent, "_model_client", None)
+    args = getattr(client, "_create_args", None)
+    name = args.get("model") if isinstance(args, dict) else None
+    return name if isinstance(name, str) else None
+
+
+class _State:
+    __slots__ = ("model", "open", "source", "step", "tools_ran")
+
+    def __init__(self, model: str | None) -> None:
+        self.model = model
+        self.open = False
+        self.source: str | None = None
+        self.step = 0
+        self.tools_ran = False
+
+    def feed(self, item: Any) -> list[AgentEvent]:
+        kind = type(item).__name__
+        source = getattr(item, "source", None)
+        if kind in _NOT_A_RESPONSE or source in (None, "user"):
+            return []
+        out: list[AgentEvent] = []
+        if source != self.source:
+            if self.source is not None:
+                out.append(PhaseMarker(name=str(source)))
+            self.source = source
+        if kind == "ToolCallExecutionEvent":
+            self.tools_ran = True
+            out += [_result(result) for result in item.content]
+        elif kind == "ModelClientStreamingChunkEvent":
+            self._open(out)
+            if item.content:
+                out.append(TextDelta(text=item.content))
+        elif kind == "ThoughtEvent":
+            self._open(out)
+            if item.content:
+                out.append(ReasoningDelta(text=item.content))
+        elif kind == "ToolCallRequestEvent":
+            self._open(out)
+            out += [_call(call) for call in item.content]
+            self._close(out, item.models_usage)
+        elif getattr(item, "models_usage", None) is not None or (self.open and _is_message(item)):
+            self._open(out)
+            self._close(out, item.models_usage)
+        return out
+
+    def _open(self, out: list[AgentEvent]) -> None:
+        if self.open:
+            return
+        if self.tools_ran:
+            out.append(StepBoundary(index=self.step))
+            self.step, self.tools_ran = self.step + 1, False
+        out.append(LLMCallStart(model=self.model, params={"stream": True}))
+        self.open = True
+
+    def _close(self, out: list[AgentEvent], usage: Any) -> None:
+        if usage is not None:
+            prompt, completion = usage.prompt_tokens, usage.completion_tokens
+            out.append(Usage(input_tokens=prompt, output_tokens=completion,
+                             total_tokens=prompt + completion, model=self.model))  # fmt: skip
+        out.append(LLMCallEnd(model=self.model))
+        self.open = False
+
+
+def _is_message(item: Any) -> bool:
+    return any(base.__name__ == "BaseChatMessage" for base in type(item).__mro__)
+
+
+def _call(call: Any) -> ToolCall:
+    return ToolCall(id=call.id, function=FunctionCall(call.name, call.arguments))
+
+
+def _result(result: Any) -> ToolResult:
+    return ToolResult(
+        tool_call_id=str(result.call_id), content=result.content, name=result.name,
+        is_error=bool(result.is_error),
+    )  # fmt: skip

@@ -1,0 +1,80 @@
+"""AutoGen AgentChat's conformance builder: ``AssistantAgent`` on AutoGen's own test model.
+
+``ReplayChatCompletionClient`` replays scripted responses: turn 1 a ``CreateResult`` with the
+two function calls and the model's thought, turn 2 the answer as text (streamed in chunks with
+``model_client_stream=True``). It counts prompt tokens itself, so the trace must show its count
+once (``usage``). A subclass fails after the first chunk, as a provider's stream would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from agent_contract.protocol import AgentEvent
+from agent_contract.sources.autogen_stream import autogen_events
+from agent_otel.testing import InMemoryTelemetry
+
+from . import _script as s
+from ._conformance import Totals
+from ._trace import wrapper
+
+INFO = {"vision": False, "function_calling": True, "json_output": False, "family": "unknown",
+        "structured_output": False}  # fmt: skip
+
+
+def _client(responses: list[Any], *, fail: bool = False) -> Any:
+    from autogen_ext.models.replay import ReplayChatCompletionClient
+
+    class Failing(ReplayChatCompletionClient):
+        async def create_stream(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:  # type: ignore[override]
+            yield s.WORDS[0]
+            raise s.Overloaded("overloaded")
+
+    kind = Failing if fail else ReplayChatCompletionClient
+    return kind(responses, model_info=INFO)  # type: ignore[arg-type]
+
+
+def _calls(*calls: s.Call, thought: str | None = None) -> Any:
+    from autogen_core import FunctionCall
+    from autogen_core.models import CreateResult, RequestUsage
+
+    content = [FunctionCall(id=c.id, name=c.name, arguments=c.json) for c in calls]
+    usage = RequestUsage(prompt_tokens=s.TURNS[0].input, completion_tokens=s.TURNS[0].output)
+    return CreateResult(finish_reason="function_calls", content=content, usage=usage,
+                        cached=False, thought=thought)  # fmt: skip
+
+
+def agent(responses: list[Any], tools: list[Any], name: str = "weatherbot", **kw: Any) -> Any:
+    from autogen_agentchat.agents import AssistantAgent
+
+    return AssistantAgent(name, model_client=_client(responses, **kw), tools=tools,
+                          model_client_stream=True, reflect_on_tool_use=True)  # fmt: skip
+
+
+def events(run: s.Run) -> AsyncIterator[AgentEvent]:
+    responses = [_calls(*s.CALLS, thought=s.REASONING), "".join(s.ANSWER)]
+    built = agent(responses, [s.weather_tool(hang=run.hang), s.forecast_tool()], fail=run.fail)
+    return autogen_events(built, s.QUESTION, sink=run.kept.append)
+
+
+def usage(run: s.Run) -> Totals:
+    used = [m.models_usage for m in run.kept if getattr(m, "models_usage", None) is not None]
+    used = [u for u in used if type(u).__name__ == "RequestUsage"]
+    return {"input": sum(u.prompt_tokens for u in used),
+            "output": sum(u.completion_tokens for u in used)}  # fmt: skip
+
+
+async def subagent(telemetry: InMemoryTelemetry) -> None:
+    expert = agent(["sunny"], [], name="expert")
+
+    async def ask_expert(q: str) -> str:
+        """Ask the expert."""
+        kept: list[Any] = []
+        inner = autogen_events(expert, q, sink=kept.append)
+        [_ async for _ in wrapper(telemetry, "expert")(inner)]
+        return str(kept[-1].messages[-1].content)
+
+    lead = agent([_calls(s.Call("call_e", "ask_expert", {"q": "Paris?"})), "It is sunny."],
+                 [ask_expert], name="lead")  # fmt: skip
+    [_ async for _ in wrapper(telemetry, "lead")(autogen_events(lead, s.QUESTION))]
