@@ -32,6 +32,9 @@ def _run(example: str, *options: str) -> subprocess.CompletedProcess[str]:
         ("agno_agent.py", "agno",
          ["invoke_agent weatherbot", "step 0", "chat gpt-4o-mini  in=60 out=12",
           *TOOLS_ONE_FAILING, "step 1", "chat gpt-4o-mini  in=95 out=9"]),
+        ("autogen_agent.py", "autogen_agentchat",
+         ["invoke_agent weatherbot", "step 0", "chat scripted-model  in=60 out=12",
+          *TOOLS_ONE_FAILING, "step 1", "chat scripted-model  in=21"]),
     ],
 )  # fmt: skip
 def test_a_framework_example_runs_offline_and_prints_its_tree(
@@ -50,7 +53,10 @@ def test_a_framework_example_runs_offline_and_prints_its_tree(
 
 @pytest.mark.parametrize(
     ("example", "module", "install"),
-    [("agno_agent.py", "agno", "pip install 'agent-otel[agno,openai]'")],
+    [
+        ("agno_agent.py", "agno", "pip install 'agent-otel[agno,openai]'"),
+        ("autogen_agent.py", "autogen_agentchat", "pip install 'agent-otel[autogen-agentchat]'"),
+    ],
 )
 def test_a_framework_example_without_its_extra_names_the_install_in_one_line(
     example: str, module: str, install: str, tmp_path: Path
