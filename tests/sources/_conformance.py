@@ -51,6 +51,10 @@ class Row:
     """The framework passes the model's reasoning text on (a ``ReasoningDelta``)."""
     errors: tuple[str, ...] = ("Overloaded",)
     """Type names the model error may come out as (a framework may wrap it)."""
+    subagent_under_tool: bool = True
+    """A sub-agent run inside a tool nests under that tool's span. False where the framework
+    runs tools in a task of its own made at the run's start, whose context is the run's: the
+    sub-agent then nests under the run's agent span (still one trace, not under the tool)."""
 
     @property
     def builder(self) -> ModuleType:
@@ -76,4 +80,5 @@ ROWS = [
         own_usage=True),
     Row("agno", "agno", "chat gpt-4o-mini", errors=("AgnoRunError",)),
     Row("autogen", "autogen_agentchat", "chat", reports=("input", "output"), own_usage=True),
+    Row("google_adk", "google.adk", "chat scripted-gemini", subagent_under_tool=False),
 ]  # fmt: skip

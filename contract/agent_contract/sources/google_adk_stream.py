@@ -1,0 +1,200 @@
+"""Google ADK: ``Runner.run_async`` events as contract events.
+
+ADK streams a run as ``Event`` objects (an ``LlmResponse`` plus ``author`` and ``partial``),
+read by field (ADK is imported only to build a runner or a message when the caller passes an
+agent or a string):
+
+* A model's event (``content.role == "model"``) opens an LLM call when none is open
+  (``LLMCallStart`` with the authoring agent's model name); ADK has no call-start event, so
+  the call starts at the model's first partial (with ``StreamingMode.SSE``, the default here)
+  or, unstreamed, at its response. Partial events' text parts are ``TextDelta``, ``thought``
+  parts ``ReasoningDelta``.
+* The model's final event (not ``partial``) closes the call: its ``function_call`` parts are
+  ``ToolCall``\\ s (the model's ids, or the ``adk-`` ids ADK gives calls without one), its
+  ``usage_metadata`` a ``Usage`` and its ``model_version`` and ``finish_reason`` the
+  ``LLMCallEnd``. Gemini counts thinking apart from the candidates: output tokens are
+  ``candidates_token_count + thoughts_token_count`` (reasoning included, as OpenAI counts
+  it), reasoning tokens ``thoughts_token_count``, cache reads ``cached_content_token_count``
+  (already inside the prompt count). Unstreamed, its text parts become the deltas.
+* An event's ``error_code`` (a model that refused or failed without raising) is an ``Error``
+  on the call, which then ends.
+* ``function_response`` parts are ``ToolResult``\\ s by id; a response holding an ``error``
+  and no ``result`` (what ADK and an ``on_tool_error_callback`` return for a failed tool) is
+  an error result. The next model call starts a new step.
+* An event from another agent than the one before (a ``transfer_to_agent`` or a workflow's
+  sub-agent) yields a ``PhaseMarker`` named after it.
+
+``agent`` is a ``Runner`` or an agent (run by a fresh ``InMemoryRunner``); with no
+``session_id`` a session is created. ``run`` goes to ``run_async`` (``run_config``...).
+``sink`` receives every ADK event untouched. Closing the stream early closes ADK's generator.
+Needs ``google-adk`` (extra ``google-adk``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from agent_contract.events import (
+    AgentEvent,
+    Error,
+    FunctionCall,
+    LLMCallEnd,
+    LLMCallStart,
+    PhaseMarker,
+    ReasoningDelta,
+    StepBoundary,
+    TextDelta,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
+from agent_contract.sources._stream import Sink
+
+__all__ = ["google_adk_events"]
+
+
+async def google_adk_events(
+    agent: Any,
+    new_message: Any,
+    *,
+    user_id: str = "user",
+    session_id: str | None = None,
+    sink: Sink | None = None,
+    **run: Any,
+) -> AsyncIterator[AgentEvent]:
+    """Run ``agent`` (a ``Runner`` or an agent) on ``new_message``, yielding contract events."""
+    runner = agent if hasattr(agent, "run_async") and hasattr(agent, "session_service") else None
+    if runner is None:
+        from google.adk.runners import InMemoryRunner
+
+        runner = InMemoryRunner(agent=agent, app_name=str(agent.name))
+    if session_id is None:
+        session = await runner.session_service.create_session(
+            app_name=runner.app_name, user_id=user_id
+        )
+        session_id = session.id
+    if isinstance(new_message, str):
+        from google.genai import types
+
+        new_message = types.Content(role="user", parts=[types.Part(text=new_message)])
+    if "run_config" not in run:
+        from google.adk.agents.run_config import RunConfig, StreamingMode
+
+        run["run_config"] = RunConfig(streaming_mode=StreamingMode.SSE)
+    stream = runner.run_async(
+        user_id=user_id, session_id=session_id, new_message=new_message, **run
+    )
+    state = _State(runner.agent)
+    try:
+        async for event in stream:
+            if sink is not None:
+                sink(event)
+            for out in state.feed(event):
+                yield out
+    finally:
+        await stream.aclose()
+
+
+class _State:
+    __slots__ = ("author", "open", "root", "step", "streamed", "tools_ran")
+
+    def __init__(self, root: Any) -> None:
+        self.root = root
+        self.author: str | None = None
+        self.open = self.streamed = self.tools_ran = False
+        self.step = 0
+
+    def feed(self, event: Any) -> list[AgentEvent]:
+        out: list[AgentEvent] = []
+        author = event.author
+        if author and author != "user" and author != self.author:
+            if self.author is not None:
+                out.append(PhaseMarker(name=str(author)))
+            self.author = author
+        content = event.content
+        parts = (content.parts if content is not None else None) or ()
+        role = content.role if content is not None else None
+        results = [p.function_response for p in parts if p.function_response is not None]
+        if results:
+            self.tools_ran = True
+            out += [_result(r) for r in results]
+            return out
+        if role == "model" or event.usage_metadata is not None or event.error_code:
+            self._open(out, author)
+            if event.partial:
+                self.streamed = True
+                out += _texts(parts)
+            else:
+                if not self.streamed:
+                    out += _texts(parts)
+                self._close(out, event, parts)
+        return out
+
+    def _open(self, out: list[AgentEvent], author: str | None) -> None:
+        if self.open:
+            return
+        if self.tools_ran:
+            out.append(StepBoundary(index=self.step))
+            self.step, self.tools_ran = self.step + 1, False
+        out.append(LLMCallStart(model=_model(self.root, author), params={"stream": True}))
+        self.open, self.streamed = True, False
+
+    def _close(self, out: list[AgentEvent], event: Any, parts: Any) -> None:
+        for part in parts:
+            call = part.function_call
+            if call is not None:
+                arguments = json.dumps(call.args or {})
+                out.append(ToolCall(id=call.id, function=FunctionCall(call.name, arguments)))
+        usage = event.usage_metadata
+        if usage is not None:
+            out.append(_usage(usage, event.model_version))
+        if event.error_code:
+            message = str(event.error_message or event.error_code)
+            out.append(Error(message=message, error_type=str(event.error_code)))
+        finish = event.finish_reason
+        out.append(LLMCallEnd(
+            model=event.model_version,
+            finish_reason=str(getattr(finish, "value", finish)) if finish is not None else None,
+        ))  # fmt: skip
+        self.open = False
+
+
+def _model(root: Any, author: str | None) -> str | None:
+    agent = root
+    if author and getattr(root, "name", None) != author:
+        find = getattr(root, "find_agent", None)
+        agent = (find(author) if find is not None else None) or root
+    model = getattr(agent, "model", None)
+    name = model if isinstance(model, str) else getattr(model, "model", None)
+    return name if isinstance(name, str) and name else None
+
+
+def _texts(parts: Any) -> list[AgentEvent]:
+    out: list[AgentEvent] = []
+    for part in parts:
+        text = part.text
+        if isinstance(text, str) and text:
+            out.append(ReasoningDelta(text=text) if part.thought else TextDelta(text=text))
+    return out
+
+
+def _usage(usage: Any, model: str | None) -> Usage:
+    candidates, thoughts = usage.candidates_token_count, usage.thoughts_token_count
+    output = None
+    if candidates is not None or thoughts is not None:
+        output = (candidates or 0) + (thoughts or 0)
+    return Usage(
+        input_tokens=usage.prompt_token_count, output_tokens=output,
+        total_tokens=usage.total_token_count, cache_read_tokens=usage.cached_content_token_count,
+        reasoning_tokens=thoughts, model=model,
+    )  # fmt: skip
+
+
+def _result(response: Any) -> ToolResult:
+    body = response.response
+    failed = isinstance(body, dict) and "error" in body and "result" not in body
+    return ToolResult(
+        tool_call_id=str(response.id or ""), content=body, name=response.name, is_error=failed
+    )

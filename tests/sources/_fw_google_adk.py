@@ -1,0 +1,109 @@
+"""Google ADK's conformance builder: an ``LlmAgent`` on a scripted ``BaseLlm`` (ADK's own
+extension point for models), run by ``InMemoryRunner`` with SSE streaming.
+
+The model streams partial responses and then the aggregated one, as ADK's ``Gemini`` does,
+with Gemini's usage metadata (``thoughts_token_count`` counted apart from
+``candidates_token_count``, ``cached_content_token_count`` inside the prompt count). ADK ends
+a run on a tool's exception unless an ``on_tool_error_callback`` answers for it; the agent
+has one that returns ``{"error": ...}``, the error shape ADK itself uses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from agent_contract.protocol import AgentEvent
+from agent_contract.sources.google_adk_stream import google_adk_events
+from agent_otel.testing import InMemoryTelemetry
+
+from . import _script as s
+from ._trace import wrapper
+
+MODEL = "scripted-gemini"
+
+
+def _usage(turn: s.Turn) -> Any:
+    from google.genai import types
+
+    return types.GenerateContentResponseUsageMetadata(
+        prompt_token_count=turn.input, candidates_token_count=turn.output - turn.reasoning,
+        thoughts_token_count=turn.reasoning or None, cached_content_token_count=turn.cache_read,
+        total_token_count=turn.total,
+    )  # fmt: skip
+
+
+def _model(turns: list[list[Any]], *, fail: bool = False) -> Any:
+    """A model answering call ``i`` with ``turns[i]``: parts, streamed then aggregated."""
+    from google.adk.models.base_llm import BaseLlm
+    from google.adk.models.llm_response import LlmResponse
+    from google.genai import types
+
+    class Scripted(BaseLlm):
+        calls: int = 0
+
+        async def generate_content_async(
+            self, llm_request: Any, stream: bool = False
+        ) -> AsyncIterator[LlmResponse]:
+            n = self.calls
+            self.calls += 1
+            parts = turns[min(n, len(turns) - 1)]
+            for part in parts:
+                if part.text is not None and stream:
+                    content = types.Content(role="model", parts=[part])
+                    yield LlmResponse(content=content, partial=True)
+                    if fail:
+                        raise s.Overloaded("overloaded")
+            usage = _usage(s.TURNS[min(n, len(s.TURNS) - 1)])
+            finish = types.FinishReason.STOP
+            yield LlmResponse(content=types.Content(role="model", parts=parts),
+                              usage_metadata=usage, finish_reason=finish, model_version=MODEL,
+                              turn_complete=True)  # fmt: skip
+
+    return Scripted(model=MODEL)
+
+
+def _turns() -> list[list[Any]]:
+    from google.genai import types
+
+    calls = [types.Part(function_call=types.FunctionCall(id=c.id, name=c.name, args=c.arguments))
+             for c in s.CALLS]  # fmt: skip
+    first = [types.Part(text=s.REASONING, thought=True),
+             *(types.Part(text=w) for w in s.WORDS), *calls]  # fmt: skip
+    return [first, [types.Part(text=w) for w in s.ANSWER]]
+
+
+def _tool_error(tool: Any, args: Any, tool_context: Any, error: Exception) -> dict[str, Any]:
+    return {"error": str(error)}
+
+
+def agent(model: Any, tools: list[Any], name: str = "weatherbot") -> Any:
+    from google.adk.agents import LlmAgent
+
+    return LlmAgent(name=name, model=model, tools=tools, instruction="Be brief.",
+                    on_tool_error_callback=_tool_error)  # fmt: skip
+
+
+def events(run: s.Run) -> AsyncIterator[AgentEvent]:
+    built = agent(_model(_turns(), fail=run.fail), [s.weather_tool(hang=run.hang),
+                                                    s.forecast_tool()])  # fmt: skip
+    return google_adk_events(built, s.QUESTION, sink=run.kept.append)
+
+
+async def subagent(telemetry: InMemoryTelemetry) -> None:
+    from google.genai import types
+
+    expert = agent(_model([[types.Part(text="sunny")]]), [], name="expert")
+
+    async def ask_expert(q: str) -> str:
+        """Ask the expert."""
+        kept: list[Any] = []
+        inner = google_adk_events(expert, q, sink=kept.append)
+        [_ async for _ in wrapper(telemetry, "expert")(inner)]
+        return "".join(p.text or "" for e in kept if not e.partial and e.content
+                       for p in e.content.parts or ())  # fmt: skip
+
+    ask = types.Part(function_call=types.FunctionCall(id="call_e", name="ask_expert",
+                                                      args={"q": "Paris?"}))  # fmt: skip
+    lead = agent(_model([[ask], [types.Part(text="It is sunny.")]]), [ask_expert], name="lead")
+    [_ async for _ in wrapper(telemetry, "lead")(google_adk_events(lead, s.QUESTION))]
