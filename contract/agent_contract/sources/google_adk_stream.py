@@ -67,7 +67,7 @@ async def google_adk_events(
     """Run ``agent`` (a ``Runner`` or an agent) on ``new_message``, yielding contract events."""
     runner = agent if hasattr(agent, "run_async") and hasattr(agent, "session_service") else None
     if runner is None:
-        from google.adk.runners import InMemoryRunner
+        from google.adk.runners import InMemoryRunner  # type: ignore[import-untyped,unused-ignore]
 
         runner = InMemoryRunner(agent=agent, app_name=str(agent.name))
     if session_id is None:
@@ -76,11 +76,14 @@ async def google_adk_events(
         )
         session_id = session.id
     if isinstance(new_message, str):
-        from google.genai import types
+        from google.genai import types  # type: ignore[import-untyped,unused-ignore]
 
         new_message = types.Content(role="user", parts=[types.Part(text=new_message)])
     if "run_config" not in run:
-        from google.adk.agents.run_config import RunConfig, StreamingMode
+        from google.adk.agents.run_config import (  # type: ignore[import-untyped,attr-defined,unused-ignore]
+            RunConfig,
+            StreamingMode,
+        )
 
         run["run_config"] = RunConfig(streaming_mode=StreamingMode.SSE)
     stream = runner.run_async(
