@@ -20,4 +20,7 @@ Agent frameworks (a whole run: steps, LLM calls, tool calls and results, handoff
 * ``agent_contract.sources.openai_agents`` — the OpenAI Agents SDK (extra ``openai-agents``).
 * ``agent_contract.sources.langgraph_stream`` — LangGraph (extra ``langgraph``).
 * ``agent_contract.sources.pydantic_ai_stream`` — pydantic-ai (extra ``pydantic-ai``).
+* ``agent_contract.sources.agno_stream`` — Agno (extra ``agno``).
+* ``agent_contract.sources.autogen_stream`` — AutoGen AgentChat (extra ``autogen-agentchat``).
+* ``agent_contract.sources.google_adk_stream`` — Google ADK (extra ``google-adk``).
 """
