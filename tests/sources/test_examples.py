@@ -35,6 +35,9 @@ def _run(example: str, *options: str) -> subprocess.CompletedProcess[str]:
         ("autogen_agent.py", "autogen_agentchat",
          ["invoke_agent weatherbot", "step 0", "chat scripted-model  in=60 out=12",
           *TOOLS_ONE_FAILING, "step 1", "chat scripted-model  in=21"]),
+        ("google_adk_agent.py", "google.adk",
+         ["invoke_agent weatherbot", "step 0", "chat scripted-gemini  in=60 out=12",
+          *TOOLS_ONE_FAILING, "step 1", "chat scripted-gemini  in=95 out=9"]),
     ],
 )  # fmt: skip
 def test_a_framework_example_runs_offline_and_prints_its_tree(
