@@ -3,7 +3,9 @@
 Our own spans carry the ids from their start; an HTTP client span, a database span or a
 framework's span started below a run does not know them. This span processor reads the ids
 from the context each span starts in and adds them, so every span of the run has them.
-``configure()`` adds it; with your own ``TracerProvider``, add it first.
+``configure()`` adds it; with your own ``TracerProvider``, add it first. The ids are
+agent-otel's strings on another's span: they pass the default scrubber first
+(docs/scrubbing.md), as on the run's own spans.
 """
 
 from __future__ import annotations
@@ -11,9 +13,12 @@ from __future__ import annotations
 from opentelemetry.context.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
+from agent_otel.scrubbing import Scrub, Scrubber
+
 from ._identity import identity_of
 
 _OURS = "agent_otel"
+_SCRUB = Scrub(Scrubber())  # ids recur: its memory of clean strings makes this a set lookup
 
 
 class RunIdentityProcessor(SpanProcessor):
@@ -26,7 +31,7 @@ class RunIdentityProcessor(SpanProcessor):
         scope = span.instrumentation_scope
         if scope is not None and scope.name == _OURS:
             return  # set when the span started
-        span.set_attributes(identity.attributes())
+        span.set_attributes(_SCRUB.attributes(identity.attributes()))
 
     def on_end(self, span: ReadableSpan) -> None:
         return None
