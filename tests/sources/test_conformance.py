@@ -11,6 +11,10 @@ the run ends by exhausting, breaking, cancelling or raising.
 from __future__ import annotations
 
 import asyncio
+import gc
+import logging
+import os
+import traceback
 from importlib.util import find_spec
 from typing import Any
 
@@ -133,10 +137,20 @@ async def test_a_model_error_comes_out_and_closes_every_span(
     assert open_spans.open == {}
 
 
+def _framework_detach_failure(record: logging.LogRecord, package: str) -> bool:
+    """A "Failed to detach context" record raised in ``package``'s frames, none of agent-otel's."""
+    if "Failed to detach context" not in record.getMessage() or not record.exc_info:
+        return False
+    files = [frame.f_code.co_filename for frame, _ in traceback.walk_tb(record.exc_info[2])]
+    root = f"{os.sep}{package.split('.')[0]}{os.sep}"
+    ours = f"{os.sep}agent_otel{os.sep}"
+    return any(root in f for f in files) and not any(ours in f for f in files)
+
+
 @pytest.mark.parametrize("row", PARAMS)
 @pytest.mark.parametrize("at", [TextDelta, ToolCall, ToolResult])
 async def test_breaking_out_closes_every_span(
-    row: Row, at: type, otel_telemetry: InMemoryTelemetry
+    row: Row, at: type, otel_telemetry: InMemoryTelemetry, caplog: pytest.LogCaptureFixture
 ) -> None:
     open_spans = watch(otel_telemetry)
     events = wrapper(otel_telemetry)(row.events(s.Run()))
@@ -144,6 +158,11 @@ async def test_breaking_out_closes_every_span(
         if isinstance(event, at):
             break
     await events.aclose()
+    if row.detaches_across_tasks:  # close the framework's abandoned inner generators now, not
+        gc.collect()  # at the loop's teardown, and drop what the framework logs doing so
+        await asyncio.get_running_loop().shutdown_asyncgens()
+        records = caplog.handler.records
+        records[:] = [r for r in records if not _framework_detach_failure(r, row.package)]
 
     assert attributes(otel_telemetry, "invoke_agent")["agent_otel.end_reason"] == "closed_early"
     assert open_spans.open == {}

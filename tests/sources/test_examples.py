@@ -38,6 +38,9 @@ def _run(example: str, *options: str) -> subprocess.CompletedProcess[str]:
         ("google_adk_agent.py", "google.adk",
          ["invoke_agent weatherbot", "step 0", "chat scripted-gemini  in=60 out=12",
           *TOOLS_ONE_FAILING, "step 1", "chat scripted-gemini  in=95 out=9"]),
+        ("strands_agent.py", "strands",
+         ["invoke_agent weatherbot", "step 0", "chat scripted-converse  in=60 out=12",
+          *TOOLS_ONE_FAILING, "step 1", "chat scripted-converse  in=95 out=9"]),
     ],
 )  # fmt: skip
 def test_a_framework_example_runs_offline_and_prints_its_tree(
@@ -59,6 +62,8 @@ def test_a_framework_example_runs_offline_and_prints_its_tree(
     [
         ("agno_agent.py", "agno", "pip install 'agent-otel[agno,openai]'"),
         ("autogen_agent.py", "autogen_agentchat", "pip install 'agent-otel[autogen-agentchat]'"),
+        ("google_adk_agent.py", "google", "pip install 'agent-otel[google-adk]'"),
+        ("strands_agent.py", "strands", "pip install 'agent-otel[strands-agents]'"),
     ],
 )
 def test_a_framework_example_without_its_extra_names_the_install_in_one_line(

@@ -28,6 +28,10 @@ def test_every_source_module_imports_with_pydantic_and_the_standard_library_only
     loaded = set(json.loads(done.stdout))
     assert loaded.isdisjoint(HEAVY), loaded & set(HEAVY)
     assert "agent_contract" in loaded
-    assert {"agno_stream", "autogen_stream", "google_adk_stream", "pydantic_ai_stream"} <= set(
-        MODULES
-    )
+    assert {
+        "agno_stream",
+        "autogen_stream",
+        "google_adk_stream",
+        "pydantic_ai_stream",
+        "strands_stream",
+    } <= set(MODULES)

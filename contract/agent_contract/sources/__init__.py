@@ -23,4 +23,5 @@ Agent frameworks (a whole run: steps, LLM calls, tool calls and results, handoff
 * ``agent_contract.sources.agno_stream`` — Agno (extra ``agno``).
 * ``agent_contract.sources.autogen_stream`` — AutoGen AgentChat (extra ``autogen-agentchat``).
 * ``agent_contract.sources.google_adk_stream`` — Google ADK (extra ``google-adk``).
+* ``agent_contract.sources.strands_stream`` — Strands Agents (extra ``strands-agents``).
 """

@@ -1,0 +1,110 @@
+"""Strands Agents' conformance builder: an ``Agent`` on a scripted ``Model`` (Strands' own
+extension point for providers), streaming the Converse events its Bedrock model streams.
+
+Converse usage carries input, output and cache counts; it has no reasoning-token count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from agent_contract.protocol import AgentEvent
+from agent_contract.sources.strands_stream import strands_events
+from agent_otel.testing import InMemoryTelemetry
+
+from . import _script as s
+from ._trace import wrapper
+
+
+def _usage(turn: s.Turn) -> dict[str, Any]:
+    usage = {"inputTokens": turn.input, "outputTokens": turn.output, "totalTokens": turn.total,
+             "cacheReadInputTokens": turn.cache_read}  # fmt: skip
+    return {"metadata": {"usage": usage, "metrics": {"latencyMs": 1}}}
+
+
+def _text(*words: str) -> list[dict[str, Any]]:
+    return [*({"contentBlockDelta": {"delta": {"text": w}}} for w in words),
+            {"contentBlockStop": {}}]  # fmt: skip
+
+
+def _uses(*calls: s.Call) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for c in calls:
+        out += [{"contentBlockStart": {"start": {"toolUse": {"toolUseId": c.id, "name": c.name}}}},
+                {"contentBlockDelta": {"delta": {"toolUse": {"input": c.json}}}},
+                {"contentBlockStop": {}}]  # fmt: skip
+    return out
+
+
+def _turns() -> list[list[dict[str, Any]]]:
+    first = [{"messageStart": {"role": "assistant"}},
+             {"contentBlockDelta": {"delta": {"reasoningContent": {"text": s.REASONING}}}},
+             {"contentBlockStop": {}}, *_text(*s.WORDS), *_uses(*s.CALLS),
+             {"messageStop": {"stopReason": "tool_use"}}, _usage(s.TURNS[0])]  # fmt: skip
+    second = [{"messageStart": {"role": "assistant"}}, *_text(*s.ANSWER),
+              {"messageStop": {"stopReason": "end_turn"}}, _usage(s.TURNS[1])]  # fmt: skip
+    return [first, second]
+
+
+def _model(turns: list[list[dict[str, Any]]], *, fail: bool = False) -> Any:
+    from strands.models.model import Model
+
+    class Scripted(Model):
+        def __init__(self) -> None:
+            self.config: dict[str, Any] = {"model_id": "scripted-converse"}
+            self.calls = 0
+
+        def update_config(self, **config: Any) -> None:
+            self.config.update(config)
+
+        def get_config(self) -> Any:
+            return self.config
+
+        async def structured_output(self, *args: Any, **kwargs: Any) -> Any:
+            raise NotImplementedError
+            yield
+
+        async def stream(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+            turn = turns[min(self.calls, len(turns) - 1)]
+            self.calls += 1
+            for i, event in enumerate(turn):
+                if fail and i == 3:  # after the reasoning and the first words
+                    raise s.Overloaded("overloaded")
+                yield event
+
+    return Scripted()
+
+
+def agent(model: Any, tools: list[Any], name: str = "weatherbot") -> Any:
+    from strands import Agent, tool
+
+    return Agent(model=model, tools=[tool(t) for t in tools], name=name, callback_handler=None)
+
+
+def events(run: s.Run) -> AsyncIterator[AgentEvent]:
+    built = agent(_model(_turns(), fail=run.fail), [s.weather_tool(hang=run.hang),
+                                                    s.forecast_tool()])  # fmt: skip
+    return strands_events(built, s.QUESTION, sink=run.kept.append)
+
+
+async def subagent(telemetry: InMemoryTelemetry) -> None:
+    reply = [{"messageStart": {"role": "assistant"}}, *_text("sunny"),
+             {"messageStop": {"stopReason": "end_turn"}}]  # fmt: skip
+    expert = agent(_model([reply]), [], name="expert")
+
+    async def ask_expert(q: str) -> str:
+        """Ask the expert."""
+        kept: list[Any] = []
+        inner = strands_events(expert, q, sink=kept.append)
+        [_ async for _ in wrapper(telemetry, "expert")(inner)]
+        return str(kept[-1]["result"])
+
+    ask = s.Call("call_e", "ask_expert", {"q": "Paris?"})
+    lead = agent(_model([
+        [{"messageStart": {"role": "assistant"}}, *_uses(ask),
+         {"messageStop": {"stopReason": "tool_use"}}],
+        [{"messageStart": {"role": "assistant"}}, *_text("It is sunny."),
+         {"messageStop": {"stopReason": "end_turn"}}],
+    ]), [ask_expert], name="lead")  # fmt: skip
+    [_ async for _ in wrapper(telemetry, "lead")(strands_events(lead, s.QUESTION))]
