@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+MAX_MEMO = 1024
 PER_TOKENS = 1_000_000
 """Prices are given per this many tokens."""
 
@@ -68,14 +69,32 @@ class PriceTable:
     source: str = "user supplied"
     date: str | None = None
     _lower: Mapping[str, ModelPrice] = field(init=False, repr=False, compare=False)
+    _memo: dict[str, ModelPrice | None] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         lower = {name.lower(): price for name, price in self.prices.items()}
         object.__setattr__(self, "_lower", lower)
+        object.__setattr__(self, "_memo", {})
 
     def price(self, model: str | None) -> ModelPrice | None:
+        """The price of ``model``, remembered per model string (a run asks once per call, and
+        lowercasing plus the snapshot pattern cost more than the costing itself: figure 2)."""
         if not model:
             return None
+        if type(model) is not str:  # a str subclass may hash or compare its own way
+            return self._find(model)
+        memo = self._memo
+        try:
+            return memo[model]
+        except KeyError:
+            pass
+        found = self._find(model)
+        if len(memo) >= MAX_MEMO:  # model names made on the fly must not pile up
+            memo.clear()
+        memo[model] = found
+        return found
+
+    def _find(self, model: str) -> ModelPrice | None:
         name = model.lower()
         found = self._lower.get(name)
         if found is None:

@@ -28,6 +28,7 @@ from .content._messages import output_message
 from .content._spans import put
 
 _NS = 1e-9
+_STARTING = guarded("chat span start")
 
 # LLMCallStart.params keys -> request attributes (with the type the registry gives them).
 _PARAMS: dict[str, tuple[str, type]] = {
@@ -158,7 +159,7 @@ class LLMCall:
         attributes.update(identity)
         # Everything known now is a start attribute, where samplers and processors see it.
         request: dict[str, AttributeValue] = {}
-        with guarded("chat span start"):
+        with _STARTING:
             request = request_attributes(params)
         span_attributes = {**attributes, **request}
         if call_id is not None:
@@ -272,28 +273,26 @@ class LLMCall:
         instruments.operation_duration.record((now - self.start) * _NS, attributes)
         if not self.recording:
             return
-        span = self.span
+        out: dict[str, AttributeValue] = {}  # one write: the SDK's per-write cost dominates
         if self.response_model is not None:
-            span.set_attribute(A.RESPONSE_MODEL, self.response_model)
+            out[A.RESPONSE_MODEL] = self.response_model
         if self.finish_reason is not None:
-            span.set_attribute(A.RESPONSE_FINISH_REASONS, [self.finish_reason])
+            out[A.RESPONSE_FINISH_REASONS] = [self.finish_reason]
         if self.first_chunk is not None:
             if not self.stream_declared:  # chunks arrived: the request was streamed
-                span.set_attribute(A.REQUEST_STREAM, True)
-            span.set_attribute(
-                A.RESPONSE_TIME_TO_FIRST_CHUNK, (self.first_chunk - self.start) * _NS
-            )
-            span.set_attribute(A.CHUNK_COUNT, self.chunks)
+                out[A.REQUEST_STREAM] = True
+            out[A.RESPONSE_TIME_TO_FIRST_CHUNK] = (self.first_chunk - self.start) * _NS
+            out[A.CHUNK_COUNT] = self.chunks
             if self.chunks > 1:
                 # The end of the response is the last boundary: n chunks, n intervals after
                 # the first chunk. Timing only the first chunk and the end keeps the clock off
                 # the per-chunk path (exact per-chunk timing: the opt-in chunk metric).
-                mean = (now - self.first_chunk) / self.chunks
-                span.set_attribute(A.CHUNK_INTERVAL_MEAN, mean * _NS)
+                out[A.CHUNK_INTERVAL_MEAN] = (now - self.first_chunk) / self.chunks * _NS
         if self.first_text is not None:
-            span.set_attribute(A.TIME_TO_FIRST_TEXT, (self.first_text - self.start) * _NS)
+            out[A.TIME_TO_FIRST_TEXT] = (self.first_text - self.start) * _NS
         if incomplete:
-            span.set_attribute(A.INCOMPLETE, True)
+            out[A.INCOMPLETE] = True
+        self.span.set_attributes(out)
 
     def end(self) -> float | None:
         """Record usage, cost and output; end the span at the response's end time.
@@ -319,9 +318,11 @@ class LLMCall:
                 if value is not None:
                     attributes[A.TOKEN_TYPE] = token_type
                     settings.instruments.token_usage.record(value, attributes)
-            if self.recording:
-                self.span.set_attributes(usage.semconv_attributes())
-            cost = self._cost(usage)
+            written = usage.semconv_attributes()
+            try:
+                cost = self._cost(usage, written)
+            finally:  # usage and cost in one write; a failing price costs the cost only
+                self.span.set_attributes(written)
         capture = settings.capture
         if capture is not None and self.output is not None and self.reasoning is not None:
             try:  # a failing hook or value drops the content only
@@ -346,8 +347,9 @@ class LLMCall:
                     report("content event")
         return cost
 
-    def _cost(self, usage: Tokens) -> float | None:
-        """Price the call (provider's figure first), put it on the span and the counter."""
+    def _cost(self, usage: Tokens, written: dict[str, AttributeValue]) -> float | None:
+        """Price the call (provider's figure first): on the counter, and into ``written``
+        (the span's last attributes)."""
         settings = self.settings
         model = self.response_model or self.metric_attributes.get(A.REQUEST_MODEL)
         found = call_cost(
@@ -361,8 +363,7 @@ class LLMCall:
         attributes[A.COST_CURRENCY] = currency
         attributes[A.COST_SOURCE] = source
         settings.instruments.cost.add(amount, attributes)
-        if self.recording:
-            self.span.set_attributes(
-                {A.COST_AMOUNT: amount, A.COST_CURRENCY: currency, A.COST_SOURCE: source}
-            )
+        written[A.COST_AMOUNT] = amount
+        written[A.COST_CURRENCY] = currency
+        written[A.COST_SOURCE] = source
         return amount

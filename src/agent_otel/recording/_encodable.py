@@ -85,6 +85,13 @@ def clean_attributes(attributes: Mapping[str, Any] | None, count: Count = _ignor
         elif kind is int:
             if not INT64_MIN <= value <= INT64_MAX:
                 break
+        elif kind is list:
+            for item in value:
+                if not (type(item) is str and item.isascii()):
+                    break
+            else:
+                continue
+            break
         elif kind is not float and kind is not bool:
             break
     else:
