@@ -21,7 +21,7 @@ from agent_otel import __version__
 
 ROOT = Path(__file__).resolve().parents[1]
 NAME = f"agent_otel-{__version__}"
-SDIST_FOLDERS = ("src", "contract", "tests", "examples", "benchmarks", "docs", "exporters")
+SDIST_FOLDERS = ("src", "contract", "tests", "examples", "benchmarks", "docs", "exporters", "tools")
 SDIST_FILES = {
     "PKG-INFO",
     "pyproject.toml",
