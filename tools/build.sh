@@ -21,7 +21,7 @@ build() {  # build <module dir> <binary name> <package>
     echo "tools/build.sh: building $name ($1, key $key)..."
     mkdir -p "$(dirname "$target")"
     # -mod=readonly: go.sum already holds every hash, so nothing is resolved anew.
-    (cd "$dir" && nice go build -mod=readonly -trimpath -ldflags='-s -w' \
+    (cd "$dir" && nice go build -mod=readonly -buildvcs=false -trimpath -ldflags='-s -w' \
       -o "$target.partial" "$package")
     mv "$target.partial" "$target"
     echo "tools/build.sh: built $name in $((SECONDS - started)) s"
