@@ -15,7 +15,7 @@ MODULES = sorted(
 )
 HEAVY = ["opentelemetry", "openai", "anthropic", "litellm", "agents", "langgraph",
          "langchain_core", "pydantic_ai", "httpx", "httpx2", "agno", "autogen_agentchat",
-         "autogen_core", "autogen_ext", "google", "strands"]  # fmt: skip
+         "autogen_core", "autogen_ext", "google", "strands", "smolagents"]  # fmt: skip
 
 
 def test_every_source_module_imports_with_pydantic_and_the_standard_library_only() -> None:

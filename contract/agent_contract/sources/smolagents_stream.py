@@ -1,0 +1,185 @@
+"""smolagents: ``agent.run(task, stream=True)`` as contract events.
+
+smolagents runs an agent as a synchronous generator; ``iterate_in_thread`` pulls it on a worker
+thread, one item per event, so the event loop never blocks and the consumer's context (the
+tool span while one tool runs) is current in the agent's code. Items are read by class name
+(nothing of smolagents is imported here):
+
+* smolagents announces no model call: a model call is what comes next when the run starts and
+  after each step that did not answer, so ``LLMCallStart`` (``model.model_id``, the provider
+  the model class talks to, its completion kwargs) is yielded *before* that pull. With
+  ``stream_outputs=True`` the call's ``ChatMessageStreamDelta`` content is ``TextDelta``;
+  the first ``ToolCall`` (or the step's end) closes it with ``LLMCallEnd``;
+* ``ToolCall`` / ``ToolOutput`` items are ``ToolCall`` / ``ToolResult`` by id. The
+  ``final_answer`` tool is the answer, not a call: its output is the step's text. A tool that
+  raises fails the whole step in smolagents (the other results of a parallel call are
+  dropped): each call of the step left without output gets an error ``ToolResult`` carrying
+  the step's error. A CodeAgent's code run is its ``python_interpreter`` call: its result is
+  the step's observations (or its error);
+* the ``ActionStep`` (or ``PlanningStep``) that ends a step gives the call's ``Usage``: from
+  the provider's response in ``model_output_message.raw`` when it reports one (cache and
+  reasoning tokens included, ``_raw_usage``), else smolagents' ``TokenUsage`` (input and
+  output only); then a ``StepBoundary``. A step error with no tool to carry it (a model
+  output that does not parse) becomes an ``Error`` event;
+* ``FinalAnswerStep`` ends the run (its output is the text when no step gave it).
+
+Every smolagents item goes to ``sink`` untouched (the ``FinalAnswerStep`` last: its
+``output`` is the run's answer). Stopping early or cancelling calls ``agent.interrupt()``;
+the step in flight finishes on its thread and the run stops before the next. A model error
+raises smolagents' ``AgentGenerationError`` (the provider's error as its ``__cause__``).
+Needs ``smolagents`` (extra ``smolagents``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from agent_contract.events import (
+    AgentEvent,
+    Error,
+    FunctionCall,
+    LLMCallEnd,
+    LLMCallStart,
+    StepBoundary,
+    TextDelta,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
+from agent_contract.sources._raw_usage import usage_from_raw
+from agent_contract.sources._stream import Sink
+from agent_contract.sources._thread import iterate_in_thread
+
+__all__ = ["smolagents_events"]
+
+_PROVIDERS = {
+    "OpenAIModel": "openai", "OpenAIServerModel": "openai", "AzureOpenAIModel": "azure.ai.openai",
+    "AzureOpenAIServerModel": "azure.ai.openai", "AmazonBedrockModel": "aws.bedrock",
+    "AmazonBedrockServerModel": "aws.bedrock", "InferenceClientModel": "huggingface",
+    "TransformersModel": "transformers", "VLLMModel": "vllm", "MLXModel": "mlx",
+}  # fmt: skip
+_PRIVATE = frozenset({"api_key", "client", "client_kwargs", "headers", "extra_headers"})
+_SIMPLE = (str, int, float, bool)
+
+
+async def smolagents_events(
+    agent: Any, task: str, *, sink: Sink | None = None, **run: Any
+) -> AsyncIterator[AgentEvent]:
+    """Run ``agent`` on ``task`` (``run`` goes to ``agent.run``), yielding its events."""
+    reader = _Reader(agent)
+    items = iterate_in_thread(lambda: agent.run(task, stream=True, **run), agent.interrupt)
+    try:
+        yield reader.start()
+        async for item in items:
+            if sink is not None:
+                sink(item)
+            for event in reader.feed(item):
+                yield event
+    finally:
+        await items.aclose()
+
+
+class _Reader:
+    """One run's state: the open model call, the step's unanswered tool calls."""
+
+    def __init__(self, agent: Any) -> None:
+        self.agent = agent
+        self.calling = False  # an LLMCallStart was yielded and not yet ended
+        self.tools: dict[str, str] = {}  # the step's calls without output: id -> name
+        self.final: set[str] = set()  # ids of final_answer calls
+        self.answered = False  # the run's answer was given as text
+        self.step = 0
+
+    def start(self) -> LLMCallStart:
+        self.calling = True
+        model = self.agent.model
+        name = getattr(model, "model_id", None)
+        kwargs = getattr(model, "kwargs", None)
+        params = {
+            k: v for k, v in (kwargs if isinstance(kwargs, dict) else {}).items()
+            if k not in _PRIVATE and isinstance(v, _SIMPLE)
+        }  # fmt: skip
+        params["stream"] = bool(getattr(self.agent, "stream_outputs", False))
+        provider = _PROVIDERS.get(type(model).__name__)
+        if provider is None and isinstance(name, str) and "/" in name:
+            provider = name.split("/", 1)[0]  # LiteLLM's "provider/model"
+        return LLMCallStart(
+            model=name if isinstance(name, str) else None, provider=provider, params=params
+        )
+
+    def feed(self, item: Any) -> Iterator[AgentEvent]:
+        kind = type(item).__name__
+        if kind == "ChatMessageStreamDelta":
+            if item.content:
+                yield TextDelta(text=item.content)
+        elif kind == "ToolCall":
+            yield from self._end()
+            if item.name == "final_answer":
+                self.final.add(item.id)
+                return
+            self.tools[item.id] = item.name
+            args = item.arguments
+            text = args if isinstance(args, str) else json.dumps(args, default=str)
+            yield ToolCall(id=item.id, function=FunctionCall(item.name, text))
+        elif kind == "ToolOutput":
+            if item.id in self.final or item.is_final_answer:
+                yield from self._answer(item.output)
+            elif item.id in self.tools:
+                name = self.tools.pop(item.id)
+                yield ToolResult(tool_call_id=item.id, content=item.output, name=name)
+        elif kind == "ActionOutput":
+            if item.is_final_answer:
+                yield from self._answer(item.output)
+        elif kind in ("ActionStep", "PlanningStep"):
+            yield from self._step(item)
+        elif kind == "FinalAnswerStep":
+            yield from self._end()
+            yield from self._answer(item.output)
+
+    def _end(self) -> Iterator[AgentEvent]:
+        if self.calling:
+            self.calling = False
+            yield LLMCallEnd()
+
+    def _answer(self, output: Any) -> Iterator[AgentEvent]:
+        if not self.answered and output is not None:
+            self.answered = True
+            yield TextDelta(text=output if isinstance(output, str) else str(output))
+
+    def _step(self, step: Any) -> Iterator[AgentEvent]:
+        if getattr(step, "model_output_message", None) is None and self.calling:
+            return  # the model call raised: smolagents yields the step, then re-raises
+        yield from self._end()
+        error = getattr(step, "error", None)
+        for call_id, name in self.tools.items():
+            if error is not None:
+                yield ToolResult(tool_call_id=call_id, content=str(error), name=name, is_error=True)
+            else:
+                yield ToolResult(tool_call_id=call_id, content=step.observations, name=name)
+        if error is not None and not self.tools:
+            yield Error(message=str(error), error_type=type(error).__name__)
+        self.tools.clear()
+        self.final.clear()
+        usage = _usage(step)
+        if usage is not None:
+            yield usage
+        yield StepBoundary(index=self.step)
+        self.step += 1
+        if not getattr(step, "is_final_answer", False) and not self.answered:
+            yield self.start()  # smolagents calls the model next (or stops: closed then)
+
+
+def _usage(step: Any) -> Usage | None:
+    message = getattr(step, "model_output_message", None)
+    usage = usage_from_raw(getattr(message, "raw", None))
+    if usage is not None:
+        return usage
+    counted = getattr(step, "token_usage", None)
+    if counted is None:
+        return None
+    return Usage(
+        input_tokens=counted.input_tokens, output_tokens=counted.output_tokens,
+        total_tokens=counted.total_tokens,
+    )  # fmt: skip

@@ -1,0 +1,159 @@
+"""smolagents' conformance builder: the script on its real ``OpenAIModel``, over a mock transport.
+
+smolagents has no scripted test model; its ``OpenAIModel`` calls the OpenAI SDK, here over the
+SDK's own mock HTTP transport answering Chat Completions bodies (usage with cache and reasoning
+tokens). A ``ToolCallingAgent`` answers through its ``final_answer`` tool, so turn 2 is that
+call. smolagents runs tools synchronously; a tool that raises fails the step and drops the
+results of the calls still running, so ``forecast`` fails after ``weather`` returned.
+``fail`` answers turn 1 with an error; ``hang`` blocks ``weather`` until the test ends.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import httpx2 as httpx
+
+from agent_contract.protocol import AgentEvent
+from agent_contract.sources.smolagents_stream import smolagents_events
+from agent_otel.testing import InMemoryTelemetry
+
+from . import _script as s
+from ._trace import wrapper
+
+MODEL = "gpt-4o-mini"
+RELEASE = threading.Event()  # never set: a hung tool waits (a minute at most, on its thread)
+
+
+def completion(turn: int, content: str | None, calls: list[tuple[str, str, str]]) -> bytes:
+    used = s.TURNS[min(turn, len(s.TURNS) - 1)]
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if calls:
+        message["tool_calls"] = [
+            {"id": i, "type": "function", "function": {"name": n, "arguments": a}}
+            for i, n, a in calls
+        ]
+    body = {
+        "id": f"chatcmpl-{turn}", "object": "chat.completion", "created": 0,
+        "model": f"{MODEL}-2024-07-18",
+        "choices": [{"index": 0, "message": message,
+                     "finish_reason": "tool_calls" if calls else "stop"}],
+        "usage": {"prompt_tokens": used.input, "completion_tokens": used.output,
+                  "total_tokens": used.total,
+                  "prompt_tokens_details": {"cached_tokens": used.cache_read},
+                  "completion_tokens_details": {"reasoning_tokens": used.reasoning}},
+    }  # fmt: skip
+    return json.dumps(body).encode()
+
+
+def answer(text: str) -> list[tuple[str, str, str]]:
+    return [("call_a", "final_answer", json.dumps({"answer": text}))]
+
+
+def client(respond: Callable[[list[dict[str, Any]]], bytes | Exception]) -> dict[str, Any]:
+    """``client_kwargs`` for ``OpenAIModel``: the SDK over a mock transport, no retries."""
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        body = respond(json.loads(request.content)["messages"])
+        if isinstance(body, Exception):
+            raise body
+        return httpx.Response(200, headers={"content-type": "application/json"}, content=body)
+
+    transport = httpx.MockTransport(handle)
+    return {"http_client": httpx.Client(transport=transport), "max_retries": 0}
+
+
+def tools(run: s.Run) -> list[Any]:
+    from smolagents import tool
+
+    @tool
+    def weather(city: str) -> str:
+        """Current weather of a city.
+
+        Args:
+            city: the city.
+        """
+        if run.hang:
+            RELEASE.wait(60)
+        return s.weather_sync(city)
+
+    @tool
+    def forecast(city: str) -> str:
+        """Tomorrow's forecast for a city.
+
+        Args:
+            city: the city.
+        """
+        time.sleep(0.05)  # weather returns first: its result is not dropped with this one's
+        return s.forecast_sync(city)
+
+    return [weather, forecast]
+
+
+def agent(run: s.Run, **options: Any) -> Any:
+    from smolagents import OpenAIModel, ToolCallingAgent
+
+    turns: list[int] = []  # the failed tool's error reaches the model as a user message
+
+    def respond(messages: list[dict[str, Any]]) -> bytes | Exception:
+        turns.append(len(turns))
+        if len(turns) == 1:
+            if run.fail:
+                return s.Overloaded("overloaded")
+            calls = [(c.id, c.name, c.json) for c in s.CALLS]
+            return completion(0, "".join(s.WORDS), calls)
+        return completion(1, None, answer("".join(s.ANSWER)))
+
+    model = OpenAIModel(MODEL, api_key="offline", api_base="http://mock.invalid/v1",
+                        client_kwargs=client(respond), temperature=0.2)  # fmt: skip
+    return ToolCallingAgent(tools=tools(run), model=model, verbosity_level=0, **options)
+
+
+def events(run: s.Run) -> AsyncIterator[AgentEvent]:
+    return smolagents_events(agent(run), s.QUESTION, sink=run.kept.append)
+
+
+async def subagent(telemetry: InMemoryTelemetry) -> None:
+    import asyncio
+
+    from smolagents import OpenAIModel, ToolCallingAgent, tool
+
+    def model(respond: Callable[[list[dict[str, Any]]], bytes]) -> Any:
+        return OpenAIModel(MODEL, api_key="offline", api_base="http://mock.invalid/v1",
+                           client_kwargs=client(respond))  # fmt: skip
+
+    asked: list[int] = []
+
+    def lead(messages: list[dict[str, Any]]) -> bytes:
+        asked.append(1)
+        if len(asked) == 1:
+            return completion(0, None, [("call_e", "ask_expert", '{"q": "Paris?"}')])
+        return completion(1, None, answer("The expert says: sunny."))
+
+    expert = ToolCallingAgent(
+        tools=[], model=model(lambda messages: completion(1, None, answer("sunny"))),
+        verbosity_level=0,
+    )  # fmt: skip
+
+    @tool
+    def ask_expert(q: str) -> str:
+        """Ask the expert.
+
+        Args:
+            q: the question.
+        """
+        kept: list[Any] = []
+
+        async def ask() -> None:  # smolagents runs this tool on its thread: a loop of its own
+            inner = smolagents_events(expert, q, sink=kept.append)
+            [_ async for _ in wrapper(telemetry, "expert")(inner)]
+
+        asyncio.run(ask())
+        return str(kept[-1].output)
+
+    boss = ToolCallingAgent(tools=[ask_expert], model=model(lead), verbosity_level=0)
+    [_ async for _ in wrapper(telemetry, "lead")(smolagents_events(boss, s.QUESTION))]
