@@ -41,6 +41,11 @@ def _run(example: str, *options: str) -> subprocess.CompletedProcess[str]:
         ("strands_agent.py", "strands",
          ["invoke_agent weatherbot", "step 0", "chat scripted-converse  in=60 out=12",
           *TOOLS_ONE_FAILING, "step 1", "chat scripted-converse  in=95 out=9"]),
+        ("smolagents_agent.py", "smolagents",
+         ["invoke_agent weatherbot", "step 0", "chat gpt-4o-mini  in=60 out=12",
+          *TOOLS_ONE_FAILING, "step 1", "chat gpt-4o-mini  in=95 out=9"]),
+        ("llama_index_agent.py", "llama_index.core",
+         ["invoke_agent weatherbot", "step 0", "chat", *TOOLS_ONE_FAILING, "step 1"]),
     ],
 )  # fmt: skip
 def test_a_framework_example_runs_offline_and_prints_its_tree(
@@ -64,6 +69,8 @@ def test_a_framework_example_runs_offline_and_prints_its_tree(
         ("autogen_agent.py", "autogen_agentchat", "pip install 'agent-otel[autogen-agentchat]'"),
         ("google_adk_agent.py", "google", "pip install 'agent-otel[google-adk]'"),
         ("strands_agent.py", "strands", "pip install 'agent-otel[strands-agents]'"),
+        ("smolagents_agent.py", "smolagents", "pip install 'agent-otel[smolagents]'"),
+        ("llama_index_agent.py", "llama_index", "pip install 'agent-otel[llama-index]'"),
     ],
 )
 def test_a_framework_example_without_its_extra_names_the_install_in_one_line(

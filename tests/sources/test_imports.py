@@ -15,7 +15,8 @@ MODULES = sorted(
 )
 HEAVY = ["opentelemetry", "openai", "anthropic", "litellm", "agents", "langgraph",
          "langchain_core", "pydantic_ai", "httpx", "httpx2", "agno", "autogen_agentchat",
-         "autogen_core", "autogen_ext", "google", "strands", "smolagents"]  # fmt: skip
+         "autogen_core", "autogen_ext", "google", "strands", "smolagents",
+         "llama_index", "workflows"]  # fmt: skip
 
 
 def test_every_source_module_imports_with_pydantic_and_the_standard_library_only() -> None:

@@ -24,4 +24,7 @@ Agent frameworks (a whole run: steps, LLM calls, tool calls and results, handoff
 * ``agent_contract.sources.autogen_stream`` — AutoGen AgentChat (extra ``autogen-agentchat``).
 * ``agent_contract.sources.google_adk_stream`` — Google ADK (extra ``google-adk``).
 * ``agent_contract.sources.strands_stream`` — Strands Agents (extra ``strands-agents``).
+* ``agent_contract.sources.smolagents_stream`` — smolagents (extra ``smolagents``).
+* ``agent_contract.sources.llama_index_stream`` — LlamaIndex agent workflows (extra
+  ``llama-index``).
 """

@@ -1,0 +1,206 @@
+"""LlamaIndex: an agent workflow's ``handler.stream_events()`` as contract events.
+
+``llama_index_events(agent, user_msg, ...)`` starts ``agent.run(user_msg=..., **run)`` (a
+``FunctionAgent``, ``ReActAgent``, ``CodeActAgent`` or a multi-agent ``AgentWorkflow``) and
+reads its stream by class name (nothing of LlamaIndex is imported here):
+
+* ``AgentInput``: the agent is about to call its LLM: ``LLMCallStart`` (the LLM's
+  ``metadata.model_name``, the provider its class talks to, its temperature and max tokens),
+  after a ``StepBoundary`` when tool results came since the last call, and a ``PhaseMarker``
+  when the answering agent changed (an ``AgentWorkflow`` handoff);
+* ``AgentStream``: ``delta`` is ``TextDelta``, ``thinking_delta`` ``ReasoningDelta``;
+* ``AgentOutput``: the call ended: ``Usage`` and ``LLMCallEnd`` (response id, model and
+  finish reason from the provider's payload);
+* ``ToolCall`` / ``ToolCallResult``: a tool starts / returns (``tool_output.is_error``: an
+  error result; LlamaIndex catches a tool's exception and reports it this way).
+
+**Usage.** LlamaIndex's agent events carry no token counts: only each provider's own payload,
+as ``raw`` on ``AgentStream`` (a stream chunk) and ``AgentOutput`` (the response, or the last
+chunk). The adapter reads it there (``_raw_usage``: OpenAI Chat Completions and Responses,
+Anthropic, Gemini, Bedrock Converse, Ollama), the latest report of the call winning (the
+providers' stream counts are cumulative). A provider whose payload carries no usage (or
+LlamaIndex's mock LLMs) gives a chat span without token counts.
+
+The handler goes to ``on_handler`` as soon as the run starts, so the caller keeps what the
+workflow returns (``await handler`` after the stream) and its context; every stream event
+goes to ``sink`` untouched. A run that fails (the LLM raised) ends its event stream quietly
+and raises from the handler: the adapter awaits it, so the exception comes out as the same
+object with the failed call still open. Stopping early or cancelling cancels the workflow
+run (in the background: the consumer never waits for it).
+
+**Sub-agents.** An ``AgentWorkflow`` handoff is a ``handoff`` tool call and a
+``PhaseMarker`` naming the next agent. The run starts inside the first pull, so its tasks
+hold the consumer's context of that moment (a tracer's agent span): an agent run inside a
+LlamaIndex tool and traced on its own nests under the agent span, not under the tool's,
+because LlamaIndex runs tools in tasks made before the tool span exists. Needs
+``llama-index-core`` (extra ``llama-index``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
+
+from agent_contract.events import (
+    AgentEvent,
+    FunctionCall,
+    LLMCallEnd,
+    LLMCallStart,
+    PhaseMarker,
+    ReasoningDelta,
+    StepBoundary,
+    TextDelta,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
+from agent_contract.sources._raw_usage import get, usage_from_raw
+from agent_contract.sources._stream import Sink
+
+__all__ = ["llama_index_events"]
+
+_PROVIDERS = {
+    "OpenAI": "openai", "OpenAIResponses": "openai", "AzureOpenAI": "azure.ai.openai",
+    "Anthropic": "anthropic", "Gemini": "gcp.gemini", "GoogleGenAI": "gcp.gen_ai",
+    "Vertex": "gcp.vertex_ai", "BedrockConverse": "aws.bedrock", "Bedrock": "aws.bedrock",
+    "Ollama": "ollama", "MistralAI": "mistral_ai", "Groq": "groq", "DeepSeek": "deepseek",
+    "Cohere": "cohere", "LiteLLM": "litellm",
+}  # fmt: skip
+_STOPPING: set[asyncio.Task[Any]] = set()  # cancellations in flight, kept until they finish
+
+
+async def llama_index_events(
+    agent: Any,
+    user_msg: Any = None,
+    *,
+    sink: Sink | None = None,
+    on_handler: Callable[[Any], object] | None = None,
+    **run: Any,
+) -> AsyncIterator[AgentEvent]:
+    """Run ``agent`` on ``user_msg`` (``run`` goes to ``agent.run``), yielding its events."""
+    handler = agent.run(user_msg=user_msg, **run)
+    if on_handler is not None:
+        on_handler(handler)
+    reader = _Reader(agent)
+    try:
+        async for event in handler.stream_events():
+            if sink is not None:
+                sink(event)
+            for out in reader.feed(event):
+                yield out
+        await handler  # a failed run ends its stream quietly: its exception comes out here
+    finally:
+        if not handler.is_done():
+            stopping = asyncio.ensure_future(handler.cancel_run())
+            _STOPPING.add(stopping)
+            stopping.add_done_callback(_STOPPING.discard)
+
+
+class _Reader:
+    """One run's state: the open LLM call and its latest usage, the step, the agent."""
+
+    def __init__(self, agent: Any) -> None:
+        self.agent = agent
+        self.calling = False
+        self.usage: Usage | None = None
+        self.last_output: Any = None
+        self.current: str | None = None  # the answering agent's name
+        self.results = False  # tool results since the last call: the next call is a new step
+        self.step = 0
+
+    def feed(self, event: Any) -> Iterator[AgentEvent]:
+        kind = type(event).__name__
+        if kind == "AgentStream":
+            if event.delta:
+                yield TextDelta(text=event.delta)
+            thinking = getattr(event, "thinking_delta", None)
+            if thinking and isinstance(thinking, str):
+                yield ReasoningDelta(text=thinking)
+            self._count(event.raw)
+        elif kind == "AgentInput":
+            yield from self._start(event.current_agent_name)
+        elif kind == "AgentOutput":
+            if not self.calling:
+                if event is self.last_output:
+                    return  # the same output written again (a run's final answer)
+                yield from self._start(event.current_agent_name)
+            self.last_output = event
+            yield from self._end(event.raw)
+        elif kind == "ToolCall":
+            arguments = json.dumps(event.tool_kwargs or {}, default=str)
+            yield ToolCall(id=event.tool_id, function=FunctionCall(event.tool_name, arguments))
+        elif kind == "ToolCallResult":
+            self.results = True
+            output = event.tool_output
+            yield ToolResult(
+                tool_call_id=str(event.tool_id), content=getattr(output, "content", output),
+                name=event.tool_name, is_error=getattr(output, "is_error", False) is True,
+            )  # fmt: skip
+
+    def _start(self, name: Any) -> Iterator[AgentEvent]:
+        if self.calling:  # a call that never reported its output
+            yield from self._end(None)
+        if self.results:
+            yield StepBoundary(index=self.step)
+            self.step, self.results = self.step + 1, False
+        if isinstance(name, str) and name != self.current:
+            if self.current is not None or _agents(self.agent):
+                yield PhaseMarker(name=name)
+            self.current = name
+        self.calling, self.usage = True, None
+        llm = _llm(self.agent, name)
+        metadata = getattr(llm, "metadata", None)
+        model = getattr(metadata, "model_name", None) or getattr(llm, "model", None)
+        params: dict[str, Any] = {}
+        for key in ("temperature", "max_tokens"):
+            value = getattr(llm, key, None)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                params[key] = value
+        params["stream"] = bool(getattr(_agent(self.agent, name), "streaming", True))
+        yield LLMCallStart(
+            model=model if isinstance(model, str) and model != "unknown" else None,
+            provider=_PROVIDERS.get(type(llm).__name__), params=params,
+        )  # fmt: skip
+
+    def _count(self, raw: Any) -> None:
+        usage = usage_from_raw(raw)
+        if usage is not None:
+            self.usage = usage
+
+    def _end(self, raw: Any) -> Iterator[AgentEvent]:
+        self._count(raw)
+        self.calling = False
+        if self.usage is not None:
+            yield self.usage
+            self.usage = None
+        model = get(raw, "model")
+        response_id = get(raw, "id")
+        yield LLMCallEnd(
+            model=model if isinstance(model, str) else None,
+            finish_reason=_finish(raw),
+            response_id=response_id if isinstance(response_id, str) else None,
+        )
+
+
+def _agents(agent: Any) -> dict[str, Any]:
+    agents = getattr(agent, "agents", None)
+    return agents if isinstance(agents, dict) else {}
+
+
+def _agent(agent: Any, name: Any) -> Any:
+    return _agents(agent).get(name, agent)
+
+
+def _llm(agent: Any, name: Any) -> Any:
+    return getattr(_agent(agent, name), "llm", None)
+
+
+def _finish(raw: Any) -> str | None:
+    choices = get(raw, "choices")
+    if isinstance(choices, list) and choices:
+        reason = get(choices[0], "finish_reason")
+    else:
+        reason = get(raw, "stop_reason") or get(get(raw, "delta"), "stop_reason")
+    return reason if isinstance(reason, str) else None

@@ -1,0 +1,104 @@
+"""LlamaIndex's conformance builder: a ``FunctionAgent`` on LlamaIndex's own mock LLM.
+
+LlamaIndex reports usage only in the provider's payload (``raw``). Its provider packages pin
+SDK majors that cannot install beside ``dev`` (``llama-index-llms-openai`` needs openai < 3;
+``llama-index-llms-anthropic`` 0.12 fails on anthropic 2.x's ``MessageParam``), so the row
+runs ``MockFunctionCallingLLM`` streaming the script, each chunk carrying as ``raw`` a real
+OpenAI SDK ``ChatCompletionChunk`` (the payload ``llama-index-llms-openai`` passes on), the
+last one with usage (cache and reasoning tokens). ``fail`` raises ``Overloaded`` after turn
+1's first words; ``hang`` makes ``weather`` never return.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from agent_contract.protocol import AgentEvent
+from agent_contract.sources.llama_index_stream import llama_index_events
+
+from . import _script as s
+
+MODEL = "gpt-4o-mini"
+
+
+def chunk(turn: int, **delta: Any) -> Any:
+    """An OpenAI ``ChatCompletionChunk``: a delta, or (no ``delta``) the usage chunk."""
+    from openai.types.chat import ChatCompletionChunk
+
+    head = {"id": f"chatcmpl-{turn}", "object": "chat.completion.chunk", "created": 0,
+            "model": f"{MODEL}-2024-07-18"}  # fmt: skip
+    if not delta:
+        used = s.TURNS[turn]
+        usage = {"prompt_tokens": used.input, "completion_tokens": used.output,
+                 "total_tokens": used.total,
+                 "prompt_tokens_details": {"cached_tokens": used.cache_read},
+                 "completion_tokens_details": {"reasoning_tokens": used.reasoning}}  # fmt: skip
+        return ChatCompletionChunk.model_validate({**head, "choices": [], "usage": usage})
+    finish = delta.pop("finish_reason", None)
+    choice = {"index": 0, "delta": delta, "finish_reason": finish}
+    return ChatCompletionChunk.model_validate({**head, "choices": [choice]})
+
+
+def llm(run: s.Run) -> Any:
+    from llama_index.core.base.llms.types import (
+        ChatMessage,
+        ChatResponse,
+        LLMMetadata,
+        ToolCallBlock,
+    )
+    from llama_index.core.llms.mock import MockFunctionCallingLLM
+
+    class Scripted(MockFunctionCallingLLM):
+        """LlamaIndex's mock function-calling LLM, streaming the script with raw payloads."""
+
+        turns: int = 0
+
+        @property
+        def metadata(self) -> LLMMetadata:
+            return LLMMetadata(is_function_calling_model=True, model_name=MODEL)
+
+        async def astream_chat(self, messages: Any, **kwargs: Any) -> Any:
+            turn = min(self.turns, len(s.TURNS) - 1)
+            self.turns += 1
+
+            async def stream() -> AsyncIterator[Any]:
+                text, blocks = "", []
+                if turn == 0:
+                    thinking = {"thinking_delta": s.REASONING}
+                    yield ChatResponse(message=ChatMessage(role="assistant", content=""),
+                                       delta="", raw=chunk(0, role="assistant"),
+                                       additional_kwargs=thinking)  # fmt: skip
+                for i, word in enumerate(s.WORDS if turn == 0 else s.ANSWER):
+                    if run.fail and turn == 0 and i == 1:
+                        raise s.Overloaded("overloaded")
+                    text += word
+                    yield ChatResponse(message=ChatMessage(role="assistant", content=text),
+                                       delta=word, raw=chunk(turn, content=word))  # fmt: skip
+                if turn == 0:
+                    blocks = [ToolCallBlock(tool_call_id=c.id, tool_name=c.name,
+                                            tool_kwargs=c.arguments) for c in s.CALLS]  # fmt: skip
+                message = ChatMessage(role="assistant", content=text)
+                message.blocks.extend(blocks)
+                reason = "tool_calls" if blocks else "stop"
+                yield ChatResponse(message=message, delta="", raw=chunk(turn, finish_reason=reason))
+                yield ChatResponse(message=message, delta="", raw=chunk(turn))  # usage
+
+            return stream()
+
+    return Scripted()
+
+
+def agent(run: s.Run, name: str = "weatherbot") -> Any:
+    from llama_index.core.agent.workflow import FunctionAgent
+
+    async def forecast(city: str) -> str:
+        """Tomorrow's forecast for a city."""
+        return s.forecast_sync(city)
+
+    tools = [s.weather_tool(hang=run.hang), forecast]
+    return FunctionAgent(name=name, tools=tools, llm=llm(run), streaming=True)
+
+
+def events(run: s.Run) -> AsyncIterator[AgentEvent]:
+    return llama_index_events(agent(run), s.QUESTION, sink=run.kept.append)
