@@ -88,4 +88,7 @@ ROWS = [
     Row("google_adk", "google.adk", "chat scripted-gemini", subagent_under_tool=False),
     Row("strands", "strands", "chat scripted-converse", reports=("input", "output", "cache_read"),
         detaches_across_tasks=True),
+    Row("smolagents", "smolagents", "chat gpt-4o-mini", reasoning_text=False,
+        errors=("AgentGenerationError",)),
+    Row("llama_index", "llama_index.core", "chat gpt-4o-mini", subagent_under_tool=False),
 ]  # fmt: skip

@@ -102,3 +102,53 @@ def agent(run: s.Run, name: str = "weatherbot") -> Any:
 
 def events(run: s.Run) -> AsyncIterator[AgentEvent]:
     return llama_index_events(agent(run), s.QUESTION, sink=run.kept.append)
+
+
+async def subagent(telemetry: Any) -> None:
+    from llama_index.core.agent.workflow import FunctionAgent
+    from llama_index.core.base.llms.types import (
+        ChatMessage,
+        ChatResponse,
+        LLMMetadata,
+        ToolCallBlock,
+    )
+    from llama_index.core.llms.mock import MockFunctionCallingLLM
+
+    from ._trace import wrapper
+
+    class Replies(MockFunctionCallingLLM):
+        """Answers ``replies`` in turn, one message each (a tool-call block or text)."""
+
+        replies: list[Any] = []  # noqa: RUF012 (a pydantic field: copied per instance)
+        turns: int = 0
+
+        @property
+        def metadata(self) -> LLMMetadata:
+            return LLMMetadata(is_function_calling_model=True, model_name=MODEL)
+
+        async def astream_chat(self, messages: Any, **kwargs: Any) -> Any:
+            reply = self.replies[min(self.turns, len(self.replies) - 1)]
+            self.turns += 1
+
+            async def stream() -> AsyncIterator[Any]:
+                message = ChatMessage(role="assistant", content=reply)
+                if not isinstance(reply, str):
+                    message = ChatMessage(role="assistant", content="")
+                    message.blocks.append(reply)
+                yield ChatResponse(message=message, delta=reply if isinstance(reply, str) else "")
+
+            return stream()
+
+    expert = FunctionAgent(name="expert", tools=[], llm=Replies(replies=["sunny"]))
+    ask = ToolCallBlock(tool_call_id="call_e", tool_name="ask_expert", tool_kwargs={"q": "Paris?"})
+
+    async def ask_expert(q: str) -> str:
+        """Ask the expert."""
+        kept: list[Any] = []
+        inner = llama_index_events(expert, q, on_handler=kept.append)
+        [_ async for _ in wrapper(telemetry, "expert")(inner)]
+        return str(await kept[0])
+
+    lead = FunctionAgent(name="lead", tools=[ask_expert],
+                         llm=Replies(replies=[ask, "The expert says: sunny."]))  # fmt: skip
+    [_ async for _ in wrapper(telemetry, "lead")(llama_index_events(lead, s.QUESTION))]
