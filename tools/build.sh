@@ -7,6 +7,7 @@
 # tools/bin/ (gitignored), where the tests look. A cached binary makes this a no-op.
 # Usage: tools/build.sh [jaeger|otelcol ...]   (default: both, one after the other)
 set -euo pipefail
+shopt -s nullglob  # a module without *.go files (tools/jaeger) hashes go.mod and go.sum alone
 tools="$(cd "$(dirname "$0")" && pwd)"
 cache="${AGENT_OTEL_TOOLS_CACHE:-$HOME/.cache/agent-otel-tools}"
 mkdir -p "$cache" "$tools/bin"
@@ -14,7 +15,7 @@ command -v go >/dev/null || { echo "tools/build.sh: go is not installed" >&2; ex
 
 build() {  # build <module dir> <binary name> <package>
   local dir="$tools/$1" name="$2" package="$3" key target started
-  key="$( (go env GOVERSION; cd "$dir" && cat go.mod go.sum ./*.go 2>/dev/null) | sha256sum | cut -c1-16)"
+  key="$( (go env GOVERSION; cd "$dir" && cat go.mod go.sum ./*.go) | sha256sum | cut -c1-16)"
   target="$cache/$name-$key/$name"
   if [ ! -x "$target" ]; then
     started=$SECONDS
