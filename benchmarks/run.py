@@ -40,6 +40,7 @@ FIGURES = {
     "12": "fig12_tail_sampling",
     "13": "fig13_run_control",
     "14": "fig14_scrubbing",
+    "15": "fig15_frameworks",
 }
 PACKAGES = (
     "agent-otel",

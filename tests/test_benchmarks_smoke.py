@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-FIGURES = ("1 ", "2 ", "3 ", "4 ", "5 ", "6 ", "7 ", "8 ", "10 ", "11 ", "12 ", "13 ", "14 ")
+FIGURES = ("1 ", "2 ", "3 ", "4 ", "5 ", "6 ", "7 ", "8 ", "10 ", "11 ", "12 ", "13 ", "14 ", "15 ")
 
 
 @pytest.mark.heavy
@@ -52,3 +52,25 @@ def test_quick_benchmark_run_produces_every_figure(tmp_path: Path) -> None:
     for name in ("official", "openinference", "agent_otel"):
         assert requests[name] > 0
         assert spans[name] >= requests[name], f"{name} produced no spans of its own"
+
+
+@pytest.mark.heavy
+def test_framework_figure_measures_both_tracers_on_agno() -> None:
+    """Figure 15 in-process on one framework, one run: both tracers really traced the run
+    (heavy: importing Agno, OpenAI and the peer costs tens of seconds on a loaded machine)."""
+    pytest.importorskip("agno")
+    pytest.importorskip("openinference.instrumentation.agno")
+    import asyncio
+
+    from benchmarks import fig15_frameworks as fig
+
+    result = asyncio.run(fig.measure("agno", runs=1, rounds=1))
+    ours, theirs = result["seen"]["ours"], result["seen"]["theirs"]
+    assert ours["tree"].startswith("invoke_agent agent > [step 0 > [chat")
+    assert "execute_tool forecast" in ours["tree"]
+    assert theirs["spans"] > 0 and "invoke_agent" not in theirs["tree"]
+    assert ours["open"] == 0
+    assert result["events"] > 0
+    rows = fig.rows(result)
+    assert [r.measure.split(":")[0] for r in rows[:2]] == ["agent-otel", "OpenInference"]
+    assert all(r.stat is not None and r.stat.n == 1 for r in rows)
