@@ -304,3 +304,87 @@ async def test_athrow_goes_where_a_bare_generator_sends_it(
     assert (root.attributes or {})["agent_otel.end_reason"] == "closed_early"
     assert root.status.status_code is not StatusCode.ERROR
     assert not [e for e in root.events if e.name == "exception"]
+
+
+# --- asend ----------------------------------------------------------------------------------
+
+
+def echoing(log: list[Any]) -> AsyncIterator[Any]:
+    """An agent that takes values the consumer sends, as a bare async generator can."""
+
+    async def agent() -> AsyncIterator[Any]:
+        received = yield TextDelta(text="first")
+        while received is not None:
+            log.append(received)
+            received = yield TextDelta(text=f"got {received}")
+        yield TextDelta(text="last")
+
+    return agent()
+
+
+@pytest.mark.parametrize("activate_context", [True, False])
+async def test_asend_goes_to_the_agent_as_on_a_bare_generator(
+    activate_context: bool, otel_telemetry: InMemoryTelemetry
+) -> None:
+    outcomes = []
+    for wrap in (
+        lambda s: s,
+        otel_wrapper(agent_name="a", activate_context=activate_context, **options(otel_telemetry)),
+    ):
+        log: list[Any] = []
+        stream = wrap(echoing(log))
+        texts = [(await stream.__anext__()).text]
+        texts.append((await stream.asend("x")).text)
+        texts.append((await stream.asend("y")).text)
+        texts.append((await stream.asend(None)).text)
+        texts += [e.text async for e in stream]
+        outcomes.append((texts, log))
+    assert outcomes[0] == outcomes[1] == (["first", "got x", "got y", "last"], ["x", "y"])
+    (root,) = [s for s in otel_telemetry.spans() if s.name == "invoke_agent a"]
+    assert (root.attributes or {})["agent_otel.end_reason"] == "exhausted"
+
+
+async def test_asend_reaches_an_instrumented_agents_stream(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    log: list[Any] = []
+
+    class Echo:
+        name = "echo"
+
+        def stream(self, messages: Any, config: Any = None) -> AsyncIterator[Any]:
+            return echoing(log)
+
+    agent = instrument(Echo(), **options(otel_telemetry))
+    stream = agent.stream([])
+    assert (await stream.__anext__()).text == "first"
+    assert (await stream.asend("x")).text == "got x"
+    with pytest.raises(StopAsyncIteration):
+        await stream.asend(None)
+        await stream.__anext__()
+    assert log == ["x"]
+    assert runs(otel_telemetry) == ["invoke_agent echo"]
+
+
+async def test_asend_to_a_stream_without_asend_is_a_plain_pull(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    class Plain:
+        def __init__(self) -> None:
+            self.items = iter([TextDelta(text="a"), TextDelta(text="b")])
+
+        def __aiter__(self) -> Plain:
+            return self
+
+        async def __anext__(self) -> Any:
+            try:
+                return next(self.items)
+            except StopIteration:
+                raise StopAsyncIteration from None
+
+    stream = otel_wrapper(agent_name="p", **options(otel_telemetry))(Plain())
+    assert (await stream.__anext__()).text == "a"
+    assert (await stream.asend("ignored")).text == "b"
+    with pytest.raises(StopAsyncIteration):
+        await stream.asend("again")
+    assert runs(otel_telemetry) == ["invoke_agent p"]

@@ -265,3 +265,52 @@ def test_agent_in_another_process_joins_the_trace(tmp_path: Path) -> None:
     assert spans["internal"]["parent_id"] == worker["span_id"]
     assert spans["activity internal"]["parent_id"] == activity["span_id"]
     telemetry.shutdown()
+
+
+# --- carriers as message headers arrive ---------------------------------------------------------
+def _header_forms(carrier: dict[str, str]) -> list[Any]:
+    as_bytes = {k: v.encode() for k, v in carrier.items()}
+    return [
+        as_bytes,  # AMQP / HTTP libraries handing bytes
+        {k.encode(): v for k, v in as_bytes.items()},  # bytes keys too
+        list(as_bytes.items()),  # Kafka: a list of (str, bytes) pairs
+        tuple((k.encode(), bytearray(v)) for k, v in as_bytes.items()),
+        {k.title(): [v] for k, v in carrier.items()},  # HTTP-style case and multi-values
+    ]
+
+
+@pytest.mark.parametrize("form", range(5))
+def test_byte_string_and_pair_carriers_are_read(
+    form: int, otel_telemetry: InMemoryTelemetry
+) -> None:
+    tracer = otel_telemetry.tracer_provider.get_tracer("test")
+    with tracer.start_as_current_span("producer") as span:
+        token = otel_context.attach(baggage.set_baggage("tenant", "acme"))
+        try:
+            carrier = _header_forms(inject_context())[form]
+        finally:
+            otel_context.detach(token)
+    extracted = extract_context(carrier)
+    remote = trace.get_current_span(extracted).get_span_context()
+    assert (remote.trace_id, remote.span_id) == _ids(span)
+    assert baggage.get_baggage("tenant", extracted) == "acme"
+
+
+@pytest.mark.parametrize("form", range(5))
+async def test_a_run_given_a_header_carrier_joins_its_trace(
+    form: int, otel_telemetry: InMemoryTelemetry
+) -> None:
+    tracer = otel_telemetry.tracer_provider.get_tracer("test")
+    with tracer.start_as_current_span("producer") as span:
+        carrier = _header_forms(inject_context())[form]
+    agent = instrument(ScriptedAgent([TextDelta(text="hi")]), **kw(otel_telemetry))
+    await agent.invoke(USER, config={"otel_context": carrier})
+    (run,) = agent_spans(otel_telemetry)
+    assert run.parent is not None and run.parent.span_id == _ids(span)[1]
+    assert run.context.trace_id == _ids(span)[0]
+
+
+@pytest.mark.parametrize("carrier", [[1, 2], [("traceparent", 5)], "00-ab", b"\xff", [b"x"]])
+def test_a_carrier_that_is_not_headers_names_no_parent(carrier: Any) -> None:
+    extracted = extract_context(carrier) if not isinstance(carrier, (str, bytes)) else Context()
+    assert not trace.get_current_span(extracted).get_span_context().is_valid

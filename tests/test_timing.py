@@ -227,3 +227,56 @@ async def test_agent_vocabulary_text_times_the_run(
     # run start 1; the delta opens the step (252), then reads the clock for the text (253)
     assert a[TTFT] == approx(253 - 1)
     assert points(otel_telemetry, METRIC_TTFC) == []  # no model call, no chunk metric
+
+
+# --- a wall clock stepped mid-run -------------------------------------------------------------
+async def test_a_wall_clock_stepped_back_mid_run_moves_no_timestamp_of_the_run(
+    monkeypatch: pytest.MonkeyPatch, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """NTP (or a resumed VM) steps the wall clock back an hour while a call streams: every span
+    still ends after it starts and every duration recorded is positive; the next run starts
+    from the corrected wall clock."""
+    import time
+
+    from agent_otel import _clock
+
+    real = time.time_ns
+    step = [0]
+
+    def wall() -> int:
+        return real() + step[0]
+
+    monkeypatch.setattr(time, "time_ns", wall)
+    monkeypatch.setattr(_clock, "now_ns", wall)  # as if the process had started with it
+
+    async def agent() -> AsyncIterator[Any]:
+        yield LLMCallStart(model="m", call_id="c")
+        yield TextDelta(text="a")
+        step[0] = -3600 * 10**9
+        yield TextDelta(text="b")
+        yield LLMCallEnd(call_id="c")
+        yield StepBoundary()
+
+    wrap = otel_wrapper(
+        agent_name="clock",
+        tracer_provider=otel_telemetry.tracer_provider,
+        meter_provider=otel_telemetry.meter_provider,
+    )
+    [_ async for _ in wrap(agent())]
+    spans = otel_telemetry.spans()
+    assert len(spans) >= 3
+    for span in spans:
+        assert span.start_time is not None and span.end_time is not None
+        assert span.end_time >= span.start_time, span.name
+    durations = [
+        point
+        for name, found in otel_telemetry.histograms().items()
+        if name.endswith("duration")
+        for point in found
+    ]
+    assert durations and all(point.min >= 0 for point in durations)
+    otel_telemetry.clear()
+    corrected = real() - 3600 * 10**9
+    [_ async for _ in wrap(agent())]
+    starts = [span.start_time or 0 for span in otel_telemetry.spans()]
+    assert starts and all(abs(start - corrected) < 10**9 for start in starts)

@@ -1,7 +1,10 @@
 """The clock every timestamp of a run comes from (epoch nanoseconds).
 
-A module attribute rather than a parameter so that ``agent_otel.testing`` can swap in a
-deterministic clock for snapshot tests; a run reads it once when it starts.
+Each run reads :func:`run_clock` once when it starts. By default that is the wall clock read
+once, at the run's start, plus the monotonic clock's progress since: a wall clock stepped
+mid-run (NTP, a VM resumed) moves no timestamp of the run, so no span ends before it starts
+and no duration is negative; the next run starts from the corrected wall clock. ``now_ns`` is
+the patch point: ``agent_otel.testing.FakeClock`` swaps in a deterministic clock, read as is.
 """
 
 from __future__ import annotations
@@ -10,3 +13,17 @@ import time
 from collections.abc import Callable
 
 now_ns: Callable[[], int] = time.time_ns
+
+
+def run_clock() -> Callable[[], int]:
+    """The clock one run reads: ``now_ns`` if replaced, else wall-anchored monotonic time."""
+    clock = now_ns
+    if clock is not time.time_ns:
+        return clock
+    offset = time.time_ns() - time.monotonic_ns()
+    monotonic = time.monotonic_ns
+
+    def anchored() -> int:
+        return offset + monotonic()
+
+    return anchored

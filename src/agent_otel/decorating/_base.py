@@ -99,6 +99,21 @@ class Pull:
         finally:
             CLAIM.reset(token)
 
+    async def asend(self, value: Any) -> Any:
+        """Hand a consumer's ``asend`` on to the agent's stream (a plain pull without one)."""
+        if self._it is None or not self._started:
+            return await self._pull()  # the first pull starts the run; a generator takes None
+        asend = getattr(self._it, "asend", None)
+        if asend is None:
+            return await self._pull()
+        if self._claim is None:
+            return await asend(value)
+        token = CLAIM.set(self._claim)
+        try:
+            return await asend(value)
+        finally:
+            CLAIM.reset(token)
+
     async def athrow(self, error: BaseException) -> Any:
         """Hand a consumer's ``athrow`` on to the agent's stream (its own, when it has one)."""
         athrow = getattr(self._it, "athrow", None)

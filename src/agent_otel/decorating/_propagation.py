@@ -39,24 +39,61 @@ def inject_context(context: Context | None = None) -> dict[str, str]:
     return carrier
 
 
-def extract_context(carrier: Mapping[str, str], context: Context | None = None) -> Context:
+def extract_context(carrier: Any, context: Context | None = None) -> Context:
     """The context a carrier made by :func:`inject_context` describes (its span and baggage).
 
-    ``context`` is the base the carrier's values are added to (default: an empty context).
+    Carriers are read as message headers arrive: a mapping or a sequence of ``(key, value)``
+    pairs (Kafka), keys in any case, keys and values as ``str`` or ``bytes`` (UTF-8), a list
+    value read by its first item. ``context`` is the base the carrier's values are added to
+    (default: an empty context).
     """
-    extracted = _TRACE.extract(carrier, context=context if context is not None else Context())
-    return identity_from_baggage(_BAGGAGE.extract(carrier, context=extracted))
+    headers = text_carrier(carrier)
+    extracted = _TRACE.extract(headers, context=context if context is not None else Context())
+    return identity_from_baggage(_BAGGAGE.extract(headers, context=extracted))
+
+
+def text_carrier(carrier: Any) -> dict[str, str]:
+    """The W3C fields of a header carrier as lower-case ``str`` keys and ``str`` values."""
+    pairs: Any = carrier.items() if isinstance(carrier, Mapping) else carrier
+    headers: dict[str, str] = {}
+    try:
+        for key, value in pairs:
+            name = _text(key)
+            if name is None:
+                continue
+            name = name.lower()
+            if name in _FIELDS and name not in headers:
+                if isinstance(value, (list, tuple)):
+                    value = value[0] if value else None
+                text = _text(value)
+                if text is not None:
+                    headers[name] = text
+    except (TypeError, ValueError):  # not pairs at all: no context in it
+        return {}
+    return headers
+
+
+_FIELDS = frozenset({"traceparent", "tracestate", "baggage"})
+
+
+def _text(value: Any) -> str | None:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value).decode("utf-8", "replace")
+    return None
 
 
 def parent_from(value: Any) -> Context | None:
     """The parent a caller's ``otel_context`` names; None when it names none (use current).
 
-    A ``Context`` is taken as is; a mapping is read as a W3C carrier, honoured only when it
-    holds a valid ``traceparent``. Anything else is ignored.
+    A ``Context`` is taken as is; a mapping or a list of header pairs is read as a W3C carrier
+    (see :func:`extract_context`), honoured only when it holds a valid ``traceparent``.
+    Anything else is ignored.
     """
     if isinstance(value, Context):  # before Mapping: a Context is a dict
         return value
-    if isinstance(value, Mapping):
+    if isinstance(value, (Mapping, list, tuple)):
         extracted = extract_context(value)
         if trace.get_current_span(extracted).get_span_context().is_valid:
             return extracted
@@ -70,6 +107,6 @@ def agent_context_value(caller_value: Any, run_context: Context | None = None) -
     boundary); otherwise an OTel ``Context``. ``run_context`` defaults to the current one.
     """
     context = run_context if run_context is not None else otel_context.get_current()
-    if isinstance(caller_value, Mapping) and not isinstance(caller_value, Context):
+    if isinstance(caller_value, (Mapping, list, tuple)) and not isinstance(caller_value, Context):
         return inject_context(context)
     return context

@@ -97,7 +97,7 @@ class RunRecorder:
 
     def __init__(self, settings: RunSettings, parent: Context) -> None:
         self.s = settings
-        self.now: Callable[[], int] = _clock.now_ns
+        self.now: Callable[[], int] = _clock.run_clock()
         self.run = Run(settings, parent, self.now)
         self._step: Step | None = None
         self._step_index = 0

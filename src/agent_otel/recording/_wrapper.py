@@ -1,9 +1,11 @@
 """``otel_wrapper()``: the template that owns iteration of one run.
 
 ``traced()`` pulls each event from the agent with the run's innermost span current, restores
-the consumer's context before yielding the very same object, and finishes the recorder exactly
-once on every exit path: exhaustion, an agent exception (re-raised as the same object), the
-consumer closing or abandoning the stream (the agent's stream is closed too), cancellation.
+the consumer's context before yielding the very same object (a consumer's ``asend`` value and
+``athrow`` exception go on to the agent's stream, its answer comes back), and finishes the
+recorder exactly once on every exit path: exhaustion, an agent exception (re-raised as the
+same object), the consumer closing or abandoning the stream (the agent's stream is closed
+too), cancellation.
 Instrumentation errors stop at :mod:`agent_otel._guard`; the agent's and the consumer's always
 win.
 """
@@ -93,6 +95,26 @@ async def _answer(
                 deactivate(token)
 
 
+async def _forward(
+    iterator: AsyncIterator[Any], sent: Any, recorder: RunRecorder | None, on: bool
+) -> Any:
+    """The agent's answer to a consumer's ``asend(value)``: its next event, or ``_DONE``.
+
+    An agent stream without ``asend`` (a plain async iterator) gets a plain pull: the value
+    has nowhere to go, as ``async for`` over it would also drop it.
+    """
+    asend = getattr(iterator, "asend", None)
+    token = activate(recorder.context) if recorder is not None and on else None
+    try:
+        return await (asend(sent) if asend is not None else iterator.__anext__())
+    except StopAsyncIteration:
+        return _DONE
+    finally:
+        if token is not None:
+            with suppress(ValueError):
+                deactivate(token)
+
+
 def _record(recorder: RunRecorder | None, handlers: dict[type, Handler], event: Any) -> None:
     if recorder is not None and event is not _DONE:
         try:
@@ -123,18 +145,21 @@ async def traced(
                         (known(event.__class__) or handler_for(event, handlers))(recorder, event)
                     except Exception:
                         report("event")
-                while True:  # a consumer's athrow goes to the agent; its answer is yielded
+                while True:  # a consumer's asend/athrow goes to the agent; its answer is yielded
                     try:
-                        yield event
-                        break
+                        sent = yield event
                     except GeneratorExit:
                         raise
                     except BaseException as exc:
                         thrown = exc
                         event = await _answer(iterator, exc, recorder, on)
-                        if event is _DONE:
-                            return
-                        _record(recorder, handlers, event)
+                    else:
+                        if sent is None:
+                            break
+                        event = await _forward(iterator, sent, recorder, on)
+                    if event is _DONE:
+                        return
+                    _record(recorder, handlers, event)
         else:
             pull, known = iterator.__anext__, handlers.get
             while True:
@@ -154,16 +179,19 @@ async def traced(
                     report("event")
                 while True:  # as above (two loops, not one: `async for` is ~40 ns faster)
                     try:
-                        yield event
-                        break
+                        sent = yield event
                     except GeneratorExit:
                         raise
                     except BaseException as exc:
                         thrown = exc
                         event = await _answer(iterator, exc, recorder, on)
-                        if event is _DONE:
-                            return
-                        _record(recorder, handlers, event)
+                    else:
+                        if sent is None:
+                            break
+                        event = await _forward(iterator, sent, recorder, on)
+                    if event is _DONE:
+                        return
+                    _record(recorder, handlers, event)
     except GeneratorExit:
         end_reason = A.END_CLOSED_EARLY
         raise
