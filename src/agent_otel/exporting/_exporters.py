@@ -18,6 +18,7 @@ from opentelemetry.sdk.metrics.export import MetricExporter, MetricReader
 from opentelemetry.sdk.trace.export import SpanExporter
 
 from agent_otel.exporting import _env
+from agent_otel.exporting._split import SizeBoundLogExporter
 
 _log = logging.getLogger("agent_otel")
 
@@ -109,16 +110,17 @@ def log_exporter(
     headers: Mapping[str, str] | None,
     timeout: float | None,
 ) -> LogExporter:
-    """The OTLP exporter for GenAI log events (content events, evaluation results)."""
+    """The OTLP exporter for GenAI log events (content events, evaluation results), in
+    requests under a collector's message limit (:mod:`._split`)."""
     if _env.resolve_protocol("logs", protocol) == _env.GRPC:
         exporter: LogExporter = _grpc_module("logs").OTLPLogExporter(
             **_otlp_args("logs", endpoint, headers, timeout)
         )
-        return exporter
+        return SizeBoundLogExporter(exporter)
     from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
 
     url = _http_url(endpoint, "v1/logs") if endpoint is not None else None
-    return OTLPLogExporter(**_otlp_args("logs", url, headers, timeout))
+    return SizeBoundLogExporter(OTLPLogExporter(**_otlp_args("logs", url, headers, timeout)))
 
 
 def start_prometheus(port: int | None, host: str) -> tuple[MetricReader, Any] | None:

@@ -3,7 +3,7 @@
 Defaults chosen for a busy service (figures in ``docs/export.md``): a queue of 16,384 spans
 (about two seconds of a tight loop's output, ~50 MB at worst, instead of the SDK's 2,048:
 under half a second), batches of 1,024 spans (one request's round trip is paid for twice as
-many spans; still far below a gRPC collector's 4 MiB message limit without content capture),
+many spans; each request is kept under a gRPC collector's 4 MiB message limit by ``_split``),
 and a 1 s schedule delay (instead of 5 s: a queue emptied more often has room when a burst
 comes). Compression stays the SDK's (none; ``OTEL_EXPORTER_OTLP_COMPRESSION=gzip`` for a
 remote collector): gzip costs CPU in the agent's process and did not raise the ceiling to a
@@ -23,6 +23,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 from agent_otel.exporting import _env
 from agent_otel.exporting._exporters import span_exporter
 from agent_otel.exporting._loss import SpanLoss
+from agent_otel.exporting._split import SizeBoundSpanExporter
 from agent_otel.exporting._tally import TallyMeterProvider, internal_metrics_on
 
 DEFAULT_MAX_QUEUE_SIZE = 16_384
@@ -89,7 +90,9 @@ def otlp_span_pipeline(
     tally = TallyMeterProvider(meter_provider, loss)
     loss.on_stranded = tally.record_shutdown_loss
     with internal_metrics_on():
-        exporter = span_exporter(protocol, endpoint, headers, timeout, meter_provider=tally)
+        exporter = SizeBoundSpanExporter(  # no request over a collector's message limit
+            span_exporter(protocol, endpoint, headers, timeout, meter_provider=tally)
+        )
         processor = CountingBatchSpanProcessor(
             exporter, loss, BatchSettings.resolve(max_queue_size), tally
         )

@@ -6,6 +6,11 @@ outside signed 64 bits. Either makes the exporter drop the WHOLE batch, other ru
 it. So a string is made encodable (each unencodable code point becomes ``?``) and an
 out-of-range integer (alone or in a list) drops its attribute; the caller counts each repair.
 Ids get the same treatment before a run keys anything by them (:func:`id_text`).
+
+Every string is also bounded: one over ``MAX_TEXT_BYTES`` of UTF-8 (a tool's error text, an
+``Error`` event's description, an attribute the caller passed) is cut to that size and ends
+with the truncation mark, so no single value can make a span too big to export
+(:func:`bounded_text`, counted as ``string_truncated``).
 """
 
 from __future__ import annotations
@@ -13,39 +18,58 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .content._fit import TRUNCATION_MARK
+
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
 
 UNENCODABLE_STRING = "unencodable_string"
 INTEGER_OUT_OF_RANGE = "integer_out_of_range"
 UNUSABLE_ID = "unusable_id"
+STRING_TRUNCATED = "string_truncated"
+MAX_TEXT_BYTES = 256 * 1024
+"""The most UTF-8 bytes any one string a run records can take (content, under its own
+smaller budget, is cut before it gets here and stays valid JSON)."""
+_MAX_CHARS_SAFE = MAX_TEXT_BYTES // 4  # no string this short can be over the bound
 
 Count = Callable[[str], None]
 DROP: Any = object()
 """Returned by :func:`clean_value` for a value whose attribute must be dropped."""
 
 
-def _ignore(kind: str) -> None:
+def uncounted(kind: str) -> None:
     return None
 
 
-def clean_text(text: str, count: Count = _ignore) -> str:
-    """``text`` as valid UTF-8 (``isascii`` is O(1), so clean ASCII costs nothing)."""
+def clean_text(text: str, count: Count = uncounted) -> str:
+    """``text`` as valid UTF-8 within ``MAX_TEXT_BYTES`` (``isascii`` and ``len`` are O(1),
+    so a clean ASCII string costs nothing)."""
     if text.isascii():
-        return text
+        return text if len(text) <= MAX_TEXT_BYTES else bounded_text(text, count)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
         count(UNENCODABLE_STRING)
-        return text.encode("utf-8", "replace").decode("utf-8")
-    return text
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    return text if len(text) <= _MAX_CHARS_SAFE else bounded_text(text, count)
+
+
+def bounded_text(text: str, count: Count = uncounted, limit: int = MAX_TEXT_BYTES) -> str:
+    """``text`` (valid UTF-8) cut to at most ``limit`` UTF-8 bytes, whole characters, ending
+    with the truncation mark; counted as ``string_truncated`` when cut."""
+    data = text.encode("utf-8", "replace")
+    if len(data) <= limit:
+        return text
+    count(STRING_TRUNCATED)
+    keep = max(limit - len(TRUNCATION_MARK), 0)
+    return data[:keep].decode("utf-8", "ignore") + TRUNCATION_MARK
 
 
 def in_range(value: int) -> bool:
     return INT64_MIN <= value <= INT64_MAX
 
 
-def clean_value(value: Any, count: Count = _ignore) -> Any:
+def clean_value(value: Any, count: Count = uncounted) -> Any:
     """``value`` made encodable, or :data:`DROP`; types the SDK itself rejects pass as they are."""
     kind = type(value)
     if kind is str:
@@ -71,7 +95,7 @@ def clean_value(value: Any, count: Count = _ignore) -> Any:
     return value
 
 
-def clean_attributes(attributes: Mapping[str, Any] | None, count: Count = _ignore) -> Any:
+def clean_attributes(attributes: Mapping[str, Any] | None, count: Count = uncounted) -> Any:
     """A copy of ``attributes`` with every key and value encodable (the same mapping if clean)."""
     if not attributes:
         return attributes
@@ -80,7 +104,7 @@ def clean_attributes(attributes: Mapping[str, Any] | None, count: Count = _ignor
         if not (type(key) is str and key.isascii()):
             break
         if kind is str:
-            if not value.isascii():
+            if not value.isascii() or len(value) > MAX_TEXT_BYTES:
                 break
         elif kind is int:
             if not INT64_MIN <= value <= INT64_MAX:

@@ -23,14 +23,33 @@ from agent_otel import _attributes as A
 from agent_otel._guard import report
 from agent_otel.scrubbing import Scrub
 
-from ._encodable import DROP, Count, clean_attributes, clean_text, clean_value
+from ._encodable import (
+    DROP,
+    MAX_TEXT_BYTES,
+    STRING_TRUNCATED,
+    Count,
+    bounded_text,
+    clean_attributes,
+    clean_text,
+    clean_value,
+    uncounted,
+)
+from .content._fit import TRUNCATION_MARK
+
+MAX_EXCEPTION_MESSAGE_BYTES = 4 * 1024
+"""The ``exception.message`` bound: enough for any diagnosis, never a whole payload."""
+MAX_STACKTRACE_BYTES = 16 * 1024
+"""The ``exception.stacktrace`` bound: its head (the outermost frames) and its tail (the
+innermost frames and the exception line) are kept, the middle cut and marked."""
 
 
-def describe_exception(error: BaseException) -> dict[str, AttributeValue]:
+def describe_exception(error: BaseException, count: Count = uncounted) -> dict[str, AttributeValue]:
     """The semconv ``exception`` event attributes, as far as ``error`` lets us read them.
 
     The type name is always there; the message and stack trace only when ``str()`` and
-    ``traceback`` can render them (an ``__str__`` that raises is a common agent bug).
+    ``traceback`` can render them (an ``__str__`` that raises is a common agent bug). Both are
+    bounded (``MAX_EXCEPTION_MESSAGE_BYTES``, ``MAX_STACKTRACE_BYTES``): a 1.5 MB message
+    kept whole in both, on two spans, would cost its batch. A cut is marked and counted.
     """
     cls = type(error)
     module = getattr(cls, "__module__", None)
@@ -38,11 +57,34 @@ def describe_exception(error: BaseException) -> dict[str, AttributeValue]:
     attributes: dict[str, AttributeValue] = {
         A.EXCEPTION_TYPE: f"{module}.{name}" if module and module != "builtins" else str(name)
     }
+    raw: str | None = None
+    message = ""
     with suppress(Exception):  # the type name is recorded; the text may not be
-        attributes[A.EXCEPTION_MESSAGE] = str(error)
+        raw = str.__str__(str(error))
+        limit = MAX_EXCEPTION_MESSAGE_BYTES
+        message = clean_text(raw if len(raw) <= limit else raw[: limit + 1], count)
+        message = bounded_text(message, count, limit)
+        attributes[A.EXCEPTION_MESSAGE] = message
     with suppress(Exception):
-        attributes[A.EXCEPTION_STACKTRACE] = "".join(traceback.format_exception(error))
+        trace = "".join(traceback.format_exception(error))
+        if raw is not None and len(raw) > MAX_EXCEPTION_MESSAGE_BYTES // 4:
+            trace = trace.replace(raw, message)  # its last line: the message, cut as above
+        trace = _head_and_tail(trace, count, MAX_STACKTRACE_BYTES)
+        attributes[A.EXCEPTION_STACKTRACE] = clean_text(trace, count)
     return attributes
+
+
+def _head_and_tail(text: str, count: Count, limit: int) -> str:
+    """``text`` within ``limit`` UTF-8 bytes: its first quarter and last three quarters."""
+    data = text.encode("utf-8", "replace")
+    if len(data) <= limit:
+        return text
+    count(STRING_TRUNCATED)
+    room = limit - len(TRUNCATION_MARK) - 2
+    head, tail = data[: room // 4], data[len(data) - (room - room // 4) :]
+    return (
+        head.decode("utf-8", "ignore") + f"\n{TRUNCATION_MARK}\n" + tail.decode("utf-8", "ignore")
+    )
 
 
 class GuardedSpan(Span):
@@ -73,7 +115,11 @@ class GuardedSpan(Span):
         if self.scrub is not None:
             value = self.scrub.attribute(value)
         kind = type(value)
-        if not (kind is float or kind is bool or (kind is str and value.isascii())):
+        if not (
+            kind is float
+            or kind is bool
+            or (kind is str and value.isascii() and len(value) <= MAX_TEXT_BYTES)
+        ):
             value = clean_value(value, self._count)
             if value is DROP:
                 return
@@ -134,7 +180,10 @@ class GuardedSpan(Span):
                 text = status.description
                 if self.scrub is not None:
                     text = self.scrub.text(text)
-                status = Status(status.status_code, clean_text(text, self._count))
+                text = bounded_text(
+                    clean_text(text, self._count), self._count, MAX_EXCEPTION_MESSAGE_BYTES
+                )
+                status = Status(status.status_code, text)
             elif isinstance(description, str) and self.scrub is not None:
                 description = self.scrub.text(description)
             self.raw.set_status(status, description)
@@ -151,7 +200,8 @@ class GuardedSpan(Span):
         """The SDK's exception event, built so that a hostile exception cannot stop it."""
         if not self.recording:
             return
-        event = describe_exception(exception)  # no exception.escaped: deprecated in semconv
+        # no exception.escaped: deprecated in semconv
+        event = describe_exception(exception, self._count)
         if attributes:
             event.update(attributes)
         self.add_event(A.EVENT_EXCEPTION, event, timestamp)

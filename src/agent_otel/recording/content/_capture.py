@@ -21,6 +21,7 @@ from typing import Any, Literal
 from agent_otel._guard import report
 from agent_otel.scrubbing import Scrub
 
+from agent_otel.recording._encodable import MAX_TEXT_BYTES
 from ._fit import TRUNCATION_MARK, fit_json, fit_plain, plain_copy
 
 __all__ = ["TRUNCATION_MARK", "ContentCapture", "TextBuffer", "fit_json", "capture_from"]
@@ -53,10 +54,11 @@ class ContentCapture:
     """How content is captured once it is on.
 
     ``max_bytes`` bounds each attribute's UTF-8 JSON text (and the text buffered for it while
-    a call streams); ``redact`` sees every value before it is recorded, after the default
-    scrubber (option ``scrub``) replaced the credentials it recognises. ``spans`` puts content
-    on the spans; ``events`` also emits each chat call as a
-    ``gen_ai.client.inference.operation.details`` log event (through the OTel Logs API).
+    a call streams; at most 256 KiB, the bound on every string a run records); ``redact``
+    sees every value before it is recorded, after the default scrubber (option ``scrub``)
+    replaced the credentials it recognises. ``spans`` puts content on the spans; ``events``
+    also emits each chat call as a ``gen_ai.client.inference.operation.details`` log event
+    (through the OTel Logs API).
     """
 
     max_bytes: int = 32 * 1024
@@ -73,17 +75,18 @@ class ContentCapture:
         returns ``None`` or when the redactor or serialisation raises: the error is reported
         once and nothing unredacted is recorded.
         """
+        budget = min(self.max_bytes, MAX_TEXT_BYTES)  # no string a run records is longer
         try:
-            plain = plain_copy(value, self.max_bytes)  # bounded by the budget
+            plain = plain_copy(value, budget)  # bounded by the budget
             if scrub is not None:
                 plain = scrub.value(plain)
             if self.redact is None:
-                text = fit_plain(plain, self.max_bytes)
+                text = fit_plain(plain, budget)
                 if scrub is not None:
                     scrub.trust(text)
                 return text
             redacted = self.redact(kind, plain)  # a copy: the hook may edit it in place
-            return None if redacted is None else fit_json(redacted, self.max_bytes)
+            return None if redacted is None else fit_json(redacted, budget)
         except Exception:
             report("content capture")
             return None
