@@ -65,7 +65,8 @@ async def run(exported: Exported, events: Sequence[Any], fail: BaseException | N
     received: list[Any] = []
     caught: BaseException | None = None
     try:
-        received += [event async for event in wrapper(agent())]
+        async for event in wrapper(agent()):
+            received.append(event)
     except BaseException as exc:
         caught = exc
     assert caught is fail and received == list(events)
