@@ -153,6 +153,7 @@ END_ERROR: Final = "error"
 END_CLOSED_EARLY: Final = "closed_early"
 END_CANCELLED: Final = "cancelled"
 END_INTERRUPTED: Final = "interrupted"
+END_SHUTDOWN: Final = "shutdown"  # still open when telemetry shut down (process exit, SIGTERM)
 
 # --- metrics --------------------------------------------------------------------------------------
 METRIC_OPERATION_DURATION: Final = "gen_ai.client.operation.duration"

@@ -48,6 +48,15 @@ class SpanLoss:
         self.on_stranded: Callable[[int], None] | None = None  # records them as a metric
         self.queue_length: Callable[[], int] | None = None  # the SDK processor's queue size
 
+    def reset_in_child(self) -> None:
+        """In a forked child: count only the child's own spans, with a lock nobody holds (the
+        parent's export thread may have held the copied one at the fork)."""
+        self._lock = threading.Lock()
+        self._last_log = None
+        self.entered = self.submitted = self.exported = 0
+        self._lost = dict.fromkeys(CAUSES, 0)
+        self._settled = False
+
     def lost(self) -> dict[str, int]:
         """Spans lost so far, by cause."""
         with self._lock:

@@ -21,6 +21,8 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from agent_otel.exporting._console import ConsoleTreeExporter
 from agent_otel.exporting._loss import SpanLoss
+from agent_otel.exporting._process import ProcessHooks
+from agent_otel.recording._open import end_open_runs
 
 _log = logging.getLogger("agent_otel")
 
@@ -31,8 +33,10 @@ class Telemetry:
     Attributes: ``tracer_provider``, ``meter_provider`` and ``logger_provider`` (pass them
     explicitly when the globals belong to someone else), ``console`` (the terminal tree
     exporter, or None), ``prometheus_port`` (the bound scrape port, or None), ``spans_lost``
-    (by cause), and whether the globals were set (``global_tracer_provider`` / ``_meter_`` /
-    ``_logger_provider``).
+    (by cause), ``runs_ended_at_shutdown`` (runs still open when shutdown began, ended with
+    ``agent_otel.end_reason=shutdown``), and whether the globals were set
+    (``global_tracer_provider`` / ``_meter_`` / ``_logger_provider``). SIGTERM, fork and
+    ``multiprocessing`` workers are handled as docs/export.md describes (``_process``).
     """
 
     def __init__(
@@ -60,7 +64,10 @@ class Telemetry:
         self._shutdown_timeout_millis = shutdown_timeout_millis
         self._lock = threading.Lock()
         self._is_shutdown = False
+        self._stopped = threading.Event()
+        self.runs_ended_at_shutdown = 0
         atexit.register(self._at_exit)
+        self._hooks = ProcessHooks(self)  # SIGTERM, fork, multiprocessing workers
 
     @property
     def prometheus_port(self) -> int | None:
@@ -99,15 +106,24 @@ class Telemetry:
         ``configure``) even when a collector is unreachable. False if it had to give up on
         pending data.
         """
-        with self._lock:
-            if self._is_shutdown:
-                return True
-            self._is_shutdown = True
-        atexit.unregister(self._at_exit)
         budget = (
             timeout_millis if timeout_millis is not None else self._shutdown_timeout_millis
         ) / 1000
+        with self._lock:
+            first = not self._is_shutdown
+            self._is_shutdown = True
+        if not first:  # another thread (a SIGTERM, atexit) is shutting down: wait for it
+            return self._stopped.wait(budget)
+        try:
+            return self._shutdown(budget)
+        finally:
+            self._stopped.set()
+
+    def _shutdown(self, budget: float) -> bool:
+        atexit.unregister(self._at_exit)
+        self._hooks.uninstall()
         deadline = time.monotonic() + budget
+        self._end_open_runs()
 
         def stop() -> None:
             self.tracer_provider.shutdown()
@@ -127,6 +143,30 @@ class Telemetry:
             _quietly(self._prometheus_server.shutdown)
             _quietly(self._prometheus_server.server_close)
         return done
+
+    def _end_open_runs(self) -> None:
+        """End the runs still open on our tracer provider (``agent_otel.end_reason=shutdown``),
+        so their spans are exported rather than lost, and say how many."""
+        processor = getattr(self.tracer_provider, "_active_span_processor", None)
+
+        def ours(span: object) -> bool:
+            return getattr(span, "_span_processor", None) is processor
+
+        ended = end_open_runs(ours) if processor is not None else 0
+        self.runs_ended_at_shutdown += ended
+        if ended:
+            _log.warning(
+                "agent-otel: %d run(s) still open at shutdown were ended "
+                "(agent_otel.end_reason=shutdown)",
+                ended,
+            )
+
+    def _after_fork_in_child(self) -> None:
+        """In a forked child: fresh locks, and only the child's own spans counted."""
+        self._lock = threading.Lock()
+        self._stopped = threading.Event()
+        if self._loss is not None:
+            self._loss.reset_in_child()
 
     def _settle(self) -> None:
         if self._loss is not None:

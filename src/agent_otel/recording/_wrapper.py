@@ -24,6 +24,7 @@ from agent_otel import _attributes as A
 from agent_otel._guard import report
 
 from ._activation import activate, deactivate
+from ._open import claim, opened
 from ._options import Options, settings_from
 from ._read import Handler, handler_for
 from ._recorder import RunRecorder
@@ -58,14 +59,16 @@ def otel_wrapper(**options: Unpack[Options]) -> StreamWrapper:
 
 def _start(settings: RunSettings, parent: Context | None) -> RunRecorder | None:
     try:
-        return RunRecorder(settings, otel_context.get_current() if parent is None else parent)
+        recorder = RunRecorder(settings, otel_context.get_current() if parent is None else parent)
     except Exception:
         report("run start")
         return None
+    opened(recorder)  # a shutdown meanwhile ends it (._open)
+    return recorder
 
 
 def _finish(recorder: RunRecorder | None, end_reason: str, error: BaseException | None) -> None:
-    if recorder is None:
+    if recorder is None or not claim(recorder):  # not claimed: a shutdown already ended it
         return
     try:
         recorder.finish(end_reason, error)

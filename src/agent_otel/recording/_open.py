@@ -1,0 +1,47 @@
+"""The runs open in this process, so that a shutdown can end them instead of losing them.
+
+A run registers when it starts and leaves when it finishes (:mod:`._wrapper`). At shutdown
+(interpreter exit, SIGTERM, a ``multiprocessing`` worker's exit, ``Telemetry.shutdown()``),
+:func:`end_open_runs` ends the runs still open on that tracer provider, newest first (a
+sub-agent's run before the run that started it), each innermost span first, with
+``agent_otel.end_reason=shutdown``; their open calls and tools are marked incomplete. Whoever
+removes a run from the registry first finishes it, so a run ends once even when its own
+thread reaches its end at the same moment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from agent_otel import _attributes as A
+from agent_otel._guard import report
+
+_OPEN: dict[int, Any] = {}  # id -> RunRecorder, in start order (dict operations hold the GIL)
+
+
+def opened(run: Any) -> None:
+    _OPEN[id(run)] = run
+
+
+def claim(run: Any) -> bool:
+    """Remove ``run``; True for the one caller that should now finish it."""
+    return _OPEN.pop(id(run), None) is not None
+
+
+def end_open_runs(belongs: Callable[[Any], bool]) -> int:
+    """End every open run ``belongs`` accepts (given its agent span), newest first; how many."""
+    ended = 0
+    for run in reversed(list(_OPEN.values())):
+        try:
+            if not belongs(run.run.span.raw) or not claim(run):
+                continue
+            run.finish(A.END_SHUTDOWN, None)
+            ended += 1
+        except Exception:
+            report("run end at shutdown")
+    return ended
+
+
+def open_count() -> int:
+    return len(_OPEN)
