@@ -1,22 +1,26 @@
 """Fitting a value into a byte budget as valid JSON, in time bounded by the budget.
 
-:class:`Copy` makes a plain-JSON copy of the value (dicts, lists, strings, numbers; anything
-else as its ``str()``) and stops as soon as the copy could not fit even with every string cut:
-lists are copied newest item first (a list keeps its newest items, an object is whole or
-dropped, so the message schemas still hold), so a 300k-float embedding or a 20k-message
-history costs what the newest items that can fit cost, not what the whole value would. The
-copy is also what
-a redaction hook may mutate freely. :func:`fit_plain` then keeps the copy whole when it fits,
-else finds the longest per-string limit that fits (strings cut and marked; the labels of the
-message-part schema never), else drops the oldest list items. Nesting deeper than
-``MAX_DEPTH`` becomes the truncation mark, so cycles and deep values end too.
+:class:`Copy` makes a plain-JSON copy of the value (dicts, lists, strings, numbers; dataclasses
+and pydantic models become objects of their fields, other mappings objects, other sequences
+and sets lists, bytes their UTF-8 text, anything else its ``str()``) and stops as soon as the
+copy could not fit even with every string cut: lists are copied newest item first (a list
+keeps its newest items, an object is whole or dropped, so the message schemas still hold), so
+a 300k-float embedding or a 20k-message history costs what the newest items that can fit
+cost, not what the whole value would. The copy is also what a redaction hook may mutate
+freely. :func:`fit_plain` then keeps the copy whole when it fits, else finds the longest
+per-string limit that fits (strings cut and marked; the labels of the message-part schema
+never), else drops the oldest list items. Nesting deeper than ``MAX_DEPTH`` becomes the
+truncation mark, so cycles and deep values end too.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import fields as dataclass_fields
+from dataclasses import is_dataclass
+from itertools import islice
 from json.encoder import encode_basestring
 from typing import Any
 
@@ -117,9 +121,24 @@ class Copy:
             return self._dict(value, depth + 1)
         if isinstance(value, (list, tuple)):
             return self._list(value, depth + 1)
+        return self._other(value, depth)
+
+    def _other(self, value: Any, depth: int) -> Any:
+        """Values that are data, as the JSON they stand for; anything else as its text."""
+        if isinstance(value, (bytes, bytearray, memoryview)):  # only what can show is decoded
+            return self.value(bytes(value[: self.chars]).decode("utf-8", "replace"), depth)
+        fields = _fields(value)
+        if fields is not None:
+            return self._dict(fields, depth + 1)
+        if isinstance(value, Mapping):
+            return self._dict(value, depth + 1)
+        if isinstance(value, Sequence):  # deque, range, array: newest items first, as a list
+            return self._list(value, depth + 1)
+        if isinstance(value, (set, frozenset)):  # no order: the first ones that can show
+            return self._list(list(islice(value, self.room // 2 + 1)), depth + 1)
         return self.value(_text(value), depth)
 
-    def _list(self, items: list[Any] | tuple[Any, ...], depth: int) -> Any:
+    def _list(self, items: Sequence[Any], depth: int) -> Any:
         if not self._take(2):
             return _NO_ROOM
         out: list[Any] = []
@@ -134,7 +153,7 @@ class Copy:
         out.reverse()
         return out
 
-    def _dict(self, mapping: dict[Any, Any], depth: int) -> Any:
+    def _dict(self, mapping: Mapping[Any, Any], depth: int) -> Any:
         if not self._take(2):
             return _NO_ROOM
         out: dict[str, Any] = {}
@@ -150,6 +169,23 @@ class Copy:
             if self.cut:  # an object is whole (its last value may be a cut list) or dropped
                 return out if index == last else _NO_ROOM
         return out
+
+
+def _fields(value: Any) -> dict[str, Any] | None:
+    """A dataclass's or pydantic model's fields by name (their values not yet copied); None
+    for anything else. What ``dataclasses.asdict`` / ``model_dump`` would give, in time
+    bounded by the number of fields: values are copied within the budget like any other."""
+    cls = type(value)
+    if is_dataclass(cls):
+        return {f.name: getattr(value, f.name, None) for f in dataclass_fields(value)}
+    model_fields = getattr(cls, "model_fields", None)  # pydantic v2
+    if isinstance(model_fields, dict) and hasattr(value, "__pydantic_fields_set__"):
+        out = {name: getattr(value, name, None) for name in model_fields}
+        extra = getattr(value, "__pydantic_extra__", None)
+        if isinstance(extra, dict):
+            out.update(extra)
+        return out
+    return None
 
 
 def _shorten(value: Any, limit: int) -> Any:
@@ -227,9 +263,12 @@ def fit_plain(value: Any, max_bytes: int) -> str:
 
 def plain_copy(value: Any, max_bytes: int) -> Any:
     """A plain-JSON copy of ``value`` bounded by ``max_bytes`` (see :class:`Copy`)."""
-    plain = Copy(max_bytes).value(value)
+    copy = Copy(max_bytes)
+    plain = copy.value(value)
     if plain is _NO_ROOM:
-        plain = {} if isinstance(value, dict) else [] if isinstance(value, (list, tuple)) else ""
+        if isinstance(value, Mapping) or _fields(value) is not None:
+            return {}
+        plain = [] if isinstance(value, (list, tuple)) else ""
     return plain
 
 

@@ -1,0 +1,159 @@
+"""Values are data (issue 26, point 3): what a tool returns reaches the redact hook as JSON.
+
+A pydantic model, a dataclass, a mapping that is not a dict, a set, a deque or bytes used to
+reach the hook as its ``str()``, so a key-based redactor missed the secret inside, and the
+text cost what the whole value cost. Now each is copied as the JSON it stands for, within the
+budget: the work done is counted here (item reads), never timed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict, deque
+from collections.abc import AsyncIterator, Iterator, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from agent_contract.protocol import FunctionCall, ToolCall, ToolResult
+from agent_otel import ContentCapture, otel_wrapper
+from agent_otel.recording._fit import plain_copy
+from agent_otel.testing import InMemoryTelemetry
+
+SECRET = "sk-live-123"
+
+
+class Credentials(BaseModel):
+    user: str = "ada"
+    api_key: str = SECRET
+
+
+class Reply(BaseModel):
+    text: str = "ok"
+    credentials: Credentials = Credentials()
+    scores: list[float] = [0.5, 0.25]
+
+
+@dataclass
+class Row:
+    city: str = "Zürich"
+    api_key: str = SECRET
+    tags: tuple[str, ...] = ("a", "b")
+    nested: dict[str, Any] = field(default_factory=lambda: {"api_key": SECRET})
+
+
+def redact_keys(value: Any) -> Any:
+    """A key-based redactor, as a user writes one: it walks dicts and lists only."""
+    if isinstance(value, dict):
+        return {k: "[x]" if k == "api_key" else redact_keys(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact_keys(v) for v in value]
+    return value
+
+
+VALUES: list[tuple[str, Any, Any]] = [
+    ("pydantic", Reply(), {"text": "ok", "credentials": {"user": "ada", "api_key": SECRET},
+                           "scores": [0.5, 0.25]}),
+    ("dataclass", Row(), {"city": "Zürich", "api_key": SECRET, "tags": ["a", "b"],
+                          "nested": {"api_key": SECRET}}),
+    ("mapping proxy", MappingProxyType({"api_key": SECRET}), {"api_key": SECRET}),
+    ("ordered", OrderedDict(api_key=SECRET), {"api_key": SECRET}),
+    ("deque of models", deque([Credentials()]), [{"user": "ada", "api_key": SECRET}]),
+    ("frozenset", frozenset({"one"}), ["one"]),
+    ("bytes", b'{"k": 1}', '{"k": 1}'),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("label", "value", "expected"), VALUES, ids=[v[0] for v in VALUES])
+def test_a_value_is_copied_as_the_json_it_stands_for(label: str, value: Any, expected: Any) -> None:
+    assert plain_copy(value, 32 * 1024) == expected
+
+
+@pytest.mark.parametrize(("label", "value", "expected"), VALUES, ids=[v[0] for v in VALUES])
+async def test_a_key_based_redactor_reaches_the_secret_inside_any_value(
+    label: str, value: Any, expected: Any, otel_telemetry: InMemoryTelemetry
+) -> None:
+    seen: list[Any] = []
+
+    def redact(kind: str, plain: Any) -> Any:
+        seen.append(plain)
+        return redact_keys(plain)
+
+    async def agent() -> AsyncIterator[Any]:
+        yield ToolCall(id="t", function=FunctionCall(name="lookup", arguments="{}"))
+        yield ToolResult(tool_call_id="t", content=value)
+
+    wrapper = otel_wrapper(
+        agent_name="v",
+        tracer_provider=otel_telemetry.tracer_provider,
+        meter_provider=otel_telemetry.meter_provider,
+        capture_content=ContentCapture(redact=redact),
+    )
+    [_ async for _ in wrapper(agent())]
+    assert expected in seen  # the hook saw plain JSON
+    recorded = " ".join(
+        str(v) for s in otel_telemetry.spans() for v in (s.attributes or {}).values()
+    )
+    assert SECRET not in recorded
+    (tool,) = [s for s in otel_telemetry.spans() if s.name.startswith("execute_tool")]
+    json.loads(str((tool.attributes or {})["gen_ai.tool.call.result"]))
+
+
+class Counted(Sequence[float]):
+    """A huge sequence that counts the items read from it."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.reads = 0
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            raise AssertionError("copied whole")
+        self.reads += 1
+        return 0.123456789
+
+    def __iter__(self) -> Iterator[float]:
+        for index in range(self.size):
+            yield self[index]
+
+    def __reversed__(self) -> Iterator[float]:
+        for index in range(self.size - 1, -1, -1):
+            yield self[index]
+
+
+@dataclass
+class Embedding:
+    vector: Any
+
+
+class Counting(set[int]):
+    """A huge set that counts the items read from it."""
+
+    reads = 0
+
+    def __iter__(self) -> Iterator[int]:
+        for item in super().__iter__():
+            type(self).reads += 1
+            yield item
+
+
+@pytest.mark.parametrize("budget", [256, 4096])
+def test_copy_work_is_bounded_by_the_budget_whatever_the_value(budget: int) -> None:
+    inside_dataclass = Counted(1_000_000)
+    copied = plain_copy(Embedding(inside_dataclass), budget)
+    assert inside_dataclass.reads <= budget  # each float costs more than a byte
+    assert len(json.dumps(copied, separators=(",", ":"))) <= budget
+    in_deque = Counted(1_000_000)
+    plain_copy(deque([Embedding(in_deque)]), budget)
+    assert in_deque.reads <= budget
+    big_set = Counting(range(200_000))
+    plain_copy(big_set, budget)
+    assert Counting.reads <= budget
+    blob = b"x" * 10_000_000
+    assert len(plain_copy(blob, budget)) <= budget + 64
