@@ -9,8 +9,12 @@ instance) finds the claim taken, or belonging to another agent, and traces its o
 wrapper has made that tool's span current, so the new span nests under it.
 
 ``invoke`` traces through the ``stream_wrapper`` it hands the agent (ours innermost, over the
-raw events, then the caller's). A streaming agent's ``run`` passes through: its ``astream``
-traces. A non-streaming agent's ``run`` is traced as a one-event stream.
+raw events, then the caller's). An ``invoke`` that consumes its ``stream`` more than once (a
+retry after a connection error) gets one ``invoke_agent`` span per attempt, siblings under the
+caller's context, each attempt's tokens counted once: the claim is re-armed when an attempt's
+run ends, so the next ``stream`` call is again the untraced inner half. A streaming agent's
+``run`` passes through: its ``astream`` traces. A non-streaming agent's ``run`` is traced as a
+one-event stream.
 
 Every wrapper first asks ``lookup(self)`` for the original bound method and the options in
 force (None: pass through). Instrumentation errors fall back to the plain call.
@@ -127,9 +131,12 @@ def invoke_entry(lookup: Lookup) -> Bound:
         claim = Claim(self, "stream")
         caller_wrapper = stream_wrapper
 
+        def rearm() -> None:  # a retry's stream() call is the inner half of its own attempt
+            claim.taken = False
+
         def wrapper(events: Any) -> Any:
             claim.taken = True
-            run = traced(Pull(lambda: events, started), settings, parent)
+            run = traced(Pull(lambda: events, started), settings, parent, rearm)
             return caller_wrapper(run) if caller_wrapper is not None else run
 
         token = CLAIM.set(claim)

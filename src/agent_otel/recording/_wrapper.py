@@ -127,9 +127,13 @@ def _record(recorder: RunRecorder | None, handlers: dict[type, Handler], event: 
 
 
 async def traced(
-    stream: AsyncIterable[Any], settings: RunSettings, parent: Context | None = None
+    stream: AsyncIterable[Any],
+    settings: RunSettings,
+    parent: Context | None = None,
+    on_end: Callable[[], None] | None = None,
 ) -> AsyncIterator[Any]:
-    """Yield every event of ``stream`` unchanged while recording the run (see module doc)."""
+    """Yield every event of ``stream`` unchanged while recording the run (see module doc);
+    ``on_end`` is called once the run has finished, on every exit path."""
     if not hasattr(stream, "__aiter__"):
         raise TypeError("otel_wrapper() wraps an async iterator of agent events")
     iterator = stream.__aiter__()
@@ -218,3 +222,8 @@ async def traced(
                     await aclose()
         finally:
             _finish(recorder, end_reason, error)
+            if on_end is not None:
+                try:
+                    on_end()
+                except Exception:
+                    report("run end hook")
