@@ -210,6 +210,55 @@ def test_an_ignored_sigterm_stays_ignored(receiver: tuple[str, Spans]) -> None:
     assert len(spans.names()) == 6  # flushed by the normal exit
 
 
+def test_sigterm_while_the_interrupted_code_holds_the_loss_lock_does_not_deadlock(
+    receiver: tuple[str, Spans],
+) -> None:
+    """The handler runs in the main thread between two bytecodes, possibly inside a lock the
+    pipeline takes (here the lost-span counter's, held while a span ends): it takes none."""
+    endpoint, spans = receiver
+    process = child(
+        """
+        telemetry = configure("locked", endpoint=os.environ["ENDPOINT"])
+        runs(4)
+        with telemetry._loss._lock:
+            os.kill(os.getpid(), signal.SIGTERM)  # the handler runs here, inside the lock
+            time.sleep(0.5)
+        while True:
+            time.sleep(0.05)
+        """,
+        endpoint,
+    )
+    code, err = finish(process)
+    assert code == -signal.SIGTERM, err
+    assert len(spans.names()) == 12, err
+
+
+@pytest.mark.parametrize("chained_later", [False, True])
+def test_sigterm_after_shutdown_keeps_its_default_action(
+    chained_later: bool, receiver: tuple[str, Spans]
+) -> None:
+    """After ``shutdown()`` the previous handler is back; a handler the application installed
+    later and that chains to ours still ends in the default action."""
+    endpoint, _ = receiver
+    process = child(
+        f"""
+        telemetry = configure("after", endpoint=os.environ["ENDPOINT"])
+        if {chained_later}:
+            ours = signal.getsignal(signal.SIGTERM)
+            signal.signal(signal.SIGTERM, lambda n, f: ours(n, f))
+        telemetry.shutdown()
+        print("ready", flush=True)
+        while True:
+            time.sleep(0.05)
+        """,
+        endpoint,
+    )
+    wait_ready(process)
+    process.send_signal(signal.SIGTERM)
+    code, err = finish(process)
+    assert code == -signal.SIGTERM, err
+
+
 # --- fork ------------------------------------------------------------------------------------
 def test_parent_and_forked_child_each_deliver_and_count_only_their_own(
     receiver: tuple[str, Spans],

@@ -41,6 +41,7 @@ class ProcessHooks:
         self._previous: Any = None
         self._installed = False
         self._signum = 0
+        self._waiting = False
         self._wake = threading.Lock()
         self._start_waiter()
         self._install_sigterm()
@@ -70,6 +71,13 @@ class ProcessHooks:
     def _on_signal(self, signum: int, frame: Any) -> None:
         """Runs in the main thread between two bytecodes: no lock taken, no thread started."""
         previous = self._previous
+        if not self._waiting:  # shut down already (still chained by a later handler)
+            if callable(previous):
+                previous(signum, frame)
+            else:
+                signal.signal(signum, signal.SIG_DFL)
+                os.kill(os.getpid(), signum)
+            return
         if not callable(previous):  # default action: die of the signal once flushed
             signal.signal(signum, signal.SIG_DFL)  # a second SIGTERM kills at once
         self._signum = signum
@@ -79,6 +87,7 @@ class ProcessHooks:
             previous(signum, frame)
 
     def _start_waiter(self) -> None:
+        self._waiting = True
         self._wake = threading.Lock()
         self._wake.acquire()
         waiter = threading.Thread(
@@ -88,13 +97,14 @@ class ProcessHooks:
 
     def _wait(self, wake: threading.Lock) -> None:
         wake.acquire()
-        if wake is not self._wake or not self._signum:
+        while callable(self._previous) and self._waiting and wake is self._wake:
+            telemetry = self._telemetry()  # the application decides what follows: flush only
+            if telemetry is not None and self._signum:
+                telemetry.force_flush()
+            wake.acquire()  # the next SIGTERM
+        if wake is not self._wake or not self._signum or not self._waiting:
             return  # released by uninstall (or a fork replaced this waiter)
         telemetry = self._telemetry()
-        if callable(self._previous):  # the application decides: flush only
-            if telemetry is not None:
-                telemetry.force_flush()
-            return
         try:
             if telemetry is not None:
                 telemetry.shutdown()
@@ -104,6 +114,7 @@ class ProcessHooks:
     def uninstall(self) -> None:
         """Put the previous SIGTERM handler back, if ours is still the one installed."""
         if not self._signum:  # let the waiting thread end
+            self._waiting = False
             with contextlib.suppress(RuntimeError):
                 self._wake.release()
         if not self._installed or threading.current_thread() is not threading.main_thread():
@@ -121,8 +132,9 @@ class ProcessHooks:
         if telemetry is None:
             return
         telemetry._after_fork_in_child()
+        self._waiting = False  # the parent's waiter thread does not exist here
         if not telemetry.is_shutdown:
-            self._start_waiter()  # the parent's waiter thread does not exist here
+            self._start_waiter()
 
     def _in_worker(self) -> None:
         """In a ``multiprocessing`` child started by fork: shut down at its exit."""
