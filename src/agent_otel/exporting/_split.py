@@ -29,7 +29,7 @@ T = TypeVar("T")
 
 
 def _text(value: str) -> int:
-    return len(value) if value.isascii() else len(value.encode("utf-8", "replace"))
+    return len(value) if value.isascii() else len(value) << 2  # at most 4 bytes a character
 
 
 def _value(value: Any) -> int:
@@ -45,19 +45,31 @@ def _value(value: Any) -> int:
 
 
 def _attributes(attributes: Mapping[str, Any] | None) -> int:
+    """Inline for the common case (str keys, str/number values): this runs for every span
+    exported, on the export thread, beside the encoder's ~40 us."""
     if not attributes:
         return 0
-    return sum(_FIELD + _text(str(key)) + _value(value) for key, value in attributes.items())
+    total = 0
+    for key, value in attributes.items():
+        total += _FIELD + len(key)
+        if type(value) is str:
+            total += len(value) if value.isascii() else len(value) << 2
+        elif type(value) is not int and type(value) is not float and type(value) is not bool:
+            total += _value(value)
+        else:
+            total += 10
+    return total
 
 
 def span_size(span: ReadableSpan) -> int:
     """An upper estimate of ``span``'s OTLP-encoded size in bytes."""
-    total = _SPAN + _text(span.name) + _attributes(span.attributes)
-    status = span.status.description if span.status is not None else None
-    total += _text(status) if status else 0
-    for event in span.events:
-        total += _ITEM + _text(event.name) + _attributes(event.attributes)
-    for link in span.links:
+    total = _SPAN + len(span.name) * 4 + _attributes(span._attributes)
+    status = span._status.description if span._status is not None else None
+    if status:
+        total += _text(status)
+    for event in span._events:
+        total += _ITEM + len(event.name) * 4 + _attributes(event.attributes)
+    for link in span._links:
         total += _ITEM + _attributes(link.attributes)
     return total
 
