@@ -30,11 +30,12 @@ from agent_contract.protocol import (
     ToolCall,
     ToolResult,
 )
-from agent_otel import ContentCapture, otel_wrapper
+from agent_otel import ContentCapture, otel_wrapper, record_evaluation
 from agent_otel.exporting._split import MAX_REQUEST_BYTES, SizeBoundSpanExporter, requests
 from agent_otel.recording._encodable import MAX_TEXT_BYTES, clean_text
 from agent_otel.recording._fit import TRUNCATION_MARK
 from agent_otel.recording._span import MAX_EXCEPTION_MESSAGE_BYTES, MAX_STACKTRACE_BYTES
+from agent_otel.testing import InMemoryTelemetry
 from otlp_check import Exported
 
 HUGE = 1_500_000
@@ -210,3 +211,14 @@ def test_requests_keep_every_item_once_in_order() -> None:
     chunks = list(requests(items, lambda i: (i % 7) * 10, 50))
     assert [i for chunk in chunks for i in chunk] == items
     assert all(sum((i % 7) * 10 for i in chunk) <= 50 or len(chunk) == 1 for chunk in chunks)
+
+
+def test_an_evaluation_explanation_is_bounded_too(otel_telemetry: InMemoryTelemetry) -> None:
+    record_evaluation(
+        "relevance",
+        explanation="because " * 200_000,
+        logger_provider=otel_telemetry.logger_provider,
+    )
+    [record] = otel_telemetry.logs()
+    explanation = (record.log_record.attributes or {})["gen_ai.evaluation.explanation"]
+    assert utf8(explanation) <= MAX_TEXT_BYTES and str(explanation).endswith(TRUNCATION_MARK)

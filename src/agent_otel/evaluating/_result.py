@@ -20,6 +20,7 @@ from opentelemetry.util.types import AttributeValue
 from agent_otel import _attributes as A
 from agent_otel._guard import report
 from agent_otel._version import __version__
+from agent_otel.recording._encodable import clean_text
 from agent_otel.recording._options import scrub_for
 from agent_otel.scrubbing import Scrubber
 
@@ -58,6 +59,8 @@ def record_evaluation(
     except Exception:  # nothing unscrubbed is recorded
         report("evaluation scrub")
         return
+    # Then encodable and at most 256 KiB, as a run's strings (docs/export.md).
+    attributes = {k: clean_text(v) if isinstance(v, str) else v for k, v in attributes.items()}
     if span_context is None:
         span_context = trace.get_current_span().get_span_context()
     context = trace.set_span_in_context(NonRecordingSpan(span_context))
