@@ -140,7 +140,7 @@ async def test_configure_wires_log_export(monkeypatch: pytest.MonkeyPatch) -> No
         metric_readers=[],
     )
     try:
-        names = {type(e).__name__ for e in tel._exporters}
+        names = {type(getattr(e, "inner", e)).__name__ for e in tel._exporters}  # unwrapped
         assert "OTLPLogExporter" in names
         await run_agent_otel(tel.tracer_provider, tel.meter_provider, tel.logger_provider)
         assert [r.log_record.event_name for r in exporter.get_finished_logs()] == [
@@ -156,7 +156,7 @@ def test_otel_logs_exporter_none_switches_log_export_off(monkeypatch: pytest.Mon
     monkeypatch.setenv("OTEL_LOGS_EXPORTER", "none")
     tel = configure(console=False, set_global=False)
     try:
-        names = {type(e).__name__ for e in tel._exporters}
+        names = {type(getattr(e, "inner", e)).__name__ for e in tel._exporters}  # unwrapped
         assert "OTLPLogExporter" not in names
         assert "OTLPSpanExporter" in names
     finally:
