@@ -32,6 +32,7 @@ from agent_contract.protocol import (
     TextDelta,
     Usage,
 )
+from agent_otel import otel_wrapper
 from agent_otel.testing import FakeClock, InMemoryTelemetry, run_script
 
 MS = 1e-3

@@ -20,7 +20,7 @@ from pydantic import BaseModel
 
 from agent_contract.protocol import FunctionCall, ToolCall, ToolResult
 from agent_otel import ContentCapture, otel_wrapper
-from agent_otel.recording._fit import plain_copy
+from agent_otel.recording.content._fit import plain_copy
 from agent_otel.testing import InMemoryTelemetry
 
 SECRET = "sk-live-123"

@@ -51,7 +51,7 @@ class ProcessHooks:
         try:
             from multiprocessing import util
 
-            util.register_after_fork(self, ProcessHooks._in_worker)
+            util.register_after_fork(self, ProcessHooks.in_worker)
         except Exception:  # no multiprocessing on this platform
             _log.debug("agent-otel: no multiprocessing hook", exc_info=True)
 
@@ -131,12 +131,11 @@ class ProcessHooks:
         telemetry = self._telemetry()
         if telemetry is None:
             return
-        telemetry._after_fork_in_child()
         self._waiting = False  # the parent's waiter thread does not exist here
         if not telemetry.is_shutdown:
             self._start_waiter()
 
-    def _in_worker(self) -> None:
+    def in_worker(self) -> None:
         """In a ``multiprocessing`` child started by fork: shut down at its exit."""
         from multiprocessing import util
 

@@ -63,13 +63,13 @@ def _attributes(attributes: Mapping[str, Any] | None) -> int:
 
 def span_size(span: ReadableSpan) -> int:
     """An upper estimate of ``span``'s OTLP-encoded size in bytes."""
-    total = _SPAN + len(span.name) * 4 + _attributes(span._attributes)
-    status = span._status.description if span._status is not None else None
+    total = _SPAN + len(span.name) * 4 + _attributes(span.attributes)
+    status = span.status.description if span.status is not None else None
     if status:
         total += _text(status)
-    for event in span._events:
+    for event in span.events:
         total += _ITEM + len(event.name) * 4 + _attributes(event.attributes)
-    for link in span._links:
+    for link in span.links:
         total += _ITEM + _attributes(link.attributes)
     return total
 

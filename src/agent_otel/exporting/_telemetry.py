@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import atexit
 import logging
+import os
 import threading
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -67,6 +69,9 @@ class Telemetry:
         self._stopped = threading.Event()
         self.runs_ended_at_shutdown = 0
         atexit.register(self._at_exit)
+        if hasattr(os, "register_at_fork"):  # held weakly: a fork never keeps us alive
+            reset = weakref.WeakMethod(self._after_fork_in_child)
+            os.register_at_fork(after_in_child=lambda: _call_alive(reset))
         self._hooks = ProcessHooks(self)  # SIGTERM, fork, multiprocessing workers
 
     @property
@@ -206,6 +211,12 @@ def _bounded(fn: Callable[[], None], timeout_s: float, name: str) -> bool:
         run()
         return True
     return finished.wait(max(timeout_s, 0.0))
+
+
+def _call_alive(method: weakref.WeakMethod[Callable[[], None]]) -> None:
+    bound = method()
+    if bound is not None:
+        _quietly(bound)
 
 
 def _quietly(fn: Callable[[], object]) -> None:

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from agent_otel._guard import report
+from agent_otel.recording._encodable import MAX_TEXT_BYTES
 from agent_otel.scrubbing import Scrub
 
-from agent_otel.recording._encodable import MAX_TEXT_BYTES
 from ._fit import TRUNCATION_MARK, fit_json, fit_plain, plain_copy
 
 __all__ = ["TRUNCATION_MARK", "ContentCapture", "TextBuffer", "fit_json", "capture_from"]
