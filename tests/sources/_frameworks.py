@@ -119,7 +119,8 @@ def agents_agent(
 # --- LangGraph: a fake chat model streaming scripted chunks ---------------------------------
 
 
-def langgraph_graph(*, fail: bool = False, hang: bool = False) -> Any:
+def langgraph_graph(*, fail: bool = False, hang: bool = False, model_name: str = "") -> Any:
+    """``model_name``: the name the model reports in its invocation params (none by default)."""
     from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
     from langchain_core.messages import AIMessage, AIMessageChunk
     from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
@@ -157,6 +158,7 @@ def langgraph_graph(*, fail: bool = False, hang: bool = False) -> Any:
         """LangChain's fake chat model, streaming scripted chunks (tool calls and usage too)."""
 
         turns: int = 0
+        model_name: str = ""
 
         def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
             return self
@@ -181,7 +183,7 @@ def langgraph_graph(*, fail: bool = False, hang: bool = False) -> Any:
                 yield generation
 
     _ = (AIMessage, ChatGeneration)
-    model = Scripted(messages=iter(()))
+    model = Scripted(messages=iter(()), model_name=model_name)
     return create_react_agent(model, [weather_tool(hang=hang)], name="weatherbot")
 
 

@@ -22,6 +22,7 @@ from opentelemetry.context.context import Context
 
 from agent_otel import _attributes as A
 from agent_otel._guard import report
+from agent_otel.standdown._util_genai import framework_run
 
 from ._activation import activate, deactivate
 from ._open import claim, opened
@@ -57,9 +58,12 @@ def otel_wrapper(**options: Unpack[Options]) -> StreamWrapper:
     return wrap
 
 
-def _start(settings: RunSettings, parent: Context | None) -> RunRecorder | None:
+def _start(settings: RunSettings, parent: Context | None, stream: object) -> RunRecorder | None:
     try:
-        recorder = RunRecorder(settings, otel_context.get_current() if parent is None else parent)
+        context = otel_context.get_current() if parent is None else parent
+        if settings.stand_down_providers:
+            context = framework_run(context, stream)
+        recorder = RunRecorder(settings, context)
     except Exception:
         report("run start")
         return None
@@ -137,7 +141,7 @@ async def traced(
     if not hasattr(stream, "__aiter__"):
         raise TypeError("otel_wrapper() wraps an async iterator of agent events")
     iterator = stream.__aiter__()
-    recorder = _start(settings, parent)
+    recorder = _start(settings, parent, stream)
     handlers: dict[type, Handler] = {}
     on = settings.activate_context
     end_reason: str = A.END_EXHAUSTED

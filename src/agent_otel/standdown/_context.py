@@ -8,6 +8,9 @@ Read in their sources (the versions in the ``bench`` extra):
   ``"suppress_language_model_instrumentation"``.
 - ``opentelemetry-instrumentation-openai-v2`` 2.4b0 reads no context key at all (see
   :mod:`._openai_v2`).
+- Every package on ``opentelemetry-util-genai`` 1.3b0's handler (the official
+  ``opentelemetry-instrumentation-genai-*``) reads the handler's inference key (see
+  :mod:`._util_genai`).
 
 The general key also stops HTTP instrumentations (``is_http_instrumentation_enabled()``), which
 must go on tracing the request under our chat span. So its value here is
@@ -25,6 +28,8 @@ from opentelemetry import context as otel_context
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY
 from opentelemetry.context.context import Context
 from opentelemetry.trace import Span
+
+from ._util_genai import covered
 
 INFERENCE_SPAN = otel_context.create_key("agent_otel.inference_span")
 LANGUAGE_MODEL_KEY = "suppress_language_model_instrumentation"
@@ -76,6 +81,7 @@ def stand_down(context: Context, span: Span) -> Context:
     """``context`` where ``span`` (our chat span) covers the model call."""
     context = otel_context.set_value(_SUPPRESS_INSTRUMENTATION_KEY, PROVIDERS_ONLY, context)
     context = otel_context.set_value(LANGUAGE_MODEL_KEY, True, context)
+    context = covered(context)
     return otel_context.set_value(INFERENCE_SPAN, span, context)
 
 

@@ -1,0 +1,62 @@
+"""Every instrumentation built on ``opentelemetry-util-genai``'s handler, through one context key.
+
+Read in util-genai 1.3b0 (``handler.py``, ``_inference_invocation.py``):
+``TelemetryHandler.inference()``, the one start path of every model-call span that the
+official ``opentelemetry-instrumentation-genai-*`` packages make (openai, anthropic,
+langchain, bedrock, llama-index, ...), looks up ``CLIENT_INFERENCE_CONTEXT_KEY`` in the
+context. When it holds an ``InferenceData``, an inference span already covers the call: the
+handler returns a ``SuppressedInferenceInvocation``, which starts no span, records no metric
+and emits no event, and at its end merges what it saw into that ``InferenceData``. With
+``capture_content`` left False on it, no message content is merged.
+
+So inside our chat span the context carries a fresh ``InferenceData`` under that key: the
+packages stand down without a patch of any of them. The key and the class are read from
+util-genai's own module, and only when something has already imported it (an instrumentation
+that uses the handler has): agent-otel never imports util-genai. Older util-genai (1.1b0)
+has no such key; openai-v2 on it is guarded instead (:mod:`._openai_v2`).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from opentelemetry import context as otel_context
+from opentelemetry.context.context import Context
+
+from agent_otel import _guard
+
+MODULE = "opentelemetry.util.genai._inference_invocation"
+FRAMEWORK_SOURCES = frozenset(
+    {
+        "agent_contract.sources.openai_agents",
+        "agent_contract.sources.langgraph_stream",
+        "agent_contract.sources.pydantic_ai_stream",
+    }
+)
+"""Adapters whose framework starts each model call before the adapter sees it (so before our
+chat span opens), and reports every model call it makes as an LLM call."""
+
+
+def framework_run(context: Context, stream: object) -> Context:
+    """The run's parent ``context``, covered for the whole run when ``stream`` is a framework
+    adapter's (:data:`FRAMEWORK_SOURCES`): the framework's task copies it when the run starts,
+    and every model call the framework makes becomes one of our chat spans."""
+    frame = getattr(stream, "ag_frame", None)
+    module = getattr(frame, "f_globals", {}).get("__name__") if frame is not None else None
+    return covered(context) if module in FRAMEWORK_SOURCES else context
+
+
+def covered(context: Context) -> Context:
+    """``context`` where util-genai's handler sees an inference span (if util-genai is loaded)."""
+    module = sys.modules.get(MODULE)
+    if module is None:
+        return context
+    key = getattr(module, "CLIENT_INFERENCE_CONTEXT_KEY", None)
+    data = getattr(module, "InferenceData", None)
+    if not isinstance(key, str) or not isinstance(data, type):
+        return context
+    try:
+        return otel_context.set_value(key, data(), context)
+    except Exception:  # a later util-genai whose InferenceData wants arguments: theirs stays
+        _guard.report("standdown.util_genai")
+        return context

@@ -1,0 +1,239 @@
+"""One chat span per model call beside the official GenAI instrumentations (util-genai 1.3b0).
+
+``opentelemetry-instrumentation-genai-openai``, ``-anthropic``, ``-openai-agents`` and
+``-langchain`` 1.3b0 are instrumented into the test's providers; the real SDKs run over
+their mock transports (``_http``), the frameworks on their test models (``_frameworks``).
+Inside our chat spans util-genai's handler sees an inference span and its packages make no
+chat span and record no token metric; with ``stand_down_providers=False`` they do (what the
+stand-down prevents). Outside our chat spans they trace as before.
+
+Runs where util-genai 1.3b0 and those packages are installed (``.ci/run``'s .venv-genai, the
+``genai-head`` extra); skipped in the default environment, whose openai-v2 needs 1.1b0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
+
+import pytest
+
+pytest.importorskip("opentelemetry.util.genai._inference_invocation")
+genai_openai = pytest.importorskip("opentelemetry.instrumentation.genai.openai")
+genai_anthropic = pytest.importorskip("opentelemetry.instrumentation.genai.anthropic")
+
+from opentelemetry.sdk.metrics.export import HistogramDataPoint  # noqa: E402
+from opentelemetry.sdk.trace import ReadableSpan  # noqa: E402
+
+from agent_otel import otel_wrapper  # noqa: E402
+from agent_otel.testing import InMemoryTelemetry  # noqa: E402
+
+from . import _frameworks as fw  # noqa: E402
+from ._cases import CASES, HISTORY, Case, weather  # noqa: E402
+from ._trace import ToolLoop  # noqa: E402
+
+OURS = "agent_otel"
+SDK_CASES = [case for case in CASES if case.name != "litellm_chat"]  # LiteLLM: no official one
+
+
+@pytest.fixture
+def telemetry() -> Iterator[InMemoryTelemetry]:
+    """In-memory providers with the official openai and anthropic packages instrumented in."""
+    telemetry = InMemoryTelemetry()
+    providers = {
+        "tracer_provider": telemetry.tracer_provider,
+        "meter_provider": telemetry.meter_provider,
+        "logger_provider": telemetry.logger_provider,
+    }
+    instrumentors = [genai_openai.OpenAIInstrumentor(), genai_anthropic.AnthropicInstrumentor()]
+    for instrumentor in instrumentors:
+        instrumentor.instrument(**providers)
+    try:
+        yield telemetry
+    finally:
+        for instrumentor in instrumentors:
+            instrumentor.uninstrument()
+        telemetry.shutdown()
+
+
+def wrap(telemetry: InMemoryTelemetry, **options: Any) -> Callable[[AsyncIterator[Any]], Any]:
+    return otel_wrapper(
+        agent_name="agent",
+        tracer_provider=telemetry.tracer_provider,
+        meter_provider=telemetry.meter_provider,
+        **options,
+    )
+
+
+def chat_spans(telemetry: InMemoryTelemetry) -> list[ReadableSpan]:
+    """Every span describing a model call, whoever made it."""
+    return [
+        s for s in telemetry.spans()
+        if (s.attributes or {}).get("gen_ai.operation.name") in {"chat", "text_completion"}
+    ]  # fmt: skip
+
+
+def scopes(spans: list[ReadableSpan]) -> list[str]:
+    return sorted(s.instrumentation_scope.name for s in spans if s.instrumentation_scope)
+
+
+def input_tokens_counted(telemetry: InMemoryTelemetry) -> int:
+    """Input tokens in every instrumentation's token metric (ours and util-genai's names)."""
+    total = 0
+    for name, points in telemetry.histograms().items():
+        if "token" not in name:
+            continue
+        for point in points:
+            assert isinstance(point, HistogramDataPoint)
+            if dict(point.attributes or {}).get("gen_ai.token.type") == "input":
+                total += int(point.sum)
+    return total
+
+
+async def run_tool_loop(telemetry: InMemoryTelemetry, case: Case, **options: Any) -> None:
+    client = case.client(case.body(True), case.body(False))
+    agent = ToolLoop(case.source(client), {"weather": weather})
+    result = await agent.invoke(HISTORY, stream_wrapper=wrap(telemetry, **options))
+    assert result.text == "Sunny in both."
+
+
+@pytest.mark.parametrize("case", SDK_CASES, ids=[c.name for c in SDK_CASES])
+async def test_one_chat_span_per_call_and_tokens_once(
+    telemetry: InMemoryTelemetry, case: Case
+) -> None:
+    await run_tool_loop(telemetry, case)
+    chats = chat_spans(telemetry)
+    assert scopes(chats) == [OURS, OURS]  # two model calls, one span each
+    assert input_tokens_counted(telemetry) == 2 * case.input_tokens
+    assert not telemetry.logs()  # nor their inference event
+
+
+@pytest.mark.parametrize("case", SDK_CASES, ids=[c.name for c in SDK_CASES])
+async def test_opt_out_keeps_the_official_chat_spans(
+    telemetry: InMemoryTelemetry, case: Case
+) -> None:
+    """What the stand-down prevents: two chat spans per call, tokens counted twice."""
+    await run_tool_loop(telemetry, case, stand_down_providers=False)
+    theirs = [s for s in chat_spans(telemetry) if s.instrumentation_scope.name != OURS]  # type: ignore[union-attr]
+    assert len(theirs) == 2 and len(chat_spans(telemetry)) == 4
+    assert input_tokens_counted(telemetry) == 4 * case.input_tokens
+
+
+async def test_calls_outside_our_chat_spans_are_traced_by_the_official_package(
+    telemetry: InMemoryTelemetry,
+) -> None:
+    case = SDK_CASES[0]
+    await run_tool_loop(telemetry, case)
+    telemetry.clear()
+    client = case.client(case.body(False))
+    stream = await client.chat.completions.create(
+        model="gpt-4o-mini", messages=[{"role": "user", "content": "x"}], stream=True
+    )
+    async for _ in stream:
+        pass
+    (theirs,) = chat_spans(telemetry)
+    assert theirs.instrumentation_scope is not None
+    assert theirs.instrumentation_scope.name != OURS
+
+
+# --- frameworks with an official package: their model calls start before our chat span ------
+
+
+@pytest.fixture
+def agents_instrumented(telemetry: InMemoryTelemetry) -> Iterator[InMemoryTelemetry]:
+    module = pytest.importorskip("opentelemetry.instrumentation.genai.openai_agents")
+    instrumentor = module.OpenAIAgentsInstrumentor()
+    instrumentor.instrument(
+        tracer_provider=telemetry.tracer_provider, meter_provider=telemetry.meter_provider
+    )
+    try:
+        yield telemetry
+    finally:
+        instrumentor.uninstrument()
+
+
+@pytest.fixture
+def langchain_instrumented(telemetry: InMemoryTelemetry) -> Iterator[InMemoryTelemetry]:
+    module = pytest.importorskip("opentelemetry.instrumentation.genai.langchain")
+    instrumentor = module.LangChainInstrumentor()
+    instrumentor.instrument(  # it names the langchain package; LangGraph needs langchain-core
+        tracer_provider=telemetry.tracer_provider,
+        meter_provider=telemetry.meter_provider,
+        skip_dep_check=True,
+    )
+    try:
+        yield telemetry
+    finally:
+        instrumentor.uninstrument()
+
+
+STAND_DOWN = pytest.mark.parametrize("stand_down", [True, False], ids=["stand-down", "opt-out"])
+
+
+def framework_chats(telemetry: InMemoryTelemetry, stand_down: bool) -> None:
+    """Two model calls: our two chat spans, and theirs too only when we do not stand down."""
+    theirs = [s for s in scopes(chat_spans(telemetry)) if s != OURS]
+    assert scopes(chat_spans(telemetry)).count(OURS) == 2
+    assert len(theirs) == (0 if stand_down else 2)
+
+
+@STAND_DOWN
+async def test_openai_agents_one_chat_span_per_model_call(
+    agents_instrumented: InMemoryTelemetry, stand_down: bool
+) -> None:
+    from agent_contract.sources.openai_agents import openai_agents_events
+
+    telemetry = agents_instrumented
+    events = openai_agents_events(fw.agents_agent(tracing=True), "Weather?")
+    async for _ in wrap(telemetry, stand_down_providers=stand_down)(events):
+        pass
+    framework_chats(telemetry, stand_down)
+    # the package's own agent and tool spans are not chat spans: they stay
+    assert any(s.name.startswith("invoke_agent weatherbot") for s in telemetry.spans())
+
+
+@STAND_DOWN
+async def test_langchain_one_chat_span_per_model_call(
+    langchain_instrumented: InMemoryTelemetry, stand_down: bool
+) -> None:
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    telemetry = langchain_instrumented
+    graph = fw.langgraph_graph(model_name="gpt-4o-mini")  # util-genai skips unnamed models
+    events = langgraph_events(graph, {"messages": [("user", "W?")]})
+    async for _ in wrap(telemetry, stand_down_providers=stand_down)(events):
+        pass
+    framework_chats(telemetry, stand_down)
+
+
+# --- the seam itself --------------------------------------------------------------------------
+
+
+def test_a_util_genai_whose_inference_data_cannot_be_made_leaves_the_context_alone(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import opentelemetry.util.genai._inference_invocation as inference
+    from opentelemetry import context as otel_context
+
+    from agent_otel.standdown._util_genai import covered
+
+    class Refuses:
+        def __init__(self) -> None:
+            raise TypeError("a later util-genai's InferenceData wants arguments")
+
+    monkeypatch.setattr(inference, "InferenceData", Refuses)
+    context = otel_context.get_current()
+    assert covered(context) is context  # theirs stays: two spans, never a broken call
+    assert "standdown.util_genai" in caplog.text
+
+
+def test_without_util_genai_loaded_nothing_is_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from opentelemetry import context as otel_context
+
+    from agent_otel.standdown._util_genai import MODULE, covered
+
+    monkeypatch.delitem(sys.modules, MODULE)
+    context = otel_context.get_current()
+    assert covered(context) is context
