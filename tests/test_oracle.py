@@ -8,8 +8,9 @@ and types, and the span each event belongs to. Values (ids, timings, texts) are 
 compared: they differ by construction.
 
 The symmetric difference must equal the intended differences listed in
-``docs/conformance.md`` (each row there gives its reason): a new difference, or a listed
-one that went away, fails the test.
+``docs/conformance.md`` for the installed reference version (each row there gives its
+reason): a new difference, or a listed one that went away, fails the test. The ``dev``
+environment has util-genai 1.1b0, the ``genai-head`` one 1.3b0; ``.ci/run`` runs both.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +32,7 @@ from genai_scenario import run_agent_otel, run_reference
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "conformance.md"
 MODES = ("NO_CONTENT", "SPAN_ONLY", "EVENT_ONLY", "SPAN_AND_EVENT")
+_VERSION = re.compile(r"^### Only against util-genai (\S+)$")
 _ROW = re.compile(r"^\|\s*`([+-]) ([^`]+)`\s*\|\s*([^|]+?)\s*\|\s*([^|]+?)\s*\|$")
 
 
@@ -112,12 +115,23 @@ async def diff(mode: str, monkeypatch: pytest.MonkeyPatch) -> set[str]:
     return {f"+ {f}" for f in mine - theirs} | {f"- {f}" for f in theirs - mine}
 
 
-def documented() -> dict[str, set[str]]:
-    """The intended differences of ``docs/conformance.md``, by capture mode."""
+def reference_version() -> str:
+    return metadata.version("opentelemetry-util-genai")
+
+
+def documented(version: str | None = None) -> dict[str, set[str]]:
+    """The intended differences of ``docs/conformance.md`` against ``version`` (default: the
+    installed one), by capture mode: the common list, and that version's own."""
+    version = version or reference_version()
     out: dict[str, set[str]] = {mode: set() for mode in MODES}
+    applies = True
     for line in DOC.read_text(encoding="utf-8").splitlines():
+        section = _VERSION.match(line.strip())
+        if section is not None:
+            applies = section.group(1) == version
+            continue
         match = _ROW.match(line.strip())
-        if match is None:
+        if match is None or not applies:
             continue
         sign, fact, modes, reason = match.groups()
         assert reason.strip(), f"no reason given for {fact}"
@@ -146,3 +160,14 @@ async def test_the_oracle_sees_a_difference_it_was_not_told_of(
         ours.tracer_provider, ours.meter_provider, attributes={"gen_ai.agent.id": "a-1"}
     )
     assert "span invoke_agent weather: attribute gen_ai.agent.id str" in facts(ours)
+
+
+def test_every_version_has_its_own_list() -> None:
+    """Each version's list is read only for that version; the common list for both."""
+    old, head = documented("1.1b0"), documented("1.3b0")
+    unit = "+ metric gen_ai.invoke_agent.duration: unit s"
+    assert unit in old["NO_CONTENT"] and unit not in head["NO_CONTENT"]
+    tool_type = "gen_ai.tool.name,gen_ai.tool.type"
+    assert any(tool_type in f for f in head["NO_CONTENT"])
+    assert not any(tool_type in f for f in old["NO_CONTENT"])
+    assert old["NO_CONTENT"] & head["NO_CONTENT"]  # the common list
