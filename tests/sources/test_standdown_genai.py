@@ -209,6 +209,7 @@ async def test_langchain_one_chat_span_per_model_call(
 # --- the seam itself --------------------------------------------------------------------------
 
 
+@pytest.mark.internal_errors
 def test_a_util_genai_whose_inference_data_cannot_be_made_leaves_the_context_alone(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
