@@ -211,7 +211,7 @@ async def record_scenarios(telemetry: InMemoryTelemetry) -> None:
         wrap(capture_content=True, chunk_metric=True)(ScriptedAgent(multi_step()).stream(history))
     )
     await drain(
-        wrap(step_spans=False, conversation_id="conv-1")(
+        wrap(step_spans=False, conversation_id="conv-1", agent_id="asst_1")(
             ScriptedAgent(multi_step()).stream(history)
         )
     )

@@ -157,3 +157,25 @@ async def test_step_spans_off_hangs_calls_off_the_agent(otel_telemetry: InMemory
         "execute_tool fetch",
         "chat gpt-4o",
     ]
+
+
+async def test_agent_id_goes_on_the_agent_span_only(otel_telemetry: InMemoryTelemetry) -> None:
+    wrapper = otel_telemetry.wrapper(agent_name="researcher", agent_id="asst_5j66")
+    await ScriptedAgent(EVENTS).invoke(
+        [Message(role="user", content="find")], stream_wrapper=wrapper
+    )
+
+    carrying = {s.name for s in otel_telemetry.spans() if "gen_ai.agent.id" in (s.attributes or {})}
+    assert carrying == {"invoke_agent researcher"}
+    root = next(s for s in otel_telemetry.spans() if s.name == "invoke_agent researcher")
+    assert (root.attributes or {})["gen_ai.agent.id"] == "asst_5j66"
+    for points in otel_telemetry.histograms().values():  # an id is no metric dimension
+        assert all("gen_ai.agent.id" not in dict(p.attributes or {}) for p in points)
+
+
+async def test_no_agent_id_unless_given(otel_telemetry: InMemoryTelemetry) -> None:
+    wrapper = otel_telemetry.wrapper(agent_name="researcher")
+    await ScriptedAgent(EVENTS).invoke(
+        [Message(role="user", content="find")], stream_wrapper=wrapper
+    )
+    assert not any("gen_ai.agent.id" in (s.attributes or {}) for s in otel_telemetry.spans())

@@ -20,6 +20,7 @@ CONVERSATION_ID: Final = "gen_ai.conversation.id"
 OUTPUT_TYPE: Final = "gen_ai.output.type"
 
 AGENT_NAME: Final = "gen_ai.agent.name"
+AGENT_ID: Final = "gen_ai.agent.id"
 AGENT_DESCRIPTION: Final = "gen_ai.agent.description"
 
 REQUEST_MODEL: Final = "gen_ai.request.model"

@@ -82,6 +82,8 @@ class Options(TypedDict, total=False):
       content events go (default: the global ones; nothing global is ever set).
     - ``agent_name``: ``gen_ai.agent.name`` of the run (``instrument()``: its ``name=``, else
       the agent's ``tool_name``, ``name`` or class name).
+    - ``agent_id``: ``gen_ai.agent.id`` of the run's agent span, when the agent has an id of
+      its own (an assistant or deployment id); not on metrics.
     - ``capture_content``: prompts, completions and tool payloads, off by default (True, or a
       :class:`ContentCapture`; default: ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``).
       Content events go to ``logger_provider``.
@@ -110,6 +112,7 @@ class Options(TypedDict, total=False):
     meter_provider: MeterProvider | None
     logger_provider: LoggerProvider | None
     agent_name: str | None
+    agent_id: str | None
     capture_content: bool | ContentCapture | None
     conversation_id: str | None
     session_id: str | None
@@ -144,6 +147,7 @@ def settings_from(options: Options, caller: str = "otel_wrapper") -> RunSettings
         scrub=bound,
         logger=_logger(options.get("logger_provider"), capture),
         agent_name=options.get("agent_name"),
+        agent_id=options.get("agent_id"),
         provider=options.get("provider"),
         conversation_id=options.get("conversation_id"),
         session_id=options.get("session_id"),

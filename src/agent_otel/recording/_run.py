@@ -119,6 +119,8 @@ class Run:
         span_attributes = {**attributes, **settings.agent_attributes}
         if settings.agent_description:
             span_attributes[A.AGENT_DESCRIPTION] = settings.agent_description
+        if settings.agent_id:  # span only: an id per agent, never a metric dimension
+            span_attributes[A.AGENT_ID] = settings.agent_id
         name = f"invoke_agent {settings.agent_name}" if settings.agent_name else "invoke_agent"
         self.span = start_span(
             settings.tracer, self.anomaly, name, parent, SpanKind.INTERNAL, span_attributes,

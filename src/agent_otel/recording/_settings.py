@@ -33,6 +33,7 @@ class RunSettings:
     tracer: Tracer
     instruments: Instruments
     agent_name: str | None = None
+    agent_id: str | None = None
     agent_description: str | None = None
     provider: str | None = None
     conversation_id: str | None = None
