@@ -192,6 +192,34 @@ def test_exporter_env_switches(monkeypatch: pytest.MonkeyPatch, capture_server: 
     assert {path for path, _ in _Capture.requests} == {"/v1/traces"}  # no metrics endpoint
 
 
+@pytest.mark.parametrize(
+    ("off", "sent"),
+    [
+        ("OTEL_METRICS_EXPORTER", {"/v1/traces", "/v1/logs"}),
+        ("OTEL_LOGS_EXPORTER", {"/v1/traces", "/v1/metrics"}),
+        ("OTEL_TRACES_EXPORTER", {"/v1/metrics", "/v1/logs"}),
+    ],
+)
+def test_a_signal_switched_off_stays_off_with_endpoint_argument(
+    monkeypatch: pytest.MonkeyPatch, capture_server: str, off: str, sent: set[str]
+) -> None:
+    """``OTEL_<SIGNAL>_EXPORTER=none`` wins over ``endpoint=``: a traces-only backend gets no
+    metrics or logs requests it would answer with 404/405."""
+    monkeypatch.setenv(off, "none")
+    tel = configure(endpoint=capture_server, set_global=False, console_stream=io.StringIO())
+    try:
+        with tel.tracer_provider.get_tracer("t").start_as_current_span("invoke_agent a"):
+            pass
+        tel.meter_provider.get_meter("t").create_counter("c").add(1)
+        from opentelemetry._logs import LogRecord
+
+        tel.logger_provider.get_logger("t").emit(LogRecord(body="hi", event_name="e"))
+        assert tel.force_flush(5_000)
+    finally:
+        tel.shutdown()
+    assert {path for path, _ in _Capture.requests} == sent
+
+
 def test_resource_service_name_order(monkeypatch: pytest.MonkeyPatch) -> None:
     def name(**kwargs: object) -> object:
         tel = configure(console=False, set_global=False, **kwargs)  # type: ignore[arg-type]

@@ -8,6 +8,7 @@ traceback, then at DEBUG, and never reaches the agent or the consumer.
 from __future__ import annotations
 
 import logging
+import threading
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -16,6 +17,17 @@ if TYPE_CHECKING:
 logger = logging.getLogger("agent_otel")
 
 _reported: set[str] = set()
+_told: set[tuple[str, str]] = set()
+_told_lock = threading.Lock()
+
+
+def warn_once(setting: str, value: str, message: str, *args: object) -> None:
+    """Log a setting's problem once per (setting, value) for the process: told, not spammed."""
+    with _told_lock:
+        if (setting, value) in _told:
+            return
+        _told.add((setting, value))
+    logger.warning(message, *args)
 
 
 def report(site: str) -> None:

@@ -9,10 +9,9 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TextIO
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, TextIO
 
-from opentelemetry import _logs, metrics, trace
 from opentelemetry.sdk._logs import LoggerProvider, LogRecordProcessor
 from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
 from opentelemetry.sdk.metrics import Histogram, MeterProvider
@@ -25,13 +24,17 @@ from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
 from agent_otel.exporting import _env
+from agent_otel.exporting._arguments import check_arguments
 from agent_otel.exporting._console import ConsoleTreeExporter
 from agent_otel.exporting._exporters import (
     DEFAULT_EXPORT_TIMEOUT_S,
+    DEFAULT_SHUTDOWN_TIMEOUT_MILLIS,
     log_exporter,
     metric_exporter,
+    quiet_retries,
     start_prometheus,
 )
+from agent_otel.exporting._globals import set_globals
 from agent_otel.exporting._loss import SpanLoss
 from agent_otel.exporting._pipeline import otlp_span_pipeline
 from agent_otel.exporting._telemetry import Telemetry
@@ -43,7 +46,13 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace.export import SpanExporter
     from opentelemetry.sdk.trace.sampling import Sampler
 
-__all__ = ["DEFAULT_EXPORT_TIMEOUT_S", "Telemetry", "configure", "histogram_views"]
+__all__ = [
+    "DEFAULT_EXPORT_TIMEOUT_S",
+    "DEFAULT_SHUTDOWN_TIMEOUT_MILLIS",
+    "Telemetry",
+    "configure",
+    "histogram_views",
+]
 
 _log = logging.getLogger("agent_otel")
 
@@ -93,7 +102,7 @@ def configure(
     metric_readers: Sequence[MetricReader] = (),
     log_processors: Sequence[LogRecordProcessor] = (),
     set_global: bool = True,
-    shutdown_timeout_millis: int = 10_000,
+    shutdown_timeout_millis: int = DEFAULT_SHUTDOWN_TIMEOUT_MILLIS,
 ) -> Telemetry:
     """Build SDK tracer, meter and logger providers, wire exporters, and return their handle.
 
@@ -101,7 +110,9 @@ def configure(
 
     * OTLP when ``endpoint=`` is given or ``OTEL_EXPORTER_OTLP_ENDPOINT`` /
       ``OTEL_EXPORTER_OTLP_{TRACES,METRICS}_ENDPOINT`` is set (or ``OTEL_TRACES_EXPORTER`` /
-      ``OTEL_METRICS_EXPORTER`` say ``otlp``; ``none`` switches a signal off). ``protocol=``
+      ``OTEL_METRICS_EXPORTER`` say ``otlp``; ``none`` switches a signal off, ``endpoint=``
+      included). A malformed ``endpoint=`` raises; a malformed endpoint variable is told once
+      and counts as unset. ``protocol=``
       or ``OTEL_EXPORTER_OTLP[_TRACES|_METRICS]_PROTOCOL`` picks ``http/protobuf`` (default)
       or ``grpc`` (needs ``agent-otel[grpc]``). ``endpoint=`` is the base URL
       (``http://host:4318``; ``/v1/traces`` and ``/v1/metrics`` are appended for HTTP) or
@@ -137,13 +148,20 @@ def configure(
     in front of the exporters built here (OTLP and the terminal view; not ``span_processors``):
     whole runs are kept or dropped when they end; metrics are unaffected.
     """
+    check_arguments(
+        service_name=service_name, endpoint=endpoint, protocol=protocol, headers=headers,
+        timeout=timeout, console=console, prometheus_port=prometheus_port,
+        metric_export_interval_millis=metric_export_interval_millis,
+        max_queue_size=max_queue_size, tail_sampling=tail_sampling, set_global=set_global,
+        shutdown_timeout_millis=shutdown_timeout_millis,
+    )  # fmt: skip
+    quiet_retries()
     resource = _resource(service_name, resource_attributes)
     timeout_s = timeout
     trace_names = _env.exporter_names("traces")
     metric_names = _env.exporter_names("metrics")
-    explicit = endpoint is not None
-    otlp_traces = explicit or _wants_otlp("traces", trace_names)
-    otlp_metrics = explicit or _wants_otlp("metrics", metric_names)
+    otlp_traces = _wants_otlp("traces", trace_names, endpoint, protocol)
+    otlp_metrics = _wants_otlp("metrics", metric_names, endpoint, protocol)
     if console is None:
         console = "console" in trace_names if trace_names is not None else not otlp_traces
 
@@ -154,7 +172,10 @@ def configure(
         metric_exporters.append(otlp_metric_exporter)
         readers.append(
             PeriodicExportingMetricReader(
-                otlp_metric_exporter, export_interval_millis=metric_export_interval_millis
+                otlp_metric_exporter,
+                export_interval_millis=metric_export_interval_millis
+                or _env.millis_var("OTEL_METRIC_EXPORT_INTERVAL"),
+                export_timeout_millis=_env.millis_var("OTEL_METRIC_EXPORT_TIMEOUT"),
             )
         )
     prometheus = start_prometheus(_env.prometheus_port(prometheus_port), prometheus_host)
@@ -184,7 +205,7 @@ def configure(
 
     logger_provider = LoggerProvider(resource=resource, shutdown_on_exit=False)
     log_exporters = []
-    if explicit or _wants_otlp("logs", _env.exporter_names("logs")):
+    if _wants_otlp("logs", _env.exporter_names("logs"), endpoint, protocol):
         log_exporters.append(log_exporter(protocol, endpoint, headers, timeout_s))
         logger_provider.add_log_record_processor(BatchLogRecordProcessor(log_exporters[0]))
     for log_processor in log_processors:
@@ -210,7 +231,7 @@ def configure(
             handle.global_tracer_provider,
             handle.global_meter_provider,
             handle.global_logger_provider,
-        ) = _set_globals(tracer_provider, meter_provider, logger_provider)
+        ) = set_globals(tracer_provider, meter_provider, logger_provider)
     return handle
 
 
@@ -223,8 +244,22 @@ def _fan_out(processors: list[SpanProcessor]) -> SpanProcessor:
     return fan_out
 
 
-def _wants_otlp(signal: _env.Signal, names: frozenset[str] | None) -> bool:
-    return "otlp" in names if names is not None else _env.endpoint_configured(signal)
+def _wants_otlp(
+    signal: _env.Signal, names: frozenset[str] | None, endpoint: str | None, protocol: str | None
+) -> bool:
+    """OTLP for ``signal``: ``OTEL_<SIGNAL>_EXPORTER=none`` switches it off whatever else says
+    otherwise (``endpoint=`` included); then ``endpoint=``, the variable naming ``otlp``, or
+    a (valid) OTLP endpoint in the environment switch it on."""
+    if names is not None and "none" in names:
+        return False
+    if endpoint is not None:
+        return True
+    resolved = _env.resolve_protocol(signal, protocol)
+    if names is None:
+        return _env.endpoint_configured(signal, protocol=resolved)
+    if "otlp" not in names:
+        return False
+    return not _env.endpoint_set(signal) or _env.endpoint_configured(signal, protocol=resolved)
 
 
 def _resource(service_name: str | None, extra: Mapping[str, AttributeValue] | None) -> Resource:
@@ -238,49 +273,3 @@ def _resource(service_name: str | None, extra: Mapping[str, AttributeValue] | No
             Resource({SERVICE_NAME: f"unknown_service:{program or 'python'}"})
         )
     return resource
-
-
-def _set_globals(
-    tracer_provider: TracerProvider, meter_provider: MeterProvider, logger_provider: LoggerProvider
-) -> tuple[bool, bool, bool]:
-    """Install our providers globally unless real ones are already there (then warn)."""
-    from opentelemetry._logs._internal import ProxyLoggerProvider
-    from opentelemetry.metrics._internal import _ProxyMeterProvider
-
-    return (
-        _set_global(
-            "TracerProvider", trace.get_tracer_provider, trace.ProxyTracerProvider,
-            trace.set_tracer_provider, tracer_provider,
-        ),
-        _set_global(
-            "MeterProvider", metrics.get_meter_provider, _ProxyMeterProvider,
-            metrics.set_meter_provider, meter_provider,
-        ),
-        _set_global(
-            "LoggerProvider", _logs.get_logger_provider, ProxyLoggerProvider,
-            _logs.set_logger_provider, logger_provider,
-        ),
-    )  # fmt: skip
-
-
-def _set_global(
-    kind: str,
-    current: Callable[[], object],
-    proxy: type,
-    install: Callable[[Any], None],
-    provider: object,
-) -> bool:
-    """One global: set it while it is the API's proxy, else leave it with a warning."""
-    found = current()
-    if isinstance(found, proxy):
-        install(provider)
-    else:
-        attribute = kind[0].lower() + kind[1:].replace("Provider", "_provider")
-        _log.warning(
-            "agent-otel: a global %s (%s) is already configured; configure() left it in place. "
-            "Pass Telemetry.%s explicitly to use the new one.",
-            kind,
-            type(found).__name__,
-            attribute,
-        )
-    return current() is provider

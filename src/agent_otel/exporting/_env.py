@@ -1,18 +1,25 @@
-"""Environment variables that decide *what* ``configure()`` builds.
+"""Environment variables that decide *what* ``configure()`` builds, read as the OTel SDK reads
+them, with every unparsable or out-of-range value told once.
 
-Only the choices the SDK exporters cannot make for us live here: which exporter class
-(protocol), whether an OTLP endpoint is configured at all (otherwise the terminal view is
-the default), which exporters are switched off, and our Prometheus port. Everything an
-exporter reads by itself (endpoint URLs, headers, timeouts, compression, certificates,
-sampler) is left to the SDK.
+The choices the SDK exporters cannot make for us live here: which exporter class (protocol),
+whether an OTLP endpoint is configured at all (otherwise the terminal view is the default),
+which exporters are switched off, the batch processor's knobs and our Prometheus port. The
+values an SDK class would also read (timeouts, intervals, ``OTEL_BSP_*``) are parsed here and
+passed explicitly, so that a typo is named once with the value in force instead of a
+traceback, a crash (the gRPC exporter's ``float()``) or a silent default. Everything else an
+exporter reads by itself (headers, compression, certificates, sampler) is left to the SDK.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import os
 from collections.abc import Mapping
 from typing import Final, Literal
+from urllib.parse import urlsplit
+
+from agent_otel._guard import warn_once
 
 _log = logging.getLogger("agent_otel")
 
@@ -35,6 +42,8 @@ _EXPORTER_VARS: Final = {
     "logs": OTEL_LOGS_EXPORTER,
 }
 AGENT_OTEL_PROMETHEUS_PORT: Final = "AGENT_OTEL_PROMETHEUS_PORT"
+CONSOLE_EXPORTER: Final = "agent_otel_console"
+"""The entry point name of the terminal tree view; ``console`` means the same to configure()."""
 
 _PROTOCOLS: Final[frozenset[str]] = frozenset({GRPC, HTTP_PROTOBUF})
 
@@ -52,7 +61,7 @@ def resolve_protocol(
     a deployment must not crash the app); an unknown argument is a programming error.
     """
     if override is not None:
-        value = override.strip().lower()
+        value = override.strip().lower() if isinstance(override, str) else override
         if value not in _PROTOCOLS:
             raise ValueError(f"protocol must be 'grpc' or 'http/protobuf', not {override!r}")
         return GRPC if value == GRPC else HTTP_PROTOBUF
@@ -64,45 +73,136 @@ def resolve_protocol(
         if raw == GRPC:
             return GRPC
         if raw != HTTP_PROTOBUF:
-            _log.warning("agent-otel: %s=%r is not supported; using http/protobuf", var, raw)
+            warn_once(
+                var, raw,
+                "agent-otel: %s=%r is not supported; using http/protobuf "
+                "(set it to 'http/protobuf' or 'grpc')", var, raw,
+            )  # fmt: skip
         return HTTP_PROTOBUF
     return DEFAULT_PROTOCOL
 
 
-def endpoint_configured(signal: Signal, env: Mapping[str, str] | None = None) -> bool:
-    """True when the environment names an OTLP endpoint for ``signal``."""
-    env = os.environ if env is None else env
-    return bool(
-        env.get(_signal_var(signal, "ENDPOINT"), "").strip()
-        or env.get(OTEL_EXPORTER_OTLP_ENDPOINT, "").strip()
-    )
+def endpoint_problem(value: str, protocol: Protocol) -> str | None:
+    """Why ``value`` is not an OTLP endpoint, or None when it is one.
+
+    OTLP/HTTP needs an ``http://`` or ``https://`` URL with a host (the SDK appends
+    ``/v1/traces``); OTLP/gRPC also takes a bare ``host:port`` as the SDK's gRPC exporter does.
+    """
+    text = value.strip()
+    if protocol == GRPC and "://" not in text:
+        text = "http://" + text
+    try:
+        parts = urlsplit(text)
+        port = parts.port  # raises on a port that is not a number in range
+    except ValueError as exc:
+        return str(exc)
+    if parts.scheme not in ("http", "https"):
+        return "it needs a scheme, http:// or https://"
+    if not parts.hostname or any(c.isspace() for c in text):
+        return "it names no host"
+    del port
+    return None
 
 
-def timeout_configured(signal: Signal, env: Mapping[str, str] | None = None) -> bool:
-    """True when the environment sets an OTLP export timeout (then the SDK reads it)."""
+def endpoint_example(protocol: Protocol) -> str:
+    return "http://localhost:4317" if protocol == GRPC else "http://localhost:4318"
+
+
+def _endpoint_vars(signal: Signal) -> tuple[str, str]:
+    return _signal_var(signal, "ENDPOINT"), OTEL_EXPORTER_OTLP_ENDPOINT
+
+
+def endpoint_set(signal: Signal, env: Mapping[str, str] | None = None) -> bool:
+    """True when an OTLP endpoint variable for ``signal`` is set at all (valid or not)."""
     env = os.environ if env is None else env
-    return bool(
-        env.get(_signal_var(signal, "TIMEOUT"), "").strip()
-        or env.get(OTEL_EXPORTER_OTLP_TIMEOUT, "").strip()
-    )
+    return any(env.get(var, "").strip() for var in _endpoint_vars(signal))
+
+
+def endpoint_configured(
+    signal: Signal, env: Mapping[str, str] | None = None, protocol: Protocol | None = None
+) -> bool:
+    """True when the environment names a valid OTLP endpoint for ``signal``.
+
+    The per-signal variable wins over the general one, as in the SDK. A malformed value is
+    told once (the variable, the value, what a valid one looks like) and counts as unset, so
+    the data goes to the terminal view instead of being lost request by request.
+    """
+    env = os.environ if env is None else env
+    protocol = protocol or resolve_protocol(signal, env=env)
+    for var in _endpoint_vars(signal):
+        raw = env.get(var, "").strip()
+        if not raw:
+            continue
+        problem = endpoint_problem(raw, protocol)
+        if problem is None:
+            return True
+        warn_once(
+            var, raw,
+            "agent-otel: %s=%r is not an OTLP endpoint (%s); %s are not exported over OTLP. "
+            "Set it to a URL such as %s", var, raw, problem, signal, endpoint_example(protocol),
+        )  # fmt: skip
+        return False
+    return False
+
+
+def check_endpoint_argument(endpoint: str, protocol: str | None) -> None:
+    """``configure(endpoint=...)``: a malformed value is a programming error, raised at once."""
+    if not isinstance(endpoint, str):
+        raise TypeError(f"endpoint must be a str URL, not {type(endpoint).__name__}")
+    resolved = resolve_protocol("traces", protocol)
+    problem = endpoint_problem(endpoint, resolved)
+    if problem is not None:
+        raise ValueError(
+            f"endpoint={endpoint!r} is not an OTLP endpoint ({problem}); "
+            f"pass a URL such as {endpoint_example(resolved)!r}"
+        )
+
+
+def export_timeout(signal: Signal, env: Mapping[str, str] | None = None) -> float | None:
+    """The OTLP export timeout in seconds from the environment (per signal, then general), as
+    the Python SDK reads it; None when unset. A value that is not a positive number is told
+    once and None is returned (then our default is in force)."""
+    env = os.environ if env is None else env
+    for var in (_signal_var(signal, "TIMEOUT"), OTEL_EXPORTER_OTLP_TIMEOUT):
+        raw = env.get(var, "").strip()
+        if not raw:
+            continue
+        value = _number(raw)
+        if value is not None and value > 0:
+            return value
+        warn_once(var, raw, "agent-otel: %s=%r is not a positive number of seconds; %s", var, raw,
+                  "using the default")  # fmt: skip
+        return None
+    return None
 
 
 def exporter_names(signal: Signal, env: Mapping[str, str] | None = None) -> frozenset[str] | None:
     """``OTEL_{TRACES,METRICS,LOGS}_EXPORTER`` as a set, or None when unset.
 
-    We honour ``otlp``, ``console`` (traces: the terminal tree) and ``none``; other values
-    are ignored with a warning.
+    We honour ``otlp``, ``none`` (alone: the signal is off, whatever else is configured) and,
+    for traces, ``console`` / ``agent_otel_console`` (the terminal tree, returned as
+    ``console``); other values are ignored with a warning naming the accepted ones.
     """
     env = os.environ if env is None else env
     var = _EXPORTER_VARS[signal]
     raw = env.get(var, "").strip().lower()
     if not raw:
         return None
-    names = frozenset(part.strip() for part in raw.split(",") if part.strip())
+    names = {part.strip() for part in raw.split(",") if part.strip()}
+    if CONSOLE_EXPORTER in names and signal == "traces":
+        names = (names - {CONSOLE_EXPORTER}) | {"console"}
     known = {"otlp", "none"} | ({"console"} if signal == "traces" else set())
     for unknown in sorted(names - known):
-        _log.warning("agent-otel: %s value %r is not supported; ignored", var, unknown)
-    return names & known
+        accepted = ", ".join(sorted(known | ({CONSOLE_EXPORTER} if signal == "traces" else set())))
+        warn_once(
+            var, unknown,
+            "agent-otel: %s value %r is not supported by configure(); ignored (accepted: %s)",
+            var, unknown, accepted,
+        )  # fmt: skip
+    names &= known
+    if "none" in names and len(names) > 1:  # as the SDK: none beside others means nothing
+        names.discard("none")
+    return frozenset(names)
 
 
 def prometheus_port(
@@ -113,6 +213,10 @@ def prometheus_port(
     Port 0 asks the OS for a free port (the handle reports the one bound).
     """
     if override is not None:
+        if isinstance(override, bool) or not isinstance(override, int):
+            raise TypeError(f"prometheus_port must be an int, not {type(override).__name__}")
+        if not 0 <= override <= 65535:
+            raise ValueError(f"prometheus_port must be 0..65535, not {override}")
         return override
     env = os.environ if env is None else env
     raw = env.get(AGENT_OTEL_PROMETHEUS_PORT, "").strip()
@@ -121,21 +225,53 @@ def prometheus_port(
     try:
         port = int(raw)
     except ValueError:
-        _log.warning(
-            "agent-otel: %s=%r is not a port number; ignored", AGENT_OTEL_PROMETHEUS_PORT, raw
-        )
-        return None
+        port = -1
     if not 0 <= port <= 65535:
-        _log.warning("agent-otel: %s=%r is out of range; ignored", AGENT_OTEL_PROMETHEUS_PORT, raw)
+        warn_once(
+            AGENT_OTEL_PROMETHEUS_PORT, raw,
+            "agent-otel: %s=%r is not a port number (0..65535); no Prometheus endpoint is served",
+            AGENT_OTEL_PROMETHEUS_PORT, raw,
+        )  # fmt: skip
         return None
     return port
 
 
-def int_var(name: str, default: int, env: Mapping[str, str] | None = None) -> int:
-    """A positive integer variable, or ``default`` when unset or invalid."""
-    env = os.environ if env is None else env
+def _number(raw: str) -> float | None:
     try:
-        value = int(env.get(name, "").strip() or default)
+        value = float(raw)
     except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def int_var(name: str, default: int, env: Mapping[str, str] | None = None, minimum: int = 1) -> int:
+    """An integer variable of at least ``minimum``, or ``default`` when unset.
+
+    An unparsable or out-of-range value is told once, naming the variable, the value and the
+    default then in force. ``"2048.0"`` is read as 2048 (a whole number); ``"32k"`` is not.
+    """
+    env = os.environ if env is None else env
+    raw = env.get(name, "").strip()
+    if not raw:
         return default
-    return value if value > 0 else default
+    number = _number(raw)
+    if number is not None and number == int(number) and int(number) >= minimum:
+        return int(number)
+    warn_once(name, raw, "agent-otel: %s=%r is not an integer >= %d; using %d", name, raw,
+              minimum, default)  # fmt: skip
+    return default
+
+
+def millis_var(name: str, env: Mapping[str, str] | None = None) -> float | None:
+    """A positive number of milliseconds, or None when unset or invalid (then the SDK default
+    is in force, told once)."""
+    env = os.environ if env is None else env
+    raw = env.get(name, "").strip()
+    if not raw:
+        return None
+    number = _number(raw)
+    if number is not None and number > 0:
+        return number
+    warn_once(name, raw, "agent-otel: %s=%r is not a positive number of milliseconds; using "
+              "the SDK's default", name, raw)  # fmt: skip
+    return None

@@ -24,7 +24,11 @@ _log = logging.getLogger("agent_otel")
 
 DEFAULT_EXPORT_TIMEOUT_S = 5.0
 """Per-request OTLP timeout when neither ``timeout=`` nor ``OTEL_EXPORTER_OTLP_*TIMEOUT`` is set:
-shorter than the SDK's 10 s so a dead collector cannot stall flush and shutdown for long."""
+shorter than the SDK's 10 s so a dead collector cannot stall flush for long."""
+DEFAULT_SHUTDOWN_TIMEOUT_MILLIS = 1_000
+"""The bound on shutdown (at exit too): a dead collector costs the exit about a second, not the
+export timeout and its retries; what could not be sent in it is counted and told. A collector
+that answers drains a full queue within it (docs/export.md)."""
 
 
 def _otlp_args(
@@ -38,11 +42,45 @@ def _otlp_args(
         args["endpoint"] = endpoint
     if headers is not None:
         args["headers"] = dict(headers)
-    if timeout is not None:
-        args["timeout"] = timeout
-    elif not _env.timeout_configured(signal):
-        args["timeout"] = DEFAULT_EXPORT_TIMEOUT_S
+    if timeout is None:  # the variable as the SDK reads it; an invalid one is told once
+        timeout = _env.export_timeout(signal)
+    args["timeout"] = DEFAULT_EXPORT_TIMEOUT_S if timeout is None else timeout
     return args
+
+
+_SDK_EXPORTER_LOGGERS = (
+    "opentelemetry.exporter.otlp.proto.http.trace_exporter",
+    "opentelemetry.exporter.otlp.proto.http.metric_exporter",
+    "opentelemetry.exporter.otlp.proto.http._log_exporter",
+    "opentelemetry.exporter.otlp.proto.grpc.exporter",
+)
+
+
+class _RetryOnce(logging.Filter):
+    """Lets an SDK exporter's "Transient error ..., retrying" through once per exporter: a dead
+    collector's reason is told once, not at every back-off step (the losses it causes are
+    counted and told by agent-otel's own warnings)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._seen: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        template = str(record.msg)
+        if not template.startswith("Transient error"):
+            return True
+        if template in self._seen:
+            return False
+        self._seen.add(template)
+        return True
+
+
+def quiet_retries() -> None:
+    """Install the once-only filter on the SDK exporters' loggers (idempotent)."""
+    for name in _SDK_EXPORTER_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _RetryOnce) for f in logger.filters):
+            logger.addFilter(_RetryOnce())
 
 
 def _http_url(endpoint: str, path: str) -> str:

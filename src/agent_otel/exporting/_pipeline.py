@@ -36,6 +36,7 @@ class BatchSettings:
     max_queue_size: int
     max_export_batch_size: int
     schedule_delay_millis: int
+    export_timeout_millis: int = 30_000
 
     @classmethod
     def resolve(
@@ -48,7 +49,8 @@ class BatchSettings:
         )
         batch = _env.int_var("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", DEFAULT_MAX_EXPORT_BATCH_SIZE, env)
         delay = _env.int_var("OTEL_BSP_SCHEDULE_DELAY", DEFAULT_SCHEDULE_DELAY_MILLIS, env)
-        return cls(queue, min(batch, queue), delay)
+        export = _env.int_var("OTEL_BSP_EXPORT_TIMEOUT", 30_000, env)  # the SDK's default
+        return cls(queue, min(batch, queue), delay, export)
 
 
 class CountingBatchSpanProcessor(BatchSpanProcessor):
@@ -66,6 +68,7 @@ class CountingBatchSpanProcessor(BatchSpanProcessor):
             max_queue_size=settings.max_queue_size,
             schedule_delay_millis=settings.schedule_delay_millis,
             max_export_batch_size=settings.max_export_batch_size,
+            export_timeout_millis=settings.export_timeout_millis,
             meter_provider=meter_provider,
         )
         self.loss = loss

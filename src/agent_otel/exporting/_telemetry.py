@@ -139,7 +139,12 @@ class Telemetry:
 
         done = _bounded(stop, budget, "agent-otel-shutdown")
         if not done:
-            _log.warning("agent-otel: telemetry shutdown timed out; pending data dropped")
+            _log.warning(
+                "agent-otel: the exporters did not finish within %.1f s (is the collector "
+                "reachable?); pending data dropped. Pass configure(shutdown_timeout_millis=...) "
+                "to wait longer",
+                budget,
+            )
             for exporter in self._exporters:  # aborts retry back-off in the stuck thread
                 _quietly(exporter.shutdown)
             self._settle()  # what is still queued or in flight now is lost

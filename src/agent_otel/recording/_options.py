@@ -113,7 +113,7 @@ class Options(TypedDict, total=False):
     logger_provider: LoggerProvider | None
     agent_name: str | None
     agent_id: str | None
-    capture_content: bool | ContentCapture | None
+    capture_content: bool | str | ContentCapture | None
     conversation_id: str | None
     session_id: str | None
     user_id: str | None

@@ -12,13 +12,12 @@ conventions' message-part shape; a value over budget is cut so that the JSON sta
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from agent_otel._guard import report
+from agent_otel._guard import report, warn_once
 from agent_otel.recording._encodable import MAX_TEXT_BYTES
 from agent_otel.scrubbing import Scrub
 
@@ -46,7 +45,6 @@ _MODES: dict[str, tuple[bool, bool] | None] = {
     "event_only": (False, True),
     "span_and_event": (True, True),
 }
-_log = logging.getLogger("agent_otel")
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +63,24 @@ class ContentCapture:
     redact: Redactor | None = None
     spans: bool = True
     events: bool = False
+
+    def __post_init__(self) -> None:
+        """Invalid settings raise here, at construction, not as content silently missing."""
+        if isinstance(self.max_bytes, bool) or not isinstance(self.max_bytes, int):
+            raise TypeError(
+                f"ContentCapture(max_bytes=...) must be an int number of bytes, "
+                f"not {self.max_bytes!r}"
+            )
+        if self.max_bytes < 1:
+            raise ValueError(f"ContentCapture(max_bytes=...) must be >= 1, not {self.max_bytes}")
+        if self.redact is not None and not callable(self.redact):
+            raise TypeError(
+                f"ContentCapture(redact=...) must be a callable redact(kind, value), "
+                f"not {type(self.redact).__name__}"
+            )
+        for name in ("spans", "events"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"ContentCapture({name}=...) must be True or False")
 
     def encode(self, kind: ContentKind, value: Any, scrub: Scrub | None = None) -> str | None:
         """The attribute value for ``value``: scrubbed, redacted, JSON, within budget.
@@ -92,17 +108,37 @@ class ContentCapture:
             return None
 
 
-def capture_from(option: bool | ContentCapture | None) -> ContentCapture | None:
-    """The capture settings in force: the explicit option wins, else the environment."""
+def capture_from(option: bool | str | ContentCapture | None) -> ContentCapture | None:
+    """The capture settings in force: the explicit option wins, else the environment.
+
+    A string option means what the same value of ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_
+    CONTENT`` means (``"false"`` is off, never truthy); an unknown one keeps content off, told
+    once. Any other type is a programming error (``TypeError``).
+    """
     if isinstance(option, ContentCapture):
         return option
+    if isinstance(option, str):
+        return _mode("capture_content", option)
     if option is not None:
+        if not isinstance(option, bool):
+            raise TypeError(
+                "capture_content must be True, False, a mode such as 'SPAN_ONLY', or a "
+                f"ContentCapture, not {type(option).__name__}"
+            )
         return ContentCapture() if option else None
-    raw = os.environ.get(ENV_CAPTURE, "").strip().lower()
+    return _mode(ENV_CAPTURE, os.environ.get(ENV_CAPTURE, ""))
+
+
+def _mode(setting: str, value: str) -> ContentCapture | None:
+    raw = value.strip().lower()
     if not raw:
         return None
     if raw not in _MODES:
-        _log.warning("agent-otel: %s=%r is not a capture mode; content stays off", ENV_CAPTURE, raw)
+        warn_once(
+            setting, raw,
+            "agent-otel: %s=%r is not a capture mode; content stays off (use one of: %s)",
+            setting, value, ", ".join(m.upper() for m in _MODES),
+        )  # fmt: skip
         return None
     mode = _MODES[raw]
     return None if mode is None else ContentCapture(spans=mode[0], events=mode[1])

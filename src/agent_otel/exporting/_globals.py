@@ -1,0 +1,62 @@
+"""Installing ``configure()``'s providers as the OTel globals, never replacing real ones."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from opentelemetry import _logs, metrics, trace
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.trace import TracerProvider
+
+__all__ = ["set_globals"]
+
+_log = logging.getLogger("agent_otel")
+
+
+def set_globals(
+    tracer_provider: TracerProvider, meter_provider: MeterProvider, logger_provider: LoggerProvider
+) -> tuple[bool, bool, bool]:
+    """Install our providers globally unless real ones are already there (then warn)."""
+    from opentelemetry._logs._internal import ProxyLoggerProvider
+    from opentelemetry.metrics._internal import _ProxyMeterProvider
+
+    return (
+        _set_global(
+            "TracerProvider", trace.get_tracer_provider, trace.ProxyTracerProvider,
+            trace.set_tracer_provider, tracer_provider,
+        ),
+        _set_global(
+            "MeterProvider", metrics.get_meter_provider, _ProxyMeterProvider,
+            metrics.set_meter_provider, meter_provider,
+        ),
+        _set_global(
+            "LoggerProvider", _logs.get_logger_provider, ProxyLoggerProvider,
+            _logs.set_logger_provider, logger_provider,
+        ),
+    )  # fmt: skip
+
+
+def _set_global(
+    kind: str,
+    current: Callable[[], object],
+    proxy: type,
+    install: Callable[[Any], None],
+    provider: object,
+) -> bool:
+    """One global: set it while it is the API's proxy, else leave it with a warning."""
+    found = current()
+    if isinstance(found, proxy):
+        install(provider)
+    else:
+        attribute = kind[0].lower() + kind[1:].replace("Provider", "_provider")
+        _log.warning(
+            "agent-otel: a global %s (%s) is already configured; configure() left it in place. "
+            "Pass Telemetry.%s explicitly to use the new one.",
+            kind,
+            type(found).__name__,
+            attribute,
+        )
+    return current() is provider
