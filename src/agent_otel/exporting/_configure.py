@@ -26,6 +26,7 @@ from agent_otel import _attributes as A
 from agent_otel.exporting import _env
 from agent_otel.exporting._arguments import check_arguments
 from agent_otel.exporting._console import ConsoleTreeExporter
+from agent_otel.exporting._evaluations import EvaluationsToConsole
 from agent_otel.exporting._exporters import (
     DEFAULT_EXPORT_TIMEOUT_S,
     DEFAULT_SHUTDOWN_TIMEOUT_MILLIS,
@@ -208,6 +209,8 @@ def configure(
     if _wants_otlp("logs", _env.exporter_names("logs"), endpoint, protocol):
         log_exporters.append(log_exporter(protocol, endpoint, headers, timeout_s))
         logger_provider.add_log_record_processor(BatchLogRecordProcessor(log_exporters[0]))
+    if console_exporter is not None:  # evaluations under the run they judge
+        logger_provider.add_log_record_processor(EvaluationsToConsole(console_exporter))
     for log_processor in log_processors:
         logger_provider.add_log_record_processor(log_processor)
 

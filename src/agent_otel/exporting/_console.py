@@ -19,12 +19,11 @@ from typing import TextIO
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
-from agent_otel.exporting._render import (
+from agent_otel.exporting._render import format_duration, render_tree
+from agent_otel.exporting._summary import (
     ModelUsage,
     cost_of,
-    format_duration,
     render_token_summary,
-    render_tree,
     usage_of,
 )
 
@@ -49,6 +48,10 @@ class ConsoleTreeExporter(SpanExporter):
     ``stream`` defaults to ``sys.stderr`` (looked up at write time); ``color`` defaults to the
     stream's ``isatty()`` unless ``NO_COLOR`` is set; ``width`` to the terminal's width.
     Never raises into the traced code: write errors are logged once and swallowed.
+
+    Notes (evaluations, :meth:`add_note`) show under the span they name: in the tree when its
+    trace prints, or, for one of the last ``window`` traces printed, at once below its name.
+    It is also the ``agent_otel_console`` traces exporter of ``opentelemetry-instrument``.
     """
 
     def __init__(
@@ -58,6 +61,7 @@ class ConsoleTreeExporter(SpanExporter):
         color: bool | None = None,
         width: int | None = None,
         max_buffered_spans: int = 10_000,
+        window: int = 256,
     ) -> None:
         self._stream = stream
         self._color = color
@@ -70,6 +74,9 @@ class ConsoleTreeExporter(SpanExporter):
         self._usage: dict[str, ModelUsage] = {}
         self._shutdown = False
         self._warned = False
+        self._window = max(0, window)
+        self._printed: OrderedDict[int, dict[int, str]] = OrderedDict()  # trace -> span names
+        self._notes: OrderedDict[int, dict[int, list[str]]] = OrderedDict()  # not printed yet
 
     @property
     def buffered_spans(self) -> int:
@@ -86,6 +93,7 @@ class ConsoleTreeExporter(SpanExporter):
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         ready: list[list[ReadableSpan]] = []
+        ready_notes: list[tuple[list[ReadableSpan], dict[int, list[str]]]] = []
         with self._lock:
             if self._shutdown:
                 return SpanExportResult.FAILURE
@@ -99,13 +107,40 @@ class ConsoleTreeExporter(SpanExporter):
                 if span.parent is None or span.parent.is_remote:
                     self._buffered -= len(group)
                     ready.append(self._traces.pop(span.context.trace_id))
+                    self._remember(ready[-1])
+            for group in ready:
+                trace_id = group[0].context.trace_id if group[0].context else 0
+                ready_notes.append((group, self._notes.pop(trace_id, {})))
             while self._buffered > self._max_buffered and self._traces:
                 _, oldest = self._traces.popitem(last=False)
                 self._buffered -= len(oldest)
                 self._dropped += len(oldest)
-        for group in ready:
-            self._write(partial(_tree, group, None))
+        for group, notes in ready_notes:
+            self._write(partial(_tree, group, None, notes))
         return SpanExportResult.SUCCESS
+
+    def add_note(self, trace_id: int, span_id: int, text: str) -> None:
+        """Show ``text`` under span ``span_id``: with its trace, or now if that was printed."""
+        with self._lock:
+            if self._shutdown:
+                return
+            names = self._printed.get(trace_id)
+            if names is None or span_id not in names:
+                notes = self._notes.setdefault(trace_id, {})
+                notes.setdefault(span_id, []).append(text)
+                while len(self._notes) > max(self._window, 1):  # bounded, oldest first
+                    self._notes.popitem(last=False)
+                return
+            name = names[span_id]
+        self._write(partial(_late_note, trace_id, name, text))
+
+    def _remember(self, group: list[ReadableSpan]) -> None:
+        if self._window == 0:
+            return
+        trace_id = group[0].context.trace_id if group[0].context else 0
+        self._printed[trace_id] = {s.context.span_id: s.name for s in group if s.context}
+        while len(self._printed) > self._window:
+            self._printed.popitem(last=False)
 
     def shutdown(self) -> None:
         """Print traces whose root never ended, then the token summary. Idempotent."""
@@ -113,14 +148,19 @@ class ConsoleTreeExporter(SpanExporter):
             if self._shutdown:
                 return
             self._shutdown = True
-            leftovers = list(self._traces.values())
+            leftovers = [(g, self._notes.pop(t, {})) for t, g in self._traces.items()]
+            orphans = [(t, notes) for t, notes in self._notes.items() if notes]
+            self._notes.clear()
             self._traces.clear()
             self._buffered = 0
             usage = dict(self._usage)
             dropped = self._dropped
         note = "(root span not ended)"
-        for group in leftovers:
-            self._write(partial(_tree, group, note))
+        for group, notes in leftovers:
+            self._write(partial(_tree, group, note, notes))
+        for trace_id, notes in orphans:  # evaluations of runs this view never showed
+            for text in (t for texts in notes.values() for t in texts):
+                self._write(partial(_late_note, trace_id, "(run not in this view)", text))
         if usage:
             self._write(lambda color, _width: render_token_summary(usage, color=color))
         if dropped:
@@ -160,8 +200,20 @@ class ConsoleTreeExporter(SpanExporter):
                 _log.warning("agent-otel: the terminal trace view failed to print", exc_info=True)
 
 
-def _tree(spans: list[ReadableSpan], title: str | None, color: bool, width: int) -> str:
-    return render_tree(spans, color=color, width=width, title=title)
+def _tree(
+    spans: list[ReadableSpan],
+    title: str | None,
+    notes: dict[int, list[str]] | None,
+    color: bool,
+    width: int,
+) -> str:
+    return render_tree(spans, color=color, width=width, title=title, notes=notes)
+
+
+def _late_note(trace_id: int, name: str, text: str, color: bool, width: int) -> str:
+    """A note for a trace already printed: its id, the span's name, the note below it."""
+    dim, yellow, reset = ("\x1b[2m", "\x1b[33m", "\x1b[0m") if color else ("", "", "")
+    return f"{dim}trace {trace_id:032x}{reset}\n{name}\n{dim}└─ {reset}{yellow}{text}{reset}"
 
 
 def _isatty(stream: TextIO) -> bool:

@@ -1,4 +1,4 @@
-"""Pure text rendering for the terminal view: a trace as a tree, token usage as a table.
+"""Pure text rendering for the terminal view: a trace as a tree (the token summary: _summary).
 
 No I/O here, so every line is testable. Colour is ANSI escapes around plain segments only:
 stripping them from the coloured output gives exactly the plain output.
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import StatusCode
@@ -139,7 +138,12 @@ def _bar(span: ReadableSpan, t0: int, total: int, width: int) -> list[Segment]:
 
 
 def render_tree(
-    spans: Sequence[ReadableSpan], *, color: bool, width: int = 100, title: str | None = None
+    spans: Sequence[ReadableSpan],
+    *,
+    color: bool,
+    width: int = 100,
+    title: str | None = None,
+    notes: Mapping[int, Sequence[str]] | None = None,
 ) -> str:
     """Render the spans of one trace as an indented tree with a timeline bar per span.
 
@@ -147,6 +151,7 @@ def render_tree(
     Children are ordered by start time. Each line: tree prefix, span name, tokens
     (``in=``/``out=``), ``tool=`` when the name lacks it, ``[ERROR type]``, ``[incomplete]``;
     then the duration and a bar whose offset and width are proportional to the trace.
+    ``notes`` (by span id: evaluations of that span) are rows below the span's children.
     """
     if not spans:
         return ""
@@ -167,26 +172,28 @@ def render_tree(
     t1 = max(s.end_time or s.start_time or 0 for s in spans)
     total = max(t1 - t0, 1)
 
-    rows: list[tuple[list[Segment], ReadableSpan]] = []
+    rows: list[tuple[list[Segment], ReadableSpan | None]] = []
 
     def walk(span: ReadableSpan, prefix: str, connector: str, is_root: bool) -> None:
         name_style = _BOLD if is_root else ""
         label = [(prefix + connector, _DIM), (span.name, name_style), *_details(span)]
         rows.append((label, span))
-        kids = order(children.get(span.context.span_id, []) if span.context else [])
+        span_id = span.context.span_id if span.context else None
+        kids = order(children.get(span_id, []) if span_id is not None else [])
+        extra = list(notes.get(span_id, ())) if notes and span_id is not None else []
+        below = "" if is_root else prefix + ("   " if connector.startswith("└") else "│  ")
+        count = len(kids) + len(extra)
         for i, kid in enumerate(kids):
-            last = i == len(kids) - 1
-            if is_root:
-                walk(kid, "", "└─ " if last else "├─ ", False)
-            else:
-                extension = "   " if connector.startswith("└") else "│  "
-                walk(kid, prefix + extension, "└─ " if last else "├─ ", False)
+            walk(kid, below, "└─ " if i == count - 1 else "├─ ", False)
+        for j, text in enumerate(extra):
+            last = len(kids) + j == count - 1
+            rows.append(([(below + ("└─ " if last else "├─ "), _DIM), (text, _YELLOW)], None))
 
     for root in order(roots):
         walk(root, "", "", True)
 
     fixed = 2 + _DURATION_WIDTH + 2
-    longest = max(sum(len(t) for t, _ in label) for label, _ in rows)
+    longest = max(sum(len(t) for t, _ in label) for label, row in rows if row is not None)
     cap = min(width - fixed - _MIN_BAR, width * 3 // 5)  # the bar keeps at least 40%
     label_width = max(_MIN_LABEL, min(longest, cap))
     bar_width = max(_MIN_BAR, width - fixed - label_width)
@@ -196,93 +203,15 @@ def render_tree(
     if title:
         header.append((f"  {title}", _YELLOW))
     lines = [_style(header, color)]
-    for label, span in rows:
-        duration = format_duration((span.end_time or 0) - (span.start_time or 0))
+    for label, row in rows:
+        if row is None:  # a note: no duration, no bar
+            lines.append(_style(_fit(label, width, shrink=1), color).rstrip())
+            continue
+        duration = format_duration((row.end_time or 0) - (row.start_time or 0))
         line = [
             *_fit(label, label_width, shrink=1),
             ("  " + duration.rjust(_DURATION_WIDTH) + "  ", ""),
-            *_bar(span, t0, total, bar_width),
+            *_bar(row, t0, total, bar_width),
         ]
         lines.append(_style(line, color))
     return "\n".join(lines)
-
-
-@dataclass
-class ModelUsage:
-    """Token totals of one model over the process lifetime; ``cost`` None: never priced."""
-
-    calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost: float | None = None
-    currency: str = ""
-
-    def add_cost(self, cost: float | None, currency: str) -> None:
-        if cost is not None:
-            self.cost = cost if self.cost is None else self.cost + cost
-            self.currency = self.currency or currency
-
-
-def cost_of(span: ReadableSpan) -> tuple[float, str] | None:
-    """(amount, currency) of a chat span that carries a cost, else None."""
-    attrs = span.attributes or {}
-    amount = attrs.get(A.COST_AMOUNT)
-    if not isinstance(amount, (int, float)) or isinstance(amount, bool):
-        return None
-    return float(amount), str(attrs.get(A.COST_CURRENCY, ""))
-
-
-def usage_of(span: ReadableSpan) -> tuple[str, int, int] | None:
-    """(model, input, output) for a span that reports token usage, else None."""
-    attrs = span.attributes or {}
-    if A.USAGE_INPUT_TOKENS not in attrs and A.USAGE_OUTPUT_TOKENS not in attrs:
-        return None
-    model = attrs.get(A.RESPONSE_MODEL) or attrs.get(A.REQUEST_MODEL) or "unknown"
-
-    def as_int(key: str) -> int:
-        value = attrs.get(key, 0)
-        return int(value) if isinstance(value, (int, float)) else 0
-
-    return str(model), as_int(A.USAGE_INPUT_TOKENS), as_int(A.USAGE_OUTPUT_TOKENS)
-
-
-def render_token_summary(usage: Mapping[str, ModelUsage], *, color: bool) -> str:
-    """A table of calls and input/output tokens per model (plus a total for several models)::
-
-    token usage  calls  input  output
-      gpt-4o         2  1,200     340
-    """
-    if not usage:
-        return ""
-    priced = [u for u in usage.values() if u.cost is not None]
-    rows = [("token usage", "calls", "input", "output", "cost" if priced else "")]
-    for model in sorted(usage):
-        u = usage[model]
-        rows.append(
-            (f"  {model}", f"{u.calls:,}", f"{u.input_tokens:,}", f"{u.output_tokens:,}",
-             _cost_cell(u.cost, u.currency) if priced else "")
-        )  # fmt: skip
-    if len(usage) > 1:
-        calls = sum(u.calls for u in usage.values())
-        inp = sum(u.input_tokens for u in usage.values())
-        out = sum(u.output_tokens for u in usage.values())
-        currencies = {u.currency for u in priced}
-        cost = (
-            _cost_cell(sum(u.cost or 0.0 for u in priced), currencies.pop())
-            if len(currencies) == 1
-            else ""
-        )
-        rows.append(("  total", f"{calls:,}", f"{inp:,}", f"{out:,}", cost))
-    columns = 5 if priced else 4
-    widths = [max(len(row[i]) for row in rows) for i in range(columns)]
-    lines = []
-    for n, row in enumerate(rows):
-        cells = [row[0].ljust(widths[0])] + [row[i].rjust(widths[i]) for i in range(1, columns)]
-        style = _BOLD if n == 0 else ""
-        lines.append(_style([("  ".join(cells).rstrip(), style)], color))
-    return "\n".join(lines)
-
-
-def _cost_cell(cost: float | None, currency: str) -> str:
-    """A cost as the summary shows it (unpriced models: a dash, never a guessed zero)."""
-    return "-" if cost is None else f"{cost:.6f} {currency}".rstrip()

@@ -25,6 +25,7 @@ from agent_otel._guard import report
 from agent_otel.standdown._util_genai import framework_run
 
 from ._activation import activate, deactivate
+from ._hints import factory, hint_unconfigured
 from ._open import claim, opened
 from ._options import Options, settings_from
 from ._read import Handler, handler_for
@@ -39,6 +40,7 @@ INTERRUPTED_ERROR = "AgentInterruptedError"
 """Class name of the Agent contract's "run paused on an interrupt" error: not a failure."""
 
 
+@factory
 def otel_wrapper(**options: Unpack[Options]) -> StreamWrapper:
     """A ``stream_wrapper`` that traces each stream it wraps as one agent run.
 
@@ -60,6 +62,7 @@ def otel_wrapper(**options: Unpack[Options]) -> StreamWrapper:
 
 def _start(settings: RunSettings, parent: Context | None, stream: object) -> RunRecorder | None:
     try:
+        hint_unconfigured(settings.tracer)
         context = otel_context.get_current() if parent is None else parent
         if settings.stand_down_providers:
             context = framework_run(context, stream)
