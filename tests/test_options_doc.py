@@ -1,0 +1,97 @@
+"""docs/options.md lists every public parameter of the public entry points, and nothing else.
+
+Read from the signatures through ``inspect`` (what users call), so it holds whatever the
+functions are built from; ``**options: Unpack[SomeTypedDict]`` counts each key of the dict.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import typing
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typing_extensions
+from typing_extensions import TypedDict, Unpack
+
+from agent_otel import ContentCapture, TailSamplingPolicy, configure, instrument, otel_wrapper
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = ROOT / "docs" / "options.md"
+DOCUMENTED: dict[str, Callable[..., Any]] = {
+    "otel_wrapper()": otel_wrapper,
+    "instrument()": instrument,
+    "configure()": configure,
+    "ContentCapture": ContentCapture,
+    "TailSamplingPolicy": TailSamplingPolicy,
+}
+
+
+def public_parameters(fn: Callable[..., Any]) -> set[str]:
+    names: set[str] = set()
+    for parameter in inspect.signature(fn).parameters.values():
+        if parameter.kind is inspect.Parameter.VAR_KEYWORD:
+            names |= _unpacked(fn, parameter.name)
+        elif parameter.kind is not inspect.Parameter.VAR_POSITIONAL:
+            names.add(parameter.name)
+    return {name for name in names if not name.startswith("_")}
+
+
+def _unpacked(fn: Callable[..., Any], name: str) -> set[str]:
+    """The keys of ``**kwargs: Unpack[TypedDict]``; a bare ``**kwargs`` documents nothing."""
+    hint = typing.get_type_hints(inspect.unwrap(fn), include_extras=True).get(name)
+    args = typing.get_args(hint)
+    if args and typing_extensions.is_typeddict(args[0]):
+        return set(typing.get_type_hints(args[0]))
+    return set()
+
+
+def sections(text: str) -> dict[str, str]:
+    parts = re.split(r"^## `([^`]+)`\s*$", text, flags=re.MULTILINE)
+    return dict(zip(parts[1::2], parts[2::2], strict=True))
+
+
+def documented(section: str) -> set[str]:
+    names: set[str] = set()
+    for line in section.splitlines():
+        if line.startswith("| `"):
+            names |= set(re.findall(r"`(\w+)`", line.split("|")[1]))
+    return names
+
+
+@pytest.mark.parametrize("title", DOCUMENTED)
+def test_every_parameter_is_documented_and_every_documented_one_exists(title: str) -> None:
+    found = sections(PAGE.read_text())
+    assert title in found, f"docs/options.md has no section ## `{title}`"
+    actual, listed = public_parameters(DOCUMENTED[title]), documented(found[title])
+    assert not actual - listed, f"{title}: not in docs/options.md: {sorted(actual - listed)}"
+    assert not listed - actual, f"{title}: documented, no longer exists: {sorted(listed - actual)}"
+
+
+def test_the_check_catches_a_missing_and_a_stale_option() -> None:
+    def f(a: int, *, b: int = 0, **kwargs: Any) -> None: ...
+
+    page = "## `f()`\n\n| option | default |\n|---|---|\n| `a`, `c` | x |\n"
+    listed = documented(sections(page)["f()"])
+    assert public_parameters(f) - listed == {"b"}
+    assert listed - public_parameters(f) == {"c"}
+
+
+class _Options(TypedDict, total=False):
+    agent_name: str
+    session_id: str
+
+
+def _typed(**options: Unpack[_Options]) -> None: ...
+
+
+def test_typed_keyword_options_count_each_key() -> None:
+    assert public_parameters(_typed) == {"agent_name", "session_id"}
+
+
+def test_pages_that_mention_options_point_here() -> None:
+    for page in ("README.md", "docs/tracing.md", "docs/configure.md"):
+        assert "options.md" in (ROOT / page).read_text(), page
