@@ -1,5 +1,7 @@
 """Decorate existing Agent-contract agents with ``instrument()``: tools and a sub-agent.
 
+Extra: none (the quickstart's install, ``pip install -e .``).
+
     python examples/instrumented_agent.py
 
 Neither agent below knows about tracing. ``instrument()`` returns drop-ins; the researcher's

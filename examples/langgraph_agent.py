@@ -1,5 +1,7 @@
 """A LangGraph ReAct agent, traced: its messages + updates stream becomes a span tree.
 
+Extra: ``langgraph``.
+
     pip install 'agent-otel[langgraph]' && python examples/langgraph_agent.py
 
 No API key: the graph runs on LangChain's own ``GenericFakeChatModel`` (scripted answers,
@@ -13,9 +15,12 @@ import asyncio
 import warnings
 from typing import Any
 
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage
-from langgraph.prebuilt import create_react_agent
+try:
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage
+    from langgraph.prebuilt import create_react_agent
+except ImportError:  # the extra is not installed: say what to run, no traceback
+    raise SystemExit("This example needs LangGraph: pip install 'agent-otel[langgraph]'") from None
 
 from agent_contract.sources.langgraph_stream import langgraph_events
 from agent_otel import configure, otel_wrapper

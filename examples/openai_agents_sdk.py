@@ -1,5 +1,7 @@
 """An OpenAI Agents SDK agent, traced: ``Runner.run_streamed`` events become a span tree.
 
+Extra: ``openai-agents``.
+
     pip install 'agent-otel[openai-agents]' && python examples/openai_agents_sdk.py
 
 No API key: the SDK's own ``OpenAIResponsesModel`` talks to a mock HTTP transport that
@@ -13,9 +15,14 @@ import asyncio
 import json
 from typing import Any
 
-import httpx2
-import openai
-from agents import Agent, OpenAIResponsesModel, set_tracing_disabled
+try:
+    import httpx2
+    import openai
+    from agents import Agent, OpenAIResponsesModel, set_tracing_disabled
+except ImportError:  # the extra is not installed: say what to run, no traceback
+    raise SystemExit(
+        "This example needs the OpenAI Agents SDK: pip install 'agent-otel[openai-agents]'"
+    ) from None
 
 from agent_contract.sources.openai_agents import openai_agents_events
 from agent_otel import configure, otel_wrapper

@@ -1,5 +1,7 @@
 """A pydantic-ai agent, traced: its run event stream becomes invoke_agent > step > chat/tool.
 
+Extra: ``pydantic-ai``.
+
     pip install 'agent-otel[pydantic-ai]' && python examples/pydantic_ai_agent.py
 
 No API key: the agent runs on pydantic-ai's own ``TestModel``, which calls every tool once
@@ -11,8 +13,13 @@ from __future__ import annotations
 
 import asyncio
 
-from pydantic_ai import Agent
-from pydantic_ai.models.test import TestModel
+try:
+    from pydantic_ai import Agent
+    from pydantic_ai.models.test import TestModel
+except ImportError:  # the extra is not installed: say what to run, no traceback
+    raise SystemExit(
+        "This example needs pydantic-ai: pip install 'agent-otel[pydantic-ai]'"
+    ) from None
 
 from agent_contract.sources.pydantic_ai_stream import pydantic_ai_events
 from agent_otel import configure, otel_wrapper

@@ -1,5 +1,7 @@
 """Quickstart: trace a scripted multi-step agent with tools, no API key, no Docker.
 
+Extra: none (the quickstart's install, ``pip install -e .``).
+
     python examples/quickstart.py
 
 ``configure()`` with no OTLP endpoint set prints each finished trace as a tree in the

@@ -1,5 +1,7 @@
 """Send traces and metrics over OTLP: to the compose stack's Collector, or any OTLP endpoint.
 
+Extra: none (the quickstart's install, ``pip install -e .``).
+
     docker compose -f docker-compose.otel.yml up -d
     OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4318 python examples/send_to_collector.py
 
