@@ -29,6 +29,8 @@ SDIST_FILES = {
     "LICENSE",
     ".gitignore",
     "docker-compose.otel.yml",
+    "CHANGELOG.md",
+    "mkdocs.yml",
 }
 METADATA = {"METADATA", "WHEEL", "RECORD", "entry_points.txt", "licenses/LICENSE"}
 NEVER = ("__pycache__", ".pyc", ".venv", ".hypothesis", ".pytest_cache", ".mypy_cache", ".egg")
