@@ -37,9 +37,9 @@ def _outside_pages() -> set[str]:
         repo_page = page.relative_to(ROOT).as_posix()
         for match in LINK.finditer(page.read_text()):
             path = _repo_path(repo_page, match["target"])
-            if path and not path.startswith("docs/") and path.endswith(".md"):
-                if (ROOT / path).is_file() and path != "README.md":
-                    found.add(path)
+            outside = path and not path.startswith("docs/") and path != "README.md"
+            if outside and path.endswith(".md") and (ROOT / path).is_file():
+                found.add(path)
     return found
 
 
