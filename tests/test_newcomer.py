@@ -70,3 +70,19 @@ def test_forgetting_configure_is_told_once_with_what_to_do() -> None:
 
 def test_nothing_is_told_when_configured() -> None:
     assert "not recorded" not in _child("configured")
+
+
+@pytest.mark.parametrize(
+    ("call", "hint"),
+    [
+        (lambda: otel_wrapper()([1, 2]), "otel_wrapper()(agent.stream(messages))"),
+        (lambda: __import__("agent_otel").instrument(42), "instrument(MyAgent())"),
+        (lambda: __import__("agent_otel").TailSamplingPolicy(keep_ratio=2), "keep_ratio"),
+    ],
+)
+async def test_a_misuse_says_what_to_do(call: object, hint: str) -> None:
+    with pytest.raises((TypeError, ValueError)) as raised:
+        result = call()  # type: ignore[operator]
+        if hasattr(result, "__anext__"):
+            await result.__anext__()
+    assert hint in str(raised.value)

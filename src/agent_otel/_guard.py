@@ -37,7 +37,8 @@ def report(site: str) -> None:
         return
     _reported.add(site)
     logger.warning(
-        "agent-otel internal error in %s; tracing continues, the agent is unaffected",
+        "agent-otel internal error in %s; tracing continues, the agent is unaffected "
+        "(please report it to agent-otel with this traceback)",
         site,
         exc_info=True,
     )

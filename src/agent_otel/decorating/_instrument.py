@@ -178,7 +178,10 @@ def instrument(
 
         return decorator
     if not any(callable(getattr(agent_or_class, n, None)) for n in ENTRY_POINTS):
-        raise TypeError("instrument() takes an agent: an object with stream/invoke or run/astream")
+        raise TypeError(
+            f"instrument() takes an agent (an object or class with stream/invoke or run/astream), "
+            f"not a {type(agent_or_class).__name__}: pass the agent, as in instrument(MyAgent())"
+        )
     chosen = AgentSetup(name or options.get("agent_name"), settings_from(options, "instrument"))
     if isinstance(agent_or_class, type):
         return instrument_class(agent_or_class, chosen)

@@ -142,7 +142,11 @@ async def traced(
     """Yield every event of ``stream`` unchanged while recording the run (see module doc);
     ``on_end`` is called once the run has finished, on every exit path."""
     if not hasattr(stream, "__aiter__"):
-        raise TypeError("otel_wrapper() wraps an async iterator of agent events")
+        raise TypeError(
+            f"otel_wrapper() wraps an async iterator of agent events, not a "
+            f"{type(stream).__name__}: wrap the stream, as in "
+            "otel_wrapper()(agent.stream(messages)) (a synchronous generator: see docs/faq.md)"
+        )
     iterator = stream.__aiter__()
     recorder = _start(settings, parent, stream)
     handlers: dict[type, Handler] = {}

@@ -35,10 +35,13 @@ class TailSamplingPolicy:
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.keep_ratio <= 1.0:
-            raise ValueError("keep_ratio must be between 0 and 1")
+            raise ValueError(
+                "TailSamplingPolicy(keep_ratio=...) must be between 0 and 1, "
+                f"not {self.keep_ratio!r}"
+            )
         for name in ("max_run_spans", "max_run_bytes", "max_spans", "max_bytes"):
             if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1")
+                raise ValueError(f"TailSamplingPolicy({name}=...) must be at least 1")
 
 
 @dataclass(frozen=True, slots=True)
