@@ -41,11 +41,19 @@ def public_parameters(fn: Callable[..., Any]) -> set[str]:
 
 
 def _unpacked(fn: Callable[..., Any], name: str) -> set[str]:
-    """The keys of ``**kwargs: Unpack[TypedDict]``; a bare ``**kwargs`` documents nothing."""
-    hint = typing.get_type_hints(inspect.unwrap(fn), include_extras=True).get(name)
-    args = typing.get_args(hint)
-    if args and typing_extensions.is_typeddict(args[0]):
-        return set(typing.get_type_hints(args[0]))
+    """The keys of ``**kwargs: Unpack[TypedDict]``; a bare ``**kwargs`` documents nothing.
+
+    Read without evaluating every annotation (some exist for type checkers only)."""
+    function = inspect.unwrap(fn)
+    annotation = inspect.signature(function).parameters[name].annotation
+    if isinstance(annotation, str):
+        match = re.fullmatch(r"(?:\w+\.)?Unpack\[(\w+)\]", annotation.strip())
+        target = function.__globals__.get(match[1]) if match else None
+    else:
+        args = typing.get_args(annotation)
+        target = args[0] if args else None
+    if target is not None and typing_extensions.is_typeddict(target):
+        return set(target.__required_keys__) | set(target.__optional_keys__)
     return set()
 
 

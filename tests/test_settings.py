@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from agent_otel import ContentCapture, _guard, configure
 from agent_otel.exporting._pipeline import BatchSettings
-from agent_otel.recording._content import ENV_CAPTURE, resolve_capture
+from agent_otel.recording.content._capture import ENV_CAPTURE, capture_from
 
 READ = [
     "OTEL_EXPORTER_OTLP_ENDPOINT",
@@ -188,14 +188,14 @@ MODES = {
 
 @pytest.mark.parametrize("value", OFF)
 def test_capture_content_strings_that_mean_off_are_off(value: str) -> None:
-    assert resolve_capture(value) is None
+    assert capture_from(value) is None
 
 
 @pytest.mark.parametrize(("value", "mode"), MODES.items())
 def test_capture_content_strings_mean_the_variables_modes(
     value: str, mode: tuple[bool, bool]
 ) -> None:
-    capture = resolve_capture(value)
+    capture = capture_from(value)
     assert capture is not None
     assert (capture.spans, capture.events) == mode
 
@@ -211,7 +211,7 @@ def test_a_string_argument_means_what_the_variable_means(value: str) -> None:
     old = os.environ.get(ENV_CAPTURE)
     os.environ[ENV_CAPTURE] = value
     try:
-        assert resolve_capture(value) == resolve_capture(None)
+        assert capture_from(value) == capture_from(None)
     finally:
         if old is None:
             del os.environ[ENV_CAPTURE]
@@ -222,8 +222,8 @@ def test_a_string_argument_means_what_the_variable_means(value: str) -> None:
 def test_an_unknown_capture_mode_keeps_content_off_told_once(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    assert resolve_capture("0") is None
-    assert resolve_capture("0") is None
+    assert capture_from("0") is None
+    assert capture_from("0") is None
     told = [m for m in _warnings(caplog) if "capture_content" in m]
     assert len(told) == 1 and "'0'" in told[0] and "SPAN_ONLY" in told[0]
 
@@ -231,7 +231,7 @@ def test_an_unknown_capture_mode_keeps_content_off_told_once(
 @pytest.mark.parametrize("value", [1, 0.5, ["SPAN_ONLY"], object()])
 def test_capture_content_of_another_type_raises(value: object) -> None:
     with pytest.raises(TypeError, match="capture_content"):
-        resolve_capture(value)  # type: ignore[arg-type]
+        capture_from(value)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -255,8 +255,8 @@ def test_invalid_content_capture_raises_at_construction(
 
 
 def test_wrapper_and_instrument_take_capture_modes_as_strings() -> None:
-    from agent_otel.recording._resolve import make_settings
+    from agent_otel.recording._options import settings_from
 
-    assert make_settings(capture_content="false").capture is None
-    on = make_settings(capture_content="SPAN_AND_EVENT").capture
+    assert settings_from({"capture_content": "false"}).capture is None
+    on = settings_from({"capture_content": "SPAN_AND_EVENT"}, "instrument").capture
     assert on is not None and on.events
