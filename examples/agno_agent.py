@@ -1,5 +1,7 @@
 """An Agno agent with two tools, one of which fails, traced: its run events become a span tree.
 
+Extras: ``agno``, ``openai``.
+
     pip install 'agent-otel[agno,openai]' && python examples/agno_agent.py
 
 No API key: Agno's own ``OpenAIChat`` model talks through the OpenAI SDK to a mock HTTP

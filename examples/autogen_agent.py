@@ -1,5 +1,7 @@
 """An AutoGen AgentChat agent with two tools, one of which fails, traced as a span tree.
 
+Extra: ``autogen-agentchat``.
+
     pip install 'agent-otel[autogen-agentchat]' && python examples/autogen_agent.py
 
 No API key: the ``AssistantAgent`` runs on AutoGen's own ``ReplayChatCompletionClient``,

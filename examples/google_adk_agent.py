@@ -1,5 +1,7 @@
 """A Google ADK agent with two tools, one of which fails, traced as a span tree.
 
+Extra: ``google-adk``.
+
     pip install 'agent-otel[google-adk]' && python examples/google_adk_agent.py
 
 (Google ADK pins OpenTelemetry <= 1.44: install it in one command with agent-otel.) No API
