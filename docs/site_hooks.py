@@ -70,4 +70,6 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str
         relative = posixpath.relpath(site_target, posixpath.dirname(site_path) or ".")
         return f"[{match['text']}]({relative}{'#' + anchor if anchor else ''})"
 
+    # "```python no-run" marks a snippet tests/test_docs.py does not run: plain Python here
+    markdown = re.sub(r"^(\s*```\w+) no-run\s*$", r"\1", markdown, flags=re.M)
     return LINK.sub(rewrite, markdown)
