@@ -1,5 +1,7 @@
 """A Strands agent with two tools, one of which fails, traced as a span tree.
 
+Extra: ``strands-agents``.
+
     pip install 'agent-otel[strands-agents]' && python examples/strands_agent.py
 
 No API key: the ``Agent`` runs on a scripted model written on Strands' ``Model`` (the base
