@@ -1,5 +1,7 @@
 """A LlamaIndex agent with two tools, one of which fails, traced: its run becomes a span tree.
 
+Extra: ``llama-index``.
+
     pip install 'agent-otel[llama-index]' && python examples/llama_index_agent.py
 
 No API key: the ``FunctionAgent`` runs on LlamaIndex's own ``MockFunctionCallingLLM``,

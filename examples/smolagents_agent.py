@@ -1,5 +1,7 @@
 """A smolagents agent with two tools, one of which fails, traced: its steps become a span tree.
 
+Extra: ``smolagents``.
+
     pip install 'agent-otel[smolagents]' && python examples/smolagents_agent.py
 
 No API key: smolagents' own ``OpenAIModel`` talks through the OpenAI SDK to a mock HTTP
