@@ -91,4 +91,6 @@ ROWS = [
     Row("smolagents", "smolagents", "chat gpt-4o-mini", reasoning_text=False,
         errors=("AgentGenerationError",)),
     Row("llama_index", "llama_index.core", "chat gpt-4o-mini", subagent_under_tool=False),
+    Row("crewai", "crewai", "chat gpt-4o-mini", reasoning_text=False, errors=("ConnectionError",),
+        subagent_under_tool=False),
 ]  # fmt: skip

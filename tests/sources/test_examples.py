@@ -46,6 +46,9 @@ def _run(example: str, *options: str) -> subprocess.CompletedProcess[str]:
           *TOOLS_ONE_FAILING, "step 1", "chat gpt-4o-mini  in=95 out=9"]),
         ("llama_index_agent.py", "llama_index.core",
          ["invoke_agent weatherbot", "step 0", "chat", *TOOLS_ONE_FAILING, "step 1"]),
+        ("crewai_agent.py", "crewai",
+         ["invoke_agent weatherbot", "step 0", "chat gpt-4o-mini  in=60 out=12",
+          *TOOLS_ONE_FAILING, "step 1", "chat gpt-4o-mini  in=95 out=9"]),
     ],
 )  # fmt: skip
 def test_a_framework_example_runs_offline_and_prints_its_tree(
@@ -71,6 +74,7 @@ def test_a_framework_example_runs_offline_and_prints_its_tree(
         ("strands_agent.py", "strands", "pip install 'agent-otel[strands-agents]'"),
         ("smolagents_agent.py", "smolagents", "pip install 'agent-otel[smolagents]'"),
         ("llama_index_agent.py", "llama_index", "pip install 'agent-otel[llama-index]'"),
+        ("crewai_agent.py", "crewai", "pip install 'agent-otel[crewai]'"),
     ],
 )
 def test_a_framework_example_without_its_extra_names_the_install_in_one_line(

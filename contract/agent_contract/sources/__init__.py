@@ -27,4 +27,5 @@ Agent frameworks (a whole run: steps, LLM calls, tool calls and results, handoff
 * ``agent_contract.sources.smolagents_stream`` — smolagents (extra ``smolagents``).
 * ``agent_contract.sources.llama_index_stream`` — LlamaIndex agent workflows (extra
   ``llama-index``).
+* ``agent_contract.sources.crewai_stream`` — CrewAI crews and agents (extra ``crewai``).
 """

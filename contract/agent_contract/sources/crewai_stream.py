@@ -1,0 +1,273 @@
+"""CrewAI: a crew's or an agent's ``kickoff`` as contract events.
+
+CrewAI has no stream: it announces what it does on its event bus. The bus's listeners run on
+a thread pool, two at a time, so they can see a tool finish before it started; and
+``scoped_handlers()`` takes every other listener off the bus for its duration, so one run's
+scope would silence a concurrent run's and the user's. The adapter listens instead at the
+bus's own per-run seam, ``crewai.events.stream_context.add_stream_sink``: the bus calls each
+sink synchronously, on the thread that emits, in emission order, for the events emitted in
+the sink's ``contextvars`` context (CrewAI copies that context into the threads it runs
+parallel tools on). Each run registers its sink in its own context, so concurrent runs stay
+apart; a run started inside another's tool inherits the outer sink too, which drops what the
+inner run emits (each sink takes only events of the innermost run of the context). Nothing
+is pending when ``kickoff`` returns: the events are all queued by then (no ``flush()``
+needed, and none lost at the end of the run).
+
+``kickoff`` runs on a daemon thread of its own (a copy of the consumer's context), so the event
+loop never blocks; its events cross to the loop through a queue, one by one as they happen:
+
+* ``LLMCallStartedEvent`` opens a call (``LLMCallStart``: CrewAI's model name, its sampling
+  parameters; a ``StepBoundary`` first when tools ran since the call before);
+  ``LLMStreamChunkEvent`` / ``LLMThinkingChunkEvent`` (``stream=True``) are ``TextDelta`` /
+  ``ReasoningDelta``;
+* ``LLMCallCompletedEvent`` closes it: a text response is the call's ``TextDelta`` (when it
+  did not stream), a list of native tool calls their ``ToolCall``\\ s (the model's ids), then
+  its ``Usage`` (CrewAI's usage dict: ``prompt_tokens``, ``cached_prompt_tokens``,
+  ``reasoning_tokens``..., as its provider classes fill it) and
+  ``LLMCallEnd``. ``LLMCallFailedEvent`` yields nothing: the error comes out of ``kickoff``;
+* ``ToolUsageStartedEvent`` is matched to the model's call by name and arguments (a
+  ``ToolCall`` with an id of the adapter's when CrewAI parsed the call from text, ReAct style);
+  ``ToolUsageFinishedEvent`` is its ``ToolResult``, ``ToolUsageErrorEvent`` (the tool raised)
+  an error ``ToolResult``. CrewAI hands the error back to the model, and the run goes on.
+
+Every CrewAI event of the run goes to ``sink`` untouched, then the ``kickoff`` result last.
+Stopping early or cancelling stops delivering at once and takes the sink off; CrewAI has no
+stop switch, so the step in flight finishes on its thread. Needs ``crewai`` (extra ``crewai``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import json
+import threading
+from collections.abc import AsyncIterator, Iterator
+from contextlib import suppress
+from typing import Any
+
+from agent_contract.events import (
+    AgentEvent,
+    FunctionCall,
+    LLMCallEnd,
+    LLMCallStart,
+    ReasoningDelta,
+    StepBoundary,
+    TextDelta,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
+from agent_contract.sources._raw_usage import get
+from agent_contract.sources._stream import Sink
+
+__all__ = ["crewai_events"]
+
+_PARAMS = ("temperature", "top_p", "max_tokens", "seed", "stop_sequences",
+           "frequency_penalty", "presence_penalty", "n", "stream")  # fmt: skip
+_USAGE = ("prompt_tokens", "completion_tokens", "total_tokens", "cached_prompt_tokens",
+          "cache_creation_tokens", "reasoning_tokens")  # fmt: skip
+_EVENT, _DONE, _FAILED = "event", "done", "failed"
+_RUN: contextvars.ContextVar[object] = contextvars.ContextVar("crewai_run")
+"""The innermost run of this context: a run inside a tool inherits the outer run's sink too."""
+
+
+async def crewai_events(
+    runner: Any, *args: Any, sink: Sink | None = None, **kickoff: Any
+) -> AsyncIterator[AgentEvent]:
+    """Run ``runner.kickoff(*args, **kickoff)`` (a ``Crew`` or an ``Agent``) as events."""
+    from crewai.events.stream_context import (  # type: ignore[import-not-found,unused-ignore]
+        add_stream_sink,
+        reset_stream_sinks,
+    )
+
+    loop = asyncio.get_running_loop()
+    items: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+    stopped = threading.Event()
+
+    def put(kind: str, value: Any) -> None:
+        if stopped.is_set():
+            return
+        with suppress(RuntimeError):  # the loop is closed: nobody waits any more
+            loop.call_soon_threadsafe(items.put_nowait, (kind, value))
+
+    me = object()
+
+    def listen(source: Any, event: Any) -> None:
+        if _RUN.get() is me:  # not a nested run's (an agent run inside one of this run's tools)
+            put(_EVENT, event)
+
+    def run() -> None:
+        _RUN.set(me)
+        token = add_stream_sink(listen)
+        try:
+            result = runner.kickoff(*args, **kickoff)
+        except BaseException as exc:  # handed to the consumer as the same object
+            put(_FAILED, exc)
+        else:
+            put(_DONE, result)
+        finally:
+            reset_stream_sinks(token)
+
+    context = contextvars.copy_context()
+    reader = _Reader()
+    try:
+        threading.Thread(target=context.run, args=(run,), name="crewai-run", daemon=True).start()
+        while True:
+            kind, value = await items.get()
+            if kind == _FAILED:
+                raise value
+            if sink is not None:
+                sink(value)
+            if kind == _DONE:
+                for event in reader.finish(value):
+                    yield event
+                return
+            for event in reader.feed(value):
+                yield event
+    finally:
+        stopped.set()
+
+
+class _Reader:
+    """One run's state: the open call, the model's tool calls waiting for CrewAI to run them."""
+
+    def __init__(self) -> None:
+        self.calls: dict[str, str] = {}  # open LLM call ids (CrewAI's) -> model name
+        self.streamed: set[str] = set()  # calls whose text came as chunks
+        self.waiting: list[tuple[str, str, str]] = []  # (id, name, arguments) not yet started
+        self.running: list[tuple[str, str, str]] = []  # started, not finished
+        self.tools_ran = False
+        self.step = 0
+        self.made = 0  # ids the adapter made (ReAct calls)
+        self.answered = False
+
+    def feed(self, event: Any) -> Iterator[AgentEvent]:
+        kind = type(event).__name__
+        handle = getattr(self, f"_{kind}", None)
+        if handle is not None:
+            yield from handle(event)
+
+    def finish(self, result: Any) -> Iterator[AgentEvent]:
+        raw = getattr(result, "raw", None)
+        if not self.answered and isinstance(raw, str) and raw:
+            yield TextDelta(text=raw)
+
+    def _LLMCallStartedEvent(self, event: Any) -> Iterator[AgentEvent]:
+        if self.tools_ran:
+            self.tools_ran = False
+            yield StepBoundary(index=self.step)
+            self.step += 1
+        params = {k: v for k in _PARAMS if (v := getattr(event, k, None)) is not None}
+        self.calls[event.call_id] = event.model
+        yield LLMCallStart(model=event.model, call_id=event.call_id, params=params)
+
+    def _LLMStreamChunkEvent(self, event: Any) -> Iterator[AgentEvent]:
+        if event.call_id in self.calls and event.chunk and event.tool_call is None:
+            self.streamed.add(event.call_id)
+            yield TextDelta(text=event.chunk)
+
+    def _LLMThinkingChunkEvent(self, event: Any) -> Iterator[AgentEvent]:
+        if event.call_id in self.calls and event.chunk:
+            yield ReasoningDelta(text=event.chunk)
+
+    def _LLMCallCompletedEvent(self, event: Any) -> Iterator[AgentEvent]:
+        if event.call_id not in self.calls:
+            return
+        model = self.calls.pop(event.call_id)
+        response = event.response
+        if isinstance(response, str):
+            if response and event.call_id not in self.streamed:
+                self.answered = True
+                yield TextDelta(text=response)
+        elif isinstance(response, list):
+            for call in response:
+                found = _native_call(call)
+                if found is not None:
+                    self.waiting.append(found)
+                    yield ToolCall(id=found[0], function=FunctionCall(found[1], found[2]))
+        self.streamed.discard(event.call_id)
+        usage = _usage(event.usage)
+        if usage is not None:
+            yield usage
+        yield LLMCallEnd(
+            model=model, call_id=event.call_id, finish_reason=event.finish_reason,
+            response_id=event.response_id,
+        )  # fmt: skip
+
+    def _ToolUsageStartedEvent(self, event: Any) -> Iterator[AgentEvent]:
+        self.tools_ran = True
+        name, args = event.tool_name, _arguments(event.tool_args)
+        for i, (_, n, a) in enumerate(self.waiting):
+            if n == name and _same(a, args):
+                self.running.append(self.waiting.pop(i))
+                return
+        self.made += 1
+        call_id = f"crewai_{self.made}"
+        self.running.append((call_id, name, args))
+        yield ToolCall(id=call_id, function=FunctionCall(name, args))
+
+    def _ToolUsageFinishedEvent(self, event: Any) -> Iterator[AgentEvent]:
+        found = self._take(event)
+        if found is not None:
+            yield ToolResult(tool_call_id=found[0], content=event.output, name=found[1])
+
+    def _ToolUsageErrorEvent(self, event: Any) -> Iterator[AgentEvent]:
+        found = self._take(event)
+        if found is not None:
+            yield ToolResult(
+                tool_call_id=found[0], content=str(event.error), name=found[1], is_error=True
+            )
+
+    def _take(self, event: Any) -> tuple[str, str, str] | None:
+        name, args = event.tool_name, _arguments(event.tool_args)
+        for i, (_, n, a) in enumerate(self.running):
+            if n == name and _same(a, args):
+                return self.running.pop(i)
+        return None
+
+
+def _usage(usage: Any) -> Usage | None:
+    """CrewAI's usage dict, the same keys for every provider (its ``UsageMetrics`` names)."""
+    counts = {key: get(usage, key) for key in _USAGE}
+    counts = {k: v for k, v in counts.items() if isinstance(v, int) and not isinstance(v, bool)}
+    if not counts.get("prompt_tokens") and not counts.get("completion_tokens"):
+        return None
+    return Usage(
+        input_tokens=counts.get("prompt_tokens"), output_tokens=counts.get("completion_tokens"),
+        total_tokens=counts.get("total_tokens"),
+        cache_read_tokens=counts.get("cached_prompt_tokens") or None,
+        cache_creation_tokens=counts.get("cache_creation_tokens") or None,
+        reasoning_tokens=counts.get("reasoning_tokens") or None,
+    )  # fmt: skip
+
+
+def _native_call(call: Any) -> tuple[str, str, str] | None:
+    """``(id, name, arguments)`` of a provider's tool call, a dict or the SDK's object."""
+    function = call.get("function") if isinstance(call, dict) else getattr(call, "function", None)
+    call_id = call.get("id") if isinstance(call, dict) else getattr(call, "id", None)
+    if function is None or not isinstance(call_id, str):
+        return None
+    name = function.get("name") if isinstance(function, dict) else getattr(function, "name", None)
+    args = (
+        function.get("arguments") if isinstance(function, dict)
+        else getattr(function, "arguments", None)
+    )  # fmt: skip
+    if not isinstance(name, str):
+        return None
+    return call_id, name, _arguments(args)
+
+
+def _arguments(args: Any) -> str:
+    if isinstance(args, str):
+        return args
+    return json.dumps(args if args is not None else {}, default=str)
+
+
+def _same(a: str, b: str) -> bool:
+    """Two argument texts mean the same (JSON compared as values, else as text)."""
+    if a == b:
+        return True
+    try:
+        return bool(json.loads(a) == json.loads(b))
+    except ValueError:
+        return False

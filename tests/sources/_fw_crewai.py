@@ -1,0 +1,140 @@
+"""CrewAI's conformance builder: the script on CrewAI's own OpenAI LLM, over a mock transport.
+
+CrewAI has no scripted test model; its native ``LLM("gpt-4o-mini")`` (``OpenAICompletion``)
+calls the OpenAI SDK, here given a client over the SDK's mock HTTP transport answering Chat
+Completions bodies (usage with cache and reasoning tokens; the text beside tool calls, as
+OpenAI sends it). A standalone ``Agent.kickoff`` runs the native tool calls of a turn in
+parallel, on threads; ``forecast`` raises and CrewAI hands its error back to the model. Chat
+Completions carries no reasoning text. CrewAI also asks the Responses API to count the
+prompt's tokens before the first call; the transport answers that too.
+``fail`` makes the transport raise on turn 1 (CrewAI raises its own ``ConnectionError`` for the
+SDK's connection error); ``hang`` blocks ``weather`` until the test ends.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from agent_contract.protocol import AgentEvent
+from agent_contract.sources.crewai_stream import crewai_events
+from agent_otel.testing import InMemoryTelemetry
+
+from . import _script as s
+from ._trace import wrapper
+
+MODEL = "gpt-4o-mini"
+RELEASE = threading.Event()  # never set: a hung tool waits (a minute at most, on its thread)
+Respond = Callable[[int], "bytes | Exception"]
+
+
+def completion(turn: int, content: str | None, calls: list[tuple[str, str, str]]) -> bytes:
+    used = s.TURNS[min(turn, len(s.TURNS) - 1)]
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if calls:
+        message["tool_calls"] = [
+            {"id": i, "type": "function", "function": {"name": n, "arguments": a}}
+            for i, n, a in calls
+        ]
+    body = {
+        "id": f"chatcmpl-{turn}", "object": "chat.completion", "created": 0, "model": MODEL,
+        "choices": [{"index": 0, "message": message,
+                     "finish_reason": "tool_calls" if calls else "stop"}],
+        "usage": {"prompt_tokens": used.input, "completion_tokens": used.output,
+                  "total_tokens": used.total,
+                  "prompt_tokens_details": {"cached_tokens": used.cache_read},
+                  "completion_tokens_details": {"reasoning_tokens": used.reasoning}},
+    }  # fmt: skip
+    return json.dumps(body).encode()
+
+
+def llm(respond: Respond) -> Any:
+    """CrewAI's OpenAI LLM whose SDK client answers ``respond(turn)`` for each chat call."""
+    import httpx
+    import openai
+    from crewai import LLM
+
+    turns: list[int] = []
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/input_tokens"):  # CrewAI counting the prompt first
+            return httpx.Response(200, json={"object": "response.input_tokens", "input_tokens": 9})
+        turns.append(len(turns))
+        body = respond(len(turns) - 1)
+        if isinstance(body, Exception):
+            raise body
+        return httpx.Response(200, headers={"content-type": "application/json"}, content=body)
+
+    transport = httpx.MockTransport(handle)
+    client = openai.OpenAI(api_key="offline", max_retries=0,
+                           http_client=httpx.Client(transport=transport))  # fmt: skip
+    model = LLM(model=MODEL, api_key="offline", temperature=0.2)
+    model._client = client  # the SDK client CrewAI builds, over the mock transport
+    return model
+
+
+def tools(run: s.Run) -> list[Any]:
+    from crewai.tools import tool
+
+    @tool("weather")
+    def weather(city: str) -> str:
+        """Current weather of a city."""
+        if run.hang:
+            RELEASE.wait(60)
+        return s.weather_sync(city)
+
+    @tool("forecast")
+    def forecast(city: str) -> str:
+        """Tomorrow's forecast for a city."""
+        return s.forecast_sync(city)
+
+    return [weather, forecast]
+
+
+def agent(model: Any, tools: list[Any], role: str = "weatherbot") -> Any:
+    from crewai import Agent
+
+    return Agent(role=role, goal="Answer about the weather.", backstory="A forecaster.",
+                 llm=model, tools=tools, verbose=False)  # fmt: skip
+
+
+def events(run: s.Run) -> AsyncIterator[AgentEvent]:
+    def respond(turn: int) -> bytes | Exception:
+        if turn == 0:
+            if run.fail:
+                return s.Overloaded("overloaded")
+            return completion(0, "".join(s.WORDS), [(c.id, c.name, c.json) for c in s.CALLS])
+        return completion(1, "".join(s.ANSWER), [])
+
+    built = agent(llm(respond), tools(run))
+    return crewai_events(built, s.QUESTION, sink=run.kept.append)
+
+
+async def subagent(telemetry: InMemoryTelemetry) -> None:
+    import asyncio
+
+    from crewai.tools import tool
+
+    expert = agent(llm(lambda turn: completion(1, "sunny", [])), [], role="expert")
+
+    @tool("ask_expert")
+    def ask_expert(q: str) -> str:
+        """Ask the expert."""
+        kept: list[Any] = []
+
+        async def ask() -> None:  # CrewAI runs this tool on its thread: a loop of its own
+            inner = crewai_events(expert, q, sink=kept.append)
+            [_ async for _ in wrapper(telemetry, "expert")(inner)]
+
+        asyncio.run(ask())
+        return str(kept[-1].raw)
+
+    def lead(turn: int) -> bytes:
+        if turn == 0:
+            return completion(0, None, [("call_e", "ask_expert", '{"q": "Paris?"}')])
+        return completion(1, "The expert says: sunny.", [])
+
+    boss = agent(llm(lead), [ask_expert], role="lead")
+    [_ async for _ in wrapper(telemetry, "lead")(crewai_events(boss, s.QUESTION))]
