@@ -1,5 +1,7 @@
 """A CrewAI agent with two tools, one of which fails, traced: its steps become a span tree.
 
+Extra: ``crewai``.
+
     pip install 'agent-otel[crewai]' && python examples/crewai_agent.py
 
 No API key: CrewAI's own OpenAI LLM talks through the OpenAI SDK to a mock HTTP transport
