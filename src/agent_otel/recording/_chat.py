@@ -18,7 +18,7 @@ from agent_otel._guard import ending, guarded, report
 from agent_otel.cost._compute import call_cost
 
 from ._encodable import Count
-from ._errors import mark_error, record_error
+from ._errors import fail_span, record_error
 from ._settings import RunSettings
 from ._span import start_span
 from ._usage import Tokens
@@ -255,8 +255,7 @@ class LLMCall:
     def fail(self, error: BaseException, error_type: str, now: int) -> None:
         """The run failed during the call: the exception and ERROR status on its span."""
         self.error_type = error_type
-        self.span.record_exception(error, timestamp=now)
-        mark_error(self.span, error_type, None)
+        fail_span(self.span, error, error_type, now)
 
     def end_response(self, now: int, *, incomplete: bool = False) -> None:
         """The response is over: time it and describe it (the span may still wait for usage)."""

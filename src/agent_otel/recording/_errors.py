@@ -12,7 +12,10 @@ from opentelemetry.trace import Status, StatusCode
 
 from agent_otel import _attributes as A
 
-from ._span import GuardedSpan
+from ._span import GuardedSpan, describe_exception
+
+# A status description is a reason to read in a UI's banner, not a log: bounded.
+MAX_DESCRIPTION = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,11 +38,34 @@ def record_error(
 
 
 def mark_error(span: GuardedSpan, error_type: str | None, description: str | None) -> None:
-    """Set ERROR status (and ``error.type``) on a recording span."""
+    """Set ERROR status (and ``error.type``) on a recording span.
+
+    The status always carries a reason (Phoenix shows it as the span's error): the
+    description given, else the error type; bounded, and scrubbed at the span's write door.
+    """
     if span.is_recording():
         if error_type is not None:
             span.set_attribute(A.ERROR_TYPE, error_type)
-        span.set_status(Status(StatusCode.ERROR, description))
+        reason = description if description else error_type
+        if reason is not None and len(reason) > MAX_DESCRIPTION:
+            reason = reason[: MAX_DESCRIPTION - 1] + "\u2026"
+        span.set_status(Status(StatusCode.ERROR, reason))
+
+
+def fail_span(span: GuardedSpan, error: BaseException, error_type: str, now: int) -> None:
+    """A raised exception on ``span``: the ``exception`` event (MLflow marks a span failed
+    only with it) and ERROR status whose description is ``Type: message`` (what Phoenix shows).
+    """
+    span.record_exception(error, timestamp=now)
+    mark_error(span, error_type, exception_reason(error))
+
+
+def exception_reason(error: BaseException) -> str:
+    """``Type: message`` for ``error``; its type alone when it cannot be rendered as text."""
+    attributes = describe_exception(error)
+    kind = str(attributes[A.EXCEPTION_TYPE])
+    message = attributes.get(A.EXCEPTION_MESSAGE)
+    return f"{kind}: {message}" if message else kind
 
 
 def error_type_of(error: BaseException) -> str:

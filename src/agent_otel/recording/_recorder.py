@@ -428,8 +428,11 @@ class RunRecorder:
         self.run.interrupt(interrupt_id, reason)
 
     # --- the end -------------------------------------------------------------------------------
-    def end_open(self, now: int, error_type: str | None = None) -> None:
-        """End every open LLM call and tool call, innermost first, marked incomplete."""
+    def end_open(self, now: int) -> None:
+        """End every open LLM call and tool call, innermost first, marked incomplete.
+
+        They are cut short, not failed: only the span the run failed in is marked (``fail``),
+        so a UI points at it, not at its siblings."""
         calls, self._calls = list(self._calls.values()), {}
         for call in reversed(calls):
             with guarded("run finish"):
@@ -437,7 +440,7 @@ class RunRecorder:
             self._end_call(call)
         tools, self._tools = list(self._tools.values()), {}
         for tool in tools:
-            tool.end(now, error_type=error_type, incomplete=True)
+            tool.end(now, incomplete=True)
         self._refresh()
 
     def finish(self, end_reason: str, error: BaseException | None = None) -> None:
@@ -459,7 +462,7 @@ class RunRecorder:
                 inner.fail(error, error_type, now)
                 if inner is not run:
                     run.fail(error, error_type, now)
-        self.end_open(now, run.error_type if error is not None else None)
+        self.end_open(now)
         pending, self._pending = self._pending, []
         for call in pending:
             self._end_call(call)

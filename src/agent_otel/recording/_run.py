@@ -20,7 +20,7 @@ from agent_otel.identity._identity import identity_of, make_identity, with_ident
 
 from ._costs import cost_attributes, plus
 from ._encodable import id_text
-from ._errors import mark_error, record_error
+from ._errors import fail_span, mark_error, record_error
 from ._settings import RunSettings
 from ._span import start_span
 from ._usage import Tokens
@@ -258,8 +258,7 @@ class Run:
     def fail(self, error: BaseException, error_type: str, now: int) -> None:
         """The run ended with ``error``: the exception and ERROR status on its span."""
         self.error_type = error_type
-        self.span.record_exception(error, timestamp=now)
-        mark_error(self.span, error_type, None)
+        fail_span(self.span, error, error_type, now)
 
     # --- the end -------------------------------------------------------------------------------
     def end(self, now: int, end_reason: str) -> None:

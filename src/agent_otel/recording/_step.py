@@ -18,7 +18,7 @@ from agent_otel._guard import ending, guarded
 
 from ._costs import cost_attributes, plus
 from ._encodable import Count, in_range
-from ._errors import mark_error, record_error
+from ._errors import fail_span, record_error
 from ._settings import RunSettings
 from ._span import start_span
 from ._usage import Tokens
@@ -81,8 +81,7 @@ class Step:
 
     def fail(self, error: BaseException, error_type: str, now: int) -> None:
         """The run failed during this step: the exception and ERROR status on its span."""
-        self.span.record_exception(error, timestamp=now)
-        mark_error(self.span, error_type, None)
+        fail_span(self.span, error, error_type, now)
 
     def hold(self, now: int, index: Any, usage: Tokens, cost: float | None) -> None:
         """The step's boundary: it will end at ``now``; ``index`` is the boundary's own count

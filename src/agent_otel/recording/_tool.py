@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from opentelemetry.context.context import Context
@@ -15,7 +16,7 @@ from agent_otel import _attributes as A
 from agent_otel._guard import ending
 
 from ._encodable import Count
-from ._errors import mark_error, record_error
+from ._errors import fail_span, mark_error, record_error
 from ._settings import RunSettings
 from ._span import start_span
 from .content._messages import parse_arguments
@@ -41,14 +42,18 @@ class ToolCall:
                                               (content capture on)
     ``agent_otel.tool.is_error``              at the result, when it is an error
     ``error.type`` (+ ERROR status)           at the end: ``tool_error`` for an error
-                                              result, the run's error when it failed
+                                              result (status description: its text with
+                                              capture on, else its type); on an ``Error``
+                                              event; the exception (+ ``exception`` event,
+                                              description ``Type: message``) when the run
+                                              failed in it
     ``agent_otel.incomplete``                 when it never got its result
     ========================================  ===========================================
 
     Metric: ``gen_ai.execute_tool.duration`` at the end (with ``error.type`` on failure).
     """
 
-    __slots__ = ("metric_attributes", "name", "settings", "span", "start")
+    __slots__ = ("error_text", "metric_attributes", "name", "settings", "span", "start")
 
     def __init__(
         self,
@@ -82,6 +87,7 @@ class ToolCall:
         )
         self.start = now
         self.name = name
+        self.error_text: str | None = None
         self.metric_attributes: dict[str, AttributeValue] = {
             A.OPERATION_NAME: A.OP_EXECUTE_TOOL,
             A.TOOL_NAME: name,
@@ -94,30 +100,49 @@ class ToolCall:
             put(self.settings.capture, self.span, "tool_arguments", A.TOOL_CALL_ARGUMENTS, value)
 
     def result(self, content: Any, is_error: bool) -> None:
-        """The tool's result: its content (a success, capture on) or the error flag."""
+        """The tool's result: its content (a success, capture on) or the error flag.
+
+        A returned error's text becomes the span's status description at its end, only
+        with content capture on (it is content); otherwise the description is its type.
+        """
         if is_error:
             self.span.set_attribute(A.TOOL_IS_ERROR, True)
+            if self.settings.capture is not None:
+                self.error_text = error_text(content)
         elif self.settings.capture is not None:
             # gen_ai.tool.call.result is the result "if execution was successful"
             put(self.settings.capture, self.span, "tool_result", A.TOOL_CALL_RESULT, content)
 
     def record_error(self, kind: str, description: str | None, fatal: bool, time: int) -> None:
-        """An ``Error`` event while the tool runs."""
+        """An ``Error`` event while the tool runs: on the span, and ``error.type`` on its metric."""
         record_error(self.span, kind, description, fatal, time)
+        self.metric_attributes[A.ERROR_TYPE] = kind
 
     def fail(self, error: BaseException, error_type: str, now: int) -> None:
         """The run failed while the tool ran: the exception and ERROR status on its span."""
-        self.span.record_exception(error, timestamp=now)
-        mark_error(self.span, error_type, None)
+        fail_span(self.span, error, error_type, now)
+        self.metric_attributes[A.ERROR_TYPE] = error_type
 
     def end(self, now: int, *, error_type: str | None = None, incomplete: bool = False) -> None:
         """End the span at ``now``; ``error_type``: it failed (also on its metric)."""
         with ending(self.span, now, "tool span end"):
             if error_type is not None:
                 self.metric_attributes[A.ERROR_TYPE] = error_type
-                mark_error(self.span, error_type, None)
+                mark_error(self.span, error_type, self.error_text)
             if incomplete:
                 self.span.set_attribute(A.INCOMPLETE, True)
             self.settings.instruments.tool_duration.record(
                 (now - self.start) * _NS, self.metric_attributes
             )
+
+
+def error_text(content: Any) -> str | None:
+    """A returned error's content as text: a string as is, else its JSON (``None``: none)."""
+    if content is None:
+        return None
+    if isinstance(content, str):
+        return content
+    try:
+        return json.dumps(content, default=str, ensure_ascii=False)
+    except Exception:  # hostile content: its type describes the error
+        return None
