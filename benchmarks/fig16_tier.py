@@ -1,0 +1,128 @@
+"""Figure 16: spans/s through the real tier (Collector -> Jaeger), and what it costs the agent.
+
+The tier is ``tools/build.sh``'s binaries running the compose stack's configs
+(``exporters/collector/config.yaml``, ``exporters/jaeger/config.yaml``) on loopback, traces to
+Jaeger only (the Tempo exporter left out: one store, one path).
+
+* Throughput: the spans of real 4-span agent runs (ended already) fed to the batch processor
+  and OTLP/HTTP exporter exactly as ``configure()`` builds them, pointed at the Collector;
+  spans/s is the count Jaeger's own receiver metric reached over the time it took, end to end
+  (the Collector's memory_limiter and batch, its OTLP/gRPC hop, Jaeger's in-memory store).
+* Cost to the agent process: CPU time of this process for runs through ``otel_wrapper`` and
+  ``configure()`` until every span is exported, to the Collector against to the bare loopback
+  receiver of figure 10 (``_receiver.py``, its own process), interleaved rounds. The agent
+  process does the same work either way (encode, send); the tier's work is in other
+  processes, so the ratio should be 1.
+"""
+
+from __future__ import annotations
+
+import itertools
+import tempfile
+import time
+from pathlib import Path
+
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.trace import ReadableSpan
+
+from agent_otel import otel_wrapper
+from agent_otel.exporting._configure import configure
+from agent_otel.exporting._pipeline import otlp_span_pipeline
+
+from ._harness import Row, Stat, interleave, ratio
+from ._receiver import Receiver
+from ._tier import JAEGER_BIN, OTELCOL_BIN, Tier, compose_tier, counter, wait_for
+from .fig4_memory import _replay, _run_script
+from .fig10_export_ceiling import _recorded
+
+FIG = "16 tier"
+ACCEPTED = "otelcol_receiver_accepted_spans"
+
+
+def through_tier(tier: Tier, spans: list[ReadableSpan], n: int) -> float:
+    """spans/s from the exporter's first span to the n-th span accepted by Jaeger."""
+    _, processor = otlp_span_pipeline(
+        "http/protobuf", tier.otlp_http, None, None, None, MeterProvider()
+    )
+    start = counter(tier.jaeger.metrics_port, ACCEPTED)
+    began = time.perf_counter()
+    for span in itertools.islice(itertools.cycle(spans), n):
+        processor.on_end(span)
+    processor.force_flush(120_000)
+    wait_for(
+        lambda: counter(tier.jaeger.metrics_port, ACCEPTED) >= start + n,
+        timeout=120,
+        what=f"{n} spans in Jaeger",
+        interval=0.05,
+    )
+    elapsed = time.perf_counter() - began
+    processor.shutdown()
+    return n / elapsed
+
+
+async def agent_cpu(url: str, runs: int) -> float:
+    """CPU seconds of this process per 1,000 runs, traced and exported to ``url``."""
+    tel = configure("bench-tier", endpoint=url, console=False, set_global=False)
+    wrap = otel_wrapper(agent_name="bench", tracer_provider=tel.tracer_provider)
+    scripts = [_run_script(i) for i in range(runs)]
+    began = time.process_time()
+    for script in scripts:
+        async for _ in wrap(_replay(script)):
+            pass
+    tel.force_flush(60_000)
+    spent = time.process_time() - began
+    tel.shutdown(60_000)
+    if any(tel.spans_lost.values()):
+        raise AssertionError(f"figure 16: spans lost {tel.spans_lost}")
+    return 1000 * spent / runs
+
+
+async def run(quick: bool) -> list[Row]:
+    if not (JAEGER_BIN.exists() and OTELCOL_BIN.exists()):
+        return [Row(FIG, "not run: the tier is not built (bash tools/build.sh)", None, "")]
+    n, rounds, runs = (2_000, 1, 100) if quick else (20_000, 5, 2_000)
+    spans = await _recorded(500)
+    rows: list[Row] = []
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        Receiver() as rx,
+        compose_tier(Path(tmp), tempo=False) as tier,
+    ):
+        res = await interleave(
+            {
+                "tier": lambda: through_tier(tier, spans, n),
+                "cpu tier": lambda: agent_cpu(tier.otlp_http, runs),
+                "cpu receiver": lambda: agent_cpu(rx.http_url, runs),
+            },
+            rounds,
+            warmup=0 if quick else 1,
+        )
+    rows.append(
+        Row(
+            FIG,
+            "spans/s, agent exporter -> Collector -> Jaeger (in memory), end to end",
+            Stat.of(res["tier"]),
+            "spans/s",
+            note=f"{n:,} spans of 4-span runs, OTLP/HTTP, agent-otel batch defaults",
+        )
+    )
+    for key, where in (("cpu tier", "to the Collector"), ("cpu receiver", "to a bare receiver")):
+        rows.append(
+            Row(
+                FIG,
+                f"agent process CPU per 1,000 runs, exported {where}",
+                Stat.of(res[key]),
+                "s",
+                note=f"{runs:,} runs of 4 spans, until flushed",
+            )
+        )
+    rows.append(
+        Row(
+            FIG,
+            "agent process CPU: to the Collector / to a bare receiver",
+            ratio(res, "cpu tier", "cpu receiver"),
+            "x",
+            note="the tier costs the agent nothing beyond its exporter",
+        )
+    )
+    return rows

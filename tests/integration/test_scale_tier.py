@@ -1,0 +1,132 @@
+"""The scale-out topology of ``exporters/scale/``, every hop a real process on loopback.
+
+Two agent processes (``scale_agent.py``) -> the agent-tier Collector
+(``collector-agent.yaml``: load balancing by trace id; its Kubernetes DNS resolver swapped
+for a static list of the two gateways) -> two gateway Collectors (``collector-gateway.yaml``:
+tail sampling; their Tempo exporter pointed at Jaeger) -> Jaeger. Everything else in the
+shipped files runs as written.
+
+What must hold: every trace Jaeger has arrived whole (all its spans, though its spans were
+spread over two agent-tier batches and two gateways could each have seen a part); every run
+with an error is kept; a ratio of the rest is dropped; and the set Jaeger holds is exactly the
+set agent-otel's in-process ``TailSampler`` (``keep_ratio=0.1``, fed the same spans inside
+each agent process) keeps, because the gateway's baseline rule is the sampler's rule.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _support import REPO, free_port, poll
+from _tier import (
+    OTELCOL_BIN,
+    SCALE_AGENT,
+    SCALE_GATEWAY,
+    binary,
+    counter,
+    find_traces,
+    jaeger,
+    own_metrics,
+    running,
+    trace_spans,
+)
+
+pytestmark = pytest.mark.heavy
+RUNS = 60  # per agent process; every fifth fails
+AGENT = Path(__file__).with_name("scale_agent.py")
+ACCEPTED = "otelcol_receiver_accepted_spans"
+
+
+def test_two_agents_through_load_balancer_and_tail_sampling_gateways(tmp_path: Path) -> None:
+    collector = binary(OTELCOL_BIN)
+    with ExitStack() as stack:
+        store = stack.enter_context(jaeger(tmp_path / "jaeger"))
+        gateways, gateway_metrics = [], []
+        for i in range(2):
+            port, metrics = free_port(), free_port()
+            overrides = {
+                "receivers::otlp::protocols::grpc::endpoint": f"127.0.0.1:{port}",
+                "exporters::otlp/tempo::endpoint": store.otlp_grpc,
+                # no remote-write store here: metrics go nowhere we read (the gateway logs it)
+                "exporters::prometheusremotewrite::endpoint": f"http://127.0.0.1:{free_port()}",
+                **own_metrics(metrics),
+            }
+            stack.enter_context(
+                running(collector, SCALE_GATEWAY, overrides, tmp_path / f"gateway{i}", port)
+            )
+            gateways.append(f"127.0.0.1:{port}")
+            gateway_metrics.append(metrics)
+        grpc, http = free_port(), free_port()
+        overrides = {
+            "receivers::otlp::protocols::grpc::endpoint": f"127.0.0.1:{grpc}",
+            "receivers::otlp::protocols::http::endpoint": f"127.0.0.1:{http}",
+            "exporters::loadbalancing::resolver": {"static": {"hostnames": gateways}},
+            "exporters::otlp/gateway::endpoint": gateways[0],
+            **own_metrics(free_port()),
+        }
+        stack.enter_context(
+            running(collector, SCALE_AGENT, overrides, tmp_path / "agent-tier", http)
+        )
+
+        env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+        env["PYTHONPATH"] = os.pathsep.join(
+            [str(REPO / "src"), str(REPO / "contract"), env.get("PYTHONPATH", "")]
+        )
+        agents = [
+            subprocess.Popen(
+                [sys.executable, str(AGENT), f"http://127.0.0.1:{http}", str(RUNS), tag],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=env,
+            )
+            for tag in ("a", "b")
+        ]
+        runs: dict[str, dict[str, Any]] = {}
+        for agent in agents:
+            out, err = agent.communicate(timeout=240)
+            assert agent.returncode == 0, err
+            runs.update(json.loads(out))
+        assert len(runs) == 2 * RUNS
+
+        errors = {t for t, r in runs.items() if r["error"]}
+        in_process = {t for t, r in runs.items() if r["kept"]}
+        assert len(errors) == 2 * RUNS // 5
+        assert errors <= in_process  # the in-process sampler keeps every failed run
+
+        spans_sent = sum(r["spans"] for r in runs.values())
+
+        def all_decided() -> bool:  # both gateways saw spans, and together every span once
+            counts = [counter(port, ACCEPTED) for port in gateway_metrics]
+            return all(counts) and sum(counts) == spans_sent
+
+        poll(all_decided, timeout=60, what=f"{spans_sent} spans across both gateways")
+
+        def stored() -> dict[str, list[Any]] | None:
+            found = {}
+            for service in ("scale-agent-a", "scale-agent-b"):
+                found.update(find_traces(store, service))
+            have = {t for t, spans in found.items() if len(spans) >= runs[t]["spans"]}
+            return found if in_process <= have else None
+
+        # decision_wait_after_root_received is 5 s: decisions land soon after each run ends
+        found = poll(stored, timeout=120, what="every kept run whole in Jaeger", interval=1)
+        # a trace the gateways dropped never shows up later
+        dropped = set(runs) - in_process
+        assert all(trace_spans(store, t) == [] for t in sorted(dropped)[:5])
+
+    assert set(found) == in_process  # the Collector kept exactly what the sampler keeps
+    for trace_id, spans in found.items():
+        assert len(spans) == runs[trace_id]["spans"], f"{trace_id} is not whole"
+        assert len({s["spanId"] for s in spans}) == len(spans)
+    assert errors <= set(found)
+    ok_runs = set(runs) - errors
+    kept_ok = set(found) & ok_runs
+    assert 0 < len(kept_ok) < len(ok_runs) / 2, (len(kept_ok), len(ok_runs))  # ~10 %
