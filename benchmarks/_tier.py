@@ -161,7 +161,10 @@ def jaeger(workdir: Path) -> Iterator[Jaeger]:
     }
     with running(JAEGER_BIN, JAEGER_CONFIG, overrides, workdir, grpc) as log:
         api = f"http://127.0.0.1:{http}"
-        wait_for(lambda: get_json(f"{api}/api/v3/services"), timeout=60, what="Jaeger's API")
+        # An empty store answers ``{}`` (proto JSON omits an empty list): any JSON is ready.
+        wait_for(
+            lambda: get_json(f"{api}/api/v3/services") is not None, timeout=60, what="Jaeger's API"
+        )
         yield Jaeger(f"127.0.0.1:{grpc}", api, metrics, log)
 
 

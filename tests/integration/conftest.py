@@ -170,6 +170,8 @@ def start_prometheus(tmp_path: Path) -> Iterator[object]:
         config.write_text(
             "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
             "scrape_configs:\n  - job_name: agent-otel\n    scrape_interval: 1s\n"
+            # as exporters/prometheus/prometheus.yml: the job is the app's service.name
+            "    honor_labels: true\n"
             f"    static_configs:\n      - targets: ['127.0.0.1:{target_port}']\n"
         )
         port = free_port()

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from _support import REPO, free_port, poll
 from _tier import (
     OTELCOL_BIN,
@@ -67,12 +68,18 @@ def test_two_agents_through_load_balancer_and_tail_sampling_gateways(tmp_path: P
         overrides = {
             "receivers::otlp::protocols::grpc::endpoint": f"127.0.0.1:{grpc}",
             "receivers::otlp::protocols::http::endpoint": f"127.0.0.1:{http}",
-            "exporters::loadbalancing::resolver": {"static": {"hostnames": gateways}},
             "exporters::otlp/gateway::endpoint": gateways[0],
             **own_metrics(free_port()),
         }
+        # The shipped file with only its Kubernetes DNS resolver swapped for a static list of
+        # the two gateways: ``--set`` merges maps, and the exporter refuses two resolvers.
+        config = yaml.safe_load(SCALE_AGENT.read_text())
+        resolver = {"static": {"hostnames": gateways}}
+        config["exporters"]["loadbalancing"]["resolver"] = resolver
+        agent_config = tmp_path / SCALE_AGENT.name
+        agent_config.write_text(yaml.safe_dump(config))
         stack.enter_context(
-            running(collector, SCALE_AGENT, overrides, tmp_path / "agent-tier", http)
+            running(collector, agent_config, overrides, tmp_path / "agent-tier", http)
         )
 
         env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
