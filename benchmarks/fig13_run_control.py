@@ -16,6 +16,7 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import TracerProvider
 
 from agent_otel import otel_wrapper
+from agent_otel.cost import BUNDLED_PRICES
 
 from ._harness import Row, Stat, diff, interleave, ratio
 from .fig4_memory import _run_script
@@ -52,7 +53,7 @@ async def run(quick: bool) -> list[Row]:
     runs, rounds = (100, 3) if quick else (2_000, 15)
     configs = {
         "off": {**OFF},
-        "cost": {**OFF, "prices": otel_wrapper.__kwdefaults__["prices"]},
+        "cost": {**OFF, "prices": BUNDLED_PRICES},
         "identity": {**OFF, **IDS},
         "stand_down": {**OFF, "stand_down_providers": True},
         "all": {**IDS},
