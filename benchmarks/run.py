@@ -41,6 +41,7 @@ FIGURES = {
     "13": "fig13_run_control",
     "14": "fig14_scrubbing",
     "15": "fig15_frameworks",
+    "16": "fig16_tier",
 }
 PACKAGES = (
     "agent-otel",
