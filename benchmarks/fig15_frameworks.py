@@ -1,6 +1,7 @@
-"""Figure 15: CPU per event of the issue-20 frameworks, agent-otel against each one's own tracer.
+"""Figure 15: CPU per event of seven frameworks, agent-otel against each one's own tracer.
 
-    python -m benchmarks.run --only 15          # Agno, AutoGen here; ADK, Strands in their venvs
+    python -m benchmarks.run --only 15   # Agno, AutoGen, smolagents, LlamaIndex here;
+                                         # ADK, Strands, CrewAI in their own venvs
     python -m benchmarks.fig15_frameworks --framework agno [--runs N] [--rounds R]
 
 The scripted conversation of the conformance tests (``tests/sources/_fw_*.py``: two parallel
@@ -8,14 +9,17 @@ tool calls, one failing, then an answer) on each framework's own test model. Thr
 configurations per interleaved round, all exporting to in-memory exporters: the framework's
 stream read through the adapter untraced (the baseline), the same traced by ``otel_wrapper()``
 (agent-otel), and untraced by agent-otel but traced by the framework's own OpenTelemetry spans
-(AutoGen, Google ADK, Strands) or OpenInference's instrumentation (Agno has no tracer of its
-own). The adapter runs in all three, so the differences are the tracers' alone. Per event:
-CPU time over the framework's own events (what the adapter's ``sink`` receives).
+(AutoGen, Google ADK, Strands) or OpenInference's instrumentation (Agno, smolagents, LlamaIndex
+and CrewAI: the first has no tracer of its own; the others' own tracing is OpenInference's, or
+goes to a vendor's service only). The adapter runs in all three, so the differences are the
+tracers' alone. Per event: CPU time over the framework's own events (what the adapter's
+``sink`` receives).
 
 The frameworks that trace to the global provider get a switch installed once as the global
 provider: off (a no-op tracer) in the baseline and agent-otel's runs, the in-memory provider in
-their own. Google ADK and Strands cannot install beside ``dev`` (``.ci/separate-envs``): run
-from ``.venv-google-adk`` / ``.venv-strands-agents`` when those exist, else left out (noted).
+their own. Google ADK, Strands and CrewAI cannot install beside ``dev`` (``.ci/separate-envs``):
+run from ``.venv-google-adk`` / ``.venv-strands-agents`` / ``.venv-crewai`` when those exist,
+else left out (noted).
 """
 
 from __future__ import annotations
@@ -45,9 +49,13 @@ FRAMEWORKS = {
     "autogen": ("_fw_autogen", "AutoGen's own", None),
     "google-adk": ("_fw_google_adk", "ADK's own", "google-adk"),
     "strands": ("_fw_strands", "Strands' own", "strands-agents"),
+    "smolagents": ("_fw_smolagents", "OpenInference", None),
+    "llama-index": ("_fw_llama_index", "OpenInference", None),
+    "crewai": ("_fw_crewai", "OpenInference", "crewai"),
 }
 LABELS = {"agno": "Agno", "autogen": "AutoGen AgentChat", "google-adk": "Google ADK",
-          "strands": "Strands Agents"}  # fmt: skip
+          "strands": "Strands Agents", "smolagents": "smolagents",
+          "llama-index": "LlamaIndex", "crewai": "CrewAI"}  # fmt: skip
 
 
 class _Switch(trace.TracerProvider):
@@ -81,6 +89,7 @@ class _SwitchTracer(trace.Tracer):
 
 
 _SWITCH = _Switch()
+Peer = Callable[[InMemoryTelemetry], contextlib.AbstractContextManager[None]]
 
 
 @contextlib.contextmanager
@@ -93,23 +102,35 @@ def _own(telemetry: InMemoryTelemetry) -> Iterator[None]:
         _SWITCH.target = None
 
 
-@contextlib.contextmanager
-def _openinference_agno(telemetry: InMemoryTelemetry) -> Iterator[None]:
-    from openinference.instrumentation.agno import AgnoInstrumentor
+def _openinference(module: str, name: str) -> Peer:
+    """OpenInference's instrumentor ``module.name``, on ``telemetry`` for the run only."""
 
-    instrumentor = AgnoInstrumentor()
-    instrumentor.instrument(tracer_provider=telemetry.tracer_provider)
-    try:
-        yield
-    finally:
-        instrumentor.uninstrument()
+    @contextlib.contextmanager
+    def traced(telemetry: InMemoryTelemetry) -> Iterator[None]:
+        import importlib
+
+        instrumentor = getattr(importlib.import_module(module), name)()
+        instrumentor.instrument(tracer_provider=telemetry.tracer_provider)
+        try:
+            yield
+        finally:
+            instrumentor.uninstrument()
+
+    return traced
 
 
-PEERS: dict[str, Callable[[InMemoryTelemetry], contextlib.AbstractContextManager[None]]] = {
-    "agno": _openinference_agno,
+PEERS: dict[str, Peer] = {
+    "agno": _openinference("openinference.instrumentation.agno", "AgnoInstrumentor"),
     "autogen": _own,
     "google-adk": _own,
     "strands": _own,
+    "smolagents": _openinference(
+        "openinference.instrumentation.smolagents", "SmolagentsInstrumentor"
+    ),
+    "llama-index": _openinference(
+        "openinference.instrumentation.llama_index", "LlamaIndexInstrumentor"
+    ),
+    "crewai": _openinference("openinference.instrumentation.crewai", "CrewAIInstrumentor"),
 }
 
 
@@ -120,7 +141,7 @@ def _runs(name: str) -> dict[str, Run]:
     from tests.sources import _script as s
 
     builder = importlib.import_module(f"tests.sources.{FRAMEWORKS[name][0]}")
-    if name != "agno" and trace.get_tracer_provider() is not _SWITCH:
+    if PEERS[name] is _own and trace.get_tracer_provider() is not _SWITCH:
         trace.set_tracer_provider(_SWITCH)  # off (no-op) until a peer run switches it on
 
     async def play(hang: bool, telemetry: InMemoryTelemetry | None, ours: bool) -> int:
@@ -189,7 +210,9 @@ def _separate(name: str, runs: int, rounds: int) -> dict[str, Any] | str:
     )  # fmt: skip
     if done.returncode != 0:
         return f"not run: .venv-{env_name} failed: {done.stderr.strip().splitlines()[-1:]}"
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    # The last JSON line: a framework may print to stdout too (CrewAI's panels), even after it.
+    line = next(x for x in reversed(done.stdout.splitlines()) if x.startswith('{"framework"'))
+    result: dict[str, Any] = json.loads(line)
     return result
 
 
