@@ -10,19 +10,17 @@ from __future__ import annotations
 
 import datetime
 import json
-import os
-import signal
-import socket
 import subprocess
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from ._process import free_port, poll, port_open, serving
 
 REPO = Path(__file__).resolve().parents[1]
 TOOLS_BIN = REPO / "tools" / "bin"
@@ -33,39 +31,6 @@ JAEGER_CONFIG = EXPORTERS / "jaeger" / "config.yaml"
 COLLECTOR_CONFIG = EXPORTERS / "collector" / "config.yaml"
 SCALE_AGENT = EXPORTERS / "scale" / "collector-agent.yaml"
 SCALE_GATEWAY = EXPORTERS / "scale" / "collector-gateway.yaml"
-
-
-def free_port() -> int:
-    """A loopback TCP port nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def port_open(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-            return True
-    except OSError:
-        return False
-
-
-def wait_for(check: Callable[[], Any], timeout: float, what: str, interval: float = 0.2) -> Any:
-    """Call ``check`` until it returns something truthy (errors count as not yet); else fail."""
-    deadline = time.monotonic() + timeout
-    error: Exception | None = None
-    while True:
-        try:
-            result = check()
-            error = None
-        except (OSError, ValueError) as exc:
-            result, error = None, exc
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}; {error!r}")
-        time.sleep(interval)
 
 
 def sets(overrides: Mapping[str, Any]) -> list[str]:
@@ -97,13 +62,6 @@ def validate(path: Path, config: Path, overrides: Mapping[str, Any] | None = Non
     return output
 
 
-def log_tail(path: Path, lines: int = 40) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "(no log)"
-
-
 @contextmanager
 def running(
     path: Path, config: Path, overrides: Mapping[str, Any], workdir: Path, ready_port: int
@@ -111,34 +69,9 @@ def running(
     """Run ``path --config=config`` with ``overrides`` until the block ends; yields its log."""
     workdir.mkdir(parents=True, exist_ok=True)
     log = workdir / f"{path.name}-{ready_port}.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [str(path), f"--config={config}", *sets(overrides)],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            cwd=workdir,
-            start_new_session=True,
-        )
-    try:
-
-        def ready() -> bool:
-            if process.poll() is not None:
-                raise AssertionError(f"{path.name} exited ({process.returncode}):\n{log_tail(log)}")
-            return port_open(ready_port)
-
-        try:
-            wait_for(ready, timeout=120, what=f"{path.name} on port {ready_port}")
-        except AssertionError as exc:
-            raise AssertionError(f"{exc}\n{log_tail(log)}") from None
+    command = [str(path), f"--config={config}", *sets(overrides)]
+    with serving(command, log=log, ready=lambda: port_open(ready_port), timeout=120):
         yield log
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait(timeout=10)
 
 
 @dataclass(frozen=True)
@@ -162,7 +95,7 @@ def jaeger(workdir: Path) -> Iterator[Jaeger]:
     with running(JAEGER_BIN, JAEGER_CONFIG, overrides, workdir, grpc) as log:
         api = f"http://127.0.0.1:{http}"
         # An empty store answers ``{}`` (proto JSON omits an empty list): any JSON is ready.
-        wait_for(
+        poll(
             lambda: get_json(f"{api}/api/v3/services") is not None, timeout=60, what="Jaeger's API"
         )
         yield Jaeger(f"127.0.0.1:{grpc}", api, metrics, log)

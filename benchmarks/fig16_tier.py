@@ -31,8 +31,9 @@ from agent_otel.exporting._configure import configure
 from agent_otel.exporting._pipeline import otlp_span_pipeline
 
 from ._harness import Row, Stat, interleave, ratio
+from ._process import poll
 from ._receiver import Receiver
-from ._tier import JAEGER_BIN, OTELCOL_BIN, compose_tier, counter, wait_for
+from ._tier import JAEGER_BIN, OTELCOL_BIN, compose_tier, counter
 from .fig4_memory import _replay, _run_script
 from .fig10_export_ceiling import _recorded
 
@@ -50,7 +51,7 @@ def through(url: str, spans: list[ReadableSpan], n: int, received: Callable[[], 
     for span in itertools.islice(itertools.cycle(spans), n):
         processor.on_end(span)
     processor.force_flush(120_000)
-    wait_for(lambda: received() >= start + n, timeout=120, what=f"{n} spans", interval=0.05)
+    poll(lambda: received() >= start + n, timeout=120, what=f"{n} spans", interval=0.05)
     elapsed = time.perf_counter() - began
     processor.shutdown()
     return n / elapsed

@@ -5,15 +5,17 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
+from benchmarks._process import free_port as free_port  # re-exported: the tests' one import
+from benchmarks._process import poll as poll
+from benchmarks._process import port_open as port_open
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import SpanKind, TracerProvider
 
@@ -33,44 +35,6 @@ from agent_otel import otel_wrapper
 from agent_otel.testing import FakeClock
 
 REPO = Path(__file__).resolve().parents[2]
-T = TypeVar("T")
-
-
-def free_port() -> int:
-    """A loopback TCP port nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def port_open(port: int, host: str = "127.0.0.1") -> bool:
-    try:
-        with socket.create_connection((host, port), timeout=0.5):
-            return True
-    except OSError:
-        return False
-
-
-def poll(check: Callable[[], T | None], *, timeout: float, what: str, interval: float = 0.2) -> T:
-    """Call ``check`` until it returns something truthy or the deadline passes (then fail)."""
-    deadline = time.monotonic() + timeout
-    last: T | None = None
-    while True:
-        try:
-            last = check()
-        except (OSError, ValueError) as exc:  # still starting: refused, reset, 404, bad JSON
-            last = None
-            error: Exception | None = exc
-        else:
-            error = None
-        if last:
-            return last
-        if time.monotonic() > deadline:
-            raise AssertionError(
-                f"timed out after {timeout}s waiting for {what}; last error: {error!r}"
-            )
-        time.sleep(interval)
 
 
 def only_loopback() -> tuple[bool, list[str]]:

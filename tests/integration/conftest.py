@@ -11,23 +11,14 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
-import subprocess
-import urllib.request
 from collections.abc import Iterator
+from contextlib import ExitStack
+from functools import partial
 from pathlib import Path
 
 import pytest
-from _support import (
-    REPO,
-    MLflow,
-    Phoenix,
-    PrometheusServer,
-    free_port,
-    only_loopback,
-    poll,
-    port_open,
-)
+from _support import REPO, MLflow, Phoenix, PrometheusServer, free_port, only_loopback
+from benchmarks._process import http_ok, port_open, serving
 
 PHOENIX_BIN = REPO / ".phoenix-venv" / "bin" / "phoenix"
 MLFLOW_BIN = REPO / ".mlflow-venv" / "bin" / "mlflow"
@@ -37,28 +28,6 @@ def _missing(what: str) -> None:
     if os.environ.get("CI"):
         pytest.fail(f"{what} is missing in CI; .ci/run must install it")
     pytest.skip(f"{what} is not installed")
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=10)
-
-
-def _log_tail(path: Path, lines: int = 40) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "(no log)"
-
-
-def _http_ok(url: str) -> bool:
-    with urllib.request.urlopen(url, timeout=2) as response:
-        return bool(response.status == 200)
 
 
 @pytest.fixture(scope="session")
@@ -88,30 +57,13 @@ def phoenix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Phoenix]:
     }
     for var in [v for v in env if v.startswith("OTEL_")]:
         del env[var]  # Phoenix must not pick up the exporter settings of the test process
-    log = workdir / "phoenix.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [str(PHOENIX_BIN), "serve"],
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            cwd=workdir,
-            start_new_session=True,
-        )
-    try:
+    command = [str(PHOENIX_BIN), "serve"]
 
-        def ready() -> bool:
-            if process.poll() is not None:
-                raise AssertionError(f"phoenix exited ({process.returncode}):\n{_log_tail(log)}")
-            return _http_ok(f"http://127.0.0.1:{http_port}/healthz") and port_open(grpc_port)
+    def ready() -> bool:
+        return http_ok(f"http://127.0.0.1:{http_port}/healthz") and port_open(grpc_port)
 
-        try:
-            poll(ready, timeout=180, what="Phoenix to become ready")
-        except AssertionError as exc:
-            raise AssertionError(f"{exc}\n{_log_tail(log)}") from None
+    with serving(command, log=workdir / "phoenix.log", ready=ready, timeout=180, env=env):
         yield Phoenix(f"http://127.0.0.1:{http_port}", f"http://127.0.0.1:{grpc_port}")
-    finally:
-        _stop(process)
 
 
 @pytest.fixture(scope="session")
@@ -135,26 +87,9 @@ def mlflow(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MLflow]:
         f"--backend-store-uri=sqlite:///{workdir / 'mlflow.db'}",
         f"--default-artifact-root={workdir / 'artifacts'}",
     ]
-    log = workdir / "mlflow.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            command, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=workdir,
-            start_new_session=True,
-        )  # fmt: skip
-    try:
-
-        def ready() -> bool:
-            if process.poll() is not None:
-                raise AssertionError(f"mlflow exited ({process.returncode}):\n{_log_tail(log)}")
-            return _http_ok(f"http://127.0.0.1:{port}/health")
-
-        try:
-            poll(ready, timeout=240, what="MLflow to become ready")
-        except AssertionError as exc:
-            raise AssertionError(f"{exc}\n{_log_tail(log)}") from None
+    ready = partial(http_ok, f"http://127.0.0.1:{port}/health")
+    with serving(command, log=workdir / "mlflow.log", ready=ready, timeout=240, env=env):
         yield MLflow(f"http://127.0.0.1:{port}")
-    finally:
-        _stop(process)
 
 
 @pytest.fixture
@@ -163,7 +98,6 @@ def start_prometheus(tmp_path: Path) -> Iterator[object]:
     binary = shutil.which("prometheus")
     if binary is None:
         _missing("prometheus (apt-get install prometheus)")
-    processes: list[subprocess.Popen[bytes]] = []
 
     def start(target_port: int) -> PrometheusServer:
         config = tmp_path / "prometheus.yml"
@@ -175,31 +109,18 @@ def start_prometheus(tmp_path: Path) -> Iterator[object]:
             f"    static_configs:\n      - targets: ['127.0.0.1:{target_port}']\n"
         )
         port = free_port()
-        log = tmp_path / "prometheus.log"
-        with log.open("wb") as out:
-            process = subprocess.Popen(
-                [
-                    str(binary),
-                    f"--config.file={config}",
-                    f"--storage.tsdb.path={tmp_path / 'data'}",
-                    f"--web.listen-address=127.0.0.1:{port}",
-                ],
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                cwd=tmp_path,
-                start_new_session=True,
-            )
-        processes.append(process)
         url = f"http://127.0.0.1:{port}"
-
-        def ready() -> bool:
-            if process.poll() is not None:
-                raise AssertionError(f"prometheus exited ({process.returncode}):\n{_log_tail(log)}")
-            return _http_ok(f"{url}/-/ready")
-
-        poll(ready, timeout=60, what="Prometheus to become ready")
+        command = [
+            str(binary),
+            f"--config.file={config}",
+            f"--storage.tsdb.path={tmp_path / 'data'}",
+            f"--web.listen-address=127.0.0.1:{port}",
+        ]
+        ready = partial(http_ok, f"{url}/-/ready")
+        servers.enter_context(
+            serving(command, log=tmp_path / "prometheus.log", ready=ready, timeout=60)
+        )
         return PrometheusServer(url)
 
-    yield start
-    for process in processes:
-        _stop(process)
+    with ExitStack() as servers:
+        yield start

@@ -97,6 +97,10 @@ from agent_contract.protocol import LLMCallStart, LLMCallEnd, StepBoundary, Text
 from agent_contract.protocol import FunctionCall
 from agent_otel import configure, otel_wrapper
 
+def idle():
+    while True:
+        time.sleep(0.05)
+
 def runs(n, name="run"):
     async def agent():
         yield LLMCallStart(model="m", call_id="c")
@@ -138,9 +142,18 @@ def wait_ready(process: subprocess.Popen[str]) -> None:
     assert line.strip() == "ready", (line, process.stderr.read() if process.stderr else "")
 
 
-def finish(process: subprocess.Popen[str]) -> tuple[int, str]:
-    _, err = process.communicate(timeout=HANG_GUARD_S)
-    return process.returncode, err
+def finish(process: subprocess.Popen[str]) -> tuple[int, str, str]:
+    """The child's exit code, stdout and stderr once it has ended."""
+    out, err = process.communicate(timeout=HANG_GUARD_S)
+    return process.returncode, out, err
+
+
+def terminated(script: str, endpoint: str) -> tuple[int, str, str]:
+    """Run ``script`` in a child until it prints "ready", then SIGTERM it: how it ended."""
+    process = child(script, endpoint)
+    wait_ready(process)
+    process.send_signal(signal.SIGTERM)
+    return finish(process)
 
 
 # --- SIGTERM ---------------------------------------------------------------------------------
@@ -148,19 +161,15 @@ def test_sigterm_flushes_queued_spans_then_dies_of_the_signal(
     receiver: tuple[str, Spans],
 ) -> None:
     endpoint, spans = receiver
-    process = child(
+    code, _, err = terminated(
         """
         configure("sigterm", endpoint=os.environ["ENDPOINT"])
         runs(20)
         print("ready", flush=True)
-        while True:
-            time.sleep(0.05)
+        idle()
         """,
         endpoint,
     )
-    wait_ready(process)
-    process.send_signal(signal.SIGTERM)
-    code, err = finish(process)
     assert code == -signal.SIGTERM, err  # the default action, after the flush
     assert len(spans.names()) == 60, err  # agent, step and chat of each of 20 runs
     assert "lost" not in err
@@ -168,7 +177,7 @@ def test_sigterm_flushes_queued_spans_then_dies_of_the_signal(
 
 def test_sigterm_chains_the_applications_handler(receiver: tuple[str, Spans]) -> None:
     endpoint, spans = receiver
-    process = child(
+    code, out, err = terminated(
         """
         def graceful(signum, frame):
             print("app handler", signum, flush=True)
@@ -177,22 +186,18 @@ def test_sigterm_chains_the_applications_handler(receiver: tuple[str, Spans]) ->
         configure("chained", endpoint=os.environ["ENDPOINT"])
         runs(20)
         print("ready", flush=True)
-        while True:
-            time.sleep(0.05)
+        idle()
         """,
         endpoint,
     )
-    wait_ready(process)
-    process.send_signal(signal.SIGTERM)
-    out, err = process.communicate(timeout=HANG_GUARD_S)
-    assert process.returncode == 3, err  # the application's own exit
+    assert code == 3, err  # the application's own exit
     assert f"app handler {int(signal.SIGTERM)}" in out
     assert len(spans.names()) == 60, err
 
 
 def test_an_ignored_sigterm_stays_ignored(receiver: tuple[str, Spans]) -> None:
     endpoint, spans = receiver
-    process = child(
+    code, out, err = terminated(
         """
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         configure("ignored", endpoint=os.environ["ENDPOINT"])
@@ -203,10 +208,7 @@ def test_an_ignored_sigterm_stays_ignored(receiver: tuple[str, Spans]) -> None:
         """,
         endpoint,
     )
-    wait_ready(process)
-    process.send_signal(signal.SIGTERM)
-    out, err = process.communicate(timeout=HANG_GUARD_S)
-    assert process.returncode == 0 and out.strip() == "True", err
+    assert code == 0 and out.strip() == "True", err
     assert len(spans.names()) == 6  # flushed by the normal exit
 
 
@@ -223,12 +225,11 @@ def test_sigterm_while_the_interrupted_code_holds_the_loss_lock_does_not_deadloc
         with telemetry._loss._lock:
             os.kill(os.getpid(), signal.SIGTERM)  # the handler runs here, inside the lock
             time.sleep(0.5)
-        while True:
-            time.sleep(0.05)
+        idle()
         """,
         endpoint,
     )
-    code, err = finish(process)
+    code, _, err = finish(process)
     assert code == -signal.SIGTERM, err
     assert len(spans.names()) == 12, err
 
@@ -240,7 +241,7 @@ def test_sigterm_after_shutdown_keeps_its_default_action(
     """After ``shutdown()`` the previous handler is back; a handler the application installed
     later and that chains to ours still ends in the default action."""
     endpoint, _ = receiver
-    process = child(
+    code, _, err = terminated(
         f"""
         telemetry = configure("after", endpoint=os.environ["ENDPOINT"])
         if {chained_later}:
@@ -248,14 +249,10 @@ def test_sigterm_after_shutdown_keeps_its_default_action(
             signal.signal(signal.SIGTERM, lambda n, f: ours(n, f))
         telemetry.shutdown()
         print("ready", flush=True)
-        while True:
-            time.sleep(0.05)
+        idle()
         """,
         endpoint,
     )
-    wait_ready(process)
-    process.send_signal(signal.SIGTERM)
-    code, err = finish(process)
     assert code == -signal.SIGTERM, err
 
 
@@ -283,8 +280,8 @@ def test_parent_and_forked_child_each_deliver_and_count_only_their_own(
         """,
         endpoint,
     )
-    out, err = process.communicate(timeout=HANG_GUARD_S)
-    assert process.returncode == 0, err
+    code, out, err = finish(process)
+    assert code == 0, err
     names = spans.names()
     assert names.count("invoke_agent parent-before") == 5  # once: the child does not resend
     assert names.count("invoke_agent child") == 3
@@ -316,8 +313,8 @@ def test_a_multiprocessing_worker_delivers_at_its_exit(receiver: tuple[str, Span
         """,
         endpoint,
     )
-    out, err = process.communicate(timeout=HANG_GUARD_S)
-    assert process.returncode == 0 and "worker exit 0" in out, err
+    code, out, err = finish(process)
+    assert code == 0 and "worker exit 0" in out, err
     assert spans.names().count("invoke_agent worker") == 6, err  # 3 by Process, 3 by a Pool
     assert len(spans.names()) == 18
 
@@ -350,7 +347,7 @@ def test_runs_open_at_exit_end_innermost_first_marked_and_counted(
         """,
         endpoint,
     )
-    code, err = finish(process)
+    code, _, err = finish(process)
     assert code == 0, err
     by_name = {s["name"]: s for s in spans.items}
     assert set(by_name) >= {
