@@ -41,6 +41,11 @@ Rules ``collect`` follows:
   (another package's ``TextDelta``, an ``Agent`` contract ``StreamEvent``), ``collect``
   warns once per call (``LookAlikeEventWarning``): their content is not in the result.
 * ``InvokeResult.text`` is the last step's text ("" when there are no steps).
+
+An observer's ``stream_wrapper`` sees the events, not the messages the run was invoked with.
+``collect(..., messages=...)`` (``StreamingAgent.invoke`` passes its own) makes them readable
+through :func:`invoke_messages` while it calls the wrapper, and only then, so a wrapper can
+record the run's input without the wrapper's signature changing.
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ import json
 import warnings
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,11 +79,26 @@ __all__ = [
     "StreamWrapper",
     "StreamingAgent",
     "collect",
+    "invoke_messages",
     "sum_usage",
 ]
 
 StreamWrapper = Callable[[AsyncIterator[AgentEvent]], AsyncIterator[AgentEvent]]
 """Wraps an agent's event stream before ``invoke`` consumes it (how observers hook in)."""
+
+_INVOKE_MESSAGES: ContextVar[Sequence[Message] | None] = ContextVar(
+    "agent_contract_invoke_messages", default=None
+)
+
+
+def invoke_messages() -> Sequence[Message] | None:
+    """The messages of the ``invoke`` whose ``stream_wrapper`` is being called, else None.
+
+    Set by :func:`collect` for the duration of its ``stream_wrapper(events)`` call only: a
+    run started later (a sub-agent's, from a tool) never sees its parent's messages.
+    """
+    return _INVOKE_MESSAGES.get()
+
 
 _COUNT_FIELDS = (
     "input_tokens",
@@ -239,13 +260,23 @@ class _Collector:
 
 
 async def collect(
-    events: AsyncIterator[AgentEvent], stream_wrapper: StreamWrapper | None = None
+    events: AsyncIterator[AgentEvent],
+    stream_wrapper: StreamWrapper | None = None,
+    *,
+    messages: Sequence[Message] | None = None,
 ) -> InvokeResult:
     """Consume an event stream into an ``InvokeResult`` (rules in the module docstring).
 
-    ``stream_wrapper``, when given, is applied to ``events`` first and its output consumed.
+    ``stream_wrapper``, when given, is applied to ``events`` first and its output consumed;
+    ``messages`` (the run's input) are :func:`invoke_messages` while it is applied.
     """
-    stream = stream_wrapper(events) if stream_wrapper is not None else events
+    stream = events
+    if stream_wrapper is not None:
+        token = _INVOKE_MESSAGES.set(messages)
+        try:
+            stream = stream_wrapper(events)
+        finally:
+            _INVOKE_MESSAGES.reset(token)
     collector = _Collector()
     async for event in stream:
         collector.add(event)
@@ -257,8 +288,8 @@ async def collect(
 class StreamingAgent(ABC):
     """Base class giving any agent that implements ``stream`` a correct ``invoke``.
 
-    ``invoke`` is ``collect(self.stream(messages, config), stream_wrapper)``, so buffering
-    never diverges from streaming. ``reset()`` is optional and not defined here.
+    ``invoke`` is ``collect(self.stream(messages, config), stream_wrapper, messages=messages)``,
+    so buffering never diverges from streaming. ``reset()`` is optional and not defined here.
     """
 
     @abstractmethod
@@ -274,4 +305,4 @@ class StreamingAgent(ABC):
         config: dict[str, Any] | None = None,
     ) -> InvokeResult:
         """Buffered call: collect ``stream`` into per-step structure (see ``collect``)."""
-        return await collect(self.stream(messages, config), stream_wrapper)
+        return await collect(self.stream(messages, config), stream_wrapper, messages=messages)

@@ -34,6 +34,7 @@ from agent_contract.invoke import (
     StreamingAgent,
     StreamWrapper,
     collect,
+    invoke_messages,
     sum_usage,
 )
 
@@ -60,6 +61,7 @@ __all__ = [
     "ToolResult",
     "Usage",
     "collect",
+    "invoke_messages",
     "sum_usage",
 ]
 

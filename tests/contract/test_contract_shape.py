@@ -200,8 +200,11 @@ def test_stream_wrapper_alias_and_collect_signature() -> None:
     assert Callable[[event_iter], event_iter] == invoke_mod.StreamWrapper
     assert inspect.iscoroutinefunction(invoke_mod.collect)
     params = inspect.signature(invoke_mod.collect).parameters
-    assert list(params) == ["events", "stream_wrapper"]
+    assert list(params) == ["events", "stream_wrapper", "messages"]
     assert params["stream_wrapper"].default is None
+    # an addition (docs/contract.md): keyword-only, so the original's calls are unchanged
+    assert params["messages"].kind is inspect.Parameter.KEYWORD_ONLY
+    assert params["messages"].default is None
 
 
 @pytest.mark.parametrize("cls", [protocol_mod.AgentProtocol, invoke_mod.StreamingAgent])

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterable, AsyncIterator, Callable
 from contextlib import suppress
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry import context as otel_context
@@ -55,9 +56,26 @@ def otel_wrapper(**options: Unpack[Options]) -> StreamWrapper:
     settings = settings_from(options)
 
     def wrap(stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
-        return traced(stream, settings)
+        return traced(stream, _with_invoke_input(settings))
 
     return wrap
+
+
+def _with_invoke_input(settings: RunSettings) -> RunSettings:
+    """``settings`` with the input of the ``invoke`` whose ``stream_wrapper`` this is, when
+    content capture is on (off: the messages are not even looked at)."""
+    if settings.capture is None or settings.input_messages is not None:
+        return settings
+    try:
+        from agent_contract.invoke import invoke_messages  # only with capture on: import cost
+
+        messages = invoke_messages()
+        if messages is None:
+            return settings
+        return replace(settings, input_messages=list(messages))
+    except Exception:
+        report("invoke input")
+        return settings
 
 
 def _start(settings: RunSettings, parent: Context | None, stream: object) -> RunRecorder | None:
