@@ -99,6 +99,7 @@ OUTSIDE_REGISTRY: dict[str, type] = {
     _attributes.OI_SPAN_KIND: str,
     _attributes.OI_INPUT_VALUE: str,
     _attributes.OI_OUTPUT_VALUE: str,
+    _attributes.MLFLOW_TRACE_NAME: str,  # the root's name in MLflow's trace list
 }
 # Registered keys we set on a span type whose definition does not list them, on purpose:
 # the agent span names the model that answered when an Agent reports it (RunUsage.model);

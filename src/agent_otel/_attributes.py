@@ -135,6 +135,9 @@ OI_KIND_CHAIN: Final = "CHAIN"
 # The root's previews in Phoenix's trace list (MLflow reads gen_ai.input/output.messages).
 OI_INPUT_VALUE: Final = "input.value"
 OI_OUTPUT_VALUE: Final = "output.value"
+# MLflow's trace list names a trace by this tag, read from its root span's attributes (a trace
+# without it is "-"); set on a run that is the root of its trace, to the run span's name.
+MLFLOW_TRACE_NAME: Final = "mlflow.traceTag.mlflow.traceName"
 
 # --- span events ------------------------------------------------------------------------------
 EVENT_PHASE: Final = "agent_otel.phase"

@@ -39,6 +39,8 @@ class Run:
     ============================================  ======================================
     ``gen_ai.operation.name`` (``invoke_agent``)  at start
     ``gen_ai.agent.name``, ``.description``       at start, when known
+    ``mlflow.traceTag.mlflow.traceName``          at start, the span's name, when the run
+                                                  is its trace's root (MLflow's trace list)
     ``gen_ai.provider.name``                      at start when configured, else at the
                                                   end (the first call's, or ``unknown``)
     ``session.id``, ``user.id``,                  at start (the run's identity, also on
@@ -122,6 +124,8 @@ class Run:
         if settings.agent_id:  # span only: an id per agent, never a metric dimension
             span_attributes[A.AGENT_ID] = settings.agent_id
         name = f"invoke_agent {settings.agent_name}" if settings.agent_name else "invoke_agent"
+        if not trace.get_current_span(parent).get_span_context().is_valid:
+            span_attributes[A.MLFLOW_TRACE_NAME] = name  # the trace's name in MLflow's list
         self.span = start_span(
             settings.tracer, self.anomaly, name, parent, SpanKind.INTERNAL, span_attributes,
             self.start, scrub=settings.scrub,
