@@ -24,18 +24,39 @@ OUTPUT_MESSAGES = "gen_ai.output.messages"
 SYSTEM_INSTRUCTIONS = "gen_ai.system_instructions"
 TOOL_CALL_ARGUMENTS = "gen_ai.tool.call.arguments"
 TOOL_CALL_RESULT = "gen_ai.tool.call.result"
+TOOL_DEFINITIONS = "gen_ai.tool.definitions"
 CONTENT_KEYS = (
     INPUT_MESSAGES,
     OUTPUT_MESSAGES,
     SYSTEM_INSTRUCTIONS,
     TOOL_CALL_ARGUMENTS,
     TOOL_CALL_RESULT,
+    TOOL_DEFINITIONS,
 )
 # The attributes whose value is JSON in one of the spec's message schemas.
 SCHEMA_FILES = {
     INPUT_MESSAGES: "gen-ai-input-messages.json",
     OUTPUT_MESSAGES: "gen-ai-output-messages.json",
     SYSTEM_INSTRUCTIONS: "gen-ai-system-instructions.json",
+    TOOL_DEFINITIONS: "gen-ai-tool-definitions.json",
+}
+
+
+HEAD_DIR = SEMCONV_DIR / "head"
+V1_41 = "v1.41"
+HEAD = "head"
+# The span definition each gen_ai.operation.name we emit follows, in each registry.
+SPAN_IDS = {
+    V1_41: {
+        "chat": "span.gen_ai.inference.client",
+        "invoke_agent": "span.gen_ai.invoke_agent.internal",
+        "execute_tool": "span.gen_ai.execute_tool.internal",
+    },
+    HEAD: {
+        "chat": "gen_ai.client.inference",
+        "invoke_agent": "gen_ai.invocation.internal",
+        "execute_tool": "gen_ai.execute_tool.internal",
+    },
 }
 
 
@@ -47,14 +68,10 @@ def semconv_dir() -> Path:
 
 
 @cache
-def _yaml(name: str) -> dict[str, Any]:
-    data = yaml.safe_load((semconv_dir() / name).read_text(encoding="utf-8"))
-    assert isinstance(data, dict), name
+def _load(path: Path) -> dict[str, Any]:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert isinstance(data, dict), path
     return data
-
-
-def _groups(name: str) -> dict[str, dict[str, Any]]:
-    return {group["id"]: group for group in _yaml(name)["groups"]}
 
 
 @dataclass(frozen=True)
@@ -64,32 +81,10 @@ class AttributeDef:
     members: tuple[str, ...] = ()
 
 
-@cache
-def attributes() -> dict[str, AttributeDef]:
-    """Every attribute of ``registry.yaml`` and ``error-registry.yaml`` by key."""
-    out: dict[str, AttributeDef] = {}
-    for name in ("registry.yaml", "error-registry.yaml"):
-        for group in _yaml(name)["groups"]:
-            for attr in group.get("attributes", ()):
-                kind = attr["type"]
-                if isinstance(kind, dict):
-                    members = tuple(str(m["value"]) for m in kind["members"])
-                    out[attr["id"]] = AttributeDef(attr["id"], "enum", members)
-                else:
-                    out[attr["id"]] = AttributeDef(attr["id"], str(kind))
-    return out
-
-
-def _resolved(groups: dict[str, dict[str, Any]], group_id: str) -> dict[str, Any]:
-    """Attribute key -> requirement level along ``extends`` (the most derived group wins)."""
-    group = groups[group_id]
-    levels = _resolved(groups, group["extends"]) if group.get("extends") else {}
-    for attr in group.get("attributes", ()):
-        key = attr.get("ref") or attr["id"]
-        level = attr.get("requirement_level")
-        if level is not None or key not in levels:
-            levels[key] = level
-    return levels
+def _attribute(key: str, kind: Any) -> AttributeDef:
+    if isinstance(kind, dict):
+        return AttributeDef(key, "enum", tuple(str(m["value"]) for m in kind["members"]))
+    return AttributeDef(key, str(kind))
 
 
 @dataclass(frozen=True)
@@ -98,6 +93,7 @@ class SpanDef:
     kind: str  # "client" / "internal"
     levels: dict[str, Any]  # every attribute the span type lists -> its requirement level
     name_template: str | None
+    name_templates: tuple[str, ...] = ()  # every form the name note gives, in its order
 
     @property
     def required(self) -> set[str]:
@@ -107,18 +103,18 @@ class SpanDef:
         level = self.levels.get(key)
         return isinstance(level, dict) and "conditionally_required" in level
 
+    def expected_name(self, span_attributes: dict[str, Any]) -> str:
+        """The name the note asks for: its first form whose attributes are all set, else its
+        last (a placeholder whose attribute is absent is left out)."""
+        for template in self.name_templates:
+            if all(key in span_attributes for key in re.findall(r"\{([^}]+)\}", template)):
+                return render_span_name(template, span_attributes)
+        assert self.name_templates, self.id
+        return render_span_name(self.name_templates[-1], span_attributes)
+
 
 _SPAN_NAME = re.compile(r"\*\*Span name\*\* SHOULD be `([^`]+)`")
-
-
-def span(group_id: str) -> SpanDef:
-    groups = _groups("spans.yaml")
-    group = groups[group_id]
-    assert group["type"] == "span", group_id
-    match = _SPAN_NAME.search(group.get("note", ""))
-    return SpanDef(
-        group_id, group["span_kind"], _resolved(groups, group_id), match[1] if match else None
-    )
+_NAME_FORMS = re.compile(r"`(\{gen_ai[^`]*|[a-z_]+ \{[^`]+)`")
 
 
 def render_span_name(template: str, span_attributes: dict[str, Any]) -> str:
@@ -143,19 +139,6 @@ class MetricDef:
         return {k for k, level in self.levels.items() if level == "required"}
 
 
-@cache
-def metrics() -> dict[str, MetricDef]:
-    """Every metric of ``metrics.yaml`` by metric name."""
-    groups = _groups("metrics.yaml")
-    return {
-        g["metric_name"]: MetricDef(
-            g["metric_name"], g["instrument"], g["unit"], _resolved(groups, g["id"])
-        )
-        for g in groups.values()
-        if g.get("type") == "metric"
-    }
-
-
 @dataclass(frozen=True)
 class EventDef:
     name: str
@@ -166,16 +149,160 @@ class EventDef:
         return {k for k, level in self.levels.items() if level == "required"}
 
 
-@cache
+class Registry:
+    """One vendored registry: v1.41.1's ``groups`` files, or the head's ``definition/2``
+    files (``attributes``, ``attribute_groups`` with ``ref_group``, ``spans``, ``metrics``).
+    The head copy has no events or message schemas of its own: those are v1.41.1's."""
+
+    def __init__(self, name: str, directory: Path, metric_files: tuple[str, ...]) -> None:
+        self.name = name
+        self.directory = directory
+        self.metric_files = metric_files
+        self.v2 = _load(directory / "registry.yaml").get("file_format") == "definition/2"
+        self.span_ids = SPAN_IDS[name]
+
+    def _yaml(self, file: str) -> dict[str, Any]:
+        return _load(self.directory / file)
+
+    @cache  # noqa: B019 (two instances, alive for the session)
+    def attributes(self) -> dict[str, AttributeDef]:
+        """Every attribute of the registry by key (v1.41.1: with ``error-registry.yaml``)."""
+        out: dict[str, AttributeDef] = {}
+        if self.v2:
+            for attr in self._yaml("registry.yaml")["attributes"]:
+                out[attr["key"]] = _attribute(attr["key"], attr["type"])
+            out.setdefault("error.type", AttributeDef("error.type", "string"))
+            return out
+        for file in ("registry.yaml", "error-registry.yaml"):
+            for group in self._yaml(file)["groups"]:
+                for attr in group.get("attributes", ()):
+                    out[attr["id"]] = _attribute(attr["id"], attr["type"])
+        return out
+
+    # --- v1.41.1: groups along ``extends`` ----------------------------------------------------
+    def _groups(self, file: str) -> dict[str, dict[str, Any]]:
+        return {group["id"]: group for group in self._yaml(file)["groups"]}
+
+    def _resolved(self, groups: dict[str, dict[str, Any]], group_id: str) -> dict[str, Any]:
+        """Attribute key -> requirement level along ``extends`` (the most derived wins)."""
+        group = groups[group_id]
+        levels = self._resolved(groups, group["extends"]) if group.get("extends") else {}
+        for attr in group.get("attributes", ()):
+            key = attr.get("ref") or attr["id"]
+            level = attr.get("requirement_level")
+            if level is not None or key not in levels:
+                levels[key] = level
+        return levels
+
+    # --- head: attribute groups along ``ref_group`` ------------------------------------------
+    @cache  # noqa: B019
+    def _attribute_groups(self) -> dict[str, list[dict[str, Any]]]:
+        out: dict[str, list[dict[str, Any]]] = {}
+        for file in ("spans.yaml", *self.metric_files):
+            for group in self._yaml(file).get("attribute_groups", ()):
+                out[group["id"]] = group["attributes"]
+        return out
+
+    def _levels(self, attributes: list[dict[str, Any]]) -> dict[str, Any]:
+        """Attribute key -> requirement level, ``ref_group``s expanded (later entries win)."""
+        levels: dict[str, Any] = {}
+        for attr in attributes:
+            if "ref_group" in attr:
+                for key, level in self._levels(self._attribute_groups()[attr["ref_group"]]).items():
+                    if level is not None or key not in levels:
+                        levels[key] = level
+                continue
+            level = attr.get("requirement_level")
+            if level is not None or attr["ref"] not in levels:
+                levels[attr["ref"]] = level
+        return levels
+
+    # --- what the tests ask ---------------------------------------------------------------------
+    def span(self, span_id: str) -> SpanDef:
+        if self.v2:
+            (spec,) = [s for s in self._yaml("spans.yaml")["spans"] if s["type"] == span_id]
+            note = spec.get("name", {}).get("note", "")
+            forms = tuple(_NAME_FORMS.findall(note))
+            return SpanDef(
+                span_id, spec["kind"], self._levels(spec["attributes"]),
+                forms[0] if forms else None, forms,
+            )  # fmt: skip
+        groups = self._groups("spans.yaml")
+        group = groups[span_id]
+        assert group["type"] == "span", span_id
+        match = _SPAN_NAME.search(group.get("note", ""))
+        template = match[1] if match else None
+        return SpanDef(
+            span_id, group["span_kind"], self._resolved(groups, span_id), template,
+            (template,) if template else (),
+        )  # fmt: skip
+
+    def span_for(self, operation: str) -> SpanDef:
+        """The span definition a span of ``gen_ai.operation.name`` = ``operation`` follows."""
+        return self.span(self.span_ids[operation])
+
+    @cache  # noqa: B019
+    def metrics(self) -> dict[str, MetricDef]:
+        """Every metric by name."""
+        if self.v2:
+            return {
+                m["name"]: MetricDef(
+                    m["name"], m["instrument"], m["unit"], self._levels(m.get("attributes", []))
+                )
+                for file in self.metric_files
+                for m in self._yaml(file)["metrics"]
+            }
+        groups = self._groups("metrics.yaml")
+        return {
+            g["metric_name"]: MetricDef(
+                g["metric_name"], g["instrument"], g["unit"], self._resolved(groups, g["id"])
+            )
+            for g in groups.values()
+            if g.get("type") == "metric"
+        }
+
+    @cache  # noqa: B019
+    def events(self) -> dict[str, EventDef]:
+        """Every event of ``events.yaml`` by name; ``extends`` resolved against spans.yaml's
+        groups (the inference details event extends the inference span's attributes)."""
+        if self.v2:
+            return REGISTRIES[V1_41].events()
+        groups = {**self._groups("spans.yaml"), **self._groups("events.yaml")}
+        return {
+            g["name"]: EventDef(g["name"], self._resolved(groups, g["id"]))
+            for g in self._groups("events.yaml").values()
+            if g.get("type") == "event"
+        }
+
+    def type_error(self, key: str, value: Any) -> str | None:
+        """Why ``value`` does not match this registry's type of ``key`` (None when it does)."""
+        return _type_error(self.attributes(), key, value)
+
+
+REGISTRIES = {
+    V1_41: Registry(V1_41, SEMCONV_DIR, ("metrics.yaml",)),
+    HEAD: Registry(HEAD, HEAD_DIR, ("metrics.yaml", "token-metrics.yaml")),
+}
+
+
+def attributes() -> dict[str, AttributeDef]:
+    """Every attribute of v1.41.1's ``registry.yaml`` and ``error-registry.yaml`` by key."""
+    semconv_dir()
+    return REGISTRIES[V1_41].attributes()
+
+
+def span(group_id: str) -> SpanDef:
+    return REGISTRIES[V1_41].span(group_id)
+
+
+def metrics() -> dict[str, MetricDef]:
+    """Every metric of v1.41.1's ``metrics.yaml`` by metric name."""
+    return REGISTRIES[V1_41].metrics()
+
+
 def events() -> dict[str, EventDef]:
-    """Every event of ``events.yaml`` by event name; ``extends`` resolved against spans.yaml's
-    attribute groups (the inference details event extends the inference span's attributes)."""
-    groups = {**_groups("spans.yaml"), **_groups("events.yaml")}
-    return {
-        g["name"]: EventDef(g["name"], _resolved(groups, g["id"]))
-        for g in _groups("events.yaml").values()
-        if g.get("type") == "event"
-    }
+    """Every event of v1.41.1's ``events.yaml`` by event name."""
+    return REGISTRIES[V1_41].events()
 
 
 @cache
@@ -196,8 +323,12 @@ def validate_content(key: str, text: Any) -> Any:
 
 
 def type_error(key: str, value: Any) -> str | None:
-    """Why ``value`` does not match the registry type of ``key`` (None when it does)."""
-    attr = attributes().get(key)
+    """Why ``value`` does not match v1.41.1's registry type of ``key`` (None when it does)."""
+    return _type_error(attributes(), key, value)
+
+
+def _type_error(registry: dict[str, AttributeDef], key: str, value: Any) -> str | None:
+    attr = registry.get(key)
     if attr is None:
         return f"{key} is not in the semantic-conventions registry"
     kind = attr.type
