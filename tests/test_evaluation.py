@@ -109,6 +109,9 @@ def test_outside_any_span_the_event_has_no_parent(otel_telemetry: InMemoryTeleme
         (("n",), {"score": True}),
         (("n",), {"label": 3}),
         (("n",), {"response_id": b"r"}),
+        (("n",), {"evaluator_id": 7}),
+        (("n",), {"evaluator_version": 2.0}),
+        (("n",), {"evaluator_type": ["human"]}),
     ],
 )
 def test_wrong_argument_types_raise(
@@ -116,6 +119,37 @@ def test_wrong_argument_types_raise(
 ) -> None:
     with pytest.raises(TypeError):
         record_evaluation(*args, logger_provider=otel_telemetry.logger_provider, **kwargs)
+    assert otel_telemetry.logs() == []
+
+
+def test_the_evaluator_is_named_by_id_version_and_kind(otel_telemetry: InMemoryTelemetry) -> None:
+    """Evaluator provenance: the open proposal's gen_ai.evaluation.evaluator.* (PR #359), on
+    an event otherwise valid per events.yaml; absent arguments write nothing."""
+    for kind in A.EVALUATOR_TYPES:
+        record_evaluation(
+            "relevance",
+            score=0.9,
+            evaluator_id="judge-7",
+            evaluator_version="2026-11",
+            evaluator_type=kind,
+            logger_provider=otel_telemetry.logger_provider,
+        )
+    record_evaluation("relevance", score=0.9, logger_provider=otel_telemetry.logger_provider)
+    *judged, plain = otel_telemetry.logs()
+    for record, kind in zip(judged, A.EVALUATOR_TYPES, strict=True):
+        attributes = dict(record.log_record.attributes or {})
+        assert attributes[A.EVALUATOR_ID] == "judge-7"
+        assert attributes[A.EVALUATOR_VERSION] == "2026-11"
+        assert attributes[A.EVALUATOR_TYPE] == kind
+    assert not [k for k in dict(plain.log_record.attributes or {}) if ".evaluator." in k]
+    assert validate_event(plain)["gen_ai.evaluation.name"] == "relevance"
+
+
+def test_an_evaluator_kind_outside_the_proposal_raises(otel_telemetry: InMemoryTelemetry) -> None:
+    with pytest.raises(ValueError, match="llm_judge"):
+        record_evaluation(
+            "n", evaluator_type="robot", logger_provider=otel_telemetry.logger_provider
+        )
     assert otel_telemetry.logs() == []
 
 

@@ -262,6 +262,8 @@ EXPECTED_COUNTS = {
     "gen_ai.execute_tool.duration": 3,  # t1, the orphan result, t2 (ended with the run)
     "gen_ai.invoke_agent.duration": 1,
     "gen_ai.client.token.usage": 6,  # input and output of the first call, the last, the run
+    "gen_ai.invoke_agent.inference_calls": 1,  # one record per run
+    "gen_ai.invoke_agent.tool_calls": 1,
 }
 EXPECTED_TOKENS = {
     ("chat", "input"): 30.0,

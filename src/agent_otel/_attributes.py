@@ -8,6 +8,7 @@ keys use the ``agent_otel.`` prefix, never ``gen_ai.``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Final
 
 SCOPE_NAME: Final = "agent_otel"
@@ -34,6 +35,8 @@ REQUEST_PRESENCE_PENALTY: Final = "gen_ai.request.presence_penalty"
 REQUEST_SEED: Final = "gen_ai.request.seed"
 REQUEST_CHOICE_COUNT: Final = "gen_ai.request.choice.count"
 REQUEST_STREAM: Final = "gen_ai.request.stream"
+# Head only (semantic-conventions-genai; tests/semconv/head): additions, written in both modes.
+REQUEST_REASONING_LEVEL: Final = "gen_ai.request.reasoning.level"
 
 RESPONSE_ID: Final = "gen_ai.response.id"
 RESPONSE_MODEL: Final = "gen_ai.response.model"
@@ -44,6 +47,7 @@ USAGE_INPUT_TOKENS: Final = "gen_ai.usage.input_tokens"
 USAGE_OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
 USAGE_CACHE_READ_INPUT_TOKENS: Final = "gen_ai.usage.cache_read.input_tokens"
 USAGE_CACHE_CREATION_INPUT_TOKENS: Final = "gen_ai.usage.cache_creation.input_tokens"
+USAGE_CACHE_WRITE_INPUT_TOKENS: Final = "gen_ai.usage.cache_write.input_tokens"  # head's name
 USAGE_REASONING_OUTPUT_TOKENS: Final = "gen_ai.usage.reasoning.output_tokens"
 TOKEN_TYPE: Final = "gen_ai.token.type"
 
@@ -52,6 +56,8 @@ TOOL_CALL_ID: Final = "gen_ai.tool.call.id"
 TOOL_TYPE: Final = "gen_ai.tool.type"
 TOOL_CALL_ARGUMENTS: Final = "gen_ai.tool.call.arguments"
 TOOL_CALL_RESULT: Final = "gen_ai.tool.call.result"
+TOOL_DEFINITIONS: Final = "gen_ai.tool.definitions"
+INVOCATION_IS_NESTED: Final = "gen_ai.invocation.is_nested"  # head only
 
 INPUT_MESSAGES: Final = "gen_ai.input.messages"
 OUTPUT_MESSAGES: Final = "gen_ai.output.messages"
@@ -72,6 +78,11 @@ EVALUATION_NAME: Final = "gen_ai.evaluation.name"
 EVALUATION_SCORE_VALUE: Final = "gen_ai.evaluation.score.value"
 EVALUATION_SCORE_LABEL: Final = "gen_ai.evaluation.score.label"
 EVALUATION_EXPLANATION: Final = "gen_ai.evaluation.explanation"
+# Who judged (open proposal semantic-conventions-genai PR #359; not merged in the head).
+EVALUATOR_ID: Final = "gen_ai.evaluation.evaluator.id"
+EVALUATOR_VERSION: Final = "gen_ai.evaluation.evaluator.version"
+EVALUATOR_TYPE: Final = "gen_ai.evaluation.evaluator.type"
+EVALUATOR_TYPES: Final = ("llm_judge", "deterministic", "human")
 
 # --- GenAI events (events.yaml), emitted as log records ------------------------------------------
 EVENT_INFERENCE_DETAILS: Final = "gen_ai.client.inference.operation.details"
@@ -82,7 +93,11 @@ OP_INVOKE_AGENT: Final = "invoke_agent"
 OP_CHAT: Final = "chat"
 OP_EXECUTE_TOOL: Final = "execute_tool"
 STEP_SPAN_NAME: Final = "step"
+# gen_ai.tool.type: the registry's values (a string with these examples, no enum yet);
+# recording/_tool.py's tool_type() is the one mapping onto them.
 TOOL_TYPE_FUNCTION: Final = "function"
+TOOL_TYPE_EXTENSION: Final = "extension"
+TOOL_TYPE_DATASTORE: Final = "datastore"
 OUTPUT_TYPE_TEXT: Final = "text"
 OUTPUT_TYPE_JSON: Final = "json"
 TOKEN_TYPE_INPUT: Final = "input"
@@ -166,6 +181,16 @@ METRIC_TIME_TO_FIRST_CHUNK: Final = "gen_ai.client.operation.time_to_first_chunk
 METRIC_TIME_PER_OUTPUT_CHUNK: Final = "gen_ai.client.operation.time_per_output_chunk"
 METRIC_AGENT_DURATION: Final = "gen_ai.invoke_agent.duration"
 METRIC_TOOL_DURATION: Final = "gen_ai.execute_tool.duration"
+# Calls per run (head's metrics.yaml; additions, recorded in both modes).
+METRIC_AGENT_INFERENCE_CALLS: Final = "gen_ai.invoke_agent.inference_calls"
+METRIC_AGENT_TOOL_CALLS: Final = "gen_ai.invoke_agent.tool_calls"
+# The head's names for the renamed metrics (semconv="head").
+METRIC_INFERENCE_DURATION: Final = "gen_ai.client.inference.duration"
+METRIC_INFERENCE_TIME_TO_FIRST_CHUNK: Final = "gen_ai.client.inference.time_to_first_chunk"
+METRIC_INFERENCE_TIME_PER_OUTPUT_CHUNK: Final = "gen_ai.client.inference.time_per_output_chunk"
+METRIC_INFERENCE_INPUT_TOKENS: Final = "gen_ai.client.inference.operation.input_tokens"
+METRIC_INFERENCE_OUTPUT_TOKENS: Final = "gen_ai.client.inference.operation.output_tokens"
+METRIC_INVOCATION_DURATION: Final = "gen_ai.invocation.duration"
 # A counter of our own: the proposal's gen_ai.client.operation.cost is a histogram, not merged.
 METRIC_COST: Final = "agent_otel.client.cost"
 # Credentials scrubbed from what agent-otel exports, by detector (agent_otel.scrub.detector).
@@ -181,6 +206,73 @@ DURATION_BUCKETS: Final = (
 TIME_TO_FIRST_CHUNK_BUCKETS: Final = (
     0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
 )  # fmt: skip
+# Calls per run: small counts (the conventions give no boundaries; these are ours).
+CALL_COUNT_BUCKETS: Final = (0, 1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 50, 100)
 TIME_PER_OUTPUT_CHUNK_BUCKETS: Final = (
     0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5,
 )  # fmt: skip
+
+
+# --- the two sets of names (the ``semconv`` option; docs/conformance.md) -----------------------
+SEMCONV_V1_41: Final = "v1.41"
+SEMCONV_HEAD: Final = "head"
+
+
+@dataclass(frozen=True, slots=True)
+class Conventions:
+    """The names one run writes where the conventions' head renamed what v1.41.1 named.
+
+    Resolved once per wrapper (``recording/_options.py``); the span owners read these fields
+    instead of branching per event. Additions of the head (reasoning level, tool definitions,
+    calls per run) are the same in both and are not here.
+    """
+
+    name: str
+    cache_write: str  # the cache-write token count on chat spans
+    run_usage_cache: bool  # cache token counts on the agent span (the head removed them)
+    top_k_int: bool  # gen_ai.request.top_k is an int (head) or a double (v1.41.1)
+    operation_duration: str
+    time_to_first_chunk: str
+    time_per_output_chunk: str
+    input_tokens: str  # the token histograms: one with gen_ai.token.type (v1.41.1) ...
+    output_tokens: str  # ... or one per direction (head)
+    token_type: bool
+    agent_duration: str
+    is_nested: bool  # gen_ai.invocation.is_nested on the agent duration metric
+    agent_provider: bool  # gen_ai.provider.name on the agent span and its duration metric
+    tool_operation: bool  # gen_ai.operation.name on the tool duration metric
+
+
+V1_41: Final = Conventions(
+    name=SEMCONV_V1_41,
+    cache_write=USAGE_CACHE_CREATION_INPUT_TOKENS,
+    run_usage_cache=True,
+    top_k_int=False,
+    operation_duration=METRIC_OPERATION_DURATION,
+    time_to_first_chunk=METRIC_TIME_TO_FIRST_CHUNK,
+    time_per_output_chunk=METRIC_TIME_PER_OUTPUT_CHUNK,
+    input_tokens=METRIC_TOKEN_USAGE,
+    output_tokens=METRIC_TOKEN_USAGE,
+    token_type=True,
+    agent_duration=METRIC_AGENT_DURATION,
+    is_nested=False,
+    agent_provider=True,
+    tool_operation=True,
+)
+HEAD: Final = Conventions(
+    name=SEMCONV_HEAD,
+    cache_write=USAGE_CACHE_WRITE_INPUT_TOKENS,
+    run_usage_cache=False,
+    top_k_int=True,
+    operation_duration=METRIC_INFERENCE_DURATION,
+    time_to_first_chunk=METRIC_INFERENCE_TIME_TO_FIRST_CHUNK,
+    time_per_output_chunk=METRIC_INFERENCE_TIME_PER_OUTPUT_CHUNK,
+    input_tokens=METRIC_INFERENCE_INPUT_TOKENS,
+    output_tokens=METRIC_INFERENCE_OUTPUT_TOKENS,
+    token_type=False,
+    agent_duration=METRIC_INVOCATION_DURATION,
+    is_nested=True,
+    agent_provider=False,
+    tool_operation=False,
+)
+CONVENTIONS: Final = {SEMCONV_V1_41: V1_41, SEMCONV_HEAD: HEAD}

@@ -33,6 +33,9 @@ def record_evaluation(
     explanation: str | None = None,
     response_id: str | None = None,
     error_type: str | None = None,
+    evaluator_id: str | None = None,
+    evaluator_version: str | None = None,
+    evaluator_type: str | None = None,
     span_context: SpanContext | None = None,
     logger_provider: LoggerProvider | None = None,
     meter_provider: MeterProvider | None = None,
@@ -44,7 +47,10 @@ def record_evaluation(
     numeric ``gen_ai.evaluation.score.value``; ``label`` its human reading
     (``gen_ai.evaluation.score.label``, e.g. ``"pass"``); ``explanation`` why; ``response_id``
     the evaluated completion's ``gen_ai.response.id`` (correlates the event when no span
-    context is at hand); ``error_type`` when the evaluation itself failed. The logger
+    context is at hand); ``error_type`` when the evaluation itself failed.
+    ``evaluator_id``, ``evaluator_version`` and ``evaluator_type`` (``"llm_judge"``,
+    ``"deterministic"`` or ``"human"``) say who judged: ``gen_ai.evaluation.evaluator.*``, the
+    names of the open proposal semantic-conventions-genai PR #359 (docs/conformance.md). The logger
     provider defaults to the global one (``configure()`` sets it). Every text is scrubbed of
     credentials first, as a run's are (``scrub``; what was found is counted on
     ``meter_provider``'s ``agent_otel.scrubbed``, default the global one). Wrong argument
@@ -52,6 +58,7 @@ def record_evaluation(
     logged once and swallowed.
     """
     attributes = _attributes(name, score, label, explanation, response_id, error_type)
+    attributes.update(_evaluator(evaluator_id, evaluator_version, evaluator_type))
     try:
         bound = scrub_for(meter_provider, scrub)
         if bound is not None:
@@ -103,3 +110,21 @@ def _attributes(
                 raise TypeError(f"{key} must be a str, not {type(value).__name__}")
             attributes[key] = value
     return attributes
+
+
+def _evaluator(evaluator_id: object, version: object, kind: object) -> dict[str, AttributeValue]:
+    """The evaluator's provenance: its id, version and kind (one of the proposal's three)."""
+    out: dict[str, AttributeValue] = {}
+    for key, value in (
+        (A.EVALUATOR_ID, evaluator_id),
+        (A.EVALUATOR_VERSION, version),
+        (A.EVALUATOR_TYPE, kind),
+    ):
+        if value is not None:
+            if not isinstance(value, str):
+                raise TypeError(f"{key} must be a str, not {type(value).__name__}")
+            out[key] = value
+    if isinstance(kind, str) and kind not in A.EVALUATOR_TYPES:
+        choices = ", ".join(repr(k) for k in A.EVALUATOR_TYPES)
+        raise ValueError(f"evaluator_type={kind!r}: expected one of {choices}")
+    return out

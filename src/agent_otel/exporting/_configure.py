@@ -40,6 +40,7 @@ from agent_otel.exporting._loss import SpanLoss
 from agent_otel.exporting._pipeline import otlp_span_pipeline
 from agent_otel.exporting._telemetry import Telemetry
 from agent_otel.identity._processor import RunIdentityProcessor
+from agent_otel.recording._semconv import check_semconv, set_default_semconv
 from agent_otel.sampling import TailSampler, TailSamplingPolicy
 
 if TYPE_CHECKING:
@@ -58,12 +59,21 @@ __all__ = [
 _log = logging.getLogger("agent_otel")
 
 _BUCKETS: tuple[tuple[str, Sequence[float]], ...] = (
-    (A.METRIC_TOKEN_USAGE, A.TOKEN_BUCKETS),
-    (A.METRIC_OPERATION_DURATION, A.DURATION_BUCKETS),
-    (A.METRIC_AGENT_DURATION, A.DURATION_BUCKETS),
+    *(
+        pair
+        for c in A.CONVENTIONS.values()  # both sets of names (the semconv option)
+        for pair in (
+            (c.input_tokens, A.TOKEN_BUCKETS),
+            (c.output_tokens, A.TOKEN_BUCKETS),
+            (c.operation_duration, A.DURATION_BUCKETS),
+            (c.agent_duration, A.DURATION_BUCKETS),
+            (c.time_to_first_chunk, A.TIME_TO_FIRST_CHUNK_BUCKETS),
+            (c.time_per_output_chunk, A.TIME_PER_OUTPUT_CHUNK_BUCKETS),
+        )
+    ),
     (A.METRIC_TOOL_DURATION, A.DURATION_BUCKETS),
-    (A.METRIC_TIME_TO_FIRST_CHUNK, A.TIME_TO_FIRST_CHUNK_BUCKETS),
-    (A.METRIC_TIME_PER_OUTPUT_CHUNK, A.TIME_PER_OUTPUT_CHUNK_BUCKETS),
+    (A.METRIC_AGENT_INFERENCE_CALLS, A.CALL_COUNT_BUCKETS),
+    (A.METRIC_AGENT_TOOL_CALLS, A.CALL_COUNT_BUCKETS),
 )
 
 
@@ -79,7 +89,7 @@ def histogram_views() -> list[View]:
             meter_name=A.SCOPE_NAME,
             aggregation=ExplicitBucketHistogramAggregation(boundaries=buckets),
         )
-        for name, buckets in _BUCKETS
+        for name, buckets in dict(_BUCKETS).items()  # v1.41.1's token histogram is one name
     ]
 
 
@@ -104,6 +114,7 @@ def configure(
     log_processors: Sequence[LogRecordProcessor] = (),
     set_global: bool = True,
     shutdown_timeout_millis: int = DEFAULT_SHUTDOWN_TIMEOUT_MILLIS,
+    semconv: str | None = None,
 ) -> Telemetry:
     """Build SDK tracer, meter and logger providers, wire exporters, and return their handle.
 
@@ -145,6 +156,11 @@ def configure(
     globals. Shutdown runs at exit (bounded by ``shutdown_timeout_millis``) or through
     ``Telemetry.shutdown()``.
 
+    ``semconv=`` (``"v1.41"`` or ``"head"``) chooses the GenAI names of every wrapper and
+    instrumented agent created after this call that does not choose its own (``semconv=``
+    option; else ``AGENT_OTEL_SEMCONV``, else ``"v1.41"``): docs/conformance.md. A process
+    setting, whatever ``set_global`` says; an unknown value raises ``ValueError``.
+
     ``tail_sampling=TailSamplingPolicy(...)`` puts one :class:`~agent_otel.sampling.TailSampler`
     in front of the exporters built here (OTLP and the terminal view; not ``span_processors``):
     whole runs are kept or dropped when they end; metrics are unaffected.
@@ -156,6 +172,8 @@ def configure(
         max_queue_size=max_queue_size, tail_sampling=tail_sampling, set_global=set_global,
         shutdown_timeout_millis=shutdown_timeout_millis,
     )  # fmt: skip
+    if semconv is not None:
+        set_default_semconv(check_semconv(semconv))
     quiet_retries()
     resource = _resource(service_name, resource_attributes)
     timeout_s = timeout

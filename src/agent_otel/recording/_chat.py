@@ -26,6 +26,7 @@ from .content._capture import TextBuffer
 from .content._inference_event import inference_details
 from .content._messages import output_message
 from .content._spans import put
+from .content._tool_definitions import tool_definitions
 
 _NS = 1e-9
 _STARTING = guarded("chat span start")
@@ -45,8 +46,13 @@ _PARAMS: dict[str, tuple[str, type]] = {
 }
 
 
-def request_attributes(params: Any) -> dict[str, AttributeValue]:
-    """The request attributes of an ``LLMCallStart.params`` mapping; other keys are ignored."""
+def request_attributes(
+    params: Any, conventions: A.Conventions = A.V1_41
+) -> dict[str, AttributeValue]:
+    """The request attributes of an ``LLMCallStart.params`` mapping; other keys are ignored.
+
+    ``gen_ai.request.top_k`` is a double under v1.41.1's names and an int under the head's
+    (a fractional one is dropped there)."""
     out: dict[str, AttributeValue] = {}
     if not isinstance(params, dict):
         return out
@@ -68,7 +74,29 @@ def request_attributes(params: Any) -> dict[str, AttributeValue]:
                 out[A.REQUEST_STOP_SEQUENCES] = [value]
             elif isinstance(value, (list, tuple)) and all(isinstance(s, str) for s in value):
                 out[A.REQUEST_STOP_SEQUENCES] = list(value)
+        elif key in _REASONING:
+            level = reasoning_level(key, value)
+            if level is not None:
+                out[A.REQUEST_REASONING_LEVEL] = level
+    if conventions.top_k_int and A.REQUEST_TOP_K in out:
+        top_k = out.pop(A.REQUEST_TOP_K)
+        if isinstance(top_k, float) and top_k.is_integer():
+            out[A.REQUEST_TOP_K] = int(top_k)
     return out
+
+
+# The request parameter that carries the reasoning level, by provider API: OpenAI Chat
+# Completions' ``reasoning_effort``, the Responses API's ``reasoning.effort``, Anthropic's
+# ``output_config.effort`` (the head's provider refinements name the last two).
+_REASONING = {"reasoning_effort": None, "reasoning": "effort", "output_config": "effort"}
+
+
+def reasoning_level(key: str, value: Any) -> str | None:
+    """``gen_ai.request.reasoning.level``: the exact string sent to the provider, or None."""
+    field = _REASONING[key]
+    if field is not None:
+        value = value.get(field) if isinstance(value, dict) else None
+    return value if isinstance(value, str) and value else None
 
 
 class LLMCall:
@@ -82,7 +110,10 @@ class LLMCall:
     ``gen_ai.request.model``                      at start, when known
     ``gen_ai.request.*`` (temperature, top_p,     at start, from ``params``
     top_k, max_tokens, penalties, seed,
-    choice.count, stop_sequences, stream)
+    choice.count, stop_sequences, stream,
+    reasoning.level)
+    ``gen_ai.tool.definitions``                   at start, when the call offers tools
+                                                  (content capture on)
     ``agent_otel.llm.call_id``                    at start, when the event has one
     ``session.id``, ``user.id``,                  at start (the run's identity)
     ``gen_ai.conversation.id``
@@ -97,12 +128,14 @@ class LLMCall:
     ``agent_otel.response.time_to_first_text``    at the response's end, when text came
     ``agent_otel.incomplete``                     when it never ended by itself
     ``error.type`` (+ ERROR status)               on an ``Error`` event inside the call
-    ``gen_ai.usage.*`` tokens                     at the span's end, with usage
+    ``gen_ai.usage.*`` tokens (the cache write    at the span's end, with usage
+    count by the run's ``semconv`` names)
     ``gen_ai.usage.cost.*``                       at the span's end, when priced
     ``gen_ai.output.messages``                    at the span's end (content capture on)
     ============================================  ======================================
 
-    Metrics: ``gen_ai.client.operation.duration`` and (chunks) ``time_to_first_chunk`` at the
+    Metrics (v1.41.1's names; ``semconv="head"``: ``gen_ai.client.inference.*``):
+    ``gen_ai.client.operation.duration`` and (chunks) ``time_to_first_chunk`` at the
     response's end; ``gen_ai.client.token.usage`` and ``agent_otel.client.cost`` at the span's
     end; ``time_per_output_chunk`` per chunk when the chunk metric is on. With content events
     on, a ``gen_ai.client.inference.operation.details`` log event just before the span ends.
@@ -147,6 +180,7 @@ class LLMCall:
         provider: str | None,
         params: Any,
         now: int,
+        tools: Any = None,
     ) -> None:
         self.settings = settings
         attributes: dict[str, AttributeValue] = {
@@ -160,7 +194,7 @@ class LLMCall:
         # Everything known now is a start attribute, where samplers and processors see it.
         request: dict[str, AttributeValue] = {}
         with _STARTING:
-            request = request_attributes(params)
+            request = request_attributes(params, settings.conventions)
         span_attributes = {**attributes, **request}
         if call_id is not None:
             span_attributes[A.LLM_CALL_ID] = call_id
@@ -197,6 +231,25 @@ class LLMCall:
         self.tool_calls: list[Any] = []
         if self.recording:
             self.logger, self.start_attributes = settings.logger, span_attributes
+            if keep:
+                with _STARTING:
+                    self.capture_tools(tools, params)
+
+    def capture_tools(self, tools: Any, params: Any) -> None:
+        """The tools the request offers (content capture on): its ``params["tools"]`` (where
+        every SDK source puts them), or a ``tools`` field of a look-alike event, as
+        ``gen_ai.tool.definitions``."""
+        if tools is None and isinstance(params, dict):
+            tools = params.get("tools")
+        definitions = tool_definitions(tools)
+        if definitions:
+            put(
+                self.settings.capture,
+                self.span,
+                "tool_definitions",
+                A.TOOL_DEFINITIONS,
+                definitions,
+            )
 
     def capture_input(self, messages: Any) -> str | None:
         """The request's messages (content capture on): on the span, kept for the event."""
@@ -308,16 +361,10 @@ class LLMCall:
         usage = self.usage
         cost: float | None = None
         if usage is not None:
-            attributes = dict(self.metric_attributes)
-            for name, token_type in (
-                ("input_tokens", A.TOKEN_TYPE_INPUT),
-                ("output_tokens", A.TOKEN_TYPE_OUTPUT),
-            ):
-                value = usage.get(name)
-                if value is not None:
-                    attributes[A.TOKEN_TYPE] = token_type
-                    settings.instruments.token_usage.record(value, attributes)
-            written = usage.semconv_attributes()
+            settings.instruments.record_tokens(
+                usage.get("input_tokens"), usage.get("output_tokens"), dict(self.metric_attributes)
+            )
+            written = usage.semconv_attributes(settings.conventions)
             try:
                 cost = self._cost(usage, written)
             finally:  # usage and cost in one write; a failing price costs the cost only

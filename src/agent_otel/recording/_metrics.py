@@ -77,17 +77,22 @@ class _GuardedCounter(Counter):
 
 @dataclass(frozen=True, slots=True)
 class Instruments:
-    """The six histograms, the cost counter one run records into, and the self-metric of
-    what scrubbing found (``agent_otel.scrubbed``, by detector: counts, never values)."""
+    """The histograms and the cost counter one run records into, named by ``conventions``
+    (``_attributes.Conventions``), and the self-metric of what scrubbing found
+    (``agent_otel.scrubbed``, by detector: counts, never values)."""
 
     operation_duration: Histogram
-    token_usage: Histogram
+    input_tokens: Histogram
+    output_tokens: Histogram  # the same histogram as input_tokens under v1.41.1's names
     time_to_first_chunk: Histogram
     time_per_output_chunk: Histogram
     agent_duration: Histogram
     tool_duration: Histogram
+    inference_calls: Histogram
+    tool_calls: Histogram
     cost: Counter
     scrubbed: Counter
+    conventions: A.Conventions = A.V1_41
 
     def scrub(self, scrubber: Scrubber | None) -> tuple[Instruments, Scrub | None]:
         """These instruments with their attributes scrubbed by ``scrubber`` (counted on
@@ -107,41 +112,83 @@ class Instruments:
         """One secret ``detector`` replaced (never its value: the name is all it records)."""
         self.scrubbed.add(1, {A.SCRUB_DETECTOR: detector})
 
+    def record_tokens(
+        self, input_tokens: int | None, output_tokens: int | None, attributes: dict[str, Any]
+    ) -> None:
+        """A call's (or run's) token counts: into ``gen_ai.client.token.usage`` by
+        ``gen_ai.token.type`` (v1.41.1), or one histogram per direction (head).
+        ``attributes`` is the caller's copy (the token type is written into it)."""
+        typed = self.conventions.token_type
+        if input_tokens is not None:
+            if typed:
+                attributes[A.TOKEN_TYPE] = A.TOKEN_TYPE_INPUT
+            self.input_tokens.record(input_tokens, attributes)
+        if output_tokens is not None:
+            if typed:
+                attributes[A.TOKEN_TYPE] = A.TOKEN_TYPE_OUTPUT
+            self.output_tokens.record(output_tokens, attributes)
+
     @classmethod
-    def create(cls, meter_provider: MeterProvider | None) -> Instruments:
-        """The histograms of ``meter_provider``; whatever of it raises becomes a no-op."""
+    def create(
+        cls, meter_provider: MeterProvider | None, conventions: A.Conventions = A.V1_41
+    ) -> Instruments:
+        """The histograms of ``meter_provider`` under ``conventions``' names; whatever of it
+        raises becomes a no-op."""
         meter: Meter
         try:
             meter = get_meter(A.SCOPE_NAME, __version__, meter_provider)
         except Exception:
             report("meter provider")
             meter = NoOpMeter(A.SCOPE_NAME)
+        c = conventions
+        token_description = (
+            "Number of input and output tokens used."
+            if c.token_type
+            else "Number of input tokens used per inference operation."
+        )
+        input_tokens = _histogram(
+            meter, c.input_tokens, "{token}", token_description, A.TOKEN_BUCKETS
+        )
+        output_tokens = (
+            input_tokens
+            if c.output_tokens == c.input_tokens
+            else _histogram(
+                meter, c.output_tokens, "{token}",
+                "Number of output tokens used per inference operation.", A.TOKEN_BUCKETS,
+            )
+        )  # fmt: skip
         return cls(
             operation_duration=_histogram(
-                meter, A.METRIC_OPERATION_DURATION, "s", "GenAI operation duration.",
+                meter, c.operation_duration, "s", "GenAI operation duration.",
                 A.DURATION_BUCKETS,
             ),
-            token_usage=_histogram(
-                meter, A.METRIC_TOKEN_USAGE, "{token}", "Number of input and output tokens used.",
-                A.TOKEN_BUCKETS,
-            ),
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
             time_to_first_chunk=_histogram(
-                meter, A.METRIC_TIME_TO_FIRST_CHUNK, "s",
+                meter, c.time_to_first_chunk, "s",
                 "Time to receive the first chunk of a streamed response.",
                 A.TIME_TO_FIRST_CHUNK_BUCKETS,
             ),
             time_per_output_chunk=_histogram(
-                meter, A.METRIC_TIME_PER_OUTPUT_CHUNK, "s",
+                meter, c.time_per_output_chunk, "s",
                 "Time between consecutive chunks after the first one.",
                 A.TIME_PER_OUTPUT_CHUNK_BUCKETS,
             ),
             agent_duration=_histogram(
-                meter, A.METRIC_AGENT_DURATION, "s", "Duration of an agent run.",
+                meter, c.agent_duration, "s", "Duration of an agent run.",
                 A.DURATION_BUCKETS,
             ),
             tool_duration=_histogram(
                 meter, A.METRIC_TOOL_DURATION, "s", "Duration of a tool execution.",
                 A.DURATION_BUCKETS,
+            ),
+            inference_calls=_histogram(
+                meter, A.METRIC_AGENT_INFERENCE_CALLS, "{inference_call}",
+                "Model calls an agent made in one run.", A.CALL_COUNT_BUCKETS,
+            ),
+            tool_calls=_histogram(
+                meter, A.METRIC_AGENT_TOOL_CALLS, "{tool_call}",
+                "Tool calls an agent made in one run.", A.CALL_COUNT_BUCKETS,
             ),
             cost=_counter(
                 meter, A.METRIC_COST, "{currency_unit}",
@@ -151,6 +198,7 @@ class Instruments:
                 meter, A.METRIC_SCRUBBED, "{secret}",
                 "Credentials replaced by a marker before export, by detector.",
             ),
+            conventions=c,
         )  # fmt: skip
 
 

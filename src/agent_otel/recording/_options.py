@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Mapping
-from typing import TypedDict
+from typing import Literal, TypedDict
 
 from opentelemetry._logs import Logger, LoggerProvider, get_logger
 from opentelemetry.metrics import MeterProvider
@@ -22,13 +22,17 @@ from agent_otel.cost import BUNDLED_PRICES, PriceTable
 from agent_otel.scrubbing import Scrub, Scrubber, resolve_scrubber
 
 from ._metrics import Instruments
+from ._semconv import conventions_for
 from ._settings import RunSettings
 from .content._capture import ContentCapture, capture_from
 
 __all__ = ["OPTION_NAMES", "Options", "scrub_for", "settings_from"]
 
 _tracers: weakref.WeakKeyDictionary[TracerProvider, Tracer] = weakref.WeakKeyDictionary()
-_instruments: weakref.WeakKeyDictionary[MeterProvider, Instruments] = weakref.WeakKeyDictionary()
+# Per provider, one set of instruments per set of names (v1.41.1's, the head's).
+_instruments: weakref.WeakKeyDictionary[MeterProvider, dict[str, Instruments]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def _tracer(provider: TracerProvider | None) -> Tracer:
@@ -58,17 +62,20 @@ def _logger(provider: LoggerProvider | None, capture: ContentCapture | None) -> 
         return None
 
 
-def _instruments_for(provider: MeterProvider | None) -> Instruments:
+def _instruments_for(
+    provider: MeterProvider | None, conventions: A.Conventions = A.V1_41
+) -> Instruments:
     if provider is None:
-        return Instruments.create(None)
+        return Instruments.create(None, conventions)
     try:
-        instruments = _instruments.get(provider)
+        by_names = _instruments.get(provider)
     except Exception:  # unhashable or not weakly referenceable: not cached
-        return Instruments.create(provider)
+        return Instruments.create(provider, conventions)
+    instruments = by_names.get(conventions.name) if by_names is not None else None
     if instruments is None:
-        instruments = Instruments.create(provider)
+        instruments = Instruments.create(provider, conventions)
         with guarded("meter cache"):
-            _instruments[provider] = instruments
+            _instruments.setdefault(provider, {})[conventions.name] = instruments
     return instruments
 
 
@@ -106,6 +113,9 @@ class Options(TypedDict, total=False):
     - ``scrub``: every string the run exports is scrubbed of credentials first, content
       capture on or off (default True; False turns it off; a :class:`~agent_otel.Scrubber`
       adds patterns, keys or a callback; docs/scrubbing.md).
+    - ``semconv``: the names where the GenAI conventions' head renamed v1.41.1's: ``"v1.41"``
+      or ``"head"`` (default: ``configure(semconv=...)``, else ``AGENT_OTEL_SEMCONV``, else
+      ``"v1.41"``; docs/conformance.md lists what changes). Never both names at once.
     """
 
     tracer_provider: TracerProvider | None
@@ -125,6 +135,7 @@ class Options(TypedDict, total=False):
     provider: str | None
     activate_context: bool
     scrub: bool | Scrubber
+    semconv: Literal["v1.41", "head"] | None
 
 
 OPTION_NAMES = frozenset(Options.__optional_keys__)
@@ -140,7 +151,10 @@ def settings_from(options: Options, caller: str = "otel_wrapper") -> RunSettings
         raise TypeError(f"{caller}() got an unexpected keyword argument {unknown[0]!r}")
     capture = capture_from(options.get("capture_content"))
     scrubber = resolve_scrubber(options.get("scrub", True))
-    instruments, bound = _instruments_for(options.get("meter_provider")).scrub(scrubber)
+    conventions = conventions_for(options.get("semconv"))
+    instruments, bound = _instruments_for(options.get("meter_provider"), conventions).scrub(
+        scrubber
+    )
     return RunSettings(
         tracer=_tracer(options.get("tracer_provider")),
         instruments=instruments,
@@ -159,6 +173,7 @@ def settings_from(options: Options, caller: str = "otel_wrapper") -> RunSettings
         step_spans=options.get("step_spans", True),
         chunk_metric=options.get("chunk_metric", False),
         activate_context=options.get("activate_context", True),
+        conventions=conventions,
     )
 
 

@@ -27,6 +27,7 @@ def llm_call_start(rec: RunRecorder, ev: Any) -> None:
         getattr(ev, "call_id", None),
         getattr(ev, "params", None),
         getattr(ev, "messages", None),
+        getattr(ev, "tools", None),
     )
 
 

@@ -219,7 +219,7 @@ class RunRecorder:
 
     # --- LLM calls -----------------------------------------------------------------------------
     def llm_start(
-        self, model: Any, provider: Any, call_id: Any, params: Any, messages: Any
+        self, model: Any, provider: Any, call_id: Any, params: Any, messages: Any, tools: Any = None
     ) -> None:
         self._new_work()
         self.ensure_step()
@@ -238,7 +238,7 @@ class RunRecorder:
         self.run.saw_call(model, provider)
         call = LLMCall(
             self.s, self.anomaly, self._parent(), self.run.identity, call_id, model, provider,
-            params, now,
+            params, now, tools,
         )  # fmt: skip
         self._calls[key] = call  # tracked before anything else can fail
         self._last_call = call
@@ -299,6 +299,7 @@ class RunRecorder:
     def tool_call(self, call_id: Any, name: Any, arguments: Any, raw: Any) -> None:
         self._new_work()
         self.ensure_step()
+        self.run.tool_calls += 1
         now = self.now()
         call_id = id_text(call_id, self.anomaly)
         key: object
@@ -317,6 +318,7 @@ class RunRecorder:
             self.current_call.add_tool_call(raw)
         self._refresh()
         tool.capture_arguments(arguments, self.anomaly)
+        tool.kind(getattr(raw, "type", None))
 
     def tool_result(self, call_id: Any, name: Any, content: Any, is_error: Any) -> None:
         self._new_work()

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from opentelemetry import trace
+from opentelemetry.context import create_key, get_value, set_value
 from opentelemetry.context.context import Context
 from opentelemetry.trace import SpanKind
 from opentelemetry.util.types import AttributeValue
@@ -29,6 +30,8 @@ from .content._spans import encode, put
 
 MAX_ANOMALY_EVENTS = 16
 _NS = 1e-9
+# Set in the context of every span of a run: a run started under it is nested.
+_IN_RUN = create_key("agent_otel.in_run")
 
 
 class Run:
@@ -42,7 +45,8 @@ class Run:
     ``mlflow.traceTag.mlflow.traceName``          at start, the span's name, when the run
                                                   is its trace's root (MLflow's trace list)
     ``gen_ai.provider.name``                      at start when configured, else at the
-                                                  end (the first call's, or ``unknown``)
+                                                  end (the first call's, or ``unknown``);
+                                                  not under the head's names
     ``session.id``, ``user.id``,                  at start (the run's identity, also on
     ``gen_ai.conversation.id``                    every span below)
     the agent's attributes (``attributes=``,      at start
@@ -68,8 +72,11 @@ class Run:
 
     Events: ``agent_otel.anomaly`` (the first 16 repairs), ``agent_otel.phase``,
     ``agent_otel.interrupt``, ``agent_otel.error``, ``exception``. Metrics:
-    ``gen_ai.invoke_agent.duration`` at the end; ``gen_ai.client.token.usage`` for usage
-    reported for the whole run.
+    ``gen_ai.invoke_agent.duration`` at the end (``semconv="head"``:
+    ``gen_ai.invocation.duration`` with ``gen_ai.invocation.is_nested``);
+    ``gen_ai.invoke_agent.inference_calls`` and ``.tool_calls`` at the end, one record each
+    (the calls of this run, not of runs nested in it); ``gen_ai.client.token.usage`` (head:
+    ``gen_ai.client.inference.operation.*_tokens``) for usage reported for the whole run.
     """
 
     __slots__ = (
@@ -83,8 +90,10 @@ class Run:
         "has_input",
         "has_output",
         "identity",
+        "inference_calls",
         "interrupted",
         "metric_attributes",
+        "nested",
         "now",
         "parent",
         "recording",
@@ -92,6 +101,7 @@ class Run:
         "settings",
         "span",
         "start",
+        "tool_calls",
         "usage",
     )
 
@@ -103,7 +113,11 @@ class Run:
         ).over(identity_of(parent))
         if identity:  # runs started below inherit the ids through the context
             parent = with_identity(identity, parent)
-        self.parent = parent
+        self.nested = get_value(_IN_RUN, parent) is True
+        self.parent = set_value(_IN_RUN, True, parent)  # every span below: inside a run
+        parent = self.parent
+        self.inference_calls = 0
+        self.tool_calls = 0
         # Span attributes only: the ids never reach a metric (cardinality).
         self.identity: dict[str, AttributeValue] = identity.attributes()
         self.start = now()
@@ -113,7 +127,7 @@ class Run:
         attributes: dict[str, AttributeValue] = {A.OPERATION_NAME: A.OP_INVOKE_AGENT}
         if settings.agent_name:
             attributes[A.AGENT_NAME] = settings.agent_name
-        if settings.provider:
+        if settings.provider and settings.conventions.agent_provider:
             attributes[A.PROVIDER_NAME] = settings.provider
         self.metric_attributes = attributes.copy()
         attributes.update(self.identity)
@@ -164,6 +178,7 @@ class Run:
         """A call started: the first model and provider name the run's."""
         self.first_provider = self.first_provider or provider
         self.first_model = self.first_model or model
+        self.inference_calls += 1
 
     @property
     def provider(self) -> str:
@@ -240,14 +255,9 @@ class Run:
             attributes[A.RESPONSE_MODEL] = model
             if self.recording:
                 self.span.set_attribute(A.RESPONSE_MODEL, model)
-        for name, token_type in (
-            ("input_tokens", A.TOKEN_TYPE_INPUT),
-            ("output_tokens", A.TOKEN_TYPE_OUTPUT),
-        ):
-            value = tokens.get(name)
-            if value is not None:
-                attributes[A.TOKEN_TYPE] = token_type
-                self.settings.instruments.token_usage.record(value, attributes)
+        self.settings.instruments.record_tokens(
+            tokens.get("input_tokens"), tokens.get("output_tokens"), attributes
+        )
 
     # --- errors --------------------------------------------------------------------------------
     def record_error(self, kind: str, description: str | None, fatal: bool, time: int) -> None:
@@ -269,24 +279,35 @@ class Run:
         """Write the run's last attributes and its duration metric; end the span at ``now``."""
         attributes = self.metric_attributes
         provider = self.provider
-        attributes[A.PROVIDER_NAME] = provider
+        if self.settings.conventions.agent_provider:
+            attributes[A.PROVIDER_NAME] = provider
         if self.error_type is not None:
             attributes[A.ERROR_TYPE] = self.error_type
+        instruments = self.settings.instruments
+        if instruments.conventions.is_nested:
+            attributes[A.INVOCATION_IS_NESTED] = self.nested
         with ending(self.span, now, "agent span end"):
             if self.recording:
                 self._describe_end(end_reason, provider)
-            self.settings.instruments.agent_duration.record((now - self.start) * _NS, attributes)
+            instruments.agent_duration.record((now - self.start) * _NS, attributes)
+            # the calls per run: the conventions list only the agent's name on these
+            calls = {A.AGENT_NAME: attributes[A.AGENT_NAME]} if A.AGENT_NAME in attributes else {}
+            instruments.inference_calls.record(self.inference_calls, calls)
+            instruments.tool_calls.record(self.tool_calls, calls)
 
     def _describe_end(self, end_reason: str, provider: str) -> None:
         span = self.span
-        span.set_attribute(A.PROVIDER_NAME, provider)
+        if self.settings.conventions.agent_provider:  # the head's invoke span lists none
+            span.set_attribute(A.PROVIDER_NAME, provider)
         if self.first_model and A.REQUEST_MODEL not in self.settings.agent_attributes:
             span.set_attribute(A.REQUEST_MODEL, self.first_model)
         span.set_attribute(A.END_REASON, end_reason)
         span.set_attributes(self.usage.total_attributes())
         span.set_attributes(cost_attributes(self.cost, self.settings.currency))
         if self.run_usage is not None:
-            span.set_attributes(self.run_usage.semconv_attributes())
+            span.set_attributes(
+                self.run_usage.semconv_attributes(self.settings.conventions, run=True)
+            )
         if self.first_text is not None:
             span.set_attribute(A.TIME_TO_FIRST_TEXT, (self.first_text - self.start) * _NS)
         if self.anomalies:

@@ -10,6 +10,7 @@ from opentelemetry._logs import Logger
 from opentelemetry.trace import Tracer
 from opentelemetry.util.types import AttributeValue
 
+from agent_otel import _attributes as A
 from agent_otel.cost import BUNDLED_PRICES, PriceTable
 from agent_otel.scrubbing import Scrub
 
@@ -28,6 +29,7 @@ class RunSettings:
     ``stand_down_providers``: provider instrumentations stand down inside our chat spans.
     ``logger`` emits the content events (``ContentCapture.events``). ``scrub`` scrubs every
     string the run writes (None: scrubbing off; see :mod:`agent_otel.scrubbing`).
+    ``conventions``: the names the run writes where the head renamed v1.41.1's.
     """
 
     tracer: Tracer
@@ -50,6 +52,7 @@ class RunSettings:
     stand_down_providers: bool = True
     logger: Logger | None = None
     scrub: Scrub | None = None
+    conventions: A.Conventions = A.V1_41
 
     @property
     def currency(self) -> str:

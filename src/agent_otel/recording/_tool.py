@@ -33,7 +33,8 @@ class ToolCall:
     ========================================  ===========================================
     ``gen_ai.operation.name``                 at start (``execute_tool``)
     ``gen_ai.tool.name``                      at start (``unknown`` when it has none)
-    ``gen_ai.tool.type`` (``function``)       at start
+    ``gen_ai.tool.type``                      at start (``function``), and after when
+                                              the call names another kind (``tool_type``)
     ``gen_ai.tool.call.id``                   at start, when the event has one
     ``session.id``, ``user.id``,              at start (the run's identity)
     ``gen_ai.conversation.id``
@@ -88,10 +89,16 @@ class ToolCall:
         self.start = now
         self.name = name
         self.error_text: str | None = None
-        self.metric_attributes: dict[str, AttributeValue] = {
-            A.OPERATION_NAME: A.OP_EXECUTE_TOOL,
-            A.TOOL_NAME: name,
-        }
+        self.metric_attributes: dict[str, AttributeValue] = {A.TOOL_NAME: name}
+        if settings.conventions.tool_operation:  # the head's metric lists no operation
+            self.metric_attributes[A.OPERATION_NAME] = A.OP_EXECUTE_TOOL
+
+    def kind(self, kind: Any) -> None:
+        """The call names its kind: ``gen_ai.tool.type`` by :func:`tool_type` (``function``
+        is already there from the start)."""
+        value = tool_type(kind)
+        if value != A.TOOL_TYPE_FUNCTION:
+            self.span.set_attribute(A.TOOL_TYPE, value)
 
     def capture_arguments(self, arguments: Any, count: Count) -> None:
         """The call's arguments (content capture on; a JSON text is parsed first)."""
@@ -134,6 +141,36 @@ class ToolCall:
             self.settings.instruments.tool_duration.record(
                 (now - self.start) * _NS, self.metric_attributes
             )
+
+
+# What a tool call's ``type`` (an OpenAI-style ``ToolCall.type``, a Responses API output item
+# type, an adapter's kind) says, as the registry's gen_ai.tool.type values: the one mapping.
+_TOOL_TYPES = {
+    "function": A.TOOL_TYPE_FUNCTION,
+    "custom": A.TOOL_TYPE_FUNCTION,
+    "function_call": A.TOOL_TYPE_FUNCTION,
+    "extension": A.TOOL_TYPE_EXTENSION,
+    "mcp": A.TOOL_TYPE_EXTENSION,
+    "mcp_call": A.TOOL_TYPE_EXTENSION,
+    "web_search": A.TOOL_TYPE_EXTENSION,
+    "web_search_call": A.TOOL_TYPE_EXTENSION,
+    "code_interpreter": A.TOOL_TYPE_EXTENSION,
+    "code_interpreter_call": A.TOOL_TYPE_EXTENSION,
+    "computer_call": A.TOOL_TYPE_EXTENSION,
+    "datastore": A.TOOL_TYPE_DATASTORE,
+    "retrieval": A.TOOL_TYPE_DATASTORE,
+    "file_search": A.TOOL_TYPE_DATASTORE,
+    "file_search_call": A.TOOL_TYPE_DATASTORE,
+}
+
+
+def tool_type(kind: Any) -> str:
+    """``gen_ai.tool.type`` for a tool of ``kind``: ``extension`` for tools run agent-side
+    against external systems (MCP servers, provider-hosted search or code), ``datastore`` for
+    retrieval, ``function`` for the rest (the client runs it), unknown kinds included."""
+    if isinstance(kind, str):
+        return _TOOL_TYPES.get(kind.strip().lower(), A.TOOL_TYPE_FUNCTION)
+    return A.TOOL_TYPE_FUNCTION
 
 
 def error_text(content: Any) -> str | None:

@@ -19,14 +19,24 @@ FIELDS = (
     "cache_creation_tokens",
     "reasoning_tokens",
 )
-# Where each field goes on the span the usage happened on (the chat span) ...
-_SEMCONV = {
-    "input_tokens": A.USAGE_INPUT_TOKENS,
-    "output_tokens": A.USAGE_OUTPUT_TOKENS,
-    "cache_read_tokens": A.USAGE_CACHE_READ_INPUT_TOKENS,
-    "cache_creation_tokens": A.USAGE_CACHE_CREATION_INPUT_TOKENS,
-    "reasoning_tokens": A.USAGE_REASONING_OUTPUT_TOKENS,
-}
+
+
+# Where each field goes on the span the usage happened on (the chat span), by the names of
+# each set of conventions; the agent span (run-wide usage) drops what the head removed there.
+def _keys(conventions: A.Conventions, run: bool) -> dict[str, str]:
+    keys = {
+        "input_tokens": A.USAGE_INPUT_TOKENS,
+        "output_tokens": A.USAGE_OUTPUT_TOKENS,
+        "cache_read_tokens": A.USAGE_CACHE_READ_INPUT_TOKENS,
+        "cache_creation_tokens": conventions.cache_write,
+        "reasoning_tokens": A.USAGE_REASONING_OUTPUT_TOKENS,
+    }
+    if run and not conventions.run_usage_cache:
+        del keys["cache_read_tokens"], keys["cache_creation_tokens"]
+    return keys
+
+
+_SEMCONV = {(c.name, run): _keys(c, run) for c in A.CONVENTIONS.values() for run in (False, True)}
 # ... and as totals on step and agent spans, in our namespace so no backend counts twice.
 _TOTALS = {
     "input_tokens": A.USAGE_INPUT_TOTAL,
@@ -77,8 +87,13 @@ class Tokens:
     def get(self, name: str) -> int | None:
         return self.counts.get(name)
 
-    def semconv_attributes(self) -> dict[str, AttributeValue]:
-        return {_SEMCONV[name]: v for name, v in self.counts.items() if name in _SEMCONV}
+    def semconv_attributes(
+        self, conventions: A.Conventions = A.V1_41, *, run: bool = False
+    ) -> dict[str, AttributeValue]:
+        """The ``gen_ai.usage.*`` attributes under ``conventions``' names (``run``: for the
+        agent span's run-wide usage)."""
+        keys = _SEMCONV[conventions.name, run]
+        return {keys[name]: v for name, v in self.counts.items() if name in keys}
 
     def total_attributes(self) -> dict[str, AttributeValue]:
         return {_TOTALS[name]: v for name, v in self.counts.items()}

@@ -26,7 +26,12 @@ from ._fit import TRUNCATION_MARK, fit_json, fit_plain, plain_copy
 __all__ = ["TRUNCATION_MARK", "ContentCapture", "TextBuffer", "fit_json", "capture_from"]
 
 ContentKind = Literal[
-    "input_messages", "output_messages", "system_instructions", "tool_arguments", "tool_result"
+    "input_messages",
+    "output_messages",
+    "system_instructions",
+    "tool_arguments",
+    "tool_result",
+    "tool_definitions",
 ]
 Redactor = Callable[[ContentKind, Any], Any]
 """``redact(kind, value) -> value``: return the (possibly edited) JSON-ready value, or
