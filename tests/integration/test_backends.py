@@ -4,7 +4,8 @@ The scenario run of ``genai_scenario`` (a run, two chat calls, two tools, one fa
 over OTLP/HTTP, content capture on, to a real Phoenix and a real ``mlflow server``, both on
 loopback inside the private network namespace. Each backend must give every span of ours a
 kind (steps included), see the tokens and the model, and fill its trace list's previews
-(Phoenix: Input/Output; MLflow: Request/Response) from the root ``invoke_agent`` span.
+(Phoenix: Input/Output; MLflow: Request/Response) from the root ``invoke_agent`` span. Both
+sets of names (the ``semconv`` option: v1.41.1's and the conventions' head's) read the same.
 """
 
 from __future__ import annotations
@@ -25,12 +26,16 @@ from genai_scenario import ANSWER, QUESTION, RESPONSE_MODEL, USAGE, run_agent_ot
 pytestmark = pytest.mark.heavy
 
 SPANS = 7  # invoke_agent, 2 steps, 2 chats, 2 tools
+SEMCONV = ("v1.41", "head")
 KIND_BY_OPERATION = {"invoke_agent": "AGENT", "chat": "LLM", "execute_tool": "TOOL"}
 MLFLOW_TYPE = {"invoke_agent": "AGENT", "chat": "CHAT_MODEL", "execute_tool": "TOOL"}
 
 
-def _export(monkeypatch: pytest.MonkeyPatch, url: str, headers: str | None = None) -> str:
-    """Run the scenario with content on spans, traces only to ``url``; the trace id (hex)."""
+def _export(
+    monkeypatch: pytest.MonkeyPatch, url: str, headers: str | None = None, semconv: str = "v1.41"
+) -> str:
+    """Run the scenario with content on spans, traces only to ``url``, under ``semconv``'s
+    names; the trace id (hex)."""
     monkeypatch.setenv(ENV_CAPTURE, "SPAN_ONLY")
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", f"{url}/v1/traces")
     if headers:
@@ -45,7 +50,7 @@ def _export(monkeypatch: pytest.MonkeyPatch, url: str, headers: str | None = Non
         span_processors=[SimpleSpanProcessor(local)],
     )
     try:
-        asyncio.run(run_agent_otel(tel.tracer_provider, tel.meter_provider))
+        asyncio.run(run_agent_otel(tel.tracer_provider, tel.meter_provider, semconv=semconv))
         assert tel.force_flush(90_000)
     finally:
         assert tel.shutdown(90_000)
@@ -86,10 +91,11 @@ def _attributes(span: dict[str, Any]) -> dict[str, Any]:
     return {kv["key"]: _value(kv["value"]) for kv in span.get("attributes") or []}
 
 
+@pytest.mark.parametrize("semconv", SEMCONV)
 def test_phoenix_shows_every_span_with_a_kind_and_the_runs_input_and_output(
-    phoenix: Phoenix, monkeypatch: pytest.MonkeyPatch
+    phoenix: Phoenix, monkeypatch: pytest.MonkeyPatch, semconv: str
 ) -> None:
-    trace_id = _export(monkeypatch, phoenix.http_url)
+    trace_id = _export(monkeypatch, phoenix.http_url, semconv=semconv)
     spans = poll(
         lambda: (s := spans_in_phoenix(phoenix, trace_id)) and len(s) >= SPANS and s,
         timeout=60,
@@ -114,10 +120,13 @@ def test_phoenix_shows_every_span_with_a_kind_and_the_runs_input_and_output(
     assert {_attributes(c)["llm.provider"] for c in chats} == {"openai"}
 
 
+@pytest.mark.parametrize("semconv", SEMCONV)
 def test_mlflow_shows_every_span_with_a_type_and_the_runs_request_and_response(
-    mlflow: MLflow, monkeypatch: pytest.MonkeyPatch
+    mlflow: MLflow, monkeypatch: pytest.MonkeyPatch, semconv: str
 ) -> None:
-    trace_id = _export(monkeypatch, mlflow.url, f"x-mlflow-experiment-id={MLFLOW_EXPERIMENT}")
+    trace_id = _export(
+        monkeypatch, mlflow.url, f"x-mlflow-experiment-id={MLFLOW_EXPERIMENT}", semconv
+    )
     trace = poll(
         lambda: (t := trace_in_mlflow(mlflow, trace_id)) and len(t["spans"]) >= SPANS and t,
         timeout=90,
