@@ -49,6 +49,16 @@ class Instruments:
         self.tool_duration = hist(
             A.METRIC_TOOL_DURATION, unit="s", explicit_bucket_boundaries_advisory=A.DURATION_BUCKETS
         )
+        self.inference_calls = hist(
+            A.METRIC_AGENT_INFERENCE_CALLS,
+            unit="{inference_call}",
+            explicit_bucket_boundaries_advisory=A.CALL_COUNT_BUCKETS,
+        )
+        self.tool_calls = hist(
+            A.METRIC_AGENT_TOOL_CALLS,
+            unit="{tool_call}",
+            explicit_bucket_boundaries_advisory=A.CALL_COUNT_BUCKETS,
+        )
 
 
 async def manual(
@@ -79,6 +89,7 @@ async def manual(
     chunks = 0
     call_in = call_out = None
     tools: dict[str, tuple[Any, int, dict[str, Any]]] = {}
+    n_calls = n_tools = 0
     async for event in stream:
         cls = event.__class__
         if cls is TextDelta:
@@ -94,6 +105,7 @@ async def manual(
                 )
                 step_ctx = trace.set_span_in_context(step, parent)
             call_start = now()
+            n_calls += 1
             first_provider = first_provider or event.provider
             first_model = first_model or event.model
             attrs: dict[str, Any] = {
@@ -152,6 +164,7 @@ async def manual(
                 )
                 step_ctx = trace.set_span_in_context(step, parent)
             t = now()
+            n_tools += 1
             name = event.function.name
             span = tracer.start_span(
                 f"execute_tool {name}",
@@ -190,4 +203,6 @@ async def manual(
     if run_first_text is not None:
         agent.set_attribute(A.TIME_TO_FIRST_TEXT, (run_first_text - start) * _NS)
     instruments.agent_duration.record((end - start) * _NS, metric_attrs)
+    instruments.inference_calls.record(n_calls, {A.AGENT_NAME: agent_name})
+    instruments.tool_calls.record(n_tools, {A.AGENT_NAME: agent_name})
     agent.end(end_time=end)
