@@ -182,3 +182,44 @@ async def test_a_raised_exception_does_not_mark_both_of_two_open_tools(
     # for the other, and both say they were cut short.
     assert len(failed) <= 1
     assert all(s.attributes and s.attributes.get("agent_otel.incomplete") for s in tools)
+
+
+class _Named:
+    """A ToolResult look-alike from another package that names its failure's class."""
+
+    def __init__(self, call_id: str, is_error: Any, error_type: Any) -> None:
+        self.tool_call_id, self.content, self.name = call_id, "failed", None
+        self.is_error, self.error_type = is_error, error_type
+
+
+_Named.__name__ = "ToolResult"
+
+
+@pytest.mark.parametrize(
+    ("is_error", "error_type", "expected"),
+    [
+        (True, "ToolFailure", "ToolFailure"),
+        (False, "ModelRetry", "ModelRetry"),  # naming a failure's class makes it one
+        (True, None, "tool_error"),
+        (True, "", "tool_error"),
+        (True, 42, "tool_error"),  # not a name: the generic type, never a crash
+        (True, "x" * 300, "tool_error"),  # text, not a class: never a high-cardinality type
+        (False, None, None),
+        (False, 42, None),
+    ],
+)
+async def test_a_failed_tool_carries_the_class_its_adapter_names(
+    otel_telemetry: InMemoryTelemetry, is_error: Any, error_type: Any, expected: str | None
+) -> None:
+    script = [_call("t1", "lookup"), _Named("t1", is_error, error_type),
+              _call("t2", "other"), ToolResult("t2", "fine"), StepBoundary(0)]  # fmt: skip
+    await run_script(otel_telemetry, script)
+
+    span = otel_telemetry.span("execute_tool lookup")
+    assert (span.attributes or {}).get("error.type") == expected
+    if expected is None:
+        assert span.status.status_code is not StatusCode.ERROR
+        _only_failing(otel_telemetry)
+    else:
+        assert _reason(span) == expected
+        _only_failing(otel_telemetry, "execute_tool lookup")

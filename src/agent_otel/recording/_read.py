@@ -56,6 +56,7 @@ def tool_result(rec: RunRecorder, ev: Any) -> None:
         getattr(ev, "name", None),
         getattr(ev, "content", None),
         getattr(ev, "is_error", None),
+        getattr(ev, "error_type", None),
     )
 
 

@@ -64,6 +64,8 @@ MAX_PENDING = 8
 _STARTING = guarded("chat span start")  # stateless: one instance serves every call
 INTERRUPTED = "interrupted"  # the end reasons the recorder itself reads (see _attributes)
 EXHAUSTED = "exhausted"
+TOOL_ERROR = "tool_error"  # a failed tool's error.type when nothing names its class
+MAX_ERROR_TYPE = 256  # error.type is low-cardinality: a longer "type" is text, not a class
 
 Owner = Run | Step | LLMCall | ToolCall
 
@@ -320,7 +322,12 @@ class RunRecorder:
         tool.capture_arguments(arguments, self.anomaly)
         tool.kind(getattr(raw, "type", None))
 
-    def tool_result(self, call_id: Any, name: Any, content: Any, is_error: Any) -> None:
+    def tool_result(
+        self, call_id: Any, name: Any, content: Any, is_error: Any, error_type: Any = None
+    ) -> None:
+        """A call's result; ``is_error`` (or an ``error_type``, the failure's class as an
+        adapter knows it) makes it a failure, whose ``error.type`` is that class, else
+        ``tool_error``."""
         self._new_work()
         now = self.now()
         call_id = id_text(call_id, self.anomaly)
@@ -336,9 +343,11 @@ class RunRecorder:
                 self.s, self.anomaly, self._parent(), self.run.identity, call_id, name, now
             )
         self._refresh()
-        failed = is_error is True
+        named = isinstance(error_type, str) and 0 < len(error_type) <= MAX_ERROR_TYPE
+        failed = is_error is True or named
         tool.result(content, failed)
-        tool.end(now, error_type="tool_error" if failed else None, incomplete=incomplete)
+        kind = (error_type if named else TOOL_ERROR) if failed else None
+        tool.end(now, error_type=kind, incomplete=incomplete)
 
     # --- steps ---------------------------------------------------------------------------------
     def ensure_step(self) -> None:

@@ -42,8 +42,10 @@ class ToolCall:
     ``gen_ai.tool.call.result``               at the result, when it is not an error
                                               (content capture on)
     ``agent_otel.tool.is_error``              at the result, when it is an error
-    ``error.type`` (+ ERROR status)           at the end: ``tool_error`` for an error
-                                              result (status description: its text with
+    ``error.type`` (+ ERROR status)           at the end: for an error result, the
+                                              failure's class when the adapter names it
+                                              (``error_type``), else ``tool_error``
+                                              (status description: its text with
                                               capture on, else its type); on an ``Error``
                                               event; the exception (+ ``exception`` event,
                                               description ``Type: message``) when the run

@@ -1,0 +1,38 @@
+"""A failed tool's result that also says what kind of failure it was.
+
+The contract's ``ToolResult`` says only that a call failed (``is_error``). A framework often
+knows more: the exception class its handler turned into text, or its own outcome (a retry the
+model is asked for). An adapter yields this subclass, still named ``ToolResult`` (the
+middleware reads events by class name, and ``collect()`` by ``isinstance``), with
+``error_type`` set, so the tool span's ``error.type`` names that class instead of the generic
+``tool_error``. ``error_type`` must be low-cardinality: a class name or a fixed word, never
+the error's text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from agent_contract import events
+
+__all__ = ["ToolResult", "error_name", "failed_result"]
+
+
+@dataclass(slots=True)
+class ToolResult(events.ToolResult):
+    """``events.ToolResult`` with ``error_type``: the class of a failed call's error."""
+
+    error_type: str | None = None
+
+
+def failed_result(call_id: str, content: Any, name: str | None, error_type: str) -> ToolResult:
+    """A failed call's result, ``is_error`` set, ``error_type`` naming the failure."""
+    return ToolResult(
+        tool_call_id=call_id, content=content, name=name, is_error=True, error_type=error_type
+    )
+
+
+def error_name(error: object) -> str:
+    """An exception's class name, as ``error.type`` spells an exception (no module path)."""
+    return type(error).__qualname__
