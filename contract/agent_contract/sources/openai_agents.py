@@ -10,6 +10,11 @@ Its stream carries three kinds of event, read by their ``type``:
   (``transfer_to_<agent>``), come from the response's ``function_call`` items.
 * ``run_item_stream_event``: ``tool_output`` and ``handoff_occured`` items are the calls'
   results (``ToolResult`` by ``call_id``); the other items repeat what the raw events said.
+  A tool that raised under the SDK's default failure handler returns text like any other
+  result: the adapter adds its own ``RunConfig.tool_error_formatter`` (the SDK's hook for
+  exactly those failures, handing it the exception and the call id; a formatter the caller
+  set still formats the message), so that result is an error whose ``error_type`` is the
+  exception's class (``tool_not_found`` for a call to a tool the agent lacks).
 * ``agent_updated_stream_event``: the run starts with, or hands off to, an agent; it becomes a
   ``PhaseMarker`` named after that agent, so the trace shows who answered each step.
 
@@ -20,6 +25,7 @@ stream early cancels the run. Needs ``openai-agents`` (extra ``openai-agents``).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -30,6 +36,7 @@ from agent_contract.events import (
     StepBoundary,
     ToolResult,
 )
+from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources.openai_responses import ResponsesReader
 
 __all__ = ["openai_agents_events"]
@@ -47,7 +54,8 @@ async def openai_agents_events(
     """Run ``agent`` on ``input`` with ``Runner.run_streamed`` (``run`` passed on), as events."""
     from agents import Runner
 
-    result: Any = Runner.run_streamed(agent, input, **run)
+    failures: dict[str, str] = {}  # call id -> the class of the error its text reports
+    result: Any = Runner.run_streamed(agent, input, **_noting_failures(run, failures))
     if on_result is not None:
         on_result(result)
     current, reader, step = agent, None, 0
@@ -72,7 +80,7 @@ async def openai_agents_events(
                     reader = ResponsesReader()  # a closed call: later raw events start afresh
             elif kind == "run_item_stream_event":
                 if event.name in _RESULTS:
-                    yield _result(event.item)
+                    yield _result(event.item, failures)
             elif kind == "agent_updated_stream_event":
                 current = event.new_agent
                 yield PhaseMarker(name=str(current.name))
@@ -93,13 +101,41 @@ def _start(agent: Any) -> LLMCallStart:
     )
 
 
-def _result(item: Any) -> ToolResult:
+def _noting_failures(run: dict[str, Any], failures: dict[str, str]) -> dict[str, Any]:
+    """``run`` with a ``RunConfig`` whose ``tool_error_formatter`` notes each failed call.
+
+    The SDK calls that formatter for a tool exception its default failure handler turns into
+    text, and for a call to a tool the agent does not have; it returns what the caller's own
+    formatter returns (``None``: the SDK's default message), so the model sees the same text.
+    """
+    from agents import RunConfig
+
+    config = run.get("run_config")
+    if config is None:
+        config = RunConfig()
+    elif isinstance(config, dict):
+        config = RunConfig(**config)
+    theirs = config.tool_error_formatter
+
+    def formatter(args: Any) -> Any:
+        if args.kind == "tool_exception":
+            failures[str(args.call_id)] = error_name(args.error) if args.error else "tool_exception"
+        elif args.kind == "tool_not_found":
+            failures[str(args.call_id)] = "tool_not_found"
+        return theirs(args) if theirs is not None else None
+
+    return {**run, "run_config": dataclasses.replace(config, tool_error_formatter=formatter)}
+
+
+def _result(item: Any, failures: dict[str, str]) -> ToolResult:
     raw = item.raw_item
     output = getattr(item, "output", None)
-    return ToolResult(
-        tool_call_id=str(_field(raw, "call_id") or ""),
-        content=output if output is not None else _field(raw, "output"),
-    )
+    call_id = str(_field(raw, "call_id") or "")
+    content = output if output is not None else _field(raw, "output")
+    failure = failures.pop(call_id, None)
+    if failure is not None:
+        return failed_result(call_id, content, None, failure)
+    return ToolResult(tool_call_id=call_id, content=content)
 
 
 def _field(raw: Any, key: str) -> Any:
