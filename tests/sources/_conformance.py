@@ -49,6 +49,10 @@ class Row:
     makes its own (they must still match between each call and its result)."""
     reasoning_text: bool = True
     """The framework passes the model's reasoning text on (a ``ReasoningDelta``)."""
+    tool_error: str = "ToolFailure"
+    """The failed tool span's ``error.type``: the exception ``forecast`` raised, or the
+    framework's own name for the failure (``ModelRetry``), or ``tool_error`` where the
+    framework hands on only the error's text."""
     errors: tuple[str, ...] = ("Overloaded",)
     """Type names the model error may come out as (a framework may wrap it)."""
     detaches_across_tasks: bool = False
@@ -82,10 +86,12 @@ class Row:
 
 ROWS = [
     Row("pydantic_ai", "pydantic_ai", "chat scripted-model", reports=("input", "output"),
-        own_usage=True),
-    Row("agno", "agno", "chat gpt-4o-mini", errors=("AgnoRunError",)),
-    Row("autogen", "autogen_agentchat", "chat", reports=("input", "output"), own_usage=True),
-    Row("google_adk", "google.adk", "chat scripted-gemini", subagent_under_tool=False),
+        own_usage=True, tool_error="ModelRetry"),
+    Row("agno", "agno", "chat gpt-4o-mini", errors=("AgnoRunError",), tool_error="tool_error"),
+    Row("autogen", "autogen_agentchat", "chat", reports=("input", "output"), own_usage=True,
+        tool_error="tool_error"),
+    Row("google_adk", "google.adk", "chat scripted-gemini", subagent_under_tool=False,
+        tool_error="tool_error"),
     Row("strands", "strands", "chat scripted-converse", reports=("input", "output", "cache_read"),
         detaches_across_tasks=True),
     Row("smolagents", "smolagents", "chat gpt-4o-mini", reasoning_text=False,

@@ -119,8 +119,11 @@ def agents_agent(
 # --- LangGraph: a fake chat model streaming scripted chunks ---------------------------------
 
 
-def langgraph_graph(*, fail: bool = False, hang: bool = False, model_name: str = "") -> Any:
-    """``model_name``: the name the model reports in its invocation params (none by default)."""
+def langgraph_graph(
+    *, fail: bool = False, hang: bool = False, model_name: str = "", tools: Any = None
+) -> Any:
+    """``model_name``: the name the model reports in its invocation params (none by default);
+    ``tools``: what ``create_react_agent`` runs (default: ``weather``)."""
     from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
     from langchain_core.messages import AIMessage, AIMessageChunk
     from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
@@ -184,7 +187,8 @@ def langgraph_graph(*, fail: bool = False, hang: bool = False, model_name: str =
 
     _ = (AIMessage, ChatGeneration)
     model = Scripted(messages=iter(()), model_name=model_name)
-    return create_react_agent(model, [weather_tool(hang=hang)], name="weatherbot")
+    tools = [weather_tool(hang=hang)] if tools is None else tools
+    return create_react_agent(model, tools, name="weatherbot")
 
 
 def failing_body() -> bytes:

@@ -115,7 +115,7 @@ async def test_tool_ids_match_and_the_failed_tool_is_marked(
         assert (span.attributes or {})["gen_ai.tool.call.id"] == calls[name]
     failed, fine = spans[s.FAILED_TOOL], spans["weather"]
     assert failed.status.status_code is StatusCode.ERROR
-    assert (failed.attributes or {}).get("error.type")
+    assert (failed.attributes or {}).get("error.type") == row.tool_error
     assert fine.status.status_code is not StatusCode.ERROR
     assert "error.type" not in (fine.attributes or {})
 

@@ -11,7 +11,8 @@ LangChain is imported here):
 * ``updates``: a node finished. The model node's ``AIMessage`` closes its call with the
   final ``tool_calls``, ``usage_metadata`` (cache reads and reasoning included) and
   ``response_metadata`` (``model_name``, ``finish_reason`` or ``stop_reason``, ``id``); the
-  tool node's ``ToolMessage``\\ s become ``ToolResult`` (``status="error"`` an error result),
+  tool node's ``ToolMessage``\\ s become ``ToolResult`` (``status="error"`` an error result,
+  its ``error_type`` the exception class LangGraph's own error message names),
   and the next LLM call after results starts a new step.
 
 A call still open when the stream ends is closed with what its chunks assembled. The
@@ -21,6 +22,7 @@ graph's own stream items go to ``sink`` untouched. Needs ``langgraph`` (extra ``
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -36,10 +38,14 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
+from agent_contract.sources._failure import failed_result
 from agent_contract.sources._stream import Sink
 
 __all__ = ["langgraph_events"]
 
+# LangGraph's ToolNode error message: "Error: {repr(exception)}\n Please fix your mistakes."
+_TEMPLATE_ERROR = re.compile(r"Error: ([A-Za-z_][A-Za-z0-9_.]{0,127})\(")
+_TEMPLATE_END = "\n Please fix your mistakes."
 _PARAMS = {"ls_temperature": "temperature", "ls_max_tokens": "max_tokens", "ls_stop": "stop"}
 
 
@@ -161,9 +167,18 @@ def _end(call: _Call, message: Any) -> Iterator[AgentEvent]:
 
 
 def _result(message: Any) -> ToolResult:
-    return ToolResult(
-        tool_call_id=str(message.tool_call_id),
-        content=message.content,
-        name=message.name,
-        is_error=message.status == "error",
-    )
+    call_id, content = str(message.tool_call_id), message.content
+    if message.status == "error":
+        return failed_result(call_id, content, message.name, _error_type(content))
+    return ToolResult(tool_call_id=call_id, content=content, name=message.name)
+
+
+def _error_type(content: Any) -> str:
+    """The exception class a ``ToolNode`` error message names, when it is LangGraph's own
+    template (``handle_tool_errors=True``: ``Error: ToolFailure('...')`` and a fixed last line);
+    ``tool_error`` for a message of the caller's own."""
+    if isinstance(content, str) and content.endswith(_TEMPLATE_END):
+        found = _TEMPLATE_ERROR.match(content)
+        if found is not None:
+            return found.group(1)
+    return "tool_error"

@@ -56,6 +56,7 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
+from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._raw_usage import get, usage_from_raw
 from agent_contract.sources._stream import Sink
 
@@ -134,10 +135,13 @@ class _Reader:
         elif kind == "ToolCallResult":
             self.results = True
             output = event.tool_output
-            yield ToolResult(
-                tool_call_id=str(event.tool_id), content=getattr(output, "content", output),
-                name=event.tool_name, is_error=getattr(output, "is_error", False) is True,
-            )  # fmt: skip
+            call_id, content = str(event.tool_id), getattr(output, "content", output)
+            if getattr(output, "is_error", False) is True:
+                error = getattr(output, "exception", None)
+                kind = error_name(error) if isinstance(error, BaseException) else "tool_error"
+                yield failed_result(call_id, content, event.tool_name, kind)
+            else:
+                yield ToolResult(tool_call_id=call_id, content=content, name=event.tool_name)
 
     def _start(self, name: Any) -> Iterator[AgentEvent]:
         if self.calling:  # a call that never reported its output

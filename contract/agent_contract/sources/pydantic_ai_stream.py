@@ -11,7 +11,8 @@ streams each node's own events (``node.stream(run.ctx)``):
 * a call-tools node runs the tools that response asked for: each ``FunctionToolCallEvent``
   becomes a ``ToolCall`` (function tools only: an output tool is the answer, not a call),
   each ``FunctionToolResultEvent`` a ``ToolResult`` (a retry prompt, or a return whose
-  ``outcome`` is failed or retried, is an error result),
+  ``outcome`` is failed or retried, is an error result whose ``error_type`` names the
+  pydantic-ai exception behind it: ``ModelRetry``, ``ValidationError``, ``ToolFailed``),
   and a ``StepBoundary`` closes the step.
 
 The run's result is handed to ``on_result`` when the run ends, so the caller keeps
@@ -37,6 +38,7 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
+from agent_contract.sources._failure import failed_result
 
 __all__ = ["pydantic_ai_events"]
 
@@ -135,8 +137,21 @@ def _tool_event(event: Any) -> AgentEvent | None:
         part = event.part
         retry = part.part_kind == "retry-prompt"
         content = part.model_response() if retry else part.content
-        failed = retry or getattr(part, "outcome", "success") in _ERROR_OUTCOMES
-        return ToolResult(
-            tool_call_id=part.tool_call_id, content=content, name=part.tool_name, is_error=failed
-        )
+        outcome = "retried" if retry else getattr(part, "outcome", "success")
+        if outcome in _ERROR_OUTCOMES:
+            kind = _failure(outcome, part.content)
+            return failed_result(part.tool_call_id, content, part.tool_name, kind)
+        return ToolResult(tool_call_id=part.tool_call_id, content=content, name=part.tool_name)
     return None
+
+
+def _failure(outcome: str, content: Any) -> str:
+    """``error.type`` of a failed call: the pydantic-ai exception behind its outcome.
+
+    ``retried`` is a ``ModelRetry`` (raised by the tool, or pydantic-ai's own for an unknown
+    tool name), or pydantic's ``ValidationError`` when the arguments failed validation (the
+    content is then the list of errors); ``failed`` is a ``ToolFailed``.
+    """
+    if outcome == "failed":
+        return "ToolFailed"
+    return "ValidationError" if isinstance(content, list) else "ModelRetry"

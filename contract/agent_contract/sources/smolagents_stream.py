@@ -13,9 +13,11 @@ tool span while one tool runs) is current in the agent's code. Items are read by
 * ``ToolCall`` / ``ToolOutput`` items are ``ToolCall`` / ``ToolResult`` by id. The
   ``final_answer`` tool is the answer, not a call: its output is the step's text. A tool that
   raises fails the whole step in smolagents (the other results of a parallel call are
-  dropped): each call of the step left without output gets an error ``ToolResult`` carrying
-  the step's error. A CodeAgent's code run is its ``python_interpreter`` call: its result is
-  the step's observations (or its error);
+  dropped): the call the error names gets an error ``ToolResult`` whose ``error_type`` is the
+  tool's own exception (the ``__cause__`` of smolagents' ``AgentToolExecutionError``); a call
+  whose result smolagents dropped gets none, so its span ends with the step, incomplete. A
+  CodeAgent's code run is its ``python_interpreter`` call: its result is the step's
+  observations (or its error);
 * the ``ActionStep`` (or ``PlanningStep``) that ends a step gives the call's ``Usage``: from
   the provider's response in ``model_output_message.raw`` when it reports one (cache and
   reasoning tokens included, ``_raw_usage``), else smolagents' ``TokenUsage`` (input and
@@ -48,6 +50,7 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
+from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._raw_usage import usage_from_raw
 from agent_contract.sources._stream import Sink
 from agent_contract.sources._thread import iterate_in_thread
@@ -153,12 +156,15 @@ class _Reader:
             return  # the model call raised: smolagents yields the step, then re-raises
         yield from self._end()
         error = getattr(step, "error", None)
+        failed = _failed_call(self.tools, error) if error is not None else None
         for call_id, name in self.tools.items():
-            if error is not None:
-                yield ToolResult(tool_call_id=call_id, content=str(error), name=name, is_error=True)
-            else:
+            if call_id == failed:
+                yield failed_result(call_id, str(error), name, error_name(_cause(error)))
+            elif error is None:
                 yield ToolResult(tool_call_id=call_id, content=step.observations, name=name)
-        if error is not None and not self.tools:
+            # else: smolagents dropped this call's result when another call raised; no
+            # result is known, so it stays open and ends with the step, marked incomplete
+        if error is not None and failed is None:  # no call to carry it: the step's error
             yield Error(message=str(error), error_type=type(error).__name__)
         self.tools.clear()
         self.final.clear()
@@ -169,6 +175,26 @@ class _Reader:
         self.step += 1
         if not getattr(step, "is_final_answer", False) and not self.answered:
             yield self.start()  # smolagents calls the model next (or stops: closed then)
+
+
+def _failed_call(calls: dict[str, str], error: BaseException) -> str | None:
+    """The open call whose tool raised ``error``: smolagents names it in the message
+    (``Error executing tool 'name'``, ``Unknown tool name``), not by id; the first open call of
+    that name (the only one, when one tool runs: a CodeAgent's code run, a single call)."""
+    if len(calls) == 1:
+        return next(iter(calls))
+    text = str(error)
+    for call_id, name in calls.items():
+        if f"tool '{name}'" in text or f"tool {name}," in text:
+            return call_id
+    return None
+
+
+def _cause(error: Any) -> Any:
+    """The tool's own exception behind smolagents' ``AgentToolExecutionError`` (raised ``from``
+    it), as ``error.type`` names a wrapper's inner error; the error itself otherwise."""
+    cause = error.__cause__
+    return cause if isinstance(cause, BaseException) else error
 
 
 def _usage(step: Any) -> Usage | None:

@@ -10,7 +10,8 @@ Strands yields dicts; the adapter reads three kinds by key (nothing of Strands i
 * ``{"message": ...}``: a whole message. The assistant's closes the call: its ``toolUse``
   blocks are ``ToolCall``\\ s (Strands' ``toolUseId``), then ``Usage`` and ``LLMCallEnd``. A
   user message's ``toolResult`` blocks are ``ToolResult``\\ s (``status="error"`` an error
-  result, which Strands makes of a tool that raised).
+  result, which Strands makes of a tool that raised; its ``error_type`` is the exception class
+  the ``@tool`` decorator's message names).
 * The rest (``data`` and ``reasoningText`` repeat the raw deltas; ``current_tool_use``,
   lifecycle flags, the final ``result``) go to ``sink`` only.
 
@@ -24,6 +25,7 @@ left out. Needs ``strands-agents`` (extra ``strands-agents``).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -39,9 +41,13 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
+from agent_contract.sources._failure import failed_result
 from agent_contract.sources._stream import Sink
 
 __all__ = ["strands_events"]
+
+# A ``@tool`` function's exception, as Strands' decorator reports it to the model.
+_DECORATOR_ERROR = re.compile(r"Error: ([A-Za-z_][A-Za-z0-9_.]{0,127}) - ")
 
 
 async def strands_events(
@@ -168,7 +174,15 @@ def _result(result: dict[str, Any]) -> ToolResult:
     parts = result.get("content") or []
     texts = [p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
     content: Any = "".join(texts) if len(texts) == len(parts) else parts
-    return ToolResult(
-        tool_call_id=str(result.get("toolUseId") or ""), content=content,
-        is_error=result.get("status") == "error",
-    )  # fmt: skip
+    call_id = str(result.get("toolUseId") or "")
+    if result.get("status") == "error":
+        return failed_result(call_id, content, None, _error_type(content))
+    return ToolResult(tool_call_id=call_id, content=content)
+
+
+def _error_type(content: Any) -> str:
+    """The exception class a ``@tool``'s error result names (Strands writes ``Error: {class}
+    - {message}``; the exception itself goes only to hooks, not the stream); else
+    ``tool_error``."""
+    found = _DECORATOR_ERROR.match(content) if isinstance(content, str) else None
+    return found.group(1) if found is not None else "tool_error"
