@@ -120,10 +120,16 @@ def agents_agent(
 
 
 def langgraph_graph(
-    *, fail: bool = False, hang: bool = False, model_name: str = "", tools: Any = None
+    *,
+    fail: bool = False,
+    hang: bool = False,
+    model_name: str = "",
+    tools: Any = None,
+    ids: str = "lc_run",
 ) -> Any:
     """``model_name``: the name the model reports in its invocation params (none by default);
-    ``tools``: what ``create_react_agent`` runs (default: ``weather``)."""
+    ``tools``: what ``create_react_agent`` runs (default: ``weather``); ``ids``: the prefix of
+    its messages' ids (two graphs sharing a state need their own)."""
     from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
     from langchain_core.messages import AIMessage, AIMessageChunk
     from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
@@ -175,7 +181,7 @@ def langgraph_graph(
             self, messages: Any, stop: Any = None, run_manager: Any = None, **kw: Any
         ) -> Any:
             self.turns += 1
-            run_id = f"lc_run-{self.turns}"
+            run_id = f"{ids}-{self.turns}"
             for i, chunk in enumerate(turn(self.turns)):
                 if fail and i == 2:
                     raise Overloaded("overloaded")

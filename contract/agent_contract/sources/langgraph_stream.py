@@ -31,6 +31,7 @@ from agent_contract.events import (
     FunctionCall,
     LLMCallEnd,
     LLMCallStart,
+    PhaseMarker,
     ReasoningDelta,
     StepBoundary,
     TextDelta,
@@ -62,48 +63,122 @@ class _Call:
 async def langgraph_events(
     graph: Any, input: Any, config: Any = None, *, sink: Sink | None = None, **stream: Any
 ) -> AsyncIterator[AgentEvent]:
-    """Stream ``graph`` on ``input`` (``stream`` goes to ``astream``), yielding events."""
-    call: _Call | None = None
-    step, results = 0, False
-    async for mode, payload in graph.astream(
-        input, config, stream_mode=["messages", "updates"], **stream
-    ):
+    """Stream ``graph`` on ``input`` (``stream`` goes to ``astream``), yielding events.
+
+    The graph is always streamed with ``subgraphs=True``, so a compiled sub-graph used as a
+    node (the supervisor pattern, an agent made with ``create_react_agent`` inside another
+    graph) streams its own calls and tool results as they happen; its calls are steps of the
+    run, each announced by a ``PhaseMarker`` naming the sub-graph's node path. ``sink``
+    receives what the caller asked for: ``(namespace, mode, payload)`` items when it passed
+    ``subgraphs=True``, else the root graph's ``(mode, payload)`` items.
+    """
+    nested = bool(stream.pop("subgraphs", False))
+    reader = _Reader()
+    items = graph.astream(
+        input, config, stream_mode=["messages", "updates"], subgraphs=True, **stream
+    )
+    async for namespace, mode, payload in items:
         if sink is not None:
-            sink((mode, payload))
+            if nested:
+                sink((namespace, mode, payload))
+            elif not namespace:
+                sink((mode, payload))
+        for event in reader.feed(namespace, mode, payload):
+            yield event
+    for event in reader.close():
+        yield event
+
+
+class _Reader:
+    """One run: the LLM call streaming, the messages already told, the step and its phase."""
+
+    __slots__ = ("call", "phase", "results", "step", "told")
+
+    def __init__(self) -> None:
+        self.call: _Call | None = None
+        self.step, self.results = 0, False
+        self.told: set[str] = set()  # ids of the AI and tool messages already made events
+        self.phase: str | None = None  # the node path of the graph whose model spoke last
+
+    def feed(self, namespace: Any, mode: Any, payload: Any) -> Iterator[AgentEvent]:
         if mode == "messages":
-            chunk, meta = payload
-            if type(chunk).__name__ != "AIMessageChunk":
-                continue
-            if call is None or (chunk.id and chunk.id != call.id):
-                if call is not None:
-                    for event in _end(call, None):
-                        yield event
-                if results:
-                    yield StepBoundary(index=step)
-                    step, results = step + 1, False
-                call = _Call(chunk.id)
-                yield _start(meta)
-            for event in _deltas(chunk, call):
-                yield event
+            message, meta = payload
+            kind = type(message).__name__
+            if kind == "AIMessageChunk":
+                call = self.call
+                if call is None or (message.id and message.id != call.id):
+                    yield from self._open(namespace, meta)
+                    call = self.call = _Call(message.id)
+                yield from _deltas(message, call)
+            elif kind == "AIMessage":  # a model call that was not streamed: whole at once
+                yield from self._whole(namespace, meta, message)
+            elif kind == "ToolMessage":
+                yield from self._tool(message)
         elif mode == "updates" and isinstance(payload, dict):
             for message in _messages(payload):
                 kind = type(message).__name__
                 if kind == "ToolMessage":
-                    results = True
-                    yield _result(message)
-                elif kind == "AIMessage" and call is not None and message.id == call.id:
-                    for event in _end(call, message):
-                        yield event
-                    call = None
-    if call is not None:
-        for event in _end(call, None):
-            yield event
+                    yield from self._tool(message)
+                elif kind == "AIMessage" and self.call is not None and message.id == self.call.id:
+                    yield from self._end(message)
+
+    def close(self) -> Iterator[AgentEvent]:
+        if self.call is not None:
+            yield from self._end(None)
+
+    def _open(self, namespace: Any, meta: Any) -> Iterator[AgentEvent]:
+        """End the call before, start a step after tool results, and announce a new call (the
+        caller then makes it ``self.call``)."""
+        if self.call is not None:
+            yield from self._end(None)
+        if self.results:
+            yield StepBoundary(index=self.step)
+            self.step, self.results = self.step + 1, False
+        phase = _path(namespace)
+        if phase != self.phase and (phase or self.phase is not None):
+            yield PhaseMarker(name=phase or "root")
+        self.phase = phase
+        yield _start(meta)
+
+    def _end(self, message: Any) -> Iterator[AgentEvent]:
+        call, self.call = self.call, None
+        if call is not None:
+            if call.id:
+                self.told.add(call.id)
+            yield from _end(call, message)
+
+    def _whole(self, namespace: Any, meta: Any, message: Any) -> Iterator[AgentEvent]:
+        if message.id and message.id in self.told:
+            return
+        if self.call is not None and message.id == self.call.id:
+            yield from self._end(message)  # the streamed call's own message: it ends it
+            return
+        yield from self._open(namespace, meta)
+        self.call = _Call(message.id)
+        yield from _deltas(message, self.call)
+        yield from self._end(message)
+
+    def _tool(self, message: Any) -> Iterator[AgentEvent]:
+        key = message.id or f"call:{message.tool_call_id}"
+        if key in self.told:
+            return
+        self.told.add(key)
+        self.results = True
+        yield _result(message)
+
+
+def _path(namespace: Any) -> str:
+    """A namespace's node path (``("worker:<task id>",)`` is ``worker``); root is ``""``."""
+    if not isinstance(namespace, tuple):
+        return ""
+    return "/".join(str(part).split(":", 1)[0] for part in namespace)
 
 
 def _messages(update: dict[str, Any]) -> Iterator[Any]:
     for state in update.values():
         if isinstance(state, dict):
-            yield from state.get("messages", ())
+            messages = state.get("messages", ())
+            yield from messages if isinstance(messages, (list, tuple)) else (messages,)
 
 
 def _start(meta: Any) -> LLMCallStart:
@@ -134,7 +209,7 @@ def _deltas(chunk: Any, call: _Call) -> Iterator[AgentEvent]:
     reasoning = chunk.additional_kwargs.get("reasoning_content")
     if reasoning and isinstance(reasoning, str):
         yield ReasoningDelta(text=reasoning)
-    for part in chunk.tool_call_chunks or ():
+    for part in getattr(chunk, "tool_call_chunks", None) or ():
         index = part.get("index") or 0
         slot = call.tools.setdefault(index, [None, "", []])
         slot[0] = part.get("id") or slot[0]
