@@ -51,3 +51,39 @@ async def test_the_agents_exception_comes_out_as_the_same_object() -> None:
     with pytest.raises(s.Overloaded) as caught:
         [_ async for _ in fw.crewai_events(Broken(), s.QUESTION)]
     assert caught.value is boom
+
+
+async def test_a_tool_reporting_its_own_failure_is_a_failed_call(
+    otel_telemetry: Any,
+) -> None:
+    from crewai.tools import tool
+    from crewai.tools.tool_failure import ToolFailure
+    from opentelemetry.trace import StatusCode
+
+    from ._trace import wrapper
+
+    @tool("weather")
+    def weather(city: str) -> str:
+        """Current weather of a city."""
+        return s.weather_sync(city)
+
+    @tool("forecast")
+    def forecast(city: str) -> Any:
+        """Tomorrow's forecast for a city."""
+        return ToolFailure(message=f"no forecast for {city}", code="no_data")
+
+    def respond(turn: int) -> bytes:
+        if turn == 0:
+            return fw.completion(0, None, [(c.id, c.name, c.json) for c in s.CALLS])
+        return fw.completion(1, "".join(s.ANSWER), [])
+
+    source = fw.crewai_events(fw.agent(fw.llm(respond), [weather, forecast]), s.QUESTION)
+    events = [e async for e in wrapper(otel_telemetry)(source)]
+
+    results = {e.tool_call_id: e for e in events if isinstance(e, ToolResult)}
+    assert results["call_f"].is_error and not results["call_w"].is_error
+    spans = {s.name: s for s in otel_telemetry.spans() if s.name.startswith("execute_tool")}
+    failed, fine = spans["execute_tool forecast"], spans["execute_tool weather"]
+    assert failed.status.status_code is StatusCode.ERROR
+    assert (failed.attributes or {})["error.type"] == "no_data"
+    assert fine.status.status_code is not StatusCode.ERROR

@@ -28,7 +28,10 @@ loop never blocks; its events cross to the loop through a queue, one by one as t
 * ``ToolUsageStartedEvent`` is matched to the model's call by name and arguments (a
   ``ToolCall`` with an id of the adapter's when CrewAI parsed the call from text, ReAct style);
   ``ToolUsageFinishedEvent`` is its ``ToolResult``, ``ToolUsageErrorEvent`` (the tool raised)
-  an error ``ToolResult``. CrewAI hands the error back to the model, and the run goes on.
+  an error ``ToolResult`` (``error_type``: the exception's class). CrewAI hands the error back
+  to the model, and the run goes on. A tool that reports its own failure by returning a
+  ``ToolFailure`` finishes with it on ``failure``: an error ``ToolResult`` too, its
+  ``error_type`` the failure's ``code`` (else CrewAI's ``reason``).
 
 Every CrewAI event of the run goes to ``sink`` untouched, then the ``kickoff`` result last.
 Stopping early or cancelling stops delivering at once and takes the sink off; CrewAI has no
@@ -57,6 +60,7 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
+from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._raw_usage import get
 from agent_contract.sources._stream import Sink
 
@@ -208,15 +212,20 @@ class _Reader:
 
     def _ToolUsageFinishedEvent(self, event: Any) -> Iterator[AgentEvent]:
         found = self._take(event)
-        if found is not None:
+        if found is None:
+            return
+        failure = getattr(event, "failure", None)  # a ToolFailure the tool returned
+        if failure is None:
             yield ToolResult(tool_call_id=found[0], content=event.output, name=found[1])
+        else:
+            yield failed_result(found[0], event.output, found[1], _failure_type(failure))
 
     def _ToolUsageErrorEvent(self, event: Any) -> Iterator[AgentEvent]:
         found = self._take(event)
         if found is not None:
-            yield ToolResult(
-                tool_call_id=found[0], content=str(event.error), name=found[1], is_error=True
-            )
+            error = event.error
+            kind = error_name(error) if isinstance(error, BaseException) else "tool_error"
+            yield failed_result(found[0], str(error), found[1], kind)
 
     def _take(self, event: Any) -> tuple[str, str, str] | None:
         name, args = event.tool_name, _arguments(event.tool_args)
@@ -271,3 +280,14 @@ def _same(a: str, b: str) -> bool:
         return bool(json.loads(a) == json.loads(b))
     except ValueError:
         return False
+
+
+def _failure_type(failure: Any) -> str:
+    """``error.type`` of a failure a CrewAI tool reported by returning a ``ToolFailure``: its
+    ``code`` (the failing system's identifier), else its ``reason`` (CrewAI's category)."""
+    code = getattr(failure, "code", None)
+    if isinstance(code, str) and code:
+        return code
+    reason = getattr(failure, "reason", None)
+    value = getattr(reason, "value", reason)
+    return value if isinstance(value, str) and value else "tool_error"
