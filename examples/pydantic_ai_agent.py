@@ -5,8 +5,10 @@ Extra: ``pydantic-ai``.
     pip install 'agent-otel[pydantic-ai]' && python examples/pydantic_ai_agent.py
 
 No API key: the agent runs on pydantic-ai's own ``TestModel``, which calls every tool once
-and then answers. Swap in a real model (``Agent("openai:gpt-4o-mini", ...)``) and nothing
-else changes. ``configure()`` prints the trace tree to the terminal.
+and then answers. ``forecast`` fails the way pydantic-ai tools report a failure to the model
+(``ToolFailed``), so the trace shows its span as an error beside ``weather``'s. Swap in a real
+model (``Agent("openai:gpt-4o-mini", ...)``) and nothing else changes. ``configure()`` prints
+the trace tree to the terminal.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import asyncio
 
 try:
     from pydantic_ai import Agent
+    from pydantic_ai.exceptions import ToolFailed
     from pydantic_ai.models.test import TestModel
 except ImportError:  # the extra is not installed: say what to run, no traceback
     raise SystemExit(
@@ -31,6 +34,12 @@ agent = Agent(TestModel(), name="weatherbot")
 def weather(city: str) -> str:
     """Today's weather in ``city``."""
     return f"sunny in {city}"
+
+
+@agent.tool_plain
+def forecast(city: str) -> str:
+    """Tomorrow's forecast for ``city``."""
+    raise ToolFailed(f"no forecast for {city} today")
 
 
 async def main() -> None:
