@@ -141,6 +141,9 @@ SKILL_NAMES: Final = "agent_otel.skill_names"
 INTERRUPT_ID: Final = "agent_otel.interrupt.id"
 INTERRUPT_REASON: Final = "agent_otel.interrupt.reason"
 SCRUB_DETECTOR: Final = "agent_otel.scrub.detector"
+# ContentCapture(history="new"): how many leading messages of a chat call's input are the
+# previous call's whole input, recorded there and left out here (docs/tracing.md).
+INPUT_MESSAGES_OMITTED: Final = "agent_otel.input.messages.omitted"
 
 # --- what trace backends read to show a span (see docs/backends.md) -----------------------------
 # OpenInference's span kind: Phoenix shows it, MLflow maps it to its span type. Only step spans
@@ -153,6 +156,13 @@ OI_OUTPUT_VALUE: Final = "output.value"
 # MLflow's trace list names a trace by this tag, read from its root span's attributes (a trace
 # without it is "-"); set on a run that is the root of its trace, to the run span's name.
 MLFLOW_TRACE_NAME: Final = "mlflow.traceTag.mlflow.traceName"
+
+# --- captured content's markers ----------------------------------------------------------------
+# A field of a content part (or tool payload) whose content was not captured, and why: open
+# GenAI proposal semantic-conventions-genai PR #144 (`stripped_reason` on message parts; its
+# example values include size_exceeded).
+STRIPPED_REASON: Final = "stripped_reason"
+STRIPPED_SIZE_EXCEEDED: Final = "size_exceeded"
 
 # --- span events ------------------------------------------------------------------------------
 EVENT_PHASE: Final = "agent_otel.phase"

@@ -25,7 +25,7 @@ from ._usage import Tokens
 from .content._capture import TextBuffer
 from .content._inference_event import inference_details
 from .content._messages import output_message
-from .content._spans import put
+from .content._spans import put, put_input
 from .content._tool_definitions import tool_definitions
 
 _NS = 1e-9
@@ -253,9 +253,7 @@ class LLMCall:
 
     def capture_input(self, messages: Any) -> str | None:
         """The request's messages (content capture on): on the span, kept for the event."""
-        self.input = put(
-            self.settings.capture, self.span, "input_messages", A.INPUT_MESSAGES, messages
-        )
+        self.input = put_input(self.settings.capture, self.span, messages)
         return self.input
 
     def chunk(self, now: int, text: Any, visible: bool) -> None:

@@ -98,7 +98,7 @@ class RunRecorder:
     )
 
     def __init__(self, settings: RunSettings, parent: Context) -> None:
-        self.s = settings
+        self.s = settings = settings.for_run()  # the run's own content accounts, if any
         self.now: Callable[[], int] = _clock.run_clock()
         self.run = Run(settings, parent, self.now)
         self._step: Step | None = None

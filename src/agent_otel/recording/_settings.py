@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from opentelemetry._logs import Logger
@@ -53,6 +53,15 @@ class RunSettings:
     logger: Logger | None = None
     scrub: Scrub | None = None
     conventions: A.Conventions = A.V1_41
+
+    def for_run(self) -> RunSettings:
+        """The settings of one run: these, with the run's own content accounts when its
+        capture keeps any (``ContentCapture.for_run``)."""
+        capture = self.capture
+        if capture is None:
+            return self
+        own = capture.for_run()
+        return self if own is capture else replace(self, capture=own)
 
     @property
     def currency(self) -> str:

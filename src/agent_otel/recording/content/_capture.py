@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from agent_otel._guard import report, warn_once
 from agent_otel.recording._encodable import MAX_TEXT_BYTES
@@ -33,6 +33,7 @@ ContentKind = Literal[
     "tool_result",
     "tool_definitions",
 ]
+History = Literal["every_call", "new"]
 Redactor = Callable[[ContentKind, Any], Any]
 """``redact(kind, value) -> value``: return the (possibly edited) JSON-ready value, or
 ``None`` to drop the attribute. Called before serialisation, only when capture is on, with a
@@ -62,12 +63,21 @@ class ContentCapture:
     replaced the credentials it recognises. ``spans`` puts content on the spans; ``events``
     also emits each chat call as a ``gen_ai.client.inference.operation.details`` log event
     (through the OTel Logs API).
+
+    ``history="new"`` records on each chat span only the messages new since the previous
+    call of the run (the full input once, on the first call and the agent span), with
+    ``agent_otel.input.messages.omitted`` saying how many earlier messages a reader takes
+    from the previous call (docs/tracing.md#long-conversations). ``max_run_bytes`` bounds
+    the content one run records in all; past it, a value is replaced by a small marker
+    carrying ``stripped_reason`` (None: no run budget).
     """
 
     max_bytes: int = 32 * 1024
     redact: Redactor | None = None
     spans: bool = True
     events: bool = False
+    history: History = "every_call"
+    max_run_bytes: int | None = None
 
     def __post_init__(self) -> None:
         """Invalid settings raise here, at construction, not as content silently missing."""
@@ -86,6 +96,33 @@ class ContentCapture:
         for name in ("spans", "events"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"ContentCapture({name}=...) must be True or False")
+        if self.history not in get_args(History):
+            raise ValueError(
+                f"ContentCapture(history=...) must be 'every_call' or 'new', not {self.history!r}"
+            )
+        run_bytes = self.max_run_bytes
+        if run_bytes is not None and (
+            isinstance(run_bytes, bool) or not isinstance(run_bytes, int) or run_bytes < 0
+        ):
+            raise ValueError(
+                f"ContentCapture(max_run_bytes=...) must be None or an int >= 0, not {run_bytes!r}"
+            )
+
+    def for_run(self) -> ContentCapture:
+        """What one run captures with: this, or a copy that keeps the run's own accounts
+        (history seen, bytes left) when ``history`` or ``max_run_bytes`` asks for them."""
+        if self.history == "every_call" and self.max_run_bytes is None:
+            return self
+        from ._run_capture import RunCapture  # it subclasses this class
+
+        return RunCapture(
+            max_bytes=self.max_bytes, redact=self.redact, spans=self.spans,
+            events=self.events, history=self.history, max_run_bytes=self.max_run_bytes,
+        )  # fmt: skip
+
+    def new_messages(self, messages: Any) -> tuple[Any, int]:
+        """The part of a call's input to record, and how many earlier messages it omits."""
+        return messages, 0
 
     def encode(self, kind: ContentKind, value: Any, scrub: Scrub | None = None) -> str | None:
         """The attribute value for ``value``: scrubbed, redacted, JSON, within budget.
@@ -96,7 +133,12 @@ class ContentCapture:
         returns ``None`` or when the redactor or serialisation raises: the error is reported
         once and nothing unredacted is recorded.
         """
-        budget = min(self.max_bytes, MAX_TEXT_BYTES)  # no string a run records is longer
+        return self.encode_within(kind, value, scrub, min(self.max_bytes, MAX_TEXT_BYTES))
+
+    def encode_within(
+        self, kind: ContentKind, value: Any, scrub: Scrub | None, budget: int
+    ) -> str | None:
+        """:meth:`encode` within ``budget`` bytes (at most ``max_bytes`` and 256 KiB)."""
         try:
             plain = plain_copy(value, budget)  # bounded by the budget
             if scrub is not None:

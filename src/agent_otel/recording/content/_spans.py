@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agent_otel import _attributes as A
 from agent_otel._guard import report
 from agent_otel.recording._span import GuardedSpan
 
@@ -42,4 +43,16 @@ def put(
     encoded = encode(capture, span, kind, value)
     if encoded is not None and capture is not None and capture.spans:
         span.set_attribute(key, encoded)
+    return encoded
+
+
+def put_input(capture: ContentCapture | None, span: GuardedSpan, messages: Any) -> str | None:
+    """A chat call's input messages on its span: with ``history="new"``, only those after the
+    previous call's input, and how many it omits (``agent_otel.input.messages.omitted``)."""
+    if capture is None or not span.recording:
+        return None
+    messages, omitted = capture.new_messages(messages)
+    encoded = put(capture, span, "input_messages", A.INPUT_MESSAGES, messages)
+    if omitted and encoded is not None and capture.spans:
+        span.set_attribute(A.INPUT_MESSAGES_OMITTED, omitted)
     return encoded

@@ -1,0 +1,193 @@
+"""Long conversations: history recorded once, and a byte budget per run.
+
+``ContentCapture(history="new")`` records on each chat span only the messages new since the
+previous call of the run; a reader rebuilds what each call saw from the chain
+(docs/tracing.md#long-conversations). ``ContentCapture(max_run_bytes=...)`` bounds what a
+whole run records; past it, values are replaced by markers carrying ``stripped_reason``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agent_contract.protocol import LLMCallEnd, LLMCallStart, StepBoundary, TextDelta, Usage
+from agent_otel import _attributes as A
+from agent_otel.recording.content._capture import ContentCapture
+from agent_otel.testing import InMemoryTelemetry, run_script
+from semconv_registry import INPUT_MESSAGES, OUTPUT_MESSAGES, validate_content
+
+
+def conversation(turns: int, *, rewrite_at: int | None = None) -> list[Any]:
+    """A run whose history grows by the answer and a new user message per call, sent whole
+    each call as agents do; ``rewrite_at``: the history is summarised before that call."""
+    history: list[dict[str, Any]] = [{"role": "system", "content": "be brief"}]
+    events: list[Any] = []
+    for turn in range(turns):
+        if turn == rewrite_at:
+            history = [{"role": "system", "content": f"summary of {len(history)} messages"}]
+        history = [*history, {"role": "user", "content": f"question {turn}"}]
+        events += [
+            LLMCallStart(model="m", messages=list(history), call_id=f"c{turn}"),
+            TextDelta(text=f"answer {turn}"),
+            LLMCallEnd(call_id=f"c{turn}", finish_reason="stop"),
+            Usage(input_tokens=1, output_tokens=1),
+            StepBoundary(),
+        ]
+        history = [*history, {"role": "assistant", "content": f"answer {turn}"}]
+    return events
+
+
+def run(events: list[Any], capture: ContentCapture) -> InMemoryTelemetry:
+    telemetry = InMemoryTelemetry()
+    asyncio.run(run_script(telemetry, events, capture_content=capture))
+    return telemetry
+
+
+def chats(telemetry: InMemoryTelemetry) -> list[Any]:
+    return sorted(
+        (s for s in telemetry.spans() if s.name.startswith("chat")), key=lambda s: s.start_time
+    )
+
+
+def texts(attribute: Any) -> list[str]:
+    messages = validate_content(INPUT_MESSAGES, attribute)
+    return [part.get("content", "") for m in messages for part in m["parts"]]
+
+
+def rebuild(spans: list[Any]) -> list[list[str]]:
+    """What each call saw, read back as docs/tracing.md#long-conversations says."""
+    seen: list[list[str]] = []
+    for span in spans:
+        own = texts(span.attributes[A.INPUT_MESSAGES])
+        omitted = span.attributes.get(A.INPUT_MESSAGES_OMITTED, 0)
+        if omitted:
+            assert seen and len(seen[-1]) == omitted
+            seen.append(seen[-1] + own)
+        else:
+            seen.append(own)
+    return seen
+
+
+def test_default_records_the_whole_history_on_every_call() -> None:
+    spans = chats(run(conversation(4), ContentCapture()))
+    assert [len(texts(s.attributes[A.INPUT_MESSAGES])) for s in spans] == [2, 4, 6, 8]
+    assert all(A.INPUT_MESSAGES_OMITTED not in s.attributes for s in spans)
+
+
+def test_new_records_each_message_once_and_the_calls_can_be_rebuilt() -> None:
+    events = conversation(5)
+    full = rebuild(chats(run(events, ContentCapture())))
+    telemetry = run(events, ContentCapture(history="new"))
+    spans = chats(telemetry)
+    assert [len(texts(s.attributes[A.INPUT_MESSAGES])) for s in spans] == [2, 2, 2, 2, 2]
+    assert [s.attributes.get(A.INPUT_MESSAGES_OMITTED) for s in spans] == [None, 2, 4, 6, 8]
+    assert rebuild(spans) == full
+    # the agent span carries the run's whole input once: the first call's
+    root = telemetry.span("invoke_agent")
+    assert texts(root.attributes[A.INPUT_MESSAGES]) == full[0]
+
+
+def test_a_rewritten_history_is_recorded_whole() -> None:
+    events = conversation(5, rewrite_at=3)
+    full = rebuild(chats(run(events, ContentCapture())))
+    spans = chats(run(events, ContentCapture(history="new")))
+    assert [s.attributes.get(A.INPUT_MESSAGES_OMITTED) for s in spans] == [None, 2, 4, None, 2]
+    assert rebuild(spans) == full
+
+
+def test_runs_keep_their_own_history() -> None:
+    """Two runs of one wrapper (and two concurrent runs) never omit each other's messages."""
+    telemetry = InMemoryTelemetry()
+    wrapper_options: dict[str, Any] = {"capture_content": ContentCapture(history="new")}
+
+    async def both() -> None:
+        await asyncio.gather(
+            run_script(telemetry, conversation(3), **wrapper_options),
+            run_script(telemetry, conversation(3), **wrapper_options),
+        )
+
+    asyncio.run(both())
+    omitted = sorted(s.attributes.get(A.INPUT_MESSAGES_OMITTED, 0) for s in chats(telemetry))
+    assert omitted == [0, 0, 2, 2, 4, 4]
+
+
+def test_the_run_budget_bounds_a_run_and_marks_what_it_dropped() -> None:
+    budget = 600
+    spans = run(conversation(30), ContentCapture(max_run_bytes=budget)).spans()
+    recorded = stripped = 0
+    for span in spans:
+        for key in (INPUT_MESSAGES, OUTPUT_MESSAGES):
+            value = span.attributes.get(key)
+            if value is None:
+                continue
+            messages = validate_content(key, value)  # markers are valid messages too
+            parts = [p for m in messages for p in m["parts"]]
+            if any(A.STRIPPED_REASON in p for p in parts):
+                assert parts == [
+                    {"type": "text", "content": "", A.STRIPPED_REASON: A.STRIPPED_SIZE_EXCEEDED}
+                ]
+                stripped += 1
+            elif span.name.startswith("chat"):
+                recorded += len(value.encode())
+    assert stripped > 0
+    assert 0 < recorded <= budget
+
+
+def test_a_stripped_tool_payload_says_why() -> None:
+    capture = ContentCapture(max_run_bytes=0).for_run()
+    for kind in ("tool_arguments", "tool_result"):
+        marker = json.loads(capture.encode(kind, {"a": 1}) or "")
+        assert marker == {A.STRIPPED_REASON: A.STRIPPED_SIZE_EXCEEDED}
+    assert json.loads(capture.encode("system_instructions", "x") or "") == [
+        {"type": "text", "content": "", A.STRIPPED_REASON: A.STRIPPED_SIZE_EXCEEDED}
+    ]
+
+
+@pytest.mark.parametrize(
+    ("settings_", "error"),
+    [
+        ({"history": "all"}, ValueError),
+        ({"max_run_bytes": -1}, ValueError),
+        ({"max_run_bytes": 1.5}, ValueError),
+        ({"max_run_bytes": True}, ValueError),
+    ],
+)
+def test_bad_settings_raise_at_construction(settings_: dict[str, Any], error: type) -> None:
+    with pytest.raises(error):
+        ContentCapture(**settings_)
+
+
+def test_without_accounts_a_run_shares_the_capture() -> None:
+    capture = ContentCapture()
+    assert capture.for_run() is capture
+    per_run = ContentCapture(history="new")
+    assert per_run.for_run() is not per_run.for_run()
+
+
+class Hostile:
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("no")
+
+    __hash__ = object.__hash__
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.lists(
+        st.one_of(st.none(), st.integers(), st.text(), st.just(Hostile())), min_size=0, max_size=6
+    ),
+    st.lists(
+        st.one_of(st.none(), st.integers(), st.text(), st.just(Hostile())), min_size=0, max_size=6
+    ),
+)
+def test_hostile_histories_never_raise(first: list[Any], second: list[Any]) -> None:
+    capture = ContentCapture(history="new").for_run()
+    for messages in (first, first + second, second):
+        part, omitted = capture.new_messages(messages)
+        assert list(part) == list(messages[omitted:])
