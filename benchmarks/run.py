@@ -42,6 +42,7 @@ FIGURES = {
     "14": "fig14_scrubbing",
     "15": "fig15_frameworks",
     "16": "fig16_tier",
+    "17": "fig17_long_run",
 }
 PACKAGES = (
     "agent-otel",

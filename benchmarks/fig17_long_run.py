@@ -1,0 +1,141 @@
+"""Figure 17: a long run with a growing history: bytes exported and memory held per step.
+
+One run of S steps; each step is one LLM call whose ``LLMCallStart.messages`` is the whole
+history so far (as agents resend it), then the answer, then a ``StepBoundary``; the history
+grows by a user message and the answer every step. Content capture is on. Measured: the OTLP
+bytes of every exported span (encoded as the OTLP exporter encodes them, one span at a time,
+then dropped) and the peak memory the process held during the run (``tracemalloc``: the
+agent's own history included, which grows with new content by construction). The figure is
+the growth when S doubles: 2x is linear in new content, 4x would be the square of the history.
+``history="new"`` records each message once; the default (``"every_call"``) records the whole
+history on every call, bounded per call by ``max_bytes``.
+
+``tests/test_long_run.py`` runs :func:`measure` at two sizes and fails if the growth is not
+linear; this figure runs it at 5,000 and 10,000 steps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import tracemalloc
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+
+from agent_contract.protocol import LLMCallEnd, LLMCallStart, StepBoundary, TextDelta, Usage
+from agent_otel import ContentCapture, otel_wrapper
+
+from ._harness import Row, Stat
+
+SIZES = (5_000, 10_000)
+QUICK_SIZES = (50, 100)
+
+
+class OtlpBytes(SpanExporter):
+    """Counts the OTLP protobuf bytes of what it is given, and keeps nothing."""
+
+    def __init__(self) -> None:
+        self.bytes = 0
+        self.spans = 0
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        self.bytes += encode_spans(spans).ByteSize()
+        self.spans += len(spans)
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class LongRun:
+    steps: int
+    exported_bytes: int
+    spans: int
+    peak_memory: int  # bytes; 0 when not traced
+
+
+async def _agent(steps: int) -> AsyncIterator[Any]:
+    """The run: its history grows by two short messages a step and is sent whole each call."""
+    history: list[dict[str, str]] = [{"role": "system", "content": "You answer briefly."}]
+    for step in range(steps):
+        history.append({"role": "user", "content": f"question {step}: what comes next?"})
+        yield LLMCallStart(model="m", call_id=f"c{step}", messages=history)
+        answer = f"answer {step}: the next thing."
+        yield TextDelta(text=answer)
+        yield LLMCallEnd(call_id=f"c{step}", finish_reason="stop")
+        yield Usage(input_tokens=len(history), output_tokens=8)
+        yield StepBoundary()
+        history.append({"role": "assistant", "content": answer})
+
+
+def measure(steps: int, capture: ContentCapture, *, memory: bool = True) -> LongRun:
+    """One long run of ``steps`` steps with ``capture``: what it exported and held."""
+    exporter = OtlpBytes()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    wrap = otel_wrapper(tracer_provider=provider, capture_content=capture)
+
+    async def consume() -> None:
+        async for _ in wrap(_agent(steps)):
+            pass
+
+    gc.collect()
+    if memory:
+        tracemalloc.start()
+    try:
+        asyncio.run(consume())
+        peak = tracemalloc.get_traced_memory()[1] if memory else 0
+    finally:
+        if memory:
+            tracemalloc.stop()
+    provider.shutdown()
+    return LongRun(steps, exporter.bytes, exporter.spans, peak)
+
+
+def _rows(label: str, small: LongRun, large: LongRun, memory: bool) -> list[Row]:
+    fig = "17 long run"
+    rows = [
+        Row(fig, f"{label}: bytes exported per step at {n.steps:,} steps",
+            Stat.of([n.exported_bytes / n.steps]), "B")
+        for n in (small, large)
+    ]  # fmt: skip
+    rows.append(
+        Row(fig, f"{label}: bytes exported, growth when steps double",
+            Stat.of([large.exported_bytes / small.exported_bytes]), "x",
+            "<= 2.2" if memory else "", large.exported_bytes <= 2.2 * small.exported_bytes
+            if memory else None)
+    )  # fmt: skip
+    if memory:
+        rows.append(
+            Row(fig, f"{label}: peak memory held, growth when steps double",
+                Stat.of([large.peak_memory / small.peak_memory]), "x", "<= 2.2",
+                large.peak_memory <= 2.2 * small.peak_memory,
+                note=f"{small.peak_memory / 2**20:.1f} MiB, {large.peak_memory / 2**20:.1f} MiB")
+        )  # fmt: skip
+    return rows
+
+
+async def run(quick: bool) -> list[Row]:
+    small, large = QUICK_SIZES if quick else SIZES
+    rows: list[Row] = []
+    new = ContentCapture(history="new")
+    rows += _rows(
+        'history="new"',
+        await asyncio.to_thread(measure, small, new),
+        await asyncio.to_thread(measure, large, new),
+        True,
+    )
+    every = ContentCapture()
+    rows += _rows(
+        "every call (default, 32 KiB per call)",
+        await asyncio.to_thread(measure, small, every, memory=False),
+        await asyncio.to_thread(measure, large, every, memory=False),
+        False,
+    )
+    return rows
