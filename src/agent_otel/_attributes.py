@@ -141,6 +141,8 @@ SKILL_NAMES: Final = "agent_otel.skill_names"
 INTERRUPT_ID: Final = "agent_otel.interrupt.id"
 INTERRUPT_REASON: Final = "agent_otel.interrupt.reason"
 SCRUB_DETECTOR: Final = "agent_otel.scrub.detector"
+# Option pending_spans: a zero-duration snapshot of a span still open (recording/_pending.py).
+PENDING: Final = "agent_otel.pending"
 # ContentCapture(history="new"): how many leading messages of a chat call's input are the
 # previous call's whole input, recorded there and left out here (docs/tracing.md).
 INPUT_MESSAGES_OMITTED: Final = "agent_otel.input.messages.omitted"

@@ -17,15 +17,20 @@ from typing import Any
 from agent_otel import _attributes as A
 from agent_otel._guard import report
 
+from . import _pending
+
 _OPEN: dict[int, Any] = {}  # id -> RunRecorder, in start order (dict operations hold the GIL)
 
 
 def opened(run: Any) -> None:
     _OPEN[id(run)] = run
+    if run.s.pending_interval is not None:  # option pending_spans: shown while it runs
+        _pending.watch(run)
 
 
 def claim(run: Any) -> bool:
     """Remove ``run``; True for the one caller that should now finish it."""
+    _pending.forget(run)
     return _OPEN.pop(id(run), None) is not None
 
 

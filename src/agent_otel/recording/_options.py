@@ -23,6 +23,7 @@ from agent_otel.scrubbing import Scrub, Scrubber, resolve_scrubber
 
 from ._metrics import Instruments
 from ._semconv import conventions_for
+from ._pending import interval_from
 from ._settings import RunSettings
 from .content._capture import ContentCapture, capture_from
 
@@ -116,6 +117,10 @@ class Options(TypedDict, total=False):
     - ``semconv``: the names where the GenAI conventions' head renamed v1.41.1's: ``"v1.41"``
       or ``"head"`` (default: ``configure(semconv=...)``, else ``AGENT_OTEL_SEMCONV``, else
       ``"v1.41"``; docs/conformance.md lists what changes). Never both names at once.
+    - ``pending_spans``: show runs while they run: at start and then every interval, a
+      zero-duration child marked ``agent_otel.pending`` for each span still open, with its
+      attributes so far (True: every 15 s; a number: every that many seconds, at least 1;
+      default False; docs/live.md).
     """
 
     tracer_provider: TracerProvider | None
@@ -136,6 +141,7 @@ class Options(TypedDict, total=False):
     activate_context: bool
     scrub: bool | Scrubber
     semconv: Literal["v1.41", "head"] | None
+    pending_spans: bool | float
 
 
 OPTION_NAMES = frozenset(Options.__optional_keys__)
@@ -174,6 +180,7 @@ def settings_from(options: Options, caller: str = "otel_wrapper") -> RunSettings
         chunk_metric=options.get("chunk_metric", False),
         activate_context=options.get("activate_context", True),
         conventions=conventions,
+        pending_interval=interval_from(options.get("pending_spans")),
     )
 
 

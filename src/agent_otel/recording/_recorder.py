@@ -454,6 +454,13 @@ class RunRecorder:
             tool.end(now, incomplete=True)
         self._refresh()
 
+    def open_spans(self) -> list[Any]:
+        """The run's spans still open, outermost first (read by pending snapshots)."""
+        owners: list[Owner] = [self.run]
+        owners += [step for step in (self._closed, self._step) if step is not None]
+        owners += [*self._calls.values(), *self._pending, *self._tools.values()]
+        return [owner.span for owner in owners]
+
     def finish(self, end_reason: str, error: BaseException | None = None) -> None:
         """End every span exactly once; ``error`` is the exception the run ended with.
 

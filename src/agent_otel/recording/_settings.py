@@ -30,6 +30,7 @@ class RunSettings:
     ``logger`` emits the content events (``ContentCapture.events``). ``scrub`` scrubs every
     string the run writes (None: scrubbing off; see :mod:`agent_otel.scrubbing`).
     ``conventions``: the names the run writes where the head renamed v1.41.1's.
+    ``pending_interval``: seconds between snapshots of the run's open spans (None: none).
     """
 
     tracer: Tracer
@@ -53,6 +54,7 @@ class RunSettings:
     logger: Logger | None = None
     scrub: Scrub | None = None
     conventions: A.Conventions = A.V1_41
+    pending_interval: float | None = None
 
     def for_run(self) -> RunSettings:
         """The settings of one run: these, with the run's own content accounts when its

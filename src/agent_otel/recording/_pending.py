@@ -1,0 +1,151 @@
+"""Pending spans: open runs shown in any backend while they run (option ``pending_spans``).
+
+An OTel span is exported only when it ends, so a 20-minute run shows nothing until its end,
+and a run killed by a crash nothing at all. With ``pending_spans`` on, a run exports a
+snapshot when it starts and then every interval while it stays open: for each span of the run
+still open (the agent span, the open step, calls and tools), one zero-duration child span with
+the open span's name, kind and attributes so far, plus ``agent_otel.pending=true`` (the
+manner of Logfire's pending spans). Its parent is the open span, so once the run ends the
+snapshots sit under the spans they describe; the final spans supersede them (docs/live.md).
+
+Snapshots carry no usage or cost attributes and record no metric: token totals and metrics
+count each call once. They are written by one daemon thread per process, started with the
+first watched run and ended when the last one ends (so no thread outlives the runs it
+serves); a fork gives the child a clean state (its parent's runs are not the child's to
+show). The cost is one span per open span per interval, nothing per event.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+import time
+from typing import Any
+
+from opentelemetry import trace
+
+from agent_otel import _attributes as A
+from agent_otel._guard import report
+
+__all__ = ["DEFAULT_INTERVAL", "MIN_INTERVAL", "forget", "interval_from", "snapshot", "watch"]
+
+DEFAULT_INTERVAL = 15.0
+"""Seconds between snapshots with ``pending_spans=True``."""
+MIN_INTERVAL = 1.0
+"""The shortest interval: the cost per open span stays bounded."""
+
+_NOT_COPIED = ("gen_ai.usage.", "agent_otel.usage.")  # a snapshot never carries usage or cost
+
+
+def interval_from(option: bool | float | None) -> float | None:
+    """The snapshot interval ``pending_spans`` asks for (None: off); a bad value raises."""
+    if option is None or option is False:
+        return None
+    if option is True:
+        return DEFAULT_INTERVAL
+    if isinstance(option, (int, float)) and math.isfinite(option) and option >= MIN_INTERVAL:
+        return float(option)
+    raise ValueError(
+        f"pending_spans must be True, False or a number of seconds >= {MIN_INTERVAL:g}, "
+        f"not {option!r}"
+    )
+
+
+class _Watched:
+    __slots__ = ("due", "interval", "run")
+
+    def __init__(self, run: Any, interval: float) -> None:
+        self.run = run
+        self.interval = interval
+        self.due = time.monotonic() + interval
+
+
+_watched: dict[int, _Watched] = {}
+_wake = threading.Condition()
+_thread: threading.Thread | None = None
+
+
+def watch(run: Any) -> None:
+    """A run with ``pending_spans`` started: its first snapshot now, the next ones on time."""
+    interval = run.s.pending_interval
+    if interval is None:
+        return
+    snapshot(run)
+    global _thread  # one thread per process
+    with _wake:
+        _watched[id(run)] = _Watched(run, interval)
+        if _thread is None:
+            _thread = threading.Thread(target=_serve, name="agent-otel-pending", daemon=True)
+            _thread.start()
+        _wake.notify()
+
+
+def forget(run: Any) -> None:
+    """The run is ending: no more snapshots of it (the thread ends with the last one)."""
+    if id(run) not in _watched:
+        return
+    with _wake:
+        if _watched.pop(id(run), None) is not None:
+            _wake.notify()
+
+
+def _serve() -> None:
+    global _thread
+    while True:
+        with _wake:
+            if not _watched or _thread is not threading.current_thread():
+                if _thread is threading.current_thread():
+                    _thread = None
+                return
+            now = time.monotonic()
+            due = [w for w in _watched.values() if w.due <= now]
+            if not due:
+                _wake.wait(min(w.due for w in _watched.values()) - now)
+                continue
+            for w in due:
+                w.due = now + w.interval
+        for w in due:
+            if id(w.run) in _watched:
+                snapshot(w.run)
+
+
+def snapshot(run: Any) -> int:
+    """One pending child for each span of ``run`` still open; how many were exported."""
+    try:
+        spans = run.open_spans()
+        tracer = run.s.tracer
+        now = run.now()
+    except Exception:
+        report("pending snapshot")
+        return 0
+    written = 0
+    for span in spans:
+        try:
+            written += _pending_child(tracer, span.raw, now)
+        except Exception:
+            report("pending snapshot")
+    return written
+
+
+def _pending_child(tracer: Any, raw: Any, now: int) -> int:
+    if getattr(raw, "end_time", 0) is not None:  # ended meanwhile, or not an SDK span
+        return 0
+    attributes = {k: v for k, v in (raw.attributes or {}).items() if not k.startswith(_NOT_COPIED)}
+    attributes[A.PENDING] = True
+    child = tracer.start_span(
+        raw.name, trace.set_span_in_context(raw), raw.kind, attributes, start_time=now
+    )
+    child.end(end_time=now)
+    return 1
+
+
+def _after_fork_in_child() -> None:
+    global _thread, _wake
+    _watched.clear()
+    _thread = None
+    _wake = threading.Condition()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)

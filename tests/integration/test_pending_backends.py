@@ -1,0 +1,134 @@
+"""Pending spans in Phoenix and MLflow: a run still open is visible through their APIs, and
+once it ends nothing is doubled but the span count docs/live.md explains.
+
+The agent opens a run, a step and a chat call, then waits; while it waits, the test reads the
+backend for the pending snapshots of the three open spans. Then the run ends, and the backend
+holds the three final spans, the token totals once, and the snapshots (each marked
+``agent_otel.pending``) under the spans they describe.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+from _support import MLFLOW_EXPERIMENT, MLflow, Phoenix, poll, spans_in_phoenix, trace_in_mlflow
+from opentelemetry import trace
+from test_backends import _attributes, _mlflow
+
+from agent_contract.protocol import LLMCallEnd, LLMCallStart, StepBoundary, TextDelta, Usage
+from agent_otel import otel_wrapper
+from agent_otel.exporting._configure import configure
+
+pytestmark = pytest.mark.heavy
+
+FINAL = {"invoke_agent live", "step 0", "chat gpt-4o"}
+TOKENS = (120, 30)
+
+
+def _run(
+    monkeypatch: pytest.MonkeyPatch,
+    url: str,
+    while_open: Callable[[str], Any],
+    headers: str | None = None,
+) -> tuple[str, Any]:
+    """One run with pending spans every second; ``while_open(trace_id)`` runs while it is
+    open (the run waits for it); the trace id and what it returned."""
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", f"{url}/v1/traces")
+    monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "200")
+    if headers:
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_HEADERS", headers)
+    tel = configure("agent-otel-pending", timeout=60, console=False, set_global=False)
+    seen: dict[str, Any] = {}
+
+    async def agent() -> AsyncIterator[Any]:
+        yield LLMCallStart(model="gpt-4o", provider="openai", call_id="c1", messages=[])
+        yield TextDelta(text="thinking")
+        trace_id = format(trace.get_current_span().get_span_context().trace_id, "032x")
+        seen["trace_id"] = trace_id
+        seen["open"] = await asyncio.to_thread(while_open, trace_id)
+        yield LLMCallEnd(call_id="c1", finish_reason="stop")
+        yield Usage(input_tokens=TOKENS[0], output_tokens=TOKENS[1])
+        yield StepBoundary()
+
+    async def consume() -> None:
+        wrap = otel_wrapper(tracer_provider=tel.tracer_provider, agent_name="live", pending_spans=1)
+        async for _ in wrap(agent()):
+            pass
+
+    try:
+        asyncio.run(consume())
+        assert tel.force_flush(90_000)
+    finally:
+        assert tel.shutdown(90_000)
+    return seen["trace_id"], seen["open"]
+
+
+def _pending(attributes: dict[str, Any]) -> bool:
+    return _mlflow(attributes.get("agent_otel.pending")) is True
+
+
+def test_phoenix_shows_an_open_run_and_counts_its_tokens_once(
+    phoenix: Phoenix, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def open_run(trace_id: str) -> list[dict[str, Any]]:
+        def shown() -> list[dict[str, Any]] | None:
+            spans = spans_in_phoenix(phoenix, trace_id)
+            names = {s["name"] for s in spans if _pending(_attributes(s))}
+            return spans if names >= FINAL else None
+
+        return poll(shown, timeout=60, what="the open run's pending spans in Phoenix")
+
+    trace_id, while_open = _run(monkeypatch, phoenix.http_url, open_run)
+    assert all(_pending(_attributes(s)) for s in while_open)  # nothing final yet
+    root = next(s for s in while_open if s["name"] == "invoke_agent live")
+    assert _attributes(root)["openinference.span.kind"] == "AGENT"  # Phoenix's kind, as final
+
+    def ended() -> list[dict[str, Any]] | None:
+        spans = spans_in_phoenix(phoenix, trace_id)
+        finals = [s for s in spans if not _pending(_attributes(s))]
+        return spans if {s["name"] for s in finals} == FINAL and len(finals) == 3 else None
+
+    spans = poll(ended, timeout=60, what="the ended run's final spans in Phoenix")
+    ids = {s["span_id"] for s in spans if not _pending(_attributes(s))}
+    for span in spans:
+        if _pending(_attributes(span)):
+            assert span["parent_span_id"] in ids  # every snapshot sits under its span
+    prompt = [_attributes(s).get("llm.token_count.prompt") for s in spans]
+    assert [p for p in prompt if p is not None] == [TOKENS[0]]  # counted once, on the call
+
+
+def test_mlflow_shows_an_open_run_and_counts_its_tokens_once(
+    mlflow: MLflow, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def open_run(trace_id: str) -> dict[str, Any]:
+        def shown() -> dict[str, Any] | None:
+            found = trace_in_mlflow(mlflow, trace_id)
+            if not found:
+                return None
+            names = {s["name"] for s in found["spans"] if _pending(_attributes(s))}
+            return found if names >= FINAL else None
+
+        return poll(shown, timeout=90, what="the open run's pending spans in MLflow")
+
+    headers = f"x-mlflow-experiment-id={MLFLOW_EXPERIMENT}"
+    trace_id, while_open = _run(monkeypatch, mlflow.url, open_run, headers)
+    assert all(_pending(_attributes(s)) for s in while_open["spans"])
+
+    def ended() -> dict[str, Any] | None:
+        found = trace_in_mlflow(mlflow, trace_id)
+        if not found:
+            return None
+        finals = [s for s in found["spans"] if not _pending(_attributes(s))]
+        return found if {s["name"] for s in finals} == FINAL and len(finals) == 3 else None
+
+    final = poll(ended, timeout=90, what="the ended run's final spans in MLflow")
+    usage = json.loads(final["trace_info"]["trace_metadata"]["mlflow.trace.tokenUsage"])
+    assert (usage["input_tokens"], usage["output_tokens"]) == TOKENS  # counted once
+    by_id = {s["span_id"]: s for s in final["spans"]}
+    for span in final["spans"]:
+        if _pending(_attributes(span)):
+            assert by_id[span["parent_span_id"]]["name"] == span["name"]

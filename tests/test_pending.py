@@ -1,0 +1,198 @@
+"""Pending spans (option ``pending_spans``): open runs shown while they run.
+
+At start and then every interval, one zero-duration child per span still open, marked
+``agent_otel.pending``, with the open span's name and attributes so far and no usage; the
+thread that writes them ends with the last watched run and does not survive a fork.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from agent_contract.protocol import (
+    FunctionCall,
+    LLMCallEnd,
+    LLMCallStart,
+    StepBoundary,
+    TextDelta,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
+from agent_otel import _attributes as A
+from agent_otel.recording import _open, _pending
+from agent_otel.testing import InMemoryTelemetry, run_script
+
+
+def pending(telemetry: InMemoryTelemetry) -> list[Any]:
+    return [s for s in telemetry.spans() if s.attributes.get(A.PENDING)]
+
+
+def final(telemetry: InMemoryTelemetry) -> list[Any]:
+    return [s for s in telemetry.spans() if not s.attributes.get(A.PENDING)]
+
+
+def pending_thread() -> threading.Thread | None:
+    return next((t for t in threading.enumerate() if t.name == "agent-otel-pending"), None)
+
+
+def wait_for(check: Any, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def test_off_by_default_no_snapshot_no_thread() -> None:
+    telemetry = InMemoryTelemetry()
+    asyncio.run(run_script(telemetry, [TextDelta(text="hi")]))
+    assert pending(telemetry) == []
+    assert pending_thread() is None
+
+
+@pytest.mark.parametrize("bad", [0, 0.5, -1, float("nan"), float("inf"), "10"])
+def test_bad_intervals_raise(bad: Any) -> None:
+    with pytest.raises((ValueError, TypeError)):
+        InMemoryTelemetry().wrapper(pending_spans=bad)
+
+
+def test_true_is_the_default_interval() -> None:
+    assert _pending.interval_from(True) == _pending.DEFAULT_INTERVAL
+    assert _pending.interval_from(False) is None
+    assert _pending.interval_from(2) == 2.0
+
+
+def test_a_run_is_shown_at_start_and_its_open_spans_every_interval() -> None:
+    """An agent stuck inside a tool: its run, step, call and tool are shown while it waits;
+    after the end each snapshot sits under the span it describes, and the totals count each
+    call once."""
+    telemetry = InMemoryTelemetry()
+    seen: dict[str, Any] = {}
+
+    async def agent() -> AsyncIterator[Any]:
+        yield LLMCallStart(model="m", call_id="c1", messages=[])
+        yield TextDelta(text="let me look")
+        yield ToolCall(id="t1", function=FunctionCall(name="search", arguments="{}"))
+        yield LLMCallEnd(call_id="c1", finish_reason="tool_calls")
+        yield Usage(input_tokens=10, output_tokens=5)
+        yield LLMCallStart(model="m", call_id="c2", messages=[])  # open while the tool runs
+        # the run waits: the start snapshot and at least one interval's are exported meanwhile
+        seen["at_start"] = len(pending(telemetry))
+        await asyncio.to_thread(wait_for, lambda: len(pending(telemetry)) >= 6)
+        seen["while_open"] = [
+            (s.name, s.parent.span_id if s.parent else None) for s in pending(telemetry)
+        ]
+        seen["finals_while_open"] = [s.name for s in final(telemetry)]
+        yield LLMCallEnd(call_id="c2", finish_reason="stop")
+        yield Usage(input_tokens=20, output_tokens=7)
+        yield ToolResult(tool_call_id="t1", content="found")
+        yield StepBoundary()
+
+    asyncio.run(run_script(telemetry, agent(), agent_name="a", pending_spans=1))
+    assert seen["at_start"] == 1  # the run, at its start
+    snapshots = pending(telemetry)
+    spans = {s.context.span_id: s for s in final(telemetry)}
+    names = {name for name, _ in seen["while_open"]}
+    assert {"invoke_agent a", "chat m", "execute_tool search"} <= names
+    assert any(name.startswith("step") for name in names)
+    # the open ones were not exported yet; the pending ones were
+    assert "invoke_agent a" not in seen["finals_while_open"]
+    for snap in snapshots:
+        parent = spans[snap.parent.span_id]  # every snapshot sits under its span
+        assert snap.name == parent.name
+        assert snap.start_time == snap.end_time  # zero duration
+        assert parent.start_time <= snap.start_time <= parent.end_time
+        usage = ("gen_ai.usage.", "agent_otel.usage.")
+        assert not any(k.startswith(usage) for k in snap.attributes)
+        assert set(snap.attributes) - {A.PENDING} <= set(parent.attributes)
+    # one snapshot per open span per interval: never two for one span at one tick
+    ticks = [(s.parent.span_id, s.start_time) for s in snapshots]
+    assert len(ticks) == len(set(ticks))
+    (run,) = [s for s in final(telemetry) if s.name == "invoke_agent a"]
+    assert run.attributes[A.USAGE_INPUT_TOTAL] == 30  # counted once
+    usage = [
+        s.attributes.get(A.USAGE_INPUT_TOKENS, 0) for s in telemetry.spans() if s.name == "chat m"
+    ]
+    assert sum(usage) == 30
+    wait_for(lambda: pending_thread() is None)  # the thread ended with the run
+
+
+def test_the_thread_serves_every_run_and_ends_with_the_last() -> None:
+    telemetry = InMemoryTelemetry()
+    gate = asyncio.Event
+
+    async def both() -> None:
+        first_open, second_open = gate(), gate()
+
+        async def agent(opened: asyncio.Event, until: asyncio.Event) -> AsyncIterator[Any]:
+            yield TextDelta(text="x")
+            opened.set()
+            await until.wait()
+            yield TextDelta(text="y")
+
+        done_first = gate()
+        first = asyncio.create_task(
+            run_script(telemetry, agent(first_open, done_first), pending_spans=1)
+        )
+        done_second = gate()
+        second = asyncio.create_task(
+            run_script(telemetry, agent(second_open, done_second), pending_spans=5)
+        )
+        await first_open.wait()
+        await second_open.wait()
+        threads = [t for t in threading.enumerate() if t.name == "agent-otel-pending"]
+        assert len(threads) == 1
+        done_first.set()
+        await first
+        assert pending_thread() is not None  # the second run is still watched
+        done_second.set()
+        await second
+
+    asyncio.run(both())
+    wait_for(lambda: pending_thread() is None)
+    assert len(pending(telemetry)) >= 2  # both runs were shown at start
+
+
+@pytest.mark.internal_errors
+def test_a_failing_snapshot_is_reported_and_swallowed() -> None:
+    class Broken:
+        s = type("S", (), {"tracer": None, "pending_interval": 1.0})()
+
+        def open_spans(self) -> list[Any]:
+            raise RuntimeError("broken")
+
+        def now(self) -> int:
+            return 0
+
+    assert _pending.snapshot(Broken()) == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_does_not_show_its_parents_runs() -> None:
+    telemetry = InMemoryTelemetry()
+    result: dict[str, Any] = {}
+
+    async def agent() -> AsyncIterator[Any]:
+        yield TextDelta(text="x")
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: its copy of the parent's run is not watched
+            ok = not _pending._watched and _pending._thread is None
+            os.write(write, b"1" if ok else b"0")
+            os._exit(0)
+        os.close(write)
+        result["child"] = os.read(read, 1)
+        os.close(read)
+        os.waitpid(pid, 0)  # noqa: ASYNC222 (the child exits at once)
+        yield TextDelta(text="y")
+
+    asyncio.run(run_script(telemetry, agent(), pending_spans=1))
+    assert result["child"] == b"1"
+    assert _open.open_count() == 0
