@@ -36,6 +36,7 @@ from agent_otel.exporting._exporters import (
     start_prometheus,
 )
 from agent_otel.exporting._globals import set_globals
+from agent_otel.exporting._live import live_runs_for
 from agent_otel.exporting._loss import SpanLoss
 from agent_otel.exporting._pipeline import otlp_span_pipeline
 from agent_otel.exporting._telemetry import Telemetry
@@ -220,6 +221,10 @@ def configure(
         processors.append(SimpleSpanProcessor(console_exporter))
     if tail_sampling is not None and processors:
         processors = [TailSampler(_fan_out(processors), tail_sampling)]
+    if console_exporter is not None:  # on a terminal: open runs update in place
+        console_exporter.live = live_runs_for(console_stream)
+        if console_exporter.live is not None:  # first: a run leaves it before its tree prints
+            processors.insert(0, console_exporter.live)
     processors.extend(span_processors)
 
     logger_provider = LoggerProvider(resource=resource, shutdown_on_exit=False)

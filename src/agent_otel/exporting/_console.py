@@ -14,11 +14,12 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
+from agent_otel import _attributes as A
 from agent_otel.exporting._render import format_duration, render_tree
 from agent_otel.exporting._summary import (
     ModelUsage,
@@ -26,6 +27,9 @@ from agent_otel.exporting._summary import (
     render_token_summary,
     usage_of,
 )
+
+if TYPE_CHECKING:
+    from agent_otel.exporting._live import LiveRuns
 
 __all__ = [
     "ConsoleTreeExporter",
@@ -52,7 +56,13 @@ class ConsoleTreeExporter(SpanExporter):
     Notes (evaluations, :meth:`add_note`) show under the span they name: in the tree when its
     trace prints, or, for one of the last ``window`` traces printed, at once below its name.
     It is also the ``agent_otel_console`` traces exporter of ``opentelemetry-instrument``.
+
+    ``live`` (set by ``configure()`` on a terminal): open runs update in place above it, and
+    what this prints goes above that area. Pending spans (option ``pending_spans``) are
+    snapshots of spans this view shows when they end, so it leaves them out.
     """
+
+    live: LiveRuns | None = None
 
     def __init__(
         self,
@@ -98,7 +108,7 @@ class ConsoleTreeExporter(SpanExporter):
             if self._shutdown:
                 return SpanExportResult.FAILURE
             for span in spans:
-                if span.context is None:
+                if span.context is None or (span.attributes or {}).get(A.PENDING):
                     continue
                 self._count_usage(span)
                 group = self._traces.setdefault(span.context.trace_id, [])
@@ -192,7 +202,11 @@ class ConsoleTreeExporter(SpanExporter):
             tty = _isatty(stream)
             color = self._color if self._color is not None else tty and "NO_COLOR" not in os.environ
             width = self._width or (shutil.get_terminal_size((100, 24)).columns if tty else 100)
-            stream.write(render(color, width) + "\n")
+            text = render(color, width)
+            live = self.live
+            if live is not None and live.print_above(text):
+                return
+            stream.write(text + "\n")
             stream.flush()
         except Exception:  # never hurt the agent: a closed stream at exit, a bad attribute
             if not self._warned:

@@ -1,0 +1,212 @@
+"""The terminal view's live part: open runs updating in place while they run.
+
+When ``configure()``'s terminal view writes to a terminal and ``rich`` is installed (the
+``live`` extra), :class:`LiveRuns` (a span processor) keeps the spans that started and have
+not ended, per trace, and shows them with ``rich.live.Live``: each open run as a tree of its
+open spans, with elapsed time, the tokens its ended calls reported so far, and the call or
+tool in progress. When a run's root ends it leaves the live area, and the terminal view
+prints its final tree as it always did. The live area exists only while a run is open (its
+refresh thread with it) and is cleared when it stops; a forked child starts without it. In a
+non-terminal (CI, a log file) none of this is built: the view prints as before.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import weakref
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from opentelemetry.context.context import Context
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
+
+from agent_otel import _attributes as A
+from agent_otel._guard import report
+from agent_otel.exporting._render import format_duration
+from agent_otel.exporting._summary import usage_of
+
+__all__ = ["LiveRuns", "live_runs_for"]
+
+_IN_PROGRESS = {A.OP_CHAT, A.OP_EXECUTE_TOOL}
+
+
+@dataclass
+class _Run:
+    root: int
+    spans: dict[int, Span] = field(default_factory=dict)  # open spans of the run, by id
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+def live_runs_for(stream: TextIO | None) -> LiveRuns | None:
+    """The live view for ``stream`` (stderr when None): only on a terminal, with ``rich``."""
+    target = stream
+    try:
+        if target is None:
+            import sys
+
+            target = sys.stderr
+        if not target.isatty():
+            return None
+        from rich.console import Console
+    except Exception:  # no rich (the `live` extra), or a stream that cannot tell
+        return None
+    return LiveRuns(Console(file=target))
+
+
+class LiveRuns(SpanProcessor):
+    """Open runs, redrawn in place on ``console`` (a ``rich.console.Console``)."""
+
+    def __init__(self, console: Any, refresh_per_second: float = 4.0) -> None:
+        self.console = console
+        self._refresh = refresh_per_second
+        # Lock order: _switch (starting, stopping, printing), then rich's own, then _lock (the
+        # runs, also read by rich's refresh thread); _lock is never held while taking another.
+        self._switch = threading.Lock()
+        self._lock = threading.Lock()
+        self._runs: dict[int, _Run] = {}  # trace id -> open run
+        self._live: Any = None
+        view = weakref.ref(self)
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=lambda: _forget(view))
+
+    # --- spans -----------------------------------------------------------------------------
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        try:
+            context = span.context
+            if context is None or (span.attributes or {}).get(A.PENDING):
+                return
+            with self._lock:
+                run = self._runs.get(context.trace_id)
+                if run is None:
+                    if span.parent is not None and not span.parent.is_remote:
+                        return  # a span of a trace whose root this view did not see start
+                    run = self._runs[context.trace_id] = _Run(context.span_id)
+                run.spans[context.span_id] = span
+            if self._live is None:
+                self._switch_live()
+        except Exception:
+            report("live view")
+
+    def on_end(self, span: ReadableSpan) -> None:
+        try:
+            context = span.context
+            if context is None:
+                return
+            with self._lock:
+                run = self._runs.get(context.trace_id)
+                if run is None:
+                    return
+                run.spans.pop(context.span_id, None)
+                found = usage_of(span)
+                if found is not None:
+                    run.input_tokens += found[1]
+                    run.output_tokens += found[2]
+                ended = context.span_id == run.root
+                if ended:
+                    del self._runs[context.trace_id]
+            if ended:
+                self._switch_live()
+        except Exception:
+            report("live view")
+
+    def shutdown(self) -> None:
+        with self._lock:
+            self._runs.clear()
+        self._switch_live()
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        return True
+
+    # --- the live area ---------------------------------------------------------------------
+    @property
+    def active(self) -> bool:
+        return self._live is not None
+
+    def print_above(self, text: str) -> bool:
+        """Print ``text`` (ANSI allowed) above the live area; False when it is not shown."""
+        with self._switch:
+            live = self._live
+            if live is None:
+                return False
+            from rich.text import Text
+
+            live.console.print(Text.from_ansi(text), soft_wrap=True)
+            return True
+
+    def _switch_live(self) -> None:
+        """Show the live area while a run is open, and only then."""
+        with self._switch:
+            with self._lock:
+                wanted = bool(self._runs)
+            if wanted and self._live is None:
+                self._start()
+            elif not wanted and self._live is not None:
+                live, self._live = self._live, None
+                thread = getattr(live, "_refresh_thread", None)
+                live.stop()
+                if isinstance(thread, threading.Thread):  # rich stops it without waiting
+                    thread.join(timeout=5)  # so no thread outlives the runs it showed
+
+    def _start(self) -> None:
+        from rich.live import Live
+
+        live = Live(
+            get_renderable=self.render,
+            console=self.console,
+            refresh_per_second=self._refresh,
+            transient=True,  # cleared when the last run ends: its final tree prints instead
+            redirect_stdout=False,
+            redirect_stderr=False,
+        )
+        live.start()
+        self._live = live
+
+    def render(self) -> Any:
+        """The open runs as ``rich`` trees (called by the refresh thread)."""
+        from rich.console import Group
+        from rich.tree import Tree
+
+        now = time.time_ns()
+        trees = []
+        with self._lock:
+            for run in self._runs.values():
+                spans = dict(run.spans)
+                root = spans.get(run.root)
+                if root is None:
+                    continue
+                tokens = f"{run.input_tokens:,} in / {run.output_tokens:,} out tokens"
+                tree = Tree(f"[bold]{_escape(root.name)}[/]  {_elapsed(root, now)}  {tokens}")
+                self._branch(tree, run.root, spans, now)
+                trees.append(tree)
+        return Group(*trees)
+
+    def _branch(self, tree: Any, parent: int, spans: dict[int, Span], now: int) -> None:
+        for span_id, span in spans.items():
+            if span.parent is None or span.parent.span_id != parent or span_id == parent:
+                continue
+            operation = (span.attributes or {}).get(A.OPERATION_NAME)
+            doing = "  [yellow]in progress[/]" if operation in _IN_PROGRESS else ""
+            label = f"{_escape(span.name)}  {_elapsed(span, now)}{doing}"
+            self._branch(tree.add(label), span_id, spans, now)
+
+
+def _elapsed(span: Span, now: int) -> str:
+    return f"[dim]{format_duration(now - (span.start_time or now))}[/]"
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
+
+
+def _forget(view: weakref.ref[LiveRuns]) -> None:
+    live = view()
+    if live is not None:  # the parent's refresh thread does not exist in the child
+        live._runs.clear()
+        live._live = None
+        live._switch = threading.Lock()
+        live._lock = threading.Lock()

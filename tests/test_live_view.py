@@ -1,0 +1,179 @@
+"""The terminal view's live part: open runs updating in place on a terminal, as before
+elsewhere. A fake terminal is ``rich``'s own ``Console(force_terminal=True)`` on a StringIO."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import re
+import sys
+import threading
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from opentelemetry import context
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from rich.console import Console
+
+from agent_contract.protocol import (
+    FunctionCall,
+    LLMCallEnd,
+    LLMCallStart,
+    StepBoundary,
+    TextDelta,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
+from agent_otel import otel_wrapper
+from agent_otel.exporting._configure import configure
+from agent_otel.exporting._console import ConsoleTreeExporter
+from agent_otel.exporting._live import LiveRuns, live_runs_for
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def refresh_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if type(t).__name__ == "_RefreshThread"]
+
+
+def text_of(renderable: Any) -> str:
+    console = Console(file=io.StringIO(), width=120, color_system=None)
+    console.print(renderable)
+    out = console.file.getvalue()
+    assert isinstance(out, str)
+    return out
+
+
+def view_and_tree(screen: io.StringIO) -> tuple[LiveRuns, TracerProvider]:
+    view = LiveRuns(Console(file=screen, force_terminal=True, width=120), refresh_per_second=20)
+    exporter = ConsoleTreeExporter(screen, color=False)
+    exporter.live = view
+    provider = TracerProvider()
+    provider.add_span_processor(view)  # first, as configure() adds it
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    return view, provider
+
+
+def test_an_open_run_updates_in_place_then_prints_its_final_tree() -> None:
+    screen = io.StringIO()
+    view, provider = view_and_tree(screen)
+    seen: dict[str, Any] = {}
+
+    async def agent() -> AsyncIterator[Any]:
+        yield LLMCallStart(model="m", call_id="c1", messages=[])
+        yield TextDelta(text="let me look")
+        yield LLMCallEnd(call_id="c1", finish_reason="tool_calls")
+        yield Usage(input_tokens=1200, output_tokens=34)
+        yield ToolCall(id="t1", function=FunctionCall(name="search", arguments="{}"))
+        seen["frame"] = text_of(view.render())
+        seen["threads"] = len(refresh_threads())
+        await asyncio.sleep(0.3)  # a few refreshes of the live area
+        seen["screen"] = screen.getvalue()
+        yield ToolResult(tool_call_id="t1", content="found")
+        yield StepBoundary()
+
+    async def run() -> None:
+        async for _ in otel_wrapper(tracer_provider=provider, agent_name="a")(agent()):
+            pass
+
+    asyncio.run(run())
+    frame = seen["frame"]
+    assert "invoke_agent a" in frame
+    assert "1,200 in / 34 out tokens" in frame  # the ended call's tokens, so far
+    assert re.search(r"execute_tool search\s+\S+\s+in progress", frame)
+    assert "step 0" in frame
+    assert "chat m" not in frame  # it ended: no longer open
+    assert seen["threads"] == 1
+    assert "invoke_agent a" in ANSI.sub("", seen["screen"])  # drawn on the terminal meanwhile
+    assert refresh_threads() == []  # the live area left with the last run
+    assert not view.active
+    final = ANSI.sub("", screen.getvalue()[len(seen["screen"]) :])
+    assert "invoke_agent a" in final and "chat m" in final  # the final tree, as today
+    provider.shutdown()
+
+
+def test_a_run_that_ends_prints_its_tree_above_a_run_still_open() -> None:
+    screen = io.StringIO()
+    view, provider = view_and_tree(screen)
+    wrap = otel_wrapper(tracer_provider=provider, agent_name="outer")
+    inner = otel_wrapper(tracer_provider=provider, agent_name="short")
+    printed: dict[str, Any] = {}
+
+    async def short() -> AsyncIterator[Any]:
+        yield TextDelta(text="quick")
+
+    async def outer() -> AsyncIterator[Any]:
+        yield TextDelta(text="slow")
+        token = context.attach(context.Context())  # a run of its own trace
+        try:
+            async for _ in inner(short()):
+                pass
+        finally:
+            context.detach(token)
+        printed["active"] = view.active
+        printed["screen"] = ANSI.sub("", screen.getvalue())
+        yield TextDelta(text="done")
+
+    async def main() -> None:
+        async for _ in wrap(outer()):
+            pass
+
+    above: list[bool] = []
+    print_above = view.print_above
+    view.print_above = lambda text: above.append(print_above(text)) or above[-1]  # type: ignore[method-assign]
+    asyncio.run(main())
+    assert above[0] is True  # through the live console, not across its area
+    assert printed["active"]  # the outer run was still shown live
+    assert "invoke_agent short" in printed["screen"]  # the short run's tree, printed above it
+    assert not view.active and refresh_threads() == []
+    provider.shutdown()
+
+
+def test_non_terminal_prints_as_before_and_builds_no_live_view() -> None:
+    stream = io.StringIO()
+    tel = configure("live-test", console=True, console_stream=stream, set_global=False)
+    try:
+        assert tel.console is not None and tel.console.live is None
+
+        async def agent() -> AsyncIterator[Any]:
+            yield TextDelta(text="hi")
+
+        async def run() -> None:
+            async for _ in otel_wrapper(tracer_provider=tel.tracer_provider)(agent()):
+                pass
+
+        asyncio.run(run())
+        assert "invoke_agent" in stream.getvalue()
+        assert "\x1b[" not in stream.getvalue()  # no cursor movement, no colour
+    finally:
+        tel.shutdown()
+
+
+def test_configure_on_a_terminal_builds_the_live_view() -> None:
+    tel = configure("live-test", console=True, console_stream=Terminal(), set_global=False)
+    try:
+        assert tel.console is not None and isinstance(tel.console.live, LiveRuns)
+    finally:
+        tel.shutdown()
+    assert refresh_threads() == []
+
+
+def test_without_rich_the_view_prints_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "rich.console", None)  # import fails as if not installed
+    assert live_runs_for(Terminal()) is None
+
+
+def test_a_stream_that_cannot_say_gets_no_live_view() -> None:
+    class Broken(io.StringIO):
+        def isatty(self) -> bool:
+            raise OSError("closed")
+
+    assert live_runs_for(Broken()) is None
