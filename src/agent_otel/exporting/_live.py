@@ -164,6 +164,13 @@ class LiveRuns(SpanProcessor):
         live.start()
         self._live = live
 
+    def after_fork_in_child(self) -> None:
+        """The parent's open runs and refresh thread do not exist in a forked child."""
+        self._runs.clear()
+        self._live = None
+        self._switch = threading.Lock()
+        self._lock = threading.Lock()
+
     def render(self) -> Any:
         """The open runs as ``rich`` trees (called by the refresh thread)."""
         from rich.console import Group
@@ -205,8 +212,5 @@ def _escape(text: str) -> str:
 
 def _forget(view: weakref.ref[LiveRuns]) -> None:
     live = view()
-    if live is not None:  # the parent's refresh thread does not exist in the child
-        live._runs.clear()
-        live._live = None
-        live._switch = threading.Lock()
-        live._lock = threading.Lock()
+    if live is not None:
+        live.after_fork_in_child()
