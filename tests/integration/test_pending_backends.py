@@ -1,4 +1,4 @@
-"""Pending spans in Phoenix and MLflow: a run still open is visible through their APIs, and
+"""Pending spans in Jaeger, Phoenix and MLflow: a run still open is visible through their APIs, and
 once it ends nothing is doubled but the span count docs/live.md explains.
 
 The agent opens a run, a step and a chat call, then waits; while it waits, the test reads the
@@ -12,10 +12,12 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 from _support import MLFLOW_EXPERIMENT, MLflow, Phoenix, poll, spans_in_phoenix, trace_in_mlflow
+from _tier import attrs, find_traces, jaeger, trace_spans
 from opentelemetry import trace
 from test_backends import _attributes, _mlflow
 
@@ -25,23 +27,27 @@ from agent_otel.exporting._configure import configure
 
 pytestmark = pytest.mark.heavy
 
+PENDING = "agent_otel.pending"
 FINAL = {"invoke_agent live", "step 0", "chat gpt-4o"}
 TOKENS = (120, 30)
 
 
 def _run(
     monkeypatch: pytest.MonkeyPatch,
-    url: str,
+    url: str | None,
     while_open: Callable[[str], Any],
     headers: str | None = None,
+    grpc: str | None = None,
 ) -> tuple[str, Any]:
     """One run with pending spans every second; ``while_open(trace_id)`` runs while it is
     open (the run waits for it); the trace id and what it returned."""
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", f"{url}/v1/traces")
+    if url is not None:
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", f"{url}/v1/traces")
     monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "200")
     if headers:
         monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_HEADERS", headers)
-    tel = configure("agent-otel-pending", timeout=60, console=False, set_global=False)
+    where: dict[str, Any] = {} if grpc is None else {"endpoint": grpc, "protocol": "grpc"}
+    tel = configure("agent-otel-pending", timeout=60, console=False, set_global=False, **where)
     seen: dict[str, Any] = {}
 
     async def agent() -> AsyncIterator[Any]:
@@ -132,3 +138,34 @@ def test_mlflow_shows_an_open_run_and_counts_its_tokens_once(
     for span in final["spans"]:
         if _pending(_attributes(span)):
             assert by_id[span["parent_span_id"]]["name"] == span["name"]
+
+
+def test_jaeger_finds_an_open_run_and_shows_one_tree_after_it_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with jaeger(tmp_path) as backend:
+
+        def open_run(trace_id: str) -> tuple[list[dict[str, Any]], dict[str, list[Any]]]:
+            def shown() -> list[dict[str, Any]] | None:
+                spans = trace_spans(backend, trace_id)
+                names = {s["name"] for s in spans if attrs(s["attributes"]).get(PENDING)}
+                return spans if names >= FINAL else None
+
+            spans = poll(shown, timeout=60, what="the open run's pending spans in Jaeger")
+            return spans, find_traces(backend, "agent-otel-pending", "invoke_agent live")
+
+        grpc = f"http://{backend.otlp_grpc}"
+        trace_id, (while_open, search) = _run(monkeypatch, None, open_run, grpc=grpc)
+        assert all(attrs(s["attributes"]).get(PENDING) for s in while_open)
+        assert trace_id in search  # Jaeger's search finds the run while it is open
+
+        def ended() -> list[dict[str, Any]] | None:
+            spans = trace_spans(backend, trace_id)
+            finals = [s for s in spans if not attrs(s["attributes"]).get(PENDING)]
+            return spans if {s["name"] for s in finals} == FINAL and len(finals) == 3 else None
+
+        spans = poll(ended, timeout=60, what="the ended run's final spans in Jaeger")
+        ids = {s["spanId"] for s in spans}
+        roots = [s for s in spans if not s.get("parentSpanId")]
+        assert [r["name"] for r in roots] == ["invoke_agent live"]  # one tree again
+        assert all(s["parentSpanId"] in ids for s in spans if s.get("parentSpanId"))
