@@ -196,3 +196,41 @@ def test_a_forked_child_does_not_show_its_parents_runs() -> None:
     asyncio.run(run_script(telemetry, agent(), pending_spans=1))
     assert result["child"] == b"1"
     assert _open.open_count() == 0
+
+
+@pytest.mark.parametrize("ending", ["error", "cancel", "shutdown"])
+def test_every_ending_stops_the_snapshots(ending: str) -> None:
+    """A run that fails, is cancelled or is ended by a shutdown is no longer watched, and the
+    thread ends with it."""
+    telemetry = InMemoryTelemetry()
+
+    class Boom(Exception):
+        pass
+
+    async def agent() -> AsyncIterator[Any]:
+        yield TextDelta(text="x")
+        if ending == "error":
+            raise Boom
+        if ending == "shutdown":
+            ended = _open.end_open_runs(lambda _span: True)
+            assert ended == 1
+            assert not _pending._watched
+        await asyncio.sleep(30)  # cancelled below, or past the shutdown
+        yield TextDelta(text="never")
+
+    async def main() -> None:
+        task = asyncio.create_task(run_script(telemetry, agent(), pending_spans=1))
+        if ending == "cancel":
+            await asyncio.sleep(0.2)
+            task.cancel()
+        elif ending == "shutdown":
+            await asyncio.sleep(0.2)
+            task.cancel()  # the agent itself is still waiting
+        with pytest.raises((Boom, asyncio.CancelledError)):
+            await task
+
+    asyncio.run(main())
+    assert not _pending._watched
+    wait_for(lambda: pending_thread() is None)
+    assert _open.open_count() == 0
+    assert len(pending(telemetry)) >= 1  # it was shown at start
