@@ -22,8 +22,8 @@ from agent_otel.cost import BUNDLED_PRICES, PriceTable
 from agent_otel.scrubbing import Scrub, Scrubber, resolve_scrubber
 
 from ._metrics import Instruments
-from ._semconv import conventions_for
 from ._pending import interval_from
+from ._semconv import conventions_for
 from ._settings import RunSettings
 from .content._capture import ContentCapture, capture_from
 
