@@ -158,6 +158,10 @@ def test_jaeger_shows_the_exact_run_with_its_attributes_and_content(
     assert root[A.AGENT_NAME] == AGENT
     assert root[A.CONVERSATION_ID] == CONVERSATION
     assert kind(by_name[ROOT][0]) == "INTERNAL"
+    # what a trace list shows of the run (capture on): its name, its question and answer
+    assert root[A.MLFLOW_TRACE_NAME] == ROOT
+    assert root[A.OI_INPUT_VALUE] == QUESTION
+    assert root[A.OI_OUTPUT_VALUE] == ANSWER
     chats = sorted(
         (attrs(s["attributes"]) for s in by_name[CHAT]), key=lambda a: a[A.USAGE_INPUT_TOKENS]
     )
