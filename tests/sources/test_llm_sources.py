@@ -7,10 +7,13 @@ the caller, and trace to the same tree with tokens counted once, whatever way th
 from __future__ import annotations
 
 import asyncio
+import importlib
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from opentelemetry.trace import StatusCode
 
 from agent_contract.protocol import (
     AgentEvent,
@@ -193,4 +196,73 @@ async def test_cancelling_a_stalled_stream_ends_every_span(
     assert body.closed
     assert attributes(otel_telemetry, "invoke_agent")["agent_otel.end_reason"] == "cancelled"
     assert attributes(otel_telemetry, "chat ")["error.type"] == "CancelledError"
+    assert open_spans.open == {}
+
+
+_STREAM = {"openai_chat": "stream_chat", "openai_responses": "stream_responses",
+           "anthropic_messages": "stream_messages", "litellm_chat": "stream_litellm"}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", CASES, ids=ids)
+async def test_the_callers_own_stream_params_reach_the_sdk_once(case: Case) -> None:
+    """``stream=True`` (and, where the source sets it, ``stream_options``) from the caller:
+    one request, the caller's options beside the source's, and usage still read."""
+    import httpx2 as httpx
+
+    seen: list[httpx.Request] = []
+    client = case.client(case.body(False), seen=seen)
+    params: dict[str, Any] = {"stream": True}
+    if case.name == "anthropic_messages":
+        params["max_tokens"] = 512
+    chat_shaped = case.name in ("openai_chat", "litellm_chat")
+    if chat_shaped:
+        params["stream_options"] = {"include_obfuscation": False}
+    if case.name == "litellm_chat":
+        params["api_key"] = "sk-never-recorded"
+
+    source = getattr(importlib.import_module(f"agent_contract.sources.{case.name}"),
+                     _STREAM[case.name])  # fmt: skip
+    events = [e async for e in source(client, HISTORY, case.request_model, **params)]
+
+    [request] = seen
+    body = json.loads(request.content)
+    assert body["stream"] is True
+    if chat_shaped:
+        assert body["stream_options"] == {"include_usage": True, "include_obfuscation": False}
+    assert any(isinstance(e, Usage) for e in events)
+    assert isinstance(events[-1], LLMCallEnd)
+
+
+@pytest.mark.parametrize("case", CASES, ids=ids)
+async def test_a_request_refused_before_its_first_chunk_fails_its_own_chat_span(
+    case: Case, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """A 429 (no chunk ever came): the chat span exists, marked with the SDK's error."""
+    import httpx2 as httpx
+
+    def refused(request: httpx.Request) -> httpx.Response:
+        headers = {"x-should-retry": "false"}  # the SDKs' own "do not retry" header
+        error = {"error": {"message": "rate limited", "type": "rate_limit_error"}}
+        return httpx.Response(429, headers=headers, json=error, request=request)
+
+    open_spans = watch(otel_telemetry)
+    client = case.client(case.body(True), refused)
+    agent = ToolLoop(case.source(client), {"weather": weather})
+    with pytest.raises(Exception) as caught:
+        await agent.invoke(HISTORY, stream_wrapper=wrapper(otel_telemetry))
+
+    assert type(caught.value).__module__.split(".")[0] in {"openai", "anthropic", "litellm"}
+    chat = f"chat {case.request_model}"
+    assert shape(otel_telemetry) == [
+        ["invoke_agent agent", [
+            ["step 0", [chat, "execute_tool weather", "execute_tool weather"]],
+            ["step 1", [chat]],
+        ]],
+    ]  # fmt: skip
+    first, second = [s for s in otel_telemetry.spans() if s.name == chat]
+    assert first.status.status_code is not StatusCode.ERROR
+    assert second.status.status_code is StatusCode.ERROR
+    assert (second.attributes or {})["error.type"] == type(caught.value).__qualname__
+    steps = [s for s in otel_telemetry.spans() if s.name.startswith("step ")]
+    assert steps[0].status.status_code is not StatusCode.ERROR  # not the previous step
     assert open_spans.open == {}

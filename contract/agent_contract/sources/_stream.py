@@ -24,6 +24,7 @@ __all__ = [
     "Sink",
     "optional_field",
     "read_stream",
+    "request",
     "start_event",
 ]
 
@@ -76,6 +77,23 @@ def start_event(
     return LLMCallStart(
         model=model, provider=provider, params={**kept, "stream": True}, messages=messages
     )
+
+
+def request(params: dict[str, Any], **fixed: Any) -> dict[str, Any]:
+    """The SDK call's keyword arguments: the caller's ``params`` beside what the source sets.
+
+    A name both give never reaches the SDK twice (a ``TypeError`` there): a dict the source
+    sets (``stream_options``) takes the caller's entries over its own, so
+    ``stream_options={"include_obfuscation": False}`` still streams usage; any other value the
+    source sets (``stream=True``, which its reader needs) stands.
+    """
+    out = dict(params)
+    for name, value in fixed.items():
+        theirs = out.get(name)
+        if isinstance(value, dict) and isinstance(theirs, dict):
+            value = {**value, **theirs}
+        out[name] = value
+    return out
 
 
 class Reader(Protocol):

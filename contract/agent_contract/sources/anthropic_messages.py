@@ -27,7 +27,14 @@ from agent_contract.events import (
     ToolCall,
     Usage,
 )
-from agent_contract.sources._stream import NOTHING, OneCallAgent, Sink, read_stream, start_event
+from agent_contract.sources._stream import (
+    NOTHING,
+    OneCallAgent,
+    Sink,
+    read_stream,
+    request,
+    start_event,
+)
 
 __all__ = ["AnthropicAgent", "MessagesReader", "anthropic_input", "stream_messages"]
 
@@ -165,7 +172,7 @@ def stream_messages(
         params = {"system": system, **params}
     return read_stream(
         start,
-        lambda: client.messages.create(model=model, messages=turns, stream=True, **params),
+        lambda: client.messages.create(model=model, messages=turns, **request(params, stream=True)),
         MessagesReader(),
         sink,
     )

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from agent_contract.events import AgentEvent, Message
-from agent_contract.sources._stream import OneCallAgent, Sink, read_stream, start_event
+from agent_contract.sources._stream import OneCallAgent, Sink, read_stream, request, start_event
 from agent_contract.sources.openai_chat import ChatCompletionsReader
 
 __all__ = ["LiteLLMAgent", "stream_litellm"]
@@ -46,9 +46,7 @@ def stream_litellm(
         lambda: litellm.acompletion(
             model=model,
             messages=[m.to_dict() for m in messages],
-            stream=True,
-            stream_options={"include_usage": True},
-            **params,
+            **request(params, stream=True, stream_options={"include_usage": True}),
         ),
         ChatCompletionsReader(),
         sink,

@@ -34,6 +34,7 @@ from agent_contract.sources._stream import (
     Sink,
     optional_field,
     read_stream,
+    request,
     start_event,
 )
 
@@ -155,9 +156,7 @@ def stream_chat(
         lambda: client.chat.completions.create(
             model=model,
             messages=[m.to_dict() for m in messages],
-            stream=True,
-            stream_options={"include_usage": True},
-            **params,
+            **request(params, stream=True, stream_options={"include_usage": True}),
         ),
         ChatCompletionsReader(),
         sink,

@@ -31,7 +31,14 @@ from agent_contract.events import (
     ToolCall,
     Usage,
 )
-from agent_contract.sources._stream import NOTHING, OneCallAgent, Sink, read_stream, start_event
+from agent_contract.sources._stream import (
+    NOTHING,
+    OneCallAgent,
+    Sink,
+    read_stream,
+    request,
+    start_event,
+)
 
 __all__ = ["OpenAIResponsesAgent", "ResponsesReader", "response_input", "stream_responses"]
 
@@ -170,7 +177,7 @@ def stream_responses(
         params = {"instructions": instructions, **params}
     return read_stream(
         start,
-        lambda: client.responses.create(model=model, input=items, stream=True, **params),
+        lambda: client.responses.create(model=model, input=items, **request(params, stream=True)),
         ResponsesReader(),
         sink,
     )
