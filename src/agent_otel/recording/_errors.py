@@ -7,6 +7,7 @@ belongs to, which is known only when the next segment shows content or closes em
 from __future__ import annotations
 
 from dataclasses import dataclass
+from traceback import walk_tb
 
 from opentelemetry.trace import Status, StatusCode
 
@@ -71,3 +72,14 @@ def exception_reason(error: BaseException) -> str:
 def error_type_of(error: BaseException) -> str:
     """``error.type`` for an exception: its class's qualified name (never its text)."""
     return type(error).__qualname__
+
+
+def raised_in(error: BaseException, depth: int = 4) -> frozenset[str]:
+    """The names of the functions ``error`` passed through (its traceback's frames, and those
+    of the exceptions it was raised from, ``depth`` links at most): where it was raised."""
+    names: set[str] = set()
+    seen: BaseException | None = error
+    while seen is not None and depth > 0:
+        names.update(frame.f_code.co_name for frame, _ in walk_tb(seen.__traceback__))
+        seen, depth = seen.__cause__ or seen.__context__, depth - 1
+    return frozenset(names)

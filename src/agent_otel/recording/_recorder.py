@@ -53,7 +53,7 @@ from agent_otel.standdown._openai_v2 import guard_openai_v2
 from ._chat import LLMCall
 from ._costs import plus
 from ._encodable import id_text
-from ._errors import PendingError, error_type_of
+from ._errors import PendingError, error_type_of, raised_in
 from ._run import Run
 from ._settings import RunSettings
 from ._step import Step
@@ -88,6 +88,7 @@ class RunRecorder:
         "_step_errors",
         "_step_index",
         "_text_fast",
+        "_tool_failed",
         "_tools",
         "context",
         "current_call",
@@ -113,6 +114,7 @@ class RunRecorder:
         self.current_call: LLMCall | None = None
         self._pending: list[LLMCall] = []
         self._tools: dict[object, ToolCall] = {}
+        self._tool_failed = False  # a tool of the current step returned an error result
         self._keys = 0
         self._last_call: LLMCall | None = None
         self.terminal = False
@@ -345,6 +347,7 @@ class RunRecorder:
         self._refresh()
         named = isinstance(error_type, str) and 0 < len(error_type) <= MAX_ERROR_TYPE
         failed = is_error is True or named
+        self._tool_failed = self._tool_failed or failed
         tool.result(content, failed)
         kind = (error_type if named else TOOL_ERROR) if failed else None
         tool.end(now, error_type=kind, incomplete=incomplete)
@@ -375,6 +378,7 @@ class RunRecorder:
                 self._flush_errors(self._closed)
             return
         self._step_index += 1
+        self._tool_failed = False
         now = self.now() if now is None else now
         if self._calls or self._tools:  # no span outlives its parent: they end with the step
             self.anomaly("open_at_step_boundary")
@@ -461,6 +465,24 @@ class RunRecorder:
         owners += [*self._calls.values(), *self._pending, *self._tools.values()]
         return [owner.span for owner in owners]
 
+    def _failure_site(self, error: BaseException) -> Owner:
+        """The span the run failed in: only that one is marked with the exception.
+
+        An open LLM call is the innermost; else the one open tool the exception's traceback
+        names (a frame of the tool's own name, when one open tool has it); else a lone open
+        tool, unless a sibling already returned an error result (the exception is then that
+        failure surfacing: the lone tool was cut short, not failing); else the step or run.
+        """
+        if self._calls or not self._tools:
+            return self._inner
+        tools = list(self._tools.values())
+        named = [tool for tool in tools if tool.name in raised_in(error)]
+        if len(named) == 1:
+            return named[0]
+        if len(tools) == 1 and not self._tool_failed:
+            return tools[0]
+        return self._step or self.run
+
     def finish(self, end_reason: str, error: BaseException | None = None) -> None:
         """End every span exactly once; ``error`` is the exception the run ended with.
 
@@ -476,7 +498,7 @@ class RunRecorder:
                 error = None
             elif error is not None:
                 error_type = error_type_of(error)
-                inner = self._inner
+                inner = self._failure_site(error)
                 inner.fail(error, error_type, now)
                 if inner is not run:
                     run.fail(error, error_type, now)
