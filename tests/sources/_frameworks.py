@@ -126,10 +126,14 @@ def langgraph_graph(
     model_name: str = "",
     tools: Any = None,
     ids: str = "lc_run",
+    refuse: bool = False,
+    own_ids: bool = False,
 ) -> Any:
     """``model_name``: the name the model reports in its invocation params (none by default);
     ``tools``: what ``create_react_agent`` runs (default: ``weather``); ``ids``: the prefix of
-    its messages' ids (two graphs sharing a state need their own)."""
+    its messages' ids (two graphs sharing a state need their own); ``refuse``: turn 2 fails
+    before its first chunk (a refused request); ``own_ids``: the model sets its chunks' ids
+    itself (the provider's response id) and marks no last chunk."""
     from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
     from langchain_core.messages import AIMessage, AIMessageChunk
     from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
@@ -182,10 +186,16 @@ def langgraph_graph(
         ) -> Any:
             self.turns += 1
             run_id = f"{ids}-{self.turns}"
+            if refuse and self.turns == 2:
+                raise Overloaded("rate limited")  # before any chunk, as a 429 would
             for i, chunk in enumerate(turn(self.turns)):
                 if fail and i == 2:
                     raise Overloaded("overloaded")
-                chunk.id = run_id
+                if own_ids:
+                    chunk.id = f"chatcmpl-{self.turns}" if i else None
+                    chunk.chunk_position = None
+                else:
+                    chunk.id = run_id
                 generation = ChatGenerationChunk(message=chunk)
                 if run_manager is not None:
                     await run_manager.on_llm_new_token(str(chunk.content), chunk=generation)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from opentelemetry.trace import StatusCode
 
 from agent_contract.protocol import AgentEvent, PhaseMarker, TextDelta, ToolCall, ToolResult
 from agent_otel.testing import InMemoryTelemetry
@@ -169,3 +170,53 @@ async def test_an_agents_sdk_handoff_is_a_tool_call_and_names_the_new_agent(
         ]],
     ]  # fmt: skip
     assert tokens(otel_telemetry) == sum(r.usage.input_tokens for r in kept[0].raw_responses)
+
+
+async def test_langgraph_calls_are_told_apart_by_request_not_by_message_id(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A chat model that sets its chunks' ids itself and marks no last chunk: LangChain's own
+    id on the first chunk, the model's on the rest. Still one chat span per call, tokens once."""
+    case = CASES[ids.index("langgraph")]
+    pytest.importorskip("langgraph")
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    kept: list[Any] = []
+    graph = fw.langgraph_graph(own_ids=True)
+    run = langgraph_events(graph, {"messages": [("user", "Weather?")]}, sink=kept.append)
+    [_ async for _ in wrapper(otel_telemetry)(run)]
+
+    assert shape(otel_telemetry) == [
+        ["invoke_agent agent", [
+            ["step 0", [case.chat, "execute_tool weather", "execute_tool weather"]],
+            ["step 1", [case.chat]],
+        ]],
+    ]  # fmt: skip
+    assert tokens(otel_telemetry) == _langgraph_total(kept) == 240
+
+
+async def test_langgraph_a_request_refused_before_its_first_chunk_fails_its_own_chat_span(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    case = CASES[ids.index("langgraph")]
+    pytest.importorskip("langgraph")
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    open_spans = watch(otel_telemetry)
+    graph = fw.langgraph_graph(refuse=True)
+    with pytest.raises(fw.Overloaded):
+        [_ async for _ in wrapper(otel_telemetry)(langgraph_events(graph, {"messages": []}))]
+
+    assert shape(otel_telemetry) == [
+        ["invoke_agent agent", [
+            ["step 0", [case.chat, "execute_tool weather", "execute_tool weather"]],
+            ["step 1", [case.chat]],
+        ]],
+    ]  # fmt: skip
+    first, second = [s for s in otel_telemetry.spans() if s.name == case.chat]
+    assert first.status.status_code is not StatusCode.ERROR
+    assert (second.attributes or {})["error.type"] == "Overloaded"
+    assert second.status.status_code is StatusCode.ERROR
+    [step0] = [s for s in otel_telemetry.spans() if s.name == "step 0"]
+    assert step0.status.status_code is not StatusCode.ERROR  # not the previous step
+    assert open_spans.open == {}

@@ -1,13 +1,16 @@
 """LangGraph: ``graph.astream(stream_mode=["messages", "updates"])`` as contract events.
 
-The two modes together say everything a trace needs, read by class name (nothing of
-LangChain is imported here):
+The two modes together say everything a trace needs, read by class name, and a LangChain
+callback handler the adapter adds to the run's ``callbacks`` says when each model request
+starts and which request each chunk belongs to (LangChain's ``run_id``; message ids only
+where the callbacks did not see the request: a model may set its own ids on its chunks):
 
-* ``messages``: the chat model's ``AIMessageChunk`` tokens with their metadata. A chunk
-  with a new message id opens an LLM call (``LLMCallStart`` with the model and provider
-  LangChain reports, ``ls_model_name`` / ``ls_provider``, and its ``ls_*`` params); text and
+* ``messages``: the chat model's ``AIMessageChunk`` tokens with their metadata. A chunk of
+  a new request opens an LLM call (``LLMCallStart`` with the model and provider LangChain
+  reports, ``ls_model_name`` / ``ls_provider``, and its ``ls_*`` params); text and
   reasoning content become ``TextDelta`` / ``ReasoningDelta``; ``tool_call_chunks`` are
-  assembled by index.
+  assembled by index. A request that raised before its first chunk (a 429) still opens its
+  call when the run fails, so the error lands on it, not on the step before.
 * ``updates``: a node finished. The model node's ``AIMessage`` closes its call with the
   final ``tool_calls``, ``usage_metadata`` (cache reads and reasoning included) and
   ``response_metadata`` (``model_name``, ``finish_reason`` or ``stop_reason``, ``id``); the
@@ -16,7 +19,8 @@ LangChain is imported here):
   and the next LLM call after results starts a new step.
 
 A call still open when the stream ends is closed with what its chunks assembled. The
-graph's own stream items go to ``sink`` untouched. Needs ``langgraph`` (extra ``langgraph``).
+graph's own stream items go to ``sink`` untouched. Needs ``langgraph`` (extra ``langgraph``);
+``langchain_core`` (which LangGraph depends on) is imported when a run starts.
 """
 
 from __future__ import annotations
@@ -51,13 +55,78 @@ _PARAMS = {"ls_temperature": "temperature", "ls_max_tokens": "max_tokens", "ls_s
 
 
 class _Call:
-    """The LLM call a model node is streaming: its id and tool-call chunks by index."""
+    """The LLM call a model node is streaming: its request, id and tool-call chunks by index."""
 
-    __slots__ = ("id", "tools")
+    __slots__ = ("id", "run", "tools")
 
-    def __init__(self, message_id: str | None) -> None:
+    def __init__(self, message_id: str | None, run: Any = None) -> None:
         self.id = message_id
+        self.run = run  # LangChain's run_id of the request, when the callbacks saw it
         self.tools: dict[int, list[Any]] = {}  # index -> [id, name, args parts]
+
+
+class _Requests:
+    """What the run's chat models tell LangChain's callbacks, read by the adapter in order.
+
+    Inline and synchronous (``run_inline``): called in the model's own task or thread as the
+    request starts and as each chunk arrives, before LangGraph streams that chunk.
+    """
+
+    run_inline = True
+    raise_error = False
+    ignore_llm = ignore_chat_model = False
+    ignore_chain = ignore_agent = ignore_retriever = ignore_retry = ignore_custom_event = True
+
+    def __init__(self) -> None:
+        self.started: dict[Any, Any] = {}  # run_id -> metadata, announced and not yet opened
+        self.owners: dict[int, Any] = {}  # id(chunk message) -> run_id
+        self.ended: dict[Any, Any] = {}  # run_id -> the final message (kept until its update)
+        self.failed: list[Any] = []  # run_ids whose request raised, in order
+
+    def on_chat_model_start(self, serialized: Any, messages: Any, *, run_id: Any,
+                            metadata: Any = None, **kwargs: Any) -> None:  # fmt: skip
+        self.started[run_id] = metadata
+
+    def on_llm_start(self, serialized: Any, prompts: Any, *, run_id: Any,
+                     metadata: Any = None, **kwargs: Any) -> None:  # fmt: skip
+        self.started[run_id] = metadata
+
+    def on_llm_new_token(self, token: Any, *, chunk: Any = None, run_id: Any, **kw: Any) -> None:
+        message = getattr(chunk, "message", None)
+        if message is not None:
+            self.owners[id(message)] = run_id
+
+    def on_llm_end(self, response: Any, *, run_id: Any, **kwargs: Any) -> None:
+        self.started.pop(run_id, None)  # it ended: its call opens from its messages
+        generations = getattr(response, "generations", None)
+        if generations and generations[0]:
+            self.ended[run_id] = getattr(generations[0][0], "message", None)
+
+    def on_llm_error(self, error: BaseException, *, run_id: Any, **kwargs: Any) -> None:
+        self.failed.append(run_id)
+
+
+def _handler() -> Any:
+    """A :class:`_Requests` that is a LangChain ``BaseCallbackHandler`` (imported lazily)."""
+    from langchain_core.callbacks import BaseCallbackHandler
+
+    kind = type("LangGraphRequests", (_Requests, BaseCallbackHandler), {})
+    return kind()
+
+
+def _with_handler(config: Any, handler: Any) -> Any:
+    """``config`` with ``handler`` among its callbacks (a list, a manager, or none yet)."""
+    config = dict(config or {})
+    callbacks = config.get("callbacks")
+    if callbacks is None:
+        config["callbacks"] = [handler]
+    elif isinstance(callbacks, list):
+        config["callbacks"] = [*callbacks, handler]
+    else:  # a callback manager: a copy with the handler, inherited by nested runs
+        manager = callbacks.copy()
+        manager.add_handler(handler, inherit=True)
+        config["callbacks"] = manager
+    return config
 
 
 async def langgraph_events(
@@ -73,18 +142,25 @@ async def langgraph_events(
     ``subgraphs=True``, else the root graph's ``(mode, payload)`` items.
     """
     nested = bool(stream.pop("subgraphs", False))
-    reader = _Reader()
+    requests = _handler()
+    reader = _Reader(requests)
     items = graph.astream(
-        input, config, stream_mode=["messages", "updates"], subgraphs=True, **stream
-    )
-    async for namespace, mode, payload in items:
-        if sink is not None:
-            if nested:
-                sink((namespace, mode, payload))
-            elif not namespace:
-                sink((mode, payload))
-        for event in reader.feed(namespace, mode, payload):
+        input, _with_handler(config, requests), stream_mode=["messages", "updates"],
+        subgraphs=True, **stream,
+    )  # fmt: skip
+    try:
+        async for namespace, mode, payload in items:
+            if sink is not None:
+                if nested:
+                    sink((namespace, mode, payload))
+                elif not namespace:
+                    sink((mode, payload))
+            for event in reader.feed(namespace, mode, payload):
+                yield event
+    except Exception:
+        for event in reader.refused():  # a request that raised before its first chunk
             yield event
+        raise
     for event in reader.close():
         yield event
 
@@ -92,9 +168,10 @@ async def langgraph_events(
 class _Reader:
     """One run: the LLM call streaming, the messages already told, the step and its phase."""
 
-    __slots__ = ("call", "phase", "results", "step", "told")
+    __slots__ = ("call", "phase", "requests", "results", "step", "told")
 
-    def __init__(self) -> None:
+    def __init__(self, requests: _Requests) -> None:
+        self.requests = requests
         self.call: _Call | None = None
         self.step, self.results = 0, False
         self.told: set[str] = set()  # ids of the AI and tool messages already made events
@@ -105,10 +182,15 @@ class _Reader:
             message, meta = payload
             kind = type(message).__name__
             if kind == "AIMessageChunk":
-                call = self.call
-                if call is None or (message.id and message.id != call.id):
+                call, run = self.call, self.requests.owners.pop(id(message), None)
+                if call is None or (
+                    run != call.run if run is not None or call.run is not None
+                    else bool(message.id and message.id != call.id)
+                ):  # fmt: skip
+                    self.requests.started.pop(run, None)
                     yield from self._open(namespace, meta)
-                    call = self.call = _Call(message.id)
+                    call = self.call = _Call(message.id, run)
+                call.id = call.id or message.id
                 yield from _deltas(message, call)
             elif kind == "AIMessage":  # a model call that was not streamed: whole at once
                 yield from self._whole(namespace, meta, message)
@@ -119,12 +201,33 @@ class _Reader:
                 kind = type(message).__name__
                 if kind == "ToolMessage":
                     yield from self._tool(message)
-                elif kind == "AIMessage" and self.call is not None and message.id == self.call.id:
+                elif kind == "AIMessage" and self._ends(message):
                     yield from self._end(message)
 
     def close(self) -> Iterator[AgentEvent]:
         if self.call is not None:
             yield from self._end(None)
+
+    def _ends(self, message: Any) -> bool:
+        """Whether ``message`` is the open call's final message: the one its request ended
+        with (the callbacks saw it), or one with its id."""
+        call = self.call
+        if call is None:
+            return False
+        final = self.requests.ended.pop(call.run, None) if call.run is not None else None
+        return final is message or bool(message.id and message.id == call.id)
+
+    def refused(self) -> Iterator[AgentEvent]:
+        """The run failed: each request that raised before its first chunk opens its call (the
+        run's error then lands on it)."""
+        for run in self.requests.failed:
+            meta = self.requests.started.pop(run, None)
+            if meta is None:
+                continue
+            if self.call is not None:
+                yield from self._end(None)
+            yield from self._open(_namespace(meta), meta)
+            self.call = _Call(None, run)
 
     def _open(self, namespace: Any, meta: Any) -> Iterator[AgentEvent]:
         """End the call before, start a step after tool results, and announce a new call (the
@@ -165,6 +268,13 @@ class _Reader:
         self.told.add(key)
         self.results = True
         yield _result(message)
+
+
+def _namespace(meta: Any) -> tuple[str, ...]:
+    """The graph namespace a model call's metadata names (its checkpoint path, minus the node
+    itself), as LangGraph's ``messages`` stream gives it."""
+    path = meta.get("langgraph_checkpoint_ns") if isinstance(meta, dict) else None
+    return tuple(path.split("|")[:-1]) if isinstance(path, str) and path else ()
 
 
 def _path(namespace: Any) -> str:
