@@ -9,12 +9,18 @@ where it counts them itself) and ``subagent(telemetry)`` (an agent whose tool ru
 agent, each through the adapter and its own ``otel_wrapper``, named ``lead`` and ``expert``).
 ``test_conformance`` asserts the rest, the same for every row. A new adapter joins by adding
 one ``Row`` to ``ROWS`` and its builder module; the existing adapters join the same way.
+
+A row's ``providers`` name the provider instrumentations (``PROVIDERS``) its model calls go
+through: each is instrumented in beside the run, and must stand down (the same tree, one chat
+span per model call, tokens counted once), and trace again when the run opts out.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -26,9 +32,49 @@ from agent_otel.testing import InMemoryTelemetry
 
 from ._script import TURNS, Run
 
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # LiteLLM (CrewAI's too): no fetch
+
 USAGE_KEYS = ("input", "output", "cache_read", "reasoning")
 Totals = dict[str, int]
 """Token totals of a run by ``USAGE_KEYS`` name (a key the framework does not carry is absent)."""
+
+
+@dataclass(frozen=True)
+class Provider:
+    """A provider instrumentation we stand down for, as a user installs it."""
+
+    name: str
+    """The pytest id."""
+    module: str
+    """Its instrumentor's module (the provider skips where it is not installed)."""
+    instrumentor: str
+    """The instrumentor class in ``module``."""
+    meters: bool = False
+    """It records token metrics too (``meter_provider`` is passed)."""
+
+    @contextmanager
+    def instrumented(self, telemetry: InMemoryTelemetry) -> Iterator[None]:
+        """The instrumentation active into ``telemetry``'s providers, then removed."""
+        module = pytest.importorskip(self.module)
+        instrumentor = getattr(module, self.instrumentor)()
+        providers: dict[str, Any] = {"tracer_provider": telemetry.tracer_provider}
+        if self.meters:
+            providers["meter_provider"] = telemetry.meter_provider
+        instrumentor.instrument(**providers)
+        try:
+            yield
+        finally:
+            instrumentor.uninstrument()
+
+
+OPENAI_V2 = Provider("openai-v2", "opentelemetry.instrumentation.openai_v2", "OpenAIInstrumentor",
+                     meters=True)  # fmt: skip
+OPENINFERENCE_OPENAI = Provider("openinference-openai", "openinference.instrumentation.openai",
+                                "OpenAIInstrumentor")  # fmt: skip
+PROVIDERS = (OPENAI_V2, OPENINFERENCE_OPENAI)
+"""Every provider instrumentation a row may name (those the default environment installs)."""
+OPENAI_SDK = (OPENAI_V2, OPENINFERENCE_OPENAI)
+"""A row whose model calls go through the OpenAI SDK's Chat Completions."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +110,8 @@ class Row:
     """A sub-agent run inside a tool nests under that tool's span. False where the framework
     runs tools in a task of its own made at the run's start, whose context is the run's: the
     sub-agent then nests under the run's agent span (still one trace, not under the tool)."""
+    providers: tuple[Provider, ...] = ()
+    """The provider instrumentations the row's model calls go through (``PROVIDERS``)."""
 
     @property
     def builder(self) -> ModuleType:
@@ -87,7 +135,8 @@ class Row:
 ROWS = [
     Row("pydantic_ai", "pydantic_ai", "chat scripted-model", reports=("input", "output"),
         own_usage=True, tool_error="ModelRetry"),
-    Row("agno", "agno", "chat gpt-4o-mini", errors=("AgnoRunError",), tool_error="tool_error"),
+    Row("agno", "agno", "chat gpt-4o-mini", errors=("AgnoRunError",), tool_error="tool_error",
+        providers=OPENAI_SDK),
     Row("autogen", "autogen_agentchat", "chat", reports=("input", "output"), own_usage=True,
         tool_error="tool_error"),
     Row("google_adk", "google.adk", "chat scripted-gemini", subagent_under_tool=False,
@@ -95,8 +144,16 @@ ROWS = [
     Row("strands", "strands", "chat scripted-converse", reports=("input", "output", "cache_read"),
         detaches_across_tasks=True),
     Row("smolagents", "smolagents", "chat gpt-4o-mini", reasoning_text=False,
-        errors=("AgentGenerationError",)),
+        errors=("AgentGenerationError",), providers=OPENAI_SDK),
     Row("llama_index", "llama_index.core", "chat gpt-4o-mini", subagent_under_tool=False),
     Row("crewai", "crewai", "chat gpt-4o-mini", reasoning_text=False, errors=("ConnectionError",),
-        subagent_under_tool=False),
+        subagent_under_tool=False, providers=OPENAI_SDK),
+    Row("langgraph", "langgraph", "chat gpt-4o-mini", errors=("APIError",), providers=OPENAI_SDK),
+    Row("openai_agents", "agents", "chat gpt-4o-mini", errors=("APIError",), providers=OPENAI_SDK),
+    # SDK sources: the caller's own tool loop (``_sdk_row``) around one source.
+    Row("openai_chat", "openai", "chat gpt-4o-mini", errors=("APIError",), providers=OPENAI_SDK,
+        tool_error="tool_error"),
+    # openai-v2 does not see LiteLLM's calls (it calls the SDK's raw-response method).
+    Row("litellm_chat", "litellm", "chat openai/gpt-4o-mini", errors=("MidStreamFallbackError",),
+        providers=(OPENINFERENCE_OPENAI,), tool_error="tool_error"),
 ]  # fmt: skip

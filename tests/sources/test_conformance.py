@@ -22,11 +22,29 @@ import pytest
 from opentelemetry.trace import StatusCode
 
 from agent_contract.protocol import ReasoningDelta, TextDelta, ToolCall, ToolResult
+from agent_otel import otel_wrapper
 from agent_otel.testing import InMemoryTelemetry
 
 from . import _script as s
-from ._conformance import ROWS, Row
+from ._conformance import ROWS, Provider, Row
 from ._trace import attributes, shape, tokens, watch, wrapper
+
+TREE = [
+    ["invoke_agent agent", [
+        ["step 0", ["{chat}", "execute_tool weather", "execute_tool forecast"]],
+        ["step 1", ["{chat}"]],
+    ]],
+]  # fmt: skip
+"""The script's tree (``{chat}``: the row's chat span name)."""
+
+
+def _tree(row: Row) -> list[Any]:
+    def fill(node: Any) -> Any:
+        if isinstance(node, str):
+            return node.format(chat=row.chat)
+        return [fill(child) for child in node]
+
+    return fill(TREE)  # type: ignore[no-any-return]
 
 
 def _param(row: Row) -> Any:
@@ -41,6 +59,11 @@ def _param(row: Row) -> Any:
 
 
 PARAMS = [_param(row) for row in ROWS]
+PROVIDER_PARAMS = [
+    pytest.param(row, provider, id=f"{row.name}-{provider.name}", marks=_param(row).marks)
+    for row in ROWS
+    for provider in row.providers
+]
 _KEYS = {
     "input": ("gen_ai.usage.input_tokens", "agent_otel.usage.input_tokens"),
     "output": ("gen_ai.usage.output_tokens", "agent_otel.usage.output_tokens"),
@@ -65,12 +88,7 @@ async def test_the_script_traces_the_same_tree(row: Row, otel_telemetry: InMemor
     assert text.endswith("".join(s.ANSWER))
     if row.reasoning_text:
         assert s.REASONING in "".join(e.text for e in events if isinstance(e, ReasoningDelta))
-    assert shape(otel_telemetry) == [
-        ["invoke_agent agent", [
-            ["step 0", [row.chat, "execute_tool weather", "execute_tool forecast"]],
-            ["step 1", [row.chat]],
-        ]],
-    ]  # fmt: skip
+    assert shape(otel_telemetry) == _tree(row)
     agent = attributes(otel_telemetry, "invoke_agent")
     assert agent["agent_otel.end_reason"] == "exhausted"
     assert open_spans.open == {}
@@ -218,3 +236,65 @@ async def test_a_sub_agent_nests_under_the_tool_that_ran_it(
             ]],
         ]  # fmt: skip
     assert open_spans.open == {}
+
+
+def _model_call_spans(telemetry: InMemoryTelemetry) -> list[str]:
+    """The scope of every span describing a model call, whoever made it."""
+    return sorted(
+        sp.instrumentation_scope.name if sp.instrumentation_scope else ""
+        for sp in telemetry.spans()
+        if (sp.attributes or {}).get("gen_ai.operation.name") in ("chat", "text_completion")
+        or (sp.attributes or {}).get("openinference.span.kind") == "LLM"
+    )
+
+
+def _input_tokens_counted(telemetry: InMemoryTelemetry) -> int:
+    points = telemetry.histograms().get("gen_ai.client.token.usage", [])
+    return sum(int(p.sum) for p in points
+               if dict(p.attributes or {}).get("gen_ai.token.type") == "input")  # fmt: skip
+
+
+@pytest.mark.parametrize(("row", "provider"), PROVIDER_PARAMS)
+async def test_provider_instrumentations_stand_down(
+    row: Row, provider: Provider, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """With ``provider`` instrumented in: the same tree, one chat span per model call (ours),
+    tokens once on spans and in metrics, the failed tool marked, nothing open after a cancel;
+    opted out, the provider's spans are back (it was active)."""
+    with provider.instrumented(otel_telemetry):
+        open_spans = watch(otel_telemetry)
+        run = s.Run()
+        [_ async for _ in wrapper(otel_telemetry)(row.events(run))]
+
+        assert shape(otel_telemetry) == _tree(row)
+        assert _model_call_spans(otel_telemetry) == ["agent_otel"] * len(s.TURNS)
+        totals = row.totals(run)
+        assert tokens(otel_telemetry) == totals["input"]
+        assert _input_tokens_counted(otel_telemetry) == totals["input"]
+        failed = _tools(otel_telemetry)[s.FAILED_TOOL]
+        assert (failed.attributes or {}).get("error.type") == row.tool_error
+        assert open_spans.open == {}
+
+        otel_telemetry.clear()
+        started = asyncio.Event()
+
+        async def consume() -> None:
+            async for event in wrapper(otel_telemetry)(row.events(s.Run(hang=True))):
+                if isinstance(event, ToolCall):
+                    started.set()
+
+        task = asyncio.ensure_future(consume())
+        await asyncio.wait_for(started.wait(), 10)
+        await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert open_spans.open == {}
+        assert _model_call_spans(otel_telemetry) == ["agent_otel"]
+
+        otel_telemetry.clear()
+        opted_out = otel_wrapper(agent_name="agent", stand_down_providers=False,
+                                 tracer_provider=otel_telemetry.tracer_provider,
+                                 meter_provider=otel_telemetry.meter_provider)  # fmt: skip
+        [_ async for _ in opted_out(row.events(s.Run()))]
+        assert len(_model_call_spans(otel_telemetry)) > len(s.TURNS)  # theirs are back

@@ -23,7 +23,7 @@ from opentelemetry.context.context import Context
 
 from agent_otel import _attributes as A
 from agent_otel._guard import report
-from agent_otel.standdown._util_genai import framework_run
+from agent_otel.standdown._frameworks import framework_run
 
 from ._activation import activate, deactivate
 from ._hints import factory, hint_unconfigured

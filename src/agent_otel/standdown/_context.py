@@ -32,6 +32,9 @@ from opentelemetry.trace import Span
 from ._util_genai import covered
 
 INFERENCE_SPAN = otel_context.create_key("agent_otel.inference_span")
+COVERED = otel_context.create_key("agent_otel.model_calls_covered")
+"""True in a framework run's context: every model call the framework makes is one of our chat
+spans, though the framework starts it in a task of its own before its chat span opens."""
 LANGUAGE_MODEL_KEY = "suppress_language_model_instrumentation"
 PROVIDER_MODULES = (
     "openinference.instrumentation",
@@ -79,10 +82,19 @@ PROVIDERS_ONLY = _ProvidersOnly()
 
 def stand_down(context: Context, span: Span) -> Context:
     """``context`` where ``span`` (our chat span) covers the model call."""
+    return otel_context.set_value(INFERENCE_SPAN, span, _providers_stand_down(context))
+
+
+def cover(context: Context) -> Context:
+    """``context`` where the model calls a framework starts are covered by our chat spans,
+    though none is current yet: providers stand down (:data:`COVERED`)."""
+    return otel_context.set_value(COVERED, True, _providers_stand_down(context))
+
+
+def _providers_stand_down(context: Context) -> Context:
     context = otel_context.set_value(_SUPPRESS_INSTRUMENTATION_KEY, PROVIDERS_ONLY, context)
     context = otel_context.set_value(LANGUAGE_MODEL_KEY, True, context)
-    context = covered(context)
-    return otel_context.set_value(INFERENCE_SPAN, span, context)
+    return covered(context)
 
 
 def inference_span(context: Context | None = None) -> Span | None:

@@ -26,24 +26,6 @@ from opentelemetry.context.context import Context
 from agent_otel import _guard
 
 MODULE = "opentelemetry.util.genai._inference_invocation"
-FRAMEWORK_SOURCES = frozenset(
-    {
-        "agent_contract.sources.openai_agents",
-        "agent_contract.sources.langgraph_stream",
-        "agent_contract.sources.pydantic_ai_stream",
-    }
-)
-"""Adapters whose framework starts each model call before the adapter sees it (so before our
-chat span opens), and reports every model call it makes as an LLM call."""
-
-
-def framework_run(context: Context, stream: object) -> Context:
-    """The run's parent ``context``, covered for the whole run when ``stream`` is a framework
-    adapter's (:data:`FRAMEWORK_SOURCES`): the framework's task copies it when the run starts,
-    and every model call the framework makes becomes one of our chat spans."""
-    frame = getattr(stream, "ag_frame", None)
-    module = getattr(frame, "f_globals", {}).get("__name__") if frame is not None else None
-    return covered(context) if module in FRAMEWORK_SOURCES else context
 
 
 def covered(context: Context) -> Context:

@@ -1,0 +1,51 @@
+"""Framework runs: providers stand down from the run's start, not from a chat span's.
+
+A framework starts each model request in a task or thread of its own, made from the context
+current when the adapter pulled it (the run's or a step's), and the adapter reports that
+request only once the framework says so: at its start where the framework has a hook for it
+(LangGraph's callbacks), else at its first chunk. Our chat span is then never current where
+the provider instrumentation looks. So a run fed by a framework adapter carries the
+stand-down from its start (:func:`~._context.cover`): every model call the framework makes is
+reported by the adapter and becomes our chat span, and no provider makes a second one. The
+price, said in docs/production.md: a model call a tool makes on its own, with the provider's
+SDK, inside such a run is not traced by the provider instrumentation either.
+"""
+
+from __future__ import annotations
+
+from opentelemetry.context.context import Context
+
+from ._context import cover
+from ._openai_v2 import guard_openai_v2
+
+FRAMEWORK_SOURCES = frozenset(
+    {
+        "agent_contract.sources.agno_stream",
+        "agent_contract.sources.autogen_stream",
+        "agent_contract.sources.crewai_stream",
+        "agent_contract.sources.google_adk_stream",
+        "agent_contract.sources.langgraph_stream",
+        "agent_contract.sources.llama_index_stream",
+        "agent_contract.sources.openai_agents",
+        "agent_contract.sources.pydantic_ai_stream",
+        "agent_contract.sources.smolagents_stream",
+        "agent_contract.sources.strands_stream",
+    }
+)
+"""The framework adapters (``tests/sources/test_conformance.py`` checks every one is here)."""
+
+
+def framework_source(stream: object) -> bool:
+    """Whether ``stream`` is a framework adapter's own generator (:data:`FRAMEWORK_SOURCES`)."""
+    frame = getattr(stream, "ag_frame", None)
+    module = getattr(frame, "f_globals", {}).get("__name__") if frame is not None else None
+    return module in FRAMEWORK_SOURCES
+
+
+def framework_run(context: Context, stream: object) -> Context:
+    """The run's parent ``context``, covered for the whole run when ``stream`` is a framework
+    adapter's: the framework's tasks copy it, and openai-v2 is guarded before its first call."""
+    if not framework_source(stream):
+        return context
+    guard_openai_v2()
+    return cover(context)

@@ -1,0 +1,101 @@
+"""LangGraph's conformance builder: a prebuilt ReAct agent on a chat model that calls the real
+OpenAI SDK over its mock transport (the script's Chat Completions bodies, ``_script_chat``).
+
+The model is this test's own small LangChain chat model (no LangChain OpenAI package in the
+environment), streaming the SDK's chunks as ``AIMessageChunk``\\ s with tool-call chunks and
+usage, so provider instrumentations of the OpenAI SDK see its requests. ``forecast`` fails;
+``ToolNode(handle_tool_errors=True)`` hands its error back to the model as an error message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from agent_contract.protocol import AgentEvent
+from agent_contract.sources.langgraph_stream import langgraph_events
+
+from . import _script as s
+from ._http import openai_client
+from ._sdk_row import chat_bodies
+
+
+def chat_model(client: Any) -> Any:
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.messages import AIMessageChunk
+    from langchain_core.outputs import ChatGenerationChunk, ChatResult
+
+    class SdkChat(BaseChatModel):
+        """A LangChain chat model streaming ``client.chat.completions`` (the OpenAI SDK)."""
+
+        client: Any
+        model_name: str = "gpt-4o-mini"
+
+        @property
+        def _llm_type(self) -> str:
+            return "openai"
+
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self
+
+        def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None,
+                      **kw: Any) -> ChatResult:  # fmt: skip
+            raise NotImplementedError  # the graph streams
+
+        async def _astream(self, messages: Any, stop: Any = None, run_manager: Any = None,
+                           **kw: Any) -> AsyncIterator[ChatGenerationChunk]:  # fmt: skip
+            stream = await self.client.chat.completions.create(
+                model=self.model_name, messages=[{"role": "user", "content": s.QUESTION}],
+                stream=True, stream_options={"include_usage": True},
+            )  # fmt: skip
+            async for chunk in stream:
+                message = _message(AIMessageChunk, chunk)
+                generation = ChatGenerationChunk(message=message)
+                if run_manager is not None:
+                    await run_manager.on_llm_new_token(str(message.content), chunk=generation)
+                yield generation
+
+    return SdkChat(client=client)
+
+
+def _message(kind: type, chunk: Any) -> Any:
+    """One Chat Completions chunk as LangChain's ``AIMessageChunk``."""
+    fields: dict[str, Any] = {"content": "", "id": chunk.id}
+    if chunk.usage is not None:
+        usage = chunk.usage
+        fields["usage_metadata"] = {
+            "input_tokens": usage.prompt_tokens, "output_tokens": usage.completion_tokens,
+            "total_tokens": usage.total_tokens,
+            "input_token_details": {"cache_read": usage.prompt_tokens_details.cached_tokens},
+            "output_token_details": {
+                "reasoning": usage.completion_tokens_details.reasoning_tokens},
+        }  # fmt: skip
+        fields["response_metadata"] = {"model_name": chunk.model}
+        fields["chunk_position"] = "last"
+    for choice in chunk.choices:
+        delta = choice.delta
+        fields["content"] = delta.content or ""
+        reasoning = getattr(delta, "reasoning_content", None)
+        if reasoning:
+            fields["additional_kwargs"] = {"reasoning_content": reasoning}
+        fields["tool_call_chunks"] = [
+            {"index": c.index, "id": c.id, "name": c.function.name if c.function else None,
+             "args": c.function.arguments if c.function else None}
+            for c in delta.tool_calls or ()
+        ]  # fmt: skip
+        if choice.finish_reason:
+            fields["response_metadata"] = {"finish_reason": choice.finish_reason}
+    return kind(**fields)
+
+
+def graph(run: s.Run) -> Any:
+    from langgraph.prebuilt import ToolNode, create_react_agent
+
+    tools = ToolNode([s.weather_tool(hang=run.hang), s.forecast_tool()], handle_tool_errors=True)
+    model = chat_model(openai_client(*chat_bodies(run)))
+    return create_react_agent(model, tools, name="weatherbot")
+
+
+def events(run: s.Run) -> AsyncIterator[AgentEvent]:
+    question = {"messages": [("user", s.QUESTION)]}
+    return langgraph_events(graph(run), question, sink=run.kept.append)

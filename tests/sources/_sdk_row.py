@@ -1,0 +1,51 @@
+"""The conformance script on an SDK source: a small tool loop over the real SDK.
+
+An SDK source makes one model call; the agent around it is the caller's. This one is the
+loop every SDK user writes: call the model, run the tools it asked for (a tool's exception
+becomes an error result the model sees, as frameworks do), call again, stop at an answer.
+The SDK runs over its mock transport answering the script's bodies (``_script_chat``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable
+
+from agent_contract.protocol import AgentEvent, Message, StepBoundary, ToolCall, ToolResult
+
+from . import _script as s
+
+Source = Callable[[list[Message]], AsyncIterator[AgentEvent]]
+
+
+async def tool_loop(source: Source, run: s.Run) -> AsyncIterator[AgentEvent]:
+    """The script's agent on ``source``: ``weather`` and ``forecast`` as tools."""
+    tools = {"weather": s.weather_tool(hang=run.hang), "forecast": s.forecast_tool()}
+    history = [Message(role="user", content=s.QUESTION)]
+    for step in range(4):
+        calls: list[ToolCall] = []
+        async for event in source(history):
+            if isinstance(event, ToolCall):
+                calls.append(event)
+            yield event
+        if not calls:
+            return
+        history.append(Message(role="assistant", tool_calls=calls))
+        for call in calls:
+            try:
+                output = await tools[call.function.name or ""](
+                    **json.loads(call.function.arguments)
+                )
+                failed = False
+            except Exception as error:  # the model sees the failure, as a framework would do
+                output, failed = f"{type(error).__name__}: {error}", True
+            yield ToolResult(call.id or "", output, call.function.name, is_error=failed)
+            history.append(Message(role="tool", tool_call_id=call.id, content=output))
+        yield StepBoundary(index=step)
+
+
+def chat_bodies(run: s.Run) -> tuple[bytes, ...]:
+    """The script's Chat Completions bodies for ``run`` (turn one fails with ``fail``)."""
+    from . import _script_chat as chat
+
+    return (chat.turn_one(fail=True),) if run.fail else (chat.turn_one(), chat.turn_two())
