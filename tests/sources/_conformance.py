@@ -110,6 +110,8 @@ class Row:
     """A sub-agent run inside a tool nests under that tool's span. False where the framework
     runs tools in a task of its own made at the run's start, whose context is the run's: the
     sub-agent then nests under the run's agent span (still one trace, not under the tool)."""
+    refuses: bool = False
+    """The builder can play ``Run(refuse=True)``: turn 2's request fails before its first chunk."""
     providers: tuple[Provider, ...] = ()
     """The provider instrumentations the row's model calls go through (``PROVIDERS``)."""
 
@@ -134,9 +136,9 @@ class Row:
 
 ROWS = [
     Row("pydantic_ai", "pydantic_ai", "chat scripted-model", reports=("input", "output"),
-        own_usage=True, tool_error="ModelRetry"),
+        own_usage=True, tool_error="ModelRetry", refuses=True),
     Row("agno", "agno", "chat gpt-4o-mini", errors=("AgnoRunError",), tool_error="tool_error",
-        providers=OPENAI_SDK),
+        providers=OPENAI_SDK, refuses=True),
     Row("autogen", "autogen_agentchat", "chat", reports=("input", "output"), own_usage=True,
         tool_error="tool_error"),
     Row("google_adk", "google.adk", "chat scripted-gemini", subagent_under_tool=False,
@@ -145,15 +147,18 @@ ROWS = [
         detaches_across_tasks=True),
     Row("smolagents", "smolagents", "chat gpt-4o-mini", reasoning_text=False,
         errors=("AgentGenerationError",), providers=OPENAI_SDK),
-    Row("llama_index", "llama_index.core", "chat gpt-4o-mini", subagent_under_tool=False),
+    Row("llama_index", "llama_index.core", "chat gpt-4o-mini", subagent_under_tool=False,
+        refuses=True),
     Row("crewai", "crewai", "chat gpt-4o-mini", reasoning_text=False, errors=("ConnectionError",),
         subagent_under_tool=False, providers=OPENAI_SDK),
-    Row("langgraph", "langgraph", "chat gpt-4o-mini", errors=("APIError",), providers=OPENAI_SDK),
-    Row("openai_agents", "agents", "chat gpt-4o-mini", errors=("APIError",), providers=OPENAI_SDK),
+    Row("langgraph", "langgraph", "chat gpt-4o-mini", errors=("APIError",), providers=OPENAI_SDK,
+        refuses=True),
+    Row("openai_agents", "agents", "chat gpt-4o-mini", errors=("APIError",), providers=OPENAI_SDK,
+        refuses=True),
     # SDK sources: the caller's own tool loop (``_sdk_row``) around one source.
     Row("openai_chat", "openai", "chat gpt-4o-mini", errors=("APIError",), providers=OPENAI_SDK,
-        tool_error="tool_error"),
+        tool_error="tool_error", refuses=True),
     # openai-v2 does not see LiteLLM's calls (it calls the SDK's raw-response method).
     Row("litellm_chat", "litellm", "chat openai/gpt-4o-mini", errors=("MidStreamFallbackError",),
-        providers=(OPENINFERENCE_OPENAI,), tool_error="tool_error"),
+        providers=(OPENINFERENCE_OPENAI,), tool_error="tool_error", refuses=True),
 ]  # fmt: skip

@@ -11,11 +11,12 @@ from agent_otel.testing import InMemoryTelemetry
 
 from . import _script as s
 from . import _script_chat as chat
-from ._http import openai_client
+from ._http import Answer, openai_client
+from ._sdk_row import chat_bodies
 from ._trace import wrapper
 
 
-def agent(*bodies: bytes, tools: list[Any], name: str = "weatherbot") -> Any:
+def agent(*bodies: Answer, tools: list[Any], name: str = "weatherbot") -> Any:
     from agno.agent import Agent
     from agno.models.openai import OpenAIChat
 
@@ -24,8 +25,7 @@ def agent(*bodies: bytes, tools: list[Any], name: str = "weatherbot") -> Any:
 
 
 def events(run: s.Run) -> AsyncIterator[AgentEvent]:
-    bodies = (chat.turn_one(fail=True),) if run.fail else (chat.turn_one(), chat.turn_two())
-    built = agent(*bodies, tools=[s.weather_tool(hang=run.hang), s.forecast_tool()])
+    built = agent(*chat_bodies(run), tools=[s.weather_tool(hang=run.hang), s.forecast_tool()])
     return agno_events(built, s.QUESTION, sink=run.kept.append)
 
 

@@ -37,6 +37,8 @@ def agent(run: s.Run, name: str = "weatherbot") -> Any:
             for i, call in enumerate(s.CALLS, start=2):
                 yield {i: DeltaToolCall(name=call.name, json_args=call.json, tool_call_id=call.id)}
         else:
+            if run.refuse:
+                raise s.Overloaded("rate limited")  # before the first chunk
             for word in s.ANSWER:
                 yield word
 

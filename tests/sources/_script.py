@@ -6,7 +6,8 @@ parallel: ``weather`` for Paris (id ``call_w``) and ``forecast`` for Rome (id ``
 (``TURNS``) with cache reads and reasoning tokens, where the framework can carry them.
 
 Variants: ``fail`` makes the model raise :class:`Overloaded` after its first words of turn 1;
-``hang`` makes ``weather`` never return (a run cancelled mid-tool).
+``hang`` makes ``weather`` never return (a run cancelled mid-tool); ``refuse`` makes turn 2's
+request fail before its first chunk (a 429 where the model is an SDK over HTTP).
 """
 
 from __future__ import annotations
@@ -105,4 +106,5 @@ class Run:
 
     fail: bool = False
     hang: bool = False
+    refuse: bool = False
     kept: list[Any] = field(default_factory=list)

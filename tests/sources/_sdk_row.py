@@ -11,9 +11,12 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Callable
 
+import httpx2 as httpx
+
 from agent_contract.protocol import AgentEvent, Message, StepBoundary, ToolCall, ToolResult
 
 from . import _script as s
+from ._http import Answer
 
 Source = Callable[[list[Message]], AsyncIterator[AgentEvent]]
 
@@ -44,8 +47,17 @@ async def tool_loop(source: Source, run: s.Run) -> AsyncIterator[AgentEvent]:
         yield StepBoundary(index=step)
 
 
-def chat_bodies(run: s.Run) -> tuple[bytes, ...]:
-    """The script's Chat Completions bodies for ``run`` (turn one fails with ``fail``)."""
+def chat_bodies(run: s.Run) -> tuple[Answer, ...]:
+    """The script's Chat Completions answers for ``run`` (turn one fails with ``fail``; turn
+    two is refused with a 429 before any chunk with ``refuse``)."""
     from . import _script_chat as chat
 
-    return (chat.turn_one(fail=True),) if run.fail else (chat.turn_one(), chat.turn_two())
+    if run.fail:
+        return (chat.turn_one(fail=True),)
+    return (chat.turn_one(), refused if run.refuse else chat.turn_two())
+
+
+def refused(request: httpx.Request) -> httpx.Response:
+    """A 429 the SDK does not retry (its own ``x-should-retry`` header)."""
+    error = {"error": {"message": "rate limited", "type": "rate_limit_error"}}
+    return httpx.Response(429, headers={"x-should-retry": "false"}, json=error, request=request)

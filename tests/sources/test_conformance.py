@@ -238,6 +238,27 @@ async def test_a_sub_agent_nests_under_the_tool_that_ran_it(
     assert open_spans.open == {}
 
 
+@pytest.mark.parametrize("row", PARAMS)
+async def test_a_request_refused_before_its_first_chunk_fails_its_own_chat_span(
+    row: Row, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """Turn 2's request fails before any chunk: its chat span exists, carries the error, and
+    the step before it (whose work succeeded) does not."""
+    if not row.refuses:
+        pytest.skip(f"{row.name}: the builder cannot refuse a request yet")
+    open_spans = watch(otel_telemetry)
+    with pytest.raises(Exception) as caught:
+        [_ async for _ in wrapper(otel_telemetry)(row.events(s.Run(refuse=True)))]
+
+    first, second = [sp for sp in otel_telemetry.spans() if sp.name == row.chat]
+    assert first.status.status_code is not StatusCode.ERROR
+    assert second.status.status_code is StatusCode.ERROR
+    assert (second.attributes or {})["error.type"] == type(caught.value).__qualname__
+    [step] = [sp for sp in otel_telemetry.spans() if sp.name == "step 0"]
+    assert step.status.status_code is not StatusCode.ERROR
+    assert open_spans.open == {}
+
+
 def _model_call_spans(telemetry: InMemoryTelemetry) -> list[str]:
     """The scope of every span describing a model call, whoever made it."""
     return sorted(

@@ -220,3 +220,35 @@ async def test_langgraph_a_request_refused_before_its_first_chunk_fails_its_own_
     [step0] = [s for s in otel_telemetry.spans() if s.name == "step 0"]
     assert step0.status.status_code is not StatusCode.ERROR  # not the previous step
     assert open_spans.open == {}
+
+
+async def test_agents_sdk_the_callers_own_run_hooks_still_get_every_callback(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    pytest.importorskip("agents")
+    from agents import RunHooks
+
+    from agent_contract.sources.openai_agents import openai_agents_events
+
+    heard: list[str] = []
+
+    class Mine(RunHooks):  # type: ignore[type-arg]
+        async def on_llm_start(self, context: Any, agent: Any, *args: Any) -> None:
+            heard.append("llm_start")
+
+        async def on_llm_end(self, context: Any, agent: Any, response: Any) -> None:
+            heard.append("llm_end")
+
+        async def on_tool_end(self, context: Any, agent: Any, tool: Any, result: Any) -> None:
+            heard.append(f"tool_end {result}")
+
+        async def on_agent_end(self, context: Any, agent: Any, output: Any) -> None:
+            heard.append("agent_end")
+
+    run = openai_agents_events(fw.agents_agent(), "Weather?", hooks=Mine())
+    [_ async for _ in wrapper(otel_telemetry)(run)]
+
+    assert heard.count("llm_start") == heard.count("llm_end") == 2
+    assert sorted(h for h in heard if h.startswith("tool_end")) == [
+        "tool_end sunny in Paris", "tool_end sunny in Rome"]  # fmt: skip
+    assert heard[-1] == "agent_end"

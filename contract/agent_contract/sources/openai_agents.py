@@ -18,6 +18,11 @@ Its stream carries three kinds of event, read by their ``type``:
 * ``agent_updated_stream_event``: the run starts with, or hands off to, an agent; it becomes a
   ``PhaseMarker`` named after that agent, so the trace shows who answered each step.
 
+The SDK's streamed events begin with the model's response, so a request refused before it
+(a 429) would show no call: run hooks the adapter adds (``on_llm_start``, beside the caller's
+own ``hooks``, which still get every callback) say the request started, and a run failing
+before its ``response.created`` still has that call, which carries the error.
+
 ``on_result`` receives the ``RunResultStreaming`` before streaming starts, so the caller keeps
 everything the SDK returned (``final_output``, ``new_items``, ``raw_responses``). Closing the
 stream early cancels the run. Needs ``openai-agents`` (extra ``openai-agents``).
@@ -27,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import AsyncIterator, Callable
+from types import new_class
 from typing import Any
 
 from agent_contract.events import (
@@ -55,6 +61,8 @@ async def openai_agents_events(
     from agents import Runner
 
     failures: dict[str, str] = {}  # call id -> the class of the error its text reports
+    requested: list[Any] = []  # the agents whose model request started, in order
+    run = {**run, "hooks": _announcing(run.get("hooks"), requested)}
     result: Any = Runner.run_streamed(agent, input, **_noting_failures(run, failures))
     if on_result is not None:
         on_result(result)
@@ -69,6 +77,7 @@ async def openai_agents_events(
                         yield StepBoundary(index=step)
                         step += 1
                     reader = ResponsesReader()
+                    del requested[:1]
                     yield _start(current)
                 if reader is None:
                     continue
@@ -84,9 +93,40 @@ async def openai_agents_events(
             elif kind == "agent_updated_stream_event":
                 current = event.new_agent
                 yield PhaseMarker(name=str(current.name))
+    except Exception:
+        if requested:  # refused before its response began: the call is shown, and fails
+            if reader is not None:
+                yield StepBoundary(index=step)
+            yield _start(requested[0])
+        raise
     finally:
         if not result.is_complete:
             result.cancel()
+
+
+_HOOKS = ("on_llm_end", "on_agent_start", "on_agent_end", "on_handoff", "on_tool_start",
+          "on_tool_end")  # fmt: skip
+
+
+def _announcing(theirs: Any, requested: list[Any]) -> Any:
+    """Run hooks noting each model request's agent in ``requested``, and passing every
+    callback on to the caller's own ``theirs`` (when given)."""
+    from agents import RunHooks
+
+    async def on_llm_start(self: Any, context: Any, agent: Any, *args: Any) -> None:
+        requested.append(agent)
+        if theirs is not None:
+            await theirs.on_llm_start(context, agent, *args)
+
+    def passed_on(name: str) -> Any:
+        async def hook(self: Any, *args: Any, **kwargs: Any) -> None:
+            if theirs is not None:
+                await getattr(theirs, name)(*args, **kwargs)
+
+        return hook
+
+    methods = {name: passed_on(name) for name in _HOOKS} | {"on_llm_start": on_llm_start}
+    return new_class("AnnouncingHooks", (RunHooks,), exec_body=lambda ns: ns.update(methods))()
 
 
 def _start(agent: Any) -> LLMCallStart:
