@@ -63,6 +63,8 @@ def llm(run: s.Run) -> Any:
             self.turns += 1
 
             async def stream() -> AsyncIterator[Any]:
+                if run.refuse and turn == 1:
+                    raise s.Overloaded("rate limited")  # before the first chunk
                 text, blocks = "", []
                 if turn == 0:
                     thinking = {"thinking_delta": s.REASONING}

@@ -319,3 +319,18 @@ async def test_provider_instrumentations_stand_down(
                                  meter_provider=otel_telemetry.meter_provider)  # fmt: skip
         [_ async for _ in opted_out(row.events(s.Run()))]
         assert len(_model_call_spans(otel_telemetry)) > len(s.TURNS)  # theirs are back
+
+
+def test_every_framework_adapter_is_covered_from_its_runs_start() -> None:
+    """A framework starts model calls in its own tasks: its runs stand providers down from
+    the start (``FRAMEWORK_SOURCES``); an SDK source's call runs inside our chat span."""
+    import pkgutil
+
+    import agent_contract.sources as sources
+    from agent_otel.standdown._frameworks import FRAMEWORK_SOURCES
+
+    sdk = {"openai_chat", "openai_responses", "anthropic_messages", "litellm_chat"}
+    adapters = {m.name for m in pkgutil.iter_modules(sources.__path__)
+                if not m.name.startswith("_")}  # fmt: skip
+    assert sdk <= adapters
+    assert {f"{sources.__name__}.{name}" for name in adapters - sdk} == FRAMEWORK_SOURCES
