@@ -252,3 +252,31 @@ async def test_agents_sdk_the_callers_own_run_hooks_still_get_every_callback(
     assert sorted(h for h in heard if h.startswith("tool_end")) == [
         "tool_end sunny in Paris", "tool_end sunny in Rome"]  # fmt: skip
     assert heard[-1] == "agent_end"
+
+
+async def test_agents_sdk_on_responses_with_openinference_has_only_our_chat_spans(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """OpenInference's OpenAI instrumentation traces the Responses API too: beside an Agents
+    SDK run it adds no ``Response`` span (it did: two per run), and does when opted out."""
+    pytest.importorskip("agents")
+    from agent_contract.sources.openai_agents import openai_agents_events
+    from agent_otel import otel_wrapper
+
+    from ._conformance import OPENINFERENCE_OPENAI
+
+    def model_calls() -> list[str]:
+        return sorted(sp.name for sp in otel_telemetry.spans()
+                      if (sp.attributes or {}).get("openinference.span.kind") == "LLM"
+                      or (sp.attributes or {}).get("gen_ai.operation.name") == "chat")  # fmt: skip
+
+    with OPENINFERENCE_OPENAI.instrumented(otel_telemetry):
+        run = openai_agents_events(fw.agents_agent(), "Weather?")
+        [_ async for _ in wrapper(otel_telemetry)(run)]
+        assert model_calls() == ["chat gpt-5-mini"] * 2
+
+        otel_telemetry.clear()
+        opted_out = otel_wrapper(agent_name="agent", stand_down_providers=False,
+                                 tracer_provider=otel_telemetry.tracer_provider)  # fmt: skip
+        [_ async for _ in opted_out(openai_agents_events(fw.agents_agent(), "Weather?"))]
+        assert model_calls() == ["Response", "Response", "chat gpt-5-mini", "chat gpt-5-mini"]
