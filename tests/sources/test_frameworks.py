@@ -280,3 +280,32 @@ async def test_agents_sdk_on_responses_with_openinference_has_only_our_chat_span
                                  tracer_provider=otel_telemetry.tracer_provider)  # fmt: skip
         [_ async for _ in opted_out(openai_agents_events(fw.agents_agent(), "Weather?"))]
         assert model_calls() == ["Response", "Response", "chat gpt-5-mini", "chat gpt-5-mini"]
+
+
+@pytest.mark.parametrize("as_manager", [False, True], ids=["list", "manager"])
+async def test_langgraph_the_callers_own_callbacks_still_get_every_callback(
+    as_manager: bool, otel_telemetry: InMemoryTelemetry
+) -> None:
+    pytest.importorskip("langgraph")
+    from langchain_core.callbacks import AsyncCallbackManager, BaseCallbackHandler
+
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    heard: list[str] = []
+
+    class Mine(BaseCallbackHandler):
+        def on_chat_model_start(self, *args: Any, **kwargs: Any) -> None:
+            heard.append("start")
+
+        def on_llm_end(self, *args: Any, **kwargs: Any) -> None:
+            heard.append("end")
+
+    mine = Mine()
+    callbacks: Any = AsyncCallbackManager([mine], [mine]) if as_manager else [mine]
+    config = {"callbacks": callbacks}
+    run = langgraph_events(fw.langgraph_graph(), {"messages": [("user", "W?")]}, config)
+    [_ async for _ in wrapper(otel_telemetry)(run)]
+
+    assert heard == ["start", "end", "start", "end"]
+    assert len([sp for sp in otel_telemetry.spans() if sp.name == "chat"]) == 2
+    assert config["callbacks"] is callbacks  # the caller's config is not changed
