@@ -24,7 +24,7 @@ from agent_otel._guard import report
 from agent_otel._version import __version__
 from agent_otel.scrubbing import Scrub, Scrubber
 
-from ._encodable import clean_attributes, in_range
+from ._encodable import checked, in_range
 
 
 class _GuardedHistogram(Histogram):
@@ -46,9 +46,7 @@ class _GuardedHistogram(Histogram):
         if type(amount) is int and not in_range(amount):
             return  # the OTLP encoder would reject the batch (through exemplars too)
         try:
-            if self.scrub is not None:
-                attributes = self.scrub.attributes(attributes)
-            self._histogram.record(amount, clean_attributes(attributes))
+            self._histogram.record(amount, checked(attributes, scrub=self.scrub))
         except Exception:
             report("metric record")
 
@@ -68,9 +66,7 @@ class _GuardedCounter(Counter):
         self, amount: float, attributes: Attributes = None, context: Context | None = None
     ) -> None:
         try:
-            if self.scrub is not None:
-                attributes = self.scrub.attributes(attributes)
-            self._counter.add(amount, clean_attributes(attributes))
+            self._counter.add(amount, checked(attributes, scrub=self.scrub))
         except Exception:
             report("metric record")
 

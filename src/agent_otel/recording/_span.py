@@ -29,7 +29,7 @@ from ._encodable import (
     STRING_TRUNCATED,
     Count,
     bounded_text,
-    clean_attributes,
+    checked,
     clean_text,
     clean_value,
     uncounted,
@@ -132,9 +132,7 @@ class GuardedSpan(Span):
         if not self.recording or not attributes:
             return
         try:
-            if self.scrub is not None:
-                attributes = self.scrub.attributes(attributes)
-            self.raw.set_attributes(clean_attributes(attributes, self._count))
+            self.raw.set_attributes(checked(attributes, self._count, self.scrub))
         except Exception:
             report("span set_attributes")
 
@@ -145,10 +143,10 @@ class GuardedSpan(Span):
             return
         try:
             if self.scrub is not None:
-                name, attributes = self.scrub.text(name), self.scrub.attributes(attributes)
+                name = self.scrub.text(name)
             self.raw.add_event(
                 clean_text(name, self._count),
-                clean_attributes(attributes, self._count),
+                checked(attributes, self._count, self.scrub),
                 timestamp=timestamp,
             )
         except Exception:
@@ -157,9 +155,7 @@ class GuardedSpan(Span):
     def add_link(self, context: SpanContext, attributes: Attributes = None) -> None:
         if self.recording:
             try:
-                if self.scrub is not None:
-                    attributes = self.scrub.attributes(attributes)
-                self.raw.add_link(context, clean_attributes(attributes, self._count))
+                self.raw.add_link(context, checked(attributes, self._count, self.scrub))
             except Exception:
                 report("span add_link")
 
@@ -232,12 +228,12 @@ def start_span(
     processors see at start); a failing tracer: a no-op span."""
     try:
         if scrub is not None:
-            name, attributes = scrub.text(name), scrub.attributes(attributes)
+            name = scrub.text(name)
         raw = tracer.start_span(
             clean_text(name, count),
             context,
             kind,
-            clean_attributes(attributes, count),
+            checked(attributes, count, scrub),
             links or None,
             start_time=start_time,
         )

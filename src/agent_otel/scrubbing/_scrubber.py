@@ -191,16 +191,18 @@ DEFAULT = Scrubber()
 class Scrub:
     """A scrubber bound to where its finds are counted: what the write doors hold.
 
-    Short strings it found clean are remembered (model, tool, provider and span names recur
-    on every call), so a run without content pays a set lookup per attribute.
+    Short strings it found clean are remembered in :attr:`known` (model, tool, provider and
+    span names recur on every call), so a run without content pays a set lookup per attribute.
     """
 
-    __slots__ = ("_clean", "_trusted", "found", "scrubber")
+    __slots__ = ("_trusted", "found", "known", "scrubber")
 
     def __init__(self, scrubber: Scrubber, found: Found = _ignore) -> None:
         self.scrubber = scrubber
         self.found = found
-        self._clean: set[str] = set()
+        # Short strings left unchanged (never with a callback): scrubbing them again is a
+        # no-op, so a write may skip it (agent_otel.recording._encodable.checked).
+        self.known: set[str] = set()
         self._trusted: set[str] = set()
 
     def trust(self, text: str) -> None:
@@ -211,7 +213,7 @@ class Scrub:
         self._trusted.add(text)
 
     def text(self, text: str) -> str:
-        clean = self._clean
+        clean = self.known
         if text in clean:
             return text
         if len(text) > _REMEMBER and text in self._trusted:
