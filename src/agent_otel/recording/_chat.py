@@ -140,12 +140,14 @@ class LLMCall:
     end; ``time_per_output_chunk`` per chunk when the chunk metric is on. With content events
     on, a ``gen_ai.client.inference.operation.details`` log event just before the span ends.
 
-    Two endings: :meth:`end_response` (the response is over: it is timed) and :meth:`end`
-    (the span ends at the response's end time, once its usage came or cannot come anymore).
+    Two endings: :meth:`end_response` (the response is over: it is timed and described) and
+    :meth:`end` (the span ends at the response's end time, once its usage came or cannot come
+    anymore; everything the response told is written then, with the usage, in one write).
     """
 
     __slots__ = (
         "chunks",
+        "closing",
         "error_type",
         "finish_reason",
         "first_chunk",
@@ -159,6 +161,7 @@ class LLMCall:
         "reasoning",
         "recording",
         "response_end",
+        "response_id",
         "response_model",
         "settings",
         "span",
@@ -216,7 +219,9 @@ class LLMCall:
         self.last_chunk = 0
         self.chunks = 0
         self.usage: Tokens | None = None
+        self.response_id: str | None = None
         self.response_model: str | None = None
+        self.closing: dict[str, AttributeValue] = {}  # the response's, written at the end
         self.finish_reason: str | None = None
         self.error_type: str | None = None
         self.stream_declared = A.REQUEST_STREAM in request
@@ -285,18 +290,19 @@ class LLMCall:
             self.response_model = model
         if isinstance(finish_reason, str):
             self.finish_reason = finish_reason
-        if self.recording and isinstance(response_id, str):
-            self.span.set_attribute(A.RESPONSE_ID, response_id)
+        if isinstance(response_id, str):
+            self.response_id = response_id
 
     def add_usage(self, tokens: Tokens, model: Any, *, late: bool) -> None:
         """A ``Usage`` for this call; ``late``: it came after the response ended."""
         if self.usage is None:
-            self.usage = Tokens()
-        self.usage.add(tokens)
+            self.usage = Tokens(dict(tokens.counts), tokens.cost)
+        else:
+            self.usage.add(tokens)
         if self.response_model is None and isinstance(model, str) and model:
             self.response_model = model
-            if late and self.recording:
-                self.span.set_attribute(A.RESPONSE_MODEL, model)
+            if late:
+                self.closing[A.RESPONSE_MODEL] = model
 
     def record_error(self, kind: str, description: str | None, fatal: bool, time: int) -> None:
         """An ``Error`` event inside the call: on the span, and ``error.type`` on its metric."""
@@ -323,7 +329,11 @@ class LLMCall:
         instruments.operation_duration.record((now - self.start) * _NS, attributes)
         if not self.recording:
             return
-        out: dict[str, AttributeValue] = {}  # one write: the SDK's per-write cost dominates
+        # Written with the usage and cost, in one write at the end: the SDK's per-write cost
+        # dominates (figure 2).
+        out = self.closing
+        if self.response_id is not None:
+            out[A.RESPONSE_ID] = self.response_id
         if self.response_model is not None:
             out[A.RESPONSE_MODEL] = self.response_model
         if self.finish_reason is not None:
@@ -342,7 +352,6 @@ class LLMCall:
             out[A.TIME_TO_FIRST_TEXT] = (self.first_text - self.start) * _NS
         if incomplete:
             out[A.INCOMPLETE] = True
-        self.span.set_attributes(out)
 
     def end(self) -> float | None:
         """Record usage, cost and output; end the span at the response's end time.
@@ -358,15 +367,18 @@ class LLMCall:
         settings = self.settings
         usage = self.usage
         cost: float | None = None
-        if usage is not None:
-            settings.instruments.record_tokens(
-                usage.get("input_tokens"), usage.get("output_tokens"), dict(self.metric_attributes)
-            )
-            written = usage.semconv_attributes(settings.conventions)
-            try:
+        written, self.closing = self.closing, {}
+        try:  # the response's, usage and cost in one write; a failing price costs the cost only
+            if usage is not None:
+                settings.instruments.record_tokens(
+                    usage.get("input_tokens"),
+                    usage.get("output_tokens"),
+                    dict(self.metric_attributes),
+                )
+                written.update(usage.semconv_attributes(settings.conventions))
                 cost = self._cost(usage, written)
-            finally:  # usage and cost in one write; a failing price costs the cost only
-                self.span.set_attributes(written)
+        finally:
+            self.span.set_attributes(written)
         capture = settings.capture
         if capture is not None and self.output is not None and self.reasoning is not None:
             try:  # a failing hook or value drops the content only

@@ -296,20 +296,19 @@ class Run:
             instruments.tool_calls.record(self.tool_calls, calls)
 
     def _describe_end(self, end_reason: str, provider: str) -> None:
-        span = self.span
+        out: dict[str, AttributeValue] = {}  # one write (figure 2)
         if self.settings.conventions.agent_provider:  # the head's invoke span lists none
-            span.set_attribute(A.PROVIDER_NAME, provider)
+            out[A.PROVIDER_NAME] = provider
         if self.first_model and A.REQUEST_MODEL not in self.settings.agent_attributes:
-            span.set_attribute(A.REQUEST_MODEL, self.first_model)
-        span.set_attribute(A.END_REASON, end_reason)
-        span.set_attributes(self.usage.total_attributes())
-        span.set_attributes(cost_attributes(self.cost, self.settings.currency))
+            out[A.REQUEST_MODEL] = self.first_model
+        out[A.END_REASON] = end_reason
+        out.update(self.usage.total_attributes())
+        out.update(cost_attributes(self.cost, self.settings.currency))
         if self.run_usage is not None:
-            span.set_attributes(
-                self.run_usage.semconv_attributes(self.settings.conventions, run=True)
-            )
+            out.update(self.run_usage.semconv_attributes(self.settings.conventions, run=True))
         if self.first_text is not None:
-            span.set_attribute(A.TIME_TO_FIRST_TEXT, (self.first_text - self.start) * _NS)
+            out[A.TIME_TO_FIRST_TEXT] = (self.first_text - self.start) * _NS
         if self.anomalies:
-            span.set_attribute(A.ANOMALIES, sum(self.anomalies.values()))
-            span.set_attribute(A.ANOMALY_KINDS, sorted(self.anomalies))
+            out[A.ANOMALIES] = sum(self.anomalies.values())
+            out[A.ANOMALY_KINDS] = sorted(self.anomalies)
+        self.span.set_attributes(out)

@@ -102,5 +102,6 @@ class Step:
         """Write the totals and end the span at its boundary's time."""
         with ending(self.span, self.end_time, "step end"):
             if self.span.recording:
-                self.span.set_attributes(self.usage.total_attributes())
-                self.span.set_attributes(cost_attributes(self.cost, self.settings.currency))
+                out = self.usage.total_attributes()
+                out.update(cost_attributes(self.cost, self.settings.currency))
+                self.span.set_attributes(out)
