@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
+from agent_otel import _attributes as A
+
 from .content._fit import TRUNCATION_MARK
 
 if TYPE_CHECKING:
@@ -35,6 +37,8 @@ MAX_TEXT_BYTES = 256 * 1024
 smaller budget, is cut before it gets here and stays valid JSON)."""
 _MAX_CHARS_SAFE = MAX_TEXT_BYTES // 4  # no string this short can be over the bound
 
+_KEYS = frozenset(v for v in vars(A).values() if type(v) is str and v.isascii())
+"""Our attribute keys (and other names): ASCII, so a write need not ask each key."""
 Count = Callable[[str], None]
 DROP: Any = object()
 """Returned by :func:`clean_value` for a value whose attribute must be dropped."""
@@ -141,13 +145,15 @@ def checked(
         return attributes
     known: Collection[str] = scrub.known if scrub is not None else ()
     for key, value in attributes.items():
-        if not (type(key) is str and key.isascii()):
+        if type(key) is not str or (key not in _KEYS and not key.isascii()):
             break
         kind = type(value)
         if kind is str:
+            if value in known:  # ASCII, short, scrubbed
+                continue
             if not value.isascii() or len(value) > MAX_TEXT_BYTES:
                 break
-            if scrub is not None and value not in known:  # new: an id, a name seen first
+            if scrub is not None:  # new: an id, a name seen first
                 fixed = scrub.text(value)
                 if fixed is not value:  # scrubbed once here: the others in the slow pass
                     return _repaired_after_scrub(attributes, key, fixed, count, scrub)
@@ -156,9 +162,13 @@ def checked(
                 break
         elif kind is list:  # finish reasons, anomaly kinds: strings as above
             for item in value:
-                if not (type(item) is str and item.isascii()) or len(item) > MAX_TEXT_BYTES:
+                if type(item) is not str:
                     break
-                if scrub is not None and item not in known:
+                if item in known:
+                    continue
+                if not item.isascii() or len(item) > MAX_TEXT_BYTES:
+                    break
+                if scrub is not None:
                     break
             else:
                 continue

@@ -200,8 +200,8 @@ class Scrub:
     def __init__(self, scrubber: Scrubber, found: Found = _ignore) -> None:
         self.scrubber = scrubber
         self.found = found
-        # Short strings left unchanged (never with a callback): scrubbing them again is a
-        # no-op, so a write may skip it (agent_otel.recording._encodable.checked).
+        # Short ASCII strings left unchanged (never with a callback): scrubbing them again is
+        # a no-op, and they are encodable: a write skips both (recording._encodable.checked).
         self.known: set[str] = set()
         self._trusted: set[str] = set()
 
@@ -220,7 +220,12 @@ class Scrub:
             self._trusted.discard(text)
             return text
         out = self.scrubber.text(text, self.found)
-        if out is text and len(text) <= _REMEMBER and self.scrubber.callback is None:
+        if (
+            out is text
+            and len(text) <= _REMEMBER
+            and text.isascii()
+            and self.scrubber.callback is None
+        ):
             if len(clean) >= _REMEMBERED:
                 clean.clear()
             clean.add(text)
