@@ -17,7 +17,7 @@ from agent_otel import _attributes as A
 from agent_otel._guard import ending, guarded, report
 from agent_otel.cost._compute import call_cost
 
-from ._encodable import Count
+from ._encodable import Count, checked
 from ._errors import fail_span, record_error
 from ._settings import RunSettings
 from ._span import start_span
@@ -293,16 +293,15 @@ class LLMCall:
         if isinstance(response_id, str):
             self.response_id = response_id
 
-    def add_usage(self, tokens: Tokens, model: Any, *, late: bool) -> None:
-        """A ``Usage`` for this call; ``late``: it came after the response ended."""
+    def add_usage(self, tokens: Tokens, model: Any) -> None:
+        """A ``Usage`` for this call (its model, if the response named none, is the response's:
+        on the span even when the usage came after the response ended)."""
         if self.usage is None:
             self.usage = Tokens(dict(tokens.counts), tokens.cost)
         else:
             self.usage.add(tokens)
         if self.response_model is None and isinstance(model, str) and model:
             self.response_model = model
-            if late:
-                self.closing[A.RESPONSE_MODEL] = model
 
     def record_error(self, kind: str, description: str | None, fatal: bool, time: int) -> None:
         """An ``Error`` event inside the call: on the span, and ``error.type`` on its metric."""
@@ -317,27 +316,25 @@ class LLMCall:
     def end_response(self, now: int, *, incomplete: bool = False) -> None:
         """The response is over: time it and describe it (the span may still wait for usage)."""
         self.response_end = now
-        instruments = self.settings.instruments
+        settings = self.settings
+        instruments = settings.instruments
         attributes = self.metric_attributes
         if self.response_model is not None:
             attributes[A.RESPONSE_MODEL] = self.response_model
+        attributes = checked(attributes, scrub=settings.scrub)  # once for every record
         if self.first_chunk is not None:  # the metric's attributes have no error.type
             ttfc = (self.first_chunk - self.start) * _NS
-            instruments.time_to_first_chunk.record(ttfc, attributes)
+            instruments.time_to_first_chunk.record_checked(ttfc, attributes)
         if self.error_type is not None:
             attributes[A.ERROR_TYPE] = self.error_type
-        instruments.operation_duration.record((now - self.start) * _NS, attributes)
+            attributes = checked(attributes, scrub=settings.scrub)
+        instruments.operation_duration.record_checked((now - self.start) * _NS, attributes)
+        self.metric_attributes = attributes
         if not self.recording:
             return
-        # Written with the usage and cost, in one write at the end: the SDK's per-write cost
-        # dominates (figure 2).
+        # Numbers and flags of ours, written with what the response told, its usage and cost
+        # in one write at the end: the SDK's per-write cost dominates (figure 2).
         out = self.closing
-        if self.response_id is not None:
-            out[A.RESPONSE_ID] = self.response_id
-        if self.response_model is not None:
-            out[A.RESPONSE_MODEL] = self.response_model
-        if self.finish_reason is not None:
-            out[A.RESPONSE_FINISH_REASONS] = [self.finish_reason]
         if self.first_chunk is not None:
             if not self.stream_declared:  # chunks arrived: the request was streamed
                 out[A.REQUEST_STREAM] = True
@@ -368,17 +365,26 @@ class LLMCall:
         usage = self.usage
         cost: float | None = None
         written, self.closing = self.closing, {}
+        told: dict[str, AttributeValue] = {}  # what the events told: checked before the write
+        if self.response_id is not None:
+            told[A.RESPONSE_ID] = self.response_id
+        if self.response_model is not None:
+            told[A.RESPONSE_MODEL] = self.response_model
+        if self.finish_reason is not None:
+            told[A.RESPONSE_FINISH_REASONS] = [self.finish_reason]
         try:  # the response's, usage and cost in one write; a failing price costs the cost only
             if usage is not None:
                 settings.instruments.record_tokens(
                     usage.get("input_tokens"),
                     usage.get("output_tokens"),
-                    dict(self.metric_attributes),
+                    dict(checked(self.metric_attributes, scrub=settings.scrub)),
+                    attributes_checked=True,
                 )
-                written.update(usage.semconv_attributes(settings.conventions))
-                cost = self._cost(usage, written)
+                told.update(usage.semconv_attributes(settings.conventions))
+                cost = self._cost(usage, told)
         finally:
-            self.span.set_attributes(written)
+            written.update(self.span.checked(told))
+            self.span.set_checked(written)
         capture = settings.capture
         if capture is not None and self.output is not None and self.reasoning is not None:
             try:  # a failing hook or value drops the content only
@@ -403,9 +409,9 @@ class LLMCall:
                     report("content event")
         return cost
 
-    def _cost(self, usage: Tokens, written: dict[str, AttributeValue]) -> float | None:
-        """Price the call (provider's figure first): on the counter, and into ``written``
-        (the span's last attributes)."""
+    def _cost(self, usage: Tokens, told: dict[str, AttributeValue]) -> float | None:
+        """Price the call (provider's figure first): on the counter, and into ``told`` (the
+        span's last attributes)."""
         settings = self.settings
         model = self.response_model or self.metric_attributes.get(A.REQUEST_MODEL)
         found = call_cost(
@@ -419,7 +425,7 @@ class LLMCall:
         attributes[A.COST_CURRENCY] = currency
         attributes[A.COST_SOURCE] = source
         settings.instruments.cost.add(amount, attributes)
-        written[A.COST_AMOUNT] = amount
-        written[A.COST_CURRENCY] = currency
-        written[A.COST_SOURCE] = source
+        told[A.COST_AMOUNT] = amount
+        told[A.COST_CURRENCY] = currency
+        told[A.COST_SOURCE] = source
         return amount

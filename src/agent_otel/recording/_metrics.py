@@ -27,7 +27,7 @@ from agent_otel.scrubbing import Scrub, Scrubber
 from ._encodable import checked, in_range
 
 
-class _GuardedHistogram(Histogram):
+class GuardedHistogram(Histogram):
     """A histogram whose ``record`` never raises (a failing meter must not cost a span end)
     and records only what the OTLP encoder accepts (see :mod:`._encodable`; the same values
     are counted where they are written on spans), its attributes scrubbed when ``scrub``."""
@@ -36,9 +36,9 @@ class _GuardedHistogram(Histogram):
         self._histogram = histogram
         self.scrub = scrub
 
-    def scrubbed(self, scrub: Scrub) -> _GuardedHistogram:
+    def scrubbed(self, scrub: Scrub) -> GuardedHistogram:
         """The same histogram, its attributes scrubbed by ``scrub``."""
-        return _GuardedHistogram(self._histogram, scrub)
+        return GuardedHistogram(self._histogram, scrub)
 
     def record(
         self, amount: float, attributes: Attributes = None, context: Context | None = None
@@ -50,17 +50,27 @@ class _GuardedHistogram(Histogram):
         except Exception:
             report("metric record")
 
+    def record_checked(self, amount: float, attributes: Attributes) -> None:
+        """:meth:`record` for ``attributes`` that :func:`~._encodable.checked` returned (with
+        this histogram's scrub): one check serves a call's several records (figure 2)."""
+        if type(amount) is int and not in_range(amount):
+            return
+        try:
+            self._histogram.record(amount, attributes)
+        except Exception:
+            report("metric record")
 
-class _GuardedCounter(Counter):
-    """A counter whose ``add`` never raises, as :class:`_GuardedHistogram`."""
+
+class GuardedCounter(Counter):
+    """A counter whose ``add`` never raises, as :class:`GuardedHistogram`."""
 
     def __init__(self, counter: Counter, scrub: Scrub | None = None) -> None:
         self._counter = counter
         self.scrub = scrub
 
-    def scrubbed(self, scrub: Scrub) -> _GuardedCounter:
+    def scrubbed(self, scrub: Scrub) -> GuardedCounter:
         """The same counter, its attributes scrubbed by ``scrub``."""
-        return _GuardedCounter(self._counter, scrub)
+        return GuardedCounter(self._counter, scrub)
 
     def add(
         self, amount: float, attributes: Attributes = None, context: Context | None = None
@@ -77,17 +87,17 @@ class Instruments:
     (``_attributes.Conventions``), and the self-metric of what scrubbing found
     (``agent_otel.scrubbed``, by detector: counts, never values)."""
 
-    operation_duration: Histogram
-    input_tokens: Histogram
-    output_tokens: Histogram  # the same histogram as input_tokens under v1.41.1's names
-    time_to_first_chunk: Histogram
-    time_per_output_chunk: Histogram
-    agent_duration: Histogram
-    tool_duration: Histogram
-    inference_calls: Histogram
-    tool_calls: Histogram
-    cost: Counter
-    scrubbed: Counter
+    operation_duration: GuardedHistogram
+    input_tokens: GuardedHistogram
+    output_tokens: GuardedHistogram  # the same histogram as input_tokens under v1.41.1's names
+    time_to_first_chunk: GuardedHistogram
+    time_per_output_chunk: GuardedHistogram
+    agent_duration: GuardedHistogram
+    tool_duration: GuardedHistogram
+    inference_calls: GuardedHistogram
+    tool_calls: GuardedHistogram
+    cost: GuardedCounter
+    scrubbed: GuardedCounter
     conventions: A.Conventions = A.V1_41
 
     def scrub(self, scrubber: Scrubber | None) -> tuple[Instruments, Scrub | None]:
@@ -99,7 +109,7 @@ class Instruments:
         wrapped: dict[str, Any] = {}
         for item in fields(self):
             instrument = getattr(self, item.name)
-            guarded = isinstance(instrument, (_GuardedHistogram, _GuardedCounter))
+            guarded = isinstance(instrument, (GuardedHistogram, GuardedCounter))
             if guarded and item.name != "scrubbed":
                 wrapped[item.name] = instrument.scrubbed(bound)
         return replace(self, **wrapped), bound
@@ -109,20 +119,32 @@ class Instruments:
         self.scrubbed.add(1, {A.SCRUB_DETECTOR: detector})
 
     def record_tokens(
-        self, input_tokens: int | None, output_tokens: int | None, attributes: dict[str, Any]
+        self,
+        input_tokens: int | None,
+        output_tokens: int | None,
+        attributes: dict[str, Any],
+        attributes_checked: bool = False,
     ) -> None:
         """A call's (or run's) token counts: into ``gen_ai.client.token.usage`` by
         ``gen_ai.token.type`` (v1.41.1), or one histogram per direction (head).
-        ``attributes`` is the caller's copy (the token type is written into it)."""
+        ``attributes`` is the caller's copy (the token type is written into it);
+        ``attributes_checked``: :func:`~._encodable.checked` returned them (the token type is
+        ours)."""
         typed = self.conventions.token_type
         if input_tokens is not None:
             if typed:
                 attributes[A.TOKEN_TYPE] = A.TOKEN_TYPE_INPUT
-            self.input_tokens.record(input_tokens, attributes)
+            if attributes_checked:
+                self.input_tokens.record_checked(input_tokens, attributes)
+            else:
+                self.input_tokens.record(input_tokens, attributes)
         if output_tokens is not None:
             if typed:
                 attributes[A.TOKEN_TYPE] = A.TOKEN_TYPE_OUTPUT
-            self.output_tokens.record(output_tokens, attributes)
+            if attributes_checked:
+                self.output_tokens.record_checked(output_tokens, attributes)
+            else:
+                self.output_tokens.record(output_tokens, attributes)
 
     @classmethod
     def create(
@@ -200,7 +222,7 @@ class Instruments:
 
 def _histogram(
     meter: Meter, name: str, unit: str, description: str, buckets: tuple[float, ...]
-) -> Histogram:
+) -> GuardedHistogram:
     try:
         histogram = meter.create_histogram(
             name, unit=unit, description=description, explicit_bucket_boundaries_advisory=buckets
@@ -208,13 +230,13 @@ def _histogram(
     except Exception:
         report("meter create_histogram")
         histogram = NoOpHistogram(name)
-    return _GuardedHistogram(histogram)
+    return GuardedHistogram(histogram)
 
 
-def _counter(meter: Meter, name: str, unit: str, description: str) -> Counter:
+def _counter(meter: Meter, name: str, unit: str, description: str) -> GuardedCounter:
     try:
         counter = meter.create_counter(name, unit=unit, description=description)
     except Exception:
         report("meter create_counter")
         counter = NoOpCounter(name)
-    return _GuardedCounter(counter)
+    return GuardedCounter(counter)

@@ -291,7 +291,7 @@ class RunRecorder:
         if call is None:
             self.anomaly("usage_without_call")
             return
-        call.add_usage(tokens, model, late=late)
+        call.add_usage(tokens, model)
         if late:
             self._end_call(call)
 

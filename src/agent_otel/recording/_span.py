@@ -136,6 +136,21 @@ class GuardedSpan(Span):
         except Exception:
             report("span set_attributes")
 
+    def checked(self, attributes: Mapping[str, Any]) -> Any:
+        """``attributes`` as this span's writes take them: scrubbed and encodable, repairs
+        counted (for :meth:`set_checked`)."""
+        return checked(attributes, self._count, self.scrub)
+
+    def set_checked(self, attributes: Mapping[str, Any]) -> None:
+        """:meth:`set_attributes` without the checks, for what :meth:`checked` returned and
+        numbers and flags of our own: a chat span's last write checks only what the events
+        told (figure 2)."""
+        if self.recording and attributes:
+            try:
+                self.raw.set_attributes(attributes)
+            except Exception:
+                report("span set_attributes")
+
     def add_event(
         self, name: str, attributes: Attributes = None, timestamp: int | None = None
     ) -> None:
