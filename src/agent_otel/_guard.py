@@ -44,18 +44,6 @@ def report(site: str) -> None:
     )
 
 
-def end_span(span: Span, end_time: int | None) -> None:
-    """End ``span``; a span processor raising in ``on_end`` must not stop the run's bookkeeping.
-
-    The SDK marks the span ended before it calls the processors, so the span is ended either
-    way; what this protects is the rest of the run (its other spans, its state).
-    """
-    try:
-        span.end(end_time=end_time)
-    except Exception:
-        report("span end")
-
-
 class guarded:
     """Run the block; an exception in it is reported (once per ``site``) and swallowed.
 
@@ -98,5 +86,8 @@ class ending:
         if kind is not None and issubclass(kind, Exception):
             report(self.site)
             swallowed = True
-        end_span(self.span, self.end_time)
+        try:  # a span processor raising in on_end stops nothing else
+            self.span.end(end_time=self.end_time)
+        except Exception:
+            report("span end")
         return swallowed

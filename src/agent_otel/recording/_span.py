@@ -238,9 +238,11 @@ def start_span(
     start_time: int,
     links: Sequence[Link] = (),
     scrub: Scrub | None = None,
+    attributes_checked: bool = False,
 ) -> GuardedSpan:
     """Start a span of the run: scrubbed, encodable name and attributes (what samplers and
-    processors see at start); a failing tracer: a no-op span."""
+    processors see at start; ``attributes_checked``: :func:`checked` returned them already);
+    a failing tracer: a no-op span."""
     try:
         if scrub is not None:
             name = scrub.text(name)
@@ -248,7 +250,7 @@ def start_span(
             clean_text(name, count),
             context,
             kind,
-            checked(attributes, count, scrub),
+            attributes if attributes_checked else checked(attributes, count, scrub),
             links or None,
             start_time=start_time,
         )

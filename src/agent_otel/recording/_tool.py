@@ -15,7 +15,7 @@ from opentelemetry.util.types import AttributeValue
 from agent_otel import _attributes as A
 from agent_otel._guard import ending
 
-from ._encodable import Count
+from ._encodable import Count, checked
 from ._errors import fail_span, mark_error, record_error
 from ._settings import RunSettings
 from ._span import start_span
@@ -56,7 +56,14 @@ class ToolCall:
     Metric: ``gen_ai.execute_tool.duration`` at the end (with ``error.type`` on failure).
     """
 
-    __slots__ = ("error_text", "metric_attributes", "name", "settings", "span", "start")
+    __slots__ = (
+        "error_text",
+        "metric_attributes",
+        "name",
+        "settings",
+        "span",
+        "start",
+    )
 
     def __init__(
         self,
@@ -78,6 +85,7 @@ class ToolCall:
         if call_id is not None:
             attributes[A.TOOL_CALL_ID] = call_id
         attributes.update(identity)
+        attributes = checked(attributes, count, settings.scrub)
         self.span = start_span(
             settings.tracer,
             count,
@@ -87,11 +95,15 @@ class ToolCall:
             attributes,
             now,
             scrub=settings.scrub,
+            attributes_checked=True,
         )
         self.start = now
         self.name = name
         self.error_text: str | None = None
-        self.metric_attributes: dict[str, AttributeValue] = {A.TOOL_NAME: name}
+        # Checked with the start attributes: recorded as they are unless an error type joins
+        self.metric_attributes: dict[str, AttributeValue] = {
+            A.TOOL_NAME: attributes.get(A.TOOL_NAME, "unknown")
+        }
         if settings.conventions.tool_operation:  # the head's metric lists no operation
             self.metric_attributes[A.OPERATION_NAME] = A.OP_EXECUTE_TOOL
 
@@ -140,9 +152,11 @@ class ToolCall:
                 mark_error(self.span, error_type, self.error_text)
             if incomplete:
                 self.span.set_attribute(A.INCOMPLETE, True)
-            self.settings.instruments.tool_duration.record(
-                (now - self.start) * _NS, self.metric_attributes
-            )
+            duration = self.settings.instruments.tool_duration
+            if A.ERROR_TYPE in self.metric_attributes:  # an error type of the events: checked
+                duration.record((now - self.start) * _NS, self.metric_attributes)
+            else:
+                duration.record_checked((now - self.start) * _NS, self.metric_attributes)
 
 
 # What a tool call's ``type`` (an OpenAI-style ``ToolCall.type``, a Responses API output item
