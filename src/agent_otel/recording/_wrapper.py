@@ -197,37 +197,44 @@ async def traced(
                         return
                     _record(recorder, handlers, event)
         else:
-            pull, known = iterator.__anext__, handlers.get
-            while True:
-                token = activate(recorder.context)
-                try:
-                    event = await pull()
-                except StopAsyncIteration:
-                    break
-                finally:
+            # The run's context is active from here to the loop's next pull included, and
+            # reset as soon as the event is in (`async for` pulls faster than awaiting
+            # __anext__: figure 1).
+            known = handlers.get
+            token = activate(recorder.context)
+            try:
+                async for event in iterator:
                     try:  # noqa: SIM105 (contextlib.suppress costs more than the reset)
                         deactivate(token)
                     except ValueError:  # resumed in another context: nothing to undo here
                         pass
-                try:
-                    (known(event.__class__) or handler_for(event, handlers))(recorder, event)
-                except Exception:
-                    report("event")
-                while True:  # as above (two loops, not one: `async for` is ~40 ns faster)
+                    token = None
                     try:
-                        sent = yield event
-                    except GeneratorExit:
-                        raise
-                    except BaseException as exc:
-                        thrown = exc
-                        event = await _answer(iterator, exc, recorder, on)
-                    else:
-                        if sent is None:
-                            break
-                        event = await _forward(iterator, sent, recorder, on)
-                    if event is _DONE:
-                        return
-                    _record(recorder, handlers, event)
+                        (known(event.__class__) or handler_for(event, handlers))(recorder, event)
+                    except Exception:
+                        report("event")
+                    while True:  # as above (two loops, not one: no test per event for `on`)
+                        try:
+                            sent = yield event
+                        except GeneratorExit:
+                            raise
+                        except BaseException as exc:
+                            thrown = exc
+                            event = await _answer(iterator, exc, recorder, on)
+                        else:
+                            if sent is None:
+                                break
+                            event = await _forward(iterator, sent, recorder, on)
+                        if event is _DONE:
+                            return
+                        _record(recorder, handlers, event)
+                    token = activate(recorder.context)
+            finally:
+                if token is not None:  # the agent raised or ended during a pull
+                    try:  # noqa: SIM105
+                        deactivate(token)
+                    except ValueError:
+                        pass
     except GeneratorExit:
         end_reason = A.END_CLOSED_EARLY
         raise
