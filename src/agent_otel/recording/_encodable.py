@@ -123,7 +123,7 @@ def clean_attributes(attributes: Mapping[str, Any] | None, count: Count = uncoun
             else:
                 continue
             break
-        elif kind is not float and kind is not bool:
+        else:
             break
     else:
         return attributes
@@ -145,9 +145,11 @@ def checked(
         return attributes
     known: Collection[str] = scrub.known if scrub is not None else ()
     for key, value in attributes.items():
-        if type(key) is not str or (key not in _KEYS and not key.isascii()):
+        if key not in _KEYS and (type(key) is not str or not key.isascii()):
             break
         kind = type(value)
+        if kind is float or kind is bool:
+            continue
         if kind is str:
             if value in known:  # ASCII, short, scrubbed
                 continue
@@ -173,7 +175,7 @@ def checked(
             else:
                 continue
             break
-        elif kind is not float and kind is not bool:
+        else:
             break
     else:
         return attributes
