@@ -1,10 +1,14 @@
-"""Where figure 2's gap goes, per function: ``python -m benchmarks.profile_fig2 [llm|tool]``.
+"""Where figure 2's gap goes, per function:
+``python -m benchmarks.profile_fig2 [llm|llm5|tool|run] [--opcodes]``.
 
-Runs figure 2's workload (200 LLM calls of 10 chunks, or 200 tool calls) through agent-otel
-and through the hand-written SDK calls under ``cProfile``, and prints, per function, the calls
-per unit and the profiled time per unit of each side, largest difference first. Call counts
-are exact and repeatable; profiled times are inflated by the profiler and by the machine's
-load, so read them as shares, not as figures (figure 2 has the unprofiled ratio).
+Runs figure 2's workload (200 LLM calls of 10 chunks or of 5, 200 tool calls, or 20 agent
+runs) through agent-otel and through the hand-written SDK calls under ``cProfile``, and prints,
+per function, the calls per unit and the profiled time per unit of each side, largest
+difference first. Call counts are exact and repeatable; profiled times are inflated by the
+profiler and by the machine's load, so read them as shares, not as figures (figure 2 has the
+unprofiled ratio). ``--opcodes`` counts the Python bytecodes each function executes per unit
+instead (``sys.settrace`` opcode events): exact, independent of the machine's load, blind to
+time spent in C.
 """
 
 from __future__ import annotations
@@ -13,23 +17,72 @@ import asyncio
 import cProfile
 import pstats
 import sys
+from collections import Counter
 from collections.abc import AsyncIterator, Callable
+from types import FrameType
 from typing import Any
 
-from .fig2_sdk_parity import Sides, llm_script, replay, tool_script
+from .fig2_sdk_parity import Sides, agent_run_script, consume_runs, llm_script, replay, tool_script
 
 K = 200
 RUNS = 5
+AGENT_RUNS = 20
+
+
+def _workload(kind: str) -> tuple[list[Any], int, bool]:
+    """The script, the units it holds, and whether it is one agent run (run ``units`` times)."""
+    if kind == "run":
+        return agent_run_script(), AGENT_RUNS, True
+    if kind == "tool":
+        return tool_script(K), K, False
+    return llm_script(K, 5 if kind == "llm5" else 10), K, False
+
+
+def _opcodes(
+    make: Callable[[AsyncIterator[Any]], AsyncIterator[Any]], kind: str, sides: Sides
+) -> dict[str, tuple[float, float]]:
+    """Bytecodes per unit, by function (as ``(count, count)``: the table's two columns)."""
+    script, units, runs = _workload(kind)
+
+    async def go() -> None:
+        sides.clear()
+        if runs:
+            await consume_runs(make, script, units)
+        else:
+            async for _ in make(replay(script)):
+                pass
+
+    asyncio.run(go())  # warm every cache
+    counts: Counter[str] = Counter()
+
+    def trace(frame: FrameType, event: str, arg: Any) -> Any:
+        frame.f_trace_opcodes = True
+        if event == "opcode":
+            code = frame.f_code
+            counts[f"{code.co_filename.rsplit('/', 1)[-1]}:{code.co_name}"] += 1
+        return trace
+
+    sys.settrace(trace)
+    try:
+        asyncio.run(go())
+    finally:
+        sys.settrace(None)
+    return {key: (n / units, n / units) for key, n in counts.items()}
 
 
 def _profile(
-    make: Callable[[AsyncIterator[Any]], AsyncIterator[Any]], script: list[Any], sides: Sides
+    make: Callable[[AsyncIterator[Any]], AsyncIterator[Any]], kind: str, sides: Sides
 ) -> dict[str, tuple[float, float]]:
+    script, units, runs = _workload(kind)
+
     async def go(n: int) -> None:
         for _ in range(n):
             sides.clear()
-            async for _ in make(replay(script)):
-                pass
+            if runs:
+                await consume_runs(make, script, units)
+            else:
+                async for _ in make(replay(script)):
+                    pass
 
     asyncio.run(go(1))  # warm every cache
     profile = cProfile.Profile()
@@ -41,32 +94,36 @@ def _profile(
     for (path, _line, function), (_cc, calls, tottime, _ct, _callers) in stats.stats.items():
         key = f"{path.rsplit('/', 1)[-1]}:{function}"
         n, t = out.get(key, (0.0, 0.0))
-        out[key] = (n + calls / RUNS / K, t + tottime / RUNS / K * 1e6)
+        out[key] = (n + calls / RUNS / units, t + tottime / RUNS / units * 1e6)
     return out
 
 
-def main(kind: str) -> None:
-    script = llm_script(K) if kind == "llm" else tool_script(K)
+def main(kind: str, opcodes: bool = False) -> None:
     sides = Sides()
-    hand = _profile(sides.manual, script, sides)
-    lib = _profile(sides.wrap, script, sides)
+    measure = _opcodes if opcodes else _profile
+    hand = measure(sides.manual, kind, sides)
+    lib = measure(sides.wrap, kind, sides)
     sides.shutdown()
     total = {
         name: sum(n for n, _ in side.values()) for name, side in (("hand", hand), ("lib", lib))
     }
-    hand_calls, lib_calls = total["hand"], total["lib"]
-    print(
-        f"per {kind} call: Python calls, hand-written {hand_calls:.0f}, agent-otel {lib_calls:.0f}"
-    )
-    print(f"{'calls lib':>9} {'hand':>6} {'us lib':>7} {'hand':>6}  function")
+    unit = "bytecodes" if opcodes else "Python calls"
+    print(f"per {kind}: {unit}, hand-written {total['hand']:.0f}, agent-otel {total['lib']:.0f}")
+    if opcodes:
+        print(f"{'lib':>9} {'hand':>6}  function (agent-otel minus hand-written, largest first)")
+    else:
+        print(f"{'calls lib':>9} {'hand':>6} {'us lib':>7} {'hand':>6}  function")
     rows = []
     for key in set(hand) | set(lib):
         (ln, lt), (hn, ht) = lib.get(key, (0.0, 0.0)), hand.get(key, (0.0, 0.0))
         rows.append((lt - ht, ln, hn, lt, ht, key))
-    for diff, ln, hn, lt, ht, key in sorted(rows, reverse=True)[:25]:
-        if abs(diff) >= 0.5 or abs(ln - hn) >= 0.5:
+    for diff, ln, hn, lt, ht, key in sorted(rows, reverse=True)[:30]:
+        if opcodes and abs(diff) >= 5:
+            print(f"{ln:9.0f} {hn:6.0f}  {key}")
+        elif not opcodes and (abs(diff) >= 0.5 or abs(ln - hn) >= 0.5):
             print(f"{ln:9.1f} {hn:6.1f} {lt:7.1f} {ht:6.1f}  {key}")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "llm")
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    main(args[0] if args else "llm", "--opcodes" in sys.argv)

@@ -29,4 +29,4 @@ activate, deactivate = _set_and_reset()
 """``deactivate(token)`` raises ``ValueError`` when the token belongs to another context (the
 pull was resumed elsewhere): nothing of ours can still be attached there, so the caller
 ignores it. Kept inline in the caller, not wrapped here: a Python call per event costs more
-than the set and reset themselves."""
+than the set and reset themselves (figure 1)."""

@@ -29,7 +29,6 @@ from .content._spans import put, put_input
 from .content._tool_definitions import tool_definitions
 
 _NS = 1e-9
-_STARTING = guarded("chat span start")
 
 # LLMCallStart.params keys -> request attributes (with the type the registry gives them).
 _PARAMS: dict[str, tuple[str, type]] = {
@@ -196,7 +195,7 @@ class LLMCall:
         attributes.update(identity)
         # Everything known now is a start attribute, where samplers and processors see it.
         request: dict[str, AttributeValue] = {}
-        with _STARTING:
+        with guarded("chat span start"):
             request = request_attributes(params, settings.conventions)
         span_attributes = {**attributes, **request}
         if call_id is not None:

@@ -61,7 +61,6 @@ from ._tool import ToolCall
 from ._usage import Tokens
 
 MAX_PENDING = 8
-_STARTING = guarded("chat span start")  # stateless: one instance serves every call
 INTERRUPTED = "interrupted"  # the end reasons the recorder itself reads (see _attributes)
 EXHAUSTED = "exhausted"
 TOOL_ERROR = "tool_error"  # a failed tool's error.type when nothing names its class
@@ -248,7 +247,7 @@ class RunRecorder:
         self._last_call = call
         self._refresh()
         if call.recording and messages is not None:
-            with _STARTING:
+            with guarded("chat span start"):
                 encoded = call.capture_input(messages)
                 if not self.run.has_input:
                     self.run.input(encoded)
