@@ -236,7 +236,7 @@ class LLMCall:
         if self.recording:
             self.logger, self.start_attributes = settings.logger, span_attributes
             if keep:
-                with _STARTING:
+                with guarded("chat span start"):
                     self.capture_tools(tools, params)
 
     def capture_tools(self, tools: Any, params: Any) -> None:
