@@ -90,6 +90,40 @@ async def test_a_returned_tool_error_is_scrubbed_and_bounded(
     assert len(reason) <= 1024
 
 
+def _exception_events(telemetry: InMemoryTelemetry) -> dict[str, list[dict[str, Any]]]:
+    """Span name -> the attributes of its ``exception`` events, for every span that has one."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for span in telemetry.spans():
+        events = [dict(e.attributes or {}) for e in span.events if e.name == "exception"]
+        if events:
+            found[span.name] = events
+    return found
+
+
+async def test_a_returned_tool_error_is_an_exception_event_with_its_text_capture_on(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """MLflow marks a span failed only by an ``exception`` event: a reported failure gets one."""
+    text = f"no such row, key {SECRET} " + "x" * 5_000
+    await run_script(otel_telemetry, _tool_script(text), capture_content=CAPTURE)
+    (event,) = _exception_events(otel_telemetry)["execute_tool lookup"]
+    assert event["exception.type"] == "tool_error"
+    message = event["exception.message"]
+    assert message.startswith("no such row, key ")
+    assert SECRET not in message
+    assert len(message) <= 1024
+    assert list(_exception_events(otel_telemetry)) == ["execute_tool lookup"]
+
+
+async def test_a_returned_tool_error_is_an_exception_event_of_its_type_capture_off(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    await run_script(otel_telemetry, _tool_script("no such row for alice@example.com"))
+    assert _exception_events(otel_telemetry) == {
+        "execute_tool lookup": [{"exception.type": "tool_error"}]
+    }
+
+
 class Boom(RuntimeError):
     pass
 

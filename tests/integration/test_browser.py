@@ -242,12 +242,6 @@ def test_mlflow_shows_the_run_by_name_with_its_input_and_its_chat_view(
     _shot(page, "mlflow-chat", docs=True)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="MLflow marks a span failed only when it has an `exception` event; a tool that "
-    "returned an error gets none (the conventions reserve it for raised exceptions, "
-    "docs/endings.md), so MLflow's tree shows the failing tool like a success",
-)
 def test_mlflow_marks_the_failing_tool_with_its_reason(
     mlflow: MLflow, monkeypatch: pytest.MonkeyPatch, page: Any
 ) -> None:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from traceback import walk_tb
 
 from opentelemetry.trace import Status, StatusCode
+from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
 
@@ -48,9 +49,11 @@ def mark_error(span: GuardedSpan, error_type: str | None, description: str | Non
         if error_type is not None:
             span.set_attribute(A.ERROR_TYPE, error_type)
         reason = description if description else error_type
-        if reason is not None and len(reason) > MAX_DESCRIPTION:
-            reason = reason[: MAX_DESCRIPTION - 1] + "\u2026"
-        span.set_status(Status(StatusCode.ERROR, reason))
+        span.set_status(Status(StatusCode.ERROR, None if reason is None else _cut(reason)))
+
+
+def _cut(reason: str) -> str:
+    return reason if len(reason) <= MAX_DESCRIPTION else reason[: MAX_DESCRIPTION - 1] + "\u2026"
 
 
 def fail_span(span: GuardedSpan, error: BaseException, error_type: str, now: int) -> None:
@@ -59,6 +62,18 @@ def fail_span(span: GuardedSpan, error: BaseException, error_type: str, now: int
     """
     span.record_exception(error, timestamp=now)
     mark_error(span, error_type, exception_reason(error))
+
+
+def report_failure(span: GuardedSpan, error_type: str, text: str | None, now: int) -> None:
+    """A failure the framework caught and reported (a tool's error result): the ``exception``
+    event a raised one would have had, ``exception.type`` its class (or ``tool_error``) and
+    ``exception.message`` its text when content capture is on, so a backend that marks a span
+    failed only by that event (MLflow) shows it as it shows a raised one."""
+    if span.is_recording():
+        attributes: dict[str, AttributeValue] = {A.EXCEPTION_TYPE: error_type}
+        if text:
+            attributes[A.EXCEPTION_MESSAGE] = _cut(text)
+        span.add_event(A.EVENT_EXCEPTION, attributes, timestamp=now)
 
 
 def exception_reason(error: BaseException) -> str:

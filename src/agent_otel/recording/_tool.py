@@ -16,7 +16,7 @@ from agent_otel import _attributes as A
 from agent_otel._guard import ending
 
 from ._encodable import Count, checked
-from ._errors import fail_span, mark_error, record_error
+from ._errors import fail_span, mark_error, record_error, report_failure
 from ._settings import RunSettings
 from ._span import start_span
 from .content._messages import parse_arguments
@@ -46,7 +46,9 @@ class ToolCall:
                                               failure's class when the adapter names it
                                               (``error_type``), else ``tool_error``
                                               (status description: its text with
-                                              capture on, else its type); on an ``Error``
+                                              capture on, else its type; an
+                                              ``exception`` event of that type and
+                                              text); on an ``Error``
                                               event; the exception (+ ``exception`` event,
                                               description ``Type: message``) when the run
                                               failed in it
@@ -60,6 +62,7 @@ class ToolCall:
         "error_text",
         "metric_attributes",
         "name",
+        "raised",
         "settings",
         "span",
         "start",
@@ -76,6 +79,7 @@ class ToolCall:
         now: int,
     ) -> None:
         self.settings = settings
+        self.raised = False
         name = name if isinstance(name, str) and name else "unknown"
         attributes: dict[str, AttributeValue] = {
             A.OPERATION_NAME: A.OP_EXECUTE_TOOL,
@@ -143,6 +147,7 @@ class ToolCall:
         """The run failed while the tool ran: the exception and ERROR status on its span."""
         fail_span(self.span, error, error_type, now)
         self.metric_attributes[A.ERROR_TYPE] = error_type
+        self.raised = True
 
     def end(self, now: int, *, error_type: str | None = None, incomplete: bool = False) -> None:
         """End the span at ``now``; ``error_type``: it failed (also on its metric)."""
@@ -150,6 +155,8 @@ class ToolCall:
             if error_type is not None:
                 self.metric_attributes[A.ERROR_TYPE] = error_type
                 mark_error(self.span, error_type, self.error_text)
+                if not self.raised:  # a reported failure: the exception event it stands for
+                    report_failure(self.span, error_type, self.error_text, now)
             if incomplete:
                 self.span.set_attribute(A.INCOMPLETE, True)
             duration = self.settings.instruments.tool_duration
