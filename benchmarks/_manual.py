@@ -72,11 +72,11 @@ async def manual(
     parent = Context()
     start = now()
     agent_attrs: dict[str, Any] = {A.OPERATION_NAME: A.OP_INVOKE_AGENT, A.AGENT_NAME: agent_name}
-    agent = tracer.start_span(
-        f"invoke_agent {agent_name}", parent, SpanKind.INTERNAL, agent_attrs, start_time=start
-    )
-    agent_ctx = trace.set_span_in_context(agent, parent)
     metric_attrs = dict(agent_attrs)
+    name = f"invoke_agent {agent_name}"
+    agent_attrs[A.MLFLOW_TRACE_NAME] = name  # a root run: the trace's name in MLflow's list
+    agent = tracer.start_span(name, parent, SpanKind.INTERNAL, agent_attrs, start_time=start)
+    agent_ctx = trace.set_span_in_context(agent, parent)
     agent.set_attributes({})
     step = None
     step_attrs = {A.STEP_INDEX: 0, A.OI_SPAN_KIND: A.OI_KIND_CHAIN}
