@@ -55,6 +55,7 @@ from ._costs import plus
 from ._encodable import id_text
 from ._errors import PendingError, error_type_of, raised_in
 from ._run import Run
+from ._scope import ToolScopes, install
 from ._settings import RunSettings
 from ._step import Step
 from ._tool import ToolCall
@@ -94,12 +95,18 @@ class RunRecorder:
         "now",
         "run",
         "s",
+        "scopes",
         "terminal",
     )
 
     def __init__(self, settings: RunSettings, parent: Context) -> None:
         self.s = settings = settings.for_run()  # the run's own content accounts, if any
         self.now: Callable[[], int] = _clock.run_clock()
+        self._tools: dict[object, ToolCall] = {}
+        # Tool bodies run under their tool's span (._scope): every context of the run says so.
+        install()
+        self.scopes = ToolScopes(self._tools, self._open_early)
+        parent = self.scopes.mark(parent)
         self.run = Run(settings, parent, self.now)
         self._step: Step | None = None
         self._step_index = 0
@@ -112,7 +119,6 @@ class RunRecorder:
         self._calls: dict[object, LLMCall] = {}
         self.current_call: LLMCall | None = None
         self._pending: list[LLMCall] = []
-        self._tools: dict[object, ToolCall] = {}
         self._tool_failed = False  # a tool of the current step returned an error result
         self._keys = 0
         self._last_call: LLMCall | None = None
@@ -311,12 +317,21 @@ class RunRecorder:
             key = self._key()
         else:
             key = call_id
-            old = self._tools.pop(key, None)
+            with self.scopes.lock:
+                old = self._tools.pop(key, None)
             if old is not None:
                 self.anomaly("duplicate_tool_call_id")
                 old.end(now, incomplete=True)
-        tool = ToolCall(self.s, self.anomaly, self._parent(), self.run.identity, call_id, name, now)
-        self._tools[key] = tool  # tracked before anything else can fail
+        with self.scopes.lock:  # a tool body may be opening this call's span early (._scope)
+            tool = self.scopes.adopt(call_id, name, arguments)
+            if tool is None:
+                tool = ToolCall(
+                    self.s, self.anomaly, self._parent(), self.run.identity, call_id, name, now
+                )
+            else:
+                tool.adopt(call_id, name)
+            tool.arguments = arguments
+            self._tools[key] = tool  # tracked before anything else can fail
         if self.current_call is not None:
             self.current_call.add_tool_call(raw)
         self._refresh()
@@ -332,10 +347,14 @@ class RunRecorder:
         self._new_work()
         now = self.now()
         call_id = id_text(call_id, self.anomaly)
-        tool = self._tools.pop(call_id, None) if call_id is not None else None
-        if tool is None and call_id is None and len(self._tools) == 1:
-            self.anomaly("missing_tool_call_id")
-            tool = self._tools.pop(next(iter(self._tools)))
+        with self.scopes.lock:
+            tool = self._tools.pop(call_id, None) if call_id is not None else None
+            if tool is None and call_id is None and len(self._tools) == 1:
+                self.anomaly("missing_tool_call_id")
+                tool = self._tools.pop(next(iter(self._tools)))
+            if tool is None:  # its body opened it, and no ToolCall event ever came
+                tool = self.scopes.take(call_id)
+            self.scopes.ended(call_id)
         incomplete = tool is None
         if tool is None:
             self.anomaly("tool_result_without_call")
@@ -350,6 +369,13 @@ class RunRecorder:
         tool.result(content, failed)
         kind = (error_type if named else TOOL_ERROR) if failed else None
         tool.end(now, error_type=kind, incomplete=incomplete)
+
+    def _open_early(self, call_id: str | None, name: str | None) -> ToolCall:
+        """A tool body started before its ``ToolCall`` event was read (under the scopes' lock,
+        on the body's thread): its span starts now, under the open step (._scope)."""
+        return ToolCall(
+            self.s, self.anomaly, self._parent(), self.run.identity, call_id, name, self.now()
+        )
 
     # --- steps ---------------------------------------------------------------------------------
     def ensure_step(self) -> None:
@@ -452,7 +478,9 @@ class RunRecorder:
             with guarded("run finish"):
                 call.end_response(now, incomplete=True)
             self._end_call(call)
-        tools, self._tools = list(self._tools.values()), {}
+        with self.scopes.lock:
+            tools = list(self._tools.values())
+            self._tools.clear()
         for tool in tools:
             tool.end(now, incomplete=True)
         self._refresh()
@@ -491,6 +519,8 @@ class RunRecorder:
         """
         now = self.now()
         run = self.run
+        for tool in self.scopes.close():  # opened by bodies whose ToolCall never came
+            tool.end(now, incomplete=True)
         with guarded("run finish"):
             if error is not None and end_reason == INTERRUPTED:
                 run.paused(error, now)  # AgentInterruptedError: an event, not a failure

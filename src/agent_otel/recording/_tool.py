@@ -59,10 +59,13 @@ class ToolCall:
     """
 
     __slots__ = (
+        "arguments",
+        "call_id",
         "error_text",
         "metric_attributes",
         "name",
         "raised",
+        "scoped",
         "settings",
         "span",
         "start",
@@ -103,6 +106,9 @@ class ToolCall:
         )
         self.start = now
         self.name = name
+        self.call_id = call_id
+        self.scoped = False  # a tool body ran under it (agent_contract.scope)
+        self.arguments: Any = None  # as the event gave them, to tell calls of one name apart
         self.error_text: str | None = None
         # Checked with the start attributes: recorded as they are unless an error type joins
         self.metric_attributes: dict[str, AttributeValue] = {
@@ -117,6 +123,18 @@ class ToolCall:
         value = tool_type(kind)
         if value != A.TOOL_TYPE_FUNCTION:
             self.span.set_attribute(A.TOOL_TYPE, value)
+
+    def adopt(self, call_id: str | None, name: Any) -> None:
+        """Its ``ToolCall`` event came after its body opened it early: take the event's id and
+        name (the span keeps its start, when the tool started)."""
+        if call_id is not None and self.call_id is None:
+            self.call_id = call_id
+            self.span.set_attribute(A.TOOL_CALL_ID, call_id)
+        if isinstance(name, str) and name and name != self.name:
+            self.name = name
+            self.span.update_name(f"{A.OP_EXECUTE_TOOL} {name}")
+            self.span.set_attribute(A.TOOL_NAME, name)
+            self.metric_attributes[A.TOOL_NAME] = name
 
     def capture_arguments(self, arguments: Any, count: Count) -> None:
         """The call's arguments (content capture on; a JSON text is parsed first)."""

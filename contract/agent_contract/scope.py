@@ -1,0 +1,129 @@
+"""Running a tool body under its tool call's span, without knowing about tracing.
+
+A tracer records a tool call as a span (``execute_tool``) from the ``ToolCall`` event to its
+``ToolResult``. What the tool does meanwhile (an MCP client request, an HTTP call, a sub-agent
+run) nests under that span only if the span is *current* while the body runs. Frameworks run
+tool bodies in tasks and threads of their own, where the consumer of the event stream cannot
+reach, so the code that runs the body says which call it is running::
+
+    from agent_contract.scope import tool_scope
+
+    with tool_scope(call.id, call.function.name):  # the id of the ToolCall event
+        result = await my_tool(**arguments)       # sync or async, threads included
+
+``tool_scope`` asks each installed hook (a tracer installs one, ``agent_otel`` does on its
+first run) for a context manager that makes the call's span current; with no hook installed
+it is a no-op costing one function call and one ``with``. The hook finds the run from the
+context the body runs in, so the body must run in a copy of the context the framework started
+the run in (asyncio tasks, ``asyncio.to_thread`` and anyio's threads copy it; a bare
+``ThreadPoolExecutor.submit`` does not). The framework adapters of ``agent_contract.sources``
+call it through each framework's own tool-wrapping seam.
+
+``call_id`` is the ``ToolCall`` event's id. A body may start before the consumer has read its
+``ToolCall`` event: the tracer then opens the span early, and the event adopts it. When the
+runner of a body does not know the id, pass ``None``, the name and the arguments: the tracer
+then takes the oldest open call of that name, with equal arguments if several are open, whose
+body has not started (calls with the same name and arguments are interchangeable). Never
+scope a call the stream will not report as a ``ToolCall`` (an output tool, a framework's
+internal call).
+
+The tool's own exceptions pass through unchanged; a hook that fails costs only the scope.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager, suppress
+from types import TracebackType
+from typing import Any
+
+__all__ = ["ScopeHook", "add_scope_hook", "remove_scope_hook", "tool_scope"]
+
+ScopeHook = Callable[[str | None, str | None, Any], AbstractContextManager[Any] | None]
+"""``hook(call_id, name, arguments)``: a context manager making that call's span current, or
+``None`` when the hook has no run to scope it in (the next hook is asked)."""
+
+_hooks: tuple[ScopeHook, ...] = ()
+
+
+class _NoScope:
+    """The scope of a call no tracer claims: nothing happens."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+_NO_SCOPE = _NoScope()
+
+
+class _Guarded:
+    """A hook's scope, whose own failures never reach the tool body."""
+
+    __slots__ = ("_entered", "_scope")
+
+    def __init__(self, scope: AbstractContextManager[Any]) -> None:
+        self._scope = scope
+        self._entered = False
+
+    def __enter__(self) -> None:
+        try:
+            self._scope.__enter__()
+        except Exception:
+            return
+        self._entered = True
+        return
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if self._entered:
+            self._entered = False
+            with suppress(Exception):
+                self._scope.__exit__(kind, error, traceback)
+        return  # the tool's exception, if any, propagates unchanged
+
+
+def tool_scope(
+    call_id: Any, name: Any = None, arguments: Any = None
+) -> AbstractContextManager[None]:
+    """A context manager running its body under the span of tool call ``call_id``.
+
+    ``call_id``: the ``ToolCall`` event's id (``None`` when unknown: then ``name`` and
+    ``arguments``, a dict or its JSON text, pick the call, see the module docstring); ``name``:
+    the tool's name. Works as ``with`` around sync code and around ``await``; a no-op when no
+    tracer is installed or no run is current.
+    """
+    hooks = _hooks
+    if not hooks:
+        return _NO_SCOPE
+    call_id = call_id if isinstance(call_id, str) and call_id else None
+    name = name if isinstance(name, str) and name else None
+    for hook in hooks:
+        try:
+            scope = hook(call_id, name, arguments)
+        except Exception:
+            continue
+        if scope is not None:
+            return _Guarded(scope)
+    return _NO_SCOPE
+
+
+def add_scope_hook(hook: ScopeHook) -> None:
+    """Install ``hook`` (once: adding it again does nothing); hooks are asked in order."""
+    global _hooks
+    if hook not in _hooks:
+        _hooks = (*_hooks, hook)
+
+
+def remove_scope_hook(hook: ScopeHook) -> None:
+    """Uninstall ``hook`` (not installed: nothing happens)."""
+    global _hooks
+    _hooks = tuple(h for h in _hooks if h is not hook)

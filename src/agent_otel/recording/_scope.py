@@ -1,0 +1,195 @@
+"""Tool scopes: a tool body runs under its own ``execute_tool`` span, in any task or thread.
+
+The wrapper makes the run's innermost span current only while it pulls the next event; a
+framework that runs tools in tasks or threads of its own never sees that. The contract's
+``agent_contract.scope.tool_scope(call_id, name)`` is the door adapters (and agents) call
+around a tool body; :func:`install` puts our hook behind it once, at the first run.
+
+The hook finds the run from the OTel context the body runs in: every context a run activates
+carries the run's :class:`ToolScopes` (:meth:`ToolScopes.mark` on the run's parent), and the
+frameworks create their tasks and threads in a copy of one of those. So no run current, or
+another run current, is a cheap ``None``, and a sub-agent's run inside a tool scopes its own
+tools.
+
+Which span: the open tool call with that id; with no id, the oldest open call of that name
+whose body has not started (with equal arguments, when several are open). A body that starts
+before the wrapper has read its ``ToolCall`` event (the framework ran ahead of the consumer)
+opens the span early, under the open step; the event adopts it (:meth:`ToolScopes.adopt`), so
+the span starts when the tool did. A call that already ended is not reopened.
+
+The hook may run on any thread while the recorder runs on the consumer's: the finding, the
+early opening and the recorder's own creation and removal of tool calls are one critical
+section (:attr:`ToolScopes.lock`); nothing on the event hot path takes it.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import Any
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.context.context import Context
+
+from agent_otel._guard import report
+
+from ._activation import activate, deactivate
+from ._tool import ToolCall
+
+_RUN = otel_context.create_key("agent_otel.tool_scopes")
+
+OpenEarly = Callable[[str | None, str | None], ToolCall]
+
+
+class ToolScopes:
+    """The tool calls of one run that a tool body can run under (see the module doc)."""
+
+    __slots__ = ("_early", "_ended", "_open_early", "_parent", "_tools", "live", "lock")
+
+    def __init__(self, tools: dict[object, ToolCall], open_early: OpenEarly) -> None:
+        self.lock = threading.Lock()
+        self.live = True
+        self._tools = tools  # the recorder's open tool calls, by key (read under the lock)
+        self._open_early = open_early
+        self._early: list[ToolCall] = []  # opened by a body, not yet adopted by their event
+        self._ended: set[str] = set()
+        self._parent: Context | None = None
+
+    def mark(self, parent: Context) -> Context:
+        """``parent`` carrying this run's scopes: every context of the run derives from it."""
+        self._parent = otel_context.set_value(_RUN, self, parent)
+        return self._parent
+
+    # --- the tool body's side (any thread) ------------------------------------------------------
+    def context_for(self, call_id: str | None, name: str | None, arguments: Any) -> Context | None:
+        """The context making the call's span current; ``None``: not a call of this run."""
+        with self.lock:
+            if not self.live or self._parent is None:
+                return None
+            tool = self._find(call_id, name, arguments)
+            if tool is None:
+                if call_id is not None and call_id in self._ended:
+                    return None
+                tool = self._open_early(call_id, name)
+                tool.arguments = arguments
+                self._early.append(tool)
+            tool.scoped = True
+            return trace.set_span_in_context(tool.span.raw, self._parent)
+
+    def _find(self, call_id: str | None, name: str | None, arguments: Any) -> ToolCall | None:
+        if call_id is not None:
+            tool = self._tools.get(call_id)
+            if tool is not None:
+                return tool
+            return next((t for t in self._early if t.call_id == call_id), None)
+        if name is None:
+            return None
+        waiting = [t for t in self._tools.values() if t.name == name and not t.scoped]
+        if len(waiting) > 1 and arguments is not None:
+            wanted = _parsed(arguments)
+            return next((t for t in waiting if _parsed(t.arguments) == wanted), waiting[0])
+        return waiting[0] if waiting else None
+
+    # --- the recorder's side (under the lock) ---------------------------------------------------
+    def adopt(self, call_id: str | None, name: Any, arguments: Any) -> ToolCall | None:
+        """The early span of the call the recorder is starting, taken out of the early ones:
+        the one with its id, else one opened by name (with equal arguments, if several)."""
+        early = self._early
+        if not early:
+            return None
+        found = None
+        if call_id is not None:
+            found = next((t for t in early if t.call_id == call_id), None)
+        if found is None:
+            named = [t for t in early if t.call_id is None and t.name == name]
+            if len(named) > 1:
+                wanted = _parsed(arguments)
+                found = next((t for t in named if _parsed(t.arguments) == wanted), named[0])
+            elif named:
+                found = named[0]
+        if found is not None:
+            early.remove(found)
+        return found
+
+    def take(self, call_id: str | None) -> ToolCall | None:
+        """An early span whose ``ToolCall`` event never came, for its result."""
+        found = next((t for t in self._early if t.call_id == call_id), None)
+        if found is not None:
+            self._early.remove(found)
+        return found
+
+    def ended(self, call_id: str | None) -> None:
+        if call_id is not None:
+            self._ended.add(call_id)
+
+    def close(self) -> list[ToolCall]:
+        """The run is ending: no more scopes; the early spans left, to end."""
+        with self.lock:
+            self.live = False
+            early, self._early = self._early, []
+            return early
+
+
+def _parsed(arguments: Any) -> Any:
+    """Arguments as a value to compare: a JSON text parsed, anything else as it is."""
+    if isinstance(arguments, (str, bytes)):
+        try:
+            return json.loads(arguments)
+        except ValueError:
+            return arguments
+    return arguments
+
+
+class _Activation:
+    """Makes one context current for a tool body; restores the previous one after."""
+
+    __slots__ = ("_context", "_token")
+
+    def __init__(self, context: Context) -> None:
+        self._context = context
+        self._token: Any = None
+
+    def __enter__(self) -> None:
+        self._token = activate(self._context)
+
+    def __exit__(self, *exc: object) -> None:
+        token, self._token = self._token, None
+        if token is not None:
+            try:  # noqa: SIM105
+                deactivate(token)
+            except ValueError:  # exited in another context (a generator resumed elsewhere)
+                pass
+
+
+def _hook(
+    call_id: str | None, name: str | None, arguments: Any
+) -> AbstractContextManager[None] | None:
+    """``agent_contract.scope``'s hook: the current run's scope for the call, if any."""
+    scopes = otel_context.get_value(_RUN)
+    if not isinstance(scopes, ToolScopes):
+        return None
+    try:
+        context = scopes.context_for(call_id, name, arguments)
+    except Exception:
+        report("tool scope")
+        return None
+    return _Activation(context) if context is not None else None
+
+
+_installed = False
+
+
+def install() -> None:
+    """Put the hook behind ``agent_contract.scope.tool_scope`` (once per process)."""
+    global _installed
+    if _installed:
+        return
+    _installed = True
+    try:
+        from agent_contract.scope import add_scope_hook
+    except ImportError:  # pragma: no cover - the contract ships in the same distribution
+        return
+    add_scope_hook(_hook)
