@@ -106,10 +106,6 @@ class Row:
     holds ``use_span`` across yields in a generator it runs in another task; plain, without
     agent-otel, too). Those records, raised in the framework's frames and none of ours, are
     dropped before the suite's guard against detach failures looks."""
-    subagent_under_tool: bool = True
-    """A sub-agent run inside a tool nests under that tool's span. False where the framework
-    runs tools in a task of its own made at the run's start, whose context is the run's: the
-    sub-agent then nests under the run's agent span (still one trace, not under the tool)."""
     refuses: bool = False
     """The builder can play ``Run(refuse=True)``: turn 2's request fails before its first chunk."""
     providers: tuple[Provider, ...] = ()
@@ -141,16 +137,14 @@ ROWS = [
         providers=OPENAI_SDK, refuses=True),
     Row("autogen", "autogen_agentchat", "chat", reports=("input", "output"), own_usage=True,
         tool_error="tool_error"),
-    Row("google_adk", "google.adk", "chat scripted-gemini", subagent_under_tool=False,
-        tool_error="tool_error"),
+    Row("google_adk", "google.adk", "chat scripted-gemini", tool_error="tool_error"),
     Row("strands", "strands", "chat scripted-converse", reports=("input", "output", "cache_read"),
         detaches_across_tasks=True),
     Row("smolagents", "smolagents", "chat gpt-4o-mini", reasoning_text=False,
         errors=("AgentGenerationError",), providers=OPENAI_SDK),
-    Row("llama_index", "llama_index.core", "chat gpt-4o-mini", subagent_under_tool=False,
-        refuses=True),
+    Row("llama_index", "llama_index.core", "chat gpt-4o-mini", refuses=True),
     Row("crewai", "crewai", "chat gpt-4o-mini", reasoning_text=False, errors=("ConnectionError",),
-        subagent_under_tool=False, providers=OPENAI_SDK),
+        providers=OPENAI_SDK),
     Row("langgraph", "langgraph", "chat gpt-4o-mini", errors=("APIError",), providers=OPENAI_SDK,
         refuses=True),
     Row("openai_agents", "agents", "chat gpt-4o-mini", errors=("APIError",), providers=OPENAI_SDK,

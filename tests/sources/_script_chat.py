@@ -67,8 +67,16 @@ def answer(text: str, n: int = 3) -> bytes:
 
 def call(name: str, arguments: dict[str, Any], call_id: str, n: int = 4) -> bytes:
     """A turn that only calls ``name`` (a lead agent delegating)."""
-    head = {"index": 0, "id": call_id, "type": "function"}
-    fn = {"name": name, "arguments": json.dumps(arguments)}
-    out = [_chunk({"tool_calls": [head | {"function": fn}]}, n=n), _chunk({}, "tool_calls", n=n),
+    return calls([(call_id, name, arguments)], n)
+
+
+def calls(made: list[tuple[str, str, dict[str, Any]]], n: int = 4) -> bytes:
+    """A turn that only calls tools, in parallel: ``(call id, name, arguments)`` each."""
+    deltas = [
+        {"index": i, "id": call_id, "type": "function",
+         "function": {"name": name, "arguments": json.dumps(arguments)}}
+        for i, (call_id, name, arguments) in enumerate(made)
+    ]  # fmt: skip
+    out = [_chunk({"tool_calls": deltas}, n=n), _chunk({}, "tool_calls", n=n),
            _usage(s.TURNS[0], n)]  # fmt: skip
     return sse(out, done=True)

@@ -220,21 +220,12 @@ async def test_a_sub_agent_nests_under_the_tool_that_ran_it(
     await subagent(otel_telemetry)
 
     expert = ["invoke_agent expert", [["step 0", [row.chat]]]]
-    if row.subagent_under_tool:
-        assert shape(otel_telemetry) == [
-            ["invoke_agent lead", [
-                ["step 0", [row.chat, ["execute_tool ask_expert", [expert]]]],
-                ["step 1", [row.chat]],
-            ]],
-        ]  # fmt: skip
-    else:
-        assert shape(otel_telemetry) == [
-            ["invoke_agent lead", [
-                ["step 0", [row.chat, "execute_tool ask_expert"]],
-                expert,
-                ["step 1", [row.chat]],
-            ]],
-        ]  # fmt: skip
+    assert shape(otel_telemetry) == [
+        ["invoke_agent lead", [
+            ["step 0", [row.chat, ["execute_tool ask_expert", [expert]]]],
+            ["step 1", [row.chat]],
+        ]],
+    ]  # fmt: skip
     assert open_spans.open == {}
 
 

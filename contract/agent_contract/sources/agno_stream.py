@@ -18,6 +18,12 @@ of Agno is imported here):
   adapter raises :class:`AgnoRunError` with its message and ``error_type``, so the run ends in
   error exactly once, as a raised exception does for every other agent.
 
+Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call, through Agno's own
+seam: the adapter appends one hook to ``agent.tool_hooks`` (once per agent; outside a traced
+run it does nothing), which Agno wraps around every tool execution, sync or async, in the
+body's own context. Agno does not give a hook the call's id, so the hook names the tool and
+its arguments, which pick the call (``agent_contract.scope``).
+
 Events of a member agent or a nested run (a ``parent_run_id``, another ``run_id``) are left
 out: trace a sub-agent with its own ``otel_wrapper`` where it runs (inside a tool, its span
 nests under that tool's). ``sink`` receives every Agno event untouched, in order. Closing
@@ -29,6 +35,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from inspect import isawaitable
 from typing import Any
 
 from agent_contract.events import (
@@ -43,6 +50,7 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
+from agent_contract.scope import tool_scope
 from agent_contract.sources._stream import Sink
 
 __all__ = ["AgnoRunError", "agno_events"]
@@ -60,6 +68,9 @@ async def agno_events(
     agent: Any, input: Any, *, sink: Sink | None = None, **run: Any
 ) -> AsyncIterator[AgentEvent]:
     """Run ``agent`` on ``input`` (``run`` goes to ``arun``), yielding contract events."""
+    hooks = list(getattr(agent, "tool_hooks", None) or ())
+    if _scope_hook not in hooks:
+        agent.tool_hooks = [*hooks, _scope_hook]
     stream = agent.arun(input, stream=True, stream_events=True, **run)
     state = _State()
     try:
@@ -72,6 +83,31 @@ async def agno_events(
         close = getattr(stream, "aclose", None)
         if close is not None:
             await close()
+
+
+def _scope_hook(function_name: str, function_call: Any, arguments: dict[str, Any]) -> Any:
+    """Agno's tool hook: the rest of the chain (the tool) runs under its call's scope.
+
+    Sync on purpose: Agno skips async hooks for sync tools. In an async chain the next step
+    returns an awaitable, awaited here inside the scope (entered in this same task)."""
+    scope = tool_scope(None, function_name, arguments)
+    scope.__enter__()
+    try:
+        result = function_call(**arguments)
+    except BaseException as error:
+        scope.__exit__(type(error), error, error.__traceback__)
+        raise
+    if isawaitable(result):
+        return _awaited(scope, result)
+    scope.__exit__(None, None, None)
+    return result
+
+
+async def _awaited(scope: Any, result: Any) -> Any:
+    try:
+        return await result
+    finally:
+        scope.__exit__(None, None, None)
 
 
 class _State:

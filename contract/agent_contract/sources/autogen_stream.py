@@ -21,6 +21,13 @@ itself arrives, and closes it at that response:
   after it, so the trace shows who spoke; the task's own message (``source="user"``) and the
   final ``TaskResult`` go to ``sink`` only.
 
+Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call. AutoGen has no
+public tool-wrapping seam; every tool of an ``AssistantAgent`` (MCP workbenches' too) runs
+through one of its workbenches' ``call_tool`` / ``call_tool_stream`` with the call's id, so the
+adapter wraps those two methods on each workbench of the agent (or of each member of a team)
+once, as instance attributes: the body, and the tasks AutoGen starts for it, run under the
+call's span. Outside a traced run the wrappers do nothing. Handoff tools are not tools.
+
 The model name comes from the agent's model client where it keeps one (``_create_args``
 of the OpenAI clients); ``model=`` overrides it. ``sink`` receives every AutoGen item
 untouched, in order. Closing the stream early closes AutoGen's generator. Needs
@@ -45,6 +52,7 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
+from agent_contract.scope import tool_scope
 from agent_contract.sources._stream import Sink
 
 __all__ = ["autogen_events"]
@@ -56,6 +64,7 @@ async def autogen_events(
     agent: Any, task: Any, *, model: str | None = None, sink: Sink | None = None, **run: Any
 ) -> AsyncIterator[AgentEvent]:
     """Run ``agent`` (an agent or a team) on ``task`` with ``run_stream``, yielding events."""
+    _scope_workbenches(agent, set())
     stream = agent.run_stream(task=task, **run)
     state = _State(model or _model_name(agent))
     try:
@@ -68,6 +77,37 @@ async def autogen_events(
         close = getattr(stream, "aclose", None)
         if close is not None:
             await close()
+
+
+def _scope_workbenches(agent: Any, seen: set[int]) -> None:
+    """Wrap ``call_tool`` of every workbench of ``agent`` and its team's members (module doc)."""
+    if id(agent) in seen:
+        return
+    seen.add(id(agent))
+    for workbench in getattr(agent, "_workbench", None) or ():
+        if getattr(workbench, "_agent_contract_scoped", False):
+            continue
+        call_tool, call_tool_stream = workbench.call_tool, workbench.call_tool_stream
+
+        async def scoped_call(
+            name: str, arguments: Any = None, cancellation_token: Any = None,
+            call_id: str | None = None, _call: Any = call_tool,
+        ) -> Any:  # fmt: skip
+            with tool_scope(call_id, name):
+                return await _call(name, arguments, cancellation_token, call_id)
+
+        async def scoped_stream(
+            name: str, arguments: Any = None, cancellation_token: Any = None,
+            call_id: str | None = None, _stream: Any = call_tool_stream,
+        ) -> Any:  # fmt: skip
+            with tool_scope(call_id, name):
+                async for item in _stream(name, arguments, cancellation_token, call_id):
+                    yield item
+
+        workbench.call_tool, workbench.call_tool_stream = scoped_call, scoped_stream
+        workbench._agent_contract_scoped = True
+    for member in getattr(agent, "_participants", None) or ():
+        _scope_workbenches(member, seen)
 
 
 def _model_name(agent: Any) -> str | None:

@@ -33,6 +33,13 @@ loop never blocks; its events cross to the loop through a queue, one by one as t
   ``ToolFailure`` finishes with it on ``failure``: an error ``ToolResult`` too, its
   ``error_type`` the failure's ``code`` (else CrewAI's ``reason``).
 
+Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call, through the same
+sink: CrewAI calls it on the thread that runs the tool, in that thread's context, with
+``ToolUsageStartedEvent`` just before the tool and ``ToolUsageFinishedEvent`` /
+``ToolUsageErrorEvent`` just after, so the sink enters the scope at the first and leaves it at
+the second (paired by CrewAI's ``started_event_id``). The events carry no call id: the tool's
+name and arguments pick the call.
+
 Every CrewAI event of the run goes to ``sink`` untouched, then the ``kickoff`` result last.
 Stopping early or cancelling stops delivering at once and takes the sink off; CrewAI has no
 stop switch, so the step in flight finishes on its thread. Needs ``crewai`` (extra ``crewai``).
@@ -62,6 +69,7 @@ from agent_contract.events import (
 )
 from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._raw_usage import get
+from agent_contract.sources._scoping import OpenScopes
 from agent_contract.sources._stream import Sink
 
 __all__ = ["crewai_events"]
@@ -95,9 +103,11 @@ async def crewai_events(
             loop.call_soon_threadsafe(items.put_nowait, (kind, value))
 
     me = object()
+    scopes = OpenScopes()
 
     def listen(source: Any, event: Any) -> None:
         if _RUN.get() is me:  # not a nested run's (an agent run inside one of this run's tools)
+            _scope(scopes, event)
             put(_EVENT, event)
 
     def run() -> None:
@@ -130,6 +140,15 @@ async def crewai_events(
                 yield event
     finally:
         stopped.set()
+
+
+def _scope(scopes: OpenScopes, event: Any) -> None:
+    """Enter a tool's scope as CrewAI starts it, leave it as the tool ends (module doc)."""
+    kind = type(event).__name__
+    if kind == "ToolUsageStartedEvent":
+        scopes.enter(event.event_id, None, event.tool_name, _arguments(event.tool_args))
+    elif kind in ("ToolUsageFinishedEvent", "ToolUsageErrorEvent"):
+        scopes.exit(getattr(event, "started_event_id", None))
 
 
 class _Reader:

@@ -24,6 +24,13 @@ agent or a string):
 * An event from another agent than the one before (a ``transfer_to_agent`` or a workflow's
   sub-agent) yields a ``PhaseMarker`` named after it.
 
+Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call, through ADK's own
+seam: a plugin (first in the runner's plugins, added once per runner; outside a traced run it
+does nothing) whose ``before_tool_callback`` enters the scope, with the call's
+``function_call_id``, and whose ``after_tool_callback`` / ``on_tool_error_callback`` leave it.
+ADK awaits them in the call's own task, around the tool (a sync tool's thread copies that
+context), so what the body opens nests under its span.
+
 ``agent`` is a ``Runner`` or an agent (run by a fresh ``InMemoryRunner``); with no
 ``session_id`` a session is created. ``run`` goes to ``run_async`` (``run_config``...).
 ``sink`` receives every ADK event untouched. Closing the stream early closes ADK's generator.
@@ -50,6 +57,7 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
+from agent_contract.sources._scoping import OpenScopes
 from agent_contract.sources._stream import Sink
 
 __all__ = ["google_adk_events"]
@@ -70,6 +78,7 @@ async def google_adk_events(
         from google.adk.runners import InMemoryRunner  # type: ignore[import-untyped,unused-ignore]
 
         runner = InMemoryRunner(agent=agent, app_name=str(agent.name))
+    _add_scope_plugin(runner)
     if session_id is None:
         session = await runner.session_service.create_session(
             app_name=runner.app_name, user_id=user_id
@@ -98,6 +107,34 @@ async def google_adk_events(
                 yield out
     finally:
         await stream.aclose()
+
+
+_PLUGIN = "agent_contract_tool_scope"
+
+
+def _add_scope_plugin(runner: Any) -> None:
+    """Put the plugin scoping each tool call (module doc) first in ``runner``'s plugins."""
+    plugins = getattr(getattr(runner, "plugin_manager", None), "plugins", None)
+    if not isinstance(plugins, list) or any(p.name == _PLUGIN for p in plugins):
+        return
+    from google.adk.plugins.base_plugin import BasePlugin  # type: ignore[import-untyped,unused-ignore]
+
+    scopes = OpenScopes()
+
+    class ToolScopes(BasePlugin):  # type: ignore[misc,unused-ignore]
+        async def before_tool_callback(
+            self, *, tool: Any, tool_args: Any, tool_context: Any
+        ) -> None:
+            call_id = getattr(tool_context, "function_call_id", None)
+            scopes.enter(id(tool_context), call_id, getattr(tool, "name", None))
+
+        async def after_tool_callback(self, *, tool_context: Any, **kwargs: Any) -> None:
+            scopes.exit(id(tool_context))
+
+        async def on_tool_error_callback(self, *, tool_context: Any, **kwargs: Any) -> None:
+            scopes.exit(id(tool_context))
+
+    plugins.insert(0, ToolScopes(name=_PLUGIN))
 
 
 class _State:

@@ -18,6 +18,12 @@ where the callbacks did not see the request: a model may set its own ids on its 
   its ``error_type`` the exception class LangGraph's own error message names),
   and the next LLM call after results starts a new step.
 
+Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call, through
+LangChain's own seam: a callback handler (added to ``config``'s callbacks, beside the
+caller's) whose ``on_tool_start`` enters the scope and ``on_tool_end`` / ``on_tool_error``
+leave it. LangChain calls both inline, in the tool's own context, just before and after the
+body (a sync tool's thread included), so the body and what it opens nest under its span.
+
 A call still open when the stream ends is closed with what its chunks assembled. The
 graph's own stream items go to ``sink`` untouched. Needs ``langgraph`` (extra ``langgraph``);
 ``langchain_core`` (which LangGraph depends on) is imported when a run starts.
@@ -44,6 +50,7 @@ from agent_contract.events import (
     Usage,
 )
 from agent_contract.sources._failure import failed_result
+from agent_contract.sources._scoping import OpenScopes
 from agent_contract.sources._stream import Sink
 
 __all__ = ["langgraph_events"]
@@ -144,6 +151,7 @@ async def langgraph_events(
     nested = bool(stream.pop("subgraphs", False))
     requests = _handler()
     reader = _Reader(requests)
+    config = _scoped(config)
     items = graph.astream(
         input, _with_handler(config, requests), stream_mode=["messages", "updates"],
         subgraphs=True, **stream,
@@ -282,6 +290,30 @@ def _path(namespace: Any) -> str:
     if not isinstance(namespace, tuple):
         return ""
     return "/".join(str(part).split(":", 1)[0] for part in namespace)
+
+
+def _scoped(config: Any) -> Any:
+    """``config`` with the handler that scopes each tool call (the caller's callbacks kept)."""
+    from langchain_core.callbacks import BaseCallbackHandler
+
+    class ToolScopes(BaseCallbackHandler):
+        run_inline = True  # in the tool's own context, not on an executor's thread
+        raise_error = False
+
+        def __init__(self) -> None:
+            self.scopes = OpenScopes()
+
+        def on_tool_start(self, serialized: Any, input_str: str, **kwargs: Any) -> None:
+            name = (serialized or {}).get("name") if isinstance(serialized, dict) else None
+            self.scopes.enter(kwargs.get("run_id"), kwargs.get("tool_call_id"), name)
+
+        def on_tool_end(self, output: Any, **kwargs: Any) -> None:
+            self.scopes.exit(kwargs.get("run_id"))
+
+        def on_tool_error(self, error: BaseException, **kwargs: Any) -> None:
+            self.scopes.exit(kwargs.get("run_id"))
+
+    return _with_handler(config, ToolScopes())
 
 
 def _messages(update: dict[str, Any]) -> Iterator[Any]:

@@ -28,12 +28,15 @@ and raises from the handler: the adapter awaits it, so the exception comes out a
 object with the failed call still open. Stopping early or cancelling cancels the workflow
 run (in the background: the consumer never waits for it).
 
+**Tool scopes.** Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call,
+through LlamaIndex's own seam: its instrumentation dispatcher opens a span around every
+workflow step, in the step's own task, with the step's input event. A span handler on the
+root dispatcher (added once; outside a traced run it does nothing) enters the scope when a
+step starts on a ``ToolCall`` event (its ``tool_id`` and ``tool_name``) and leaves it when
+that step ends, so the tool body, and a sub-agent run inside it, nest under its span.
+
 **Sub-agents.** An ``AgentWorkflow`` handoff is a ``handoff`` tool call and a
-``PhaseMarker`` naming the next agent. The run starts inside the first pull, so its tasks
-hold the consumer's context of that moment (a tracer's agent span): an agent run inside a
-LlamaIndex tool and traced on its own nests under the agent span, not under the tool's,
-because LlamaIndex runs tools in tasks made before the tool span exists. Needs
-``llama-index-core`` (extra ``llama-index``).
+``PhaseMarker`` naming the next agent. Needs ``llama-index-core`` (extra ``llama-index``).
 """
 
 from __future__ import annotations
@@ -58,6 +61,7 @@ from agent_contract.events import (
 )
 from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._raw_usage import get, usage_from_raw
+from agent_contract.sources._scoping import OpenScopes
 from agent_contract.sources._stream import Sink
 
 __all__ = ["llama_index_events"]
@@ -81,6 +85,7 @@ async def llama_index_events(
     **run: Any,
 ) -> AsyncIterator[AgentEvent]:
     """Run ``agent`` on ``user_msg`` (``run`` goes to ``agent.run``), yielding its events."""
+    _install_scopes()
     handler = agent.run(user_msg=user_msg, **run)
     if on_handler is not None:
         on_handler(handler)
@@ -97,6 +102,39 @@ async def llama_index_events(
             stopping = asyncio.ensure_future(handler.cancel_run())
             _STOPPING.add(stopping)
             stopping.add_done_callback(_STOPPING.discard)
+
+
+_scopes_installed = False
+
+
+def _install_scopes() -> None:
+    """Add the span handler scoping each tool-call step (module doc) to the root dispatcher."""
+    global _scopes_installed
+    if _scopes_installed:
+        return
+    _scopes_installed = True
+    from llama_index_instrumentation import get_dispatcher
+    from llama_index_instrumentation.span_handlers import BaseSpanHandler
+
+    scopes = OpenScopes()
+
+    class ToolScopes(BaseSpanHandler[Any]):
+        def new_span(self, id_: str, bound_args: Any, *args: Any, **kwargs: Any) -> Any:
+            for value in bound_args.arguments.values():
+                if type(value).__name__ == "ToolCall":
+                    scopes.enter(id_, getattr(value, "tool_id", None), value.tool_name)
+                    break
+            return None  # nothing for the dispatcher to keep
+
+        def prepare_to_exit_span(self, id_: str, *args: Any, **kwargs: Any) -> Any:
+            scopes.exit(id_)
+            return None
+
+        def prepare_to_drop_span(self, id_: str, *args: Any, **kwargs: Any) -> Any:
+            scopes.exit(id_)
+            return None
+
+    get_dispatcher().add_span_handler(ToolScopes())
 
 
 class _Reader:

@@ -23,6 +23,14 @@ The SDK's streamed events begin with the model's response, so a request refused 
 own ``hooks``, which still get every callback) say the request started, and a run failing
 before its ``response.created`` still has that call, which carries the error.
 
+Each function tool's body (an MCP server's tools included) runs under
+``agent_contract.scope.tool_scope`` of its call. The SDK has no tool-wrapping seam, but it runs
+each function tool in a task of its own and calls the run's ``RunHooks.on_tool_start`` (with
+the call's ``ToolContext``) in that task just before it starts the body in a child task; the
+adapter passes run hooks (wrapping the caller's ``hooks=``, which still see every call) whose
+``on_tool_start`` enters the scope right there, synchronously, so the body's task inherits it.
+The scope ends with the tool's task. Computer, shell and custom tools are not scoped.
+
 ``on_result`` receives the ``RunResultStreaming`` before streaming starts, so the caller keeps
 everything the SDK returned (``final_output``, ``new_items``, ``raw_responses``). Closing the
 stream early cancels the run. Needs ``openai-agents`` (extra ``openai-agents``).
@@ -42,6 +50,7 @@ from agent_contract.events import (
     StepBoundary,
     ToolResult,
 )
+from agent_contract.scope import tool_scope
 from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources.openai_responses import ResponsesReader
 
@@ -62,7 +71,8 @@ async def openai_agents_events(
 
     failures: dict[str, str] = {}  # call id -> the class of the error its text reports
     requested: list[Any] = []  # the agents whose model request started, in order
-    run = {**run, "hooks": _announcing(run.get("hooks"), requested)}
+    announcing = _announcing(run.get("hooks"), requested)
+    run = {**run, "hooks": _scoping_hooks(announcing)}
     result: Any = Runner.run_streamed(agent, input, **_noting_failures(run, failures))
     if on_result is not None:
         on_result(result)
@@ -127,6 +137,42 @@ def _announcing(theirs: Any, requested: list[Any]) -> Any:
 
     methods = {name: passed_on(name) for name in _HOOKS} | {"on_llm_start": on_llm_start}
     return new_class("AnnouncingHooks", (RunHooks,), exec_body=lambda ns: ns.update(methods))()
+
+
+def _scoping_hooks(hooks: Any) -> Any:
+    """Run hooks entering each function tool's scope in its task, then calling ``hooks``."""
+    from agents import FunctionTool, RunHooks
+
+    inner = hooks if hooks is not None else RunHooks()
+
+    class ScopingHooks(RunHooks[Any]):
+        def on_tool_start(self, context: Any, agent: Any, tool: Any) -> Any:
+            # Not async on purpose: this runs in the tool's own task, before the SDK creates
+            # the body's task from it (see the module docstring).
+            if isinstance(tool, FunctionTool):
+                call_id = getattr(context, "tool_call_id", None)
+                tool_scope(call_id, getattr(context, "tool_name", None) or tool.name).__enter__()
+            return inner.on_tool_start(context, agent, tool)
+
+        def on_tool_end(self, context: Any, agent: Any, tool: Any, result: Any) -> Any:
+            return inner.on_tool_end(context, agent, tool, result)
+
+        def on_llm_start(self, *args: Any, **kwargs: Any) -> Any:
+            return inner.on_llm_start(*args, **kwargs)
+
+        def on_llm_end(self, *args: Any, **kwargs: Any) -> Any:
+            return inner.on_llm_end(*args, **kwargs)
+
+        def on_agent_start(self, *args: Any, **kwargs: Any) -> Any:
+            return inner.on_agent_start(*args, **kwargs)
+
+        def on_agent_end(self, *args: Any, **kwargs: Any) -> Any:
+            return inner.on_agent_end(*args, **kwargs)
+
+        def on_handoff(self, *args: Any, **kwargs: Any) -> Any:
+            return inner.on_handoff(*args, **kwargs)
+
+    return ScopingHooks()
 
 
 def _start(agent: Any) -> LLMCallStart:

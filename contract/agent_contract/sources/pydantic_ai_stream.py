@@ -15,9 +15,15 @@ streams each node's own events (``node.stream(run.ctx)``):
   pydantic-ai exception behind it: ``ModelRetry``, ``ValidationError``, ``ToolFailed``),
   and a ``StepBoundary`` closes the step.
 
+Each function tool's body (MCP toolsets' tools included) runs under
+``agent_contract.scope.tool_scope`` of its call, through pydantic-ai's own tool-wrapping seam:
+a run capability whose ``wrap_tool_execute`` encloses the tool's execution (output tools are
+the answer, not a call, and are left alone). So what a tool opens (an MCP request, an HTTP
+call, a sub-agent run) nests under its own tool span, parallel calls included.
+
 The run's result is handed to ``on_result`` when the run ends, so the caller keeps
 everything pydantic-ai returned. Needs ``pydantic-ai-slim`` (extra ``pydantic-ai``); the
-caller brings the agent, and this module imports nothing of pydantic-ai.
+caller brings the agent, and pydantic-ai is imported only when a run starts.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
+from agent_contract.scope import tool_scope
 from agent_contract.sources._failure import failed_result
 
 __all__ = ["pydantic_ai_events"]
@@ -56,7 +63,8 @@ async def pydantic_ai_events(
 ) -> AsyncIterator[AgentEvent]:
     """Run ``agent`` on ``user_prompt`` (``run`` goes to ``agent.iter``), yielding events."""
     step = 0
-    async with agent.iter(user_prompt, **run) as graph:
+    capabilities = [*(run.pop("capabilities", None) or ()), _scoping()]
+    async with agent.iter(user_prompt, capabilities=capabilities, **run) as graph:
         async for node in graph:
             kind = type(node).__name__  # read by name: nothing of pydantic-ai is imported
             if kind == "ModelRequestNode":
@@ -81,6 +89,28 @@ async def pydantic_ai_events(
                     step += 1
         if on_result is not None:
             on_result(graph.result)
+
+
+def _scoping() -> Any:
+    """The run capability running each function tool under its call's span (module doc)."""
+    global _ToolScope
+    if _ToolScope is None:
+        from pydantic_ai.capabilities import AbstractCapability
+
+        class ToolScope(AbstractCapability[Any]):
+            async def wrap_tool_execute(
+                self, ctx: Any, *, call: Any, tool_def: Any, args: Any, handler: Any
+            ) -> Any:
+                if tool_def.kind != "function":
+                    return await handler(args)
+                with tool_scope(call.tool_call_id, call.tool_name):
+                    return await handler(args)
+
+        _ToolScope = ToolScope
+    return _ToolScope()
+
+
+_ToolScope: Any = None
 
 
 def _start(model: Any, settings: Any) -> LLMCallStart:

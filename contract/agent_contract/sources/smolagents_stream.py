@@ -25,6 +25,13 @@ tool span while one tool runs) is current in the agent's code. Items are read by
   output that does not parse) becomes an ``Error`` event;
 * ``FinalAnswerStep`` ends the run (its output is the text when no step gave it).
 
+Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call. smolagents has no
+tool-wrapping seam, but every tool and managed agent a ``ToolCallingAgent`` calls goes through
+its ``execute_tool_call(name, arguments)``, on the thread (a copy of the step's context) that
+runs the call, so the adapter wraps that method once on the agent, as an instance attribute
+(outside a traced run it does nothing). It gets no call id: the name and arguments pick the
+call. A ``CodeAgent``'s tools run inside its code: the code run is the one call.
+
 Every smolagents item goes to ``sink`` untouched (the ``FinalAnswerStep`` last: its
 ``output`` is the run's answer). Stopping early or cancelling calls ``agent.interrupt()``;
 the step in flight finishes on its thread and the run stops before the next. A model error
@@ -50,6 +57,7 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
+from agent_contract.scope import tool_scope
 from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._raw_usage import usage_from_raw
 from agent_contract.sources._stream import Sink
@@ -72,6 +80,7 @@ async def smolagents_events(
 ) -> AsyncIterator[AgentEvent]:
     """Run ``agent`` on ``task`` (``run`` goes to ``agent.run``), yielding its events."""
     reader = _Reader(agent)
+    _scope_tools(agent)
     items = iterate_in_thread(lambda: agent.run(task, stream=True, **run), agent.interrupt)
     try:
         yield reader.start()
@@ -82,6 +91,22 @@ async def smolagents_events(
                 yield event
     finally:
         await items.aclose()
+
+
+def _scope_tools(agent: Any) -> None:
+    """Run each tool call of ``agent`` under its call's scope (module doc); once per agent."""
+    execute = getattr(agent, "execute_tool_call", None)
+    if execute is None or getattr(execute, "_agent_contract_scoped", False):
+        return
+
+    def scoped(tool_name: str, arguments: Any) -> Any:
+        if tool_name == "final_answer":  # the answer, not a call
+            return execute(tool_name, arguments)
+        with tool_scope(None, tool_name, arguments):
+            return execute(tool_name, arguments)
+
+    scoped._agent_contract_scoped = True  # type: ignore[attr-defined]
+    agent.execute_tool_call = scoped
 
 
 class _Reader:

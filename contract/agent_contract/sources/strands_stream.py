@@ -15,6 +15,12 @@ Strands yields dicts; the adapter reads three kinds by key (nothing of Strands i
 * The rest (``data`` and ``reasoningText`` repeat the raw deltas; ``current_tool_use``,
   lifecycle flags, the final ``result``) go to ``sink`` only.
 
+Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call, through Strands'
+own seam: hook callbacks added once to the agent's ``hooks`` (outside a traced run they do
+nothing). Strands fires ``BeforeToolCallEvent`` and ``AfterToolCallEvent`` inline in the
+call's own task, around the tool (a sync tool's thread copies that context), on every path
+(a failed or cancelled call included), with the call's ``toolUseId``.
+
 Usage: Strands normalises every provider to Bedrock's names, but ``inputTokens`` means what
 the provider says: Bedrock and Anthropic leave cache reads and writes out (their
 ``totalTokens`` adds them back), OpenAI counts them in. Input tokens here include the cache,
@@ -28,6 +34,7 @@ import json
 import re
 from collections.abc import AsyncIterator
 from typing import Any
+from weakref import WeakSet
 
 from agent_contract.events import (
     AgentEvent,
@@ -42,6 +49,7 @@ from agent_contract.events import (
     Usage,
 )
 from agent_contract.sources._failure import failed_result
+from agent_contract.sources._scoping import OpenScopes
 from agent_contract.sources._stream import Sink
 
 __all__ = ["strands_events"]
@@ -54,6 +62,7 @@ async def strands_events(
     agent: Any, prompt: Any = None, *, sink: Sink | None = None, **run: Any
 ) -> AsyncIterator[AgentEvent]:
     """Run ``agent`` on ``prompt`` with ``stream_async`` (``run`` passed on), as events."""
+    _add_scope_hooks(agent)
     stream = agent.stream_async(prompt, **run)
     state = _State(_model_id(agent))
     try:
@@ -75,6 +84,36 @@ def _model_id(agent: Any) -> str | None:
         config = None
     name = config.get("model_id") if isinstance(config, dict) else None
     return name if isinstance(name, str) else None
+
+
+_SCOPED: WeakSet[Any] = WeakSet()
+
+
+def _add_scope_hooks(agent: Any) -> None:
+    """Scope each tool call of ``agent`` (module doc), once per agent."""
+    hooks = getattr(agent, "hooks", None)
+    if hooks is None or agent in _SCOPED:
+        return
+    from strands.hooks import (  # type: ignore[import-not-found,unused-ignore]
+        AfterToolCallEvent,
+        BeforeToolCallEvent,
+    )
+
+    scopes = OpenScopes()
+
+    def key(event: Any) -> object:
+        return id(event.tool_use)  # the same dict before and after, one per call
+
+    def before(event: Any) -> None:
+        use = event.tool_use
+        scopes.enter(key(event), use.get("toolUseId"), use.get("name"))
+
+    def after(event: Any) -> None:
+        scopes.exit(key(event))
+
+    hooks.add_callback(BeforeToolCallEvent, before)
+    hooks.add_callback(AfterToolCallEvent, after)
+    _SCOPED.add(agent)
 
 
 class _State:

@@ -1,0 +1,35 @@
+"""Tool scopes entered at a framework's "tool started" callback, exited at "tool ended".
+
+For frameworks whose seam is a pair of callbacks rather than a wrapper around the tool body
+(LangChain's callback handlers, for instance): the callbacks run in the body's own context,
+before and after it, so a scope entered in the first and exited in the second holds the call's
+span current while the body runs. Keyed by the framework's id of that execution.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from typing import Any
+
+from agent_contract.scope import tool_scope
+
+__all__ = ["OpenScopes"]
+
+
+class OpenScopes:
+    """The scopes entered and not yet exited, by the framework's key of each execution."""
+
+    __slots__ = ("_open",)
+
+    def __init__(self) -> None:
+        self._open: dict[object, AbstractContextManager[Any]] = {}
+
+    def enter(self, key: object, call_id: Any, name: Any, arguments: Any = None) -> None:
+        scope = tool_scope(call_id, name, arguments)
+        scope.__enter__()
+        self._open[key] = scope
+
+    def exit(self, key: object) -> None:
+        scope = self._open.pop(key, None)
+        if scope is not None:
+            scope.__exit__(None, None, None)
