@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from _support import MLFLOW_EXPERIMENT, MLflow, Phoenix, poll, spans_in_phoenix, trace_in_mlflow
-from _tier import attrs, find_traces, jaeger, trace_spans
+from _tier import Jaeger, attrs, find_traces, get_json, jaeger, trace_spans
 from opentelemetry import trace
 from test_backends import _attributes, _mlflow
 
@@ -152,12 +152,27 @@ def test_jaeger_finds_an_open_run_and_shows_one_tree_after_it_ends(
                 return spans if names >= FINAL else None
 
             spans = poll(shown, timeout=60, what="the open run's pending spans in Jaeger")
-            return spans, find_traces(backend, "agent-otel-pending", "invoke_agent live")
+            return (
+                spans,
+                find_traces(backend, "agent-otel-pending", "invoke_agent live"),
+                _ui_warnings(backend, trace_id),
+            )
 
         grpc = f"http://{backend.otlp_grpc}"
-        trace_id, (while_open, search) = _run(monkeypatch, None, open_run, grpc=grpc)
+        trace_id, (while_open, search, warnings) = _run(monkeypatch, None, open_run, grpc=grpc)
         assert all(attrs(s["attributes"]).get(PENDING) for s in while_open)
         assert trace_id in search  # Jaeger's search finds the run while it is open
+        # What docs/live.md promises of the UI: the spans whose parents have not arrived are
+        # shown with Jaeger's warning naming the missing parent id (the root has none).
+        missing = {s["parentSpanId"] for s in while_open if s.get("parentSpanId")}
+        assert missing and missing.isdisjoint({s["spanId"] for s in while_open})
+        assert set(warnings) == {s["name"] for s in while_open if s.get("parentSpanId")}
+        for span in while_open:
+            if span.get("parentSpanId"):
+                shown = warnings[span["name"]]
+                assert any(span["parentSpanId"] in w and "not in the trace" in w for w in shown)
+                # the snapshot's zero length, which Jaeger notes as a "negative duration"
+                assert any(w.startswith("Negative duration detected") for w in shown)
 
         def ended() -> list[dict[str, Any]] | None:
             spans = trace_spans(backend, trace_id)
@@ -169,3 +184,14 @@ def test_jaeger_finds_an_open_run_and_shows_one_tree_after_it_ends(
         roots = [s for s in spans if not s.get("parentSpanId")]
         assert [r["name"] for r in roots] == ["invoke_agent live"]  # one tree again
         assert all(s["parentSpanId"] in ids for s in spans if s.get("parentSpanId"))
+
+
+def _ui_warnings(backend: Jaeger, trace_id: str) -> dict[str, list[str]]:
+    """Span name -> the warnings Jaeger's UI shows for it, from the API its trace page reads."""
+    body = get_json(f"{backend.api}/api/traces/{trace_id}")
+    return {
+        span["operationName"]: list(span["warnings"])
+        for found in body["data"]
+        for span in found["spans"]
+        if span.get("warnings")
+    }
