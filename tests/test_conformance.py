@@ -144,6 +144,11 @@ OUTSIDE_REGISTRY: dict[str, type] = {
     _attributes.OI_INPUT_VALUE: str,
     _attributes.OI_OUTPUT_VALUE: str,
     _attributes.MLFLOW_TRACE_NAME: str,  # the root's name in MLflow's trace list
+    # A tool on an MCP server: the MCP conventions' keys on its execute_tool span
+    # (docs/mcp-and-agents.md).
+    _attributes.MCP_METHOD_NAME: str,
+    _attributes.MCP_SESSION_ID: str,
+    _attributes.MCP_PROTOCOL_VERSION: str,
 }
 # Registered keys we set on a span type whose definition does not list them, on purpose:
 # the agent span names the model that answered when an Agent reports it (RunUsage.model);

@@ -27,6 +27,10 @@ body has not started (calls with the same name and arguments are interchangeable
 scope a call the stream will not report as a ``ToolCall`` (an output tool, a framework's
 internal call).
 
+A tool that runs on an MCP server says so with ``mcp=McpServer(...)`` (what the caller knows
+of the server: its name, the session, the negotiated protocol version); the tracer records it
+on the tool's span.
+
 The tool's own exceptions pass through unchanged; a hook that fails costs only the scope.
 """
 
@@ -34,14 +38,30 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractContextManager, suppress
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
-__all__ = ["ScopeHook", "add_scope_hook", "remove_scope_hook", "tool_scope"]
+__all__ = ["McpServer", "ScopeHook", "add_scope_hook", "remove_scope_hook", "tool_scope"]
 
-ScopeHook = Callable[[str | None, str | None, Any], AbstractContextManager[Any] | None]
-"""``hook(call_id, name, arguments)``: a context manager making that call's span current, or
-``None`` when the hook has no run to scope it in (the next hook is asked)."""
+
+@dataclass(frozen=True)
+class McpServer:
+    """The MCP server a tool call goes to, as far as the caller knows it (``None``: unknown)."""
+
+    name: str | None = None
+    """The server's own name (its ``serverInfo``), else the name the caller gave it."""
+    session_id: str | None = None
+    """The MCP session (streamable HTTP's ``Mcp-Session-Id``); stdio has none."""
+    protocol_version: str | None = None
+    """The protocol version the session negotiated (``2025-06-18``...)."""
+
+
+ScopeHook = Callable[
+    [str | None, str | None, Any, McpServer | None], AbstractContextManager[Any] | None
+]
+"""``hook(call_id, name, arguments, mcp)``: a context manager making that call's span current,
+or ``None`` when the hook has no run to scope it in (the next hook is asked)."""
 
 _hooks: tuple[ScopeHook, ...] = ()
 
@@ -92,14 +112,14 @@ class _Guarded:
 
 
 def tool_scope(
-    call_id: Any, name: Any = None, arguments: Any = None
+    call_id: Any, name: Any = None, arguments: Any = None, *, mcp: McpServer | None = None
 ) -> AbstractContextManager[None]:
     """A context manager running its body under the span of tool call ``call_id``.
 
     ``call_id``: the ``ToolCall`` event's id (``None`` when unknown: then ``name`` and
     ``arguments``, a dict or its JSON text, pick the call, see the module docstring); ``name``:
-    the tool's name. Works as ``with`` around sync code and around ``await``; a no-op when no
-    tracer is installed or no run is current.
+    the tool's name; ``mcp``: the MCP server the tool runs on. Works as ``with`` around sync
+    code and around ``await``; a no-op when no tracer is installed or no run is current.
     """
     hooks = _hooks
     if not hooks:
@@ -108,7 +128,7 @@ def tool_scope(
     name = name if isinstance(name, str) and name else None
     for hook in hooks:
         try:
-            scope = hook(call_id, name, arguments)
+            scope = hook(call_id, name, arguments, mcp)
         except Exception:
             continue
         if scope is not None:

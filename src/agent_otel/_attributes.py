@@ -65,6 +65,13 @@ SYSTEM_INSTRUCTIONS: Final = "gen_ai.system_instructions"
 
 ERROR_TYPE: Final = "error.type"
 
+# --- MCP (the MCP semantic conventions, model/mcp and model/jsonrpc; not in the vendored GenAI
+# registry): on the execute_tool span of a tool that runs on an MCP server ---------------------
+MCP_METHOD_NAME: Final = "mcp.method.name"
+MCP_METHOD_TOOLS_CALL: Final = "tools/call"
+MCP_SESSION_ID: Final = "mcp.session.id"
+MCP_PROTOCOL_VERSION: Final = "mcp.protocol.version"
+
 # --- run identity (general semconv registry: session.*, user.*) ---------------------------------
 SESSION_ID: Final = "session.id"
 USER_ID: Final = "user.id"
@@ -131,6 +138,8 @@ JOURNEY_NAME: Final = "agent_otel.journey.name"
 JOURNEY_ID: Final = "agent_otel.journey.id"
 PHASE: Final = "agent_otel.phase"
 TOOL_IS_ERROR: Final = "agent_otel.tool.is_error"
+MCP_SERVER_NAME: Final = "agent_otel.mcp.server.name"
+"""The MCP server's name: the MCP conventions have no key for it."""
 RESUMED: Final = "agent_otel.resumed"
 STRATEGY: Final = "agent_otel.strategy"
 RECURSION_LIMIT: Final = "agent_otel.recursion_limit"

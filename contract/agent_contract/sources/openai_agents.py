@@ -29,7 +29,10 @@ each function tool in a task of its own and calls the run's ``RunHooks.on_tool_s
 the call's ``ToolContext``) in that task just before it starts the body in a child task; the
 adapter passes run hooks (wrapping the caller's ``hooks=``, which still see every call) whose
 ``on_tool_start`` enters the scope right there, synchronously, so the body's task inherits it.
-The scope ends with the tool's task. Computer, shell and custom tools are not scoped.
+The scope ends with the tool's task. Computer, shell and custom tools are not scoped. A tool
+of one of the agent's MCP servers (its origin says so) is scoped with the server
+(``McpServer``: the name the server gives itself, else the SDK's name for it; the session's
+protocol version and id where the session has them).
 
 ``on_result`` receives the ``RunResultStreaming`` before streaming starts, so the caller keeps
 everything the SDK returned (``final_output``, ``new_items``, ``raw_responses``). Closing the
@@ -50,7 +53,7 @@ from agent_contract.events import (
     StepBoundary,
     ToolResult,
 )
-from agent_contract.scope import tool_scope
+from agent_contract.scope import McpServer, tool_scope
 from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources.openai_responses import ResponsesReader
 
@@ -151,7 +154,8 @@ def _scoping_hooks(hooks: Any) -> Any:
             # the body's task from it (see the module docstring).
             if isinstance(tool, FunctionTool):
                 call_id = getattr(context, "tool_call_id", None)
-                tool_scope(call_id, getattr(context, "tool_name", None) or tool.name).__enter__()
+                name = getattr(context, "tool_name", None) or tool.name
+                tool_scope(call_id, name, mcp=_mcp_server(agent, tool)).__enter__()
             return inner.on_tool_start(context, agent, tool)
 
         def on_tool_end(self, context: Any, agent: Any, tool: Any, result: Any) -> Any:
@@ -173,6 +177,32 @@ def _scoping_hooks(hooks: Any) -> Any:
             return inner.on_handoff(*args, **kwargs)
 
     return ScopingHooks()
+
+
+def _mcp_server(agent: Any, tool: Any) -> McpServer | None:
+    """The MCP server ``tool`` comes from (``None``: a local tool), as far as it is known."""
+    from agents.tool import get_function_tool_origin
+
+    origin = get_function_tool_origin(tool)
+    if getattr(getattr(origin, "type", None), "value", None) != "mcp":
+        return None
+    label = getattr(origin, "mcp_server_name", None)
+    server = next(
+        (s for s in getattr(agent, "mcp_servers", None) or () if getattr(s, "name", None) == label),
+        None,
+    )
+    session = getattr(server, "session", None)
+    info = getattr(session, "server_info", None)
+    session_id = getattr(server, "_get_session_id", None)  # streamable HTTP only
+    return McpServer(
+        name=getattr(info, "name", None) or label,
+        session_id=_text(session_id() if callable(session_id) else None),
+        protocol_version=_text(getattr(session, "protocol_version", None)),
+    )
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 def _start(agent: Any) -> LLMCallStart:

@@ -17,9 +17,12 @@ streams each node's own events (``node.stream(run.ctx)``):
 
 Each function tool's body (MCP toolsets' tools included) runs under
 ``agent_contract.scope.tool_scope`` of its call, through pydantic-ai's own tool-wrapping seam:
-a run capability whose ``wrap_tool_execute`` encloses the tool's execution (output tools are
-the answer, not a call, and are left alone). So what a tool opens (an MCP request, an HTTP
-call, a sub-agent run) nests under its own tool span, parallel calls included.
+a run capability whose ``get_wrapper_toolset`` wraps the run's toolset, so every tool call
+goes through its ``call_tool`` (output tools are the answer, not a call, and are not in that
+toolset). So what a tool opens (an MCP request, an HTTP call, a sub-agent run) nests under its
+own tool span, parallel calls included. A tool of an ``MCPToolset`` is scoped with its server
+(``McpServer``: the name the server gives itself, else the toolset's id; the session's
+protocol version and id where they are known).
 
 The run's result is handed to ``on_result`` when the run ends, so the caller keeps
 everything pydantic-ai returned. Needs ``pydantic-ai-slim`` (extra ``pydantic-ai``); the
@@ -44,7 +47,7 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
-from agent_contract.scope import tool_scope
+from agent_contract.scope import McpServer, tool_scope
 from agent_contract.sources._failure import failed_result
 
 __all__ = ["pydantic_ai_events"]
@@ -92,22 +95,72 @@ async def pydantic_ai_events(
 
 
 def _scoping() -> Any:
-    """The run capability running each function tool under its call's span (module doc)."""
+    """The run capability running each tool call under its call's scope (module doc)."""
     global _ToolScope
     if _ToolScope is None:
+        from dataclasses import dataclass
+
         from pydantic_ai.capabilities import AbstractCapability
+        from pydantic_ai.toolsets import WrapperToolset
+
+        @dataclass
+        class ScopedToolset(WrapperToolset[Any]):
+            async def call_tool(self, name: str, tool_args: Any, ctx: Any, tool: Any) -> Any:
+                scope = tool_scope(ctx.tool_call_id, name, tool_args, mcp=_mcp_server(tool))
+                with scope:
+                    return await self.wrapped.call_tool(name, tool_args, ctx, tool)
 
         class ToolScope(AbstractCapability[Any]):
-            async def wrap_tool_execute(
-                self, ctx: Any, *, call: Any, tool_def: Any, args: Any, handler: Any
-            ) -> Any:
-                if tool_def.kind != "function":
-                    return await handler(args)
-                with tool_scope(call.tool_call_id, call.tool_name):
-                    return await handler(args)
+            def get_wrapper_toolset(self, toolset: Any) -> Any:
+                return ScopedToolset(toolset)
 
         _ToolScope = ToolScope
     return _ToolScope()
+
+
+def _mcp_server(tool: Any) -> McpServer | None:
+    """The MCP server of ``tool`` when an ``MCPToolset`` (however wrapped) provides it."""
+    while hasattr(tool, "source_tool"):  # a combined toolset's tool: the one it came from
+        tool = tool.source_tool
+    toolset = getattr(tool, "toolset", None)
+    while toolset is not None and not _is_mcp(toolset):
+        toolset = getattr(toolset, "wrapped", None)
+    if toolset is None:
+        return None
+    try:
+        info = toolset.server_info  # raises until the session is initialised
+    except Exception:
+        info = None
+    session = _session(toolset)
+    return McpServer(
+        name=_text(getattr(info, "name", None)) or _text(getattr(toolset, "id", None)),
+        session_id=_text(_call(getattr(getattr(toolset, "client", None), "transport", None))),
+        protocol_version=_text(getattr(session, "protocol_version", None)),
+    )
+
+
+def _is_mcp(toolset: Any) -> bool:
+    return any(c.__name__ == "MCPToolset" for c in type(toolset).__mro__)
+
+
+def _session(toolset: Any) -> Any:
+    try:
+        return toolset.client.session
+    except Exception:  # not connected
+        return None
+
+
+def _call(transport: Any) -> Any:
+    """A streamable HTTP transport's session id (``None`` for other transports)."""
+    get = getattr(transport, "get_session_id", None)
+    try:
+        return get() if callable(get) else None
+    except Exception:
+        return None
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 _ToolScope: Any = None

@@ -64,8 +64,11 @@ class ToolScopes:
         return self._parent
 
     # --- the tool body's side (any thread) ------------------------------------------------------
-    def context_for(self, call_id: str | None, name: str | None, arguments: Any) -> Context | None:
-        """The context making the call's span current; ``None``: not a call of this run."""
+    def context_for(
+        self, call_id: str | None, name: str | None, arguments: Any, mcp: Any = None
+    ) -> Context | None:
+        """The context making the call's span current; ``None``: not a call of this run.
+        ``mcp``: the contract's ``McpServer`` the tool runs on, recorded on its span."""
         with self.lock:
             if not self.live or self._parent is None:
                 return None
@@ -77,6 +80,12 @@ class ToolScopes:
                 tool.arguments = arguments
                 self._early.append(tool)
             tool.scoped = True
+            if mcp is not None:
+                tool.on_mcp_server(
+                    getattr(mcp, "name", None),
+                    getattr(mcp, "session_id", None),
+                    getattr(mcp, "protocol_version", None),
+                )
             return trace.set_span_in_context(tool.span.raw, self._parent)
 
     def _find(self, call_id: str | None, name: str | None, arguments: Any) -> ToolCall | None:
@@ -165,14 +174,14 @@ class _Activation:
 
 
 def _hook(
-    call_id: str | None, name: str | None, arguments: Any
+    call_id: str | None, name: str | None, arguments: Any, mcp: Any = None
 ) -> AbstractContextManager[None] | None:
     """``agent_contract.scope``'s hook: the current run's scope for the call, if any."""
     scopes = otel_context.get_value(_RUN)
     if not isinstance(scopes, ToolScopes):
         return None
     try:
-        context = scopes.context_for(call_id, name, arguments)
+        context = scopes.context_for(call_id, name, arguments, mcp)
     except Exception:
         report("tool scope")
         return None

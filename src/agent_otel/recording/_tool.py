@@ -35,6 +35,10 @@ class ToolCall:
     ``gen_ai.tool.name``                      at start (``unknown`` when it has none)
     ``gen_ai.tool.type``                      at start (``function``), and after when
                                               the call names another kind (``tool_type``)
+    ``mcp.method.name`` (``tools/call``),     when its body starts, for a tool on an MCP
+    ``mcp.session.id``,                       server (``agent_contract.scope.McpServer``:
+    ``mcp.protocol.version``,                 what the caller knows of it), with
+    ``agent_otel.mcp.server.name``            ``gen_ai.tool.type=extension``
     ``gen_ai.tool.call.id``                   at start, when the event has one
     ``session.id``, ``user.id``,              at start (the run's identity)
     ``gen_ai.conversation.id``
@@ -135,6 +139,22 @@ class ToolCall:
             self.span.update_name(f"{A.OP_EXECUTE_TOOL} {name}")
             self.span.set_attribute(A.TOOL_NAME, name)
             self.metric_attributes[A.TOOL_NAME] = name
+
+    def on_mcp_server(self, name: Any, session_id: Any, protocol_version: Any) -> None:
+        """The tool runs on an MCP server. This span stays the one tool span (the conventions'
+        rule): the MCP SDK's own client span is its child and carries ``jsonrpc.request.id``."""
+        attributes: dict[str, AttributeValue] = {
+            A.TOOL_TYPE: A.TOOL_TYPE_EXTENSION,
+            A.MCP_METHOD_NAME: A.MCP_METHOD_TOOLS_CALL,
+        }
+        for key, value in (
+            (A.MCP_SERVER_NAME, name),
+            (A.MCP_SESSION_ID, session_id),
+            (A.MCP_PROTOCOL_VERSION, protocol_version),
+        ):
+            if isinstance(value, str) and value:
+                attributes[key] = value
+        self.span.set_attributes(attributes)
 
     def capture_arguments(self, arguments: Any, count: Count) -> None:
         """The call's arguments (content capture on; a JSON text is parsed first)."""

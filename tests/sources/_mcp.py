@@ -1,0 +1,63 @@
+"""A real ``mcp`` 2.x server for the MCP tests, in-process and as a stdio program.
+
+``python tests/sources/_mcp.py`` serves the same tools over stdio (the stdio tests start it).
+Each tool answers with the W3C trace context it ran under (its trace id and the span that was
+current, read from its own context), so a test can check that the client's request carried
+the caller's trace across the process boundary.
+
+The MCP SDK traces itself through the global tracer; :func:`sdk_tracing_to` points its one
+tracer at a test's provider instead (the tests never set the global provider).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+SERVER_NAME = "calc"
+
+
+def server() -> Any:
+    """The MCP server (``mcp.server.mcpserver.MCPServer``) with ``add`` and ``mul``."""
+    from mcp.server.mcpserver import MCPServer
+
+    calc = MCPServer(SERVER_NAME)
+
+    @calc.tool()
+    def add(x: int) -> str:
+        """Add one."""
+        return f"{x + 1} {_seen()}"
+
+    @calc.tool()
+    def mul(x: int) -> str:
+        """Double."""
+        return f"{x * 2} {_seen()}"
+
+    return calc
+
+
+def _seen() -> str:
+    """``trace=<id> parent=<id>``: the trace and the parent of the span current in the tool
+    (the server's own span, whose parent is the client's request span), hex."""
+    from opentelemetry import trace
+
+    span = trace.get_current_span()
+    parent = getattr(span, "parent", None)
+    trace_id = span.get_span_context().trace_id
+    return f"trace={trace_id:032x} parent={parent.span_id if parent else 0:016x}"
+
+
+def sdk_tracing_to(monkeypatch: Any, provider: Any) -> None:
+    """The MCP SDK's spans (client and in-process server) go to ``provider`` for this test."""
+    import mcp.shared._otel as otel
+
+    monkeypatch.setattr(otel, "_tracer", provider.get_tracer("mcp-python-sdk"))
+
+
+if __name__ == "__main__":  # the stdio server: a process of its own, with an SDK provider
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+
+    trace.set_tracer_provider(TracerProvider())  # its spans are real (and go nowhere)
+    server().run("stdio")
+    sys.exit(0)
