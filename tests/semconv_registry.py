@@ -295,6 +295,21 @@ def span(group_id: str) -> SpanDef:
     return REGISTRIES[V1_41].span(group_id)
 
 
+MCP_DIR = SEMCONV_DIR / "mcp"
+
+
+@cache
+def mcp_attributes() -> dict[str, AttributeDef]:
+    """Every attribute of the MCP and JSON-RPC registries (``tests/semconv/mcp``) by key: the
+    keys an MCP tool's span adds (``mcp.method.name``'s members are the MCP methods)."""
+    out: dict[str, AttributeDef] = {}
+    for file in ("registry.yaml", "jsonrpc-registry.yaml"):
+        for group in _load(MCP_DIR / file)["groups"]:
+            for attr in group.get("attributes", ()):
+                out[attr["id"]] = _attribute(attr["id"], attr["type"])
+    return out
+
+
 def metrics() -> dict[str, MetricDef]:
     """Every metric of v1.41.1's ``metrics.yaml`` by metric name."""
     return REGISTRIES[V1_41].metrics()

@@ -144,11 +144,9 @@ OUTSIDE_REGISTRY: dict[str, type] = {
     _attributes.OI_INPUT_VALUE: str,
     _attributes.OI_OUTPUT_VALUE: str,
     _attributes.MLFLOW_TRACE_NAME: str,  # the root's name in MLflow's trace list
-    # A tool on an MCP server: the MCP conventions' keys on its execute_tool span
-    # (docs/mcp-and-agents.md).
-    _attributes.MCP_METHOD_NAME: str,
-    _attributes.MCP_SESSION_ID: str,
-    _attributes.MCP_PROTOCOL_VERSION: str,
+    # A tool on an MCP server: the MCP and JSON-RPC conventions' keys (all strings, vendored in
+    # tests/semconv/mcp) on its execute_tool span (docs/mcp-and-agents.md).
+    **dict.fromkeys(semconv.mcp_attributes(), str),
 }
 # Registered keys we set on a span type whose definition does not list them, on purpose:
 # the agent span names the model that answered when an Agent reports it (RunUsage.model);
@@ -461,6 +459,16 @@ def test_our_attribute_module_uses_gen_ai_only_for_registered_names() -> None:
             exception = name.startswith("EXCEPTION_") and f"ref: {value}" in EVENTS_TEXT
             ours = value.startswith(OUR_PREFIX) or value in OUTSIDE_REGISTRY
             assert value == "error.type" or exception or ours, (name, value)
+
+
+def test_our_mcp_keys_and_method_are_the_mcp_conventions() -> None:
+    """The MCP keys of ``_attributes`` are keys of the vendored MCP and JSON-RPC registries,
+    and the method an MCP tool's span names is a member of ``mcp.method.name``."""
+    registry = semconv.mcp_attributes()
+    keys = {n: v for n, v in vars(_attributes).items() if n.startswith(("MCP_", "JSONRPC_"))}
+    assert keys.pop("MCP_METHOD_TOOLS_CALL") in registry["mcp.method.name"].members
+    assert keys.pop("MCP_SERVER_NAME").startswith(OUR_PREFIX)  # the conventions have none
+    assert keys and all(value in registry for value in keys.values()), keys
 
 
 # --- metrics -------------------------------------------------------------------------------------

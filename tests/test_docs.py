@@ -12,7 +12,9 @@ The rules (also in ``docs/README.md``, for whoever adds a page):
   by a typo.
 * Every relative Markdown link points at a file or folder of the repository, and its
   ``#anchor`` at a heading of the target page. Every path-like token (in inline code, or in a
-  non-Python code block) whose first part is a top-level entry of the repository exists.
+  non-Python code block) whose first part is a top-level entry of the repository exists;
+  an MCP method name (``tools/call``: a member of ``mcp.method.name`` in the vendored MCP
+  conventions) is a protocol's word, not a path.
   External links are only checked for form: the tests run offline.
 * The README stays a short tour: at most about 200 lines, with its six sections in order.
 """
@@ -28,6 +30,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+
+import semconv_registry as semconv
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
@@ -139,6 +143,8 @@ def _ignored() -> set[str]:
 
 
 TOP_LEVEL = {p.name for p in ROOT.iterdir()} - _ignored()
+# MCP methods read like paths under tools/ (tools/call, tools/list): the conventions name them.
+MCP_METHODS = frozenset(semconv.mcp_attributes()["mcp.method.name"].members)
 
 
 def file_references(page: Path) -> list[str]:
@@ -150,6 +156,8 @@ def file_references(page: Path) -> list[str]:
     refs = []
     for token in tokens:
         token = token.strip("'\"(),:;")
+        if token in MCP_METHODS:
+            continue
         if PATH_LIKE.match(token) and token.split("/")[0] in TOP_LEVEL:
             refs.append(token)
     return refs
@@ -185,16 +193,18 @@ def test_the_rules_catch_what_they_should(tmp_path: Path) -> None:
     page = tmp_path / "page.md"
     page.write_text(
         "# A `code` heading: here\n\n[ok](#a-code-heading-here) [bad](#nope)\n"
-        "`src/agent_otel/nowhere.py` and `examples/quickstart.py`\n\n"
+        "`src/agent_otel/nowhere.py` and `examples/quickstart.py`, `tools/call` `tools/calls`\n\n"
         "```py\nprint(1)\n```\n\n```bash\npython examples/missing.py\n```\n"
+        "```text\nexecute_tool add\n  tools/call add [SERVER]\n```\n"
     )
     assert anchors(page) == {"a-code-heading-here"}
     assert file_references(page) == [
         "src/agent_otel/nowhere.py",
         "examples/quickstart.py",
+        "tools/calls",  # not an MCP method: a path under tools/, checked
         "examples/missing.py",
     ]
-    [py, bash] = blocks(page)
+    [py, bash, _] = blocks(page)
     assert (py.info, py.code, py.line) == ("py", "print(1)\n", 6)
     assert bash.info == "bash"
     assert LINK.findall(prose(page)) == ["#a-code-heading-here", "#nope"]
