@@ -310,7 +310,7 @@ def test_with_no_run_current_a_scope_does_nothing_and_the_tools_exception_passes
 
 
 async def test_a_failing_hook_costs_only_the_scope(otel_telemetry: InMemoryTelemetry) -> None:
-    def broken(call_id: str | None, name: str | None, arguments: Any) -> Any:
+    def broken(call_id: str | None, name: str | None, arguments: Any, mcp: Any) -> Any:
         raise RuntimeError("hook bug")
 
     class BrokenScope:
@@ -320,7 +320,7 @@ async def test_a_failing_hook_costs_only_the_scope(otel_telemetry: InMemoryTelem
         def __exit__(self, *exc: object) -> None:
             raise RuntimeError("exit bug")
 
-    def half(call_id: str | None, name: str | None, arguments: Any) -> Any:
+    def half(call_id: str | None, name: str | None, arguments: Any, mcp: Any) -> Any:
         return BrokenScope()
 
     for hook in (broken, half):
