@@ -31,14 +31,6 @@ from agent_otel.recording import _open, _pending
 from agent_otel.testing import InMemoryTelemetry, run_script
 
 
-def pending(telemetry: InMemoryTelemetry) -> list[Any]:
-    return [s for s in telemetry.spans() if s.attributes.get(A.PENDING)]
-
-
-def final(telemetry: InMemoryTelemetry) -> list[Any]:
-    return [s for s in telemetry.spans() if not s.attributes.get(A.PENDING)]
-
-
 def pending_thread() -> threading.Thread | None:
     return next((t for t in threading.enumerate() if t.name == "agent-otel-pending"), None)
 
@@ -53,7 +45,7 @@ def wait_for(check: Any, timeout: float = 20.0) -> None:
 def test_off_by_default_no_snapshot_no_thread() -> None:
     telemetry = InMemoryTelemetry()
     asyncio.run(run_script(telemetry, [TextDelta(text="hi")]))
-    assert pending(telemetry) == []
+    assert telemetry.pending() == []
     assert pending_thread() is None
 
 
@@ -84,12 +76,12 @@ def test_a_run_is_shown_at_start_and_its_open_spans_every_interval() -> None:
         yield Usage(input_tokens=10, output_tokens=5)
         yield LLMCallStart(model="m", call_id="c2", messages=[])  # open while the tool runs
         # the run waits: the start snapshot and at least one interval's are exported meanwhile
-        seen["at_start"] = len(pending(telemetry))
-        await asyncio.to_thread(wait_for, lambda: len(pending(telemetry)) >= 6)
+        seen["at_start"] = len(telemetry.pending())
+        await asyncio.to_thread(wait_for, lambda: len(telemetry.pending()) >= 6)
         seen["while_open"] = [
-            (s.name, s.parent.span_id if s.parent else None) for s in pending(telemetry)
+            (s.name, s.parent.span_id if s.parent else None) for s in telemetry.pending()
         ]
-        seen["finals_while_open"] = [s.name for s in final(telemetry)]
+        seen["finals_while_open"] = list(telemetry.by_name())
         yield LLMCallEnd(call_id="c2", finish_reason="stop")
         yield Usage(input_tokens=20, output_tokens=7)
         yield ToolResult(tool_call_id="t1", content="found")
@@ -97,8 +89,8 @@ def test_a_run_is_shown_at_start_and_its_open_spans_every_interval() -> None:
 
     asyncio.run(run_script(telemetry, agent(), agent_name="a", pending_spans=1))
     assert seen["at_start"] == 1  # the run, at its start
-    snapshots = pending(telemetry)
-    spans = {s.context.span_id: s for s in final(telemetry)}
+    snapshots = telemetry.pending()
+    spans = {s.context.span_id: s for same in telemetry.by_name().values() for s in same}
     names = {name for name, _ in seen["while_open"]}
     assert {"invoke_agent a", "chat m", "execute_tool search"} <= names
     assert any(name.startswith("step") for name in names)
@@ -115,7 +107,7 @@ def test_a_run_is_shown_at_start_and_its_open_spans_every_interval() -> None:
     # one snapshot per open span per interval: never two for one span at one tick
     ticks = [(s.parent.span_id, s.start_time) for s in snapshots]
     assert len(ticks) == len(set(ticks))
-    (run,) = [s for s in final(telemetry) if s.name == "invoke_agent a"]
+    run = telemetry.span("invoke_agent a")
     assert run.attributes[A.USAGE_INPUT_TOTAL] == 30  # counted once
     usage = [
         s.attributes.get(A.USAGE_INPUT_TOKENS, 0) for s in telemetry.spans() if s.name == "chat m"
@@ -157,7 +149,7 @@ def test_the_thread_serves_every_run_and_ends_with_the_last() -> None:
 
     asyncio.run(both())
     wait_for(lambda: pending_thread() is None)
-    assert len(pending(telemetry)) >= 2  # both runs were shown at start
+    assert len(telemetry.pending()) >= 2  # both runs were shown at start
 
 
 @pytest.mark.internal_errors
@@ -233,4 +225,4 @@ def test_every_ending_stops_the_snapshots(ending: str) -> None:
     assert not _pending._watched
     wait_for(lambda: pending_thread() is None)
     assert _open.open_count() == 0
-    assert len(pending(telemetry)) >= 1  # it was shown at start
+    assert len(telemetry.pending()) >= 1  # it was shown at start

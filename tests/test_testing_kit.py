@@ -66,3 +66,19 @@ async def test_otel_internal_errors_lists_every_swallowed_error(
     await run_script(otel_telemetry, events, capture_content=ContentCapture(redact=redact))
     await run_script(otel_telemetry, events, capture_content=ContentCapture(redact=redact))
     assert otel_internal_errors == ["content capture"] * 2  # the repeat too, logged quietly
+
+
+async def test_span_and_by_name_read_final_spans_when_pending_spans_is_on(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """With ``pending_spans`` a run exports snapshots named like the spans they show:
+    ``span(name)`` is still the one final span, ``pending()`` lists the snapshots."""
+    await run_script(otel_telemetry, EVENTS, agent_name="kit", step_spans=False, pending_spans=1)
+    run = otel_telemetry.span("invoke_agent kit")
+    assert "agent_otel.pending" not in (run.attributes or {})
+    assert [len(s) for s in otel_telemetry.by_name().values()] == [1, 1]
+    snapshots = otel_telemetry.pending()
+    assert snapshots[0].name == "invoke_agent kit"  # the one taken at the start
+    assert snapshots[0].parent is not None
+    assert snapshots[0].parent.span_id == run.context.span_id
+    assert len(otel_telemetry.spans()) == 2 + len(snapshots)  # spans() shows all exported

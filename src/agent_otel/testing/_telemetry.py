@@ -15,6 +15,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.sdk.trace.id_generator import IdGenerator
 from opentelemetry.sdk.trace.sampling import Sampler
 
+from agent_otel._attributes import PENDING
+
 from ._tree import span_tree
 
 if TYPE_CHECKING:
@@ -22,6 +24,10 @@ if TYPE_CHECKING:
 
     from agent_otel.recording._options import Options
     from agent_otel.recording._wrapper import StreamWrapper
+
+
+def _is_snapshot(span: ReadableSpan) -> bool:
+    return bool((span.attributes or {}).get(PENDING))
 
 
 class SequentialIdGenerator(IdGenerator):
@@ -46,7 +52,14 @@ class InMemoryTelemetry:
     :meth:`wrapper` is ``otel_wrapper()`` writing here (or pass ``telemetry.tracer_provider``
     / ``.meter_provider`` / ``.logger_provider`` to ``instrument()``); read back with
     :meth:`tree` (the structural assertion: a run's span tree as plain dicts), :meth:`spans`,
-    :meth:`span` / :meth:`by_name`, :meth:`histograms` and :meth:`logs` (the GenAI log events).
+    :meth:`span` / :meth:`by_name`, :meth:`pending`, :meth:`histograms` and :meth:`logs` (the
+    GenAI log events).
+
+    With the option ``pending_spans`` a run also exports snapshots of its open spans: spans
+    with the same names, marked ``agent_otel.pending``. :meth:`spans` and :meth:`tree` show
+    everything exported, snapshots included; :meth:`span` and :meth:`by_name` read the final
+    spans only (a snapshot is a view of a span, not a second one); :meth:`pending` lists the
+    snapshots.
     """
 
     def __init__(self, *, sampler: Sampler | None = None, ids: IdGenerator | None = None) -> None:
@@ -74,18 +87,24 @@ class InMemoryTelemetry:
         """Finished spans, in the order they ended."""
         return list(self.exporter.get_finished_spans())
 
+    def pending(self) -> list[ReadableSpan]:
+        """The snapshots option ``pending_spans`` exported (``agent_otel.pending``), in order."""
+        return [s for s in self.spans() if _is_snapshot(s)]
+
     def by_name(self) -> dict[str, list[ReadableSpan]]:
-        """Finished spans by name, each list in the order they ended."""
+        """Finished spans by name, each list in the order they ended; snapshots left out."""
         out: defaultdict[str, list[ReadableSpan]] = defaultdict(list)
         for span in self.spans():
-            out[span.name].append(span)
+            if not _is_snapshot(span):
+                out[span.name].append(span)
         return dict(out)
 
     def span(self, name: str) -> ReadableSpan:
-        """The one finished span named ``name`` (``AssertionError`` unless exactly one)."""
-        found = [s for s in self.spans() if s.name == name]
-        names = sorted({s.name for s in self.spans()})
-        assert len(found) == 1, f"{len(found)} spans named {name!r}; names: {names}"
+        """The one finished span named ``name``, snapshots left out (``AssertionError`` unless
+        exactly one)."""
+        spans = self.by_name()
+        found = spans.get(name, [])
+        assert len(found) == 1, f"{len(found)} spans named {name!r}; names: {sorted(spans)}"
         return found[0]
 
     def logs(self) -> list[ReadableLogRecord]:
