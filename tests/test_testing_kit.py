@@ -7,9 +7,16 @@ from typing import Any
 
 import pytest
 
-from agent_contract.protocol import LLMCallEnd, LLMCallStart, TextDelta, ToolCall, ToolResult
+from agent_contract.protocol import (
+    FunctionCall,
+    LLMCallEnd,
+    LLMCallStart,
+    TextDelta,
+    ToolCall,
+    ToolResult,
+)
 from agent_otel import ContentCapture
-from agent_otel.testing import InMemoryTelemetry, run_script
+from agent_otel.testing import InMemoryTelemetry, run_script, span_outline
 
 EVENTS = [LLMCallStart(model="m", call_id="c"), TextDelta("hi"), LLMCallEnd(call_id="c")]
 
@@ -82,3 +89,23 @@ async def test_span_and_by_name_read_final_spans_when_pending_spans_is_on(
     assert snapshots[0].parent is not None
     assert snapshots[0].parent.span_id == run.context.span_id
     assert len(otel_telemetry.spans()) == 2 + len(snapshots)  # spans() shows all exported
+
+
+async def test_outline_is_the_tree_by_names(otel_telemetry: InMemoryTelemetry) -> None:
+    call = ToolCall(id="t", function=FunctionCall(name="search", arguments="{}"))
+    events = [
+        LLMCallStart(model="m"),
+        call,
+        LLMCallEnd(),
+        ToolResult(tool_call_id="t", content="x"),
+    ]
+    await run_script(otel_telemetry, events, agent_name="kit")
+    assert otel_telemetry.outline() == [
+        ["invoke_agent kit", [["step 0", ["chat m", "execute_tool search"]]]]
+    ]
+    assert span_outline([]) == []
+    tree = otel_telemetry.tree(attributes=False, events=False)
+    assert [node["name"] for node in tree[0]["children"][0]["children"]] == [
+        "chat m",
+        "execute_tool search",
+    ]  # the same order as the tree

@@ -17,7 +17,7 @@ from opentelemetry.sdk.trace.sampling import Sampler
 
 from agent_otel._attributes import PENDING
 
-from ._tree import span_tree
+from ._tree import span_outline, span_tree
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -51,7 +51,8 @@ class InMemoryTelemetry:
 
     :meth:`wrapper` is ``otel_wrapper()`` writing here (or pass ``telemetry.tracer_provider``
     / ``.meter_provider`` / ``.logger_provider`` to ``instrument()``); read back with
-    :meth:`tree` (the structural assertion: a run's span tree as plain dicts), :meth:`spans`,
+    :meth:`tree` (the structural assertion: a run's span tree as plain dicts), :meth:`outline`
+    (the same tree by names alone), :meth:`spans`,
     :meth:`span` / :meth:`by_name`, :meth:`pending`, :meth:`histograms` and :meth:`logs` (the
     GenAI log events).
 
@@ -115,6 +116,11 @@ class InMemoryTelemetry:
         """The finished spans as nested plain dicts (see :func:`span_tree`); with
         ``attributes=KEYS`` it reads like the spec it checks."""
         return span_tree(self.spans(), **options)
+
+    def outline(self) -> list[Any]:
+        """The finished spans' tree by names alone (see :func:`span_outline`):
+        ``[["invoke_agent a", [["step 0", ["chat m", "execute_tool t"]]]]]``."""
+        return span_outline(self.spans())
 
     def histograms(self) -> dict[str, list[HistogramDataPoint]]:
         """Every histogram data point collected so far, by metric name."""

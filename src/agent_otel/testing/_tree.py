@@ -60,3 +60,17 @@ def span_tree(
         else:
             roots.append(node)
     return roots
+
+
+def span_outline(spans: Iterable[ReadableSpan]) -> list[Any]:
+    """The span tree by names alone, for asserting structure in one line per level.
+
+    A span without children is its name; a span with children is ``[name, [children...]]``,
+    children in start-time order as in :func:`span_tree`.
+    """
+
+    def walk(node: dict[str, Any]) -> Any:
+        children = [walk(child) for child in node["children"]]
+        return [node["name"], children] if children else node["name"]
+
+    return [walk(root) for root in span_tree(spans, attributes=False, events=False)]
