@@ -9,12 +9,11 @@ event, and never at the cost of the tool (its exceptions, its result).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
 import pytest
 from opentelemetry import trace
-from opentelemetry.sdk.trace import ReadableSpan
 
 from agent_contract.protocol import (
     FunctionCall,
@@ -26,34 +25,44 @@ from agent_contract.protocol import (
     ToolResult,
 )
 from agent_contract.scope import add_scope_hook, remove_scope_hook, tool_scope
-from agent_otel.testing import InMemoryTelemetry
+from agent_otel.testing import InMemoryTelemetry, run_script
+
+KEYS = {"gen_ai.tool.call.id", "agent_otel.incomplete"}
 
 
-def _by_name(telemetry: InMemoryTelemetry) -> dict[str, ReadableSpan]:
-    spans = telemetry.spans()
-    named = {s.name: s for s in spans}
-    assert len(named) == len(spans), [s.name for s in spans]  # names are unique in these runs
-    return named
+def _tools(telemetry: InMemoryTelemetry) -> list[tuple[str, dict[str, Any], list[str]]]:
+    """Every tool span of the tree, in start order: its name, call id (and ``incomplete``
+    mark, if any), and the names of the spans nested under it."""
+
+    def walk(nodes: list[dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any], list[str]]]:
+        for node in nodes:
+            if node["name"].startswith("execute_tool "):
+                yield node["name"], node["attributes"], [c["name"] for c in node["children"]]
+            yield from walk(node["children"])
+
+    return list(walk(telemetry.tree(attributes=KEYS, events=False)))
 
 
-def _parent_of(spans: dict[str, ReadableSpan], name: str) -> str | None:
-    parent = spans[name].parent
-    if parent is None:
-        return None
-    return next(n for n, s in spans.items() if s.context.span_id == parent.span_id)
+def _call(call_id: str, name: str, arguments: str = "{}") -> ToolCall:
+    return ToolCall(id=call_id, function=FunctionCall(name=name, arguments=arguments))
 
 
-def _one_trace(telemetry: InMemoryTelemetry) -> None:
-    assert len({s.context.trace_id for s in telemetry.spans()}) == 1
+def _client_body(
+    telemetry: InMemoryTelemetry, *, by_id: bool = True
+) -> Callable[[str, str], Awaitable[str]]:
+    """A tool body run under ``tool_scope`` (by call id and name; by name alone without
+    ``by_id``) that opens ``client <call id>`` on another library's tracer (an MCP client,
+    an HTTP client)."""
+    tracer = telemetry.tracer_provider.get_tracer("some.library")
 
+    async def body(call_id: str, name: str) -> str:
+        with tool_scope(call_id if by_id else None, name):
+            await asyncio.sleep(0)
+            with tracer.start_as_current_span(f"client {call_id}"):
+                await asyncio.sleep(0)
+        return "ok"
 
-def _tracer(telemetry: InMemoryTelemetry) -> trace.Tracer:
-    """Another library's tracer (an MCP client, an HTTP client) inside the tool."""
-    return telemetry.tracer_provider.get_tracer("some.library")
-
-
-def _call(call_id: str, name: str) -> ToolCall:
-    return ToolCall(id=call_id, function=FunctionCall(name=name, arguments="{}"))
+    return body
 
 
 async def _framework_run(
@@ -85,36 +94,30 @@ async def _framework_run(
         yield TextDelta(text="done")
         yield LLMCallEnd(model="m2")
 
-    async for _ in telemetry.wrapper(agent_name="calc")(stream()):
-        pass
+    await run_script(telemetry, stream(), agent_name="calc")
+
+
+PARALLEL = [
+    ["invoke_agent calc", [
+        ["step 0", ["chat m", ["execute_tool add", ["client a"]],
+                    ["execute_tool mul", ["client b"]]]],
+        ["step 1", ["chat m2"]],
+    ]],
+]  # fmt: skip
+"""Two calls in parallel, each body's client span under its own tool span (one trace)."""
 
 
 async def test_parallel_tool_bodies_in_tasks_nest_what_they_open_under_their_own_tool_span(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:
-    tracer = _tracer(otel_telemetry)
-
-    async def body(call_id: str, name: str) -> str:
-        with tool_scope(call_id, name):
-            await asyncio.sleep(0)
-            with tracer.start_as_current_span(f"client {call_id}"):
-                await asyncio.sleep(0)
-        return "ok"
-
-    await _framework_run(otel_telemetry, [("a", "add"), ("b", "mul")], body)
-
-    spans = _by_name(otel_telemetry)
-    _one_trace(otel_telemetry)
-    assert _parent_of(spans, "client a") == "execute_tool add"
-    assert _parent_of(spans, "client b") == "execute_tool mul"
-    assert _parent_of(spans, "execute_tool add") == "step 0"
-    assert _parent_of(spans, "execute_tool mul") == "step 0"
+    await _framework_run(otel_telemetry, [("a", "add"), ("b", "mul")], _client_body(otel_telemetry))
+    assert otel_telemetry.outline() == PARALLEL
 
 
 async def test_a_sync_body_in_a_thread_nests_under_its_tool_span(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:
-    tracer = _tracer(otel_telemetry)
+    tracer = otel_telemetry.tracer_provider.get_tracer("some.library")
 
     def work(call_id: str) -> str:
         with tracer.start_as_current_span(f"client {call_id}"):
@@ -128,39 +131,27 @@ async def test_a_sync_body_in_a_thread_nests_under_its_tool_span(
         return await asyncio.to_thread(scoped)
 
     await _framework_run(otel_telemetry, [("a", "add"), ("b", "mul")], body)
-
-    spans = _by_name(otel_telemetry)
-    _one_trace(otel_telemetry)
-    assert _parent_of(spans, "client a") == "execute_tool add"
-    assert _parent_of(spans, "client b") == "execute_tool mul"
+    assert otel_telemetry.outline() == PARALLEL
 
 
 async def test_a_body_that_runs_before_its_event_is_read_opens_its_span_and_the_event_adopts_it(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:
-    tracer = _tracer(otel_telemetry)
+    calls = [("a", "add"), ("b", "mul")]
+    await _framework_run(otel_telemetry, calls, _client_body(otel_telemetry), run_ahead=True)
 
-    async def body(call_id: str, name: str) -> str:
-        with tool_scope(call_id, name), tracer.start_as_current_span(f"client {call_id}"):
-            await asyncio.sleep(0)
-        return "ok"
-
-    await _framework_run(otel_telemetry, [("a", "add"), ("b", "mul")], body, run_ahead=True)
-
-    spans = _by_name(otel_telemetry)
-    _one_trace(otel_telemetry)
-    assert [n for n in spans if n.startswith("execute_tool")] == [
-        "execute_tool add",
-        "execute_tool mul",
-    ]  # one span per call: the event took the early one
-    for cid, name in (("a", "add"), ("b", "mul")):
-        tool = spans[f"execute_tool {name}"]
-        assert _parent_of(spans, f"client {cid}") == f"execute_tool {name}"
-        assert _parent_of(spans, f"execute_tool {name}") == "step 0"
-        assert dict(tool.attributes or {})["gen_ai.tool.call.id"] == cid
-        assert "agent_otel.incomplete" not in dict(tool.attributes or {})
-        assert tool.start_time is not None and spans[f"client {cid}"].start_time is not None
-        assert tool.start_time <= spans[f"client {cid}"].start_time  # it started with the tool
+    assert otel_telemetry.outline() == PARALLEL  # one span per call: the event took the early one
+    assert _tools(otel_telemetry) == [
+        ("execute_tool add", {"gen_ai.tool.call.id": "a"}, ["client a"]),
+        ("execute_tool mul", {"gen_ai.tool.call.id": "b"}, ["client b"]),
+    ]  # not marked incomplete
+    for cid, name in calls:
+        tool, client = (
+            otel_telemetry.span(f"execute_tool {name}"),
+            otel_telemetry.span(f"client {cid}"),
+        )
+        assert tool.start_time is not None and client.start_time is not None
+        assert tool.start_time <= client.start_time  # it started with the tool
 
 
 async def test_an_early_span_opened_by_id_alone_takes_its_name_from_the_event(
@@ -173,8 +164,7 @@ async def test_an_early_span_opened_by_id_alone_takes_its_name_from_the_event(
 
     await _framework_run(otel_telemetry, [("a", "add")], body, run_ahead=True)
 
-    spans = _by_name(otel_telemetry)
-    attributes = dict(spans["execute_tool add"].attributes or {})
+    attributes = dict(otel_telemetry.span("execute_tool add").attributes or {})
     assert attributes["gen_ai.tool.name"] == "add"
     [point] = otel_telemetry.histograms()["gen_ai.execute_tool.duration"]
     assert dict(point.attributes or {})["gen_ai.tool.name"] == "add"
@@ -183,12 +173,7 @@ async def test_an_early_span_opened_by_id_alone_takes_its_name_from_the_event(
 async def test_calls_of_one_name_without_ids_are_taken_in_the_order_they_were_asked_for(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:
-    tracer = _tracer(otel_telemetry)
-
-    async def body(call_id: str, name: str) -> str:
-        with tool_scope(None, name), tracer.start_as_current_span(f"client {call_id}"):
-            await asyncio.sleep(0)
-        return "ok"
+    body = _client_body(otel_telemetry, by_id=False)
 
     async def stream() -> AsyncIterator[Any]:
         yield LLMCallStart(model="m", provider="openai")
@@ -199,25 +184,17 @@ async def test_calls_of_one_name_without_ids_are_taken_in_the_order_they_were_as
             await body(cid, "add")
             yield ToolResult(tool_call_id=cid, name="add", content="ok")
 
-    async for _ in otel_telemetry.wrapper()(stream()):
-        pass
-
-    spans = otel_telemetry.spans()
-    tools = {
-        dict(s.attributes or {})["gen_ai.tool.call.id"]: s
-        for s in spans
-        if s.name == "execute_tool add"
-    }
-    clients = {s.name: s for s in spans if s.name.startswith("client")}
-    for cid in ("first", "second"):
-        parent = clients[f"client {cid}"].parent
-        assert parent is not None and parent.span_id == tools[cid].context.span_id
+    await run_script(otel_telemetry, stream())
+    assert _tools(otel_telemetry) == [
+        ("execute_tool add", {"gen_ai.tool.call.id": "first"}, ["client first"]),
+        ("execute_tool add", {"gen_ai.tool.call.id": "second"}, ["client second"]),
+    ]
 
 
 async def test_a_body_scoped_after_its_call_ended_opens_nothing(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:
-    tracer = _tracer(otel_telemetry)
+    tracer = otel_telemetry.tracer_provider.get_tracer("some.library")
 
     async def stream() -> AsyncIterator[Any]:
         yield _call("a", "add")
@@ -226,14 +203,10 @@ async def test_a_body_scoped_after_its_call_ended_opens_nothing(
             pass
         yield TextDelta(text="done")
 
-    async for _ in otel_telemetry.wrapper()(stream()):
-        pass
-
-    names = [s.name for s in otel_telemetry.spans()]
-    assert names.count("execute_tool add") == 1
-    late = next(s for s in otel_telemetry.spans() if s.name == "late")
-    step = next(s for s in otel_telemetry.spans() if s.name == "step 0")
-    assert late.parent is not None and late.parent.span_id == step.context.span_id
+    await run_script(otel_telemetry, stream())
+    assert otel_telemetry.outline() == [
+        ["invoke_agent", [["step 0", ["execute_tool add", "late"]]]]
+    ]  # the late body's span under the step, beside the ended tool: no second tool span
 
 
 async def test_a_body_whose_call_event_never_comes_still_ends_its_span(
@@ -248,12 +221,11 @@ async def test_a_body_whose_call_event_never_comes_still_ends_its_span(
             pass
         yield TextDelta(text="done")
 
-    async for _ in otel_telemetry.wrapper()(stream()):
-        pass
-
-    tools = {s.name: dict(s.attributes or {}) for s in otel_telemetry.spans()}
-    assert "agent_otel.incomplete" not in tools["execute_tool add"]
-    assert tools["execute_tool mul"]["agent_otel.incomplete"] is True
+    await run_script(otel_telemetry, stream())
+    assert _tools(otel_telemetry) == [
+        ("execute_tool add", {"gen_ai.tool.call.id": "a"}, []),
+        ("execute_tool mul", {"gen_ai.tool.call.id": "b", "agent_otel.incomplete": True}, []),
+    ]
     [root] = [s for s in otel_telemetry.spans() if s.parent is None]
     assert "tool_result_without_call" not in str(root.attributes)  # no repair: nothing lost
 
@@ -261,7 +233,7 @@ async def test_a_body_whose_call_event_never_comes_still_ends_its_span(
 async def test_a_sub_agent_run_inside_a_tool_scopes_its_own_tools(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:
-    tracer = _tracer(otel_telemetry)
+    tracer = otel_telemetry.tracer_provider.get_tracer("some.library")
 
     async def inner_stream() -> AsyncIterator[Any]:
         yield _call("x", "lookup")
@@ -271,14 +243,12 @@ async def test_a_sub_agent_run_inside_a_tool_scopes_its_own_tools(
 
     async def body(call_id: str, name: str) -> str:
         with tool_scope(call_id, name):
-            async for _ in otel_telemetry.wrapper(agent_name="expert")(inner_stream()):
-                pass
+            await run_script(otel_telemetry, inner_stream(), agent_name="expert")
         return "ok"
 
     await _framework_run(otel_telemetry, [("a", "ask_expert")], body)
 
-    _one_trace(otel_telemetry)
-    assert _shape(otel_telemetry) == [
+    assert otel_telemetry.outline() == [
         ["invoke_agent calc", [
             ["step 0", [
                 "chat m",
@@ -289,14 +259,6 @@ async def test_a_sub_agent_run_inside_a_tool_scopes_its_own_tools(
             ["step 1", ["chat m2"]],
         ]],
     ]  # fmt: skip
-
-
-def _shape(telemetry: InMemoryTelemetry) -> list[Any]:
-    def walk(node: dict[str, Any]) -> Any:
-        kids = [walk(child) for child in node["children"]]
-        return [node["name"], kids] if kids else node["name"]
-
-    return [walk(root) for root in telemetry.tree(attributes=False, events=False)]
 
 
 def test_with_no_run_current_a_scope_does_nothing_and_the_tools_exception_passes_unchanged(
@@ -353,20 +315,19 @@ async def test_the_tools_exception_leaves_the_scope_unchanged_inside_a_run(
             assert trace.get_current_span().is_recording()  # the run's context is back
         yield ToolResult(tool_call_id="a", name="add", content="boom", is_error=True)
 
-    async for _ in otel_telemetry.wrapper()(stream()):
-        pass
+    await run_script(otel_telemetry, stream())
     assert seen == [error]
 
 
 async def test_calls_of_one_name_without_ids_started_out_of_order_are_told_by_their_arguments(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:
-    tracer = _tracer(otel_telemetry)
+    tracer = otel_telemetry.tracer_provider.get_tracer("some.library")
 
     async def stream() -> AsyncIterator[Any]:
         yield LLMCallStart(model="m", provider="openai")
-        yield ToolCall(id="first", function=FunctionCall(name="add", arguments='{"x": 1}'))
-        yield ToolCall(id="second", function=FunctionCall(name="add", arguments='{"x": 2}'))
+        yield _call("first", "add", '{"x": 1}')
+        yield _call("second", "add", '{"x": 2}')
         yield LLMCallEnd(model="m")
         for x in (2, 1):  # threads of a pool: the second call's body starts first
             with tool_scope(None, "add", {"x": x}), tracer.start_as_current_span(f"client {x}"):
@@ -374,45 +335,31 @@ async def test_calls_of_one_name_without_ids_started_out_of_order_are_told_by_th
         yield ToolResult(tool_call_id="first", name="add", content="2")
         yield ToolResult(tool_call_id="second", name="add", content="3")
 
-    async for _ in otel_telemetry.wrapper()(stream()):
-        pass
-
-    spans = otel_telemetry.spans()
-    tools = {
-        s.context.span_id: dict(s.attributes or {}) for s in spans if s.name == "execute_tool add"
-    }
-    for x, cid in ((1, "first"), (2, "second")):
-        [client] = [s for s in spans if s.name == f"client {x}"]
-        assert client.parent is not None
-        assert tools[client.parent.span_id]["gen_ai.tool.call.id"] == cid
+    await run_script(otel_telemetry, stream())
+    assert _tools(otel_telemetry) == [
+        ("execute_tool add", {"gen_ai.tool.call.id": "first"}, ["client 1"]),
+        ("execute_tool add", {"gen_ai.tool.call.id": "second"}, ["client 2"]),
+    ]
 
 
 async def test_bodies_without_ids_that_run_ahead_of_their_events_are_adopted_by_arguments(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:
-    tracer = _tracer(otel_telemetry)
+    tracer = otel_telemetry.tracer_provider.get_tracer("some.library")
 
     async def stream() -> AsyncIterator[Any]:
         yield LLMCallStart(model="m", provider="openai")
         for x in (2, 1):  # the framework ran both before the consumer read either call
             with tool_scope(None, "add", {"x": x}), tracer.start_as_current_span(f"client {x}"):
                 pass
-        yield ToolCall(id="first", function=FunctionCall(name="add", arguments='{"x": 1}'))
-        yield ToolCall(id="second", function=FunctionCall(name="add", arguments='{"x": 2}'))
+        yield _call("first", "add", '{"x": 1}')
+        yield _call("second", "add", '{"x": 2}')
         yield LLMCallEnd(model="m")
         yield ToolResult(tool_call_id="first", name="add", content="2")
         yield ToolResult(tool_call_id="second", name="add", content="3")
 
-    async for _ in otel_telemetry.wrapper()(stream()):
-        pass
-
-    spans = otel_telemetry.spans()
-    tools = {
-        s.context.span_id: dict(s.attributes or {}) for s in spans if s.name == "execute_tool add"
-    }
-    assert len(tools) == 2
-    for x, cid in ((1, "first"), (2, "second")):
-        [client] = [s for s in spans if s.name == f"client {x}"]
-        assert client.parent is not None
-        assert tools[client.parent.span_id]["gen_ai.tool.call.id"] == cid
-        assert "agent_otel.incomplete" not in tools[client.parent.span_id]
+    await run_script(otel_telemetry, stream())
+    assert _tools(otel_telemetry) == [
+        ("execute_tool add", {"gen_ai.tool.call.id": "second"}, ["client 2"]),  # started first
+        ("execute_tool add", {"gen_ai.tool.call.id": "first"}, ["client 1"]),
+    ]  # two spans, each adopted by the call of its arguments, neither incomplete

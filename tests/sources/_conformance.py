@@ -5,7 +5,8 @@ adapter's to choose: the chat span's name, what usage the framework carries, whe
 the model's tool-call ids. Its builder module, ``_fw_<name>.py`` beside this one, plays the
 script of ``_script`` on the framework's own test model: ``events(run)`` returns the
 adapter's events for one play; optionally ``usage(run)`` (the framework's own token totals,
-where it counts them itself) and ``subagent(telemetry)`` (an agent whose tool runs another
+where it counts them itself), ``parallel(tracer)`` (the tool-scope script of ``_parallel``,
+for ``test_tool_scopes``) and ``subagent(telemetry)`` (an agent whose tool runs another
 agent, each through the adapter and its own ``otel_wrapper``, named ``lead`` and ``expert``).
 ``test_conformance`` asserts the rest, the same for every row. A new adapter joins by adding
 one ``Row`` to ``ROWS`` and its builder module; the existing adapters join the same way.
@@ -22,10 +23,12 @@ import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from importlib.util import find_spec
 from types import ModuleType
 from typing import Any
 
 import pytest
+from opentelemetry.trace import Tracer
 
 from agent_contract.protocol import AgentEvent
 from agent_otel.testing import InMemoryTelemetry
@@ -110,6 +113,21 @@ class Row:
     """The builder can play ``Run(refuse=True)``: turn 2's request fails before its first chunk."""
     providers: tuple[Provider, ...] = ()
     """The provider instrumentations the row's model calls go through (``PROVIDERS``)."""
+    runs_tools: bool = True
+    """The framework runs the tools itself, so its adapter must run each body under the call's
+    own span: the builder plays ``_parallel``'s script with ``parallel(tracer)``. False for
+    the SDK sources (the caller's own loop runs the tools)."""
+
+    def param(self) -> Any:
+        """The row as a pytest parameter (id: its name), skipped at collection when its
+        framework is not installed (a skip raised later, inside a task the test starts, would
+        not skip the test)."""
+        try:
+            missing = find_spec(self.package) is None
+        except ModuleNotFoundError:  # the parent package is missing too
+            missing = True
+        skip = pytest.mark.skipif(missing, reason=f"needs {self.package}")
+        return pytest.param(self, id=self.name, marks=skip)
 
     @property
     def builder(self) -> ModuleType:
@@ -128,6 +146,10 @@ class Row:
 
     def subagent(self) -> Callable[[InMemoryTelemetry], Awaitable[Any]] | None:
         return getattr(self.builder, "subagent", None)
+
+    def parallel(self, tracer: Tracer) -> AsyncIterator[AgentEvent]:
+        parallel: Callable[[Tracer], AsyncIterator[AgentEvent]] = self.builder.parallel
+        return parallel(tracer)
 
 
 ROWS = [
@@ -151,8 +173,9 @@ ROWS = [
         refuses=True),
     # SDK sources: the caller's own tool loop (``_sdk_row``) around one source.
     Row("openai_chat", "openai", "chat gpt-4o-mini", errors=("APIError",), providers=OPENAI_SDK,
-        tool_error="tool_error", refuses=True),
+        tool_error="tool_error", refuses=True, runs_tools=False),
     # openai-v2 does not see LiteLLM's calls (it calls the SDK's raw-response method).
     Row("litellm_chat", "litellm", "chat openai/gpt-4o-mini", errors=("MidStreamFallbackError",),
-        providers=(OPENINFERENCE_OPENAI,), tool_error="tool_error", refuses=True),
+        providers=(OPENINFERENCE_OPENAI,), tool_error="tool_error", refuses=True,
+        runs_tools=False),
 ]  # fmt: skip

@@ -5,10 +5,13 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
+from opentelemetry.trace import Tracer
+
 from agent_contract.protocol import AgentEvent
 from agent_contract.sources.agno_stream import agno_events
 from agent_otel.testing import InMemoryTelemetry
 
+from . import _parallel as p
 from . import _script as s
 from . import _script_chat as chat
 from ._http import Answer, openai_client
@@ -41,3 +44,10 @@ async def subagent(telemetry: InMemoryTelemetry) -> None:
     lead = agent(chat.call("ask_expert", {"q": "Paris?"}, "call_e"), chat.answer("It is sunny."),
                  tools=[ask_expert], name="lead")  # fmt: skip
     [_ async for _ in wrapper(telemetry, "lead")(agno_events(lead, s.QUESTION))]
+
+
+def parallel(tracer: Tracer) -> AsyncIterator[AgentEvent]:
+    """The tool-scope script (``_parallel``); ``mul`` sync."""
+    first = chat.calls([(cid, name, {"x": arg}) for cid, name, arg in p.CALLS])
+    built = agent(first, chat.answer("done"), tools=p.tools(tracer), name=p.AGENT)
+    return agno_events(built, "go")

@@ -11,10 +11,13 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
+from opentelemetry.trace import Tracer
+
 from agent_contract.protocol import AgentEvent
 from agent_contract.sources.autogen_stream import autogen_events
 from agent_otel.testing import InMemoryTelemetry
 
+from . import _parallel as p
 from . import _script as s
 from ._conformance import Totals
 from ._trace import wrapper
@@ -78,3 +81,12 @@ async def subagent(telemetry: InMemoryTelemetry) -> None:
     lead = agent([_calls(s.Call("call_e", "ask_expert", {"q": "Paris?"})), "It is sunny."],
                  [ask_expert], name="lead")  # fmt: skip
     [_ async for _ in wrapper(telemetry, "lead")(autogen_events(lead, s.QUESTION))]
+
+
+def parallel(tracer: Tracer) -> AsyncIterator[AgentEvent]:
+    """The tool-scope script (``_parallel``), both tools async: AutoGen runs a sync tool on
+    the loop's executor, whose threads get no context (docs/adapters.md says so), so nothing a
+    sync tool opens can nest under its span."""
+    first = _calls(*(s.Call(cid, name, {"x": arg}) for cid, name, arg in p.CALLS))
+    built = agent([first, "done"], p.tools(tracer, sync=()), name=p.AGENT)
+    return autogen_events(built, "go")

@@ -18,10 +18,13 @@ import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+from opentelemetry.trace import Tracer
+
 from agent_contract.protocol import AgentEvent
 from agent_contract.sources.crewai_stream import crewai_events
 from agent_otel.testing import InMemoryTelemetry
 
+from . import _parallel as p
 from . import _script as s
 from ._trace import wrapper
 
@@ -138,3 +141,17 @@ async def subagent(telemetry: InMemoryTelemetry) -> None:
 
     boss = agent(llm(lead), [ask_expert], role="lead")
     [_ async for _ in wrapper(telemetry, "lead")(crewai_events(boss, s.QUESTION))]
+
+
+def parallel(tracer: Tracer) -> AsyncIterator[AgentEvent]:
+    """The tool-scope script (``_parallel``): CrewAI runs a turn's native calls in parallel,
+    on threads (its tools are sync)."""
+    from crewai.tools import tool
+
+    def respond(turn: int) -> bytes:
+        if turn == 0:
+            return completion(0, None, [(c, n, json.dumps({"x": a})) for c, n, a in p.CALLS])
+        return completion(1, "done", [])
+
+    tools = [tool(body.__name__)(body) for body in p.tools(tracer, sync=("add", "mul"))]
+    return crewai_events(agent(llm(respond), tools, role=p.AGENT), "go")

@@ -13,10 +13,13 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
+from opentelemetry.trace import Tracer
+
 from agent_contract.protocol import AgentEvent
 from agent_contract.sources.google_adk_stream import google_adk_events
 from agent_otel.testing import InMemoryTelemetry
 
+from . import _parallel as p
 from . import _script as s
 from ._trace import wrapper
 
@@ -107,3 +110,15 @@ async def subagent(telemetry: InMemoryTelemetry) -> None:
                                                       args={"q": "Paris?"}))  # fmt: skip
     lead = agent(_model([[ask], [types.Part(text="It is sunny.")]]), [ask_expert], name="lead")
     [_ async for _ in wrapper(telemetry, "lead")(google_adk_events(lead, s.QUESTION))]
+
+
+def parallel(tracer: Tracer) -> AsyncIterator[AgentEvent]:
+    """The tool-scope script (``_parallel``); ``mul`` sync."""
+    from google.genai import types
+
+    calls = [
+        types.Part(function_call=types.FunctionCall(id=cid, name=name, args={"x": arg}))
+        for cid, name, arg in p.CALLS
+    ]
+    model = _model([calls, [types.Part(text="done")]])
+    return google_adk_events(agent(model, p.tools(tracer), name=p.AGENT), "go")

@@ -12,9 +12,12 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
+from opentelemetry.trace import Tracer
+
 from agent_contract.protocol import AgentEvent
 from agent_contract.sources.langgraph_stream import langgraph_events
 
+from . import _parallel as p
 from . import _script as s
 from ._http import openai_client
 from ._sdk_row import chat_bodies
@@ -99,3 +102,38 @@ def graph(run: s.Run) -> Any:
 def events(run: s.Run) -> AsyncIterator[AgentEvent]:
     question = {"messages": [("user", s.QUESTION)]}
     return langgraph_events(graph(run), question, sink=run.kept.append)
+
+
+def parallel(tracer: Tracer) -> AsyncIterator[AgentEvent]:
+    """The tool-scope script (``_parallel``) on LangChain's fake chat model; ``mul`` sync, run
+    on LangGraph's executor thread."""
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessageChunk
+    from langchain_core.outputs import ChatGenerationChunk
+    from langchain_core.tools import tool
+    from langgraph.prebuilt import create_react_agent
+
+    class Scripted(GenericFakeChatModel):
+        """LangChain's fake chat model asking for ``CALLS``, then answering."""
+
+        turns: int = 0
+
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self
+
+        async def _astream(self, messages: Any, *args: Any, **kw: Any) -> Any:
+            self.turns += 1
+            if self.turns == 1:
+                chunks = [
+                    {"index": i, "id": cid, "name": name, "args": f'{{"x": {arg}}}'}
+                    for i, (cid, name, arg) in enumerate(p.CALLS)
+                ]
+                yield ChatGenerationChunk(
+                    message=AIMessageChunk(content="", tool_call_chunks=chunks, id="r1")  # type: ignore[arg-type]
+                )
+            else:
+                yield ChatGenerationChunk(message=AIMessageChunk(content="done", id="r2"))
+
+    tools = [tool(body) for body in p.tools(tracer)]
+    graph = create_react_agent(Scripted(messages=iter(())), tools, name=p.AGENT)
+    return langgraph_events(graph, {"messages": [("user", "go")]})

@@ -14,9 +14,12 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
+from opentelemetry.trace import Tracer
+
 from agent_contract.protocol import AgentEvent
 from agent_contract.sources.llama_index_stream import llama_index_events
 
+from . import _parallel as p
 from . import _script as s
 
 MODEL = "gpt-4o-mini"
@@ -154,3 +157,43 @@ async def subagent(telemetry: Any) -> None:
     lead = FunctionAgent(name="lead", tools=[ask_expert],
                          llm=Replies(replies=[ask, "The expert says: sunny."]))  # fmt: skip
     [_ async for _ in wrapper(telemetry, "lead")(llama_index_events(lead, s.QUESTION))]
+
+
+def parallel(tracer: Tracer) -> AsyncIterator[AgentEvent]:
+    """The tool-scope script (``_parallel``) on LlamaIndex's mock function-calling LLM;
+    ``mul`` sync."""
+    from llama_index.core.agent.workflow import FunctionAgent
+    from llama_index.core.base.llms.types import (
+        ChatMessage,
+        ChatResponse,
+        LLMMetadata,
+        ToolCallBlock,
+    )
+    from llama_index.core.llms.mock import MockFunctionCallingLLM
+
+    class Scripted(MockFunctionCallingLLM):
+        """LlamaIndex's mock function-calling LLM asking for ``CALLS``, then answering."""
+
+        turns: int = 0
+
+        @property
+        def metadata(self) -> LLMMetadata:
+            return LLMMetadata(is_function_calling_model=True, model_name="m")
+
+        async def astream_chat(self, messages: Any, **kwargs: Any) -> Any:
+            self.turns += 1
+            first = self.turns == 1
+
+            async def stream() -> AsyncIterator[Any]:
+                message = ChatMessage(role="assistant", content="" if first else "done")
+                if first:
+                    message.blocks.extend(
+                        ToolCallBlock(tool_call_id=cid, tool_name=name, tool_kwargs={"x": arg})
+                        for cid, name, arg in p.CALLS
+                    )
+                yield ChatResponse(message=message, delta="" if first else "done")
+
+            return stream()
+
+    built = FunctionAgent(name=p.AGENT, tools=p.tools(tracer), llm=Scripted(), streaming=True)
+    return llama_index_events(built, "go")

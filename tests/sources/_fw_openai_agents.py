@@ -8,9 +8,12 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
+from opentelemetry.trace import Tracer
+
 from agent_contract.protocol import AgentEvent
 from agent_contract.sources.openai_agents import openai_agents_events
 
+from . import _parallel as p
 from . import _script as s
 from ._http import openai_client
 from ._sdk_row import chat_bodies
@@ -28,3 +31,18 @@ def agent(run: s.Run) -> Any:
 
 def events(run: s.Run) -> AsyncIterator[AgentEvent]:
     return openai_agents_events(agent(run), s.QUESTION, on_result=run.kept.append)
+
+
+def parallel(tracer: Tracer) -> AsyncIterator[AgentEvent]:
+    """The tool-scope script (``_parallel``) on the SDK's own scripted test model; ``mul``
+    sync, run on a thread by the SDK."""
+    from agents import Agent, function_tool, set_tracing_disabled
+    from agents.testing import ScriptedModel, assistant_message, function_call
+
+    set_tracing_disabled(True)  # tests: no export to the vendor's trace endpoint
+    model = ScriptedModel([
+        [function_call(name, {"x": arg}, call_id=cid) for cid, name, arg in p.CALLS],
+        [assistant_message("done")],
+    ])  # fmt: skip
+    tools = [function_tool(body) for body in p.tools(tracer)]
+    return openai_agents_events(Agent(name=p.AGENT, tools=tools, model=model), "go")

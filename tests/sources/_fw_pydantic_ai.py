@@ -9,10 +9,13 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
+from opentelemetry.trace import Tracer
+
 from agent_contract.protocol import AgentEvent
 from agent_contract.sources.pydantic_ai_stream import pydantic_ai_events
 from agent_otel.testing import InMemoryTelemetry
 
+from . import _parallel as p
 from . import _script as s
 from ._conformance import Totals
 from ._trace import wrapper
@@ -92,3 +95,22 @@ async def subagent(telemetry: InMemoryTelemetry) -> None:
         return str(kept[0].output)
 
     [_ async for _ in wrapper(telemetry, "lead")(pydantic_ai_events(boss, s.QUESTION))]
+
+
+def parallel(tracer: Tracer) -> AsyncIterator[AgentEvent]:
+    """The tool-scope script (``_parallel``): ``mul`` sync, run on a thread by pydantic-ai."""
+    from pydantic_ai import Agent
+    from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
+
+    async def model(messages: list[Any], info: AgentInfo) -> AsyncIterator[Any]:
+        if len(messages) == 1:
+            yield {
+                i: DeltaToolCall(name=name, json_args=f'{{"x": {arg}}}', tool_call_id=cid)
+                for i, (cid, name, arg) in enumerate(p.CALLS)
+            }
+        else:
+            yield "done"
+
+    scripted = FunctionModel(stream_function=model, model_name="m")
+    built = Agent(scripted, name=p.AGENT, tools=p.tools(tracer))
+    return pydantic_ai_events(built, "go")

@@ -17,11 +17,13 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx2 as httpx
+from opentelemetry.trace import Tracer
 
 from agent_contract.protocol import AgentEvent
 from agent_contract.sources.smolagents_stream import smolagents_events
 from agent_otel.testing import InMemoryTelemetry
 
+from . import _parallel as p
 from . import _script as s
 from ._trace import wrapper
 
@@ -157,3 +159,23 @@ async def subagent(telemetry: InMemoryTelemetry) -> None:
 
     boss = ToolCallingAgent(tools=[ask_expert], model=model(lead), verbosity_level=0)
     [_ async for _ in wrapper(telemetry, "lead")(smolagents_events(boss, s.QUESTION))]
+
+
+def parallel(tracer: Tracer) -> AsyncIterator[AgentEvent]:
+    """The tool-scope script (``_parallel``): smolagents runs parallel calls on a thread pool
+    (its tools are sync)."""
+    from smolagents import OpenAIModel, ToolCallingAgent, tool
+
+    turns: list[int] = []
+
+    def respond(messages: list[dict[str, Any]]) -> bytes:
+        turns.append(1)
+        if len(turns) == 1:
+            return completion(0, None, [(c, n, json.dumps({"x": a})) for c, n, a in p.CALLS])
+        return completion(1, None, answer("done"))
+
+    model = OpenAIModel(MODEL, api_key="offline", api_base="http://mock.invalid/v1",
+                        client_kwargs=client(respond))  # fmt: skip
+    tools = [tool(body) for body in p.tools(tracer, sync=("add", "mul"))]
+    built = ToolCallingAgent(tools=tools, model=model, verbosity_level=0)
+    return smolagents_events(built, "go")

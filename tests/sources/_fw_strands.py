@@ -9,10 +9,13 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
+from opentelemetry.trace import Tracer
+
 from agent_contract.protocol import AgentEvent
 from agent_contract.sources.strands_stream import strands_events
 from agent_otel.testing import InMemoryTelemetry
 
+from . import _parallel as p
 from . import _script as s
 from ._trace import wrapper
 
@@ -108,3 +111,14 @@ async def subagent(telemetry: InMemoryTelemetry) -> None:
          {"messageStop": {"stopReason": "end_turn"}}],
     ]), [ask_expert], name="lead")  # fmt: skip
     [_ async for _ in wrapper(telemetry, "lead")(strands_events(lead, s.QUESTION))]
+
+
+def parallel(tracer: Tracer) -> AsyncIterator[AgentEvent]:
+    """The tool-scope script (``_parallel``); ``mul`` sync."""
+    first = [{"messageStart": {"role": "assistant"}},
+             *_uses(*(s.Call(cid, name, {"x": arg}) for cid, name, arg in p.CALLS)),
+             {"messageStop": {"stopReason": "tool_use"}}]  # fmt: skip
+    second = [{"messageStart": {"role": "assistant"}}, *_text("done"),
+              {"messageStop": {"stopReason": "end_turn"}}]  # fmt: skip
+    built = agent(_model([first, second]), p.tools(tracer), name=p.AGENT)
+    return strands_events(built, "go")

@@ -15,7 +15,6 @@ import gc
 import logging
 import os
 import traceback
-from importlib.util import find_spec
 from typing import Any
 
 import pytest
@@ -47,20 +46,9 @@ def _tree(row: Row) -> list[Any]:
     return fill(TREE)  # type: ignore[no-any-return]
 
 
-def _param(row: Row) -> Any:
-    """The row as a parameter, skipped at collection when its framework is not installed (a
-    skip raised later, inside a task the test starts, would not skip the test)."""
-    try:
-        missing = find_spec(row.package) is None
-    except ModuleNotFoundError:  # the parent package is missing too
-        missing = True
-    skip = pytest.mark.skipif(missing, reason=f"needs {row.package}")
-    return pytest.param(row, id=row.name, marks=skip)
-
-
-PARAMS = [_param(row) for row in ROWS]
+PARAMS = [row.param() for row in ROWS]
 PROVIDER_PARAMS = [
-    pytest.param(row, provider, id=f"{row.name}-{provider.name}", marks=_param(row).marks)
+    pytest.param(row, provider, id=f"{row.name}-{provider.name}", marks=row.param().marks)
     for row in ROWS
     for provider in row.providers
 ]
