@@ -33,16 +33,25 @@ def events(run: s.Run) -> AsyncIterator[AgentEvent]:
     return openai_agents_events(agent(run), s.QUESTION, on_result=run.kept.append)
 
 
+def scripted(*steps: Any) -> Any:
+    """The SDK's own scripted test model answering ``steps`` in turn (its tracing off: no
+    export to the vendor's trace endpoint)."""
+    from agents import set_tracing_disabled
+    from agents.testing import ScriptedModel
+
+    set_tracing_disabled(True)
+    return ScriptedModel(list(steps))
+
+
 def parallel(tracer: Tracer) -> AsyncIterator[AgentEvent]:
     """The tool-scope script (``_parallel``) on the SDK's own scripted test model; ``mul``
     sync, run on a thread by the SDK."""
-    from agents import Agent, function_tool, set_tracing_disabled
-    from agents.testing import ScriptedModel, assistant_message, function_call
+    from agents import Agent, function_tool
+    from agents.testing import assistant_message, function_call
 
-    set_tracing_disabled(True)  # tests: no export to the vendor's trace endpoint
-    model = ScriptedModel([
+    model = scripted(
         [function_call(name, {"x": arg}, call_id=cid) for cid, name, arg in p.CALLS],
         [assistant_message("done")],
-    ])  # fmt: skip
+    )
     tools = [function_tool(body) for body in p.tools(tracer)]
     return openai_agents_events(Agent(name=p.AGENT, tools=tools, model=model), "go")

@@ -24,7 +24,6 @@ from opentelemetry.trace import SpanKind
 from agent_otel.testing import InMemoryTelemetry
 
 from . import _mcp
-from ._trace import wrapper
 
 SERVER_SCRIPT = Path(__file__).with_name("_mcp.py")
 MCP_CALLS = [("c1", "add", 1), ("c2", "add", 2), ("c3", "mul", 3)]
@@ -116,7 +115,7 @@ async def test_agents_sdk_mcp_calls_in_parallel_nest_server_side_under_their_too
 
     from agent_contract.sources.openai_agents import openai_agents_events
 
-    from .test_tool_scopes import agents_scripted
+    from ._fw_openai_agents import scripted
 
     _mcp.sdk_tracing_to(monkeypatch, otel_telemetry.tracer_provider)
 
@@ -126,7 +125,7 @@ async def test_agents_sdk_mcp_calls_in_parallel_nest_server_side_under_their_too
         return x * x
 
     asked = [*MCP_CALLS, LOCAL_CALL]
-    model = agents_scripted(
+    model = scripted(
         [function_call(name, {"x": arg}, call_id=cid) for cid, name, arg in asked],
         [assistant_message("done")],
     )
@@ -134,7 +133,7 @@ async def test_agents_sdk_mcp_calls_in_parallel_nest_server_side_under_their_too
     async with _agents_server(in_process) as server:
         agent = Agent(name="calc", tools=[square], mcp_servers=[server], model=model)
         stream = openai_agents_events(agent, "go", on_result=results.append)
-        async for _ in wrapper(otel_telemetry, "calc")(stream):
+        async for _ in otel_telemetry.wrapper(agent_name="calc")(stream):
             pass
 
     outputs = {
@@ -195,7 +194,7 @@ async def test_pydantic_ai_mcp_calls_in_parallel_nest_server_side_under_their_to
     results: list[Any] = []
     async with toolset:
         stream = pydantic_ai_events(agent, "go", on_result=results.append)
-        async for _ in wrapper(otel_telemetry, "calc")(stream):
+        async for _ in otel_telemetry.wrapper(agent_name="calc")(stream):
             pass
 
     outputs = {
