@@ -23,8 +23,16 @@ from agent_contract.protocol import (
     TextDelta,
     ToolCall,
     ToolResult,
+    Usage,
 )
-from agent_contract.scope import add_scope_hook, remove_scope_hook, tool_scope
+from agent_contract.scope import (
+    add_run_hook,
+    add_scope_hook,
+    nested_run,
+    remove_run_hook,
+    remove_scope_hook,
+    tool_scope,
+)
 from agent_otel.testing import InMemoryTelemetry, run_script
 
 KEYS = {"gen_ai.tool.call.id", "agent_otel.incomplete"}
@@ -363,3 +371,72 @@ async def test_bodies_without_ids_that_run_ahead_of_their_events_are_adopted_by_
         ("execute_tool add", {"gen_ai.tool.call.id": "second"}, ["client 2"]),  # started first
         ("execute_tool add", {"gen_ai.tool.call.id": "first"}, ["client 1"]),
     ]  # two spans, each adopted by the call of its arguments, neither incomplete
+
+
+async def _helper(answer: str) -> AsyncIterator[Any]:
+    """A small agent's stream: one model call answering ``answer``."""
+    yield LLMCallStart(model="helper-model", provider="openai")
+    yield TextDelta(text=answer)
+    yield Usage(input_tokens=7, output_tokens=2)
+    yield LLMCallEnd(model="helper-model")
+
+
+async def test_a_nested_run_asked_for_in_a_tool_body_is_a_run_under_that_tool_span(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """``nested_run`` in a scoped body: the stream is recorded as a run of its own (its name,
+    its tokens) under the tool's span, with the outer run's providers; every event passes."""
+    seen: list[Any] = []
+
+    async def body(call_id: str, name: str) -> str:
+        with tool_scope(call_id, name):
+            wrap = nested_run("helper")
+            assert wrap is not None
+            seen.extend([e async for e in wrap(_helper(call_id))])
+        return "ok"
+
+    await _framework_run(otel_telemetry, [("a", "ask"), ("b", "ask")], body)
+
+    helper = ["invoke_agent helper", [["step 0", ["chat helper-model"]]]]
+    assert otel_telemetry.outline() == [
+        ["invoke_agent calc", [
+            ["step 0", ["chat m", ["execute_tool ask", [helper]], ["execute_tool ask", [helper]]]],
+            ["step 1", ["chat m2"]],
+        ]],
+    ]  # fmt: skip
+    assert [(name, attrs["gen_ai.tool.call.id"]) for name, attrs, _ in _tools(otel_telemetry)] == [
+        ("execute_tool ask", "a"),
+        ("execute_tool ask", "b"),
+    ]
+    runs = otel_telemetry.by_name()["invoke_agent helper"]
+    assert all(dict(r.attributes or {})["agent_otel.usage.input_tokens"] == 7 for r in runs)
+    outer = dict(otel_telemetry.span("invoke_agent calc").attributes or {})
+    assert "agent_otel.usage.input_tokens" not in outer  # the helpers' tokens are their own
+    assert sorted(e.text for e in seen if isinstance(e, TextDelta)) == ["a", "b"]
+
+
+def test_with_no_run_current_nothing_claims_a_nested_run(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    assert nested_run("helper") is None
+
+
+def test_a_failing_nested_run_hook_is_passed_over() -> None:
+    def broken(name: str | None) -> Any:
+        raise RuntimeError("hook bug")
+
+    def claims(name: str | None) -> Any:
+        return lambda stream: stream
+
+    add_run_hook(broken)
+    add_run_hook(claims)
+    add_run_hook(claims)  # once
+    try:
+        wrap = nested_run(123)
+        assert wrap is not None
+        marker = object()
+        assert wrap(marker) is marker  # type: ignore[arg-type]
+    finally:
+        remove_run_hook(broken)
+        remove_run_hook(claims)
+    assert nested_run("x") is None

@@ -32,17 +32,39 @@ of the server: its name, the session, the negotiated protocol version); the trac
 on the tool's span.
 
 The tool's own exceptions pass through unchanged; a hook that fails costs only the scope.
+
+A framework may run a whole agent inside a tool body, where no consumer of the outer stream
+sees it (the Agents SDK's ``agent.as_tool()`` runs it unstreamed). An adapter that can stream
+that agent itself asks ``nested_run(name)`` for a wrapper: an installed tracer returns one that
+records the stream as a run nested under the current span (the tool's, inside its scope) with
+the current run's settings; ``None`` when no tracer claims it (no run current), and the adapter
+then leaves the framework's own way alone::
+
+    wrap = nested_run(agent.name)
+    if wrap is not None:
+        async for _ in wrap(events_of(agent, input)):
+            pass
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractContextManager, suppress
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
-__all__ = ["McpServer", "ScopeHook", "add_scope_hook", "remove_scope_hook", "tool_scope"]
+__all__ = [
+    "McpServer",
+    "RunHook",
+    "ScopeHook",
+    "add_run_hook",
+    "add_scope_hook",
+    "nested_run",
+    "remove_run_hook",
+    "remove_scope_hook",
+    "tool_scope",
+]
 
 
 @dataclass(frozen=True)
@@ -63,7 +85,14 @@ ScopeHook = Callable[
 """``hook(call_id, name, arguments, mcp)``: a context manager making that call's span current,
 or ``None`` when the hook has no run to scope it in (the next hook is asked)."""
 
+Wrapper = Callable[[AsyncIterator[Any]], AsyncIterator[Any]]
+
+RunHook = Callable[[str | None], Wrapper | None]
+"""``hook(name)``: a stream wrapper recording a stream as a run named ``name`` nested in the
+current one, or ``None`` when the hook has no current run (the next hook is asked)."""
+
 _hooks: tuple[ScopeHook, ...] = ()
+_run_hooks: tuple[RunHook, ...] = ()
 
 
 class _NoScope:
@@ -147,3 +176,30 @@ def remove_scope_hook(hook: ScopeHook) -> None:
     """Uninstall ``hook`` (not installed: nothing happens)."""
     global _hooks
     _hooks = tuple(h for h in _hooks if h is not hook)
+
+
+def nested_run(name: Any = None) -> Wrapper | None:
+    """A wrapper recording a stream of events as a run nested in the current one (named
+    ``name``), from the first installed hook that claims it; ``None``: nothing traces it."""
+    name = name if isinstance(name, str) and name else None
+    for hook in _run_hooks:
+        try:
+            wrap = hook(name)
+        except Exception:
+            continue
+        if wrap is not None:
+            return wrap
+    return None
+
+
+def add_run_hook(hook: RunHook) -> None:
+    """Install a nested-run ``hook`` (once: adding it again does nothing)."""
+    global _run_hooks
+    if hook not in _run_hooks:
+        _run_hooks = (*_run_hooks, hook)
+
+
+def remove_run_hook(hook: RunHook) -> None:
+    """Uninstall a nested-run ``hook`` (not installed: nothing happens)."""
+    global _run_hooks
+    _run_hooks = tuple(h for h in _run_hooks if h is not hook)

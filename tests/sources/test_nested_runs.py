@@ -145,3 +145,169 @@ async def test_a_langgraph_model_that_does_not_stream_still_has_its_chat_span(
     [chat] = [s for s in otel_telemetry.spans() if s.name.startswith("chat")]
     assert (chat.attributes or {})["gen_ai.usage.input_tokens"] == 70
     assert (chat.attributes or {})["gen_ai.response.finish_reasons"] == ("stop",)
+
+
+def _agents_usage(tokens_in: int, tokens_out: int) -> Any:
+    from agents import Usage
+
+    return Usage(requests=1, input_tokens=tokens_in, output_tokens=tokens_out,
+                 total_tokens=tokens_in + tokens_out)  # fmt: skip
+
+
+def _below(telemetry: InMemoryTelemetry, top: Any) -> list[Any]:
+    """Every span under ``top``, at any depth."""
+    spans = telemetry.spans()
+    found, ids = [], {top.context.span_id}
+    for _ in spans:  # enough rounds for any depth
+        more = [s for s in spans if s.parent and s.parent.span_id in ids and s not in found]
+        found += more
+        ids |= {s.context.span_id for s in more}
+    return found
+
+
+async def test_agents_sdk_agents_used_as_tools_in_parallel_are_nested_runs_under_their_tools(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """``agent.as_tool()`` runs the agent unstreamed, inside the tool: each call is a nested
+    ``invoke_agent`` under its own tool span, with its chat span, its tokens (once: the
+    parent's run counts only its own calls) and its answer."""
+    pytest.importorskip("agents")
+    from agents import Agent, set_tracing_disabled
+    from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
+
+    from agent_contract.sources.openai_agents import openai_agents_events
+    from agent_otel import otel_wrapper
+
+    set_tracing_disabled(True)  # no export to the vendor's trace endpoint
+    translator = Agent(name="translator", instructions="Translate to French.", model=ScriptedModel([
+        ModelStep(output=[assistant_message("Bonjour")], usage=_agents_usage(30, 4)),
+        ModelStep(output=[assistant_message("Au revoir")], usage=_agents_usage(31, 5)),
+    ]))  # fmt: skip
+    calls = [function_call("translate", {"input": text}, call_id=cid)
+             for cid, text in (("t1", "Hello"), ("t2", "Bye"))]  # fmt: skip
+    lead = Agent(name="lead", tools=[translator.as_tool("translate", "Translate.")],
+                 model=ScriptedModel([
+                     ModelStep(output=calls, usage=_agents_usage(100, 10)),
+                     ModelStep(output=[assistant_message("Bonjour. Au revoir.")],
+                               usage=_agents_usage(140, 6)),
+                 ]))  # fmt: skip
+    open_spans = watch(otel_telemetry)
+    results: list[Any] = []
+    traced = otel_wrapper(agent_name="lead", capture_content=True,
+                          tracer_provider=otel_telemetry.tracer_provider,
+                          meter_provider=otel_telemetry.meter_provider)  # fmt: skip
+    [_ async for _ in traced(openai_agents_events(lead, "Translate", on_result=results.append))]
+
+    assert results[0].final_output == "Bonjour. Au revoir."
+    nested = [["invoke_agent translator", [["step 0", ["chat"]]]]]
+    assert shape(otel_telemetry) == [
+        ["invoke_agent lead", [
+            ["step 0", ["chat", ["execute_tool translate", nested],
+                        ["execute_tool translate", nested]]],
+            ["step 1", ["chat"]],
+        ]],
+    ]  # fmt: skip
+    by_id = {s.context.span_id: s for s in otel_telemetry.spans()}
+    answers = {}
+    for run in [s for s in otel_telemetry.spans() if s.name == "invoke_agent translator"]:
+        tool = by_id[run.parent.span_id]
+        [chat] = [s for s in _below(otel_telemetry, run) if s.name == "chat"]
+        output = str((chat.attributes or {})["gen_ai.output.messages"])
+        answers[(tool.attributes or {})["gen_ai.tool.call.id"]] = output
+        assert (run.attributes or {})["agent_otel.usage.input_tokens"] in {30, 31}
+    assert sorted("Bonjour" in a for a in answers.values()) == [False, True]
+    assert set(answers) == {"t1", "t2"}
+    assert tokens(otel_telemetry) == 100 + 140 + 30 + 31  # every call once
+    assert tokens(otel_telemetry, "gen_ai.usage.output_tokens") == 10 + 6 + 4 + 5
+    assert attributes(otel_telemetry, "invoke_agent lead")["agent_otel.usage.input_tokens"] == 240
+    assert open_spans.open == {}
+
+
+async def test_agents_sdk_nested_agent_tools_nest_at_every_depth_and_keep_their_failures(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """An agent tool inside an agent tool, and a function tool of the caller's calling
+    ``Runner.run``: each run nests under the tool that ran it; a failing tool of a nested run
+    marks that run's tool span only; a nested run whose model fails ends in error and so does
+    its tool (the SDK turns the failure into text for the model)."""
+    pytest.importorskip("agents")
+    from agents import Agent, Runner, function_tool, set_tracing_disabled
+    from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
+
+    from agent_contract.sources.openai_agents import openai_agents_events
+
+    set_tracing_disabled(True)
+
+    @function_tool
+    def lookup(term: str) -> str:
+        raise KeyError(term)
+
+    broken = Agent(name="broken", model=ScriptedModel([RuntimeError("model down")]))
+    clerk = Agent(name="clerk", tools=[lookup], model=ScriptedModel([
+        ModelStep(output=[function_call("lookup", {"term": "x"}, call_id="k1")],
+                  usage=_agents_usage(11, 1)),
+        ModelStep(output=[assistant_message("not found")], usage=_agents_usage(12, 2)),
+    ]))  # fmt: skip
+    researcher = Agent(name="researcher", tools=[clerk.as_tool("ask_clerk", "Ask.")],
+                       model=ScriptedModel([
+        ModelStep(output=[function_call("ask_clerk", {"input": "x?"}, call_id="r1")],
+                  usage=_agents_usage(21, 1)),
+        ModelStep(output=[assistant_message("unknown")], usage=_agents_usage(22, 2)),
+    ]))  # fmt: skip
+
+    @function_tool
+    async def consult(question: str) -> str:
+        result = await Runner.run(researcher, question)
+        return str(result.final_output)
+
+    lead = Agent(name="lead", tools=[consult, broken.as_tool("ask_broken", "Ask.")],
+                 model=ScriptedModel([
+        ModelStep(output=[function_call("consult", {"question": "x?"}, call_id="c1"),
+                          function_call("ask_broken", {"input": "y?"}, call_id="b1")],
+                  usage=_agents_usage(100, 10)),
+        ModelStep(output=[assistant_message("done")], usage=_agents_usage(140, 6)),
+    ]))  # fmt: skip
+    open_spans = watch(otel_telemetry)
+    [_ async for _ in wrapper(otel_telemetry, "lead")(openai_agents_events(lead, "go"))]
+
+    clerk_run = ["invoke_agent clerk", [["step 0", ["chat", "execute_tool lookup"]],
+                                        ["step 1", ["chat"]]]]  # fmt: skip
+    assert shape(otel_telemetry) == [
+        ["invoke_agent lead", [
+            ["step 0", ["chat",
+                        ["execute_tool consult", [["invoke_agent researcher", [
+                            ["step 0", ["chat", ["execute_tool ask_clerk", [clerk_run]]]],
+                            ["step 1", ["chat"]],
+                        ]]]],
+                        ["execute_tool ask_broken", [["invoke_agent broken", [
+                            ["step 0", ["chat"]]]]]]]],
+            ["step 1", ["chat"]],
+        ]],
+    ]  # fmt: skip
+    failed = {s.name: dict(s.attributes or {}).get("error.type")
+              for s in otel_telemetry.spans() if not s.status.is_ok}  # fmt: skip
+    assert failed == {"execute_tool lookup": "KeyError", "execute_tool ask_broken": "RuntimeError",
+                      "invoke_agent broken": "RuntimeError", "chat": "RuntimeError"}  # fmt: skip
+    assert tokens(otel_telemetry) == 100 + 140 + 21 + 22 + 11 + 12
+    assert open_spans.open == {}
+
+
+async def test_agents_sdk_agent_tools_run_as_the_sdk_runs_them_when_nothing_traces() -> None:
+    """No run traced: the nested agent runs unstreamed, as the SDK runs it."""
+    pytest.importorskip("agents")
+    from agents import Agent, set_tracing_disabled
+    from agents.testing import ScriptedModel, assistant_message, function_call
+
+    from agent_contract.sources.openai_agents import openai_agents_events
+
+    set_tracing_disabled(True)
+    inner = ScriptedModel([[assistant_message("Bonjour")]])
+    translator = Agent(name="translator", model=inner)
+    lead = Agent(name="lead", tools=[translator.as_tool("translate", "Translate.")],
+                 model=ScriptedModel([[function_call("translate", {"input": "Hi"}, call_id="t")],
+                                      [assistant_message("Bonjour.")]]))  # fmt: skip
+    kept: list[Any] = []
+    [_ async for _ in openai_agents_events(lead, "Hi", on_result=kept.append)]
+
+    assert kept[0].final_output == "Bonjour."
+    assert [call.streamed for call in inner.calls] == [False]

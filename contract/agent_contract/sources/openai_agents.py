@@ -34,6 +34,19 @@ of one of the agent's MCP servers (its origin says so) is scoped with the server
 (``McpServer``: the name the server gives itself, else the SDK's name for it; the session's
 protocol version and id where the session has them).
 
+An agent run inside a tool body is a run of its own, nested under that tool's span: the SDK's
+``agent.as_tool()`` (and a function tool of the caller's that calls ``Runner.run``) runs it
+unstreamed, so no stream shows it. ``Runner.run`` goes through the SDK's default agent runner,
+so the adapter installs one (once, wrapping the one it finds; the SDK's
+``set_default_agent_runner``) that, only inside the body of a function tool of a run streamed
+here and only when a tracer claims it (``agent_contract.scope.nested_run``), runs that agent
+with ``Runner.run_streamed`` through this adapter instead: same arguments, same agent, the
+result the same data (a ``RunResultStreaming``, complete), and the tracer records its events as
+a nested run, with its own calls, tokens and answer. Everywhere else ``Runner.run`` is left as
+it was. A runner the caller installs later replaces it (nested runs are then not recorded);
+``as_tool(on_stream=...)`` streams the nested run to its callback, which this adapter does not
+see.
+
 ``on_result`` receives the ``RunResultStreaming`` before streaming starts, so the caller keeps
 everything the SDK returned (``final_output``, ``new_items``, ``raw_responses``). Closing the
 stream early cancels the run. Needs ``openai-agents`` (extra ``openai-agents``).
@@ -43,6 +56,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import AsyncIterator, Callable
+from contextvars import ContextVar
 from types import new_class
 from typing import Any
 
@@ -53,13 +67,27 @@ from agent_contract.events import (
     StepBoundary,
     ToolResult,
 )
-from agent_contract.scope import McpServer, tool_scope
+from agent_contract.scope import McpServer, nested_run, tool_scope
 from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources.openai_responses import ResponsesReader
 
 __all__ = ["openai_agents_events"]
 
 _RESULTS = frozenset({"tool_output", "handoff_occured", "handoff_occurred"})
+
+
+@dataclasses.dataclass(slots=True)
+class _Body:
+    """The function tool whose body runs (in its task, see ``_scoping_hooks``): its call, and
+    the failures of its run, where an agent tool's failed nested run is noted (the SDK turns
+    it into text with the tool's own ``failure_error_function``, which calls no formatter)."""
+
+    call_id: str
+    agent_tool: bool
+    failures: dict[str, str]
+
+
+_IN_TOOL: ContextVar[_Body | None] = ContextVar("agent_contract_openai_agents_tool", default=None)
 
 
 async def openai_agents_events(
@@ -72,10 +100,11 @@ async def openai_agents_events(
     """Run ``agent`` on ``input`` with ``Runner.run_streamed`` (``run`` passed on), as events."""
     from agents import Runner
 
+    _install_nesting()
     failures: dict[str, str] = {}  # call id -> the class of the error its text reports
     requested: list[Any] = []  # the agents whose model request started, in order
     announcing = _announcing(run.get("hooks"), requested)
-    run = {**run, "hooks": _scoping_hooks(announcing)}
+    run = {**run, "hooks": _scoping_hooks(announcing, failures)}
     result: Any = Runner.run_streamed(agent, input, **_noting_failures(run, failures))
     if on_result is not None:
         on_result(result)
@@ -142,7 +171,7 @@ def _announcing(theirs: Any, requested: list[Any]) -> Any:
     return new_class("AnnouncingHooks", (RunHooks,), exec_body=lambda ns: ns.update(methods))()
 
 
-def _scoping_hooks(hooks: Any) -> Any:
+def _scoping_hooks(hooks: Any, failures: dict[str, str]) -> Any:
     """Run hooks entering each function tool's scope in its task, then calling ``hooks``."""
     from agents import FunctionTool, RunHooks
 
@@ -154,6 +183,8 @@ def _scoping_hooks(hooks: Any) -> Any:
             # the body's task from it (see the module docstring).
             if isinstance(tool, FunctionTool):
                 call_id = getattr(context, "tool_call_id", None)
+                agent_tool = bool(getattr(tool, "_is_agent_tool", False))
+                _IN_TOOL.set(_Body(str(call_id or ""), agent_tool, failures))  # nested runs
                 name = getattr(context, "tool_name", None) or tool.name
                 tool_scope(call_id, name, mcp=_mcp_server(agent, tool)).__enter__()
             return inner.on_tool_start(context, agent, tool)
@@ -205,6 +236,52 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def _install_nesting() -> None:
+    """Make the SDK's default agent runner one that streams, through this adapter, each
+    ``Runner.run`` made in a tool body of a run streamed here (see the module docstring)."""
+    try:
+        from agents.run import AgentRunner, get_default_agent_runner, set_default_agent_runner
+    except ImportError:  # an SDK without the seam: nested runs stay unrecorded
+        return
+    current = get_default_agent_runner()
+    if not getattr(current, "_agent_contract_nesting", False):
+        set_default_agent_runner(_nesting_runner(AgentRunner, current))
+
+
+def _nesting_runner(base: type, inner: Any) -> Any:
+    """An ``AgentRunner`` passing every call to ``inner``, except a ``Runner.run`` in a tool
+    body that a tracer claims: that run is streamed through this adapter into the tracer."""
+
+    async def run(self: Any, starting_agent: Any, input: Any, **kwargs: Any) -> Any:
+        body = _IN_TOOL.get()
+        wrap = nested_run(getattr(starting_agent, "name", None)) if body is not None else None
+        if body is None or wrap is None:
+            return await inner.run(starting_agent, input, **kwargs)
+        token = _IN_TOOL.set(None)  # the nested run's own tools set theirs in their tasks
+        try:
+            kept: list[Any] = []
+            async for _ in wrap(openai_agents_events(starting_agent, input, on_result=kept.append,
+                                                     **kwargs)):  # fmt: skip
+                pass
+            return kept[0]
+        except Exception as exc:
+            if body.agent_tool:  # as_tool lets it out of the body: the tool call failed
+                body.failures[body.call_id] = error_name(exc)
+            raise
+        finally:
+            _IN_TOOL.reset(token)
+
+    def run_sync(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return inner.run_sync(*args, **kwargs)
+
+    def run_streamed(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return inner.run_streamed(*args, **kwargs)
+
+    methods = {"run": run, "run_sync": run_sync, "run_streamed": run_streamed,
+               "_agent_contract_nesting": True, "inner": inner}  # fmt: skip
+    return new_class("NestingRunner", (base,), exec_body=lambda ns: ns.update(methods))()
+
+
 def _start(agent: Any) -> LLMCallStart:
     model = agent.model
     name = model if isinstance(model, str) else getattr(model, "model", None)
@@ -232,6 +309,8 @@ def _noting_failures(run: dict[str, Any], failures: dict[str, str]) -> dict[str,
     elif isinstance(config, dict):
         config = RunConfig(**config)
     theirs = config.tool_error_formatter
+    # A nested run inherits the outer run's config, and so its formatter: note in this run only.
+    theirs = getattr(theirs, "_agent_contract_theirs", theirs)
 
     def formatter(args: Any) -> Any:
         if args.kind == "tool_exception":
@@ -240,6 +319,7 @@ def _noting_failures(run: dict[str, Any], failures: dict[str, str]) -> dict[str,
             failures[str(args.call_id)] = "tool_not_found"
         return theirs(args) if theirs is not None else None
 
+    formatter._agent_contract_theirs = theirs  # type: ignore[attr-defined]
     return {**run, "run_config": dataclasses.replace(config, tool_error_formatter=formatter)}
 
 

@@ -100,12 +100,13 @@ class RunRecorder:
     )
 
     def __init__(self, settings: RunSettings, parent: Context) -> None:
+        given = settings
         self.s = settings = settings.for_run()  # the run's own content accounts, if any
         self.now: Callable[[], int] = _clock.run_clock()
         self._tools: dict[object, ToolCall] = {}
         # Tool bodies run under their tool's span (._scope): every context of the run says so.
         install()
-        self.scopes = ToolScopes(self._tools, self._open_early)
+        self.scopes = ToolScopes(self._tools, self._open_early, given)
         parent = self.scopes.mark(parent)
         self.run = Run(settings, parent, self.now)
         self._step: Step | None = None

@@ -20,15 +20,19 @@ the span starts when the tool did. A call that already ended is not reopened.
 The hook may run on any thread while the recorder runs on the consumer's: the finding, the
 early opening and the recorder's own creation and removal of tool calls are one critical
 section (:attr:`ToolScopes.lock`); nothing on the event hot path takes it.
+
+The same context gives ``agent_contract.scope.nested_run`` its run: an agent a framework runs
+inside a tool body, streamed by the adapter, is recorded with the run's settings (its own
+agent's name) under the span current there, the tool's.
 """
 
 from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
@@ -39,6 +43,9 @@ from agent_otel._guard import report
 from ._activation import activate, deactivate
 from ._tool import ToolCall
 
+if TYPE_CHECKING:
+    from ._settings import RunSettings
+
 _RUN = otel_context.create_key("agent_otel.tool_scopes")
 
 OpenEarly = Callable[[str | None, str | None], ToolCall]
@@ -47,9 +54,24 @@ OpenEarly = Callable[[str | None, str | None], ToolCall]
 class ToolScopes:
     """The tool calls of one run that a tool body can run under (see the module doc)."""
 
-    __slots__ = ("_early", "_ended", "_open_early", "_parent", "_tools", "live", "lock")
+    __slots__ = (
+        "_early",
+        "_ended",
+        "_open_early",
+        "_parent",
+        "_tools",
+        "live",
+        "lock",
+        "settings",
+    )
 
-    def __init__(self, tools: dict[object, ToolCall], open_early: OpenEarly) -> None:
+    def __init__(
+        self,
+        tools: dict[object, ToolCall],
+        open_early: OpenEarly,
+        settings: RunSettings | None = None,
+    ) -> None:
+        self.settings = settings  # what a run nested in this one is recorded with
         self.lock = threading.Lock()
         self.live = True
         self._tools = tools  # the recorder's open tool calls, by key (read under the lock)
@@ -188,6 +210,33 @@ def _hook(
     return _Activation(context) if context is not None else None
 
 
+def _nested(name: str | None) -> Callable[[AsyncIterator[Any]], AsyncIterator[Any]] | None:
+    """``agent_contract.scope.nested_run``'s hook: a wrapper recording a stream as a run
+    nested under the current span (a tool's, in its scope), with the current run's settings
+    but its own agent (name, no id, description or attributes of the outer one) and input."""
+    scopes = otel_context.get_value(_RUN)
+    if not isinstance(scopes, ToolScopes) or not scopes.live or scopes.settings is None:
+        return None
+    from dataclasses import replace
+
+    from ._wrapper import traced  # the wrapper imports the recorder, which imports this
+
+    settings = replace(
+        scopes.settings,
+        agent_name=name,
+        agent_id=None,
+        agent_description=None,
+        agent_attributes={},
+        input_messages=None,
+        system_instructions=None,
+    )
+
+    def wrap(stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        return traced(stream, settings)
+
+    return wrap
+
+
 _installed = False
 
 
@@ -198,7 +247,8 @@ def install() -> None:
         return
     _installed = True
     try:
-        from agent_contract.scope import add_scope_hook
+        from agent_contract.scope import add_run_hook, add_scope_hook
     except ImportError:  # pragma: no cover - the contract ships in the same distribution
         return
     add_scope_hook(_hook)
+    add_run_hook(_nested)
