@@ -147,6 +147,10 @@ OUTSIDE_REGISTRY: dict[str, type] = {
     # A tool on an MCP server: the MCP and JSON-RPC conventions' keys (all strings, vendored in
     # tests/semconv/mcp) on its execute_tool span (docs/mcp-and-agents.md).
     **dict.fromkeys(semconv.mcp_attributes(), str),
+    # A remote agent's address on the invoke_agent CLIENT span (spans.yaml lists them; they
+    # are the general registry's).
+    _attributes.SERVER_ADDRESS: str,
+    _attributes.SERVER_PORT: int,
 }
 # Registered keys we set on a span type whose definition does not list them, on purpose:
 # the agent span names the model that answered when an Agent reports it (RunUsage.model);

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from .identity._processor import RunIdentityProcessor
     from .recording._wrapper import StreamWrapper, otel_wrapper
     from .recording.content._capture import ContentCapture, ContentKind, Redactor
+    from .remote import RemoteAgentCall, continue_trace, remote_agent
+    from .remote._a2a import trace_a2a_client, trace_a2a_executor
     from .sampling import SamplerStats, TailSampler, TailSamplingPolicy
     from .scrubbing import Scrubber
 
@@ -39,6 +41,7 @@ _LAZY = {
     "ModelPrice": ".cost",
     "PriceTable": ".cost",
     "Redactor": ".recording.content._capture",
+    "RemoteAgentCall": ".remote",
     "RunIdentity": ".identity",
     "RunIdentityProcessor": ".identity._processor",
     "SamplerStats": ".sampling",
@@ -48,13 +51,17 @@ _LAZY = {
     "TailSamplingPolicy": ".sampling",
     "Telemetry": ".exporting._telemetry",
     "configure": ".exporting._configure",
+    "continue_trace": ".remote",
     "extract_context": ".decorating._propagation",
     "inject_context": ".decorating._propagation",
     "instrument": ".decorating._instrument",
     "is_instrumented": ".decorating._instrument",
     "otel_wrapper": ".recording._wrapper",
     "record_evaluation": ".evaluating",
+    "remote_agent": ".remote",
     "run_identity": ".identity",
+    "trace_a2a_client": ".remote._a2a",
+    "trace_a2a_executor": ".remote._a2a",
     "uninstrument": ".decorating._instrument",
 }
 
@@ -66,6 +73,7 @@ __all__ = [
     "ModelPrice",
     "PriceTable",
     "Redactor",
+    "RemoteAgentCall",
     "RunIdentity",
     "RunIdentityProcessor",
     "SamplerStats",
@@ -76,13 +84,17 @@ __all__ = [
     "Telemetry",
     "__version__",
     "configure",
+    "continue_trace",
     "extract_context",
     "inject_context",
     "instrument",
     "is_instrumented",
     "otel_wrapper",
     "record_evaluation",
+    "remote_agent",
     "run_identity",
+    "trace_a2a_client",
+    "trace_a2a_executor",
     "uninstrument",
 ]
 

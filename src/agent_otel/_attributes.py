@@ -23,6 +23,7 @@ OUTPUT_TYPE: Final = "gen_ai.output.type"
 AGENT_NAME: Final = "gen_ai.agent.name"
 AGENT_ID: Final = "gen_ai.agent.id"
 AGENT_DESCRIPTION: Final = "gen_ai.agent.description"
+AGENT_VERSION: Final = "gen_ai.agent.version"
 
 REQUEST_MODEL: Final = "gen_ai.request.model"
 REQUEST_MAX_TOKENS: Final = "gen_ai.request.max_tokens"
@@ -71,6 +72,11 @@ MCP_METHOD_NAME: Final = "mcp.method.name"
 MCP_METHOD_TOOLS_CALL: Final = "tools/call"
 MCP_SESSION_ID: Final = "mcp.session.id"
 MCP_PROTOCOL_VERSION: Final = "mcp.protocol.version"
+
+# --- a remote agent's address: the general registry's server.*, which the invoke_agent CLIENT
+# span lists (spans.yaml, attributes.gen_ai.invoke_agent.client) -------------------------------
+SERVER_ADDRESS: Final = "server.address"
+SERVER_PORT: Final = "server.port"
 
 # --- run identity (general semconv registry: session.*, user.*) ---------------------------------
 SESSION_ID: Final = "session.id"

@@ -27,7 +27,7 @@ from ._semconv import conventions_for
 from ._settings import RunSettings
 from .content._capture import ContentCapture, capture_from
 
-__all__ = ["OPTION_NAMES", "Options", "scrub_for", "settings_from"]
+__all__ = ["OPTION_NAMES", "Options", "scrub_for", "settings_from", "tracer_for"]
 
 _tracers: weakref.WeakKeyDictionary[TracerProvider, Tracer] = weakref.WeakKeyDictionary()
 # Per provider, one set of instruments per set of names (v1.41.1's, the head's).
@@ -36,8 +36,9 @@ _instruments: weakref.WeakKeyDictionary[MeterProvider, dict[str, Instruments]] =
 )
 
 
-def _tracer(provider: TracerProvider | None) -> Tracer:
-    """The run's tracer; a provider that raises (or cannot be cached) gives a no-op one."""
+def tracer_for(provider: TracerProvider | None) -> Tracer:
+    """Our tracer on ``provider`` (default: the global one), cached per provider; a provider
+    that raises (or cannot be cached) gives a no-op one."""
     try:
         if provider is None:  # the global provider (a proxy until one is set)
             return get_tracer(A.SCOPE_NAME, __version__)
@@ -162,7 +163,7 @@ def settings_from(options: Options, caller: str = "otel_wrapper") -> RunSettings
         scrubber
     )
     return RunSettings(
-        tracer=_tracer(options.get("tracer_provider")),
+        tracer=tracer_for(options.get("tracer_provider")),
         instruments=instruments,
         scrub=bound,
         logger=_logger(options.get("logger_provider"), capture),

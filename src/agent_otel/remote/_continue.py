@@ -1,0 +1,71 @@
+"""The remote agent's side: the run a request starts continues the caller's trace.
+
+:func:`remote_parent` reads the W3C headers a caller sent (``remote_agent().headers``, any
+OpenTelemetry HTTP client's) into the context a run should start in; :func:`continue_trace`
+makes that context current for a block, so any run started inside (``otel_wrapper()``,
+``instrument()``, the instrumentor) is a child of the caller's ``invoke_agent`` CLIENT span
+and carries the conversation id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.context.context import Context
+
+from agent_otel._guard import report
+from agent_otel.decorating._propagation import extract_context
+from agent_otel.identity._identity import make_identity, with_identity
+
+__all__ = ["continue_trace", "remote_parent"]
+
+
+def remote_parent(
+    headers: Any, *, conversation_id: object = None, context: Context | None = None
+) -> Context:
+    """``context`` (default: the current one) as a remote call's run should start in it.
+
+    The span ``headers`` name becomes the parent, unless a span of that same trace is current
+    already (an HTTP server span that continued it: the run nests under that one). Headers that
+    name no valid span change nothing. ``conversation_id`` (A2A's ``contextId``) becomes the
+    run's ``gen_ai.conversation.id``, over any the caller's context carried. Never raises: a
+    carrier it cannot read is no carrier.
+    """
+    base = context if context is not None else otel_context.get_current()
+    out = base
+    try:
+        extracted = extract_context(headers, base)
+        remote = trace.get_current_span(extracted).get_span_context()
+        current = trace.get_current_span(base).get_span_context()
+        if remote.is_valid and not (current.is_valid and current.trace_id == remote.trace_id):
+            out = extracted
+        identity = make_identity(conversation_id=conversation_id)
+        if identity:
+            out = with_identity(identity, out)
+    except Exception:
+        report("remote parent")
+        return base
+    return out
+
+
+@contextmanager
+def continue_trace(headers: Any, *, conversation_id: object = None) -> Iterator[Context]:
+    """Run the block in the context the caller's ``headers`` name (see :func:`remote_parent`)::
+
+        async def handle(request):  # an agent served over HTTP
+            with continue_trace(request.headers, conversation_id=body["conversation_id"]):
+                return await instrument(agent).run(body["input"])
+
+    ``headers``: a mapping or ``(key, value)`` pairs, keys in any case, as a web framework or
+    gRPC metadata gives them. The block's own exceptions pass through unchanged.
+    """
+    context = remote_parent(headers, conversation_id=conversation_id)
+    token = otel_context.attach(context)
+    try:
+        yield context
+    finally:
+        otel_context.detach(token)

@@ -1,0 +1,410 @@
+"""A remote agent called over A2A from inside a run continues the caller's trace.
+
+A real a2a-sdk server (its own Starlette app under uvicorn, on a free loopback port, in a
+thread of its own: nothing of the caller's context can leak into it but the request) runs an
+agent traced by ``otel_wrapper()``. A traced agent's tool calls it with a2a-sdk's own client,
+once and twice in parallel. Each run must be one trace, every span under the exact parent:
+
+    invoke_agent caller > step > execute_tool ask_weather > invoke_agent weather [CLIENT]
+        > invoke_agent weather (the remote run) > chat remote-model
+
+and A2A's ``contextId`` is ``gen_ai.conversation.id`` on both sides of the wire.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+pytest.importorskip("a2a.server.routes", reason="a2a-sdk[http-server] is not installed")
+pytest.importorskip("uvicorn")
+
+from a2a.client import ClientConfig, create_client
+from a2a.helpers.proto_helpers import get_message_text, new_text_message
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.events import EventQueue
+from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+from a2a.server.tasks import InMemoryTaskStore
+from a2a.types.a2a_pb2 import (
+    AgentCapabilities,
+    AgentCard,
+    AgentInterface,
+    AgentSkill,
+    Role,
+    SendMessageRequest,
+)
+from benchmarks._process import free_port
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.trace import SpanKind
+from starlette.applications import Starlette
+
+from _serving import serve
+from agent_contract.protocol import (
+    FunctionCall,
+    LLMCallEnd,
+    LLMCallStart,
+    StepBoundary,
+    TextDelta,
+    ToolCall,
+    ToolResult,
+)
+from agent_contract.scope import tool_scope
+from agent_otel import _attributes as A
+from agent_otel import trace_a2a_client, trace_a2a_executor
+from agent_otel.testing import InMemoryTelemetry
+
+
+# --- the remote agent: an a2a-sdk server whose executor runs an agent traced by otel_wrapper ---
+class WeatherExecutor(AgentExecutor):
+    """Answers with the forecast for the city asked; the answer is an agent run of its own."""
+
+    def __init__(self, telemetry: InMemoryTelemetry) -> None:
+        self.telemetry = telemetry
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        city = context.get_user_input()
+
+        async def agent() -> AsyncIterator[Any]:
+            yield LLMCallStart(model="remote-model", provider="openai")
+            # The two parallel calls overlap on the server too; "slow" is still running when
+            # the caller cancels it.
+            await asyncio.sleep(0.5 if city == "slow" else 0.01)
+            yield TextDelta(text=f"sunny in {city}")
+            yield LLMCallEnd(model="remote-model")
+
+        wrapper = self.telemetry.wrapper(agent_name="weather")
+        text = "".join([e.text async for e in wrapper(agent()) if isinstance(e, TextDelta)])
+        await event_queue.enqueue_event(
+            new_text_message(text, context_id=context.context_id, task_id=context.task_id)
+        )
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        raise NotImplementedError
+
+
+@dataclass
+class Server:
+    url: str
+    port: int
+    card: AgentCard
+    requests: list[dict[str, str]] = field(default_factory=list)
+
+
+def _card(url: str, streaming: bool = False) -> AgentCard:
+    return AgentCard(
+        name="weather",
+        description="Forecasts by city",
+        version="1.2.0",
+        supported_interfaces=[
+            AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")
+        ],
+        capabilities=AgentCapabilities(streaming=streaming),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=[
+            AgentSkill(
+                id="forecast", name="forecast", description="A city's weather", tags=["weather"]
+            )
+        ],
+    )
+
+
+def _serve(executor: AgentExecutor, streaming: bool) -> Iterator[Server]:
+    """The a2a-sdk app, served for real (see ``_serving``)."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/"
+    card = _card(url, streaming)
+    handler = DefaultRequestHandler(
+        agent_executor=executor, task_store=InMemoryTaskStore(), agent_card=card
+    )
+    app = Starlette(routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/")])
+    server = Server(url=url, port=port, card=card)
+    with serve(app, server.requests, port=port):
+        yield server
+
+
+@pytest.fixture(params=[False, True], ids=["message:send", "message:stream"])
+def weather(otel_telemetry: InMemoryTelemetry, request: pytest.FixtureRequest) -> Iterator[Server]:
+    """The remote agent, answering in one response or over a stream (server-sent events)."""
+    yield from _serve(trace_a2a_executor(WeatherExecutor(otel_telemetry)), request.param)
+
+
+# --- the caller: a traced agent whose tools call the remote agent --------------------------------
+async def _ask(
+    telemetry: InMemoryTelemetry, server: Server, city: str, context_id: str | None, **options: Any
+) -> str:
+    """One call of the remote agent, as a tool body would make it with a2a-sdk's client."""
+    client = await create_client(server.card, ClientConfig(streaming=True))
+    client = trace_a2a_client(client, tracer_provider=telemetry.tracer_provider, **options)
+    message = new_text_message(city, context_id=context_id, role=Role.ROLE_USER)
+    answers = []
+    async with client:
+        async for response in client.send_message(SendMessageRequest(message=message)):
+            answers.append(get_message_text(response.message))
+    return " ".join(answers)
+
+
+async def _caller_run(
+    telemetry: InMemoryTelemetry, calls: list[tuple[str, str, str | None]], server: Server
+) -> list[str]:
+    """The caller's run: the model asks for ``calls`` (id, city, context id), each tool body in
+    a task of its own under ``tool_scope``, as a framework adapter runs it."""
+
+    async def body(call_id: str, city: str, context_id: str | None) -> str:
+        with tool_scope(call_id, "ask_weather"):
+            return await _ask(telemetry, server, city, context_id)
+
+    answers: list[str] = []
+
+    async def stream() -> AsyncIterator[Any]:
+        yield LLMCallStart(model="caller-model", provider="openai")
+        tasks = [asyncio.create_task(body(*call)) for call in calls]
+        for call_id, city, _ in calls:
+            arguments = f'{{"city": "{city}"}}'
+            yield ToolCall(
+                id=call_id, function=FunctionCall(name="ask_weather", arguments=arguments)
+            )
+        yield LLMCallEnd(model="caller-model")
+        answers.extend(await asyncio.gather(*tasks))
+        for (call_id, _, _), answer in zip(calls, answers, strict=True):
+            yield ToolResult(tool_call_id=call_id, content=answer)
+        yield StepBoundary()
+
+    async for _ in telemetry.wrapper(agent_name="caller")(stream()):
+        pass
+    return answers
+
+
+# --- reading the trace -------------------------------------------------------------------------
+def _parent(spans: list[ReadableSpan], span: ReadableSpan) -> ReadableSpan | None:
+    if span.parent is None:
+        return None
+    found = [s for s in spans if s.context.span_id == span.parent.span_id]
+    assert len(found) == 1, f"the parent of {span.name} is not among the finished spans"
+    return found[0]
+
+
+def _tool_span(spans: list[ReadableSpan], call_id: str) -> ReadableSpan:
+    (tool,) = [s for s in spans if (s.attributes or {}).get(A.TOOL_CALL_ID) == call_id]
+    return tool
+
+
+def _children(spans: list[ReadableSpan], parent: ReadableSpan) -> list[ReadableSpan]:
+    return [s for s in spans if s.parent is not None and s.parent.span_id == parent.context.span_id]
+
+
+def _assert_chain(spans: list[ReadableSpan], call_id: str, port: int, context_id: str) -> None:
+    """tool span > invoke_agent CLIENT > the remote run > its chat, nothing else in between."""
+    tool = _tool_span(spans, call_id)
+    (client,) = _children(spans, tool)
+    assert (client.name, client.kind) == ("invoke_agent weather", SpanKind.CLIENT)
+    (remote,) = _children(spans, client)
+    assert (remote.name, remote.kind) == ("invoke_agent weather", SpanKind.INTERNAL)
+    (step,) = _children(spans, remote)
+    assert step.name == "step 0"
+    (chat,) = _children(spans, step)
+    assert chat.name == "chat remote-model"
+    assert _children(spans, chat) == []
+    for span in (client, remote, step, chat):
+        assert (span.attributes or {}).get(A.CONVERSATION_ID) == context_id, span.name
+    assert dict(client.attributes or {}) == {
+        A.OPERATION_NAME: "invoke_agent",
+        A.PROVIDER_NAME: "unknown",
+        A.AGENT_NAME: "weather",
+        A.AGENT_DESCRIPTION: "Forecasts by city",
+        A.AGENT_VERSION: "1.2.0",
+        A.SERVER_ADDRESS: "127.0.0.1",
+        A.SERVER_PORT: port,
+        A.CONVERSATION_ID: context_id,
+    }
+
+
+def _caller_tree(spans: list[ReadableSpan], tool_ids: list[str]) -> None:
+    """The caller's own spans: run > step > chat and the tool spans, one root in all."""
+    roots = [s for s in spans if s.parent is None]
+    assert [(r.name, r.kind) for r in roots] == [("invoke_agent caller", SpanKind.INTERNAL)]
+    (step,) = _children(spans, roots[0])
+    assert step.name == "step 0"
+    assert sorted(s.name for s in _children(spans, step)) == sorted(
+        ["chat caller-model"] + ["execute_tool ask_weather"] * len(tool_ids)
+    )
+    assert len({s.context.trace_id for s in spans}) == 1
+
+
+# --- the tests ---------------------------------------------------------------------------------
+async def test_one_remote_call_continues_the_callers_trace(
+    otel_telemetry: InMemoryTelemetry, weather: Server
+) -> None:
+    answers = await _caller_run(otel_telemetry, [("call-1", "Paris", "ctx-paris")], weather)
+    assert answers == ["sunny in Paris"]
+    spans = otel_telemetry.spans()
+    _caller_tree(spans, ["call-1"])
+    _assert_chain(spans, "call-1", weather.port, "ctx-paris")
+    (client,) = [s for s in spans if s.name == "invoke_agent weather" and s.kind is SpanKind.CLIENT]
+    # W3C trace context on the request, naming the CLIENT span.
+    (request,) = weather.requests
+    trace_id = format(client.context.trace_id, "032x")
+    span_id = format(client.context.span_id, "016x")
+    assert request["traceparent"] == f"00-{trace_id}-{span_id}-01"
+
+
+async def test_two_parallel_remote_calls_each_land_under_their_own_tool(
+    otel_telemetry: InMemoryTelemetry, weather: Server
+) -> None:
+    calls = [("call-1", "Paris", "ctx-paris"), ("call-2", "Oslo", "ctx-oslo")]
+    answers = await _caller_run(otel_telemetry, calls, weather)
+    assert answers == ["sunny in Paris", "sunny in Oslo"]
+    spans = otel_telemetry.spans()
+    _caller_tree(spans, ["call-1", "call-2"])
+    _assert_chain(spans, "call-1", weather.port, "ctx-paris")
+    _assert_chain(spans, "call-2", weather.port, "ctx-oslo")
+    assert len(spans) == 3 + 2 * 5  # run, step, chat; per call: tool, client, run, step, chat
+
+
+async def test_a_context_id_the_server_makes_is_the_conversation_id_on_both_sides(
+    otel_telemetry: InMemoryTelemetry, weather: Server
+) -> None:
+    """No contextId on the request: the server generates one; both sides record that one."""
+    await _caller_run(otel_telemetry, [("call-1", "Rome", None)], weather)
+    spans = otel_telemetry.spans()
+    remote = next(
+        s for s in spans if s.name == "invoke_agent weather" and s.kind is SpanKind.INTERNAL
+    )
+    generated = (remote.attributes or {}).get(A.CONVERSATION_ID)
+    assert isinstance(generated, str) and generated
+    _assert_chain(spans, "call-1", weather.port, generated)
+
+
+async def test_without_tracing_on_the_client_the_remote_run_is_another_trace(
+    otel_telemetry: InMemoryTelemetry, weather: Server
+) -> None:
+    """The control: a2a-sdk 1.3 injects nothing itself, so without ``trace_a2a_client`` the
+    remote run starts a trace of its own (the gap this module closes)."""
+    client = await create_client(weather.card)
+    message = new_text_message("Lima", role=Role.ROLE_USER)
+    tracer = otel_telemetry.tracer_provider.get_tracer("test")
+    with tracer.start_as_current_span("caller"):
+        async with client:
+            async for _ in client.send_message(SendMessageRequest(message=message)):
+                pass
+    assert "traceparent" not in weather.requests[0]
+    assert len({s.context.trace_id for s in otel_telemetry.spans()}) == 2
+
+
+# --- every way a call can end --------------------------------------------------------------------
+def _client_span(telemetry: InMemoryTelemetry) -> ReadableSpan:
+    (span,) = [
+        s for s in telemetry.spans() if s.kind is SpanKind.CLIENT and "invoke_agent" in s.name
+    ]
+    return span
+
+
+async def test_an_unreachable_agent_fails_the_call_span_and_the_error_passes_through(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    card = _card(f"http://127.0.0.1:{free_port()}/")  # nothing listens there
+    inner = await create_client(card, ClientConfig(streaming=False))
+    client = trace_a2a_client(inner, tracer_provider=otel_telemetry.tracer_provider)
+    raised: list[BaseException] = []
+
+    async def failing() -> AsyncIterator[Any]:
+        async with client:
+            try:
+                async for _ in client.send_message(
+                    SendMessageRequest(message=new_text_message("x", role=Role.ROLE_USER))
+                ):
+                    pass
+            except Exception as error:
+                raised.append(error)
+                raise
+        yield  # pragma: no cover
+
+    with pytest.raises(Exception) as caught:
+        async for _ in failing():
+            pass
+    assert caught.value is raised[0]  # the very object the SDK raised
+    span = _client_span(otel_telemetry)
+    assert span.status.status_code.name == "ERROR"
+    assert span.attributes[A.ERROR_TYPE] == type(raised[0]).__qualname__  # type: ignore[index]
+    assert [e.name for e in span.events] == ["exception"]
+    assert span.attributes[A.SERVER_PORT] == int(
+        card.supported_interfaces[0].url.split(":")[2][:-1]
+    )  # type: ignore[index]
+
+
+async def test_a_caller_that_stops_reading_ends_the_span_without_an_error(
+    otel_telemetry: InMemoryTelemetry, weather: Server
+) -> None:
+    inner = await create_client(weather.card, ClientConfig(streaming=True))
+    client = trace_a2a_client(inner, tracer_provider=otel_telemetry.tracer_provider)
+    message = new_text_message("Kyiv", role=Role.ROLE_USER)
+    async with client:
+        responses = client.send_message(SendMessageRequest(message=message))
+        async for _ in responses:
+            break
+        await responses.aclose()  # type: ignore[attr-defined]
+    span = _client_span(otel_telemetry)
+    assert span.end_time is not None
+    assert span.status.status_code.name == "UNSET"
+    assert A.ERROR_TYPE not in (span.attributes or {})
+
+
+async def test_a_cancelled_call_ends_its_span_as_cancelled(
+    otel_telemetry: InMemoryTelemetry, weather: Server
+) -> None:
+    inner = await create_client(weather.card)
+    client = trace_a2a_client(inner, tracer_provider=otel_telemetry.tracer_provider)
+
+    async def call() -> None:
+        message = new_text_message("slow", role=Role.ROLE_USER)
+        async for _ in client.send_message(SendMessageRequest(message=message)):
+            pass
+
+    async with client:
+        task = asyncio.create_task(call())
+        for _ in range(1000):  # until the request is in flight (the remote run not done)
+            if weather.requests:
+                break
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    span = _client_span(otel_telemetry)
+    assert span.attributes[A.ERROR_TYPE] == "CancelledError"  # type: ignore[index]
+
+
+async def test_a_card_given_names_the_span_at_its_start_and_leaves_the_client_as_it_was(
+    otel_telemetry: InMemoryTelemetry, weather: Server
+) -> None:
+    """With ``card=`` nothing is added to the SDK's client; ``agent_name``/``url`` win."""
+    inner = await create_client(weather.card)
+    client = trace_a2a_client(
+        inner,
+        card=weather.card,
+        agent_name="forecaster",
+        url="https://agents.example:8443/weather",
+        provider="openai",
+        tracer_provider=otel_telemetry.tracer_provider,
+    )
+    message = new_text_message("Lagos", context_id="ctx-lagos", role=Role.ROLE_USER)
+    async with client:
+        async for _ in client.send_message(SendMessageRequest(message=message)):
+            pass
+    assert inner._interceptors == []  # type: ignore[attr-defined]
+    span = _client_span(otel_telemetry)
+    assert span.name == "invoke_agent forecaster"
+    assert {
+        k: span.attributes[k]
+        for k in (A.AGENT_NAME, A.SERVER_ADDRESS, A.SERVER_PORT, A.PROVIDER_NAME, A.AGENT_VERSION)
+    } == {  # type: ignore[index]
+        A.AGENT_NAME: "forecaster",
+        A.SERVER_ADDRESS: "agents.example",
+        A.SERVER_PORT: 8443,
+        A.PROVIDER_NAME: "openai",
+        A.AGENT_VERSION: "1.2.0",
+    }

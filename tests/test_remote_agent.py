@@ -1,0 +1,294 @@
+"""Any HTTP agent: ``remote_agent()`` on the caller's side, ``continue_trace()`` on the agent's.
+
+The caller's call is one ``invoke_agent`` CLIENT span, current in its block, whose headers make
+the remote run its child; the remote side continues the trace from the request's headers
+(through the HTTP server span that continued it, when there is one). Served for real over
+loopback, and each piece on its own: the attributes the conventions list for the CLIENT span,
+the address read from any URL, every way a block can end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from opentelemetry import baggage, trace
+from opentelemetry import context as otel_context
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.trace import SpanKind
+
+import semconv_registry as semconv
+from agent_contract.protocol import LLMCallEnd, LLMCallStart, TextDelta
+from agent_otel import _attributes as A
+from agent_otel import continue_trace, extract_context, remote_agent, run_identity
+from agent_otel.remote._call import address_of
+from agent_otel.testing import InMemoryTelemetry
+
+CLIENT_SPAN = "span.gen_ai.invoke_agent.client"
+
+
+def _parent_name(spans: list[ReadableSpan], span: ReadableSpan) -> str | None:
+    if span.parent is None:
+        return None
+    (parent,) = [s for s in spans if s.context.span_id == span.parent.span_id]
+    return parent.name
+
+
+async def _remote_run(telemetry: InMemoryTelemetry, city: str) -> str:
+    async def agent() -> AsyncIterator[Any]:
+        yield LLMCallStart(model="remote-model", provider="openai")
+        yield TextDelta(text=f"rain in {city}")
+        yield LLMCallEnd(model="remote-model")
+
+    wrapper = telemetry.wrapper(agent_name="weather", step_spans=False)
+    return "".join([e.text async for e in wrapper(agent()) if isinstance(e, TextDelta)])
+
+
+# --- served for real ---------------------------------------------------------------------------
+async def test_an_http_agent_called_from_a_tool_is_the_child_of_the_call_span(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    pytest.importorskip("uvicorn")
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    from _serving import serve
+
+    async def ask(request: Request) -> JSONResponse:
+        body = await request.json()
+        with continue_trace(request.headers, conversation_id=body["conversation"]):
+            answer = await _remote_run(otel_telemetry, body["city"])
+        return JSONResponse({"answer": answer})
+
+    app = Starlette(routes=[Route("/ask", ask, methods=["POST"])])
+    requests: list[dict[str, str]] = []
+    tracer = otel_telemetry.tracer_provider.get_tracer("caller")
+    with serve(app, requests) as port:
+        url = f"http://127.0.0.1:{port}/ask"
+
+        async def tool(city: str) -> str:
+            with (
+                tracer.start_as_current_span(f"execute_tool ask {city}"),
+                remote_agent(
+                    "weather", url, tracer_provider=otel_telemetry.tracer_provider
+                ) as call,
+            ):
+                async with httpx.AsyncClient() as http:
+                    response = await http.post(
+                        url,
+                        json={"city": city, "conversation": f"conv-{city}"},
+                        headers=call.headers,
+                    )
+                call.set_conversation_id(f"conv-{city}")
+            return str(response.json()["answer"])
+
+        with tracer.start_as_current_span("caller"):
+            answers = await asyncio.gather(tool("Bern"), tool("Cork"))
+    assert answers == ["rain in Bern", "rain in Cork"]
+    spans = otel_telemetry.spans()
+    assert len({s.context.trace_id for s in spans}) == 1
+    for city in ("Bern", "Cork"):
+        (client,) = [
+            s
+            for s in spans
+            if s.kind is SpanKind.CLIENT
+            and s.name.startswith("invoke_agent")
+            and (s.attributes or {}).get(A.CONVERSATION_ID) == f"conv-{city}"
+        ]
+        assert client.name == "invoke_agent weather"
+        assert _parent_name(spans, client) == f"execute_tool ask {city}"
+        (remote,) = [
+            s for s in spans if s.parent is not None and s.parent.span_id == client.context.span_id
+        ]
+        assert (remote.name, remote.kind) == ("invoke_agent weather", SpanKind.INTERNAL)
+        assert remote.attributes[A.CONVERSATION_ID] == f"conv-{city}"  # type: ignore[index]
+        (chat,) = [
+            s for s in spans if s.parent is not None and s.parent.span_id == remote.context.span_id
+        ]
+        assert chat.name == "chat remote-model"
+        assert client.attributes[A.SERVER_PORT] == port  # type: ignore[index]
+    assert all("traceparent" in r for r in requests)
+
+
+# --- the caller's side -------------------------------------------------------------------------
+def test_the_call_span_carries_what_the_conventions_list_for_a_remote_agent(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    with remote_agent(
+        "weather",
+        "https://user:secret@agents.example/v1/weather?key=abc",
+        description="Forecasts",
+        version="2",
+        conversation_id="conv-1",
+        tracer_provider=otel_telemetry.tracer_provider,
+    ):
+        current = trace.get_current_span()
+    span = otel_telemetry.span("invoke_agent weather")
+    assert current.get_span_context().span_id == span.context.span_id  # current in the block
+    assert span.kind is SpanKind.CLIENT
+    assert dict(span.attributes or {}) == {
+        A.OPERATION_NAME: "invoke_agent",
+        A.PROVIDER_NAME: "unknown",
+        A.AGENT_NAME: "weather",
+        A.AGENT_DESCRIPTION: "Forecasts",
+        A.AGENT_VERSION: "2",
+        A.SERVER_ADDRESS: "agents.example",  # never the path, the query or the credentials
+        A.SERVER_PORT: 443,
+        A.CONVERSATION_ID: "conv-1",
+    }
+    definition = semconv.span(CLIENT_SPAN)
+    assert definition.required <= set(span.attributes or {})
+    assert set(span.attributes or {}) <= set(definition.levels)
+    assert span.name == definition.expected_name(dict(span.attributes or {}))
+    for key, value in (span.attributes or {}).items():
+        if key.startswith("gen_ai."):  # server.* are the general registry's: str and int
+            assert semconv.type_error(key, value) is None, key
+    assert isinstance(span.attributes[A.SERVER_PORT], int)  # type: ignore[index]
+
+
+def test_headers_name_the_call_span_and_carry_baggage_but_never_the_runs_ids(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    token = otel_context.attach(baggage.set_baggage("tenant", "acme"))
+    try:
+        with run_identity(user_id="alice", session_id="s-1"):
+            call = remote_agent("a", "http://h:1", tracer_provider=otel_telemetry.tracer_provider)
+            headers = call.headers
+            call.end()
+    finally:
+        otel_context.detach(token)
+    span = otel_telemetry.span("invoke_agent a")
+    trace_id, span_id = format(span.context.trace_id, "032x"), format(span.context.span_id, "016x")
+    assert headers["traceparent"] == f"00-{trace_id}-{span_id}-01"
+    assert headers["baggage"] == "tenant=acme"  # the caller's own baggage; no user or session id
+    assert span.attributes[A.USER_ID] == "alice"  # type: ignore[index]  # on our span, as every span of a run
+    assert span.attributes[A.SESSION_ID] == "s-1"  # type: ignore[index]
+
+
+async def test_an_exception_leaving_the_block_fails_the_span_and_passes_through_unchanged(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    error = ConnectionError("refused")
+    with (
+        pytest.raises(ConnectionError) as caught,
+        remote_agent("a", tracer_provider=otel_telemetry.tracer_provider),
+    ):
+        raise error
+    assert caught.value is error
+    span = otel_telemetry.span("invoke_agent a")
+    assert span.status.status_code.name == "ERROR"
+    assert span.attributes[A.ERROR_TYPE] == "ConnectionError"  # type: ignore[index]
+    assert trace.get_current_span() is trace.INVALID_SPAN  # the caller's context is back
+
+    async def cancelled() -> None:
+        with remote_agent("b", tracer_provider=otel_telemetry.tracer_provider):
+            await asyncio.sleep(10)
+
+    task = asyncio.create_task(cancelled())
+    await asyncio.sleep(0)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert otel_telemetry.span("invoke_agent b").attributes[A.ERROR_TYPE] == "CancelledError"  # type: ignore[index]
+
+
+def test_a_call_ends_once_and_a_conversation_id_is_taken_once(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    call = remote_agent(tracer_provider=otel_telemetry.tracer_provider)
+    call.set_conversation_id("first")
+    call.set_conversation_id("second")  # the first one named stays
+    call.set_conversation_id(42)
+    call.end()
+    call.end(RuntimeError("late"))
+    call.set_conversation_id("after the end")
+    (span,) = otel_telemetry.spans()
+    assert span.name == "invoke_agent"  # no name known: the conventions' bare name
+    assert span.attributes[A.CONVERSATION_ID] == "first"  # type: ignore[index]
+    assert span.status.status_code.name == "UNSET"
+
+
+def test_no_provider_records_nothing_and_costs_no_error() -> None:
+    with remote_agent("a", "http://h") as call:  # the global provider: a no-op one here
+        assert call.headers == {} or "traceparent" in call.headers
+
+
+@given(st.text(max_size=60))
+def test_any_url_gives_an_address_or_none_and_never_raises(url: str) -> None:
+    out = address_of(url)
+    assert set(out) <= {A.SERVER_ADDRESS, A.SERVER_PORT}
+    if A.SERVER_PORT in out:
+        assert A.SERVER_ADDRESS in out
+        assert isinstance(out[A.SERVER_PORT], int) and 0 <= out[A.SERVER_PORT] <= 65535  # type: ignore[operator]
+
+
+@pytest.mark.parametrize(
+    ("url", "address"),
+    [
+        ("http://127.0.0.1:8000/", {A.SERVER_ADDRESS: "127.0.0.1", A.SERVER_PORT: 8000}),
+        ("https://agents.example", {A.SERVER_ADDRESS: "agents.example", A.SERVER_PORT: 443}),
+        ("localhost:50051", {A.SERVER_ADDRESS: "localhost", A.SERVER_PORT: 50051}),  # gRPC
+        ("http://[::1]:9/a2a", {A.SERVER_ADDRESS: "::1", A.SERVER_PORT: 9}),
+        ("grpc://agents.example", {A.SERVER_ADDRESS: "agents.example"}),  # no port known
+        ("http://h:99999/", {}),  # a port out of range: no address rather than a wrong one
+        ("", {}),
+        (None, {}),
+    ],
+)
+def test_addresses_of_the_urls_agents_are_reached_at(url: Any, address: dict[str, Any]) -> None:
+    assert dict(address_of(url)) == address
+
+
+# --- the remote agent's side -------------------------------------------------------------------
+async def test_continue_trace_nests_under_the_http_server_span_that_continued_the_same_trace(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """An HTTP server instrumentation already continued the caller's trace: its span stays the
+    parent (the run sits under the request that started it); another trace's span does not."""
+    tracer = otel_telemetry.tracer_provider.get_tracer("server")
+    call = remote_agent("a", tracer_provider=otel_telemetry.tracer_provider)
+    headers = call.headers
+    call.end()
+
+    server_span = tracer.start_as_current_span("POST /ask", context=extract_context(headers))
+    with server_span, continue_trace(headers):
+        await _remote_run(otel_telemetry, "Riga")
+    with tracer.start_as_current_span("another trace's request"), continue_trace(headers):
+        await _remote_run(otel_telemetry, "Oulu")
+    spans = otel_telemetry.spans()
+    first, second = [s for s in spans if s.name == "invoke_agent weather"]
+    assert _parent_name(spans, first) == "POST /ask"
+    assert _parent_name(spans, second) == "invoke_agent a"
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [{}, {"traceparent": "garbage"}, [("TraceParent", b"00-zz")], None, 42, object()],
+    ids=["none", "invalid", "pairs-invalid", "None", "int", "object"],
+)
+async def test_headers_that_name_no_span_leave_the_run_where_it_was(
+    otel_telemetry: InMemoryTelemetry, headers: Any
+) -> None:
+    with continue_trace(headers, conversation_id="c-1"):
+        await _remote_run(otel_telemetry, "Nice")
+    (run,) = [s for s in otel_telemetry.spans() if s.name == "invoke_agent weather"]
+    assert run.parent is None
+    assert run.attributes[A.CONVERSATION_ID] == "c-1"  # type: ignore[index]
+
+
+async def test_an_exception_in_the_block_passes_through_and_the_context_is_restored() -> None:
+    before = otel_context.get_current()
+    error = ValueError("agent failed")
+    headers = {"traceparent": f"00-{'1' * 32}-{'2' * 16}-01"}
+    with pytest.raises(ValueError) as caught, continue_trace(headers):
+        assert trace.get_current_span().get_span_context().is_remote
+        raise error
+    assert caught.value is error
+    assert otel_context.get_current() == before
