@@ -91,6 +91,43 @@ async def test_with_capture_off_the_invoke_messages_are_never_read(
         assert key not in root
 
 
+class _ReadOnce(LLMCallStart):
+    """A chat start whose ``messages`` count their reads (an adapter builds them on read);
+    named ``LLMCallStart``, as events are recognised by class name."""
+
+    __slots__ = ("reads",)
+
+    @property  # type: ignore[override]
+    def messages(self) -> list[Message] | None:
+        self.reads += 1
+        return [Message(role="user", content=QUESTION)]
+
+    @messages.setter
+    def messages(self, value: list[Message] | None) -> None:
+        self.reads = 0
+
+
+_ReadOnce.__name__ = _ReadOnce.__qualname__ = "LLMCallStart"
+
+
+@pytest.mark.parametrize("capture", [CAPTURE, None], ids=["capture", "no-capture"])
+async def test_a_chat_starts_messages_are_read_only_with_capture_on(
+    capture: ContentCapture | None, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """With capture off the messages of a call are never looked at, so an adapter that reads
+    them from its framework's request only when read (``sources._history``) costs nothing."""
+    start = _ReadOnce(model="m")
+    script = [start, TextDelta(ANSWER), LLMCallEnd(model="m"), StepBoundary(0)]
+    wrapper = otel_telemetry.wrapper(agent_name="scripted", capture_content=capture)
+
+    await collect(ScriptedAgent(script).stream([]), wrapper)
+
+    [chat] = [s for s in otel_telemetry.spans() if s.name == "chat m"]
+    assert start.reads == (1 if capture else 0)
+    assert ("gen_ai.input.messages" in (chat.attributes or {})) is bool(capture)
+    assert ("input.value" in _root(otel_telemetry)) is bool(capture)
+
+
 async def test_a_run_started_inside_the_run_never_gets_the_outer_invokes_messages(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:

@@ -26,7 +26,7 @@ def llm_call_start(rec: RunRecorder, ev: Any) -> None:
         getattr(ev, "provider", None),
         getattr(ev, "call_id", None),
         getattr(ev, "params", None),
-        getattr(ev, "messages", None),
+        ev,  # its messages are read only when they are captured
         getattr(ev, "tools", None),
     )
 

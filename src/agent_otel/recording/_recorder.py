@@ -229,8 +229,10 @@ class RunRecorder:
 
     # --- LLM calls -----------------------------------------------------------------------------
     def llm_start(
-        self, model: Any, provider: Any, call_id: Any, params: Any, messages: Any, tools: Any = None
+        self, model: Any, provider: Any, call_id: Any, params: Any, request: Any, tools: Any = None
     ) -> None:
+        """``request`` is the event: its ``messages`` are read only when content is captured
+        (an adapter may build them from the framework's request only when they are read)."""
         self._new_work()
         self.ensure_step()
         if self.s.stand_down_providers:
@@ -253,11 +255,13 @@ class RunRecorder:
         self._calls[key] = call  # tracked before anything else can fail
         self._last_call = call
         self._refresh()
-        if call.recording and messages is not None:
+        if call.recording and self.s.capture is not None:
             with guarded("chat span start"):
-                encoded = call.capture_input(messages)
-                if not self.run.has_input:
-                    self.run.input(encoded)
+                messages = getattr(request, "messages", None)
+                if messages is not None:
+                    encoded = call.capture_input(messages)
+                    if not self.run.has_input:
+                        self.run.input(encoded)
 
     def llm_end(self, model: Any, call_id: Any, finish_reason: Any, response_id: Any) -> None:
         call_id = id_text(call_id, self.anomaly)

@@ -1,0 +1,393 @@
+"""A framework's model request as contract messages: what ``LLMCallStart.messages`` carries.
+
+Each framework hands its model a history in its own classes; these functions read them by
+attribute name (nothing of a framework is imported) and build ``Message``\\ s, OpenAI/LiteLLM
+shaped, so a tracer shows each chat span's input and the run's input like a contract agent's.
+
+Reading a history costs 2 to 6 µs a message (a tool call's arguments become JSON text), paid
+on every model call of a growing history: a waste when nobody reads the input (a tracer with
+content capture off). So an adapter yields :func:`call_start`'s event, an ``LLMCallStart``
+whose ``messages`` are read from a copy of the request's list the first time they are read,
+then kept: a consumer sees a ``list[Message]`` as the contract says, and one that never reads
+them pays one list copy per call.
+
+Strings and content-part payloads are shared, never copied: a message costs one small object.
+A value of a shape a function does not know is kept as text (``str()``), a role it does not
+know is ``user``, and anything that cannot be read at all makes the request ``None`` (no input
+shown): reading a request never fails the agent's run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from agent_contract import events
+from agent_contract.events import FunctionCall, Message, Role, ToolCall
+
+__all__ = [
+    "LLMCallStart",
+    "agno_messages",
+    "call_start",
+    "langchain_messages",
+    "llama_index_messages",
+    "pydantic_ai_messages",
+    "responses_messages",
+]
+
+# Each framework's role names, as the contract's four.
+_ROLES: dict[str, Role] = {
+    "system": "system", "developer": "system", "user": "user", "human": "user",
+    "assistant": "assistant", "ai": "assistant", "model": "assistant", "chatbot": "assistant",
+    "tool": "tool", "function": "tool",
+}  # fmt: skip
+
+
+def _role(value: Any) -> Role:
+    """A role by its name (an enum's ``value`` too); ``user`` for one not known."""
+    name = getattr(value, "value", value)
+    return _ROLES.get(name, "user") if isinstance(name, str) else "user"
+
+
+def _get(obj: Any, key: str) -> Any:
+    """``obj[key]`` of a mapping, else ``obj.key`` (None when absent)."""
+    return obj.get(key) if isinstance(obj, Mapping) else getattr(obj, key, None)
+
+
+def _arguments(args: Any) -> str:
+    """Tool-call arguments as JSON text (text as given)."""
+    if isinstance(args, str):
+        return args
+    try:
+        return json.dumps(args if args is not None else {}, default=str)
+    except (TypeError, ValueError):
+        return str(args)
+
+
+def _text(value: Any) -> str:
+    """A tool result or a part of unknown shape as text: a str as is, else JSON, else str()."""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, default=str)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _call(call_id: Any, name: Any, args: Any) -> ToolCall:
+    return ToolCall(
+        id=call_id if isinstance(call_id, str) else None,
+        function=FunctionCall(name if isinstance(name, str) else None, _arguments(args)),
+    )
+
+
+def _safely(read: Callable[..., list[Message]]) -> Callable[..., list[Message] | None]:
+    """``read``, returning None instead of raising (a request of a shape it cannot read)."""
+
+    def guarded(*args: Any) -> list[Message] | None:
+        try:
+            return read(*args)
+        except Exception:
+            return None
+
+    guarded.__doc__, guarded.__name__ = read.__doc__, read.__name__
+    return guarded
+
+
+# --- LangChain (LangGraph): BaseMessage ----------------------------------------------------------
+def _langchain_content(content: Any) -> str | list[dict[str, Any]] | None:
+    if content is None or isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return str(content)
+    parts: list[dict[str, Any]] = []
+    for block in content:
+        if isinstance(block, str):
+            parts.append({"type": "text", "text": block})
+        elif isinstance(block, dict) and isinstance(block.get("type"), str):
+            parts.append(block)
+        else:
+            parts.append({"type": "text", "text": _text(block)})
+    return parts
+
+
+@_safely
+def langchain_messages(messages: Iterable[Any]) -> list[Message]:
+    """LangChain messages (``on_chat_model_start``'s), or the prompt strings of a text LLM."""
+    out: list[Message] = []
+    for message in messages:
+        if isinstance(message, str):  # a text LLM's prompt (on_llm_start)
+            out.append(Message(role="user", content=message))
+            continue
+        kind = getattr(message, "type", None)
+        role = _role(getattr(message, "role", None) if kind == "chat" else kind)
+        name = getattr(message, "name", None)
+        entry = Message(
+            role=role,
+            content=_langchain_content(getattr(message, "content", None)),
+            name=name if isinstance(name, str) else None,
+        )
+        if role == "assistant":
+            calls = getattr(message, "tool_calls", None)
+            if calls:
+                entry.tool_calls = [_call(c.get("id"), c.get("name"), c.get("args")) for c in calls]
+        elif role == "tool":
+            call_id = getattr(message, "tool_call_id", None)
+            entry.tool_call_id = call_id if isinstance(call_id, str) else None
+        out.append(entry)
+    return out
+
+
+# --- OpenAI Responses input items (the Agents SDK's on_llm_start) --------------------------------
+_RESPONSES_TEXT = frozenset({"input_text", "output_text", "text", "refusal"})
+
+
+def _responses_content(content: Any) -> str | list[dict[str, Any]] | None:
+    if content is None or isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return str(content)
+    parts: list[dict[str, Any]] = []
+    for part in content:
+        kind = _get(part, "type")
+        if kind in _RESPONSES_TEXT:
+            text = _get(part, "text") if kind != "refusal" else _get(part, "refusal")
+            parts.append({"type": "text", "text": text if isinstance(text, str) else _text(text)})
+        elif kind == "input_image" and isinstance(_get(part, "image_url"), str):
+            parts.append({"type": "image_url", "image_url": {"url": _get(part, "image_url")}})
+        elif isinstance(kind, str):
+            parts.append({"type": kind})  # a file, an audio clip: its kind, not its payload
+    return parts
+
+
+@_safely
+def responses_messages(instructions: Any, items: Iterable[Any]) -> list[Message]:
+    """A Responses request: ``instructions`` (a system message) and its input items.
+
+    Messages keep their role; ``function_call`` items join the assistant message before them
+    as its tool calls, ``function_call_output`` items are tool messages; reasoning and
+    hosted-tool items (web search, file search, computer) are left out: they are no chat turn.
+    """
+    out: list[Message] = []
+    if isinstance(instructions, str) and instructions:
+        out.append(Message(role="system", content=instructions))
+    if isinstance(items, str):
+        items = [{"role": "user", "content": items}]
+    for item in items:
+        kind = _get(item, "type")
+        if kind == "function_call":
+            call = _call(_get(item, "call_id"), _get(item, "name"), _get(item, "arguments"))
+            last = out[-1] if out else None
+            if last is not None and last.role == "assistant":
+                last.tool_calls = [*(last.tool_calls or ()), call]
+            else:
+                out.append(Message(role="assistant", tool_calls=[call]))
+        elif kind == "function_call_output":
+            call_id = _get(item, "call_id")
+            out.append(
+                Message(
+                    role="tool",
+                    content=_text(_get(item, "output")),
+                    tool_call_id=call_id if isinstance(call_id, str) else None,
+                )
+            )
+        elif kind in (None, "message"):
+            content = _responses_content(_get(item, "content"))
+            out.append(Message(role=_role(_get(item, "role")), content=content))
+    return out
+
+
+# --- pydantic-ai: ModelRequest / ModelResponse --------------------------------------------------
+def _pydantic_ai_content(content: Any) -> str | list[dict[str, Any]] | None:
+    if content is None or isinstance(content, str):
+        return content
+    if not isinstance(content, (list, tuple)):
+        return _text(content)
+    parts: list[dict[str, Any]] = []
+    for item in content:
+        if isinstance(item, str):
+            parts.append({"type": "text", "text": item})
+        elif type(item).__name__ == "ImageUrl" and isinstance(getattr(item, "url", None), str):
+            parts.append({"type": "image_url", "image_url": {"url": item.url}})
+        else:
+            kind = getattr(item, "kind", None)
+            parts.append({"type": kind if isinstance(kind, str) else type(item).__name__})
+    return parts
+
+
+def _pydantic_ai_request(request: Any, out: list[Message]) -> None:
+    instructions = getattr(request, "instructions", None)
+    if isinstance(instructions, str) and instructions:
+        out.append(Message(role="system", content=instructions))
+    for part in getattr(request, "parts", ()):
+        kind = getattr(part, "part_kind", None)
+        if kind == "system-prompt":
+            out.append(Message(role="system", content=_text(part.content)))
+        elif kind == "user-prompt":
+            out.append(Message(role="user", content=_pydantic_ai_content(part.content)))
+        elif kind in ("tool-return", "retry-prompt", "retry-feedback"):
+            answer = getattr(part, "model_response", None)  # a retry: what the model is told
+            content = answer() if kind != "tool-return" and callable(answer) else part.content
+            call_id = getattr(part, "tool_call_id", None)
+            if kind == "retry-feedback" or getattr(part, "tool_name", None) is None:
+                out.append(Message(role="user", content=_text(content)))  # no tool: a reprompt
+                continue
+            out.append(
+                Message(
+                    role="tool", content=_text(content),
+                    tool_call_id=call_id if isinstance(call_id, str) else None,
+                    name=getattr(part, "tool_name", None),
+                )
+            )  # fmt: skip
+
+
+def _pydantic_ai_response(response: Any, out: list[Message]) -> None:
+    text: list[str] = []
+    calls: list[ToolCall] = []
+    for part in getattr(response, "parts", ()):
+        kind = getattr(part, "part_kind", None)
+        if kind == "text" and isinstance(part.content, str):
+            text.append(part.content)
+        elif kind == "tool-call":
+            calls.append(_call(part.tool_call_id, part.tool_name, part.args))
+    out.append(Message(role="assistant", content="".join(text) or None, tool_calls=calls or None))
+
+
+@_safely
+def pydantic_ai_messages(history: Iterable[Any], request: Any = None) -> list[Message]:
+    """pydantic-ai's message history, then ``request`` (the one about to be sent) if given.
+
+    A request's ``instructions`` (when set) become a system message before its parts.
+    """
+    out: list[Message] = []
+    for message in (*history, request) if request is not None else history:
+        if getattr(message, "kind", None) == "response":
+            _pydantic_ai_response(message, out)
+        else:
+            _pydantic_ai_request(message, out)
+    return out
+
+
+# --- Agno: agno.models.message.Message ---------------------------------------------------------
+@_safely
+def agno_messages(messages: Iterable[Any]) -> list[Message]:
+    """Agno's messages (OpenAI shaped already: ``tool_calls`` as dicts)."""
+    out: list[Message] = []
+    for message in messages:
+        role = _role(getattr(message, "role", None))
+        content = getattr(message, "content", None)
+        if content is not None and not isinstance(content, (str, list)):
+            content = _text(content)
+        entry = Message(role=role, content=content)
+        if role == "assistant":
+            calls = getattr(message, "tool_calls", None)
+            if calls:
+                entry.tool_calls = [
+                    _call(_get(c, "id"), _get(_get(c, "function"), "name"),
+                          _get(_get(c, "function"), "arguments"))
+                    for c in calls
+                ]  # fmt: skip
+        elif role == "tool":
+            call_id = getattr(message, "tool_call_id", None)
+            entry.tool_call_id = call_id if isinstance(call_id, str) else None
+            name = getattr(message, "tool_name", None)
+            entry.name = name if isinstance(name, str) else None
+        out.append(entry)
+    return out
+
+
+# --- LlamaIndex: ChatMessage -------------------------------------------------------------------
+def _llama_index_content(message: Any) -> tuple[str | list[dict[str, Any]] | None, list[ToolCall]]:
+    """A ChatMessage's text (or parts, when it holds more than text) and its tool-call blocks."""
+    blocks = getattr(message, "blocks", None)
+    if not isinstance(blocks, list):
+        content = getattr(message, "content", None)
+        return (content if content is None or isinstance(content, str) else _text(content)), []
+    texts: list[str] = []
+    parts: list[dict[str, Any]] = []
+    calls: list[ToolCall] = []
+    for block in blocks:
+        kind = getattr(block, "block_type", None)
+        if kind == "text":
+            texts.append(block.text)
+            parts.append({"type": "text", "text": block.text})
+        elif kind == "tool_call":
+            calls.append(_call(block.tool_call_id, block.tool_name, block.tool_kwargs))
+        elif kind == "image" and getattr(block, "url", None) is not None:  # a URL, not inline
+            parts.append({"type": "image_url", "image_url": {"url": str(block.url)}})
+        elif kind not in ("thinking", "cache"):
+            parts.append({"type": kind if isinstance(kind, str) else type(block).__name__})
+    if len(parts) == len(texts):
+        return "".join(texts) or None, calls
+    return parts, calls
+
+
+@_safely
+def llama_index_messages(messages: Iterable[Any]) -> list[Message]:
+    """LlamaIndex chat messages: text blocks as text, ``tool_call`` blocks (or OpenAI-shaped
+    ``additional_kwargs["tool_calls"]``) as tool calls, ``tool_call_id`` from the kwargs."""
+    out: list[Message] = []
+    for message in messages:
+        role = _role(getattr(message, "role", None))
+        content, calls = _llama_index_content(message)
+        extra = getattr(message, "additional_kwargs", None) or {}
+        entry = Message(role=role, content=content)
+        if role == "assistant":
+            for call in extra.get("tool_calls") or ():
+                function = _get(call, "function")
+                name, arguments = _get(function, "name"), _get(function, "arguments")
+                calls.append(_call(_get(call, "id"), name, arguments))
+            entry.tool_calls = calls or None
+        elif role == "tool":
+            call_id = extra.get("tool_call_id")
+            entry.tool_call_id = call_id if isinstance(call_id, str) else None
+            name = extra.get("name")
+            entry.name = name if isinstance(name, str) else None
+        out.append(entry)
+    return out
+
+
+# --- the event ---------------------------------------------------------------------------------
+_MESSAGES = events.LLMCallStart.__dict__["messages"]  # the base class's slot
+
+
+class LLMCallStart(events.LLMCallStart):
+    """``events.LLMCallStart`` whose ``messages`` are read from the framework's request when
+    first read (module doc). Still named ``LLMCallStart``: consumers read events by class
+    name, and ``collect()`` by ``isinstance``. Setting ``messages`` replaces the request."""
+
+    __slots__ = ("_request",)
+    _request: tuple[Callable[..., list[Message] | None], tuple[Any, ...]] | None
+
+    @property
+    def messages(self) -> list[Message] | None:
+        request = getattr(self, "_request", None)
+        if request is not None:
+            self._request = None
+            read, args = request
+            _MESSAGES.__set__(self, read(*args))
+        value: list[Message] | None = _MESSAGES.__get__(self, LLMCallStart)
+        return value
+
+    @messages.setter
+    def messages(self, value: list[Message] | None) -> None:
+        self._request = None
+        _MESSAGES.__set__(self, value)
+
+
+def call_start(
+    model: Any,
+    provider: Any,
+    params: dict[str, Any],
+    read: Callable[..., list[Message] | None],
+    *request: Any,
+) -> LLMCallStart:
+    """An ``LLMCallStart`` whose ``messages`` are ``read(*request)``, computed when first read.
+
+    Pass the framework's lists as copies (``tuple(history)``): a framework may grow its own
+    list after the call (the next call's messages), and the event must keep this call's.
+    """
+    start = LLMCallStart(model=model, provider=provider, params=params)
+    start._request = (read, request)
+    return start
