@@ -17,6 +17,7 @@ import pytest
 
 from agent_contract.protocol import Message
 from agent_otel.testing import InMemoryTelemetry
+from otlp_receiver import receiving
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -123,53 +124,21 @@ def test_send_to_collector_reports_no_delivery_when_the_export_fails() -> None:
     assert "404" in done.stderr  # the exporters' own log says why
 
 
-class _Receiver(http.server.BaseHTTPRequestHandler):
-    """An OTLP/HTTP traces receiver: keeps every run span it is sent (name -> attributes)."""
-
-    runs: dict[str, dict[str, str]]
-
-    def do_POST(self) -> None:
-        from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
-
-        body = self.rfile.read(int(self.headers.get("content-length", 0)))
-        request = trace_service_pb2.ExportTraceServiceRequest()
-        request.ParseFromString(body)
-        for resource in request.resource_spans:
-            for scope in resource.scope_spans:
-                for span in scope.spans:
-                    if span.name.startswith("invoke_agent"):
-                        attributes = {a.key: a.value.string_value for a in span.attributes}
-                        self.runs[span.name] = attributes
-        self.send_response(200)
-        self.send_header("content-length", "0")
-        self.end_headers()
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
 @pytest.mark.parametrize("capture", ["SPAN_ONLY", None])
 def test_the_quickstarts_run_shows_its_input_and_output_with_capture_on(
     capture: str | None,
 ) -> None:
     """Sent to a backend, the run has a name, and (capture on only) the question it was
     invoked with and its answer, the previews of Phoenix's and MLflow's trace lists."""
-    handler = type("Receiver", (_Receiver,), {"runs": {}})
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    env = {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": f"http://127.0.0.1:{server.server_port}/v1/traces"}
-    env |= {"OTEL_METRICS_EXPORTER": "none", "OTEL_LOGS_EXPORTER": "none"}
+    env = {"OTEL_METRICS_EXPORTER": "none", "OTEL_LOGS_EXPORTER": "none"}
     if capture is not None:
         env["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = capture
-    try:
-        done = run_example("quickstart.py", **env)
-    finally:
-        server.shutdown()
-        server.server_close()
+    with receiving() as received:
+        done = run_example("quickstart.py", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=received.endpoint,
+                           **env)  # fmt: skip
 
     assert done.returncode == 0, done.stderr
-    root = handler.runs["invoke_agent researcher"]
+    [root] = received.named("invoke_agent researcher")
     assert root["mlflow.traceTag.mlflow.traceName"] == "invoke_agent researcher"
     if capture is None:
         assert "input.value" not in root and "output.value" not in root

@@ -111,6 +111,9 @@ class Row:
     dropped before the suite's guard against detach failures looks."""
     refuses: bool = False
     """The builder can play ``Run(refuse=True)``: turn 2's request fails before its first chunk."""
+    messages: bool = False
+    """Each ``LLMCallStart`` carries the messages the framework sends the model (the run's
+    input, with capture on, is the first call's)."""
     providers: tuple[Provider, ...] = ()
     """The provider instrumentations the row's model calls go through (``PROVIDERS``)."""
     runs_tools: bool = True
@@ -154,9 +157,9 @@ class Row:
 
 ROWS = [
     Row("pydantic_ai", "pydantic_ai", "chat scripted-model", reports=("input", "output"),
-        own_usage=True, tool_error="ModelRetry", refuses=True),
+        own_usage=True, tool_error="ModelRetry", refuses=True, messages=True),
     Row("agno", "agno", "chat gpt-4o-mini", errors=("AgnoRunError",), tool_error="tool_error",
-        providers=OPENAI_SDK, refuses=True),
+        providers=OPENAI_SDK, refuses=True, messages=True),
     Row("autogen", "autogen_agentchat", "chat", reports=("input", "output"), own_usage=True,
         tool_error="tool_error"),
     Row("google_adk", "google.adk", "chat scripted-gemini", tool_error="tool_error"),
@@ -164,18 +167,18 @@ ROWS = [
         detaches_across_tasks=True),
     Row("smolagents", "smolagents", "chat gpt-4o-mini", reasoning_text=False,
         errors=("AgentGenerationError",), providers=OPENAI_SDK),
-    Row("llama_index", "llama_index.core", "chat gpt-4o-mini", refuses=True),
+    Row("llama_index", "llama_index.core", "chat gpt-4o-mini", refuses=True, messages=True),
     Row("crewai", "crewai", "chat gpt-4o-mini", reasoning_text=False, errors=("ConnectionError",),
         providers=OPENAI_SDK),
     Row("langgraph", "langgraph", "chat gpt-4o-mini", errors=("APIError",), providers=OPENAI_SDK,
-        refuses=True),
+        refuses=True, messages=True),
     Row("openai_agents", "agents", "chat gpt-4o-mini", errors=("APIError",), providers=OPENAI_SDK,
-        refuses=True),
+        refuses=True, messages=True),
     # SDK sources: the caller's own tool loop (``_sdk_row``) around one source.
     Row("openai_chat", "openai", "chat gpt-4o-mini", errors=("APIError",), providers=OPENAI_SDK,
-        tool_error="tool_error", refuses=True, runs_tools=False),
+        tool_error="tool_error", refuses=True, runs_tools=False, messages=True),
     # openai-v2 does not see LiteLLM's calls (it calls the SDK's raw-response method).
     Row("litellm_chat", "litellm", "chat openai/gpt-4o-mini", errors=("MidStreamFallbackError",),
         providers=(OPENINFERENCE_OPENAI,), tool_error="tool_error", refuses=True,
-        runs_tools=False),
+        runs_tools=False, messages=True),
 ]  # fmt: skip

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import json
 import logging
 import os
 import traceback
@@ -236,6 +237,42 @@ async def test_a_request_refused_before_its_first_chunk_fails_its_own_chat_span(
     [step] = [sp for sp in otel_telemetry.spans() if sp.name == "step 0"]
     assert step.status.status_code is not StatusCode.ERROR
     assert open_spans.open == {}
+
+
+@pytest.mark.parametrize("row", PARAMS)
+@pytest.mark.parametrize("capture", [True, False], ids=["capture", "no-capture"])
+async def test_each_call_shows_the_messages_the_framework_sent(
+    row: Row, capture: bool, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """With capture on, the run shows its question and its answer, and each chat span its own
+    request (turn 2's carries both tools' results, the failure's too); with capture off, no
+    content anywhere."""
+    if not row.messages:
+        pytest.skip(f"{row.name}: the adapter does not pass the request's messages on yet")
+    traced = otel_wrapper(agent_name="agent", capture_content=capture,
+                          tracer_provider=otel_telemetry.tracer_provider,
+                          meter_provider=otel_telemetry.meter_provider)  # fmt: skip
+    [_ async for _ in traced(row.events(s.Run()))]
+
+    if not capture:
+        for span in otel_telemetry.spans():
+            content = {"gen_ai.input.messages", "gen_ai.output.messages", "input.value"}
+            assert not content & set(span.attributes or {}), span.name
+        return
+    agent = attributes(otel_telemetry, "invoke_agent")
+    assert s.QUESTION in agent["input.value"]
+    assert "".join(s.ANSWER) in agent["output.value"]
+    first, second = (
+        json.loads((sp.attributes or {})["gen_ai.input.messages"])
+        for sp in otel_telemetry.spans() if sp.name == row.chat
+    )  # fmt: skip
+    assert first[-1]["role"] == "user" and s.QUESTION in json.dumps(first[-1])
+    answered = [m for m in second if m["role"] == "tool"]
+    responses = [p for m in answered for p in m["parts"] if p["type"] == "tool_call_response"]
+    assert len(responses) == 2, second
+    assert s.weather_sync("Paris") in json.dumps(responses)
+    asked = [p for m in second for p in m["parts"] if p["type"] == "tool_call"]
+    assert sorted(p["name"] for p in asked) == ["forecast", "weather"]
 
 
 def _model_call_spans(telemetry: InMemoryTelemetry) -> list[str]:

@@ -9,15 +9,34 @@ from pathlib import Path
 
 import pytest
 
+from otlp_receiver import receiving
+
+from ._conformance import ROWS
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 TOOLS_ONE_FAILING = ["execute_tool weather", "execute_tool forecast  [ERROR"]
+_CAPTURED = {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY",
+             "OTEL_METRICS_EXPORTER": "none", "OTEL_LOGS_EXPORTER": "none"}  # fmt: skip
+_ROWS = {  # each example's framework package, and its adapter's row in the conformance matrix
+    "pydantic_ai_agent.py": ("pydantic_ai", "pydantic_ai"),
+    "langgraph_agent.py": ("langgraph", "langgraph"),
+    "openai_agents_sdk.py": ("agents", "openai_agents"),
+    "agno_agent.py": ("agno", "agno"),
+    "autogen_agent.py": ("autogen_agentchat", "autogen"),
+    "google_adk_agent.py": ("google.adk", "google_adk"),
+    "strands_agent.py": ("strands", "strands"),
+    "smolagents_agent.py": ("smolagents", "smolagents"),
+    "llama_index_agent.py": ("llama_index.core", "llama_index"),
+    "crewai_agent.py": ("crewai", "crewai"),
+}
+_PASSES_MESSAGES = {row.name for row in ROWS if row.messages}
 
 
-def _run(example: str, *options: str) -> subprocess.CompletedProcess[str]:
+def _run(example: str, *options: str, **extra: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "OPENAI_"))}
     return subprocess.run(
         [sys.executable, *options, str(EXAMPLES / example)],
-        capture_output=True, text=True, timeout=120, env=env, check=False,
+        capture_output=True, text=True, timeout=120, env=env | extra, check=False,
     )  # fmt: skip
 
 
@@ -66,6 +85,47 @@ def test_a_framework_example_runs_offline_and_prints_its_tree(
     found = [next((i for i, line in enumerate(lines) if name in line), -1) for name in tree]
     assert -1 not in found, done.stderr
     assert found == sorted(found)  # parents before children, in start order
+
+
+@pytest.mark.parametrize("example", sorted(_ROWS))
+def test_a_framework_examples_run_shows_its_input_and_output_with_capture_on(
+    example: str,
+) -> None:
+    """Sent to a backend with content capture on, as a user sends it, each framework
+    example's run shows the question it was asked and its answer (the previews of a trace
+    list), and each chat span the messages its model was sent."""
+    package, row = _ROWS[example]
+    pytest.importorskip(package)
+    if row not in _PASSES_MESSAGES:
+        pytest.skip(f"{row}: the adapter does not pass the request's messages on yet")
+    with receiving() as received:
+        done = _run(example, **_CAPTURED, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=received.endpoint)
+
+    assert done.returncode == 0, done.stderr
+    [root] = received.named("invoke_agent weatherbot")
+    chats = received.named("chat")
+    assert len(chats) == 2, received.spans
+    assert "Weather" in root["input.value"]
+    printed = done.stdout.split("answer: ", 1)[1].strip()  # all the run's text
+    assert root["output.value"] and printed.endswith(root["output.value"])
+    for chat in chats:
+        assert "Weather" in chat["gen_ai.input.messages"]
+    assert '"tool_call_response"' in chats[-1]["gen_ai.input.messages"]  # the tools' results
+
+
+def test_with_capture_off_a_framework_examples_run_shows_no_content() -> None:
+    """The default: nothing of the conversation leaves the process (each adapter's run with
+    capture off: ``test_conformance``)."""
+    pytest.importorskip("langgraph")
+    with receiving() as received:
+        done = _run("langgraph_agent.py", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=received.endpoint,
+                    OTEL_METRICS_EXPORTER="none", OTEL_LOGS_EXPORTER="none")  # fmt: skip
+
+    assert done.returncode == 0, done.stderr
+    assert len(received.named("chat")) == 2
+    content = {"gen_ai.input.messages", "gen_ai.output.messages", "input.value", "output.value"}
+    for name, attributes in received.spans:
+        assert not content & set(attributes), name
 
 
 @pytest.mark.parametrize(

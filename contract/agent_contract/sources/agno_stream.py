@@ -51,6 +51,7 @@ from agent_contract.events import (
     Usage,
 )
 from agent_contract.scope import tool_scope
+from agent_contract.sources._history import agno_messages, call_start
 from agent_contract.sources._stream import Sink
 
 __all__ = ["AgnoRunError", "agno_events"]
@@ -71,15 +72,19 @@ async def agno_events(
     hooks = list(getattr(agent, "tool_hooks", None) or ())
     if _scope_hook not in hooks:
         agent.tool_hooks = [*hooks, _scope_hook]
+    pre = list(getattr(agent, "pre_hooks", None) or ())
+    if agent_contract_request_messages not in pre:
+        agent.pre_hooks = [*pre, agent_contract_request_messages]
     stream = agent.arun(input, stream=True, stream_events=True, **run)
     state = _State()
     try:
         async for event in stream:
-            if sink is not None:
+            if sink is not None and getattr(event, "pre_hook_name", None) != _HOOK_NAME:
                 sink(event)
             for out in state.feed(event):
                 yield out
     finally:
+        _CONTEXTS.pop(state.run_id, None)
         close = getattr(stream, "aclose", None)
         if close is not None:
             await close()
@@ -110,6 +115,25 @@ async def _awaited(scope: Any, result: Any) -> Any:
         scope.__exit__(None, None, None)
 
 
+# run_id of each run an adapter reads -> its RunContext, once its pre-hooks ran (else None).
+_CONTEXTS: dict[Any, Any] = {}
+
+
+def agent_contract_request_messages(run_context: Any) -> None:
+    """Agno's pre-hook: keeps the ``RunContext`` of a run an adapter reads (module doc).
+
+    Agno sets ``run_context.messages`` to the live list its model is sent, after the
+    pre-hooks; at each ``ModelRequestStarted`` it holds exactly that request. The hook's own
+    ``PreHookStarted`` / ``PreHookCompleted`` events are kept from ``sink``.
+    """
+    run_id = getattr(run_context, "run_id", None)
+    if run_id in _CONTEXTS:
+        _CONTEXTS[run_id] = run_context
+
+
+_HOOK_NAME = agent_contract_request_messages.__name__
+
+
 class _State:
     """The run being read: its id, the open call's response id, tools seen and step."""
 
@@ -126,6 +150,7 @@ class _State:
         kind = getattr(event, "event", None)
         if kind == "RunStarted" and self.run_id is None:
             self.run_id = event.run_id
+            _CONTEXTS[event.run_id] = None  # its pre-hook keeps the run's context
             return ()
         if self.run_id is not None and getattr(event, "run_id", self.run_id) != self.run_id:
             return ()  # a member's or nested run's event
@@ -147,10 +172,13 @@ class _State:
     def start(self, event: Any) -> tuple[AgentEvent, ...]:
         self.response_id = None
         provider = event.model_provider
-        start = LLMCallStart(
-            model=event.model or None,
-            provider=provider.lower() if isinstance(provider, str) and provider else None,
-            params={"stream": True},
+        model = event.model or None
+        provider = provider.lower() if isinstance(provider, str) and provider else None
+        request = getattr(_CONTEXTS.get(self.run_id), "messages", None)
+        start = (
+            LLMCallStart(model=model, provider=provider, params={"stream": True})
+            if request is None
+            else call_start(model, provider, {"stream": True}, agno_messages, tuple(request))
         )
         if not self.tools_ran:
             return (start,)

@@ -50,6 +50,7 @@ from agent_contract.events import (
     Usage,
 )
 from agent_contract.sources._failure import failed_result
+from agent_contract.sources._history import call_start, langchain_messages
 from agent_contract.sources._scoping import OpenScopes
 from agent_contract.sources._stream import Sink
 
@@ -86,6 +87,7 @@ class _Requests:
 
     def __init__(self) -> None:
         self.started: dict[Any, Any] = {}  # run_id -> metadata, announced and not yet opened
+        self.requests: dict[Any, Any] = {}  # run_id -> its messages, while it is announced
         self.owners: dict[int, Any] = {}  # id(chunk message) -> run_id
         self.ended: dict[Any, Any] = {}  # run_id -> the final message (kept until its update)
         self.failed: list[Any] = []  # run_ids whose request raised, in order
@@ -93,10 +95,17 @@ class _Requests:
     def on_chat_model_start(self, serialized: Any, messages: Any, *, run_id: Any,
                             metadata: Any = None, **kwargs: Any) -> None:  # fmt: skip
         self.started[run_id] = metadata
+        self.requests[run_id] = messages[0] if messages else None
 
     def on_llm_start(self, serialized: Any, prompts: Any, *, run_id: Any,
                      metadata: Any = None, **kwargs: Any) -> None:  # fmt: skip
         self.started[run_id] = metadata
+        self.requests[run_id] = prompts[:1] if prompts else None
+
+    def request(self, run_id: Any) -> tuple[Any, ...] | None:
+        """The messages request ``run_id`` sent, copied (once: then forgotten)."""
+        messages = self.requests.pop(run_id, None)
+        return None if messages is None else tuple(messages)
 
     def on_llm_new_token(self, token: Any, *, chunk: Any = None, run_id: Any, **kw: Any) -> None:
         message = getattr(chunk, "message", None)
@@ -196,7 +205,7 @@ class _Reader:
                     else bool(message.id and message.id != call.id)
                 ):  # fmt: skip
                     self.requests.started.pop(run, None)
-                    yield from self._open(namespace, meta)
+                    yield from self._open(namespace, meta, run)
                     call = self.call = _Call(message.id, run)
                 call.id = call.id or message.id
                 yield from _deltas(message, call)
@@ -234,12 +243,12 @@ class _Reader:
                 continue
             if self.call is not None:
                 yield from self._end(None)
-            yield from self._open(_namespace(meta), meta)
+            yield from self._open(_namespace(meta), meta, run)
             self.call = _Call(None, run)
 
-    def _open(self, namespace: Any, meta: Any) -> Iterator[AgentEvent]:
-        """End the call before, start a step after tool results, and announce a new call (the
-        caller then makes it ``self.call``)."""
+    def _open(self, namespace: Any, meta: Any, run: Any) -> Iterator[AgentEvent]:
+        """End the call before, start a step after tool results, and announce a new call, with
+        the messages request ``run`` sent (the caller then makes it ``self.call``)."""
         if self.call is not None:
             yield from self._end(None)
         if self.results:
@@ -249,7 +258,7 @@ class _Reader:
         if phase != self.phase and (phase or self.phase is not None):
             yield PhaseMarker(name=phase or "root")
         self.phase = phase
-        yield _start(meta)
+        yield _start(meta, self.requests.request(run))
 
     def _end(self, message: Any) -> Iterator[AgentEvent]:
         call, self.call = self.call, None
@@ -264,7 +273,10 @@ class _Reader:
         if self.call is not None and message.id == self.call.id:
             yield from self._end(message)  # the streamed call's own message: it ends it
             return
-        yield from self._open(namespace, meta)
+        ended = self.requests.ended  # the request that ended with this message, if seen
+        run = next((run for run, final in ended.items() if final is message), None)
+        ended.pop(run, None)
+        yield from self._open(namespace, meta, run)
         self.call = _Call(message.id)
         yield from _deltas(message, self.call)
         yield from self._end(message)
@@ -323,13 +335,14 @@ def _messages(update: dict[str, Any]) -> Iterator[Any]:
             yield from messages if isinstance(messages, (list, tuple)) else (messages,)
 
 
-def _start(meta: Any) -> LLMCallStart:
+def _start(meta: Any, messages: tuple[Any, ...] | None) -> LLMCallStart:
+    """The call's start; its ``messages`` are LangChain's ``messages``, read when read."""
     meta = meta if isinstance(meta, dict) else {}
     params = {name: meta[key] for key, name in _PARAMS.items() if meta.get(key) is not None}
-    return LLMCallStart(
-        model=meta.get("ls_model_name"), provider=meta.get("ls_provider"),
-        params={**params, "stream": True},
-    )  # fmt: skip
+    model, provider = meta.get("ls_model_name"), meta.get("ls_provider")
+    if messages is None:
+        return LLMCallStart(model=model, provider=provider, params={**params, "stream": True})
+    return call_start(model, provider, {**params, "stream": True}, langchain_messages, messages)
 
 
 def _deltas(chunk: Any, call: _Call) -> Iterator[AgentEvent]:

@@ -60,6 +60,7 @@ from agent_contract.events import (
     Usage,
 )
 from agent_contract.sources._failure import error_name, failed_result
+from agent_contract.sources._history import call_start, llama_index_messages
 from agent_contract.sources._raw_usage import get, usage_from_raw
 from agent_contract.sources._scoping import OpenScopes
 from agent_contract.sources._stream import Sink
@@ -159,7 +160,7 @@ class _Reader:
                 yield ReasoningDelta(text=thinking)
             self._count(event.raw)
         elif kind == "AgentInput":
-            yield from self._start(event.current_agent_name)
+            yield from self._start(event.current_agent_name, getattr(event, "input", None))
         elif kind == "AgentOutput":
             if not self.calling:
                 if event is self.last_output:
@@ -181,7 +182,7 @@ class _Reader:
             else:
                 yield ToolResult(tool_call_id=call_id, content=content, name=event.tool_name)
 
-    def _start(self, name: Any) -> Iterator[AgentEvent]:
+    def _start(self, name: Any, request: Any = None) -> Iterator[AgentEvent]:
         if self.calling:  # a call that never reported its output
             yield from self._end(None)
         if self.results:
@@ -201,10 +202,12 @@ class _Reader:
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 params[key] = value
         params["stream"] = bool(getattr(_agent(self.agent, name), "streaming", True))
-        yield LLMCallStart(
-            model=model if isinstance(model, str) and model != "unknown" else None,
-            provider=_PROVIDERS.get(type(llm).__name__), params=params,
-        )  # fmt: skip
+        model = model if isinstance(model, str) and model != "unknown" else None
+        provider = _PROVIDERS.get(type(llm).__name__)
+        if request is None:  # an output with no input event before it
+            yield LLMCallStart(model=model, provider=provider, params=params)
+        else:
+            yield call_start(model, provider, params, llama_index_messages, tuple(request))
 
     def _count(self, raw: Any) -> None:
         usage = usage_from_raw(raw)

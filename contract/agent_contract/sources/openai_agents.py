@@ -69,6 +69,7 @@ from agent_contract.events import (
 )
 from agent_contract.scope import McpServer, nested_run, tool_scope
 from agent_contract.sources._failure import error_name, failed_result
+from agent_contract.sources._history import call_start, responses_messages
 from agent_contract.sources.openai_responses import ResponsesReader
 
 __all__ = ["openai_agents_events"]
@@ -102,7 +103,7 @@ async def openai_agents_events(
 
     _install_nesting()
     failures: dict[str, str] = {}  # call id -> the class of the error its text reports
-    requested: list[Any] = []  # the agents whose model request started, in order
+    requested: list[tuple[Any, Any, Any]] = []  # each started request: agent, prompt, items
     announcing = _announcing(run.get("hooks"), requested)
     run = {**run, "hooks": _scoping_hooks(announcing, failures)}
     result: Any = Runner.run_streamed(agent, input, **_noting_failures(run, failures))
@@ -119,8 +120,8 @@ async def openai_agents_events(
                         yield StepBoundary(index=step)
                         step += 1
                     reader = ResponsesReader()
-                    del requested[:1]
-                    yield _start(current)
+                    request = requested.pop(0) if requested else (current, None, None)
+                    yield _start(current, request)
                 if reader is None:
                     continue
                 for out in reader.feed(data):
@@ -139,7 +140,7 @@ async def openai_agents_events(
         if requested:  # refused before its response began: the call is shown, and fails
             if reader is not None:
                 yield StepBoundary(index=step)
-            yield _start(requested[0])
+            yield _start(requested[0][0], requested[0])
         raise
     finally:
         if not result.is_complete:
@@ -151,12 +152,12 @@ _HOOKS = ("on_llm_end", "on_agent_start", "on_agent_end", "on_handoff", "on_tool
 
 
 def _announcing(theirs: Any, requested: list[Any]) -> Any:
-    """Run hooks noting each model request's agent in ``requested``, and passing every
-    callback on to the caller's own ``theirs`` (when given)."""
+    """Run hooks noting each model request (its agent, system prompt and input items) in
+    ``requested``, and passing every callback on to the caller's own ``theirs`` (when given)."""
     from agents import RunHooks
 
     async def on_llm_start(self: Any, context: Any, agent: Any, *args: Any) -> None:
-        requested.append(agent)
+        requested.append((agent, *args[:2]) if len(args) >= 2 else (agent, None, None))
         if theirs is not None:
             await theirs.on_llm_start(context, agent, *args)
 
@@ -282,16 +283,19 @@ def _nesting_runner(base: type, inner: Any) -> Any:
     return new_class("NestingRunner", (base,), exec_body=lambda ns: ns.update(methods))()
 
 
-def _start(agent: Any) -> LLMCallStart:
+def _start(agent: Any, request: tuple[Any, Any, Any]) -> LLMCallStart:
+    """The call ``agent`` makes; ``request`` is what ``on_llm_start`` said it sends (its
+    ``system_prompt`` and ``input_items``), read only now, once."""
+    _, instructions, items = request
     model = agent.model
     name = model if isinstance(model, str) else getattr(model, "model", None)
     settings = agent.model_settings.to_json_dict() if agent.model_settings else {}
     params = {k: v for k, v in settings.items() if v is not None}
-    return LLMCallStart(
-        model=name if isinstance(name, str) else None,
-        provider="openai",
-        params={**params, "stream": True},
-    )
+    name, params = name if isinstance(name, str) else None, {**params, "stream": True}
+    if items is None:
+        return LLMCallStart(model=name, provider="openai", params=params)
+    items = items if isinstance(items, str) else tuple(items)
+    return call_start(name, "openai", params, responses_messages, instructions, items)
 
 
 def _noting_failures(run: dict[str, Any], failures: dict[str, str]) -> dict[str, Any]:

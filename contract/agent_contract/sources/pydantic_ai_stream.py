@@ -49,6 +49,7 @@ from agent_contract.events import (
 )
 from agent_contract.scope import McpServer, tool_scope
 from agent_contract.sources._failure import failed_result
+from agent_contract.sources._history import call_start, pydantic_ai_messages
 
 __all__ = ["pydantic_ai_events"]
 
@@ -71,7 +72,8 @@ async def pydantic_ai_events(
         async for node in graph:
             kind = type(node).__name__  # read by name: nothing of pydantic-ai is imported
             if kind == "ModelRequestNode":
-                yield _start(graph.ctx.deps.model, run.get("model_settings", agent.model_settings))
+                settings = run.get("model_settings", agent.model_settings)
+                yield _start(graph.ctx.deps.model, settings, graph.ctx.state, node)
                 async with node.stream(graph.ctx) as stream:
                     async for event in stream:
                         delta = _delta(event)
@@ -166,11 +168,19 @@ def _text(value: Any) -> str | None:
 _ToolScope: Any = None
 
 
-def _start(model: Any, settings: Any) -> LLMCallStart:
+def _start(model: Any, settings: Any, state: Any, node: Any) -> LLMCallStart:
+    """The call a model request node makes. Its ``messages`` (read when read) are the run's
+    history, then the node's own request (pydantic-ai appends it to the history as it sends
+    it); the request's ``instructions`` are set only then, so the first call shows a
+    ``system_prompt`` but not ``instructions``."""
     params = dict(settings) if isinstance(settings, dict) else {}
-    return LLMCallStart(
-        model=getattr(model, "model_name", None), provider=getattr(model, "system", None),
-        params={**params, "stream": True},
+    history = tuple(getattr(state, "message_history", None) or ())
+    request = getattr(node, "request", None)
+    if history and history[-1] is request:
+        request = None
+    return call_start(
+        getattr(model, "model_name", None), getattr(model, "system", None),
+        {**params, "stream": True}, pydantic_ai_messages, history, request,
     )  # fmt: skip
 
 
