@@ -44,18 +44,20 @@ from opentelemetry.trace import SpanKind
 from starlette.applications import Starlette
 
 from _serving import serve
+from agent_contract.examples import ScriptedAgent
 from agent_contract.protocol import (
     FunctionCall,
     LLMCallEnd,
     LLMCallStart,
+    Message,
     StepBoundary,
     TextDelta,
     ToolCall,
     ToolResult,
 )
 from agent_contract.scope import tool_scope
+from agent_otel import ContinueTraceMiddleware, instrument, trace_a2a_client, trace_a2a_executor
 from agent_otel import _attributes as A
-from agent_otel import trace_a2a_client, trace_a2a_executor
 from agent_otel.testing import InMemoryTelemetry
 
 
@@ -79,6 +81,32 @@ class WeatherExecutor(AgentExecutor):
 
         wrapper = self.telemetry.wrapper(agent_name="weather")
         text = "".join([e.text async for e in wrapper(agent()) if isinstance(e, TextDelta)])
+        await event_queue.enqueue_event(
+            new_text_message(text, context_id=context.context_id, task_id=context.task_id)
+        )
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        raise NotImplementedError
+
+
+class InstrumentedWeather(AgentExecutor):
+    """The same agent, an event-contract agent traced by ``instrument()``."""
+
+    def __init__(self, telemetry: InMemoryTelemetry) -> None:
+        self.telemetry = telemetry
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        city = context.get_user_input()
+        script = [
+            LLMCallStart(model="remote-model", provider="openai"),
+            TextDelta(text=f"sunny in {city}"),
+            LLMCallEnd(model="remote-model"),
+        ]
+        agent = instrument(
+            ScriptedAgent(script), name="weather", tracer_provider=self.telemetry.tracer_provider
+        )
+        events = [e async for e in agent.stream([Message(role="user", content=city)])]
+        text = "".join(e.text for e in events if isinstance(e, TextDelta))
         await event_queue.enqueue_event(
             new_text_message(text, context_id=context.context_id, task_id=context.task_id)
         )
@@ -114,8 +142,9 @@ def _card(url: str, streaming: bool = False) -> AgentCard:
     )
 
 
-def _serve(executor: AgentExecutor, streaming: bool) -> Iterator[Server]:
-    """The a2a-sdk app, served for real (see ``_serving``)."""
+def _serve(executor: AgentExecutor, streaming: bool, middleware: bool = False) -> Iterator[Server]:
+    """The a2a-sdk app, served for real (see ``_serving``); ``middleware``: behind
+    ``ContinueTraceMiddleware``."""
     port = free_port()
     url = f"http://127.0.0.1:{port}/"
     card = _card(url, streaming)
@@ -123,6 +152,8 @@ def _serve(executor: AgentExecutor, streaming: bool) -> Iterator[Server]:
         agent_executor=executor, task_store=InMemoryTaskStore(), agent_card=card
     )
     app = Starlette(routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/")])
+    if middleware:
+        app.add_middleware(ContinueTraceMiddleware)
     server = Server(url=url, port=port, card=card)
     with serve(app, server.requests, port=port):
         yield server
@@ -264,6 +295,17 @@ async def test_two_parallel_remote_calls_each_land_under_their_own_tool(
     _assert_chain(spans, "call-1", weather.port, "ctx-paris")
     _assert_chain(spans, "call-2", weather.port, "ctx-oslo")
     assert len(spans) == 3 + 2 * 5  # run, step, chat; per call: tool, client, run, step, chat
+
+
+async def test_a_remote_agent_traced_by_instrument_is_the_child_too(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    for server in _serve(trace_a2a_executor(InstrumentedWeather(otel_telemetry)), True):
+        answers = await _caller_run(otel_telemetry, [("call-1", "Oslo", "ctx-oslo")], server)
+        assert answers == ["sunny in Oslo"]
+        spans = otel_telemetry.spans()
+        _caller_tree(spans, ["call-1"])
+        _assert_chain(spans, "call-1", server.port, "ctx-oslo")
 
 
 async def test_a_context_id_the_server_makes_is_the_conversation_id_on_both_sides(
@@ -408,3 +450,83 @@ async def test_a_card_given_names_the_span_at_its_start_and_leaves_the_client_as
         A.PROVIDER_NAME: "openai",
         A.AGENT_VERSION: "1.2.0",
     }
+
+
+# --- with a2a-sdk's own spans recorded -----------------------------------------------------------
+SDK_TELEMETRY_ON = """
+import asyncio, json, sys
+sys.path[:0] = [{tests!r}, {root!r}]
+from opentelemetry import trace
+from agent_otel.testing import InMemoryTelemetry
+
+telemetry = InMemoryTelemetry()
+trace.set_tracer_provider(telemetry.tracer_provider)  # as configure() does: a2a-sdk traces here
+import test_remote_a2a as t
+
+async def main():
+    executor = t.trace_a2a_executor(t.WeatherExecutor(telemetry))
+    for server in t._serve(executor, True, middleware=True):
+        calls = [("call-1", "Paris", "ctx-paris"), ("call-2", "Oslo", "ctx-oslo")]
+        await t._caller_run(telemetry, calls, server)
+
+asyncio.run(main())
+print(json.dumps([
+    dict(name=s.name, kind=s.kind.name, id=s.context.span_id, trace=s.context.trace_id,
+         parent=s.parent.span_id if s.parent else None, attributes=dict(s.attributes or {{}}))
+    for s in telemetry.spans()
+]))
+"""
+
+
+def test_with_the_sdks_own_spans_and_the_middleware_the_whole_exchange_is_one_trace() -> None:
+    """a2a-sdk records spans of its own on the global provider (``configure()`` sets it): its
+    client spans nest under the CLIENT span; behind ``ContinueTraceMiddleware`` its server spans
+    too, and the remote run under them, each call's under its own CLIENT span. Run in a
+    process of its own: the global provider is set once per process."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    tests = Path(__file__).resolve().parent
+    script = SDK_TELEMETRY_ON.format(tests=str(tests), root=str(tests.parent))
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
+    )
+    spans = json.loads(out.stdout.strip().splitlines()[-1])
+    by_id = {s["id"]: s for s in spans}
+    assert len({s["trace"] for s in spans}) == 1
+
+    def ancestors(span: dict[str, Any]) -> list[str]:
+        names = []
+        while span["parent"] is not None:
+            span = by_id[span["parent"]]
+            names.append(f"{span['name']} {span['kind']}")
+        return names
+
+    for call_id, context_id in (("call-1", "ctx-paris"), ("call-2", "ctx-oslo")):
+        (tool,) = [s for s in spans if s["attributes"].get(A.TOOL_CALL_ID) == call_id]
+        (client,) = [
+            s for s in spans if s["parent"] == tool["id"] and s["name"] == "invoke_agent weather"
+        ]
+        assert client["kind"] == "CLIENT"
+        below = [s for s in spans if client["id"] in _chain_ids(by_id, s)]
+        sdk_client = [s["name"] for s in below if s["name"].startswith("a2a.client.")]
+        sdk_server = [s["name"] for s in below if s["name"].startswith("a2a.server.")]
+        assert any(n.endswith("send_message_streaming") for n in sdk_client), sdk_client
+        assert any(n.endswith("handle_requests") for n in sdk_server), sdk_server
+        (run,) = [
+            s for s in below if s["name"] == "invoke_agent weather" and s["kind"] == "INTERNAL"
+        ]
+        assert run["attributes"][A.CONVERSATION_ID] == context_id
+        assert any(a.startswith("a2a.server.") for a in ancestors(run))  # under the SDK's spans
+    roots = [s["name"] for s in spans if s["parent"] is None]
+    assert roots == ["invoke_agent caller"]
+
+
+def _chain_ids(by_id: dict[int, dict[str, Any]], span: dict[str, Any]) -> set[int]:
+    ids = set()
+    while span["parent"] is not None:
+        ids.add(span["parent"])
+        span = by_id[span["parent"]]
+    return ids

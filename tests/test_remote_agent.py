@@ -24,8 +24,14 @@ from opentelemetry.trace import SpanKind
 
 import semconv_registry as semconv
 from agent_contract.protocol import LLMCallEnd, LLMCallStart, TextDelta
+from agent_otel import (
+    ContinueTraceMiddleware,
+    continue_trace,
+    extract_context,
+    remote_agent,
+    run_identity,
+)
 from agent_otel import _attributes as A
-from agent_otel import continue_trace, extract_context, remote_agent, run_identity
 from agent_otel.remote._call import address_of
 from agent_otel.testing import InMemoryTelemetry
 
@@ -292,3 +298,54 @@ async def test_an_exception_in_the_block_passes_through_and_the_context_is_resto
         raise error
     assert caught.value is error
     assert otel_context.get_current() == before
+
+
+async def test_an_asgi_app_behind_the_middleware_serves_each_request_in_its_callers_trace(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """No ``continue_trace`` in the handler: the middleware continued the request's trace."""
+    pytest.importorskip("uvicorn")
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Route
+
+    from _serving import serve
+
+    async def ask(request: Request) -> PlainTextResponse:
+        return PlainTextResponse(await _remote_run(otel_telemetry, (await request.body()).decode()))
+
+    app = Starlette(routes=[Route("/ask", ask, methods=["POST"])])
+    app.add_middleware(ContinueTraceMiddleware)
+    with serve(app) as port:
+        url = f"http://127.0.0.1:{port}/ask"
+
+        async def call(city: str) -> str:
+            provider = otel_telemetry.tracer_provider
+            with remote_agent(city, url, tracer_provider=provider) as remote:
+                async with httpx.AsyncClient() as http:
+                    response = await http.post(url, content=city, headers=remote.headers)
+            return response.text
+
+        assert await asyncio.gather(call("Nice"), call("Bonn")) == ["rain in Nice", "rain in Bonn"]
+        async with httpx.AsyncClient() as http:  # a request with no trace context: a root
+            assert (await http.post(url, content="Graz")).text == "rain in Graz"
+    spans = otel_telemetry.spans()
+    runs = [s for s in spans if s.name == "invoke_agent weather"]
+    assert sorted(str(_parent_name(spans, s)) for s in runs) == [
+        "None",
+        "invoke_agent Bonn",
+        "invoke_agent Nice",
+    ]
+
+
+async def test_the_middleware_passes_other_scopes_through_untouched() -> None:
+    seen: list[Any] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        seen.append((scope["type"], trace.get_current_span()))
+
+    middleware = ContinueTraceMiddleware(app)
+    await middleware({"type": "lifespan"}, None, None)
+    await middleware({"type": "http", "headers": [(b"traceparent", b"garbage")]}, None, None)
+    assert seen == [("lifespan", trace.INVALID_SPAN), ("http", trace.INVALID_SPAN)]

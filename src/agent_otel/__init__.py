@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from .identity._processor import RunIdentityProcessor
     from .recording._wrapper import StreamWrapper, otel_wrapper
     from .recording.content._capture import ContentCapture, ContentKind, Redactor
-    from .remote import RemoteAgentCall, continue_trace, remote_agent
+    from .remote import ContinueTraceMiddleware, RemoteAgentCall, continue_trace, remote_agent
     from .remote._a2a import trace_a2a_client, trace_a2a_executor
     from .sampling import SamplerStats, TailSampler, TailSamplingPolicy
     from .scrubbing import Scrubber
@@ -38,6 +38,7 @@ _LAZY = {
     "BUNDLED_PRICES": ".cost",
     "ContentCapture": ".recording.content._capture",
     "ContentKind": ".recording.content._capture",
+    "ContinueTraceMiddleware": ".remote",
     "ModelPrice": ".cost",
     "PriceTable": ".cost",
     "Redactor": ".recording.content._capture",
@@ -70,6 +71,7 @@ __all__ = [
     "BUNDLED_PRICES",
     "ContentCapture",
     "ContentKind",
+    "ContinueTraceMiddleware",
     "ModelPrice",
     "PriceTable",
     "Redactor",

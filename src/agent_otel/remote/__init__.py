@@ -2,12 +2,12 @@
 
 The caller opens an ``invoke_agent`` CLIENT span (``remote_agent()``; for a2a-sdk clients
 ``trace_a2a_client()``) and sends its W3C context with the request; the remote side runs its
-agent in that context (``continue_trace()``; for a2a-sdk servers ``trace_a2a_executor()``),
-so the remote run is the CLIENT span's child, in the same trace. docs/mcp-and-agents.md shows
-the tree.
+agent in that context (``continue_trace()``, ``ContinueTraceMiddleware`` for a whole ASGI app;
+for a2a-sdk servers ``trace_a2a_executor()``), so the remote run is the CLIENT span's child,
+in the same trace. docs/mcp-and-agents.md shows the tree.
 """
 
 from ._call import RemoteAgentCall, remote_agent
-from ._continue import continue_trace
+from ._continue import ContinueTraceMiddleware, continue_trace
 
-__all__ = ["RemoteAgentCall", "continue_trace", "remote_agent"]
+__all__ = ["ContinueTraceMiddleware", "RemoteAgentCall", "continue_trace", "remote_agent"]

@@ -116,12 +116,15 @@ def describe(call: RemoteAgentCall, card: AgentCard) -> None:
     )
 
 
-def _context_id(response: StreamResponse) -> str | None:
-    """The ``contextId`` a response names (a task, a message or an update of either)."""
-    kind = response.WhichOneof("payload")
-    if kind is None:
+def _context_id(response: object) -> str | None:
+    """The ``contextId`` a response names (a task, a message or an update of either); None
+    for anything else (a response of another SDK version is read, never trusted)."""
+    try:
+        kind = response.WhichOneof("payload")  # type: ignore[attr-defined]
+        value = getattr(getattr(response, kind), "context_id", None) if kind else None
+    except Exception:
         return None
-    return getattr(getattr(response, kind), "context_id", None) or None
+    return value if isinstance(value, str) and value else None
 
 
 def _with_headers(context: ClientCallContext | None, headers: dict[str, str]) -> ClientCallContext:

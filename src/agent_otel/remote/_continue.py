@@ -2,14 +2,15 @@
 
 :func:`remote_parent` reads the W3C headers a caller sent (``remote_agent().headers``, any
 OpenTelemetry HTTP client's) into the context a run should start in; :func:`continue_trace`
-makes that context current for a block, so any run started inside (``otel_wrapper()``,
+makes that context current for a block, and :class:`ContinueTraceMiddleware` for every
+request an ASGI app serves, so any run started inside (``otel_wrapper()``,
 ``instrument()``, the instrumentor) is a child of the caller's ``invoke_agent`` CLIENT span
 and carries the conversation id.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -21,7 +22,7 @@ from agent_otel._guard import report
 from agent_otel.decorating._propagation import extract_context
 from agent_otel.identity._identity import make_identity, with_identity
 
-__all__ = ["continue_trace", "remote_parent"]
+__all__ = ["ContinueTraceMiddleware", "continue_trace", "remote_parent"]
 
 
 def remote_parent(
@@ -69,3 +70,34 @@ def continue_trace(headers: Any, *, conversation_id: object = None) -> Iterator[
         yield context
     finally:
         otel_context.detach(token)
+
+
+Scope = MutableMapping[str, Any]
+ASGIApp = Callable[[Scope, Any, Any], Awaitable[None]]
+
+
+class ContinueTraceMiddleware:
+    """ASGI middleware: each HTTP (or WebSocket) request is served in the context its W3C
+    headers name, so everything the app does for it is in the caller's trace: the runs it
+    starts, and the spans of the libraries it calls (a2a-sdk's server spans among them)::
+
+        app = ContinueTraceMiddleware(app)                 # any ASGI app
+        app.add_middleware(ContinueTraceMiddleware)        # Starlette, FastAPI
+
+    It opens no span of its own (an HTTP server instrumentation, if any, does) and sets no
+    conversation id (the request's body names it: ``continue_trace()`` in the handler, or
+    ``trace_a2a_executor()``). Other scopes (lifespan) pass through untouched.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope.get("type") not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        token = otel_context.attach(remote_parent(scope.get("headers") or ()))
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            otel_context.detach(token)
