@@ -59,6 +59,7 @@ from agent_contract.scope import tool_scope
 from agent_otel import ContinueTraceMiddleware, instrument, trace_a2a_client, trace_a2a_executor
 from agent_otel import _attributes as A
 from agent_otel.testing import InMemoryTelemetry
+from test_hostile_endings import HostileTracerProvider
 
 
 # --- the remote agent: an a2a-sdk server whose executor runs an agent traced by otel_wrapper ---
@@ -530,3 +531,20 @@ def _chain_ids(by_id: dict[int, dict[str, Any]], span: dict[str, Any]) -> set[in
         ids.add(span["parent"])
         span = by_id[span["parent"]]
     return ids
+
+
+@pytest.mark.internal_errors
+@pytest.mark.parametrize("method", ["get_tracer", "start_span", "update_name", "end"])
+async def test_a_tracer_that_raises_costs_the_remote_call_nothing(
+    otel_telemetry: InMemoryTelemetry, weather: Server, method: str
+) -> None:
+    provider = HostileTracerProvider(otel_telemetry.tracer_provider, method, "invoke_agent")
+    inner = await create_client(weather.card)
+    client = trace_a2a_client(inner, tracer_provider=provider)
+    message = new_text_message("Oran", role=Role.ROLE_USER)
+    async with client:
+        answers = [
+            get_message_text(r.message)
+            async for r in client.send_message(SendMessageRequest(message=message))
+        ]
+    assert answers == ["sunny in Oran"]

@@ -34,6 +34,7 @@ from agent_otel import (
 from agent_otel import _attributes as A
 from agent_otel.remote._call import address_of
 from agent_otel.testing import InMemoryTelemetry
+from test_hostile_endings import METHODS, HostileTracerProvider
 
 CLIENT_SPAN = "span.gen_ai.invoke_agent.client"
 
@@ -349,3 +350,29 @@ async def test_the_middleware_passes_other_scopes_through_untouched() -> None:
     await middleware({"type": "lifespan"}, None, None)
     await middleware({"type": "http", "headers": [(b"traceparent", b"garbage")]}, None, None)
     assert seen == [("lifespan", trace.INVALID_SPAN), ("http", trace.INVALID_SPAN)]
+
+
+# --- never hurt the call -------------------------------------------------------------------------
+@pytest.mark.internal_errors
+@pytest.mark.parametrize("method", ["get_tracer", *METHODS])
+@pytest.mark.parametrize("fails", [False, True], ids=["returns", "raises"])
+def test_a_tracer_that_raises_anywhere_costs_the_call_nothing(
+    otel_telemetry: InMemoryTelemetry, method: str, fails: bool
+) -> None:
+    """The block's result and its own exception are the same with a tracer that raises in
+    ``method``; a description arriving late (the A2A card) too."""
+    provider = HostileTracerProvider(otel_telemetry.tracer_provider, method, "invoke_agent")
+    error = KeyError("the agent's own")
+    raised: list[BaseException] = []
+    try:
+        with remote_agent(url="http://h:1", tracer_provider=provider) as call:
+            call.describe("late", "http://h:2", "d", "v")
+            assert isinstance(call.headers, dict)
+            call.set_conversation_id("c")
+            if fails:
+                raise error
+    except KeyError as caught:
+        raised.append(caught)
+    assert raised == ([error] if fails else [])
+    assert not fails or raised[0] is error
+    assert otel_context.get_current() == otel_context.Context()  # the caller's context is back
