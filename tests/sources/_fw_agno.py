@@ -9,14 +9,13 @@ from opentelemetry.trace import Tracer
 
 from agent_contract.protocol import AgentEvent
 from agent_contract.sources.agno_stream import agno_events
-from agent_otel.testing import InMemoryTelemetry
+from agent_otel.testing import InMemoryTelemetry, run_script
 
 from . import _parallel as p
 from . import _script as s
 from . import _script_chat as chat
 from ._http import Answer, openai_client
 from ._sdk_row import chat_bodies
-from ._trace import wrapper
 
 
 def agent(*bodies: Answer, tools: list[Any], name: str = "weatherbot") -> Any:
@@ -38,12 +37,12 @@ async def subagent(telemetry: InMemoryTelemetry) -> None:
     async def ask_expert(q: str) -> str:
         """Ask the expert."""
         kept: list[Any] = []
-        [_ async for _ in wrapper(telemetry, "expert")(agno_events(expert, q, sink=kept.append))]
+        await run_script(telemetry, agno_events(expert, q, sink=kept.append), agent_name="expert")
         return str(kept[-1].content)
 
     lead = agent(chat.call("ask_expert", {"q": "Paris?"}, "call_e"), chat.answer("It is sunny."),
                  tools=[ask_expert], name="lead")  # fmt: skip
-    [_ async for _ in wrapper(telemetry, "lead")(agno_events(lead, s.QUESTION))]
+    await run_script(telemetry, agno_events(lead, s.QUESTION), agent_name="lead")
 
 
 def parallel(tracer: Tracer) -> AsyncIterator[AgentEvent]:

@@ -15,12 +15,11 @@ from opentelemetry.trace import Tracer
 
 from agent_contract.protocol import AgentEvent
 from agent_contract.sources.autogen_stream import autogen_events
-from agent_otel.testing import InMemoryTelemetry
+from agent_otel.testing import InMemoryTelemetry, run_script
 
 from . import _parallel as p
 from . import _script as s
 from ._conformance import Totals
-from ._trace import wrapper
 
 INFO = {"vision": False, "function_calling": True, "json_output": False, "family": "unknown",
         "structured_output": False}  # fmt: skip
@@ -75,12 +74,12 @@ async def subagent(telemetry: InMemoryTelemetry) -> None:
         """Ask the expert."""
         kept: list[Any] = []
         inner = autogen_events(expert, q, sink=kept.append)
-        [_ async for _ in wrapper(telemetry, "expert")(inner)]
+        await run_script(telemetry, inner, agent_name="expert")
         return str(kept[-1].messages[-1].content)
 
     lead = agent([_calls(s.Call("call_e", "ask_expert", {"q": "Paris?"})), "It is sunny."],
                  [ask_expert], name="lead")  # fmt: skip
-    [_ async for _ in wrapper(telemetry, "lead")(autogen_events(lead, s.QUESTION))]
+    await run_script(telemetry, autogen_events(lead, s.QUESTION), agent_name="lead")
 
 
 def parallel(tracer: Tracer) -> AsyncIterator[AgentEvent]:

@@ -22,11 +22,10 @@ from opentelemetry.trace import Tracer
 
 from agent_contract.protocol import AgentEvent
 from agent_contract.sources.crewai_stream import crewai_events
-from agent_otel.testing import InMemoryTelemetry
+from agent_otel.testing import InMemoryTelemetry, run_script
 
 from . import _parallel as p
 from . import _script as s
-from ._trace import wrapper
 
 MODEL = "gpt-4o-mini"
 RELEASE = threading.Event()  # never set: a hung tool waits (a minute at most, on its thread)
@@ -129,7 +128,7 @@ async def subagent(telemetry: InMemoryTelemetry) -> None:
 
         async def ask() -> None:  # CrewAI runs this tool on its thread: a loop of its own
             inner = crewai_events(expert, q, sink=kept.append)
-            [_ async for _ in wrapper(telemetry, "expert")(inner)]
+            await run_script(telemetry, inner, agent_name="expert")
 
         asyncio.run(ask())
         return str(kept[-1].raw)
@@ -140,7 +139,7 @@ async def subagent(telemetry: InMemoryTelemetry) -> None:
         return completion(1, "The expert says: sunny.", [])
 
     boss = agent(llm(lead), [ask_expert], role="lead")
-    [_ async for _ in wrapper(telemetry, "lead")(crewai_events(boss, s.QUESTION))]
+    await run_script(telemetry, crewai_events(boss, s.QUESTION), agent_name="lead")
 
 
 def parallel(tracer: Tracer) -> AsyncIterator[AgentEvent]:

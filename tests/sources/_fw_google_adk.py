@@ -17,11 +17,10 @@ from opentelemetry.trace import Tracer
 
 from agent_contract.protocol import AgentEvent
 from agent_contract.sources.google_adk_stream import google_adk_events
-from agent_otel.testing import InMemoryTelemetry
+from agent_otel.testing import InMemoryTelemetry, run_script
 
 from . import _parallel as p
 from . import _script as s
-from ._trace import wrapper
 
 MODEL = "scripted-gemini"
 
@@ -102,14 +101,14 @@ async def subagent(telemetry: InMemoryTelemetry) -> None:
         """Ask the expert."""
         kept: list[Any] = []
         inner = google_adk_events(expert, q, sink=kept.append)
-        [_ async for _ in wrapper(telemetry, "expert")(inner)]
+        await run_script(telemetry, inner, agent_name="expert")
         return "".join(p.text or "" for e in kept if not e.partial and e.content
                        for p in e.content.parts or ())  # fmt: skip
 
     ask = types.Part(function_call=types.FunctionCall(id="call_e", name="ask_expert",
                                                       args={"q": "Paris?"}))  # fmt: skip
     lead = agent(_model([[ask], [types.Part(text="It is sunny.")]]), [ask_expert], name="lead")
-    [_ async for _ in wrapper(telemetry, "lead")(google_adk_events(lead, s.QUESTION))]
+    await run_script(telemetry, google_adk_events(lead, s.QUESTION), agent_name="lead")
 
 
 def parallel(tracer: Tracer) -> AsyncIterator[AgentEvent]:

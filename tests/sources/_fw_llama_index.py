@@ -18,6 +18,7 @@ from opentelemetry.trace import Tracer
 
 from agent_contract.protocol import AgentEvent
 from agent_contract.sources.llama_index_stream import llama_index_events
+from agent_otel.testing import run_script
 
 from . import _parallel as p
 from . import _script as s
@@ -119,8 +120,6 @@ async def subagent(telemetry: Any) -> None:
     )
     from llama_index.core.llms.mock import MockFunctionCallingLLM
 
-    from ._trace import wrapper
-
     class Replies(MockFunctionCallingLLM):
         """Answers ``replies`` in turn, one message each (a tool-call block or text)."""
 
@@ -151,12 +150,12 @@ async def subagent(telemetry: Any) -> None:
         """Ask the expert."""
         kept: list[Any] = []
         inner = llama_index_events(expert, q, on_handler=kept.append)
-        [_ async for _ in wrapper(telemetry, "expert")(inner)]
+        await run_script(telemetry, inner, agent_name="expert")
         return str(await kept[0])
 
     lead = FunctionAgent(name="lead", tools=[ask_expert],
                          llm=Replies(replies=[ask, "The expert says: sunny."]))  # fmt: skip
-    [_ async for _ in wrapper(telemetry, "lead")(llama_index_events(lead, s.QUESTION))]
+    await run_script(telemetry, llama_index_events(lead, s.QUESTION), agent_name="lead")
 
 
 def parallel(tracer: Tracer) -> AsyncIterator[AgentEvent]:

@@ -13,12 +13,11 @@ from opentelemetry.trace import Tracer
 
 from agent_contract.protocol import AgentEvent
 from agent_contract.sources.pydantic_ai_stream import pydantic_ai_events
-from agent_otel.testing import InMemoryTelemetry
+from agent_otel.testing import InMemoryTelemetry, run_script
 
 from . import _parallel as p
 from . import _script as s
 from ._conformance import Totals
-from ._trace import wrapper
 
 
 def agent(run: s.Run, name: str = "weatherbot") -> Any:
@@ -91,10 +90,10 @@ async def subagent(telemetry: InMemoryTelemetry) -> None:
         """Ask the expert."""
         kept: list[Any] = []
         inner = pydantic_ai_events(expert, q, on_result=kept.append)
-        [_ async for _ in wrapper(telemetry, "expert")(inner)]
+        await run_script(telemetry, inner, agent_name="expert")
         return str(kept[0].output)
 
-    [_ async for _ in wrapper(telemetry, "lead")(pydantic_ai_events(boss, s.QUESTION))]
+    await run_script(telemetry, pydantic_ai_events(boss, s.QUESTION), agent_name="lead")
 
 
 def parallel(tracer: Tracer) -> AsyncIterator[AgentEvent]:

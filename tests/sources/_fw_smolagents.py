@@ -21,11 +21,10 @@ from opentelemetry.trace import Tracer
 
 from agent_contract.protocol import AgentEvent
 from agent_contract.sources.smolagents_stream import smolagents_events
-from agent_otel.testing import InMemoryTelemetry
+from agent_otel.testing import InMemoryTelemetry, run_script
 
 from . import _parallel as p
 from . import _script as s
-from ._trace import wrapper
 
 MODEL = "gpt-4o-mini"
 RELEASE = threading.Event()  # never set: a hung tool waits (a minute at most, on its thread)
@@ -152,13 +151,13 @@ async def subagent(telemetry: InMemoryTelemetry) -> None:
 
         async def ask() -> None:  # smolagents runs this tool on its thread: a loop of its own
             inner = smolagents_events(expert, q, sink=kept.append)
-            [_ async for _ in wrapper(telemetry, "expert")(inner)]
+            await run_script(telemetry, inner, agent_name="expert")
 
         asyncio.run(ask())
         return str(kept[-1].output)
 
     boss = ToolCallingAgent(tools=[ask_expert], model=model(lead), verbosity_level=0)
-    [_ async for _ in wrapper(telemetry, "lead")(smolagents_events(boss, s.QUESTION))]
+    await run_script(telemetry, smolagents_events(boss, s.QUESTION), agent_name="lead")
 
 
 def parallel(tracer: Tracer) -> AsyncIterator[AgentEvent]:

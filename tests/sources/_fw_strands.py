@@ -13,11 +13,10 @@ from opentelemetry.trace import Tracer
 
 from agent_contract.protocol import AgentEvent
 from agent_contract.sources.strands_stream import strands_events
-from agent_otel.testing import InMemoryTelemetry
+from agent_otel.testing import InMemoryTelemetry, run_script
 
 from . import _parallel as p
 from . import _script as s
-from ._trace import wrapper
 
 
 def _usage(turn: s.Turn) -> dict[str, Any]:
@@ -100,7 +99,7 @@ async def subagent(telemetry: InMemoryTelemetry) -> None:
         """Ask the expert."""
         kept: list[Any] = []
         inner = strands_events(expert, q, sink=kept.append)
-        [_ async for _ in wrapper(telemetry, "expert")(inner)]
+        await run_script(telemetry, inner, agent_name="expert")
         return str(kept[-1]["result"])
 
     ask = s.Call("call_e", "ask_expert", {"q": "Paris?"})
@@ -110,7 +109,7 @@ async def subagent(telemetry: InMemoryTelemetry) -> None:
         [{"messageStart": {"role": "assistant"}}, *_text("It is sunny."),
          {"messageStop": {"stopReason": "end_turn"}}],
     ]), [ask_expert], name="lead")  # fmt: skip
-    [_ async for _ in wrapper(telemetry, "lead")(strands_events(lead, s.QUESTION))]
+    await run_script(telemetry, strands_events(lead, s.QUESTION), agent_name="lead")
 
 
 def parallel(tracer: Tracer) -> AsyncIterator[AgentEvent]:

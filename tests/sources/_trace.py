@@ -1,4 +1,4 @@
-"""What the source tests check on a trace: its shape, its token counts, spans left open."""
+"""What the source tests check on a trace beside its tree: token counts, spans left open."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from agent_contract.protocol import (
     ToolCall,
     ToolResult,
 )
-from agent_otel import otel_wrapper
 from agent_otel.testing import InMemoryTelemetry
 
 
@@ -37,24 +36,6 @@ def watch(telemetry: InMemoryTelemetry) -> OpenSpans:
     processor = OpenSpans()
     telemetry.tracer_provider.add_span_processor(processor)
     return processor
-
-
-def wrapper(telemetry: InMemoryTelemetry, name: str = "agent") -> Any:
-    return otel_wrapper(
-        agent_name=name,
-        tracer_provider=telemetry.tracer_provider,
-        meter_provider=telemetry.meter_provider,
-    )
-
-
-def shape(telemetry: InMemoryTelemetry) -> list[Any]:
-    """The tree as nested ``[name, [children...]]`` lists (a leaf is its bare name)."""
-
-    def walk(node: dict[str, Any]) -> Any:
-        kids = [walk(child) for child in node["children"]]
-        return [node["name"], kids] if kids else node["name"]
-
-    return [walk(root) for root in telemetry.tree(attributes=False, events=False)]
 
 
 def tokens(telemetry: InMemoryTelemetry, key: str = "gen_ai.usage.input_tokens") -> int:

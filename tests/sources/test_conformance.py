@@ -23,11 +23,11 @@ from opentelemetry.trace import StatusCode
 
 from agent_contract.protocol import ReasoningDelta, TextDelta, ToolCall, ToolResult
 from agent_otel import otel_wrapper
-from agent_otel.testing import InMemoryTelemetry
+from agent_otel.testing import InMemoryTelemetry, run_script
 
 from . import _script as s
 from ._conformance import ROWS, Provider, Row
-from ._trace import attributes, shape, tokens, watch, wrapper
+from ._trace import attributes, tokens, watch
 
 TREE = [
     ["invoke_agent agent", [
@@ -71,13 +71,13 @@ async def test_the_script_traces_the_same_tree(row: Row, otel_telemetry: InMemor
     open_spans = watch(otel_telemetry)
     run = s.Run()
 
-    events = [e async for e in wrapper(otel_telemetry)(row.events(run))]
+    events = await run_script(otel_telemetry, row.events(run), agent_name="agent")
 
     text = "".join(e.text for e in events if isinstance(e, TextDelta))
     assert text.endswith("".join(s.ANSWER))
     if row.reasoning_text:
         assert s.REASONING in "".join(e.text for e in events if isinstance(e, ReasoningDelta))
-    assert shape(otel_telemetry) == _tree(row)
+    assert otel_telemetry.outline() == _tree(row)
     agent = attributes(otel_telemetry, "invoke_agent")
     assert agent["agent_otel.end_reason"] == "exhausted"
     assert open_spans.open == {}
@@ -86,7 +86,7 @@ async def test_the_script_traces_the_same_tree(row: Row, otel_telemetry: InMemor
 @pytest.mark.parametrize("row", PARAMS)
 async def test_tokens_are_counted_once(row: Row, otel_telemetry: InMemoryTelemetry) -> None:
     run = s.Run()
-    [_ async for _ in wrapper(otel_telemetry)(row.events(run))]
+    await run_script(otel_telemetry, row.events(run), agent_name="agent")
 
     totals = row.totals(run)
     assert set(row.reports) <= set(totals) and totals["input"] > 0
@@ -107,7 +107,7 @@ async def test_tool_ids_match_and_the_failed_tool_is_marked(
     row: Row, otel_telemetry: InMemoryTelemetry
 ) -> None:
     run = s.Run()
-    events = [e async for e in wrapper(otel_telemetry)(row.events(run))]
+    events = await run_script(otel_telemetry, row.events(run), agent_name="agent")
 
     calls = {e.function.name: e.id for e in events if isinstance(e, ToolCall)}
     results = {e.tool_call_id: e for e in events if isinstance(e, ToolResult)}
@@ -133,7 +133,7 @@ async def test_a_model_error_comes_out_and_closes_every_span(
 ) -> None:
     open_spans = watch(otel_telemetry)
     with pytest.raises(Exception) as caught:
-        [_ async for _ in wrapper(otel_telemetry)(row.events(s.Run(fail=True)))]
+        await run_script(otel_telemetry, row.events(s.Run(fail=True)), agent_name="agent")
 
     assert type(caught.value).__name__ in row.errors
     agent = attributes(otel_telemetry, "invoke_agent")
@@ -160,7 +160,7 @@ async def test_breaking_out_closes_every_span(
     row: Row, at: type, otel_telemetry: InMemoryTelemetry, caplog: pytest.LogCaptureFixture
 ) -> None:
     open_spans = watch(otel_telemetry)
-    events = wrapper(otel_telemetry)(row.events(s.Run()))
+    events = otel_telemetry.wrapper(agent_name="agent")(row.events(s.Run()))
     async for event in events:
         if isinstance(event, at):
             break
@@ -183,7 +183,7 @@ async def test_cancelling_mid_tool_closes_every_span(
     started = asyncio.Event()
 
     async def consume() -> None:  # weather never returns: the task is cancelled mid-tool
-        async for event in wrapper(otel_telemetry)(row.events(s.Run(hang=True))):
+        async for event in otel_telemetry.wrapper(agent_name="agent")(row.events(s.Run(hang=True))):
             if isinstance(event, ToolCall):
                 started.set()
 
@@ -209,7 +209,7 @@ async def test_a_sub_agent_nests_under_the_tool_that_ran_it(
     await subagent(otel_telemetry)
 
     expert = ["invoke_agent expert", [["step 0", [row.chat]]]]
-    assert shape(otel_telemetry) == [
+    assert otel_telemetry.outline() == [
         ["invoke_agent lead", [
             ["step 0", [row.chat, ["execute_tool ask_expert", [expert]]]],
             ["step 1", [row.chat]],
@@ -228,7 +228,7 @@ async def test_a_request_refused_before_its_first_chunk_fails_its_own_chat_span(
         pytest.skip(f"{row.name}: the builder cannot refuse a request yet")
     open_spans = watch(otel_telemetry)
     with pytest.raises(Exception) as caught:
-        [_ async for _ in wrapper(otel_telemetry)(row.events(s.Run(refuse=True)))]
+        await run_script(otel_telemetry, row.events(s.Run(refuse=True)), agent_name="agent")
 
     first, second = [sp for sp in otel_telemetry.spans() if sp.name == row.chat]
     assert first.status.status_code is not StatusCode.ERROR
@@ -301,9 +301,9 @@ async def test_provider_instrumentations_stand_down(
     with provider.instrumented(otel_telemetry):
         open_spans = watch(otel_telemetry)
         run = s.Run()
-        [_ async for _ in wrapper(otel_telemetry)(row.events(run))]
+        await run_script(otel_telemetry, row.events(run), agent_name="agent")
 
-        assert shape(otel_telemetry) == _tree(row)
+        assert otel_telemetry.outline() == _tree(row)
         assert _model_call_spans(otel_telemetry) == ["agent_otel"] * len(s.TURNS)
         totals = row.totals(run)
         assert tokens(otel_telemetry) == totals["input"]
@@ -316,7 +316,9 @@ async def test_provider_instrumentations_stand_down(
         started = asyncio.Event()
 
         async def consume() -> None:
-            async for event in wrapper(otel_telemetry)(row.events(s.Run(hang=True))):
+            async for event in otel_telemetry.wrapper(agent_name="agent")(
+                row.events(s.Run(hang=True))
+            ):
                 if isinstance(event, ToolCall):
                     started.set()
 

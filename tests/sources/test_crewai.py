@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from agent_contract.protocol import TextDelta, ToolCall, ToolResult
+from agent_otel.testing import run_script
 
 pytest.importorskip("crewai")
 
@@ -60,8 +61,6 @@ async def test_a_tool_reporting_its_own_failure_is_a_failed_call(
     from crewai.tools.tool_failure import ToolFailure
     from opentelemetry.trace import StatusCode
 
-    from ._trace import wrapper
-
     @tool("weather")
     def weather(city: str) -> str:
         """Current weather of a city."""
@@ -78,7 +77,7 @@ async def test_a_tool_reporting_its_own_failure_is_a_failed_call(
         return fw.completion(1, "".join(s.ANSWER), [])
 
     source = fw.crewai_events(fw.agent(fw.llm(respond), [weather, forecast]), s.QUESTION)
-    events = [e async for e in wrapper(otel_telemetry)(source)]
+    events = await run_script(otel_telemetry, source, agent_name="agent")
 
     results = {e.tool_call_id: e for e in events if isinstance(e, ToolResult)}
     assert results["call_f"].is_error and not results["call_w"].is_error

@@ -16,10 +16,10 @@ import pytest
 from opentelemetry.trace import StatusCode
 
 from agent_contract.protocol import AgentEvent, PhaseMarker, TextDelta, ToolCall, ToolResult
-from agent_otel.testing import InMemoryTelemetry
+from agent_otel.testing import InMemoryTelemetry, run_script
 
 from . import _frameworks as fw
-from ._trace import attributes, shape, tokens, watch, wrapper
+from ._trace import attributes, tokens, watch
 
 
 @dataclass
@@ -81,7 +81,7 @@ async def test_a_framework_run_traces_the_same_tree_with_tokens_once(
     open_spans = watch(otel_telemetry)
     kept: list[Any] = []
 
-    events = [e async for e in wrapper(otel_telemetry)(case.run(kept))]
+    events = await run_script(otel_telemetry, case.run(kept), agent_name="agent")
 
     text = "".join(e.text for e in events if isinstance(e, TextDelta))
     assert text.endswith("Sunny in both.")
@@ -90,7 +90,7 @@ async def test_a_framework_run_traces_the_same_tree_with_tokens_once(
     assert [c.function.name for c in calls] == ["weather", "weather"]
     assert {c.id for c in calls} == {r.tool_call_id for r in results} and len(results) == 2
     assert sorted(str(r.content) for r in results) == ["sunny in Paris", "sunny in Rome"]
-    assert shape(otel_telemetry) == [
+    assert otel_telemetry.outline() == [
         ["invoke_agent agent", [
             ["step 0", [case.chat, "execute_tool weather", "execute_tool weather"]],
             ["step 1", [case.chat]],
@@ -112,7 +112,7 @@ async def test_a_model_error_mid_stream_comes_out_unchanged(
 ) -> None:
     open_spans = watch(otel_telemetry)
     with pytest.raises(Exception) as caught:
-        [_ async for _ in wrapper(otel_telemetry)(case.run([], fail=True))]
+        await run_script(otel_telemetry, case.run([], fail=True), agent_name="agent")
 
     assert type(caught.value).__name__ in {"Overloaded", "APIError"}
     agent_span = attributes(otel_telemetry, "invoke_agent")
@@ -126,7 +126,7 @@ async def test_stopping_early_and_cancelling_leave_no_span_open(
     case: Case, otel_telemetry: InMemoryTelemetry
 ) -> None:
     open_spans = watch(otel_telemetry)
-    events = wrapper(otel_telemetry)(case.run([]))
+    events = otel_telemetry.wrapper(agent_name="agent")(case.run([]))
     async for event in events:
         if isinstance(event, ToolCall):
             break
@@ -137,7 +137,7 @@ async def test_stopping_early_and_cancelling_leave_no_span_open(
     first = asyncio.Event()
 
     async def consume() -> None:  # the tool never returns: the task is cancelled mid-run
-        async for event in wrapper(otel_telemetry)(case.run([], hang=True)):
+        async for event in otel_telemetry.wrapper(agent_name="agent")(case.run([], hang=True)):
             if isinstance(event, ToolCall):
                 first.set()
 
@@ -158,11 +158,11 @@ async def test_an_agents_sdk_handoff_is_a_tool_call_and_names_the_new_agent(
 
     kept: list[Any] = []
     source = openai_agents_events(fw.agents_agent(handoff=True), "Weather?", on_result=kept.append)
-    events = [e async for e in wrapper(otel_telemetry)(source)]
+    events = await run_script(otel_telemetry, source, agent_name="agent")
 
     assert [e.name for e in events if isinstance(e, PhaseMarker)] == ["triage", "weatherbot"]
     assert kept[0].last_agent.name == "weatherbot"
-    assert shape(otel_telemetry) == [
+    assert otel_telemetry.outline() == [
         ["invoke_agent agent", [
             ["step 0", ["chat gpt-5-mini", "execute_tool transfer_to_weatherbot"]],
             ["step 1", ["chat gpt-5-mini", "execute_tool weather", "execute_tool weather"]],
@@ -184,9 +184,9 @@ async def test_langgraph_calls_are_told_apart_by_request_not_by_message_id(
     kept: list[Any] = []
     graph = fw.langgraph_graph(own_ids=True)
     run = langgraph_events(graph, {"messages": [("user", "Weather?")]}, sink=kept.append)
-    [_ async for _ in wrapper(otel_telemetry)(run)]
+    await run_script(otel_telemetry, run, agent_name="agent")
 
-    assert shape(otel_telemetry) == [
+    assert otel_telemetry.outline() == [
         ["invoke_agent agent", [
             ["step 0", [case.chat, "execute_tool weather", "execute_tool weather"]],
             ["step 1", [case.chat]],
@@ -205,9 +205,11 @@ async def test_langgraph_a_request_refused_before_its_first_chunk_fails_its_own_
     open_spans = watch(otel_telemetry)
     graph = fw.langgraph_graph(refuse=True)
     with pytest.raises(fw.Overloaded):
-        [_ async for _ in wrapper(otel_telemetry)(langgraph_events(graph, {"messages": []}))]
+        await run_script(
+            otel_telemetry, langgraph_events(graph, {"messages": []}), agent_name="agent"
+        )
 
-    assert shape(otel_telemetry) == [
+    assert otel_telemetry.outline() == [
         ["invoke_agent agent", [
             ["step 0", [case.chat, "execute_tool weather", "execute_tool weather"]],
             ["step 1", [case.chat]],
@@ -246,7 +248,7 @@ async def test_agents_sdk_the_callers_own_run_hooks_still_get_every_callback(
             heard.append("agent_end")
 
     run = openai_agents_events(fw.agents_agent(), "Weather?", hooks=Mine())
-    [_ async for _ in wrapper(otel_telemetry)(run)]
+    await run_script(otel_telemetry, run, agent_name="agent")
 
     assert heard.count("llm_start") == heard.count("llm_end") == 2
     assert sorted(h for h in heard if h.startswith("tool_end")) == [
@@ -272,7 +274,7 @@ async def test_agents_sdk_on_responses_with_openinference_has_only_our_chat_span
 
     with OPENINFERENCE_OPENAI.instrumented(otel_telemetry):
         run = openai_agents_events(fw.agents_agent(), "Weather?")
-        [_ async for _ in wrapper(otel_telemetry)(run)]
+        await run_script(otel_telemetry, run, agent_name="agent")
         assert model_calls() == ["chat gpt-5-mini"] * 2
 
         otel_telemetry.clear()
@@ -304,7 +306,7 @@ async def test_langgraph_the_callers_own_callbacks_still_get_every_callback(
     callbacks: Any = AsyncCallbackManager([mine], [mine]) if as_manager else [mine]
     config = {"callbacks": callbacks}
     run = langgraph_events(fw.langgraph_graph(), {"messages": [("user", "W?")]}, config)
-    [_ async for _ in wrapper(otel_telemetry)(run)]
+    await run_script(otel_telemetry, run, agent_name="agent")
 
     assert heard == ["start", "end", "start", "end"]
     assert len([sp for sp in otel_telemetry.spans() if sp.name == "chat"]) == 2

@@ -24,12 +24,12 @@ from agent_contract.protocol import (
     ToolCall,
     Usage,
 )
-from agent_otel.testing import InMemoryTelemetry
+from agent_otel.testing import InMemoryTelemetry, run_script
 
 from . import _recorded
 from ._cases import CASES, HISTORY, Case, after_text, ids, weather
 from ._http import Body, split
-from ._trace import ToolLoop, attributes, shape, tokens, watch, wrapper
+from ._trace import ToolLoop, attributes, tokens, watch
 
 pytest.importorskip("openai")
 pytest.importorskip("anthropic")
@@ -77,7 +77,7 @@ async def test_the_caller_keeps_every_sdk_object_and_every_event_passes_unchange
             produced.append(event)
             yield event
 
-    seen = [e async for e in wrapper(otel_telemetry)(tap())]
+    seen = await run_script(otel_telemetry, tap(), agent_name="agent")
 
     assert len(seen) == len(produced) == 8
     assert all(a is b for a, b in zip(seen, produced))  # the very objects, in order
@@ -93,12 +93,12 @@ async def test_a_tool_loop_traces_the_same_tree_with_tokens_counted_once(
     client = case.client(case.body(True), case.body(False))
     agent = ToolLoop(case.source(client), {"weather": weather})
 
-    result = await agent.invoke(HISTORY, stream_wrapper=wrapper(otel_telemetry))
+    result = await agent.invoke(HISTORY, stream_wrapper=otel_telemetry.wrapper(agent_name="agent"))
 
     assert result.text == "Sunny in both."
     assert [m.content for m in result.steps[0].tool_messages] == ["sunny in Paris", "sunny in Rome"]
     chat = f"chat {case.request_model}"
-    assert shape(otel_telemetry) == [
+    assert otel_telemetry.outline() == [
         ["invoke_agent agent", [
             ["step 0", [chat, "execute_tool weather", "execute_tool weather"]],
             ["step 1", [chat]],
@@ -141,7 +141,7 @@ async def test_an_error_mid_stream_comes_out_as_the_sdks_own_exception(
 
     seen: list[AgentEvent] = []
     with pytest.raises(Exception) as caught:
-        async for event in wrapper(otel_telemetry)(recorded()):
+        async for event in otel_telemetry.wrapper(agent_name="agent")(recorded()):
             seen.append(event)
 
     assert [caught.value] == raised  # the same object the SDK raised
@@ -159,7 +159,9 @@ async def test_a_consumer_stopping_early_closes_the_http_response(
 ) -> None:
     open_spans = watch(otel_telemetry)
     body = Body(split(case.body(True)))
-    events = wrapper(otel_telemetry)(case.source(case.client(body.response))(HISTORY))
+    events = otel_telemetry.wrapper(agent_name="agent")(
+        case.source(case.client(body.response))(HISTORY)
+    )
 
     async for event in events:
         if isinstance(event, TextDelta):
@@ -181,7 +183,7 @@ async def test_cancelling_a_stalled_stream_ends_every_span(
     first_text = asyncio.Event()
 
     async def consume() -> None:
-        async for event in wrapper(otel_telemetry)(
+        async for event in otel_telemetry.wrapper(agent_name="agent")(
             case.source(case.client(body.response))(HISTORY)
         ):
             if isinstance(event, TextDelta):
@@ -249,11 +251,11 @@ async def test_a_request_refused_before_its_first_chunk_fails_its_own_chat_span(
     client = case.client(case.body(True), refused)
     agent = ToolLoop(case.source(client), {"weather": weather})
     with pytest.raises(Exception) as caught:
-        await agent.invoke(HISTORY, stream_wrapper=wrapper(otel_telemetry))
+        await agent.invoke(HISTORY, stream_wrapper=otel_telemetry.wrapper(agent_name="agent"))
 
     assert type(caught.value).__module__.split(".")[0] in {"openai", "anthropic", "litellm"}
     chat = f"chat {case.request_model}"
-    assert shape(otel_telemetry) == [
+    assert otel_telemetry.outline() == [
         ["invoke_agent agent", [
             ["step 0", [chat, "execute_tool weather", "execute_tool weather"]],
             ["step 1", [chat]],

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from agent_contract.protocol import PhaseMarker, TextDelta
-from agent_otel.testing import InMemoryTelemetry
+from agent_otel.testing import InMemoryTelemetry, run_script
 
 from . import _frameworks as fw
-from ._trace import attributes, shape, tokens, watch, wrapper
+from ._trace import attributes, tokens, watch
 
 QUESTION = {"messages": [("user", "Weather?")]}
 REACT = [
@@ -64,13 +64,13 @@ async def test_a_langgraph_sub_graph_used_as_a_node_keeps_its_calls_tokens_and_a
     kept: list[Any] = []
     graph = _supervisor(("worker", fw.langgraph_graph()))
     source = langgraph_events(graph, QUESTION, sink=kept.append)
-    events = [e async for e in wrapper(otel_telemetry)(source)]
+    events = await run_script(otel_telemetry, source, agent_name="agent")
 
     assert (
         "".join(e.text for e in events if isinstance(e, TextDelta))
         == "Checking both.Sunny in both."
     )
-    assert shape(otel_telemetry) == REACT
+    assert otel_telemetry.outline() == REACT
     assert not any(s.attributes and s.attributes.get("agent_otel.incomplete")
                    for s in otel_telemetry.spans())  # fmt: skip
     assert tokens(otel_telemetry) == _usage_in(kept) == 240
@@ -89,9 +89,9 @@ async def test_langgraph_with_subgraphs_streams_the_nested_items_to_the_sink(
     kept: list[Any] = []
     graph = _supervisor(("worker", fw.langgraph_graph()))
     source = langgraph_events(graph, QUESTION, sink=kept.append, subgraphs=True)
-    [_ async for _ in wrapper(otel_telemetry)(source)]
+    await run_script(otel_telemetry, source, agent_name="agent")
 
-    assert shape(otel_telemetry) == REACT
+    assert otel_telemetry.outline() == REACT
     assert tokens(otel_telemetry) == 240
     assert {len(item) for item in kept} == {3}  # (namespace, mode, payload), as asked
     assert {item[0] for item in kept} >= {()}
@@ -106,12 +106,12 @@ async def test_each_langgraph_sub_agent_is_named_by_a_phase_and_keeps_its_steps(
 
     graph = _supervisor(("researcher", fw.langgraph_graph(ids="research")),
                         ("writer", fw.langgraph_graph(ids="write")))  # fmt: skip
-    events = [e async for e in wrapper(otel_telemetry)(langgraph_events(graph, QUESTION))]
+    events = await run_script(otel_telemetry, langgraph_events(graph, QUESTION), agent_name="agent")
 
     assert [e.name for e in events if isinstance(e, PhaseMarker)] == ["researcher", "writer"]
     chats = [s for s in otel_telemetry.spans() if s.name == "chat"]
     assert len(chats) == 4 and tokens(otel_telemetry) == 480
-    [root] = shape(otel_telemetry)
+    [root] = otel_telemetry.outline()
     assert [step[0] for step in root[1]] == ["step 0", "step 1", "step 2"]  # 2nd agent after tools
 
 
@@ -139,7 +139,9 @@ async def test_a_langgraph_model_that_does_not_stream_still_has_its_chat_span(
     graph.add_edge(START, "answer")
     graph.add_edge("answer", END)
     compiled = _supervisor(("inner", graph.compile()))
-    events = [e async for e in wrapper(otel_telemetry)(langgraph_events(compiled, QUESTION))]
+    events = await run_script(
+        otel_telemetry, langgraph_events(compiled, QUESTION), agent_name="agent"
+    )
 
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Sunny."
     [chat] = [s for s in otel_telemetry.spans() if s.name.startswith("chat")]

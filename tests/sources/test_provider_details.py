@@ -17,12 +17,12 @@ from agent_contract.protocol import (
     ToolCall,
     Usage,
 )
-from agent_otel.testing import InMemoryTelemetry
+from agent_otel.testing import InMemoryTelemetry, run_script
 
 from . import _recorded
 from ._cases import HISTORY
 from ._http import anthropic_client, openai_client, sse
-from ._trace import attributes, wrapper
+from ._trace import attributes
 
 pytest.importorskip("openai")
 pytest.importorskip("anthropic")
@@ -49,7 +49,7 @@ async def test_responses_failed_in_band_becomes_an_error_event(
                                                                    "message": "boom"}}  # fmt: skip
     body = sse([*events, {"type": "response.failed", "response": failed, "sequence_number": 9}])
     source = stream_responses(openai_client(body), HISTORY, "gpt-5-mini")
-    seen = [e async for e in wrapper(otel_telemetry)(source)]
+    seen = await run_script(otel_telemetry, source, agent_name="agent")
 
     assert Error(message="boom", error_type="server_error") in seen
     assert isinstance(seen[-1], LLMCallEnd) and seen[-1].finish_reason == "failed"

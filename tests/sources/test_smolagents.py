@@ -12,7 +12,7 @@ from agent_otel.testing import InMemoryTelemetry
 
 from . import _recorded
 from ._http import sse
-from ._trace import shape, tokens, watch, wrapper
+from ._trace import tokens, watch
 
 
 def _final(answer: str) -> list[dict[str, Any]]:
@@ -68,7 +68,10 @@ async def test_streamed_outputs_are_text_deltas_and_usage_comes_once_per_call(
     open_spans = watch(otel_telemetry)
     kept: list[Any] = []
     events: list[AgentEvent] = [
-        e async for e in wrapper(otel_telemetry)(smolagents_events(_agent(), "?", sink=kept.append))
+        e
+        async for e in otel_telemetry.wrapper(agent_name="agent")(
+            smolagents_events(_agent(), "?", sink=kept.append)
+        )
     ]
 
     text = "".join(e.text for e in events if isinstance(e, TextDelta))
@@ -78,7 +81,7 @@ async def test_streamed_outputs_are_text_deltas_and_usage_comes_once_per_call(
     assert [e.id for e in events if isinstance(e, ToolCall)] == ["call_p", "call_r"]
     assert sorted(str(e.content) for e in events if isinstance(e, ToolResult)) == [
         "sunny in Paris", "sunny in Rome"]  # fmt: skip
-    assert shape(otel_telemetry) == [
+    assert otel_telemetry.outline() == [
         ["invoke_agent agent", [
             ["step 0", ["chat gpt-4o-mini", "execute_tool weather", "execute_tool weather"]],
             ["step 1", ["chat gpt-4o-mini"]],

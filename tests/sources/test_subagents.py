@@ -7,9 +7,7 @@ from typing import Any
 
 import pytest
 
-from agent_otel.testing import InMemoryTelemetry
-
-from ._trace import shape, wrapper
+from agent_otel.testing import InMemoryTelemetry, run_script
 
 
 async def test_a_pydantic_ai_agent_delegating_to_another_nests_its_run_under_the_tool(
@@ -39,12 +37,12 @@ async def test_a_pydantic_ai_agent_delegating_to_another_nests_its_run_under_the
     async def ask_expert(q: str) -> str:
         results: list[Any] = []
         inner = pydantic_ai_events(expert, q, on_result=results.append)
-        [_ async for _ in wrapper(otel_telemetry, "expert")(inner)]
+        await run_script(otel_telemetry, inner, agent_name="expert")
         return str(results[0].output)
 
-    [_ async for _ in wrapper(otel_telemetry, "lead")(pydantic_ai_events(boss, "Weather?"))]
+    await run_script(otel_telemetry, pydantic_ai_events(boss, "Weather?"), agent_name="lead")
 
-    assert shape(otel_telemetry) == [
+    assert otel_telemetry.outline() == [
         ["invoke_agent lead", [
             ["step 0", ["chat lead-model",
                         ["execute_tool ask_expert", [

@@ -19,12 +19,11 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import StatusCode
 
 from agent_contract.protocol import ToolResult
-from agent_otel.testing import InMemoryTelemetry
+from agent_otel.testing import InMemoryTelemetry, run_script
 
 from . import _frameworks as fw
 from . import _recorded
 from ._http import openai_client, sse
-from ._trace import wrapper
 
 
 class ToolFailure(RuntimeError):
@@ -95,7 +94,7 @@ async def test_an_agents_sdk_tool_failing_under_the_default_handler_is_marked(
     from agent_contract.sources.openai_agents import openai_agents_events
 
     seen: list[Any] = []
-    events = [e async for e in wrapper(otel_telemetry)(
+    events = [e async for e in otel_telemetry.wrapper(agent_name="agent")(
         openai_agents_events(_sdk_agent(seen), "Weather?"))]  # fmt: skip
 
     spans = _by_call(otel_telemetry)
@@ -125,7 +124,7 @@ async def test_an_agents_sdk_callers_error_formatter_still_formats_the_message(
 
     config = RunConfig(tool_error_formatter=formatter)
     source = openai_agents_events(_sdk_agent(seen), "Weather?", run_config=config)
-    [_ async for _ in wrapper(otel_telemetry)(source)]
+    await run_script(otel_telemetry, source, agent_name="agent")
 
     assert asked == ["call_r"]
     assert _sent_outputs(seen[1])["call_r"] == "weather is down"
@@ -162,7 +161,7 @@ async def test_pydantic_ai_tool_failed_and_invalid_arguments_are_marked_by_kind(
         """Tides at a city."""
         raise ToolFailed(f"no tides at {city}")
 
-    [_ async for _ in wrapper(otel_telemetry)(pydantic_ai_events(agent, "Weather?"))]
+    await run_script(otel_telemetry, pydantic_ai_events(agent, "Weather?"), agent_name="agent")
 
     spans = _by_call(otel_telemetry)
     assert _failed(spans["failed"]) == "ToolFailed"
@@ -193,7 +192,7 @@ async def test_a_langgraph_tool_error_message_is_marked_with_the_class_it_names(
 
     graph = fw.langgraph_graph(tools=ToolNode([weather], handle_tool_errors=handled))
     source = langgraph_events(graph, {"messages": [("user", "Weather?")]})
-    [_ async for _ in wrapper(otel_telemetry)(source)]
+    await run_script(otel_telemetry, source, agent_name="agent")
 
     spans = _by_call(otel_telemetry)
     assert _failed(spans["call_r"]) == expected
@@ -252,7 +251,9 @@ async def test_a_smolagents_sibling_whose_result_was_dropped_ends_incomplete_not
     model = OpenAIModel(smol.MODEL, api_key="offline", api_base="http://mock.invalid/v1",
                         client_kwargs=smol.client(respond))  # fmt: skip
     agent = ToolCallingAgent(tools=[weather, forecast], model=model, verbosity_level=0)
-    events = [e async for e in wrapper(otel_telemetry)(smolagents_events(agent, s.QUESTION))]
+    events = await run_script(
+        otel_telemetry, smolagents_events(agent, s.QUESTION), agent_name="agent"
+    )
 
     spans = _by_call(otel_telemetry)
     assert _failed(spans["call_f"]) == "ToolFailure"
