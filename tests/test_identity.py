@@ -275,23 +275,15 @@ async def foreign_span_run(tracer_provider: Any) -> None:
 
 
 async def test_the_processor_puts_the_ids_on_foreign_spans() -> None:
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-
     from agent_otel import RunIdentityProcessor
 
     for with_processor in (False, True):
-        exporter, provider = InMemorySpanExporter(), TracerProvider()
-        if with_processor:
-            provider.add_span_processor(RunIdentityProcessor())
-        provider.add_span_processor(SimpleSpanProcessor(exporter))
-        await foreign_span_run(provider)
-        (post,) = [s for s in exporter.get_finished_spans() if s.name == "POST"]
+        telemetry = InMemoryTelemetry(processors=[RunIdentityProcessor()] if with_processor else [])
+        await foreign_span_run(telemetry.tracer_provider)
         expected = {"session.id": "sess-1", "user.id": "user-1"} if with_processor else {}
-        assert ids_of(post) == expected
-        assert all(ids_of(s) for s in exporter.get_finished_spans() if s.name != "POST")
-        provider.shutdown()
+        assert ids_of(telemetry.span("POST")) == expected
+        assert all(ids_of(s) for s in telemetry.spans() if s.name != "POST")
+        telemetry.shutdown()
 
 
 async def test_configure_adds_the_identity_processor() -> None:

@@ -360,19 +360,14 @@ NOT_SECRET = (
 
 
 def test_ids_the_identity_processor_stamps_on_foreign_spans_are_scrubbed() -> None:
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-
     from agent_otel import RunIdentityProcessor, run_identity
 
-    exporter, provider = InMemorySpanExporter(), TracerProvider()
-    provider.add_span_processor(RunIdentityProcessor())
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    telemetry = InMemoryTelemetry(processors=[RunIdentityProcessor()])
     with run_identity(user_id=f"svc {F['github_token']}", session_id="sess-1"):
-        provider.get_tracer("opentelemetry.instrumentation.httpx").start_span("POST").end()
-    (post,) = exporter.get_finished_spans()
+        tracer = telemetry.tracer_provider.get_tracer("opentelemetry.instrumentation.httpx")
+        tracer.start_span("POST").end()
+    post = telemetry.span("POST")
     user = str((post.attributes or {})["user.id"])
     assert user == f"svc [REDACTED:github_token len={len(F['github_token'])}]"
     assert (post.attributes or {})["session.id"] == "sess-1"
-    provider.shutdown()
+    telemetry.shutdown()

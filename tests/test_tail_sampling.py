@@ -8,11 +8,8 @@ from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any
 
 import pytest
-from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.sdk.trace import SpanProcessor
+from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
 
 from agent_contract.agent import AgentInterruptedError
 from agent_contract.protocol import (
@@ -28,48 +25,32 @@ from agent_contract.protocol import (
 )
 from agent_otel import otel_wrapper
 from agent_otel.sampling import TailSampler, TailSamplingPolicy
-from agent_otel.testing import FakeClock
+from agent_otel.testing import FakeClock, InMemoryTelemetry
 
 Step = Callable[[], Any]
 
 
-class Rig:
-    """A provider whose exporting processor sits behind a TailSampler; metrics beside it."""
+class Rig(InMemoryTelemetry):
+    """The kit's telemetry with its export behind a TailSampler (random trace ids, as the
+    ratio reads them)."""
+
+    sampler: TailSampler
 
     def __init__(self, **policy: Any) -> None:
-        self.exporter = InMemorySpanExporter()
-        self.sampler = TailSampler(SimpleSpanProcessor(self.exporter), TailSamplingPolicy(**policy))
-        self.tracer_provider = TracerProvider()
-        self.tracer_provider.add_span_processor(self.sampler)
-        self.reader = InMemoryMetricReader()
-        self.meter_provider = MeterProvider(metric_readers=[self.reader])
+        def behind_the_sampler(export: SpanProcessor) -> SpanProcessor:
+            self.sampler = TailSampler(export, TailSamplingPolicy(**policy))
+            return self.sampler
+
+        super().__init__(ids=RandomIdGenerator(), export_through=behind_the_sampler)
 
     def wrap(self, name: str = "root", **options: Any) -> Any:
-        return otel_wrapper(
-            agent_name=name,
-            tracer_provider=self.tracer_provider,
-            meter_provider=self.meter_provider,
-            **options,
-        )
-
-    def spans(self) -> list[ReadableSpan]:
-        return list(self.exporter.get_finished_spans())
+        return self.wrapper(agent_name=name, **options)
 
     def names(self) -> list[str]:
         return sorted(s.name for s in self.spans())
 
     def agent_runs_measured(self) -> int:
-        data = self.reader.get_metrics_data()
-        assert data is not None
-        return sum(
-            p.count
-            for r in data.resource_metrics
-            for s in r.scope_metrics
-            for m in s.metrics
-            if m.name == "gen_ai.invoke_agent.duration"
-            for p in m.data.data_points
-            if isinstance(p, HistogramDataPoint)
-        )
+        return sum(p.count for p in self.histograms().get("gen_ai.invoke_agent.duration", []))
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 
 from agent_contract.protocol import (
     FunctionCall,
@@ -109,3 +110,52 @@ async def test_outline_is_the_tree_by_names(otel_telemetry: InMemoryTelemetry) -
         "chat m",
         "execute_tool search",
     ]  # the same order as the tree
+
+
+async def test_open_spans_names_what_started_and_has_not_ended(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    tracer = otel_telemetry.tracer_provider.get_tracer("t")
+    outer = tracer.start_span("outer")
+    inner = tracer.start_span("inner")
+    assert otel_telemetry.open_spans() == ["outer", "inner"]
+    inner.end()
+    assert otel_telemetry.open_spans() == ["outer"]
+    outer.end()
+    await run_script(otel_telemetry, EVENTS, agent_name="kit")
+    assert otel_telemetry.open_spans() == []
+
+    async def agent() -> AsyncIterator[Any]:
+        yield LLMCallStart(model="m", call_id="c")
+        yield TextDelta("hi")
+        yield LLMCallEnd(call_id="c")
+
+    stream = otel_telemetry.wrapper(agent_name="kit")(agent())
+    await stream.__anext__()
+    assert otel_telemetry.open_spans() == ["invoke_agent kit", "step 0", "chat m"]
+    await stream.aclose()  # broken off: every span ends
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_processors_run_before_the_export_and_export_through_wraps_it() -> None:
+    seen: list[str] = []
+
+    class Names(SpanProcessor):
+        def on_end(self, span: ReadableSpan) -> None:
+            seen.append(span.name)
+
+    class OnlyRuns(SpanProcessor):
+        """Exports the run spans alone: a processor that decides what is exported."""
+
+        def __init__(self, export: SpanProcessor) -> None:
+            self.export = export
+
+        def on_end(self, span: ReadableSpan) -> None:
+            if span.name.startswith("invoke_agent"):
+                self.export.on_end(span)
+
+    telemetry = InMemoryTelemetry(processors=[Names()], export_through=OnlyRuns)
+    await run_script(telemetry, EVENTS, agent_name="kit", step_spans=False)
+    assert seen == ["chat m", "invoke_agent kit"]
+    assert telemetry.outline() == ["invoke_agent kit"]
+    telemetry.shutdown()

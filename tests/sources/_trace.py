@@ -1,12 +1,9 @@
-"""What the source tests check on a trace beside its tree: token counts, spans left open."""
+"""What the source tests check on a trace beside its tree: token counts, attributes."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from typing import Any
-
-from opentelemetry.context import Context
-from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
 from agent_contract.protocol import (
     AgentEvent,
@@ -17,25 +14,6 @@ from agent_contract.protocol import (
     ToolResult,
 )
 from agent_otel.testing import InMemoryTelemetry
-
-
-class OpenSpans(SpanProcessor):
-    """Counts spans started and not yet ended (an exporter only ever sees ended ones)."""
-
-    def __init__(self) -> None:
-        self.open: dict[int, str] = {}
-
-    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
-        self.open[span.context.span_id] = span.name
-
-    def on_end(self, span: ReadableSpan) -> None:
-        self.open.pop(span.context.span_id, None)
-
-
-def watch(telemetry: InMemoryTelemetry) -> OpenSpans:
-    processor = OpenSpans()
-    telemetry.tracer_provider.add_span_processor(processor)
-    return processor
 
 
 def tokens(telemetry: InMemoryTelemetry, key: str = "gen_ai.usage.input_tokens") -> int:

@@ -27,7 +27,7 @@ from agent_otel.testing import InMemoryTelemetry, run_script
 
 from . import _script as s
 from ._conformance import ROWS, Provider, Row
-from ._trace import attributes, tokens, watch
+from ._trace import attributes, tokens
 
 TREE = [
     ["invoke_agent agent", [
@@ -68,7 +68,6 @@ def _tools(telemetry: InMemoryTelemetry) -> dict[str, Any]:
 
 @pytest.mark.parametrize("row", PARAMS)
 async def test_the_script_traces_the_same_tree(row: Row, otel_telemetry: InMemoryTelemetry) -> None:
-    open_spans = watch(otel_telemetry)
     run = s.Run()
 
     events = await run_script(otel_telemetry, row.events(run), agent_name="agent")
@@ -80,7 +79,7 @@ async def test_the_script_traces_the_same_tree(row: Row, otel_telemetry: InMemor
     assert otel_telemetry.outline() == _tree(row)
     agent = attributes(otel_telemetry, "invoke_agent")
     assert agent["agent_otel.end_reason"] == "exhausted"
-    assert open_spans.open == {}
+    assert otel_telemetry.open_spans() == []
 
 
 @pytest.mark.parametrize("row", PARAMS)
@@ -131,7 +130,6 @@ async def test_tool_ids_match_and_the_failed_tool_is_marked(
 async def test_a_model_error_comes_out_and_closes_every_span(
     row: Row, otel_telemetry: InMemoryTelemetry
 ) -> None:
-    open_spans = watch(otel_telemetry)
     with pytest.raises(Exception) as caught:
         await run_script(otel_telemetry, row.events(s.Run(fail=True)), agent_name="agent")
 
@@ -141,7 +139,7 @@ async def test_a_model_error_comes_out_and_closes_every_span(
     assert agent["error.type"] == type(caught.value).__qualname__
     [chat] = [sp for sp in otel_telemetry.spans() if sp.name == row.chat]
     assert chat.status.status_code is StatusCode.ERROR
-    assert open_spans.open == {}
+    assert otel_telemetry.open_spans() == []
 
 
 def _framework_detach_failure(record: logging.LogRecord, package: str) -> bool:
@@ -159,7 +157,6 @@ def _framework_detach_failure(record: logging.LogRecord, package: str) -> bool:
 async def test_breaking_out_closes_every_span(
     row: Row, at: type, otel_telemetry: InMemoryTelemetry, caplog: pytest.LogCaptureFixture
 ) -> None:
-    open_spans = watch(otel_telemetry)
     events = otel_telemetry.wrapper(agent_name="agent")(row.events(s.Run()))
     async for event in events:
         if isinstance(event, at):
@@ -172,14 +169,13 @@ async def test_breaking_out_closes_every_span(
         records[:] = [r for r in records if not _framework_detach_failure(r, row.package)]
 
     assert attributes(otel_telemetry, "invoke_agent")["agent_otel.end_reason"] == "closed_early"
-    assert open_spans.open == {}
+    assert otel_telemetry.open_spans() == []
 
 
 @pytest.mark.parametrize("row", PARAMS)
 async def test_cancelling_mid_tool_closes_every_span(
     row: Row, otel_telemetry: InMemoryTelemetry
 ) -> None:
-    open_spans = watch(otel_telemetry)
     started = asyncio.Event()
 
     async def consume() -> None:  # weather never returns: the task is cancelled mid-tool
@@ -195,7 +191,7 @@ async def test_cancelling_mid_tool_closes_every_span(
         await task
 
     assert attributes(otel_telemetry, "invoke_agent")["agent_otel.end_reason"] == "cancelled"
-    assert open_spans.open == {}
+    assert otel_telemetry.open_spans() == []
 
 
 @pytest.mark.parametrize("row", PARAMS)
@@ -205,7 +201,6 @@ async def test_a_sub_agent_nests_under_the_tool_that_ran_it(
     subagent = row.subagent()
     if subagent is None:
         pytest.skip(f"{row.name}: no sub-agent builder yet")
-    open_spans = watch(otel_telemetry)
     await subagent(otel_telemetry)
 
     expert = ["invoke_agent expert", [["step 0", [row.chat]]]]
@@ -215,7 +210,7 @@ async def test_a_sub_agent_nests_under_the_tool_that_ran_it(
             ["step 1", [row.chat]],
         ]],
     ]  # fmt: skip
-    assert open_spans.open == {}
+    assert otel_telemetry.open_spans() == []
 
 
 @pytest.mark.parametrize("row", PARAMS)
@@ -226,7 +221,6 @@ async def test_a_request_refused_before_its_first_chunk_fails_its_own_chat_span(
     the step before it (whose work succeeded) does not."""
     if not row.refuses:
         pytest.skip(f"{row.name}: the builder cannot refuse a request yet")
-    open_spans = watch(otel_telemetry)
     with pytest.raises(Exception) as caught:
         await run_script(otel_telemetry, row.events(s.Run(refuse=True)), agent_name="agent")
 
@@ -236,7 +230,7 @@ async def test_a_request_refused_before_its_first_chunk_fails_its_own_chat_span(
     assert (second.attributes or {})["error.type"] == type(caught.value).__qualname__
     [step] = [sp for sp in otel_telemetry.spans() if sp.name == "step 0"]
     assert step.status.status_code is not StatusCode.ERROR
-    assert open_spans.open == {}
+    assert otel_telemetry.open_spans() == []
 
 
 @pytest.mark.parametrize("row", PARAMS)
@@ -299,7 +293,6 @@ async def test_provider_instrumentations_stand_down(
     tokens once on spans and in metrics, the failed tool marked, nothing open after a cancel;
     opted out, the provider's spans are back (it was active)."""
     with provider.instrumented(otel_telemetry):
-        open_spans = watch(otel_telemetry)
         run = s.Run()
         await run_script(otel_telemetry, row.events(run), agent_name="agent")
 
@@ -310,7 +303,7 @@ async def test_provider_instrumentations_stand_down(
         assert _input_tokens_counted(otel_telemetry) == totals["input"]
         failed = _tools(otel_telemetry)[s.FAILED_TOOL]
         assert (failed.attributes or {}).get("error.type") == row.tool_error
-        assert open_spans.open == {}
+        assert otel_telemetry.open_spans() == []
 
         otel_telemetry.clear()
         started = asyncio.Event()
@@ -328,7 +321,7 @@ async def test_provider_instrumentations_stand_down(
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        assert open_spans.open == {}
+        assert otel_telemetry.open_spans() == []
         assert _model_call_spans(otel_telemetry) == ["agent_otel"]
 
         otel_telemetry.clear()

@@ -19,7 +19,7 @@ from agent_contract.protocol import AgentEvent, PhaseMarker, TextDelta, ToolCall
 from agent_otel.testing import InMemoryTelemetry, run_script
 
 from . import _frameworks as fw
-from ._trace import attributes, tokens, watch
+from ._trace import attributes, tokens
 
 
 @dataclass
@@ -78,7 +78,6 @@ ids = [case.name for case in CASES]
 async def test_a_framework_run_traces_the_same_tree_with_tokens_once(
     case: Case, otel_telemetry: InMemoryTelemetry
 ) -> None:
-    open_spans = watch(otel_telemetry)
     kept: list[Any] = []
 
     events = await run_script(otel_telemetry, case.run(kept), agent_name="agent")
@@ -103,14 +102,13 @@ async def test_a_framework_run_traces_the_same_tree_with_tokens_once(
     assert attributes(otel_telemetry, "invoke_agent")["agent_otel.end_reason"] == "exhausted"
     chats = [dict(s.attributes or {}) for s in otel_telemetry.spans() if s.name == case.chat]
     assert {c.get("gen_ai.provider.name") for c in chats} == {case.provider}
-    assert open_spans.open == {}
+    assert otel_telemetry.open_spans() == []
 
 
 @pytest.mark.parametrize("case", CASES, ids=ids)
 async def test_a_model_error_mid_stream_comes_out_unchanged(
     case: Case, otel_telemetry: InMemoryTelemetry
 ) -> None:
-    open_spans = watch(otel_telemetry)
     with pytest.raises(Exception) as caught:
         await run_script(otel_telemetry, case.run([], fail=True), agent_name="agent")
 
@@ -118,14 +116,13 @@ async def test_a_model_error_mid_stream_comes_out_unchanged(
     agent_span = attributes(otel_telemetry, "invoke_agent")
     assert agent_span["agent_otel.end_reason"] == "error"
     assert agent_span["error.type"] == type(caught.value).__qualname__
-    assert open_spans.open == {}
+    assert otel_telemetry.open_spans() == []
 
 
 @pytest.mark.parametrize("case", CASES, ids=ids)
 async def test_stopping_early_and_cancelling_leave_no_span_open(
     case: Case, otel_telemetry: InMemoryTelemetry
 ) -> None:
-    open_spans = watch(otel_telemetry)
     events = otel_telemetry.wrapper(agent_name="agent")(case.run([]))
     async for event in events:
         if isinstance(event, ToolCall):
@@ -147,7 +144,7 @@ async def test_stopping_early_and_cancelling_leave_no_span_open(
     with pytest.raises(asyncio.CancelledError):
         await task
     assert attributes(otel_telemetry, "invoke_agent")["agent_otel.end_reason"] == "cancelled"
-    assert open_spans.open == {}
+    assert otel_telemetry.open_spans() == []
 
 
 async def test_an_agents_sdk_handoff_is_a_tool_call_and_names_the_new_agent(
@@ -202,7 +199,6 @@ async def test_langgraph_a_request_refused_before_its_first_chunk_fails_its_own_
     pytest.importorskip("langgraph")
     from agent_contract.sources.langgraph_stream import langgraph_events
 
-    open_spans = watch(otel_telemetry)
     graph = fw.langgraph_graph(refuse=True)
     with pytest.raises(fw.Overloaded):
         await run_script(
@@ -221,7 +217,7 @@ async def test_langgraph_a_request_refused_before_its_first_chunk_fails_its_own_
     assert second.status.status_code is StatusCode.ERROR
     [step0] = [s for s in otel_telemetry.spans() if s.name == "step 0"]
     assert step0.status.status_code is not StatusCode.ERROR  # not the previous step
-    assert open_spans.open == {}
+    assert otel_telemetry.open_spans() == []
 
 
 async def test_agents_sdk_the_callers_own_run_hooks_still_get_every_callback(

@@ -29,7 +29,7 @@ from agent_otel.testing import InMemoryTelemetry, run_script
 from . import _recorded
 from ._cases import CASES, HISTORY, Case, after_text, ids, weather
 from ._http import Body, split
-from ._trace import ToolLoop, attributes, tokens, watch
+from ._trace import ToolLoop, attributes, tokens
 
 pytest.importorskip("openai")
 pytest.importorskip("anthropic")
@@ -89,7 +89,6 @@ async def test_the_caller_keeps_every_sdk_object_and_every_event_passes_unchange
 async def test_a_tool_loop_traces_the_same_tree_with_tokens_counted_once(
     case: Case, otel_telemetry: InMemoryTelemetry
 ) -> None:
-    open_spans = watch(otel_telemetry)
     client = case.client(case.body(True), case.body(False))
     agent = ToolLoop(case.source(client), {"weather": weather})
 
@@ -119,14 +118,13 @@ async def test_a_tool_loop_traces_the_same_tree_with_tokens_counted_once(
     assert {c["gen_ai.response.id"] for c in chats} == {case.response_id}
     assert {c["gen_ai.usage.cache_read.input_tokens"] for c in chats} == {64}
     assert {c["gen_ai.usage.reasoning.output_tokens"] for c in chats} == {12}
-    assert open_spans.open == {}
+    assert otel_telemetry.open_spans() == []
 
 
 @pytest.mark.parametrize("case", CASES, ids=ids)
 async def test_an_error_mid_stream_comes_out_as_the_sdks_own_exception(
     case: Case, otel_telemetry: InMemoryTelemetry
 ) -> None:
-    open_spans = watch(otel_telemetry)
     parts = split(case.body(False))
     body = b"".join(parts[: after_text(parts)]) + case.error()  # some text, then the error
     raised: list[BaseException] = []
@@ -150,14 +148,13 @@ async def test_an_error_mid_stream_comes_out_as_the_sdks_own_exception(
     chat = attributes(otel_telemetry, "chat ")
     assert chat["error.type"] == type(caught.value).__qualname__
     assert attributes(otel_telemetry, "invoke_agent")["agent_otel.end_reason"] == "error"
-    assert open_spans.open == {}
+    assert otel_telemetry.open_spans() == []
 
 
 @pytest.mark.parametrize("case", CASES, ids=ids)
 async def test_a_consumer_stopping_early_closes_the_http_response(
     case: Case, otel_telemetry: InMemoryTelemetry
 ) -> None:
-    open_spans = watch(otel_telemetry)
     body = Body(split(case.body(True)))
     events = otel_telemetry.wrapper(agent_name="agent")(
         case.source(case.client(body.response))(HISTORY)
@@ -170,14 +167,13 @@ async def test_a_consumer_stopping_early_closes_the_http_response(
 
     assert body.closed and body.sent < len(body.events)
     assert attributes(otel_telemetry, "invoke_agent")["agent_otel.end_reason"] == "closed_early"
-    assert open_spans.open == {}
+    assert otel_telemetry.open_spans() == []
 
 
 @pytest.mark.parametrize("case", CASES, ids=ids)
 async def test_cancelling_a_stalled_stream_ends_every_span(
     case: Case, otel_telemetry: InMemoryTelemetry
 ) -> None:
-    open_spans = watch(otel_telemetry)
     parts = split(case.body(True))
     body = Body(parts, hang_after=after_text(parts))
     first_text = asyncio.Event()
@@ -198,7 +194,7 @@ async def test_cancelling_a_stalled_stream_ends_every_span(
     assert body.closed
     assert attributes(otel_telemetry, "invoke_agent")["agent_otel.end_reason"] == "cancelled"
     assert attributes(otel_telemetry, "chat ")["error.type"] == "CancelledError"
-    assert open_spans.open == {}
+    assert otel_telemetry.open_spans() == []
 
 
 _STREAM = {"openai_chat": "stream_chat", "openai_responses": "stream_responses",
@@ -247,7 +243,6 @@ async def test_a_request_refused_before_its_first_chunk_fails_its_own_chat_span(
         error = {"error": {"message": "rate limited", "type": "rate_limit_error"}}
         return httpx.Response(429, headers=headers, json=error, request=request)
 
-    open_spans = watch(otel_telemetry)
     client = case.client(case.body(True), refused)
     agent = ToolLoop(case.source(client), {"weather": weather})
     with pytest.raises(Exception) as caught:
@@ -267,4 +262,4 @@ async def test_a_request_refused_before_its_first_chunk_fails_its_own_chat_span(
     assert (second.attributes or {})["error.type"] == type(caught.value).__qualname__
     steps = [s for s in otel_telemetry.spans() if s.name.startswith("step ")]
     assert steps[0].status.status_code is not StatusCode.ERROR  # not the previous step
-    assert open_spans.open == {}
+    assert otel_telemetry.open_spans() == []

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from opentelemetry.context import Context
 from opentelemetry.sdk._logs import LoggerProvider, ReadableLogRecord
 from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.sdk.trace.id_generator import IdGenerator
@@ -28,6 +30,21 @@ if TYPE_CHECKING:
 
 def _is_snapshot(span: ReadableSpan) -> bool:
     return bool((span.attributes or {}).get(PENDING))
+
+
+class _Open(SpanProcessor):
+    """The spans started and not yet ended (an exporter sees only ended ones)."""
+
+    def __init__(self) -> None:
+        self.open: dict[int, str] = {}
+
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        if span.context is not None:
+            self.open[span.context.span_id] = span.name
+
+    def on_end(self, span: ReadableSpan) -> None:
+        if span.context is not None:
+            self.open.pop(span.context.span_id, None)
 
 
 class SequentialIdGenerator(IdGenerator):
@@ -53,8 +70,8 @@ class InMemoryTelemetry:
     / ``.meter_provider`` / ``.logger_provider`` to ``instrument()``); read back with
     :meth:`tree` (the structural assertion: a run's span tree as plain dicts), :meth:`outline`
     (the same tree by names alone), :meth:`spans`,
-    :meth:`span` / :meth:`by_name`, :meth:`pending`, :meth:`histograms` and :meth:`logs` (the
-    GenAI log events).
+    :meth:`span` / :meth:`by_name`, :meth:`pending`, :meth:`open_spans`, :meth:`histograms`
+    and :meth:`logs` (the GenAI log events).
 
     With the option ``pending_spans`` a run also exports snapshots of its open spans: spans
     with the same names, marked ``agent_otel.pending``. :meth:`spans` and :meth:`tree` show
@@ -63,12 +80,31 @@ class InMemoryTelemetry:
     snapshots.
     """
 
-    def __init__(self, *, sampler: Sampler | None = None, ids: IdGenerator | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        sampler: Sampler | None = None,
+        ids: IdGenerator | None = None,
+        processors: Iterable[SpanProcessor] = (),
+        export_through: Callable[[SpanProcessor], SpanProcessor] | None = None,
+    ) -> None:
+        """``sampler`` and ``ids`` go to the tracer provider (ids: sequential by default).
+        ``processors`` run before the one exporting to memory, in order (a processor under
+        test, such as ``RunIdentityProcessor()``); ``export_through`` wraps the exporting one
+        (a processor that decides what is exported, such as
+        ``lambda export: TailSampler(export, policy)``)."""
         self.exporter = InMemorySpanExporter()
         self.tracer_provider = TracerProvider(
             sampler=sampler, id_generator=ids or SequentialIdGenerator()
         )
-        self.tracer_provider.add_span_processor(SimpleSpanProcessor(self.exporter))
+        self._open = _Open()
+        self.tracer_provider.add_span_processor(self._open)
+        for processor in processors:
+            self.tracer_provider.add_span_processor(processor)
+        export: SpanProcessor = SimpleSpanProcessor(self.exporter)
+        self.tracer_provider.add_span_processor(
+            export_through(export) if export_through else export
+        )
         self.metric_reader = InMemoryMetricReader()
         self.meter_provider = MeterProvider(metric_readers=[self.metric_reader])
         self.log_exporter = InMemoryLogRecordExporter()  # type: ignore[no-untyped-call]
@@ -87,6 +123,11 @@ class InMemoryTelemetry:
     def spans(self) -> list[ReadableSpan]:
         """Finished spans, in the order they ended."""
         return list(self.exporter.get_finished_spans())
+
+    def open_spans(self) -> list[str]:
+        """The names of the spans started and not yet ended, in start order: after a run
+        ends, however it ends (exhausted, broken off, cancelled, raising), none."""
+        return list(self._open.open.values())
 
     def pending(self) -> list[ReadableSpan]:
         """The snapshots option ``pending_spans`` exported (``agent_otel.pending``), in order."""
