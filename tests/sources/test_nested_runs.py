@@ -192,7 +192,6 @@ async def test_agents_sdk_agents_used_as_tools_in_parallel_are_nested_runs_under
                      ModelStep(output=[assistant_message("Bonjour. Au revoir.")],
                                usage=_agents_usage(140, 6)),
                  ]))  # fmt: skip
-    open_spans = watch(otel_telemetry)
     results: list[Any] = []
     traced = otel_wrapper(agent_name="lead", capture_content=True,
                           tracer_provider=otel_telemetry.tracer_provider,
@@ -201,7 +200,7 @@ async def test_agents_sdk_agents_used_as_tools_in_parallel_are_nested_runs_under
 
     assert results[0].final_output == "Bonjour. Au revoir."
     nested = [["invoke_agent translator", [["step 0", ["chat"]]]]]
-    assert shape(otel_telemetry) == [
+    assert otel_telemetry.outline() == [
         ["invoke_agent lead", [
             ["step 0", ["chat", ["execute_tool translate", nested],
                         ["execute_tool translate", nested]]],
@@ -221,7 +220,7 @@ async def test_agents_sdk_agents_used_as_tools_in_parallel_are_nested_runs_under
     assert tokens(otel_telemetry) == 100 + 140 + 30 + 31  # every call once
     assert tokens(otel_telemetry, "gen_ai.usage.output_tokens") == 10 + 6 + 4 + 5
     assert attributes(otel_telemetry, "invoke_agent lead")["agent_otel.usage.input_tokens"] == 240
-    assert open_spans.open == {}
+    assert otel_telemetry.open_spans() == []
 
 
 async def test_agents_sdk_nested_agent_tools_nest_at_every_depth_and_keep_their_failures(
@@ -268,12 +267,11 @@ async def test_agents_sdk_nested_agent_tools_nest_at_every_depth_and_keep_their_
                   usage=_agents_usage(100, 10)),
         ModelStep(output=[assistant_message("done")], usage=_agents_usage(140, 6)),
     ]))  # fmt: skip
-    open_spans = watch(otel_telemetry)
-    [_ async for _ in wrapper(otel_telemetry, "lead")(openai_agents_events(lead, "go"))]
+    await run_script(otel_telemetry, openai_agents_events(lead, "go"), agent_name="lead")
 
     clerk_run = ["invoke_agent clerk", [["step 0", ["chat", "execute_tool lookup"]],
                                         ["step 1", ["chat"]]]]  # fmt: skip
-    assert shape(otel_telemetry) == [
+    assert otel_telemetry.outline() == [
         ["invoke_agent lead", [
             ["step 0", ["chat",
                         ["execute_tool consult", [["invoke_agent researcher", [
@@ -290,7 +288,7 @@ async def test_agents_sdk_nested_agent_tools_nest_at_every_depth_and_keep_their_
     assert failed == {"execute_tool lookup": "KeyError", "execute_tool ask_broken": "RuntimeError",
                       "invoke_agent broken": "RuntimeError", "chat": "RuntimeError"}  # fmt: skip
     assert tokens(otel_telemetry) == 100 + 140 + 21 + 22 + 11 + 12
-    assert open_spans.open == {}
+    assert otel_telemetry.open_spans() == []
 
 
 async def test_agents_sdk_agent_tools_run_as_the_sdk_runs_them_when_nothing_traces() -> None:
