@@ -310,3 +310,100 @@ async def test_agents_sdk_agent_tools_run_as_the_sdk_runs_them_when_nothing_trac
 
     assert kept[0].final_output == "Bonjour."
     assert [call.streamed for call in inner.calls] == [False]
+
+
+def _autogen_text(text: str, tokens_in: int, tokens_out: int) -> Any:
+    from autogen_core.models import CreateResult, RequestUsage
+
+    usage = RequestUsage(prompt_tokens=tokens_in, completion_tokens=tokens_out)
+    return CreateResult(finish_reason="stop", content=text, usage=usage, cached=False)
+
+
+async def test_autogen_agents_used_as_tools_in_parallel_are_nested_runs_under_their_tools(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """``AgentTool``: AutoGen runs the agent inside the call and puts its items in the outer
+    stream; each call is a nested run under its own tool span, with its call, tokens (once:
+    the outer run keeps only its own) and answer; an agent tool inside it nests again."""
+    pytest.importorskip("autogen_agentchat")
+    from autogen_agentchat.tools import AgentTool
+
+    from agent_contract.sources.autogen_stream import autogen_events
+
+    from . import _fw_autogen as fa
+    from . import _script as s
+
+    clerk = fa.agent([_autogen_text("on file", 11, 1)], [], name="clerk")
+    expert = fa.agent(
+        [fa._calls(s.Call("k1", "clerk", {"task": "look"})), _autogen_text("sunny", 30, 3),
+         _autogen_text("rainy", 31, 4)],
+        [AgentTool(clerk, return_value_as_last_message=True)], name="expert",
+    )  # fmt: skip
+    calls = fa._calls(s.Call("e1", "expert", {"task": "Paris?"}),
+                      s.Call("e2", "expert", {"task": "Rome?"}))  # fmt: skip
+    lead = fa.agent([calls, "It is sunny."], [AgentTool(expert, return_value_as_last_message=True)],
+                    name="lead")  # fmt: skip
+    await run_script(otel_telemetry, autogen_events(lead, "Weather?"), agent_name="lead",
+                     capture_content=True)  # fmt: skip
+
+    clerk_run = ["invoke_agent clerk", [["step 0", ["chat"]]]]
+    first = ["invoke_agent expert", [["step 0", ["chat", ["execute_tool clerk", [clerk_run]]]],
+                                     ["step 1", ["chat"]]]]  # fmt: skip
+    second = ["invoke_agent expert", [["step 0", ["chat"]]]]
+    assert otel_telemetry.outline() == [
+        ["invoke_agent lead", [
+            ["step 0", ["chat", ["execute_tool expert", [first]],
+                        ["execute_tool expert", [second]]]],
+            ["step 1", ["chat"]],
+        ]],
+    ]  # fmt: skip
+    outputs = [str((sp.attributes or {}).get("gen_ai.output.messages"))
+               for sp in otel_telemetry.spans() if sp.name == "chat"]  # fmt: skip
+    assert sum("sunny" in o for o in outputs) == 2 and sum("rainy" in o for o in outputs) == 1
+    assert sum("on file" in o for o in outputs) == 1
+    lead = attributes(otel_telemetry, "invoke_agent lead")["agent_otel.usage.input_tokens"]
+    assert tokens(otel_telemetry) == lead + s.TURNS[0].input + 30 + 31 + 11  # once each
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_autogen_teams_give_each_speaker_its_own_steps_named_by_a_phase(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A ``RoundRobinGroupChat`` and a ``Swarm`` handoff: one run, each agent's turn its own
+    step after a phase naming it (a new speaker is a new step, tools or not), tokens once."""
+    pytest.importorskip("autogen_agentchat")
+    from autogen_agentchat.agents import AssistantAgent
+    from autogen_agentchat.conditions import TextMentionTermination
+    from autogen_agentchat.teams import RoundRobinGroupChat, Swarm
+
+    from agent_contract.sources.autogen_stream import autogen_events
+
+    from . import _fw_autogen as fa
+    from . import _script as s
+
+    researcher = fa.agent([_autogen_text("Paris is sunny.", 40, 4)], [], name="researcher")
+    writer = fa.agent([_autogen_text("Sunny. TERMINATE", 50, 5)], [], name="writer")
+    done = TextMentionTermination("TERMINATE")
+    crew = RoundRobinGroupChat([researcher, writer], name="crew", termination_condition=done)
+    events = await run_script(otel_telemetry, autogen_events(crew, "Weather?"), agent_name="crew")
+
+    assert otel_telemetry.outline() == [
+        ["invoke_agent crew", [["step 0", ["chat"]], ["step 1", ["chat"]]]]
+    ]
+    assert [e.name for e in events if isinstance(e, PhaseMarker)] == ["writer"]
+    assert tokens(otel_telemetry) == 90
+    assert attributes(otel_telemetry, "invoke_agent crew")["agent_otel.usage.input_tokens"] == 90
+
+    otel_telemetry.clear()
+    handoff = fa._calls(s.Call("h1", "transfer_to_writer", {}))
+    router = AssistantAgent("router", model_client=fa._client([handoff]), handoffs=["writer"],
+                            model_client_stream=True)  # fmt: skip
+    writer = fa.agent([_autogen_text("Done. TERMINATE", 70, 7)], [], name="writer")
+    swarm = Swarm([router, writer], termination_condition=TextMentionTermination("TERMINATE"))
+    await run_script(otel_telemetry, autogen_events(swarm, "go"), agent_name="swarm")
+
+    assert otel_telemetry.outline() == [
+        ["invoke_agent swarm", [["step 0", ["chat", "execute_tool transfer_to_writer"]],
+                                ["step 1", ["chat"]]]],
+    ]  # fmt: skip
+    assert tokens(otel_telemetry) == s.TURNS[0].input + 70

@@ -17,9 +17,9 @@ itself arrives, and closes it at that response:
   reasoning counts do not reach its events.
 * ``ToolCallExecutionEvent``: each ``FunctionExecutionResult`` a ``ToolResult`` by
   ``call_id`` (``is_error`` marks a tool that raised); the next model call starts a new step.
-* In a team, a message from another agent than the one before yields a ``PhaseMarker`` named
-  after it, so the trace shows who spoke; the task's own message (``source="user"``) and the
-  final ``TaskResult`` go to ``sink`` only.
+* In a team, a message from another agent than the one before starts a new step (after a
+  model call) and yields a ``PhaseMarker`` named after it, so the trace shows who spoke; the
+  task's own message (``source="user"``) and the final ``TaskResult`` go to ``sink`` only.
 
 Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call. AutoGen has no
 public tool-wrapping seam; every tool of an ``AssistantAgent`` (MCP workbenches' too) runs
@@ -27,6 +27,14 @@ through one of its workbenches' ``call_tool`` / ``call_tool_stream`` with the ca
 adapter wraps those two methods on each workbench of the agent (or of each member of a team)
 once, as instance attributes: the body, and the tasks AutoGen starts for it, run under the
 call's span. Outside a traced run the wrappers do nothing. Handoff tools are not tools.
+
+An agent or team used as a tool (``AgentTool``, ``TeamTool``) runs inside its call's
+``call_tool_stream``, whose items AutoGen also puts in the outer agent's stream. The wrapper
+reads them there, in the tool's task under its span, as a nested run of their own
+(``agent_contract.scope.nested_run``, named after the inner agent or team, read as this
+adapter reads any run), and the outer run passes over them: each nested run keeps its calls,
+tokens and answer under its own tool, parallel calls included, at any depth. With no tracer
+claiming the nested run they stay in the outer run, as before.
 
 The model name comes from the agent's model client where it keeps one (``_create_args``
 of the OpenAI clients); ``model=`` overrides it. ``sink`` receives every AutoGen item
@@ -53,6 +61,7 @@ from agent_contract.events import (
     Usage,
 )
 from agent_contract.scope import tool_scope
+from agent_contract.sources._nested import Taken, through
 from agent_contract.sources._stream import Sink
 
 __all__ = ["autogen_events"]
@@ -71,6 +80,8 @@ async def autogen_events(
         async for item in stream:
             if sink is not None:
                 sink(item)
+            if _TAKEN.take(item):  # a nested run's, recorded under its tool already
+                continue
             for out in state.feed(item):
                 yield out
     finally:
@@ -106,8 +117,52 @@ def _scope_workbenches(agent: Any, seen: set[int]) -> None:
 
         workbench.call_tool, workbench.call_tool_stream = scoped_call, scoped_stream
         workbench._agent_contract_scoped = True
+        for tool in getattr(workbench, "_tools", None) or ():  # agents and teams used as tools
+            runner = getattr(tool, "_task_runner", None)
+            if runner is not None:
+                _nest(tool)
+                _scope_workbenches(runner, seen)
     for member in getattr(agent, "_participants", None) or ():
         _scope_workbenches(member, seen)
+
+
+_TAKEN = Taken()
+"""AutoGen items a nested run recorded: AutoGen also puts them in the outer agent's stream."""
+
+
+def _nest(tool: Any) -> None:
+    """Wrap ``run_json_stream`` of an agent or team used as a tool (once, as an instance
+    attribute): its run is a nested run (module doc). Read there, not from the workbench,
+    which hands each item on only when the next one comes: a tool of the inner agent would
+    start before the nested run had read the call asking for it."""
+    if getattr(tool, "_agent_contract_nested", False):
+        return
+    run_json_stream = tool.run_json_stream
+
+    async def nested(args: Any, cancellation_token: Any, call_id: str | None = None) -> Any:
+        runner = tool._task_runner
+        items = run_json_stream(args, cancellation_token, call_id=call_id)
+        async for item in through(getattr(runner, "name", None), items, _Inner(runner).feed):
+            yield item
+
+    tool.run_json_stream = nested
+    tool._agent_contract_nested = True
+
+
+class _Inner:
+    """The run inside an agent tool, read as any run is; its items are marked taken."""
+
+    __slots__ = ("state",)
+
+    def __init__(self, runner: Any) -> None:
+        self.state = _State(_model_name(runner))
+
+    def feed(self, item: Any) -> list[AgentEvent]:
+        names = {base.__name__ for base in type(item).__mro__}
+        if not names & {"BaseAgentEvent", "BaseChatMessage"} or item in _TAKEN:
+            return []  # the tool's own result; an item of a run nested deeper, recorded there
+        _TAKEN.add(item)
+        return self.state.feed(item)
 
 
 def _model_name(agent: Any) -> str | None:
@@ -118,11 +173,13 @@ def _model_name(agent: Any) -> str | None:
 
 
 class _State:
-    __slots__ = ("model", "open", "source", "step", "tools_ran")
+    __slots__ = ("called", "model", "open", "source", "step", "texted", "tools_ran")
 
     def __init__(self, model: str | None) -> None:
         self.model = model
         self.open = False
+        self.texted = False  # the open call streamed its text
+        self.called = False  # the current step has a model call
         self.source: str | None = None
         self.step = 0
         self.tools_ran = False
@@ -135,6 +192,9 @@ class _State:
         out: list[AgentEvent] = []
         if source != self.source:
             if self.source is not None:
+                if self.called and not self.open:  # a new speaker: a new step
+                    out.append(StepBoundary(index=self.step))
+                    self.step, self.tools_ran, self.called = self.step + 1, False, False
                 out.append(PhaseMarker(name=str(source)))
             self.source = source
         if kind == "ToolCallExecutionEvent":
@@ -143,6 +203,7 @@ class _State:
         elif kind == "ModelClientStreamingChunkEvent":
             self._open(out)
             if item.content:
+                self.texted = True
                 out.append(TextDelta(text=item.content))
         elif kind == "ThoughtEvent":
             self._open(out)
@@ -154,6 +215,9 @@ class _State:
             self._close(out, item.models_usage)
         elif getattr(item, "models_usage", None) is not None or (self.open and _is_message(item)):
             self._open(out)
+            text = item.content if kind == "TextMessage" else None
+            if text and isinstance(text, str) and not self.texted:  # a response not streamed
+                out.append(TextDelta(text=text))
             self._close(out, item.models_usage)
         return out
 
@@ -163,8 +227,9 @@ class _State:
         if self.tools_ran:
             out.append(StepBoundary(index=self.step))
             self.step, self.tools_ran = self.step + 1, False
+        self.called = True
         out.append(LLMCallStart(model=self.model, params={"stream": True}))
-        self.open = True
+        self.open, self.texted = True, False
 
     def _close(self, out: list[AgentEvent], usage: Any) -> None:
         if usage is not None:
