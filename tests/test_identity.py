@@ -138,7 +138,7 @@ async def test_inner_ids_win_field_by_field(otel_telemetry: InMemoryTelemetry) -
 
 
 async def test_no_ids_no_attributes(otel_telemetry: InMemoryTelemetry) -> None:
-    async for _ in otel_wrapper(tracer_provider=otel_telemetry.tracer_provider)(events(script())):
+    async for _ in otel_telemetry.wrapper()(events(script())):
         pass
     assert all(ids_of(s) == {} for s in otel_telemetry.spans())
 
@@ -176,9 +176,7 @@ async def test_config_ids_of_an_instrumented_event_agent(otel_telemetry: InMemor
 async def test_ids_stay_out_of_the_contexts_baggage(otel_telemetry: InMemoryTelemetry) -> None:
     """Global propagators send baggage with every HTTP request: the ids must not be in it."""
     agent = Echo()
-    async for _ in otel_wrapper(tracer_provider=otel_telemetry.tracer_provider, user_id="user-1")(
-        agent.stream([])
-    ):
+    async for _ in otel_telemetry.wrapper(user_id="user-1")(agent.stream([])):
         pass
     assert agent.seen == RunIdentity(user_id="user-1")
 
@@ -240,10 +238,9 @@ def test_ids_cross_a_process_in_the_carrier(
         carriers.append(inject_context())
 
     async def root_run() -> None:
-        wrap = otel_wrapper(
-            tracer_provider=otel_telemetry.tracer_provider,
-            session_id="sess-1", user_id="user-1", conversation_id="conv-1",
-        )  # fmt: skip
+        wrap = otel_telemetry.wrapper(
+            session_id="sess-1", user_id="user-1", conversation_id="conv-1"
+        )
         async for _ in wrap(events(script(hand_off))):
             pass
 

@@ -25,7 +25,7 @@ from agent_contract.protocol import (
     StepBoundary,
     TextDelta,
 )
-from agent_otel import ContentCapture, instrument, otel_wrapper
+from agent_otel import ContentCapture, instrument
 from agent_otel.testing import InMemoryTelemetry
 
 CAPTURE = ContentCapture(spans=True)
@@ -230,12 +230,7 @@ async def test_whatever_the_messages_are_the_agent_runs_unharmed(messages: Any) 
     telemetry = InMemoryTelemetry()
     try:
         agent = ScriptedAgent(SCRIPT)
-        wrapper = otel_wrapper(
-            agent_name="scripted",
-            capture_content=CAPTURE,
-            tracer_provider=telemetry.tracer_provider,
-            meter_provider=telemetry.meter_provider,
-        )
+        wrapper = telemetry.wrapper(agent_name="scripted", capture_content=CAPTURE)
         result = await agent.invoke(messages, stream_wrapper=wrapper)
         assert result.text == ANSWER
         spans: list[ReadableSpan] = telemetry.spans()

@@ -30,9 +30,9 @@ from agent_contract.protocol import (
     ToolResult,
     Usage,
 )
-from agent_otel import ContentCapture, Scrubber, instrument, otel_wrapper, record_evaluation
+from agent_otel import ContentCapture, Scrubber, instrument, record_evaluation
 from agent_otel import _attributes as A
-from agent_otel.testing import InMemoryTelemetry
+from agent_otel.testing import InMemoryTelemetry, run_script
 from test_scrubbing import context_fakes, fakes
 
 F = fakes()
@@ -152,17 +152,11 @@ def scrubbed_counts(telemetry: InMemoryTelemetry) -> dict[str, int]:
 
 
 async def run(telemetry: InMemoryTelemetry, events: Sequence[Any], **options: Any) -> None:
+    """``events``, then the agent fails with a chained error full of secrets."""
     agent = ScriptedAgent(list(events), fail_at=len(events), error=chained_error())
-    wrap = otel_wrapper(
-        agent_name="ops",
-        tracer_provider=telemetry.tracer_provider,
-        meter_provider=telemetry.meter_provider,
-        logger_provider=telemetry.logger_provider,
-        **options,
-    )
     with pytest.raises(Leak):
-        async for _ in wrap(agent.stream([Message(role="user", content="go")])):
-            pass
+        stream = agent.stream([Message(role="user", content="go")])
+        await run_script(telemetry, stream, agent_name="ops", **options)
 
 
 MODES = {
@@ -252,11 +246,7 @@ async def test_a_users_pattern_and_callback_apply_to_spans_too(
     scrubber = Scrubber(patterns={"employee": r"EMP-\d{6}"}, callback=str.upper)
     events = [PhaseMarker(name="for EMP-123456"), StepBoundary(index=0)]
     agent = ScriptedAgent(events)
-    wrap = otel_wrapper(
-        tracer_provider=otel_telemetry.tracer_provider,
-        meter_provider=otel_telemetry.meter_provider,
-        scrub=scrubber,
-    )
+    wrap = otel_telemetry.wrapper(scrub=scrubber)
     async for _ in wrap(agent.stream([])):
         pass
     text = exported(otel_telemetry)
@@ -330,12 +320,7 @@ def test_a_secret_anywhere_in_an_error_or_a_message_never_reaches_an_export(
     ]
     telemetry = InMemoryTelemetry()
     agent = ScriptedAgent(events, fail_at=len(events), error=RuntimeError(text))
-    wrap = otel_wrapper(
-        tracer_provider=telemetry.tracer_provider,
-        meter_provider=telemetry.meter_provider,
-        logger_provider=telemetry.logger_provider,
-        capture_content=MODES[mode],
-    )
+    wrap = telemetry.wrapper(capture_content=MODES[mode])
 
     async def main() -> None:
         with pytest.raises(RuntimeError):

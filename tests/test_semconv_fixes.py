@@ -27,22 +27,8 @@ from agent_contract.protocol import (
 )
 from agent_otel import _attributes as A
 from agent_otel.recording.content._capture import ENV_CAPTURE, ContentCapture, capture_from
-from agent_otel.testing import InMemoryTelemetry
+from agent_otel.testing import InMemoryTelemetry, run_script
 from genai_scenario import CONVERSATION, TOOLS, run_agent_otel
-
-
-async def _run(telemetry: InMemoryTelemetry, events: Sequence[Any], **options: Any) -> None:
-    async def stream() -> Any:
-        for event in events:
-            yield event
-
-    wrap = telemetry.wrapper(**options)
-    async for _ in wrap(stream()):
-        pass
-
-
-def _by_name(telemetry: InMemoryTelemetry) -> dict[str, dict[str, Any]]:
-    return {span.name: dict(span.attributes or {}) for span in telemetry.spans()}
 
 
 def _call(params: dict[str, Any] | None = None, chunks: int = 2) -> list[Any]:
@@ -69,7 +55,7 @@ async def test_conversation_id_is_on_the_runs_chat_and_tool_spans(
 
 
 async def test_no_conversation_id_when_the_run_has_none(otel_telemetry: InMemoryTelemetry) -> None:
-    await _run(otel_telemetry, _call())
+    await run_script(otel_telemetry, _call())
     assert all(A.CONVERSATION_ID not in (s.attributes or {}) for s in otel_telemetry.spans())
 
 
@@ -85,16 +71,16 @@ async def test_no_conversation_id_when_the_run_has_none(otel_telemetry: InMemory
 async def test_request_stream_is_inferred_from_chunks(
     otel_telemetry: InMemoryTelemetry, params: dict[str, Any], chunks: int, expected: bool | None
 ) -> None:
-    await _run(otel_telemetry, _call(params, chunks))
-    assert _by_name(otel_telemetry)["chat m"].get(A.REQUEST_STREAM) == expected
+    await run_script(otel_telemetry, _call(params, chunks))
+    assert (otel_telemetry.span("chat m").attributes or {}).get(A.REQUEST_STREAM) == expected
 
 
 @pytest.mark.parametrize(("n", "expected"), [(1, None), (1.0, None), (2, 2), (3.0, 3)])
 async def test_choice_count_only_when_not_one(
     otel_telemetry: InMemoryTelemetry, n: Any, expected: int | None
 ) -> None:
-    await _run(otel_telemetry, _call({"n": n}))
-    assert _by_name(otel_telemetry)["chat m"].get(A.REQUEST_CHOICE_COUNT) == expected
+    await run_script(otel_telemetry, _call({"n": n}))
+    assert (otel_telemetry.span("chat m").attributes or {}).get(A.REQUEST_CHOICE_COUNT) == expected
 
 
 OPEN_AT_THE_END = [
@@ -108,7 +94,7 @@ OPEN_AT_THE_END = [
 async def test_no_span_ends_after_its_parent(
     otel_telemetry: InMemoryTelemetry, events: list[Any]
 ) -> None:
-    await _run(otel_telemetry, events)
+    await run_script(otel_telemetry, events)
     spans = otel_telemetry.spans()
     by_id = {s.context.span_id: s for s in spans if s.context is not None}
     assert len(spans) >= 3
@@ -169,8 +155,8 @@ async def test_a_failed_tool_call_records_no_result(otel_telemetry: InMemoryTele
     await run_agent_otel(
         otel_telemetry.tracer_provider, otel_telemetry.meter_provider, capture_content=True
     )
-    spans = _by_name(otel_telemetry)
-    ok, failed = spans["execute_tool get_weather"], spans["execute_tool get_time"]
+    ok = dict(otel_telemetry.span("execute_tool get_weather").attributes or {})
+    failed = dict(otel_telemetry.span("execute_tool get_time").attributes or {})
     assert ok[A.TOOL_CALL_RESULT] == '{"temp_c":21}'
     assert A.TOOL_CALL_RESULT not in failed
     assert failed[A.TOOL_CALL_ARGUMENTS] == '{"city":"Paris"}'  # what was asked stays

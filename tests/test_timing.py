@@ -32,7 +32,6 @@ from agent_contract.protocol import (
     TextDelta,
     Usage,
 )
-from agent_otel import otel_wrapper
 from agent_otel.testing import FakeClock, InMemoryTelemetry, run_script
 
 MS = 1e-3
@@ -258,11 +257,7 @@ async def test_a_wall_clock_stepped_back_mid_run_moves_no_timestamp_of_the_run(
         yield LLMCallEnd(call_id="c")
         yield StepBoundary()
 
-    wrap = otel_wrapper(
-        agent_name="clock",
-        tracer_provider=otel_telemetry.tracer_provider,
-        meter_provider=otel_telemetry.meter_provider,
-    )
+    wrap = otel_telemetry.wrapper(agent_name="clock")
     [_ async for _ in wrap(agent())]
     spans = otel_telemetry.spans()
     assert len(spans) >= 3

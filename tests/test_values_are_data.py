@@ -19,7 +19,7 @@ import pytest
 from pydantic import BaseModel
 
 from agent_contract.protocol import FunctionCall, ToolCall, ToolResult
-from agent_otel import ContentCapture, otel_wrapper
+from agent_otel import ContentCapture
 from agent_otel.recording.content._fit import plain_copy
 from agent_otel.testing import InMemoryTelemetry
 
@@ -86,10 +86,8 @@ async def test_a_key_based_redactor_reaches_the_secret_inside_any_value(
         yield ToolCall(id="t", function=FunctionCall(name="lookup", arguments="{}"))
         yield ToolResult(tool_call_id="t", content=value)
 
-    wrapper = otel_wrapper(
+    wrapper = otel_telemetry.wrapper(
         agent_name="v",
-        tracer_provider=otel_telemetry.tracer_provider,
-        meter_provider=otel_telemetry.meter_provider,
         capture_content=ContentCapture(redact=redact),
         scrub=False,  # the hook alone: the default scrubber would find these keys first
     )

@@ -22,7 +22,6 @@ import pytest
 from opentelemetry.trace import StatusCode
 
 from agent_contract.protocol import ReasoningDelta, TextDelta, ToolCall, ToolResult
-from agent_otel import otel_wrapper
 from agent_otel.testing import InMemoryTelemetry, run_script
 
 from . import _script as s
@@ -243,9 +242,7 @@ async def test_each_call_shows_the_messages_the_framework_sent(
     content anywhere."""
     if not row.messages:
         pytest.skip(f"{row.name}: the adapter does not pass the request's messages on yet")
-    traced = otel_wrapper(agent_name="agent", capture_content=capture,
-                          tracer_provider=otel_telemetry.tracer_provider,
-                          meter_provider=otel_telemetry.meter_provider)  # fmt: skip
+    traced = otel_telemetry.wrapper(agent_name="agent", capture_content=capture)  # fmt: skip
     [_ async for _ in traced(row.events(s.Run()))]
 
     if not capture:
@@ -325,9 +322,7 @@ async def test_provider_instrumentations_stand_down(
         assert _model_call_spans(otel_telemetry) == ["agent_otel"]
 
         otel_telemetry.clear()
-        opted_out = otel_wrapper(agent_name="agent", stand_down_providers=False,
-                                 tracer_provider=otel_telemetry.tracer_provider,
-                                 meter_provider=otel_telemetry.meter_provider)  # fmt: skip
+        opted_out = otel_telemetry.wrapper(agent_name="agent", stand_down_providers=False)
         [_ async for _ in opted_out(row.events(s.Run()))]
         assert len(_model_call_spans(otel_telemetry)) > len(s.TURNS)  # theirs are back
 

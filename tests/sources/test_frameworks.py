@@ -259,7 +259,6 @@ async def test_agents_sdk_on_responses_with_openinference_has_only_our_chat_span
     SDK run it adds no ``Response`` span (it did: two per run), and does when opted out."""
     pytest.importorskip("agents")
     from agent_contract.sources.openai_agents import openai_agents_events
-    from agent_otel import otel_wrapper
 
     from ._conformance import OPENINFERENCE_OPENAI
 
@@ -274,8 +273,7 @@ async def test_agents_sdk_on_responses_with_openinference_has_only_our_chat_span
         assert model_calls() == ["chat gpt-5-mini"] * 2
 
         otel_telemetry.clear()
-        opted_out = otel_wrapper(agent_name="agent", stand_down_providers=False,
-                                 tracer_provider=otel_telemetry.tracer_provider)  # fmt: skip
+        opted_out = otel_telemetry.wrapper(agent_name="agent", stand_down_providers=False)
         [_ async for _ in opted_out(openai_agents_events(fw.agents_agent(), "Weather?"))]
         assert model_calls() == ["Response", "Response", "chat gpt-5-mini", "chat gpt-5-mini"]
 

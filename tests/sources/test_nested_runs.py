@@ -177,7 +177,6 @@ async def test_agents_sdk_agents_used_as_tools_in_parallel_are_nested_runs_under
     from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
 
     from agent_contract.sources.openai_agents import openai_agents_events
-    from agent_otel import otel_wrapper
 
     set_tracing_disabled(True)  # no export to the vendor's trace endpoint
     translator = Agent(name="translator", instructions="Translate to French.", model=ScriptedModel([
@@ -193,9 +192,7 @@ async def test_agents_sdk_agents_used_as_tools_in_parallel_are_nested_runs_under
                                usage=_agents_usage(140, 6)),
                  ]))  # fmt: skip
     results: list[Any] = []
-    traced = otel_wrapper(agent_name="lead", capture_content=True,
-                          tracer_provider=otel_telemetry.tracer_provider,
-                          meter_provider=otel_telemetry.meter_provider)  # fmt: skip
+    traced = otel_telemetry.wrapper(agent_name="lead", capture_content=True)
     [_ async for _ in traced(openai_agents_events(lead, "Translate", on_result=results.append))]
 
     assert results[0].final_output == "Bonjour. Au revoir."

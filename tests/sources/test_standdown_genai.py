@@ -25,7 +25,6 @@ genai_anthropic = pytest.importorskip("opentelemetry.instrumentation.genai.anthr
 from opentelemetry.sdk.metrics.export import HistogramDataPoint  # noqa: E402
 from opentelemetry.sdk.trace import ReadableSpan  # noqa: E402
 
-from agent_otel import otel_wrapper  # noqa: E402
 from agent_otel.testing import InMemoryTelemetry  # noqa: E402
 
 from . import _frameworks as fw  # noqa: E402
@@ -57,12 +56,7 @@ def telemetry() -> Iterator[InMemoryTelemetry]:
 
 
 def wrap(telemetry: InMemoryTelemetry, **options: Any) -> Callable[[AsyncIterator[Any]], Any]:
-    return otel_wrapper(
-        agent_name="agent",
-        tracer_provider=telemetry.tracer_provider,
-        meter_provider=telemetry.meter_provider,
-        **options,
-    )
+    return telemetry.wrapper(agent_name="agent", **options)
 
 
 def chat_spans(telemetry: InMemoryTelemetry) -> list[ReadableSpan]:
