@@ -13,6 +13,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from opentelemetry import trace
 
 from agent_contract.protocol import (
@@ -440,3 +442,56 @@ def test_a_failing_nested_run_hook_is_passed_over() -> None:
         remove_run_hook(broken)
         remove_run_hook(claims)
     assert nested_run("x") is None
+
+
+HOSTILE = st.one_of(
+    st.none(), st.integers(), st.booleans(), st.binary(), st.text(max_size=300),
+    st.text(alphabet=st.characters(categories=["Cs"]), min_size=1, max_size=3),  # lone surrogates
+)  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None)
+@given(name=HOSTILE, session=HOSTILE, version=HOSTILE, request_id=HOSTILE)
+def test_hostile_mcp_values_are_repaired_or_dropped_and_the_tool_is_untouched(
+    name: Any, session: Any, version: Any, request_id: Any
+) -> None:
+    """What a caller says of the MCP server, and the request id another library's client span
+    starts with, reach the tool span as strings (repaired, scrubbed) or not at all."""
+    from agent_contract.scope import McpServer
+    from agent_otel import RunIdentityProcessor
+
+    telemetry = InMemoryTelemetry()
+    telemetry.tracer_provider.add_span_processor(RunIdentityProcessor())
+    library = telemetry.tracer_provider.get_tracer("some.library")  # an MCP client
+    request = {"mcp.method.name": "tools/call", "jsonrpc.request.id": request_id}
+    values: list[int] = []  # the tool body ran, once
+
+    async def agent() -> AsyncIterator[Any]:
+        yield LLMCallStart(model="m")
+        yield _call("c1", "add")
+        yield LLMCallEnd(model="m")
+        server = McpServer(name, session, version)
+        send = library.start_as_current_span("send", kind=trace.SpanKind.CLIENT, attributes=request)
+        with tool_scope("c1", "add", mcp=server), send:
+            values.append(42)
+        yield ToolResult(tool_call_id="c1", content=str(values))
+
+    async def main() -> None:
+        async for _ in telemetry.wrapper(agent_name="a")(agent()):
+            pass
+
+    asyncio.run(main())
+    tool = dict(telemetry.span("execute_tool add").attributes or {})
+    assert values == [42]
+    assert tool["gen_ai.tool.type"] == "extension" and tool["mcp.method.name"] == "tools/call"
+    for key, given_value in (
+        ("agent_otel.mcp.server.name", name),
+        ("mcp.session.id", session),
+        ("mcp.protocol.version", version),
+        ("jsonrpc.request.id", request_id),
+    ):
+        if isinstance(given_value, str) and given_value:
+            assert isinstance(tool[key], str) and tool[key], key
+            tool[key].encode()  # encodable: a lone surrogate was repaired
+        else:
+            assert key not in tool, key

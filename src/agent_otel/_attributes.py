@@ -72,6 +72,7 @@ MCP_METHOD_NAME: Final = "mcp.method.name"
 MCP_METHOD_TOOLS_CALL: Final = "tools/call"
 MCP_SESSION_ID: Final = "mcp.session.id"
 MCP_PROTOCOL_VERSION: Final = "mcp.protocol.version"
+JSONRPC_REQUEST_ID: Final = "jsonrpc.request.id"
 
 # --- a remote agent's address: the general registry's server.*, which the invoke_agent CLIENT
 # span lists (spans.yaml, attributes.gen_ai.invoke_agent.client) -------------------------------

@@ -1,25 +1,28 @@
 """MCP tools traced end to end: a real ``mcp`` 2.x server, real frameworks as its clients.
 
-The model asks, in one response, for an MCP tool twice (other arguments), a second MCP tool
-and a local tool; each MCP call's execute_tool span is current while the framework calls the
-server, so the MCP SDK's client span (``MCP send tools/call <tool>``) is its child, and the
-server's span (in-process: ours to see; over stdio: in another process, which answers with
-the trace and the parent it ran under) continues that same trace. Each MCP tool span says it
-is one (``mcp.*``, ``gen_ai.tool.type=extension``, the server's name); the tool metric counts
-each call once.
+The model asks for an MCP tool twice (other arguments), a second MCP tool and a local tool:
+all four in one response (the framework runs them in parallel), or one per response
+(sequential). Every span of the run is checked for its exact parent, as the user sees it with
+``configure()`` (the MCP SDK and fastmcp trace to the global provider, ``RunIdentityProcessor``
+on it): each MCP call's ``execute_tool`` span is current while the framework calls the server,
+so the MCP client's spans hang under it, and the server's span under those. In-process the
+server's span is ours to see; over stdio it lives in the server's process, which answers with
+the trace and the parent it ran under. Each MCP tool span says it is one (``mcp.*``,
+``jsonrpc.request.id``, ``gen_ai.tool.type=extension``, the server's name); the tool metric
+counts each call once.
 """
 
 from __future__ import annotations
 
 import re
 import sys
+from collections import Counter
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan
-from opentelemetry.trace import SpanKind
 
 from agent_otel.testing import InMemoryTelemetry
 
@@ -28,60 +31,135 @@ from . import _mcp
 SERVER_SCRIPT = Path(__file__).with_name("_mcp.py")
 MCP_CALLS = [("c1", "add", 1), ("c2", "add", 2), ("c3", "mul", 3)]
 LOCAL_CALL = ("c4", "square", 4)
+CALLS = [*MCP_CALLS, LOCAL_CALL]
 SEEN = re.compile(r"trace=([0-9a-f]{32}) parent=([0-9a-f]{16})")
+CLIENTS = ["pydantic-ai", "agents-sdk"]
+TRANSPORTS = ["in-memory", "stdio"]
+PATTERNS = ["parallel", "sequential"]
+
+
+def _turns(pattern: str) -> list[list[tuple[str, str, int]]]:
+    """The model's responses that ask for tools: all four at once, or one each."""
+    return [CALLS] if pattern == "parallel" else [[call] for call in CALLS]
+
+
+# --- the check --------------------------------------------------------------------------------
+
+
+def _label(span: ReadableSpan) -> str:
+    """A span as the tree shows it: name and kind, a tool span with its call id."""
+    call_id = dict(span.attributes or {}).get("gen_ai.tool.call.id")
+    return f"{span.name} [{span.kind.name}]" + (f" #{call_id}" if call_id else "")
+
+
+def _tree(spans: list[ReadableSpan], parent: int | None) -> list[Any]:
+    """The spans under ``parent`` as ``(label, children)``, children sorted (parallel calls
+    start in any order; what is checked is who is whose parent)."""
+    nodes = [
+        (_label(s), _tree(spans, s.context.span_id))
+        for s in spans
+        if (s.parent.span_id if s.parent is not None else None) == parent
+    ]
+    return sorted(nodes, key=repr)
+
+
+def _expected(client: str, pattern: str, in_process: bool) -> list[Any]:
+    """The run's tree as the user sees it (docs/mcp-and-agents.md shows it)."""
+
+    def server(method: str) -> list[Any]:
+        return [(f"{method} [SERVER]", [])] if in_process else []  # stdio: in its process
+
+    def tool(cid: str, name: str) -> Any:
+        if name == LOCAL_CALL[1]:
+            return (f"execute_tool {name} [INTERNAL] #{cid}", [])
+        request = (f"MCP send tools/call {name} [CLIENT]", server(f"tools/call {name}"))
+        if client == "pydantic-ai":  # fastmcp, pydantic-ai's MCP client, has a span of its own
+            request = (f"tools/call {name} [CLIENT]", [request])
+        return (f"execute_tool {name} [INTERNAL] #{cid}", [request])
+
+    listing = ("MCP send tools/list [CLIENT]", server("tools/list"))
+    chat = "chat m [CLIENT]" if client == "pydantic-ai" else "chat [CLIENT]"
+    turns = _turns(pattern)
+    steps = []
+    for index, calls in enumerate([*turns, []]):  # the last response answers
+        # pydantic-ai lists the server's tools as it prepares the model request (under the
+        # chat span), once per run: the first request
+        lists = client == "pydantic-ai" and index == 0
+        chat_node = (chat, [("tools/list [CLIENT]", [listing])] if lists else [])
+        steps.append((f"step {index} [INTERNAL]", [chat_node, *(tool(c, n) for c, n, _ in calls)]))
+    # the Agents SDK lists them at the start of every turn, under the agent span
+    listings = [listing] * (len(turns) + 1) if client == "agents-sdk" else []
+    return [("invoke_agent calc [INTERNAL]", sorted([*listings, *steps], key=repr))]
 
 
 def _check(
     telemetry: InMemoryTelemetry,
     outputs: dict[str, str],
     *,
+    client: str,
+    pattern: str,
     in_process: bool,
-    calls: list[tuple[str, str, int]] = MCP_CALLS,
 ) -> None:
-    """One trace for the run; every MCP call's chain tool span > client span (> server span),
-    exactly. (Connecting to the server before the run is a trace of its own.)"""
-    [root] = [s for s in telemetry.spans() if s.name == "invoke_agent calc"]
+    spans = telemetry.spans()
+    [root] = [s for s in spans if s.name == "invoke_agent calc"]
     trace_id = root.context.trace_id
-    spans = [s for s in telemetry.spans() if s.context.trace_id == trace_id]
-    by_id = {s.context.span_id: s for s in spans}
-    for span in spans:  # no span hangs off something outside the trace
-        assert span.parent is None or span.parent.span_id in by_id, span.name
-    tools = {_attr(s, "gen_ai.tool.call.id"): s for s in spans if s.name.startswith("execute_tool")}
-    assert sorted(tools) == sorted([cid for cid, _, _ in calls] + [LOCAL_CALL[0]])
-    for cid, name, _ in calls:
-        tool = tools[cid]
-        assert tool.name == f"execute_tool {name}"
-        assert _attr(tool, "gen_ai.tool.type") == "extension"
-        assert _attr(tool, "mcp.method.name") == "tools/call"
-        assert _attr(tool, "agent_otel.mcp.server.name") == _mcp.SERVER_NAME
-        assert _attr(tool, "mcp.protocol.version")
+    run = [s for s in spans if s.context.trace_id == trace_id]
+    # Connecting to the server, before the run, is a trace of its own: nothing else is.
+    others = {s.name for s in spans if s.context.trace_id != trace_id}
+    assert others <= {"MCP send server/discover", "server/discover"}, others
+    assert _tree(run, None) == _expected(client, pattern, in_process)
+
+    tools = {s.attributes["gen_ai.tool.call.id"]: s for s in run if s.attributes and
+             s.name.startswith("execute_tool")}  # fmt: skip
+    by_id = {s.context.span_id: s for s in run}
+    request_ids = set()
+    for cid, name, _ in MCP_CALLS:
+        tool = dict(tools[cid].attributes or {})
+        assert tool["gen_ai.tool.type"] == "extension"
+        assert tool["mcp.method.name"] == "tools/call"
+        assert tool["agent_otel.mcp.server.name"] == _mcp.SERVER_NAME
+        assert tool["mcp.protocol.version"] == "2026-07-28"  # mcp 2.3 negotiates the latest
+        assert "mcp.session.id" not in tool  # stdio and in-memory have none (HTTP's header)
+        # the request's own id, the one the MCP SDK's client span (and the server) has
+        [send] = [s for s in run if s.name == f"MCP send tools/call {name}" and
+                  _ancestor(by_id, s, tools[cid])]  # fmt: skip
+        assert tool["jsonrpc.request.id"] == dict(send.attributes or {})["jsonrpc.request.id"]
+        request_ids.add(tool["jsonrpc.request.id"])
+        # the server ran in our trace, under the request (over stdio: its own word for it)
         seen = SEEN.search(outputs[cid])
         assert seen is not None, outputs[cid]
-        assert int(seen.group(1), 16) == trace_id  # the server ran in our trace
-        client = by_id[int(seen.group(2), 16)]  # the server's span's parent: the request
-        assert client.name == f"MCP send tools/call {name}"
-        assert client.kind is SpanKind.CLIENT
-        assert client.parent is not None and client.parent.span_id == tool.context.span_id
-        assert _attr(client, "jsonrpc.request.id")
-        servers = _children(spans, client)
-        if in_process:
-            [server] = servers
-            assert server.name == f"tools/call {name}" and server.kind is SpanKind.SERVER
-        else:
-            assert servers == []  # the stdio server's spans live in its own process
-    local = tools[LOCAL_CALL[0]]
-    assert _attr(local, "gen_ai.tool.type") == "function"
-    assert not any(k.startswith("mcp.") for k in local.attributes or {})
-    points = telemetry.histograms()["gen_ai.execute_tool.duration"]
-    assert sum(p.count for p in points) == len(calls) + 1  # each call counted once
+        assert int(seen.group(1), 16) == trace_id
+        server_parent = by_id[int(seen.group(2), 16)]
+        assert server_parent is send
+    assert len(request_ids) == len(MCP_CALLS)
+    local = dict(tools[LOCAL_CALL[0]].attributes or {})
+    assert local["gen_ai.tool.type"] == "function"
+    assert not any(k.startswith(("mcp.", "jsonrpc.", "agent_otel.mcp")) for k in local)
+
+    # Each call counted once: one tool-duration record per call, by tool; the MCP SDK's and
+    # fastmcp's spans (whose gen_ai.operation.name is execute_tool too) record nothing.
+    histograms = telemetry.histograms()
+    per_tool: Counter[str] = Counter()
+    for point in histograms["gen_ai.execute_tool.duration"]:
+        per_tool[str(point.attributes["gen_ai.tool.name"])] += point.count
+    assert per_tool == Counter(name for _, name, _ in CALLS)
+    operations = {
+        str(p.attributes.get("gen_ai.operation.name"))
+        for name, points in histograms.items()
+        if name != "gen_ai.execute_tool.duration"
+        for p in points
+    }
+    assert "execute_tool" not in operations
+    [calls] = histograms["gen_ai.invoke_agent.tool_calls"]
+    assert calls.sum == len(CALLS)
 
 
-def _attr(span: ReadableSpan, key: str) -> Any:
-    return dict(span.attributes or {}).get(key)
-
-
-def _children(spans: list[ReadableSpan], parent: ReadableSpan) -> list[ReadableSpan]:
-    return [s for s in spans if s.parent is not None and s.parent.span_id == parent.context.span_id]
+def _ancestor(by_id: dict[int, ReadableSpan], span: ReadableSpan, of: ReadableSpan) -> bool:
+    while span.parent is not None and span.parent.span_id in by_id:
+        span = by_id[span.parent.span_id]
+        if span is of:
+            return True
+    return False
 
 
 # --- the OpenAI Agents SDK ------------------------------------------------------------------
@@ -105,11 +183,9 @@ def _agents_server(in_process: bool) -> Any:
     return InProcess({"command": "unused"}, name="calc-memory")
 
 
-@pytest.mark.parametrize("in_process", [True, False], ids=["in-memory", "stdio"])
-async def test_agents_sdk_mcp_calls_in_parallel_nest_server_side_under_their_tool_spans(
-    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch, in_process: bool
-) -> None:
-    pytest.importorskip("agents")
+async def _run_agents_sdk(
+    telemetry: InMemoryTelemetry, pattern: str, in_process: bool
+) -> dict[str, str]:
     from agents import Agent, function_tool
     from agents.testing import assistant_message, function_call
 
@@ -117,31 +193,27 @@ async def test_agents_sdk_mcp_calls_in_parallel_nest_server_side_under_their_too
 
     from ._fw_openai_agents import scripted
 
-    _mcp.sdk_tracing_to(monkeypatch, otel_telemetry.tracer_provider)
-
     @function_tool
     def square(x: int) -> int:
         """Square it."""
         return x * x
 
-    asked = [*MCP_CALLS, LOCAL_CALL]
     model = scripted(
-        [function_call(name, {"x": arg}, call_id=cid) for cid, name, arg in asked],
+        *[[function_call(name, {"x": arg}, call_id=cid) for cid, name, arg in turn]
+          for turn in _turns(pattern)],
         [assistant_message("done")],
-    )
+    )  # fmt: skip
     results: list[Any] = []
     async with _agents_server(in_process) as server:
         agent = Agent(name="calc", tools=[square], mcp_servers=[server], model=model)
         stream = openai_agents_events(agent, "go", on_result=results.append)
-        async for _ in otel_telemetry.wrapper(agent_name="calc")(stream):
+        async for _ in telemetry.wrapper(agent_name="calc")(stream):
             pass
-
-    outputs = {
+    return {
         str(_field(item.raw_item, "call_id")): str(item.output)
         for item in results[0].new_items
         if type(item).__name__ == "ToolCallOutputItem"
     }
-    _check(otel_telemetry, outputs, in_process=in_process)
 
 
 def _field(raw: Any, key: str) -> Any:
@@ -161,23 +233,22 @@ def _pydantic_ai_toolset(in_process: bool) -> Any:
     return MCPToolset(SERVER_SCRIPT, init_timeout=60)
 
 
-@pytest.mark.parametrize("in_process", [True, False], ids=["in-memory", "stdio"])
-async def test_pydantic_ai_mcp_calls_in_parallel_nest_server_side_under_their_tool_spans(
-    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch, in_process: bool
-) -> None:
-    pytest.importorskip("fastmcp")  # pydantic-ai's MCP client (pydantic-ai-slim[mcp])
+async def _run_pydantic_ai(
+    telemetry: InMemoryTelemetry, pattern: str, in_process: bool
+) -> dict[str, str]:
     from pydantic_ai import Agent
     from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 
     from agent_contract.sources.pydantic_ai_stream import pydantic_ai_events
 
-    _mcp.sdk_tracing_to(monkeypatch, otel_telemetry.tracer_provider)
+    turns = _turns(pattern)
 
     async def model(messages: list[Any], info: AgentInfo) -> Any:
-        if len(messages) == 1:
+        turn = len(messages) // 2  # the prompt, then a response and its tool returns per turn
+        if turn < len(turns):
             yield {
                 i: DeltaToolCall(name=name, json_args=f'{{"x": {arg}}}', tool_call_id=cid)
-                for i, (cid, name, arg) in enumerate([*MCP_CALLS, LOCAL_CALL])
+                for i, (cid, name, arg) in enumerate(turns[turn])
             }
         else:
             yield "done"
@@ -194,13 +265,97 @@ async def test_pydantic_ai_mcp_calls_in_parallel_nest_server_side_under_their_to
     results: list[Any] = []
     async with toolset:
         stream = pydantic_ai_events(agent, "go", on_result=results.append)
-        async for _ in otel_telemetry.wrapper(agent_name="calc")(stream):
+        async for _ in telemetry.wrapper(agent_name="calc")(stream):
             pass
-
-    outputs = {
+    return {
         part.tool_call_id: str(part.content)
         for message in results[0].all_messages()
         for part in message.parts
         if part.part_kind == "tool-return"
     }
-    _check(otel_telemetry, outputs, in_process=in_process)
+
+
+# --- the tests --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("client", CLIENTS)
+async def test_mcp_calls_nest_client_and_server_spans_under_their_own_tool_span(
+    otel_telemetry: InMemoryTelemetry,
+    monkeypatch: pytest.MonkeyPatch,
+    client: str,
+    transport: str,
+    pattern: str,
+) -> None:
+    if client == "pydantic-ai":
+        pytest.importorskip("fastmcp")  # pydantic-ai's MCP client (pydantic-ai-slim[mcp])
+        run = _run_pydantic_ai
+    else:
+        pytest.importorskip("agents")
+        run = _run_agents_sdk
+    _mcp.sdk_tracing_to(monkeypatch, otel_telemetry.tracer_provider)
+    in_process = transport == "in-memory"
+    outputs = await run(otel_telemetry, pattern, in_process)
+    _check(otel_telemetry, outputs, client=client, pattern=pattern, in_process=in_process)
+
+
+# --- an agent of the contracts, the MCP SDK's own client ----------------------------------------
+
+
+async def test_a_contract_agents_mcp_call_says_so_and_a_local_tools_request_does_not(
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A contract agent names the server (``tool_scope(..., mcp=McpServer(...))``) around its
+    ``Client.call_tool``: its span is the MCP tool span, with the request's id. A local tool
+    whose body happens to send an MCP request is no MCP tool: the request nests under it, and
+    its span takes none of the MCP keys (nor the request id)."""
+    from mcp import Client
+    from mcp.client._memory import InMemoryTransport
+
+    from agent_contract.protocol import FunctionCall, LLMCallEnd, LLMCallStart, ToolCall, ToolResult
+    from agent_contract.scope import McpServer, tool_scope
+
+    _mcp.sdk_tracing_to(monkeypatch, otel_telemetry.tracer_provider)
+    # Over a transport: Client(server) would call the server directly, with no request (no
+    # client span, no request id) at all.
+    async with Client(InMemoryTransport(_mcp.server())) as client:
+        server = McpServer(name=client.server_info.name if client.server_info else None,
+                           protocol_version=client.protocol_version)  # fmt: skip
+
+        async def agent() -> Any:
+            yield LLMCallStart(model="m")
+            for cid, name in (("c1", "add"), ("c2", "report")):
+                yield ToolCall(id=cid, function=FunctionCall(name=name, arguments="{}"))
+            yield LLMCallEnd(model="m")
+            with tool_scope("c1", "add", mcp=server):
+                answer = await client.call_tool("add", {"x": 1})
+            yield ToolResult(tool_call_id="c1", content=str(answer.content))
+            with tool_scope("c2", "report"):  # a local tool that calls the server itself
+                await client.call_tool("mul", {"x": 2})
+            yield ToolResult(tool_call_id="c2", content="sent")
+
+        async for _ in otel_telemetry.wrapper(agent_name="calc")(agent()):
+            pass
+
+    spans = otel_telemetry.spans()
+    [root] = [s for s in spans if s.name == "invoke_agent calc"]
+    run = [s for s in spans if s.context.trace_id == root.context.trace_id]
+    # The SDK's client lists the server's tools before its first call (to check the result
+    # against the tool's output schema): that request is the first tool's too.
+    assert _tree(run, None) == [("invoke_agent calc [INTERNAL]", [("step 0 [INTERNAL]", [
+        ("chat m [CLIENT]", []),
+        ("execute_tool add [INTERNAL] #c1", [
+            ("MCP send tools/call add [CLIENT]", [("tools/call add [SERVER]", [])]),
+            ("MCP send tools/list [CLIENT]", [("tools/list [SERVER]", [])])]),
+        ("execute_tool report [INTERNAL] #c2", [
+            ("MCP send tools/call mul [CLIENT]", [("tools/call mul [SERVER]", [])])]),
+    ])])]  # fmt: skip
+    by_name = {s.name: dict(s.attributes or {}) for s in run}
+    add, report = by_name["execute_tool add"], by_name["execute_tool report"]
+    assert add["jsonrpc.request.id"] == by_name["MCP send tools/call add"]["jsonrpc.request.id"]
+    assert (add["mcp.method.name"], add["gen_ai.tool.type"]) == ("tools/call", "extension")
+    assert add["agent_otel.mcp.server.name"] == _mcp.SERVER_NAME
+    assert add["mcp.protocol.version"] == server.protocol_version == "2026-07-28"
+    assert report["gen_ai.tool.type"] == "function"
+    assert not any(k.startswith(("mcp.", "jsonrpc.", "agent_otel.mcp")) for k in report)

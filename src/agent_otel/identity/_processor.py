@@ -6,6 +6,10 @@ from the context each span starts in and adds them, so every span of the run has
 ``configure()`` adds it; with your own ``TracerProvider``, add it first. The ids are
 agent-otel's strings on another's span: they pass the default scrubber first
 (docs/scrubbing.md), as on the run's own spans.
+
+One id goes the other way: an MCP ``tools/call`` request sent from an MCP tool's body (the MCP
+SDK's client span starts with its ``jsonrpc.request.id``) gives that id to the tool's
+``execute_tool`` span, which the request's id is not known to until it is sent.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 from opentelemetry.context.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
+from agent_otel.recording._scope import mcp_request_started
 from agent_otel.scrubbing import Scrub, Scrubber
 
 from ._identity import identity_of
@@ -22,15 +27,17 @@ _SCRUB = Scrub(Scrubber())  # ids recur: its memory of clean strings makes this 
 
 
 class RunIdentityProcessor(SpanProcessor):
-    """Adds ``session.id``, ``user.id`` and ``gen_ai.conversation.id`` at span start."""
+    """Adds ``session.id``, ``user.id`` and ``gen_ai.conversation.id`` at span start; an MCP
+    tool's request id to its tool span (module doc)."""
 
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
-        identity = identity_of(parent_context)
-        if identity is None:
-            return
         scope = span.instrumentation_scope
         if scope is not None and scope.name == _OURS:
             return  # set when the span started
+        mcp_request_started(span.kind, span.attributes, parent_context)
+        identity = identity_of(parent_context)
+        if identity is None:
+            return
         span.set_attributes(_SCRUB.attributes(identity.attributes()))
 
     def on_end(self, span: ReadableSpan) -> None:

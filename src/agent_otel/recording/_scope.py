@@ -37,7 +37,9 @@ from typing import TYPE_CHECKING, Any
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.context.context import Context
+from opentelemetry.trace import SpanKind
 
+from agent_otel import _attributes as A
 from agent_otel._guard import report
 
 from ._activation import activate, deactivate
@@ -47,6 +49,7 @@ if TYPE_CHECKING:
     from ._settings import RunSettings
 
 _RUN = otel_context.create_key("agent_otel.tool_scopes")
+_TOOL = otel_context.create_key("agent_otel.tool_call")  # the call whose body runs
 
 OpenEarly = Callable[[str | None, str | None], ToolCall]
 
@@ -108,7 +111,9 @@ class ToolScopes:
                     getattr(mcp, "session_id", None),
                     getattr(mcp, "protocol_version", None),
                 )
-            return trace.set_span_in_context(tool.span.raw, self._parent)
+            return otel_context.set_value(
+                _TOOL, tool, trace.set_span_in_context(tool.span.raw, self._parent)
+            )
 
     def _find(self, call_id: str | None, name: str | None, arguments: Any) -> ToolCall | None:
         if call_id is not None:
@@ -235,6 +240,19 @@ def _nested(name: str | None) -> Callable[[AsyncIterator[Any]], AsyncIterator[An
         return traced(stream, settings)
 
     return wrap
+
+
+def mcp_request_started(kind: SpanKind, attributes: Any, parent: Context | None) -> None:
+    """Another library's span started in ``parent``: when it is an MCP ``tools/call`` request
+    (the MCP SDK's CLIENT span: ``mcp.method.name``, ``jsonrpc.request.id``) sent from a tool
+    body, its request id goes to that tool's span (``RunIdentityProcessor`` calls this)."""
+    if kind is not SpanKind.CLIENT or not attributes:
+        return
+    if attributes.get(A.MCP_METHOD_NAME) != A.MCP_METHOD_TOOLS_CALL:
+        return
+    tool = otel_context.get_value(_TOOL, parent)
+    if isinstance(tool, ToolCall):
+        tool.on_mcp_request(attributes.get(A.JSONRPC_REQUEST_ID))
 
 
 _installed = False

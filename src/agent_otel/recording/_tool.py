@@ -39,6 +39,9 @@ class ToolCall:
     ``mcp.session.id``,                       server (``agent_contract.scope.McpServer``:
     ``mcp.protocol.version``,                 what the caller knows of it), with
     ``agent_otel.mcp.server.name``            ``gen_ai.tool.type=extension``
+    ``jsonrpc.request.id``                    when its body sends the request, for an MCP
+                                              tool (``RunIdentityProcessor`` reads it off
+                                              the MCP SDK's client span)
     ``gen_ai.tool.call.id``                   at start, when the event has one
     ``session.id``, ``user.id``,              at start (the run's identity)
     ``gen_ai.conversation.id``
@@ -65,7 +68,9 @@ class ToolCall:
     __slots__ = (
         "arguments",
         "call_id",
+        "count",
         "error_text",
+        "mcp",
         "metric_attributes",
         "name",
         "raised",
@@ -86,7 +91,9 @@ class ToolCall:
         now: int,
     ) -> None:
         self.settings = settings
+        self.count = count
         self.raised = False
+        self.mcp = False  # it runs on an MCP server (on_mcp_server)
         name = name if isinstance(name, str) and name else "unknown"
         attributes: dict[str, AttributeValue] = {
             A.OPERATION_NAME: A.OP_EXECUTE_TOOL,
@@ -142,7 +149,7 @@ class ToolCall:
 
     def on_mcp_server(self, name: Any, session_id: Any, protocol_version: Any) -> None:
         """The tool runs on an MCP server. This span stays the one tool span (the conventions'
-        rule): the MCP SDK's own client span is its child and carries ``jsonrpc.request.id``."""
+        rule); the MCP SDK's client span below it is the request on the wire."""
         attributes: dict[str, AttributeValue] = {
             A.TOOL_TYPE: A.TOOL_TYPE_EXTENSION,
             A.MCP_METHOD_NAME: A.MCP_METHOD_TOOLS_CALL,
@@ -154,7 +161,15 @@ class ToolCall:
         ):
             if isinstance(value, str) and value:
                 attributes[key] = value
-        self.span.set_attributes(attributes)
+        self.span.set_attributes(checked(attributes, self.count, self.settings.scrub))
+        self.mcp = True
+
+    def on_mcp_request(self, request_id: Any) -> None:
+        """Its body sent its ``tools/call`` request (the MCP SDK's client span started with
+        the JSON-RPC id): that id (a retried request's replaces it: the answer is the last's)."""
+        if self.mcp and isinstance(request_id, str) and request_id:
+            attributes = {A.JSONRPC_REQUEST_ID: request_id}
+            self.span.set_attributes(checked(attributes, self.count, self.settings.scrub))
 
     def capture_arguments(self, arguments: Any, count: Count) -> None:
         """The call's arguments (content capture on; a JSON text is parsed first)."""
