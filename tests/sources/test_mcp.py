@@ -46,25 +46,29 @@ def _turns(pattern: str) -> list[list[tuple[str, str, int]]]:
 # --- the check --------------------------------------------------------------------------------
 
 
-def _label(span: ReadableSpan) -> str:
-    """A span as the tree shows it: name and kind, a tool span with its call id."""
-    call_id = dict(span.attributes or {}).get("gen_ai.tool.call.id")
-    return f"{span.name} [{span.kind.name}]" + (f" #{call_id}" if call_id else "")
+def _canonical(nodes: list[dict[str, Any]]) -> list[Any]:
+    """``tree()``'s nodes as ``(label, children)``: name and kind, a tool span with its call
+    id; children sorted (parallel calls start in any order: what counts is whose child)."""
+    out = []
+    for node in nodes:
+        call_id = node["attributes"].get("gen_ai.tool.call.id")
+        label = f"{node['name']} [{node['kind']}]" + (f" #{call_id}" if call_id else "")
+        out.append((label, _canonical(node["children"])))
+    return sorted(out, key=repr)
 
 
-def _tree(spans: list[ReadableSpan], parent: int | None) -> list[Any]:
-    """The spans under ``parent`` as ``(label, children)``, children sorted (parallel calls
-    start in any order; what is checked is who is whose parent)."""
-    nodes = [
-        (_label(s), _tree(spans, s.context.span_id))
-        for s in spans
-        if (s.parent.span_id if s.parent is not None else None) == parent
-    ]
-    return sorted(nodes, key=repr)
+def _run_tree(telemetry: InMemoryTelemetry) -> list[Any]:
+    """The run's tree; connecting to the server (before the run) is the only other trace."""
+    roots = telemetry.tree(attributes=["gen_ai.tool.call.id"], events=False)
+    run = [r for r in roots if r["name"] == "invoke_agent calc"]
+    others = [r["name"] for r in roots if r not in run]
+    assert set(others) <= {"MCP send server/discover"}, others
+    return _canonical(run)
 
 
-def _expected(client: str, pattern: str, in_process: bool) -> list[Any]:
-    """The run's tree as the user sees it (docs/mcp-and-agents.md shows it)."""
+def _expected(client: str, pattern: str, in_process: bool, fastmcp: bool = True) -> list[Any]:
+    """The run's tree as the user sees it (docs/mcp-and-agents.md shows it). ``fastmcp``:
+    pydantic-ai's MCP client, fastmcp, has spans of its own (its default)."""
 
     def server(method: str) -> list[Any]:
         return [(f"{method} [SERVER]", [])] if in_process else []  # stdio: in its process
@@ -73,7 +77,7 @@ def _expected(client: str, pattern: str, in_process: bool) -> list[Any]:
         if name == LOCAL_CALL[1]:
             return (f"execute_tool {name} [INTERNAL] #{cid}", [])
         request = (f"MCP send tools/call {name} [CLIENT]", server(f"tools/call {name}"))
-        if client == "pydantic-ai":  # fastmcp, pydantic-ai's MCP client, has a span of its own
+        if client == "pydantic-ai" and fastmcp:
             request = (f"tools/call {name} [CLIENT]", [request])
         return (f"execute_tool {name} [INTERNAL] #{cid}", [request])
 
@@ -85,7 +89,8 @@ def _expected(client: str, pattern: str, in_process: bool) -> list[Any]:
         # pydantic-ai lists the server's tools as it prepares the model request (under the
         # chat span), once per run: the first request
         lists = client == "pydantic-ai" and index == 0
-        chat_node = (chat, [("tools/list [CLIENT]", [listing])] if lists else [])
+        under_chat = [("tools/list [CLIENT]", [listing]) if fastmcp else listing]
+        chat_node = (chat, under_chat if lists else [])
         steps.append((f"step {index} [INTERNAL]", [chat_node, *(tool(c, n) for c, n, _ in calls)]))
     # the Agents SDK lists them at the start of every turn, under the agent span
     listings = [listing] * (len(turns) + 1) if client == "agents-sdk" else []
@@ -99,15 +104,12 @@ def _check(
     client: str,
     pattern: str,
     in_process: bool,
+    fastmcp: bool = True,
 ) -> None:
-    spans = telemetry.spans()
-    [root] = [s for s in spans if s.name == "invoke_agent calc"]
+    assert _run_tree(telemetry) == _expected(client, pattern, in_process, fastmcp)
+    root = telemetry.span("invoke_agent calc")
     trace_id = root.context.trace_id
-    run = [s for s in spans if s.context.trace_id == trace_id]
-    # Connecting to the server, before the run, is a trace of its own: nothing else is.
-    others = {s.name for s in spans if s.context.trace_id != trace_id}
-    assert others <= {"MCP send server/discover", "server/discover"}, others
-    assert _tree(run, None) == _expected(client, pattern, in_process)
+    run = [s for s in telemetry.spans() if s.context.trace_id == trace_id]
 
     tools = {s.attributes["gen_ai.tool.call.id"]: s for s in run if s.attributes and
              s.name.startswith("execute_tool")}  # fmt: skip
@@ -300,6 +302,20 @@ async def test_mcp_calls_nest_client_and_server_spans_under_their_own_tool_span(
     _check(otel_telemetry, outputs, client=client, pattern=pattern, in_process=in_process)
 
 
+async def test_fastmcp_propagating_only_leaves_one_tool_span_per_call_with_pydantic_ai(
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """fastmcp's own setting for an outer instrumentation that owns the MCP spans
+    (``FASTMCP_TELEMETRY_MODE=propagation_only``): its client span goes, the request still
+    carries the trace, and the tree is the Agents SDK's: tool > request > server."""
+    fastmcp = pytest.importorskip("fastmcp")
+    monkeypatch.setattr(fastmcp.settings, "telemetry_mode", "propagation_only")
+    _mcp.sdk_tracing_to(monkeypatch, otel_telemetry.tracer_provider)
+    outputs = await _run_pydantic_ai(otel_telemetry, "parallel", True)
+    _check(otel_telemetry, outputs, client="pydantic-ai", pattern="parallel", in_process=True,
+           fastmcp=False)  # fmt: skip
+
+
 # --- an agent of the contracts, the MCP SDK's own client ----------------------------------------
 
 
@@ -338,12 +354,9 @@ async def test_a_contract_agents_mcp_call_says_so_and_a_local_tools_request_does
         async for _ in otel_telemetry.wrapper(agent_name="calc")(agent()):
             pass
 
-    spans = otel_telemetry.spans()
-    [root] = [s for s in spans if s.name == "invoke_agent calc"]
-    run = [s for s in spans if s.context.trace_id == root.context.trace_id]
     # The SDK's client lists the server's tools before its first call (to check the result
     # against the tool's output schema): that request is the first tool's too.
-    assert _tree(run, None) == [("invoke_agent calc [INTERNAL]", [("step 0 [INTERNAL]", [
+    assert _run_tree(otel_telemetry) == [("invoke_agent calc [INTERNAL]", [("step 0 [INTERNAL]", [
         ("chat m [CLIENT]", []),
         ("execute_tool add [INTERNAL] #c1", [
             ("MCP send tools/call add [CLIENT]", [("tools/call add [SERVER]", [])]),
@@ -351,7 +364,7 @@ async def test_a_contract_agents_mcp_call_says_so_and_a_local_tools_request_does
         ("execute_tool report [INTERNAL] #c2", [
             ("MCP send tools/call mul [CLIENT]", [("tools/call mul [SERVER]", [])])]),
     ])])]  # fmt: skip
-    by_name = {s.name: dict(s.attributes or {}) for s in run}
+    by_name = {s.name: dict(s.attributes or {}) for s in otel_telemetry.spans()}
     add, report = by_name["execute_tool add"], by_name["execute_tool report"]
     assert add["jsonrpc.request.id"] == by_name["MCP send tools/call add"]["jsonrpc.request.id"]
     assert (add["mcp.method.name"], add["gen_ai.tool.type"]) == ("tools/call", "extension")
