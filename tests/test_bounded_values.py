@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from agent_contract.protocol import (
@@ -172,15 +172,14 @@ class Recording(SpanExporter):
 
 
 def spans(weights: Sequence[int]) -> list[ReadableSpan]:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider(shutdown_on_exit=False)
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    tracer = provider.get_tracer("t")
+    telemetry = InMemoryTelemetry()
+    tracer = telemetry.tracer_provider.get_tracer("t")
     for index, weight in enumerate(weights):
         with tracer.start_as_current_span(f"s{index}") as span:
             span.set_attribute("w", "é" * (weight // 4))  # 2 bytes each
             span.add_event("e", {"w": "x" * (weight // 2)})
-    return list(exporter.get_finished_spans())
+    telemetry.shutdown()
+    return telemetry.spans()
 
 
 @pytest.mark.parametrize(

@@ -17,8 +17,6 @@ from opentelemetry import trace
 from opentelemetry.context.context import Context
 from opentelemetry.metrics import Meter, NoOpMeterProvider
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
 from agent_contract.protocol import (
@@ -245,13 +243,10 @@ async def test_a_span_method_that_raises_costs_only_that_write(
     caplog.set_level(logging.DEBUG, logger="agent_otel")
     HostileSpan.raised = 0
     ledger = Ledger()
-    exporter = InMemorySpanExporter()
-    real = TracerProvider(shutdown_on_exit=False)
-    real.add_span_processor(ledger)
-    real.add_span_processor(SimpleSpanProcessor(exporter))
+    real = InMemoryTelemetry(processors=[ledger])
     wrapper = otel_wrapper(
         agent_name="a",
-        tracer_provider=HostileTracerProvider(real, method, only),
+        tracer_provider=HostileTracerProvider(real.tracer_provider, method, only),
         meter_provider=NoOpMeterProvider(),
     )
     for _ in range(2):  # the second run: the failure is still isolated, logged no more
@@ -260,7 +255,7 @@ async def test_a_span_method_that_raises_costs_only_that_write(
     assert not ledger.double_ends
     expected = set(ledger.started) - (sabotaged if method == "end" else set())
     assert set(ledger.ended) == expected, method
-    assert_nested_endings(exporter.get_finished_spans())
+    assert_nested_endings(real.spans())
     sites = warned(caplog)
     assert bool(sites) == bool(HostileSpan.raised or method == "start_span"), sites
     assert len(sites) == len(set(sites)), sites  # once per site, not per run
@@ -268,7 +263,7 @@ async def test_a_span_method_that_raises_costs_only_that_write(
 
 @pytest.mark.internal_errors
 def test_a_tracer_provider_whose_get_tracer_raises(caplog: pytest.LogCaptureFixture) -> None:
-    provider = HostileTracerProvider(TracerProvider(), "get_tracer", "")
+    provider = HostileTracerProvider(InMemoryTelemetry().tracer_provider, "get_tracer", "")
     wrapper = otel_wrapper(tracer_provider=provider)  # does not raise
     assert callable(wrapper)
     assert "tracer provider" in warned(caplog)
