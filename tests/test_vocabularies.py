@@ -10,7 +10,6 @@ Look-alike classes (same class name, or same ``type``, defined here and not in
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any, Literal
@@ -30,16 +29,7 @@ from agent_contract.agent import (
     ToolResultStep,
 )
 from agent_contract.examples import ScriptedAgent, ScriptedStreamingAgent
-from agent_otel.testing import FakeClock, InMemoryTelemetry
-
-
-async def drain(stream: AsyncIterator[Any]) -> list[Any]:
-    return [event async for event in stream]
-
-
-def wrapper(telemetry: InMemoryTelemetry, **options: Any) -> Callable[[AsyncIterator[Any]], Any]:
-    return telemetry.wrapper(**options)
-
+from agent_otel.testing import FakeClock, InMemoryTelemetry, run_script
 
 # --- the Agent vocabulary ------------------------------------------------------------------
 
@@ -61,8 +51,8 @@ def agent_script() -> list[Any]:
 async def test_agent_vocabulary_stream(otel_telemetry: InMemoryTelemetry) -> None:
     events = agent_script()
     agent = ScriptedStreamingAgent(events)
-    received = await drain(
-        wrapper(otel_telemetry, agent_name="streamer")(agent.astream(user_message="hi"))
+    received = await run_script(
+        otel_telemetry, agent.astream(user_message="hi"), agent_name="streamer"
     )
     assert len(received) == len(events) and all(a is b for a, b in zip(received, events))
 
@@ -166,7 +156,7 @@ async def test_structured_final_sets_the_output_type_json(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:
     agent = ScriptedStreamingAgent([StructuredFinal(data={"answer": 42})])
-    await drain(wrapper(otel_telemetry, capture_content=True)(agent.astream(user_message="q")))
+    await run_script(otel_telemetry, agent.astream(user_message="q"), capture_content=True)
     attributes = otel_telemetry.span("invoke_agent").attributes or {}
     assert attributes["gen_ai.output.type"] == "json"
     output = json.loads(str(attributes["gen_ai.output.messages"]))
@@ -185,7 +175,7 @@ async def test_interrupt_final_is_an_event_not_an_error(otel_telemetry: InMemory
         InterruptFinal(interrupt_id="int-7", payload={"options": ["yes", "no"]}, reason="approve?"),
     ]
     agent = ScriptedStreamingAgent(events)
-    await drain(wrapper(otel_telemetry, agent_name="asker")(agent.astream(user_message="q")))
+    await run_script(otel_telemetry, agent.astream(user_message="q"), agent_name="asker")
     agent_span = otel_telemetry.span("invoke_agent asker")
     assert agent_span.status.status_code is not StatusCode.ERROR
     attributes = agent_span.attributes or {}
@@ -203,7 +193,7 @@ async def test_interrupt_final_is_an_event_not_an_error(otel_telemetry: InMemory
 
 async def test_interrupt_without_reason(otel_telemetry: InMemoryTelemetry) -> None:
     agent = ScriptedStreamingAgent([InterruptFinal(interrupt_id="i", payload=None)])
-    await drain(wrapper(otel_telemetry)(agent.astream(user_message="q")))
+    await run_script(otel_telemetry, agent.astream(user_message="q"))
     (event,) = otel_telemetry.span("invoke_agent").events
     assert dict(event.attributes or {}) == {"agent_otel.interrupt.id": "i"}
 
@@ -313,9 +303,8 @@ async def traced_tree(events: list[Any], **options: Any) -> list[dict[str, Any]]
     """The full span tree (every attribute, every event) of one run, on a fresh clock."""
     telemetry = InMemoryTelemetry()
     with FakeClock().installed():
-        received = await drain(
-            wrapper(telemetry, agent_name="shape", **options)(ScriptedAgent(events).stream([]))
-        )
+        stream = ScriptedAgent(events).stream([])
+        received = await run_script(telemetry, stream, agent_name="shape", **options)
     assert len(received) == len(events) and all(a is b for a, b in zip(received, events))
     tree = telemetry.tree()
     telemetry.shutdown()
@@ -442,7 +431,7 @@ async def test_run_usage_metric_names_the_configured_provider(
     agent = ScriptedStreamingAgent(
         [RunUsage(input_tokens=2, output_tokens=1), MessageFinal(text="")]
     )
-    await drain(wrapper(otel_telemetry, provider="anthropic")(agent.astream(user_message="q")))
+    await run_script(otel_telemetry, agent.astream(user_message="q"), provider="anthropic")
     points = otel_telemetry.histograms()["gen_ai.client.token.usage"]
     assert len(points) == 2
     assert {(p.attributes or {})["gen_ai.provider.name"] for p in points} == {"anthropic"}
