@@ -19,7 +19,6 @@ from opentelemetry.context.context import Context
 from opentelemetry.metrics import Histogram, Meter, NoOpHistogram, NoOpMeter, NoOpMeterProvider
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from agent_contract.agent import InterruptFinal, MessageDelta, MessageFinal, RunUsage
 from agent_contract.examples import ScriptedAgent
@@ -207,8 +206,7 @@ def assert_each_site_warned_once(caplog: pytest.LogCaptureFixture, *, expected: 
 
 @pytest.mark.internal_errors
 async def test_a_span_processor_raising_on_start(caplog: pytest.LogCaptureFixture) -> None:
-    provider = TracerProvider(shutdown_on_exit=False)
-    provider.add_span_processor(RaisingOnStart())
+    provider = InMemoryTelemetry(processors=[RaisingOnStart()]).tracer_provider
     await run_twice(caplog, provider, NoOpMeterProvider())
     # no span can start: each becomes a no-op span, the agent does not notice
     assert_each_site_warned_once(caplog, expected={"span start"})
@@ -219,9 +217,8 @@ async def test_a_span_processor_raising_on_start_of_some_spans(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     ledger = Ledger()
-    provider = TracerProvider(shutdown_on_exit=False)
-    provider.add_span_processor(RaisingOnStart(only="chat"))
-    provider.add_span_processor(ledger)  # after the raiser: sees only the spans we received
+    # the ledger after the raiser: it sees only the spans we received
+    provider = InMemoryTelemetry(processors=[RaisingOnStart(only="chat"), ledger]).tracer_provider
     await run_twice(caplog, provider, NoOpMeterProvider())
     ledger.assert_balanced()
     assert_each_site_warned_once(caplog, expected={"span start"})
@@ -233,18 +230,14 @@ async def test_a_span_processor_raising_on_end(
     caplog: pytest.LogCaptureFixture, only: str | None
 ) -> None:
     ledger = Ledger()
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider(shutdown_on_exit=False)
-    provider.add_span_processor(ledger)  # before the raiser: sees every end
-    provider.add_span_processor(RaisingOnEnd(only))
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    await run_twice(caplog, provider, NoOpMeterProvider())
+    telemetry = InMemoryTelemetry(processors=[ledger, RaisingOnEnd(only)])  # ledger: every end
+    await run_twice(caplog, telemetry.tracer_provider, NoOpMeterProvider())
     ledger.assert_balanced()
     sites = warned_sites(caplog)
     assert sites, "a failing span processor must be reported"
     assert len(sites) == len(set(sites)), sites
     # spans the raiser lets through still reach the exporter, the agent span among them
-    exported = {s.name for s in exporter.get_finished_spans()}
+    exported = {s.name for s in telemetry.spans()}
     if only is not None and only != "invoke_agent":
         assert "invoke_agent resilient" in exported
     # no span was ended twice (the SDK warns when asked to)
@@ -253,7 +246,7 @@ async def test_a_span_processor_raising_on_end(
 
 async def test_an_exporter_that_raises(caplog: pytest.LogCaptureFixture) -> None:
     ledger = Ledger()
-    provider = TracerProvider(shutdown_on_exit=False)
+    provider = TracerProvider(shutdown_on_exit=False)  # by hand: its only export raises
     provider.add_span_processor(ledger)
     provider.add_span_processor(SimpleSpanProcessor(RaisingExporter()))
     await run_twice(caplog, provider, NoOpMeterProvider())
@@ -268,21 +261,18 @@ async def test_an_exporter_that_raises(caplog: pytest.LogCaptureFixture) -> None
 @pytest.mark.internal_errors
 async def test_a_histogram_that_raises(caplog: pytest.LogCaptureFixture) -> None:
     ledger = Ledger()
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider(shutdown_on_exit=False)
-    provider.add_span_processor(ledger)
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    await run_twice(caplog, provider, RaisingMeterProvider(), chunk_metric=True)
+    telemetry = InMemoryTelemetry(processors=[ledger])
+    await run_twice(caplog, telemetry.tracer_provider, RaisingMeterProvider(), chunk_metric=True)
     ledger.assert_balanced()
     sites = warned_sites(caplog)
     assert sites
     assert len(sites) == len(set(sites)), sites
     # the traces are whole despite the metrics failing: every span of both runs was exported
-    names = sorted(s.name for s in exporter.get_finished_spans())
+    names = sorted(s.name for s in telemetry.spans())
     assert names.count("invoke_agent resilient") == 2
     assert names.count("chat m") == 4
     assert names.count("execute_tool search") == 2
-    tools = [s for s in exporter.get_finished_spans() if s.name == "execute_tool search"]
+    tools = [s for s in telemetry.spans() if s.name == "execute_tool search"]
     assert all((s.attributes or {}).get("agent_otel.tool.is_error") is True for s in tools)
 
 
@@ -388,9 +378,7 @@ async def test_the_agents_exception_comes_out_while_instrumentation_fails(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     ledger = Ledger()
-    provider = TracerProvider(shutdown_on_exit=False)
-    provider.add_span_processor(ledger)
-    provider.add_span_processor(RaisingOnEnd())
+    provider = InMemoryTelemetry(processors=[ledger, RaisingOnEnd()]).tracer_provider
 
     def redact(kind: Any, value: Any) -> Any:
         raise Boom("redact")
