@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from opentelemetry import baggage, trace
 from opentelemetry import context as otel_context
@@ -34,6 +34,7 @@ from agent_otel import (
 from agent_otel import _attributes as A
 from agent_otel.remote._call import address_of
 from agent_otel.testing import InMemoryTelemetry
+from otlp_check import assert_encodes
 from test_hostile_endings import METHODS, HostileTracerProvider
 
 CLIENT_SPAN = "span.gen_ai.invoke_agent.client"
@@ -376,3 +377,38 @@ def test_a_tracer_that_raises_anywhere_costs_the_call_nothing(
     assert raised == ([error] if fails else [])
     assert not fails or raised[0] is error
     assert otel_context.get_current() == otel_context.Context()  # the caller's context is back
+
+
+HOSTILE = st.one_of(
+    st.none(),
+    st.text(),  # surrogates, controls, NULs
+    st.sampled_from(["x" * 300_000, "é" * 150_000 + "\ud800"]),  # past every text bound
+    st.integers(),
+    st.binary(max_size=8),
+    st.builds(object),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(name=HOSTILE, url=HOSTILE, conversation_id=HOSTILE, description=HOSTILE, answer=HOSTILE)
+def test_any_values_a_caller_or_a_remote_agent_gives_make_a_span_that_encodes(
+    name: Any, url: Any, conversation_id: Any, description: Any, answer: Any
+) -> None:
+    """Names, URLs and ids from a caller, a card or a response are data: whatever they are,
+    the call goes on and its span is exported (OTLP-encodable, bounded, scrubbed)."""
+    telemetry = InMemoryTelemetry()
+    with remote_agent(
+        name,
+        url,
+        conversation_id=conversation_id,
+        description=description,
+        tracer_provider=telemetry.tracer_provider,
+        meter_provider=telemetry.meter_provider,
+    ) as call:
+        call.describe(answer, answer, answer, answer)
+        call.set_conversation_id(answer)
+        assert isinstance(call.headers, dict)
+    (span,) = telemetry.spans()
+    assert_encodes([span])
+    assert span.kind is SpanKind.CLIENT and span.name.startswith("invoke_agent")
+    assert all(isinstance(v, (str, int)) for v in (span.attributes or {}).values())
