@@ -1,26 +1,49 @@
-"""Side by side on the hard cases: nested agents and failed tools, agent-otel against the peers.
+"""The issue's cases side by side: agent-otel against each framework's own tracing or OpenInference.
 
-    python -m benchmarks.cases_compare
+    python -m benchmarks.cases_compare            # every framework of the default environment
+    python -m benchmarks.cases_compare --only agno,langgraph
 
-Each case runs once on the framework's own test model or mock transport, traced by agent-otel's
-adapter and by the peer tracer (OpenInference for LangGraph and the OpenAI Agents SDK,
-pydantic-ai's own instrumentation), each into its own in-memory provider. Prints a markdown
-table: the tree (``_compare.shape``), the model-call spans and the input tokens summed over
-every span (a backend's sum: the run's own total is the right answer), and how the failed tool's
-span ends (status and ``error.type``, or the status description a peer writes instead).
+Each case runs once on the framework's own test model or the SDK's mock transport, traced by
+agent-otel's adapter and ``otel_wrapper()`` and by the peer tracer (OpenInference's
+instrumentation, or the framework's own spans: pydantic-ai's instrumentation, AutoGen's
+tracing to the global provider), each into its own in-memory provider. The cases:
+
+* **parallel tools, one failing**: the conformance script (``tests/sources/_script``: two
+  tools called in parallel, ``forecast`` raising under the framework's own failure handling,
+  then the answer), every framework;
+* **refused request**: the same, with turn 2's request refused (a 429) before its first chunk,
+  the frameworks whose builder can refuse;
+* **beside a provider instrumentation**: the script again with the OpenAI SDK's
+  instrumentations (openai-v2, OpenInference's) active too, as a deployment has them, the
+  frameworks whose model calls go through the OpenAI SDK;
+* **sub-agent in a tool**: a lead agent whose tool runs an expert agent (the conformance
+  builders' ``subagent``; for the peer the same script without agent-otel's wrappers);
+* the hard cases of one framework each: a LangGraph compiled sub-graph used as a node, the
+  Agents SDK's default tool-failure handler and ``agent.as_tool()``, pydantic-ai's
+  ``ModelRetry``.
+
+Prints a markdown table: the tree (``_compare.shape``), the model-call spans, the input tokens
+summed over every span (what a backend summing spans counts), and every span that ended in
+error with its ``error.type`` (or the status description a peer writes instead).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import contextlib
+import importlib
 import json
 import logging
 import warnings
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from importlib.util import find_spec
 from typing import Any
 
+from opentelemetry import trace
 from tests.sources import _frameworks as fw
 from tests.sources import _recorded
+from tests.sources import _trace as trace_helpers
 from tests.sources._http import openai_client, sse
 
 from agent_contract.sources.langgraph_stream import langgraph_events
@@ -29,6 +52,7 @@ from agent_contract.sources.pydantic_ai_stream import pydantic_ai_events
 from agent_otel import otel_wrapper
 from agent_otel.testing import InMemoryTelemetry
 
+from . import fig15_frameworks as fig15
 from ._compare import shape, summed_input
 
 warnings.filterwarnings("ignore", message="create_react_agent has been moved")
@@ -117,13 +141,28 @@ def _lead_with_expert(tracing: bool) -> Any:
     body = body.replace(json.dumps(_recorded.PARIS).encode(), json.dumps(QUERY).encode())
     answer = sse(_recorded.responses(tools=False), named=True)
     # the lead asks (1), the expert answers (2), the lead answers (3)
-    client = openai_client(body, answer, answer)
+    client = openai_client(body, _streamed_or_not(_recorded.responses(tools=False)), answer)
     expert = Agent(
         name="expert", model=OpenAIResponsesModel(model="gpt-5-mini", openai_client=client)
     )
     tool = expert.as_tool("ask_expert", "Ask the expert.")
     lead_model = OpenAIResponsesModel(model="gpt-5-mini", openai_client=client)
     return Agent(name="lead", tools=[tool], model=lead_model)
+
+
+def _streamed_or_not(events: list[dict[str, Any]]) -> Any:
+    """The answer as a stream when the request streams, else as the whole response: the SDK
+    runs an agent tool's agent unstreamed (agent-otel's adapter streams it, to trace it)."""
+    import httpx2 as httpx  # the OpenAI SDK's HTTP client
+
+    def respond(request: httpx.Request) -> httpx.Response:
+        if json.loads(request.content).get("stream"):
+            headers = {"content-type": "text/event-stream"}
+            return httpx.Response(200, headers=headers, content=sse(events, named=True))
+        [done] = [e["response"] for e in events if e["type"] == "response.completed"]
+        return httpx.Response(200, json=done)
+
+    return respond
 
 
 async def _agents_theirs(telemetry: InMemoryTelemetry, agent: Callable[[bool], Any]) -> None:
@@ -201,15 +240,15 @@ async def retry_theirs(telemetry: InMemoryTelemetry) -> None:
         [_ async for _ in events]
 
 
-CASES: dict[str, tuple[tuple[str, Case], tuple[str, Case], str]] = {
-    "LangGraph sub-graph as a node": (("agent-otel", graph_ours),
-                                      ("OpenInference", graph_theirs), ""),
-    "Agents SDK tool failing, default handler": (("agent-otel", failing_ours),
-                                                 ("OpenInference", failing_theirs), "weather"),
-    "Agents SDK agent.as_tool()": (("agent-otel", as_tool_ours),
-                                   ("OpenInference", as_tool_theirs), ""),
-    "pydantic-ai ModelRetry": (("agent-otel", retry_ours),
-                               ("pydantic-ai's own", retry_theirs), "forecast"),
+CASES: dict[str, tuple[str, tuple[str, Case], tuple[str, Case]]] = {
+    "sub-graph as a node": ("LangGraph", ("agent-otel", graph_ours),
+                            ("OpenInference", graph_theirs)),
+    "tool failing under the default handler": ("OpenAI Agents SDK", ("agent-otel", failing_ours),
+                                               ("OpenInference", failing_theirs)),
+    "agent.as_tool()": ("OpenAI Agents SDK", ("agent-otel", as_tool_ours),
+                        ("OpenInference", as_tool_theirs)),
+    "tool raising ModelRetry": ("pydantic-ai", ("agent-otel", retry_ours),
+                                ("pydantic-ai's own", retry_theirs)),
 }  # fmt: skip
 
 
@@ -219,36 +258,171 @@ def _is_llm(span: Any) -> bool:
             or attributes.get("openinference.span.kind") == "LLM")  # fmt: skip
 
 
-def _failed_tool(telemetry: InMemoryTelemetry, tool: str) -> str:
-    """How each span of the failing tool ended: ``ERROR error.type`` or its status, per call."""
-    if not tool:
-        return "-"
+# --- every framework of the default environment, on the conformance builders ---------------
+
+Peer = Callable[[InMemoryTelemetry], contextlib.AbstractContextManager[None]]
+
+
+@contextlib.contextmanager
+def _pydantic_ai_own(telemetry: InMemoryTelemetry) -> Iterator[None]:
+    """pydantic-ai's own instrumentation, for every agent, into ``telemetry``."""
+    from pydantic_ai import Agent, InstrumentationSettings
+
+    settings = InstrumentationSettings(tracer_provider=telemetry.tracer_provider,
+                                       meter_provider=telemetry.meter_provider)  # fmt: skip
+    Agent.instrument_all(settings)
+    try:
+        yield
+    finally:
+        Agent.instrument_all(False)
+
+
+@contextlib.contextmanager
+def _agents_openinference(telemetry: InMemoryTelemetry) -> Iterator[None]:
+    """OpenInference's Agents SDK instrumentation (a trace processor: the SDK's tracing on,
+    its exporter to the vendor's endpoint dropped)."""
+    from agents import set_trace_processors, set_tracing_disabled
+
+    set_trace_processors([])
+    set_tracing_disabled(False)
+    with fig15.openinference("openinference.instrumentation.openai_agents",
+                             "OpenAIAgentsInstrumentor")(telemetry):  # fmt: skip
+        yield
+    set_tracing_disabled(True)
+
+
+# row (the conformance builder ``tests/sources/_fw_<row>``): label, peer's name, peer
+FRAMEWORKS: dict[str, tuple[str, str, Peer]] = {
+    "pydantic_ai": ("pydantic-ai", "pydantic-ai's own", _pydantic_ai_own),
+    "langgraph": ("LangGraph", "OpenInference", fig15.openinference(
+        "openinference.instrumentation.langchain", "LangChainInstrumentor")),
+    "openai_agents": ("OpenAI Agents SDK", "OpenInference", _agents_openinference),
+    "agno": ("Agno", "OpenInference", fig15.PEERS["agno"]),
+    "autogen": ("AutoGen AgentChat", "AutoGen's own", fig15.PEERS["autogen"]),
+    "smolagents": ("smolagents", "OpenInference", fig15.PEERS["smolagents"]),
+    "llama_index": ("LlamaIndex", "OpenInference", fig15.PEERS["llama-index"]),
+}  # fmt: skip
+
+
+def _builder(row: str) -> Any:
+    return importlib.import_module(f"tests.sources._fw_{row}")
+
+
+async def _drain(events: Any) -> str:
+    """Consume ``events``; the class of the exception that ended them ("" when none)."""
+    try:
+        [_ async for _ in events]
+    except Exception as error:
+        return type(error).__name__
+    return ""
+
+
+def _script(row: str, run: Any, ours: bool, provider: Any = None) -> Case:
+    """One play of the conformance script (``run``), traced by agent-otel or the peer, with a
+    provider instrumentation beside it when given."""
+
+    async def play(telemetry: InMemoryTelemetry) -> None:
+        with provider.instrumented(telemetry) if provider else contextlib.nullcontext():
+            events = _builder(row).events(run)
+            if ours:
+                traced = otel_wrapper(agent_name="agent", tracer_provider=telemetry.tracer_provider,
+                                      meter_provider=telemetry.meter_provider)  # fmt: skip
+                await _drain(traced(events))
+            else:
+                with FRAMEWORKS[row][2](telemetry):
+                    await _drain(events)
+
+    return play
+
+
+def _subagent(row: str, ours: bool) -> Case:
+    """The builder's lead-and-expert script; for the peer, agent-otel's wrappers removed."""
+
+    async def play(telemetry: InMemoryTelemetry) -> None:
+        builder = _builder(row)
+        if ours:
+            await builder.subagent(telemetry)
+            return
+        untraced = lambda telemetry, name="agent": lambda events: events  # noqa: E731
+        saved = builder.__dict__.get("wrapper"), trace_helpers.wrapper
+        trace_helpers.wrapper = untraced
+        if saved[0] is not None:
+            builder.wrapper = untraced
+        try:
+            with FRAMEWORKS[row][2](telemetry):
+                await builder.subagent(telemetry)
+        finally:
+            trace_helpers.wrapper = saved[1]
+            if saved[0] is not None:
+                builder.wrapper = saved[0]
+
+    return play
+
+
+def _cases(only: set[str] | None) -> list[tuple[str, str, str, Case]]:
+    """(case, framework, tracer, run) for each framework the case applies to."""
+    from tests.sources import _script as s
+    from tests.sources._conformance import ROWS
+
+    out: list[tuple[str, str, str, Case]] = []
+    rows = {row.name: row for row in ROWS}
+    for name, (label, peer, _) in FRAMEWORKS.items():
+        if (only and name not in only) or find_spec(rows[name].package) is None:
+            continue
+        row, builder = rows[name], _builder(name)
+        sides = (("agent-otel", True), (peer, False))
+        for tracer, ours in sides:
+            out.append(("parallel tools, one failing", label, tracer,
+                        _script(name, s.Run(), ours)))  # fmt: skip
+        if row.refuses:
+            for tracer, ours in sides:
+                out.append(("refused request (429 before the first chunk)", label, tracer,
+                            _script(name, s.Run(refuse=True), ours)))  # fmt: skip
+        for provider in row.providers:
+            for tracer, ours in sides:
+                out.append((f"beside {provider.name}", label, f"{tracer} + {provider.name}",
+                            _script(name, s.Run(), ours, provider)))  # fmt: skip
+        if hasattr(builder, "subagent"):
+            for tracer, ours in sides:
+                out.append(("sub-agent in a tool", label, tracer, _subagent(name, ours)))
+    if not only or {"langgraph", "openai_agents", "pydantic_ai"} & only:
+        for case, (framework, *tracers) in CASES.items():
+            for tracer, run in tracers:
+                out.append((case, framework, tracer, run))
+    return out
+
+
+def _errors(telemetry: InMemoryTelemetry) -> str:
+    """Every span that ended in error: its name, then ``error.type`` or its status text."""
     ends = []
     for span in telemetry.spans():
-        name = span.name.removeprefix("execute_tool ").removeprefix("running tool: ")
-        if name != tool:
+        if span.status.status_code.name != "ERROR":
             continue
         attributes = span.attributes or {}
-        status = span.status.status_code.name
-        kind = attributes.get("error.type") or span.status.description or ""
-        ends.append(f"{status} {kind}".strip()[:60])
-    return "; ".join(sorted(ends)) or "no span"
+        kind = str(attributes.get("error.type") or span.status.description or "")
+        kind = kind.split("Traceback")[0].strip().splitlines()[0][:40] if kind.strip() else ""
+        ends.append(f"{span.name}: {kind}".rstrip(": ").replace("|", "/"))
+    return "; ".join(sorted(ends)) or "none"
 
 
-async def main() -> None:
-    head = ("case", "tracer", "tree", "model-call spans", "input tokens summed",
-            "the failing tool's spans")  # fmt: skip
+async def main(only: set[str] | None) -> None:
+    if trace.get_tracer_provider() is not fig15.SWITCH:  # AutoGen's own spans, when its turn
+        trace.set_tracer_provider(fig15.SWITCH)
+    head = ("case", "framework", "tracer", "tree", "model-call spans", "input tokens summed",
+            "spans in error")  # fmt: skip
     print("| " + " | ".join(head) + " |")
-    print("|---|---|---|---:|---:|---|")
-    for case, (ours, theirs, tool) in CASES.items():
-        for name, run in (ours, theirs):
-            telemetry = InMemoryTelemetry()
-            await run(telemetry)
-            calls = sum(1 for span in telemetry.spans() if _is_llm(span))
-            print(f"| {case} | {name} | {shape(telemetry)} | {calls} | {summed_input(telemetry)} "
-                  f"| {_failed_tool(telemetry, tool)} |")  # fmt: skip
-            telemetry.shutdown()
+    print("|---|---|---|---|---:|---:|---|")
+    for case, framework, tracer, run in _cases(only):
+        telemetry = InMemoryTelemetry()
+        await run(telemetry)
+        calls = sum(1 for span in telemetry.spans() if _is_llm(span))
+        print(f"| {case} | {framework} | {tracer} | {shape(telemetry)} | {calls} "
+              f"| {summed_input(telemetry)} | {_errors(telemetry)} |")  # fmt: skip
+        telemetry.shutdown()
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--only", help="comma-separated conformance rows (agno,langgraph,...)")
+    args = parser.parse_args()
+    asyncio.run(main(set(args.only.split(",")) if args.only else None))

@@ -88,21 +88,21 @@ class _SwitchTracer(trace.Tracer):
         return self._now().start_as_current_span(*args, **kwargs)
 
 
-_SWITCH = _Switch()
+SWITCH = _Switch()
 Peer = Callable[[InMemoryTelemetry], contextlib.AbstractContextManager[None]]
 
 
 @contextlib.contextmanager
 def _own(telemetry: InMemoryTelemetry) -> Iterator[None]:
     """The framework's own spans (to the global provider) into ``telemetry``."""
-    _SWITCH.target = telemetry.tracer_provider
+    SWITCH.target = telemetry.tracer_provider
     try:
         yield
     finally:
-        _SWITCH.target = None
+        SWITCH.target = None
 
 
-def _openinference(module: str, name: str) -> Peer:
+def openinference(module: str, name: str) -> Peer:
     """OpenInference's instrumentor ``module.name``, on ``telemetry`` for the run only."""
 
     @contextlib.contextmanager
@@ -120,17 +120,17 @@ def _openinference(module: str, name: str) -> Peer:
 
 
 PEERS: dict[str, Peer] = {
-    "agno": _openinference("openinference.instrumentation.agno", "AgnoInstrumentor"),
+    "agno": openinference("openinference.instrumentation.agno", "AgnoInstrumentor"),
     "autogen": _own,
     "google-adk": _own,
     "strands": _own,
-    "smolagents": _openinference(
+    "smolagents": openinference(
         "openinference.instrumentation.smolagents", "SmolagentsInstrumentor"
     ),
-    "llama-index": _openinference(
+    "llama-index": openinference(
         "openinference.instrumentation.llama_index", "LlamaIndexInstrumentor"
     ),
-    "crewai": _openinference("openinference.instrumentation.crewai", "CrewAIInstrumentor"),
+    "crewai": openinference("openinference.instrumentation.crewai", "CrewAIInstrumentor"),
 }
 
 
@@ -141,8 +141,8 @@ def _runs(name: str) -> dict[str, Run]:
     from tests.sources import _script as s
 
     builder = importlib.import_module(f"tests.sources.{FRAMEWORKS[name][0]}")
-    if PEERS[name] is _own and trace.get_tracer_provider() is not _SWITCH:
-        trace.set_tracer_provider(_SWITCH)  # off (no-op) until a peer run switches it on
+    if PEERS[name] is _own and trace.get_tracer_provider() is not SWITCH:
+        trace.set_tracer_provider(SWITCH)  # off (no-op) until a peer run switches it on
 
     async def play(hang: bool, telemetry: InMemoryTelemetry | None, ours: bool) -> int:
         run = s.Run(hang=hang)
