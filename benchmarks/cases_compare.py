@@ -43,7 +43,6 @@ from typing import Any
 from opentelemetry import trace
 from tests.sources import _frameworks as fw
 from tests.sources import _recorded
-from tests.sources import _trace as trace_helpers
 from tests.sources._http import openai_client, sse
 
 from agent_contract.sources.langgraph_stream import langgraph_events
@@ -335,26 +334,30 @@ def _script(row: str, run: Any, ours: bool, provider: Any = None) -> Case:
     return play
 
 
+class _Unwrapped:
+    """A telemetry whose ``wrapper()`` passes the stream through: the builders' script runs
+    untraced by agent-otel, for the peer (every other attribute is the telemetry's)."""
+
+    def __init__(self, telemetry: InMemoryTelemetry) -> None:
+        self._telemetry = telemetry
+
+    def wrapper(self, **options: Any) -> Callable[[Any], Any]:
+        return lambda events: events
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._telemetry, name)
+
+
 def _subagent(row: str, ours: bool) -> Case:
-    """The builder's lead-and-expert script; for the peer, agent-otel's wrappers removed."""
+    """The builder's lead-and-expert script; for the peer, without agent-otel's wrappers."""
 
     async def play(telemetry: InMemoryTelemetry) -> None:
         builder = _builder(row)
         if ours:
             await builder.subagent(telemetry)
             return
-        untraced = lambda telemetry, name="agent": lambda events: events  # noqa: E731
-        saved = builder.__dict__.get("wrapper"), trace_helpers.wrapper
-        trace_helpers.wrapper = untraced
-        if saved[0] is not None:
-            builder.wrapper = untraced
-        try:
-            with FRAMEWORKS[row][2](telemetry):
-                await builder.subagent(telemetry)
-        finally:
-            trace_helpers.wrapper = saved[1]
-            if saved[0] is not None:
-                builder.wrapper = saved[0]
+        with FRAMEWORKS[row][2](telemetry):
+            await builder.subagent(_Unwrapped(telemetry))
 
     return play
 
