@@ -36,9 +36,9 @@ The tool's own exceptions pass through unchanged; a hook that fails costs only t
 A framework may run a whole agent inside a tool body, where no consumer of the outer stream
 sees it (the Agents SDK's ``agent.as_tool()`` runs it unstreamed). An adapter that can stream
 that agent itself asks ``nested_run(name)`` for a wrapper: an installed tracer returns one that
-records the stream as a run nested under the current span (the tool's, inside its scope) with
-the current run's settings; ``None`` when no tracer claims it (no run current), and the adapter
-then leaves the framework's own way alone::
+records the stream as a run nested under the span current at that call (the tool's, inside its
+scope), however later it is pulled, with the current run's settings; ``None`` when no tracer
+claims it (no run current), and the adapter then leaves the framework's own way alone::
 
     wrap = nested_run(agent.name)
     if wrap is not None:

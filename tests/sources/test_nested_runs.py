@@ -404,3 +404,56 @@ async def test_autogen_teams_give_each_speaker_its_own_steps_named_by_a_phase(
                                 ["step 1", ["chat"]]]],
     ]  # fmt: skip
     assert tokens(otel_telemetry) == s.TURNS[0].input + 70
+
+
+async def test_agno_team_members_are_nested_runs_under_the_delegating_call(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """An Agno ``Team``: the leader's own calls are the run's; each member a delegation runs
+    (two at once here) is a nested run under that delegation's tool span, with its call, its
+    tokens (once) and its answer."""
+    pytest.importorskip("agno")
+    from agno.models.openai import OpenAIChat
+    from agno.team import Team
+
+    from agent_contract.sources.agno_stream import agno_events
+
+    from . import _fw_agno as fg
+    from . import _script_chat as chat
+    from ._http import openai_client
+
+    paris = fg.agent(chat.answer("Paris: sunny"), tools=[], name="paris")
+    rome = fg.agent(chat.answer("Rome: rainy"), tools=[], name="rome")
+    delegations = chat.calls([
+        ("d1", "delegate_task_to_member", {"member_id": "paris", "task": "Weather?"}),
+        ("d2", "delegate_task_to_member", {"member_id": "rome", "task": "Weather?"}),
+    ])  # fmt: skip
+    answer = chat.answer("Sunny and rainy.")
+    model = OpenAIChat(id="gpt-4o-mini", async_client=openai_client(delegations, answer))
+    team = Team(members=[paris, rome], model=model, name="lead", telemetry=False)
+    kept: list[Any] = []
+    await run_script(otel_telemetry, agno_events(team, "Weather?", sink=kept.append),
+                     agent_name="lead", capture_content=True)  # fmt: skip
+
+    member = [["step 0", ["chat gpt-4o-mini"]]]
+    assert otel_telemetry.outline() == [
+        ["invoke_agent lead", [
+            ["step 0", ["chat gpt-4o-mini",
+                        ["execute_tool delegate_task_to_member", [["invoke_agent paris", member]]],
+                        ["execute_tool delegate_task_to_member", [["invoke_agent rome", member]]]]],
+            ["step 1", ["chat gpt-4o-mini"]],
+        ]],
+    ]  # fmt: skip
+    spans = otel_telemetry.spans()
+    by_id = {s.context.span_id: s for s in spans}
+    for name, answer in (("paris", "Paris: sunny"), ("rome", "Rome: rainy")):
+        run = otel_telemetry.span(f"invoke_agent {name}")
+        assert run.parent is not None
+        tool = dict(by_id[run.parent.span_id].attributes or {})
+        assert tool["gen_ai.tool.call.id"] == {"paris": "d1", "rome": "d2"}[name]
+        assert answer in str(dict(run.attributes or {}).get("gen_ai.output.messages"))
+    used = [e for e in kept if getattr(e, "event", "").endswith("ModelRequestCompleted")]
+    assert tokens(otel_telemetry) == sum(e.input_tokens for e in used)  # every call, once
+    lead = attributes(otel_telemetry, "invoke_agent lead")["agent_otel.usage.input_tokens"]
+    assert lead == sum(e.input_tokens for e in used if e.event.startswith("Team"))
+    assert otel_telemetry.open_spans() == []

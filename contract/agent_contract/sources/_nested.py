@@ -8,6 +8,10 @@ as that run's events. The tracer pulls the framework's items itself, so the nest
 context is current while the sub-agent computes: its own tools' tasks, made then, scope under
 its spans, at any depth. An item that makes no event waits for the next one that does (or the
 end); their order is kept.
+
+Other frameworks report a sub-agent's events in the outer stream only; ``Pushed.start(name)``
+(called where the run belongs, inside the tool's scope) records the events the adapter pushes
+as they come, and ``end`` ends the run (in error with the exception that ended it).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from typing import Any
 
 from agent_contract.scope import nested_run
 
-__all__ = ["Taken", "through"]
+__all__ = ["Pushed", "Taken", "through"]
 
 
 async def through(
@@ -50,6 +54,55 @@ async def through(
         close = getattr(recorded, "aclose", None)
         if close is not None:
             await close()
+
+
+class Pushed:
+    """One nested run, recorded as its events are pushed (see the module docstring)."""
+
+    __slots__ = ("_ended", "_error", "_next", "_out")
+
+    def __init__(self, wrap: Any) -> None:
+        self._next: Any = None
+        self._error: BaseException | None = None
+        self._ended = False
+        self._out: AsyncIterator[Any] = wrap(self._source())
+
+    @classmethod
+    def start(cls, name: Any) -> Pushed | None:
+        """A nested run named ``name`` under the current span; ``None``: nothing traces it."""
+        wrap = nested_run(name)
+        return cls(wrap) if wrap is not None else None
+
+    async def _source(self) -> AsyncIterator[Any]:
+        while not self._ended:
+            event, self._next = self._next, None
+            yield event
+        if self._error is not None:
+            raise self._error
+
+    async def push(self, events: Iterable[Any]) -> None:
+        """Record ``events``, each before the next is handed over."""
+        for event in events:
+            if self._ended:
+                return
+            self._next = event
+            try:
+                await self._out.__anext__()
+            except StopAsyncIteration:
+                self._ended = True
+
+    async def end(self, error: BaseException | None = None) -> None:
+        """End the run (in error with ``error``); a second call does nothing."""
+        if self._ended:
+            return
+        self._ended, self._error = True, error
+        try:
+            await self._out.__anext__()
+        except StopAsyncIteration:
+            pass
+        except BaseException as raised:
+            if raised is not error:
+                raise
 
 
 class Taken:

@@ -24,12 +24,16 @@ run it does nothing), which Agno wraps around every tool execution, sync or asyn
 body's own context. Agno does not give a hook the call's id, so the hook names the tool and
 its arguments, which pick the call (``agent_contract.scope``).
 
-Events of a member agent or a nested run (a ``parent_run_id``, another ``run_id``) are left
-out: trace a sub-agent with its own ``otel_wrapper`` where it runs (inside a tool, its span
-nests under that tool's). ``sink`` receives every Agno event untouched, in order. Closing
-the stream early closes Agno's generator (which cancels the run). Needs ``agno`` (extra
-``agno``).
-"""
+A ``Team`` streams the same events named ``Team...`` (``TeamModelRequestStarted``...), read
+alike: the leader's calls are the run's. A member's run (another ``run_id``, with the run's own
+as ``parent_run_id``) comes in the same stream, from inside the delegation tool that runs it:
+each is a nested run of its own (``agent_contract.scope.nested_run``, named after the member)
+under that call's span, the delegation to that member (by ``member_id``) among the open ones,
+else the oldest; it keeps its calls, tokens and answer, and the leader's run its own. A member
+of a member (a sub-team's) is left out: its delegation's span is in a nested run the adapter
+does not open scopes in; with no tracer claiming them, members stay out too. ``sink`` receives
+every Agno event untouched, in order. Closing the stream early closes Agno's generator (which
+cancels the run). Needs ``agno`` (extra ``agno``)."""
 
 from __future__ import annotations
 
@@ -52,6 +56,7 @@ from agent_contract.events import (
 )
 from agent_contract.scope import tool_scope
 from agent_contract.sources._history import agno_messages, call_start
+from agent_contract.sources._nested import Pushed
 from agent_contract.sources._stream import Sink
 
 __all__ = ["AgnoRunError", "agno_events"]
@@ -77,13 +82,22 @@ async def agno_events(
         agent.pre_hooks = [*pre, agent_contract_request_messages]
     stream = agent.arun(input, stream=True, stream_events=True, **run)
     state = _State()
+    members = _Members(state)
+    error: BaseException | None = None
     try:
         async for event in stream:
             if sink is not None and getattr(event, "pre_hook_name", None) != _HOOK_NAME:
                 sink(event)
+            if members.claims(event):
+                await members.feed(event)
+                continue
             for out in state.feed(event):
                 yield out
+    except BaseException as raised:
+        error = raised
+        raise
     finally:
+        await members.close(error)
         _CONTEXTS.pop(state.run_id, None)
         close = getattr(stream, "aclose", None)
         if close is not None:
@@ -137,9 +151,10 @@ _HOOK_NAME = agent_contract_request_messages.__name__
 class _State:
     """The run being read: its id, the open call's response id, tools seen and step."""
 
-    __slots__ = ("response_id", "run_id", "seen", "step", "tools_ran")
+    __slots__ = ("open_calls", "response_id", "run_id", "seen", "step", "tools_ran")
 
     def __init__(self) -> None:
+        self.open_calls: dict[str, tuple[str, Any]] = {}  # call id -> name, arguments
         self.run_id: str | None = None
         self.response_id: str | None = None
         self.seen: set[str] = set()
@@ -148,6 +163,8 @@ class _State:
 
     def feed(self, event: Any) -> tuple[AgentEvent, ...]:
         kind = getattr(event, "event", None)
+        if isinstance(kind, str) and kind.startswith("Team"):  # a team's own events
+            kind = kind[4:]
         if kind == "RunStarted" and self.run_id is None:
             self.run_id = event.run_id
             _CONTEXTS[event.run_id] = None  # its pre-hook keeps the run's context
@@ -164,6 +181,7 @@ class _State:
             return self.call(event.tool)
         if kind == "ToolCallCompleted":
             self.tools_ran = True
+            self.open_calls.pop(str(event.tool.tool_call_id), None)
             return (_result(event.tool),)
         if kind == "RunError":
             raise AgnoRunError(str(event.content or "the Agno run failed"), event.error_type)
@@ -200,8 +218,81 @@ class _State:
         if call_id in self.seen:
             return ()
         self.seen.add(call_id)
+        self.open_calls[str(call_id)] = (tool.tool_name, tool.tool_args or {})
         arguments = json.dumps(tool.tool_args or {})
         return (ToolCall(id=call_id, function=FunctionCall(tool.tool_name, arguments)),)
+
+
+class _Members:
+    """The member runs of a team's run, each a nested run under its delegation (module doc)."""
+
+    __slots__ = ("_runs", "_taken", "_team")
+
+    def __init__(self, team: _State) -> None:
+        self._team = team
+        self._runs: dict[Any, tuple[Pushed | None, _State]] = {}  # member run id -> its run
+        self._taken: set[str] = set()  # delegations a member run took (one each, in order)
+
+    def claims(self, event: Any) -> bool:
+        """A member's event: another run than the team's, started under it."""
+        run_id = getattr(event, "run_id", None)
+        team = self._team.run_id
+        if team is None or run_id is None or run_id == team:
+            return False
+        return run_id in self._runs or getattr(event, "parent_run_id", None) is not None
+
+    async def feed(self, event: Any) -> None:
+        run_id = event.run_id
+        found = self._runs.get(run_id)
+        if found is None:
+            found = self._runs[run_id] = (self._start(event), _State())
+        nested, state = found
+        if nested is None:
+            return
+        try:
+            out = state.feed(event)
+        except AgnoRunError as error:
+            await nested.end(error)
+            return
+        await nested.push(out)
+        if getattr(event, "event", None) in _RUN_ENDS:
+            await nested.end()
+
+    def _start(self, event: Any) -> Pushed | None:
+        if getattr(event, "parent_run_id", None) != self._team.run_id:
+            return None  # a sub-team's member (module doc)
+        name = getattr(event, "agent_name", None) or getattr(event, "team_name", None)
+        call_id = self._delegation(event, name)
+        if call_id is None:
+            return None
+        self._taken.add(call_id)
+        with tool_scope(call_id, self._team.open_calls[call_id][0]):
+            return Pushed.start(name)
+
+    def _delegation(self, event: Any, name: Any) -> str | None:
+        """The open delegation to this member (by ``member_id``), else the oldest open one."""
+        wanted = {str(v).lower() for v in (getattr(event, "agent_id", None), name) if v}
+        open_calls = self._team.open_calls
+        for call_id, (_, args) in open_calls.items():
+            member = args.get("member_id") if isinstance(args, dict) else None
+            if call_id not in self._taken and str(member).lower() in wanted:
+                return call_id
+        for call_id, (tool, _) in open_calls.items():
+            if tool.startswith("delegate_task_to_member") and (
+                tool == "delegate_task_to_members" or call_id not in self._taken
+            ):
+                return call_id
+        return None
+
+    async def close(self, error: BaseException | None) -> None:
+        """The team's run ended: so do the member runs still open."""
+        for nested, _ in self._runs.values():
+            if nested is not None:
+                await nested.end(error)
+        self._runs.clear()
+
+
+_RUN_ENDS = frozenset({"RunCompleted", "RunCancelled", "RunError"})
 
 
 def _content(state: _State, event: Any) -> tuple[AgentEvent, ...]:

@@ -217,7 +217,7 @@ def _hook(
 
 def _nested(name: str | None) -> Callable[[AsyncIterator[Any]], AsyncIterator[Any]] | None:
     """``agent_contract.scope.nested_run``'s hook: a wrapper recording a stream as a run
-    nested under the current span (a tool's, in its scope), with the current run's settings
+    nested under the span current now (a tool's, in its scope), with the current run's settings
     but its own agent (name, no id, description or attributes of the outer one) and input."""
     scopes = otel_context.get_value(_RUN)
     if not isinstance(scopes, ToolScopes) or not scopes.live or scopes.settings is None:
@@ -236,8 +236,10 @@ def _nested(name: str | None) -> Callable[[AsyncIterator[Any]], AsyncIterator[An
         system_instructions=None,
     )
 
+    parent = otel_context.get_current()  # the run nests here, wherever it is pulled from
+
     def wrap(stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
-        return traced(stream, settings)
+        return traced(stream, settings, parent)
 
     return wrap
 
