@@ -28,7 +28,11 @@ from a2a.helpers.proto_helpers import get_message_text, new_text_message
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+from a2a.server.routes import (
+    create_agent_card_routes,
+    create_jsonrpc_routes,
+    create_rest_routes,
+)
 from a2a.server.tasks import InMemoryTaskStore
 from a2a.types.a2a_pb2 import (
     AgentCapabilities,
@@ -124,13 +128,13 @@ class Server:
     requests: list[dict[str, str]] = field(default_factory=list)
 
 
-def _card(url: str, streaming: bool = False) -> AgentCard:
+def _card(url: str, streaming: bool = False, binding: str = "JSONRPC") -> AgentCard:
     return AgentCard(
         name="weather",
         description="Forecasts by city",
         version="1.2.0",
         supported_interfaces=[
-            AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")
+            AgentInterface(url=url, protocol_binding=binding, protocol_version="1.0")
         ],
         capabilities=AgentCapabilities(streaming=streaming),
         default_input_modes=["text/plain"],
@@ -143,16 +147,19 @@ def _card(url: str, streaming: bool = False) -> AgentCard:
     )
 
 
-def _serve(executor: AgentExecutor, streaming: bool, middleware: bool = False) -> Iterator[Server]:
-    """The a2a-sdk app, served for real (see ``_serving``); ``middleware``: behind
-    ``ContinueTraceMiddleware``."""
+def _serve(
+    executor: AgentExecutor, streaming: bool, middleware: bool = False, rest: bool = False
+) -> Iterator[Server]:
+    """The a2a-sdk app, served for real (see ``_serving``): JSON-RPC, or ``rest`` (HTTP+JSON);
+    ``middleware``: behind ``ContinueTraceMiddleware``."""
     port = free_port()
     url = f"http://127.0.0.1:{port}/"
-    card = _card(url, streaming)
+    card = _card(url, streaming, "HTTP+JSON" if rest else "JSONRPC")
     handler = DefaultRequestHandler(
         agent_executor=executor, task_store=InMemoryTaskStore(), agent_card=card
     )
-    app = Starlette(routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/")])
+    routes = create_rest_routes(handler) if rest else create_jsonrpc_routes(handler, "/")
+    app = Starlette(routes=[*create_agent_card_routes(card), *routes])
     if middleware:
         app.add_middleware(ContinueTraceMiddleware)
     server = Server(url=url, port=port, card=card)
@@ -171,7 +178,9 @@ async def _ask(
     telemetry: InMemoryTelemetry, server: Server, city: str, context_id: str | None, **options: Any
 ) -> str:
     """One call of the remote agent, as a tool body would make it with a2a-sdk's client."""
-    client = await create_client(server.card, ClientConfig(streaming=True))
+    bindings = [i.protocol_binding for i in server.card.supported_interfaces]
+    config = ClientConfig(streaming=True, supported_protocol_bindings=bindings)
+    client = await create_client(server.card, config)
     client = trace_a2a_client(client, tracer_provider=telemetry.tracer_provider, **options)
     message = new_text_message(city, context_id=context_id, role=Role.ROLE_USER)
     answers = []
@@ -307,6 +316,24 @@ async def test_a_remote_agent_traced_by_instrument_is_the_child_too(
         spans = otel_telemetry.spans()
         _caller_tree(spans, ["call-1"])
         _assert_chain(spans, "call-1", server.port, "ctx-oslo")
+
+
+@pytest.mark.parametrize("streaming", [False, True], ids=["message:send", "message:stream"])
+async def test_the_rest_binding_continues_the_trace_too(
+    otel_telemetry: InMemoryTelemetry, streaming: bool
+) -> None:
+    """HTTP+JSON sends the service parameters as headers as JSON-RPC does."""
+    executor = trace_a2a_executor(WeatherExecutor(otel_telemetry))
+    for server in _serve(executor, streaming, rest=True):
+        calls = [("call-1", "Lyon", "ctx-lyon"), ("call-2", "Pune", "ctx-pune")]
+        assert await _caller_run(otel_telemetry, calls, server) == [
+            "sunny in Lyon",
+            "sunny in Pune",
+        ]
+        spans = otel_telemetry.spans()
+        _caller_tree(spans, ["call-1", "call-2"])
+        _assert_chain(spans, "call-1", server.port, "ctx-lyon")
+        _assert_chain(spans, "call-2", server.port, "ctx-pune")
 
 
 async def test_a_context_id_the_server_makes_is_the_conversation_id_on_both_sides(
