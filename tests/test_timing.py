@@ -21,7 +21,6 @@ from typing import Any
 
 import pytest
 from opentelemetry.sdk.metrics.export import HistogramDataPoint
-from opentelemetry.sdk.trace import ReadableSpan
 
 from agent_contract.agent import MessageDelta, MessageFinal
 from agent_contract.protocol import (
@@ -66,13 +65,6 @@ async def reasoning_then_text(clock: FakeClock) -> AsyncIterator[Any]:
     yield StepBoundary()
 
 
-async def run(
-    agent: AsyncIterator[Any], telemetry: InMemoryTelemetry, **options: Any
-) -> dict[str, ReadableSpan]:
-    await run_script(telemetry, agent, agent_name="timed", **options)
-    return {s.name: s for s in telemetry.spans()}
-
-
 def points(telemetry: InMemoryTelemetry, name: str) -> list[HistogramDataPoint]:
     return telemetry.histograms().get(name, [])
 
@@ -81,15 +73,16 @@ async def test_reasoning_first_sets_the_first_chunk_and_text_the_first_text(
     otel_telemetry: InMemoryTelemetry, otel_clock: FakeClock
 ) -> None:
     start = otel_clock.now
-    spans = await run(reasoning_then_text(otel_clock), otel_telemetry)
-    chat, agent = spans["chat m"], spans["invoke_agent timed"]
+    await run_script(otel_telemetry, reasoning_then_text(otel_clock), agent_name="timed")
+    chat, agent = otel_telemetry.span("chat m"), otel_telemetry.span("invoke_agent timed")
+    step = otel_telemetry.span("step 0")
 
     def at(ms: int) -> int:
         return start + ms * 1_000_000
 
     assert (chat.start_time, chat.end_time) == (at(3), at(346))
     assert (agent.start_time, agent.end_time) == (at(1), at(348))
-    assert (spans["step 0"].start_time, spans["step 0"].end_time) == (at(2), at(347))
+    assert (step.start_time, step.end_time) == (at(2), at(347))
 
     c = chat.attributes or {}
     assert c[TTFC] == approx(104 - 3)  # the reasoning chunk is the first chunk
@@ -118,7 +111,9 @@ async def test_reasoning_first_sets_the_first_chunk_and_text_the_first_text(
 async def test_time_per_output_chunk_when_asked_for(
     otel_telemetry: InMemoryTelemetry, otel_clock: FakeClock
 ) -> None:
-    await run(reasoning_then_text(otel_clock), otel_telemetry, chunk_metric=True)
+    await run_script(
+        otel_telemetry, reasoning_then_text(otel_clock), agent_name="timed", chunk_metric=True
+    )
     (tpoc,) = points(otel_telemetry, METRIC_TPOC)
     assert tpoc.count == 3 - 1  # every chunk after the first
     assert tpoc.sum == approx((305 - 104) + (316 - 305))
@@ -139,8 +134,8 @@ async def test_text_first_is_both_first_chunk_and_first_text(
         yield LLMCallEnd(call_id="c1")
         yield StepBoundary()
 
-    spans = await run(agent(), otel_telemetry)
-    c = spans["chat m"].attributes or {}
+    await run_script(otel_telemetry, agent(), agent_name="timed")
+    c = otel_telemetry.span("chat m").attributes or {}
     assert c[TTFC] == approx(54 - 3)
     assert c[TTFT] == approx(54 - 3)
     assert c[COUNT] == 2
@@ -155,12 +150,12 @@ async def test_a_call_with_one_chunk_has_no_interval(
         yield ReasoningDelta("only reasoning")
         yield LLMCallEnd(call_id="c1")
 
-    spans = await run(agent(), otel_telemetry, chunk_metric=True)
-    c = spans["chat m"].attributes or {}
+    await run_script(otel_telemetry, agent(), agent_name="timed", chunk_metric=True)
+    c = otel_telemetry.span("chat m").attributes or {}
     assert c[COUNT] == 1
     assert MEAN not in c  # one chunk, no interval
     assert TTFT not in c  # no visible text at all
-    assert TTFT not in (spans["invoke_agent timed"].attributes or {})
+    assert TTFT not in (otel_telemetry.span("invoke_agent timed").attributes or {})
     assert sum(p.count for p in points(otel_telemetry, METRIC_TPOC)) == 0
 
 
@@ -171,8 +166,8 @@ async def test_a_call_without_chunks_has_no_chunk_timings(
         yield LLMCallStart(model="m", call_id="c1")
         yield LLMCallEnd(call_id="c1")
 
-    spans = await run(agent(), otel_telemetry)
-    c = spans["chat m"].attributes or {}
+    await run_script(otel_telemetry, agent(), agent_name="timed")
+    c = otel_telemetry.span("chat m").attributes or {}
     for key in (TTFC, TTFT, COUNT, MEAN):
         assert key not in c
     assert points(otel_telemetry, METRIC_TTFC) == []
@@ -196,13 +191,15 @@ async def test_each_call_times_its_own_chunks(
         yield LLMCallEnd(call_id="c2")
         yield StepBoundary()
 
-    spans = await run(agent(), otel_telemetry, chunk_metric=True)
-    first = spans["chat first"].attributes or {}
-    second = spans["chat second"].attributes or {}
+    await run_script(otel_telemetry, agent(), agent_name="timed", chunk_metric=True)
+    first = otel_telemetry.span("chat first").attributes or {}
+    second = otel_telemetry.span("chat second").attributes or {}
     assert first[TTFC] == approx(14 - 3) and first[COUNT] == 1
     assert second[TTFC] == approx(39 - 18) and second[COUNT] == 2
     assert second[MEAN] == approx(40 - 39)
-    assert (spans["invoke_agent timed"].attributes or {})[TTFT] == approx(14 - 1)  # the first
+    assert (otel_telemetry.span("invoke_agent timed").attributes or {})[TTFT] == approx(
+        14 - 1
+    )  # the first
     ttfc = {
         str((p.attributes or {})["gen_ai.request.model"]): p.sum
         for p in points(otel_telemetry, METRIC_TTFC)
@@ -222,8 +219,8 @@ async def test_agent_vocabulary_text_times_the_run(
         yield MessageDelta(text="hi")
         yield MessageFinal(text="hi")
 
-    spans = await run(agent(), otel_telemetry)
-    a = spans["invoke_agent timed"].attributes or {}
+    await run_script(otel_telemetry, agent(), agent_name="timed")
+    a = otel_telemetry.span("invoke_agent timed").attributes or {}
     # run start 1; the delta opens the step (252), then reads the clock for the text (253)
     assert a[TTFT] == approx(253 - 1)
     assert points(otel_telemetry, METRIC_TTFC) == []  # no model call, no chunk metric
