@@ -446,6 +446,7 @@ def test_a_failing_nested_run_hook_is_passed_over() -> None:
 
 HOSTILE = st.one_of(
     st.none(), st.integers(), st.booleans(), st.binary(), st.text(max_size=300),
+    st.sampled_from(["2025-06-18", "2026-07-28", "2027-01-01"]),  # revisions: with sessions or not
     st.text(alphabet=st.characters(categories=["Cs"]), min_size=1, max_size=3),  # lone surrogates
 )  # fmt: skip
 
@@ -459,6 +460,7 @@ def test_hostile_mcp_values_are_repaired_or_dropped_and_the_tool_is_untouched(
     starts with, reach the tool span as strings (repaired, scrubbed) or not at all."""
     from agent_contract.scope import McpServer
     from agent_otel import RunIdentityProcessor
+    from agent_otel.recording._tool import sessionless
 
     telemetry = InMemoryTelemetry()
     telemetry.tracer_provider.add_span_processor(RunIdentityProcessor())
@@ -486,7 +488,7 @@ def test_hostile_mcp_values_are_repaired_or_dropped_and_the_tool_is_untouched(
     assert tool["gen_ai.tool.type"] == "extension" and tool["mcp.method.name"] == "tools/call"
     for key, given_value in (
         ("agent_otel.mcp.server.name", name),
-        ("mcp.session.id", session),
+        ("mcp.session.id", None if sessionless(version) else session),
         ("mcp.protocol.version", version),
         ("jsonrpc.request.id", request_id),
     ):
@@ -495,3 +497,29 @@ def test_hostile_mcp_values_are_repaired_or_dropped_and_the_tool_is_untouched(
             tool[key].encode()  # encodable: a lone surrogate was repaired
         else:
             assert key not in tool, key
+
+
+@pytest.mark.parametrize(
+    ("version", "has_session"),
+    [("2025-06-18", True), ("2025-11-25", True), ("2026-07-28", False), ("2027-01-01", False),
+     ("draft", True), (None, True)],
+)  # fmt: skip
+async def test_an_mcp_session_id_is_left_off_on_revisions_without_sessions(
+    otel_telemetry: InMemoryTelemetry, version: str | None, has_session: bool
+) -> None:
+    """The conventions: ``mcp.session.id`` MUST NOT be set for a 2026-07-28-and-later session
+    (that revision has none); an older or unknown revision keeps the id the caller gave."""
+    from agent_contract.scope import McpServer
+
+    async def agent() -> AsyncIterator[Any]:
+        yield LLMCallStart(model="m")
+        yield _call("c1", "add")
+        yield LLMCallEnd(model="m")
+        with tool_scope("c1", "add", mcp=McpServer("calc", "s-1", version)):
+            pass
+        yield ToolResult(tool_call_id="c1", content="2")
+
+    await run_script(otel_telemetry, agent())
+    tool = dict(otel_telemetry.span("execute_tool add").attributes or {})
+    assert ("mcp.session.id" in tool) is has_session
+    assert tool.get("mcp.session.id", "s-1") == "s-1"

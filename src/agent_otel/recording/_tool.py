@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from opentelemetry.context.context import Context
@@ -38,7 +39,8 @@ class ToolCall:
     ``mcp.method.name`` (``tools/call``),     when its body starts, for a tool on an MCP
     ``mcp.session.id``,                       server (``agent_contract.scope.McpServer``:
     ``mcp.protocol.version``,                 what the caller knows of it), with
-    ``agent_otel.mcp.server.name``            ``gen_ai.tool.type=extension``
+    ``agent_otel.mcp.server.name``            ``gen_ai.tool.type=extension`` (no session id
+                                              on a revision without sessions: 2026-07-28 on)
     ``jsonrpc.request.id``                    when its body sends the request, for an MCP
                                               tool (``RunIdentityProcessor`` reads it off
                                               the MCP SDK's client span)
@@ -154,6 +156,8 @@ class ToolCall:
             A.TOOL_TYPE: A.TOOL_TYPE_EXTENSION,
             A.MCP_METHOD_NAME: A.MCP_METHOD_TOOLS_CALL,
         }
+        if sessionless(protocol_version):
+            session_id = None
         for key, value in (
             (A.MCP_SERVER_NAME, name),
             (A.MCP_SESSION_ID, session_id),
@@ -238,6 +242,21 @@ _TOOL_TYPES = {
     "file_search": A.TOOL_TYPE_DATASTORE,
     "file_search_call": A.TOOL_TYPE_DATASTORE,
 }
+
+
+# The MCP revision that has no sessions: the conventions' mcp.session.id "MUST NOT be set for a
+# 2026-07-28-and-later session, since none exists to identify".
+_SESSIONLESS_SINCE = "2026-07-28"
+_REVISION = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def sessionless(protocol_version: Any) -> bool:
+    """Whether MCP revision ``protocol_version`` (a date) has no sessions (2026-07-28 on)."""
+    return (
+        isinstance(protocol_version, str)
+        and _REVISION.fullmatch(protocol_version) is not None
+        and protocol_version >= _SESSIONLESS_SINCE
+    )
 
 
 def tool_type(kind: Any) -> str:
