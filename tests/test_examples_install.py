@@ -136,3 +136,27 @@ def test_each_example_runs_in_the_quickstarts_install(
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.stderr.strip().splitlines() == [done.stderr.strip()]  # one line
     assert f"pip install 'agent-otel[{extra}]'" in done.stderr
+
+
+def test_every_public_name_imports_in_the_quickstarts_install(
+    quickstart_install: dict[str, str],
+) -> None:
+    """``from agent_otel import *`` without any extra: a name whose module needs an extra's
+    package (a2a-sdk, rich, ...) lives on its own public path, never in ``agent_otel``'s
+    names, or the star import of every user without that extra would fail."""
+    script = (
+        "import agent_otel, agent_otel.testing\n"
+        "from agent_otel import *\n"
+        "from agent_otel.testing import *\n"
+        "for package in (agent_otel, agent_otel.testing):\n"
+        "    for name in package.__all__:\n"
+        "        assert getattr(package, name) is not None, name\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        env=quickstart_install,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr

@@ -60,8 +60,9 @@ from agent_contract.protocol import (
     ToolResult,
 )
 from agent_contract.scope import tool_scope
-from agent_otel import ContinueTraceMiddleware, instrument, trace_a2a_client, trace_a2a_executor
+from agent_otel import ContinueTraceMiddleware, instrument
 from agent_otel import _attributes as A
+from agent_otel.remote.a2a import trace_a2a_client, trace_a2a_executor
 from agent_otel.testing import InMemoryTelemetry
 from test_hostile_endings import HostileTracerProvider
 

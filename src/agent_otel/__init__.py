@@ -4,7 +4,8 @@ Wrap an agent's event stream (``otel_wrapper()``) and every run becomes an ``inv
 span with step, chat and tool spans below it, plus the GenAI metrics; the agent never notices.
 ``instrument()`` does the same for an existing agent of either contract, and
 ``agent_otel.instrumentor.AgentInstrumentor`` (needs ``agent-otel[instrumentor]``) for
-``opentelemetry-instrument``.
+``opentelemetry-instrument``; ``agent_otel.remote.a2a`` (needs ``agent-otel[a2a]``) carries a
+run's trace across a2a-sdk's client and server.
 
 Every name is imported on first use (PEP 562): ``import agent_otel`` alone loads nothing else,
 so the pytest plugin (``agent_otel.testing.plugin``), which every pytest run of a project with
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
     from .recording._wrapper import StreamWrapper, otel_wrapper
     from .recording.content._capture import ContentCapture, ContentKind, Redactor
     from .remote import ContinueTraceMiddleware, RemoteAgentCall, continue_trace, remote_agent
-    from .remote._a2a import trace_a2a_client, trace_a2a_executor
     from .sampling import SamplerStats, TailSampler, TailSamplingPolicy
     from .scrubbing import Scrubber
 
@@ -61,8 +61,6 @@ _LAZY = {
     "record_evaluation": ".evaluating",
     "remote_agent": ".remote",
     "run_identity": ".identity",
-    "trace_a2a_client": ".remote._a2a",
-    "trace_a2a_executor": ".remote._a2a",
     "uninstrument": ".decorating._instrument",
 }
 
@@ -95,8 +93,6 @@ __all__ = [
     "record_evaluation",
     "remote_agent",
     "run_identity",
-    "trace_a2a_client",
-    "trace_a2a_executor",
     "uninstrument",
 ]
 
