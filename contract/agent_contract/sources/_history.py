@@ -4,7 +4,7 @@ Each framework hands its model a history in its own classes; these functions rea
 attribute name (nothing of a framework is imported) and build ``Message``\\ s, OpenAI/LiteLLM
 shaped, so a tracer shows each chat span's input and the run's input like a contract agent's.
 
-Reading a history costs 2 to 6 µs a message (a tool call's arguments become JSON text), paid
+Reading a history costs 3 to 4 µs a message (a tool call's arguments become JSON text), paid
 on every model call of a growing history: a waste when nobody reads the input (a tracer with
 content capture off). So an adapter yields :func:`call_start`'s event, an ``LLMCallStart``
 whose ``messages`` are read from a copy of the request's list the first time they are read,
