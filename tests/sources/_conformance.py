@@ -169,7 +169,7 @@ ROWS = [
         errors=("AgentGenerationError",), providers=OPENAI_SDK),
     Row("llama_index", "llama_index.core", "chat gpt-4o-mini", refuses=True, messages=True),
     Row("crewai", "crewai", "chat gpt-4o-mini", reasoning_text=False, errors=("ConnectionError",),
-        providers=OPENAI_SDK),
+        providers=OPENAI_SDK, refuses=True, messages=True),
     Row("langgraph", "langgraph", "chat gpt-4o-mini", errors=("APIError",), providers=OPENAI_SDK,
         refuses=True, messages=True),
     Row("openai_agents", "agents", "chat gpt-4o-mini", errors=("APIError",), providers=OPENAI_SDK,

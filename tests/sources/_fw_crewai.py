@@ -8,7 +8,8 @@ parallel, on threads; ``forecast`` raises and CrewAI hands its error back to the
 Completions carries no reasoning text. CrewAI also asks the Responses API to count the
 prompt's tokens before the first call; the transport answers that too.
 ``fail`` makes the transport raise on turn 1 (CrewAI raises its own ``ConnectionError`` for the
-SDK's connection error); ``hang`` blocks ``weather`` until the test ends.
+SDK's connection error); ``refuse`` answers turn 2 with a 429 the SDK does not retry;
+``hang`` blocks ``weather`` until the test ends.
 """
 
 from __future__ import annotations
@@ -29,7 +30,11 @@ from . import _script as s
 
 MODEL = "gpt-4o-mini"
 RELEASE = threading.Event()  # never set: a hung tool waits (a minute at most, on its thread)
-Respond = Callable[[int], "bytes | Exception"]
+Respond = Callable[[int], "bytes | Exception | Refused"]
+
+
+class Refused:
+    """A 429 the SDK does not retry (its own ``x-should-retry`` header), before any output."""
 
 
 def completion(turn: int, content: str | None, calls: list[tuple[str, str, str]]) -> bytes:
@@ -67,6 +72,9 @@ def llm(respond: Respond) -> Any:
         body = respond(len(turns) - 1)
         if isinstance(body, Exception):
             raise body
+        if isinstance(body, Refused):
+            error = {"error": {"message": "rate limited", "type": "rate_limit_error"}}
+            return httpx.Response(429, headers={"x-should-retry": "false"}, json=error)
         return httpx.Response(200, headers={"content-type": "application/json"}, content=body)
 
     transport = httpx.MockTransport(handle)
@@ -103,11 +111,13 @@ def agent(model: Any, tools: list[Any], role: str = "weatherbot") -> Any:
 
 
 def events(run: s.Run) -> AsyncIterator[AgentEvent]:
-    def respond(turn: int) -> bytes | Exception:
+    def respond(turn: int) -> bytes | Exception | Refused:
         if turn == 0:
             if run.fail:
                 return s.Overloaded("overloaded")
             return completion(0, "".join(s.WORDS), [(c.id, c.name, c.json) for c in s.CALLS])
+        if run.refuse:
+            return Refused()
         return completion(1, "".join(s.ANSWER), [])
 
     built = agent(llm(respond), tools(run))

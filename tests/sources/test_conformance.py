@@ -217,16 +217,19 @@ async def test_a_request_refused_before_its_first_chunk_fails_its_own_chat_span(
     row: Row, otel_telemetry: InMemoryTelemetry
 ) -> None:
     """Turn 2's request fails before any chunk: its chat span exists, carries the error, and
-    the step before it (whose work succeeded) does not."""
+    the step before it (whose work succeeded) does not. A framework that retries the request
+    (CrewAI) shows each refused attempt as a failed chat span of its own."""
     if not row.refuses:
         pytest.skip(f"{row.name}: the builder cannot refuse a request yet")
     with pytest.raises(Exception) as caught:
         await run_script(otel_telemetry, row.events(s.Run(refuse=True)), agent_name="agent")
 
-    first, second = [sp for sp in otel_telemetry.spans() if sp.name == row.chat]
+    first, *refused = [sp for sp in otel_telemetry.spans() if sp.name == row.chat]
     assert first.status.status_code is not StatusCode.ERROR
-    assert second.status.status_code is StatusCode.ERROR
-    assert (second.attributes or {})["error.type"] == type(caught.value).__qualname__
+    assert refused
+    for second in refused:
+        assert second.status.status_code is StatusCode.ERROR
+        assert (second.attributes or {})["error.type"] == type(caught.value).__qualname__
     [step] = [sp for sp in otel_telemetry.spans() if sp.name == "step 0"]
     assert step.status.status_code is not StatusCode.ERROR
     assert otel_telemetry.open_spans() == []

@@ -16,15 +16,20 @@ needed, and none lost at the end of the run).
 ``kickoff`` runs on a daemon thread of its own (a copy of the consumer's context), so the event
 loop never blocks; its events cross to the loop through a queue, one by one as they happen:
 
-* ``LLMCallStartedEvent`` opens a call (``LLMCallStart``: CrewAI's model name, its sampling
-  parameters; a ``StepBoundary`` first when tools ran since the call before);
+* ``LLMCallStartedEvent``, which CrewAI emits as it starts the model request, opens a call
+  (``LLMCallStart``: CrewAI's model name, its sampling parameters and the messages it sends;
+  a ``StepBoundary`` first when tools ran since the call before);
   ``LLMStreamChunkEvent`` / ``LLMThinkingChunkEvent`` (``stream=True``) are ``TextDelta`` /
   ``ReasoningDelta``;
 * ``LLMCallCompletedEvent`` closes it: a text response is the call's ``TextDelta`` (when it
   did not stream), a list of native tool calls their ``ToolCall``\\ s (the model's ids), then
   its ``Usage`` (CrewAI's usage dict: ``prompt_tokens``, ``cached_prompt_tokens``,
   ``reasoning_tokens``..., as its provider classes fill it) and
-  ``LLMCallEnd``. ``LLMCallFailedEvent`` yields nothing: the error comes out of ``kickoff``;
+  ``LLMCallEnd``. ``LLMCallFailedEvent`` (a request refused before its first chunk too) marks
+  the call failed: CrewAI emits it while handling the exception, so the sink reads its class
+  there. The call stays open: when the error comes out of ``kickoff`` it ends the call with
+  that exception; when CrewAI retries instead (its agent retries a failed request), the next
+  request ends it first, with an ``Error`` naming that class;
 * ``ToolUsageStartedEvent`` is matched to the model's call by name and arguments (a
   ``ToolCall`` with an id of the adapter's when CrewAI parsed the call from text, ReAct style);
   ``ToolUsageFinishedEvent`` is its ``ToolResult``, ``ToolUsageErrorEvent`` (the tool raised)
@@ -50,6 +55,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import json
+import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
 from contextlib import suppress
@@ -57,6 +63,7 @@ from typing import Any
 
 from agent_contract.events import (
     AgentEvent,
+    Error,
     FunctionCall,
     LLMCallEnd,
     LLMCallStart,
@@ -67,6 +74,7 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
+from agent_contract.sources._chat_messages import openai_messages
 from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._raw_usage import get
 from agent_contract.sources._scoping import OpenScopes
@@ -104,10 +112,13 @@ async def crewai_events(
 
     me = object()
     scopes = OpenScopes()
+    reader = _Reader()
 
     def listen(source: Any, event: Any) -> None:
         if _RUN.get() is me:  # not a nested run's (an agent run inside one of this run's tools)
             _scope(scopes, event)
+            if type(event).__name__ == "LLMCallFailedEvent":  # emitted in an ``except`` block
+                reader.raised[id(event)] = sys.exc_info()[1]
             put(_EVENT, event)
 
     def run() -> None:
@@ -123,7 +134,6 @@ async def crewai_events(
             reset_stream_sinks(token)
 
     context = contextvars.copy_context()
-    reader = _Reader()
     try:
         threading.Thread(target=context.run, args=(run,), name="crewai-run", daemon=True).start()
         while True:
@@ -163,6 +173,8 @@ class _Reader:
         self.step = 0
         self.made = 0  # ids the adapter made (ReAct calls)
         self.answered = False
+        self.raised: dict[int, BaseException | None] = {}  # id(failed event) -> its exception
+        self.failed: tuple[str, str, str | None] | None = None  # (call id, type, message)
 
     def feed(self, event: Any) -> Iterator[AgentEvent]:
         kind = type(event).__name__
@@ -171,18 +183,43 @@ class _Reader:
             yield from handle(event)
 
     def finish(self, result: Any) -> Iterator[AgentEvent]:
+        yield from self._end_failed()
         raw = getattr(result, "raw", None)
         if not self.answered and isinstance(raw, str) and raw:
             yield TextDelta(text=raw)
 
     def _LLMCallStartedEvent(self, event: Any) -> Iterator[AgentEvent]:
+        yield from self._end_failed()
         if self.tools_ran:
             self.tools_ran = False
             yield StepBoundary(index=self.step)
             self.step += 1
         params = {k: v for k in _PARAMS if (v := getattr(event, k, None)) is not None}
         self.calls[event.call_id] = event.model
-        yield LLMCallStart(model=event.model, call_id=event.call_id, params=params)
+        messages = openai_messages(getattr(event, "messages", None))
+        yield LLMCallStart(
+            model=event.model, call_id=event.call_id, params=params, messages=messages
+        )
+
+    def _LLMCallFailedEvent(self, event: Any) -> Iterator[AgentEvent]:
+        error = self.raised.pop(id(event), None)
+        if self.failed is not None and self.failed[0] == event.call_id:
+            return  # CrewAI reports a failure once per layer it passes through
+        if event.call_id in self.calls:
+            yield from self._end_failed()
+            kind = error_name(error) if error is not None else "llm_call_failed"
+            message = getattr(event, "error", None)
+            self.failed = (event.call_id, kind, message if isinstance(message, str) else None)
+
+    def _end_failed(self) -> Iterator[AgentEvent]:
+        """End the call that failed and was not the run's end (CrewAI went on)."""
+        if self.failed is None:
+            return
+        call_id, kind, message = self.failed
+        self.failed = None
+        model = self.calls.pop(call_id, None)
+        yield Error(message=message or kind, error_type=kind)
+        yield LLMCallEnd(model=model, call_id=call_id)
 
     def _LLMStreamChunkEvent(self, event: Any) -> Iterator[AgentEvent]:
         if event.call_id in self.calls and event.chunk and event.tool_call is None:
