@@ -35,8 +35,13 @@ def _usage(turn: s.Turn) -> Any:
     )  # fmt: skip
 
 
-def _model(turns: list[list[Any]], *, fail: bool = False) -> Any:
-    """A model answering call ``i`` with ``turns[i]``: parts, streamed then aggregated."""
+class Refused(RuntimeError):
+    """What the model raises for a request it refuses before any output (``refuse``)."""
+
+
+def _model(turns: list[list[Any]], *, fail: bool = False, refuse: bool = False) -> Any:
+    """A model answering call ``i`` with ``turns[i]``: parts, streamed then aggregated
+    (``refuse``: call 2 raises before any)."""
     from google.adk.models.base_llm import BaseLlm
     from google.adk.models.llm_response import LlmResponse
     from google.genai import types
@@ -49,6 +54,8 @@ def _model(turns: list[list[Any]], *, fail: bool = False) -> Any:
         ) -> AsyncIterator[LlmResponse]:
             n = self.calls
             self.calls += 1
+            if refuse and n == 1:
+                raise Refused("429 RESOURCE_EXHAUSTED")
             parts = turns[min(n, len(turns) - 1)]
             for part in parts:
                 if part.text is not None and stream:
@@ -87,8 +94,8 @@ def agent(model: Any, tools: list[Any], name: str = "weatherbot") -> Any:
 
 
 def events(run: s.Run) -> AsyncIterator[AgentEvent]:
-    built = agent(_model(_turns(), fail=run.fail), [s.weather_tool(hang=run.hang),
-                                                    s.forecast_tool()])  # fmt: skip
+    model = _model(_turns(), fail=run.fail, refuse=run.refuse)
+    built = agent(model, [s.weather_tool(hang=run.hang), s.forecast_tool()])
     return google_adk_events(built, s.QUESTION, sink=run.kept.append)
 
 

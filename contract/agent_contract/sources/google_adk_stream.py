@@ -5,10 +5,15 @@ read by field (ADK is imported only to build a runner or a message when the call
 agent or a string):
 
 * A model's event (``content.role == "model"``) opens an LLM call when none is open
-  (``LLMCallStart`` with the authoring agent's model name); ADK has no call-start event, so
-  the call starts at the model's first partial (with ``StreamingMode.SSE``, the default here)
-  or, unstreamed, at its response. Partial events' text parts are ``TextDelta``, ``thought``
-  parts ``ReasoningDelta``.
+  (``LLMCallStart`` with the authoring agent's model name and the request's messages). ADK
+  streams no call-start event: the adapter's plugin hears each request in its
+  ``before_model_callback`` (the ``LlmRequest``: its ``contents`` and system instruction
+  become ``LLMCallStart.messages``), but the event stream reaches the adapter only with the
+  model's first partial (with ``StreamingMode.SSE``, the default here) or, unstreamed, its
+  response, so the call opens there. A request that raises before any output (a 429) still
+  has its call: ADK reports the failure as an event with its ``error_code`` (below) before the
+  exception comes out of the run.
+  Partial events' text parts are ``TextDelta``, ``thought`` parts ``ReasoningDelta``.
 * The model's final event (not ``partial``) closes the call: its ``function_call`` parts are
   ``ToolCall``\\ s (the model's ids, or the ``adk-`` ids ADK gives calls without one), its
   ``usage_metadata`` a ``Usage`` and its ``model_version`` and ``finish_reason`` the
@@ -26,7 +31,8 @@ agent or a string):
 
 Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call, through ADK's own
 seam: a plugin (first in the runner's plugins, added once per runner; outside a traced run it
-does nothing) whose ``before_tool_callback`` enters the scope, with the call's
+does nothing; its ``before_model_callback`` notes the requests above, by session) whose
+``before_tool_callback`` enters the scope, with the call's
 ``function_call_id``, and whose ``after_tool_callback`` / ``on_tool_error_callback`` leave it.
 ADK awaits them in the call's own task, around the tool (a sync tool's thread copies that
 context), so what the body opens nests under its span.
@@ -49,6 +55,7 @@ from agent_contract.events import (
     FunctionCall,
     LLMCallEnd,
     LLMCallStart,
+    Message,
     PhaseMarker,
     ReasoningDelta,
     StepBoundary,
@@ -57,6 +64,7 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
+from agent_contract.sources._chat_messages import as_text, message, tool_call
 from agent_contract.sources._scoping import OpenScopes
 from agent_contract.sources._stream import Sink
 
@@ -78,7 +86,7 @@ async def google_adk_events(
         from google.adk.runners import InMemoryRunner  # type: ignore[import-untyped,unused-ignore]
 
         runner = InMemoryRunner(agent=agent, app_name=str(agent.name))
-    _add_scope_plugin(runner)
+    requests = _add_plugin(runner)
     if session_id is None:
         session = await runner.session_service.create_session(
             app_name=runner.app_name, user_id=user_id
@@ -98,7 +106,7 @@ async def google_adk_events(
     stream = runner.run_async(
         user_id=user_id, session_id=session_id, new_message=new_message, **run
     )
-    state = _State(runner.agent)
+    state = _State(runner.agent, requests.setdefault(session_id, []))
     try:
         async for event in stream:
             if sink is not None:
@@ -106,22 +114,40 @@ async def google_adk_events(
             for out in state.feed(event):
                 yield out
     finally:
+        requests.pop(session_id, None)
         await stream.aclose()
 
 
 _PLUGIN = "agent_contract_tool_scope"
 
 
-def _add_scope_plugin(runner: Any) -> None:
-    """Put the plugin scoping each tool call (module doc) first in ``runner``'s plugins."""
+Requests = dict[str, list[tuple[str | None, list[Message] | None]]]
+"""The model requests a runner's plugin heard and no event has shown yet, by session id:
+(the agent making it, its messages)."""
+
+
+def _add_plugin(runner: Any) -> Requests:
+    """Put the plugin noting model requests and scoping each tool call (module doc) first in
+    ``runner``'s plugins; its notes of requests, by session."""
     plugins = getattr(getattr(runner, "plugin_manager", None), "plugins", None)
-    if not isinstance(plugins, list) or any(p.name == _PLUGIN for p in plugins):
-        return
+    if not isinstance(plugins, list):
+        return {}
+    for plugin in plugins:
+        if plugin.name == _PLUGIN:
+            return plugin.requests  # type: ignore[no-any-return]
     from google.adk.plugins.base_plugin import BasePlugin  # type: ignore[import-untyped,unused-ignore]
 
     scopes = OpenScopes()
 
     class ToolScopes(BasePlugin):  # type: ignore[misc,unused-ignore]
+        requests: Requests
+
+        async def before_model_callback(self, *, callback_context: Any, llm_request: Any) -> None:
+            session = getattr(callback_context.session, "id", None)
+            noted = self.requests.get(session) if isinstance(session, str) else None
+            if noted is not None:  # a traced run's session
+                noted.append((callback_context.agent_name, _messages(llm_request)))
+
         async def before_tool_callback(
             self, *, tool: Any, tool_args: Any, tool_context: Any
         ) -> None:
@@ -134,14 +160,57 @@ def _add_scope_plugin(runner: Any) -> None:
         async def on_tool_error_callback(self, *, tool_context: Any, **kwargs: Any) -> None:
             scopes.exit(id(tool_context))
 
-    plugins.insert(0, ToolScopes(name=_PLUGIN))
+    plugin = ToolScopes(name=_PLUGIN)
+    plugin.requests = {}
+    plugins.insert(0, plugin)
+    return plugin.requests
+
+
+def _messages(request: Any) -> list[Message] | None:
+    """An ``LlmRequest`` as the messages ADK sends: its system instruction, then its contents
+    (a ``function_response`` part is a tool message of its own). Never raises."""
+    try:
+        out: list[Message] = []
+        config = getattr(request, "config", None)
+        system = getattr(config, "system_instruction", None)
+        if system is not None:
+            text = system if isinstance(system, str) else _text(getattr(system, "parts", None))
+            if text:
+                out.append(message("system", text))
+        for content in getattr(request, "contents", None) or ():
+            out += _content(content)
+        return out
+    except Exception:
+        return None
+
+
+def _content(content: Any) -> list[Message]:
+    parts = content.parts or ()
+    out: list[Message] = []
+    for part in parts:
+        response = part.function_response
+        if response is not None:
+            body = as_text(response.response)
+            out.append(message("tool", body, tool_call_id=response.id))
+    calls = [tool_call(p.function_call.id, p.function_call.name, p.function_call.args or {})
+             for p in parts if p.function_call is not None]  # fmt: skip
+    text = _text(parts)
+    if text or calls:
+        role = "assistant" if content.role == "model" else "user"
+        out.insert(0, message(role, text or None, tool_calls=calls))
+    return out
+
+
+def _text(parts: Any) -> str:
+    return "".join(p.text for p in parts or () if isinstance(p.text, str) and not p.thought)
 
 
 class _State:
-    __slots__ = ("author", "open", "root", "step", "streamed", "tools_ran")
+    __slots__ = ("author", "open", "requests", "root", "step", "streamed", "tools_ran")
 
-    def __init__(self, root: Any) -> None:
+    def __init__(self, root: Any, requests: list[tuple[str | None, list[Message] | None]]) -> None:
         self.root = root
+        self.requests = requests
         self.author: str | None = None
         self.open = self.streamed = self.tools_ran = False
         self.step = 0
@@ -175,10 +244,13 @@ class _State:
     def _open(self, out: list[AgentEvent], author: str | None) -> None:
         if self.open:
             return
+        messages = self.requests.pop(0)[1] if self.requests else None
         if self.tools_ran:
             out.append(StepBoundary(index=self.step))
             self.step, self.tools_ran = self.step + 1, False
-        out.append(LLMCallStart(model=_model(self.root, author), params={"stream": True}))
+        start = LLMCallStart(model=_model(self.root, author), params={"stream": True},
+                             messages=messages)  # fmt: skip
+        out.append(start)
         self.open, self.streamed = True, False
 
     def _close(self, out: list[AgentEvent], event: Any, parts: Any) -> None:
