@@ -165,7 +165,7 @@ ROWS = [
     Row("google_adk", "google.adk", "chat scripted-gemini", tool_error="tool_error",
         refuses=True, messages=True),
     Row("strands", "strands", "chat scripted-converse", reports=("input", "output", "cache_read"),
-        detaches_across_tasks=True),
+        detaches_across_tasks=True, refuses=True, messages=True),
     Row("smolagents", "smolagents", "chat gpt-4o-mini", reasoning_text=False,
         errors=("AgentGenerationError",), providers=OPENAI_SDK),
     Row("llama_index", "llama_index.core", "chat gpt-4o-mini", refuses=True, messages=True),

@@ -2,6 +2,8 @@
 extension point for providers), streaming the Converse events its Bedrock model streams.
 
 Converse usage carries input, output and cache counts; it has no reasoning-token count.
+``refuse`` throttles every attempt at turn 2 (Strands' ``ModelThrottledException``, a 429):
+Strands retries it once, then raises.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ def _turns() -> list[list[dict[str, Any]]]:
     return [first, second]
 
 
-def _model(turns: list[list[dict[str, Any]]], *, fail: bool = False) -> Any:
+def _model(turns: list[list[dict[str, Any]]], *, fail: bool = False, refuse: bool = False) -> Any:
     from strands.models.model import Model
 
     class Scripted(Model):
@@ -68,6 +70,10 @@ def _model(turns: list[list[dict[str, Any]]], *, fail: bool = False) -> Any:
             yield
 
         async def stream(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+            if refuse and self.calls == 1:  # every attempt at turn 2
+                from strands.types.exceptions import ModelThrottledException
+
+                raise ModelThrottledException("429 Too Many Requests")
             turn = turns[min(self.calls, len(turns) - 1)]
             self.calls += 1
             for i, event in enumerate(turn):
@@ -79,14 +85,17 @@ def _model(turns: list[list[dict[str, Any]]], *, fail: bool = False) -> Any:
 
 
 def agent(model: Any, tools: list[Any], name: str = "weatherbot") -> Any:
-    from strands import Agent, tool
+    """The agent; Strands' own retry of a throttled request, twice without delay."""
+    from strands import Agent, ModelRetryStrategy, tool
 
-    return Agent(model=model, tools=[tool(t) for t in tools], name=name, callback_handler=None)
+    retry = ModelRetryStrategy(max_attempts=2, initial_delay=0)
+    return Agent(model=model, tools=[tool(t) for t in tools], name=name, callback_handler=None,
+                 retry_strategy=retry)  # fmt: skip
 
 
 def events(run: s.Run) -> AsyncIterator[AgentEvent]:
-    built = agent(_model(_turns(), fail=run.fail), [s.weather_tool(hang=run.hang),
-                                                    s.forecast_tool()])  # fmt: skip
+    model = _model(_turns(), fail=run.fail, refuse=run.refuse)
+    built = agent(model, [s.weather_tool(hang=run.hang), s.forecast_tool()])
     return strands_events(built, s.QUESTION, sink=run.kept.append)
 
 

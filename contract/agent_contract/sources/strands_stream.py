@@ -3,8 +3,9 @@
 Strands yields dicts; the adapter reads three kinds by key (nothing of Strands is imported):
 
 * ``{"event": ...}``: the model's Converse stream, raw. ``messageStart`` opens an LLM call
-  (``LLMCallStart`` with the model's ``model_id``; a ``StepBoundary`` first when tools ran
-  since the call before); ``contentBlockDelta`` text is a ``TextDelta``, its
+  (``LLMCallStart`` with the model's ``model_id`` and the messages Strands sends: the agent's
+  system prompt and ``messages``; a ``StepBoundary`` first when tools ran since the call
+  before); ``contentBlockDelta`` text is a ``TextDelta``, its
   ``reasoningContent`` text a ``ReasoningDelta``; ``messageStop`` gives the stop reason and
   ``metadata`` the usage.
 * ``{"message": ...}``: a whole message. The assistant's closes the call: its ``toolUse``
@@ -14,6 +15,13 @@ Strands yields dicts; the adapter reads three kinds by key (nothing of Strands i
   the ``@tool`` decorator's message names).
 * The rest (``data`` and ``reasoningText`` repeat the raw deltas; ``current_tool_use``,
   lifecycle flags, the final ``result``) go to ``sink`` only.
+
+**Model requests.** Strands streams nothing before the model's first event, but fires
+``BeforeModelCallEvent`` as it starts each request and ``AfterModelCallEvent`` (with the
+``exception``) when one fails. The adapter's hooks (below) count them, so a request that fails
+before its first event (a 429) still has its call: the adapter opens it with the request's
+messages as the error comes out of the run, which ends it with that exception; a refused
+attempt Strands retries is a call of its own, ended with an ``Error`` naming its class.
 
 Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call, through Strands'
 own seam: hook callbacks added once to the agent's ``hooks`` (outside a traced run they do
@@ -34,13 +42,15 @@ import json
 import re
 from collections.abc import AsyncIterator
 from typing import Any
-from weakref import WeakSet
+from weakref import WeakKeyDictionary
 
 from agent_contract.events import (
     AgentEvent,
+    Error,
     FunctionCall,
     LLMCallEnd,
     LLMCallStart,
+    Message,
     ReasoningDelta,
     StepBoundary,
     TextDelta,
@@ -48,7 +58,8 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
-from agent_contract.sources._failure import failed_result
+from agent_contract.sources._chat_messages import as_text, message, tool_call
+from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._scoping import OpenScopes
 from agent_contract.sources._stream import Sink
 
@@ -62,9 +73,10 @@ async def strands_events(
     agent: Any, prompt: Any = None, *, sink: Sink | None = None, **run: Any
 ) -> AsyncIterator[AgentEvent]:
     """Run ``agent`` on ``prompt`` with ``stream_async`` (``run`` passed on), as events."""
-    _add_scope_hooks(agent)
+    requests = _add_hooks(agent)
+    requests.started, requests.failed = 0, []
     stream = agent.stream_async(prompt, **run)
-    state = _State(_model_id(agent))
+    state = _State(_model_id(agent), agent, requests)
     try:
         async for item in stream:
             if sink is not None:
@@ -72,6 +84,10 @@ async def strands_events(
             if isinstance(item, dict):
                 for out in state.feed(item):
                     yield out
+    except Exception:
+        for out in state.refused():
+            yield out
+        raise
     finally:
         await stream.aclose()
 
@@ -86,16 +102,42 @@ def _model_id(agent: Any) -> str | None:
     return name if isinstance(name, str) else None
 
 
-_SCOPED: WeakSet[Any] = WeakSet()
+class _Requests:
+    """An agent's model requests the hooks heard and the stream has not shown yet."""
+
+    __slots__ = ("failed", "started")
+
+    def __init__(self) -> None:
+        self.started = 0  # started, no event of theirs seen yet
+        self.failed: list[BaseException] = []  # of those, the ones that raised, in order
+
+    def before(self, event: Any) -> None:
+        self.started += 1
+
+    def after(self, event: Any) -> None:
+        error = getattr(event, "exception", None)
+        if isinstance(error, BaseException) and self.started > 0:  # failed before any event
+            self.started -= 1
+            self.failed.append(error)
 
 
-def _add_scope_hooks(agent: Any) -> None:
-    """Scope each tool call of ``agent`` (module doc), once per agent."""
+_HOOKED: WeakKeyDictionary[Any, _Requests] = WeakKeyDictionary()
+
+
+def _add_hooks(agent: Any) -> _Requests:
+    """Hook ``agent``'s model requests and scope each tool call (module doc), once per agent;
+    the agent's requests."""
+    requests = _HOOKED.get(agent)
+    if requests is not None:
+        return requests
+    requests = _Requests()
     hooks = getattr(agent, "hooks", None)
-    if hooks is None or agent in _SCOPED:
-        return
+    if hooks is None:
+        return requests
     from strands.hooks import (  # type: ignore[import-not-found,unused-ignore]
+        AfterModelCallEvent,
         AfterToolCallEvent,
+        BeforeModelCallEvent,
         BeforeToolCallEvent,
     )
 
@@ -113,27 +155,81 @@ def _add_scope_hooks(agent: Any) -> None:
 
     hooks.add_callback(BeforeToolCallEvent, before)
     hooks.add_callback(AfterToolCallEvent, after)
-    _SCOPED.add(agent)
+    hooks.add_callback(BeforeModelCallEvent, requests.before)
+    hooks.add_callback(AfterModelCallEvent, requests.after)
+    _HOOKED[agent] = requests
+    return requests
+
+
+def _messages(agent: Any) -> list[Message] | None:
+    """What Strands sends the model: the agent's system prompt, then its ``messages``
+    (Converse blocks; a ``toolResult`` is a tool message of its own). Never raises."""
+    try:
+        out: list[Message] = []
+        system = getattr(agent, "system_prompt", None)
+        if isinstance(system, str) and system:
+            out.append(message("system", system))
+        for entry in getattr(agent, "messages", None) or ():
+            blocks = [b for b in entry.get("content") or () if isinstance(b, dict)]
+            texts = [b["text"] for b in blocks if isinstance(b.get("text"), str)]
+            uses = [b["toolUse"] for b in blocks if isinstance(b.get("toolUse"), dict)]
+            calls = [tool_call(u.get("toolUseId"), u.get("name"), u.get("input") or {})
+                     for u in uses]  # fmt: skip
+            if texts or calls:
+                out.append(message(entry.get("role"), "".join(texts) or None, tool_calls=calls))
+            for block in blocks:
+                result = block.get("toolResult")
+                if isinstance(result, dict):
+                    content = _result_content(result.get("content") or [])
+                    out.append(message("tool", as_text(content),
+                                       tool_call_id=result.get("toolUseId")))  # fmt: skip
+        return out
+    except Exception:
+        return None
 
 
 class _State:
-    __slots__ = ("model", "open", "step", "stop", "tools_ran", "usage")
+    __slots__ = ("agent", "model", "open", "requests", "step", "stop", "tools_ran", "usage")
 
-    def __init__(self, model: str | None) -> None:
+    def __init__(self, model: str | None, agent: Any, requests: _Requests) -> None:
         self.model = model
+        self.agent = agent
+        self.requests = requests
         self.open = self.tools_ran = False
         self.step = 0
         self.stop: str | None = None
         self.usage: dict[str, Any] | None = None
 
     def feed(self, item: dict[str, Any]) -> list[AgentEvent]:
+        out: list[AgentEvent] = []
+        if self.requests.failed and not item.get("force_stop"):  # Strands retried them
+            for error in self.requests.failed:
+                self._start(out)
+                kind = error_name(error)
+                out += [Error(message=str(error) or kind, error_type=kind), LLMCallEnd()]
+                self.open = False
+            self.requests.failed.clear()
         raw = item.get("event")
         if isinstance(raw, dict):
-            return self._raw(raw)
+            return out + self._raw(raw)
         message = item.get("message")
         if isinstance(message, dict) and len(item) == 1:
-            return self._message(message)
-        return []
+            return out + self._message(message)
+        return out
+
+    def refused(self) -> list[AgentEvent]:
+        """The run failed: the requests that failed before any event open their calls (those
+        before the last end with their own error; the last one, the run's, stays open and
+        ends with the exception)."""
+        out: list[AgentEvent] = []
+        failed, self.requests.failed = self.requests.failed, []
+        for i, error in enumerate(failed):
+            self._start(out)
+            if i < len(failed) - 1:
+                kind = error_name(error)
+                out += [Error(message=str(error) or kind, error_type=kind), LLMCallEnd()]
+                self.open = False
+        return out
 
     def _raw(self, raw: dict[str, Any]) -> list[AgentEvent]:
         out: list[AgentEvent] = []
@@ -158,10 +254,16 @@ class _State:
     def _open(self, out: list[AgentEvent]) -> None:
         if self.open:
             return
+        self.requests.started = max(self.requests.started - 1, 0)
+        self._start(out)
+
+    def _start(self, out: list[AgentEvent]) -> None:
         if self.tools_ran:
             out.append(StepBoundary(index=self.step))
             self.step, self.tools_ran = self.step + 1, False
-        out.append(LLMCallStart(model=self.model, params={"stream": True}))
+        start = LLMCallStart(model=self.model, params={"stream": True},
+                             messages=_messages(self.agent))  # fmt: skip
+        out.append(start)
         self.open, self.stop, self.usage = True, None, None
 
     def _message(self, message: dict[str, Any]) -> list[AgentEvent]:
@@ -209,10 +311,14 @@ def _count(usage: dict[str, Any], key: str) -> int | None:
     return value if isinstance(value, int) else None
 
 
-def _result(result: dict[str, Any]) -> ToolResult:
-    parts = result.get("content") or []
+def _result_content(parts: list[Any]) -> Any:
+    """A ``toolResult``'s content: its text blocks joined, else the blocks as they are."""
     texts = [p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
-    content: Any = "".join(texts) if len(texts) == len(parts) else parts
+    return "".join(texts) if len(texts) == len(parts) else parts
+
+
+def _result(result: dict[str, Any]) -> ToolResult:
+    content = _result_content(result.get("content") or [])
     call_id = str(result.get("toolUseId") or "")
     if result.get("status") == "error":
         return failed_result(call_id, content, None, _error_type(content))
