@@ -1,10 +1,15 @@
 """AutoGen AgentChat: an agent's or team's ``run_stream`` as contract events.
 
 AutoGen streams the messages of a run (pydantic models read by class name; nothing of AutoGen
-is imported here). It has no model-call-start event: a model call is seen when its first
-output arrives, so the adapter opens the LLM call (``LLMCallStart``) at the first
+is imported here). Its stream has no model-call-start event, so the adapter hears each
+request at the model client: it gives each agent (each member of a team, each agent used as a
+tool) a thin stand-in for its ``_model_client`` that notes the messages of every ``create`` /
+``create_stream`` call and hands the call on unchanged (everything else is the client's own).
+The stream reaches the adapter only with the call's first output, so the LLM call
+(``LLMCallStart``, with the noted messages) opens at the first
 ``ModelClientStreamingChunkEvent`` or ``ThoughtEvent`` of a response, else when the response
-itself arrives, and closes it at that response:
+itself arrives; a request that raises before any output (a 429) opens its call as the error
+comes out, so the error lands on that call. It closes at the response:
 
 * ``ModelClientStreamingChunkEvent`` (with ``model_client_stream=True``) is a ``TextDelta``;
   ``ThoughtEvent`` (the model's reasoning, or the text it said beside tool calls) a
@@ -61,6 +66,7 @@ from agent_contract.events import (
     Usage,
 )
 from agent_contract.scope import tool_scope
+from agent_contract.sources._history import autogen_messages, call_start
 from agent_contract.sources._nested import Taken, through
 from agent_contract.sources._stream import Sink
 
@@ -74,8 +80,9 @@ async def autogen_events(
 ) -> AsyncIterator[AgentEvent]:
     """Run ``agent`` (an agent or a team) on ``task`` with ``run_stream``, yielding events."""
     _scope_workbenches(agent, set())
+    requests = _activate(_note_requests(agent, {}))
     stream = agent.run_stream(task=task, **run)
-    state = _State(model or _model_name(agent))
+    state = _State(model or _model_name(agent), requests)
     try:
         async for item in stream:
             if sink is not None:
@@ -84,7 +91,12 @@ async def autogen_events(
                 continue
             for out in state.feed(item):
                 yield out
+    except Exception:
+        for out in state.refused():  # a request that failed before its first output: its call
+            yield out
+        raise
     finally:
+        _activate(requests, on=False)
         close = getattr(stream, "aclose", None)
         if close is not None:
             await close()
@@ -141,9 +153,13 @@ def _nest(tool: Any) -> None:
 
     async def nested(args: Any, cancellation_token: Any, call_id: str | None = None) -> Any:
         runner = tool._task_runner
+        inner = _Inner(runner)
         items = run_json_stream(args, cancellation_token, call_id=call_id)
-        async for item in through(getattr(runner, "name", None), items, _Inner(runner).feed):
-            yield item
+        try:
+            async for item in through(getattr(runner, "name", None), items, inner.feed):
+                yield item
+        finally:
+            _activate(inner.state.requests, on=False)
 
     tool.run_json_stream = nested
     tool._agent_contract_nested = True
@@ -155,7 +171,7 @@ class _Inner:
     __slots__ = ("state",)
 
     def __init__(self, runner: Any) -> None:
-        self.state = _State(_model_name(runner))
+        self.state = _State(_model_name(runner), _activate(_note_requests(runner, {})))
 
     def feed(self, item: Any) -> list[AgentEvent]:
         names = {base.__name__ for base in type(item).__mro__}
@@ -165,18 +181,73 @@ class _Inner:
         return self.state.feed(item)
 
 
+class _Noted(list[tuple[Any, ...]]):
+    """One agent's model requests not yet shown by an event: copies of their messages, oldest
+    first. Noted only while a run of the adapter is active (``active``)."""
+
+    active = False
+
+
+class _NotingClient:
+    """An agent's model client, noting each request's messages; the rest is the client's."""
+
+    def __init__(self, client: Any, noted: _Noted) -> None:
+        self._agent_contract_client = client
+        self._agent_contract_noted = noted
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._agent_contract_client, name)
+
+    def _note(self, messages: Any) -> None:
+        noted = self._agent_contract_noted
+        if noted.active:
+            noted.append(tuple(messages))
+
+    def create_stream(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
+        self._note(messages)
+        return self._agent_contract_client.create_stream(messages, *args, **kwargs)
+
+    async def create(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
+        self._note(messages)
+        return await self._agent_contract_client.create(messages, *args, **kwargs)
+
+
+def _note_requests(agent: Any, out: dict[str, _Noted]) -> dict[str, _Noted]:
+    """Give ``agent`` and its team's members a noting model client (once each); their notes
+    by agent name."""
+    client = getattr(agent, "_model_client", None)
+    name = getattr(agent, "name", None)
+    if client is not None and isinstance(name, str) and name not in out:
+        if not isinstance(client, _NotingClient):
+            client = agent._model_client = _NotingClient(client, _Noted())
+        out[name] = client._agent_contract_noted
+    for member in getattr(agent, "_participants", None) or ():
+        _note_requests(member, out)
+    return out
+
+
+def _activate(requests: dict[str, _Noted], *, on: bool = True) -> dict[str, _Noted]:
+    """Start noting ``requests`` afresh (a run starts), or stop (it ended)."""
+    for noted in requests.values():
+        noted.clear()
+        noted.active = on
+    return requests
+
+
 def _model_name(agent: Any) -> str | None:
     client = getattr(agent, "_model_client", None)
+    client = getattr(client, "_agent_contract_client", client)
     args = getattr(client, "_create_args", None)
     name = args.get("model") if isinstance(args, dict) else None
     return name if isinstance(name, str) else None
 
 
 class _State:
-    __slots__ = ("called", "model", "open", "source", "step", "texted", "tools_ran")
+    __slots__ = ("called", "model", "open", "requests", "source", "step", "texted", "tools_ran")
 
-    def __init__(self, model: str | None) -> None:
+    def __init__(self, model: str | None, requests: dict[str, _Noted]) -> None:
         self.model = model
+        self.requests = requests
         self.open = False
         self.texted = False  # the open call streamed its text
         self.called = False  # the current step has a model call
@@ -190,13 +261,7 @@ class _State:
         if kind in _NOT_A_RESPONSE or source in (None, "user"):
             return []
         out: list[AgentEvent] = []
-        if source != self.source:
-            if self.source is not None:
-                if self.called and not self.open:  # a new speaker: a new step
-                    out.append(StepBoundary(index=self.step))
-                    self.step, self.tools_ran, self.called = self.step + 1, False, False
-                out.append(PhaseMarker(name=str(source)))
-            self.source = source
+        self._speaker(source, out)
         if kind == "ToolCallExecutionEvent":
             self.tools_ran = True
             out += [_result(result) for result in item.content]
@@ -221,6 +286,16 @@ class _State:
             self._close(out, item.models_usage)
         return out
 
+    def _speaker(self, source: Any, out: list[AgentEvent]) -> None:
+        if source == self.source:
+            return
+        if self.source is not None:
+            if self.called and not self.open:  # a new speaker: a new step
+                out.append(StepBoundary(index=self.step))
+                self.step, self.tools_ran, self.called = self.step + 1, False, False
+            out.append(PhaseMarker(name=str(source)))
+        self.source = source
+
     def _open(self, out: list[AgentEvent]) -> None:
         if self.open:
             return
@@ -228,8 +303,25 @@ class _State:
             out.append(StepBoundary(index=self.step))
             self.step, self.tools_ran = self.step + 1, False
         self.called = True
-        out.append(LLMCallStart(model=self.model, params={"stream": True}))
+        noted = self.requests.get(self.source or "")
+        if noted:
+            out.append(call_start(self.model, None, {"stream": True}, autogen_messages,
+                                  noted.pop(0)))  # fmt: skip
+        else:
+            out.append(LLMCallStart(model=self.model, params={"stream": True}))
         self.open, self.texted = True, False
+
+    def refused(self) -> list[AgentEvent]:
+        """The run failed: a request no output showed yet (the one that raised) opens its
+        call, which the error then ends."""
+        out: list[AgentEvent] = []
+        if not self.open:
+            for name, noted in self.requests.items():
+                if noted:
+                    self._speaker(name, out)
+                    self._open(out)
+                    break
+        return out
 
     def _close(self, out: list[AgentEvent], usage: Any) -> None:
         if usage is not None:
