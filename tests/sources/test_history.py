@@ -210,6 +210,104 @@ def test_llama_index_messages_read_as_the_contracts() -> None:
     ]  # fmt: skip
 
 
+# --- OpenAI-shaped dicts (CrewAI) ---------------------------------------------------------------
+def test_openai_message_dicts_read_as_the_contracts() -> None:
+    call = {"id": "c1", "type": "function", "function": {"name": "w", "arguments": '{"a": 1}'}}
+    history = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": [{"type": "text", "text": "Weather?"}]},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "content": "sunny", "tool_call_id": "c1"},
+        {"role": "developer", "content": 7},
+    ]
+
+    assert _shape(h.openai_messages(history)) == [
+        ("system", "Be brief.", None, []),
+        ("user", [{"type": "text", "text": "Weather?"}], None, []),
+        ("assistant", None, None, [("c1", "w", {"a": 1})]),
+        ("tool", "sunny", "c1", []),
+        ("system", "7", None, []),
+    ]
+    assert _shape(h.openai_messages("Weather?")) == [("user", "Weather?", None, [])]
+
+
+def test_crewai_reprs_of_tool_calls_read_back() -> None:
+    """CrewAI's event serializer cuts what lies five levels deep to its repr(): a tool call's
+    function name and arguments; they read as they were (and as CrewAI sends them)."""
+    call = {"id": "c1", "type": "function",
+            "function": {"name": "'w'", "arguments": repr('{"a": 1}')}}  # fmt: skip
+    weird = {"id": "c2", "type": "function", "function": {"name": "'x'y'", "arguments": '{"b": 2}'}}
+    history = [{"role": "assistant", "content": None, "tool_calls": [call, weird]}]
+
+    assert _shape(h.crewai_messages(history)) == [
+        ("assistant", None, None, [("c1", "w", {"a": 1}), ("c2", "'x'y'", {"b": 2})]),
+    ]
+
+
+# --- AutoGen -------------------------------------------------------------------------------------
+def test_autogen_messages_read_as_the_contracts() -> None:
+    m = pytest.importorskip("autogen_core.models")
+    from autogen_core import FunctionCall
+
+    history = [
+        m.SystemMessage(content="Be brief."),
+        m.UserMessage(content=["Weather?", "Now."], source="user"),
+        m.AssistantMessage(content=[FunctionCall(id="c1", name="w", arguments='{"a": 1}')],
+                           thought="Checking.", source="bot"),
+        m.FunctionExecutionResultMessage(content=[
+            m.FunctionExecutionResult(content="sunny", name="w", call_id="c1", is_error=False)]),
+        m.AssistantMessage(content="Sunny.", source="bot"),
+    ]  # fmt: skip
+
+    assert _shape(h.autogen_messages(history)) == [
+        ("system", "Be brief.", None, []),
+        ("user", "Weather?Now.", None, []),
+        ("assistant", "Checking.", None, [("c1", "w", {"a": 1})]),
+        ("tool", "sunny", "c1", []),
+        ("assistant", "Sunny.", None, []),
+    ]
+
+
+# --- Strands -------------------------------------------------------------------------------------
+def test_strands_converse_messages_read_as_the_contracts() -> None:
+    use = {"toolUse": {"toolUseId": "c1", "name": "w", "input": {"a": 1}}}
+    result = {"toolResult": {"toolUseId": "c1", "status": "success",
+                             "content": [{"text": "sunny"}]}}  # fmt: skip
+    history = [
+        {"role": "user", "content": [{"text": "Weather?"}]},
+        {"role": "assistant", "content": [{"text": "Checking."}, use]},
+        {"role": "user", "content": [result]},
+    ]
+
+    assert _shape(h.strands_messages("Be brief.", history)) == [
+        ("system", "Be brief.", None, []),
+        ("user", "Weather?", None, []),
+        ("assistant", "Checking.", None, [("c1", "w", {"a": 1})]),
+        ("tool", "sunny", "c1", []),
+    ]
+
+
+# --- Google ADK ----------------------------------------------------------------------------------
+def test_google_adk_contents_read_as_the_contracts() -> None:
+    types = pytest.importorskip("google.genai.types")
+    call = types.FunctionCall(id="c1", name="w", args={"a": 1})
+    response = types.FunctionResponse(id="c1", name="w", response={"result": "sunny"})
+    contents = [
+        types.Content(role="user", parts=[types.Part(text="Weather?")]),
+        types.Content(role="model", parts=[types.Part(text="Hm.", thought=True),
+                                           types.Part(text="Checking."),
+                                           types.Part(function_call=call)]),
+        types.Content(role="user", parts=[types.Part(function_response=response)]),
+    ]  # fmt: skip
+
+    assert _shape(h.google_adk_messages("Be brief.", contents)) == [
+        ("system", "Be brief.", None, []),
+        ("user", "Weather?", None, []),
+        ("assistant", "Checking.", None, [("c1", "w", {"a": 1})]),
+        ("tool", '{"result": "sunny"}', "c1", []),
+    ]
+
+
 # --- hostile requests ----------------------------------------------------------------------------
 class _Hostile:
     """An object whose every attribute read raises."""
@@ -226,7 +324,9 @@ _VALUES = st.recursive(
     max_leaves=8,
 )
 _READERS = [h.langchain_messages, h.agno_messages, h.llama_index_messages,
-            h.pydantic_ai_messages, lambda v: h.responses_messages(None, v)]  # fmt: skip
+            h.pydantic_ai_messages, lambda v: h.responses_messages(None, v),
+            h.openai_messages, h.crewai_messages, h.autogen_messages,
+            lambda v: h.google_adk_messages(v, v), lambda v: h.strands_messages(v, v)]  # fmt: skip
 
 
 @pytest.mark.parametrize("read", _READERS)

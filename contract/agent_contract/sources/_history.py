@@ -19,6 +19,7 @@ shown): reading a request never fails the agent's run.
 
 from __future__ import annotations
 
+import ast
 import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -29,11 +30,17 @@ from agent_contract.events import FunctionCall, Message, Role, ToolCall
 __all__ = [
     "LLMCallStart",
     "agno_messages",
+    "autogen_messages",
     "call_start",
+    "converse_text",
+    "crewai_messages",
+    "google_adk_messages",
     "langchain_messages",
     "llama_index_messages",
+    "openai_messages",
     "pydantic_ai_messages",
     "responses_messages",
+    "strands_messages",
 ]
 
 # Each framework's role names, as the contract's four.
@@ -345,6 +352,156 @@ def llama_index_messages(messages: Iterable[Any]) -> list[Message]:
             name = extra.get("name")
             entry.name = name if isinstance(name, str) else None
         out.append(entry)
+    return out
+
+
+# --- OpenAI-shaped dicts (CrewAI) -------------------------------------------------------------
+@_safely
+def openai_messages(messages: Any) -> list[Message]:
+    """OpenAI-shaped message dicts (CrewAI's ``LLMCallStartedEvent.messages``), or a bare
+    prompt string."""
+    if isinstance(messages, str):
+        return [Message(role="user", content=messages)]
+    out: list[Message] = []
+    for message in messages:
+        role = _role(_get(message, "role"))
+        content = _get(message, "content")
+        if content is not None and not isinstance(content, (str, list)):
+            content = _text(content)
+        entry = Message(role=role, content=content)
+        if role == "assistant":
+            calls = _get(message, "tool_calls") or ()
+            entry.tool_calls = [
+                _call(_get(c, "id"), _get(_get(c, "function"), "name"),
+                      _get(_get(c, "function"), "arguments"))
+                for c in calls
+            ] or None  # fmt: skip
+        elif role == "tool":
+            call_id = _get(message, "tool_call_id")
+            entry.tool_call_id = call_id if isinstance(call_id, str) else None
+        out.append(entry)
+    return out
+
+
+def _unrepr(value: Any) -> Any:
+    """A value CrewAI's event serializer cut to its ``repr()`` (it reprs what lies five levels
+    deep: a tool call's function name and arguments), read back; anything else as given."""
+    if isinstance(value, str) and len(value) > 1 and value[0] == value[-1] == "'":
+        try:
+            return ast.literal_eval(value)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return value
+    return value
+
+
+@_safely
+def crewai_messages(messages: Any) -> list[Message]:
+    """CrewAI's ``LLMCallStartedEvent.messages``: OpenAI-shaped dicts whose tool calls' names
+    and arguments CrewAI's serializer turned into their ``repr()`` (read back here; its provider
+    sends them as they were)."""
+    read = openai_messages(messages)
+    if read is None:
+        return []
+    for message in read:
+        for call in message.tool_calls or ():
+            name, arguments = _unrepr(call.function.name), _unrepr(call.function.arguments)
+            call.function.name = name if isinstance(name, str) else call.function.name
+            call.function.arguments = _arguments(arguments)
+    return read
+
+
+# --- AutoGen: autogen_core.models LLMMessage ---------------------------------------------------
+_AUTOGEN_ROLES: dict[str, Role] = {"SystemMessage": "system", "AssistantMessage": "assistant"}
+
+
+@_safely
+def autogen_messages(messages: Iterable[Any]) -> list[Message]:
+    """AutoGen's ``LLMMessage``\\ s by class name: a ``FunctionExecutionResultMessage`` is one
+    tool message per result, an ``AssistantMessage`` of ``FunctionCall``\\ s the calls (its
+    ``thought`` the text); a user message's images are left out."""
+    out: list[Message] = []
+    for message in messages:
+        kind, content = type(message).__name__, message.content
+        if kind == "FunctionExecutionResultMessage":
+            out += [Message(role="tool", content=_text(r.content), tool_call_id=r.call_id)
+                    for r in content]  # fmt: skip
+        elif kind == "AssistantMessage" and isinstance(content, list):
+            calls = [_call(c.id, c.name, c.arguments) for c in content]
+            thought = getattr(message, "thought", None)
+            out.append(Message(role="assistant", content=thought, tool_calls=calls or None))
+        else:
+            if not isinstance(content, str):  # a user message's text and images
+                content = "".join(part for part in content if isinstance(part, str))
+            out.append(Message(role=_AUTOGEN_ROLES.get(kind, "user"), content=content))
+    return out
+
+
+# --- Google ADK: google.genai Content ----------------------------------------------------------
+def _genai_text(parts: Any) -> str:
+    return "".join(p.text for p in parts or () if isinstance(p.text, str) and not p.thought)
+
+
+@_safely
+def google_adk_messages(system: Any, contents: Iterable[Any]) -> list[Message]:
+    """An ``LlmRequest``'s system instruction (text or ``Content``) and contents: a
+    ``function_response`` part is a tool message of its own, ``function_call`` parts the
+    model's calls, thoughts left out."""
+    out: list[Message] = []
+    if system is not None:
+        text = system if isinstance(system, str) else _genai_text(getattr(system, "parts", None))
+        if text:
+            out.append(Message(role="system", content=text))
+    for content in contents:
+        parts = content.parts or ()
+        calls = [_call(p.function_call.id, p.function_call.name, p.function_call.args or {})
+                 for p in parts if p.function_call is not None]  # fmt: skip
+        text = _genai_text(parts)
+        if text or calls:
+            role: Role = "assistant" if content.role == "model" else "user"
+            out.append(Message(role=role, content=text or None, tool_calls=calls or None))
+        for part in parts:
+            response = part.function_response
+            if response is not None:
+                out.append(Message(role="tool", content=_text(response.response),
+                                   tool_call_id=response.id))  # fmt: skip
+    return out
+
+
+# --- Strands: Bedrock Converse messages --------------------------------------------------------
+def converse_text(blocks: Iterable[Any]) -> Any:
+    """Converse content blocks' text joined when every block is text, else the blocks."""
+    blocks = list(blocks)
+    texts = [b["text"] for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str)]
+    return "".join(texts) if len(texts) == len(blocks) else blocks
+
+
+@_safely
+def strands_messages(system: Any, messages: Iterable[Any]) -> list[Message]:
+    """The agent's system prompt and its Converse ``messages``: ``toolUse`` blocks are the
+    model's calls, each ``toolResult`` a tool message of its own."""
+    out: list[Message] = []
+    if isinstance(system, str) and system:
+        out.append(Message(role="system", content=system))
+    for message in messages:
+        blocks = [b for b in message.get("content") or () if isinstance(b, dict)]
+        texts = [b["text"] for b in blocks if isinstance(b.get("text"), str)]
+        calls = [_call(u.get("toolUseId"), u.get("name"), u.get("input") or {})
+                 for b in blocks if isinstance(u := b.get("toolUse"), dict)]  # fmt: skip
+        if texts or calls:
+            out.append(Message(role=_role(message.get("role")), content="".join(texts) or None,
+                               tool_calls=calls or None))  # fmt: skip
+        for block in blocks:
+            result = block.get("toolResult")
+            if isinstance(result, dict):
+                content = _text(converse_text(result.get("content") or ()))
+                call_id = result.get("toolUseId")
+                out.append(
+                    Message(
+                        role="tool",
+                        content=content,
+                        tool_call_id=call_id if isinstance(call_id, str) else None,
+                    )
+                )
     return out
 
 

@@ -66,7 +66,6 @@ from agent_contract.events import (
     Error,
     FunctionCall,
     LLMCallEnd,
-    LLMCallStart,
     ReasoningDelta,
     StepBoundary,
     TextDelta,
@@ -74,8 +73,8 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
-from agent_contract.sources._chat_messages import openai_messages
 from agent_contract.sources._failure import error_name, failed_result
+from agent_contract.sources._history import call_start, crewai_messages
 from agent_contract.sources._raw_usage import get
 from agent_contract.sources._scoping import OpenScopes
 from agent_contract.sources._stream import Sink
@@ -196,10 +195,11 @@ class _Reader:
             self.step += 1
         params = {k: v for k in _PARAMS if (v := getattr(event, k, None)) is not None}
         self.calls[event.call_id] = event.model
-        messages = openai_messages(getattr(event, "messages", None))
-        yield LLMCallStart(
-            model=event.model, call_id=event.call_id, params=params, messages=messages
-        )
+        messages = getattr(event, "messages", None)
+        copy = tuple(messages) if isinstance(messages, list) else messages
+        start = call_start(event.model, None, params, crewai_messages, copy)
+        start.call_id = event.call_id
+        yield start
 
     def _LLMCallFailedEvent(self, event: Any) -> Iterator[AgentEvent]:
         error = self.raised.pop(id(event), None)

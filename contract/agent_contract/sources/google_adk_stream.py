@@ -55,7 +55,6 @@ from agent_contract.events import (
     FunctionCall,
     LLMCallEnd,
     LLMCallStart,
-    Message,
     PhaseMarker,
     ReasoningDelta,
     StepBoundary,
@@ -64,7 +63,7 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
-from agent_contract.sources._chat_messages import as_text, message, tool_call
+from agent_contract.sources._history import call_start, google_adk_messages
 from agent_contract.sources._scoping import OpenScopes
 from agent_contract.sources._stream import Sink
 
@@ -121,9 +120,10 @@ async def google_adk_events(
 _PLUGIN = "agent_contract_tool_scope"
 
 
-Requests = dict[str, list[tuple[str | None, list[Message] | None]]]
-"""The model requests a runner's plugin heard and no event has shown yet, by session id:
-(the agent making it, its messages)."""
+Request = tuple[Any, tuple[Any, ...]]
+"""A model request: its system instruction and a copy of its contents (``google_adk_messages``)."""
+Requests = dict[str, list[Request]]
+"""The model requests a runner's plugin heard and no event has shown yet, by session id."""
 
 
 def _add_plugin(runner: Any) -> Requests:
@@ -146,7 +146,8 @@ def _add_plugin(runner: Any) -> Requests:
             session = getattr(callback_context.session, "id", None)
             noted = self.requests.get(session) if isinstance(session, str) else None
             if noted is not None:  # a traced run's session
-                noted.append((callback_context.agent_name, _messages(llm_request)))
+                system = getattr(llm_request.config, "system_instruction", None)
+                noted.append((system, tuple(llm_request.contents or ())))
 
         async def before_tool_callback(
             self, *, tool: Any, tool_args: Any, tool_context: Any
@@ -166,49 +167,10 @@ def _add_plugin(runner: Any) -> Requests:
     return plugin.requests
 
 
-def _messages(request: Any) -> list[Message] | None:
-    """An ``LlmRequest`` as the messages ADK sends: its system instruction, then its contents
-    (a ``function_response`` part is a tool message of its own). Never raises."""
-    try:
-        out: list[Message] = []
-        config = getattr(request, "config", None)
-        system = getattr(config, "system_instruction", None)
-        if system is not None:
-            text = system if isinstance(system, str) else _text(getattr(system, "parts", None))
-            if text:
-                out.append(message("system", text))
-        for content in getattr(request, "contents", None) or ():
-            out += _content(content)
-        return out
-    except Exception:
-        return None
-
-
-def _content(content: Any) -> list[Message]:
-    parts = content.parts or ()
-    out: list[Message] = []
-    for part in parts:
-        response = part.function_response
-        if response is not None:
-            body = as_text(response.response)
-            out.append(message("tool", body, tool_call_id=response.id))
-    calls = [tool_call(p.function_call.id, p.function_call.name, p.function_call.args or {})
-             for p in parts if p.function_call is not None]  # fmt: skip
-    text = _text(parts)
-    if text or calls:
-        role = "assistant" if content.role == "model" else "user"
-        out.insert(0, message(role, text or None, tool_calls=calls))
-    return out
-
-
-def _text(parts: Any) -> str:
-    return "".join(p.text for p in parts or () if isinstance(p.text, str) and not p.thought)
-
-
 class _State:
     __slots__ = ("author", "open", "requests", "root", "step", "streamed", "tools_ran")
 
-    def __init__(self, root: Any, requests: list[tuple[str | None, list[Message] | None]]) -> None:
+    def __init__(self, root: Any, requests: list[Request]) -> None:
         self.root = root
         self.requests = requests
         self.author: str | None = None
@@ -244,13 +206,15 @@ class _State:
     def _open(self, out: list[AgentEvent], author: str | None) -> None:
         if self.open:
             return
-        messages = self.requests.pop(0)[1] if self.requests else None
+        request = self.requests.pop(0) if self.requests else None
         if self.tools_ran:
             out.append(StepBoundary(index=self.step))
             self.step, self.tools_ran = self.step + 1, False
-        start = LLMCallStart(model=_model(self.root, author), params={"stream": True},
-                             messages=messages)  # fmt: skip
-        out.append(start)
+        model, params = _model(self.root, author), {"stream": True}
+        if request is None:
+            out.append(LLMCallStart(model=model, params=params))
+        else:
+            out.append(call_start(model, None, params, google_adk_messages, *request))
         self.open, self.streamed = True, False
 
     def _close(self, out: list[AgentEvent], event: Any, parts: Any) -> None:

@@ -49,8 +49,6 @@ from agent_contract.events import (
     Error,
     FunctionCall,
     LLMCallEnd,
-    LLMCallStart,
-    Message,
     ReasoningDelta,
     StepBoundary,
     TextDelta,
@@ -58,8 +56,8 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
-from agent_contract.sources._chat_messages import as_text, message, tool_call
 from agent_contract.sources._failure import error_name, failed_result
+from agent_contract.sources._history import call_start, converse_text, strands_messages
 from agent_contract.sources._scoping import OpenScopes
 from agent_contract.sources._stream import Sink
 
@@ -161,33 +159,6 @@ def _add_hooks(agent: Any) -> _Requests:
     return requests
 
 
-def _messages(agent: Any) -> list[Message] | None:
-    """What Strands sends the model: the agent's system prompt, then its ``messages``
-    (Converse blocks; a ``toolResult`` is a tool message of its own). Never raises."""
-    try:
-        out: list[Message] = []
-        system = getattr(agent, "system_prompt", None)
-        if isinstance(system, str) and system:
-            out.append(message("system", system))
-        for entry in getattr(agent, "messages", None) or ():
-            blocks = [b for b in entry.get("content") or () if isinstance(b, dict)]
-            texts = [b["text"] for b in blocks if isinstance(b.get("text"), str)]
-            uses = [b["toolUse"] for b in blocks if isinstance(b.get("toolUse"), dict)]
-            calls = [tool_call(u.get("toolUseId"), u.get("name"), u.get("input") or {})
-                     for u in uses]  # fmt: skip
-            if texts or calls:
-                out.append(message(entry.get("role"), "".join(texts) or None, tool_calls=calls))
-            for block in blocks:
-                result = block.get("toolResult")
-                if isinstance(result, dict):
-                    content = _result_content(result.get("content") or [])
-                    out.append(message("tool", as_text(content),
-                                       tool_call_id=result.get("toolUseId")))  # fmt: skip
-        return out
-    except Exception:
-        return None
-
-
 class _State:
     __slots__ = ("agent", "model", "open", "requests", "step", "stop", "tools_ran", "usage")
 
@@ -261,9 +232,11 @@ class _State:
         if self.tools_ran:
             out.append(StepBoundary(index=self.step))
             self.step, self.tools_ran = self.step + 1, False
-        start = LLMCallStart(model=self.model, params={"stream": True},
-                             messages=_messages(self.agent))  # fmt: skip
-        out.append(start)
+        agent = self.agent
+        messages = tuple(getattr(agent, "messages", None) or ())
+        system = getattr(agent, "system_prompt", None)
+        out.append(call_start(self.model, None, {"stream": True}, strands_messages, system,
+                              messages))  # fmt: skip
         self.open, self.stop, self.usage = True, None, None
 
     def _message(self, message: dict[str, Any]) -> list[AgentEvent]:
@@ -311,14 +284,8 @@ def _count(usage: dict[str, Any], key: str) -> int | None:
     return value if isinstance(value, int) else None
 
 
-def _result_content(parts: list[Any]) -> Any:
-    """A ``toolResult``'s content: its text blocks joined, else the blocks as they are."""
-    texts = [p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
-    return "".join(texts) if len(texts) == len(parts) else parts
-
-
 def _result(result: dict[str, Any]) -> ToolResult:
-    content = _result_content(result.get("content") or [])
+    content = converse_text(result.get("content") or [])
     call_id = str(result.get("toolUseId") or "")
     if result.get("status") == "error":
         return failed_result(call_id, content, None, _error_type(content))
