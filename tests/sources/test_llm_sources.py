@@ -121,6 +121,34 @@ async def test_a_tool_loop_traces_the_same_tree_with_tokens_counted_once(
     assert otel_telemetry.open_spans() == []
 
 
+@pytest.mark.parametrize("capture", [True, False], ids=["capture", "no-capture"])
+@pytest.mark.parametrize("case", CASES, ids=ids)
+async def test_each_call_shows_the_messages_it_sent_and_the_run_its_question_and_answer(
+    case: Case, capture: bool, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """With capture on the run shows the question and the answer, each chat span the history
+    it sent (the second call's with both tool results); with capture off, no content."""
+    client = case.client(case.body(True), case.body(False))
+    agent = ToolLoop(case.source(client), {"weather": weather})
+    wrapper = otel_telemetry.wrapper(agent_name="agent", capture_content=capture)
+
+    await agent.invoke(HISTORY, stream_wrapper=wrapper)
+
+    chat = f"chat {case.request_model}"
+    chats = [dict(s.attributes or {}) for s in otel_telemetry.spans() if s.name == chat]
+    root = attributes(otel_telemetry, "invoke_agent")
+    content = {"gen_ai.input.messages", "gen_ai.output.messages", "input.value", "output.value"}
+    if not capture:
+        assert not any(content & set(a) for a in [root, *chats])
+        return
+    assert (root["input.value"], root["output.value"]) == ("Weather?", "Sunny in both.")
+    first, second = (json.loads(c["gen_ai.input.messages"]) for c in chats)
+    assert [m["role"] for m in first] == ["system", "user"]
+    assert [m["role"] for m in second] == ["system", "user", "assistant", "tool", "tool"]
+    results = [m["parts"][0]["response"] for m in second if m["role"] == "tool"]
+    assert results == ["sunny in Paris", "sunny in Rome"]
+
+
 @pytest.mark.parametrize("case", CASES, ids=ids)
 async def test_an_error_mid_stream_comes_out_as_the_sdks_own_exception(
     case: Case, otel_telemetry: InMemoryTelemetry
