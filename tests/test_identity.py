@@ -160,7 +160,7 @@ async def test_run_identity_block_reaches_instrumented_agents(
         await agent.invoke([Message(role="user", content="hi")])
     assert identity_of() is None  # the block restored the context
     spans = otel_telemetry.spans()
-    assert {s.name for s in spans} == {"invoke_agent Echo", "step 0"}
+    assert otel_telemetry.outline() == [["invoke_agent Echo", ["step 0"]]]
     assert all(ids_of(s) == {"session.id": "sess-1", "user.id": "user-1"} for s in spans)
 
 

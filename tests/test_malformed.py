@@ -535,4 +535,4 @@ async def test_llm_call_start_with_messages_that_are_not_a_list(
     assert json.loads(str(attributes["gen_ai.output.messages"]))[0]["parts"] == [
         {"type": "text", "content": "a"}
     ]
-    assert sorted(s.name for s in spans) == ["chat m", "invoke_agent", "step 0"]
+    assert otel_telemetry.outline() == [["invoke_agent", [["step 0", ["chat m"]]]]]
