@@ -7,6 +7,7 @@ must have its chat span, its tokens counted once, its answer kept.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -456,4 +457,69 @@ async def test_agno_team_members_are_nested_runs_under_the_delegating_call(
     assert tokens(otel_telemetry) == sum(e.input_tokens for e in used)  # every call, once
     lead = attributes(otel_telemetry, "invoke_agent lead")["agent_otel.usage.input_tokens"]
     assert lead == sum(e.input_tokens for e in used if e.event.startswith("Team"))
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_a_llama_index_agent_workflow_handoff_keeps_each_agents_steps_and_tokens(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A multi-agent ``AgentWorkflow``: the router's handoff is its step's tool call, the next
+    agent's turn a step of its own after a phase naming it; each call's tokens once."""
+    pytest.importorskip("llama_index.core")
+    from llama_index.core.agent.workflow import AgentWorkflow, FunctionAgent
+    from llama_index.core.base.llms.types import (
+        ChatMessage,
+        ChatResponse,
+        LLMMetadata,
+        ToolCallBlock,
+    )
+    from llama_index.core.llms.mock import MockFunctionCallingLLM
+
+    from agent_contract.sources.llama_index_stream import llama_index_events
+
+    from . import _fw_llama_index as fl
+    from . import _script as s
+
+    class Turn(MockFunctionCallingLLM):
+        """One reply (a tool-call block or text), with the provider's usage as ``raw``."""
+
+        reply: Any = None
+        turn: int = 0
+
+        @property
+        def metadata(self) -> LLMMetadata:
+            return LLMMetadata(is_function_calling_model=True, model_name=fl.MODEL)
+
+        async def astream_chat(self, messages: Any, **kwargs: Any) -> Any:
+            async def stream() -> AsyncIterator[Any]:
+                text = self.reply if isinstance(self.reply, str) else ""
+                message = ChatMessage(role="assistant", content=text)
+                if not text:
+                    message.blocks.append(self.reply)
+                yield ChatResponse(
+                    message=message, delta=text, raw=fl.chunk(self.turn, content=text)
+                )
+                yield ChatResponse(message=message, delta="", raw=fl.chunk(self.turn))  # usage
+
+            return stream()
+
+    handoff = ToolCallBlock(tool_call_id="h1", tool_name="handoff",
+                            tool_kwargs={"to_agent": "writer", "reason": "to write"})  # fmt: skip
+    router = FunctionAgent(name="router", description="Routes.", can_handoff_to=["writer"],
+                           llm=Turn(reply=handoff, turn=0), streaming=True)  # fmt: skip
+    writer = FunctionAgent(name="writer", description="Writes.",
+                           llm=Turn(reply="Sunny.", turn=1), streaming=True)  # fmt: skip
+    flow = AgentWorkflow(agents=[router, writer], root_agent="router")
+    events = await run_script(otel_telemetry, llama_index_events(flow, "Weather?"),
+                              agent_name="flow")  # fmt: skip
+
+    assert otel_telemetry.outline() == [
+        ["invoke_agent flow", [
+            ["step 0", [f"chat {fl.MODEL}", "execute_tool handoff"]],
+            ["step 1", [f"chat {fl.MODEL}"]],
+        ]],
+    ]  # fmt: skip
+    assert [e.name for e in events if isinstance(e, PhaseMarker)] == ["router", "writer"]
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Sunny."
+    assert tokens(otel_telemetry) == s.TURNS[0].input + s.TURNS[1].input
     assert otel_telemetry.open_spans() == []
