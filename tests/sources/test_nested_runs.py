@@ -523,3 +523,56 @@ async def test_a_llama_index_agent_workflow_handoff_keeps_each_agents_steps_and_
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Sunny."
     assert tokens(otel_telemetry) == s.TURNS[0].input + s.TURNS[1].input
     assert otel_telemetry.open_spans() == []
+
+
+async def test_smolagents_managed_agents_are_nested_runs_under_the_call_that_ran_them(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A managed agent: smolagents runs it unstreamed inside the manager's call; it is a
+    nested run under that call's span, with its call, its tokens (once) and its answer."""
+    pytest.importorskip("smolagents")
+    from smolagents import OpenAIModel, ToolCallingAgent
+
+    from agent_contract.sources.smolagents_stream import smolagents_events
+
+    from . import _fw_smolagents as fs
+    from . import _script as s
+
+    def model(respond: Any) -> Any:
+        return OpenAIModel(fs.MODEL, api_key="offline", api_base="http://mock.invalid/v1",
+                           client_kwargs=fs.client(respond))  # fmt: skip
+
+    asked: list[int] = []
+
+    def lead(messages: list[dict[str, Any]]) -> bytes:
+        asked.append(1)
+        if len(asked) == 1:
+            return fs.completion(0, None, [("call_e", "expert", '{"task": "Paris?"}')])
+        return fs.completion(0, None, fs.answer("The expert says: sunny."))
+
+    expert = ToolCallingAgent(
+        tools=[], model=model(lambda messages: fs.completion(1, None, fs.answer("sunny"))),
+        verbosity_level=0, name="expert", description="Knows the weather.",
+    )  # fmt: skip
+    boss = ToolCallingAgent(tools=[], model=model(lead), managed_agents=[expert],
+                            verbosity_level=0)  # fmt: skip
+    kept: list[Any] = []
+    await run_script(otel_telemetry, smolagents_events(boss, s.QUESTION, sink=kept.append),
+                     agent_name="lead", capture_content=True)  # fmt: skip
+
+    chat = f"chat {fs.MODEL}"
+    assert otel_telemetry.outline() == [
+        ["invoke_agent lead", [
+            ["step 0", [chat, ["execute_tool expert", [
+                ["invoke_agent expert", [["step 0", [chat]]]]]]]],
+            ["step 1", [chat]],
+        ]],
+    ]  # fmt: skip
+    expert_run = dict(otel_telemetry.span("invoke_agent expert").attributes or {})
+    assert expert_run["agent_otel.usage.input_tokens"] == s.TURNS[1].input
+    assert tokens(otel_telemetry) == 2 * s.TURNS[0].input + s.TURNS[1].input
+    [result] = [
+        item for item in kept if type(item).__name__ == "ToolOutput" and item.id == "call_e"
+    ]
+    assert "sunny" in str(result.output)  # the managed agent's report, as smolagents writes it
+    assert otel_telemetry.open_spans() == []

@@ -32,6 +32,15 @@ runs the call, so the adapter wraps that method once on the agent, as an instanc
 (outside a traced run it does nothing). It gets no call id: the name and arguments pick the
 call. A ``CodeAgent``'s tools run inside its code: the code run is the one call.
 
+A managed agent (``managed_agents=``) runs inside the manager's call, unstreamed
+(``agent(task)`` calls its own ``run``), so no stream shows it. The adapter sets ``run`` on
+each managed agent (once, as an instance attribute; at any depth): called for a plain answer
+(no ``stream``, no ``return_full_result``) where a tracer claims a nested run
+(``agent_contract.scope.nested_run``, inside the manager's call scope), it runs the same task
+with ``stream=True``, reads it as this adapter reads any run into that nested run (on a loop
+of its own on the calling thread, which smolagents' calls never run a loop on), and returns
+the final answer, as ``run`` does. Anywhere else it is smolagents' own ``run``.
+
 Every smolagents item goes to ``sink`` untouched (the ``FinalAnswerStep`` last: its
 ``output`` is the run's answer). Stopping early or cancelling calls ``agent.interrupt()``;
 the step in flight finishes on its thread and the run stops before the next. A model error
@@ -41,6 +50,7 @@ Needs ``smolagents`` (extra ``smolagents``).
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -57,7 +67,7 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
-from agent_contract.scope import tool_scope
+from agent_contract.scope import nested_run, tool_scope
 from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._raw_usage import usage_from_raw
 from agent_contract.sources._stream import Sink
@@ -94,7 +104,11 @@ async def smolagents_events(
 
 
 def _scope_tools(agent: Any) -> None:
-    """Run each tool call of ``agent`` under its call's scope (module doc); once per agent."""
+    """Run each tool call of ``agent`` under its call's scope, and each managed agent as a
+    nested run (module doc); once per agent."""
+    managed = getattr(agent, "managed_agents", None)
+    for member in managed.values() if isinstance(managed, dict) else ():
+        _nest(member)
     execute = getattr(agent, "execute_tool_call", None)
     if execute is None or getattr(execute, "_agent_contract_scoped", False):
         return
@@ -107,6 +121,52 @@ def _scope_tools(agent: Any) -> None:
 
     scoped._agent_contract_scoped = True  # type: ignore[attr-defined]
     agent.execute_tool_call = scoped
+
+
+def _nest(agent: Any) -> None:
+    """Set ``run`` on a managed ``agent``: a nested run where a tracer claims it (module doc)."""
+    run = getattr(agent, "run", None)
+    if run is None or getattr(run, "_agent_contract_nested", False):
+        return
+
+    def nested(task: Any, stream: bool = False, *args: Any, **kwargs: Any) -> Any:
+        wrap = None
+        if not stream and not args and not kwargs.get("return_full_result"):
+            wrap = nested_run(getattr(agent, "name", None))
+        if wrap is None or _loop_running():
+            return run(task, stream, *args, **kwargs)
+        items = run(task, stream=True, **kwargs)
+        return asyncio.run(_drained(wrap, agent, items))
+
+    nested._agent_contract_nested = True  # type: ignore[attr-defined]
+    agent.run = nested
+    _scope_tools(agent)
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+async def _drained(wrap: Any, agent: Any, items: Iterator[Any]) -> Any:
+    """Read a managed agent's streamed run into the tracer's nested run; its final answer."""
+    reader = _Reader(agent)
+    final: list[Any] = []
+
+    async def source() -> AsyncIterator[AgentEvent]:
+        yield reader.start()
+        for item in items:
+            if type(item).__name__ == "FinalAnswerStep":
+                final.append(item.output)
+            for event in reader.feed(item):
+                yield event
+
+    async for _ in wrap(source()):
+        pass
+    return final[-1] if final else None
 
 
 class _Reader:
