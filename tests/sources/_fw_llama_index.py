@@ -110,20 +110,13 @@ def events(run: s.Run) -> AsyncIterator[AgentEvent]:
     return llama_index_events(agent(run), s.QUESTION, sink=run.kept.append)
 
 
-async def subagent(telemetry: Any) -> None:
-    from llama_index.core.agent.workflow import FunctionAgent
-    from llama_index.core.base.llms.types import (
-        ChatMessage,
-        ChatResponse,
-        LLMMetadata,
-        ToolCallBlock,
-    )
+def replies(*answers: Any) -> Any:
+    """LlamaIndex's mock function-calling LLM answering ``answers`` in turn (the last again),
+    one message each: a text, a tool-call block, or a list of blocks (parallel calls)."""
+    from llama_index.core.base.llms.types import ChatMessage, ChatResponse, LLMMetadata
     from llama_index.core.llms.mock import MockFunctionCallingLLM
 
     class Replies(MockFunctionCallingLLM):
-        """Answers ``replies`` in turn, one message each (a tool-call block or text)."""
-
-        replies: list[Any] = []  # noqa: RUF012 (a pydantic field: copied per instance)
         turns: int = 0
 
         @property
@@ -131,19 +124,26 @@ async def subagent(telemetry: Any) -> None:
             return LLMMetadata(is_function_calling_model=True, model_name=MODEL)
 
         async def astream_chat(self, messages: Any, **kwargs: Any) -> Any:
-            reply = self.replies[min(self.turns, len(self.replies) - 1)]
+            reply = answers[min(self.turns, len(answers) - 1)]
             self.turns += 1
 
             async def stream() -> AsyncIterator[Any]:
-                message = ChatMessage(role="assistant", content=reply)
+                text = reply if isinstance(reply, str) else ""
+                message = ChatMessage(role="assistant", content=text)
                 if not isinstance(reply, str):
-                    message = ChatMessage(role="assistant", content="")
-                    message.blocks.append(reply)
-                yield ChatResponse(message=message, delta=reply if isinstance(reply, str) else "")
+                    message.blocks.extend(reply if isinstance(reply, list) else [reply])
+                yield ChatResponse(message=message, delta=text)
 
             return stream()
 
-    expert = FunctionAgent(name="expert", tools=[], llm=Replies(replies=["sunny"]))
+    return Replies()
+
+
+async def subagent(telemetry: Any) -> None:
+    from llama_index.core.agent.workflow import FunctionAgent
+    from llama_index.core.base.llms.types import ToolCallBlock
+
+    expert = FunctionAgent(name="expert", tools=[], llm=replies("sunny"))
     ask = ToolCallBlock(tool_call_id="call_e", tool_name="ask_expert", tool_kwargs={"q": "Paris?"})
 
     async def ask_expert(q: str) -> str:
@@ -154,7 +154,7 @@ async def subagent(telemetry: Any) -> None:
         return str(await kept[0])
 
     lead = FunctionAgent(name="lead", tools=[ask_expert],
-                         llm=Replies(replies=[ask, "The expert says: sunny."]))  # fmt: skip
+                         llm=replies(ask, "The expert says: sunny."))  # fmt: skip
     await run_script(telemetry, llama_index_events(lead, s.QUESTION), agent_name="lead")
 
 
@@ -162,37 +162,10 @@ def parallel(tracer: Tracer) -> AsyncIterator[AgentEvent]:
     """The tool-scope script (``_parallel``) on LlamaIndex's mock function-calling LLM;
     ``mul`` sync."""
     from llama_index.core.agent.workflow import FunctionAgent
-    from llama_index.core.base.llms.types import (
-        ChatMessage,
-        ChatResponse,
-        LLMMetadata,
-        ToolCallBlock,
-    )
-    from llama_index.core.llms.mock import MockFunctionCallingLLM
+    from llama_index.core.base.llms.types import ToolCallBlock
 
-    class Scripted(MockFunctionCallingLLM):
-        """LlamaIndex's mock function-calling LLM asking for ``CALLS``, then answering."""
-
-        turns: int = 0
-
-        @property
-        def metadata(self) -> LLMMetadata:
-            return LLMMetadata(is_function_calling_model=True, model_name="m")
-
-        async def astream_chat(self, messages: Any, **kwargs: Any) -> Any:
-            self.turns += 1
-            first = self.turns == 1
-
-            async def stream() -> AsyncIterator[Any]:
-                message = ChatMessage(role="assistant", content="" if first else "done")
-                if first:
-                    message.blocks.extend(
-                        ToolCallBlock(tool_call_id=cid, tool_name=name, tool_kwargs={"x": arg})
-                        for cid, name, arg in p.CALLS
-                    )
-                yield ChatResponse(message=message, delta="" if first else "done")
-
-            return stream()
-
-    built = FunctionAgent(name=p.AGENT, tools=p.tools(tracer), llm=Scripted(), streaming=True)
+    calls = [ToolCallBlock(tool_call_id=cid, tool_name=name, tool_kwargs={"x": arg})
+             for cid, name, arg in p.CALLS]  # fmt: skip
+    llm = replies(calls, "done")
+    built = FunctionAgent(name=p.AGENT, tools=p.tools(tracer), llm=llm, streaming=True)
     return llama_index_events(built, "go")
