@@ -59,8 +59,7 @@ async def test_the_trace_name_goes_on_the_traces_root_only(
     inner = ScriptedAgent(agent_events(), name="helper")
     traced: Any = instrument(
         inner,
-        tracer_provider=otel_telemetry.tracer_provider,
-        meter_provider=otel_telemetry.meter_provider,
+        **otel_telemetry.providers(),
     )
     await traced.invoke([Message(role="user", content=QUESTION)])  # a root run of its own
 

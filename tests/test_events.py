@@ -173,12 +173,7 @@ async def test_instrument_takes_a_logger_provider(
 
     monkeypatch.setenv(ENV_CAPTURE, "EVENT_ONLY")
     events = [LLMCallStart(model="m", provider="p"), TextDelta(text="hi"), LLMCallEnd()]
-    agent = instrument(
-        ScriptedAgent(events),
-        tracer_provider=otel_telemetry.tracer_provider,
-        meter_provider=otel_telemetry.meter_provider,
-        logger_provider=otel_telemetry.logger_provider,
-    )
+    agent = instrument(ScriptedAgent(events), **otel_telemetry.providers())  # the logger too
     await agent.invoke([Message(role="user", content="hello")])
     [record] = otel_telemetry.logs()
     attributes = validate_event(record)

@@ -3,7 +3,8 @@
 ``agent_otel.testing.InMemoryTelemetry`` is the one in-memory setup (its ``processors=``,
 ``export_through=``, ``ids=`` and ``sampler=`` cover a processor under test, a sampler in
 front of the export, random ids); ``otel_telemetry.wrapper()`` and ``run_script()`` are the
-one way a test runs a wrapper on it. A provider, in-memory exporter or reader built by hand
+one way a test runs a wrapper on it (``instrument(agent, **otel_telemetry.providers())`` an
+instrumented agent). A provider, in-memory exporter or reader built by hand
 is allowed only in the files below, each with the reason the kit cannot serve it; a file
 listed that no longer needs it fails too, so the list stays true.
 """
@@ -94,11 +95,12 @@ def test_providers_and_in_memory_exporters_are_built_by_the_kit_or_listed_with_a
 
 
 def _kit_providers_passed_by_hand(tree: ast.Module) -> list[int]:
-    """``otel_wrapper(..., tracer_provider=otel_telemetry.tracer_provider, ...)``: the kit's
-    fixture wired into a wrapper by hand, which is what ``otel_telemetry.wrapper()`` does."""
+    """``otel_wrapper(..., tracer_provider=otel_telemetry.tracer_provider, ...)`` (or
+    ``instrument(...)``): the kit's fixture wired in by hand, which is what
+    ``otel_telemetry.wrapper()`` and ``**otel_telemetry.providers()`` do."""
     lines = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and _called(node) == "otel_wrapper":
+        if isinstance(node, ast.Call) and _called(node) in ("otel_wrapper", "instrument"):
             for keyword in node.keywords:
                 value = keyword.value
                 if (
@@ -111,14 +113,14 @@ def _kit_providers_passed_by_hand(tree: ast.Module) -> list[int]:
     return lines
 
 
-def test_wrappers_on_the_fixture_come_from_its_factory() -> None:
+def test_wrappers_and_instrumented_agents_on_the_fixture_take_its_providers_from_it() -> None:
     found = {
         path: lines
         for path, tree in _sources().items()
         if (lines := _kit_providers_passed_by_hand(tree))
     }
-    assert not found, f"otel_wrapper(tracer_provider=otel_telemetry...) in {found}: use " + (
-        "otel_telemetry.wrapper(**options)"
+    assert not found, f"the fixture's providers passed by hand in {found}: use " + (
+        "otel_telemetry.wrapper(**options) or instrument(agent, **otel_telemetry.providers())"
     )
 
 
@@ -133,4 +135,6 @@ def test_the_checks_find_what_they_look_for() -> None:
     )
     assert _kit_providers_passed_by_hand(wired) == [1]
     assert _kit_providers_passed_by_hand(ast.parse("w = otel_telemetry.wrapper()")) == []
+    traced = ast.parse("a = instrument(b)\nc = instrument(d, tracer_provider=otel_telemetry.t)")
+    assert _kit_providers_passed_by_hand(traced) == [2]
     assert _allowed("benchmarks/fig5_dead_collector.py") and not _allowed("tests/test_x.py")

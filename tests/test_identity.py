@@ -154,7 +154,7 @@ class Echo(StreamingAgent):
 async def test_run_identity_block_reaches_instrumented_agents(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:
-    agent = instrument(Echo(), tracer_provider=otel_telemetry.tracer_provider)
+    agent = instrument(Echo(), **otel_telemetry.providers())
     with run_identity(session_id="sess-1", user_id="user-1") as identity:
         assert identity == RunIdentity("sess-1", "user-1")
         await agent.invoke([Message(role="user", content="hi")])
@@ -165,7 +165,7 @@ async def test_run_identity_block_reaches_instrumented_agents(
 
 
 async def test_config_ids_of_an_instrumented_event_agent(otel_telemetry: InMemoryTelemetry) -> None:
-    agent = instrument(Echo(), tracer_provider=otel_telemetry.tracer_provider)
+    agent = instrument(Echo(), **otel_telemetry.providers())
     config = {"session_id": "sess-1", "user_id": "user-1", "conversation_id": "conv-1"}
     await agent.invoke([Message(role="user", content="hi")], config=config)
     spans = otel_telemetry.spans()

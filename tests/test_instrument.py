@@ -30,7 +30,6 @@ from test_instrument_support import (
     agent_spans,
     call_run,
     call_stream,
-    kw,
     parent_of,
 )
 
@@ -41,7 +40,7 @@ EVENTS = [TextDelta("a"), StepBoundary(), TextDelta("b")]
 def test_event_drop_in_is_the_agent(otel_telemetry: InMemoryTelemetry) -> None:
     agent = ScriptedAgent(EVENTS, name="scribe")
     agent.custom = "mine"  # type: ignore[attr-defined]
-    traced = instrument(agent, **kw(otel_telemetry))
+    traced = instrument(agent, **otel_telemetry.providers())
     assert traced is not agent
     assert isinstance(traced, ScriptedAgent)
     assert isinstance(traced, StreamingAgent)
@@ -59,7 +58,7 @@ def test_event_drop_in_is_the_agent(otel_telemetry: InMemoryTelemetry) -> None:
 
 def test_agent_drop_in_is_the_agent(otel_telemetry: InMemoryTelemetry) -> None:
     agent = ScriptedStreamingAgent([MessageFinal(text="ok")])
-    traced = instrument(agent, **kw(otel_telemetry))
+    traced = instrument(agent, **otel_telemetry.providers())
     assert isinstance(traced, Agent)
     assert isinstance(traced, ScriptedStreamingAgent)
     assert traced.tool_name == "scripted_streaming"
@@ -72,7 +71,7 @@ def test_agent_drop_in_is_the_agent(otel_telemetry: InMemoryTelemetry) -> None:
 
 async def test_the_original_stays_untraced(otel_telemetry: InMemoryTelemetry) -> None:
     agent = ScriptedAgent(EVENTS)
-    instrument(agent, **kw(otel_telemetry))
+    instrument(agent, **otel_telemetry.providers())
     await agent.invoke(USER)
     assert otel_telemetry.spans() == []
 
@@ -81,7 +80,7 @@ async def test_uninstrument_instance_returns_the_original(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:
     agent = ScriptedAgent(EVENTS)
-    traced = instrument(agent, **kw(otel_telemetry))
+    traced = instrument(agent, **otel_telemetry.providers())
     assert is_instrumented(traced)
     assert uninstrument(traced) is agent
     assert not is_instrumented(traced)
@@ -92,14 +91,14 @@ async def test_uninstrument_instance_returns_the_original(
 
 
 async def test_instrumenting_twice_is_one_span(otel_telemetry: InMemoryTelemetry) -> None:
-    traced = instrument(ScriptedAgent(EVENTS), **kw(otel_telemetry))
+    traced = instrument(ScriptedAgent(EVENTS), **otel_telemetry.providers())
     assert instrument(traced, name="other") is traced
     await traced.invoke(USER)
     assert [s.name for s in agent_spans(otel_telemetry)] == ["invoke_agent scripted"]
 
 
 def test_pickle_and_copy_give_the_plain_agent(otel_telemetry: InMemoryTelemetry) -> None:
-    traced = instrument(NonStreamingAgent("v"), **kw(otel_telemetry))
+    traced = instrument(NonStreamingAgent("v"), **otel_telemetry.providers())
     for clone in (pickle.loads(pickle.dumps(traced)), copy.copy(traced), copy.deepcopy(traced)):
         assert type(clone) is NonStreamingAgent
         assert clone.result == "v"
@@ -137,7 +136,7 @@ async def test_class_every_instance_traced(
         pass
 
     original_stream = Mine.stream
-    restore.append(instrument(Mine, name="mine", **kw(otel_telemetry)))
+    restore.append(instrument(Mine, name="mine", **otel_telemetry.providers()))
     assert instrument(Mine) is Mine  # twice: a no-op
     await Mine(EVENTS).invoke(USER)
     await Mine(EVENTS).invoke(USER)
@@ -155,7 +154,7 @@ async def test_decorator_forms(otel_telemetry: InMemoryTelemetry, restore: list[
     class Bare(NonStreamingAgent):
         pass
 
-    @instrument(name="named", **kw(otel_telemetry))
+    @instrument(name="named", **otel_telemetry.providers())
     class Named(NonStreamingAgent):
         pass
 
@@ -176,7 +175,7 @@ async def test_class_covers_subclasses_old_and_new(
             async for event in super().astream(**kwargs):  # super chain: still one span
                 yield event
 
-    restore.append(instrument(Base, **kw(otel_telemetry)))
+    restore.append(instrument(Base, **otel_telemetry.providers()))
 
     class New(Old):
         async def run(self, **kwargs: Any) -> Any:
@@ -193,8 +192,8 @@ async def test_explicit_class_options_win(
     class Inner(NonStreamingAgent):
         pass
 
-    restore.append(instrument(NonStreamingAgent, name="base", **kw(otel_telemetry)))
-    restore.insert(0, instrument(Inner, name="inner", **kw(otel_telemetry)))
+    restore.append(instrument(NonStreamingAgent, name="base", **otel_telemetry.providers()))
+    restore.insert(0, instrument(Inner, name="inner", **otel_telemetry.providers()))
     await Inner().run()
     await NonStreamingAgent().run()
     assert [s.name for s in agent_spans(otel_telemetry)] == [
@@ -209,8 +208,8 @@ async def test_instance_of_instrumented_class_is_one_span(
     class Mine(ScriptedAgent):
         pass
 
-    restore.append(instrument(Mine, name="class", **kw(otel_telemetry)))
-    traced = instrument(Mine(EVENTS), name="instance", **kw(otel_telemetry))
+    restore.append(instrument(Mine, name="class", **otel_telemetry.providers()))
+    traced = instrument(Mine(EVENTS), name="instance", **otel_telemetry.providers())
     await traced.invoke(USER)
     [e async for e in traced.stream(USER)]
     assert [s.name for s in agent_spans(otel_telemetry)] == ["invoke_agent instance"] * 2
@@ -254,9 +253,9 @@ async def test_one_span_per_run(
 ) -> None:
     agent = AGENT_FACTORIES[kind]()
     if how == "class":
-        restore.append(instrument(type(agent), **kw(otel_telemetry)))
+        restore.append(instrument(type(agent), **otel_telemetry.providers()))
     else:
-        agent = instrument(agent, **kw(otel_telemetry))
+        agent = instrument(agent, **otel_telemetry.providers())
     await CALLS[entry](agent)
     await CALLS[entry](agent)
     spans = agent_spans(otel_telemetry)
@@ -266,17 +265,17 @@ async def test_one_span_per_run(
 
 
 async def test_passthrough_same_objects_and_values(otel_telemetry: InMemoryTelemetry) -> None:
-    agent = instrument(ScriptedAgent(EVENTS), **kw(otel_telemetry))
+    agent = instrument(ScriptedAgent(EVENTS), **otel_telemetry.providers())
     seen = [e async for e in agent.stream(USER)]
     assert len(seen) == len(EVENTS)
     assert all(a is b for a, b in zip(seen, EVENTS))
     data = {"k": [1, 2]}
     finals = [StructuredFinal(data=data)]
-    streaming = instrument(ScriptedStreamingAgent(finals), **kw(otel_telemetry))
+    streaming = instrument(ScriptedStreamingAgent(finals), **otel_telemetry.providers())
     assert await streaming.run() is data
     [event] = [e async for e in streaming.astream()]
     assert event is finals[0]
-    assert await instrument(NonStreamingAgent(data), **kw(otel_telemetry)).run() is data
+    assert await instrument(NonStreamingAgent(data), **otel_telemetry.providers()).run() is data
 
 
 # --- a run started inside another run's tool call nests under that tool span ----------------
@@ -300,7 +299,7 @@ def _check_nested(telemetry: InMemoryTelemetry, outer_tool: bool) -> None:
 async def test_event_nested_same_instance(
     otel_telemetry: InMemoryTelemetry, outer_entry: str, inner_entry: str
 ) -> None:
-    agent = instrument(Delegating(EVENT_CALLS[inner_entry]), **kw(otel_telemetry))
+    agent = instrument(Delegating(EVENT_CALLS[inner_entry]), **otel_telemetry.providers())
     await EVENT_CALLS[outer_entry](agent)
     _check_nested(otel_telemetry, outer_tool=True)
 
@@ -310,7 +309,7 @@ async def test_event_nested_same_instance(
 async def test_agent_nested_same_instance(
     otel_telemetry: InMemoryTelemetry, outer_entry: str, inner_entry: str
 ) -> None:
-    agent = instrument(DelegatingAgent(AGENT_CALLS[inner_entry]), **kw(otel_telemetry))
+    agent = instrument(DelegatingAgent(AGENT_CALLS[inner_entry]), **otel_telemetry.providers())
     await AGENT_CALLS[outer_entry](agent)
     _check_nested(otel_telemetry, outer_tool=True)
 
@@ -320,7 +319,9 @@ async def test_agent_nested_same_instance(
 async def test_non_streaming_nested_same_instance(
     otel_telemetry: InMemoryTelemetry, outer_entry: str, inner_entry: str
 ) -> None:
-    agent = instrument(NonStreamingDelegator(AGENT_CALLS[inner_entry]), **kw(otel_telemetry))
+    agent = instrument(
+        NonStreamingDelegator(AGENT_CALLS[inner_entry]), **otel_telemetry.providers()
+    )
     await AGENT_CALLS[outer_entry](agent)
     _check_nested(otel_telemetry, outer_tool=False)
 
@@ -342,25 +343,27 @@ OTHER_CASES = [
 async def test_nested_other_agent(
     otel_telemetry: InMemoryTelemetry, outer: str, sub: str, inner: str
 ) -> None:
-    delegate = instrument(SUB_AGENTS[sub][0](), **kw(otel_telemetry))
+    delegate = instrument(SUB_AGENTS[sub][0](), **otel_telemetry.providers())
     contract, entry = outer.split("_")
     if contract == "event":
         agent: Any = Delegating(CALLS[inner], delegate)
     else:
         agent = DelegatingAgent(CALLS[inner], delegate)
-    await CALLS[entry](instrument(agent, **kw(otel_telemetry)))
+    await CALLS[entry](instrument(agent, **otel_telemetry.providers()))
     _check_nested(otel_telemetry, outer_tool=True)
 
 
 async def test_sub_agent_uninstrumented_makes_no_span(otel_telemetry: InMemoryTelemetry) -> None:
-    agent = instrument(DelegatingAgent(call_run, NonStreamingAgent()), **kw(otel_telemetry))
+    agent = instrument(DelegatingAgent(call_run, NonStreamingAgent()), **otel_telemetry.providers())
     assert await agent.run() == "done"
     assert len(agent_spans(otel_telemetry)) == 1
 
 
 async def test_concurrent_runs_of_one_instance(otel_telemetry: InMemoryTelemetry) -> None:
-    agent = instrument(ScriptedAgent(EVENTS, delay=0.001), **kw(otel_telemetry))
-    streaming = instrument(ScriptedStreamingAgent([MessageFinal(text="ok")]), **kw(otel_telemetry))
+    agent = instrument(ScriptedAgent(EVENTS, delay=0.001), **otel_telemetry.providers())
+    streaming = instrument(
+        ScriptedStreamingAgent([MessageFinal(text="ok")]), **otel_telemetry.providers()
+    )
     await asyncio.gather(
         agent.invoke(USER), agent.invoke(USER), call_stream(agent), streaming.run(), streaming.run()
     )

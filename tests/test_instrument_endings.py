@@ -15,7 +15,7 @@ from agent_contract.examples import NonStreamingAgent, ScriptedAgent, ScriptedSt
 from agent_contract.protocol import TextDelta
 from agent_otel.decorating._instrument import instrument
 from agent_otel.testing import InMemoryTelemetry
-from test_instrument_support import USER, agent_spans, kw
+from test_instrument_support import USER, agent_spans
 
 EVENTS = [TextDelta("a"), TextDelta("b"), TextDelta("c")]
 STREAM_EVENTS = [MessageDelta(text="a"), MessageDelta(text="b"), MessageFinal(text="ab")]
@@ -50,7 +50,7 @@ class SlowRun(Agent):
 # --- exhaustion ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("entry", ["stream", "invoke"])
 async def test_event_exhausted(otel_telemetry: InMemoryTelemetry, entry: str) -> None:
-    agent = instrument(ScriptedAgent(EVENTS), **kw(otel_telemetry))
+    agent = instrument(ScriptedAgent(EVENTS), **otel_telemetry.providers())
     if entry == "stream":
         assert [e async for e in agent.stream(USER)] == EVENTS
     else:
@@ -67,7 +67,7 @@ async def test_agent_exhausted(
     otel_telemetry: InMemoryTelemetry, entry: str, streaming: bool
 ) -> None:
     raw: Any = ScriptedStreamingAgent(STREAM_EVENTS) if streaming else NonStreamingAgent("ab")
-    agent = instrument(raw, **kw(otel_telemetry))
+    agent = instrument(raw, **otel_telemetry.providers())
     if entry == "run":
         assert await agent.run() == "ab"
     else:
@@ -90,7 +90,7 @@ def _check_error(telemetry: InMemoryTelemetry) -> None:
 @pytest.mark.parametrize("entry", ["stream", "invoke"])
 async def test_event_agent_raises(otel_telemetry: InMemoryTelemetry, entry: str) -> None:
     error = Boom("x")
-    agent = instrument(ScriptedAgent(EVENTS, fail_at=1, error=error), **kw(otel_telemetry))
+    agent = instrument(ScriptedAgent(EVENTS, fail_at=1, error=error), **otel_telemetry.providers())
     with pytest.raises(Boom) as caught:
         if entry == "stream":
             [e async for e in agent.stream(USER)]
@@ -109,7 +109,7 @@ async def test_agent_raises(otel_telemetry: InMemoryTelemetry, entry: str, strea
         if streaming
         else NonStreamingAgent(error=error)
     )
-    agent = instrument(raw, **kw(otel_telemetry))
+    agent = instrument(raw, **otel_telemetry.providers())
     with pytest.raises(Boom) as caught:
         if entry == "run":
             await agent.run()
@@ -122,7 +122,7 @@ async def test_agent_raises(otel_telemetry: InMemoryTelemetry, entry: str, strea
 # --- the consumer stops early: break, aclose ------------------------------------------------------
 @pytest.mark.parametrize("how", ["break", "aclose"])
 async def test_event_consumer_stops(otel_telemetry: InMemoryTelemetry, how: str) -> None:
-    agent = instrument(ScriptedAgent(EVENTS), **kw(otel_telemetry))
+    agent = instrument(ScriptedAgent(EVENTS), **otel_telemetry.providers())
     stream = agent.stream(USER)
     if how == "break":
         async for _ in stream:
@@ -143,7 +143,7 @@ async def test_agent_consumer_stops(
     otel_telemetry: InMemoryTelemetry, how: str, streaming: bool
 ) -> None:
     raw: Any = ScriptedStreamingAgent(STREAM_EVENTS) if streaming else NonStreamingAgent("ab")
-    agent = instrument(raw, **kw(otel_telemetry))
+    agent = instrument(raw, **otel_telemetry.providers())
     stream = agent.astream()
     if how == "break":
         async for _ in stream:
@@ -176,7 +176,7 @@ async def _cancel(coro: Any) -> None:
 
 @pytest.mark.parametrize("entry", ["stream", "invoke"])
 async def test_event_cancelled(otel_telemetry: InMemoryTelemetry, entry: str) -> None:
-    agent = instrument(ScriptedAgent(EVENTS, delay=10), **kw(otel_telemetry))
+    agent = instrument(ScriptedAgent(EVENTS, delay=10), **otel_telemetry.providers())
 
     async def consume() -> None:
         if entry == "stream":
@@ -195,7 +195,7 @@ async def test_agent_cancelled(
     otel_telemetry: InMemoryTelemetry, entry: str, streaming: bool
 ) -> None:
     raw: Any = ScriptedStreamingAgent(STREAM_EVENTS, delay=10) if streaming else SlowRun()
-    agent = instrument(raw, **kw(otel_telemetry))
+    agent = instrument(raw, **otel_telemetry.providers())
 
     async def consume() -> None:
         if entry == "run":
@@ -257,10 +257,10 @@ class ExplodingEventAgent(ScriptedAgent):
 async def test_settings_errors_fall_back_to_the_plain_call(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:
-    agent = instrument(ExplodingDescription(STREAM_EVENTS), **kw(otel_telemetry))
+    agent = instrument(ExplodingDescription(STREAM_EVENTS), **otel_telemetry.providers())
     assert await agent.run() == "ab"
     assert [e async for e in agent.astream()][-1].text == "ab"
-    event = instrument(ExplodingEventAgent(EVENTS), **kw(otel_telemetry))
+    event = instrument(ExplodingEventAgent(EVENTS), **otel_telemetry.providers())
     assert (await event.invoke(USER)).text == "abc"
     assert [e async for e in event.stream(USER)] == EVENTS
     assert agent_spans(otel_telemetry) == []  # nothing traced, nothing broken
@@ -274,5 +274,5 @@ class NotAStream(ScriptedAgent):
 
 
 async def test_odd_return_values_pass_through(otel_telemetry: InMemoryTelemetry) -> None:
-    agent = instrument(NotAStream(EVENTS), **kw(otel_telemetry))
+    agent = instrument(NotAStream(EVENTS), **otel_telemetry.providers())
     assert agent.stream(USER) == ["not", "a", "stream"]

@@ -21,7 +21,7 @@ from agent_contract.examples import NonStreamingAgent, ScriptedAgent, ScriptedSt
 from agent_contract.protocol import Message, PhaseMarker, TextDelta
 from agent_otel.decorating._instrument import instrument
 from agent_otel.testing import InMemoryTelemetry
-from test_instrument_support import USER, agent_spans, kw
+from test_instrument_support import USER, agent_spans
 
 SECRET = "sk-TOPSECRET-7f3a"
 
@@ -119,7 +119,7 @@ async def test_agent_allow_list_and_no_secret_anywhere(
         ScriptedStreamingAgent([MessageFinal(text="ok")]) if streaming else NonStreamingAgent("ok")
     )
     agent = instrument(
-        raw, capture_content=capture, name="scripted_streaming", **kw(otel_telemetry)
+        raw, capture_content=capture, name="scripted_streaming", **otel_telemetry.providers()
     )
     call = _run_kwargs()
     if entry == "run":
@@ -154,7 +154,7 @@ async def test_event_config_and_messages(
     otel_telemetry: InMemoryTelemetry, capture: bool, entry: str
 ) -> None:
     raw = ScriptedAgent([TextDelta("hi")])
-    agent = instrument(raw, capture_content=capture, **kw(otel_telemetry))
+    agent = instrument(raw, capture_content=capture, **otel_telemetry.providers())
     messages = [Message(role="system", content="be brief"), Message(role="user", content=SECRET)]
     config = {"conversation_id": "conv-9", "api_key": SECRET}
     if entry == "stream":
@@ -178,14 +178,14 @@ async def test_event_config_and_messages(
 
 
 async def test_name_override_and_defaults(otel_telemetry: InMemoryTelemetry) -> None:
-    await instrument(ScriptedAgent([]), name="custom", **kw(otel_telemetry)).invoke(USER)
-    await instrument(NonStreamingAgent(), **kw(otel_telemetry)).run()
+    await instrument(ScriptedAgent([]), name="custom", **otel_telemetry.providers()).invoke(USER)
+    await instrument(NonStreamingAgent(), **otel_telemetry.providers()).run()
 
     class Anonymous:
         async def run(self, **kwargs: Any) -> Any:
             return 1
 
-    await instrument(Anonymous(), **kw(otel_telemetry)).run()
+    await instrument(Anonymous(), **otel_telemetry.providers()).run()
     names = [s.name for s in agent_spans(otel_telemetry)]
     assert names == ["invoke_agent custom", "invoke_agent non_streaming", "invoke_agent Anonymous"]
     description = dict(agent_spans(otel_telemetry)[1].attributes or {})["gen_ai.agent.description"]
@@ -198,7 +198,7 @@ INTERRUPT = InterruptFinal(interrupt_id="int-1", payload={"options": [SECRET]}, 
 
 @pytest.mark.parametrize("entry", ["run", "astream"])
 async def test_interrupt_final_is_an_event(otel_telemetry: InMemoryTelemetry, entry: str) -> None:
-    agent = instrument(ScriptedStreamingAgent([INTERRUPT]), **kw(otel_telemetry))
+    agent = instrument(ScriptedStreamingAgent([INTERRUPT]), **otel_telemetry.providers())
     if entry == "run":
         with pytest.raises(AgentInterruptedError) as caught:
             await agent.run()
@@ -219,7 +219,7 @@ async def test_interrupt_final_is_an_event(otel_telemetry: InMemoryTelemetry, en
 @pytest.mark.parametrize("entry", ["run", "astream"])
 async def test_interrupted_error_from_run(otel_telemetry: InMemoryTelemetry, entry: str) -> None:
     error = AgentInterruptedError(interrupts=[INTERRUPT])
-    agent = instrument(NonStreamingAgent(error=error), **kw(otel_telemetry))
+    agent = instrument(NonStreamingAgent(error=error), **otel_telemetry.providers())
     with pytest.raises(AgentInterruptedError) as caught:
         if entry == "run":
             await agent.run(resume="yes")
@@ -239,10 +239,12 @@ async def test_interrupted_error_from_run(otel_telemetry: InMemoryTelemetry, ent
 
 async def test_structured_final_is_json(otel_telemetry: InMemoryTelemetry) -> None:
     agent = instrument(
-        ScriptedStreamingAgent([StructuredFinal(data={"a": 1})]), **kw(otel_telemetry)
+        ScriptedStreamingAgent([StructuredFinal(data={"a": 1})]), **otel_telemetry.providers()
     )
     assert await agent.run() == {"a": 1}
-    assert await instrument(NonStreamingAgent({"b": 2}), **kw(otel_telemetry)).run() == {"b": 2}
+    assert await instrument(NonStreamingAgent({"b": 2}), **otel_telemetry.providers()).run() == {
+        "b": 2
+    }
     for span in agent_spans(otel_telemetry):
         assert dict(span.attributes or {})["gen_ai.output.type"] == "json"
 
@@ -263,7 +265,7 @@ async def test_caller_stream_wrapper_composed(otel_telemetry: InMemoryTelemetry)
         return wrapped()
 
     raw_events = [TextDelta("a"), TextDelta("b")]
-    agent = instrument(ScriptedAgent(raw_events), **kw(otel_telemetry))
+    agent = instrument(ScriptedAgent(raw_events), **otel_telemetry.providers())
     result = await agent.invoke(USER, stream_wrapper=caller_wrapper)
     assert result.text == "ab (annotated)"
     assert seen_by_caller == raw_events

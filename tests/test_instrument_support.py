@@ -27,13 +27,6 @@ Call = Callable[[Any], Awaitable[Any]]
 USER = [Message(role="user", content="hello")]
 
 
-def kw(telemetry: InMemoryTelemetry) -> dict[str, Any]:
-    return {
-        "tracer_provider": telemetry.tracer_provider,
-        "meter_provider": telemetry.meter_provider,
-    }
-
-
 def agent_spans(telemetry: InMemoryTelemetry) -> list[ReadableSpan]:
     return [
         s

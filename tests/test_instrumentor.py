@@ -22,7 +22,7 @@ from agent_contract.protocol import TextDelta
 from agent_otel.decorating._instrument import instrument, is_instrumented
 from agent_otel.instrumentor import AgentInstrumentor
 from agent_otel.testing import InMemoryTelemetry
-from test_instrument_support import USER, agent_spans, kw
+from test_instrument_support import USER, agent_spans
 
 
 @pytest.fixture
@@ -32,7 +32,7 @@ def instrumentor(otel_telemetry: InMemoryTelemetry) -> Iterator[AgentInstrumento
         for cls in (Agent, StreamingAgent, ScriptedAgent, ScriptedStreamingAgent)
     }
     inst = AgentInstrumentor()
-    inst.instrument(**kw(otel_telemetry))
+    inst.instrument(**otel_telemetry.providers())
     try:
         yield inst
     finally:
@@ -81,7 +81,9 @@ async def test_existing_and_future_classes(
 async def test_explicit_instrument_does_not_double(
     otel_telemetry: InMemoryTelemetry, instrumentor: AgentInstrumentor
 ) -> None:
-    agent = instrument(ScriptedAgent([TextDelta("a")]), name="explicit", **kw(otel_telemetry))
+    agent = instrument(
+        ScriptedAgent([TextDelta("a")]), name="explicit", **otel_telemetry.providers()
+    )
     await agent.invoke(USER)
     [e async for e in agent.stream(USER)]
     assert [s.name for s in agent_spans(otel_telemetry)] == ["invoke_agent explicit"] * 2
@@ -89,7 +91,7 @@ async def test_explicit_instrument_does_not_double(
 
 async def test_uninstrument_restores(otel_telemetry: InMemoryTelemetry) -> None:
     inst = AgentInstrumentor()
-    inst.instrument(**kw(otel_telemetry))
+    inst.instrument(**otel_telemetry.providers())
     inst.uninstrument()
 
     class After(Agent):
@@ -235,7 +237,7 @@ async def test_base_classes_adds_another_packages_agent_base(
             return "ok"
 
     inst = AgentInstrumentor()
-    inst.instrument(**kw(otel_telemetry), base_classes=[OtherAgent])
+    inst.instrument(**otel_telemetry.providers(), base_classes=[OtherAgent])
     try:
         assert await Theirs().run(user_message="q") == "ok"
     finally:

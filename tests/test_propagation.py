@@ -22,7 +22,7 @@ from agent_contract.protocol import Message, StreamingAgent, TextDelta
 from agent_otel.decorating._instrument import instrument
 from agent_otel.decorating._propagation import extract_context, inject_context
 from agent_otel.testing import InMemoryTelemetry
-from test_instrument_support import USER, agent_spans, kw
+from test_instrument_support import USER, agent_spans
 
 
 def _ids(span: Any) -> tuple[int, int]:
@@ -116,7 +116,7 @@ async def test_event_parent_and_agent_context(
     span, context = _caller(otel_telemetry)
     value: Any = context if form == "context" else inject_context(context)
     raw = Reporting()
-    agent = instrument(raw, **kw(otel_telemetry))
+    agent = instrument(raw, **otel_telemetry.providers())
     config = {"otel_context": value}
     if entry == "stream":
         [e async for e in agent.stream(USER, config)]
@@ -134,7 +134,7 @@ async def test_event_parent_and_agent_context(
 
 async def test_event_agent_gets_context_without_asking(otel_telemetry: InMemoryTelemetry) -> None:
     raw = Reporting()
-    await instrument(raw, **kw(otel_telemetry)).invoke(USER)
+    await instrument(raw, **otel_telemetry.providers()).invoke(USER)
     [run_span] = agent_spans(otel_telemetry)
     assert isinstance(raw.seen, Context)
     assert _run_context_ids(raw.seen) == _ids(run_span)
@@ -150,7 +150,7 @@ async def test_agent_parent_and_agent_context(
     span, context = _caller(otel_telemetry)
     value: Any = context if form == "context" else inject_context(context)
     raw: Any = ReportingAgent() if streaming else ReportingRun()
-    agent = instrument(raw, **kw(otel_telemetry))
+    agent = instrument(raw, **otel_telemetry.providers())
     if entry == "run":
         await agent.run(user_message="hi", otel_context=value)
     else:
@@ -165,7 +165,7 @@ async def test_agent_parent_and_agent_context(
 
 async def test_agent_contract_adds_no_otel_context(otel_telemetry: InMemoryTelemetry) -> None:
     raw = ReportingRun()
-    await instrument(raw, **kw(otel_telemetry)).run(user_message="hi")
+    await instrument(raw, **otel_telemetry.providers()).run(user_message="hi")
     assert raw.last_kwargs == {"user_message": "hi"}
 
 
@@ -174,7 +174,7 @@ async def test_unusable_otel_context_falls_back_to_current(
     otel_telemetry: InMemoryTelemetry, value: Any
 ) -> None:
     span, context = _caller(otel_telemetry)
-    agent = instrument(ScriptedAgent([TextDelta("x")]), **kw(otel_telemetry))
+    agent = instrument(ScriptedAgent([TextDelta("x")]), **otel_telemetry.providers())
     token = otel_context.attach(context)
     try:
         await agent.invoke(USER, config={"otel_context": value})
@@ -303,7 +303,7 @@ async def test_a_run_given_a_header_carrier_joins_its_trace(
     tracer = otel_telemetry.tracer_provider.get_tracer("test")
     with tracer.start_as_current_span("producer") as span:
         carrier = _header_forms(inject_context())[form]
-    agent = instrument(ScriptedAgent([TextDelta(text="hi")]), **kw(otel_telemetry))
+    agent = instrument(ScriptedAgent([TextDelta(text="hi")]), **otel_telemetry.providers())
     await agent.invoke(USER, config={"otel_context": carrier})
     (run,) = agent_spans(otel_telemetry)
     assert run.parent is not None and run.parent.span_id == _ids(span)[1]

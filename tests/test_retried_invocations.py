@@ -26,7 +26,7 @@ from agent_contract.protocol import (
 )
 from agent_otel.decorating._instrument import instrument
 from agent_otel.testing import InMemoryTelemetry
-from test_instrument_support import USER, kw
+from test_instrument_support import USER
 
 
 class Flaky(StreamingAgent):
@@ -70,7 +70,7 @@ def tokens(telemetry: InMemoryTelemetry) -> int:
 async def test_each_attempt_is_one_agent_span_inside_the_caller_tokens_once(
     failures: int, otel_telemetry: InMemoryTelemetry
 ) -> None:
-    agent = instrument(Flaky(failures), **kw(otel_telemetry))
+    agent = instrument(Flaky(failures), **otel_telemetry.providers())
     tracer = otel_telemetry.tracer_provider.get_tracer("caller")
     with tracer.start_as_current_span("request") as request:
         result = await agent.invoke(USER)
@@ -110,7 +110,7 @@ async def test_a_sub_agent_of_the_same_instance_still_nests_under_the_run(
                 inner = await self.invoke(messages)
                 yield TextDelta(text=inner.text)
 
-    agent = instrument(Recursive(), **kw(otel_telemetry))
+    agent = instrument(Recursive(), **otel_telemetry.providers())
     await agent.invoke(USER)
     runs = [s for s in otel_telemetry.spans() if s.name.startswith("invoke_agent")]
     assert len(runs) == 2

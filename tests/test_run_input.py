@@ -188,8 +188,7 @@ async def test_an_instrumented_agents_invoke_records_its_messages(
 ) -> None:
     agent = instrument(
         ScriptedAgent(SCRIPT),
-        tracer_provider=otel_telemetry.tracer_provider,
-        meter_provider=otel_telemetry.meter_provider,
+        **otel_telemetry.providers(),
         capture_content=CAPTURE,
     )
     await agent.invoke(HISTORY)
@@ -207,8 +206,7 @@ async def test_an_instrumented_agent_contract_run_records_its_user_message(
 
     agent = instrument(
         Greeter(),
-        tracer_provider=otel_telemetry.tracer_provider,
-        meter_provider=otel_telemetry.meter_provider,
+        **otel_telemetry.providers(),
         capture_content=CAPTURE,
     )
     assert await agent.run(user_message=QUESTION) == f"hello, {QUESTION}"

@@ -159,3 +159,18 @@ async def test_processors_run_before_the_export_and_export_through_wraps_it() ->
     assert seen == ["chat m", "invoke_agent kit"]
     assert telemetry.outline() == ["invoke_agent kit"]
     telemetry.shutdown()
+
+
+async def test_providers_are_the_three_as_options(otel_telemetry: InMemoryTelemetry) -> None:
+    from agent_contract.examples import ScriptedAgent
+    from agent_otel import instrument
+
+    assert otel_telemetry.providers() == {
+        "tracer_provider": otel_telemetry.tracer_provider,
+        "meter_provider": otel_telemetry.meter_provider,
+        "logger_provider": otel_telemetry.logger_provider,
+    }
+    agent = instrument(ScriptedAgent(EVENTS), name="kit", **otel_telemetry.providers())
+    await agent.invoke([])
+    assert otel_telemetry.outline() == [["invoke_agent kit", [["step 0", ["chat m"]]]]]
+    assert "gen_ai.invoke_agent.duration" in otel_telemetry.histograms()

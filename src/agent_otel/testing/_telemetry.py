@@ -66,8 +66,8 @@ class SequentialIdGenerator(IdGenerator):
 class InMemoryTelemetry:
     """Tracer, meter and logger providers whose output stays in memory.
 
-    :meth:`wrapper` is ``otel_wrapper()`` writing here (or pass ``telemetry.tracer_provider``
-    / ``.meter_provider`` / ``.logger_provider`` to ``instrument()``); read back with
+    :meth:`wrapper` is ``otel_wrapper()`` writing here (``instrument(agent,
+    **telemetry.providers())`` for ``instrument()``); read back with
     :meth:`tree` (the structural assertion: a run's span tree as plain dicts), :meth:`outline`
     (the same tree by names alone), :meth:`spans`,
     :meth:`span` / :meth:`by_name`, :meth:`pending`, :meth:`open_spans`, :meth:`histograms`
@@ -119,6 +119,15 @@ class InMemoryTelemetry:
         options.setdefault("meter_provider", self.meter_provider)
         options.setdefault("logger_provider", self.logger_provider)
         return otel_wrapper(**options)
+
+    def providers(self) -> Options:
+        """The three providers as options: ``instrument(agent, **telemetry.providers())``, or
+        for any other call that takes them (the instrumentor, ``otel_wrapper()``)."""
+        return {
+            "tracer_provider": self.tracer_provider,
+            "meter_provider": self.meter_provider,
+            "logger_provider": self.logger_provider,
+        }
 
     def spans(self) -> list[ReadableSpan]:
         """Finished spans, in the order they ended."""
