@@ -24,6 +24,7 @@ from agent_otel.exporting._console import (
     render_token_summary,
     render_tree,
 )
+from agent_otel.testing import InMemoryTelemetry
 
 TRACE = 0xABCD
 T0 = 1_700_000_000_000_000_000
@@ -206,9 +207,8 @@ class _Tty(io.StringIO):
 
 
 def _provider(exporter: ConsoleTreeExporter) -> TracerProvider:
-    provider = TracerProvider(shutdown_on_exit=False)
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    return provider
+    """The kit's provider with ``exporter`` (under test) exporting too."""
+    return InMemoryTelemetry(processors=[SimpleSpanProcessor(exporter)]).tracer_provider
 
 
 def test_exporter_prints_a_trace_when_its_root_ends_and_sums_tokens() -> None:

@@ -36,9 +36,6 @@ ALLOWED = {
     "tests/test_resilience.py": "an exporter that raises, in place of the kit's in-memory one",
     "tests/test_bounded_values.py": "an exporter under test (SizeBoundSpanExporter) recording "
     "into an in-memory one",
-    "tests/test_console.py": "our console tree exporter under test, on a provider of its own",
-    "tests/test_live_view.py": "our live view and console exporter under test, in configure()'s "
-    "order",
     "tests/test_console_evaluations.py": _CONFIGURE,
     "tests/test_configure.py": _CONFIGURE,
     "tests/test_identity.py": _CONFIGURE,

@@ -31,6 +31,7 @@ from agent_otel import otel_wrapper
 from agent_otel.exporting._configure import configure
 from agent_otel.exporting._console import ConsoleTreeExporter
 from agent_otel.exporting._live import LiveRuns, live_runs_for
+from agent_otel.testing import InMemoryTelemetry
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
@@ -56,10 +57,9 @@ def view_and_tree(screen: io.StringIO) -> tuple[LiveRuns, TracerProvider]:
     view = LiveRuns(Console(file=screen, force_terminal=True, width=120), refresh_per_second=20)
     exporter = ConsoleTreeExporter(screen, color=False)
     exporter.live = view
-    provider = TracerProvider()
-    provider.add_span_processor(view)  # first, as configure() adds it
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    return view, provider
+    # the view first, as configure() adds it; then the exporter under test
+    telemetry = InMemoryTelemetry(processors=[view, SimpleSpanProcessor(exporter)])
+    return view, telemetry.tracer_provider
 
 
 def test_an_open_run_updates_in_place_then_prints_its_final_tree() -> None:
