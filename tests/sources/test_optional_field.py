@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from agent_contract.sources._stream import optional_field
 
@@ -24,6 +24,19 @@ class Open(BaseModel):
 
 class Closed(BaseModel):
     content: str | None = None
+
+
+class WithPrivate(Open):
+    _secret: str = PrivateAttr(default="private")
+
+
+class Dynamic(Open):
+    """A model whose own ``__getattr__`` answers names pydantic does not know."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "dynamic":
+            return "made"
+        return super().__getattr__(name)
 
 
 @dataclass(slots=True)
@@ -45,12 +58,16 @@ OBJECTS = [
     Open(content="a", reasoning_content="thinking"),
     Open(content=None),
     Closed(content="c"),
+    WithPrivate(content="p"),
+    Dynamic(content="d", reasoning="extra"),
     Slotted("s"),
     Plain(),
     None,
     {"content": "a dict has no attributes"},
 ]
-NAMES = ["content", "reasoning_content", "reasoning", "shown", "dynamic", "model_fields_set"]
+NAMES = [
+    "content", "reasoning_content", "reasoning", "shown", "dynamic", "model_fields_set", "_secret",
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("obj", OBJECTS, ids=lambda o: type(o).__name__)
@@ -62,3 +79,20 @@ def test_optional_field_is_getattr_with_a_default(obj: Any, name: str) -> None:
 def test_extras_a_server_sends_are_read() -> None:
     assert optional_field(Open(reasoning_content="why"), "reasoning_content") == "why"
     assert optional_field(Open(), "reasoning_content") is None
+
+
+def test_each_class_is_looked_at_once_and_the_memory_is_bounded() -> None:
+    from agent_contract.sources import _stream
+
+    for i in range(_stream.MAX_CLASSES + 10):  # classes made on the fly
+        cls = type(f"Made{i}", (Open,), {})
+        assert optional_field(cls(reasoning=str(i)), "reasoning") == str(i)
+    assert len(_stream._CLASS_NAMES) <= _stream.MAX_CLASSES
+
+
+@pytest.mark.parametrize("obj", OBJECTS, ids=lambda o: type(o).__name__)
+@pytest.mark.parametrize("first", NAMES)
+@pytest.mark.parametrize("second", NAMES)
+def test_several_names_read_as_an_or_of_getattrs(obj: Any, first: str, second: str) -> None:
+    expected = getattr(obj, first, None) or getattr(obj, second, None)
+    assert optional_field(obj, first, second) == expected

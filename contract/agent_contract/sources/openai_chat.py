@@ -76,15 +76,14 @@ class ChatCompletionsReader:
                 continue
             delta = choice.delta
             if delta is not None:
-                reasoning = optional_field(delta, "reasoning_content") or optional_field(
-                    delta, "reasoning"
-                )
+                reasoning = optional_field(delta, "reasoning_content", "reasoning")
                 if reasoning and isinstance(reasoning, str):
                     out = out or []
                     out.append(ReasoningDelta(text=reasoning))
-                if delta.content:
+                content = delta.content
+                if content:
                     out = out or []
-                    out.append(TextDelta(text=delta.content))
+                    out.append(TextDelta(text=content))
                 if delta.tool_calls:
                     self._assemble(delta.tool_calls)
             if choice.finish_reason:
