@@ -373,10 +373,13 @@ class LLMCall:
             told[A.RESPONSE_FINISH_REASONS] = [self.finish_reason]
         try:  # the response's, usage and cost in one write; a failing price costs the cost only
             if usage is not None:
+                attributes = self.metric_attributes
+                if self.response_end is None:  # end_response has not checked them
+                    attributes = checked(attributes, scrub=settings.scrub)
                 settings.instruments.record_tokens(
                     usage.get("input_tokens"),
                     usage.get("output_tokens"),
-                    dict(checked(self.metric_attributes, scrub=settings.scrub)),
+                    dict(attributes),
                     attributes_checked=True,
                 )
                 told.update(usage.semconv_attributes(settings.conventions))
