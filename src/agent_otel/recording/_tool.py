@@ -133,6 +133,8 @@ class ToolCall:
     def kind(self, kind: Any) -> None:
         """The call names its kind: ``gen_ai.tool.type`` by :func:`tool_type` (``function``
         is already there from the start)."""
+        if kind is None or kind == A.TOOL_TYPE_FUNCTION:  # most calls: nothing to map
+            return
         value = tool_type(kind)
         if value != A.TOOL_TYPE_FUNCTION:
             self.span.set_attribute(A.TOOL_TYPE, value)
