@@ -1,62 +1,178 @@
-"""Figure 2's workloads counted in machine instructions, for a machine too loaded to time.
+"""Figures 1, 2 and 3 counted in machine instructions, for a machine too loaded to time.
 
-One side per process (``hand``, ``lib`` or ``bare``), one workload (``llm``, ``llm5``,
-``tool``, ``run``), K units, run under callgrind with collection only inside the measured
-region (the one place this script calls ``functools.reduce``)::
+``python -m benchmarks.instructions`` runs every workload below under callgrind, one process
+per side, and prints the table of ratios (a few minutes; needs ``valgrind``). One workload
+alone, with collection only inside the measured region (the one place this script calls
+``functools.reduce``)::
 
     valgrind --tool=callgrind --collect-atstart=no --toggle-collect=functools_reduce \\
         --callgrind-out-file=/dev/null python -m benchmarks.instructions llm5 lib 200
 
-``Collected`` divided by K is the instructions per unit. Instruction counts do not depend on
-the other processes on the machine (CPU time here moved by 2x between runs), so the ratio of
-two sides is exact and repeatable; it leaves out what the cache and the branch predictor add,
-which is why figure 2's timed ratio remains the goal's measure.
+``Collected`` divided by K is the instructions per unit. Workloads and sides:
+
+- figure 2 (``llm``, ``llm5``, ``tool``, ``run``): ``hand``, ``lib`` or ``bare``, K units;
+- figure 1 (``delta``): one run of K ``TextDelta`` through ``bare``, ``default``, ``off``
+  (activation off), ``unsampled`` (``ALWAYS_OFF``, activation on), ``unsampled_off``;
+- figure 3 (``chunk``): 4 requests of K chunks (parsed chunks replayed) through ``sdk``,
+  ``official`` (openai-v2), ``openinference``, ``adapter`` (the Chat Completions source,
+  untraced) or ``agent_otel`` (the source traced); per chunk is the difference between K=1001
+  and K=1, over 1000.
+
+Instruction counts do not depend on the other processes on the machine (CPU time here moved by
+2x between runs), so the ratio of two sides is exact and repeatable; it leaves out what the
+cache and the branch predictor add, which is why the timed ratios of ``benchmarks.run`` remain
+the goals' measure.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import re
+import subprocess
 import sys
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from .fig2_sdk_parity import (
-    Sides,
-    agent_run_script,
-    consume,
-    consume_runs,
-    llm_script,
-    replay,
-    tool_script,
-)
+REQUESTS = 4  # figure 3: requests per count
+_KEPT: list[Any] = []
 
 
-def _script(kind: str, k: int) -> list[Any]:
-    if kind == "run":
-        return agent_run_script()
-    if kind == "tool":
-        return tool_script(k)
-    return llm_script(k, 5 if kind == "llm5" else 10)
+def _figure2(kind: str, side: str, k: int) -> Callable[[], Any]:
+    from .fig2_sdk_parity import (
+        Sides,
+        agent_run_script,
+        consume,
+        consume_runs,
+        llm_script,
+        replay,
+        tool_script,
+    )
 
-
-def main(kind: str, side: str, k: int) -> None:
     sides = Sides()
     make = {"hand": sides.manual, "lib": sides.wrap, "bare": lambda s: s}[side]
 
-    async def once(n: int) -> None:
+    def script(n: int) -> list[Any]:
+        if kind == "run":
+            return agent_run_script()
+        if kind == "tool":
+            return tool_script(n)
+        return llm_script(n, 5 if kind == "llm5" else 10)
+
+    def once(n: int) -> Any:
         sides.clear()
         if kind == "run":
-            await consume_runs(make, _script(kind, 0), n)
-        else:
-            await consume(make(replay(_script(kind, n))), n)
+            return consume_runs(make, script(0), n)
+        return consume(make(replay(script(n))), n)
 
+    return lambda: once(k)
+
+
+def _figure1(side: str, k: int) -> Callable[[], Any]:
+    from agent_otel import otel_wrapper
+
+    from ._setup import Sdk
+    from .fig1_passthrough import agent, consume
+
+    sdk = Sdk(sampled=side not in ("unsampled", "unsampled_off"), keep_spans=False)
+    wrap = otel_wrapper(
+        agent_name="bench",
+        tracer_provider=sdk.tracer_provider,
+        meter_provider=sdk.meter_provider,
+        activate_context=side not in ("off", "unsampled_off"),
+    )
+    make: Callable[[AsyncIterator[Any]], AsyncIterator[Any]] = (
+        (lambda s: s) if side == "bare" else wrap
+    )
+    return lambda: consume(make(agent(k)), k)
+
+
+def _figure3(side: str, chunks: int) -> Callable[[], Any]:
+    from ._openai_agent import client, replayed_parsing
+    from .fig3_peers import Peers, _work
+
+    peers = Peers()
+    work = _work(side, peers, client(chunks))
+    _KEPT.append(replayed_parsing())
+    _KEPT[-1].__enter__()  # for the whole process (kept: its exit would restore the parse)
+    peers.instrument(side)
+
+    async def requests() -> None:
+        for _ in range(REQUESTS):
+            await work()
+        for sdk in peers.sdks.values():
+            sdk.clear()
+
+    return requests
+
+
+def main(kind: str, side: str, k: int) -> None:
+    if kind == "delta":
+        once = _figure1(side, k)
+    elif kind == "chunk":
+        once = _figure3(side, k)
+    else:
+        once = _figure2(kind, side, k)
     loop = asyncio.new_event_loop()
     for _ in range(2):  # warm every cache
-        loop.run_until_complete(once(20))
-    functools.reduce(lambda _, __: loop.run_until_complete(once(k)), [0], None)  # measured
+        loop.run_until_complete(once())
+    functools.reduce(lambda _, __: loop.run_until_complete(once()), [0], None)  # measured
     loop.close()
-    sides.shutdown()
+
+
+def count(kind: str, side: str, k: int) -> int:
+    """Instructions collected for one workload, under callgrind in its own process."""
+    out = subprocess.run(
+        [
+            "valgrind", "--tool=callgrind", "--collect-atstart=no",
+            "--toggle-collect=functools_reduce", "--callgrind-out-file=/dev/null",
+            sys.executable, "-m", "benchmarks.instructions", kind, side, str(k),
+        ],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    found = re.search(r"Collected : (\d+)", out.stderr)
+    if found is None:
+        raise RuntimeError(f"no count from callgrind:\n{out.stderr}")
+    return int(found.group(1))
+
+
+def table() -> None:
+    """Every figure's counted ratio against its goal."""
+    k = 200
+    rows: list[tuple[str, str, str]] = []
+    for kind, label, goal in (
+        ("llm", "per LLM call of 10 chunks", "<= 1.15"),
+        ("llm5", "per LLM call of 5 chunks", "<= 1.10"),
+        ("tool", "per tool call", "<= 1.10"),
+        ("run", "per agent run (1 call of 10 chunks, 2 tools)", "<= 1.15"),
+    ):
+        hand, lib = count(kind, "hand", k) / k, count(kind, "lib", k) / k
+        rows.append((f"2: {label}, agent-otel / hand-written", f"{lib / hand:.3f}", goal))
+        rows.append((f"2: {label}, instructions lib / hand", f"{lib:,.0f} / {hand:,.0f}", ""))
+    n = 20_000
+    bare = count("delta", "bare", n) / n
+    for side in ("default", "off", "unsampled", "unsampled_off"):
+        added = count("delta", side, n) / n - bare
+        rows.append((f"1: per TextDelta over the bare stream ({bare:,.0f}), {side}",
+                     f"{added:,.0f}", ""))  # fmt: skip
+    per_chunk = {}
+    for side in ("sdk", "official", "openinference", "adapter", "agent_otel"):
+        big, one = count("chunk", side, 1001), count("chunk", side, 1)
+        per_chunk[side] = (big - one) / REQUESTS / 1000
+    added = {side: v - per_chunk["sdk"] for side, v in per_chunk.items()}
+    for side in ("official", "openinference", "adapter", "agent_otel"):
+        rows.append((f"3: added per chunk, {side}", f"{added[side]:,.0f}", ""))
+    rows.append(("3: per chunk, agent-otel (source + wrapper) / openai-v2",
+                 f"{added['agent_otel'] / added['official']:.3f}", "<= 0.5"))  # fmt: skip
+    rows.append(("3: per chunk, agent-otel / OpenInference",
+                 f"{added['agent_otel'] / added['openinference']:.3f}", "<= 0.25"))  # fmt: skip
+    print("| Measure (instructions) | Value | Goal |\n| --- | ---: | --- |")
+    for measure, value, goal in rows:
+        print(f"| {measure} | {value} | {goal} |")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 200)
+    if len(sys.argv) == 1:
+        table()
+    else:
+        main(sys.argv[1], sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 200)
