@@ -37,6 +37,12 @@ does nothing; its ``before_model_callback`` notes the requests above, by session
 ADK awaits them in the call's own task, around the tool (a sync tool's thread copies that
 context), so what the body opens nests under its span.
 
+An ``AgentTool`` runs its agent on a runner of its own inside the call, which inherits the
+plugins: that runner's run is a nested run (``agent_contract.scope.nested_run``, opened at its
+``before_run_callback`` inside the call's scope) fed each event it yields
+(``on_event_callback``, read as any ADK run) and ended at ``after_run_callback``, or with the
+call. The nested agent's own tools are calls of that run, not scoped.
+
 ``agent`` is a ``Runner`` or an agent (run by a fresh ``InMemoryRunner``); with no
 ``session_id`` a session is created. ``run`` goes to ``run_async`` (``run_config``...).
 ``sink`` receives every ADK event untouched. Closing the stream early closes ADK's generator.
@@ -47,6 +53,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from contextvars import ContextVar
 from typing import Any
 
 from agent_contract.events import (
@@ -64,6 +71,7 @@ from agent_contract.events import (
     Usage,
 )
 from agent_contract.sources._history import call_start, google_adk_messages
+from agent_contract.sources._nested import Pushed
 from agent_contract.sources._scoping import OpenScopes
 from agent_contract.sources._stream import Sink
 
@@ -138,6 +146,7 @@ def _add_plugin(runner: Any) -> Requests:
     from google.adk.plugins.base_plugin import BasePlugin  # type: ignore[import-untyped,unused-ignore]
 
     scopes = OpenScopes()
+    nested: dict[Any, tuple[Pushed, _State, str, Any]] = {}  # invocation id -> its nested run
 
     class ToolScopes(BasePlugin):  # type: ignore[misc,unused-ignore]
         requests: Requests
@@ -152,19 +161,65 @@ def _add_plugin(runner: Any) -> Requests:
         async def before_tool_callback(
             self, *, tool: Any, tool_args: Any, tool_context: Any
         ) -> None:
+            if _invocation(tool_context) in nested:
+                return  # a nested run's tool: its call is in that run (module doc)
             call_id = getattr(tool_context, "function_call_id", None)
             scopes.enter(id(tool_context), call_id, getattr(tool, "name", None))
+            _CALL.set(call_id if isinstance(call_id, str) else "")  # a runner in it nests
 
         async def after_tool_callback(self, *, tool_context: Any, **kwargs: Any) -> None:
+            await _end_nested(nested, tool_context, None)
             scopes.exit(id(tool_context))
 
-        async def on_tool_error_callback(self, *, tool_context: Any, **kwargs: Any) -> None:
+        async def on_tool_error_callback(
+            self, *, tool_context: Any, error: Any = None, **kwargs: Any
+        ) -> None:
+            await _end_nested(nested, tool_context, error)
             scopes.exit(id(tool_context))
+
+        async def before_run_callback(self, *, invocation_context: Any) -> None:
+            session = getattr(invocation_context.session, "id", None)
+            call_id = _CALL.get()
+            if call_id is None or not isinstance(session, str) or session in self.requests:
+                return  # not a runner inside a tool of a run read here (or that run itself)
+            run = Pushed.start(getattr(invocation_context.agent, "name", None))
+            if run is not None:
+                requests = self.requests.setdefault(session, [])
+                state = _State(invocation_context.agent, requests)
+                nested[invocation_context.invocation_id] = (run, state, call_id, session)
+
+        async def on_event_callback(self, *, invocation_context: Any, event: Any) -> None:
+            found = nested.get(invocation_context.invocation_id)
+            if found is not None:
+                await found[0].push(found[1].feed(event))
+
+        async def after_run_callback(self, *, invocation_context: Any) -> None:
+            found = nested.pop(invocation_context.invocation_id, None)
+            if found is not None:
+                self.requests.pop(found[3], None)
+                await found[0].end()
 
     plugin = ToolScopes(name=_PLUGIN)
     plugin.requests = {}
     plugins.insert(0, plugin)
     return plugin.requests
+
+
+_CALL: ContextVar[str | None] = ContextVar("agent_contract_google_adk_call", default=None)
+"""The id of the tool call whose body runs (set in its task by the plugin)."""
+
+
+def _invocation(tool_context: Any) -> Any:
+    return getattr(getattr(tool_context, "_invocation_context", None), "invocation_id", None)
+
+
+async def _end_nested(nested: dict[Any, Any], tool_context: Any, error: Any) -> None:
+    """A tool call ended: the nested runs it started and that are still open end with it."""
+    call_id = getattr(tool_context, "function_call_id", None)
+    for invocation, (run, _, parent, _) in list(nested.items()):
+        if parent == call_id:
+            del nested[invocation]
+            await run.end(error if isinstance(error, BaseException) else None)
 
 
 class _State:
