@@ -87,7 +87,7 @@ class Exported:
     def __init__(self) -> None:
         self.ledger = Ledger()
         self.exporter = InMemorySpanExporter()
-        self.tracer_provider = TracerProvider(shutdown_on_exit=False)
+        self.tracer_provider = TracerProvider(shutdown_on_exit=False)  # by hand: exemplars on
         self.tracer_provider.add_span_processor(self.ledger)
         self.tracer_provider.add_span_processor(SimpleSpanProcessor(self.exporter))
         self.reader = InMemoryMetricReader()

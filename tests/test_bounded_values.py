@@ -161,7 +161,7 @@ def test_clean_text_never_exceeds_the_bound(piece: str, repeat: int) -> None:
 class Recording(SpanExporter):
     def __init__(self) -> None:
         self.requests: list[tuple[int, int]] = []  # (encoded bytes, spans)
-        self.inner = InMemorySpanExporter()
+        self.inner = InMemorySpanExporter()  # behind the exporter under test
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         size = len(encode_spans(spans).SerializeToString())

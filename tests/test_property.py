@@ -274,7 +274,7 @@ async def _consume(
 
 def check_run(run: Run) -> None:
     ledger = Ledger()
-    provider = TracerProvider(shutdown_on_exit=False)
+    provider = TracerProvider(shutdown_on_exit=False)  # by hand: a bare ledger per example
     provider.add_span_processor(ledger)
     sdk_logs = _Records()
     sdk_logger = logging.getLogger("opentelemetry")
@@ -415,7 +415,7 @@ def test_fixed_cases_hold_the_property() -> None:
 def test_the_current_span_while_the_agent_works_is_the_innermost() -> None:
     """While the agent computes its next event, the run's innermost span is current."""
     ledger = Ledger()
-    provider = TracerProvider(shutdown_on_exit=False)
+    provider = TracerProvider(shutdown_on_exit=False)  # by hand: a bare ledger, as above
     provider.add_span_processor(ledger)
     seen: list[str] = []
 
