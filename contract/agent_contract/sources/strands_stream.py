@@ -29,6 +29,13 @@ nothing). Strands fires ``BeforeToolCallEvent`` and ``AfterToolCallEvent`` inlin
 call's own task, around the tool (a sync tool's thread copies that context), on every path
 (a failed or cancelled call included), with the call's ``toolUseId``.
 
+An agent used as a tool (``agent.as_tool()``) streams its run inside the call, each of its
+events wrapped in an ``AgentAsToolStreamEvent`` that also reaches the outer stream (where the
+adapter passes over it). The adapter wraps that tool's ``stream`` once (an instance attribute)
+and reads the inner events there, in the call's task, as a nested run
+(``agent_contract.scope.nested_run``, named after the agent) with that run's context current,
+so the inner agent's own tools scope under it; at any depth. Its hooks are added as above.
+
 Usage: Strands normalises every provider to Bedrock's names, but ``inputTokens`` means what
 the provider says: Bedrock and Anthropic leave cache reads and writes out (their
 ``totalTokens`` adds them back), OpenAI counts them in. Input tokens here include the cache,
@@ -58,6 +65,7 @@ from agent_contract.events import (
 )
 from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._history import call_start, converse_text, strands_messages
+from agent_contract.sources._nested import through
 from agent_contract.sources._scoping import OpenScopes
 from agent_contract.sources._stream import Sink
 
@@ -73,6 +81,7 @@ async def strands_events(
     """Run ``agent`` on ``prompt`` with ``stream_async`` (``run`` passed on), as events."""
     requests = _add_hooks(agent)
     requests.started, requests.failed = 0, []
+    _nest_agent_tools(agent)
     stream = agent.stream_async(prompt, **run)
     state = _State(_model_id(agent), agent, requests)
     try:
@@ -88,6 +97,41 @@ async def strands_events(
         raise
     finally:
         await stream.aclose()
+
+
+def _nest_agent_tools(agent: Any) -> None:
+    """Wrap ``stream`` of each agent used as a tool (``agent.as_tool()``) of ``agent``, once,
+    as an instance attribute: its run is a nested run (module doc), at any depth."""
+    registry = getattr(getattr(agent, "tool_registry", None), "registry", None)
+    for tool in list(registry.values()) if isinstance(registry, dict) else ():
+        inner = getattr(tool, "_agent", None)
+        if inner is None or getattr(tool, "_agent_contract_nested", False):
+            continue
+        stream = tool.stream
+
+        def nested(
+            tool_use: Any, invocation_state: Any, *args: Any, _stream: Any = stream,
+            _inner: Any = inner, **kwargs: Any,
+        ) -> Any:  # fmt: skip
+            items = _stream(tool_use, invocation_state, *args, **kwargs)
+            requests = _add_hooks(_inner)
+            requests.started, requests.failed = 0, []
+            state = _State(_model_id(_inner), _inner, requests)
+            return through(
+                getattr(_inner, "name", None), items, lambda item: _inner_events(state, item)
+            )
+
+        tool.stream = nested
+        tool._agent_contract_nested = True
+        _nest_agent_tools(inner)
+
+
+def _inner_events(state: _State, item: Any) -> list[AgentEvent]:
+    """The events of the agent-as-tool's own stream event that ``item`` carries, if any."""
+    if type(item).__name__ != "AgentAsToolStreamEvent":
+        return []
+    data = item.get("tool_stream_event", {}).get("data") if isinstance(item, dict) else None
+    return list(state.feed(data)) if isinstance(data, dict) else []
 
 
 def _model_id(agent: Any) -> str | None:
