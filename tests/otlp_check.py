@@ -14,12 +14,11 @@ from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
 from opentelemetry.exporter.otlp.proto.common.metrics_encoder import encode_metrics
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk._logs import ReadableLogRecord
-from opentelemetry.sdk.metrics import AlwaysOnExemplarFilter, MeterProvider
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader, MetricsData
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.sdk.metrics import AlwaysOnExemplarFilter
+from opentelemetry.sdk.metrics.export import MetricsData
+from opentelemetry.sdk.trace import ReadableSpan
 
+from agent_otel.testing import InMemoryTelemetry
 from test_property import Ledger
 
 _ENCODER_LOGGER = "opentelemetry.exporter.otlp.proto.common"
@@ -81,25 +80,14 @@ def assert_encodes(
     return exemplars
 
 
-class Exported:
-    """A tracer and a meter provider (exemplars always on) whose output stays in memory."""
+class Exported(InMemoryTelemetry):
+    """The kit's telemetry with an exemplar on every metric point and a ledger of every span
+    start and end."""
 
     def __init__(self) -> None:
         self.ledger = Ledger()
-        self.exporter = InMemorySpanExporter()
-        self.tracer_provider = TracerProvider(shutdown_on_exit=False)  # by hand: exemplars on
-        self.tracer_provider.add_span_processor(self.ledger)
-        self.tracer_provider.add_span_processor(SimpleSpanProcessor(self.exporter))
-        self.reader = InMemoryMetricReader()
-        self.meter_provider = MeterProvider(
-            metric_readers=[self.reader],
-            exemplar_filter=AlwaysOnExemplarFilter(),
-            shutdown_on_exit=False,
-        )
-
-    def spans(self) -> list[ReadableSpan]:
-        return list(self.exporter.get_finished_spans())
+        super().__init__(processors=[self.ledger], exemplar_filter=AlwaysOnExemplarFilter())
 
     def assert_encodes(self) -> int:
         """Every span and metric point exported so far encodes; returns the exemplar count."""
-        return assert_encodes(self.spans(), self.reader.get_metrics_data())
+        return assert_encodes(self.spans(), self.metric_reader.get_metrics_data())

@@ -174,3 +174,25 @@ async def test_providers_are_the_three_as_options(otel_telemetry: InMemoryTeleme
     await agent.invoke([])
     assert otel_telemetry.outline() == [["invoke_agent kit", [["step 0", ["chat m"]]]]]
     assert "gen_ai.invoke_agent.duration" in otel_telemetry.histograms()
+
+
+def test_an_exemplar_filter_reaches_the_meter_and_nothing_waits_for_exit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import asyncio
+    import atexit
+
+    from opentelemetry.sdk.metrics import AlwaysOffExemplarFilter, AlwaysOnExemplarFilter
+
+    hooked: list[Any] = []
+    monkeypatch.setattr(atexit, "register", lambda *args, **kw: hooked.append(args))
+    counts = {}
+    for name, exemplars in (("on", AlwaysOnExemplarFilter()), ("off", AlwaysOffExemplarFilter())):
+        telemetry = InMemoryTelemetry(exemplar_filter=exemplars)
+        asyncio.run(run_script(telemetry, EVENTS, agent_name="kit"))
+        points = [p for ps in telemetry.histograms().values() for p in ps]
+        assert points
+        counts[name] = sum(len(p.exemplars) for p in points)
+        telemetry.shutdown()
+    assert counts["off"] == 0 < counts["on"]
+    assert hooked == []  # one per property-test example costs no exit hook

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from opentelemetry.context import Context
 from opentelemetry.sdk._logs import LoggerProvider, ReadableLogRecord
 from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
-from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics import ExemplarFilter, MeterProvider
 from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -87,15 +87,19 @@ class InMemoryTelemetry:
         ids: IdGenerator | None = None,
         processors: Iterable[SpanProcessor] = (),
         export_through: Callable[[SpanProcessor], SpanProcessor] | None = None,
+        exemplar_filter: ExemplarFilter | None = None,
     ) -> None:
         """``sampler`` and ``ids`` go to the tracer provider (ids: sequential by default).
         ``processors`` run before the one exporting to memory, in order (a processor under
         test, such as ``RunIdentityProcessor()``); ``export_through`` wraps the exporting one
         (a processor that decides what is exported, such as
-        ``lambda export: TailSampler(export, policy)``)."""
+        ``lambda export: TailSampler(export, policy)``); ``exemplar_filter`` goes to the meter
+        provider (``AlwaysOnExemplarFilter()``: an exemplar on every point). Nothing is hooked
+        to the interpreter's exit (all of it is in memory), so a property test may build one
+        per example; :meth:`shutdown` ends it."""
         self.exporter = InMemorySpanExporter()
         self.tracer_provider = TracerProvider(
-            sampler=sampler, id_generator=ids or SequentialIdGenerator()
+            sampler=sampler, id_generator=ids or SequentialIdGenerator(), shutdown_on_exit=False
         )
         self._open = _Open()
         self.tracer_provider.add_span_processor(self._open)
@@ -106,7 +110,11 @@ class InMemoryTelemetry:
             export_through(export) if export_through else export
         )
         self.metric_reader = InMemoryMetricReader()
-        self.meter_provider = MeterProvider(metric_readers=[self.metric_reader])
+        self.meter_provider = MeterProvider(
+            metric_readers=[self.metric_reader],
+            exemplar_filter=exemplar_filter,
+            shutdown_on_exit=False,
+        )
         self.log_exporter = InMemoryLogRecordExporter()  # type: ignore[no-untyped-call]
         self.logger_provider = LoggerProvider(shutdown_on_exit=False)
         self.logger_provider.add_log_record_processor(SimpleLogRecordProcessor(self.log_exporter))
