@@ -29,8 +29,6 @@ _CONFIGURE = "configure() under test: its own providers, fed an in-memory export
 _BACKEND = "a local in-memory copy beside the real OTLP export, to compare with the backend"
 _BENCHMARK = "a figure's setup or hand-written SDK baseline: what is measured, kit-free"
 ALLOWED = {
-    "tests/test_property.py": "one bare provider with a ledger per Hypothesis example and one "
-    "meter for all (the kit's exporter, meter and logger would cost every example)",
     "tests/test_resilience.py": "an exporter that raises, in place of the kit's in-memory one",
     "tests/test_bounded_values.py": "an exporter under test (SizeBoundSpanExporter) recording "
     "into an in-memory one",

@@ -25,9 +25,7 @@ from hypothesis import strategies as st
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.context.context import Context
-from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
 from agent_contract.agent import (
     InterruptFinal,
@@ -56,6 +54,7 @@ from agent_contract.protocol import (
     Usage,
 )
 from agent_otel import otel_wrapper
+from agent_otel.testing import InMemoryTelemetry
 
 # --- span bookkeeping -----------------------------------------------------------------------
 
@@ -91,7 +90,7 @@ class _Records(logging.Handler):
 
 # One meter provider for every example: metrics are not under test here, but the code paths
 # that record them are.
-_METRICS = MeterProvider(metric_readers=[InMemoryMetricReader()], shutdown_on_exit=False)
+_METRICS = InMemoryTelemetry().meter_provider
 
 # --- the events ------------------------------------------------------------------------------
 
@@ -274,8 +273,7 @@ async def _consume(
 
 def check_run(run: Run) -> None:
     ledger = Ledger()
-    provider = TracerProvider(shutdown_on_exit=False)  # by hand: a bare ledger per example
-    provider.add_span_processor(ledger)
+    provider = InMemoryTelemetry(processors=[ledger]).tracer_provider  # one per example
     sdk_logs = _Records()
     sdk_logger = logging.getLogger("opentelemetry")
     sdk_logger.addHandler(sdk_logs)
@@ -415,8 +413,7 @@ def test_fixed_cases_hold_the_property() -> None:
 def test_the_current_span_while_the_agent_works_is_the_innermost() -> None:
     """While the agent computes its next event, the run's innermost span is current."""
     ledger = Ledger()
-    provider = TracerProvider(shutdown_on_exit=False)  # by hand: a bare ledger, as above
-    provider.add_span_processor(ledger)
+    provider = InMemoryTelemetry(processors=[ledger]).tracer_provider
     seen: list[str] = []
 
     async def agent() -> AsyncIterator[Any]:
