@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -68,15 +69,38 @@ class Provider:
             yield
         finally:
             instrumentor.uninstrument()
+            _unpatch(self.module)
+
+
+def _unpatch(module: str) -> None:
+    """Undo every wrapper of ``module``'s left on an SDK class after its ``uninstrument()``.
+
+    OpenLLMetry's OpenAI instrumentation 0.62.4 unwraps ``"Completions.create"`` from the
+    module path ``openai.resources.chat.completions``, which OTel's ``unwrap`` reads as the
+    attribute ``"Completions.create"`` of module ``completions``: nothing is restored, and its
+    wrappers would go on tracing (into this test's providers) in every later test.
+    """
+    for name, loaded in list(sys.modules.items()):
+        if not name.startswith(("openai.resources", "anthropic.resources")):
+            continue
+        for cls in list(vars(loaded).values()):
+            if not isinstance(cls, type) or cls.__module__ != name:
+                continue
+            for attr, value in list(vars(cls).items()):
+                owner = str(getattr(getattr(value, "_self_wrapper", None), "__module__", ""))
+                if owner == module or owner.startswith(f"{module}."):
+                    setattr(cls, attr, value.__wrapped__)
 
 
 OPENAI_V2 = Provider("openai-v2", "opentelemetry.instrumentation.openai_v2", "OpenAIInstrumentor",
                      meters=True)  # fmt: skip
 OPENINFERENCE_OPENAI = Provider("openinference-openai", "openinference.instrumentation.openai",
                                 "OpenAIInstrumentor")  # fmt: skip
-PROVIDERS = (OPENAI_V2, OPENINFERENCE_OPENAI)
+OPENLLMETRY_OPENAI = Provider("openllmetry-openai", "opentelemetry.instrumentation.openai",
+                              "OpenAIInstrumentor", meters=True)  # fmt: skip
+PROVIDERS = (OPENAI_V2, OPENINFERENCE_OPENAI, OPENLLMETRY_OPENAI)
 """Every provider instrumentation a row may name (those the default environment installs)."""
-OPENAI_SDK = (OPENAI_V2, OPENINFERENCE_OPENAI)
+OPENAI_SDK = (OPENAI_V2, OPENINFERENCE_OPENAI, OPENLLMETRY_OPENAI)
 """A row whose model calls go through the OpenAI SDK's Chat Completions."""
 
 
@@ -158,6 +182,9 @@ class Row:
 ROWS = [
     Row("pydantic_ai", "pydantic_ai", "chat scripted-model", reports=("input", "output"),
         own_usage=True, tool_error="ModelRetry", refuses=True, messages=True),
+    Row("pydantic_ai_openai", "pydantic_ai.models.openai", "chat gpt-4o-mini",
+        tool_error="ModelRetry", errors=("ModelServerError",), providers=OPENAI_SDK, refuses=True,
+        messages=True),
     Row("agno", "agno", "chat gpt-4o-mini", errors=("AgnoRunError",), tool_error="tool_error",
         providers=OPENAI_SDK, refuses=True, messages=True),
     Row("autogen", "autogen_agentchat", "chat", reports=("input", "output"), own_usage=True,
