@@ -176,3 +176,25 @@ async def test_unencodable_strings_and_huge_integers_never_reach_the_encoder(
     assert (tool.attributes or {})["gen_ai.tool.name"] == "se?arch"
     usage = {k: v for k, v in (root.attributes or {}).items() if "usage" in k}
     assert all(isinstance(v, int) and v < 2**63 for v in usage.values()), usage
+
+
+class NoCompare:
+    """A value whose equality and hash raise (a tool kind a type check must not compare)."""
+
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("no eq")
+
+    def __hash__(self) -> int:
+        raise RuntimeError("no hash")
+
+
+async def test_a_tool_kind_whose_equality_raises_is_no_internal_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The kind is compared only once it is known to be a ``str``: a hostile ``type`` never
+    runs its ``__eq__`` in the recorder (the tool span keeps its default kind)."""
+    exported = Exported()
+    call = ToolCall(id="c1", type=NoCompare(), function=FunctionCall(name="t", arguments="{}"))  # type: ignore[arg-type]
+    await run(exported, [StepBoundary(), call, ToolResult(tool_call_id="c1", content="ok")], caplog)
+    (tool,) = named(exported, "execute_tool")
+    assert (tool.attributes or {}).get("gen_ai.tool.type") == "function"

@@ -133,7 +133,8 @@ class ToolCall:
     def kind(self, kind: Any) -> None:
         """The call names its kind: ``gen_ai.tool.type`` by :func:`tool_type` (``function``
         is already there from the start)."""
-        if kind is None or kind == A.TOOL_TYPE_FUNCTION:  # most calls: nothing to map
+        # most calls: nothing to map (an exact str first: a hostile kind's __eq__ never runs)
+        if kind is None or (type(kind) is str and kind == A.TOOL_TYPE_FUNCTION):
             return
         value = tool_type(kind)
         if value != A.TOOL_TYPE_FUNCTION:
