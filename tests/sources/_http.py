@@ -7,7 +7,10 @@ import json
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
 
-import httpx2 as httpx  # the OpenAI (3.x) and Anthropic (2.x) SDKs' HTTP client
+try:
+    import httpx2 as httpx  # the OpenAI (3.x) and Anthropic (2.x) SDKs' HTTP client
+except ImportError:  # a framework's own environment, on the OpenAI SDK 2.x (plain httpx)
+    import httpx  # type: ignore[no-redef]
 
 Answer = bytes | Callable[[httpx.Request], httpx.Response]
 

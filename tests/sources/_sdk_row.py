@@ -11,12 +11,10 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Callable
 
-import httpx2 as httpx
-
 from agent_contract.protocol import AgentEvent, Message, StepBoundary, ToolCall, ToolResult
 
 from . import _script as s
-from ._http import Answer
+from ._http import Answer, httpx
 
 Source = Callable[[list[Message]], AsyncIterator[AgentEvent]]
 

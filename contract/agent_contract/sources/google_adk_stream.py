@@ -20,7 +20,9 @@ agent or a string):
   ``LLMCallEnd``. Gemini counts thinking apart from the candidates: output tokens are
   ``candidates_token_count + thoughts_token_count`` (reasoning included, as OpenAI counts
   it), reasoning tokens ``thoughts_token_count``, cache reads ``cached_content_token_count``
-  (already inside the prompt count). Unstreamed, its text parts become the deltas.
+  (already inside the prompt count). ADK's OpenAI models count the thoughts inside the
+  candidates (the total says so: prompt and candidates alone make it); output tokens are then
+  the candidates. Unstreamed, its text parts become the deltas.
 * An event's ``error_code`` (a model that refused or failed without raising) is an ``Error``
   on the call, which then ends.
 * ``function_response`` parts are ``ToolResult``\\ s by id; a response holding an ``error``
@@ -316,11 +318,26 @@ def _usage(usage: Any, model: str | None) -> Usage:
     output = None
     if candidates is not None or thoughts is not None:
         output = (candidates or 0) + (thoughts or 0)
+    if thoughts and candidates is not None and _thoughts_inside(usage):
+        output = candidates
     return Usage(
         input_tokens=usage.prompt_token_count, output_tokens=output,
         total_tokens=usage.total_token_count, cache_read_tokens=usage.cached_content_token_count,
         reasoning_tokens=thoughts, model=model,
     )  # fmt: skip
+
+
+def _thoughts_inside(usage: Any) -> bool:
+    """Whether the candidates already count the thoughts: ADK's OpenAI models (``OpenAILlm``,
+    the Responses one) put OpenAI's ``completion_tokens`` (reasoning included) in the
+    candidates and its reasoning tokens in the thoughts too, and the total then leaves no room
+    for the thoughts apart (Gemini's total counts them on top of the candidates)."""
+    parts = (usage.prompt_token_count, getattr(usage, "tool_use_prompt_token_count", None),
+             usage.candidates_token_count)  # fmt: skip
+    total = usage.total_token_count
+    if not isinstance(total, int) or not all(p is None or isinstance(p, int) for p in parts):
+        return False
+    return sum(p or 0 for p in parts) == total
 
 
 def _result(response: Any) -> ToolResult:
