@@ -203,7 +203,7 @@ ROWS = [
         reports=("input", "output", "cache_read"), errors=("APIError",),
         detaches_across_tasks=True, providers=OPENAI_SDK, refuses=True, messages=True),
     Row("smolagents", "smolagents", "chat gpt-4o-mini", reasoning_text=False,
-        errors=("AgentGenerationError",), providers=OPENAI_SDK),
+        errors=("AgentGenerationError",), providers=OPENAI_SDK, refuses=True),
     Row("llama_index", "llama_index.core", "chat gpt-4o-mini", refuses=True, messages=True),
     Row("crewai", "crewai", "chat gpt-4o-mini", reasoning_text=False, errors=("ConnectionError",),
         providers=OPENAI_SDK, refuses=True, messages=True),

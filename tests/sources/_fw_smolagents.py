@@ -5,7 +5,8 @@ SDK's own mock HTTP transport answering Chat Completions bodies (usage with cach
 tokens). A ``ToolCallingAgent`` answers through its ``final_answer`` tool, so turn 2 is that
 call. smolagents runs tools synchronously; a tool that raises fails the step and drops the
 results of the calls still running, so ``forecast`` fails after ``weather`` returned.
-``fail`` answers turn 1 with an error; ``hang`` blocks ``weather`` until the test ends.
+``fail`` answers turn 1 with an error; ``refuse`` answers turn 2 with a 429 the SDK does not
+retry; ``hang`` blocks ``weather`` until the test ends.
 """
 
 from __future__ import annotations
@@ -55,13 +56,20 @@ def answer(text: str) -> list[tuple[str, str, str]]:
     return [("call_a", "final_answer", json.dumps({"answer": text}))]
 
 
-def client(respond: Callable[[list[dict[str, Any]]], bytes | Exception]) -> dict[str, Any]:
+REFUSED = object()
+"""What ``respond`` returns for a request refused before any output (a 429)."""
+
+
+def client(respond: Callable[[list[dict[str, Any]]], Any]) -> dict[str, Any]:
     """``client_kwargs`` for ``OpenAIModel``: the SDK over a mock transport, no retries."""
 
     def handle(request: httpx.Request) -> httpx.Response:
         body = respond(json.loads(request.content)["messages"])
         if isinstance(body, Exception):
             raise body
+        if body is REFUSED:
+            error = {"error": {"message": "rate limited", "type": "rate_limit_error"}}
+            return httpx.Response(429, headers={"x-should-retry": "false"}, json=error)
         return httpx.Response(200, headers={"content-type": "application/json"}, content=body)
 
     transport = httpx.MockTransport(handle)
@@ -100,17 +108,20 @@ def agent(run: s.Run, **options: Any) -> Any:
 
     turns: list[int] = []  # the failed tool's error reaches the model as a user message
 
-    def respond(messages: list[dict[str, Any]]) -> bytes | Exception:
+    def respond(messages: list[dict[str, Any]]) -> Any:
         turns.append(len(turns))
         if len(turns) == 1:
             if run.fail:
                 return s.Overloaded("overloaded")
             calls = [(c.id, c.name, c.json) for c in s.CALLS]
             return completion(0, "".join(s.WORDS), calls)
+        if run.refuse:
+            return REFUSED
         return completion(1, None, answer("".join(s.ANSWER)))
 
+    # retry=False: smolagents would wait a minute before retrying the refused request (a 429)
     model = OpenAIModel(MODEL, api_key="offline", api_base="http://mock.invalid/v1",
-                        client_kwargs=client(respond), temperature=0.2)  # fmt: skip
+                        client_kwargs=client(respond), temperature=0.2, retry=False)  # fmt: skip
     return ToolCallingAgent(tools=tools(run), model=model, verbosity_level=0, **options)
 
 
