@@ -138,6 +138,9 @@ class Row:
     messages: bool = False
     """Each ``LLMCallStart`` carries the messages the framework sends the model (the run's
     input, with capture on, is the first call's)."""
+    tool_messages: bool = True
+    """The framework sends the model's tool calls and their results as messages of their own;
+    False where it writes them into its messages as text (smolagents)."""
     providers: tuple[Provider, ...] = ()
     """The provider instrumentations the row's model calls go through (``PROVIDERS``)."""
     runs_tools: bool = True
@@ -203,7 +206,8 @@ ROWS = [
         reports=("input", "output", "cache_read"), errors=("APIError",),
         detaches_across_tasks=True, providers=OPENAI_SDK, refuses=True, messages=True),
     Row("smolagents", "smolagents", "chat gpt-4o-mini", reasoning_text=False,
-        errors=("AgentGenerationError",), providers=OPENAI_SDK, refuses=True),
+        errors=("AgentGenerationError",), providers=OPENAI_SDK, refuses=True, messages=True,
+        tool_messages=False),
     Row("llama_index", "llama_index.core", "chat gpt-4o-mini", refuses=True, messages=True),
     Row("crewai", "crewai", "chat gpt-4o-mini", reasoning_text=False, errors=("ConnectionError",),
         providers=OPENAI_SDK, refuses=True, messages=True),

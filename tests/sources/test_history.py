@@ -287,6 +287,29 @@ def test_strands_converse_messages_read_as_the_contracts() -> None:
     ]
 
 
+# --- smolagents ----------------------------------------------------------------------------------
+def test_smolagents_messages_read_in_the_roles_they_are_sent_in() -> None:
+    m = pytest.importorskip("smolagents.models")
+    history = [
+        m.ChatMessage(role=m.MessageRole.SYSTEM, content=[{"type": "text", "text": "Be brief."}]),
+        m.ChatMessage(role=m.MessageRole.USER, content=[{"type": "text", "text": "Weather?"}]),
+        m.ChatMessage(role=m.MessageRole.TOOL_CALL,
+                      content=[{"type": "text", "text": "Calling tools: w"}]),
+        m.ChatMessage(role=m.MessageRole.TOOL_RESPONSE,
+                      content=[{"type": "text", "text": "Observation: sunny"}]),
+        {"role": "assistant", "content": "Sunny.", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "w", "arguments": {"a": 1}}}]},
+    ]  # fmt: skip
+
+    assert _shape(h.smolagents_messages(history)) == [
+        ("system", "Be brief.", None, []),
+        ("user", "Weather?", None, []),
+        ("assistant", "Calling tools: w", None, []),
+        ("user", "Observation: sunny", None, []),
+        ("assistant", "Sunny.", None, [("c1", "w", {"a": 1})]),
+    ]
+
+
 # --- Google ADK ----------------------------------------------------------------------------------
 def test_google_adk_contents_read_as_the_contracts() -> None:
     types = pytest.importorskip("google.genai.types")
@@ -326,7 +349,8 @@ _VALUES = st.recursive(
 _READERS = [h.langchain_messages, h.agno_messages, h.llama_index_messages,
             h.pydantic_ai_messages, lambda v: h.responses_messages(None, v),
             h.openai_messages, h.crewai_messages, h.autogen_messages,
-            lambda v: h.google_adk_messages(v, v), lambda v: h.strands_messages(v, v)]  # fmt: skip
+            lambda v: h.google_adk_messages(v, v), lambda v: h.strands_messages(v, v),
+            h.smolagents_messages]  # fmt: skip
 
 
 @pytest.mark.parametrize("read", _READERS)

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from agent_contract.sources._thread import iterate_in_thread
+from agent_contract.sources._thread import Channel, iterate_in_thread
 
 WHO: contextvars.ContextVar[str] = contextvars.ContextVar("who", default="nobody")
 
@@ -112,3 +112,57 @@ async def test_stopping_early_closes_the_iterator_on_its_thread() -> None:
             break
         await asyncio.sleep(0.01)
     assert where == [False]
+
+
+# --- items a seam emits in the middle of a pull ------------------------------------------------
+async def test_an_item_emitted_mid_pull_arrives_first_and_the_pull_waits_for_the_next_ask() -> None:
+    channel = Channel()
+    went_on = threading.Event()
+
+    def items() -> Iterator[str]:
+        yield "before"
+        channel.emit("emitted")  # a seam inside the framework's step (a model request)
+        went_on.set()
+        yield "after"
+
+    stream = iterate_in_thread(items, channel=channel)
+    assert await anext(stream) == "before"
+    assert await anext(stream) == "emitted"
+    await asyncio.sleep(0.05)
+    assert not went_on.is_set()  # lock step: nothing runs ahead of the consumer
+    assert [i async for i in stream] == ["after"]
+    assert went_on.is_set()
+
+
+async def test_an_item_emitted_on_another_thread_never_loses_the_pulls_own_item() -> None:
+    channel = Channel()
+
+    def items() -> Iterator[str]:
+        helper = threading.Thread(target=channel.emit, args=("from a helper",))
+        helper.start()  # the pull's own item may come while the helper's emit waits
+        helper.join(0.2)
+        yield "own"
+        helper.join()
+
+    got = [i async for i in iterate_in_thread(items, channel=channel)]
+    assert sorted(got) == ["from a helper", "own"]
+
+
+async def test_stopping_at_an_emitted_item_releases_the_pull_and_interrupts() -> None:
+    channel = Channel()
+    released, interrupted = threading.Event(), threading.Event()
+
+    def items() -> Iterator[str]:
+        channel.emit("emitted")
+        released.set()
+        yield "never read"
+
+    stream = iterate_in_thread(items, interrupted.set, channel=channel)
+    assert await anext(stream) == "emitted"
+    await stream.aclose()
+    assert interrupted.is_set()
+    assert await asyncio.to_thread(released.wait, 5)
+
+
+def test_an_emit_outside_a_pull_does_nothing() -> None:
+    Channel().emit("nobody waits")  # returns at once

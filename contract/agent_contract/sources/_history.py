@@ -40,6 +40,7 @@ __all__ = [
     "openai_messages",
     "pydantic_ai_messages",
     "responses_messages",
+    "smolagents_messages",
     "strands_messages",
 ]
 
@@ -502,6 +503,42 @@ def strands_messages(system: Any, messages: Iterable[Any]) -> list[Message]:
                         tool_call_id=call_id if isinstance(call_id, str) else None,
                     )
                 )
+    return out
+
+
+# --- smolagents: ChatMessage -------------------------------------------------------------------
+_SMOLAGENTS_ROLES: dict[str, Role] = {"tool-call": "assistant", "tool-response": "user"}
+
+
+@_safely
+def smolagents_messages(messages: Iterable[Any]) -> list[Message]:
+    """smolagents' ``ChatMessage``\\ s (or their dicts) in the roles its API models send them:
+    its memory writes tool calls and observations as text, a ``tool-call`` message going out as
+    the assistant's, a ``tool-response`` one as the user's; text parts joined, an image part
+    kept as a part."""
+    out: list[Message] = []
+    for message in messages:
+        role = _get(message, "role")
+        name = getattr(role, "value", role)
+        content = _get(message, "content")
+        if isinstance(content, list):
+            texts = [_get(p, "text") for p in content]
+            if all(isinstance(text, str) for text in texts):
+                content = "".join(texts)
+            else:
+                content = [p if isinstance(p, dict) else {"type": "text", "text": _text(p)}
+                           for p in content]  # fmt: skip
+        elif content is not None and not isinstance(content, str):
+            content = _text(content)
+        entry = Message(role=_SMOLAGENTS_ROLES.get(name) or _role(name), content=content)
+        calls = _get(message, "tool_calls")
+        if calls:
+            entry.tool_calls = [
+                _call(_get(c, "id"), _get(_get(c, "function"), "name"),
+                      _get(_get(c, "function"), "arguments"))
+                for c in calls
+            ]  # fmt: skip
+        out.append(entry)
     return out
 
 

@@ -5,13 +5,20 @@ thread, one item per event, so the event loop never blocks and the consumer's co
 tool span while one tool runs) is current in the agent's code. Items are read by class name
 (nothing of smolagents is imported here):
 
-* smolagents announces no model call: a model call is what comes next when the run starts and
-  after each step that did not answer, so ``LLMCallStart`` (``model.model_id``, the provider
-  the model class talks to, its completion kwargs) is yielded *before* that pull. With
-  ``stream_outputs=True`` the call's ``ChatMessageStreamDelta`` content is ``TextDelta``;
-  the first ``ToolCall`` (or the step's end) closes it with ``LLMCallEnd``;
+* smolagents' stream announces no model call, so the adapter hears each at the model: the
+  agent's model gets its ``generate`` / ``generate_stream`` wrapped once (instance
+  attributes, handing every call on unchanged), and a call made on the run's worker thread
+  sends ``LLMCallStart`` (``model.model_id``, the provider the model class talks to, its
+  completion kwargs, and the messages smolagents sends) into the stream at that moment,
+  through ``iterate_in_thread``'s channel: the step waits until the consumer has taken it, so
+  the chat span opens as the request starts, and a request refused before any output (a 429)
+  fails its own span. A call made while the step's tools run (a managed agent inside a tool)
+  is that agent's, not this run's. With ``stream_outputs=True`` the call's
+  ``ChatMessageStreamDelta`` content is ``TextDelta``; the first ``ToolCall`` (or the step's
+  end) closes it with ``LLMCallEnd``;
 * ``ToolCall`` / ``ToolOutput`` items are ``ToolCall`` / ``ToolResult`` by id. The
-  ``final_answer`` tool is the answer, not a call: its output is the step's text. A tool that
+  ``final_answer`` tool is the answer, not a call: its output is the text of the model call
+  that asked for it (the call ends with the step), so the chat span and the run show it. A tool that
   raises fails the whole step in smolagents (the other results of a parallel call are
   dropped): the call the error names gets an error ``ToolResult`` whose ``error_type`` is the
   tool's own exception (the ``__cause__`` of smolagents' ``AgentToolExecutionError``); a call
@@ -52,7 +59,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Iterator
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 from agent_contract.events import (
@@ -60,7 +68,6 @@ from agent_contract.events import (
     Error,
     FunctionCall,
     LLMCallEnd,
-    LLMCallStart,
     StepBoundary,
     TextDelta,
     ToolCall,
@@ -69,9 +76,10 @@ from agent_contract.events import (
 )
 from agent_contract.scope import nested_run, tool_scope
 from agent_contract.sources._failure import error_name, failed_result
+from agent_contract.sources._history import call_start, smolagents_messages
 from agent_contract.sources._raw_usage import usage_from_raw
 from agent_contract.sources._stream import Sink
-from agent_contract.sources._thread import iterate_in_thread
+from agent_contract.sources._thread import Channel, iterate_in_thread
 
 __all__ = ["smolagents_events"]
 
@@ -91,16 +99,68 @@ async def smolagents_events(
     """Run ``agent`` on ``task`` (``run`` goes to ``agent.run``), yielding its events."""
     reader = _Reader(agent)
     _scope_tools(agent)
-    items = iterate_in_thread(lambda: agent.run(task, stream=True, **run), agent.interrupt)
+    _hook_model(getattr(agent, "model", None))
+    channel = Channel()
+    workers: list[int] = []
+
+    def heard(messages: Any) -> None:
+        if not reader.tools:  # else a managed agent's call, inside one of the step's tools
+            channel.emit(_Request(tuple(messages)))
+
+    def start() -> Any:
+        workers.append(threading.get_ident())  # this run's worker thread: its model calls
+        _HEARD[workers[0]] = heard
+        return agent.run(task, stream=True, **run)
+
+    items = iterate_in_thread(start, agent.interrupt, channel)
     try:
-        yield reader.start()
         async for item in items:
+            if isinstance(item, _Request):
+                for event in reader.request(item.messages):
+                    yield event
+                continue
             if sink is not None:
                 sink(item)
             for event in reader.feed(item):
                 yield event
     finally:
         await items.aclose()
+        for worker in workers:
+            _HEARD.pop(worker, None)
+
+
+class _Request:
+    """A model request the hooked model heard (a copy of its messages), sent into the stream."""
+
+    __slots__ = ("messages",)
+
+    def __init__(self, messages: tuple[Any, ...]) -> None:
+        self.messages = messages
+
+
+_HEARD: dict[int, Callable[[Any], None]] = {}
+"""The running adapters' ears, by their worker thread: a model call there is that run's."""
+
+
+def _hook_model(model: Any) -> None:
+    """Wrap ``generate`` and ``generate_stream`` of ``model`` once (module doc)."""
+    if model is None or getattr(model, "_agent_contract_hooked", False):
+        return
+    for name in ("generate", "generate_stream"):
+        method = getattr(model, name, None)
+        if method is not None:
+            setattr(model, name, _heard_by_run(method))
+    model._agent_contract_hooked = True
+
+
+def _heard_by_run(method: Callable[..., Any]) -> Callable[..., Any]:
+    def hooked(messages: Any, *args: Any, **kwargs: Any) -> Any:
+        heard = _HEARD.get(threading.get_ident())
+        if heard is not None:
+            heard(messages)
+        return method(messages, *args, **kwargs)
+
+    return hooked
 
 
 def _scope_tools(agent: Any) -> None:
@@ -180,7 +240,12 @@ class _Reader:
         self.answered = False  # the run's answer was given as text
         self.step = 0
 
-    def start(self) -> LLMCallStart:
+    def request(self, messages: tuple[Any, ...]) -> Iterator[AgentEvent]:
+        """A model request starts: its call opens (one left open first ends)."""
+        yield from self._end()
+        yield self._start(messages)
+
+    def _start(self, messages: tuple[Any, ...]) -> AgentEvent:
         self.calling = True
         model = self.agent.model
         name = getattr(model, "model_id", None)
@@ -193,9 +258,8 @@ class _Reader:
         provider = _PROVIDERS.get(type(model).__name__)
         if provider is None and isinstance(name, str) and "/" in name:
             provider = name.split("/", 1)[0]  # LiteLLM's "provider/model"
-        return LLMCallStart(
-            model=name if isinstance(name, str) else None, provider=provider, params=params
-        )
+        model_name = name if isinstance(name, str) else None
+        return call_start(model_name, provider, params, smolagents_messages, messages)
 
     def feed(self, item: Any) -> Iterator[AgentEvent]:
         kind = type(item).__name__
@@ -203,10 +267,10 @@ class _Reader:
             if item.content:
                 yield TextDelta(text=item.content)
         elif kind == "ToolCall":
-            yield from self._end()
-            if item.name == "final_answer":
+            if item.name == "final_answer":  # the answer: its text is the call's output
                 self.final.add(item.id)
                 return
+            yield from self._end()
             self.tools[item.id] = item.name
             args = item.arguments
             text = args if isinstance(args, str) else json.dumps(args, default=str)
@@ -258,8 +322,6 @@ class _Reader:
             yield usage
         yield StepBoundary(index=self.step)
         self.step += 1
-        if not getattr(step, "is_final_answer", False) and not self.answered:
-            yield self.start()  # smolagents calls the model next (or stops: closed then)
 
 
 def _failed_call(calls: dict[str, str], error: BaseException) -> str | None:
