@@ -44,8 +44,9 @@ A managed agent (``managed_agents=``) runs inside the manager's call, unstreamed
 each managed agent (once, as an instance attribute; at any depth): called for a plain answer
 (no ``stream``, no ``return_full_result``) where a tracer claims a nested run
 (``agent_contract.scope.nested_run``, inside the manager's call scope), it runs the same task
-with ``stream=True``, reads it as this adapter reads any run into that nested run (on a loop
-of its own on the calling thread, which smolagents' calls never run a loop on), and returns
+with ``stream=True``, reads it as this adapter reads any run into that nested run (pulled on
+a worker thread of its own, from a loop of its own on the calling thread, which smolagents'
+calls never run a loop on), and returns
 the final answer, as ``run`` does. Anywhere else it is smolagents' own ``run``.
 
 Every smolagents item goes to ``sink`` untouched (the ``FinalAnswerStep`` last: its
@@ -60,7 +61,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
 from typing import Any
 
 from agent_contract.events import (
@@ -97,8 +98,21 @@ async def smolagents_events(
     agent: Any, task: str, *, sink: Sink | None = None, **run: Any
 ) -> AsyncIterator[AgentEvent]:
     """Run ``agent`` on ``task`` (``run`` goes to ``agent.run``), yielding its events."""
-    reader = _Reader(agent)
     _scope_tools(agent)
+    read = _read(agent, lambda: agent.run(task, stream=True, **run), sink)
+    try:
+        async for event in read:
+            yield event
+    finally:
+        await read.aclose()
+
+
+async def _read(
+    agent: Any, open_items: Callable[[], Iterator[Any]], sink: Sink | None
+) -> AsyncGenerator[AgentEvent, None]:
+    """The events of the run ``open_items()`` starts, pulled on a worker thread, with the
+    model requests its hooked model hears there (module doc)."""
+    reader = _Reader(agent)
     _hook_model(getattr(agent, "model", None))
     channel = Channel()
     workers: list[int] = []
@@ -107,10 +121,10 @@ async def smolagents_events(
         if not reader.tools:  # else a managed agent's call, inside one of the step's tools
             channel.emit(_Request(tuple(messages)))
 
-    def start() -> Any:
+    def start() -> Iterator[Any]:
         workers.append(threading.get_ident())  # this run's worker thread: its model calls
         _HEARD[workers[0]] = heard
-        return agent.run(task, stream=True, **run)
+        return open_items()
 
     items = iterate_in_thread(start, agent.interrupt, channel)
     try:
@@ -213,18 +227,13 @@ def _loop_running() -> bool:
 
 async def _drained(wrap: Any, agent: Any, items: Iterator[Any]) -> Any:
     """Read a managed agent's streamed run into the tracer's nested run; its final answer."""
-    reader = _Reader(agent)
     final: list[Any] = []
 
-    async def source() -> AsyncIterator[AgentEvent]:
-        yield reader.start()
-        for item in items:
-            if type(item).__name__ == "FinalAnswerStep":
-                final.append(item.output)
-            for event in reader.feed(item):
-                yield event
+    def keep(item: Any) -> None:
+        if type(item).__name__ == "FinalAnswerStep":
+            final.append(item.output)
 
-    async for _ in wrap(source()):
+    async for _ in wrap(_read(agent, lambda: items, keep)):
         pass
     return final[-1] if final else None
 
