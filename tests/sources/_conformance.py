@@ -98,7 +98,10 @@ OPENINFERENCE_OPENAI = Provider("openinference-openai", "openinference.instrumen
                                 "OpenAIInstrumentor")  # fmt: skip
 OPENLLMETRY_OPENAI = Provider("openllmetry-openai", "opentelemetry.instrumentation.openai",
                               "OpenAIInstrumentor", meters=True)  # fmt: skip
-PROVIDERS = (OPENAI_V2, OPENINFERENCE_OPENAI, OPENLLMETRY_OPENAI)
+OPENINFERENCE_ANTHROPIC = Provider("openinference-anthropic",
+                                   "openinference.instrumentation.anthropic",
+                                   "AnthropicInstrumentor")  # fmt: skip
+PROVIDERS = (OPENAI_V2, OPENINFERENCE_OPENAI, OPENLLMETRY_OPENAI, OPENINFERENCE_ANTHROPIC)
 """Every provider instrumentation a row may name (those the default environment installs)."""
 OPENAI_SDK = (OPENAI_V2, OPENINFERENCE_OPENAI, OPENLLMETRY_OPENAI)
 """A row whose model calls go through the OpenAI SDK's Chat Completions."""
@@ -217,6 +220,13 @@ ROWS = [
         refuses=True, messages=True),
     # SDK sources: the caller's own tool loop (``_sdk_row``) around one source.
     Row("openai_chat", "openai", "chat gpt-4o-mini", errors=("APIError",), providers=OPENAI_SDK,
+        tool_error="tool_error", refuses=True, runs_tools=False, messages=True),
+    # openai-v2 does not instrument the Responses API.
+    Row("openai_responses", "openai", "chat gpt-4o-mini", errors=("APIError",),
+        providers=(OPENINFERENCE_OPENAI, OPENLLMETRY_OPENAI), tool_error="tool_error",
+        refuses=True, runs_tools=False, messages=True),
+    Row("anthropic_messages", "anthropic", "chat claude-sonnet-4-5",
+        errors=("APIStatusError", "OverloadedError"), providers=(OPENINFERENCE_ANTHROPIC,),
         tool_error="tool_error", refuses=True, runs_tools=False, messages=True),
     # openai-v2 does not see LiteLLM's calls (it calls the SDK's raw-response method).
     Row("litellm_chat", "litellm", "chat openai/gpt-4o-mini", errors=("MidStreamFallbackError",),
