@@ -101,10 +101,16 @@ OPENLLMETRY_OPENAI = Provider("openllmetry-openai", "opentelemetry.instrumentati
 OPENINFERENCE_ANTHROPIC = Provider("openinference-anthropic",
                                    "openinference.instrumentation.anthropic",
                                    "AnthropicInstrumentor")  # fmt: skip
-PROVIDERS = (OPENAI_V2, OPENINFERENCE_OPENAI, OPENLLMETRY_OPENAI, OPENINFERENCE_ANTHROPIC)
+OPENLLMETRY_ANTHROPIC = Provider("openllmetry-anthropic",
+                                 "opentelemetry.instrumentation.anthropic",
+                                 "AnthropicInstrumentor", meters=True)  # fmt: skip
+PROVIDERS = (OPENAI_V2, OPENINFERENCE_OPENAI, OPENLLMETRY_OPENAI, OPENINFERENCE_ANTHROPIC,
+             OPENLLMETRY_ANTHROPIC)  # fmt: skip
 """Every provider instrumentation a row may name (those the default environment installs)."""
 OPENAI_SDK = (OPENAI_V2, OPENINFERENCE_OPENAI, OPENLLMETRY_OPENAI)
 """A row whose model calls go through the OpenAI SDK's Chat Completions."""
+ANTHROPIC_SDK = (OPENINFERENCE_ANTHROPIC, OPENLLMETRY_ANTHROPIC)
+"""A row whose model calls go through the Anthropic SDK's Messages."""
 
 
 @dataclass(frozen=True)
@@ -226,7 +232,7 @@ ROWS = [
         providers=(OPENINFERENCE_OPENAI, OPENLLMETRY_OPENAI), tool_error="tool_error",
         refuses=True, runs_tools=False, messages=True),
     Row("anthropic_messages", "anthropic", "chat claude-sonnet-4-5",
-        errors=("APIStatusError", "OverloadedError"), providers=(OPENINFERENCE_ANTHROPIC,),
+        errors=("APIStatusError", "OverloadedError"), providers=ANTHROPIC_SDK,
         tool_error="tool_error", refuses=True, runs_tools=False, messages=True),
     # openai-v2 does not see LiteLLM's calls (it calls the SDK's raw-response method).
     Row("litellm_chat", "litellm", "chat openai/gpt-4o-mini", errors=("MidStreamFallbackError",),
