@@ -218,6 +218,8 @@ ROWS = [
         errors=("AgentGenerationError",), providers=OPENAI_SDK, refuses=True, messages=True,
         tool_messages=False),
     Row("llama_index", "llama_index.core", "chat gpt-4o-mini", refuses=True, messages=True),
+    Row("llama_index_openai", "llama_index.llms.openai", "chat gpt-4o-mini", errors=("APIError",),
+        providers=OPENAI_SDK, refuses=True, messages=True),
     Row("crewai", "crewai", "chat gpt-4o-mini", reasoning_text=False, errors=("ConnectionError",),
         providers=OPENAI_SDK, refuses=True, messages=True),
     Row("langgraph", "langgraph", "chat gpt-4o-mini", errors=("APIError",), providers=OPENAI_SDK,

@@ -210,6 +210,21 @@ def test_llama_index_messages_read_as_the_contracts() -> None:
     ]  # fmt: skip
 
 
+def test_a_llama_index_call_held_twice_is_read_once() -> None:
+    """llama-index-llms-openai keeps an answer's tool calls both as ``tool_call`` blocks and as
+    the OpenAI-shaped ``additional_kwargs["tool_calls"]``: each call is one tool call."""
+    t = pytest.importorskip("llama_index.core.base.llms.types")
+    calls = [{"id": cid, "type": "function", "function": {"name": name, "arguments": "{}"}}
+             for cid, name in (("c1", "w"), ("c2", "f"))]  # fmt: skip
+    blocks = [t.ToolCallBlock(tool_call_id=cid, tool_name=name, tool_kwargs={})
+              for cid, name in (("c1", "w"), ("c2", "f"))]  # fmt: skip
+    both = t.ChatMessage(role="assistant", blocks=blocks, additional_kwargs={"tool_calls": calls})
+
+    assert _shape(h.llama_index_messages([both])) == [
+        ("assistant", None, None, [("c1", "w", {}), ("c2", "f", {})]),
+    ]
+
+
 # --- OpenAI-shaped dicts (CrewAI) ---------------------------------------------------------------
 def test_openai_message_dicts_read_as_the_contracts() -> None:
     call = {"id": "c1", "type": "function", "function": {"name": "w", "arguments": '{"a": 1}'}}

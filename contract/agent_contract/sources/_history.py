@@ -334,7 +334,8 @@ def _llama_index_content(message: Any) -> tuple[str | list[dict[str, Any]] | Non
 @_safely
 def llama_index_messages(messages: Iterable[Any]) -> list[Message]:
     """LlamaIndex chat messages: text blocks as text, ``tool_call`` blocks (or OpenAI-shaped
-    ``additional_kwargs["tool_calls"]``) as tool calls, ``tool_call_id`` from the kwargs."""
+    ``additional_kwargs["tool_calls"]``, each call once where both hold it) as tool calls,
+    ``tool_call_id`` from the kwargs."""
     out: list[Message] = []
     for message in messages:
         role = _role(getattr(message, "role", None))
@@ -342,10 +343,13 @@ def llama_index_messages(messages: Iterable[Any]) -> list[Message]:
         extra = getattr(message, "additional_kwargs", None) or {}
         entry = Message(role=role, content=content)
         if role == "assistant":
+            held = {c.id for c in calls}  # a provider may keep a call both ways (the OpenAI LLM)
             for call in extra.get("tool_calls") or ():
                 function = _get(call, "function")
                 name, arguments = _get(function, "name"), _get(function, "arguments")
-                calls.append(_call(_get(call, "id"), name, arguments))
+                read = _call(_get(call, "id"), name, arguments)
+                if read.id is None or read.id not in held:
+                    calls.append(read)
             entry.tool_calls = calls or None
         elif role == "tool":
             call_id = extra.get("tool_call_id")
