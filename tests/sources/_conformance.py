@@ -236,7 +236,8 @@ ROWS = [
     Row("anthropic_messages", "anthropic", "chat claude-sonnet-4-5",
         errors=("APIStatusError", "OverloadedError"), providers=ANTHROPIC_SDK,
         tool_error="tool_error", refuses=True, runs_tools=False, messages=True),
-    # openai-v2 does not see LiteLLM's calls (it calls the SDK's raw-response method).
+    # openai-v2 and OpenLLMetry's OpenAI do not see LiteLLM's calls (the SDK's raw-response
+    # method; both were tried: opted out, neither traces them).
     Row("litellm_chat", "litellm", "chat openai/gpt-4o-mini", errors=("MidStreamFallbackError",),
         providers=(OPENINFERENCE_OPENAI,), tool_error="tool_error", refuses=True,
         runs_tools=False, messages=True),
