@@ -235,6 +235,83 @@ async def test_capture_records_messages_tools_and_validates(
     assert "Zürich" in tool[TOOL_CALL_ARGUMENTS]
 
 
+def _asked_after_the_end(usage_at: str) -> list[Any]:
+    """A loop that tells its model's tool calls when it runs them, after ``LLMCallEnd`` (as
+    pydantic-ai, LlamaIndex, Agno and smolagents do), one after another's result; the usage
+    comes before the end, after the tools, or never. A tool call after the next request starts
+    is not the first request's."""
+    usage = [Usage(input_tokens=40, output_tokens=12)]
+    call = ToolCall(id="c1", function=FunctionCall("get_weather", '{"city": "Paris"}'))
+    call_2 = ToolCall(id="c2", function=FunctionCall("get_time", '{"zone": "CET"}'))
+    return [
+        LLMCallStart(model="gpt-4o", provider="openai"),
+        TextDelta("Checking."),
+        *(usage if usage_at == "before" else []),
+        LLMCallEnd(),
+        call,
+        ToolResult(tool_call_id="c1", content="sunny"),
+        call_2,
+        ToolResult(tool_call_id="c2", content="noon"),
+        *(usage if usage_at == "after" else []),
+        LLMCallStart(model="gpt-4o", provider="openai"),
+        ToolCall(id="c3", function=FunctionCall("get_weather", '{"city": "Rome"}')),
+        LLMCallEnd(finish_reason="tool_calls"),
+        ToolResult(tool_call_id="c3", content="rainy"),
+        StepBoundary(index=0),
+        ToolCall(id="c4", function=FunctionCall("late", "{}")),
+        ToolResult(tool_call_id="c4", content="?"),
+    ]
+
+
+@pytest.mark.parametrize("usage_at", ["before", "after", "never"])
+async def test_tool_calls_told_after_the_response_are_its_own(
+    otel_telemetry: InMemoryTelemetry, usage_at: str
+) -> None:
+    """Each chat span's output holds the tool calls told after its ``LLMCallEnd`` until the
+    next request or the step's end, and finishes with ``tool_call``; it still ends when its
+    response did, before the tools it asked for ran."""
+    await run(_asked_after_the_end(usage_at), otel_telemetry, capture_content=True)
+
+    spans = sorted(otel_telemetry.spans(), key=lambda sp: sp.start_time or 0)
+    first, second = (sp for sp in spans if sp.name == "chat gpt-4o")
+    outputs = [
+        validate_content(OUTPUT_MESSAGES, (sp.attributes or {})[OUTPUT_MESSAGES])[0]
+        for sp in (first, second)
+    ]
+    assert [[(p["id"], p["name"]) for p in o["parts"] if p["type"] == "tool_call"]
+            for o in outputs] == [[("c1", "get_weather"), ("c2", "get_time")],
+                                  [("c3", "get_weather")]]  # fmt: skip
+    assert outputs[0]["parts"][1]["arguments"] == {"city": "Paris"}
+    assert [o["finish_reason"] for o in outputs] == ["tool_call", "tool_call"]
+    tools = {sp.name: sp for sp in spans if sp.name.startswith("execute_tool")}
+    assert (first.end_time or 0) <= (tools["execute_tool get_time"].start_time or 0)
+    assert (first.attributes or {}).get("gen_ai.usage.input_tokens") == (
+        None if usage_at == "never" else 40
+    )
+    assert otel_telemetry.open_spans() == []
+
+
+@pytest.mark.parametrize("capture", [True, False], ids=["capture", "no-capture"])
+async def test_a_call_is_held_for_its_tool_calls_only_when_content_is_captured(
+    otel_telemetry: InMemoryTelemetry, capture: bool
+) -> None:
+    """With capture off a chat span ends as soon as its response and usage are in, as before;
+    with capture on it waits for the tool calls told after it (then for the step's end)."""
+    events = _asked_after_the_end("before")
+    wrapper = otel_telemetry.wrapper(agent_name="weather", capture_content=capture)
+    ended_at_the_first_tool_call: list[str] = []
+
+    async def agent() -> Any:
+        for event in events:
+            if event is events[4]:  # the first ToolCall: the first response ended before it
+                ended_at_the_first_tool_call.extend(sp.name for sp in otel_telemetry.spans())
+            yield event
+
+    [_ async for _ in wrapper(agent())]
+    assert ("chat gpt-4o" in ended_at_the_first_tool_call) is not capture
+    assert otel_telemetry.open_spans() == []
+
+
 async def test_capture_on_agent_span_system_instructions_and_final(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:

@@ -275,6 +275,47 @@ async def test_each_call_shows_the_messages_the_framework_sent(
     assert sorted(p["name"] for p in asked) == ["forecast", "weather"]
 
 
+@pytest.mark.parametrize("row", PARAMS)
+@pytest.mark.parametrize("capture", [True, False], ids=["capture", "no-capture"])
+async def test_each_call_shows_the_tool_calls_it_asked_for(
+    row: Row, capture: bool, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """With capture on, turn 1's chat span answers with the tool calls the model asked for
+    (the conventions' ``tool_call`` parts: the ids the tool spans carry, the names, the
+    arguments as objects) and finishes with ``tool_call``, though the framework tells them
+    only when it runs them, after the response; turn 2's asks for none and stops. The tool
+    spans stay siblings of that chat span, which ends with its response. With capture off, no
+    output anywhere."""
+    traced = otel_telemetry.wrapper(agent_name="agent", capture_content=capture)  # fmt: skip
+    events = [e async for e in traced(row.events(s.Run()))]
+
+    spans = sorted(otel_telemetry.spans(), key=lambda sp: sp.start_time or 0)
+    chats = [sp for sp in spans if sp.name == row.chat]
+    assert len(chats) == len(s.TURNS)
+    if not capture:
+        for span in spans:
+            assert "gen_ai.output.messages" not in (span.attributes or {}), span.name
+        return
+    ids = {e.function.name: e.id for e in events if isinstance(e, ToolCall)}
+    first, second = (json.loads((sp.attributes or {})["gen_ai.output.messages"]) for sp in chats)
+    [asked] = first
+    assert asked["role"] == "assistant" and asked["finish_reason"] == "tool_call", asked
+    calls = sorted((p for p in asked["parts"] if p["type"] == "tool_call"), key=lambda p: p["name"])
+    expected = sorted(s.CALLS, key=lambda c: c.name)
+    assert [(p["name"], p["arguments"]) for p in calls] == [(c.name, c.arguments) for c in expected]
+    assert [p.get("id") for p in calls] == [ids[c.name] for c in expected]
+    if row.model_ids:
+        assert [p.get("id") for p in calls] == [c.id for c in expected]
+    [answer] = second
+    assert answer["finish_reason"] == "stop", answer
+    assert not [p for p in answer["parts"] if p["type"] == "tool_call"], answer
+    step = chats[0].parent
+    for tool in _tools(otel_telemetry).values():  # siblings under the step, timed as they ran:
+        assert tool.parent is not None and step is not None  # the chat span ended with its
+        assert tool.parent.span_id == step.span_id  # response, before any tool's end
+        assert (chats[0].end_time or 0) < (tool.end_time or 0)
+
+
 def _model_call_spans(telemetry: InMemoryTelemetry) -> list[str]:
     """The scope of every span describing a model call, whoever made it."""
     return sorted(

@@ -127,7 +127,9 @@ async def test_each_call_shows_the_messages_it_sent_and_the_run_its_question_and
     case: Case, capture: bool, otel_telemetry: InMemoryTelemetry
 ) -> None:
     """With capture on the run shows the question and the answer, each chat span the history
-    it sent (the second call's with both tool results); with capture off, no content."""
+    it sent (the second call's with both tool results) and its response (the first's tool
+    calls, finishing with ``tool_call`` whatever the provider calls it); with capture off, no
+    content."""
     client = case.client(case.body(True), case.body(False))
     agent = ToolLoop(case.source(client), {"weather": weather})
     wrapper = otel_telemetry.wrapper(agent_name="agent", capture_content=capture)
@@ -147,6 +149,14 @@ async def test_each_call_shows_the_messages_it_sent_and_the_run_its_question_and
     assert [m["role"] for m in second] == ["system", "user", "assistant", "tool", "tool"]
     results = [m["parts"][0]["response"] for m in second if m["role"] == "tool"]
     assert results == ["sunny in Paris", "sunny in Rome"]
+    asked, answered = (json.loads(c["gen_ai.output.messages"]) for c in chats)
+    calls = [p for p in asked[0]["parts"] if p["type"] == "tool_call"]  # the conventions' names
+    assert [(p["name"], p["arguments"]) for p in calls] == [
+        ("weather", json.loads(_recorded.PARIS)),
+        ("weather", json.loads(_recorded.ROME)),
+    ]
+    assert all(p["id"] for p in calls) and asked[0]["finish_reason"] == "tool_call"
+    assert answered[0]["finish_reason"] == "stop"
 
 
 @pytest.mark.parametrize("case", CASES, ids=ids)

@@ -18,6 +18,13 @@ A usage that arrives after its ``LLMCallEnd`` is still recorded on that chat spa
 call without usage keeps its span open (ending it later at the ``LLMCallEnd`` time) until its
 usage comes, the run ends, or more than ``MAX_PENDING`` such calls wait.
 
+A ``ToolCall`` belongs to the open LLM call; with none open, to the call that ended last, until
+another call starts or the step ends: a framework tells the calls its model asked for when it
+runs them, after the response's end (pydantic-ai, LlamaIndex, Agno, smolagents). With content
+captured, that call's span is held (still ending at its ``LLMCallEnd`` time) until then, so its
+output message holds every tool call it asked for; the tool spans keep their own timing. With
+capture off nothing is held.
+
 Repairs of malformed streams (each counted under ``agent_otel.anomalies`` by kind):
 
 - ``llm_end_without_start``: an ``LLMCallEnd`` matching no open call is ignored.
@@ -74,6 +81,8 @@ class RunRecorder:
     """The spans and metrics of one run; see the module docstring for the rules."""
 
     __slots__ = (
+        "_asking",
+        "_asking_done",
         "_calls",
         "_closed",
         "_counting",
@@ -120,6 +129,10 @@ class RunRecorder:
         self._calls: dict[object, LLMCall] = {}
         self.current_call: LLMCall | None = None
         self._pending: list[LLMCall] = []
+        # The call that ended last, held for the tool calls told after its end (capture on),
+        # and whether its span would have ended already (its usage came).
+        self._asking: LLMCall | None = None
+        self._asking_done = False
         self._tool_failed = False  # a tool of the current step returned an error result
         self._keys = 0
         self._last_call: LLMCall | None = None
@@ -235,6 +248,8 @@ class RunRecorder:
         (an adapter may build them from the framework's request only when they are read)."""
         self._new_work()
         self.ensure_step()
+        if self._asking is not None:  # a new request: the last one's tool calls are told
+            self._release()
         if self.s.stand_down_providers:
             guard_openai_v2()
         now = self.now()
@@ -276,6 +291,10 @@ class RunRecorder:
             return
         call.respond(model, finish_reason, response_id)
         call.end_response(self.now())
+        if call.output is not None:  # content captured: the tool calls told next are its own
+            if self._asking is not None:
+                self._release()
+            self._asking = call
         if call.usage is not None:
             self._end_call(call)
         else:
@@ -285,11 +304,22 @@ class RunRecorder:
         self._refresh()
 
     def _end_call(self, call: LLMCall) -> None:
-        """End an LLM call's span; its cost joins the segment's and the run's totals."""
+        """End an LLM call's span; its cost joins the segment's and the run's totals (a call
+        held for its tool calls ends when released)."""
+        if call is self._asking:
+            self._asking_done = True
+            return
         cost = call.end()
         if cost is not None:
             self.run.add_cost(cost)
             self._segment_cost = plus(self._segment_cost, cost)
+
+    def _release(self) -> None:
+        """The held call's tool calls are all told: it ends now if it was due to."""
+        call, done = self._asking, self._asking_done
+        self._asking, self._asking_done = None, False
+        if call is not None and done:
+            self._end_call(call)
 
     def usage(self, tokens: Tokens, model: Any) -> None:
         self.run.usage.add(tokens)
@@ -337,8 +367,9 @@ class RunRecorder:
                 tool.adopt(call_id, name)
             tool.arguments = arguments
             self._tools[key] = tool  # tracked before anything else can fail
-        if self.current_call is not None:
-            self.current_call.add_tool_call(raw)
+        asker = self.current_call or self._asking
+        if asker is not None:
+            asker.add_tool_call(raw)
         self._refresh()
         tool.capture_arguments(arguments, self.anomaly)
         tool.kind(getattr(raw, "type", None))
@@ -400,6 +431,8 @@ class RunRecorder:
     def step_boundary(self, index: Any, now: int | None = None) -> None:
         """End the segment: a step is held until the next one starts (it ends at ``now``,
         default: the clock's now); what is still open in it ends now."""
+        if self._asking is not None:  # the step is complete: so are its tool calls
+            self._release()
         step = self._step
         if step is None:  # bookkeeping only: it joins the step before (none: the run)
             usage, cost = self._take_segment()
@@ -495,6 +528,8 @@ class RunRecorder:
         owners: list[Owner] = [self.run]
         owners += [step for step in (self._closed, self._step) if step is not None]
         owners += [*self._calls.values(), *self._pending, *self._tools.values()]
+        if self._asking_done and self._asking is not None:  # else in _pending already
+            owners.append(self._asking)
         return [owner.span for owner in owners]
 
     def _failure_site(self, error: BaseException) -> Owner:
@@ -537,6 +572,7 @@ class RunRecorder:
                 if inner is not run:
                     run.fail(error, error_type, now)
         self.end_open(now)
+        self._release()
         pending, self._pending = self._pending, []
         for call in pending:
             self._end_call(call)

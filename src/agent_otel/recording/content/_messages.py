@@ -13,7 +13,20 @@ from typing import Any
 
 from ._message_parts import content_part, field
 
-_FINISH_REASONS = {"tool_calls": "tool_call", "function_call": "tool_call"}
+# Providers' names for the conventions' finish reasons (the output message's ``FinishReason``):
+# Chat Completions', Anthropic's and Bedrock's, the Responses API's status, Gemini's.
+_FINISH_REASONS = {
+    "tool_calls": "tool_call",
+    "function_call": "tool_call",
+    "tool_use": "tool_call",
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "completed": "stop",
+    "STOP": "stop",
+    "max_tokens": "length",
+    "MAX_TOKENS": "length",
+    "SAFETY": "content_filter",
+}
 
 
 def parse_arguments(raw: Any, count: Callable[[str], None] | None = None) -> Any:
@@ -95,12 +108,17 @@ def input_messages(messages: Iterable[Any], budget: int) -> list[dict[str, Any]]
 def output_message(
     text: str, reasoning: str, tool_calls: Iterable[Any], finish_reason: str | None
 ) -> list[dict[str, Any]]:
-    """One assistant response as ``gen_ai.output.messages``."""
+    """One assistant response as ``gen_ai.output.messages``: its reasoning, text and the tool
+    calls it asked for, and why it finished (the conventions' name where a provider's is known;
+    ``tool_call`` when it asked for tools and named no other reason than stopping)."""
     parts: list[dict[str, Any]] = []
     if reasoning:
         parts.append({"type": "reasoning", "content": reasoning})
     if text:
         parts.append({"type": "text", "content": text})
-    parts += [tool_call_part(c) for c in tool_calls]
+    calls = [tool_call_part(c) for c in tool_calls]
+    parts += calls
     reason = _FINISH_REASONS.get(finish_reason or "", finish_reason) or "stop"
+    if calls and reason == "stop":  # it stopped to call tools (Gemini, a framework: no name)
+        reason = "tool_call"
     return [{"role": "assistant", "parts": parts, "finish_reason": reason}]
