@@ -367,7 +367,9 @@ class RunRecorder:
                 tool.adopt(call_id, name)
             tool.arguments = arguments
             self._tools[key] = tool  # tracked before anything else can fail
-        asker = self.current_call or self._asking
+        asker = self.current_call
+        if asker is None:  # told after its response's end: still its (held only with capture)
+            asker = self._asking
         if asker is not None:
             asker.add_tool_call(raw)
         self._refresh()
