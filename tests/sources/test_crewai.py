@@ -86,3 +86,43 @@ async def test_a_tool_reporting_its_own_failure_is_a_failed_call(
     assert failed.status.status_code is StatusCode.ERROR
     assert (failed.attributes or {})["error.type"] == "no_data"
     assert fine.status.status_code is not StatusCode.ERROR
+
+
+async def test_a_tool_body_finds_its_step_however_far_the_consumer_lags(
+    otel_telemetry: Any,
+) -> None:
+    """CrewAI runs ahead of the consumer on its own threads; a consumer slow to pull (a loaded
+    loop) must not put the tool's span on the run: its body waits until the consumer has taken
+    the events before it, so its scope finds the step and the call they opened."""
+    from opentelemetry import trace as otel_trace
+
+    parents: list[str] = []
+
+    def lookup(city: str) -> str:
+        """Look up the weather."""
+        parents.append(getattr(otel_trace.get_current_span(), "name", ""))
+        return "sunny"
+
+    from crewai.tools import tool
+
+    def respond(turn: int) -> bytes:
+        if turn == 0:
+            return fw.completion(0, None, [("call_l", "lookup", '{"city": "Paris"}')])
+        return fw.completion(1, "Sunny.", [])
+
+    async def lagging(events: Any) -> Any:
+        async for event in events:  # each event reaches the recorder 0.2 s after CrewAI's
+            await asyncio.sleep(0.2)
+            yield event
+
+    crew = fw.agent(fw.llm(respond), [tool("lookup")(lookup)])
+    events = lagging(fw.crewai_events(crew, s.QUESTION))
+    await run_script(otel_telemetry, events, agent_name="agent")
+
+    assert parents == ["execute_tool lookup"]
+    assert otel_telemetry.outline() == [
+        ["invoke_agent agent", [
+            ["step 0", ["chat gpt-4o-mini", "execute_tool lookup"]],
+            ["step 1", ["chat gpt-4o-mini"]],
+        ]],
+    ]  # fmt: skip

@@ -43,7 +43,9 @@ sink: CrewAI calls it on the thread that runs the tool, in that thread's context
 ``ToolUsageStartedEvent`` just before the tool and ``ToolUsageFinishedEvent`` /
 ``ToolUsageErrorEvent`` just after, so the sink enters the scope at the first and leaves it at
 the second (paired by CrewAI's ``started_event_id``). The events carry no call id: the tool's
-name and arguments pick the call.
+name and arguments pick the call. Before entering, the tool's thread waits until the consumer
+has taken every event queued before it: CrewAI's threads run ahead of a loaded consumer, and
+a scope entered before the consumer has read the call's step would put the tool on the run.
 
 Every CrewAI event of the run goes to ``sink`` untouched, then the ``kickoff`` result last.
 Stopping early or cancelling stops delivering at once and takes the sink off; CrewAI has no
@@ -58,7 +60,6 @@ import json
 import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
-from contextlib import suppress
 from typing import Any
 
 from agent_contract.events import (
@@ -85,7 +86,7 @@ _PARAMS = ("temperature", "top_p", "max_tokens", "seed", "stop_sequences",
            "frequency_penalty", "presence_penalty", "n", "stream")  # fmt: skip
 _USAGE = ("prompt_tokens", "completion_tokens", "total_tokens", "cached_prompt_tokens",
           "cache_creation_tokens", "reasoning_tokens")  # fmt: skip
-_EVENT, _DONE, _FAILED = "event", "done", "failed"
+_EVENT, _DONE, _FAILED, _CAUGHT_UP = "event", "done", "failed", "caught up"
 _RUN: contextvars.ContextVar[object] = contextvars.ContextVar("crewai_run")
 """The innermost run of this context: a run inside a tool inherits the outer run's sink too."""
 
@@ -103,11 +104,23 @@ async def crewai_events(
     items: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
     stopped = threading.Event()
 
-    def put(kind: str, value: Any) -> None:
+    def put(kind: str, value: Any) -> bool:
         if stopped.is_set():
-            return
-        with suppress(RuntimeError):  # the loop is closed: nobody waits any more
+            return False
+        try:
             loop.call_soon_threadsafe(items.put_nowait, (kind, value))
+        except RuntimeError:  # the loop is closed: nobody waits any more
+            return False
+        return True
+
+    def caught_up() -> None:
+        """On the tool's thread: wait until the consumer has taken every event queued so far,
+        so the tool's scope finds the step and call those events open (a loaded consumer
+        lags CrewAI's threads; the early span would land on the run). Never once stopped."""
+        taken = threading.Event()
+        if put(_CAUGHT_UP, taken):
+            while not taken.wait(0.05) and not stopped.is_set():
+                pass
 
     me = object()
     scopes = OpenScopes()
@@ -115,6 +128,8 @@ async def crewai_events(
 
     def listen(source: Any, event: Any) -> None:
         if _RUN.get() is me:  # not a nested run's (an agent run inside one of this run's tools)
+            if type(event).__name__ == "ToolUsageStartedEvent":
+                caught_up()
             _scope(scopes, event)
             if type(event).__name__ == "LLMCallFailedEvent":  # emitted in an ``except`` block
                 reader.raised[id(event)] = sys.exc_info()[1]
@@ -137,6 +152,9 @@ async def crewai_events(
         threading.Thread(target=context.run, args=(run,), name="crewai-run", daemon=True).start()
         while True:
             kind, value = await items.get()
+            if kind == _CAUGHT_UP:
+                value.set()
+                continue
             if kind == _FAILED:
                 raise value
             if sink is not None:
