@@ -322,3 +322,57 @@ async def test_the_same_run_sampled_writes_its_spans_and_the_same_metrics() -> N
     span.set_attribute("k", 1)
     span.add_event("e")
     assert provider.writes["set_attribute"] == 1 and provider.writes["add_event"] == 1
+
+
+class _DropRuns(Sampler):
+    """A root sampler that drops agent runs and keeps every other root (a ratio sampler's
+    two answers, made deterministic)."""
+
+    def should_sample(  # type: ignore[no-untyped-def]
+        self, parent_context, trace_id, name, kind=None, attributes=None, links=None
+    ):
+        return (ALWAYS_OFF if name.startswith("invoke_agent") else ALWAYS_ON).should_sample(
+            parent_context, trace_id, name, kind, attributes, links
+        )
+
+    def get_description(self) -> str:
+        return "DropRuns"
+
+
+@pytest.mark.parametrize("event", ["first", "delta", "after_call"])
+async def test_the_agents_own_spans_in_an_unsampled_run_stay_unsampled(event: str) -> None:
+    """The activation an unsampled run still pays per event (figure 1): the agent's own spans
+    (an HTTP client's, an SDK's) are children of the run's unsampled spans, so ParentBased
+    keeps them out; without it they would be new root traces, sampled afresh."""
+    telemetry = InMemoryTelemetry()
+    provider = TracerProvider(sampler=ParentBased(_DropRuns()))
+    seen: list[SpanContext] = []
+
+    async def agent() -> Any:
+        def work() -> None:
+            with provider.get_tracer("agent's http").start_as_current_span("GET") as span:
+                seen.append(span.get_span_context())
+
+        if event == "first":
+            work()
+        yield LLMCallStart(model="m", provider="openai", call_id="c")
+        yield TextDelta(text="a")
+        if event == "delta":
+            work()
+        yield TextDelta(text="b")
+        yield LLMCallEnd(model="m", call_id="c")
+        if event == "after_call":
+            work()
+        yield Usage(input_tokens=1, output_tokens=1)
+
+    wrap = otel_wrapper(
+        tracer_provider=provider, meter_provider=telemetry.meter_provider, agent_name="a"
+    )
+    async for _ in wrap(agent()):
+        pass
+    assert len(seen) == 1
+    assert not seen[0].trace_flags.sampled  # a child of the run, not a new root
+    # the control: the same span outside any run is a root, and this sampler keeps it
+    with provider.get_tracer("agent's http").start_as_current_span("GET") as root:
+        assert root.get_span_context().trace_flags.sampled
+    telemetry.shutdown()
