@@ -110,3 +110,71 @@ async def test_strands_agents_as_tools_are_nested_runs_under_their_calls(
     lead_run = attributes(otel_telemetry, "invoke_agent lead")
     assert lead_run["agent_otel.usage.input_tokens"] == s.TURNS[0].input + s.TURNS[1].input
     assert otel_telemetry.open_spans() == []
+
+
+async def test_crewai_delegations_are_nested_runs_under_their_calls(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A hierarchical crew's manager delegating (``Delegate work to coworker``): CrewAI runs
+    the coworker inside that tool, on the tool's thread; each delegation is one complete
+    ``execute_tool`` span with its result and, under it, the coworker's nested run with its
+    call, tokens (once, not in the crew's totals) and answer; two in one turn each under its
+    own call."""
+    pytest.importorskip("crewai")
+    import json
+
+    from crewai import Agent, Crew, Process, Task
+
+    from agent_contract.sources.crewai_stream import crewai_events
+
+    from . import _fw_crewai as fw
+    from . import _script as s
+
+    def coworker(role: str, answer: str) -> Agent:
+        return Agent(role=role, goal="Help.", backstory="A colleague.", verbose=False,
+                     llm=fw.llm(lambda turn: fw.completion(1, answer, [])))  # fmt: skip
+
+    def delegate(call_id: str, who: str) -> tuple[str, str, str]:
+        args = {"task": f"Help with Paris, {who}.", "context": "weather", "coworker": who}
+        return call_id, "delegate_work_to_coworker", json.dumps(args)
+
+    def manage(turn: int) -> bytes:
+        if turn == 0:
+            return fw.completion(0, None, [delegate("d1", "writer"), delegate("d2", "checker")])
+        return fw.completion(1, "Paris is sunny, checked.", [])
+
+    manager = Agent(role="manager", goal="Manage.", backstory="A boss.", llm=fw.llm(manage),
+                    allow_delegation=True, verbose=False)  # fmt: skip
+    task = Task(description="Say something about Paris.", expected_output="a line")
+    crew = Crew(agents=[coworker("writer", "A sunny line."), coworker("checker", "Checked.")],
+                tasks=[task], manager_agent=manager, process=Process.hierarchical,
+                verbose=False)  # fmt: skip
+    await run_script(otel_telemetry, crewai_events(crew), agent_name="crew",
+                     capture_content=True)  # fmt: skip
+
+    chat = f"chat {fw.MODEL}"
+    outline = otel_telemetry.outline()
+    [[run, [[step0, calls], step1]]] = outline
+    assert (run, step0, step1) == ("invoke_agent crew", "step 0", ["step 1", [chat]])
+    assert calls[0] == chat
+    assert sorted(map(str, calls[1:])) == sorted(
+        str(["execute_tool delegate_work_to_coworker",
+             [[f"invoke_agent {who}", [["step 0", [chat]]]]]])
+        for who in ("writer", "checker")
+    )  # fmt: skip
+    spans = otel_telemetry.by_name()["execute_tool delegate_work_to_coworker"]
+    tools = {dict(t.attributes or {})["gen_ai.tool.call.id"]: t for t in spans}
+    for call_id, who, answer in (("d1", "writer", "A sunny line."), ("d2", "checker", "Checked.")):
+        span = dict(tools[call_id].attributes or {})
+        assert "agent_otel.incomplete" not in span
+        assert answer in str(span["gen_ai.tool.call.result"])
+        parent = otel_telemetry.span(f"invoke_agent {who}").parent
+        assert parent is not None and parent.span_id == tools[call_id].context.span_id
+    for who, answer in (("writer", "A sunny line."), ("checker", "Checked.")):
+        nested = attributes(otel_telemetry, f"invoke_agent {who}")
+        assert answer in str(nested["gen_ai.output.messages"])
+        assert nested["agent_otel.usage.input_tokens"] == s.TURNS[1].input
+    assert tokens(otel_telemetry) == 2 * s.TURNS[1].input + s.TURNS[0].input + s.TURNS[1].input
+    crew_run = attributes(otel_telemetry, "invoke_agent crew")
+    assert crew_run["agent_otel.usage.input_tokens"] == s.TURNS[0].input + s.TURNS[1].input
+    assert otel_telemetry.open_spans() == []

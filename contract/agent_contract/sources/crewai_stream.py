@@ -47,6 +47,14 @@ name and arguments pick the call. Before entering, the tool's thread waits until
 has taken every event queued before it: CrewAI's threads run ahead of a loaded consumer, and
 a scope entered before the consumer has read the call's step would put the tool on the run.
 
+What CrewAI emits while one of the run's tools runs (the coworker a hierarchical crew's
+delegation tool runs, any agent run inside a tool) is that tool's work, not the run's: the sink
+marks the context the tool runs in (``_INSIDE``, set at its ``ToolUsageStartedEvent`` and reset
+at its end), and the consumer reads those events, as any CrewAI run, into a nested run
+(``agent_contract.scope.nested_run``) under the call's span, started inside the call's scope at
+the first of them, named after its agent's role and ended before the call's result. Its own
+tools are not scoped, and what it delegates stays in it.
+
 Every CrewAI event of the run goes to ``sink`` untouched, then the ``kickoff`` result last.
 Stopping early or cancelling stops delivering at once and takes the sink off; CrewAI has no
 stop switch, so the step in flight finishes on its thread. Needs ``crewai`` (extra ``crewai``).
@@ -74,8 +82,10 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
+from agent_contract.scope import tool_scope
 from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._history import call_start, crewai_messages
+from agent_contract.sources._nested import Pushed
 from agent_contract.sources._raw_usage import get
 from agent_contract.sources._scoping import OpenScopes
 from agent_contract.sources._stream import Sink
@@ -87,8 +97,14 @@ _PARAMS = ("temperature", "top_p", "max_tokens", "seed", "stop_sequences",
 _USAGE = ("prompt_tokens", "completion_tokens", "total_tokens", "cached_prompt_tokens",
           "cache_creation_tokens", "reasoning_tokens")  # fmt: skip
 _EVENT, _DONE, _FAILED, _CAUGHT_UP = "event", "done", "failed", "caught up"
+_TOOL_ENDS = ("ToolUsageFinishedEvent", "ToolUsageErrorEvent")
 _RUN: contextvars.ContextVar[object] = contextvars.ContextVar("crewai_run")
 """The innermost run of this context: a run inside a tool inherits the outer run's sink too."""
+_INSIDE: contextvars.ContextVar[tuple[object, str] | None] = contextvars.ContextVar(
+    "crewai_tool", default=None
+)
+"""The run and its tool running in this context (its ``ToolUsageStartedEvent``'s id): what
+CrewAI emits meanwhile is the tool's work (a coworker a delegation runs), not the run's."""
 
 
 async def crewai_events(
@@ -124,16 +140,23 @@ async def crewai_events(
 
     me = object()
     scopes = OpenScopes()
-    reader = _Reader()
+    raised: dict[int, BaseException | None] = {}  # id(failed event) -> its exception
+    reader = _Reader(raised)
+    tools = _Inside(me)
+    nested = _Nested(reader, raised)
 
     def listen(source: Any, event: Any) -> None:
-        if _RUN.get() is me:  # not a nested run's (an agent run inside one of this run's tools)
+        if _RUN.get() is not me:  # a run streamed inside one of this run's tools: its own
+            return
+        if type(event).__name__ == "LLMCallFailedEvent":  # emitted in an ``except`` block
+            raised[id(event)] = sys.exc_info()[1]
+        inside = tools.inside(event)
+        if inside is None:  # the run's own event: its tools' scopes, and what runs in them
             if type(event).__name__ == "ToolUsageStartedEvent":
                 caught_up()
             _scope(scopes, event)
-            if type(event).__name__ == "LLMCallFailedEvent":  # emitted in an ``except`` block
-                reader.raised[id(event)] = sys.exc_info()[1]
-            put(_EVENT, event)
+            tools.enter(event)
+        put(_EVENT, (event, inside))
 
     def run() -> None:
         _RUN.set(me)
@@ -148,6 +171,7 @@ async def crewai_events(
             reset_stream_sinks(token)
 
     context = contextvars.copy_context()
+    ended: BaseException | None = None
     try:
         threading.Thread(target=context.run, args=(run,), name="crewai-run", daemon=True).start()
         while True:
@@ -157,16 +181,29 @@ async def crewai_events(
                 continue
             if kind == _FAILED:
                 raise value
-            if sink is not None:
-                sink(value)
             if kind == _DONE:
-                for event in reader.finish(value):
+                if sink is not None:
+                    sink(value)
+                await nested.close(None)
+                for event in reader.finish(getattr(value, "raw", None)):
                     yield event
                 return
-            for event in reader.feed(value):
-                yield event
+            event, inside = value
+            if sink is not None:
+                sink(event)
+            if inside is not None:  # CrewAI's work inside one of the run's tools
+                await nested.feed(inside, event)
+                continue
+            await nested.ended(event)
+            for out in reader.feed(event):
+                yield out
+    except (Exception, asyncio.CancelledError) as error:
+        ended = error
+        raise
     finally:
         stopped.set()
+        with suppress(Exception):
+            await nested.close(ended)
 
 
 def _scope(scopes: OpenScopes, event: Any) -> None:
@@ -174,14 +211,99 @@ def _scope(scopes: OpenScopes, event: Any) -> None:
     kind = type(event).__name__
     if kind == "ToolUsageStartedEvent":
         scopes.enter(event.event_id, None, event.tool_name, _arguments(event.tool_args))
-    elif kind in ("ToolUsageFinishedEvent", "ToolUsageErrorEvent"):
+    elif kind in _TOOL_ENDS:
         scopes.exit(getattr(event, "started_event_id", None))
+
+
+class _Inside:
+    """The sink's side: ``_INSIDE`` set in the context a run's tool runs in, from its
+    ``ToolUsageStartedEvent`` to its end (the same thread and context, as its scope)."""
+
+    __slots__ = ("_run", "_tokens")
+
+    def __init__(self, run: object) -> None:
+        self._run = run
+        self._tokens: dict[str, contextvars.Token[tuple[object, str] | None]] = {}
+
+    def inside(self, event: Any) -> str | None:
+        """The run's tool ``event`` was emitted inside (``None`` at that tool's own end)."""
+        current = _INSIDE.get()
+        if current is None or current[0] is not self._run:  # a run streamed in a tool: its own
+            return None
+        key = current[1]
+        if type(event).__name__ in _TOOL_ENDS and getattr(event, "started_event_id", 0) == key:
+            token = self._tokens.pop(key, None)
+            try:
+                _INSIDE.reset(token) if token is not None else _INSIDE.set(None)
+            except ValueError:  # reset in another context than it was set in
+                _INSIDE.set(None)
+            return None
+        return key
+
+    def enter(self, event: Any) -> None:
+        if type(event).__name__ == "ToolUsageStartedEvent":
+            self._tokens[event.event_id] = _INSIDE.set((self._run, event.event_id))
+
+
+class _Nested:
+    """The consumer's side: what CrewAI runs inside one of the run's tools (the coworker a
+    delegation tool runs) is a nested run under that tool's span, read as any CrewAI run and
+    named after its agent, started at its first event (inside the call's scope) and ended
+    with the tool, before its result. Nothing traces it: its events are not the run's."""
+
+    __slots__ = ("_raised", "_reader", "_runs")
+
+    def __init__(self, reader: _Reader, raised: dict[int, BaseException | None]) -> None:
+        self._reader = reader
+        self._raised = raised
+        self._runs: dict[str, tuple[Pushed | None, _Reader]] = {}  # tool's started id -> run
+
+    async def feed(self, inside: str, event: Any) -> None:
+        found = self._runs.get(inside)
+        if found is None:
+            found = self._runs[inside] = (self._start(inside, event), _Reader(self._raised))
+        run, reader = found
+        if run is not None:
+            await run.push(reader.feed(event))
+        else:
+            self._raised.pop(id(event), None)
+
+    def _start(self, inside: str, event: Any) -> Pushed | None:
+        call = self._reader.started.get(inside)
+        if call is None:
+            return None
+        agent = getattr(event, "agent", None)
+        role = getattr(event, "agent_role", None) or getattr(agent, "role", None)
+        with tool_scope(call[0], call[1]):
+            return Pushed.start(role if isinstance(role, str) and role else None)
+
+    async def ended(self, event: Any) -> None:
+        """The run's own ``event``: a tool's end ends what ran inside it first."""
+        kind = type(event).__name__
+        if kind not in _TOOL_ENDS:
+            return
+        key = str(getattr(event, "started_event_id", None))
+        self._reader.started.pop(key, None)
+        run, reader = self._runs.pop(key, (None, self._reader))
+        if run is None:
+            return
+        error = getattr(event, "error", None) if kind == "ToolUsageErrorEvent" else None
+        await run.push(reader.finish(None))
+        await run.end(error if isinstance(error, BaseException) else None)
+
+    async def close(self, error: BaseException | None) -> None:
+        """The run ended: so do the nested runs still open."""
+        runs, self._runs = self._runs, {}
+        for run, reader in runs.values():
+            if run is not None:
+                await run.push(reader.finish(None))
+                await run.end(error)
 
 
 class _Reader:
     """One run's state: the open call, the model's tool calls waiting for CrewAI to run them."""
 
-    def __init__(self) -> None:
+    def __init__(self, raised: dict[int, BaseException | None]) -> None:
         self.calls: dict[str, str] = {}  # open LLM call ids (CrewAI's) -> model name
         self.streamed: set[str] = set()  # calls whose text came as chunks
         self.waiting: list[tuple[str, str, str]] = []  # (id, name, arguments) not yet started
@@ -190,7 +312,8 @@ class _Reader:
         self.step = 0
         self.made = 0  # ids the adapter made (ReAct calls)
         self.answered = False
-        self.raised: dict[int, BaseException | None] = {}  # id(failed event) -> its exception
+        self.raised = raised  # id(failed event) -> its exception (the sink's, shared)
+        self.started: dict[str, tuple[str, str]] = {}  # tool's started event id -> (call id, name)
         self.failed: tuple[str, str, str | None] | None = None  # (call id, type, message)
 
     def feed(self, event: Any) -> Iterator[AgentEvent]:
@@ -199,9 +322,9 @@ class _Reader:
         if handle is not None:
             yield from handle(event)
 
-    def finish(self, result: Any) -> Iterator[AgentEvent]:
+    def finish(self, raw: Any) -> Iterator[AgentEvent]:
+        """The run ended with ``raw``, its answer's text (when no model text was one)."""
         yield from self._end_failed()
-        raw = getattr(result, "raw", None)
         if not self.answered and isinstance(raw, str) and raw:
             yield TextDelta(text=raw)
 
@@ -275,13 +398,15 @@ class _Reader:
     def _ToolUsageStartedEvent(self, event: Any) -> Iterator[AgentEvent]:
         self.tools_ran = True
         name, args = event.tool_name, _arguments(event.tool_args)
-        for i, (_, n, a) in enumerate(self.waiting):
+        for i, (call_id, n, a) in enumerate(self.waiting):
             if n == name and _same(a, args):
                 self.running.append(self.waiting.pop(i))
+                self.started[event.event_id] = (call_id, name)
                 return
         self.made += 1
         call_id = f"crewai_{self.made}"
         self.running.append((call_id, name, args))
+        self.started[event.event_id] = (call_id, name)
         yield ToolCall(id=call_id, function=FunctionCall(name, args))
 
     def _ToolUsageFinishedEvent(self, event: Any) -> Iterator[AgentEvent]:
