@@ -68,6 +68,7 @@ import json
 import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
+from contextlib import suppress
 from typing import Any
 
 from agent_contract.events import (
