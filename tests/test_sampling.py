@@ -344,8 +344,8 @@ async def test_the_agents_own_spans_in_an_unsampled_run_stay_unsampled(event: st
     """The activation an unsampled run still pays per event (figure 1): the agent's own spans
     (an HTTP client's, an SDK's) are children of the run's unsampled spans, so ParentBased
     keeps them out; without it they would be new root traces, sampled afresh."""
-    telemetry = InMemoryTelemetry()
-    provider = TracerProvider(sampler=ParentBased(_DropRuns()))
+    telemetry = InMemoryTelemetry(sampler=ParentBased(_DropRuns()))
+    provider = telemetry.tracer_provider
     seen: list[SpanContext] = []
 
     async def agent() -> Any:
@@ -365,10 +365,7 @@ async def test_the_agents_own_spans_in_an_unsampled_run_stay_unsampled(event: st
             work()
         yield Usage(input_tokens=1, output_tokens=1)
 
-    wrap = otel_wrapper(
-        tracer_provider=provider, meter_provider=telemetry.meter_provider, agent_name="a"
-    )
-    async for _ in wrap(agent()):
+    async for _ in telemetry.wrapper(agent_name="a")(agent()):
         pass
     assert len(seen) == 1
     assert not seen[0].trace_flags.sampled  # a child of the run, not a new root
