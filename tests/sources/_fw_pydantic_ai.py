@@ -21,7 +21,6 @@ from ._conformance import Totals
 
 
 def agent(run: s.Run, name: str = "weatherbot") -> Any:
-    from pydantic_ai import Agent, ModelRetry
     from pydantic_ai.models.function import (
         AgentInfo,
         DeltaThinkingPart,
@@ -44,7 +43,13 @@ def agent(run: s.Run, name: str = "weatherbot") -> Any:
             for word in s.ANSWER:
                 yield word
 
-    model = FunctionModel(stream_function=stream, model_name="scripted-model")
+    return with_tools(FunctionModel(stream_function=stream, model_name="scripted-model"), run, name)
+
+
+def with_tools(model: Any, run: s.Run, name: str) -> Any:
+    """The script's agent on ``model``: its two tools, ``forecast`` failing by ``ModelRetry``."""
+    from pydantic_ai import Agent, ModelRetry
+
     built = Agent(model, name=name)
     built.tool_plain(s.weather_tool(hang=run.hang))
 

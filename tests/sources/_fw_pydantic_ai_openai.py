@@ -17,7 +17,7 @@ from agent_contract.protocol import AgentEvent
 from agent_contract.sources.pydantic_ai_stream import pydantic_ai_events
 
 from . import _script as s
-from ._fw_pydantic_ai import parallel
+from ._fw_pydantic_ai import parallel, with_tools
 from ._http import Answer, openai_client
 from ._sdk_row import chat_bodies
 
@@ -33,20 +33,7 @@ def model(*bodies: Answer) -> Any:
 
 
 def agent(run: s.Run, name: str = "weatherbot") -> Any:
-    from pydantic_ai import Agent, ModelRetry
-
-    built = Agent(model(*chat_bodies(run)), name=name)
-    built.tool_plain(s.weather_tool(hang=run.hang))
-
-    @built.tool_plain
-    async def forecast(city: str) -> str:
-        """Tomorrow's forecast for a city."""
-        try:
-            return s.forecast_sync(city)
-        except s.ToolFailure as failure:
-            raise ModelRetry(str(failure)) from failure
-
-    return built
+    return with_tools(model(*chat_bodies(run)), run, name)
 
 
 def events(run: s.Run) -> AsyncIterator[AgentEvent]:
