@@ -33,6 +33,16 @@ adapter wraps those two methods on each workbench of the agent (or of each membe
 once, as instance attributes: the body, and the tasks AutoGen starts for it, run under the
 call's span. Outside a traced run the wrappers do nothing. Handoff tools are not tools.
 
+A lone agent runs at its reader's pace (``run_stream`` is its own generator), so a tool starts
+only after the reader has read the response asking for it. A team does not: its members run
+in tasks of the team's runtime, ahead of the reader, and a member's tool would start before
+the reader had the step of its request, its span landing in the run or in another member's
+step. So in a traced run a member's tool first waits until the run's reader (or the nested
+run's, for a team used as a tool) has handed on all the events of the response asking for it,
+as a lone agent's does by AutoGen's own design; a few turns of the loop with a reader that
+keeps reading. Nothing waits when no tracer records the run, nor once its reader has ended
+(closing the stream releases every waiting tool before AutoGen's close waits for them).
+
 An agent or team used as a tool (``AgentTool``, ``TeamTool``) runs inside its call's
 ``call_tool_stream``, whose items AutoGen also puts in the outer agent's stream. The wrapper
 reads them there, in the tool's task under its span, as a nested run of their own
@@ -49,7 +59,8 @@ untouched, in order. Closing the stream early closes AutoGen's generator. Needs
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from agent_contract.events import (
@@ -65,7 +76,7 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
-from agent_contract.scope import tool_scope
+from agent_contract.scope import nested_run, tool_scope
 from agent_contract.sources._history import autogen_messages, call_start
 from agent_contract.sources._nested import Taken, through
 from agent_contract.sources._stream import Sink
@@ -81,6 +92,7 @@ async def autogen_events(
     """Run ``agent`` (an agent or a team) on ``task`` with ``run_stream``, yielding events."""
     _scope_workbenches(agent, set())
     requests = _activate(_note_requests(agent, {}))
+    gate = _Gate.open(agent)
     stream = agent.run_stream(task=task, **run)
     state = _State(model or _model_name(agent), requests)
     try:
@@ -91,12 +103,14 @@ async def autogen_events(
                 continue
             for out in state.feed(item):
                 yield out
+            gate.read(item)
     except Exception:
         for out in state.refused():  # a request that failed before its first output: its call
             yield out
         raise
     finally:
         _activate(requests, on=False)
+        gate.close()  # before AutoGen's close, which waits for the team's tasks to finish
         close = getattr(stream, "aclose", None)
         if close is not None:
             await close()
@@ -114,15 +128,17 @@ def _scope_workbenches(agent: Any, seen: set[int]) -> None:
 
         async def scoped_call(
             name: str, arguments: Any = None, cancellation_token: Any = None,
-            call_id: str | None = None, _call: Any = call_tool,
+            call_id: str | None = None, _call: Any = call_tool, _bench: Any = workbench,
         ) -> Any:  # fmt: skip
+            await _Gate.wait(_bench, call_id)
             with tool_scope(call_id, name):
                 return await _call(name, arguments, cancellation_token, call_id)
 
         async def scoped_stream(
             name: str, arguments: Any = None, cancellation_token: Any = None,
-            call_id: str | None = None, _stream: Any = call_tool_stream,
+            call_id: str | None = None, _stream: Any = call_tool_stream, _bench: Any = workbench,
         ) -> Any:  # fmt: skip
+            await _Gate.wait(_bench, call_id)
             with tool_scope(call_id, name):
                 async for item in _stream(name, arguments, cancellation_token, call_id):
                     yield item
@@ -160,6 +176,7 @@ def _nest(tool: Any) -> None:
                 yield item
         finally:
             _activate(inner.state.requests, on=False)
+            inner.gate.close()
 
     tool.run_json_stream = nested
     tool._agent_contract_nested = True
@@ -168,17 +185,91 @@ def _nest(tool: Any) -> None:
 class _Inner:
     """The run inside an agent tool, read as any run is; its items are marked taken."""
 
-    __slots__ = ("state",)
+    __slots__ = ("gate", "state")
 
     def __init__(self, runner: Any) -> None:
         self.state = _State(_model_name(runner), _activate(_note_requests(runner, {})))
+        self.gate = _Gate.open(runner)
 
-    def feed(self, item: Any) -> list[AgentEvent]:
+    def feed(self, item: Any) -> Iterator[AgentEvent]:
+        """The item's events; once the nested run recorded them all, its tools may start."""
         names = {base.__name__ for base in type(item).__mro__}
         if not names & {"BaseAgentEvent", "BaseChatMessage"} or item in _TAKEN:
-            return []  # the tool's own result; an item of a run nested deeper, recorded there
+            return  # the tool's own result; an item of a run nested deeper, recorded there
         _TAKEN.add(item)
-        return self.state.feed(item)
+        yield from self.state.feed(item)
+        self.gate.read(item)
+
+
+class _Gate:
+    """A team's tools wait here until the run's reader has handed on the response asking for
+    them (see the module doc): one per reader (a run, a nested run), set on the workbenches of
+    the agent or team it reads and of the team's members, deeper teams included (not on those
+    of agents used as tools: their own nested run reads those). Only while a tracer records
+    the run (none: nothing to order, so nothing waits), and until the reader ends."""
+
+    __slots__ = ("_credit", "_waiting", "live")
+
+    def __init__(self, live: bool) -> None:
+        self.live = live
+        self._credit: dict[str, int] = {}  # calls read, their tools not started yet (by id)
+        self._waiting: dict[str, list[asyncio.Future[None]]] = {}
+
+    @classmethod
+    def open(cls, agent: Any) -> _Gate:
+        """The gate of a reader starting on ``agent``, live when a tracer claims the run."""
+        gate = cls(nested_run() is not None)
+        if gate.live:
+            _set_gate(agent, gate, set())
+        return gate
+
+    @staticmethod
+    async def wait(workbench: Any, call_id: str | None) -> None:
+        """Until the reader of ``workbench``'s run has handed on call ``call_id``."""
+        gate = getattr(workbench, "_agent_contract_gate", None)
+        if not isinstance(gate, _Gate) or not gate.live or not call_id:
+            return
+        credit = gate._credit.get(call_id, 0)
+        if credit:
+            gate._credit[call_id] = credit - 1
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        gate._waiting.setdefault(call_id, []).append(waiter)
+        await waiter
+
+    def read(self, item: Any) -> None:
+        """The reader handed on ``item``'s events: the tools it asked for may start."""
+        if not self.live or type(item).__name__ != "ToolCallRequestEvent":
+            return
+        for call in item.content:
+            call_id = getattr(call, "id", None)
+            if not isinstance(call_id, str) or not call_id:
+                continue
+            waiting = [w for w in self._waiting.get(call_id, ()) if not w.done()]
+            if waiting:
+                waiting[0].set_result(None)
+                self._waiting[call_id] = waiting[1:]
+            else:
+                self._credit[call_id] = self._credit.get(call_id, 0) + 1
+
+    def close(self) -> None:
+        """The reader ended: nothing waits any more."""
+        self.live = False
+        waiting, self._waiting, self._credit = self._waiting, {}, {}
+        for waiters in waiting.values():
+            for waiter in waiters:
+                if not waiter.done():
+                    waiter.set_result(None)
+
+
+def _set_gate(agent: Any, gate: _Gate, seen: set[int]) -> None:
+    if id(agent) in seen:
+        return
+    seen.add(id(agent))
+    for workbench in getattr(agent, "_workbench", None) or ():
+        workbench._agent_contract_gate = gate
+    for member in getattr(agent, "_participants", None) or ():
+        _set_gate(member, gate, seen)
 
 
 class _Noted(list[tuple[Any, ...]]):

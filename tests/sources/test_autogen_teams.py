@@ -1,0 +1,250 @@
+"""AutoGen teams: each member's tool spans sit in the step (the model turn) that asked for them.
+
+A team (``RoundRobinGroupChat``, ``SelectorGroupChat``, ``Swarm``, a team as a member of a
+team, a team used through ``TeamTool``) runs its members in tasks of its own runtime, ahead of
+the reader of ``run_stream``: a member runs its tools before the reader has seen the model
+response asking for them. Each shape here runs on AutoGen's own test model
+(``ReplayChatCompletionClient``), and every tool span must be a child of the step holding the
+chat span of its request, start after that chat span, and end before the run's next step
+starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from agent_otel.testing import InMemoryTelemetry, run_script
+
+from . import _fw_autogen as fa
+from . import _script as s
+from ._trace import tokens
+
+pytest.importorskip("autogen_agentchat")
+
+RESEARCHER = [["step 0", ["chat", "execute_tool weather", "execute_tool weather"]],
+              ["step 1", ["chat"]]]  # fmt: skip
+"""The researcher's turn: one call asking for two weathers at once, then its answer."""
+
+
+def _text(text: str, tokens_in: int = 10, tokens_out: int = 1) -> Any:
+    from autogen_core.models import CreateResult, RequestUsage
+
+    usage = RequestUsage(prompt_tokens=tokens_in, completion_tokens=tokens_out)
+    return CreateResult(finish_reason="stop", content=text, usage=usage, cached=False)
+
+
+async def weather(city: str) -> str:
+    """The weather in a city."""
+    await asyncio.sleep(0)  # the body gives the loop a turn, as a real tool's I/O would
+    return f"sunny in {city}"
+
+
+def _researcher(name: str = "researcher") -> Any:
+    calls = fa._calls(s.Call("w1", "weather", {"city": "Paris"}),
+                      s.Call("w2", "weather", {"city": "Rome"}))  # fmt: skip
+    return fa.agent([calls, _text("Both sunny.", 40, 4)], [weather], name=name)
+
+
+def _writer(name: str = "writer") -> Any:
+    return fa.agent([_text("Sunny. TERMINATE", 50, 5)], [], name=name)
+
+
+def _done() -> Any:
+    from autogen_agentchat.conditions import TextMentionTermination
+
+    return TextMentionTermination("TERMINATE")
+
+
+def round_robin() -> Any:
+    from autogen_agentchat.teams import RoundRobinGroupChat
+
+    return RoundRobinGroupChat([_researcher(), _writer()], termination_condition=_done())
+
+
+def selector() -> Any:
+    from autogen_agentchat.teams import SelectorGroupChat
+
+    picks = fa._client([_text("researcher", 7, 1), _text("writer", 8, 1)])
+    return SelectorGroupChat([_researcher(), _writer()], model_client=picks,
+                             termination_condition=_done())  # fmt: skip
+
+
+def swarm() -> Any:
+    """The router runs a tool, then hands off; the researcher runs its own before answering."""
+    from autogen_agentchat.agents import AssistantAgent
+    from autogen_agentchat.teams import Swarm
+
+    asks = [fa._calls(s.Call("r1", "weather", {"city": "Oslo"})),
+            fa._calls(s.Call("h1", "transfer_to_researcher", {}))]  # fmt: skip
+    router = AssistantAgent("router", model_client=fa._client(asks), tools=[weather],
+                            handoffs=["researcher"], model_client_stream=True)  # fmt: skip
+    researcher = fa.agent(
+        [fa._calls(s.Call("w1", "weather", {"city": "Paris"}),
+                   s.Call("w2", "weather", {"city": "Rome"})),
+         _text("Both sunny. TERMINATE", 40, 4)],
+        [weather], name="researcher",
+    )  # fmt: skip
+    return Swarm([router, researcher], termination_condition=_done())
+
+
+def team_in_team() -> Any:
+    """A team as a member of a team: its members' items reach the outer stream as theirs."""
+    from autogen_agentchat.conditions import MaxMessageTermination
+    from autogen_agentchat.teams import RoundRobinGroupChat
+
+    inner = RoundRobinGroupChat([_researcher()], name="desk",
+                                termination_condition=MaxMessageTermination(2))  # fmt: skip
+    return RoundRobinGroupChat([inner, _writer()], termination_condition=_done())
+
+
+def team_tool() -> Any:
+    """A team used as a tool: a nested run under the tool's span, its members' tools in it."""
+    from autogen_agentchat.teams import RoundRobinGroupChat
+    from autogen_agentchat.tools import TeamTool
+
+    desk = RoundRobinGroupChat([_researcher(), _writer()], name="desk",
+                               termination_condition=_done())  # fmt: skip
+    tool = TeamTool(desk, name="desk", description="The weather desk.",
+                    return_value_as_last_message=True)  # fmt: skip
+    return fa.agent([fa._calls(s.Call("d1", "desk", {"task": "Paris and Rome?"})),
+                     _text("Sunny.", 60, 6)], [tool], name="lead")  # fmt: skip
+
+
+ASKED = s.TURNS[0].input
+"""Input tokens of each response asking for tools (``_fw_autogen._calls``)."""
+
+TEAMS = [
+    ("round_robin", round_robin, [*RESEARCHER, ["step 2", ["chat"]]], ASKED + 40 + 50),
+    ("selector", selector, [*RESEARCHER, ["step 2", ["chat"]]], ASKED + 40 + 50),
+    ("swarm", swarm, [["step 0", ["chat", "execute_tool weather"]],
+                      ["step 1", ["chat", "execute_tool transfer_to_researcher"]],
+                      *[[f"step {int(n[-1]) + 2}", c] for n, c in RESEARCHER]], 3 * ASKED + 40),
+    ("team_in_team", team_in_team, [*RESEARCHER, ["step 2", ["chat"]]], ASKED + 40 + 50),
+    ("team_tool", team_tool, [
+        ["step 0", ["chat", ["execute_tool desk", [
+            ["invoke_agent desk", [*RESEARCHER, ["step 2", ["chat"]]]]]]]],
+        ["step 1", ["chat"]],
+    ], 2 * ASKED + 40 + 50 + 60),
+]  # fmt: skip
+
+
+def _check_order(telemetry: InMemoryTelemetry) -> None:
+    """Every tool span (a handoff's too) is a child of a step, starts after the chat span of
+    its step (at the ``ToolCall`` the response carries), and ends before the run's next step
+    starts."""
+    spans = telemetry.spans()
+    by_id = {sp.context.span_id: sp for sp in spans}
+    tools = [sp for sp in spans if sp.name.startswith("execute_tool")]
+    assert tools
+    for tool in tools:
+        assert tool.parent is not None
+        step = by_id[tool.parent.span_id]
+        assert step.name.startswith("step "), f"{tool.name} is a child of {step.name}"
+        [chat] = [sp for sp in spans if sp.name.startswith("chat") and sp.parent is not None
+                  and sp.parent.span_id == step.context.span_id]  # fmt: skip
+        assert chat.start_time is not None and tool.start_time is not None
+        assert chat.start_time <= tool.start_time, f"{tool.name} started before its request"
+        run = step.parent
+        later = [sp for sp in spans if sp.name.startswith("step ") and sp.parent == run
+                 and sp.start_time > step.start_time]  # fmt: skip
+        for after in later:
+            assert tool.end_time is not None and tool.end_time <= after.start_time
+
+
+@pytest.mark.parametrize(("build", "steps", "input_tokens"),
+                         [pytest.param(b, o, t, id=i) for i, b, o, t in TEAMS])  # fmt: skip
+async def test_a_team_members_tools_sit_in_the_step_that_asked_for_them(
+    otel_telemetry: InMemoryTelemetry, build: Callable[[], Any], steps: list[Any],
+    input_tokens: int,
+) -> None:  # fmt: skip
+    from agent_contract.sources.autogen_stream import autogen_events
+
+    team = build()
+    await run_script(otel_telemetry, autogen_events(team, "Weather?"), agent_name="team")
+
+    assert otel_telemetry.outline() == [["invoke_agent team", steps]]
+    _check_order(otel_telemetry)
+    assert tokens(otel_telemetry) == input_tokens
+    assert otel_telemetry.open_spans() == []
+
+
+def _spy_team(read: list[Any], started: list[bool], *, ids: tuple[str, str] = ("w1", "w2")) -> Any:
+    """A round robin whose researcher's tool notes, as its body starts, whether the reader
+    (the sink, ``read``) has already had the response asking for it; asked in two turns."""
+    from autogen_agentchat.agents import AssistantAgent
+    from autogen_agentchat.teams import RoundRobinGroupChat
+    from autogen_core.tools import FunctionTool
+
+    async def spied(city: str) -> str:
+        asked = [i for i in read if type(i).__name__ == "ToolCallRequestEvent"]
+        started.append(len(asked) == len(started) + 1)
+        await asyncio.sleep(0)
+        return "sunny"
+
+    tool = FunctionTool(spied, name="weather", description="The weather.")
+    turns = [fa._calls(s.Call(ids[0], "weather", {"city": "Paris"})),
+             fa._calls(s.Call(ids[1], "weather", {"city": "Rome"})),
+             _text("Sunny.", 40, 4)]  # fmt: skip
+    researcher = AssistantAgent("researcher", model_client=fa._client(turns), tools=[tool],
+                                model_client_stream=True, max_tool_iterations=3)  # fmt: skip
+    return RoundRobinGroupChat([researcher, _writer()], termination_condition=_done())
+
+
+@pytest.mark.parametrize("ids", [("w1", "w2"), ("call_0", "call_0")], ids=["ids", "same-id"])
+async def test_a_members_tool_starts_once_the_reader_has_its_request(
+    otel_telemetry: InMemoryTelemetry, ids: tuple[str, str]
+) -> None:
+    """Traced, each tool body starts after the run's reader handed on the response asking for
+    it (a provider numbering its calls per response repeats ids: each turn's waits for its
+    own); each in the step of its call."""
+    from agent_contract.sources.autogen_stream import autogen_events
+
+    read: list[Any] = []
+    started: list[bool] = []
+    team = _spy_team(read, started, ids=ids)
+    await run_script(otel_telemetry, autogen_events(team, "Weather?", sink=read.append),
+                     agent_name="team")  # fmt: skip
+
+    assert started == [True, True]
+    assert otel_telemetry.outline() == [["invoke_agent team", [
+        ["step 0", ["chat", "execute_tool weather"]], ["step 1", ["chat", "execute_tool weather"]],
+        ["step 2", ["chat"]], ["step 3", ["chat"]],
+    ]]]  # fmt: skip
+    _check_order(otel_telemetry)
+
+
+async def test_untraced_a_team_runs_its_tools_as_autogen_does() -> None:
+    """With no tracer recording the run nothing is ordered: AutoGen runs a member's tools
+    ahead of the reader, as without the adapter."""
+    from agent_contract.sources.autogen_stream import autogen_events
+
+    read: list[Any] = []
+    started: list[bool] = []
+    events = [e async for e in autogen_events(_spy_team(read, started), "Weather?",
+                                              sink=read.append)]  # fmt: skip
+
+    assert started == [False, False]
+    assert type(read[-1]).__name__ == "TaskResult" and events
+
+
+async def test_a_reader_closing_early_leaves_no_tool_waiting(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """The reader stops at a tool call whose body is waiting for it: closing the stream lets
+    the body run (AutoGen's close waits for the team's tasks to finish) and ends every span."""
+    from agent_contract.protocol import ToolCall
+    from agent_contract.sources.autogen_stream import autogen_events
+
+    stream = otel_telemetry.wrapper(agent_name="team")(autogen_events(round_robin(), "Weather?"))
+    async for event in stream:
+        if isinstance(event, ToolCall):
+            break
+    await asyncio.wait_for(stream.aclose(), timeout=30)  # a wait that never ends fails here
+
+    assert otel_telemetry.open_spans() == []
+    [run] = [sp for sp in otel_telemetry.spans() if sp.name == "invoke_agent team"]
+    assert run.end_time is not None
