@@ -50,3 +50,29 @@ def parallel(tracer: Tracer) -> AsyncIterator[AgentEvent]:
     first = chat.calls([(cid, name, {"x": arg}) for cid, name, arg in p.CALLS])
     built = agent(first, chat.answer("done"), tools=p.tools(tracer), name=p.AGENT)
     return agno_events(built, "go")
+
+
+async def three_levels(telemetry: InMemoryTelemetry, tracer: Tracer) -> tuple[str, str]:
+    """The three-level script (``_deep``): a team whose member is a team whose member is the
+    clerk; each delegation is the leader's ``delegate_task_to_member`` call."""
+    from agno.models.openai import OpenAIChat
+    from agno.team import Team
+
+    from . import _deep as d
+
+    def model(name: str, tool: str, args: dict[str, Any]) -> Any:
+        ask = chat.call(tool, args, d.CALL_IDS[name])
+        return OpenAIChat(id="gpt-4o-mini", async_client=openai_client(ask, chat.answer(
+            d.ANSWERS[name])))  # fmt: skip
+
+    def delegate(member: str) -> tuple[str, dict[str, Any]]:
+        return "delegate_task_to_member", {"member_id": member, "task": "Paris?"}
+
+    ask = chat.call("lookup", {"term": "Paris"}, d.CALL_IDS["clerk"])
+    clerk = agent(ask, chat.answer(d.ANSWERS["clerk"]), tools=[d.lookup(tracer)], name="clerk")
+    expert = Team(members=[clerk], model=model("expert", *delegate("clerk")), name="expert",
+                  telemetry=False)  # fmt: skip
+    lead = Team(members=[expert], model=model("lead", *delegate("expert")), name="lead",
+                telemetry=False)  # fmt: skip
+    await run_script(telemetry, agno_events(lead, d.QUESTION), agent_name="lead")
+    return "delegate_task_to_member", "delegate_task_to_member"

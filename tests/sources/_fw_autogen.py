@@ -89,3 +89,32 @@ def parallel(tracer: Tracer) -> AsyncIterator[AgentEvent]:
     first = _calls(*(s.Call(cid, name, {"x": arg}) for cid, name, arg in p.CALLS))
     built = agent([first, "done"], p.tools(tracer, sync=()), name=p.AGENT)
     return autogen_events(built, "go")
+
+
+async def three_levels(telemetry: InMemoryTelemetry, tracer: Tracer) -> tuple[str, str]:
+    """The three-level script (``_deep``): each agent an ``AgentTool`` of the one above."""
+    from autogen_agentchat.tools import AgentTool
+    from autogen_core.models import CreateResult, RequestUsage
+
+    from . import _deep as d
+
+    def answer(name: str) -> Any:
+        usage = RequestUsage(prompt_tokens=s.TURNS[1].input, completion_tokens=s.TURNS[1].output)
+        return CreateResult(finish_reason="stop", content=d.ANSWERS[name], usage=usage,
+                            cached=False)  # fmt: skip
+
+    def level(name: str, tool: str, args: dict[str, Any], tools: list[Any]) -> Any:
+        ask = _calls(s.Call(d.CALL_IDS[name], tool, args))
+        return agent([ask, answer(name)], tools, name=name)
+
+    async def lookup(term: str) -> str:
+        """Look a term up in the files."""
+        return d.lookup(tracer)(term)  # type: ignore[no-any-return]
+
+    clerk = level("clerk", "lookup", {"term": "Paris"}, [lookup])
+    expert = level("expert", "clerk", {"task": "Paris?"},
+                   [AgentTool(clerk, return_value_as_last_message=True)])  # fmt: skip
+    lead = level("lead", "expert", {"task": "Paris?"},
+                 [AgentTool(expert, return_value_as_last_message=True)])  # fmt: skip
+    await run_script(telemetry, autogen_events(lead, d.QUESTION), agent_name="lead")
+    return "expert", "clerk"

@@ -164,3 +164,37 @@ def parallel(tracer: Tracer) -> AsyncIterator[AgentEvent]:
 
     tools = [tool(body.__name__)(body) for body in p.tools(tracer, sync=("add", "mul"))]
     return crewai_events(agent(llm(respond), tools, role=p.AGENT), "go")
+
+
+async def three_levels(telemetry: InMemoryTelemetry, tracer: Tracer) -> tuple[str, str]:
+    """The three-level script (``_deep``): each tool runs the agent below with its own
+    ``kickoff`` (unstreamed, on CrewAI's thread for the call), as a user's tool would."""
+    from crewai.tools import tool
+
+    from . import _deep as d
+
+    def level(name: str, tool_name: str, args: dict[str, Any], tools: list[Any]) -> Any:
+        def respond(turn: int) -> bytes:
+            if turn == 0:
+                return completion(0, None, [(d.CALL_IDS[name], tool_name, json.dumps(args))])
+            return completion(1, d.ANSWERS[name], [])
+
+        return agent(llm(respond), tools, role=name)
+
+    clerk = level("clerk", "lookup", {"term": "Paris"}, [tool("lookup")(d.lookup(tracer))])
+
+    @tool("ask_clerk")
+    def ask_clerk(q: str) -> str:
+        """Ask the clerk."""
+        return str(clerk.kickoff(q).raw)
+
+    expert = level("expert", "ask_clerk", {"q": "Paris?"}, [ask_clerk])
+
+    @tool("ask_expert")
+    def ask_expert(q: str) -> str:
+        """Ask the expert."""
+        return str(expert.kickoff(q).raw)
+
+    lead = level("lead", "ask_expert", {"q": "Paris?"}, [ask_expert])
+    await run_script(telemetry, crewai_events(lead, d.QUESTION), agent_name="lead")
+    return "ask_expert", "ask_clerk"

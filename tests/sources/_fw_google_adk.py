@@ -128,3 +128,22 @@ def parallel(tracer: Tracer) -> AsyncIterator[AgentEvent]:
     ]
     model = _model([calls, [types.Part(text="done")]])
     return google_adk_events(agent(model, p.tools(tracer), name=p.AGENT), "go")
+
+
+async def three_levels(telemetry: InMemoryTelemetry, tracer: Tracer) -> tuple[str, str]:
+    """The three-level script (``_deep``): each agent an ``AgentTool`` of the one above."""
+    from google.adk.tools.agent_tool import AgentTool
+    from google.genai import types
+
+    from . import _deep as d
+
+    def level(name: str, tool: str, args: dict[str, Any], tools: list[Any]) -> Any:
+        ask = types.Part(function_call=types.FunctionCall(id=d.CALL_IDS[name], name=tool,
+                                                          args=args))  # fmt: skip
+        return agent(_model([[ask], [types.Part(text=d.ANSWERS[name])]]), tools, name=name)
+
+    clerk = level("clerk", "lookup", {"term": "Paris"}, [d.lookup(tracer)])
+    expert = level("expert", "clerk", {"request": "Paris?"}, [AgentTool(clerk)])
+    lead = level("lead", "expert", {"request": "Paris?"}, [AgentTool(expert)])
+    await run_script(telemetry, google_adk_events(lead, d.QUESTION), agent_name="lead")
+    return "expert", "clerk"

@@ -137,3 +137,65 @@ def parallel(tracer: Tracer) -> AsyncIterator[AgentEvent]:
     tools = [tool(body) for body in p.tools(tracer)]
     graph = create_react_agent(Scripted(messages=iter(())), tools, name=p.AGENT)
     return langgraph_events(graph, {"messages": [("user", "go")]})
+
+
+async def three_levels(telemetry: Any, tracer: Tracer) -> tuple[str, str]:
+    """The three-level script (``_deep``): a prebuilt ReAct agent per level, each tool
+    streaming the agent below through the adapter and its own ``otel_wrapper`` (LangGraph has
+    no agent tool of its own), on LangChain's fake chat model with usage."""
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessageChunk
+    from langchain_core.outputs import ChatGenerationChunk
+    from langchain_core.tools import tool
+    from langgraph.prebuilt import create_react_agent
+
+    from agent_otel.testing import run_script
+
+    from . import _deep as d
+
+    def level(name: str, tool_name: str, args: str, tools: list[Any]) -> Any:
+        class Scripted(GenericFakeChatModel):
+            turns: int = 0
+
+            def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+                return self
+
+            async def _astream(self, messages: Any, *a: Any, **kw: Any) -> Any:
+                turn = min(self.turns, 1)
+                self.turns += 1
+                used = s.TURNS[turn]
+                usage = {"input_tokens": used.input, "output_tokens": used.output,
+                         "total_tokens": used.total}  # fmt: skip
+                ask = [{"index": 0, "id": d.CALL_IDS[name], "name": tool_name, "args": args}]
+                message = AIMessageChunk(
+                    content=d.ANSWERS[name] if turn else "", id=f"{name}-{turn}",
+                    tool_call_chunks=[] if turn else ask, usage_metadata=usage,  # type: ignore[arg-type]
+                    chunk_position="last",
+                )  # fmt: skip
+                yield ChatGenerationChunk(message=message)
+
+        return create_react_agent(Scripted(messages=iter(())), tools, name=name)
+
+    async def delegate(graph: Any, q: str) -> str:
+        events = langgraph_events(graph, {"messages": [("user", q)]})
+        await run_script(telemetry, events, agent_name=graph.name)
+        return "on file"
+
+    clerk = level("clerk", "lookup", '{"term": "Paris"}', [tool(d.lookup(tracer))])
+
+    @tool
+    async def ask_clerk(q: str) -> str:
+        """Ask the clerk."""
+        return await delegate(clerk, q)
+
+    expert = level("expert", "ask_clerk", '{"q": "Paris?"}', [ask_clerk])
+
+    @tool
+    async def ask_expert(q: str) -> str:
+        """Ask the expert."""
+        return await delegate(expert, q)
+
+    lead = level("lead", "ask_expert", '{"q": "Paris?"}', [ask_expert])
+    await run_script(telemetry, langgraph_events(lead, {"messages": [("user", d.QUESTION)]}),
+                     agent_name="lead")  # fmt: skip
+    return "ask_expert", "ask_clerk"

@@ -169,3 +169,68 @@ def parallel(tracer: Tracer) -> AsyncIterator[AgentEvent]:
     llm = replies(calls, "done")
     built = FunctionAgent(name=p.AGENT, tools=p.tools(tracer), llm=llm, streaming=True)
     return llama_index_events(built, "go")
+
+
+async def three_levels(telemetry: Any, tracer: Tracer) -> tuple[str, str]:
+    """The three-level script (``_deep``): LlamaIndex runs no agent as a tool of its own;
+    each tool streams the agent through the adapter and its own ``otel_wrapper``. The mock
+    LLM streams raw OpenAI chunks with ``s.TURNS`` usage."""
+    from llama_index.core.agent.workflow import FunctionAgent
+    from llama_index.core.base.llms.types import (
+        ChatMessage,
+        ChatResponse,
+        LLMMetadata,
+        ToolCallBlock,
+    )
+    from llama_index.core.llms.mock import MockFunctionCallingLLM
+
+    from . import _deep as d
+
+    def level(name: str, tool: str, args: dict[str, Any], tools: list[Any]) -> Any:
+        ask = ToolCallBlock(tool_call_id=d.CALL_IDS[name], tool_name=tool, tool_kwargs=args)
+
+        class Scripted(MockFunctionCallingLLM):
+            turns: int = 0
+
+            @property
+            def metadata(self) -> LLMMetadata:
+                return LLMMetadata(is_function_calling_model=True, model_name=MODEL)
+
+            async def astream_chat(self, messages: Any, **kwargs: Any) -> Any:
+                turn = min(self.turns, 1)
+                self.turns += 1
+
+                async def stream() -> AsyncIterator[Any]:
+                    text = d.ANSWERS[name] if turn else ""
+                    message = ChatMessage(role="assistant", content=text)
+                    if not turn:
+                        message.blocks.append(ask)
+                    yield ChatResponse(message=message, delta=text,
+                                       raw=chunk(turn, content=text))  # fmt: skip
+                    yield ChatResponse(message=message, delta="", raw=chunk(turn))  # usage
+
+                return stream()
+
+        return FunctionAgent(name=name, tools=tools, llm=Scripted(), streaming=True)
+
+    async def delegate(agent: Any, q: str) -> str:
+        kept: list[Any] = []
+        events = llama_index_events(agent, q, on_handler=kept.append)
+        await run_script(telemetry, events, agent_name=agent.name)
+        return str(await kept[0])
+
+    clerk = level("clerk", "lookup", {"term": "Paris"}, [d.lookup(tracer)])
+
+    async def ask_clerk(q: str) -> str:
+        """Ask the clerk."""
+        return await delegate(clerk, q)
+
+    expert = level("expert", "ask_clerk", {"q": "Paris?"}, [ask_clerk])
+
+    async def ask_expert(q: str) -> str:
+        """Ask the expert."""
+        return await delegate(expert, q)
+
+    lead = level("lead", "ask_expert", {"q": "Paris?"}, [ask_expert])
+    await run_script(telemetry, llama_index_events(lead, d.QUESTION), agent_name="lead")
+    return "ask_expert", "ask_clerk"

@@ -55,3 +55,32 @@ def parallel(tracer: Tracer) -> AsyncIterator[AgentEvent]:
     )
     tools = [function_tool(body) for body in p.tools(tracer)]
     return openai_agents_events(Agent(name=p.AGENT, tools=tools, model=model), "go")
+
+
+async def three_levels(telemetry: Any, tracer: Tracer) -> tuple[str, str]:
+    """The three-level script (``_deep``): each agent an ``as_tool()`` of the one above."""
+    from agents import Agent, Usage, function_tool
+    from agents.testing import ModelStep, assistant_message, function_call
+
+    from agent_otel.testing import run_script
+
+    from . import _deep as d
+
+    def usage(turn: s.Turn) -> Any:
+        return Usage(requests=1, input_tokens=turn.input, output_tokens=turn.output,
+                     total_tokens=turn.total)  # fmt: skip
+
+    def model(name: str, tool: str, args: dict[str, Any]) -> Any:
+        call = function_call(tool, args, call_id=d.CALL_IDS[name])
+        return scripted(ModelStep(output=[call], usage=usage(s.TURNS[0])),
+                        ModelStep(output=[assistant_message(d.ANSWERS[name])],
+                                  usage=usage(s.TURNS[1])))  # fmt: skip
+
+    clerk = Agent(name="clerk", tools=[function_tool(d.lookup(tracer))],
+                  model=model("clerk", "lookup", {"term": "Paris"}))  # fmt: skip
+    expert = Agent(name="expert", tools=[clerk.as_tool("ask_clerk", "Ask the clerk.")],
+                   model=model("expert", "ask_clerk", {"input": "Paris?"}))  # fmt: skip
+    lead = Agent(name="lead", tools=[expert.as_tool("ask_expert", "Ask the expert.")],
+                 model=model("lead", "ask_expert", {"input": "Paris?"}))  # fmt: skip
+    await run_script(telemetry, openai_agents_events(lead, d.QUESTION), agent_name="lead")
+    return "ask_expert", "ask_clerk"

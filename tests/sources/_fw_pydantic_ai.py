@@ -118,3 +118,47 @@ def parallel(tracer: Tracer) -> AsyncIterator[AgentEvent]:
     scripted = FunctionModel(stream_function=model, model_name="m")
     built = Agent(scripted, name=p.AGENT, tools=p.tools(tracer))
     return pydantic_ai_events(built, "go")
+
+
+async def three_levels(telemetry: InMemoryTelemetry, tracer: Tracer) -> tuple[str, str]:
+    """The three-level script (``_deep``): pydantic-ai has no agent tool of its own; each
+    tool delegates as its docs show, streaming the agent through the adapter and its own
+    ``otel_wrapper``."""
+    from pydantic_ai import Agent
+    from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
+
+    from . import _deep as d
+
+    def level(name: str, tool: str, args: str) -> Any:
+        async def stream(messages: list[Any], info: AgentInfo) -> AsyncIterator[Any]:
+            if len(messages) == 1:
+                yield {0: DeltaToolCall(name=tool, json_args=args, tool_call_id=d.CALL_IDS[name])}
+            else:
+                yield d.ANSWERS[name]
+
+        return Agent(FunctionModel(stream_function=stream, model_name="scripted-model"),
+                     name=name)  # fmt: skip
+
+    async def delegate(agent: Any, q: str) -> str:
+        kept: list[Any] = []
+        events = pydantic_ai_events(agent, q, on_result=kept.append)
+        await run_script(telemetry, events, agent_name=agent.name)
+        return str(kept[0].output)
+
+    clerk = level("clerk", "lookup", '{"term": "Paris"}')
+    clerk.tool_plain(d.lookup(tracer))
+    expert = level("expert", "ask_clerk", '{"q": "Paris?"}')
+    lead = level("lead", "ask_expert", '{"q": "Paris?"}')
+
+    @expert.tool_plain
+    async def ask_clerk(q: str) -> str:
+        """Ask the clerk."""
+        return await delegate(clerk, q)
+
+    @lead.tool_plain
+    async def ask_expert(q: str) -> str:
+        """Ask the expert."""
+        return await delegate(expert, q)
+
+    await run_script(telemetry, pydantic_ai_events(lead, d.QUESTION), agent_name="lead")
+    return "ask_expert", "ask_clerk"

@@ -189,3 +189,30 @@ def parallel(tracer: Tracer) -> AsyncIterator[AgentEvent]:
     tools = [tool(body) for body in p.tools(tracer, sync=("add", "mul"))]
     built = ToolCallingAgent(tools=tools, model=model, verbosity_level=0)
     return smolagents_events(built, "go")
+
+
+async def three_levels(telemetry: InMemoryTelemetry, tracer: Tracer) -> tuple[str, str]:
+    """The three-level script (``_deep``): each agent a managed agent of the one above."""
+    from smolagents import OpenAIModel, ToolCallingAgent, tool
+
+    from . import _deep as d
+
+    def level(name: str, tool_name: str, args: dict[str, Any], **options: Any) -> Any:
+        turns: list[int] = []
+
+        def respond(messages: list[dict[str, Any]]) -> bytes:
+            turns.append(1)
+            if len(turns) == 1:
+                return completion(0, None, [(d.CALL_IDS[name], tool_name, json.dumps(args))])
+            return completion(1, None, answer(d.ANSWERS[name]))
+
+        model = OpenAIModel(MODEL, api_key="offline", api_base="http://mock.invalid/v1",
+                            client_kwargs=client(respond))  # fmt: skip
+        return ToolCallingAgent(model=model, verbosity_level=0, name=name,
+                                description=f"The {name}.", **options)  # fmt: skip
+
+    clerk = level("clerk", "lookup", {"term": "Paris"}, tools=[tool(d.lookup(tracer))])
+    expert = level("expert", "clerk", {"task": "Paris?"}, tools=[], managed_agents=[clerk])
+    lead = level("lead", "expert", {"task": "Paris?"}, tools=[], managed_agents=[expert])
+    await run_script(telemetry, smolagents_events(lead, d.QUESTION), agent_name="lead")
+    return "expert", "clerk"

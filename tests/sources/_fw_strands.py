@@ -130,3 +130,29 @@ def parallel(tracer: Tracer) -> AsyncIterator[AgentEvent]:
               {"messageStop": {"stopReason": "end_turn"}}]  # fmt: skip
     built = agent(_model([first, second]), p.tools(tracer), name=p.AGENT)
     return strands_events(built, "go")
+
+
+async def three_levels(telemetry: InMemoryTelemetry, tracer: Tracer) -> tuple[str, str]:
+    """The three-level script (``_deep``): each agent an ``as_tool()`` of the one above."""
+    from . import _deep as d
+
+    def level(name: str, tool: str, args: dict[str, Any], tools: list[Any]) -> Any:
+        ask = s.Call(d.CALL_IDS[name], tool, args)
+        model = _model([
+            [{"messageStart": {"role": "assistant"}}, *_uses(ask),
+             {"messageStop": {"stopReason": "tool_use"}}, _usage(s.TURNS[0])],
+            [{"messageStart": {"role": "assistant"}}, *_text(d.ANSWERS[name]),
+             {"messageStop": {"stopReason": "end_turn"}}, _usage(s.TURNS[1])],
+        ])  # fmt: skip
+        from strands import Agent
+
+        return Agent(model=model, tools=tools, name=name, description=f"The {name}.",
+                     callback_handler=None)  # fmt: skip
+
+    from strands import tool
+
+    clerk = level("clerk", "lookup", {"term": "Paris"}, [tool(d.lookup(tracer))])
+    expert = level("expert", "clerk", {"input": "Paris?"}, [clerk.as_tool()])
+    lead = level("lead", "expert", {"input": "Paris?"}, [expert.as_tool()])
+    await run_script(telemetry, strands_events(lead, d.QUESTION), agent_name="lead")
+    return "expert", "clerk"

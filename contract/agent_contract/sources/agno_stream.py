@@ -30,8 +30,9 @@ as ``parent_run_id``) comes in the same stream, from inside the delegation tool 
 each is a nested run of its own (``agent_contract.scope.nested_run``, named after the member)
 under that call's span, the delegation to that member (by ``member_id``) among the open ones,
 else the oldest; it keeps its calls, tokens and answer, and the leader's run its own. A member
-of a member (a sub-team's) is left out: its delegation's span is in a nested run the adapter
-does not open scopes in; with no tracer claiming them, members stay out too. ``sink`` receives
+of a member (a sub-team's) nests the same way under its sub-team's delegation, at any depth;
+the scope hook is added to every member's tools too. With no tracer claiming them, members
+stay out. ``sink`` receives
 every Agno event untouched, in order. Closing the stream early closes Agno's generator (which
 cancels the run). Needs ``agno`` (extra ``agno``)."""
 
@@ -74,9 +75,7 @@ async def agno_events(
     agent: Any, input: Any, *, sink: Sink | None = None, **run: Any
 ) -> AsyncIterator[AgentEvent]:
     """Run ``agent`` on ``input`` (``run`` goes to ``arun``), yielding contract events."""
-    hooks = list(getattr(agent, "tool_hooks", None) or ())
-    if _scope_hook not in hooks:
-        agent.tool_hooks = [*hooks, _scope_hook]
+    _add_scope_hook(agent, set())
     pre = list(getattr(agent, "pre_hooks", None) or ())
     if agent_contract_request_messages not in pre:
         agent.pre_hooks = [*pre, agent_contract_request_messages]
@@ -102,6 +101,19 @@ async def agno_events(
         close = getattr(stream, "aclose", None)
         if close is not None:
             await close()
+
+
+def _add_scope_hook(agent: Any, seen: set[int]) -> None:
+    """Append the scope hook to ``agent``'s tool hooks and to its members', at any depth
+    (a team's members run their tools under their own hooks, not the team's)."""
+    if id(agent) in seen:
+        return
+    seen.add(id(agent))
+    hooks = list(getattr(agent, "tool_hooks", None) or ())
+    if _scope_hook not in hooks:
+        agent.tool_hooks = [*hooks, _scope_hook]
+    for member in getattr(agent, "members", None) or ():
+        _add_scope_hook(member, seen)
 
 
 def _scope_hook(function_name: str, function_call: Any, arguments: dict[str, Any]) -> Any:
@@ -259,20 +271,26 @@ class _Members:
             await nested.end()
 
     def _start(self, event: Any) -> Pushed | None:
-        if getattr(event, "parent_run_id", None) != self._team.run_id:
-            return None  # a sub-team's member (module doc)
+        parent = getattr(event, "parent_run_id", None)
+        if parent == self._team.run_id:
+            team = self._team
+        else:  # a sub-team's member: under that sub-team's delegation, in its nested run
+            found = self._runs.get(parent)
+            if found is None or found[0] is None:
+                return None
+            team = found[1]
         name = getattr(event, "agent_name", None) or getattr(event, "team_name", None)
-        call_id = self._delegation(event, name)
+        call_id = self._delegation(team, event, name)
         if call_id is None:
             return None
         self._taken.add(call_id)
-        with tool_scope(call_id, self._team.open_calls[call_id][0]):
+        with tool_scope(call_id, team.open_calls[call_id][0]):
             return Pushed.start(name)
 
-    def _delegation(self, event: Any, name: Any) -> str | None:
+    def _delegation(self, team: _State, event: Any, name: Any) -> str | None:
         """The open delegation to this member (by ``member_id``), else the oldest open one."""
         wanted = {str(v).lower() for v in (getattr(event, "agent_id", None), name) if v}
-        open_calls = self._team.open_calls
+        open_calls = team.open_calls
         for call_id, (_, args) in open_calls.items():
             member = args.get("member_id") if isinstance(args, dict) else None
             if call_id not in self._taken and str(member).lower() in wanted:
@@ -285,8 +303,8 @@ class _Members:
         return None
 
     async def close(self, error: BaseException | None) -> None:
-        """The team's run ended: so do the member runs still open."""
-        for nested, _ in self._runs.values():
+        """The team's run ended: so do the member runs still open, innermost first."""
+        for nested, _ in reversed(self._runs.values()):
             if nested is not None:
                 await nested.end(error)
         self._runs.clear()

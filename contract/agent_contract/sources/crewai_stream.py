@@ -53,7 +53,8 @@ marks the context the tool runs in (``_INSIDE``, set at its ``ToolUsageStartedEv
 at its end), and the consumer reads those events, as any CrewAI run, into a nested run
 (``agent_contract.scope.nested_run``) under the call's span, started inside the call's scope at
 the first of them, named after its agent's role and ended before the call's result. Its own
-tools are not scoped, and what it delegates stays in it.
+tools are scoped as the run's are, and what runs inside them nests again, at any depth (the
+context holds the path of tools it runs in).
 
 Every CrewAI event of the run goes to ``sink`` untouched, then the ``kickoff`` result last.
 Stopping early or cancelling stops delivering at once and takes the sink off; CrewAI has no
@@ -101,11 +102,14 @@ _EVENT, _DONE, _FAILED, _CAUGHT_UP = "event", "done", "failed", "caught up"
 _TOOL_ENDS = ("ToolUsageFinishedEvent", "ToolUsageErrorEvent")
 _RUN: contextvars.ContextVar[object] = contextvars.ContextVar("crewai_run")
 """The innermost run of this context: a run inside a tool inherits the outer run's sink too."""
-_INSIDE: contextvars.ContextVar[tuple[object, str] | None] = contextvars.ContextVar(
+Path = tuple[str, ...]
+"""Where an event belongs: the ``ToolUsageStartedEvent`` ids of the tools it runs inside, the
+run's own tool first (``()``: the run's own event)."""
+_INSIDE: contextvars.ContextVar[tuple[object, Path] | None] = contextvars.ContextVar(
     "crewai_tool", default=None
 )
-"""The run and its tool running in this context (its ``ToolUsageStartedEvent``'s id): what
-CrewAI emits meanwhile is the tool's work (a coworker a delegation runs), not the run's."""
+"""The run and the tools running in this context, outermost first: what CrewAI emits meanwhile
+is the innermost tool's work (a coworker a delegation runs), not the run's."""
 
 
 async def crewai_events(
@@ -151,12 +155,11 @@ async def crewai_events(
             return
         if type(event).__name__ == "LLMCallFailedEvent":  # emitted in an ``except`` block
             raised[id(event)] = sys.exc_info()[1]
-        inside = tools.inside(event)
-        if inside is None:  # the run's own event: its tools' scopes, and what runs in them
-            if type(event).__name__ == "ToolUsageStartedEvent":
-                caught_up()
-            _scope(scopes, event)
-            tools.enter(event)
+        inside = tools.inside(event)  # the run's own event, or a nested run's at any depth
+        if type(event).__name__ == "ToolUsageStartedEvent":
+            caught_up()
+        _scope(scopes, event)
+        tools.enter(event, inside)
         put(_EVENT, (event, inside))
 
     def run() -> None:
@@ -192,10 +195,10 @@ async def crewai_events(
             event, inside = value
             if sink is not None:
                 sink(event)
-            if inside is not None:  # CrewAI's work inside one of the run's tools
+            await nested.ended(inside, event)
+            if inside:  # CrewAI's work inside one of the run's tools
                 await nested.feed(inside, event)
                 continue
-            await nested.ended(event)
             for out in reader.feed(event):
                 yield out
     except (Exception, asyncio.CancelledError) as error:
@@ -217,49 +220,59 @@ def _scope(scopes: OpenScopes, event: Any) -> None:
 
 
 class _Inside:
-    """The sink's side: ``_INSIDE`` set in the context a run's tool runs in, from its
-    ``ToolUsageStartedEvent`` to its end (the same thread and context, as its scope)."""
+    """The sink's side: ``_INSIDE`` set in the context a tool runs in (the run's, or a nested
+    run's at any depth), from its ``ToolUsageStartedEvent`` to its end (the same thread and
+    context, as its scope)."""
 
     __slots__ = ("_run", "_tokens")
 
     def __init__(self, run: object) -> None:
         self._run = run
-        self._tokens: dict[str, contextvars.Token[tuple[object, str] | None]] = {}
+        self._tokens: dict[str, contextvars.Token[tuple[object, Path] | None]] = {}
 
-    def inside(self, event: Any) -> str | None:
-        """The run's tool ``event`` was emitted inside (``None`` at that tool's own end)."""
+    def inside(self, event: Any) -> Path:
+        """Where ``event`` belongs (``Path``): a tool's own end belongs where the tool did."""
         current = _INSIDE.get()
         if current is None or current[0] is not self._run:  # a run streamed in a tool: its own
-            return None
-        key = current[1]
-        if type(event).__name__ in _TOOL_ENDS and getattr(event, "started_event_id", 0) == key:
-            token = self._tokens.pop(key, None)
+            return ()
+        path = current[1]
+        started = getattr(event, "started_event_id", 0)
+        if type(event).__name__ in _TOOL_ENDS and path and started == path[-1]:
+            token = self._tokens.pop(path[-1], None)
             try:
                 _INSIDE.reset(token) if token is not None else _INSIDE.set(None)
             except ValueError:  # reset in another context than it was set in
-                _INSIDE.set(None)
-            return None
-        return key
+                _INSIDE.set((self._run, path[:-1]) if len(path) > 1 else None)
+            return path[:-1]
+        return path
 
-    def enter(self, event: Any) -> None:
+    def enter(self, event: Any, path: Path) -> None:
         if type(event).__name__ == "ToolUsageStartedEvent":
-            self._tokens[event.event_id] = _INSIDE.set((self._run, event.event_id))
+            key = str(event.event_id)
+            self._tokens[key] = _INSIDE.set((self._run, (*path, key)))
 
 
 class _Nested:
-    """The consumer's side: what CrewAI runs inside one of the run's tools (the coworker a
-    delegation tool runs) is a nested run under that tool's span, read as any CrewAI run and
-    named after its agent, started at its first event (inside the call's scope) and ended
-    with the tool, before its result. Nothing traces it: its events are not the run's."""
+    """The consumer's side: what CrewAI runs inside a tool (the coworker a delegation tool
+    runs, an agent a tool kicks off) is a nested run under that tool's span, read as any
+    CrewAI run and named after its agent, started at its first event (inside the call's
+    scope) and ended with the tool, before its result; at any depth (a ``Path`` each). Nothing
+    traces it: its events are not the run's."""
 
     __slots__ = ("_raised", "_reader", "_runs")
 
     def __init__(self, reader: _Reader, raised: dict[int, BaseException | None]) -> None:
         self._reader = reader
         self._raised = raised
-        self._runs: dict[str, tuple[Pushed | None, _Reader]] = {}  # tool's started id -> run
+        self._runs: dict[Path, tuple[Pushed | None, _Reader]] = {}  # path -> its run
 
-    async def feed(self, inside: str, event: Any) -> None:
+    def _reader_of(self, path: Path) -> _Reader | None:
+        if not path:
+            return self._reader
+        found = self._runs.get(path)
+        return found[1] if found is not None and found[0] is not None else None
+
+    async def feed(self, inside: Path, event: Any) -> None:
         found = self._runs.get(inside)
         if found is None:
             found = self._runs[inside] = (self._start(inside, event), _Reader(self._raised))
@@ -269,33 +282,42 @@ class _Nested:
         else:
             self._raised.pop(id(event), None)
 
-    def _start(self, inside: str, event: Any) -> Pushed | None:
-        call = self._reader.started.get(inside)
+    def _start(self, inside: Path, event: Any) -> Pushed | None:
+        parent = self._reader_of(inside[:-1])
+        call = parent.started.get(inside[-1]) if parent is not None else None
         if call is None:
             return None
         agent = getattr(event, "agent", None)
-        role = getattr(event, "agent_role", None) or getattr(agent, "role", None)
+        info = getattr(event, "agent_info", None)
+        role = (getattr(event, "agent_role", None) or getattr(agent, "role", None)
+                or (info.get("role") if isinstance(info, dict) else None))  # fmt: skip
         with tool_scope(call[0], call[1]):
             return Pushed.start(role if isinstance(role, str) and role else None)
 
-    async def ended(self, event: Any) -> None:
-        """The run's own ``event``: a tool's end ends what ran inside it first."""
+    async def ended(self, inside: Path, event: Any) -> None:
+        """``event`` of the run at ``inside``: a tool's end ends what ran inside it first
+        (innermost first)."""
         kind = type(event).__name__
         if kind not in _TOOL_ENDS:
             return
         key = str(getattr(event, "started_event_id", None))
-        self._reader.started.pop(key, None)
-        run, reader = self._runs.pop(key, (None, self._reader))
-        if run is None:
-            return
+        owner = self._reader_of(inside)
+        if owner is not None:
+            owner.started.pop(key, None)
+        tool = (*inside, key)
+        below = sorted((p for p in self._runs if p[: len(tool)] == tool), key=len, reverse=True)
         error = getattr(event, "error", None) if kind == "ToolUsageErrorEvent" else None
-        await run.push(reader.finish(None))
-        await run.end(error if isinstance(error, BaseException) else None)
+        for path in below:
+            run, reader = self._runs.pop(path)
+            if run is not None:
+                await run.push(reader.finish(None))
+                await run.end(error if isinstance(error, BaseException) and path == tool else None)
 
     async def close(self, error: BaseException | None) -> None:
-        """The run ended: so do the nested runs still open."""
+        """The run ended: so do the nested runs still open, innermost first."""
         runs, self._runs = self._runs, {}
-        for run, reader in runs.values():
+        for path in sorted(runs, key=len, reverse=True):
+            run, reader = runs[path]
             if run is not None:
                 await run.push(reader.finish(None))
                 await run.end(error)

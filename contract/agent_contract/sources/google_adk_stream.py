@@ -43,7 +43,9 @@ An ``AgentTool`` runs its agent on a runner of its own inside the call, which in
 plugins: that runner's run is a nested run (``agent_contract.scope.nested_run``, opened at its
 ``before_run_callback`` inside the call's scope) fed each event it yields
 (``on_event_callback``, read as any ADK run) and ended at ``after_run_callback``, or with the
-call. The nested agent's own tools are calls of that run, not scoped.
+call. The nested agent's own tools are scoped as the run's are: their calls are that run's
+(the tracer finds a call among the runs nested in the one the context carries), so an
+``AgentTool`` inside it nests again, at any depth.
 
 ``agent`` is a ``Runner`` or an agent (run by a fresh ``InMemoryRunner``); with no
 ``session_id`` a session is created. ``run`` goes to ``run_async`` (``run_config``...).
@@ -163,8 +165,6 @@ def _add_plugin(runner: Any) -> Requests:
         async def before_tool_callback(
             self, *, tool: Any, tool_args: Any, tool_context: Any
         ) -> None:
-            if _invocation(tool_context) in nested:
-                return  # a nested run's tool: its call is in that run (module doc)
             call_id = getattr(tool_context, "function_call_id", None)
             scopes.enter(id(tool_context), call_id, getattr(tool, "name", None))
             _CALL.set(call_id if isinstance(call_id, str) else "")  # a runner in it nests

@@ -11,6 +11,11 @@ frameworks create their tasks and threads in a copy of one of those. So no run c
 another run current, is a cheap ``None``, and a sub-agent's run inside a tool scopes its own
 tools.
 
+A run started inside a tool body is an inner run of the run whose scopes that context carries
+(:meth:`ToolScopes.mark`): a call not found among a run's own is looked for among its inner
+runs, at any depth, since a framework runs a nested agent's tools in the context of the tool
+that runs the agent, which carries the outer run.
+
 Which span: the open tool call with that id; with no id, the oldest open call of that name
 whose body has not started (with equal arguments, when several are open). A body that starts
 before the wrapper has read its ``ToolCall`` event (the framework ran ahead of the consumer)
@@ -61,10 +66,11 @@ class ToolScopes:
         "_early",
         "_ended",
         "_open_early",
-        "_parent",
         "_tools",
+        "inner",
         "live",
         "lock",
+        "parent",
         "settings",
     )
 
@@ -81,12 +87,20 @@ class ToolScopes:
         self._open_early = open_early
         self._early: list[ToolCall] = []  # opened by a body, not yet adopted by their event
         self._ended: set[str] = set()
-        self._parent: Context | None = None
+        self.parent: Context | None = None
+        self.inner: list[ToolScopes] = []  # the runs started inside this one's tool bodies
 
     def mark(self, parent: Context) -> Context:
-        """``parent`` carrying this run's scopes: every context of the run derives from it."""
-        self._parent = otel_context.set_value(_RUN, self, parent)
-        return self._parent
+        """``parent`` carrying this run's scopes: every context of the run derives from it.
+        A run started inside another's tool body (``parent`` carries that run's scopes) is
+        one of its inner runs, whose calls its scopes find too."""
+        outer = otel_context.get_value(_RUN, parent)
+        if isinstance(outer, ToolScopes) and outer is not self:
+            with outer.lock:
+                outer.inner = [s for s in outer.inner if s.live]
+                outer.inner.append(self)
+        self.parent = otel_context.set_value(_RUN, self, parent)
+        return self.parent
 
     # --- the tool body's side (any thread) ------------------------------------------------------
     def context_for(
@@ -95,16 +109,19 @@ class ToolScopes:
         """The context making the call's span current; ``None``: not a call of this run.
         ``mcp``: the contract's ``McpServer`` the tool runs on, recorded on its span."""
         with self.lock:
-            if not self.live or self._parent is None:
+            if not self.live or self.parent is None:
                 return None
-            tool = self._find(call_id, name, arguments)
-            if tool is None:
+            found = self.locate(call_id, name, arguments)
+            if found is None:
                 if call_id is not None and call_id in self._ended:
                     return None
                 tool = self._open_early(call_id, name)
                 tool.arguments = arguments
+                tool.scoped = True
                 self._early.append(tool)
-            tool.scoped = True
+                found = (self, tool)
+            owner, tool = found
+            parent = owner.parent or self.parent
             if mcp is not None:
                 tool.on_mcp_server(
                     getattr(mcp, "name", None),
@@ -112,8 +129,29 @@ class ToolScopes:
                     getattr(mcp, "protocol_version", None),
                 )
             return otel_context.set_value(
-                _TOOL, tool, trace.set_span_in_context(tool.span.raw, self._parent)
+                _TOOL, tool, trace.set_span_in_context(tool.span.raw, parent)
             )
+
+    def locate(
+        self, call_id: str | None, name: str | None, arguments: Any
+    ) -> tuple[ToolScopes, ToolCall] | None:
+        """The call among this run's, else among its inner runs' (at any depth): a framework
+        runs a nested agent's tools in the context of the tool that runs the agent, which
+        carries the outer run (under ``self.lock``; each inner run's taken in turn)."""
+        tool = self._find(call_id, name, arguments)
+        if tool is not None:
+            tool.scoped = True
+            return self, tool
+        for inner in self.inner:
+            if inner is self or not inner.live:
+                continue
+            with inner.lock:
+                if not inner.live or inner.parent is None:
+                    continue
+                found = inner.locate(call_id, name, arguments)
+            if found is not None:
+                return found
+        return None
 
     def _find(self, call_id: str | None, name: str | None, arguments: Any) -> ToolCall | None:
         if call_id is not None:
