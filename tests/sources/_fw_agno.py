@@ -52,27 +52,32 @@ def parallel(tracer: Tracer) -> AsyncIterator[AgentEvent]:
     return agno_events(built, "go")
 
 
-async def three_levels(telemetry: InMemoryTelemetry, tracer: Tracer) -> tuple[str, str]:
-    """The three-level script (``_deep``): a team whose member is a team whose member is the
-    clerk; each delegation is the leader's ``delegate_task_to_member`` call."""
+def teams(tracer: Tracer, **options: Any) -> Any:
+    """The three-level script's (``_deep``) lead: a team whose member is a team whose member
+    is the clerk (``options`` go to both teams)."""
     from agno.models.openai import OpenAIChat
     from agno.team import Team
 
     from . import _deep as d
 
-    def model(name: str, tool: str, args: dict[str, Any]) -> Any:
-        ask = chat.call(tool, args, d.CALL_IDS[name])
-        return OpenAIChat(id="gpt-4o-mini", async_client=openai_client(ask, chat.answer(
-            d.ANSWERS[name])))  # fmt: skip
-
-    def delegate(member: str) -> tuple[str, dict[str, Any]]:
-        return "delegate_task_to_member", {"member_id": member, "task": "Paris?"}
+    def model(name: str, member: str) -> Any:
+        args = {"member_id": member, "task": "Paris?"}
+        ask = chat.call("delegate_task_to_member", args, d.CALL_IDS[name])
+        answer = chat.answer(d.ANSWERS[name])
+        return OpenAIChat(id="gpt-4o-mini", async_client=openai_client(ask, answer))
 
     ask = chat.call("lookup", {"term": "Paris"}, d.CALL_IDS["clerk"])
     clerk = agent(ask, chat.answer(d.ANSWERS["clerk"]), tools=[d.lookup(tracer)], name="clerk")
-    expert = Team(members=[clerk], model=model("expert", *delegate("clerk")), name="expert",
-                  telemetry=False)  # fmt: skip
-    lead = Team(members=[expert], model=model("lead", *delegate("expert")), name="lead",
-                telemetry=False)  # fmt: skip
-    await run_script(telemetry, agno_events(lead, d.QUESTION), agent_name="lead")
+    expert = Team(members=[clerk], model=model("expert", "clerk"), name="expert",
+                  telemetry=False, **options)  # fmt: skip
+    return Team(members=[expert], model=model("lead", "expert"), name="lead", telemetry=False,
+                **options)  # fmt: skip
+
+
+async def three_levels(telemetry: InMemoryTelemetry, tracer: Tracer) -> tuple[str, str]:
+    """The three-level script (``_deep``): each delegation is the leader's
+    ``delegate_task_to_member`` call."""
+    from . import _deep as d
+
+    await run_script(telemetry, agno_events(teams(tracer), d.QUESTION), agent_name="lead")
     return "delegate_task_to_member", "delegate_task_to_member"

@@ -59,8 +59,6 @@ def _run_of(span: Any, by_id: dict[Any, Any]) -> Any:
 
 
 NOT_YET = {
-    "agno": "a team runs a member in a background task ahead of the stream: the member's tool "
-    "starts before its ToolCallStarted reaches the adapter (docs/adapters.md)",
     "langgraph": "a graph streamed inside a tool also streams into the outer graph's "
     "subgraphs=True stream: the outer run reads its calls as its own (docs/adapters.md)",
 }

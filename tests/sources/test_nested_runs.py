@@ -576,3 +576,40 @@ async def test_smolagents_managed_agents_are_nested_runs_under_the_call_that_ran
     ]
     assert "sunny" in str(result.output)  # the managed agent's report, as smolagents writes it
     assert otel_telemetry.open_spans() == []
+
+
+async def test_agno_members_kept_in_step_never_wait_on_a_reader_that_stopped_or_is_not_there(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A team's members go in step with the adapter (each member tool call waits until the
+    adapter has read it): a run nothing traces, a team whose members are not in its stream
+    (``stream_member_events=False``) and a reader that stops at the lead's delegation while
+    its members run all end, with nothing left waiting."""
+    pytest.importorskip("agno")
+    import asyncio
+
+    from agent_contract.protocol import ToolCall
+    from agent_contract.sources import agno_stream
+    from agent_contract.sources.agno_stream import agno_events
+
+    from . import _deep as d
+    from . import _fw_agno as fg
+
+    tracer = otel_telemetry.tracer_provider.get_tracer("some.client")
+    untraced = [e async for e in agno_events(fg.teams(tracer), d.QUESTION)]
+    assert "".join(e.text for e in untraced if isinstance(e, TextDelta)) == d.ANSWERS["lead"]
+
+    quiet = fg.teams(tracer, stream_member_events=False)
+    events = await asyncio.wait_for(
+        run_script(otel_telemetry, agno_events(quiet, d.QUESTION), agent_name="lead"), 20
+    )
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == d.ANSWERS["lead"]
+
+    otel_telemetry.clear()
+    traced = otel_telemetry.wrapper(agent_name="lead")(agno_events(fg.teams(tracer), d.QUESTION))
+    async for event in traced:
+        if isinstance(event, ToolCall):
+            break
+    await asyncio.wait_for(traced.aclose(), 20)  # type: ignore[attr-defined]
+    assert agno_stream._TAKERS == {}
+    assert otel_telemetry.open_spans() == []

@@ -31,16 +31,20 @@ each is a nested run of its own (``agent_contract.scope.nested_run``, named afte
 under that call's span, the delegation to that member (by ``member_id``) among the open ones,
 else the oldest; it keeps its calls, tokens and answer, and the leader's run its own. A member
 of a member (a sub-team's) nests the same way under its sub-team's delegation, at any depth;
-the scope hook is added to every member's tools too. With no tracer claiming them, members
+the scope hook is added to every member's tools too. Agno drains a delegation's member events
+in a task of its own, ahead of the stream: the hook hands Agno that generator wrapped so that
+a member waits, after each ``ToolCallStarted``, until the adapter has taken it (``_Taker``),
+so the tool's scope finds its call in the member's run. With no tracer claiming them, members
 stay out. ``sink`` receives
 every Agno event untouched, in order. Closing the stream early closes Agno's generator (which
 cancels the run). Needs ``agno`` (extra ``agno``)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
-from inspect import isawaitable
+from inspect import isasyncgen, isawaitable
 from typing import Any
 
 from agent_contract.events import (
@@ -80,8 +84,9 @@ async def agno_events(
     if agent_contract_request_messages not in pre:
         agent.pre_hooks = [*pre, agent_contract_request_messages]
     stream = agent.arun(input, stream=True, stream_events=True, **run)
+    taker = _Taker()
     state = _State()
-    members = _Members(state)
+    members = _Members(state, taker)
     error: BaseException | None = None
     try:
         async for event in stream:
@@ -89,13 +94,17 @@ async def agno_events(
                 sink(event)
             if members.claims(event):
                 await members.feed(event)
+                taker.took(event)
                 continue
             for out in state.feed(event):
                 yield out
+            if state.run_id is not None:
+                taker.serve(state.run_id)
     except BaseException as raised:
         error = raised
         raise
     finally:
+        taker.close()
         await members.close(error)
         _CONTEXTS.pop(state.run_id, None)
         close = getattr(stream, "aclose", None)
@@ -116,11 +125,20 @@ def _add_scope_hook(agent: Any, seen: set[int]) -> None:
         _add_scope_hook(member, seen)
 
 
-def _scope_hook(function_name: str, function_call: Any, arguments: dict[str, Any]) -> Any:
+def _scope_hook(
+    function_name: str,
+    function_call: Any,
+    arguments: dict[str, Any],
+    run_context: Any = None,
+    team: Any = None,
+) -> Any:
     """Agno's tool hook: the rest of the chain (the tool) runs under its call's scope.
 
     Sync on purpose: Agno skips async hooks for sync tools. In an async chain the next step
-    returns an awaitable, awaited here inside the scope (entered in this same task)."""
+    returns an awaitable, awaited here inside the scope (entered in this same task). A team's
+    delegation returns the member's events as an async generator, which Agno drains in a
+    task of its own, ahead of the stream: within a traced run it goes in step with the
+    adapter (``_Taker``)."""
     scope = tool_scope(None, function_name, arguments)
     scope.__enter__()
     try:
@@ -128,17 +146,85 @@ def _scope_hook(function_name: str, function_call: Any, arguments: dict[str, Any
     except BaseException as error:
         scope.__exit__(type(error), error, error.__traceback__)
         raise
+    stepping = getattr(team, "stream_member_events", True) is not False
+    taker = _TAKERS.get(getattr(run_context, "run_id", None)) if stepping else None
     if isawaitable(result):
-        return _awaited(scope, result)
+        return _awaited(scope, result, taker)
     scope.__exit__(None, None, None)
-    return result
+    return _stepped(result, taker)
 
 
-async def _awaited(scope: Any, result: Any) -> Any:
+def _stepped(result: Any, taker: _Taker | None) -> Any:
+    """A delegation's member events in step with the adapter (``_Taker``), when traced."""
+    return taker.stepped(result) if taker is not None and isasyncgen(result) else result
+
+
+async def _awaited(scope: Any, result: Any, taker: _Taker | None) -> Any:
     try:
-        return await result
+        return _stepped(await result, taker)
     finally:
         scope.__exit__(None, None, None)
+
+
+_TAKERS: dict[Any, _Taker] = {}
+"""run_id of each run an adapter reads (a member's too) -> that adapter's ``_Taker``."""
+_WAIT = 30.0
+"""At most this long (seconds) a member waits for the adapter to take one of its tool calls."""
+
+
+class _Taker:
+    """Keeps a team's members in step with the adapter reading the team's stream.
+
+    Agno drains a delegation's generator (the member's events) in a task of its own and
+    queues them for the team's stream, so a member's tool can start before the adapter has
+    read its ``ToolCallStarted``, and its scope would find no call. Within a traced run the
+    hook hands Agno ``stepped(generator)`` instead, which, after passing on a member's
+    ``ToolCallStarted``, waits until the adapter has taken it before the member goes on (to
+    run that tool). Nothing is held once the adapter stops reading."""
+
+    __slots__ = ("_runs", "_waiting")
+
+    def __init__(self) -> None:
+        self._runs: set[Any] = set()
+        self._waiting: dict[int, tuple[Any, asyncio.Event]] = {}
+
+    def serve(self, run_id: Any) -> None:
+        """Keep the members of run ``run_id`` in step with this adapter."""
+        if run_id not in self._runs:
+            self._runs.add(run_id)
+            _TAKERS[run_id] = self
+
+    def took(self, event: Any) -> None:
+        found = self._waiting.pop(id(event), None)
+        if found is not None and found[0] is event:
+            found[1].set()
+
+    def close(self) -> None:
+        for run_id in self._runs:
+            if _TAKERS.get(run_id) is self:
+                del _TAKERS[run_id]
+        self._runs.clear()
+        waiting, self._waiting = self._waiting, {}
+        for _, taken in waiting.values():
+            taken.set()
+
+    async def stepped(self, items: Any) -> AsyncIterator[Any]:
+        try:
+            async for item in items:
+                taken = None
+                if str(getattr(item, "event", "")).endswith("ToolCallStarted") and self._runs:
+                    found = self._waiting.get(id(item))
+                    if found is None or found[0] is not item:
+                        found = self._waiting[id(item)] = (item, asyncio.Event())
+                    taken = found[1]
+                yield item
+                if taken is not None:
+                    try:
+                        await asyncio.wait_for(taken.wait(), _WAIT)
+                    except asyncio.TimeoutError:
+                        self._waiting.pop(id(item), None)
+        finally:
+            await items.aclose()
 
 
 # run_id of each run an adapter reads -> its RunContext, once its pre-hooks ran (else None).
@@ -238,10 +324,11 @@ class _State:
 class _Members:
     """The member runs of a team's run, each a nested run under its delegation (module doc)."""
 
-    __slots__ = ("_runs", "_taken", "_team")
+    __slots__ = ("_runs", "_taken", "_taker", "_team")
 
-    def __init__(self, team: _State) -> None:
+    def __init__(self, team: _State, taker: _Taker) -> None:
         self._team = team
+        self._taker = taker
         self._runs: dict[Any, tuple[Pushed | None, _State]] = {}  # member run id -> its run
         self._taken: set[str] = set()  # delegations a member run took (one each, in order)
 
@@ -258,6 +345,8 @@ class _Members:
         found = self._runs.get(run_id)
         if found is None:
             found = self._runs[run_id] = (self._start(event), _State())
+            if found[0] is not None:
+                self._taker.serve(run_id)
         nested, state = found
         if nested is None:
             return
