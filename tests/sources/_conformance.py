@@ -202,7 +202,7 @@ ROWS = [
     Row("autogen", "autogen_agentchat", "chat", reports=("input", "output"), own_usage=True,
         tool_error="tool_error", messages=True),
     Row("autogen_openai", "autogen_ext.models.openai", "chat gpt-4o-mini",
-        reports=("input", "output"), reasoning_text=False, tool_error="tool_error",
+        reports=("input", "output"), tool_error="tool_error",
         errors=("APIError",), providers=OPENAI_SDK, refuses=True, messages=True),
     Row("google_adk", "google.adk", "chat scripted-gemini", tool_error="tool_error",
         refuses=True, messages=True),

@@ -1,8 +1,10 @@
 """AutoGen AgentChat's conformance builder: ``AssistantAgent`` on AutoGen's own test model.
 
 ``ReplayChatCompletionClient`` replays scripted responses: turn 1 a ``CreateResult`` with the
-two function calls and the model's thought, turn 2 the answer as text (streamed in chunks with
-``model_client_stream=True``). It counts prompt tokens itself, so the trace must show its count
+two function calls and the script's words as its thought (where AutoGen's clients put the text
+beside tool calls), turn 2 the answer as text (streamed in chunks with
+``model_client_stream=True``), the reasoning before it between ``<think>`` tags, as an R1
+model writes it. It counts prompt tokens itself, so the trace must show its count
 once (``usage``). A subclass fails after the first chunk, as a provider's stream would.
 """
 
@@ -55,7 +57,8 @@ def agent(responses: list[Any], tools: list[Any], name: str = "weatherbot", **kw
 
 
 def events(run: s.Run) -> AsyncIterator[AgentEvent]:
-    responses = [_calls(*s.CALLS, thought=s.REASONING), "".join(s.ANSWER)]
+    answer = f"<think>{s.REASONING}</think>{''.join(s.ANSWER)}"  # reasoning as R1 writes it
+    responses = [_calls(*s.CALLS, thought="".join(s.WORDS)), answer]
     built = agent(responses, [s.weather_tool(hang=run.hang), s.forecast_tool()], fail=run.fail)
     return autogen_events(built, s.QUESTION, sink=run.kept.append)
 

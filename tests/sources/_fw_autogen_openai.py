@@ -4,9 +4,10 @@
 The same agent as ``_fw_autogen`` with the model client a deployment uses, so the row's model
 calls go through the OpenAI SDK: the provider instrumentations stand down beside it, and a
 request refused with a 429 (``refuse``) fails before its first chunk as it would live.
-AutoGen's ``RequestUsage`` carries prompt and completion tokens only; its OpenAI client puts
-the model's ``reasoning_content`` into the text between ``<think>`` tags, so no reasoning
-reaches the trace as such. The tool-scope script is ``_fw_autogen``'s.
+AutoGen's ``RequestUsage`` carries prompt and completion tokens only; its OpenAI client streams
+the model's ``reasoning_content`` as chunks between ``<think>`` tags, which the adapter reports
+as reasoning (tests/sources/test_autogen_reasoning.py). The tool-scope script is
+``_fw_autogen``'s.
 """
 
 from __future__ import annotations

@@ -72,9 +72,12 @@ async def test_the_script_traces_the_same_tree(row: Row, otel_telemetry: InMemor
     events = await run_script(otel_telemetry, row.events(run), agent_name="agent")
 
     text = "".join(e.text for e in events if isinstance(e, TextDelta))
+    reasoning = "".join(e.text for e in events if isinstance(e, ReasoningDelta))
     assert text.endswith("".join(s.ANSWER))
     if row.reasoning_text:
-        assert s.REASONING in "".join(e.text for e in events if isinstance(e, ReasoningDelta))
+        assert s.REASONING in reasoning
+    assert s.REASONING not in text, "the model's reasoning reported as its text"
+    assert "".join(s.WORDS) not in reasoning, "the model's text reported as its reasoning"
     assert otel_telemetry.outline() == _tree(row)
     agent = attributes(otel_telemetry, "invoke_agent")
     assert agent["agent_otel.end_reason"] == "exhausted"

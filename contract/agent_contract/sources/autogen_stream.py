@@ -11,9 +11,13 @@ The stream reaches the adapter only with the call's first output, so the LLM cal
 itself arrives; a request that raises before any output (a 429) opens its call as the error
 comes out, so the error lands on that call. It closes at the response:
 
-* ``ModelClientStreamingChunkEvent`` (with ``model_client_stream=True``) is a ``TextDelta``;
-  ``ThoughtEvent`` (the model's reasoning, or the text it said beside tool calls) a
-  ``ReasoningDelta``.
+* ``ModelClientStreamingChunkEvent`` (with ``model_client_stream=True``) is a ``TextDelta``,
+  or a ``ReasoningDelta`` between ``<think>`` tags: AutoGen's OpenAI client streams the
+  model's ``reasoning_content`` so, and an R1 model writes its reasoning so, before the answer.
+  ``ThoughtEvent`` is AutoGen's ``CreateResult.thought``, which its clients fill with the text
+  a model said beside tool calls, else with an answer's reasoning. After chunks it repeats
+  them, and adds nothing. With nothing streamed, the response after it says which it is: text
+  before tool calls (``TextDelta``), else reasoning (``ReasoningDelta``).
 * ``ToolCallRequestEvent`` is the response asking for tools: a ``ToolCall`` per
   ``FunctionCall`` (the model's ids), its ``models_usage`` a ``Usage``, then ``LLMCallEnd``.
   A chat message from an agent carrying ``models_usage`` (``TextMessage``,
@@ -83,6 +87,7 @@ from agent_contract.sources._stream import Sink
 
 __all__ = ["autogen_events"]
 
+_THINK, _THOUGHT = "<think>", "</think>"
 _NOT_A_RESPONSE = frozenset({"ToolCallSummaryMessage", "TaskResult", "UserInputRequestedEvent"})
 
 
@@ -334,13 +339,18 @@ def _model_name(agent: Any) -> str | None:
 
 
 class _State:
-    __slots__ = ("called", "model", "open", "requests", "source", "step", "texted", "tools_ran")
+    __slots__ = ("called", "model", "open", "reasoned", "requests", "said", "source", "step",
+                 "texted", "thinking", "thought", "tools_ran")  # fmt: skip
 
     def __init__(self, model: str | None, requests: dict[str, _Noted]) -> None:
         self.model = model
         self.requests = requests
         self.open = False
-        self.texted = False  # the open call streamed its text
+        self.texted = False  # the open call streamed text
+        self.reasoned = False  # the open call streamed reasoning
+        self.thinking = False  # the open call's chunks are inside <think> tags
+        self.said: list[str] = []  # the open call's streamed text
+        self.thought: str | None = None  # a thought no chunk showed, its kind not known yet
         self.called = False  # the current step has a model call
         self.source: str | None = None
         self.step = 0
@@ -353,18 +363,19 @@ class _State:
             return []
         out: list[AgentEvent] = []
         self._speaker(source, out)
+        if self.thought is not None and kind != "ThoughtEvent":
+            self._held(out, beside_calls=kind == "ToolCallRequestEvent")
         if kind == "ToolCallExecutionEvent":
             self.tools_ran = True
             out += [_result(result) for result in item.content]
         elif kind == "ModelClientStreamingChunkEvent":
             self._open(out)
             if item.content:
-                self.texted = True
-                out.append(TextDelta(text=item.content))
+                self._chunk(item.content, out)
         elif kind == "ThoughtEvent":
             self._open(out)
             if item.content:
-                out.append(ReasoningDelta(text=item.content))
+                self._thought(item.content, out)
         elif kind == "ToolCallRequestEvent":
             self._open(out)
             out += [_call(call) for call in item.content]
@@ -376,6 +387,45 @@ class _State:
                 out.append(TextDelta(text=text))
             self._close(out, item.models_usage)
         return out
+
+    def _chunk(self, text: str, out: list[AgentEvent]) -> None:
+        """A streamed chunk: reasoning between ``<think>`` tags, else text. AutoGen's OpenAI
+        client marks ``reasoning_content`` so, and an R1 model writes so: always before the
+        answer, so only a chunk opening with the tag before any text starts reasoning (a text
+        naming the tag stays text)."""
+        if not self.thinking and not self.texted and text.startswith(_THINK):
+            self.thinking, text = True, text[len(_THINK) :]
+        if self.thinking:
+            end = text.find(_THOUGHT)
+            reasoning, text = (text, "") if end < 0 else (text[:end], text[end + len(_THOUGHT) :])
+            self.thinking = end < 0
+            if reasoning:
+                self.reasoned = True
+                out.append(ReasoningDelta(text=reasoning))
+        if text:
+            self.texted = True
+            self.said.append(text)
+            out.append(TextDelta(text=text))
+
+    def _thought(self, thought: str, out: list[AgentEvent]) -> None:
+        """AutoGen's thought: a tool-calling response's text, or an answer's reasoning (its
+        clients' meaning). After chunks it repeats them (the text beside the calls, or the
+        reasoning streamed between tags): only a thought they did not show is reasoning. With
+        nothing streamed, the response that follows says which it is (``_held``)."""
+        if not (self.texted or self.reasoned):
+            self.thought = (self.thought or "") + thought
+        elif not self.reasoned and thought.strip() != "".join(self.said).strip():
+            out.append(ReasoningDelta(text=thought))
+
+    def _held(self, out: list[AgentEvent], *, beside_calls: bool = False) -> None:
+        """The thought no chunk showed: the text beside tool calls, else the reasoning."""
+        thought, self.thought = self.thought or "", None
+        if beside_calls:
+            self.texted = True
+            out.append(TextDelta(text=thought))
+        else:
+            self.reasoned = True
+            out.append(ReasoningDelta(text=thought))
 
     def _speaker(self, source: Any, out: list[AgentEvent]) -> None:
         if source == self.source:
@@ -400,12 +450,15 @@ class _State:
                                   noted.pop(0)))  # fmt: skip
         else:
             out.append(LLMCallStart(model=self.model, params={"stream": True}))
-        self.open, self.texted = True, False
+        self.open, self.texted, self.reasoned, self.thinking = True, False, False, False
+        self.said.clear()
 
     def refused(self) -> list[AgentEvent]:
         """The run failed: a request no output showed yet (the one that raised) opens its
         call, which the error then ends."""
         out: list[AgentEvent] = []
+        if self.thought is not None:  # the call that failed had said it
+            self._held(out)
         if not self.open:
             for name, noted in self.requests.items():
                 if noted:
