@@ -65,12 +65,22 @@ def round_robin() -> Any:
     return RoundRobinGroupChat([_researcher(), _writer()], termination_condition=_done())
 
 
-def selector() -> Any:
+def selector(*, streaming: bool = False) -> Any:
+    """The team's model picks each speaker: its calls are the run's too, each in a step of
+    the team's manager; ``streaming``: it streams them, and the team shows its chunks and
+    selections in its stream (``emit_team_events``), without usage."""
     from autogen_agentchat.teams import SelectorGroupChat
 
     picks = fa._client([_text("researcher", 7, 1), _text("writer", 8, 1)])
-    return SelectorGroupChat([_researcher(), _writer()], model_client=picks,
-                             termination_condition=_done())  # fmt: skip
+    critic = fa.agent([], [], name="critic")  # a third member: the second pick is a call too
+    return SelectorGroupChat([_researcher(), _writer(), critic], model_client=picks,
+                             termination_condition=_done(), model_client_streaming=streaming,
+                             emit_team_events=streaming)  # fmt: skip
+
+
+PICKED = [["step 0", ["chat"]], *[[f"step {int(n[-1]) + 1}", c] for n, c in RESEARCHER],
+          ["step 3", ["chat"]], ["step 4", ["chat"]]]  # fmt: skip
+"""A selector's run: a pick, the researcher's turn, a pick, the writer's."""
 
 
 def swarm() -> Any:
@@ -119,7 +129,8 @@ ASKED = s.TURNS[0].input
 
 TEAMS = [
     ("round_robin", round_robin, [*RESEARCHER, ["step 2", ["chat"]]], ASKED + 40 + 50),
-    ("selector", selector, [*RESEARCHER, ["step 2", ["chat"]]], ASKED + 40 + 50),
+    ("selector", selector, PICKED, ASKED + 40 + 50 + 7 + 8),
+    ("selector_streaming", lambda: selector(streaming=True), PICKED, ASKED + 40 + 50 + 7 + 8),
     ("swarm", swarm, [["step 0", ["chat", "execute_tool weather"]],
                       ["step 1", ["chat", "execute_tool transfer_to_researcher"]],
                       *[[f"step {int(n[-1]) + 2}", c] for n, c in RESEARCHER]], 3 * ASKED + 40),
@@ -248,3 +259,24 @@ async def test_a_reader_closing_early_leaves_no_tool_waiting(
     assert otel_telemetry.open_spans() == []
     [run] = [sp for sp in otel_telemetry.spans() if sp.name == "invoke_agent team"]
     assert run.end_time is not None
+
+
+async def test_a_failing_pick_is_a_failed_chat_span_of_the_team(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """The team's model fails picking the first speaker: the run fails, and the error is on
+    that call's chat span, in the manager's step."""
+    from autogen_agentchat.teams import SelectorGroupChat
+    from opentelemetry.trace import StatusCode
+
+    from agent_contract.sources.autogen_stream import autogen_events
+
+    team = SelectorGroupChat([_researcher(), _writer()], model_client=fa._client([]),
+                             termination_condition=_done())  # fmt: skip
+    with pytest.raises(ValueError, match="No more mock responses"):
+        await run_script(otel_telemetry, autogen_events(team, "Weather?"), agent_name="team")
+
+    assert otel_telemetry.outline() == [["invoke_agent team", [["step 0", ["chat"]]]]]
+    [chat] = [sp for sp in otel_telemetry.spans() if sp.name == "chat"]
+    assert chat.status.status_code is StatusCode.ERROR
+    assert otel_telemetry.open_spans() == []

@@ -29,6 +29,13 @@ comes out, so the error lands on that call. It closes at the response:
 * In a team, a message from another agent than the one before starts a new step (after a
   model call) and yields a ``PhaseMarker`` named after it, so the trace shows who spoke; the
   task's own message (``source="user"``) and the final ``TaskResult`` go to ``sink`` only.
+* A team's own model calls (a ``SelectorGroupChat`` picking the next speaker, Magentic-One's
+  orchestrator) reach the stream not at all, or as chunks and a selection without usage: the
+  team's ``_model_client`` (each team's, teams as members included) becomes a stand-in that
+  records each call whole as it ends, before AutoGen makes the team's manager with it. At the
+  stream's next item each is a call of its own (messages, answer, usage) in a step after a
+  ``PhaseMarker`` named after the team's manager; the manager's own items pass to ``sink``
+  only. A call that raised opens as the run's error comes out, which ends it.
 
 Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call. AutoGen has no
 public tool-wrapping seam; every tool of an ``AssistantAgent`` (MCP workbenches' too) runs
@@ -99,7 +106,7 @@ async def autogen_events(
     requests = _activate(_note_requests(agent, {}))
     gate = _Gate.open(agent)
     stream = agent.run_stream(task=task, **run)
-    state = _State(model or _model_name(agent), requests)
+    state = _State(model or _model_name(agent), requests, agent)
     try:
         async for item in stream:
             if sink is not None:
@@ -115,6 +122,7 @@ async def autogen_events(
         raise
     finally:
         _activate(requests, on=False)
+        state.end()
         gate.close()  # before AutoGen's close, which waits for the team's tasks to finish
         close = getattr(stream, "aclose", None)
         if close is not None:
@@ -181,6 +189,7 @@ def _nest(tool: Any) -> None:
                 yield item
         finally:
             _activate(inner.state.requests, on=False)
+            inner.state.end()
             inner.gate.close()
 
     tool.run_json_stream = nested
@@ -193,7 +202,7 @@ class _Inner:
     __slots__ = ("gate", "state")
 
     def __init__(self, runner: Any) -> None:
-        self.state = _State(_model_name(runner), _activate(_note_requests(runner, {})))
+        self.state = _State(_model_name(runner), _activate(_note_requests(runner, {})), runner)
         self.gate = _Gate.open(runner)
 
     def feed(self, item: Any) -> Iterator[AgentEvent]:
@@ -330,6 +339,66 @@ def _activate(requests: dict[str, _Noted], *, on: bool = True) -> dict[str, _Not
     return requests
 
 
+class _Made(list[tuple[Any, Any, BaseException | None]]):
+    """A team's own model calls made and not yet reported: ``(messages, result, error)``,
+    oldest first. Recorded only while a run of the adapter reads the team (``active``)."""
+
+    active = False
+
+
+class _MakingClient(_NotingClient):
+    """A team's own model client (a ``SelectorGroupChat``'s speaker selection, Magentic-One's
+    orchestrator): its calls reach the team's stream not at all (or as text without usage),
+    so each is recorded whole, as it ends, for the reader to report (``_State._team``)."""
+
+    def __init__(self, client: Any, made: _Made) -> None:
+        super().__init__(client, _Noted())
+        self._agent_contract_made = made
+
+    def _made(self, messages: Any, result: Any, error: BaseException | None = None) -> None:
+        if self._agent_contract_made.active:
+            self._agent_contract_made.append((tuple(messages), result, error))
+
+    async def create_stream(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
+        result = None
+        try:
+            async for chunk in self._agent_contract_client.create_stream(messages, *args, **kwargs):
+                result = chunk
+                yield chunk
+        except Exception as error:
+            self._made(messages, None, error)
+            raise
+        self._made(messages, result)
+
+    async def create(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            result = await self._agent_contract_client.create(messages, *args, **kwargs)
+        except Exception as error:
+            self._made(messages, None, error)
+            raise
+        self._made(messages, result)
+        return result
+
+
+def _team_clients(agent: Any, out: dict[str, list[_Made]]) -> dict[str, list[_Made]]:
+    """Each team's own model client (``agent``'s, its teams as members') made a recording one
+    (once; before its first run, when AutoGen makes the team's manager with it), recording
+    afresh: the calls each makes, by its manager's name, as it signs its items."""
+    client = getattr(agent, "_model_client", None)
+    name = getattr(agent, "_group_chat_manager_name", None)
+    members = getattr(agent, "_participants", None) or ()
+    if client is not None and isinstance(name, str) and members:
+        if not isinstance(client, _MakingClient):
+            client = agent._model_client = _MakingClient(client, _Made())
+        made: _Made = client._agent_contract_made
+        made.clear()
+        made.active = True
+        out.setdefault(name, []).append(made)
+    for member in members:
+        _team_clients(member, out)
+    return out
+
+
 def _model_name(agent: Any) -> str | None:
     client = getattr(agent, "_model_client", None)
     client = getattr(client, "_agent_contract_client", client)
@@ -340,11 +409,12 @@ def _model_name(agent: Any) -> str | None:
 
 class _State:
     __slots__ = ("called", "model", "open", "reasoned", "requests", "said", "source", "step",
-                 "texted", "thinking", "thought", "tools_ran")  # fmt: skip
+                 "team", "texted", "thinking", "thought", "tools_ran")  # fmt: skip
 
-    def __init__(self, model: str | None, requests: dict[str, _Noted]) -> None:
+    def __init__(self, model: str | None, requests: dict[str, _Noted], team: Any = None) -> None:
         self.model = model
         self.requests = requests
+        self.team = _team_clients(team, {})  # the teams' own calls, by their managers' names
         self.open = False
         self.texted = False  # the open call streamed text
         self.reasoned = False  # the open call streamed reasoning
@@ -362,6 +432,10 @@ class _State:
         if kind in _NOT_A_RESPONSE or source in (None, "user"):
             return []
         out: list[AgentEvent] = []
+        if self.team:
+            self._team(out)
+            if source in self.team:  # a manager's chunks, selection: its recorded calls say it
+                return out
         self._speaker(source, out)
         if self.thought is not None and kind != "ThoughtEvent":
             self._held(out, beside_calls=kind == "ToolCallRequestEvent")
@@ -437,7 +511,30 @@ class _State:
             out.append(PhaseMarker(name=str(source)))
         self.source = source
 
-    def _open(self, out: list[AgentEvent]) -> None:
+    def end(self) -> None:
+        """The run ended: the teams' calls are no longer recorded."""
+        for made in (made for team in self.team.values() for made in team):
+            made.active = False
+            made.clear()
+
+    def _team(self, out: list[AgentEvent], *, failed: bool = False) -> None:
+        """The teams' own calls made since the last item (``_MakingClient``), each a whole
+        call in a step of its team's manager; ``failed``: the run failed, and a call that
+        raised opens (the error ends it)."""
+        for name, team in self.team.items():
+            for made in team:
+                while made and (made[0][2] is None or failed):
+                    messages, result, error = made.pop(0)
+                    self._speaker(name, out)
+                    self._open(out, messages)
+                    if error is not None:
+                        return
+                    content = getattr(result, "content", None)
+                    if isinstance(content, str) and content:
+                        out.append(TextDelta(text=content))
+                    self._close(out, getattr(result, "usage", None))
+
+    def _open(self, out: list[AgentEvent], messages: Any = None) -> None:
         if self.open:
             return
         if self.tools_ran:
@@ -445,9 +542,11 @@ class _State:
             self.step, self.tools_ran = self.step + 1, False
         self.called = True
         noted = self.requests.get(self.source or "")
-        if noted:
+        if messages is None and noted:
+            messages = noted.pop(0)
+        if messages is not None:
             out.append(call_start(self.model, None, {"stream": True}, autogen_messages,
-                                  noted.pop(0)))  # fmt: skip
+                                  messages))  # fmt: skip
         else:
             out.append(LLMCallStart(model=self.model, params={"stream": True}))
         self.open, self.texted, self.reasoned, self.thinking = True, False, False, False
@@ -459,6 +558,8 @@ class _State:
         out: list[AgentEvent] = []
         if self.thought is not None:  # the call that failed had said it
             self._held(out)
+        if self.team and not self.open:
+            self._team(out, failed=True)
         if not self.open:
             for name, noted in self.requests.items():
                 if noted:
