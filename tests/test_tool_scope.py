@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from opentelemetry import context as otel_context
 from opentelemetry import trace
 
 from agent_contract.protocol import (
@@ -35,6 +36,7 @@ from agent_contract.scope import (
     remove_scope_hook,
     tool_scope,
 )
+from agent_otel.recording._scope import _RUN, MAX_ENDED, ToolScopes
 from agent_otel.testing import InMemoryTelemetry, run_script
 
 KEYS = {"gen_ai.tool.call.id", "agent_otel.incomplete"}
@@ -217,6 +219,90 @@ async def test_a_body_scoped_after_its_call_ended_opens_nothing(
     assert otel_telemetry.outline() == [
         ["invoke_agent", [["step 0", ["execute_tool add", "late"]]]]
     ]  # the late body's span under the step, beside the ended tool: no second tool span
+
+
+def _scopes() -> ToolScopes:
+    """The current run's tool scopes (read from inside its agent, as a tool body would)."""
+    scopes = otel_context.get_value(_RUN)
+    assert isinstance(scopes, ToolScopes)
+    return scopes
+
+
+async def test_a_long_run_remembers_a_bounded_number_of_ended_calls(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """Tool calls with no model call between them (a tool-only workflow): however many end,
+    the run remembers at most ``MAX_ENDED`` ids, and a body scoped after its call ended still
+    opens nothing."""
+    calls = 4 * MAX_ENDED
+    held: list[int] = []
+
+    async def stream() -> AsyncIterator[Any]:
+        for n in range(calls):
+            yield _call(f"t{n}", "add")
+            yield ToolResult(tool_call_id=f"t{n}", name="add", content="ok")
+            held.append(len(_scopes()._ended))
+        with tool_scope(f"t{calls - 1}", "add"):  # the last call's body, after its result
+            pass
+
+    await run_script(otel_telemetry, stream())
+    assert max(held) == MAX_ENDED  # entries, not calls: the newest ids only
+    assert len(otel_telemetry.by_name()["execute_tool add"]) == calls  # no span for the late body
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_the_ended_calls_remembered_are_the_current_turns(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """Thousands of tool calls, three a model turn: the run holds the ids its turn ended (at
+    most three), not all of them (a late body within the turn still opens nothing)."""
+    turns, per_turn = 1_000, 3
+    held: list[int] = []
+    tracer = otel_telemetry.tracer_provider.get_tracer("some.library")
+
+    async def stream() -> AsyncIterator[Any]:
+        for turn in range(turns):
+            yield LLMCallStart(model="m", call_id=f"c{turn}")
+            for n in range(per_turn):
+                yield _call(f"t{turn}.{n}", "add")
+            yield LLMCallEnd(call_id=f"c{turn}")
+            for n in range(per_turn):
+                yield ToolResult(tool_call_id=f"t{turn}.{n}", name="add", content="ok")
+            held.append(len(_scopes()._ended))
+        with tool_scope(f"t{turns - 1}.0", "add"), tracer.start_as_current_span("late"):
+            pass
+
+    await run_script(otel_telemetry, stream(), step_spans=False)
+    assert max(held) == per_turn
+    assert len(otel_telemetry.by_name()["execute_tool add"]) == turns * per_turn
+    assert otel_telemetry.span("late").parent.span_id == (  # type: ignore[union-attr]
+        otel_telemetry.span("invoke_agent").context.span_id  # not a tool span of its own
+    )
+
+
+async def test_an_id_a_later_turn_reuses_is_a_new_call_whose_early_body_gets_its_span(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """Frameworks number their calls per turn ("call_0" every turn): a body that runs before
+    the consumer reads the second turn's ``ToolCall`` still opens that call's span, which the
+    event adopts."""
+    body = _client_body(otel_telemetry)
+
+    async def stream() -> AsyncIterator[Any]:
+        for turn in ("m1", "m2"):
+            yield LLMCallStart(model=turn)
+            task = asyncio.create_task(body("call_0", "add"))  # runs ahead of the consumer
+            await task
+            yield _call("call_0", "add")
+            yield LLMCallEnd()
+            yield ToolResult(tool_call_id="call_0", name="add", content=task.result())
+            yield StepBoundary()
+
+    await run_script(otel_telemetry, stream())
+    assert _tools(otel_telemetry) == [
+        ("execute_tool add", {"gen_ai.tool.call.id": "call_0"}, ["client call_0"]),
+        ("execute_tool add", {"gen_ai.tool.call.id": "call_0"}, ["client call_0"]),
+    ]
 
 
 async def test_a_body_whose_call_event_never_comes_still_ends_its_span(

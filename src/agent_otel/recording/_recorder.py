@@ -250,6 +250,7 @@ class RunRecorder:
         self.ensure_step()
         if self._asking is not None:  # a new request: the last one's tool calls are told
             self._release()
+        self.scopes.new_turn()
         if self.s.stand_down_providers:
             guard_openai_v2()
         now = self.now()

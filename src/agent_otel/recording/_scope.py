@@ -20,7 +20,11 @@ Which span: the open tool call with that id; with no id, the oldest open call of
 whose body has not started (with equal arguments, when several are open). A body that starts
 before the wrapper has read its ``ToolCall`` event (the framework ran ahead of the consumer)
 opens the span early, under the open step; the event adopts it (:meth:`ToolScopes.adopt`), so
-the span starts when the tool did. A call that already ended is not reopened.
+the span starts when the tool did. A call that already ended is not reopened: a body scoped
+after its result (a framework's after-hook, a retry told as the same call) opens nothing. The
+ids it remembers for that are the calls ended since the last model call started, at most
+``MAX_ENDED`` (the newest): a long run holds what its current turn ended, not every call it
+made, and an id a later turn reuses ("call_0" again) is that turn's new call.
 
 The hook may run on any thread while the recorder runs on the consumer's: the finding, the
 early opening and the recorder's own creation and removal of tool calls are one critical
@@ -58,6 +62,10 @@ _TOOL = otel_context.create_key("agent_otel.tool_call")  # the call whose body r
 
 OpenEarly = Callable[[str | None, str | None], ToolCall]
 
+MAX_ENDED = 256
+"""How many ended call ids a run remembers at most (the newest), so that a body scoped after
+its call ended opens nothing."""
+
 
 class ToolScopes:
     """The tool calls of one run that a tool body can run under (see the module doc)."""
@@ -86,7 +94,8 @@ class ToolScopes:
         self._tools = tools  # the recorder's open tool calls, by key (read under the lock)
         self._open_early = open_early
         self._early: list[ToolCall] = []  # opened by a body, not yet adopted by their event
-        self._ended: set[str] = set()
+        # The ids ended since the last model call started, oldest first (an ordered set).
+        self._ended: dict[str, None] = {}
         self.parent: Context | None = None
         self.inner: list[ToolScopes] = []  # the runs started inside this one's tool bodies
 
@@ -196,8 +205,19 @@ class ToolScopes:
         return found
 
     def ended(self, call_id: str | None) -> None:
+        """The call ended (under the lock): a body scoped with its id now opens nothing."""
         if call_id is not None:
-            self._ended.add(call_id)
+            ended = self._ended
+            ended[call_id] = None
+            if len(ended) > MAX_ENDED:
+                del ended[next(iter(ended))]
+
+    def new_turn(self) -> None:
+        """A model call started: the calls ended before are done with, and an id told from now
+        on is a new call's, even one an earlier turn used."""
+        if self._ended:
+            with self.lock:
+                self._ended.clear()
 
     def close(self) -> list[ToolCall]:
         """The run is ending: no more scopes; the early spans left, to end."""
