@@ -62,7 +62,10 @@ def view_and_tree(screen: io.StringIO) -> tuple[LiveRuns, TracerProvider]:
     return view, telemetry.tracer_provider
 
 
-def test_an_open_run_updates_in_place_then_prints_its_final_tree() -> None:
+@pytest.mark.parametrize("capture", [False, True], ids=["capture_off", "capture_on"])
+def test_an_open_run_updates_in_place_then_prints_its_final_tree(capture: bool) -> None:
+    """With capture on the run holds the ended call's span for the tool calls told after it:
+    the view still shows it ended."""
     screen = io.StringIO()
     view, provider = view_and_tree(screen)
     seen: dict[str, Any] = {}
@@ -81,13 +84,15 @@ def test_an_open_run_updates_in_place_then_prints_its_final_tree() -> None:
         yield StepBoundary()
 
     async def run() -> None:
-        async for _ in otel_wrapper(tracer_provider=provider, agent_name="a")(agent()):
+        wrap = otel_wrapper(tracer_provider=provider, agent_name="a", capture_content=capture)
+        async for _ in wrap(agent()):
             pass
 
     asyncio.run(run())
     frame = seen["frame"]
     assert "invoke_agent a" in frame
-    assert "1,200 in / 34 out tokens" in frame  # the ended call's tokens, so far
+    if not capture:  # a held call's tokens count when its span ends
+        assert "1,200 in / 34 out tokens" in frame  # the ended call's tokens, so far
     assert re.search(r"execute_tool search\s+\S+\s+in progress", frame)
     assert "step 0" in frame
     assert "chat m" not in frame  # it ended: no longer open

@@ -8,6 +8,7 @@ thread that writes them ends with the last watched run and does not survive a fo
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import threading
 import time
@@ -226,3 +227,73 @@ def test_every_ending_stops_the_snapshots(ending: str) -> None:
     wait_for(lambda: pending_thread() is None)
     assert _open.open_count() == 0
     assert len(telemetry.pending()) >= 1  # it was shown at start
+
+
+def _recorder(agent_name: str) -> Any:
+    """The open run of that agent (what the snapshot thread reads)."""
+    [run] = [r for r in _open._OPEN.values() if r.s.agent_name == agent_name]
+    return run
+
+
+@pytest.mark.parametrize("usage_late", [False, True], ids=["usage_at_end", "usage_late"])
+@pytest.mark.parametrize("capture", [True, False], ids=["capture_on", "capture_off"])
+def test_a_call_that_ended_is_not_shown_open_while_the_run_holds_it(
+    capture: bool, usage_late: bool
+) -> None:
+    """A framework tells the tool calls its model asked for after the response's end, and
+    its usage may come later still: the run holds the chat span for them (with capture on,
+    its output message gets every tool call). A snapshot taken meanwhile shows the tools,
+    not the call, which ended; nor a step past its boundary. Each snapshot sits within the
+    span it describes."""
+    telemetry = InMemoryTelemetry()
+    name = f"held-{capture}-{usage_late}"
+    seen: dict[str, Any] = {}
+
+    def look(at: str) -> None:
+        before = len(telemetry.pending())
+        _pending.snapshot(_recorder(name))
+        seen[at] = (
+            sorted(telemetry.open_spans()),
+            sorted(s.name for s in telemetry.pending()[before:]),
+        )
+
+    async def agent() -> AsyncIterator[Any]:
+        yield LLMCallStart(model="m", call_id="c1", messages=[{"role": "user", "content": "q"}])
+        yield TextDelta(text="let me look")
+        yield LLMCallEnd(call_id="c1", finish_reason="tool_calls")
+        if not usage_late:
+            yield Usage(input_tokens=10, output_tokens=5)
+        yield ToolCall(id="t1", function=FunctionCall(name="search", arguments="{}"))
+        look("tool running")
+        yield ToolCall(id="t2", function=FunctionCall(name="fetch", arguments="{}"))
+        if usage_late:
+            yield Usage(input_tokens=10, output_tokens=5)
+        yield ToolResult(tool_call_id="t1", content="found")
+        yield ToolResult(tool_call_id="t2", content="fetched")
+        yield StepBoundary()
+        look("between steps")
+        yield LLMCallStart(model="m", call_id="c2", messages=[])
+        yield TextDelta(text="done")
+        yield LLMCallEnd(call_id="c2", finish_reason="stop")
+        yield Usage(input_tokens=20, output_tokens=7)
+
+    asyncio.run(
+        run_script(telemetry, agent(), agent_name=name, pending_spans=True, capture_content=capture)
+    )
+    root, step = f"invoke_agent {name}", "step 0"
+    open_then = sorted([root, step, "execute_tool search"])
+    assert seen["tool running"] == (open_then, open_then)  # no "chat m": it ended
+    assert seen["between steps"] == ([root], [root])  # step 0 ended at its boundary
+    finals = {s.context.span_id: s for same in telemetry.by_name().values() for s in same}
+    for snap in telemetry.pending():
+        parent = finals[snap.parent.span_id]
+        assert parent.start_time <= snap.start_time <= parent.end_time
+    first = telemetry.by_name()["chat m"][0]
+    assert first.attributes[A.USAGE_INPUT_TOKENS] == 10  # the held span still got its usage
+    if capture:  # and every tool call its model asked for
+        [message] = json.loads(first.attributes[A.OUTPUT_MESSAGES])
+        calls = [p["id"] for p in message["parts"] if p["type"] == "tool_call"]
+        assert calls == ["t1", "t2"]
+    else:
+        assert A.OUTPUT_MESSAGES not in first.attributes
+    assert telemetry.open_spans() == []

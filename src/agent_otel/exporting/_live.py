@@ -26,6 +26,7 @@ from agent_otel import _attributes as A
 from agent_otel._guard import report
 from agent_otel.exporting._render import format_duration
 from agent_otel.exporting._summary import usage_of
+from agent_otel.recording._open import held as _held
 
 __all__ = ["LiveRuns", "live_runs_for"]
 
@@ -178,9 +179,10 @@ class LiveRuns(SpanProcessor):
 
         now = time.time_ns()
         trees = []
+        held = _held()  # ended, and held by their run for what may still come: not shown
         with self._lock:
             for run in self._runs.values():
-                spans = dict(run.spans)
+                spans = {key: span for key, span in run.spans.items() if id(span) not in held}
                 root = spans.get(run.root)
                 if root is None:
                     continue

@@ -3,7 +3,8 @@
 An OTel span is exported only when it ends, so a 20-minute run shows nothing until its end,
 and a run killed by a crash nothing at all. With ``pending_spans`` on, a run exports a
 snapshot when it starts and then every interval while it stays open: for each span of the run
-still open (the agent span, the open step, calls and tools), one zero-duration child span with
+still open (the agent span, the open step, calls and tools in progress; not a call or step
+that ended and is held for late data), one zero-duration child span with
 the open span's name, kind and attributes so far, plus ``agent_otel.pending=true`` (the
 manner of Logfire's pending spans). Its parent is the open span, so once the run ends the
 snapshots sit under the spans they describe; the final spans supersede them (docs/live.md).

@@ -23,7 +23,9 @@ another call starts or the step ends: a framework tells the calls its model aske
 runs them, after the response's end (pydantic-ai, LlamaIndex, Agno, smolagents). With content
 captured, that call's span is held (still ending at its ``LLMCallEnd`` time) until then, so its
 output message holds every tool call it asked for; the tool spans keep their own timing. With
-capture off nothing is held.
+capture off nothing is held. A span held past its end (such a call, one waiting for its
+usage, a step past its boundary) is not open for the views of what is open (pending snapshots,
+the testing kit's ``open_spans()``, the terminal's live view): :meth:`RunRecorder.held_spans`.
 
 Repairs of malformed streams (each counted under ``agent_otel.anomalies`` by kind):
 
@@ -527,11 +529,22 @@ class RunRecorder:
         self._refresh()
 
     def open_spans(self) -> list[Any]:
-        """The run's spans still open, outermost first (read by pending snapshots)."""
+        """The run's spans still open, outermost first (read by pending snapshots): not the
+        ones that ended and are held for what may still come (:meth:`held_spans`)."""
         owners: list[Owner] = [self.run]
-        owners += [step for step in (self._closed, self._step) if step is not None]
-        owners += [*self._calls.values(), *self._pending, *self._tools.values()]
-        if self._asking_done and self._asking is not None:  # else in _pending already
+        if self._step is not None:
+            owners.append(self._step)
+        owners += [*self._calls.values(), *self._tools.values()]
+        return [owner.span for owner in owners]
+
+    def held_spans(self) -> list[Any]:
+        """The run's spans that ended (a step at its boundary, a call at its ``LLMCallEnd``) and
+        are held open for what may still come (its bookkeeping, late usage, the tool calls
+        its model asked for): their SDK spans end later, at the time they ended."""
+        owners: list[Owner] = [*self._pending]
+        if self._closed is not None:
+            owners.append(self._closed)
+        if self._asking is not None and self._asking not in owners:
             owners.append(self._asking)
         return [owner.span for owner in owners]
 

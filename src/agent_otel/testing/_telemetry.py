@@ -18,6 +18,7 @@ from opentelemetry.sdk.trace.id_generator import IdGenerator
 from opentelemetry.sdk.trace.sampling import Sampler
 
 from agent_otel._attributes import PENDING
+from agent_otel.recording._open import held as _held
 
 from ._tree import span_outline, span_tree
 
@@ -36,11 +37,11 @@ class _Open(SpanProcessor):
     """The spans started and not yet ended (an exporter sees only ended ones)."""
 
     def __init__(self) -> None:
-        self.open: dict[int, str] = {}
+        self.open: dict[int, Span] = {}
 
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
         if span.context is not None:
-            self.open[span.context.span_id] = span.name
+            self.open[span.context.span_id] = span
 
     def on_end(self, span: ReadableSpan) -> None:
         if span.context is not None:
@@ -143,8 +144,12 @@ class InMemoryTelemetry:
 
     def open_spans(self) -> list[str]:
         """The names of the spans started and not yet ended, in start order: after a run
-        ends, however it ends (exhausted, broken off, cancelled, raising), none."""
-        return list(self._open.open.values())
+        ends, however it ends (exhausted, broken off, cancelled, raising), none. A span whose
+        run told its end (a chat span after ``LLMCallEnd``, a step after its boundary) is not
+        open, though the run may hold it a while for what may still come (late usage, the
+        tool calls its model asked for); it is exported when that is over."""
+        held = _held()
+        return [span.name for span in list(self._open.open.values()) if id(span) not in held]
 
     def pending(self) -> list[ReadableSpan]:
         """The snapshots option ``pending_spans`` exported (``agent_otel.pending``), in order."""
