@@ -26,6 +26,7 @@ import semconv_registry as semconv
 from agent_contract.protocol import LLMCallEnd, LLMCallStart, TextDelta
 from agent_otel import (
     ContinueTraceMiddleware,
+    RemoteAgentCall,
     continue_trace,
     extract_context,
     remote_agent,
@@ -412,3 +413,34 @@ def test_any_values_a_caller_or_a_remote_agent_gives_make_a_span_that_encodes(
     assert_encodes([span])
     assert span.kind is SpanKind.CLIENT and span.name.startswith("invoke_agent")
     assert all(isinstance(v, (str, int)) for v in (span.attributes or {}).values())
+
+
+def test_remote_agent_takes_the_calls_options_and_only_the_call_takes_a_parent(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """One list of options for both doors: every one works through ``remote_agent()`` as
+    through ``RemoteAgentCall``; ``parent`` is the class's alone; a misspelt one raises."""
+    options: dict[str, Any] = {
+        "conversation_id": "conv-1",
+        "description": "forecasts",
+        "version": "2",
+        "provider": "openai",
+        "tracer_provider": otel_telemetry.tracer_provider,
+        "meter_provider": None,
+        "scrub": False,
+    }
+    remote_agent("a", "http://h:1", **options).end()
+    parent = trace.set_span_in_context(
+        otel_telemetry.tracer_provider.get_tracer("t").start_span("outer")
+    )
+    RemoteAgentCall("b", "http://h:1", parent=parent, **options).end()
+    a, b = otel_telemetry.span("invoke_agent a"), otel_telemetry.span("invoke_agent b")
+    same = {k: v for k, v in (a.attributes or {}).items() if k != A.AGENT_NAME}
+    assert same == {k: v for k, v in (b.attributes or {}).items() if k != A.AGENT_NAME}
+    assert same[A.CONVERSATION_ID] == "conv-1" and same[A.PROVIDER_NAME] == "openai"
+    assert b.parent is not None and a.parent is None
+    with pytest.raises(TypeError, match="parent"):
+        remote_agent("a", parent=parent)  # type: ignore[call-arg]
+    for door in (remote_agent, RemoteAgentCall):
+        with pytest.raises(TypeError, match="conversaton_id"):
+            door("a", conversaton_id="x")  # type: ignore[call-arg]

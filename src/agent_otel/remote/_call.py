@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from contextvars import Token
 from types import TracebackType
+from typing import TYPE_CHECKING, TypedDict
 from urllib.parse import urlsplit
 
 from opentelemetry import context as otel_context
@@ -32,7 +33,31 @@ from agent_otel.recording._options import scrub_for, tracer_for
 from agent_otel.recording._span import GuardedSpan, start_span
 from agent_otel.scrubbing import Scrubber
 
-__all__ = ["RemoteAgentCall", "address_of", "remote_agent"]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+__all__ = ["CallOptions", "RemoteAgentCall", "address_of", "remote_agent"]
+
+
+class CallOptions(TypedDict, total=False):
+    """The options of a remote agent call, written once: :func:`remote_agent` and
+    :class:`RemoteAgentCall` take them as keywords (the class also takes ``parent``)."""
+
+    conversation_id: str | None
+    """``gen_ai.conversation.id``, when known before the call (else the remote side's)."""
+    description: str | None
+    """``gen_ai.agent.description``."""
+    version: str | None
+    """``gen_ai.agent.version``."""
+    provider: str | None
+    """``gen_ai.provider.name`` (default ``unknown``)."""
+    tracer_provider: TracerProvider | None
+    """Where the span goes (default: the global provider)."""
+    meter_provider: MeterProvider | None
+    """Where scrubbing counts (default: the global provider)."""
+    scrub: bool | Scrubber
+    """As for a run (default ``True``: credentials in names are scrubbed)."""
+
 
 _TRACE = TraceContextTextMapPropagator()
 _BAGGAGE = W3CBaggagePropagator()
@@ -82,15 +107,19 @@ class RemoteAgentCall:
         name: str | None = None,
         url: str | None = None,
         *,
-        conversation_id: str | None = None,
-        description: str | None = None,
-        version: str | None = None,
-        provider: str | None = None,
         parent: Context | None = None,
-        tracer_provider: TracerProvider | None = None,
-        meter_provider: MeterProvider | None = None,
-        scrub: bool | Scrubber = True,
+        **options: Unpack[CallOptions],
     ) -> None:
+        """``parent``: the context the span starts in (default: the current one); the options
+        as for :func:`remote_agent`."""
+        unknown = options.keys() - CallOptions.__optional_keys__
+        if unknown:
+            raise TypeError(f"unexpected keyword argument {min(unknown)!r}")
+        conversation_id = options.get("conversation_id")
+        description, version = options.get("description"), options.get("version")
+        provider, scrub = options.get("provider"), options.get("scrub", True)
+        tracer_provider = options.get("tracer_provider")
+        meter_provider = options.get("meter_provider")
         self._ended = False
         self._described = description is not None or version is not None
         self._tokens: list[Token[Context]] = []
@@ -187,16 +216,7 @@ class RemoteAgentCall:
 
 
 def remote_agent(
-    name: str | None = None,
-    url: str | None = None,
-    *,
-    conversation_id: str | None = None,
-    description: str | None = None,
-    version: str | None = None,
-    provider: str | None = None,
-    tracer_provider: TracerProvider | None = None,
-    meter_provider: MeterProvider | None = None,
-    scrub: bool | Scrubber = True,
+    name: str | None = None, url: str | None = None, **options: Unpack[CallOptions]
 ) -> RemoteAgentCall:
     """A call of the remote agent ``name`` at ``url``, as a ``with`` block::
 
@@ -210,19 +230,12 @@ def remote_agent(
     instrumented agent's ``otel_context``) makes the remote run its child. An exception
     leaving the block is recorded on the span and passes through unchanged. ``provider`` is
     ``gen_ai.provider.name`` when the caller knows it (default ``unknown``); ``scrub`` as for
-    a run (credentials in names are scrubbed, counted on ``meter_provider``).
+    a run (credentials in names are scrubbed, counted on ``meter_provider``). The options are
+    :class:`CallOptions`.
     """
-    return RemoteAgentCall(
-        name,
-        url,
-        conversation_id=conversation_id,
-        description=description,
-        version=version,
-        provider=provider,
-        tracer_provider=tracer_provider,
-        meter_provider=meter_provider,
-        scrub=scrub,
-    )
+    if "parent" in options:  # the call starts where the block is: no parent to give
+        raise TypeError("unexpected keyword argument 'parent'")
+    return RemoteAgentCall(name, url, **options)
 
 
 def address_of(url: object) -> Mapping[str, AttributeValue]:
