@@ -103,31 +103,23 @@ def clean_value(value: Any, count: Count = uncounted) -> Any:
 
 
 def clean_attributes(attributes: Mapping[str, Any] | None, count: Count = uncounted) -> Any:
-    """A copy of ``attributes`` with every key and value encodable (the same mapping if clean)."""
+    """A copy of ``attributes`` with every key and value encodable (the same mapping if clean):
+    each through :func:`clean_value`, the repair :func:`checked`'s one pass stands for."""
     if not attributes:
         return attributes
-    for key, value in attributes.items():  # the common case, inline: nothing to repair
-        kind = type(value)
-        if not (type(key) is str and key.isascii()):
-            break
-        if kind is str:
-            if not value.isascii() or len(value) > MAX_TEXT_BYTES:
-                break
-        elif kind is int:
-            if not INT64_MIN <= value <= INT64_MAX:
-                break
-        elif kind is list:
-            for item in value:
-                if not (type(item) is str and item.isascii()):
+    out: dict[str, Any] | None = None
+    for key, value in attributes.items():
+        fixed = clean_value(value, count)
+        name = clean_text(key, count) if isinstance(key, str) else key
+        if out is None and (fixed is not value or name is not key):
+            out = {}
+            for done, kept in attributes.items():  # the clean prefix, as it was
+                if done is key:
                     break
-            else:
-                continue
-            break
-        else:
-            break
-    else:
-        return attributes
-    return _repaired(attributes, count)
+                out[done] = kept
+        if out is not None and fixed is not DROP:
+            out[name] = fixed
+    return attributes if out is None else out
 
 
 def checked(
@@ -138,8 +130,9 @@ def checked(
     One pass for the common case, the same mapping back: ASCII keys, and values that are
     floats, bools, integers in range, or ASCII strings the scrub leaves as they are (a set
     lookup once it has seen them; with scrubbing off, any ASCII string within the bound).
-    Anything else is scrubbed, then repaired by :func:`clean_attributes`. (Figure 2: a scrub
-    pass and a repair pass with a call per value cost a fifth of an LLM call.)
+    Anything else is scrubbed, then checked again unscrubbed, and what that pass stops at is
+    repaired by :func:`clean_attributes`. (Figure 2: a scrub pass and a repair pass with a
+    call per value cost a fifth of an LLM call.)
     """
     if not attributes:
         return attributes
@@ -179,8 +172,8 @@ def checked(
             break
     else:
         return attributes
-    if scrub is not None:
-        attributes = scrub.attributes(attributes)
+    if scrub is not None:  # scrubbed, the one pass above says what is left to repair
+        return checked(scrub.attributes(attributes), count)
     return clean_attributes(attributes, count)
 
 
@@ -193,23 +186,7 @@ def _repaired_after_scrub(
     if scrub is not None:
         rest = scrub.attributes(rest)
     out = {key: fixed if key == done else rest[key] for key in attributes}
-    return clean_attributes(out, count)
-
-
-def _repaired(attributes: Mapping[str, Any], count: Count) -> Any:
-    out: dict[str, Any] | None = None
-    for key, value in attributes.items():
-        fixed = clean_value(value, count)
-        name = clean_text(key, count) if isinstance(key, str) else key
-        if out is None and (fixed is not value or name is not key):
-            out = {}
-            for done, kept in attributes.items():  # the clean prefix, as it was
-                if done is key:
-                    break
-                out[done] = kept
-        if out is not None and fixed is not DROP:
-            out[name] = fixed
-    return attributes if out is None else out
+    return checked(out, count)
 
 
 def id_text(raw: Any, count: Count) -> str | None:
