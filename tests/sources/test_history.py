@@ -376,3 +376,32 @@ def test_a_request_of_any_shape_reads_as_messages_or_none_never_an_error(
     messages = read(value)
 
     assert messages is None or all(isinstance(m, Message) for m in messages)
+
+
+def test_every_reader_takes_content_of_one_shape_the_same_way() -> None:
+    """One reading of a message's content for LangChain, Responses and pydantic-ai requests:
+    text as it is, a list or a tuple of blocks as parts, anything else as its JSON text."""
+    from types import SimpleNamespace
+
+    def langchain(content: Any) -> Any:
+        [message] = h.langchain_messages([SimpleNamespace(type="human", content=content)])
+        return message.content
+
+    def responses(content: Any) -> Any:
+        [message] = h.responses_messages(None, [{"type": "message", "role": "user",
+                                                 "content": content}])  # fmt: skip
+        return message.content
+
+    def pydantic_ai(content: Any) -> Any:
+        part = SimpleNamespace(part_kind="user-prompt", content=content)
+        [message] = h.pydantic_ai_messages([SimpleNamespace(kind="request", parts=[part])])
+        return message.content
+
+    for read in (langchain, responses, pydantic_ai):
+        assert read("hi") == "hi", read
+        assert read({"a": 1}) == '{"a": 1}', read  # JSON, not a Python repr
+        assert read(7) == "7", read
+    text = {"type": "text", "text": "hi"}
+    assert langchain(("hi",)) == langchain(["hi"]) == [text]
+    assert responses(({"type": "input_text", "text": "hi"},)) == [text]
+    assert pydantic_ai(("hi",)) == [text]

@@ -90,6 +90,13 @@ def _call(call_id: Any, name: Any, args: Any) -> ToolCall:
     )
 
 
+def _chat_call(call: Any) -> ToolCall:
+    """A tool call of the Chat Completions shape (``id``, ``function.name`` and
+    ``.arguments``), a mapping's or an object's."""
+    function = _get(call, "function")
+    return _call(_get(call, "id"), _get(function, "name"), _get(function, "arguments"))
+
+
 def _safely(read: Callable[..., list[Message]]) -> Callable[..., list[Message] | None]:
     """``read``, returning None instead of raising (a request of a shape it cannot read)."""
 
@@ -103,21 +110,26 @@ def _safely(read: Callable[..., list[Message]]) -> Callable[..., list[Message] |
     return guarded
 
 
-# --- LangChain (LangGraph): BaseMessage ----------------------------------------------------------
-def _langchain_content(content: Any) -> str | list[dict[str, Any]] | None:
+def _content(
+    content: Any, part: Callable[[Any], dict[str, Any] | None]
+) -> str | list[dict[str, Any]] | None:
+    """A message's content: text (or None) as it is; a list (or tuple) of blocks as the parts
+    ``part`` reads from each (None: left out); anything else as its text."""
     if content is None or isinstance(content, str):
         return content
-    if not isinstance(content, list):
-        return str(content)
-    parts: list[dict[str, Any]] = []
-    for block in content:
-        if isinstance(block, str):
-            parts.append({"type": "text", "text": block})
-        elif isinstance(block, dict) and isinstance(block.get("type"), str):
-            parts.append(block)
-        else:
-            parts.append({"type": "text", "text": _text(block)})
-    return parts
+    if not isinstance(content, (list, tuple)):
+        return _text(content)
+    parts = [part(block) for block in content]
+    return [p for p in parts if p is not None]
+
+
+# --- LangChain (LangGraph): BaseMessage ----------------------------------------------------------
+def _langchain_part(block: Any) -> dict[str, Any]:
+    if isinstance(block, str):
+        return {"type": "text", "text": block}
+    if isinstance(block, dict) and isinstance(block.get("type"), str):
+        return block
+    return {"type": "text", "text": _text(block)}
 
 
 @_safely
@@ -133,7 +145,7 @@ def langchain_messages(messages: Iterable[Any]) -> list[Message]:
         name = getattr(message, "name", None)
         entry = Message(
             role=role,
-            content=_langchain_content(getattr(message, "content", None)),
+            content=_content(getattr(message, "content", None), _langchain_part),
             name=name if isinstance(name, str) else None,
         )
         if role == "assistant":
@@ -151,22 +163,16 @@ def langchain_messages(messages: Iterable[Any]) -> list[Message]:
 _RESPONSES_TEXT = frozenset({"input_text", "output_text", "text", "refusal"})
 
 
-def _responses_content(content: Any) -> str | list[dict[str, Any]] | None:
-    if content is None or isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return str(content)
-    parts: list[dict[str, Any]] = []
-    for part in content:
-        kind = _get(part, "type")
-        if kind in _RESPONSES_TEXT:
-            text = _get(part, "text") if kind != "refusal" else _get(part, "refusal")
-            parts.append({"type": "text", "text": text if isinstance(text, str) else _text(text)})
-        elif kind == "input_image" and isinstance(_get(part, "image_url"), str):
-            parts.append({"type": "image_url", "image_url": {"url": _get(part, "image_url")}})
-        elif isinstance(kind, str):
-            parts.append({"type": kind})  # a file, an audio clip: its kind, not its payload
-    return parts
+def _responses_part(part: Any) -> dict[str, Any] | None:
+    kind = _get(part, "type")
+    if kind in _RESPONSES_TEXT:
+        text = _get(part, "text") if kind != "refusal" else _get(part, "refusal")
+        return {"type": "text", "text": text if isinstance(text, str) else _text(text)}
+    if kind == "input_image" and isinstance(_get(part, "image_url"), str):
+        return {"type": "image_url", "image_url": {"url": _get(part, "image_url")}}
+    if isinstance(kind, str):
+        return {"type": kind}  # a file, an audio clip: its kind, not its payload
+    return None
 
 
 @_safely
@@ -201,27 +207,19 @@ def responses_messages(instructions: Any, items: Iterable[Any]) -> list[Message]
                 )
             )
         elif kind in (None, "message"):
-            content = _responses_content(_get(item, "content"))
+            content = _content(_get(item, "content"), _responses_part)
             out.append(Message(role=_role(_get(item, "role")), content=content))
     return out
 
 
 # --- pydantic-ai: ModelRequest / ModelResponse --------------------------------------------------
-def _pydantic_ai_content(content: Any) -> str | list[dict[str, Any]] | None:
-    if content is None or isinstance(content, str):
-        return content
-    if not isinstance(content, (list, tuple)):
-        return _text(content)
-    parts: list[dict[str, Any]] = []
-    for item in content:
-        if isinstance(item, str):
-            parts.append({"type": "text", "text": item})
-        elif type(item).__name__ == "ImageUrl" and isinstance(getattr(item, "url", None), str):
-            parts.append({"type": "image_url", "image_url": {"url": item.url}})
-        else:
-            kind = getattr(item, "kind", None)
-            parts.append({"type": kind if isinstance(kind, str) else type(item).__name__})
-    return parts
+def _pydantic_ai_part(item: Any) -> dict[str, Any]:
+    if isinstance(item, str):
+        return {"type": "text", "text": item}
+    if type(item).__name__ == "ImageUrl" and isinstance(getattr(item, "url", None), str):
+        return {"type": "image_url", "image_url": {"url": item.url}}
+    kind = getattr(item, "kind", None)
+    return {"type": kind if isinstance(kind, str) else type(item).__name__}
 
 
 def _pydantic_ai_request(request: Any, out: list[Message]) -> None:
@@ -233,7 +231,7 @@ def _pydantic_ai_request(request: Any, out: list[Message]) -> None:
         if kind == "system-prompt":
             out.append(Message(role="system", content=_text(part.content)))
         elif kind == "user-prompt":
-            out.append(Message(role="user", content=_pydantic_ai_content(part.content)))
+            out.append(Message(role="user", content=_content(part.content, _pydantic_ai_part)))
         elif kind in ("tool-return", "retry-prompt", "retry-feedback"):
             answer = getattr(part, "model_response", None)  # a retry: what the model is told
             content = answer() if kind != "tool-return" and callable(answer) else part.content
@@ -291,11 +289,7 @@ def agno_messages(messages: Iterable[Any]) -> list[Message]:
         if role == "assistant":
             calls = getattr(message, "tool_calls", None)
             if calls:
-                entry.tool_calls = [
-                    _call(_get(c, "id"), _get(_get(c, "function"), "name"),
-                          _get(_get(c, "function"), "arguments"))
-                    for c in calls
-                ]  # fmt: skip
+                entry.tool_calls = [_chat_call(c) for c in calls]
         elif role == "tool":
             call_id = getattr(message, "tool_call_id", None)
             entry.tool_call_id = call_id if isinstance(call_id, str) else None
@@ -345,9 +339,7 @@ def llama_index_messages(messages: Iterable[Any]) -> list[Message]:
         if role == "assistant":
             held = {c.id for c in calls}  # a provider may keep a call both ways (the OpenAI LLM)
             for call in extra.get("tool_calls") or ():
-                function = _get(call, "function")
-                name, arguments = _get(function, "name"), _get(function, "arguments")
-                read = _call(_get(call, "id"), name, arguments)
+                read = _chat_call(call)
                 if read.id is None or read.id not in held:
                     calls.append(read)
             entry.tool_calls = calls or None
@@ -537,11 +529,7 @@ def smolagents_messages(messages: Iterable[Any]) -> list[Message]:
         entry = Message(role=_SMOLAGENTS_ROLES.get(name) or _role(name), content=content)
         calls = _get(message, "tool_calls")
         if calls:
-            entry.tool_calls = [
-                _call(_get(c, "id"), _get(_get(c, "function"), "name"),
-                      _get(_get(c, "function"), "arguments"))
-                for c in calls
-            ]  # fmt: skip
+            entry.tool_calls = [_chat_call(c) for c in calls]
         out.append(entry)
     return out
 
