@@ -23,8 +23,10 @@ agent or a string):
   (already inside the prompt count). ADK's OpenAI models count the thoughts inside the
   candidates (the total says so: prompt and candidates alone make it); output tokens are then
   the candidates. Unstreamed, its text parts become the deltas.
-* An event's ``error_code`` (a model that refused or failed without raising) is an ``Error``
-  on the call, which then ends.
+* An event's ``error_code`` (a model that refused or failed) is an ``Error`` on the call,
+  which ends with the next event or the end of the stream: when ADK raises the failure after
+  reporting it (a 429), the call is still open, so the run's exception lands on the chat
+  span that failed, not on its step.
 * ``function_response`` parts are ``ToolResult``\\ s by id; a response holding an ``error``
   and no ``result`` (what ADK and an ``on_tool_error_callback`` return for a failed tool) is
   an error result. The next model call starts a new step.
@@ -124,6 +126,8 @@ async def google_adk_events(
                 sink(event)
             for out in state.feed(event):
                 yield out
+        for out in state.finish():
+            yield out
     finally:
         requests.pop(session_id, None)
         await stream.aclose()
@@ -199,6 +203,7 @@ def _add_plugin(runner: Any) -> Requests:
             found = nested.pop(invocation_context.invocation_id, None)
             if found is not None:
                 self.requests.pop(found[3], None)
+                await found[0].push(found[1].finish())
                 await found[0].end()
 
     plugin = ToolScopes(name=_PLUGIN)
@@ -225,7 +230,7 @@ async def _end_nested(nested: dict[Any, Any], tool_context: Any, error: Any) -> 
 
 
 class _State:
-    __slots__ = ("author", "open", "requests", "root", "step", "streamed", "tools_ran")
+    __slots__ = ("author", "failed", "open", "requests", "root", "step", "streamed", "tools_ran")
 
     def __init__(self, root: Any, requests: list[Request]) -> None:
         self.root = root
@@ -233,9 +238,15 @@ class _State:
         self.author: str | None = None
         self.open = self.streamed = self.tools_ran = False
         self.step = 0
+        self.failed: LLMCallEnd | None = None  # the end of a failed call, held (module doc)
+
+    def finish(self) -> list[AgentEvent]:
+        """The held end of a failed call, once the run goes on or ends without raising."""
+        held, self.failed = self.failed, None
+        return [held] if held is not None else []
 
     def feed(self, event: Any) -> list[AgentEvent]:
-        out: list[AgentEvent] = []
+        out: list[AgentEvent] = self.finish()
         author = event.author
         if author and author != "user" and author != self.author:
             if self.author is not None:
@@ -283,15 +294,18 @@ class _State:
         usage = event.usage_metadata
         if usage is not None:
             out.append(_usage(usage, event.model_version))
+        finish = event.finish_reason
+        end = LLMCallEnd(
+            model=event.model_version,
+            finish_reason=str(getattr(finish, "value", finish)) if finish is not None else None,
+        )  # fmt: skip
+        self.open = False
         if event.error_code:
             message = str(event.error_message or event.error_code)
             out.append(Error(message=message, error_type=str(event.error_code)))
-        finish = event.finish_reason
-        out.append(LLMCallEnd(
-            model=event.model_version,
-            finish_reason=str(getattr(finish, "value", finish)) if finish is not None else None,
-        ))  # fmt: skip
-        self.open = False
+            self.failed = end
+        else:
+            out.append(end)
 
 
 def _model(root: Any, author: str | None) -> str | None:
