@@ -29,7 +29,8 @@ agent or a string):
   span that failed, not on its step.
 * ``function_response`` parts are ``ToolResult``\\ s by id; a response holding an ``error``
   and no ``result`` (what ADK and an ``on_tool_error_callback`` return for a failed tool) is
-  an error result. The next model call starts a new step.
+  an error result, its ``error_type`` the class of the exception the tool raised (the
+  plugin's ``on_tool_error_callback`` hears it first). The next model call starts a new step.
 * An event from another agent than the one before (a ``transfer_to_agent`` or a workflow's
   sub-agent) yields a ``PhaseMarker`` named after it.
 
@@ -76,6 +77,7 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
+from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._history import call_start, google_adk_messages
 from agent_contract.sources._nested import Pushed
 from agent_contract.sources._scoping import OpenScopes
@@ -99,7 +101,7 @@ async def google_adk_events(
         from google.adk.runners import InMemoryRunner  # type: ignore[import-untyped,unused-ignore]
 
         runner = InMemoryRunner(agent=agent, app_name=str(agent.name))
-    requests = _add_plugin(runner)
+    requests, failures = _add_plugin(runner)
     if session_id is None:
         session = await runner.session_service.create_session(
             app_name=runner.app_name, user_id=user_id
@@ -119,7 +121,7 @@ async def google_adk_events(
     stream = runner.run_async(
         user_id=user_id, session_id=session_id, new_message=new_message, **run
     )
-    state = _State(runner.agent, requests.setdefault(session_id, []))
+    state = _State(runner.agent, requests.setdefault(session_id, []), failures)
     try:
         async for event in stream:
             if sink is not None:
@@ -142,15 +144,16 @@ Requests = dict[str, list[Request]]
 """The model requests a runner's plugin heard and no event has shown yet, by session id."""
 
 
-def _add_plugin(runner: Any) -> Requests:
+def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str]]:
     """Put the plugin noting model requests and scoping each tool call (module doc) first in
-    ``runner``'s plugins; its notes of requests, by session."""
+    ``runner``'s plugins; its notes of requests, by session, and of the exception classes of
+    failed tool calls, by call id."""
     plugins = getattr(getattr(runner, "plugin_manager", None), "plugins", None)
     if not isinstance(plugins, list):
-        return {}
+        return {}, {}
     for plugin in plugins:
         if plugin.name == _PLUGIN:
-            return plugin.requests  # type: ignore[no-any-return]
+            return plugin.requests, plugin.failures
     from google.adk.plugins.base_plugin import BasePlugin  # type: ignore[import-untyped,unused-ignore]
 
     scopes = OpenScopes()
@@ -158,6 +161,7 @@ def _add_plugin(runner: Any) -> Requests:
 
     class ToolScopes(BasePlugin):  # type: ignore[misc,unused-ignore]
         requests: Requests
+        failures: dict[str, str]
 
         async def before_model_callback(self, *, callback_context: Any, llm_request: Any) -> None:
             session = getattr(callback_context.session, "id", None)
@@ -180,6 +184,9 @@ def _add_plugin(runner: Any) -> Requests:
         async def on_tool_error_callback(
             self, *, tool_context: Any, error: Any = None, **kwargs: Any
         ) -> None:
+            call_id = getattr(tool_context, "function_call_id", None)
+            if isinstance(call_id, str) and isinstance(error, BaseException):
+                self.failures[call_id] = error_name(error)  # its result names it (_result)
             await _end_nested(nested, tool_context, error)
             scopes.exit(id(tool_context))
 
@@ -191,7 +198,7 @@ def _add_plugin(runner: Any) -> Requests:
             run = Pushed.start(getattr(invocation_context.agent, "name", None))
             if run is not None:
                 requests = self.requests.setdefault(session, [])
-                state = _State(invocation_context.agent, requests)
+                state = _State(invocation_context.agent, requests, self.failures)
                 nested[invocation_context.invocation_id] = (run, state, call_id, session)
 
         async def on_event_callback(self, *, invocation_context: Any, event: Any) -> None:
@@ -207,9 +214,9 @@ def _add_plugin(runner: Any) -> Requests:
                 await found[0].end()
 
     plugin = ToolScopes(name=_PLUGIN)
-    plugin.requests = {}
+    plugin.requests, plugin.failures = {}, {}
     plugins.insert(0, plugin)
-    return plugin.requests
+    return plugin.requests, plugin.failures
 
 
 _CALL: ContextVar[str | None] = ContextVar("agent_contract_google_adk_call", default=None)
@@ -230,11 +237,13 @@ async def _end_nested(nested: dict[Any, Any], tool_context: Any, error: Any) -> 
 
 
 class _State:
-    __slots__ = ("author", "failed", "open", "requests", "root", "step", "streamed", "tools_ran")
+    __slots__ = ("author", "failed", "failures", "open", "requests", "root", "step", "streamed",
+                 "tools_ran")  # fmt: skip
 
-    def __init__(self, root: Any, requests: list[Request]) -> None:
+    def __init__(self, root: Any, requests: list[Request], failures: dict[str, str]) -> None:
         self.root = root
         self.requests = requests
+        self.failures = failures
         self.author: str | None = None
         self.open = self.streamed = self.tools_ran = False
         self.step = 0
@@ -258,7 +267,7 @@ class _State:
         results = [p.function_response for p in parts if p.function_response is not None]
         if results:
             self.tools_ran = True
-            out += [_result(r) for r in results]
+            out += [_result(r, self.failures) for r in results]
             return out
         if role == "model" or event.usage_metadata is not None or event.error_code:
             self._open(out, author)
@@ -354,9 +363,12 @@ def _thoughts_inside(usage: Any) -> bool:
     return sum(p or 0 for p in parts) == total
 
 
-def _result(response: Any) -> ToolResult:
+def _result(response: Any, failures: dict[str, str]) -> ToolResult:
+    """A call's result; an error (module doc) named by the exception the plugin heard of."""
     body = response.response
+    call_id = str(response.id or "")
     failed = isinstance(body, dict) and "error" in body and "result" not in body
-    return ToolResult(
-        tool_call_id=str(response.id or ""), content=body, name=response.name, is_error=failed
-    )
+    error_type = failures.pop(call_id, None)
+    if failed and error_type is not None:
+        return failed_result(call_id, body, response.name, error_type)
+    return ToolResult(tool_call_id=call_id, content=body, name=response.name, is_error=failed)
