@@ -55,14 +55,13 @@ def shape(telemetry: InMemoryTelemetry) -> str:
 
 
 def summed_input(telemetry: InMemoryTelemetry) -> int:
-    """Input tokens over every span, as a backend summing spans would add them up."""
+    """Input tokens over every span, as a backend summing spans would add them up: one count
+    a span (a backend reads one convention; the larger, when a span carries both)."""
     total = 0
     for span in telemetry.spans():
         attributes = span.attributes or {}
-        for key in INPUT_KEYS:
-            value = attributes.get(key)
-            if isinstance(value, int):
-                total += value
+        counts = [attributes.get(key) for key in INPUT_KEYS]
+        total += max((value for value in counts if isinstance(value, int)), default=0)
     return total
 
 

@@ -1,12 +1,15 @@
 """The issue's cases side by side: agent-otel against each framework's own tracing or OpenInference.
 
-    python -m benchmarks.cases_compare            # every framework of the default environment
+    python -m benchmarks.cases_compare            # every framework the environment has
     python -m benchmarks.cases_compare --only agno,langgraph
+    .venv-google-adk/bin/python -m benchmarks.cases_compare --only google_adk
 
 Each case runs once on the framework's own test model or the SDK's mock transport, traced by
-agent-otel's adapter and ``otel_wrapper()`` and by the peer tracer (OpenInference's
-instrumentation, or the framework's own spans: pydantic-ai's instrumentation, AutoGen's
-tracing to the global provider), each into its own in-memory provider. The cases:
+agent-otel's adapter and ``otel_wrapper()`` and by each peer tracer (OpenInference's
+instrumentation, or the framework's own spans: pydantic-ai's instrumentation, AutoGen's, ADK's
+and Strands' tracing to the global provider), each into its own in-memory provider. Google
+ADK, Strands and CrewAI install only in their own environments (``.ci/separate-envs``): run
+from there, the comparison covers the frameworks it finds installed. The cases:
 
 * **parallel tools, one failing**: the conformance script (``tests/sources/_script``: two
   tools called in parallel, ``forecast`` raising under the framework's own failure handling,
@@ -14,13 +17,15 @@ tracing to the global provider), each into its own in-memory provider. The cases
 * **refused request**: the same, with turn 2's request refused (a 429) before its first chunk,
   the frameworks whose builder can refuse;
 * **beside a provider instrumentation**: the script again with the OpenAI SDK's
-  instrumentations (openai-v2, OpenInference's) active too, as a deployment has them, the
-  frameworks whose model calls go through the OpenAI SDK;
+  instrumentations (openai-v2, OpenInference's, OpenLLMetry's) active too, as a deployment has
+  them, the frameworks whose model calls go through the OpenAI SDK (ADK and Strands: on their
+  OpenAI model classes, the conformance rows ``google_adk_openai``, ``strands_openai``);
 * **sub-agent in a tool**: a lead agent whose tool runs an expert agent (the conformance
   builders' ``subagent``; for the peer the same script without agent-otel's wrappers);
 * the hard cases of one framework each: a LangGraph compiled sub-graph used as a node, the
   Agents SDK's default tool-failure handler and ``agent.as_tool()``, pydantic-ai's
-  ``ModelRetry``.
+  ``ModelRetry``, ADK's ``AgentTool`` called twice in parallel, Strands' ``agent.as_tool()``,
+  a hierarchical CrewAI crew delegating twice.
 
 Prints a markdown table: the tree (``_compare.shape``), the model-call spans, the input tokens
 summed over every span (what a backend summing spans counts), and every span that ended in
@@ -35,8 +40,10 @@ import contextlib
 import importlib
 import json
 import logging
+import sys
 import warnings
 from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
 from importlib.util import find_spec
 from typing import Any
 
@@ -251,9 +258,12 @@ CASES: dict[str, tuple[str, tuple[str, Case], tuple[str, Case]]] = {
 }  # fmt: skip
 
 
+MODEL_CALLS = ("chat", "generate_content", "text_completion")  # the GenAI conventions' names
+
+
 def _is_llm(span: Any) -> bool:
     attributes = span.attributes or {}
-    return (attributes.get("gen_ai.operation.name") == "chat"
+    return (attributes.get("gen_ai.operation.name") in MODEL_CALLS
             or attributes.get("openinference.span.kind") == "LLM")  # fmt: skip
 
 
@@ -290,17 +300,56 @@ def _agents_openinference(telemetry: InMemoryTelemetry) -> Iterator[None]:
     set_tracing_disabled(True)
 
 
-# row (the conformance builder ``tests/sources/_fw_<row>``): label, peer's name, peer
-FRAMEWORKS: dict[str, tuple[str, str, Peer]] = {
-    "pydantic_ai": ("pydantic-ai", "pydantic-ai's own", _pydantic_ai_own),
-    "langgraph": ("LangGraph", "OpenInference", fig15.openinference(
-        "openinference.instrumentation.langchain", "LangChainInstrumentor")),
-    "openai_agents": ("OpenAI Agents SDK", "OpenInference", _agents_openinference),
-    "agno": ("Agno", "OpenInference", fig15.PEERS["agno"]),
-    "autogen": ("AutoGen AgentChat", "AutoGen's own", fig15.PEERS["autogen"]),
-    "smolagents": ("smolagents", "OpenInference", fig15.PEERS["smolagents"]),
-    "llama_index": ("LlamaIndex", "OpenInference", fig15.PEERS["llama-index"]),
+@contextlib.contextmanager
+def _adk_openinference(telemetry: InMemoryTelemetry) -> Iterator[None]:
+    """OpenInference's ADK instrumentation into ``telemetry``, which is also the global
+    provider, as its setup makes it: ADK's own spans go there too (the instrumentation turns
+    off only the runner's)."""
+    instrumentation = fig15.openinference("openinference.instrumentation.google_adk",
+                                          "GoogleADKInstrumentor")  # fmt: skip
+    with instrumentation(telemetry), fig15.PEERS["google-adk"](telemetry):
+        yield
+
+
+@dataclass(frozen=True)
+class Framework:
+    """A framework compared: its label, its peer tracers, and the conformance row whose model
+    calls go through the OpenAI SDK (for the provider instrumentations beside it)."""
+
+    label: str
+    peers: tuple[tuple[str, Peer], ...]
+    sdk_row: str = ""
+    """The row of the "beside" cases, when not this one (ADK's and Strands' OpenAI models)."""
+    env: str = ""
+    """The separate environment (``.ci/separate-envs``) it installs in, if not the default."""
+
+
+# row (the conformance builder ``tests/sources/_fw_<row>``): what is compared
+FRAMEWORKS: dict[str, Framework] = {
+    "pydantic_ai": Framework("pydantic-ai", (("pydantic-ai's own", _pydantic_ai_own),)),
+    "langgraph": Framework("LangGraph", (("OpenInference", fig15.openinference(
+        "openinference.instrumentation.langchain", "LangChainInstrumentor")),)),
+    "openai_agents": Framework("OpenAI Agents SDK", (("OpenInference", _agents_openinference),)),
+    "agno": Framework("Agno", (("OpenInference", fig15.PEERS["agno"]),)),
+    "autogen": Framework("AutoGen AgentChat", (("AutoGen's own", fig15.PEERS["autogen"]),)),
+    "smolagents": Framework("smolagents", (("OpenInference", fig15.PEERS["smolagents"]),)),
+    "llama_index": Framework("LlamaIndex", (("OpenInference", fig15.PEERS["llama-index"]),)),
+    # their own environments: python -m benchmarks.cases_compare --only google_adk from there
+    "google_adk": Framework("Google ADK", (("ADK's own", fig15.PEERS["google-adk"]),
+                                           ("OpenInference", _adk_openinference)),
+                            sdk_row="google_adk_openai", env="google-adk"),
+    "strands": Framework("Strands Agents", (("Strands' own", fig15.PEERS["strands"]),),
+                         sdk_row="strands_openai", env="strands-agents"),
+    "crewai": Framework("CrewAI", (("OpenInference", fig15.PEERS["crewai"]),), env="crewai"),
 }  # fmt: skip
+
+
+def _installed(package: str) -> bool:
+    """Whether ``package`` (dotted) imports here: each environment runs the frameworks it has."""
+    try:
+        return find_spec(package) is not None
+    except ModuleNotFoundError:  # its parent package is missing
+        return False
 
 
 def _builder(row: str) -> Any:
@@ -316,19 +365,19 @@ async def _drain(events: Any) -> str:
     return ""
 
 
-def _script(row: str, run: Any, ours: bool, provider: Any = None) -> Case:
-    """One play of the conformance script (``run``), traced by agent-otel or the peer, with a
-    provider instrumentation beside it when given."""
+def _script(row: str, run: Any, peer: Peer | None, provider: Any = None) -> Case:
+    """One play of the conformance script (``run``), traced by agent-otel (``peer`` None) or
+    the peer, with a provider instrumentation beside it when given."""
 
     async def play(telemetry: InMemoryTelemetry) -> None:
         with provider.instrumented(telemetry) if provider else contextlib.nullcontext():
             events = _builder(row).events(run)
-            if ours:
+            if peer is None:
                 traced = otel_wrapper(agent_name="agent", tracer_provider=telemetry.tracer_provider,
                                       meter_provider=telemetry.meter_provider)  # fmt: skip
                 await _drain(traced(events))
             else:
-                with FRAMEWORKS[row][2](telemetry):
+                with peer(telemetry):
                     await _drain(events)
 
     return play
@@ -348,50 +397,68 @@ class _Unwrapped:
         return getattr(self._telemetry, name)
 
 
-def _subagent(row: str, ours: bool) -> Case:
-    """The builder's lead-and-expert script; for the peer, without agent-otel's wrappers."""
+def _nested(play: Callable[[Any], Awaitable[Any]], peer: Peer | None) -> Case:
+    """A builder's script of agents run by tools (``play(telemetry)``, each run through
+    ``telemetry.wrapper()``); for the peer, without agent-otel's wrappers."""
 
-    async def play(telemetry: InMemoryTelemetry) -> None:
-        builder = _builder(row)
-        if ours:
-            await builder.subagent(telemetry)
+    async def run(telemetry: InMemoryTelemetry) -> None:
+        if peer is None:
+            await play(telemetry)
             return
-        with FRAMEWORKS[row][2](telemetry):
-            await builder.subagent(_Unwrapped(telemetry))
+        with peer(telemetry):
+            await play(_Unwrapped(telemetry))
 
-    return play
+    return run
+
+
+# a framework's own way of running an agent inside a tool: (case, builder function)
+NESTED = {
+    "google_adk": ("AgentTool, two calls in parallel", "agent_tools"),
+    "strands": ("agent.as_tool()", "agent_tool"),
+    "crewai": ("hierarchical crew delegating twice", "delegations"),
+}
+
+
+def _framework_cases(name: str, rows: dict[str, Any]) -> list[tuple[str, str, str, Case]]:
+    """(case, framework, tracer, run) of the cases every framework has, for one framework."""
+    from tests.sources import _script as s
+
+    framework, row, builder = FRAMEWORKS[name], rows[name], _builder(name)
+    sides: list[tuple[str, Peer | None]] = [("agent-otel", None), *framework.peers]
+    out: list[tuple[str, str, str, Case]] = []
+
+    def add(case: str, suffix: str, make: Callable[[Peer | None], Case]) -> None:
+        out.extend((case, framework.label, tracer + suffix, make(peer)) for tracer, peer in sides)
+
+    add("parallel tools, one failing", "", lambda peer: _script(name, s.Run(), peer))
+    if row.refuses:
+        add("refused request (429 before the first chunk)", "",
+            lambda peer: _script(name, s.Run(refuse=True), peer))  # fmt: skip
+    sdk = rows[framework.sdk_row or name]
+    if _installed(sdk.package):
+        for provider in sdk.providers:
+            add(f"beside {provider.name}", f" + {provider.name}",
+                lambda peer, p=provider: _script(sdk.name, s.Run(), peer, p))  # fmt: skip
+    if hasattr(builder, "subagent"):
+        add("sub-agent in a tool", "", lambda peer: _nested(builder.subagent, peer))
+    if name in NESTED:
+        case, function = NESTED[name]
+        add(case, "", lambda peer: _nested(getattr(builder, function), peer))
+    return out
 
 
 def _cases(only: set[str] | None) -> list[tuple[str, str, str, Case]]:
-    """(case, framework, tracer, run) for each framework the case applies to."""
-    from tests.sources import _script as s
+    """(case, framework, tracer, run) for each installed framework the case applies to."""
     from tests.sources._conformance import ROWS
 
-    out: list[tuple[str, str, str, Case]] = []
     rows = {row.name: row for row in ROWS}
-    for name, (label, peer, _) in FRAMEWORKS.items():
-        if (only and name not in only) or find_spec(rows[name].package) is None:
+    chosen = [name for name in FRAMEWORKS if (not only or name in only)
+              and _installed(rows[name].package)]  # fmt: skip
+    out = [case for name in chosen for case in _framework_cases(name, rows)]
+    for case, (label, *tracers) in CASES.items():
+        if not any(FRAMEWORKS[name].label == label for name in chosen):
             continue
-        row, builder = rows[name], _builder(name)
-        sides = (("agent-otel", True), (peer, False))
-        for tracer, ours in sides:
-            out.append(("parallel tools, one failing", label, tracer,
-                        _script(name, s.Run(), ours)))  # fmt: skip
-        if row.refuses:
-            for tracer, ours in sides:
-                out.append(("refused request (429 before the first chunk)", label, tracer,
-                            _script(name, s.Run(refuse=True), ours)))  # fmt: skip
-        for provider in row.providers:
-            for tracer, ours in sides:
-                out.append((f"beside {provider.name}", label, f"{tracer} + {provider.name}",
-                            _script(name, s.Run(), ours, provider)))  # fmt: skip
-        if hasattr(builder, "subagent"):
-            for tracer, ours in sides:
-                out.append(("sub-agent in a tool", label, tracer, _subagent(name, ours)))
-    if not only or {"langgraph", "openai_agents", "pydantic_ai"} & only:
-        for case, (framework, *tracers) in CASES.items():
-            for tracer, run in tracers:
-                out.append((case, framework, tracer, run))
+        out.extend((case, label, tracer, run) for tracer, run in tracers)
     return out
 
 
@@ -419,8 +486,11 @@ async def main(only: set[str] | None) -> None:
         telemetry = InMemoryTelemetry()
         await run(telemetry)
         calls = sum(1 for span in telemetry.spans() if _is_llm(span))
-        print(f"| {case} | {framework} | {tracer} | {shape(telemetry)} | {calls} "
-              f"| {summed_input(telemetry)} | {_errors(telemetry)} |")  # fmt: skip
+        # one write a row: a framework's threads print to stdout too (CrewAI's panels), and
+        # print() writes the line and its end apart, so a panel could land between them
+        sys.stdout.write(f"| {case} | {framework} | {tracer} | {shape(telemetry)} | {calls} "
+                         f"| {summed_input(telemetry)} | {_errors(telemetry)} |\n")  # fmt: skip
+        sys.stdout.flush()
         telemetry.shutdown()
 
 

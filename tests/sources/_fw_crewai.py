@@ -152,6 +152,35 @@ async def subagent(telemetry: InMemoryTelemetry) -> None:
     await run_script(telemetry, crewai_events(boss, s.QUESTION), agent_name="lead")
 
 
+async def delegations(telemetry: InMemoryTelemetry) -> None:
+    """A hierarchical crew whose manager delegates twice in one turn (``Delegate work to
+    coworker``, to "writer" and "checker"), then answers; CrewAI runs each coworker inside
+    that tool, on the tool's thread."""
+    from crewai import Agent, Crew, Process, Task
+
+    def coworker(role: str, answer: str) -> Any:
+        return Agent(role=role, goal="Help.", backstory="A colleague.", verbose=False,
+                     llm=llm(lambda turn: completion(1, answer, [])))  # fmt: skip
+
+    def delegate(call_id: str, who: str) -> tuple[str, str, str]:
+        args = {"task": f"Help with Paris, {who}.", "context": "weather", "coworker": who}
+        return call_id, "delegate_work_to_coworker", json.dumps(args)
+
+    def manage(turn: int) -> bytes:
+        if turn == 0:
+            return completion(0, None, [delegate("d1", "writer"), delegate("d2", "checker")])
+        return completion(1, "Paris is sunny, checked.", [])
+
+    manager = Agent(role="manager", goal="Manage.", backstory="A boss.", llm=llm(manage),
+                    allow_delegation=True, verbose=False)  # fmt: skip
+    task = Task(description="Say something about Paris.", expected_output="a line")
+    crew = Crew(agents=[coworker("writer", "A sunny line."), coworker("checker", "Checked.")],
+                tasks=[task], manager_agent=manager, process=Process.hierarchical,
+                verbose=False)  # fmt: skip
+    await run_script(telemetry, crewai_events(crew), agent_name="crew",
+                     capture_content=True)  # fmt: skip
+
+
 def parallel(tracer: Tracer) -> AsyncIterator[AgentEvent]:
     """The tool-scope script (``_parallel``): CrewAI runs a turn's native calls in parallel,
     on threads (its tools are sync)."""

@@ -118,6 +118,23 @@ async def subagent(telemetry: InMemoryTelemetry) -> None:
     await run_script(telemetry, google_adk_events(lead, s.QUESTION), agent_name="lead")
 
 
+async def agent_tools(telemetry: InMemoryTelemetry) -> None:
+    """``AgentTool``: a lead calling an expert agent twice in parallel (ADK runs the agent on
+    a runner of its own inside each call), the expert answering "sunny", then "rainy"."""
+    from google.adk.tools.agent_tool import AgentTool
+    from google.genai import types
+
+    expert = agent(_model([[types.Part(text="sunny")], [types.Part(text="rainy")]]), [],
+                   name="expert")  # fmt: skip
+    asks = [types.Part(function_call=types.FunctionCall(id=cid, name="expert",
+                                                        args={"request": city}))
+            for cid, city in (("e1", "Paris?"), ("e2", "Rome?"))]  # fmt: skip
+    lead = agent(_model([asks, [types.Part(text="Sunny, rainy.")]]), [AgentTool(expert)],
+                 name="lead")  # fmt: skip
+    await run_script(telemetry, google_adk_events(lead, s.QUESTION), agent_name="lead",
+                     capture_content=True)  # fmt: skip
+
+
 def parallel(tracer: Tracer) -> AsyncIterator[AgentEvent]:
     """The tool-scope script (``_parallel``); ``mul`` sync."""
     from google.genai import types

@@ -121,6 +121,37 @@ async def subagent(telemetry: InMemoryTelemetry) -> None:
     await run_script(telemetry, strands_events(lead, s.QUESTION), agent_name="lead")
 
 
+async def agent_tool(telemetry: InMemoryTelemetry) -> None:
+    """``agent.as_tool()``: a lead asking an expert agent, which calls its own tool
+    ``lookup`` (a client span inside it) and answers "sunny"; every call with usage."""
+    from strands import Agent, tool
+
+    tracer = telemetry.tracer_provider.get_tracer("some.client")
+
+    @tool
+    def lookup(city: str) -> str:
+        """Look a city up."""
+        with tracer.start_as_current_span("client lookup"):
+            return "sunny"
+
+    look = s.Call("k1", "lookup", {"city": "Paris"})
+    expert = Agent(model=_model([
+        [{"messageStart": {"role": "assistant"}}, *_uses(look),
+         {"messageStop": {"stopReason": "tool_use"}}, _usage(s.TURNS[0])],
+        [{"messageStart": {"role": "assistant"}}, *_text("sunny"),
+         {"messageStop": {"stopReason": "end_turn"}}, _usage(s.TURNS[1])],
+    ]), tools=[lookup], name="expert", description="Knows.", callback_handler=None)  # fmt: skip
+    ask = s.Call("call_e", "expert", {"input": "Paris?"})
+    lead = Agent(model=_model([
+        [{"messageStart": {"role": "assistant"}}, *_uses(ask),
+         {"messageStop": {"stopReason": "tool_use"}}, _usage(s.TURNS[0])],
+        [{"messageStart": {"role": "assistant"}}, *_text("It is sunny."),
+         {"messageStop": {"stopReason": "end_turn"}}, _usage(s.TURNS[1])],
+    ]), tools=[expert.as_tool()], name="lead", callback_handler=None)  # fmt: skip
+    await run_script(telemetry, strands_events(lead, s.QUESTION), agent_name="lead",
+                     capture_content=True)  # fmt: skip
+
+
 def parallel(tracer: Tracer) -> AsyncIterator[AgentEvent]:
     """The tool-scope script (``_parallel``); ``mul`` sync."""
     first = [{"messageStart": {"role": "assistant"}},

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent_otel.testing import InMemoryTelemetry, run_script
+from agent_otel.testing import InMemoryTelemetry
 
 from ._trace import attributes, tokens
 
@@ -17,23 +17,10 @@ async def test_google_adk_agent_tools_in_parallel_are_nested_runs_under_their_ca
     """``AgentTool``: ADK runs the agent on a runner of its own inside the call; each call is
     a nested run under its tool span, with its call, tokens (once) and answer."""
     pytest.importorskip("google.adk")
-    from google.adk.tools.agent_tool import AgentTool
-    from google.genai import types
-
-    from agent_contract.sources.google_adk_stream import google_adk_events
-
     from . import _fw_google_adk as fa
     from . import _script as s
 
-    expert = fa.agent(fa._model([[types.Part(text="sunny")], [types.Part(text="rainy")]]), [],
-                      name="expert")  # fmt: skip
-    asks = [types.Part(function_call=types.FunctionCall(id=cid, name="expert",
-                                                        args={"request": city}))
-            for cid, city in (("e1", "Paris?"), ("e2", "Rome?"))]  # fmt: skip
-    lead = fa.agent(fa._model([asks, [types.Part(text="Sunny, rainy.")]]), [AgentTool(expert)],
-                    name="lead")  # fmt: skip
-    await run_script(otel_telemetry, google_adk_events(lead, s.QUESTION), agent_name="lead",
-                     capture_content=True)  # fmt: skip
+    await fa.agent_tools(otel_telemetry)
 
     chat = f"chat {fa.MODEL}"
     nested = ["invoke_agent expert", [["step 0", [chat]]]]
@@ -61,37 +48,10 @@ async def test_strands_agents_as_tools_are_nested_runs_under_their_calls(
     run under its tool span, with its call, tokens (once) and answer, its own tools scoped
     in it."""
     pytest.importorskip("strands")
-    from strands import Agent, tool
-
-    from agent_contract.sources.strands_stream import strands_events
-
     from . import _fw_strands as fs
     from . import _script as s
 
-    tracer = otel_telemetry.tracer_provider.get_tracer("some.client")
-
-    @tool
-    def lookup(city: str) -> str:
-        """Look a city up."""
-        with tracer.start_as_current_span("client lookup"):
-            return "sunny"
-
-    look = s.Call("k1", "lookup", {"city": "Paris"})
-    expert = Agent(model=fs._model([
-        [{"messageStart": {"role": "assistant"}}, *fs._uses(look),
-         {"messageStop": {"stopReason": "tool_use"}}, fs._usage(s.TURNS[0])],
-        [{"messageStart": {"role": "assistant"}}, *fs._text("sunny"),
-         {"messageStop": {"stopReason": "end_turn"}}, fs._usage(s.TURNS[1])],
-    ]), tools=[lookup], name="expert", description="Knows.", callback_handler=None)  # fmt: skip
-    ask = s.Call("call_e", "expert", {"input": "Paris?"})
-    lead = Agent(model=fs._model([
-        [{"messageStart": {"role": "assistant"}}, *fs._uses(ask),
-         {"messageStop": {"stopReason": "tool_use"}}, fs._usage(s.TURNS[0])],
-        [{"messageStart": {"role": "assistant"}}, *fs._text("It is sunny."),
-         {"messageStop": {"stopReason": "end_turn"}}, fs._usage(s.TURNS[1])],
-    ]), tools=[expert.as_tool()], name="lead", callback_handler=None)  # fmt: skip
-    await run_script(otel_telemetry, strands_events(lead, s.QUESTION), agent_name="lead",
-                     capture_content=True)  # fmt: skip
+    await fs.agent_tool(otel_telemetry)
 
     chat = "chat scripted-converse"
     nested = [
@@ -121,36 +81,10 @@ async def test_crewai_delegations_are_nested_runs_under_their_calls(
     call, tokens (once, not in the crew's totals) and answer; two in one turn each under its
     own call."""
     pytest.importorskip("crewai")
-    import json
-
-    from crewai import Agent, Crew, Process, Task
-
-    from agent_contract.sources.crewai_stream import crewai_events
-
     from . import _fw_crewai as fw
     from . import _script as s
 
-    def coworker(role: str, answer: str) -> Agent:
-        return Agent(role=role, goal="Help.", backstory="A colleague.", verbose=False,
-                     llm=fw.llm(lambda turn: fw.completion(1, answer, [])))  # fmt: skip
-
-    def delegate(call_id: str, who: str) -> tuple[str, str, str]:
-        args = {"task": f"Help with Paris, {who}.", "context": "weather", "coworker": who}
-        return call_id, "delegate_work_to_coworker", json.dumps(args)
-
-    def manage(turn: int) -> bytes:
-        if turn == 0:
-            return fw.completion(0, None, [delegate("d1", "writer"), delegate("d2", "checker")])
-        return fw.completion(1, "Paris is sunny, checked.", [])
-
-    manager = Agent(role="manager", goal="Manage.", backstory="A boss.", llm=fw.llm(manage),
-                    allow_delegation=True, verbose=False)  # fmt: skip
-    task = Task(description="Say something about Paris.", expected_output="a line")
-    crew = Crew(agents=[coworker("writer", "A sunny line."), coworker("checker", "Checked.")],
-                tasks=[task], manager_agent=manager, process=Process.hierarchical,
-                verbose=False)  # fmt: skip
-    await run_script(otel_telemetry, crewai_events(crew), agent_name="crew",
-                     capture_content=True)  # fmt: skip
+    await fw.delegations(otel_telemetry)
 
     chat = f"chat {fw.MODEL}"
     outline = otel_telemetry.outline()
