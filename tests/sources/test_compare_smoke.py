@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
@@ -134,7 +135,12 @@ def test_a_separate_environment_compares_its_own_framework_as_the_docs_say(row: 
     (``.ci/separate-envs``): each runs its framework's comparison there, as docs/adapters.md
     says (``--only <row>``), and its rows hold what the docs read from them."""
     package = {"google_adk": "google.adk", "strands": "strands", "crewai": "crewai"}[row]
-    pytest.importorskip(package)
+    try:  # found, not imported: the comparison imports it in its own process
+        found = find_spec(package) is not None
+    except ModuleNotFoundError:  # google itself is missing
+        found = False
+    if not found:
+        pytest.skip(f"{package} is not installed here (.ci/separate-envs)")
     done = subprocess.run(
         [sys.executable, "-m", "benchmarks.cases_compare", "--only", row],
         cwd=ROOT, capture_output=True, text=True, timeout=600, check=False,
