@@ -12,6 +12,7 @@ starts.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -83,6 +84,28 @@ PICKED = [["step 0", ["chat"]], *[[f"step {int(n[-1]) + 1}", c] for n, c in RESE
 """A selector's run: a pick, the researcher's turn, a pick, the writer's."""
 
 
+def _ledger(done: bool) -> Any:
+    """A Magentic-One progress ledger (the orchestrator's JSON), the researcher speaking next."""
+
+    def said(answer: Any) -> dict[str, Any]:
+        return {"answer": answer, "reason": "scripted"}
+
+    ledger = {"is_request_satisfied": said(done), "is_in_loop": said(False),
+              "is_progress_being_made": said(True), "next_speaker": said("researcher"),
+              "instruction_or_question": said("Find the weather.")}  # fmt: skip
+    return _text(json.dumps(ledger), 7 + done, 1)
+
+
+def magentic_one() -> Any:
+    """The orchestrator's own calls (facts, plan, a ledger; a ledger and the final answer
+    after the researcher's turn) are the run's, each in the orchestrator's steps, in order."""
+    from autogen_agentchat.teams import MagenticOneGroupChat
+
+    orchestrator = fa._client([_text("Facts.", 5, 1), _text("Plan.", 6, 1), _ledger(False),
+                               _ledger(True), _text("Sunny in both.", 9, 1)])  # fmt: skip
+    return MagenticOneGroupChat([_researcher()], model_client=orchestrator)
+
+
 def swarm() -> Any:
     """The router runs a tool, then hands off; the researcher runs its own before answering."""
     from autogen_agentchat.agents import AssistantAgent
@@ -131,6 +154,10 @@ TEAMS = [
     ("round_robin", round_robin, [*RESEARCHER, ["step 2", ["chat"]]], ASKED + 40 + 50),
     ("selector", selector, PICKED, ASKED + 40 + 50 + 7 + 8),
     ("selector_streaming", lambda: selector(streaming=True), PICKED, ASKED + 40 + 50 + 7 + 8),
+    ("magentic_one", magentic_one, [
+        ["step 0", ["chat", "chat", "chat"]],
+        *[[f"step {int(n[-1]) + 1}", c] for n, c in RESEARCHER], ["step 3", ["chat", "chat"]],
+    ], ASKED + 40 + 5 + 6 + 7 + 8 + 9),
     ("swarm", swarm, [["step 0", ["chat", "execute_tool weather"]],
                       ["step 1", ["chat", "execute_tool transfer_to_researcher"]],
                       *[[f"step {int(n[-1]) + 2}", c] for n, c in RESEARCHER]], 3 * ASKED + 40),

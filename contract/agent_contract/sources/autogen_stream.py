@@ -32,10 +32,13 @@ comes out, so the error lands on that call. It closes at the response:
 * A team's own model calls (a ``SelectorGroupChat`` picking the next speaker, Magentic-One's
   orchestrator) reach the stream not at all, or as chunks and a selection without usage: the
   team's ``_model_client`` (each team's, teams as members included) becomes a stand-in that
-  records each call whole as it ends, before AutoGen makes the team's manager with it. At the
-  stream's next item each is a call of its own (messages, answer, usage) in a step after a
-  ``PhaseMarker`` named after the team's manager; the manager's own items pass to ``sink``
-  only. A call that raised opens as the run's error comes out, which ends it.
+  records each call whole as it ends, before AutoGen makes the team's manager with it, with
+  the number of items the team had put in its output queue when the call started (the
+  queue's ``put_nowait`` counts them). The manager runs ahead of the reader, so that number
+  places the call among the stream's items: once the reader is past them, it is a call of its
+  own (messages, answer, usage; it lasts no time) in a step after a ``PhaseMarker`` named
+  after the team's manager; the manager's own items pass to ``sink`` only. A call that raised
+  opens as the run's error comes out, which ends it.
 
 Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call. AutoGen has no
 public tool-wrapping seam; every tool of an ``AssistantAgent`` (MCP workbenches' too) runs
@@ -109,6 +112,7 @@ async def autogen_events(
     state = _State(model or _model_name(agent), requests, agent)
     try:
         async for item in stream:
+            state.got += 1
             if sink is not None:
                 sink(item)
             if _TAKEN.take(item):  # a nested run's, recorded under its tool already
@@ -207,6 +211,7 @@ class _Inner:
 
     def feed(self, item: Any) -> Iterator[AgentEvent]:
         """The item's events; once the nested run recorded them all, its tools may start."""
+        self.state.got += 1
         names = {base.__name__ for base in type(item).__mro__}
         if not names & {"BaseAgentEvent", "BaseChatMessage"} or item in _TAKEN:
             return  # the tool's own result; an item of a run nested deeper, recorded there
@@ -339,11 +344,41 @@ def _activate(requests: dict[str, _Noted], *, on: bool = True) -> dict[str, _Not
     return requests
 
 
-class _Made(list[tuple[Any, Any, BaseException | None]]):
-    """A team's own model calls made and not yet reported: ``(messages, result, error)``,
-    oldest first. Recorded only while a run of the adapter reads the team (``active``)."""
+class _Puts:
+    """How many items AutoGen put in a team's output queue: the place of a team's own call
+    among the items of the stream (the stream yields them in that order)."""
+
+    __slots__ = ("count",)
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    @classmethod
+    def of(cls, team: Any) -> _Puts | None:
+        """The counter of ``team``'s output queue (counting from its first traced run on)."""
+        queue = getattr(team, "_output_message_queue", None)
+        if queue is None or not callable(getattr(queue, "put_nowait", None)):
+            return None
+        puts = getattr(queue, "_agent_contract_puts", None)
+        if not isinstance(puts, cls):
+            puts = queue._agent_contract_puts = cls()
+            put_nowait = queue.put_nowait
+
+            def counted(item: Any) -> Any:  # ``put`` puts through it too
+                puts.count += 1
+                return put_nowait(item)
+
+            queue.put_nowait = counted
+        return puts
+
+
+class _Made(list[tuple[int, Any, Any, BaseException | None]]):
+    """A team's own model calls made and not yet reported: ``(after, messages, result,
+    error)``, ``after`` the number of the stream's items put before the call started. Recorded
+    only while a run of the adapter reads the team (``active``)."""
 
     active = False
+    puts: _Puts | None = None
 
 
 class _MakingClient(_NotingClient):
@@ -355,35 +390,45 @@ class _MakingClient(_NotingClient):
         super().__init__(client, _Noted())
         self._agent_contract_made = made
 
-    def _made(self, messages: Any, result: Any, error: BaseException | None = None) -> None:
+    def _after(self) -> int:
+        puts = self._agent_contract_made.puts
+        return puts.count if puts is not None else 0
+
+    def _made(
+        self, after: int, messages: Any, result: Any, error: BaseException | None = None
+    ) -> None:
         if self._agent_contract_made.active:
-            self._agent_contract_made.append((tuple(messages), result, error))
+            self._agent_contract_made.append((after, tuple(messages), result, error))
 
     async def create_stream(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
-        result = None
+        after, result = self._after(), None
         try:
             async for chunk in self._agent_contract_client.create_stream(messages, *args, **kwargs):
                 result = chunk
                 yield chunk
         except Exception as error:
-            self._made(messages, None, error)
+            self._made(after, messages, None, error)
             raise
-        self._made(messages, result)
+        self._made(after, messages, result)
 
     async def create(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
+        after = self._after()
         try:
             result = await self._agent_contract_client.create(messages, *args, **kwargs)
         except Exception as error:
-            self._made(messages, None, error)
+            self._made(after, messages, None, error)
             raise
-        self._made(messages, result)
+        self._made(after, messages, result)
         return result
 
 
-def _team_clients(agent: Any, out: dict[str, list[_Made]]) -> dict[str, list[_Made]]:
+def _team_clients(
+    agent: Any, puts: _Puts | None, out: dict[str, list[_Made]]
+) -> dict[str, list[_Made]]:
     """Each team's own model client (``agent``'s, its teams as members') made a recording one
     (once; before its first run, when AutoGen makes the team's manager with it), recording
-    afresh: the calls each makes, by its manager's name, as it signs its items."""
+    afresh: the calls each makes, by its manager's name, as it signs its items; ``puts``: the
+    counter of the read team's output queue, which places them among the stream's items."""
     client = getattr(agent, "_model_client", None)
     name = getattr(agent, "_group_chat_manager_name", None)
     members = getattr(agent, "_participants", None) or ()
@@ -392,10 +437,10 @@ def _team_clients(agent: Any, out: dict[str, list[_Made]]) -> dict[str, list[_Ma
             client = agent._model_client = _MakingClient(client, _Made())
         made: _Made = client._agent_contract_made
         made.clear()
-        made.active = True
+        made.active, made.puts = True, puts
         out.setdefault(name, []).append(made)
     for member in members:
-        _team_clients(member, out)
+        _team_clients(member, puts, out)
     return out
 
 
@@ -408,13 +453,14 @@ def _model_name(agent: Any) -> str | None:
 
 
 class _State:
-    __slots__ = ("called", "model", "open", "reasoned", "requests", "said", "source", "step",
-                 "team", "texted", "thinking", "thought", "tools_ran")  # fmt: skip
+    __slots__ = ("called", "got", "model", "open", "reasoned", "requests", "said", "source",
+                 "step", "team", "texted", "thinking", "thought", "tools_ran")  # fmt: skip
 
     def __init__(self, model: str | None, requests: dict[str, _Noted], team: Any = None) -> None:
         self.model = model
         self.requests = requests
-        self.team = _team_clients(team, {})  # the teams' own calls, by their managers' names
+        self.team = _team_clients(team, _Puts.of(team), {})  # the teams' own calls, by name
+        self.got = 0  # the stream's items read (the last one included)
         self.open = False
         self.texted = False  # the open call streamed text
         self.reasoned = False  # the open call streamed reasoning
@@ -518,13 +564,13 @@ class _State:
             made.clear()
 
     def _team(self, out: list[AgentEvent], *, failed: bool = False) -> None:
-        """The teams' own calls made since the last item (``_MakingClient``), each a whole
-        call in a step of its team's manager; ``failed``: the run failed, and a call that
-        raised opens (the error ends it)."""
+        """The teams' own calls that started before the item just read (``_MakingClient``),
+        each a whole call in a step of its team's manager; ``failed``: the run failed, and a
+        call that raised opens (the error ends it)."""
         for name, team in self.team.items():
             for made in team:
-                while made and (made[0][2] is None or failed):
-                    messages, result, error = made.pop(0)
+                while made and (failed or (made[0][3] is None and made[0][0] < self.got)):
+                    _, messages, result, error = made.pop(0)
                     self._speaker(name, out)
                     self._open(out, messages)
                     if error is not None:
