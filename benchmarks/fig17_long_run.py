@@ -12,6 +12,12 @@ history on every call, bounded per call by ``max_bytes``.
 
 ``tests/test_long_run.py`` runs :func:`measure` at two sizes and fails if the growth is not
 linear; this figure runs it at 5,000 and 10,000 steps (the default mode at 500 and 1,000).
+
+A long run of tool calls (:func:`measure_tools`): turns of one model call asking for three tools,
+their results and a ``StepBoundary``, content capture on, at 10,000 and 20,000 tool calls. What
+a run holds for its calls is what is open (the turn in progress), so the peak memory held
+should not grow when the calls double (``tests/test_tool_scope.py`` counts the ended calls a
+run remembers, in runs of thousands of calls).
 """
 
 from __future__ import annotations
@@ -27,7 +33,16 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
 
-from agent_contract.protocol import LLMCallEnd, LLMCallStart, StepBoundary, TextDelta, Usage
+from agent_contract.protocol import (
+    FunctionCall,
+    LLMCallEnd,
+    LLMCallStart,
+    StepBoundary,
+    TextDelta,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
 from agent_otel import ContentCapture, otel_wrapper
 
 from ._harness import Row, Stat
@@ -37,6 +52,9 @@ QUICK_SIZES = (50, 100)
 # The default mode at a tenth of the steps: it encodes up to max_bytes per call, so 10,000
 # steps of it take minutes; its bytes per step are the comparison.
 EVERY_CALL_SIZES = (500, 1_000)
+TOOL_SIZES = (10_000, 20_000)  # tracemalloc makes a tool call cost about 5 ms
+QUICK_TOOL_SIZES = (100, 200)
+TOOLS_PER_TURN = 3
 
 
 class OtlpBytes(SpanExporter):
@@ -77,15 +95,46 @@ async def _agent(steps: int) -> AsyncIterator[Any]:
         history.append({"role": "assistant", "content": answer})
 
 
+async def _tool_agent(calls: int, per_turn: int) -> AsyncIterator[Any]:
+    """``calls`` tool calls, each with a new id: ``per_turn`` a model call (0: tools only, no
+    model call between them), then their results and a ``StepBoundary``."""
+    for turn, first in enumerate(range(0, calls, per_turn or 1)):
+        ids = [f"call_{n}" for n in range(first, min(calls, first + (per_turn or 1)))]
+        if per_turn:
+            yield LLMCallStart(model="m", call_id=f"c{turn}", messages=[])
+        for call_id in ids:
+            yield ToolCall(id=call_id, function=FunctionCall(name="add", arguments="{}"))
+        if per_turn:
+            yield LLMCallEnd(call_id=f"c{turn}", finish_reason="tool_calls")
+            yield Usage(input_tokens=10, output_tokens=5)
+        for call_id in ids:
+            yield ToolResult(tool_call_id=call_id, content="ok")
+        yield StepBoundary()
+
+
 def measure(steps: int, capture: ContentCapture, *, memory: bool = True) -> LongRun:
     """One long run of ``steps`` steps with ``capture``: what it exported and held."""
+    return _measure(_agent(steps), steps, capture, memory)
+
+
+def measure_tools(
+    calls: int, capture: ContentCapture | None, per_turn: int = TOOLS_PER_TURN
+) -> LongRun:
+    """One long run of ``calls`` tool calls (``per_turn`` a model call; 0: tools only) with
+    ``capture``: what it exported and held (``steps``: the calls)."""
+    return _measure(_tool_agent(calls, per_turn), calls, capture, True)
+
+
+def _measure(
+    agent: AsyncIterator[Any], steps: int, capture: ContentCapture | None, memory: bool
+) -> LongRun:
     exporter = OtlpBytes()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     wrap = otel_wrapper(tracer_provider=provider, capture_content=capture)
 
     async def consume() -> None:
-        async for _ in wrap(_agent(steps)):
+        async for _ in wrap(agent):
             pass
 
     gc.collect()
@@ -99,6 +148,16 @@ def measure(steps: int, capture: ContentCapture, *, memory: bool = True) -> Long
             tracemalloc.stop()
     provider.shutdown()
     return LongRun(steps, exporter.bytes, exporter.spans, peak)
+
+
+def _tool_rows(small: LongRun, large: LongRun) -> list[Row]:
+    growth = large.peak_memory / small.peak_memory
+    return [
+        Row("17 long run",
+            f"{small.steps:,} vs {large.steps:,} tool calls: peak memory held, growth when "
+            "calls double", Stat.of([growth]), "x", "<= 1.1", growth <= 1.1,
+            note=f"{small.peak_memory / 2**20:.2f} MiB, {large.peak_memory / 2**20:.2f} MiB")
+    ]  # fmt: skip
 
 
 def _rows(label: str, small: LongRun, large: LongRun, memory: bool) -> list[Row]:
@@ -141,5 +200,10 @@ async def run(quick: bool) -> list[Row]:
         await asyncio.to_thread(measure, small, every, memory=False),
         await asyncio.to_thread(measure, large, every, memory=False),
         False,
+    )
+    small, large = QUICK_TOOL_SIZES if quick else TOOL_SIZES
+    rows += _tool_rows(
+        await asyncio.to_thread(measure_tools, small, new),
+        await asyncio.to_thread(measure_tools, large, new),
     )
     return rows
