@@ -139,42 +139,51 @@ def parallel(tracer: Tracer) -> AsyncIterator[AgentEvent]:
     return langgraph_events(graph, {"messages": [("user", "go")]})
 
 
+def react(name: str, tool_name: str, args: str, tools: list[Any]) -> Any:
+    """A prebuilt ReAct agent named ``name`` on LangChain's fake chat model (with ``s.TURNS``
+    usage): it asks for ``tool_name`` with ``args`` (its id ``_deep.CALL_IDS[name]``), then
+    answers ``_deep.ANSWERS[name]``."""
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessageChunk
+    from langchain_core.outputs import ChatGenerationChunk
+    from langgraph.prebuilt import create_react_agent
+
+    from . import _deep as d
+
+    class Scripted(GenericFakeChatModel):
+        turns: int = 0
+
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self
+
+        async def _astream(self, messages: Any, *a: Any, **kw: Any) -> Any:
+            turn = min(self.turns, 1)
+            self.turns += 1
+            used = s.TURNS[turn]
+            usage = {"input_tokens": used.input, "output_tokens": used.output,
+                     "total_tokens": used.total}  # fmt: skip
+            ask = [{"index": 0, "id": d.CALL_IDS[name], "name": tool_name, "args": args}]
+            message = AIMessageChunk(
+                content=d.ANSWERS[name] if turn else "", id=f"{name}-{turn}",
+                tool_call_chunks=[] if turn else ask, usage_metadata=usage,  # type: ignore[arg-type]
+                chunk_position="last",
+            )  # fmt: skip
+            yield ChatGenerationChunk(message=message)
+
+    return create_react_agent(Scripted(messages=iter(())), tools, name=name)
+
+
 async def three_levels(telemetry: Any, tracer: Tracer) -> tuple[str, str]:
     """The three-level script (``_deep``): a prebuilt ReAct agent per level, each tool
     streaming the agent below through the adapter and its own ``otel_wrapper`` (LangGraph has
     no agent tool of its own), on LangChain's fake chat model with usage."""
-    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-    from langchain_core.messages import AIMessageChunk
-    from langchain_core.outputs import ChatGenerationChunk
     from langchain_core.tools import tool
-    from langgraph.prebuilt import create_react_agent
 
     from agent_otel.testing import run_script
 
     from . import _deep as d
 
-    def level(name: str, tool_name: str, args: str, tools: list[Any]) -> Any:
-        class Scripted(GenericFakeChatModel):
-            turns: int = 0
-
-            def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
-                return self
-
-            async def _astream(self, messages: Any, *a: Any, **kw: Any) -> Any:
-                turn = min(self.turns, 1)
-                self.turns += 1
-                used = s.TURNS[turn]
-                usage = {"input_tokens": used.input, "output_tokens": used.output,
-                         "total_tokens": used.total}  # fmt: skip
-                ask = [{"index": 0, "id": d.CALL_IDS[name], "name": tool_name, "args": args}]
-                message = AIMessageChunk(
-                    content=d.ANSWERS[name] if turn else "", id=f"{name}-{turn}",
-                    tool_call_chunks=[] if turn else ask, usage_metadata=usage,  # type: ignore[arg-type]
-                    chunk_position="last",
-                )  # fmt: skip
-                yield ChatGenerationChunk(message=message)
-
-        return create_react_agent(Scripted(messages=iter(())), tools, name=name)
+    level = react
 
     async def delegate(graph: Any, q: str) -> str:
         events = langgraph_events(graph, {"messages": [("user", q)]})

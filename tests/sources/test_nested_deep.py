@@ -58,25 +58,7 @@ def _run_of(span: Any, by_id: dict[Any, Any]) -> Any:
     return None
 
 
-NOT_YET = {
-    "langgraph": "a graph streamed inside a tool also streams into the outer graph's "
-    "subgraphs=True stream: the outer run reads its calls as its own (docs/adapters.md)",
-}
-"""Rows whose adapter does not nest three deep yet, and why (each fails until it does)."""
-
-
-def _params() -> list[Any]:
-    params = []
-    for row in FRAMEWORKS:
-        param = row.param()
-        if row.name in NOT_YET:
-            mark = pytest.mark.xfail(reason=NOT_YET[row.name], strict=True)
-            param = pytest.param(*param.values, id=param.id, marks=[*param.marks, mark])
-        params.append(param)
-    return params
-
-
-@pytest.mark.parametrize("row", _params())
+@pytest.mark.parametrize("row", [row.param() for row in FRAMEWORKS])
 async def test_three_agents_deep_each_nest_under_the_call_that_ran_them(
     row: Row, otel_telemetry: InMemoryTelemetry
 ) -> None:

@@ -613,3 +613,46 @@ async def test_agno_members_kept_in_step_never_wait_on_a_reader_that_stopped_or_
     await asyncio.wait_for(traced.aclose(), 20)  # type: ignore[attr-defined]
     assert agno_stream._TAKERS == {}
     assert otel_telemetry.open_spans() == []
+
+
+async def test_a_langgraph_graph_a_tool_invokes_untraced_keeps_its_calls_in_the_outer_run(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A tool running a graph with a plain ``ainvoke()`` (nothing streams it): LangGraph
+    forwards its items to the outer stream, and the outer run keeps its calls (each once) as
+    steps of its own after a phase naming the node; only a graph streamed through the adapter
+    inside the tool claims them (``test_nested_deep``)."""
+    pytest.importorskip("langgraph")
+    from langchain_core.tools import tool
+
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    from . import _fw_langgraph as fl
+
+    tracer = otel_telemetry.tracer_provider.get_tracer("some.client")
+    expert = fl.react("expert", "lookup", '{"term": "Paris"}', [tool(_lookup(tracer))])
+
+    @tool
+    async def ask_expert(q: str) -> str:
+        """Ask the expert."""
+        await expert.ainvoke({"messages": [("user", q)]})
+        return "on file"
+
+    lead = fl.react("lead", "ask_expert", '{"q": "Paris?"}', [ask_expert])
+    events = await run_script(
+        otel_telemetry,
+        langgraph_events(lead, {"messages": [("user", "Paris?")]}),
+        agent_name="lead",
+    )
+
+    chats = [s for s in otel_telemetry.spans() if s.name.startswith("chat")]
+    assert len(chats) == 4  # the lead's two calls and the expert's two, each once
+    assert tokens(otel_telemetry) == 2 * (120 + 200)
+    assert "tools" in [e.name for e in events if isinstance(e, PhaseMarker)]
+    assert otel_telemetry.open_spans() == []
+
+
+def _lookup(tracer: Any) -> Any:
+    from . import _deep as d
+
+    return d.lookup(tracer)

@@ -24,6 +24,12 @@ caller's) whose ``on_tool_start`` enters the scope and ``on_tool_end`` / ``on_to
 leave it. LangChain calls both inline, in the tool's own context, just before and after the
 body (a sync tool's thread included), so the body and what it opens nest under its span.
 
+A graph streamed through this adapter inside another graph's node (an agent a tool runs and
+traces on its own) is that run's: LangGraph forwards its items to the outer graph's
+``subgraphs`` stream too, so it claims its namespace (the node's checkpoint path, from the
+config LangGraph makes current there) and a run reading an enclosing graph passes over
+everything under it; its own phases are named relative to that namespace.
+
 A call still open when the stream ends is closed with what its chunks assembled. The
 graph's own stream items go to ``sink`` untouched. Needs ``langgraph`` (extra ``langgraph``);
 ``langchain_core`` (which LangGraph depends on) is imported when a run starts.
@@ -33,6 +39,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -159,7 +166,12 @@ async def langgraph_events(
     """
     nested = bool(stream.pop("subgraphs", False))
     requests = _handler()
-    reader = _Reader(requests)
+    base = _base()
+    if base:  # a graph run inside another's node (a tool): this run reads it, not that one
+        _CLAIMED[base] = None
+        while len(_CLAIMED) > _CLAIMS:
+            _CLAIMED.popitem(last=False)
+    reader = _Reader(requests, base)
     config = _scoped(config)
     items = graph.astream(
         input, _with_handler(config, requests), stream_mode=["messages", "updates"],
@@ -185,16 +197,23 @@ async def langgraph_events(
 class _Reader:
     """One run: the LLM call streaming, the messages already told, the step and its phase."""
 
-    __slots__ = ("call", "phase", "requests", "results", "step", "told")
+    __slots__ = ("base", "call", "phase", "requests", "results", "step", "told")
 
-    def __init__(self, requests: _Requests) -> None:
+    def __init__(self, requests: _Requests, base: tuple[str, ...] = ()) -> None:
         self.requests = requests
+        self.base = base  # the namespace the graph runs in (inside another graph's node)
         self.call: _Call | None = None
         self.step, self.results = 0, False
         self.told: set[str] = set()  # ids of the AI and tool messages already made events
         self.phase: str | None = None  # the node path of the graph whose model spoke last
 
     def feed(self, namespace: Any, mode: Any, payload: Any) -> Iterator[AgentEvent]:
+        if isinstance(namespace, tuple):
+            if _CLAIMED and self._claimed(namespace):
+                self._pass_over(mode, payload)
+                return
+            if self.base and namespace[: len(self.base)] == self.base:
+                namespace = namespace[len(self.base) :]
         if mode == "messages":
             message, meta = payload
             kind = type(message).__name__
@@ -225,6 +244,22 @@ class _Reader:
         if self.call is not None:
             yield from self._end(None)
 
+    def _claimed(self, namespace: tuple[str, ...]) -> bool:
+        """Whether another run reads the graph ``namespace`` is in: a graph streamed through
+        this adapter inside one of this graph's nodes (a tool body) streams into this
+        graph's stream too (LangGraph forwards a graph run inside a node to its parent's
+        ``subgraphs`` stream); that run is nested, traced on its own."""
+        return any(namespace[:n] in _CLAIMED for n in range(len(self.base) + 1, len(namespace) + 1))
+
+    def _pass_over(self, mode: Any, payload: Any) -> None:
+        """Forget what the callbacks noted of a claimed graph's model calls."""
+        if mode == "messages" and isinstance(payload, tuple) and payload:
+            run = self.requests.owners.pop(id(payload[0]), None)
+            if run is not None:
+                self.requests.started.pop(run, None)
+                self.requests.requests.pop(run, None)
+                self.requests.ended.pop(run, None)
+
     def _ends(self, message: Any) -> bool:
         """Whether ``message`` is the open call's final message: the one its request ended
         with (the callbacks saw it), or one with its id."""
@@ -239,11 +274,12 @@ class _Reader:
         run's error then lands on it)."""
         for run in self.requests.failed:
             meta = self.requests.started.pop(run, None)
-            if meta is None:
+            namespace = _namespace(meta)  # the whole path, this graph's own included
+            if meta is None or (_CLAIMED and self._claimed(namespace)):
                 continue
             if self.call is not None:
                 yield from self._end(None)
-            yield from self._open(_namespace(meta), meta, run)
+            yield from self._open(namespace[len(self.base) :], meta, run)
             self.call = _Call(None, run)
 
     def _open(self, namespace: Any, meta: Any, run: Any) -> Iterator[AgentEvent]:
@@ -288,6 +324,26 @@ class _Reader:
         self.told.add(key)
         self.results = True
         yield _result(message)
+
+
+_CLAIMED: OrderedDict[tuple[str, ...], None] = OrderedDict()
+"""The namespaces of graphs run inside another graph's node and streamed through this adapter
+there: each is that run's, not the outer one's (``_Reader._claimed``). Task ids make each
+unique; the oldest are forgotten past ``_CLAIMS``."""
+_CLAIMS = 4096
+
+
+def _base() -> tuple[str, ...]:
+    """The namespace a graph streamed now runs in: inside another graph's node (a tool body),
+    LangGraph's config, current there, names that node's checkpoint path."""
+    try:
+        from langchain_core.runnables.config import var_child_runnable_config
+    except ImportError:  # pragma: no cover - LangGraph depends on it
+        return ()
+    config = var_child_runnable_config.get()
+    configurable = config.get("configurable") if isinstance(config, dict) else None
+    path = configurable.get("checkpoint_ns") if isinstance(configurable, dict) else None
+    return tuple(path.split("|")) if isinstance(path, str) and path else ()
 
 
 def _namespace(meta: Any) -> tuple[str, ...]:
