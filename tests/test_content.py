@@ -351,6 +351,53 @@ async def test_capture_on_agent_span_system_instructions_and_final(
     ]
 
 
+@pytest.mark.parametrize(
+    ("after", "answer"),
+    [
+        pytest.param(["42", " it is."], "42 it is.", id="told-after-the-last-call"),
+        pytest.param([], "print(6 * 7)", id="none-after"),
+    ],
+)
+async def test_the_runs_answer_is_the_text_told_after_its_last_call(
+    otel_telemetry: InMemoryTelemetry, after: list[str], answer: str
+) -> None:
+    """An agent whose answer no model call produced (a code agent's code computes it, told as
+    text after the call that wrote the code): the run's output is that text, once, and the
+    call keeps its own; text told before a later call is not the answer. With none told after
+    the last call, the run's answer is that call's."""
+    events = [
+        TextDelta("Thinking first."),  # before any call: not the answer
+        LLMCallStart(model="gpt-4o", provider="openai"),
+        TextDelta("print(6 * 7)"),
+        LLMCallEnd(finish_reason="stop"),
+        *(TextDelta(text) for text in after),
+        StepBoundary(0),
+    ]
+    await run(events, otel_telemetry, capture_content=True)
+
+    (agent,) = by_name(otel_telemetry)["invoke_agent weather"]
+    (chat,) = by_name(otel_telemetry)["chat gpt-4o"]
+    expected = [{"role": "assistant", "parts": [{"type": "text", "content": answer}],
+                 "finish_reason": "stop"}]  # fmt: skip
+    assert validate_content(OUTPUT_MESSAGES, agent[OUTPUT_MESSAGES]) == expected
+    assert agent["output.value"] == answer
+    assert "gen_ai.output.type" not in agent  # no final event named the answer's type
+    assert json.loads(chat[OUTPUT_MESSAGES])[0]["parts"] == [
+        {"type": "text", "content": "print(6 * 7)"}
+    ]
+
+
+async def test_text_told_outside_any_call_is_kept_only_with_capture_on(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """With capture off, text told outside a call is not kept, and the run shows no output."""
+    await run([TextDelta("secret"), TextDelta(SECRET)], otel_telemetry)
+
+    for attributes in all_attribute_sets(otel_telemetry):
+        assert not {OUTPUT_MESSAGES, "output.value"} & set(attributes)
+        assert SECRET not in json.dumps(attributes)
+
+
 # --- byte budget ---------------------------------------------------------------------------------
 
 # Multi-byte UTF-8 on purpose: 2-, 3- and 4-byte characters next to ASCII.

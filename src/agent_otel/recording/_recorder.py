@@ -18,6 +18,10 @@ A usage that arrives after its ``LLMCallEnd`` is still recorded on that chat spa
 call without usage keeps its span open (ending it later at the ``LLMCallEnd`` time) until its
 usage comes, the run ends, or more than ``MAX_PENDING`` such calls wait.
 
+Visible text told outside any LLM call after the last one (a code agent's answer, computed by
+the code its model wrote) is the run's answer, when no final event gave one (capture on);
+else the last call's answer is.
+
 A ``ToolCall`` belongs to the open LLM call; with none open, to the call that ended last, until
 another call starts or the step ends: a framework tells the calls its model asked for when it
 runs them, after the response's end (pydantic-ai, LlamaIndex, Agno, smolagents). With content
@@ -223,9 +227,13 @@ class RunRecorder:
         call = self.current_call
         run = self.run
         if call is None:
-            if visible and run.first_text is None:
-                run.first_text = self.now()
-            # Outside a call only the first visible text matters.
+            if visible:
+                if run.first_text is None:
+                    run.first_text = self.now()
+                if self.s.capture is not None:  # kept: the answer, if no call follows
+                    run.told(text)
+                    return
+            # Else outside a call only the first visible text matters.
             self._fast(visible, not self.terminal)
             return
         call.chunk(self.now(), text, visible)
@@ -592,9 +600,10 @@ class RunRecorder:
         pending, self._pending = self._pending, []
         for call in pending:
             self._end_call(call)
-        if self.s.capture is not None and not run.has_output and self._last_call is not None:
-            with guarded("run finish"):  # no final event: the last call's answer is the run's
-                run.output(self._last_call.output_json)
+        if self.s.capture is not None and not run.has_output:
+            with guarded("run finish"):  # no final event: the text told after the last call
+                if not run.told_answer() and self._last_call is not None:  # else its answer
+                    run.output(self._last_call.output_json)
         # The trailing segment ends as at a boundary, and its bookkeeping joins the last step.
         self.step_boundary(None, now)
         self.step_boundary(None, now)

@@ -25,6 +25,7 @@ from ._errors import fail_span, mark_error, record_error
 from ._settings import RunSettings
 from ._span import start_span
 from ._usage import Tokens
+from .content._capture import TextBuffer
 from .content._previews import set_root_content
 from .content._spans import encode, put
 
@@ -56,8 +57,10 @@ class Run:
     ``input.value``                               (content capture on)
     ``agent_otel.journey.*``, ``.phase``          on markers (a phase also as an event)
     ``gen_ai.output.type``                        on a final event
-    ``gen_ai.output.messages``, ``output.value``  on a final event, else the last call's
-                                                  answer (content capture on)
+    ``gen_ai.output.messages``, ``output.value``  on a final event, else the text told
+                                                  after the last call (a code agent's
+                                                  answer), else the last call's answer
+                                                  (content capture on)
     ``gen_ai.response.model``                     on a run-wide usage that names one
     ``gen_ai.request.model``                      at the end: the first call's model
     ``agent_otel.end_reason``                     at the end
@@ -80,6 +83,7 @@ class Run:
     """
 
     __slots__ = (
+        "after",
         "anomalies",
         "context",
         "cost",
@@ -155,6 +159,7 @@ class Run:
         self.error_type: str | None = None
         self.interrupted = False
         self.has_input = self.has_output = False  # the root's content is set (capture on)
+        self.after: TextBuffer | None = None  # text told since the last call started
         capture = settings.capture
         if self.recording and capture is not None:
             if settings.input_messages is not None:
@@ -179,6 +184,17 @@ class Run:
         self.first_provider = self.first_provider or provider
         self.first_model = self.first_model or model
         self.inference_calls += 1
+        self.after = None  # text told before this call is not the answer
+
+    def told(self, text: Any) -> None:
+        """Visible text told outside any model call (capture on): kept, as the run's answer
+        when no call follows (an agent whose code, not its model, gives the answer)."""
+        capture = self.settings.capture
+        if capture is None or not self.recording or not isinstance(text, str):
+            return
+        if self.after is None:
+            self.after = TextBuffer(capture.max_bytes)
+        self.after.add(text)
 
     @property
     def provider(self) -> str:
@@ -220,8 +236,18 @@ class Run:
                 if output_type == A.OUTPUT_TYPE_TEXT
                 else {"type": "json", "content": value}
             )
-            message = [{"role": "assistant", "parts": [part], "finish_reason": "stop"}]
-            self.output(encode(self.settings.capture, self.span, "output_messages", message))
+            self._answer(part)
+
+    def told_answer(self) -> bool:
+        """The run's answer is the text told after its last call, if any (capture on)."""
+        if self.after is None or not self.recording:
+            return False
+        self._answer({"type": "text", "content": self.after.text()})
+        return True
+
+    def _answer(self, part: dict[str, Any]) -> None:
+        message = [{"role": "assistant", "parts": [part], "finish_reason": "stop"}]
+        self.output(encode(self.settings.capture, self.span, "output_messages", message))
 
     def interrupt(self, interrupt_id: Any, reason: Any) -> None:
         """The run paused on an interrupt: a span event, not an error."""
