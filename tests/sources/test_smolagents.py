@@ -89,3 +89,116 @@ async def test_streamed_outputs_are_text_deltas_and_usage_comes_once_per_call(
     assert tokens(otel_telemetry) == 120 + 200  # smolagents' own counts, once per call
     assert type(kept[-1]).__name__ == "FinalAnswerStep" and kept[-1].output == "Sunny."
     assert otel_telemetry.open_spans() == []
+
+
+# --- each model call's output is on its own chat span ------------------------------------------
+ANSWER = "Sunny in Paris."
+_TOOLING = [  # ToolCallingAgent: words beside a tool call, then the final_answer tool
+    ("Checking Paris.", [("call_w", "weather", {"city": "Paris"})]),
+    (None, [("call_a", "final_answer", {"answer": ANSWER})]),
+]
+_CODE = [  # CodeAgent: its model writes code; the last calls final_answer
+    ("Thought: look it up.\n<code>\nprint(weather('Paris'))\n</code>", []),
+    (f"Thought: done.\n<code>\nfinal_answer('{ANSWER}')\n</code>", []),
+]
+
+
+def _reply(turn: int, text: str | None, calls: list[Any], stream: bool) -> Any:
+    """Turn ``turn`` as Chat Completions sends it: one body, or SSE chunks when streamed."""
+    import httpx2 as httpx
+
+    usage = {"prompt_tokens": 50 + turn, "completion_tokens": 9, "total_tokens": 59 + turn}
+    tool_calls = [{"id": i, "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
+                  for i, n, a in calls]  # fmt: skip
+    finish = "tool_calls" if calls else "stop"
+    head = {"id": f"chatcmpl-{turn}", "created": 0, "model": "gpt-4o-mini-2024-07-18"}
+    if not stream:
+        message: dict[str, Any] = {"role": "assistant", "content": text}
+        if calls:
+            message["tool_calls"] = tool_calls
+        body = {**head, "object": "chat.completion", "usage": usage,
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}]}  # fmt: skip
+        return httpx.Response(200, json=body)
+    head["object"] = "chat.completion.chunk"
+    deltas: list[dict[str, Any]] = [{"role": "assistant"}]
+    half = len(text or "") // 2  # the text in two chunks, the calls' arguments in two
+    deltas += [{"content": part} for part in ((text or "")[:half], (text or "")[half:]) if part]
+    for index, call in enumerate(tool_calls):
+        arguments = call["function"]["arguments"]
+        first = {**call, "function": {"name": call["function"]["name"], "arguments": arguments[:5]}}
+        deltas.append({"tool_calls": [{"index": index, **first}]})
+        deltas.append({"tool_calls": [{"index": index, "function": {"arguments": arguments[5:]}}]})
+    chunks = [{**head, "choices": [{"index": 0, "delta": d, "finish_reason": None}]}
+              for d in deltas]  # fmt: skip
+    chunks.append({**head, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+    chunks.append({**head, "choices": [], "usage": usage})
+    return httpx.Response(200, headers={"content-type": "text/event-stream"},
+                          content=sse(chunks, done=True))  # fmt: skip
+
+
+def _scripted(kind: str, stream: bool) -> Any:
+    """A ``kind`` agent whose ``OpenAIModel`` plays ``_TOOLING`` or ``_CODE`` (SSE when
+    ``stream``), over the OpenAI SDK's mock transport."""
+    pytest.importorskip("smolagents")
+    import httpx2 as httpx
+    import smolagents
+    from smolagents import OpenAIModel, tool
+
+    script = iter(enumerate(_TOOLING if kind == "ToolCallingAgent" else _CODE))
+
+    def respond(request: httpx.Request) -> httpx.Response:
+        turn, (text, calls) = next(script)
+        return _reply(turn, text, calls, json.loads(request.content).get("stream", False))  # type: ignore[no-any-return]
+
+    @tool
+    def weather(city: str) -> str:
+        """Current weather of a city.
+
+        Args:
+            city: the city.
+        """
+        return f"sunny in {city}"
+
+    client = {"http_client": httpx.Client(transport=httpx.MockTransport(respond)),
+              "max_retries": 0}  # fmt: skip
+    model = OpenAIModel("gpt-4o-mini", api_key="offline", api_base="http://mock.invalid/v1",
+                        client_kwargs=client)  # fmt: skip
+    build = getattr(smolagents, kind)
+    return build(tools=[weather], model=model, verbosity_level=0, stream_outputs=stream)
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["generate", "stream"])
+@pytest.mark.parametrize("kind", ["ToolCallingAgent", "CodeAgent"])
+async def test_each_chat_span_shows_what_its_model_produced_and_the_run_its_answer_once(
+    kind: str, stream: bool, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """With capture on, each chat span's output is what its model call produced, the answer
+    included: the words beside a tool call, the ``final_answer`` call's answer (a
+    ToolCallingAgent), the code that calls ``final_answer`` (a CodeAgent); each span ends when
+    its response did, before the tools it asked for ran. The run's output is the final
+    answer, once, as the ``FinalAnswerStep`` has it."""
+    from agent_contract.sources.smolagents_stream import smolagents_events
+
+    kept: list[Any] = []
+    traced = otel_telemetry.wrapper(agent_name="agent", capture_content=True)
+    events = [e async for e in traced(smolagents_events(_scripted(kind, stream), "?",
+                                                        sink=kept.append))]  # fmt: skip
+
+    assert type(kept[-1]).__name__ == "FinalAnswerStep" and kept[-1].output == ANSWER
+    spans = sorted(otel_telemetry.spans(), key=lambda sp: sp.start_time or 0)
+    chats = [sp for sp in spans if sp.name == "chat gpt-4o-mini"]
+    outputs = [json.loads((sp.attributes or {})["gen_ai.output.messages"]) for sp in chats]
+    texts = ["".join(p["content"] for m in out for p in m["parts"] if p["type"] == "text")
+             for out in outputs]  # fmt: skip
+    script = _TOOLING if kind == "ToolCallingAgent" else _CODE
+    if kind == "ToolCallingAgent":
+        assert texts == [script[0][0], ANSWER]
+    else:
+        assert texts == [text for text, _ in script]
+    [root] = [sp for sp in spans if sp.name == "invoke_agent agent"]
+    assert (root.attributes or {})["output.value"] == ANSWER
+    told = "".join(e.text for e in events if isinstance(e, TextDelta))
+    assert told.count(ANSWER) == 1 + (kind == "CodeAgent")  # the code's answer, after the code
+    tools = [sp for sp in spans if sp.name.startswith("execute_tool")]
+    assert tools and (chats[0].end_time or 0) <= (tools[0].start_time or 0)
+    assert otel_telemetry.open_spans() == []

@@ -13,12 +13,18 @@ tool span while one tool runs) is current in the agent's code. Items are read by
   through ``iterate_in_thread``'s channel: the step waits until the consumer has taken it, so
   the chat span opens as the request starts, and a request refused before any output (a 429)
   fails its own span. A call made while the step's tools run (a managed agent inside a tool)
-  is that agent's, not this run's. With ``stream_outputs=True`` the call's
-  ``ChatMessageStreamDelta`` content is ``TextDelta``; the first ``ToolCall`` (or the step's
-  end) closes it with ``LLMCallEnd``;
-* ``ToolCall`` / ``ToolOutput`` items are ``ToolCall`` / ``ToolResult`` by id. The
-  ``final_answer`` tool is the answer, not a call: its output is the text of the model call
-  that asked for it (the call ends with the step), so the chat span and the run show it. A tool that
+  is that agent's, not this run's. The call ends (``LLMCallEnd``) as its response does, heard
+  there too: when ``generate`` returns (its text is a ``TextDelta``) or when the last
+  ``ChatMessageStreamDelta`` of ``generate_stream`` is out (``stream_outputs=True``: each
+  delta's content is a ``TextDelta``). So each chat span shows what its call produced: the
+  words beside its tool calls, a CodeAgent's code, the answer of a ``final_answer`` call
+  (its ``answer`` argument, told before the call's end);
+* ``ToolCall`` / ``ToolOutput`` items are ``ToolCall`` / ``ToolResult`` by id (after their
+  call's end: the tracer gives them to the call that ended last). The ``final_answer`` tool
+  is the answer, not a call: told as its call's text, it is the run's answer (the last
+  call's). A CodeAgent's answer is what its code computed, not model text: it is told as
+  text once the code ran, after the call that wrote it, so the run's answer is that text
+  and the call keeps its code. A tool that
   raises fails the whole step in smolagents (the other results of a parallel call are
   dropped): the call the error names gets an error ``ToolResult`` whose ``error_type`` is the
   tool's own exception (the ``__cause__`` of smolagents' ``AgentToolExecutionError``); a call
@@ -61,7 +67,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Iterator
 from typing import Any
 
 from agent_contract.events import (
@@ -117,9 +123,9 @@ async def _read(
     channel = Channel()
     workers: list[int] = []
 
-    def heard(messages: Any) -> None:
+    def heard(message: _Request | _Response) -> None:
         if not reader.tools:  # else a managed agent's call, inside one of the step's tools
-            channel.emit(_Request(tuple(messages)))
+            channel.emit(message)
 
     def start() -> Iterator[Any]:
         workers.append(threading.get_ident())  # this run's worker thread: its model calls
@@ -131,6 +137,10 @@ async def _read(
         async for item in items:
             if isinstance(item, _Request):
                 for event in reader.request(item.messages):
+                    yield event
+                continue
+            if isinstance(item, _Response):
+                for event in reader.response(item):
                     yield event
                 continue
             if sink is not None:
@@ -152,7 +162,18 @@ class _Request:
         self.messages = messages
 
 
-_HEARD: dict[int, Callable[[Any], None]] = {}
+class _Response:
+    """A model response the hooked model returned (or finished streaming), sent into the
+    stream: its text when not streamed (streamed text came as deltas), and the answer of the
+    ``final_answer`` call it made, if any."""
+
+    __slots__ = ("answer", "text")
+
+    def __init__(self, text: str | None, answer: str | None) -> None:
+        self.text, self.answer = text, answer
+
+
+_HEARD: dict[int, Callable[[_Request | _Response], None]] = {}
 """The running adapters' ears, by their worker thread: a model call there is that run's."""
 
 
@@ -160,21 +181,74 @@ def _hook_model(model: Any) -> None:
     """Wrap ``generate`` and ``generate_stream`` of ``model`` once (module doc)."""
     if model is None or getattr(model, "_agent_contract_hooked", False):
         return
-    for name in ("generate", "generate_stream"):
+    for name, streams in (("generate", False), ("generate_stream", True)):
         method = getattr(model, name, None)
         if method is not None:
-            setattr(model, name, _heard_by_run(method))
+            setattr(model, name, _heard_by_run(method, streams))
     model._agent_contract_hooked = True
 
 
-def _heard_by_run(method: Callable[..., Any]) -> Callable[..., Any]:
+def _heard_by_run(method: Callable[..., Any], streams: bool) -> Callable[..., Any]:
     def hooked(messages: Any, *args: Any, **kwargs: Any) -> Any:
         heard = _HEARD.get(threading.get_ident())
-        if heard is not None:
-            heard(messages)
-        return method(messages, *args, **kwargs)
+        if heard is None:
+            return method(messages, *args, **kwargs)
+        heard(_Request(tuple(messages)))
+        if streams:
+            return _streamed(method(messages, *args, **kwargs), heard)
+        message = method(messages, *args, **kwargs)
+        content = getattr(message, "content", None)
+        calls = getattr(message, "tool_calls", None) or ()
+        heard(_Response(content if isinstance(content, str) else None, _final_answer(calls)))
+        return message
 
     return hooked
+
+
+def _streamed(deltas: Iterator[Any], heard: Callable[[_Response], None]) -> Iterator[Any]:
+    """``deltas`` handed on unchanged; once they are all out, the response is heard, with
+    the answer of the ``final_answer`` call the deltas built (smolagents' accumulation:
+    a call's name and id as they come, its arguments appended, by index)."""
+    calls: dict[Any, list[Any]] = {}  # index -> [name, arguments]
+    for delta in deltas:
+        for part in getattr(delta, "tool_calls", None) or ():
+            function = getattr(part, "function", None)
+            call = calls.setdefault(getattr(part, "index", None), ["", ""])
+            name, arguments = getattr(function, "name", None), getattr(function, "arguments", None)
+            if isinstance(name, str) and name:
+                call[0] = name
+            if isinstance(arguments, str):
+                call[1] += arguments
+        yield delta
+    heard(_Response(None, _final_answer(_Call(n, a) for n, a in calls.values())))
+
+
+class _Call:
+    """A streamed call, accumulated (the shape of smolagents' ``ChatMessageToolCall``)."""
+
+    __slots__ = ("function",)
+
+    def __init__(self, name: str, arguments: str) -> None:
+        self.function = FunctionCall(name, arguments)
+
+
+def _final_answer(calls: Iterable[Any]) -> str | None:
+    """The answer a ``final_answer`` call among ``calls`` gives, as smolagents reads it: its
+    ``answer`` argument (its arguments as JSON, or as they are when they do not parse)."""
+    for call in calls:
+        function = getattr(call, "function", None)
+        if getattr(function, "name", None) != "final_answer":
+            continue
+        arguments = getattr(function, "arguments", None)
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments)
+            except ValueError:
+                return arguments
+        if isinstance(arguments, dict) and "answer" in arguments:
+            arguments = arguments["answer"]
+        return arguments if isinstance(arguments, str) else json.dumps(arguments, default=str)
+    return None
 
 
 def _scope_tools(agent: Any) -> None:
@@ -253,6 +327,18 @@ class _Reader:
         """A model request starts: its call opens (one left open first ends)."""
         yield from self._end()
         yield self._start(messages)
+
+    def response(self, response: _Response) -> Iterator[AgentEvent]:
+        """The open call's response is in: its text (unless streamed as deltas), the answer of
+        the ``final_answer`` call it made (the run's answer, told here once), then its end."""
+        if not self.calling:
+            return
+        if response.text:
+            yield TextDelta(text=response.text)
+        if response.answer is not None and not self.answered:
+            self.answered = True
+            yield TextDelta(text=response.answer)
+        yield from self._end()
 
     def _start(self, messages: tuple[Any, ...]) -> AgentEvent:
         self.calling = True
