@@ -235,7 +235,8 @@ def agent_contract_request_messages(run_context: Any) -> None:
     """Agno's pre-hook: keeps the ``RunContext`` of a run an adapter reads (module doc).
 
     Agno sets ``run_context.messages`` to the live list its model is sent, after the
-    pre-hooks; at each ``ModelRequestStarted`` it holds exactly that request. The hook's own
+    pre-hooks; at each ``ModelRequestStarted`` it holds that request, unless parallel tools
+    left a stale copy there (``_State.messages``). The hook's own
     ``PreHookStarted`` / ``PreHookCompleted`` events are kept from ``sink``.
     """
     run_id = getattr(run_context, "run_id", None)
@@ -249,9 +250,10 @@ _HOOK_NAME = agent_contract_request_messages.__name__
 class _State:
     """The run being read: its id, the open call's response id, tools seen and step."""
 
-    __slots__ = ("open_calls", "response_id", "run_id", "seen", "step", "tools_ran")
+    __slots__ = ("live", "open_calls", "response_id", "run_id", "seen", "step", "tools_ran")
 
     def __init__(self) -> None:
+        self.live: list[Any] | None = None  # the run's message list, as its model is sent it
         self.open_calls: dict[str, tuple[str, Any]] = {}  # call id -> name, arguments
         self.run_id: str | None = None
         self.response_id: str | None = None
@@ -290,7 +292,7 @@ class _State:
         provider = event.model_provider
         model = event.model or None
         provider = provider.lower() if isinstance(provider, str) and provider else None
-        request = getattr(_CONTEXTS.get(self.run_id), "messages", None)
+        request = self.messages(getattr(_CONTEXTS.get(self.run_id), "messages", None))
         start = (
             LLMCallStart(model=model, provider=provider, params={"stream": True})
             if request is None
@@ -301,6 +303,24 @@ class _State:
         boundary = StepBoundary(index=self.step)
         self.step, self.tools_ran = self.step + 1, False
         return (boundary, start)
+
+    def messages(self, found: Any) -> list[Any] | None:
+        """The list the model is sent, given what the run's context holds (``found``).
+
+        Agno swaps ``run_context.messages`` for a shallow copy around each tool hook, on the
+        tool's thread, and puts back what it found after the hook. Two tools in parallel can
+        each put back the other's copy last: the context is left on a copy of the request
+        before the tools' results, while Agno's model goes on with the live list (which only
+        grows between requests). A list that is a copy of the start of the live one is such a
+        copy: the live one is read. Another list (a retry's, a compacted history) is the new
+        live one."""
+        if not isinstance(found, list):
+            return self.live
+        live = self.live
+        if live is not None and found is not live and _copies_the_start(found, live):
+            return live
+        self.live = found
+        return found
 
     def end(self, event: Any) -> tuple[AgentEvent, ...]:
         usage = Usage(
@@ -319,6 +339,12 @@ class _State:
         self.open_calls[str(call_id)] = (tool.tool_name, tool.tool_args or {})
         arguments = json.dumps(tool.tool_args or {})
         return (ToolCall(id=call_id, function=FunctionCall(tool.tool_name, arguments)),)
+
+
+def _copies_the_start(copy: list[Any], live: list[Any]) -> bool:
+    """``copy`` holds the same objects as the start of ``live`` (a shallow copy taken before
+    ``live`` grew)."""
+    return len(copy) <= len(live) and all(a is b for a, b in zip(copy, live, strict=False))
 
 
 class _Members:
