@@ -157,6 +157,11 @@ class Row:
     own span: the builder plays ``_parallel``'s script with ``parallel(tracer)``. False for
     the SDK sources (the caller's own loop runs the tools)."""
 
+    text_beside_calls: bool = True
+    """The framework passes on the text the model sends beside its tool calls; False where it
+    keeps only the calls (CrewAI's native tool calling returns the message's ``tool_calls``
+    alone, so its ``LLMCallCompletedEvent`` never carries the words)."""
+
     def param(self) -> Any:
         """The row as a pytest parameter (id: its name), skipped at collection when its
         framework is not installed (a skip raised later, inside a task the test starts, would
@@ -220,7 +225,7 @@ ROWS = [
     Row("llama_index_openai", "llama_index.llms.openai", "chat gpt-4o-mini", errors=("APIError",),
         providers=OPENAI_SDK, refuses=True, messages=True),
     Row("crewai", "crewai", "chat gpt-4o-mini", reasoning_text=False, errors=("ConnectionError",),
-        providers=OPENAI_SDK, refuses=True, messages=True),
+        providers=OPENAI_SDK, refuses=True, messages=True, text_beside_calls=False),
     Row("langgraph", "langgraph", "chat gpt-4o-mini", errors=("APIError",), providers=OPENAI_SDK,
         refuses=True, messages=True),
     Row("openai_agents", "agents", "chat gpt-4o-mini", errors=("APIError",), providers=OPENAI_SDK,

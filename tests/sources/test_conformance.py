@@ -21,7 +21,14 @@ from typing import Any
 import pytest
 from opentelemetry.trace import StatusCode
 
-from agent_contract.protocol import ReasoningDelta, TextDelta, ToolCall, ToolResult
+from agent_contract.protocol import (
+    LLMCallEnd,
+    LLMCallStart,
+    ReasoningDelta,
+    TextDelta,
+    ToolCall,
+    ToolResult,
+)
 from agent_otel.testing import InMemoryTelemetry, run_script
 
 from . import _script as s
@@ -319,6 +326,37 @@ async def test_each_call_shows_the_tool_calls_it_asked_for(
         assert tool.parent is not None and step is not None  # the chat span ended with its
         assert tool.parent.span_id == step.span_id  # response, before any tool's end
         assert (chats[0].end_time or 0) < (tool.end_time or 0)
+
+
+@pytest.mark.parametrize("row", PARAMS)
+async def test_each_call_shows_the_text_it_produced_and_the_run_its_answer_once(
+    row: Row, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """With capture on, each chat span's output holds the text its model produced: turn 1's
+    words beside its tool calls, turn 2's answer (however the framework has the model give
+    it: a ``final_answer`` tool call, an output tool), so no visible text is told outside a
+    model call; the run's output is the answer, once. A framework that drops the words beside
+    tool calls (``Row.text_beside_calls``) shows none: the docs say which."""
+    traced = otel_telemetry.wrapper(agent_name="agent", capture_content=True)
+    events = [e async for e in traced(row.events(s.Run()))]
+
+    calling, outside = False, []
+    for event in events:
+        if isinstance(event, LLMCallStart | LLMCallEnd):
+            calling = isinstance(event, LLMCallStart)
+        elif isinstance(event, TextDelta) and not calling:
+            outside.append(event.text)
+    assert outside == []
+    chats = sorted((sp for sp in otel_telemetry.spans() if sp.name == row.chat),
+                   key=lambda sp: sp.start_time or 0)  # fmt: skip
+    texts = [
+        "".join(p["content"] for m in json.loads((sp.attributes or {})["gen_ai.output.messages"])
+                for p in m["parts"] if p["type"] == "text")
+        for sp in chats
+    ]  # fmt: skip
+    words = "".join(s.WORDS) if row.text_beside_calls else ""
+    assert texts == [words, "".join(s.ANSWER)]
+    assert attributes(otel_telemetry, "invoke_agent")["output.value"] == "".join(s.ANSWER)
 
 
 def _model_call_spans(telemetry: InMemoryTelemetry) -> list[str]:
