@@ -307,3 +307,45 @@ async def test_a_failing_pick_is_a_failed_chat_span_of_the_team(
     [chat] = [sp for sp in otel_telemetry.spans() if sp.name == "chat"]
     assert chat.status.status_code is StatusCode.ERROR
     assert otel_telemetry.open_spans() == []
+
+
+async def test_a_society_of_minds_team_runs_its_tools_under_their_spans(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """``SocietyOfMindAgent``: an agent running a team inside its turn (kept in ``_team``, not
+    as members): the team's members are reached as any team's, so each tool body runs under
+    its own span, in the step of its request, and their requests' messages are on their
+    calls."""
+    from autogen_agentchat.agents import AssistantAgent, SocietyOfMindAgent
+    from autogen_agentchat.teams import RoundRobinGroupChat
+    from autogen_core.tools import FunctionTool
+    from opentelemetry import trace
+
+    from agent_contract.sources.autogen_stream import autogen_events
+
+    current: list[int] = []
+
+    async def spied(city: str) -> str:
+        current.append(trace.get_current_span().get_span_context().span_id)
+        await asyncio.sleep(0)
+        return "sunny"
+
+    tool = FunctionTool(spied, name="weather", description="The weather.")
+    calls = fa._calls(s.Call("w1", "weather", {"city": "Paris"}))
+    researcher = AssistantAgent("researcher", model_client=fa._client([calls, _text("Sunny.")]),
+                                tools=[tool], model_client_stream=True,
+                                reflect_on_tool_use=True)  # fmt: skip
+    inner = RoundRobinGroupChat([researcher, _writer()], termination_condition=_done())
+    desk = SocietyOfMindAgent("desk", team=inner, model_client=fa._client([_text("Sunny.")]))
+    await run_script(otel_telemetry, autogen_events(desk, "Weather?"), agent_name="desk",
+                     capture_content=True)  # fmt: skip
+
+    [tool_span] = [sp for sp in otel_telemetry.spans() if sp.name == "execute_tool weather"]
+    assert current == [tool_span.context.span_id]
+    assert otel_telemetry.outline() == [["invoke_agent desk", [
+        ["step 0", ["chat", "execute_tool weather"]], ["step 1", ["chat"]], ["step 2", ["chat"]],
+        ["step 3", ["chat"]],
+    ]]]  # fmt: skip
+    _check_order(otel_telemetry)
+    chats = [sp for sp in otel_telemetry.spans() if sp.name == "chat"]
+    assert all("gen_ai.input.messages" in (sp.attributes or {}) for sp in chats)

@@ -43,9 +43,10 @@ comes out, so the error lands on that call. It closes at the response:
 Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call. AutoGen has no
 public tool-wrapping seam; every tool of an ``AssistantAgent`` (MCP workbenches' too) runs
 through one of its workbenches' ``call_tool`` / ``call_tool_stream`` with the call's id, so the
-adapter wraps those two methods on each workbench of the agent (or of each member of a team)
-once, as instance attributes: the body, and the tasks AutoGen starts for it, run under the
-call's span. Outside a traced run the wrappers do nothing. Handoff tools are not tools.
+adapter wraps those two methods on each workbench of the agent (or of each member of a team,
+a ``SocietyOfMindAgent``'s team included) once, as instance attributes: the body, and the
+tasks AutoGen starts for it, run under the call's span. Outside a traced run the wrappers do
+nothing. Handoff tools are not tools.
 
 A lone agent runs at its reader's pace (``run_stream`` is its own generator), so a tool starts
 only after the reader has read the response asking for it. A team does not: its members run
@@ -167,8 +168,18 @@ def _scope_workbenches(agent: Any, seen: set[int]) -> None:
             if runner is not None:
                 _nest(tool)
                 _scope_workbenches(runner, seen)
-    for member in getattr(agent, "_participants", None) or ():
+    for member in _members(agent):
         _scope_workbenches(member, seen)
+
+
+def _members(agent: Any) -> list[Any]:
+    """What runs inside ``agent``'s turn and speaks in its stream: a team's members, a
+    ``SocietyOfMindAgent``'s team."""
+    members = list(getattr(agent, "_participants", None) or ())
+    team = getattr(agent, "_team", None)
+    if team is not None and hasattr(team, "run_stream"):
+        members.append(team)
+    return members
 
 
 _TAKEN = Taken()
@@ -287,7 +298,7 @@ def _set_gate(agent: Any, gate: _Gate, seen: set[int]) -> None:
     seen.add(id(agent))
     for workbench in getattr(agent, "_workbench", None) or ():
         workbench._agent_contract_gate = gate
-    for member in getattr(agent, "_participants", None) or ():
+    for member in _members(agent):
         _set_gate(member, gate, seen)
 
 
@@ -331,7 +342,7 @@ def _note_requests(agent: Any, out: dict[str, _Noted]) -> dict[str, _Noted]:
         if not isinstance(client, _NotingClient):
             client = agent._model_client = _NotingClient(client, _Noted())
         out[name] = client._agent_contract_noted
-    for member in getattr(agent, "_participants", None) or ():
+    for member in _members(agent):
         _note_requests(member, out)
     return out
 
@@ -431,8 +442,8 @@ def _team_clients(
     counter of the read team's output queue, which places them among the stream's items."""
     client = getattr(agent, "_model_client", None)
     name = getattr(agent, "_group_chat_manager_name", None)
-    members = getattr(agent, "_participants", None) or ()
-    if client is not None and isinstance(name, str) and members:
+    members = _members(agent)
+    if client is not None and isinstance(name, str) and hasattr(agent, "_participants"):
         if not isinstance(client, _MakingClient):
             client = agent._model_client = _MakingClient(client, _Made())
         made: _Made = client._agent_contract_made
