@@ -8,15 +8,12 @@ is therefore traced exactly like ours. Nothing here imports ``agent_contract``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from agent_otel import _attributes as A
 
-from ._recorder import RunRecorder
+from ._recorder import Handler, RunRecorder
 from ._usage import Tokens
-
-Handler = Callable[[RunRecorder, Any], None]
 
 
 # --- the Latent vocabulary (by class name) ---------------------------------------------------
@@ -162,7 +159,7 @@ def by_type(rec: RunRecorder, ev: Any) -> None:
 MAX_CLASSES = 1024
 
 
-def handler_for(event: Any, handlers: dict[type, Handler]) -> Handler:
+def handler_for(event: Any, handlers: dict[type, Handler | None]) -> Handler:
     """The handler for ``event``'s class, remembered in ``handlers`` for the next event.
 
     ``handlers`` belongs to one run (one dict lookup per event on the hot path), so no event

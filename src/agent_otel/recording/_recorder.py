@@ -81,6 +81,8 @@ TOOL_ERROR = "tool_error"  # a failed tool's error.type when nothing names its c
 MAX_ERROR_TYPE = 256  # error.type is low-cardinality: a longer "type" is text, not a class
 
 Owner = Run | Step | LLMCall | ToolCall
+Handler = Callable[["RunRecorder", Any], None]
+"""What an event class is read with (see :mod:`._read`)."""
 
 
 class RunRecorder:
@@ -96,6 +98,7 @@ class RunRecorder:
         "_keys",
         "_last_call",
         "_pending",
+        "_quiet",
         "_reasoning_fast",
         "_segment_cost",
         "_segment_usage",
@@ -107,6 +110,7 @@ class RunRecorder:
         "_tools",
         "context",
         "current_call",
+        "handlers",
         "now",
         "run",
         "s",
@@ -147,6 +151,12 @@ class RunRecorder:
         self._text_fast = False
         self._reasoning_fast = False
         self._counting: LLMCall | None = None
+        # The run's dispatch table, event class -> handler (filled by ._read.handler_for).
+        # A class mapped to None has nothing to do until the structure changes: deltas
+        # outside a call or in an unsampled one, once the first is handled (figure 1,
+        # unsampled row); _quiet holds what to put back.
+        self.handlers: dict[type, Handler | None] = {}
+        self._quiet: list[tuple[type, Handler]] = []
         self._inner: Owner = self.run
         self.context: Context = self.run.context
 
@@ -163,6 +173,8 @@ class RunRecorder:
         """A terminal event was seen: what follows is counted as an anomaly."""
         self.terminal = True
         self._text_fast = self._reasoning_fast = False
+        if self._quiet:
+            self._wake()
 
     def _key(self) -> object:
         self._keys += 1
@@ -175,6 +187,8 @@ class RunRecorder:
     def _refresh(self) -> None:
         """Point :attr:`context` at the innermost sensible span (the structure changed)."""
         self._text_fast = self._reasoning_fast = False
+        if self._quiet:
+            self._wake()
         inner: Owner
         if self._calls:
             call = next(reversed(self._calls.values()))
@@ -199,9 +213,10 @@ class RunRecorder:
         """A ``TextDelta`` / ``MessageDelta``: the hot path.
 
         Once a call's first visible chunk is handled and nothing else needs the text (no
-        content capture, no per-chunk metric), a delta only counts the chunk (an unsampled
-        call not even that): no clock, no span or metric call. Any change of structure drops
-        back to :meth:`chunk`.
+        content capture, no per-chunk metric), a delta only counts the chunk: no clock, no
+        span or metric call. A delta outside a call or in an unsampled one does nothing at
+        all, so its class is not even dispatched (:meth:`_quieten`). Any change of structure
+        drops back to :meth:`chunk`.
         """
         if self._text_fast:
             counting = self._counting
@@ -209,6 +224,8 @@ class RunRecorder:
                 counting.chunks += 1
             return
         self.chunk(getattr(event, "text", None), True)
+        if self._text_fast and self._counting is None:
+            self._quieten(event.__class__, RunRecorder.text_delta)
 
     def reasoning_delta(self, event: Any) -> None:
         """A ``ReasoningDelta`` / ``ReasoningStep``: as :meth:`text_delta`, for reasoning."""
@@ -218,6 +235,23 @@ class RunRecorder:
                 counting.chunks += 1
             return
         self.chunk(getattr(event, "text", None), False)
+        if self._reasoning_fast and self._counting is None:
+            self._quieten(event.__class__, RunRecorder.reasoning_delta)
+
+    def _quieten(self, cls: type, handler: Handler) -> None:
+        """Dispatch nothing for ``cls`` until the structure changes (only a class read by its
+        name: one read by its ``type`` field may carry other events too)."""
+        if self.handlers.get(cls) is handler:
+            self.handlers[cls] = None
+            self._quiet.append((cls, handler))
+
+    def _wake(self) -> None:
+        """The structure changed: the quietened classes are dispatched again."""
+        handlers = self.handlers
+        for cls, handler in self._quiet:
+            if cls in handlers:  # unless the bounded table was emptied meanwhile
+                handlers[cls] = handler
+        self._quiet.clear()
 
     def chunk(self, text: Any, visible: bool) -> None:
         """A text or reasoning delta, in full: timing, first text, captured content."""

@@ -29,8 +29,8 @@ from ._activation import activate, deactivate
 from ._hints import factory, hint_unconfigured
 from ._open import claim, opened
 from ._options import Options, settings_from
-from ._read import Handler, handler_for
-from ._recorder import RunRecorder
+from ._read import handler_for
+from ._recorder import Handler, RunRecorder
 from ._settings import RunSettings
 
 if TYPE_CHECKING:
@@ -105,14 +105,14 @@ _DONE: Any = object()
 
 
 async def _answer(
-    iterator: AsyncIterator[Any], thrown: BaseException, recorder: RunRecorder | None, on: bool
+    iterator: AsyncIterator[Any], thrown: BaseException, active: RunRecorder | None
 ) -> Any:
     """The agent's answer to a consumer's ``athrow``, as a bare async generator would give it:
     its next event, ``_DONE`` if it returned, else what it raised (usually ``thrown``)."""
     athrow = getattr(iterator, "athrow", None)
     if athrow is None:
         raise thrown
-    token = activate(recorder.context) if recorder is not None and on else None
+    token = activate(active.context) if active is not None else None
     try:
         return await athrow(thrown)
     except StopAsyncIteration:
@@ -123,16 +123,14 @@ async def _answer(
                 deactivate(token)
 
 
-async def _forward(
-    iterator: AsyncIterator[Any], sent: Any, recorder: RunRecorder | None, on: bool
-) -> Any:
+async def _forward(iterator: AsyncIterator[Any], sent: Any, active: RunRecorder | None) -> Any:
     """The agent's answer to a consumer's ``asend(value)``: its next event, or ``_DONE``.
 
     An agent stream without ``asend`` (a plain async iterator) gets a plain pull: the value
     has nowhere to go, as ``async for`` over it would also drop it.
     """
     asend = getattr(iterator, "asend", None)
-    token = activate(recorder.context) if recorder is not None and on else None
+    token = activate(active.context) if active is not None else None
     try:
         return await (asend(sent) if asend is not None else iterator.__anext__())
     except StopAsyncIteration:
@@ -141,14 +139,6 @@ async def _forward(
         if token is not None:
             with suppress(ValueError):
                 deactivate(token)
-
-
-def _record(recorder: RunRecorder | None, handlers: dict[type, Handler], event: Any) -> None:
-    if recorder is not None and event is not _DONE:
-        try:
-            (handlers.get(event.__class__) or handler_for(event, handlers))(recorder, event)
-        except Exception:
-            report("event")
 
 
 async def traced(
@@ -167,74 +157,74 @@ async def traced(
         )
     iterator = stream.__aiter__()
     recorder = _start(settings, parent, stream)
-    handlers: dict[type, Handler] = {}
-    on = settings.activate_context
+    handlers: dict[type, Handler | None] = recorder.handlers if recorder is not None else {}
+    # The recorder whose context is current while the agent computes (None: untraced, or
+    # activation off): from the loop's next pull included until the event is in
+    # (`async for` pulls faster than awaiting __anext__: figure 1).
+    active = recorder if settings.activate_context else None
     end_reason: str = A.END_EXHAUSTED
     error: BaseException | None = None
     thrown: BaseException | None = None  # what the consumer threw in (athrow)
+    token = None
     try:
-        if recorder is None or not on:  # untraced (the run could not start), or no activation
-            known = handlers.get
+        if active is None:  # untraced (the run could not start), or activation off
             async for event in iterator:
-                if recorder is not None:
-                    try:
-                        (known(event.__class__) or handler_for(event, handlers))(recorder, event)
-                    except Exception:
-                        report("event")
-                while True:  # a consumer's asend/athrow goes to the agent; its answer is yielded
+                while True:  # the event, then the agent's answer to a consumer's asend/athrow
+                    if recorder is not None:
+                        try:
+                            try:
+                                handler = handlers[event.__class__]
+                            except KeyError:
+                                handler = handler_for(event, handlers)
+                            if handler is not None:  # None: nothing to do for now
+                                handler(recorder, event)
+                        except Exception:
+                            report("event")
                     try:
                         sent = yield event
                     except GeneratorExit:
                         raise
                     except BaseException as exc:
                         thrown = exc
-                        event = await _answer(iterator, exc, recorder, on)
+                        event = await _answer(iterator, exc, None)
                     else:
                         if sent is None:
                             break
-                        event = await _forward(iterator, sent, recorder, on)
+                        event = await _forward(iterator, sent, None)
                     if event is _DONE:
                         return
-                    _record(recorder, handlers, event)
-        else:
-            # The run's context is active from here to the loop's next pull included, and
-            # reset as soon as the event is in (`async for` pulls faster than awaiting
-            # __anext__: figure 1).
-            known = handlers.get
-            token = activate(recorder.context)
-            try:
-                async for event in iterator:
-                    try:  # noqa: SIM105 (contextlib.suppress costs more than the reset)
-                        deactivate(token)
-                    except ValueError:  # resumed in another context: nothing to undo here
-                        pass
-                    token = None
+        else:  # the same loop with activation (twice, not once: no test per event for it)
+            token = activate(active.context)
+            async for event in iterator:
+                try:  # noqa: SIM105 (contextlib.suppress costs more than the reset)
+                    deactivate(token)
+                except ValueError:  # resumed in another context: nothing to undo here
+                    pass
+                token = None
+                while True:
                     try:
-                        (known(event.__class__) or handler_for(event, handlers))(recorder, event)
+                        try:
+                            handler = handlers[event.__class__]
+                        except KeyError:
+                            handler = handler_for(event, handlers)
+                        if handler is not None:
+                            handler(active, event)
                     except Exception:
                         report("event")
-                    while True:  # as above (two loops, not one: no test per event for `on`)
-                        try:
-                            sent = yield event
-                        except GeneratorExit:
-                            raise
-                        except BaseException as exc:
-                            thrown = exc
-                            event = await _answer(iterator, exc, recorder, on)
-                        else:
-                            if sent is None:
-                                break
-                            event = await _forward(iterator, sent, recorder, on)
-                        if event is _DONE:
-                            return
-                        _record(recorder, handlers, event)
-                    token = activate(recorder.context)
-            finally:
-                if token is not None:  # the agent raised or ended during a pull
-                    try:  # noqa: SIM105
-                        deactivate(token)
-                    except ValueError:
-                        pass
+                    try:
+                        sent = yield event
+                    except GeneratorExit:
+                        raise
+                    except BaseException as exc:
+                        thrown = exc
+                        event = await _answer(iterator, exc, active)
+                    else:
+                        if sent is None:
+                            break
+                        event = await _forward(iterator, sent, active)
+                    if event is _DONE:
+                        return
+                token = activate(active.context)
     except GeneratorExit:
         end_reason = A.END_CLOSED_EARLY
         raise
@@ -249,6 +239,11 @@ async def traced(
             end_reason, error = A.END_CLOSED_EARLY, None
         raise
     finally:
+        if token is not None:  # the agent raised or ended during a pull
+            try:  # noqa: SIM105
+                deactivate(token)
+            except ValueError:
+                pass
         if thrown is not None and end_reason == A.END_EXHAUSTED:
             end_reason = A.END_CLOSED_EARLY
         try:
