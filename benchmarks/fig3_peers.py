@@ -8,6 +8,10 @@ own measurement and uninstrumented right after, each with its own in-memory SDK 
 - ``sdk``: no instrumentation (the baseline);
 - ``official``: opentelemetry-instrumentation-openai-v2 (its default, non-experimental path);
 - ``openinference``: openinference-instrumentation-openai (its defaults);
+- ``openllmetry``: OpenLLMetry's opentelemetry-instrumentation-openai (its defaults);
+- ``logfire``: Logfire's ``instrument_openai()`` (its defaults), on a Logfire configured
+  locally (``local=True``: no global provider set) that sends nothing anywhere
+  (``send_to_logfire=False``, no console, no metrics) and exports to the in-memory exporter;
 - ``adapter``: the Chat Completions source agent (``_openai_agent.chat_agent``), not traced;
 - ``agent_otel``: the adapter agent traced by ``otel_wrapper()``.
 
@@ -19,12 +23,17 @@ Each instrumentation must have produced exactly one span per request it saw (che
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Awaitable, Callable
+from contextlib import ExitStack
 from typing import Any
 
+import logfire
 from openinference.instrumentation.openai import OpenAIInstrumentor as OpenInferenceInstrumentor
+from opentelemetry.instrumentation.openai import OpenAIInstrumentor as OpenLLMetryInstrumentor
 from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor as OfficialInstrumentor
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from agent_otel import otel_wrapper
 
@@ -32,16 +41,27 @@ from ._harness import Row, Stat, interleave
 from ._openai_agent import HISTORY, chat_agent, client, replayed_parsing, sdk_call
 from ._setup import Sdk
 
-CONFIGS = ("sdk", "official", "openinference", "adapter", "agent_otel")
+CONFIGS = ("sdk", "official", "openinference", "openllmetry", "logfire", "adapter", "agent_otel")
+PEERS = ("official", "openinference", "openllmetry", "logfire")
+"""The peer instrumentations: each patches the OpenAI SDK while it is measured."""
 
 
 class Peers:
     def __init__(self) -> None:
-        self.sdks = {name: Sdk() for name in ("official", "openinference", "agent_otel")}
+        self.sdks = {name: Sdk() for name in (*PEERS, "agent_otel")}
         self.requests = dict.fromkeys(self.sdks, 0)
         self.exported = dict.fromkeys(self.sdks, 0)
         self.official = OfficialInstrumentor()
         self.openinference = OpenInferenceInstrumentor()
+        self.openllmetry = OpenLLMetryInstrumentor()
+        self.logfire = logfire.configure(
+            local=True,
+            send_to_logfire=False,
+            console=False,
+            metrics=False,
+            additional_span_processors=[SimpleSpanProcessor(self.sdks["logfire"].exporter)],
+        )
+        self.logfire_patch = ExitStack()  # exits instrument_openai()'s reverting context
         sdk = self.sdks["agent_otel"]
         self.wrap = otel_wrapper(
             agent_name="openai-adapter",
@@ -50,7 +70,9 @@ class Peers:
         )
 
     def instrument(self, name: str) -> None:
-        if name in ("official", "openinference"):
+        if name == "logfire":
+            self.logfire_patch.enter_context(self.logfire.instrument_openai())
+        elif name in PEERS:
             sdk = self.sdks[name]
             instrumentor: Any = getattr(self, name)
             instrumentor.instrument(
@@ -58,9 +80,13 @@ class Peers:
             )
 
     def uninstrument(self, name: str) -> None:
-        if name in ("official", "openinference"):
+        if name == "logfire":
+            self.logfire_patch.close()
+        elif name in PEERS:
             instrumentor: Any = getattr(self, name)
             instrumentor.uninstrument()
+            if name == "openllmetry":
+                _restore_sdk("opentelemetry.instrumentation.openai.")
 
     def count(self, name: str, requests: int) -> None:
         """Note the requests made under ``name`` and the spans its SDK exported meanwhile."""
@@ -75,8 +101,26 @@ class Peers:
             sdk.shutdown()
 
 
+def _restore_sdk(wrapped_by: str) -> None:
+    """Put back the OpenAI SDK's methods that modules under ``wrapped_by`` still wrap.
+
+    OpenLLMetry's ``uninstrument()`` (0.62.4) restores nothing (it names the method
+    ``"Completions.create"`` of module ``openai.resources.chat.completions``, which OTel's
+    ``unwrap`` reads as an attribute of that name): its wrappers would go on tracing every
+    configuration measured after it.
+    """
+    for module_name, module in list(sys.modules.items()):
+        if not module_name.startswith("openai.resources."):
+            continue
+        for cls in [c for c in vars(module).values() if isinstance(c, type)]:
+            for attr, value in list(vars(cls).items()):
+                wrapper = getattr(value, "_self_wrapper", None)
+                if str(getattr(wrapper, "__module__", "")).startswith(wrapped_by):
+                    setattr(cls, attr, value.__wrapped__)
+
+
 def _work(name: str, peers: Peers, api: Any) -> Callable[[], Awaitable[int]]:
-    if name in ("sdk", "official", "openinference"):
+    if name == "sdk" or name in PEERS:
         return lambda: sdk_call(api)
     agent = chat_agent(api)
 
@@ -153,13 +197,14 @@ async def _pass(peers: Peers, quick: bool, *, replay: bool) -> list[Row]:
         small = per_request(name, base)
         return [(b - s) * 1000 / (chunks - 1) for b, s in zip(big, small, strict=True)]
 
-    chunk = {name: per_chunk(name) for name in ("official", "openinference", "agent_otel")}
+    chunk = {name: per_chunk(name) for name in (*PEERS, "agent_otel")}
 
     def versus(peer: str) -> Stat:
         pairs = zip(chunk["agent_otel"], chunk[peer], strict=True)
         return Stat.of([a / o if o > 0 else float("inf") for a, o in pairs])
 
     ratio, ratio_oi = versus("official"), versus("openinference")
+    ratio_ol, ratio_lf = versus("openllmetry"), versus("logfire")
     if replay:
         fig = "3 peers, parsed chunks replayed"
         return [
@@ -167,6 +212,8 @@ async def _pass(peers: Peers, quick: bool, *, replay: bool) -> list[Row]:
                 Stat.of([v * 1000 / chunks for v in res["sdk@N"]]), "ns"),
             Row(fig, "official (openai-v2) added per chunk", Stat.of(chunk["official"]), "ns"),
             Row(fig, "openinference added per chunk", Stat.of(chunk["openinference"]), "ns"),
+            Row(fig, "openllmetry added per chunk", Stat.of(chunk["openllmetry"]), "ns"),
+            Row(fig, "logfire added per chunk", Stat.of(chunk["logfire"]), "ns"),
             Row(fig, "agent-otel (adapter + wrapper) added per chunk",
                 Stat.of(chunk["agent_otel"]), "ns"),
             Row(fig, "agent-otel wrapper alone (vs untraced adapter) per chunk",
@@ -175,6 +222,10 @@ async def _pass(peers: Peers, quick: bool, *, replay: bool) -> list[Row]:
                 "<= 0.5", ratio.median <= 0.5 if Stat.of(chunk["official"]).median > 0 else None),
             Row(fig, "per chunk: agent-otel (adapter + wrapper) / openinference", ratio_oi, "x",
                 "<= 0.25", ratio_oi.median <= 0.25),
+            Row(fig, "per chunk: agent-otel (adapter + wrapper) / openllmetry", ratio_ol, "x",
+                "<= 0.25", ratio_ol.median <= 0.25),
+            Row(fig, "per chunk: agent-otel (adapter + wrapper) / logfire", ratio_lf, "x",
+                "<= 0.25", ratio_lf.median <= 0.25),
         ]  # fmt: skip
     fig = "3 peers (OpenAI stream)"
     return [
@@ -185,6 +236,8 @@ async def _pass(peers: Peers, quick: bool, *, replay: bool) -> list[Row]:
         Row(fig, "official (openai-v2) added per request (1-chunk stream)",
             Stat.of(per_request("official")), "us"),
         Row(fig, "openinference added per request", Stat.of(per_request("openinference")), "us"),
+        Row(fig, "openllmetry added per request", Stat.of(per_request("openllmetry")), "us"),
+        Row(fig, "logfire added per request", Stat.of(per_request("logfire")), "us"),
         Row(fig, "agent-otel (adapter + wrapper) added per request",
             Stat.of(per_request("agent_otel")), "us"),
         Row(fig, "agent-otel wrapper alone added per request",
@@ -192,6 +245,8 @@ async def _pass(peers: Peers, quick: bool, *, replay: bool) -> list[Row]:
         Row(fig, "official added per chunk (below this run's resolution)",
             Stat.of(chunk["official"]), "ns"),
         Row(fig, "openinference added per chunk", Stat.of(chunk["openinference"]), "ns"),
+        Row(fig, "openllmetry added per chunk", Stat.of(chunk["openllmetry"]), "ns"),
+        Row(fig, "logfire added per chunk", Stat.of(chunk["logfire"]), "ns"),
         Row(fig, "agent-otel (adapter + wrapper) added per chunk", Stat.of(chunk["agent_otel"]),
             "ns"),
         Row(fig, "per chunk: agent-otel / official (end to end)", ratio, "x"),

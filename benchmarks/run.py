@@ -55,6 +55,8 @@ PACKAGES = (
     "opentelemetry-util-genai",
     "openinference-instrumentation-openai",
     "openinference-instrumentation",
+    "opentelemetry-instrumentation-openai",
+    "logfire",
 )
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "latest.md"
 

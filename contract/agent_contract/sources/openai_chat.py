@@ -79,11 +79,11 @@ class ChatCompletionsReader:
                 reasoning = optional_field(delta, "reasoning_content", "reasoning")
                 if reasoning and isinstance(reasoning, str):
                     out = out or []
-                    out.append(ReasoningDelta(text=reasoning))
+                    out.append(ReasoningDelta(reasoning))
                 content = delta.content
                 if content:
                     out = out or []
-                    out.append(TextDelta(text=content))
+                    out.append(TextDelta(content))  # positional: no kwargs dict
                 if delta.tool_calls:
                     self._assemble(delta.tool_calls)
             if choice.finish_reason:
