@@ -198,3 +198,58 @@ async def test_a_tool_kind_whose_equality_raises_is_no_internal_error(
     await run(exported, [StepBoundary(), call, ToolResult(tool_call_id="c1", content="ok")], caplog)
     (tool,) = named(exported, "execute_tool")
     assert (tool.attributes or {}).get("gen_ai.tool.type") == "function"
+
+
+class HostileStr(str):
+    """A name of a ``str`` subclass whose hash and equality raise (a memo key must not hold it)."""
+
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("no eq")
+
+    def __hash__(self) -> int:
+        raise RuntimeError("no hash")
+
+
+async def test_hostile_names_never_enter_the_start_memo(caplog: pytest.LogCaptureFixture) -> None:
+    """A chat or tool span's start is remembered per model, provider and tool name; a name of a
+    ``str`` subclass is checked on every span instead, so its ``__hash__`` never runs."""
+    exported = Exported()
+    model, provider, tool = HostileStr("m"), HostileStr("p"), HostileStr("search")
+    events: list[Any] = []
+    for i in range(2):
+        events += [
+            LLMCallStart(model=model, provider=provider, call_id=f"c{i}"),
+            LLMCallEnd(call_id=f"c{i}"),
+            ToolCall(id=f"t{i}", function=FunctionCall(name=tool, arguments="{}")),
+            ToolResult(tool_call_id=f"t{i}", content="r"),
+        ]
+    await run(exported, events, caplog)
+    chats, tools = named(exported, "chat"), named(exported, "execute_tool")
+    assert [s.name for s in chats] == ["chat m", "chat m"]
+    assert [s.name for s in tools] == ["execute_tool search", "execute_tool search"]
+    for span in chats:
+        assert (span.attributes or {})["gen_ai.provider.name"] == "p"
+
+
+async def test_a_repaired_start_is_repaired_and_counted_on_every_span(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Only a start that needed nothing is remembered: a model or tool name that needs a repair
+    (or holds a secret) is repaired, and counted, on each of its spans, as on the first."""
+    counts = []
+    for calls in (1, 2):
+        exported = Exported()
+        events: list[Any] = []
+        for i in range(calls):
+            events += [
+                LLMCallStart(model=f"m{SURROGATE}", call_id=f"c{i}"),
+                LLMCallEnd(call_id=f"c{i}"),
+                ToolCall(id=f"t{i}", function=FunctionCall(name=f"s{SURROGATE}", arguments="{}")),
+                ToolResult(tool_call_id=f"t{i}", content="r"),
+            ]
+        root = await run(exported, events, caplog)
+        counts.append((root.attributes or {})["agent_otel.anomalies"])
+        assert {s.name for s in named(exported, "chat")} == {"chat m?"}
+        assert {s.name for s in named(exported, "execute_tool")} == {"execute_tool s?"}
+        exported.assert_encodes()
+    assert counts[0] > 0 and counts[1] == 2 * counts[0]

@@ -14,13 +14,13 @@ from opentelemetry.trace import SpanKind
 from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
-from agent_otel._guard import ending, guarded, report
+from agent_otel._guard import guarded, report
 from agent_otel.cost._compute import call_cost
 
-from ._encodable import Count, checked
+from ._encodable import Count, checked, checked_text
 from ._errors import fail_span, record_error
 from ._settings import RunSettings
-from ._span import start_span
+from ._span import known_start, start_span
 from ._usage import Tokens
 from .content._capture import TextBuffer
 from .content._inference_event import inference_details
@@ -29,6 +29,7 @@ from .content._spans import put, put_input
 from .content._tool_definitions import tool_definitions
 
 _NS = 1e-9
+_KEY_TYPES = (str, type(None))  # what a memo key may hold: no hostile __eq__ runs in it
 
 # LLMCallStart.params keys -> request attributes (with the type the registry gives them).
 _PARAMS: dict[str, tuple[str, type]] = {
@@ -147,6 +148,7 @@ class LLMCall:
     __slots__ = (
         "chunks",
         "closing",
+        "count",
         "error_type",
         "finish_reason",
         "first_chunk",
@@ -185,31 +187,40 @@ class LLMCall:
         tools: Any = None,
     ) -> None:
         self.settings = settings
-        attributes: dict[str, AttributeValue] = {
-            A.OPERATION_NAME: A.OP_CHAT,
-            A.PROVIDER_NAME: provider or A.PROVIDER_UNKNOWN,
-        }
-        if model:
-            attributes[A.REQUEST_MODEL] = model
-        self.metric_attributes = attributes.copy()  # no ids: not metric attributes
-        attributes.update(identity)
+        self.count = count
+        scrub = settings.scrub
+        # The name and the attributes of a model and provider: checked once per wrapper.
+        plain = type(model) in _KEY_TYPES and type(provider) in _KEY_TYPES
+        key = (A.OP_CHAT, model, provider)
+        start = settings.starts.get(key) if plain else None
+        if start is None:
+            attributes: dict[str, AttributeValue] = {
+                A.OPERATION_NAME: A.OP_CHAT,
+                A.PROVIDER_NAME: provider or A.PROVIDER_UNKNOWN,
+            }
+            if model:
+                attributes[A.REQUEST_MODEL] = model
+            name = f"{A.OP_CHAT} {model}" if model else A.OP_CHAT
+            start = known_start(
+                settings.starts if plain else None, key, name, attributes, count, scrub
+            )
+        name, attributes = start
+        self.metric_attributes = dict(attributes)  # no ids: not metric attributes
         # Everything known now is a start attribute, where samplers and processors see it.
         request: dict[str, AttributeValue] = {}
-        with guarded("chat span start"):
+        try:
             request = request_attributes(params, settings.conventions)
-        span_attributes = {**attributes, **request}
+        except Exception:
+            report("chat span start")
+        self.stream_declared = A.REQUEST_STREAM in request
         if call_id is not None:
-            span_attributes[A.LLM_CALL_ID] = call_id
+            request[A.LLM_CALL_ID] = call_id
+        request.update(identity)
+        span_attributes = {**attributes, **checked(request, count, scrub)}
         self.span = start_span(
-            settings.tracer,
-            count,
-            f"{A.OP_CHAT} {model}" if model else A.OP_CHAT,
-            parent,
-            SpanKind.CLIENT,
-            span_attributes,
-            now,
-            scrub=settings.scrub,
-        )
+            settings.tracer, count, name, parent, SpanKind.CLIENT, span_attributes, now,
+            scrub=scrub, already_checked=True,
+        )  # fmt: skip
         self.recording = self.span.recording
         self.start = now
         self.response_end: int | None = None
@@ -223,7 +234,6 @@ class LLMCall:
         self.closing: dict[str, AttributeValue] = {}  # the response's, written at the end
         self.finish_reason: str | None = None
         self.error_type: str | None = None
-        self.stream_declared = A.REQUEST_STREAM in request
         self.input: str | None = None  # the captured input messages (JSON), for the event
         self.output_json: str | None = None  # the captured output messages, for the run
         self.logger: Logger | None = None  # set when content events are on
@@ -285,8 +295,8 @@ class LLMCall:
 
     def respond(self, model: Any, finish_reason: Any, response_id: Any) -> None:
         """What ``LLMCallEnd`` tells about the response."""
-        if isinstance(model, str) and model:
-            self.response_model = model
+        if isinstance(model, str) and model:  # checked once, for the span and the metrics
+            self.response_model = checked_text(model, self.count, self.settings.scrub)
         if isinstance(finish_reason, str):
             self.finish_reason = finish_reason
         if isinstance(response_id, str):
@@ -296,11 +306,11 @@ class LLMCall:
         """A ``Usage`` for this call (its model, if the response named none, is the response's:
         on the span even when the usage came after the response ended)."""
         if self.usage is None:
-            self.usage = Tokens(dict(tokens.counts), tokens.cost)
+            self.usage = tokens  # read for this event alone: the call's to keep
         else:
             self.usage.add(tokens)
         if self.response_model is None and isinstance(model, str) and model:
-            self.response_model = model
+            self.response_model = checked_text(model, self.count, self.settings.scrub)
 
     def record_error(self, kind: str, description: str | None, fatal: bool, time: int) -> None:
         """An ``Error`` event inside the call: on the span, and ``error.type`` on its metric."""
@@ -318,9 +328,8 @@ class LLMCall:
         settings = self.settings
         instruments = settings.instruments
         attributes = self.metric_attributes
-        if self.response_model is not None:
+        if self.response_model is not None:  # checked where it came in, as the start's were
             attributes[A.RESPONSE_MODEL] = self.response_model
-        attributes = checked(attributes, scrub=settings.scrub)  # once for every record
         if self.first_chunk is not None:  # the metric's attributes have no error.type
             ttfc = (self.first_chunk - self.start) * _NS
             instruments.time_to_first_chunk.record_checked(ttfc, attributes)
@@ -354,21 +363,24 @@ class LLMCall:
 
         Returns the call's cost (for the step and run totals), None when it has none.
         """
-        cost: float | None = None
-        with ending(self.span, self.response_end, "chat span end"):
-            cost = self._describe_end()
-        return cost  # noqa: RET504 (ending() may swallow an error: then no cost)
+        try:  # whatever raises while describing it, the span ends (then without a cost)
+            return self._describe_end()
+        except Exception:
+            report("chat span end")
+            return None
+        finally:
+            self.span.end(self.response_end)  # never raises
 
     def _describe_end(self) -> float | None:
         settings = self.settings
         usage = self.usage
         cost: float | None = None
         written, self.closing = self.closing, {}
+        if self.response_model is not None:  # checked where it came in
+            written[A.RESPONSE_MODEL] = self.response_model
         told: dict[str, AttributeValue] = {}  # what the events told: checked before the write
         if self.response_id is not None:
             told[A.RESPONSE_ID] = self.response_id
-        if self.response_model is not None:
-            told[A.RESPONSE_MODEL] = self.response_model
         if self.finish_reason is not None:
             told[A.RESPONSE_FINISH_REASONS] = [self.finish_reason]
         try:  # the response's, usage and cost in one write; a failing price costs the cost only
@@ -377,15 +389,15 @@ class LLMCall:
                 if self.response_end is None:  # end_response has not checked them
                     attributes = checked(attributes, scrub=settings.scrub)
                 settings.instruments.record_tokens(
-                    usage.get("input_tokens"),
-                    usage.get("output_tokens"),
+                    usage.counts.get("input_tokens"),
+                    usage.counts.get("output_tokens"),
                     dict(attributes),
                     attributes_checked=True,
                 )
                 told.update(usage.semconv_attributes(settings.conventions))
                 cost = self._cost(usage, told)
         finally:
-            written.update(self.span.checked(told))
+            written.update(checked(told, self.count, settings.scrub))
             self.span.set_checked(written)
         capture = settings.capture
         if capture is not None and self.output is not None and self.reasoning is not None:

@@ -177,6 +177,14 @@ def checked(
     return clean_attributes(attributes, count)
 
 
+def checked_text(text: str, count: Count = uncounted, scrub: Scrub | None = None) -> str:
+    """One string as :func:`checked` writes it: scrubbed (when ``scrub``), then encodable; a
+    string checked where it comes in (a span name, the response's model) is checked once."""
+    if scrub is not None:
+        text = scrub.text(text)
+    return clean_text(text, count)
+
+
 def _repaired_after_scrub(
     attributes: Mapping[str, Any], done: str, fixed: str, count: Count, scrub: Scrub | None
 ) -> Any:

@@ -60,7 +60,7 @@ from opentelemetry.context.context import Context
 
 from agent_otel import _clock
 from agent_otel._guard import guarded
-from agent_otel.standdown._context import stand_down
+from agent_otel.standdown._context import chat_context, suppressed
 from agent_otel.standdown._openai_v2 import guard_openai_v2
 
 from ._chat import LLMCall
@@ -105,6 +105,7 @@ class RunRecorder:
         "_step",
         "_step_errors",
         "_step_index",
+        "_suppressing",
         "_text_fast",
         "_tool_failed",
         "_tools",
@@ -159,6 +160,7 @@ class RunRecorder:
         self._quiet: list[tuple[type, Handler]] = []
         self._inner: Owner = self.run
         self.context: Context = self.run.context
+        self._suppressing: Context | None = None  # the run's parent, providers standing down
 
     # --- small helpers -----------------------------------------------------------------------
     def anomaly(self, kind: str) -> None:
@@ -191,22 +193,21 @@ class RunRecorder:
             self._wake()
         inner: Owner
         if self._calls:
-            call = next(reversed(self._calls.values()))
-            self.current_call = inner = call
+            self.current_call = inner = next(reversed(self._calls.values()))
         else:
             self.current_call = None
-            if len(self._tools) == 1:
-                inner = next(iter(self._tools.values()))
-            else:
-                inner = self._step or self.run
+            tools = self._tools
+            inner = next(iter(tools.values())) if len(tools) == 1 else self._step or self.run
         if inner is not self._inner:
             self._inner = inner
             if isinstance(inner, (Run, Step)):
                 self.context = inner.context
+            elif self.current_call is not None and self.s.stand_down_providers:
+                if self._suppressing is None:
+                    self._suppressing = suppressed(self.run.parent)
+                self.context = chat_context(self._suppressing, inner.span.raw)
             else:
                 self.context = trace.set_span_in_context(inner.span.raw, self.run.parent)
-                if self.current_call is not None and self.s.stand_down_providers:
-                    self.context = stand_down(self.context, inner.span.raw)
 
     # --- text ----------------------------------------------------------------------------------
     def text_delta(self, event: Any) -> None:
@@ -290,8 +291,10 @@ class RunRecorder:
     ) -> None:
         """``request`` is the event: its ``messages`` are read only when content is captured
         (an adapter may build them from the framework's request only when they are read)."""
-        self._new_work()
-        self.ensure_step()
+        if self.terminal:
+            self._new_work()
+        if self._step is None:
+            self.ensure_step()
         if self._asking is not None:  # a new request: the last one's tool calls are told
             self._release()
         self.scopes.new_turn()
@@ -367,8 +370,7 @@ class RunRecorder:
             self._end_call(call)
 
     def usage(self, tokens: Tokens, model: Any) -> None:
-        self.run.usage.add(tokens)
-        self._segment_usage.add(tokens)
+        self._segment_usage.add(tokens)  # the run's total: its segments', when each ends
         call = self.current_call
         late = call is None
         if call is None and self._pending:
@@ -386,8 +388,10 @@ class RunRecorder:
 
     # --- tools ---------------------------------------------------------------------------------
     def tool_call(self, call_id: Any, name: Any, arguments: Any, raw: Any) -> None:
-        self._new_work()
-        self.ensure_step()
+        if self.terminal:
+            self._new_work()
+        if self._step is None:
+            self.ensure_step()
         self.run.tool_calls += 1
         now = self.now()
         call_id = id_text(call_id, self.anomaly)
@@ -397,17 +401,16 @@ class RunRecorder:
             key = self._key()
         else:
             key = call_id
-            with self.scopes.lock:
-                old = self._tools.pop(key, None)
-            if old is not None:
+            if key in self._tools:  # only the recorder changes _tools: read without the lock
+                with self.scopes.lock:
+                    old = self._tools.pop(key)
                 self.anomaly("duplicate_tool_call_id")
                 old.end(now, incomplete=True)
         with self.scopes.lock:  # a tool body may be opening this call's span early (._scope)
             tool = self.scopes.adopt(call_id, name, arguments)
             if tool is None:
-                tool = ToolCall(
-                    self.s, self.anomaly, self._parent(), self.run.identity, call_id, name, now
-                )
+                parent = self._step.context if self._step is not None else self.run.context
+                tool = ToolCall(self.s, self.anomaly, parent, self.run.identity, call_id, name, now)
             else:
                 tool.adopt(call_id, name)
             tool.arguments = arguments
@@ -418,7 +421,8 @@ class RunRecorder:
         if asker is not None:
             asker.add_tool_call(raw)
         self._refresh()
-        tool.capture_arguments(arguments, self.anomaly)
+        if self.s.capture is not None:
+            tool.capture_arguments(arguments, self.anomaly)
         tool.kind(getattr(raw, "type", None))
 
     def tool_result(
@@ -427,17 +431,19 @@ class RunRecorder:
         """A call's result; ``is_error`` (or an ``error_type``, the failure's class as an
         adapter knows it) makes it a failure, whose ``error.type`` is that class, else
         ``tool_error``."""
-        self._new_work()
+        if self.terminal:
+            self._new_work()
         now = self.now()
         call_id = id_text(call_id, self.anomaly)
-        with self.scopes.lock:
+        scopes = self.scopes
+        with scopes.lock:
             tool = self._tools.pop(call_id, None) if call_id is not None else None
             if tool is None and call_id is None and len(self._tools) == 1:
                 self.anomaly("missing_tool_call_id")
                 tool = self._tools.pop(next(iter(self._tools)))
             if tool is None:  # its body opened it, and no ToolCall event ever came
-                tool = self.scopes.take(call_id)
-            self.scopes.ended(call_id)
+                tool = scopes.take(call_id)
+            scopes.ended(call_id)
         incomplete = tool is None
         if tool is None:
             self.anomaly("tool_result_without_call")
@@ -499,9 +505,11 @@ class RunRecorder:
         self._refresh()
 
     def _take_segment(self) -> tuple[Tokens, float | None]:
-        """The ending segment's usage and cost; the next segment starts from nothing."""
+        """The ending segment's usage (now in the run's total) and cost; the next segment
+        starts from nothing."""
         usage, cost = self._segment_usage, self._segment_cost
         self._segment_usage, self._segment_cost = Tokens(), None
+        self.run.usage.add(usage)
         return usage, cost
 
     def _end_held_step(self) -> None:

@@ -20,7 +20,7 @@ from agent_otel._guard import ending
 from agent_otel.identity._identity import identity_of, make_identity, with_identity
 
 from ._costs import cost_attributes, plus
-from ._encodable import id_text
+from ._encodable import checked, id_text
 from ._errors import fail_span, mark_error, record_error
 from ._settings import RunSettings
 from ._span import start_span
@@ -318,8 +318,9 @@ class Run:
             instruments.agent_duration.record((now - self.start) * _NS, attributes)
             # the calls per run: the conventions list only the agent's name on these
             calls = {A.AGENT_NAME: attributes[A.AGENT_NAME]} if A.AGENT_NAME in attributes else {}
-            instruments.inference_calls.record(self.inference_calls, calls)
-            instruments.tool_calls.record(self.tool_calls, calls)
+            calls = checked(calls, scrub=self.settings.scrub)  # once for both records
+            instruments.inference_calls.record_checked(self.inference_calls, calls)
+            instruments.tool_calls.record_checked(self.tool_calls, calls)
 
     def _describe_end(self, end_reason: str, provider: str) -> None:
         out: dict[str, AttributeValue] = {}  # one write (figure 2)

@@ -31,6 +31,7 @@ class RunSettings:
     string the run writes (None: scrubbing off; see :mod:`agent_otel.scrubbing`).
     ``conventions``: the names the run writes where the head renamed v1.41.1's.
     ``pending_interval``: seconds between snapshots of the run's open spans (None: none).
+    ``starts``: the span starts this wrapper's runs checked once (``_span.known_start``).
     """
 
     tracer: Tracer
@@ -55,6 +56,7 @@ class RunSettings:
     scrub: Scrub | None = None
     conventions: A.Conventions = A.V1_41
     pending_interval: float | None = None
+    starts: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def for_run(self) -> RunSettings:
         """The settings of one run: these, with the run's own content accounts when its

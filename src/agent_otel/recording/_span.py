@@ -30,6 +30,7 @@ from ._encodable import (
     Count,
     bounded_text,
     checked,
+    checked_text,
     clean_text,
     clean_value,
     uncounted,
@@ -136,15 +137,10 @@ class GuardedSpan(Span):
         except Exception:
             report("span set_attributes")
 
-    def checked(self, attributes: Mapping[str, Any]) -> Any:
-        """``attributes`` as this span's writes take them: scrubbed and encodable, repairs
-        counted (for :meth:`set_checked`)."""
-        return checked(attributes, self._count, self.scrub)
-
     def set_checked(self, attributes: Mapping[str, Any]) -> None:
-        """:meth:`set_attributes` without the checks, for what :meth:`checked` returned and
-        numbers and flags of our own: a chat span's last write checks only what the events
-        told (figure 2)."""
+        """:meth:`set_attributes` without the checks, for what :func:`checked` returned (with
+        this span's count and scrub) and numbers and flags of our own: a chat span's last
+        write checks only what the events told (figure 2)."""
         if self.recording and attributes:
             try:
                 self.raw.set_attributes(attributes)
@@ -228,6 +224,32 @@ class GuardedSpan(Span):
         return f"GuardedSpan({self.raw!r})"
 
 
+MAX_STARTS = 256
+"""The most span starts a wrapper remembers (:func:`known_start`)."""
+
+
+def known_start(
+    starts: dict[Any, tuple[str, dict[str, AttributeValue]]] | None,
+    key: Any,
+    name: str,
+    attributes: dict[str, AttributeValue],
+    count: Count,
+    scrub: Scrub | None,
+) -> tuple[str, dict[str, AttributeValue]]:
+    """``name`` and ``attributes`` checked; remembered in ``starts`` under ``key`` when both
+    came out as they went in (nothing scrubbed, repaired or counted: a start that needed a
+    repair is checked, and counted, on every span). Figure 2: a chat or tool span's name and
+    the attributes of its model, provider or tool are checked once per wrapper, not per call.
+    ``key`` holds only exact ``str`` values and ``None``: no hostile ``__eq__`` runs in it."""
+    clean_name = checked_text(name, count, scrub)
+    clean = checked(attributes, count, scrub)
+    if starts is not None and clean_name is name and clean is attributes:
+        if len(starts) >= MAX_STARTS:
+            starts.clear()
+        starts[key] = (name, attributes)
+    return clean_name, clean
+
+
 def start_span(
     tracer: Tracer,
     count: Count,
@@ -238,19 +260,17 @@ def start_span(
     start_time: int,
     links: Sequence[Link] = (),
     scrub: Scrub | None = None,
-    attributes_checked: bool = False,
+    already_checked: bool = False,
 ) -> GuardedSpan:
     """Start a span of the run: scrubbed, encodable name and attributes (what samplers and
-    processors see at start; ``attributes_checked``: :func:`checked` returned them already);
-    a failing tracer: a no-op span."""
+    processors see at start; ``already_checked``: :func:`checked_text` and :func:`checked`
+    returned them); a failing tracer: a no-op span."""
     try:
-        if scrub is not None:
-            name = scrub.text(name)
         raw = tracer.start_span(
-            clean_text(name, count),
+            name if already_checked else checked_text(name, count, scrub),
             context,
             kind,
-            attributes if attributes_checked else checked(attributes, count, scrub),
+            attributes if already_checked else checked(attributes, count, scrub),
             links or None,
             start_time=start_time,
         )

@@ -17,10 +17,10 @@ from agent_otel import _attributes as A
 from agent_otel._guard import ending, guarded
 
 from ._costs import cost_attributes, plus
-from ._encodable import Count, in_range
+from ._encodable import Count, checked, in_range
 from ._errors import fail_span, record_error
 from ._settings import RunSettings
-from ._span import start_span
+from ._span import known_start, start_span
 from ._usage import Tokens
 
 
@@ -60,16 +60,22 @@ class Step:
         start: int,
     ) -> None:
         self.settings = settings
+        scrub = settings.scrub
+        key = (A.STEP_SPAN_NAME, index)  # the recorder's own count: an int
+        known = settings.starts.get(key)
+        if known is None:
+            attributes: dict[str, AttributeValue] = {
+                A.STEP_INDEX: index,
+                A.OI_SPAN_KIND: A.OI_KIND_CHAIN,
+            }
+            name = f"{A.STEP_SPAN_NAME} {index}"
+            known = known_start(settings.starts, key, name, attributes, count, scrub)
+        name, attributes = known
         self.span = start_span(
-            settings.tracer,
-            count,
-            f"{A.STEP_SPAN_NAME} {index}",
-            run,
-            SpanKind.INTERNAL,
-            {A.STEP_INDEX: index, A.OI_SPAN_KIND: A.OI_KIND_CHAIN, **identity},
-            start,
-            scrub=settings.scrub,
-        )
+            settings.tracer, count, name, run, SpanKind.INTERNAL,
+            {**attributes, **checked(identity, count, scrub)}, start, scrub=scrub,
+            already_checked=True,
+        )  # fmt: skip
         self.context = trace.set_span_in_context(self.span.raw, parent)
         self.usage = Tokens()
         self.cost: float | None = None

@@ -14,12 +14,12 @@ from opentelemetry.trace import SpanKind
 from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
-from agent_otel._guard import ending
+from agent_otel._guard import report
 
 from ._encodable import Count, checked
 from ._errors import fail_span, mark_error, record_error, report_failure
 from ._settings import RunSettings
-from ._span import start_span
+from ._span import known_start, start_span
 from .content._messages import parse_arguments
 from .content._spans import put
 
@@ -97,26 +97,33 @@ class ToolCall:
         self.raised = False
         self.mcp = False  # it runs on an MCP server (on_mcp_server)
         name = name if isinstance(name, str) and name else "unknown"
-        attributes: dict[str, AttributeValue] = {
-            A.OPERATION_NAME: A.OP_EXECUTE_TOOL,
-            A.TOOL_NAME: name,
-            A.TOOL_TYPE: A.TOOL_TYPE_FUNCTION,
-        }
+        scrub = settings.scrub
+        # The name and the attributes of a tool: checked once per wrapper.
+        plain = type(name) is str
+        key = (A.OP_EXECUTE_TOOL, name)
+        start = settings.starts.get(key) if plain else None
+        if start is None:
+            attributes: dict[str, AttributeValue] = {
+                A.OPERATION_NAME: A.OP_EXECUTE_TOOL,
+                A.TOOL_NAME: name,
+                A.TOOL_TYPE: A.TOOL_TYPE_FUNCTION,
+            }
+            start = known_start(
+                settings.starts if plain else None,
+                key,
+                f"{A.OP_EXECUTE_TOOL} {name}",
+                attributes,
+                count,
+                scrub,
+            )
+        span_name, attributes = start
+        extra: dict[str, AttributeValue] = dict(identity)
         if call_id is not None:
-            attributes[A.TOOL_CALL_ID] = call_id
-        attributes.update(identity)
-        attributes = checked(attributes, count, settings.scrub)
+            extra[A.TOOL_CALL_ID] = call_id
         self.span = start_span(
-            settings.tracer,
-            count,
-            f"{A.OP_EXECUTE_TOOL} {name}",
-            parent,
-            SpanKind.INTERNAL,
-            attributes,
-            now,
-            scrub=settings.scrub,
-            attributes_checked=True,
-        )
+            settings.tracer, count, span_name, parent, SpanKind.INTERNAL,
+            {**attributes, **checked(extra, count, scrub)}, now, scrub=scrub, already_checked=True,
+        )  # fmt: skip
         self.start = now
         self.name = name
         self.call_id = call_id
@@ -211,7 +218,7 @@ class ToolCall:
 
     def end(self, now: int, *, error_type: str | None = None, incomplete: bool = False) -> None:
         """End the span at ``now``; ``error_type``: it failed (also on its metric)."""
-        with ending(self.span, now, "tool span end"):
+        try:  # whatever raises while describing it, the span ends
             if error_type is not None:
                 self.metric_attributes[A.ERROR_TYPE] = error_type
                 mark_error(self.span, error_type, self.error_text)
@@ -224,6 +231,10 @@ class ToolCall:
                 duration.record((now - self.start) * _NS, self.metric_attributes)
             else:
                 duration.record_checked((now - self.start) * _NS, self.metric_attributes)
+        except Exception:
+            report("tool span end")
+        finally:
+            self.span.end(now)  # never raises
 
 
 # What a tool call's ``type`` (an OpenAI-style ``ToolCall.type``, a Responses API output item

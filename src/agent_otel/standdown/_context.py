@@ -25,6 +25,7 @@ import sys
 from types import FrameType
 
 from opentelemetry import context as otel_context
+from opentelemetry import trace
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY
 from opentelemetry.context.context import Context
 from opentelemetry.trace import Span
@@ -85,6 +86,21 @@ def stand_down(context: Context, span: Span) -> Context:
     return otel_context.set_value(INFERENCE_SPAN, span, _providers_stand_down(context))
 
 
+def suppressed(context: Context) -> Context:
+    """``context`` with the two suppression keys set, for :func:`chat_context`: a run builds
+    it once, not once per call (figure 2: two context copies per call)."""
+    context = otel_context.set_value(_SUPPRESS_INSTRUMENTATION_KEY, PROVIDERS_ONLY, context)
+    return otel_context.set_value(LANGUAGE_MODEL_KEY, True, context)
+
+
+def chat_context(suppressing: Context, span: Span) -> Context:
+    """``span`` (our chat span) current over ``suppressing`` (:func:`suppressed`), covering the
+    model call: what :func:`stand_down` over ``span``'s context gives (util-genai's key is
+    made per call, as its handler expects a fresh one)."""
+    context = covered(trace.set_span_in_context(span, suppressing))
+    return otel_context.set_value(INFERENCE_SPAN, span, context)
+
+
 def cover(context: Context) -> Context:
     """``context`` where the model calls a framework starts are covered by our chat spans,
     though none is current yet: providers stand down (:data:`COVERED`)."""
@@ -92,9 +108,7 @@ def cover(context: Context) -> Context:
 
 
 def _providers_stand_down(context: Context) -> Context:
-    context = otel_context.set_value(_SUPPRESS_INSTRUMENTATION_KEY, PROVIDERS_ONLY, context)
-    context = otel_context.set_value(LANGUAGE_MODEL_KEY, True, context)
-    return covered(context)
+    return covered(suppressed(context))
 
 
 def inference_span(context: Context | None = None) -> Span | None:
