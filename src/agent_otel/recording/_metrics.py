@@ -24,7 +24,7 @@ from agent_otel._guard import report
 from agent_otel._version import __version__
 from agent_otel.scrubbing import Scrub, Scrubber
 
-from ._encodable import checked, in_range
+from ._encodable import INT64_MAX, INT64_MIN, checked
 
 
 class GuardedHistogram(Histogram):
@@ -43,7 +43,7 @@ class GuardedHistogram(Histogram):
     def record(
         self, amount: float, attributes: Attributes = None, context: Context | None = None
     ) -> None:
-        if type(amount) is int and not in_range(amount):
+        if type(amount) is int and not INT64_MIN <= amount <= INT64_MAX:
             return  # the OTLP encoder would reject the batch (through exemplars too)
         try:
             self._histogram.record(amount, checked(attributes, scrub=self.scrub))
@@ -53,7 +53,7 @@ class GuardedHistogram(Histogram):
     def record_checked(self, amount: float, attributes: Attributes) -> None:
         """:meth:`record` for ``attributes`` that :func:`~._encodable.checked` returned (with
         this histogram's scrub): one check serves a call's several records (figure 2)."""
-        if type(amount) is int and not in_range(amount):
+        if type(amount) is int and not INT64_MIN <= amount <= INT64_MAX:
             return
         try:
             self._histogram.record(amount, attributes)
