@@ -166,10 +166,10 @@ class RunRecorder:
     def anomaly(self, kind: str) -> None:
         self.run.anomaly(kind)
 
-    def _new_work(self) -> None:
-        """New work arrived: after a terminal event it counts as an anomaly."""
-        if self.terminal:
-            self.run.anomaly("event_after_terminal")
+    def _after_terminal(self) -> None:
+        """New work arrived after a terminal event: an anomaly (callers test :attr:`terminal`
+        first, a Python call less on every event's path)."""
+        self.run.anomaly("event_after_terminal")
 
     def mark_terminal(self) -> None:
         """A terminal event was seen: what follows is counted as an anomaly."""
@@ -256,7 +256,8 @@ class RunRecorder:
 
     def chunk(self, text: Any, visible: bool) -> None:
         """A text or reasoning delta, in full: timing, first text, captured content."""
-        self._new_work()
+        if self.terminal:
+            self._after_terminal()
         if self._step is None and self.s.step_spans:
             self.ensure_step()
         call = self.current_call
@@ -292,7 +293,7 @@ class RunRecorder:
         """``request`` is the event: its ``messages`` are read only when content is captured
         (an adapter may build them from the framework's request only when they are read)."""
         if self.terminal:
-            self._new_work()
+            self._after_terminal()
         if self._step is None:
             self.ensure_step()
         if self._asking is not None:  # a new request: the last one's tool calls are told
@@ -389,7 +390,7 @@ class RunRecorder:
     # --- tools ---------------------------------------------------------------------------------
     def tool_call(self, call_id: Any, name: Any, arguments: Any, raw: Any) -> None:
         if self.terminal:
-            self._new_work()
+            self._after_terminal()
         if self._step is None:
             self.ensure_step()
         self.run.tool_calls += 1
@@ -432,7 +433,7 @@ class RunRecorder:
         adapter knows it) makes it a failure, whose ``error.type`` is that class, else
         ``tool_error``."""
         if self.terminal:
-            self._new_work()
+            self._after_terminal()
         now = self.now()
         call_id = id_text(call_id, self.anomaly)
         scopes = self.scopes
@@ -545,7 +546,8 @@ class RunRecorder:
 
     def final(self, output_type: str, value: Any) -> None:
         """A terminal answer (``MessageFinal`` / ``StructuredFinal``)."""
-        self._new_work()
+        if self.terminal:
+            self._after_terminal()
         self.mark_terminal()
         self.run.final(output_type, value)
 

@@ -70,6 +70,8 @@ class Tokens:
         counts = {}
         for name in FIELDS:
             value = getattr(event, name, None)
+            if value is None:  # most fields: not reported
+                continue
             if type(value) is int and value >= 0:
                 if value <= INT64_MAX:
                     counts[name] = value
