@@ -568,6 +568,8 @@ class RunRecorder:
 
         They are cut short, not failed: only the span the run failed in is marked (``fail``),
         so a UI points at it, not at its siblings."""
+        if not self._calls and not self._tools:  # the usual end: nothing open, nothing moves
+            return
         calls, self._calls = list(self._calls.values()), {}
         for call in reversed(calls):
             with guarded("run finish"):
