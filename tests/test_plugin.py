@@ -79,10 +79,15 @@ def test_a_bystanding_pytest_run_loads_the_plugin_but_not_the_sdk(tmp_path: Path
         "    assert 'agent_otel.testing.plugin' in sys.modules  # the plugin is active\n"
         "    heavy = [m for m in sys.modules if m.startswith(" + repr(HEAVY) + ")]\n"
         "    assert heavy == []\n",
-        # langsmith (a LangGraph dependency, extra ``langgraph``) has a pytest plugin of its
-        # own that imports the OTel SDK: not ours to measure here.
+        # langsmith (a LangGraph dependency, extra ``langgraph``) and Logfire (figure 3's peer,
+        # extra ``bench``) have pytest plugins of their own that import the OTel SDK: not ours
+        # to measure here.
         "-p",
         "no:langsmith_plugin",
+        "-p",
+        "no:logfire",
+        "-p",
+        "no:pytest_logfire",
     )
     assert done.returncode == 0, done.stdout + done.stderr
 
