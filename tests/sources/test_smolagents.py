@@ -34,15 +34,24 @@ def _final(answer: str) -> list[dict[str, Any]]:
 
 
 def _agent() -> Any:
-    pytest.importorskip("smolagents")
     import httpx2 as httpx
-    from smolagents import OpenAIModel, ToolCallingAgent, tool
 
     bodies = iter([sse(_recorded.chat(tools=True), done=True), sse(_final("Sunny."), done=True)])
 
     def respond(request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, headers={"content-type": "text/event-stream"},
                               content=next(bodies))  # fmt: skip
+
+    return _over_mock(respond, "ToolCallingAgent", stream=True)
+
+
+def _over_mock(respond: Any, kind: str, *, stream: bool) -> Any:
+    """A smolagents ``kind`` agent with the ``weather`` tool, its ``OpenAIModel`` answered by
+    ``respond`` over the OpenAI SDK's mock transport."""
+    pytest.importorskip("smolagents")
+    import httpx2 as httpx
+    import smolagents
+    from smolagents import OpenAIModel, tool
 
     @tool
     def weather(city: str) -> str:
@@ -57,7 +66,8 @@ def _agent() -> Any:
               "max_retries": 0}  # fmt: skip
     model = OpenAIModel("gpt-4o-mini", api_key="offline", api_base="http://mock.invalid/v1",
                         client_kwargs=client)  # fmt: skip
-    return ToolCallingAgent(tools=[weather], model=model, verbosity_level=0, stream_outputs=True)
+    build = getattr(smolagents, kind)
+    return build(tools=[weather], model=model, verbosity_level=0, stream_outputs=stream)
 
 
 async def test_streamed_outputs_are_text_deltas_and_usage_comes_once_per_call(
@@ -141,8 +151,6 @@ def _scripted(kind: str, stream: bool) -> Any:
     ``stream``), over the OpenAI SDK's mock transport."""
     pytest.importorskip("smolagents")
     import httpx2 as httpx
-    import smolagents
-    from smolagents import OpenAIModel, tool
 
     script = iter(enumerate(_TOOLING if kind == "ToolCallingAgent" else _CODE))
 
@@ -150,21 +158,7 @@ def _scripted(kind: str, stream: bool) -> Any:
         turn, (text, calls) = next(script)
         return _reply(turn, text, calls, json.loads(request.content).get("stream", False))  # type: ignore[no-any-return]
 
-    @tool
-    def weather(city: str) -> str:
-        """Current weather of a city.
-
-        Args:
-            city: the city.
-        """
-        return f"sunny in {city}"
-
-    client = {"http_client": httpx.Client(transport=httpx.MockTransport(respond)),
-              "max_retries": 0}  # fmt: skip
-    model = OpenAIModel("gpt-4o-mini", api_key="offline", api_base="http://mock.invalid/v1",
-                        client_kwargs=client)  # fmt: skip
-    build = getattr(smolagents, kind)
-    return build(tools=[weather], model=model, verbosity_level=0, stream_outputs=stream)
+    return _over_mock(respond, kind, stream=stream)
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["generate", "stream"])
