@@ -361,6 +361,33 @@ async def test_lookalikes_with_only_some_fields_still_trace() -> None:
     assert "agent_otel.incomplete" not in chat["attributes"]
 
 
+async def test_lookalikes_lacking_some_contract_fields_read_the_rest_as_given() -> None:
+    """A handler reads the contract's fields of an event in one go (figure 2); a class lacking
+    one of them is read field by field, the missing ones as None, the rest as given. A field
+    beyond the contract (an adapter's ``error_type`` on a tool result) is read from any class."""
+    ns = SimpleNamespace(
+        LLMCallStart=type("LLMCallStart", (), {"model": "m", "call_id": "c"}),
+        LLMCallEnd=type("LLMCallEnd", (), {"call_id": "c", "finish_reason": "stop"}),
+        Usage=type("Usage", (), {"input_tokens": 3, "reasoning_tokens": 1}),
+        ToolCall=type("ToolCall", (), {"id": "t1", "function": SimpleNamespace(name="find")}),
+        ToolResult=type(
+            "ToolResult", (), {"tool_call_id": "t1", "is_error": True, "error_type": "Timeout"}
+        ),
+    )
+    events = [ns.LLMCallStart(), ns.LLMCallEnd(), ns.Usage(), ns.ToolCall(), ns.ToolResult()]
+    nodes = flatten(await traced_tree(events))
+    chat = next(n for n in nodes if n["name"] == "chat m")
+    assert chat["attributes"]["gen_ai.response.finish_reasons"] == ["stop"]
+    assert chat["attributes"]["gen_ai.usage.input_tokens"] == 3
+    assert chat["attributes"]["gen_ai.usage.reasoning.output_tokens"] == 1
+    assert "gen_ai.usage.output_tokens" not in chat["attributes"]
+    tool = next(n for n in nodes if n["name"] == "execute_tool find")
+    assert tool["attributes"]["gen_ai.tool.call.id"] == "t1"
+    assert tool["attributes"]["error.type"] == "Timeout"
+    assert tool["attributes"]["agent_otel.tool.is_error"] is True
+    assert "agent_otel.incomplete" not in tool["attributes"]
+
+
 # --- look-alikes: recognised by ``type`` ---------------------------------------------------------
 
 
