@@ -330,13 +330,16 @@ class LLMCall:
         attributes = self.metric_attributes
         if self.response_model is not None:  # checked where it came in, as the start's were
             attributes[A.RESPONSE_MODEL] = self.response_model
-        if self.first_chunk is not None:  # the metric's attributes have no error.type
-            ttfc = (self.first_chunk - self.start) * _NS
-            instruments.time_to_first_chunk.record_checked(ttfc, attributes)
-        if self.error_type is not None:
-            attributes[A.ERROR_TYPE] = self.error_type
-            attributes = checked(attributes, scrub=settings.scrub)
-        instruments.operation_duration.record_checked((now - self.start) * _NS, attributes)
+        try:  # both records checked once (the start's attributes), under one guard
+            if self.first_chunk is not None:  # the metric's attributes have no error.type
+                ttfc = (self.first_chunk - self.start) * _NS
+                instruments.time_to_first_chunk.histogram.record(ttfc, attributes)
+            if self.error_type is not None:
+                attributes[A.ERROR_TYPE] = self.error_type
+                attributes = checked(attributes, scrub=settings.scrub)
+            instruments.operation_duration.histogram.record((now - self.start) * _NS, attributes)
+        except Exception:
+            report("metric record")
         self.metric_attributes = attributes
         if not self.recording:
             return

@@ -33,12 +33,15 @@ class GuardedHistogram(Histogram):
     are counted where they are written on spans), its attributes scrubbed when ``scrub``."""
 
     def __init__(self, histogram: Histogram, scrub: Scrub | None = None) -> None:
-        self._histogram = histogram
+        # The SDK's instrument: recorded into directly, inside their own guard, by the span
+        # owners' endings with attributes :func:`~._encodable.checked` returned (one guard
+        # and one check for a span's several records: figure 2).
+        self.histogram = histogram
         self.scrub = scrub
 
     def scrubbed(self, scrub: Scrub) -> GuardedHistogram:
         """The same histogram, its attributes scrubbed by ``scrub``."""
-        return GuardedHistogram(self._histogram, scrub)
+        return GuardedHistogram(self.histogram, scrub)
 
     def record(
         self, amount: float, attributes: Attributes = None, context: Context | None = None
@@ -46,17 +49,7 @@ class GuardedHistogram(Histogram):
         if type(amount) is int and not INT64_MIN <= amount <= INT64_MAX:
             return  # the OTLP encoder would reject the batch (through exemplars too)
         try:
-            self._histogram.record(amount, checked(attributes, scrub=self.scrub))
-        except Exception:
-            report("metric record")
-
-    def record_checked(self, amount: float, attributes: Attributes) -> None:
-        """:meth:`record` for ``attributes`` that :func:`~._encodable.checked` returned (with
-        this histogram's scrub): one check serves a call's several records (figure 2)."""
-        if type(amount) is int and not INT64_MIN <= amount <= INT64_MAX:
-            return
-        try:
-            self._histogram.record(amount, attributes)
+            self.histogram.record(amount, checked(attributes, scrub=self.scrub))
         except Exception:
             report("metric record")
 
@@ -129,22 +122,30 @@ class Instruments:
         ``gen_ai.token.type`` (v1.41.1), or one histogram per direction (head).
         ``attributes`` is the caller's copy (the token type is written into it);
         ``attributes_checked``: :func:`~._encodable.checked` returned them (the token type is
-        ours)."""
+        ours): both records go straight to the SDK, under one guard. The counts are
+        :class:`~._usage.Tokens`' sums: non-negative integers, over 64 bits only as sums."""
         typed = self.conventions.token_type
+        if attributes_checked:
+            try:
+                if input_tokens is not None and input_tokens <= INT64_MAX:
+                    if typed:
+                        attributes[A.TOKEN_TYPE] = A.TOKEN_TYPE_INPUT
+                    self.input_tokens.histogram.record(input_tokens, attributes)
+                if output_tokens is not None and output_tokens <= INT64_MAX:
+                    if typed:
+                        attributes[A.TOKEN_TYPE] = A.TOKEN_TYPE_OUTPUT
+                    self.output_tokens.histogram.record(output_tokens, attributes)
+            except Exception:
+                report("metric record")
+            return
         if input_tokens is not None:
             if typed:
                 attributes[A.TOKEN_TYPE] = A.TOKEN_TYPE_INPUT
-            if attributes_checked:
-                self.input_tokens.record_checked(input_tokens, attributes)
-            else:
-                self.input_tokens.record(input_tokens, attributes)
+            self.input_tokens.record(input_tokens, attributes)
         if output_tokens is not None:
             if typed:
                 attributes[A.TOKEN_TYPE] = A.TOKEN_TYPE_OUTPUT
-            if attributes_checked:
-                self.output_tokens.record_checked(output_tokens, attributes)
-            else:
-                self.output_tokens.record(output_tokens, attributes)
+            self.output_tokens.record(output_tokens, attributes)
 
     @classmethod
     def create(

@@ -200,7 +200,7 @@ class RunRecorder:
             inner = next(iter(tools.values())) if len(tools) == 1 else self._step or self.run
         if inner is not self._inner:
             self._inner = inner
-            if isinstance(inner, (Run, Step)):
+            if inner is self.run or inner is self._step:
                 self.context = inner.context
             elif self.current_call is not None and self.s.stand_down_providers:
                 if self._suppressing is None:
@@ -302,7 +302,8 @@ class RunRecorder:
         if self.s.stand_down_providers:
             guard_openai_v2()
         now = self.now()
-        call_id = id_text(call_id, self.anomaly)
+        if call_id is not None and type(call_id) is not str:  # else already its text
+            call_id = id_text(call_id, self.anomaly)
         key: object = call_id if call_id is not None else self._key()
         old = self._calls.pop(key, None)
         if old is not None:
@@ -328,7 +329,8 @@ class RunRecorder:
                         self.run.input(encoded)
 
     def llm_end(self, model: Any, call_id: Any, finish_reason: Any, response_id: Any) -> None:
-        call_id = id_text(call_id, self.anomaly)
+        if call_id is not None and type(call_id) is not str:  # else already its text
+            call_id = id_text(call_id, self.anomaly)
         if call_id is not None:
             call = self._calls.pop(call_id, None)
         elif self._calls:
@@ -395,7 +397,8 @@ class RunRecorder:
             self.ensure_step()
         self.run.tool_calls += 1
         now = self.now()
-        call_id = id_text(call_id, self.anomaly)
+        if call_id is not None and type(call_id) is not str:  # else already its text
+            call_id = id_text(call_id, self.anomaly)
         key: object
         if call_id is None:
             self.anomaly("missing_tool_call_id")
@@ -408,12 +411,15 @@ class RunRecorder:
                 self.anomaly("duplicate_tool_call_id")
                 old.end(now, incomplete=True)
         with self.scopes.lock:  # a tool body may be opening this call's span early (._scope)
-            tool = self.scopes.adopt(call_id, name, arguments)
+            tool = self.scopes.adopt(call_id, name, arguments) if self.scopes.early else None
+            kind = getattr(raw, "type", None)
             if tool is None:
                 parent = self._step.context if self._step is not None else self.run.context
-                tool = ToolCall(self.s, self.anomaly, parent, self.run.identity, call_id, name, now)
+                tool = ToolCall(
+                    self.s, self.anomaly, parent, self.run.identity, call_id, name, now, kind
+                )
             else:
-                tool.adopt(call_id, name)
+                tool.adopt(call_id, name, kind)
             tool.arguments = arguments
             self._tools[key] = tool  # tracked before anything else can fail
         asker = self.current_call
@@ -424,7 +430,6 @@ class RunRecorder:
         self._refresh()
         if self.s.capture is not None:
             tool.capture_arguments(arguments, self.anomaly)
-        tool.kind(getattr(raw, "type", None))
 
     def tool_result(
         self, call_id: Any, name: Any, content: Any, is_error: Any, error_type: Any = None
@@ -435,7 +440,8 @@ class RunRecorder:
         if self.terminal:
             self._after_terminal()
         now = self.now()
-        call_id = id_text(call_id, self.anomaly)
+        if call_id is not None and type(call_id) is not str:  # else already its text
+            call_id = id_text(call_id, self.anomaly)
         scopes = self.scopes
         with scopes.lock:
             tool = self._tools.pop(call_id, None) if call_id is not None else None
@@ -456,9 +462,8 @@ class RunRecorder:
         named = isinstance(error_type, str) and 0 < len(error_type) <= MAX_ERROR_TYPE
         failed = is_error is True or named
         self._tool_failed = self._tool_failed or failed
-        tool.result(content, failed)
         kind = (error_type if named else TOOL_ERROR) if failed else None
-        tool.end(now, error_type=kind, incomplete=incomplete)
+        tool.end(now, kind, incomplete, content)
 
     def _open_early(self, call_id: str | None, name: str | None) -> ToolCall:
         """A tool body started before its ``ToolCall`` event was read (under the scopes' lock,

@@ -319,8 +319,8 @@ class Run:
             # the calls per run: the conventions list only the agent's name on these
             calls = {A.AGENT_NAME: attributes[A.AGENT_NAME]} if A.AGENT_NAME in attributes else {}
             calls = checked(calls, scrub=self.settings.scrub)  # once for both records
-            instruments.inference_calls.record_checked(self.inference_calls, calls)
-            instruments.tool_calls.record_checked(self.tool_calls, calls)
+            instruments.inference_calls.histogram.record(self.inference_calls, calls)
+            instruments.tool_calls.histogram.record(self.tool_calls, calls)
 
     def _describe_end(self, end_reason: str, provider: str) -> None:
         out: dict[str, AttributeValue] = {}  # one write (figure 2)

@@ -71,10 +71,10 @@ class ToolScopes:
     """The tool calls of one run that a tool body can run under (see the module doc)."""
 
     __slots__ = (
-        "_early",
         "_ended",
         "_open_early",
         "_tools",
+        "early",
         "inner",
         "live",
         "lock",
@@ -93,7 +93,9 @@ class ToolScopes:
         self.live = True
         self._tools = tools  # the recorder's open tool calls, by key (read under the lock)
         self._open_early = open_early
-        self._early: list[ToolCall] = []  # opened by a body, not yet adopted by their event
+        # Opened by a body, not yet adopted by their event (the recorder reads whether any
+        # are before it asks: a Python call less per tool call).
+        self.early: list[ToolCall] = []
         # The ids ended since the last model call started, oldest first (an ordered set).
         self._ended: dict[str, None] = {}
         self.parent: Context | None = None
@@ -127,7 +129,7 @@ class ToolScopes:
                 tool = self._open_early(call_id, name)
                 tool.arguments = arguments
                 tool.scoped = True
-                self._early.append(tool)
+                self.early.append(tool)
                 found = (self, tool)
             owner, tool = found
             parent = owner.parent or self.parent
@@ -167,7 +169,7 @@ class ToolScopes:
             tool = self._tools.get(call_id)
             if tool is not None:
                 return tool
-            return next((t for t in self._early if t.call_id == call_id), None)
+            return next((t for t in self.early if t.call_id == call_id), None)
         if name is None:
             return None
         waiting = [t for t in self._tools.values() if t.name == name and not t.scoped]
@@ -180,7 +182,7 @@ class ToolScopes:
     def adopt(self, call_id: str | None, name: Any, arguments: Any) -> ToolCall | None:
         """The early span of the call the recorder is starting, taken out of the early ones:
         the one with its id, else one opened by name (with equal arguments, if several)."""
-        early = self._early
+        early = self.early
         if not early:
             return None
         found = None
@@ -199,9 +201,9 @@ class ToolScopes:
 
     def take(self, call_id: str | None) -> ToolCall | None:
         """An early span whose ``ToolCall`` event never came, for its result."""
-        found = next((t for t in self._early if t.call_id == call_id), None)
+        found = next((t for t in self.early if t.call_id == call_id), None)
         if found is not None:
-            self._early.remove(found)
+            self.early.remove(found)
         return found
 
     def ended(self, call_id: str | None) -> None:
@@ -223,7 +225,7 @@ class ToolScopes:
         """The run is ending: no more scopes; the early spans left, to end."""
         with self.lock:
             self.live = False
-            early, self._early = self._early, []
+            early, self.early = self.early, []
             return early
 
 

@@ -24,6 +24,8 @@ from .content._messages import parse_arguments
 from .content._spans import put
 
 _NS = 1e-9
+NO_RESULT: Any = object()
+"""What :meth:`ToolCall.end` gets for a tool that returned nothing (it was cut short)."""
 
 
 class ToolCall:
@@ -91,6 +93,7 @@ class ToolCall:
         call_id: str | None,
         name: Any,
         now: int,
+        kind: Any = None,
     ) -> None:
         self.settings = settings
         self.count = count
@@ -136,20 +139,22 @@ class ToolCall:
         }
         if settings.conventions.tool_operation:  # the head's metric lists no operation
             self.metric_attributes[A.OPERATION_NAME] = A.OP_EXECUTE_TOOL
-
-    def kind(self, kind: Any) -> None:
-        """The call names its kind: ``gen_ai.tool.type`` by :func:`tool_type` (``function``
-        is already there from the start)."""
         # most calls: nothing to map (an exact str first: a hostile kind's __eq__ never runs)
-        if kind is None or (type(kind) is str and kind == A.TOOL_TYPE_FUNCTION):
-            return
+        if kind is not None and not (type(kind) is str and kind == A.TOOL_TYPE_FUNCTION):
+            self._kind(kind)
+
+    def _kind(self, kind: Any) -> None:
+        """The call names a kind: ``gen_ai.tool.type`` by :func:`tool_type` (``function``
+        is already there from the start)."""
         value = tool_type(kind)
         if value != A.TOOL_TYPE_FUNCTION:
             self.span.set_attribute(A.TOOL_TYPE, value)
 
-    def adopt(self, call_id: str | None, name: Any) -> None:
-        """Its ``ToolCall`` event came after its body opened it early: take the event's id and
-        name (the span keeps its start, when the tool started)."""
+    def adopt(self, call_id: str | None, name: Any, kind: Any = None) -> None:
+        """Its ``ToolCall`` event came after its body opened it early: take the event's id,
+        name and kind (the span keeps its start, when the tool started)."""
+        if kind is not None and not (type(kind) is str and kind == A.TOOL_TYPE_FUNCTION):
+            self._kind(kind)
         if call_id is not None and self.call_id is None:
             self.call_id = call_id
             self.span.set_attribute(A.TOOL_CALL_ID, call_id)
@@ -191,20 +196,6 @@ class ToolCall:
             value = parse_arguments(arguments, count)
             put(self.settings.capture, self.span, "tool_arguments", A.TOOL_CALL_ARGUMENTS, value)
 
-    def result(self, content: Any, is_error: bool) -> None:
-        """The tool's result: its content (a success, capture on) or the error flag.
-
-        A returned error's text becomes the span's status description at its end, only
-        with content capture on (it is content); otherwise the description is its type.
-        """
-        if is_error:
-            self.span.set_attribute(A.TOOL_IS_ERROR, True)
-            if self.settings.capture is not None:
-                self.error_text = error_text(content)
-        elif self.settings.capture is not None:
-            # gen_ai.tool.call.result is the result "if execution was successful"
-            put(self.settings.capture, self.span, "tool_result", A.TOOL_CALL_RESULT, content)
-
     def record_error(self, kind: str, description: str | None, fatal: bool, time: int) -> None:
         """An ``Error`` event while the tool runs: on the span, and ``error.type`` on its metric."""
         record_error(self.span, kind, description, fatal, time)
@@ -216,9 +207,29 @@ class ToolCall:
         self.metric_attributes[A.ERROR_TYPE] = error_type
         self.raised = True
 
-    def end(self, now: int, *, error_type: str | None = None, incomplete: bool = False) -> None:
-        """End the span at ``now``; ``error_type``: it failed (also on its metric)."""
+    def end(
+        self,
+        now: int,
+        error_type: str | None = None,
+        incomplete: bool = False,
+        result: Any = NO_RESULT,
+    ) -> None:
+        """End the span at ``now``; ``error_type``: it failed (also on its metric).
+
+        ``result``: the content the tool returned (``NO_RESULT``: it returned nothing, cut
+        short). A success's content is recorded with capture on; a returned failure is
+        flagged, and its text becomes the status description, only with capture on (it is
+        content; otherwise the description is its type).
+        """
         try:  # whatever raises while describing it, the span ends
+            if result is not NO_RESULT:
+                if error_type is not None:
+                    self.span.set_attribute(A.TOOL_IS_ERROR, True)
+                    if self.settings.capture is not None:
+                        self.error_text = error_text(result)
+                elif self.settings.capture is not None:
+                    # gen_ai.tool.call.result is the result "if execution was successful"
+                    put(self.settings.capture, self.span, "tool_result", A.TOOL_CALL_RESULT, result)
             if error_type is not None:
                 self.metric_attributes[A.ERROR_TYPE] = error_type
                 mark_error(self.span, error_type, self.error_text)
@@ -229,8 +240,8 @@ class ToolCall:
             duration = self.settings.instruments.tool_duration
             if A.ERROR_TYPE in self.metric_attributes:  # an error type of the events: checked
                 duration.record((now - self.start) * _NS, self.metric_attributes)
-            else:
-                duration.record_checked((now - self.start) * _NS, self.metric_attributes)
+            else:  # checked with the start attributes, and inside this guard
+                duration.histogram.record((now - self.start) * _NS, self.metric_attributes)
         except Exception:
             report("tool span end")
         finally:
