@@ -253,3 +253,38 @@ async def test_a_repaired_start_is_repaired_and_counted_on_every_span(
         assert {s.name for s in named(exported, "execute_tool")} == {"execute_tool s?"}
         exported.assert_encodes()
     assert counts[0] > 0 and counts[1] == 2 * counts[0]
+
+
+@pytest.mark.parametrize(
+    ("agent_name", "span_name", "repaired"),
+    [
+        ("plain", "invoke_agent plain", False),
+        (f"a{SURROGATE}", "invoke_agent a?", True),
+        (HostileStr("h"), "invoke_agent h", False),
+    ],
+    ids=["plain", "needs-a-repair", "str-subclass"],
+)
+async def test_a_run_start_is_remembered_only_when_it_needed_nothing(
+    agent_name: str, span_name: str, repaired: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A run's start (the wrapper's agent name, provider, description and id) is checked once
+    per wrapper when it came out unchanged; an agent name that needs a repair is repaired and
+    counted on every run, and a ``str`` subclass never enters the memo (its hash raises)."""
+    exported = Exported()
+    wrapper = otel_wrapper(
+        agent_name=agent_name,
+        tracer_provider=exported.tracer_provider,
+        meter_provider=exported.meter_provider,
+    )
+
+    async def agent() -> AsyncIterator[Any]:
+        yield TextDelta(text="x")
+
+    for _ in range(3):
+        assert len([e async for e in wrapper(agent())]) == 1
+    roots = named(exported, "invoke_agent")
+    assert [r.name for r in roots] == [span_name] * 3
+    counts = [(r.attributes or {}).get("agent_otel.anomalies", 0) for r in roots]
+    assert counts == [counts[0]] * 3  # the same repairs, counted on every run
+    assert (counts[0] > 0) is repaired  # (the name and the agent name attribute)
+    exported.assert_encodes()

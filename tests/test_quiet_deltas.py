@@ -4,6 +4,8 @@ the wrapper, and an event class read by its ``type`` field is never skipped."""
 
 from __future__ import annotations
 
+import gc
+import weakref
 from collections.abc import AsyncIterator
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -137,3 +139,51 @@ async def test_skipped_deltas_record_the_same_metrics_sampled_or_not() -> None:
         telemetry.shutdown()
     assert "gen_ai.client.operation.duration" in counts[0]
     assert counts[0] == counts[1]
+
+
+async def _events(events: list[Any]) -> AsyncIterator[Any]:
+    for event in events:
+        yield event
+
+
+async def test_a_quietened_class_is_the_runs_alone_not_the_wrappers() -> None:
+    """Each run's dispatch table starts as a copy of the wrapper's (figure 2): a delta class
+    one run stopped dispatching (deltas outside any call) is dispatched in the next run."""
+    telemetry = InMemoryTelemetry()
+    wrap = telemetry.wrapper(agent_name="a")
+    first = [TextDelta(text="outside"), TextDelta(text="any call")]
+    second = [
+        LLMCallStart(model="m", call_id="c"),
+        TextDelta(text="a"),
+        TextDelta(text="b"),
+        TextDelta(text="c"),
+        LLMCallEnd(call_id="c"),
+    ]
+    for events in (first, second):
+        assert [e async for e in wrap(_events(events))] == events
+    assert (telemetry.span("chat m").attributes or {})[CHUNK_COUNT] == 3
+    telemetry.shutdown()
+
+
+async def test_the_wrapper_keeps_no_event_class_made_in_a_function_alive() -> None:
+    """Only a class defined at a module's top level joins the wrapper's table; one made in a
+    function (a test's, one made on the fly) is forgotten with the runs that read it."""
+
+    def made() -> type:
+        @dataclass
+        class TextDelta:  # a look-alike, traced as ours
+            text: str
+
+        return TextDelta
+
+    telemetry = InMemoryTelemetry()
+    wrap = telemetry.wrapper(agent_name="a")
+    cls = made()
+    gone = weakref.ref(cls)
+    events = [LLMCallStart(model="m", call_id="c"), cls("x"), cls("y"), LLMCallEnd(call_id="c")]
+    assert [e async for e in wrap(_events(events))] == events
+    assert (telemetry.span("chat m").attributes or {})[CHUNK_COUNT] == 2
+    del cls, events
+    gc.collect()
+    assert gone() is None
+    telemetry.shutdown()

@@ -218,9 +218,8 @@ class LLMCall:
         request.update(identity)
         span_attributes = {**attributes, **checked(request, count, scrub)}
         self.span = start_span(
-            settings.tracer, count, name, parent, SpanKind.CLIENT, span_attributes, now,
-            scrub=scrub, already_checked=True,
-        )  # fmt: skip
+            settings.tracer, count, scrub, name, parent, SpanKind.CLIENT, span_attributes, now
+        )
         self.recording = self.span.recording
         self.start = now
         self.response_end: int | None = None

@@ -8,6 +8,7 @@ is therefore traced exactly like ours. Nothing here imports ``agent_contract``.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from agent_otel import _attributes as A
@@ -163,15 +164,36 @@ def by_type(rec: RunRecorder, ev: Any) -> None:
 MAX_CLASSES = 1024
 
 
-def handler_for(event: Any, handlers: dict[type, Handler | None]) -> Handler:
+def handler_for(
+    event: Any, handlers: dict[type, Handler | None], shared: dict[type, Handler]
+) -> Handler:
     """The handler for ``event``'s class, remembered in ``handlers`` for the next event.
 
-    ``handlers`` belongs to one run (one dict lookup per event on the hot path), so no event
-    class is kept alive past the runs that saw it.
+    ``handlers`` belongs to one run (one dict lookup per event on the hot path). ``shared``
+    is the wrapper's: each run's table starts as its copy, so a run finds the classes the
+    runs before it read without a lookup by name each (figure 2, per run: six classes). Only
+    a class its module holds by its name goes there: it lives as long as its module anyway,
+    whereas a class made in a function or by ``type()`` (a test's, one made on the fly) would
+    be kept alive by the wrapper; it is the run's alone. Both tables are bounded.
     """
     cls = event.__class__
     handler = LATENT.get(cls.__name__, by_type)
     if len(handlers) >= MAX_CLASSES:  # classes made on the fly must not pile up
         handlers.clear()
     handlers[cls] = handler
+    if _module_level(cls):
+        if len(shared) >= MAX_CLASSES:
+            shared.clear()
+        shared[cls] = handler
     return handler
+
+
+def _module_level(cls: type) -> bool:
+    """Whether ``cls`` is what its module holds under its name (once per class and run)."""
+    try:
+        module, name = cls.__module__, cls.__qualname__
+        if type(module) is not str or type(name) is not str:
+            return False
+        return getattr(sys.modules.get(module), name, None) is cls
+    except Exception:  # a hostile metaclass or module: the run's alone
+        return False

@@ -156,7 +156,7 @@ class RunRecorder:
         # A class mapped to None has nothing to do until the structure changes: deltas
         # outside a call or in an unsampled one, once the first is handled (figure 1,
         # unsampled row); _quiet holds what to put back.
-        self.handlers: dict[type, Handler | None] = {}
+        self.handlers: dict[type, Handler | None] = dict(given.handlers)
         self._quiet: list[tuple[type, Handler]] = []
         self._inner: Owner = self.run
         self.context: Context = self.run.context
@@ -295,7 +295,7 @@ class RunRecorder:
         if self.terminal:
             self._after_terminal()
         if self._step is None:
-            self.ensure_step()
+            self._open_step()  # refreshed below, with the new span
         if self._asking is not None:  # a new request: the last one's tool calls are told
             self._release()
         self.scopes.new_turn()
@@ -394,7 +394,7 @@ class RunRecorder:
         if self.terminal:
             self._after_terminal()
         if self._step is None:
-            self.ensure_step()
+            self._open_step()  # refreshed below, with the new span
         self.run.tool_calls += 1
         now = self.now()
         if call_id is not None and type(call_id) is not str:  # else already its text
@@ -475,8 +475,14 @@ class RunRecorder:
     # --- steps ---------------------------------------------------------------------------------
     def ensure_step(self) -> None:
         """Step content arrived: start the step (when step spans are on)."""
+        if self._open_step():
+            self._refresh()
+
+    def _open_step(self) -> bool:
+        """Start the step unless one is open or step spans are off (whether it started); the
+        caller refreshes :attr:`context` (a call or tool starting in it does so anyway)."""
         if self._step is not None or not self.s.step_spans:
-            return
+            return False
         self._end_held_step()
         now = self.now()
         errors = self._step_errors
@@ -485,7 +491,7 @@ class RunRecorder:
             self._step_index, min(now, errors[0].time) if errors else now,
         )  # fmt: skip
         self._flush_errors(self._step)
-        self._refresh()
+        return True
 
     def step_boundary(self, index: Any, now: int | None = None) -> None:
         """End the segment: a step is held until the next one starts (it ends at ``now``,

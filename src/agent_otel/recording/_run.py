@@ -23,7 +23,7 @@ from ._costs import cost_attributes, plus
 from ._encodable import checked, id_text
 from ._errors import fail_span, mark_error, record_error
 from ._settings import RunSettings
-from ._span import start_span
+from ._span import known_start, start_span
 from ._usage import Tokens
 from .content._capture import TextBuffer
 from .content._previews import set_root_content
@@ -134,19 +134,34 @@ class Run:
         if settings.provider and settings.conventions.agent_provider:
             attributes[A.PROVIDER_NAME] = settings.provider
         self.metric_attributes = attributes.copy()
-        attributes.update(self.identity)
         # Attributes known now go in at span start, where samplers and processors see them.
-        span_attributes = {**attributes, **settings.agent_attributes}
-        if settings.agent_description:
-            span_attributes[A.AGENT_DESCRIPTION] = settings.agent_description
-        if settings.agent_id:  # span only: an id per agent, never a metric dimension
-            span_attributes[A.AGENT_ID] = settings.agent_id
-        name = f"invoke_agent {settings.agent_name}" if settings.agent_name else "invoke_agent"
+        # What the wrapper's options give is checked once per wrapper (figure 2, per run);
+        # the run's identity, from its context, on every run.
+        key = _start_key(settings)
+        start = settings.starts.get(key) if key is not None else None
+        if start is None:
+            attributes.update(settings.agent_attributes)
+            if settings.agent_description:
+                attributes[A.AGENT_DESCRIPTION] = settings.agent_description
+            if settings.agent_id:  # span only: an id per agent, never a metric dimension
+                attributes[A.AGENT_ID] = settings.agent_id
+            name = f"{A.OP_INVOKE_AGENT} {settings.agent_name}" if settings.agent_name else None
+            start = known_start(
+                settings.starts if key is not None else None,
+                key,
+                name or A.OP_INVOKE_AGENT,
+                attributes,
+                self.anomaly,
+                settings.scrub,
+            )
+        name, checked_start = start
+        # (the options' attributes win over the identity, as a user's attributes should)
+        span_attributes = {**checked(self.identity, self.anomaly, settings.scrub), **checked_start}
         if not trace.get_current_span(parent).get_span_context().is_valid:
             span_attributes[A.MLFLOW_TRACE_NAME] = name  # the trace's name in MLflow's list
         self.span = start_span(
-            settings.tracer, self.anomaly, name, parent, SpanKind.INTERNAL, span_attributes,
-            self.start, scrub=settings.scrub,
+            settings.tracer, self.anomaly, settings.scrub, name, parent, SpanKind.INTERNAL,
+            span_attributes, self.start,
         )  # fmt: skip
         self.recording = self.span.recording
         self.context = trace.set_span_in_context(self.span.raw, parent)
@@ -315,10 +330,10 @@ class Run:
         with ending(self.span, now, "agent span end"):
             if self.recording:
                 self._describe_end(end_reason, provider)
-            instruments.agent_duration.record((now - self.start) * _NS, attributes)
+            attributes = checked(attributes, scrub=self.settings.scrub)  # once for 3 records
+            instruments.agent_duration.histogram.record((now - self.start) * _NS, attributes)
             # the calls per run: the conventions list only the agent's name on these
             calls = {A.AGENT_NAME: attributes[A.AGENT_NAME]} if A.AGENT_NAME in attributes else {}
-            calls = checked(calls, scrub=self.settings.scrub)  # once for both records
             instruments.inference_calls.histogram.record(self.inference_calls, calls)
             instruments.tool_calls.histogram.record(self.tool_calls, calls)
 
@@ -339,3 +354,20 @@ class Run:
             out[A.ANOMALIES] = sum(self.anomalies.values())
             out[A.ANOMALY_KINDS] = sorted(self.anomalies)
         self.span.set_attributes(out)
+
+
+def _start_key(settings: RunSettings) -> tuple[str | None, ...] | None:
+    """What a run's start is remembered by in ``settings.starts``: the options it is made of,
+    when each is an exact ``str`` or None (no hostile ``__eq__`` runs in the memo) and no
+    agent attributes were given (``instrument()``'s call parameters: not hashable); else
+    None, and the start is checked on every run."""
+    name, description, agent_id = settings.agent_name, settings.agent_description, settings.agent_id
+    provider = settings.provider if settings.conventions.agent_provider else None
+    if settings.agent_attributes or not (
+        (name is None or type(name) is str)
+        and (provider is None or type(provider) is str)
+        and (description is None or type(description) is str)
+        and (agent_id is None or type(agent_id) is str)
+    ):
+        return None
+    return (A.OP_INVOKE_AGENT, name, provider, description, agent_id)

@@ -32,6 +32,8 @@ class RunSettings:
     ``conventions``: the names the run writes where the head renamed v1.41.1's.
     ``pending_interval``: seconds between snapshots of the run's open spans (None: none).
     ``starts``: the span starts this wrapper's runs checked once (``_span.known_start``).
+    ``handlers``: the event classes this wrapper's runs have read, with their handlers
+    (``_read.handler_for``): each run's dispatch table starts as a copy.
     """
 
     tracer: Tracer
@@ -57,6 +59,7 @@ class RunSettings:
     conventions: A.Conventions = A.V1_41
     pending_interval: float | None = None
     starts: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
+    handlers: dict[type, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def for_run(self) -> RunSettings:
         """The settings of one run: these, with the run's own content accounts when its

@@ -11,12 +11,12 @@ wrapper) is what goes into contexts, so code running under it sees the SDK's own
 from __future__ import annotations
 
 import traceback
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from contextlib import suppress
 from typing import Any
 
 from opentelemetry.context.context import Context
-from opentelemetry.trace import INVALID_SPAN, Link, Span, SpanContext, SpanKind, Status, Tracer
+from opentelemetry.trace import INVALID_SPAN, Span, SpanContext, SpanKind, Status, Tracer
 from opentelemetry.util.types import Attributes, AttributeValue
 
 from agent_otel import _attributes as A
@@ -253,27 +253,19 @@ def known_start(
 def start_span(
     tracer: Tracer,
     count: Count,
+    scrub: Scrub | None,
     name: str,
     context: Context,
     kind: SpanKind,
     attributes: dict[str, AttributeValue],
     start_time: int,
-    links: Sequence[Link] = (),
-    scrub: Scrub | None = None,
-    already_checked: bool = False,
 ) -> GuardedSpan:
-    """Start a span of the run: scrubbed, encodable name and attributes (what samplers and
-    processors see at start; ``already_checked``: :func:`checked_text` and :func:`checked`
-    returned them); a failing tracer: a no-op span."""
+    """Start a span of the run whose ``name`` and ``attributes`` are what
+    :func:`checked_text` and :func:`checked` returned (with ``count`` and ``scrub``: its
+    writes are checked with them too): what samplers and processors see at start is
+    scrubbed and encodable. A failing tracer: a no-op span."""
     try:
-        raw = tracer.start_span(
-            name if already_checked else checked_text(name, count, scrub),
-            context,
-            kind,
-            attributes if already_checked else checked(attributes, count, scrub),
-            links or None,
-            start_time=start_time,
-        )
+        raw = tracer.start_span(name, context, kind, attributes, start_time=start_time)
     except Exception:
         report("span start")
         raw = INVALID_SPAN

@@ -72,9 +72,8 @@ class Step:
             known = known_start(settings.starts, key, name, attributes, count, scrub)
         name, attributes = known
         self.span = start_span(
-            settings.tracer, count, name, run, SpanKind.INTERNAL,
-            {**attributes, **checked(identity, count, scrub)}, start, scrub=scrub,
-            already_checked=True,
+            settings.tracer, count, scrub, name, run, SpanKind.INTERNAL,
+            {**attributes, **checked(identity, count, scrub)}, start,
         )  # fmt: skip
         self.context = trace.set_span_in_context(self.span.raw, parent)
         self.usage = Tokens()

@@ -124,8 +124,8 @@ class ToolCall:
         if call_id is not None:
             extra[A.TOOL_CALL_ID] = call_id
         self.span = start_span(
-            settings.tracer, count, span_name, parent, SpanKind.INTERNAL,
-            {**attributes, **checked(extra, count, scrub)}, now, scrub=scrub, already_checked=True,
+            settings.tracer, count, scrub, span_name, parent, SpanKind.INTERNAL,
+            {**attributes, **checked(extra, count, scrub)}, now,
         )  # fmt: skip
         self.start = now
         self.name = name

@@ -175,7 +175,7 @@ async def traced(
                             try:
                                 handler = handlers[event.__class__]
                             except KeyError:
-                                handler = handler_for(event, handlers)
+                                handler = handler_for(event, handlers, settings.handlers)
                             if handler is not None:  # None: nothing to do for now
                                 handler(recorder, event)
                         except Exception:
@@ -206,7 +206,7 @@ async def traced(
                         try:
                             handler = handlers[event.__class__]
                         except KeyError:
-                            handler = handler_for(event, handlers)
+                            handler = handler_for(event, handlers, settings.handlers)
                         if handler is not None:
                             handler(active, event)
                     except Exception:

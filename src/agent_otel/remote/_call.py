@@ -27,7 +27,7 @@ from agent_otel import _attributes as A
 from agent_otel import _clock
 from agent_otel._guard import ending, report
 from agent_otel.identity._identity import clean_id, identity_of
-from agent_otel.recording._encodable import uncounted
+from agent_otel.recording._encodable import checked, checked_text, uncounted
 from agent_otel.recording._errors import error_type_of, fail_span
 from agent_otel.recording._options import scrub_for, tracer_for
 from agent_otel.recording._span import GuardedSpan, start_span
@@ -143,8 +143,9 @@ class RemoteAgentCall:
             report("remote agent scrub")
             scrub_with, tracer_provider = None, trace.NoOpTracerProvider()
         self._span: GuardedSpan = start_span(
-            tracer_for(tracer_provider), uncounted, _span_name(self.name), parent,
-            SpanKind.CLIENT, attributes, _clock.now_ns(), scrub=scrub_with,
+            tracer_for(tracer_provider), uncounted, scrub_with,
+            checked_text(_span_name(self.name), uncounted, scrub_with), parent, SpanKind.CLIENT,
+            checked(attributes, uncounted, scrub_with), _clock.now_ns(),
         )  # fmt: skip
         self.context: Context = trace.set_span_in_context(self._span.raw, parent)
 
