@@ -5,8 +5,9 @@ per side, and prints the table of ratios (a few minutes; needs ``valgrind``). On
 alone, with collection only inside the measured region (the one place this script calls
 ``functools.reduce``)::
 
-    valgrind --tool=callgrind --collect-atstart=no --toggle-collect=functools_reduce \\
-        --callgrind-out-file=/dev/null python -m benchmarks.instructions llm5 lib 200
+    PYTHONHASHSEED=0 valgrind --tool=callgrind --collect-atstart=no \\
+        --toggle-collect=functools_reduce --callgrind-out-file=/dev/null \\
+        python -m benchmarks.instructions llm5 lib 200
 
 ``Collected`` divided by K is the instructions per unit. Workloads and sides:
 
@@ -21,6 +22,10 @@ alone, with collection only inside the measured region (the one place this scrip
 The table switches callgrind's instrumentation on only once the workload is built (``wait``:
 the process says ``ready`` and waits for a line), so imports run at valgrind's bare speed.
 
+Every process runs with ``PYTHONHASHSEED=0`` (set it too when counting one workload by hand):
+with hash randomisation a count moves by up to about 1,500 instructions per unit between
+processes, as much as some of the changes it measures.
+
 Instruction counts do not depend on the other processes on the machine (CPU time here moved by
 2x between runs), so the ratio of two sides is exact and repeatable; it leaves out what the
 cache and the branch predictor add, which is why the timed ratios of ``benchmarks.run`` remain
@@ -31,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import os
 import re
 import subprocess
 import sys
@@ -135,6 +141,7 @@ def count(kind: str, side: str, k: int) -> int:
             sys.executable, "-m", "benchmarks.instructions", kind, side, str(k), "wait",
         ],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONHASHSEED": "0"},  # the same count from every process
     )  # fmt: skip
     for line in process.stdout or ():
         if line.startswith("ready"):
