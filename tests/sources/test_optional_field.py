@@ -96,3 +96,68 @@ def test_each_class_is_looked_at_once_and_the_memory_is_bounded() -> None:
 def test_several_names_read_as_an_or_of_getattrs(obj: Any, first: str, second: str) -> None:
     expected = getattr(obj, first, None) or getattr(obj, second, None)
     assert optional_field(obj, first, second) == expected
+
+
+def _read(read: Any, obj: Any, *names: str) -> Any:
+    try:
+        return read(obj, *names)
+    except Exception as exc:  # the same exception type as getattr's
+        return type(exc)
+
+
+def _or_of_getattrs(obj: Any, *names: str) -> Any:
+    value = None
+    for name in names:
+        value = getattr(obj, name, None)
+        if value:
+            return value
+    return value
+
+
+class Mapping:
+    """Extras set by hand that are not a dict: pydantic still asks them (``in``, ``[]``)."""
+
+    def __bool__(self) -> bool:
+        return True
+
+    def __contains__(self, name: object) -> bool:
+        return name == "reasoning"
+
+    def __getitem__(self, name: str) -> str:
+        return f"{name} from a mapping"
+
+
+@pytest.mark.parametrize("extras", [Mapping(), None, [], ["reasoning"], {"reasoning": "r"}])
+def test_extras_of_any_kind_are_read_as_pydantic_reads_them(extras: Any) -> None:
+    obj = Open(content="a")
+    object.__setattr__(obj, "__pydantic_extra__", extras)
+    names = ("reasoning_content", "reasoning")
+    assert _read(optional_field, obj, *names) == _read(_or_of_getattrs, obj, *names)
+
+
+def test_a_dict_naming_private_attributes_is_read_as_pydantic_reads_it() -> None:
+    obj = Open(content="a", reasoning="extra")
+    obj.__dict__["__private_attributes__"] = {"reasoning": "private"}
+    assert _read(optional_field, obj, "reasoning") is TypeError  # __pydantic_private__ is None
+    assert _read(_or_of_getattrs, obj, "reasoning") is TypeError
+
+
+class Liar(type):
+    """A metaclass whose classes are equal to every class and hashed as ``Open``."""
+
+    def __hash__(cls) -> int:
+        return hash(Open)
+
+    def __eq__(cls, other: object) -> bool:
+        return True
+
+
+class Impostor(metaclass=Liar):
+    @property
+    def reasoning(self) -> str:
+        return "from the property"
+
+
+def test_a_class_equal_to_a_remembered_one_is_not_taken_for_it() -> None:
+    assert optional_field(Open(reasoning="r"), "reasoning") == "r"  # Open remembered
+    assert optional_field(Impostor(), "reasoning") == "from the property"

@@ -10,7 +10,8 @@ as the same object and ``close`` is not reached: the consumer sees the call end 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Sequence
+import sys
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Sequence
 from typing import Any, ClassVar, Protocol
 
 from agent_contract.events import AgentEvent, LLMCallStart, Message
@@ -19,6 +20,7 @@ from agent_contract.invoke import StreamingAgent
 __all__ = [
     "NOTHING",
     "OneCallAgent",
+    "PlainModels",
     "Reader",
     "Sink",
     "optional_field",
@@ -46,12 +48,15 @@ def optional_field(obj: Any, *names: str) -> Any:
     ``__dict__`` and undeclared ones in ``__pydantic_extra__``; what its class answers
     (properties, private attributes) and every other kind of object still go through
     ``getattr``. The class is looked at once, the model's two dicts read once for all names
-    (figure 3: every attribute read of a pydantic model costs about 450 instructions).
+    (figure 3: every attribute read of a pydantic model costs about 450 instructions). A dict
+    or extras that pydantic's ``__getattr__`` would read differently (a dict naming
+    ``__private_attributes__``, extras that are not a ``dict``) are read with ``getattr``.
+    The Chat Completions reader does the same inline for its delta's reasoning names
+    (``PlainModels``): this function's call alone costs more than the inline read.
     """
     cls = type(obj)
-    known = _CLASS_NAMES.get(cls)
-    if known is None:
-        known = _class_names(cls)
+    entry = _CLASS_NAMES.get(id(cls))
+    known = entry[1] if entry is not None and entry[0] is cls else _class_names(cls)
     value = None
     if known is _GETATTR:
         for name in names:
@@ -62,15 +67,16 @@ def optional_field(obj: Any, *names: str) -> Any:
     fields: dict[str, Any] = obj.__dict__
     extra = None
     for name in names:
-        if name in known:
-            value = getattr(obj, name, None)
+        if name in known or type(fields) is not dict or "__private_attributes__" in fields:
+            value = getattr(obj, name, None)  # pydantic's __getattr__ reads that dict first
         elif name in fields:
             value = fields[name]
         else:
             if extra is None:
                 extra = getattr(obj, "__pydantic_extra__", None)
-                extra = extra if type(extra) is dict else {}
-            value = extra.get(name)
+                extra = {} if extra is None else extra
+            # extras of another kind (set by hand) are looked up as pydantic looks them up
+            value = extra.get(name) if type(extra) is dict else getattr(obj, name, None)
         if value:
             return value
     return value
@@ -78,7 +84,9 @@ def optional_field(obj: Any, *names: str) -> Any:
 
 _GETATTR: frozenset[str] = frozenset()
 """A class whose instances are read with ``getattr`` (anything but a pydantic model)."""
-_CLASS_NAMES: dict[type, frozenset[str]] = {}
+_CLASS_NAMES: dict[int, tuple[type, frozenset[str]]] = {}
+"""By the class's ``id``, with the class (kept alive, so no other class takes that ``id``):
+looking a class up runs no code of its metaclass (``__hash__``, ``__eq__``)."""
 MAX_CLASSES = 256  # classes made on the fly must not pile up
 
 
@@ -92,8 +100,93 @@ def _class_names(cls: type) -> frozenset[str]:
         names = frozenset(dir(cls)) | frozenset(private if isinstance(private, dict) else ())
     if len(_CLASS_NAMES) >= MAX_CLASSES:
         _CLASS_NAMES.clear()
-    _CLASS_NAMES[cls] = names
+    _CLASS_NAMES[id(cls)] = (cls, names)
     return names
+
+
+class PlainModels:
+    """The pydantic model classes whose ``names`` may be read from the instance's own dicts.
+
+    For such a class, ``getattr(obj, name, None)`` is ``obj.__dict__[name]`` when that dict (an
+    exact ``dict``, not naming ``__private_attributes__``) holds the name, else the extras'
+    entry (``__pydantic_extra__``, an exact ``dict`` or None), else None: nothing on the class,
+    its bases or its metaclass answers the name first (``_plain_model``). A hot reader can so
+    read a name a model lacks without pydantic's ``__getattr__`` raising an ``AttributeError``
+    for it (about 2,000 instructions a name; the Chat Completions reader's two reasoning names
+    on every chunk). Reading a name the model has from ``__dict__`` saves nothing: the dict's
+    read and its subscript cost about what one attribute read does (figure 3, 2026-12-02).
+
+    ``plain`` maps the ``id`` of each class found so to the class (kept alive, so that no
+    other class can take that ``id`` while it is there): ``id(type(obj)) in models.plain`` is
+    the whole per-object class check, and it runs no code of the object's (a set of classes
+    would call a metaclass's ``__hash__`` and ``__eq__``, which a hostile one may define). A
+    class is looked at the first time the slow path meets it (``admit``) and remembered, at
+    most ``MAX_CLASSES`` of them; a class changed after that (a property added at run time to
+    an SDK model) is not looked at again, as with ``optional_field``'s memory.
+    """
+
+    __slots__ = ("names", "other", "plain")
+
+    def __init__(self, names: Iterable[str]) -> None:
+        self.names = frozenset(names)
+        self.plain: dict[int, type] = {}
+        self.other: dict[int, type] = {}
+
+    def admit(self, cls: type) -> bool:
+        """Whether ``cls`` is plain for ``names`` (looked at once, then remembered)."""
+        key = id(cls)
+        if self.plain.get(key) is cls:
+            return True
+        if self.other.get(key) is cls:
+            return False
+        plain = _plain_model(cls, self.names)
+        if len(self.plain) + len(self.other) >= MAX_CLASSES:
+            self.plain.clear()  # cleared, not replaced: readers hold the dict
+            self.other.clear()
+        (self.plain if plain else self.other)[key] = cls
+        return plain
+
+
+def _plain_model(cls: type, names: frozenset[str]) -> bool:
+    """Whether ``getattr(obj, name)`` is ``obj.__dict__[name]`` for an instance of ``cls``
+    holding ``name`` in its (exact ``dict``) ``__dict__``, for every one of ``names``; and
+    whether, for a name the instance lacks, ``getattr`` only looks in ``__pydantic_extra__``
+    (unless the instance's own ``__dict__`` names ``__private_attributes__``).
+
+    That holds for a pydantic model whose class, metaclass and bases are pydantic's own in
+    everything attribute lookup consults: ``__getattribute__`` is ``object``'s, ``__getattr__``
+    is ``BaseModel``'s, ``__dict__``, ``__pydantic_extra__`` and ``__class__`` are the slots
+    and descriptors ``BaseModel`` and ``object`` define, the metaclass is pydantic's own, and no
+    class in the MRO defines any of ``names`` (a property, a slot, a class attribute) nor
+    declares one as a private attribute.
+    """
+    construction = sys.modules.get("pydantic._internal._model_construction")
+    main = sys.modules.get("pydantic.main")
+    if construction is None or main is None:  # no pydantic model exists yet
+        return False
+    base = getattr(main, "BaseModel", None)
+    if type(cls) is not getattr(construction, "ModelMetaclass", None) or base not in cls.__mro__:
+        return False
+
+    def resolved(name: str) -> Any:
+        return next((vars(k)[name] for k in cls.__mro__ if name in vars(k)), _ABSENT)
+
+    own = vars(base)
+    if (
+        resolved("__getattribute__") is not vars(object)["__getattribute__"]
+        or resolved("__getattr__") is not own.get("__getattr__")
+        or resolved("__dict__") is not own.get("__dict__")
+        or resolved("__pydantic_extra__") is not own.get("__pydantic_extra__")
+        or resolved("__class__") is not vars(object)["__class__"]
+    ):
+        return False
+    private = resolved("__private_attributes__")
+    if type(private) is not dict or not names.isdisjoint(private):
+        return False
+    return not any(resolved(name) is not _ABSENT or hasattr(cls, name) for name in names)
+
+
+_ABSENT = object()
 
 
 def start_event(
