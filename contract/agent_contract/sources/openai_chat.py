@@ -31,6 +31,7 @@ from agent_contract.events import (
 from agent_contract.sources._stream import (
     NOTHING,
     OneCallAgent,
+    PlainModels,
     Sink,
     optional_field,
     read_stream,
@@ -67,28 +68,53 @@ class ChatCompletionsReader:
     def feed(self, chunk: Any) -> Sequence[AgentEvent]:
         self._id = chunk.id or self._id
         self._model = chunk.model or self._model
-        usage = getattr(chunk, "usage", None)
+        try:
+            usage = chunk.usage
+        except AttributeError:  # getattr(chunk, "usage", None), without the builtin's call
+            usage = None
         if usage is not None:
             self._usage = usage
-        out: list[AgentEvent] | None = None
+        out: Sequence[AgentEvent] = NOTHING
         for choice in chunk.choices or ():
             if choice.index:  # n > 1: the contract has one answer per call (None counts as 0)
                 continue
             delta = choice.delta
             if delta is not None:
-                reasoning = optional_field(delta, "reasoning_content", "reasoning")
+                if (
+                    id(type(delta)) in _PLAIN
+                    and type(fields := delta.__dict__) is dict
+                    and "reasoning_content" not in fields
+                    and "reasoning" not in fields
+                    and "__private_attributes__" not in fields  # pydantic's __getattr__ reads it
+                ):
+                    # A plain model (PlainModels) lacking both names: getattr finds them in its
+                    # extras or nowhere, so they are read there, without pydantic's __getattr__
+                    # raising an AttributeError per missing name (about 2,000 instructions each).
+                    try:
+                        extra = delta.__pydantic_extra__
+                    except AttributeError:  # not set: pydantic reads no extras either
+                        extra = None
+                    if extra is None or type(extra) is dict:
+                        reasoning = (
+                            (extra.get("reasoning_content") or extra.get("reasoning"))
+                            if extra
+                            else None
+                        )
+                    else:  # extras of another kind (set by hand): as getattr reads them
+                        reasoning = optional_field(delta, "reasoning_content", "reasoning")
+                else:
+                    reasoning = _reasoning(delta)
                 if reasoning and isinstance(reasoning, str):
-                    out = out or []
-                    out.append(ReasoningDelta(reasoning))
+                    out = (*out, ReasoningDelta(reasoning))
                 content = delta.content
                 if content:
-                    out = out or []
-                    out.append(TextDelta(content))  # positional: no kwargs dict
+                    text = TextDelta(content)  # positional: no kwargs dict
+                    out = (*out, text) if out else (text,)  # a 1-tuple, not a list, mostly
                 if delta.tool_calls:
                     self._assemble(delta.tool_calls)
             if choice.finish_reason:
                 self._finish = choice.finish_reason
-        return out or NOTHING
+        return out
 
     def _assemble(self, deltas: Any) -> None:
         for delta in deltas:
@@ -113,6 +139,18 @@ class ChatCompletionsReader:
             out.append(chat_usage(self._usage, self._model))
         out.append(LLMCallEnd(model=self._model, finish_reason=self._finish, response_id=self._id))
         return out
+
+
+def _reasoning(delta: Any) -> Any:
+    """A delta's reasoning text as ``getattr`` reads it (the first truthy of the two names);
+    its class is looked at once for ``feed``'s read from the extras."""
+    _MODELS.admit(type(delta))
+    return optional_field(delta, "reasoning_content", "reasoning")
+
+
+_MODELS = PlainModels(("reasoning_content", "reasoning"))
+"""The delta classes ``feed`` reads the two reasoning names of from the model's extras."""
+_PLAIN = _MODELS.plain
 
 
 def _index_order(item: tuple[int | str, _Call]) -> float:
