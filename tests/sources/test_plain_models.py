@@ -9,6 +9,7 @@ before (every field read by name), and both outcomes must be equal, exceptions i
 
 from __future__ import annotations
 
+import os
 from types import SimpleNamespace
 from typing import Any, ClassVar
 
@@ -324,6 +325,7 @@ def test_other_objects_are_read_as_getattr() -> None:
 
 
 def test_litellms_chunks_read_as_getattr() -> None:
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no cost-map fetch at import
     utils = pytest.importorskip("litellm.types.utils")
     for delta in (
         utils.Delta(content="x", reasoning_content="r"),
@@ -368,7 +370,7 @@ def _chunks(draw: st.DrawFn) -> Any:
     return chunk
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None, derandomize=True)  # the same examples every run
 @given(chunks=st.lists(_chunks(), min_size=1, max_size=3))
 def test_generated_models_read_as_getattr_reads(chunks: list[Any]) -> None:
     assert_read_as_getattr_reads(*chunks)
