@@ -29,7 +29,6 @@ from collections.abc import Awaitable, Callable
 from contextlib import ExitStack
 from typing import Any
 
-import logfire
 from openinference.instrumentation.openai import OpenAIInstrumentor as OpenInferenceInstrumentor
 from opentelemetry.instrumentation.openai import OpenAIInstrumentor as OpenLLMetryInstrumentor
 from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor as OfficialInstrumentor
@@ -41,9 +40,14 @@ from ._harness import Row, Stat, interleave
 from ._openai_agent import HISTORY, chat_agent, client, replayed_parsing, sdk_call
 from ._setup import Sdk
 
-CONFIGS = ("sdk", "official", "openinference", "openllmetry", "logfire", "adapter", "agent_otel")
-PEERS = ("official", "openinference", "openllmetry", "logfire")
+try:  # extra bench-logfire, in its own environment (pyproject.toml says why)
+    import logfire
+except ImportError:
+    logfire = None
+
+PEERS = ("official", "openinference", "openllmetry", *(("logfire",) if logfire else ()))
 """The peer instrumentations: each patches the OpenAI SDK while it is measured."""
+CONFIGS = ("sdk", *PEERS, "adapter", "agent_otel")
 
 
 class Peers:
@@ -54,13 +58,14 @@ class Peers:
         self.official = OfficialInstrumentor()
         self.openinference = OpenInferenceInstrumentor()
         self.openllmetry = OpenLLMetryInstrumentor()
-        self.logfire = logfire.configure(
-            local=True,
-            send_to_logfire=False,
-            console=False,
-            metrics=False,
-            additional_span_processors=[SimpleSpanProcessor(self.sdks["logfire"].exporter)],
-        )
+        if logfire is not None:
+            self.logfire = logfire.configure(
+                local=True,
+                send_to_logfire=False,
+                console=False,
+                metrics=False,
+                additional_span_processors=[SimpleSpanProcessor(self.sdks["logfire"].exporter)],
+            )
         self.logfire_patch = ExitStack()  # exits instrument_openai()'s reverting context
         sdk = self.sdks["agent_otel"]
         self.wrap = otel_wrapper(
@@ -203,17 +208,27 @@ async def _pass(peers: Peers, quick: bool, *, replay: bool) -> list[Row]:
         pairs = zip(chunk["agent_otel"], chunk[peer], strict=True)
         return Stat.of([a / o if o > 0 else float("inf") for a, o in pairs])
 
-    ratio, ratio_oi = versus("official"), versus("openinference")
-    ratio_ol, ratio_lf = versus("openllmetry"), versus("logfire")
+    ratio, ratio_oi, ratio_ol = versus("official"), versus("openinference"), versus("openllmetry")
+    logfire_rows: list[Row] = []  # without extra bench-logfire: no Logfire rows
+    if "logfire" in PEERS:
+        ratio_lf = versus("logfire")
+        logfire_rows = [
+            Row(fig_name(replay), "logfire added per chunk", Stat.of(chunk["logfire"]), "ns"),
+            Row(fig_name(replay), "per chunk: agent-otel (adapter + wrapper) / logfire", ratio_lf,
+                "x", "<= 0.25", ratio_lf.median <= 0.25),
+        ] if replay else [
+            Row(fig_name(replay), "logfire added per request", Stat.of(per_request("logfire")),
+                "us"),
+            Row(fig_name(replay), "logfire added per chunk", Stat.of(chunk["logfire"]), "ns"),
+        ]  # fmt: skip
     if replay:
-        fig = "3 peers, parsed chunks replayed"
+        fig = fig_name(replay)
         return [
             Row(fig, f"bare SDK stream ({chunks} replayed chunks), CPU per chunk",
                 Stat.of([v * 1000 / chunks for v in res["sdk@N"]]), "ns"),
             Row(fig, "official (openai-v2) added per chunk", Stat.of(chunk["official"]), "ns"),
             Row(fig, "openinference added per chunk", Stat.of(chunk["openinference"]), "ns"),
             Row(fig, "openllmetry added per chunk", Stat.of(chunk["openllmetry"]), "ns"),
-            Row(fig, "logfire added per chunk", Stat.of(chunk["logfire"]), "ns"),
             Row(fig, "agent-otel (adapter + wrapper) added per chunk",
                 Stat.of(chunk["agent_otel"]), "ns"),
             Row(fig, "agent-otel wrapper alone (vs untraced adapter) per chunk",
@@ -224,10 +239,9 @@ async def _pass(peers: Peers, quick: bool, *, replay: bool) -> list[Row]:
                 "<= 0.25", ratio_oi.median <= 0.25),
             Row(fig, "per chunk: agent-otel (adapter + wrapper) / openllmetry", ratio_ol, "x",
                 "<= 0.25", ratio_ol.median <= 0.25),
-            Row(fig, "per chunk: agent-otel (adapter + wrapper) / logfire", ratio_lf, "x",
-                "<= 0.25", ratio_lf.median <= 0.25),
+            *logfire_rows,
         ]  # fmt: skip
-    fig = "3 peers (OpenAI stream)"
+    fig = fig_name(replay)
     return [
         Row(fig, f"bare SDK stream, {chunks} chunks, CPU per request", Stat.of(res["sdk@N"]), "us"),
         Row(fig, "bare SDK stream, CPU per chunk (N-chunk request / N)",
@@ -237,7 +251,6 @@ async def _pass(peers: Peers, quick: bool, *, replay: bool) -> list[Row]:
             Stat.of(per_request("official")), "us"),
         Row(fig, "openinference added per request", Stat.of(per_request("openinference")), "us"),
         Row(fig, "openllmetry added per request", Stat.of(per_request("openllmetry")), "us"),
-        Row(fig, "logfire added per request", Stat.of(per_request("logfire")), "us"),
         Row(fig, "agent-otel (adapter + wrapper) added per request",
             Stat.of(per_request("agent_otel")), "us"),
         Row(fig, "agent-otel wrapper alone added per request",
@@ -246,8 +259,13 @@ async def _pass(peers: Peers, quick: bool, *, replay: bool) -> list[Row]:
             Stat.of(chunk["official"]), "ns"),
         Row(fig, "openinference added per chunk", Stat.of(chunk["openinference"]), "ns"),
         Row(fig, "openllmetry added per chunk", Stat.of(chunk["openllmetry"]), "ns"),
-        Row(fig, "logfire added per chunk", Stat.of(chunk["logfire"]), "ns"),
         Row(fig, "agent-otel (adapter + wrapper) added per chunk", Stat.of(chunk["agent_otel"]),
             "ns"),
         Row(fig, "per chunk: agent-otel / official (end to end)", ratio, "x"),
+        *logfire_rows,
     ]  # fmt: skip
+
+
+def fig_name(replay: bool) -> str:
+    """The figure's two passes, as the table names them."""
+    return "3 peers, parsed chunks replayed" if replay else "3 peers (OpenAI stream)"
