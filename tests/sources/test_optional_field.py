@@ -9,6 +9,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from agent_contract.sources._stream import optional_field
+from sources._getattr_reference import Extras, or_of_getattrs
 
 
 class Open(BaseModel):
@@ -93,7 +94,7 @@ def test_each_class_is_looked_at_once_and_the_memory_is_bounded() -> None:
 @pytest.mark.parametrize("obj", OBJECTS, ids=lambda o: type(o).__name__)
 @pytest.mark.parametrize("first", NAMES)
 @pytest.mark.parametrize("second", NAMES)
-def test_several_names_read_as_an_or_of_getattrs(obj: Any, first: str, second: str) -> None:
+def test_several_names_read_as_anor_of_getattrs(obj: Any, first: str, second: str) -> None:
     expected = getattr(obj, first, None) or getattr(obj, second, None)
     assert optional_field(obj, first, second) == expected
 
@@ -105,41 +106,19 @@ def _read(read: Any, obj: Any, *names: str) -> Any:
         return type(exc)
 
 
-def _or_of_getattrs(obj: Any, *names: str) -> Any:
-    value = None
-    for name in names:
-        value = getattr(obj, name, None)
-        if value:
-            return value
-    return value
-
-
-class Mapping:
-    """Extras set by hand that are not a dict: pydantic still asks them (``in``, ``[]``)."""
-
-    def __bool__(self) -> bool:
-        return True
-
-    def __contains__(self, name: object) -> bool:
-        return name == "reasoning"
-
-    def __getitem__(self, name: str) -> str:
-        return f"{name} from a mapping"
-
-
-@pytest.mark.parametrize("extras", [Mapping(), None, [], ["reasoning"], {"reasoning": "r"}])
+@pytest.mark.parametrize("extras", [Extras(), None, [], ["reasoning"], {"reasoning": "r"}])
 def test_extras_of_any_kind_are_read_as_pydantic_reads_them(extras: Any) -> None:
     obj = Open(content="a")
     object.__setattr__(obj, "__pydantic_extra__", extras)
     names = ("reasoning_content", "reasoning")
-    assert _read(optional_field, obj, *names) == _read(_or_of_getattrs, obj, *names)
+    assert _read(optional_field, obj, *names) == _read(or_of_getattrs, obj, *names)
 
 
 def test_a_dict_naming_private_attributes_is_read_as_pydantic_reads_it() -> None:
     obj = Open(content="a", reasoning="extra")
     obj.__dict__["__private_attributes__"] = {"reasoning": "private"}
     assert _read(optional_field, obj, "reasoning") is TypeError  # __pydantic_private__ is None
-    assert _read(_or_of_getattrs, obj, "reasoning") is TypeError
+    assert _read(or_of_getattrs, obj, "reasoning") is TypeError
 
 
 class Liar(type):
