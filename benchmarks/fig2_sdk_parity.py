@@ -9,7 +9,9 @@ Workloads, one run each with K calls so that the per-run spans spread thin:
 - agent run: K runs of one call with 10 chunks and two tools (per-run costs included).
 Before timing, the two sides' spans and metric points are compared (``check_equivalent``).
 Reported: CPU per call of each side, the ratio library / hand-written, and the ratio of what
-each adds over consuming the bare stream (the stricter figure: the shared stream cost cancels).
+each adds over consuming the bare stream (the stricter figure: the shared stream cost cancels),
+and an A/A control: the hand-written side measured twice per round, whose median ratio says
+how far the figure's medians can be trusted (1.00 when the rounds carry no bias).
 """
 
 from __future__ import annotations
@@ -176,6 +178,7 @@ async def _compare(
         {
             "bare": measure(lambda s: s),
             "hand": measure(sides.manual),
+            "hand_again": measure(sides.manual),  # the A/A control: the figure's resolution
             "lib": measure(sides.wrap),
             "lib_off": measure(sides.wrap_off),
         },
@@ -209,6 +212,9 @@ async def run(quick: bool) -> list[Row]:
                      added_ratio(res, "lib", "hand", "bare"), "x", target)),
             Row(fig, f"per {label}: activation off, agent-otel / hand-written",
                 ratio(res, "lib_off", "hand"), "x"),
+            Row(fig, f"per {label}: hand-written / hand-written again (A/A control)",
+                ratio(res, "hand_again", "hand"), "x",
+                note="the same side measured twice per round: its median is the bias"),
         ]  # fmt: skip
     return rows
 

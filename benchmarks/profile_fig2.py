@@ -8,7 +8,10 @@ difference first. Call counts are exact and repeatable; profiled times are infla
 profiler and by the machine's load, so read them as shares, not as figures (figure 2 has the
 unprofiled ratio). ``--opcodes`` counts the Python bytecodes each function executes per unit
 instead (``sys.settrace`` opcode events): exact, independent of the machine's load, blind to
-time spent in C.
+time spent in C. Their ratio, agent-otel / hand-written, is the load-free figure that follows
+figure 2's timed medians (within about 0.05 here); callgrind's instruction ratio
+(``benchmarks.instructions``) falls well below them, because a Python bytecode costs more
+time per machine instruction than the SDK's C paths (dispatch, branch misses).
 """
 
 from __future__ import annotations
@@ -108,7 +111,10 @@ def main(kind: str, opcodes: bool = False) -> None:
         name: sum(n for n, _ in side.values()) for name, side in (("hand", hand), ("lib", lib))
     }
     unit = "bytecodes" if opcodes else "Python calls"
-    print(f"per {kind}: {unit}, hand-written {total['hand']:.0f}, agent-otel {total['lib']:.0f}")
+    print(
+        f"per {kind}: {unit}, hand-written {total['hand']:.0f}, agent-otel {total['lib']:.0f}"
+        f" ({total['lib'] / total['hand']:.3f}x)"
+    )
     if opcodes:
         print(f"{'lib':>9} {'hand':>6}  function (agent-otel minus hand-written, largest first)")
     else:
