@@ -137,6 +137,11 @@ def test_hostile_reported_costs_are_ignored(value: Any) -> None:
         assert found is None
 
 
+def test_a_reported_cost_past_a_float_is_ignored() -> None:
+    """An int no float holds: ``float()`` raises on it, which must not lose the usage."""
+    assert reported_cost(ReportedUsage(cost=10**400)) is None
+
+
 # --- on spans, totals and the metric -------------------------------------------------------------
 RUN = [
     *call("gpt-4o-mini", "c1", Usage(input_tokens=1000, output_tokens=200)),

@@ -60,6 +60,28 @@ class BrokenError(Exception):
         raise AttributeError("message")
 
 
+class HashlessStr(str):
+    """A ``str`` subclass whose hash and equality raise (no memo or set may hold it)."""
+
+    def __hash__(self) -> int:
+        raise RuntimeError("no hash")
+
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("no eq")
+
+
+def _raises(*args: Any, **kwargs: Any) -> Any:
+    raise RuntimeError("a str subclass's own method")
+
+
+class LyingStr(str):
+    """A ``str`` subclass whose own methods raise: only the ``str`` it is may be read."""
+
+    __str__ = __repr__ = __format__ = __len__ = __iter__ = __getitem__ = _raises
+    __contains__ = __add__ = __mod__ = isascii = encode = lower = strip = _raises
+    startswith = endswith = split = replace = join = _raises
+
+
 def _nested(depth: int) -> Any:
     value: Any = []
     for _ in range(depth):
@@ -100,6 +122,8 @@ HOSTILE_OBJECTS = st.sampled_from(
         lambda: object(),
         lambda: BrokenError(),
         lambda: iter([1, 2]),
+        lambda: HashlessStr("search"),
+        lambda: LyingStr("t1"),
     ]
 ).map(lambda make: make())
 HOSTILE = st.one_of(

@@ -10,6 +10,7 @@ checked by running the real encoders over every span, metric point and exemplar.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
+from enum import Enum
 from typing import Any
 
 import pytest
@@ -231,6 +232,32 @@ async def test_hostile_names_never_enter_the_start_memo(caplog: pytest.LogCaptur
         assert (span.attributes or {})["gen_ai.provider.name"] == "p"
 
 
+async def test_a_responses_strings_of_a_str_subclass_are_written_as_the_str_they_are(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The response's model, id and finish reason are checked where they are written: a
+    ``str`` subclass whose hash and equality raise is written as the ``str`` it is (the scrub's
+    memo of known strings never hashes it), and nothing of the call is lost."""
+    exported = Exported()
+    end = LLMCallEnd(
+        model=HostileStr("m-2"),
+        call_id="c1",
+        finish_reason=HostileStr("stop"),
+        response_id=HostileStr("r1"),
+    )
+    events = [LLMCallStart(model="m", call_id="c1"), Usage(input_tokens=3, output_tokens=2), end]
+    await run(exported, events, caplog)
+    (chat,) = named(exported, "chat")
+    attributes = chat.attributes or {}
+    assert type(attributes["gen_ai.response.id"]) is str
+    assert attributes["gen_ai.response.id"] == "r1"
+    assert list(attributes["gen_ai.response.finish_reasons"]) == ["stop"]
+    assert type(attributes["gen_ai.response.model"]) is str
+    assert attributes["gen_ai.response.model"] == "m-2"
+    assert attributes["gen_ai.usage.output_tokens"] == 2
+    exported.assert_encodes()
+
+
 async def test_a_repaired_start_is_repaired_and_counted_on_every_span(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -287,4 +314,99 @@ async def test_a_run_start_is_remembered_only_when_it_needed_nothing(
     counts = [(r.attributes or {}).get("agent_otel.anomalies", 0) for r in roots]
     assert counts == [counts[0]] * 3  # the same repairs, counted on every run
     assert (counts[0] > 0) is repaired  # (the name and the agent name attribute)
+    exported.assert_encodes()
+
+
+class Kind(str, Enum):
+    """A ``str`` enum, as frameworks type model names, finish reasons and roles."""
+
+    MODEL = "gpt-4o"
+    PROVIDER = "openai"
+    TOOL = "search"
+    STOP = "stop"
+    ID = "r-1"
+
+
+def _raises(*args: Any, **kwargs: Any) -> Any:
+    raise RuntimeError("a str subclass's own method ran")
+
+
+class LyingStr(str):
+    """A ``str`` subclass whose own methods raise: only the ``str`` it is may be read."""
+
+    __str__ = __repr__ = __format__ = __len__ = __iter__ = __getitem__ = _raises
+    __hash__ = __eq__ = __contains__ = __add__ = isascii = encode = lower = strip = _raises  # type: ignore[assignment]
+
+
+@pytest.mark.parametrize("capture", [False, True])
+async def test_str_enums_are_recorded_as_their_value(
+    capture: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A ``str`` enum member names a model, a provider, a tool, a finish reason and an id as
+    its value on every Python (``str()`` and ``format()`` of one differ between versions)."""
+    exported = Exported()
+    events = [
+        LLMCallStart(model=Kind.MODEL, provider=Kind.PROVIDER, call_id=Kind.ID),
+        TextDelta(text=Kind.STOP),
+        LLMCallEnd(model=Kind.MODEL, call_id=Kind.ID, finish_reason=Kind.STOP, response_id=Kind.ID),
+        ToolCall(id=Kind.ID, function=FunctionCall(name=Kind.TOOL, arguments="{}")),
+        ToolResult(tool_call_id=Kind.ID, content=Kind.STOP, name=Kind.TOOL),
+    ]
+    await run(exported, events, caplog, capture_content=capture, session_id=Kind.ID)
+    (chat,) = named(exported, "chat")
+    (tool,) = named(exported, "execute_tool")
+    assert chat.name == "chat gpt-4o" and tool.name == "execute_tool search"
+    chat_attributes = chat.attributes or {}
+    assert chat_attributes["gen_ai.provider.name"] == "openai"
+    assert chat_attributes["gen_ai.response.id"] == "r-1"
+    assert list(chat_attributes["gen_ai.response.finish_reasons"]) == ["stop"]  # type: ignore[arg-type]
+    assert chat_attributes["session.id"] == "r-1"
+    assert (tool.attributes or {})["gen_ai.tool.call.id"] == "r-1"
+    for span in exported.spans():
+        for value in (span.attributes or {}).values():
+            assert type(value) is not Kind and not isinstance(value, Enum), (span.name, value)
+    exported.assert_encodes()
+
+
+@pytest.mark.parametrize("capture", [False, True])
+async def test_a_str_subclass_whose_methods_raise_costs_nothing(
+    capture: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Every string field of the events, and the options, as a ``str`` subclass whose own
+    methods (hash, equality, length, ``isascii``, ``str()``, ``format()``) raise: the run is
+    recorded with the ``str`` each one is, and nothing is reported as an internal error."""
+    exported = Exported()
+    s = LyingStr
+    events = [
+        LLMCallStart(model=s("m"), provider=s("p"), call_id=s("c1"), params={"stop": s("x")}),
+        TextDelta(text=s("hello")),
+        Usage(input_tokens=3, output_tokens=2, model=s("m-2")),
+        LLMCallEnd(model=s("m-2"), call_id=s("c1"), finish_reason=s("stop"), response_id=s("r1")),
+        ToolCall(id=s("t1"), type=s("mcp"), function=FunctionCall(name=s("q"), arguments=s("{}"))),
+        ToolResult(tool_call_id=s("t1"), content=s("bad"), is_error=True, name=s("q")),
+        Error(message=s("boom"), error_type=s("Oops"), fatal=False),
+        ToolCallStep.model_construct(call_id=s("t2"), tool=s("w"), args={}),
+        ToolResultStep.model_construct(call_id=s("t2"), tool=s("w"), result=s("ok")),
+        StepBoundary(index=0),
+    ]
+    await run(
+        exported,
+        events,
+        caplog,
+        capture_content=capture,
+        provider=s("p"),
+        session_id=s("s1"),
+        user_id=s("u1"),
+        conversation_id=s("v1"),
+    )
+    (chat,) = named(exported, "chat")
+    assert chat.name == "chat m"
+    assert (chat.attributes or {})["gen_ai.response.id"] == "r1"
+    assert sorted(t.name for t in named(exported, "execute_tool")) == [
+        "execute_tool q",
+        "execute_tool w",
+    ]
+    for span in exported.spans():
+        for value in (span.attributes or {}).values():
+            assert not isinstance(value, LyingStr), (span.name, value)
     exported.assert_encodes()

@@ -20,7 +20,10 @@ def reported_cost(event: Any) -> float | None:
     value = getattr(event, "cost", None)
     if type(value) is not int and type(value) is not float:
         return None
-    number = float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # an int past what a float holds
+        return None
     return number if 0 <= number < float("inf") else None
 
 

@@ -17,7 +17,7 @@ from agent_otel import _attributes as A
 from agent_otel._guard import guarded, report
 from agent_otel.cost._compute import call_cost
 
-from ._encodable import Count, checked, checked_text
+from ._encodable import INT64_MAX, Count, checked, checked_text, text_of
 from ._errors import fail_span, record_error
 from ._settings import RunSettings
 from ._span import known_start, start_span
@@ -294,11 +294,18 @@ class LLMCall:
 
     def respond(self, model: Any, finish_reason: Any, response_id: Any) -> None:
         """What ``LLMCallEnd`` tells about the response."""
-        if isinstance(model, str) and model:  # checked once, for the span and the metrics
+        # Each as a plain str (text_of: only for what is not one, the usual str costs no call).
+        if type(model) is not str:
+            model = text_of(model)
+        if model:  # checked once, for the span and the metrics
             self.response_model = checked_text(model, self.count, self.settings.scrub)
-        if isinstance(finish_reason, str):
+        if type(finish_reason) is not str:
+            finish_reason = text_of(finish_reason)
+        if finish_reason is not None:
             self.finish_reason = finish_reason
-        if isinstance(response_id, str):
+        if type(response_id) is not str:
+            response_id = text_of(response_id)
+        if response_id is not None:
             self.response_id = response_id
 
     def add_usage(self, tokens: Tokens, model: Any) -> None:
@@ -308,8 +315,10 @@ class LLMCall:
             self.usage = tokens  # read for this event alone: the call's to keep
         else:
             self.usage.add(tokens)
-        if self.response_model is None and isinstance(model, str) and model:
-            self.response_model = checked_text(model, self.count, self.settings.scrub)
+        if self.response_model is None:
+            model = text_of(model)
+            if model:
+                self.response_model = checked_text(model, self.count, self.settings.scrub)
 
     def record_error(self, kind: str, description: str | None, fatal: bool, time: int) -> None:
         """An ``Error`` event inside the call: on the span, and ``error.type`` on its metric."""
@@ -377,14 +386,17 @@ class LLMCall:
         settings = self.settings
         usage = self.usage
         cost: float | None = None
+        # One write, each value checked on its own: the events' strings here, the model
+        # where it came in, token counts where they were read (a sum past int64 excepted),
+        # the rest numbers and flags of ours (figure 2: a pass over all of them cost more).
         written, self.closing = self.closing, {}
-        if self.response_model is not None:  # checked where it came in
+        count, scrub = self.count, settings.scrub
+        if self.response_model is not None:
             written[A.RESPONSE_MODEL] = self.response_model
-        told: dict[str, AttributeValue] = {}  # what the events told: checked before the write
         if self.response_id is not None:
-            told[A.RESPONSE_ID] = self.response_id
+            written[A.RESPONSE_ID] = checked_text(self.response_id, count, scrub)
         if self.finish_reason is not None:
-            told[A.RESPONSE_FINISH_REASONS] = [self.finish_reason]
+            written[A.RESPONSE_FINISH_REASONS] = [checked_text(self.finish_reason, count, scrub)]
         try:  # the response's, usage and cost in one write; a failing price costs the cost only
             if usage is not None:
                 attributes = self.metric_attributes
@@ -396,10 +408,12 @@ class LLMCall:
                     dict(attributes),
                     attributes_checked=True,
                 )
-                told.update(usage.semconv_attributes(settings.conventions))
-                cost = self._cost(usage, told)
+                tokens = usage.semconv_attributes(settings.conventions)
+                if tokens and max(usage.counts.values()) > INT64_MAX:  # summed past int64
+                    tokens = checked(tokens, count)
+                written.update(tokens)
+                cost = self._cost(usage, written)
         finally:
-            written.update(checked(told, self.count, settings.scrub))
             self.span.set_checked(written)
         capture = settings.capture
         if capture is not None and self.output is not None and self.reasoning is not None:
@@ -425,9 +439,9 @@ class LLMCall:
                     report("content event")
         return cost
 
-    def _cost(self, usage: Tokens, told: dict[str, AttributeValue]) -> float | None:
-        """Price the call (provider's figure first): on the counter, and into ``told`` (the
-        span's last attributes)."""
+    def _cost(self, usage: Tokens, written: dict[str, AttributeValue]) -> float | None:
+        """Price the call (provider's figure first): on the counter, and into ``written`` (the
+        span's last attributes, checked: the currency is the price table's)."""
         settings = self.settings
         model = self.response_model or self.metric_attributes.get(A.REQUEST_MODEL)
         found = call_cost(
@@ -441,7 +455,7 @@ class LLMCall:
         attributes[A.COST_CURRENCY] = currency
         attributes[A.COST_SOURCE] = source
         settings.instruments.cost.add(amount, attributes)
-        told[A.COST_AMOUNT] = amount
-        told[A.COST_CURRENCY] = currency
-        told[A.COST_SOURCE] = source
+        written[A.COST_AMOUNT] = amount
+        priced = {A.COST_CURRENCY: currency, A.COST_SOURCE: source}
+        written.update(checked(priced, self.count, settings.scrub))
         return amount

@@ -44,13 +44,29 @@ DROP: Any = object()
 """Returned by :func:`clean_value` for a value whose attribute must be dropped."""
 
 
+def plain(value: Any) -> Any:
+    """``value``, a ``str`` subclass as the ``str`` it is (none of its methods runs: its hash,
+    equality or length may raise); anything else as it is."""
+    if type(value) is not str and isinstance(value, str):
+        return str.__str__(value)
+    return value
+
+
+def text_of(value: Any) -> str | None:
+    """``value`` as a plain ``str`` when it is a string (a ``str`` subclass, a ``str`` enum
+    member, as the ``str`` it is), else None: where an event's string enters a run."""
+    return str.__str__(value) if isinstance(value, str) else None
+
+
 def uncounted(kind: str) -> None:
     return None
 
 
 def clean_text(text: str, count: Count = uncounted) -> str:
     """``text`` as valid UTF-8 within ``MAX_TEXT_BYTES`` (``isascii`` and ``len`` are O(1),
-    so a clean ASCII string costs nothing)."""
+    so a clean ASCII string costs nothing); a ``str`` subclass as the ``str`` it is."""
+    if type(text) is not str:  # none of a subclass's methods runs
+        text = str.__str__(text)
     if text.isascii():
         return text if len(text) <= MAX_TEXT_BYTES else bounded_text(text, count)
     try:
@@ -96,7 +112,7 @@ def clean_value(value: Any, count: Count = uncounted) -> Any:
             items.append(fixed)
         return items if changed else value
     if isinstance(value, str):  # a str subclass: encoded as the str it is
-        return clean_text(str(value), count)
+        return clean_text(value, count)
     if isinstance(value, int) and not isinstance(value, bool):
         return clean_value(int(value), count)
     return value
@@ -178,8 +194,9 @@ def checked(
 
 
 def checked_text(text: str, count: Count = uncounted, scrub: Scrub | None = None) -> str:
-    """One string as :func:`checked` writes it: scrubbed (when ``scrub``), then encodable; a
-    string checked where it comes in (a span name, the response's model) is checked once."""
+    """One string as :func:`checked` writes it: a ``str`` subclass as the ``str`` it is,
+    scrubbed (when ``scrub``), then encodable; a string checked where it comes in (a span
+    name, the response's model, id and finish reason) is checked once."""
     if scrub is not None:
         text = scrub.text(text)
     return clean_text(text, count)
@@ -206,6 +223,8 @@ def id_text(raw: Any, count: Count) -> str | None:
     """
     if raw is None or type(raw) is str:
         return raw
+    if isinstance(raw, str):  # a subclass, a str enum member: the str it is, not its str()
+        return str.__str__(raw)
     try:
         text = str(raw)
         if type(text) is not str:

@@ -21,6 +21,7 @@ from agent_otel._version import __version__
 from agent_otel.cost import BUNDLED_PRICES, PriceTable
 from agent_otel.scrubbing import Scrub, Scrubber, resolve_scrubber
 
+from ._encodable import plain
 from ._metrics import Instruments
 from ._pending import interval_from
 from ._semconv import conventions_for
@@ -167,12 +168,12 @@ def settings_from(options: Options, caller: str = "otel_wrapper") -> RunSettings
         instruments=instruments,
         scrub=bound,
         logger=_logger(options.get("logger_provider"), capture),
-        agent_name=options.get("agent_name"),
-        agent_id=options.get("agent_id"),
-        provider=options.get("provider"),
-        conversation_id=options.get("conversation_id"),
-        session_id=options.get("session_id"),
-        user_id=options.get("user_id"),
+        agent_name=plain(options.get("agent_name")),
+        agent_id=plain(options.get("agent_id")),
+        provider=plain(options.get("provider")),
+        conversation_id=plain(options.get("conversation_id")),
+        session_id=plain(options.get("session_id")),
+        user_id=plain(options.get("user_id")),
         prices=options.get("prices", BUNDLED_PRICES),
         stand_down_providers=options.get("stand_down_providers", True),
         agent_attributes=dict(options.get("attributes") or {}),

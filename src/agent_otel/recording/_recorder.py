@@ -65,7 +65,7 @@ from agent_otel.standdown._openai_v2 import guard_openai_v2
 
 from ._chat import LLMCall
 from ._costs import plus
-from ._encodable import id_text
+from ._encodable import id_text, text_of
 from ._errors import PendingError, error_type_of, raised_in
 from ._run import Run
 from ._scope import ToolScopes, install
@@ -310,8 +310,9 @@ class RunRecorder:
             self.anomaly("duplicate_llm_call_id")
             old.end_response(now, incomplete=True)
             self._end_call(old)
-        model = model if isinstance(model, str) and model else None
-        provider = provider if isinstance(provider, str) and provider else self.s.provider
+        model = model if type(model) is str and model else text_of(model) or None
+        provider = provider if type(provider) is str and provider else text_of(provider)
+        provider = provider or self.s.provider
         self.run.saw_call(model, provider)
         call = LLMCall(
             self.s, self.anomaly, self._parent(), self.run.identity, call_id, model, provider,
@@ -459,7 +460,8 @@ class RunRecorder:
                 self.s, self.anomaly, self._parent(), self.run.identity, call_id, name, now
             )
         self._refresh()
-        named = isinstance(error_type, str) and 0 < len(error_type) <= MAX_ERROR_TYPE
+        error_type = text_of(error_type)
+        named = error_type is not None and 0 < len(error_type) <= MAX_ERROR_TYPE
         failed = is_error is True or named
         self._tool_failed = self._tool_failed or failed
         kind = (error_type if named else TOOL_ERROR) if failed else None
@@ -536,8 +538,8 @@ class RunRecorder:
 
     # --- errors, markers, terminals ------------------------------------------------------------
     def error_event(self, message: Any, error_type: Any, fatal: Any) -> None:
-        kind = error_type if isinstance(error_type, str) and error_type else "agent_error"
-        description = message if isinstance(message, str) else None
+        kind = text_of(error_type) or "agent_error"
+        description = text_of(message)
         fatal = fatal is True
         inner = self._inner
         if self._step is None and self.s.step_spans and inner is self.run:

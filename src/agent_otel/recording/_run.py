@@ -20,7 +20,7 @@ from agent_otel._guard import ending
 from agent_otel.identity._identity import identity_of, make_identity, with_identity
 
 from ._costs import cost_attributes, plus
-from ._encodable import checked, id_text
+from ._encodable import checked, id_text, text_of
 from ._errors import fail_span, mark_error, record_error
 from ._settings import RunSettings
 from ._span import known_start, start_span
@@ -292,7 +292,8 @@ class Run:
         attributes = dict(self.metric_attributes)
         # gen_ai.provider.name is required on the metric: as the agent span will name it
         attributes[A.PROVIDER_NAME] = self.provider
-        if isinstance(model, str) and model:
+        model = text_of(model)
+        if model:
             attributes[A.RESPONSE_MODEL] = model
             if self.recording:
                 self.span.set_attribute(A.RESPONSE_MODEL, model)

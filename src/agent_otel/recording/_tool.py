@@ -16,7 +16,7 @@ from opentelemetry.util.types import AttributeValue
 from agent_otel import _attributes as A
 from agent_otel._guard import report
 
-from ._encodable import Count, checked
+from ._encodable import Count, checked, text_of
 from ._errors import fail_span, mark_error, record_error, report_failure
 from ._settings import RunSettings
 from ._span import known_start, start_span
@@ -99,7 +99,7 @@ class ToolCall:
         self.count = count
         self.raised = False
         self.mcp = False  # it runs on an MCP server (on_mcp_server)
-        name = name if isinstance(name, str) and name else "unknown"
+        name = name if type(name) is str and name else text_of(name) or "unknown"
         scrub = settings.scrub
         # The name and the attributes of a tool: checked once per wrapper.
         plain = type(name) is str
@@ -158,7 +158,8 @@ class ToolCall:
         if call_id is not None and self.call_id is None:
             self.call_id = call_id
             self.span.set_attribute(A.TOOL_CALL_ID, call_id)
-        if isinstance(name, str) and name and name != self.name:
+        name = text_of(name)
+        if name and name != self.name:
             self.name = name
             self.span.update_name(f"{A.OP_EXECUTE_TOOL} {name}")
             self.span.set_attribute(A.TOOL_NAME, name)
@@ -178,7 +179,8 @@ class ToolCall:
             (A.MCP_SESSION_ID, session_id),
             (A.MCP_PROTOCOL_VERSION, protocol_version),
         ):
-            if isinstance(value, str) and value:
+            value = text_of(value)
+            if value:
                 attributes[key] = value
         self.span.set_attributes(checked(attributes, self.count, self.settings.scrub))
         self.mcp = True
@@ -186,7 +188,8 @@ class ToolCall:
     def on_mcp_request(self, request_id: Any) -> None:
         """Its body sent its ``tools/call`` request (the MCP SDK's client span started with
         the JSON-RPC id): that id (a retried request's replaces it: the answer is the last's)."""
-        if self.mcp and isinstance(request_id, str) and request_id:
+        request_id = text_of(request_id)
+        if self.mcp and request_id:
             attributes = {A.JSONRPC_REQUEST_ID: request_id}
             self.span.set_attributes(checked(attributes, self.count, self.settings.scrub))
 
@@ -277,8 +280,9 @@ _REVISION = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 def sessionless(protocol_version: Any) -> bool:
     """Whether MCP revision ``protocol_version`` (a date) has no sessions (2026-07-28 on)."""
+    protocol_version = text_of(protocol_version)
     return (
-        isinstance(protocol_version, str)
+        protocol_version is not None
         and _REVISION.fullmatch(protocol_version) is not None
         and protocol_version >= _SESSIONLESS_SINCE
     )
@@ -288,7 +292,8 @@ def tool_type(kind: Any) -> str:
     """``gen_ai.tool.type`` for a tool of ``kind``: ``extension`` for tools run agent-side
     against external systems (MCP servers, provider-hosted search or code), ``datastore`` for
     retrieval, ``function`` for the rest (the client runs it), unknown kinds included."""
-    if isinstance(kind, str):
+    kind = text_of(kind)
+    if kind is not None:
         return _TOOL_TYPES.get(kind.strip().lower(), A.TOOL_TYPE_FUNCTION)
     return A.TOOL_TYPE_FUNCTION
 
@@ -298,7 +303,7 @@ def error_text(content: Any) -> str | None:
     if content is None:
         return None
     if isinstance(content, str):
-        return content
+        return str.__str__(content)
     try:
         return json.dumps(content, default=str, ensure_ascii=False)
     except Exception:  # hostile content: its type describes the error

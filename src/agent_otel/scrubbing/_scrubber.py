@@ -213,6 +213,8 @@ class Scrub:
         self._trusted.add(text)
 
     def text(self, text: str) -> str:
+        if type(text) is not str:  # a subclass as the str it is: its hash may raise
+            text = str.__str__(text)
         clean = self.known
         if text in clean:
             return text

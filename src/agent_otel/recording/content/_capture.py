@@ -205,6 +205,7 @@ class TextBuffer:
         if self._budget <= 0:
             self.truncated = True
             return
+        text = str.__str__(text)  # a str subclass as the str it is: none of its methods runs
         # isascii is O(1); a lone surrogate (made encodable when written) counts its 3 bytes
         size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
         if size > self._budget:  # keep the whole characters that fit, then nothing more

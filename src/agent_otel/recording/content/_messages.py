@@ -36,6 +36,7 @@ def parse_arguments(raw: Any, count: Callable[[str], None] | None = None) -> Any
     as ``unparseable_arguments``.
     """
     if isinstance(raw, str):
+        raw = str.__str__(raw)  # a str subclass as the str it is: none of its methods runs
         try:
             return json.loads(raw)
         except ValueError:
@@ -48,7 +49,10 @@ def parse_arguments(raw: Any, count: Callable[[str], None] | None = None) -> Any
 
 
 def _text(value: Any) -> str | None:
-    """``str(value)``, or None when the value cannot say it (its ``__str__`` raises)."""
+    """``str(value)`` (a ``str`` subclass: the ``str`` it is), or None when the value cannot
+    say it (its ``__str__`` raises)."""
+    if isinstance(value, str):
+        return str.__str__(value)
     try:
         text = str(value)
     except Exception:
@@ -60,7 +64,10 @@ def tool_call_part(call: Any) -> dict[str, Any]:
     """A ``tool_call`` part from a LiteLLM-shaped tool call (an id that cannot be text is
     left out, a name that cannot be is empty)."""
     function = field(call, "function")
-    part: dict[str, Any] = {"type": "tool_call", "name": _text(field(function, "name") or "") or ""}
+    name = field(function, "name")
+    if not isinstance(name, str):  # its own truthiness, as before; a string's is its length
+        name = name or ""
+    part: dict[str, Any] = {"type": "tool_call", "name": _text(name) or ""}
     call_id = _text(field(call, "id"))
     if call_id is not None and field(call, "id") is not None:
         part["id"] = call_id
