@@ -82,6 +82,13 @@ class LyingStr(str):
     startswith = endswith = split = replace = join = _raises
 
 
+class LyingInt(int):
+    """An ``int`` subclass whose own comparisons, conversions and hash raise."""
+
+    __ge__ = __le__ = __lt__ = __gt__ = __add__ = __radd__ = __int__ = __index__ = _raises
+    __str__ = __repr__ = __format__ = __hash__ = __eq__ = __bool__ = _raises
+
+
 def _nested(depth: int) -> Any:
     value: Any = []
     for _ in range(depth):
@@ -124,6 +131,7 @@ HOSTILE_OBJECTS = st.sampled_from(
         lambda: iter([1, 2]),
         lambda: HashlessStr("search"),
         lambda: LyingStr("t1"),
+        lambda: LyingInt(3),
     ]
 ).map(lambda make: make())
 HOSTILE = st.one_of(

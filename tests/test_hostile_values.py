@@ -10,7 +10,7 @@ checked by running the real encoders over every span, metric point and exemplar.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from enum import Enum
+from enum import Enum, IntEnum
 from typing import Any
 
 import pytest
@@ -385,7 +385,9 @@ async def test_a_str_subclass_whose_methods_raise_costs_nothing(
         ToolCall(id=s("t1"), type=s("mcp"), function=FunctionCall(name=s("q"), arguments=s("{}"))),
         ToolResult(tool_call_id=s("t1"), content=s("bad"), is_error=True, name=s("q")),
         Error(message=s("boom"), error_type=s("Oops"), fatal=False),
-        ToolCallStep.model_construct(call_id=s("t2"), tool=s("w"), args={}),
+        ToolCallStep.model_construct(
+            call_id=s("t2"), tool=s("w"), args={"n": LyingInt(3), "k": s("v")}
+        ),
         ToolResultStep.model_construct(call_id=s("t2"), tool=s("w"), result=s("ok")),
         StepBoundary(index=0),
     ]
@@ -409,4 +411,37 @@ async def test_a_str_subclass_whose_methods_raise_costs_nothing(
     for span in exported.spans():
         for value in (span.attributes or {}).values():
             assert not isinstance(value, LyingStr), (span.name, value)
+    exported.assert_encodes()
+
+
+class Count(IntEnum):
+    FIVE = 5
+
+
+class LyingInt(int):
+    """An ``int`` subclass whose own comparisons and conversions raise."""
+
+    __ge__ = __le__ = __lt__ = __gt__ = __add__ = __radd__ = __int__ = __index__ = _raises  # type: ignore[assignment]
+    __str__ = __repr__ = __format__ = __hash__ = __eq__ = _raises  # type: ignore[assignment]
+
+
+async def test_token_counts_of_an_int_subclass_count_as_the_int_they_are(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A token count of an ``IntEnum`` or of an ``int`` subclass whose methods raise is the
+    ``int`` it is, on the chat span and in the run's totals (a ``bool`` still is no count)."""
+    exported = Exported()
+    events = [
+        LLMCallStart(model="m", call_id="c1"),
+        Usage(input_tokens=Count.FIVE, output_tokens=LyingInt(7), reasoning_tokens=True),
+        LLMCallEnd(call_id="c1"),
+    ]
+    root = await run(exported, events, caplog)
+    (chat,) = named(exported, "chat")
+    attributes = chat.attributes or {}
+    assert attributes["gen_ai.usage.input_tokens"] == 5
+    assert attributes["gen_ai.usage.output_tokens"] == 7
+    assert type(attributes["gen_ai.usage.output_tokens"]) is int
+    assert "gen_ai.usage.reasoning.output_tokens" not in attributes
+    assert (root.attributes or {})["agent_otel.usage.output_tokens"] == 7
     exported.assert_encodes()

@@ -66,6 +66,7 @@ class Tokens:
 
         A field that is not a non-negative ``int`` (``None``, a bool, a string) is absent; so
         is one beyond signed 64 bits (no OTLP backend can take it), counted through ``count``.
+        An ``int`` subclass (an ``IntEnum``) counts as the ``int`` it is.
         """
         try:  # the contract's fields as attributes: a getattr call each costs three (figure 2)
             values: tuple[Any, ...] = (
@@ -82,7 +83,11 @@ class Tokens:
         for name, value in zip(FIELDS, values, strict=True):
             if value is None:  # most fields: not reported
                 continue
-            if type(value) is int and value >= 0:
+            if type(value) is not int:
+                if not isinstance(value, int) or isinstance(value, bool):
+                    continue
+                value = int.__int__(value)  # none of the subclass's methods runs
+            if value >= 0:
                 if value <= INT64_MAX:
                     counts[name] = value
                 elif count is not None:

@@ -110,10 +110,11 @@ class Copy:
             return text if self._take(cost) else _NO_ROOM
         if value is None or kind is bool:
             return value if self._take(5 if value is False else 4) else _NO_ROOM
-        if isinstance(value, (int, float)):
-            if isinstance(value, int) and abs(int(value)).bit_length() > _MAX_INT_BITS:
+        if isinstance(value, (int, float)):  # a subclass as the number it is (none of its
+            # methods runs: int.__int__ and float.__float__ are the base type's own)
+            number = int.__int__(value) if isinstance(value, int) else float.__float__(value)
+            if type(number) is int and abs(number).bit_length() > _MAX_INT_BITS:
                 return self.value(TRUNCATION_MARK, depth)
-            number = int(value) if isinstance(value, int) else float(value)
             return number if self._take(len(dumps(number))) else _NO_ROOM
         if depth >= MAX_DEPTH:
             return self.value(TRUNCATION_MARK, depth)

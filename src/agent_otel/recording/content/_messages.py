@@ -65,8 +65,8 @@ def tool_call_part(call: Any) -> dict[str, Any]:
     left out, a name that cannot be is empty)."""
     function = field(call, "function")
     name = field(function, "name")
-    if not isinstance(name, str):  # its own truthiness, as before; a string's is its length
-        name = name or ""
+    if name is None:
+        name = ""
     part: dict[str, Any] = {"type": "tool_call", "name": _text(name) or ""}
     call_id = _text(field(call, "id"))
     if call_id is not None and field(call, "id") is not None:
