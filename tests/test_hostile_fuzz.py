@@ -82,6 +82,19 @@ class LyingStr(str):
     startswith = endswith = split = replace = join = _raises
 
 
+class LyingDict(dict):  # type: ignore[type-arg]
+    """A ``dict`` subclass whose own methods raise: only the ``dict`` it is may be read."""
+
+    items = keys = values = get = __iter__ = __len__ = __getitem__ = __contains__ = _raises
+    __eq__ = __hash__ = __bool__ = __repr__ = _raises
+
+
+class LyingList(list):  # type: ignore[type-arg]
+    """A ``list`` subclass whose own methods raise: only the ``list`` it is may be read."""
+
+    __iter__ = __len__ = __getitem__ = __contains__ = __eq__ = __bool__ = __repr__ = _raises
+
+
 class LyingInt(int):
     """An ``int`` subclass whose own comparisons, conversions and hash raise."""
 
@@ -132,6 +145,8 @@ HOSTILE_OBJECTS = st.sampled_from(
         lambda: HashlessStr("search"),
         lambda: LyingStr("t1"),
         lambda: LyingInt(3),
+        lambda: LyingDict(temperature=0.5, role="user", content="hi"),
+        lambda: LyingList([{"role": "user", "content": "hi"}]),
     ]
 ).map(lambda make: make())
 HOSTILE = st.one_of(

@@ -445,3 +445,47 @@ async def test_token_counts_of_an_int_subclass_count_as_the_int_they_are(
     assert "gen_ai.usage.reasoning.output_tokens" not in attributes
     assert (root.attributes or {})["agent_otel.usage.output_tokens"] == 7
     exported.assert_encodes()
+
+
+class LyingDict(dict):  # type: ignore[type-arg]
+    """A ``dict`` subclass whose own methods raise: only the ``dict`` it is may be read."""
+
+    items = keys = values = get = __iter__ = __len__ = __getitem__ = __contains__ = _raises
+    __eq__ = __hash__ = __bool__ = __repr__ = _raises  # type: ignore[assignment]
+
+
+class LyingList(list):  # type: ignore[type-arg]
+    """A ``list`` subclass whose own methods raise: only the ``list`` it is may be read."""
+
+    __iter__ = __len__ = __getitem__ = __contains__ = __eq__ = __bool__ = __repr__ = _raises  # type: ignore[assignment]
+
+
+async def test_containers_whose_methods_raise_are_read_as_the_dict_or_list_they_are(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Request parameters, messages, tool arguments and results of a ``dict`` or ``list``
+    subclass whose own methods raise are read as the ``dict`` or ``list`` they are, content
+    capture on: nothing is reported as an internal error and nothing of them is lost."""
+    exported = Exported()
+    message = LyingDict(role="user", content="hi")
+    events = [
+        LLMCallStart(
+            model="m",
+            call_id="c1",
+            params=LyingDict(temperature=0.5, max_tokens=9),
+            messages=LyingList([message]),
+        ),
+        LLMCallEnd(call_id="c1"),
+        ToolCallStep.model_construct(call_id="t1", tool="w", args=LyingDict(q="x")),
+        ToolResultStep.model_construct(call_id="t1", tool="w", result=LyingList(["r"])),
+    ]
+    await run(exported, events, caplog, capture_content=True)
+    (chat,) = named(exported, "chat")
+    (tool,) = named(exported, "execute_tool")
+    attributes = chat.attributes or {}
+    assert attributes["gen_ai.request.temperature"] == 0.5
+    assert attributes["gen_ai.request.max_tokens"] == 9
+    assert '"hi"' in str(attributes["gen_ai.input.messages"])
+    assert (tool.attributes or {})["gen_ai.tool.call.arguments"] == '{"q":"x"}'
+    assert (tool.attributes or {})["gen_ai.tool.call.result"] == '["r"]'
+    exported.assert_encodes()

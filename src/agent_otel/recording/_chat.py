@@ -56,7 +56,8 @@ def request_attributes(
     out: dict[str, AttributeValue] = {}
     if not isinstance(params, dict):
         return out
-    for key, value in params.items():  # a handful of keys: cheaper than probing all we know
+    # a handful of keys: cheaper than probing all we know (a subclass read as the dict it is)
+    for key, value in dict.items(params):
         known = _PARAMS.get(key)
         if known is not None:
             attribute, kind = known
@@ -253,7 +254,7 @@ class LLMCall:
         every SDK source puts them), or a ``tools`` field of a look-alike event, as
         ``gen_ai.tool.definitions``."""
         if tools is None and isinstance(params, dict):
-            tools = params.get("tools")
+            tools = dict.get(params, "tools")
         definitions = tool_definitions(tools)
         if definitions:
             put(

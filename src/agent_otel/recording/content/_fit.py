@@ -118,11 +118,14 @@ class Copy:
             return number if self._take(len(dumps(number))) else _NO_ROOM
         if depth >= MAX_DEPTH:
             return self.value(TRUNCATION_MARK, depth)
-        if isinstance(value, dict):
-            return self._dict(value, depth + 1)
-        if isinstance(value, (list, tuple)):
+        if isinstance(value, dict):  # a subclass as the dict it is: none of its methods runs
+            return self._dict(value if type(value) is dict else dict(dict.items(value)), depth + 1)
+        if isinstance(value, (list, tuple)):  # likewise (reversed() reads them in C)
             return self._list(value, depth + 1)
-        return self._other(value, depth)
+        try:
+            return self._other(value, depth)
+        except Exception:  # a container whose own methods raise: its text, else null
+            return self.value(_text(value), depth)
 
     def _other(self, value: Any, depth: int) -> Any:
         """Values that are data, as the JSON they stand for; anything else as its text."""
@@ -281,14 +284,21 @@ def recent(messages: Any, max_bytes: int) -> Any:
     """
     if isinstance(messages, (str, bytes)) or not isinstance(messages, Iterable):
         return None  # not a history
+    if isinstance(messages, list) and type(messages) is not list:  # as the list it is
+        messages = list.copy(messages)
+    elif isinstance(messages, tuple) and type(messages) is not tuple:
+        messages = tuple(tuple.__iter__(messages))
     if isinstance(messages, Sequence):
         keep, total = max_bytes // MIN_MESSAGE_BYTES + 1, len(messages)
         if total <= keep:
             return messages
         return [messages[i] for i in range(total - keep, total)]
-    if iter(messages) is messages:
+    try:
+        if iter(messages) is messages:
+            return None
+        return list(messages)
+    except Exception:  # an iterable whose own methods raise: not a history we can read
         return None
-    return list(messages)
 
 
 def fit_json(value: Any, max_bytes: int) -> str:

@@ -20,6 +20,8 @@ _AUDIO = {"mp3": "audio/mpeg", "wav": "audio/wav"}
 
 def field(obj: Any, name: str, default: Any = None) -> Any:
     """``obj.name`` or ``obj[name]``, whichever the shape offers."""
+    if isinstance(obj, dict):  # a subclass as the dict it is: none of its methods runs
+        return dict.get(obj, name, default)
     if isinstance(obj, Mapping):
         return obj.get(name, default)
     return getattr(obj, name, default)
