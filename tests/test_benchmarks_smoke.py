@@ -1,18 +1,23 @@
 """The benchmark suite's smoke run: every figure at a tiny N, so the suite never rots.
 
 Checks that the table and the results files are produced with every figure present and that
-each peer instrumentation of figure 3 really produced its spans. No timing is asserted: the
-quick run's figures mean nothing and this machine is shared.
+each peer instrumentation of figure 3 really produced its spans. No time and no goal is
+asserted: the quick run's figures mean nothing and this machine is shared. The one figure
+checked is figure 2's A/A control (the same work timed twice), against a wide band, in the
+default suite.
 """
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import json
+import math
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -55,6 +60,54 @@ def test_quick_benchmark_run_produces_every_figure(tmp_path: Path) -> None:
     for name in ("official", "openinference", "openllmetry", *logfire, "agent_otel"):
         assert requests[name] > 0
         assert spans[name] >= requests[name], f"{name} produced no spans of its own"
+
+
+def test_figure_2_a_a_control_reads_about_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Figure 2 in quick mode (about a second): its A/A control row, the hand-written side
+    timed twice in each round, is there for every workload, and its median is a finite ratio
+    between 0.5 and 2.0.
+
+    The band is wide for a shared machine. In 225 quick runs the medians of 3 rounds read 0.65
+    to 1.56, and none fell outside it; should noise push one out, figure 2 runs once more. The
+    band still fails a control that times different work on its two sides, on both runs: the
+    bare stream against the hand-written side reads about 0.01 (checked below, from the same
+    measurements), and one agent run timed against 20, per run, reads about 0.07. A control
+    that divides one measurement by itself reads exactly 1 in every round, and fails at once.
+    A control timing agent-otel as its second side (about 1.25) would pass: the band cannot
+    see a bias of that size.
+    """
+    from benchmarks import fig2_sdk_parity as fig2
+    from benchmarks._harness import ratio
+
+    measured: list[dict[str, list[float]]] = []  # each workload's raw times, in run order
+    compare = fig2._compare
+
+    async def keep(*args: Any, **kwargs: Any) -> dict[str, list[float]]:
+        measured.append(await compare(*args, **kwargs))
+        return measured[-1]
+
+    monkeypatch.setattr(fig2, "_compare", keep)
+    cpu = ": hand-written CPU"
+    for _attempt in range(2):  # noise may push a median out once; a broken control stays out
+        measured.clear()
+        rows = asyncio.run(fig2.run(quick=True))
+        workloads = [r.measure.removesuffix(cpu) for r in rows if r.measure.endswith(cpu)]
+        assert len(workloads) == len(fig2.GOALS) == len(measured)  # llm, llm5, tool, run
+        outside: dict[str, float] = {}
+        for workload, times in zip(workloads, measured, strict=True):
+            control = f"{workload}: hand-written / hand-written again (A/A control)"
+            stats = [r.stat for r in rows if r.measure == control]
+            assert len(stats) == 1, f"{workload}: {len(stats)} A/A control rows"
+            stat = stats[0]
+            assert stat is not None and math.isfinite(stat.median), workload
+            assert not stat.lo == stat.hi == 1.0, f"{workload}: a measurement divided by itself"
+            different_work = ratio(times, "bare", "hand").median  # what the band tells apart
+            assert not 0.5 <= different_work <= 2.0, f"{workload}: bare / hand {different_work}"
+            if not 0.5 <= stat.median <= 2.0:
+                outside[workload] = round(stat.median, 3)
+        if not outside:
+            break
+    assert not outside, f"A/A control outside 0.5 to 2.0 twice running: {outside}"
 
 
 @pytest.mark.heavy
