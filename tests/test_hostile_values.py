@@ -489,3 +489,41 @@ async def test_containers_whose_methods_raise_are_read_as_the_dict_or_list_they_
     assert (tool.attributes or {})["gen_ai.tool.call.arguments"] == '{"q":"x"}'
     assert (tool.attributes or {})["gen_ai.tool.call.result"] == '["r"]'
     exported.assert_encodes()
+
+
+def _deep(levels: int) -> list[Any]:
+    value: list[Any] = []
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+async def test_map_and_nested_attribute_values_are_made_encodable(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The attribute model takes maps and nested lists (the SDK exports them as they are): a
+    surrogate anywhere in one is repaired, an integer out of range drops its attribute, and
+    nesting past 16 levels (or a cycle) ends in the truncation mark, as deep as a receiver's
+    protobuf parser reads (100 messages): each is counted, and the batch encodes."""
+    cycle: list[Any] = []
+    cycle.append(cycle)
+    attributes = {
+        "map": {f"k{SURROGATE}": [f"v{SURROGATE}", {"n": 1}], 2: "int key", object(): "dropped"},
+        "big": {"n": [2**70]},
+        "deep": _deep(1_000),
+        "cycle": cycle,
+        "tuple": LyingList(["a"]),
+    }
+    exported = Exported()
+    root = await run(exported, [TextDelta(text="x")], caplog, attributes=attributes)
+    got = root.attributes or {}
+    assert got["map"] == {"k?": ("v?", {"n": 1}), "2": "int key"}
+    assert "big" not in got
+    assert kinds(root) == ["integer_out_of_range", "unencodable_string"]
+    depth, value = 0, got["deep"]
+    while isinstance(value, tuple):
+        depth, value = depth + 1, value[0]
+    assert (depth, value) == (16, "...[truncated]")
+    assert str(got["cycle"]).endswith("'...[truncated]',)" + ",)" * 15)
+    assert got["tuple"] == ("a",)
+    exported.assert_encodes()

@@ -357,3 +357,34 @@ def test_ids_the_identity_processor_stamps_on_foreign_spans_are_scrubbed() -> No
     assert user == f"svc [REDACTED:github_token len={len(F['github_token'])}]"
     assert (post.attributes or {})["session.id"] == "sess-1"
     telemetry.shutdown()
+
+
+class Names(list):  # type: ignore[type-arg]
+    """A list subclass, as a framework's typed list of names."""
+
+
+@pytest.mark.parametrize("scrub", [True, False])
+async def test_secrets_in_map_and_subclass_attribute_values_are_scrubbed(
+    otel_telemetry: InMemoryTelemetry, scrub: bool
+) -> None:
+    """The attribute model takes maps, nested lists and subclasses of the built-ins (the SDK
+    exports them as they are): every string in them is scrubbed and every value under a
+    secret key replaced, as in content (``scrub=False`` leaks them: the test can fail)."""
+    attributes = {
+        "deploy": {"db": {"url": DB_URL, "password": "hunter2-hunter2"}, "tags": ["a", 1]},
+        "owners": Names([F["github_token"]]),
+        "nested": [[{"token": API_KEY}]],
+    }
+    await run_script(
+        otel_telemetry, [TextDelta(text="x")], agent_name="ops", attributes=attributes, scrub=scrub
+    )
+    (root,) = [s for s in otel_telemetry.spans() if s.name.startswith("invoke_agent")]
+    text = json.dumps(dict(root.attributes or {}), default=str)
+    if not scrub:
+        assert {"db password", "github", "api_key field"} <= leaked(text) and "hunter2" in text
+        return
+    assert leaked(text) == set() and "hunter2" not in text
+    deploy = (root.attributes or {})["deploy"]
+    assert isinstance(deploy, dict)
+    assert deploy["tags"] == ("a", 1)  # the shape kept
+    assert str(deploy["db"]["password"]).startswith("[REDACTED:key_name")

@@ -15,9 +15,10 @@ from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
 from agent_otel._guard import guarded, report
+from agent_otel._plain import items_of, text_of
 from agent_otel.cost._compute import call_cost
 
-from ._encodable import INT64_MAX, Count, checked, checked_text, text_of
+from ._encodable import INT64_MAX, Count, checked, checked_text
 from ._errors import fail_span, record_error
 from ._settings import RunSettings
 from ._span import known_start, start_span
@@ -73,8 +74,10 @@ def request_attributes(
         elif key == "stop":
             if isinstance(value, str):
                 out[A.REQUEST_STOP_SEQUENCES] = [value]
-            elif isinstance(value, (list, tuple)) and all(isinstance(s, str) for s in value):
-                out[A.REQUEST_STOP_SEQUENCES] = list(value)
+            elif isinstance(value, (list, tuple)):  # a subclass as the base type reads it
+                items = items_of(value)
+                if all(isinstance(s, str) for s in items):
+                    out[A.REQUEST_STOP_SEQUENCES] = items
         elif key in _REASONING:
             level = reasoning_level(key, value)
             if level is not None:

@@ -19,6 +19,7 @@ from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 from agent_otel import _attributes as A
+from agent_otel._plain import plain_value
 
 from .content._fit import TRUNCATION_MARK
 
@@ -42,20 +43,6 @@ _KEYS = frozenset(v for v in vars(A).values() if type(v) is str and v.isascii())
 Count = Callable[[str], None]
 DROP: Any = object()
 """Returned by :func:`clean_value` for a value whose attribute must be dropped."""
-
-
-def plain(value: Any) -> Any:
-    """``value``, a ``str`` subclass as the ``str`` it is (none of its methods runs: its hash,
-    equality or length may raise); anything else as it is."""
-    if type(value) is not str and isinstance(value, str):
-        return str.__str__(value)
-    return value
-
-
-def text_of(value: Any) -> str | None:
-    """``value`` as a plain ``str`` when it is a string (a ``str`` subclass, a ``str`` enum
-    member, as the ``str`` it is), else None: where an event's string enters a run."""
-    return str.__str__(value) if isinstance(value, str) else None
 
 
 def uncounted(kind: str) -> None:
@@ -93,7 +80,14 @@ def in_range(value: int) -> bool:
 
 
 def clean_value(value: Any, count: Count = uncounted) -> Any:
-    """``value`` made encodable, or :data:`DROP`; types the SDK itself rejects pass as they are."""
+    """``value`` made encodable, or :data:`DROP`; types the SDK itself rejects pass as they are.
+
+    A value of the attribute model's other shapes (a subclass of ``str``, ``int``, ``float``,
+    ``list`` or ``tuple``; a list or a map holding any of them, nested) is first read as the
+    plain built-ins it is (:func:`agent_otel._plain.plain_value`: none of a subclass's methods
+    runs, here, in the SDK or in the encoder, where one that raises would cost the span or the
+    batch), then each string in it made encodable and each integer checked: one out of range
+    drops the whole attribute."""
     kind = type(value)
     if kind is str:
         return clean_text(value, count)
@@ -102,19 +96,29 @@ def clean_value(value: Any, count: Count = uncounted) -> Any:
             return value
         count(INTEGER_OUT_OF_RANGE)
         return DROP
-    if kind is list or kind is tuple:
-        items, changed = [], False
-        for item in value:
-            fixed = clean_value(item, count)
-            if fixed is DROP:
-                return DROP
-            changed = changed or fixed is not item
-            items.append(fixed)
-        return items if changed else value
-    if isinstance(value, str):  # a str subclass: encoded as the str it is
+    if kind is float or kind is bool or value is None:
+        return value
+    if isinstance(value, (str, int, float, list, tuple, Mapping)):
+        return _clean_plain(plain_value(value), count)
+    return value
+
+
+def _clean_plain(value: Any, count: Count) -> Any:
+    """:func:`clean_value` of plain built-ins (as :func:`plain_value` makes them)."""
+    kind = type(value)
+    if kind is str:
         return clean_text(value, count)
-    if isinstance(value, int) and not isinstance(value, bool):
-        return clean_value(int(value), count)
+    if kind is int:
+        if in_range(value):
+            return value
+        count(INTEGER_OUT_OF_RANGE)
+        return DROP
+    if kind is list:
+        items = [_clean_plain(item, count) for item in value]
+        return DROP if any(item is DROP for item in items) else items
+    if kind is dict:
+        out = {clean_text(key, count): _clean_plain(item, count) for key, item in value.items()}
+        return DROP if any(item is DROP for item in out.values()) else out
     return value
 
 

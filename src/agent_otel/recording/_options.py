@@ -17,11 +17,11 @@ from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
 from agent_otel._guard import guarded, report
+from agent_otel._plain import plain
 from agent_otel._version import __version__
 from agent_otel.cost import BUNDLED_PRICES, PriceTable
 from agent_otel.scrubbing import Scrub, Scrubber, resolve_scrubber
 
-from ._encodable import plain
 from ._metrics import Instruments
 from ._pending import interval_from
 from ._semconv import conventions_for

@@ -60,12 +60,13 @@ from opentelemetry.context.context import Context
 
 from agent_otel import _clock
 from agent_otel._guard import guarded
+from agent_otel._plain import text_of
 from agent_otel.standdown._context import chat_context, suppressed
 from agent_otel.standdown._openai_v2 import guard_openai_v2
 
 from ._chat import LLMCall
 from ._costs import plus
-from ._encodable import id_text, text_of
+from ._encodable import id_text
 from ._errors import PendingError, error_type_of, raised_in
 from ._run import Run
 from ._scope import ToolScopes, install

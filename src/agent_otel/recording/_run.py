@@ -17,10 +17,11 @@ from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
 from agent_otel._guard import ending
+from agent_otel._plain import text_of
 from agent_otel.identity._identity import identity_of, make_identity, with_identity
 
 from ._costs import cost_attributes, plus
-from ._encodable import checked, id_text, text_of
+from ._encodable import checked, id_text
 from ._errors import fail_span, mark_error, record_error
 from ._settings import RunSettings
 from ._span import known_start, start_span

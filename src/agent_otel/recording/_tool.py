@@ -15,8 +15,9 @@ from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
 from agent_otel._guard import report
+from agent_otel._plain import text_of
 
-from ._encodable import Count, checked, text_of
+from ._encodable import Count, checked
 from ._errors import fail_span, mark_error, record_error, report_failure
 from ._settings import RunSettings
 from ._span import known_start, start_span

@@ -16,6 +16,8 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent_otel._plain import plain_value
+
 from ._detectors import BUILT_IN, Detector
 from ._keys import is_secret_key, normalise
 
@@ -132,6 +134,24 @@ class Scrubber:
             return value
         return value
 
+    def tree(self, value: Any, found: Found = _ignore) -> Any:
+        """Plain built-ins (an attribute value as :func:`plain_value` makes it: strings,
+        numbers, lists and string-keyed dicts, nested) with every string scrubbed as text and
+        every scalar under a secret key replaced: a new value of the same shape."""
+        kind = type(value)
+        if kind is str:
+            return self.text(value, found)
+        if kind is list:
+            return [self.tree(item, found) for item in value]
+        if kind is dict:
+            return {
+                key: _redact_all(item, found)
+                if is_secret_key(key, self._keys)
+                else self.tree(item, found)
+                for key, item in value.items()
+            }
+        return value
+
     def _json_text(self, text: str, found: Found) -> str:
         """A string that holds a JSON object or array: scrubbed as that value (re-serialised
         only when something changed), else as text."""
@@ -238,15 +258,17 @@ class Scrub:
         return self.scrubber.value(value, self.found)
 
     def attribute(self, value: Any) -> Any:
-        """An attribute value: a string, or each string of a list, scrubbed; others as they are."""
+        """An attribute value scrubbed: a string, each string of a list, and of a value of the
+        attribute model's other shapes (a subclass of a built-in, a map, nested: read as the
+        plain built-ins it is, every value under a secret key replaced); others as they are."""
         kind = type(value)
         if kind is str:
             return self.text(value)
-        if kind is list or kind is tuple:
-            items = [self.attribute(item) for item in value]
+        if (kind is list or kind is tuple) and all(type(item) is str for item in value):
+            items = [self.text(item) for item in value]  # the usual list: finish reasons
             return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
-        if isinstance(value, str):
-            return self.text(str.__str__(value))
+        if isinstance(value, (str, list, tuple, Mapping)):
+            return self.scrubber.tree(plain_value(value), self.found)
         return value
 
     def attributes(self, attributes: Mapping[str, Any] | None) -> Any:

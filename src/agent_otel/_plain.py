@@ -1,0 +1,74 @@
+"""Values read as the plain built-ins they are.
+
+A ``str`` enum member, a pydantic constrained string, a ``dict`` subclass: events and options
+carry subclasses of the built-ins, and a subclass's own methods may say something else
+(``format()`` of a ``str`` enum gives its name on some Pythons) or raise (a hash, a length).
+What a run records is read with the base type's own methods, so none of a subclass's runs:
+here for strings, integers, floats, lists, tuples and mappings (the OTel attribute model's
+``AnyValue``), in :mod:`agent_otel.recording.content._fit` for content.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+MAX_DEPTH = 16
+"""How deep an attribute value may nest (a list in a map in a list...); deeper: the mark.
+Each level is two protobuf messages on the wire, and a receiver's parser stops at 100 (the
+Python protobuf runtime's default): 64 levels made a batch no such receiver reads."""
+TOO_DEEP = "...[truncated]"
+"""What a value nested past :data:`MAX_DEPTH` (or a cycle) becomes (content's truncation mark)."""
+_KEY_TYPES = (int, float, bool, type(None))  # keys that are not strings but have a plain text
+
+
+def plain(value: Any) -> Any:
+    """``value``, a ``str`` subclass as the ``str`` it is; anything else as it is."""
+    if type(value) is not str and isinstance(value, str):
+        return str.__str__(value)
+    return value
+
+
+def text_of(value: Any) -> str | None:
+    """``value`` as a plain ``str`` when it is a string, else None: where an event's string
+    enters a run (callers test ``type(value) is str`` first: the usual case costs no call)."""
+    return str.__str__(value) if isinstance(value, str) else None
+
+
+def items_of(value: list[Any] | tuple[Any, ...]) -> list[Any]:
+    """A list's or tuple's items as a plain list, read by the base type (a subclass's own
+    ``__iter__`` or ``__len__`` never runs)."""
+    return list(list.__iter__(value) if isinstance(value, list) else tuple.__iter__(value))
+
+
+def plain_value(value: Any, depth: int = 0) -> Any:
+    """An attribute value (the SDK's ``AnyValue``: scalars, sequences, maps, nested) as plain
+    built-ins: subclasses as their base type, lists and tuples as lists, mappings as dicts
+    with string keys (an int, float, bool or None key as its text; other keys dropped), and
+    what nests past :data:`MAX_DEPTH` as :data:`TOO_DEEP`. Other values as they are."""
+    kind = type(value)
+    if kind is str or kind is bool or kind is float or kind is int or value is None:
+        return value
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, int):
+        return int.__int__(value)
+    if isinstance(value, float):
+        return float.__float__(value)
+    if isinstance(value, (list, tuple, Mapping)) and depth >= MAX_DEPTH:
+        return TOO_DEEP
+    if isinstance(value, (list, tuple)):
+        return [plain_value(item, depth + 1) for item in items_of(value)]
+    if isinstance(value, Mapping):
+        pairs = dict.items(value) if isinstance(value, dict) else value.items()
+        out: dict[str, Any] = {}
+        for key, item in pairs:
+            if isinstance(key, str):
+                name = str.__str__(key)
+            elif type(key) in _KEY_TYPES:
+                name = str(key)
+            else:
+                continue
+            out[name] = plain_value(item, depth + 1)
+        return out
+    return value
