@@ -4,6 +4,7 @@ parented to the evaluated run or call, also long after the run ended."""
 from __future__ import annotations
 
 import logging
+from enum import Enum, IntEnum
 from typing import Any
 
 import pytest
@@ -18,6 +19,8 @@ from agent_otel import _guard, record_evaluation
 from agent_otel.testing import InMemoryTelemetry
 from genai_scenario import run_agent_otel
 from test_events import validate_event
+from test_hostile_fuzz import LyingInt
+from test_hostile_values import HostileStr, LyingStr
 
 
 async def _finished_run(telemetry: InMemoryTelemetry) -> dict[str, ReadableSpan]:
@@ -197,3 +200,47 @@ def test_any_valid_values_make_a_valid_event(
     assert attributes["gen_ai.evaluation.name"] == name
     assert ("gen_ai.evaluation.score.value" in attributes) is (score is not None)
     telemetry.shutdown()
+
+
+class Metric(str, Enum):
+    RELEVANCE = "relevance"
+    PASS = "pass"
+
+
+class Grade(IntEnum):
+    GOOD = 4
+
+
+def test_enum_arguments_are_recorded_as_their_values(otel_telemetry: InMemoryTelemetry) -> None:
+    """A str enum name and label and an IntEnum score (how evaluation suites type them) are
+    the plain values they are on the event, whatever their own ``str()`` and ``format()``."""
+    record_evaluation(
+        Metric.RELEVANCE,
+        score=Grade.GOOD,
+        label=Metric.PASS,
+        explanation=HostileStr("on topic"),
+        logger_provider=otel_telemetry.logger_provider,
+    )
+    [record] = otel_telemetry.logs()
+    attributes = validate_event(record)
+    assert attributes["gen_ai.evaluation.name"] == "relevance"
+    assert type(attributes["gen_ai.evaluation.name"]) is str
+    assert attributes["gen_ai.evaluation.score.label"] == "pass"
+    assert attributes["gen_ai.evaluation.score.value"] == 4.0
+    assert attributes["gen_ai.evaluation.explanation"] == "on topic"
+
+
+def test_arguments_whose_own_methods_raise_are_read_as_the_plain_values_they_are(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A name of a ``str`` subclass whose length and hash raise, a score of an ``int``
+    subclass whose conversions raise: read by the base types, they make a valid event."""
+    record_evaluation(
+        LyingStr("faithfulness"),
+        score=LyingInt(1),
+        logger_provider=otel_telemetry.logger_provider,
+    )
+    [record] = otel_telemetry.logs()
+    attributes = validate_event(record)
+    assert attributes["gen_ai.evaluation.name"] == "faithfulness"
+    assert attributes["gen_ai.evaluation.score.value"] == 1.0

@@ -19,6 +19,7 @@ from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
 from agent_otel._guard import report
+from agent_otel._plain import plain_value
 from agent_otel._version import __version__
 from agent_otel.recording._encodable import clean_text
 from agent_otel.recording._options import scrub_for
@@ -57,8 +58,15 @@ def record_evaluation(
     types raise ``TypeError``, a score no double holds ``ValueError``; a failing logger is
     logged once and swallowed.
     """
+    # A str enum name, an int subclass score: the plain values they are (none of their own
+    # methods runs), as in a run.
+    name, score, label, explanation, response_id, error_type = map(
+        plain_value, (name, score, label, explanation, response_id, error_type)
+    )
     attributes = _attributes(name, score, label, explanation, response_id, error_type)
-    attributes.update(_evaluator(evaluator_id, evaluator_version, evaluator_type))
+    attributes.update(
+        _evaluator(*map(plain_value, (evaluator_id, evaluator_version, evaluator_type)))
+    )
     try:
         bound = scrub_for(meter_provider, scrub)
         if bound is not None:
