@@ -461,7 +461,8 @@ class RunRecorder:
                 self.s, self.anomaly, self._parent(), self.run.identity, call_id, name, now
             )
         self._refresh()
-        error_type = text_of(error_type)
+        if error_type is not None and type(error_type) is not str:  # (the usual: None)
+            error_type = text_of(error_type)
         named = error_type is not None and 0 < len(error_type) <= MAX_ERROR_TYPE
         failed = is_error is True or named
         self._tool_failed = self._tool_failed or failed
