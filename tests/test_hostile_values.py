@@ -527,3 +527,22 @@ async def test_map_and_nested_attribute_values_are_made_encodable(
     assert str(got["cycle"]).endswith("'...[truncated]',)" + ",)" * 15)
     assert got["tuple"] == ("a",)
     exported.assert_encodes()
+
+
+async def test_an_agent_events_type_of_a_str_subclass_is_read_as_the_str_it_is(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The Agent vocabulary is read by its ``type`` field: one of a ``str`` subclass whose
+    hash raises is dispatched by the ``str`` it is (it was an internal error)."""
+    exported = Exported()
+    events = [
+        ToolCallStep.model_construct(
+            call_id="t1", tool="w", args={}, type=LyingStr("tool_call_step")
+        ),
+        ToolResultStep.model_construct(
+            call_id="t1", tool="w", result="ok", type=LyingStr("tool_result_step")
+        ),
+    ]
+    await run(exported, events, caplog)
+    (tool,) = named(exported, "execute_tool")
+    assert tool.name == "execute_tool w"

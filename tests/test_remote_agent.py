@@ -37,6 +37,7 @@ from agent_otel.remote._call import address_of
 from agent_otel.testing import InMemoryTelemetry
 from otlp_check import assert_encodes
 from test_hostile_endings import METHODS, HostileTracerProvider
+from test_hostile_values import LyingStr
 
 CLIENT_SPAN = "span.gen_ai.invoke_agent.client"
 
@@ -444,3 +445,28 @@ def test_remote_agent_takes_the_calls_options_and_only_the_call_takes_a_parent(
     for door in (remote_agent, RemoteAgentCall):
         with pytest.raises(TypeError, match="conversaton_id"):
             door("a", conversaton_id="x")  # type: ignore[call-arg]
+
+
+def test_names_urls_and_ids_of_a_str_subclass_are_read_as_the_str_they_are(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A remote agent's name, URL and conversation id, and a run's ids from ``run_identity``,
+    of a ``str`` subclass whose own methods (length, hash, ``format()``) raise: each is the
+    ``str`` it is on the spans, and nothing is reported as an internal error."""
+    s = LyingStr
+    with (
+        run_identity(session_id=s("sess-1")),
+        remote_agent(
+            s("weather"),
+            s("https://agents.example/v1"),
+            conversation_id=s("conv-1"),
+            tracer_provider=otel_telemetry.tracer_provider,
+        ) as call,
+    ):
+        call.set_conversation_id(s("conv-2"))
+    span = otel_telemetry.span("invoke_agent weather")
+    attributes = dict(span.attributes or {})
+    assert attributes[A.AGENT_NAME] == "weather"
+    assert attributes[A.SERVER_ADDRESS] == "agents.example"
+    assert attributes[A.CONVERSATION_ID] == "conv-1"
+    assert all(not isinstance(v, LyingStr) for v in attributes.values())

@@ -19,6 +19,7 @@ from opentelemetry.context.context import Context
 from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
+from agent_otel._plain import text_of
 
 _KEY = otel_context.create_key("agent_otel.run_identity")
 _FIELDS = (
@@ -56,7 +57,8 @@ class RunIdentity:
 
 def clean_id(value: object) -> str | None:
     """An id as recorded: a non-empty string, cut to :data:`MAX_ID_LENGTH`; else None."""
-    if not isinstance(value, str) or not value:
+    value = text_of(value)  # a str subclass as the str it is
+    if not value:
         return None
     return value[:MAX_ID_LENGTH]
 

@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 from agent_otel import _attributes as A
+from agent_otel._plain import text_of
 
 from ._recorder import Handler, RunRecorder
 from ._usage import Tokens
@@ -154,7 +155,9 @@ AGENT: dict[str, Handler] = {
 def by_type(rec: RunRecorder, ev: Any) -> None:
     """A class outside the Latent vocabulary: dispatch each event on its ``type`` field."""
     kind = getattr(ev, "type", None)
-    handler = AGENT.get(kind) if isinstance(kind, str) else None
+    if type(kind) is not str:  # a str subclass (a str enum) as the str it is, else None
+        kind = text_of(kind)
+    handler = AGENT.get(kind) if kind is not None else None
     if handler is None:
         rec.anomaly("unknown_event")
     else:

@@ -26,6 +26,7 @@ from opentelemetry.util.types import AttributeValue
 from agent_otel import _attributes as A
 from agent_otel import _clock
 from agent_otel._guard import ending, report
+from agent_otel._plain import text_of
 from agent_otel.identity._identity import clean_id, identity_of
 from agent_otel.recording._encodable import checked, checked_text, uncounted
 from agent_otel.recording._errors import error_type_of, fail_span
@@ -245,7 +246,8 @@ def address_of(url: object) -> Mapping[str, AttributeValue]:
     A URL without a scheme (``host:port``, as gRPC targets are written) is read as one. The
     port is the URL's, else the scheme's (80, 443); never the path, query or credentials.
     """
-    if not isinstance(url, str) or not url:
+    url = text_of(url)
+    if not url:
         return {}
     try:
         parts = urlsplit(url if "//" in url else f"//{url}")
@@ -264,7 +266,7 @@ def address_of(url: object) -> Mapping[str, AttributeValue]:
 
 
 def _text(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None
+    return text_of(value) or None
 
 
 def _span_name(name: str | None) -> str:

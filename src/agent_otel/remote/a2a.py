@@ -45,6 +45,7 @@ from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import TracerProvider
 
 from agent_otel._guard import report
+from agent_otel._plain import text_of
 from agent_otel.scrubbing import Scrubber
 
 from ._call import RemoteAgentCall
@@ -124,7 +125,7 @@ def _context_id(response: object) -> str | None:
         value = getattr(getattr(response, kind), "context_id", None) if kind else None
     except Exception:
         return None
-    return value if isinstance(value, str) and value else None
+    return text_of(value) or None
 
 
 def _with_headers(context: ClientCallContext | None, headers: dict[str, str]) -> ClientCallContext:
