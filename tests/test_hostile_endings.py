@@ -33,6 +33,7 @@ from agent_contract.protocol import (
 from agent_otel import _guard, instrument, otel_wrapper
 from agent_otel.testing import InMemoryTelemetry
 from otlp_check import assert_nested_endings
+from test_hostile_values import LyingStr
 from test_property import Ledger
 
 
@@ -327,3 +328,31 @@ async def test_a_meter_provider_that_raises_never_reaches_the_caller(
     assert len(received) == len(script())
     sites = warned(caplog)
     assert sites and len(sites) == len(set(sites)), sites
+
+
+def _named_by_a_str_subclass(base: type[Exception], module: bool) -> Exception:
+    """An exception of a class whose ``__module__`` or ``__qualname__`` is a ``str`` subclass
+    whose own methods raise (as a code generator's classes may be named)."""
+    cls = type("Generated", (base,), {})
+    if module:
+        cls.__module__ = LyingStr("generated.errors")
+    else:
+        cls.__qualname__ = LyingStr("Generated")
+    return cls("x")
+
+
+@pytest.mark.parametrize("module", [True, False], ids=["module", "qualname"])
+async def test_an_exception_class_named_by_a_str_subclass_is_named_by_the_str_it_is(
+    module: bool,
+) -> None:
+    """The run still ends with the agent's exception as the same object, every span ends,
+    and the exception's type is the plain text its class gives (no internal error)."""
+    telemetry = InMemoryTelemetry()
+    error = _named_by_a_str_subclass(ValueError, module)
+    await drive(telemetry.wrapper(agent_name="a"), script(), error)
+    assert_nested_endings(telemetry.spans())
+    (root,) = [s for s in telemetry.spans() if s.name == "invoke_agent a"]
+    (event,) = [e for e in root.events if e.name == "exception"]
+    expected = "generated.errors.Generated" if module else f"{__name__}.Generated"
+    assert (event.attributes or {})["exception.type"] == expected
+    assert (root.attributes or {})["error.type"] == "Generated"

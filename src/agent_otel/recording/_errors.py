@@ -14,7 +14,7 @@ from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
 
-from ._span import GuardedSpan, describe_exception
+from ._span import GuardedSpan, describe_exception, exception_names
 
 # A status description is a reason to read in a UI's banner, not a log: bounded.
 MAX_DESCRIPTION = 1024
@@ -86,7 +86,7 @@ def exception_reason(error: BaseException) -> str:
 
 def error_type_of(error: BaseException) -> str:
     """``error.type`` for an exception: its class's qualified name (never its text)."""
-    return type(error).__qualname__
+    return exception_names(error)[1]
 
 
 def raised_in(error: BaseException, depth: int = 4) -> frozenset[str]:

@@ -180,7 +180,7 @@ def handler_for(
     be kept alive by the wrapper; it is the run's alone. Both tables are bounded.
     """
     cls = event.__class__
-    handler = LATENT.get(cls.__name__, by_type)
+    handler = LATENT.get(text_of(cls.__name__) or "", by_type)  # (a name of a str subclass)
     if len(handlers) >= MAX_CLASSES:  # classes made on the fly must not pile up
         handlers.clear()
     handlers[cls] = handler

@@ -21,6 +21,7 @@ from opentelemetry.util.types import Attributes, AttributeValue
 
 from agent_otel import _attributes as A
 from agent_otel._guard import report
+from agent_otel._plain import text_of
 from agent_otel.scrubbing import Scrub
 
 from ._encodable import (
@@ -44,6 +45,18 @@ MAX_STACKTRACE_BYTES = 16 * 1024
 innermost frames and the exception line) are kept, the middle cut and marked."""
 
 
+def exception_names(error: BaseException) -> tuple[str | None, str]:
+    """An exception class's module and qualified name, as the plain strings they are
+    (``Exception`` for a class that names itself with something else, or not at all)."""
+    cls = type(error)
+    try:
+        module = text_of(getattr(cls, "__module__", None))
+        name = text_of(getattr(cls, "__qualname__", None)) or text_of(cls.__name__)
+    except Exception:  # a metaclass whose attributes raise
+        return None, "Exception"
+    return module, name or "Exception"
+
+
 def describe_exception(error: BaseException, count: Count = uncounted) -> dict[str, AttributeValue]:
     """The semconv ``exception`` event attributes, as far as ``error`` lets us read them.
 
@@ -52,11 +65,9 @@ def describe_exception(error: BaseException, count: Count = uncounted) -> dict[s
     bounded (``MAX_EXCEPTION_MESSAGE_BYTES``, ``MAX_STACKTRACE_BYTES``): a 1.5 MB message
     kept whole in both, on two spans, would cost its batch. A cut is marked and counted.
     """
-    cls = type(error)
-    module = getattr(cls, "__module__", None)
-    name = getattr(cls, "__qualname__", None) or getattr(cls, "__name__", "Exception")
+    module, name = exception_names(error)
     attributes: dict[str, AttributeValue] = {
-        A.EXCEPTION_TYPE: f"{module}.{name}" if module and module != "builtins" else str(name)
+        A.EXCEPTION_TYPE: f"{module}.{name}" if module and module != "builtins" else name
     }
     raw: str | None = None
     message = ""

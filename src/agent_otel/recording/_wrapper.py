@@ -23,6 +23,7 @@ from opentelemetry.context.context import Context
 
 from agent_otel import _attributes as A
 from agent_otel._guard import report
+from agent_otel._plain import text_of
 from agent_otel.standdown._frameworks import framework_run
 
 from ._activation import activate, deactivate
@@ -233,7 +234,7 @@ async def traced(
         raise
     except BaseException as exc:
         # An AgentInterruptedError (recognised by class name, like events) is a pause.
-        interrupted = type(exc).__name__ == INTERRUPTED_ERROR
+        interrupted = text_of(type(exc).__name__) == INTERRUPTED_ERROR
         end_reason, error = (A.END_INTERRUPTED if interrupted else A.END_ERROR), exc
         if exc is thrown:  # the consumer's own exception, back from the agent (or from us)
             end_reason, error = A.END_CLOSED_EARLY, None
