@@ -165,6 +165,35 @@ async def consume_runs(
     return (time.process_time_ns() - start) / k
 
 
+TOOL_K = 200
+"""The one-off tools' workloads (``profile_fig2``, ``rusage``): 200 LLM or tool calls in one
+run, or ``TOOL_RUNS`` agent runs."""
+TOOL_RUNS = 20
+
+
+def workload(kind: str) -> tuple[list[Any], int, bool]:
+    """The one-off tools' workload ``kind`` (``llm``, ``llm5``, ``tool``, ``run``): the script,
+    the units it holds, and whether it is one agent run (run ``units`` times)."""
+    if kind == "run":
+        return agent_run_script(), TOOL_RUNS, True
+    if kind == "tool":
+        return tool_script(TOOL_K), TOOL_K, False
+    return llm_script(TOOL_K, 5 if kind == "llm5" else 10), TOOL_K, False
+
+
+async def drive(
+    make: Callable[[AsyncIterator[Any]], AsyncIterator[Any]], work: tuple[list[Any], int, bool]
+) -> None:
+    """One pass of a :func:`workload` through ``make`` (built beforehand: only the pass is
+    measured): its calls in one stream, or its agent runs each in a stream of its own."""
+    script, units, runs = work
+    if runs:
+        await consume_runs(make, script, units)
+    else:
+        async for _ in make(replay(script)):
+            pass
+
+
 async def _compare(
     script: list[Any], k: int, rounds: int, runs: bool = False
 ) -> dict[str, list[float]]:

@@ -29,43 +29,21 @@ from collections.abc import AsyncIterator, Callable
 from types import CodeType, FrameType
 from typing import Any
 
-from .fig2_sdk_parity import (
-    GOALS,
-    Sides,
-    agent_run_script,
-    consume_runs,
-    llm_script,
-    replay,
-    tool_script,
-)
+from .fig2_sdk_parity import GOALS, Sides, drive, workload
 
-K = 200
 RUNS = 5
-AGENT_RUNS = 20
-
-
-def _workload(kind: str) -> tuple[list[Any], int, bool]:
-    """The script, the units it holds, and whether it is one agent run (run ``units`` times)."""
-    if kind == "run":
-        return agent_run_script(), AGENT_RUNS, True
-    if kind == "tool":
-        return tool_script(K), K, False
-    return llm_script(K, 5 if kind == "llm5" else 10), K, False
 
 
 def _opcodes(
     make: Callable[[AsyncIterator[Any]], AsyncIterator[Any]], kind: str, sides: Sides
 ) -> dict[str, tuple[float, float]]:
     """Bytecodes per unit, by function (as ``(count, count)``: the table's two columns)."""
-    script, units, runs = _workload(kind)
+    work = workload(kind)
+    units = work[1]
 
     async def go() -> None:
         sides.clear()
-        if runs:
-            await consume_runs(make, script, units)
-        else:
-            async for _ in make(replay(script)):
-                pass
+        await drive(make, work)
 
     asyncio.run(go())  # warm every cache
     counts: Counter[str] = Counter()
@@ -95,16 +73,13 @@ def _where(code: CodeType) -> str:
 def _profile(
     make: Callable[[AsyncIterator[Any]], AsyncIterator[Any]], kind: str, sides: Sides
 ) -> dict[str, tuple[float, float]]:
-    script, units, runs = _workload(kind)
+    work = workload(kind)
+    units = work[1]
 
     async def go(n: int) -> None:
         for _ in range(n):
             sides.clear()
-            if runs:
-                await consume_runs(make, script, units)
-            else:
-                async for _ in make(replay(script)):
-                    pass
+            await drive(make, work)
 
     asyncio.run(go(1))  # warm every cache
     profile = cProfile.Profile()

@@ -28,18 +28,9 @@ import sys
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from .fig2_sdk_parity import (
-    Sides,
-    agent_run_script,
-    consume_runs,
-    llm_script,
-    replay,
-    tool_script,
-)
+from .fig2_sdk_parity import Sides, drive, workload
 
 KINDS = ("llm", "llm5", "tool", "run")
-K = 200
-AGENT_RUNS = 20
 REPEATS = 50
 FIELDS = (
     ("user CPU, us", "ru_utime"),
@@ -52,53 +43,36 @@ FIELDS = (
 """The rows printed: label, and the ``struct rusage`` field they read."""
 
 
-def _workload(kind: str) -> tuple[list[Any], int, bool]:
-    """The script, the units it holds, and whether it is one agent run (run ``units`` times)."""
-    if kind == "run":
-        return agent_run_script(), AGENT_RUNS, True
-    if kind == "tool":
-        return tool_script(K), K, False
-    return llm_script(K, 5 if kind == "llm5" else 10), K, False
-
-
 def _usage(
     loop: asyncio.AbstractEventLoop,
     make: Callable[[AsyncIterator[Any]], AsyncIterator[Any]],
-    kind: str,
+    work: tuple[list[Any], int, bool],
     sides: Sides,
 ) -> dict[str, float]:
-    """One measurement: the getrusage deltas around one run of the workload."""
-    script, units, runs = _workload(kind)
-
-    async def go() -> None:
-        if runs:
-            await consume_runs(make, script, units)
-        else:
-            async for _ in make(replay(script)):
-                pass
-
+    """One measurement: the getrusage deltas around one pass of the workload."""
     sides.clear()
     gc.collect()
     before = resource.getrusage(resource.RUSAGE_SELF)
-    loop.run_until_complete(go())
+    loop.run_until_complete(drive(make, work))
     after = resource.getrusage(resource.RUSAGE_SELF)
     return {field: float(getattr(after, field) - getattr(before, field)) for _, field in FIELDS}
 
 
 def main(kind: str, repeats: int = REPEATS) -> None:
+    work = workload(kind)
     sides = Sides()
     makes = {"hand-written": sides.manual, "agent-otel": sides.wrap}
     loop = asyncio.new_event_loop()
     for make in makes.values():  # warm every cache, and the heap
-        _usage(loop, make, kind, sides)
+        _usage(loop, make, work, sides)
     totals = {side: dict.fromkeys((f for _, f in FIELDS), 0.0) for side in makes}
     for _ in range(repeats):
         for side, make in makes.items():
-            for field, value in _usage(loop, make, kind, sides).items():
+            for field, value in _usage(loop, make, work, sides).items():
                 totals[side][field] += value
     loop.close()
     sides.shutdown()
-    units = _workload(kind)[1] * repeats
+    units = work[1] * repeats
     hand, lib = (totals[side]["ru_utime"] for side in makes)
     print(
         f"per {kind}: getrusage(RUSAGE_SELF) deltas over {units:,} units per side"

@@ -18,9 +18,8 @@ from agent_otel import _attributes as A
 from agent_otel import _guard, record_evaluation
 from agent_otel.testing import InMemoryTelemetry
 from genai_scenario import run_agent_otel
+from hostile_types import HostileStr, LyingInt, LyingStr
 from test_events import validate_event
-from test_hostile_fuzz import LyingInt
-from test_hostile_values import HostileStr, LyingStr
 
 
 async def _finished_run(telemetry: InMemoryTelemetry) -> dict[str, ReadableSpan]:

@@ -32,8 +32,8 @@ from agent_contract.protocol import (
 )
 from agent_otel import _guard, instrument, otel_wrapper
 from agent_otel.testing import InMemoryTelemetry
+from hostile_types import LyingStr
 from otlp_check import assert_nested_endings
-from test_hostile_values import LyingStr
 from test_property import Ledger
 
 

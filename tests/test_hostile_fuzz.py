@@ -27,27 +27,9 @@ from hypothesis import strategies as st
 from agent_contract import agent as agent_events
 from agent_contract import protocol
 from agent_otel import ContentCapture, otel_wrapper
+from hostile_types import BadHash, HostileStr, LyingDict, LyingInt, LyingList, LyingStr, NoStr
 from otlp_check import Exported, assert_nested_endings
 from test_property import _Records
-
-
-class NoStr:
-    """A value whose ``str()`` raises."""
-
-    def __str__(self) -> str:
-        raise RuntimeError("no text")
-
-    __repr__ = __str__
-
-
-class BadHash:
-    """A value whose hash and equality raise."""
-
-    def __hash__(self) -> int:
-        raise RuntimeError("no hash")
-
-    def __eq__(self, other: object) -> bool:
-        raise RuntimeError("no eq")
 
 
 class BrokenError(Exception):
@@ -58,48 +40,6 @@ class BrokenError(Exception):
 
     def __str__(self) -> str:
         raise AttributeError("message")
-
-
-class HashlessStr(str):
-    """A ``str`` subclass whose hash and equality raise (no memo or set may hold it)."""
-
-    def __hash__(self) -> int:
-        raise RuntimeError("no hash")
-
-    def __eq__(self, other: object) -> bool:
-        raise RuntimeError("no eq")
-
-
-def _raises(*args: Any, **kwargs: Any) -> Any:
-    raise RuntimeError("a str subclass's own method")
-
-
-class LyingStr(str):
-    """A ``str`` subclass whose own methods raise: only the ``str`` it is may be read."""
-
-    __str__ = __repr__ = __format__ = __len__ = __iter__ = __getitem__ = _raises
-    __contains__ = __add__ = __mod__ = isascii = encode = lower = strip = _raises
-    startswith = endswith = split = replace = join = _raises
-
-
-class LyingDict(dict):  # type: ignore[type-arg]
-    """A ``dict`` subclass whose own methods raise: only the ``dict`` it is may be read."""
-
-    items = keys = values = get = __iter__ = __len__ = __getitem__ = __contains__ = _raises
-    __eq__ = __hash__ = __bool__ = __repr__ = _raises
-
-
-class LyingList(list):  # type: ignore[type-arg]
-    """A ``list`` subclass whose own methods raise: only the ``list`` it is may be read."""
-
-    __iter__ = __len__ = __getitem__ = __contains__ = __eq__ = __bool__ = __repr__ = _raises
-
-
-class LyingInt(int):
-    """An ``int`` subclass whose own comparisons, conversions and hash raise."""
-
-    __ge__ = __le__ = __lt__ = __gt__ = __add__ = __radd__ = __int__ = __index__ = _raises
-    __str__ = __repr__ = __format__ = __hash__ = __eq__ = __bool__ = _raises
 
 
 def _nested(depth: int) -> Any:
@@ -142,7 +82,7 @@ HOSTILE_OBJECTS = st.sampled_from(
         lambda: object(),
         lambda: BrokenError(),
         lambda: iter([1, 2]),
-        lambda: HashlessStr("search"),
+        lambda: HostileStr("search"),
         lambda: LyingStr("t1"),
         lambda: LyingInt(3),
         lambda: LyingDict(temperature=0.5, role="user", content="hi"),

@@ -29,16 +29,10 @@ from agent_contract.protocol import (
     Usage,
 )
 from agent_otel import ContentCapture, otel_wrapper
+from hostile_types import BadHash, HostileStr, LyingDict, LyingInt, LyingList, LyingStr, NoStr
 from otlp_check import Exported
 
 SURROGATE = "\udc80"
-
-
-class NoStr:
-    """An id whose ``str()`` raises."""
-
-    def __str__(self) -> str:
-        raise RuntimeError("no text")
 
 
 async def run(
@@ -179,36 +173,16 @@ async def test_unencodable_strings_and_huge_integers_never_reach_the_encoder(
     assert all(isinstance(v, int) and v < 2**63 for v in usage.values()), usage
 
 
-class NoCompare:
-    """A value whose equality and hash raise (a tool kind a type check must not compare)."""
-
-    def __eq__(self, other: object) -> bool:
-        raise RuntimeError("no eq")
-
-    def __hash__(self) -> int:
-        raise RuntimeError("no hash")
-
-
 async def test_a_tool_kind_whose_equality_raises_is_no_internal_error(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     """The kind is compared only once it is known to be a ``str``: a hostile ``type`` never
     runs its ``__eq__`` in the recorder (the tool span keeps its default kind)."""
     exported = Exported()
-    call = ToolCall(id="c1", type=NoCompare(), function=FunctionCall(name="t", arguments="{}"))  # type: ignore[arg-type]
+    call = ToolCall(id="c1", type=BadHash(), function=FunctionCall(name="t", arguments="{}"))  # type: ignore[arg-type]
     await run(exported, [StepBoundary(), call, ToolResult(tool_call_id="c1", content="ok")], caplog)
     (tool,) = named(exported, "execute_tool")
     assert (tool.attributes or {}).get("gen_ai.tool.type") == "function"
-
-
-class HostileStr(str):
-    """A name of a ``str`` subclass whose hash and equality raise (a memo key must not hold it)."""
-
-    def __eq__(self, other: object) -> bool:
-        raise RuntimeError("no eq")
-
-    def __hash__(self) -> int:
-        raise RuntimeError("no hash")
 
 
 async def test_hostile_names_never_enter_the_start_memo(caplog: pytest.LogCaptureFixture) -> None:
@@ -327,17 +301,6 @@ class Kind(str, Enum):
     ID = "r-1"
 
 
-def _raises(*args: Any, **kwargs: Any) -> Any:
-    raise RuntimeError("a str subclass's own method ran")
-
-
-class LyingStr(str):
-    """A ``str`` subclass whose own methods raise: only the ``str`` it is may be read."""
-
-    __str__ = __repr__ = __format__ = __len__ = __iter__ = __getitem__ = _raises
-    __hash__ = __eq__ = __contains__ = __add__ = isascii = encode = lower = strip = _raises  # type: ignore[assignment]
-
-
 @pytest.mark.parametrize("capture", [False, True])
 async def test_str_enums_are_recorded_as_their_value(
     capture: bool, caplog: pytest.LogCaptureFixture
@@ -418,13 +381,6 @@ class Count(IntEnum):
     FIVE = 5
 
 
-class LyingInt(int):
-    """An ``int`` subclass whose own comparisons and conversions raise."""
-
-    __ge__ = __le__ = __lt__ = __gt__ = __add__ = __radd__ = __int__ = __index__ = _raises  # type: ignore[assignment]
-    __str__ = __repr__ = __format__ = __hash__ = __eq__ = _raises  # type: ignore[assignment]
-
-
 async def test_token_counts_of_an_int_subclass_count_as_the_int_they_are(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -445,19 +401,6 @@ async def test_token_counts_of_an_int_subclass_count_as_the_int_they_are(
     assert "gen_ai.usage.reasoning.output_tokens" not in attributes
     assert (root.attributes or {})["agent_otel.usage.output_tokens"] == 7
     exported.assert_encodes()
-
-
-class LyingDict(dict):  # type: ignore[type-arg]
-    """A ``dict`` subclass whose own methods raise: only the ``dict`` it is may be read."""
-
-    items = keys = values = get = __iter__ = __len__ = __getitem__ = __contains__ = _raises
-    __eq__ = __hash__ = __bool__ = __repr__ = _raises  # type: ignore[assignment]
-
-
-class LyingList(list):  # type: ignore[type-arg]
-    """A ``list`` subclass whose own methods raise: only the ``list`` it is may be read."""
-
-    __iter__ = __len__ = __getitem__ = __contains__ = __eq__ = __bool__ = __repr__ = _raises  # type: ignore[assignment]
 
 
 async def test_containers_whose_methods_raise_are_read_as_the_dict_or_list_they_are(

@@ -35,9 +35,9 @@ from agent_otel import (
 from agent_otel import _attributes as A
 from agent_otel.remote._call import address_of
 from agent_otel.testing import InMemoryTelemetry
+from hostile_types import LyingStr
 from otlp_check import assert_encodes
 from test_hostile_endings import METHODS, HostileTracerProvider
-from test_hostile_values import LyingStr
 
 CLIENT_SPAN = "span.gen_ai.invoke_agent.client"
 

@@ -79,6 +79,9 @@ def in_range(value: int) -> bool:
     return INT64_MIN <= value <= INT64_MAX
 
 
+_PLAIN = frozenset({str, int, float, bool, type(None)})  # scalars read as they are
+
+
 def clean_value(value: Any, count: Count = uncounted) -> Any:
     """``value`` made encodable, or :data:`DROP`; types the SDK itself rejects pass as they are.
 
@@ -88,19 +91,11 @@ def clean_value(value: Any, count: Count = uncounted) -> Any:
     runs, here, in the SDK or in the encoder, where one that raises would cost the span or the
     batch), then each string in it made encodable and each integer checked: one out of range
     drops the whole attribute."""
-    kind = type(value)
-    if kind is str:
-        return clean_text(value, count)
-    if kind is int:
-        if in_range(value):
+    if type(value) not in _PLAIN:
+        if not isinstance(value, (str, int, float, list, tuple, Mapping)):
             return value
-        count(INTEGER_OUT_OF_RANGE)
-        return DROP
-    if kind is float or kind is bool or value is None:
-        return value
-    if isinstance(value, (str, int, float, list, tuple, Mapping)):
-        return _clean_plain(plain_value(value), count)
-    return value
+        value = plain_value(value)
+    return _clean_plain(value, count)
 
 
 def _clean_plain(value: Any, count: Count) -> Any:

@@ -1,0 +1,57 @@
+"""Hostile values the tests feed agent-otel, in one place: objects whose ``str()``, hash or
+equality raise, and subclasses of the built-ins whose own methods raise (only the built-in
+value they are may be read: ``agent_otel._plain``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _raises(*args: Any, **kwargs: Any) -> Any:
+    raise RuntimeError("a hostile value's own method ran")
+
+
+class NoStr:
+    """A value (an id, a name) whose ``str()`` and ``repr()`` raise."""
+
+    __str__ = __repr__ = _raises
+
+
+class BadHash:
+    """A value whose hash and equality raise (a tool kind, an id)."""
+
+    __hash__ = __eq__ = _raises  # type: ignore[assignment]
+
+
+class HostileStr(str):
+    """A ``str`` subclass whose hash and equality raise (no memo or set may hold it)."""
+
+    __hash__ = __eq__ = _raises  # type: ignore[assignment]
+
+
+class LyingStr(str):
+    """A ``str`` subclass whose own methods raise: only the ``str`` it is may be read."""
+
+    __str__ = __repr__ = __format__ = __len__ = __iter__ = __getitem__ = _raises
+    __hash__ = __eq__ = __contains__ = __add__ = __mod__ = _raises  # type: ignore[assignment]
+    isascii = encode = lower = strip = startswith = endswith = split = replace = join = _raises
+
+
+class LyingInt(int):
+    """An ``int`` subclass whose own comparisons, conversions and hash raise."""
+
+    __ge__ = __le__ = __lt__ = __gt__ = __add__ = __radd__ = __int__ = __index__ = _raises  # type: ignore[assignment]
+    __str__ = __repr__ = __format__ = __hash__ = __eq__ = __bool__ = _raises  # type: ignore[assignment]
+
+
+class LyingDict(dict):  # type: ignore[type-arg]
+    """A ``dict`` subclass whose own methods raise: only the ``dict`` it is may be read."""
+
+    items = keys = values = get = __iter__ = __len__ = __getitem__ = __contains__ = _raises
+    __eq__ = __hash__ = __bool__ = __repr__ = _raises  # type: ignore[assignment]
+
+
+class LyingList(list):  # type: ignore[type-arg]
+    """A ``list`` subclass whose own methods raise: only the ``list`` it is may be read."""
+
+    __iter__ = __len__ = __getitem__ = __contains__ = __eq__ = __bool__ = __repr__ = _raises  # type: ignore[assignment]
