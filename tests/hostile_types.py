@@ -37,6 +37,15 @@ class LyingStr(str):
     isascii = encode = lower = strip = startswith = endswith = split = replace = join = _raises
 
 
+class LyingKey(str):
+    """A ``str`` subclass whose own methods raise, but for its hash and equality: a mapping may
+    hold it as a key (a header name, a config key)."""
+
+    __str__ = __repr__ = __format__ = __len__ = __iter__ = __getitem__ = _raises
+    __contains__ = __add__ = __mod__ = _raises
+    isascii = encode = lower = strip = startswith = endswith = split = replace = join = _raises
+
+
 class LyingInt(int):
     """An ``int`` subclass whose own comparisons, conversions and hash raise."""
 

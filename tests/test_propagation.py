@@ -22,6 +22,7 @@ from agent_contract.protocol import Message, StreamingAgent, TextDelta
 from agent_otel.decorating._instrument import instrument
 from agent_otel.decorating._propagation import extract_context, inject_context
 from agent_otel.testing import InMemoryTelemetry
+from hostile_types import LyingDict, LyingKey, LyingList, LyingStr
 from test_instrument_support import USER, agent_spans
 
 
@@ -314,3 +315,32 @@ async def test_a_run_given_a_header_carrier_joins_its_trace(
 def test_a_carrier_that_is_not_headers_names_no_parent(carrier: Any) -> None:
     extracted = extract_context(carrier) if not isinstance(carrier, (str, bytes)) else Context()
     assert not trace.get_current_span(extracted).get_span_context().is_valid
+
+
+def _hostile_carriers(carrier: dict[str, str]) -> list[Any]:
+    return [
+        LyingDict(carrier),  # its own items, keys, get, iteration and length raise
+        {LyingKey(k): LyingStr(v) for k, v in carrier.items()},
+        LyingList([LyingList([k, v]) for k, v in carrier.items()]),  # Kafka-style pairs
+        {k: LyingList([v]) for k, v in carrier.items()},  # multi-values
+    ]
+
+
+@pytest.mark.parametrize("form", range(4))
+def test_carriers_of_builtin_subclasses_are_read_as_the_builtins_they_are(
+    form: int, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """A carrier (or its keys, values and pairs) of a ``dict``, ``list`` or ``str`` subclass
+    whose own methods raise is read by the base type's own methods: the context comes out
+    (a subclass's own ``items``, iteration or ``lower`` raised out of ``extract_context``)."""
+    tracer = otel_telemetry.tracer_provider.get_tracer("test")
+    with tracer.start_as_current_span("producer") as span:
+        token = otel_context.attach(baggage.set_baggage("tenant", "acme"))
+        try:
+            carrier = _hostile_carriers(inject_context())[form]
+        finally:
+            otel_context.detach(token)
+    extracted = extract_context(carrier)
+    remote = trace.get_current_span(extracted).get_span_context()
+    assert (remote.trace_id, remote.span_id) == _ids(span)
+    assert baggage.get_baggage("tenant", extracted) == "acme"

@@ -18,6 +18,7 @@ from opentelemetry.baggage.propagation import W3CBaggagePropagator
 from opentelemetry.context.context import Context
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
+from agent_otel._plain import items_of
 from agent_otel.identity._identity import identity_from_baggage, identity_to_baggage
 
 __all__ = ["agent_context_value", "extract_context", "inject_context", "parent_from"]
@@ -54,17 +55,29 @@ def extract_context(carrier: Any, context: Context | None = None) -> Context:
 
 def text_carrier(carrier: Any) -> dict[str, str]:
     """The W3C fields of a header carrier as lower-case ``str`` keys and ``str`` values."""
-    pairs: Any = carrier.items() if isinstance(carrier, Mapping) else carrier
+    # A carrier's dicts, lists and strings are read by their base type's own methods (a
+    # subclass's own items, iteration, length or lower may raise, or say something else).
+    pairs: Any
+    if isinstance(carrier, dict):
+        pairs = dict.items(carrier)
+    elif isinstance(carrier, Mapping):
+        pairs = carrier.items()
+    elif isinstance(carrier, (list, tuple)):
+        pairs = items_of(carrier)
+    else:
+        pairs = carrier
     headers: dict[str, str] = {}
     try:
-        for key, value in pairs:
+        for pair in pairs:
+            key, value = items_of(pair) if isinstance(pair, (list, tuple)) else pair
             name = _text(key)
             if name is None:
                 continue
             name = name.lower()
             if name in _FIELDS and name not in headers:
                 if isinstance(value, (list, tuple)):
-                    value = value[0] if value else None
+                    values = items_of(value)
+                    value = values[0] if values else None
                 text = _text(value)
                 if text is not None:
                     headers[name] = text
@@ -78,7 +91,7 @@ _FIELDS = frozenset({"traceparent", "tracestate", "baggage"})
 
 def _text(value: Any) -> str | None:
     if isinstance(value, str):
-        return value
+        return value if type(value) is str else str.__str__(value)
     if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value).decode("utf-8", "replace")
     return None
