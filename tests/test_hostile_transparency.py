@@ -12,6 +12,7 @@ from __future__ import annotations
 import gc
 import weakref
 from collections.abc import AsyncIterator, Iterator
+from enum import Enum
 from typing import Any
 
 import pytest
@@ -29,6 +30,7 @@ from agent_contract.protocol import (
 )
 from agent_otel import ContentCapture, instrument, is_instrumented, otel_wrapper, uninstrument
 from agent_otel.testing import InMemoryTelemetry
+from hostile_types import LyingStr
 
 
 def options(telemetry: InMemoryTelemetry, **extra: Any) -> dict[str, Any]:
@@ -41,6 +43,12 @@ def options(telemetry: InMemoryTelemetry, **extra: Any) -> dict[str, Any]:
 
 def runs(telemetry: InMemoryTelemetry) -> list[str]:
     return [s.name for s in telemetry.spans() if s.name.startswith("invoke_agent")]
+
+
+class Area(str, Enum):
+    """A ``str`` enum, as an agent's name or a tool's may be typed."""
+
+    WEATHER = "weather"
 
 
 # --- pydantic-model agents ------------------------------------------------------------------
@@ -388,3 +396,78 @@ async def test_asend_to_a_stream_without_asend_is_a_plain_pull(
     with pytest.raises(StopAsyncIteration):
         await stream.asend("again")
     assert runs(otel_telemetry) == ["invoke_agent p"]
+
+
+# --- built-ins' subclasses, from the caller and from the agent --------------------------------
+# A str enum member, or a str, int, float, dict or list subclass whose own methods raise: the
+# agent's name and the call's arguments are read as the built-ins they are (nothing of a
+# subclass's own runs, nothing is an internal error), and the agent gets its own objects.
+
+
+class NamedEventAgent:
+    async def stream(self, messages: Any, config: Any = None) -> AsyncIterator[Any]:
+        yield TextDelta(text="hi")
+
+
+class NamedAgent:
+    async def run(self, **kwargs: Any) -> str:
+        return "done"
+
+
+def _named(source: str, contract: str, value: Any, telemetry: InMemoryTelemetry) -> Any:
+    agent = NamedEventAgent() if contract == "event" else NamedAgent()
+    extra: dict[str, Any] = {}
+    if source in ("name", "agent_name"):
+        extra[source] = value  # instrument(agent, name=...) or its agent_name option
+    else:
+        setattr(agent, source, value)
+    return instrument(agent, **options(telemetry, **extra))
+
+
+async def _call(agent: Any, contract: str) -> None:
+    if contract == "event":
+        await consume(agent)
+    else:
+        assert await agent.run() == "done"
+
+
+@pytest.mark.parametrize("contract", ["event", "agent"])
+@pytest.mark.parametrize("source", ["name", "agent_name", "tool_name", "name_attribute"])
+async def test_a_str_enum_agent_name_names_the_span_by_its_value(
+    source: str, contract: str, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """``instrument(name=...)``, ``agent_name=``, the agent's ``tool_name`` or ``name`` as a
+    ``str`` enum member: the span is named by its value (``format()`` of one gives
+    ``Kind.WEATHER`` on Python 3.11 and later)."""
+    agent = _named(
+        "name" if source == "name_attribute" else source, contract, Area.WEATHER, otel_telemetry
+    )
+    await _call(agent, contract)
+    (span,) = [s for s in otel_telemetry.spans() if s.name.startswith("invoke_agent")]
+    assert span.name == "invoke_agent weather"
+    name = (span.attributes or {})["gen_ai.agent.name"]
+    assert type(name) is str and name == "weather"
+
+
+@pytest.mark.parametrize("contract", ["event", "agent"])
+@pytest.mark.parametrize(
+    "source", ["name", "agent_name", "tool_name", "name_attribute", "tool_description"]
+)
+async def test_agent_names_of_a_str_subclass_whose_methods_raise(
+    source: str, contract: str, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """The name (or description) as a ``str`` subclass whose own length, hash, equality and
+    ``str()`` raise: ``instrument()`` returns, and the run is traced under the ``str`` it is
+    (``instrument()`` raised; the run went untraced, an internal error)."""
+    value = LyingStr("weather")
+    agent = _named(
+        "name" if source == "name_attribute" else source, contract, value, otel_telemetry
+    )
+    await _call(agent, contract)
+    (span,) = [s for s in otel_telemetry.spans() if s.name.startswith("invoke_agent")]
+    attributes = span.attributes or {}
+    if source == "tool_description":
+        assert attributes["gen_ai.agent.description"] == "weather"
+        return
+    assert span.name == "invoke_agent weather"
+    assert type(attributes["gen_ai.agent.name"]) is str

@@ -22,6 +22,7 @@ from agent_contract.protocol import TextDelta
 from agent_otel.decorating._instrument import instrument, is_instrumented
 from agent_otel.instrumentor import AgentInstrumentor
 from agent_otel.testing import InMemoryTelemetry
+from hostile_types import LyingList, LyingStr
 from test_instrument_support import USER, agent_spans
 
 
@@ -277,3 +278,26 @@ async def test_sub_agents_from_specs_nest_under_their_tool(
         "execute_tool helper",
         "execute_tool other",
     ]
+
+
+async def test_options_of_builtin_subclasses(otel_telemetry: InMemoryTelemetry) -> None:
+    """``base_classes`` as a ``list`` subclass and ``agent_name`` as a ``str`` subclass whose own
+    methods raise: they are read as the list and the str they are (``instrument()`` raised the
+    first; the second cost every run its span, an internal error)."""
+
+    class Base:
+        async def run(self, **kwargs: Any) -> Any:
+            return "ok"
+
+    class Mine(Base):
+        pass
+
+    inst = AgentInstrumentor()
+    inst.instrument(
+        **otel_telemetry.providers(), base_classes=LyingList([Base]), agent_name=LyingStr("n")
+    )
+    try:
+        assert await Mine().run() == "ok"
+    finally:
+        inst.uninstrument()
+    assert [s.name for s in agent_spans(otel_telemetry)] == ["invoke_agent n"]

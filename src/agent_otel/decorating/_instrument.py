@@ -21,6 +21,7 @@ import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
+from agent_otel._plain import text_of
 from agent_otel.recording._options import Options, settings_from
 
 from ._base import DELEGATES, INSTANCE, Bound
@@ -182,7 +183,9 @@ def instrument(
             f"instrument() takes an agent (an object or class with stream/invoke or run/astream), "
             f"not a {type(agent_or_class).__name__}: pass the agent, as in instrument(MyAgent())"
         )
-    chosen = AgentSetup(name or options.get("agent_name"), settings_from(options, "instrument"))
+    # Read as the str each is (a str enum member: its value); a subclass's methods never run.
+    chosen_name = text_of(name) or text_of(options.get("agent_name"))
+    chosen = AgentSetup(chosen_name, settings_from(options, "instrument"))
     if isinstance(agent_or_class, type):
         return instrument_class(agent_or_class, chosen)
     return _instrument_instance(agent_or_class, chosen)

@@ -15,6 +15,7 @@ from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-de
     BaseInstrumentor,
 )
 
+from agent_otel._plain import items_of
 from agent_otel.recording._options import OPTION_NAMES
 
 from ._instrument import instrument, uninstrument
@@ -46,7 +47,10 @@ class AgentInstrumentor(BaseInstrumentor):  # type: ignore[misc]
         return ()  # the contract ships with agent-otel itself
 
     def _instrument(self, **kwargs: Any) -> None:
-        extra: Iterable[type] = kwargs.get("base_classes") or ()
+        given = kwargs.get("base_classes")
+        extra: Iterable[type] = (
+            items_of(given) if isinstance(given, (list, tuple)) else (given or ())
+        )
         self._bases = [base for base in (*_default_bases(), *extra) if isinstance(base, type)]
         options: Any = {k: v for k, v in kwargs.items() if k in OPTION_NAMES}
         for base in self._bases:

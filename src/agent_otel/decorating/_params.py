@@ -18,6 +18,7 @@ from typing import Any
 from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
+from agent_otel._plain import text_of
 from agent_otel.recording._settings import RunSettings
 
 _SAMPLING = (
@@ -36,7 +37,10 @@ class AgentSetup:
 
 
 def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
+    """A non-empty string as the plain ``str`` it is, else None."""
+    if type(value) is not str:
+        value = text_of(value)
+    return value or None
 
 
 def _number(value: Any) -> int | float | None:
@@ -75,7 +79,9 @@ def agent_name(agent: Any, options: AgentSetup) -> str:
     """``name=``, else the agent's ``tool_name``, else its ``name``, else its class name."""
     candidates = (options.name, getattr(agent, "tool_name", None), getattr(agent, "name", None))
     for candidate in candidates:
-        if isinstance(candidate, str) and candidate:
+        if type(candidate) is not str:
+            candidate = text_of(candidate)  # a str enum member: its value
+        if candidate:
             return candidate
     return type(agent).__name__
 
