@@ -53,6 +53,13 @@ class LyingInt(int):
     __str__ = __repr__ = __format__ = __hash__ = __eq__ = __bool__ = _raises  # type: ignore[assignment]
 
 
+class LyingFloat(float):
+    """A ``float`` subclass whose own comparisons, conversions and hash raise."""
+
+    __ge__ = __le__ = __lt__ = __gt__ = __add__ = __radd__ = __float__ = __int__ = _raises  # type: ignore[assignment]
+    __str__ = __repr__ = __format__ = __hash__ = __eq__ = __bool__ = _raises  # type: ignore[assignment]
+
+
 class LyingDict(dict):  # type: ignore[type-arg]
     """A ``dict`` subclass whose own methods raise: only the ``dict`` it is may be read."""
 

@@ -19,18 +19,28 @@ import pytest
 from opentelemetry.trace import StatusCode
 from pydantic import BaseModel
 
+from agent_contract.agent import MessageFinal, PresetSpec, SubAgentSpec
+from agent_contract.examples import NonStreamingAgent, ScriptedStreamingAgent
 from agent_contract.protocol import (
     FunctionCall,
     LLMCallEnd,
     LLMCallStart,
     Message,
+    StreamingAgent,
     TextDelta,
     ToolCall,
     ToolResult,
 )
-from agent_otel import ContentCapture, instrument, is_instrumented, otel_wrapper, uninstrument
+from agent_otel import (
+    ContentCapture,
+    inject_context,
+    instrument,
+    is_instrumented,
+    otel_wrapper,
+    uninstrument,
+)
 from agent_otel.testing import InMemoryTelemetry
-from hostile_types import LyingStr
+from hostile_types import HostileStr, LyingDict, LyingFloat, LyingInt, LyingList, LyingStr
 
 
 def options(telemetry: InMemoryTelemetry, **extra: Any) -> dict[str, Any]:
@@ -471,3 +481,132 @@ async def test_agent_names_of_a_str_subclass_whose_methods_raise(
         return
     assert span.name == "invoke_agent weather"
     assert type(attributes["gen_ai.agent.name"]) is str
+
+
+def _carrier(telemetry: InMemoryTelemetry) -> tuple[dict[str, str], int]:
+    tracer = telemetry.tracer_provider.get_tracer("test")
+    with tracer.start_as_current_span("caller") as span:
+        return inject_context(), span.get_span_context().span_id
+
+
+@pytest.mark.parametrize("entry", ["stream", "invoke"])
+async def test_event_call_arguments_of_builtin_subclasses(
+    entry: str, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """Messages as a ``list`` subclass, the config as a ``dict`` subclass (whose own ``items``,
+    ``get``, iteration and length raise), its ids as ``str`` subclasses and its
+    ``otel_context`` carrier as a ``dict`` subclass: the run is recorded with all of them (each
+    was an internal error: the run went untraced), and the agent gets the very messages, and
+    the config as its own type."""
+    seen: list[Any] = []
+
+    class Agent(StreamingAgent):
+        async def stream(self, messages: Any, config: Any = None) -> AsyncIterator[Any]:
+            seen.append((messages, config))
+            yield TextDelta(text="hi")
+
+    carrier, parent = _carrier(otel_telemetry)
+    messages = LyingList([Message(role="user", content="question")])
+    config = LyingDict(
+        conversation_id=LyingStr("c1"),
+        session_id=LyingStr("s1"),
+        user_id=LyingStr("u1"),
+        otel_context=LyingDict({k: LyingStr(v) for k, v in carrier.items()}),
+    )
+    agent = instrument(Agent(), **options(otel_telemetry, capture_content=True))
+    if entry == "stream":
+        async for _ in agent.stream(messages, config):
+            pass
+    else:
+        await agent.invoke(messages, config=config)
+    ((received, received_config),) = seen
+    assert received is messages
+    assert type(received_config) is LyingDict
+    assert dict.get(received_config, "conversation_id") is dict.get(config, "conversation_id")
+    (span,) = runs_of(otel_telemetry)
+    attributes = span.attributes or {}
+    assert attributes["gen_ai.conversation.id"] == "c1"
+    assert attributes["session.id"] == "s1"
+    assert attributes["user.id"] == "u1"
+    assert "question" in str(attributes["gen_ai.input.messages"])
+    assert span.parent is not None and span.parent.span_id == parent
+
+
+class Tool:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def _agent_kwargs(carrier: dict[str, str]) -> dict[str, Any]:
+    return {
+        "tools": LyingList([Tool(LyingStr("search")), LyingDict(name="fetch"), LyingStr("a")]),
+        "tool_names": (HostileStr("lookup"), Area.WEATHER),
+        "presets": [PresetSpec.model_construct(name=HostileStr("p1"), base_tool="flow")],
+        "subagents": LyingList([SubAgentSpec(name="helper")]),
+        "skills": LyingList([LyingStr("summarise")]),
+        "inline_skills": [LyingDict(name="inline", content="c")],
+        "llm_kwargs": LyingDict(
+            model=LyingStr("gpt-4o"),
+            temperature=LyingFloat(0.5),
+            top_p=LyingFloat(0.9),
+            max_tokens=LyingInt(256),
+        ),
+        "strategy": LyingStr("react"),
+        "recursion_limit": LyingInt(12),
+        "thread_id": LyingStr("t1"),
+        "llm_provider": LyingStr("openai"),
+        "user_message": LyingStr("question"),
+        "system_message": LyingStr("be brief"),
+        "otel_context": LyingDict({k: LyingStr(v) for k, v in carrier.items()}),
+    }
+
+
+@pytest.mark.parametrize("entry", ["run", "astream"])
+@pytest.mark.parametrize("streaming", [True, False])
+async def test_agent_call_arguments_of_builtin_subclasses(
+    entry: str, streaming: bool, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """Every allow-listed argument of an Agent-contract call as a built-in's subclass whose own
+    methods raise (``tools`` a ``list`` subclass, a tool's name a ``str`` subclass,
+    ``llm_kwargs`` a ``dict`` subclass, counts ``int`` and ``float`` subclasses...): each is
+    recorded as the plain value it is (each was an internal error: the run went untraced), and
+    the agent gets the very objects it was given."""
+    raw: Any = (
+        ScriptedStreamingAgent([MessageFinal(text="ok")]) if streaming else NonStreamingAgent("ok")
+    )
+    agent = instrument(raw, **options(otel_telemetry, capture_content=True))
+    carrier, parent = _carrier(otel_telemetry)
+    call = _agent_kwargs(carrier)
+    if entry == "run":
+        assert await agent.run(**call) == "ok"
+    else:
+        [e async for e in agent.astream(**call)]
+    received = raw.last_kwargs
+    assert all(received[k] is v for k, v in call.items() if k != "otel_context")
+    (span,) = runs_of(otel_telemetry)
+    attributes = dict(span.attributes or {})
+    expected = {
+        "gen_ai.request.model": "gpt-4o",
+        "gen_ai.request.temperature": 0.5,
+        "gen_ai.request.top_p": 0.9,
+        "gen_ai.request.max_tokens": 256,
+        "agent_otel.strategy": "react",
+        "agent_otel.recursion_limit": 12,
+        "agent_otel.tool_names": ("search", "fetch", "a", "lookup", "weather"),
+        "agent_otel.preset_names": ("p1",),
+        "agent_otel.subagent_names": ("helper",),
+        "agent_otel.skill_names": ("summarise", "inline"),
+        "gen_ai.conversation.id": "t1",
+        "gen_ai.provider.name": "openai",
+    }
+    for key, value in expected.items():
+        assert attributes[key] == value, key
+        kinds = value if isinstance(value, tuple) else (value,)
+        assert all(type(v) in (str, int, float) for v in kinds), key
+    assert "be brief" in str(attributes["gen_ai.system_instructions"])
+    assert "question" in str(attributes["gen_ai.input.messages"])
+    assert span.parent is not None and span.parent.span_id == parent
+
+
+def runs_of(telemetry: InMemoryTelemetry) -> list[Any]:
+    return [s for s in telemetry.spans() if s.name.startswith("invoke_agent")]

@@ -18,7 +18,7 @@ from typing import Any
 from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
-from agent_otel._plain import text_of
+from agent_otel._plain import items_of, plain_value, text_of
 from agent_otel.recording._settings import RunSettings
 
 _SAMPLING = (
@@ -36,6 +36,9 @@ class AgentSetup:
     settings: RunSettings
 
 
+# What a caller or an agent hands us is read as the plain built-in it is (a ``str`` enum
+# member, a ``dict`` subclass whose ``get`` raises...): its own methods never run here, and
+# what the run records is a plain ``str``, ``int`` or ``float``.
 def _text(value: Any) -> str | None:
     """A non-empty string as the plain ``str`` it is, else None."""
     if type(value) is not str:
@@ -43,20 +46,30 @@ def _text(value: Any) -> str | None:
     return value or None
 
 
+def get(mapping: Mapping[str, Any], key: str, default: Any = None) -> Any:
+    """``mapping.get(key, default)``, by ``dict``'s own ``get`` for a ``dict`` (subclass)."""
+    if isinstance(mapping, dict):
+        return dict.get(mapping, key, default)
+    return mapping.get(key, default)
+
+
 def _number(value: Any) -> int | float | None:
+    kind = type(value)
+    if kind is int or kind is float:
+        return value  # type: ignore[no-any-return]
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return value
+    return plain_value(value)  # type: ignore[no-any-return]
 
 
 def _name_of(item: Any) -> str | None:
     """A tool, preset, sub-agent or skill's name, read by shape: ``.name`` or ``["name"]``."""
     if isinstance(item, str):
-        return item or None
+        return _text(item)
     if isinstance(item, Mapping):
-        function = item.get("function")  # an OpenAI-style tool definition
-        name = item.get("name", function.get("name") if isinstance(function, Mapping) else None)
-        return _text(name)
+        function = get(item, "function")  # an OpenAI-style tool definition
+        fallback = get(function, "name") if isinstance(function, Mapping) else None
+        return _text(get(item, "name", fallback))
     return _text(getattr(item, "name", None))
 
 
@@ -65,9 +78,15 @@ def _names(*groups: Any) -> list[str]:
     for group in groups:
         if group is None:
             continue
-        items: Iterable[Any] = (group,) if isinstance(group, (str, Mapping)) else group
-        if not isinstance(items, Iterable) or isinstance(items, Iterator):
+        items: Iterable[Any]
+        if isinstance(group, (str, Mapping)):
+            items = (group,)
+        elif isinstance(group, (list, tuple)):
+            items = items_of(group)
+        elif not isinstance(group, Iterable) or isinstance(group, Iterator):
             continue  # an iterator is the caller's to consume, not ours
+        else:
+            items = group
         for item in items:
             name = _name_of(item)
             if name is not None:
@@ -98,18 +117,17 @@ def event_settings(options: AgentSetup, agent: Any, messages: Any, config: Any) 
     base = options.settings
     ids = config if isinstance(config, Mapping) else {}
     captured = None
-    if (
-        base.capture is not None
-        and isinstance(messages, Iterable)
-        and not isinstance(messages, Iterator)  # one-shot: the agent's to consume
-    ):
-        captured = list(messages)
+    if base.capture is not None:
+        if isinstance(messages, (list, tuple)):
+            captured = items_of(messages)
+        elif isinstance(messages, Iterable) and not isinstance(messages, Iterator):
+            captured = list(messages)  # (an iterator is one-shot: the agent's to consume)
     return replace(
         base,
         **_describe(agent, options),
-        conversation_id=_text(ids.get("conversation_id")) or base.conversation_id,
-        session_id=_text(ids.get("session_id")) or base.session_id,
-        user_id=_text(ids.get("user_id")) or base.user_id,
+        conversation_id=_text(get(ids, "conversation_id")) or base.conversation_id,
+        session_id=_text(get(ids, "session_id")) or base.session_id,
+        user_id=_text(get(ids, "user_id")) or base.user_id,
         input_messages=captured,
     )
 
@@ -119,11 +137,11 @@ def run_attributes(kwargs: Mapping[str, Any]) -> dict[str, AttributeValue]:
     out: dict[str, AttributeValue] = {}
     llm = kwargs.get("llm_kwargs")
     if isinstance(llm, Mapping):
-        model = _text(llm.get("model"))
+        model = _text(get(llm, "model"))
         if model is not None:
             out[A.REQUEST_MODEL] = model
         for key, attribute in _SAMPLING:
-            value = _number(llm.get(key))
+            value = _number(get(llm, key))
             if value is not None:
                 out[attribute] = value
     strategy = _text(kwargs.get("strategy"))
@@ -131,7 +149,7 @@ def run_attributes(kwargs: Mapping[str, Any]) -> dict[str, AttributeValue]:
         out[A.STRATEGY] = strategy
     limit = kwargs.get("recursion_limit")
     if isinstance(limit, int) and not isinstance(limit, bool):
-        out[A.RECURSION_LIMIT] = limit
+        out[A.RECURSION_LIMIT] = limit if type(limit) is int else int.__int__(limit)
     for key, groups in (
         (A.TOOL_NAMES, ("tools", "tool_names")),
         (A.PRESET_NAMES, ("presets",)),

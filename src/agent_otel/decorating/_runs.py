@@ -45,7 +45,7 @@ from ._base import (
     Pull,
     take,
 )
-from ._params import AgentSetup, agent_settings, event_settings
+from ._params import AgentSetup, agent_settings, event_settings, get
 from ._propagation import agent_context_value, parent_from
 
 
@@ -75,7 +75,9 @@ def with_key(config: Any, key: str, value: Any) -> Any:
         if ours is not config and isinstance(ours, MutableMapping):
             ours[key] = value
             return ours
-    merged = {**config, key: value}
+    # A dict's entries by dict's own items (a subclass's own items or keys may raise).
+    merged = dict(dict.items(config)) if isinstance(config, dict) else {**config}
+    merged[key] = value
     try:
         rebuilt: Any = type(config)
         return rebuilt(merged)
@@ -87,7 +89,7 @@ def _event_run(
     self: Any, options: AgentSetup, messages: Any, config: Any
 ) -> tuple[Any, Any, Context | None, Callable[[Context], None]]:
     settings = event_settings(options, self, messages, config)
-    caller = config.get(OTEL_CONTEXT) if isinstance(config, Mapping) else None
+    caller = get(config, OTEL_CONTEXT) if isinstance(config, Mapping) else None
     parent = parent_from(caller)
     ours = with_key(config, OTEL_CONTEXT, agent_context_value(caller, parent))
 
