@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+import types
 from collections.abc import AsyncIterator, Iterable
 from typing import Any, ClassVar
 
@@ -25,6 +26,7 @@ from agent_contract.agent import (
     ToolResultStep,
 )
 from agent_contract.examples import ExampleToolInput, NonStreamingAgent, ScriptedStreamingAgent
+from hostile_types import BadHash, HostileStr, LyingInt, LyingStr, NoStr
 
 
 async def drain(events: Iterable[Any]) -> Any:
@@ -322,3 +324,33 @@ class _Typed(Agent):
 
 async def test_concrete_agent_roundtrip() -> None:
     assert await _Typed()._drain(_Typed().astream(user_message="x")) == "x"
+
+
+# ---- _drain: hostile discriminators ------------------------------------------------------------
+
+
+def _final(kind: Any, **fields: Any) -> Any:
+    """A look-alike terminal event (``_drain`` reads any object by its ``type`` and ``final``)."""
+    return types.SimpleNamespace(type=kind, final=True, **fields)
+
+
+@pytest.mark.parametrize("hostile", [LyingStr, HostileStr])
+async def test_drain_reads_a_str_subclass_type_as_the_str_it_is(hostile: type[str]) -> None:
+    """A ``type`` of a ``str`` subclass whose own equality and hash raise (or also its
+    ``str()`` and ``repr()``) is the ``str`` it is: the terminal rule holds as for a plain
+    ``str`` (comparing it raised out of ``run``)."""
+    assert await drain([_final(hostile("message_final"), text="hi")]) == "hi"
+    answer = Answer(value=1)
+    assert await drain([_final(hostile("structured_final"), data=answer)]) is answer
+    with pytest.raises(AgentInterruptedError):
+        await drain([_final(hostile("interrupt_final"))])
+    with pytest.raises(TypeError, match="'custom_final'"):
+        await drain([_final(hostile("custom_final"))])
+
+
+@pytest.mark.parametrize("kind", [NoStr(), BadHash(), LyingInt(3)], ids=["no-str", "no-eq", "int"])
+async def test_drain_names_a_hostile_non_str_type_without_running_it(kind: Any) -> None:
+    """A ``final`` event whose ``type`` is not a string, and whose own equality or ``repr()``
+    raise, is a final event of an unknown type: ``TypeError``, as for any other."""
+    with pytest.raises(TypeError, match="unknown type"):
+        await drain([_final(kind)])

@@ -45,6 +45,14 @@ class AgentInterruptedError(Exception):
         return (type(self), (self.message, self.interrupts))
 
 
+def _repr(value: object) -> str:
+    """``repr(value)`` cut to 64 characters; a value whose ``repr`` raises: its class name."""
+    try:
+        return repr(value)[:64]
+    except Exception:
+        return f"<{type(value).__name__}>"[:64]
+
+
 def _names(value: object, owner: str) -> frozenset[str]:
     """``preset_bakeable_fields`` as a frozenset: any iterable of str names, a str excepted."""
     if isinstance(value, frozenset) and all(isinstance(n, str) for n in value):
@@ -210,9 +218,13 @@ class Agent(ABC):
             if getattr(event, "final", False) is not True:
                 continue
             kind = getattr(event, "type", None)
+            if type(kind) is not str:
+                if not isinstance(kind, str):
+                    raise TypeError(_UNKNOWN_FINAL + _repr(kind))
+                kind = str.__str__(kind)  # a str subclass's own __eq__ and __hash__ never run
             if kind == "interrupt_final":
                 interrupts.append(event)
-            elif isinstance(kind, str) and kind in _TERMINAL_FIELDS:
+            elif kind in _TERMINAL_FIELDS:
                 found, value = True, getattr(event, _TERMINAL_FIELDS[kind])
             else:
                 raise TypeError(_UNKNOWN_FINAL + repr(kind)[:64])
