@@ -139,10 +139,42 @@ def sum_usage(usages: Sequence[Usage]) -> Usage | None:
     total = Usage()
     for name in _COUNT_FIELDS:
         values = [getattr(u, name) for u in usages if getattr(u, name) is not None]
-        setattr(total, name, sum(values) if values else None)
-    models = {u.model for u in usages if u.model is not None}
+        counts = (v if type(v) is int else _count(v) for v in values)
+        setattr(total, name, sum(counts) if values else None)
+    models = {u.model if type(u.model) is str else _key(u.model) for u in usages}
+    models.discard(None)
     total.model = models.pop() if len(models) == 1 else None
     return total
+
+
+def _key(call_id: Any) -> Any:
+    """A tool call id as a dict key: a ``str`` subclass (a ``str`` enum member) as the ``str``
+    it is, so its own ``__hash__`` and ``__eq__`` never run (callers test ``type(x) is str``)."""
+    return str.__str__(call_id) if isinstance(call_id, str) else call_id
+
+
+def _count(value: Any) -> Any:
+    """A token count as the plain ``int`` it is (an ``int`` subclass's own ``+`` may raise)."""
+    return int.__int__(value) if isinstance(value, int) else value
+
+
+def _json_ready(value: Any, path: set[int]) -> Any:
+    """``value`` with every ``dict``, ``list`` and ``tuple`` in it (a subclass too) read by
+    its base type's own methods, for ``json.dumps``: a subclass's own ``items``, ``__iter__``
+    or ``__len__`` never runs. A cycle raises ``ValueError``, as ``json.dumps`` does."""
+    if not isinstance(value, (dict, list, tuple)):
+        return value  # strings and numbers (subclasses too) json encodes by their base type
+    key = id(value)
+    if key in path:
+        raise ValueError("Circular reference detected")
+    path.add(key)
+    try:
+        if isinstance(value, dict):
+            return {k: _json_ready(v, path) for k, v in dict.items(value)}
+        items = list.__iter__(value) if isinstance(value, list) else tuple.__iter__(value)
+        return [_json_ready(item, path) for item in items]
+    finally:
+        path.discard(key)
 
 
 def _tool_content(content: Any) -> str:
@@ -151,7 +183,7 @@ def _tool_content(content: Any) -> str:
     if content is None:  # a result without content is an empty tool message, not "null"
         return ""
     try:
-        return json.dumps(content, default=str)
+        return json.dumps(_json_ready(content, set()), default=str)
     except (TypeError, ValueError):  # non-str dict keys, circular references
         return str(content)
 
@@ -171,7 +203,8 @@ class _Segment:
 
     def to_step(self, index: int) -> Step:
         messages: list[Message] = []
-        for call_id in dict.fromkeys(c.id for c in self.tool_calls if c.id is not None):
+        ids = (c.id if type(c.id) is str else _key(c.id) for c in self.tool_calls)
+        for call_id in dict.fromkeys(i for i in ids if i is not None):
             messages.extend(self.paired.get(call_id, ()))
         messages.extend(self.orphans)
         return Step(
@@ -205,7 +238,7 @@ class _Collector:
         elif isinstance(event, ToolCall):
             seg.tool_calls.append(event)
             if event.id is not None:
-                self.call_owner[event.id] = seg
+                self.call_owner[event.id if type(event.id) is str else _key(event.id)] = seg
         elif isinstance(event, ToolResult):
             message = Message(
                 role="tool",
@@ -213,9 +246,12 @@ class _Collector:
                 tool_call_id=event.tool_call_id,
                 name=event.name,
             )
-            owner = self.call_owner.get(event.tool_call_id)
+            call_id = event.tool_call_id
+            if type(call_id) is not str:
+                call_id = _key(call_id)
+            owner = self.call_owner.get(call_id)
             if owner is not None:  # lands on the call's step: bookkeeping for this segment
-                owner.paired.setdefault(event.tool_call_id, []).append(message)
+                owner.paired.setdefault(call_id, []).append(message)
                 return
             seg.orphans.append(message)
         elif isinstance(event, LLMCallStart):

@@ -49,6 +49,7 @@ from agent_contract.protocol import (
     Usage,
     collect,
 )
+from hostile_types import HostileStr, LyingDict, LyingInt, LyingList, LyingStr
 
 T = TypeVar("T")
 IDS = ["call_a", "call_b", "call_c"]
@@ -504,3 +505,24 @@ def test_agent_protocol_isinstance() -> None:
     assert not isinstance(_OnlyStream(), AgentProtocol)
     assert not isinstance(_OnlyInvoke(), AgentProtocol)
     assert not isinstance(object(), AgentProtocol)
+
+
+def test_builtin_subclasses_in_events_are_read_as_the_builtins_they_are() -> None:
+    """Tool call ids of a ``str`` subclass whose own hash and equality raise, tool content of a
+    ``dict`` or ``list`` subclass whose own ``items`` and iteration raise, token counts of an
+    ``int`` subclass whose own ``+`` raises, a usage model of a ``str`` subclass: ``collect``
+    (so ``invoke``) reads each as the built-in it is, where each raised out of it."""
+    calls = [_tc(HostileStr("a")), _tc(LyingStr("b"))]  # type: ignore[arg-type]
+    events = [
+        *calls,
+        ToolResult(LyingStr("b"), LyingDict(k=LyingList([1, LyingStr("x")]))),  # type: ignore[arg-type]
+        ToolResult(HostileStr("a"), LyingList(["r"])),  # type: ignore[arg-type]
+        Usage(input_tokens=LyingInt(3), model=HostileStr("m")),
+        Usage(output_tokens=LyingInt(2), model=HostileStr("m")),
+    ]
+    result = collect_sync(events)
+    (step,) = result.steps
+    assert step.tool_calls is not None and all(a is b for a, b in zip(step.tool_calls, calls))
+    assert [m.content for m in step.tool_messages] == ['["r"]', '{"k": [1, "x"]}']
+    assert result.usage == Usage(input_tokens=3, output_tokens=2, model="m")
+    assert type(result.usage.input_tokens) is int and type(result.usage.model) is str
