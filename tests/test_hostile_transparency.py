@@ -532,6 +532,31 @@ async def test_event_call_arguments_of_builtin_subclasses(
     assert span.parent is not None and span.parent.span_id == parent
 
 
+@pytest.mark.parametrize("kind", [LyingStr, LyingDict])
+async def test_messages_that_are_no_history_are_not_read(
+    kind: type, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """Messages that are a string or a mapping (a ``str`` or ``dict`` subclass whose own
+    iteration raises), content capture on: no history is recorded, the run is traced, and the
+    agent gets them (iterating them was an internal error: the run went untraced)."""
+    agent = MessagesAgent()
+    messages = kind("hi") if kind is LyingStr else kind(role="user", content="hi")
+    traced = instrument(agent, **options(otel_telemetry, capture_content=True))
+    async for _ in traced.stream(messages):
+        pass
+    assert agent.received is messages
+    (span,) = runs_of(otel_telemetry)
+    assert "gen_ai.input.messages" not in (span.attributes or {})
+
+
+class MessagesAgent(StreamingAgent):
+    received: Any = None
+
+    async def stream(self, messages: Any, config: Any = None) -> AsyncIterator[Any]:
+        self.received = messages
+        yield TextDelta(text="hi")
+
+
 class Tool:
     def __init__(self, name: str) -> None:
         self.name = name

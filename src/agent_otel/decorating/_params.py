@@ -120,6 +120,8 @@ def event_settings(options: AgentSetup, agent: Any, messages: Any, config: Any) 
     if base.capture is not None:
         if isinstance(messages, (list, tuple)):
             captured = items_of(messages)
+        elif isinstance(messages, (str, bytes, Mapping)):
+            pass  # no history (and a subclass's own iteration may raise)
         elif isinstance(messages, Iterable) and not isinstance(messages, Iterator):
             captured = list(messages)  # (an iterator is one-shot: the agent's to consume)
     return replace(
