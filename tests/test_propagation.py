@@ -344,3 +344,22 @@ def test_carriers_of_builtin_subclasses_are_read_as_the_builtins_they_are(
     remote = trace.get_current_span(extracted).get_span_context()
     assert (remote.trace_id, remote.span_id) == _ids(span)
     assert baggage.get_baggage("tenant", extracted) == "acme"
+
+
+@pytest.mark.parametrize("entry", ["run", "astream"])
+async def test_a_run_id_with_a_lone_surrogate_never_costs_the_run_its_carrier(
+    entry: str, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """A thread id holding a lone surrogate, handed on in a carrier (the caller passed one):
+    the W3C baggage cannot encode it, so the agent's carrier goes without baggage, and the
+    run is traced (the encoding error raised into the caller)."""
+    agent = NonStreamingAgent("ok")
+    traced = instrument(agent, **otel_telemetry.providers())
+    call = {"thread_id": "t\udc80", "otel_context": {}}
+    if entry == "run":
+        assert await traced.run(**call) == "ok"
+    else:
+        [e async for e in traced.astream(**call)]
+    assert agent.last_kwargs is not None
+    assert "traceparent" in agent.last_kwargs["otel_context"]
+    assert len(agent_spans(otel_telemetry)) == 1

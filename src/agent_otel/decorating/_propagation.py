@@ -10,6 +10,7 @@ not) configured. In-process, an OTel ``Context`` object can be passed as is. The
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import suppress
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -36,7 +37,10 @@ def inject_context(context: Context | None = None) -> dict[str, str]:
     """
     carrier: dict[str, str] = {}
     _TRACE.inject(carrier, context=context)
-    _BAGGAGE.inject(carrier, context=identity_to_baggage(context))
+    # A run id (or baggage value) with a lone surrogate cannot be encoded: the carrier goes
+    # without baggage rather than the run raising into its caller.
+    with suppress(UnicodeEncodeError):
+        _BAGGAGE.inject(carrier, context=identity_to_baggage(context))
     return carrier
 
 
