@@ -26,8 +26,17 @@ from hypothesis import strategies as st
 
 from agent_contract import agent as agent_events
 from agent_contract import protocol
-from agent_otel import ContentCapture, otel_wrapper
-from hostile_types import BadHash, HostileStr, LyingDict, LyingInt, LyingList, LyingStr, NoStr
+from agent_otel import ContentCapture, instrument, otel_wrapper
+from hostile_types import (
+    BadHash,
+    HostileStr,
+    LyingDict,
+    LyingFloat,
+    LyingInt,
+    LyingList,
+    LyingStr,
+    NoStr,
+)
 from otlp_check import Exported, assert_nested_endings
 from test_property import _Records
 
@@ -85,6 +94,7 @@ HOSTILE_OBJECTS = st.sampled_from(
         lambda: HostileStr("search"),
         lambda: LyingStr("t1"),
         lambda: LyingInt(3),
+        lambda: LyingFloat(0.5),
         lambda: LyingDict(temperature=0.5, role="user", content="hi"),
         lambda: LyingList([{"role": "user", "content": "hi"}]),
     ]
@@ -206,4 +216,99 @@ def test_hostile_events_never_cost_a_span_a_batch_or_the_agent(
     assert not ledger.double_ends
     assert sorted(ledger.ended) == sorted(ledger.started)
     assert_nested_endings(exported.spans())
+    exported.assert_encodes()
+
+
+# --- instrumented agents: the caller's arguments and the agent's own name -----------------------
+ARGUMENTS = ("tools", "tool_names", "presets", "subagents", "skills", "inline_skills")
+ARGUMENTS += ("llm_kwargs", "strategy", "recursion_limit", "thread_id", "llm_provider")
+ARGUMENTS += ("user_message", "system_message", "resume", "otel_context")
+IN_A_LIST = st.one_of(
+    HOSTILE, st.lists(HOSTILE, max_size=3), st.lists(HOSTILE, max_size=3).map(LyingList)
+)
+IN_A_DICT = st.dictionaries(
+    st.sampled_from(
+        ["model", "temperature", "max_tokens", "name", "conversation_id", "otel_context"]
+    ),
+    HOSTILE,
+    max_size=4,
+)
+
+
+class FuzzedAgent(agent_events.Agent):
+    tool_name = "fuzzed"
+
+    async def run(self, **kwargs: Any) -> Any:
+        self.received = kwargs
+        return "done"
+
+
+class FuzzedEventAgent(protocol.StreamingAgent):
+    async def stream(self, messages: Any, config: Any = None) -> AsyncIterator[Any]:
+        self.received = (messages, config)
+        yield protocol.TextDelta(text="hi")
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    names=st.fixed_dictionaries(dict.fromkeys(("name", "tool_name", "agent_name"), HOSTILE)),
+    arguments=st.dictionaries(
+        st.sampled_from(ARGUMENTS), st.one_of(IN_A_LIST, IN_A_DICT, IN_A_DICT.map(LyingDict))
+    ),
+    messages=st.one_of(HOSTILE, IN_A_LIST),
+    config=st.one_of(HOSTILE, IN_A_DICT, IN_A_DICT.map(LyingDict)),
+    capture=CAPTURE,
+    entry=st.sampled_from(["run", "astream", "stream", "invoke"]),
+)
+def test_hostile_arguments_never_cost_an_instrumented_agent_its_run(
+    names: dict[str, Any],
+    arguments: dict[str, Any],
+    messages: Any,
+    config: Any,
+    capture: Any,
+    entry: str,
+) -> None:
+    """An instrumented agent of either contract, its name (``name=``, ``agent_name=``, its own
+    ``tool_name``) and every argument of its call hostile: the run is traced, nothing is an
+    internal error or raises into the caller, the agent gets the very objects it was given, and
+    everything exported encodes."""
+    exported = Exported()
+    agent: Any = FuzzedEventAgent() if entry in ("stream", "invoke") else FuzzedAgent()
+    agent.tool_name = names["tool_name"]
+    traced = instrument(
+        agent,
+        name=names["name"],
+        agent_name=names["agent_name"] if isinstance(names["agent_name"], str) else None,
+        tracer_provider=exported.tracer_provider,
+        meter_provider=exported.meter_provider,
+        capture_content=capture,
+    )
+
+    async def main() -> None:
+        if entry == "run":
+            assert await traced.run(**arguments) == "done"
+        elif entry == "astream":
+            [e async for e in traced.astream(**arguments)]
+        elif entry == "stream":
+            [e async for e in traced.stream(messages, config)]
+        else:
+            await traced.invoke(messages, config=config)
+
+    records, logger = _Records(), logging.getLogger("agent_otel")
+    level = logger.level
+    logger.addHandler(records)
+    logger.setLevel(logging.DEBUG)
+    try:
+        asyncio.run(main())
+    finally:
+        logger.removeHandler(records)
+        logger.setLevel(level)
+    assert not records.messages, records.messages
+    if entry in ("run", "astream"):
+        given = {k: v for k, v in arguments.items() if k != "otel_context"}
+        assert all(agent.received[k] is v for k, v in given.items())
+    else:
+        assert agent.received[0] is messages
+    assert [s.name for s in exported.spans() if s.name.startswith("invoke_agent")], "traced"
+    assert sorted(exported.ledger.ended) == sorted(exported.ledger.started)
     exported.assert_encodes()
