@@ -322,11 +322,12 @@ def _hostile_carriers(carrier: dict[str, str]) -> list[Any]:
         LyingDict(carrier),  # its own items, keys, get, iteration and length raise
         {LyingKey(k): LyingStr(v) for k, v in carrier.items()},
         LyingList([LyingList([k, v]) for k, v in carrier.items()]),  # Kafka-style pairs
+        [LyingStr("ab"), LyingDict(a=1, b=2), *carrier.items()],  # no pairs among the pairs
         {k: LyingList([v]) for k, v in carrier.items()},  # multi-values
     ]
 
 
-@pytest.mark.parametrize("form", range(4))
+@pytest.mark.parametrize("form", range(5))
 def test_carriers_of_builtin_subclasses_are_read_as_the_builtins_they_are(
     form: int, otel_telemetry: InMemoryTelemetry
 ) -> None:

@@ -73,6 +73,8 @@ def text_carrier(carrier: Any) -> dict[str, str]:
     headers: dict[str, str] = {}
     try:
         for pair in pairs:
+            if isinstance(pair, (str, bytes, Mapping)):
+                continue  # no pair (and a subclass's own iteration may raise)
             key, value = items_of(pair) if isinstance(pair, (list, tuple)) else pair
             name = _text(key)
             if name is None:
