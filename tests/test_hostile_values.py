@@ -489,3 +489,27 @@ async def test_an_agent_events_type_of_a_str_subclass_is_read_as_the_str_it_is(
     await run(exported, events, caplog)
     (tool,) = named(exported, "execute_tool")
     assert tool.name == "execute_tool w"
+
+
+async def test_options_and_messages_of_hostile_subclasses_cost_nothing(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The ``attributes`` option as a ``dict`` subclass whose own methods raise, and messages
+    whose role, tool call id, name and tool calls are subclasses whose own methods raise
+    (content capture on): the run is recorded with the plain values they are."""
+    exported = Exported()
+    s = LyingStr
+    messages = [
+        {"role": s("user"), "content": s("hi"), "name": s("ana")},
+        {"role": "assistant", "content": None, "tool_calls": LyingList([])},
+        {"role": s("tool"), "content": "r", "tool_call_id": s("t1")},
+    ]
+    events = [LLMCallStart(model="m", call_id="c1", messages=messages), LLMCallEnd(call_id="c1")]
+    root = await run(
+        exported, events, caplog, capture_content=True, attributes=LyingDict(team=s("core"))
+    )
+    assert (root.attributes or {})["team"] == "core"
+    (chat,) = named(exported, "chat")
+    sent = str((chat.attributes or {})["gen_ai.input.messages"])
+    assert '"role":"user"' in sent and '"name":"ana"' in sent and '"id":"t1"' in sent
+    exported.assert_encodes()

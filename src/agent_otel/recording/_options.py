@@ -176,7 +176,7 @@ def settings_from(options: Options, caller: str = "otel_wrapper") -> RunSettings
         user_id=plain(options.get("user_id")),
         prices=options.get("prices", BUNDLED_PRICES),
         stand_down_providers=options.get("stand_down_providers", True),
-        agent_attributes=dict(options.get("attributes") or {}),
+        agent_attributes=_attributes(options.get("attributes")),
         capture=capture,
         step_spans=options.get("step_spans", True),
         chunk_metric=options.get("chunk_metric", False),
@@ -184,6 +184,13 @@ def settings_from(options: Options, caller: str = "otel_wrapper") -> RunSettings
         conventions=conventions,
         pending_interval=interval_from(options.get("pending_spans")),
     )
+
+
+def _attributes(given: Mapping[str, AttributeValue] | None) -> dict[str, AttributeValue]:
+    """The ``attributes`` option as a plain dict (a subclass read by dict's own methods)."""
+    if isinstance(given, dict):
+        return dict(dict.items(given))
+    return dict(given or {})
 
 
 def scrub_for(meter_provider: MeterProvider | None, scrub: bool | Scrubber) -> Scrub | None:

@@ -11,6 +11,8 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from agent_otel._plain import items_of
+
 from ._message_parts import content_part, field
 
 # Providers' names for the conventions' finish reasons (the output message's ``FinishReason``):
@@ -78,36 +80,45 @@ def tool_call_part(call: Any) -> dict[str, Any]:
 
 
 def _content_parts(content: Any, budget: int) -> list[dict[str, Any]]:
-    if content is None or content == "":
+    """A message's content as parts (a subclass of ``str`` or ``list`` read by the base type;
+    content whose ``str()`` raises: no part)."""
+    if content is None:
         return []
     if isinstance(content, str):
-        return [{"type": "text", "content": content}]
+        text = str.__str__(content)
+        return [{"type": "text", "content": text}] if text else []
     if isinstance(content, list):  # OpenAI/LiteLLM content parts: text, image, audio, file
-        return [content_part(block, budget) for block in content]
-    return [{"type": "text", "content": str(content)}]
+        return [content_part(block, budget) for block in items_of(content)]
+    said = _text(content)
+    return [{"type": "text", "content": said}] if said is not None else []
 
 
 def input_messages(messages: Iterable[Any], budget: int) -> list[dict[str, Any]]:
     """The chat history as ``gen_ai.input.messages`` items; inline data cut to ``budget``."""
     out: list[dict[str, Any]] = []
     for message in messages:
-        role = str(field(message, "role") or "user")
+        role = field(message, "role")
+        role = (_text(role) if role is not None else None) or "user"
         if role == "tool":
             part: dict[str, Any] = {
                 "type": "tool_call_response",
                 "response": field(message, "content"),
             }
             call_id = field(message, "tool_call_id")
+            call_id = _text(call_id) if call_id is not None else None
             if call_id is not None:
-                part["id"] = str(call_id)
+                part["id"] = call_id
             parts = [part]
         else:
             parts = _content_parts(field(message, "content"), budget)
-            parts += [tool_call_part(c) for c in field(message, "tool_calls") or ()]
+            calls = field(message, "tool_calls")
+            calls = items_of(calls) if isinstance(calls, (list, tuple)) else calls or ()
+            parts += [tool_call_part(c) for c in calls]
         item: dict[str, Any] = {"role": role, "parts": parts}
         name = field(message, "name")
+        name = _text(name) if name is not None else None
         if name is not None:
-            item["name"] = str(name)
+            item["name"] = name
         out.append(item)
     return out
 
