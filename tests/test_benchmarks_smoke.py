@@ -3,8 +3,8 @@
 Checks that the table and the results files are produced with every figure present and that
 each peer instrumentation of figure 3 really produced its spans. No time and no goal is
 asserted: the quick run's figures mean nothing and this machine is shared. The one figure
-checked is figure 2's A/A control (the same work timed twice), against a wide band, in the
-default suite.
+checked is figure 2's A/A control (the same work timed twice), against a wide band: heavy too,
+as figure 2 took a minute inside the default suite (4 to 6 seconds alone).
 """
 
 from __future__ import annotations
@@ -62,6 +62,7 @@ def test_quick_benchmark_run_produces_every_figure(tmp_path: Path) -> None:
         assert spans[name] >= requests[name], f"{name} produced no spans of its own"
 
 
+@pytest.mark.heavy
 def test_figure_2_a_a_control_reads_about_one(monkeypatch: pytest.MonkeyPatch) -> None:
     """Figure 2 in quick mode (about a second): its A/A control row, the hand-written side
     timed twice in each round, is there for every workload, and its median is a finite ratio
