@@ -184,8 +184,12 @@ def _tool_content(content: Any) -> str:
         return ""
     try:
         return json.dumps(_json_ready(content, set()), default=str)
-    except (TypeError, ValueError):  # non-str dict keys, circular references
+    except Exception:  # non-str keys, cycles, deep nesting, a value whose str() raises
+        pass
+    try:
         return str(content)
+    except Exception:  # a value too deep to show (its repr recurses too), or whose str raises
+        return f"<{type(content).__name__}>"
 
 
 @dataclass

@@ -526,3 +526,22 @@ def test_builtin_subclasses_in_events_are_read_as_the_builtins_they_are() -> Non
     assert [m.content for m in step.tool_messages] == ['["r"]', '{"k": [1, "x"]}']
     assert result.usage == Usage(input_tokens=3, output_tokens=2, model="m")
     assert type(result.usage.input_tokens) is int and type(result.usage.model) is str
+
+
+def test_tool_content_too_deep_or_unprintable_is_named_by_its_type() -> None:
+    """Tool content nested past the recursion limit (``json.dumps`` and ``repr`` both raise
+    on it), or whose ``str()`` raises, becomes ``<type>``: ``collect`` (so ``invoke``) still
+    returns, where the RecursionError came out of it."""
+    deep: list[Any] = []
+    inner = deep
+    for _ in range(5_000):
+        inner.append([])
+        inner = inner[0]
+
+    class Mute:
+        def __str__(self) -> str:
+            raise RuntimeError("no text")
+
+    events = [_tc("a"), _tc("b"), ToolResult("a", deep), ToolResult("b", Mute())]
+    (step,) = collect_sync(events).steps
+    assert [m.content for m in step.tool_messages] == ["<list>", "<Mute>"]
