@@ -149,8 +149,19 @@ def sum_usage(usages: Sequence[Usage]) -> Usage | None:
 
 def _key(call_id: Any) -> Any:
     """A tool call id as a dict key: a ``str`` subclass (a ``str`` enum member) as the ``str``
-    it is, so its own ``__hash__`` and ``__eq__`` never run (callers test ``type(x) is str``)."""
-    return str.__str__(call_id) if isinstance(call_id, str) else call_id
+    it is, so its own ``__hash__`` and ``__eq__`` never run (callers test ``type(x) is str``);
+    an id that cannot be a key (a list, one whose hash raises) by its text, else as none."""
+    if isinstance(call_id, str):
+        return str.__str__(call_id)
+    try:
+        hash(call_id)
+        return call_id
+    except Exception:
+        pass
+    try:
+        return str(call_id)
+    except Exception:
+        return None
 
 
 def _count(value: Any) -> Any:
@@ -241,8 +252,9 @@ class _Collector:
             seg.reasoning.append(event.text)
         elif isinstance(event, ToolCall):
             seg.tool_calls.append(event)
-            if event.id is not None:
-                self.call_owner[event.id if type(event.id) is str else _key(event.id)] = seg
+            key = event.id if type(event.id) is str else _key(event.id)
+            if key is not None:
+                self.call_owner[key] = seg
         elif isinstance(event, ToolResult):
             message = Message(
                 role="tool",
@@ -253,7 +265,7 @@ class _Collector:
             call_id = event.tool_call_id
             if type(call_id) is not str:
                 call_id = _key(call_id)
-            owner = self.call_owner.get(call_id)
+            owner = self.call_owner.get(call_id) if call_id is not None else None
             if owner is not None:  # lands on the call's step: bookkeeping for this segment
                 owner.paired.setdefault(call_id, []).append(message)
                 return

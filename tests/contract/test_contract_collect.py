@@ -545,3 +545,35 @@ def test_tool_content_too_deep_or_unprintable_is_named_by_its_type() -> None:
     events = [_tc("a"), _tc("b"), ToolResult("a", deep), ToolResult("b", Mute())]
     (step,) = collect_sync(events).steps
     assert [m.content for m in step.tool_messages] == ["<list>", "<Mute>"]
+
+
+def test_tool_call_ids_that_cannot_be_keys_pair_by_their_text() -> None:
+    """A tool call id that is a list, or whose hash raises, pairs its result by its text (the
+    TypeError of an unhashable key came out of ``invoke``); one whose ``str()`` also raises is
+    as no id: its result is an orphan, never paired with another id-less one."""
+
+    class NoKey:
+        def __hash__(self) -> int:
+            raise RuntimeError("no hash")
+
+        def __str__(self) -> str:
+            return "nk"
+
+    class Nothing:
+        __hash__ = None  # type: ignore[assignment]
+
+        def __str__(self) -> str:
+            raise RuntimeError("no text")
+
+    events = [
+        _tc(["a"]),  # type: ignore[arg-type]
+        _tc(NoKey()),  # type: ignore[arg-type]
+        _tc(Nothing()),  # type: ignore[arg-type]
+        _tc("z"),
+        ToolResult(["a"], "ra"),  # type: ignore[arg-type]
+        ToolResult(NoKey(), "rn"),  # type: ignore[arg-type]
+        ToolResult(None, "orphan"),  # type: ignore[arg-type]
+        ToolResult("z", "rz"),
+    ]
+    (step,) = collect_sync(events).steps  # paired results in their calls' order, then orphans
+    assert [m.content for m in step.tool_messages] == ["ra", "rn", "rz", "orphan"]
