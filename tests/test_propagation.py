@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 import textwrap
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -280,15 +280,33 @@ def _header_forms(carrier: dict[str, str]) -> list[Any]:
     ]
 
 
-@pytest.mark.parametrize("form", range(5))
+def _hostile_carriers(carrier: dict[str, str]) -> list[Any]:
+    return [
+        LyingDict(carrier),  # its own items, keys, get, iteration and length raise
+        {LyingKey(k): LyingStr(v) for k, v in carrier.items()},
+        LyingList([LyingList([k, v]) for k, v in carrier.items()]),  # Kafka-style pairs
+        [LyingStr("ab"), LyingDict(a=1, b=2), *carrier.items()],  # no pairs among the pairs
+        {k: LyingList([v]) for k, v in carrier.items()},  # multi-values
+    ]
+
+
+@pytest.mark.parametrize(
+    ("forms", "form"),
+    [(_header_forms, i) for i in range(5)] + [(_hostile_carriers, i) for i in range(5)],
+    ids=[f"headers-{i}" for i in range(5)] + [f"subclasses-{i}" for i in range(5)],
+)
 def test_byte_string_and_pair_carriers_are_read(
-    form: int, otel_telemetry: InMemoryTelemetry
+    forms: Callable[[dict[str, str]], list[Any]], form: int, otel_telemetry: InMemoryTelemetry
 ) -> None:
+    """Every carrier form (bytes, pairs, multi-values) is read; so is one (or its keys,
+    values and pairs) of a ``dict``, ``list`` or ``str`` subclass whose own methods raise,
+    by the base type's own methods (its own ``items``, iteration or ``lower`` raised out of
+    ``extract_context``)."""
     tracer = otel_telemetry.tracer_provider.get_tracer("test")
     with tracer.start_as_current_span("producer") as span:
         token = otel_context.attach(baggage.set_baggage("tenant", "acme"))
         try:
-            carrier = _header_forms(inject_context())[form]
+            carrier = forms(inject_context())[form]
         finally:
             otel_context.detach(token)
     extracted = extract_context(carrier)
@@ -317,16 +335,6 @@ def test_a_carrier_that_is_not_headers_names_no_parent(carrier: Any) -> None:
     assert not trace.get_current_span(extracted).get_span_context().is_valid
 
 
-def _hostile_carriers(carrier: dict[str, str]) -> list[Any]:
-    return [
-        LyingDict(carrier),  # its own items, keys, get, iteration and length raise
-        {LyingKey(k): LyingStr(v) for k, v in carrier.items()},
-        LyingList([LyingList([k, v]) for k, v in carrier.items()]),  # Kafka-style pairs
-        [LyingStr("ab"), LyingDict(a=1, b=2), *carrier.items()],  # no pairs among the pairs
-        {k: LyingList([v]) for k, v in carrier.items()},  # multi-values
-    ]
-
-
 @pytest.mark.parametrize("form", range(5))
 def test_carriers_of_builtin_subclasses_are_read_as_the_builtins_they_are(
     form: int, otel_telemetry: InMemoryTelemetry
@@ -352,8 +360,8 @@ async def test_a_run_id_with_a_lone_surrogate_never_costs_the_run_its_carrier(
     entry: str, otel_telemetry: InMemoryTelemetry
 ) -> None:
     """A thread id holding a lone surrogate, handed on in a carrier (the caller passed one):
-    the W3C baggage cannot encode it, so the agent's carrier goes without baggage, and the
-    run is traced (the encoding error raised into the caller)."""
+    the W3C baggage cannot encode it, so it is handed on repaired (``?``, as spans record
+    it), and the run is traced (the encoding error raised into the caller)."""
     agent = NonStreamingAgent("ok")
     traced = instrument(agent, **otel_telemetry.providers())
     call = {"thread_id": "t\udc80", "otel_context": {}}
@@ -363,4 +371,20 @@ async def test_a_run_id_with_a_lone_surrogate_never_costs_the_run_its_carrier(
         [e async for e in traced.astream(**call)]
     assert agent.last_kwargs is not None
     assert "traceparent" in agent.last_kwargs["otel_context"]
+    assert "t%3F" in agent.last_kwargs["otel_context"]["baggage"]  # the id, repaired
     assert len(agent_spans(otel_telemetry)) == 1
+
+
+def test_a_callers_own_baggage_that_cannot_be_encoded_leaves_the_carrier_without_baggage(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A baggage entry of the caller's own with a lone surrogate: the W3C propagator raises on
+    it, so the carrier goes without baggage, never raising (the trace context still goes)."""
+    tracer = otel_telemetry.tracer_provider.get_tracer("test")
+    with tracer.start_as_current_span("producer"):
+        token = otel_context.attach(baggage.set_baggage("tenant", "a\udc80"))
+        try:
+            carrier = inject_context()
+        finally:
+            otel_context.detach(token)
+    assert "traceparent" in carrier and "baggage" not in carrier

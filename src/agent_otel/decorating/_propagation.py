@@ -37,8 +37,8 @@ def inject_context(context: Context | None = None) -> dict[str, str]:
     """
     carrier: dict[str, str] = {}
     _TRACE.inject(carrier, context=context)
-    # A run id (or baggage value) with a lone surrogate cannot be encoded: the carrier goes
-    # without baggage rather than the run raising into its caller.
+    # The run ids are encodable (identity_to_baggage); a caller's own baggage entry with a
+    # lone surrogate is not: then the carrier goes without baggage, the run is not hurt.
     with suppress(UnicodeEncodeError):
         _BAGGAGE.inject(carrier, context=identity_to_baggage(context))
     return carrier

@@ -108,6 +108,8 @@ def identity_to_baggage(context: Context | None) -> Context:
         return context if context is not None else otel_context.get_current()
     out = context
     for key, value in identity.attributes().items():
+        if isinstance(value, str) and not value.isascii():  # W3C baggage is UTF-8: a lone
+            value = value.encode("utf-8", "replace").decode("utf-8")  # surrogate as ?
         out = baggage.set_baggage(key, value, out)
     return out if out is not None else otel_context.get_current()
 
