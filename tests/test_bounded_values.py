@@ -31,10 +31,10 @@ from agent_contract.protocol import (
     ToolResult,
 )
 from agent_otel import ContentCapture, otel_wrapper, record_evaluation
+from agent_otel._plain import TRUNCATION_MARK
 from agent_otel.exporting._split import MAX_REQUEST_BYTES, SizeBoundSpanExporter, requests
 from agent_otel.recording._encodable import MAX_TEXT_BYTES, clean_text
 from agent_otel.recording._span import MAX_EXCEPTION_MESSAGE_BYTES, MAX_STACKTRACE_BYTES
-from agent_otel.recording.content._fit import TRUNCATION_MARK
 from agent_otel.testing import InMemoryTelemetry
 from otlp_check import Exported
 

@@ -17,8 +17,9 @@ MAX_DEPTH = 16
 """How deep an attribute value may nest (a list in a map in a list...); deeper: the mark.
 Each level is two protobuf messages on the wire, and a receiver's parser stops at 100 (the
 Python protobuf runtime's default): 64 levels made a batch no such receiver reads."""
-TOO_DEEP = "...[truncated]"
-"""What a value nested past :data:`MAX_DEPTH` (or a cycle) becomes (content's truncation mark)."""
+TRUNCATION_MARK = "...[truncated]"
+"""What ends a cut value: a string cut to its bound, content cut to its budget or depth, an
+attribute value nested past :data:`MAX_DEPTH` (or a cycle), which becomes the mark alone."""
 _KEY_TYPES = (int, float, bool, type(None))  # keys that are not strings but have a plain text
 
 
@@ -41,11 +42,19 @@ def items_of(value: list[Any] | tuple[Any, ...]) -> list[Any]:
     return list(list.__iter__(value) if isinstance(value, list) else tuple.__iter__(value))
 
 
+def get(mapping: Mapping[Any, Any], key: Any, default: Any = None) -> Any:
+    """``mapping.get(key, default)``, by ``dict``'s own ``get`` for a ``dict`` (a subclass's
+    own ``get`` never runs)."""
+    if isinstance(mapping, dict):
+        return dict.get(mapping, key, default)
+    return mapping.get(key, default)
+
+
 def plain_value(value: Any, depth: int = 0) -> Any:
     """An attribute value (the SDK's ``AnyValue``: scalars, sequences, maps, nested) as plain
     built-ins: subclasses as their base type, lists and tuples as lists, mappings as dicts
     with string keys (an int, float, bool or None key as its text; other keys dropped), and
-    what nests past :data:`MAX_DEPTH` as :data:`TOO_DEEP`. Other values as they are."""
+    what nests past :data:`MAX_DEPTH` as :data:`TRUNCATION_MARK`. Other values as they are."""
     kind = type(value)
     if kind is str or kind is bool or kind is float or kind is int or value is None:
         return value
@@ -56,7 +65,7 @@ def plain_value(value: Any, depth: int = 0) -> Any:
     if isinstance(value, float):
         return float.__float__(value)
     if isinstance(value, (list, tuple, Mapping)) and depth >= MAX_DEPTH:
-        return TOO_DEEP
+        return TRUNCATION_MARK
     if isinstance(value, (list, tuple)):
         return [plain_value(item, depth + 1) for item in items_of(value)]
     if isinstance(value, Mapping):

@@ -18,7 +18,7 @@ from typing import Any
 from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
-from agent_otel._plain import items_of, plain_value, text_of
+from agent_otel._plain import get, items_of, plain_value, text_of
 from agent_otel.recording._settings import RunSettings
 
 _SAMPLING = (
@@ -44,13 +44,6 @@ def _text(value: Any) -> str | None:
     if type(value) is not str:
         value = text_of(value)
     return value or None
-
-
-def get(mapping: Mapping[str, Any], key: str, default: Any = None) -> Any:
-    """``mapping.get(key, default)``, by ``dict``'s own ``get`` for a ``dict`` (subclass)."""
-    if isinstance(mapping, dict):
-        return dict.get(mapping, key, default)
-    return mapping.get(key, default)
 
 
 def _number(value: Any) -> int | float | None:

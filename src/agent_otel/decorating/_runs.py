@@ -32,6 +32,7 @@ from opentelemetry import context as otel_context
 from opentelemetry.context.context import Context
 
 from agent_otel._guard import report
+from agent_otel._plain import get
 from agent_otel.recording._wrapper import traced
 
 from ._base import (
@@ -45,7 +46,7 @@ from ._base import (
     Pull,
     take,
 )
-from ._params import AgentSetup, agent_settings, event_settings, get
+from ._params import AgentSetup, agent_settings, event_settings
 from ._propagation import agent_context_value, parent_from
 
 

@@ -19,9 +19,7 @@ from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 from agent_otel import _attributes as A
-from agent_otel._plain import plain_value
-
-from .content._fit import TRUNCATION_MARK
+from agent_otel._plain import TRUNCATION_MARK, plain_value
 
 if TYPE_CHECKING:
     from agent_otel.scrubbing import Scrub

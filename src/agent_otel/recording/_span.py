@@ -21,7 +21,7 @@ from opentelemetry.util.types import Attributes, AttributeValue
 
 from agent_otel import _attributes as A
 from agent_otel._guard import report
-from agent_otel._plain import text_of
+from agent_otel._plain import TRUNCATION_MARK, text_of
 from agent_otel.scrubbing import Scrub
 
 from ._encodable import (
@@ -36,7 +36,6 @@ from ._encodable import (
     clean_value,
     uncounted,
 )
-from .content._fit import TRUNCATION_MARK
 
 MAX_EXCEPTION_MESSAGE_BYTES = 4 * 1024
 """The ``exception.message`` bound: enough for any diagnosis, never a whole payload."""

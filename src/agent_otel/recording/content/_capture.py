@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from agent_otel._guard import report, warn_once
+from agent_otel._plain import TRUNCATION_MARK
 from agent_otel.recording._encodable import MAX_TEXT_BYTES
 from agent_otel.scrubbing import Scrub
 
-from ._fit import TRUNCATION_MARK, fit_json, fit_plain, plain_copy
+from ._fit import fit_json, fit_plain, plain_copy
 
 __all__ = ["TRUNCATION_MARK", "ContentCapture", "TextBuffer", "fit_json", "capture_from"]
 
@@ -205,7 +206,8 @@ class TextBuffer:
         if self._budget <= 0:
             self.truncated = True
             return
-        text = str.__str__(text)  # a str subclass as the str it is: none of its methods runs
+        if type(text) is not str:  # a subclass as the str it is: none of its methods runs
+            text = str.__str__(text)
         # isascii is O(1); a lone surrogate (made encodable when written) counts its 3 bytes
         size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
         if size > self._budget:  # keep the whole characters that fit, then nothing more

@@ -24,7 +24,8 @@ from itertools import islice
 from json.encoder import encode_basestring
 from typing import Any
 
-TRUNCATION_MARK = "...[truncated]"
+from agent_otel._plain import TRUNCATION_MARK
+
 MAX_DEPTH = 64
 # Values under these keys are the message-part schema's labels, never shortened: a cut
 # "tool_call_response" would leave a part no consumer recognises.

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from agent_otel._plain import get
+
 _HEADER = 256  # how far a data: URL's comma is looked for (its media type comes before)
 _MEDIA = frozenset({"image", "audio", "video"})
 _AUDIO = {"mp3": "audio/mpeg", "wav": "audio/wav"}
@@ -20,10 +22,8 @@ _AUDIO = {"mp3": "audio/mpeg", "wav": "audio/wav"}
 
 def field(obj: Any, name: str, default: Any = None) -> Any:
     """``obj.name`` or ``obj[name]``, whichever the shape offers."""
-    if isinstance(obj, dict):  # a subclass as the dict it is: none of its methods runs
-        return dict.get(obj, name, default)
-    if isinstance(obj, Mapping):
-        return obj.get(name, default)
+    if isinstance(obj, Mapping):  # a dict subclass's own get never runs
+        return get(obj, name, default)
     return getattr(obj, name, default)
 
 
