@@ -191,7 +191,7 @@ def table() -> None:
     """Every figure's counted ratio against its goal."""
     k = 200
     rows: list[tuple[str, str, str]] = []
-    from .fig2_sdk_parity import GOALS
+    from .fig2_sdk_parity import target as fig2_target
     from .fig3_peers import target
 
     for kind, label in (
@@ -200,7 +200,7 @@ def table() -> None:
         ("tool", "per tool call"),
         ("run", "per agent run (1 call of 10 chunks, 2 tools)"),
     ):
-        goal = f"<= {GOALS[kind]:.2f}"
+        goal = fig2_target(kind)
         hand, lib = count(kind, "hand", k) / k, count(kind, "lib", k) / k
         rows.append((f"2: {label}, agent-otel / hand-written", f"{lib / hand:.3f}", goal))
         rows.append((f"2: {label}, instructions lib / hand", f"{lib:,.0f} / {hand:,.0f}", ""))
