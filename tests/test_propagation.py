@@ -335,26 +335,6 @@ def test_a_carrier_that_is_not_headers_names_no_parent(carrier: Any) -> None:
     assert not trace.get_current_span(extracted).get_span_context().is_valid
 
 
-@pytest.mark.parametrize("form", range(5))
-def test_carriers_of_builtin_subclasses_are_read_as_the_builtins_they_are(
-    form: int, otel_telemetry: InMemoryTelemetry
-) -> None:
-    """A carrier (or its keys, values and pairs) of a ``dict``, ``list`` or ``str`` subclass
-    whose own methods raise is read by the base type's own methods: the context comes out
-    (a subclass's own ``items``, iteration or ``lower`` raised out of ``extract_context``)."""
-    tracer = otel_telemetry.tracer_provider.get_tracer("test")
-    with tracer.start_as_current_span("producer") as span:
-        token = otel_context.attach(baggage.set_baggage("tenant", "acme"))
-        try:
-            carrier = _hostile_carriers(inject_context())[form]
-        finally:
-            otel_context.detach(token)
-    extracted = extract_context(carrier)
-    remote = trace.get_current_span(extracted).get_span_context()
-    assert (remote.trace_id, remote.span_id) == _ids(span)
-    assert baggage.get_baggage("tenant", extracted) == "acme"
-
-
 @pytest.mark.parametrize("entry", ["run", "astream"])
 async def test_a_run_id_with_a_lone_surrogate_never_costs_the_run_its_carrier(
     entry: str, otel_telemetry: InMemoryTelemetry
