@@ -9,7 +9,8 @@ import asyncio
 import dataclasses
 import json
 import logging
-from collections.abc import Iterator, Sequence
+import types
+from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
 import pytest
@@ -42,6 +43,7 @@ from agent_otel.recording.content._capture import (
     TextBuffer,
     fit_json,
 )
+from agent_otel.recording.content._messages import told_part
 from agent_otel.testing import InMemoryTelemetry, run_script
 from semconv_registry import (
     CONTENT_KEYS,
@@ -289,6 +291,64 @@ async def test_tool_calls_told_after_the_response_are_its_own(
         None if usage_at == "never" else 40
     )
     assert otel_telemetry.open_spans() == []
+
+
+async def _changing_after_telling(how: str) -> AsyncIterator[Any]:
+    """A response whose two tool calls are told after its end, the first changed by the agent
+    once told (``how``): its arguments edited in place, its function replaced, or the event
+    object itself reused for the second call."""
+    arguments = {"city": "Paris"}
+    function: Any = FunctionCall("get_weather", arguments)
+    if how == "edited":  # a framework's function object, its arguments a dict kept as given
+        function = types.SimpleNamespace(name="get_weather", arguments=arguments)
+    first = ToolCall(id="c1", function=function)
+    yield LLMCallStart(model="gpt-4o", provider="openai")
+    yield LLMCallEnd(finish_reason="tool_calls")
+    yield first
+    if how == "edited":
+        arguments["city"] = "Lyon"
+    elif how == "replaced":
+        first.function = FunctionCall("get_time", '{"city": "Lyon"}')
+    yield ToolResult(tool_call_id="c1", content="sunny")
+    second = ToolCall(id="c2", function=FunctionCall("get_time", '{"zone": "CET"}'))
+    if how == "reused":
+        first.id, first.function, second = "c2", second.function, first
+    yield second
+    yield ToolResult(tool_call_id="c2", content="noon")
+
+
+@pytest.mark.parametrize("how", ["edited", "replaced", "reused"])
+async def test_a_held_response_keeps_its_tool_calls_as_they_were_told(
+    otel_telemetry: InMemoryTelemetry, how: str
+) -> None:
+    """The output message lists each tool call as the model asked for it, whatever the agent
+    does with its objects afterwards (before, they were read when the response's span ended,
+    after the agent had changed them)."""
+    await run_script(otel_telemetry, _changing_after_telling(how), capture_content=True)
+
+    chat = otel_telemetry.span("chat gpt-4o")
+    output = validate_content(OUTPUT_MESSAGES, (chat.attributes or {})[OUTPUT_MESSAGES])[0]
+    calls = [(p["id"], p["name"], p["arguments"]) for p in output["parts"]]
+    assert calls == [
+        ("c1", "get_weather", {"city": "Paris"}),
+        ("c2", "get_time", {"zone": "CET"}),
+    ]
+
+
+def test_tool_calls_held_for_one_response_share_one_budget() -> None:
+    """What a held response keeps of its tool calls' arguments is bounded by the capture
+    budget for all of them together, not per call: a model asking for many large calls
+    holds at most the budget, and every call is still listed."""
+    room, parts = 1_000, []
+    for i in range(10):
+        part, used = told_part(f"c{i}", "search", {"q": "x" * 400}, room)
+        room -= used
+        parts.append(part)
+    held = [json.dumps(p["arguments"], separators=(",", ":")) for p in parts]
+    assert sum(len(text) for text in held[:3]) <= 1_000
+    assert parts[0]["arguments"] == parts[1]["arguments"] == {"q": "x" * 400}  # whole
+    assert held[3:] == ["{}"] * 7  # no room left: an object is whole or dropped, as in a cut
+    assert [(p["id"], p["name"]) for p in parts] == [(f"c{i}", "search") for i in range(10)]
 
 
 @pytest.mark.parametrize("capture", [True, False], ids=["capture", "no-capture"])

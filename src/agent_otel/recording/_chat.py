@@ -25,7 +25,7 @@ from ._span import known_start, start_span
 from ._usage import Tokens
 from .content._capture import TextBuffer
 from .content._inference_event import inference_details
-from .content._messages import output_message
+from .content._messages import output_message, told_part
 from .content._spans import put, put_input
 from .content._tool_definitions import tool_definitions
 
@@ -173,6 +173,7 @@ class LLMCall:
         "start",
         "start_attributes",
         "stream_declared",
+        "told_room",
         "tool_calls",
         "usage",
     )
@@ -245,7 +246,8 @@ class LLMCall:
         keep = capture is not None and self.recording
         self.output = TextBuffer(capture.max_bytes) if keep and capture else None
         self.reasoning = TextBuffer(capture.max_bytes) if keep and capture else None
-        self.tool_calls: list[Any] = []
+        self.tool_calls: list[dict[str, Any]] = []  # their parts, as told (told_part)
+        self.told_room = capture.max_bytes if keep and capture else 0  # their arguments' bytes
         if self.recording:
             self.logger, self.start_attributes = settings.logger, span_attributes
             if keep:
@@ -291,10 +293,16 @@ class LLMCall:
         elif self.reasoning is not None and isinstance(text, str):
             self.reasoning.add(text)
 
-    def add_tool_call(self, raw: Any) -> None:
-        """A tool call the model asked for, for the captured output message."""
+    def add_tool_call(self, call_id: Any, name: Any, arguments: Any) -> None:
+        """A tool call the model asked for, for the captured output message: copied now,
+        as it was told."""
         if self.output is not None:
-            self.tool_calls.append(raw)
+            try:
+                part, used = told_part(call_id, name, arguments, self.told_room)
+                self.told_room -= used
+                self.tool_calls.append(part)
+            except Exception:
+                report("content capture")
 
     def respond(self, model: Any, finish_reason: Any, response_id: Any) -> None:
         """What ``LLMCallEnd`` tells about the response."""

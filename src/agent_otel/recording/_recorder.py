@@ -428,7 +428,7 @@ class RunRecorder:
         if asker is None:  # told after its response's end: still its (held only with capture)
             asker = self._asking
         if asker is not None:
-            asker.add_tool_call(raw)
+            asker.add_tool_call(call_id, name, arguments)
         self._refresh()
         if self.s.capture is not None:
             tool.capture_arguments(arguments, self.anomaly)

@@ -13,6 +13,7 @@ from typing import Any
 
 from agent_otel._plain import items_of
 
+from ._fit import fit_json, size
 from ._message_parts import content_part, field
 
 # Providers' names for the conventions' finish reasons (the output message's ``FinishReason``):
@@ -66,17 +67,32 @@ def tool_call_part(call: Any) -> dict[str, Any]:
     """A ``tool_call`` part from a LiteLLM-shaped tool call (an id that cannot be text is
     left out, a name that cannot be is empty)."""
     function = field(call, "function")
-    name = field(function, "name")
-    if name is None:
-        name = ""
-    part: dict[str, Any] = {"type": "tool_call", "name": _text(name) or ""}
-    call_id = _text(field(call, "id"))
-    if call_id is not None and field(call, "id") is not None:
-        part["id"] = call_id
-    arguments = field(function, "arguments")
+    return called_part(field(call, "id"), field(function, "name"), field(function, "arguments"))
+
+
+def called_part(call_id: Any, name: Any, arguments: Any) -> dict[str, Any]:
+    """A ``tool_call`` part from a call's id, name and arguments (as :func:`tool_call_part`)."""
+    said = _text(name) if name is not None else None
+    part: dict[str, Any] = {"type": "tool_call", "name": said or ""}
+    call_text = _text(call_id) if call_id is not None else None
+    if call_text is not None:
+        part["id"] = call_text
     if arguments is not None:
         part["arguments"] = parse_arguments(arguments)
     return part
+
+
+def told_part(call_id: Any, name: Any, arguments: Any, room: int) -> tuple[dict[str, Any], int]:
+    """The part of a tool call the model asked for, as it was told, and the bytes it took:
+    its arguments copied as JSON of at most ``room`` bytes (what the response's tool calls
+    have left), since the agent may change or reuse its objects once it told them, before
+    the response's message is written."""
+    part = called_part(call_id, name, arguments)
+    if "arguments" not in part:
+        return part, 0
+    text = fit_json(part["arguments"], room)
+    part["arguments"] = json.loads(text)
+    return part, size(text)
 
 
 def _content_parts(content: Any, budget: int) -> list[dict[str, Any]]:
@@ -124,17 +140,17 @@ def input_messages(messages: Iterable[Any], budget: int) -> list[dict[str, Any]]
 
 
 def output_message(
-    text: str, reasoning: str, tool_calls: Iterable[Any], finish_reason: str | None
+    text: str, reasoning: str, calls: list[dict[str, Any]], finish_reason: str | None
 ) -> list[dict[str, Any]]:
     """One assistant response as ``gen_ai.output.messages``: its reasoning, text and the tool
-    calls it asked for, and why it finished (the conventions' name where a provider's is known;
-    ``tool_call`` when it asked for tools and named no other reason than stopping)."""
+    calls it asked for (their parts, :func:`told_part`), and why it finished (the conventions'
+    name where a provider's is known; ``tool_call`` when it asked for tools and named no other
+    reason than stopping)."""
     parts: list[dict[str, Any]] = []
     if reasoning:
         parts.append({"type": "reasoning", "content": reasoning})
     if text:
         parts.append({"type": "text", "content": text})
-    calls = [tool_call_part(c) for c in tool_calls]
     parts += calls
     reason = _FINISH_REASONS.get(finish_reason or "", finish_reason) or "stop"
     if calls and reason == "stop":  # it stopped to call tools (Gemini, a framework: no name)
