@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.trace import TracerProvider
 
 from agent_contract.examples import ScriptedAgent
 from agent_contract.protocol import LLMCallEnd, LLMCallStart, Message
-from agent_otel import otel_wrapper
+from agent_otel import instrument, otel_wrapper, record_evaluation
+from agent_otel.instrumentor import AgentInstrumentor
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -87,3 +93,53 @@ async def test_a_misuse_says_what_to_do(call: object, hint: str) -> None:
         if hasattr(result, "__anext__"):
             await result.__anext__()
     assert hint in str(raised.value)
+
+
+def _instrumented(**options: Any) -> object:
+    return instrument(ScriptedAgent([]), **options)
+
+
+def _evaluated(**options: Any) -> object:
+    return record_evaluation("relevance", score=1.0, **options)
+
+
+NOT_PROVIDERS = [
+    ("tracer_provider", lambda: TracerProvider().get_tracer("app"), "not a Tracer"),
+    ("tracer_provider", lambda: TracerProvider, "pass an instance, as tracer_provider="),
+    ("meter_provider", lambda: MeterProvider().get_meter("app"), "not a Meter"),
+    ("logger_provider", lambda: LoggerProvider().get_logger("app"), "not a Logger"),
+    ("meter_provider", lambda: "http://localhost:4318", "not a str"),
+]
+
+
+@pytest.mark.parametrize(
+    ("entry", "option", "given", "told"),
+    [
+        (entry, *case)
+        for entry in (otel_wrapper, _instrumented, _evaluated)
+        for case in NOT_PROVIDERS
+        if not (entry is _evaluated and case[0] == "tracer_provider")  # it takes none
+    ],
+)
+def test_what_is_not_a_provider_is_told_where_it_is_passed(
+    entry: Any, option: str, given: Any, told: str
+) -> None:
+    """A tracer where its provider belongs (or the provider's class) used to be taken, the run
+    then recorded nothing and the log blamed agent-otel ("internal error"): it is the
+    caller's mistake, told at once with what to pass."""
+    with pytest.raises(TypeError, match=f"{option}=...\\) takes a ") as raised:
+        entry(**{option: given()})
+    assert told in str(raised.value)
+
+
+def test_the_instrumentor_tells_an_option_it_ignores(caplog: pytest.LogCaptureFixture) -> None:
+    instrumentor = AgentInstrumentor()
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        instrumentor.instrument(capture_contents=True, base_classes=[])
+    try:
+        assert "ignores 'capture_contents', not an option: did you mean 'capture_content'?" in (
+            caplog.text
+        )
+        assert "base_classes" not in caplog.text  # its own key
+    finally:
+        instrumentor.uninstrument()

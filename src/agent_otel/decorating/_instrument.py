@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from agent_otel._plain import text_of
+from agent_otel.recording._hints import a_kind
 from agent_otel.recording._options import Options, settings_from
 
 from ._base import DELEGATES, INSTANCE, Bound
@@ -181,7 +182,7 @@ def instrument(
     if not any(callable(getattr(agent_or_class, n, None)) for n in ENTRY_POINTS):
         raise TypeError(
             f"instrument() takes an agent (an object or class with stream/invoke or run/astream), "
-            f"not a {type(agent_or_class).__name__}: pass the agent, as in instrument(MyAgent())"
+            f"not {a_kind(agent_or_class)}: pass the agent, as in instrument(MyAgent())"
         )
     # Read as the str each is (a str enum member: its value); a subclass's methods never run.
     chosen_name = text_of(name) or text_of(options.get("agent_name"))

@@ -8,6 +8,7 @@ runs. Disable it with ``OTEL_PYTHON_DISABLED_INSTRUMENTATIONS=agent_otel``.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Collection, Iterable
 from typing import Any
 
@@ -16,11 +17,15 @@ from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-de
 )
 
 from agent_otel._plain import items_of
+from agent_otel.recording._hints import did_you_mean
 from agent_otel.recording._options import OPTION_NAMES
 
 from ._instrument import instrument, uninstrument
 
 __all__ = ["AgentInstrumentor"]
+
+_log = logging.getLogger("agent_otel")
+_INSTRUMENTOR_KEYS = frozenset({"base_classes"})  # its own, beside the options
 
 
 def _default_bases() -> list[type]:
@@ -53,6 +58,12 @@ class AgentInstrumentor(BaseInstrumentor):  # type: ignore[misc]
         )
         self._bases = [base for base in (*_default_bases(), *extra) if isinstance(base, type)]
         options: Any = {k: v for k, v in kwargs.items() if k in OPTION_NAMES}
+        for unknown in sorted(set(kwargs) - OPTION_NAMES - _INSTRUMENTOR_KEYS):
+            _log.warning(
+                "agent-otel: AgentInstrumentor().instrument() ignores %r, not an option%s",
+                unknown,
+                did_you_mean(str(unknown), OPTION_NAMES),
+            )
         for base in self._bases:
             instrument(base, **options)
 

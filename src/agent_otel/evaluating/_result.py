@@ -22,6 +22,7 @@ from agent_otel._guard import report
 from agent_otel._plain import plain_value
 from agent_otel._version import __version__
 from agent_otel.recording._encodable import clean_text
+from agent_otel.recording._hints import check_provider
 from agent_otel.recording._options import scrub_for
 from agent_otel.scrubbing import Scrubber
 
@@ -64,6 +65,8 @@ def record_evaluation(
         plain_value, (name, score, label, explanation, response_id, error_type)
     )
     attributes = _attributes(name, score, label, explanation, response_id, error_type)
+    check_provider("record_evaluation", "logger_provider", logger_provider, "get_logger")
+    check_provider("record_evaluation", "meter_provider", meter_provider, "get_meter")
     attributes.update(
         _evaluator(*map(plain_value, (evaluator_id, evaluator_version, evaluator_type)))
     )

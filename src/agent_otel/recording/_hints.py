@@ -1,17 +1,26 @@
-"""What a newcomer's two most common mistakes are told: a factory passed uncalled, and runs
-recorded before any SDK is configured. Each message says what to do next."""
+"""What a newcomer's common mistakes are told: a factory passed uncalled, an option misspelt,
+a tracer (or a class) where a provider belongs, and runs recorded before any SDK is
+configured. Each message says what to do next."""
 
 from __future__ import annotations
 
+import difflib
 import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import ParamSpec, TypeVar
 
 from opentelemetry import trace
 from opentelemetry.trace import ProxyTracer, Tracer
 
-__all__ = ["factory", "hint_unconfigured"]
+__all__ = [
+    "PROVIDERS",
+    "a_kind",
+    "check_provider",
+    "did_you_mean",
+    "factory",
+    "hint_unconfigured",
+]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -50,4 +59,50 @@ def hint_unconfigured(tracer: Tracer) -> None:
         "agent-otel: no OpenTelemetry tracer provider is configured, so agent runs are not "
         "recorded. Call agent_otel.configure() once at startup (it prints each run in the "
         "terminal, or exports over OTLP), or pass tracer_provider=."
+    )
+
+
+PROVIDERS = {
+    "tracer_provider": "get_tracer",
+    "meter_provider": "get_meter",
+    "logger_provider": "get_logger",
+}
+"""The provider options, and the method each provider is asked for its signal with."""
+
+
+def a_kind(value: object) -> str:
+    """What ``value`` is, for a message: ``an int``, ``a Tracer``, ``the class Agent``."""
+    if isinstance(value, type):
+        return f"the class {value.__name__}"
+    name = type(value).__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+
+
+def did_you_mean(name: str, names: Collection[str]) -> str:
+    """The hint after "unexpected keyword argument": the nearest option, if one is near."""
+    near = difflib.get_close_matches(name, sorted(names), n=1)
+    hint = f": did you mean {near[0]!r}?" if near else ""
+    return f"{hint} (the options: docs/options.md)"
+
+
+def check_provider(caller: str, name: str, provider: object, method: str) -> None:
+    """Raise ``TypeError`` when provider option ``name`` is given what is not a provider: a
+    tracer for a tracer provider, a class for its instance, anything without ``method``. (A
+    provider whose ``method`` raises fails at run time: that costs its signal, told once.)"""
+    if provider is None:
+        return
+    try:
+        usable = not isinstance(provider, type) and callable(getattr(provider, method, None))
+    except Exception:  # a hostile object: its failure is told where it is used
+        return
+    if usable:
+        return
+    wanted = "".join(part.title() for part in name.split("_"))  # TracerProvider
+    if isinstance(provider, type):
+        given = f"the class {provider.__name__}: pass an instance, as {name}={wanted}()"
+    else:
+        given = f"{a_kind(provider)}: pass the provider itself (what you call {method}() on)"
+    raise TypeError(
+        f"{caller}({name}=...) takes a {wanted} (an object with {method}()), not {given}, "
+        "or leave it out for the global one"
     )

@@ -22,6 +22,7 @@ from agent_otel._version import __version__
 from agent_otel.cost import BUNDLED_PRICES, PriceTable
 from agent_otel.scrubbing import Scrub, Scrubber, resolve_scrubber
 
+from ._hints import PROVIDERS, check_provider, did_you_mean
 from ._metrics import Instruments
 from ._pending import interval_from
 from ._semconv import conventions_for
@@ -156,7 +157,12 @@ def settings_from(options: Options, caller: str = "otel_wrapper") -> RunSettings
     """
     unknown = sorted(set(options) - OPTION_NAMES)
     if unknown:
-        raise TypeError(f"{caller}() got an unexpected keyword argument {unknown[0]!r}")
+        raise TypeError(
+            f"{caller}() got an unexpected keyword argument {unknown[0]!r}"
+            + did_you_mean(unknown[0], OPTION_NAMES)
+        )
+    for name, method in PROVIDERS.items():
+        check_provider(caller, name, options.get(name), method)
     capture = capture_from(options.get("capture_content"))
     scrubber = resolve_scrubber(options.get("scrub", True))
     conventions = conventions_for(options.get("semconv"))
