@@ -264,6 +264,70 @@ async def test_one_span_per_run(
     assert spans[0].context.trace_id != spans[1].context.trace_id  # type: ignore[union-attr]
 
 
+class SelfTracing(ScriptedAgent):
+    """An agent whose author traced its stream already (``otel_wrapper()`` inside ``stream``)."""
+
+    def __init__(self, events: list[Any], wrap: Any) -> None:
+        super().__init__(events)
+        self.wrap = wrap
+
+    def stream(self, messages: Any, config: Any = None) -> Any:
+        return self.wrap(super().stream(messages, config))
+
+
+class SelfTracingStreaming(ScriptedStreamingAgent):
+    """The Agent contract's kind of :class:`SelfTracing`."""
+
+    def __init__(self, events: list[Any], wrap: Any) -> None:
+        super().__init__(events)
+        self.wrap = wrap
+
+    def astream(self, **kwargs: Any) -> Any:
+        return self.wrap(super().astream(**kwargs))
+
+
+LAYERED = {
+    "instrument() and stream_wrapper=otel_wrapper()": lambda t: instrument(
+        ScriptedAgent(EVENTS), **t.providers()
+    ).invoke(USER, stream_wrapper=t.wrapper()),
+    "a stream wrapped twice": lambda t: _consume(
+        t.wrapper()(t.wrapper()(ScriptedAgent(EVENTS).stream(USER)))
+    ),
+    "a self-tracing agent instrumented, stream": lambda t: _consume(
+        instrument(SelfTracing(EVENTS, t.wrapper()), **t.providers()).stream(USER)
+    ),
+    "a self-tracing agent instrumented, invoke": lambda t: instrument(
+        SelfTracing(EVENTS, t.wrapper()), **t.providers()
+    ).invoke(USER),
+    "a self-tracing agent instrumented, astream": lambda t: _consume(
+        instrument(
+            SelfTracingStreaming([MessageFinal(text="ok")], t.wrapper()), **t.providers()
+        ).astream()
+    ),
+    "a self-tracing agent instrumented, run": lambda t: instrument(
+        SelfTracingStreaming([MessageFinal(text="ok")], t.wrapper()), **t.providers()
+    ).run(),
+}
+
+
+async def _consume(stream: Any) -> list[Any]:
+    return [event async for event in stream]
+
+
+@pytest.mark.parametrize("how", list(LAYERED))
+async def test_a_run_traced_by_two_layers_is_one_run(
+    otel_telemetry: InMemoryTelemetry, how: str
+) -> None:
+    """A stream agent-otel already traces is not traced again: the layers used to nest two
+    ``invoke_agent`` spans over two copies of every step and chat span (its tokens counted
+    twice). The layer nearest the agent records the run."""
+    await LAYERED[how](otel_telemetry)
+    assert len(agent_spans(otel_telemetry)) == 1, [s.name for s in otel_telemetry.spans()]
+    names = [s.name for s in otel_telemetry.spans()]
+    assert len(names) == len(set(names)), names  # every step once
+    assert otel_telemetry.open_spans() == []
+
+
 async def test_passthrough_same_objects_and_values(otel_telemetry: InMemoryTelemetry) -> None:
     agent = instrument(ScriptedAgent(EVENTS), **otel_telemetry.providers())
     seen = [e async for e in agent.stream(USER)]

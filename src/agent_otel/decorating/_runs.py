@@ -33,7 +33,7 @@ from opentelemetry.context.context import Context
 
 from agent_otel._guard import report
 from agent_otel._plain import get
-from agent_otel.recording._wrapper import traced
+from agent_otel.recording._wrapper import is_traced, traced
 
 from ._base import (
     CLAIM,
@@ -112,7 +112,7 @@ def stream_entry(lookup: Lookup) -> Bound:
             report("instrument stream")
             return original(messages, config, **extra)
         raw = original(messages, ours, **extra)
-        if not hasattr(raw, "__aiter__"):
+        if not hasattr(raw, "__aiter__") or is_traced(raw):  # the agent traces itself
             return raw
         return traced(Pull(lambda: raw, started), settings, parent)
 
@@ -138,8 +138,11 @@ def invoke_entry(lookup: Lookup) -> Bound:
             claim.taken = False
 
         def wrapper(events: Any) -> Any:
-            claim.taken = True
-            run = traced(Pull(lambda: events, started), settings, parent, rearm)
+            if is_traced(events):  # the agent traces itself: its stream is the run
+                run = events
+            else:
+                claim.taken = True
+                run = traced(Pull(lambda: events, started), settings, parent, rearm)
             return caller_wrapper(run) if caller_wrapper is not None else run
 
         token = CLAIM.set(claim)
@@ -191,7 +194,7 @@ def astream_entry(lookup: Lookup) -> Bound:
             )
         else:
             raw = original(**call_kwargs(None))
-            if not hasattr(raw, "__aiter__"):
+            if not hasattr(raw, "__aiter__") or is_traced(raw):  # the agent traces itself
                 return raw
             pull = Pull(lambda: raw, None, claim)
         return traced(pull, settings, parent)

@@ -16,6 +16,7 @@ import asyncio
 from collections.abc import AsyncIterable, AsyncIterator, Callable
 from contextlib import suppress
 from dataclasses import replace
+from types import AsyncGeneratorType
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry import context as otel_context
@@ -57,6 +58,8 @@ def otel_wrapper(**options: Unpack[Options]) -> StreamWrapper:
     settings = settings_from(options)
 
     def wrap(stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        if is_traced(stream):
+            return stream
         return traced(stream, _with_invoke_input(settings))
 
     return wrap
@@ -259,3 +262,15 @@ async def traced(
                     on_end()
                 except Exception:
                     report("run end hook")
+
+
+def is_traced(stream: object) -> bool:
+    """Whether ``stream`` is a run agent-otel already traces (a :func:`traced` generator).
+
+    Such a stream is handed back as it is, never traced twice: an agent given both
+    ``instrument()`` and ``stream_wrapper=otel_wrapper()``, a stream wrapped twice, or an
+    agent that traces itself and is instrumented too, makes one run, recorded by the layer
+    nearest the agent (its chat spans and tokens counted once). Only our own generator is
+    recognised, by its code object: no method of the stream runs.
+    """
+    return isinstance(stream, AsyncGeneratorType) and stream.ag_code is traced.__code__
