@@ -80,6 +80,9 @@ def context_fakes() -> dict[str, tuple[str, str]]:
     aws_secret = chars(40, ALNUM + "/+")
     hook = "T" + chars(8) + "/B" + chars(8) + "/" + chars(24)
     github_url = "x-access-token:" + chars(20)
+    azure_key = chars(31, "0123456789abcdef") + "9"
+    account_key = chars(86, ALNUM + "/+") + "=="
+    sas = chars(40, ALNUM) + "%3D"
     return {
         "url_credentials": (f"postgres://app:{password}@db.internal:5432/prod", f"app:{password}"),
         "authorization_header": (f"Authorization: Bearer {bearer}", bearer),
@@ -88,7 +91,11 @@ def context_fakes() -> dict[str, tuple[str, str]]:
         "aws_secret_access_key": (f"aws_secret_access_key = {aws_secret}", aws_secret),
         "key_value": (f"DB_PASSWORD={password} ./run.sh", password),
         "slack_webhook": ("https://hooks.slack.com/services/" + hook, hook),
-        "url_credentials_git": (f"https://{github_url}@github.com/o/r.git", github_url),
+        "url_credentials/git": (f"https://{github_url}@github.com/o/r.git", github_url),
+        "api_key_header": (f"POST /openai/deployments/gpt-4o api-key: {azure_key}", azure_key),
+        "api_key_header/apim": (f"Ocp-Apim-Subscription-Key: {azure_key}", azure_key),
+        "key_value/azure": (f"AccountName=acct;AccountKey={account_key}", account_key),
+        "key_value/sas": (f"https://acct.blob.core.windows.net/c/b?sv=2024&sp=r&sig={sas}", sas),
     }
 
 
@@ -119,12 +126,12 @@ def test_each_format_detector_replaces_the_whole_key_and_keeps_the_text_around(
 def test_each_context_detector_redacts_the_credential_and_keeps_its_label(detector: str) -> None:
     text, secret = context_fakes()[detector]
     out = Scrubber().text(text)
-    name = detector.removesuffix("_git")
+    name = detector.partition("/")[0]  # after "/": another form of the same family
     assert out == text.replace(secret, f"[REDACTED:{name} len={len(secret)}]")
 
 
 def test_every_built_in_detector_has_a_positive_here() -> None:
-    covered = set(fakes()) | {name.removesuffix("_git") for name in context_fakes()}
+    covered = set(fakes()) | {name.partition("/")[0] for name in context_fakes()}
     assert covered == set(DETECTORS)
 
 
@@ -166,6 +173,7 @@ NEAR_MISSES = [
     "gpt-4o-mini, claude-3-5-sonnet-20241022, chatcmpl-9fJ2kQ1, call_Xk29aB7cD",
     "Traceback (most recent call last):\n  File \"agent.py\", line 3, in run\nKeyError: 'x'",
     "ghp_ is GitHub's prefix; xoxb- is Slack's; hf_ is Hugging Face's.",
+    "send the api-key: header-is-required-here, see /docs?design=blue&signature=on",
 ]
 
 
@@ -184,6 +192,7 @@ def test_values_under_secret_key_names_are_replaced_counts_and_ids_are_not() -> 
         "X-API-Key": 12345678,
         "access_token": "zz9",
         "client_secret": ["a1", "b2"],
+        "AccountKey": "Zm9v==",
         "credentials": {"user": "bob", "pin": 1234, "active": True},
         "input_tokens": 12,
         "max_tokens": 4096,
@@ -201,6 +210,7 @@ def test_values_under_secret_key_names_are_replaced_counts_and_ids_are_not() -> 
         "X-API-Key": "[REDACTED:key_name len=8]",
         "access_token": "[REDACTED:key_name len=3]",
         "client_secret": ["[REDACTED:key_name len=2]", "[REDACTED:key_name len=2]"],
+        "AccountKey": "[REDACTED:key_name len=6]",
         "credentials": {
             "user": "[REDACTED:key_name len=3]",
             "pin": "[REDACTED:key_name len=4]",
@@ -214,7 +224,7 @@ def test_values_under_secret_key_names_are_replaced_counts_and_ids_are_not() -> 
         "id": "call_1",
         "key": "primary",
     }
-    assert found == ["key_name"] * 8
+    assert found == ["key_name"] * 9
     assert value["password"] == "hunter2"  # the input is never edited
 
 

@@ -94,7 +94,8 @@ _T = r"A-Za-z0-9_\-"  # a key's characters
 # Key names that announce a secret in text (matched lower case; db_password, x-api-key too).
 _KEY_WORDS = (
     r"(?:password|passwd|pwd|passphrase|secret|api[_-]?key|access[_-]?key|private[_-]?key"
-    r"|(?:access|auth|refresh|id|session|bearer|api)[_-]?token|(?<![a-z0-9_.-])token)"
+    r"|account[_-]?key|(?:access|auth|refresh|id|session|bearer|api)[_-]?token"
+    r"|(?<![a-z0-9_.-])token|(?<=[?&;])sig)"  # sig: an Azure SAS URL's signature
 )
 
 # No pattern needs a boundary before its literal: a secret glued to the text before it is
@@ -159,6 +160,15 @@ BUILT_IN: tuple[Detector, ...] = (
         lower=True,
     ),
     Detector(
+        "api_key_header",
+        # Azure OpenAI's api-key, Gemini's x-goog-api-key, Azure APIM's subscription key:
+        # HTTP headers as a request dump or an error shows them (key: value, unquoted)
+        _rx(r"(?:api|subscription)-key:\s{0,3}(?P<secret>[^\s\"',;]{16,})"),
+        ("api-key", "subscription-key"),
+        has_digit,
+        lower=True,
+    ),
+    Detector(
         "bearer_token",
         _rx(r"bearer\s{1,3}(?P<secret>[a-z0-9._~+/=-]{16,})"),
         ("bearer",),
@@ -182,7 +192,7 @@ BUILT_IN: tuple[Detector, ...] = (
             r"(?:\"(?P<dq>[^\"\\\n]{3,512})\"|'(?P<sq>[^'\\\n]{3,512})'"
             r"|(?P<bare>[^\s\"'<>]{3,512}))"
         ),
-        ("pass", "pwd", "secret", "key", "token"),
+        ("pass", "pwd", "secret", "key", "token", "sig="),
         lower=True,
     ),
 )
