@@ -11,14 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from opentelemetry.sdk._logs import LoggerProvider
-from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.trace import TracerProvider
 
 from agent_contract.examples import ScriptedAgent
 from agent_contract.protocol import LLMCallEnd, LLMCallStart, Message
 from agent_otel import instrument, otel_wrapper, record_evaluation
 from agent_otel.instrumentor import AgentInstrumentor
+from agent_otel.testing import InMemoryTelemetry
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -104,11 +103,11 @@ def _evaluated(**options: Any) -> object:
 
 
 NOT_PROVIDERS = [
-    ("tracer_provider", lambda: TracerProvider().get_tracer("app"), "not a Tracer"),
-    ("tracer_provider", lambda: TracerProvider, "pass an instance, as tracer_provider="),
-    ("meter_provider", lambda: MeterProvider().get_meter("app"), "not a Meter"),
-    ("logger_provider", lambda: LoggerProvider().get_logger("app"), "not a Logger"),
-    ("meter_provider", lambda: "http://localhost:4318", "not a str"),
+    ("tracer_provider", lambda t: t.tracer_provider.get_tracer("app"), "not a Tracer"),
+    ("tracer_provider", lambda t: TracerProvider, "pass an instance, as tracer_provider="),
+    ("meter_provider", lambda t: t.meter_provider.get_meter("app"), "not a Meter"),
+    ("logger_provider", lambda t: t.logger_provider.get_logger("app"), "not a Logger"),
+    ("meter_provider", lambda t: "http://localhost:4318", "not a str"),
 ]
 
 
@@ -122,13 +121,13 @@ NOT_PROVIDERS = [
     ],
 )
 def test_what_is_not_a_provider_is_told_where_it_is_passed(
-    entry: Any, option: str, given: Any, told: str
+    otel_telemetry: InMemoryTelemetry, entry: Any, option: str, given: Any, told: str
 ) -> None:
     """A tracer where its provider belongs (or the provider's class) used to be taken, the run
     then recorded nothing and the log blamed agent-otel ("internal error"): it is the
     caller's mistake, told at once with what to pass."""
     with pytest.raises(TypeError, match=f"{option}=...\\) takes a ") as raised:
-        entry(**{option: given()})
+        entry(**{option: given(otel_telemetry)})
     assert told in str(raised.value)
 
 
