@@ -257,3 +257,38 @@ async def test_a_failed_tool_carries_the_class_its_adapter_names(
     else:
         assert _reason(span) == expected
         _only_failing(otel_telemetry, "execute_tool lookup")
+
+
+class Unprintable(LookupError):
+    def __str__(self) -> str:
+        raise RuntimeError("no text")
+
+
+@pytest.mark.parametrize("capture", [CAPTURE, None], ids=["capture", "no-capture"])
+@pytest.mark.parametrize(
+    ("content", "kind", "text"),
+    [
+        (Boom("no such row"), "Boom", "no such row"),
+        (KeyError("alice"), "KeyError", "'alice'"),
+        (Unprintable(), "Unprintable", None),
+    ],
+)
+async def test_a_tool_that_returns_its_exception_failed(
+    otel_telemetry: InMemoryTelemetry, capture: Any, content: Any, kind: str, text: str | None
+) -> None:
+    """Frameworks hand back a failed tool's exception as its result (no ``is_error``): it used
+    to be recorded as a success whose result was the exception's text. It is a failure of the
+    exception's class, with its message as the reason when content is captured."""
+    script = [_call("t1", "lookup"), ToolResult("t1", content),
+              _call("t2", "other"), ToolResult("t2", "fine"), StepBoundary(0)]  # fmt: skip
+    await run_script(otel_telemetry, script, capture_content=capture)
+
+    span = otel_telemetry.span("execute_tool lookup")
+    attributes = dict(span.attributes or {})
+    assert attributes["error.type"] == kind
+    assert attributes["agent_otel.tool.is_error"] is True
+    assert "gen_ai.tool.call.result" not in attributes  # the result "if execution was successful"
+    assert _reason(span) == (text if capture and text else kind)
+    (event,) = _exception_events(otel_telemetry)["execute_tool lookup"]
+    assert event["exception.type"] == kind
+    _only_failing(otel_telemetry, "execute_tool lookup")

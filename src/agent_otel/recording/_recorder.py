@@ -437,8 +437,8 @@ class RunRecorder:
         self, call_id: Any, name: Any, content: Any, is_error: Any, error_type: Any = None
     ) -> None:
         """A call's result; ``is_error`` (or an ``error_type``, the failure's class as an
-        adapter knows it) makes it a failure, whose ``error.type`` is that class, else
-        ``tool_error``."""
+        adapter knows it, or content that is an exception) makes it a failure, whose
+        ``error.type`` is that class, else ``tool_error``."""
         if self.terminal:
             self._after_terminal()
         now = self.now()
@@ -463,6 +463,8 @@ class RunRecorder:
         self._refresh()
         if error_type is not None and type(error_type) is not str:  # (the usual: None)
             error_type = text_of(error_type)
+        elif error_type is None and isinstance(content, BaseException):
+            error_type = error_type_of(content)  # it returned the exception it failed with
         named = error_type is not None and 0 < len(error_type) <= MAX_ERROR_TYPE
         failed = is_error is True or named
         self._tool_failed = self._tool_failed or failed
