@@ -84,11 +84,11 @@ async def manual(
     step_in = step_out = run_in = run_out = 0
     first_provider = first_model = None
     run_first_text = None
-    call = call_attrs = None
+    call = call_attrs = call_ctx = None
     call_start = first_chunk = 0
     chunks = 0
     call_in = call_out = None
-    tools: dict[str, tuple[Any, int, dict[str, Any]]] = {}
+    tools: dict[str, tuple[Any, int, dict[str, Any], Context]] = {}
     n_calls = n_tools = 0
     async for event in stream:
         cls = event.__class__
@@ -121,7 +121,7 @@ async def manual(
             call = tracer.start_span(
                 f"chat {event.model}", step_ctx, SpanKind.CLIENT, attrs, start_time=call_start
             )
-            trace.set_span_in_context(call, parent)
+            call_ctx = trace.set_span_in_context(call, parent)  # current, and its records'
             chunks = 0
         elif cls is Usage:
             call_in, call_out = event.input_tokens, event.output_tokens
@@ -137,8 +137,8 @@ async def manual(
             call_attrs[A.RESPONSE_MODEL] = event.model
             if chunks:
                 ttfc = (first_chunk - call_start) * _NS
-                instruments.time_to_first_chunk.record(ttfc, call_attrs)
-            instruments.operation_duration.record((end - call_start) * _NS, call_attrs)
+                instruments.time_to_first_chunk.record(ttfc, call_attrs, call_ctx)
+            instruments.operation_duration.record((end - call_start) * _NS, call_attrs, call_ctx)
             call.set_attribute(A.RESPONSE_MODEL, event.model)
             call.set_attribute(A.RESPONSE_FINISH_REASONS, [event.finish_reason])
             if chunks:
@@ -151,9 +151,9 @@ async def manual(
                 call.set_attribute(A.TIME_TO_FIRST_TEXT, (first_chunk - call_start) * _NS)
             attrs = dict(call_attrs)
             attrs[A.TOKEN_TYPE] = A.TOKEN_TYPE_INPUT
-            instruments.token_usage.record(call_in, attrs)
+            instruments.token_usage.record(call_in, attrs, call_ctx)
             attrs[A.TOKEN_TYPE] = A.TOKEN_TYPE_OUTPUT
-            instruments.token_usage.record(call_out, attrs)
+            instruments.token_usage.record(call_out, attrs, call_ctx)
             call.set_attributes({A.USAGE_INPUT_TOKENS: call_in, A.USAGE_OUTPUT_TOKENS: call_out})
             call.end(end_time=end)
             call = None
@@ -178,12 +178,13 @@ async def manual(
                 },
                 start_time=t,
             )
-            tools[event.id] = (span, t, {A.OPERATION_NAME: A.OP_EXECUTE_TOOL, A.TOOL_NAME: name})
-            trace.set_span_in_context(span, parent)
+            tool_ctx = trace.set_span_in_context(span, parent)  # current, and its record's
+            tools[event.id] = (span, t, {A.OPERATION_NAME: A.OP_EXECUTE_TOOL, A.TOOL_NAME: name},
+                               tool_ctx)  # fmt: skip
         elif cls is ToolResult:
             t = now()
-            span, begun, tool_attrs = tools.pop(event.tool_call_id)
-            instruments.tool_duration.record((t - begun) * _NS, tool_attrs)
+            span, begun, tool_attrs, tool_ctx = tools.pop(event.tool_call_id)
+            instruments.tool_duration.record((t - begun) * _NS, tool_attrs, tool_ctx)
             span.end(end_time=t)
         yield event
     end = now()
@@ -202,7 +203,7 @@ async def manual(
     agent.set_attributes(totals)
     if run_first_text is not None:
         agent.set_attribute(A.TIME_TO_FIRST_TEXT, (run_first_text - start) * _NS)
-    instruments.agent_duration.record((end - start) * _NS, metric_attrs)
-    instruments.inference_calls.record(n_calls, {A.AGENT_NAME: agent_name})
-    instruments.tool_calls.record(n_tools, {A.AGENT_NAME: agent_name})
+    instruments.agent_duration.record((end - start) * _NS, metric_attrs, agent_ctx)
+    instruments.inference_calls.record(n_calls, {A.AGENT_NAME: agent_name}, agent_ctx)
+    instruments.tool_calls.record(n_tools, {A.AGENT_NAME: agent_name}, agent_ctx)
     agent.end(end_time=end)

@@ -128,6 +128,9 @@ def _span_shape(sdk: Sdk) -> list[tuple[Any, ...]]:
 
 
 def _points(sdk: Sdk) -> list[tuple[Any, ...]]:
+    """Each histogram point: its name, attributes, count, token sum, and the names of the
+    spans its exemplars link (the records' contexts)."""
+    names = {s.context.span_id: s.name for s in sdk.spans() if s.context}
     data = sdk.reader.get_metrics_data()
     out = []
     for resource in data.resource_metrics if data else ():
@@ -137,7 +140,8 @@ def _points(sdk: Sdk) -> list[tuple[Any, ...]]:
                     if isinstance(point, HistogramDataPoint):
                         attrs = sorted(dict(point.attributes or {}).items(), key=str)
                         total = point.sum if metric.name == "gen_ai.client.token.usage" else None
-                        out.append((metric.name, attrs, point.count, total))
+                        linked = sorted(names.get(e.span_id or 0, "?") for e in point.exemplars)
+                        out.append((metric.name, attrs, point.count, total, linked))
     return sorted(out, key=str)
 
 
@@ -151,10 +155,9 @@ async def check_equivalent(script: list[Any]) -> int:
     lib, hand = _span_shape(sides.lib), _span_shape(sides.hand)
     if lib != hand:
         raise AssertionError(f"figure 2: spans differ\nlibrary: {lib}\nhand:    {hand}")
-    if _points(sides.lib) != _points(sides.hand):
-        raise AssertionError(
-            f"figure 2: metric points differ\n{_points(sides.lib)}\n{_points(sides.hand)}"
-        )
+    lib_points, hand_points = _points(sides.lib), _points(sides.hand)
+    if lib_points != hand_points:
+        raise AssertionError(f"figure 2: metric points differ\n{lib_points}\n{hand_points}")
     sides.shutdown()
     return len(lib)
 

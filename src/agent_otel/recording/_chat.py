@@ -21,7 +21,7 @@ from agent_otel.cost._compute import call_cost
 from ._encodable import INT64_MAX, Count, checked, checked_text
 from ._errors import fail_span, record_error
 from ._settings import RunSettings
-from ._span import known_start, start_span
+from ._span import current_in, known_start, start_span
 from ._usage import Tokens
 from .content._capture import TextBuffer
 from .content._inference_event import inference_details
@@ -152,6 +152,7 @@ class LLMCall:
     __slots__ = (
         "chunks",
         "closing",
+        "context",
         "count",
         "error_type",
         "finish_reason",
@@ -236,6 +237,9 @@ class LLMCall:
         self.response_id: str | None = None
         self.response_model: str | None = None
         self.closing: dict[str, AttributeValue] = {}  # the response's, written at the end
+        # Where its span is current: made by the run when it first activates it (or at the
+        # end, for the records: their exemplars name this span, not the consumer's)
+        self.context: Context | None = None
         self.finish_reason: str | None = None
         self.error_type: str | None = None
         self.input: str | None = None  # the captured input messages (JSON), for the event
@@ -281,7 +285,7 @@ class LLMCall:
             self.first_chunk = now  # recorded when the response ends, with the response model
         elif self.settings.chunk_metric:
             self.settings.instruments.time_per_output_chunk.record(
-                (now - self.last_chunk) * _NS, self.metric_attributes
+                (now - self.last_chunk) * _NS, self.metric_attributes, self.context
             )
         self.last_chunk = now
         self.chunks += 1
@@ -351,13 +355,15 @@ class LLMCall:
         if self.response_model is not None:  # checked where it came in, as the start's were
             attributes[A.RESPONSE_MODEL] = self.response_model
         try:  # both records checked once (the start's attributes), under one guard
+            context = self.context = current_in(self.context, self.span)
             if self.first_chunk is not None:  # the metric's attributes have no error.type
                 ttfc = (self.first_chunk - self.start) * _NS
-                instruments.time_to_first_chunk.histogram.record(ttfc, attributes)
+                instruments.time_to_first_chunk.histogram.record(ttfc, attributes, context)
             if self.error_type is not None:
                 attributes[A.ERROR_TYPE] = self.error_type
                 attributes = checked(attributes, scrub=settings.scrub)
-            instruments.operation_duration.histogram.record((now - self.start) * _NS, attributes)
+            duration = (now - self.start) * _NS
+            instruments.operation_duration.histogram.record(duration, attributes, context)
         except Exception:
             report("metric record")
         self.metric_attributes = attributes
@@ -419,6 +425,7 @@ class LLMCall:
                     usage.counts.get("output_tokens"),
                     dict(attributes),
                     attributes_checked=True,
+                    context=self.context,
                 )
                 tokens = usage.semconv_attributes(settings.conventions)
                 if tokens and max(usage.counts.values()) > INT64_MAX:  # summed past int64
@@ -466,7 +473,7 @@ class LLMCall:
         attributes = dict(self.metric_attributes)
         attributes[A.COST_CURRENCY] = currency
         attributes[A.COST_SOURCE] = source
-        settings.instruments.cost.add(amount, attributes)
+        settings.instruments.cost.add(amount, attributes, self.context)
         written[A.COST_AMOUNT] = amount
         priced = {A.COST_CURRENCY: currency, A.COST_SOURCE: source}
         written.update(checked(priced, self.count, settings.scrub))

@@ -49,7 +49,7 @@ class GuardedHistogram(Histogram):
         if type(amount) is int and not INT64_MIN <= amount <= INT64_MAX:
             return  # the OTLP encoder would reject the batch (through exemplars too)
         try:
-            self.histogram.record(amount, checked(attributes, scrub=self.scrub))
+            self.histogram.record(amount, checked(attributes, scrub=self.scrub), context)
         except Exception:
             report("metric record")
 
@@ -69,7 +69,7 @@ class GuardedCounter(Counter):
         self, amount: float, attributes: Attributes = None, context: Context | None = None
     ) -> None:
         try:
-            self._counter.add(amount, checked(attributes, scrub=self.scrub))
+            self._counter.add(amount, checked(attributes, scrub=self.scrub), context)
         except Exception:
             report("metric record")
 
@@ -117,12 +117,14 @@ class Instruments:
         output_tokens: int | None,
         attributes: dict[str, Any],
         attributes_checked: bool = False,
+        context: Context | None = None,
     ) -> None:
         """A call's (or run's) token counts: into ``gen_ai.client.token.usage`` by
         ``gen_ai.token.type`` (v1.41.1), or one histogram per direction (head).
         ``attributes`` is the caller's copy (the token type is written into it);
         ``attributes_checked``: :func:`~._encodable.checked` returned them (the token type is
-        ours): both records go straight to the SDK, under one guard. The counts are
+        ours): both records go straight to the SDK, under one guard. ``context``: the
+        span's, which their exemplars name. The counts are
         :class:`~._usage.Tokens`' sums: non-negative integers, over 64 bits only as sums."""
         typed = self.conventions.token_type
         if attributes_checked:
@@ -130,22 +132,22 @@ class Instruments:
                 if input_tokens is not None and input_tokens <= INT64_MAX:
                     if typed:
                         attributes[A.TOKEN_TYPE] = A.TOKEN_TYPE_INPUT
-                    self.input_tokens.histogram.record(input_tokens, attributes)
+                    self.input_tokens.histogram.record(input_tokens, attributes, context)
                 if output_tokens is not None and output_tokens <= INT64_MAX:
                     if typed:
                         attributes[A.TOKEN_TYPE] = A.TOKEN_TYPE_OUTPUT
-                    self.output_tokens.histogram.record(output_tokens, attributes)
+                    self.output_tokens.histogram.record(output_tokens, attributes, context)
             except Exception:
                 report("metric record")
             return
         if input_tokens is not None:
             if typed:
                 attributes[A.TOKEN_TYPE] = A.TOKEN_TYPE_INPUT
-            self.input_tokens.record(input_tokens, attributes)
+            self.input_tokens.record(input_tokens, attributes, context)
         if output_tokens is not None:
             if typed:
                 attributes[A.TOKEN_TYPE] = A.TOKEN_TYPE_OUTPUT
-            self.output_tokens.record(output_tokens, attributes)
+            self.output_tokens.record(output_tokens, attributes, context)
 
     @classmethod
     def create(

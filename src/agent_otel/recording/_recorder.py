@@ -201,14 +201,16 @@ class RunRecorder:
             inner = next(iter(tools.values())) if len(tools) == 1 else self._step or self.run
         if inner is not self._inner:
             self._inner = inner
-            if inner is self.run or inner is self._step:
-                self.context = inner.context
-            elif self.current_call is not None and self.s.stand_down_providers:
-                if self._suppressing is None:
-                    self._suppressing = suppressed(self.run.parent)
-                self.context = chat_context(self._suppressing, inner.span.raw)
-            else:
-                self.context = trace.set_span_in_context(inner.span.raw, self.run.parent)
+            context = inner.context  # a call's or tool's: made the first time it is current
+            if context is None:
+                if self.current_call is not None and self.s.stand_down_providers:
+                    if self._suppressing is None:
+                        self._suppressing = suppressed(self.run.parent)
+                    context = chat_context(self._suppressing, inner.span.raw)
+                else:
+                    context = trace.set_span_in_context(inner.span.raw, self.run.parent)
+                inner.context = context
+            self.context = context
 
     # --- text ----------------------------------------------------------------------------------
     def text_delta(self, event: Any) -> None:

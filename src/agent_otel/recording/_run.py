@@ -299,7 +299,10 @@ class Run:
             if self.recording:
                 self.span.set_attribute(A.RESPONSE_MODEL, model)
         self.settings.instruments.record_tokens(
-            tokens.get("input_tokens"), tokens.get("output_tokens"), attributes
+            tokens.get("input_tokens"),
+            tokens.get("output_tokens"),
+            attributes,
+            context=self.context,
         )
 
     # --- errors --------------------------------------------------------------------------------
@@ -333,11 +336,13 @@ class Run:
             if self.recording:
                 self._describe_end(end_reason, provider)
             attributes = checked(attributes, scrub=self.settings.scrub)  # once for 3 records
-            instruments.agent_duration.histogram.record((now - self.start) * _NS, attributes)
+            context = self.context  # its span: what the records' exemplars name
+            duration = (now - self.start) * _NS
+            instruments.agent_duration.histogram.record(duration, attributes, context)
             # the calls per run: the conventions list only the agent's name on these
             calls = {A.AGENT_NAME: attributes[A.AGENT_NAME]} if A.AGENT_NAME in attributes else {}
-            instruments.inference_calls.histogram.record(self.inference_calls, calls)
-            instruments.tool_calls.histogram.record(self.tool_calls, calls)
+            instruments.inference_calls.histogram.record(self.inference_calls, calls, context)
+            instruments.tool_calls.histogram.record(self.tool_calls, calls, context)
 
     def _describe_end(self, end_reason: str, provider: str) -> None:
         out: dict[str, AttributeValue] = {}  # one write (figure 2)

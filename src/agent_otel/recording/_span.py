@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from contextlib import suppress
 from typing import Any
 
+from opentelemetry import trace
 from opentelemetry.context.context import Context
 from opentelemetry.trace import INVALID_SPAN, Span, SpanContext, SpanKind, Status, Tracer
 from opentelemetry.util.types import Attributes, AttributeValue
@@ -96,6 +97,12 @@ def _head_and_tail(text: str, count: Count, limit: int) -> str:
     return (
         head.decode("utf-8", "ignore") + f"\n{TRUNCATION_MARK}\n" + tail.decode("utf-8", "ignore")
     )
+
+
+def current_in(context: Context | None, span: GuardedSpan) -> Context:
+    """The context a span's metrics are recorded in, so that their exemplars name the span:
+    ``context`` when the run made one to activate it, else one made now."""
+    return context if context is not None else trace.set_span_in_context(span.raw)
 
 
 class GuardedSpan(Span):

@@ -20,7 +20,7 @@ from agent_otel._plain import text_of
 from ._encodable import Count, checked
 from ._errors import fail_span, mark_error, record_error, report_failure
 from ._settings import RunSettings
-from ._span import known_start, start_span
+from ._span import current_in, known_start, start_span
 from .content._messages import parse_arguments
 from .content._spans import put
 
@@ -73,6 +73,7 @@ class ToolCall:
     __slots__ = (
         "arguments",
         "call_id",
+        "context",
         "count",
         "error_text",
         "mcp",
@@ -134,6 +135,7 @@ class ToolCall:
         self.scoped = False  # a tool body ran under it (agent_contract.scope)
         self.arguments: Any = None  # as the event gave them, to tell calls of one name apart
         self.error_text: str | None = None
+        self.context: Context | None = None  # where its span is current (as a chat span's)
         # Checked with the start attributes: recorded as they are unless an error type joins
         self.metric_attributes: dict[str, AttributeValue] = {
             A.TOOL_NAME: attributes.get(A.TOOL_NAME, "unknown")
@@ -242,10 +244,11 @@ class ToolCall:
             if incomplete:
                 self.span.set_attribute(A.INCOMPLETE, True)
             duration = self.settings.instruments.tool_duration
+            took, context = (now - self.start) * _NS, current_in(self.context, self.span)
             if A.ERROR_TYPE in self.metric_attributes:  # an error type of the events: checked
-                duration.record((now - self.start) * _NS, self.metric_attributes)
+                duration.record(took, self.metric_attributes, context)
             else:  # checked with the start attributes, and inside this guard
-                duration.histogram.record((now - self.start) * _NS, self.metric_attributes)
+                duration.histogram.record(took, self.metric_attributes, context)
         except Exception:
             report("tool span end")
         finally:
