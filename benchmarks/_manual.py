@@ -1,6 +1,7 @@
 """The hand-written baseline of figure 2: the same OTel SDK calls agent-otel makes for one run,
 written out inline for the event shapes the workload uses (what a careful user would write to
-trace this stream by hand), with no dispatch tables, state machine or per-pull activation.
+trace this stream by hand: each metric recorded in its span's context, so that its exemplar
+links the span), with no dispatch tables, state machine or per-pull activation.
 
 ``fig2_sdk_parity.check_equivalent`` compares its spans and metric points with the library's.
 """

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,12 +15,14 @@ import pytest
 from opentelemetry.sdk.trace import TracerProvider
 
 from agent_contract.examples import ScriptedAgent
-from agent_contract.protocol import LLMCallEnd, LLMCallStart, Message
+from agent_contract.protocol import LLMCallEnd, LLMCallStart, Message, TextDelta
 from agent_otel import instrument, otel_wrapper, record_evaluation
 from agent_otel.instrumentor import AgentInstrumentor
+from agent_otel.recording import _hints
 from agent_otel.testing import InMemoryTelemetry
 
 ROOT = Path(__file__).resolve().parents[1]
+USER = Message(role="user", content="hi")
 
 
 async def test_an_uncalled_otel_wrapper_says_to_call_it() -> None:
@@ -142,3 +145,47 @@ def test_the_instrumentor_tells_an_option_it_ignores(caplog: pytest.LogCaptureFi
         assert "base_classes" not in caplog.text  # its own key
     finally:
         instrumentor.uninstrument()
+
+
+class SyncStreaming:
+    """A newcomer's agent: its stream a synchronous generator, its invoke ignoring the
+    wrapper it is handed."""
+
+    def stream(self, messages: Any, config: Any = None) -> Iterator[Any]:
+        yield TextDelta("hi")
+
+    async def invoke(self, messages: Any, stream_wrapper: Any = None, config: Any = None) -> Any:
+        return list(self.stream(messages))
+
+
+async def test_an_instrumented_agent_that_cannot_be_traced_says_why_once(
+    otel_telemetry: InMemoryTelemetry,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Such an agent used to run untraced without a word: instrument() had nothing to wrap."""
+    monkeypatch.setattr(_hints, "_untraced", set())
+    agent = instrument(SyncStreaming(), **otel_telemetry.providers())
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        assert [e.text for e in agent.stream([USER])] == ["hi"]  # the agent is unaffected
+        list(agent.stream([USER]))
+        assert [e.text for e in await agent.invoke([USER])] == ["hi"]
+    told = caplog.text
+    assert told.count("SyncStreaming.stream() returned a generator, not an async iterator") == 1
+    assert "SyncStreaming.invoke() never passed its stream through stream_wrapper" in told
+    assert "docs/faq.md" in told
+    assert otel_telemetry.spans() == []
+
+
+async def test_a_traceable_agent_is_told_nothing(
+    otel_telemetry: InMemoryTelemetry,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_hints, "_untraced", set())
+    agent = instrument(ScriptedAgent([TextDelta("hi")]), **otel_telemetry.providers())
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        await agent.invoke([USER])
+        [_ async for _ in agent.stream([USER])]
+    assert "not traced" not in caplog.text
+    assert len([s for s in otel_telemetry.spans() if s.name.startswith("invoke_agent")]) == 2

@@ -33,6 +33,7 @@ from opentelemetry.context.context import Context
 
 from agent_otel._guard import report
 from agent_otel._plain import get
+from agent_otel.recording._hints import a_kind, hint_untraced
 from agent_otel.recording._wrapper import is_traced, traced
 
 from ._base import (
@@ -112,7 +113,10 @@ def stream_entry(lookup: Lookup) -> Bound:
             report("instrument stream")
             return original(messages, config, **extra)
         raw = original(messages, ours, **extra)
-        if not hasattr(raw, "__aiter__") or is_traced(raw):  # the agent traces itself
+        if not hasattr(raw, "__aiter__"):
+            hint_untraced(self, "stream", f"returned {a_kind(raw)}, not an async iterator")
+            return raw
+        if is_traced(raw):  # the agent traces itself
             return raw
         return traced(Pull(lambda: raw, started), settings, parent)
 
@@ -133,11 +137,13 @@ def invoke_entry(lookup: Lookup) -> Bound:
             return await original(messages, stream_wrapper, config, **extra)
         claim = Claim(self, "stream")
         caller_wrapper = stream_wrapper
+        wrapped: list[bool] = []  # whether the agent's invoke applied the wrapper
 
         def rearm() -> None:  # a retry's stream() call is the inner half of its own attempt
             claim.taken = False
 
         def wrapper(events: Any) -> Any:
+            wrapped.append(True)
             if is_traced(events):  # the agent traces itself: its stream is the run
                 run = events
             else:
@@ -147,9 +153,12 @@ def invoke_entry(lookup: Lookup) -> Bound:
 
         token = CLAIM.set(claim)
         try:
-            return await original(messages, wrapper, ours, **extra)
+            result = await original(messages, wrapper, ours, **extra)
         finally:
             CLAIM.reset(token)
+        if not wrapped:
+            hint_untraced(self, "invoke", "never passed its stream through stream_wrapper")
+        return result
 
     return invoke
 
@@ -194,7 +203,10 @@ def astream_entry(lookup: Lookup) -> Bound:
             )
         else:
             raw = original(**call_kwargs(None))
-            if not hasattr(raw, "__aiter__") or is_traced(raw):  # the agent traces itself
+            if not hasattr(raw, "__aiter__"):
+                hint_untraced(self, "astream", f"returned {a_kind(raw)}, not an async iterator")
+                return raw
+            if is_traced(raw):  # the agent traces itself
                 return raw
             pull = Pull(lambda: raw, None, claim)
         return traced(pull, settings, parent)

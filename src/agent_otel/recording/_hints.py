@@ -1,6 +1,7 @@
 """What a newcomer's common mistakes are told: a factory passed uncalled, an option misspelt,
-a tracer (or a class) where a provider belongs, and runs recorded before any SDK is
-configured. Each message says what to do next."""
+a tracer (or a class) where a provider belongs, an instrumented agent whose runs cannot be
+traced (a synchronous stream, an ``invoke`` that drops its wrapper), and runs recorded
+before any SDK is configured. Each message says what to do next."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ __all__ = [
     "did_you_mean",
     "factory",
     "hint_unconfigured",
+    "hint_untraced",
 ]
 
 P = ParamSpec("P")
@@ -27,6 +29,7 @@ R = TypeVar("R")
 
 _log = logging.getLogger("agent_otel")
 _told: list[bool] = []
+_untraced: set[tuple[str, str]] = set()  # (class, what): told once each
 
 
 def factory(fn: Callable[P, R]) -> Callable[P, R]:
@@ -105,4 +108,20 @@ def check_provider(caller: str, name: str, provider: object, method: str) -> Non
     raise TypeError(
         f"{caller}({name}=...) takes a {wanted} (an object with {method}()), not {given}, "
         "or leave it out for the global one"
+    )
+
+
+def hint_untraced(agent: object, method: str, why: str) -> None:
+    """Once per agent class and method: an instrumented agent's run could not be traced
+    (``why``), so it ran untraced; say why and what to do."""
+    owner = type(agent).__qualname__
+    if (owner, method) in _untraced or len(_untraced) >= 256:
+        return
+    _untraced.add((owner, method))
+    _log.warning(
+        "agent-otel: %s.%s() %s, so its runs are not traced: %s",
+        owner,
+        method,
+        why,
+        "see docs/faq.md (a synchronous agent) and docs/contract.md",
     )
