@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -34,6 +35,30 @@ async def test_run_script_returns_the_very_events_and_writes_to_the_telemetry(
             "children": [{"name": "chat m", "kind": "CLIENT", "children": []}],
         }
     ]
+
+
+@pytest.mark.parametrize(
+    ("change", "told"),
+    [
+        (lambda events: events[1:], "dropped or added"),
+        (lambda events: [events[0], TextDelta("hi"), events[2]], "events at [1]"),
+    ],
+)
+async def test_run_script_fails_a_wrapper_that_changes_the_stream(
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch, change: Any, told: str
+) -> None:
+    """Its check raises (not ``assert``: it holds under ``python -O`` too)."""
+
+    def wrapper(**options: Any) -> Any:
+        async def changed(stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
+            for event in change([e async for e in stream]):
+                yield event
+
+        return changed
+
+    monkeypatch.setattr(otel_telemetry, "wrapper", wrapper)
+    with pytest.raises(AssertionError, match=re.escape(told)):
+        await run_script(otel_telemetry, EVENTS)
 
 
 async def test_run_script_takes_an_agents_own_stream(otel_telemetry: InMemoryTelemetry) -> None:

@@ -29,12 +29,17 @@ async def run_script(
     stream. Every event must come out as the very object that went in, in order: anything
     else fails with ``AssertionError``. An exception the stream raises comes out unchanged.
     """
-    script = list(events) if not isinstance(events, AsyncIterable) else None
-    stream = _replay(script) if script is not None else events
-    assert not isinstance(stream, Iterable)
+    stream: AsyncIterable[Any]
+    if isinstance(events, AsyncIterable):
+        script, stream = None, events
+    else:
+        script = list(events)
+        stream = _replay(script)
     received = [event async for event in telemetry.wrapper(**options)(stream.__aiter__())]
-    if script is not None:
-        assert len(received) == len(script), "the wrapper dropped or added events"
+    if script is not None:  # raised, not asserted: the check holds under python -O too
+        if len(received) != len(script):
+            raise AssertionError("the wrapper dropped or added events")
         changed = [i for i, (a, b) in enumerate(zip(received, script, strict=True)) if a is not b]
-        assert not changed, f"events at {changed} did not come out as the same objects"
+        if changed:
+            raise AssertionError(f"events at {changed} did not come out as the same objects")
     return received
