@@ -69,14 +69,15 @@ def exemplars(telemetry: InMemoryTelemetry) -> Iterator[tuple[str, int, int]]:
                 yield name, exemplar.span_id or 0, exemplar.trace_id or 0
 
 
+@pytest.mark.parametrize("activate", [True, False], ids=["activation", "no-activation"])
 @pytest.mark.parametrize("late_usage", [False, True], ids=["usage", "late-usage"])
 @pytest.mark.parametrize("consumer_span", [False, True], ids=["bare", "in-a-request-span"])
 async def test_each_records_exemplar_names_the_span_it_measures(
-    otel_telemetry: InMemoryTelemetry, late_usage: bool, consumer_span: bool
+    otel_telemetry: InMemoryTelemetry, late_usage: bool, consumer_span: bool, activate: bool
 ) -> None:
     request = otel_telemetry.tracer_provider.get_tracer("app").start_span("request")
     with trace.use_span(request, end_on_exit=True) if consumer_span else nullcontext():
-        await run_script(otel_telemetry, script(late_usage))
+        await run_script(otel_telemetry, script(late_usage), activate_context=activate)
     found = list(exemplars(otel_telemetry))
     spans = {s.context.span_id: s for s in otel_telemetry.spans() if s.context}
 
