@@ -12,6 +12,7 @@ from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
+from opentelemetry.instrumentation.utils import suppress_instrumentation
 
 from agent_contract.protocol import (
     FunctionCall,
@@ -154,3 +155,43 @@ async def test_run_started_inside_a_tool_call_nests_under_it(
             ]],
         ]],
     ]  # fmt: skip
+
+
+async def test_a_run_where_instrumentation_is_suppressed_is_not_recorded(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """OTel's ``suppress_instrumentation()`` (an exporter or an evaluator running an agent, to
+    trace nothing of its own) used to be ignored: the run was recorded. Now it passes through
+    untraced, its events unchanged, as every OTel instrumentation does there."""
+    script = [LLMCallStart(model="m", call_id="c1"), TextDelta(text="hi"), LLMCallEnd()]
+    with suppress_instrumentation():
+        received = await run_script(otel_telemetry, script)
+    assert received == script
+    assert otel_telemetry.spans() == []
+    assert otel_telemetry.histograms() == {}
+    await run_script(otel_telemetry, script)  # outside it: recorded
+    assert [s.name for s in otel_telemetry.spans()][-1] == "invoke_agent"
+
+
+async def test_a_run_inside_our_own_chat_span_is_recorded(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """Our chat span's context tells provider instrumentations to stand down with the same key;
+    that is not the caller suppressing: a run started there (a sub-agent the model call runs)
+    is recorded, under the chat span."""
+    inner = otel_telemetry.wrapper(agent_name="inner")
+
+    async def agent() -> AsyncIterator[Any]:
+        yield LLMCallStart(model="m", call_id="c1", provider="openai")
+        [_ async for _ in inner(_events([TextDelta(text="sub")]))]  # while the call is open
+        yield LLMCallEnd(call_id="c1")
+
+    await run_script(otel_telemetry, agent(), agent_name="outer")
+    assert otel_telemetry.outline() == [
+        ["invoke_agent outer", [["step 0", [["chat m", [["invoke_agent inner", ["step 0"]]]]]]]]
+    ]
+
+
+async def _events(events: list[Any]) -> AsyncIterator[Any]:
+    for event in events:
+        yield event

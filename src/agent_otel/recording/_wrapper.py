@@ -25,6 +25,7 @@ from opentelemetry.context.context import Context
 from agent_otel import _attributes as A
 from agent_otel._guard import report
 from agent_otel._plain import text_of
+from agent_otel.standdown._context import suppressed_here
 from agent_otel.standdown._frameworks import framework_run
 
 from ._activation import activate, deactivate
@@ -84,6 +85,8 @@ def _with_invoke_input(settings: RunSettings) -> RunSettings:
 
 def _start(settings: RunSettings, parent: Context | None, stream: object) -> RunRecorder | None:
     try:
+        if suppressed_here(otel_context.get_current()):
+            return None  # the caller turned instrumentation off: the run passes through
         hint_unconfigured(settings.tracer)
         context = otel_context.get_current() if parent is None else parent
         if settings.stand_down_providers:

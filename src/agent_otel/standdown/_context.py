@@ -81,6 +81,15 @@ class _ProvidersOnly:
 PROVIDERS_ONLY = _ProvidersOnly()
 
 
+def suppressed_here(context: Context) -> bool:
+    """Whether the caller turned instrumentation off in ``context`` (OTel's
+    ``suppress_instrumentation()``, as an exporter or an evaluator that runs an agent does):
+    a run there is not recorded, as no OTel instrumentation records there. Our own chat
+    span's value (:data:`PROVIDERS_ONLY`, for provider instrumentations) is not the caller's."""
+    value = otel_context.get_value(_SUPPRESS_INSTRUMENTATION_KEY, context)
+    return value is not None and value is not PROVIDERS_ONLY and bool(value)
+
+
 def stand_down(context: Context, span: Span) -> Context:
     """``context`` where ``span`` (our chat span) covers the model call."""
     return otel_context.set_value(INFERENCE_SPAN, span, _providers_stand_down(context))
