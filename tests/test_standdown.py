@@ -232,6 +232,26 @@ def test_the_suppression_value_is_true_for_provider_instrumentations_only() -> N
                                      "KEY": _SUPPRESS_INSTRUMENTATION_KEY}  # fmt: skip
             exec(asks, scope)
             assert scope["result"] is expected, module
+        # Logfire's helper (its _internal.utils, as in its source) asks for whoever calls it:
+        # its LLM provider integration stands down, the rest of Logfire does not.
+        keys = ["suppress_instrumentation", _SUPPRESS_INSTRUMENTATION_KEY]
+        helper: dict[str, Any] = {
+            "__name__": "logfire._internal.utils",
+            "context": otel_context,
+            "KEYS": keys,
+        }
+        exec(
+            "def is_instrumentation_suppressed():\n"
+            "    return any(context.get_value(key) for key in KEYS)",
+            helper,
+        )
+        for module, expected in (
+            ("logfire._internal.integrations.llm_providers.llm_provider", True),
+            ("logfire._internal.main", False),
+        ):
+            scope = {"__name__": module, "asks": helper["is_instrumentation_suppressed"]}
+            exec("result = asks()", scope)
+            assert scope["result"] is expected, module
         # OTel's helpers ask on behalf of their caller: here, this test module (not a provider).
         assert is_instrumentation_enabled() and is_http_instrumentation_enabled()
         assert otel_context.get_value("suppress_language_model_instrumentation") is True

@@ -6,6 +6,10 @@ Read in their sources (the versions in the ``bench`` extra):
   only OTel's general ``_SUPPRESS_INSTRUMENTATION_KEY``, before each request and in its tracer.
 - OpenLLMetry's instrumentations also read a key of their own for model calls,
   ``"suppress_language_model_instrumentation"``.
+- Logfire's ``instrument_openai()`` / ``instrument_anthropic()`` (its ``llm_providers``) read
+  the general key before each request, through ``is_instrumentation_suppressed()`` in its
+  ``_internal.utils`` (which the rest of Logfire asks too: only its provider module stands
+  down, a user's ``logfire.info()`` inside the call is still recorded).
 - ``opentelemetry-instrumentation-openai-v2`` 2.4b0 reads no context key at all (see
   :mod:`._openai_v2`).
 - Every package on ``opentelemetry-util-genai`` 1.3b0's handler (the official
@@ -48,9 +52,14 @@ PROVIDER_MODULES = (
     "opentelemetry.instrumentation.cohere",
     "opentelemetry.instrumentation.bedrock",
     "opentelemetry.instrumentation.ollama",
+    "logfire._internal.integrations.llm_providers",
 )
 """Modules whose check of the general suppression key sees True inside our chat span."""
-_HELPERS = ("opentelemetry.instrumentation.utils", "opentelemetry.context")
+_HELPERS = (
+    "opentelemetry.instrumentation.utils",
+    "opentelemetry.context",
+    "logfire._internal.utils",
+)
 
 
 class _ProvidersOnly:
