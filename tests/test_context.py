@@ -7,9 +7,11 @@ yields, the consumer's context is back, so nothing stays attached across a yield
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from typing import Any
 
+import pytest
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.instrumentation.utils import suppress_instrumentation
@@ -157,14 +159,17 @@ async def test_run_started_inside_a_tool_call_nests_under_it(
     ]  # fmt: skip
 
 
+@pytest.mark.parametrize("key", ["both", "plain"])
 async def test_a_run_where_instrumentation_is_suppressed_is_not_recorded(
-    otel_telemetry: InMemoryTelemetry,
+    otel_telemetry: InMemoryTelemetry, key: str
 ) -> None:
     """OTel's ``suppress_instrumentation()`` (an exporter or an evaluator running an agent, to
     trace nothing of its own) used to be ignored: the run was recorded. Now it passes through
-    untraced, its events unchanged, as every OTel instrumentation does there."""
+    untraced, its events unchanged, as every OTel instrumentation does there (OTel also reads
+    the key's older plain spelling alone)."""
     script = [LLMCallStart(model="m", call_id="c1"), TextDelta(text="hi"), LLMCallEnd()]
-    with suppress_instrumentation():
+    plain = otel_context.set_value("suppress_instrumentation", True)
+    with suppress_instrumentation() if key == "both" else _attached(plain):
         received = await run_script(otel_telemetry, script)
     assert received == script
     assert otel_telemetry.spans() == []
@@ -195,3 +200,12 @@ async def test_a_run_inside_our_own_chat_span_is_recorded(
 async def _events(events: list[Any]) -> AsyncIterator[Any]:
     for event in events:
         yield event
+
+
+@contextmanager
+def _attached(context: Any) -> Iterator[None]:
+    token = otel_context.attach(context)
+    try:
+        yield
+    finally:
+        otel_context.detach(token)

@@ -41,6 +41,7 @@ COVERED = otel_context.create_key("agent_otel.model_calls_covered")
 """True in a framework run's context: every model call the framework makes is one of our chat
 spans, though the framework starts it in a task of its own before its chat span opens."""
 LANGUAGE_MODEL_KEY = "suppress_language_model_instrumentation"
+_PLAIN_KEY = "suppress_instrumentation"  # the general key's older spelling, still set and read
 PROVIDER_MODULES = (
     "openinference.instrumentation",
     "opentelemetry.instrumentation.openai",
@@ -96,7 +97,9 @@ def suppressed_here(context: Context) -> bool:
     a run there is not recorded, as no OTel instrumentation records there. Our own chat
     span's value (:data:`PROVIDERS_ONLY`, for provider instrumentations) is not the caller's."""
     value = otel_context.get_value(_SUPPRESS_INSTRUMENTATION_KEY, context)
-    return value is not None and value is not PROVIDERS_ONLY and bool(value)
+    if value is not None and value is not PROVIDERS_ONLY and bool(value):
+        return True
+    return bool(otel_context.get_value(_PLAIN_KEY, context))  # OTel reads it too
 
 
 def stand_down(context: Context, span: Span) -> Context:
