@@ -23,6 +23,14 @@ class BadHash:
     __hash__ = __eq__ = _raises  # type: ignore[assignment]
 
 
+class LyingClass:
+    """A value whose ``__class__`` raises: ``isinstance`` reads it, ``type()`` never does."""
+
+    @property
+    def __class__(self) -> type:  # type: ignore[override]
+        raise RuntimeError("a hostile value's own __class__ ran")
+
+
 class HostileStr(str):
     """A ``str`` subclass whose hash and equality raise (no memo or set may hold it)."""
 

@@ -9,6 +9,7 @@ checked by running the real encoders over every span, metric point and exemplar.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Sequence
 from enum import Enum, IntEnum
 from typing import Any
@@ -28,8 +29,17 @@ from agent_contract.protocol import (
     ToolResult,
     Usage,
 )
-from agent_otel import ContentCapture, otel_wrapper
-from hostile_types import BadHash, HostileStr, LyingDict, LyingInt, LyingList, LyingStr, NoStr
+from agent_otel import ContentCapture, instrument, otel_wrapper
+from hostile_types import (
+    BadHash,
+    HostileStr,
+    LyingClass,
+    LyingDict,
+    LyingInt,
+    LyingList,
+    LyingStr,
+    NoStr,
+)
 from otlp_check import Exported
 
 SURROGATE = "\udc80"
@@ -513,3 +523,28 @@ async def test_options_and_messages_of_hostile_subclasses_cost_nothing(
     sent = str((chat.attributes or {})["gen_ai.input.messages"])
     assert '"role":"user"' in sent and '"name":"ana"' in sent and '"id":"t1"' in sent
     exported.assert_encodes()
+
+
+async def test_a_value_whose_class_raises_costs_nothing(caplog: pytest.LogCaptureFixture) -> None:
+    """A tool result, a stream an instrumented agent returns, or a stream handed to the wrapper
+    whose ``__class__`` raises: the checks added for returned exceptions, for streams traced
+    twice and for the newcomer's hints read types only (the result's tool span ended, as any)."""
+    exported = Exported()
+    events = [ToolCall(id="t1", function=FunctionCall(name="lookup", arguments="{}")),
+              ToolResult("t1", LyingClass()), StepBoundary(0)]  # fmt: skip
+    await run(exported, events, caplog)  # every span ended once, no internal error
+    assert named(exported, "execute_tool lookup")
+
+    hostile = LyingClass()
+
+    class Returns:
+        def stream(self, messages: Any, config: Any = None) -> Any:
+            return hostile
+
+    providers: Any = {"tracer_provider": exported.tracer_provider}
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        assert instrument(Returns(), **providers).stream([]) is hostile
+    assert "Returns.stream() returned an object, not an async iterator" in caplog.text
+    wrapped = otel_wrapper(**providers)(hostile)  # nothing read yet
+    with pytest.raises(TypeError, match="wraps an async iterator of agent events"):
+        await wrapped.__anext__()  # the documented misuse error, when it is pulled

@@ -18,7 +18,7 @@ from agent_contract.examples import (
 )
 from agent_contract.protocol import AgentProtocol, StepBoundary, StreamingAgent, TextDelta
 from agent_otel.decorating._instrument import instrument, is_instrumented, uninstrument
-from agent_otel.testing import InMemoryTelemetry
+from agent_otel.testing import InMemoryTelemetry, run_script
 from test_instrument_support import (
     AGENT_CALLS,
     CALLS,
@@ -320,12 +320,31 @@ async def test_a_run_traced_by_two_layers_is_one_run(
 ) -> None:
     """A stream agent-otel already traces is not traced again: the layers used to nest two
     ``invoke_agent`` spans over two copies of every step and chat span (its tokens counted
-    twice). The layer nearest the agent records the run."""
+    twice). The outermost layer records the run; the inner one passes its events through."""
     await LAYERED[how](otel_telemetry)
     assert len(agent_spans(otel_telemetry)) == 1, [s.name for s in otel_telemetry.spans()]
     names = [s.name for s in otel_telemetry.spans()]
     assert len(names) == len(set(names)), names  # every step once
     assert otel_telemetry.open_spans() == []
+
+
+async def test_the_outermost_layer_records_the_run_with_its_own_options(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """The layer nearest the caller is the one the caller chose for this call: a test kit's
+    ``run_script`` over an agent instrumented elsewhere, or ``stream_wrapper=`` at the call
+    site over an agent instrumented at start-up, records the run with its options and
+    providers; the inner layer records nothing."""
+    elsewhere = InMemoryTelemetry()
+    agent = instrument(ScriptedAgent(EVENTS), **elsewhere.providers())
+    await run_script(otel_telemetry, agent.stream(USER), agent_name="mine")
+    await agent.invoke(USER, stream_wrapper=otel_telemetry.wrapper(agent_name="call-site"))
+    assert [s.name for s in agent_spans(otel_telemetry)] == [
+        "invoke_agent mine",
+        "invoke_agent call-site",
+    ]
+    assert elsewhere.spans() == []
+    elsewhere.shutdown()
 
 
 async def test_passthrough_same_objects_and_values(otel_telemetry: InMemoryTelemetry) -> None:

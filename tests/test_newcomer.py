@@ -172,12 +172,34 @@ async def test_an_instrumented_agent_that_cannot_be_traced_says_why_once(
         assert [e.text for e in await agent.invoke([USER])] == ["hi"]
     told = caplog.text
     assert told.count("SyncStreaming.stream() returned a generator, not an async iterator") == 1
-    assert "SyncStreaming.invoke() never passed its stream through stream_wrapper" in told
+    assert "SyncStreaming.invoke() did not pass its stream through stream_wrapper" in told
     assert "docs/faq.md" in told
     assert otel_telemetry.spans() == []
 
 
+class Cached(ScriptedAgent):
+    """An agent whose invoke answers some calls from a cache, without streaming at all."""
+
+    async def invoke(self, messages: Any, stream_wrapper: Any = None, config: Any = None) -> Any:
+        if messages == ["cached"]:
+            return []
+        return await super().invoke(messages, stream_wrapper, config)
+
+
 async def test_a_traceable_agent_is_told_nothing(
+    otel_telemetry: InMemoryTelemetry,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_hints, "_untraced", set())
+    cached = instrument(Cached([TextDelta("hi")]), **otel_telemetry.providers())
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        assert await cached.invoke(["cached"]) == []  # no stream called: no run to trace
+        await cached.invoke([USER])
+    assert "not traced" not in caplog.text
+
+
+async def test_a_streaming_agent_is_told_nothing(
     otel_telemetry: InMemoryTelemetry,
     caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,

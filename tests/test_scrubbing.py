@@ -94,8 +94,10 @@ def context_fakes() -> dict[str, tuple[str, str]]:
         "url_credentials/git": (f"https://{github_url}@github.com/o/r.git", github_url),
         "api_key_header": (f"POST /openai/deployments/gpt-4o api-key: {azure_key}", azure_key),
         "api_key_header/apim": (f"Ocp-Apim-Subscription-Key: {azure_key}", azure_key),
-        "key_value/azure": (f"AccountName=acct;AccountKey={account_key}", account_key),
-        "key_value/sas": (f"https://acct.blob.core.windows.net/c/b?sv=2024&sp=r&sig={sas}", sas),
+        "api_key_header/quoted": (f'api-key: "{azure_key}"', azure_key),
+        "key_value/apim_query": (f"GET /weather?subscription-key={azure_key}", azure_key),
+        "azure_account_key": (f"AccountName=acct;AccountKey={account_key};Suffix=x", account_key),
+        "sas_signature": (f"https://acct.blob.core.windows.net/c/b?sv=2024&sig={sas}&sp=r", sas),
     }
 
 
@@ -174,6 +176,9 @@ NEAR_MISSES = [
     "Traceback (most recent call last):\n  File \"agent.py\", line 3, in run\nKeyError: 'x'",
     "ghp_ is GitHub's prefix; xoxb- is Slack's; hf_ is Hugging Face's.",
     "send the api-key: header-is-required-here, see /docs?design=blue&signature=on",
+    "SELECT * FROM f JOIN dim_account a ON f.account_key = a.account_key AND f.account_key=1042",
+    '{"account_key": 1042, "customer_key": 7, "surrogate_key": "k-19"}',
+    "?sig=short&sig2=abcdefghij",
 ]
 
 
@@ -192,7 +197,6 @@ def test_values_under_secret_key_names_are_replaced_counts_and_ids_are_not() -> 
         "X-API-Key": 12345678,
         "access_token": "zz9",
         "client_secret": ["a1", "b2"],
-        "AccountKey": "Zm9v==",
         "credentials": {"user": "bob", "pin": 1234, "active": True},
         "input_tokens": 12,
         "max_tokens": 4096,
@@ -210,7 +214,6 @@ def test_values_under_secret_key_names_are_replaced_counts_and_ids_are_not() -> 
         "X-API-Key": "[REDACTED:key_name len=8]",
         "access_token": "[REDACTED:key_name len=3]",
         "client_secret": ["[REDACTED:key_name len=2]", "[REDACTED:key_name len=2]"],
-        "AccountKey": "[REDACTED:key_name len=6]",
         "credentials": {
             "user": "[REDACTED:key_name len=3]",
             "pin": "[REDACTED:key_name len=4]",
@@ -224,7 +227,7 @@ def test_values_under_secret_key_names_are_replaced_counts_and_ids_are_not() -> 
         "id": "call_1",
         "key": "primary",
     }
-    assert found == ["key_name"] * 9
+    assert found == ["key_name"] * 8
     assert value["password"] == "hunter2"  # the input is never edited
 
 

@@ -34,7 +34,7 @@ from opentelemetry.context.context import Context
 from agent_otel._guard import report
 from agent_otel._plain import get
 from agent_otel.recording._hints import a_kind, hint_untraced
-from agent_otel.recording._wrapper import is_traced, traced
+from agent_otel.recording._wrapper import defer, traced
 
 from ._base import (
     CLAIM,
@@ -116,8 +116,7 @@ def stream_entry(lookup: Lookup) -> Bound:
         if not hasattr(raw, "__aiter__"):
             hint_untraced(self, "stream", f"returned {a_kind(raw)}, not an async iterator")
             return raw
-        if is_traced(raw):  # the agent traces itself
-            return raw
+        defer(raw)  # the agent traces its own stream: this run records it
         return traced(Pull(lambda: raw, started), settings, parent)
 
     return stream
@@ -144,11 +143,9 @@ def invoke_entry(lookup: Lookup) -> Bound:
 
         def wrapper(events: Any) -> Any:
             wrapped.append(True)
-            if is_traced(events):  # the agent traces itself: its stream is the run
-                run = events
-            else:
-                claim.taken = True
-                run = traced(Pull(lambda: events, started), settings, parent, rearm)
+            claim.taken = True
+            defer(events)  # the agent traces its own stream: this run records it
+            run = traced(Pull(lambda: events, started), settings, parent, rearm)
             return caller_wrapper(run) if caller_wrapper is not None else run
 
         token = CLAIM.set(claim)
@@ -156,8 +153,8 @@ def invoke_entry(lookup: Lookup) -> Bound:
             result = await original(messages, wrapper, ours, **extra)
         finally:
             CLAIM.reset(token)
-        if not wrapped:
-            hint_untraced(self, "invoke", "never passed its stream through stream_wrapper")
+        if claim.taken and not wrapped:  # it called its stream(), never the wrapper
+            hint_untraced(self, "invoke", "did not pass its stream through stream_wrapper")
         return result
 
     return invoke
@@ -206,8 +203,7 @@ def astream_entry(lookup: Lookup) -> Bound:
             if not hasattr(raw, "__aiter__"):
                 hint_untraced(self, "astream", f"returned {a_kind(raw)}, not an async iterator")
                 return raw
-            if is_traced(raw):  # the agent traces itself
-                return raw
+            defer(raw)  # the agent traces its own stream: this run records it
             pull = Pull(lambda: raw, None, claim)
         return traced(pull, settings, parent)
 

@@ -74,10 +74,14 @@ PROVIDERS = {
 
 
 def a_kind(value: object) -> str:
-    """What ``value`` is, for a message: ``an int``, ``a Tracer``, ``the class Agent``."""
-    if isinstance(value, type):
-        return f"the class {value.__name__}"
-    name = type(value).__name__
+    """What ``value`` is, for a message: ``an int``, ``a Tracer``, ``the class Agent``; ``an
+    object`` when it cannot say (a ``__class__`` or a metaclass's ``__name__`` that raises)."""
+    try:
+        if isinstance(value, type):
+            return f"the class {value.__name__}"
+        name = str(type(value).__name__)
+    except Exception:
+        return "an object"
     return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
 
 
@@ -101,8 +105,8 @@ def check_provider(caller: str, name: str, provider: object, method: str) -> Non
     if usable:
         return
     wanted = "".join(part.title() for part in name.split("_"))  # TracerProvider
-    if isinstance(provider, type):
-        given = f"the class {provider.__name__}: pass an instance, as {name}={wanted}()"
+    if issubclass(type(provider), type):  # a class (type() never reads its __class__)
+        given = f"{a_kind(provider)}: pass an instance, as {name}={wanted}()"
     else:
         given = f"{a_kind(provider)}: pass the provider itself (what you call {method}() on)"
     raise TypeError(
@@ -119,7 +123,7 @@ def hint_untraced(agent: object, method: str, why: str) -> None:
         return
     _untraced.add((owner, method))
     _log.warning(
-        "agent-otel: %s.%s() %s, so its runs are not traced: %s",
+        "agent-otel: %s.%s() %s, so that run was not traced: %s",
         owner,
         method,
         why,

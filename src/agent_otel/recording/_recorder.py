@@ -465,8 +465,9 @@ class RunRecorder:
         self._refresh()
         if error_type is not None and type(error_type) is not str:  # (the usual: None)
             error_type = text_of(error_type)
-        elif error_type is None and isinstance(content, BaseException):
-            error_type = error_type_of(content)  # it returned the exception it failed with
+        elif error_type is None and issubclass(type(content), BaseException):
+            # it returned the exception it failed with (type(): its __class__ is never read)
+            error_type = error_type_of(content)
         named = error_type is not None and 0 < len(error_type) <= MAX_ERROR_TYPE
         failed = is_error is True or named
         self._tool_failed = self._tool_failed or failed

@@ -284,7 +284,7 @@ def _nested(name: str | None) -> Callable[[AsyncIterator[Any]], AsyncIterator[An
         return None
     from dataclasses import replace
 
-    from ._wrapper import is_traced, traced  # the wrapper imports the recorder, which imports this
+    from ._wrapper import defer, traced  # the wrapper imports the recorder, which imports this
 
     settings = replace(
         scopes.settings,
@@ -299,7 +299,8 @@ def _nested(name: str | None) -> Callable[[AsyncIterator[Any]], AsyncIterator[An
     parent = otel_context.get_current()  # the run nests here, wherever it is pulled from
 
     def wrap(stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
-        return stream if is_traced(stream) else traced(stream, settings, parent)
+        defer(stream)
+        return traced(stream, settings, parent)
 
     return wrap
 

@@ -308,7 +308,7 @@ def error_text(content: Any) -> str | None:
         return None
     if isinstance(content, str):
         return str.__str__(content)
-    if isinstance(content, BaseException):  # its message, as an exception event says it
+    if issubclass(type(content), BaseException):  # its message, as an exception event says it
         try:
             return text_of(str(content))
         except Exception:  # an __str__ that raises: its type describes the error

@@ -13,6 +13,7 @@ win.
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import AsyncIterable, AsyncIterator, Callable
 from contextlib import suppress
 from dataclasses import replace
@@ -59,8 +60,7 @@ def otel_wrapper(**options: Unpack[Options]) -> StreamWrapper:
     settings = settings_from(options)
 
     def wrap(stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
-        if is_traced(stream):
-            return stream
+        defer(stream)
         return traced(stream, _with_invoke_input(settings))
 
     return wrap
@@ -148,14 +148,58 @@ async def _forward(iterator: AsyncIterator[Any], sent: Any, active: RunRecorder 
                 deactivate(token)
 
 
-async def traced(
+class _Layer:
+    """What a layer outside one traced stream may learn of it: whether it has started, and
+    whether the outer layer records its run instead (``deferred``: see :func:`defer`)."""
+
+    __slots__ = ("deferred", "started")
+
+    def __init__(self) -> None:
+        self.deferred = self.started = False
+
+
+_LAYERS: weakref.WeakKeyDictionary[AsyncIterator[Any], _Layer] = weakref.WeakKeyDictionary()
+
+
+def traced(
     stream: AsyncIterable[Any],
     settings: RunSettings,
     parent: Context | None = None,
     on_end: Callable[[], None] | None = None,
 ) -> AsyncIterator[Any]:
-    """Yield every event of ``stream`` unchanged while recording the run (see module doc);
+    """Every event of ``stream``, unchanged, while the run is recorded (see module doc);
     ``on_end`` is called once the run has finished, on every exit path."""
+    layer = _Layer()
+    run = _traced(stream, settings, parent, on_end, layer)
+    _LAYERS[run] = layer
+    return run
+
+
+def defer(stream: object) -> None:
+    """A layer is about to trace ``stream``: if agent-otel already traces it (a :func:`traced`
+    stream that has not started), this outer layer records the run and the inner one passes
+    its events through, so the run is recorded once.
+
+    That is an instrumented agent invoked with ``stream_wrapper=otel_wrapper()``, a stream
+    wrapped twice, an agent that traces its own stream and is instrumented too, or one that
+    ``run_script`` streams into a test kit: the outermost layer, the one nearest the caller,
+    records the run with its options and providers (its chat spans and tokens counted once).
+    Only our own generator is recognised (its exact type, then our registry): no method of
+    the stream runs."""
+    if type(stream) is AsyncGeneratorType:
+        layer = _LAYERS.get(stream)
+        if layer is not None and not layer.started:
+            layer.deferred = True
+
+
+async def _traced(
+    stream: AsyncIterable[Any],
+    settings: RunSettings,
+    parent: Context | None,
+    on_end: Callable[[], None] | None,
+    layer: _Layer,
+) -> AsyncIterator[Any]:
+    layer.started = True
     if not hasattr(stream, "__aiter__"):
         raise TypeError(
             f"otel_wrapper() wraps an async iterator of agent events, not a "
@@ -163,7 +207,7 @@ async def traced(
             "otel_wrapper()(agent.stream(messages)) (a synchronous generator: see docs/faq.md)"
         )
     iterator = stream.__aiter__()
-    recorder = _start(settings, parent, stream)
+    recorder = None if layer.deferred else _start(settings, parent, stream)
     handlers: dict[type, Handler | None] = recorder.handlers if recorder is not None else {}
     # The recorder whose context is current while the agent computes (None: untraced, or
     # activation off): from the loop's next pull included until the event is in
@@ -265,15 +309,3 @@ async def traced(
                     on_end()
                 except Exception:
                     report("run end hook")
-
-
-def is_traced(stream: object) -> bool:
-    """Whether ``stream`` is a run agent-otel already traces (a :func:`traced` generator).
-
-    Such a stream is handed back as it is, never traced twice: an agent given both
-    ``instrument()`` and ``stream_wrapper=otel_wrapper()``, a stream wrapped twice, or an
-    agent that traces itself and is instrumented too, makes one run, recorded by the layer
-    nearest the agent (its chat spans and tokens counted once). Only our own generator is
-    recognised, by its code object: no method of the stream runs.
-    """
-    return isinstance(stream, AsyncGeneratorType) and stream.ag_code is traced.__code__

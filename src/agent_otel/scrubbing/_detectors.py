@@ -94,8 +94,8 @@ _T = r"A-Za-z0-9_\-"  # a key's characters
 # Key names that announce a secret in text (matched lower case; db_password, x-api-key too).
 _KEY_WORDS = (
     r"(?:password|passwd|pwd|passphrase|secret|api[_-]?key|access[_-]?key|private[_-]?key"
-    r"|account[_-]?key|(?:access|auth|refresh|id|session|bearer|api)[_-]?token"
-    r"|(?<![a-z0-9_.-])token|(?<=[?&;])sig)"  # sig: an Azure SAS URL's signature
+    r"|subscription[_-]?key|(?:access|auth|refresh|id|session|bearer|api)[_-]?token"
+    r"|(?<![a-z0-9_.-])token)"
 )
 
 # No pattern needs a boundary before its literal: a secret glued to the text before it is
@@ -163,10 +163,21 @@ BUILT_IN: tuple[Detector, ...] = (
         "api_key_header",
         # Azure OpenAI's api-key, Gemini's x-goog-api-key, Azure APIM's subscription key:
         # HTTP headers as a request dump or an error shows them (key: value, unquoted)
-        _rx(r"(?:api|subscription)-key:\s{0,3}(?P<secret>[^\s\"',;]{16,})"),
+        _rx(r"(?:api|subscription)-key:\s{0,3}[\"']?(?P<secret>[^\s\"',;]{16,})"),
         ("api-key", "subscription-key"),
         has_digit,
         lower=True,
+    ),
+    Detector(
+        "azure_account_key",  # a storage connection string's key (88 base64 characters)
+        _rx(r"accountkey\s{0,3}=\s{0,3}(?P<secret>[a-z0-9+/]{40,}={0,2})"),
+        ("accountkey",),
+        lower=True,
+    ),
+    Detector(
+        "sas_signature",  # an Azure SAS URL's sig: to its "&", the other parameters kept
+        _rx(r"[?&;]sig=(?P<secret>[^\s&\"'<>#]{8,})"),
+        ("sig=",),
     ),
     Detector(
         "bearer_token",
@@ -192,7 +203,7 @@ BUILT_IN: tuple[Detector, ...] = (
             r"(?:\"(?P<dq>[^\"\\\n]{3,512})\"|'(?P<sq>[^'\\\n]{3,512})'"
             r"|(?P<bare>[^\s\"'<>]{3,512}))"
         ),
-        ("pass", "pwd", "secret", "key", "token", "sig="),
+        ("pass", "pwd", "secret", "key", "token"),
         lower=True,
     ),
 )

@@ -17,11 +17,11 @@ from functools import lru_cache
 SECRET_WORDS = frozenset({
     "password", "passwd", "pwd", "passphrase", "secret", "secrets", "credential",
     "credentials", "authorization", "apikey", "privatekey", "accesskey", "secretkey",
-    "cookie", "bearer", "accountkey",
+    "cookie", "bearer",
 })  # fmt: skip
 SECRET_PAIRS = frozenset({
     ("api", "key"), ("private", "key"), ("access", "key"), ("secret", "key"),
-    ("client", "secret"), ("set", "cookie"), ("session", "key"), ("account", "key"),
+    ("client", "secret"), ("set", "cookie"), ("session", "key"),
 })  # fmt: skip
 
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
