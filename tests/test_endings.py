@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import subprocess
+import sys
+import textwrap
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 from typing import Any
@@ -308,3 +311,53 @@ async def test_invoke_with_wrapper_is_one_run(otel_telemetry: InMemoryTelemetry)
 
     assert result.text == "done"
     assert [s.name for s in otel_telemetry.spans()].count("invoke_agent a") == 1
+
+
+EXIT_CHILD = textwrap.dedent(
+    """
+    import asyncio
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+    from agent_contract.protocol import LLMCallStart, TextDelta
+    from agent_otel import otel_wrapper
+
+    class Printing(SpanExporter):
+        def export(self, spans):
+            for span in spans:
+                attributes = span.attributes or {}
+                print(span.name, attributes.get("agent_otel.end_reason"),
+                      attributes.get("agent_otel.incomplete"), flush=True)
+            return SpanExportResult.SUCCESS
+
+    provider = TracerProvider()  # wired by hand: no configure()
+    provider.add_span_processor(SimpleSpanProcessor(Printing()))
+
+    async def agent():
+        yield LLMCallStart(model="m", call_id="c1")
+        yield TextDelta(text="hi")
+        await asyncio.sleep(3600)  # the process exits first
+
+    async def main():
+        stream = otel_wrapper(agent_name="a", tracer_provider=provider)(agent())
+        await stream.__anext__()
+        await stream.__anext__()
+        return stream  # kept open: the interpreter exits with the run in it
+
+    loop = asyncio.new_event_loop()  # never closed: nothing closes the run's stream
+    held = loop.run_until_complete(main())
+    """
+)
+
+
+def test_a_run_open_at_exit_on_a_provider_wired_by_hand_is_ended_not_lost() -> None:
+    """``configure()``'s telemetry ended the runs open at exit on its providers; on a provider
+    the application built itself, they were lost: no span of the run was ever exported.
+    Now they end with ``end_reason=shutdown`` before the SDK's own exit flush."""
+    done = subprocess.run(
+        [sys.executable, "-c", EXIT_CHILD], capture_output=True, text=True, timeout=60, check=True
+    )
+    lines = done.stdout.splitlines()
+    assert "chat m None True" in lines  # cut short: incomplete
+    assert "invoke_agent a shutdown None" in lines
+    assert lines[-1] == "invoke_agent a shutdown None"  # innermost first, the run last
+    assert "1 run(s) still open at interpreter exit were ended" in done.stderr

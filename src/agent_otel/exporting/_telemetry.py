@@ -24,7 +24,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from agent_otel.exporting._console import ConsoleTreeExporter
 from agent_otel.exporting._loss import SpanLoss
 from agent_otel.exporting._process import ProcessHooks
-from agent_otel.recording._open import end_open_runs
+from agent_otel.recording._open import end_open_runs, manage, unmanage
 
 _log = logging.getLogger("agent_otel")
 
@@ -69,6 +69,7 @@ class Telemetry:
         self._stopped = threading.Event()
         self.runs_ended_at_shutdown = 0
         atexit.register(self._at_exit)
+        manage(self._ours)  # its runs are ended, and counted, by its own shutdown
         if hasattr(os, "register_at_fork"):  # held weakly: a fork never keeps us alive
             reset = weakref.WeakMethod(self._after_fork_in_child)
             os.register_at_fork(after_in_child=lambda: _call_alive(reset))
@@ -126,6 +127,7 @@ class Telemetry:
 
     def _shutdown(self, budget: float) -> bool:
         atexit.unregister(self._at_exit)
+        unmanage(self._ours)
         self._hooks.uninstall()
         deadline = time.monotonic() + budget
         self._end_open_runs()
@@ -154,15 +156,15 @@ class Telemetry:
             _quietly(self._prometheus_server.server_close)
         return done
 
+    def _ours(self, span: object) -> bool:
+        """Whether an agent span was started on our tracer provider (its runs are ours)."""
+        processor = getattr(self.tracer_provider, "_active_span_processor", None)
+        return processor is not None and getattr(span, "_span_processor", None) is processor
+
     def _end_open_runs(self) -> None:
         """End the runs still open on our tracer provider (``agent_otel.end_reason=shutdown``),
         so their spans are exported rather than lost, and say how many."""
-        processor = getattr(self.tracer_provider, "_active_span_processor", None)
-
-        def ours(span: object) -> bool:
-            return getattr(span, "_span_processor", None) is processor
-
-        ended = end_open_runs(ours) if processor is not None else 0
+        ended = end_open_runs(self._ours)
         self.runs_ended_at_shutdown += ended
         if ended:
             _log.warning(

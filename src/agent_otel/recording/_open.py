@@ -7,11 +7,19 @@ sub-agent's run before the run that started it), each innermost span first, with
 ``agent_otel.end_reason=shutdown``; their open calls and tools are marked incomplete. Whoever
 removes a run from the registry first finishes it, so a run ends once even when its own
 thread reaches its end at the same moment.
+
+``configure()``'s telemetry ends (and counts) the runs on its providers itself (:func:`manage`).
+Runs on providers wired by hand are ended at interpreter exit by a hook registered when the
+first run starts, so after those providers' own exit hooks and run before them (``atexit``
+runs the newest first): their spans are ended before the SDK's exit flush exports them.
 """
 
 from __future__ import annotations
 
+import atexit
+import logging
 from collections.abc import Callable
+from contextlib import suppress
 from typing import Any
 
 from agent_otel import _attributes as A
@@ -20,10 +28,15 @@ from agent_otel._guard import report
 from . import _pending
 
 _OPEN: dict[int, Any] = {}  # id -> RunRecorder, in start order (dict operations hold the GIL)
+_MANAGED: list[Callable[[Any], bool]] = []  # configure()'s telemetries: whose runs they end
+_AT_EXIT: list[bool] = []  # whether the exit hook is registered
 
 
 def opened(run: Any) -> None:
     _OPEN[id(run)] = run
+    if not _AT_EXIT:
+        _AT_EXIT.append(True)
+        atexit.register(_at_exit)
     if run.s.pending_interval is not None:  # option pending_spans: shown while it runs
         _pending.watch(run)
 
@@ -46,6 +59,29 @@ def end_open_runs(belongs: Callable[[Any], bool]) -> int:
         except Exception:
             report("run end at shutdown")
     return ended
+
+
+def manage(belongs: Callable[[Any], bool]) -> None:
+    """A telemetry that ends the runs on its provider itself (``belongs``, given an agent
+    span), at its own shutdown: the exit hook leaves them to it."""
+    _MANAGED.append(belongs)
+
+
+def unmanage(belongs: Callable[[Any], bool]) -> None:
+    with suppress(ValueError):
+        _MANAGED.remove(belongs)
+
+
+def _at_exit() -> None:
+    """Interpreter exit: end the runs still open that no telemetry of ours ends itself."""
+    managed = list(_MANAGED)
+    ended = end_open_runs(lambda span: not any(belongs(span) for belongs in managed))
+    if ended:
+        logging.getLogger("agent_otel").warning(
+            "agent-otel: %d run(s) still open at interpreter exit were ended "
+            "(agent_otel.end_reason=shutdown)",
+            ended,
+        )
 
 
 def held() -> set[int]:
