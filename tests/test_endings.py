@@ -361,3 +361,29 @@ def test_a_run_open_at_exit_on_a_provider_wired_by_hand_is_ended_not_lost() -> N
     assert "invoke_agent a shutdown None" in lines
     assert lines[-1] == "invoke_agent a shutdown None"  # innermost first, the run last
     assert "1 run(s) still open at interpreter exit were ended" in done.stderr
+
+
+FORK_CHILD = EXIT_CHILD.replace(
+    "held = loop.run_until_complete(main())",
+    """held = loop.run_until_complete(main())
+import os, sys
+pid = os.fork()
+if pid == 0:  # the child: a worker forked while the run is open, exiting normally
+    print("child exits", flush=True)
+    sys.exit(0)  # its exit hooks run: the parent's run is not the child's to end
+os.waitpid(pid, 0)
+""",
+)
+
+
+def test_a_forked_child_never_ends_its_parents_open_run() -> None:
+    """A child forked while a run is open (a worker a tool's pool started) used to end the
+    parent's run at its own exit too: the same spans, under the same ids, exported twice."""
+    assert FORK_CHILD != EXIT_CHILD
+    done = subprocess.run(
+        [sys.executable, "-c", FORK_CHILD], capture_output=True, text=True, timeout=60, check=True
+    )
+    lines = done.stdout.splitlines()
+    assert "child exits" in lines
+    assert lines.count("invoke_agent a shutdown None") == 1  # the parent's, at its exit
+    assert lines.index("child exits") < lines.index("invoke_agent a shutdown None")

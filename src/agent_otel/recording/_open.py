@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import atexit
 import logging
+import os
 from collections.abc import Callable
 from contextlib import suppress
 from typing import Any
@@ -98,3 +99,14 @@ def held() -> set[int]:
 
 def open_count() -> int:
     return len(_OPEN)
+
+
+def _after_fork_in_child() -> None:
+    """A forked child (a worker a tool's pool started, a pre-forking server): the runs open
+    in the parent are the parent's to end. Ended in the child at its exit, they would be
+    exported twice, under the same span ids."""
+    _OPEN.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
