@@ -98,20 +98,21 @@ def check_provider(caller: str, name: str, provider: object, method: str) -> Non
     provider whose ``method`` raises fails at run time: that costs its signal, told once.)"""
     if provider is None:
         return
+    a_class = issubclass(type(provider), type)  # (type() never reads its __class__)
     try:
-        usable = not isinstance(provider, type) and callable(getattr(provider, method, None))
+        if not a_class and callable(getattr(provider, method, None)):
+            return
     except Exception:  # a hostile object: its failure is told where it is used
         return
-    if usable:
-        return
     wanted = "".join(part.title() for part in name.split("_"))  # TracerProvider
-    if issubclass(type(provider), type):  # a class (type() never reads its __class__)
-        given = f"{a_kind(provider)}: pass an instance, as {name}={wanted}()"
-    else:
-        given = f"{a_kind(provider)}: pass the provider itself (what you call {method}() on)"
+    what = (
+        f"pass an instance, as {name}={wanted}()"
+        if a_class
+        else f"pass the provider itself (what you call {method}() on)"
+    )
     raise TypeError(
-        f"{caller}({name}=...) takes a {wanted} (an object with {method}()), not {given}, "
-        "or leave it out for the global one"
+        f"{caller}({name}=...) takes a {wanted} (an object with {method}()), not "
+        f"{a_kind(provider)}: {what}, or leave it out for the global one"
     )
 
 

@@ -10,8 +10,8 @@ thread reaches its end at the same moment.
 
 ``configure()``'s telemetry ends (and counts) the runs on its providers itself (:func:`manage`).
 Runs on providers wired by hand are ended at interpreter exit by a hook registered when the
-first run starts, so after those providers' own exit hooks and run before them (``atexit``
-runs the newest first): their spans are ended before the SDK's exit flush exports them.
+first run starts. That is after those providers registered their own exit hooks, so it runs
+before them (``atexit`` runs the newest first): the spans end before the SDK's exit flush.
 """
 
 from __future__ import annotations

@@ -85,10 +85,11 @@ def _with_invoke_input(settings: RunSettings) -> RunSettings:
 
 def _start(settings: RunSettings, parent: Context | None, stream: object) -> RunRecorder | None:
     try:
-        if suppressed_here(otel_context.get_current()):
+        current = otel_context.get_current()
+        if suppressed_here(current):
             return None  # the caller turned instrumentation off: the run passes through
         hint_unconfigured(settings.tracer)
-        context = otel_context.get_current() if parent is None else parent
+        context = current if parent is None else parent
         if settings.stand_down_providers:
             context = framework_run(context, stream)
         recorder = RunRecorder(settings, context)
