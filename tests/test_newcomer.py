@@ -34,6 +34,34 @@ async def test_an_uncalled_otel_wrapper_says_to_call_it() -> None:
         )
 
 
+def test_an_option_given_by_position_is_told_its_keyword() -> None:
+    with pytest.raises(TypeError, match=r"as keywords, as in otel_wrapper\(agent_name='greeter'\)"):
+        otel_wrapper("greeter")  # type: ignore[misc]
+
+
+async def test_a_wrapped_invoke_coroutine_is_closed_and_told_where_the_wrapper_goes() -> None:
+    agent = ScriptedAgent([LLMCallStart(model="m"), LLMCallEnd()])
+    coroutine = agent.invoke([USER])
+    with pytest.raises(TypeError, match=r"not a coroutine: await agent.invoke\(messages, stream_"):
+        async for _ in otel_wrapper()(coroutine):  # type: ignore[arg-type]
+            pass
+    assert coroutine.cr_frame is None  # closed: Python has no "never awaited" to warn of
+
+
+@pytest.mark.parametrize(
+    ("given", "kind"),
+    [
+        ([TextDelta(text="x")], "a list"),
+        (ScriptedAgent([]), "a ScriptedAgent"),
+        (ScriptedAgent, "the class"),
+    ],
+)
+async def test_what_is_no_stream_is_named(given: object, kind: str) -> None:
+    with pytest.raises(TypeError, match=f"not {kind}"):
+        async for _ in otel_wrapper()(given):  # type: ignore[arg-type]
+            pass
+
+
 def test_the_wrappers_signature_stays_its_own() -> None:
     import inspect
 

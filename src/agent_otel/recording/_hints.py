@@ -9,7 +9,7 @@ import difflib
 import functools
 import logging
 from collections.abc import Callable, Collection
-from typing import ParamSpec, TypeVar
+from typing import ParamSpec, TypeVar, cast
 
 from opentelemetry import trace
 from opentelemetry.trace import ProxyTracer, Tracer
@@ -41,13 +41,25 @@ def factory(fn: Callable[P, R]) -> Callable[P, R]:
     @functools.wraps(fn)
     def checked(*args: P.args, **kwargs: P.kwargs) -> R:
         if args:
-            raise TypeError(
-                f"{name}() takes keyword options and returns the stream wrapper: pass "
-                f"stream_wrapper={name}() (called, with any options), not {name} itself"
-            )
+            raise TypeError(_positional(name, args[0]))
         return fn(*args, **kwargs)
 
     return checked
+
+
+def _positional(name: str, given: object) -> str:
+    """What ``name()`` called with ``given`` as its first positional argument is told: an
+    option given by position (a name as text) needs its keyword; anything else is the stream
+    or the agent where the wrapper ``name()`` returns belongs."""
+    if issubclass(type(given), str):
+        return (
+            f"{name}() takes its options as keywords, as in {name}(agent_name={given!r}) "
+            "(the options: docs/options.md)"
+        )
+    return (
+        f"{name}() takes keyword options and returns the stream wrapper: pass "
+        f"stream_wrapper={name}() (called, with any options), not {name} itself"
+    )
 
 
 def hint_unconfigured(tracer: Tracer) -> None:
@@ -77,8 +89,8 @@ def a_kind(value: object) -> str:
     """What ``value`` is, for a message: ``an int``, ``a Tracer``, ``the class Agent``; ``an
     object`` when it cannot say (a ``__class__`` or a metaclass's ``__name__`` that raises)."""
     try:
-        if isinstance(value, type):
-            return f"the class {value.__name__}"
+        if issubclass(type(value), type):  # (type() never reads its __class__)
+            return f"the class {cast(type, value).__name__}"
         name = str(type(value).__name__)
     except Exception:
         return "an object"

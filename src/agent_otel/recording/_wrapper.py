@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import AsyncIterable, AsyncIterator, Callable
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Coroutine
 from contextlib import suppress
 from dataclasses import replace
 from types import AsyncGeneratorType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from opentelemetry import context as otel_context
 from opentelemetry.context.context import Context
@@ -30,7 +30,7 @@ from agent_otel.standdown._context import suppressed_here
 from agent_otel.standdown._frameworks import framework_run
 
 from ._activation import activate, deactivate
-from ._hints import factory, hint_unconfigured
+from ._hints import a_kind, factory, hint_unconfigured
 from ._open import claim, opened
 from ._options import Options, settings_from
 from ._read import handler_for
@@ -149,6 +149,25 @@ async def _forward(iterator: AsyncIterator[Any], sent: Any, active: RunRecorder 
                 deactivate(token)
 
 
+def _not_a_stream(given: object) -> str:
+    """What wrapping ``given``, which is no async iterator, is told. A coroutine is most likely
+    ``agent.invoke(...)``: it is closed (it never ran, so nothing of the agent's is lost, and
+    Python does not warn it was never awaited) and the message shows where the wrapper goes."""
+    if issubclass(type(given), Coroutine):  # (type() never reads a hostile __class__)
+        with suppress(Exception):
+            cast("Coroutine[Any, Any, Any]", given).close()
+        return (
+            "otel_wrapper() wraps an async iterator of agent events, not a coroutine: "
+            "await agent.invoke(messages, stream_wrapper=otel_wrapper()), or wrap the stream, "
+            "as in otel_wrapper()(agent.stream(messages))"
+        )
+    return (
+        f"otel_wrapper() wraps an async iterator of agent events, not "
+        f"{a_kind(given)}: wrap the stream, as in "
+        "otel_wrapper()(agent.stream(messages)) (a synchronous generator: see docs/faq.md)"
+    )
+
+
 class _Layer:
     """What a layer outside one traced stream may learn of it: whether it has started, and
     whether the outer layer records its run instead (``deferred``: see :func:`defer`)."""
@@ -202,11 +221,7 @@ async def _traced(
 ) -> AsyncIterator[Any]:
     layer.started = True
     if not hasattr(stream, "__aiter__"):
-        raise TypeError(
-            f"otel_wrapper() wraps an async iterator of agent events, not a "
-            f"{type(stream).__name__}: wrap the stream, as in "
-            "otel_wrapper()(agent.stream(messages)) (a synchronous generator: see docs/faq.md)"
-        )
+        raise TypeError(_not_a_stream(stream))
     iterator = stream.__aiter__()
     recorder = None if layer.deferred else _start(settings, parent, stream)
     handlers: dict[type, Handler | None] = recorder.handlers if recorder is not None else {}
