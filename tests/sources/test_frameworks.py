@@ -305,3 +305,38 @@ async def test_langgraph_the_callers_own_callbacks_still_get_every_callback(
     assert heard == ["start", "end", "start", "end"]
     assert len([sp for sp in otel_telemetry.spans() if sp.name == "chat"]) == 2
     assert config["callbacks"] is callbacks  # the caller's config is not changed
+
+
+async def test_pydantic_ai_a_run_stopped_by_its_usage_limits_shows_no_request_it_never_made(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """``request_limit=1`` and a tool call: pydantic-ai raises ``UsageLimitExceeded`` as the
+    second model request node starts, before any request. The trace has the one call made,
+    its tool, and the run failed with the limit; no chat span for a request never sent."""
+    pytest.importorskip("pydantic_ai")
+    from pydantic_ai import Agent
+    from pydantic_ai.exceptions import UsageLimitExceeded
+    from pydantic_ai.models.test import TestModel
+    from pydantic_ai.usage import UsageLimits
+
+    from agent_contract.sources.pydantic_ai_stream import pydantic_ai_events
+
+    agent = Agent(TestModel(call_tools=["lookup"]), name="capped")
+
+    @agent.tool_plain
+    def lookup(term: str) -> str:
+        return "found"
+
+    source = pydantic_ai_events(agent, "Paris?", usage_limits=UsageLimits(request_limit=1))
+    with pytest.raises(UsageLimitExceeded):
+        await run_script(otel_telemetry, source, agent_name="capped")
+
+    assert otel_telemetry.outline() == [
+        ["invoke_agent capped", [["step 0", ["chat test", "execute_tool lookup"]]]],
+    ]
+    run = otel_telemetry.span("invoke_agent capped")
+    assert run.status.status_code is StatusCode.ERROR
+    assert (run.attributes or {})["error.type"] == "UsageLimitExceeded"
+    assert all(s.status.status_code is not StatusCode.ERROR
+               for s in otel_telemetry.spans() if s is not run)  # fmt: skip
+    assert otel_telemetry.open_spans() == []

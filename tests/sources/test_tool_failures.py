@@ -132,6 +132,50 @@ async def test_an_agents_sdk_callers_error_formatter_still_formats_the_message(
     assert config.tool_error_formatter is formatter  # the caller's config is not changed
 
 
+async def test_an_agents_sdk_tool_raising_with_no_failure_handler_names_its_own_error(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """``failure_error_function=None``: the SDK ends the run with its ``UserError`` raised from
+    the tool's exception. The call that raised fails with the tool's own class (not the SDK's
+    wrapper), its sibling that finished stays a success, and the run carries the SDK's error."""
+    pytest.importorskip("agents")
+    import asyncio
+
+    from agents import Agent, UserError, function_tool
+    from agents.testing import assistant_message, function_call
+
+    from agent_contract.sources.openai_agents import openai_agents_events
+
+    from ._fw_openai_agents import scripted
+
+    async def weather(city: str) -> str:
+        """Weather of a city."""
+        if city == "Rome":
+            await asyncio.sleep(0.05)  # Paris has finished by then
+            raise ToolFailure("no weather for Rome")
+        return f"sunny in {city}"
+
+    model = scripted(
+        [function_call("weather", {"city": c}, call_id=f"call_{c[0].lower()}")
+         for c in ("Paris", "Rome")],
+        [assistant_message("never")],
+    )  # fmt: skip
+    tool = function_tool(weather, failure_error_function=None)
+    agent = Agent(name="weatherbot", tools=[tool], model=model)
+    with pytest.raises(UserError) as raised:
+        await run_script(otel_telemetry, openai_agents_events(agent, "Weather?"),
+                         agent_name="agent")  # fmt: skip
+
+    assert isinstance(raised.value.__cause__, ToolFailure)
+    spans = _by_call(otel_telemetry)
+    assert _failed(spans["call_r"]) == "ToolFailure"
+    assert not (spans["call_r"].attributes or {}).get("agent_otel.incomplete")
+    _fine(spans["call_p"])
+    run = otel_telemetry.span("invoke_agent agent")
+    assert (run.attributes or {})["error.type"] == "UserError"
+    assert otel_telemetry.open_spans() == []
+
+
 # --- pydantic-ai: ToolFailed and arguments that fail validation ----------------------------
 
 

@@ -30,7 +30,13 @@ traces on its own) is that run's: LangGraph forwards its items to the outer grap
 config LangGraph makes current there) and a run reading an enclosing graph passes over
 everything under it; its own phases are named relative to that namespace.
 
-A call still open when the stream ends is closed with what its chunks assembled. The
+Requests streaming at the same time (parallel branches, ``Send`` fan-out) interleave their
+chunks; the contract tells one call at a time, so the first streams live and each other is
+held (its chunks, and results of the tools it asked for) until the live one ends, then told
+in the order they started. A call whose request ended (``on_llm_end``) before its node's
+update names its message ends with that request's final message (its usage, tool calls and
+finish reason), so a node keeping the answer out of ``messages`` loses nothing. A call still
+open when the stream ends is closed with what its chunks assembled. The
 graph's own stream items go to ``sink`` untouched. Needs ``langgraph`` (extra ``langgraph``);
 ``langchain_core`` (which LangGraph depends on) is imported when a run starts.
 """
@@ -78,6 +84,18 @@ class _Call:
         self.id = message_id
         self.run = run  # LangChain's run_id of the request, when the callbacks saw it
         self.tools: dict[int, list[Any]] = {}  # index -> [id, name, args parts]
+
+
+class _Held:
+    """A request held while another streams: where it runs, its chunks so far (or its whole
+    message, for a model that did not stream)."""
+
+    __slots__ = ("chunks", "meta", "namespace", "run", "whole")
+
+    def __init__(self, namespace: Any, meta: Any, run: Any, chunks: list[Any],
+                 whole: Any = None) -> None:  # fmt: skip
+        self.namespace, self.meta, self.run = namespace, meta, run
+        self.chunks, self.whole = chunks, whole
 
 
 class _Requests:
@@ -197,7 +215,10 @@ async def langgraph_events(
 class _Reader:
     """One run: the LLM call streaming, the messages already told, the step and its phase."""
 
-    __slots__ = ("base", "call", "phase", "requests", "results", "step", "told")
+    __slots__ = (
+        "asked", "base", "call", "held", "phase", "requests", "results", "results_held", "step",
+        "told",
+    )  # fmt: skip
 
     def __init__(self, requests: _Requests, base: tuple[str, ...] = ()) -> None:
         self.requests = requests
@@ -206,6 +227,11 @@ class _Reader:
         self.step, self.results = 0, False
         self.told: set[str] = set()  # ids of the AI and tool messages already made events
         self.phase: str | None = None  # the node path of the graph whose model spoke last
+        # Requests streaming while another streams (parallel branches, ``Send``): the contract
+        # tells one call at a time, so each is held, by request, until the live one ends.
+        self.held: dict[Any, _Held] = {}
+        self.asked: set[str] = set()  # the tool-call ids told so far
+        self.results_held: list[Any] = []  # tool results of calls still held
 
     def feed(self, namespace: Any, mode: Any, payload: Any) -> Iterator[AgentEvent]:
         if isinstance(namespace, tuple):
@@ -218,18 +244,13 @@ class _Reader:
             message, meta = payload
             kind = type(message).__name__
             if kind == "AIMessageChunk":
-                call, run = self.call, self.requests.owners.pop(id(message), None)
-                if call is None or (
-                    run != call.run if run is not None or call.run is not None
-                    else bool(message.id and message.id != call.id)
-                ):  # fmt: skip
-                    self.requests.started.pop(run, None)
-                    yield from self._open(namespace, meta, run)
-                    call = self.call = _Call(message.id, run)
-                call.id = call.id or message.id
-                yield from _deltas(message, call)
+                yield from self._chunk(namespace, meta, message)
             elif kind == "AIMessage":  # a model call that was not streamed: whole at once
-                yield from self._whole(namespace, meta, message)
+                if self.call is not None and self._in_flight(self.call):
+                    key = ("whole", id(message))  # told when the call streaming ends
+                    self.held[key] = _Held(namespace, meta, None, [], message)
+                else:
+                    yield from self._whole(namespace, meta, message)
             elif kind == "ToolMessage":
                 yield from self._tool(message)
         elif mode == "updates" and isinstance(payload, dict):
@@ -239,10 +260,84 @@ class _Reader:
                     yield from self._tool(message)
                 elif kind == "AIMessage" and self._ends(message):
                     yield from self._end(message)
+        if self.call is None and self.held:
+            yield from self._flush()
+
+    def _chunk(self, namespace: Any, meta: Any, message: Any) -> Iterator[AgentEvent]:
+        """A streamed chunk: the live call's, a held request's, or a new request's."""
+        call, run = self.call, self.requests.owners.pop(id(message), None)
+        if call is not None and (
+            run == call.run if run is not None or call.run is not None
+            else not (message.id and message.id != call.id)
+        ):  # fmt: skip
+            call.id = call.id or message.id
+            yield from _deltas(message, call)
+            return
+        key = run if run is not None else message.id
+        held = self.held.get(key) if key is not None else None
+        if held is not None:
+            held.chunks.append(message)
+            return
+        self.requests.started.pop(run, None)
+        if call is not None and self._in_flight(call):  # parallel: told when this one ends
+            self.held[key if key is not None else ("chunk", id(message))] = _Held(
+                namespace, meta, run, [message]
+            )
+            return
+        if call is not None:
+            yield from self._end(self._final(call))
+        if self.held:  # the requests held while that one streamed started before this one
+            yield from self._flush()
+            if self.call is not None:
+                self.held[key if key is not None else ("chunk", id(message))] = _Held(
+                    namespace, meta, run, [message]
+                )
+                return
+        yield from self._open(namespace, meta, run)
+        call = self.call = _Call(message.id, run)
+        yield from _deltas(message, call)
+
+    def _in_flight(self, call: _Call) -> bool:
+        """Whether ``call``'s request is still streaming: the callbacks saw it start and not
+        end (a request they did not see is taken as done when another's chunk comes)."""
+        return call.run is not None and call.run not in self.requests.ended
+
+    def _flush(self) -> Iterator[AgentEvent]:
+        """Tell the requests held while another streamed, in the order they started: each
+        that has ended whole (its final message, from the callbacks), the first still
+        streaming becomes the live call (the rest stay held)."""
+        while self.held and self.call is None:
+            key = next(iter(self.held))
+            held = self.held.pop(key)
+            if held.whole is not None:
+                yield from self._whole(held.namespace, held.meta, held.whole)
+                continue
+            first = held.chunks[0]
+            yield from self._open(held.namespace, held.meta, held.run)
+            call = self.call = _Call(first.id, held.run)
+            for chunk in held.chunks:
+                call.id = call.id or chunk.id
+                yield from _deltas(chunk, call)
+            if held.run is not None and held.run in self.requests.ended:
+                yield from self._end(self.requests.ended.pop(held.run))
+        for result in [r for r in self.results_held if r.tool_call_id in self.asked]:
+            self.results_held.remove(result)
+            yield from self._tool(result)
 
     def close(self) -> Iterator[AgentEvent]:
         if self.call is not None:
-            yield from self._end(None)
+            yield from self._end(self._final(self.call))
+        while self.held:
+            yield from self._flush()
+            if self.call is not None:
+                yield from self._end(self._final(self.call))
+        for result in self.results_held:  # results of calls never told: told as they are
+            yield from self._tool(result, True)
+        self.results_held.clear()
+
+    def _final(self, call: _Call) -> Any:
+        """The message ``call``'s request ended with, when the callbacks saw it (its usage)."""
+        return self.requests.ended.pop(call.run, None) if call.run is not None else None
 
     def _claimed(self, namespace: tuple[str, ...]) -> bool:
         """Whether another run reads the graph ``namespace`` is in: a graph streamed through
@@ -286,7 +381,7 @@ class _Reader:
         """End the call before, start a step after tool results, and announce a new call, with
         the messages request ``run`` sent (the caller then makes it ``self.call``)."""
         if self.call is not None:
-            yield from self._end(None)
+            yield from self._end(self._final(self.call))
         if self.results:
             yield StepBoundary(index=self.step)
             self.step, self.results = self.step + 1, False
@@ -301,7 +396,10 @@ class _Reader:
         if call is not None:
             if call.id:
                 self.told.add(call.id)
-            yield from _end(call, message)
+            for event in _end(call, message):
+                if isinstance(event, ToolCall) and event.id:
+                    self.asked.add(event.id)
+                yield event
 
     def _whole(self, namespace: Any, meta: Any, message: Any) -> Iterator[AgentEvent]:
         if message.id and message.id in self.told:
@@ -317,9 +415,13 @@ class _Reader:
         yield from _deltas(message, self.call)
         yield from self._end(message)
 
-    def _tool(self, message: Any) -> Iterator[AgentEvent]:
+    def _tool(self, message: Any, orphan: bool = False) -> Iterator[AgentEvent]:
         key = message.id or f"call:{message.tool_call_id}"
         if key in self.told:
+            return
+        if self.held and not orphan and str(message.tool_call_id) not in self.asked:
+            if message not in self.results_held:  # its call is held: told after it
+                self.results_held.append(message)
             return
         self.told.add(key)
         self.results = True

@@ -103,9 +103,10 @@ async def openai_agents_events(
 
     _install_nesting()
     failures: dict[str, str] = {}  # call id -> the class of the error its text reports
+    running: dict[str, str] = {}  # call id -> tool name, for each function tool call running
     requested: list[tuple[Any, Any, Any]] = []  # each started request: agent, prompt, items
     announcing = _announcing(run.get("hooks"), requested)
-    run = {**run, "hooks": _scoping_hooks(announcing, failures)}
+    run = {**run, "hooks": _scoping_hooks(announcing, failures, running)}
     result: Any = Runner.run_streamed(agent, input, **_noting_failures(run, failures))
     if on_result is not None:
         on_result(result)
@@ -136,7 +137,10 @@ async def openai_agents_events(
             elif kind == "agent_updated_stream_event":
                 current = event.new_agent
                 yield PhaseMarker(name=str(current.name))
-    except Exception:
+    except Exception as exc:
+        failed = _raised_by_tool(exc, running)
+        if failed is not None:  # a tool without a failure handler raised: its call failed
+            yield failed
         if requested:  # refused before its response began: the call is shown, and fails
             if reader is not None:
                 yield StepBoundary(index=step)
@@ -172,7 +176,7 @@ def _announcing(theirs: Any, requested: list[Any]) -> Any:
     return new_class("AnnouncingHooks", (RunHooks,), exec_body=lambda ns: ns.update(methods))()
 
 
-def _scoping_hooks(hooks: Any, failures: dict[str, str]) -> Any:
+def _scoping_hooks(hooks: Any, failures: dict[str, str], running: dict[str, str]) -> Any:
     """Run hooks entering each function tool's scope in its task, then calling ``hooks``."""
     from agents import FunctionTool, RunHooks
 
@@ -187,10 +191,12 @@ def _scoping_hooks(hooks: Any, failures: dict[str, str]) -> Any:
                 agent_tool = bool(getattr(tool, "_is_agent_tool", False))
                 _IN_TOOL.set(_Body(str(call_id or ""), agent_tool, failures))  # nested runs
                 name = getattr(context, "tool_name", None) or tool.name
+                running[str(call_id)] = str(tool.name)
                 tool_scope(call_id, name, mcp=_mcp_server(agent, tool)).__enter__()
             return inner.on_tool_start(context, agent, tool)
 
         def on_tool_end(self, context: Any, agent: Any, tool: Any, result: Any) -> Any:
+            running.pop(str(getattr(context, "tool_call_id", None)), None)
             return inner.on_tool_end(context, agent, tool, result)
 
         def on_llm_start(self, *args: Any, **kwargs: Any) -> Any:
@@ -247,6 +253,23 @@ def _install_nesting() -> None:
     current = get_default_agent_runner()
     if not getattr(current, "_agent_contract_nesting", False):
         set_default_agent_runner(_nesting_runner(AgentRunner, current))
+
+
+def _raised_by_tool(exc: BaseException, running: dict[str, str]) -> ToolResult | None:
+    """The failed result of the call whose tool raised ``exc``: a function tool without a
+    failure handler (``failure_error_function=None``) makes the SDK end the run with its own
+    ``UserError("Error running tool <name>: ...")`` raised from the tool's exception. The call
+    is the one running tool of that name, its ``error_type`` the tool's own exception's class;
+    ``None`` when ``exc`` is not that, or the call is not known for sure."""
+    cause = exc.__cause__
+    if cause is None or not str(exc).startswith("Error running tool "):
+        return None
+    calls = [
+        cid for cid, name in running.items() if str(exc).startswith(f"Error running tool {name}: ")
+    ]
+    if len(calls) != 1:
+        return None
+    return failed_result(calls[0], str(exc), running.pop(calls[0]), error_name(cause))
 
 
 def _nesting_runner(base: type, inner: Any) -> Any:

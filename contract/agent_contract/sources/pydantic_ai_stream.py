@@ -3,8 +3,10 @@
 ``pydantic_ai_events(agent, prompt, ...)`` drives ``agent.iter()``, the run's graph, and
 streams each node's own events (``node.stream(run.ctx)``):
 
-* a model request node is one LLM call: ``LLMCallStart`` (the model's name, its ``system``
-  as provider, the run's model settings as params), then each text and thinking part's
+* a model request node is one LLM call (none when the run's ``usage_limits`` stop it before
+  its request: pydantic-ai raises ``UsageLimitExceeded`` there, and the run carries it):
+  ``LLMCallStart`` (the model's name, its ``system`` as provider, the run's model settings
+  as params), then each text and thinking part's
   content, its start included, as ``TextDelta`` / ``ReasoningDelta``; when its stream ends,
   the ``ModelResponse`` gives ``Usage`` (cache and reasoning tokens included) and
   ``LLMCallEnd`` (``model_name``, ``provider_response_id``, ``finish_reason``);
@@ -73,7 +75,8 @@ async def pydantic_ai_events(
             kind = type(node).__name__  # read by name: nothing of pydantic-ai is imported
             if kind == "ModelRequestNode":
                 settings = run.get("model_settings", agent.model_settings)
-                yield _start(graph.ctx.deps.model, settings, graph.ctx.state, node)
+                if _allowed(graph.ctx):  # else the node raises the limit: no request is made
+                    yield _start(graph.ctx.deps.model, settings, graph.ctx.state, node)
                 async with node.stream(graph.ctx) as stream:
                     async for event in stream:
                         delta = _delta(event)
@@ -94,6 +97,21 @@ async def pydantic_ai_events(
                     step += 1
         if on_result is not None:
             on_result(graph.result)
+
+
+def _allowed(ctx: Any) -> bool:
+    """Whether the run's usage limits let the next request be made: pydantic-ai checks them
+    (``check_before_request``) as a model request node starts, before any request, so a run
+    over its limit ends there with ``UsageLimitExceeded`` and no model call."""
+    limits = getattr(getattr(ctx, "deps", None), "usage_limits", None)
+    check = getattr(limits, "check_before_request", None)
+    if check is None:
+        return True
+    try:
+        check(ctx.state.usage)
+    except Exception:  # the node raises it again, as pydantic-ai does without this adapter
+        return False
+    return True
 
 
 def _scoping() -> Any:
