@@ -18,7 +18,10 @@
   once it is done.
 * **fork**: the child starts with its own counts and fresh locks, so a lock held by the
   parent's export thread at the fork cannot hang the child (the SDK's processors already drop
-  the parent's queue in the child, which the parent still exports).
+  the parent's queue in the child, which the parent still exports). What the parent had
+  gathered in memory stays the parent's: the meter provider's aggregations
+  (:func:`forget_parents_metrics`), the tail sampler's held runs, the terminal view's pending
+  trees and token totals; reported again by the child, they were counted twice.
 * **multiprocessing**: a worker started by fork leaves through ``os._exit``, which skips
   ``atexit``; ``multiprocessing``'s own exit finalizers still run, so one shuts the worker's
   telemetry down. No global function is patched.
@@ -32,6 +35,7 @@ import os
 import signal
 import threading
 import weakref
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -180,6 +184,25 @@ class ProcessHooks:
         telemetry = self._telemetry()
         if telemetry is not None and not telemetry.is_shutdown:
             util.Finalize(None, _shutdown_ref(self._telemetry), exitpriority=-100)
+
+
+def forget_parents_metrics(meter_provider: object) -> None:
+    """In a forked child: empty aggregations, with locks nobody holds.
+
+    The SDK's meter provider keeps what the parent measured (its token counts, its durations,
+    its pipeline's counts) and its reader in the child reported it again as the child's own:
+    every total summed over processes counted the parent's runs twice. Its internals are read
+    defensively: on an SDK laid out otherwise, nothing is changed.
+    """
+    consumer = getattr(meter_provider, "_measurement_consumer", None)
+    storages = getattr(consumer, "_reader_storages", None)
+    if consumer is None or not isinstance(storages, Mapping):
+        return
+    for storage in storages.values():
+        if isinstance(getattr(storage, "_instrument_view_instrument_matches", None), dict):
+            storage.__dict__.update(_instrument_view_instrument_matches={}, _lock=threading.RLock())
+    if hasattr(consumer, "_lock"):
+        consumer.__dict__["_lock"] = threading.Lock()
 
 
 def _die(signum: int) -> None:

@@ -23,7 +23,7 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from agent_otel.exporting._console import ConsoleTreeExporter
 from agent_otel.exporting._loss import SpanLoss
-from agent_otel.exporting._process import ProcessHooks
+from agent_otel.exporting._process import ProcessHooks, forget_parents_metrics
 from agent_otel.recording._open import end_open_runs, manage, unmanage
 
 _log = logging.getLogger("agent_otel")
@@ -174,11 +174,12 @@ class Telemetry:
             )
 
     def _after_fork_in_child(self) -> None:
-        """In a forked child: fresh locks, and only the child's own spans counted."""
+        """In a forked child: fresh locks, and only the child's own spans and metrics counted."""
         self._lock = threading.Lock()
         self._stopped = threading.Event()
         if self._loss is not None:
             self._loss.reset_in_child()
+        forget_parents_metrics(self.meter_provider)
 
     def _settle(self) -> None:
         if self._loss is not None:

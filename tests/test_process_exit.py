@@ -1,10 +1,15 @@
-"""Signals that end the process: what was ended is delivered, whoever's handler ends it.
+"""A process's end and its forks: what was ended is delivered once, whoever ends the process.
+
+Signals: whatever handler ends the process, what was ended is delivered. Fork: what the parent
+gathered in memory (metrics, the tail sampler's held runs, the terminal view's pending trees
+and totals) stays the parent's; a child reports only its own.
 
 Each test runs a real child process that calls ``configure()`` and exports over OTLP/HTTP to
-the loopback receiver of ``tests/otlp_receiver.py``, with a batch delay of a minute: what the
-child ended is still queued when the signal comes, so only the path under test can deliver
-it. (``tests/integration/test_process_life.py``, heavy, covers the plain cases: SIGTERM with
-no handler, a handler that exits, an ignored SIGTERM, fork, a ``multiprocessing`` worker.)
+the loopback receiver of ``tests/otlp_receiver.py`` (or prints what its own reader holds),
+with a batch delay of a minute: what the child ended is still queued when its life ends, so
+only the path under test can deliver it. (``tests/integration/test_process_life.py``, heavy,
+covers the plain cases: SIGTERM with no handler, a handler that exits, an ignored SIGTERM,
+fork, a ``multiprocessing`` worker.)
 Timeouts are hang guards, not performance claims.
 """
 
@@ -26,14 +31,36 @@ HANG_GUARD_S = 60
 
 PRELUDE = """
 import asyncio, os, signal, sys, threading, time
-from agent_contract.protocol import LLMCallStart, LLMCallEnd, StepBoundary, TextDelta
+from agent_contract.protocol import LLMCallStart, LLMCallEnd, StepBoundary, TextDelta, Usage
 from agent_otel import configure, otel_wrapper
 
 async def agent():
     yield LLMCallStart(model="m", call_id="c")
     yield TextDelta(text="hi")
+    yield Usage(input_tokens=10, output_tokens=2)
     yield LLMCallEnd(call_id="c")
     yield StepBoundary()
+
+def forked_in_a_run(child, **options):
+    '''A run whose first call has ended and whose second is open when the process forks;
+    child() runs in the child, which then leaves normally (its exit hooks run).'''
+    async def forking():
+        yield LLMCallStart(model="m", call_id="first")
+        yield Usage(input_tokens=10, output_tokens=2)
+        yield LLMCallEnd(call_id="first")
+        yield StepBoundary()
+        yield LLMCallStart(model="m", call_id="second")
+        pid = os.fork()
+        if pid == 0:
+            print("child starts", flush=True)
+            child()
+            sys.exit(0)
+        os.waitpid(pid, 0)
+        print("child done", flush=True)
+        yield LLMCallEnd(call_id="second")
+    async def main():
+        [_ async for _ in otel_wrapper(agent_name="parent", **options)(forking())]
+    asyncio.run(main())
 
 def runs(n, name="run", **options):
     async def main():
@@ -68,22 +95,31 @@ class Ended:
     err: str
     runs: Counter[str]  # invoke_agent spans received, by agent name
     end_reasons: Counter[str]
+    chats: int  # chat spans received
 
 
-def run_child(script: str, *, send: signal.Signals | None = None, delay_s: float = 0.0) -> Ended:
-    """Run ``script`` after the prelude; with ``send``, signal it once it printed "ready"."""
+def run_child(
+    script: str,
+    *,
+    send: signal.Signals | None = None,
+    delay_s: float = 0.0,
+    env: dict[str, str] | None = None,
+) -> Ended:
+    """Run ``script`` after the prelude (with ``env`` added to the environment); with
+    ``send``, signal it once it printed "ready"."""
     with receiving(delay_s) as received:
-        env = {
+        variables = {
             **os.environ,
             "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": received.endpoint,
             "OTEL_METRICS_EXPORTER": "none",
             "OTEL_LOGS_EXPORTER": "none",
-            "OTEL_BSP_SCHEDULE_DELAY": "60000",  # nothing leaves before the signal
+            "OTEL_BSP_SCHEDULE_DELAY": "60000",  # nothing leaves before the life event
         }
-        env.pop("OTEL_TRACES_EXPORTER", None)
+        variables.pop("OTEL_TRACES_EXPORTER", None)
+        variables.update(env or {})
         process = subprocess.Popen(
             [sys.executable, "-c", PRELUDE + textwrap.dedent(script)],
-            env=env,
+            env=variables,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -105,6 +141,7 @@ def run_child(script: str, *, send: signal.Signals | None = None, delay_s: float
         err,
         Counter(str(a.get("gen_ai.agent.name")) for a in agents),
         Counter(str(a.get("agent_otel.end_reason")) for a in agents),
+        len(received.named("chat ")),
     )
 
 
@@ -213,3 +250,67 @@ def test_every_telemetry_is_shut_down_before_a_signal_kills() -> None:
     assert ended.code == -signal.SIGTERM, ended.err
     assert ended.runs == {"first": 2, "second": 2, "open-first": 1, "open-second": 1}, ended.err
     assert ended.end_reasons["shutdown"] == 2
+
+
+# --- fork ------------------------------------------------------------------------------------
+def test_a_forked_child_reports_only_its_own_metrics() -> None:
+    """The meter provider's aggregations were copied into the child, whose reader reported the
+    parent's runs (tokens, durations) again as its own: every total summed over the
+    processes of a pre-forking server counted them twice."""
+    ended = run_child(
+        """
+        import json
+        from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+        reader = InMemoryMetricReader()
+        configure("fork-metrics", metric_readers=[reader])
+        runs(2, "parent")
+        def child():
+            runs(1, "child")
+            counts = {}
+            for resource in reader.get_metrics_data().resource_metrics:
+                for scope in resource.scope_metrics:
+                    for metric in scope.metrics:
+                        if metric.name == "gen_ai.invoke_agent.duration":
+                            for point in metric.data.data_points:
+                                name = point.attributes["gen_ai.agent.name"]
+                                counts[name] = counts.get(name, 0) + point.count
+            print("child counts", json.dumps(counts, sort_keys=True), flush=True)
+        forked_in_a_run(child)
+        """
+    )
+    assert ended.code == 0, ended.err
+    assert 'child counts {"child": 1}' in ended.out, ended.out + ended.err
+
+
+def test_a_forked_child_never_passes_on_the_runs_the_parents_tail_sampler_holds() -> None:
+    """The tail sampler's held spans were copied into the child, whose shutdown passes on
+    the runs still going: the parent's spans were exported twice, under the same ids."""
+    ended = run_child(
+        """
+        from agent_otel import TailSamplingPolicy
+        configure("fork-sampled", tail_sampling=TailSamplingPolicy(keep_ratio=1.0))
+        forked_in_a_run(lambda: runs(1, "child"))
+        """
+    )
+    assert ended.code == 0, ended.err
+    assert "child done" in ended.out, ended.err
+    assert ended.runs == {"parent": 1, "child": 1}, ended.err
+    assert ended.chats == 3, ended.err  # the parent's two calls and the child's one, once each
+
+
+def test_a_forked_childs_terminal_view_shows_only_its_own() -> None:
+    """The terminal view's pending trees and token totals were copied into the child, which
+    printed the parent's unfinished run and the parent's tokens again at its exit."""
+    ended = run_child(
+        """
+        configure("fork-console", console=True, console_stream=sys.stdout)
+        runs(1, "before")
+        forked_in_a_run(lambda: None)
+        """,
+        env={"OTEL_TRACES_EXPORTER": "console"},
+    )
+    assert ended.code == 0, ended.err
+    child = ended.out.split("child starts", 1)[1].split("child done", 1)[0]
+    assert "trace " not in child and "token usage" not in child, child
+    parent = ended.out.split("child done", 1)[1]
+    assert "invoke_agent parent" in parent and "token usage" in parent, parent
