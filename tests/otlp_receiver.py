@@ -2,13 +2,15 @@
 
 ``with receiving() as received:`` gives the endpoint to export to
 (``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``) and keeps every span it is sent, decoded by the real
-protobuf classes, with its string, int and bool attributes.
+protobuf classes, with its string, int and bool attributes. ``delay_s`` holds each answer
+back, as a slow or distant collector does, once the request's spans are kept.
 """
 
 from __future__ import annotations
 
 import http.server
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -33,7 +35,7 @@ def _value(value: Any) -> Any:
 
 
 @contextmanager
-def receiving() -> Iterator[Received]:
+def receiving(delay_s: float = 0.0) -> Iterator[Received]:
     """Serve a traces receiver on a free local port for the block's duration."""
     received = Received(endpoint="")
 
@@ -49,6 +51,7 @@ def receiving() -> Iterator[Received]:
                     for span in scope.spans:
                         attributes = {a.key: _value(a.value) for a in span.attributes}
                         received.spans.append((span.name, attributes))
+            time.sleep(delay_s)
             self.send_response(200)
             self.send_header("content-length", "0")
             self.end_headers()

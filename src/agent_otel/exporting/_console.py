@@ -11,6 +11,7 @@ import os
 import shutil
 import sys
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -77,14 +78,23 @@ class ConsoleTreeExporter(SpanExporter):
         self._color = color
         self._width = width
         self._max_buffered = max(1, max_buffered_spans)
+        self._shutdown = False
+        self._window = max(0, window)
+        self._start_empty()
+        if hasattr(os, "register_at_fork"):  # held weakly: a fork never keeps it alive
+            start_empty = weakref.WeakMethod(self._start_empty)
+            os.register_at_fork(after_in_child=lambda: _call_alive(start_empty))
+
+    def _start_empty(self) -> None:
+        """Nothing pending, nothing totalled: at construction, and in a forked child, where
+        the pending trees and token totals are the parent's (printed again at the child's
+        exit, the parent's runs showed twice and its tokens were summed twice)."""
         self._lock = threading.Lock()
         self._traces: OrderedDict[int, list[ReadableSpan]] = OrderedDict()
         self._buffered = 0
         self._dropped = 0
         self._usage: dict[str, ModelUsage] = {}
-        self._shutdown = False
         self._warned = False
-        self._window = max(0, window)
         self._printed: OrderedDict[int, dict[int, str]] = OrderedDict()  # trace -> span names
         self._notes: OrderedDict[int, dict[int, list[str]]] = OrderedDict()  # not printed yet
 
@@ -235,3 +245,9 @@ def _isatty(stream: TextIO) -> bool:
         return bool(stream.isatty())
     except Exception:
         return False
+
+
+def _call_alive(method: weakref.WeakMethod[Callable[[], None]]) -> None:
+    bound = method()
+    if bound is not None:
+        bound()

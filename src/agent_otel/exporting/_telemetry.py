@@ -23,7 +23,7 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from agent_otel.exporting._console import ConsoleTreeExporter
 from agent_otel.exporting._loss import SpanLoss
-from agent_otel.exporting._process import ProcessHooks
+from agent_otel.exporting._process import ProcessHooks, forget_parents_metrics
 from agent_otel.recording._open import end_open_runs, manage, unmanage
 
 _log = logging.getLogger("agent_otel")
@@ -73,7 +73,7 @@ class Telemetry:
         if hasattr(os, "register_at_fork"):  # held weakly: a fork never keeps us alive
             reset = weakref.WeakMethod(self._after_fork_in_child)
             os.register_at_fork(after_in_child=lambda: _call_alive(reset))
-        self._hooks = ProcessHooks(self)  # SIGTERM, fork, multiprocessing workers
+        self._hooks = ProcessHooks(self, shutdown_timeout_millis / 1000)  # signals, fork, workers
 
     @property
     def prometheus_port(self) -> int | None:
@@ -124,11 +124,11 @@ class Telemetry:
             return self._shutdown(budget)
         finally:
             self._stopped.set()
+            self._hooks.uninstall()  # last: a signal meanwhile waited for all of the above
 
     def _shutdown(self, budget: float) -> bool:
         atexit.unregister(self._at_exit)
         unmanage(self._ours)
-        self._hooks.uninstall()
         deadline = time.monotonic() + budget
         self._end_open_runs()
 
@@ -174,11 +174,12 @@ class Telemetry:
             )
 
     def _after_fork_in_child(self) -> None:
-        """In a forked child: fresh locks, and only the child's own spans counted."""
+        """In a forked child: fresh locks, and only the child's own spans and metrics counted."""
         self._lock = threading.Lock()
         self._stopped = threading.Event()
         if self._loss is not None:
             self._loss.reset_in_child()
+        forget_parents_metrics(self.meter_provider)
 
     def _settle(self) -> None:
         if self._loss is not None:

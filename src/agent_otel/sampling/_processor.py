@@ -11,8 +11,10 @@ so they count every run.
 from __future__ import annotations
 
 import logging
+import os
 import threading
-from collections.abc import Mapping
+import weakref
+from collections.abc import Callable, Mapping
 
 from opentelemetry.context.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
@@ -64,6 +66,22 @@ class TailSampler(SpanProcessor):
     def __init__(self, downstream: SpanProcessor, policy: TailSamplingPolicy | None = None):
         self.downstream = downstream
         self.policy = policy or TailSamplingPolicy()
+        self._start_empty()
+        if hasattr(os, "register_at_fork"):  # held weakly: a fork never keeps it alive
+            start_empty = weakref.WeakMethod(self._start_empty)
+            os.register_at_fork(after_in_child=lambda: _call_alive(start_empty))
+        policy = self.policy
+        self._bounds = (
+            policy.max_run_spans,
+            policy.max_run_bytes,
+            policy.max_spans,
+            policy.max_bytes,
+        )
+
+    def _start_empty(self) -> None:
+        """Nothing held, nothing counted: at construction, and in a forked child, where the
+        runs held are the parent's (passed on at the child's exit, they were exported twice,
+        whatever the parent's policy decided)."""
         self._lock = threading.Lock()
         self._owner: dict[int, _Run | _Decided] = {}
         self._runs: dict[int, _Run] = {}
@@ -73,13 +91,6 @@ class TailSampler(SpanProcessor):
             ("runs_kept", "runs_dropped", "runs_overflowed", "spans_dropped"), 0
         )
         self._warned = False
-        policy = self.policy
-        self._bounds = (
-            policy.max_run_spans,
-            policy.max_run_bytes,
-            policy.max_spans,
-            policy.max_bytes,
-        )
 
     def stats(self) -> SamplerStats:
         with self._lock:
@@ -239,3 +250,9 @@ def _tokens(attributes: Mapping[str, object]) -> int:
         return total
     parts = (attributes.get(A.USAGE_INPUT_TOTAL), attributes.get(A.USAGE_OUTPUT_TOTAL))
     return sum(p for p in parts if isinstance(p, int))
+
+
+def _call_alive(method: weakref.WeakMethod[Callable[[], None]]) -> None:
+    bound = method()
+    if bound is not None:
+        bound()

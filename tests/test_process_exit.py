@@ -1,0 +1,316 @@
+"""A process's end and its forks: what was ended is delivered once, whoever ends the process.
+
+Signals: whatever handler ends the process, what was ended is delivered. Fork: what the parent
+gathered in memory (metrics, the tail sampler's held runs, the terminal view's pending trees
+and totals) stays the parent's; a child reports only its own.
+
+Each test runs a real child process that calls ``configure()`` and exports over OTLP/HTTP to
+the loopback receiver of ``tests/otlp_receiver.py`` (or prints what its own reader holds),
+with a batch delay of a minute: what the child ended is still queued when its life ends, so
+only the path under test can deliver it. (``tests/integration/test_process_life.py``, heavy,
+covers the plain cases: SIGTERM with no handler, a handler that exits, an ignored SIGTERM,
+fork, a ``multiprocessing`` worker.)
+Timeouts are hang guards, not performance claims.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from collections import Counter
+from dataclasses import dataclass
+
+import pytest
+
+from otlp_receiver import receiving
+
+HANG_GUARD_S = 60
+
+PRELUDE = """
+import asyncio, os, signal, sys, threading, time
+from agent_contract.protocol import LLMCallStart, LLMCallEnd, StepBoundary, TextDelta, Usage
+from agent_otel import configure, otel_wrapper
+
+async def agent():
+    yield LLMCallStart(model="m", call_id="c")
+    yield TextDelta(text="hi")
+    yield Usage(input_tokens=10, output_tokens=2)
+    yield LLMCallEnd(call_id="c")
+    yield StepBoundary()
+
+def forked_in_a_run(child, **options):
+    '''A run whose first call has ended and whose second is open when the process forks;
+    child() runs in the child, which then leaves normally (its exit hooks run).'''
+    async def forking():
+        yield LLMCallStart(model="m", call_id="first")
+        yield Usage(input_tokens=10, output_tokens=2)
+        yield LLMCallEnd(call_id="first")
+        yield StepBoundary()
+        yield LLMCallStart(model="m", call_id="second")
+        pid = os.fork()
+        if pid == 0:
+            print("child starts", flush=True)
+            child()
+            sys.exit(0)
+        os.waitpid(pid, 0)
+        print("child done", flush=True)
+        yield LLMCallEnd(call_id="second")
+    async def main():
+        [_ async for _ in otel_wrapper(agent_name="parent", **options)(forking())]
+    asyncio.run(main())
+
+def runs(n, name="run", **options):
+    async def main():
+        for _ in range(n):
+            [_ async for _ in otel_wrapper(agent_name=name, **options)(agent())]
+    asyncio.run(main())
+
+def held_open(name, **options):
+    '''A run that never ends, in a daemon thread: open when the process ends.'''
+    started = threading.Event()
+    async def never():
+        yield LLMCallStart(model="m", call_id="o")
+        started.set()
+        await asyncio.sleep(3600)
+        yield TextDelta(text="never")
+    async def consume():
+        [_ async for _ in otel_wrapper(agent_name=name, **options)(never())]
+    threading.Thread(target=lambda: asyncio.run(consume()), daemon=True).start()
+    started.wait(10)
+
+def ready():
+    print("ready", flush=True)
+    while True:
+        time.sleep(0.05)
+"""
+
+
+@dataclass
+class Ended:
+    code: int
+    out: str
+    err: str
+    runs: Counter[str]  # invoke_agent spans received, by agent name
+    end_reasons: Counter[str]
+    chats: int  # chat spans received
+
+
+def run_child(
+    script: str,
+    *,
+    send: signal.Signals | None = None,
+    delay_s: float = 0.0,
+    env: dict[str, str] | None = None,
+) -> Ended:
+    """Run ``script`` after the prelude (with ``env`` added to the environment); with
+    ``send``, signal it once it printed "ready"."""
+    with receiving(delay_s) as received:
+        variables = {
+            **os.environ,
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": received.endpoint,
+            "OTEL_METRICS_EXPORTER": "none",
+            "OTEL_LOGS_EXPORTER": "none",
+            "OTEL_BSP_SCHEDULE_DELAY": "60000",  # nothing leaves before the life event
+        }
+        variables.pop("OTEL_TRACES_EXPORTER", None)
+        variables.update(env or {})
+        process = subprocess.Popen(
+            [sys.executable, "-c", PRELUDE + textwrap.dedent(script)],
+            env=variables,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            if send is not None:
+                assert process.stdout is not None
+                line = process.stdout.readline()
+                assert line.strip() == "ready", (line, process.stderr and process.stderr.read())
+                process.send_signal(send)
+            out, err = process.communicate(timeout=HANG_GUARD_S)
+        finally:
+            process.kill()
+        agents = received.named("invoke_agent")
+    return Ended(
+        process.returncode,
+        out,
+        err,
+        Counter(str(a.get("gen_ai.agent.name")) for a in agents),
+        Counter(str(a.get("agent_otel.end_reason")) for a in agents),
+        len(received.named("chat ")),
+    )
+
+
+def test_sighup_flushes_then_dies_of_sighup() -> None:
+    """A closed terminal or SSH session sends SIGHUP, whose default action (like SIGTERM's)
+    skips every exit hook: every queued span was lost, without a word."""
+    ended = run_child(
+        """
+        configure("hup")
+        runs(5)
+        held_open("open")
+        ready()
+        """,
+        send=signal.SIGHUP,
+    )
+    assert ended.code == -signal.SIGHUP, ended.err  # the default action, after the flush
+    assert ended.runs == {"run": 5, "open": 1}, ended.err
+    assert ended.end_reasons["shutdown"] == 1
+
+
+@pytest.mark.parametrize(
+    ("ending", "code"),
+    [
+        ("signal.signal(signum, signal.SIG_DFL); os.kill(os.getpid(), signum)", -signal.SIGTERM),
+        ("os._exit(7)", 7),
+    ],
+    ids=["default-action-again", "os._exit"],
+)
+def test_an_applications_handler_that_ends_the_process_itself_loses_nothing(
+    ending: str, code: int
+) -> None:
+    """A handler installed before ``configure()`` that cleans up and then ends the process
+    itself ran at once, while the queue was flushed in the background: the process died
+    before a span left. It now runs once the flush is done."""
+    ended = run_child(
+        f"""
+        def graceful(signum, frame):
+            print("application cleanup", flush=True)
+            {ending}
+        signal.signal(signal.SIGTERM, graceful)
+        configure("app-handler")
+        runs(20)
+        ready()
+        """,
+        send=signal.SIGTERM,
+    )
+    assert ended.code == code, ended.err
+    assert "application cleanup" in ended.out
+    assert ended.runs == {"run": 20}, ended.err
+
+
+def test_a_signal_during_the_exit_shutdown_waits_for_it_then_dies() -> None:
+    """A SIGTERM that arrives while telemetry is shutting down at exit (a restart during the
+    exit flush; ``Pool.terminate()`` reaching a worker that is already leaving) took its
+    default action at once, because shutdown put the default handler back first: what was
+    still being exported was lost. It now waits for the shutdown, then takes that action."""
+    ended = run_child(
+        """
+        os.environ["OTEL_BSP_MAX_EXPORT_BATCH_SIZE"] = "3"  # one request per run
+        configure("exiting", shutdown_timeout_millis=30_000)
+        runs(4)
+        timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGTERM))
+        timer.daemon = True  # the interpreter does not wait for it before its exit hooks
+        timer.start()
+        """,  # the script ends: atexit shuts down, each request answered after 0.3 s
+        delay_s=0.3,
+    )
+    assert ended.runs == {"run": 4}, ended.err
+    assert ended.code == -signal.SIGTERM, ended.err  # then the signal's default action
+
+
+def test_pool_workers_terminated_by_the_pools_exit_deliver_their_runs() -> None:
+    """``with Pool() as pool:`` terminates its workers on leaving the block: each was killed
+    while its exit finalizer was still exporting."""
+    ended = run_child(
+        """
+        import multiprocessing
+        configure("pool")
+        def work(i):
+            runs(1, "worker")
+            return i
+        with multiprocessing.get_context("fork").Pool(2) as pool:
+            print(pool.map(work, range(6)), flush=True)
+        """
+    )
+    assert ended.code == 0, ended.err
+    assert ended.runs == {"worker": 6}, ended.err
+
+
+def test_every_telemetry_is_shut_down_before_a_signal_kills() -> None:
+    """With two ``configure()`` telemetries, the later one's handler chains to the earlier
+    one's, which shut only its own down before the default action: the later one's open run
+    was never ended, so never exported."""
+    ended = run_child(
+        """
+        first = configure("first")
+        second = configure("second", set_global=False)
+        runs(2, "first", tracer_provider=first.tracer_provider)
+        runs(2, "second", tracer_provider=second.tracer_provider)
+        held_open("open-first", tracer_provider=first.tracer_provider)
+        held_open("open-second", tracer_provider=second.tracer_provider)
+        ready()
+        """,
+        send=signal.SIGTERM,
+    )
+    assert ended.code == -signal.SIGTERM, ended.err
+    assert ended.runs == {"first": 2, "second": 2, "open-first": 1, "open-second": 1}, ended.err
+    assert ended.end_reasons["shutdown"] == 2
+
+
+# --- fork ------------------------------------------------------------------------------------
+def test_a_forked_child_reports_only_its_own_metrics() -> None:
+    """The meter provider's aggregations were copied into the child, whose reader reported the
+    parent's runs (tokens, durations) again as its own: every total summed over the
+    processes of a pre-forking server counted them twice."""
+    ended = run_child(
+        """
+        import json
+        from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+        reader = InMemoryMetricReader()
+        configure("fork-metrics", metric_readers=[reader])
+        runs(2, "parent")
+        def child():
+            runs(1, "child")
+            counts = {}
+            for resource in reader.get_metrics_data().resource_metrics:
+                for scope in resource.scope_metrics:
+                    for metric in scope.metrics:
+                        if metric.name == "gen_ai.invoke_agent.duration":
+                            for point in metric.data.data_points:
+                                name = point.attributes["gen_ai.agent.name"]
+                                counts[name] = counts.get(name, 0) + point.count
+            print("child counts", json.dumps(counts, sort_keys=True), flush=True)
+        forked_in_a_run(child)
+        """
+    )
+    assert ended.code == 0, ended.err
+    assert 'child counts {"child": 1}' in ended.out, ended.out + ended.err
+
+
+def test_a_forked_child_never_passes_on_the_runs_the_parents_tail_sampler_holds() -> None:
+    """The tail sampler's held spans were copied into the child, whose shutdown passes on
+    the runs still going: the parent's spans were exported twice, under the same ids."""
+    ended = run_child(
+        """
+        from agent_otel import TailSamplingPolicy
+        configure("fork-sampled", tail_sampling=TailSamplingPolicy(keep_ratio=1.0))
+        forked_in_a_run(lambda: runs(1, "child"))
+        """
+    )
+    assert ended.code == 0, ended.err
+    assert "child done" in ended.out, ended.err
+    assert ended.runs == {"parent": 1, "child": 1}, ended.err
+    assert ended.chats == 3, ended.err  # the parent's two calls and the child's one, once each
+
+
+def test_a_forked_childs_terminal_view_shows_only_its_own() -> None:
+    """The terminal view's pending trees and token totals were copied into the child, which
+    printed the parent's unfinished run and the parent's tokens again at its exit."""
+    ended = run_child(
+        """
+        configure("fork-console", console=True, console_stream=sys.stdout)
+        runs(1, "before")
+        forked_in_a_run(lambda: None)
+        """,
+        env={"OTEL_TRACES_EXPORTER": "console"},
+    )
+    assert ended.code == 0, ended.err
+    child = ended.out.split("child starts", 1)[1].split("child done", 1)[0]
+    assert "trace " not in child and "token usage" not in child, child
+    parent = ended.out.split("child done", 1)[1]
+    assert "invoke_agent parent" in parent and "token usage" in parent, parent
