@@ -172,6 +172,24 @@ def test_console_is_the_default_without_endpoint() -> None:
         tel.shutdown()
 
 
+def test_configure_off_the_main_thread_says_signals_will_not_flush(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Only the main thread may install signal handlers: configure() called from another
+    (an app factory run on a worker thread) leaves SIGTERM and SIGHUP unflushed, and says so."""
+    built = []
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        worker = threading.Thread(
+            target=lambda: built.append(
+                configure("svc", console_stream=io.StringIO(), set_global=False)
+            )
+        )
+        worker.start()
+        worker.join()
+    built[0].shutdown()
+    assert "configure() ran outside the main thread, so SIGTERM and SIGHUP" in caplog.text
+
+
 def test_exporter_env_switches(monkeypatch: pytest.MonkeyPatch, capture_server: str) -> None:
     monkeypatch.setenv("OTEL_TRACES_EXPORTER", "none")
     tel = configure(set_global=False)

@@ -78,7 +78,13 @@ class ProcessHooks:
     # --- signals ---------------------------------------------------------------------------
     def _install_handlers(self) -> None:
         if threading.current_thread() is not threading.main_thread():
-            return  # only the main thread may install handlers
+            # Only the main thread may install handlers: say what that costs, once per call.
+            _log.warning(
+                "agent-otel: configure() ran outside the main thread, so SIGTERM and SIGHUP "
+                "end the process without flushing telemetry. Call configure() from the main "
+                "thread, or call shutdown() on what it returns before the process stops."
+            )
+            return
         for signum in FATAL_SIGNALS:
             try:
                 previous = signal.getsignal(signum)
