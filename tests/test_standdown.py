@@ -362,3 +362,29 @@ def test_the_suppression_value_is_true_for_provider_instrumentations_only() -> N
         assert bool(otel_context.get_value("suppress_language_model_instrumentation")) is True
     finally:
         otel_context.detach(token)
+
+
+@pytest.mark.parametrize("framework", [True, False], ids=["framework-run", "contract-agent"])
+def test_an_ended_chat_span_releases_the_providers_unless_the_run_is_covered(
+    telemetry: InMemoryTelemetry, framework: bool
+) -> None:
+    """A context made while our chat span was open, read after it ended (a task the call
+    started): a provider traces its call, except in a framework run, where every model call
+    is one of our chat spans (its next call may run in a task made in the last one's context)."""
+    from agent_otel.standdown._context import chat_context, cover, covering, suppressed
+
+    span = telemetry.tracer_provider.get_tracer("test").start_span("chat")
+    span.end()
+    base = otel_context.get_current()
+    context = chat_context(suppressed(cover(base) if framework else base), span)
+    token = otel_context.attach(context)
+    try:
+        scope: dict[str, Any] = {"__name__": "openinference.instrumentation.openai._request",
+                                 "get_value": otel_context.get_value,
+                                 "KEY": _SUPPRESS_INSTRUMENTATION_KEY}  # fmt: skip
+        exec("result = bool(get_value(KEY))", scope)
+        assert scope["result"] is framework
+        assert covering() is framework  # the openai-v2 guard's question
+        assert bool(otel_context.get_value("suppress_language_model_instrumentation")) is framework
+    finally:
+        otel_context.detach(token)

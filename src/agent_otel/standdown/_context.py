@@ -93,10 +93,11 @@ def _ended(span: object) -> bool:
 
 def covering() -> bool:
     """Whether a model call made in the current context is covered by one of our chat spans:
-    one still open here, or a framework run's (:data:`COVERED`)."""
+    one still open here, or a framework run's (:data:`COVERED`: a framework's task made in a
+    chat span's context runs its next call after that span ended)."""
     span = otel_context.get_value(INFERENCE_SPAN)
-    if span is not None:
-        return not _ended(span)
+    if span is not None and not _ended(span):
+        return True
     return bool(otel_context.get_value(COVERED))
 
 
@@ -113,8 +114,7 @@ def _asker(frame: FrameType | None) -> FrameType | None:
 def _covers(asker: FrameType) -> bool:
     """Whether the request ``asker`` (the instrumentation's frame reading the key) is about is
     a model call our chat span describes, so the instrumentation should stand down."""
-    span = otel_context.get_value(INFERENCE_SPAN)
-    if span is not None and _ended(span):
+    if not covering():
         return False  # our chat span has ended: a task it spawned calls on its own
     if asker.f_globals.get("__name__") == _BOTOCORE:
         return _bedrock_model_call(asker)
