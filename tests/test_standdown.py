@@ -9,8 +9,9 @@ chat spans, and with ``stand_down_providers=False``, they trace as before.
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import pytest
@@ -47,7 +48,16 @@ def _chunk(choices: list[Any], **extra: Any) -> str:
     return "data: " + json.dumps({**body, "choices": choices, **extra}) + "\n\n"
 
 
+EMBEDDINGS = {
+    "object": "list", "model": "text-embedding-3-small",
+    "data": [{"object": "embedding", "index": 0, "embedding": [0.1, 0.2]}],
+    "usage": {"prompt_tokens": 5, "total_tokens": 5},
+}  # fmt: skip
+
+
 def _handler(request: Any) -> Any:
+    if request.url.path.endswith("/embeddings"):
+        return httpx2.Response(200, json=EMBEDDINGS)
     payload = json.loads(request.content)
     if payload.get("stream"):
         text = "".join(
@@ -120,8 +130,13 @@ def api(telemetry: InMemoryTelemetry) -> Any:
     return openai.AsyncOpenAI(api_key="test", base_url="http://mock.invalid/v1", http_client=http)
 
 
-async def run(telemetry: InMemoryTelemetry, stream: bool, **options: Any) -> OpenAIAgent:
-    agent = OpenAIAgent(api(telemetry), stream)
+async def run(
+    telemetry: InMemoryTelemetry,
+    stream: bool,
+    kind: type[OpenAIAgent] = OpenAIAgent,
+    **options: Any,
+) -> OpenAIAgent:
+    agent = kind(api(telemetry), stream)
     wrap = telemetry.wrapper(**options)
     async for _ in wrap(agent.stream([])):
         pass
@@ -213,6 +228,96 @@ async def test_openai_v2_uninstrument_still_restores_the_sdk(telemetry: InMemory
     assert len(chat_spans(telemetry.spans())) == 1
 
 
+class EmbeddingAgent(OpenAIAgent):
+    """Embeds the question inside its chat span, before the model call."""
+
+    async def stream(self, messages: list[Any], config: Any = None) -> AsyncIterator[Any]:
+        async for event in super().stream(messages, config):
+            yield event
+            if type(event).__name__ == "LLMCallStart":  # now inside our chat span
+                await self.api.embeddings.create(model="text-embedding-3-small", input="hi")
+
+
+class SpawningAgent(OpenAIAgent):
+    """Starts a task during its call that makes a model call of its own once the call ended
+    (the task's context is a copy of the chat span's)."""
+
+    async def stream(self, messages: list[Any], config: Any = None) -> AsyncIterator[Any]:
+        ended = asyncio.Event()
+
+        async def later() -> None:
+            await ended.wait()
+            await self.api.chat.completions.create(
+                model=MODEL, messages=[{"role": "user", "content": "later"}]
+            )
+
+        tasks = []
+        async for event in super().stream(messages, config):
+            yield event
+            if type(event).__name__ == "LLMCallStart":
+                tasks.append(asyncio.create_task(later()))
+        ended.set()
+        await tasks[0]
+
+
+def _openllmetry() -> Any:
+    module = pytest.importorskip("opentelemetry.instrumentation.openai")
+    return module.OpenAIInstrumentor()
+
+
+ONE_PROVIDER: dict[str, Callable[[], Any]] = {
+    "openai-v2": lambda: openai_v2.OpenAIInstrumentor(),
+    "openinference": lambda: oi_openai.OpenAIInstrumentor(),
+    "openllmetry": _openllmetry,
+}
+
+
+@pytest.fixture(params=sorted(ONE_PROVIDER))
+def one_provider(request: pytest.FixtureRequest) -> Iterator[InMemoryTelemetry]:
+    """In-memory providers with one provider instrumentation instrumented into them."""
+    telemetry = InMemoryTelemetry()
+    instrumentor = ONE_PROVIDER[request.param]()
+    instrumentor.instrument(
+        tracer_provider=telemetry.tracer_provider, meter_provider=telemetry.meter_provider
+    )
+    try:
+        yield telemetry
+    finally:
+        instrumentor.uninstrument()
+        telemetry.shutdown()
+
+
+async def test_an_embeddings_call_inside_our_chat_span_is_traced_by_the_provider(
+    one_provider: InMemoryTelemetry,
+) -> None:
+    """Our chat span describes the model call, not an embeddings request made meanwhile: the
+    provider instrumentation still traces that one (its span, its tokens)."""
+    await run(one_provider, False, EmbeddingAgent)
+    spans = one_provider.spans()
+    (chat,) = chat_spans([s for s in spans if "mbedding" not in s.name])
+    assert chat.instrumentation_scope is not None
+    assert chat.instrumentation_scope.name == "agent_otel"
+    theirs = [
+        s.name for s in spans
+        if s.instrumentation_scope is not None
+        and s.instrumentation_scope.name not in {"agent_otel", HTTP_SCOPE}
+    ]  # fmt: skip
+    assert len(theirs) == 1 and "mbedding" in theirs[0], theirs  # the embeddings request only
+
+
+async def test_a_task_the_call_spawned_is_traced_by_the_providers_once_the_call_ended(
+    telemetry: InMemoryTelemetry,
+) -> None:
+    """The stand-down lasts as long as our chat span, not as long as a copy of its context."""
+    await run(telemetry, False, SpawningAgent)
+    scopes = sorted(
+        s.instrumentation_scope.name
+        for s in chat_spans(telemetry.spans())
+        if s.instrumentation_scope is not None
+    )
+    assert scopes == sorted(["agent_otel", *PROVIDER_SCOPES])  # ours, and theirs of the task's
+
+
 def test_the_suppression_value_is_true_for_provider_instrumentations_only() -> None:
     from opentelemetry.trace import INVALID_SPAN
 
@@ -254,6 +359,32 @@ def test_the_suppression_value_is_true_for_provider_instrumentations_only() -> N
             assert scope["result"] is expected, module
         # OTel's helpers ask on behalf of their caller: here, this test module (not a provider).
         assert is_instrumentation_enabled() and is_http_instrumentation_enabled()
-        assert otel_context.get_value("suppress_language_model_instrumentation") is True
+        assert bool(otel_context.get_value("suppress_language_model_instrumentation")) is True
+    finally:
+        otel_context.detach(token)
+
+
+@pytest.mark.parametrize("framework", [True, False], ids=["framework-run", "contract-agent"])
+def test_an_ended_chat_span_releases_the_providers_unless_the_run_is_covered(
+    telemetry: InMemoryTelemetry, framework: bool
+) -> None:
+    """A context made while our chat span was open, read after it ended (a task the call
+    started): a provider traces its call, except in a framework run, where every model call
+    is one of our chat spans (its next call may run in a task made in the last one's context)."""
+    from agent_otel.standdown._context import chat_context, cover, covering, suppressed
+
+    span = telemetry.tracer_provider.get_tracer("test").start_span("chat")
+    span.end()
+    base = otel_context.get_current()
+    context = chat_context(suppressed(cover(base) if framework else base), span)
+    token = otel_context.attach(context)
+    try:
+        scope: dict[str, Any] = {"__name__": "openinference.instrumentation.openai._request",
+                                 "get_value": otel_context.get_value,
+                                 "KEY": _SUPPRESS_INSTRUMENTATION_KEY}  # fmt: skip
+        exec("result = bool(get_value(KEY))", scope)
+        assert scope["result"] is framework
+        assert covering() is framework  # the openai-v2 guard's question
+        assert bool(otel_context.get_value("suppress_language_model_instrumentation")) is framework
     finally:
         otel_context.detach(token)

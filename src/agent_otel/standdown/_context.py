@@ -16,10 +16,20 @@ Read in their sources (the versions in the ``bench`` extra):
   ``opentelemetry-instrumentation-genai-*``) reads the handler's inference key (see
   :mod:`._util_genai`).
 
+- ``opentelemetry-instrumentation-botocore`` 0.66b2 reads the general key before every AWS call
+  (``is_instrumentation_enabled()``); its Bedrock Runtime extension makes a chat span with
+  token metrics of ``Converse``, ``ConverseStream``, ``InvokeModel`` and
+  ``InvokeModelWithResponseStream``, and every other call (S3, DynamoDB, ...) is an RPC span.
+
 The general key also stops HTTP instrumentations (``is_http_instrumentation_enabled()``), which
 must go on tracing the request under our chat span. So its value here is
-:data:`PROVIDERS_ONLY`, which is true only when a GenAI provider instrumentation asks; the
-model-call key is a plain True. :data:`INFERENCE_SPAN` holds our chat span itself, the
+:data:`PROVIDERS_ONLY`, which is true only when a GenAI provider instrumentation asks about a
+model call our chat span describes; the model-call key's is :data:`MODEL_CALLS`, true for
+whoever asks about such a call. Not such a call (:func:`_covers`): an embeddings request
+(something on the asking stack is an embeddings module: the SDK's, the instrumentation's
+embeddings wrapper, a framework's embedding model), an AWS call other than those four
+Bedrock Runtime operations, and any request once our chat span has ended (a task the call
+spawned, still running after it). :data:`INFERENCE_SPAN` holds our chat span itself, the
 context key the GenAI conventions are discussing for this (semantic-conventions-genai #475).
 """
 
@@ -53,18 +63,91 @@ PROVIDER_MODULES = (
     "opentelemetry.instrumentation.cohere",
     "opentelemetry.instrumentation.bedrock",
     "opentelemetry.instrumentation.ollama",
+    "opentelemetry.instrumentation.botocore",
     "logfire._internal.integrations.llm_providers",
 )
-"""Modules whose check of the general suppression key sees True inside our chat span."""
+"""Modules whose check of the general suppression key sees True inside our chat span (for a
+model call it describes, :func:`_covers`)."""
 _HELPERS = (
     "opentelemetry.instrumentation.utils",
     "opentelemetry.context",
     "logfire._internal.utils",
 )
+_EMBEDDINGS = ".embedding"
+"""In the name of a module on the asking stack: the request is an embeddings one
+(``openai.resources.embeddings``, OpenLLMetry's ``shared.embeddings_wrappers``, LangChain's
+and LlamaIndex's ``embeddings`` packages)."""
+_CALLERS_READ = 16
+"""How far above the asking frame an embeddings module is looked for: the SDK method is a few
+frames up where the instrumentation wraps the client's generic request method."""
+_BOTOCORE = "opentelemetry.instrumentation.botocore"
+_BEDROCK_MODEL_CALLS = frozenset(
+    {"Converse", "ConverseStream", "InvokeModel", "InvokeModelWithResponseStream"}
+)
+
+
+def _ended(span: object) -> bool:
+    """Whether our chat span has ended (an SDK span's ``end_time``; an unsampled one never)."""
+    return getattr(span, "end_time", None) is not None
+
+
+def covering() -> bool:
+    """Whether a model call made in the current context is covered by one of our chat spans:
+    one still open here, or a framework run's (:data:`COVERED`: a framework's task made in a
+    chat span's context runs its next call after that span ended)."""
+    span = otel_context.get_value(INFERENCE_SPAN)
+    if span is not None and not _ended(span):
+        return True
+    return bool(otel_context.get_value(COVERED))
+
+
+def _asker(frame: FrameType | None) -> FrameType | None:
+    """The first frame from ``frame`` up that is not one of OTel's or Logfire's helpers."""
+    while frame is not None:
+        name = frame.f_globals.get("__name__", "")
+        if not isinstance(name, str) or not name.startswith(_HELPERS):
+            return frame
+        frame = frame.f_back
+    return None
+
+
+def _covers(asker: FrameType) -> bool:
+    """Whether the request ``asker`` (the instrumentation's frame reading the key) is about is
+    a model call our chat span describes, so the instrumentation should stand down."""
+    if not covering():
+        return False  # our chat span has ended: a task it spawned calls on its own
+    if asker.f_globals.get("__name__") == _BOTOCORE:
+        return _bedrock_model_call(asker)
+    frame: FrameType | None = asker
+    for _ in range(_CALLERS_READ):
+        if frame is None:
+            break
+        name = frame.f_globals.get("__name__", "")
+        if isinstance(name, str) and _EMBEDDINGS in name:
+            return False
+        frame = frame.f_back
+    return True
+
+
+def _bedrock_model_call(asker: FrameType) -> bool:
+    """Whether botocore's ``_patched_api_call(self, original_func, instance, args, kwargs)``
+    is calling one of Bedrock Runtime's model operations (not an embedding model's): every
+    other AWS call stays its RPC span, as HTTP spans stay. A shape not recognised: theirs stays."""
+    local = asker.f_locals
+    instance, args = local.get("instance"), local.get("args")
+    meta = getattr(getattr(instance, "meta", None), "service_model", None)
+    if getattr(meta, "service_name", None) != "bedrock-runtime":
+        return False
+    if not isinstance(args, tuple) or len(args) < 2 or args[0] not in _BEDROCK_MODEL_CALLS:
+        return False
+    params = args[1]
+    model = params.get("modelId") if isinstance(params, dict) else None
+    return not (isinstance(model, str) and "embed" in model.lower())
 
 
 class _ProvidersOnly:
-    """Truthy for the GenAI provider instrumentations that ask, falsy for everyone else.
+    """Truthy for the GenAI provider instrumentations that ask about a model call our chat span
+    describes (:func:`_covers`), falsy for everyone else.
 
     The asker is the first caller outside OTel's own helpers (``is_instrumentation_enabled``,
     ``get_value``), found by walking up the stack: only when something reads the key, once per
@@ -74,21 +157,32 @@ class _ProvidersOnly:
     __slots__ = ()
 
     def __bool__(self) -> bool:
-        frame: FrameType | None = sys._getframe(1)
-        while frame is not None:
-            name = frame.f_globals.get("__name__", "")
-            if not isinstance(name, str):
-                return False
-            if not name.startswith(_HELPERS):
-                return name.startswith(PROVIDER_MODULES)
-            frame = frame.f_back
-        return False
+        asker = _asker(sys._getframe(1))
+        if asker is None:
+            return False
+        name = asker.f_globals.get("__name__", "")
+        return isinstance(name, str) and name.startswith(PROVIDER_MODULES) and _covers(asker)
 
     def __repr__(self) -> str:
         return "<agent-otel: providers stand down>"
 
 
+class _ModelCalls:
+    """The model-call key's value: truthy for whoever asks about a model call our chat span
+    describes (:func:`_covers`). Only GenAI instrumentations read that key."""
+
+    __slots__ = ()
+
+    def __bool__(self) -> bool:
+        asker = _asker(sys._getframe(1))
+        return asker is not None and _covers(asker)
+
+    def __repr__(self) -> str:
+        return "<agent-otel: model calls stand down>"
+
+
 PROVIDERS_ONLY = _ProvidersOnly()
+MODEL_CALLS = _ModelCalls()
 
 
 def suppressed_here(context: Context) -> bool:
@@ -111,7 +205,7 @@ def suppressed(context: Context) -> Context:
     """``context`` with the two suppression keys set, for :func:`chat_context`: a run builds
     it once, not once per call (figure 2: two context copies per call)."""
     context = otel_context.set_value(_SUPPRESS_INSTRUMENTATION_KEY, PROVIDERS_ONLY, context)
-    return otel_context.set_value(LANGUAGE_MODEL_KEY, True, context)
+    return otel_context.set_value(LANGUAGE_MODEL_KEY, MODEL_CALLS, context)
 
 
 def chat_context(suppressing: Context, span: Span) -> Context:

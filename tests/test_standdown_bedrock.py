@@ -1,0 +1,104 @@
+"""Bedrock through ``opentelemetry-instrumentation-botocore``: one chat span per model call.
+
+botocore's instrumentation traces every AWS call (``opentelemetry-bootstrap`` installs it
+wherever boto3 is), and its Bedrock Runtime extension makes a chat span with token metrics of
+each ``Converse`` / ``InvokeModel``. Inside our chat span it stands down for those, while
+every other AWS call it makes (here S3's) stays its RPC span, as HTTP spans stay; outside our
+chat spans it traces the model call as before. The real boto3 clients answer from botocore's
+own ``Stubber``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+
+boto3 = pytest.importorskip("boto3")
+botocore_otel = pytest.importorskip("opentelemetry.instrumentation.botocore")
+
+from botocore.stub import Stubber  # noqa: E402
+
+from agent_contract.protocol import LLMCallEnd, LLMCallStart, TextDelta, Usage  # noqa: E402
+from agent_otel.testing import InMemoryTelemetry  # noqa: E402
+
+MODEL = "amazon.nova-micro-v1:0"
+CONVERSE = {
+    "output": {"message": {"role": "assistant", "content": [{"text": "hi"}]}},
+    "stopReason": "end_turn",
+    "usage": {"inputTokens": 12, "outputTokens": 3, "totalTokens": 15},
+    "metrics": {"latencyMs": 1},
+}
+ASK = {"modelId": MODEL, "messages": [{"role": "user", "content": [{"text": "hi"}]}]}
+
+
+def client(service: str) -> Any:
+    return boto3.client(
+        service, region_name="us-east-1", aws_access_key_id="k", aws_secret_access_key="s"
+    )
+
+
+@pytest.fixture
+def telemetry() -> Iterator[InMemoryTelemetry]:
+    telemetry = InMemoryTelemetry()
+    instrumentor = botocore_otel.BotocoreInstrumentor()
+    instrumentor.instrument(
+        tracer_provider=telemetry.tracer_provider, meter_provider=telemetry.meter_provider
+    )
+    try:
+        yield telemetry
+    finally:
+        instrumentor.uninstrument()
+        telemetry.shutdown()
+
+
+class BedrockAgent:
+    """A contract agent over one Bedrock ``Converse`` call, listing S3 buckets meanwhile."""
+
+    def __init__(self, bedrock: Any, s3: Any) -> None:
+        self.bedrock, self.s3 = bedrock, s3
+
+    async def stream(self, messages: list[Any], config: Any = None) -> AsyncIterator[Any]:
+        yield LLMCallStart(model=MODEL, provider="aws.bedrock", call_id="c1")
+        answer = self.bedrock.converse(**ASK)
+        self.s3.list_buckets()  # an AWS call that is not a model call
+        yield TextDelta(answer["output"]["message"]["content"][0]["text"])
+        usage = answer["usage"]
+        yield Usage(input_tokens=usage["inputTokens"], output_tokens=usage["outputTokens"])
+        yield LLMCallEnd(call_id="c1", model=MODEL, finish_reason="stop")
+
+
+def input_tokens_counted(telemetry: InMemoryTelemetry) -> int:
+    points = telemetry.histograms().get("gen_ai.client.token.usage", [])
+    return sum(
+        int(getattr(p, "sum", 0))
+        for p in points
+        if dict(p.attributes or {}).get("gen_ai.token.type") == "input"
+    )
+
+
+async def test_bedrock_stands_down_inside_our_chat_span_other_aws_calls_stay(
+    telemetry: InMemoryTelemetry,
+) -> None:
+    bedrock, s3 = client("bedrock-runtime"), client("s3")
+    with Stubber(bedrock) as bedrock_stub, Stubber(s3) as s3_stub:
+        bedrock_stub.add_response("converse", CONVERSE)
+        bedrock_stub.add_response("converse", CONVERSE)
+        s3_stub.add_response("list_buckets", {"Buckets": []})
+        async for _ in telemetry.wrapper()(BedrockAgent(bedrock, s3).stream([])):
+            pass
+        assert telemetry.outline() == [
+            ["invoke_agent", [["step 0", [[f"chat {MODEL}", ["S3.ListBuckets"]]]]]]
+        ]
+        (chat,) = telemetry.by_name()[f"chat {MODEL}"]
+        assert chat.instrumentation_scope is not None
+        assert chat.instrumentation_scope.name == "agent_otel"
+        assert input_tokens_counted(telemetry) == 12  # once
+
+        telemetry.clear()
+        bedrock.converse(**ASK)  # outside our chat spans: botocore's chat span, as before
+    (theirs,) = telemetry.spans()
+    assert theirs.name == f"chat {MODEL}"
+    assert theirs.instrumentation_scope is not None
+    assert theirs.instrumentation_scope.name.startswith("opentelemetry.instrumentation.botocore")
