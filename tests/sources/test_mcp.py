@@ -351,7 +351,7 @@ async def test_a_contract_agents_mcp_call_says_so_and_a_local_tools_request_does
                 await client.call_tool("mul", {"x": 2})
             yield ToolResult(tool_call_id="c2", content="sent")
 
-        async for _ in otel_telemetry.wrapper(agent_name="calc")(agent()):
+        async for _ in otel_telemetry.wrapper(agent_name="calc", session_id="s-1")(agent()):
             pass
 
     # The SDK's client lists the server's tools before its first call (to check the result
@@ -372,3 +372,7 @@ async def test_a_contract_agents_mcp_call_says_so_and_a_local_tools_request_does
     assert add["mcp.protocol.version"] == server.protocol_version == "2026-07-28"
     assert report["gen_ai.tool.type"] == "function"
     assert not any(k.startswith(("mcp.", "jsonrpc.", "agent_otel.mcp")) for k in report)
+    # the SDK's requests, sent from the tool bodies, carry the run's session
+    # (RunIdentityProcessor, from the tool body's context)
+    for name in ("MCP send tools/call add", "MCP send tools/list", "MCP send tools/call mul"):
+        assert by_name[name]["session.id"] == "s-1", name
