@@ -24,7 +24,11 @@ pytest.importorskip("a2a.server.routes", reason="a2a-sdk[http-server] is not ins
 pytest.importorskip("uvicorn")
 
 from a2a.client import ClientConfig, create_client
-from a2a.helpers.proto_helpers import get_message_text, new_text_message
+from a2a.helpers.proto_helpers import (
+    get_message_text,
+    new_task_from_user_message,
+    new_text_message,
+)
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
@@ -33,7 +37,7 @@ from a2a.server.routes import (
     create_jsonrpc_routes,
     create_rest_routes,
 )
-from a2a.server.tasks import InMemoryTaskStore
+from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types.a2a_pb2 import (
     AgentCapabilities,
     AgentCard,
@@ -41,6 +45,7 @@ from a2a.types.a2a_pb2 import (
     AgentSkill,
     Role,
     SendMessageRequest,
+    TaskState,
 )
 from benchmarks._process import free_port
 from opentelemetry.sdk.trace import ReadableSpan
@@ -479,6 +484,66 @@ async def test_a_card_given_names_the_span_at_its_start_and_leaves_the_client_as
         A.PROVIDER_NAME: "openai",
         A.AGENT_VERSION: "1.2.0",
     }
+
+
+class FailingWeather(AgentExecutor):
+    """A remote agent that answers, and says its task failed (or was rejected): the SDK
+    raises nothing on the caller's side."""
+
+    def __init__(self, state: int) -> None:
+        self.state = state
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        assert context.message is not None
+        await event_queue.enqueue_event(new_task_from_user_message(context.message))
+        updater = TaskUpdater(event_queue, context.task_id or "", context.context_id or "")
+        answer = new_text_message("no forecast", context_id=context.context_id,
+                                  task_id=context.task_id)  # fmt: skip
+        await updater.update_status(self.state, message=answer)  # type: ignore[arg-type]
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        raise NotImplementedError
+
+
+@pytest.mark.parametrize("streaming", [False, True], ids=["message:send", "message:stream"])
+@pytest.mark.parametrize(
+    "state",
+    [TaskState.TASK_STATE_FAILED, TaskState.TASK_STATE_REJECTED],
+    ids=["failed", "rejected"],
+)
+async def test_a_remote_task_that_fails_fails_the_call_span(
+    otel_telemetry: InMemoryTelemetry, streaming: bool, state: int
+) -> None:
+    """The agent answered, its task failed: the caller's CLIENT span says so (ERROR,
+    ``error.type`` the state's name), and the responses reach the caller as they were."""
+    for server in _serve(trace_a2a_executor(FailingWeather(state)), streaming):
+        inner = await create_client(server.card, ClientConfig(streaming=streaming))
+        client = trace_a2a_client(inner, tracer_provider=otel_telemetry.tracer_provider)
+        message = new_text_message("Paris", role=Role.ROLE_USER)
+        async with client:
+            responses = [r async for r in client.send_message(SendMessageRequest(message=message))]
+    last = responses[-1]
+    final = last.task.status if last.HasField("task") else last.status_update.status
+    assert final.state == state
+    span = _client_span(otel_telemetry)
+    assert span.status.status_code.name == "ERROR"
+    assert span.attributes[A.ERROR_TYPE] == TaskState.Name(state)  # type: ignore[index, arg-type]
+    assert [e.name for e in span.events] == ["exception"]
+
+
+async def test_a_remote_task_that_completes_leaves_the_call_span_unset(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    for server in _serve(trace_a2a_executor(FailingWeather(TaskState.TASK_STATE_COMPLETED)), True):
+        inner = await create_client(server.card, ClientConfig(streaming=True))
+        client = trace_a2a_client(inner, tracer_provider=otel_telemetry.tracer_provider)
+        message = new_text_message("Paris", role=Role.ROLE_USER)
+        async with client:
+            async for _ in client.send_message(SendMessageRequest(message=message)):
+                pass
+    span = _client_span(otel_telemetry)
+    assert span.status.status_code.name == "UNSET"
+    assert A.ERROR_TYPE not in (span.attributes or {})
 
 
 # --- with a2a-sdk's own spans recorded -----------------------------------------------------------

@@ -225,6 +225,27 @@ def test_a_call_ends_once_and_a_conversation_id_is_taken_once(
     assert span.status.status_code.name == "UNSET"
 
 
+def test_a_failure_the_remote_side_answers_with_fails_the_span_without_an_exception(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """Nothing raised, but the remote agent said it failed (an HTTP error status the caller
+    reads, a task that failed): ``fail()`` marks the span as a raised error would, with the
+    ``exception`` event; a type that is no text is the registry's ``_OTHER``; after the end,
+    nothing changes."""
+    with remote_agent("a", tracer_provider=otel_telemetry.tracer_provider) as call:
+        call.fail("503", "Service Unavailable")
+    with remote_agent("b", tracer_provider=otel_telemetry.tracer_provider) as call:
+        call.fail(None)
+    call.fail("late")
+    a, b = otel_telemetry.span("invoke_agent a"), otel_telemetry.span("invoke_agent b")
+    assert (a.status.status_code.name, a.status.description) == ("ERROR", "Service Unavailable")
+    assert a.attributes[A.ERROR_TYPE] == "503"  # type: ignore[index]
+    assert [(e.name, dict(e.attributes or {})) for e in a.events] == [
+        ("exception", {"exception.type": "503"})
+    ]
+    assert (b.status.description, b.attributes[A.ERROR_TYPE]) == ("_OTHER", "_OTHER")  # type: ignore[index]
+
+
 def test_no_provider_records_nothing_and_costs_no_error() -> None:
     with remote_agent("a", "http://h") as call:  # the global provider: a no-op one here
         assert call.headers == {} or "traceparent" in call.headers
@@ -372,6 +393,7 @@ def test_a_tracer_that_raises_anywhere_costs_the_call_nothing(
             call.describe("late", "http://h:2", "d", "v")
             assert isinstance(call.headers, dict)
             call.set_conversation_id("c")
+            call.fail("503")
             if fails:
                 raise error
     except KeyError as caught:
@@ -409,6 +431,7 @@ def test_any_values_a_caller_or_a_remote_agent_gives_make_a_span_that_encodes(
     ) as call:
         call.describe(answer, answer, answer, answer)
         call.set_conversation_id(answer)
+        call.fail(answer, description)
         assert isinstance(call.headers, dict)
     (span,) = telemetry.spans()
     assert_encodes([span])

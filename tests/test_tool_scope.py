@@ -609,3 +609,69 @@ async def test_an_mcp_session_id_is_left_off_on_revisions_without_sessions(
     tool = dict(otel_telemetry.span("execute_tool add").attributes or {})
     assert ("mcp.session.id" in tool) is has_session
     assert tool.get("mcp.session.id", "s-1") == "s-1"
+
+
+# --- what a body's context carries besides its span ------------------------------------------
+
+
+async def test_a_body_runs_with_the_runs_ids_inside_the_run_keeping_its_own_baggage(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """The body's context is the run's, not the caller's: the ids given to the run go with
+    what the body calls (a remote agent's CLIENT span, the carrier for a process of one's own,
+    a run started there, which counts as nested), and the baggage the body's own context
+    carries is kept (an entry the framework or the tool set before the scope)."""
+    from opentelemetry import baggage
+
+    from agent_otel import extract_context, inject_context, remote_agent
+
+    seen: dict[str, Any] = {}
+
+    async def helper() -> AsyncIterator[Any]:
+        yield LLMCallStart(model="helper-model")
+        yield LLMCallEnd(model="helper-model")
+
+    async def body() -> None:
+        token = otel_context.attach(baggage.set_baggage("tenant", "acme"))
+        try:
+            with tool_scope("c1", "ask"):
+                seen["tenant"] = baggage.get_baggage("tenant")
+                seen["carrier"] = inject_context()
+                with remote_agent("weather", "https://agents.example/w",
+                                  tracer_provider=otel_telemetry.tracer_provider):  # fmt: skip
+                    pass
+                await run_script(otel_telemetry, helper(), agent_name="helper", semconv="head")
+        finally:
+            otel_context.detach(token)
+
+    async def stream() -> AsyncIterator[Any]:
+        yield LLMCallStart(model="m")
+        yield _call("c1", "ask")
+        yield LLMCallEnd(model="m")
+        await asyncio.create_task(body())  # a framework's task, made in the run's context
+        yield ToolResult(tool_call_id="c1", name="ask", content="ok")
+
+    await run_script(otel_telemetry, stream(), agent_name="calc", session_id="s-1",
+                     user_id="u-1", semconv="head")  # fmt: skip
+
+    ids = {"session.id": "s-1", "user.id": "u-1"}
+    call = dict(otel_telemetry.span("invoke_agent weather").attributes or {})
+    assert {k: call.get(k) for k in ids} == ids
+    helper_run = dict(otel_telemetry.span("invoke_agent helper").attributes or {})
+    assert {k: helper_run.get(k) for k in ids} == ids
+    nested = {
+        dict(p.attributes)["gen_ai.agent.name"]: dict(p.attributes)["gen_ai.invocation.is_nested"]
+        for p in otel_telemetry.histograms()["gen_ai.invocation.duration"]
+    }
+    assert nested == {"calc": False, "helper": True}
+    assert seen["tenant"] == "acme"
+    # another process of one's own, given the carrier, runs with the ids and the baggage
+    remote = extract_context(seen["carrier"])
+    assert baggage.get_baggage("tenant", remote) == "acme"
+    token = otel_context.attach(remote)
+    try:
+        await run_script(otel_telemetry, helper(), agent_name="remote")
+    finally:
+        otel_context.detach(token)
+    remote_run = dict(otel_telemetry.span("invoke_agent remote").attributes or {})
+    assert {k: remote_run.get(k) for k in ids} == ids

@@ -65,6 +65,7 @@ OUTPUT_MESSAGES: Final = "gen_ai.output.messages"
 SYSTEM_INSTRUCTIONS: Final = "gen_ai.system_instructions"
 
 ERROR_TYPE: Final = "error.type"
+ERROR_TYPE_OTHER: Final = "_OTHER"  # the registry's value for an error with no better name
 
 # --- MCP (the MCP semantic conventions, model/mcp and model/jsonrpc; not in the vendored GenAI
 # registry): on the execute_tool span of a tool that runs on an MCP server ---------------------

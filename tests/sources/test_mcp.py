@@ -351,7 +351,7 @@ async def test_a_contract_agents_mcp_call_says_so_and_a_local_tools_request_does
                 await client.call_tool("mul", {"x": 2})
             yield ToolResult(tool_call_id="c2", content="sent")
 
-        async for _ in otel_telemetry.wrapper(agent_name="calc")(agent()):
+        async for _ in otel_telemetry.wrapper(agent_name="calc", session_id="s-1")(agent()):
             pass
 
     # The SDK's client lists the server's tools before its first call (to check the result
@@ -372,3 +372,63 @@ async def test_a_contract_agents_mcp_call_says_so_and_a_local_tools_request_does
     assert add["mcp.protocol.version"] == server.protocol_version == "2026-07-28"
     assert report["gen_ai.tool.type"] == "function"
     assert not any(k.startswith(("mcp.", "jsonrpc.", "agent_otel.mcp")) for k in report)
+    # the SDK's requests, sent from the tool bodies, carry the run's session
+    # (RunIdentityProcessor, from the tool body's context)
+    for name in ("MCP send tools/call add", "MCP send tools/list", "MCP send tools/call mul"):
+        assert by_name[name]["session.id"] == "s-1", name
+
+
+# --- a server that reads the trace from the HTTP headers only -----------------------------------
+
+
+@pytest.mark.parametrize("hook", [False, True], ids=["meta-only", "with-the-header-hook"])
+async def test_over_streamable_http_the_header_hook_names_the_request_span_as_meta_does(
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch, hook: bool
+) -> None:
+    """The MCP SDK puts the W3C context in ``params._meta`` only: a server (or a gateway in
+    front of it) that reads the HTTP headers sees none. A request hook on the client's HTTP
+    client (docs/mcp-and-agents.md) puts the same context in the headers: the POST of each
+    request names the SDK's request span, under the tool span, exactly as its ``_meta`` does."""
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+    from opentelemetry.propagate import inject
+
+    from _serving import serve
+    from agent_contract.protocol import FunctionCall, LLMCallEnd, LLMCallStart, ToolCall, ToolResult
+    from agent_contract.scope import tool_scope
+
+    async def trace_headers(request: Any) -> None:  # the hook the page shows
+        inject(request.headers)
+
+    _mcp.sdk_tracing_to(monkeypatch, otel_telemetry.tracer_provider)
+    requests: list[dict[str, str]] = []
+    http = create_mcp_http_client()
+    if hook:
+        http.event_hooks["request"].append(trace_headers)
+    with serve(_mcp.server().streamable_http_app(), requests) as port:
+        url = f"http://127.0.0.1:{port}/mcp"
+        async with http, Client(streamable_http_client(url, http_client=http)) as client:
+
+            async def agent() -> Any:
+                yield LLMCallStart(model="m")
+                yield ToolCall(id="c1", function=FunctionCall(name="add", arguments="{}"))
+                yield LLMCallEnd(model="m")
+                with tool_scope("c1", "add"):
+                    answer = await client.call_tool("add", {"x": 1})
+                yield ToolResult(tool_call_id="c1", content=str(answer.content))
+
+            async for _ in otel_telemetry.wrapper(agent_name="calc")(agent()):
+                pass
+
+    send = otel_telemetry.span("MCP send tools/call add")
+    assert send.parent is not None
+    assert send.parent.span_id == otel_telemetry.span("execute_tool add").context.span_id
+    sent = {f"{s.context.trace_id:032x}-{s.context.span_id:016x}" for s in otel_telemetry.spans()
+            if s.name.startswith("MCP send")}  # fmt: skip
+    named = [r["traceparent"][3:-3] for r in requests if "traceparent" in r]
+    if not hook:
+        assert named == []  # the headers carry nothing: a header-only server starts a trace
+        return
+    assert len(named) == len(requests) == len(sent)  # every request, each its own span
+    assert set(named) == sent

@@ -130,6 +130,8 @@ class RunRecorder:
         self.scopes = ToolScopes(self._tools, self._open_early, given)
         parent = self.scopes.mark(parent)
         self.run = Run(settings, parent, self.now)
+        # A tool body runs in the run's own parent (its ids, inside a run), not the caller's.
+        self.scopes.parent = self.run.parent
         self._step: Step | None = None
         self._step_index = 0
         # The current segment's usage and cost: the open step's, else bookkeeping awaiting

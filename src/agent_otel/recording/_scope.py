@@ -26,6 +26,10 @@ ids it remembers for that are the calls ended since the last model call started,
 ``MAX_ENDED`` (the newest): a long run holds what its current turn ended, not every call it
 made, and an id a later turn reuses ("call_0" again) is that turn's new call.
 
+The body's context is the run's parent as the run made it (the run's ids, inside a run: what
+the body calls inherits them, and a run started there is nested) with the call's span, keeping
+the W3C baggage of the context the body runs in.
+
 The hook may run on any thread while the recorder runs on the consumer's: the finding, the
 early opening and the recorder's own creation and removal of tool calls are one critical
 section (:attr:`ToolScopes.lock`); nothing on the event hot path takes it.
@@ -43,8 +47,8 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
+from opentelemetry import baggage, trace
 from opentelemetry import context as otel_context
-from opentelemetry import trace
 from opentelemetry.context.context import Context
 from opentelemetry.trace import SpanKind
 
@@ -104,7 +108,9 @@ class ToolScopes:
     def mark(self, parent: Context) -> Context:
         """``parent`` carrying this run's scopes: every context of the run derives from it.
         A run started inside another's tool body (``parent`` carries that run's scopes) is
-        one of its inner runs, whose calls its scopes find too."""
+        one of its inner runs, whose calls its scopes find too. The run then sets
+        :attr:`parent` to its own parent, derived from this one (its ids, inside a run):
+        what a tool body's context is made of."""
         outer = otel_context.get_value(_RUN, parent)
         if isinstance(outer, ToolScopes) and outer is not self:
             with outer.lock:
@@ -115,10 +121,17 @@ class ToolScopes:
 
     # --- the tool body's side (any thread) ------------------------------------------------------
     def context_for(
-        self, call_id: str | None, name: str | None, arguments: Any, mcp: Any = None
+        self,
+        call_id: str | None,
+        name: str | None,
+        arguments: Any,
+        mcp: Any = None,
+        body: Context | None = None,
     ) -> Context | None:
         """The context making the call's span current; ``None``: not a call of this run.
-        ``mcp``: the contract's ``McpServer`` the tool runs on, recorded on its span."""
+        ``mcp``: the contract's ``McpServer`` the tool runs on, recorded on its span. The
+        context is the run's parent (the run's ids, inside a run) with the call's span, and
+        the baggage of ``body``, the context the body runs in (its own entries kept)."""
         with self.lock:
             if not self.live or self.parent is None:
                 return None
@@ -139,9 +152,16 @@ class ToolScopes:
                     getattr(mcp, "session_id", None),
                     getattr(mcp, "protocol_version", None),
                 )
-            return otel_context.set_value(
+            context = otel_context.set_value(
                 _TOOL, tool, trace.set_span_in_context(tool.span.raw, parent)
             )
+        if body is not None:
+            entries = baggage.get_all(body)
+            if entries != baggage.get_all(context):  # the body's baggage, as it is there
+                context = baggage.clear(context)
+                for key, value in entries.items():
+                    context = baggage.set_baggage(key, value, context)
+        return context
 
     def locate(
         self, call_id: str | None, name: str | None, arguments: Any
@@ -264,11 +284,12 @@ def _hook(
     call_id: str | None, name: str | None, arguments: Any, mcp: Any = None
 ) -> AbstractContextManager[None] | None:
     """``agent_contract.scope``'s hook: the current run's scope for the call, if any."""
-    scopes = otel_context.get_value(_RUN)
+    body = otel_context.get_current()
+    scopes = otel_context.get_value(_RUN, body)
     if not isinstance(scopes, ToolScopes):
         return None
     try:
-        context = scopes.context_for(call_id, name, arguments, mcp)
+        context = scopes.context_for(call_id, name, arguments, mcp, body)
     except Exception:
         report("tool scope")
         return None

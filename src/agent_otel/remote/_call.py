@@ -29,7 +29,7 @@ from agent_otel._guard import ending, report
 from agent_otel._plain import text_of
 from agent_otel.identity._identity import clean_id, identity_of
 from agent_otel.recording._encodable import checked, checked_text, uncounted
-from agent_otel.recording._errors import error_type_of, fail_span
+from agent_otel.recording._errors import error_type_of, fail_span, mark_error, report_failure
 from agent_otel.recording._options import scrub_for, tracer_for
 from agent_otel.recording._span import GuardedSpan, start_span
 from agent_otel.scrubbing import Scrubber
@@ -82,7 +82,10 @@ class RemoteAgentCall:
                                                   enclosing run's id until then
     ``session.id``, ``user.id``                   at start: the enclosing run's ids
     ``error.type`` (+ ERROR status)               when the call raised (the ``exception``
-                                                  event too); ``CancelledError`` included
+                                                  event too); ``CancelledError`` included;
+                                                  or when the remote side answered with a
+                                                  failure (:meth:`fail`: an A2A task that
+                                                  ended ``TASK_STATE_FAILED``)
     ============================================  ======================================
 
     ``context`` is the caller's context with this span current: attach it around whatever
@@ -190,6 +193,21 @@ class RemoteAgentCall:
             if cleaned is not None:
                 self.conversation_id = cleaned
                 self._span.set_attribute(A.CONVERSATION_ID, cleaned)
+
+    def fail(self, error_type: object, description: object = None) -> None:
+        """The remote side answered with a failure, nothing raised here (an A2A task that
+        ended failed or rejected, an HTTP error status the caller does not raise for): ERROR
+        status, ``error.type`` (a short, low-cardinality name: ``TASK_STATE_FAILED``, ``503``)
+        and the ``exception`` event a raised error would have had. ``description``: the
+        status's reason (default: the type); never the remote side's content unasked."""
+        if self._ended:
+            return
+        kind = _text(error_type) or A.ERROR_TYPE_OTHER
+        try:
+            mark_error(self._span, kind, _text(description))
+            report_failure(self._span, kind, None, _clock.now_ns())
+        except Exception:
+            report("remote agent failure")
 
     def end(self, error: BaseException | None = None) -> None:
         """End the span once (later calls do nothing); ``error``: the call raised it."""

@@ -39,6 +39,7 @@ from a2a.types.a2a_pb2 import (
     SubscribeToTaskRequest,
     Task,
     TaskPushNotificationConfig,
+    TaskState,
 )
 from opentelemetry import context as otel_context
 from opentelemetry.metrics import MeterProvider
@@ -74,7 +75,9 @@ def trace_a2a_client(
     when the call runs in a tool body), named and addressed from the agent card (``card``, else
     the card the SDK calls the agent with; ``agent_name`` and ``url`` win over it), with the
     message's ``contextId`` as ``gen_ai.conversation.id`` (else the one the agent answers
-    with), and its W3C context sent on the request. The remote run is its child when the
+    with), and its W3C context sent on the request. A remote task that ends failed or
+    rejected fails the span (``error.type``: ``TASK_STATE_FAILED``, ``TASK_STATE_REJECTED``):
+    the call raised nothing, but the work was not done. The remote run is its child when the
     agent's executor is decorated by :func:`trace_a2a_executor` (or its server continues W3C
     context otherwise). Every other method passes through. Use the returned client; without
     ``card``, ``client`` itself gains one interceptor (the SDK's public ``add_interceptor``)
@@ -126,6 +129,26 @@ def _context_id(response: object) -> str | None:
     except Exception:
         return None
     return text_of(value) or None
+
+
+_FAILED_STATES = {
+    TaskState.TASK_STATE_FAILED: "TASK_STATE_FAILED",
+    TaskState.TASK_STATE_REJECTED: "TASK_STATE_REJECTED",
+}
+
+
+def _failed_state(response: object) -> str | None:
+    """The state's name when a response says the remote task failed or was rejected (a task,
+    or an update of its status); None otherwise (a response of another SDK version is read,
+    never trusted)."""
+    try:
+        kind = response.WhichOneof("payload")  # type: ignore[attr-defined]
+        if kind not in ("task", "status_update"):
+            return None
+        state = getattr(response, kind).status.state
+    except Exception:
+        return None
+    return _FAILED_STATES.get(state)
 
 
 def _with_headers(context: ClientCallContext | None, headers: dict[str, str]) -> ClientCallContext:
@@ -210,6 +233,9 @@ class _TracedClient(Client):
                 finally:
                     otel_context.detach(token)
                 call.set_conversation_id(_context_id(response))
+                failed = _failed_state(response)
+                if failed is not None:
+                    call.fail(failed)
                 yield response
         except BaseException as error:
             call.end(error)
