@@ -388,3 +388,36 @@ async def test_secrets_in_map_and_subclass_attribute_values_are_scrubbed(
     assert isinstance(deploy, dict)
     assert deploy["tags"] == ("a", 1)  # the shape kept
     assert str(deploy["db"]["password"]).startswith("[REDACTED:key_name")
+
+
+def long_text(secret: str, shift: int) -> str:
+    """A long error text full of one secret, each cut point (a status description's, an
+    exception message's, a stack trace's head and tail) falling inside some occurrence."""
+    return "x" * shift + "failed: " + (secret + " ") * (20_000 // len(secret))
+
+
+@pytest.mark.parametrize("shift", [0, 5, 11])
+@pytest.mark.parametrize("name", ["openai", "db password", "jwt", "bearer"])
+async def test_a_cut_never_leaves_a_piece_of_a_secret_it_split(
+    otel_telemetry: InMemoryTelemetry, name: str, shift: int
+) -> None:
+    """Status descriptions, ``exception.message`` and ``exception.stacktrace`` are cut to their
+    bounds: scrubbing comes first, so the cut cannot keep a prefix no detector knows."""
+    text = long_text(SHOWN.get(name, SECRETS[name]), shift)
+    events = [
+        Error(message=text, error_type="Transient"),
+        StepBoundary(index=0),
+        ToolCall(id="t", function=FunctionCall("fetch", "{}")),
+        ToolResult(tool_call_id="t", content=text, is_error=True),
+        StepBoundary(index=1),
+    ]
+    inner = RuntimeError(text)
+    error = Leak(text)
+    error.__cause__ = inner
+    agent = ScriptedAgent(events, fail_at=len(events), error=error)
+    with pytest.raises(Leak):
+        stream = agent.stream([Message(role="user", content="go")])
+        await run_script(otel_telemetry, stream, capture_content=True)
+    out = exported(otel_telemetry)
+    assert leaked(out) == set()
+    assert out.count("[REDACTED:") > 20  # the text around the secrets is kept
