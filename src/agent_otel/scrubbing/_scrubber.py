@@ -24,7 +24,7 @@ from ._keys import is_secret_key, normalise
 Found = Callable[[str], None]
 CALLBACK = "callback"
 KEY_NAME = "key_name"
-DETECTORS = tuple(d.name for d in BUILT_IN)
+DETECTORS = tuple(dict.fromkeys(d.name for d in BUILT_IN))
 """The built-in detectors' names, as markers and the self-metric name them."""
 
 
@@ -187,11 +187,11 @@ def _replace(text: str, lowered: str, detectors: list[Detector], found: Found) -
         spans.extend((start, end, detector.name) for start, end in detector.spans(text, lowered))
     if not spans:
         return text
-    spans.sort()
+    spans.sort(key=lambda span: (span[0], -span[1]))  # the longest of those that start first
     parts, kept = [], 0
     start, end, name = spans[0]
     for s, e, n in spans[1:]:
-        if s < end:  # overlapping finds are one secret, named by the first
+        if s < end:  # overlapping finds are one secret, named by the first (and longest)
             end = max(end, e)
             continue
         parts.append(text[kept:start])
