@@ -421,3 +421,38 @@ async def test_a_cut_never_leaves_a_piece_of_a_secret_it_split(
     out = exported(otel_telemetry)
     assert leaked(out) == set()
     assert out.count("[REDACTED:") > 20  # the text around the secrets is kept
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(min_value=0, max_value=260),
+    st.sampled_from(["openai", "jwt", "db password", "bearer", "pem body", "anthropic"]),
+    st.booleans(),
+)
+def test_content_cut_to_its_budget_never_keeps_a_piece_of_a_secret(
+    offset: int, name: str, streamed: bool
+) -> None:
+    """Messages, streamed text, tool arguments and results cut to ``max_bytes``: each string
+    is scrubbed before it is cut, wherever the cut falls in the secret."""
+    import asyncio
+
+    text = "x" * offset + SHOWN.get(name, SECRETS[name]) + " and more"
+    events: list[Any] = [
+        LLMCallStart(model="m", call_id="c", messages=[Message(role="system", content=text)]),
+        TextDelta(text) if streamed else TextDelta("ok"),
+        LLMCallEnd(call_id="c"),
+        ToolCall(id="t", function=FunctionCall("f", json.dumps({"q": text}))),
+        ToolResult(tool_call_id="t", content=text.encode() if streamed else text),
+        StepBoundary(index=0),
+    ]
+    telemetry = InMemoryTelemetry()
+    capture = ContentCapture(max_bytes=200, events=True)
+
+    async def main() -> None:
+        stream = ScriptedAgent(events).stream([Message(role="user", content=text)])
+        await run_script(telemetry, stream, capture_content=capture)
+
+    asyncio.run(main())
+    out = exported(telemetry)
+    assert "x" * min(offset, 20) in out  # the content was captured, cut or not
+    assert leaked(out) == set()
