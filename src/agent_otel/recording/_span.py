@@ -48,7 +48,9 @@ innermost frames and the exception line) are kept, the middle cut and marked."""
 def scrubbed_prefix(text: str, scrub: Scrub | None, chars: int) -> str:
     """``text`` scrubbed (when ``scrub``) as far as a cut to ``chars`` characters needs: the
     cut comes after scrubbing, so it cannot keep a secret's prefix (:meth:`Scrub.prefix`)."""
-    return text if scrub is None else scrub.prefix(text, chars)
+    if scrub is None:  # what the cut keeps, and one more character to say it cut
+        return text if len(text) <= chars else text[: chars + 1]
+    return scrub.prefix(text, chars)
 
 
 def exception_names(error: BaseException) -> tuple[str | None, str]:
