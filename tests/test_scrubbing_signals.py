@@ -456,3 +456,24 @@ def test_content_cut_to_its_budget_never_keeps_a_piece_of_a_secret(
     out = exported(telemetry)
     assert "x" * min(offset, 20) in out  # the content was captured, cut or not
     assert leaked(out) == set()
+
+
+async def test_a_tools_structured_error_is_scrubbed_by_key_before_it_becomes_text(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A tool's error result as a dict becomes the status description and the exception
+    event's message as JSON text: values under secret keys are replaced first, nested ones
+    too, as in captured content."""
+    error = {"error": "login refused", "credentials": {"user": "ops-bot", "pin": 918273}}
+    events = [
+        ToolCall(id="t", function=FunctionCall("login", "{}")),
+        ToolResult(tool_call_id="t", content=error, is_error=True),
+        StepBoundary(index=0),
+    ]
+    await run_script(otel_telemetry, events, capture_content=True)
+    tool = otel_telemetry.span("execute_tool login")
+    (event,) = [e for e in tool.events if e.name == A.EVENT_EXCEPTION]
+    for text in (tool.status.description or "", str((event.attributes or {})[A.EXCEPTION_MESSAGE])):
+        assert "login refused" in text
+        assert "ops-bot" not in text and "918273" not in text
+        assert "[REDACTED:key_name len=7]" in text
