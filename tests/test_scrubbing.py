@@ -83,6 +83,8 @@ def context_fakes() -> dict[str, tuple[str, str]]:
     azure_key = chars(31, "0123456789abcdef") + "9"
     account_key = chars(86, ALNUM + "/+") + "=="
     sas = chars(40, ALNUM) + "%3D"
+    signature = hashlib.sha256(RNG.randbytes(8)).hexdigest()
+    session = "IQoJb3JpZ2luX2VjE" + chars(120) + "%2F" + chars(40)
     return {
         "url_credentials": (f"postgres://app:{password}@db.internal:5432/prod", f"app:{password}"),
         "authorization_header": (f"Authorization: Bearer {bearer}", bearer),
@@ -98,6 +100,31 @@ def context_fakes() -> dict[str, tuple[str, str]]:
         "key_value/apim_query": (f"GET /weather?subscription-key={azure_key}", azure_key),
         "azure_account_key": (f"AccountName=acct;AccountKey={account_key};Suffix=x", account_key),
         "sas_signature": (f"https://acct.blob.core.windows.net/c/b?sv=2024&sig={sas}&sp=r", sas),
+        "url_credentials/no_user": (f"redis://:{password}@cache:6379/0", f":{password}"),
+        "key_value/env_token": (f"export GITHUB_TOKEN={bearer} && make", bearer),
+        "key_value/dict_token": (f"{{'slack_bot_token': '{bearer}'}}", bearer),
+        "key_value/yaml": (f"database:\n  password: {password}\n  pool: 5", password),
+        "key_value/header": (f"X-Auth-Token: {bearer}", bearer),
+        "key_value/bytes": (f"{{'password': b'{password}'}}", password),
+        "key_value/query": (f"GET /v1/chat?api_key={bearer}&model=gpt-4o", bearer),
+        "key_value/cookie_json": (f'{{"cookie": "sid={bearer}"}}', f"sid={bearer}"),
+        "cookie_header": (
+            f"Cookie: sessionid={bearer}; csrf={sas}",
+            f"sessionid={bearer}; csrf={sas}",
+        ),
+        "cookie_header/set": (
+            f"Set-Cookie: session={bearer}; HttpOnly",
+            f"session={bearer}; HttpOnly",
+        ),
+        "signed_url": (
+            f"https://b.s3.amazonaws.com/k?X-Amz-Expires=900&X-Amz-Signature={signature}&x-id=Get",
+            signature,
+        ),
+        "signed_url/session": (
+            f"s3.amazonaws.com/k?X-Amz-Security-Token={session}&X-Amz-Date=1",
+            session,
+        ),
+        "signed_url/gcs": (f"storage.googleapis.com/b/o?X-Goog-Signature={signature}", signature),
     }
 
 
@@ -179,6 +206,10 @@ NEAR_MISSES = [
     "SELECT * FROM f JOIN dim_account a ON f.account_key = a.account_key AND f.account_key=1042",
     '{"account_key": 1042, "customer_key": 7, "surrogate_key": "k-19"}',
     "?sig=short&sig2=abcdefghij",
+    "Invalid token: expired, sign in again; secret: rotate it monthly",
+    "Client(api_key=None, credentials=None, token=null, password=False)",
+    "Cookie: must be enabled. max_new_tokens=512, pad_token_id=0, eos_token_ids: [2]",
+    "https://example.com/?page_size=20&signature=on&x-amz-date=20240101T000000Z",
 ]
 
 
@@ -275,6 +306,8 @@ HOSTILE = [
     "eyJ", ".eyJ", ".eyJaaaaaaaa", "sk-", "sk-a", "AKIA", "password=", "'password':", "://a:",
     "-----BEGIN PRIVATE KEY-----", "-----BEGIN PRIVATE KEY-----\nAAAA", "authorization:",
     "bearer ", "Basic ", "x" * 7 + "=", "hooks.slack.com/services/", "ghp_", "a", "@:/",
+    "cookie: a=", "cookie:", "?x-amz-signature=", "token=a&", "token=a&b", "_token: a1",
+    "password=b'", "://:", "&signature=" + "a" * 15,
 ]  # fmt: skip
 
 

@@ -388,3 +388,92 @@ async def test_secrets_in_map_and_subclass_attribute_values_are_scrubbed(
     assert isinstance(deploy, dict)
     assert deploy["tags"] == ("a", 1)  # the shape kept
     assert str(deploy["db"]["password"]).startswith("[REDACTED:key_name")
+
+
+def long_text(secret: str, shift: int) -> str:
+    """A long error text full of one secret, each cut point (a status description's, an
+    exception message's, a stack trace's head and tail) falling inside some occurrence."""
+    return "x" * shift + "failed: " + (secret + " ") * (20_000 // len(secret))
+
+
+@pytest.mark.parametrize("shift", [0, 5, 11])
+@pytest.mark.parametrize("name", ["openai", "db password", "jwt", "bearer"])
+async def test_a_cut_never_leaves_a_piece_of_a_secret_it_split(
+    otel_telemetry: InMemoryTelemetry, name: str, shift: int
+) -> None:
+    """Status descriptions, ``exception.message`` and ``exception.stacktrace`` are cut to their
+    bounds: scrubbing comes first, so the cut cannot keep a prefix no detector knows."""
+    text = long_text(SHOWN.get(name, SECRETS[name]), shift)
+    events = [
+        Error(message=text, error_type="Transient"),
+        StepBoundary(index=0),
+        ToolCall(id="t", function=FunctionCall("fetch", "{}")),
+        ToolResult(tool_call_id="t", content=text, is_error=True),
+        StepBoundary(index=1),
+    ]
+    inner = RuntimeError(text)
+    error = Leak(text)
+    error.__cause__ = inner
+    agent = ScriptedAgent(events, fail_at=len(events), error=error)
+    with pytest.raises(Leak):
+        stream = agent.stream([Message(role="user", content="go")])
+        await run_script(otel_telemetry, stream, capture_content=True)
+    out = exported(otel_telemetry)
+    assert leaked(out) == set()
+    assert out.count("[REDACTED:") > 20  # the text around the secrets is kept
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(min_value=0, max_value=260),
+    st.sampled_from(["openai", "jwt", "db password", "bearer", "pem body", "anthropic"]),
+    st.booleans(),
+)
+def test_content_cut_to_its_budget_never_keeps_a_piece_of_a_secret(
+    offset: int, name: str, streamed: bool
+) -> None:
+    """Messages, streamed text, tool arguments and results cut to ``max_bytes``: each string
+    is scrubbed before it is cut, wherever the cut falls in the secret."""
+    import asyncio
+
+    text = "x" * offset + SHOWN.get(name, SECRETS[name]) + " and more"
+    events: list[Any] = [
+        LLMCallStart(model="m", call_id="c", messages=[Message(role="system", content=text)]),
+        TextDelta(text) if streamed else TextDelta("ok"),
+        LLMCallEnd(call_id="c"),
+        ToolCall(id="t", function=FunctionCall("f", json.dumps({"q": text}))),
+        ToolResult(tool_call_id="t", content=text.encode() if streamed else text),
+        StepBoundary(index=0),
+    ]
+    telemetry = InMemoryTelemetry()
+    capture = ContentCapture(max_bytes=200, events=True)
+
+    async def main() -> None:
+        stream = ScriptedAgent(events).stream([Message(role="user", content=text)])
+        await run_script(telemetry, stream, capture_content=capture)
+
+    asyncio.run(main())
+    out = exported(telemetry)
+    assert "x" * min(offset, 20) in out  # the content was captured, cut or not
+    assert leaked(out) == set()
+
+
+async def test_a_tools_structured_error_is_scrubbed_by_key_before_it_becomes_text(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A tool's error result as a dict becomes the status description and the exception
+    event's message as JSON text: values under secret keys are replaced first, nested ones
+    too, as in captured content."""
+    error = {"error": "login refused", "credentials": {"user": "ops-bot", "pin": 918273}}
+    events = [
+        ToolCall(id="t", function=FunctionCall("login", "{}")),
+        ToolResult(tool_call_id="t", content=error, is_error=True),
+        StepBoundary(index=0),
+    ]
+    await run_script(otel_telemetry, events, capture_content=True)
+    tool = otel_telemetry.span("execute_tool login")
+    (event,) = [e for e in tool.events if e.name == A.EVENT_EXCEPTION]
+    for text in (tool.status.description or "", str((event.attributes or {})[A.EXCEPTION_MESSAGE])):
+        assert "login refused" in text
+        assert "ops-bot" not in text and "918273" not in text
+        assert "[REDACTED:key_name len=7]" in text

@@ -23,7 +23,7 @@ from ._errors import fail_span, record_error
 from ._settings import RunSettings
 from ._span import current_in, known_start, start_span
 from ._usage import Tokens
-from .content._capture import TextBuffer
+from .content._capture import buffer_for
 from .content._inference_event import inference_details
 from .content._messages import output_message, told_part
 from .content._spans import put, put_input
@@ -248,8 +248,8 @@ class LLMCall:
         self.start_attributes: dict[str, AttributeValue] = self.metric_attributes
         capture = settings.capture
         keep = capture is not None and self.recording
-        self.output = TextBuffer(capture.max_bytes) if keep and capture else None
-        self.reasoning = TextBuffer(capture.max_bytes) if keep and capture else None
+        self.output = buffer_for(capture) if keep and capture else None
+        self.reasoning = buffer_for(capture) if keep and capture else None
         self.tool_calls: list[dict[str, Any]] = []  # their parts, as told (told_part)
         self.told_room = capture.max_bytes if keep and capture else 0  # their arguments' bytes
         if self.recording:
@@ -302,7 +302,7 @@ class LLMCall:
         as it was told."""
         if self.output is not None:
             try:
-                part, used = told_part(call_id, name, arguments, self.told_room)
+                part, used = told_part(call_id, name, arguments, self.told_room, self.span.scrub)
                 self.told_room -= used
                 self.tool_calls.append(part)
             except Exception:

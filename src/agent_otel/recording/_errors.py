@@ -14,7 +14,7 @@ from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
 
-from ._span import GuardedSpan, describe_exception, exception_names
+from ._span import GuardedSpan, exception_message, exception_names, exception_type
 
 # A status description is a reason to read in a UI's banner, not a log: bounded.
 MAX_DESCRIPTION = 1024
@@ -49,11 +49,8 @@ def mark_error(span: GuardedSpan, error_type: str | None, description: str | Non
         if error_type is not None:
             span.set_attribute(A.ERROR_TYPE, error_type)
         reason = description if description else error_type
-        span.set_status(Status(StatusCode.ERROR, None if reason is None else _cut(reason)))
-
-
-def _cut(reason: str) -> str:
-    return reason if len(reason) <= MAX_DESCRIPTION else reason[: MAX_DESCRIPTION - 1] + "\u2026"
+        reason = None if reason is None else span.cut_text(reason, MAX_DESCRIPTION)
+        span.set_status(Status(StatusCode.ERROR, reason))
 
 
 def fail_span(span: GuardedSpan, error: BaseException, error_type: str, now: int) -> None:
@@ -61,7 +58,7 @@ def fail_span(span: GuardedSpan, error: BaseException, error_type: str, now: int
     only with it) and ERROR status whose description is ``Type: message`` (what Phoenix shows).
     """
     span.record_exception(error, timestamp=now)
-    mark_error(span, error_type, exception_reason(error))
+    mark_error(span, error_type, exception_reason(error, span))
 
 
 def report_failure(span: GuardedSpan, error_type: str, text: str | None, now: int) -> None:
@@ -72,15 +69,15 @@ def report_failure(span: GuardedSpan, error_type: str, text: str | None, now: in
     if span.is_recording():
         attributes: dict[str, AttributeValue] = {A.EXCEPTION_TYPE: error_type}
         if text:
-            attributes[A.EXCEPTION_MESSAGE] = _cut(text)
+            attributes[A.EXCEPTION_MESSAGE] = span.cut_text(text, MAX_DESCRIPTION)
         span.add_event(A.EVENT_EXCEPTION, attributes, timestamp=now)
 
 
-def exception_reason(error: BaseException) -> str:
-    """``Type: message`` for ``error``; its type alone when it cannot be rendered as text."""
-    attributes = describe_exception(error)
-    kind = str(attributes[A.EXCEPTION_TYPE])
-    message = attributes.get(A.EXCEPTION_MESSAGE)
+def exception_reason(error: BaseException, span: GuardedSpan | None = None) -> str:
+    """``Type: message`` for ``error``; its type alone when it cannot be rendered as text
+    (scrubbed before its cut when ``span`` has a scrub)."""
+    kind = exception_type(error)
+    message = exception_message(error, scrub=None if span is None else span.scrub)[1]
     return f"{kind}: {message}" if message else kind
 
 

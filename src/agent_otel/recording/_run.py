@@ -26,7 +26,7 @@ from ._errors import fail_span, mark_error, record_error
 from ._settings import RunSettings
 from ._span import known_start, start_span
 from ._usage import Tokens
-from .content._capture import TextBuffer
+from .content._capture import TextBuffer, buffer_for
 from .content._previews import set_root_content
 from .content._spans import encode, put
 
@@ -209,7 +209,7 @@ class Run:
         if capture is None or not self.recording or not isinstance(text, str):
             return
         if self.after is None:
-            self.after = TextBuffer(capture.max_bytes)
+            self.after = buffer_for(capture)
         self.after.add(text)
 
     @property

@@ -23,7 +23,7 @@ from opentelemetry.util.types import Attributes, AttributeValue
 from agent_otel import _attributes as A
 from agent_otel._guard import report
 from agent_otel._plain import TRUNCATION_MARK, text_of
-from agent_otel.scrubbing import Scrub
+from agent_otel.scrubbing import MARGIN, Scrub
 
 from ._encodable import (
     DROP,
@@ -45,6 +45,14 @@ MAX_STACKTRACE_BYTES = 16 * 1024
 innermost frames and the exception line) are kept, the middle cut and marked."""
 
 
+def scrubbed_prefix(text: str, scrub: Scrub | None, chars: int) -> str:
+    """``text`` scrubbed (when ``scrub``) as far as a cut to ``chars`` characters needs: the
+    cut comes after scrubbing, so it cannot keep a secret's prefix (:meth:`Scrub.prefix`)."""
+    if scrub is None:  # what the cut keeps, and one more character to say it cut
+        return text if len(text) <= chars else text[: chars + 1]
+    return scrub.prefix(text, chars)
+
+
 def exception_names(error: BaseException) -> tuple[str | None, str]:
     """An exception class's module and qualified name, as the plain strings they are
     (``Exception`` for a class that names itself with something else, or not at all)."""
@@ -57,43 +65,66 @@ def exception_names(error: BaseException) -> tuple[str | None, str]:
     return module, name or "Exception"
 
 
-def describe_exception(error: BaseException, count: Count = uncounted) -> dict[str, AttributeValue]:
+def describe_exception(
+    error: BaseException, count: Count = uncounted, scrub: Scrub | None = None
+) -> dict[str, AttributeValue]:
     """The semconv ``exception`` event attributes, as far as ``error`` lets us read them.
 
     The type name is always there; the message and stack trace only when ``str()`` and
     ``traceback`` can render them (an ``__str__`` that raises is a common agent bug). Both are
     bounded (``MAX_EXCEPTION_MESSAGE_BYTES``, ``MAX_STACKTRACE_BYTES``): a 1.5 MB message
     kept whole in both, on two spans, would cost its batch. A cut is marked and counted.
+    Both are scrubbed by ``scrub`` before they are cut (:func:`scrubbed_prefix`).
     """
-    module, name = exception_names(error)
-    attributes: dict[str, AttributeValue] = {
-        A.EXCEPTION_TYPE: f"{module}.{name}" if module and module != "builtins" else name
-    }
-    raw: str | None = None
-    message = ""
-    with suppress(Exception):  # the type name is recorded; the text may not be
-        raw = str.__str__(str(error))
-        limit = MAX_EXCEPTION_MESSAGE_BYTES
-        message = clean_text(raw if len(raw) <= limit else raw[: limit + 1], count)
-        message = bounded_text(message, count, limit)
+    attributes: dict[str, AttributeValue] = {A.EXCEPTION_TYPE: exception_type(error)}
+    raw, message = exception_message(error, count, scrub)
+    if message is not None:
         attributes[A.EXCEPTION_MESSAGE] = message
     with suppress(Exception):
         trace = "".join(traceback.format_exception(error))
-        if raw is not None and len(raw) > MAX_EXCEPTION_MESSAGE_BYTES // 4:
+        if raw and message is not None and len(raw) > MAX_EXCEPTION_MESSAGE_BYTES // 4:
             trace = trace.replace(raw, message)  # its last line: the message, cut as above
-        trace = _head_and_tail(trace, count, MAX_STACKTRACE_BYTES)
+        head = tail = trace  # a cut keeps a head and a tail: each is scrubbed before it
+        if scrub is not None and len(trace) <= MAX_STACKTRACE_BYTES + MARGIN:
+            head = tail = scrub.text(trace)
+        elif scrub is not None:
+            head = scrub.prefix(trace, MAX_STACKTRACE_BYTES // 4)
+            tail = scrub.suffix(trace, MAX_STACKTRACE_BYTES)
+        trace = _head_and_tail(head, tail, count, MAX_STACKTRACE_BYTES)
         attributes[A.EXCEPTION_STACKTRACE] = clean_text(trace, count)
     return attributes
 
 
-def _head_and_tail(text: str, count: Count, limit: int) -> str:
-    """``text`` within ``limit`` UTF-8 bytes: its first quarter and last three quarters."""
+def exception_type(error: BaseException) -> str:
+    """``exception.type``: the class's qualified name, with its module unless a built-in."""
+    module, name = exception_names(error)
+    return f"{module}.{name}" if module and module != "builtins" else name
+
+
+def exception_message(
+    error: BaseException, count: Count = uncounted, scrub: Scrub | None = None
+) -> tuple[str | None, str | None]:
+    """``str(error)`` as it is and as ``exception.message`` records it (scrubbed, then
+    bounded); ``(None, None)`` when it cannot be rendered."""
+    try:
+        raw = str.__str__(str(error))
+        limit = MAX_EXCEPTION_MESSAGE_BYTES
+        message = clean_text(scrubbed_prefix(raw, scrub, limit), count)
+        return raw, bounded_text(message, count, limit)
+    except Exception:  # the type name is recorded; the text may not be
+        return None, None
+
+
+def _head_and_tail(text: str, end: str, count: Count, limit: int) -> str:
+    """A text within ``limit`` UTF-8 bytes: its first quarter (from ``text``) and its last three
+    quarters (from ``end``, the same text or its end scrubbed on its own)."""
     data = text.encode("utf-8", "replace")
-    if len(data) <= limit:
+    if len(data) <= limit and end is text:
         return text
     count(STRING_TRUNCATED)
     room = limit - len(TRUNCATION_MARK) - 2
-    head, tail = data[: room // 4], data[len(data) - (room - room // 4) :]
+    last = data if end is text else end.encode("utf-8", "replace")
+    head, tail = data[: room // 4], last[len(last) - (room - room // 4) :]
     return (
         head.decode("utf-8", "ignore") + f"\n{TRUNCATION_MARK}\n" + tail.decode("utf-8", "ignore")
     )
@@ -201,9 +232,7 @@ class GuardedSpan(Span):
             return
         try:
             if isinstance(status, Status) and isinstance(status.description, str):
-                text = status.description
-                if self.scrub is not None:
-                    text = self.scrub.text(text)
+                text = scrubbed_prefix(status.description, self.scrub, MAX_EXCEPTION_MESSAGE_BYTES)
                 text = bounded_text(
                     clean_text(text, self._count), self._count, MAX_EXCEPTION_MESSAGE_BYTES
                 )
@@ -213,6 +242,12 @@ class GuardedSpan(Span):
             self.raw.set_status(status, description)
         except Exception:
             report("span set_status")
+
+    def cut_text(self, text: str, chars: int) -> str:
+        """``text`` as this span exports it within ``chars`` characters (``\u2026`` ends a
+        cut one): scrubbed first, so the cut cannot split a secret out of its format."""
+        text = scrubbed_prefix(text, self.scrub, chars)
+        return text if len(text) <= chars else text[: chars - 1] + "\u2026"
 
     def record_exception(
         self,
@@ -225,7 +260,7 @@ class GuardedSpan(Span):
         if not self.recording:
             return
         # no exception.escaped: deprecated in semconv
-        event = describe_exception(exception, self._count)
+        event = describe_exception(exception, self._count, self.scrub)
         if attributes:
             event.update(attributes)
         self.add_event(A.EVENT_EXCEPTION, event, timestamp)

@@ -16,6 +16,7 @@ from opentelemetry.util.types import AttributeValue
 from agent_otel import _attributes as A
 from agent_otel._guard import report
 from agent_otel._plain import text_of
+from agent_otel.scrubbing import Scrub
 
 from ._encodable import Count, checked
 from ._errors import fail_span, mark_error, record_error, report_failure
@@ -232,7 +233,7 @@ class ToolCall:
                 if error_type is not None:
                     self.span.set_attribute(A.TOOL_IS_ERROR, True)
                     if self.settings.capture is not None:
-                        self.error_text = error_text(result)
+                        self.error_text = error_text(result, self.span.scrub)
                 elif self.settings.capture is not None:
                     # gen_ai.tool.call.result is the result "if execution was successful"
                     put(self.settings.capture, self.span, "tool_result", A.TOOL_CALL_RESULT, result)
@@ -302,10 +303,14 @@ def tool_type(kind: Any) -> str:
     return A.TOOL_TYPE_FUNCTION
 
 
-def error_text(content: Any) -> str | None:
-    """A returned error's content as text: a string as is, else its JSON (``None``: none)."""
+def error_text(content: Any, scrub: Scrub | None = None) -> str | None:
+    """A returned error's content as text: a string as is, else its JSON (``None``: none);
+    structured content scrubbed by ``scrub`` first, its values under secret keys replaced
+    as in captured content (in the JSON text, a nested value's key is not beside it)."""
     if content is None:
         return None
+    if scrub is not None and type(content) in (dict, list):
+        content = scrub.value(content)
     if isinstance(content, str):
         return str.__str__(content)
     if issubclass(type(content), BaseException):  # its message, as an exception event says it

@@ -93,10 +93,19 @@ def _rx(pattern: str, flags: int = 0) -> re.Pattern[str]:
 _T = r"A-Za-z0-9_\-"  # a key's characters
 # Key names that announce a secret in text (matched lower case; db_password, x-api-key too).
 _KEY_WORDS = (
-    r"(?:password|passwd|pwd|passphrase|secret|api[_-]?key|access[_-]?key|private[_-]?key"
-    r"|subscription[_-]?key|(?:access|auth|refresh|id|session|bearer|api)[_-]?token"
-    r"|(?<![a-z0-9_.-])token)"
-)
+    r"(?:password|passwd|pwd|passphrase|secret|credentials?|cookie|api[_-]?key|access[_-]?key"
+    r"|private[_-]?key|subscription[_-]?key|session[_-]?key"
+    r"|(?:access|auth|refresh|id|session|bearer|api)[_-]?token|(?<![a-z0-9.])token)"
+)  # a key ending in "_token" or "-token" too (GITHUB_TOKEN, x-auth-token), never "tokens"
+# A key=value value: to a space or quote; "&" or ";" may be in a password, but not "&name=",
+# which starts the next parameter of a query string (kept readable).
+_BARE = r"(?P<bare>(?:[^\s\"'<>&]|&(?![a-z_][a-z0-9_.-]{0,64}=)){3,512})"
+
+
+def credential_like(value: str) -> bool:
+    """An unlabelled value that is a credential rather than prose: a letter and a digit."""
+    return has_digit(value) and any(c.isalpha() for c in value)
+
 
 # No pattern needs a boundary before its literal: a secret glued to the text before it is
 # still found (and a few characters of that text may go with it). A failed attempt stops
@@ -145,8 +154,9 @@ BUILT_IN: tuple[Detector, ...] = (
     Detector(JWT, _rx(r"\.eyJ[A-Za-z0-9_-]{8,}(?=\.)"), ("eyj",)),
     Detector(
         "url_credentials",
-        # scheme://user:password@host: the whole userinfo; each part bounded (no \s / ? # @)
-        _rx(r"://(?P<secret>[^\s/?#@:\"'<>\\]{1,256}:[^\s/?#@\"'<>\\]{1,256})@"),
+        # scheme://user:password@host (the user may be empty: redis://:password@host): the
+        # whole userinfo; each part bounded (no \s / ? # @)
+        _rx(r"://(?P<secret>[^\s/?#@:\"'<>\\]{0,256}:[^\s/?#@\"'<>\\]{1,256})@"),
         ("://",),
     ),
     Detector(
@@ -180,6 +190,21 @@ BUILT_IN: tuple[Detector, ...] = (
         ("sig=",),
     ),
     Detector(
+        "signed_url",  # a presigned S3 / GCS / CloudFront URL's signature and session token
+        _rx(
+            r"[?&;](?:x-amz-signature|x-amz-security-token|x-goog-signature|signature)="
+            r"(?P<secret>[^\s&\"'<>#]{16,})"
+        ),
+        ("signature=", "security-token="),
+        lower=True,
+    ),
+    Detector(
+        "cookie_header",  # Cookie: / Set-Cookie: as a request dump shows them, to the line's end
+        _rx(r"cookie:[ \t]{0,3}(?P<secret>[^\s=;,\"']{1,128}=[^\r\n\"']{1,4096})"),
+        ("cookie:",),
+        lower=True,
+    ),
+    Detector(
         "bearer_token",
         _rx(r"bearer\s{1,3}(?P<secret>[a-z0-9._~+/=-]{16,})"),
         ("bearer",),
@@ -195,15 +220,23 @@ BUILT_IN: tuple[Detector, ...] = (
     Detector(
         "key_value",
         # key=value anywhere (env dumps, query strings, kwargs reprs); key: value only when
-        # the key is quoted (JSON, dict reprs): "password: must be 8 chars" is prose. An
-        # unquoted value runs to a space or quote: "&" or ";" may be in a password.
+        # the key is quoted (JSON, dict reprs) or the value has a letter and a digit (below):
+        # "password: must be 8 chars" is prose. Quoted values may be bytes (b'...').
         _rx(
             rf"(?:{_KEY_WORDS})(?:[\"']\s{{0,3}}[:=]|\s{{0,3}}=)\s{{0,3}}"
-            r"(?!\"?'?\[redacted:)"  # a value already replaced (scrubbing is idempotent)
-            r"(?:\"(?P<dq>[^\"\\\n]{3,512})\"|'(?P<sq>[^'\\\n]{3,512})'"
-            r"|(?P<bare>[^\s\"'<>]{3,512}))"
+            r"(?!b?[\"']?\[redacted:)"  # a value already replaced (scrubbing is idempotent)
+            r"(?!(?:none|null|true|false)(?![a-z0-9_]))"  # token=None: a kwargs repr's default
+            r"(?:b?\"(?P<dq>[^\"\\\n]{3,512})\"|b?'(?P<sq>[^'\\\n]{3,512})'|" + _BARE + ")"
         ),
-        ("pass", "pwd", "secret", "key", "token"),
+        ("pass", "pwd", "secret", "key", "token", "credential", "cookie"),
+        lower=True,
+    ),
+    Detector(
+        "key_value",
+        # key: value unquoted (YAML, HTTP headers, logs): a value with a letter and a digit
+        _rx(rf"(?:{_KEY_WORDS}):[ \t]{{1,3}}(?!\[redacted:)(?P<secret>[^\s\"'<>,;]{{8,512}})"),
+        ("pass", "pwd", "secret", "key", "token", "credential"),
+        credential_like,
         lower=True,
     ),
 )

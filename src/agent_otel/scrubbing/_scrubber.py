@@ -24,7 +24,7 @@ from ._keys import is_secret_key, normalise
 Found = Callable[[str], None]
 CALLBACK = "callback"
 KEY_NAME = "key_name"
-DETECTORS = tuple(d.name for d in BUILT_IN)
+DETECTORS = tuple(dict.fromkeys(d.name for d in BUILT_IN))
 """The built-in detectors' names, as markers and the self-metric name them."""
 
 
@@ -39,7 +39,23 @@ def _ignore(name: str) -> None:
     return None
 
 
-_MARKER = re.compile(r"\[REDACTED:[A-Za-z0-9_.:-]{1,64} len=[0-9]{1,12}\]")
+_MARKER = re.compile(r"\[REDACTED:[A-Za-z0-9_.:-]{1,64} len=([0-9]{1,12})\]")
+MARGIN = 4096
+"""Characters scrubbed past where a text will be cut (:meth:`Scrub.prefix`): a secret the cut
+splits is found whole (a 4096-bit RSA key block is about 3.3k characters)."""
+
+
+def _source_length(out: str, start: int, stop: int) -> int:
+    """At least how many characters of the text ``out`` was scrubbed from made ``out[start:
+    stop]``: a marker counts the longer of itself and the secret it names (its ``len``)."""
+    total, position = 0, start
+    for found in _MARKER.finditer(out, max(start - 96, 0), min(stop + 96, len(out))):
+        if found.end() <= start or found.start() >= stop:
+            continue
+        total += max(found.start() - position, 0)
+        total += max(int(found.group(1)), found.end() - found.start())
+        position = found.end()
+    return total + max(stop - position, 0)
 
 
 def marker(name: str, length: int) -> str:
@@ -171,11 +187,11 @@ def _replace(text: str, lowered: str, detectors: list[Detector], found: Found) -
         spans.extend((start, end, detector.name) for start, end in detector.spans(text, lowered))
     if not spans:
         return text
-    spans.sort()
+    spans.sort(key=lambda span: (span[0], -span[1]))  # the longest of those that start first
     parts, kept = [], 0
     start, end, name = spans[0]
     for s, e, n in spans[1:]:
-        if s < end:  # overlapping finds are one secret, named by the first
+        if s < end:  # overlapping finds are one secret, named by the first (and longest)
             end = max(end, e)
             continue
         parts.append(text[kept:start])
@@ -252,6 +268,33 @@ class Scrub:
                 clean.clear()
             clean.add(text)
         return out
+
+    def prefix(self, text: str, chars: int) -> str:
+        """``text`` scrubbed as far as a cut to its first ``chars`` characters needs: those of
+        the result are the whole text's, scrubbed, so cutting there leaves no piece of a
+        secret the cut would have split (scrubbing comes before every cut). The cost is
+        bounded by ``chars`` (unless the text is mostly secrets), not by the text's length."""
+        return self._bounded(text, chars, tail=False)
+
+    def suffix(self, text: str, chars: int) -> str:
+        """As :meth:`prefix`, for a cut that keeps the last ``chars`` characters."""
+        return self._bounded(text, chars, tail=True)
+
+    def _bounded(self, text: str, chars: int, tail: bool) -> str:
+        if type(text) is not str:
+            text = str.__str__(text)
+        window = chars + MARGIN
+        while window < len(text) and self.scrubber.callback is None:
+            finds: list[str] = []  # told once, for the window that is kept
+            piece = text[len(text) - window :] if tail else text[:window]
+            out = self.scrubber.text(piece, finds.append)
+            kept = (len(out) - chars, len(out)) if tail else (0, chars)
+            if _source_length(out, *kept) <= window - MARGIN:
+                for name in finds:
+                    self.found(name)
+                return out
+            window *= 4  # mostly secrets, replaced by shorter markers: look further
+        return self.text(text)
 
     def value(self, value: Any) -> Any:
         """A plain JSON value scrubbed (see :meth:`Scrubber.value`)."""

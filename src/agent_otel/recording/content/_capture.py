@@ -20,7 +20,7 @@ from typing import Any, Literal, get_args
 from agent_otel._guard import report, warn_once
 from agent_otel._plain import TRUNCATION_MARK
 from agent_otel.recording._encodable import MAX_TEXT_BYTES
-from agent_otel.scrubbing import Scrub
+from agent_otel.scrubbing import MARGIN, Scrub
 
 from ._fit import fit_json, fit_plain, plain_copy
 
@@ -141,7 +141,7 @@ class ContentCapture:
     ) -> str | None:
         """:meth:`encode` within ``budget`` bytes (at most ``max_bytes`` and 256 KiB)."""
         try:
-            plain = plain_copy(value, budget)  # bounded by the budget
+            plain = plain_copy(value, budget, scrub)  # bounded by the budget
             if scrub is not None:
                 plain = scrub.value(plain)
             if self.redact is None:
@@ -150,7 +150,7 @@ class ContentCapture:
                     scrub.trust(text)
                 return text
             redacted = self.redact(kind, plain)  # a copy: the hook may edit it in place
-            return None if redacted is None else fit_json(redacted, budget)
+            return None if redacted is None else fit_json(redacted, budget, scrub)
         except Exception:
             report("content capture")
             return None
@@ -193,7 +193,8 @@ def _mode(setting: str, value: str) -> ContentCapture | None:
 
 
 class TextBuffer:
-    """Deltas of one streamed response, kept only up to a byte budget."""
+    """Deltas of one streamed response, kept only up to a byte budget (:func:`buffer_for`:
+    the content budget and the scrubber's margin)."""
 
     __slots__ = ("_budget", "_parts", "truncated")
 
@@ -225,3 +226,10 @@ class TextBuffer:
     def text(self) -> str:
         joined = "".join(self._parts)
         return joined + TRUNCATION_MARK if self.truncated else joined
+
+
+def buffer_for(capture: ContentCapture) -> TextBuffer:
+    """A buffer for text captured under ``capture``: ``max_bytes`` and ``MARGIN`` more, since
+    the text is cut to its budget only after it is scrubbed, so that a secret the buffer's end
+    would split is seen whole (:class:`~._fit.Copy`)."""
+    return TextBuffer(capture.max_bytes + MARGIN)

@@ -22,9 +22,13 @@ from dataclasses import fields as dataclass_fields
 from dataclasses import is_dataclass
 from itertools import islice
 from json.encoder import encode_basestring
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_otel._plain import TRUNCATION_MARK
+from agent_otel.scrubbing import MARGIN
+
+if TYPE_CHECKING:
+    from agent_otel.scrubbing import Scrub
 
 MAX_DEPTH = 64
 # Values under these keys are the message-part schema's labels, never shortened: a cut
@@ -82,14 +86,16 @@ def _key(key: Any) -> str:
 
 class Copy:
     """A plain-JSON copy within ``max_bytes`` (see the module docstring); ``cut`` if it is not
-    all of the value."""
+    all of the value. A string it cuts is scrubbed by ``scrub`` first (:meth:`Scrub.prefix`),
+    so the cut cannot keep a piece of a secret it split out of its format."""
 
-    __slots__ = ("chars", "cut", "room")
+    __slots__ = ("chars", "cut", "room", "scrub")
 
-    def __init__(self, max_bytes: int) -> None:
+    def __init__(self, max_bytes: int, scrub: Scrub | None = None) -> None:
         self.room = max_bytes  # bytes the copy still has, with every string cut
         self.chars = max_bytes + _MARK + 1  # a longer string is cut whatever the limit
         self.cut = False
+        self.scrub = scrub
 
     def _take(self, cost: int) -> bool:
         if cost > self.room:
@@ -106,6 +112,8 @@ class Copy:
         if kind is str or isinstance(value, str):
             text = str.__str__(value)
             if len(text) > self.chars:
+                if self.scrub is not None:
+                    text = self.scrub.prefix(text, self.chars)
                 text = text[: self.chars]
             cost = size(dumps(text)) if label or len(text) <= _MARK else _CUT_STRING
             return text if self._take(cost) else _NO_ROOM
@@ -131,7 +139,8 @@ class Copy:
     def _other(self, value: Any, depth: int) -> Any:
         """Values that are data, as the JSON they stand for; anything else as its text."""
         if isinstance(value, (bytes, bytearray, memoryview)):  # only what can show is decoded
-            return self.value(bytes(value[: self.chars]).decode("utf-8", "replace"), depth)
+            reach = self.chars + (MARGIN if self.scrub is not None else 0)
+            return self.value(bytes(value[:reach]).decode("utf-8", "replace"), depth)
         fields = _fields(value)
         if fields is not None:
             return self._dict(fields, depth + 1)
@@ -266,9 +275,10 @@ def fit_plain(value: Any, max_bytes: int) -> str:
     return "{}" if isinstance(shortened, dict) else '""'
 
 
-def plain_copy(value: Any, max_bytes: int) -> Any:
-    """A plain-JSON copy of ``value`` bounded by ``max_bytes`` (see :class:`Copy`)."""
-    copy = Copy(max_bytes)
+def plain_copy(value: Any, max_bytes: int, scrub: Scrub | None = None) -> Any:
+    """A plain-JSON copy of ``value`` bounded by ``max_bytes`` (see :class:`Copy`), each string
+    it cuts scrubbed by ``scrub`` before the cut."""
+    copy = Copy(max_bytes, scrub)
     plain = copy.value(value)
     if plain is _NO_ROOM:
         if isinstance(value, Mapping) or _fields(value) is not None:
@@ -302,6 +312,8 @@ def recent(messages: Any, max_bytes: int) -> Any:
         return None
 
 
-def fit_json(value: Any, max_bytes: int) -> str:
-    """Serialise ``value`` to JSON of at most ``max_bytes`` UTF-8 bytes, keeping it valid."""
-    return fit_plain(plain_copy(value, max_bytes), max_bytes)
+def fit_json(value: Any, max_bytes: int, scrub: Scrub | None = None) -> str:
+    """Serialise ``value`` to JSON of at most ``max_bytes`` UTF-8 bytes, keeping it valid;
+    scrubbed by ``scrub`` before anything is cut."""
+    plain = plain_copy(value, max_bytes, scrub)
+    return fit_plain(plain if scrub is None else scrub.value(plain), max_bytes)

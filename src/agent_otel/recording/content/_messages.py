@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_otel._plain import items_of
+
+if TYPE_CHECKING:
+    from agent_otel.scrubbing import Scrub
 
 from ._fit import fit_json, size
 from ._message_parts import content_part, field
@@ -82,15 +85,17 @@ def called_part(call_id: Any, name: Any, arguments: Any) -> dict[str, Any]:
     return part
 
 
-def told_part(call_id: Any, name: Any, arguments: Any, room: int) -> tuple[dict[str, Any], int]:
+def told_part(
+    call_id: Any, name: Any, arguments: Any, room: int, scrub: Scrub | None = None
+) -> tuple[dict[str, Any], int]:
     """The part of a tool call the model asked for, as it was told, and the bytes it took:
     its arguments copied as JSON of at most ``room`` bytes (what the response's tool calls
-    have left), since the agent may change or reuse its objects once it told them, before
-    the response's message is written."""
+    have left; scrubbed by ``scrub`` before they are cut), since the agent may change or
+    reuse its objects once it told them, before the response's message is written."""
     part = called_part(call_id, name, arguments)
     if "arguments" not in part:
         return part, 0
-    text = fit_json(part["arguments"], room)
+    text = fit_json(part["arguments"], room, scrub)
     part["arguments"] = json.loads(text)
     return part, size(text)
 
