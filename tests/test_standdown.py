@@ -109,17 +109,9 @@ class OpenAIAgent:
 def telemetry() -> Iterator[InMemoryTelemetry]:
     """In-memory providers with openai-v2 and OpenInference instrumented into them."""
     telemetry = InMemoryTelemetry()
-    v2, oi = openai_v2.OpenAIInstrumentor(), oi_openai.OpenAIInstrumentor()
-    v2.instrument(
-        tracer_provider=telemetry.tracer_provider, meter_provider=telemetry.meter_provider
-    )
-    oi.instrument(tracer_provider=telemetry.tracer_provider)
-    try:
+    with telemetry.instrumented(openai_v2.OpenAIInstrumentor(), oi_openai.OpenAIInstrumentor()):
         yield telemetry
-    finally:
-        oi.uninstrument()
-        v2.uninstrument()
-        telemetry.shutdown()
+    telemetry.shutdown()
 
 
 def api(telemetry: InMemoryTelemetry) -> Any:
@@ -276,15 +268,9 @@ ONE_PROVIDER: dict[str, Callable[[], Any]] = {
 def one_provider(request: pytest.FixtureRequest) -> Iterator[InMemoryTelemetry]:
     """In-memory providers with one provider instrumentation instrumented into them."""
     telemetry = InMemoryTelemetry()
-    instrumentor = ONE_PROVIDER[request.param]()
-    instrumentor.instrument(
-        tracer_provider=telemetry.tracer_provider, meter_provider=telemetry.meter_provider
-    )
-    try:
+    with telemetry.instrumented(ONE_PROVIDER[request.param]()):
         yield telemetry
-    finally:
-        instrumentor.uninstrument()
-        telemetry.shutdown()
+    telemetry.shutdown()
 
 
 async def test_an_embeddings_call_inside_our_chat_span_is_traced_by_the_provider(

@@ -42,15 +42,9 @@ def client(service: str) -> Any:
 @pytest.fixture
 def telemetry() -> Iterator[InMemoryTelemetry]:
     telemetry = InMemoryTelemetry()
-    instrumentor = botocore_otel.BotocoreInstrumentor()
-    instrumentor.instrument(
-        tracer_provider=telemetry.tracer_provider, meter_provider=telemetry.meter_provider
-    )
-    try:
+    with telemetry.instrumented(botocore_otel.BotocoreInstrumentor()):
         yield telemetry
-    finally:
-        instrumentor.uninstrument()
-        telemetry.shutdown()
+    telemetry.shutdown()
 
 
 class BedrockAgent:

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from opentelemetry.instrumentation.instrumentor import BaseInstrumentor
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 
 from agent_contract.protocol import (
@@ -221,3 +222,58 @@ def test_an_exemplar_filter_reaches_the_meter_and_nothing_waits_for_exit(
         telemetry.shutdown()
     assert counts["off"] == 0 < counts["on"]
     assert hooked == []  # one per property-test example costs no exit hook
+
+
+class _Recording(BaseInstrumentor):  # type: ignore[misc]  # the SDK's base is untyped
+    """Notes what it is told in ``told``, or fails to instrument (``fails``). An instrumentor
+    class has one instance (``BaseInstrumentor`` is a singleton per class): one class each."""
+
+    fails = False
+
+    def instrumentation_dependencies(self) -> list[str]:
+        return []
+
+    def _instrument(self, **kwargs: Any) -> None:
+        if self.fails:
+            raise RuntimeError("cannot instrument")
+        told.append((f"instrument {type(self).__name__}", sorted(kwargs)))
+
+    def _uninstrument(self, **kwargs: Any) -> None:
+        told.append((f"uninstrument {type(self).__name__}", None))
+
+
+class A(_Recording):  # type: ignore[misc]
+    pass
+
+
+class B(_Recording):  # type: ignore[misc]
+    pass
+
+
+class Failing(_Recording):  # type: ignore[misc]
+    fails = True
+
+
+told: list[tuple[str, Any]] = []
+
+
+def test_instrumented_puts_other_instrumentors_on_the_kits_providers_and_takes_them_off() -> None:
+    telemetry = InMemoryTelemetry()
+    told.clear()
+    with (
+        pytest.raises(ValueError, match="the test failed"),
+        telemetry.instrumented(A(), B(), option="x") as kit,
+    ):
+        assert kit is telemetry
+        raise ValueError("the test failed")
+    keys = ["logger_provider", "meter_provider", "option", "tracer_provider"]
+    assert told == [("instrument A", keys), ("instrument B", keys),
+                   ("uninstrument B", None), ("uninstrument A", None)]  # fmt: skip
+    told.clear()
+    with (
+        pytest.raises(RuntimeError, match="cannot instrument"),
+        telemetry.instrumented(A(), Failing()),
+    ):
+        pass
+    assert told == [("instrument A", keys[:2] + keys[3:]), ("uninstrument A", None)]
+    telemetry.shutdown()

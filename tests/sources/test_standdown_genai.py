@@ -39,20 +39,10 @@ SDK_CASES = [case for case in CASES if case.name != "litellm_chat"]  # LiteLLM: 
 def telemetry() -> Iterator[InMemoryTelemetry]:
     """In-memory providers with the official openai and anthropic packages instrumented in."""
     telemetry = InMemoryTelemetry()
-    providers = {
-        "tracer_provider": telemetry.tracer_provider,
-        "meter_provider": telemetry.meter_provider,
-        "logger_provider": telemetry.logger_provider,
-    }
-    instrumentors = [genai_openai.OpenAIInstrumentor(), genai_anthropic.AnthropicInstrumentor()]
-    for instrumentor in instrumentors:
-        instrumentor.instrument(**providers)
-    try:
+    instrumentors = (genai_openai.OpenAIInstrumentor(), genai_anthropic.AnthropicInstrumentor())
+    with telemetry.instrumented(*instrumentors):
         yield telemetry
-    finally:
-        for instrumentor in instrumentors:
-            instrumentor.uninstrument()
-        telemetry.shutdown()
+    telemetry.shutdown()
 
 
 def wrap(telemetry: InMemoryTelemetry, **options: Any) -> Callable[[AsyncIterator[Any]], Any]:
@@ -136,29 +126,16 @@ async def test_calls_outside_our_chat_spans_are_traced_by_the_official_package(
 @pytest.fixture
 def agents_instrumented(telemetry: InMemoryTelemetry) -> Iterator[InMemoryTelemetry]:
     module = pytest.importorskip("opentelemetry.instrumentation.genai.openai_agents")
-    instrumentor = module.OpenAIAgentsInstrumentor()
-    instrumentor.instrument(
-        tracer_provider=telemetry.tracer_provider, meter_provider=telemetry.meter_provider
-    )
-    try:
+    with telemetry.instrumented(module.OpenAIAgentsInstrumentor()):
         yield telemetry
-    finally:
-        instrumentor.uninstrument()
 
 
 @pytest.fixture
 def langchain_instrumented(telemetry: InMemoryTelemetry) -> Iterator[InMemoryTelemetry]:
     module = pytest.importorskip("opentelemetry.instrumentation.genai.langchain")
-    instrumentor = module.LangChainInstrumentor()
-    instrumentor.instrument(  # it names the langchain package; LangGraph needs langchain-core
-        tracer_provider=telemetry.tracer_provider,
-        meter_provider=telemetry.meter_provider,
-        skip_dep_check=True,
-    )
-    try:
+    # It names the langchain package; LangGraph needs only langchain-core.
+    with telemetry.instrumented(module.LangChainInstrumentor(), skip_dep_check=True):
         yield telemetry
-    finally:
-        instrumentor.uninstrument()
 
 
 STAND_DOWN = pytest.mark.parametrize("stand_down", [True, False], ids=["stand-down", "opt-out"])

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry.context import Context
@@ -137,6 +138,22 @@ class InMemoryTelemetry:
             "meter_provider": self.meter_provider,
             "logger_provider": self.logger_provider,
         }
+
+    @contextmanager
+    def instrumented(self, *instrumentors: Any, **options: Any) -> Iterator[InMemoryTelemetry]:
+        """Another library's OpenTelemetry instrumentors (``BaseInstrumentor``: openai-v2,
+        OpenInference's, OpenLLMetry's, botocore's...) instrumented into this telemetry's
+        providers, with ``options`` (``skip_dep_check=True``...), and uninstrumented on
+        leaving, in reverse order: to test agent-otel's spans beside theirs."""
+        done: list[Any] = []
+        try:
+            for instrumentor in instrumentors:
+                instrumentor.instrument(**self.providers(), **options)
+                done.append(instrumentor)
+            yield self
+        finally:
+            for instrumentor in reversed(done):
+                instrumentor.uninstrument()
 
     def spans(self) -> list[ReadableSpan]:
         """Finished spans, in the order they ended."""
