@@ -12,6 +12,7 @@ import random
 import re
 import string
 import time
+import urllib.parse
 import uuid
 
 import pytest
@@ -178,6 +179,105 @@ def test_json_escaped_secrets_are_found_in_json_text() -> None:
     assert json.loads(out)["note"].startswith("token [REDACTED:github_token")
 
 
+# --- encoded: URL-encoded and backslash-escaped secrets ---------------------------------------
+def encoded_cases() -> dict[str, tuple[str, str, str]]:
+    """Secrets as error texts carry them encoded: case -> (text, the encoded secret in it,
+    the detector that finds it decoded)."""
+    google, openai = fakes()["google_api_key"], fakes()["openai_api_key"]
+    password = "Tr0ub4dor%263x"  # Tr0ub4dor&3x, percent-encoded
+    inner = json.dumps({"api_key": "zq81Kd0aPPx", "q": 1})
+    return {
+        "redirect_uri": (
+            f"GET /authorize?redirect_uri=https%3A%2F%2Fdeploy%3A{password}%40h.example%2Fcb&s=1",
+            f"deploy%3A{password}",
+            "url_credentials",
+        ),
+        "next_query": (f"login?next=%2Fcb%3Fapi_key%3D{google}", google, "google_api_key"),
+        "form_separator": ("body: user=bob&password%3Dhunter2%21&x=1", "hunter2%21", "key_value"),
+        "twice_encoded": (
+            "x=https%253A%252F%252Fu%253Ap4ss%2540host",
+            "u%253Ap4ss",
+            "url_credentials",
+        ),
+        "lower_hex": ("n=%2fcb%3fapi_key%3dZk39aPqL0x&s=1", "Zk39aPqL0x", "key_value"),
+        "unicode_escape": (
+            "key " + "\\u0073" + openai[1:] + " rejected",
+            "\\u0073" + openai[1:],
+            "openai_api_key",
+        ),
+        "escaped_json_in_json": (
+            json.dumps({"error": inner}),
+            "zq81Kd0aPPx",
+            "key_value",
+        ),
+        "twice_escaped_json": (
+            json.dumps({"e": json.dumps({"body": json.dumps({"password": "hunter22"})})}),
+            "hunter22",
+            "key_value",
+        ),
+        "escaped_slashes": (
+            '{"url": "https:\\/\\/app:s3cret@db.internal\\/prod"}',
+            "app:s3cret",
+            "url_credentials",
+        ),
+        "short": ("pwd%3DZk39a", "Zk39a", "key_value"),  # shorter than any key, encoded
+        "python_bytes_repr": (
+            "b'token\\x3d" + "Zk39aPqL0x" + "'",
+            "Zk39aPqL0x",
+            "key_value",
+        ),
+    }
+
+
+@pytest.mark.parametrize("case", sorted(encoded_cases()))
+def test_an_encoded_secret_is_found_decoded_and_redacted_as_it_was_encoded(case: str) -> None:
+    text, secret, detector = encoded_cases()[case]
+    assert secret in text
+    found: list[str] = []
+    out = Scrubber().text(text, found.append)
+    assert out == text.replace(secret, f"[REDACTED:{detector} len={len(secret)}]")
+    assert found == [detector]
+    assert Scrubber().text(out) == out  # scrubbing twice changes nothing more
+
+
+ENCODED_NEAR_MISSES = [
+    "https://example.com/a%20b/docs%2Fguide.md?q=hello%20world&page=2",
+    "GET /files/reports%2F2024%2Fq1.pdf?download=1 -> 404",
+    "50% done, 100% of 3 files; 0x%02x format",
+    '{"msg": "line\\nnext \\"quoted\\" \\u00e9t\\u00e9 C:\\\\tmp\\/x"}',
+    json.dumps({"error": json.dumps({"input_tokens": 12, "note": "the password must change"})}),
+    "redirect_uri=https%3A%2F%2Fapp.example%2Fcallback%3Fstate%3Dabc&scope=openid%20email",
+    "C:\\Users\\agent\\AppData\\Local\\secret_store\\cache",
+]
+
+
+@pytest.mark.parametrize("text", ENCODED_NEAR_MISSES, ids=range(len(ENCODED_NEAR_MISSES)))
+def test_ordinary_encoded_text_passes_unchanged(text: str) -> None:
+    assert Scrubber().text(text) == text
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.text(max_size=40),
+    st.sampled_from(sorted(fakes().values())),
+    st.sampled_from(["url", "json", "both"]),
+    st.text(max_size=40),
+)
+def test_any_secret_url_encoded_or_json_escaped_leaves_nothing_of_itself(
+    before: str, secret: str, how: str, after: str
+) -> None:
+    shown = "api_key=" + secret
+    if how in ("url", "both"):
+        shown = urllib.parse.quote(shown, safe="")
+    if how in ("json", "both"):
+        shown = json.dumps(shown)[1:-1]
+    out = Scrubber().text(before + shown + after)
+    assert "[REDACTED:" in out
+    body = urllib.parse.quote(secret, safe="")
+    for piece in {secret, body, json.dumps(body)[1:-1], json.dumps(secret)[1:-1]}:
+        assert piece[:24] not in out or piece[:24] in before + after
+
+
 # --- near misses: left exactly as they are ---------------------------------------------------
 NEAR_MISSES = [
     "The password must be at least 12 characters; rotate the secret every 90 days.",
@@ -308,6 +408,9 @@ HOSTILE = [
     "bearer ", "Basic ", "x" * 7 + "=", "hooks.slack.com/services/", "ghp_", "a", "@:/",
     "cookie: a=", "cookie:", "?x-amz-signature=", "token=a&", "token=a&b", "_token: a1",
     "password=b'", "://:", "&signature=" + "a" * 15,
+    # encoded: every character an escape, escapes that decode to anchors, to more escapes
+    "%41", "%3D", "%25", "%2525", "%", "\\", "\\\\", "\\u0073k-", "\\\"", "password%3D",
+    "https%3A%2F%2Fa%3A", "%3A%2F%2F%3A", "\\\"api_key\\\": \\\"", "\\x3d", "://a%3A",
 ]  # fmt: skip
 
 

@@ -33,7 +33,7 @@ from agent_contract.protocol import (
 from agent_otel import ContentCapture, Scrubber, instrument, record_evaluation
 from agent_otel import _attributes as A
 from agent_otel.testing import FakeClock, InMemoryTelemetry, run_script
-from test_scrubbing import context_fakes, fakes
+from test_scrubbing import context_fakes, encoded_cases, fakes
 
 F = fakes()
 CF = context_fakes()
@@ -477,3 +477,27 @@ async def test_a_tools_structured_error_is_scrubbed_by_key_before_it_becomes_tex
         assert "login refused" in text
         assert "ops-bot" not in text and "918273" not in text
         assert "[REDACTED:key_name len=7]" in text
+
+
+@pytest.mark.parametrize("case", ["redirect_uri", "form_separator", "escaped_json_in_json"])
+async def test_an_encoded_secret_in_an_error_never_reaches_an_export(
+    otel_telemetry: InMemoryTelemetry, case: str
+) -> None:
+    """A provider's error quoting a request (a URL in a query, a form body, a JSON body in a
+    JSON string) carries its credential encoded: every exported copy of it is redacted."""
+    text, secret, detector = encoded_cases()[case]
+    events = [
+        Error(message=text, error_type="BadRequest"),
+        StepBoundary(index=0),
+        ToolCall(id="t", function=FunctionCall("fetch", "{}")),
+        ToolResult(tool_call_id="t", content=text, is_error=True),
+        StepBoundary(index=1),
+    ]
+    agent = ScriptedAgent(events, fail_at=len(events), error=Leak(text))
+    with pytest.raises(Leak):
+        stream = agent.stream([Message(role="user", content=text)])
+        await run_script(otel_telemetry, stream, capture_content=True)
+    out = exported(otel_telemetry)
+    assert secret not in out and json.dumps(secret)[1:-1] not in out
+    assert f"[REDACTED:{detector} len={len(secret)}]" in out
+    assert scrubbed_counts(otel_telemetry).get(detector, 0) >= 3

@@ -6,6 +6,11 @@ that). The detectors whose anchors were seen then find their secrets; overlappin
 merge, and each is replaced by a marker that names the detector and the length, never any
 character of the secret: ``[REDACTED:jwt len=171]``. The text around it is kept. Each
 replacement is told to ``found(detector)`` (the self-metric); the value never is.
+
+A text holding ``%`` or a backslash is also scrubbed as it reads decoded (:mod:`._encoded`:
+percent-encoding, JSON and Python string escapes): a secret found there is replaced with the
+encoded characters it was decoded from, so ``password%3Dhunter2%21`` and ``\\"api_key\\":
+\\"...\\"`` lose their values too. A text with neither pays those two substring checks.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from typing import Any
 from agent_otel._plain import plain_value
 
 from ._detectors import BUILT_IN, Detector
+from ._encoded import may_hold, views
 from ._keys import is_secret_key, normalise
 
 Found = Callable[[str], None]
@@ -102,20 +108,34 @@ class Scrubber:
     def text(self, text: str, found: Found = _ignore) -> str:
         """``text`` with every secret the detectors recognise replaced by its marker."""
         short = self._short and len(text) < SHORT
-        if short and not (":" in text or "=" in text or "Basic" in text):
+        if short and not (":" in text or "=" in text or "Basic" in text or may_hold(text)):
             return text  # too short for every built-in detector but these three
-        lowered = text.lower()
-        if len(lowered) != len(text):  # a few non-ASCII letters lower to two characters
-            lowered = text.translate(_ASCII_LOWER)
-        chosen = [d for d in self._detectors if any(a in lowered for a in d.anchors)]
-        if chosen or self._always:
-            text = _replace(text, lowered, chosen + list(self._always), found)
+        spans = self._spans(text)
+        if may_hold(text):  # an encoded secret: found decoded, redacted as it was encoded
+            for view in views(text):
+                spans.extend((*view.span(s, e), n) for s, e, n in self._spans(view.text))
+        if spans:
+            text = _replace(text, spans, found)
         if self.callback is not None:
             changed = self.callback(text)
             if changed != text:
                 found(CALLBACK)
                 text = str(changed)
         return text
+
+    def _spans(self, text: str) -> list[tuple[int, int, str]]:
+        """Where the detectors whose anchors ``text`` holds find secrets in it: (start, end,
+        detector name)."""
+        lowered = text.lower()
+        if len(lowered) != len(text):  # a few non-ASCII letters lower to two characters
+            lowered = text.translate(_ASCII_LOWER)
+        spans: list[tuple[int, int, str]] = []
+        for detector in self._detectors:
+            if any(a in lowered for a in detector.anchors):
+                spans.extend((s, e, detector.name) for s, e in detector.spans(text, lowered))
+        for detector in self._always:
+            spans.extend((s, e, detector.name) for s, e in detector.spans(text, lowered))
+        return spans
 
     def value(self, value: Any, found: Found = _ignore) -> Any:
         """A plain JSON value (dicts, lists, strings, numbers) with its strings scrubbed and
@@ -181,12 +201,8 @@ class Scrubber:
         return text if fixed is parsed else json.dumps(fixed, ensure_ascii=False)
 
 
-def _replace(text: str, lowered: str, detectors: list[Detector], found: Found) -> str:
-    spans: list[tuple[int, int, str]] = []
-    for detector in detectors:
-        spans.extend((start, end, detector.name) for start, end in detector.spans(text, lowered))
-    if not spans:
-        return text
+def _replace(text: str, spans: list[tuple[int, int, str]], found: Found) -> str:
+    """``text`` with each span (start, end, detector) replaced by its marker."""
     spans.sort(key=lambda span: (span[0], -span[1]))  # the longest of those that start first
     parts, kept = [], 0
     start, end, name = spans[0]
