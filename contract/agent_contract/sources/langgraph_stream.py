@@ -51,9 +51,11 @@ from contextlib import suppress
 from contextvars import ContextVar
 from typing import Any
 
+from agent_contract.agent.events import InterruptFinal, StreamEvent
 from agent_contract.events import (
     AgentEvent,
     FunctionCall,
+    JourneyMarker,
     LLMCallEnd,
     LLMCallStart,
     PhaseMarker,
@@ -193,7 +195,7 @@ def _with_handler(config: Any, handler: Any) -> Any:
 
 async def langgraph_events(
     graph: Any, input: Any, config: Any = None, *, sink: Sink | None = None, **stream: Any
-) -> AsyncIterator[AgentEvent]:
+) -> AsyncIterator[AgentEvent | StreamEvent]:
     """Stream ``graph`` on ``input`` (``stream`` goes to ``astream``), yielding events.
 
     The graph is always streamed with ``subgraphs=True``, so a compiled sub-graph used as a
@@ -218,6 +220,13 @@ async def langgraph_events(
         while len(_CLAIMED) > _CLAIMS:
             _CLAIMED.popitem(last=False)
     reader = _Reader(requests, base)
+    thread = _thread(config)
+    if _resumes(input):  # the run a pause left: its paused tool calls are told again first
+        if thread is not None:
+            yield JourneyMarker(name=_graph_name(graph), journey_id=thread)
+        for told in await _paused_calls(graph, config):
+            reader.asked.add(str(getattr(told, "id", "")))
+            yield told
     config = _scoped(config, requests)
     items = graph.astream(
         input, _with_handler(config, requests), stream_mode=modes, subgraphs=True, **stream,
@@ -244,6 +253,62 @@ async def langgraph_events(
     await reader.end_bodies(None)
     for event in reader.close():
         yield event
+    if reader.interrupts:  # the graph paused (``interrupt()``): the run ends interrupted
+        if thread is not None:
+            yield JourneyMarker(name=_graph_name(graph), journey_id=thread)
+        for pause in reader.interrupts:
+            pause_id = getattr(pause, "id", None)
+            yield InterruptFinal(interrupt_id=str(pause_id) if pause_id is not None else "",
+                                 payload=getattr(pause, "value", None))  # fmt: skip
+
+
+def _thread(config: Any) -> str | None:
+    """The checkpointer's thread the run reads and writes (``configurable.thread_id``)."""
+    configurable = config.get("configurable") if isinstance(config, dict) else None
+    thread = configurable.get("thread_id") if isinstance(configurable, dict) else None
+    return str(thread) if thread is not None and str(thread) else None
+
+
+def _graph_name(graph: Any) -> str:
+    name = getattr(graph, "name", None)
+    return name if isinstance(name, str) and name else "LangGraph"
+
+
+def _resumes(input: Any) -> bool:
+    """``input`` resumes a paused run: LangGraph's ``Command(resume=...)``."""
+    return type(input).__name__ == "Command" and getattr(input, "resume", None) is not None
+
+
+async def _paused_calls(graph: Any, config: Any) -> list[AgentEvent]:
+    """The tool calls the paused run left without results, in the graph's state and its
+    sub-graphs' (read from the checkpointer): the resumed run runs them again and ends them."""
+    try:
+        state = await graph.aget_state(config, subgraphs=True)
+    except Exception:  # no checkpointer, a graph of its own kind: nothing told again
+        return []
+    calls: dict[str, AgentEvent] = {}
+    states = [state]
+    while states:
+        state = states.pop(0)
+        values = getattr(state, "values", None)
+        messages = values.get("messages") if isinstance(values, dict) else None
+        if isinstance(messages, (list, tuple)):
+            for call in _unanswered(messages):
+                calls.setdefault(str(call.id), call)
+        tasks = getattr(state, "tasks", None)
+        states += [t.state for t in tasks or () if type(t.state).__name__ == "StateSnapshot"]
+    return list(calls.values())
+
+
+def _unanswered(messages: list[Any] | tuple[Any, ...]) -> Iterator[ToolCall]:
+    """The tool calls of the last model message with no tool message answering them."""
+    answered = {str(m.tool_call_id) for m in messages if type(m).__name__ == "ToolMessage"}
+    last = next((m for m in reversed(messages) if type(m).__name__ == "AIMessage"), None)
+    for call in getattr(last, "tool_calls", None) or ():
+        call_id = call.get("id") if isinstance(call, dict) else None
+        if call_id is not None and str(call_id) not in answered:
+            arguments = json.dumps(call.get("args") or {})
+            yield ToolCall(id=str(call_id), function=FunctionCall(call.get("name"), arguments))
 
 
 class _Body:
@@ -260,8 +325,8 @@ class _Reader:
     """One run: the LLM call streaming, the messages already told, the step and its phase."""
 
     __slots__ = (
-        "asked", "base", "bodies", "call", "held", "level", "phase", "requests", "results",
-        "results_held", "step", "told",
+        "asked", "base", "bodies", "call", "held", "interrupts", "level", "phase", "requests",
+        "results", "results_held", "step", "told",
     )  # fmt: skip
 
     def __init__(
@@ -271,6 +336,7 @@ class _Reader:
         self.base = base  # the namespace the graph runs in (inside another graph's node)
         self.level = level  # the tool call whose body runs the graph read here (None: the run)
         self.bodies: dict[str, _Body | None] = {}  # call id -> the graph its body ran
+        self.interrupts: list[Any] = []  # LangGraph's ``Interrupt``\ s the graph paused on
         self.call: _Call | None = None
         self.step, self.results = 0, False
         self.told: set[str] = set()  # ids of the AI and tool messages already made events
@@ -395,6 +461,9 @@ class _Reader:
             elif kind == "ToolMessage":
                 yield from self._tool(message)
         elif mode == "updates" and isinstance(payload, dict):
+            paused = payload.get("__interrupt__")
+            if paused and not namespace and isinstance(paused, (list, tuple)):
+                self.interrupts.extend(paused)
             for message in _messages(payload):
                 kind = type(message).__name__
                 if kind == "ToolMessage":
