@@ -86,11 +86,11 @@ async def subagent(telemetry: InMemoryTelemetry) -> None:
 
 
 def parallel(tracer: Tracer) -> AsyncIterator[AgentEvent]:
-    """The tool-scope script (``_parallel``), both tools async: AutoGen runs a sync tool on
-    the loop's executor, whose threads get no context (docs/adapters.md says so), so nothing a
-    sync tool opens can nest under its span."""
+    """The tool-scope script (``_parallel``), both tools sync: AutoGen runs them on the
+    loop's executor, whose threads it gives no context (``add`` twice at once, each under its
+    own call)."""
     first = _calls(*(s.Call(cid, name, {"x": arg}) for cid, name, arg in p.CALLS))
-    built = agent([first, "done"], p.tools(tracer, sync=()), name=p.AGENT)
+    built = agent([first, "done"], p.tools(tracer, sync=("add", "mul")), name=p.AGENT)
     return autogen_events(built, "go")
 
 

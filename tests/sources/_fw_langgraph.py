@@ -14,11 +14,13 @@ from typing import Any
 
 from opentelemetry.trace import Tracer
 
-from agent_contract.protocol import AgentEvent
+from agent_contract.protocol import AgentEvent, TextDelta
 from agent_contract.sources.langgraph_stream import langgraph_events
+from agent_otel.testing import InMemoryTelemetry
 
 from . import _parallel as p
 from . import _script as s
+from . import _script_chat as chat
 from ._http import openai_client
 from ._sdk_row import chat_bodies
 
@@ -208,3 +210,29 @@ async def three_levels(telemetry: Any, tracer: Tracer) -> tuple[str, str]:
     await run_script(telemetry, langgraph_events(lead, {"messages": [("user", d.QUESTION)]}),
                      agent_name="lead")  # fmt: skip
     return "ask_expert", "ask_clerk"
+
+
+async def subagent(telemetry: InMemoryTelemetry) -> None:
+    """A lead whose tool streams the expert's graph through the adapter and its own
+    ``otel_wrapper`` (LangGraph has no agent tool of its own), both on the SDK's model."""
+    from langchain_core.tools import tool
+    from langgraph.prebuilt import create_react_agent
+
+    from agent_otel.testing import run_script
+
+    def model(*bodies: bytes) -> Any:
+        return chat_model(openai_client(*bodies))
+
+    expert = create_react_agent(model(chat.answer("sunny")), [], name="expert")
+
+    @tool
+    async def ask_expert(q: str) -> str:
+        """Ask the expert."""
+        inner = langgraph_events(expert, {"messages": [("user", q)]})
+        events = await run_script(telemetry, inner, agent_name="expert")
+        return "".join(e.text for e in events if isinstance(e, TextDelta))
+
+    ask = chat.call("ask_expert", {"q": "Paris?"}, "call_e")
+    lead = create_react_agent(model(ask, chat.answer("It is sunny.")), [ask_expert], name="lead")
+    await run_script(telemetry, langgraph_events(lead, {"messages": [("user", s.QUESTION)]}),
+                     agent_name="lead")  # fmt: skip

@@ -12,9 +12,11 @@ from opentelemetry.trace import Tracer
 
 from agent_contract.protocol import AgentEvent
 from agent_contract.sources.openai_agents import openai_agents_events
+from agent_otel.testing import InMemoryTelemetry
 
 from . import _parallel as p
 from . import _script as s
+from . import _script_chat as chat
 from ._http import openai_client
 from ._sdk_row import chat_bodies
 
@@ -84,3 +86,22 @@ async def three_levels(telemetry: Any, tracer: Tracer) -> tuple[str, str]:
                  model=model("lead", "ask_expert", {"input": "Paris?"}))  # fmt: skip
     await run_script(telemetry, openai_agents_events(lead, d.QUESTION), agent_name="lead")
     return "ask_expert", "ask_clerk"
+
+
+async def subagent(telemetry: InMemoryTelemetry) -> None:
+    """The SDK's own way: the expert ``as_tool()`` of the lead (the adapter records it as a
+    nested run under the tool's span), both on ``OpenAIChatCompletionsModel``."""
+    from agents import Agent, OpenAIChatCompletionsModel, set_tracing_disabled
+
+    from agent_otel.testing import run_script
+
+    set_tracing_disabled(True)
+
+    def model(*bodies: bytes) -> Any:
+        return OpenAIChatCompletionsModel(model="gpt-4o-mini", openai_client=openai_client(*bodies))
+
+    expert = Agent(name="expert", instructions="Be brief.", model=model(chat.answer("sunny")))
+    ask = chat.call("ask_expert", {"input": "Paris?"}, "call_e")
+    lead = Agent(name="lead", instructions="Delegate.", model=model(ask, chat.answer("Sunny.")),
+                 tools=[expert.as_tool("ask_expert", "Ask the expert.")])  # fmt: skip
+    await run_script(telemetry, openai_agents_events(lead, s.QUESTION), agent_name="lead")

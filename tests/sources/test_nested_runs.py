@@ -167,6 +167,47 @@ def _below(telemetry: InMemoryTelemetry, top: Any) -> list[Any]:
     return found
 
 
+async def test_an_agent_a_tool_streams_itself_is_a_nested_run_under_the_tool(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A function tool running an agent with ``Runner.run_streamed`` and its
+    ``stream_events()``: the body gets the SDK's events as ever, and the agent is a nested
+    run under the tool's span with its call and tokens (it was recorded nowhere)."""
+    pytest.importorskip("agents")
+    from agents import Agent, Runner, function_tool, set_tracing_disabled
+    from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
+
+    from agent_contract.sources.openai_agents import openai_agents_events
+
+    set_tracing_disabled(True)  # no export to the vendor's trace endpoint
+    expert = Agent(name="expert", model=ScriptedModel([
+        ModelStep(output=[assistant_message("sunny")], usage=_agents_usage(30, 4)),
+    ]))  # fmt: skip
+    seen: list[str] = []
+
+    @function_tool
+    async def ask_expert(q: str) -> str:
+        """Ask the expert."""
+        streamed = Runner.run_streamed(expert, q)
+        seen.extend([type(event).__name__ async for event in streamed.stream_events()])
+        return str(streamed.final_output)
+
+    lead = Agent(name="lead", tools=[ask_expert], model=ScriptedModel([
+        ModelStep(output=[function_call("ask_expert", {"q": "Paris?"}, call_id="e1")],
+                  usage=_agents_usage(100, 10)),
+        ModelStep(output=[assistant_message("Sunny.")], usage=_agents_usage(140, 6)),
+    ]))  # fmt: skip
+    await run_script(otel_telemetry, openai_agents_events(lead, "Weather?"), agent_name="lead")
+
+    nested = [["invoke_agent expert", [["step 0", ["chat"]]]]]
+    assert otel_telemetry.outline() == [["invoke_agent lead", [
+        ["step 0", ["chat", ["execute_tool ask_expert", nested]]], ["step 1", ["chat"]],
+    ]]]  # fmt: skip
+    assert tokens(otel_telemetry) == 100 + 30 + 140
+    assert "RawResponsesStreamEvent" in seen and "AgentUpdatedStreamEvent" in seen
+    assert otel_telemetry.open_spans() == []
+
+
 async def test_agents_sdk_agents_used_as_tools_in_parallel_are_nested_runs_under_their_tools(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:
@@ -615,13 +656,13 @@ async def test_agno_members_kept_in_step_never_wait_on_a_reader_that_stopped_or_
     assert otel_telemetry.open_spans() == []
 
 
-async def test_a_langgraph_graph_a_tool_invokes_untraced_keeps_its_calls_in_the_outer_run(
+async def test_a_langgraph_graph_a_tool_invokes_is_a_run_nested_under_that_tool(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:
     """A tool running a graph with a plain ``ainvoke()`` (nothing streams it): LangGraph
-    forwards its items to the outer stream, and the outer run keeps its calls (each once) as
-    steps of its own after a phase naming the node; only a graph streamed through the adapter
-    inside the tool claims them (``test_nested_deep``)."""
+    forwards its items to the outer stream, and they are a run of their own under the tool's
+    span, named after the graph, its calls and tools each once there (they were steps of the
+    outer run, which split the tool's span in two, both left incomplete)."""
     pytest.importorskip("langgraph")
     from langchain_core.tools import tool
 
@@ -639,16 +680,21 @@ async def test_a_langgraph_graph_a_tool_invokes_untraced_keeps_its_calls_in_the_
         return "on file"
 
     lead = fl.react("lead", "ask_expert", '{"q": "Paris?"}', [ask_expert])
-    events = await run_script(
-        otel_telemetry,
-        langgraph_events(lead, {"messages": [("user", "Paris?")]}),
+    await run_script(
+        otel_telemetry, langgraph_events(lead, {"messages": [("user", "Paris?")]}),
         agent_name="lead",
-    )
+    )  # fmt: skip
 
-    chats = [s for s in otel_telemetry.spans() if s.name.startswith("chat")]
-    assert len(chats) == 4  # the lead's two calls and the expert's two, each once
-    assert tokens(otel_telemetry) == 2 * (120 + 200)
-    assert "tools" in [e.name for e in events if isinstance(e, PhaseMarker)]
+    inner = ["invoke_agent expert", [
+        ["step 0", ["chat", ["execute_tool lookup", ["client lookup"]]]], ["step 1", ["chat"]],
+    ]]  # fmt: skip
+    assert otel_telemetry.outline() == [["invoke_agent lead", [
+        ["step 0", ["chat", ["execute_tool ask_expert", [inner]]]], ["step 1", ["chat"]],
+    ]]]  # fmt: skip
+    assert tokens(otel_telemetry) == 2 * (120 + 200)  # each call once
+    assert not any(
+        (s.attributes or {}).get("agent_otel.incomplete") for s in otel_telemetry.spans()
+    )
     assert otel_telemetry.open_spans() == []
 
 

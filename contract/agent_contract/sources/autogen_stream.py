@@ -46,7 +46,12 @@ through one of its workbenches' ``call_tool`` / ``call_tool_stream`` with the ca
 adapter wraps those two methods on each workbench of the agent (or of each member of a team,
 a ``SocietyOfMindAgent``'s team included) once, as instance attributes: the body, and the
 tasks AutoGen starts for it, run under the call's span. Outside a traced run the wrappers do
-nothing. Handoff tools are not tools.
+nothing. Handoff tools are not tools. A sync ``FunctionTool`` runs on the loop's executor,
+whose threads AutoGen gives no context (``run_in_executor`` of the bare function), so the
+adapter makes each such tool's function, once, a coroutine function that runs the same
+function on the same executor in a copy of the calling task's context (each call its own copy:
+parallel calls of one tool each run under their own span); its signature, arguments,
+cancellation and result are AutoGen's as before.
 
 A lone agent runs at its reader's pace (``run_stream`` is its own generator), so a tool starts
 only after the reader has read the response asking for it. A team does not: its members run
@@ -75,6 +80,8 @@ untouched, in order. Closing the stream early closes AutoGen's generator. Needs
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -164,12 +171,32 @@ def _scope_workbenches(agent: Any, seen: set[int]) -> None:
         workbench.call_tool, workbench.call_tool_stream = scoped_call, scoped_stream
         workbench._agent_contract_scoped = True
         for tool in getattr(workbench, "_tools", None) or ():  # agents and teams used as tools
+            _in_context(tool)
             runner = getattr(tool, "_task_runner", None)
             if runner is not None:
                 _nest(tool)
                 _scope_workbenches(runner, seen)
     for member in _members(agent):
         _scope_workbenches(member, seen)
+
+
+def _in_context(tool: Any) -> None:
+    """A sync ``FunctionTool``'s function made a coroutine function running it on the loop's
+    executor in a copy of the caller's context, once (module doc)."""
+    func = getattr(tool, "_func", None)
+    if type(tool).__name__ != "FunctionTool" or not callable(func):
+        return
+    if asyncio.iscoroutinefunction(func) or getattr(func, "_agent_contract_context", False):
+        return
+
+    @functools.wraps(func)
+    async def in_context(*args: Any, **kwargs: Any) -> Any:
+        context = contextvars.copy_context()  # the calling task's: its call's scope
+        call = functools.partial(context.run, func, *args, **kwargs)
+        return await asyncio.get_running_loop().run_in_executor(None, call)
+
+    in_context._agent_contract_context = True  # type: ignore[attr-defined]
+    tool._func = in_context
 
 
 def _members(agent: Any) -> list[Any]:

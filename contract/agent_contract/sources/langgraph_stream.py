@@ -47,11 +47,15 @@ import json
 import re
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator
+from contextlib import suppress
+from contextvars import ContextVar
 from typing import Any
 
+from agent_contract.agent.events import InterruptFinal, StreamEvent
 from agent_contract.events import (
     AgentEvent,
     FunctionCall,
+    JourneyMarker,
     LLMCallEnd,
     LLMCallStart,
     PhaseMarker,
@@ -62,8 +66,10 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
+from agent_contract.scope import tool_scope
 from agent_contract.sources._failure import failed_result
 from agent_contract.sources._history import call_start, langchain_messages
+from agent_contract.sources._nested import Pushed
 from agent_contract.sources._scoping import OpenScopes
 from agent_contract.sources._stream import Sink
 
@@ -72,6 +78,8 @@ __all__ = ["langgraph_events"]
 # LangGraph's ToolNode error message: "Error: {repr(exception)}\n Please fix your mistakes."
 _TEMPLATE_ERROR = re.compile(r"Error: ([A-Za-z_][A-Za-z0-9_.]{0,127})\(")
 _TEMPLATE_END = "\n Please fix your mistakes."
+_MSG = "messages"
+_MODES = (_MSG, "updates")  # what the adapter reads
 _PARAMS = {"ls_temperature": "temperature", "ls_max_tokens": "max_tokens", "ls_stop": "stop"}
 
 
@@ -111,6 +119,14 @@ class _Requests:
     ignore_chain = ignore_agent = ignore_retriever = ignore_retry = ignore_custom_event = True
 
     def __init__(self) -> None:
+        # The tool call of this run whose body the current context runs in (set by the scoping
+        # handler as each body starts): what a graph a tool body runs is read under.
+        self.inside: ContextVar[str | None] = ContextVar("langgraph_tool_body", default=None)
+        self.within: dict[Any, str] = {}  # run_id -> the tool call its request ran inside
+        self.parents: dict[str, str | None] = {}  # tool call id -> the call it ran inside
+        self.tasks: dict[str, tuple[str, ...]] = {}  # tool call id -> its task's namespace
+        self.names: dict[str, str] = {}  # tool call id -> the name of a graph its body ran
+        self.errors: dict[str, BaseException] = {}  # tool call id -> what that graph raised
         self.started: dict[Any, Any] = {}  # run_id -> metadata, announced and not yet opened
         self.requests: dict[Any, Any] = {}  # run_id -> its messages, while it is announced
         self.owners: dict[int, Any] = {}  # id(chunk message) -> run_id
@@ -121,11 +137,18 @@ class _Requests:
                             metadata: Any = None, **kwargs: Any) -> None:  # fmt: skip
         self.started[run_id] = metadata
         self.requests[run_id] = messages[0] if messages else None
+        self._note(run_id)
 
     def on_llm_start(self, serialized: Any, prompts: Any, *, run_id: Any,
                      metadata: Any = None, **kwargs: Any) -> None:  # fmt: skip
         self.started[run_id] = metadata
         self.requests[run_id] = prompts[:1] if prompts else None
+        self._note(run_id)
+
+    def _note(self, run_id: Any) -> None:
+        inside = self.inside.get()
+        if inside is not None:  # a request of a graph a tool body runs
+            self.within[run_id] = inside
 
     def request(self, run_id: Any) -> tuple[Any, ...] | None:
         """The messages request ``run_id`` sent, copied (once: then forgotten)."""
@@ -172,17 +195,24 @@ def _with_handler(config: Any, handler: Any) -> Any:
 
 async def langgraph_events(
     graph: Any, input: Any, config: Any = None, *, sink: Sink | None = None, **stream: Any
-) -> AsyncIterator[AgentEvent]:
+) -> AsyncIterator[AgentEvent | StreamEvent]:
     """Stream ``graph`` on ``input`` (``stream`` goes to ``astream``), yielding events.
 
     The graph is always streamed with ``subgraphs=True``, so a compiled sub-graph used as a
     node (the supervisor pattern, an agent made with ``create_react_agent`` inside another
     graph) streams its own calls and tool results as they happen; its calls are steps of the
     run, each announced by a ``PhaseMarker`` naming the sub-graph's node path. ``sink``
-    receives what the caller asked for: ``(namespace, mode, payload)`` items when it passed
-    ``subgraphs=True``, else the root graph's ``(mode, payload)`` items.
+    receives what the caller asked for, shaped as LangGraph yields it for the caller's own
+    arguments: the modes of its ``stream_mode`` (a name or a list; ``messages`` and
+    ``updates`` by default: the adapter streams those and the caller's),
+    ``(namespace, mode, payload)`` items when it passed ``subgraphs=True``, else the root
+    graph's ``(mode, payload)`` items (the payload alone for one mode given by name).
     """
     nested = bool(stream.pop("subgraphs", False))
+    asked = stream.pop("stream_mode", None)
+    single = isinstance(asked, str)
+    wanted = _MODES if asked is None else ((asked,) if single else tuple(asked))
+    modes = [*_MODES, *(m for m in wanted if m not in _MODES)]
     requests = _handler()
     base = _base()
     if base:  # a graph run inside another's node (a tool): this run reads it, not that one
@@ -190,39 +220,123 @@ async def langgraph_events(
         while len(_CLAIMED) > _CLAIMS:
             _CLAIMED.popitem(last=False)
     reader = _Reader(requests, base)
-    config = _scoped(config)
+    thread = _thread(config)
+    if _resumes(input):  # the run a pause left: its paused tool calls are told again first
+        if thread is not None:
+            yield JourneyMarker(name=_graph_name(graph), journey_id=thread)
+        for told in await _paused_calls(graph, config):
+            reader.asked.add(str(getattr(told, "id", "")))
+            yield told
+    config = _scoped(config, requests)
     items = graph.astream(
-        input, _with_handler(config, requests), stream_mode=["messages", "updates"],
-        subgraphs=True, **stream,
+        input, _with_handler(config, requests), stream_mode=modes, subgraphs=True, **stream,
     )  # fmt: skip
     try:
         async for namespace, mode, payload in items:
-            if sink is not None:
-                if nested:
-                    sink((namespace, mode, payload))
-                elif not namespace:
-                    sink((mode, payload))
-            for event in reader.feed(namespace, mode, payload):
+            if (
+                sink is not None
+                and mode in wanted
+                and (nested or not namespace or mode == "messages")
+            ):
+                item = payload if single else (mode, payload)
+                sink((namespace, *item) if nested and not single else
+                     (namespace, item) if nested else item)  # fmt: skip
+            if mode not in _MODES:
+                continue
+            for event in await reader.route(namespace, mode, payload):
                 yield event
-    except Exception:
+    except Exception as error:
+        await reader.end_bodies(error)
         for event in reader.refused():  # a request that raised before its first chunk
             yield event
         raise
+    await reader.end_bodies(None)
     for event in reader.close():
         yield event
+    if reader.interrupts:  # the graph paused (``interrupt()``): the run ends interrupted
+        if thread is not None:
+            yield JourneyMarker(name=_graph_name(graph), journey_id=thread)
+        for pause in reader.interrupts:
+            pause_id = getattr(pause, "id", None)
+            yield InterruptFinal(interrupt_id=str(pause_id) if pause_id is not None else "",
+                                 payload=getattr(pause, "value", None))  # fmt: skip
+
+
+def _thread(config: Any) -> str | None:
+    """The checkpointer's thread the run reads and writes (``configurable.thread_id``)."""
+    configurable = config.get("configurable") if isinstance(config, dict) else None
+    thread = configurable.get("thread_id") if isinstance(configurable, dict) else None
+    return str(thread) if thread is not None and str(thread) else None
+
+
+def _graph_name(graph: Any) -> str:
+    name = getattr(graph, "name", None)
+    return name if isinstance(name, str) and name else "LangGraph"
+
+
+def _resumes(input: Any) -> bool:
+    """``input`` resumes a paused run: LangGraph's ``Command(resume=...)``."""
+    return type(input).__name__ == "Command" and getattr(input, "resume", None) is not None
+
+
+async def _paused_calls(graph: Any, config: Any) -> list[AgentEvent]:
+    """The tool calls the paused run left without results, in the graph's state and its
+    sub-graphs' (read from the checkpointer): the resumed run runs them again and ends them."""
+    try:
+        state = await graph.aget_state(config, subgraphs=True)
+    except Exception:  # no checkpointer, a graph of its own kind: nothing told again
+        return []
+    calls: dict[str, AgentEvent] = {}
+    states = [state]
+    while states:
+        state = states.pop(0)
+        values = getattr(state, "values", None)
+        messages = values.get("messages") if isinstance(values, dict) else None
+        if isinstance(messages, (list, tuple)):
+            for call in _unanswered(messages):
+                calls.setdefault(str(call.id), call)
+        tasks = getattr(state, "tasks", None)
+        states += [t.state for t in tasks or () if type(t.state).__name__ == "StateSnapshot"]
+    return list(calls.values())
+
+
+def _unanswered(messages: list[Any] | tuple[Any, ...]) -> Iterator[ToolCall]:
+    """The tool calls of the last model message with no tool message answering them."""
+    answered = {str(m.tool_call_id) for m in messages if type(m).__name__ == "ToolMessage"}
+    last = next((m for m in reversed(messages) if type(m).__name__ == "AIMessage"), None)
+    for call in getattr(last, "tool_calls", None) or ():
+        call_id = call.get("id") if isinstance(call, dict) else None
+        if call_id is not None and str(call_id) not in answered:
+            arguments = json.dumps(call.get("args") or {})
+            yield ToolCall(id=str(call_id), function=FunctionCall(call.get("name"), arguments))
+
+
+class _Body:
+    """A graph a tool body ran (a plain ``invoke``/``ainvoke``, or a compiled sub-graph called
+    as a tool): recorded as a run nested under the tool's span, read by its own reader."""
+
+    __slots__ = ("pushed", "reader")
+
+    def __init__(self, pushed: Pushed, reader: _Reader) -> None:
+        self.pushed, self.reader = pushed, reader
 
 
 class _Reader:
     """One run: the LLM call streaming, the messages already told, the step and its phase."""
 
     __slots__ = (
-        "asked", "base", "call", "held", "phase", "requests", "results", "results_held", "step",
-        "told",
+        "asked", "base", "bodies", "call", "held", "interrupts", "level", "phase", "requests",
+        "results", "results_held", "step", "told",
     )  # fmt: skip
 
-    def __init__(self, requests: _Requests, base: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, requests: _Requests, base: tuple[str, ...] = (), level: str | None = None
+    ) -> None:
         self.requests = requests
         self.base = base  # the namespace the graph runs in (inside another graph's node)
+        self.level = level  # the tool call whose body runs the graph read here (None: the run)
+        self.bodies: dict[str, _Body | None] = {}  # call id -> the graph its body ran
+        self.interrupts: list[Any] = []  # LangGraph's ``Interrupt``\ s the graph paused on
         self.call: _Call | None = None
         self.step, self.results = 0, False
         self.told: set[str] = set()  # ids of the AI and tool messages already made events
@@ -232,6 +346,99 @@ class _Reader:
         self.held: dict[Any, _Held] = {}
         self.asked: set[str] = set()  # the tool-call ids told so far
         self.results_held: list[Any] = []  # tool results of calls still held
+
+    async def route(self, namespace: Any, mode: Any, payload: Any) -> list[AgentEvent]:
+        """Read one item where it ran: a graph a tool body ran is a run of its own under that
+        tool's span (its events are recorded there, at any depth); the events of this run's
+        own graph are returned."""
+        target, pushed = self, None
+        claimed = _CLAIMED and isinstance(namespace, tuple) and self._claimed(namespace)
+        for call_id in () if claimed else self._chain(self._owner(namespace, mode, payload)):
+            body = target._body(call_id)
+            if body is None:
+                break
+            target, pushed = body.reader, body.pushed
+        for call_id in target._results(mode, payload):  # the tool ended: so did its graph
+            await target._end_body(call_id, None)
+        events = list(target.feed(namespace, mode, payload))
+        if pushed is None:
+            return events
+        await pushed.push(events)
+        return []
+
+    def _owner(self, namespace: Any, mode: Any, payload: Any) -> str | None:
+        """The innermost tool call of this run whose body the item's graph ran in: by the
+        message (its request's or tool's context, noted by the callbacks), else by its
+        namespace (under the task of a tool still running)."""
+        requests = self.requests
+        if not requests.parents:  # no tool body has started
+            return None
+        found: str | bool = False
+        if mode == "messages" and isinstance(payload, tuple) and payload:
+            found = _inside(requests, payload[0])
+        elif mode == "updates" and isinstance(payload, dict):
+            found = next((f for m in _messages(payload) if (f := _inside(requests, m))), False)
+        if isinstance(found, str):
+            return found or None
+        if not isinstance(namespace, tuple) or not namespace or not requests.tasks:
+            return None
+        best: tuple[int, str | None] = (0, None)
+        for call_id, task in requests.tasks.items():
+            if len(task) > best[0] and namespace[: len(task)] == task:
+                best = (len(task), call_id)
+        return best[1]
+
+    def _chain(self, call_id: str | None) -> list[str]:
+        """The calls from this reader's level down to ``call_id``, outermost first."""
+        chain: list[str] = []
+        while call_id is not None and call_id != self.level and call_id not in chain:
+            chain.append(call_id)
+            call_id = self.requests.parents.get(call_id)
+        return chain[::-1] if call_id == self.level else []
+
+    def _body(self, call_id: str) -> _Body | None:
+        """The run of the graph ``call_id``'s body runs, started under its span at its first
+        item; ``None`` where nothing traces it (its items are then this run's)."""
+        if call_id in self.bodies:
+            return self.bodies[call_id]
+        if call_id not in self.asked:  # its call is not told yet: nothing to nest under
+            return None
+        with tool_scope(call_id, None):
+            pushed = Pushed.start(self.requests.names.get(call_id))
+        base = self.requests.tasks.get(call_id, self.base)
+        body = None if pushed is None else _Body(pushed, _Reader(self.requests, base, call_id))
+        self.bodies[call_id] = body
+        return body
+
+    def _results(self, mode: Any, payload: Any) -> list[str]:
+        """The calls with a graph of their own that this item's tool results end."""
+        if not self.bodies:
+            return []
+        if mode == "messages":
+            found = [payload[0]] if isinstance(payload, tuple) and payload else []
+        elif mode == "updates" and isinstance(payload, dict):
+            found = list(_messages(payload))
+        else:
+            return []
+        return [str(m.tool_call_id) for m in found if type(m).__name__ == "ToolMessage"
+                and self.bodies.get(str(m.tool_call_id)) is not None]  # fmt: skip
+
+    async def _end_body(self, call_id: str, error: BaseException | None) -> None:
+        """End the run of the graph ``call_id``'s body ran (its own first, innermost first):
+        in error with what the graph raised, its request that failed first opened."""
+        body = self.bodies.pop(call_id, None)
+        if body is None:
+            return
+        raised = self.requests.errors.pop(call_id, None) or error
+        await body.reader.end_bodies(raised)
+        reader = body.reader
+        await body.pushed.push(list(reader.refused() if raised is not None else reader.close()))
+        await body.pushed.end(raised)
+
+    async def end_bodies(self, error: BaseException | None) -> None:
+        """End the runs of the graphs tool bodies ran that are still open."""
+        for call_id in list(self.bodies):
+            await self._end_body(call_id, error)
 
     def feed(self, namespace: Any, mode: Any, payload: Any) -> Iterator[AgentEvent]:
         if isinstance(namespace, tuple):
@@ -254,6 +461,9 @@ class _Reader:
             elif kind == "ToolMessage":
                 yield from self._tool(message)
         elif mode == "updates" and isinstance(payload, dict):
+            paused = payload.get("__interrupt__")
+            if paused and not namespace and isinstance(paused, (list, tuple)):
+                self.interrupts.extend(paused)
             for message in _messages(payload):
                 kind = type(message).__name__
                 if kind == "ToolMessage":
@@ -368,6 +578,8 @@ class _Reader:
         """The run failed: each request that raised before its first chunk opens its call (the
         run's error then lands on it)."""
         for run in self.requests.failed:
+            if self.requests.within.get(run) != self.level:
+                continue
             meta = self.requests.started.pop(run, None)
             namespace = _namespace(meta)  # the whole path, this graph's own included
             if meta is None or (_CLAIMED and self._claimed(namespace)):
@@ -425,6 +637,7 @@ class _Reader:
             return
         self.told.add(key)
         self.results = True
+        self.requests.tasks.pop(str(message.tool_call_id), None)
         yield _result(message)
 
 
@@ -433,6 +646,22 @@ _CLAIMED: OrderedDict[tuple[str, ...], None] = OrderedDict()
 there: each is that run's, not the outer one's (``_Reader._claimed``). Task ids make each
 unique; the oldest are forgotten past ``_CLAIMS``."""
 _CLAIMS = 4096
+
+
+def _inside(requests: _Requests, message: Any) -> str | bool:
+    """The tool call whose body ``message`` was made in (``""``: none, the run's own), read
+    from the callbacks' notes; ``False`` when they have none."""
+    kind = type(message).__name__
+    if kind == "ToolMessage":
+        found = requests.parents.get(str(message.tool_call_id), False)
+        return found if found is not None else ""
+    if kind == "AIMessageChunk":
+        run = requests.owners.get(id(message))
+    elif kind == "AIMessage":
+        run = next((r for r, final in requests.ended.items() if final is message), None)
+    else:
+        return False
+    return False if run is None else requests.within.get(run, "")
 
 
 def _base() -> tuple[str, ...]:
@@ -462,28 +691,68 @@ def _path(namespace: Any) -> str:
     return "/".join(str(part).split(":", 1)[0] for part in namespace)
 
 
-def _scoped(config: Any) -> Any:
-    """``config`` with the handler that scopes each tool call (the caller's callbacks kept)."""
+def _scoped(config: Any, requests: _Requests) -> Any:
+    """``config`` with the handler that scopes each tool call (the caller's callbacks kept),
+    and notes for ``requests`` which call each body runs inside and what graph it runs."""
     from langchain_core.callbacks import BaseCallbackHandler
 
     class ToolScopes(BaseCallbackHandler):
         run_inline = True  # in the tool's own context, not on an executor's thread
         raise_error = False
+        ignore_llm = ignore_chat_model = ignore_retriever = ignore_retry = True
+        ignore_custom_event = True  # tools are "agent" events: never ignore_agent
 
         def __init__(self) -> None:
             self.scopes = OpenScopes()
+            self.bodies: dict[Any, tuple[str, Any]] = {}  # tool run_id -> (call id, token)
 
         def on_tool_start(self, serialized: Any, input_str: str, **kwargs: Any) -> None:
             name = (serialized or {}).get("name") if isinstance(serialized, dict) else None
-            self.scopes.enter(kwargs.get("run_id"), kwargs.get("tool_call_id"), name)
+            run, call_id = kwargs.get("run_id"), kwargs.get("tool_call_id")
+            self.scopes.enter(run, call_id, name)
+            if isinstance(call_id, str) and call_id:
+                requests.parents[call_id] = requests.inside.get()
+                requests.tasks[call_id] = _task()
+                self.bodies[run] = (call_id, requests.inside.set(call_id))
 
         def on_tool_end(self, output: Any, **kwargs: Any) -> None:
-            self.scopes.exit(kwargs.get("run_id"))
+            self._leave(kwargs.get("run_id"))
 
         def on_tool_error(self, error: BaseException, **kwargs: Any) -> None:
-            self.scopes.exit(kwargs.get("run_id"))
+            self._leave(kwargs.get("run_id"))
+
+        def _leave(self, run: Any) -> None:
+            self.scopes.exit(run)
+            body = self.bodies.pop(run, None)
+            if body is not None:
+                with suppress(ValueError):  # left in another context than it was entered in
+                    requests.inside.reset(body[1])
+
+        def on_chain_start(self, serialized: Any, inputs: Any, *, run_id: Any,
+                           parent_run_id: Any = None, **kwargs: Any) -> None:  # fmt: skip
+            body = self.bodies.get(parent_run_id)  # a graph (a runnable) a tool body runs
+            name = kwargs.get("name")
+            if body is not None and body[1] is not None and isinstance(name, str) and name:
+                requests.names.setdefault(body[0], name)
+                self.bodies[run_id] = (body[0], None)
+
+        def on_chain_error(self, error: BaseException, *, run_id: Any, **kwargs: Any) -> None:
+            body = self.bodies.get(run_id)
+            if body is not None and body[1] is None:
+                del self.bodies[run_id]
+                requests.errors.setdefault(body[0], error)
+
+        def on_chain_end(self, outputs: Any, *, run_id: Any, **kwargs: Any) -> None:
+            body = self.bodies.get(run_id)
+            if body is not None and body[1] is None:
+                del self.bodies[run_id]
 
     return _with_handler(config, ToolScopes())
+
+
+def _task() -> tuple[str, ...]:
+    """The checkpoint path of the task running now (a tool body's: its node's)."""
+    return _base()
 
 
 def _messages(update: dict[str, Any]) -> Iterator[Any]:

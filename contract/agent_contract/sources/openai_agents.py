@@ -45,7 +45,9 @@ result the same data (a ``RunResultStreaming``, complete), and the tracer record
 a nested run, with its own calls, tokens and answer. Everywhere else ``Runner.run`` is left as
 it was. A runner the caller installs later replaces it (nested runs are then not recorded);
 ``as_tool(on_stream=...)`` streams the nested run to its callback, which this adapter does not
-see.
+see. A tool body that streams an agent itself (``Runner.run_streamed`` and its
+``stream_events()``) gets the SDK's own events, unchanged, while the adapter reads them into a
+nested run under the tool's span the same way (they were recorded nowhere).
 
 ``on_result`` receives the ``RunResultStreaming`` before streaming starts, so the caller keeps
 everything the SDK returned (``final_output``, ``new_items``, ``raw_responses``). Closing the
@@ -70,6 +72,7 @@ from agent_contract.events import (
 from agent_contract.scope import McpServer, nested_run, tool_scope
 from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._history import call_start, responses_messages
+from agent_contract.sources._nested import through
 from agent_contract.sources.openai_responses import ResponsesReader
 
 __all__ = ["openai_agents_events"]
@@ -102,53 +105,79 @@ async def openai_agents_events(
     from agents import Runner
 
     _install_nesting()
-    failures: dict[str, str] = {}  # call id -> the class of the error its text reports
-    running: dict[str, str] = {}  # call id -> tool name, for each function tool call running
-    requested: list[tuple[Any, Any, Any]] = []  # each started request: agent, prompt, items
-    announcing = _announcing(run.get("hooks"), requested)
-    run = {**run, "hooks": _scoping_hooks(announcing, failures, running)}
-    result: Any = Runner.run_streamed(agent, input, **_noting_failures(run, failures))
+    reading = _Reading(agent)
+    result: Any = Runner.run_streamed(agent, input, **reading.prepared(run))
     if on_result is not None:
         on_result(result)
-    current, reader, step = agent, None, 0
     try:
         async for event in result.stream_events():
-            kind = event.type
-            if kind == "raw_response_event":
-                data = event.data
-                if data.type == "response.created":
-                    if reader is not None:
-                        yield StepBoundary(index=step)
-                        step += 1
-                    reader = ResponsesReader()
-                    request = requested.pop(0) if requested else (current, None, None)
-                    yield _start(current, request)
-                if reader is None:
-                    continue
-                for out in reader.feed(data):
-                    yield out
-                if reader.done:
-                    for out in reader.close():
-                        yield out
-                    reader = ResponsesReader()  # a closed call: later raw events start afresh
-            elif kind == "run_item_stream_event":
-                if event.name in _RESULTS:
-                    yield _result(event.item, failures)
-            elif kind == "agent_updated_stream_event":
-                current = event.new_agent
-                yield PhaseMarker(name=str(current.name))
+            for out in reading.feed(event):
+                yield out
     except Exception as exc:
-        failed = _raised_by_tool(exc, running)
-        if failed is not None:  # a tool without a failure handler raised: its call failed
-            yield failed
-        if requested:  # refused before its response began: the call is shown, and fails
-            if reader is not None:
-                yield StepBoundary(index=step)
-            yield _start(requested[0][0], requested[0])
+        for out in reading.failed(exc):
+            yield out
         raise
     finally:
         if not result.is_complete:
             result.cancel()
+
+
+class _Reading:
+    """One run's SDK stream events read as contract events (the state between them)."""
+
+    __slots__ = ("current", "failures", "reader", "requested", "running", "step")
+
+    def __init__(self, agent: Any) -> None:
+        self.failures: dict[str, str] = {}  # call id -> the class of the error its text reports
+        self.running: dict[str, str] = {}  # call id -> tool name, for each function tool running
+        self.requested: list[tuple[Any, Any, Any]] = []  # each request: agent, prompt, items
+        self.current, self.step = agent, 0
+        self.reader: ResponsesReader | None = None
+
+    def prepared(self, run: dict[str, Any]) -> dict[str, Any]:
+        """``run``'s arguments with the hooks and the error formatter that feed this reading."""
+        announcing = _announcing(run.get("hooks"), self.requested)
+        run = {**run, "hooks": _scoping_hooks(announcing, self.failures, self.running)}
+        return _noting_failures(run, self.failures)
+
+    def feed(self, event: Any) -> list[AgentEvent]:
+        out: list[AgentEvent] = []
+        kind = event.type
+        if kind == "raw_response_event":
+            data = event.data
+            if data.type == "response.created":
+                if self.reader is not None:
+                    out.append(StepBoundary(index=self.step))
+                    self.step += 1
+                self.reader = ResponsesReader()
+                request = self.requested.pop(0) if self.requested else (self.current, None, None)
+                out.append(_start(self.current, request))
+            reader = self.reader
+            if reader is None:
+                return out
+            out += reader.feed(data)
+            if reader.done:
+                out += reader.close()
+                self.reader = ResponsesReader()  # a closed call: later raw events start afresh
+        elif kind == "run_item_stream_event":
+            if event.name in _RESULTS:
+                out.append(_result(event.item, self.failures))
+        elif kind == "agent_updated_stream_event":
+            self.current = event.new_agent
+            out.append(PhaseMarker(name=str(self.current.name)))
+        return out
+
+    def failed(self, exc: BaseException) -> list[AgentEvent]:
+        """The run raised ``exc``: the call it failed, told."""
+        out: list[AgentEvent] = []
+        failed = _raised_by_tool(exc, self.running)
+        if failed is not None:  # a tool without a failure handler raised: its call failed
+            out.append(failed)
+        if self.requested:  # refused before its response began: the call is shown, and fails
+            if self.reader is not None:
+                out.append(StepBoundary(index=self.step))
+            out.append(_start(self.requested[0][0], self.requested[0]))
+        return out
 
 
 _HOOKS = ("on_llm_end", "on_agent_start", "on_agent_end", "on_handoff", "on_tool_start",
@@ -274,7 +303,8 @@ def _raised_by_tool(exc: BaseException, running: dict[str, str]) -> ToolResult |
 
 def _nesting_runner(base: type, inner: Any) -> Any:
     """An ``AgentRunner`` passing every call to ``inner``, except a ``Runner.run`` in a tool
-    body that a tracer claims: that run is streamed through this adapter into the tracer."""
+    body that a tracer claims: that run is streamed through this adapter into the tracer; a
+    ``Runner.run_streamed`` there is read as the body streams it, into a nested run too."""
 
     async def run(self: Any, starting_agent: Any, input: Any, **kwargs: Any) -> Any:
         body = _IN_TOOL.get()
@@ -298,8 +328,23 @@ def _nesting_runner(base: type, inner: Any) -> Any:
     def run_sync(self: Any, *args: Any, **kwargs: Any) -> Any:
         return inner.run_sync(*args, **kwargs)
 
-    def run_streamed(self: Any, *args: Any, **kwargs: Any) -> Any:
-        return inner.run_streamed(*args, **kwargs)
+    def run_streamed(self: Any, starting_agent: Any, input: Any, **kwargs: Any) -> Any:
+        name = getattr(starting_agent, "name", None)
+        if _IN_TOOL.get() is None or nested_run(name) is None:
+            return inner.run_streamed(starting_agent, input, **kwargs)
+        reading = _Reading(starting_agent)  # a tool body streams an agent itself: nested too
+        token = _IN_TOOL.set(None)  # the run's task: its own tools set theirs
+        try:
+            result = inner.run_streamed(starting_agent, input, **reading.prepared(kwargs))
+        finally:
+            _IN_TOOL.reset(token)
+        events = result.stream_events
+
+        def stream_events() -> AsyncIterator[Any]:
+            return through(name, events(), reading.feed)
+
+        result.stream_events = stream_events
+        return result
 
     methods = {"run": run, "run_sync": run_sync, "run_streamed": run_streamed,
                "_agent_contract_nesting": True, "inner": inner}  # fmt: skip

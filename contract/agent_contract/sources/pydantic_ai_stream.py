@@ -15,7 +15,12 @@ streams each node's own events (``node.stream(run.ctx)``):
   each ``FunctionToolResultEvent`` a ``ToolResult`` (a retry prompt, or a return whose
   ``outcome`` is failed or retried, is an error result whose ``error_type`` names the
   pydantic-ai exception behind it: ``ModelRetry``, ``ValidationError``, ``ToolFailed``),
-  and a ``StepBoundary`` closes the step.
+  and a ``StepBoundary`` closes the step;
+* an answer the run sends back (an output validator's ``ModelRetry``, output that failed
+  validation, no output: the next request carries pydantic-ai's ``RetryFeedbackPart``) is an
+  ``Error`` of the step that gave it (``error_type`` ``ModelRetry`` or ``ValidationError``, as
+  a tool's retry is named; the validator's message), and that step ends: the retried request
+  is the next step.
 
 Each function tool's body (MCP toolsets' tools included) runs under
 ``agent_contract.scope.tool_scope`` of its call, through pydantic-ai's own tool-wrapping seam:
@@ -39,6 +44,7 @@ from typing import Any
 
 from agent_contract.events import (
     AgentEvent,
+    Error,
     FunctionCall,
     LLMCallEnd,
     LLMCallStart,
@@ -68,12 +74,20 @@ async def pydantic_ai_events(
     **run: Any,
 ) -> AsyncIterator[AgentEvent]:
     """Run ``agent`` on ``user_prompt`` (``run`` goes to ``agent.iter``), yielding events."""
-    step = 0
+    step, stepped = 0, True
+    asked: set[str] = set()  # the tool calls the last response asked for
     capabilities = [*(run.pop("capabilities", None) or ()), _scoping()]
     async with agent.iter(user_prompt, capabilities=capabilities, **run) as graph:
         async for node in graph:
             kind = type(node).__name__  # read by name: nothing of pydantic-ai is imported
             if kind == "ModelRequestNode":
+                retry = _output_retry(node, asked)
+                if retry is not None:  # the answer before was sent back: that step failed
+                    yield retry
+                    if not stepped:
+                        yield StepBoundary(index=step)
+                        step += 1
+                asked, stepped = set(), False
                 settings = run.get("model_settings", agent.model_settings)
                 if _allowed(graph.ctx):  # else the node raises the limit: no request is made
                     yield _start(graph.ctx.deps.model, settings, graph.ctx.state, node)
@@ -91,12 +105,41 @@ async def pydantic_ai_events(
                         out = _tool_event(happened)
                         if out is not None:
                             called = True
+                            if isinstance(out, ToolCall) and out.id is not None:
+                                asked.add(out.id)
                             yield out
                 if called:
                     yield StepBoundary(index=step)
-                    step += 1
+                    step, stepped = step + 1, True
         if on_result is not None:
             on_result(graph.result)
+
+
+def _output_retry(node: Any, asked: set[str]) -> Error | None:
+    """The retry a model request sends back for the answer before: pydantic-ai's
+    ``RetryFeedbackPart`` (an output validator's or output function's ``ModelRetry``, output
+    that failed validation, or no output at all), or a retried return to an output tool's call
+    (older versions: a retry prompt), for no tool call the stream told, as an error of the
+    step whose answer it rejects, named like a tool's retry (``ModelRetry``,
+    ``ValidationError``; else pydantic-ai's cause)."""
+    for part in getattr(getattr(node, "request", None), "parts", None) or ():
+        kind = getattr(part, "part_kind", None)
+        if kind == "retry-feedback":
+            cause = getattr(getattr(part, "retry", None), "cause", None)
+        elif getattr(part, "tool_call_id", None) in asked:
+            continue  # a function tool's own retry: its call's result told it
+        elif kind == "retry-prompt":
+            cause = "model_retry" if isinstance(part.content, str) else "validation_error"
+        elif kind == "tool-return" and getattr(part, "outcome", None) == "retried":
+            cause = getattr(getattr(part, "retry", None), "cause", None)  # an output tool's
+        else:
+            continue
+        content = part.content
+        if cause == "validation_error" or not isinstance(content, str):
+            return Error(message="the output failed validation", error_type="ValidationError")
+        name = "ModelRetry" if cause == "model_retry" else str(cause or "retry")
+        return Error(message=content, error_type=name)
+    return None
 
 
 def _allowed(ctx: Any) -> bool:

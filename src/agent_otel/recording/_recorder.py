@@ -416,8 +416,11 @@ class RunRecorder:
                     old = self._tools.pop(key)
                 self.anomaly("duplicate_tool_call_id")
                 old.end(now, incomplete=True)
+        outer = self.scopes.adopt_outer(call_id) if self.scopes.outer is not None else None
         with self.scopes.lock:  # a tool body may be opening this call's span early (._scope)
-            tool = self.scopes.adopt(call_id, name, arguments) if self.scopes.early else None
+            tool = outer
+            if tool is None and self.scopes.early:
+                tool = self.scopes.adopt(call_id, name, arguments)
             kind = getattr(raw, "type", None)
             if tool is None:
                 parent = self._step.context if self._step is not None else self.run.context

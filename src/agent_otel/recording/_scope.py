@@ -20,11 +20,15 @@ Which span: the open tool call with that id; with no id, the oldest open call of
 whose body has not started (with equal arguments, when several are open). A body that starts
 before the wrapper has read its ``ToolCall`` event (the framework ran ahead of the consumer)
 opens the span early, under the open step; the event adopts it (:meth:`ToolScopes.adopt`), so
-the span starts when the tool did. A call that already ended is not reopened: a body scoped
-after its result (a framework's after-hook, a retry told as the same call) opens nothing. The
-ids it remembers for that are the calls ended since the last model call started, at most
-``MAX_ENDED`` (the newest): a long run holds what its current turn ended, not every call it
-made, and an id a later turn reuses ("call_0" again) is that turn's new call.
+the span starts when the tool did. A body running inside another tool's body whose agent is
+recorded as an inner run (an agent the tool runs, its items pushed to a nested run) opens early
+in that inner run, under its step; one that starts before that run does (the agent ran ahead of
+the consumer) opens under this run's step, and the inner run's event adopts it from here. A
+call that already ended is not reopened: a body scoped after its result (a framework's
+after-hook, a retry told as the same call) opens nothing. The ids it remembers for that are the
+calls ended since the last model call started, at most ``MAX_ENDED`` (the newest): a long run
+holds what its current turn ended, not every call it made, and an id a later turn reuses
+("call_0" again) is that turn's new call.
 
 The body's context is the run's parent as the run made it (the run's ids, inside a run: what
 the body calls inherits them, and a run started there is nested) with the call's span, keeping
@@ -82,6 +86,7 @@ class ToolScopes:
         "inner",
         "live",
         "lock",
+        "outer",
         "parent",
         "settings",
     )
@@ -104,6 +109,7 @@ class ToolScopes:
         self._ended: dict[str, None] = {}
         self.parent: Context | None = None
         self.inner: list[ToolScopes] = []  # the runs started inside this one's tool bodies
+        self.outer: ToolScopes | None = None  # the run this one started inside, if any
 
     def mark(self, parent: Context) -> Context:
         """``parent`` carrying this run's scopes: every context of the run derives from it.
@@ -116,6 +122,7 @@ class ToolScopes:
             with outer.lock:
                 outer.inner = [s for s in outer.inner if s.live]
                 outer.inner.append(self)
+            self.outer = outer
         self.parent = otel_context.set_value(_RUN, self, parent)
         return self.parent
 
@@ -139,11 +146,8 @@ class ToolScopes:
             if found is None:
                 if call_id is not None and call_id in self._ended:
                     return None
-                tool = self._open_early(call_id, name)
-                tool.arguments = arguments
-                tool.scoped = True
-                self.early.append(tool)
-                found = (self, tool)
+                runs = self.body_run(otel_context.get_value(_TOOL)) or self
+                found = (runs, runs.open_early(call_id, name, arguments))
             owner, tool = found
             parent = owner.parent or self.parent
             if mcp is not None:
@@ -184,6 +188,34 @@ class ToolScopes:
                 return found
         return None
 
+    def open_early(self, call_id: str | None, name: str | None, arguments: Any) -> ToolCall:
+        """Open the span of a call whose body started before its event (under the lock)."""
+        tool = self._open_early(call_id, name)
+        tool.arguments = arguments
+        tool.scoped = True
+        self.early.append(tool)
+        return tool
+
+    def body_run(self, tool: Any) -> ToolScopes | None:
+        """The innermost of this run's inner runs started in ``tool``'s body (an agent the
+        tool runs, recorded as a nested run while it goes on): a call of that agent whose
+        body starts before the nested run read its ``ToolCall`` opens early there, not
+        under this run's step (under ``self.lock``; each inner run's taken in turn)."""
+        if not isinstance(tool, ToolCall):
+            return None
+        for inner in reversed(self.inner):
+            if inner is self or not inner.live:
+                continue
+            with inner.lock:
+                if not inner.live or inner.parent is None:
+                    continue
+                if otel_context.get_value(_TOOL, inner.parent) is tool:
+                    return inner
+                found = inner.body_run(tool)
+            if found is not None:
+                return found
+        return None
+
     def _find(self, call_id: str | None, name: str | None, arguments: Any) -> ToolCall | None:
         if call_id is not None:
             tool = self._tools.get(call_id)
@@ -217,6 +249,20 @@ class ToolScopes:
                 found = named[0]
         if found is not None:
             early.remove(found)
+        return found
+
+    def adopt_outer(self, call_id: str | None) -> ToolCall | None:
+        """The early span of call ``call_id`` of this run that a body opened in the run this
+        one started inside, before this run existed (an agent a tool ran on a thread, ahead
+        of the consumer): taken from there, so the call has one span (under the outer step).
+        Called without this run's lock (the outer's is taken)."""
+        outer = self.outer
+        if call_id is None or outer is None or not outer.early:
+            return None
+        with outer.lock:
+            found = next((t for t in outer.early if t.call_id == call_id), None)
+            if found is not None:
+                outer.early.remove(found)
         return found
 
     def take(self, call_id: str | None) -> ToolCall | None:

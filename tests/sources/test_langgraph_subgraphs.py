@@ -1,0 +1,354 @@
+"""LangGraph sub-graphs, every way a user builds them: each model call and tool call once, with
+its tokens once, under the span it ran in.
+
+A compiled sub-graph used as a node (shared keys, or its own state behind a node that invokes
+it) is steps of the run; a graph a tool body runs (``ainvoke``, ``invoke``) is a run of its own
+under that tool's span, at any depth; a sub-graph that raises marks the span it raised in. The
+caller's own ``stream_mode`` and ``subgraphs`` shape what ``sink`` receives, not the trace.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from typing import Any, TypedDict
+
+import pytest
+from opentelemetry.trace import StatusCode
+
+from agent_otel.testing import InMemoryTelemetry, run_script
+
+from ._trace import tokens
+
+pytest.importorskip("langgraph")
+
+pytestmark = pytest.mark.filterwarnings("ignore:create_react_agent has been moved")
+
+USAGE = {"input_tokens": 10, "output_tokens": 3, "total_tokens": 13}
+QUESTION = {"messages": [("user", "hi")]}
+
+
+class Boom(RuntimeError):
+    """The scripted model's failure."""
+
+
+def model(tag: str, tool: str | list[str] = "lookup", args: str = "{}", *,
+          fail: bool = False) -> Any:  # fmt: skip
+    """LangChain's fake chat model asking for ``tool`` (call id ``<tag>-call``; a list: each,
+    ``<tag>-<index>``, in parallel), then answering ``<tag> done``, each turn with ``USAGE``;
+    ``fail``: its first turn raises after a chunk. Streams sync and async."""
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessageChunk, message_chunk_to_message
+    from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+
+    class Asking(GenericFakeChatModel):
+        turns: int = 0
+
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self
+
+        def _chunks(self) -> list[Any]:
+            self.turns += 1
+            first = self.turns == 1
+            ask = [{"index": 0, "id": f"{tag}-call", "name": tool, "args": args}]
+            if isinstance(tool, list):
+                ask = [{"index": i, "id": f"{tag}-{i}", "name": name, "args": args}
+                       for i, name in enumerate(tool)]  # fmt: skip
+            last = AIMessageChunk(
+                content="" if first else f"{tag} done", usage_metadata=USAGE,  # type: ignore[arg-type]
+                tool_call_chunks=ask if first else [], chunk_position="last",  # type: ignore[arg-type]
+            )  # fmt: skip
+            return [ChatGenerationChunk(message=AIMessageChunk(content=f"{tag} ")),
+                    ChatGenerationChunk(message=last)]  # fmt: skip
+
+        def _stream(self, messages: Any, *a: Any, **kw: Any) -> Any:
+            first, last = self._chunks()
+            yield first
+            if fail:
+                raise Boom("down")
+            yield last
+
+        async def _astream(self, messages: Any, *a: Any, **kw: Any) -> Any:
+            for chunk in self._stream(messages):
+                yield chunk
+
+        def _generate(self, messages: Any, *a: Any, **kw: Any) -> ChatResult:
+            whole = functools.reduce(operator.add, self._stream(messages))
+            return ChatResult(
+                generations=[ChatGeneration(message=message_chunk_to_message(whole.message))]
+            )
+
+    return Asking(messages=iter(()))
+
+
+def agent(tag: str, tools: list[Any], *, fail: bool = False, **options: Any) -> Any:
+    """A prebuilt ReAct agent named ``tag`` asking for its first tool once, then answering."""
+    from langgraph.prebuilt import create_react_agent
+
+    name = getattr(tools[0], "name", "lookup")
+    args = '{"q": "x"}' if name != "lookup" else "{}"
+    return create_react_agent(model(tag, name, args, fail=fail), tools, name=tag, **options)
+
+
+def lookup() -> Any:
+    from langchain_core.tools import tool
+
+    @tool
+    def lookup() -> str:
+        """Look it up (sync: run on LangGraph's executor thread)."""
+        return "found"
+
+    return lookup
+
+
+def asks(graph: Any, *, sync: bool = False) -> Any:
+    """A tool ``ask_<graph name>`` running ``graph`` to its answer (``invoke`` on a thread with
+    ``sync``, else ``ainvoke``)."""
+    from langchain_core.tools import StructuredTool
+
+    def run(q: str) -> str:
+        return str(graph.invoke({"messages": [("user", q)]})["messages"][-1].content)
+
+    async def arun(q: str) -> str:
+        return str((await graph.ainvoke({"messages": [("user", q)]}))["messages"][-1].content)
+
+    name = f"ask_{graph.name}"
+    if sync:
+        return StructuredTool.from_function(run, name=name, description="Ask.")
+    return StructuredTool.from_function(coroutine=arun, name=name, description="Ask.")
+
+
+def around(node: str, graph: Any, **compiled: Any) -> Any:
+    """A graph whose one node is ``graph`` (a compiled sub-graph sharing its ``messages``)."""
+    from langgraph.graph import END, START, MessagesState, StateGraph
+
+    outer = StateGraph(MessagesState)
+    outer.add_node(node, graph)
+    outer.add_edge(START, node)
+    outer.add_edge(node, END)
+    return outer.compile(**compiled)
+
+
+def agent_steps(tool: str = "lookup") -> list[Any]:
+    return [["step 0", ["chat", f"execute_tool {tool}"]], ["step 1", ["chat"]]]
+
+
+def _no_incomplete(telemetry: InMemoryTelemetry) -> None:
+    assert not [
+        s.name for s in telemetry.spans() if (s.attributes or {}).get("agent_otel.incomplete")
+    ]
+    assert telemetry.open_spans() == []
+
+
+def _as_node(kind: str) -> Any:
+    sub = agent("sub", [lookup()])
+    if kind == "node":
+        return around("worker", sub)
+    if kind == "two levels":
+        return around("team", around("worker", sub))
+    if kind == "checkpointer":
+        from langgraph.checkpoint.memory import InMemorySaver
+        from langgraph.prebuilt import create_react_agent
+
+        sub = create_react_agent(model("sub"), [lookup()], name="sub", checkpointer=True)
+        return around("worker", sub, checkpointer=InMemorySaver())
+    from langgraph.graph import END, START, StateGraph
+
+    class Own(TypedDict):
+        question: str
+        answer: str
+
+    async def ask(state: Own) -> dict[str, str]:  # its own state: a node invoking the graph
+        out = await sub.ainvoke({"messages": [("user", state["question"])]})
+        return {"answer": str(out["messages"][-1].content)}
+
+    graph = StateGraph(Own)
+    graph.add_node("ask", ask)
+    graph.add_edge(START, "ask")
+    graph.add_edge("ask", END)
+    return graph.compile()
+
+
+@pytest.mark.parametrize("kind", ["node", "two levels", "checkpointer", "own state"])
+async def test_a_sub_graph_used_as_a_node_is_steps_of_the_run(
+    otel_telemetry: InMemoryTelemetry, kind: str
+) -> None:
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    graph = _as_node(kind)
+    question = {"question": "hi", "answer": ""} if kind == "own state" else QUESTION
+    config = {"configurable": {"thread_id": "t-1"}} if kind == "checkpointer" else None
+    await run_script(otel_telemetry, langgraph_events(graph, question, config), agent_name="top")
+
+    assert otel_telemetry.outline() == [["invoke_agent top", agent_steps()]]
+    assert tokens(otel_telemetry) == 20
+    _no_incomplete(otel_telemetry)
+
+
+@pytest.mark.parametrize("sync", [False, True], ids=["ainvoke", "invoke"])
+async def test_a_graph_a_tool_runs_is_a_run_under_that_tool(
+    otel_telemetry: InMemoryTelemetry, sync: bool
+) -> None:
+    """Its calls were steps of the outer run, splitting the tool's span in two (both left
+    incomplete); now the graph is a run of its own, named after it, inside the tool's span."""
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    inner = agent("inner", [lookup()])
+    outer = agent("outer", [asks(inner, sync=sync)])
+    await run_script(otel_telemetry, langgraph_events(outer, QUESTION), agent_name="top")
+
+    nested = ["invoke_agent inner", agent_steps()]
+    if not sync:
+        assert otel_telemetry.outline() == [["invoke_agent top", [
+            ["step 0", ["chat", ["execute_tool ask_inner", [nested]]]], ["step 1", ["chat"]],
+        ]]]  # fmt: skip
+    # A graph run on a thread may run a tool before the consumer has read that graph's first
+    # item: the tool's span then opens under the outer step, once (docs/adapters.md).
+    assert sorted(s.name for s in otel_telemetry.spans()) == sorted(
+        ["invoke_agent top", "invoke_agent inner", "step 0", "step 1", "step 0", "step 1"]
+        + ["chat"] * 4
+        + ["execute_tool ask_inner", "execute_tool lookup"]
+    )
+    assert tokens(otel_telemetry) == 40
+    _no_incomplete(otel_telemetry)
+
+
+async def test_graphs_two_tools_run_in_one_tool_node_each_nest_under_their_own_tool(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A plain ``ToolNode`` runs both calls in one task (one namespace): each graph's items
+    are told apart by the tool body they ran in."""
+    from langgraph.prebuilt import ToolNode, create_react_agent
+
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    first, second = agent("first", [lookup()]), agent("second", [lookup()])
+    tools = [asks(first), asks(second)]
+    lead = model("lead", [t.name for t in tools], '{"q": "x"}')
+    graph = create_react_agent(lead, ToolNode(tools), name="lead", version="v1")
+    await run_script(otel_telemetry, langgraph_events(graph, QUESTION), agent_name="top")
+
+    [root] = otel_telemetry.outline()
+    step0 = root[1][0]
+    assert step0[0] == "step 0"
+    nested = {tool[0]: tool[1] for tool in step0[1][1:]}
+    assert nested == {
+        "execute_tool ask_first": [["invoke_agent first", agent_steps()]],
+        "execute_tool ask_second": [["invoke_agent second", agent_steps()]],
+    }
+    assert tokens(otel_telemetry) == 60
+    _no_incomplete(otel_telemetry)
+
+
+async def test_graphs_run_by_tools_of_graphs_run_by_tools_nest_at_each_level(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    clerk = agent("clerk", [lookup()])
+    expert = agent("expert", [asks(clerk)])
+    lead = agent("lead", [asks(expert)])
+    await run_script(otel_telemetry, langgraph_events(lead, QUESTION), agent_name="lead")
+
+    clerk_run = ["invoke_agent clerk", agent_steps()]
+    expert_run = ["invoke_agent expert", [
+        ["step 0", ["chat", ["execute_tool ask_clerk", [clerk_run]]]], ["step 1", ["chat"]],
+    ]]  # fmt: skip
+    assert otel_telemetry.outline() == [["invoke_agent lead", [
+        ["step 0", ["chat", ["execute_tool ask_expert", [expert_run]]]], ["step 1", ["chat"]],
+    ]]]  # fmt: skip
+    assert tokens(otel_telemetry) == 60
+    _no_incomplete(otel_telemetry)
+
+
+async def test_a_graph_a_tool_runs_that_raises_fails_its_own_call_and_run(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """The tool node hands the error to the model: the inner call that raised and the inner
+    run fail with the graph's own exception, the tool's span with its class; the outer run
+    goes on."""
+    from langgraph.prebuilt import ToolNode, create_react_agent
+
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    inner = agent("inner", [lookup()], fail=True)
+    tools = ToolNode([asks(inner)], handle_tool_errors=True)
+    outer = create_react_agent(model("outer", "ask_inner", '{"q": "x"}'), tools, name="outer")
+    await run_script(otel_telemetry, langgraph_events(outer, QUESTION), agent_name="top")
+
+    assert otel_telemetry.outline() == [["invoke_agent top", [
+        ["step 0", ["chat", ["execute_tool ask_inner", [["invoke_agent inner", [
+            ["step 0", ["chat"]]]]]]]],
+        ["step 1", ["chat"]],
+    ]]]  # fmt: skip
+    failed = {s.name: (s.attributes or {}).get("error.type") for s in otel_telemetry.spans()
+              if s.status.status_code is StatusCode.ERROR}  # fmt: skip
+    assert failed == {
+        "chat": "Boom",
+        "invoke_agent inner": "Boom",
+        "execute_tool ask_inner": "Boom",
+    }
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_a_graph_a_tool_runs_that_raises_through_the_run_ends_every_level_failed(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    inner = agent("inner", [lookup()], fail=True)
+    outer = agent("outer", [asks(inner)])
+    with pytest.raises(Boom):
+        await run_script(otel_telemetry, langgraph_events(outer, QUESTION), agent_name="top")
+
+    failed = {s.name for s in otel_telemetry.spans() if s.status.status_code is StatusCode.ERROR}
+    assert {"invoke_agent top", "execute_tool ask_inner", "invoke_agent inner"} <= failed
+    inner = otel_telemetry.span("invoke_agent inner")
+    [inner_step] = [s for s in otel_telemetry.spans()
+                    if s.parent and s.parent.span_id == inner.context.span_id]  # fmt: skip
+    [inner_chat] = [s for s in otel_telemetry.spans() if s.name == "chat"
+                    and s.parent and s.parent.span_id == inner_step.context.span_id]  # fmt: skip
+    assert (inner_chat.attributes or {})["error.type"] == "Boom"
+    assert otel_telemetry.open_spans() == []
+
+
+@pytest.mark.parametrize(
+    ("mode", "subgraphs", "shape"),
+    [
+        ("values", False, dict),
+        ("values", True, tuple),
+        (["updates"], False, tuple),
+        ("messages", False, tuple),
+        (["custom", "values"], True, tuple),
+    ],
+)
+async def test_the_callers_stream_mode_shapes_the_sink_not_the_trace(
+    otel_telemetry: InMemoryTelemetry, mode: Any, subgraphs: bool, shape: type
+) -> None:
+    """A caller's ``stream_mode`` was passed twice to ``astream`` (a ``TypeError`` before the
+    first item); now ``sink`` gets what LangGraph yields for the caller's arguments, and the
+    trace is the same whatever the caller asked for."""
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    graph, plain_graph = (around("worker", agent("sub", [lookup()])) for _ in range(2))
+    kept: list[Any] = []
+    source = langgraph_events(graph, QUESTION, sink=kept.append, stream_mode=mode,
+                              subgraphs=subgraphs)  # fmt: skip
+    await run_script(otel_telemetry, source, agent_name="top")
+
+    items = plain_graph.astream(QUESTION, stream_mode=mode, subgraphs=subgraphs)
+    plain = [item async for item in items]
+    assert kept and all(isinstance(item, shape) for item in kept)
+    assert {_shape(item) for item in kept} == {_shape(item) for item in plain}
+    assert otel_telemetry.outline() == [["invoke_agent top", agent_steps()]]
+    assert tokens(otel_telemetry) == 20
+
+
+def _shape(item: Any) -> Any:
+    """An item's structure: its mode names, each namespace's depth, each payload's kind (a
+    message is one kind: the adapter makes the model stream, chunks where LangGraph alone may
+    give the whole message)."""
+    if isinstance(item, tuple):
+        return tuple(part if isinstance(part, str) else len(part) if isinstance(part, tuple)
+                     else _shape(part) for part in item)  # fmt: skip
+    return "message" if hasattr(item, "content") else type(item).__name__
