@@ -39,6 +39,25 @@ def test_an_option_given_by_position_is_told_its_keyword() -> None:
         otel_wrapper("greeter")  # type: ignore[misc]
 
 
+class _Name(str):
+    def __repr__(self) -> str:
+        raise RuntimeError("a str subclass's own repr")
+
+
+@pytest.mark.parametrize(
+    ("given", "shown"),
+    [(_Name("greeter"), "'greeter'"), ("g" * 1_000_000, "'" + "g" * 63 + "\u2026'")],
+    ids=["its own repr raises", "a megabyte"],
+)
+def test_an_option_by_position_is_told_as_plain_text_within_a_line(given: str, shown: str) -> None:
+    """The name given is shown as the text it is: a subclass's own ``__repr__`` never runs,
+    and a huge one is cut, so the message stays the ``TypeError`` that says what to do."""
+    with pytest.raises(TypeError) as caught:
+        otel_wrapper(given)  # type: ignore[misc]
+    assert f"otel_wrapper(agent_name={shown})" in str(caught.value)
+    assert len(str(caught.value)) < 300
+
+
 async def test_a_wrapped_invoke_coroutine_is_closed_and_told_where_the_wrapper_goes() -> None:
     agent = ScriptedAgent([LLMCallStart(model="m"), LLMCallEnd()])
     coroutine = agent.invoke([USER])

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -529,6 +530,44 @@ async def test_a_remote_task_that_fails_fails_the_call_span(
     assert span.status.status_code.name == "ERROR"
     assert span.attributes[A.ERROR_TYPE] == TaskState.Name(state)  # type: ignore[index, arg-type]
     assert [e.name for e in span.events] == ["exception"]
+
+
+class _Unreadable:
+    """A response of an SDK laid out otherwise: its task's state is no enum value (unhashable,
+    and equal to nothing)."""
+
+    task = SimpleNamespace(status=SimpleNamespace(state=[]))
+
+    def WhichOneof(self, name: str) -> str:
+        return "task"
+
+
+def _then(send: Any, extra: object) -> Any:
+    """``send_message`` answering with ``extra`` after the SDK's own responses."""
+
+    async def send_message(*args: Any, **kwargs: Any) -> Any:
+        async for response in send(*args, **kwargs):
+            yield response
+        yield extra
+
+    return send_message
+
+
+async def test_a_response_whose_state_cannot_be_read_reaches_the_caller_as_it_is(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """Each response is read, never trusted: one whose state is not an A2A state passes
+    through unchanged, and the call is not failed for it."""
+    odd = _Unreadable()
+    for server in _serve(trace_a2a_executor(FailingWeather(TaskState.TASK_STATE_COMPLETED)), True):
+        inner = await create_client(server.card, ClientConfig(streaming=True))
+        inner.send_message = _then(inner.send_message, odd)  # type: ignore[method-assign]
+        client = trace_a2a_client(inner, tracer_provider=otel_telemetry.tracer_provider)
+        message = new_text_message("Paris", role=Role.ROLE_USER)
+        async with client:
+            responses = [r async for r in client.send_message(SendMessageRequest(message=message))]
+    assert responses[-1] is odd
+    assert _client_span(otel_telemetry).status.status_code.name == "UNSET"
 
 
 async def test_a_remote_task_that_completes_leaves_the_call_span_unset(

@@ -246,6 +246,18 @@ def test_a_failure_the_remote_side_answers_with_fails_the_span_without_an_except
     assert (b.status.description, b.attributes[A.ERROR_TYPE]) == ("_OTHER", "_OTHER")  # type: ignore[index]
 
 
+def test_a_failure_told_again_is_recorded_once(otel_telemetry: InMemoryTelemetry) -> None:
+    """A stream may say the same failure twice (an A2A status update, then the task): one
+    ``exception`` event, and the first failure names the call."""
+    with remote_agent("a", tracer_provider=otel_telemetry.tracer_provider) as call:
+        call.fail("TASK_STATE_FAILED")
+        call.fail("TASK_STATE_REJECTED", "later")
+    span = otel_telemetry.span("invoke_agent a")
+    assert span.attributes[A.ERROR_TYPE] == "TASK_STATE_FAILED"  # type: ignore[index]
+    assert span.status.description == "TASK_STATE_FAILED"
+    assert [e.name for e in span.events] == ["exception"]
+
+
 def test_no_provider_records_nothing_and_costs_no_error() -> None:
     with remote_agent("a", "http://h") as call:  # the global provider: a no-op one here
         assert call.headers == {} or "traceparent" in call.headers

@@ -396,6 +396,18 @@ def long_text(secret: str, shift: int) -> str:
     return "x" * shift + "failed: " + (secret + " ") * (20_000 // len(secret))
 
 
+def _failing_events(text: str, error_type: str) -> list[Any]:
+    """A run telling ``text`` as an error and as a tool's error result: each door a long
+    error text goes through."""
+    return [
+        Error(message=text, error_type=error_type),
+        StepBoundary(index=0),
+        ToolCall(id="t", function=FunctionCall("fetch", "{}")),
+        ToolResult(tool_call_id="t", content=text, is_error=True),
+        StepBoundary(index=1),
+    ]
+
+
 @pytest.mark.parametrize("shift", [0, 5, 11])
 @pytest.mark.parametrize("name", ["openai", "db password", "jwt", "bearer"])
 async def test_a_cut_never_leaves_a_piece_of_a_secret_it_split(
@@ -404,13 +416,7 @@ async def test_a_cut_never_leaves_a_piece_of_a_secret_it_split(
     """Status descriptions, ``exception.message`` and ``exception.stacktrace`` are cut to their
     bounds: scrubbing comes first, so the cut cannot keep a prefix no detector knows."""
     text = long_text(SHOWN.get(name, SECRETS[name]), shift)
-    events = [
-        Error(message=text, error_type="Transient"),
-        StepBoundary(index=0),
-        ToolCall(id="t", function=FunctionCall("fetch", "{}")),
-        ToolResult(tool_call_id="t", content=text, is_error=True),
-        StepBoundary(index=1),
-    ]
+    events = _failing_events(text, "Transient")
     inner = RuntimeError(text)
     error = Leak(text)
     error.__cause__ = inner
@@ -486,13 +492,7 @@ async def test_an_encoded_secret_in_an_error_never_reaches_an_export(
     """A provider's error quoting a request (a URL in a query, a form body, a JSON body in a
     JSON string) carries its credential encoded: every exported copy of it is redacted."""
     text, secret, detector = encoded_cases()[case]
-    events = [
-        Error(message=text, error_type="BadRequest"),
-        StepBoundary(index=0),
-        ToolCall(id="t", function=FunctionCall("fetch", "{}")),
-        ToolResult(tool_call_id="t", content=text, is_error=True),
-        StepBoundary(index=1),
-    ]
+    events = _failing_events(text, "BadRequest")
     agent = ScriptedAgent(events, fail_at=len(events), error=Leak(text))
     with pytest.raises(Leak):
         stream = agent.stream([Message(role="user", content=text)])

@@ -345,7 +345,7 @@ class _Reader:
         # tells one call at a time, so each is held, by request, until the live one ends.
         self.held: dict[Any, _Held] = {}
         self.asked: set[str] = set()  # the tool-call ids told so far
-        self.results_held: list[Any] = []  # tool results of calls still held
+        self.results_held: dict[str, Any] = {}  # tool results of calls still held, by key
 
     async def route(self, namespace: Any, mode: Any, payload: Any) -> list[AgentEvent]:
         """Read one item where it ran: a graph a tool body ran is a run of its own under that
@@ -530,9 +530,9 @@ class _Reader:
                 yield from _deltas(chunk, call)
             if held.run is not None and held.run in self.requests.ended:
                 yield from self._end(self.requests.ended.pop(held.run))
-        for result in [r for r in self.results_held if r.tool_call_id in self.asked]:
-            self.results_held.remove(result)
-            yield from self._tool(result)
+        ready = [k for k, r in self.results_held.items() if str(r.tool_call_id) in self.asked]
+        for key in ready:
+            yield from self._tool(self.results_held.pop(key))
 
     def close(self) -> Iterator[AgentEvent]:
         if self.call is not None:
@@ -541,7 +541,7 @@ class _Reader:
             yield from self._flush()
             if self.call is not None:
                 yield from self._end(self._final(self.call))
-        for result in self.results_held:  # results of calls never told: told as they are
+        for result in self.results_held.values():  # results of calls never told: as they are
             yield from self._tool(result, True)
         self.results_held.clear()
 
@@ -632,8 +632,7 @@ class _Reader:
         if key in self.told:
             return
         if self.held and not orphan and str(message.tool_call_id) not in self.asked:
-            if message not in self.results_held:  # its call is held: told after it
-                self.results_held.append(message)
+            self.results_held.setdefault(key, message)  # its call is held: told after it
             return
         self.told.add(key)
         self.results = True

@@ -11,7 +11,6 @@ import os
 import shutil
 import sys
 import threading
-import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -21,6 +20,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from agent_otel import _attributes as A
+from agent_otel._fork import in_forked_child
 from agent_otel.exporting._render import format_duration, render_tree
 from agent_otel.exporting._summary import (
     ModelUsage,
@@ -81,9 +81,7 @@ class ConsoleTreeExporter(SpanExporter):
         self._shutdown = False
         self._window = max(0, window)
         self._start_empty()
-        if hasattr(os, "register_at_fork"):  # held weakly: a fork never keeps it alive
-            start_empty = weakref.WeakMethod(self._start_empty)
-            os.register_at_fork(after_in_child=lambda: _call_alive(start_empty))
+        in_forked_child(self._start_empty)
 
     def _start_empty(self) -> None:
         """Nothing pending, nothing totalled: at construction, and in a forked child, where
@@ -245,9 +243,3 @@ def _isatty(stream: TextIO) -> bool:
         return bool(stream.isatty())
     except Exception:
         return False
-
-
-def _call_alive(method: weakref.WeakMethod[Callable[[], None]]) -> None:
-    bound = method()
-    if bound is not None:
-        bound()

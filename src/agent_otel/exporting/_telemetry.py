@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import atexit
 import logging
-import os
 import threading
 import time
-import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -21,6 +19,7 @@ from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.trace import TracerProvider
 
+from agent_otel._fork import in_forked_child
 from agent_otel.exporting._console import ConsoleTreeExporter
 from agent_otel.exporting._loss import SpanLoss
 from agent_otel.exporting._process import ProcessHooks, forget_parents_metrics
@@ -70,9 +69,7 @@ class Telemetry:
         self.runs_ended_at_shutdown = 0
         atexit.register(self._at_exit)
         manage(self._ours)  # its runs are ended, and counted, by its own shutdown
-        if hasattr(os, "register_at_fork"):  # held weakly: a fork never keeps us alive
-            reset = weakref.WeakMethod(self._after_fork_in_child)
-            os.register_at_fork(after_in_child=lambda: _call_alive(reset))
+        in_forked_child(self._after_fork_in_child)
         self._hooks = ProcessHooks(self, shutdown_timeout_millis / 1000)  # signals, fork, workers
 
     @property
@@ -219,12 +216,6 @@ def _bounded(fn: Callable[[], None], timeout_s: float, name: str) -> bool:
         run()
         return True
     return finished.wait(max(timeout_s, 0.0))
-
-
-def _call_alive(method: weakref.WeakMethod[Callable[[], None]]) -> None:
-    bound = method()
-    if bound is not None:
-        _quietly(bound)
 
 
 def _quietly(fn: Callable[[], object]) -> None:

@@ -51,9 +51,11 @@ def _positional(name: str, given: object) -> str:
     """What ``name()`` called with ``given`` as its first positional argument is told: an
     option given by position (a name as text) needs its keyword; anything else is the stream
     or the agent where the wrapper ``name()`` returns belongs."""
-    if issubclass(type(given), str):
+    if issubclass(type(given), str):  # shown as the plain text it is, at most 64 characters
+        text = str.__str__(given)
+        shown = repr(text if len(text) <= 64 else text[:63] + "\u2026")
         return (
-            f"{name}() takes its options as keywords, as in {name}(agent_name={given!r}) "
+            f"{name}() takes its options as keywords, as in {name}(agent_name={shown}) "
             "(the options: docs/options.md)"
         )
     return (

@@ -98,6 +98,7 @@ class RemoteAgentCall:
     __slots__ = (
         "_described",
         "_ended",
+        "_failed",
         "_span",
         "_tokens",
         "context",
@@ -124,7 +125,7 @@ class RemoteAgentCall:
         provider, scrub = options.get("provider"), options.get("scrub", True)
         tracer_provider = options.get("tracer_provider")
         meter_provider = options.get("meter_provider")
-        self._ended = False
+        self._ended = self._failed = False
         self._described = description is not None or version is not None
         self._tokens: list[Token[Context]] = []
         parent = parent if parent is not None else otel_context.get_current()
@@ -199,9 +200,11 @@ class RemoteAgentCall:
         ended failed or rejected, an HTTP error status the caller does not raise for): ERROR
         status, ``error.type`` (a short, low-cardinality name: ``TASK_STATE_FAILED``, ``503``)
         and the ``exception`` event a raised error would have had. ``description``: the
-        status's reason (default: the type); never the remote side's content unasked."""
-        if self._ended:
+        status's reason (default: the type); never the remote side's content unasked. Once:
+        a stream telling the same failure twice (a status update, then the task) is one."""
+        if self._ended or self._failed:
             return
+        self._failed = True
         kind = _text(error_type) or A.ERROR_TYPE_OTHER
         try:
             mark_error(self._span, kind, _text(description))

@@ -145,10 +145,9 @@ def _failed_state(response: object) -> str | None:
         kind = response.WhichOneof("payload")  # type: ignore[attr-defined]
         if kind not in ("task", "status_update"):
             return None
-        state = getattr(response, kind).status.state
-    except Exception:
+        return _FAILED_STATES.get(getattr(response, kind).status.state)
+    except Exception:  # a state that is no enum value (unhashable, its __eq__ raising)
         return None
-    return _FAILED_STATES.get(state)
 
 
 def _with_headers(context: ClientCallContext | None, headers: dict[str, str]) -> ClientCallContext:

@@ -11,16 +11,15 @@ so they count every run.
 from __future__ import annotations
 
 import logging
-import os
 import threading
-import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 from opentelemetry.context.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.trace import StatusCode
 
 from agent_otel import _attributes as A
+from agent_otel._fork import in_forked_child
 
 from ._policy import SamplerStats, TailSamplingPolicy
 from ._size import span_size
@@ -67,9 +66,7 @@ class TailSampler(SpanProcessor):
         self.downstream = downstream
         self.policy = policy or TailSamplingPolicy()
         self._start_empty()
-        if hasattr(os, "register_at_fork"):  # held weakly: a fork never keeps it alive
-            start_empty = weakref.WeakMethod(self._start_empty)
-            os.register_at_fork(after_in_child=lambda: _call_alive(start_empty))
+        in_forked_child(self._start_empty)
         policy = self.policy
         self._bounds = (
             policy.max_run_spans,
@@ -250,9 +247,3 @@ def _tokens(attributes: Mapping[str, object]) -> int:
         return total
     parts = (attributes.get(A.USAGE_INPUT_TOTAL), attributes.get(A.USAGE_OUTPUT_TOTAL))
     return sum(p for p in parts if isinstance(p, int))
-
-
-def _call_alive(method: weakref.WeakMethod[Callable[[], None]]) -> None:
-    bound = method()
-    if bound is not None:
-        bound()
