@@ -245,3 +245,71 @@ async def test_a_call_whose_message_the_node_keeps_out_of_the_messages_keeps_its
     assert tokens(otel_telemetry) == 20
     assert tokens(otel_telemetry, "gen_ai.usage.output_tokens") == 6
     assert otel_telemetry.open_spans() == []
+
+
+async def test_a_branchs_tool_still_running_when_the_other_speaks_again_keeps_its_step(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """Branch ``ra``'s tool is still running when branch ``rb``, its tool done, makes its next
+    model call: ``ra``'s call stays open in its step (no step ends while a branch beside the
+    one speaking waits for its tools) and its result ends it, complete, once."""
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessageChunk
+    from langchain_core.outputs import ChatGenerationChunk
+    from langchain_core.tools import tool
+    from langgraph.prebuilt import create_react_agent
+
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    spoke_again = asyncio.Event()
+
+    class Asking(GenericFakeChatModel):
+        tag: str
+        tool: str
+        turns: int = 0
+
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self
+
+        async def _astream(self, messages: Any, *args: Any, **kw: Any) -> Any:
+            self.turns += 1
+            if self.turns == 1:
+                ask = [{"index": 0, "id": f"call-{self.tag}", "name": self.tool, "args": "{}"}]
+                last = AIMessageChunk(content=f"{self.tag} asks", usage_metadata=USAGE,  # type: ignore[arg-type]
+                                      tool_call_chunks=ask, chunk_position="last")  # type: ignore[arg-type]  # fmt: skip
+                yield ChatGenerationChunk(message=last)
+                return
+            yield ChatGenerationChunk(message=AIMessageChunk(content=f"{self.tag} "))
+            if self.tag == "rb":
+                spoke_again.set()  # ra's tool returns only now
+            last = AIMessageChunk(content="done", usage_metadata=USAGE, chunk_position="last")  # type: ignore[arg-type]
+            yield ChatGenerationChunk(message=last)
+
+    @tool
+    async def slow() -> str:
+        """Waits for the other branch."""
+        await asyncio.wait_for(spoke_again.wait(), 30)  # a hang guard
+        return "late"
+
+    @tool
+    async def fast() -> str:
+        """Answers at once."""
+        return "soon"
+
+    agents = {
+        "ra": create_react_agent(
+            Asking(messages=iter(()), tag="ra", tool="slow"), [slow], name="ra"
+        ),
+        "rb": create_react_agent(
+            Asking(messages=iter(()), tag="rb", tool="fast"), [fast], name="rb"
+        ),
+    }
+    await run_script(
+        otel_telemetry, langgraph_events(_branches(**agents), QUESTION), agent_name="team"
+    )
+    spans = otel_telemetry.spans()
+    tools = sorted(s.name for s in spans if s.name.startswith("execute_tool"))
+    assert tools == ["execute_tool fast", "execute_tool slow"]
+    assert not any((s.attributes or {}).get("agent_otel.incomplete") for s in spans)
+    assert [s.name for s in spans].count("chat") == 4
+    assert tokens(otel_telemetry) == 40

@@ -326,7 +326,7 @@ class _Reader:
 
     __slots__ = (
         "asked", "base", "bodies", "call", "held", "interrupts", "level", "phase", "requests",
-        "results", "results_held", "step", "told",
+        "results", "results_held", "step", "told", "waiting",
     )  # fmt: skip
 
     def __init__(
@@ -346,6 +346,9 @@ class _Reader:
         self.held: dict[Any, _Held] = {}
         self.asked: set[str] = set()  # the tool-call ids told so far
         self.results_held: dict[str, Any] = {}  # tool results of calls still held, by key
+        # The calls told whose result is not, by the phase that asked: no step ends while a
+        # branch running beside the one that speaks next still waits for its tools.
+        self.waiting: dict[str, str | None] = {}
 
     async def route(self, namespace: Any, mode: Any, payload: Any) -> list[AgentEvent]:
         """Read one item where it ran: a graph a tool body ran is a run of its own under that
@@ -594,10 +597,12 @@ class _Reader:
         the messages request ``run`` sent (the caller then makes it ``self.call``)."""
         if self.call is not None:
             yield from self._end(self._final(self.call))
-        if self.results:
+        phase = _path(namespace)
+        if self.waiting:  # a branch speaking again without a call's result will not get it
+            self.waiting = {id_: asker for id_, asker in self.waiting.items() if asker != phase}
+        if self.results and not self.waiting:
             yield StepBoundary(index=self.step)
             self.step, self.results = self.step + 1, False
-        phase = _path(namespace)
         if phase != self.phase and (phase or self.phase is not None):
             yield PhaseMarker(name=phase or "root")
         self.phase = phase
@@ -611,6 +616,7 @@ class _Reader:
             for event in _end(call, message):
                 if isinstance(event, ToolCall) and event.id:
                     self.asked.add(event.id)
+                    self.waiting[event.id] = self.phase
                 yield event
 
     def _whole(self, namespace: Any, meta: Any, message: Any) -> Iterator[AgentEvent]:
@@ -636,6 +642,7 @@ class _Reader:
             return
         self.told.add(key)
         self.results = True
+        self.waiting.pop(str(message.tool_call_id), None)
         self.requests.tasks.pop(str(message.tool_call_id), None)
         yield _result(message)
 
