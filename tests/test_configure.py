@@ -21,6 +21,7 @@ from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricR
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 from agent_otel import _attributes as A
+from agent_otel import _guard
 from agent_otel.exporting import _env
 from agent_otel.exporting._configure import configure, histogram_views
 from agent_otel.exporting._exporters import metric_exporter, span_exporter
@@ -156,6 +157,27 @@ def test_otlp_http_sends_to_endpoint_with_env_and_argument_headers(
     for _, headers in _Capture.requests:
         assert headers["x-api-key"] == "secret"
         assert headers["x-from-env"] == "1"
+
+
+def test_a_signals_path_on_the_base_endpoint_variable_is_told_and_dropped(
+    capture_server: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """OTEL_EXPORTER_OTLP_ENDPOINT=http://host:4318/v1/traces, a newcomer's usual mistake, used
+    to send every span to /v1/traces/v1/traces (a 404 each batch): the base is used, told once."""
+    monkeypatch.setattr(_guard, "_told", set())
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", capture_server + "/v1/traces/")
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        tel = configure("svc", set_global=False)
+    try:
+        with tel.tracer_provider.get_tracer("t").start_as_current_span("invoke_agent a"):
+            pass
+        tel.meter_provider.get_meter("t").create_counter("c").add(1)
+        assert tel.force_flush(5_000)
+    finally:
+        assert tel.shutdown()
+    assert {path for path, _ in _Capture.requests} == {"/v1/traces", "/v1/metrics"}
+    assert caplog.text.count("ends in /v1/traces, but it is the base URL") == 1
+    assert "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT" in caplog.text
 
 
 def test_console_is_the_default_without_endpoint() -> None:

@@ -16,7 +16,7 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from agent_contract.examples import ScriptedAgent
 from agent_contract.protocol import LLMCallEnd, LLMCallStart, Message, TextDelta
-from agent_otel import instrument, otel_wrapper, record_evaluation
+from agent_otel import _guard, configure, instrument, otel_wrapper, record_evaluation
 from agent_otel.instrumentor import AgentInstrumentor
 from agent_otel.recording import _hints
 from agent_otel.testing import InMemoryTelemetry
@@ -258,3 +258,92 @@ async def test_a_streaming_agent_is_told_nothing(
         [_ async for _ in agent.stream([USER])]
     assert "not traced" not in caplog.text
     assert len([s for s in otel_telemetry.spans() if s.name.startswith("invoke_agent")]) == 2
+
+
+QUIET = {"OTEL_METRICS_EXPORTER": "none", "OTEL_LOGS_EXPORTER": "none"}  # a prompt shutdown
+
+
+@pytest.mark.parametrize(
+    ("options", "env", "told"),
+    [
+        ({"endpoint": "http://localhost:4317"}, {}, "use 'http://localhost:4318', or protocol="),
+        ({"endpoint": "localhost:4318", "protocol": "grpc"}, {}, "or protocol='http/protobuf'"),
+        ({}, {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4317/"}, "OTLP_PROTOCOL=grpc"),
+    ],
+)
+def test_an_endpoint_on_the_other_protocols_port_is_told(
+    options: dict[str, str],
+    env: dict[str, str],
+    told: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """4317 is OTLP/gRPC's port, 4318 OTLP/HTTP's: the other protocol's port used to fail
+    every export with a bare connection or protocol error, nothing saying why."""
+    monkeypatch.setattr(_guard, "_told", set())
+    for var, value in {**QUIET, **env}.items():
+        monkeypatch.setenv(var, value)
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        telemetry = configure("t", set_global=False, **options)  # type: ignore[arg-type]
+    telemetry.shutdown()
+    assert caplog.text.count("where a Collector listens for OTLP over") == 1, caplog.text
+    assert told in caplog.text
+
+
+def test_an_endpoint_on_its_own_port_is_told_nothing(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(_guard, "_told", set())
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        configure("t", endpoint="http://localhost:4318", set_global=False).shutdown()
+        configure("t", endpoint="http://127.0.0.1:14317", set_global=False).shutdown()
+    assert "listens for" not in caplog.text
+
+
+def test_configure_called_twice_is_told_once_with_what_to_do() -> None:
+    """A second configure() used to log three warnings about "a global TracerProvider",
+    MeterProvider and LoggerProvider, never saying the cause was configure() itself."""
+    code = textwrap.dedent(
+        """
+        import io
+        from agent_otel import configure
+        configure("a", console_stream=io.StringIO())
+        second = configure("b", console_stream=io.StringIO())
+        assert not second.global_tracer_provider
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT / 'contract'}"}
+    for var in [v for v in env if v.startswith("OTEL_")]:
+        del env[var]
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    assert done.stderr.count("configure() was already called in this process") == 1
+    assert "global TracerProvider" not in done.stderr
+    assert "keep its handle" in done.stderr
+
+
+async def test_an_evaluation_naming_no_run_says_what_to_pass(
+    otel_telemetry: InMemoryTelemetry,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A judge scoring in the consumer's loop or after the run, with no span context, used to
+    record an event attached to no run without a word (the consumer has no current span)."""
+    monkeypatch.setattr(_hints, "_unattached", [])
+    agent = ScriptedAgent([LLMCallStart(model="m"), TextDelta("Paris"), LLMCallEnd()])
+    async for _ in otel_wrapper(**otel_telemetry.providers())(agent.stream([USER])):
+        pass
+    logs = otel_telemetry.logger_provider
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        record_evaluation("correctness", score=1.0, logger_provider=logs)
+        record_evaluation("correctness", score=0.0, logger_provider=logs)
+    assert caplog.text.count("record_evaluation('correctness') names no run") == 1
+    assert "span_context=" in caplog.text
+    [run] = [s for s in otel_telemetry.spans() if s.name.startswith("invoke_agent")]
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        monkeypatch.setattr(_hints, "_unattached", [])
+        record_evaluation("correctness", score=1.0, span_context=run.context, logger_provider=logs)
+        record_evaluation("correctness", score=1.0, response_id="chatcmpl-1", logger_provider=logs)
+    assert "names no run" not in caplog.text

@@ -22,7 +22,7 @@ from agent_otel._guard import report
 from agent_otel._plain import plain_value
 from agent_otel._version import __version__
 from agent_otel.recording._encodable import clean_text
-from agent_otel.recording._hints import check_provider
+from agent_otel.recording._hints import check_provider, hint_unattached
 from agent_otel.recording._options import scrub_for
 from agent_otel.scrubbing import Scrubber
 
@@ -81,6 +81,8 @@ def record_evaluation(
     attributes = {k: clean_text(v) if isinstance(v, str) else v for k, v in attributes.items()}
     if span_context is None:
         span_context = trace.get_current_span().get_span_context()
+    if not span_context.is_valid and response_id is None:
+        hint_unattached(name)
     context = trace.set_span_in_context(NonRecordingSpan(span_context))
     try:
         logger = get_logger(A.SCOPE_NAME, __version__, logger_provider)

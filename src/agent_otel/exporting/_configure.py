@@ -188,7 +188,9 @@ def configure(
     readers: list[MetricReader] = list(metric_readers)
     metric_exporters: list[MetricExporter] = []
     if otlp_metrics:
-        otlp_metric_exporter = metric_exporter(protocol, endpoint, headers, timeout_s)
+        otlp_metric_exporter = metric_exporter(
+            protocol, _export_to("metrics", endpoint, protocol), headers, timeout_s
+        )
         metric_exporters.append(otlp_metric_exporter)
         readers.append(
             PeriodicExportingMetricReader(
@@ -211,7 +213,12 @@ def configure(
     console_exporter: ConsoleTreeExporter | None = None
     if otlp_traces:
         otlp_span_exporter, batch = otlp_span_pipeline(
-            protocol, endpoint, headers, timeout_s, max_queue_size, meter_provider
+            protocol,
+            _export_to("traces", endpoint, protocol),
+            headers,
+            timeout_s,
+            max_queue_size,
+            meter_provider,
         )
         span_exporters.append(otlp_span_exporter)
         processors.append(batch)
@@ -230,7 +237,9 @@ def configure(
     logger_provider = LoggerProvider(resource=resource, shutdown_on_exit=False)
     log_exporters = []
     if _wants_otlp("logs", _env.exporter_names("logs"), endpoint, protocol):
-        log_exporters.append(log_exporter(protocol, endpoint, headers, timeout_s))
+        log_exporters.append(
+            log_exporter(protocol, _export_to("logs", endpoint, protocol), headers, timeout_s)
+        )
         logger_provider.add_log_record_processor(BatchLogRecordProcessor(log_exporters[0]))
     if console_exporter is not None:  # evaluations under the run they judge
         logger_provider.add_log_record_processor(EvaluationsToConsole(console_exporter))
@@ -268,6 +277,12 @@ def _fan_out(processors: list[SpanProcessor]) -> SpanProcessor:
     for processor in processors:
         fan_out.add_span_processor(processor)
     return fan_out
+
+
+def _export_to(signal: _env.Signal, endpoint: str | None, protocol: str | None) -> str | None:
+    """``endpoint=``, else the base URL when the general endpoint variable was given a
+    signal's path (told once), else None: the exporter reads the environment itself."""
+    return endpoint if endpoint is not None else _env.base_endpoint(signal, protocol)
 
 
 def _wants_otlp(

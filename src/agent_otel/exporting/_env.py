@@ -108,6 +108,66 @@ def endpoint_example(protocol: Protocol) -> str:
     return "http://localhost:4317" if protocol == GRPC else "http://localhost:4318"
 
 
+_PORTS: Final = {GRPC: 4317, HTTP_PROTOBUF: 4318}
+"""The ports a Collector's OTLP receivers listen on by default, per protocol."""
+
+
+def hint_port(setting: str, value: str, protocol: Protocol, switch: str) -> None:
+    """Tell once an endpoint on the other protocol's default port (4317 is OTLP/gRPC, 4318
+    OTLP/HTTP): every export would fail on a protocol error. Only told: a Collector may listen
+    on any port. ``switch`` is how to change the protocol where the endpoint was set."""
+    text = value.strip()
+    try:
+        port = urlsplit(text if "://" in text else "http://" + text).port
+    except ValueError:
+        return
+    other = HTTP_PROTOBUF if protocol == GRPC else GRPC
+    if port != _PORTS[other]:
+        return
+    fixed = text.replace(f":{port}", f":{_PORTS[protocol]}", 1)
+    if other == GRPC:
+        switch += " (it needs agent-otel[grpc])"
+    warn_once(
+        setting, text,
+        "agent-otel: %s=%r is port %d, where a Collector listens for OTLP over %s, but the "
+        "protocol is %s (port %d), so every export would fail: use %r, or %s",
+        setting, text, port, other, protocol, _PORTS[protocol], fixed, switch,
+    )  # fmt: skip
+
+
+_SIGNAL_PATHS: Final = ("/v1/traces", "/v1/metrics", "/v1/logs")
+
+
+def base_endpoint(
+    signal: Signal, protocol: str | None = None, env: Mapping[str, str] | None = None
+) -> str | None:
+    """The base URL to export ``signal`` to when ``OTEL_EXPORTER_OTLP_ENDPOINT`` ends in a
+    signal's path (``http://host:4318/v1/traces``) under OTLP/HTTP, told once; else None (the
+    exporter reads the environment itself). The general variable is a base every signal's path
+    is appended to, so the SDK would post to ``/v1/traces/v1/traces``; a per-signal variable
+    set for ``signal`` is a full URL and wins, as in the SDK."""
+    env = os.environ if env is None else env
+    if env.get(_signal_var(signal, "ENDPOINT"), "").strip():
+        return None
+    raw = env.get(OTEL_EXPORTER_OTLP_ENDPOINT, "").strip()
+    if resolve_protocol(signal, protocol, env) != HTTP_PROTOBUF or endpoint_problem(
+        raw, HTTP_PROTOBUF
+    ):
+        return None
+    path = next((p for p in _SIGNAL_PATHS if raw.rstrip("/").endswith(p)), None)
+    if path is None:
+        return None
+    base = raw.rstrip("/").removesuffix(path)
+    warn_once(
+        OTEL_EXPORTER_OTLP_ENDPOINT, raw,
+        "agent-otel: %s=%r ends in %s, but it is the base URL each signal's path (/v1/traces, "
+        "/v1/metrics, /v1/logs) is appended to; exporting to %r. Set it to %r, or set a "
+        "signal's full URL in %s",
+        OTEL_EXPORTER_OTLP_ENDPOINT, raw, path, base, base, _signal_var("traces", "ENDPOINT"),
+    )  # fmt: skip
+    return base
+
+
 def _endpoint_vars(signal: Signal) -> tuple[str, str]:
     return _signal_var(signal, "ENDPOINT"), OTEL_EXPORTER_OTLP_ENDPOINT
 
@@ -135,6 +195,7 @@ def endpoint_configured(
             continue
         problem = endpoint_problem(raw, protocol)
         if problem is None:
+            hint_port(var, raw, protocol, f"{OTEL_EXPORTER_OTLP_PROTOCOL}={_other(protocol)}")
             return True
         warn_once(
             var, raw,
@@ -156,6 +217,11 @@ def check_endpoint_argument(endpoint: str, protocol: str | None) -> None:
             f"endpoint={endpoint!r} is not an OTLP endpoint ({problem}); "
             f"pass a URL such as {endpoint_example(resolved)!r}"
         )
+    hint_port("endpoint", endpoint, resolved, f"protocol={_other(resolved)!r}")
+
+
+def _other(protocol: Protocol) -> Protocol:
+    return HTTP_PROTOBUF if protocol == GRPC else GRPC
 
 
 def export_timeout(signal: Signal, env: Mapping[str, str] | None = None) -> float | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -14,6 +15,8 @@ from opentelemetry.sdk.trace import TracerProvider
 __all__ = ["set_globals"]
 
 _log = logging.getLogger("agent_otel")
+_installed: weakref.WeakSet[object] = weakref.WeakSet()
+"""The tracer providers configure() made global: another configure() finds one there."""
 
 
 def set_globals(
@@ -23,7 +26,16 @@ def set_globals(
     from opentelemetry._logs._internal import ProxyLoggerProvider
     from opentelemetry.metrics._internal import _ProxyMeterProvider
 
-    return (
+    if trace.get_tracer_provider() in _installed:  # configure() called again: told once
+        _log.warning(
+            "agent-otel: configure() was already called in this process, and OpenTelemetry "
+            "lets the global providers be set only once, so this call's providers are not "
+            "global: call configure() once at startup and keep its handle, or pass this "
+            "handle's tracer_provider=, meter_provider= and logger_provider= explicitly "
+            "(set_global=False says you mean to)"
+        )
+        return False, False, False
+    installed = (
         _set_global(
             "TracerProvider", trace.get_tracer_provider, trace.ProxyTracerProvider,
             trace.set_tracer_provider, tracer_provider,
@@ -37,6 +49,9 @@ def set_globals(
             _logs.set_logger_provider, logger_provider,
         ),
     )  # fmt: skip
+    if installed[0]:
+        _installed.add(tracer_provider)
+    return installed
 
 
 def _set_global(

@@ -1,7 +1,8 @@
 """What a newcomer's common mistakes are told: a factory passed uncalled, an option misspelt,
 a tracer (or a class) where a provider belongs, an instrumented agent whose runs cannot be
 traced (a synchronous stream, an ``invoke`` that drops its wrapper), and runs recorded
-before any SDK is configured. Each message says what to do next."""
+before any SDK is configured, an evaluation that names no run. Each message says what to do
+next."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ __all__ = [
     "check_provider",
     "did_you_mean",
     "factory",
+    "hint_unattached",
     "hint_unconfigured",
     "hint_untraced",
 ]
@@ -143,4 +145,24 @@ def hint_untraced(agent: object, method: str, why: str) -> None:
         method,
         why,
         "see docs/faq.md (a synchronous agent) and docs/contract.md",
+    )
+
+
+_unattached: list[bool] = []
+
+
+def hint_unattached(name: object) -> None:
+    """Once per process: an evaluation recorded with no span context (none given, no current
+    span: a judge in the consumer's loop or after the run) and no ``response_id`` names no run,
+    so no backend can show it with the run it judges; say what to pass."""
+    if _unattached:
+        return
+    _unattached.append(True)
+    _log.warning(
+        "agent-otel: record_evaluation(%r) names no run (no span_context=, no current span, "
+        "no response_id=), so it is recorded attached to nothing. Pass span_context= the run's: "
+        "trace.get_current_span().get_span_context() read inside the agent's code, or "
+        "SpanContext(trace_id, span_id, is_remote=True) from the ids a backend shows "
+        "(docs/tracing.md#evaluations)",
+        name,
     )
