@@ -207,8 +207,16 @@ class Hostile(TextMapPropagator):
 @CLIENTS
 @pytest.mark.parametrize(
     "writes",
-    [None, {"x-b3": "a\r\nInjected: 1"}, {"bad name": "v"}, {"x": 7}, {b"x": "v"}, {"x": "é"}],
-    ids=["raises", "crlf", "space-in-name", "int-value", "bytes-name", "non-ascii"],
+    [
+        None,
+        {"x-b3": "a\r\nInjected: 1"},
+        {"bad name": "v"},
+        {"x": 7},
+        {b"x": "v"},
+        {"x": "é"},
+        {"Content-Length": "5", "transfer-encoding": "chunked"},
+    ],
+    ids=["raises", "crlf", "space-in-name", "int-value", "bytes-name", "non-ascii", "framing"],
 )
 def test_a_hostile_propagator_never_fails_the_request(
     otel_telemetry: InMemoryTelemetry,

@@ -30,6 +30,12 @@ Client = TypeVar("Client")
 _NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _VALUE = re.compile(r"[\t\x20-\x7e]*")
 _BAGGAGE = "baggage"
+# Headers that frame or route the message itself: a propagator's value for one would break the
+# request (a Content-Length with no body) or redirect it, so none is ever added.
+_FRAMING = frozenset(
+    {"connection", "content-length", "expect", "host", "keep-alive", "proxy-connection",
+     "te", "trailer", "transfer-encoding", "upgrade"}
+)  # fmt: skip
 
 
 class _TraceHeaders:
@@ -105,6 +111,7 @@ def _inject(request: Any, propagator: Callable[[], TextMapPropagator]) -> None:
                 and type(value) is str
                 and _NAME.fullmatch(name)
                 and _VALUE.fullmatch(value)
+                and name.lower() not in _FRAMING
             ):
                 fields.append((name, value))
             else:
