@@ -33,6 +33,7 @@ PUBLIC = {
         "is_instrumented",
         "otel_wrapper",
         "uninstrument",
+        "with_trace_headers",
     ],
     "agent_otel.instrumentor": ["AgentInstrumentor"],
     "agent_otel.testing": ["FakeClock", "InMemoryTelemetry", "SequentialIdGenerator", "span_tree"],

@@ -29,7 +29,13 @@ if TYPE_CHECKING:
     from .identity._processor import RunIdentityProcessor
     from .recording._wrapper import StreamWrapper, otel_wrapper
     from .recording.content._capture import ContentCapture, ContentKind, Redactor
-    from .remote import ContinueTraceMiddleware, RemoteAgentCall, continue_trace, remote_agent
+    from .remote import (
+        ContinueTraceMiddleware,
+        RemoteAgentCall,
+        continue_trace,
+        remote_agent,
+        with_trace_headers,
+    )
     from .sampling import SamplerStats, TailSampler, TailSamplingPolicy
     from .scrubbing import Scrubber
 
@@ -62,6 +68,7 @@ _LAZY = {
     "remote_agent": ".remote",
     "run_identity": ".identity",
     "uninstrument": ".decorating._instrument",
+    "with_trace_headers": ".remote",
 }
 
 
@@ -94,6 +101,7 @@ __all__ = [
     "remote_agent",
     "run_identity",
     "uninstrument",
+    "with_trace_headers",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

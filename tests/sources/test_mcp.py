@@ -186,7 +186,7 @@ def _agents_server(in_process: bool) -> Any:
 
 
 async def _run_agents_sdk(
-    telemetry: InMemoryTelemetry, pattern: str, in_process: bool
+    telemetry: InMemoryTelemetry, pattern: str, in_process: bool, server: Any = None
 ) -> dict[str, str]:
     from agents import Agent, function_tool
     from agents.testing import assistant_message, function_call
@@ -206,7 +206,7 @@ async def _run_agents_sdk(
         [assistant_message("done")],
     )  # fmt: skip
     results: list[Any] = []
-    async with _agents_server(in_process) as server:
+    async with server if server is not None else _agents_server(in_process) as server:
         agent = Agent(name="calc", tools=[square], mcp_servers=[server], model=model)
         stream = openai_agents_events(agent, "go", on_result=results.append)
         async for _ in telemetry.wrapper(agent_name="calc")(stream):
@@ -236,7 +236,7 @@ def _pydantic_ai_toolset(in_process: bool) -> Any:
 
 
 async def _run_pydantic_ai(
-    telemetry: InMemoryTelemetry, pattern: str, in_process: bool
+    telemetry: InMemoryTelemetry, pattern: str, in_process: bool, toolset: Any = None
 ) -> dict[str, str]:
     from pydantic_ai import Agent
     from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
@@ -255,7 +255,7 @@ async def _run_pydantic_ai(
         else:
             yield "done"
 
-    toolset = _pydantic_ai_toolset(in_process)
+    toolset = toolset if toolset is not None else _pydantic_ai_toolset(in_process)
     agent = Agent(FunctionModel(stream_function=model, model_name="m"), name="calc",
                   toolsets=[toolset])  # fmt: skip
 
@@ -381,54 +381,122 @@ async def test_a_contract_agents_mcp_call_says_so_and_a_local_tools_request_does
 # --- a server that reads the trace from the HTTP headers only -----------------------------------
 
 
-@pytest.mark.parametrize("hook", [False, True], ids=["meta-only", "with-the-header-hook"])
-async def test_over_streamable_http_the_header_hook_names_the_request_span_as_meta_does(
-    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch, hook: bool
-) -> None:
-    """The MCP SDK puts the W3C context in ``params._meta`` only: a server (or a gateway in
-    front of it) that reads the HTTP headers sees none. A request hook on the client's HTTP
-    client (docs/mcp-and-agents.md) puts the same context in the headers: the POST of each
-    request names the SDK's request span, under the tool span, exactly as its ``_meta`` does."""
+def _header_only(app: Any, contexts: list[tuple[int, int]]) -> Any:
+    """``app`` behind ``ContinueTraceMiddleware``: each POST is served in the context its HTTP
+    headers name (never its ``_meta``), recorded in ``contexts`` as (trace id, span id)."""
+    from opentelemetry import trace
+
+    from agent_otel import ContinueTraceMiddleware
+
+    async def recording(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST":
+            current = trace.get_current_span().get_span_context()
+            contexts.append((current.trace_id, current.span_id))
+        await app(scope, receive, send)
+
+    return ContinueTraceMiddleware(recording)
+
+
+def _traced_factory(headers: Any = None, timeout: Any = None, auth: Any = None) -> Any:
+    """The MCP SDK's client factory, its client sending the trace in the headers (the page's)."""
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    from agent_otel import with_trace_headers
+
+    return with_trace_headers(create_mcp_http_client(headers, timeout, auth))
+
+
+async def _run_mcp_sdk(telemetry: InMemoryTelemetry, url: str, traced: bool) -> None:
+    """A contract agent calling ``add`` with the MCP SDK's own client, over streamable HTTP."""
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
-    from opentelemetry.propagate import inject
 
-    from _serving import serve
     from agent_contract.protocol import FunctionCall, LLMCallEnd, LLMCallStart, ToolCall, ToolResult
     from agent_contract.scope import tool_scope
 
-    async def trace_headers(request: Any) -> None:  # the hook the page shows
-        inject(request.headers)
+    http = _traced_factory() if traced else create_mcp_http_client()
+    async with http, Client(streamable_http_client(url, http_client=http)) as client:
+
+        async def agent() -> Any:
+            yield LLMCallStart(model="m")
+            yield ToolCall(id="c1", function=FunctionCall(name="add", arguments="{}"))
+            yield LLMCallEnd(model="m")
+            with tool_scope("c1", "add"):
+                answer = await client.call_tool("add", {"x": 1})
+            yield ToolResult(tool_call_id="c1", content=str(answer.content))
+
+        async for _ in telemetry.wrapper(agent_name="calc")(agent()):
+            pass
+
+
+async def _run_agents_sdk_over_http(telemetry: InMemoryTelemetry, url: str, traced: bool) -> None:
+    from agents.mcp import MCPServerStreamableHttp
+
+    params: dict[str, Any] = {"url": url}
+    if traced:
+        params["httpx_client_factory"] = _traced_factory
+    server = MCPServerStreamableHttp(params, name="calc-http")  # type: ignore[arg-type]
+    await _run_agents_sdk(telemetry, "sequential", False, server=server)
+
+
+async def _run_pydantic_ai_over_http(telemetry: InMemoryTelemetry, url: str, traced: bool) -> None:
+    from pydantic_ai.mcp import MCPToolset
+
+    toolset = MCPToolset(url, http_client=_traced_factory()) if traced else MCPToolset(url)
+    await _run_pydantic_ai(telemetry, "sequential", False, toolset=toolset)
+
+
+HTTP_CLIENTS = {
+    "mcp-sdk": _run_mcp_sdk,
+    "agents-sdk": _run_agents_sdk_over_http,
+    "pydantic-ai": _run_pydantic_ai_over_http,
+}
+
+
+@pytest.mark.parametrize("traced", [False, True], ids=["meta-only", "with_trace_headers"])
+@pytest.mark.parametrize("client", HTTP_CLIENTS)
+async def test_over_streamable_http_the_headers_name_the_request_span_as_meta_does(
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch, client: str, traced: bool
+) -> None:
+    """The MCP SDK puts the W3C context in ``params._meta`` only: a server (or a gateway in
+    front of it) that reads the HTTP headers sees none and starts a trace of its own. With
+    ``with_trace_headers()`` on the client's HTTP client (docs/mcp-and-agents.md: the MCP SDK's
+    ``http_client``, the Agents SDK's ``httpx_client_factory``, pydantic-ai's ``http_client``),
+    the POST of each request names the SDK's request span, under its tool span, exactly as
+    its ``_meta`` does, and a server reading the headers alone continues the run's trace."""
+    if client == "pydantic-ai":
+        pytest.importorskip("fastmcp")
+    elif client == "agents-sdk":
+        pytest.importorskip("agents")
+    from _serving import serve
 
     _mcp.sdk_tracing_to(monkeypatch, otel_telemetry.tracer_provider)
     requests: list[dict[str, str]] = []
-    http = create_mcp_http_client()
-    if hook:
-        http.event_hooks["request"].append(trace_headers)
-    with serve(_mcp.server().streamable_http_app(), requests) as port:
-        url = f"http://127.0.0.1:{port}/mcp"
-        async with http, Client(streamable_http_client(url, http_client=http)) as client:
+    served_in: list[tuple[int, int]] = []
+    app = _header_only(_mcp.server().streamable_http_app(), served_in)
+    with serve(app, requests) as port:
+        await HTTP_CLIENTS[client](otel_telemetry, f"http://127.0.0.1:{port}/mcp", traced)
 
-            async def agent() -> Any:
-                yield LLMCallStart(model="m")
-                yield ToolCall(id="c1", function=FunctionCall(name="add", arguments="{}"))
-                yield LLMCallEnd(model="m")
-                with tool_scope("c1", "add"):
-                    answer = await client.call_tool("add", {"x": 1})
-                yield ToolResult(tool_call_id="c1", content=str(answer.content))
-
-            async for _ in otel_telemetry.wrapper(agent_name="calc")(agent()):
-                pass
-
-    send = otel_telemetry.span("MCP send tools/call add")
-    assert send.parent is not None
-    assert send.parent.span_id == otel_telemetry.span("execute_tool add").context.span_id
-    sent = {f"{s.context.trace_id:032x}-{s.context.span_id:016x}" for s in otel_telemetry.spans()
+    calls = [s for s in otel_telemetry.spans() if s.name.startswith("MCP send tools/call")]
+    assert calls, "the MCP SDK traced no tool call"
+    by_id = {s.context.span_id: s for s in otel_telemetry.spans()}
+    tools = [s for s in otel_telemetry.spans() if s.name.startswith("execute_tool ")]
+    for send in calls:  # the SDK's request span, under its tool span (fastmcp's span between)
+        name = f"execute_tool {send.name.rsplit(' ', 1)[1]}"
+        assert any(_ancestor(by_id, send, t) for t in tools if t.name == name), send.name
+    run = otel_telemetry.span("invoke_agent calc").context.trace_id
+    sent = {(s.context.trace_id, s.context.span_id) for s in otel_telemetry.spans()
             if s.name.startswith("MCP send")}  # fmt: skip
-    named = [r["traceparent"][3:-3] for r in requests if "traceparent" in r]
-    if not hook:
+    named = [r["traceparent"] for r in requests if "traceparent" in r]
+    if not traced:
         assert named == []  # the headers carry nothing: a header-only server starts a trace
+        assert all(span_id == 0 for _, span_id in served_in)
         return
-    assert len(named) == len(requests) == len(sent)  # every request, each its own span
-    assert set(named) == sent
+    assert len(named) == len(requests) == len(served_in)  # every request
+    # each names its own request span: the one _meta names, sent in that span's context
+    assert [(int(t[3:35], 16), int(t[36:52], 16)) for t in named] == served_in
+    assert set(served_in) <= sent
+    # each request of the run, its tool calls among them, continues the run's trace there
+    assert {(c.context.trace_id, c.context.span_id) for c in calls} <= set(served_in)
+    assert {(t, s) for t, s in sent if t == run} <= set(served_in)
