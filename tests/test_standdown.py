@@ -374,3 +374,41 @@ def test_an_ended_chat_span_releases_the_providers_unless_the_run_is_covered(
         assert bool(otel_context.get_value("suppress_language_model_instrumentation")) is framework
     finally:
         otel_context.detach(token)
+
+
+@pytest.mark.internal_errors
+def test_a_frame_the_stand_down_cannot_read_never_fails_the_providers_call(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The stand-down values are read inside another library's call (botocore's, before an
+    AWS request): a frame of an unexpected shape (an unhashable operation name, a mapping
+    whose ``get`` raises) makes them false, so that library records its span as it would
+    anyway, and is reported once; nothing raises into the request."""
+    from types import SimpleNamespace
+
+    from opentelemetry.trace import INVALID_SPAN
+
+    from agent_otel.standdown import stand_down
+
+    class Raising(dict[str, Any]):
+        def get(self, *args: Any) -> Any:
+            raise RuntimeError("a mapping that cannot be read")
+
+    bedrock = SimpleNamespace(meta=SimpleNamespace(service_model=SimpleNamespace(
+        service_name="bedrock-runtime")))  # fmt: skip
+    scope: dict[str, Any] = {"__name__": "opentelemetry.instrumentation.botocore",
+                             "get_value": otel_context.get_value,
+                             "KEY": _SUPPRESS_INSTRUMENTATION_KEY}  # fmt: skip
+    exec(  # botocore instrumentation's own signature, as in its source
+        "def _patched_api_call(self, original_func, instance, args, kwargs):\n"
+        "    return bool(get_value(KEY))",
+        scope,
+    )
+    token = otel_context.attach(stand_down(otel_context.get_current(), INVALID_SPAN))
+    try:
+        for args in ((["Converse"], {}), ("Converse", Raising(modelId="m"))):
+            assert scope["_patched_api_call"](None, None, bedrock, args, {}) is False
+        assert scope["_patched_api_call"](None, None, bedrock, ("Converse", {}), {}) is True
+    finally:
+        otel_context.detach(token)
+    assert caplog.text.count("agent-otel internal error in stand-down") == 1

@@ -44,6 +44,8 @@ from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY
 from opentelemetry.context.context import Context
 from opentelemetry.trace import Span
 
+from agent_otel._guard import report
+
 from ._util_genai import covered
 
 INFERENCE_SPAN = otel_context.create_key("agent_otel.inference_span")
@@ -157,11 +159,15 @@ class _ProvidersOnly:
     __slots__ = ()
 
     def __bool__(self) -> bool:
-        asker = _asker(sys._getframe(1))
-        if asker is None:
-            return False
-        name = asker.f_globals.get("__name__", "")
-        return isinstance(name, str) and name.startswith(PROVIDER_MODULES) and _covers(asker)
+        try:  # asked inside another library's call: nothing may raise there
+            asker = _asker(sys._getframe(1))
+            if asker is None:
+                return False
+            name = asker.f_globals.get("__name__", "")
+            return isinstance(name, str) and name.startswith(PROVIDER_MODULES) and _covers(asker)
+        except Exception:
+            report("stand-down")
+            return False  # theirs is recorded: a second span, not a failed request
 
     def __repr__(self) -> str:
         return "<agent-otel: providers stand down>"
@@ -174,8 +180,12 @@ class _ModelCalls:
     __slots__ = ()
 
     def __bool__(self) -> bool:
-        asker = _asker(sys._getframe(1))
-        return asker is not None and _covers(asker)
+        try:  # asked inside another library's call: nothing may raise there
+            asker = _asker(sys._getframe(1))
+            return asker is not None and _covers(asker)
+        except Exception:
+            report("stand-down")
+            return False
 
     def __repr__(self) -> str:
         return "<agent-otel: model calls stand down>"
