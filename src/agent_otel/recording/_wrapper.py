@@ -107,11 +107,14 @@ def _start(
         if settings.stand_down_providers:
             context = framework_run(context, stream)
         recorder = RunRecorder(settings, context)
-        layer.span = recorder.run.span.raw.get_span_context()  # run_context() names the run
     except Exception:
         report("run start")
         return None
     opened(recorder)  # a shutdown meanwhile ends it (._open)
+    try:  # (a failure here must not leave the started run unended)
+        layer.span = recorder.run.span.raw.get_span_context()  # run_context() names the run
+    except Exception:
+        report("run context")
     return recorder
 
 
