@@ -153,6 +153,7 @@ class HostileSpan(trace.Span):
             raise Boom(method)
 
     def get_span_context(self) -> Any:
+        self._check("get_span_context")
         return self.real.get_span_context()
 
     def is_recording(self) -> bool:
@@ -224,6 +225,7 @@ METHODS = [
     "set_status",
     "record_exception",
     "end",
+    "get_span_context",
 ]
 
 

@@ -32,6 +32,7 @@ PUBLIC = {
         "instrument",
         "is_instrumented",
         "otel_wrapper",
+        "run_context",
         "uninstrument",
         "with_trace_headers",
     ],

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from .exporting._telemetry import Telemetry
     from .identity import RunIdentity, run_identity
     from .identity._processor import RunIdentityProcessor
-    from .recording._wrapper import StreamWrapper, otel_wrapper
+    from .recording._wrapper import StreamWrapper, otel_wrapper, run_context
     from .recording.content._capture import ContentCapture, ContentKind, Redactor
     from .remote import (
         ContinueTraceMiddleware,
@@ -66,6 +66,7 @@ _LAZY = {
     "otel_wrapper": ".recording._wrapper",
     "record_evaluation": ".evaluating",
     "remote_agent": ".remote",
+    "run_context": ".recording._wrapper",
     "run_identity": ".identity",
     "uninstrument": ".decorating._instrument",
     "with_trace_headers": ".remote",
@@ -99,6 +100,7 @@ __all__ = [
     "otel_wrapper",
     "record_evaluation",
     "remote_agent",
+    "run_context",
     "run_identity",
     "uninstrument",
     "with_trace_headers",

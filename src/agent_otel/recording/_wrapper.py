@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import asyncio
 import weakref
+from asyncio import current_task
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Coroutine
 from contextlib import suppress
+from contextvars import ContextVar
 from dataclasses import replace
-from types import AsyncGeneratorType
+from types import AsyncGeneratorType, FunctionType
 from typing import TYPE_CHECKING, Any, cast
 
 from opentelemetry import context as otel_context
 from opentelemetry.context.context import Context
+from opentelemetry.trace import SpanContext
 
 from agent_otel import _attributes as A
 from agent_otel._guard import report
@@ -61,8 +64,17 @@ def otel_wrapper(**options: Unpack[Options]) -> StreamWrapper:
 
     def wrap(stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
         defer(stream)
-        return traced(stream, _with_invoke_input(settings))
+        try:
+            task = current_task()
+        except RuntimeError:  # no event loop running in this thread
+            task = None
+        layer = _Layer(me, task)
+        run = _traced(stream, _with_invoke_input(settings), None, None, layer)
+        _LAYERS[run] = layer  # (traced(), inlined: the layer is needed here)
+        _NAMED.set(layer)  # what run_context(wrap) names in this context from now on
+        return run
 
+    me = weakref.ref(wrap)
     return wrap
 
 
@@ -83,7 +95,9 @@ def _with_invoke_input(settings: RunSettings) -> RunSettings:
         return settings
 
 
-def _start(settings: RunSettings, parent: Context | None, stream: object) -> RunRecorder | None:
+def _start(
+    settings: RunSettings, parent: Context | None, stream: object, layer: _Layer
+) -> RunRecorder | None:
     try:
         current = otel_context.get_current()
         if suppressed_here(current):
@@ -97,6 +111,10 @@ def _start(settings: RunSettings, parent: Context | None, stream: object) -> Run
         report("run start")
         return None
     opened(recorder)  # a shutdown meanwhile ends it (._open)
+    try:  # (a failure here must not leave the started run unended)
+        layer.span = recorder.run.span.raw.get_span_context()  # run_context() names the run
+    except Exception:
+        report("run context")
     return recorder
 
 
@@ -170,15 +188,76 @@ def _not_a_stream(given: object) -> str:
 
 class _Layer:
     """What a layer outside one traced stream may learn of it: whether it has started, and
-    whether the outer layer records its run instead (``deferred``: see :func:`defer`)."""
+    whether the outer layer records its run instead (``deferred``: see :func:`defer`); and
+    what :func:`run_context` tells of it: the run's span context once it started (``None``:
+    not yet, or the run passes through), and the ``otel_wrapper()`` that wrapped the
+    stream, if one did (weakly), with the task it did it in. Never the recorder: nothing
+    here keeps a run's spans alive after it ended."""
 
-    __slots__ = ("deferred", "started")
+    __slots__ = ("deferred", "span", "started", "task", "wrapper")
 
-    def __init__(self) -> None:
+    span: SpanContext  # set once the run started (read with getattr: a cost per run less)
+
+    def __init__(
+        self, wrapper: weakref.ref[Any] | None = None, task: asyncio.Task[Any] | None = None
+    ) -> None:
         self.deferred = self.started = False
+        self.wrapper = wrapper
+        self.task = task
 
 
 _LAYERS: weakref.WeakKeyDictionary[AsyncIterator[Any], _Layer] = weakref.WeakKeyDictionary()
+
+# Per context (so per task and thread), the run an otel_wrapper() last wrapped the stream
+# of, or last saw end, there: run_context(wrapper) names it if that wrapper traced it, in
+# the task that wrapped it (a task started from here inherits the slot: it names none of
+# the runs before it). Set when the stream is wrapped (in the caller's context: never an
+# earlier run, even when the agent drives its stream from another task), and again where
+# the run ends, so that a run nested in it (a sub-agent's, from a tool) does not keep the
+# name once the enclosing run ended. One slot: it never holds more than one run's few ids.
+_NAMED: ContextVar[_Layer | None] = ContextVar("agent_otel_named", default=None)
+
+
+def run_context(stream: object) -> SpanContext | None:
+    """The span context of the run ``stream`` traces, for ``record_evaluation(...,
+    span_context=)``, a span link or a backend's link: from the run's start (its first pull)
+    on, and after it ended.
+
+    ``stream`` is what ``otel_wrapper()`` returned for a stream, or what an instrumented
+    agent's ``stream``/``astream`` returned; or the wrapper ``otel_wrapper()`` returned
+    itself: then its latest run in this context (this task or thread, never another's), as
+    in ``await agent.invoke(messages, stream_wrapper=wrapper)`` followed by
+    ``run_context(wrapper)``: the run of the stream an otel_wrapper() wrapped last here, or
+    once runs ended, the one that ended last (a sub-agent's run nested in it, from a tool,
+    ends first); ``None`` when that was another wrapper's, or the wrapper ran in another
+    task (an agent that wraps its stream in a task of its own; a task started from this
+    one does not name the runs before it). ``None`` when agent-otel does not trace it,
+    the run has not started, or it passes through: instrumentation suppressed, no SDK
+    configured, or an inner layer whose run the stream wrapping it records (ask that one).
+    A run its sampler dropped keeps its ids: the context says ``sampled`` false, and no
+    exported span carries them. Never raises; no method of ``stream`` runs.
+    """
+    try:
+        kind = type(stream)  # (type() never reads a hostile __class__)
+        if kind is AsyncGeneratorType:
+            layer = _LAYERS.get(cast("AsyncIterator[Any]", stream))
+        elif kind is FunctionType:
+            layer = _NAMED.get()
+            if layer is None or layer.wrapper is None or layer.wrapper() is not stream:
+                return None
+            try:
+                task = current_task()
+            except RuntimeError:  # no event loop running in this thread
+                task = None
+            if layer.task is not task:  # inherited from the task that started this one
+                return None
+        else:
+            return None
+        span = getattr(layer, "span", None)
+        return span if span is not None and span.is_valid else None
+    except Exception:
+        report("run context")
+        return None
 
 
 def traced(
@@ -186,10 +265,12 @@ def traced(
     settings: RunSettings,
     parent: Context | None = None,
     on_end: Callable[[], None] | None = None,
+    layer: _Layer | None = None,
 ) -> AsyncIterator[Any]:
     """Every event of ``stream``, unchanged, while the run is recorded (see module doc);
     ``on_end`` is called once the run has finished, on every exit path."""
-    layer = _Layer()
+    if layer is None:
+        layer = _Layer()
     run = _traced(stream, settings, parent, on_end, layer)
     _LAYERS[run] = layer
     return run
@@ -223,7 +304,7 @@ async def _traced(
     if not hasattr(stream, "__aiter__"):
         raise TypeError(_not_a_stream(stream))
     iterator = stream.__aiter__()
-    recorder = None if layer.deferred else _start(settings, parent, stream)
+    recorder = None if layer.deferred else _start(settings, parent, stream, layer)
     handlers: dict[type, Handler | None] = recorder.handlers if recorder is not None else {}
     # The recorder whose context is current while the agent computes (None: untraced, or
     # activation off): from the loop's next pull included until the event is in
@@ -319,6 +400,8 @@ async def _traced(
                 if aclose is not None:
                     await aclose()
         finally:
+            if layer.wrapper is not None:  # the wrapper's run that ended last here: this one
+                _NAMED.set(layer)
             _finish(recorder, end_reason, error)
             if on_end is not None:
                 try:
