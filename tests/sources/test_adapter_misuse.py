@@ -250,3 +250,47 @@ def test_each_framework_module_names_an_extra_and_its_tested_version() -> None:
         if distribution in pins:
             assert pins[distribution] == tested, (module, pins[distribution], tested)
     assert {a.framework for a in ADAPTERS} - {"llama_index"} <= set(FRAMEWORKS)
+
+
+async def test_a_framework_that_fails_to_import_is_told_apart_from_a_missing_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Agno installed but a module it imports missing: not "not installed", but why it fails."""
+    pytest.importorskip("agno")
+    [agno] = [a for a in ADAPTERS if a.framework == "agno"]
+    real_import = importlib.import_module
+
+    def import_module(name: str, package: str | None = None) -> Any:
+        if name == "agno":
+            raise ModuleNotFoundError("No module named 'agno_dependency'", name="agno_dependency")
+        return real_import(name, package)
+
+    monkeypatch.setattr(importlib, "import_module", import_module)
+    message = str(await _raised(agno, _LookAlike()))
+    assert "is installed but does not import (No module named 'agno_dependency')" in message
+    assert "pip install '.[agno]'" in message
+
+
+async def test_a_synchronous_sdk_client_is_told_to_use_the_async_one() -> None:
+    """``openai.OpenAI`` has ``chat.completions.create`` too, but its stream is synchronous: the
+    source says so (and closes that stream) instead of "can't be used in 'await' expression"."""
+    openai = pytest.importorskip("openai")
+    from ._http import httpx, sse
+
+    head = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m"}
+    chunk = {**head, "choices": [{"index": 0, "delta": {"content": "Hi"}, "finish_reason": None}]}
+    responses: list[Any] = []
+
+    def respond(request: Any) -> Any:
+        responses.append(httpx.Response(200, headers={"content-type": "text/event-stream"},
+                                        content=sse([chunk], done=True)))  # fmt: skip
+        return responses[-1]
+
+    http = httpx.Client(transport=httpx.MockTransport(respond))
+    client = openai.OpenAI(api_key="offline", base_url="http://mock.invalid/v1", http_client=http)
+    [adapter] = [a for a in SDK_SOURCES if a.function == "stream_chat"]
+    events = adapter.call(client)
+    await anext(events)  # LLMCallStart, before the request
+    with pytest.raises(TypeError, match=r"returned Stream, not an async stream.*AsyncOpenAI"):
+        await anext(events)
+    assert [r.is_closed for r in responses] == [True]

@@ -57,12 +57,14 @@ def _installed(distribution: str) -> str | None:
         return None
 
 
-def _imports(name: str) -> bool:
+def _import_error(root: str) -> ImportError | None:
+    """Why ``root`` (or its top-level package) does not import; None when it does."""
     try:
-        importlib.import_module(name)
-    except ImportError:
-        return False
-    return True
+        for name in dict.fromkeys((root.partition(".")[0], root)):
+            importlib.import_module(name)
+    except ImportError as error:
+        return error
+    return None
 
 
 def _framework(module: str) -> str:
@@ -79,18 +81,25 @@ def require(module: str, *names: str) -> Any:
     """
     root = _framework(module)
     distribution, tested, extra = FRAMEWORKS[root]
+    top = root.partition(".")[0]
     found: Any = None
     try:
-        for name in dict.fromkeys((root.partition(".")[0], root)):
+        for name in dict.fromkeys((top, root)):
             importlib.import_module(name)
         found = importlib.import_module(module)
         values = tuple(getattr(found, name) for name in names)
     except (ImportError, AttributeError) as error:
         adapter = sys._getframe(1).f_globals.get("__name__", "this adapter")
-        if not all(_imports(name) for name in (root.partition(".")[0], root)):
+        broken = _import_error(root)
+        if broken is not None:
+            absent = isinstance(broken, ModuleNotFoundError) and broken.name in (top, root)
             raise ImportError(
-                f"{adapter} needs {distribution} (module {root!r}), which is not "
-                f"installed: {_install(extra)}",
+                f"{adapter} needs {distribution} (module {root!r}), which is not installed: "
+                f"{_install(extra)}"
+                if absent  # else a dependency of it is missing or broken: say which
+                else f"{adapter} needs {distribution} (module {root!r}), which is installed "
+                f"but does not import ({broken}): {_install(extra)} for the versions it runs "
+                f"with",
                 name=root,
             ) from error
         missing = [n for n in names if found is not None and not hasattr(found, n)]
