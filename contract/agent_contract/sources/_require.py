@@ -37,7 +37,6 @@ FRAMEWORKS: dict[str, tuple[str, str, str]] = {
     "agno": ("agno", "3.1.10", "agno"),
     "autogen_agentchat": ("autogen-agentchat", "0.7.5", "autogen-agentchat"),
     "google.adk": ("google-adk", "2.13.0", "google-adk"),
-    "google.genai": ("google-genai", "(google-adk 2.13.0's)", "google-adk"),
     "strands": ("strands-agents", "1.62.0", "strands-agents"),
     "crewai": ("crewai", "1.15.30", "crewai"),
 }
