@@ -243,6 +243,13 @@ async def read_stream(
     yield start
     chunks = open_stream()
     if not hasattr(chunks, "__aiter__"):
+        if not hasattr(chunks, "__await__"):  # a synchronous client's stream, already open
+            await _release(chunks)
+            raise TypeError(
+                f"the client's create() returned {type(chunks).__qualname__}, not an async "
+                "stream: the client is synchronous; pass the SDK's async client "
+                "(openai.AsyncOpenAI, anthropic.AsyncAnthropic)"
+            )
         chunks = await chunks
     try:
         async for chunk in chunks:

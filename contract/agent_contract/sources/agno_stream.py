@@ -62,6 +62,7 @@ from agent_contract.events import (
 from agent_contract.scope import tool_scope
 from agent_contract.sources._history import agno_messages, call_start
 from agent_contract.sources._nested import Pushed
+from agent_contract.sources._require import expect, require
 from agent_contract.sources._stream import Sink
 
 __all__ = ["AgnoRunError", "agno_events"]
@@ -75,10 +76,15 @@ class AgnoRunError(RuntimeError):
         self.error_type = error_type
 
 
+_HINT = "Make one with agno.agent.Agent(model=..., tools=...)."
+
+
 async def agno_events(
     agent: Any, input: Any, *, sink: Sink | None = None, **run: Any
 ) -> AsyncIterator[AgentEvent]:
     """Run ``agent`` on ``input`` (``run`` goes to ``arun``), yielding contract events."""
+    require("agno")
+    expect(agent, "agno_events", "an agno Agent or Team", "arun", hint=_HINT)
     _add_scope_hook(agent, set())
     pre = list(getattr(agent, "pre_hooks", None) or ())
     if agent_contract_request_messages not in pre:

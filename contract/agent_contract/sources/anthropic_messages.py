@@ -27,6 +27,7 @@ from agent_contract.events import (
     ToolCall,
     Usage,
 )
+from agent_contract.sources._require import expect
 from agent_contract.sources._stream import (
     NOTHING,
     OneCallAgent,
@@ -159,6 +160,10 @@ def anthropic_input(messages: list[Message]) -> tuple[str | None, list[dict[str,
     return ("\n\n".join(system) or None), out
 
 
+_TAKES = "an anthropic.AsyncAnthropic client"
+_HINT = "Make one with anthropic.AsyncAnthropic(); a model name goes in model=."
+
+
 def stream_messages(
     client: Any, messages: list[Message], model: str, *, sink: Sink | None = None, **params: Any
 ) -> AsyncIterator[AgentEvent]:
@@ -166,6 +171,7 @@ def stream_messages(
 
     ``max_tokens`` is required by Anthropic: pass it in ``params``.
     """
+    expect(client, "stream_messages", _TAKES, "messages.create", hint=_HINT)
     start = start_event(model, "anthropic", messages, params)
     system, turns = anthropic_input(messages)
     if system is not None:

@@ -101,6 +101,7 @@ from agent_contract.events import (
 from agent_contract.scope import nested_run, tool_scope
 from agent_contract.sources._history import autogen_messages, call_start
 from agent_contract.sources._nested import Taken, through
+from agent_contract.sources._require import expect, require
 from agent_contract.sources._stream import Sink
 
 __all__ = ["autogen_events"]
@@ -109,10 +110,16 @@ _THINK, _THOUGHT = "<think>", "</think>"
 _NOT_A_RESPONSE = frozenset({"ToolCallSummaryMessage", "TaskResult", "UserInputRequestedEvent"})
 
 
+_TAKES = "an AutoGen AgentChat agent or team"
+_HINT = "Make one with autogen_agentchat.agents.AssistantAgent(name, model_client=...)."
+
+
 async def autogen_events(
     agent: Any, task: Any, *, model: str | None = None, sink: Sink | None = None, **run: Any
 ) -> AsyncIterator[AgentEvent]:
     """Run ``agent`` (an agent or a team) on ``task`` with ``run_stream``, yielding events."""
+    require("autogen_agentchat")
+    expect(agent, "autogen_events", _TAKES, "run_stream", "save_state", hint=_HINT)
     _scope_workbenches(agent, set())
     requests = _activate(_note_requests(agent, {}))
     gate = _Gate.open(agent)

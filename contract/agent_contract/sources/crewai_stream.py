@@ -89,6 +89,7 @@ from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._history import call_start, crewai_messages
 from agent_contract.sources._nested import Pushed
 from agent_contract.sources._raw_usage import get
+from agent_contract.sources._require import expect, require
 from agent_contract.sources._scoping import OpenScopes
 from agent_contract.sources._stream import Sink
 
@@ -112,14 +113,16 @@ _INSIDE: contextvars.ContextVar[tuple[object, Path] | None] = contextvars.Contex
 is the innermost tool's work (a coworker a delegation runs), not the run's."""
 
 
+_HINT = "Make one with crewai.Crew(agents=..., tasks=...)."
+
+
 async def crewai_events(
     runner: Any, *args: Any, sink: Sink | None = None, **kickoff: Any
 ) -> AsyncIterator[AgentEvent]:
     """Run ``runner.kickoff(*args, **kickoff)`` (a ``Crew`` or an ``Agent``) as events."""
-    from crewai.events.stream_context import (  # type: ignore[import-not-found,unused-ignore]
-        add_stream_sink,
-        reset_stream_sinks,
-    )
+    module = "crewai.events.stream_context"
+    add_stream_sink, reset_stream_sinks = require(module, "add_stream_sink", "reset_stream_sinks")
+    expect(runner, "crewai_events", "a crewai.Crew or crewai.Agent", "kickoff", hint=_HINT)
 
     loop = asyncio.get_running_loop()
     items: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()

@@ -80,10 +80,14 @@ from agent_contract.events import (
 from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._history import call_start, google_adk_messages
 from agent_contract.sources._nested import Pushed
+from agent_contract.sources._require import expect, require
 from agent_contract.sources._scoping import OpenScopes
 from agent_contract.sources._stream import Sink
 
 __all__ = ["google_adk_events"]
+
+
+_HINT = "Make one with google.adk.agents.LlmAgent(name=..., model=...)."
 
 
 async def google_adk_events(
@@ -96,6 +100,8 @@ async def google_adk_events(
     **run: Any,
 ) -> AsyncIterator[AgentEvent]:
     """Run ``agent`` (a ``Runner`` or an agent) on ``new_message``, yielding contract events."""
+    require("google.adk.runners", "InMemoryRunner")
+    expect(agent, "google_adk_events", "a google.adk Runner or agent", "run_async", hint=_HINT)
     runner = agent if hasattr(agent, "run_async") and hasattr(agent, "session_service") else None
     if runner is None:
         from google.adk.runners import InMemoryRunner  # type: ignore[import-untyped,unused-ignore]

@@ -70,6 +70,7 @@ from agent_contract.scope import tool_scope
 from agent_contract.sources._failure import failed_result
 from agent_contract.sources._history import call_start, langchain_messages
 from agent_contract.sources._nested import Pushed
+from agent_contract.sources._require import expect, require
 from agent_contract.sources._scoping import OpenScopes
 from agent_contract.sources._stream import Sink
 
@@ -170,6 +171,9 @@ class _Requests:
         self.failed.append(run_id)
 
 
+_HINT = "A StateGraph streams once compiled: pass builder.compile(), not the builder."
+
+
 def _handler() -> Any:
     """A :class:`_Requests` that is a LangChain ``BaseCallbackHandler`` (imported lazily)."""
     from langchain_core.callbacks import BaseCallbackHandler
@@ -208,6 +212,9 @@ async def langgraph_events(
     ``(namespace, mode, payload)`` items when it passed ``subgraphs=True``, else the root
     graph's ``(mode, payload)`` items (the payload alone for one mode given by name).
     """
+    require("langgraph")
+    require("langchain_core.callbacks", "BaseCallbackHandler")
+    expect(graph, "langgraph_events", "a compiled LangGraph graph", "astream", hint=_HINT)
     nested = bool(stream.pop("subgraphs", False))
     asked = stream.pop("stream_mode", None)
     single = isinstance(asked, str)

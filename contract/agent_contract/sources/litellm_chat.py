@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from agent_contract.events import AgentEvent, Message
+from agent_contract.sources._require import require
 from agent_contract.sources._stream import OneCallAgent, Sink, read_stream, request, start_event
 from agent_contract.sources.openai_chat import ChatCompletionsReader
 
@@ -36,7 +37,7 @@ def stream_litellm(
     ``client`` is passed to LiteLLM as its ``client`` (an ``AsyncOpenAI`` for OpenAI-routed
     models) unless it is None; ``params`` go to ``acompletion`` as they are.
     """
-    import litellm
+    litellm = require("litellm")
 
     start = start_event(model, _provider(litellm, model, params), messages, params)
     if client is not None:

@@ -62,6 +62,7 @@ from agent_contract.events import (
 from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._history import call_start, llama_index_messages
 from agent_contract.sources._raw_usage import get, usage_from_raw
+from agent_contract.sources._require import expect, require
 from agent_contract.sources._scoping import OpenScopes
 from agent_contract.sources._stream import Sink
 
@@ -77,6 +78,9 @@ _PROVIDERS = {
 _STOPPING: set[asyncio.Task[Any]] = set()  # cancellations in flight, kept until they finish
 
 
+_HINT = "Make one with llama_index.core.agent.workflow.FunctionAgent(tools=..., llm=...)."
+
+
 async def llama_index_events(
     agent: Any,
     user_msg: Any = None,
@@ -86,6 +90,11 @@ async def llama_index_events(
     **run: Any,
 ) -> AsyncIterator[AgentEvent]:
     """Run ``agent`` on ``user_msg`` (``run`` goes to ``agent.run``), yielding its events."""
+    require("llama_index.core")
+    require("llama_index_instrumentation", "get_dispatcher")
+    expect(
+        agent, "llama_index_events", "a LlamaIndex agent workflow", "run", "add_step", hint=_HINT
+    )
     _install_scopes()
     handler = agent.run(user_msg=user_msg, **run)
     if on_handler is not None:

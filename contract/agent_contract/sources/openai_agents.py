@@ -73,6 +73,7 @@ from agent_contract.scope import McpServer, nested_run, tool_scope
 from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._history import call_start, responses_messages
 from agent_contract.sources._nested import through
+from agent_contract.sources._require import expect, require
 from agent_contract.sources.openai_responses import ResponsesReader
 
 __all__ = ["openai_agents_events"]
@@ -94,6 +95,9 @@ class _Body:
 _IN_TOOL: ContextVar[_Body | None] = ContextVar("agent_contract_openai_agents_tool", default=None)
 
 
+_HINT = "Make one with agents.Agent(name=..., instructions=..., ...)."
+
+
 async def openai_agents_events(
     agent: Any,
     input: Any,
@@ -102,6 +106,8 @@ async def openai_agents_events(
     **run: Any,
 ) -> AsyncIterator[AgentEvent]:
     """Run ``agent`` on ``input`` with ``Runner.run_streamed`` (``run`` passed on), as events."""
+    require("agents", "Runner", "RunHooks", "RunConfig")
+    expect(agent, "openai_agents_events", "an agents.Agent", "handoffs", "tools", hint=_HINT)
     from agents import Runner
 
     _install_nesting()

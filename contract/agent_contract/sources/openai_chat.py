@@ -36,6 +36,7 @@ from agent_contract.events import (
     ToolCall,
     Usage,
 )
+from agent_contract.sources._require import expect
 from agent_contract.sources._stream import (
     NOTHING,
     OneCallAgent,
@@ -181,6 +182,10 @@ def chat_usage(usage: Any, model: str | None) -> Usage:
     )
 
 
+_TAKES = "an openai.AsyncOpenAI client"
+_HINT = "Make one with openai.AsyncOpenAI(); a model name goes in model=."
+
+
 def stream_chat(
     client: Any,
     messages: list[Message],
@@ -195,6 +200,7 @@ def stream_chat(
     ``params`` go to the SDK as they are (``temperature``, ``tools``, ...) and onto
     ``LLMCallStart.params``; ``sink`` receives every ``ChatCompletionChunk``.
     """
+    expect(client, "stream_chat", _TAKES, "chat.completions.create", hint=_HINT)
     start = start_event(model, provider, messages, params)
     return read_stream(
         start,

@@ -31,6 +31,7 @@ from agent_contract.events import (
     ToolCall,
     Usage,
 )
+from agent_contract.sources._require import expect
 from agent_contract.sources._stream import (
     NOTHING,
     OneCallAgent,
@@ -167,10 +168,15 @@ def response_input(messages: list[Message]) -> tuple[str | None, list[dict[str, 
     return ("\n\n".join(system) or None), items
 
 
+_TAKES = "an openai.AsyncOpenAI client"
+_HINT = "Make one with openai.AsyncOpenAI(); a model name goes in model=."
+
+
 def stream_responses(
     client: Any, messages: list[Message], model: str, *, sink: Sink | None = None, **params: Any
 ) -> AsyncIterator[AgentEvent]:
     """One streamed ``client.responses.create`` call (an ``AsyncOpenAI``), as events."""
+    expect(client, "stream_responses", _TAKES, "responses.create", hint=_HINT)
     start = start_event(model, "openai", messages, params)
     instructions, items = response_input(messages)
     if instructions is not None:

@@ -58,12 +58,14 @@ from agent_contract.events import (
 from agent_contract.scope import McpServer, tool_scope
 from agent_contract.sources._failure import failed_result
 from agent_contract.sources._history import call_start, pydantic_ai_messages
+from agent_contract.sources._require import expect, require
 
 __all__ = ["pydantic_ai_events"]
 
 # A tool return the model sees as an error (pydantic-ai 2.x: a ToolReturnPart whose outcome is
 # not "success"; older versions sent a RetryPromptPart instead).
 _ERROR_OUTCOMES = frozenset({"failed", "retried"})
+_HINT = "Make one with pydantic_ai.Agent(model, ...)."
 
 
 async def pydantic_ai_events(
@@ -74,6 +76,8 @@ async def pydantic_ai_events(
     **run: Any,
 ) -> AsyncIterator[AgentEvent]:
     """Run ``agent`` on ``user_prompt`` (``run`` goes to ``agent.iter``), yielding events."""
+    require("pydantic_ai.capabilities", "AbstractCapability")  # the API _scoping builds on
+    expect(agent, "pydantic_ai_events", "a pydantic_ai.Agent", "iter", hint=_HINT)
     step, stepped = 0, True
     asked: set[str] = set()  # the tool calls the last response asked for
     capabilities = [*(run.pop("capabilities", None) or ()), _scoping()]

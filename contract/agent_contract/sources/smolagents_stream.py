@@ -85,6 +85,7 @@ from agent_contract.scope import nested_run, tool_scope
 from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._history import call_start, smolagents_messages
 from agent_contract.sources._raw_usage import usage_from_raw
+from agent_contract.sources._require import expect, require
 from agent_contract.sources._stream import Sink
 from agent_contract.sources._thread import Channel, iterate_in_thread
 
@@ -98,12 +99,15 @@ _PROVIDERS = {
 }  # fmt: skip
 _PRIVATE = frozenset({"api_key", "client", "client_kwargs", "headers", "extra_headers"})
 _SIMPLE = (str, int, float, bool)
+_HINT = "Make one with smolagents.ToolCallingAgent(tools=..., model=...) or CodeAgent(...)."
 
 
 async def smolagents_events(
     agent: Any, task: str, *, sink: Sink | None = None, **run: Any
 ) -> AsyncIterator[AgentEvent]:
     """Run ``agent`` on ``task`` (``run`` goes to ``agent.run``), yielding its events."""
+    require("smolagents")
+    expect(agent, "smolagents_events", "a smolagents agent", "run", "model", "tools", hint=_HINT)
     _scope_tools(agent)
     read = _read(agent, lambda: agent.run(task, stream=True, **run), sink)
     try:

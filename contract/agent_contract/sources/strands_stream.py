@@ -66,6 +66,7 @@ from agent_contract.events import (
 from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._history import call_start, converse_text, strands_messages
 from agent_contract.sources._nested import through
+from agent_contract.sources._require import expect, require
 from agent_contract.sources._scoping import OpenScopes
 from agent_contract.sources._stream import Sink
 
@@ -75,10 +76,14 @@ __all__ = ["strands_events"]
 _DECORATOR_ERROR = re.compile(r"Error: ([A-Za-z_][A-Za-z0-9_.]{0,127}) - ")
 
 
+_HINT = "Make one with strands.Agent(model=..., tools=...)."
+
+
 async def strands_events(
     agent: Any, prompt: Any = None, *, sink: Sink | None = None, **run: Any
 ) -> AsyncIterator[AgentEvent]:
     """Run ``agent`` on ``prompt`` with ``stream_async`` (``run`` passed on), as events."""
+    expect(agent, "strands_events", "a strands.Agent", "stream_async", hint=_HINT)
     requests = _add_hooks(agent)
     requests.started, requests.failed = 0, []
     _nest_agent_tools(agent)
@@ -176,11 +181,13 @@ def _add_hooks(agent: Any) -> _Requests:
     hooks = getattr(agent, "hooks", None)
     if hooks is None:
         return requests
-    from strands.hooks import (  # type: ignore[import-not-found,unused-ignore]
-        AfterModelCallEvent,
-        AfterToolCallEvent,
-        BeforeModelCallEvent,
-        BeforeToolCallEvent,
+    # A look-alike without hooks runs on its stream alone, Strands not installed.
+    AfterModelCallEvent, AfterToolCallEvent, BeforeModelCallEvent, BeforeToolCallEvent = require(
+        "strands.hooks",
+        "AfterModelCallEvent",
+        "AfterToolCallEvent",
+        "BeforeModelCallEvent",
+        "BeforeToolCallEvent",
     )
 
     scopes = OpenScopes()
