@@ -6,7 +6,9 @@ another task's run, never an exception."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
+import weakref
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -284,3 +286,32 @@ def test_a_stream_or_function_agent_otel_does_not_trace_names_none(
 @given(st.from_type(type).flatmap(st.from_type))
 def test_any_other_value_names_none(value: object) -> None:
     assert run_context(value) is None
+
+
+async def test_a_task_that_ran_a_wrapper_is_freed_with_its_result_when_it_ends(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """The name a wrapper leaves in a task's context must not hold that task: the task holds
+    its context, so a strong reference back kept the task, its result (or its exception and
+    every frame of its traceback) alive until the cyclic collector happened to run."""
+    wrapper = otel_telemetry.wrapper()
+
+    class Result:
+        pass
+
+    async def ask() -> Result:
+        async for _ in wrapper(_events()):
+            pass
+        assert run_context(wrapper) is not None
+        return Result()
+
+    task = asyncio.ensure_future(ask())
+    result = weakref.ref(await task)
+    gc.disable()
+    try:
+        del task
+        for _ in range(3):  # the loop's last callbacks for the task run and let it go
+            await asyncio.sleep(0)
+        assert result() is None
+    finally:
+        gc.enable()
