@@ -313,3 +313,66 @@ async def test_a_branchs_tool_still_running_when_the_other_speaks_again_keeps_it
     assert not any((s.attributes or {}).get("agent_otel.incomplete") for s in spans)
     assert [s.name for s in spans].count("chat") == 4
     assert tokens(otel_telemetry) == 40
+
+
+async def test_a_sent_branchs_tool_still_running_when_its_twin_speaks_again_keeps_its_step(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """As above, with both branches the same node sent twice (``Send``): they share a node
+    path, so only the task ids in their namespaces tell them apart, and ``rb`` speaking again
+    must not count as ``ra`` having given up its tool."""
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessageChunk
+    from langchain_core.outputs import ChatGenerationChunk
+    from langchain_core.tools import tool
+    from langgraph.graph import START, MessagesState, StateGraph
+    from langgraph.prebuilt import create_react_agent
+    from langgraph.types import Send
+
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    spoke_again = asyncio.Event()
+
+    class Asking(GenericFakeChatModel):
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self
+
+        async def _astream(self, messages: Any, *args: Any, **kw: Any) -> Any:
+            tag = str(messages[0].content)
+            if len(messages) == 1:
+                tool = "slow" if tag == "ra" else "fast"
+                ask = [{"index": 0, "id": f"call-{tag}", "name": tool, "args": "{}"}]
+                last = AIMessageChunk(content=f"{tag} asks", usage_metadata=USAGE,  # type: ignore[arg-type]
+                                      tool_call_chunks=ask, chunk_position="last")  # type: ignore[arg-type]  # fmt: skip
+                yield ChatGenerationChunk(message=last)
+                return
+            yield ChatGenerationChunk(message=AIMessageChunk(content=f"{tag} "))
+            if tag == "rb":
+                spoke_again.set()  # ra's tool returns only now
+            last = AIMessageChunk(content="done", usage_metadata=USAGE, chunk_position="last")  # type: ignore[arg-type]
+            yield ChatGenerationChunk(message=last)
+
+    @tool
+    async def slow() -> str:
+        """Waits for the other branch."""
+        await asyncio.wait_for(spoke_again.wait(), 30)  # a hang guard
+        return "late"
+
+    @tool
+    async def fast() -> str:
+        """Answers at once."""
+        return "soon"
+
+    worker = create_react_agent(Asking(messages=iter(())), [slow, fast], name="worker")
+    graph = StateGraph(MessagesState)
+    graph.add_node("worker", worker)
+    graph.add_conditional_edges(
+        START, lambda _: [Send("worker", {"messages": [("user", tag)]}) for tag in ("ra", "rb")]
+    )
+    await run_script(otel_telemetry, langgraph_events(graph.compile(), QUESTION), agent_name="team")
+    spans = otel_telemetry.spans()
+    tools = sorted(s.name for s in spans if s.name.startswith("execute_tool"))
+    assert tools == ["execute_tool fast", "execute_tool slow"]
+    assert not any((s.attributes or {}).get("agent_otel.incomplete") for s in spans)
+    assert [s.name for s in spans].count("chat") == 4
+    assert tokens(otel_telemetry) == 40
