@@ -37,6 +37,23 @@ def _runs(telemetry: InMemoryTelemetry) -> list[SpanContext]:
     ]
 
 
+def _assert_each_named_its_own_run(
+    telemetry: InMemoryTelemetry, named: dict[str, SpanContext | None]
+) -> None:
+    """Two runs, each under the span ``"a"`` or ``"b"`` of the task that ran it: each task
+    named its own run."""
+    parents = {
+        span.context.span_id: span.name
+        for span in telemetry.spans()
+        if span.context is not None and span.name in "ab"
+    }
+    runs = [span for span in telemetry.spans() if span.name.startswith("invoke_agent")]
+    assert len(runs) == 2 and named["a"] != named["b"]
+    for span in runs:
+        assert span.parent is not None
+        assert named[parents[span.parent.span_id]] == span.context
+
+
 async def _events(count: int = 3) -> AsyncIterator[Any]:
     for event in SCRIPT[:count]:
         await asyncio.sleep(0)  # lets a concurrent run interleave
@@ -118,16 +135,7 @@ async def test_two_streams_at_once_name_their_own_runs(
                 named[key] = run_context(stream)
 
     await asyncio.gather(consume("a"), consume("b"))
-    parents = {
-        span.context.span_id: span.name
-        for span in otel_telemetry.spans()
-        if span.context is not None and span.name in "ab"
-    }
-    runs = [span for span in otel_telemetry.spans() if span.name.startswith("invoke_agent")]
-    assert len(runs) == 2 and named["a"] != named["b"]
-    for span in runs:
-        assert span.parent is not None
-        assert named[parents[span.parent.span_id]] == span.context
+    _assert_each_named_its_own_run(otel_telemetry, named)
 
 
 async def test_invoke_through_one_wrapper_in_two_tasks_names_each_its_own_run(
@@ -150,16 +158,7 @@ async def test_invoke_through_one_wrapper_in_two_tasks_names_each_its_own_run(
 
     await asyncio.gather(ask("a"), ask("b"))
     assert run_context(wrapper) is None  # the runs were the tasks', not this context's
-    parents = {
-        span.context.span_id: span.name
-        for span in otel_telemetry.spans()
-        if span.context is not None and span.name in "ab"
-    }
-    runs = [span for span in otel_telemetry.spans() if span.name.startswith("invoke_agent")]
-    assert len(runs) == 2 and named["a"] != named["b"]
-    for span in runs:
-        assert span.parent is not None
-        assert named[parents[span.parent.span_id]] == span.context
+    _assert_each_named_its_own_run(otel_telemetry, named)
 
 
 async def test_the_wrapper_names_its_latest_run_not_a_nested_one(
