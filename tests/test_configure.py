@@ -25,6 +25,7 @@ from agent_otel import _guard
 from agent_otel.exporting import _env
 from agent_otel.exporting._configure import configure, histogram_views
 from agent_otel.exporting._exporters import metric_exporter, span_exporter
+from agent_otel.exporting._telemetry import Telemetry
 
 OTEL_VARS = [
     "OTEL_EXPORTER_OTLP_ENDPOINT",
@@ -138,6 +139,14 @@ def capture_server() -> Iterator[str]:
     server.server_close()
 
 
+def _export_a_span_and_a_point(tel: Telemetry) -> None:
+    """A span and a metric point through ``tel``, flushed: what its exporters send."""
+    with tel.tracer_provider.get_tracer("t").start_as_current_span("invoke_agent a"):
+        pass
+    tel.meter_provider.get_meter("t").create_counter("c").add(1)
+    assert tel.force_flush(5_000)
+
+
 def test_otlp_http_sends_to_endpoint_with_env_and_argument_headers(
     capture_server: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -146,10 +155,7 @@ def test_otlp_http_sends_to_endpoint_with_env_and_argument_headers(
     tel = configure("svc", headers={"x-api-key": "secret"}, set_global=False)
     try:
         assert tel.console is None  # an endpoint is configured: no terminal view
-        with tel.tracer_provider.get_tracer("t").start_as_current_span("invoke_agent a"):
-            pass
-        tel.meter_provider.get_meter("t").create_counter("c").add(1)
-        assert tel.force_flush(5_000)
+        _export_a_span_and_a_point(tel)
     finally:
         assert tel.shutdown()
     paths = {path for path, _ in _Capture.requests}
@@ -169,10 +175,7 @@ def test_a_signals_path_on_the_base_endpoint_variable_is_told_and_dropped(
     with caplog.at_level(logging.WARNING, logger="agent_otel"):
         tel = configure("svc", set_global=False)
     try:
-        with tel.tracer_provider.get_tracer("t").start_as_current_span("invoke_agent a"):
-            pass
-        tel.meter_provider.get_meter("t").create_counter("c").add(1)
-        assert tel.force_flush(5_000)
+        _export_a_span_and_a_point(tel)
     finally:
         assert tel.shutdown()
     assert {path for path, _ in _Capture.requests} == {"/v1/traces", "/v1/metrics"}
@@ -224,10 +227,7 @@ def test_exporter_env_switches(monkeypatch: pytest.MonkeyPatch, capture_server: 
     processors = tel.tracer_provider._active_span_processor._span_processors
     assert tel.console is not None
     assert any(isinstance(p, BatchSpanProcessor) for p in processors)
-    with tel.tracer_provider.get_tracer("t").start_as_current_span("invoke_agent a"):
-        pass
-    tel.meter_provider.get_meter("t").create_counter("c").add(1)
-    assert tel.force_flush(5_000)
+    _export_a_span_and_a_point(tel)
     tel.shutdown()
     assert {path for path, _ in _Capture.requests} == {"/v1/traces"}  # no metrics endpoint
 

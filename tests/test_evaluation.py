@@ -114,6 +114,8 @@ def test_outside_any_span_the_event_has_no_parent(otel_telemetry: InMemoryTeleme
         (("n",), {"evaluator_id": 7}),
         (("n",), {"evaluator_version": 2.0}),
         (("n",), {"evaluator_type": ["human"]}),
+        (("n",), {"span_context": trace.INVALID_SPAN}),  # the span, not its context
+        (("n",), {"span_context": "00-" + "1" * 32 + "-" + "2" * 16 + "-01"}),
     ],
 )
 def test_wrong_argument_types_raise(

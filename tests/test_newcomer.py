@@ -300,6 +300,17 @@ def test_an_endpoint_on_its_own_port_is_told_nothing(
     assert "listens for" not in caplog.text
 
 
+def _run_alone(code: str) -> subprocess.CompletedProcess[str]:
+    """``code`` in a fresh interpreter (OpenTelemetry's globals are set once per process),
+    with this checkout's code and no OTEL_ variable."""
+    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT / 'contract'}"}
+    for var in [v for v in env if v.startswith("OTEL_")]:
+        del env[var]
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
 def test_configure_called_twice_is_told_once_with_what_to_do() -> None:
     """A second configure() used to log three warnings about "a global TracerProvider",
     MeterProvider and LoggerProvider, never saying the cause was configure() itself."""
@@ -312,15 +323,32 @@ def test_configure_called_twice_is_told_once_with_what_to_do() -> None:
         assert not second.global_tracer_provider
         """
     )
-    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT / 'contract'}"}
-    for var in [v for v in env if v.startswith("OTEL_")]:
-        del env[var]
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
-    )
+    done = _run_alone(code)
     assert done.stderr.count("configure() was already called in this process") == 1
     assert "global TracerProvider" not in done.stderr
     assert "keep its handle" in done.stderr
+
+
+def test_configure_beside_an_unhashable_global_provider_sets_nothing_and_raises_nothing() -> None:
+    """Another library's global TracerProvider may be unhashable (a dataclass with eq): asking
+    whether configure() had installed it hashed it, and configure() raised TypeError."""
+    code = textwrap.dedent(
+        """
+        import dataclasses, io
+        from opentelemetry import trace
+        from opentelemetry.sdk.trace import TracerProvider
+        from agent_otel import configure
+
+        @dataclasses.dataclass(eq=True)
+        class Theirs(TracerProvider):
+            def __post_init__(self):
+                super().__init__()
+
+        trace.set_tracer_provider(Theirs())
+        assert not configure("a", console_stream=io.StringIO()).global_tracer_provider
+        """
+    )
+    _run_alone(code)
 
 
 async def test_an_evaluation_naming_no_run_says_what_to_pass(

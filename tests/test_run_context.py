@@ -6,7 +6,9 @@ another task's run, never an exception."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
+import weakref
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -33,6 +35,23 @@ def _runs(telemetry: InMemoryTelemetry) -> list[SpanContext]:
         for span in telemetry.spans()
         if span.name.startswith("invoke_agent") and span.context is not None
     ]
+
+
+def _assert_each_named_its_own_run(
+    telemetry: InMemoryTelemetry, named: dict[str, SpanContext | None]
+) -> None:
+    """Two runs, each under the span ``"a"`` or ``"b"`` of the task that ran it: each task
+    named its own run."""
+    parents = {
+        span.context.span_id: span.name
+        for span in telemetry.spans()
+        if span.context is not None and span.name in "ab"
+    }
+    runs = [span for span in telemetry.spans() if span.name.startswith("invoke_agent")]
+    assert len(runs) == 2 and named["a"] != named["b"]
+    for span in runs:
+        assert span.parent is not None
+        assert named[parents[span.parent.span_id]] == span.context
 
 
 async def _events(count: int = 3) -> AsyncIterator[Any]:
@@ -116,16 +135,7 @@ async def test_two_streams_at_once_name_their_own_runs(
                 named[key] = run_context(stream)
 
     await asyncio.gather(consume("a"), consume("b"))
-    parents = {
-        span.context.span_id: span.name
-        for span in otel_telemetry.spans()
-        if span.context is not None and span.name in "ab"
-    }
-    runs = [span for span in otel_telemetry.spans() if span.name.startswith("invoke_agent")]
-    assert len(runs) == 2 and named["a"] != named["b"]
-    for span in runs:
-        assert span.parent is not None
-        assert named[parents[span.parent.span_id]] == span.context
+    _assert_each_named_its_own_run(otel_telemetry, named)
 
 
 async def test_invoke_through_one_wrapper_in_two_tasks_names_each_its_own_run(
@@ -148,16 +158,7 @@ async def test_invoke_through_one_wrapper_in_two_tasks_names_each_its_own_run(
 
     await asyncio.gather(ask("a"), ask("b"))
     assert run_context(wrapper) is None  # the runs were the tasks', not this context's
-    parents = {
-        span.context.span_id: span.name
-        for span in otel_telemetry.spans()
-        if span.context is not None and span.name in "ab"
-    }
-    runs = [span for span in otel_telemetry.spans() if span.name.startswith("invoke_agent")]
-    assert len(runs) == 2 and named["a"] != named["b"]
-    for span in runs:
-        assert span.parent is not None
-        assert named[parents[span.parent.span_id]] == span.context
+    _assert_each_named_its_own_run(otel_telemetry, named)
 
 
 async def test_the_wrapper_names_its_latest_run_not_a_nested_one(
@@ -284,3 +285,32 @@ def test_a_stream_or_function_agent_otel_does_not_trace_names_none(
 @given(st.from_type(type).flatmap(st.from_type))
 def test_any_other_value_names_none(value: object) -> None:
     assert run_context(value) is None
+
+
+async def test_a_task_that_ran_a_wrapper_is_freed_with_its_result_when_it_ends(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """The name a wrapper leaves in a task's context must not hold that task: the task holds
+    its context, so a strong reference back kept the task, its result (or its exception and
+    every frame of its traceback) alive until the cyclic collector happened to run."""
+    wrapper = otel_telemetry.wrapper()
+
+    class Result:
+        pass
+
+    async def ask() -> Result:
+        async for _ in wrapper(_events()):
+            pass
+        assert run_context(wrapper) is not None
+        return Result()
+
+    task = asyncio.ensure_future(ask())
+    result = weakref.ref(await task)
+    gc.disable()
+    try:
+        del task
+        for _ in range(3):  # the loop's last callbacks for the task run and let it go
+            await asyncio.sleep(0)
+        assert result() is None
+    finally:
+        gc.enable()

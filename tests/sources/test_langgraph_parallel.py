@@ -247,40 +247,44 @@ async def test_a_call_whose_message_the_node_keeps_out_of_the_messages_keeps_its
     assert otel_telemetry.open_spans() == []
 
 
+@pytest.mark.parametrize("sent", [False, True], ids=["two subgraphs", "one sent twice"])
 async def test_a_branchs_tool_still_running_when_the_other_speaks_again_keeps_its_step(
-    otel_telemetry: InMemoryTelemetry,
+    otel_telemetry: InMemoryTelemetry, sent: bool
 ) -> None:
     """Branch ``ra``'s tool is still running when branch ``rb``, its tool done, makes its next
     model call: ``ra``'s call stays open in its step (no step ends while a branch beside the
-    one speaking waits for its tools) and its result ends it, complete, once."""
+    one speaking waits for its tools) and its result ends it, complete, once. The branches are
+    two subgraphs, or one sent twice (``Send``: the same node path, told apart only by the
+    task ids in their namespaces)."""
     from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
     from langchain_core.messages import AIMessageChunk
     from langchain_core.outputs import ChatGenerationChunk
     from langchain_core.tools import tool
+    from langgraph.graph import START, MessagesState, StateGraph
     from langgraph.prebuilt import create_react_agent
+    from langgraph.types import Send
 
     from agent_contract.sources.langgraph_stream import langgraph_events
 
     spoke_again = asyncio.Event()
 
     class Asking(GenericFakeChatModel):
-        tag: str
-        tool: str
-        turns: int = 0
+        tag: str = ""  # else the branch's question names it
 
         def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
             return self
 
         async def _astream(self, messages: Any, *args: Any, **kw: Any) -> Any:
-            self.turns += 1
-            if self.turns == 1:
-                ask = [{"index": 0, "id": f"call-{self.tag}", "name": self.tool, "args": "{}"}]
-                last = AIMessageChunk(content=f"{self.tag} asks", usage_metadata=USAGE,  # type: ignore[arg-type]
+            tag = self.tag or str(messages[0].content)
+            if len(messages) == 1:
+                tool = "slow" if tag == "ra" else "fast"
+                ask = [{"index": 0, "id": f"call-{tag}", "name": tool, "args": "{}"}]
+                last = AIMessageChunk(content=f"{tag} asks", usage_metadata=USAGE,  # type: ignore[arg-type]
                                       tool_call_chunks=ask, chunk_position="last")  # type: ignore[arg-type]  # fmt: skip
                 yield ChatGenerationChunk(message=last)
                 return
-            yield ChatGenerationChunk(message=AIMessageChunk(content=f"{self.tag} "))
-            if self.tag == "rb":
+            yield ChatGenerationChunk(message=AIMessageChunk(content=f"{tag} "))
+            if tag == "rb":
                 spoke_again.set()  # ra's tool returns only now
             last = AIMessageChunk(content="done", usage_metadata=USAGE, chunk_position="last")  # type: ignore[arg-type]
             yield ChatGenerationChunk(message=last)
@@ -296,17 +300,19 @@ async def test_a_branchs_tool_still_running_when_the_other_speaks_again_keeps_it
         """Answers at once."""
         return "soon"
 
-    agents = {
-        "ra": create_react_agent(
-            Asking(messages=iter(()), tag="ra", tool="slow"), [slow], name="ra"
-        ),
-        "rb": create_react_agent(
-            Asking(messages=iter(()), tag="rb", tool="fast"), [fast], name="rb"
-        ),
-    }
-    await run_script(
-        otel_telemetry, langgraph_events(_branches(**agents), QUESTION), agent_name="team"
-    )
+    def agent(tag: str = "") -> Any:
+        return create_react_agent(Asking(messages=iter(()), tag=tag), [slow, fast])
+
+    if sent:
+        builder = StateGraph(MessagesState)
+        builder.add_node("worker", agent())
+        builder.add_conditional_edges(
+            START, lambda _: [Send("worker", {"messages": [("user", t)]}) for t in ("ra", "rb")]
+        )
+        graph = builder.compile()
+    else:
+        graph = _branches(ra=agent("ra"), rb=agent("rb"))
+    await run_script(otel_telemetry, langgraph_events(graph, QUESTION), agent_name="team")
     spans = otel_telemetry.spans()
     tools = sorted(s.name for s in spans if s.name.startswith("execute_tool"))
     assert tools == ["execute_tool fast", "execute_tool slow"]

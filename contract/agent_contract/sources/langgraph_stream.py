@@ -332,8 +332,8 @@ class _Reader:
     """One run: the LLM call streaming, the messages already told, the step and its phase."""
 
     __slots__ = (
-        "asked", "base", "bodies", "call", "held", "interrupts", "level", "phase", "requests",
-        "results", "results_held", "step", "told", "waiting",
+        "asked", "asked_by", "base", "bodies", "branch", "call", "held", "interrupts", "level",
+        "phase", "requests", "results", "results_held", "step", "told", "waiting",
     )  # fmt: skip
 
     def __init__(
@@ -353,9 +353,13 @@ class _Reader:
         self.held: dict[Any, _Held] = {}
         self.asked: set[str] = set()  # the tool-call ids told so far
         self.results_held: dict[str, Any] = {}  # tool results of calls still held, by key
-        # The calls told whose result is not, by the phase that asked: no step ends while a
-        # branch running beside the one that speaks next still waits for its tools.
-        self.waiting: dict[str, str | None] = {}
+        # The calls told whose result is not: no step ends while a branch running beside the
+        # one that speaks next still waits for its tools. A branch is the namespace of the
+        # graph whose model spoke (task ids included: the same node sent twice is two); the
+        # ids each asked, so that its speaking again gives them up in one lookup.
+        self.waiting: set[str] = set()
+        self.asked_by: dict[tuple[str, ...], list[str]] = {}
+        self.branch: tuple[str, ...] = ()  # the branch of the call told last
 
     async def route(self, namespace: Any, mode: Any, payload: Any) -> list[AgentEvent]:
         """Read one item where it ran: a graph a tool body ran is a run of its own under that
@@ -604,12 +608,13 @@ class _Reader:
         the messages request ``run`` sent (the caller then makes it ``self.call``)."""
         if self.call is not None:
             yield from self._end(self._final(self.call))
-        phase = _path(namespace)
-        if self.waiting:  # a branch speaking again without a call's result will not get it
-            self.waiting = {id_: asker for id_, asker in self.waiting.items() if asker != phase}
+        self.branch = branch = namespace if isinstance(namespace, tuple) else ()
+        for call_id in self.asked_by.pop(branch, ()):  # speaking again, it will not get them
+            self.waiting.discard(call_id)
         if self.results and not self.waiting:
             yield StepBoundary(index=self.step)
             self.step, self.results = self.step + 1, False
+        phase = _path(namespace)
         if phase != self.phase and (phase or self.phase is not None):
             yield PhaseMarker(name=phase or "root")
         self.phase = phase
@@ -623,7 +628,8 @@ class _Reader:
             for event in _end(call, message):
                 if isinstance(event, ToolCall) and event.id:
                     self.asked.add(event.id)
-                    self.waiting[event.id] = self.phase
+                    self.waiting.add(event.id)
+                    self.asked_by.setdefault(self.branch, []).append(event.id)
                 yield event
 
     def _whole(self, namespace: Any, meta: Any, message: Any) -> Iterator[AgentEvent]:
@@ -649,7 +655,7 @@ class _Reader:
             return
         self.told.add(key)
         self.results = True
-        self.waiting.pop(str(message.tool_call_id), None)
+        self.waiting.discard(str(message.tool_call_id))
         self.requests.tasks.pop(str(message.tool_call_id), None)
         yield _result(message)
 

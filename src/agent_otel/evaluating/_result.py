@@ -67,6 +67,11 @@ def record_evaluation(
     attributes = _attributes(name, score, label, explanation, response_id, error_type)
     check_provider("record_evaluation", "logger_provider", logger_provider, "get_logger")
     check_provider("record_evaluation", "meter_provider", meter_provider, "get_meter")
+    if span_context is not None and not isinstance(span_context, SpanContext):
+        raise TypeError(
+            f"span_context must be a SpanContext, not {type(span_context).__name__}: "
+            "pass span.get_span_context(), or run_context(stream)"
+        )
     attributes.update(
         _evaluator(*map(plain_value, (evaluator_id, evaluator_version, evaluator_type)))
     )

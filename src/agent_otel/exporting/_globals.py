@@ -26,7 +26,8 @@ def set_globals(
     from opentelemetry._logs._internal import ProxyLoggerProvider
     from opentelemetry.metrics._internal import _ProxyMeterProvider
 
-    if trace.get_tracer_provider() in _installed:  # configure() called again: told once
+    current = trace.get_tracer_provider()  # (anyone's: compared by identity, never hashed)
+    if any(mine is current for mine in _installed):  # configure() called again: told once
         _log.warning(
             "agent-otel: configure() was already called in this process, and OpenTelemetry "
             "lets the global providers be set only once, so this call's providers are not "

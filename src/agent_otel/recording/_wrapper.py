@@ -68,7 +68,7 @@ def otel_wrapper(**options: Unpack[Options]) -> StreamWrapper:
             task = current_task()
         except RuntimeError:  # no event loop running in this thread
             task = None
-        layer = _Layer(me, task)
+        layer = _Layer(me, None if task is None else weakref.ref(task))
         run = _traced(stream, _with_invoke_input(settings), None, None, layer)
         _LAYERS[run] = layer  # (traced(), inlined: the layer is needed here)
         _NAMED.set(layer)  # what run_context(wrap) names in this context from now on
@@ -191,15 +191,18 @@ class _Layer:
     whether the outer layer records its run instead (``deferred``: see :func:`defer`); and
     what :func:`run_context` tells of it: the run's span context once it started (``None``:
     not yet, or the run passes through), and the ``otel_wrapper()`` that wrapped the
-    stream, if one did (weakly), with the task it did it in. Never the recorder: nothing
-    here keeps a run's spans alive after it ended."""
+    stream, if one did, with the task it did it in (both weakly: the task's context holds
+    this layer, which must not hold the task, its result or its traceback in a cycle). Never
+    the recorder: nothing here keeps a run's spans alive after it ended."""
 
     __slots__ = ("deferred", "span", "started", "task", "wrapper")
 
     span: SpanContext  # set once the run started (read with getattr: a cost per run less)
 
     def __init__(
-        self, wrapper: weakref.ref[Any] | None = None, task: asyncio.Task[Any] | None = None
+        self,
+        wrapper: weakref.ref[Any] | None = None,
+        task: weakref.ref[asyncio.Task[Any]] | None = None,
     ) -> None:
         self.deferred = self.started = False
         self.wrapper = wrapper
@@ -249,8 +252,8 @@ def run_context(stream: object) -> SpanContext | None:
                 task = current_task()
             except RuntimeError:  # no event loop running in this thread
                 task = None
-            if layer.task is not task:  # inherited from the task that started this one
-                return None
+            if layer.task != (None if task is None else weakref.ref(task)):
+                return None  # inherited from the task that started this one (or ended)
         else:
             return None
         span = getattr(layer, "span", None)
