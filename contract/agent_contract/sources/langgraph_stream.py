@@ -397,7 +397,7 @@ class _Reader:
         if not isinstance(namespace, tuple) or not namespace or not requests.tasks:
             return None
         best: tuple[int, str | None] = (0, None)
-        for call_id, task in requests.tasks.items():
+        for call_id, task in list(requests.tasks.items()):  # (callbacks add from threads)
             if len(task) > best[0] and namespace[: len(task)] == task:
                 best = (len(task), call_id)
         return best[1]
@@ -591,7 +591,7 @@ class _Reader:
     def refused(self) -> Iterator[AgentEvent]:
         """The run failed: each request that raised before its first chunk opens its call (the
         run's error then lands on it)."""
-        for run in self.requests.failed:
+        for run in list(self.requests.failed):  # (callbacks add from threads)
             if self.requests.within.get(run) != self.level:
                 continue
             meta = self.requests.started.pop(run, None)
@@ -639,7 +639,7 @@ class _Reader:
             yield from self._end(message)  # the streamed call's own message: it ends it
             return
         ended = self.requests.ended  # the request that ended with this message, if seen
-        run = next((run for run, final in ended.items() if final is message), None)
+        run = next((run for run, final in list(ended.items()) if final is message), None)
         ended.pop(run, None)
         yield from self._open(namespace, meta, run)
         self.call = _Call(message.id)
@@ -677,7 +677,7 @@ def _inside(requests: _Requests, message: Any) -> str | bool:
     if kind == "AIMessageChunk":
         run = requests.owners.get(id(message))
     elif kind == "AIMessage":
-        run = next((r for r, final in requests.ended.items() if final is message), None)
+        run = next((r for r, final in list(requests.ended.items()) if final is message), None)
     else:
         return False
     return False if run is None else requests.within.get(run, "")
