@@ -69,10 +69,8 @@ def otel_wrapper(**options: Unpack[Options]) -> StreamWrapper:
         except RuntimeError:  # no event loop running in this thread
             task = None
         layer = _Layer(me, None if task is None else weakref.ref(task))
-        run = _traced(stream, _with_invoke_input(settings), None, None, layer)
-        _LAYERS[run] = layer  # (traced(), inlined: the layer is needed here)
         _NAMED.set(layer)  # what run_context(wrap) names in this context from now on
-        return run
+        return traced(stream, _with_invoke_input(settings), layer=layer)
 
     me = weakref.ref(wrap)
     return wrap
@@ -197,14 +195,13 @@ class _Layer:
 
     __slots__ = ("deferred", "span", "started", "task", "wrapper")
 
-    span: SpanContext  # set once the run started (read with getattr: a cost per run less)
-
     def __init__(
         self,
         wrapper: weakref.ref[Any] | None = None,
         task: weakref.ref[asyncio.Task[Any]] | None = None,
     ) -> None:
         self.deferred = self.started = False
+        self.span: SpanContext | None = None  # the run's, once it started
         self.wrapper = wrapper
         self.task = task
 
@@ -256,7 +253,7 @@ def run_context(stream: object) -> SpanContext | None:
                 return None  # inherited from the task that started this one (or ended)
         else:
             return None
-        span = getattr(layer, "span", None)
+        span = layer.span if layer is not None else None
         return span if span is not None and span.is_valid else None
     except Exception:
         report("run context")
@@ -271,7 +268,8 @@ def traced(
     layer: _Layer | None = None,
 ) -> AsyncIterator[Any]:
     """Every event of ``stream``, unchanged, while the run is recorded (see module doc);
-    ``on_end`` is called once the run has finished, on every exit path."""
+    ``on_end`` is called once the run has finished, on every exit path. ``layer``: what
+    :func:`run_context` learns of the run (``otel_wrapper()`` names its wrapper there)."""
     if layer is None:
         layer = _Layer()
     run = _traced(stream, settings, parent, on_end, layer)
