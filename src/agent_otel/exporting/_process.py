@@ -38,6 +38,8 @@ import weakref
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from agent_otel._fork import in_forked_child
+
 if TYPE_CHECKING:
     from agent_otel.exporting._telemetry import Telemetry
 
@@ -65,9 +67,7 @@ class ProcessHooks:
         self._start_waiter()
         self._install_handlers()
         _LIVE.add(telemetry)
-        hooks = weakref.ref(self)
-        if hasattr(os, "register_at_fork"):
-            os.register_at_fork(after_in_child=lambda: _call(hooks, "_after_fork_in_child"))
+        in_forked_child(self._after_fork_in_child)
         try:
             from multiprocessing import util
 
@@ -239,12 +239,3 @@ def _shutdown_ref(ref: weakref.ref[Telemetry]) -> Any:
             telemetry.shutdown()
 
     return shutdown
-
-
-def _call(ref: weakref.ref[ProcessHooks], name: str) -> None:
-    hooks = ref()
-    if hooks is not None:
-        try:
-            getattr(hooks, name)()
-        except Exception:
-            _log.debug("agent-otel: %s failed", name, exc_info=True)
