@@ -51,11 +51,14 @@ def wrap(telemetry: InMemoryTelemetry, **options: Any) -> Callable[[AsyncIterato
     return telemetry.wrapper(agent_name="agent", **options)
 
 
+MODEL_CALLS = {"chat", "text_completion", "generate_content"}  # (generate_content: Google's)
+
+
 def chat_spans(telemetry: InMemoryTelemetry) -> list[ReadableSpan]:
     """Every span describing a model call, whoever made it."""
     return [
         s for s in telemetry.spans()
-        if (s.attributes or {}).get("gen_ai.operation.name") in {"chat", "text_completion", "generate_content"}
+        if (s.attributes or {}).get("gen_ai.operation.name") in MODEL_CALLS
     ]  # fmt: skip
 
 
