@@ -1,8 +1,10 @@
 """One chat span per model call beside the official GenAI instrumentations (util-genai 1.3b0).
 
 ``opentelemetry-instrumentation-genai-openai``, ``-anthropic``, ``-openai-agents`` and
-``-langchain`` 1.3b0 are instrumented into the test's providers; the real SDKs run over
-their mock transports (``_http``), the frameworks on their test models (``_frameworks``).
+``-langchain`` 1.3b0, and ``opentelemetry-instrumentation-google-genai`` 1.3b0 (the Google
+Gen AI SDK's, which Google ADK's Gemini model calls), are instrumented into the test's
+providers; the real SDKs run over their mock transports (``_http``, httpx's for Google's),
+the frameworks on their test models (``_frameworks``).
 Inside our chat spans util-genai's handler sees an inference span and its packages make no
 chat span and record no token metric; with ``stand_down_providers=False`` they do (what the
 stand-down prevents). Outside our chat spans they trace as before.
@@ -49,11 +51,14 @@ def wrap(telemetry: InMemoryTelemetry, **options: Any) -> Callable[[AsyncIterato
     return telemetry.wrapper(agent_name="agent", **options)
 
 
+MODEL_CALLS = {"chat", "text_completion", "generate_content"}  # (generate_content: Google's)
+
+
 def chat_spans(telemetry: InMemoryTelemetry) -> list[ReadableSpan]:
     """Every span describing a model call, whoever made it."""
     return [
         s for s in telemetry.spans()
-        if (s.attributes or {}).get("gen_ai.operation.name") in {"chat", "text_completion"}
+        if (s.attributes or {}).get("gen_ai.operation.name") in MODEL_CALLS
     ]  # fmt: skip
 
 
@@ -175,6 +180,62 @@ async def test_langchain_one_chat_span_per_model_call(
     async for _ in wrap(telemetry, stand_down_providers=stand_down)(events):
         pass
     framework_chats(telemetry, stand_down)
+
+
+# --- the Google Gen AI SDK (what Google ADK's Gemini model calls) ------------------------------
+
+
+def gemini_client(answer: str) -> Any:
+    """A real ``google.genai.Client`` answering every request over httpx's mock transport."""
+    import httpx
+    from google import genai
+    from google.genai import types
+
+    def respond(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={
+            "candidates": [{"content": {"role": "model", "parts": [{"text": answer}]},
+                            "finishReason": "STOP"}],
+            "usageMetadata": {"promptTokenCount": 7, "candidatesTokenCount": 1,
+                              "totalTokenCount": 8},
+            "modelVersion": "gemini-2.0-flash",
+        })  # fmt: skip
+
+    transport = types.HttpOptions(async_client_args={"transport": httpx.MockTransport(respond)})
+    return genai.Client(api_key="offline", http_options=transport)
+
+
+@STAND_DOWN
+async def test_google_genai_one_chat_span_per_model_call(stand_down: bool) -> None:
+    """An agent telling its Gemini calls (as the ADK adapter does) inside which the SDK's
+    official package would make a second chat span and count the tokens again; a call
+    outside our run is still the package's to trace."""
+    module = pytest.importorskip("opentelemetry.instrumentation.google_genai")
+    from agent_contract.protocol import LLMCallEnd, LLMCallStart, TextDelta, Usage
+
+    telemetry = InMemoryTelemetry()
+    with telemetry.instrumented(module.GoogleGenAiSdkInstrumentor()):
+        client = gemini_client("sunny")
+
+        async def agent() -> AsyncIterator[Any]:
+            for n in range(2):
+                yield LLMCallStart(model="gemini-2.0-flash", provider="gcp.gemini", call_id=n)
+                reply = await client.aio.models.generate_content(
+                    model="gemini-2.0-flash", contents="Weather?"
+                )
+                yield TextDelta(text=reply.text or "")
+                yield Usage(input_tokens=7, output_tokens=1)
+                yield LLMCallEnd(model="gemini-2.0-flash", call_id=n, finish_reason="stop")
+
+        async for _ in wrap(telemetry, stand_down_providers=stand_down)(agent()):
+            pass
+        framework_chats(telemetry, stand_down)
+        assert input_tokens_counted(telemetry) == (2 if stand_down else 4) * 7
+        telemetry.clear()
+        await client.aio.models.generate_content(model="gemini-2.0-flash", contents="Again?")
+        assert [s for s in scopes(chat_spans(telemetry)) if s != OURS] == [
+            "opentelemetry.instrumentation.google_genai"
+        ]
+    telemetry.shutdown()
 
 
 # --- the seam itself --------------------------------------------------------------------------
