@@ -16,6 +16,7 @@ from __future__ import annotations
 from opentelemetry.context.context import Context
 
 from ._context import cover
+from ._native import native_run
 from ._openai_v2 import guard_openai_v2
 
 FRAMEWORK_SOURCES = frozenset(
@@ -35,17 +36,22 @@ FRAMEWORK_SOURCES = frozenset(
 """The framework adapters (``tests/sources/test_conformance.py`` checks every one is here)."""
 
 
+def _module(stream: object) -> object:
+    frame = getattr(stream, "ag_frame", None)
+    return getattr(frame, "f_globals", {}).get("__name__") if frame is not None else None
+
+
 def framework_source(stream: object) -> bool:
     """Whether ``stream`` is a framework adapter's own generator (:data:`FRAMEWORK_SOURCES`)."""
-    frame = getattr(stream, "ag_frame", None)
-    module = getattr(frame, "f_globals", {}).get("__name__") if frame is not None else None
-    return module in FRAMEWORK_SOURCES
+    return _module(stream) in FRAMEWORK_SOURCES
 
 
 def framework_run(context: Context, stream: object) -> Context:
     """The run's parent ``context``, covered for the whole run when ``stream`` is a framework
-    adapter's: the framework's tasks copy it, and openai-v2 is guarded before its first call."""
-    if not framework_source(stream):
+    adapter's: the framework's tasks copy it, openai-v2 is guarded before its first call, and
+    a framework that traces on its own stands its spans that ours tell down (:mod:`._native`)."""
+    module = _module(stream)
+    if module not in FRAMEWORK_SOURCES:
         return context
     guard_openai_v2()
-    return cover(context)
+    return native_run(cover(context), module)
