@@ -202,7 +202,7 @@ ROWS = [
     Row("pydantic_ai_openai", "pydantic_ai.models.openai", "chat gpt-4o-mini",
         tool_error="ModelRetry", errors=("ModelServerError",), providers=OPENAI_SDK, refuses=True,
         messages=True),
-    Row("agno", "agno", "chat gpt-4o-mini", errors=("AgnoRunError",), tool_error="tool_error",
+    Row("agno", "agno", "chat gpt-4o-mini", errors=("AgnoRunError",),
         providers=OPENAI_SDK, refuses=True, messages=True),
     Row("autogen", "autogen_agentchat", "chat", reports=("input", "output"), own_usage=True,
         tool_error="tool_error", messages=True),

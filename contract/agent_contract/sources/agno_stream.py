@@ -13,7 +13,9 @@ of Agno is imported here):
   the response's model name on, so the call ends without them.
 * ``ToolCallStarted`` is a ``ToolCall`` (the model's id, name and arguments), once per id;
   ``ToolCallCompleted`` its ``ToolResult`` (``tool_call_error`` marks a tool that raised; the
-  ``ToolCallError`` that follows says nothing more).
+  ``ToolCallError`` that follows says nothing more). Agno keeps only the error's text, so the
+  scope hook notes the class of what the tool raised (by its name and arguments, Agno gives a
+  hook no call id) and the failed result's ``error_type`` names it.
 * ``RunError``: Agno reports a failed run as an event and ends the stream without raising. The
   adapter raises :class:`AgnoRunError` with its message and ``error_type``, so the run ends in
   error exactly once, as a raised exception does for every other agent.
@@ -60,6 +62,7 @@ from agent_contract.events import (
     Usage,
 )
 from agent_contract.scope import tool_scope
+from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._history import agno_messages, call_start
 from agent_contract.sources._nested import Pushed
 from agent_contract.sources._require import expect, require
@@ -113,6 +116,7 @@ async def agno_events(
         taker.close()
         await members.close(error)
         _CONTEXTS.pop(state.run_id, None)
+        _RAISED.pop(state.run_id, None)
         close = getattr(stream, "aclose", None)
         if close is not None:
             await close()
@@ -147,15 +151,17 @@ def _scope_hook(
     adapter (``_Taker``)."""
     scope = tool_scope(None, function_name, arguments)
     scope.__enter__()
+    run_id = getattr(run_context, "run_id", None)
     try:
         result = function_call(**arguments)
     except BaseException as error:
+        _raised(run_id, function_name, arguments, error)
         scope.__exit__(type(error), error, error.__traceback__)
         raise
     stepping = getattr(team, "stream_member_events", True) is not False
-    taker = _TAKERS.get(getattr(run_context, "run_id", None)) if stepping else None
+    taker = _TAKERS.get(run_id) if stepping else None
     if isawaitable(result):
-        return _awaited(scope, result, taker)
+        return _awaited(scope, result, taker, (run_id, function_name, arguments))
     scope.__exit__(None, None, None)
     return _stepped(result, taker)
 
@@ -165,11 +171,33 @@ def _stepped(result: Any, taker: _Taker | None) -> Any:
     return taker.stepped(result) if taker is not None and isasyncgen(result) else result
 
 
-async def _awaited(scope: Any, result: Any, taker: _Taker | None) -> Any:
+async def _awaited(
+    scope: Any, result: Any, taker: _Taker | None, call: tuple[Any, str, dict[str, Any]]
+) -> Any:
     try:
         return _stepped(await result, taker)
+    except BaseException as error:
+        _raised(*call, error)
+        raise
     finally:
         scope.__exit__(None, None, None)
+
+
+_RAISED: dict[Any, dict[tuple[str, str], list[str]]] = {}
+"""run_id of each run an adapter reads -> the class of each exception its tools raised, by
+the call's tool name and arguments (Agno hands a hook no call id), oldest first. Agno turns
+the exception into text; its ``ToolCallCompleted`` says only ``tool_call_error``."""
+
+
+def _call_key(name: Any, arguments: Any) -> tuple[str, str]:
+    return str(name), json.dumps(arguments, sort_keys=True, default=repr)
+
+
+def _raised(run_id: Any, name: str, arguments: Any, error: BaseException) -> None:
+    """Note that a tool of run ``run_id`` (one an adapter reads) raised ``error``."""
+    if run_id in _CONTEXTS and isinstance(error, Exception):  # Agno catches only these
+        by_call = _RAISED.setdefault(run_id, {})
+        by_call.setdefault(_call_key(name, arguments), []).append(error_name(error))
 
 
 _TAKERS: dict[Any, _Taker] = {}
@@ -288,7 +316,7 @@ class _State:
         if kind == "ToolCallCompleted":
             self.tools_ran = True
             self.open_calls.pop(str(event.tool.tool_call_id), None)
-            return (_result(event.tool),)
+            return (_result(event.tool, self.run_id),)
         if kind == "RunError":
             raise AgnoRunError(str(event.content or "the Agno run failed"), event.error_type)
         return ()
@@ -446,8 +474,10 @@ def _content(state: _State, event: Any) -> tuple[AgentEvent, ...]:
     return tuple(out)
 
 
-def _result(tool: Any) -> ToolResult:
-    return ToolResult(
-        tool_call_id=str(tool.tool_call_id), content=tool.result, name=tool.tool_name,
-        is_error=bool(tool.tool_call_error),
-    )  # fmt: skip
+def _result(tool: Any, run_id: Any) -> ToolResult:
+    call_id = str(tool.tool_call_id)
+    if tool.tool_call_error:
+        raised = _RAISED.get(run_id, {}).get(_call_key(tool.tool_name, tool.tool_args or {}))
+        kind = raised.pop(0) if raised else "tool_error"
+        return failed_result(call_id, tool.result, tool.tool_name, kind)
+    return ToolResult(tool_call_id=call_id, content=tool.result, name=tool.tool_name)

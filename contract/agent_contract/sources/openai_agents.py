@@ -14,7 +14,13 @@ Its stream carries three kinds of event, read by their ``type``:
   result: the adapter adds its own ``RunConfig.tool_error_formatter`` (the SDK's hook for
   exactly those failures, handing it the exception and the call id; a formatter the caller
   set still formats the message), so that result is an error whose ``error_type`` is the
-  exception's class (``tool_not_found`` for a call to a tool the agent lacks).
+  exception's class (``tool_not_found`` for a call to a tool the agent lacks). A tool with a
+  ``failure_error_function`` of its own calls no formatter: the SDK's
+  ``maybe_invoke_function_tool_failure_error_function``, through which every function tool's
+  failure handler is called, is wrapped once to note the call's exception too (the handler's
+  text unchanged). A tool whose ``timeout`` ran out (its result the SDK's timeout message or
+  its ``timeout_error_function``'s) is a ``ToolTimeoutError``: the run hooks time each call
+  of a tool with a timeout, from ``on_tool_start`` to ``on_tool_end``.
 * ``agent_updated_stream_event``: the run starts with, or hands off to, an agent; it becomes a
   ``PhaseMarker`` named after that agent, so the trace shows who answered each step.
 
@@ -59,6 +65,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import AsyncIterator, Callable
 from contextvars import ContextVar
+from time import monotonic
 from types import new_class
 from typing import Any
 
@@ -216,6 +223,7 @@ def _scoping_hooks(hooks: Any, failures: dict[str, str], running: dict[str, str]
     from agents import FunctionTool, RunHooks
 
     inner = hooks if hooks is not None else RunHooks()
+    timed: dict[str, tuple[float, float]] = {}  # call id -> (its start, its tool's timeout)
 
     class ScopingHooks(RunHooks[Any]):
         def on_tool_start(self, context: Any, agent: Any, tool: Any) -> Any:
@@ -227,11 +235,20 @@ def _scoping_hooks(hooks: Any, failures: dict[str, str], running: dict[str, str]
                 _IN_TOOL.set(_Body(str(call_id or ""), agent_tool, failures))  # nested runs
                 name = getattr(context, "tool_name", None) or tool.name
                 running[str(call_id)] = str(tool.name)
+                limit = getattr(tool, "timeout_seconds", None)
+                if limit and getattr(tool, "timeout_behavior", None) == "error_as_result":
+                    timed[str(call_id)] = (monotonic(), float(limit))
                 tool_scope(call_id, name, mcp=_mcp_server(agent, tool)).__enter__()
             return inner.on_tool_start(context, agent, tool)
 
         def on_tool_end(self, context: Any, agent: Any, tool: Any, result: Any) -> Any:
-            running.pop(str(getattr(context, "tool_call_id", None)), None)
+            # Not async on purpose either: the SDK calls it right after it hands the result on,
+            # before the stream can read it, so a timeout is noted before its result is read.
+            call_id = str(getattr(context, "tool_call_id", None))
+            running.pop(call_id, None)
+            started, limit = timed.pop(call_id, (None, 0.0))
+            if started is not None and monotonic() - started >= limit:  # the SDK's wait ran out
+                failures.setdefault(call_id, "ToolTimeoutError")
             return inner.on_tool_end(context, agent, tool, result)
 
         def on_llm_start(self, *args: Any, **kwargs: Any) -> Any:
@@ -288,6 +305,34 @@ def _install_nesting() -> None:
     current = get_default_agent_runner()
     if not getattr(current, "_agent_contract_nesting", False):
         set_default_agent_runner(_nesting_runner(AgentRunner, current))
+    _install_failure_noting()
+
+
+def _install_failure_noting() -> None:
+    """Note each tool failure a ``failure_error_function`` turns into text (see the module
+    docstring): the SDK's ``maybe_invoke_function_tool_failure_error_function``, which every
+    function tool's invoker calls with the exception and the call's ``ToolContext``, wrapped
+    once; it returns what the SDK's returns. Outside a tool body of a run streamed here it
+    only passes the call on."""
+    try:
+        from agents import tool as module
+    except ImportError:  # pragma: no cover - the SDK is there whenever a run starts
+        return
+    current = getattr(module, "maybe_invoke_function_tool_failure_error_function", None)
+    if current is None or getattr(current, "_agent_contract_noting", False):
+        return  # an SDK without it (its formatter still sees the default handler's failures)
+
+    async def noting(*args: Any, **kwargs: Any) -> Any:
+        result = await current(*args, **kwargs)
+        body, error = _IN_TOOL.get(), kwargs.get("error")
+        if result is not None and body is not None and error is not None:
+            call_id = getattr(kwargs.get("context"), "tool_call_id", None)
+            if call_id is not None:
+                body.failures.setdefault(str(call_id), error_name(error))
+        return result
+
+    noting._agent_contract_noting = True  # type: ignore[attr-defined]
+    module.maybe_invoke_function_tool_failure_error_function = noting
 
 
 def _raised_by_tool(exc: BaseException, running: dict[str, str]) -> ToolResult | None:

@@ -1,0 +1,320 @@
+"""Every way a tool can fail in each framework, one cell each: the call's span says so.
+
+A cell is one framework and one way its tool fails: the tool raising (sync or async), raising
+the framework's own error, running out of its time limit, being called by a name the agent
+does not have, being given arguments that fail the framework's validation, or failing under a
+failure handler of the caller's own. The model asks for that one call (id ``c1``), then
+answers. Each cell holds the same things: the call's ``execute_tool`` span is ERROR with
+``error.type`` the failure's class (or the framework's own outcome, ``tool_error`` only where
+the framework keeps nothing but text), ``agent_otel.tool.is_error`` where the framework hands
+the failure back as the call's result, the tool duration metric's point carries the same
+``error.type``, and the run and its steps fail only when the framework let the failure end the
+run (``raises``). ``test_tool_failures`` has the shapes with a sibling that succeeds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from opentelemetry.trace import StatusCode
+
+from agent_contract.protocol import AgentEvent, ToolResult
+from agent_otel.testing import InMemoryTelemetry, run_script
+
+ARGS = {"city": "Rome"}
+
+
+class ToolFailure(RuntimeError):
+    """What a failing tool raises."""
+
+
+async def weather(city: str) -> str:
+    """Weather of a city."""
+    return f"sunny in {city}"
+
+
+async def raising(city: str) -> str:
+    """Weather of a city."""
+    raise ToolFailure(f"no weather for {city}")
+
+
+def raising_sync(city: str) -> str:
+    """Weather of a city."""
+    raise ToolFailure(f"no weather for {city}")
+
+
+async def slow(city: str) -> str:
+    """Weather of a city."""
+    await asyncio.sleep(5)
+    return f"sunny in {city}"
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One framework, one way its tool fails."""
+
+    id: str
+    package: str
+    source: Callable[[], AsyncIterator[AgentEvent]]
+    error_type: str
+    raises: type[BaseException] | None = None
+    """The framework lets the failure end the run (raised as this class)."""
+    text: str | None = None
+    """The text the framework hands the model as the failed call's output, unchanged."""
+
+    def param(self) -> Any:
+        return pytest.param(self, id=self.id)
+
+
+# --- OpenAI Agents SDK, on its own scripted test model ------------------------------------
+
+
+def _agents(tool: Any, name: str | None = None, args: Any = ARGS) -> AsyncIterator[AgentEvent]:
+    from agents import Agent
+    from agents.testing import assistant_message, function_call
+
+    from agent_contract.sources.openai_agents import openai_agents_events
+
+    from ._fw_openai_agents import scripted
+
+    model = scripted([function_call(name or tool.name, args, call_id="c1")],
+                     [assistant_message("done")])  # fmt: skip
+    return openai_agents_events(Agent(name="bot", tools=[tool], model=model), "Weather?")
+
+
+def _custom_text(context: Any, error: Exception) -> str:
+    return f"weather is down: {type(error).__name__}"
+
+
+def _agents_tool(body: Callable[..., Any], **options: Any) -> Callable[[], Any]:
+    def source() -> AsyncIterator[AgentEvent]:
+        from agents import function_tool
+
+        return _agents(function_tool(body, **options))
+
+    return source
+
+
+def _agents_unknown() -> AsyncIterator[AgentEvent]:
+    from agents import function_tool
+
+    return _agents(function_tool(weather), name="nowhere")
+
+
+def _agents_invalid(**options: Any) -> Callable[[], Any]:
+    def source() -> AsyncIterator[AgentEvent]:
+        from agents import function_tool
+
+        return _agents(function_tool(weather, **options), args={"town": 5})
+
+    return source
+
+
+AGENTS = [
+    Cell("openai_agents-async", "agents", _agents_tool(raising), "ToolFailure"),
+    Cell("openai_agents-sync", "agents", _agents_tool(raising_sync), "ToolFailure"),
+    Cell("openai_agents-custom_handler", "agents",
+         _agents_tool(raising, failure_error_function=_custom_text), "ToolFailure",
+         text="weather is down: ToolFailure"),
+    Cell("openai_agents-invalid_arguments", "agents", _agents_invalid(), "ModelBehaviorError"),
+    Cell("openai_agents-invalid_arguments_custom_handler", "agents",
+         _agents_invalid(failure_error_function=_custom_text), "ModelBehaviorError",
+         text="weather is down: ModelBehaviorError"),
+    Cell("openai_agents-timeout", "agents", _agents_tool(slow, timeout=0.05), "ToolTimeoutError",
+         text="Tool 'slow' timed out after 0.05 seconds."),
+    Cell("openai_agents-timeout_custom_handler", "agents",
+         _agents_tool(slow, timeout=0.05, timeout_error_function=_custom_text),
+         "ToolTimeoutError", text="weather is down: ToolTimeoutError"),
+    Cell("openai_agents-timeout_raising", "agents",
+         _agents_tool(slow, timeout=0.05, timeout_behavior="raise_exception"),
+         "ToolTimeoutError", raises=Exception),
+    Cell("openai_agents-unknown_tool", "agents", _agents_unknown, "ModelBehaviorError",
+         raises=Exception),
+]  # fmt: skip
+
+
+# --- pydantic-ai, on its FunctionModel ------------------------------------------------------
+
+
+def _pydantic(tool: Any, name: str | None = None, args: str = '{"city": "Rome"}') -> Any:
+    def source() -> AsyncIterator[AgentEvent]:
+        from pydantic_ai import Agent, Tool
+        from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
+
+        from agent_contract.sources.pydantic_ai_stream import pydantic_ai_events
+
+        made = tool() if tool is _timed else tool
+        called = name or getattr(made, "name", None) or made.__name__
+
+        async def stream(messages: list[Any], info: AgentInfo) -> AsyncIterator[Any]:
+            if len(messages) == 1:
+                yield {0: DeltaToolCall(called, args, tool_call_id="c1")}
+            else:
+                yield "done"
+
+        agent = Agent(FunctionModel(stream_function=stream, model_name="scripted-model"))
+        agent.toolsets[0].add_tool(made if isinstance(made, Tool) else Tool(made))  # type: ignore[attr-defined]
+        return pydantic_ai_events(agent, "Weather?")
+
+    return source
+
+
+async def _retrying(city: str) -> str:
+    """Weather of a city."""
+    from pydantic_ai import ModelRetry
+
+    raise ModelRetry(f"try again for {city}")
+
+
+def _timed() -> Any:
+    from pydantic_ai import Tool
+
+    return Tool(slow, timeout=0.05)
+
+
+PYDANTIC = [
+    Cell("pydantic_ai-async", "pydantic_ai", _pydantic(raising), "ToolFailure",
+         raises=ToolFailure),
+    Cell("pydantic_ai-sync", "pydantic_ai", _pydantic(raising_sync), "ToolFailure",
+         raises=ToolFailure),
+    Cell("pydantic_ai-model_retry", "pydantic_ai", _pydantic(_retrying), "ModelRetry"),
+    Cell("pydantic_ai-timeout", "pydantic_ai", _pydantic(_timed), "ModelRetry"),
+    Cell("pydantic_ai-invalid_arguments", "pydantic_ai",
+         _pydantic(weather, args='{"city": 5}'), "ValidationError"),
+    Cell("pydantic_ai-unknown_tool", "pydantic_ai", _pydantic(weather, name="nowhere"),
+         "ModelRetry"),
+]  # fmt: skip
+
+
+# --- LangGraph: create_react_agent on a fake chat model (the script's two calls) ------------
+
+
+class _Refused(Exception):
+    """A LangChain ``ToolException`` subclass, raised by the tool (made below)."""
+
+
+def _langgraph(handle_tool_error: Any, node_handles: Any, *, sync: bool = False,
+               exception: Any = ToolFailure, only: str | None = None) -> Any:  # fmt: skip
+    def source() -> AsyncIterator[AgentEvent]:
+        from langchain_core.tools import StructuredTool
+        from langgraph.prebuilt import ToolNode
+
+        from agent_contract.sources.langgraph_stream import langgraph_events
+
+        from . import _frameworks as fw
+
+        def body(city: str) -> str:
+            """Weather of a city (failing for ``only``, when given)."""
+            if only not in (None, city):
+                return f"sunny in {city}"
+            raise exception(f"no weather for {city}")
+
+        async def abody(city: str) -> str:
+            """Weather of a city."""
+            return body(city)
+
+        tool = StructuredTool.from_function(
+            func=body if sync else None, coroutine=None if sync else abody, name="weather",
+            description="Weather of a city.", handle_tool_error=handle_tool_error,
+        )  # fmt: skip
+        graph = fw.langgraph_graph(tools=ToolNode([tool], handle_tool_errors=node_handles))
+        return langgraph_events(graph, {"messages": [("user", "Weather?")]})
+
+    return source
+
+
+def _tool_exception(message: str) -> Exception:
+    from langchain_core.tools import ToolException
+
+    return ToolException(message)
+
+
+LANGGRAPH = [
+    Cell("langgraph-node_handles", "langgraph", _langgraph(False, True), "ToolFailure"),
+    Cell("langgraph-node_handles_sync", "langgraph", _langgraph(False, True, sync=True),
+         "ToolFailure"),
+    Cell("langgraph-node_handles_text", "langgraph", _langgraph(False, "down"), "tool_error"),
+    Cell("langgraph-node_raises", "langgraph", _langgraph(False, False, only="Rome"), "ToolFailure",
+         raises=ToolFailure),
+    Cell("langgraph-tool_exception_handled", "langgraph",
+         _langgraph(True, False, exception=_tool_exception), "tool_error"),
+    Cell("langgraph-tool_exception_handler", "langgraph",
+         _langgraph(lambda e: f"down: {e}", False, exception=_tool_exception), "tool_error"),
+]  # fmt: skip
+
+
+# --- Agno: OpenAIChat over the OpenAI SDK's mock transport ----------------------------------
+
+
+def _agno(tool: Any, args: Any = ARGS) -> Any:
+    def source() -> AsyncIterator[AgentEvent]:
+        from agent_contract.sources.agno_stream import agno_events
+
+        from . import _script_chat as chat
+        from ._fw_agno import agent
+
+        built = agent(chat.call(tool.__name__, args, "c1"), chat.answer("done"), tools=[tool])
+        return agno_events(built, "Weather?")
+
+    return source
+
+
+AGNO = [
+    Cell("agno-async", "agno", _agno(raising), "ToolFailure"),
+    Cell("agno-sync", "agno", _agno(raising_sync), "ToolFailure"),
+    Cell("agno-invalid_arguments", "agno", _agno(weather, {"town": 5}), "ValidationError"),
+]  # fmt: skip
+
+
+CELLS = [*AGENTS, *PYDANTIC, *LANGGRAPH, *AGNO]
+
+
+def _failed_calls(telemetry: InMemoryTelemetry) -> list[Any]:
+    """The cell's tool spans: one call (two in LangGraph's script, both failing)."""
+    tools = [s for s in telemetry.spans() if s.name.startswith("execute_tool ")]
+    assert tools
+    return tools
+
+
+@pytest.mark.parametrize("cell", [cell.param() for cell in CELLS])
+async def test_a_failed_tool_is_marked_and_nothing_else_is(
+    cell: Cell, otel_telemetry: InMemoryTelemetry
+) -> None:
+    pytest.importorskip(cell.package)
+    events: list[AgentEvent] = []
+    if cell.raises is None:
+        events = await run_script(otel_telemetry, cell.source(), agent_name="agent")
+    else:
+        with pytest.raises(cell.raises):
+            await run_script(otel_telemetry, cell.source(), agent_name="agent")
+
+    spans = _failed_calls(otel_telemetry)
+    if cell.raises is not None:  # a sibling that finished, or was still running: not failed
+        unknown = [s for s in spans if s.status.status_code is not StatusCode.ERROR]
+        assert all("error.type" not in (s.attributes or {}) for s in unknown)
+        spans = [s for s in spans if s not in unknown]
+        assert spans
+    for span in spans:
+        assert span.status.status_code is StatusCode.ERROR
+        assert (span.attributes or {})["error.type"] == cell.error_type
+    points = otel_telemetry.histograms()["gen_ai.execute_tool.duration"]
+    kinds = [(p.attributes or {}).get("error.type") for p in points]
+    assert cell.error_type in kinds and sum(p.count for p in points) >= len(spans)
+    run = otel_telemetry.span("invoke_agent agent")
+    if cell.raises is None:
+        for span in spans:
+            assert (span.attributes or {})["agent_otel.tool.is_error"] is True
+        for other in otel_telemetry.spans():
+            if other not in spans:
+                assert other.status.status_code is not StatusCode.ERROR, other.name
+        results = [e for e in events if isinstance(e, ToolResult)]
+        assert [r.is_error for r in results] == [True] * len(spans)
+        if cell.text is not None:  # what the model is told is the framework's, unchanged
+            assert results[0].content == cell.text
+    else:
+        assert run.status.status_code is StatusCode.ERROR
+    assert otel_telemetry.open_spans() == []
