@@ -22,6 +22,7 @@ import sys
 import textwrap
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -104,9 +105,11 @@ def run_child(
     send: signal.Signals | None = None,
     delay_s: float = 0.0,
     env: dict[str, str] | None = None,
+    as_file: Path | None = None,
 ) -> Ended:
     """Run ``script`` after the prelude (with ``env`` added to the environment); with
-    ``send``, signal it once it printed "ready"."""
+    ``send``, signal it once it printed "ready". With ``as_file``, the script is written there
+    and run as a file (the spawn and fork-server start methods import its functions again)."""
     with receiving(delay_s) as received:
         variables = {
             **os.environ,
@@ -117,8 +120,11 @@ def run_child(
         }
         variables.pop("OTEL_TRACES_EXPORTER", None)
         variables.update(env or {})
+        source = PRELUDE + textwrap.dedent(script)
+        if as_file is not None:
+            as_file.write_text(source)
         process = subprocess.Popen(
-            [sys.executable, "-c", PRELUDE + textwrap.dedent(script)],
+            [sys.executable, *(["-c", source] if as_file is None else [str(as_file)])],
             env=variables,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
@@ -229,6 +235,41 @@ def test_pool_workers_terminated_by_the_pools_exit_deliver_their_runs() -> None:
     )
     assert ended.code == 0, ended.err
     assert ended.runs == {"worker": 6}, ended.err
+
+
+@pytest.mark.parametrize("method", ["fork", "forkserver"])
+def test_a_worker_that_configures_itself_delivers_at_its_exit(method: str, tmp_path: Path) -> None:
+    """A worker that calls ``configure()`` itself (its target, a ``Pool`` or
+    ``ProcessPoolExecutor`` initializer) and was started by fork or by the fork server leaves
+    through ``os._exit``, which skips ``atexit``: every span it recorded was lost, without a
+    word. Only a ``configure()`` made before a fork had the worker's exit finalizer."""
+    ended = run_child(
+        f"""
+        import concurrent.futures, multiprocessing
+        def process(name):
+            configure(name)
+            runs(1, name)
+        def work(i):
+            runs(1, "pooled")
+            return i
+        if __name__ == "__main__":
+            context = multiprocessing.get_context("{method}")
+            worker = context.Process(target=process, args=("process",))
+            worker.start()
+            worker.join()
+            with context.Pool(2, initializer=configure, initargs=("pool",)) as pool:
+                print(pool.map(work, range(3)), flush=True)
+                pool.close()
+                pool.join()
+            with concurrent.futures.ProcessPoolExecutor(
+                2, mp_context=context, initializer=configure, initargs=("executor",)
+            ) as executor:
+                print(list(executor.map(work, range(3))), flush=True)
+        """,
+        as_file=tmp_path / "workers.py",
+    )
+    assert ended.code == 0, ended.err
+    assert ended.runs == {"process": 1, "pooled": 6}, ended.err
 
 
 def test_every_telemetry_is_shut_down_before_a_signal_kills() -> None:
