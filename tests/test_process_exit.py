@@ -293,6 +293,88 @@ def test_every_telemetry_is_shut_down_before_a_signal_kills() -> None:
     assert ended.end_reasons["shutdown"] == 2
 
 
+# --- providers wired by hand ---------------------------------------------------------------
+HAND_WIRED = """
+import atexit
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import (
+    MetricExporter, MetricExportResult, PeriodicExportingMetricReader,
+)
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+class Durations(MetricExporter):
+    '''Prints the agent runs the meter provider's exports count, by agent name.'''
+    def export(self, metrics_data, timeout_millis=10_000, **kwargs):
+        for resource in metrics_data.resource_metrics:
+            for scope in resource.scope_metrics:
+                for metric in scope.metrics:
+                    if metric.name == "gen_ai.invoke_agent.duration":
+                        for point in metric.data.data_points:
+                            name = point.attributes["gen_ai.agent.name"]
+                            print("measured", name, point.count, flush=True)
+        return MetricExportResult.SUCCESS
+    def force_flush(self, timeout_millis=10_000):
+        return True
+    def shutdown(self, timeout_millis=30_000, **kwargs):
+        pass
+
+def hand_wired(**options):
+    '''Providers the application builds itself: no configure(); the SDK flushes them at exit.'''
+    tracer_provider = TracerProvider(**options)
+    tracer_provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+    reader = PeriodicExportingMetricReader(Durations(), export_interval_millis=60_000)
+    return tracer_provider, MeterProvider(metric_readers=[reader], **options)
+
+def held_in_the_main_thread(name, **options):
+    '''A run whose stream is never finished nor closed, on a loop never closed.'''
+    async def main():
+        stream = otel_wrapper(agent_name=name, **options)(agent())
+        await stream.__anext__()
+        return stream
+    loop = asyncio.new_event_loop()
+    return loop, loop.run_until_complete(main())
+"""
+
+
+@pytest.mark.parametrize("flush", ["at-build", "registered-by-hand"])
+def test_runs_open_at_exit_on_providers_built_after_the_first_run_are_delivered(
+    flush: str,
+) -> None:
+    """agent-otel's exit hook, which ends the runs still open on providers wired by hand, was
+    registered once, at the first run. Providers built after that (the application's, after a
+    run on another provider or on the global default) registered their exit flush later, so
+    it ran first: the runs were ended into providers already shut down and lost, though the
+    log said they were ended. Now a run start registers the hook again whenever an exit hook
+    came after it, so it runs before the flush of every provider a run was started on."""
+    build = (
+        "tracer_provider, meter_provider = hand_wired()"
+        if flush == "at-build"
+        else "tracer_provider, meter_provider = hand_wired(shutdown_on_exit=False)\n"
+        "atexit.register(meter_provider.shutdown)\n"
+        "atexit.register(tracer_provider.shutdown)"
+    )
+    ended = run_child(
+        HAND_WIRED
+        + "\nruns(1, 'warm-up')\n"  # on the global default, a no-op: before the providers exist
+        + build
+        + """
+wired = dict(tracer_provider=tracer_provider, meter_provider=meter_provider)
+runs(2, "ended", **wired)
+held_open("open-in-a-thread", **wired)
+held = held_in_the_main_thread("open-in-main", **wired)
+""",
+    )
+    assert ended.code == 0, ended.err
+    expected = {"ended": 2, "open-in-a-thread": 1, "open-in-main": 1}
+    assert ended.runs == expected, ended.err
+    assert ended.end_reasons["shutdown"] == 2, ended.err
+    assert "2 run(s) still open at interpreter exit were ended" in ended.err
+    for name, count in expected.items():  # the runs ended at exit are measured too
+        assert f"measured {name} {count}" in ended.out, ended.out + ended.err
+
+
 # --- fork ------------------------------------------------------------------------------------
 def test_a_forked_child_reports_only_its_own_metrics() -> None:
     """The meter provider's aggregations were copied into the child, whose reader reported the
