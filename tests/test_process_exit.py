@@ -375,6 +375,30 @@ held = held_in_the_main_thread("open-in-main", **wired)
         assert f"measured {name} {count}" in ended.out, ended.out + ended.err
 
 
+def test_a_sigterm_to_providers_wired_by_hand_loses_nothing_once_they_are_adopted() -> None:
+    """Providers the application built itself get no SIGTERM handling (the middleware never
+    sets process-wide state), and SIGTERM's default action skips every exit hook: the queued
+    spans and the open runs are lost. ``Telemetry(tracer_provider, meter_provider)`` is the
+    opt-in: ``configure()``'s handling of signals, exit and workers for those providers."""
+    ended = run_child(
+        HAND_WIRED
+        + """
+from agent_otel import Telemetry
+tracer_provider, meter_provider = hand_wired()
+telemetry = Telemetry(tracer_provider, meter_provider, shutdown_timeout_millis=30_000)
+wired = dict(tracer_provider=tracer_provider, meter_provider=meter_provider)
+runs(3, "ended", **wired)
+held_open("open", **wired)
+ready()
+""",
+        send=signal.SIGTERM,
+    )
+    assert ended.code == -signal.SIGTERM, ended.err  # killed by the signal, as it would have
+    assert ended.runs == {"ended": 3, "open": 1}, ended.err
+    assert ended.end_reasons["shutdown"] == 1, ended.err
+    assert "measured ended 3" in ended.out and "measured open 1" in ended.out, ended.out
+
+
 # --- fork ------------------------------------------------------------------------------------
 def test_a_forked_child_reports_only_its_own_metrics() -> None:
     """The meter provider's aggregations were copied into the child, whose reader reported the
