@@ -24,7 +24,6 @@ import atexit
 import itertools
 import logging
 import os
-import threading
 from collections.abc import Callable
 from contextlib import suppress
 from typing import Any
@@ -37,7 +36,6 @@ from . import _pending
 _OPEN: dict[int, Any] = {}  # id -> RunRecorder, in start order (dict operations hold the GIL)
 _MANAGED: list[Callable[[Any], bool]] = []  # configure()'s telemetries: whose runs they end
 _NEWEST = [-1]  # atexit's count of callbacks when our exit hook was last made the newest
-_NEWEST_LOCK = threading.Lock()
 # CPython's count of exit hooks; elsewhere a number never the same twice: registered each run
 _exit_hooks: Callable[[], int] = getattr(atexit, "_ncallbacks", itertools.count().__next__)
 
@@ -51,11 +49,15 @@ def opened(run: Any) -> None:
 
 
 def _make_newest() -> None:
-    """Register the exit hook again, so it runs before every exit hook registered so far."""
-    with _NEWEST_LOCK:
-        atexit.unregister(_at_exit)
-        atexit.register(_at_exit)
-        _NEWEST[0] = _exit_hooks()
+    """Register the exit hook again, so it runs before every exit hook registered so far.
+
+    No lock (none a fork could leave held): two threads here at once may register it twice,
+    and the second call at exit finds no run left to end (the next re-registration, which
+    ``unregister`` starts by removing every copy, leaves one).
+    """
+    atexit.unregister(_at_exit)
+    atexit.register(_at_exit)
+    _NEWEST[0] = _exit_hooks()
 
 
 def claim(run: Any) -> bool:
