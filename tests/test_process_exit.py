@@ -400,6 +400,28 @@ ready()
 
 
 # --- fork ------------------------------------------------------------------------------------
+def test_a_forked_worker_exports_under_an_instance_id_of_its_own() -> None:
+    """A pre-forking server's workers inherit the master's providers; exported under the
+    master's ``service.instance.id``, their cumulative metric streams would be one stream
+    written by several processes. Each forked process has an id of its own, on every
+    provider ``configure()`` built."""
+    ended = run_child(
+        """
+        telemetry = configure("prefork")
+        def ids():
+            return {
+                telemetry.tracer_provider.resource.attributes["service.instance.id"],
+                telemetry.meter_provider._sdk_config.resource.attributes["service.instance.id"],
+                telemetry.logger_provider.resource.attributes["service.instance.id"],
+            }
+        master = ids()
+        forked_in_a_run(lambda: print("distinct", len(master | ids()) == 2 == 1 + len(ids())))
+        """
+    )
+    assert ended.code == 0, ended.err
+    assert "distinct True" in ended.out, ended.out + ended.err
+
+
 def test_a_forked_child_reports_only_its_own_metrics() -> None:
     """The meter provider's aggregations were copied into the child, whose reader reported the
     parent's runs (tokens, durations) again as its own: every total summed over the
