@@ -22,6 +22,7 @@ import sys
 import textwrap
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -104,9 +105,11 @@ def run_child(
     send: signal.Signals | None = None,
     delay_s: float = 0.0,
     env: dict[str, str] | None = None,
+    as_file: Path | None = None,
 ) -> Ended:
     """Run ``script`` after the prelude (with ``env`` added to the environment); with
-    ``send``, signal it once it printed "ready"."""
+    ``send``, signal it once it printed "ready". With ``as_file``, the script is written there
+    and run as a file (the spawn and fork-server start methods import its functions again)."""
     with receiving(delay_s) as received:
         variables = {
             **os.environ,
@@ -117,8 +120,11 @@ def run_child(
         }
         variables.pop("OTEL_TRACES_EXPORTER", None)
         variables.update(env or {})
+        source = PRELUDE + textwrap.dedent(script)
+        if as_file is not None:
+            as_file.write_text(source)
         process = subprocess.Popen(
-            [sys.executable, "-c", PRELUDE + textwrap.dedent(script)],
+            [sys.executable, *(["-c", source] if as_file is None else [str(as_file)])],
             env=variables,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
@@ -231,6 +237,41 @@ def test_pool_workers_terminated_by_the_pools_exit_deliver_their_runs() -> None:
     assert ended.runs == {"worker": 6}, ended.err
 
 
+@pytest.mark.parametrize("method", ["fork", "forkserver"])
+def test_a_worker_that_configures_itself_delivers_at_its_exit(method: str, tmp_path: Path) -> None:
+    """A worker that calls ``configure()`` itself (its target, a ``Pool`` or
+    ``ProcessPoolExecutor`` initializer) and was started by fork or by the fork server leaves
+    through ``os._exit``, which skips ``atexit``: every span it recorded was lost, without a
+    word. Only a ``configure()`` made before a fork had the worker's exit finalizer."""
+    ended = run_child(
+        f"""
+        import concurrent.futures, multiprocessing
+        def process(name):
+            configure(name)
+            runs(1, name)
+        def work(i):
+            runs(1, "pooled")
+            return i
+        if __name__ == "__main__":
+            context = multiprocessing.get_context("{method}")
+            worker = context.Process(target=process, args=("process",))
+            worker.start()
+            worker.join()
+            with context.Pool(2, initializer=configure, initargs=("pool",)) as pool:
+                print(pool.map(work, range(3)), flush=True)
+                pool.close()
+                pool.join()
+            with concurrent.futures.ProcessPoolExecutor(
+                2, mp_context=context, initializer=configure, initargs=("executor",)
+            ) as executor:
+                print(list(executor.map(work, range(3))), flush=True)
+        """,
+        as_file=tmp_path / "workers.py",
+    )
+    assert ended.code == 0, ended.err
+    assert ended.runs == {"process": 1, "pooled": 6}, ended.err
+
+
 def test_every_telemetry_is_shut_down_before_a_signal_kills() -> None:
     """With two ``configure()`` telemetries, the later one's handler chains to the earlier
     one's, which shut only its own down before the default action: the later one's open run
@@ -252,7 +293,135 @@ def test_every_telemetry_is_shut_down_before_a_signal_kills() -> None:
     assert ended.end_reasons["shutdown"] == 2
 
 
+# --- providers wired by hand ---------------------------------------------------------------
+HAND_WIRED = """
+import atexit
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import (
+    MetricExporter, MetricExportResult, PeriodicExportingMetricReader,
+)
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+class Durations(MetricExporter):
+    '''Prints the agent runs the meter provider's exports count, by agent name.'''
+    def export(self, metrics_data, timeout_millis=10_000, **kwargs):
+        for resource in metrics_data.resource_metrics:
+            for scope in resource.scope_metrics:
+                for metric in scope.metrics:
+                    if metric.name == "gen_ai.invoke_agent.duration":
+                        for point in metric.data.data_points:
+                            name = point.attributes["gen_ai.agent.name"]
+                            print("measured", name, point.count, flush=True)
+        return MetricExportResult.SUCCESS
+    def force_flush(self, timeout_millis=10_000):
+        return True
+    def shutdown(self, timeout_millis=30_000, **kwargs):
+        pass
+
+def hand_wired(**options):
+    '''Providers the application builds itself: no configure(); the SDK flushes them at exit.'''
+    tracer_provider = TracerProvider(**options)
+    tracer_provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+    reader = PeriodicExportingMetricReader(Durations(), export_interval_millis=60_000)
+    return tracer_provider, MeterProvider(metric_readers=[reader], **options)
+
+def held_in_the_main_thread(name, **options):
+    '''A run whose stream is never finished nor closed, on a loop never closed.'''
+    async def main():
+        stream = otel_wrapper(agent_name=name, **options)(agent())
+        await stream.__anext__()
+        return stream
+    loop = asyncio.new_event_loop()
+    return loop, loop.run_until_complete(main())
+"""
+
+
+@pytest.mark.parametrize("flush", ["at-build", "registered-by-hand"])
+def test_runs_open_at_exit_on_providers_built_after_the_first_run_are_delivered(
+    flush: str,
+) -> None:
+    """agent-otel's exit hook, which ends the runs still open on providers wired by hand, was
+    registered once, at the first run. Providers built after that (the application's, after a
+    run on another provider or on the global default) registered their exit flush later, so
+    it ran first: the runs were ended into providers already shut down and lost, though the
+    log said they were ended. Now a run start registers the hook again whenever an exit hook
+    came after it, so it runs before the flush of every provider a run was started on."""
+    build = (
+        "tracer_provider, meter_provider = hand_wired()"
+        if flush == "at-build"
+        else "tracer_provider, meter_provider = hand_wired(shutdown_on_exit=False)\n"
+        "atexit.register(meter_provider.shutdown)\n"
+        "atexit.register(tracer_provider.shutdown)"
+    )
+    ended = run_child(
+        HAND_WIRED
+        + "\nruns(1, 'warm-up')\n"  # on the global default, a no-op: before the providers exist
+        + build
+        + """
+wired = dict(tracer_provider=tracer_provider, meter_provider=meter_provider)
+runs(2, "ended", **wired)
+held_open("open-in-a-thread", **wired)
+held = held_in_the_main_thread("open-in-main", **wired)
+""",
+    )
+    assert ended.code == 0, ended.err
+    expected = {"ended": 2, "open-in-a-thread": 1, "open-in-main": 1}
+    assert ended.runs == expected, ended.err
+    assert ended.end_reasons["shutdown"] == 2, ended.err
+    assert "2 run(s) still open at interpreter exit were ended" in ended.err
+    for name, count in expected.items():  # the runs ended at exit are measured too
+        assert f"measured {name} {count}" in ended.out, ended.out + ended.err
+
+
+def test_a_sigterm_to_providers_wired_by_hand_loses_nothing_once_they_are_adopted() -> None:
+    """Providers the application built itself get no SIGTERM handling (the middleware never
+    sets process-wide state), and SIGTERM's default action skips every exit hook: the queued
+    spans and the open runs are lost. ``Telemetry(tracer_provider, meter_provider)`` is the
+    opt-in: ``configure()``'s handling of signals, exit and workers for those providers."""
+    ended = run_child(
+        HAND_WIRED
+        + """
+from agent_otel import Telemetry
+tracer_provider, meter_provider = hand_wired()
+telemetry = Telemetry(tracer_provider, meter_provider, shutdown_timeout_millis=30_000)
+wired = dict(tracer_provider=tracer_provider, meter_provider=meter_provider)
+runs(3, "ended", **wired)
+held_open("open", **wired)
+ready()
+""",
+        send=signal.SIGTERM,
+    )
+    assert ended.code == -signal.SIGTERM, ended.err  # killed by the signal, as it would have
+    assert ended.runs == {"ended": 3, "open": 1}, ended.err
+    assert ended.end_reasons["shutdown"] == 1, ended.err
+    assert "measured ended 3" in ended.out and "measured open 1" in ended.out, ended.out
+
+
 # --- fork ------------------------------------------------------------------------------------
+def test_a_forked_worker_exports_under_an_instance_id_of_its_own() -> None:
+    """A pre-forking server's workers inherit the master's providers; exported under the
+    master's ``service.instance.id``, their cumulative metric streams would be one stream
+    written by several processes. Each forked process has an id of its own, on every
+    provider ``configure()`` built."""
+    ended = run_child(
+        """
+        telemetry = configure("prefork")
+        def ids():
+            return {
+                telemetry.tracer_provider.resource.attributes["service.instance.id"],
+                telemetry.meter_provider._sdk_config.resource.attributes["service.instance.id"],
+                telemetry.logger_provider.resource.attributes["service.instance.id"],
+            }
+        master = ids()
+        forked_in_a_run(lambda: print("distinct", len(master | ids()) == 2 == 1 + len(ids())))
+        """
+    )
+    assert ended.code == 0, ended.err
+    assert "distinct True" in ended.out, ended.out + ended.err
+
+
 def test_a_forked_child_reports_only_its_own_metrics() -> None:
     """The meter provider's aggregations were copied into the child, whose reader reported the
     parent's runs (tokens, durations) again as its own: every total summed over the

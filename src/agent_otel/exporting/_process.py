@@ -22,9 +22,11 @@
   gathered in memory stays the parent's: the meter provider's aggregations
   (:func:`forget_parents_metrics`), the tail sampler's held runs, the terminal view's pending
   trees and token totals; reported again by the child, they were counted twice.
-* **multiprocessing**: a worker started by fork leaves through ``os._exit``, which skips
-  ``atexit``; ``multiprocessing``'s own exit finalizers still run, so one shuts the worker's
-  telemetry down. No global function is patched.
+* **multiprocessing**: a worker started by fork or by the fork server leaves through
+  ``os._exit``, which skips ``atexit``; ``multiprocessing``'s own exit finalizers still run, so
+  one shuts the worker's telemetry down: registered at the fork for a ``configure()`` made
+  before it, at ``configure()`` for one made in the worker (its target, a ``Pool`` or
+  ``ProcessPoolExecutor`` initializer). No global function is patched.
 """
 
 from __future__ import annotations
@@ -69,9 +71,12 @@ class ProcessHooks:
         _LIVE.add(telemetry)
         in_forked_child(self._after_fork_in_child)
         try:
+            import multiprocessing
             from multiprocessing import util
 
             util.register_after_fork(self, ProcessHooks.in_worker)
+            if multiprocessing.parent_process() is not None:
+                self.in_worker()  # configure() inside a worker already started: no fork to come
         except Exception:  # no multiprocessing on this platform
             _log.debug("agent-otel: no multiprocessing hook", exc_info=True)
 

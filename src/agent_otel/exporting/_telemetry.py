@@ -31,6 +31,10 @@ _log = logging.getLogger("agent_otel")
 class Telemetry:
     """The providers ``configure()`` built, and how to flush and stop them.
 
+    Built from an application's own providers (``Telemetry(tracer_provider, meter_provider)``),
+    it gives them what ``configure()``'s get: SIGTERM and SIGHUP flush before the process
+    dies, workers flush at their exit, open runs are ended at shutdown.
+
     Attributes: ``tracer_provider``, ``meter_provider`` and ``logger_provider`` (pass them
     explicitly when the globals belong to someone else), ``console`` (the terminal tree
     exporter, or None), ``prometheus_port`` (the bound scrape port, or None), ``spans_lost``

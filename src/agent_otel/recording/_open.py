@@ -9,14 +9,19 @@ removes a run from the registry first finishes it, so a run ends once even when 
 thread reaches its end at the same moment.
 
 ``configure()``'s telemetry ends (and counts) the runs on its providers itself (:func:`manage`).
-Runs on providers wired by hand are ended at interpreter exit by a hook registered when the
-first run starts. That is after those providers registered their own exit hooks, so it runs
-before them (``atexit`` runs the newest first): the spans end before the SDK's exit flush.
+Runs on providers wired by hand are ended at interpreter exit by a hook of ours, which must run
+before the SDK's exit hooks shut those providers down (``atexit`` runs the newest first): a run
+ended after that goes nowhere. A provider registers its hook when it is built, always before a
+run starts on it, but maybe after our hook was registered (a first run on another provider, or
+before the application built its providers). So each run start checks whether an exit hook was
+registered since ours (``atexit``'s count of callbacks, one C call) and, if one was, registers
+ours again: it is the newest again, and runs first.
 """
 
 from __future__ import annotations
 
 import atexit
+import itertools
 import logging
 import os
 from collections.abc import Callable
@@ -30,16 +35,29 @@ from . import _pending
 
 _OPEN: dict[int, Any] = {}  # id -> RunRecorder, in start order (dict operations hold the GIL)
 _MANAGED: list[Callable[[Any], bool]] = []  # configure()'s telemetries: whose runs they end
-_AT_EXIT: list[bool] = []  # whether the exit hook is registered
+_NEWEST = [-1]  # atexit's count of callbacks when our exit hook was last made the newest
+# CPython's count of exit hooks; elsewhere a number never the same twice: registered each run
+_exit_hooks: Callable[[], int] = getattr(atexit, "_ncallbacks", itertools.count().__next__)
 
 
 def opened(run: Any) -> None:
     _OPEN[id(run)] = run
-    if not _AT_EXIT:
-        _AT_EXIT.append(True)
-        atexit.register(_at_exit)
+    if _exit_hooks() != _NEWEST[0]:  # an exit hook came after ours (a provider's): run first
+        _make_newest()
     if run.s.pending_interval is not None:  # option pending_spans: shown while it runs
         _pending.watch(run)
+
+
+def _make_newest() -> None:
+    """Register the exit hook again, so it runs before every exit hook registered so far.
+
+    No lock (none a fork could leave held): two threads here at once may register it twice,
+    and the second call at exit finds no run left to end (the next re-registration, which
+    ``unregister`` starts by removing every copy, leaves one).
+    """
+    atexit.unregister(_at_exit)
+    atexit.register(_at_exit)
+    _NEWEST[0] = _exit_hooks()
 
 
 def claim(run: Any) -> bool:
