@@ -6,14 +6,16 @@ exporters ``configure()`` builds, not in the run ids a carrier sends to another 
 from __future__ import annotations
 
 import logging
+import urllib.parse
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent_otel import _guard
+from agent_otel import Scrubber, _guard, extract_context, inject_context, run_identity
 from agent_otel.exporting import _env
 from agent_otel.exporting._exporters import quiet_retries
+from agent_otel.identity._identity import MAX_ID_LENGTH, identity_of
 from test_scrubbing import assert_scrubbed, context_fakes, fakes
 
 F = fakes()
@@ -143,3 +145,26 @@ def test_the_sdk_exporters_log_lines_are_scrubbed_once_configure_builds_them(
     assert_scrubbed(logged(caplog), bearer)
     assert_scrubbed(logged(caplog), PASSWORD)
     assert "401" in caplog.text
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    name=st.sampled_from(sorted(name for name, (text, _) in SECRETS.items() if len(text) < 200)),
+    field=st.sampled_from(["session_id", "user_id", "conversation_id"]),
+    before=st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=8),
+)
+def test_a_carrier_sends_the_run_ids_scrubbed_as_the_spans_record_them(
+    name: str, field: str, before: str
+) -> None:
+    """``inject_context()`` puts the run ids in the carrier's baggage, which leaves the process
+    (a queue message, a workflow's stored history): a session id that is a token goes as its
+    marker, and the other side reads back the id the local spans show."""
+    text, secret = SECRETS[name]
+    value = f"{before.strip()}-{text}"
+    with run_identity(**{field: value}):
+        carrier = inject_context()
+    sent = urllib.parse.unquote_plus(carrier["baggage"])
+    assert_scrubbed(sent, secret)
+    received = identity_of(extract_context(carrier))
+    assert received is not None
+    assert getattr(received, field) == Scrubber().text(value)[:MAX_ID_LENGTH]
