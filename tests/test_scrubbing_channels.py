@@ -12,7 +12,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent_otel import Scrubber, _guard, extract_context, inject_context, run_identity
+from agent_otel import (
+    Scrubber,
+    _guard,
+    configure,
+    extract_context,
+    inject_context,
+    run_identity,
+)
 from agent_otel.exporting import _env
 from agent_otel.exporting._exporters import quiet_retries
 from agent_otel.identity._identity import MAX_ID_LENGTH, identity_of
@@ -168,3 +175,18 @@ def test_a_carrier_sends_the_run_ids_scrubbed_as_the_spans_record_them(
     received = identity_of(extract_context(carrier))
     assert received is not None
     assert getattr(received, field) == Scrubber().text(value)[:MAX_ID_LENGTH]
+
+
+def test_a_malformed_headers_variable_is_told_without_its_credentials(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``OTEL_EXPORTER_OTLP_HEADERS`` written as a request shows it (``name: value``, not
+    ``name=value``): the SDK exporter that configure() builds warns, quoting the entry."""
+    bearer = CF["authorization_header"][1]
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", f"Authorization: Bearer {bearer}")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://localhost:4318")
+    with caplog.at_level(logging.WARNING):
+        handle = configure("channels", set_global=False)
+    handle.shutdown()
+    assert any("Header format invalid" in r.getMessage() for r in caplog.records)
+    assert_scrubbed(logged(caplog), bearer)

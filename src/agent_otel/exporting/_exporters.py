@@ -54,6 +54,7 @@ _SDK_EXPORTER_LOGGERS = (
     "opentelemetry.exporter.otlp.proto.http._log_exporter",
     "opentelemetry.exporter.otlp.proto.grpc.exporter",
     "opentelemetry.exporter.otlp.common.http",
+    "opentelemetry.util.re",  # a malformed OTEL_EXPORTER_OTLP_HEADERS entry, quoted whole
 )
 
 
