@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import html
 import json
 import random
 import re
@@ -186,6 +187,7 @@ def encoded_cases() -> dict[str, tuple[str, str, str]]:
     google, openai = fakes()["google_api_key"], fakes()["openai_api_key"]
     password = "Tr0ub4dor%263x"  # Tr0ub4dor&3x, percent-encoded
     inner = json.dumps({"api_key": "zq81Kd0aPPx", "q": 1})
+    inner_b64 = base64.b64encode(json.dumps({"user": "bob", "password": "Zk39a"}).encode()).decode()
     return {
         "redirect_uri": (
             f"GET /authorize?redirect_uri=https%3A%2F%2Fdeploy%3A{password}%40h.example%2Fcb&s=1",
@@ -226,6 +228,41 @@ def encoded_cases() -> dict[str, tuple[str, str, str]]:
             "Zk39aPqL0x",
             "key_value",
         ),
+        "html_quot": (
+            "<pre>{&quot;api_key&quot;: &quot;zq81Kd0aPPx&quot;}</pre>",
+            "zq81Kd0aPPx",
+            "key_value",
+        ),
+        "html_numeric": (
+            "href=&#34;https&#x3a;&#x2f;&#x2f;deploy&#58;Tr0ub4dor&#64;h.example&#34;",
+            "deploy&#58;Tr0ub4dor",
+            "url_credentials",
+        ),
+        "html_in_url": (
+            "next=%26quot%3Bpassword%26quot%3B%3A%26quot%3Bh4ck%26quot%3B",
+            "h4ck",
+            "key_value",
+        ),
+        "xml_element": (
+            "<soap:Fault><ns:password>hunter2xyz</ns:password>",
+            "hunter2xyz",
+            "key_value",
+        ),
+        "xml_escaped": (
+            "&lt;clientSecret&gt;Zk39aPqL0x&lt;/clientSecret&gt;",
+            "Zk39aPqL0x",
+            "key_value",
+        ),
+        "base64_json": (
+            "config=" + inner_b64 + " rejected",
+            inner_b64,
+            "key_value",
+        ),
+        "base64url_json_key": (
+            "state=" + b64url(json.dumps({"k": google}).encode()) + "&x=1",
+            b64url(json.dumps({"k": google}).encode()),
+            "google_api_key",
+        ),
     }
 
 
@@ -248,6 +285,10 @@ ENCODED_NEAR_MISSES = [
     json.dumps({"error": json.dumps({"input_tokens": 12, "note": "the password must change"})}),
     "redirect_uri=https%3A%2F%2Fapp.example%2Fcallback%3Fstate%3Dabc&scope=openid%20email",
     "C:\\Users\\agent\\AppData\\Local\\secret_store\\cache",
+    "Tom &amp; Jerry &lt;b&gt;bold&lt;/b&gt;&nbsp;&copy; 2024 &#169; &#x26; &quot;secret&quot;",
+    "<max_tokens>512</max_tokens><input_tokens>12</input_tokens><secret>the plan</secret>",
+    "a=1&b=2; c=3&d=4;",
+    "ctx=" + base64.b64encode(json.dumps({"user": "bob", "input_tokens": 12}).encode()).decode(),
 ]
 
 
@@ -260,7 +301,7 @@ def test_ordinary_encoded_text_passes_unchanged(text: str) -> None:
 @given(
     st.text(max_size=40),
     st.sampled_from(sorted(fakes().values())),
-    st.sampled_from(["url", "json", "both"]),
+    st.sampled_from(["url", "json", "both", "html", "html_numeric", "base64_json"]),
     st.text(max_size=40),
 )
 def test_any_secret_url_encoded_or_json_escaped_leaves_nothing_of_itself(
@@ -271,10 +312,19 @@ def test_any_secret_url_encoded_or_json_escaped_leaves_nothing_of_itself(
         shown = urllib.parse.quote(shown, safe="")
     if how in ("json", "both"):
         shown = json.dumps(shown)[1:-1]
+    if how.startswith("html"):  # a JSON body quoted in an error page
+        shown = html.escape(json.dumps({"api_key": secret}))
+        if how == "html_numeric":
+            shown = "".join(f"&#{ord(c)};" if c in ':"/' else c for c in json.dumps([secret]))
+    if how == "base64_json":  # a credentials blob passed as one string
+        shown = " " + base64.b64encode(json.dumps({"auth": {"api_key": secret}}).encode()).decode()
     out = Scrubber().text(before + shown + after)
     assert "[REDACTED:" in out
     body = urllib.parse.quote(secret, safe="")
-    for piece in {secret, body, json.dumps(body)[1:-1], json.dumps(secret)[1:-1]}:
+    pieces = {secret, body, json.dumps(body)[1:-1], json.dumps(secret)[1:-1]}
+    if how == "base64_json":
+        pieces.add(shown.strip()[24:])  # the token's part that holds the secret's bytes
+    for piece in pieces:
         assert piece[:24] not in out or piece[:24] in before + after
 
 
@@ -411,6 +461,9 @@ HOSTILE = [
     # encoded: every character an escape, escapes that decode to anchors, to more escapes
     "%41", "%3D", "%25", "%2525", "%", "\\", "\\\\", "\\u0073k-", "\\\"", "password%3D",
     "https%3A%2F%2Fa%3A", "%3A%2F%2F%3A", "\\\"api_key\\\": \\\"", "\\x3d", "://a%3A",
+    # HTML character references, XML elements, base64 JSON (one token, or many)
+    "&quot;", "&#58;", "&#x3a;", "&amp;", "&nbsp;", "&lt;password&gt;", "<password>", "<token>a1 ",
+    "eyJhcGlfa2V5Ijoi", "eyJhcGlfa2V5Ijoi ", "eyJ" + "A" * 12 + " ",
 ]  # fmt: skip
 
 

@@ -8,12 +8,11 @@ weakly (a fork never keeps it alive) and a failure there is logged, not raised i
 
 from __future__ import annotations
 
-import logging
 import os
 import weakref
 from collections.abc import Callable
 
-_log = logging.getLogger("agent_otel")
+from agent_otel._guard import logger as _log
 
 
 def in_forked_child(method: Callable[[], object]) -> None:

@@ -8,7 +8,6 @@ runs. Disable it with ``OTEL_PYTHON_DISABLED_INSTRUMENTATIONS=agent_otel``.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Collection, Iterable
 from typing import Any
 
@@ -16,6 +15,7 @@ from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-de
     BaseInstrumentor,
 )
 
+from agent_otel._guard import logger as _log
 from agent_otel._plain import items_of
 from agent_otel.recording._hints import did_you_mean
 from agent_otel.recording._options import OPTION_NAMES
@@ -24,7 +24,6 @@ from ._instrument import instrument, uninstrument
 
 __all__ = ["AgentInstrumentor"]
 
-_log = logging.getLogger("agent_otel")
 _INSTRUMENTOR_KEYS = frozenset({"base_classes"})  # its own, beside the options
 
 

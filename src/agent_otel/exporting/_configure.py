@@ -6,7 +6,6 @@ single place that builds SDK providers and (optionally) installs them globally.
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -57,7 +56,6 @@ __all__ = [
     "histogram_views",
 ]
 
-_log = logging.getLogger("agent_otel")
 
 _BUCKETS: tuple[tuple[str, Sequence[float]], ...] = (
     *(

@@ -6,7 +6,6 @@ ends (rendered by ``render_tree``); a token and cost summary per model follows a
 
 from __future__ import annotations
 
-import logging
 import os
 import shutil
 import sys
@@ -21,6 +20,7 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from agent_otel import _attributes as A
 from agent_otel._fork import in_forked_child
+from agent_otel._guard import logger as _log
 from agent_otel.exporting._render import format_duration, render_tree
 from agent_otel.exporting._summary import (
     ModelUsage,
@@ -39,8 +39,6 @@ __all__ = [
     "render_token_summary",
     "render_tree",
 ]
-
-_log = logging.getLogger("agent_otel")
 
 
 class ConsoleTreeExporter(SpanExporter):

@@ -12,7 +12,6 @@ exporter reads by itself (headers, compression, certificates, sampler) is left t
 
 from __future__ import annotations
 
-import logging
 import math
 import os
 from collections.abc import Mapping
@@ -20,8 +19,7 @@ from typing import Final, Literal
 from urllib.parse import urlsplit
 
 from agent_otel._guard import warn_once
-
-_log = logging.getLogger("agent_otel")
+from agent_otel.scrubbing._scrubber import DEFAULT
 
 Protocol = Literal["grpc", "http/protobuf"]
 Signal = Literal["traces", "metrics", "logs"]
@@ -213,8 +211,9 @@ def check_endpoint_argument(endpoint: str, protocol: str | None) -> None:
     resolved = resolve_protocol("traces", protocol)
     problem = endpoint_problem(endpoint, resolved)
     if problem is not None:
+        shown = DEFAULT.text(endpoint)  # the message may be logged: no user:token@ in it
         raise ValueError(
-            f"endpoint={endpoint!r} is not an OTLP endpoint ({problem}); "
+            f"endpoint={shown!r} is not an OTLP endpoint ({problem}); "
             f"pass a URL such as {endpoint_example(resolved)!r}"
         )
     hint_port("endpoint", endpoint, resolved, f"protocol={_other(resolved)!r}")

@@ -17,10 +17,10 @@ from opentelemetry.sdk._logs.export import LogRecordExporter as LogExporter
 from opentelemetry.sdk.metrics.export import MetricExporter, MetricReader
 from opentelemetry.sdk.trace.export import SpanExporter
 
+from agent_otel._guard import logger as _log
+from agent_otel._guard import scrub_logs
 from agent_otel.exporting import _env
 from agent_otel.exporting._split import SizeBoundLogExporter
-
-_log = logging.getLogger("agent_otel")
 
 DEFAULT_EXPORT_TIMEOUT_S = 5.0
 """Per-request OTLP timeout when neither ``timeout=`` nor ``OTEL_EXPORTER_OTLP_*TIMEOUT`` is set:
@@ -53,6 +53,8 @@ _SDK_EXPORTER_LOGGERS = (
     "opentelemetry.exporter.otlp.proto.http.metric_exporter",
     "opentelemetry.exporter.otlp.proto.http._log_exporter",
     "opentelemetry.exporter.otlp.proto.grpc.exporter",
+    "opentelemetry.exporter.otlp.common.http",
+    "opentelemetry.util.re",  # a malformed OTEL_EXPORTER_OTLP_HEADERS entry, quoted whole
 )
 
 
@@ -76,11 +78,14 @@ class _RetryOnce(logging.Filter):
 
 
 def quiet_retries() -> None:
-    """Install the once-only filter on the SDK exporters' loggers (idempotent)."""
+    """Install the once-only filter on the SDK exporters' loggers, then the scrubbing one
+    (their lines quote the endpoint, with any ``user:token@`` in it, and a failed request's
+    response body, where a proxy may echo the Authorization header). Idempotent."""
     for name in _SDK_EXPORTER_LOGGERS:
         logger = logging.getLogger(name)
         if not any(isinstance(f, _RetryOnce) for f in logger.filters):
-            logger.addFilter(_RetryOnce())
+            logger.addFilter(_RetryOnce())  # first: it reads the record's template
+        scrub_logs(name)
 
 
 def _http_url(endpoint: str, path: str) -> str:

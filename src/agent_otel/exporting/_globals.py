@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -12,9 +11,10 @@ from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.trace import TracerProvider
 
+from agent_otel._guard import logger as _log
+
 __all__ = ["set_globals"]
 
-_log = logging.getLogger("agent_otel")
 _installed: weakref.WeakSet[object] = weakref.WeakSet()
 """The tracer providers configure() made global: another configure() finds one there."""
 

@@ -10,12 +10,11 @@ While loss happens a warning with running totals is logged at most every ``log_i
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections.abc import Callable
 
-_log = logging.getLogger("agent_otel")
+from agent_otel._guard import logger as _log
 
 QUEUE_FULL = "queue_full"
 EXPORT_FAILED = "export_failed"

@@ -32,7 +32,6 @@
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import signal
 import threading
@@ -41,11 +40,11 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from agent_otel._fork import in_forked_child
+from agent_otel._guard import logger as _log
 
 if TYPE_CHECKING:
     from agent_otel.exporting._telemetry import Telemetry
 
-_log = logging.getLogger("agent_otel")
 
 FATAL_SIGNALS = tuple(
     getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)

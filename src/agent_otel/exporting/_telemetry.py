@@ -9,7 +9,6 @@ retry back-off, and the call returns. Nothing here ever raises into the applicat
 from __future__ import annotations
 
 import atexit
-import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -20,12 +19,11 @@ from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.trace import TracerProvider
 
 from agent_otel._fork import in_forked_child
+from agent_otel._guard import logger as _log
 from agent_otel.exporting._console import ConsoleTreeExporter
 from agent_otel.exporting._loss import SpanLoss
 from agent_otel.exporting._process import ProcessHooks, forget_parents_metrics
 from agent_otel.recording._open import end_open_runs, manage, unmanage
-
-_log = logging.getLogger("agent_otel")
 
 
 class Telemetry:

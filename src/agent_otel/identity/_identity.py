@@ -20,6 +20,7 @@ from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
 from agent_otel._plain import text_of
+from agent_otel.scrubbing._scrubber import DEFAULT
 
 _KEY = otel_context.create_key("agent_otel.run_identity")
 _FIELDS = (
@@ -102,12 +103,16 @@ def run_identity(
 
 
 def identity_to_baggage(context: Context | None) -> Context:
-    """``context`` with its run ids as baggage entries, for a carrier only."""
+    """``context`` with its run ids as baggage entries, for a carrier only. The ids leave the
+    process there: each is scrubbed by the default scrubber first (a session id that is a
+    bearer token or JWT goes as its marker, as the spans record it)."""
     identity = identity_of(context)
     if identity is None:
         return context if context is not None else otel_context.get_current()
     out = context
     for key, value in identity.attributes().items():
+        if isinstance(value, str):
+            value = DEFAULT.text(value)
         if isinstance(value, str) and not value.isascii():  # W3C baggage is UTF-8: a lone
             value = value.encode("utf-8", "replace").decode("utf-8")  # surrogate as ?
         out = baggage.set_baggage(key, value, out)

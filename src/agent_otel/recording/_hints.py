@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import difflib
 import functools
-import logging
 from collections.abc import Callable, Collection
 from typing import ParamSpec, TypeVar, cast
 
 from opentelemetry import trace
 from opentelemetry.trace import ProxyTracer, Tracer
+
+from agent_otel._guard import logger as _log
 
 __all__ = [
     "PROVIDERS",
@@ -29,7 +30,6 @@ __all__ = [
 P = ParamSpec("P")
 R = TypeVar("R")
 
-_log = logging.getLogger("agent_otel")
 _told: list[bool] = []
 _untraced: set[tuple[str, str]] = set()  # (class, what): told once each
 

@@ -22,14 +22,13 @@ from __future__ import annotations
 
 import atexit
 import itertools
-import logging
 import os
 from collections.abc import Callable
 from contextlib import suppress
 from typing import Any
 
 from agent_otel import _attributes as A
-from agent_otel._guard import report
+from agent_otel._guard import logger, report
 
 from . import _pending
 
@@ -96,7 +95,7 @@ def _at_exit() -> None:
     managed = list(_MANAGED)
     ended = end_open_runs(lambda span: not any(belongs(span) for belongs in managed))
     if ended:
-        logging.getLogger("agent_otel").warning(
+        logger.warning(
             "agent-otel: %d run(s) still open at interpreter exit were ended "
             "(agent_otel.end_reason=shutdown)",
             ended,

@@ -8,15 +8,14 @@ fields and never branches on a mode. ``OTEL_SEMCONV_STABILITY_OPT_IN`` is not re
 
 from __future__ import annotations
 
-import logging
 import os
 
 from agent_otel import _attributes as A
+from agent_otel._guard import logger as _log
 
 __all__ = ["ENV_VAR", "check_semconv", "conventions_for", "set_default_semconv"]
 
 ENV_VAR = "AGENT_OTEL_SEMCONV"
-_log = logging.getLogger("agent_otel")
 _default: list[str | None] = [None]  # configure()'s choice (None: not chosen)
 _told: set[str] = set()
 

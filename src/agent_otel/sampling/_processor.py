@@ -10,7 +10,6 @@ so they count every run.
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Mapping
 
@@ -20,11 +19,11 @@ from opentelemetry.trace import StatusCode
 
 from agent_otel import _attributes as A
 from agent_otel._fork import in_forked_child
+from agent_otel._guard import logger as _log
 
 from ._policy import SamplerStats, TailSamplingPolicy
 from ._size import span_size
 
-_log = logging.getLogger("agent_otel")
 _RATIO_BITS = (1 << 64) - 1
 _RUN_PREFIX = A.OP_INVOKE_AGENT
 

@@ -239,6 +239,17 @@ BUILT_IN: tuple[Detector, ...] = (
         credential_like,
         lower=True,
     ),
+    Detector(
+        "key_value",
+        # an XML element (a SOAP fault, an XML config, HTML-escaped in an error page:
+        # &lt;password&gt;, read decoded): <db_password>value</db_password>, one word
+        _rx(
+            rf"<[a-z0-9_:.-]{{0,40}}?(?:{_KEY_WORDS})>\s{{0,3}}(?!\[redacted:)"
+            r"(?P<secret>[^<>\s]{3,512})\s{0,3}</"
+        ),
+        ("pass", "pwd", "secret", "key", "token", "credential", "cookie"),
+        lower=True,
+    ),
 )
 
 _SEGMENT = re.compile(r"[A-Za-z0-9_-]*")

@@ -7,8 +7,11 @@ JSON text embedded in another JSON string (``\\"api_key\\": \\"...\\"``), JSON's
 decoded character came from, so a secret found there is redacted as the encoded characters
 it was decoded from.
 
-Decoded: ``%XX`` (any two hex digits), ``\\uXXXX``, ``\\xXX`` and the one-character escapes
-``\\\\ \\/ \\" \\' \\b \\f \\n \\r \\t``. A view is decoded again while it still holds escapes
+Decoded: ``%XX`` (any two hex digits), ``\\uXXXX``, ``\\xXX``, the one-character escapes
+``\\\\ \\/ \\" \\' \\b \\f \\n \\r \\t``, and HTML/XML character references (an error
+page or an XML body quoting JSON or a URL): ``&#NN;``, ``&#xHH;`` and the named ones of
+punctuation a credential's label or URL is written with (``&quot; &amp; &lt; &gt; &apos;
+&colon; &sol; &equals; &commat;``...). A view is decoded again while it still holds escapes
 (``%253D``, ``\\\\\\"``), at most :data:`ROUNDS` times. Each round is one regular-expression
 pass and a list of its escapes (a match is mapped back by bisection): linear. A text with no
 ``%`` and no backslash has no view.
@@ -16,14 +19,26 @@ pass and a list of its escapes (a match is mapped back by bisection): linear. A 
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from bisect import bisect_right
 
 ROUNDS = 3
 """Decodings at most: a URL encoded twice in a JSON string escaped once is three."""
 
-_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})|\\(?:u([0-9A-Fa-f]{4})|x([0-9A-Fa-f]{2})|([\\/\"'bfnrt]))")
+_ESCAPE = re.compile(
+    r"%([0-9A-Fa-f]{2})|\\(?:u([0-9A-Fa-f]{4})|x([0-9A-Fa-f]{2})|([\\/\"'bfnrt]))"
+    r"|&(?:#([0-9]{1,7})|#[xX]([0-9A-Fa-f]{1,6})|([A-Za-z]{2,6}));"
+)
 _SIMPLE = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+_NAMED = {  # HTML's named references of ASCII punctuation (a name not here stays as it is)
+    "quot": '"', "amp": "&", "lt": "<", "gt": ">", "apos": "'", "colon": ":", "sol": "/",
+    "equals": "=", "commat": "@", "lowbar": "_", "bsol": "\\", "num": "#", "percnt": "%",
+    "quest": "?", "period": ".", "comma": ",", "semi": ";", "excl": "!", "plus": "+",
+    "dollar": "$", "ast": "*", "lpar": "(", "rpar": ")", "lsqb": "[", "rsqb": "]",
+    "lcub": "{", "rcub": "}", "vert": "|", "grave": "`", "hat": "^", "tilde": "~",
+}  # fmt: skip
 
 
 class View:
@@ -69,8 +84,8 @@ class View:
 
 
 def may_hold(text: str) -> bool:
-    """Whether ``text`` may hold an escape: the one check a text without any pays."""
-    return "%" in text or "\\" in text
+    """Whether ``text`` may hold an escape: the checks a text without any pays."""
+    return "%" in text or "\\" in text or ("&" in text and ";" in text)
 
 
 def views(text: str) -> list[View]:
@@ -98,13 +113,12 @@ def _decode(text: str, parent: View | None) -> View | None:
     kept = length = 0
     for found in _ESCAPE.finditer(text):
         start, end = found.span()
+        character = _character(*found.groups())
+        if character is None:  # &nbsp; and the like: read as they are
+            continue
         parts.append(text[kept:start])
         length += start - kept
-        hex_byte, unicode, hex_char, simple = found.groups()
-        if simple is not None:
-            parts.append(_SIMPLE.get(simple, simple))
-        else:
-            parts.append(chr(int(hex_byte or unicode or hex_char, 16)))
+        parts.append(character)
         positions.append(length)
         starts.append(start)
         ends.append(end)
@@ -114,3 +128,44 @@ def _decode(text: str, parent: View | None) -> View | None:
         return None
     parts.append(text[kept:])
     return View("".join(parts), positions, starts, ends, parent)
+
+
+def _character(
+    hex_byte: str | None,
+    unicode: str | None,
+    hex_char: str | None,
+    simple: str | None,
+    decimal: str | None,
+    hex_ref: str | None,
+    name: str | None,
+) -> str | None:
+    """The character an escape stands for (one of the arguments is set: the regex's groups);
+    None for a named reference this module does not read."""
+    if name is not None:
+        return _NAMED.get(name.lower())
+    if simple is not None:
+        return _SIMPLE.get(simple, simple)
+    if decimal is not None or hex_ref is not None:
+        code = int(decimal, 10) if decimal is not None else int(hex_ref or "0", 16)
+        return chr(code) if code <= 0x10FFFF else "\ufffd"
+    return chr(int(hex_byte or unicode or hex_char or "0", 16))
+
+
+_BASE64_JSON = re.compile(r"eyJ[A-Za-z0-9+/_-]{12,}={0,2}")
+"""Base64 of a JSON object (``{"`` encodes as ``eyJ``), standard or URL-safe alphabet."""
+
+
+def base64_json(text: str) -> list[tuple[int, int, str]]:
+    """Each base64 token in ``text`` that decodes to JSON text (a config or credentials blob
+    passed as one string, a JWT's segments): (start, end, the decoded text). Read only when
+    ``text`` holds ``eyJ``; one regex pass and one decoding per token: linear."""
+    out: list[tuple[int, int, str]] = []
+    for found in _BASE64_JSON.finditer(text):
+        token = found.group().rstrip("=").replace("-", "+").replace("_", "/")
+        whole = len(token) - len(token) % 4  # text glued after it: read what decodes whole
+        try:
+            data = base64.b64decode(token[:whole], validate=True)
+        except (binascii.Error, ValueError):
+            continue
+        out.append((*found.span(), data.decode("utf-8", "replace")))
+    return out

@@ -10,7 +10,10 @@ replacement is told to ``found(detector)`` (the self-metric); the value never is
 A text holding ``%`` or a backslash is also scrubbed as it reads decoded (:mod:`._encoded`:
 percent-encoding, JSON and Python string escapes): a secret found there is replaced with the
 encoded characters it was decoded from, so ``password%3Dhunter2%21`` and ``\\"api_key\\":
-\\"...\\"`` lose their values too. A text with neither pays those two substring checks.
+\\"...\\"`` lose their values too. HTML character references are decoded
+the same way (``&quot;api_key&quot;``), and a base64 token of JSON (``eyJ...``) is read decoded:
+one in which a detector finds a credential is replaced whole. A text with none of ``%``, a
+backslash, ``&`` or ``eyJ`` pays those substring checks.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from typing import Any
 from agent_otel._plain import plain_value
 
 from ._detectors import BUILT_IN, Detector
-from ._encoded import may_hold, views
+from ._encoded import base64_json, may_hold, views
 from ._keys import is_secret_key, normalise
 
 Found = Callable[[str], None]
@@ -123,9 +126,11 @@ class Scrubber:
                 text = str(changed)
         return text
 
-    def _spans(self, text: str) -> list[tuple[int, int, str]]:
+    def _spans(self, text: str, decoded: bool = False) -> list[tuple[int, int, str]]:
         """Where the detectors whose anchors ``text`` holds find secrets in it: (start, end,
-        detector name)."""
+        detector name). A base64 token of JSON (``eyJ...``) in which they find one is
+        replaced whole, named by the first find (``decoded``: ``text`` is such a token's
+        JSON, not read for more)."""
         lowered = text.lower()
         if len(lowered) != len(text):  # a few non-ASCII letters lower to two characters
             lowered = text.translate(_ASCII_LOWER)
@@ -135,6 +140,11 @@ class Scrubber:
                 spans.extend((s, e, detector.name) for s, e in detector.spans(text, lowered))
         for detector in self._always:
             spans.extend((s, e, detector.name) for s, e in detector.spans(text, lowered))
+        if not decoded and "eyJ" in text:
+            for start, end, json_text in base64_json(text):
+                inner = self._spans(json_text, decoded=True)
+                if inner:
+                    spans.append((start, end, min(inner)[2]))
         return spans
 
     def value(self, value: Any, found: Found = _ignore) -> Any:

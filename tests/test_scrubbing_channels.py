@@ -1,0 +1,192 @@
+"""Credentials leave the process by no other channel than the spans, metrics and log events
+(``test_scrubbing_signals.py``): not in agent-otel's own log lines (warnings quoting a
+setting's value, the traceback of an internal error), not in the log lines of the SDK
+exporters ``configure()`` builds, not in the run ids a carrier sends to another process."""
+
+from __future__ import annotations
+
+import logging
+import urllib.parse
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agent_otel import (
+    Scrubber,
+    _guard,
+    configure,
+    extract_context,
+    inject_context,
+    run_identity,
+)
+from agent_otel.exporting import _env
+from agent_otel.exporting._exporters import quiet_retries
+from agent_otel.identity._identity import MAX_ID_LENGTH, identity_of
+from test_scrubbing import assert_scrubbed, context_fakes, fakes
+
+F = fakes()
+CF = context_fakes()
+SECRETS = {**{name: (secret, secret) for name, secret in F.items()}, **CF}
+"""Every detector's credential: name -> (a text holding it, the credential)."""
+PASSWORD = CF["url_credentials"][1].split(":", 1)[1]
+
+
+def logged(caplog: pytest.LogCaptureFixture) -> str:
+    """Everything the captured records say, as a handler prints them (traceback included)."""
+    return caplog.text + "\n".join(r.getMessage() for r in caplog.records)
+
+
+@pytest.fixture
+def told_afresh(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_guard, "_told", set())
+
+
+@pytest.mark.parametrize(
+    ("env", "why"),
+    [
+        ({"OTEL_EXPORTER_OTLP_ENDPOINT": f"https://ops:{PASSWORD}@collector:4317"}, "port"),
+        ({"OTEL_EXPORTER_OTLP_ENDPOINT": f"https://ops:{PASSWORD}@c:4318/v1/traces"}, "base"),
+        ({"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": f"c:4318/?api_key={PASSWORD}"}, "malformed"),
+    ],
+    ids=["other_port", "signal_path", "no_scheme"],
+)
+@pytest.mark.usefixtures("told_afresh")
+def test_a_warning_quoting_an_endpoint_never_quotes_its_credentials(
+    env: dict[str, str], why: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        _env.endpoint_configured("traces", {**env, "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"})
+        _env.base_endpoint("traces", "http/protobuf", env)
+    assert caplog.records, "the setting's problem is told"
+    assert_scrubbed(logged(caplog), PASSWORD)
+    assert "collector" in caplog.text or "c:4318" in caplog.text  # the rest still says where
+
+
+def test_a_malformed_endpoint_argument_raises_without_its_credentials() -> None:
+    with pytest.raises(ValueError, match="not an OTLP endpoint") as raised:
+        _env.check_endpoint_argument(f"ftp://ops:{PASSWORD}@collector", None)
+    assert_scrubbed(str(raised.value), PASSWORD)
+
+
+class Boom(RuntimeError):
+    pass
+
+
+@pytest.mark.internal_errors
+def test_an_internal_errors_traceback_is_logged_scrubbed(caplog: pytest.LogCaptureFixture) -> None:
+    """The exception being handled is another library's: its text may hold a credential
+    (a processor's connection string). The traceback is printed without it; the exception
+    object itself is not touched."""
+    error = Boom(f"cannot reach {CF['url_credentials'][0]} with {F['openai_api_key']}")
+    with caplog.at_level(logging.DEBUG, logger="agent_otel"):
+        for _ in range(2):  # loudly once, then at DEBUG: both scrubbed
+            try:
+                raise error
+            except Boom:
+                _guard.report("test channel site")
+    assert len(caplog.records) == 2
+    text = logged(caplog)
+    assert "Boom" in text and "test_scrubbing_channels.py" in text  # still a traceback
+    assert_scrubbed(text, CF["url_credentials"][1])
+    assert_scrubbed(text, F["openai_api_key"])
+    assert F["openai_api_key"] in str(error)  # the object is the agent's, unchanged
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    name=st.sampled_from(sorted(SECRETS)),
+    before=st.text(st.characters(codec="utf-8"), max_size=20).map(lambda s: s + " "),
+    after=st.text(st.characters(codec="utf-8"), max_size=20).map(lambda s: " " + s),
+    as_exception=st.booleans(),
+)
+def test_any_credential_in_any_agent_otel_log_line_is_replaced(
+    name: str, before: str, after: str, as_exception: bool
+) -> None:
+    """Whatever a line quotes (an argument, a value's repr, an exception's text), every
+    handler gets it scrubbed: here a handler of our own, at DEBUG, on the root logger."""
+    text, secret = SECRETS[name]
+    lines: list[str] = []
+    handler = logging.StreamHandler()
+    handler.emit = lambda record: lines.append(handler.format(record))  # type: ignore[method-assign]
+    root, logger = logging.getLogger(), logging.getLogger("agent_otel")
+    root.addHandler(handler)
+    level = logger.level
+    logger.setLevel(logging.DEBUG)
+    try:
+        if as_exception:
+            try:
+                raise Boom(before + text + after)
+            except Boom:
+                logger.debug("agent-otel: the value %r failed", "x", exc_info=True)
+        else:
+            logger.debug("agent-otel: %s=%r is not valid", "SETTING", before + text + after)
+    finally:
+        root.removeHandler(handler)
+        logger.setLevel(level)
+    [line] = lines
+    assert_scrubbed(line, secret)
+
+
+def test_the_sdk_exporters_log_lines_are_scrubbed_once_configure_builds_them(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An OTLP exporter's failure quotes its endpoint and the response's body, where a proxy
+    may echo the request's Authorization header."""
+    bearer = CF["authorization_header"][1]
+    quiet_retries()
+    with caplog.at_level(logging.ERROR, logger="opentelemetry.exporter.otlp.common.http"):
+        logging.getLogger("opentelemetry.exporter.otlp.common.http").error(
+            "Failed to export %s batch code: %s, reason: %s",
+            "span",
+            401,
+            f'{{"error": "bad token", "echo": "Authorization: Bearer {bearer}"}}',
+        )
+        logging.getLogger("opentelemetry.exporter.otlp.proto.grpc.exporter").error(
+            "Failed to export %s to %s, error code: %s",
+            "traces",
+            f"https://ops:{PASSWORD}@c:4317",
+            16,
+        )
+    assert len(caplog.records) == 2
+    assert_scrubbed(logged(caplog), bearer)
+    assert_scrubbed(logged(caplog), PASSWORD)
+    assert "401" in caplog.text
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    name=st.sampled_from(sorted(name for name, (text, _) in SECRETS.items() if len(text) < 200)),
+    field=st.sampled_from(["session_id", "user_id", "conversation_id"]),
+    before=st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=8),
+)
+def test_a_carrier_sends_the_run_ids_scrubbed_as_the_spans_record_them(
+    name: str, field: str, before: str
+) -> None:
+    """``inject_context()`` puts the run ids in the carrier's baggage, which leaves the process
+    (a queue message, a workflow's stored history): a session id that is a token goes as its
+    marker, and the other side reads back the id the local spans show."""
+    text, secret = SECRETS[name]
+    value = f"{before.strip()}-{text}"
+    with run_identity(**{field: value}):
+        carrier = inject_context()
+    sent = urllib.parse.unquote_plus(carrier["baggage"])
+    assert_scrubbed(sent, secret)
+    received = identity_of(extract_context(carrier))
+    assert received is not None
+    assert getattr(received, field) == Scrubber().text(value)[:MAX_ID_LENGTH]
+
+
+def test_a_malformed_headers_variable_is_told_without_its_credentials(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``OTEL_EXPORTER_OTLP_HEADERS`` written as a request shows it (``name: value``, not
+    ``name=value``): the SDK exporter that configure() builds warns, quoting the entry."""
+    bearer = CF["authorization_header"][1]
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", f"Authorization: Bearer {bearer}")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://localhost:4318")
+    with caplog.at_level(logging.WARNING):
+        handle = configure("channels", set_global=False)
+    handle.shutdown()
+    assert any("Header format invalid" in r.getMessage() for r in caplog.records)
+    assert_scrubbed(logged(caplog), bearer)
