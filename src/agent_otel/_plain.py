@@ -23,6 +23,40 @@ attribute value nested past :data:`MAX_DEPTH` (or a cycle), which becomes the ma
 _KEY_TYPES = (int, float, bool, type(None))  # keys that are not strings but have a plain text
 
 
+def a_kind(value: object) -> str:
+    """What ``value`` is, for a message: ``an int``, ``a Tracer``, ``the class Agent``; ``an
+    object`` when it cannot say (a ``__class__`` or a metaclass's ``__name__`` that raises)."""
+    try:
+        if issubclass(type(value), type):  # (type() never reads its __class__)
+            return f"the class {value.__name__}"  # type: ignore[attr-defined]
+        name = str(type(value).__name__)
+    except Exception:
+        return "an object"
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+
+
+def shown(value: object, limit: int = 64) -> str:
+    """``value`` for an error message, within a line and never by its own methods: a string
+    (a subclass as the ``str`` it is) or a number as its ``repr``, cut to ``limit``
+    characters; ``None``, ``True`` and ``False`` by name; anything else by :func:`a_kind`
+    (its ``repr`` could raise, or be a megabyte)."""
+    if value is None or value is True or value is False:
+        return str(value)
+    try:
+        if isinstance(value, str):
+            text = str.__str__(value)
+            return repr(text if len(text) <= limit else text[: limit - 1] + "\u2026")
+        if isinstance(value, int):
+            text = int.__repr__(value)
+        elif isinstance(value, float):
+            text = float.__repr__(value)
+        else:
+            return a_kind(value)
+    except Exception:  # a __class__ that raises; an int too long to print
+        return a_kind(value)
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
 def plain(value: Any) -> Any:
     """``value``, a ``str`` subclass as the ``str`` it is; anything else as it is."""
     if type(value) is not str and isinstance(value, str):

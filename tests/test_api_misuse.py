@@ -1,0 +1,160 @@
+"""Every public entry point under misuse: a wrong or hostile argument is a ``TypeError`` or
+``ValueError`` at the call that names the argument (never an ``AttributeError`` from deep
+inside, a ``RuntimeError`` from the value's own methods, or a run that loses its spans), and a
+hostile value met while the agent runs gets its defined repair, counted, and never reaches it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from agent_contract.examples import ScriptedAgent
+from agent_contract.protocol import LLMCallEnd, LLMCallStart, TextDelta, Usage
+from agent_otel import ContentCapture, instrument, otel_wrapper
+from agent_otel.testing import InMemoryTelemetry, run_script
+from hostile_types import (
+    BadHash,
+    HostileStr,
+    LyingDict,
+    LyingFloat,
+    LyingInt,
+    LyingList,
+    LyingStr,
+    NoStr,
+)
+
+EVENTS = [
+    LLMCallStart(model="gpt-4o-mini", provider="openai"),
+    TextDelta(text="hi"),
+    Usage(input_tokens=3, output_tokens=2),
+    LLMCallEnd(model="gpt-4o-mini", finish_reason="stop"),
+]
+
+# Values no option of any kind takes: each raises its own methods, lies about its type, or is
+# of a type no option has. (A str subclass is a str: text options take it, as the str it is.)
+HOSTILE: dict[str, Any] = {
+    "its str raises": NoStr(),
+    "its hash raises": BadHash(),
+    "an int subclass whose methods raise": LyingInt(3),
+    "a float subclass whose methods raise": LyingFloat(1.0),
+    "a dict subclass whose methods raise": LyingDict(a=1),
+    "a list subclass whose methods raise": LyingList([1]),
+    "bytes": b"x",
+    "an object": object(),
+}
+NUMBERS: dict[str, Any] = {"nan": math.nan, "inf": math.inf, "-5": -5, "10**30": 10**30}
+TEXTS = ("agent_name", "agent_id", "conversation_id", "session_id", "user_id", "provider")
+FLAGS = ("stand_down_providers", "step_spans", "chunk_metric", "activate_context")
+
+
+def _cases(names: tuple[str, ...], values: dict[str, Any]) -> list[Any]:
+    return [pytest.param(n, v, id=f"{n}={label}") for n in names for (label, v) in values.items()]
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    _cases(TEXTS, {**HOSTILE, **NUMBERS, "a dict": {"a": NoStr()}, "True": True})
+    + _cases(FLAGS, {**HOSTILE, "a str subclass": LyingStr("no"), "None": None, "'no'": "no"})
+    + _cases(("prices", "scrub"), {**HOSTILE, "a str": "abc", "a str sub": LyingStr("x")})
+    + _cases(("attributes",), {"its str raises": NoStr(), "a str": "abc", "a list": [1]})
+    + [pytest.param("prices", {"gpt-4o": 1.0}, id="prices=a dict of prices")],
+)
+def test_an_option_of_the_wrong_type_is_a_type_error_naming_it(option: str, value: Any) -> None:
+    """At configuration, for ``otel_wrapper()`` and ``instrument()`` alike: before, a text
+    option of another type cost the run its agent span (or all its spans) at every run, a
+    flag whose ``bool()`` raises reached the consumer, and ``prices=`` of anything but a
+    ``PriceTable`` was an internal error at every call's end."""
+    with pytest.raises(TypeError, match=rf"otel_wrapper\({option}=\.\.\.\) takes") as caught:
+        otel_wrapper(**{option: value})
+    assert len(str(caught.value)) < 400
+    with pytest.raises(TypeError, match=rf"instrument\({option}=\.\.\.\) takes"):
+        instrument(ScriptedAgent(EVENTS), **{option: value})
+
+
+@pytest.mark.parametrize(
+    "name", [NoStr(), 5, b"greeter", ["greeter"]], ids=["NoStr", "int", "bytes", "list"]
+)
+def test_instrument_name_of_another_type_is_a_type_error(name: Any) -> None:
+    """``instrument(name=5)`` named the run by the class, silently."""
+    with pytest.raises(TypeError, match=r"instrument\(name=\.\.\.\) takes a str or None"):
+        instrument(ScriptedAgent(EVENTS), name=name)
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("semconv", NoStr(), r"semconv=a NoStr: expected one of"),
+        ("semconv", LyingStr("head"), None),  # the str it is: a mode
+        ("pending_spans", LyingInt(5), None),  # the int it is: 5 seconds
+        ("pending_spans", LyingFloat(0.5), r"pending_spans must be .* not 0\.5$"),
+        ("pending_spans", {"a": NoStr()}, r"not a dict$"),
+        ("pending_spans", 10**400, r"not 1000.*\u2026$"),
+        ("capture_content", LyingStr("span_only"), None),
+    ],
+    ids=lambda v: str.__str__(v)[:20] if isinstance(v, str) else type(v).__name__,
+)
+def test_a_hostile_value_is_told_without_running_its_own_methods(
+    option: str, value: Any, message: str | None, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """The message shows the value by the plain text it is, or by its type: before, its own
+    ``__repr__``, ``__eq__`` or comparisons ran, and raised instead of the ``ValueError``."""
+    if message is None:
+        otel_telemetry.wrapper(**{option: value})
+        return
+    with pytest.raises(ValueError, match=message):
+        otel_telemetry.wrapper(**{option: value})
+
+
+@pytest.mark.parametrize(
+    "value",
+    [NoStr(), [NoStr()], {"k": NoStr()}, {1, 2}, object()],
+    ids=["NoStr", "in a list", "in a map", "a set", "an object"],
+)
+async def test_an_attribute_value_of_no_attribute_type_is_dropped_and_counted(
+    value: Any, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """An ``attributes`` value the attribute model has no type for: the SDK called its
+    ``str()``, and one that raised cost the run its agent span. It is dropped and counted."""
+    await run_script(otel_telemetry, EVENTS, attributes={"team": "core", "odd": value})
+    root = otel_telemetry.span("invoke_agent")
+    attributes = dict(root.attributes or {})
+    assert attributes["team"] == "core"
+    assert "odd" not in attributes
+    assert attributes["agent_otel.anomaly.kinds"] == ("unsupported_value",)
+    assert [s.name for s in otel_telemetry.spans()][-1] == "invoke_agent"
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "error"),
+    [
+        ("history", HostileStr("old"), ValueError),
+        ("history", NoStr(), ValueError),
+        ("max_bytes", LyingStr("5"), TypeError),
+        ("max_run_bytes", LyingInt(-5), ValueError),
+        ("max_run_bytes", NoStr(), ValueError),
+    ],
+    ids=lambda v: v if type(v) is str else type(v).__name__,
+)
+def test_content_capture_tells_a_hostile_setting_by_its_name(
+    field: str, value: Any, error: type[Exception]
+) -> None:
+    """Before, the value's own ``__eq__``, comparisons or ``__repr__`` ran in the check and
+    raised ``RuntimeError`` instead of the error naming the setting."""
+    with pytest.raises(error, match=rf"ContentCapture\({field}=\.\.\.\)"):
+        ContentCapture(**{field: value})
+
+
+def test_content_capture_reads_its_settings_as_the_plain_values_they_are() -> None:
+    capture = ContentCapture(
+        history=HostileStr("new"),  # type: ignore[arg-type]
+        max_bytes=LyingInt(5),
+        max_run_bytes=LyingInt(50),
+    )
+    assert (capture.history, capture.max_bytes, capture.max_run_bytes) == ("new", 5, 50)
+    assert {type(capture.history), type(capture.max_bytes), type(capture.max_run_bytes)} == {
+        str,
+        int,
+    }
