@@ -7,13 +7,14 @@ hostile value met while the agent runs gets its defined repair, counted, and nev
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any
 
 import pytest
 
 from agent_contract.examples import ScriptedAgent
 from agent_contract.protocol import LLMCallEnd, LLMCallStart, TextDelta, Usage
-from agent_otel import ContentCapture, instrument, otel_wrapper
+from agent_otel import ContentCapture, ModelPrice, PriceTable, instrument, otel_wrapper
 from agent_otel.testing import InMemoryTelemetry, run_script
 from hostile_types import (
     BadHash,
@@ -21,6 +22,7 @@ from hostile_types import (
     LyingDict,
     LyingFloat,
     LyingInt,
+    LyingKey,
     LyingList,
     LyingStr,
     NoStr,
@@ -158,3 +160,61 @@ def test_content_capture_reads_its_settings_as_the_plain_values_they_are() -> No
         str,
         int,
     }
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "error"),
+    [
+        *[(f, v, TypeError) for f in ("input", "cache_read") for v in ("1.0", b"1", True)],
+        ("output", None, TypeError),
+        *[(f, v, ValueError) for f in ("output", "reasoning") for v in (-1, math.nan, math.inf)],
+        ("input", NoStr(), TypeError),
+        ("cache_write", 10**400, ValueError),
+    ],
+    ids=lambda v: v if type(v) is str else type(v).__name__,
+)
+def test_a_price_no_cost_can_be_made_of_is_told_at_once(
+    field: str, value: Any, error: type[Exception]
+) -> None:
+    """Before, any value was taken: a str or None was an internal error at every call's end
+    (the cost lost), a negative or NaN price a negative or NaN cost on every span and in the
+    cost counter."""
+    prices = {"input": 1.0, "output": 2.0, field: value}
+    with pytest.raises(error, match=rf"ModelPrice\({field}=\.\.\.\) must be"):
+        ModelPrice(**prices)
+
+
+def test_a_price_is_kept_as_the_plain_number_it_is() -> None:
+    price = ModelPrice(input=LyingInt(3), output=LyingFloat(1.5), cache_read=Fraction(1, 2))
+    assert (price.input, price.output, price.cache_read) == (3.0, 1.5, 0.5)
+    assert {type(price.input), type(price.output), type(price.cache_read)} == {float}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (({"gpt-4o": 2.5},), r"price of 'gpt-4o' must be a ModelPrice\(input=\.\.\., output="),
+        (({1: ModelPrice(1, 2)},), r"a model name must be a str, not 1"),
+        (("gpt-4o",), r"PriceTable\(prices=\.\.\.\) takes a mapping .*, not 'gpt-4o'"),
+        ((None,), r"PriceTable\(prices=\.\.\.\) takes a mapping"),
+        (({}, 5), r"PriceTable\(currency=\.\.\.\) must be a str, not 5"),
+        (({}, "USD", NoStr()), r"PriceTable\(source=\.\.\.\) must be a str, not a NoStr"),
+    ],
+)
+def test_a_price_table_of_the_wrong_shape_is_a_type_error_naming_it(
+    arguments: tuple[Any, ...], message: str
+) -> None:
+    """Before: ``AttributeError: 'str' object has no attribute 'items'`` for a table that is
+    no mapping, ``... 'int' object has no attribute 'lower'`` for a model name that is no
+    ``str``, and a dict of floats was taken, then failed at every call's end."""
+    with pytest.raises(TypeError, match=message):
+        PriceTable(*arguments)
+
+
+async def test_a_price_table_of_hostile_subclasses_prices_a_run(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    table = PriceTable(LyingDict({LyingKey("gpt-4o-mini"): ModelPrice(1, 2)}), LyingStr("EUR"))
+    await run_script(otel_telemetry, EVENTS, prices=table)
+    chat = otel_telemetry.span("chat gpt-4o-mini")
+    assert (chat.attributes or {})["gen_ai.usage.cost.currency"] == "EUR"
