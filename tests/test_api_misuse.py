@@ -14,7 +14,14 @@ import pytest
 
 from agent_contract.examples import ScriptedAgent
 from agent_contract.protocol import LLMCallEnd, LLMCallStart, TextDelta, Usage
-from agent_otel import ContentCapture, ModelPrice, PriceTable, instrument, otel_wrapper
+from agent_otel import (
+    ContentCapture,
+    ModelPrice,
+    PriceTable,
+    Scrubber,
+    instrument,
+    otel_wrapper,
+)
 from agent_otel.testing import InMemoryTelemetry, run_script
 from hostile_types import (
     BadHash,
@@ -218,3 +225,83 @@ async def test_a_price_table_of_hostile_subclasses_prices_a_run(
     await run_script(otel_telemetry, EVENTS, prices=table)
     chat = otel_telemetry.span("chat gpt-4o-mini")
     assert (chat.attributes or {})["gen_ai.usage.cost.currency"] == "EUR"
+
+
+@pytest.mark.parametrize(
+    ("settings", "error", "message"),
+    [
+        (
+            {"keys": "pin_code"},
+            TypeError,
+            r"keys=\.\.\.\) takes a collection of names, such as \('pin_code',\)",
+        ),
+        ({"disable": "jwt"}, TypeError, r"disable=\.\.\.\) takes a collection of names"),
+        ({"keys": [NoStr()]}, TypeError, r"keys=\.\.\.\) takes str names, not a NoStr"),
+        ({"keys": 5}, TypeError, r"keys=\.\.\.\) takes a collection of names, not an int"),
+        ({"patterns": "sk-[a-z]+"}, TypeError, r"patterns=\.\.\.\) takes a mapping"),
+        ({"patterns": {"ticket": "("}}, ValueError, r"'ticket' does not compile"),
+        ({"patterns": {"ticket": 5}}, TypeError, r"'ticket' must be a str or re.Pattern, not 5"),
+        ({"patterns": {1: "x"}}, TypeError, r"a name must be a str, not 1"),
+        ({"callback": "redact"}, TypeError, r"callback=\.\.\.\) takes a callable"),
+    ],
+)
+def test_a_scrubber_setting_of_the_wrong_shape_is_told_where_it_is_built(
+    settings: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    """Before: ``keys="pin_code"`` made each letter a secret key (every value under a key
+    named ``p``, ``i``... redacted), a bad pattern raised ``re.error``, a pattern of another
+    type or a callback that is no callable failed at every string of every run."""
+    with pytest.raises(error, match=message):
+        Scrubber(**settings)
+
+
+def test_a_scrubber_reads_hostile_collections_as_the_names_they_hold() -> None:
+    scrubber = Scrubber(
+        keys=LyingList([LyingStr("pin_code")]),
+        disable=LyingDict({LyingKey("jwt"): 1}),
+        patterns=LyingDict({LyingKey("ticket"): LyingStr("TCK-[0-9]+")}),
+    )
+    assert (scrubber.keys, scrubber.disable, scrubber.patterns) == (
+        ("pin_code",),
+        ("jwt",),
+        {"ticket": "TCK-[0-9]+"},
+    )
+    assert scrubber.text("see TCK-123") == "see [REDACTED:ticket len=7]"
+
+
+def _raises(text: str) -> str:
+    raise RuntimeError("the user's callback failed")
+
+
+@pytest.mark.internal_errors
+@pytest.mark.parametrize(
+    "callback",
+    [_raises, lambda text: None, lambda text: 5, lambda text: text.encode()],
+    ids=["raises", "None", "an int", "bytes"],
+)
+async def test_a_scrub_callback_that_fails_fails_closed_and_costs_no_span(
+    callback: Any, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """Before, a callback that raised cost the run every span (the run's start failed), and
+    one returning no ``str`` exported its ``str()`` (``None``, ``5``). Every string it was
+    given is replaced by the ``callback`` marker instead, so nothing it may have been there to
+    hide is exported; the run is whole, the failure reported once."""
+    events = [LLMCallStart(model="m"), TextDelta(text="Project Falcon"), LLMCallEnd()]
+    got = await run_script(
+        otel_telemetry, events, agent_name="ops", scrub=Scrubber(callback=callback)
+    )
+    assert got == events
+    assert [s.name for s in otel_telemetry.spans()] == [
+        "[REDACTED:callback len=6]",
+        "[REDACTED:callback len=6]",
+        "[REDACTED:callback len=16]",
+    ]
+
+
+async def test_a_scrub_callback_returning_a_str_subclass_is_read_as_its_str(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """Before, its own ``__ne__`` ran against the text and raised: every span lost."""
+    scrub = Scrubber(callback=lambda text: LyingStr(text.replace("ops", "o**")))
+    await run_script(otel_telemetry, EVENTS, agent_name="ops", scrub=scrub)
+    assert otel_telemetry.span("invoke_agent o**").name == "invoke_agent o**"
