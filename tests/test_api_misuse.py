@@ -11,14 +11,20 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
+from opentelemetry import trace
+from opentelemetry.context import Context
 
 from agent_contract.examples import ScriptedAgent
 from agent_contract.protocol import LLMCallEnd, LLMCallStart, TextDelta, Usage
 from agent_otel import (
     ContentCapture,
+    ContinueTraceMiddleware,
     ModelPrice,
     PriceTable,
+    RemoteAgentCall,
     Scrubber,
+    extract_context,
+    inject_context,
     instrument,
     otel_wrapper,
 )
@@ -305,3 +311,81 @@ async def test_a_scrub_callback_returning_a_str_subclass_is_read_as_its_str(
     scrub = Scrubber(callback=lambda text: LyingStr(text.replace("ops", "o**")))
     await run_script(otel_telemetry, EVENTS, agent_name="ops", scrub=scrub)
     assert otel_telemetry.span("invoke_agent o**").name == "invoke_agent o**"
+
+
+@pytest.mark.parametrize(
+    "given",
+    [trace.INVALID_SPAN, {"traceparent": "00-1-2-01"}, "ctx", 5, NoStr(), LyingDict(a=1)],
+    ids=["a span", "a carrier", "a str", "an int", "NoStr", "LyingDict"],
+)
+def test_a_context_argument_of_another_type_is_a_type_error_saying_how_to_make_one(
+    given: Any, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """Before: ``AttributeError: ... has no attribute 'get'`` from the SDK (or the value's own
+    ``RuntimeError``); a span passed for its context is the usual slip."""
+    told = r"takes an OpenTelemetry Context or None, not .*: pass trace.set_span_in_context"
+    with pytest.raises(TypeError, match=r"inject_context\(context=\.\.\.\) " + told):
+        inject_context(given)
+    with pytest.raises(TypeError, match=r"extract_context\(context=\.\.\.\) " + told):
+        extract_context({}, given)
+    with pytest.raises(TypeError, match=r"RemoteAgentCall\(parent=\.\.\.\) " + told):
+        RemoteAgentCall("a", parent=given, tracer_provider=otel_telemetry.tracer_provider)
+    assert otel_telemetry.spans() == []
+
+
+@pytest.mark.parametrize(
+    "carrier",
+    [LyingStr("traceparent"), LyingKey("k"), b"traceparent", "traceparent"],
+    ids=["LyingStr", "LyingKey", "bytes", "str"],
+)
+def test_a_carrier_that_is_one_string_is_no_carrier(carrier: Any) -> None:
+    """Before, a ``str`` subclass carrier was iterated by its own ``__iter__`` (it raised)."""
+    assert extract_context(carrier) == Context()
+
+
+seen: list[int] = []
+
+
+async def _app(scope: Any, receive: Any, send: Any) -> None:
+    seen.append(trace.get_current_span().get_span_context().trace_id)
+
+
+PARENT = b"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+
+
+@pytest.mark.parametrize(
+    ("scope", "parented"),
+    [
+        ({"type": "http", "headers": LyingInt(3)}, False),
+        ({"type": "http", "headers": LyingStr("x")}, False),
+        ({"type": "http", "headers": [(b"traceparent", NoStr())]}, False),
+        ({"type": HostileStr("http"), "headers": [(b"traceparent", PARENT)]}, True),
+        (LyingDict(type="http"), False),
+        (None, False),
+        ("http", False),
+        (NoStr(), False),
+    ],
+    ids=[
+        "int headers",
+        "str headers",
+        "NoStr value",
+        "str sub type",
+        "LyingDict",
+        "None",
+        "a str",
+        "NoStr",
+    ],
+)
+@pytest.mark.internal_errors
+async def test_an_asgi_scope_of_any_shape_reaches_the_app(scope: Any, parented: bool) -> None:
+    """Before: ``bool()`` of the headers, ``==`` of the type and ``.get`` of the scope ran in
+    the middleware and raised into the request (``RuntimeError``, ``AttributeError``). The app
+    is called with the very scope it was given, a header it cannot read naming no parent."""
+    seen.clear()
+    await ContinueTraceMiddleware(_app)(scope, None, None)
+    expected = (
+        0x0AF7651916CD43DD8448EB211C80319C
+        if type(scope) is dict and "headers" in scope and type(scope["type"]) is HostileStr
+        else 0
+    )
+    assert seen == [expected]
