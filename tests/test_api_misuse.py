@@ -7,6 +7,7 @@ hostile value met while the agent runs gets its defined repair, counted, and nev
 from __future__ import annotations
 
 import math
+import uuid
 from fractions import Fraction
 from typing import Any
 
@@ -27,6 +28,7 @@ from agent_otel import (
     inject_context,
     instrument,
     otel_wrapper,
+    run_identity,
 )
 from agent_otel.testing import InMemoryTelemetry, run_script
 from hostile_types import (
@@ -61,7 +63,9 @@ HOSTILE: dict[str, Any] = {
     "an object": object(),
 }
 NUMBERS: dict[str, Any] = {"nan": math.nan, "inf": math.inf, "-5": -5, "10**30": 10**30}
-TEXTS = ("agent_name", "agent_id", "conversation_id", "session_id", "user_id", "provider")
+NAMES = ("agent_name", "provider")
+IDS = ("agent_id", "conversation_id", "session_id", "user_id")  # an int or a UUID: its text
+INTS = ("an int subclass whose methods raise", "-5", "10**30")
 FLAGS = ("stand_down_providers", "step_spans", "chunk_metric", "activate_context")
 
 
@@ -71,7 +75,12 @@ def _cases(names: tuple[str, ...], values: dict[str, Any]) -> list[Any]:
 
 @pytest.mark.parametrize(
     ("option", "value"),
-    _cases(TEXTS, {**HOSTILE, **NUMBERS, "a dict": {"a": NoStr()}, "True": True})
+    _cases(NAMES, {**HOSTILE, **NUMBERS, "a dict": {"a": NoStr()}, "True": True})
+    + _cases(
+        IDS,
+        {k: v for k, v in {**HOSTILE, **NUMBERS}.items() if k not in INTS}
+        | {"a dict": {"a": NoStr()}, "True": True, "10**5000": 10**5000},
+    )
     + _cases(FLAGS, {**HOSTILE, "a str subclass": LyingStr("no"), "None": None, "'no'": "no"})
     + _cases(("prices", "scrub"), {**HOSTILE, "a str": "abc", "a str sub": LyingStr("x")})
     + _cases(("attributes",), {"its str raises": NoStr(), "a str": "abc", "a list": [1]})
@@ -87,6 +96,35 @@ def test_an_option_of_the_wrong_type_is_a_type_error_naming_it(option: str, valu
     assert len(str(caught.value)) < 400
     with pytest.raises(TypeError, match=rf"instrument\({option}=\.\.\.\) takes"):
         instrument(ScriptedAgent(EVENTS), **{option: value})
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (42, "42"),
+        (LyingInt(7), "7"),
+        (uuid.UUID(int=5), "00000000-0000-0000-0000-000000000005"),
+        (LyingStr("s-1"), "s-1"),
+    ],
+    ids=["int", "an int subclass whose methods raise", "UUID", "a str subclass"],
+)
+async def test_an_id_given_as_an_int_or_a_uuid_is_recorded_as_its_text(
+    value: Any, text: str
+) -> None:
+    """Databases and frameworks hand out ids as ints and UUIDs: before, a session or user id
+    of either was dropped without a word (and an agent id kept as an int). Each is recorded
+    as its text, by the option and by ``run_identity()`` alike."""
+    telemetry = InMemoryTelemetry()
+    ids = {"session_id": value, "user_id": value, "conversation_id": value}
+    await run_script(telemetry, EVENTS, agent_id=value, **ids)
+    with run_identity(**ids):
+        await run_script(telemetry, EVENTS)
+    first, second = (s for s in telemetry.spans() if s.name.startswith("invoke_agent"))
+    for key in ("session.id", "user.id", "gen_ai.conversation.id"):
+        assert first.attributes is not None and first.attributes[key] == text
+        assert second.attributes is not None and second.attributes[key] == text
+    assert first.attributes["gen_ai.agent.id"] == text
+    telemetry.shutdown()
 
 
 @pytest.mark.parametrize(

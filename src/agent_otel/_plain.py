@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+from uuid import UUID
 
 MAX_DEPTH = 16
 """How deep an attribute value may nest (a list in a map in a list...); deeper: the mark.
@@ -68,6 +69,22 @@ def text_of(value: Any) -> str | None:
     """``value`` as a plain ``str`` when it is a string, else None: where an event's string
     enters a run (callers test ``type(value) is str`` first: the usual case costs no call)."""
     return str.__str__(value) if isinstance(value, str) else None
+
+
+def id_text(value: Any) -> Any:
+    """An id as its text: a ``str`` (a subclass as the ``str`` it is), an ``int`` (not a
+    bool) or a ``uuid.UUID`` (what databases and frameworks hand out as session and user
+    ids) as the text it is; anything else as it is, for the caller to refuse."""
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            return int.__repr__(value)
+        except ValueError:  # past Python's limit of digits for a text: no id
+            return value
+    if isinstance(value, UUID):
+        return str(UUID(int=value.int))  # UUID's own str, never a subclass's
+    return value
 
 
 def items_of(value: list[Any] | tuple[Any, ...]) -> list[Any]:
