@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+from uuid import UUID
 
 MAX_DEPTH = 16
 """How deep an attribute value may nest (a list in a map in a list...); deeper: the mark.
@@ -21,6 +22,40 @@ TRUNCATION_MARK = "...[truncated]"
 """What ends a cut value: a string cut to its bound, content cut to its budget or depth, an
 attribute value nested past :data:`MAX_DEPTH` (or a cycle), which becomes the mark alone."""
 _KEY_TYPES = (int, float, bool, type(None))  # keys that are not strings but have a plain text
+
+
+def a_kind(value: object) -> str:
+    """What ``value`` is, for a message: ``an int``, ``a Tracer``, ``the class Agent``; ``an
+    object`` when it cannot say (a ``__class__`` or a metaclass's ``__name__`` that raises)."""
+    try:
+        if issubclass(type(value), type):  # (type() never reads its __class__)
+            return f"the class {value.__name__}"  # type: ignore[attr-defined]
+        name = str(type(value).__name__)
+    except Exception:
+        return "an object"
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+
+
+def shown(value: object, limit: int = 64) -> str:
+    """``value`` for an error message, within a line and never by its own methods: a string
+    (a subclass as the ``str`` it is) or a number as its ``repr``, cut to ``limit``
+    characters; ``None``, ``True`` and ``False`` by name; anything else by :func:`a_kind`
+    (its ``repr`` could raise, or be a megabyte)."""
+    if value is None or value is True or value is False:
+        return str(value)
+    try:
+        if isinstance(value, str):
+            text = str.__str__(value)
+            return repr(text if len(text) <= limit else text[: limit - 1] + "\u2026")
+        if isinstance(value, int):
+            text = int.__repr__(value)
+        elif isinstance(value, float):
+            text = float.__repr__(value)
+        else:
+            return a_kind(value)
+    except Exception:  # a __class__ that raises; an int too long to print
+        return a_kind(value)
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
 
 
 def plain(value: Any) -> Any:
@@ -34,6 +69,22 @@ def text_of(value: Any) -> str | None:
     """``value`` as a plain ``str`` when it is a string, else None: where an event's string
     enters a run (callers test ``type(value) is str`` first: the usual case costs no call)."""
     return str.__str__(value) if isinstance(value, str) else None
+
+
+def id_text(value: Any) -> Any:
+    """An id as its text: a ``str`` (a subclass as the ``str`` it is), an ``int`` (not a
+    bool) or a ``uuid.UUID`` (what databases and frameworks hand out as session and user
+    ids) as the text it is; anything else as it is, for the caller to refuse."""
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            return int.__repr__(value)
+        except ValueError:  # past Python's limit of digits for a text: no id
+            return value
+    if isinstance(value, UUID):
+        return str(UUID(int=value.int))  # UUID's own str, never a subclass's
+    return value
 
 
 def items_of(value: list[Any] | tuple[Any, ...]) -> list[Any]:

@@ -8,9 +8,14 @@ rate, and the rest of the input and output at the plain rates.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from numbers import Real
+from typing import Any
+
+from agent_otel._plain import shown, text_of
 
 MAX_MEMO = 1024
 PER_TOKENS = 1_000_000
@@ -32,6 +37,16 @@ class ModelPrice:
     cache_read: float | None = None
     cache_write: float | None = None
     reasoning: float | None = None
+
+    def __post_init__(self) -> None:
+        """Each price a finite number >= 0, kept as the plain float it is: a price of another
+        type raises ``TypeError``, a negative or NaN one ``ValueError``, here rather than as
+        a cost missing (or negative) at every call."""
+        for name in ("input", "output", "cache_read", "cache_write", "reasoning"):
+            value = getattr(self, name)
+            if value is None and name not in ("input", "output"):
+                continue
+            object.__setattr__(self, name, _price(name, value))
 
     def cost(self, counts: Mapping[str, int]) -> float | None:
         """The cost of one call's token counts; None when neither input nor output is known."""
@@ -72,7 +87,35 @@ class PriceTable:
     _memo: dict[str, ModelPrice | None] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        lower = {name.lower(): price for name, price in self.prices.items()}
+        """A table of the wrong shape raises here, naming what is wrong (a dict of floats for
+        ``ModelPrice`` entries, a model name that is not a ``str``)."""
+        given = self.prices
+        if not isinstance(given, Mapping):
+            raise TypeError(
+                f"PriceTable(prices=...) takes a mapping of model names to ModelPrice, "
+                f"not {shown(given)}"
+            )
+        prices: dict[str, ModelPrice] = {}
+        for model, price in dict.items(given) if isinstance(given, dict) else given.items():
+            name = text_of(model)  # a str subclass as the str it is
+            if name is None:
+                raise TypeError(f"PriceTable: a model name must be a str, not {shown(model)}")
+            if type(price) is not ModelPrice:
+                raise TypeError(
+                    f"PriceTable: the price of {shown(name)} must be a ModelPrice(input=..., "
+                    f"output=...) per million tokens, not {shown(price)}"
+                )
+            prices[name] = price
+        for field_name in ("currency", "source", "date"):
+            value = getattr(self, field_name)
+            if value is None and field_name == "date":
+                continue
+            text = text_of(value)
+            if text is None:
+                raise TypeError(f"PriceTable({field_name}=...) must be a str, not {shown(value)}")
+            object.__setattr__(self, field_name, text)
+        object.__setattr__(self, "prices", prices)
+        lower = {name.lower(): price for name, price in prices.items()}
         object.__setattr__(self, "_lower", lower)
         object.__setattr__(self, "_memo", {})
 
@@ -113,3 +156,25 @@ class PriceTable:
             source=source or f"{self.source} + user overrides",
             date=self.date,
         )
+
+
+def _price(name: str, value: Any) -> float:
+    """A price as the plain float it is (an int or float subclass read by the base type)."""
+    kind = type(value)
+    if kind is bool or not issubclass(kind, Real):
+        raise TypeError(
+            f"ModelPrice({name}=...) must be a number per million tokens, not {shown(value)}"
+        )
+    if issubclass(kind, float):
+        number = float.__float__(value)
+    elif issubclass(kind, int):
+        whole = int.__int__(value)
+        number = float(whole) if abs(whole) < 2**1000 else math.inf
+    else:
+        number = float(value)  # a Fraction
+    if not math.isfinite(number) or number < 0:
+        raise ValueError(
+            f"ModelPrice({name}=...) must be a finite number >= 0 per million tokens, "
+            f"not {shown(value)}"
+        )
+    return number

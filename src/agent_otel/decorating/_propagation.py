@@ -19,10 +19,16 @@ from opentelemetry.baggage.propagation import W3CBaggagePropagator
 from opentelemetry.context.context import Context
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from agent_otel._plain import items_of
+from agent_otel._plain import a_kind, items_of
 from agent_otel.identity._identity import identity_from_baggage, identity_to_baggage
 
-__all__ = ["agent_context_value", "extract_context", "inject_context", "parent_from"]
+__all__ = [
+    "agent_context_value",
+    "check_context",
+    "extract_context",
+    "inject_context",
+    "parent_from",
+]
 
 _TRACE = TraceContextTextMapPropagator()
 _BAGGAGE = W3CBaggagePropagator()
@@ -35,6 +41,7 @@ def inject_context(context: Context | None = None) -> dict[str, str]:
     (Agent contract) of an instrumented agent running in another process: its run becomes a
     child of the span current here.
     """
+    check_context("inject_context", "context", context)
     carrier: dict[str, str] = {}
     _TRACE.inject(carrier, context=context)
     # The run ids are encodable (identity_to_baggage); a caller's own baggage entry with a
@@ -52,13 +59,27 @@ def extract_context(carrier: Any, context: Context | None = None) -> Context:
     value read by its first item. ``context`` is the base the carrier's values are added to
     (default: an empty context).
     """
+    check_context("extract_context", "context", context)
     headers = text_carrier(carrier)
     extracted = _TRACE.extract(headers, context=context if context is not None else Context())
     return identity_from_baggage(_BAGGAGE.extract(headers, context=extracted))
 
 
+def check_context(caller: str, name: str, value: object) -> None:
+    """``value`` is an OTel ``Context`` or None, else ``TypeError`` saying how to make one (a
+    span given for its context is the usual slip): never an ``AttributeError`` from the SDK."""
+    if value is not None and not issubclass(type(value), Context):  # (never its __class__)
+        raise TypeError(
+            f"{caller}({name}=...) takes an OpenTelemetry Context or None, not {a_kind(value)}: "
+            "pass trace.set_span_in_context(span) for a span, context.get_current() for the "
+            "current one"
+        )
+
+
 def text_carrier(carrier: Any) -> dict[str, str]:
     """The W3C fields of a header carrier as lower-case ``str`` keys and ``str`` values."""
+    if isinstance(carrier, (str, bytes, bytearray)):
+        return {}  # no pairs (and a subclass's own iteration may raise)
     # A carrier's dicts, lists and strings are read by their base type's own methods (a
     # subclass's own items, iteration, length or lower may raise, or say something else).
     pairs: Any

@@ -19,7 +19,7 @@ from opentelemetry.context.context import Context
 from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
-from agent_otel._plain import text_of
+from agent_otel._plain import id_text, text_of
 from agent_otel.scrubbing._scrubber import DEFAULT
 
 _KEY = otel_context.create_key("agent_otel.run_identity")
@@ -57,8 +57,9 @@ class RunIdentity:
 
 
 def clean_id(value: object) -> str | None:
-    """An id as recorded: a non-empty string, cut to :data:`MAX_ID_LENGTH`; else None."""
-    value = text_of(value)  # a str subclass as the str it is
+    """An id as recorded: a non-empty string (an int or UUID as its text), cut to
+    :data:`MAX_ID_LENGTH`; else None."""
+    value = text_of(id_text(value))  # a str subclass as the str it is
     if not value:
         return None
     return value[:MAX_ID_LENGTH]

@@ -31,6 +31,7 @@ UNENCODABLE_STRING = "unencodable_string"
 INTEGER_OUT_OF_RANGE = "integer_out_of_range"
 UNUSABLE_ID = "unusable_id"
 STRING_TRUNCATED = "string_truncated"
+UNSUPPORTED_VALUE = "unsupported_value"
 MAX_TEXT_BYTES = 256 * 1024
 """The most UTF-8 bytes any one string a run records can take (content, under its own
 smaller budget, is cut before it gets here and stays valid JSON)."""
@@ -81,17 +82,20 @@ _PLAIN = frozenset({str, int, float, bool, type(None)})  # scalars read as they 
 
 
 def clean_value(value: Any, count: Count = uncounted) -> Any:
-    """``value`` made encodable, or :data:`DROP`; types the SDK itself rejects pass as they are.
+    """``value`` made encodable, or :data:`DROP`.
 
     A value of the attribute model's other shapes (a subclass of ``str``, ``int``, ``float``,
     ``list`` or ``tuple``; a list or a map holding any of them, nested) is first read as the
     plain built-ins it is (:func:`agent_otel._plain.plain_value`: none of a subclass's methods
     runs, here, in the SDK or in the encoder, where one that raises would cost the span or the
     batch), then each string in it made encodable and each integer checked: one out of range
-    drops the whole attribute."""
+    drops the whole attribute. A value of no type the model has (an object, a set), alone or
+    anywhere in a list or map, drops the attribute too, counted as ``unsupported_value``: the
+    SDK would call its ``str()``, and one that raises costs the whole span."""
     if type(value) not in _PLAIN:
-        if not isinstance(value, (str, int, float, list, tuple, Mapping)):
-            return value
+        if not isinstance(value, (str, int, float, list, tuple, Mapping, bytes)):
+            count(UNSUPPORTED_VALUE)
+            return DROP
         value = plain_value(value)
     return _clean_plain(value, count)
 
@@ -112,7 +116,10 @@ def _clean_plain(value: Any, count: Count) -> Any:
     if kind is dict:
         out = {clean_text(key, count): _clean_plain(item, count) for key, item in value.items()}
         return DROP if any(item is DROP for item in out.values()) else out
-    return value
+    if kind is float or kind is bool or kind is bytes or value is None:
+        return value
+    count(UNSUPPORTED_VALUE)  # what plain_value leaves as it is: no type of the model
+    return DROP
 
 
 def clean_attributes(attributes: Mapping[str, Any] | None, count: Count = uncounted) -> Any:

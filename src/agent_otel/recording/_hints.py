@@ -9,12 +9,13 @@ from __future__ import annotations
 import difflib
 import functools
 from collections.abc import Callable, Collection
-from typing import ParamSpec, TypeVar, cast
+from typing import ParamSpec, TypeVar
 
 from opentelemetry import trace
 from opentelemetry.trace import ProxyTracer, Tracer
 
 from agent_otel._guard import logger as _log
+from agent_otel._plain import a_kind, shown
 
 __all__ = [
     "PROVIDERS",
@@ -54,10 +55,8 @@ def _positional(name: str, given: object) -> str:
     option given by position (a name as text) needs its keyword; anything else is the stream
     or the agent where the wrapper ``name()`` returns belongs."""
     if issubclass(type(given), str):  # shown as the plain text it is, at most 64 characters
-        text = str.__str__(given)
-        shown = repr(text if len(text) <= 64 else text[:63] + "\u2026")
         return (
-            f"{name}() takes its options as keywords, as in {name}(agent_name={shown}) "
+            f"{name}() takes its options as keywords, as in {name}(agent_name={shown(given)}) "
             "(the options: docs/options.md)"
         )
     return (
@@ -87,18 +86,6 @@ PROVIDERS = {
     "logger_provider": "get_logger",
 }
 """The provider options, and the method each provider is asked for its signal with."""
-
-
-def a_kind(value: object) -> str:
-    """What ``value`` is, for a message: ``an int``, ``a Tracer``, ``the class Agent``; ``an
-    object`` when it cannot say (a ``__class__`` or a metaclass's ``__name__`` that raises)."""
-    try:
-        if issubclass(type(value), type):  # (type() never reads its __class__)
-            return f"the class {cast(type, value).__name__}"
-        name = str(type(value).__name__)
-    except Exception:
-        return "an object"
-    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
 
 
 def did_you_mean(name: str, names: Collection[str]) -> str:

@@ -17,7 +17,7 @@ from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
 from agent_otel._guard import guarded, report
-from agent_otel._plain import plain
+from agent_otel._plain import id_text, plain, shown
 from agent_otel._version import __version__
 from agent_otel.cost import BUNDLED_PRICES, PriceTable
 from agent_otel.scrubbing import Scrub, Scrubber, resolve_scrubber
@@ -29,7 +29,7 @@ from ._semconv import conventions_for
 from ._settings import RunSettings
 from .content._capture import ContentCapture, capture_from
 
-__all__ = ["OPTION_NAMES", "Options", "scrub_for", "settings_from", "tracer_for"]
+__all__ = ["OPTION_NAMES", "Options", "check_text", "scrub_for", "settings_from", "tracer_for"]
 
 _tracers: weakref.WeakKeyDictionary[TracerProvider, Tracer] = weakref.WeakKeyDictionary()
 # Per provider, one set of instruments per set of names (v1.41.1's, the head's).
@@ -148,6 +148,46 @@ class Options(TypedDict, total=False):
 
 
 OPTION_NAMES = frozenset(Options.__optional_keys__)
+_NAMES = ("agent_name", "provider")
+_IDS = ("agent_id", "conversation_id", "session_id", "user_id")  # an int or UUID as its text
+_FLAGS = ("stand_down_providers", "step_spans", "chunk_metric", "activate_context")
+
+
+def check_text(caller: str, name: str, value: object, takes: str = "a str") -> None:
+    """A text option (a name, an id as :func:`~agent_otel._plain.id_text` reads it) is a
+    ``str`` (a subclass is read as the ``str`` it is) or None: anything else raises
+    ``TypeError`` here, not at every run as a span lost."""
+    if value is not None and not issubclass(type(value), str):  # (never its own __class__)
+        raise TypeError(f"{caller}({name}=...) takes {takes} or None, not {shown(value)}")
+
+
+def _check_values(options: Options, caller: str) -> None:
+    """Each option's value is one it can work with, or ``TypeError`` naming the option: at
+    configuration, so no run pays for the check and none loses its spans to a wrong type."""
+    for name in _NAMES:
+        check_text(caller, name, options.get(name))
+    for name in _IDS:
+        check_text(caller, name, id_text(options.get(name)), "a str, an int, a UUID")
+    for name in _FLAGS:
+        if name in options and type(options[name]) is not bool:  # type: ignore[literal-required]
+            value = options[name]  # type: ignore[literal-required]
+            raise TypeError(f"{caller}({name}=...) takes True or False, not {shown(value)}")
+    prices = options.get("prices")
+    if prices is not None and not issubclass(type(prices), PriceTable):
+        raise TypeError(
+            f"{caller}(prices=...) takes a PriceTable or None (no costs), not {shown(prices)}: "
+            "pass BUNDLED_PRICES.with_prices({model: ModelPrice(...)}), or "
+            "PriceTable({model: ModelPrice(...)}) for a table of your own"
+        )
+    attributes = options.get("attributes")
+    if attributes is not None and not issubclass(type(attributes), Mapping):
+        raise TypeError(
+            f"{caller}(attributes=...) takes a mapping of attribute names to values, "
+            f"not {shown(attributes)}"
+        )
+    scrub = options.get("scrub")
+    if scrub is not None and type(scrub) is not bool and not issubclass(type(scrub), Scrubber):
+        raise TypeError(f"{caller}(scrub=...) takes True, False or a Scrubber, not {shown(scrub)}")
 
 
 def settings_from(options: Options, caller: str = "otel_wrapper") -> RunSettings:
@@ -163,6 +203,7 @@ def settings_from(options: Options, caller: str = "otel_wrapper") -> RunSettings
         )
     for name, method in PROVIDERS.items():
         check_provider(caller, name, options.get(name), method)
+    _check_values(options, caller)
     capture = capture_from(options.get("capture_content"))
     scrubber = resolve_scrubber(options.get("scrub", True))
     conventions = conventions_for(options.get("semconv"))
@@ -175,11 +216,11 @@ def settings_from(options: Options, caller: str = "otel_wrapper") -> RunSettings
         scrub=bound,
         logger=_logger(options.get("logger_provider"), capture),
         agent_name=plain(options.get("agent_name")),
-        agent_id=plain(options.get("agent_id")),
+        agent_id=id_text(options.get("agent_id")),
         provider=plain(options.get("provider")),
-        conversation_id=plain(options.get("conversation_id")),
-        session_id=plain(options.get("session_id")),
-        user_id=plain(options.get("user_id")),
+        conversation_id=id_text(options.get("conversation_id")),
+        session_id=id_text(options.get("session_id")),
+        user_id=id_text(options.get("user_id")),
         prices=options.get("prices", BUNDLED_PRICES),
         stand_down_providers=options.get("stand_down_providers", True),
         agent_attributes=_attributes(options.get("attributes")),

@@ -28,6 +28,7 @@ from opentelemetry import trace
 
 from agent_otel import _attributes as A
 from agent_otel._guard import report
+from agent_otel._plain import shown
 
 __all__ = ["DEFAULT_INTERVAL", "MIN_INTERVAL", "forget", "interval_from", "snapshot", "watch"]
 
@@ -45,11 +46,16 @@ def interval_from(option: bool | float | None) -> float | None:
         return None
     if option is True:
         return DEFAULT_INTERVAL
-    if isinstance(option, (int, float)) and math.isfinite(option) and option >= MIN_INTERVAL:
-        return float(option)
+    given: Any = option
+    kind = type(given)  # a subclass's own comparisons never run
+    seconds = float.__float__(given) if issubclass(kind, float) else None
+    if issubclass(kind, int) and kind is not bool:
+        seconds = float(int.__int__(given)) if abs(int.__int__(given)) < 2**53 else math.inf
+    if seconds is not None and math.isfinite(seconds) and seconds >= MIN_INTERVAL:
+        return seconds
     raise ValueError(
         f"pending_spans must be True, False or a number of seconds >= {MIN_INTERVAL:g}, "
-        f"not {option!r}"
+        f"not {shown(option)}"
     )
 
 

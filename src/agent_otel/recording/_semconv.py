@@ -12,6 +12,7 @@ import os
 
 from agent_otel import _attributes as A
 from agent_otel._guard import logger as _log
+from agent_otel._plain import shown, text_of
 
 __all__ = ["ENV_VAR", "check_semconv", "conventions_for", "set_default_semconv"]
 
@@ -22,10 +23,11 @@ _told: set[str] = set()
 
 def check_semconv(value: object, name: str = "semconv") -> str:
     """``value`` as a mode name, or a ``ValueError`` naming the ones there are."""
-    if value in A.CONVENTIONS:
-        return str(value)
+    text = text_of(value)  # a str subclass as the str it is; nothing else is hashed
+    if text in A.CONVENTIONS:
+        return text
     choices = ", ".join(repr(k) for k in A.CONVENTIONS)
-    raise ValueError(f"{name}={value!r}: expected one of {choices}")
+    raise ValueError(f"{name}={shown(value)}: expected one of {choices}")
 
 
 def set_default_semconv(value: str | None) -> None:

@@ -27,6 +27,7 @@ from agent_otel import _attributes as A
 from agent_otel import _clock
 from agent_otel._guard import ending, report
 from agent_otel._plain import text_of
+from agent_otel.decorating._propagation import check_context
 from agent_otel.identity._identity import clean_id, identity_of
 from agent_otel.recording._encodable import checked, checked_text, uncounted
 from agent_otel.recording._errors import error_type_of, fail_span, mark_error, report_failure
@@ -125,6 +126,7 @@ class RemoteAgentCall:
         provider, scrub = options.get("provider"), options.get("scrub", True)
         tracer_provider = options.get("tracer_provider")
         meter_provider = options.get("meter_provider")
+        check_context("RemoteAgentCall", "parent", parent)
         self._ended = self._failed = False
         self._described = description is not None or version is not None
         self._tokens: list[Token[Context]] = []

@@ -10,7 +10,7 @@ and carries the conversation id.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -19,6 +19,7 @@ from opentelemetry import trace
 from opentelemetry.context.context import Context
 
 from agent_otel._guard import report
+from agent_otel._plain import get, text_of
 from agent_otel.decorating._propagation import extract_context
 from agent_otel.identity._identity import make_identity, with_identity
 
@@ -93,10 +94,14 @@ class ContinueTraceMiddleware:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
-        if scope.get("type") not in ("http", "websocket"):
+        # The scope is read by dict's own methods, its type as the str it is: a server's
+        # scope of an odd shape goes to the app untouched, whatever it holds.
+        kind = text_of(get(scope, "type")) if isinstance(scope, Mapping) else None
+        if kind != "http" and kind != "websocket":
             await self.app(scope, receive, send)
             return
-        token = otel_context.attach(remote_parent(scope.get("headers") or ()))
+        headers = get(scope, "headers")
+        token = otel_context.attach(remote_parent(() if headers is None else headers))
         try:
             await self.app(scope, receive, send)
         finally:

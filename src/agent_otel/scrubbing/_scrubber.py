@@ -24,7 +24,8 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_otel._plain import plain_value
+from agent_otel._guard import report
+from agent_otel._plain import a_kind, items_of, plain_value, shown, text_of
 
 from ._detectors import BUILT_IN, Detector
 from ._encoded import base64_json, may_hold, views
@@ -67,6 +68,57 @@ def _source_length(out: str, start: int, stop: int) -> int:
     return total + max(stop - position, 0)
 
 
+def _names(setting: str, given: object) -> tuple[str, ...]:
+    """``keys`` or ``disable`` as a tuple of plain ``str``: a ``str`` itself is a mistake (its
+    letters would be the names), so is a name of another type."""
+    if isinstance(given, (str, bytes)) or not isinstance(given, Collection):
+        raise TypeError(
+            f"Scrubber({setting}=...) takes a collection of names, such as ({shown(given)},), "
+            f"not {a_kind(given)}"
+            if isinstance(given, str)
+            else f"Scrubber({setting}=...) takes a collection of names, not {a_kind(given)}"
+        )
+    if isinstance(given, (list, tuple)):
+        items = items_of(given)
+    else:  # a dict's keys, a set: read by the base type's own iteration where there is one
+        items = list(dict.__iter__(given) if isinstance(given, dict) else given)
+    names = tuple(text_of(item) for item in items)
+    for item, name in zip(items, names, strict=True):
+        if name is None:
+            raise TypeError(f"Scrubber({setting}=...) takes str names, not {shown(item)}")
+    return names  # type: ignore[return-value]
+
+
+def _patterns(given: object) -> dict[str, str | re.Pattern[str]]:
+    """``patterns`` as a dict of names to compilable patterns, or the error naming the one."""
+    if not isinstance(given, Mapping):
+        raise TypeError(
+            f"Scrubber(patterns=...) takes a mapping of names to regular expressions, "
+            f"not {shown(given)}"
+        )
+    out: dict[str, str | re.Pattern[str]] = {}
+    for name, pattern in dict.items(given) if isinstance(given, dict) else given.items():
+        key = text_of(name)
+        if key is None:
+            raise TypeError(f"Scrubber(patterns=...): a name must be a str, not {shown(name)}")
+        if isinstance(pattern, re.Pattern):
+            if not isinstance(pattern.pattern, str):
+                raise TypeError(f"Scrubber(patterns=...): {key!r} is a bytes pattern, not str")
+            out[key] = pattern
+            continue
+        text = text_of(pattern)
+        if text is None:
+            raise TypeError(
+                f"Scrubber(patterns=...): {key!r} must be a str or re.Pattern, not {shown(pattern)}"
+            )
+        try:
+            re.compile(text)
+        except re.error as error:
+            raise ValueError(f"Scrubber(patterns=...): {key!r} does not compile: {error}") from None
+        out[key] = text
+    return out
+
+
 def marker(name: str, length: int) -> str:
     """What replaces a secret: the detector's name and the secret's length, nothing of it."""
     return f"[REDACTED:{name} len={length}]"
@@ -95,6 +147,16 @@ class Scrubber:
     _keys: frozenset[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        """A setting of the wrong shape raises here, naming it: a string where a collection of
+        names belongs (each of its letters a key), a pattern that does not compile."""
+        object.__setattr__(self, "keys", _names("keys", self.keys))
+        object.__setattr__(self, "disable", _names("disable", self.disable))
+        if self.callback is not None and not callable(self.callback):
+            raise TypeError(
+                f"Scrubber(callback=...) takes a callable callback(text) -> text, "
+                f"not {a_kind(self.callback)}"
+            )
+        object.__setattr__(self, "patterns", _patterns(self.patterns))
         unknown = set(self.disable) - set(DETECTORS)
         if unknown:
             raise ValueError(f"unknown detectors {sorted(unknown)}; built-in: {DETECTORS}")
@@ -120,11 +182,25 @@ class Scrubber:
         if spans:
             text = _replace(text, spans, found)
         if self.callback is not None:
-            changed = self.callback(text)
-            if changed != text:
-                found(CALLBACK)
-                text = str(changed)
+            text = self._called_back(text, found)
         return text
+
+    def _called_back(self, text: str, found: Found) -> str:
+        """The callback's text; failing closed: a callback that raises or returns what is no
+        ``str`` has the whole text replaced by the ``callback`` marker (it may have been there
+        to hide something in it), reported once. A ``str`` subclass is the ``str`` it is."""
+        try:
+            changed = self.callback(text)  # type: ignore[misc]
+            if type(changed) is not str:
+                if not isinstance(changed, str):
+                    raise TypeError(f"Scrubber(callback=...) returned {a_kind(changed)}, not a str")
+                changed = str.__str__(changed)
+        except Exception:
+            report("scrub callback")
+            changed = marker(CALLBACK, len(text))
+        if changed != text:
+            found(CALLBACK)
+        return changed
 
     def _spans(self, text: str, decoded: bool = False) -> list[tuple[int, int, str]]:
         """Where the detectors whose anchors ``text`` holds find secrets in it: (start, end,

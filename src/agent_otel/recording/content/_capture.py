@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from agent_otel._guard import report, warn_once
-from agent_otel._plain import TRUNCATION_MARK
+from agent_otel._plain import TRUNCATION_MARK, a_kind, shown, text_of
 from agent_otel.recording._encodable import MAX_TEXT_BYTES
 from agent_otel.scrubbing import MARGIN, Scrub
 
@@ -82,32 +82,35 @@ class ContentCapture:
 
     def __post_init__(self) -> None:
         """Invalid settings raise here, at construction, not as content silently missing."""
-        if isinstance(self.max_bytes, bool) or not isinstance(self.max_bytes, int):
+        max_bytes, run_bytes = _plain_int(self.max_bytes), _plain_int(self.max_run_bytes)
+        if max_bytes is None:
             raise TypeError(
                 f"ContentCapture(max_bytes=...) must be an int number of bytes, "
-                f"not {self.max_bytes!r}"
+                f"not {shown(self.max_bytes)}"
             )
-        if self.max_bytes < 1:
-            raise ValueError(f"ContentCapture(max_bytes=...) must be >= 1, not {self.max_bytes}")
+        if max_bytes < 1:
+            raise ValueError(f"ContentCapture(max_bytes=...) must be >= 1, not {max_bytes}")
         if self.redact is not None and not callable(self.redact):
             raise TypeError(
                 f"ContentCapture(redact=...) must be a callable redact(kind, value), "
-                f"not {type(self.redact).__name__}"
+                f"not {a_kind(self.redact)}"
             )
         for name in ("spans", "events"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"ContentCapture({name}=...) must be True or False")
-        if self.history not in get_args(History):
+        if text_of(self.history) not in get_args(History):
             raise ValueError(
-                f"ContentCapture(history=...) must be 'every_call' or 'new', not {self.history!r}"
+                "ContentCapture(history=...) must be 'every_call' or 'new', "
+                f"not {shown(self.history)}"
             )
-        run_bytes = self.max_run_bytes
-        if run_bytes is not None and (
-            isinstance(run_bytes, bool) or not isinstance(run_bytes, int) or run_bytes < 0
-        ):
+        object.__setattr__(self, "history", text_of(self.history))  # a str enum: the str
+        if self.max_run_bytes is not None and (run_bytes is None or run_bytes < 0):
             raise ValueError(
-                f"ContentCapture(max_run_bytes=...) must be None or an int >= 0, not {run_bytes!r}"
+                "ContentCapture(max_run_bytes=...) must be None or an int >= 0, "
+                f"not {shown(self.max_run_bytes)}"
             )
+        object.__setattr__(self, "max_bytes", max_bytes)  # an IntEnum: the int it is
+        object.__setattr__(self, "max_run_bytes", run_bytes)
 
     def for_run(self) -> ContentCapture:
         """What one run captures with: this, or a copy that keeps the run's own accounts
@@ -156,6 +159,13 @@ class ContentCapture:
             return None
 
 
+def _plain_int(value: object) -> int | None:
+    """``value`` as the plain ``int`` it is (none of a subclass's methods runs); None for
+    ``bool`` and every other type."""
+    kind = type(value)
+    return int.__int__(value) if issubclass(kind, int) and kind is not bool else None  # type: ignore[arg-type]
+
+
 def capture_from(option: bool | str | ContentCapture | None) -> ContentCapture | None:
     """The capture settings in force: the explicit option wins, else the environment.
 
@@ -166,7 +176,7 @@ def capture_from(option: bool | str | ContentCapture | None) -> ContentCapture |
     if isinstance(option, ContentCapture):
         return option
     if isinstance(option, str):
-        return _mode("capture_content", option)
+        return _mode("capture_content", str.__str__(option))  # a subclass's strip never runs
     if option is not None:
         if not isinstance(option, bool):
             raise TypeError(

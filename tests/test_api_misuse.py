@@ -1,0 +1,429 @@
+"""Every public entry point under misuse: a wrong or hostile argument is a ``TypeError`` or
+``ValueError`` at the call that names the argument (never an ``AttributeError`` from deep
+inside, a ``RuntimeError`` from the value's own methods, or a run that loses its spans), and a
+hostile value met while the agent runs gets its defined repair, counted, and never reaches it.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from fractions import Fraction
+from typing import Any
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.context import Context
+
+from agent_contract.examples import ScriptedAgent
+from agent_contract.protocol import LLMCallEnd, LLMCallStart, TextDelta, Usage
+from agent_otel import (
+    ContentCapture,
+    ContinueTraceMiddleware,
+    ModelPrice,
+    PriceTable,
+    RemoteAgentCall,
+    Scrubber,
+    extract_context,
+    inject_context,
+    instrument,
+    otel_wrapper,
+    run_identity,
+)
+from agent_otel.testing import InMemoryTelemetry, run_script
+from hostile_types import (
+    BadHash,
+    HostileStr,
+    LyingDict,
+    LyingFloat,
+    LyingInt,
+    LyingKey,
+    LyingList,
+    LyingStr,
+    NoStr,
+)
+
+EVENTS = [
+    LLMCallStart(model="gpt-4o-mini", provider="openai"),
+    TextDelta(text="hi"),
+    Usage(input_tokens=3, output_tokens=2),
+    LLMCallEnd(model="gpt-4o-mini", finish_reason="stop"),
+]
+
+# Values no option of any kind takes: each raises its own methods, lies about its type, or is
+# of a type no option has. (A str subclass is a str: text options take it, as the str it is.)
+HOSTILE: dict[str, Any] = {
+    "its str raises": NoStr(),
+    "its hash raises": BadHash(),
+    "an int subclass whose methods raise": LyingInt(3),
+    "a float subclass whose methods raise": LyingFloat(1.0),
+    "a dict subclass whose methods raise": LyingDict(a=1),
+    "a list subclass whose methods raise": LyingList([1]),
+    "bytes": b"x",
+    "an object": object(),
+}
+NUMBERS: dict[str, Any] = {"nan": math.nan, "inf": math.inf, "-5": -5, "10**30": 10**30}
+NAMES = ("agent_name", "provider")
+IDS = ("agent_id", "conversation_id", "session_id", "user_id")  # an int or a UUID: its text
+INTS = ("an int subclass whose methods raise", "-5", "10**30")
+FLAGS = ("stand_down_providers", "step_spans", "chunk_metric", "activate_context")
+
+
+def _cases(names: tuple[str, ...], values: dict[str, Any]) -> list[Any]:
+    return [pytest.param(n, v, id=f"{n}={label}") for n in names for (label, v) in values.items()]
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    _cases(NAMES, {**HOSTILE, **NUMBERS, "a dict": {"a": NoStr()}, "True": True})
+    + _cases(
+        IDS,
+        {k: v for k, v in {**HOSTILE, **NUMBERS}.items() if k not in INTS}
+        | {"a dict": {"a": NoStr()}, "True": True, "10**5000": 10**5000},
+    )
+    + _cases(FLAGS, {**HOSTILE, "a str subclass": LyingStr("no"), "None": None, "'no'": "no"})
+    + _cases(("prices", "scrub"), {**HOSTILE, "a str": "abc", "a str sub": LyingStr("x")})
+    + _cases(("attributes",), {"its str raises": NoStr(), "a str": "abc", "a list": [1]})
+    + [pytest.param("prices", {"gpt-4o": 1.0}, id="prices=a dict of prices")],
+)
+def test_an_option_of_the_wrong_type_is_a_type_error_naming_it(option: str, value: Any) -> None:
+    """At configuration, for ``otel_wrapper()`` and ``instrument()`` alike: before, a text
+    option of another type cost the run its agent span (or all its spans) at every run, a
+    flag whose ``bool()`` raises reached the consumer, and ``prices=`` of anything but a
+    ``PriceTable`` was an internal error at every call's end."""
+    with pytest.raises(TypeError, match=rf"otel_wrapper\({option}=\.\.\.\) takes") as caught:
+        otel_wrapper(**{option: value})
+    assert len(str(caught.value)) < 400
+    with pytest.raises(TypeError, match=rf"instrument\({option}=\.\.\.\) takes"):
+        instrument(ScriptedAgent(EVENTS), **{option: value})
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (42, "42"),
+        (LyingInt(7), "7"),
+        (uuid.UUID(int=5), "00000000-0000-0000-0000-000000000005"),
+        (LyingStr("s-1"), "s-1"),
+    ],
+    ids=["int", "an int subclass whose methods raise", "UUID", "a str subclass"],
+)
+async def test_an_id_given_as_an_int_or_a_uuid_is_recorded_as_its_text(
+    value: Any, text: str
+) -> None:
+    """Databases and frameworks hand out ids as ints and UUIDs: before, a session or user id
+    of either was dropped without a word (and an agent id kept as an int). Each is recorded
+    as its text, by the option and by ``run_identity()`` alike."""
+    telemetry = InMemoryTelemetry()
+    ids = {"session_id": value, "user_id": value, "conversation_id": value}
+    await run_script(telemetry, EVENTS, agent_id=value, **ids)
+    with run_identity(**ids):
+        await run_script(telemetry, EVENTS)
+    first, second = (s for s in telemetry.spans() if s.name.startswith("invoke_agent"))
+    for key in ("session.id", "user.id", "gen_ai.conversation.id"):
+        assert first.attributes is not None and first.attributes[key] == text
+        assert second.attributes is not None and second.attributes[key] == text
+    assert first.attributes["gen_ai.agent.id"] == text
+    telemetry.shutdown()
+
+
+@pytest.mark.parametrize(
+    "name", [NoStr(), 5, b"greeter", ["greeter"]], ids=["NoStr", "int", "bytes", "list"]
+)
+def test_instrument_name_of_another_type_is_a_type_error(name: Any) -> None:
+    """``instrument(name=5)`` named the run by the class, silently."""
+    with pytest.raises(TypeError, match=r"instrument\(name=\.\.\.\) takes a str or None"):
+        instrument(ScriptedAgent(EVENTS), name=name)
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("semconv", NoStr(), r"semconv=a NoStr: expected one of"),
+        ("semconv", LyingStr("head"), None),  # the str it is: a mode
+        ("pending_spans", LyingInt(5), None),  # the int it is: 5 seconds
+        ("pending_spans", LyingFloat(0.5), r"pending_spans must be .* not 0\.5$"),
+        ("pending_spans", {"a": NoStr()}, r"not a dict$"),
+        ("pending_spans", 10**400, r"not 1000.*\u2026$"),
+        ("capture_content", LyingStr("span_only"), None),
+    ],
+    ids=lambda v: str.__str__(v)[:20] if isinstance(v, str) else type(v).__name__,
+)
+def test_a_hostile_value_is_told_without_running_its_own_methods(
+    option: str, value: Any, message: str | None, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """The message shows the value by the plain text it is, or by its type: before, its own
+    ``__repr__``, ``__eq__`` or comparisons ran, and raised instead of the ``ValueError``."""
+    if message is None:
+        otel_telemetry.wrapper(**{option: value})
+        return
+    with pytest.raises(ValueError, match=message):
+        otel_telemetry.wrapper(**{option: value})
+
+
+@pytest.mark.parametrize(
+    "value",
+    [NoStr(), [NoStr()], {"k": NoStr()}, {1, 2}, object()],
+    ids=["NoStr", "in a list", "in a map", "a set", "an object"],
+)
+async def test_an_attribute_value_of_no_attribute_type_is_dropped_and_counted(
+    value: Any, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """An ``attributes`` value the attribute model has no type for: the SDK called its
+    ``str()``, and one that raised cost the run its agent span. It is dropped and counted."""
+    await run_script(otel_telemetry, EVENTS, attributes={"team": "core", "odd": value})
+    root = otel_telemetry.span("invoke_agent")
+    attributes = dict(root.attributes or {})
+    assert attributes["team"] == "core"
+    assert "odd" not in attributes
+    assert attributes["agent_otel.anomaly.kinds"] == ("unsupported_value",)
+    assert [s.name for s in otel_telemetry.spans()][-1] == "invoke_agent"
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "error"),
+    [
+        ("history", HostileStr("old"), ValueError),
+        ("history", NoStr(), ValueError),
+        ("max_bytes", LyingStr("5"), TypeError),
+        ("max_run_bytes", LyingInt(-5), ValueError),
+        ("max_run_bytes", NoStr(), ValueError),
+    ],
+    ids=lambda v: v if type(v) is str else type(v).__name__,
+)
+def test_content_capture_tells_a_hostile_setting_by_its_name(
+    field: str, value: Any, error: type[Exception]
+) -> None:
+    """Before, the value's own ``__eq__``, comparisons or ``__repr__`` ran in the check and
+    raised ``RuntimeError`` instead of the error naming the setting."""
+    with pytest.raises(error, match=rf"ContentCapture\({field}=\.\.\.\)"):
+        ContentCapture(**{field: value})
+
+
+def test_content_capture_reads_its_settings_as_the_plain_values_they_are() -> None:
+    capture = ContentCapture(
+        history=HostileStr("new"),  # type: ignore[arg-type]
+        max_bytes=LyingInt(5),
+        max_run_bytes=LyingInt(50),
+    )
+    assert (capture.history, capture.max_bytes, capture.max_run_bytes) == ("new", 5, 50)
+    assert {type(capture.history), type(capture.max_bytes), type(capture.max_run_bytes)} == {
+        str,
+        int,
+    }
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "error"),
+    [
+        *[(f, v, TypeError) for f in ("input", "cache_read") for v in ("1.0", b"1", True)],
+        ("output", None, TypeError),
+        *[(f, v, ValueError) for f in ("output", "reasoning") for v in (-1, math.nan, math.inf)],
+        ("input", NoStr(), TypeError),
+        ("cache_write", 10**400, ValueError),
+    ],
+    ids=lambda v: v if type(v) is str else type(v).__name__,
+)
+def test_a_price_no_cost_can_be_made_of_is_told_at_once(
+    field: str, value: Any, error: type[Exception]
+) -> None:
+    """Before, any value was taken: a str or None was an internal error at every call's end
+    (the cost lost), a negative or NaN price a negative or NaN cost on every span and in the
+    cost counter."""
+    prices = {"input": 1.0, "output": 2.0, field: value}
+    with pytest.raises(error, match=rf"ModelPrice\({field}=\.\.\.\) must be"):
+        ModelPrice(**prices)
+
+
+def test_a_price_is_kept_as_the_plain_number_it_is() -> None:
+    price = ModelPrice(input=LyingInt(3), output=LyingFloat(1.5), cache_read=Fraction(1, 2))
+    assert (price.input, price.output, price.cache_read) == (3.0, 1.5, 0.5)
+    assert {type(price.input), type(price.output), type(price.cache_read)} == {float}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (({"gpt-4o": 2.5},), r"price of 'gpt-4o' must be a ModelPrice\(input=\.\.\., output="),
+        (({1: ModelPrice(1, 2)},), r"a model name must be a str, not 1"),
+        (("gpt-4o",), r"PriceTable\(prices=\.\.\.\) takes a mapping .*, not 'gpt-4o'"),
+        ((None,), r"PriceTable\(prices=\.\.\.\) takes a mapping"),
+        (({}, 5), r"PriceTable\(currency=\.\.\.\) must be a str, not 5"),
+        (({}, "USD", NoStr()), r"PriceTable\(source=\.\.\.\) must be a str, not a NoStr"),
+    ],
+)
+def test_a_price_table_of_the_wrong_shape_is_a_type_error_naming_it(
+    arguments: tuple[Any, ...], message: str
+) -> None:
+    """Before: ``AttributeError: 'str' object has no attribute 'items'`` for a table that is
+    no mapping, ``... 'int' object has no attribute 'lower'`` for a model name that is no
+    ``str``, and a dict of floats was taken, then failed at every call's end."""
+    with pytest.raises(TypeError, match=message):
+        PriceTable(*arguments)
+
+
+async def test_a_price_table_of_hostile_subclasses_prices_a_run(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    table = PriceTable(LyingDict({LyingKey("gpt-4o-mini"): ModelPrice(1, 2)}), LyingStr("EUR"))
+    await run_script(otel_telemetry, EVENTS, prices=table)
+    chat = otel_telemetry.span("chat gpt-4o-mini")
+    assert (chat.attributes or {})["gen_ai.usage.cost.currency"] == "EUR"
+
+
+@pytest.mark.parametrize(
+    ("settings", "error", "message"),
+    [
+        (
+            {"keys": "pin_code"},
+            TypeError,
+            r"keys=\.\.\.\) takes a collection of names, such as \('pin_code',\)",
+        ),
+        ({"disable": "jwt"}, TypeError, r"disable=\.\.\.\) takes a collection of names"),
+        ({"keys": [NoStr()]}, TypeError, r"keys=\.\.\.\) takes str names, not a NoStr"),
+        ({"keys": 5}, TypeError, r"keys=\.\.\.\) takes a collection of names, not an int"),
+        ({"patterns": "sk-[a-z]+"}, TypeError, r"patterns=\.\.\.\) takes a mapping"),
+        ({"patterns": {"ticket": "("}}, ValueError, r"'ticket' does not compile"),
+        ({"patterns": {"ticket": 5}}, TypeError, r"'ticket' must be a str or re.Pattern, not 5"),
+        ({"patterns": {1: "x"}}, TypeError, r"a name must be a str, not 1"),
+        ({"callback": "redact"}, TypeError, r"callback=\.\.\.\) takes a callable"),
+    ],
+)
+def test_a_scrubber_setting_of_the_wrong_shape_is_told_where_it_is_built(
+    settings: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    """Before: ``keys="pin_code"`` made each letter a secret key (every value under a key
+    named ``p``, ``i``... redacted), a bad pattern raised ``re.error``, a pattern of another
+    type or a callback that is no callable failed at every string of every run."""
+    with pytest.raises(error, match=message):
+        Scrubber(**settings)
+
+
+def test_a_scrubber_reads_hostile_collections_as_the_names_they_hold() -> None:
+    scrubber = Scrubber(
+        keys=LyingList([LyingStr("pin_code")]),
+        disable=LyingDict({LyingKey("jwt"): 1}),
+        patterns=LyingDict({LyingKey("ticket"): LyingStr("TCK-[0-9]+")}),
+    )
+    assert (scrubber.keys, scrubber.disable, scrubber.patterns) == (
+        ("pin_code",),
+        ("jwt",),
+        {"ticket": "TCK-[0-9]+"},
+    )
+    assert scrubber.text("see TCK-123") == "see [REDACTED:ticket len=7]"
+
+
+def _raises(text: str) -> str:
+    raise RuntimeError("the user's callback failed")
+
+
+@pytest.mark.internal_errors
+@pytest.mark.parametrize(
+    "callback",
+    [_raises, lambda text: None, lambda text: 5, lambda text: text.encode()],
+    ids=["raises", "None", "an int", "bytes"],
+)
+async def test_a_scrub_callback_that_fails_fails_closed_and_costs_no_span(
+    callback: Any, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """Before, a callback that raised cost the run every span (the run's start failed), and
+    one returning no ``str`` exported its ``str()`` (``None``, ``5``). Every string it was
+    given is replaced by the ``callback`` marker instead, so nothing it may have been there to
+    hide is exported; the run is whole, the failure reported once."""
+    events = [LLMCallStart(model="m"), TextDelta(text="Project Falcon"), LLMCallEnd()]
+    got = await run_script(
+        otel_telemetry, events, agent_name="ops", scrub=Scrubber(callback=callback)
+    )
+    assert got == events
+    assert [s.name for s in otel_telemetry.spans()] == [
+        "[REDACTED:callback len=6]",
+        "[REDACTED:callback len=6]",
+        "[REDACTED:callback len=16]",
+    ]
+
+
+async def test_a_scrub_callback_returning_a_str_subclass_is_read_as_its_str(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """Before, its own ``__ne__`` ran against the text and raised: every span lost."""
+    scrub = Scrubber(callback=lambda text: LyingStr(text.replace("ops", "o**")))
+    await run_script(otel_telemetry, EVENTS, agent_name="ops", scrub=scrub)
+    assert otel_telemetry.span("invoke_agent o**").name == "invoke_agent o**"
+
+
+@pytest.mark.parametrize(
+    "given",
+    [trace.INVALID_SPAN, {"traceparent": "00-1-2-01"}, "ctx", 5, NoStr(), LyingDict(a=1)],
+    ids=["a span", "a carrier", "a str", "an int", "NoStr", "LyingDict"],
+)
+def test_a_context_argument_of_another_type_is_a_type_error_saying_how_to_make_one(
+    given: Any, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """Before: ``AttributeError: ... has no attribute 'get'`` from the SDK (or the value's own
+    ``RuntimeError``); a span passed for its context is the usual slip."""
+    told = r"takes an OpenTelemetry Context or None, not .*: pass trace.set_span_in_context"
+    with pytest.raises(TypeError, match=r"inject_context\(context=\.\.\.\) " + told):
+        inject_context(given)
+    with pytest.raises(TypeError, match=r"extract_context\(context=\.\.\.\) " + told):
+        extract_context({}, given)
+    with pytest.raises(TypeError, match=r"RemoteAgentCall\(parent=\.\.\.\) " + told):
+        RemoteAgentCall("a", parent=given, tracer_provider=otel_telemetry.tracer_provider)
+    assert otel_telemetry.spans() == []
+
+
+@pytest.mark.parametrize(
+    "carrier",
+    [LyingStr("traceparent"), LyingKey("k"), b"traceparent", "traceparent"],
+    ids=["LyingStr", "LyingKey", "bytes", "str"],
+)
+def test_a_carrier_that_is_one_string_is_no_carrier(carrier: Any) -> None:
+    """Before, a ``str`` subclass carrier was iterated by its own ``__iter__`` (it raised)."""
+    assert extract_context(carrier) == Context()
+
+
+seen: list[int] = []
+
+
+async def _app(scope: Any, receive: Any, send: Any) -> None:
+    seen.append(trace.get_current_span().get_span_context().trace_id)
+
+
+PARENT = b"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+
+
+@pytest.mark.parametrize(
+    ("scope", "parented"),
+    [
+        ({"type": "http", "headers": LyingInt(3)}, False),
+        ({"type": "http", "headers": LyingStr("x")}, False),
+        ({"type": "http", "headers": [(b"traceparent", NoStr())]}, False),
+        ({"type": HostileStr("http"), "headers": [(b"traceparent", PARENT)]}, True),
+        (LyingDict(type="http"), False),
+        (None, False),
+        ("http", False),
+        (NoStr(), False),
+    ],
+    ids=[
+        "int headers",
+        "str headers",
+        "NoStr value",
+        "str sub type",
+        "LyingDict",
+        "None",
+        "a str",
+        "NoStr",
+    ],
+)
+@pytest.mark.internal_errors
+async def test_an_asgi_scope_of_any_shape_reaches_the_app(scope: Any, parented: bool) -> None:
+    """Before: ``bool()`` of the headers, ``==`` of the type and ``.get`` of the scope ran in
+    the middleware and raised into the request (``RuntimeError``, ``AttributeError``). The app
+    is called with the very scope it was given, a header it cannot read naming no parent."""
+    seen.clear()
+    await ContinueTraceMiddleware(_app)(scope, None, None)
+    expected = (
+        0x0AF7651916CD43DD8448EB211C80319C
+        if type(scope) is dict and "headers" in scope and type(scope["type"]) is HostileStr
+        else 0
+    )
+    assert seen == [expected]
