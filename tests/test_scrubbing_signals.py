@@ -8,6 +8,7 @@ what makes these tests able to fail."""
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -342,6 +343,9 @@ NOT_SECRET = (
     + "[REDACTED: len=] key_name private_key url_credentials authorization_header"
     + " ".join(sorted(set(fakes()) | set(context_fakes())))
     + "RuntimeError Traceback (most recent call last) File line in raise"
+    # and the traceback's file paths: a checkout in /work/wt-api-misuse holds "t-ap"
+    + " ".join(sys.path)
+    + __file__
 )
 
 
