@@ -130,10 +130,20 @@ async def test_an_id_given_as_an_int_or_a_uuid_is_recorded_as_its_text(
 @pytest.mark.parametrize(
     "name", [NoStr(), 5, b"greeter", ["greeter"]], ids=["NoStr", "int", "bytes", "list"]
 )
-def test_instrument_name_of_another_type_is_a_type_error(name: Any) -> None:
-    """``instrument(name=5)`` named the run by the class, silently."""
-    with pytest.raises(TypeError, match=r"instrument\(name=\.\.\.\) takes a str or None"):
-        instrument(ScriptedAgent(EVENTS), name=name)
+async def test_instrument_name_of_another_type_names_the_run_as_without_it(name: Any) -> None:
+    """``instrument(name=...)`` is the one name that never raises (the fuzzed promise of
+    ``test_hostile_fuzz``: hostile arguments never cost an instrumented agent its run): a
+    name of another type names nothing: the run is named as with no name given."""
+    telemetry = InMemoryTelemetry()
+    for given in (None, name):
+        traced = instrument(ScriptedAgent(EVENTS), name=given,
+                            tracer_provider=telemetry.tracer_provider,
+                            meter_provider=telemetry.meter_provider)  # fmt: skip
+        async for _ in traced.stream([]):
+            pass
+    unnamed, hostile = (s.name for s in telemetry.spans() if s.name.startswith("invoke_agent"))
+    assert hostile == unnamed == "invoke_agent scripted"  # ScriptedAgent's own name
+    telemetry.shutdown()
 
 
 @pytest.mark.parametrize(

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from agent_otel._plain import text_of
 from agent_otel.recording._hints import a_kind
-from agent_otel.recording._options import Options, check_text, settings_from
+from agent_otel.recording._options import Options, settings_from
 
 from ._base import DELEGATES, INSTANCE, Bound
 from ._classes import (
@@ -184,8 +184,9 @@ def instrument(
             f"instrument() takes an agent (an object or class with stream/invoke or run/astream), "
             f"not {a_kind(agent_or_class)}: pass the agent, as in instrument(MyAgent())"
         )
-    check_text("instrument", "name", name)
     # Read as the str each is (a str enum member: its value); a subclass's methods never run.
+    # A name of another type (the decorator's argument is often computed) names nothing: the
+    # run is named as without it, and the agent is traced all the same (never a raise).
     chosen_name = text_of(name) or text_of(options.get("agent_name"))
     chosen = AgentSetup(chosen_name, settings_from(options, "instrument"))
     if isinstance(agent_or_class, type):
