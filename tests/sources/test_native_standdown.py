@@ -22,7 +22,7 @@ from opentelemetry.metrics import _internal as otel_metrics
 from opentelemetry.sdk.metrics.export import HistogramDataPoint, NumberDataPoint
 from opentelemetry.sdk.trace import ReadableSpan
 
-from agent_otel.testing import InMemoryTelemetry, run_script
+from agent_otel.testing import InMemoryTelemetry, run_script, span_outline
 
 from . import _parallel as p
 from . import _script as s
@@ -355,3 +355,36 @@ async def test_adk_model_calls_ours_do_not_tell_keep_their_metrics(
     assert _instrumentation._metrics is _metrics
     _instrumentation._metrics.record_client_token_usage(**call)
     assert _recorded(global_provider)[adk] == (4, 20.0)
+
+
+@pytest.mark.parametrize("team", ["round_robin", "selector", "swarm"])
+async def test_an_autogen_teams_own_spans_stand_down_and_its_messages_nest_in_the_run(
+    team: str, global_provider: InMemoryTelemetry
+) -> None:
+    """A team traced with the globals set: no member's agent, chat or tool span of AutoGen's
+    beside ours (the tree the run has without them), its runtime's message spans in the run,
+    under our run span, and each step naming the member that spoke."""
+    pytest.importorskip("autogen_agentchat")
+    from agent_contract.sources.autogen_stream import autogen_events
+
+    from .test_autogen_teams import SPEAKERS, TEAMS
+
+    [(build, steps)] = [(b, o) for name, b, o, _ in TEAMS if name == team]
+    await run_script(global_provider, autogen_events(build(), "Weather?"), agent_name="agent")
+
+    assert _theirs(global_provider) == []
+    spans = [sp for sp in global_provider.spans() if not _built(sp)]
+    ours = [sp for sp in spans if _scope(sp) == OURS]
+    assert span_outline(ours) == [["invoke_agent agent", steps]]
+    _one_connected_trace(global_provider)
+    runtime = [sp for sp in spans if _scope(sp) != OURS]
+    assert runtime and all(sp.name.startswith("autogen ") for sp in runtime)
+    by_id = {sp.context.span_id: sp for sp in spans}
+    for sp in runtime:  # every message span is the run's descendant
+        while sp.parent is not None:
+            sp = by_id[sp.parent.span_id]
+        assert sp.name == "invoke_agent agent" and _scope(sp) == OURS
+    named = sorted(
+        (sp for sp in ours if sp.name.startswith("step ")), key=lambda sp: sp.start_time or 0
+    )
+    assert [(sp.attributes or {}).get("agent_otel.phase") for sp in named] == SPEAKERS[team]
