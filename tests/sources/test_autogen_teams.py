@@ -349,3 +349,34 @@ async def test_a_society_of_minds_team_runs_its_tools_under_their_spans(
     _check_order(otel_telemetry)
     chats = [sp for sp in otel_telemetry.spans() if sp.name == "chat"]
     assert all("gen_ai.input.messages" in (sp.attributes or {}) for sp in chats)
+
+
+SPEAKERS = {
+    "round_robin": ["researcher", "researcher", "writer"],
+    "selector": ["SelectorGroupChatManager", "researcher", "researcher",
+                 "SelectorGroupChatManager", "writer"],
+    "magentic_one": ["MagenticOneOrchestrator", "researcher", "researcher",
+                     "MagenticOneOrchestrator"],
+    "swarm": ["router", "router", "researcher", "researcher"],
+    "team_in_team": ["researcher", "researcher", "writer"],
+    "team_tool": [None, "researcher", "researcher", "writer", None],  # the lead's around the desk's
+}  # fmt: skip
+"""Each step's ``agent_otel.phase``, in start order: the member (or the team's manager) that
+made its model call; a lone agent's steps name none (its run does)."""
+
+
+@pytest.mark.parametrize(("name", "build"), [pytest.param(i, b, id=i) for i, b, _, _ in TEAMS
+                                             if i in SPEAKERS])  # fmt: skip
+async def test_each_step_names_the_member_that_spoke(
+    otel_telemetry: InMemoryTelemetry, name: str, build: Callable[[], Any]
+) -> None:
+    """Which member made each model call and ran each tool: its step says (the first speaker
+    too), so the spans of a member's turn are found by its name, not by the run's phase events'
+    times."""
+    from agent_contract.sources.autogen_stream import autogen_events
+
+    await run_script(otel_telemetry, autogen_events(build(), "Weather?"), agent_name="team")
+
+    steps = sorted((sp for sp in otel_telemetry.spans() if sp.name.startswith("step ")),
+                   key=lambda sp: sp.start_time or 0)  # fmt: skip
+    assert [(sp.attributes or {}).get("agent_otel.phase") for sp in steps] == SPEAKERS[name]

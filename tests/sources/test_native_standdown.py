@@ -17,10 +17,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from opentelemetry import trace
+from opentelemetry import metrics, trace
+from opentelemetry.metrics import _internal as otel_metrics
+from opentelemetry.sdk.metrics.export import HistogramDataPoint, NumberDataPoint
 from opentelemetry.sdk.trace import ReadableSpan
 
-from agent_otel.testing import InMemoryTelemetry, run_script
+from agent_otel.testing import InMemoryTelemetry, run_script, span_outline
 
 from . import _parallel as p
 from . import _script as s
@@ -39,11 +41,14 @@ OURS = "agent_otel"
 def global_provider(
     monkeypatch: pytest.MonkeyPatch, otel_telemetry: InMemoryTelemetry
 ) -> Iterator[InMemoryTelemetry]:
-    """The test's telemetry as the global tracer provider, as ``configure()`` sets it, for the
-    frameworks' own tracers too (the tests never call ``trace.set_tracer_provider``: it is
-    once per process); every seam as it was afterwards."""
+    """The test's telemetry as the global tracer and meter providers, as ``configure()`` sets
+    them, for the frameworks' own tracers and instruments too (the tests never call
+    ``trace.set_tracer_provider`` or ``metrics.set_meter_provider``: once per process); every
+    seam as it was afterwards."""
+    adk = _framework("google.adk.telemetry.tracing")  # imported before the globals are set
+    _framework("google.adk.telemetry._instrumentation")  # its meter, a proxy, at import too
+    _global_meter(monkeypatch, otel_telemetry)
     provider = otel_telemetry.tracer_provider
-    adk = _framework("google.adk.telemetry.tracing")  # imported before the global is set
     strands = _framework("strands.telemetry.tracer")
     monkeypatch.setattr(trace, "_TRACER_PROVIDER", provider)
     if adk is not None:  # its tracer, taken at import: a proxy keeping the first provider
@@ -56,6 +61,27 @@ def global_provider(
     from agent_otel.standdown import _native
 
     _native.restore()
+
+
+def _global_meter(monkeypatch: pytest.MonkeyPatch, telemetry: InMemoryTelemetry) -> None:
+    """``telemetry``'s meter provider as the global one, as ``metrics.set_meter_provider``
+    makes it: the instruments the frameworks made at import on the API's proxy meters record
+    into it, and so do those made later (Strands' one ``MetricsClient``, made again here)."""
+    provider = telemetry.meter_provider
+    proxy = otel_metrics._PROXY_METER_PROVIDER
+    monkeypatch.setattr(otel_metrics, "_METER_PROVIDER", provider)
+    monkeypatch.setattr(proxy, "_real_meter_provider", provider)
+    for meter in proxy._meters:
+        real = provider.get_meter(meter._name, meter._version, meter._schema_url)
+        monkeypatch.setattr(meter, "_real_meter", real)
+        for instrument in meter._instruments:
+            monkeypatch.setattr(
+                instrument, "_real_instrument", instrument._create_real_instrument(real)
+            )
+    strands = _framework("strands.telemetry.metrics")
+    if strands is not None:  # its one client took the global provider's meter when made
+        monkeypatch.setattr(strands.MetricsClient, "_instance", None)
+    assert metrics.get_meter_provider() is provider
 
 
 def _framework(module: str) -> Any:
@@ -201,3 +227,164 @@ async def test_the_gate_decides_in_each_context_and_comes_out(
     otel_telemetry.clear()
     await call(True)
     assert [sp.name for sp in otel_telemetry.spans() if _scope(sp) != OURS] == ["chat"]
+
+
+TOLD_METRICS = frozenset({
+    # Google ADK's, under the very names of ours (meter gcp.vertex.agent)
+    "gen_ai.client.token.usage", "gen_ai.client.operation.duration",
+    "gen_ai.execute_tool.duration", "gen_ai.invoke_agent.duration",
+    "gen_ai.invoke_agent.inference_calls", "gen_ai.invoke_agent.tool_calls",
+    # Strands' (its MetricsClient): each model call's tokens, latency and first byte, each
+    # tool call's duration
+    "strands.event_loop.input.tokens", "strands.event_loop.output.tokens",
+    "strands.event_loop.cache_read.input.tokens", "strands.event_loop.cache_write.input.tokens",
+    "strands.event_loop.latency", "strands.model.time_to_first_token", "strands.tool.duration",
+})  # fmt: skip
+"""The frameworks' own metrics that measure what ours measure (a model call's tokens and
+duration, a tool call's duration, a run's duration and call counts)."""
+KEPT_METRICS = {
+    "google_adk": (),  # its workflow and skill metrics: none in a one-agent run
+    "strands": ("strands.event_loop.cycle_count", "strands.tool.call_count"),
+}
+"""The frameworks recording metrics of their own (AutoGen records none), with those of theirs
+a run records that nothing of ours measures."""
+HAS_METRICS = tuple(KEPT_METRICS)
+
+
+def _recorded(telemetry: InMemoryTelemetry) -> dict[tuple[str, str], tuple[int, float]]:
+    """Every metric recorded so far, by (scope, name): data points' count and sum (a
+    histogram's recordings, a counter's value)."""
+    out: dict[tuple[str, str], tuple[int, float]] = {}
+    data = telemetry.metric_reader.get_metrics_data()
+    for resource in data.resource_metrics if data else ():
+        for scope in resource.scope_metrics:
+            for metric in scope.metrics:
+                count, total = out.get((scope.scope.name, metric.name), (0, 0.0))
+                for point in metric.data.data_points:
+                    if isinstance(point, HistogramDataPoint):
+                        count, total = count + point.count, total + point.sum
+                    elif isinstance(point, NumberDataPoint):
+                        count, total = count + 1, total + point.value
+                out[(scope.scope.name, metric.name)] = (count, total)
+    return out
+
+
+def _their_told(telemetry: InMemoryTelemetry) -> dict[str, int]:
+    """Recordings of the frameworks' own metrics that ours tell, by name."""
+    return {
+        name: count
+        for (scope, name), (count, _) in _recorded(telemetry).items()
+        if scope != OURS and name in TOLD_METRICS and count
+    }
+
+
+def _token_sum(telemetry: InMemoryTelemetry) -> tuple[float, float]:
+    """``gen_ai.client.token.usage`` summed over every scope (what a dashboard's sum reads),
+    and over ours alone."""
+    recorded = _recorded(telemetry)
+    name = "gen_ai.client.token.usage"
+    every = sum(total for (_, metric), (_, total) in recorded.items() if metric == name)
+    return every, recorded.get((OURS, name), (0, 0.0))[1]
+
+
+@pytest.mark.parametrize("row", [row.param() for row in NATIVE_ROWS])
+async def test_their_metrics_that_ours_tell_stand_down(
+    row: Row, global_provider: InMemoryTelemetry
+) -> None:
+    """A traced run with the globals set: each model call's tokens are counted once (ours),
+    not once more by the framework's own meter under the same metric name; the framework's
+    metrics that nothing of ours measures are recorded as before."""
+    await run_script(global_provider, row.events(s.Run()), agent_name="agent")
+
+    assert _their_told(global_provider) == {}
+    every, ours = _token_sum(global_provider)
+    assert ours > 0 and every == ours
+    kept = {name for (scope, name), (count, _) in _recorded(global_provider).items() if count}
+    assert set(KEPT_METRICS.get(row.name.removesuffix("_openai"), ())) <= kept
+
+
+@pytest.mark.parametrize(
+    "row", [row.param() for row in NATIVE_ROWS if row.name.removesuffix("_openai") in HAS_METRICS]
+)
+async def test_their_metrics_stay_opted_out_and_outside_our_runs(
+    row: Row, global_provider: InMemoryTelemetry
+) -> None:
+    opted_out = global_provider.wrapper(agent_name="agent", stand_down_providers=False)
+    [_ async for _ in opted_out(row.events(s.Run()))]
+    told = _their_told(global_provider)
+    assert told and all(count > 0 for count in told.values())
+
+    [_ async for _ in row.events(s.Run())]  # the adapter alone: no run of ours (gate installed)
+    again = _their_told(global_provider)
+    assert set(again) == set(told) and all(again[name] > told[name] for name in told)
+
+
+async def test_adk_model_calls_ours_do_not_tell_keep_their_metrics(
+    global_provider: InMemoryTelemetry,
+) -> None:
+    """In an ADK run of ours, the agent's model call records nothing of ADK's (ours tells it),
+    while a model call its model-consult tool makes on its own (through ``_metrics``
+    directly; no chat span of ours) keeps its tokens; taken out, the agent's records too."""
+    pytest.importorskip("google.adk")
+    from google.adk.models.llm_request import LlmRequest
+    from google.adk.models.llm_response import LlmResponse
+    from google.adk.telemetry import _instrumentation, _metrics
+    from google.genai import types
+    from opentelemetry import context as otel_context
+
+    from agent_otel.standdown import _native
+
+    usage = types.GenerateContentResponseUsageMetadata(
+        prompt_token_count=7, candidates_token_count=3, total_token_count=10
+    )
+    call: dict[str, Any] = {
+        "agent_name": "advisor", "llm_request": LlmRequest(model="scripted-gemini"),
+        "responses": [LlmResponse(usage_metadata=usage, model_version="scripted-gemini")],
+    }  # fmt: skip
+    assert _native.install("google_adk")
+    token = otel_context.attach(otel_context.set_value(_native.NATIVE, "google_adk"))
+    try:
+        _metrics.record_client_token_usage(**call)  # the model-consult tool's
+        _instrumentation._metrics.record_client_token_usage(**call)  # the agent's
+    finally:
+        otel_context.detach(token)
+    adk = ("gcp.vertex.agent", "gen_ai.client.token.usage")
+    assert _recorded(global_provider)[adk] == (2, 10.0)  # input and output, once
+
+    _native.restore()
+    assert _instrumentation._metrics is _metrics
+    _instrumentation._metrics.record_client_token_usage(**call)
+    assert _recorded(global_provider)[adk] == (4, 20.0)
+
+
+@pytest.mark.parametrize("team", ["round_robin", "selector", "swarm"])
+async def test_an_autogen_teams_own_spans_stand_down_and_its_messages_nest_in_the_run(
+    team: str, global_provider: InMemoryTelemetry
+) -> None:
+    """A team traced with the globals set: no member's agent, chat or tool span of AutoGen's
+    beside ours (the tree the run has without them), its runtime's message spans in the run,
+    under our run span, and each step naming the member that spoke."""
+    pytest.importorskip("autogen_agentchat")
+    from agent_contract.sources.autogen_stream import autogen_events
+
+    from .test_autogen_teams import SPEAKERS, TEAMS
+
+    [(build, steps)] = [(b, o) for name, b, o, _ in TEAMS if name == team]
+    await run_script(global_provider, autogen_events(build(), "Weather?"), agent_name="agent")
+
+    assert _theirs(global_provider) == []
+    spans = [sp for sp in global_provider.spans() if not _built(sp)]
+    ours = [sp for sp in spans if _scope(sp) == OURS]
+    assert span_outline(ours) == [["invoke_agent agent", steps]]
+    _one_connected_trace(global_provider)
+    runtime = [sp for sp in spans if _scope(sp) != OURS]
+    assert runtime and all(sp.name.startswith("autogen ") for sp in runtime)
+    by_id = {sp.context.span_id: sp for sp in spans}
+    for sp in runtime:  # every message span is the run's descendant
+        while sp.parent is not None:
+            sp = by_id[sp.parent.span_id]
+        assert sp.name == "invoke_agent agent" and _scope(sp) == OURS
+    named = sorted(
+        (sp for sp in ours if sp.name.startswith("step ")), key=lambda sp: sp.start_time or 0
+    )
+    assert [(sp.attributes or {}).get("agent_otel.phase") for sp in named] == SPEAKERS[team]

@@ -429,7 +429,9 @@ async def test_autogen_teams_give_each_speaker_its_own_steps_named_by_a_phase(
     assert otel_telemetry.outline() == [
         ["invoke_agent crew", [["step 0", ["chat"]], ["step 1", ["chat"]]]]
     ]
-    assert [e.name for e in events if isinstance(e, PhaseMarker)] == ["writer"]
+    assert [e.name for e in events if isinstance(e, PhaseMarker)] == ["researcher", "writer"]
+    steps = [attributes(otel_telemetry, f"step {i}").get("agent_otel.phase") for i in (0, 1)]
+    assert steps == ["researcher", "writer"]  # the first speaker named too
     assert tokens(otel_telemetry) == 90
     assert attributes(otel_telemetry, "invoke_agent crew")["agent_otel.usage.input_tokens"] == 90
 

@@ -26,8 +26,9 @@ comes out, so the error lands on that call. It closes at the response:
   reasoning counts do not reach its events.
 * ``ToolCallExecutionEvent``: each ``FunctionExecutionResult`` a ``ToolResult`` by
   ``call_id`` (``is_error`` marks a tool that raised); the next model call starts a new step.
-* In a team, a message from another agent than the one before starts a new step (after a
-  model call) and yields a ``PhaseMarker`` named after it, so the trace shows who spoke; the
+* In a team, the first speaker and each message from another agent than the one before yield
+  a ``PhaseMarker`` named after it (a change of speaker starts a new step, after a model
+  call), so the trace shows who spoke, every step naming its speaker; the
   task's own message (``source="user"``) and the final ``TaskResult`` go to ``sink`` only.
 * A team's own model calls (a ``SelectorGroupChat`` picking the next speaker, Magentic-One's
   orchestrator) reach the stream not at all, or as chunks and a selection without usage: the
@@ -498,13 +499,15 @@ def _model_name(agent: Any) -> str | None:
 
 
 class _State:
-    __slots__ = ("called", "got", "model", "open", "reasoned", "requests", "said", "source",
-                 "step", "team", "texted", "thinking", "thought", "tools_ran")  # fmt: skip
+    __slots__ = ("called", "got", "group", "model", "open", "reasoned", "requests",
+                 "said", "source", "step", "team", "texted", "thinking", "thought",
+                 "tools_ran")  # fmt: skip
 
     def __init__(self, model: str | None, requests: dict[str, _Noted], team: Any = None) -> None:
         self.model = model
         self.requests = requests
         self.team = _team_clients(team, _Puts.of(team), {})  # the teams' own calls, by name
+        self.group = bool(_members(team))  # several speak: the first one is named too
         self.got = 0  # the stream's items read (the last one included)
         self.open = False
         self.texted = False  # the open call streamed text
@@ -595,10 +598,10 @@ class _State:
     def _speaker(self, source: Any, out: list[AgentEvent]) -> None:
         if source == self.source:
             return
-        if self.source is not None:
-            if self.called and not self.open:  # a new speaker: a new step
-                out.append(StepBoundary(index=self.step))
-                self.step, self.tools_ran, self.called = self.step + 1, False, False
+        if self.source is not None and self.called and not self.open:  # a new speaker: a new step
+            out.append(StepBoundary(index=self.step))
+            self.step, self.tools_ran, self.called = self.step + 1, False, False
+        if self.source is not None or self.group:  # a lone agent's own name is the run's
             out.append(PhaseMarker(name=str(source)))
         self.source = source
 

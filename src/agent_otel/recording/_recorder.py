@@ -99,6 +99,7 @@ class RunRecorder:
         "_keys",
         "_last_call",
         "_pending",
+        "_phase",
         "_quiet",
         "_reasoning_fast",
         "_segment_cost",
@@ -134,6 +135,7 @@ class RunRecorder:
         self.scopes.parent = self.run.parent
         self._step: Step | None = None
         self._step_index = 0
+        self._phase: str | None = None  # the latest PhaseMarker's: on each step started after
         # The current segment's usage and cost: the open step's, else bookkeeping awaiting
         # its step; errors awaiting their step, likewise.
         self._segment_usage = Tokens()
@@ -502,7 +504,7 @@ class RunRecorder:
         errors = self._step_errors
         self._step = Step(
             self.s, self.anomaly, self.run.context, self.run.parent, self.run.identity,
-            self._step_index, min(now, errors[0].time) if errors else now,
+            self._step_index, min(now, errors[0].time) if errors else now, self._phase,
         )  # fmt: skip
         self._flush_errors(self._step)
         return True
@@ -567,6 +569,10 @@ class RunRecorder:
         self.run.journey(name, journey_id)
 
     def phase(self, name: Any) -> None:
+        """A phase: on the run (its latest, an event), and on every step started in it (a
+        team member's turn, a graph node: who did the step's calls)."""
+        if isinstance(name, str):
+            self._phase = name
         self.run.phase(name)
 
     def final(self, output_type: str, value: Any) -> None:

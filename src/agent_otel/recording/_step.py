@@ -37,6 +37,9 @@ class Step:
                                                   MLflow show
     ``session.id``, ``user.id``,                  at start (the run's identity)
     ``gen_ai.conversation.id``
+    ``agent_otel.phase``                          at start, the run's phase then (its
+                                                  latest ``PhaseMarker``: a team member,
+                                                  a handoff's agent, a graph node)
     ``agent_otel.usage.*`` token totals           at the end (what its segments reported)
     ``agent_otel.usage.cost.*`` totals            at the end, when something was priced
     ``error.type`` (+ ERROR status), and an       on an ``Error`` event of the step
@@ -58,6 +61,7 @@ class Step:
         identity: dict[str, AttributeValue],
         index: int,
         start: int,
+        phase: str | None = None,
     ) -> None:
         self.settings = settings
         scrub = settings.scrub
@@ -71,6 +75,8 @@ class Step:
             name = f"{A.STEP_SPAN_NAME} {index}"
             known = known_start(settings.starts, key, name, attributes, count, scrub)
         name, attributes = known
+        if phase is not None:
+            identity = {**identity, A.PHASE: phase}
         self.span = start_span(
             settings.tracer, count, scrub, name, run, SpanKind.INTERNAL,
             {**attributes, **checked(identity, count, scrub)}, start,

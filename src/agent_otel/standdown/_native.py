@@ -26,6 +26,24 @@ The seams, read in their sources (the versions in ``tests/constraints.txt``):
   ``trace`` becomes a view of OTel's whose ``get_tracer`` gives a gated tracer. Its runtime's
   message spans (``TraceHelper``) are not gated: we tell no message delivery.
 
+Their own metrics, the same way: those that measure what ours measure are not recorded in a
+run of their adapter's (their other metrics are):
+
+- Google ADK records ``gen_ai.client.token.usage``, ``gen_ai.client.operation.duration``,
+  ``gen_ai.execute_tool.duration``, ``gen_ai.invoke_agent.duration`` and
+  ``gen_ai.invoke_agent.inference_calls``/``.tool_calls`` to the global meter (scope
+  ``gcp.vertex.agent``), the very names of ours, so a dashboard's sum counted every call
+  twice. Its ``telemetry._instrumentation`` (the agent's model calls, tools and invocations)
+  calls them through its module ``_metrics``: that name becomes a view whose six records
+  (:data:`ADK_TOLD`) are gated. A model call its model-consult tool makes on its own is
+  recorded through ``_metrics`` directly: nothing of ours tells that call, so it stays.
+  Workflow, skill and ``adk.experimental`` metrics stay.
+- Strands' one ``strands.telemetry.metrics.MetricsClient`` holds its instruments as
+  attributes: those of each model call's tokens, latency and first byte and each tool call's
+  duration (:data:`STRANDS_TOLD`) are gated in place. Its loop-cycle and tool-count counters
+  stay.
+- AutoGen (autogen-core 0.7.5) records no metrics.
+
 The gate is installed when a run of that framework's adapter starts (idempotent), decides per
 call from the context (so concurrent runs, tasks and threads each get their own answer), and
 :func:`restore` takes it out. A version without the seam is left alone (its spans stay).
@@ -159,9 +177,91 @@ class _AutoGenTrace:
         return tracer
 
 
+ADK_TOLD = frozenset(
+    {
+        "record_client_token_usage",  # gen_ai.client.token.usage
+        "record_client_operation_duration",  # gen_ai.client.operation.duration
+        "record_tool_execution_duration",  # gen_ai.execute_tool.duration
+        "record_agent_invocation_duration",  # gen_ai.invoke_agent.duration
+        "record_invoke_agent_inference_calls",  # gen_ai.invoke_agent.inference_calls
+        "record_invoke_agent_tool_calls",  # gen_ai.invoke_agent.tool_calls
+    }
+)
+"""Google ADK's records (functions of ``google.adk.telemetry._metrics``) of what ours measure."""
+
+STRANDS_TOLD = (
+    "event_loop_input_tokens",  # strands.event_loop.input.tokens
+    "event_loop_output_tokens",  # strands.event_loop.output.tokens
+    "event_loop_cache_read_input_tokens",  # strands.event_loop.cache_read.input.tokens
+    "event_loop_cache_write_input_tokens",  # strands.event_loop.cache_write.input.tokens
+    "event_loop_latency",  # strands.event_loop.latency: a model call's
+    "model_time_to_first_token",  # strands.model.time_to_first_token
+    "tool_duration",  # strands.tool.duration
+)
+"""Strands' instruments (attributes of its ``MetricsClient``) measuring what ours measure."""
+
+
+def stands_down(framework: str, context: Context | None = None) -> bool:
+    """Whether a metric of ``framework``'s that ours tell is not recorded in ``context``
+    (None: the current one): a run of its adapter's."""
+    try:
+        return otel_context.get_value(NATIVE, context) == framework
+    except Exception:  # inside the framework's call: nothing may raise there
+        report("native stand-down")
+        return False
+
+
+def _gated_record(framework: str, record: Callable[..., Any]) -> Callable[..., Any]:
+    def gated(*args: Any, **kwargs: Any) -> Any:
+        return None if stands_down(framework) else record(*args, **kwargs)
+
+    return gated
+
+
+class _AdkMetrics:
+    """ADK's ``telemetry._metrics`` module as its ``telemetry._instrumentation`` sees it: the
+    records of :data:`ADK_TOLD` do nothing in a run of its adapter's; everything else is
+    the module's own."""
+
+    def __init__(self, real: ModuleType) -> None:
+        self.real = real
+        self._gated = {
+            name: _gated_record("google_adk", getattr(real, name))
+            for name in ADK_TOLD
+            if callable(getattr(real, name, None))
+        }
+
+    def __getattr__(self, name: str) -> Any:
+        gated = self._gated.get(name)
+        return gated if gated is not None else getattr(self.real, name)
+
+
+class _GatedInstrument:
+    """A framework's instrument that records nothing in a run of its adapter's; every other
+    attribute is the instrument's own."""
+
+    def __init__(self, framework: str, real: Any) -> None:
+        self.framework = framework
+        self.real = real
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+    def record(self, amount: Any, attributes: Any = None, context: Any = None) -> None:
+        if not stands_down(self.framework, context):
+            self.real.record(amount, attributes, context)
+
+    def add(self, amount: Any, attributes: Any = None, context: Any = None) -> None:
+        if not stands_down(self.framework, context):
+            self.real.add(amount, attributes, context)
+
+
 _AUTOGEN = "autogen_core._telemetry._genai"
 _ADK = "google.adk.telemetry.tracing"
+_ADK_INSTRUMENTATION = "google.adk.telemetry._instrumentation"
+_ADK_SEAM = "_metrics"  # the name it calls ADK's metric records through
 _STRANDS = "strands.telemetry.tracer"
+_STRANDS_METRICS = "strands.telemetry.metrics"
 
 
 def _strands_tracer() -> object:
@@ -169,9 +269,37 @@ def _strands_tracer() -> object:
     return getattr(instance, "tracer", None)
 
 
+def _install_adk_metrics() -> None:
+    module = sys.modules.get(_ADK_INSTRUMENTATION)
+    if module is None and "google.adk" in sys.modules:
+        module = importlib.import_module(_ADK_INSTRUMENTATION)
+    theirs = getattr(module, _ADK_SEAM, None)
+    if isinstance(theirs, ModuleType):  # else gated already, or a version without the seam
+        setattr(module, _ADK_SEAM, _AdkMetrics(theirs))
+
+
+def _strands_metrics_client() -> object:
+    client = getattr(sys.modules.get(_STRANDS_METRICS), "MetricsClient", None)
+    if not isinstance(client, type) or not hasattr(client, "_instance"):
+        return None  # a version without the seam
+    return client()  # the singleton; made now if no model call made it yet (this run's will)
+
+
+def _install_strands_metrics() -> None:
+    client = _strands_metrics_client()
+    for name in STRANDS_TOLD if client is not None else ():
+        instrument = vars(client).get(name)
+        if instrument is not None and not isinstance(instrument, _GatedInstrument):
+            setattr(client, name, _GatedInstrument("strands", instrument))
+
+
 def install(framework: str) -> bool:
     """The gate of ``framework``'s seam, if its module is loaded and the seam is there;
     whether the seam is gated (now or before)."""
+    if framework == "google_adk":
+        _install_adk_metrics()
+    elif framework == "strands":
+        _install_strands_metrics()
     if framework == "autogen":
         module = sys.modules.get(_AUTOGEN)
         theirs = getattr(module, "trace", None)
@@ -200,6 +328,16 @@ def restore() -> None:
         module.trace = trace  # type: ignore[union-attr]
     ungate(getattr(sys.modules.get(_ADK), "tracer", None))
     ungate(_strands_tracer())
+    module = sys.modules.get(_ADK_INSTRUMENTATION)
+    theirs = getattr(module, _ADK_SEAM, None)
+    if isinstance(theirs, _AdkMetrics):
+        setattr(module, _ADK_SEAM, theirs.real)
+    client = getattr(
+        getattr(sys.modules.get(_STRANDS_METRICS), "MetricsClient", None), "_instance", None
+    )
+    for name, instrument in list(vars(client).items()) if client is not None else ():
+        if isinstance(instrument, _GatedInstrument):
+            setattr(client, name, instrument.real)
 
 
 def native_run(context: Context, module: object) -> Context:
