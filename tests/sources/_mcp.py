@@ -36,6 +36,26 @@ def server() -> Any:
     return calc
 
 
+def legacy_server() -> Any:
+    """The same ``add`` and ``mul`` on an ``mcp`` 1.x server (``FastMCP``), for a framework
+    whose environment holds the MCP SDK 1.x (CrewAI's). That SDK traces nothing."""
+    from mcp.server.fastmcp import FastMCP
+
+    calc = FastMCP(SERVER_NAME)
+
+    @calc.tool()
+    def add(x: int) -> str:
+        """Add one."""
+        return str(x + 1)
+
+    @calc.tool()
+    def mul(x: int) -> str:
+        """Double."""
+        return str(x * 2)
+
+    return calc
+
+
 def _seen() -> str:
     """``trace=<id> parent=<id>``: the trace and the parent of the span current in the tool
     (the server's own span, whose parent is the client's request span), hex."""

@@ -2,7 +2,8 @@
 
 A real ``mcp`` 2.x server (``_mcp.server()``) served over streamable HTTP on loopback, and each
 framework's own MCP client (Agno's ``MCPTools``, LlamaIndex's ``McpToolSpec``, Google ADK's
-``McpToolset``, Strands' ``MCPClient``) driven by the framework's own test model, which asks
+``McpToolset``, Strands' ``MCPClient``, CrewAI's ``mcps``) driven by the framework's own test
+model, which asks
 for ``add`` twice and ``mul`` once in one response (the framework runs them in parallel). As
 the user sees it with ``configure()`` (the MCP SDK, fastmcp and the framework trace to the
 global provider, ``RunIdentityProcessor`` on it): each call's MCP client request hangs under
@@ -12,7 +13,8 @@ session; no MCP span under anything else (a framework's own tool span, the step)
 framework says which server a tool comes from, our tool span says so (``mcp.*``,
 ``gen_ai.tool.type=extension``, the request's id). ADK and Strands run in their own
 environments (``.ci/separate-envs``); the MCP rows of the Agents SDK and pydantic-ai are in
-``test_mcp.py``.
+``test_mcp.py``. CrewAI's environment holds the MCP SDK 1.x, which traces nothing: its test
+checks the context each request is sent in.
 """
 
 from __future__ import annotations
@@ -193,3 +195,70 @@ async def test_a_frameworks_mcp_tools_nest_their_requests_under_our_tool_spans(
             by_id, span
         ):
             assert any(s in ours.values() for s in _chain(by_id, span)), span.name
+
+
+# --- CrewAI: the MCP SDK 1.x, untraced ---------------------------------------------------------
+
+
+async def test_crewai_mcps_send_each_request_under_its_own_tool_span_and_run_no_agent(
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CrewAI's own MCP client (``Agent(mcps=[MCPServerHTTP(url)])``) runs each call on a
+    thread of its own, with a loop of its own: each request is sent with that call's tool span
+    current (so an MCP instrumentation's span would nest there). Its MCP events (connecting,
+    calling) come from inside the tool and are the tool's own work: no nested agent run."""
+    pytest.importorskip("crewai.mcp")
+    import json
+
+    from crewai import Agent
+    from crewai.mcp import MCPServerHTTP
+    from mcp.client.session import ClientSession
+    from opentelemetry import trace
+
+    from _serving import serve
+    from agent_contract.sources.crewai_stream import crewai_events
+
+    from ._fw_crewai import completion, llm
+
+    sent: list[tuple[str, Any, Any]] = []  # (tool, arguments, the span current as it was sent)
+    call_tool = ClientSession.call_tool
+
+    async def recording(self: Any, name: str, arguments: Any = None, *a: Any, **k: Any) -> Any:
+        sent.append((name, arguments, trace.get_current_span()))
+        return await call_tool(self, name, arguments, *a, **k)
+
+    monkeypatch.setattr(ClientSession, "call_tool", recording)
+    names: dict[str, str] = {}  # the server's tool name -> CrewAI's name for it (the model's)
+
+    def respond(turn: int) -> bytes:
+        if turn == 0:
+            calls = [(cid, names[name], json.dumps({"x": arg})) for cid, name, arg in CALLS]
+            return completion(0, None, calls)
+        return completion(1, "done", [])
+
+    with serve(_mcp.legacy_server().streamable_http_app()) as port:
+        server = MCPServerHTTP(url=f"http://127.0.0.1:{port}/mcp")
+        agent = Agent(role="calc", goal="Add.", backstory="A calculator.", llm=llm(respond),
+                      mcps=[server], verbose=False)  # fmt: skip
+        for tool in agent.get_mcp_tools(agent.mcps):  # named after the server's URL
+            names[tool.name.rsplit("_", 1)[1]] = tool.name.replace(":", "_")
+        wrapper = otel_telemetry.wrapper(agent_name="calc", session_id=SESSION)
+        async for _ in wrapper(crewai_events(agent, "go")):
+            pass
+
+    [run] = otel_telemetry.tree(attributes=["gen_ai.tool.call.id"], events=False)
+    tools = {t["attributes"]["gen_ai.tool.call.id"]: t for step in run["children"]
+             for t in step["children"] if t["name"].startswith("execute_tool ")}  # fmt: skip
+    assert sorted(tools) == [cid for cid, _, _ in CALLS]
+    assert all(t["children"] == [] for t in tools.values())  # no nested run in any
+    assert [s.name for s in otel_telemetry.spans()].count("invoke_agent calc") == 1
+    spans = {s.context.span_id: s for s in otel_telemetry.spans()}
+    assert sorted((name, args["x"]) for name, args, _ in sent) == sorted(
+        (name, arg) for _, name, arg in CALLS
+    )
+    for name, args, current in sent:  # each sent under its own call's span
+        span = spans[current.get_span_context().span_id]
+        [cid] = [cid for cid, tool, arg in CALLS if (tool, arg) == (name, args["x"])]
+        assert span.attributes is not None
+        assert span.attributes["gen_ai.tool.call.id"] == cid
+        assert dict(span.attributes)["session.id"] == SESSION
