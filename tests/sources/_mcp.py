@@ -71,14 +71,15 @@ def sdk_tracing_to(monkeypatch: Any, provider: Any) -> None:
     """For this test, ``provider`` is what ``configure()`` makes it: the global provider, so
     the MCP SDK's spans (client and in-process server) and fastmcp's (pydantic-ai's MCP
     client) go to it, with ``RunIdentityProcessor`` on it (it gives an MCP tool's span its
-    request id). The tests never call ``trace.set_tracer_provider``: it is once per process."""
+    request id) (``_trace.as_global``)."""
     import mcp.shared._otel as otel
-    from opentelemetry import trace
 
     from agent_otel import RunIdentityProcessor
 
+    from ._trace import as_global
+
     provider.add_span_processor(RunIdentityProcessor())
-    monkeypatch.setattr(trace, "_TRACER_PROVIDER", provider)
+    as_global(monkeypatch, provider)
     # The MCP SDK took its tracer at import (a proxy that keeps the first provider it finds).
     monkeypatch.setattr(otel, "_tracer", provider.get_tracer("mcp-python-sdk"))
 

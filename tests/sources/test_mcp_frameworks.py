@@ -116,16 +116,6 @@ ROWS: dict[str, tuple[str, Any, bool]] = {
 }
 
 
-def _framework_traces_to_the_global_provider(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Strands takes its tracer once per process (the first provider it finds): a fresh one
-    for this test, on the provider ``configure()`` would have set."""
-    try:
-        import strands.telemetry.tracer as tracer
-    except ImportError:
-        return
-    monkeypatch.setattr(tracer, "_tracer_instance", None)
-
-
 def _chain(by_id: dict[int, ReadableSpan], span: ReadableSpan) -> list[ReadableSpan]:
     """``span``'s ancestors, nearest first."""
     out = []
@@ -144,7 +134,6 @@ async def test_a_frameworks_mcp_tools_nest_their_requests_under_our_tool_spans(
     from _serving import serve
 
     _mcp.sdk_tracing_to(monkeypatch, otel_telemetry.tracer_provider)
-    _framework_traces_to_the_global_provider(monkeypatch)
 
     async def run(events: AsyncIterator[AgentEvent]) -> None:
         async for _ in otel_telemetry.wrapper(agent_name="calc", session_id=SESSION)(events):

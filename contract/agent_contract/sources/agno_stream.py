@@ -145,12 +145,13 @@ def _mcp_server(function_name: str, agent: Any, team: Any) -> McpServer | None:
     tool). A ``MultiMCPTools`` does not say which of its servers: the call is an MCP one, its
     server unknown."""
     for owner in (agent, team):
-        for toolkit in getattr(owner, "tools", None) or ():
+        tools = getattr(owner, "tools", None)
+        for toolkit in tools if isinstance(tools, (list, tuple)) else ():  # not a factory
             kinds = {c.__name__ for c in type(toolkit).__mro__}
             functions = getattr(toolkit, "functions", None)
             if not kinds & {"MCPTools", "MultiMCPTools"} or not isinstance(functions, dict):
                 continue
-            if function_name in functions:
+            if isinstance(function_name, str) and function_name in functions:
                 if "MCPTools" not in kinds:
                     return McpServer()
                 return server_of(getattr(toolkit, "session", None), getattr(toolkit, "name", None))
