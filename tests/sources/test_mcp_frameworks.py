@@ -125,10 +125,16 @@ def _chain(by_id: dict[int, ReadableSpan], span: ReadableSpan) -> list[ReadableS
     return out
 
 
+@pytest.mark.parametrize("stand_down", [True, False], ids=["stand-down", "own-spans"])
 @pytest.mark.parametrize("framework", ROWS)
 async def test_a_frameworks_mcp_tools_nest_their_requests_under_our_tool_spans(
-    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch, framework: str
+    otel_telemetry: InMemoryTelemetry,
+    monkeypatch: pytest.MonkeyPatch,
+    framework: str,
+    stand_down: bool,
 ) -> None:
+    """``own-spans``: ``stand_down_providers=False``, where ADK and Strands record their own
+    spans beside ours (Strands makes its own tool span current around the tool's body)."""
     module, runner, tells_server = ROWS[framework]
     pytest.importorskip(module)
     from _serving import serve
@@ -136,7 +142,10 @@ async def test_a_frameworks_mcp_tools_nest_their_requests_under_our_tool_spans(
     _mcp.sdk_tracing_to(monkeypatch, otel_telemetry.tracer_provider)
 
     async def run(events: AsyncIterator[AgentEvent]) -> None:
-        async for _ in otel_telemetry.wrapper(agent_name="calc", session_id=SESSION)(events):
+        wrapper = otel_telemetry.wrapper(
+            agent_name="calc", session_id=SESSION, stand_down_providers=stand_down
+        )
+        async for _ in wrapper(events):
             pass
 
     with serve(_mcp.server().streamable_http_app()) as port:

@@ -40,13 +40,15 @@ async def test_parallel_tool_bodies_nest_under_their_own_spans(
 async def test_tool_bodies_nest_under_our_spans_with_the_frameworks_own_tracer_on(
     row: Row, otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The same, with the provider global as ``configure()`` makes it, where the frameworks
-    that trace themselves (ADK, Strands, AutoGen) record spans of their own: no body leaves
-    our tool span for one of theirs (AutoGen's own tool span sits under ours, the body under
-    it). Strands' MCP tools, whose own span held the body, are in ``test_mcp_frameworks.py``."""
+    """The same, with the provider global as ``configure()`` makes it and the frameworks that
+    trace themselves (ADK, Strands, AutoGen) recording their own spans
+    (``stand_down_providers=False``): no body leaves our tool span for one of theirs
+    (Strands makes its own tool span current around the body; AutoGen's sits under ours,
+    the body under it)."""
     as_global(monkeypatch, otel_telemetry.tracer_provider)
     tracer = otel_telemetry.tracer_provider.get_tracer("some.client")
-    async for _ in otel_telemetry.wrapper(agent_name=p.AGENT)(row.parallel(tracer)):
+    wrapper = otel_telemetry.wrapper(agent_name=p.AGENT, stand_down_providers=False)
+    async for _ in wrapper(row.parallel(tracer)):
         pass
 
     # ours at the root of the run's trace (the framework's own spans under it, beside our
