@@ -36,6 +36,26 @@ def server() -> Any:
     return calc
 
 
+def legacy_server() -> Any:
+    """The same ``add`` and ``mul`` on an ``mcp`` 1.x server (``FastMCP``), for a framework
+    whose environment holds the MCP SDK 1.x (CrewAI's). That SDK traces nothing."""
+    from mcp.server.fastmcp import FastMCP
+
+    calc = FastMCP(SERVER_NAME)
+
+    @calc.tool()
+    def add(x: int) -> str:
+        """Add one."""
+        return str(x + 1)
+
+    @calc.tool()
+    def mul(x: int) -> str:
+        """Double."""
+        return str(x * 2)
+
+    return calc
+
+
 def _seen() -> str:
     """``trace=<id> parent=<id>``: the trace and the parent of the span current in the tool
     (the server's own span, whose parent is the client's request span), hex."""
@@ -51,14 +71,15 @@ def sdk_tracing_to(monkeypatch: Any, provider: Any) -> None:
     """For this test, ``provider`` is what ``configure()`` makes it: the global provider, so
     the MCP SDK's spans (client and in-process server) and fastmcp's (pydantic-ai's MCP
     client) go to it, with ``RunIdentityProcessor`` on it (it gives an MCP tool's span its
-    request id). The tests never call ``trace.set_tracer_provider``: it is once per process."""
+    request id) (``_trace.as_global``)."""
     import mcp.shared._otel as otel
-    from opentelemetry import trace
 
     from agent_otel import RunIdentityProcessor
 
+    from ._trace import as_global
+
     provider.add_span_processor(RunIdentityProcessor())
-    monkeypatch.setattr(trace, "_TRACER_PROVIDER", provider)
+    as_global(monkeypatch, provider)
     # The MCP SDK took its tracer at import (a proxy that keeps the first provider it finds).
     monkeypatch.setattr(otel, "_tracer", provider.get_tracer("mcp-python-sdk"))
 

@@ -16,6 +16,22 @@ from agent_contract.protocol import (
 from agent_otel.testing import InMemoryTelemetry
 
 
+def as_global(monkeypatch: Any, provider: Any) -> None:
+    """For this test, ``provider`` is the global tracer provider, as ``configure()`` makes it,
+    so what traces to the global one records there: a framework's own tracer (ADK's, Strands',
+    AutoGen's), the MCP SDK. Strands takes its tracer once per process (the first provider it
+    finds): a fresh one for this test. The tests never call ``trace.set_tracer_provider``: it
+    is once per process."""
+    from opentelemetry import trace
+
+    monkeypatch.setattr(trace, "_TRACER_PROVIDER", provider)
+    try:
+        import strands.telemetry.tracer as strands_tracer
+    except ImportError:
+        return
+    monkeypatch.setattr(strands_tracer, "_tracer_instance", None)
+
+
 def tokens(telemetry: InMemoryTelemetry, key: str = "gen_ai.usage.input_tokens") -> int:
     """``key`` summed over every span, as a backend summing spans would (counted once?)."""
     return sum(int((s.attributes or {}).get(key, 0)) for s in telemetry.spans())  # type: ignore[arg-type]

@@ -10,12 +10,15 @@ framework's own test model (``parallel(tracer)`` in ``_fw_<name>``).
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from agent_otel.testing import InMemoryTelemetry
 
 from . import _parallel as p
 from ._conformance import ROWS, Row
+from ._trace import as_global
 
 EXPECTED = sorted((f"execute_tool {name}", cid, [f"client {arg}"]) for cid, name, arg in p.CALLS)
 """Each call's tool span (by name and call id) with the one client span its body opened."""
@@ -30,11 +33,39 @@ async def test_parallel_tool_bodies_nest_under_their_own_spans(
         pass
 
     [run] = otel_telemetry.tree(attributes={"gen_ai.tool.call.id"}, events=False)  # one trace
+    _check(otel_telemetry, run)
+
+
+@pytest.mark.parametrize("row", [row.param() for row in ROWS if row.runs_tools])
+async def test_tool_bodies_nest_under_our_spans_with_the_frameworks_own_tracer_on(
+    row: Row, otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same, with the provider global as ``configure()`` makes it and the frameworks that
+    trace themselves (ADK, Strands, AutoGen) recording their own spans
+    (``stand_down_providers=False``): no body leaves our tool span for one of theirs
+    (Strands makes its own tool span current around the body; AutoGen's sits under ours,
+    the body under it)."""
+    as_global(monkeypatch, otel_telemetry.tracer_provider)
+    tracer = otel_telemetry.tracer_provider.get_tracer("some.client")
+    wrapper = otel_telemetry.wrapper(agent_name=p.AGENT, stand_down_providers=False)
+    async for _ in wrapper(row.parallel(tracer)):
+        pass
+
+    # ours at the root of the run's trace (the framework's own spans under it, beside our
+    # steps; AutoGen's own tool span under ours, the body under that: deep=True)
+    [run] = [r for r in otel_telemetry.tree(attributes={"gen_ai.tool.call.id"}, events=False)
+             if r["name"] == f"invoke_agent {p.AGENT}"]  # fmt: skip
+    _check(otel_telemetry, run, deep=True)
+
+
+def _check(telemetry: InMemoryTelemetry, run: dict[str, Any], *, deep: bool = False) -> None:
+    """Each call's tool span of ours (in a step) holds its body's client span, and only it
+    (``deep``: anywhere below it, else as its child)."""
     tools = sorted(
         (
             tool["name"],
             tool["attributes"]["gen_ai.tool.call.id"],
-            [c["name"] for c in tool["children"]],
+            _clients(tool) if deep else [c["name"] for c in tool["children"]],
         )
         for step in run["children"]
         if step["name"].startswith("step ")
@@ -42,4 +73,13 @@ async def test_parallel_tool_bodies_nest_under_their_own_spans(
         if tool["name"].startswith("execute_tool ")
     )
     assert tools == EXPECTED  # one span per call, each body's client under it, all in steps
-    assert sum(s.name.startswith("client ") for s in otel_telemetry.spans()) == len(p.CALLS)
+    assert sum(s.name.startswith("client ") for s in telemetry.spans()) == len(p.CALLS)
+
+
+def _clients(node: dict[str, Any]) -> list[str]:
+    """The client spans anywhere below ``node``."""
+    out: list[str] = []
+    for child in node["children"]:
+        client = child["name"].startswith("client ")
+        out += [child["name"]] if client else _clients(child)
+    return out

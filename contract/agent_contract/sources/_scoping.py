@@ -11,7 +11,7 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from typing import Any
 
-from agent_contract.scope import tool_scope
+from agent_contract.scope import McpServer, tool_scope
 
 __all__ = ["OpenScopes"]
 
@@ -24,8 +24,16 @@ class OpenScopes:
     def __init__(self) -> None:
         self._open: dict[object, AbstractContextManager[Any]] = {}
 
-    def enter(self, key: object, call_id: Any, name: Any, arguments: Any = None) -> None:
-        scope = tool_scope(call_id, name, arguments)
+    def enter(
+        self,
+        key: object,
+        call_id: Any,
+        name: Any,
+        arguments: Any = None,
+        *,
+        mcp: McpServer | None = None,
+    ) -> None:
+        scope = tool_scope(call_id, name, arguments, mcp=mcp)
         scope.__enter__()
         self._open[key] = scope
 

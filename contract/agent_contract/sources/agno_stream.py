@@ -24,7 +24,10 @@ Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call, thr
 seam: the adapter appends one hook to ``agent.tool_hooks`` (once per agent; outside a traced
 run it does nothing), which Agno wraps around every tool execution, sync or async, in the
 body's own context. Agno does not give a hook the call's id, so the hook names the tool and
-its arguments, which pick the call (``agent_contract.scope``).
+its arguments, which pick the call (``agent_contract.scope``). A tool of an ``MCPTools``
+toolkit of the agent (or team) running it is scoped with its server (``McpServer``: the name
+the server gives itself, else the toolkit's, the protocol version and the HTTP session, from
+its client); a ``MultiMCPTools``'s as an MCP tool of an unnamed server.
 
 A ``Team`` streams the same events named ``Team...`` (``TeamModelRequestStarted``...), read
 alike: the leader's calls are the run's. A member's run (another ``run_id``, with the run's own
@@ -61,9 +64,10 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
-from agent_contract.scope import tool_scope
+from agent_contract.scope import McpServer, tool_scope
 from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._history import agno_messages, call_start
+from agent_contract.sources._mcp import server_of
 from agent_contract.sources._nested import Pushed
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._stream import Sink
@@ -135,12 +139,32 @@ def _add_scope_hook(agent: Any, seen: set[int]) -> None:
         _add_scope_hook(member, seen)
 
 
+def _mcp_server(function_name: str, agent: Any, team: Any) -> McpServer | None:
+    """The MCP server of the tool named ``function_name`` when an ``MCPTools`` or
+    ``MultiMCPTools`` toolkit of the agent (or team) running it provides it (``None``: another
+    tool). A ``MultiMCPTools`` does not say which of its servers: the call is an MCP one, its
+    server unknown."""
+    for owner in (agent, team):
+        tools = getattr(owner, "tools", None)
+        for toolkit in tools if isinstance(tools, (list, tuple)) else ():  # not a factory
+            kinds = {c.__name__ for c in type(toolkit).__mro__}
+            functions = getattr(toolkit, "functions", None)
+            if not kinds & {"MCPTools", "MultiMCPTools"} or not isinstance(functions, dict):
+                continue
+            if isinstance(function_name, str) and function_name in functions:
+                if "MCPTools" not in kinds:
+                    return McpServer()
+                return server_of(getattr(toolkit, "session", None), getattr(toolkit, "name", None))
+    return None
+
+
 def _scope_hook(
     function_name: str,
     function_call: Any,
     arguments: dict[str, Any],
     run_context: Any = None,
     team: Any = None,
+    agent: Any = None,
 ) -> Any:
     """Agno's tool hook: the rest of the chain (the tool) runs under its call's scope.
 
@@ -149,7 +173,8 @@ def _scope_hook(
     delegation returns the member's events as an async generator, which Agno drains in a
     task of its own, ahead of the stream: within a traced run it goes in step with the
     adapter (``_Taker``)."""
-    scope = tool_scope(None, function_name, arguments)
+    mcp = _mcp_server(function_name, agent, team)
+    scope = tool_scope(None, function_name, arguments, mcp=mcp)
     scope.__enter__()
     run_id = getattr(run_context, "run_id", None)
     try:

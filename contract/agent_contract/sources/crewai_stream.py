@@ -52,7 +52,9 @@ delegation tool runs, any agent run inside a tool) is that tool's work, not the 
 marks the context the tool runs in (``_INSIDE``, set at its ``ToolUsageStartedEvent`` and reset
 at its end), and the consumer reads those events, as any CrewAI run, into a nested run
 (``agent_contract.scope.nested_run``) under the call's span, started inside the call's scope at
-the first of them, named after its agent's role and ended before the call's result. Its own
+the first of them, named after its agent's role and ended before the call's result (the
+events of CrewAI's MCP client, an agent's ``mcps`` connecting to and calling the server, are
+the tool's own request and start none). Its own
 tools are scoped as the run's are, and what runs inside them nests again, at any depth (the
 context holds the path of tools it runs in).
 
@@ -213,6 +215,13 @@ async def crewai_events(
             await nested.close(ended)
 
 
+def _tools_own(event: Any) -> bool:
+    """Whether ``event`` tells of the tool's own work rather than of an agent run inside it:
+    CrewAI's MCP client (an agent's ``mcps``) emits its connection and request events
+    (``MCPEvent``'s family) from inside the tool that calls the server."""
+    return any(c.__name__ == "MCPEvent" for c in type(event).__mro__)
+
+
 def _scope(scopes: OpenScopes, event: Any) -> None:
     """Enter a tool's scope as CrewAI starts it, leave it as the tool ends (module doc)."""
     kind = type(event).__name__
@@ -278,6 +287,8 @@ class _Nested:
     async def feed(self, inside: Path, event: Any) -> None:
         found = self._runs.get(inside)
         if found is None:
+            if _tools_own(event):  # the tool's own MCP request: no agent runs in it
+                return
             found = self._runs[inside] = (self._start(inside, event), _Reader(self._raised))
         run, reader = found
         if run is not None:

@@ -40,7 +40,9 @@ does nothing; its ``before_model_callback`` notes the requests above, by session
 ``before_tool_callback`` enters the scope, with the call's
 ``function_call_id``, and whose ``after_tool_callback`` / ``on_tool_error_callback`` leave it.
 ADK awaits them in the call's own task, around the tool (a sync tool's thread copies that
-context), so what the body opens nests under its span.
+context), so what the body opens nests under its span. An ``McpToolset``'s tool (an
+``McpTool``) is scoped with its server (``McpServer``: the name the server gives itself and
+the protocol version, from a session of the tool's session pool).
 
 An ``AgentTool`` runs its agent on a runner of its own inside the call, which inherits the
 plugins: that runner's run is a nested run (``agent_contract.scope.nested_run``, opened at its
@@ -77,8 +79,10 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
+from agent_contract.scope import McpServer
 from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._history import call_start, google_adk_messages
+from agent_contract.sources._mcp import server_of
 from agent_contract.sources._nested import Pushed
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._scoping import OpenScopes
@@ -180,7 +184,8 @@ def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str]]:
             self, *, tool: Any, tool_args: Any, tool_context: Any
         ) -> None:
             call_id = getattr(tool_context, "function_call_id", None)
-            scopes.enter(id(tool_context), call_id, getattr(tool, "name", None))
+            scopes.enter(id(tool_context), call_id, getattr(tool, "name", None),
+                         mcp=_mcp_server(tool))  # fmt: skip
             _CALL.set(call_id if isinstance(call_id, str) else "")  # a runner in it nests
 
         async def after_tool_callback(self, *, tool_context: Any, **kwargs: Any) -> None:
@@ -378,3 +383,18 @@ def _result(response: Any, failures: dict[str, str]) -> ToolResult:
     if failed and error_type is not None:
         return failed_result(call_id, body, response.name, error_type)
     return ToolResult(tool_call_id=call_id, content=body, name=response.name, is_error=failed)
+
+
+def _mcp_server(tool: Any) -> McpServer | None:
+    """The MCP server of an ``McpTool`` (an ``McpToolset``'s; ``None``: another tool), as a
+    session of its session manager's pool knows it (ADK opens one per set of headers, all to
+    that server; none open yet: the server unknown)."""
+    if not any(c.__name__ == "McpTool" for c in type(tool).__mro__):
+        return None
+    pool = getattr(getattr(tool, "_mcp_session_manager", None), "_sessions", None)
+    try:
+        entries = list(pool.values()) if isinstance(pool, dict) else []
+    except Exception:  # the pool changed while read
+        entries = []
+    session = next((e[0] for e in entries if isinstance(e, tuple) and e), None)
+    return server_of(session)

@@ -27,7 +27,12 @@ Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call, thr
 own seam: hook callbacks added once to the agent's ``hooks`` (outside a traced run they do
 nothing). Strands fires ``BeforeToolCallEvent`` and ``AfterToolCallEvent`` inline in the
 call's own task, around the tool (a sync tool's thread copies that context), on every path
-(a failed or cancelled call included), with the call's ``toolUseId``.
+(a failed or cancelled call included), with the call's ``toolUseId``. Strands' own tracer
+(on when a global provider is set) makes its own tool span current around the tool's
+``stream``, after those hooks: so the first hook also wraps the selected tool's ``stream``
+once (an instance attribute) in the call's scope, and the body runs under our span. A tool of
+an ``MCPClient`` (an ``MCPAgentTool``) is scoped with its server (``McpServer``: the name the
+server gives itself and the protocol version, from the client's session).
 
 An agent used as a tool (``agent.as_tool()``) streams its run inside the call, each of its
 events wrapped in an ``AgentAsToolStreamEvent`` that also reaches the outer stream (where the
@@ -63,8 +68,10 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
+from agent_contract.scope import McpServer, tool_scope
 from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._history import call_start, converse_text, strands_messages
+from agent_contract.sources._mcp import server_of
 from agent_contract.sources._nested import through
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._scoping import OpenScopes
@@ -102,6 +109,37 @@ async def strands_events(
         raise
     finally:
         await stream.aclose()
+
+
+def _scope_body(tool: Any) -> None:
+    """Wrap ``tool``'s ``stream`` once (an instance attribute) in its call's scope: Strands
+    runs it inside its own tool span (current there when Strands traces to a real provider),
+    so the hook's scope alone would leave the body under Strands' span, not the call's."""
+    if tool is None or getattr(tool, "_agent_contract_scoped", False):
+        return
+    stream = getattr(tool, "stream", None)
+    if not callable(stream):
+        return
+
+    async def scoped(tool_use: Any, invocation_state: Any, *args: Any, **kwargs: Any) -> Any:
+        use = tool_use if isinstance(tool_use, dict) else {}
+        with tool_scope(use.get("toolUseId"), use.get("name"), mcp=_mcp_server(tool)):
+            async for item in stream(tool_use, invocation_state, *args, **kwargs):
+                yield item
+
+    try:
+        tool.stream = scoped
+        tool._agent_contract_scoped = True
+    except Exception:  # a tool that takes no attributes keeps the hook's scope only
+        return
+
+
+def _mcp_server(tool: Any) -> McpServer | None:
+    """The MCP server of a Strands ``MCPAgentTool`` (``None``: another tool), as its client's
+    session knows it."""
+    if tool is None or type(tool).__name__ != "MCPAgentTool":
+        return None
+    return server_of(getattr(getattr(tool, "mcp_client", None), "_background_thread_session", None))
 
 
 def _nest_agent_tools(agent: Any) -> None:
@@ -197,7 +235,9 @@ def _add_hooks(agent: Any) -> _Requests:
 
     def before(event: Any) -> None:
         use = event.tool_use
-        scopes.enter(key(event), use.get("toolUseId"), use.get("name"))
+        tool = getattr(event, "selected_tool", None)
+        scopes.enter(key(event), use.get("toolUseId"), use.get("name"), mcp=_mcp_server(tool))
+        _scope_body(tool)
 
     def after(event: Any) -> None:
         scopes.exit(key(event))

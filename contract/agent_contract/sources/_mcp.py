@@ -1,0 +1,42 @@
+"""What an MCP client session tells of its server, for ``agent_contract.scope.McpServer``.
+
+Read by shape from the clients the frameworks hold: the MCP SDK's ``ClientSession`` (2.x:
+``server_info``, ``protocol_version``) and fastmcp's ``Client`` (``initialize_result``,
+``protocol_version``, its transport's ``get_session_id()`` over streamable HTTP). A property
+that raises (a session not connected yet) reads as unknown.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_contract.scope import McpServer
+
+__all__ = ["server_of"]
+
+
+def server_of(session: Any, name: Any = None) -> McpServer:
+    """The server ``session`` is connected to; ``name``: the framework's own name for it,
+    used when the server's own (its ``serverInfo``) is unknown."""
+    info = _read(session, "server_info") or _read(
+        _read(session, "initialize_result"), "server_info"
+    )
+    transport_id = _read(_read(session, "transport"), "get_session_id")
+    return McpServer(
+        name=_text(_read(info, "name")) or _text(name),
+        session_id=_text(transport_id() if callable(transport_id) else None),
+        protocol_version=_text(_read(session, "protocol_version")),
+    )
+
+
+def _read(value: Any, attribute: str) -> Any:
+    if value is None:
+        return None
+    try:
+        return getattr(value, attribute, None)
+    except Exception:  # a property that raises until the session is initialised
+        return None
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None

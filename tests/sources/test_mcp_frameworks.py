@@ -1,0 +1,262 @@
+"""MCP tools through each framework's own MCP integration, traced end to end.
+
+A real ``mcp`` 2.x server (``_mcp.server()``) served over streamable HTTP on loopback, and each
+framework's own MCP client (Agno's ``MCPTools``, LlamaIndex's ``McpToolSpec``, Google ADK's
+``McpToolset``, Strands' ``MCPClient``, CrewAI's ``mcps``) driven by the framework's own test
+model, which asks
+for ``add`` twice and ``mul`` once in one response (the framework runs them in parallel). As
+the user sees it with ``configure()`` (the MCP SDK, fastmcp and the framework trace to the
+global provider, ``RunIdentityProcessor`` on it): each call's MCP client request hangs under
+that call's ``execute_tool`` span (fastmcp's client span between, where the framework's client
+is fastmcp's), the server's span under the request, all in the run's trace with the run's
+session; no MCP span under anything else (a framework's own tool span, the step). Where the
+framework says which server a tool comes from, our tool span says so (``mcp.*``,
+``gen_ai.tool.type=extension``, the request's id). ADK and Strands run in their own
+environments (``.ci/separate-envs``); the MCP rows of the Agents SDK and pydantic-ai are in
+``test_mcp.py``. CrewAI's environment holds the MCP SDK 1.x, which traces nothing: its test
+checks the context each request is sent in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+from opentelemetry.sdk.trace import ReadableSpan
+
+from agent_contract.protocol import AgentEvent
+from agent_otel.testing import InMemoryTelemetry
+
+from . import _mcp
+from . import _script_chat as chat
+
+CALLS = [("c1", "add", 1), ("c2", "add", 2), ("c3", "mul", 3)]
+SESSION = "s-mcp"
+
+
+async def _agno(url: str, run: Callable[[AsyncIterator[AgentEvent]], Any]) -> None:
+    from agno.agent import Agent
+    from agno.models.openai import OpenAIChat
+    from agno.tools.mcp import MCPTools
+
+    from agent_contract.sources.agno_stream import agno_events
+
+    from ._http import openai_client
+
+    first = chat.calls([(cid, name, {"x": arg}) for cid, name, arg in CALLS])
+    model = OpenAIChat(id="gpt-4o-mini", async_client=openai_client(first, chat.answer("done")))
+    async with MCPTools(url=url, transport="streamable-http") as tools:
+        await run(
+            agno_events(Agent(model=model, tools=[tools], name="calc", telemetry=False), "go")
+        )
+
+
+async def _llama_index(url: str, run: Callable[[AsyncIterator[AgentEvent]], Any]) -> None:
+    from llama_index.core.agent.workflow import FunctionAgent
+    from llama_index.core.base.llms.types import ToolCallBlock
+    from llama_index.tools.mcp import BasicMCPClient, McpToolSpec
+
+    from agent_contract.sources.llama_index_stream import llama_index_events
+
+    from ._fw_llama_index import replies
+
+    tools = await McpToolSpec(BasicMCPClient(url)).to_tool_list_async()
+    calls = [ToolCallBlock(tool_call_id=cid, tool_name=name, tool_kwargs={"x": arg})
+             for cid, name, arg in CALLS]  # fmt: skip
+    agent = FunctionAgent(name="calc", tools=tools, llm=replies(calls, "done"), streaming=True)
+    await run(llama_index_events(agent, "go"))
+
+
+async def _google_adk(url: str, run: Callable[[AsyncIterator[AgentEvent]], Any]) -> None:
+    from google.adk.tools.mcp_tool import McpToolset, StreamableHTTPConnectionParams
+    from google.genai import types
+
+    from agent_contract.sources.google_adk_stream import google_adk_events
+
+    from ._fw_google_adk import _model, agent
+
+    calls = [types.Part(function_call=types.FunctionCall(id=cid, name=name, args={"x": arg}))
+             for cid, name, arg in CALLS]  # fmt: skip
+    toolset = McpToolset(connection_params=StreamableHTTPConnectionParams(url=url))
+    try:
+        model = _model([calls, [types.Part(text="done")]])
+        await run(google_adk_events(agent(model, [toolset], name="calc"), "go"))
+    finally:
+        await toolset.close()
+
+
+async def _strands(url: str, run: Callable[[AsyncIterator[AgentEvent]], Any]) -> None:
+    from mcp.client.streamable_http import streamable_http_client
+    from strands import Agent
+    from strands.tools.mcp import MCPClient
+
+    from agent_contract.sources.strands_stream import strands_events
+
+    from . import _script as s
+    from ._fw_strands import _model, _text, _uses
+
+    first = [{"messageStart": {"role": "assistant"}},
+             *_uses(*(s.Call(cid, name, {"x": arg}) for cid, name, arg in CALLS)),
+             {"messageStop": {"stopReason": "tool_use"}}]  # fmt: skip
+    second = [{"messageStart": {"role": "assistant"}}, *_text("done"),
+              {"messageStop": {"stopReason": "end_turn"}}]  # fmt: skip
+    client = MCPClient(lambda: streamable_http_client(url))  # Strands starts and stops it
+    agent = Agent(model=_model([first, second]), tools=[client], name="calc",
+                  callback_handler=None)  # fmt: skip
+    await run(strands_events(agent, "go"))
+
+
+# framework: (its MCP module, its runner, whether it says which server a tool comes from)
+ROWS: dict[str, tuple[str, Any, bool]] = {
+    "agno": ("agno.tools.mcp", _agno, True),
+    "llama_index": ("llama_index.tools.mcp", _llama_index, False),
+    "google_adk": ("google.adk.tools.mcp_tool.mcp_toolset", _google_adk, True),
+    "strands": ("strands.tools.mcp", _strands, True),
+}
+
+
+def _chain(by_id: dict[int, ReadableSpan], span: ReadableSpan) -> list[ReadableSpan]:
+    """``span``'s ancestors, nearest first."""
+    out = []
+    while span.parent is not None and span.parent.span_id in by_id:
+        span = by_id[span.parent.span_id]
+        out.append(span)
+    return out
+
+
+@pytest.mark.parametrize("stand_down", [True, False], ids=["stand-down", "own-spans"])
+@pytest.mark.parametrize("framework", ROWS)
+async def test_a_frameworks_mcp_tools_nest_their_requests_under_our_tool_spans(
+    otel_telemetry: InMemoryTelemetry,
+    monkeypatch: pytest.MonkeyPatch,
+    framework: str,
+    stand_down: bool,
+) -> None:
+    """``own-spans``: ``stand_down_providers=False``, where ADK and Strands record their own
+    spans beside ours (Strands makes its own tool span current around the tool's body)."""
+    module, runner, tells_server = ROWS[framework]
+    pytest.importorskip(module)
+    from _serving import serve
+
+    _mcp.sdk_tracing_to(monkeypatch, otel_telemetry.tracer_provider)
+
+    async def run(events: AsyncIterator[AgentEvent]) -> None:
+        wrapper = otel_telemetry.wrapper(
+            agent_name="calc", session_id=SESSION, stand_down_providers=stand_down
+        )
+        async for _ in wrapper(events):
+            pass
+
+    with serve(_mcp.server().streamable_http_app()) as port:
+        await runner(f"http://127.0.0.1:{port}/mcp", run)
+
+    spans = otel_telemetry.spans()
+    by_id = {s.context.span_id: s for s in spans}
+    # ours: ADK and Strands record spans of their own beside them (their own tracers)
+    mine = [s for s in spans if s.instrumentation_scope and s.instrumentation_scope.name ==
+            "agent_otel"]  # fmt: skip
+    [root] = [s for s in mine if s.name == "invoke_agent calc"]
+    ours = {s.attributes["gen_ai.tool.call.id"]: s for s in mine  # type: ignore[index]
+            if s.name.startswith("execute_tool ")}  # fmt: skip
+    assert sorted(ours) == [cid for cid, _, _ in CALLS]  # one tool span of ours per call
+
+    sends = [s for s in spans if s.name.startswith("MCP send tools/call ")]
+    assert len(sends) == len(CALLS)
+    seen: set[str] = set()
+    for send in sends:
+        # the request's nearest tool span (fastmcp's client span may sit between) is ours,
+        # a call of the tool it names, in the run's trace, with the run's session
+        chain = _chain(by_id, send)
+        tool = next(s for s in chain if s.name.startswith("execute_tool "))
+        assert tool in ours.values(), (send.name, tool.instrumentation_scope)
+        assert tool.name == f"execute_tool {send.name.rsplit(' ', 1)[1]}"
+        assert root in chain
+        assert dict(send.attributes or {})["session.id"] == SESSION
+        [served] = [s for s in spans if s.parent and s.parent.span_id == send.context.span_id]
+        assert served.name == send.name.removeprefix("MCP send ")  # the server, under it
+        call = dict(tool.attributes or {})
+        seen.add(str(call["gen_ai.tool.call.id"]))
+        if tells_server:
+            assert call["gen_ai.tool.type"] == "extension"
+            assert call["mcp.method.name"] == "tools/call"
+            assert call["agent_otel.mcp.server.name"] == _mcp.SERVER_NAME
+            assert isinstance(call["mcp.protocol.version"], str)
+            assert call["jsonrpc.request.id"] == dict(send.attributes or {})["jsonrpc.request.id"]
+        else:
+            assert call["gen_ai.tool.type"] == "function"
+    assert seen == set(ours)  # each call sent its own request
+    # nothing of the MCP client's in the run lands anywhere but under one of our tool spans
+    # (connecting and listing the tools may happen before the run, or under a step or chat)
+    for span in spans:
+        if span.name.startswith(("MCP send tools/call", "tools/call")) and root in _chain(
+            by_id, span
+        ):
+            assert any(s in ours.values() for s in _chain(by_id, span)), span.name
+
+
+# --- CrewAI: the MCP SDK 1.x, untraced ---------------------------------------------------------
+
+
+async def test_crewai_mcps_send_each_request_under_its_own_tool_span_and_run_no_agent(
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CrewAI's own MCP client (``Agent(mcps=[MCPServerHTTP(url)])``) runs each call on a
+    thread of its own, with a loop of its own: each request is sent with that call's tool span
+    current (so an MCP instrumentation's span would nest there). Its MCP events (connecting,
+    calling) come from inside the tool and are the tool's own work: no nested agent run."""
+    pytest.importorskip("crewai.mcp")
+    import json
+
+    from crewai import Agent
+    from crewai.mcp import MCPServerHTTP
+    from mcp.client.session import ClientSession
+    from opentelemetry import trace
+
+    from _serving import serve
+    from agent_contract.sources.crewai_stream import crewai_events
+
+    from ._fw_crewai import completion, llm
+
+    sent: list[tuple[str, Any, Any]] = []  # (tool, arguments, the span current as it was sent)
+    call_tool = ClientSession.call_tool
+
+    async def recording(self: Any, name: str, arguments: Any = None, *a: Any, **k: Any) -> Any:
+        sent.append((name, arguments, trace.get_current_span()))
+        return await call_tool(self, name, arguments, *a, **k)
+
+    monkeypatch.setattr(ClientSession, "call_tool", recording)
+    names: dict[str, str] = {}  # the server's tool name -> CrewAI's name for it (the model's)
+
+    def respond(turn: int) -> bytes:
+        if turn == 0:
+            calls = [(cid, names[name], json.dumps({"x": arg})) for cid, name, arg in CALLS]
+            return completion(0, None, calls)
+        return completion(1, "done", [])
+
+    with serve(_mcp.legacy_server().streamable_http_app()) as port:
+        server = MCPServerHTTP(url=f"http://127.0.0.1:{port}/mcp")
+        agent = Agent(role="calc", goal="Add.", backstory="A calculator.", llm=llm(respond),
+                      mcps=[server], verbose=False)  # fmt: skip
+        for tool in agent.get_mcp_tools(agent.mcps):  # named after the server's URL
+            names[tool.name.rsplit("_", 1)[1]] = tool.name.replace(":", "_")
+        wrapper = otel_telemetry.wrapper(agent_name="calc", session_id=SESSION)
+        async for _ in wrapper(crewai_events(agent, "go")):
+            pass
+
+    [run] = otel_telemetry.tree(attributes=["gen_ai.tool.call.id"], events=False)
+    tools = {t["attributes"]["gen_ai.tool.call.id"]: t for step in run["children"]
+             for t in step["children"] if t["name"].startswith("execute_tool ")}  # fmt: skip
+    assert sorted(tools) == [cid for cid, _, _ in CALLS]
+    assert all(t["children"] == [] for t in tools.values())  # no nested run in any
+    assert [s.name for s in otel_telemetry.spans()].count("invoke_agent calc") == 1
+    spans = {s.context.span_id: s for s in otel_telemetry.spans()}
+    assert sorted((name, args["x"]) for name, args, _ in sent) == sorted(
+        (name, arg) for _, name, arg in CALLS
+    )
+    for name, args, current in sent:  # each sent under its own call's span
+        span = spans[current.get_span_context().span_id]
+        [cid] = [cid for cid, tool, arg in CALLS if (tool, arg) == (name, args["x"])]
+        assert span.attributes is not None
+        assert span.attributes["gen_ai.tool.call.id"] == cid
+        assert dict(span.attributes)["session.id"] == SESSION
