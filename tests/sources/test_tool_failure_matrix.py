@@ -271,7 +271,37 @@ AGNO = [
 ]  # fmt: skip
 
 
-CELLS = [*AGENTS, *PYDANTIC, *LANGGRAPH, *AGNO]
+# --- AutoGen AgentChat: AssistantAgent on its replay test client ----------------------------
+
+
+def _autogen(tool: Any, name: str | None = None, args: Any = ARGS) -> Any:
+    def source() -> AsyncIterator[AgentEvent]:
+        from agent_contract.sources.autogen_stream import autogen_events
+
+        from . import _fw_autogen as fa
+
+        text = args if isinstance(args, str) else json.dumps(args)
+        asked = fa.asking(("c1", name or tool.__name__, text))
+        return autogen_events(fa.agent([asked, "done"], [tool], name="bot"), "Weather?")
+
+    return source
+
+
+AUTOGEN = [  # the workbench turns every failure into text: the model's text is AutoGen's
+    Cell("autogen-async", "autogen_agentchat", _autogen(raising), "ToolFailure",
+         text="no weather for Rome"),
+    Cell("autogen-sync", "autogen_agentchat", _autogen(raising_sync), "ToolFailure",
+         text="no weather for Rome"),
+    Cell("autogen-invalid_arguments", "autogen_agentchat", _autogen(weather, args={"town": 5}),
+         "ValidationError"),
+    Cell("autogen-unparsable_arguments", "autogen_agentchat", _autogen(weather, args="{city"),
+         "JSONDecodeError"),
+    Cell("autogen-unknown_tool", "autogen_agentchat", _autogen(weather, name="nowhere"),
+         "tool_not_found", text="Error: tool 'nowhere' not found in any workbench"),
+]  # fmt: skip
+
+
+CELLS = [*AGENTS, *PYDANTIC, *LANGGRAPH, *AGNO, *AUTOGEN]
 
 
 def _failed_calls(telemetry: InMemoryTelemetry) -> list[Any]:
