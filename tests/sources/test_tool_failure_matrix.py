@@ -251,14 +251,15 @@ LANGGRAPH = [
 # --- Agno: OpenAIChat over the OpenAI SDK's mock transport ----------------------------------
 
 
-def _agno(tool: Any, args: Any = ARGS) -> Any:
+def _agno(tool: Any, args: Any = ARGS, name: str | None = None) -> Any:
     def source() -> AsyncIterator[AgentEvent]:
         from agent_contract.sources.agno_stream import agno_events
 
         from . import _script_chat as chat
         from ._fw_agno import agent
 
-        built = agent(chat.call(tool.__name__, args, "c1"), chat.answer("done"), tools=[tool])
+        asked = chat.call(name or tool.__name__, args, "c1")
+        built = agent(asked, chat.answer("done"), tools=[tool])
         return agno_events(built, "Weather?")
 
     return source
@@ -268,6 +269,12 @@ AGNO = [
     Cell("agno-async", "agno", _agno(raising), "ToolFailure"),
     Cell("agno-sync", "agno", _agno(raising_sync), "ToolFailure"),
     Cell("agno-invalid_arguments", "agno", _agno(weather, {"town": 5}), "ValidationError"),
+    # Agno refuses these without running anything or emitting a tool event: only the message
+    # it adds for the model tells them (its outcome the error.type)
+    Cell("agno-unknown_tool", "agno", _agno(weather, name="nowhere"), "tool_not_found",
+         text="Error: The requested tool does not exist or is not available."),
+    Cell("agno-unparsable_arguments", "agno", _agno(weather, "{city"), "invalid_arguments"),
+    Cell("agno-arguments_not_an_object", "agno", _agno(weather, '"Rome"'), "invalid_arguments"),
 ]  # fmt: skip
 
 
