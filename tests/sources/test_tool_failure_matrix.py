@@ -308,7 +308,82 @@ AUTOGEN = [  # the workbench turns every failure into text: the model's text is 
 ]  # fmt: skip
 
 
-CELLS = [*AGENTS, *PYDANTIC, *LANGGRAPH, *AGNO, *AUTOGEN]
+# --- smolagents: ToolCallingAgent on OpenAIModel over the OpenAI SDK's mock transport -------
+
+
+def _smolagents(name: str = "weather", args: str = '{"city": "Rome"}') -> Any:
+    def source() -> AsyncIterator[AgentEvent]:
+        from smolagents import OpenAIModel, ToolCallingAgent, tool
+
+        from agent_contract.sources.smolagents_stream import smolagents_events
+
+        from . import _fw_smolagents as fs
+
+        @tool
+        def weather(city: str) -> str:
+            """Weather of a city.
+
+            Args:
+                city: the city.
+            """
+            raise ToolFailure(f"no weather for {city}")
+
+        turns: list[int] = []
+
+        def respond(messages: list[dict[str, Any]]) -> Any:
+            turns.append(len(turns))
+            if len(turns) == 1:
+                return fs.completion(0, None, [("c1", name, args)])
+            return fs.completion(1, None, fs.answer("done"))
+
+        model = OpenAIModel(fs.MODEL, api_key="offline", api_base="http://mock.invalid/v1",
+                            client_kwargs=fs.client(respond), retry=False)  # fmt: skip
+        built = ToolCallingAgent(tools=[weather], model=model, verbosity_level=0)
+        return smolagents_events(built, "Weather?")
+
+    return source
+
+
+SMOLAGENTS = [  # smolagents' own exception classes for what it refuses
+    Cell("smolagents-raising", "smolagents", _smolagents(), "ToolFailure"),
+    Cell("smolagents-unknown_tool", "smolagents", _smolagents(name="nowhere"),
+         "AgentToolExecutionError"),
+    Cell("smolagents-invalid_arguments", "smolagents", _smolagents(args='{"town": 5}'),
+         "ValueError"),
+]  # fmt: skip
+
+
+# --- LlamaIndex: FunctionAgent on its mock function-calling LLM -----------------------------
+
+
+def _llama_index(name: str = "weather", args: Any = ARGS) -> Any:
+    def source() -> AsyncIterator[AgentEvent]:
+        from llama_index.core.agent.workflow import FunctionAgent
+        from llama_index.core.base.llms.types import ToolCallBlock
+
+        from agent_contract.sources.llama_index_stream import llama_index_events
+
+        from . import _fw_llama_index as fl
+
+        call = ToolCallBlock(tool_call_id="c1", tool_name=name, tool_kwargs=args)
+        built = FunctionAgent(name="bot", tools=[raising], llm=fl.replies(call, "done"),
+                              streaming=True)  # fmt: skip
+        return llama_index_events(built, "Weather?")
+
+    return source
+
+
+LLAMA_INDEX = [
+    Cell("llama_index-raising", "llama_index.core", _llama_index("raising"), "ToolFailure",
+         text="no weather for Rome"),
+    Cell("llama_index-unknown_tool", "llama_index.core", _llama_index("nowhere"),
+         "tool_not_found", text="Tool nowhere not found. Please select a tool that is available."),
+    Cell("llama_index-invalid_arguments", "llama_index.core",
+         _llama_index("raising", {"town": 5}), "TypeError"),
+]  # fmt: skip
+
+
+CELLS = [*AGENTS, *PYDANTIC, *LANGGRAPH, *AGNO, *AUTOGEN, *SMOLAGENTS, *LLAMA_INDEX]
 
 
 def _failed_calls(telemetry: InMemoryTelemetry) -> list[Any]:
