@@ -383,7 +383,42 @@ LLAMA_INDEX = [
 ]  # fmt: skip
 
 
-CELLS = [*AGENTS, *PYDANTIC, *LANGGRAPH, *AGNO, *AUTOGEN, *SMOLAGENTS, *LLAMA_INDEX]
+# --- Strands Agents (its own environment): an Agent on a scripted model ---------------------
+
+
+def _strands(tool: Any, name: str | None = None, args: str = '{"city": "Rome"}') -> Any:
+    def source() -> AsyncIterator[AgentEvent]:
+        from agent_contract.sources.strands_stream import strands_events
+
+        from . import _fw_strands as fs
+
+        use = {"toolUse": {"toolUseId": "c1", "name": name or tool.__name__}}
+        first = [
+            {"messageStart": {"role": "assistant"}},
+            {"contentBlockStart": {"start": use}},
+            {"contentBlockDelta": {"delta": {"toolUse": {"input": args}}}},
+            {"contentBlockStop": {}},
+            {"messageStop": {"stopReason": "tool_use"}},
+        ]
+        second = [{"messageStart": {"role": "assistant"}}, *fs._text("done"),
+                  {"messageStop": {"stopReason": "end_turn"}}]  # fmt: skip
+        built = fs.agent(fs._model([first, second]), [tool], name="bot")
+        return strands_events(built, "Weather?")
+
+    return source
+
+
+STRANDS = [
+    Cell("strands-async", "strands", _strands(raising), "ToolFailure"),
+    Cell("strands-sync", "strands", _strands(raising_sync), "ToolFailure"),
+    Cell("strands-unknown_tool", "strands", _strands(weather, name="nowhere"),
+         "tool_not_found", text="Unknown tool: nowhere"),
+    Cell("strands-invalid_arguments", "strands", _strands(weather, args='{"town": 5}'),
+         "ValidationError"),
+]  # fmt: skip
+
+
+CELLS = [*AGENTS, *PYDANTIC, *LANGGRAPH, *AGNO, *AUTOGEN, *SMOLAGENTS, *LLAMA_INDEX, *STRANDS]
 
 
 def _failed_calls(telemetry: InMemoryTelemetry) -> list[Any]:
