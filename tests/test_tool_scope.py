@@ -415,6 +415,31 @@ async def test_the_tools_exception_leaves_the_scope_unchanged_inside_a_run(
     assert seen == [error]
 
 
+async def test_an_error_result_naming_no_class_takes_the_class_its_body_raised(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """The agent knows only that the call failed (its text); the scope saw what left the
+    body. A body scoped again (a retry that succeeded) starts afresh: nothing of it is named."""
+
+    async def stream() -> AsyncIterator[Any]:
+        yield _call("a", "add")
+        yield _call("b", "add")
+        for call_id, retried in (("a", False), ("b", True)):
+            with pytest.raises(LookupError), tool_scope(call_id, "add"):
+                raise KeyError("no such row")
+            if retried:
+                with tool_scope(call_id, "add"):
+                    await asyncio.sleep(0)
+            yield ToolResult(tool_call_id=call_id, name="add", content="failed", is_error=True)
+
+    await run_script(otel_telemetry, stream())
+    kinds = {
+        (span.attributes or {})["gen_ai.tool.call.id"]: (span.attributes or {})["error.type"]
+        for span in otel_telemetry.by_name()["execute_tool add"]
+    }
+    assert kinds == {"a": "KeyError", "b": "tool_error"}
+
+
 async def test_calls_of_one_name_without_ids_started_out_of_order_are_told_by_their_arguments(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:

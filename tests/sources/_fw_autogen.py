@@ -40,10 +40,16 @@ def _client(responses: list[Any], *, fail: bool = False) -> Any:
 
 
 def _calls(*calls: s.Call, thought: str | None = None) -> Any:
+    return asking(*((c.id, c.name, c.json) for c in calls), thought=thought)
+
+
+def asking(*calls: tuple[str, str, str], thought: str | None = None) -> Any:
+    """A response asking for ``calls`` (id, name, arguments as the model wrote them: text
+    that need not parse)."""
     from autogen_core import FunctionCall
     from autogen_core.models import CreateResult, RequestUsage
 
-    content = [FunctionCall(id=c.id, name=c.name, arguments=c.json) for c in calls]
+    content = [FunctionCall(id=cid, name=name, arguments=text) for cid, name, text in calls]
     usage = RequestUsage(prompt_tokens=s.TURNS[0].input, completion_tokens=s.TURNS[0].output)
     return CreateResult(finish_reason="function_calls", content=content, usage=usage,
                         cached=False, thought=thought)  # fmt: skip

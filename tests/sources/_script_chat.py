@@ -65,16 +65,18 @@ def answer(text: str, n: int = 3) -> bytes:
     return sse(out, done=True)
 
 
-def call(name: str, arguments: dict[str, Any], call_id: str, n: int = 4) -> bytes:
+def call(name: str, arguments: dict[str, Any] | str, call_id: str, n: int = 4) -> bytes:
     """A turn that only calls ``name`` (a lead agent delegating)."""
     return calls([(call_id, name, arguments)], n)
 
 
-def calls(made: list[tuple[str, str, dict[str, Any]]], n: int = 4) -> bytes:
-    """A turn that only calls tools, in parallel: ``(call id, name, arguments)`` each."""
+def calls(made: list[tuple[str, str, dict[str, Any] | str]], n: int = 4) -> bytes:
+    """A turn that only calls tools, in parallel: ``(call id, name, arguments)`` each (the
+    arguments' JSON, or a text sent as the model wrote it, which need not parse)."""
     deltas = [
         {"index": i, "id": call_id, "type": "function",
-         "function": {"name": name, "arguments": json.dumps(arguments)}}
+         "function": {"name": name, "arguments": arguments if isinstance(arguments, str)
+                      else json.dumps(arguments)}}
         for i, (call_id, name, arguments) in enumerate(made)
     ]  # fmt: skip
     out = [_chunk({"tool_calls": deltas}, n=n), _chunk({}, "tool_calls", n=n),

@@ -15,6 +15,7 @@ run (``raises``). ``test_tool_failures`` has the shapes with a sibling that succ
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -237,7 +238,7 @@ LANGGRAPH = [
     Cell("langgraph-node_handles", "langgraph", _langgraph(False, True), "ToolFailure"),
     Cell("langgraph-node_handles_sync", "langgraph", _langgraph(False, True, sync=True),
          "ToolFailure"),
-    Cell("langgraph-node_handles_text", "langgraph", _langgraph(False, "down"), "tool_error"),
+    Cell("langgraph-node_handles_text", "langgraph", _langgraph(False, "down"), "ToolFailure"),
     Cell("langgraph-node_raises", "langgraph", _langgraph(False, False, only="Rome"), "ToolFailure",
          raises=ToolFailure),
     Cell("langgraph-tool_exception_handled", "langgraph",
@@ -250,14 +251,15 @@ LANGGRAPH = [
 # --- Agno: OpenAIChat over the OpenAI SDK's mock transport ----------------------------------
 
 
-def _agno(tool: Any, args: Any = ARGS) -> Any:
+def _agno(tool: Any, args: Any = ARGS, name: str | None = None) -> Any:
     def source() -> AsyncIterator[AgentEvent]:
         from agent_contract.sources.agno_stream import agno_events
 
         from . import _script_chat as chat
         from ._fw_agno import agent
 
-        built = agent(chat.call(tool.__name__, args, "c1"), chat.answer("done"), tools=[tool])
+        asked = chat.call(name or tool.__name__, args, "c1")
+        built = agent(asked, chat.answer("done"), tools=[tool])
         return agno_events(built, "Weather?")
 
     return source
@@ -267,10 +269,156 @@ AGNO = [
     Cell("agno-async", "agno", _agno(raising), "ToolFailure"),
     Cell("agno-sync", "agno", _agno(raising_sync), "ToolFailure"),
     Cell("agno-invalid_arguments", "agno", _agno(weather, {"town": 5}), "ValidationError"),
+    # Agno refuses these without running anything or emitting a tool event: only the message
+    # it adds for the model tells them (its outcome the error.type)
+    Cell("agno-unknown_tool", "agno", _agno(weather, name="nowhere"), "tool_not_found",
+         text="Error: The requested tool does not exist or is not available."),
+    Cell("agno-unparsable_arguments", "agno", _agno(weather, "{city"), "invalid_arguments"),
+    Cell("agno-arguments_not_an_object", "agno", _agno(weather, '"Rome"'), "invalid_arguments"),
 ]  # fmt: skip
 
 
-CELLS = [*AGENTS, *PYDANTIC, *LANGGRAPH, *AGNO]
+# --- AutoGen AgentChat: AssistantAgent on its replay test client ----------------------------
+
+
+def _autogen(tool: Any, name: str | None = None, args: Any = ARGS) -> Any:
+    def source() -> AsyncIterator[AgentEvent]:
+        from agent_contract.sources.autogen_stream import autogen_events
+
+        from . import _fw_autogen as fa
+
+        text = args if isinstance(args, str) else json.dumps(args)
+        asked = fa.asking(("c1", name or tool.__name__, text))
+        return autogen_events(fa.agent([asked, "done"], [tool], name="bot"), "Weather?")
+
+    return source
+
+
+AUTOGEN = [  # the workbench turns every failure into text: the model's text is AutoGen's
+    Cell("autogen-async", "autogen_agentchat", _autogen(raising), "ToolFailure",
+         text="no weather for Rome"),
+    Cell("autogen-sync", "autogen_agentchat", _autogen(raising_sync), "ToolFailure",
+         text="no weather for Rome"),
+    Cell("autogen-invalid_arguments", "autogen_agentchat", _autogen(weather, args={"town": 5}),
+         "ValidationError"),
+    Cell("autogen-unparsable_arguments", "autogen_agentchat", _autogen(weather, args="{city"),
+         "JSONDecodeError"),
+    Cell("autogen-unknown_tool", "autogen_agentchat", _autogen(weather, name="nowhere"),
+         "tool_not_found", text="Error: tool 'nowhere' not found in any workbench"),
+]  # fmt: skip
+
+
+# --- smolagents: ToolCallingAgent on OpenAIModel over the OpenAI SDK's mock transport -------
+
+
+def _smolagents(name: str = "weather", args: str = '{"city": "Rome"}') -> Any:
+    def source() -> AsyncIterator[AgentEvent]:
+        from smolagents import OpenAIModel, ToolCallingAgent, tool
+
+        from agent_contract.sources.smolagents_stream import smolagents_events
+
+        from . import _fw_smolagents as fs
+
+        @tool
+        def weather(city: str) -> str:
+            """Weather of a city.
+
+            Args:
+                city: the city.
+            """
+            raise ToolFailure(f"no weather for {city}")
+
+        turns: list[int] = []
+
+        def respond(messages: list[dict[str, Any]]) -> Any:
+            turns.append(len(turns))
+            if len(turns) == 1:
+                return fs.completion(0, None, [("c1", name, args)])
+            return fs.completion(1, None, fs.answer("done"))
+
+        model = OpenAIModel(fs.MODEL, api_key="offline", api_base="http://mock.invalid/v1",
+                            client_kwargs=fs.client(respond), retry=False)  # fmt: skip
+        built = ToolCallingAgent(tools=[weather], model=model, verbosity_level=0)
+        return smolagents_events(built, "Weather?")
+
+    return source
+
+
+SMOLAGENTS = [  # smolagents' own exception classes for what it refuses
+    Cell("smolagents-raising", "smolagents", _smolagents(), "ToolFailure"),
+    Cell("smolagents-unknown_tool", "smolagents", _smolagents(name="nowhere"),
+         "AgentToolExecutionError"),
+    Cell("smolagents-invalid_arguments", "smolagents", _smolagents(args='{"town": 5}'),
+         "ValueError"),
+]  # fmt: skip
+
+
+# --- LlamaIndex: FunctionAgent on its mock function-calling LLM -----------------------------
+
+
+def _llama_index(name: str = "weather", args: Any = ARGS) -> Any:
+    def source() -> AsyncIterator[AgentEvent]:
+        from llama_index.core.agent.workflow import FunctionAgent
+        from llama_index.core.base.llms.types import ToolCallBlock
+
+        from agent_contract.sources.llama_index_stream import llama_index_events
+
+        from . import _fw_llama_index as fl
+
+        call = ToolCallBlock(tool_call_id="c1", tool_name=name, tool_kwargs=args)
+        built = FunctionAgent(name="bot", tools=[raising], llm=fl.replies(call, "done"),
+                              streaming=True)  # fmt: skip
+        return llama_index_events(built, "Weather?")
+
+    return source
+
+
+LLAMA_INDEX = [
+    Cell("llama_index-raising", "llama_index.core", _llama_index("raising"), "ToolFailure",
+         text="no weather for Rome"),
+    Cell("llama_index-unknown_tool", "llama_index.core", _llama_index("nowhere"),
+         "tool_not_found", text="Tool nowhere not found. Please select a tool that is available."),
+    Cell("llama_index-invalid_arguments", "llama_index.core",
+         _llama_index("raising", {"town": 5}), "TypeError"),
+]  # fmt: skip
+
+
+# --- Strands Agents (its own environment): an Agent on a scripted model ---------------------
+
+
+def _strands(tool: Any, name: str | None = None, args: str = '{"city": "Rome"}') -> Any:
+    def source() -> AsyncIterator[AgentEvent]:
+        from agent_contract.sources.strands_stream import strands_events
+
+        from . import _fw_strands as fs
+
+        use = {"toolUse": {"toolUseId": "c1", "name": name or tool.__name__}}
+        first = [
+            {"messageStart": {"role": "assistant"}},
+            {"contentBlockStart": {"start": use}},
+            {"contentBlockDelta": {"delta": {"toolUse": {"input": args}}}},
+            {"contentBlockStop": {}},
+            {"messageStop": {"stopReason": "tool_use"}},
+        ]
+        second = [{"messageStart": {"role": "assistant"}}, *fs._text("done"),
+                  {"messageStop": {"stopReason": "end_turn"}}]  # fmt: skip
+        built = fs.agent(fs._model([first, second]), [tool], name="bot")
+        return strands_events(built, "Weather?")
+
+    return source
+
+
+STRANDS = [
+    Cell("strands-async", "strands", _strands(raising), "ToolFailure"),
+    Cell("strands-sync", "strands", _strands(raising_sync), "ToolFailure"),
+    Cell("strands-unknown_tool", "strands", _strands(weather, name="nowhere"),
+         "tool_not_found", text="Unknown tool: nowhere"),
+    Cell("strands-invalid_arguments", "strands", _strands(weather, args='{"town": 5}'),
+         "ValidationError"),
+]  # fmt: skip
+
+
+CELLS = [*AGENTS, *PYDANTIC, *LANGGRAPH, *AGNO, *AUTOGEN, *SMOLAGENTS, *LLAMA_INDEX, *STRANDS]
 
 
 def _failed_calls(telemetry: InMemoryTelemetry) -> list[Any]:
@@ -278,6 +426,132 @@ def _failed_calls(telemetry: InMemoryTelemetry) -> list[Any]:
     tools = [s for s in telemetry.spans() if s.name.startswith("execute_tool ")]
     assert tools
     return tools
+
+
+# --- Parallel calls that all raise, with no failure handler ----------------------------------
+# Only one exception leaves the run; each call that raised is still marked with its own class
+# (the tool bodies' scopes saw them), and a sibling merely cut short would be incomplete only.
+
+
+class OtherFailure(ValueError):
+    """What the second failing call raises: a class of its own."""
+
+
+PER_CITY = {"Paris": "ToolFailure", "Rome": "OtherFailure"}
+
+
+async def each_fails(city: str) -> str:
+    """Weather of a city (Paris and Rome each fail their own way, at the same turn)."""
+    await asyncio.sleep(0)
+    raise (ToolFailure if city == "Paris" else OtherFailure)(f"no weather for {city}")
+
+
+def _two_calls(make: Callable[[str, str], Any]) -> list[Any]:
+    return [make("c1", "Paris"), make("c2", "Rome")]
+
+
+def _agents_parallel() -> AsyncIterator[AgentEvent]:
+    from agents import Agent, function_tool
+    from agents.testing import assistant_message, function_call
+
+    from agent_contract.sources.openai_agents import openai_agents_events
+
+    from ._fw_openai_agents import scripted
+
+    model = scripted(_two_calls(lambda cid, city: function_call("each_fails", {"city": city},
+                                                                call_id=cid)),
+                     [assistant_message("done")])  # fmt: skip
+    tool = function_tool(each_fails, failure_error_function=None)
+    return openai_agents_events(Agent(name="bot", tools=[tool], model=model), "Weather?")
+
+
+def _pydantic_parallel() -> AsyncIterator[AgentEvent]:
+    from pydantic_ai import Agent, Tool
+    from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
+
+    from agent_contract.sources.pydantic_ai_stream import pydantic_ai_events
+
+    async def stream(messages: list[Any], info: AgentInfo) -> AsyncIterator[Any]:
+        def call(call_id: str, city: str) -> Any:
+            return DeltaToolCall("each_fails", json.dumps({"city": city}), tool_call_id=call_id)
+
+        for index, delta in enumerate(_two_calls(call)):
+            yield {index: delta}
+
+    agent = Agent(FunctionModel(stream_function=stream, model_name="scripted-model"))
+    agent.toolsets[0].add_tool(Tool(each_fails))  # type: ignore[attr-defined]
+    return pydantic_ai_events(agent, "Weather?")
+
+
+def _langgraph_parallel(node_handles: Any) -> Callable[[], AsyncIterator[AgentEvent]]:
+    def source() -> AsyncIterator[AgentEvent]:
+        from langchain_core.tools import StructuredTool
+        from langgraph.prebuilt import ToolNode
+
+        from agent_contract.sources.langgraph_stream import langgraph_events
+
+        from . import _frameworks as fw
+
+        tool = StructuredTool.from_function(coroutine=each_fails, name="weather",
+                                            description="Weather of a city.")  # fmt: skip
+        tools = [tool] if node_handles is None else ToolNode([tool], handle_tool_errors=False)
+        graph = fw.langgraph_graph(tools=tools)  # its script asks for Paris and Rome at once
+        return langgraph_events(graph, {"messages": [("user", "Weather?")]})
+
+    return source
+
+
+async def _hand_written() -> AsyncIterator[AgentEvent]:
+    """An agent of the contract running its two calls side by side, each under its scope."""
+    from agent_contract.protocol import FunctionCall, LLMCallEnd, LLMCallStart, ToolCall
+    from agent_contract.scope import tool_scope
+
+    async def run(call_id: str, city: str) -> str:
+        with tool_scope(call_id, "each_fails"):
+            return await each_fails(city)
+
+    yield LLMCallStart(model="scripted-model")
+    for call_id, city in _two_calls(lambda cid, city: (cid, city)):
+        arguments = json.dumps({"city": city})
+        yield ToolCall(id=call_id, function=FunctionCall(name="each_fails", arguments=arguments))
+    yield LLMCallEnd(model="scripted-model", finish_reason="tool_calls")
+    await asyncio.gather(run("c1", "Paris"), run("c2", "Rome"))
+
+
+PARALLEL = [  # error_type: what the run ends with (the first failure out, or the SDK's own)
+    Cell("openai_agents-no_handler", "agents", _agents_parallel, "UserError", raises=Exception),
+    Cell("pydantic_ai", "pydantic_ai", _pydantic_parallel, "ToolFailure", raises=ToolFailure),
+    Cell("langgraph-node_raises", "langgraph", _langgraph_parallel(False), "ToolFailure",
+         raises=ToolFailure),
+    Cell("langgraph-default_node", "langgraph", _langgraph_parallel(None), "Exception",
+         raises=Exception),
+    Cell("hand_written", "agent_contract", _hand_written, "ToolFailure", raises=ToolFailure),
+]  # fmt: skip
+"""``Exception``: either call's failure may come out first."""
+
+
+@pytest.mark.parametrize("cell", [cell.param() for cell in PARALLEL])
+async def test_parallel_calls_that_all_raise_each_fail_with_their_own_class(
+    cell: Cell, otel_telemetry: InMemoryTelemetry
+) -> None:
+    pytest.importorskip(cell.package)
+    assert cell.raises is not None
+    with pytest.raises(cell.raises):
+        await run_script(otel_telemetry, cell.source(), agent_name="agent")
+
+    tools = [s for s in otel_telemetry.spans() if s.name.startswith("execute_tool ")]
+    assert len(tools) == 2
+    kinds = sorted(str((s.attributes or {}).get("error.type")) for s in tools)
+    assert kinds == sorted(PER_CITY.values())  # each its own class, neither the run's
+    for span in tools:
+        assert span.status.status_code is StatusCode.ERROR
+    points = otel_telemetry.histograms()["gen_ai.execute_tool.duration"]
+    assert sorted(str((p.attributes or {}).get("error.type")) for p in points) == kinds
+    run = otel_telemetry.span("invoke_agent agent")
+    assert run.status.status_code is StatusCode.ERROR
+    ended = (run.attributes or {})["error.type"]
+    assert ended == cell.error_type or (cell.error_type == "Exception" and ended in kinds)
+    assert otel_telemetry.open_spans() == []
 
 
 @pytest.mark.parametrize("cell", [cell.param() for cell in CELLS])

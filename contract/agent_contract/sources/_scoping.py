@@ -37,7 +37,12 @@ class OpenScopes:
         scope.__enter__()
         self._open[key] = scope
 
-    def exit(self, key: object) -> None:
+    def exit(self, key: object, error: BaseException | None = None) -> None:
+        """Leave the scope of execution ``key``; ``error``: what its body raised (the
+        framework's "tool failed" callback hands it), told to the tracer as a ``with`` would."""
         scope = self._open.pop(key, None)
         if scope is not None:
-            scope.__exit__(None, None, None)
+            if error is None:
+                scope.__exit__(None, None, None)
+            else:
+                scope.__exit__(type(error), error, error.__traceback__)

@@ -15,7 +15,12 @@ of Agno is imported here):
   ``ToolCallCompleted`` its ``ToolResult`` (``tool_call_error`` marks a tool that raised; the
   ``ToolCallError`` that follows says nothing more). Agno keeps only the error's text, so the
   scope hook notes the class of what the tool raised (by its name and arguments, Agno gives a
-  hook no call id) and the failed result's ``error_type`` names it.
+  hook no call id) and the failed result's ``error_type`` names it. A call Agno refuses
+  without running it (a name the agent lacks, arguments it cannot read) has no tool event:
+  as the next request starts, a tool message Agno added since the request before that
+  answers a call no ``ToolCallStarted`` told is that call and its failed result (from the
+  run's kept messages, below), its ``error_type`` Agno's outcome (``tool_not_found``,
+  ``invalid_arguments``).
 * ``RunError``: Agno reports a failed run as an event and ends the stream without raising. The
   adapter raises :class:`AgnoRunError` with its message and ``error_type``, so the run ends in
   error exactly once, as a raised exception does for every other agent.
@@ -309,10 +314,13 @@ _HOOK_NAME = agent_contract_request_messages.__name__
 class _State:
     """The run being read: its id, the open call's response id, tools seen and step."""
 
-    __slots__ = ("live", "open_calls", "response_id", "run_id", "seen", "step", "tools_ran")
+    __slots__ = (
+        "live", "open_calls", "read", "response_id", "run_id", "seen", "step", "tools_ran",
+    )  # fmt: skip
 
     def __init__(self) -> None:
         self.live: list[Any] | None = None  # the run's message list, as its model is sent it
+        self.read = 0  # how much of ``live`` the requests so far were sent
         self.open_calls: dict[str, tuple[str, Any]] = {}  # call id -> name, arguments
         self.run_id: str | None = None
         self.response_id: str | None = None
@@ -351,17 +359,51 @@ class _State:
         provider = event.model_provider
         model = event.model or None
         provider = provider.lower() if isinstance(provider, str) and provider else None
+        before = self.live
         request = self.messages(getattr(_CONTEXTS.get(self.run_id), "messages", None))
+        refused: tuple[AgentEvent, ...] = ()
+        if request is not None:
+            if request is before:  # what Agno added since the request before: its calls
+                refused = self.refused(request[self.read :])
+            self.read = len(request)
         start = (
             LLMCallStart(model=model, provider=provider, params={"stream": True})
             if request is None
             else call_start(model, provider, {"stream": True}, agno_messages, tuple(request))
         )
-        if not self.tools_ran:
+        if not self.tools_ran and not refused:
             return (start,)
         boundary = StepBoundary(index=self.step)
         self.step, self.tools_ran = self.step + 1, False
-        return (boundary, start)
+        return (*refused, boundary, start)
+
+    def refused(self, added: list[Any]) -> tuple[AgentEvent, ...]:
+        """The calls Agno refused without running them, told from the messages it added for
+        the model: a tool message answering a call no ``ToolCallStarted`` told (a name the
+        agent lacks, arguments Agno could not read) is that call and its failed result,
+        ``error.type`` Agno's outcome. Agno emits no tool event for them."""
+        asked: dict[str, Any] = {}
+        out: list[AgentEvent] = []
+        for message in added:
+            for call in getattr(message, "tool_calls", None) or ():
+                if isinstance(call, dict) and call.get("id") is not None:
+                    asked[str(call["id"])] = call.get("function")
+            call_id = getattr(message, "tool_call_id", None)
+            if getattr(message, "role", None) != "tool" or call_id is None:
+                continue
+            call_id = str(call_id)
+            if call_id in self.seen or call_id not in asked:
+                continue
+            self.seen.add(call_id)
+            function = asked[call_id] if isinstance(asked[call_id], dict) else {}
+            name = getattr(message, "tool_name", None) or function.get("name")
+            name = name if isinstance(name, str) else None
+            arguments = function.get("arguments")
+            arguments = arguments if isinstance(arguments, str) else ""
+            content = getattr(message, "content", None)
+            out.append(ToolCall(id=call_id, function=FunctionCall(name or "", arguments)))
+            out.append(failed_result(call_id, content, name, _refusal(content)))
+        return tuple(out)
 
     def messages(self, found: Any) -> list[Any] | None:
         """The list the model is sent, given what the run's context holds (``found``).
@@ -497,6 +539,23 @@ def _content(state: _State, event: Any) -> tuple[AgentEvent, ...]:
     if isinstance(event.content, str) and event.content:
         out.append(TextDelta(text=event.content))
     return tuple(out)
+
+
+# The texts Agno hands the model for a call it refuses to run (agno.models.base and
+# agno.utils.functions): its outcome, as error.type.
+_REFUSALS = (
+    ("Error: The requested tool does not exist or is not available.", "tool_not_found"),
+    ("Error while decoding function arguments:", "invalid_arguments"),
+    ("Function arguments are not a valid JSON object.", "invalid_arguments"),
+)
+
+
+def _refusal(content: Any) -> str:
+    if isinstance(content, str):
+        for text, outcome in _REFUSALS:
+            if content.startswith(text):
+                return outcome
+    return "tool_error"
 
 
 def _result(tool: Any, run_id: Any) -> ToolResult:

@@ -26,6 +26,9 @@ comes out, so the error lands on that call. It closes at the response:
   reasoning counts do not reach its events.
 * ``ToolCallExecutionEvent``: each ``FunctionExecutionResult`` a ``ToolResult`` by
   ``call_id`` (``is_error`` marks a tool that raised); the next model call starts a new step.
+  AutoGen keeps only a failure's text; ``AssistantAgent``'s own outcomes are read from its
+  fixed texts (``tool_not_found``: a name no workbench has; ``JSONDecodeError``: arguments
+  that do not parse), and a tool's exception is seen by its scope (below).
 * In a team, the first speaker and each message from another agent than the one before yield
   a ``PhaseMarker`` named after it (a change of speaker starts a new step, after a model
   call), so the trace shows who spoke, every step naming its speaker; the
@@ -52,7 +55,11 @@ whose threads AutoGen gives no context (``run_in_executor`` of the bare function
 adapter makes each such tool's function, once, a coroutine function that runs the same
 function on the same executor in a copy of the calling task's context (each call its own copy:
 parallel calls of one tool each run under their own span); its signature, arguments,
-cancellation and result are AutoGen's as before.
+cancellation and result are AutoGen's as before. The workbench turns what a tool raises
+(its body, or arguments failing its validation) into text inside ``call_tool``, out of that
+scope's sight, so each tool's ``run_json`` is wrapped once too (an instance attribute) to run
+under its call's scope: the tracer sees the exception leave it and names the failure by its
+class, while the model gets AutoGen's text as before.
 
 A lone agent runs at its reader's pace (``run_stream`` is its own generator), so a tool starts
 only after the reader has read the response asking for it. A team does not: its members run
@@ -83,6 +90,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
+import re
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -100,6 +108,7 @@ from agent_contract.events import (
     Usage,
 )
 from agent_contract.scope import nested_run, tool_scope
+from agent_contract.sources._failure import failed_result
 from agent_contract.sources._history import autogen_messages, call_start
 from agent_contract.sources._nested import Taken, through
 from agent_contract.sources._require import expect, require
@@ -181,7 +190,9 @@ def _scope_workbenches(agent: Any, seen: set[int]) -> None:
         for tool in getattr(workbench, "_tools", None) or ():  # agents and teams used as tools
             _in_context(tool)
             runner = getattr(tool, "_task_runner", None)
-            if runner is not None:
+            if runner is None:
+                _scoped_run(tool)
+            else:
                 _nest(tool)
                 _scope_workbenches(runner, seen)
     for member in _members(agent):
@@ -205,6 +216,28 @@ def _in_context(tool: Any) -> None:
 
     in_context._agent_contract_context = True  # type: ignore[attr-defined]
     tool._func = in_context
+
+
+def _scoped_run(tool: Any) -> None:
+    """A tool's ``run_json`` run under its call's scope too, once (an instance attribute): the
+    workbench turns what the body raises (arguments failing the tool's validation included)
+    into text inside ``call_tool``, where the workbench's own scope never sees it; this one
+    does, so a tracer names the failure by the exception's class. Arguments, result and
+    exception are AutoGen's as before."""
+    run_json = getattr(tool, "run_json", None)
+    if not callable(run_json) or getattr(run_json, "_agent_contract_scoped", False):
+        return
+
+    @functools.wraps(run_json)
+    async def scoped(args: Any, cancellation_token: Any, call_id: str | None = None) -> Any:
+        with tool_scope(call_id, getattr(tool, "name", None)):
+            return await run_json(args, cancellation_token, call_id=call_id)
+
+    scoped._agent_contract_scoped = True  # type: ignore[attr-defined]
+    try:
+        tool.run_json = scoped
+    except (AttributeError, TypeError, ValueError):  # a tool class refusing attributes
+        return
 
 
 def _members(agent: Any) -> list[Any]:
@@ -680,7 +713,16 @@ def _call(call: Any) -> ToolCall:
 
 
 def _result(result: Any) -> ToolResult:
-    return ToolResult(
-        tool_call_id=str(result.call_id), content=result.content, name=result.name,
-        is_error=bool(result.is_error),
-    )  # fmt: skip
+    call_id, content, name = str(result.call_id), result.content, result.name
+    if result.is_error:  # AssistantAgent's own outcomes: a call no workbench has, bad JSON
+        if content == f"Error: tool '{name}' not found in any workbench":
+            return failed_result(call_id, content, name, "tool_not_found")
+        if isinstance(content, str) and _JSON_ERROR.match(content):
+            return failed_result(call_id, content, name, "JSONDecodeError")
+    return ToolResult(tool_call_id=call_id, content=content, name=name,
+                      is_error=bool(result.is_error))  # fmt: skip
+
+
+# AssistantAgent's text for arguments json.loads refused: "Error: " and the JSONDecodeError's
+# own message, "<what>: line <n> column <n> (char <n>)".
+_JSON_ERROR = re.compile(r"Error: [^\n]+: line \d+ column \d+ \(char \d+\)\Z")

@@ -738,10 +738,10 @@ def _scoped(config: Any, requests: _Requests) -> Any:
             self._leave(kwargs.get("run_id"))
 
         def on_tool_error(self, error: BaseException, **kwargs: Any) -> None:
-            self._leave(kwargs.get("run_id"))
+            self._leave(kwargs.get("run_id"), error)
 
-        def _leave(self, run: Any) -> None:
-            self.scopes.exit(run)
+        def _leave(self, run: Any, error: BaseException | None = None) -> None:
+            self.scopes.exit(run, error)
             body = self.bodies.pop(run, None)
             if body is not None:
                 with suppress(ValueError):  # left in another context than it was entered in

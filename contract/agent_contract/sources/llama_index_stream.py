@@ -12,7 +12,8 @@ reads its stream by class name (nothing of LlamaIndex is imported here):
 * ``AgentOutput``: the call ended: ``Usage`` and ``LLMCallEnd`` (response id, model and
   finish reason from the provider's payload);
 * ``ToolCall`` / ``ToolCallResult``: a tool starts / returns (``tool_output.is_error``: an
-  error result; LlamaIndex catches a tool's exception and reports it this way).
+  error result; LlamaIndex catches a tool's exception and reports it this way, keeping it as
+  ``exception``; a name the agent lacks is its fixed text, ``tool_not_found``).
 
 **Usage.** LlamaIndex's agent events carry no token counts: only each provider's own payload,
 as ``raw`` on ``AgentStream`` (a stream chunk) and ``AgentOutput`` (the response, or the last
@@ -147,6 +148,11 @@ def _install_scopes() -> None:
     get_dispatcher().add_span_handler(ToolScopes())
 
 
+# A workflow agent's output for a call to a tool it lacks (``BaseWorkflowAgent``,
+# ``AgentWorkflow``): it runs nothing and keeps no exception.
+_NOT_FOUND = "Tool {} not found. Please select a tool that is available."
+
+
 class _Reader:
     """One run's state: the open LLM call and its latest usage, the step, the agent."""
 
@@ -187,6 +193,8 @@ class _Reader:
             if getattr(output, "is_error", False) is True:
                 error = getattr(output, "exception", None)
                 kind = error_name(error) if isinstance(error, BaseException) else "tool_error"
+                if content == _NOT_FOUND.format(event.tool_name):  # the agent's own outcome
+                    kind = "tool_not_found"
                 yield failed_result(call_id, content, event.tool_name, kind)
             else:
                 yield ToolResult(tool_call_id=call_id, content=content, name=event.tool_name)

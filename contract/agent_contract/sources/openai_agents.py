@@ -20,7 +20,10 @@ Its stream carries three kinds of event, read by their ``type``:
   failure handler is called, is wrapped once to note the call's exception too (the handler's
   text unchanged). A tool whose ``timeout`` ran out (its result the SDK's timeout message or
   its ``timeout_error_function``'s) is a ``ToolTimeoutError``: the run hooks time each call
-  of a tool with a timeout, from ``on_tool_start`` to ``on_tool_end``.
+  of a tool with a timeout, from ``on_tool_start`` to ``on_tool_end``. A tool with no
+  failure handler (``failure_error_function=None``) makes the SDK raise out of the run; the
+  same wrapped function hears each such call's exception first, so when the run fails, every
+  call whose tool raised (parallel calls too) is told as a failed result of its own class.
 * ``agent_updated_stream_event``: the run starts with, or hands off to, an agent; it becomes a
   ``PhaseMarker`` named after that agent, so the trace shows who answered each step.
 
@@ -97,6 +100,8 @@ class _Body:
     call_id: str
     agent_tool: bool
     failures: dict[str, str]
+    raised: dict[str, BaseException]
+    """Call id -> the exception a tool with no failure handler raised (it ends the run)."""
 
 
 _IN_TOOL: ContextVar[_Body | None] = ContextVar("agent_contract_openai_agents_tool", default=None)
@@ -138,11 +143,12 @@ async def openai_agents_events(
 class _Reading:
     """One run's SDK stream events read as contract events (the state between them)."""
 
-    __slots__ = ("current", "failures", "reader", "requested", "running", "step")
+    __slots__ = ("current", "failures", "raised", "reader", "requested", "running", "step")
 
     def __init__(self, agent: Any) -> None:
         self.failures: dict[str, str] = {}  # call id -> the class of the error its text reports
         self.running: dict[str, str] = {}  # call id -> tool name, for each function tool running
+        self.raised: dict[str, BaseException] = {}  # call id -> what its tool raised out of the run
         self.requested: list[tuple[Any, Any, Any]] = []  # each request: agent, prompt, items
         self.current, self.step = agent, 0
         self.reader: ResponsesReader | None = None
@@ -150,7 +156,7 @@ class _Reading:
     def prepared(self, run: dict[str, Any]) -> dict[str, Any]:
         """``run``'s arguments with the hooks and the error formatter that feed this reading."""
         announcing = _announcing(run.get("hooks"), self.requested)
-        run = {**run, "hooks": _scoping_hooks(announcing, self.failures, self.running)}
+        run = {**run, "hooks": _scoping_hooks(announcing, self.failures, self.running, self.raised)}
         return _noting_failures(run, self.failures)
 
     def feed(self, event: Any) -> list[AgentEvent]:
@@ -183,6 +189,11 @@ class _Reading:
     def failed(self, exc: BaseException) -> list[AgentEvent]:
         """The run raised ``exc``: the call it failed, told."""
         out: list[AgentEvent] = []
+        for call_id, error in self.raised.items():  # each call whose tool raised, parallel too
+            name = self.running.pop(call_id, None)
+            if name is not None:
+                text = str(exc) if exc.__cause__ is error else f"Error running tool {name}"
+                out.append(failed_result(call_id, text, name, error_name(error)))
         failed = _raised_by_tool(exc, self.running)
         if failed is not None:  # a tool without a failure handler raised: its call failed
             out.append(failed)
@@ -218,7 +229,9 @@ def _announcing(theirs: Any, requested: list[Any]) -> Any:
     return new_class("AnnouncingHooks", (RunHooks,), exec_body=lambda ns: ns.update(methods))()
 
 
-def _scoping_hooks(hooks: Any, failures: dict[str, str], running: dict[str, str]) -> Any:
+def _scoping_hooks(
+    hooks: Any, failures: dict[str, str], running: dict[str, str], raised: dict[str, BaseException]
+) -> Any:
     """Run hooks entering each function tool's scope in its task, then calling ``hooks``."""
     from agents import FunctionTool, RunHooks
 
@@ -232,7 +245,7 @@ def _scoping_hooks(hooks: Any, failures: dict[str, str], running: dict[str, str]
             if isinstance(tool, FunctionTool):
                 call_id = getattr(context, "tool_call_id", None)
                 agent_tool = bool(getattr(tool, "_is_agent_tool", False))
-                _IN_TOOL.set(_Body(str(call_id or ""), agent_tool, failures))  # nested runs
+                _IN_TOOL.set(_Body(str(call_id or ""), agent_tool, failures, raised))  # nested runs
                 name = getattr(context, "tool_name", None) or tool.name
                 running[str(call_id)] = str(tool.name)
                 limit = getattr(tool, "timeout_seconds", None)
@@ -325,10 +338,12 @@ def _install_failure_noting() -> None:
     async def noting(*args: Any, **kwargs: Any) -> Any:
         result = await current(*args, **kwargs)
         body, error = _IN_TOOL.get(), kwargs.get("error")
-        if result is not None and body is not None and error is not None:
-            call_id = getattr(kwargs.get("context"), "tool_call_id", None)
-            if call_id is not None:
+        call_id = getattr(kwargs.get("context"), "tool_call_id", None)
+        if body is not None and error is not None and call_id is not None:
+            if result is not None:
                 body.failures.setdefault(str(call_id), error_name(error))
+            elif isinstance(error, Exception):  # no handler: the SDK raises it out of the run
+                body.raised.setdefault(str(call_id), error)
         return result
 
     noting._agent_contract_noting = True  # type: ignore[attr-defined]

@@ -12,7 +12,8 @@ Strands yields dicts; the adapter reads three kinds by key (nothing of Strands i
   blocks are ``ToolCall``\\ s (Strands' ``toolUseId``), then ``Usage`` and ``LLMCallEnd``. A
   user message's ``toolResult`` blocks are ``ToolResult``\\ s (``status="error"`` an error
   result, which Strands makes of a tool that raised; its ``error_type`` is the exception class
-  the ``@tool`` decorator's message names).
+  the ``@tool`` decorator's message names, ``tool_not_found`` and ``ValidationError`` for
+  Strands' own texts of an unknown name and arguments failing validation).
 * The rest (``data`` and ``reasoningText`` repeat the raw deltas; ``current_tool_use``,
   lifecycle flags, the final ``result``) go to ``sink`` only.
 
@@ -81,6 +82,12 @@ __all__ = ["strands_events"]
 
 # A ``@tool`` function's exception, as Strands' decorator reports it to the model.
 _DECORATOR_ERROR = re.compile(r"Error: ([A-Za-z_][A-Za-z0-9_.]{0,127}) - ")
+# Strands' own texts for a call it runs no body for: a name the agent lacks (its executor),
+# arguments failing the ``@tool``'s validation (raised from pydantic's ValidationError).
+_OWN_OUTCOMES = (
+    ("Unknown tool: ", "tool_not_found"),
+    ("Error: Validation failed for input parameters: ", "ValidationError"),
+)
 
 
 _HINT = "Make one with strands.Agent(model=..., tools=...)."
@@ -387,5 +394,12 @@ def _error_type(content: Any) -> str:
     """The exception class a ``@tool``'s error result names (Strands writes ``Error: {class}
     - {message}``; the exception itself goes only to hooks, not the stream); else
     ``tool_error``."""
-    found = _DECORATOR_ERROR.match(content) if isinstance(content, str) else None
-    return found.group(1) if found is not None else "tool_error"
+    if not isinstance(content, str):
+        return "tool_error"
+    found = _DECORATOR_ERROR.match(content)
+    if found is not None:
+        return found.group(1)
+    for text, outcome in _OWN_OUTCOMES:
+        if content.startswith(text):
+            return outcome
+    return "tool_error"

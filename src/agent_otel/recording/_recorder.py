@@ -479,6 +479,9 @@ class RunRecorder:
         failed = is_error is True or named
         self._tool_failed = self._tool_failed or failed
         kind = (error_type if named else TOOL_ERROR) if failed else None
+        if kind is TOOL_ERROR and tool.body_error is not None:  # the text of what it raised
+            kind = error_type_of(tool.body_error)
+        tool.body_error = None
         tool.end(now, kind, incomplete, content)
 
     def _open_early(self, call_id: str | None, name: str | None) -> ToolCall:
@@ -633,21 +636,40 @@ class RunRecorder:
             owners.append(self._asking)
         return [owner.span for owner in owners]
 
-    def _failure_site(self, error: BaseException) -> Owner:
+    def _failure_site(self, error: BaseException, now: int) -> Owner:
         """The span the run failed in: only that one is marked with the exception.
 
-        An open LLM call is the innermost; else the one open tool the exception's traceback
-        names (a frame of the tool's own name, when one open tool has it); else a lone open
-        tool, unless a sibling already returned an error result (the exception is then that
-        failure surfacing: the lone tool was cut short, not failing); else the step or run.
+        First every open tool whose body raised out of its scope (``ToolCall.body_error``:
+        parallel calls may all have raised, and only one exception leaves the run) fails
+        with its own exception; the one whose exception the run's is (or was raised from) is
+        the site. Then: an open LLM call is the innermost; else the one open tool the
+        exception's traceback names (a frame of the tool's own name, when one open tool has
+        it); else a lone open tool, unless a sibling already returned an error result or
+        raised (the exception is then that failure surfacing: the lone tool was cut short,
+        not failing); else the step or run. The open tools not failed end incomplete.
         """
+        site: Owner | None = None
+        raisers = [tool for tool in self._tools.values() if tool.body_error is not None]
+        for tool in raisers:
+            raised, tool.body_error = tool.body_error, None
+            if raised is None:  # (written by the body's thread: read once)
+                continue
+            if site is None and _raised_from(error, raised):
+                site = tool
+                continue
+            with guarded("run finish"):
+                tool.fail(raised, error_type_of(raised), now)
+        if site is not None:
+            return site
         if self._calls or not self._tools:
             return self._inner
-        tools = list(self._tools.values())
+        tools = [tool for tool in self._tools.values() if not tool.raised]
+        if not tools:
+            return self._step or self.run
         named = [tool for tool in tools if tool.name in raised_in(error)]
         if len(named) == 1:
             return named[0]
-        if len(tools) == 1 and not self._tool_failed:
+        if len(tools) == 1 and not self._tool_failed and not raisers:
             return tools[0]
         return self._step or self.run
 
@@ -668,7 +690,7 @@ class RunRecorder:
                 error = None
             elif error is not None:
                 error_type = error_type_of(error)
-                inner = self._failure_site(error)
+                inner = self._failure_site(error, now)
                 inner.fail(error, error_type, now)
                 if inner is not run:
                     run.fail(error, error_type, now)
@@ -691,3 +713,14 @@ class RunRecorder:
         if run.interrupted and end_reason == EXHAUSTED:
             end_reason = INTERRUPTED
         run.end(now, end_reason)
+
+
+def _raised_from(error: BaseException, raised: BaseException, depth: int = 4) -> bool:
+    """``error`` is ``raised``, or was raised from it (its cause or context, ``depth`` links
+    at most): the run ended with that tool's failure."""
+    seen: BaseException | None = error
+    while seen is not None and depth > 0:
+        if seen is raised:
+            return True
+        seen, depth = seen.__cause__ or seen.__context__, depth - 1
+    return False

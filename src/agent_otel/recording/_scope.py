@@ -49,6 +49,7 @@ import json
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractContextManager
+from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry import baggage, trace
@@ -306,18 +307,36 @@ def _parsed(arguments: Any) -> Any:
 
 
 class _Activation:
-    """Makes one context current for a tool body; restores the previous one after."""
+    """Makes one context current for a tool body; restores the previous one after.
 
-    __slots__ = ("_context", "_token")
+    An exception leaving the body (an ``Exception``: a cancellation is a body cut short, not
+    failing) is noted on its call (``ToolCall.body_error``): a result the framework made of it
+    that names no class is named by it, and a run that ends while the call is open marks the
+    call failed with it (``RunRecorder.finish``). A body entered again (a retry of the same
+    call) starts with nothing noted."""
+
+    __slots__ = ("_context", "_token", "_tool")
 
     def __init__(self, context: Context) -> None:
         self._context = context
         self._token: Any = None
+        tool = otel_context.get_value(_TOOL, context)
+        self._tool = tool if isinstance(tool, ToolCall) else None
 
     def __enter__(self) -> None:
+        if self._tool is not None:
+            self._tool.body_error = None
         self._token = activate(self._context)
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        tool = self._tool  # type(): the error's __class__ is never read
+        if tool is not None and error is not None and issubclass(type(error), Exception):
+            tool.body_error = error
         token, self._token = self._token, None
         if token is not None:
             try:  # noqa: SIM105

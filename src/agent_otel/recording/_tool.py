@@ -73,6 +73,7 @@ class ToolCall:
 
     __slots__ = (
         "arguments",
+        "body_error",
         "call_id",
         "context",
         "count",
@@ -134,6 +135,10 @@ class ToolCall:
         self.name = name
         self.call_id = call_id
         self.scoped = False  # a tool body ran under it (agent_contract.scope)
+        # What its body raised out of its scope (the body's thread writes it, once per body):
+        # the class a failure the framework keeps only as text is named by, and the failure a
+        # run that ends while it is open marks it with.
+        self.body_error: BaseException | None = None
         self.arguments: Any = None  # as the event gave them, to tell calls of one name apart
         self.error_text: str | None = None
         self.context: Context | None = None  # where its span is current (as a chat span's)
