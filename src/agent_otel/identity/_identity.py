@@ -59,7 +59,10 @@ class RunIdentity:
 def clean_id(value: object) -> str | None:
     """An id as recorded: a non-empty string (an int or UUID as its text), cut to
     :data:`MAX_ID_LENGTH`; else None."""
-    value = text_of(id_text(value))  # a str subclass as the str it is
+    if value is None:  # most ids: not given
+        return None
+    if type(value) is not str:  # a str subclass as the str it is, an int or UUID as its text
+        value = text_of(id_text(value))
     if not value:
         return None
     return value[:MAX_ID_LENGTH]

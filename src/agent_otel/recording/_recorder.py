@@ -481,7 +481,6 @@ class RunRecorder:
         kind = (error_type if named else TOOL_ERROR) if failed else None
         if kind is TOOL_ERROR and tool.body_error is not None:  # the text of what it raised
             kind = error_type_of(tool.body_error)
-        tool.body_error = None
         tool.end(now, kind, incomplete, content)
 
     def _open_early(self, call_id: str | None, name: str | None) -> ToolCall:
