@@ -9,6 +9,8 @@ event, and never at the cost of the tool (its exceptions, its result).
 from __future__ import annotations
 
 import asyncio
+import gc
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
@@ -438,6 +440,39 @@ async def test_an_error_result_naming_no_class_takes_the_class_its_body_raised(
         for span in otel_telemetry.by_name()["execute_tool add"]
     }
     assert kinds == {"a": "KeyError", "b": "tool_error"}
+
+
+class _Rows:
+    """What a tool body holds while it fails (a large result set): weakly referable."""
+
+
+async def test_a_failed_body_keeps_nothing_of_its_frames_alive_once_its_call_ended(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A body's context outlives it wherever something copied it (a client session or
+    background task a tool starts lazily, at its first call). That context holds the call,
+    which noted what left the body: the exception's traceback kept the body's frames, and
+    every object they held, alive for as long. The call forgets it once it has ended."""
+    kept: list[otel_context.Context] = []  # a background task's copy of the body's context
+    held: list[weakref.ref[_Rows]] = []
+
+    def body() -> None:
+        rows = _Rows()
+        held.append(weakref.ref(rows))
+        kept.append(otel_context.get_current())
+        raise KeyError("no such row")
+
+    async def stream() -> AsyncIterator[Any]:
+        yield _call("a", "add")
+        with pytest.raises(KeyError), tool_scope("a", "add"):
+            body()
+        yield ToolResult(tool_call_id="a", name="add", content="failed", is_error=True)
+
+    await run_script(otel_telemetry, stream())
+    gc.collect()
+    assert len(kept) == 1 and held[0]() is None
+    span = otel_telemetry.span("execute_tool add")
+    assert (span.attributes or {})["error.type"] == "KeyError"
 
 
 async def test_calls_of_one_name_without_ids_started_out_of_order_are_told_by_their_arguments(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -388,3 +389,40 @@ async def test_an_autogen_teams_own_spans_stand_down_and_its_messages_nest_in_th
         (sp for sp in ours if sp.name.startswith("step ")), key=lambda sp: sp.start_time or 0
     )
     assert [(sp.attributes or {}).get("agent_otel.phase") for sp in named] == SPEAKERS[team]
+
+
+@pytest.mark.internal_errors
+def test_a_metrics_seam_that_fails_leaves_the_span_gate_on(
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Strands whose metrics client cannot be made where the gate reads it (another
+    version's constructor) cost the run its span gate too: the whole stand-down was given up
+    and every span of Strands' that ours tell was told twice. Each seam is now gated on its
+    own: that one failure is reported, the spans still stand down."""
+    import types
+
+    from opentelemetry import context as otel_context
+
+    from agent_otel.standdown import _native
+
+    class MetricsClient:
+        _instance = None
+
+        def __init__(self) -> None:
+            raise RuntimeError("another version's constructor")
+
+    tracer = otel_telemetry.tracer_provider.get_tracer("strands.telemetry.tracer")
+    metrics = types.ModuleType(_native._STRANDS_METRICS)
+    metrics.MetricsClient = MetricsClient  # type: ignore[attr-defined]
+    tracing = types.ModuleType(_native._STRANDS)
+    tracing._tracer_instance = types.SimpleNamespace(tracer=tracer)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, _native._STRANDS_METRICS, metrics)
+    monkeypatch.setitem(sys.modules, _native._STRANDS, tracing)
+    try:
+        context = _native.native_run(
+            otel_context.Context(), "agent_contract.sources.strands_stream"
+        )
+        assert otel_context.get_value(_native.NATIVE, context) == "strands"
+        assert "_agent_otel_native" in vars(tracer)  # its spans are gated
+    finally:
+        _native.ungate(tracer)

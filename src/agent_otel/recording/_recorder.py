@@ -479,8 +479,10 @@ class RunRecorder:
         failed = is_error is True or named
         self._tool_failed = self._tool_failed or failed
         kind = (error_type if named else TOOL_ERROR) if failed else None
-        if kind is TOOL_ERROR and tool.body_error is not None:  # the text of what it raised
-            kind = error_type_of(tool.body_error)
+        if kind is TOOL_ERROR:  # a failure it kept only as text: the class its body raised
+            raised = tool.body_error  # (written by the body's thread: read once)
+            if raised is not None:
+                kind = error_type_of(raised)
         tool.end(now, kind, incomplete, content)
 
     def _open_early(self, call_id: str | None, name: str | None) -> ToolCall:

@@ -137,7 +137,7 @@ class ToolCall:
         self.scoped = False  # a tool body ran under it (agent_contract.scope)
         # What its body raised out of its scope (the body's thread writes it, once per body):
         # the class a failure the framework keeps only as text is named by, and the failure a
-        # run that ends while it is open marks it with.
+        # run that ends while it is open marks it with. Forgotten when it ends.
         self.body_error: BaseException | None = None
         self.arguments: Any = None  # as the event gave them, to tell calls of one name apart
         self.error_text: str | None = None
@@ -258,6 +258,9 @@ class ToolCall:
         except Exception:
             report("tool span end")
         finally:
+            # read by now: a context copied into a task the body started keeps this call, and
+            # the exception's traceback would keep the body's frames (and all they held) alive
+            self.body_error = None
             self.span.end(now)  # never raises
 
 

@@ -14,7 +14,11 @@ punctuation a credential's label or URL is written with (``&quot; &amp; &lt; &gt
 &colon; &sol; &equals; &commat;``...). A view is decoded again while it still holds escapes
 (``%253D``, ``\\\\\\"``), at most :data:`ROUNDS` times. Each round is one regular-expression
 pass and a list of its escapes (a match is mapped back by bisection): linear. A text with no
-``%`` and no backslash has no view.
+``%``, no backslash and no ``&...;`` has no view (:func:`may_hold`).
+
+A base64 token of JSON (``eyJ...``, a credentials blob passed as one string) is decoded too,
+whole (:func:`base64_json`): the scrubber replaces the token when a detector finds a
+credential in its decoded text.
 """
 
 from __future__ import annotations

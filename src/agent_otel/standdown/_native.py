@@ -293,13 +293,20 @@ def _install_strands_metrics() -> None:
             setattr(client, name, _GatedInstrument("strands", instrument))
 
 
+_METRICS = {"google_adk": _install_adk_metrics, "strands": _install_strands_metrics}
+"""Each framework's metrics seam, gated apart from its spans."""
+
+
 def install(framework: str) -> bool:
     """The gate of ``framework``'s seam, if its module is loaded and the seam is there;
-    whether the seam is gated (now or before)."""
-    if framework == "google_adk":
-        _install_adk_metrics()
-    elif framework == "strands":
-        _install_strands_metrics()
+    whether the seam is gated (now or before). Its metrics seam is gated on its own: a version
+    where that one fails keeps the span gate."""
+    metrics = _METRICS.get(framework)
+    if metrics is not None:
+        try:
+            metrics()
+        except Exception:
+            report("native stand-down")
     if framework == "autogen":
         module = sys.modules.get(_AUTOGEN)
         theirs = getattr(module, "trace", None)
