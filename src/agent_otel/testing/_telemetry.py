@@ -19,6 +19,7 @@ from opentelemetry.sdk.trace.id_generator import IdGenerator
 from opentelemetry.sdk.trace.sampling import Sampler
 
 from agent_otel._attributes import PENDING
+from agent_otel._plain import a_kind
 from agent_otel.recording._open import held as _held
 
 from ._tree import span_outline, span_tree
@@ -145,6 +146,17 @@ class InMemoryTelemetry:
         OpenInference's, OpenLLMetry's, botocore's...) instrumented into this telemetry's
         providers, with ``options`` (``skip_dep_check=True``...), and uninstrumented on
         leaving, in reverse order: to test agent-otel's spans beside theirs."""
+        for instrumentor in instrumentors:  # all checked before any is instrumented
+            kind = type(instrumentor)
+            if issubclass(kind, type) or not all(
+                callable(getattr(kind, m, None)) for m in ("instrument", "uninstrument")
+            ):
+                raise TypeError(
+                    "InMemoryTelemetry.instrumented() takes instrumentors (objects with "
+                    "instrument() and uninstrument(), as OpenAIInstrumentor()), not "
+                    f"{a_kind(instrumentor)}"
+                    + (": pass an instance" if issubclass(kind, type) else "")
+                )
         done: list[Any] = []
         try:
             for instrumentor in instrumentors:
