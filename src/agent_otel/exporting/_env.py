@@ -340,3 +340,95 @@ def millis_var(name: str, env: Mapping[str, str] | None = None) -> float | None:
     warn_once(name, raw, "agent-otel: %s=%r is not a positive number of milliseconds; using "
               "the SDK's default", name, raw)  # fmt: skip
     return None
+
+
+UNSET_LIMIT: Final = -1
+"""The SDK's ``SpanLimits.UNSET`` / ``LogRecordLimits.UNSET``: no limit (the env not read)."""
+_COUNT_DEFAULT: Final = 128  # every count limit's default in the SDK
+_GLOBAL_COUNT: Final = "OTEL_ATTRIBUTE_COUNT_LIMIT"
+_GLOBAL_LENGTH: Final = "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT"
+# parameter -> (its variable, the global variable it falls back to, or None)
+SPAN_LIMITS: Final[dict[str, tuple[str, str | None]]] = {
+    "max_attributes": (_GLOBAL_COUNT, None),
+    "max_attribute_length": (_GLOBAL_LENGTH, None),
+    "max_events": ("OTEL_SPAN_EVENT_COUNT_LIMIT", None),
+    "max_links": ("OTEL_SPAN_LINK_COUNT_LIMIT", None),
+    "max_span_attributes": ("OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT", _GLOBAL_COUNT),
+    "max_event_attributes": ("OTEL_EVENT_ATTRIBUTE_COUNT_LIMIT", _GLOBAL_COUNT),
+    "max_link_attributes": ("OTEL_LINK_ATTRIBUTE_COUNT_LIMIT", _GLOBAL_COUNT),
+    "max_span_attribute_length": ("OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", _GLOBAL_LENGTH),
+}
+LOG_LIMITS: Final[dict[str, tuple[str, str | None]]] = {
+    "max_attributes": (_GLOBAL_COUNT, None),
+    "max_attribute_length": (_GLOBAL_LENGTH, None),
+    "max_log_record_attributes": ("OTEL_LOGRECORD_ATTRIBUTE_COUNT_LIMIT", _GLOBAL_COUNT),
+    "max_log_record_attribute_length": (
+        "OTEL_LOGRECORD_ATTRIBUTE_VALUE_LENGTH_LIMIT",
+        _GLOBAL_LENGTH,
+    ),
+}
+
+
+def _limit(name: str, env: Mapping[str, str]) -> tuple[bool, int | None]:
+    """(whether ``name`` is usable as the SDK reads it, its value: None when unset)."""
+    raw = env.get(name, "").strip().lower()
+    if not raw or raw == "unset":
+        return True, None
+    try:
+        value = int(raw)
+    except ValueError:
+        return False, None
+    return value >= 0, value if value >= 0 else None
+
+
+def limit_overrides(
+    params: Mapping[str, tuple[str, str | None]], env: Mapping[str, str] | None = None
+) -> dict[str, int]:
+    """The limits to pass the SDK explicitly: for each limit variable that is not an integer
+    >= 0 (the SDK raised ``ValueError`` out of configure() for one), what is in force when it
+    is unset, told once; the others are left for the SDK to read. Empty when all are fine."""
+    env = os.environ if env is None else env
+    out: dict[str, int] = {}
+    for param, (name, fallback) in params.items():
+        usable, _ = _limit(name, env)
+        if usable:
+            continue
+        length = "LENGTH" in name
+        in_force: int = UNSET_LIMIT if length else _COUNT_DEFAULT
+        if fallback is not None:
+            usable_fallback, value = _limit(fallback, env)
+            if usable_fallback and value is not None:
+                in_force = value
+        elif name == _GLOBAL_COUNT:
+            in_force = UNSET_LIMIT  # unset: each limit's own default
+        out[param] = in_force
+        raw = env.get(name, "")
+        told = "no limit" if in_force == UNSET_LIMIT and length else (
+            "the default" if in_force in (UNSET_LIMIT, _COUNT_DEFAULT) else str(in_force)
+        )  # fmt: skip
+        warn_once(name, raw, "agent-otel: %s=%r is not an integer >= 0; using %s", name, raw,
+                  told)  # fmt: skip
+    return out
+
+
+_SAMPLERS: Final = frozenset(
+    {"always_on", "always_off", "parentbased_always_on", "parentbased_always_off",
+     "traceidratio", "parentbased_traceidratio"}
+)  # fmt: skip
+"""The ``OTEL_TRACES_SAMPLER`` values the Python SDK knows."""
+
+
+def sampler_unknown(env: Mapping[str, str] | None = None) -> bool:
+    """Whether ``OTEL_TRACES_SAMPLER`` is set and names no sampler the SDK knows: told once,
+    naming the variable and the default then in force (the SDK's own line named neither);
+    set empty, it is unset, silently."""
+    env = os.environ if env is None else env
+    raw = env.get("OTEL_TRACES_SAMPLER")
+    if raw is None or raw.lower() in _SAMPLERS:  # (the SDK's own test: no strip)
+        return False
+    if not raw.strip():  # set empty: unset, as the specification reads an empty variable
+        return True
+    warn_once("OTEL_TRACES_SAMPLER", raw, "agent-otel: OTEL_TRACES_SAMPLER=%r is not a sampler "
+              "this SDK knows (%s); using parentbased_always_on", raw,
+              ", ".join(sorted(_SAMPLERS)))  # fmt: skip
+    return True
