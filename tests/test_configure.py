@@ -460,10 +460,14 @@ NOT_WORKING: list[tuple[dict[str, Any], type[Exception], str]] = [
     ({"metric_readers": ["prometheus"]}, TypeError, "takes MetricReader instances"),
     ({"log_processors": [LyingClass()]}, TypeError, "takes log record .*, not a LyingClass"),
     ({"console_stream": 5}, TypeError, "takes a text stream"),
-    ({"timeout": -1}, ValueError, "must be > 0, not -1"),
-    ({"timeout": math.nan}, ValueError, "must be > 0, not nan"),
+    ({"timeout": -1}, ValueError, "must be > 0 and at most 1_000_000, not -1"),
+    ({"timeout": math.nan}, ValueError, "must be > 0 .*, not nan"),
+    ({"timeout": 1e300}, ValueError, "at most 1_000_000, not 1e"),
+    ({"shutdown_timeout_millis": 10**30}, ValueError, "must be >= 0 and at most 1_000_000_000"),
+    ({"metric_export_interval_millis": 1e300}, ValueError, "at most 1_000_000_000"),
+    ({"max_queue_size": 2**63}, ValueError, "at most 2_147_483_647, not 9223372036854775808"),
     ({"timeout": "3"}, TypeError, "must be a number, not '3'"),
-    ({"timeout": LyingFloat(-2.0)}, ValueError, r"must be > 0, not -2\.0"),
+    ({"timeout": LyingFloat(-2.0)}, ValueError, r"must be > 0 .*, not -2\.0"),
     ({"shutdown_timeout_millis": NoStr()}, TypeError, "must be a number"),
     ({"max_queue_size": LyingInt(0)}, ValueError, "must be > 0"),
     ({"service_name": 5}, TypeError, "must be a str, not 5"),
@@ -488,7 +492,9 @@ def test_an_argument_that_cannot_work_is_told_at_configure_naming_it(
     first span (``'str' object has no attribute 'should_sample'``, raised into the app's own
     ``start_span``), at the first metric or at shutdown; a single processor for the list was
     iterated; a resource value of no attribute type, or a subclass whose methods raise, gave
-    ``RuntimeError``; a header value of another type failed every export."""
+    ``RuntimeError``; a header value of another type failed every export; a duration or queue
+    size past what the platform holds raised ``OverflowError`` at the first export or at
+    shutdown."""
     [name] = arguments
     told = rf"configure\({name}=\.\.\.\).*" + message
     with pytest.raises(error, match=told) as raised:
@@ -567,3 +573,35 @@ def test_an_unknown_sampler_variable_is_told_naming_it(
     with caplog.at_level(logging.WARNING):
         configure(console=False, set_global=False).shutdown()
     assert "sampler" not in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "told"),
+    [
+        ("OTEL_BSP_MAX_QUEUE_SIZE", "1e30", "is not an integer from 1 to 2147483647; using 16384"),
+        ("OTEL_BSP_SCHEDULE_DELAY", "1e300", "is not an integer from 1 to 1000000000; using"),
+        ("OTEL_EXPORTER_OTLP_TIMEOUT", "1e300", "is not a positive number of seconds (at most"),
+        ("OTEL_METRIC_EXPORT_INTERVAL", "1e300", "is not a positive number of milliseconds (at"),
+    ],
+)
+def test_a_duration_or_size_variable_past_what_the_platform_holds_is_told(
+    variable: str,
+    value: str,
+    told: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    capture_server: str,
+) -> None:
+    """Before: ``OTEL_BSP_MAX_QUEUE_SIZE=1e30`` raised ``OverflowError`` out of configure(),
+    leaving its threads running; a timeout or interval of ``1e300`` failed every export or
+    the shutdown (``timestamp out of range for platform time_t``). Each is told once and the
+    default used: the run's span is delivered."""
+    monkeypatch.setenv(variable, value)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", capture_server)
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        tel = configure(console=False, set_global=False)
+        with tel.tracer_provider.get_tracer("t").start_as_current_span("delivered"):
+            pass
+        assert tel.shutdown()
+    assert f"{variable}={value!r} {told}" in caplog.text
+    assert any(path == "/v1/traces" for path, _ in _Capture.requests)

@@ -26,7 +26,7 @@ _SAMPLER = ("should_sample", "get_description")
 
 
 def _positive(
-    name: str, value: Any, *, integer: bool = False, zero: bool = False
+    name: str, value: Any, most: float, *, integer: bool = False, zero: bool = False
 ) -> int | float | None:
     if value is None:
         return None
@@ -34,13 +34,12 @@ def _positive(
     if number is None:
         what = "an int" if integer else "a number"
         raise TypeError(f"configure({name}=...) must be {what}, not {shown(value)}")
-    if (
-        (type(number) is float and not math.isfinite(number))
-        or number < 0
-        or (number == 0 and not zero)
-    ):
+    finite = type(number) is not float or math.isfinite(number)
+    if not finite or number < 0 or (number == 0 and not zero) or number > most:
         bound = ">= 0" if zero else "> 0"
-        raise ValueError(f"configure({name}=...) must be {bound}, not {shown(value)}")
+        raise ValueError(
+            f"configure({name}=...) must be {bound} and at most {most:_}, not {shown(value)}"
+        )
     if not integer and issubclass(type(value), int):
         return int_of(value)  # an int stays the int it is
     return number
@@ -135,7 +134,7 @@ def check_arguments(**given: Any) -> dict[str, Any]:
         _optional("endpoint", out["endpoint"], str, "a str URL")
         _env.check_endpoint_argument(out["endpoint"], out["protocol"])
     out["headers"] = _headers(given["headers"])
-    out["timeout"] = _positive("timeout", given["timeout"])
+    out["timeout"] = _positive("timeout", given["timeout"], _env.MOST_SECONDS)
     _optional("console", given["console"], bool, "True, False or None")
     if given["console_stream"] is not None:
         _instance_of(
@@ -149,9 +148,11 @@ def check_arguments(**given: Any) -> dict[str, Any]:
     _env.prometheus_port(out["prometheus_port"], env={})
     _optional("prometheus_host", out["prometheus_host"], str, "a str host name or address")
     out["metric_export_interval_millis"] = _positive(
-        "metric_export_interval_millis", given["metric_export_interval_millis"]
+        "metric_export_interval_millis", given["metric_export_interval_millis"], _env.MOST_MILLIS
     )
-    out["max_queue_size"] = _positive("max_queue_size", given["max_queue_size"], integer=True)
+    out["max_queue_size"] = _positive(
+        "max_queue_size", given["max_queue_size"], _env.MOST_COUNT, integer=True
+    )
     if given["sampler"] is not None:
         _instance_of(
             "sampler", given["sampler"], _SAMPLER, "an OpenTelemetry Sampler",
@@ -185,6 +186,6 @@ def check_arguments(**given: Any) -> dict[str, Any]:
     _optional("tail_sampling", given["tail_sampling"], TailSamplingPolicy, "a TailSamplingPolicy")
     _optional("set_global", given["set_global"], bool, "True or False")
     out["shutdown_timeout_millis"] = _positive(
-        "shutdown_timeout_millis", given["shutdown_timeout_millis"], zero=True
+        "shutdown_timeout_millis", given["shutdown_timeout_millis"], _env.MOST_MILLIS, zero=True
     )
     return out

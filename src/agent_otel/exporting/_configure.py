@@ -219,8 +219,8 @@ def configure(
             PeriodicExportingMetricReader(
                 otlp_metric_exporter,
                 export_interval_millis=metric_export_interval_millis
-                or _env.millis_var("OTEL_METRIC_EXPORT_INTERVAL"),
-                export_timeout_millis=_env.millis_var("OTEL_METRIC_EXPORT_TIMEOUT"),
+                or _env.millis_var("OTEL_METRIC_EXPORT_INTERVAL", 60_000),  # the SDK's defaults
+                export_timeout_millis=_env.millis_var("OTEL_METRIC_EXPORT_TIMEOUT", 30_000),
             )
         )
     prometheus = start_prometheus(_env.prometheus_port(prometheus_port), prometheus_host)

@@ -45,6 +45,15 @@ CONSOLE_EXPORTER: Final = "agent_otel_console"
 
 _PROTOCOLS: Final[frozenset[str]] = frozenset({GRPC, HTTP_PROTOBUF})
 
+MOST_SECONDS: Final = 10**6
+"""The longest duration configure() takes, about 11.6 days (as seconds; as milliseconds, a
+thousand times more), argument or variable: a longer one overflowed the platform's time inside
+the SDK (``OverflowError: timestamp out of range``), every export or the shutdown failing.
+Forever is not a timeout."""
+MOST_MILLIS: Final = MOST_SECONDS * 1000
+MOST_COUNT: Final = 2**31 - 1
+"""The largest queue or batch: a larger one overflowed the SDK's queue (``OverflowError``)."""
+
 
 def _signal_var(signal: Signal, suffix: str) -> str:
     return f"OTEL_EXPORTER_OTLP_{signal.upper()}_{suffix}"
@@ -233,10 +242,10 @@ def export_timeout(signal: Signal, env: Mapping[str, str] | None = None) -> floa
         if not raw:
             continue
         value = _number(raw)
-        if value is not None and value > 0:
+        if value is not None and 0 < value <= MOST_SECONDS:
             return value
-        warn_once(var, raw, "agent-otel: %s=%r is not a positive number of seconds; %s", var, raw,
-                  "using the default")  # fmt: skip
+        warn_once(var, raw, "agent-otel: %s=%r is not a positive number of seconds (at most %d); "
+                  "using the default", var, raw, MOST_SECONDS)  # fmt: skip
         return None
     return None
 
@@ -309,8 +318,14 @@ def _number(raw: str) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def int_var(name: str, default: int, env: Mapping[str, str] | None = None, minimum: int = 1) -> int:
-    """An integer variable of at least ``minimum``, or ``default`` when unset.
+def int_var(
+    name: str,
+    default: int,
+    env: Mapping[str, str] | None = None,
+    minimum: int = 1,
+    maximum: int = MOST_COUNT,
+) -> int:
+    """An integer variable from ``minimum`` to ``maximum``, or ``default`` when unset.
 
     An unparsable or out-of-range value is told once, naming the variable, the value and the
     default then in force. ``"2048.0"`` is read as 2048 (a whole number); ``"32k"`` is not.
@@ -320,26 +335,27 @@ def int_var(name: str, default: int, env: Mapping[str, str] | None = None, minim
     if not raw:
         return default
     number = _number(raw)
-    if number is not None and number == int(number) and int(number) >= minimum:
+    if number is not None and number == int(number) and minimum <= int(number) <= maximum:
         return int(number)
-    warn_once(name, raw, "agent-otel: %s=%r is not an integer >= %d; using %d", name, raw,
-              minimum, default)  # fmt: skip
+    warn_once(name, raw, "agent-otel: %s=%r is not an integer from %d to %d; using %d", name,
+              raw, minimum, maximum, default)  # fmt: skip
     return default
 
 
-def millis_var(name: str, env: Mapping[str, str] | None = None) -> float | None:
-    """A positive number of milliseconds, or None when unset or invalid (then the SDK default
-    is in force, told once)."""
+def millis_var(name: str, default: float, env: Mapping[str, str] | None = None) -> float | None:
+    """A positive number of milliseconds, or None when unset (the SDK reads its default). An
+    invalid one is told once and ``default`` (the SDK's) returned: passed explicitly, so the
+    SDK never reads the variable itself (it took ``1e300`` and overflowed in its thread)."""
     env = os.environ if env is None else env
     raw = env.get(name, "").strip()
     if not raw:
         return None
     number = _number(raw)
-    if number is not None and number > 0:
+    if number is not None and 0 < number <= MOST_MILLIS:
         return number
-    warn_once(name, raw, "agent-otel: %s=%r is not a positive number of milliseconds; using "
-              "the SDK's default", name, raw)  # fmt: skip
-    return None
+    warn_once(name, raw, "agent-otel: %s=%r is not a positive number of milliseconds (at most "
+              "%d); using %d", name, raw, MOST_MILLIS, default)  # fmt: skip
+    return default
 
 
 UNSET_LIMIT: Final = -1
