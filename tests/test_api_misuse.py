@@ -623,7 +623,22 @@ def test_with_trace_headers_reads_hostile_hooks_as_the_dict_and_lists_they_are(
     assert received[0]["traceparent"].split("-")[1] == trace_id
 
 
+class _UnhashableMeta(type):
+    """A metaclass whose own hash and equality raise."""
+
+    __hash__ = __eq__ = _raises  # type: ignore[assignment]
+
+
+class _LockedMeta(type):
+    """A metaclass whose own attribute lookup raises."""
+
+    def __getattribute__(cls, name: str) -> Any:
+        raise RuntimeError("a hostile metaclass's own __getattribute__ ran")
+
+
 HOSTILE_AGENTS: dict[str, Any] = {
+    "a class whose metaclass's hash raises": _UnhashableMeta("Agent", (), {}),
+    "a class whose metaclass's lookup raises": _LockedMeta("Agent", (), {}),
     "a str subclass": LyingStr("agent"),
     "an int subclass": LyingInt(3),
     "a dict subclass": LyingDict(a=1),
@@ -639,8 +654,9 @@ HOSTILE_AGENTS: dict[str, Any] = {
 def test_uninstrument_and_is_instrumented_never_run_the_arguments_own_methods(
     given: Any,
 ) -> None:
-    """Before, an object whose ``__class__`` raises (a lazy proxy's, as Django's) made both
-    raise ``RuntimeError``. What was never instrumented is returned as it is, and is not."""
+    """Before, an object whose ``__class__`` raises (a lazy proxy's, as Django's), or a class
+    whose metaclass's hash or attribute lookup raises, made them raise ``RuntimeError``. What
+    was never instrumented is returned as it is, and is not."""
     assert uninstrument(given) is given
     assert is_instrumented(given) is False
 

@@ -86,8 +86,13 @@ def _deepcopy(self: Any, memo: dict[int, Any]) -> Any:
     return copy.deepcopy(_target(self), memo)
 
 
+_TYPE_DICT = type.__dict__["__dict__"]
+_TYPE_MRO = type.__dict__["__mro__"]
+
+
 def is_drop_in_class(cls: type) -> bool:
-    return cls.__dict__.get(INSTANCE, False) is True
+    """Read by ``type``'s own ``__dict__``: a metaclass's ``__getattribute__`` never runs."""
+    return _TYPE_DICT.__get__(cls).get(INSTANCE, False) is True
 
 
 def _subclass_for(cls: type) -> type:
@@ -217,4 +222,4 @@ def is_instrumented(agent_or_class: Any) -> bool:
     cls = agent_or_class if a_class else type(agent_or_class)
     if is_drop_in_class(cls):
         return bool(object.__getattribute__(agent_or_class, BINDING).enabled)
-    return any(is_instrumented_class(klass) for klass in cls.__mro__)
+    return any(is_instrumented_class(klass) for klass in _TYPE_MRO.__get__(cls))
