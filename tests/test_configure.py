@@ -473,6 +473,7 @@ NOT_WORKING: list[tuple[dict[str, Any], type[Exception], str]] = [
     ({"service_name": 5}, TypeError, "must be a str, not 5"),
     ({"service_name": NoStr()}, TypeError, "must be a str, not a NoStr"),
     ({"prometheus_port": LyingStr("9464")}, TypeError, "must be an int"),
+    ({"prometheus_port": 10**400}, ValueError, "must be 0..65535, not 1000"),
     ({"prometheus_host": 5}, TypeError, "must be a str"),
     ({"headers": {"x-key": 5}}, TypeError, "takes str names and values, not 5"),
     ({"protocol": NoStr()}, TypeError, "must be 'grpc' or 'http/protobuf'"),

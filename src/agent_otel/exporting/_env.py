@@ -19,6 +19,7 @@ from typing import Final, Literal
 from urllib.parse import urlsplit
 
 from agent_otel._guard import warn_once
+from agent_otel._plain import shown
 from agent_otel.scrubbing._scrubber import DEFAULT
 
 Protocol = Literal["grpc", "http/protobuf"]
@@ -288,9 +289,11 @@ def prometheus_port(
     """
     if override is not None:
         if isinstance(override, bool) or not isinstance(override, int):
-            raise TypeError(f"prometheus_port must be an int, not {type(override).__name__}")
+            told = f"must be an int, not {shown(override)}"
+            raise TypeError(f"configure(prometheus_port=...) {told}")
         if not 0 <= override <= 65535:
-            raise ValueError(f"prometheus_port must be 0..65535, not {override}")
+            told = f"must be 0..65535, not {shown(override)}"
+            raise ValueError(f"configure(prometheus_port=...) {told}")
         return override
     env = os.environ if env is None else env
     raw = env.get(AGENT_OTEL_PROMETHEUS_PORT, "").strip()
