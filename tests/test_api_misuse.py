@@ -585,6 +585,13 @@ def test_with_trace_headers_on_a_client_whose_hooks_cannot_be_set_says_so_at_the
         with_trace_headers(_FixedHooks())
 
 
+class _LyingHook(LyingClass):
+    """A response hook whose ``__class__`` raises (a proxy's)."""
+
+    def __call__(self, response: Any) -> None:
+        pass
+
+
 class _LyingHooks(httpx.Client):
     """A client that hands out its hooks as a dict and list subclass whose own methods raise."""
 
@@ -612,7 +619,7 @@ def test_with_trace_headers_reads_hostile_hooks_as_the_dict_and_lists_they_are(
 
     client = _LyingHooks(
         transport=httpx.MockTransport(transport),
-        event_hooks={"request": [lambda r: seen.append("mine")], "response": []},
+        event_hooks={"request": [lambda r: seen.append("mine"), _LyingHook()], "response": []},
     )
     with_trace_headers(client, propagator=TraceContextTextMapPropagator())
     tracer = otel_telemetry.tracer_provider.get_tracer("t")

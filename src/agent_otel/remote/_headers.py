@@ -89,7 +89,7 @@ def with_trace_headers(client: Client, *, propagator: TextMapPropagator | None =
         source = lambda: given  # noqa: E731
     is_async = inspect.iscoroutinefunction(getattr(type(client), "send", None))
     hook = _AsyncTraceHeaders(source) if is_async else _TraceHeaders(source)
-    request_hooks = [h for h in hooks.get("request", ()) if not isinstance(h, _TraceHeaders)]
+    request_hooks = [h for h in hooks.get("request", ()) if not issubclass(type(h), _TraceHeaders)]
     try:
         setattr(client, "event_hooks", {**hooks, "request": [*request_hooks, hook]})  # noqa: B010
     except Exception as error:
@@ -110,14 +110,16 @@ def _hooks_of(client: object) -> dict[Any, list[Any]]:
         hooks = getattr(client, "event_hooks", None)
     except Exception:  # a property that raises: no hooks to add to
         hooks = None
-    if not isinstance(hooks, Mapping) or issubclass(type(client), type):
+    if not issubclass(type(hooks), Mapping) or issubclass(type(client), type):
         raise TypeError(
             f"with_trace_headers() takes an httpx or httpx2 client (an instance, with "
             f"event_hooks), not {a_kind(client)}"
         )
-    pairs = dict.items(hooks) if isinstance(hooks, dict) else hooks.items()
+    given: Mapping[Any, Any] = hooks  # type: ignore[assignment]  # (a Mapping, by its type)
+    pairs = dict.items(given) if issubclass(type(given), dict) else given.items()  # type: ignore[arg-type]
     return {
-        key: items_of(value) if isinstance(value, (list, tuple)) else value for key, value in pairs
+        key: items_of(value) if issubclass(type(value), (list, tuple)) else value
+        for key, value in pairs
     }
 
 
