@@ -540,6 +540,30 @@ def test_instrumented_with_no_instrumentor_is_a_type_error_saying_what_it_takes(
     assert first.calls == []  # none instrumented when one cannot be
 
 
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"sampler": "always_off"}, r"sampler=\.\.\.\) takes a Sampler .* not a str"),
+        ({"ids": 5}, r"ids=\.\.\.\) takes an IdGenerator .* not an int"),
+        ({"processors": SpanProcessor()}, r"processors=\.\.\.\) takes a list of span"),
+        ({"processors": "ab"}, r"processors=\.\.\.\) takes a list of span processors"),
+        ({"processors": [5]}, r"processors=\.\.\.\) takes span processors .* not an int"),
+        ({"processors": [SpanProcessor]}, r"processors=.* not the class SpanProcessor: pass an"),
+        ({"export_through": 5}, r"export_through=\.\.\.\) takes a function"),
+        ({"exemplar_filter": "on"}, r"exemplar_filter=\.\.\.\) takes an ExemplarFilter"),
+    ],
+    ids=lambda v: next(iter(v)) if type(v) is dict else None,
+)
+def test_the_test_kit_tells_an_argument_of_another_kind_where_it_is_built(
+    arguments: dict[str, Any], message: str
+) -> None:
+    """Before, each was taken and failed at the first span inside the SDK
+    (``AttributeError: 'str' object has no attribute 'should_sample'``), or iterated a
+    processor given for the list."""
+    with pytest.raises(TypeError, match=r"InMemoryTelemetry\(" + message):
+        InMemoryTelemetry(**arguments)
+
+
 class _Instrumentor:
     def __init__(self) -> None:
         self.calls: list[str] = []

@@ -57,6 +57,14 @@ def a_kind(value: object) -> str:
     return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
 
 
+def has_methods(value: object, methods: tuple[str, ...]) -> bool:
+    """Whether ``value`` is an instance (not a class) whose type has each of ``methods``:
+    what a processor, sampler or propagator argument must be, read by its type alone (none
+    of its own methods runs)."""
+    kind = type(value)
+    return not issubclass(kind, type) and all(callable(getattr(kind, m, None)) for m in methods)
+
+
 def shown(value: object, limit: int = 64) -> str:
     """``value`` for an error message, within a line and never by its own methods: a string
     (a subclass as the ``str`` it is) or a number as its ``repr``, cut to ``limit``

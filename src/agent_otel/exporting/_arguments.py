@@ -14,7 +14,16 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from agent_otel._plain import a_kind, int_of, items_of, number_of, plain, plain_value, shown
+from agent_otel._plain import (
+    a_kind,
+    has_methods,
+    int_of,
+    items_of,
+    number_of,
+    plain,
+    plain_value,
+    shown,
+)
 from agent_otel.exporting import _env
 
 __all__ = ["check_arguments"]
@@ -52,9 +61,8 @@ def _optional(name: str, value: Any, kind: type | tuple[type, ...], what: str) -
 
 def _instance_of(name: str, value: Any, methods: tuple[str, ...], what: str, fix: str) -> None:
     """``value`` is an instance (not a class) whose type has each of ``methods``."""
-    kind = type(value)
-    if issubclass(kind, type) or not all(callable(getattr(kind, m, None)) for m in methods):
-        also = ": pass an instance" if issubclass(kind, type) else f": {fix}"
+    if not has_methods(value, methods):
+        also = ": pass an instance" if issubclass(type(value), type) else f": {fix}"
         raise TypeError(f"configure({name}=...) takes {what}, not {a_kind(value)}{also}")
 
 

@@ -20,7 +20,7 @@ from opentelemetry import context as otel_context
 from opentelemetry.propagators.textmap import TextMapPropagator
 
 from agent_otel._guard import report
-from agent_otel._plain import a_kind, items_of
+from agent_otel._plain import a_kind, has_methods, items_of
 
 __all__ = ["with_trace_headers"]
 
@@ -126,11 +126,10 @@ def _hooks_of(client: object) -> dict[Any, list[Any]]:
 def _check_propagator(propagator: object) -> None:
     """A propagator is an instance with ``inject``: a name (``"tracecontext"``), its class or
     anything else made every request report an error and go without headers."""
-    kind = type(propagator)
-    if issubclass(kind, type) or not callable(getattr(kind, "inject", None)):
+    if not has_methods(propagator, ("inject",)):
         fix = (
             "pass an instance, as propagator=TraceContextTextMapPropagator()"
-            if issubclass(kind, type)
+            if issubclass(type(propagator), type)
             else "pass a propagator, as TraceContextTextMapPropagator() (opentelemetry."
             "trace.propagation.tracecontext), or leave it out for the global one"
         )

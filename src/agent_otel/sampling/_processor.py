@@ -20,7 +20,7 @@ from opentelemetry.trace import StatusCode
 from agent_otel import _attributes as A
 from agent_otel._fork import in_forked_child
 from agent_otel._guard import logger as _log
-from agent_otel._plain import a_kind
+from agent_otel._plain import a_kind, has_methods
 
 from ._policy import SamplerStats, TailSamplingPolicy
 from ._size import span_size
@@ -242,11 +242,7 @@ def _check(downstream: object, policy: object) -> None:
             f"TailSampler(policy=...) takes a TailSamplingPolicy or None, not {a_kind(policy)}: "
             "pass TailSamplingPolicy(keep_ratio=...)"
         )
-    kind = type(downstream)
-    if issubclass(kind, type) or not all(
-        callable(getattr(kind, method, None))
-        for method in ("on_start", "on_end", "shutdown", "force_flush")
-    ):
+    if not has_methods(downstream, ("on_start", "on_end", "shutdown", "force_flush")):
         raise TypeError(
             f"TailSampler(downstream=...) takes a span processor (on_start, on_end, shutdown, "
             f"force_flush), not {a_kind(downstream)}: pass the exporting one, as in "
