@@ -23,6 +23,8 @@ class Received:
 
     endpoint: str
     spans: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    services: list[tuple[str, str]] = field(default_factory=list)
+    """Each span's name and its resource's ``service.name``, in arrival order."""
 
     def named(self, prefix: str) -> list[dict[str, Any]]:
         """The attributes of every span whose name starts with ``prefix``."""
@@ -47,10 +49,12 @@ def receiving(delay_s: float = 0.0) -> Iterator[Received]:
             request = trace_service_pb2.ExportTraceServiceRequest()
             request.ParseFromString(body)
             for resource in request.resource_spans:
+                own = {a.key: _value(a.value) for a in resource.resource.attributes}
                 for scope in resource.scope_spans:
                     for span in scope.spans:
                         attributes = {a.key: _value(a.value) for a in span.attributes}
                         received.spans.append((span.name, attributes))
+                        received.services.append((span.name, str(own.get("service.name"))))
             time.sleep(delay_s)
             self.send_response(200)
             self.send_header("content-length", "0")

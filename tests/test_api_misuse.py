@@ -11,9 +11,12 @@ import uuid
 from fractions import Fraction
 from typing import Any
 
+import httpx
 import pytest
 from opentelemetry import trace
 from opentelemetry.context import Context
+from opentelemetry.sdk.trace import SpanProcessor
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from agent_contract.examples import ScriptedAgent
 from agent_contract.protocol import LLMCallEnd, LLMCallStart, TextDelta, Usage
@@ -24,16 +27,23 @@ from agent_otel import (
     PriceTable,
     RemoteAgentCall,
     Scrubber,
+    TailSampler,
+    TailSamplingPolicy,
     extract_context,
     inject_context,
     instrument,
+    is_instrumented,
     otel_wrapper,
+    record_evaluation,
     run_identity,
+    uninstrument,
+    with_trace_headers,
 )
 from agent_otel.testing import InMemoryTelemetry, run_script
 from hostile_types import (
     BadHash,
     HostileStr,
+    LyingClass,
     LyingDict,
     LyingFloat,
     LyingInt,
@@ -437,3 +447,310 @@ async def test_an_asgi_scope_of_any_shape_reaches_the_app(scope: Any, parented: 
         else 0
     )
     assert seen == [expected]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "error"),
+    [
+        ("keep_errors", "no", TypeError),
+        ("keep_interrupted", NoStr(), TypeError),
+        ("keep_errors", 1, TypeError),
+        ("slower_than_s", "3", TypeError),
+        ("cost_over", LyingStr("1"), TypeError),
+        ("tokens_over", math.nan, TypeError),
+        ("tokens_over", 1.5, TypeError),
+        ("keep_ratio", "0.5", TypeError),
+        ("keep_ratio", True, TypeError),
+        ("max_bytes", 1.5, TypeError),
+        ("max_spans", LyingStr("5"), TypeError),
+        ("slower_than_s", -1, ValueError),
+        ("slower_than_s", math.nan, ValueError),
+        ("cost_over", math.inf, ValueError),
+        ("tokens_over", -1, ValueError),
+        ("tokens_over", LyingInt(-5), ValueError),
+        ("keep_ratio", math.nan, ValueError),
+        ("keep_ratio", LyingFloat(1.5), ValueError),
+        ("max_run_spans", LyingInt(0), ValueError),
+    ],
+    ids=lambda v: v if type(v) is str else type(v).__name__,
+)
+def test_a_tail_sampling_field_that_cannot_work_is_told_where_the_policy_is_built(
+    field: str, value: Any, error: type[Exception]
+) -> None:
+    """Before: ``keep_errors="no"`` (true) kept every error, ``slower_than_s="3"`` failed at
+    every run's end (each run's spans lost to an internal error), a NaN or negative limit
+    was taken, and an int subclass whose methods raise gave ``RuntimeError``."""
+    with pytest.raises(error, match=rf"TailSamplingPolicy\({field}=\.\.\.\) must be") as caught:
+        TailSamplingPolicy(**{field: value})
+    assert len(str(caught.value)) < 300
+
+
+def test_a_tail_sampling_policy_keeps_its_fields_as_the_plain_values_they_are() -> None:
+    policy = TailSamplingPolicy(
+        keep_ratio=LyingFloat(0.5),
+        slower_than_s=LyingInt(3),
+        tokens_over=LyingInt(100),
+        cost_over=Fraction(1, 4),
+        max_spans=LyingInt(10),
+    )
+    assert (policy.keep_ratio, policy.slower_than_s, policy.tokens_over) == (0.5, 3.0, 100)
+    assert (policy.cost_over, policy.max_spans) == (0.25, 10)
+    assert type(policy.tokens_over) is int and type(policy.max_spans) is int
+    assert type(policy.keep_ratio) is float and type(policy.slower_than_s) is float
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (("x",), r"TailSampler\(downstream=\.\.\.\) takes a span processor .* not a str"),
+        ((None,), r"TailSampler\(downstream=\.\.\.\) takes a span processor"),
+        ((SpanProcessor,), r"downstream=\.\.\.\) .* not the class SpanProcessor"),
+        ((LyingClass(),), r"TailSampler\(downstream=\.\.\.\) takes a span processor"),
+        ((SpanProcessor(), {"keep_ratio": 1}), r"TailSampler\(policy=\.\.\.\) takes a Tail"),
+        ((SpanProcessor(), 0.5), r"TailSampler\(policy=\.\.\.\) takes a TailSamplingPolicy"),
+        ((SpanProcessor(), LyingDict(a=1)), r"policy=\.\.\.\) .* not a LyingDict"),
+        ((SpanProcessor(), LyingClass()), r"TailSampler\(policy=\.\.\.\) takes a Tail"),
+    ],
+    ids=["str", "None", "a class", "LyingClass", "a dict", "a float", "LyingDict", "LyingC"],
+)
+def test_tail_sampler_arguments_that_cannot_work_are_a_type_error(
+    arguments: tuple[Any, ...], message: str
+) -> None:
+    """Before: any downstream was taken and every span's end raised ``AttributeError`` inside
+    the SDK; a policy of another type was an ``AttributeError`` (or, for a dict subclass, its
+    own ``bool()`` ran and raised ``RuntimeError``)."""
+    with pytest.raises(TypeError, match=message):
+        TailSampler(*arguments)
+
+
+@pytest.mark.parametrize(
+    "given",
+    ["openai", 5, None, object(), pytest.param(LyingClass(), id="LyingC"), InMemoryTelemetry],
+    ids=["str", "int", "None", "object", "LyingClass", "a class"],
+)
+def test_instrumented_with_no_instrumentor_is_a_type_error_saying_what_it_takes(
+    given: Any, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """Before: ``AttributeError: 'str' object has no attribute 'instrument'`` (and an
+    instrumentor given before it was left instrumented)."""
+    first = _Instrumentor()
+    told = r"instrumented\(\) takes instrumentors .* not "
+    with pytest.raises(TypeError, match=told), otel_telemetry.instrumented(first, given):
+        pass
+    assert first.calls == []  # none instrumented when one cannot be
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"sampler": "always_off"}, r"sampler=\.\.\.\) takes a Sampler .* not a str"),
+        ({"ids": 5}, r"ids=\.\.\.\) takes an IdGenerator .* not an int"),
+        ({"processors": SpanProcessor()}, r"processors=\.\.\.\) takes a list of span"),
+        ({"processors": "ab"}, r"processors=\.\.\.\) takes a list of span processors"),
+        ({"processors": [5]}, r"processors=\.\.\.\) takes span processors .* not an int"),
+        ({"processors": [SpanProcessor]}, r"processors=.* not the class SpanProcessor: pass an"),
+        ({"export_through": 5}, r"export_through=\.\.\.\) takes a function"),
+        ({"exemplar_filter": "on"}, r"exemplar_filter=\.\.\.\) takes an ExemplarFilter"),
+    ],
+    ids=lambda v: next(iter(v)) if type(v) is dict else None,
+)
+def test_the_test_kit_tells_an_argument_of_another_kind_where_it_is_built(
+    arguments: dict[str, Any], message: str
+) -> None:
+    """Before, each was taken and failed at the first span inside the SDK
+    (``AttributeError: 'str' object has no attribute 'should_sample'``), or iterated a
+    processor given for the list."""
+    with pytest.raises(TypeError, match=r"InMemoryTelemetry\(" + message):
+        InMemoryTelemetry(**arguments)
+
+
+class _Instrumentor:
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def instrument(self, **options: Any) -> None:
+        self.calls.append("instrument")
+
+    def uninstrument(self) -> None:
+        self.calls.append("uninstrument")
+
+
+@pytest.mark.parametrize(
+    ("propagator", "message"),
+    [
+        ("tracecontext", r"not a str: pass a propagator, as TraceContextTextMapPropagator\(\)"),
+        (5, r"not an int"),
+        (TraceContextTextMapPropagator, r"not the class .*: pass an instance"),
+        (LyingClass(), r"not a LyingClass"),
+    ],
+    ids=["str", "int", "a class", "LyingClass"],
+)
+def test_with_trace_headers_given_no_propagator_is_a_type_error(
+    propagator: Any, message: str
+) -> None:
+    """Before, ``propagator="tracecontext"`` was taken, and then every request reported an
+    internal error and went without its trace headers."""
+    told = r"with_trace_headers\(propagator=\.\.\.\) takes a TextMapPropagator, "
+    with pytest.raises(TypeError, match=told + message):
+        with_trace_headers(httpx.Client(), propagator=propagator)
+
+
+class _FixedHooks(httpx.Client):
+    """A client whose ``event_hooks`` cannot be set (a read-only property)."""
+
+    @property  # type: ignore[override]
+    def event_hooks(self) -> dict[str, list[Any]]:
+        return {"request": [], "response": []}
+
+
+def test_with_trace_headers_on_a_client_whose_hooks_cannot_be_set_says_so_at_the_call() -> None:
+    """Before: ``AttributeError: property 'event_hooks' ... has no setter``."""
+    with pytest.raises(TypeError, match=r"_FixedHooks's event_hooks cannot be set .* pass an"):
+        with_trace_headers(_FixedHooks())
+
+
+class _LyingHook(LyingClass):
+    """A response hook whose ``__class__`` raises (a proxy's)."""
+
+    def __call__(self, response: Any) -> None:
+        pass
+
+
+class _LyingHooks(httpx.Client):
+    """A client that hands out its hooks as a dict and list subclass whose own methods raise."""
+
+    @property  # type: ignore[override]
+    def event_hooks(self) -> Any:
+        hooks = httpx.Client.event_hooks.fget(self)  # type: ignore[attr-defined]
+        return LyingDict({k: LyingList(v) for k, v in dict.items(hooks)})
+
+    @event_hooks.setter
+    def event_hooks(self, hooks: Any) -> None:
+        httpx.Client.event_hooks.fset(self, hooks)  # type: ignore[attr-defined]
+
+
+def test_with_trace_headers_reads_hostile_hooks_as_the_dict_and_lists_they_are(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """Before, the hooks' own methods ran and raised ``RuntimeError`` out of the call. Now the
+    client's own hooks are kept, in order, and each request carries the trace headers."""
+    seen: list[str] = []
+    received: list[dict[str, str]] = []
+
+    def transport(request: httpx.Request) -> httpx.Response:
+        received.append(dict(request.headers))
+        return httpx.Response(200)
+
+    client = _LyingHooks(
+        transport=httpx.MockTransport(transport),
+        event_hooks={"request": [lambda r: seen.append("mine"), _LyingHook()], "response": []},
+    )
+    with_trace_headers(client, propagator=TraceContextTextMapPropagator())
+    tracer = otel_telemetry.tracer_provider.get_tracer("t")
+    with tracer.start_as_current_span("call") as span:
+        assert client.get("http://tools.test/").status_code == 200
+    assert seen == ["mine"]
+    trace_id = f"{span.get_span_context().trace_id:032x}"
+    assert received[0]["traceparent"].split("-")[1] == trace_id
+
+
+class _UnhashableMeta(type):
+    """A metaclass whose own hash and equality raise."""
+
+    __hash__ = __eq__ = _raises  # type: ignore[assignment]
+
+
+class _LockedMeta(type):
+    """A metaclass whose own attribute lookup raises."""
+
+    def __getattribute__(cls, name: str) -> Any:
+        raise RuntimeError("a hostile metaclass's own __getattribute__ ran")
+
+
+HOSTILE_AGENTS: dict[str, Any] = {
+    "a class whose metaclass's hash raises": _UnhashableMeta("Agent", (), {}),
+    "a class whose metaclass's lookup raises": _LockedMeta("Agent", (), {}),
+    "a str subclass": LyingStr("agent"),
+    "an int subclass": LyingInt(3),
+    "a dict subclass": LyingDict(a=1),
+    "a list subclass": LyingList([1]),
+    "its hash raises": BadHash(),
+    "its __class__ raises": LyingClass(),
+    "a str": "agent",
+    "a class of them": LyingStr,
+}
+
+
+@pytest.mark.parametrize("given", [pytest.param(v, id=k) for k, v in HOSTILE_AGENTS.items()])
+def test_uninstrument_and_is_instrumented_never_run_the_arguments_own_methods(
+    given: Any,
+) -> None:
+    """Before, an object whose ``__class__`` raises (a lazy proxy's, as Django's), or a class
+    whose metaclass's hash or attribute lookup raises, made them raise ``RuntimeError``. What
+    was never instrumented is returned as it is, and is not."""
+    assert uninstrument(given) is given
+    assert is_instrumented(given) is False
+
+
+_EVALUATION_ARGUMENTS = (
+    "name",
+    "score",
+    "label",
+    "explanation",
+    "response_id",
+    "error_type",
+    "evaluator_id",
+    "evaluator_version",
+    "evaluator_type",
+    "span_context",
+    "logger_provider",
+    "meter_provider",
+    "scrub",
+)
+
+
+@pytest.mark.parametrize(
+    ("argument", "value"),
+    [
+        pytest.param(argument, value, id=f"{argument}={label}")
+        for argument in _EVALUATION_ARGUMENTS
+        for label, value in {**HOSTILE, "LyingClass": LyingClass()}.items()
+        if not (argument == "score" and type(value) in (LyingInt, LyingFloat))  # numbers
+    ],
+)
+def test_record_evaluation_given_a_hostile_argument_is_a_type_error_naming_it(
+    argument: str, value: Any, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """Every argument, every hostile value: a ``TypeError`` naming the argument, before any
+    event is made (before, an object whose ``__class__`` raises gave ``RuntimeError`` for
+    any argument, and ``scrub=`` took anything, a value with no meaning as a scrub setting
+    silently scrubbing with the defaults)."""
+    arguments: dict[str, Any] = {"name": "relevance", **otel_telemetry.providers()}
+    arguments.pop("tracer_provider")
+    arguments[argument] = value
+    shown_as = "evaluation's name" if argument == "name" else rf"\({argument}=\.\.\.\)"
+    with pytest.raises(TypeError, match=shown_as):
+        record_evaluation(**arguments)
+    assert otel_telemetry.logs() == []
+
+
+def test_record_evaluation_takes_hostile_subclasses_as_the_values_they_are(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    record_evaluation(
+        LyingStr("relevance"),
+        score=LyingFloat(0.5),
+        label=HostileStr("pass"),
+        evaluator_type=LyingKey("human"),
+        logger_provider=otel_telemetry.logger_provider,
+        meter_provider=otel_telemetry.meter_provider,
+        span_context=trace.SpanContext(1, 2, is_remote=True),
+    )
+    [record] = otel_telemetry.logs()
+    attributes = dict(record.log_record.attributes or {})
+    assert attributes["gen_ai.evaluation.name"] == "relevance"
+    assert attributes["gen_ai.evaluation.score.value"] == 0.5
+    assert attributes["gen_ai.evaluation.score.label"] == "pass"
+    assert attributes["gen_ai.evaluation.evaluator.type"] == "human"
+    with pytest.raises(ValueError, match=r"record_evaluation\(score=\.\.\.\) .* fit a double"):
+        record_evaluation("n", score=10**400, logger_provider=otel_telemetry.logger_provider)

@@ -9,16 +9,19 @@ from __future__ import annotations
 import http.server
 import io
 import logging
+import math
 import subprocess
 import sys
 import textwrap
 import threading
 import urllib.request
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader
-from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
+from opentelemetry.sdk.trace.sampling import TraceIdRatioBased
 
 from agent_otel import _attributes as A
 from agent_otel import _guard
@@ -26,6 +29,7 @@ from agent_otel.exporting import _env
 from agent_otel.exporting._configure import configure, histogram_views
 from agent_otel.exporting._exporters import metric_exporter, span_exporter
 from agent_otel.exporting._telemetry import Telemetry
+from hostile_types import LyingClass, LyingDict, LyingFloat, LyingInt, LyingKey, LyingStr, NoStr
 
 OTEL_VARS = [
     "OTEL_EXPORTER_OTLP_ENDPOINT",
@@ -42,6 +46,11 @@ OTEL_VARS = [
     "OTEL_RESOURCE_ATTRIBUTES",
     "OTEL_TRACES_SAMPLER",
     "OTEL_TRACES_SAMPLER_ARG",
+    *(f"OTEL_{kind}_LIMIT" for kind in ("ATTRIBUTE_COUNT", "ATTRIBUTE_VALUE_LENGTH")),
+    *(f"OTEL_{of}_ATTRIBUTE_COUNT_LIMIT" for of in ("EVENT", "LINK", "LOGRECORD")),
+    *(f"OTEL_{of}_ATTRIBUTE_VALUE_LENGTH_LIMIT" for of in ("SPAN", "LOGRECORD")),
+    "OTEL_SPAN_EVENT_COUNT_LIMIT",
+    "OTEL_SPAN_LINK_COUNT_LIMIT",
     "AGENT_OTEL_PROMETHEUS_PORT",
 ]
 
@@ -428,3 +437,172 @@ def test_exit_prints_pending_tree_and_token_summary() -> None:
     assert lines[1].startswith("invoke_agent a")
     assert lines[2].startswith("└─ chat m  in=9")
     assert lines[-2:] == ["token usage  calls  input  output", "  m              1      9       0"]
+
+
+# --- arguments and variables that cannot work --------------------------------------------------
+
+
+NOT_WORKING: list[tuple[dict[str, Any], type[Exception], str]] = [
+    ({"sampler": "always_on"}, TypeError, "takes an OpenTelemetry Sampler, not a str"),
+    ({"sampler": TraceIdRatioBased}, TypeError, "not the class .*: pass an instance"),
+    ({"resource_attributes": "team=ai"}, TypeError, "takes a mapping"),
+    ({"resource_attributes": {1: "x"}}, TypeError, ": a name must be a str, not 1"),
+    ({"resource_attributes": {"a": NoStr()}}, TypeError, "'a' must be a str, bool, int, float"),
+    ({"resource_attributes": {"a": [1, "x"]}}, TypeError, "the value of 'a' must be"),
+    ({"resource_attributes": LyingDict(a=NoStr())}, TypeError, "the value of 'a' must be"),
+    ({"span_processors": [5]}, TypeError, "takes span processors, not an int"),
+    (
+        {"span_processors": BatchSpanProcessor(ConsoleSpanExporter())},
+        TypeError,
+        r"takes a list, not a BatchSpanProcessor: pass span_processors=\[\.\.\.\]",
+    ),
+    ({"span_processors": [BatchSpanProcessor]}, TypeError, "pass an instance"),
+    ({"metric_readers": ["prometheus"]}, TypeError, "takes MetricReader instances"),
+    ({"log_processors": [LyingClass()]}, TypeError, "takes log record .*, not a LyingClass"),
+    ({"console_stream": 5}, TypeError, "takes a text stream"),
+    ({"timeout": -1}, ValueError, "must be > 0 and at most 1_000_000, not -1"),
+    ({"timeout": math.nan}, ValueError, "must be > 0 .*, not nan"),
+    ({"timeout": 1e300}, ValueError, "at most 1_000_000, not 1e"),
+    ({"shutdown_timeout_millis": 10**30}, ValueError, "must be >= 0 and at most 1_000_000_000"),
+    ({"metric_export_interval_millis": 1e300}, ValueError, "at most 1_000_000_000"),
+    ({"max_queue_size": 2**63}, ValueError, "at most 2_147_483_647, not 9223372036854775808"),
+    ({"timeout": "3"}, TypeError, "must be a number, not '3'"),
+    ({"timeout": LyingFloat(-2.0)}, ValueError, r"must be > 0 .*, not -2\.0"),
+    ({"shutdown_timeout_millis": NoStr()}, TypeError, "must be a number"),
+    ({"max_queue_size": LyingInt(0)}, ValueError, "must be > 0"),
+    ({"service_name": 5}, TypeError, "must be a str, not 5"),
+    ({"service_name": NoStr()}, TypeError, "must be a str, not a NoStr"),
+    ({"prometheus_port": LyingStr("9464")}, TypeError, "must be an int"),
+    ({"prometheus_port": 10**400}, ValueError, "must be 0..65535, not 1000"),
+    ({"prometheus_host": 5}, TypeError, "must be a str"),
+    ({"headers": {"x-key": 5}}, TypeError, "takes str names and values, not 5"),
+    ({"protocol": NoStr()}, TypeError, "must be 'grpc' or 'http/protobuf'"),
+    ({"endpoint": 4318}, TypeError, "must be a str URL"),
+    ({"tail_sampling": LyingClass()}, TypeError, "must be a TailSamplingPolicy"),
+]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error", "message"),
+    [pytest.param(*case, id=f"{next(iter(case[0]))}-{i}") for i, case in enumerate(NOT_WORKING)],
+)
+def test_an_argument_that_cannot_work_is_told_at_configure_naming_it(
+    arguments: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    """Before: a sampler, processor or reader of the wrong kind was taken and failed at the
+    first span (``'str' object has no attribute 'should_sample'``, raised into the app's own
+    ``start_span``), at the first metric or at shutdown; a single processor for the list was
+    iterated; a resource value of no attribute type, or a subclass whose methods raise, gave
+    ``RuntimeError``; a header value of another type failed every export; a duration or queue
+    size past what the platform holds raised ``OverflowError`` at the first export or at
+    shutdown."""
+    [name] = arguments
+    told = rf"configure\({name}=\.\.\.\).*" + message
+    with pytest.raises(error, match=told) as raised:
+        configure(set_global=False, **({"console_stream": io.StringIO()} | arguments))
+    assert len(str(raised.value)) < 300
+
+
+def test_configure_reads_its_arguments_as_the_plain_values_they_are() -> None:
+    """A str enum service name, an IntEnum queue size, a dict subclass of resource attributes
+    or headers whose own methods raise: each is read by its base type, none of its own
+    methods run (before, ``RuntimeError`` out of configure())."""
+    stream = io.StringIO()
+    tel = configure(
+        LyingStr("svc"),
+        console_stream=stream,
+        set_global=False,
+        timeout=LyingFloat(2.0),
+        max_queue_size=LyingInt(64),
+        resource_attributes=LyingDict({LyingKey("team"): LyingStr("ai"), "gone": None}),
+        headers=LyingDict({LyingKey("x-key"): LyingStr("v")}),
+        span_processors=(BatchSpanProcessor(ConsoleSpanExporter(out=io.StringIO())),),
+    )
+    with tel.tracer_provider.get_tracer("t").start_as_current_span("invoke_agent a"):
+        pass
+    tel.shutdown()
+    attributes = tel.tracer_provider.resource.attributes
+    assert (attributes["service.name"], attributes["team"]) == ("svc", "ai")
+    assert "gone" not in attributes
+    assert {type(attributes["service.name"]), type(attributes["team"])} == {str}
+    assert "invoke_agent a" in stream.getvalue()
+
+
+def test_a_malformed_limit_variable_is_told_and_its_default_used(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Before: ``ValueError: OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT must be a non-negative integer``
+    from deep inside the SDK's providers, out of configure(): a typo in a deployment stopped
+    the app. Now it is told once, naming the variable, and the limit in force is the one in
+    force when it is unset (a specific limit falls back to the general one, as the SDK's)."""
+    monkeypatch.setenv("OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT", "4k")
+    monkeypatch.setenv("OTEL_ATTRIBUTE_COUNT_LIMIT", "2")
+    monkeypatch.setenv("OTEL_EVENT_ATTRIBUTE_COUNT_LIMIT", "-3")
+    monkeypatch.setenv("OTEL_LOGRECORD_ATTRIBUTE_COUNT_LIMIT", "many")
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        tel = configure(console_stream=io.StringIO(), set_global=False)
+    span = tel.tracer_provider.get_tracer("t").start_span("s")
+    span.add_event("e", {f"k{i}": "v" * 5000 for i in range(5)})
+    span.end()
+    tel.shutdown()
+    [event] = span.events  # type: ignore[attr-defined]
+    assert len(event.attributes) == 2  # the general limit, the event's own unusable
+    assert {len(v) for v in event.attributes.values()} == {5000}  # no length limit, as unset
+    for told in (
+        "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT='4k' is not an integer >= 0; using no limit",
+        "OTEL_EVENT_ATTRIBUTE_COUNT_LIMIT='-3' is not an integer >= 0; using 2",
+        "OTEL_LOGRECORD_ATTRIBUTE_COUNT_LIMIT='many' is not an integer >= 0; using 2",
+    ):
+        assert told in caplog.text
+
+
+def test_an_unknown_sampler_variable_is_told_naming_it(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Before, the SDK's line said ``Couldn't recognize sampler parentbased_ratio.``: neither
+    the variable nor the sampler then in force. Set empty, the variable is unset."""
+    monkeypatch.setenv("OTEL_TRACES_SAMPLER", "parentbased_ratio")
+    with caplog.at_level(logging.WARNING):
+        tel = configure(console=False, set_global=False)
+    tel.shutdown()
+    assert "OTEL_TRACES_SAMPLER='parentbased_ratio' is not a sampler" in caplog.text
+    assert "using parentbased_always_on" in caplog.text
+    assert "Couldn't recognize" not in caplog.text
+    assert tel.tracer_provider.sampler.get_description().startswith("ParentBased{root:AlwaysOn")
+    caplog.clear()
+    monkeypatch.setenv("OTEL_TRACES_SAMPLER", "")
+    with caplog.at_level(logging.WARNING):
+        configure(console=False, set_global=False).shutdown()
+    assert "sampler" not in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "told"),
+    [
+        ("OTEL_BSP_MAX_QUEUE_SIZE", "1e30", "is not an integer from 1 to 2147483647; using 16384"),
+        ("OTEL_BSP_SCHEDULE_DELAY", "1e300", "is not an integer from 1 to 1000000000; using"),
+        ("OTEL_EXPORTER_OTLP_TIMEOUT", "1e300", "is not a positive number of seconds (at most"),
+        ("OTEL_METRIC_EXPORT_INTERVAL", "1e300", "is not a positive number of milliseconds (at"),
+    ],
+)
+def test_a_duration_or_size_variable_past_what_the_platform_holds_is_told(
+    variable: str,
+    value: str,
+    told: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    capture_server: str,
+) -> None:
+    """Before: ``OTEL_BSP_MAX_QUEUE_SIZE=1e30`` raised ``OverflowError`` out of configure(),
+    leaving its threads running; a timeout or interval of ``1e300`` failed every export or
+    the shutdown (``timestamp out of range for platform time_t``). Each is told once and the
+    default used: the run's span is delivered."""
+    monkeypatch.setenv(variable, value)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", capture_server)
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        tel = configure(console=False, set_global=False)
+        with tel.tracer_provider.get_tracer("t").start_as_current_span("delivered"):
+            pass
+        assert tel.shutdown()
+    assert f"{variable}={value!r} {told}" in caplog.text
+    assert any(path == "/v1/traces" for path, _ in _Capture.requests)

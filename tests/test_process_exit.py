@@ -97,6 +97,7 @@ class Ended:
     runs: Counter[str]  # invoke_agent spans received, by agent name
     end_reasons: Counter[str]
     chats: int  # chat spans received
+    services: Counter[str]  # "span name @ service.name" of each invoke_agent span received
 
 
 def run_child(
@@ -148,6 +149,7 @@ def run_child(
         Counter(str(a.get("gen_ai.agent.name")) for a in agents),
         Counter(str(a.get("agent_otel.end_reason")) for a in agents),
         len(received.named("chat ")),
+        Counter(f"{n} @ {s}" for n, s in received.services if n.startswith("invoke_agent")),
     )
 
 
@@ -420,6 +422,38 @@ def test_a_forked_worker_exports_under_an_instance_id_of_its_own() -> None:
     )
     assert ended.code == 0, ended.err
     assert "distinct True" in ended.out, ended.out + ended.err
+
+
+def test_a_forked_worker_configuring_itself_replaces_what_it_inherited() -> None:
+    """A pre-forking server's worker that calls ``configure()`` again (gunicorn's
+    ``post_fork``) was told "configure() was already called in this process", which was the
+    master's call; the inherited providers stayed global and the worker's service name went
+    unused. The worker's own now replace them: its runs are exported under its name, without
+    a warning; what was bound to the inherited ones before the fork (the master's open run)
+    still leaves once; nothing twice. A second call in the worker itself is still told."""
+    ended = run_child(
+        """
+        from opentelemetry import trace, metrics, _logs
+        configure("master")
+        def child():
+            worker = configure("worker")
+            print("global", trace.get_tracer_provider() is worker.tracer_provider,
+                  metrics.get_meter_provider() is worker.meter_provider,
+                  _logs.get_logger_provider() is worker.logger_provider, flush=True)
+            runs(1, "child")
+            print("again", configure("again").global_tracer_provider, flush=True)
+        forked_in_a_run(child)
+        """
+    )
+    assert ended.code == 0, ended.err
+    assert "global True True True" in ended.out, ended.out + ended.err
+    assert "again False" in ended.out, ended.out
+    assert ended.err.count("configure() was already called in this process") == 1, ended.err
+    assert ended.services == {
+        "invoke_agent parent @ master": 1,
+        "invoke_agent child @ worker": 1,
+    }, ended.err
+    assert ended.chats == 3, ended.err
 
 
 def test_a_forked_child_reports_only_its_own_metrics() -> None:

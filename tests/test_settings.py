@@ -69,8 +69,8 @@ BAD = [
     ("OTEL_BSP_EXPORT_TIMEOUT", "-5", "using 30000"),
     ("OTEL_EXPORTER_OTLP_TIMEOUT", "5s", "using the default"),
     ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "nan", "using the default"),
-    ("OTEL_METRIC_EXPORT_INTERVAL", "1m", "the SDK's default"),
-    ("OTEL_METRIC_EXPORT_TIMEOUT", "0", "the SDK's default"),
+    ("OTEL_METRIC_EXPORT_INTERVAL", "1m", "using 60000"),  # the SDK's defaults, passed
+    ("OTEL_METRIC_EXPORT_TIMEOUT", "0", "using 30000"),
     ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json", "using http/protobuf"),
     ("OTEL_TRACES_EXPORTER", "jaeger", "accepted: agent_otel_console, console, none, otlp"),
     ("OTEL_METRICS_EXPORTER", "prometheus", "accepted: none, otlp"),

@@ -10,9 +10,18 @@ here for strings, integers, floats, lists, tuples and mappings (the OTel attribu
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
-from typing import Any
+from numbers import Real
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 from uuid import UUID
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeIs
+
+_A = TypeVar("_A")
+_B = TypeVar("_B")
+_C = TypeVar("_C")
 
 MAX_DEPTH = 16
 """How deep an attribute value may nest (a list in a map in a list...); deeper: the mark.
@@ -22,6 +31,18 @@ TRUNCATION_MARK = "...[truncated]"
 """What ends a cut value: a string cut to its bound, content cut to its budget or depth, an
 attribute value nested past :data:`MAX_DEPTH` (or a cycle), which becomes the mark alone."""
 _KEY_TYPES = (int, float, bool, type(None))  # keys that are not strings but have a plain text
+
+
+@overload
+def _is(value: object, kinds: type[_A]) -> TypeIs[_A]: ...
+@overload
+def _is(value: object, kinds: tuple[type[_A], type[_B]]) -> TypeIs[_A | _B]: ...
+@overload
+def _is(value: object, kinds: tuple[type[_A], type[_B], type[_C]]) -> TypeIs[_A | _B | _C]: ...
+def _is(value: object, kinds: type | tuple[type, ...]) -> bool:
+    """``isinstance`` by the value's type alone: ``isinstance`` also reads ``__class__``,
+    which a proxy (a lazy object) may define as a property that raises."""
+    return issubclass(type(value), kinds)
 
 
 def a_kind(value: object) -> str:
@@ -36,6 +57,14 @@ def a_kind(value: object) -> str:
     return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
 
 
+def has_methods(value: object, methods: tuple[str, ...]) -> bool:
+    """Whether ``value`` is an instance (not a class) whose type has each of ``methods``:
+    what a processor, sampler or propagator argument must be, read by its type alone (none
+    of its own methods runs)."""
+    kind = type(value)
+    return not issubclass(kind, type) and all(callable(getattr(kind, m, None)) for m in methods)
+
+
 def shown(value: object, limit: int = 64) -> str:
     """``value`` for an error message, within a line and never by its own methods: a string
     (a subclass as the ``str`` it is) or a number as its ``repr``, cut to ``limit``
@@ -44,12 +73,12 @@ def shown(value: object, limit: int = 64) -> str:
     if value is None or value is True or value is False:
         return str(value)
     try:
-        if isinstance(value, str):
+        if _is(value, str):
             text = str.__str__(value)
             return repr(text if len(text) <= limit else text[: limit - 1] + "\u2026")
-        if isinstance(value, int):
+        if _is(value, int):
             text = int.__repr__(value)
-        elif isinstance(value, float):
+        elif _is(value, float):
             text = float.__repr__(value)
         else:
             return a_kind(value)
@@ -60,7 +89,7 @@ def shown(value: object, limit: int = 64) -> str:
 
 def plain(value: Any) -> Any:
     """``value``, a ``str`` subclass as the ``str`` it is; anything else as it is."""
-    if type(value) is not str and isinstance(value, str):
+    if type(value) is not str and _is(value, str):
         return str.__str__(value)
     return value
 
@@ -68,35 +97,64 @@ def plain(value: Any) -> Any:
 def text_of(value: Any) -> str | None:
     """``value`` as a plain ``str`` when it is a string, else None: where an event's string
     enters a run (callers test ``type(value) is str`` first: the usual case costs no call)."""
-    return str.__str__(value) if isinstance(value, str) else None
+    return str.__str__(value) if _is(value, str) else None
 
 
 def id_text(value: Any) -> Any:
     """An id as its text: a ``str`` (a subclass as the ``str`` it is), an ``int`` (not a
     bool) or a ``uuid.UUID`` (what databases and frameworks hand out as session and user
     ids) as the text it is; anything else as it is, for the caller to refuse."""
-    if isinstance(value, str):
+    if _is(value, str):
         return str.__str__(value)
-    if isinstance(value, int) and not isinstance(value, bool):
+    if _is(value, int) and not _is(value, bool):
         try:
             return int.__repr__(value)
         except ValueError:  # past Python's limit of digits for a text: no id
             return value
-    if isinstance(value, UUID):
+    if _is(value, UUID):
         return str(UUID(int=value.int))  # UUID's own str, never a subclass's
     return value
+
+
+def int_of(value: object) -> int | None:
+    """``value`` as the plain ``int`` it is (an ``IntEnum``, a subclass whose own methods
+    raise: read by ``int``'s own); None for ``bool`` and every other type."""
+    kind = type(value)
+    return int.__int__(value) if issubclass(kind, int) and kind is not bool else None  # type: ignore[arg-type]
+
+
+def number_of(value: object) -> float | None:
+    """``value`` as the plain ``float`` it is when it is a real number (an ``int`` or
+    ``float``, a subclass read by the base type's own methods, a ``Fraction``); an int too
+    big for a float as ``inf``; None for ``bool`` and every other type (a ``str`` of digits
+    included: a number written as text is a mistake to tell, not to guess)."""
+    kind = type(value)
+    if kind is bool or not issubclass(kind, Real):
+        return None
+    if issubclass(kind, float):
+        return float.__float__(value)
+    if issubclass(kind, int):
+        whole = int.__int__(value)
+        try:
+            return float(whole)
+        except OverflowError:
+            return math.inf if whole > 0 else -math.inf
+    try:
+        return float(value)  # type: ignore[arg-type]  # a Fraction, another Real
+    except Exception:  # a Real whose own __float__ raises: no number
+        return None
 
 
 def items_of(value: list[Any] | tuple[Any, ...]) -> list[Any]:
     """A list's or tuple's items as a plain list, read by the base type (a subclass's own
     ``__iter__`` or ``__len__`` never runs)."""
-    return list(list.__iter__(value) if isinstance(value, list) else tuple.__iter__(value))
+    return list(list.__iter__(value) if _is(value, list) else tuple.__iter__(value))
 
 
 def get(mapping: Mapping[Any, Any], key: Any, default: Any = None) -> Any:
     """``mapping.get(key, default)``, by ``dict``'s own ``get`` for a ``dict`` (a subclass's
     own ``get`` never runs)."""
-    if isinstance(mapping, dict):
+    if _is(mapping, dict):
         return dict.get(mapping, key, default)
     return mapping.get(key, default)
 
@@ -109,21 +167,22 @@ def plain_value(value: Any, depth: int = 0) -> Any:
     kind = type(value)
     if kind is str or kind is bool or kind is float or kind is int or value is None:
         return value
-    if isinstance(value, str):
+    if _is(value, str):
         return str.__str__(value)
-    if isinstance(value, int):
+    if _is(value, int):
         return int.__int__(value)
-    if isinstance(value, float):
+    if _is(value, float):
         return float.__float__(value)
-    if isinstance(value, (list, tuple, Mapping)) and depth >= MAX_DEPTH:
+    kind_of_many = issubclass(kind, (list, tuple, Mapping))  # (never its own __class__)
+    if kind_of_many and depth >= MAX_DEPTH:
         return TRUNCATION_MARK
-    if isinstance(value, (list, tuple)):
+    if _is(value, (list, tuple)):
         return [plain_value(item, depth + 1) for item in items_of(value)]
-    if isinstance(value, Mapping):
-        pairs = dict.items(value) if isinstance(value, dict) else value.items()
+    if kind_of_many:  # a mapping
+        pairs = dict.items(value) if _is(value, dict) else value.items()
         out: dict[str, Any] = {}
         for key, item in pairs:
-            if isinstance(key, str):
+            if _is(key, str):
                 name = str.__str__(key)
             elif type(key) in _KEY_TYPES:
                 name = str(key)

@@ -12,10 +12,9 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from numbers import Real
 from typing import Any
 
-from agent_otel._plain import shown, text_of
+from agent_otel._plain import number_of, shown, text_of
 
 MAX_MEMO = 1024
 PER_TOKENS = 1_000_000
@@ -160,18 +159,11 @@ class PriceTable:
 
 def _price(name: str, value: Any) -> float:
     """A price as the plain float it is (an int or float subclass read by the base type)."""
-    kind = type(value)
-    if kind is bool or not issubclass(kind, Real):
+    number = number_of(value)
+    if number is None:
         raise TypeError(
             f"ModelPrice({name}=...) must be a number per million tokens, not {shown(value)}"
         )
-    if issubclass(kind, float):
-        number = float.__float__(value)
-    elif issubclass(kind, int):
-        whole = int.__int__(value)
-        number = float(whole) if abs(whole) < 2**1000 else math.inf
-    else:
-        number = float(value)  # a Fraction
     if not math.isfinite(number) or number < 0:
         raise ValueError(
             f"ModelPrice({name}=...) must be a finite number >= 0 per million tokens, "

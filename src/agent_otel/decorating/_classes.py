@@ -35,7 +35,9 @@ _MISSING = object()
 
 
 def is_instrumented_class(cls: type) -> bool:
-    return cls in _roots
+    """Whether ``cls`` is an instrumented root, found by identity: a metaclass's own hash or
+    equality never runs (one that raises made ``is_instrumented()`` raise)."""
+    return any(root is cls for root in list(_roots.keys()))
 
 
 def options_for(cls: type) -> AgentSetup | None:

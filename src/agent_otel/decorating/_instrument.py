@@ -19,7 +19,7 @@ from __future__ import annotations
 import copy
 import weakref
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
 from agent_otel._plain import text_of
 from agent_otel.recording._hints import a_kind
@@ -86,8 +86,13 @@ def _deepcopy(self: Any, memo: dict[int, Any]) -> Any:
     return copy.deepcopy(_target(self), memo)
 
 
+_TYPE_DICT = type.__dict__["__dict__"]
+_TYPE_MRO = type.__dict__["__mro__"]
+
+
 def is_drop_in_class(cls: type) -> bool:
-    return cls.__dict__.get(INSTANCE, False) is True
+    """Read by ``type``'s own ``__dict__``: a metaclass's ``__getattribute__`` never runs."""
+    return _TYPE_DICT.__get__(cls).get(INSTANCE, False) is True
 
 
 def _subclass_for(cls: type) -> type:
@@ -195,10 +200,13 @@ def instrument(
 
 
 def uninstrument(agent_or_class: _T) -> _T:
-    """Undo :func:`instrument`: returns the original agent (or the class, restored)."""
-    if isinstance(agent_or_class, type):
-        if is_instrumented_class(agent_or_class):
-            uninstrument_class(agent_or_class)
+    """Undo :func:`instrument`: returns the original agent (or the class, restored); anything
+    else, returned as it is. Read by its type alone: none of its own methods (its
+    ``__class__``, hash or equality) runs."""
+    if issubclass(type(agent_or_class), type):
+        cls = cast("type", agent_or_class)
+        if is_instrumented_class(cls):
+            uninstrument_class(cls)
         return agent_or_class
     if is_drop_in_class(type(agent_or_class)):
         binding: _Binding = object.__getattribute__(agent_or_class, BINDING)
@@ -208,8 +216,10 @@ def uninstrument(agent_or_class: _T) -> _T:
 
 
 def is_instrumented(agent_or_class: Any) -> bool:
-    """Whether calls on ``agent_or_class`` are traced by :func:`instrument`."""
-    cls = agent_or_class if isinstance(agent_or_class, type) else type(agent_or_class)
+    """Whether calls on ``agent_or_class`` are traced by :func:`instrument` (False for
+    anything else; none of its own methods runs)."""
+    a_class = issubclass(type(agent_or_class), type)
+    cls = agent_or_class if a_class else type(agent_or_class)
     if is_drop_in_class(cls):
         return bool(object.__getattribute__(agent_or_class, BINDING).enabled)
-    return any(is_instrumented_class(klass) for klass in cls.__mro__)
+    return any(is_instrumented_class(klass) for klass in _TYPE_MRO.__get__(cls))

@@ -9,7 +9,7 @@ span ids a backend shows. Without one the event goes to the current span, if any
 
 from __future__ import annotations
 
-from numbers import Real
+import math
 
 from opentelemetry import trace
 from opentelemetry._logs import LoggerProvider, LogRecord, get_logger
@@ -19,11 +19,11 @@ from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
 from agent_otel._guard import report
-from agent_otel._plain import plain_value
+from agent_otel._plain import a_kind, number_of, plain_value, shown
 from agent_otel._version import __version__
 from agent_otel.recording._encodable import clean_text
 from agent_otel.recording._hints import check_provider, hint_unattached
-from agent_otel.recording._options import scrub_for
+from agent_otel.recording._options import check_scrub, scrub_for
 from agent_otel.scrubbing import Scrubber
 
 
@@ -67,9 +67,11 @@ def record_evaluation(
     attributes = _attributes(name, score, label, explanation, response_id, error_type)
     check_provider("record_evaluation", "logger_provider", logger_provider, "get_logger")
     check_provider("record_evaluation", "meter_provider", meter_provider, "get_meter")
-    if span_context is not None and not isinstance(span_context, SpanContext):
+    check_scrub("record_evaluation", scrub)
+    if span_context is not None and not issubclass(type(span_context), SpanContext):
         raise TypeError(
-            f"span_context must be a SpanContext, not {type(span_context).__name__}: "
+            f"record_evaluation(span_context=...) must be a SpanContext, not "
+            f"{a_kind(span_context)}: "
             "pass span.get_span_context(), or run_context(stream)"
         )
     attributes.update(
@@ -107,42 +109,47 @@ def _attributes(
     response_id: object,
     error_type: object,
 ) -> dict[str, AttributeValue]:
-    if not isinstance(name, str) or not name:
-        raise TypeError("record_evaluation() needs the evaluation's name, a non-empty str")
+    if type(name) is not str or not name:  # (plain: a str subclass is the str it is)
+        raise TypeError(
+            f"record_evaluation() needs the evaluation's name, a non-empty str, not {shown(name)}"
+        )
     attributes: dict[str, AttributeValue] = {A.EVALUATION_NAME: name}
     if score is not None:
-        if isinstance(score, bool) or not isinstance(score, Real):
-            raise TypeError(f"score must be a number, not {type(score).__name__}")
-        try:
-            attributes[A.EVALUATION_SCORE_VALUE] = float(score)
-        except OverflowError:
-            raise ValueError(f"score {score!r} does not fit a double") from None
-    for key, value in (
-        (A.EVALUATION_SCORE_LABEL, label),
-        (A.EVALUATION_EXPLANATION, explanation),
-        (A.RESPONSE_ID, response_id),
-        (A.ERROR_TYPE, error_type),
+        number = number_of(score)
+        if number is None:
+            raise TypeError(f"record_evaluation(score=...) must be a number, not {shown(score)}")
+        if math.isinf(number) and not issubclass(type(score), float):
+            raise ValueError(f"record_evaluation(score=...) {shown(score)} does not fit a double")
+        attributes[A.EVALUATION_SCORE_VALUE] = number
+    for key, argument, value in (
+        (A.EVALUATION_SCORE_LABEL, "label", label),
+        (A.EVALUATION_EXPLANATION, "explanation", explanation),
+        (A.RESPONSE_ID, "response_id", response_id),
+        (A.ERROR_TYPE, "error_type", error_type),
     ):
         if value is not None:
-            if not isinstance(value, str):
-                raise TypeError(f"{key} must be a str, not {type(value).__name__}")
-            attributes[key] = value
+            attributes[key] = _text(argument, value)
     return attributes
 
 
 def _evaluator(evaluator_id: object, version: object, kind: object) -> dict[str, AttributeValue]:
     """The evaluator's provenance: its id, version and kind (one of the proposal's three)."""
     out: dict[str, AttributeValue] = {}
-    for key, value in (
-        (A.EVALUATOR_ID, evaluator_id),
-        (A.EVALUATOR_VERSION, version),
-        (A.EVALUATOR_TYPE, kind),
+    for key, argument, value in (
+        (A.EVALUATOR_ID, "evaluator_id", evaluator_id),
+        (A.EVALUATOR_VERSION, "evaluator_version", version),
+        (A.EVALUATOR_TYPE, "evaluator_type", kind),
     ):
         if value is not None:
-            if not isinstance(value, str):
-                raise TypeError(f"{key} must be a str, not {type(value).__name__}")
-            out[key] = value
-    if isinstance(kind, str) and kind not in A.EVALUATOR_TYPES:
+            out[key] = _text(argument, value)
+    if type(kind) is str and kind not in A.EVALUATOR_TYPES:
         choices = ", ".join(repr(k) for k in A.EVALUATOR_TYPES)
         raise ValueError(f"evaluator_type={kind!r}: expected one of {choices}")
     return out
+
+
+def _text(argument: str, value: object) -> str:
+    """A text argument, read plain (a str subclass is the ``str`` it is by now)."""
+    if type(value) is not str:
+        raise TypeError(f"record_evaluation({argument}=...) must be a str, not {shown(value)}")
+    return value

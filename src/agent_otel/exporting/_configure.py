@@ -11,14 +11,20 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, TextIO
 
-from opentelemetry.sdk._logs import LoggerProvider, LogRecordProcessor
+from opentelemetry.sdk._logs import LoggerProvider, LogRecordLimits, LogRecordProcessor
 from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
 from opentelemetry.sdk.metrics import Histogram, MeterProvider
 from opentelemetry.sdk.metrics.export import MetricReader, PeriodicExportingMetricReader
 from opentelemetry.sdk.metrics.view import ExplicitBucketHistogramAggregation, View
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
-from opentelemetry.sdk.trace import SpanProcessor, SynchronousMultiSpanProcessor, TracerProvider
+from opentelemetry.sdk.trace import (
+    SpanLimits,
+    SpanProcessor,
+    SynchronousMultiSpanProcessor,
+    TracerProvider,
+)
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.sampling import DEFAULT_ON
 from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
@@ -164,13 +170,32 @@ def configure(
     in front of the exporters built here (OTLP and the terminal view; not ``span_processors``):
     whole runs are kept or dropped when they end; metrics are unaffected.
     """
-    check_arguments(
+    checked = check_arguments(
         service_name=service_name, endpoint=endpoint, protocol=protocol, headers=headers,
-        timeout=timeout, console=console, prometheus_port=prometheus_port,
+        timeout=timeout, console=console, console_stream=console_stream, sampler=sampler,
+        resource_attributes=resource_attributes, prometheus_port=prometheus_port,
+        prometheus_host=prometheus_host,
         metric_export_interval_millis=metric_export_interval_millis,
-        max_queue_size=max_queue_size, tail_sampling=tail_sampling, set_global=set_global,
+        max_queue_size=max_queue_size, span_processors=span_processors,
+        tail_sampling=tail_sampling, metric_readers=metric_readers,
+        log_processors=log_processors, set_global=set_global,
         shutdown_timeout_millis=shutdown_timeout_millis,
     )  # fmt: skip
+    # From here on, each as the plain value it is (none of its own methods runs again).
+    service_name, endpoint, protocol = (
+        checked[k] for k in ("service_name", "endpoint", "protocol")
+    )
+    headers, timeout, resource_attributes = (
+        checked[k] for k in ("headers", "timeout", "resource_attributes")
+    )
+    prometheus_port, prometheus_host = checked["prometheus_port"], checked["prometheus_host"]
+    metric_export_interval_millis = checked["metric_export_interval_millis"]
+    max_queue_size, shutdown_timeout_millis = (
+        checked["max_queue_size"], checked["shutdown_timeout_millis"],
+    )  # fmt: skip
+    span_processors, metric_readers, log_processors = (
+        checked[k] for k in ("span_processors", "metric_readers", "log_processors")
+    )
     if semconv is not None:
         set_default_semconv(check_semconv(semconv))
     quiet_retries()
@@ -194,8 +219,8 @@ def configure(
             PeriodicExportingMetricReader(
                 otlp_metric_exporter,
                 export_interval_millis=metric_export_interval_millis
-                or _env.millis_var("OTEL_METRIC_EXPORT_INTERVAL"),
-                export_timeout_millis=_env.millis_var("OTEL_METRIC_EXPORT_TIMEOUT"),
+                or _env.millis_var("OTEL_METRIC_EXPORT_INTERVAL", 60_000),  # the SDK's defaults
+                export_timeout_millis=_env.millis_var("OTEL_METRIC_EXPORT_TIMEOUT", 30_000),
             )
         )
     prometheus = start_prometheus(_env.prometheus_port(prometheus_port), prometheus_host)
@@ -232,7 +257,12 @@ def configure(
             processors.insert(0, console_exporter.live)
     processors.extend(span_processors)
 
-    logger_provider = LoggerProvider(resource=resource, shutdown_on_exit=False)
+    log_limits = _env.limit_overrides(_env.LOG_LIMITS)
+    logger_provider = LoggerProvider(
+        resource=resource,
+        shutdown_on_exit=False,
+        log_record_limits=LogRecordLimits(**log_limits) if log_limits else None,
+    )
     log_exporters = []
     if _wants_otlp("logs", _env.exporter_names("logs"), endpoint, protocol):
         log_exporters.append(
@@ -244,7 +274,15 @@ def configure(
     for log_processor in log_processors:
         logger_provider.add_log_record_processor(log_processor)
 
-    tracer_provider = TracerProvider(sampler=sampler, resource=resource, shutdown_on_exit=False)
+    if sampler is None and _env.sampler_unknown():
+        sampler = DEFAULT_ON  # what the SDK falls back to, now told naming the variable
+    span_limits = _env.limit_overrides(_env.SPAN_LIMITS)
+    tracer_provider = TracerProvider(
+        sampler=sampler,
+        resource=resource,
+        shutdown_on_exit=False,
+        span_limits=SpanLimits(**span_limits) if span_limits else None,
+    )
     if processors:  # run ids on the spans other instrumentations start inside a run
         tracer_provider.add_span_processor(RunIdentityProcessor())
     for processor in processors:

@@ -19,6 +19,7 @@ from typing import Final, Literal
 from urllib.parse import urlsplit
 
 from agent_otel._guard import warn_once
+from agent_otel._plain import shown
 from agent_otel.scrubbing._scrubber import DEFAULT
 
 Protocol = Literal["grpc", "http/protobuf"]
@@ -44,6 +45,15 @@ CONSOLE_EXPORTER: Final = "agent_otel_console"
 """The entry point name of the terminal tree view; ``console`` means the same to configure()."""
 
 _PROTOCOLS: Final[frozenset[str]] = frozenset({GRPC, HTTP_PROTOBUF})
+
+MOST_SECONDS: Final = 10**6
+"""The longest duration configure() takes, about 11.6 days (as seconds; as milliseconds, a
+thousand times more), argument or variable: a longer one overflowed the platform's time inside
+the SDK (``OverflowError: timestamp out of range``), every export or the shutdown failing.
+Forever is not a timeout."""
+MOST_MILLIS: Final = MOST_SECONDS * 1000
+MOST_COUNT: Final = 2**31 - 1
+"""The largest queue or batch: a larger one overflowed the SDK's queue (``OverflowError``)."""
 
 
 def _signal_var(signal: Signal, suffix: str) -> str:
@@ -233,10 +243,10 @@ def export_timeout(signal: Signal, env: Mapping[str, str] | None = None) -> floa
         if not raw:
             continue
         value = _number(raw)
-        if value is not None and value > 0:
+        if value is not None and 0 < value <= MOST_SECONDS:
             return value
-        warn_once(var, raw, "agent-otel: %s=%r is not a positive number of seconds; %s", var, raw,
-                  "using the default")  # fmt: skip
+        warn_once(var, raw, "agent-otel: %s=%r is not a positive number of seconds (at most %d); "
+                  "using the default", var, raw, MOST_SECONDS)  # fmt: skip
         return None
     return None
 
@@ -279,9 +289,11 @@ def prometheus_port(
     """
     if override is not None:
         if isinstance(override, bool) or not isinstance(override, int):
-            raise TypeError(f"prometheus_port must be an int, not {type(override).__name__}")
+            told = f"must be an int, not {shown(override)}"
+            raise TypeError(f"configure(prometheus_port=...) {told}")
         if not 0 <= override <= 65535:
-            raise ValueError(f"prometheus_port must be 0..65535, not {override}")
+            told = f"must be 0..65535, not {shown(override)}"
+            raise ValueError(f"configure(prometheus_port=...) {told}")
         return override
     env = os.environ if env is None else env
     raw = env.get(AGENT_OTEL_PROMETHEUS_PORT, "").strip()
@@ -309,8 +321,14 @@ def _number(raw: str) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def int_var(name: str, default: int, env: Mapping[str, str] | None = None, minimum: int = 1) -> int:
-    """An integer variable of at least ``minimum``, or ``default`` when unset.
+def int_var(
+    name: str,
+    default: int,
+    env: Mapping[str, str] | None = None,
+    minimum: int = 1,
+    maximum: int = MOST_COUNT,
+) -> int:
+    """An integer variable from ``minimum`` to ``maximum``, or ``default`` when unset.
 
     An unparsable or out-of-range value is told once, naming the variable, the value and the
     default then in force. ``"2048.0"`` is read as 2048 (a whole number); ``"32k"`` is not.
@@ -320,23 +338,116 @@ def int_var(name: str, default: int, env: Mapping[str, str] | None = None, minim
     if not raw:
         return default
     number = _number(raw)
-    if number is not None and number == int(number) and int(number) >= minimum:
+    if number is not None and number == int(number) and minimum <= int(number) <= maximum:
         return int(number)
-    warn_once(name, raw, "agent-otel: %s=%r is not an integer >= %d; using %d", name, raw,
-              minimum, default)  # fmt: skip
+    warn_once(name, raw, "agent-otel: %s=%r is not an integer from %d to %d; using %d", name,
+              raw, minimum, maximum, default)  # fmt: skip
     return default
 
 
-def millis_var(name: str, env: Mapping[str, str] | None = None) -> float | None:
-    """A positive number of milliseconds, or None when unset or invalid (then the SDK default
-    is in force, told once)."""
+def millis_var(name: str, default: float, env: Mapping[str, str] | None = None) -> float | None:
+    """A positive number of milliseconds, or None when unset (the SDK reads its default). An
+    invalid one is told once and ``default`` (the SDK's) returned: passed explicitly, so the
+    SDK never reads the variable itself (it took ``1e300`` and overflowed in its thread)."""
     env = os.environ if env is None else env
     raw = env.get(name, "").strip()
     if not raw:
         return None
     number = _number(raw)
-    if number is not None and number > 0:
+    if number is not None and 0 < number <= MOST_MILLIS:
         return number
-    warn_once(name, raw, "agent-otel: %s=%r is not a positive number of milliseconds; using "
-              "the SDK's default", name, raw)  # fmt: skip
-    return None
+    warn_once(name, raw, "agent-otel: %s=%r is not a positive number of milliseconds (at most "
+              "%d); using %d", name, raw, MOST_MILLIS, default)  # fmt: skip
+    return default
+
+
+UNSET_LIMIT: Final = -1
+"""The SDK's ``SpanLimits.UNSET`` / ``LogRecordLimits.UNSET``: no limit (the env not read)."""
+_COUNT_DEFAULT: Final = 128  # every count limit's default in the SDK
+_GLOBAL_COUNT: Final = "OTEL_ATTRIBUTE_COUNT_LIMIT"
+_GLOBAL_LENGTH: Final = "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT"
+# parameter -> (its variable, the global variable it falls back to, or None)
+SPAN_LIMITS: Final[dict[str, tuple[str, str | None]]] = {
+    "max_attributes": (_GLOBAL_COUNT, None),
+    "max_attribute_length": (_GLOBAL_LENGTH, None),
+    "max_events": ("OTEL_SPAN_EVENT_COUNT_LIMIT", None),
+    "max_links": ("OTEL_SPAN_LINK_COUNT_LIMIT", None),
+    "max_span_attributes": ("OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT", _GLOBAL_COUNT),
+    "max_event_attributes": ("OTEL_EVENT_ATTRIBUTE_COUNT_LIMIT", _GLOBAL_COUNT),
+    "max_link_attributes": ("OTEL_LINK_ATTRIBUTE_COUNT_LIMIT", _GLOBAL_COUNT),
+    "max_span_attribute_length": ("OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", _GLOBAL_LENGTH),
+}
+LOG_LIMITS: Final[dict[str, tuple[str, str | None]]] = {
+    "max_attributes": (_GLOBAL_COUNT, None),
+    "max_attribute_length": (_GLOBAL_LENGTH, None),
+    "max_log_record_attributes": ("OTEL_LOGRECORD_ATTRIBUTE_COUNT_LIMIT", _GLOBAL_COUNT),
+    "max_log_record_attribute_length": (
+        "OTEL_LOGRECORD_ATTRIBUTE_VALUE_LENGTH_LIMIT",
+        _GLOBAL_LENGTH,
+    ),
+}
+
+
+def _limit(name: str, env: Mapping[str, str]) -> tuple[bool, int | None]:
+    """(whether ``name`` is usable as the SDK reads it, its value: None when unset)."""
+    raw = env.get(name, "").strip().lower()
+    if not raw or raw == "unset":
+        return True, None
+    try:
+        value = int(raw)
+    except ValueError:
+        return False, None
+    return value >= 0, value if value >= 0 else None
+
+
+def limit_overrides(
+    params: Mapping[str, tuple[str, str | None]], env: Mapping[str, str] | None = None
+) -> dict[str, int]:
+    """The limits to pass the SDK explicitly: for each limit variable that is not an integer
+    >= 0 (the SDK raised ``ValueError`` out of configure() for one), what is in force when it
+    is unset, told once; the others are left for the SDK to read. Empty when all are fine."""
+    env = os.environ if env is None else env
+    out: dict[str, int] = {}
+    for param, (name, fallback) in params.items():
+        usable, _ = _limit(name, env)
+        if usable:
+            continue
+        length = "LENGTH" in name
+        in_force: int = UNSET_LIMIT if length else _COUNT_DEFAULT
+        if fallback is not None:
+            usable_fallback, value = _limit(fallback, env)
+            if usable_fallback and value is not None:
+                in_force = value
+        elif name == _GLOBAL_COUNT:
+            in_force = UNSET_LIMIT  # unset: each limit's own default
+        out[param] = in_force
+        raw = env.get(name, "")
+        told = "no limit" if in_force == UNSET_LIMIT and length else (
+            "the default" if in_force in (UNSET_LIMIT, _COUNT_DEFAULT) else str(in_force)
+        )  # fmt: skip
+        warn_once(name, raw, "agent-otel: %s=%r is not an integer >= 0; using %s", name, raw,
+                  told)  # fmt: skip
+    return out
+
+
+_SAMPLERS: Final = frozenset(
+    {"always_on", "always_off", "parentbased_always_on", "parentbased_always_off",
+     "traceidratio", "parentbased_traceidratio"}
+)  # fmt: skip
+"""The ``OTEL_TRACES_SAMPLER`` values the Python SDK knows."""
+
+
+def sampler_unknown(env: Mapping[str, str] | None = None) -> bool:
+    """Whether ``OTEL_TRACES_SAMPLER`` is set and names no sampler the SDK knows: told once,
+    naming the variable and the default then in force (the SDK's own line named neither);
+    set empty, it is unset, silently."""
+    env = os.environ if env is None else env
+    raw = env.get("OTEL_TRACES_SAMPLER")
+    if raw is None or raw.lower() in _SAMPLERS:  # (the SDK's own test: no strip)
+        return False
+    if not raw.strip():  # set empty: unset, as the specification reads an empty variable
+        return True
+    warn_once("OTEL_TRACES_SAMPLER", raw, "agent-otel: OTEL_TRACES_SAMPLER=%r is not a sampler "
+              "this SDK knows (%s); using parentbased_always_on", raw,
+              ", ".join(sorted(_SAMPLERS)))  # fmt: skip
+    return True

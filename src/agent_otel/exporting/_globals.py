@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import weakref
+import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from opentelemetry import _logs, metrics, trace
@@ -15,19 +16,47 @@ from agent_otel._guard import logger as _log
 
 __all__ = ["set_globals"]
 
-_installed: weakref.WeakSet[object] = weakref.WeakSet()
-"""The tracer providers configure() made global: another configure() finds one there."""
+
+@dataclass(frozen=True)
+class _Installed:
+    """The providers configure() made global, and the process it ran in."""
+
+    pid: int
+    providers: tuple[object | None, object | None, object | None]  # tracer, meter, logger
+
+
+_installed: _Installed | None = None
+"""What configure() last made global: another configure() finds it there."""
+
+# Where the OTel API keeps each global and its set-once guard: (module, provider, guard).
+_API_GLOBALS = (
+    ("opentelemetry.trace", "_TRACER_PROVIDER", "_TRACER_PROVIDER_SET_ONCE"),
+    ("opentelemetry.metrics._internal", "_METER_PROVIDER", "_METER_PROVIDER_SET_ONCE"),
+    ("opentelemetry._logs._internal", "_LOGGER_PROVIDER", "_LOGGER_PROVIDER_SET_ONCE"),
+)
 
 
 def set_globals(
     tracer_provider: TracerProvider, meter_provider: MeterProvider, logger_provider: LoggerProvider
 ) -> tuple[bool, bool, bool]:
-    """Install our providers globally unless real ones are already there (then warn)."""
+    """Install our providers globally unless real ones are already there (then warn).
+
+    In a forked child of the process whose configure() made them global (a pre-forking
+    server's worker configuring itself in ``post_fork``, a ``multiprocessing`` initializer),
+    the inherited ones give way: this call's providers become the globals, without a warning
+    (the call that set them was the parent's). The inherited telemetry is left running for
+    what was bound to it before the fork (a tracer taken then, a wrapper made then: their
+    spans still leave, once, from the child) and shut down at the child's exit as before.
+    """
+    global _installed
     from opentelemetry._logs._internal import ProxyLoggerProvider
     from opentelemetry.metrics._internal import _ProxyMeterProvider
 
     current = trace.get_tracer_provider()  # (anyone's: compared by identity, never hashed)
-    if any(mine is current for mine in _installed):  # configure() called again: told once
+    mine = _installed is not None and _installed.providers[0] is current
+    if mine and _installed is not None and _installed.pid != os.getpid():
+        mine = not _give_way(_installed)  # a fork's child configuring itself
+    if mine:  # configure() called again in this process: told once
         _log.warning(
             "agent-otel: configure() was already called in this process, and OpenTelemetry "
             "lets the global providers be set only once, so this call's providers are not "
@@ -51,8 +80,42 @@ def set_globals(
         ),
     )  # fmt: skip
     if installed[0]:
-        _installed.add(tracer_provider)
+        _, meter, logger = installed
+        _installed = _Installed(
+            os.getpid(),
+            (
+                tracer_provider,
+                meter_provider if meter else None,
+                logger_provider if logger else None,
+            ),
+        )
     return installed
+
+
+def _give_way(inherited: _Installed) -> bool:
+    """In a forked child: clear each global the parent's configure() set (and the API's
+    set-once guard, whose lock a parent's thread may have held at the fork), so this
+    process's configure() can set its own. False, changing nothing, on an OTel API laid out
+    otherwise than this one."""
+    import importlib
+
+    from opentelemetry.util._once import Once
+
+    try:
+        modules = [importlib.import_module(name) for name, _, _ in _API_GLOBALS]
+        laid_out = zip(modules, _API_GLOBALS, strict=True)
+        if not all(hasattr(m, v) and hasattr(m, o) for m, (_, v, o) in laid_out):
+            return False
+        for module, (_, variable, once), provider in zip(
+            modules, _API_GLOBALS, inherited.providers, strict=True
+        ):
+            if provider is not None and getattr(module, variable) is provider:
+                setattr(module, variable, None)
+                setattr(module, once, Once())
+    except Exception:
+        _log.debug("agent-otel: the inherited globals could not give way", exc_info=True)
+        return False
+    return True
 
 
 def _set_global(

@@ -48,8 +48,12 @@ class BatchSettings:
             "OTEL_BSP_MAX_QUEUE_SIZE", DEFAULT_MAX_QUEUE_SIZE, env
         )
         batch = _env.int_var("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", DEFAULT_MAX_EXPORT_BATCH_SIZE, env)
-        delay = _env.int_var("OTEL_BSP_SCHEDULE_DELAY", DEFAULT_SCHEDULE_DELAY_MILLIS, env)
-        export = _env.int_var("OTEL_BSP_EXPORT_TIMEOUT", 30_000, env)  # the SDK's default
+        delay = _env.int_var(
+            "OTEL_BSP_SCHEDULE_DELAY", DEFAULT_SCHEDULE_DELAY_MILLIS, env, maximum=_env.MOST_MILLIS
+        )
+        export = _env.int_var(  # the SDK's default
+            "OTEL_BSP_EXPORT_TIMEOUT", 30_000, env, maximum=_env.MOST_MILLIS
+        )
         return cls(queue, min(batch, queue), delay, export)
 
 

@@ -185,7 +185,11 @@ def _check_values(options: Options, caller: str) -> None:
             f"{caller}(attributes=...) takes a mapping of attribute names to values, "
             f"not {shown(attributes)}"
         )
-    scrub = options.get("scrub")
+    check_scrub(caller, options.get("scrub"))
+
+
+def check_scrub(caller: str, scrub: object) -> None:
+    """``scrub=`` is True, False, a :class:`Scrubber` or None, else ``TypeError``."""
     if scrub is not None and type(scrub) is not bool and not issubclass(type(scrub), Scrubber):
         raise TypeError(f"{caller}(scrub=...) takes True, False or a Scrubber, not {shown(scrub)}")
 

@@ -20,6 +20,7 @@ from opentelemetry import context as otel_context
 from opentelemetry.propagators.textmap import TextMapPropagator
 
 from agent_otel._guard import report
+from agent_otel._plain import a_kind, has_methods, items_of
 
 __all__ = ["with_trace_headers"]
 
@@ -77,23 +78,65 @@ def with_trace_headers(client: Client, *, propagator: TextMapPropagator | None =
     Calling it again on the same client replaces the hook, never doubles it. A ``TypeError``
     when ``client`` has no ``event_hooks`` (not an httpx client).
     """
-    hooks = getattr(client, "event_hooks", None)
-    if not isinstance(hooks, Mapping):
-        raise TypeError(
-            f"with_trace_headers() takes an httpx or httpx2 client, not {type(client).__name__}"
-        )
+    hooks = _hooks_of(client)
     if propagator is None:
         from opentelemetry import propagate  # loads the configured propagators: on first use
 
         source: Callable[[], TextMapPropagator] = propagate.get_global_textmap
     else:
+        _check_propagator(propagator)
         given = propagator
         source = lambda: given  # noqa: E731
     is_async = inspect.iscoroutinefunction(getattr(type(client), "send", None))
     hook = _AsyncTraceHeaders(source) if is_async else _TraceHeaders(source)
-    request_hooks = [h for h in hooks.get("request", ()) if not isinstance(h, _TraceHeaders)]
-    setattr(client, "event_hooks", {**hooks, "request": [*request_hooks, hook]})  # noqa: B010
+    request_hooks = [h for h in hooks.get("request", ()) if not issubclass(type(h), _TraceHeaders)]
+    try:
+        setattr(client, "event_hooks", {**hooks, "request": [*request_hooks, hook]})  # noqa: B010
+    except Exception as error:
+        raise TypeError(
+            f"with_trace_headers(): {a_kind(client)}'s event_hooks cannot be set "
+            f"({type(error).__name__}), so its requests cannot carry the trace headers: pass "
+            "an httpx.Client or httpx.AsyncClient (or a subclass keeping its event_hooks "
+            "setter)"
+        ) from None
     return client
+
+
+def _hooks_of(client: object) -> dict[Any, list[Any]]:
+    """The client's event hooks as a plain dict of plain lists: a dict or list subclass is
+    read by the base type's own methods (none of its own runs, here or in the client's
+    setter, which copies what it is given)."""
+    try:
+        hooks = getattr(client, "event_hooks", None)
+    except Exception:  # a property that raises: no hooks to add to
+        hooks = None
+    if not issubclass(type(hooks), Mapping) or issubclass(type(client), type):
+        raise TypeError(
+            f"with_trace_headers() takes an httpx or httpx2 client (an instance, with "
+            f"event_hooks), not {a_kind(client)}"
+        )
+    given: Mapping[Any, Any] = hooks  # type: ignore[assignment]  # (a Mapping, by its type)
+    pairs = dict.items(given) if issubclass(type(given), dict) else given.items()  # type: ignore[arg-type]
+    return {
+        key: items_of(value) if issubclass(type(value), (list, tuple)) else value
+        for key, value in pairs
+    }
+
+
+def _check_propagator(propagator: object) -> None:
+    """A propagator is an instance with ``inject``: a name (``"tracecontext"``), its class or
+    anything else made every request report an error and go without headers."""
+    if not has_methods(propagator, ("inject",)):
+        fix = (
+            "pass an instance, as propagator=TraceContextTextMapPropagator()"
+            if issubclass(type(propagator), type)
+            else "pass a propagator, as TraceContextTextMapPropagator() (opentelemetry."
+            "trace.propagation.tracecontext), or leave it out for the global one"
+        )
+        raise TypeError(
+            f"with_trace_headers(propagator=...) takes a TextMapPropagator, "
+            f"not {a_kind(propagator)}: {fix}"
+        )
 
 
 def _inject(request: Any, propagator: Callable[[], TextMapPropagator]) -> None:

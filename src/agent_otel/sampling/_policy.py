@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import TypeVar
+
+from agent_otel._plain import int_of, number_of, shown
+
+_N = TypeVar("_N", int, float)
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,14 +40,58 @@ class TailSamplingPolicy:
     max_bytes: int = 64 * 1024 * 1024
 
     def __post_init__(self) -> None:
-        if not 0.0 <= self.keep_ratio <= 1.0:
-            raise ValueError(
-                "TailSamplingPolicy(keep_ratio=...) must be between 0 and 1, "
-                f"not {self.keep_ratio!r}"
+        """Each field checked here, where the policy is built, and kept as the plain value it
+        is: a wrong type raises ``TypeError``, a value out of range ``ValueError``, each naming
+        the field (before, ``keep_errors="no"`` kept every error, ``slower_than_s="3"`` failed
+        at every run's end, and a NaN limit kept nothing)."""
+        for name in ("keep_errors", "keep_interrupted"):
+            if type(getattr(self, name)) is not bool:
+                raise TypeError(
+                    f"TailSamplingPolicy({name}=...) must be True or False, "
+                    f"not {shown(getattr(self, name))}"
+                )
+        ratio = number_of(self.keep_ratio)
+        if ratio is None:
+            raise TypeError(
+                f"TailSamplingPolicy(keep_ratio=...) must be a number, not {shown(self.keep_ratio)}"
             )
+        if not 0.0 <= ratio <= 1.0:
+            raise ValueError(
+                f"TailSamplingPolicy(keep_ratio=...) must be between 0 and 1, "
+                f"not {shown(self.keep_ratio)}"
+            )
+        object.__setattr__(self, "keep_ratio", ratio)
+        for name in ("slower_than_s", "cost_over"):
+            given = getattr(self, name)
+            if given is not None:
+                object.__setattr__(self, name, _limit(name, given, number_of(given), "a number"))
+        if self.tokens_over is not None:
+            tokens = _limit("tokens_over", self.tokens_over, int_of(self.tokens_over), "an int")
+            object.__setattr__(self, "tokens_over", tokens)
         for name in ("max_run_spans", "max_run_bytes", "max_spans", "max_bytes"):
-            if getattr(self, name) < 1:
+            given = getattr(self, name)
+            bound = int_of(given)
+            if bound is None:
+                raise TypeError(
+                    f"TailSamplingPolicy({name}=...) must be an int, not {shown(given)}"
+                )
+            if bound < 1:
                 raise ValueError(f"TailSamplingPolicy({name}=...) must be at least 1")
+            object.__setattr__(self, name, bound)
+
+
+def _limit(name: str, given: object, number: _N | None, what: str) -> _N:
+    """A keep-limit: ``number`` (``given`` read plain) when it is finite and >= 0."""
+    if number is None:
+        raise TypeError(
+            f"TailSamplingPolicy({name}=...) must be {what} or None, not {shown(given)}"
+        )
+    if not math.isfinite(number) or number < 0:
+        raise ValueError(
+            f"TailSamplingPolicy({name}=...) must be a finite number >= 0 or None, "
+            f"not {shown(given)}"
+        )
+    return number
 
 
 @dataclass(frozen=True, slots=True)

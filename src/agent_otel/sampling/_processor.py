@@ -20,6 +20,7 @@ from opentelemetry.trace import StatusCode
 from agent_otel import _attributes as A
 from agent_otel._fork import in_forked_child
 from agent_otel._guard import logger as _log
+from agent_otel._plain import a_kind, has_methods
 
 from ._policy import SamplerStats, TailSamplingPolicy
 from ._size import span_size
@@ -62,8 +63,9 @@ class TailSampler(SpanProcessor):
     """
 
     def __init__(self, downstream: SpanProcessor, policy: TailSamplingPolicy | None = None):
+        _check(downstream, policy)
         self.downstream = downstream
-        self.policy = policy or TailSamplingPolicy()
+        self.policy = TailSamplingPolicy() if policy is None else policy
         self._start_empty()
         in_forked_child(self._start_empty)
         policy = self.policy
@@ -229,6 +231,23 @@ class TailSampler(SpanProcessor):
                 run.overflowed = True  # from now on, straight through
         for span in held:
             self.downstream.on_end(span)
+
+
+def _check(downstream: object, policy: object) -> None:
+    """``TailSampler``'s arguments, checked where it is built (before, anything was taken and
+    failed at the first span, or at every one): read by their types, so none of their own
+    methods runs."""
+    if policy is not None and not issubclass(type(policy), TailSamplingPolicy):
+        raise TypeError(
+            f"TailSampler(policy=...) takes a TailSamplingPolicy or None, not {a_kind(policy)}: "
+            "pass TailSamplingPolicy(keep_ratio=...)"
+        )
+    if not has_methods(downstream, ("on_start", "on_end", "shutdown", "force_flush")):
+        raise TypeError(
+            f"TailSampler(downstream=...) takes a span processor (on_start, on_end, shutdown, "
+            f"force_flush), not {a_kind(downstream)}: pass the exporting one, as in "
+            "TailSampler(BatchSpanProcessor(exporter), policy)"
+        )
 
 
 def _is_run(span: Span) -> bool:

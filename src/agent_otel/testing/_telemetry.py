@@ -19,6 +19,7 @@ from opentelemetry.sdk.trace.id_generator import IdGenerator
 from opentelemetry.sdk.trace.sampling import Sampler
 
 from agent_otel._attributes import PENDING
+from agent_otel._plain import a_kind, has_methods, items_of
 from agent_otel.recording._open import held as _held
 
 from ._tree import span_outline, span_tree
@@ -98,7 +99,9 @@ class InMemoryTelemetry:
         ``lambda export: TailSampler(export, policy)``); ``exemplar_filter`` goes to the meter
         provider (``AlwaysOnExemplarFilter()``: an exemplar on every point). Nothing is hooked
         to the interpreter's exit (all of it is in memory), so a property test may build one
-        per example; :meth:`shutdown` ends it."""
+        per example; :meth:`shutdown` ends it. An argument of another kind is a ``TypeError``
+        here, naming it (it failed at the first span, inside the SDK)."""
+        processors = _checked(sampler, ids, processors, export_through, exemplar_filter)
         self.exporter = InMemorySpanExporter()
         self.tracer_provider = TracerProvider(
             sampler=sampler, id_generator=ids or SequentialIdGenerator(), shutdown_on_exit=False
@@ -145,6 +148,14 @@ class InMemoryTelemetry:
         OpenInference's, OpenLLMetry's, botocore's...) instrumented into this telemetry's
         providers, with ``options`` (``skip_dep_check=True``...), and uninstrumented on
         leaving, in reverse order: to test agent-otel's spans beside theirs."""
+        for instrumentor in instrumentors:  # all checked before any is instrumented
+            if not has_methods(instrumentor, ("instrument", "uninstrument")):
+                raise TypeError(
+                    "InMemoryTelemetry.instrumented() takes instrumentors (objects with "
+                    "instrument() and uninstrument(), as OpenAIInstrumentor()), not "
+                    f"{a_kind(instrumentor)}"
+                    + (": pass an instance" if issubclass(type(instrumentor), type) else "")
+                )
         done: list[Any] = []
         try:
             for instrumentor in instrumentors:
@@ -223,3 +234,34 @@ class InMemoryTelemetry:
         self.tracer_provider.shutdown()
         self.meter_provider.shutdown()
         self.logger_provider.shutdown()
+
+
+_SPAN_PROCESSOR = ("on_start", "on_end", "shutdown", "force_flush")
+
+
+def _checked(
+    sampler: object, ids: object, processors: object, export_through: object, exemplars: object
+) -> list[SpanProcessor]:
+    """``InMemoryTelemetry``'s arguments, each of the kind it takes (read by its type alone),
+    else ``TypeError`` naming it; ``processors`` as a plain list."""
+
+    def told(name: str, value: object, what: str) -> TypeError:
+        also = ": pass an instance" if issubclass(type(value), type) else ""
+        return TypeError(f"InMemoryTelemetry({name}=...) takes {what}, not {a_kind(value)}{also}")
+
+    if sampler is not None and not has_methods(sampler, ("should_sample", "get_description")):
+        raise told("sampler", sampler, "a Sampler (as ALWAYS_OFF) or None")
+    if ids is not None and not has_methods(ids, ("generate_trace_id", "generate_span_id")):
+        raise told("ids", ids, "an IdGenerator (as RandomIdGenerator()) or None")
+    if export_through is not None and not callable(export_through):
+        raise told("export_through", export_through, "a function of the exporting processor")
+    if exemplars is not None and not has_methods(exemplars, ("should_sample",)):
+        raise told("exemplar_filter", exemplars, "an ExemplarFilter or None")
+    given: Any = processors
+    if issubclass(type(given), (str, bytes)) or not has_methods(given, ("__iter__",)):
+        raise told("processors", given, "a list of span processors")
+    listed = items_of(given) if issubclass(type(given), (list, tuple)) else list(given)
+    for processor in listed:
+        if not has_methods(processor, _SPAN_PROCESSOR):
+            raise told("processors", processor, "span processors (as RunIdentityProcessor())")
+    return listed

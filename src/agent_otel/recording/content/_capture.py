@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from agent_otel._guard import report, warn_once
-from agent_otel._plain import TRUNCATION_MARK, a_kind, shown, text_of
+from agent_otel._plain import TRUNCATION_MARK, a_kind, int_of, shown, text_of
 from agent_otel.recording._encodable import MAX_TEXT_BYTES
 from agent_otel.scrubbing import MARGIN, Scrub
 
@@ -82,7 +82,7 @@ class ContentCapture:
 
     def __post_init__(self) -> None:
         """Invalid settings raise here, at construction, not as content silently missing."""
-        max_bytes, run_bytes = _plain_int(self.max_bytes), _plain_int(self.max_run_bytes)
+        max_bytes, run_bytes = int_of(self.max_bytes), int_of(self.max_run_bytes)
         if max_bytes is None:
             raise TypeError(
                 f"ContentCapture(max_bytes=...) must be an int number of bytes, "
@@ -157,13 +157,6 @@ class ContentCapture:
         except Exception:
             report("content capture")
             return None
-
-
-def _plain_int(value: object) -> int | None:
-    """``value`` as the plain ``int`` it is (none of a subclass's methods runs); None for
-    ``bool`` and every other type."""
-    kind = type(value)
-    return int.__int__(value) if issubclass(kind, int) and kind is not bool else None  # type: ignore[arg-type]
 
 
 def capture_from(option: bool | str | ContentCapture | None) -> ContentCapture | None:
