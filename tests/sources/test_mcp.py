@@ -500,3 +500,42 @@ async def test_over_streamable_http_the_headers_name_the_request_span_as_meta_do
     # each request of the run, its tool calls among them, continues the run's trace there
     assert {(c.context.trace_id, c.context.span_id) for c in calls} <= set(served_in)
     assert {(t, s) for t, s in sent if t == run} <= set(served_in)
+
+
+class _Unconnected:
+    """A client whose ``initialize_result`` raises until it is connected."""
+
+    @property
+    def initialize_result(self) -> Any:
+        raise RuntimeError("not connected")
+
+
+@pytest.mark.parametrize(
+    ("holder", "expected"),
+    [
+        # the MCP SDK 2.x's names, on the session
+        ({"server_info": {"name": "calc"}, "protocol_version": "2025-11-25"},
+         ("calc", "2025-11-25")),
+        # what holds the MCP SDK 1.x's InitializeResult (AutoGen's McpWorkbench): wire names
+        ({"initialize_result": {"serverInfo": {"name": "calc"}, "protocolVersion": "2025-06-18"}},
+         ("calc", "2025-06-18")),
+        # unknown server: the client's own name for it
+        ({"initialize_result": {"serverInfo": {"name": ""}, "protocolVersion": 7}},
+         ("mine", None)),
+    ],
+)  # fmt: skip
+def test_server_of_reads_either_sdks_initialize_result(
+    holder: dict[str, Any], expected: tuple[str | None, str | None]
+) -> None:
+    from types import SimpleNamespace
+
+    from agent_contract.sources._mcp import server_of
+
+    def shaped(value: Any) -> Any:
+        if isinstance(value, dict):
+            return SimpleNamespace(**{k: shaped(v) for k, v in value.items()})
+        return value
+
+    server = server_of(shaped(holder), "mine")
+    assert (server.name, server.protocol_version) == expected
+    assert server_of(_Unconnected(), "mine").name == "mine"  # a raising property: unknown

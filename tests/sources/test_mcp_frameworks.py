@@ -195,7 +195,68 @@ async def test_a_frameworks_mcp_tools_nest_their_requests_under_our_tool_spans(
             assert any(s in ours.values() for s in _chain(by_id, span)), span.name
 
 
-# --- CrewAI: the MCP SDK 1.x, untraced ---------------------------------------------------------
+# --- The MCP SDK 1.x, untraced: CrewAI, LangGraph, smolagents, AutoGen --------------------------
+# Their environments hold the MCP SDK 1.x (``.ci/separate-envs``), which records no span and
+# sends no trace context: each row checks the context each request is sent in (the span
+# current in ``ClientSession.call_tool``, which an MCP instrumentation would put in the
+# request), and the tool span it is: that call's, with the run's ids and, where the framework
+# says the tool is an MCP server's, ``mcp.*``.
+
+Sent = list[tuple[str, Any, Any]]
+"""(tool, arguments, the span current as it was sent), one per request."""
+
+
+def _record_requests(monkeypatch: pytest.MonkeyPatch) -> Sent:
+    """Each ``tools/call`` the MCP SDK 1.x's ``ClientSession`` sends, with the span current."""
+    from mcp.client.session import ClientSession
+    from opentelemetry import trace
+
+    sent: Sent = []
+    call_tool = ClientSession.call_tool
+
+    async def recording(self: Any, name: str, arguments: Any = None, *a: Any, **k: Any) -> Any:
+        sent.append((name, arguments, trace.get_current_span()))
+        return await call_tool(self, name, arguments, *a, **k)
+
+    monkeypatch.setattr(ClientSession, "call_tool", recording)
+    return sent
+
+
+def _sent_under_own_tool_spans(
+    telemetry: InMemoryTelemetry, sent: Sent, server: str | bool | None, versioned: bool
+) -> None:
+    """Each request of ``CALLS`` was sent once, with its own call's tool span current (the run's
+    session on it); ``server``: the server name the tool spans say (``None``: an MCP tool whose
+    server is unnamed; ``False``: the framework does not say the tool is an MCP server's);
+    ``versioned``: they say the protocol version the session negotiated."""
+    from mcp.types import LATEST_PROTOCOL_VERSION
+
+    spans = {s.context.span_id: s for s in telemetry.spans()}
+    [root] = [s for s in spans.values() if s.name == "invoke_agent calc"]
+    assert sorted((name, args["x"]) for name, args, _ in sent) == sorted(
+        (name, arg) for _, name, arg in CALLS
+    )
+    seen = set()
+    for name, args, current in sent:  # each sent under its own call's span
+        span = spans[current.get_span_context().span_id]
+        [cid] = [cid for cid, tool, arg in CALLS if (tool, arg) == (name, args["x"])]
+        attributes = dict(span.attributes or {})
+        assert attributes["gen_ai.tool.call.id"] == cid, span.name
+        assert span.name == f"execute_tool {name}"
+        assert attributes["session.id"] == SESSION
+        assert span.context.trace_id == root.context.trace_id
+        seen.add(cid)
+        if server is False:
+            assert attributes["gen_ai.tool.type"] == "function"
+            continue
+        assert attributes["gen_ai.tool.type"] == "extension"
+        assert attributes["mcp.method.name"] == "tools/call"
+        assert attributes.get("agent_otel.mcp.server.name") == server
+        if versioned:
+            assert attributes["mcp.protocol.version"] == LATEST_PROTOCOL_VERSION
+    assert seen == {cid for cid, _, _ in CALLS}
+    tools = [s for s in spans.values() if s.name.startswith("execute_tool ")]
+    assert len(tools) == len(CALLS)  # one tool span per call
 
 
 async def test_crewai_mcps_send_each_request_under_its_own_tool_span_and_run_no_agent(
@@ -210,22 +271,13 @@ async def test_crewai_mcps_send_each_request_under_its_own_tool_span_and_run_no_
 
     from crewai import Agent
     from crewai.mcp import MCPServerHTTP
-    from mcp.client.session import ClientSession
-    from opentelemetry import trace
 
     from _serving import serve
     from agent_contract.sources.crewai_stream import crewai_events
 
     from ._fw_crewai import completion, llm
 
-    sent: list[tuple[str, Any, Any]] = []  # (tool, arguments, the span current as it was sent)
-    call_tool = ClientSession.call_tool
-
-    async def recording(self: Any, name: str, arguments: Any = None, *a: Any, **k: Any) -> Any:
-        sent.append((name, arguments, trace.get_current_span()))
-        return await call_tool(self, name, arguments, *a, **k)
-
-    monkeypatch.setattr(ClientSession, "call_tool", recording)
+    sent = _record_requests(monkeypatch)
     names: dict[str, str] = {}  # the server's tool name -> CrewAI's name for it (the model's)
 
     def respond(turn: int) -> bytes:
@@ -260,3 +312,116 @@ async def test_crewai_mcps_send_each_request_under_its_own_tool_span_and_run_no_
         assert span.attributes is not None
         assert span.attributes["gen_ai.tool.call.id"] == cid
         assert dict(span.attributes)["session.id"] == SESSION
+
+
+async def _langgraph(url: str, run: Callable[[AsyncIterator[AgentEvent]], Any]) -> None:
+    """LangChain's MCP adapters: ``MultiServerMCPClient.get_tools()`` (a session of its own per
+    call) in LangGraph's prebuilt ReAct agent."""
+    from langchain_mcp_adapters.client import MultiServerMCPClient
+    from langgraph.prebuilt import create_react_agent
+
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    from ._fw_langgraph import chat_model
+    from ._http import openai_client
+
+    client = MultiServerMCPClient({"calc": {"url": url, "transport": "streamable_http"}})
+    tools = await client.get_tools()
+    first = chat.calls([(cid, name, {"x": arg}) for cid, name, arg in CALLS])
+    model = chat_model(openai_client(first, chat.answer("done")))
+    graph = create_react_agent(model, tools, name="calc")
+    await run(langgraph_events(graph, {"messages": [("user", "go")]}))
+
+
+async def _langgraph_session(url: str, run: Callable[[AsyncIterator[AgentEvent]], Any]) -> None:
+    """LangChain's MCP adapters on one session held open: ``load_mcp_tools(session)``."""
+    from langchain_mcp_adapters.client import MultiServerMCPClient
+    from langchain_mcp_adapters.tools import load_mcp_tools
+    from langgraph.prebuilt import create_react_agent
+
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    from ._fw_langgraph import chat_model
+    from ._http import openai_client
+
+    client = MultiServerMCPClient({"calc": {"url": url, "transport": "streamable_http"}})
+    async with client.session("calc") as session:
+        tools = await load_mcp_tools(session, server_name="calc")
+        first = chat.calls([(cid, name, {"x": arg}) for cid, name, arg in CALLS])
+        model = chat_model(openai_client(first, chat.answer("done")))
+        graph = create_react_agent(model, tools, name="calc")
+        await run(langgraph_events(graph, {"messages": [("user", "go")]}))
+
+
+async def _smolagents(url: str, run: Callable[[AsyncIterator[AgentEvent]], Any]) -> None:
+    """smolagents' ``MCPClient`` (mcpadapt: the session on a loop and thread of its own)."""
+    import json
+
+    from smolagents import MCPClient, OpenAIModel, ToolCallingAgent
+
+    from agent_contract.sources.smolagents_stream import smolagents_events
+
+    from ._fw_smolagents import answer, client, completion
+
+    turns: list[int] = []
+
+    def respond(messages: list[dict[str, Any]]) -> bytes:
+        turns.append(len(turns))
+        if len(turns) == 1:
+            return completion(0, None, [(c, n, json.dumps({"x": a})) for c, n, a in CALLS])
+        return completion(1, None, answer("done"))
+
+    model = OpenAIModel("gpt-4o-mini", api_key="offline", api_base="http://mock.invalid/v1",
+                        client_kwargs=client(respond), retry=False)  # fmt: skip
+    with MCPClient({"url": url, "transport": "streamable-http"}) as tools:
+        agent = ToolCallingAgent(tools=tools, model=model, verbosity_level=0, name="calc")
+        await run(smolagents_events(agent, "go"))
+
+
+async def _autogen(url: str, run: Callable[[AsyncIterator[AgentEvent]], Any]) -> None:
+    """AutoGen's ``McpWorkbench`` (its session held by an actor task of its own)."""
+    from autogen_agentchat.agents import AssistantAgent
+    from autogen_ext.tools.mcp import McpWorkbench, StreamableHttpServerParams
+
+    from agent_contract.sources.autogen_stream import autogen_events
+
+    from ._fw_autogen import _client, asking
+
+    calls = asking(*((cid, name, f'{{"x": {arg}}}') for cid, name, arg in CALLS))
+    async with McpWorkbench(StreamableHttpServerParams(url=url)) as workbench:
+        agent = AssistantAgent("calc", model_client=_client([calls, "done"]), workbench=workbench)
+        await run(autogen_events(agent, "go"))
+
+
+# framework: (its MCP module, its runner, the server name its tool spans say, whether they say
+# the protocol version): LangChain's adapters name the server by the client's key for it (here
+# "calc" too) and keep no session's answer; mcpadapt names no server; AutoGen's workbench keeps
+# the server's answer to ``initialize`` (its ``serverInfo``, the version)
+LEGACY: dict[str, tuple[str, Any, str | bool | None, bool]] = {
+    "langgraph": ("langchain_mcp_adapters", _langgraph, "calc", False),
+    "langgraph_session": ("langchain_mcp_adapters", _langgraph_session, "calc", False),
+    "smolagents": ("mcpadapt", _smolagents, None, False),
+    "autogen": ("autogen_ext.tools.mcp", _autogen, _mcp.SERVER_NAME, True),
+}
+
+
+@pytest.mark.parametrize("framework", LEGACY)
+async def test_an_mcp_one_frameworks_requests_are_sent_under_our_tool_spans(
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch, framework: str
+) -> None:
+    """LangGraph (LangChain's MCP adapters, a session per call or one held open), smolagents
+    (``MCPClient``: mcpadapt's session on a thread and loop of its own) and AutoGen
+    (``McpWorkbench``: its session in an actor task of its own), over the MCP SDK 1.x."""
+    module, runner, server, versioned = LEGACY[framework]
+    pytest.importorskip(module, exc_type=ImportError)  # beside the MCP SDK 2.x: no import
+    from _serving import serve
+
+    sent = _record_requests(monkeypatch)
+
+    async def run(events: AsyncIterator[AgentEvent]) -> None:
+        async for _ in otel_telemetry.wrapper(agent_name="calc", session_id=SESSION)(events):
+            pass
+
+    with serve(_mcp.legacy_server().streamable_http_app()) as port:
+        await runner(f"http://127.0.0.1:{port}/mcp", run)
+    _sent_under_own_tool_spans(otel_telemetry, sent, server, versioned)

@@ -107,9 +107,10 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
-from agent_contract.scope import nested_run, tool_scope
+from agent_contract.scope import McpServer, nested_run, tool_scope
 from agent_contract.sources._failure import failed_result
 from agent_contract.sources._history import autogen_messages, call_start
+from agent_contract.sources._mcp import server_of
 from agent_contract.sources._nested import Taken, through
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._stream import Sink
@@ -166,14 +167,15 @@ def _scope_workbenches(agent: Any, seen: set[int]) -> None:
     for workbench in getattr(agent, "_workbench", None) or ():
         if getattr(workbench, "_agent_contract_scoped", False):
             continue
-        call_tool, call_tool_stream = workbench.call_tool, workbench.call_tool_stream
+        call_tool = getattr(workbench, "call_tool", None)
+        call_tool_stream = getattr(workbench, "call_tool_stream", None)
 
         async def scoped_call(
             name: str, arguments: Any = None, cancellation_token: Any = None,
             call_id: str | None = None, _call: Any = call_tool, _bench: Any = workbench,
         ) -> Any:  # fmt: skip
             await _Gate.wait(_bench, call_id)
-            with tool_scope(call_id, name):
+            with tool_scope(call_id, name, mcp=_mcp_server(_bench)):
                 return await _call(name, arguments, cancellation_token, call_id)
 
         async def scoped_stream(
@@ -181,11 +183,15 @@ def _scope_workbenches(agent: Any, seen: set[int]) -> None:
             call_id: str | None = None, _stream: Any = call_tool_stream, _bench: Any = workbench,
         ) -> Any:  # fmt: skip
             await _Gate.wait(_bench, call_id)
-            with tool_scope(call_id, name):
+            with tool_scope(call_id, name, mcp=_mcp_server(_bench)):
                 async for item in _stream(name, arguments, cancellation_token, call_id):
                     yield item
 
-        workbench.call_tool, workbench.call_tool_stream = scoped_call, scoped_stream
+        # AutoGen 0.7's McpWorkbench has no call_tool_stream: wrap what the workbench has
+        if callable(call_tool):
+            workbench.call_tool = scoped_call
+        if callable(call_tool_stream):
+            workbench.call_tool_stream = scoped_stream
         workbench._agent_contract_scoped = True
         for tool in getattr(workbench, "_tools", None) or ():  # agents and teams used as tools
             _in_context(tool)
@@ -197,6 +203,14 @@ def _scope_workbenches(agent: Any, seen: set[int]) -> None:
                 _scope_workbenches(runner, seen)
     for member in _members(agent):
         _scope_workbenches(member, seen)
+
+
+def _mcp_server(workbench: Any) -> McpServer | None:
+    """The MCP server of an ``McpWorkbench`` (``None``: another workbench), read as its call
+    starts (the workbench connects on its first use): its ``initialize_result``'s."""
+    if not any(c.__name__ == "McpWorkbench" for c in type(workbench).__mro__):
+        return None
+    return server_of(workbench)
 
 
 def _in_context(tool: Any) -> None:

@@ -66,9 +66,10 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
-from agent_contract.scope import tool_scope
+from agent_contract.scope import McpServer, tool_scope
 from agent_contract.sources._failure import failed_result
 from agent_contract.sources._history import call_start, langchain_messages
+from agent_contract.sources._mcp import server_of
 from agent_contract.sources._nested import Pushed
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._scoping import OpenScopes
@@ -234,7 +235,7 @@ async def langgraph_events(
         for told in await _paused_calls(graph, config):
             reader.asked.add(str(getattr(told, "id", "")))
             yield told
-    config = _scoped(config, requests)
+    config = _scoped(config, requests, _mcp_servers(graph, set()))
     items = graph.astream(
         input, _with_handler(config, requests), stream_mode=modes, subgraphs=True, **stream,
     )  # fmt: skip
@@ -710,9 +711,58 @@ def _path(namespace: Any) -> str:
     return "/".join(str(part).split(":", 1)[0] for part in namespace)
 
 
-def _scoped(config: Any, requests: _Requests) -> Any:
+def _mcp_servers(graph: Any, seen: set[int]) -> dict[str, McpServer]:
+    """The MCP servers of the tools of ``graph``'s tool nodes (and its sub-graphs'), by tool
+    name: the tools LangChain's MCP adapters made (``load_mcp_tools``,
+    ``MultiServerMCPClient.get_tools``), whose body names the server it calls."""
+    out: dict[str, McpServer] = {}
+    nodes = _attribute(graph, "nodes")
+    if id(graph) in seen or not isinstance(nodes, dict):
+        return out
+    seen.add(id(graph))
+    for node in nodes.values():
+        bound = _attribute(node, "bound")
+        tools = _attribute(bound, "tools_by_name")
+        if isinstance(tools, dict):
+            for name, tool in tools.items():
+                server = _mcp_server(tool)
+                if isinstance(name, str) and server is not None:
+                    out.setdefault(name, server)
+        elif bound is not None:
+            for name, server in _mcp_servers(bound, seen).items():
+                out.setdefault(name, server)
+    return out
+
+
+def _mcp_server(tool: Any) -> McpServer | None:
+    """The server of a tool of LangChain's MCP adapters (``None``: another tool): the name it
+    was loaded with (the ``MultiServerMCPClient``'s key) and, when the tool calls one held
+    session, what that session tells. The adapters keep both only in the tool's body (its
+    closure), read by name; a closure of another shape reads as an unnamed server."""
+    body = _attribute(tool, "coroutine")
+    if _attribute(body, "__module__") != "langchain_mcp_adapters.tools":
+        return None
+    names = _attribute(_attribute(body, "__code__"), "co_freevars")
+    cells = _attribute(body, "__closure__")
+    found: dict[str, Any] = {}
+    if isinstance(names, tuple) and isinstance(cells, tuple):
+        for name, cell in zip(names, cells, strict=False):
+            with suppress(ValueError):  # an empty cell
+                found[name] = cell.cell_contents
+    return server_of(found.get("session"), found.get("server_name"))
+
+
+def _attribute(value: Any, name: str) -> Any:
+    try:
+        return getattr(value, name, None)
+    except Exception:  # a property that raises
+        return None
+
+
+def _scoped(config: Any, requests: _Requests, servers: dict[str, McpServer]) -> Any:
     """``config`` with the handler that scopes each tool call (the caller's callbacks kept),
-    and notes for ``requests`` which call each body runs inside and what graph it runs."""
+    and notes for ``requests`` which call each body runs inside and what graph it runs;
+    ``servers``: the MCP server of each MCP tool, by name."""
     from langchain_core.callbacks import BaseCallbackHandler
 
     class ToolScopes(BaseCallbackHandler):
@@ -728,7 +778,9 @@ def _scoped(config: Any, requests: _Requests) -> Any:
         def on_tool_start(self, serialized: Any, input_str: str, **kwargs: Any) -> None:
             name = (serialized or {}).get("name") if isinstance(serialized, dict) else None
             run, call_id = kwargs.get("run_id"), kwargs.get("tool_call_id")
-            self.scopes.enter(run, call_id, name)
+            self.scopes.enter(
+                run, call_id, name, mcp=servers.get(name) if isinstance(name, str) else None
+            )
             if isinstance(call_id, str) and call_id:
                 requests.parents[call_id] = requests.inside.get()
                 requests.tasks[call_id] = _task()

@@ -43,7 +43,9 @@ tool-wrapping seam, but every tool and managed agent a ``ToolCallingAgent`` call
 its ``execute_tool_call(name, arguments)``, on the thread (a copy of the step's context) that
 runs the call, so the adapter wraps that method once on the agent, as an instance attribute
 (outside a traced run it does nothing). It gets no call id: the name and arguments pick the
-call. A ``CodeAgent``'s tools run inside its code: the code run is the one call.
+call. A ``CodeAgent``'s tools run inside its code: the code run is the one call. A tool of an
+MCP server (``MCPClient``'s, an mcpadapt ``MCPAdaptTool``) is scoped as one
+(``McpServer``), its server unnamed: mcpadapt keeps no name for it.
 
 A managed agent (``managed_agents=``) runs inside the manager's call, unstreamed
 (``agent(task)`` calls its own ``run``), so no stream shows it. The adapter sets ``run`` on
@@ -81,7 +83,7 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
-from agent_contract.scope import nested_run, tool_scope
+from agent_contract.scope import McpServer, nested_run, tool_scope
 from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._history import call_start, smolagents_messages
 from agent_contract.sources._raw_usage import usage_from_raw
@@ -268,11 +270,19 @@ def _scope_tools(agent: Any) -> None:
     def scoped(tool_name: str, arguments: Any) -> Any:
         if tool_name == "final_answer":  # the answer, not a call
             return execute(tool_name, arguments)
-        with tool_scope(None, tool_name, arguments):
+        with tool_scope(None, tool_name, arguments, mcp=_mcp_server(agent, tool_name)):
             return execute(tool_name, arguments)
 
     scoped._agent_contract_scoped = True  # type: ignore[attr-defined]
     agent.execute_tool_call = scoped
+
+
+def _mcp_server(agent: Any, tool_name: Any) -> McpServer | None:
+    """An MCP server's tool (mcpadapt's, ``MCPClient``'s) is an MCP call, to a server it does
+    not name; ``None``: another tool."""
+    tools = getattr(agent, "tools", None)
+    tool = tools.get(tool_name) if isinstance(tools, dict) else None
+    return McpServer() if type(tool).__name__ == "MCPAdaptTool" else None
 
 
 def _nest(agent: Any) -> None:
