@@ -521,13 +521,14 @@ async def _hand_written() -> AsyncIterator[AgentEvent]:
 PARALLEL = [  # error_type: what the run ends with (the first failure out, or the SDK's own)
     Cell("openai_agents-no_handler", "agents", _agents_parallel, "UserError", raises=Exception),
     Cell("pydantic_ai", "pydantic_ai", _pydantic_parallel, "ToolFailure", raises=ToolFailure),
-    Cell("langgraph-node_raises", "langgraph", _langgraph_parallel(False), "ToolFailure",
-         raises=ToolFailure),
+    Cell("langgraph-node_raises", "langgraph", _langgraph_parallel(False), "Exception",
+         raises=Exception),
     Cell("langgraph-default_node", "langgraph", _langgraph_parallel(None), "Exception",
          raises=Exception),
     Cell("hand_written", "agent_contract", _hand_written, "ToolFailure", raises=ToolFailure),
 ]  # fmt: skip
-"""``Exception``: either call's failure may come out first."""
+"""``Exception``: either call's failure may come out first (LangGraph's tool node gathers
+both calls; which raises first is the event loop's order, which a loaded machine changes)."""
 
 
 @pytest.mark.parametrize("cell", [cell.param() for cell in PARALLEL])
