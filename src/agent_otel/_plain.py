@@ -89,7 +89,7 @@ def shown(value: object, limit: int = 64) -> str:
 
 def plain(value: Any) -> Any:
     """``value``, a ``str`` subclass as the ``str`` it is; anything else as it is."""
-    if type(value) is not str and _is(value, str):
+    if type(value) is not str and issubclass(type(value), str):  # (_is, inline: per event)
         return str.__str__(value)
     return value
 
@@ -97,7 +97,7 @@ def plain(value: Any) -> Any:
 def text_of(value: Any) -> str | None:
     """``value`` as a plain ``str`` when it is a string, else None: where an event's string
     enters a run (callers test ``type(value) is str`` first: the usual case costs no call)."""
-    return str.__str__(value) if _is(value, str) else None
+    return str.__str__(value) if issubclass(type(value), str) else None  # (_is, inline)
 
 
 def id_text(value: Any) -> Any:
