@@ -205,13 +205,18 @@ def gemini_client(answer: str) -> Any:
 
 
 @STAND_DOWN
-async def test_google_genai_one_chat_span_per_model_call(stand_down: bool) -> None:
+async def test_google_genai_one_chat_span_per_model_call(
+    stand_down: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """An agent telling its Gemini calls (as the ADK adapter does) inside which the SDK's
     official package would make a second chat span and count the tokens again; a call
     outside our run is still the package's to trace."""
     module = pytest.importorskip("opentelemetry.instrumentation.google_genai")
     from agent_contract.protocol import LLMCallEnd, LLMCallStart, TextDelta, Usage
 
+    # Its instrument() sets OTEL_INSTRUMENTATION_GENAI_EMIT_EVENT=true in the process's
+    # environment, for every util-genai package after it: restored when the test ends.
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_EMIT_EVENT", "false")
     telemetry = InMemoryTelemetry()
     with telemetry.instrumented(module.GoogleGenAiSdkInstrumentor()):
         client = gemini_client("sunny")
