@@ -418,7 +418,81 @@ STRANDS = [
 ]  # fmt: skip
 
 
-CELLS = [*AGENTS, *PYDANTIC, *LANGGRAPH, *AGNO, *AUTOGEN, *SMOLAGENTS, *LLAMA_INDEX, *STRANDS]
+# --- Google ADK (its own environment): an LlmAgent on a scripted BaseLlm ---------------------
+
+
+def _adk(tool: Any, name: str | None = None, args: Any = ARGS, on_error: Any = None) -> Any:
+    def source() -> AsyncIterator[AgentEvent]:
+        from google.adk.agents import LlmAgent
+        from google.genai import types
+
+        from agent_contract.sources.google_adk_stream import google_adk_events
+
+        from . import _fw_google_adk as fg
+
+        call = types.FunctionCall(id="c1", name=name or tool.__name__, args=args)
+        model = fg._model([[types.Part(function_call=call)], [types.Part(text="done")]])
+        built = LlmAgent(name="bot", model=model, tools=[tool], instruction="Be brief.",
+                         on_tool_error_callback=on_error)  # fmt: skip
+        return google_adk_events(built, "Weather?")
+
+    return source
+
+
+async def _reports_error(city: str) -> dict[str, Any]:
+    """Weather of a city (reported failed the way ADK's own tools do)."""
+    return {"error": f"no weather for {city}"}
+
+
+async def _reports_status(city: str) -> dict[str, Any]:
+    """Weather of a city (reported failed the way ADK's documentation shows)."""
+    return {"status": "error", "error_message": f"no weather for {city}"}
+
+
+def _error_dict(tool: Any, args: Any, tool_context: Any, error: Exception) -> dict[str, Any]:
+    return {"error": f"weather is down: {type(error).__name__}"}
+
+
+def _error_result(tool: Any, args: Any, tool_context: Any, error: Exception) -> dict[str, Any]:
+    return {"result": f"weather is down: {type(error).__name__}"}
+
+
+def _validating(source: Callable[[], AsyncIterator[AgentEvent]]) -> Any:
+    """``source`` with ADK's argument validation on (its feature flag, off by default)."""
+
+    async def validating() -> AsyncIterator[AgentEvent]:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("ADK_ENABLE_FUNCTION_TOOL_ARG_VALIDATION", "1")
+            async for event in source():
+                yield event
+
+    return validating
+
+
+GOOGLE_ADK = [  # ADK ends the run on a raising tool unless an on_tool_error_callback answers
+    Cell("google_adk-async", "google.adk", _adk(raising), "ToolFailure", raises=ToolFailure),
+    Cell("google_adk-sync", "google.adk", _adk(raising_sync), "ToolFailure", raises=ToolFailure),
+    Cell("google_adk-on_tool_error_callback", "google.adk", _adk(raising, on_error=_error_dict),
+         "ToolFailure"),
+    Cell("google_adk-on_tool_error_callback_sync", "google.adk",
+         _adk(raising_sync, on_error=_error_dict), "ToolFailure"),
+    Cell("google_adk-on_tool_error_callback_result", "google.adk",
+         _adk(raising, on_error=_error_result), "ToolFailure"),
+    Cell("google_adk-error_dict", "google.adk", _adk(_reports_error), "tool_error"),
+    Cell("google_adk-status_error", "google.adk", _adk(_reports_status), "tool_error"),
+    Cell("google_adk-unknown_tool", "google.adk", _adk(weather, name="nowhere"),
+         "tool_not_found"),
+    Cell("google_adk-unknown_tool_callback", "google.adk",
+         _adk(weather, name="nowhere", on_error=_error_dict), "tool_not_found"),
+    Cell("google_adk-missing_arguments", "google.adk", _adk(weather, args={"town": 5}),
+         "ValidationError"),
+    Cell("google_adk-invalid_arguments", "google.adk",
+         _validating(_adk(weather, args={"city": [1]})), "ValidationError"),
+]  # fmt: skip
+
+
+CELLS = [*AGENTS, *PYDANTIC, *LANGGRAPH, *AGNO, *AUTOGEN, *SMOLAGENTS, *LLAMA_INDEX, *STRANDS,
+         *GOOGLE_ADK]  # fmt: skip
 
 
 def _failed_calls(telemetry: InMemoryTelemetry) -> list[Any]:
