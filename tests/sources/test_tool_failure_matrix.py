@@ -491,8 +491,70 @@ GOOGLE_ADK = [  # ADK ends the run on a raising tool unless an on_tool_error_cal
 ]  # fmt: skip
 
 
+# --- CrewAI (its own environment): an Agent on its OpenAI LLM over the SDK's mock transport --
+
+
+def _crewai(body: Callable[..., Any], name: str | None = None, args: str = '{"city": "Rome"}',
+            **agent: Any) -> Any:  # fmt: skip
+    def source() -> AsyncIterator[AgentEvent]:
+        from crewai import Agent
+        from crewai.tools import tool
+
+        from agent_contract.sources.crewai_stream import crewai_events
+
+        from . import _fw_crewai as fc
+
+        def respond(turn: int) -> bytes:
+            if turn == 0:
+                return fc.completion(0, None, [("c1", name or body.__name__, args)])
+            return fc.completion(1, "done", [])
+
+        built = Agent(role="bot", goal="Answer about the weather.", backstory="A forecaster.",
+                      llm=fc.llm(respond), tools=[tool(body.__name__)(body)], verbose=False,
+                      **agent)  # fmt: skip
+        return crewai_events(built, "Weather?")
+
+    return source
+
+
+def reports_failure(city: str) -> Any:
+    """Weather of a city (reported failed the way CrewAI's tools do, with the system's code)."""
+    from crewai.tools.tool_failure import ToolFailure as Reported
+
+    return Reported(message=f"no weather for {city}", code="weather_down")
+
+
+def reports_failure_uncoded(city: str) -> Any:
+    """Weather of a city (reported failed, with no code)."""
+    from crewai.tools.tool_failure import ToolFailure as Reported
+
+    return Reported(message=f"no weather for {city}")
+
+
+def weather_sync(city: str) -> str:
+    """Weather of a city."""
+    return f"sunny in {city}"
+
+
+CREWAI = [  # CrewAI hands every failure back to the model unless its policy is "raise"
+    Cell("crewai-sync", "crewai", _crewai(raising_sync), "ToolFailure"),
+    Cell("crewai-async", "crewai", _crewai(raising), "ToolFailure"),
+    Cell("crewai-tool_failure", "crewai", _crewai(reports_failure), "weather_down"),
+    Cell("crewai-tool_failure_uncoded", "crewai", _crewai(reports_failure_uncoded),
+         "tool_reported"),
+    Cell("crewai-sanitized_name", "crewai", _crewai(raising_sync, name="RaisingSync"),
+         "ToolFailure"),
+    Cell("crewai-unknown_tool", "crewai", _crewai(weather_sync, name="nowhere"),
+         "tool_not_found"),
+    Cell("crewai-invalid_arguments", "crewai", _crewai(weather_sync, args='{"town": 5}'),
+         "ValidationError"),
+    Cell("crewai-policy_raise", "crewai", _crewai(raising_sync, tool_failure_policy="raise"),
+         "ToolFailure", raises=Exception),
+]  # fmt: skip
+
+
 CELLS = [*AGENTS, *PYDANTIC, *LANGGRAPH, *AGNO, *AUTOGEN, *SMOLAGENTS, *LLAMA_INDEX, *STRANDS,
-         *GOOGLE_ADK]  # fmt: skip
+         *GOOGLE_ADK, *CREWAI]  # fmt: skip
 
 
 def _failed_calls(telemetry: InMemoryTelemetry) -> list[Any]:
