@@ -654,6 +654,21 @@ async def _hand_written() -> AsyncIterator[AgentEvent]:
     await asyncio.gather(run("c1", "Paris"), run("c2", "Rome"))
 
 
+def _adk_parallel() -> AsyncIterator[AgentEvent]:
+    from google.adk.agents import LlmAgent
+    from google.genai import types
+
+    from agent_contract.sources.google_adk_stream import google_adk_events
+
+    from . import _fw_google_adk as fg
+
+    calls = _two_calls(lambda cid, city: types.Part(function_call=types.FunctionCall(
+        id=cid, name="each_fails", args={"city": city})))  # fmt: skip
+    model = fg._model([calls, [types.Part(text="done")]])
+    built = LlmAgent(name="bot", model=model, tools=[each_fails], instruction="Be brief.")
+    return google_adk_events(built, "Weather?")
+
+
 PARALLEL = [  # error_type: what the run ends with (the first failure out, or the SDK's own)
     Cell("openai_agents-no_handler", "agents", _agents_parallel, "UserError", raises=Exception),
     Cell("pydantic_ai", "pydantic_ai", _pydantic_parallel, "ToolFailure", raises=ToolFailure),
@@ -662,6 +677,7 @@ PARALLEL = [  # error_type: what the run ends with (the first failure out, or th
     Cell("langgraph-default_node", "langgraph", _langgraph_parallel(None), "Exception",
          raises=Exception),
     Cell("hand_written", "agent_contract", _hand_written, "ToolFailure", raises=ToolFailure),
+    Cell("google_adk", "google.adk", _adk_parallel, "Exception", raises=Exception),
 ]  # fmt: skip
 """``Exception``: either call's failure may come out first."""
 
