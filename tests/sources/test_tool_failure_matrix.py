@@ -469,6 +469,32 @@ def _validating(source: Callable[[], AsyncIterator[AgentEvent]]) -> Any:
     return validating
 
 
+def _mcp_like() -> Any:
+    """A tool whose result says it failed the way an MCP server's does (``isError``), read by
+    its own ADK error hook, as ADK's ``McpTool`` reads it."""
+    from google.adk.tools.function_tool import FunctionTool
+
+    class McpLike(FunctionTool):  # type: ignore[misc]
+        def _detect_error_in_response(self, response: Any) -> str | None:
+            is_error = isinstance(response, dict) and response.get("isError")
+            return "MCP_TOOL_ERROR" if is_error else None
+
+    async def lookup(city: str) -> dict[str, Any]:
+        """Weather of a city."""
+        return {"content": [{"type": "text", "text": f"no weather for {city}"}], "isError": True}
+
+    return McpLike(lookup)
+
+
+def _adk_made(make: Callable[[], Any], name: str) -> Any:
+    """``_adk`` with a tool made when the source runs (ADK imported only then)."""
+
+    def source() -> AsyncIterator[AgentEvent]:
+        return _adk(make(), name=name)()
+
+    return source
+
+
 GOOGLE_ADK = [  # ADK ends the run on a raising tool unless an on_tool_error_callback answers
     Cell("google_adk-async", "google.adk", _adk(raising), "ToolFailure", raises=ToolFailure),
     Cell("google_adk-sync", "google.adk", _adk(raising_sync), "ToolFailure", raises=ToolFailure),
@@ -480,6 +506,8 @@ GOOGLE_ADK = [  # ADK ends the run on a raising tool unless an on_tool_error_cal
          _adk(raising, on_error=_error_result), "ToolFailure"),
     Cell("google_adk-error_dict", "google.adk", _adk(_reports_error), "tool_error"),
     Cell("google_adk-status_error", "google.adk", _adk(_reports_status), "tool_error"),
+    Cell("google_adk-tools_own_error_hook", "google.adk", _adk_made(_mcp_like, "lookup"),
+         "MCP_TOOL_ERROR"),
     Cell("google_adk-unknown_tool", "google.adk", _adk(weather, name="nowhere"),
          "tool_not_found"),
     Cell("google_adk-unknown_tool_callback", "google.adk",

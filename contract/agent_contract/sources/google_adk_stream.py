@@ -39,8 +39,10 @@ agent or a string):
   response holding an ``error`` and no ``result``, or a ``status`` of ``"error"`` (the shape
   ADK's documentation gives tools reporting their own failure), is an error result too:
   ``ValidationError`` and ``tool_not_found`` for ADK's own texts of arguments failing
-  validation or missing and of an unknown name, else ``tool_error``. The next model call
-  starts a new step.
+  validation or missing and of an unknown name, else ``tool_error``. A result the tool's own
+  ADK hook reads as an error (``_detect_error_in_response``: an ``McpTool``'s result with
+  ``isError``, ``MCP_TOOL_ERROR``) is an error result of that type (the plugin's
+  ``after_tool_callback`` asks the hook). The next model call starts a new step.
 * An event from another agent than the one before (a ``transfer_to_agent`` or a workflow's
   sub-agent) yields a ``PhaseMarker`` named after it.
 
@@ -200,7 +202,13 @@ def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str], bool]:
                          mcp=_mcp_server(tool))  # fmt: skip
             _CALL.set(call_id if isinstance(call_id, str) else "")  # a runner in it nests
 
-        async def after_tool_callback(self, *, tool_context: Any, **kwargs: Any) -> None:
+        async def after_tool_callback(
+            self, *, tool: Any = None, tool_context: Any, result: Any = None, **kwargs: Any
+        ) -> None:
+            call_id = getattr(tool_context, "function_call_id", None)
+            kind = _detected(tool, result)
+            if kind is not None and isinstance(call_id, str):  # (an exception heard first wins)
+                self.failures.setdefault(call_id, kind)  # its result names it (_result)
             await _end_nested(nested, tool_context, None)
             scopes.exit(id(tool_context))
 
@@ -426,19 +434,36 @@ def _result(response: Any, failures: dict[str, str]) -> ToolResult:
     call_id = str(response.id or "")
     name = response.name
     error_type = failures.pop(call_id, None)
-    if error_type is not None:  # the tool raised, whatever a callback answered for it
+    if error_type:  # the tool raised (whatever a callback answered for it), or its hook named it
         return failed_result(call_id, body, name, error_type)
     if not isinstance(body, dict):
-        return ToolResult(tool_call_id=call_id, content=body, name=name, is_error=False)
+        return ToolResult(tool_call_id=call_id, content=body, name=name, is_error=error_type == "")
     error = body.get("error")
     status = body.get("status")
-    reported = error is not None and "result" not in body
+    reported = error_type == "" or (error is not None and "result" not in body)
     if not reported and not (type(status) is str and status.lower() == "error"):
         return ToolResult(tool_call_id=call_id, content=body, name=name, is_error=False)
     own = _OWN_OUTCOME.match(error) if type(error) is str else None
     if own is None or not own.lastindex:  # the tracer's own word for it: tool_error
         return ToolResult(tool_call_id=call_id, content=body, name=name, is_error=True)
     return failed_result(call_id, body, name, _OUTCOMES[own.lastindex - 1])
+
+
+def _detected(tool: Any, result: Any) -> str | None:
+    """The error type a tool's own ADK hook reads in its result (``_detect_error_in_response``:
+    an ``McpTool``'s ``MCP_TOOL_ERROR`` for a result with ``isError``, a skill tool's code),
+    as ADK's own telemetry reads it; ``""``: an error ADK names only ``TOOL_ERROR`` (the
+    result's shape names it, ``_result``); None: no error."""
+    detector = getattr(tool, "_detect_error_in_response", None)
+    if detector is None or not callable(detector):
+        return None
+    try:
+        kind = detector(result)
+    except Exception:  # ADK's telemetry swallows it too: no error read
+        return None
+    if type(kind) is not str or not kind:
+        return None
+    return "" if kind == "TOOL_ERROR" else kind
 
 
 def _mcp_server(tool: Any) -> McpServer | None:
