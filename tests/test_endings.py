@@ -349,6 +349,36 @@ EXIT_CHILD = textwrap.dedent(
 )
 
 
+async def test_end_open_runs_ends_the_runs_on_that_provider_once(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """An application's own shutdown step (``end_open_runs`` before it shuts its providers
+    down): the runs still open on that provider end now, ``shutdown``, innermost first; a run
+    on another provider is left alone; the stream finishing later ends nothing again, and its
+    events still pass through."""
+    from agent_otel import end_open_runs
+
+    other = InMemoryTelemetry()
+    events = [LLMCallStart(model="m", call_id="c1"), TextDelta(text="a")]
+    mine = wrap(otel_telemetry, ScriptedAgent(events))
+    theirs = other.wrapper(agent_name="b")(ScriptedAgent(events).stream(MESSAGES))
+    async with aclosing(mine), aclosing(theirs):
+        assert await anext(mine) is events[0] and await anext(theirs) is events[0]
+        assert end_open_runs(object()) == 0  # no provider: nothing of ours on it
+        assert end_open_runs(otel_telemetry.tracer_provider) == 1
+        assert end_open_runs(otel_telemetry.tracer_provider) == 0
+        attributes = agent_span(otel_telemetry).attributes or {}
+        assert attributes["agent_otel.end_reason"] == "shutdown"
+        chat = unique_spans(otel_telemetry)["chat m"].attributes or {}
+        assert chat["agent_otel.incomplete"] is True
+        assert other.spans() == []  # still open on its own provider
+        assert [e async for e in mine] == events[1:]  # passes through, not ended again
+    unique_spans(otel_telemetry)
+    assert end_open_runs() == 0  # closed above: the other run ended with its stream
+    assert [s.name for s in other.spans()][-1] == "invoke_agent b"
+    other.shutdown()
+
+
 def test_a_run_open_at_exit_on_a_provider_wired_by_hand_is_ended_not_lost() -> None:
     """``configure()``'s telemetry ended the runs open at exit on its providers; on a provider
     the application built itself, they were lost: no span of the run was ever exported.

@@ -205,7 +205,7 @@ def test_every_ending_stops_the_snapshots(ending: str) -> None:
         if ending == "error":
             raise Boom
         if ending == "shutdown":
-            ended = _open.end_open_runs(lambda _span: True)
+            ended = _open.end_runs(lambda _span: True)
             assert ended == 1
             assert not _pending._watched
         await asyncio.sleep(30)  # cancelled below, or past the shutdown

@@ -401,6 +401,92 @@ ready()
     assert "measured ended 3" in ended.out and "measured open 1" in ended.out, ended.out
 
 
+# --- providers the application shuts down itself ---------------------------------------------
+
+LIFESPAN = """
+tracer_provider, meter_provider = hand_wired()
+wired = dict(tracer_provider=tracer_provider, meter_provider=meter_provider)
+runs(2, "ended", **wired)
+held_open("open-in-a-thread", **wired)
+held = held_in_the_main_thread("open-in-main", **wired)
+"""
+"""An application's runs on its own providers: two ended, two still open when it stops."""
+
+
+@pytest.mark.parametrize("recipe", ["end_open_runs", "telemetry"])
+def test_an_applications_own_shutdown_step_delivers_the_runs_still_open(recipe: str) -> None:
+    """A server's lifespan shutdown step (or a test fixture's teardown) that shuts its own
+    providers down while runs are open: ended after it, they went nowhere. Ending them first
+    (``agent_otel.end_open_runs(tracer_provider)``, or shutting down through
+    ``Telemetry(tracer_provider, meter_provider)``) exports them, ended ``shutdown``, and the
+    exit hook finds nothing left to end."""
+    step = (
+        "from agent_otel import end_open_runs\n"
+        "print('ended', end_open_runs(tracer_provider), flush=True)\n"
+        "tracer_provider.shutdown()\nmeter_provider.shutdown()"
+        if recipe == "end_open_runs"
+        else "from agent_otel import Telemetry\n"
+        "telemetry = Telemetry(tracer_provider, meter_provider)\n"
+        "telemetry.shutdown()\nprint('ended', telemetry.runs_ended_at_shutdown, flush=True)"
+    )
+    ended = run_child(HAND_WIRED + LIFESPAN + step)
+    assert ended.code == 0, ended.err
+    expected = {"ended": 2, "open-in-a-thread": 1, "open-in-main": 1}
+    assert ended.runs == expected, ended.err
+    assert ended.end_reasons["shutdown"] == 2, ended.err
+    assert "ended 2" in ended.out.splitlines(), ended.out
+    for name, count in expected.items():  # measured before the meter provider stopped
+        assert f"measured {name} {count}" in ended.out, ended.out + ended.err
+    assert "interpreter exit" not in ended.err and "dropped" not in ended.err, ended.err
+
+
+def test_configures_shutdown_step_delivers_the_runs_still_open() -> None:
+    """``configure()``'s telemetry owns its providers: its ``shutdown()`` in a lifespan's
+    shutdown step ends the runs still open first, counts them, and exports them."""
+    ended = run_child(
+        HAND_WIRED  # (its held_in_the_main_thread)
+        + """
+telemetry = configure("lifespan", console=False)
+runs(2, "ended")
+held_open("open-in-a-thread")
+held = held_in_the_main_thread("open-in-main")
+telemetry.shutdown()
+print("ended", telemetry.runs_ended_at_shutdown, flush=True)
+"""
+    )
+    assert ended.code == 0, ended.err
+    assert ended.runs == {"ended": 2, "open-in-a-thread": 1, "open-in-main": 1}, ended.err
+    assert ended.end_reasons["shutdown"] == 2, ended.err
+    assert "ended 2" in ended.out.splitlines(), ended.out
+    assert "dropped" not in ended.err, ended.err
+
+
+def test_runs_ended_into_a_provider_already_shut_down_are_told_not_silently_lost() -> None:
+    """The same shutdown step without ending the runs first: a run that ends afterwards (its
+    stream finishing, or the exit hook ending it) writes into a provider that drops every span.
+    That used to be silent (the exit hook even said it ended them). Nothing can end them at the
+    provider's own shutdown without patching it, so the loss is told as it is seen, once per
+    provider, naming the remedy; the runs ended before the shutdown are delivered."""
+    ended = run_child(
+        HAND_WIRED
+        + LIFESPAN
+        + """
+tracer_provider.shutdown()
+async def finish():
+    [_ async for _ in held[1]]  # the main thread's run goes on to its end
+held[0].run_until_complete(finish())
+from agent_otel.recording import _open
+print("lost", _open.runs_lost_to_shutdown(), flush=True)
+"""
+    )
+    assert ended.code == 0, ended.err
+    assert ended.runs == {"ended": 2}, ended.err
+    assert "lost 1" in ended.out.splitlines(), ended.out  # the exit hook's run: after this
+    told = "a run ended after its tracer provider was shut down: its spans were dropped"
+    assert ended.err.count(told) == 1, ended.err  # once per provider
+    assert "agent_otel.end_open_runs(tracer_provider)" in ended.err
+
+
 # --- fork ------------------------------------------------------------------------------------
 def test_a_forked_worker_exports_under_an_instance_id_of_its_own() -> None:
     """A pre-forking server's workers inherit the master's providers; exported under the

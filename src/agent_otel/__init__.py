@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from .exporting._telemetry import Telemetry
     from .identity import RunIdentity, run_identity
     from .identity._processor import RunIdentityProcessor
+    from .recording._open import end_open_runs
     from .recording._wrapper import StreamWrapper, otel_wrapper, run_context
     from .recording.content._capture import ContentCapture, ContentKind, Redactor
     from .remote import (
@@ -58,6 +59,7 @@ _LAZY = {
     "TailSamplingPolicy": ".sampling",
     "Telemetry": ".exporting._telemetry",
     "configure": ".exporting._configure",
+    "end_open_runs": ".recording._open",
     "continue_trace": ".remote",
     "extract_context": ".decorating._propagation",
     "inject_context": ".decorating._propagation",
@@ -93,6 +95,7 @@ __all__ = [
     "__version__",
     "configure",
     "continue_trace",
+    "end_open_runs",
     "extract_context",
     "inject_context",
     "instrument",

@@ -418,7 +418,171 @@ STRANDS = [
 ]  # fmt: skip
 
 
-CELLS = [*AGENTS, *PYDANTIC, *LANGGRAPH, *AGNO, *AUTOGEN, *SMOLAGENTS, *LLAMA_INDEX, *STRANDS]
+# --- Google ADK (its own environment): an LlmAgent on a scripted BaseLlm ---------------------
+
+
+def _adk(tool: Any, name: str | None = None, args: Any = ARGS, on_error: Any = None) -> Any:
+    def source() -> AsyncIterator[AgentEvent]:
+        from google.adk.agents import LlmAgent
+        from google.genai import types
+
+        from agent_contract.sources.google_adk_stream import google_adk_events
+
+        from . import _fw_google_adk as fg
+
+        call = types.FunctionCall(id="c1", name=name or tool.__name__, args=args)
+        model = fg._model([[types.Part(function_call=call)], [types.Part(text="done")]])
+        built = LlmAgent(name="bot", model=model, tools=[tool], instruction="Be brief.",
+                         on_tool_error_callback=on_error)  # fmt: skip
+        return google_adk_events(built, "Weather?")
+
+    return source
+
+
+async def _reports_error(city: str) -> dict[str, Any]:
+    """Weather of a city (reported failed the way ADK's own tools do)."""
+    return {"error": f"no weather for {city}"}
+
+
+async def _reports_status(city: str) -> dict[str, Any]:
+    """Weather of a city (reported failed the way ADK's documentation shows)."""
+    return {"status": "error", "error_message": f"no weather for {city}"}
+
+
+def _error_dict(tool: Any, args: Any, tool_context: Any, error: Exception) -> dict[str, Any]:
+    return {"error": f"weather is down: {type(error).__name__}"}
+
+
+def _error_result(tool: Any, args: Any, tool_context: Any, error: Exception) -> dict[str, Any]:
+    return {"result": f"weather is down: {type(error).__name__}"}
+
+
+def _validating(source: Callable[[], AsyncIterator[AgentEvent]]) -> Any:
+    """``source`` with ADK's argument validation on (its feature flag, off by default)."""
+
+    async def validating() -> AsyncIterator[AgentEvent]:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("ADK_ENABLE_FUNCTION_TOOL_ARG_VALIDATION", "1")
+            async for event in source():
+                yield event
+
+    return validating
+
+
+def _mcp_like() -> Any:
+    """A tool whose result says it failed the way an MCP server's does (``isError``), read by
+    its own ADK error hook, as ADK's ``McpTool`` reads it."""
+    from google.adk.tools.function_tool import FunctionTool
+
+    class McpLike(FunctionTool):  # type: ignore[misc]
+        def _detect_error_in_response(self, response: Any) -> str | None:
+            is_error = isinstance(response, dict) and response.get("isError")
+            return "MCP_TOOL_ERROR" if is_error else None
+
+    async def lookup(city: str) -> dict[str, Any]:
+        """Weather of a city."""
+        return {"content": [{"type": "text", "text": f"no weather for {city}"}], "isError": True}
+
+    return McpLike(lookup)
+
+
+def _adk_made(make: Callable[[], Any], name: str) -> Any:
+    """``_adk`` with a tool made when the source runs (ADK imported only then)."""
+
+    def source() -> AsyncIterator[AgentEvent]:
+        return _adk(make(), name=name)()
+
+    return source
+
+
+GOOGLE_ADK = [  # ADK ends the run on a raising tool unless an on_tool_error_callback answers
+    Cell("google_adk-async", "google.adk", _adk(raising), "ToolFailure", raises=ToolFailure),
+    Cell("google_adk-sync", "google.adk", _adk(raising_sync), "ToolFailure", raises=ToolFailure),
+    Cell("google_adk-on_tool_error_callback", "google.adk", _adk(raising, on_error=_error_dict),
+         "ToolFailure"),
+    Cell("google_adk-on_tool_error_callback_sync", "google.adk",
+         _adk(raising_sync, on_error=_error_dict), "ToolFailure"),
+    Cell("google_adk-on_tool_error_callback_result", "google.adk",
+         _adk(raising, on_error=_error_result), "ToolFailure"),
+    Cell("google_adk-error_dict", "google.adk", _adk(_reports_error), "tool_error"),
+    Cell("google_adk-status_error", "google.adk", _adk(_reports_status), "tool_error"),
+    Cell("google_adk-tools_own_error_hook", "google.adk", _adk_made(_mcp_like, "lookup"),
+         "MCP_TOOL_ERROR"),
+    Cell("google_adk-unknown_tool", "google.adk", _adk(weather, name="nowhere"),
+         "tool_not_found"),
+    Cell("google_adk-unknown_tool_callback", "google.adk",
+         _adk(weather, name="nowhere", on_error=_error_dict), "tool_not_found"),
+    Cell("google_adk-missing_arguments", "google.adk", _adk(weather, args={"town": 5}),
+         "ValidationError"),
+    Cell("google_adk-invalid_arguments", "google.adk",
+         _validating(_adk(weather, args={"city": [1]})), "ValidationError"),
+]  # fmt: skip
+
+
+# --- CrewAI (its own environment): an Agent on its OpenAI LLM over the SDK's mock transport --
+
+
+def _crewai(body: Callable[..., Any], name: str | None = None, args: str = '{"city": "Rome"}',
+            **agent: Any) -> Any:  # fmt: skip
+    def source() -> AsyncIterator[AgentEvent]:
+        from crewai import Agent
+        from crewai.tools import tool
+
+        from agent_contract.sources.crewai_stream import crewai_events
+
+        from . import _fw_crewai as fc
+
+        def respond(turn: int) -> bytes:
+            if turn == 0:
+                return fc.completion(0, None, [("c1", name or body.__name__, args)])
+            return fc.completion(1, "done", [])
+
+        built = Agent(role="bot", goal="Answer about the weather.", backstory="A forecaster.",
+                      llm=fc.llm(respond), tools=[tool(body.__name__)(body)], verbose=False,
+                      **agent)  # fmt: skip
+        return crewai_events(built, "Weather?")
+
+    return source
+
+
+def reports_failure(city: str) -> Any:
+    """Weather of a city (reported failed the way CrewAI's tools do, with the system's code)."""
+    from crewai.tools.tool_failure import ToolFailure as Reported
+
+    return Reported(message=f"no weather for {city}", code="weather_down")
+
+
+def reports_failure_uncoded(city: str) -> Any:
+    """Weather of a city (reported failed, with no code)."""
+    from crewai.tools.tool_failure import ToolFailure as Reported
+
+    return Reported(message=f"no weather for {city}")
+
+
+def weather_sync(city: str) -> str:
+    """Weather of a city."""
+    return f"sunny in {city}"
+
+
+CREWAI = [  # CrewAI hands every failure back to the model unless its policy is "raise"
+    Cell("crewai-sync", "crewai", _crewai(raising_sync), "ToolFailure"),
+    Cell("crewai-async", "crewai", _crewai(raising), "ToolFailure"),
+    Cell("crewai-tool_failure", "crewai", _crewai(reports_failure), "weather_down"),
+    Cell("crewai-tool_failure_uncoded", "crewai", _crewai(reports_failure_uncoded),
+         "tool_reported"),
+    Cell("crewai-sanitized_name", "crewai", _crewai(raising_sync, name="RaisingSync"),
+         "ToolFailure"),
+    Cell("crewai-unknown_tool", "crewai", _crewai(weather_sync, name="nowhere"),
+         "tool_not_found"),
+    Cell("crewai-invalid_arguments", "crewai", _crewai(weather_sync, args='{"town": 5}'),
+         "ValidationError"),
+    Cell("crewai-policy_raise", "crewai", _crewai(raising_sync, tool_failure_policy="raise"),
+         "ToolFailure", raises=Exception),
+]  # fmt: skip
+
+
+CELLS = [*AGENTS, *PYDANTIC, *LANGGRAPH, *AGNO, *AUTOGEN, *SMOLAGENTS, *LLAMA_INDEX, *STRANDS,
+         *GOOGLE_ADK, *CREWAI]  # fmt: skip
 
 
 def _failed_calls(telemetry: InMemoryTelemetry) -> list[Any]:
@@ -518,6 +682,21 @@ async def _hand_written() -> AsyncIterator[AgentEvent]:
     await asyncio.gather(run("c1", "Paris"), run("c2", "Rome"))
 
 
+def _adk_parallel() -> AsyncIterator[AgentEvent]:
+    from google.adk.agents import LlmAgent
+    from google.genai import types
+
+    from agent_contract.sources.google_adk_stream import google_adk_events
+
+    from . import _fw_google_adk as fg
+
+    calls = _two_calls(lambda cid, city: types.Part(function_call=types.FunctionCall(
+        id=cid, name="each_fails", args={"city": city})))  # fmt: skip
+    model = fg._model([calls, [types.Part(text="done")]])
+    built = LlmAgent(name="bot", model=model, tools=[each_fails], instruction="Be brief.")
+    return google_adk_events(built, "Weather?")
+
+
 PARALLEL = [  # error_type: what the run ends with (the first failure out, or the SDK's own)
     Cell("openai_agents-no_handler", "agents", _agents_parallel, "UserError", raises=Exception),
     Cell("pydantic_ai", "pydantic_ai", _pydantic_parallel, "ToolFailure", raises=ToolFailure),
@@ -526,6 +705,7 @@ PARALLEL = [  # error_type: what the run ends with (the first failure out, or th
     Cell("langgraph-default_node", "langgraph", _langgraph_parallel(None), "Exception",
          raises=Exception),
     Cell("hand_written", "agent_contract", _hand_written, "ToolFailure", raises=ToolFailure),
+    Cell("google_adk", "google.adk", _adk_parallel, "Exception", raises=Exception),
 ]  # fmt: skip
 """``Exception``: either call's failure may come out first (LangGraph's tool node gathers
 both calls; which raises first is the event loop's order, which a loaded machine changes)."""

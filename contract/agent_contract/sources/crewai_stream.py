@@ -33,10 +33,15 @@ loop never blocks; its events cross to the loop through a queue, one by one as t
 * ``ToolUsageStartedEvent`` is matched to the model's call by name and arguments (a
   ``ToolCall`` with an id of the adapter's when CrewAI parsed the call from text, ReAct style);
   ``ToolUsageFinishedEvent`` is its ``ToolResult``, ``ToolUsageErrorEvent`` (the tool raised)
-  an error ``ToolResult`` (``error_type``: the exception's class). CrewAI hands the error back
-  to the model, and the run goes on. A tool that reports its own failure by returning a
-  ``ToolFailure`` finishes with it on ``failure``: an error ``ToolResult`` too, its
-  ``error_type`` the failure's ``code`` (else CrewAI's ``reason``).
+  an error ``ToolResult`` (``error_type``: the exception's class; ``ValidationError`` for
+  CrewAI's ``ValueError`` of arguments failing the tool's schema, raised from pydantic's).
+  CrewAI hands the error back to the model, and the run goes on (unless its
+  ``tool_failure_policy`` is ``"raise"``). A failure CrewAI reports on ``failure`` (a tool
+  returning a ``ToolFailure``, a name the agent lacks, a usage limit...) is an error
+  ``ToolResult`` too, its ``error_type`` the failure's ``code`` (the failing system's
+  identifier), else CrewAI's ``reason``; ``tool_not_found`` for an unknown name, whose
+  ``code`` CrewAI fills with the name the model made up. The model's call is matched by the
+  name CrewAI runs, which it sanitizes (``Get Weather`` runs ``get_weather``).
 
 Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call, through the same
 sink: CrewAI calls it on the thread that runs the tool, in that thread's context, with
@@ -161,9 +166,11 @@ async def crewai_events(
         if type(event).__name__ == "LLMCallFailedEvent":  # emitted in an ``except`` block
             raised[id(event)] = sys.exc_info()[1]
         inside = tools.inside(event)  # the run's own event, or a nested run's at any depth
+        called = None
         if type(event).__name__ == "ToolUsageStartedEvent":
             caught_up()
-        _scope(scopes, event)
+            called = reader.called(event) if not inside else None  # the model's own name
+        _scope(scopes, event, called)
         tools.enter(event, inside)
         put(_EVENT, (event, inside))
 
@@ -222,11 +229,13 @@ def _tools_own(event: Any) -> bool:
     return any(c.__name__ == "MCPEvent" for c in type(event).__mro__)
 
 
-def _scope(scopes: OpenScopes, event: Any) -> None:
-    """Enter a tool's scope as CrewAI starts it, leave it as the tool ends (module doc)."""
+def _scope(scopes: OpenScopes, event: Any, called: str | None = None) -> None:
+    """Enter a tool's scope as CrewAI starts it (as ``called``, the name the model called it
+    by, when CrewAI sanitized it), leave it as the tool ends (module doc)."""
     kind = type(event).__name__
     if kind == "ToolUsageStartedEvent":
-        scopes.enter(event.event_id, None, event.tool_name, _arguments(event.tool_args))
+        name = called or event.tool_name
+        scopes.enter(event.event_id, None, name, _arguments(event.tool_args))
     elif kind in _TOOL_ENDS:
         scopes.exit(getattr(event, "started_event_id", None))
 
@@ -432,11 +441,20 @@ class _Reader:
             response_id=event.response_id,
         )  # fmt: skip
 
+    def called(self, event: Any) -> str | None:
+        """The name the model called the tool ``event`` starts by (on the tool's thread, once
+        the consumer caught up: ``waiting`` holds the model's calls; a copy is read)."""
+        name, args = event.tool_name, _arguments(event.tool_args)
+        for _, n, a in list(self.waiting):
+            if _runs_as(n, name) and _same(a, args):
+                return n
+        return None
+
     def _ToolUsageStartedEvent(self, event: Any) -> Iterator[AgentEvent]:
         self.tools_ran = True
         name, args = event.tool_name, _arguments(event.tool_args)
         for i, (call_id, n, a) in enumerate(self.waiting):
-            if n == name and _same(a, args):
+            if _runs_as(n, name) and _same(a, args):
                 self.running.append(self.waiting.pop(i))
                 self.started[event.event_id] = (call_id, name)
                 return
@@ -460,13 +478,12 @@ class _Reader:
         found = self._take(event)
         if found is not None:
             error = event.error
-            kind = error_name(error) if isinstance(error, BaseException) else "tool_error"
-            yield failed_result(found[0], str(error), found[1], kind)
+            yield failed_result(found[0], str(error), found[1], _error_type(error))
 
     def _take(self, event: Any) -> tuple[str, str, str] | None:
         name, args = event.tool_name, _arguments(event.tool_args)
         for i, (_, n, a) in enumerate(self.running):
-            if n == name and _same(a, args):
+            if _runs_as(n, name) and _same(a, args):
                 return self.running.pop(i)
         return None
 
@@ -508,6 +525,23 @@ def _arguments(args: Any) -> str:
     return json.dumps(args if args is not None else {}, default=str)
 
 
+def _runs_as(called: str, name: Any) -> bool:
+    """Whether the model's call of ``called`` is CrewAI's run of tool ``name``: CrewAI runs
+    the name sanitized (its ``sanitize_tool_name``: lower case, ``a-z0-9_``)."""
+    if called == name:
+        return True
+    try:
+        from crewai.utilities.string_utils import (  # type: ignore[import-not-found,unused-ignore]
+            sanitize_tool_name,
+        )
+    except ImportError:
+        return False
+    try:
+        return bool(sanitize_tool_name(called) == name)
+    except Exception:  # a name CrewAI cannot sanitize: not this tool
+        return False
+
+
 def _same(a: str, b: str) -> bool:
     """Two argument texts mean the same (JSON compared as values, else as text)."""
     if a == b:
@@ -519,11 +553,29 @@ def _same(a: str, b: str) -> bool:
 
 
 def _failure_type(failure: Any) -> str:
-    """``error.type`` of a failure a CrewAI tool reported by returning a ``ToolFailure``: its
-    ``code`` (the failing system's identifier), else its ``reason`` (CrewAI's category)."""
+    """``error.type`` of a failure CrewAI reports on a finished tool (``ToolFailure``): its
+    ``code`` (the failing system's identifier), else its ``reason`` (CrewAI's category); a
+    name the agent lacks is ``tool_not_found`` (its ``code`` is that name: unbounded)."""
+    reason = getattr(failure, "reason", None)
+    value = getattr(reason, "value", reason)
+    if value == "unknown_tool":
+        return "tool_not_found"
     code = getattr(failure, "code", None)
     if isinstance(code, str) and code:
         return code
-    reason = getattr(failure, "reason", None)
-    value = getattr(reason, "value", reason)
     return value if isinstance(value, str) and value else "tool_error"
+
+
+_INVALID_ARGUMENTS = " arguments validation failed: "
+"""CrewAI's text of the ``ValueError`` it raises from an ``args_schema``'s validation error."""
+
+
+def _error_type(error: Any) -> str:
+    """``error.type`` of what a tool raised: its class; CrewAI's ``ValueError`` for arguments
+    failing the tool's schema is the validation error it was raised from."""
+    if not isinstance(error, BaseException):
+        return "tool_error"
+    cause = error.__cause__
+    if type(error) is ValueError and cause is not None and _INVALID_ARGUMENTS in str(error):
+        return error_name(cause)
+    return error_name(error)

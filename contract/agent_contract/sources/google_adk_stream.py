@@ -26,11 +26,23 @@ agent or a string):
 * An event's ``error_code`` (a model that refused or failed) is an ``Error`` on the call,
   which ends with the next event or the end of the stream: when ADK raises the failure after
   reporting it (a 429), the call is still open, so the run's exception lands on the chat
-  span that failed, not on its step.
-* ``function_response`` parts are ``ToolResult``\\ s by id; a response holding an ``error``
-  and no ``result`` (what ADK and an ``on_tool_error_callback`` return for a failed tool) is
-  an error result, its ``error_type`` the class of the exception the tool raised (the
-  plugin's ``on_tool_error_callback`` hears it first). The next model call starts a new step.
+  span that failed, not on its step. ADK reports any failure leaving an agent's node that
+  way, a tool's exception too: an error event while no model request is waiting (the plugin
+  notes each request, below) is no model's. One naming the class of a tool failure the
+  plugin heard is that failure on its way out of the run (nothing is yielded: the tool's
+  scope was told the exception, and the run's end marks the call with it); another is an
+  ``Error`` of the run.
+* ``function_response`` parts are ``ToolResult``\\ s by id. A call whose tool raised (the
+  plugin's ``on_tool_error_callback`` hears it first, before the agent's own) is an error
+  result of that exception's class, whatever the agent's ``on_tool_error_callback`` made of
+  it (a ``ValueError`` of ADK's for a name the agent lacks is ``tool_not_found``). A
+  response holding an ``error`` and no ``result``, or a ``status`` of ``"error"`` (the shape
+  ADK's documentation gives tools reporting their own failure), is an error result too:
+  ``ValidationError`` and ``tool_not_found`` for ADK's own texts of arguments failing
+  validation or missing and of an unknown name, else ``tool_error``. A result the tool's own
+  ADK hook reads as an error (``_detect_error_in_response``: an ``McpTool``'s result with
+  ``isError``, ``MCP_TOOL_ERROR``) is an error result of that type (the plugin's
+  ``after_tool_callback`` asks the hook). The next model call starts a new step.
 * An event from another agent than the one before (a ``transfer_to_agent`` or a workflow's
   sub-agent) yields a ``PhaseMarker`` named after it.
 
@@ -61,6 +73,7 @@ Needs ``google-adk`` (extra ``google-adk``).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator
 from contextvars import ContextVar
 from typing import Any
@@ -111,7 +124,7 @@ async def google_adk_events(
         from google.adk.runners import InMemoryRunner  # type: ignore[import-untyped,unused-ignore]
 
         runner = InMemoryRunner(agent=agent, app_name=str(agent.name))
-    requests, failures = _add_plugin(runner)
+    requests, failures, watched = _add_plugin(runner)
     if session_id is None:
         session = await runner.session_service.create_session(
             app_name=runner.app_name, user_id=user_id
@@ -131,7 +144,7 @@ async def google_adk_events(
     stream = runner.run_async(
         user_id=user_id, session_id=session_id, new_message=new_message, **run
     )
-    state = _State(runner.agent, requests.setdefault(session_id, []), failures)
+    state = _State(runner.agent, requests.setdefault(session_id, []), failures, watched=watched)
     try:
         async for event in stream:
             if sink is not None:
@@ -154,17 +167,18 @@ Requests = dict[str, list[Request]]
 """The model requests a runner's plugin heard and no event has shown yet, by session id."""
 
 
-def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str]]:
+def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str], bool]:
     """Put the plugin noting model requests and scoping each tool call (module doc) first in
     ``runner``'s plugins; its notes of requests, by session, and of the exception classes of
-    failed tool calls, by call id."""
+    failed tool calls, by call id; whether it is there (a runner with no plugins has none)."""
     plugins = getattr(getattr(runner, "plugin_manager", None), "plugins", None)
     if not isinstance(plugins, list):
-        return {}, {}
+        return {}, {}, False
     for plugin in plugins:
         if plugin.name == _PLUGIN:
-            return plugin.requests, plugin.failures
+            return plugin.requests, plugin.failures, True
     from google.adk.plugins.base_plugin import BasePlugin  # type: ignore[import-untyped,unused-ignore]
+    from google.adk.tools.base_tool import BaseTool  # type: ignore[import-untyped,unused-ignore]
 
     scopes = OpenScopes()
     nested: dict[Any, tuple[Pushed, _State, str, Any]] = {}  # invocation id -> its nested run
@@ -188,18 +202,27 @@ def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str]]:
                          mcp=_mcp_server(tool))  # fmt: skip
             _CALL.set(call_id if isinstance(call_id, str) else "")  # a runner in it nests
 
-        async def after_tool_callback(self, *, tool_context: Any, **kwargs: Any) -> None:
+        async def after_tool_callback(
+            self, *, tool: Any = None, tool_context: Any, result: Any = None, **kwargs: Any
+        ) -> None:
+            call_id = getattr(tool_context, "function_call_id", None)
+            kind = _detected(tool, result)
+            if kind is not None and isinstance(call_id, str):  # (an exception heard first wins)
+                self.failures.setdefault(call_id, kind)  # its result names it (_result)
             await _end_nested(nested, tool_context, None)
             scopes.exit(id(tool_context))
 
         async def on_tool_error_callback(
-            self, *, tool_context: Any, error: Any = None, **kwargs: Any
+            self, *, tool: Any = None, tool_context: Any, error: Any = None, **kwargs: Any
         ) -> None:
             call_id = getattr(tool_context, "function_call_id", None)
-            if isinstance(call_id, str) and isinstance(error, BaseException):
-                self.failures[call_id] = error_name(error)  # its result names it (_result)
+            failed = error if isinstance(error, Exception) else None  # not a cancellation
+            if isinstance(call_id, str) and failed is not None:
+                # its result names it (_result); ADK's own lookup failure: a bare BaseTool
+                unknown = type(tool) is BaseTool and isinstance(failed, ValueError)
+                self.failures[call_id] = "tool_not_found" if unknown else error_name(failed)
             await _end_nested(nested, tool_context, error)
-            scopes.exit(id(tool_context))
+            scopes.exit(id(tool_context), failed)
 
         async def before_run_callback(self, *, invocation_context: Any) -> None:
             session = getattr(invocation_context.session, "id", None)
@@ -227,7 +250,7 @@ def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str]]:
     plugin = ToolScopes(name=_PLUGIN)
     plugin.requests, plugin.failures = {}, {}
     plugins.insert(0, plugin)
-    return plugin.requests, plugin.failures
+    return plugin.requests, plugin.failures, True
 
 
 _CALL: ContextVar[str | None] = ContextVar("agent_contract_google_adk_call", default=None)
@@ -249,12 +272,15 @@ async def _end_nested(nested: dict[Any, Any], tool_context: Any, error: Any) -> 
 
 class _State:
     __slots__ = ("author", "failed", "failures", "open", "requests", "root", "step", "streamed",
-                 "tools_ran")  # fmt: skip
+                 "tools_ran", "watched")  # fmt: skip
 
-    def __init__(self, root: Any, requests: list[Request], failures: dict[str, str]) -> None:
+    def __init__(
+        self, root: Any, requests: list[Request], failures: dict[str, str], *, watched: bool = True
+    ) -> None:
         self.root = root
         self.requests = requests
         self.failures = failures
+        self.watched = watched  # the plugin notes the requests (else any error is a model's)
         self.author: str | None = None
         self.open = self.streamed = self.tools_ran = False
         self.step = 0
@@ -280,6 +306,9 @@ class _State:
             self.tools_ran = True
             out += [_result(r, self.failures) for r in results]
             return out
+        if role is None and event.error_code and not self._model_failed():
+            out += self._node_failed(event)
+            return out
         if role == "model" or event.usage_metadata is not None or event.error_code:
             self._open(out, author)
             if event.partial:
@@ -290,6 +319,21 @@ class _State:
                     out += _texts(parts)
                 self._close(out, event, parts)
         return out
+
+    def _model_failed(self) -> bool:
+        """Whether an error event with no content is a model's: a call open, or a request
+        the plugin heard and no event showed yet (a 429 before any output)."""
+        return self.open or bool(self.requests) or not self.watched
+
+    def _node_failed(self, event: Any) -> list[AgentEvent]:
+        """An error event no model made (module doc): a tool's failure leaving the run, or an
+        ``Error`` of the run's own."""
+        code = str(event.error_code)
+        for call_id, kind in list(self.failures.items()):
+            if kind == code:  # a tool's exception, heard by the plugin, told to its scope
+                del self.failures[call_id]
+                return []
+        return [Error(message=str(event.error_message or code), error_type=code)]
 
     def _open(self, out: list[AgentEvent], author: str | None) -> None:
         if self.open:
@@ -374,15 +418,52 @@ def _thoughts_inside(usage: Any) -> bool:
     return sum(p or 0 for p in parts) == total
 
 
+# ADK's own texts for a call it ran no body for (``FunctionTool`` and its flow), by outcome.
+_OWN_OUTCOME = re.compile(
+    r"Invoking `[^`]{0,256}\(\)` failed (?:(due to argument validation errors)"
+    r"|(as the following mandatory input parameters are not present)"
+    r"|(as no tool with that name is available))"
+)
+_OUTCOMES = ("ValidationError", "ValidationError", "tool_not_found")
+
+
 def _result(response: Any, failures: dict[str, str]) -> ToolResult:
-    """A call's result; an error (module doc) named by the exception the plugin heard of."""
+    """A call's result; an error (module doc) named by the exception the plugin heard of, else
+    by ADK's own text."""
     body = response.response
     call_id = str(response.id or "")
-    failed = isinstance(body, dict) and "error" in body and "result" not in body
+    name = response.name
     error_type = failures.pop(call_id, None)
-    if failed and error_type is not None:
-        return failed_result(call_id, body, response.name, error_type)
-    return ToolResult(tool_call_id=call_id, content=body, name=response.name, is_error=failed)
+    if error_type:  # the tool raised (whatever a callback answered for it), or its hook named it
+        return failed_result(call_id, body, name, error_type)
+    if not isinstance(body, dict):
+        return ToolResult(tool_call_id=call_id, content=body, name=name, is_error=error_type == "")
+    error = body.get("error")
+    status = body.get("status")
+    reported = error_type == "" or (error is not None and "result" not in body)
+    if not reported and not (type(status) is str and status.lower() == "error"):
+        return ToolResult(tool_call_id=call_id, content=body, name=name, is_error=False)
+    own = _OWN_OUTCOME.match(error) if type(error) is str else None
+    if own is None or not own.lastindex:  # the tracer's own word for it: tool_error
+        return ToolResult(tool_call_id=call_id, content=body, name=name, is_error=True)
+    return failed_result(call_id, body, name, _OUTCOMES[own.lastindex - 1])
+
+
+def _detected(tool: Any, result: Any) -> str | None:
+    """The error type a tool's own ADK hook reads in its result (``_detect_error_in_response``:
+    an ``McpTool``'s ``MCP_TOOL_ERROR`` for a result with ``isError``, a skill tool's code),
+    as ADK's own telemetry reads it; ``""``: an error ADK names only ``TOOL_ERROR`` (the
+    result's shape names it, ``_result``); None: no error."""
+    detector = getattr(tool, "_detect_error_in_response", None)
+    if detector is None or not callable(detector):
+        return None
+    try:
+        kind = detector(result)
+    except Exception:  # ADK's telemetry swallows it too: no error read
+        return None
+    if type(kind) is not str or not kind:
+        return None
+    return "" if kind == "TOOL_ERROR" else kind
 
 
 def _mcp_server(tool: Any) -> McpServer | None:

@@ -23,7 +23,7 @@ from agent_otel._guard import logger as _log
 from agent_otel.exporting._console import ConsoleTreeExporter
 from agent_otel.exporting._loss import SpanLoss
 from agent_otel.exporting._process import ProcessHooks, forget_parents_metrics
-from agent_otel.recording._open import end_open_runs, manage, unmanage
+from agent_otel.recording._open import end_runs, manage, unmanage
 
 
 class Telemetry:
@@ -163,7 +163,7 @@ class Telemetry:
     def _end_open_runs(self) -> None:
         """End the runs still open on our tracer provider (``agent_otel.end_reason=shutdown``),
         so their spans are exported rather than lost, and say how many."""
-        ended = end_open_runs(self._ours)
+        ended = end_runs(self._ours)
         self.runs_ended_at_shutdown += ended
         if ended:
             _log.warning(

@@ -2,11 +2,18 @@
 
 A run registers when it starts and leaves when it finishes (:mod:`._wrapper`). At shutdown
 (interpreter exit, SIGTERM, a ``multiprocessing`` worker's exit, ``Telemetry.shutdown()``),
-:func:`end_open_runs` ends the runs still open on that tracer provider, newest first (a
+:func:`end_runs` ends the runs still open on that tracer provider, newest first (a
 sub-agent's run before the run that started it), each innermost span first, with
 ``agent_otel.end_reason=shutdown``; their open calls and tools are marked incomplete. Whoever
 removes a run from the registry first finishes it, so a run ends once even when its own
 thread reaches its end at the same moment.
+
+An application that shuts its own providers down (a web server's lifespan shutdown step, a
+test fixture's teardown) calls :func:`end_open_runs` first, the public door to the same.
+When it does not, the runs still open end into a provider that drops every span: nothing of
+ours can run at the provider's shutdown (the middleware never patches a provider it was
+given), so the loss is told where it is seen, as such a run ends (:func:`ended`): a warning
+once per provider naming the remedy, and :func:`runs_lost_to_shutdown` counts them.
 
 ``configure()``'s telemetry ends (and counts) the runs on its providers itself (:func:`manage`).
 Runs on providers wired by hand are ended at interpreter exit by a hook of ours, which must run
@@ -65,7 +72,7 @@ def claim(run: Any) -> bool:
     return _OPEN.pop(id(run), None) is not None
 
 
-def end_open_runs(belongs: Callable[[Any], bool]) -> int:
+def end_runs(belongs: Callable[[Any], bool]) -> int:
     """End every open run ``belongs`` accepts (given its agent span), newest first; how many."""
     ended = 0
     for run in reversed(list(_OPEN.values())):
@@ -74,9 +81,98 @@ def end_open_runs(belongs: Callable[[Any], bool]) -> int:
                 continue
             run.finish(A.END_SHUTDOWN, None)
             ended += 1
+            told(run)
         except Exception:
             report("run end at shutdown")
     return ended
+
+
+def end_open_runs(tracer_provider: Any = None) -> int:
+    """End the agent runs still open in this process, on ``tracer_provider`` (default: on
+    any), and return how many.
+
+    Call it before shutting down providers you built yourself (a FastAPI or Starlette
+    lifespan's shutdown step, a test fixture's teardown): each run still open ends now,
+    newest first, each innermost span first, with ``agent_otel.end_reason=shutdown`` and its
+    open calls and tools marked incomplete, so the provider's shutdown exports them. A run
+    ended here is not ended again when its stream finishes. ``configure()``'s
+    ``Telemetry.shutdown()`` (and ``Telemetry(tracer_provider, meter_provider).shutdown()``)
+    does this itself. Never raises.
+    """
+    try:
+        belongs = _on(tracer_provider)
+        ended = end_runs(belongs)
+    except Exception:
+        report("end open runs")
+        return 0
+    if ended:
+        logger.warning(
+            "agent-otel: %d run(s) still open were ended (agent_otel.end_reason=shutdown)", ended
+        )
+    return ended
+
+
+def _on(tracer_provider: Any) -> Callable[[Any], bool]:
+    """Whether an agent span was started on ``tracer_provider`` (None: on any)."""
+    if tracer_provider is None:
+        return lambda span: True
+    try:
+        processor = getattr(tracer_provider, "_active_span_processor", None)
+    except Exception:  # an object that is no provider: none of its runs
+        processor = None
+    if processor is None:  # not the SDK's provider: no run of ours writes through it
+        return lambda span: False
+    return lambda span: getattr(span, "_span_processor", None) is processor
+
+
+_LOST = [0]  # runs that ended after their tracer provider was shut down
+_TOLD: set[int] = set()  # id() of the span processors whose loss was told
+
+
+def told(run: Any) -> None:
+    """``run`` just ended: if its tracer provider was already shut down, every span it ended
+    since was dropped. Counted, and told once per provider (module doc)."""
+    try:
+        processor = getattr(run.run.span.raw, "_span_processor", None)
+        if not _shut_down(processor):
+            return
+    except Exception:  # a processor of the application's that cannot be read: not told
+        return
+    _LOST[0] += 1
+    if id(processor) in _TOLD:
+        return
+    _TOLD.add(id(processor))
+    logger.warning(
+        "agent-otel: a run ended after its tracer provider was shut down: its spans were "
+        "dropped. Call agent_otel.end_open_runs(tracer_provider) before "
+        "tracer_provider.shutdown(), or shut down through "
+        "agent_otel.Telemetry(tracer_provider, meter_provider).shutdown(), which does"
+    )
+
+
+def _shut_down(processor: Any) -> bool:
+    """Whether a provider's span processor (the SDK's multi-processor of an agent span) was
+    shut down: each of its processors that says so (the SDK's simple and batch ones) does,
+    and one at least."""
+    processors = getattr(processor, "_span_processors", None)
+    if type(processors) is not tuple:
+        return False
+    known = False
+    for each in processors:
+        flag = getattr(each, "_shutdown", None)
+        if flag is None:
+            flag = getattr(getattr(each, "_batch_processor", None), "_shutdown", None)
+        if flag is None:
+            continue
+        if flag is not True:
+            return False
+        known = True
+    return known
+
+
+def runs_lost_to_shutdown() -> int:
+    """How many runs ended after their tracer provider was shut down (their spans dropped)."""
+    return _LOST[0]
 
 
 def manage(belongs: Callable[[Any], bool]) -> None:
@@ -93,7 +189,7 @@ def unmanage(belongs: Callable[[Any], bool]) -> None:
 def _at_exit() -> None:
     """Interpreter exit: end the runs still open that no telemetry of ours ends itself."""
     managed = list(_MANAGED)
-    ended = end_open_runs(lambda span: not any(belongs(span) for belongs in managed))
+    ended = end_runs(lambda span: not any(belongs(span) for belongs in managed))
     if ended:
         logger.warning(
             "agent-otel: %d run(s) still open at interpreter exit were ended "
