@@ -97,6 +97,8 @@ def plain(value: Any) -> Any:
 def text_of(value: Any) -> str | None:
     """``value`` as a plain ``str`` when it is a string, else None: where an event's string
     enters a run (callers test ``type(value) is str`` first: the usual case costs no call)."""
+    if value is None:  # the usual caller's case (a plain str is tested before the call)
+        return None
     return str.__str__(value) if issubclass(type(value), str) else None  # (_is, inline)
 
 
