@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 _A = TypeVar("_A")
 _B = TypeVar("_B")
+_N = TypeVar("_N", int, float)
 _C = TypeVar("_C")
 
 MAX_DEPTH = 16
@@ -145,6 +146,18 @@ def number_of(value: object) -> float | None:
         return float(value)  # type: ignore[arg-type]  # a Fraction, another Real
     except Exception:  # a Real whose own __float__ raises: no number
         return None
+
+
+
+def at_least_zero(label: str, given: object, number: _N | None, what: str) -> _N:
+    """``number`` (``given`` read plain by :func:`int_of` or :func:`number_of`) when it is
+    finite and >= 0; else ``TypeError`` (no number: ``label`` must be ``what``) or
+    ``ValueError`` naming ``label`` and showing ``given`` (:func:`shown`)."""
+    if number is None:
+        raise TypeError(f"{label} must be {what}, not {shown(given)}")
+    if not math.isfinite(number) or number < 0:
+        raise ValueError(f"{label} must be a finite number >= 0, not {shown(given)}")
+    return number
 
 
 def items_of(value: list[Any] | tuple[Any, ...]) -> list[Any]:

@@ -8,13 +8,12 @@ rate, and the rest of the input and output at the plain rates.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_otel._plain import number_of, shown, text_of
+from agent_otel._plain import at_least_zero, number_of, shown, text_of
 
 MAX_MEMO = 1024
 PER_TOKENS = 1_000_000
@@ -159,14 +158,6 @@ class PriceTable:
 
 def _price(name: str, value: Any) -> float:
     """A price as the plain float it is (an int or float subclass read by the base type)."""
-    number = number_of(value)
-    if number is None:
-        raise TypeError(
-            f"ModelPrice({name}=...) must be a number per million tokens, not {shown(value)}"
-        )
-    if not math.isfinite(number) or number < 0:
-        raise ValueError(
-            f"ModelPrice({name}=...) must be a finite number >= 0 per million tokens, "
-            f"not {shown(value)}"
-        )
-    return number
+    return at_least_zero(
+        f"ModelPrice({name}=...)", value, number_of(value), "a number per million tokens"
+    )

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import TypeVar
 
-from agent_otel._plain import int_of, number_of, shown
+from agent_otel._plain import at_least_zero, int_of, number_of, shown
 
 _N = TypeVar("_N", int, float)
 
@@ -82,16 +81,7 @@ class TailSamplingPolicy:
 
 def _limit(name: str, given: object, number: _N | None, what: str) -> _N:
     """A keep-limit: ``number`` (``given`` read plain) when it is finite and >= 0."""
-    if number is None:
-        raise TypeError(
-            f"TailSamplingPolicy({name}=...) must be {what} or None, not {shown(given)}"
-        )
-    if not math.isfinite(number) or number < 0:
-        raise ValueError(
-            f"TailSamplingPolicy({name}=...) must be a finite number >= 0 or None, "
-            f"not {shown(given)}"
-        )
-    return number
+    return at_least_zero(f"TailSamplingPolicy({name}=...)", given, number, f"{what} or None")
 
 
 @dataclass(frozen=True, slots=True)
