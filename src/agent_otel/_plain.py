@@ -148,7 +148,6 @@ def number_of(value: object) -> float | None:
         return None
 
 
-
 def at_least_zero(label: str, given: object, number: _N | None, what: str) -> _N:
     """``number`` (``given`` read plain by :func:`int_of` or :func:`number_of`) when it is
     finite and >= 0; else ``TypeError`` (no number: ``label`` must be ``what``) or
