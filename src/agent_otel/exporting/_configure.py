@@ -6,12 +6,13 @@ single place that builds SDK providers and (optionally) installs them globally.
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, TextIO
 
-from opentelemetry.sdk._logs import LoggerProvider, LogRecordLimits, LogRecordProcessor
+from opentelemetry.sdk._logs import LoggerProvider, LogRecordProcessor
 from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
 from opentelemetry.sdk.metrics import Histogram, MeterProvider
 from opentelemetry.sdk.metrics.export import MetricReader, PeriodicExportingMetricReader
@@ -257,12 +258,7 @@ def configure(
             processors.insert(0, console_exporter.live)
     processors.extend(span_processors)
 
-    log_limits = _env.limit_overrides(_env.LOG_LIMITS)
-    logger_provider = LoggerProvider(
-        resource=resource,
-        shutdown_on_exit=False,
-        log_record_limits=LogRecordLimits(**log_limits) if log_limits else None,
-    )
+    logger_provider = _logger_provider(resource)
     log_exporters = []
     if _wants_otlp("logs", _env.exporter_names("logs"), endpoint, protocol):
         log_exporters.append(
@@ -350,3 +346,20 @@ def _resource(service_name: str | None, extra: Mapping[str, AttributeValue] | No
             Resource({SERVICE_NAME: f"unknown_service:{program or 'python'}"})
         )
     return resource
+
+
+def _logger_provider(resource: Resource) -> LoggerProvider:
+    """The logger provider, with the log record limits a malformed variable made us choose.
+
+    Only an SDK whose ``LoggerProvider`` takes ``log_record_limits`` (1.45 on) reads those
+    variables itself, and only it is given them: an older one (Google ADK pins 1.44) is
+    built as before, and has no limit variable to fail on.
+    """
+    limits = _env.limit_overrides(_env.LOG_LIMITS)
+    if limits and "log_record_limits" in inspect.signature(LoggerProvider).parameters:
+        from opentelemetry.sdk._logs import LogRecordLimits  # (1.45 on, as the argument)
+
+        return LoggerProvider(
+            resource=resource, shutdown_on_exit=False, log_record_limits=LogRecordLimits(**limits)
+        )
+    return LoggerProvider(resource=resource, shutdown_on_exit=False)
