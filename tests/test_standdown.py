@@ -220,6 +220,29 @@ async def test_openai_v2_uninstrument_still_restores_the_sdk(telemetry: InMemory
     assert len(chat_spans(telemetry.spans())) == 1
 
 
+@pytest.mark.parametrize("stream", [True, False], ids=["streaming", "non-streaming"])
+async def test_openai_v2_under_another_instrumentation_still_stands_down(stream: bool) -> None:
+    """OpenLLMetry instrumented after openai-v2 wraps openai-v2's wrapper: the guard finds it
+    inside, the call keeps one chat span and its tokens once; outside our spans openai-v2
+    still traces."""
+    telemetry = InMemoryTelemetry()
+    with telemetry.instrumented(openai_v2.OpenAIInstrumentor(), _openllmetry()):
+        await run(telemetry, stream)
+        (chat,) = chat_spans(telemetry.spans())
+        assert chat.instrumentation_scope is not None
+        assert chat.instrumentation_scope.name == "agent_otel"
+        assert input_tokens_counted(telemetry) == 12
+        telemetry.clear()
+        await api(telemetry).chat.completions.create(model=MODEL, messages=[])
+        scopes = {
+            s.instrumentation_scope.name
+            for s in chat_spans(telemetry.spans())
+            if s.instrumentation_scope
+        }
+        assert "opentelemetry.util.genai.handler" in scopes  # outside our spans: traced as before
+    telemetry.shutdown()
+
+
 class EmbeddingAgent(OpenAIAgent):
     """Embeds the question inside its chat span, before the model call."""
 

@@ -7,6 +7,12 @@ it; everywhere else its wrapper runs as before. The guard replaces the instrumen
 ``FunctionWrapper`` with one around the same original method, so its own ``uninstrument()``
 (which restores ``__wrapped__``) still restores the SDK. HTTP spans are untouched: the
 request goes out in the same context.
+
+Another instrumentation instrumented after openai-v2 (OpenLLMetry's wraps the same ``create``
+with wrapt) leaves openai-v2's wrapper inside its own, where the class attribute no longer
+shows it: the guard follows the chain of wrappers down (``__wrapped__``) and replaces
+openai-v2's where it sits, so the outer one, which reads the stand-down itself, keeps working
+and the inner one stands down too.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from ._context import covering
 PACKAGE = "opentelemetry.instrumentation.openai_v2"
 _TARGETS = (("openai.resources.chat.completions", ("Completions", "AsyncCompletions")),)
 _MARK = "_agent_otel_stand_down"
+_DEPTH = 8  # wrappers followed down from the class attribute; more is no real stack
 
 Wrapper = Callable[[Any, Any, tuple[Any, ...], dict[str, Any]], Any]
 
@@ -43,14 +50,27 @@ def guard_openai_v2() -> int:
         module = sys.modules.get(module_name)
         for class_name in classes:
             cls = getattr(module, class_name, None)
-            current = cls.__dict__.get("create") if isinstance(cls, type) else None
-            theirs = getattr(current, "_self_wrapper", None)
-            if theirs is None or getattr(theirs, _MARK, False):
-                continue
-            if not str(getattr(theirs, "__module__", "")).startswith(PACKAGE):
-                continue
+            if isinstance(cls, type):
+                guarded += _guard_chain(cls)
+    return guarded
+
+
+def _guard_chain(cls: type) -> int:
+    """Guard openai-v2's wrapper of ``cls.create``, at whatever depth of wrappers it sits."""
+    outer: Any = None
+    current: Any = cls.__dict__.get("create")
+    for _ in range(_DEPTH):
+        theirs = getattr(current, "_self_wrapper", None)
+        if theirs is None or getattr(theirs, _MARK, False):
+            return 0
+        if str(getattr(theirs, "__module__", "")).startswith(PACKAGE):
             from wrapt import FunctionWrapper  # present wherever openai-v2 is
 
-            cls.create = FunctionWrapper(current.__wrapped__, _guarded(theirs))  # type: ignore[union-attr]
-            guarded += 1
-    return guarded
+            mine = FunctionWrapper(current.__wrapped__, _guarded(theirs))
+            if outer is None:
+                cls.create = mine  # type: ignore[attr-defined]
+            else:  # inside another instrumentation's wrapper: it keeps wrapping the guard
+                outer.__wrapped__ = mine
+            return 1
+        outer, current = current, getattr(current, "__wrapped__", None)
+    return 0
