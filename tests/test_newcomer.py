@@ -144,6 +144,8 @@ def test_nothing_is_told_when_configured() -> None:
         # configure()'s own options misspelt, or a run's option given to it: raised as they
         # are made, nothing built, with the nearest name or where the option belongs
         (lambda: configure(servicename="svc"), "did you mean 'service_name'?"),
+        # as docs/configure.md promised for record_evaluation(), which raised Python's bare one
+        (lambda: record_evaluation("relevance", scor=1.0), "did you mean 'score'?"),
         (lambda: configure("svc", otlp_endpoint="http://localhost:4318"), "'endpoint'?"),
         (
             lambda: configure("svc", capture_content=True),
