@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan
-from opentelemetry.trace import StatusCode
+from opentelemetry.trace import NoOpTracerProvider, StatusCode
 
 from agent_contract.examples import ScriptedAgent
 from agent_contract.protocol import (
@@ -364,7 +364,7 @@ async def test_end_open_runs_ends_the_runs_on_that_provider_once(
     theirs = other.wrapper(agent_name="b")(ScriptedAgent(events).stream(MESSAGES))
     async with aclosing(mine), aclosing(theirs):
         assert await anext(mine) is events[0] and await anext(theirs) is events[0]
-        assert end_open_runs(object()) == 0  # no provider: nothing of ours on it
+        assert end_open_runs(NoOpTracerProvider()) == 0  # not the SDK's: nothing of ours on it
         assert end_open_runs(otel_telemetry.tracer_provider) == 1
         assert end_open_runs(otel_telemetry.tracer_provider) == 0
         attributes = agent_span(otel_telemetry).attributes or {}

@@ -16,7 +16,14 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from agent_contract.examples import ScriptedAgent
 from agent_contract.protocol import LLMCallEnd, LLMCallStart, Message, TextDelta
-from agent_otel import _guard, configure, instrument, otel_wrapper, record_evaluation
+from agent_otel import (
+    _guard,
+    configure,
+    end_open_runs,
+    instrument,
+    otel_wrapper,
+    record_evaluation,
+)
 from agent_otel.instrumentor import AgentInstrumentor
 from agent_otel.recording import _hints
 from agent_otel.testing import InMemoryTelemetry
@@ -134,6 +141,17 @@ def test_nothing_is_told_when_configured() -> None:
         (lambda: otel_wrapper()([1, 2]), "otel_wrapper()(agent.stream(messages))"),
         (lambda: __import__("agent_otel").instrument(42), "instrument(MyAgent())"),
         (lambda: __import__("agent_otel").TailSamplingPolicy(keep_ratio=2), "keep_ratio"),
+        # configure()'s own options misspelt, or a run's option given to it: raised as they
+        # are made, nothing built, with the nearest name or where the option belongs
+        (lambda: configure(servicename="svc"), "did you mean 'service_name'?"),
+        # as docs/configure.md promised for record_evaluation(), which raised Python's bare one
+        (lambda: record_evaluation("relevance", scor=1.0), "did you mean 'score'?"),
+        (lambda: configure("svc", otlp_endpoint="http://localhost:4318"), "'endpoint'?"),
+        (
+            lambda: configure("svc", capture_content=True),
+            "given to otel_wrapper() or instrument(), not to configure(); for every run in the "
+            "process, set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true",
+        ),
     ],
 )
 async def test_a_misuse_says_what_to_do(call: object, hint: str) -> None:
@@ -152,6 +170,10 @@ def _evaluated(**options: Any) -> object:
     return record_evaluation("relevance", score=1.0, **options)
 
 
+def _ended(**options: Any) -> object:
+    return end_open_runs(options["tracer_provider"])
+
+
 NOT_PROVIDERS = [
     ("tracer_provider", lambda t: t.tracer_provider.get_tracer("app"), "not a Tracer"),
     ("tracer_provider", lambda t: TracerProvider, "pass an instance, as tracer_provider="),
@@ -165,9 +187,10 @@ NOT_PROVIDERS = [
     ("entry", "option", "given", "told"),
     [
         (entry, *case)
-        for entry in (otel_wrapper, _instrumented, _evaluated)
+        for entry in (otel_wrapper, _instrumented, _evaluated, _ended)
         for case in NOT_PROVIDERS
         if not (entry is _evaluated and case[0] == "tracer_provider")  # it takes none
+        if not (entry is _ended and case[0] != "tracer_provider")  # it takes only that one
     ],
 )
 def test_what_is_not_a_provider_is_told_where_it_is_passed(
@@ -175,7 +198,9 @@ def test_what_is_not_a_provider_is_told_where_it_is_passed(
 ) -> None:
     """A tracer where its provider belongs (or the provider's class) used to be taken, the run
     then recorded nothing and the log blamed agent-otel ("internal error"): it is the
-    caller's mistake, told at once with what to pass."""
+    caller's mistake, told at once with what to pass. ``end_open_runs()`` given a tracer (or
+    the class) ended nothing, without a word, and the provider's shutdown then dropped the runs
+    still open."""
     with pytest.raises(TypeError, match=f"{option}=...\\) takes a ") as raised:
         entry(**{option: given(otel_telemetry)})
     assert told in str(raised.value)

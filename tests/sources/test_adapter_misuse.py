@@ -18,6 +18,7 @@ import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -294,3 +295,36 @@ async def test_a_synchronous_sdk_client_is_told_to_use_the_async_one() -> None:
     with pytest.raises(TypeError, match=r"returned Stream, not an async stream.*AsyncOpenAI"):
         await anext(events)
     assert [r.is_closed for r in responses] == [True]
+
+
+PLAIN_SOURCES = [a for a in ADAPTERS if a.plain] + SDK_SOURCES
+
+
+@pytest.mark.parametrize("adapter", PLAIN_SOURCES, ids=lambda a: a.id)
+@pytest.mark.parametrize(
+    ("messages", "told"),
+    [
+        ("Hi", "got a str"),
+        ([{"role": "user", "content": "Hi"}], "got a list whose item 0 is a dict"),
+        ([*HI, "Hi"], "got a list whose item 1 is a str"),
+        (None, "got None"),
+    ],
+    ids=["prompt", "sdk-dicts", "mixed", "none"],
+)
+def test_messages_in_the_sdks_shape_are_told_at_the_call(
+    adapter: Adapter, messages: object, told: str
+) -> None:
+    """The SDKs take a prompt string or plain dicts, so a newcomer passes those to the SDK
+    sources: each failed only at the first pull, with ``'dict' object has no attribute
+    'to_dict'``. Now the call raises, naming what it got and how to make a message."""
+    _installed(adapter)
+    create = SimpleNamespace(create=lambda **_: None)  # a client by shape: never called
+    client = SimpleNamespace(chat=SimpleNamespace(completions=create), responses=create,
+                             messages=create)  # fmt: skip
+    source = getattr(importlib.import_module(f"agent_contract.sources.{adapter.module}"),
+                     adapter.function)  # fmt: skip
+    with pytest.raises(TypeError) as raised:
+        source(client, messages, "gpt-4o-mini")
+    message = str(raised.value)
+    assert message.startswith(f"{adapter.function}() takes messages as a list of ")
+    assert told in message and "Message.from_dict(d)" in message

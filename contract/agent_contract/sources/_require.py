@@ -1,7 +1,8 @@
 """What an adapter says when it is given the wrong thing, or its framework is missing.
 
 Each adapter checks once per run, at the point it first touches them, the object it was given
-(:func:`expect`) and the framework modules it imports (:func:`require`), so a newcomer's
+(:func:`expect`; an SDK source's messages too, :func:`expect_messages`) and the framework
+modules it imports (:func:`require`), so a newcomer's
 mistake is told as what was given, what the adapter takes and what to do, instead of an
 ``AttributeError`` from deep inside the run or a bare ``No module named ...``.
 
@@ -19,7 +20,7 @@ from importlib import metadata
 from types import CoroutineType
 from typing import Any
 
-__all__ = ["FRAMEWORKS", "expect", "require"]
+__all__ = ["FRAMEWORKS", "expect", "expect_messages", "require"]
 
 # The modules the adapters import, each with the distribution that brings it, the version the
 # adapter was written and tested against (tests/constraints.txt, else the extra's pin) and the
@@ -160,3 +161,32 @@ def expect(obj: object, adapter: str, takes: str, *paths: str, hint: str = "") -
         given = f"an object of type {_type_name(obj)}, which has no .{', .'.join(missing)}"
     message = f"{adapter}() takes {takes} (or an object with .{', .'.join(paths)}); got {given}"
     raise TypeError(f"{message}. {hint}" if hint else message)
+
+
+def expect_messages(messages: object, adapter: str) -> None:
+    """Raise ``TypeError`` unless ``messages`` is a list (or tuple) of contract messages.
+
+    The SDKs take plain dicts or a prompt string, so a newcomer passes those here; each used to
+    fail at the first pull with an ``AttributeError`` (``'dict' object has no attribute
+    'to_dict'``). An item is a message by shape: a ``role`` and ``to_dict()``.
+    """
+    if issubclass(type(messages), (list, tuple)):
+        items: list[object] | tuple[object, ...] = messages  # type: ignore[assignment]
+        for index, item in enumerate(items):
+            if not (_has(item, "role") and _has(item, "to_dict")):
+                given = f"a {_type_name(messages)} whose item {index} is {_a(item)}"
+                break
+        else:
+            return
+    else:
+        given = _a(messages)
+    raise TypeError(
+        f"{adapter}() takes messages as a list of agent_contract.protocol.Message; got {given}. "
+        "Pass [Message(role='user', content='...')] (a dict in the SDK's shape becomes one "
+        "with Message.from_dict(d))"
+    )
+
+
+def _a(obj: object) -> str:
+    """``obj`` named by its type only: "None", "a str", "a dict"."""
+    return "None" if obj is None else f"a {_type_name(obj)}"

@@ -27,7 +27,7 @@ from agent_contract.events import (
     ToolCall,
     Usage,
 )
-from agent_contract.sources._require import expect
+from agent_contract.sources._require import expect, expect_messages
 from agent_contract.sources._stream import (
     NOTHING,
     OneCallAgent,
@@ -172,6 +172,7 @@ def stream_messages(
     ``max_tokens`` is required by Anthropic: pass it in ``params``.
     """
     expect(client, "stream_messages", _TAKES, "messages.create", hint=_HINT)
+    expect_messages(messages, "stream_messages")
     start = start_event(model, "anthropic", messages, params)
     system, turns = anthropic_input(messages)
     if system is not None:

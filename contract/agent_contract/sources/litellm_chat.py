@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from agent_contract.events import AgentEvent, Message
-from agent_contract.sources._require import require
+from agent_contract.sources._require import expect_messages, require
 from agent_contract.sources._stream import OneCallAgent, Sink, read_stream, request, start_event
 from agent_contract.sources.openai_chat import ChatCompletionsReader
 
@@ -39,6 +39,7 @@ def stream_litellm(
     """
     litellm = require("litellm")
 
+    expect_messages(messages, "stream_litellm")
     start = start_event(model, _provider(litellm, model, params), messages, params)
     if client is not None:
         params = {"client": client, **params}

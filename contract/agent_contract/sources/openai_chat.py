@@ -36,7 +36,7 @@ from agent_contract.events import (
     ToolCall,
     Usage,
 )
-from agent_contract.sources._require import expect
+from agent_contract.sources._require import expect, expect_messages
 from agent_contract.sources._stream import (
     NOTHING,
     OneCallAgent,
@@ -201,6 +201,7 @@ def stream_chat(
     ``LLMCallStart.params``; ``sink`` receives every ``ChatCompletionChunk``.
     """
     expect(client, "stream_chat", _TAKES, "chat.completions.create", hint=_HINT)
+    expect_messages(messages, "stream_chat")
     start = start_event(model, provider, messages, params)
     return read_stream(
         start,

@@ -31,7 +31,7 @@ from agent_contract.events import (
     ToolCall,
     Usage,
 )
-from agent_contract.sources._require import expect
+from agent_contract.sources._require import expect, expect_messages
 from agent_contract.sources._stream import (
     NOTHING,
     OneCallAgent,
@@ -177,6 +177,7 @@ def stream_responses(
 ) -> AsyncIterator[AgentEvent]:
     """One streamed ``client.responses.create`` call (an ``AsyncOpenAI``), as events."""
     expect(client, "stream_responses", _TAKES, "responses.create", hint=_HINT)
+    expect_messages(messages, "stream_responses")
     start = start_event(model, "openai", messages, params)
     instructions, items = response_input(messages)
     if instructions is not None:

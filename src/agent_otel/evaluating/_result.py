@@ -22,11 +22,12 @@ from agent_otel._guard import report
 from agent_otel._plain import a_kind, number_of, plain_value, shown
 from agent_otel._version import __version__
 from agent_otel.recording._encodable import clean_text
-from agent_otel.recording._hints import check_provider, hint_unattached
+from agent_otel.recording._hints import check_provider, hint_unattached, keywords
 from agent_otel.recording._options import check_scrub, scrub_for
 from agent_otel.scrubbing import Scrubber
 
 
+@keywords({})
 def record_evaluation(
     name: str,
     *,

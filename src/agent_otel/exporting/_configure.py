@@ -47,6 +47,8 @@ from agent_otel.exporting._loss import SpanLoss
 from agent_otel.exporting._pipeline import otlp_span_pipeline
 from agent_otel.exporting._telemetry import Telemetry
 from agent_otel.identity._processor import RunIdentityProcessor
+from agent_otel.recording._hints import PROVIDERS, keywords
+from agent_otel.recording._options import OPTION_NAMES
 from agent_otel.recording._semconv import check_semconv, set_default_semconv
 from agent_otel.sampling import TailSampler, TailSamplingPolicy
 
@@ -99,6 +101,22 @@ def histogram_views() -> list[View]:
     ]
 
 
+def _where(option: str) -> str:
+    """Where a run's option given to ``configure()`` belongs."""
+    extra = {
+        "capture_content": (
+            "; for every run in the process, set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_"
+            "CONTENT=true"
+        ),
+        **dict.fromkeys(PROVIDERS, "; configure() builds the providers, so leave it out"),
+    }.get(option, "")
+    return (
+        f"{option!r} is an option of each run, given to otel_wrapper() or instrument(), not to "
+        f"configure(){extra} (the options: docs/options.md)"
+    )
+
+
+@keywords({option: _where(option) for option in OPTION_NAMES})
 def configure(
     service_name: str | None = None,
     *,

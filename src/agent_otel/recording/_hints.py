@@ -1,14 +1,15 @@
-"""What a newcomer's common mistakes are told: a factory passed uncalled, an option misspelt,
-a tracer (or a class) where a provider belongs, an instrumented agent whose runs cannot be
-traced (a synchronous stream, an ``invoke`` that drops its wrapper), and runs recorded
-before any SDK is configured, an evaluation that names no run. Each message says what to do
-next."""
+"""What a newcomer's common mistakes are told: a factory passed uncalled, an option misspelt
+(also ``configure()``'s, or a run's option given to it), a tracer (or a class) where a provider
+belongs, an instrumented agent whose runs cannot be traced (a synchronous stream, an
+``invoke`` that drops its wrapper), and runs recorded before any SDK is configured, an
+evaluation that names no run. Each message says what to do next."""
 
 from __future__ import annotations
 
 import difflib
 import functools
-from collections.abc import Callable, Collection
+import inspect
+from collections.abc import Callable, Collection, Mapping
 from typing import ParamSpec, TypeVar
 
 from opentelemetry import trace
@@ -26,6 +27,7 @@ __all__ = [
     "hint_unattached",
     "hint_unconfigured",
     "hint_untraced",
+    "keywords",
 ]
 
 P = ParamSpec("P")
@@ -93,6 +95,36 @@ def did_you_mean(name: str, names: Collection[str]) -> str:
     near = difflib.get_close_matches(name, sorted(names), n=1)
     hint = f": did you mean {near[0]!r}?" if near else ""
     return f"{hint} (the options: docs/options.md)"
+
+
+def keywords(elsewhere: Mapping[str, str]) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """A function called with a keyword it does not take raises at the call, as Python would,
+    with the nearest name it takes or, for a name in ``elsewhere``, where that option belongs
+    (``configure(capture_content=True)``: a run's option). The signature seen by ``inspect``
+    and type checkers stays the function's; a call with known keywords pays one set check."""
+
+    def decorate(fn: Callable[P, R]) -> Callable[P, R]:
+        name = fn.__name__
+        takes = frozenset(
+            parameter.name
+            for parameter in inspect.signature(fn).parameters.values()
+            if parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)
+        )
+
+        @functools.wraps(fn)
+        def checked(*args: P.args, **kwargs: P.kwargs) -> R:
+            if not takes.issuperset(kwargs):
+                unknown = sorted(set(kwargs) - takes)[0]
+                where = elsewhere.get(unknown)
+                raise TypeError(
+                    f"{name}() got an unexpected keyword argument {unknown!r}"
+                    + (f": {where}" if where else did_you_mean(unknown, takes))
+                )
+            return fn(*args, **kwargs)
+
+        return checked
+
+    return decorate
 
 
 def check_provider(caller: str, name: str, provider: object, method: str) -> None:

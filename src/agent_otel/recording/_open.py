@@ -38,6 +38,7 @@ from agent_otel import _attributes as A
 from agent_otel._guard import logger, report
 
 from . import _pending
+from ._hints import check_provider
 
 _OPEN: dict[int, Any] = {}  # id -> RunRecorder, in start order (dict operations hold the GIL)
 _MANAGED: list[Callable[[Any], bool]] = []  # configure()'s telemetries: whose runs they end
@@ -97,8 +98,11 @@ def end_open_runs(tracer_provider: Any = None) -> int:
     open calls and tools marked incomplete, so the provider's shutdown exports them. A run
     ended here is not ended again when its stream finishes. ``configure()``'s
     ``Telemetry.shutdown()`` (and ``Telemetry(tracer_provider, meter_provider).shutdown()``)
-    does this itself. Never raises.
+    does this itself. What is not a tracer provider (a tracer, the class, ``configure()``'s
+    handle) raises ``TypeError`` at the call: it ended nothing, and the provider's shutdown
+    would drop the runs still open. Otherwise never raises.
     """
+    check_provider("end_open_runs", "tracer_provider", tracer_provider, "get_tracer")
     try:
         belongs = _on(tracer_provider)
         ended = end_runs(belongs)
