@@ -21,8 +21,8 @@ if TYPE_CHECKING:
 
 _A = TypeVar("_A")
 _B = TypeVar("_B")
-_N = TypeVar("_N", int, float)
 _C = TypeVar("_C")
+_N = TypeVar("_N", int, float)
 
 MAX_DEPTH = 16
 """How deep an attribute value may nest (a list in a map in a list...); deeper: the mark.

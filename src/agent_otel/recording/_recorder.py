@@ -575,8 +575,9 @@ class RunRecorder:
     def phase(self, name: Any) -> None:
         """A phase: on the run (its latest, an event), and on every step started in it (a
         team member's turn, a graph node: who did the step's calls)."""
-        if isinstance(name, str):
-            self._phase = name
+        phase = text_of(name)  # a str subclass as the str it is; its __class__ never read
+        if phase is not None:
+            self._phase = phase
         self.run.phase(name)
 
     def final(self, output_type: str, value: Any) -> None:
