@@ -29,7 +29,7 @@ from ._semconv import conventions_for
 from ._settings import RunSettings
 from .content._capture import ContentCapture, capture_from
 
-__all__ = ["OPTION_NAMES", "Options", "check_text", "scrub_for", "settings_from", "tracer_for"]
+__all__ = ["OPTION_NAMES", "Options", "scrub_for", "settings_from", "tracer_for"]
 
 _tracers: weakref.WeakKeyDictionary[TracerProvider, Tracer] = weakref.WeakKeyDictionary()
 # Per provider, one set of instruments per set of names (v1.41.1's, the head's).
@@ -153,7 +153,7 @@ _IDS = ("agent_id", "conversation_id", "session_id", "user_id")  # an int or UUI
 _FLAGS = ("stand_down_providers", "step_spans", "chunk_metric", "activate_context")
 
 
-def check_text(caller: str, name: str, value: object, takes: str = "a str") -> None:
+def _check_text(caller: str, name: str, value: object, takes: str = "a str") -> None:
     """A text option (a name, an id as :func:`~agent_otel._plain.id_text` reads it) is a
     ``str`` (a subclass is read as the ``str`` it is) or None: anything else raises
     ``TypeError`` here, not at every run as a span lost."""
@@ -165,9 +165,9 @@ def _check_values(options: Options, caller: str) -> None:
     """Each option's value is one it can work with, or ``TypeError`` naming the option: at
     configuration, so no run pays for the check and none loses its spans to a wrong type."""
     for name in _NAMES:
-        check_text(caller, name, options.get(name))
+        _check_text(caller, name, options.get(name))
     for name in _IDS:
-        check_text(caller, name, id_text(options.get(name)), "a str, an int, a UUID")
+        _check_text(caller, name, id_text(options.get(name)), "a str, an int, a UUID")
     for name in _FLAGS:
         if name in options and type(options[name]) is not bool:  # type: ignore[literal-required]
             value = options[name]  # type: ignore[literal-required]
