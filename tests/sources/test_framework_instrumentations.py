@@ -1,19 +1,20 @@
-"""Framework-level GenAI instrumentations beside a framework adapter's run stand down.
+"""Framework-level GenAI instrumentations and the SDKs' own tracing beside our runs stand down.
 
 Beside the provider instrumentations (``test_conformance``'s ``providers``), a production
 user runs a framework's own tracing or a peer's framework instrumentation: OpenLLMetry's
 LangChain and Agno instrumentations, pydantic-ai's built-in instrumentation
-(``Agent.instrument_all()``, what Logfire's ``instrument_pydantic_ai()`` turns on). Each
-tells the model calls, tool calls and agent runs our spans tell, and records
-``gen_ai.client.token.usage`` under our metric's name. Each plays the conformance script here
-with the instrumentation on: the same tree, no span of theirs but the few nothing of ours
-tells (``kept``), tokens counted once on spans and in the metric; opted out
+(``Agent.instrument_all()``, what Logfire's ``instrument_pydantic_ai()`` turns on), LiteLLM's
+own OpenTelemetry callback (``litellm.callbacks``). Each tells the model calls, tool calls and
+agent runs our spans tell, and records ``gen_ai.client.token.usage`` under our metric's name.
+Each plays the conformance script here with the instrumentation on: no metric of ours recorded
+by another scope, tokens counted once on spans and in the metric, no span of theirs but the
+few nothing of ours tells (``kept``); opted out
 (``stand_down_providers=False``) their spans and tokens are back (it was active).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -48,6 +49,38 @@ def _pydantic_ai(telemetry: InMemoryTelemetry) -> Iterator[None]:
         Agent.instrument_all(False)
 
 
+@contextmanager
+def _litellm_callback(telemetry: InMemoryTelemetry) -> Iterator[None]:
+    """LiteLLM's own OpenTelemetry callback (``litellm.callbacks = ["otel"]``, metrics on),
+    into ``telemetry``'s providers; every callback list as it was afterwards."""
+    litellm = pytest.importorskip("litellm")
+    from litellm.integrations.opentelemetry import OpenTelemetry, OpenTelemetryConfig
+
+    config = OpenTelemetryConfig(exporter="console", enable_metrics=True)
+    callback = OpenTelemetry(
+        config=config,
+        tracer_provider=telemetry.tracer_provider,
+        meter_provider=telemetry.meter_provider,
+    )
+    litellm.logging_callback_manager._reset_all_callbacks()
+    litellm.callbacks = [callback]
+    try:
+        yield
+    finally:
+        litellm.logging_callback_manager._reset_all_callbacks()
+
+
+async def _litellm_logged() -> None:
+    """LiteLLM's success callbacks run on its logging worker after the call: wait for them."""
+    from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
+
+    await GLOBAL_LOGGING_WORKER.flush()
+
+
+async def _nothing() -> None:
+    return None
+
+
 @dataclass(frozen=True)
 class Case:
     row: str
@@ -56,6 +89,8 @@ class Case:
     instrumented: Callable[[InMemoryTelemetry], AbstractContextManager[None]]
     kept: tuple[str, ...] = ()
     """Their spans nothing of ours tells (made outside the run: an agent's construction)."""
+    settled: Callable[[], Awaitable[None]] = _nothing
+    """Awaited after a run: what the instrumentation records after the call has ended."""
 
     def param(self) -> Any:
         return pytest.param(self, id=f"{self.row}-{self.name}", marks=ROW[self.row].param().marks)
@@ -73,6 +108,7 @@ CASES = [
          _provider("opentelemetry.instrumentation.agno", "AgnoInstrumentor")),
     Case("pydantic_ai", "own", _pydantic_ai),
     Case("pydantic_ai_openai", "own", _pydantic_ai),
+    Case("litellm_chat", "own-otel-callback", _litellm_callback, settled=_litellm_logged),
 ]  # fmt: skip
 
 
@@ -116,6 +152,7 @@ async def test_framework_instrumentations_stand_down(
     with case.instrumented(otel_telemetry):
         plain = s.Run()
         await run_script(otel_telemetry, row.events(plain), agent_name="agent")
+        await case.settled()
         input_tokens = row.totals(plain)["input"]
 
         assert _ours_recorded_twice(otel_telemetry) == set()
@@ -127,4 +164,32 @@ async def test_framework_instrumentations_stand_down(
         otel_telemetry.clear()
         opted_out = otel_telemetry.wrapper(agent_name="agent", stand_down_providers=False)
         [_ async for _ in opted_out(row.events(s.Run()))]
+        await case.settled()
         assert set(_theirs(otel_telemetry)) - set(case.kept)  # theirs are back: it was active
+
+
+@pytest.mark.parametrize(
+    ("call_type", "inside", "told"),
+    [("acompletion", True, True), ("completion", True, True), ("aembedding", True, False),
+     ("image_generation", True, False), (None, True, False), ("acompletion", False, False)],
+)  # fmt: skip
+def test_litellm_callback_stands_down_for_the_chat_calls_our_chat_span_told(
+    call_type: str | None, inside: bool, told: bool, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """An embeddings or image request, a call of unknown type, and any call outside our chat
+    spans keep LiteLLM's own account of it; a chat call our chat span told does not."""
+    from opentelemetry import context as otel_context
+
+    from agent_otel.standdown import stand_down
+    from agent_otel.standdown._litellm import _told
+
+    span = otel_telemetry.tracer_provider.get_tracer("test").start_span("chat m")
+    context = stand_down(otel_context.get_current(), span) if inside else None
+    token = otel_context.attach(context) if context is not None else None
+    try:
+        assert _told({"call_type": call_type}) is told
+    finally:
+        if token is not None:
+            otel_context.detach(token)
+        span.end()
+    assert _told("not a dict") is False

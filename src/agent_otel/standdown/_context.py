@@ -123,6 +123,15 @@ def covering() -> bool:
     return bool(otel_context.get_value(COVERED))
 
 
+def told_call() -> bool:
+    """Whether a model call logged now, after it ended, from the context it was made in (a
+    callback's), is one our chat span told: that span is in the context, ended or not, or a
+    framework run's :data:`COVERED` is."""
+    if otel_context.get_value(INFERENCE_SPAN) is not None:
+        return True
+    return bool(otel_context.get_value(COVERED))
+
+
 def _asker(frame: FrameType | None) -> FrameType | None:
     """The first frame from ``frame`` up that is not one of OTel's or Logfire's helpers."""
     while frame is not None:
