@@ -62,7 +62,7 @@ from agent_otel import _clock
 from agent_otel._guard import guarded
 from agent_otel._plain import text_of
 from agent_otel.standdown._context import chat_context, suppressed
-from agent_otel.standdown._openai_v2 import guard_openai_v2
+from agent_otel.standdown._guards import guard_providers
 
 from ._chat import LLMCall
 from ._costs import plus
@@ -307,7 +307,7 @@ class RunRecorder:
             self._release()
         self.scopes.new_turn()
         if self.s.stand_down_providers:
-            guard_openai_v2()
+            guard_providers()
         now = self.now()
         if call_id is not None and type(call_id) is not str:  # else already its text
             call_id = id_text(call_id, self.anomaly)

@@ -67,9 +67,29 @@ PROVIDER_MODULES = (
     "opentelemetry.instrumentation.ollama",
     "opentelemetry.instrumentation.botocore",
     "logfire._internal.integrations.llm_providers",
+    # OpenLLMetry's framework instrumentations (0.62.4): each reads the general key before
+    # every span it starts (LangChain's callback handler, Agno's, LiteLLM's, CrewAI's, ...),
+    # and each tells the model calls, agent runs and tool calls our spans tell.
+    "opentelemetry.instrumentation.langchain",
+    "opentelemetry.instrumentation.llamaindex",
+    "opentelemetry.instrumentation.agno",
+    "opentelemetry.instrumentation.crewai",
+    "opentelemetry.instrumentation.haystack",
+    "opentelemetry.instrumentation.litellm",
+    "opentelemetry.instrumentation.openai_agents",
+    "opentelemetry.instrumentation.together",
+    "opentelemetry.instrumentation.replicate",
+    "opentelemetry.instrumentation.sagemaker",
+    "opentelemetry.instrumentation.watsonx",
+    "opentelemetry.instrumentation.transformers",
+    "opentelemetry.instrumentation.google_generativeai",
+    "opentelemetry.instrumentation.alephalpha",
+    "opentelemetry.instrumentation.writer",
 )
 """Modules whose check of the general suppression key sees True inside our chat span (for a
-model call it describes, :func:`_covers`)."""
+model call it describes, :func:`_covers`): the GenAI instrumentations that read it. In a
+framework run (:func:`cover`) a framework instrumentation among them records nothing, its
+chain and task spans included, as it reads the one key for every span it starts."""
 _HELPERS = (
     "opentelemetry.instrumentation.utils",
     "opentelemetry.context",
@@ -99,6 +119,15 @@ def covering() -> bool:
     chat span's context runs its next call after that span ended)."""
     span = otel_context.get_value(INFERENCE_SPAN)
     if span is not None and not _ended(span):
+        return True
+    return bool(otel_context.get_value(COVERED))
+
+
+def told_call() -> bool:
+    """Whether a model call logged now, after it ended, from the context it was made in (a
+    callback's), is one our chat span told: that span is in the context, ended or not, or a
+    framework run's :data:`COVERED` is."""
+    if otel_context.get_value(INFERENCE_SPAN) is not None:
         return True
     return bool(otel_context.get_value(COVERED))
 

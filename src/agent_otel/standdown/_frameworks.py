@@ -16,8 +16,8 @@ from __future__ import annotations
 from opentelemetry.context.context import Context
 
 from ._context import cover
+from ._guards import guard_providers
 from ._native import native_run
-from ._openai_v2 import guard_openai_v2
 
 FRAMEWORK_SOURCES = frozenset(
     {
@@ -48,10 +48,11 @@ def framework_source(stream: object) -> bool:
 
 def framework_run(context: Context, stream: object) -> Context:
     """The run's parent ``context``, covered for the whole run when ``stream`` is a framework
-    adapter's: the framework's tasks copy it, openai-v2 is guarded before its first call, and
-    a framework that traces on its own stands its spans that ours tell down (:mod:`._native`)."""
+    adapter's: the framework's tasks copy it, openai-v2 and LiteLLM's callback are guarded
+    before its first call (:mod:`._guards`), and a framework that traces on its own stands its
+    spans that ours tell down (:mod:`._native`)."""
     module = _module(stream)
     if module not in FRAMEWORK_SOURCES:
         return context
-    guard_openai_v2()
+    guard_providers()
     return native_run(cover(context), module)

@@ -1,12 +1,15 @@
 """The frameworks' own spans stand down in a framework run of ours, where ours tell the same.
 
-Google ADK, Strands Agents and AutoGen trace to the global tracer provider themselves, so with
+Google ADK, Strands Agents and AutoGen trace to the global tracer provider themselves (and
+pydantic-ai, once ``Agent.instrument_all()`` or ``agent.instrument`` turns its instrumentation
+on, as Logfire's ``instrument_pydantic_ai()`` does), so with
 ``configure()``'s globals their agent, model-call and tool spans land in our run's trace,
 under our spans: every model call and tool call told twice, tokens twice. Inside a run of
 their adapter with the stand-down on (:data:`NATIVE` names the framework in the run's
 context), a span of theirs that tells what ours tell (:data:`TOLD`, by the operation its name
-starts with) is not started: the framework gets a non-recording span carrying the context of
-the span it would have been a child of (ours, or another stood-down one), so whatever starts
+starts with, or the ``gen_ai.operation.name`` it is started with) is not started: the
+framework gets a non-recording span carrying the context of the span it would have been a
+child of (ours, or another stood-down one), so whatever starts
 under it (an HTTP client span, an MCP request span) is a child of our span, in our trace.
 Every other span of theirs (AutoGen's ``create_agent`` at construction, ADK's nodes, context
 caches and compactions, Strands' memory and multi-agent spans, AutoGen's runtime message
@@ -25,6 +28,16 @@ The seams, read in their sources (the versions in ``tests/constraints.txt``):
   ``trace_create_agent_span`` ask ``trace.get_tracer("autogen-core")`` each time; the module's
   ``trace`` becomes a view of OTel's whose ``get_tracer`` gives a gated tracer. Its runtime's
   message spans (``TraceHelper``) are not gated: we tell no message delivery.
+- pydantic-ai (2.68.0): its agent-run, model-request and tool spans start through one function,
+  ``pydantic_ai._durable_replay.start_as_current_span(tracer, name, ...)``, imported by name
+  into ``pydantic_ai._instrumentation`` and ``pydantic_ai.capabilities.instrumentation``: that
+  name becomes a gated function in both. Its spans of retried attempts, concurrency waits,
+  embeddings and images stay.
+- OpenLLMetry's LangChain instrumentation (``opentelemetry-instrumentation-langchain``
+  0.62.4) reads the general suppression key in its callbacks (:mod:`._context` stands it down)
+  but not in its wrapper of LangGraph's ``Pregel.stream`` / ``astream``, which starts an
+  ``invoke_agent`` span of the graph: the tracer that wrapper holds is gated in place, in a run
+  of the LangGraph adapter. Its ``create_agent`` span (the agent's construction) stays.
 
 Their own metrics, the same way: those that measure what ours measure are not recorded in a
 run of their adapter's (their other metrics are):
@@ -43,6 +56,11 @@ run of their adapter's (their other metrics are):
   duration (:data:`STRANDS_TOLD`) are gated in place. Its loop-cycle and tool-count counters
   stay.
 - AutoGen (autogen-core 0.7.5) records no metrics.
+- pydantic-ai's ``InstrumentationSettings`` holds its ``gen_ai.client.token.usage`` and
+  ``gen_ai.client.operation.time_to_first_chunk`` histograms as attributes of each settings
+  object (made before any run of ours): the class gets a data descriptor for each
+  (:data:`PYDANTIC_AI_TOLD`), which every settings object's reads go through, giving the
+  instrument gated. Its ``operation.cost`` histogram stays (ours is another metric).
 
 The gate is installed when a run of that framework's adapter starts (idempotent), decides per
 call from the context (so concurrent runs, tasks and threads each get their own answer), and
@@ -86,24 +104,35 @@ them in its adapter's run is not recorded."""
 ADAPTERS = {
     "agent_contract.sources.autogen_stream": "autogen",
     "agent_contract.sources.google_adk_stream": "google_adk",
+    "agent_contract.sources.langgraph_stream": "langgraph",
+    "agent_contract.sources.pydantic_ai_stream": "pydantic_ai",
     "agent_contract.sources.strands_stream": "strands",
 }
-"""The framework adapters whose framework traces to the global provider on its own."""
+"""The framework adapters whose framework (or an instrumentation of it that reads no context
+key) traces on its own."""
+OPERATION = "gen_ai.operation.name"
 
 _MARK = "_agent_otel_native"
 
 
-def told(name: object) -> bool:
-    """Whether a span named ``name`` tells an operation our spans tell (:data:`TOLD`)."""
-    return isinstance(name, str) and name.split(" ", 1)[0] in TOLD
+def told(name: object, attributes: object = None) -> bool:
+    """Whether a span named ``name``, started with ``attributes``, tells an operation our spans
+    tell (:data:`TOLD`): by its name's first word, or by its ``gen_ai.operation.name``."""
+    if isinstance(name, str) and name.split(" ", 1)[0] in TOLD:
+        return True
+    operation = attributes.get(OPERATION) if isinstance(attributes, dict) else None
+    return isinstance(operation, str) and operation in TOLD
 
 
-def stand_in(framework: str, name: object, context: Context | None) -> Span | None:
-    """The span to give ``framework`` instead of starting its span ``name`` under
-    ``context`` (None: the current one), or None to start theirs: a non-recording span with
-    the parent's context, so what starts under it is a child of that parent."""
+def stand_in(
+    framework: str, name: object, context: Context | None, attributes: object = None
+) -> Span | None:
+    """The span to give ``framework`` instead of starting its span ``name`` (with
+    ``attributes``) under ``context`` (None: the current one), or None to start theirs: a
+    non-recording span with the parent's context, so what starts under it is a child of that
+    parent."""
     try:
-        if otel_context.get_value(NATIVE, context) != framework or not told(name):
+        if otel_context.get_value(NATIVE, context) != framework or not told(name, attributes):
             return None
         parent = trace.get_current_span(context).get_span_context()
         if not parent.is_valid:
@@ -116,7 +145,7 @@ def stand_in(framework: str, name: object, context: Context | None) -> Span | No
 
 def _gated_start_span(framework: str, start_span: Callable[..., Span]) -> Callable[..., Span]:
     def start(name: str, context: Context | None = None, *args: Any, **kwargs: Any) -> Span:
-        span = stand_in(framework, name, context)
+        span = stand_in(framework, name, context, kwargs.get("attributes"))
         return span if span is not None else start_span(name, context, *args, **kwargs)
 
     return start
@@ -127,7 +156,7 @@ def _gated_current(framework: str, start_as_current: Callable[..., Any]) -> Call
     def start(
         name: str, context: Context | None = None, *args: Any, **kwargs: Any
     ) -> Iterator[Span]:
-        span = stand_in(framework, name, context)
+        span = stand_in(framework, name, context, kwargs.get("attributes"))
         if span is None:
             with start_as_current(name, context, *args, **kwargs) as theirs:
                 yield theirs
@@ -135,6 +164,23 @@ def _gated_current(framework: str, start_as_current: Callable[..., Any]) -> Call
         with trace.use_span(span, end_on_exit=False):
             yield span
 
+    return start
+
+
+def _gated_function(framework: str, start_as_current: Callable[..., Any]) -> Callable[..., Any]:
+    """pydantic-ai's ``start_as_current_span(tracer, name, **kwargs)``, gated."""
+
+    @contextmanager
+    def start(tracer: Any, name: str, **kwargs: Any) -> Iterator[Span]:
+        span = stand_in(framework, name, kwargs.get("context"), kwargs.get("attributes"))
+        if span is None:
+            with start_as_current(tracer, name, **kwargs) as theirs:
+                yield theirs
+            return
+        with trace.use_span(span, end_on_exit=False):
+            yield span
+
+    setattr(start, _MARK, start_as_current)
     return start
 
 
@@ -293,8 +339,135 @@ def _install_strands_metrics() -> None:
             setattr(client, name, _GatedInstrument("strands", instrument))
 
 
-_METRICS = {"google_adk": _install_adk_metrics, "strands": _install_strands_metrics}
+PYDANTIC_AI_TOLD = ("tokens_histogram", "time_to_first_chunk_histogram")
+"""pydantic-ai's instruments (attributes of each ``InstrumentationSettings``) under our
+metrics' names: ``gen_ai.client.token.usage``, ``gen_ai.client.operation.time_to_first_chunk``."""
+_PYDANTIC_AI_SPANS = ("pydantic_ai._instrumentation", "pydantic_ai.capabilities.instrumentation")
+_PYDANTIC_AI_SEAM = "start_as_current_span"
+_PYDANTIC_AI_SETTINGS = "pydantic_ai.models.instrumented"
+
+
+class _GatedAttribute:
+    """A data descriptor on a framework's class: an instrument its objects hold as
+    ``name`` is read gated (:class:`_GatedInstrument`); written, it is stored as before."""
+
+    def __init__(self, framework: str, name: str) -> None:
+        self.framework = framework
+        self.name = name
+
+    def __get__(self, instance: object, owner: object = None) -> Any:
+        if instance is None:
+            return self
+        try:
+            value = vars(instance)[self.name]
+        except KeyError:
+            raise AttributeError(self.name) from None
+        return _GatedInstrument(self.framework, value)
+
+    def __set__(self, instance: object, value: Any) -> None:
+        vars(instance)[self.name] = value
+
+
+def _pydantic_ai_settings() -> object:
+    return getattr(sys.modules.get(_PYDANTIC_AI_SETTINGS), "InstrumentationSettings", None)
+
+
+def _install_pydantic_ai_metrics() -> None:
+    settings = _pydantic_ai_settings()
+    if not isinstance(settings, type):
+        return
+    for name in PYDANTIC_AI_TOLD:
+        if not isinstance(vars(settings).get(name), _GatedAttribute):
+            setattr(settings, name, _GatedAttribute("pydantic_ai", name))
+
+
+_METRICS = {
+    "google_adk": _install_adk_metrics,
+    "pydantic_ai": _install_pydantic_ai_metrics,
+    "strands": _install_strands_metrics,
+}
 """Each framework's metrics seam, gated apart from its spans."""
+
+
+def _install_autogen() -> bool:
+    module = sys.modules.get(_AUTOGEN)
+    theirs = getattr(module, "trace", None)
+    if isinstance(theirs, _AutoGenTrace):
+        return True
+    if theirs is not trace:
+        return False  # a version without the seam: its spans stay
+    module.trace = _AutoGenTrace(trace)  # type: ignore[union-attr]
+    return True
+
+
+def _install_adk() -> bool:
+    if _ADK not in sys.modules and "google.adk" in sys.modules:
+        importlib.import_module(_ADK)  # ADK's runner imports it lazily, at its first run
+    tracer = getattr(sys.modules.get(_ADK), "tracer", None)
+    gate("google_adk", tracer)
+    return isinstance(tracer, Tracer)
+
+
+def _install_strands() -> bool:
+    tracer = _strands_tracer()
+    gate("strands", tracer)
+    return isinstance(tracer, Tracer)
+
+
+def _install_pydantic_ai() -> bool:
+    gated = False
+    for name in _PYDANTIC_AI_SPANS:
+        module = sys.modules.get(name)
+        theirs = getattr(module, _PYDANTIC_AI_SEAM, None)
+        if callable(theirs) and not hasattr(theirs, _MARK):
+            setattr(module, _PYDANTIC_AI_SEAM, _gated_function("pydantic_ai", theirs))
+        gated = gated or hasattr(getattr(module, _PYDANTIC_AI_SEAM, None), _MARK)
+    return gated
+
+
+_LANGGRAPH = ("langgraph.pregel", "Pregel", ("stream", "astream"))
+_OPENLLMETRY_LANGCHAIN = "opentelemetry.instrumentation.langchain"
+_DEPTH = 8  # wrappers followed down from the class attribute; more is no real stack
+
+
+def _langgraph_tracers() -> Iterator[Tracer]:
+    """The tracers OpenLLMetry's wrappers of LangGraph's graph runs hold (in their closure),
+    at whatever depth of wrappers they sit."""
+    module, class_name, methods = _LANGGRAPH
+    cls = getattr(sys.modules.get(module), class_name, None)
+    for method in methods if isinstance(cls, type) else ():
+        current = vars(cls).get(method)
+        for _ in range(_DEPTH):
+            wrapper = getattr(current, "_self_wrapper", None)
+            if wrapper is None:
+                break
+            if str(getattr(wrapper, "__module__", "")).startswith(_OPENLLMETRY_LANGCHAIN):
+                for cell in getattr(wrapper, "__closure__", None) or ():
+                    try:
+                        value = cell.cell_contents
+                    except ValueError:  # an empty cell
+                        continue
+                    if isinstance(value, Tracer):
+                        yield value
+            current = getattr(current, "__wrapped__", None)
+
+
+def _install_langgraph() -> bool:
+    gated = False
+    for tracer in _langgraph_tracers():
+        gate("langgraph", tracer)
+        gated = True
+    return gated
+
+
+_SPANS: dict[str, Callable[[], bool]] = {
+    "autogen": _install_autogen,
+    "google_adk": _install_adk,
+    "langgraph": _install_langgraph,
+    "pydantic_ai": _install_pydantic_ai,
+    "strands": _install_strands,
+}
+"""Each framework's span seam: gates it, and tells whether it is gated (now or before)."""
 
 
 def install(framework: str) -> bool:
@@ -307,25 +480,8 @@ def install(framework: str) -> bool:
             metrics()
         except Exception:
             report("native stand-down")
-    if framework == "autogen":
-        module = sys.modules.get(_AUTOGEN)
-        theirs = getattr(module, "trace", None)
-        if isinstance(theirs, _AutoGenTrace):
-            return True
-        if theirs is not trace:
-            return False  # a version without the seam: its spans stay
-        module.trace = _AutoGenTrace(trace)  # type: ignore[union-attr]
-        return True
-    if framework == "google_adk":
-        if _ADK not in sys.modules and "google.adk" in sys.modules:
-            importlib.import_module(_ADK)  # ADK's runner imports it lazily, at its first run
-        tracer = getattr(sys.modules.get(_ADK), "tracer", None)
-    elif framework == "strands":
-        tracer = _strands_tracer()
-    else:
-        return False
-    gate(framework, tracer)
-    return isinstance(tracer, Tracer)
+    spans = _SPANS.get(framework)
+    return spans is not None and spans()
 
 
 def restore() -> None:
@@ -335,6 +491,17 @@ def restore() -> None:
         module.trace = trace  # type: ignore[union-attr]
     ungate(getattr(sys.modules.get(_ADK), "tracer", None))
     ungate(_strands_tracer())
+    for tracer in _langgraph_tracers():
+        ungate(tracer)
+    for name in _PYDANTIC_AI_SPANS:
+        module = sys.modules.get(name)
+        original = getattr(getattr(module, _PYDANTIC_AI_SEAM, None), _MARK, None)
+        if original is not None:
+            setattr(module, _PYDANTIC_AI_SEAM, original)
+    settings = _pydantic_ai_settings()
+    for name in PYDANTIC_AI_TOLD if isinstance(settings, type) else ():
+        if isinstance(vars(settings).get(name), _GatedAttribute):
+            delattr(settings, name)
     module = sys.modules.get(_ADK_INSTRUMENTATION)
     theirs = getattr(module, _ADK_SEAM, None)
     if isinstance(theirs, _AdkMetrics):

@@ -1,0 +1,20 @@
+"""The instrumentations that read no context key, guarded before a chat span of ours starts.
+
+Each guard is cheap when its package is not loaded (one look in ``sys.modules``) and when its
+guard is already in place; each one's module says what it guards and why.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from ._litellm import MODULE as LITELLM
+from ._litellm import guard_litellm
+from ._openai_v2 import guard_openai_v2
+
+
+def guard_providers() -> None:
+    """Guard every such instrumentation that is loaded (openai-v2, LiteLLM's callback)."""
+    guard_openai_v2()
+    if LITELLM in sys.modules:
+        guard_litellm()

@@ -1,0 +1,86 @@
+"""LiteLLM's own OpenTelemetry callback reads no context key, so it is guarded instead.
+
+``litellm.callbacks = ["otel"]`` (and the callbacks built on the same class: ``"arize"``,
+``"arize_phoenix"``, ``"langtrace"``, ``"logfire"``, ...) logs each call once it has ended, in
+the context the call was made in (LiteLLM 1.110.2, ``integrations/opentelemetry.py``). When a
+span is current there, as our chat span is around a call of ``litellm_chat``, it makes no
+``litellm_request`` span but writes its own attributes and status onto that span (ours: a span
+already ended, so OpenTelemetry warns once per attribute, or one still open, whose prompt and
+answer it would write past our content opt-in and scrubbing), adds a ``raw_gen_ai_request``
+span under it with the request's messages, and records ``gen_ai.client.token.usage`` and
+``gen_ai.client.operation.duration`` under our metrics' names: every call's tokens counted
+twice.
+
+So its two handlers (``_handle_success``, ``_handle_failure``) are guarded on the class: for a
+chat call our chat span told (:func:`~._context.told_call`: our chat span is in the context
+the call is logged from, ended or not, or a framework run's), the handler does nothing (on
+success it still closes LiteLLM's proxy span, as its own skip path does); for every other
+call (an embeddings request, an image, any call outside our chat spans) it runs as before.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from agent_otel._guard import report
+
+from ._context import told_call
+
+MODULE = "litellm.integrations.opentelemetry"
+_CLASS = "OpenTelemetry"
+_HANDLERS = ("_handle_success", "_handle_failure")
+_MARK = "_agent_otel_stand_down"
+CHAT_CALLS = frozenset(
+    {"completion", "acompletion", "text_completion", "atext_completion", "responses",
+     "aresponses", "anthropic_messages"}
+)  # fmt: skip
+"""LiteLLM's ``call_type`` of a model call a chat span of ours describes."""
+
+
+def _told(kwargs: object) -> bool:
+    try:  # inside LiteLLM's logging: nothing may raise there
+        call_type = kwargs.get("call_type") if isinstance(kwargs, dict) else None
+        return isinstance(call_type, str) and call_type in CHAT_CALLS and told_call()
+    except Exception:
+        report("stand-down")
+        return False  # theirs is recorded: a second account, not a lost one
+
+
+def _guarded(name: str, theirs: Callable[..., Any]) -> Callable[..., Any]:
+    def guard(self: Any, kwargs: Any, *args: Any, **more: Any) -> Any:
+        if not _told(kwargs):
+            return theirs(self, kwargs, *args, **more)
+        if name == "_handle_success":  # LiteLLM's own skip path closes the proxy's span
+            end = getattr(self, "_end_proxy_span_from_kwargs", None)
+            if callable(end) and len(args) >= 3:
+                end(kwargs, args[2])
+        return None
+
+    setattr(guard, _MARK, theirs)
+    return guard
+
+
+def guard_litellm() -> int:
+    """Guard LiteLLM's OpenTelemetry callback's handlers if it is loaded and not yet guarded;
+    how many were."""
+    cls = getattr(sys.modules.get(MODULE), _CLASS, None)
+    if not isinstance(cls, type):
+        return 0
+    guarded = 0
+    for name in _HANDLERS:
+        theirs = vars(cls).get(name)
+        if callable(theirs) and not hasattr(theirs, _MARK):
+            setattr(cls, name, _guarded(name, theirs))
+            guarded += 1
+    return guarded
+
+
+def unguard_litellm() -> None:
+    """LiteLLM's handlers as they were before :func:`guard_litellm`."""
+    cls = getattr(sys.modules.get(MODULE), _CLASS, None)
+    for name in _HANDLERS if isinstance(cls, type) else ():
+        theirs = getattr(vars(cls).get(name), _MARK, None)
+        if theirs is not None:
+            setattr(cls, name, theirs)

@@ -1,0 +1,195 @@
+"""Framework-level GenAI instrumentations and the SDKs' own tracing beside our runs stand down.
+
+Beside the provider instrumentations (``test_conformance``'s ``providers``), a production
+user runs a framework's own tracing or a peer's framework instrumentation: OpenLLMetry's
+LangChain and Agno instrumentations, pydantic-ai's built-in instrumentation
+(``Agent.instrument_all()``, what Logfire's ``instrument_pydantic_ai()`` turns on), LiteLLM's
+own OpenTelemetry callback (``litellm.callbacks``). Each tells the model calls, tool calls and
+agent runs our spans tell, and records ``gen_ai.client.token.usage`` under our metric's name.
+Each plays the conformance script here with the instrumentation on: no metric of ours recorded
+by another scope, tokens counted once on spans and in the metric, no span of theirs but the
+few nothing of ours tells (``kept``); opted out
+(``stand_down_providers=False``) their spans and tokens are back (it was active).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from agent_otel.testing import InMemoryTelemetry, run_script
+
+from . import _script as s
+from ._conformance import ROWS, Provider, Row
+from ._trace import tokens
+
+OURS = "agent_otel"
+ROW = {row.name: row for row in ROWS}
+
+
+@contextmanager
+def _pydantic_ai(telemetry: InMemoryTelemetry) -> Iterator[None]:
+    """pydantic-ai's own instrumentation on for every agent, into ``telemetry``'s providers."""
+    pytest.importorskip("pydantic_ai")
+    from pydantic_ai import Agent
+    from pydantic_ai.models.instrumented import InstrumentationSettings
+
+    Agent.instrument_all(
+        InstrumentationSettings(
+            tracer_provider=telemetry.tracer_provider, meter_provider=telemetry.meter_provider
+        )
+    )
+    try:
+        yield
+    finally:
+        Agent.instrument_all(False)
+
+
+@contextmanager
+def _litellm_callback(telemetry: InMemoryTelemetry) -> Iterator[None]:
+    """LiteLLM's own OpenTelemetry callback (``litellm.callbacks = ["otel"]``, metrics on),
+    into ``telemetry``'s providers; every callback list as it was afterwards."""
+    litellm = pytest.importorskip("litellm")
+    from litellm.integrations.opentelemetry import OpenTelemetry, OpenTelemetryConfig
+
+    config = OpenTelemetryConfig(exporter="console", enable_metrics=True)
+    callback = OpenTelemetry(
+        config=config,
+        tracer_provider=telemetry.tracer_provider,
+        meter_provider=telemetry.meter_provider,
+    )
+    litellm.logging_callback_manager._reset_all_callbacks()
+    litellm.callbacks = [callback]
+    try:
+        yield
+    finally:
+        litellm.logging_callback_manager._reset_all_callbacks()
+
+
+async def _litellm_logged() -> None:
+    """LiteLLM's success callbacks run on its logging worker after the call: wait for them."""
+    from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
+
+    await GLOBAL_LOGGING_WORKER.flush()
+
+
+async def _nothing() -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class Case:
+    row: str
+    """The conformance row played."""
+    name: str
+    instrumented: Callable[[InMemoryTelemetry], AbstractContextManager[None]]
+    kept: tuple[str, ...] = ()
+    """Their spans nothing of ours tells (made outside the run: an agent's construction)."""
+    settled: Callable[[], Awaitable[None]] = _nothing
+    """Awaited after a run: what the instrumentation records after the call has ended."""
+
+    def param(self) -> Any:
+        return pytest.param(self, id=f"{self.row}-{self.name}", marks=ROW[self.row].param().marks)
+
+
+def _provider(module: str, instrumentor: str) -> Callable[..., AbstractContextManager[None]]:
+    return Provider(module, module, instrumentor, meters=True).instrumented
+
+
+CASES = [
+    Case("langgraph", "openllmetry-langchain",
+         _provider("opentelemetry.instrumentation.langchain", "LangchainInstrumentor"),
+         kept=("create_agent weatherbot",)),
+    Case("agno", "openllmetry-agno",
+         _provider("opentelemetry.instrumentation.agno", "AgnoInstrumentor")),
+    Case("pydantic_ai", "own", _pydantic_ai),
+    Case("pydantic_ai_openai", "own", _pydantic_ai),
+    Case("litellm_chat", "own-otel-callback", _litellm_callback, settled=_litellm_logged),
+]  # fmt: skip
+
+
+def _theirs(telemetry: InMemoryTelemetry) -> list[str]:
+    return sorted(
+        sp.name
+        for sp in telemetry.spans()
+        if (sp.instrumentation_scope.name if sp.instrumentation_scope else "") != OURS
+    )
+
+
+def _metrics_by_scope(telemetry: InMemoryTelemetry) -> dict[str, set[str]]:
+    """The metric names each instrumentation scope recorded."""
+    out: dict[str, set[str]] = {}
+    data = telemetry.metric_reader.get_metrics_data()
+    for resource in data.resource_metrics if data else ():
+        for scope in resource.scope_metrics:
+            names = {m.name for m in scope.metrics if m.data.data_points}
+            out.setdefault(scope.scope.name, set()).update(names)
+    return out
+
+
+def _ours_recorded_twice(telemetry: InMemoryTelemetry) -> set[str]:
+    """Our metrics' names that another scope recorded too (a Prometheus sum counts both)."""
+    by_scope = _metrics_by_scope(telemetry)
+    ours = by_scope.pop(OURS, set())
+    return {name for names in by_scope.values() for name in names & ours}
+
+
+def _tokens_counted(telemetry: InMemoryTelemetry) -> int:
+    points = telemetry.histograms().get("gen_ai.client.token.usage", [])
+    return sum(int(p.sum) for p in points
+               if dict(p.attributes or {}).get("gen_ai.token.type") == "input")  # fmt: skip
+
+
+@pytest.mark.parametrize("case", [case.param() for case in CASES])
+async def test_framework_instrumentations_stand_down(
+    case: Case, otel_telemetry: InMemoryTelemetry
+) -> None:
+    row: Row = ROW[case.row]
+    with case.instrumented(otel_telemetry):
+        plain = s.Run()
+        await run_script(otel_telemetry, row.events(plain), agent_name="agent")
+        await case.settled()
+        input_tokens = row.totals(plain)["input"]
+
+        assert _ours_recorded_twice(otel_telemetry) == set()
+        assert _tokens_counted(otel_telemetry) == input_tokens
+        assert tokens(otel_telemetry) == input_tokens
+        assert _theirs(otel_telemetry) == sorted(case.kept)
+        assert otel_telemetry.open_spans() == []
+
+        otel_telemetry.clear()
+        opted_out = otel_telemetry.wrapper(agent_name="agent", stand_down_providers=False)
+        [_ async for _ in opted_out(row.events(s.Run()))]
+        await case.settled()
+        assert set(_theirs(otel_telemetry)) - set(case.kept)  # theirs are back: it was active
+
+
+@pytest.mark.parametrize(
+    ("call_type", "inside", "told"),
+    [("acompletion", True, True), ("completion", True, True), ("aembedding", True, False),
+     ("image_generation", True, False), (None, True, False), ("acompletion", False, False)],
+)  # fmt: skip
+def test_litellm_callback_stands_down_for_the_chat_calls_our_chat_span_told(
+    call_type: str | None, inside: bool, told: bool, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """An embeddings or image request, a call of unknown type, and any call outside our chat
+    spans keep LiteLLM's own account of it; a chat call our chat span told does not."""
+    from opentelemetry import context as otel_context
+
+    from agent_otel.standdown import stand_down
+    from agent_otel.standdown._litellm import _told
+
+    span = otel_telemetry.tracer_provider.get_tracer("test").start_span("chat m")
+    context = stand_down(otel_context.get_current(), span) if inside else None
+    token = otel_context.attach(context) if context is not None else None
+    try:
+        assert _told({"call_type": call_type}) is told
+    finally:
+        if token is not None:
+            otel_context.detach(token)
+        span.end()
+    assert _told("not a dict") is False
