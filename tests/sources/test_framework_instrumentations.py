@@ -106,6 +106,8 @@ CASES = [
          kept=("create_agent weatherbot",)),
     Case("agno", "openllmetry-agno",
          _provider("opentelemetry.instrumentation.agno", "AgnoInstrumentor")),
+    Case("agno", "openinference-agno",
+         _provider("openinference.instrumentation.agno", "AgnoInstrumentor")),
     Case("pydantic_ai", "own", _pydantic_ai),
     Case("pydantic_ai_openai", "own", _pydantic_ai),
     Case("litellm_chat", "own-otel-callback", _litellm_callback, settled=_litellm_logged),

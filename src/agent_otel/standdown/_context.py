@@ -95,6 +95,9 @@ _HELPERS = (
     "opentelemetry.context",
     "logfire._internal.utils",
 )
+BROKEN_WHEN_SUPPRESSED = ("openinference.instrumentation.agno._runs_wrapper",)
+"""Askers among :data:`PROVIDER_MODULES` whose suppressed path breaks the call it wraps:
+answered False, their spans stand down at their tracer instead (:mod:`._native`)."""
 _EMBEDDINGS = ".embedding"
 """In the name of a module on the asking stack: the request is an embeddings one
 (``openai.resources.embeddings``, OpenLLMetry's ``shared.embeddings_wrappers``, LangChain's
@@ -193,7 +196,9 @@ class _ProvidersOnly:
             if asker is None:
                 return False
             name = asker.f_globals.get("__name__", "")
-            return isinstance(name, str) and name.startswith(PROVIDER_MODULES) and _covers(asker)
+            if not isinstance(name, str) or not name.startswith(PROVIDER_MODULES):
+                return False
+            return name not in BROKEN_WHEN_SUPPRESSED and _covers(asker)
         except Exception:
             report("stand-down")
             return False  # theirs is recorded: a second span, not a failed request

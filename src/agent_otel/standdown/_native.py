@@ -38,6 +38,15 @@ The seams, read in their sources (the versions in ``tests/constraints.txt``):
   but not in its wrapper of LangGraph's ``Pregel.stream`` / ``astream``, which starts an
   ``invoke_agent`` span of the graph: the tracer that wrapper holds is gated in place, in a run
   of the LangGraph adapter. Its ``create_agent`` span (the agent's construction) stays.
+- OpenInference's Agno instrumentation (``openinference-instrumentation-agno`` 1.0.15) reads
+  the general suppression key before each agent or team run, but its suppressed path of a
+  streamed run is broken with agno 3 (the async one awaits an async generator and raises
+  ``TypeError`` into the agent; the sync one returns it from a generator, so the run yields
+  nothing): :mod:`._context` answers it False, and its run wrapper's tracer (the
+  ``_RunWrapper`` its ``wrapt`` wrappers of ``agno.agent._run`` and ``agno.team._run`` are
+  bound to) is replaced with a gated one, in a run of the Agno adapter. Its run spans tell our
+  agent run (``openinference.span.kind`` ``AGENT``); its model and tool wrappers read the key
+  and stand down as every provider instrumentation does.
 
 Their own metrics, the same way: those that measure what ours measure are not recorded in a
 run of their adapter's (their other metrics are):
@@ -81,6 +90,7 @@ from opentelemetry import trace
 from opentelemetry.context.context import Context
 from opentelemetry.trace import NonRecordingSpan, Span, Tracer
 
+from agent_otel import _attributes as A
 from agent_otel._guard import report
 
 NATIVE = otel_context.create_key("agent_otel.native_stand_down")
@@ -102,6 +112,7 @@ TOLD = frozenset(
 them in its adapter's run is not recorded."""
 
 ADAPTERS = {
+    "agent_contract.sources.agno_stream": "agno",
     "agent_contract.sources.autogen_stream": "autogen",
     "agent_contract.sources.google_adk_stream": "google_adk",
     "agent_contract.sources.langgraph_stream": "langgraph",
@@ -111,17 +122,25 @@ ADAPTERS = {
 """The framework adapters whose framework (or an instrumentation of it that reads no context
 key) traces on its own."""
 OPERATION = "gen_ai.operation.name"
+OI_TOLD = frozenset({"AGENT", "LLM", "TOOL"})
+"""OpenInference's span kinds (``openinference.span.kind``) our spans tell."""
 
 _MARK = "_agent_otel_native"
 
 
 def told(name: object, attributes: object = None) -> bool:
     """Whether a span named ``name``, started with ``attributes``, tells an operation our spans
-    tell (:data:`TOLD`): by its name's first word, or by its ``gen_ai.operation.name``."""
+    tell (:data:`TOLD`): by its name's first word, or by its ``gen_ai.operation.name`` (or
+    OpenInference's span kind, :data:`OI_TOLD`)."""
     if isinstance(name, str) and name.split(" ", 1)[0] in TOLD:
         return True
-    operation = attributes.get(OPERATION) if isinstance(attributes, dict) else None
-    return isinstance(operation, str) and operation in TOLD
+    if not isinstance(attributes, dict):
+        return False
+    operation = attributes.get(OPERATION)
+    if isinstance(operation, str) and operation in TOLD:
+        return True
+    kind = attributes.get(A.OI_SPAN_KIND)
+    return isinstance(kind, str) and kind in OI_TOLD
 
 
 def stand_in(
@@ -460,7 +479,50 @@ def _install_langgraph() -> bool:
     return gated
 
 
+_AGNO_RUNS = ("agno.agent._run", "agno.team._run")
+_OPENINFERENCE_AGNO = "openinference.instrumentation.agno"
+_AGNO_SEAM = "_tracer"  # the attribute OpenInference's run wrapper holds its tracer in
+
+
+class _GatedTracer:
+    """A tracer that a wrapper holds as an attribute, seen through a gate: its ``start_span``
+    gives :func:`stand_in`'s span where there is one; everything else is the tracer's own."""
+
+    def __init__(self, framework: str, real: Any) -> None:
+        self.real = real
+        self.start_span = _gated_start_span(framework, real.start_span)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+
+def _agno_run_wrappers() -> Iterator[Any]:
+    """The objects OpenInference's wrappers of Agno's module-level run functions are bound to
+    (one ``_RunWrapper`` for agents and teams, each function's ``_self_wrapper.__self__``)."""
+    seen: set[int] = set()
+    for name in _AGNO_RUNS:
+        module = sys.modules.get(name)
+        for function in list(vars(module).values()) if module is not None else ():
+            bound = getattr(getattr(function, "_self_wrapper", None), "__self__", None)
+            if bound is None or id(bound) in seen:
+                continue
+            if str(type(bound).__module__).startswith(_OPENINFERENCE_AGNO):
+                seen.add(id(bound))
+                yield bound
+
+
+def _install_agno() -> bool:
+    gated = False
+    for wrapper in _agno_run_wrappers():
+        tracer = getattr(wrapper, _AGNO_SEAM, None)
+        if not isinstance(tracer, _GatedTracer) and tracer is not None:
+            setattr(wrapper, _AGNO_SEAM, _GatedTracer("agno", tracer))
+        gated = True
+    return gated
+
+
 _SPANS: dict[str, Callable[[], bool]] = {
+    "agno": _install_agno,
     "autogen": _install_autogen,
     "google_adk": _install_adk,
     "langgraph": _install_langgraph,
@@ -493,6 +555,10 @@ def restore() -> None:
     ungate(_strands_tracer())
     for tracer in _langgraph_tracers():
         ungate(tracer)
+    for wrapper in _agno_run_wrappers():
+        held = getattr(wrapper, _AGNO_SEAM, None)
+        if isinstance(held, _GatedTracer):
+            setattr(wrapper, _AGNO_SEAM, held.real)
     for name in _PYDANTIC_AI_SPANS:
         module = sys.modules.get(name)
         original = getattr(getattr(module, _PYDANTIC_AI_SEAM, None), _MARK, None)
