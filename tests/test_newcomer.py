@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import logging
 import os
+import re
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
 
+from agent_contract.agent import Agent
 from agent_contract.examples import ScriptedAgent
 from agent_contract.protocol import LLMCallEnd, LLMCallStart, Message, TextDelta
 from agent_otel import (
@@ -23,6 +27,7 @@ from agent_otel import (
     instrument,
     otel_wrapper,
     record_evaluation,
+    uninstrument,
 )
 from agent_otel.instrumentor import AgentInstrumentor
 from agent_otel.recording import _hints
@@ -400,3 +405,111 @@ async def test_an_evaluation_naming_no_run_says_what_to_pass(
         record_evaluation("correctness", score=1.0, span_context=run.context, logger_provider=logs)
         record_evaluation("correctness", score=1.0, response_id="chatcmpl-1", logger_provider=logs)
     assert "names no run" not in caplog.text
+
+
+class SyncRun(Agent):
+    """A newcomer's Agent: its ``run`` a plain function, not the contract's ``async def``."""
+
+    tool_name = "sync"
+
+    def run(self, **kwargs: Any) -> str:  # type: ignore[override]
+        return f"hello, {kwargs['user_message']}"
+
+
+class SyncInvoke:
+    """A newcomer's event agent: its ``invoke`` a plain function returning its events."""
+
+    async def stream(self, messages: Any, config: Any = None) -> AsyncIterator[Any]:
+        yield TextDelta("hi")
+
+    def invoke(self, messages: Any, stream_wrapper: Any = None, config: Any = None) -> Any:
+        return ["hi"]
+
+
+def _drop_in(agent: Any, telemetry: InMemoryTelemetry) -> Any:
+    return instrument(agent, **telemetry.providers())
+
+
+def _by_class(agent: Any, telemetry: InMemoryTelemetry) -> Any:
+    instrument(type(agent), **telemetry.providers())
+    return agent
+
+
+@pytest.mark.parametrize("how", [_drop_in, _by_class], ids=["instance", "class"])
+@pytest.mark.parametrize(
+    ("agent", "call", "value"),
+    [
+        (SyncRun(), lambda a: a.run(user_message="world"), "hello, world"),
+        (SyncInvoke(), lambda a: a.invoke([USER]), ["hi"]),
+    ],
+    ids=["run", "invoke"],
+)
+def test_a_synchronous_run_or_invoke_keeps_its_value_and_is_told(
+    otel_telemetry: InMemoryTelemetry,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    how: Any,
+    agent: Any,
+    call: Any,
+    value: object,
+) -> None:
+    """instrument() wrapped every run/invoke in a coroutine: a synchronous one then returned
+    a coroutine instead of its value, and awaiting that raised "object str can't be used in
+    'await' expression", in the agent's caller (also under opentelemetry-instrument, which
+    instruments every Agent subclass). It is called as it is; why it is not traced is told."""
+    monkeypatch.setattr(_hints, "_untraced", set())
+    traced = how(agent, otel_telemetry)
+    try:
+        with caplog.at_level(logging.WARNING, logger="agent_otel"):
+            assert call(traced) == value
+            assert call(traced) == value
+    finally:
+        uninstrument(type(agent))
+    method = "run" if isinstance(agent, SyncRun) else "invoke"
+    told = f"{type(agent).__name__}.{method}() is a plain function, not async def"
+    assert caplog.text.count(told) == 1, caplog.text
+    assert otel_telemetry.spans() == []
+
+
+def test_an_async_run_behind_a_plain_decorator_is_still_traced(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A plain ``functools.wraps`` decorator over an ``async def run`` returns its coroutine:
+    that run is async, and traced."""
+
+    def logged(fn: Any) -> Any:
+        @functools.wraps(fn)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return fn(*args, **kwargs)
+
+        return call
+
+    class Decorated(Agent):
+        tool_name = "decorated"
+
+        @logged
+        async def run(self, **kwargs: Any) -> str:
+            return "ok"
+
+    traced = instrument(Decorated(), **otel_telemetry.providers())
+    assert asyncio.run(traced.run(user_message="x")) == "ok"
+    assert otel_telemetry.outline() == ["invoke_agent decorated"]
+
+
+def test_the_faq_quotes_what_an_untraced_agent_is_told(
+    otel_telemetry: InMemoryTelemetry,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """docs/faq.md quotes the messages word for word (it quoted "so its runs are not traced",
+    which the code never said): each quote, its class's name put back, is what is logged."""
+    monkeypatch.setattr(_hints, "_untraced", set())
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        list(instrument(SyncStreaming(), **otel_telemetry.providers()).stream([USER]))
+        instrument(SyncRun(), **otel_telemetry.providers()).run(user_message="x")
+    faq = " ".join((ROOT / "docs" / "faq.md").read_text().split())
+    quotes = re.findall(r"`(SyncAgent\.[^`]*not traced)`", faq)
+    assert len(quotes) == 2, quotes
+    told = caplog.text.replace("SyncStreaming.", "SyncAgent.").replace("SyncRun.", "SyncAgent.")
+    for quote in quotes:
+        assert quote in told, (quote, told)

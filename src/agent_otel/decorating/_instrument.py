@@ -27,13 +27,13 @@ from agent_otel.recording._options import Options, settings_from
 
 from ._base import DELEGATES, INSTANCE, Bound
 from ._classes import (
-    ENTRY_POINTS,
     instrument_class,
     is_instrumented_class,
     mark,
     uninstrument_class,
 )
 from ._params import AgentSetup
+from ._runs import ENTRY_POINTS, entry
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -62,7 +62,8 @@ def _instance_wrapper(cls: type, name: str) -> Any:
         binding: _Binding = object.__getattribute__(self, BINDING)
         return bound, binding.options if binding.enabled else None
 
-    return mark(ENTRY_POINTS[name](lookup), getattr(cls, name), **{DELEGATES: True})
+    like = getattr(cls, name)
+    return mark(entry(name, lookup, like), like, **{DELEGATES: True})
 
 
 def _plain(agent: _T) -> _T:
