@@ -513,3 +513,42 @@ def test_the_faq_quotes_what_an_untraced_agent_is_told(
     told = caplog.text.replace("SyncStreaming.", "SyncAgent.").replace("SyncRun.", "SyncAgent.")
     for quote in quotes:
         assert quote in told, (quote, told)
+
+
+def test_instrumenting_again_with_other_options_is_told_once(
+    otel_telemetry: InMemoryTelemetry,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A second instrument() asking for other options (content capture, a name) changes
+    nothing, as documented, but said nothing: the newcomer's options were lost unseen."""
+    monkeypatch.setattr(_hints, "_reinstrumented", set(), raising=False)
+    providers = otel_telemetry.providers()
+
+    class Mine(ScriptedAgent):
+        pass
+
+    agent = instrument(Mine([TextDelta("hi")]), agent_name="first", **providers)
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        assert instrument(agent, agent_name="first", **providers) is agent  # the same: quiet
+        assert "already instrumented" not in caplog.text
+        assert instrument(agent, agent_name="second", capture_content=True, **providers) is agent
+        instrument(agent, agent_name="third", **providers)  # told once per class
+    told = "<locals>.Mine, already instrumented, changes nothing"
+    assert caplog.text.count(told) == 1, caplog.text
+    assert "(agent_name, capture_content as given here ignored)" in caplog.text
+    assert "uninstrument() it first" in caplog.text
+    asyncio.run(agent.invoke([USER]))
+    assert otel_telemetry.outline() == [["invoke_agent first", ["step 0"]]]  # unchanged
+
+    caplog.clear()
+    monkeypatch.setattr(_hints, "_reinstrumented", set(), raising=False)
+    try:
+        with caplog.at_level(logging.WARNING, logger="agent_otel"):
+            instrument(Mine, name="a")
+            instrument(Mine, name="a")
+            assert "already instrumented" not in caplog.text
+            instrument(Mine, name="b")
+    finally:
+        uninstrument(Mine)
+    assert "(name as given here ignored)" in caplog.text

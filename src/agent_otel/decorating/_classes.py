@@ -17,6 +17,8 @@ import weakref
 from collections.abc import Iterator
 from typing import Any
 
+from agent_otel.recording._hints import hint_reinstrumented
+
 from ._base import DELEGATES, INSTANCE, MARK, ORIGINAL, Bound
 from ._params import AgentSetup
 from ._runs import ENTRY_POINTS, entry
@@ -146,7 +148,9 @@ def _remove_hook(root: type) -> None:
 
 def instrument_class(cls: type, options: AgentSetup) -> type:
     """Trace every instance of ``cls`` and of its subclasses (a no-op when already done)."""
-    if cls in _roots:
+    previous = _roots.get(cls)
+    if previous is not None:  # it keeps the options it has
+        hint_reinstrumented(cls, previous, options)
         return cls
     _roots[cls] = options
     _install_hook(cls)
