@@ -15,12 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from opentelemetry.metrics import NoOpMeterProvider
 from opentelemetry.sdk.trace import TracerProvider
 
 from agent_contract.agent import Agent
 from agent_contract.examples import ScriptedAgent
 from agent_contract.protocol import LLMCallEnd, LLMCallStart, Message, TextDelta
 from agent_otel import (
+    Telemetry,
     _guard,
     configure,
     end_open_runs,
@@ -552,3 +554,38 @@ def test_instrumenting_again_with_other_options_is_told_once(
     finally:
         uninstrument(Mine)
     assert "(name as given here ignored)" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("given", "told"),
+    [
+        (lambda t: {"tracer_provider": None}, "tracer_provider=...) takes an SDK TracerProvider"),
+        (lambda t: {"tracer_provider": t.tracer_provider.get_tracer("a")}, "not a Tracer"),
+        (  # the two swapped
+            lambda t: {"tracer_provider": t.meter_provider, "meter_provider": t.tracer_provider},
+            "not a MeterProvider: pass the provider you built (what you call get_tracer() on)",
+        ),
+        (lambda t: {"tracer_provider": TracerProvider}, "as tracer_provider=TracerProvider()"),
+        (  # the API's global placeholder, before anything is configured
+            lambda t: {"meter_provider": NoOpMeterProvider()},
+            "meter_provider=...) takes an SDK MeterProvider (with get_meter(), shutdown() and",
+        ),
+        (lambda t: {"logger_provider": t.tracer_provider}, "logger_provider=...) takes an SDK"),
+        (lambda t: {"shutdown_timeout_millis": "5000"}, "milliseconds from 0 to"),
+    ],
+)
+def test_telemetry_of_what_is_no_sdk_provider_is_told_at_the_call(
+    otel_telemetry: InMemoryTelemetry, given: Any, told: str
+) -> None:
+    """``Telemetry(tracer_provider, meter_provider)`` adopts providers wired by hand. It took
+    anything: a tracer, the providers swapped, None or the API's placeholder failed only at
+    flush, shutdown or the process's exit, as a traceback from a helper thread (a timeout given
+    as text raised in ``atexit``). Each is a TypeError at the call, naming the argument."""
+    arguments = {
+        "tracer_provider": TracerProvider(),
+        "meter_provider": otel_telemetry.meter_provider,
+    }
+    arguments.update(given(otel_telemetry))
+    with pytest.raises(TypeError, match=r"^Telemetry\(") as raised:
+        Telemetry(**arguments)
+    assert told in str(raised.value)
