@@ -33,7 +33,7 @@ from agent_otel import (
 )
 from agent_otel.instrumentor import AgentInstrumentor
 from agent_otel.recording import _hints
-from agent_otel.testing import InMemoryTelemetry
+from agent_otel.testing import InMemoryTelemetry, run_script, span_outline, span_tree
 
 ROOT = Path(__file__).resolve().parents[1]
 USER = Message(role="user", content="hi")
@@ -589,3 +589,49 @@ def test_telemetry_of_what_is_no_sdk_provider_is_told_at_the_call(
     with pytest.raises(TypeError, match=r"^Telemetry\(") as raised:
         Telemetry(**arguments)
     assert told in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("call", "told"),
+    [
+        (lambda t: span_tree(t), "span_tree() takes finished spans, not an InMemoryTelemetry: "),
+        (lambda t: span_outline(t), "pass telemetry.spans(), or call telemetry.outline()"),
+        (lambda t: span_tree(t.tracer_provider), "not a TracerProvider"),
+        (
+            lambda t: asyncio.run(run_script(t.tracer_provider, [])),  # type: ignore[arg-type]
+            "run_script() takes the InMemoryTelemetry first (the otel_telemetry fixture",
+        ),
+        (
+            lambda t: asyncio.run(run_script(t, ScriptedAgent([]))),  # type: ignore[arg-type]
+            "a list of events or an agent's stream (agent.stream(messages)), not a ScriptedAgent",
+        ),
+        (lambda t: asyncio.run(run_script(t, None)), "not a NoneType"),  # type: ignore[arg-type]
+    ],
+    ids=["tree", "outline", "provider", "script-provider", "script-agent", "script-none"],
+)
+def test_the_test_kit_given_the_wrong_thing_says_what_to_pass(
+    otel_telemetry: InMemoryTelemetry, call: Any, told: str
+) -> None:
+    """The kit's helpers given its handle where spans belong, a provider where the handle
+    belongs or an agent where its stream belongs raised Python's bare "is not iterable" or
+    "has no attribute 'wrapper'"."""
+    with pytest.raises(TypeError) as raised:
+        call(otel_telemetry)
+    assert told in str(raised.value)
+
+
+async def test_a_span_asked_of_a_telemetry_that_recorded_nothing_says_why(
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A newcomer's test ran the agent with otel_wrapper() (the global providers), then asked
+    the fixture for its span: "0 spans named 'chat m'; names: []" said nothing of why."""
+    monkeypatch.setattr(_hints, "_told", [True])  # the process-wide hint: not this test's
+    agent = ScriptedAgent([LLMCallStart(model="m"), LLMCallEnd()])
+    await agent.invoke([USER], stream_wrapper=otel_wrapper())
+    with pytest.raises(AssertionError, match="no span was recorded in this telemetry") as raised:
+        otel_telemetry.span("chat m")
+    assert "telemetry.wrapper(...)" in str(raised.value)
+    assert "instrument(agent, **telemetry.providers())" in str(raised.value)
+    await agent.invoke([USER], stream_wrapper=otel_telemetry.wrapper())
+    with pytest.raises(AssertionError, match=r"0 spans named 'x'; names: \['chat m'"):
+        otel_telemetry.span("x")
