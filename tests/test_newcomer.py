@@ -635,3 +635,16 @@ async def test_a_span_asked_of_a_telemetry_that_recorded_nothing_says_why(
     await agent.invoke([USER], stream_wrapper=otel_telemetry.wrapper())
     with pytest.raises(AssertionError, match=r"0 spans named 'x'; names: \['chat m'"):
         otel_telemetry.span("x")
+
+
+@pytest.mark.parametrize("entry", [otel_wrapper, _instrumented, _ended])
+def test_a_telemetry_handle_where_its_provider_belongs_says_which_attribute(
+    otel_telemetry: InMemoryTelemetry, entry: Any
+) -> None:
+    """``telemetry = configure(...)`` then ``otel_wrapper(tracer_provider=telemetry)``: the
+    handle holds the provider; the message said only "pass the provider itself"."""
+    with pytest.raises(TypeError) as raised:
+        entry(tracer_provider=otel_telemetry)
+    assert "pass its tracer_provider, as tracer_provider=telemetry.tracer_provider" in str(
+        raised.value
+    )

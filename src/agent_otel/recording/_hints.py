@@ -144,12 +144,23 @@ def check_provider(caller: str, name: str, provider: object, method: str) -> Non
     what = (
         f"pass an instance, as {name}={wanted}()"
         if a_class
+        else f"pass its {name}, as {name}=telemetry.{name}"
+        if _holds(provider, name, method)  # configure()'s handle, or the test kit's
         else f"pass the provider itself (what you call {method}() on)"
     )
     raise TypeError(
         f"{caller}({name}=...) takes a {wanted} (an object with {method}()), not "
         f"{a_kind(provider)}: {what}, or leave it out for the global one"
     )
+
+
+def _holds(handle: object, name: str, method: str) -> bool:
+    """Whether ``handle`` holds the provider asked for as its attribute ``name``: the
+    ``Telemetry`` configure() returns, an ``InMemoryTelemetry``."""
+    try:
+        return callable(getattr(getattr(handle, name, None), method, None))
+    except Exception:  # a hostile object: not a handle
+        return False
 
 
 def hint_untraced(agent: object, method: str, why: str) -> None:
