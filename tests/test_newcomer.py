@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import io
 import logging
 import os
 import re
@@ -293,6 +294,7 @@ async def test_a_streaming_agent_is_told_nothing(
 
 
 QUIET = {"OTEL_METRICS_EXPORTER": "none", "OTEL_LOGS_EXPORTER": "none"}  # a prompt shutdown
+OTLP_DEAD = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9"}  # OTLP on, nobody there
 
 
 @pytest.mark.parametrize(
@@ -648,3 +650,38 @@ def test_a_telemetry_handle_where_its_provider_belongs_says_which_attribute(
     assert "pass its tracer_provider, as tracer_provider=telemetry.tracer_provider" in str(
         raised.value
     )
+
+
+@pytest.mark.parametrize(
+    ("env", "console", "otlp"),
+    [
+        ({"OTEL_TRACES_EXPORTER": "jaeger"}, True, False),  # no endpoint: the terminal view
+        (
+            {"OTEL_TRACES_EXPORTER": "otlp_proto_http", **OTLP_DEAD},
+            False,
+            True,  # opentelemetry-instrument's name for OTLP/HTTP: the endpoint beside it
+        ),
+        ({"OTEL_TRACES_EXPORTER": "zipkin,otlp", **OTLP_DEAD}, False, True),
+    ],
+    ids=["jaeger", "otlp_proto_http", "one-known"],
+)
+def test_an_exporter_variable_of_unknown_values_is_ignored_as_told(
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    env: dict[str, str],
+    console: bool,
+    otlp: bool,
+) -> None:
+    """The warning said the value was "ignored", but the variable then switched traces off:
+    neither the terminal view nor the OTLP endpoint set beside it got a span."""
+    monkeypatch.setattr(_guard, "_told", set())
+    for var, value in {**QUIET, **env}.items():
+        monkeypatch.setenv(var, value)
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        telemetry = configure(
+            "t", console_stream=io.StringIO(), set_global=False, shutdown_timeout_millis=100
+        )
+    telemetry.shutdown()
+    assert "is not supported by configure(); ignored" in caplog.text
+    assert (telemetry.console is not None) is console
+    assert bool(telemetry.spans_lost) is otlp  # counted only with OTLP trace export

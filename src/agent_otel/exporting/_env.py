@@ -256,7 +256,10 @@ def exporter_names(signal: Signal, env: Mapping[str, str] | None = None) -> froz
 
     We honour ``otlp``, ``none`` (alone: the signal is off, whatever else is configured) and,
     for traces, ``console`` / ``agent_otel_console`` (the terminal tree, returned as
-    ``console``); other values are ignored with a warning naming the accepted ones.
+    ``console``); other values are ignored with a warning naming the accepted ones, and a
+    variable of ignored values only counts as unset (``zipkin``, or ``otlp_proto_http`` as
+    ``opentelemetry-instrument`` takes it: it switched the signal off, the endpoint set
+    beside it included, where the warning said "ignored").
     """
     env = os.environ if env is None else env
     var = _EXPORTER_VARS[signal]
@@ -275,6 +278,8 @@ def exporter_names(signal: Signal, env: Mapping[str, str] | None = None) -> froz
             var, unknown, accepted,
         )  # fmt: skip
     names &= known
+    if not names:
+        return None
     if "none" in names and len(names) > 1:  # as the SDK: none beside others means nothing
         names.discard("none")
     return frozenset(names)
