@@ -685,3 +685,35 @@ def test_an_exporter_variable_of_unknown_values_is_ignored_as_told(
     assert "is not supported by configure(); ignored" in caplog.text
     assert (telemetry.console is not None) is console
     assert bool(telemetry.spans_lost) is otlp  # counted only with OTLP trace export
+
+
+@pytest.mark.parametrize(
+    ("options", "env", "told"),
+    [
+        (
+            {"protocol": "grpc"},
+            {},
+            "(protocol='grpc') needs the optional gRPC exporter; install it with: pip install "
+            "'agent-otel[grpc]', or use OTLP/HTTP: protocol='http/protobuf'",
+        ),
+        (
+            {},
+            {"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"},
+            "(OTEL_EXPORTER_OTLP_PROTOCOL=grpc) needs the optional gRPC exporter; install it "
+            "with: pip install 'agent-otel[grpc]', or use OTLP/HTTP: "
+            "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf",
+        ),
+    ],
+    ids=["argument", "variable"],
+)
+def test_grpc_without_its_extra_names_what_asked_for_it(
+    monkeypatch: pytest.MonkeyPatch, options: dict[str, str], env: dict[str, str], told: str
+) -> None:
+    """A deployment's OTEL_EXPORTER_OTLP_PROTOCOL=grpc without the grpc extra was told to
+    "use protocol='http/protobuf'", an argument the application never passed."""
+    monkeypatch.setitem(sys.modules, "opentelemetry.exporter.otlp.proto.grpc.trace_exporter", None)
+    for var, value in {**QUIET, **OTLP_DEAD, **env}.items():
+        monkeypatch.setenv(var, value)
+    with pytest.raises(ImportError) as raised:
+        configure("t", set_global=False, **options)  # type: ignore[arg-type]
+    assert told in str(raised.value)

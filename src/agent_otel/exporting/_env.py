@@ -90,6 +90,15 @@ def resolve_protocol(
     return DEFAULT_PROTOCOL
 
 
+def protocol_variable(signal: Signal, env: Mapping[str, str] | None = None) -> str | None:
+    """The variable that sets ``signal``'s protocol (per-signal, then general), or None."""
+    env = os.environ if env is None else env
+    for var in (_signal_var(signal, "PROTOCOL"), OTEL_EXPORTER_OTLP_PROTOCOL):
+        if env.get(var, "").strip():
+            return var
+    return None
+
+
 def endpoint_problem(value: str, protocol: Protocol) -> str | None:
     """Why ``value`` is not an OTLP endpoint, or None when it is one.
 
