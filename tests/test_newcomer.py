@@ -717,3 +717,33 @@ def test_grpc_without_its_extra_names_what_asked_for_it(
     with pytest.raises(ImportError) as raised:
         configure("t", set_global=False, **options)  # type: ignore[arg-type]
     assert told in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("module", "missing", "told"),
+    [
+        (
+            "agent_otel.instrumentor",
+            "opentelemetry.instrumentation",
+            "needs opentelemetry-instrumentation, the instrumentor extra: "
+            "pip install 'agent-otel[instrumentor]'",
+        ),
+        ("agent_otel.remote.a2a", "a2a", "needs a2a-sdk 1.x, the a2a extra: pip install"),
+    ],
+)
+def test_a_public_module_without_its_extra_names_the_extra(
+    module: str, missing: str, told: str
+) -> None:
+    """docs/instrument.md's `from agent_otel.instrumentor import AgentInstrumentor` on the base
+    install raised "No module named 'opentelemetry.instrumentation'", naming no extra."""
+    code = textwrap.dedent(
+        f"""
+        import importlib, sys
+        sys.modules[{missing!r}] = None  # as when the extra is not installed
+        try:
+            importlib.import_module({module!r})
+        except ModuleNotFoundError as error:
+            print(error)
+        """
+    )
+    assert told in _run_alone(code).stdout
