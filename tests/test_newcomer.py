@@ -747,3 +747,25 @@ def test_a_public_module_without_its_extra_names_the_extra(
         """
     )
     assert told in _run_alone(code).stdout
+
+
+@pytest.mark.parametrize(
+    ("options", "env", "told"),
+    [
+        ({"prometheus_port": 0}, {}, "(prometheus_port=0) needs the prometheus extra"),
+        ({}, {"AGENT_OTEL_PROMETHEUS_PORT": "0"}, "(AGENT_OTEL_PROMETHEUS_PORT=0) needs the"),
+    ],
+    ids=["argument", "variable"],
+)
+def test_prometheus_without_its_extra_names_what_asked_for_it(
+    monkeypatch: pytest.MonkeyPatch, options: dict[str, int], env: dict[str, str], told: str
+) -> None:
+    """A deployment's AGENT_OTEL_PROMETHEUS_PORT without the extra failed configure() with
+    no word of the variable that asked for the endpoint."""
+    monkeypatch.setitem(sys.modules, "opentelemetry.exporter.prometheus", None)
+    for var, value in {**QUIET, **env}.items():
+        monkeypatch.setenv(var, value)
+    with pytest.raises(ImportError) as raised:
+        configure("t", set_global=False, console_stream=io.StringIO(), **options)  # type: ignore[arg-type]
+    assert told in str(raised.value)
+    assert "pip install 'agent-otel[prometheus]'" in str(raised.value)

@@ -175,8 +175,12 @@ def log_exporter(
     return SizeBoundLogExporter(OTLPLogExporter(**_otlp_args("logs", url, headers, timeout)))
 
 
-def start_prometheus(port: int | None, host: str) -> tuple[MetricReader, Any] | None:
-    """A PrometheusMetricReader on its own registry, served over HTTP; None when off/failed."""
+def start_prometheus(
+    port: int | None, host: str, asked: str = "prometheus_port"
+) -> tuple[MetricReader, Any] | None:
+    """A PrometheusMetricReader on its own registry, served over HTTP; None when off/failed.
+    ``asked``: what asked for it (the argument or the variable), named when the extra is
+    missing."""
     if port is None:
         return None
     try:
@@ -184,7 +188,8 @@ def start_prometheus(port: int | None, host: str) -> tuple[MetricReader, Any] | 
         from prometheus_client import CollectorRegistry, start_http_server
     except ImportError as exc:
         raise ImportError(
-            "agent-otel: the Prometheus endpoint needs: pip install 'agent-otel[prometheus]'"
+            f"agent-otel: the Prometheus endpoint ({asked}={port}) needs the prometheus extra: "
+            "pip install 'agent-otel[prometheus]'"
         ) from exc
     registry = CollectorRegistry(auto_describe=True)
     reader = PrometheusMetricReader(registry=registry)
