@@ -34,7 +34,7 @@ from agent_otel import (
 )
 from agent_otel.instrumentor import AgentInstrumentor
 from agent_otel.recording import _hints
-from agent_otel.testing import InMemoryTelemetry, run_script, span_outline, span_tree
+from agent_otel.testing import FakeClock, InMemoryTelemetry, run_script, span_outline, span_tree
 
 ROOT = Path(__file__).resolve().parents[1]
 USER = Message(role="user", content="hi")
@@ -769,3 +769,16 @@ def test_prometheus_without_its_extra_names_what_asked_for_it(
         configure("t", set_global=False, console_stream=io.StringIO(), **options)  # type: ignore[arg-type]
     assert told in str(raised.value)
     assert "pip install 'agent-otel[prometheus]'" in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("given", "error"),
+    [({"step": 0.001}, TypeError), ({"start": "now"}, TypeError), ({"step": -1}, ValueError)],
+)
+def test_a_fake_clock_of_no_nanoseconds_is_told_at_the_call(
+    given: dict[str, Any], error: type[Exception]
+) -> None:
+    """FakeClock(step=0.001) (seconds for nanoseconds) or a text start was taken, and every
+    run under it then failed inside, logged as agent-otel's own internal error."""
+    with pytest.raises(error, match=r"FakeClock\((start|step)=\.\.\.\) takes an int number of n"):
+        FakeClock(**given)
