@@ -2,31 +2,39 @@
 
 from __future__ import annotations
 
+import asyncio
+import functools
+import io
 import logging
 import os
+import re
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from opentelemetry.metrics import NoOpMeterProvider
 from opentelemetry.sdk.trace import TracerProvider
 
+from agent_contract.agent import Agent
 from agent_contract.examples import ScriptedAgent
 from agent_contract.protocol import LLMCallEnd, LLMCallStart, Message, TextDelta
 from agent_otel import (
+    Telemetry,
     _guard,
     configure,
     end_open_runs,
     instrument,
     otel_wrapper,
     record_evaluation,
+    uninstrument,
 )
 from agent_otel.instrumentor import AgentInstrumentor
 from agent_otel.recording import _hints
-from agent_otel.testing import InMemoryTelemetry
+from agent_otel.testing import FakeClock, InMemoryTelemetry, run_script, span_outline, span_tree
 
 ROOT = Path(__file__).resolve().parents[1]
 USER = Message(role="user", content="hi")
@@ -286,6 +294,7 @@ async def test_a_streaming_agent_is_told_nothing(
 
 
 QUIET = {"OTEL_METRICS_EXPORTER": "none", "OTEL_LOGS_EXPORTER": "none"}  # a prompt shutdown
+OTLP_DEAD = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9"}  # OTLP on, nobody there
 
 
 @pytest.mark.parametrize(
@@ -400,3 +409,376 @@ async def test_an_evaluation_naming_no_run_says_what_to_pass(
         record_evaluation("correctness", score=1.0, span_context=run.context, logger_provider=logs)
         record_evaluation("correctness", score=1.0, response_id="chatcmpl-1", logger_provider=logs)
     assert "names no run" not in caplog.text
+
+
+class SyncRun(Agent):
+    """A newcomer's Agent: its ``run`` a plain function, not the contract's ``async def``."""
+
+    tool_name = "sync"
+
+    def run(self, **kwargs: Any) -> str:  # type: ignore[override]
+        return f"hello, {kwargs['user_message']}"
+
+
+class SyncInvoke:
+    """A newcomer's event agent: its ``invoke`` a plain function returning its events."""
+
+    async def stream(self, messages: Any, config: Any = None) -> AsyncIterator[Any]:
+        yield TextDelta("hi")
+
+    def invoke(self, messages: Any, stream_wrapper: Any = None, config: Any = None) -> Any:
+        return ["hi"]
+
+
+def _drop_in(agent: Any, telemetry: InMemoryTelemetry) -> Any:
+    return instrument(agent, **telemetry.providers())
+
+
+def _by_class(agent: Any, telemetry: InMemoryTelemetry) -> Any:
+    instrument(type(agent), **telemetry.providers())
+    return agent
+
+
+@pytest.mark.parametrize("how", [_drop_in, _by_class], ids=["instance", "class"])
+@pytest.mark.parametrize(
+    ("agent", "call", "value"),
+    [
+        (SyncRun(), lambda a: a.run(user_message="world"), "hello, world"),
+        (SyncInvoke(), lambda a: a.invoke([USER]), ["hi"]),
+    ],
+    ids=["run", "invoke"],
+)
+def test_a_synchronous_run_or_invoke_keeps_its_value_and_is_told(
+    otel_telemetry: InMemoryTelemetry,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    how: Any,
+    agent: Any,
+    call: Any,
+    value: object,
+) -> None:
+    """instrument() wrapped every run/invoke in a coroutine: a synchronous one then returned
+    a coroutine instead of its value, and awaiting that raised "object str can't be used in
+    'await' expression", in the agent's caller (also under opentelemetry-instrument, which
+    instruments every Agent subclass). It is called as it is; why it is not traced is told."""
+    monkeypatch.setattr(_hints, "_untraced", set())
+    traced = how(agent, otel_telemetry)
+    try:
+        with caplog.at_level(logging.WARNING, logger="agent_otel"):
+            assert call(traced) == value
+            assert call(traced) == value
+    finally:
+        uninstrument(type(agent))
+    method = "run" if isinstance(agent, SyncRun) else "invoke"
+    told = f"{type(agent).__name__}.{method}() is a plain function, not async def"
+    assert caplog.text.count(told) == 1, caplog.text
+    assert otel_telemetry.spans() == []
+
+
+def test_an_async_run_behind_a_plain_decorator_is_still_traced(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A plain ``functools.wraps`` decorator over an ``async def run`` returns its coroutine:
+    that run is async, and traced."""
+
+    def logged(fn: Any) -> Any:
+        @functools.wraps(fn)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return fn(*args, **kwargs)
+
+        return call
+
+    class Decorated(Agent):
+        tool_name = "decorated"
+
+        @logged
+        async def run(self, **kwargs: Any) -> str:
+            return "ok"
+
+    traced = instrument(Decorated(), **otel_telemetry.providers())
+    assert asyncio.run(traced.run(user_message="x")) == "ok"
+    assert otel_telemetry.outline() == ["invoke_agent decorated"]
+
+
+def test_the_faq_quotes_what_an_untraced_agent_is_told(
+    otel_telemetry: InMemoryTelemetry,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """docs/faq.md quotes the messages word for word (it quoted "so its runs are not traced",
+    which the code never said): each quote, its class's name put back, is what is logged."""
+    monkeypatch.setattr(_hints, "_untraced", set())
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        list(instrument(SyncStreaming(), **otel_telemetry.providers()).stream([USER]))
+        instrument(SyncRun(), **otel_telemetry.providers()).run(user_message="x")
+    faq = " ".join((ROOT / "docs" / "faq.md").read_text().split())
+    quotes = re.findall(r"`(SyncAgent\.[^`]*not traced)`", faq)
+    assert len(quotes) == 2, quotes
+    told = caplog.text.replace("SyncStreaming.", "SyncAgent.").replace("SyncRun.", "SyncAgent.")
+    for quote in quotes:
+        assert quote in told, (quote, told)
+
+
+def test_instrumenting_again_with_other_options_is_told_once(
+    otel_telemetry: InMemoryTelemetry,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A second instrument() asking for other options (content capture, a name) changes
+    nothing, as documented, but said nothing: the newcomer's options were lost unseen."""
+    monkeypatch.setattr(_hints, "_reinstrumented", set(), raising=False)
+    providers = otel_telemetry.providers()
+
+    class Mine(ScriptedAgent):
+        pass
+
+    agent = instrument(Mine([TextDelta("hi")]), agent_name="first", **providers)
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        assert instrument(agent, agent_name="first", **providers) is agent  # the same: quiet
+        assert "already instrumented" not in caplog.text
+        assert instrument(agent, agent_name="second", capture_content=True, **providers) is agent
+        instrument(agent, agent_name="third", **providers)  # told once per class
+    told = "<locals>.Mine, already instrumented, changes nothing"
+    assert caplog.text.count(told) == 1, caplog.text
+    assert "(agent_name, capture_content as given here ignored)" in caplog.text
+    assert "uninstrument() it first" in caplog.text
+    asyncio.run(agent.invoke([USER]))
+    assert otel_telemetry.outline() == [["invoke_agent first", ["step 0"]]]  # unchanged
+
+    caplog.clear()
+    monkeypatch.setattr(_hints, "_reinstrumented", set(), raising=False)
+    try:
+        with caplog.at_level(logging.WARNING, logger="agent_otel"):
+            instrument(Mine, name="a")
+            instrument(Mine, name="a")
+            assert "already instrumented" not in caplog.text
+            instrument(Mine, name="b")
+    finally:
+        uninstrument(Mine)
+    assert "(name as given here ignored)" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("given", "told"),
+    [
+        (lambda t: {"tracer_provider": None}, "tracer_provider=...) takes an SDK TracerProvider"),
+        (lambda t: {"tracer_provider": t.tracer_provider.get_tracer("a")}, "not a Tracer"),
+        (  # the two swapped
+            lambda t: {"tracer_provider": t.meter_provider, "meter_provider": t.tracer_provider},
+            "not a MeterProvider: pass the provider you built (what you call get_tracer() on)",
+        ),
+        (lambda t: {"tracer_provider": TracerProvider}, "as tracer_provider=TracerProvider()"),
+        (  # the API's global placeholder, before anything is configured
+            lambda t: {"meter_provider": NoOpMeterProvider()},
+            "meter_provider=...) takes an SDK MeterProvider (with get_meter(), shutdown() and",
+        ),
+        (lambda t: {"logger_provider": t.tracer_provider}, "logger_provider=...) takes an SDK"),
+        (lambda t: {"shutdown_timeout_millis": "5000"}, "milliseconds from 0 to"),
+    ],
+)
+def test_telemetry_of_what_is_no_sdk_provider_is_told_at_the_call(
+    otel_telemetry: InMemoryTelemetry, given: Any, told: str
+) -> None:
+    """``Telemetry(tracer_provider, meter_provider)`` adopts providers wired by hand. It took
+    anything: a tracer, the providers swapped, None or the API's placeholder failed only at
+    flush, shutdown or the process's exit, as a traceback from a helper thread (a timeout given
+    as text raised in ``atexit``). Each is a TypeError at the call, naming the argument."""
+    arguments = {
+        "tracer_provider": TracerProvider(),
+        "meter_provider": otel_telemetry.meter_provider,
+    }
+    arguments.update(given(otel_telemetry))
+    with pytest.raises(TypeError, match=r"^Telemetry\(") as raised:
+        Telemetry(**arguments)
+    assert told in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("call", "told"),
+    [
+        (lambda t: span_tree(t), "span_tree() takes finished spans, not an InMemoryTelemetry: "),
+        (lambda t: span_outline(t), "pass telemetry.spans(), or call telemetry.outline()"),
+        (lambda t: span_tree(t.tracer_provider), "not a TracerProvider"),
+        (
+            lambda t: asyncio.run(run_script(t.tracer_provider, [])),  # type: ignore[arg-type]
+            "run_script() takes the InMemoryTelemetry first (the otel_telemetry fixture",
+        ),
+        (
+            lambda t: asyncio.run(run_script(t, ScriptedAgent([]))),  # type: ignore[arg-type]
+            "a list of events or an agent's stream (agent.stream(messages)), not a ScriptedAgent",
+        ),
+        (lambda t: asyncio.run(run_script(t, None)), "not a NoneType"),  # type: ignore[arg-type]
+    ],
+    ids=["tree", "outline", "provider", "script-provider", "script-agent", "script-none"],
+)
+def test_the_test_kit_given_the_wrong_thing_says_what_to_pass(
+    otel_telemetry: InMemoryTelemetry, call: Any, told: str
+) -> None:
+    """The kit's helpers given its handle where spans belong, a provider where the handle
+    belongs or an agent where its stream belongs raised Python's bare "is not iterable" or
+    "has no attribute 'wrapper'"."""
+    with pytest.raises(TypeError) as raised:
+        call(otel_telemetry)
+    assert told in str(raised.value)
+
+
+async def test_a_span_asked_of_a_telemetry_that_recorded_nothing_says_why(
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A newcomer's test ran the agent with otel_wrapper() (the global providers), then asked
+    the fixture for its span: "0 spans named 'chat m'; names: []" said nothing of why."""
+    monkeypatch.setattr(_hints, "_told", [True])  # the process-wide hint: not this test's
+    agent = ScriptedAgent([LLMCallStart(model="m"), LLMCallEnd()])
+    await agent.invoke([USER], stream_wrapper=otel_wrapper())
+    with pytest.raises(AssertionError, match="no span was recorded in this telemetry") as raised:
+        otel_telemetry.span("chat m")
+    assert "telemetry.wrapper(...)" in str(raised.value)
+    assert "instrument(agent, **telemetry.providers())" in str(raised.value)
+    await agent.invoke([USER], stream_wrapper=otel_telemetry.wrapper())
+    with pytest.raises(AssertionError, match=r"0 spans named 'x'; names: \['chat m'"):
+        otel_telemetry.span("x")
+
+
+@pytest.mark.parametrize("entry", [otel_wrapper, _instrumented, _ended])
+def test_a_telemetry_handle_where_its_provider_belongs_says_which_attribute(
+    otel_telemetry: InMemoryTelemetry, entry: Any
+) -> None:
+    """``telemetry = configure(...)`` then ``otel_wrapper(tracer_provider=telemetry)``: the
+    handle holds the provider; the message said only "pass the provider itself"."""
+    with pytest.raises(TypeError) as raised:
+        entry(tracer_provider=otel_telemetry)
+    assert "pass its tracer_provider, as tracer_provider=telemetry.tracer_provider" in str(
+        raised.value
+    )
+
+
+@pytest.mark.parametrize(
+    ("env", "console", "otlp"),
+    [
+        ({"OTEL_TRACES_EXPORTER": "jaeger"}, True, False),  # no endpoint: the terminal view
+        (
+            {"OTEL_TRACES_EXPORTER": "otlp_proto_http", **OTLP_DEAD},
+            False,
+            True,  # opentelemetry-instrument's name for OTLP/HTTP: the endpoint beside it
+        ),
+        ({"OTEL_TRACES_EXPORTER": "zipkin,otlp", **OTLP_DEAD}, False, True),
+    ],
+    ids=["jaeger", "otlp_proto_http", "one-known"],
+)
+def test_an_exporter_variable_of_unknown_values_is_ignored_as_told(
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    env: dict[str, str],
+    console: bool,
+    otlp: bool,
+) -> None:
+    """The warning said the value was "ignored", but the variable then switched traces off:
+    neither the terminal view nor the OTLP endpoint set beside it got a span."""
+    monkeypatch.setattr(_guard, "_told", set())
+    for var, value in {**QUIET, **env}.items():
+        monkeypatch.setenv(var, value)
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        telemetry = configure(
+            "t", console_stream=io.StringIO(), set_global=False, shutdown_timeout_millis=100
+        )
+    telemetry.shutdown()
+    assert "is not supported by configure(); ignored" in caplog.text
+    assert (telemetry.console is not None) is console
+    assert bool(telemetry.spans_lost) is otlp  # counted only with OTLP trace export
+
+
+@pytest.mark.parametrize(
+    ("options", "env", "told"),
+    [
+        (
+            {"protocol": "grpc"},
+            {},
+            "(protocol='grpc') needs the optional gRPC exporter; install it with: pip install "
+            "'agent-otel[grpc]', or use OTLP/HTTP: protocol='http/protobuf'",
+        ),
+        (
+            {},
+            {"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"},
+            "(OTEL_EXPORTER_OTLP_PROTOCOL=grpc) needs the optional gRPC exporter; install it "
+            "with: pip install 'agent-otel[grpc]', or use OTLP/HTTP: "
+            "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf",
+        ),
+    ],
+    ids=["argument", "variable"],
+)
+def test_grpc_without_its_extra_names_what_asked_for_it(
+    monkeypatch: pytest.MonkeyPatch, options: dict[str, str], env: dict[str, str], told: str
+) -> None:
+    """A deployment's OTEL_EXPORTER_OTLP_PROTOCOL=grpc without the grpc extra was told to
+    "use protocol='http/protobuf'", an argument the application never passed."""
+    monkeypatch.setitem(sys.modules, "opentelemetry.exporter.otlp.proto.grpc.trace_exporter", None)
+    for var, value in {**QUIET, **OTLP_DEAD, **env}.items():
+        monkeypatch.setenv(var, value)
+    with pytest.raises(ImportError) as raised:
+        configure("t", set_global=False, **options)  # type: ignore[arg-type]
+    assert told in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("module", "missing", "told"),
+    [
+        (
+            "agent_otel.instrumentor",
+            "opentelemetry.instrumentation",
+            "needs opentelemetry-instrumentation, the instrumentor extra: "
+            "pip install 'agent-otel[instrumentor]'",
+        ),
+        ("agent_otel.remote.a2a", "a2a", "needs a2a-sdk 1.x, the a2a extra: pip install"),
+    ],
+)
+def test_a_public_module_without_its_extra_names_the_extra(
+    module: str, missing: str, told: str
+) -> None:
+    """docs/instrument.md's `from agent_otel.instrumentor import AgentInstrumentor` on the base
+    install raised "No module named 'opentelemetry.instrumentation'", naming no extra."""
+    code = textwrap.dedent(
+        f"""
+        import importlib, sys
+        sys.modules[{missing!r}] = None  # as when the extra is not installed
+        try:
+            importlib.import_module({module!r})
+        except ModuleNotFoundError as error:
+            print(error)
+        """
+    )
+    assert told in _run_alone(code).stdout
+
+
+@pytest.mark.parametrize(
+    ("options", "env", "told"),
+    [
+        ({"prometheus_port": 0}, {}, "(prometheus_port=0) needs the prometheus extra"),
+        ({}, {"AGENT_OTEL_PROMETHEUS_PORT": "0"}, "(AGENT_OTEL_PROMETHEUS_PORT=0) needs the"),
+    ],
+    ids=["argument", "variable"],
+)
+def test_prometheus_without_its_extra_names_what_asked_for_it(
+    monkeypatch: pytest.MonkeyPatch, options: dict[str, int], env: dict[str, str], told: str
+) -> None:
+    """A deployment's AGENT_OTEL_PROMETHEUS_PORT without the extra failed configure() with
+    no word of the variable that asked for the endpoint."""
+    monkeypatch.setitem(sys.modules, "opentelemetry.exporter.prometheus", None)
+    for var, value in {**QUIET, **env}.items():
+        monkeypatch.setenv(var, value)
+    with pytest.raises(ImportError) as raised:
+        configure("t", set_global=False, console_stream=io.StringIO(), **options)  # type: ignore[arg-type]
+    assert told in str(raised.value)
+    assert "pip install 'agent-otel[prometheus]'" in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("given", "error"),
+    [({"step": 0.001}, TypeError), ({"start": "now"}, TypeError), ({"step": -1}, ValueError)],
+)
+def test_a_fake_clock_of_no_nanoseconds_is_told_at_the_call(
+    given: dict[str, Any], error: type[Exception]
+) -> None:
+    """FakeClock(step=0.001) (seconds for nanoseconds) or a text start was taken, and every
+    run under it then failed inside, logged as agent-otel's own internal error."""
+    with pytest.raises(error, match=r"FakeClock\((start|step)=\.\.\.\) takes an int number of n"):
+        FakeClock(**given)

@@ -14,19 +14,14 @@ from __future__ import annotations
 import functools
 import inspect
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
-from ._base import DELEGATES, INSTANCE, MARK, ORIGINAL, Bound, Lookup
-from ._params import AgentSetup
-from ._runs import astream_entry, invoke_entry, run_entry, stream_entry
+from agent_otel.recording._hints import hint_reinstrumented
 
-ENTRY_POINTS: dict[str, Callable[[Lookup], Bound]] = {
-    "stream": stream_entry,
-    "invoke": invoke_entry,
-    "astream": astream_entry,
-    "run": run_entry,
-}
+from ._base import DELEGATES, INSTANCE, MARK, ORIGINAL, Bound
+from ._params import AgentSetup
+from ._runs import ENTRY_POINTS, entry
 
 _roots: weakref.WeakKeyDictionary[type, AgentSetup] = weakref.WeakKeyDictionary()
 _patched: weakref.WeakKeyDictionary[type, dict[str, Any]] = weakref.WeakKeyDictionary()
@@ -70,7 +65,7 @@ def _class_wrapper(klass: type, name: str, original: Any) -> Any:
             return bound, None  # an outer wrapper of ours (subclass or instance) traces
         return bound, options_for(type(self))
 
-    wrapper = ENTRY_POINTS[name](lookup)
+    wrapper = entry(name, lookup, getattr(klass, name) if original is None else original)
     if original is None:
         return mark(wrapper, getattr(klass, name), **{DELEGATES: True})
     return mark(wrapper, original, **{ORIGINAL: original})
@@ -153,7 +148,9 @@ def _remove_hook(root: type) -> None:
 
 def instrument_class(cls: type, options: AgentSetup) -> type:
     """Trace every instance of ``cls`` and of its subclasses (a no-op when already done)."""
-    if cls in _roots:
+    previous = _roots.get(cls)
+    if previous is not None:  # it keeps the options it has
+        hint_reinstrumented(cls, previous, options)
         return cls
     _roots[cls] = options
     _install_hook(cls)

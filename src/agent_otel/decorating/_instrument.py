@@ -22,18 +22,18 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
 from agent_otel._plain import text_of
-from agent_otel.recording._hints import a_kind
+from agent_otel.recording._hints import a_kind, hint_reinstrumented
 from agent_otel.recording._options import Options, settings_from
 
 from ._base import DELEGATES, INSTANCE, Bound
 from ._classes import (
-    ENTRY_POINTS,
     instrument_class,
     is_instrumented_class,
     mark,
     uninstrument_class,
 )
 from ._params import AgentSetup
+from ._runs import ENTRY_POINTS, entry
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -62,7 +62,8 @@ def _instance_wrapper(cls: type, name: str) -> Any:
         binding: _Binding = object.__getattribute__(self, BINDING)
         return bound, binding.options if binding.enabled else None
 
-    return mark(ENTRY_POINTS[name](lookup), getattr(cls, name), **{DELEGATES: True})
+    like = getattr(cls, name)
+    return mark(entry(name, lookup, like), like, **{DELEGATES: True})
 
 
 def _plain(agent: _T) -> _T:
@@ -133,8 +134,9 @@ def _slot_names(cls: type) -> list[str]:
 
 def _instrument_instance(agent: _T, options: AgentSetup) -> _T:
     cls = type(agent)
-    if is_drop_in_class(cls):
-        return agent  # already a drop-in
+    if is_drop_in_class(cls):  # already a drop-in: it keeps the options it has
+        hint_reinstrumented(cls, object.__getattribute__(agent, BINDING).options, options)
+        return agent
     state = getattr(agent, "__dict__", None)
     if not isinstance(state, dict):
         raise TypeError(
@@ -176,7 +178,7 @@ def instrument(
     (:class:`~agent_otel.recording._options.Options`); a call's own ids (``config`` or
     ``thread_id``) win over the options'.
     Instrumenting what is already instrumented changes nothing (uninstrument first to change
-    options).
+    options): a second call asking for other options is told so, once per class.
     """
     if agent_or_class is None:
 
@@ -193,7 +195,8 @@ def instrument(
     # A name of another type (the decorator's argument is often computed) names nothing: the
     # run is named as without it, and the agent is traced all the same (never a raise).
     chosen_name = text_of(name) or text_of(options.get("agent_name"))
-    chosen = AgentSetup(chosen_name, settings_from(options, "instrument"))
+    asked = {key: value for key, value in {"name": name, **options}.items() if value is not None}
+    chosen = AgentSetup(chosen_name, settings_from(options, "instrument"), asked)
     if isinstance(agent_or_class, type):
         return instrument_class(agent_or_class, chosen)
     return _instrument_instance(agent_or_class, chosen)

@@ -11,9 +11,18 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from typing import Any
 
-from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-defined]
-    BaseInstrumentor,
-)
+try:  # the instrumentor extra; without it, say so (Python's bare error named a module only)
+    from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-defined]
+        BaseInstrumentor,
+    )
+except ModuleNotFoundError as missing:
+    if not (missing.name or "").startswith("opentelemetry.instrumentation"):
+        raise
+    raise ModuleNotFoundError(
+        "agent_otel.instrumentor needs opentelemetry-instrumentation, the instrumentor extra: "
+        f"pip install 'agent-otel[instrumentor]' ({missing})",
+        name=missing.name,
+    ) from missing
 
 from agent_otel._guard import logger as _log
 from agent_otel._plain import items_of

@@ -12,7 +12,7 @@ keys live there), not presets' ``fixed_kwargs``, not ``resume`` payloads, not ex
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from opentelemetry.util.types import AttributeValue
@@ -30,10 +30,12 @@ _SAMPLING = (
 
 @dataclass(frozen=True, slots=True)
 class AgentSetup:
-    """What one ``instrument()`` call asked for: a name override and the base settings."""
+    """What one ``instrument()`` call asked for: a name override and the base settings;
+    ``asked``, the options as given (those not None), to tell a second call that differs."""
 
     name: str | None
     settings: RunSettings
+    asked: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
 
 # What a caller or an agent hands us is read as the plain built-in it is (a ``str`` enum

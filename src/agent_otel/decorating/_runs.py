@@ -18,6 +18,12 @@ one-event stream.
 
 Every wrapper first asks ``lookup(self)`` for the original bound method and the options in
 force (None: pass through). Instrumentation errors fall back to the plain call.
+
+``invoke`` and ``run`` are ``async def`` in both contracts. One an agent wrote as a plain
+function (``def run(self, **kwargs) -> str``) keeps it: wrapped in a coroutine, its callers got
+a coroutine for the value, and awaiting it raised. Such a method is passed through as it is,
+called and returning as without instrumentation, and why its runs are not traced is told once
+(:func:`entry`, chosen when the method is wrapped).
 """
 
 from __future__ import annotations
@@ -60,6 +66,39 @@ def _is_default_astream(cls: type) -> bool:
         fn = getattr(fn, ORIGINAL, fn)
         return getattr(fn, "__qualname__", "") == "Agent.astream"
     return True  # no astream at all: run is the only entry point
+
+
+def _synchronous(fn: Any) -> bool:
+    """Whether ``fn`` is a plain function, not a coroutine function (nor one a decorator made
+    with ``functools.wraps`` over one)."""
+    fn = getattr(fn, "__func__", fn)
+    if not inspect.isfunction(fn) or inspect.iscoroutinefunction(fn):
+        return False
+    with suppress(Exception):  # a wraps chain that loops or raises: read as it is
+        return not inspect.iscoroutinefunction(inspect.unwrap(fn))
+    return True
+
+
+def _passed_through(name: str, lookup: Lookup) -> Bound:
+    """A synchronous ``name`` (``run``/``invoke``, async in the contracts) called as it is."""
+
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        original, options = lookup(self)
+        value = original(*args, **kwargs)
+        if options is not None:
+            hint_untraced(
+                self, name, f"is a plain function, not async def (it returned {a_kind(value)})"
+            )
+        return value
+
+    return call
+
+
+def entry(name: str, lookup: Lookup, wrapped: Any) -> Bound:
+    """The wrapper of entry point ``name`` for ``wrapped``, the method it stands in for."""
+    if name in ("invoke", "run") and _synchronous(wrapped):
+        return _passed_through(name, lookup)
+    return ENTRY_POINTS[name](lookup)
 
 
 # --- event contract ---------------------------------------------------------------------------
@@ -249,3 +288,11 @@ def run_entry(lookup: Lookup) -> Bound:
         return values[0]
 
     return run
+
+
+ENTRY_POINTS: dict[str, Callable[[Lookup], Bound]] = {
+    "stream": stream_entry,
+    "invoke": invoke_entry,
+    "astream": astream_entry,
+    "run": run_entry,
+}

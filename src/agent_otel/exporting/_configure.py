@@ -242,7 +242,11 @@ def configure(
                 export_timeout_millis=_env.millis_var("OTEL_METRIC_EXPORT_TIMEOUT", 30_000),
             )
         )
-    prometheus = start_prometheus(_env.prometheus_port(prometheus_port), prometheus_host)
+    prometheus = start_prometheus(
+        _env.prometheus_port(prometheus_port),
+        prometheus_host,
+        "prometheus_port" if prometheus_port is not None else _env.AGENT_OTEL_PROMETHEUS_PORT,
+    )
     if prometheus is not None:
         readers.append(prometheus[0])
     meter_provider = MeterProvider(

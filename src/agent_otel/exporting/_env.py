@@ -90,6 +90,15 @@ def resolve_protocol(
     return DEFAULT_PROTOCOL
 
 
+def protocol_variable(signal: Signal, env: Mapping[str, str] | None = None) -> str | None:
+    """The variable that sets ``signal``'s protocol (per-signal, then general), or None."""
+    env = os.environ if env is None else env
+    for var in (_signal_var(signal, "PROTOCOL"), OTEL_EXPORTER_OTLP_PROTOCOL):
+        if env.get(var, "").strip():
+            return var
+    return None
+
+
 def endpoint_problem(value: str, protocol: Protocol) -> str | None:
     """Why ``value`` is not an OTLP endpoint, or None when it is one.
 
@@ -256,7 +265,10 @@ def exporter_names(signal: Signal, env: Mapping[str, str] | None = None) -> froz
 
     We honour ``otlp``, ``none`` (alone: the signal is off, whatever else is configured) and,
     for traces, ``console`` / ``agent_otel_console`` (the terminal tree, returned as
-    ``console``); other values are ignored with a warning naming the accepted ones.
+    ``console``); other values are ignored with a warning naming the accepted ones, and a
+    variable of ignored values only counts as unset (``zipkin``, or ``otlp_proto_http`` as
+    ``opentelemetry-instrument`` takes it: it switched the signal off, the endpoint set
+    beside it included, where the warning said "ignored").
     """
     env = os.environ if env is None else env
     var = _EXPORTER_VARS[signal]
@@ -275,6 +287,8 @@ def exporter_names(signal: Signal, env: Mapping[str, str] | None = None) -> froz
             var, unknown, accepted,
         )  # fmt: skip
     names &= known
+    if not names:
+        return None
     if "none" in names and len(names) > 1:  # as the SDK: none beside others means nothing
         names.discard("none")
     return frozenset(names)

@@ -98,14 +98,23 @@ def _http_url(endpoint: str, path: str) -> str:
 _GRPC_MODULES = {"traces": "trace_exporter", "metrics": "metric_exporter", "logs": "_log_exporter"}
 
 
-def _grpc_module(signal: str) -> Any:
+def _grpc_module(signal: _env.Signal, protocol: str | None) -> Any:
+    """The SDK's gRPC exporter module for ``signal``; missing, the error names what asked for
+    gRPC (``protocol=`` or the variable) and how to use OTLP/HTTP instead."""
     name = _GRPC_MODULES[signal]
     try:
         return importlib.import_module(f"opentelemetry.exporter.otlp.proto.grpc.{name}")
     except ImportError as exc:
+        var = None if protocol is not None else _env.protocol_variable(signal)
+        asked, http = (
+            (f"{var}=grpc", f"{var}=http/protobuf")
+            if var is not None
+            else ("protocol='grpc'", "protocol='http/protobuf'")
+        )
         raise ImportError(
-            "agent-otel: OTLP over gRPC needs the optional gRPC exporter; "
-            "install it with: pip install 'agent-otel[grpc]' (or use protocol='http/protobuf')"
+            f"agent-otel: OTLP over gRPC ({asked}) needs the optional gRPC exporter; install "
+            f"it with: pip install 'agent-otel[grpc]', or use OTLP/HTTP: {http} and a "
+            "Collector's port 4318"
         ) from exc
 
 
@@ -121,7 +130,7 @@ def span_exporter(
     args = _otlp_args("traces", endpoint, headers, timeout)
     args["meter_provider"] = meter_provider
     if _env.resolve_protocol("traces", protocol) == _env.GRPC:
-        exporter: SpanExporter = _grpc_module("traces").OTLPSpanExporter(**args)
+        exporter: SpanExporter = _grpc_module("traces", protocol).OTLPSpanExporter(**args)
         return exporter
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
@@ -137,7 +146,7 @@ def metric_exporter(
     timeout: float | None,
 ) -> MetricExporter:
     if _env.resolve_protocol("metrics", protocol) == _env.GRPC:
-        exporter: MetricExporter = _grpc_module("metrics").OTLPMetricExporter(
+        exporter: MetricExporter = _grpc_module("metrics", protocol).OTLPMetricExporter(
             **_otlp_args("metrics", endpoint, headers, timeout)
         )
         return exporter
@@ -156,7 +165,7 @@ def log_exporter(
     """The OTLP exporter for GenAI log events (content events, evaluation results), in
     requests under a collector's message limit (:mod:`._split`)."""
     if _env.resolve_protocol("logs", protocol) == _env.GRPC:
-        exporter: LogExporter = _grpc_module("logs").OTLPLogExporter(
+        exporter: LogExporter = _grpc_module("logs", protocol).OTLPLogExporter(
             **_otlp_args("logs", endpoint, headers, timeout)
         )
         return SizeBoundLogExporter(exporter)
@@ -166,8 +175,12 @@ def log_exporter(
     return SizeBoundLogExporter(OTLPLogExporter(**_otlp_args("logs", url, headers, timeout)))
 
 
-def start_prometheus(port: int | None, host: str) -> tuple[MetricReader, Any] | None:
-    """A PrometheusMetricReader on its own registry, served over HTTP; None when off/failed."""
+def start_prometheus(
+    port: int | None, host: str, asked: str = "prometheus_port"
+) -> tuple[MetricReader, Any] | None:
+    """A PrometheusMetricReader on its own registry, served over HTTP; None when off/failed.
+    ``asked``: what asked for it (the argument or the variable), named when the extra is
+    missing."""
     if port is None:
         return None
     try:
@@ -175,7 +188,8 @@ def start_prometheus(port: int | None, host: str) -> tuple[MetricReader, Any] | 
         from prometheus_client import CollectorRegistry, start_http_server
     except ImportError as exc:
         raise ImportError(
-            "agent-otel: the Prometheus endpoint needs: pip install 'agent-otel[prometheus]'"
+            f"agent-otel: the Prometheus endpoint ({asked}={port}) needs the prometheus extra: "
+            "pip install 'agent-otel[prometheus]'"
         ) from exc
     registry = CollectorRegistry(auto_describe=True)
     reader = PrometheusMetricReader(registry=registry)

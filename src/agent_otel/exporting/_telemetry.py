@@ -20,10 +20,44 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from agent_otel._fork import in_forked_child
 from agent_otel._guard import logger as _log
+from agent_otel._plain import a_kind, has_methods, int_of, shown
 from agent_otel.exporting._console import ConsoleTreeExporter
+from agent_otel.exporting._env import MOST_MILLIS
 from agent_otel.exporting._loss import SpanLoss
 from agent_otel.exporting._process import ProcessHooks, forget_parents_metrics
+from agent_otel.recording._hints import PROVIDERS
 from agent_otel.recording._open import end_runs, manage, unmanage
+
+
+def _check(
+    providers: dict[str, object], shutdown_timeout_millis: object
+) -> int:  # the timeout, as the plain int it is
+    """``Telemetry()``'s arguments, checked before anything is registered: what is not an SDK
+    provider (``None``, a tracer, a class, the API's global placeholder, the providers
+    swapped) failed only at flush, shutdown or the process's exit, as a traceback from a
+    helper thread; a timeout that is no int, in ``atexit``."""
+    for name, provider in providers.items():
+        if provider is None and name == "logger_provider":
+            continue  # optional: one that exports nowhere is made
+        method = PROVIDERS[name]
+        if not has_methods(provider, (method, "shutdown", "force_flush")):
+            wanted = "".join(part.title() for part in name.split("_"))  # TracerProvider
+            fix = (
+                f"pass an instance, as {name}={wanted}()"
+                if issubclass(type(provider), type)
+                else f"pass the provider you built (what you call {method}() on)"
+            )
+            raise TypeError(
+                f"Telemetry({name}=...) takes an SDK {wanted} (with {method}(), shutdown() and "
+                f"force_flush()), not {a_kind(provider)}: {fix}, or let configure() build them"
+            )
+    millis = int_of(shutdown_timeout_millis)
+    if millis is None or not 0 <= millis <= MOST_MILLIS:
+        raise TypeError(
+            "Telemetry(shutdown_timeout_millis=...) takes an int number of milliseconds from 0 "
+            f"to {MOST_MILLIS:_}, not {shown(shutdown_timeout_millis)}"
+        )
+    return millis
 
 
 class Telemetry:
@@ -54,6 +88,14 @@ class Telemetry:
         shutdown_timeout_millis: int = 10_000,
         logger_provider: LoggerProvider | None = None,
     ) -> None:
+        shutdown_timeout_millis = _check(
+            {
+                "tracer_provider": tracer_provider,
+                "meter_provider": meter_provider,
+                "logger_provider": logger_provider,
+            },
+            shutdown_timeout_millis,
+        )
         self.tracer_provider = tracer_provider
         self.meter_provider = meter_provider
         self.logger_provider = logger_provider or LoggerProvider(shutdown_on_exit=False)

@@ -25,6 +25,7 @@ __all__ = [
     "did_you_mean",
     "factory",
     "hint_unattached",
+    "hint_reinstrumented",
     "hint_unconfigured",
     "hint_untraced",
     "keywords",
@@ -143,12 +144,23 @@ def check_provider(caller: str, name: str, provider: object, method: str) -> Non
     what = (
         f"pass an instance, as {name}={wanted}()"
         if a_class
+        else f"pass its {name}, as {name}=telemetry.{name}"
+        if _holds(provider, name, method)  # configure()'s handle, or the test kit's
         else f"pass the provider itself (what you call {method}() on)"
     )
     raise TypeError(
         f"{caller}({name}=...) takes a {wanted} (an object with {method}()), not "
         f"{a_kind(provider)}: {what}, or leave it out for the global one"
     )
+
+
+def _holds(handle: object, name: str, method: str) -> bool:
+    """Whether ``handle`` holds the provider asked for as its attribute ``name``: the
+    ``Telemetry`` configure() returns, an ``InMemoryTelemetry``."""
+    try:
+        return callable(getattr(getattr(handle, name, None), method, None))
+    except Exception:  # a hostile object: not a handle
+        return False
 
 
 def hint_untraced(agent: object, method: str, why: str) -> None:
@@ -164,6 +176,36 @@ def hint_untraced(agent: object, method: str, why: str) -> None:
         method,
         why,
         "see docs/faq.md (a synchronous agent) and docs/contract.md",
+    )
+
+
+_reinstrumented: set[str] = set()  # class names: told once each
+
+
+def hint_reinstrumented(cls: type, kept: object, given: object) -> None:
+    """Once per class: ``instrument()`` on what is already instrumented changes nothing, so
+    options it asks for that differ from those in force are ignored; say which, and what to
+    do. (``kept`` and ``given``: ``AgentSetup``s, read by their ``asked`` options.)"""
+    before: Mapping[str, object] = getattr(kept, "asked", {})
+    after: Mapping[str, object] = getattr(given, "asked", {})
+    ignored = []
+    for key in sorted(set(before) | set(after)):
+        try:
+            same = key in before and key in after and bool(before[key] == after[key])
+        except Exception:  # a value whose == raises: not the same
+            same = False
+        if not same:
+            ignored.append(key)
+    owner = cls.__qualname__
+    if not ignored or owner in _reinstrumented or len(_reinstrumented) >= 256:
+        return
+    _reinstrumented.add(owner)
+    _log.warning(
+        "agent-otel: instrument() on %s, already instrumented, changes nothing: it keeps the "
+        "options of the first call (%s as given here ignored); to change them, uninstrument() "
+        "it first (docs/instrument.md)",
+        owner,
+        ", ".join(ignored),
     )
 
 

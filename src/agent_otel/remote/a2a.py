@@ -19,28 +19,37 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from a2a.client import Client, ClientCallContext, ClientCallInterceptor
-from a2a.client.interceptors import AfterArgs, BeforeArgs
-from a2a.server.agent_execution import AgentExecutor, RequestContext
-from a2a.server.events import EventQueue
-from a2a.types.a2a_pb2 import (
-    AgentCard,
-    CancelTaskRequest,
-    DeleteTaskPushNotificationConfigRequest,
-    GetExtendedAgentCardRequest,
-    GetTaskPushNotificationConfigRequest,
-    GetTaskRequest,
-    ListTaskPushNotificationConfigsRequest,
-    ListTaskPushNotificationConfigsResponse,
-    ListTasksRequest,
-    ListTasksResponse,
-    SendMessageRequest,
-    StreamResponse,
-    SubscribeToTaskRequest,
-    Task,
-    TaskPushNotificationConfig,
-    TaskState,
-)
+try:  # the a2a extra; without it, say so (Python's bare "No module named 'a2a'" did not)
+    from a2a.client import Client, ClientCallContext, ClientCallInterceptor
+    from a2a.client.interceptors import AfterArgs, BeforeArgs
+    from a2a.server.agent_execution import AgentExecutor, RequestContext
+    from a2a.server.events import EventQueue
+    from a2a.types.a2a_pb2 import (
+        AgentCard,
+        CancelTaskRequest,
+        DeleteTaskPushNotificationConfigRequest,
+        GetExtendedAgentCardRequest,
+        GetTaskPushNotificationConfigRequest,
+        GetTaskRequest,
+        ListTaskPushNotificationConfigsRequest,
+        ListTaskPushNotificationConfigsResponse,
+        ListTasksRequest,
+        ListTasksResponse,
+        SendMessageRequest,
+        StreamResponse,
+        SubscribeToTaskRequest,
+        Task,
+        TaskPushNotificationConfig,
+        TaskState,
+    )
+except ModuleNotFoundError as missing:
+    if not (missing.name or "").startswith("a2a"):
+        raise
+    raise ModuleNotFoundError(
+        "agent_otel.remote.a2a needs a2a-sdk 1.x, the a2a extra: pip install 'agent-otel[a2a]' "
+        f"({missing})",
+        name=missing.name,
+    ) from missing
 from opentelemetry import context as otel_context
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import TracerProvider

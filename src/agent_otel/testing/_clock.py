@@ -6,6 +6,18 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from agent_otel import _clock
+from agent_otel._plain import int_of, shown
+
+
+def _nanoseconds(name: str, value: object) -> int:
+    number = int_of(value)
+    if number is None or number < 0:
+        error = TypeError if number is None else ValueError
+        raise error(
+            f"FakeClock({name}=...) takes an int number of nanoseconds >= 0 (1 ms is "
+            f"1_000_000), not {shown(value)}"
+        )
+    return number
 
 
 class FakeClock:
@@ -16,8 +28,10 @@ class FakeClock:
     """
 
     def __init__(self, start: int = 1_700_000_000_000_000_000, step: int = 1_000_000) -> None:
-        self.now = start
-        self.step = step
+        """``start`` and ``step`` are int nanoseconds (``step`` >= 0), checked here: another
+        type failed inside each run, reported as an internal error of agent-otel's."""
+        self.now = _nanoseconds("start", start)
+        self.step = _nanoseconds("step", step)
 
     def __call__(self) -> int:
         self.now += self.step

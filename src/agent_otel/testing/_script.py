@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, AsyncIterator, Iterable
 from typing import TYPE_CHECKING, Any
 
+from agent_otel._plain import a_kind
+
 from ._telemetry import InMemoryTelemetry
 
 if TYPE_CHECKING:
@@ -29,6 +31,16 @@ async def run_script(
     stream. Every event must come out as the very object that went in, in order: anything
     else fails with ``AssertionError``. An exception the stream raises comes out unchanged.
     """
+    if not callable(getattr(type(telemetry), "wrapper", None)):  # failed inside, on .wrapper
+        raise TypeError(
+            f"run_script() takes the InMemoryTelemetry first (the otel_telemetry fixture, or "
+            f"InMemoryTelemetry()), not {a_kind(telemetry)}: run_script(telemetry, events)"
+        )
+    if not isinstance(events, (AsyncIterable, Iterable)) or isinstance(events, (str, bytes)):
+        raise TypeError(
+            f"run_script(telemetry, events) takes a list of events or an agent's stream "
+            f"(agent.stream(messages)), not {a_kind(events)}"
+        )
     stream: AsyncIterable[Any]
     if isinstance(events, AsyncIterable):
         script, stream = None, events

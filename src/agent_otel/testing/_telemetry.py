@@ -196,6 +196,12 @@ class InMemoryTelemetry:
         exactly one)."""
         spans = self.by_name()
         found = spans.get(name, [])
+        if not spans:  # nothing recorded here at all: most often, runs on other providers
+            raise AssertionError(
+                f"no span named {name!r}: no span was recorded in this telemetry. Give the runs "
+                "its providers: telemetry.wrapper(...) for otel_wrapper(...), "
+                "instrument(agent, **telemetry.providers())"
+            )
         assert len(found) == 1, f"{len(found)} spans named {name!r}; names: {sorted(spans)}"
         return found[0]
 

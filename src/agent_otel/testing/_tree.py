@@ -8,6 +8,8 @@ from typing import Any
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import StatusCode
 
+from agent_otel._plain import a_kind
+
 
 def _plain(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value
@@ -15,6 +17,22 @@ def _plain(value: Any) -> Any:
 
 def _start_order(span: ReadableSpan) -> tuple[int, int]:
     return (span.start_time or 0, span.context.span_id if span.context else 0)
+
+
+def _spans(caller: str, spans: object) -> Iterable[ReadableSpan]:
+    """``spans`` when it is an iterable of finished spans' kind; the test kit's handle or a
+    provider (a newcomer's first try) raised Python's bare "is not iterable"."""
+    if hasattr(spans, "spans") and hasattr(spans, "tree"):  # an InMemoryTelemetry
+        raise TypeError(
+            f"{caller}() takes finished spans, not {a_kind(spans)}: pass telemetry.spans(), "
+            f"or call telemetry.{'tree' if caller == 'span_tree' else 'outline'}()"
+        )
+    if isinstance(spans, (str, bytes)) or not hasattr(spans, "__iter__"):
+        raise TypeError(
+            f"{caller}() takes finished spans (an exporter's get_finished_spans(), "
+            f"telemetry.spans()), not {a_kind(spans)}"
+        )
+    return spans
 
 
 def _node(span: ReadableSpan, attributes: bool | Collection[str], events: bool) -> dict[str, Any]:
@@ -47,7 +65,7 @@ def span_tree(
     ``attributes`` may be a collection of keys to keep (timings and ids make poor snapshots).
     A span whose parent is not among ``spans`` is a root.
     """
-    ordered = sorted(spans, key=_start_order)
+    ordered = sorted(_spans("span_tree", spans), key=_start_order)
     nodes = {s.context.span_id: _node(s, attributes, events) for s in ordered if s.context}
     roots: list[dict[str, Any]] = []
     for span in ordered:
@@ -73,4 +91,5 @@ def span_outline(spans: Iterable[ReadableSpan]) -> list[Any]:
         children = [walk(child) for child in node["children"]]
         return [node["name"], children] if children else node["name"]
 
-    return [walk(root) for root in span_tree(spans, attributes=False, events=False)]
+    checked = _spans("span_outline", spans)
+    return [walk(root) for root in span_tree(checked, attributes=False, events=False)]

@@ -1,0 +1,85 @@
+"""What a newcomer reads matches what they import: every public name, each parameter and
+field of the public callables, and every environment variable the code reads is named in
+README.md or docs/ (a name in ``__all__`` no page mentions lags the code)."""
+
+from __future__ import annotations
+
+import importlib
+import re
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from test_options_doc import public_parameters
+
+ROOT = Path(__file__).resolve().parents[1]
+PUBLIC = ["agent_otel", "agent_otel.testing", "agent_otel.instrumentor", "agent_otel.remote.a2a"]
+# Telemetry(tracer_provider, meter_provider) is what a user builds; its keyword-only arguments
+# are configure()'s own wiring of the handle it returns.
+WIRING = {("Telemetry", "console"), ("Telemetry", "loss"), ("Telemetry", "exporters")}
+WIRING |= {("Telemetry", "prometheus_server"), ("Telemetry", "shutdown_timeout_millis")}
+# Set by the code for the SDK while it builds a provider, then restored: no user setting.
+NOT_SETTINGS = {"OTEL_PYTHON_SDK_INTERNAL_METRICS_ENABLED"}
+
+
+def _docs() -> str:
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    return "\n".join(page.read_text() for page in pages)
+
+
+def _inline_words(text: str) -> set[str]:
+    """Every identifier in the pages' inline code (and code blocks: a snippet names it too)."""
+    return set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", " ".join(re.findall(r"`([^`\n]+)`", text))))
+
+
+def _module(name: str) -> ModuleType:
+    try:
+        return importlib.import_module(name)
+    except ImportError:  # agent_otel.remote.a2a needs the a2a extra
+        pytest.skip(f"{name} needs an extra not installed here")
+
+
+@pytest.mark.parametrize("module", PUBLIC)
+def test_every_public_name_is_documented(module: str) -> None:
+    words = _inline_words(_docs())
+    missing = [name for name in _module(module).__all__ if name not in words]
+    assert not missing, f"{module}: no page names {missing} in inline code"
+
+
+@pytest.mark.parametrize("module", PUBLIC)
+def test_every_parameter_and_field_of_a_public_callable_is_named(module: str) -> None:
+    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", _docs()))
+    missing = []
+    for name in _module(module).__all__:
+        value = getattr(_module(module), name)
+        if not callable(value):
+            continue
+        try:  # a class's are its __init__'s (there the **options: Unpack[...] is read)
+            init = value.__init__ if isinstance(value, type) else value
+            parameters = public_parameters(init) - {"self"}
+        except (TypeError, ValueError):  # no signature (a typing alias)
+            continue
+        missing += [f"{name}({p})" for p in sorted(parameters - words) if (name, p) not in WIRING]
+    assert not missing, f"{module}: no page names {missing}"
+
+
+def test_every_environment_variable_the_code_reads_is_documented() -> None:
+    source = "\n".join(p.read_text() for p in sorted((ROOT / "src").rglob("*.py")))
+    read = set(re.findall(r"\"((?:OTEL|AGENT_OTEL)_[A-Z0-9_]+|NO_COLOR)\"", source))
+    text = _docs()
+    # a family named with its own prefix (`OTEL_BSP_*`), not every variable (`OTEL_*`)
+    families = [f for f in re.findall(r"`([A-Z0-9_]+_)\*`", text) if f.count("_") >= 2]
+    missing = sorted(
+        var
+        for var in read - NOT_SETTINGS
+        if not re.search(rf"\b{var}\b", text) and not any(var.startswith(f) for f in families)
+    )
+    assert not missing, f"read by the code, named on no page: {missing}"
+
+
+def test_the_checks_find_what_is_missing() -> None:
+    assert _inline_words("a `ContentCapture(max_bytes=1)` and ContentKind") == {
+        "ContentCapture",
+        "max_bytes",
+    }
