@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.trace import StatusCode
 
 from agent_otel.testing import InMemoryTelemetry
 
@@ -167,11 +168,12 @@ def _ancestor(by_id: dict[int, ReadableSpan], span: ReadableSpan, of: ReadableSp
 # --- the OpenAI Agents SDK ------------------------------------------------------------------
 
 
-def _agents_server(in_process: bool) -> Any:
+def _agents_server(in_process: bool, failing: bool = False) -> Any:
     from agents.mcp import MCPServerStdio
 
     if not in_process:
-        params = {"command": sys.executable, "args": [str(SERVER_SCRIPT)]}
+        args = [str(SERVER_SCRIPT), *(["--failing"] if failing else [])]
+        params = {"command": sys.executable, "args": args}
         return MCPServerStdio(params, name="calc-stdio", client_session_timeout_seconds=30)
 
     from mcp.client._memory import InMemoryTransport
@@ -180,7 +182,7 @@ def _agents_server(in_process: bool) -> Any:
         """The SDK's MCP server class, connected to the server in this process."""
 
         def create_streams(self) -> AbstractAsyncContextManager[Any]:
-            return InMemoryTransport(_mcp.server())  # type: ignore[return-value]
+            return InMemoryTransport(_mcp.server(failing))  # type: ignore[return-value]
 
     return InProcess({"command": "unused"}, name="calc-memory")
 
@@ -225,12 +227,12 @@ def _field(raw: Any, key: str) -> Any:
 # --- pydantic-ai ----------------------------------------------------------------------------
 
 
-def _pydantic_ai_toolset(in_process: bool) -> Any:
+def _pydantic_ai_toolset(in_process: bool, failing: bool = False) -> Any:
     from fastmcp.client.transports.memory import FastMCPTransport
     from pydantic_ai.mcp import MCPToolset
 
     if in_process:  # fastmcp's in-memory transport, serving the MCP SDK's own server
-        return MCPToolset(FastMCPTransport(_mcp.server()))
+        return MCPToolset(FastMCPTransport(_mcp.server(failing)))
     # a .py path: pydantic-ai runs it with this interpreter over stdio (slow to start when loaded)
     return MCPToolset(SERVER_SCRIPT, init_timeout=60)
 
@@ -316,6 +318,60 @@ async def test_fastmcp_propagating_only_leaves_one_tool_span_per_call_with_pydan
            fastmcp=False)  # fmt: skip
 
 
+# --- a server that answers isError ------------------------------------------------------------
+
+
+def _check_failed(telemetry: InMemoryTelemetry, error_type: str) -> None:
+    """Each MCP call's tool span failed with ``error_type``, its metric point too; the local
+    call and the run did not."""
+    tools = {str(s.attributes["gen_ai.tool.call.id"]): s for s in telemetry.spans()
+             if s.attributes and s.name.startswith("execute_tool ")}  # fmt: skip
+    assert sorted(tools) == sorted(cid for cid, _, _ in CALLS)
+    for cid, _, _ in MCP_CALLS:
+        attributes = dict(tools[cid].attributes or {})
+        assert tools[cid].status.status_code is StatusCode.ERROR, cid
+        assert attributes["error.type"] == error_type
+        assert attributes["agent_otel.tool.is_error"] is True
+        assert attributes["gen_ai.tool.type"] == "extension"
+    local = tools[LOCAL_CALL[0]]
+    assert local.status.status_code is StatusCode.UNSET
+    assert "error.type" not in dict(local.attributes or {})
+    assert telemetry.span("invoke_agent calc").status.status_code is StatusCode.UNSET
+    failed: Counter[str] = Counter()
+    for point in telemetry.histograms()["gen_ai.execute_tool.duration"]:
+        if point.attributes.get("error.type") is not None:
+            failed[str(point.attributes["error.type"])] += point.count
+    assert failed == Counter({error_type: len(MCP_CALLS)})
+
+
+@pytest.mark.parametrize(
+    ("client", "transport"),
+    [("agents-sdk", "in-memory"), ("agents-sdk", "stdio"), ("pydantic-ai", "in-memory")],
+)
+async def test_an_mcp_tool_whose_server_answers_is_error_fails_its_own_tool_span(
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch, client: str,
+    transport: str,
+) -> None:  # fmt: skip
+    """A server reports a failed tool in its result (``isError``), not as a JSON-RPC error.
+    The Agents SDK hands that result to the model as the call's output, so the stream says
+    nothing failed: the tool span reads the answer as its body gets it, and fails
+    (``tool_error``, the MCP conventions' value), each parallel call its own. pydantic-ai asks
+    the model to retry (``ModelRetry``): the adapter's name for the failure is kept."""
+    _mcp.sdk_tracing_to(monkeypatch, otel_telemetry.tracer_provider)
+    in_process = transport == "in-memory"
+    if client == "pydantic-ai":
+        pytest.importorskip("fastmcp")
+        toolset = _pydantic_ai_toolset(in_process, failing=True)
+        await _run_pydantic_ai(otel_telemetry, "parallel", in_process, toolset=toolset)
+        _check_failed(otel_telemetry, "ModelRetry")
+        return
+    pytest.importorskip("agents")
+    server = _agents_server(in_process, failing=True)
+    outputs = await _run_agents_sdk(otel_telemetry, "parallel", in_process, server=server)
+    assert all("the tool broke" in outputs[cid] for cid, _, _ in MCP_CALLS)  # as the SDK gave it
+    _check_failed(otel_telemetry, "tool_error")
+
+
 # --- an agent of the contracts, the MCP SDK's own client ----------------------------------------
 
 
@@ -376,6 +432,59 @@ async def test_a_contract_agents_mcp_call_says_so_and_a_local_tools_request_does
     # (RunIdentityProcessor, from the tool body's context)
     for name in ("MCP send tools/call add", "MCP send tools/list", "MCP send tools/call mul"):
         assert by_name[name]["session.id"] == "s-1", name
+
+
+async def test_a_contract_agents_mcp_tool_fails_on_an_is_error_answer_and_a_local_tool_does_not(
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server answers both requests ``isError``. The call scoped as an MCP tool fails
+    (``tool_error``), though the agent reports a plain result; a local tool whose body sends
+    the same request decides for itself (it reported success: its span stays OK). The answer
+    reaches the agent as the SDK gave it; the same call, retried and answered, ends OK."""
+    from mcp import Client
+    from mcp.client._memory import InMemoryTransport
+
+    from agent_contract.protocol import FunctionCall, LLMCallEnd, LLMCallStart, ToolCall, ToolResult
+    from agent_contract.scope import McpServer, tool_scope
+
+    _mcp.sdk_tracing_to(monkeypatch, otel_telemetry.tracer_provider)
+    answers: list[Any] = []
+    async with (
+        Client(InMemoryTransport(_mcp.server(failing=True))) as failing,
+        Client(InMemoryTransport(_mcp.server())) as working,
+    ):
+        server = McpServer(name=_mcp.SERVER_NAME)
+
+        async def agent() -> Any:
+            yield LLMCallStart(model="m")
+            for cid, name in (("c1", "add"), ("c2", "report"), ("c3", "mul")):
+                yield ToolCall(id=cid, function=FunctionCall(name=name, arguments="{}"))
+            yield LLMCallEnd(model="m")
+            with tool_scope("c1", "add", mcp=server):
+                answers.append(await failing.call_tool("add", {"x": 1}))
+            yield ToolResult(tool_call_id="c1", content="the text the framework made of it")
+            with tool_scope("c2", "report"):
+                answers.append(await failing.call_tool("mul", {"x": 2}))
+            yield ToolResult(tool_call_id="c2", content="reported")
+            with tool_scope("c3", "mul", mcp=server):  # failed, then retried: answered
+                answers.append(await failing.call_tool("mul", {"x": 3}))
+            with tool_scope("c3", "mul", mcp=server):
+                answers.append(await working.call_tool("mul", {"x": 3}))
+            yield ToolResult(tool_call_id="c3", content="6")
+
+        async for _ in otel_telemetry.wrapper(agent_name="calc")(agent()):
+            pass
+
+    assert [a.is_error for a in answers] == [True, True, True, False]
+    assert "the tool broke" in str(answers[0].content)
+    spans = {s.name: s for s in otel_telemetry.spans() if s.name.startswith("execute_tool")}
+    add = spans["execute_tool add"]
+    assert add.status.status_code is StatusCode.ERROR
+    assert dict(add.attributes or {})["error.type"] == "tool_error"
+    assert dict(add.attributes or {})["agent_otel.tool.is_error"] is True
+    for name in ("execute_tool report", "execute_tool mul"):
+        assert spans[name].status.status_code is StatusCode.UNSET, name
+        assert "error.type" not in dict(spans[name].attributes or {}), name
 
 
 # --- a server that reads the trace from the HTTP headers only -----------------------------------

@@ -425,3 +425,71 @@ async def test_an_mcp_one_frameworks_requests_are_sent_under_our_tool_spans(
     with serve(_mcp.legacy_server().streamable_http_app()) as port:
         await runner(f"http://127.0.0.1:{port}/mcp", run)
     _sent_under_own_tool_spans(otel_telemetry, sent, server, versioned)
+
+
+# --- A server that answers isError --------------------------------------------------------------
+
+
+async def _failing_server_fails_each_tool_span(
+    telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch, runner: Any,
+    tells_server: bool, legacy: bool,
+) -> None:  # fmt: skip
+    """The server answers every call with an ``isError`` result (its tools raise its
+    ``ToolError``): each MCP tool's span fails, each call its own, and the run goes on. A tool
+    the framework does not say is an MCP server's decides for itself: OK."""
+    from opentelemetry.trace import StatusCode
+
+    from _serving import serve
+
+    if not legacy:
+        _mcp.sdk_tracing_to(monkeypatch, telemetry.tracer_provider)
+
+    async def run(events: AsyncIterator[AgentEvent]) -> None:
+        async for _ in telemetry.wrapper(agent_name="calc")(events):
+            pass
+
+    server = _mcp.legacy_server(failing=True) if legacy else _mcp.server(failing=True)
+    with serve(server.streamable_http_app()) as port:
+        await runner(f"http://127.0.0.1:{port}/mcp", run)
+
+    mine = [s for s in telemetry.spans() if s.instrumentation_scope and
+            s.instrumentation_scope.name == "agent_otel"]  # fmt: skip
+    tools = {s.attributes["gen_ai.tool.call.id"]: s for s in mine  # type: ignore[index]
+             if s.name.startswith("execute_tool ")}  # fmt: skip
+    assert sorted(tools) == [cid for cid, _, _ in CALLS]
+    for cid, tool in tools.items():
+        attributes = dict(tool.attributes or {})
+        if not tells_server:
+            assert tool.status.status_code is StatusCode.UNSET, cid
+            continue
+        assert tool.status.status_code is StatusCode.ERROR, cid
+        assert attributes["agent_otel.tool.is_error"] is True
+        assert attributes["error.type"], cid
+    [root] = [s for s in mine if s.name == "invoke_agent calc"]
+    assert root.status.status_code is StatusCode.UNSET
+
+
+@pytest.mark.parametrize("framework", ROWS)
+async def test_a_frameworks_mcp_tool_whose_server_answers_is_error_fails_its_own_span(
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch, framework: str
+) -> None:
+    """Agno hands the server's ``isError`` answer to the model as the call's text, Strands
+    flags it: either way the span fails. LlamaIndex's tools are not known as MCP ones."""
+    module, runner, tells_server = ROWS[framework]
+    pytest.importorskip(module)
+    await _failing_server_fails_each_tool_span(
+        otel_telemetry, monkeypatch, runner, tells_server, legacy=False
+    )
+
+
+@pytest.mark.parametrize("framework", LEGACY)
+async def test_an_mcp_one_frameworks_tool_whose_server_answers_is_error_fails_its_own_span(
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch, framework: str
+) -> None:
+    """smolagents' mcpadapt hands the MCP SDK 1.x's ``isError`` answer to the model as text;
+    LangChain's adapters raise and AutoGen flags it: each span fails."""
+    module, runner, *_ = LEGACY[framework]
+    pytest.importorskip(module, exc_type=ImportError)  # beside the MCP SDK 2.x: no import
+    await _failing_server_fails_each_tool_span(
+        otel_telemetry, monkeypatch, runner, tells_server=True, legacy=True
+    )

@@ -61,6 +61,7 @@ from agent_otel import _attributes as A
 from agent_otel._guard import report
 
 from ._activation import activate, deactivate
+from ._mcp import watch
 from ._tool import ToolCall
 
 if TYPE_CHECKING:
@@ -152,6 +153,7 @@ class ToolScopes:
             owner, tool = found
             parent = owner.parent or self.parent
             if mcp is not None:
+                watch(_TOOL)  # its answer read as the body gets it (once per process)
                 tool.on_mcp_server(
                     getattr(mcp, "name", None),
                     getattr(mcp, "session_id", None),
@@ -313,7 +315,7 @@ class _Activation:
     failing) is noted on its call (``ToolCall.body_error``): a result the framework made of it
     that names no class is named by it, and a run that ends while the call is open marks the
     call failed with it (``RunRecorder.finish``). A body entered again (a retry of the same
-    call) starts with nothing noted."""
+    call) starts with nothing noted (nor an MCP server's failed answer)."""
 
     __slots__ = ("_context", "_token", "_tool")
 
@@ -326,6 +328,7 @@ class _Activation:
     def __enter__(self) -> None:
         if self._tool is not None:
             self._tool.body_error = None
+            self._tool.mcp_error = False
         self._token = activate(self._context)
 
     def __exit__(

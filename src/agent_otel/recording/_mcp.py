@@ -1,0 +1,93 @@
+"""An MCP tool's answer: a result the server flagged ``isError`` fails the tool's span.
+
+An MCP server reports a tool that failed in the result (``CallToolResult.isError``), not as a
+JSON-RPC error, and most frameworks hand that result to the model as the call's ordinary
+output (the OpenAI Agents SDK, Agno, smolagents' mcpadapt): the stream says nothing failed.
+Every one of them sends the call through the MCP SDK's ``ClientSession.call_tool`` (fastmcp's
+client too), from the tool body, under the call's span. :func:`watch` wraps that method (once:
+it is looked at again each time) when a body runs in the scope of an MCP tool
+(``agent_contract.scope.tool_scope(..., mcp=...)``): the wrapper reads the flag off the result
+(``is_error`` in the MCP SDK 2.x, ``isError`` in 1.x) and notes it on the call whose body sent
+it (:meth:`ToolCall.on_mcp_result`), so its result event ends the span failed,
+``error.type=tool_error`` (the MCP conventions' value), unless the adapter named the failure
+itself. Arguments, result and exceptions pass through unchanged; outside a traced MCP tool's
+body the wrapper only looks the call up in the context. A local tool whose body happens to call
+an MCP server is not failed by the server's answer: its body decides.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from opentelemetry import context as otel_context
+
+from agent_otel._guard import report
+
+from ._tool import ToolCall
+
+__all__ = ["watch"]
+
+_MARK = "_agent_otel_watched"
+_SESSIONS = ("mcp.client.session",)  # where ClientSession lives, in both SDK generations
+_absent: set[str] = set()  # modules that failed to import: not tried again
+
+
+def watch(tool_key: str) -> None:
+    """Wrap the MCP SDK's ``ClientSession.call_tool``, unless it is wrapped already (looked at
+    each time: whoever replaced the method since, a test's patch undone or another
+    instrumentation's, is wrapped in turn); ``tool_key``: the context key of the call whose
+    body runs (``_scope._TOOL``). Never raises."""
+    for name in _SESSIONS:
+        module = sys.modules.get(name)
+        if module is None:
+            if name in _absent:
+                continue
+            try:
+                module = importlib.import_module(name)
+            except Exception:  # no MCP SDK (a contract agent's own client): nothing to watch
+                _absent.add(name)
+                continue
+        session = getattr(module, "ClientSession", None)
+        call_tool = getattr(session, "call_tool", None) if isinstance(session, type) else None
+        if call_tool is None or getattr(call_tool, _MARK, False):
+            continue
+        try:
+            session.call_tool = _watching(call_tool, tool_key)  # type: ignore[union-attr]
+        except Exception:
+            report("mcp result watch")
+
+
+def _watching(call_tool: Callable[..., Any], tool_key: str) -> Callable[..., Any]:
+    @functools.wraps(call_tool)
+    async def call_tool_watched(self: Any, *args: Any, **kwargs: Any) -> Any:
+        tool = otel_context.get_value(tool_key)  # the call whose body sends it, if any
+        result = await call_tool(self, *args, **kwargs)
+        if isinstance(tool, ToolCall) and tool.mcp:
+            try:
+                tool.on_mcp_result(result)
+            except Exception:
+                report("mcp result")
+        return result
+
+    setattr(call_tool_watched, _MARK, True)
+    return call_tool_watched
+
+
+def is_error(result: object) -> bool:
+    """Whether an MCP ``CallToolResult`` (either SDK generation's, or its wire dict) says the
+    tool failed: its flag is ``True`` itself (a proxy's truthiness is never asked)."""
+    if isinstance(result, dict):
+        flag = dict.get(result, "isError", dict.get(result, "is_error"))
+        return flag is True
+    for name in ("is_error", "isError"):
+        try:
+            flag = getattr(result, name, None)
+        except Exception:
+            continue
+        if flag is True:
+            return True
+    return False
