@@ -20,6 +20,7 @@ checks the context each request is sent in.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -314,6 +315,25 @@ async def test_crewai_mcps_send_each_request_under_its_own_tool_span_and_run_no_
         assert dict(span.attributes)["session.id"] == SESSION
 
 
+STDIO = "stdio"
+"""The "URL" of the 1.x server over stdio: the runners start ``_mcp.py --legacy`` instead."""
+
+
+def _stdio() -> dict[str, Any]:
+    """The 1.x stdio server's command, for the frameworks' stdio parameters."""
+    import sys
+
+    script = str(Path(_mcp.__file__))
+    return {"command": sys.executable, "args": [script, "--legacy"], "env": _mcp.child_env()}
+
+
+def _langchain_connection(url: str) -> dict[str, Any]:
+    """LangChain's MCP adapters' connection to the 1.x server: over stdio, SSE or HTTP."""
+    if url == STDIO:
+        return {**_stdio(), "transport": "stdio"}
+    return {"url": url, "transport": "sse" if url.endswith("/sse") else "streamable_http"}
+
+
 async def _langgraph(url: str, run: Callable[[AsyncIterator[AgentEvent]], Any]) -> None:
     """LangChain's MCP adapters: ``MultiServerMCPClient.get_tools()`` (a session of its own per
     call) in LangGraph's prebuilt ReAct agent."""
@@ -325,7 +345,7 @@ async def _langgraph(url: str, run: Callable[[AsyncIterator[AgentEvent]], Any]) 
     from ._fw_langgraph import chat_model
     from ._http import openai_client
 
-    client = MultiServerMCPClient({"calc": {"url": url, "transport": "streamable_http"}})
+    client = MultiServerMCPClient({"calc": _langchain_connection(url)})  # type: ignore[dict-item]
     tools = await client.get_tools()
     first = chat.calls([(cid, name, {"x": arg}) for cid, name, arg in CALLS])
     model = chat_model(openai_client(first, chat.answer("done")))
@@ -344,7 +364,7 @@ async def _langgraph_session(url: str, run: Callable[[AsyncIterator[AgentEvent]]
     from ._fw_langgraph import chat_model
     from ._http import openai_client
 
-    client = MultiServerMCPClient({"calc": {"url": url, "transport": "streamable_http"}})
+    client = MultiServerMCPClient({"calc": _langchain_connection(url)})  # type: ignore[dict-item]
     async with client.session("calc") as session:
         tools = await load_mcp_tools(session, server_name="calc")
         first = chat.calls([(cid, name, {"x": arg}) for cid, name, arg in CALLS])
@@ -373,7 +393,12 @@ async def _smolagents(url: str, run: Callable[[AsyncIterator[AgentEvent]], Any])
 
     model = OpenAIModel("gpt-4o-mini", api_key="offline", api_base="http://mock.invalid/v1",
                         client_kwargs=client(respond), retry=False)  # fmt: skip
-    with MCPClient({"url": url, "transport": "streamable-http"}) as tools:
+    params: Any = {"url": url, "transport": "sse" if url.endswith("/sse") else "streamable-http"}
+    if url == STDIO:
+        from mcp import StdioServerParameters
+
+        params = StdioServerParameters(**_stdio())
+    with MCPClient(params) as tools:
         agent = ToolCallingAgent(tools=tools, model=model, verbosity_level=0, name="calc")
         await run(smolagents_events(agent, "go"))
 
@@ -381,14 +406,24 @@ async def _smolagents(url: str, run: Callable[[AsyncIterator[AgentEvent]], Any])
 async def _autogen(url: str, run: Callable[[AsyncIterator[AgentEvent]], Any]) -> None:
     """AutoGen's ``McpWorkbench`` (its session held by an actor task of its own)."""
     from autogen_agentchat.agents import AssistantAgent
-    from autogen_ext.tools.mcp import McpWorkbench, StreamableHttpServerParams
+    from autogen_ext.tools.mcp import (
+        McpWorkbench,
+        SseServerParams,
+        StdioServerParams,
+        StreamableHttpServerParams,
+    )
 
     from agent_contract.sources.autogen_stream import autogen_events
 
     from ._fw_autogen import _client, asking
 
     calls = asking(*((cid, name, f'{{"x": {arg}}}') for cid, name, arg in CALLS))
-    async with McpWorkbench(StreamableHttpServerParams(url=url)) as workbench:
+    params: Any = StreamableHttpServerParams(url=url)
+    if url == STDIO:
+        params = StdioServerParams(**_stdio(), read_timeout_seconds=30)
+    elif url.endswith("/sse"):
+        params = SseServerParams(url=url)
+    async with McpWorkbench(params) as workbench:
         agent = AssistantAgent("calc", model_client=_client([calls, "done"]), workbench=workbench)
         await run(autogen_events(agent, "go"))
 
@@ -425,6 +460,52 @@ async def test_an_mcp_one_frameworks_requests_are_sent_under_our_tool_spans(
     with serve(_mcp.legacy_server().streamable_http_app()) as port:
         await runner(f"http://127.0.0.1:{port}/mcp", run)
     _sent_under_own_tool_spans(otel_telemetry, sent, server, versioned)
+
+
+@pytest.mark.parametrize("transport", ["stdio", "sse", "streamable-http"])
+@pytest.mark.parametrize("framework", LEGACY)
+async def test_an_mcp_one_frameworks_requests_carry_the_trace_to_the_server_over_each_transport(
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch, framework: str,
+    transport: str,
+) -> None:  # fmt: skip
+    """The MCP SDK 1.x sends no trace context: over stdio (a server process of its own), SSE
+    and streamable HTTP, each request now carries its tool span's in ``params._meta``, as the
+    SDK 2.x does, and the server, reading it with ``continue_trace``, runs the call in the
+    run's trace under that call's own tool span (parallel calls each their own). The tool
+    span's result (content capture on) is the server's word for it."""
+    import re
+
+    module, runner, server, versioned = LEGACY[framework]
+    pytest.importorskip(module, exc_type=ImportError)  # beside the MCP SDK 2.x: no import
+    from _serving import serve
+
+    sent = _record_requests(monkeypatch)
+
+    async def run(events: AsyncIterator[AgentEvent]) -> None:
+        wrapper = otel_telemetry.wrapper(
+            agent_name="calc", session_id=SESSION, capture_content=True
+        )
+        async for _ in wrapper(events):
+            pass
+
+    if transport == "stdio":
+        await runner(STDIO, run)
+    else:
+        app = _mcp.legacy_server()
+        asgi = app.sse_app() if transport == "sse" else app.streamable_http_app()
+        with serve(asgi) as port:
+            path = "sse" if transport == "sse" else "mcp"
+            await runner(f"http://127.0.0.1:{port}/{path}", run)
+    _sent_under_own_tool_spans(otel_telemetry, sent, server, versioned)
+
+    [root] = [s for s in otel_telemetry.spans() if s.name == "invoke_agent calc"]
+    tools = [s for s in otel_telemetry.spans() if s.name.startswith("execute_tool ")]
+    for tool in tools:
+        result = str(dict(tool.attributes or {})["gen_ai.tool.call.result"])
+        seen = re.search(r"trace=([0-9a-f]{32}) parent=([0-9a-f]{16})", result)
+        assert seen is not None, result
+        assert int(seen.group(1), 16) == root.context.trace_id
+        assert int(seen.group(2), 16) == tool.context.span_id  # its own call's span
 
 
 # --- A server that answers isError --------------------------------------------------------------

@@ -5,25 +5,34 @@ JSON-RPC error, and most frameworks hand that result to the model as the call's 
 output (the OpenAI Agents SDK, Agno, smolagents' mcpadapt): the stream says nothing failed.
 Every one of them sends the call through the MCP SDK's ``ClientSession.call_tool`` (fastmcp's
 client too), from the tool body, under the call's span. :func:`watch` wraps that method (once:
-it is looked at again each time) when a body runs in the scope of an MCP tool
-(``agent_contract.scope.tool_scope(..., mcp=...)``): the wrapper reads the flag off the result
+it is looked at again each time) when a tool body starts (importing the SDK for an MCP tool,
+``agent_contract.scope.tool_scope(..., mcp=...)``): the wrapper reads the flag off the result
 (``is_error`` in the MCP SDK 2.x, ``isError`` in 1.x) and notes it on the call whose body sent
 it (:meth:`ToolCall.on_mcp_result`), so its result event ends the span failed,
 ``error.type=tool_error`` (the MCP conventions' value), unless the adapter named the failure
 itself. Arguments, result and exceptions pass through unchanged; outside a traced MCP tool's
 body the wrapper only looks the call up in the context. A local tool whose body happens to call
 an MCP server is not failed by the server's answer: its body decides.
+
+The MCP SDK 1.x sends no trace context at all (2.x puts it in the request's ``params._meta``),
+so over stdio nothing told its server which trace a call belongs to. In a traced tool's body,
+the wrapper adds it to 1.x's request ``meta`` as 2.x does (the keys the caller's ``meta`` has
+are kept): a server that reads it (``continue_trace(ctx.request_context.meta)``, or 2.x's own
+server) runs the call under the tool span.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
+import importlib.util
+import inspect
 import sys
 from collections.abc import Callable
 from typing import Any
 
 from opentelemetry import context as otel_context
+from opentelemetry import propagate
 
 from agent_otel._guard import report
 
@@ -36,15 +45,16 @@ _SESSIONS = ("mcp.client.session",)  # where ClientSession lives, in both SDK ge
 _absent: set[str] = set()  # modules that failed to import: not tried again
 
 
-def watch(tool_key: str) -> None:
+def watch(tool_key: str, load: bool = True) -> None:
     """Wrap the MCP SDK's ``ClientSession.call_tool``, unless it is wrapped already (looked at
     each time: whoever replaced the method since, a test's patch undone or another
     instrumentation's, is wrapped in turn); ``tool_key``: the context key of the call whose
-    body runs (``_scope._TOOL``). Never raises."""
+    body runs (``_scope._TOOL``); ``load``: import the SDK when it is not loaded yet (else
+    nothing is wrapped until something else imports it). Never raises."""
     for name in _SESSIONS:
         module = sys.modules.get(name)
         if module is None:
-            if name in _absent:
+            if not load or name in _absent:
                 continue
             try:
                 module = importlib.import_module(name)
@@ -56,15 +66,29 @@ def watch(tool_key: str) -> None:
         if call_tool is None or getattr(call_tool, _MARK, False):
             continue
         try:
-            session.call_tool = _watching(call_tool, tool_key)  # type: ignore[union-attr]
+            carries = _sends_no_context(module, call_tool)
+            session.call_tool = _watching(call_tool, tool_key, carries)  # type: ignore[union-attr]
         except Exception:
             report("mcp result watch")
 
 
-def _watching(call_tool: Callable[..., Any], tool_key: str) -> Callable[..., Any]:
+def _sends_no_context(module: Any, call_tool: Callable[..., Any]) -> bool:
+    """Whether requests of this SDK go without the trace context (the MCP SDK 1.x, which has no
+    ``mcp.shared._otel``) while its ``call_tool`` takes the request's ``meta`` (or whatever a
+    wrapper of it passes on)."""
+    package = module.__name__.split(".", 1)[0]
+    if importlib.util.find_spec(f"{package}.shared._otel") is not None:
+        return False  # the SDK 2.x puts it in _meta itself, from its own request span
+    parameters = inspect.signature(call_tool).parameters.values()
+    return any(p.name == "meta" or p.kind is p.VAR_KEYWORD for p in parameters)
+
+
+def _watching(call_tool: Callable[..., Any], tool_key: str, carries: bool) -> Callable[..., Any]:
     @functools.wraps(call_tool)
     async def call_tool_watched(self: Any, *args: Any, **kwargs: Any) -> Any:
         tool = otel_context.get_value(tool_key)  # the call whose body sends it, if any
+        if carries and isinstance(tool, ToolCall):
+            kwargs = _with_context(kwargs)
         result = await call_tool(self, *args, **kwargs)
         if isinstance(tool, ToolCall) and tool.mcp:
             try:
@@ -75,6 +99,26 @@ def _watching(call_tool: Callable[..., Any], tool_key: str) -> Callable[..., Any
 
     setattr(call_tool_watched, _MARK, True)
     return call_tool_watched
+
+
+def _with_context(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``kwargs`` with the current trace context in the request's ``meta`` (what the global
+    propagator writes: ``traceparent``, ``tracestate``, ``baggage``), as the MCP SDK 2.x
+    sends it; keys the caller's own ``meta`` has are kept. Unchanged when there is nothing to
+    add or the caller's ``meta`` is no dict."""
+    meta = kwargs.get("meta")
+    if meta is not None and type(meta) is not dict:
+        return kwargs
+    try:
+        carrier: dict[str, str] = {}
+        propagate.inject(carrier)
+        added = {k: v for k, v in carrier.items() if meta is None or k not in meta}
+    except Exception:
+        report("mcp request context")
+        return kwargs
+    if not added:
+        return kwargs
+    return {**kwargs, "meta": {**(meta or {}), **added}}
 
 
 def is_error(result: object) -> bool:

@@ -152,8 +152,10 @@ class ToolScopes:
                 found = (runs, runs.open_early(call_id, name, arguments))
             owner, tool = found
             parent = owner.parent or self.parent
+            # An MCP tool's answer is read, and the MCP SDK 1.x's request carries the trace,
+            # as the body sends it (the SDK imported for an MCP tool; else only when loaded)
+            watch(_TOOL, load=mcp is not None)
             if mcp is not None:
-                watch(_TOOL)  # its answer read as the body gets it (once per process)
                 tool.on_mcp_server(
                     getattr(mcp, "name", None),
                     getattr(mcp, "session_id", None),
