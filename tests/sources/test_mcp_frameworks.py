@@ -574,3 +574,76 @@ async def test_an_mcp_one_frameworks_tool_whose_server_answers_is_error_fails_it
     await _failing_server_fails_each_tool_span(
         otel_telemetry, monkeypatch, runner, tells_server=True, legacy=True
     )
+
+
+# --- The server asks the client's model: sampling/createMessage --------------------------------
+
+
+async def test_an_mcp_one_servers_sampling_request_runs_under_the_tool_call_it_serves(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A server tool asks the client's model (``sampling/createMessage``); the client answers
+    with its sampling callback, which runs an agent of its own. The session runs callbacks on
+    its receiving task, opened before the run: that run was a trace of its own. It now nests
+    under the tool call whose request the server was serving, in the run's trace."""
+    import importlib.util
+
+    if importlib.util.find_spec("mcp.shared._otel") is not None:
+        pytest.skip("the MCP SDK 2.x refuses sampling on an in-memory connection")
+    from mcp import types
+    from mcp.server.fastmcp import FastMCP
+    from mcp.shared.memory import create_connected_server_and_client_session
+
+    from agent_contract.protocol import (
+        FunctionCall,
+        LLMCallEnd,
+        LLMCallStart,
+        TextDelta,
+        ToolCall,
+        ToolResult,
+    )
+    from agent_contract.scope import McpServer, tool_scope
+
+    server = FastMCP(_mcp.SERVER_NAME)
+
+    @server.tool()
+    async def ask(x: int) -> str:
+        """Ask the client's model."""
+        text = types.TextContent(type="text", text="hi")
+        question = types.SamplingMessage(role="user", content=text)
+        answer = await server.get_context().session.create_message([question], max_tokens=5)
+        return str(answer.content.text)  # type: ignore[union-attr]
+
+    async def sampling(context: Any, params: Any) -> Any:
+        async def sampler() -> AsyncIterator[AgentEvent]:
+            yield LLMCallStart(model="sampler")
+            yield TextDelta(text="sampled")
+            yield LLMCallEnd(model="sampler")
+
+        async for _ in otel_telemetry.wrapper(agent_name="sampler")(sampler()):
+            pass
+        text = types.TextContent(type="text", text="sampled")
+        return types.CreateMessageResult(role="assistant", content=text, model="sampler")
+
+    async with create_connected_server_and_client_session(
+        server._mcp_server, sampling_callback=sampling
+    ) as session:
+
+        async def agent() -> AsyncIterator[AgentEvent]:
+            yield LLMCallStart(model="m")
+            yield ToolCall(id="c1", function=FunctionCall(name="ask", arguments="{}"))
+            yield LLMCallEnd(model="m")
+            with tool_scope("c1", "ask", mcp=McpServer(name=_mcp.SERVER_NAME)):
+                answer = await session.call_tool("ask", {"x": 1})
+            yield ToolResult(tool_call_id="c1", content=str(answer.content))
+
+        async for _ in otel_telemetry.wrapper(agent_name="calc")(agent()):
+            pass
+
+    [run] = otel_telemetry.tree(attributes=False, events=False)
+    [step] = run["children"]
+    [_, tool] = step["children"]
+    assert tool["name"] == "execute_tool ask"
+    [sampler] = tool["children"]
+    assert sampler["name"] == "invoke_agent sampler"
+    assert [c["name"] for c in sampler["children"][0]["children"]] == ["chat sampler"]

@@ -19,6 +19,14 @@ so over stdio nothing told its server which trace a call belongs to. In a traced
 the wrapper adds it to 1.x's request ``meta`` as 2.x does (the keys the caller's ``meta`` has
 are kept): a server that reads it (``continue_trace(ctx.request_context.meta)``, or 2.x's own
 server) runs the call under the tool span.
+
+A server may ask the client something while it serves the call (``sampling/createMessage``: a
+completion from the client's model; elicitation; roots). The session answers with the caller's
+callback, on its own receiving task, whose context is the one the session was opened in
+(before the run, usually): a model call or agent run made there landed in a trace of its own.
+The session's callbacks run in the context of the tool body whose call awaits its answer, so
+what they record nests under that tool's span, in the run's trace (with several calls in
+flight on one session, the request does not say whose it is: they run as before).
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import propagate
+from opentelemetry.context.context import Context
 
 from agent_otel._guard import report
 
@@ -87,10 +96,20 @@ def _watching(call_tool: Callable[..., Any], tool_key: str, carries: bool) -> Ca
     @functools.wraps(call_tool)
     async def call_tool_watched(self: Any, *args: Any, **kwargs: Any) -> Any:
         tool = otel_context.get_value(tool_key)  # the call whose body sends it, if any
-        if carries and isinstance(tool, ToolCall):
+        if not isinstance(tool, ToolCall):
+            return await call_tool(self, *args, **kwargs)
+        if carries:
             kwargs = _with_context(kwargs)
-        result = await call_tool(self, *args, **kwargs)
-        if isinstance(tool, ToolCall) and tool.mcp:
+        calls = _in_flight(self)
+        body = otel_context.get_current()
+        if calls is not None:
+            calls.append(body)
+        try:
+            result = await call_tool(self, *args, **kwargs)
+        finally:
+            if calls is not None:
+                calls.remove(body)
+        if tool.mcp:
             try:
                 tool.on_mcp_result(result)
             except Exception:
@@ -99,6 +118,51 @@ def _watching(call_tool: Callable[..., Any], tool_key: str, carries: bool) -> Ca
 
     setattr(call_tool_watched, _MARK, True)
     return call_tool_watched
+
+
+_CALLBACKS = ("_sampling_callback", "_elicitation_callback", "_list_roots_callback")
+"""The session's handlers of the server's own requests (both SDK generations' names)."""
+_FLIGHTS = "_agent_otel_in_flight"
+
+
+def _in_flight(session: Any) -> list[Context] | None:
+    """The contexts of the tool bodies whose ``tools/call`` on ``session`` awaits its answer
+    (``None``: the session cannot say). The first time, the session's handlers of the server's
+    requests (``sampling/createMessage``, elicitation, roots: the caller's callbacks) are
+    wrapped to run in that body's context, so a model call or run they make nests under the
+    tool whose call the server is serving. Never raises."""
+    try:
+        calls = session.__dict__.get(_FLIGHTS)
+        if calls is None:
+            calls = []
+            for name in _CALLBACKS:
+                callback = session.__dict__.get(name)
+                if callback is not None and not getattr(callback, "__module__", "").startswith(
+                    "mcp."
+                ):  # the SDK's defaults answer by themselves: left alone
+                    setattr(session, name, _in_tool_context(callback, calls))
+            setattr(session, _FLIGHTS, calls)
+    except Exception:
+        report("mcp session callbacks")
+        return None
+    return calls if isinstance(calls, list) else None
+
+
+def _in_tool_context(callback: Callable[..., Any], calls: list[Context]) -> Callable[..., Any]:
+    """``callback`` run in the context of the one tool call awaiting its answer on the session
+    (with several at once, the server's request does not say whose it is: left as it was)."""
+
+    @functools.wraps(callback)
+    async def in_tool_context(*args: Any, **kwargs: Any) -> Any:
+        if len(calls) != 1:
+            return await callback(*args, **kwargs)
+        token = otel_context.attach(calls[0])
+        try:
+            return await callback(*args, **kwargs)
+        finally:
+            otel_context.detach(token)
+
+    return in_tool_context
 
 
 def _with_context(kwargs: dict[str, Any]) -> dict[str, Any]:
