@@ -648,3 +648,52 @@ def test_server_of_reads_either_sdks_initialize_result(
     server = server_of(shaped(holder), "mine")
     assert (server.name, server.protocol_version) == expected
     assert server_of(_Unconnected(), "mine").name == "mine"  # a raising property: unknown
+
+
+class _Raising:
+    """A result whose every attribute raises (a proxy of a closed session)."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise RuntimeError(name)
+
+
+@pytest.mark.parametrize(
+    ("result", "failed"),
+    [
+        ({"isError": True}, True),
+        ({"is_error": True, "content": []}, True),
+        ({"isError": 1}, False),  # the flag itself must be True: no truthiness asked
+        ({"isError": False}, False),
+        (type("V2", (), {"is_error": True})(), True),
+        (type("V1", (), {"isError": True})(), True),
+        (type("Neither", (), {})(), False),
+        (_Raising(), False),
+        (None, False),
+    ],
+    ids=["wire", "wire-2", "truthy", "false", "2.x", "1.x", "neither", "raising", "None"],
+)
+def test_is_error_reads_either_sdks_flag_and_nothing_else(result: Any, failed: bool) -> None:
+    from agent_otel.recording._mcp import is_error
+
+    assert is_error(result) is failed
+
+
+def test_a_requests_meta_gets_the_trace_context_and_keeps_the_callers_own(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """The MCP SDK 1.x's request ``meta``: the current context added, the caller's keys kept;
+    a ``meta`` that is no plain dict is left as it is."""
+    from agent_otel.recording._mcp import _with_context
+
+    tracer = otel_telemetry.tracer_provider.get_tracer("t")
+    with tracer.start_as_current_span("tool") as span:
+        ids = span.get_span_context()
+        added = _with_context({"read_timeout_seconds": 3})
+        kept = _with_context({"meta": {"traceparent": "mine", "progressToken": 7}})
+        odd = _Raising()
+        untouched = _with_context({"meta": odd})
+    traceparent = f"00-{ids.trace_id:032x}-{ids.span_id:016x}-01"
+    assert added == {"read_timeout_seconds": 3, "meta": {"traceparent": traceparent}}
+    assert kept == {"meta": {"traceparent": "mine", "progressToken": 7}}
+    assert untouched["meta"] is odd
+    assert _with_context({}) == {}  # no span current: nothing to add
