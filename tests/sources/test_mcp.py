@@ -63,7 +63,9 @@ def _run_tree(telemetry: InMemoryTelemetry) -> list[Any]:
     roots = telemetry.tree(attributes=["gen_ai.tool.call.id"], events=False)
     run = [r for r in roots if r["name"] == "invoke_agent calc"]
     others = [r["name"] for r in roots if r not in run]
-    assert set(others) <= {"MCP send server/discover"}, others
+    # (over SSE, fastmcp's client connects with the 2025 handshake)
+    assert set(others) <= {"MCP send server/discover", "MCP send initialize",
+                           "notifications/initialized"}, others  # fmt: skip
     return _canonical(run)
 
 
@@ -106,6 +108,7 @@ def _check(
     pattern: str,
     in_process: bool,
     fastmcp: bool = True,
+    protocol: str = "2026-07-28",  # mcp 2.3 negotiates the latest
 ) -> None:
     assert _run_tree(telemetry) == _expected(client, pattern, in_process, fastmcp)
     root = telemetry.span("invoke_agent calc")
@@ -121,7 +124,7 @@ def _check(
         assert tool["gen_ai.tool.type"] == "extension"
         assert tool["mcp.method.name"] == "tools/call"
         assert tool["agent_otel.mcp.server.name"] == _mcp.SERVER_NAME
-        assert tool["mcp.protocol.version"] == "2026-07-28"  # mcp 2.3 negotiates the latest
+        assert tool["mcp.protocol.version"] == protocol
         assert "mcp.session.id" not in tool  # stdio and in-memory have none (HTTP's header)
         # the request's own id, the one the MCP SDK's client span (and the server) has
         [send] = [s for s in run if s.name == f"MCP send tools/call {name}" and
@@ -302,6 +305,40 @@ async def test_mcp_calls_nest_client_and_server_spans_under_their_own_tool_span(
     in_process = transport == "in-memory"
     outputs = await run(otel_telemetry, pattern, in_process)
     _check(otel_telemetry, outputs, client=client, pattern=pattern, in_process=in_process)
+
+
+@pytest.mark.parametrize("transport", ["sse", "streamable-http"])
+@pytest.mark.parametrize("client", CLIENTS)
+async def test_mcp_calls_over_http_transports_nest_under_their_own_tool_span(
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch, client: str,
+    transport: str,
+) -> None:  # fmt: skip
+    """The same tree over SSE and streamable HTTP, the server on loopback (its spans, from
+    the server's thread, ours to see): each framework's own client for it (the Agents SDK's
+    ``MCPServerSse`` and ``MCPServerStreamableHttp``, pydantic-ai's ``MCPToolset(url)``)."""
+    from _serving import serve
+
+    _mcp.sdk_tracing_to(monkeypatch, otel_telemetry.tracer_provider)
+    app = _mcp.server()
+    sse = transport == "sse"
+    with serve(app.sse_app() if sse else app.streamable_http_app()) as port:
+        url = f"http://127.0.0.1:{port}/{'sse' if sse else 'mcp'}"
+        if client == "pydantic-ai":
+            pytest.importorskip("fastmcp")
+            from pydantic_ai.mcp import MCPToolset
+
+            outputs = await _run_pydantic_ai(otel_telemetry, "parallel", False, MCPToolset(url))
+        else:
+            pytest.importorskip("agents")
+            from agents.mcp import MCPServerSse, MCPServerStreamableHttp
+
+            server = (MCPServerSse({"url": url}, name="calc-sse") if sse else
+                      MCPServerStreamableHttp({"url": url}, name="calc-http"))  # fmt: skip
+            outputs = await _run_agents_sdk(otel_telemetry, "parallel", False, server=server)
+    # fastmcp's SSE client speaks the 2025 revision (as it connects with its handshake)
+    protocol = "2025-11-25" if sse and client == "pydantic-ai" else "2026-07-28"
+    _check(otel_telemetry, outputs, client=client, pattern="parallel", in_process=True,
+           protocol=protocol)  # fmt: skip
 
 
 async def test_fastmcp_propagating_only_leaves_one_tool_span_per_call_with_pydantic_ai(
