@@ -141,6 +141,10 @@ class ToolScopes:
         ``mcp``: the contract's ``McpServer`` the tool runs on, recorded on its span. The
         context is the run's parent (the run's ids, inside a run) with the call's span, and
         the baggage of ``body``, the context the body runs in (its own entries kept)."""
+        # An MCP tool's answer is read, and the MCP SDK 1.x's request carries the trace, as
+        # the body sends it (the SDK imported for an MCP tool, else only once it is loaded;
+        # outside the lock: a first import takes a while)
+        watch(_TOOL, load=mcp is not None)
         with self.lock:
             if not self.live or self.parent is None:
                 return None
@@ -152,9 +156,6 @@ class ToolScopes:
                 found = (runs, runs.open_early(call_id, name, arguments))
             owner, tool = found
             parent = owner.parent or self.parent
-            # An MCP tool's answer is read, and the MCP SDK 1.x's request carries the trace,
-            # as the body sends it (the SDK imported for an MCP tool; else only when loaded)
-            watch(_TOOL, load=mcp is not None)
             if mcp is not None:
                 tool.on_mcp_server(
                     getattr(mcp, "name", None),
