@@ -132,11 +132,15 @@ def _in_flight(session: Any) -> list[Context] | None:
     wrapped to run in that body's context, so a model call or run they make nests under the
     tool whose call the server is serving. Never raises."""
     try:
-        calls = session.__dict__.get(_FLIGHTS)
+        state = vars(session)
+    except TypeError:  # a session with no instance dict: nothing to note on it
+        return None
+    try:
+        calls = dict.get(state, _FLIGHTS) if type(state) is dict else None
         if calls is None:
             calls = []
             for name in _CALLBACKS:
-                callback = session.__dict__.get(name)
+                callback = dict.get(state, name) if type(state) is dict else None
                 if callback is not None and not getattr(callback, "__module__", "").startswith(
                     "mcp."
                 ):  # the SDK's defaults answer by themselves: left alone
