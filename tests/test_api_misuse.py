@@ -450,6 +450,39 @@ async def test_an_asgi_scope_of_any_shape_reaches_the_app(scope: Any, parented: 
 
 
 @pytest.mark.parametrize(
+    ("environ", "parented"),
+    [
+        ({"HTTP_TRACEPARENT": PARENT.decode(), "wsgi.version": LyingInt(1)}, True),
+        ({"HTTP_TRACEPARENT": HostileStr(PARENT.decode())}, True),
+        ({"HTTP_TRACEPARENT": NoStr(), "HTTP_TRACESTATE": [NoStr(), LyingStr("a=1")]}, False),
+        (LyingDict(HTTP_TRACEPARENT=PARENT.decode()), True),
+        ({LyingKey("k"): "v"}, False),
+        (None, False),
+        ("HTTP_TRACEPARENT", False),
+        (NoStr(), False),
+    ],
+    ids=["plain", "HostileStr value", "NoStr values", "LyingDict", "LyingKey", "None", "a str",
+         "NoStr"],
+)  # fmt: skip
+def test_a_wsgi_environ_of_any_shape_reaches_the_app(environ: Any, parented: bool) -> None:
+    """The environ is read by dict's own methods, its keys and values as the plain str and
+    bytes they are: the app gets the very environ it was given, and its body, whatever the
+    environ holds; a field it cannot read names no parent."""
+    from agent_otel import ContinueTraceWSGIMiddleware
+
+    called: list[tuple[Any, int]] = []
+
+    def app(given: Any, start_response: Any) -> list[bytes]:
+        called.append((given, trace.get_current_span().get_span_context().trace_id))
+        return [b"ok"]
+
+    assert list(ContinueTraceWSGIMiddleware(app)(environ, None)) == [b"ok"]
+    [(given, trace_id)] = called
+    assert given is environ
+    assert trace_id == (0x0AF7651916CD43DD8448EB211C80319C if parented else 0)
+
+
+@pytest.mark.parametrize(
     ("field", "value", "error"),
     [
         ("keep_errors", "no", TypeError),

@@ -10,7 +10,9 @@ the address read from any URL, every way a block can end.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
@@ -20,7 +22,7 @@ from hypothesis import strategies as st
 from opentelemetry import baggage, trace
 from opentelemetry import context as otel_context
 from opentelemetry.sdk.trace import ReadableSpan
-from opentelemetry.trace import SpanKind
+from opentelemetry.trace import SpanKind, StatusCode
 
 import semconv_registry as semconv
 from agent_contract.protocol import LLMCallEnd, LLMCallStart, TextDelta
@@ -374,6 +376,183 @@ async def test_an_asgi_app_behind_the_middleware_serves_each_request_in_its_call
         "invoke_agent Bonn",
         "invoke_agent Nice",
     ]
+
+
+@contextmanager
+def _wsgi_served(app: Any) -> Iterator[int]:
+    """A WSGI app served for real on loopback (the standard library's server, a thread per
+    request, each starting with an empty context); yields its port."""
+    from socketserver import ThreadingMixIn
+    from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+    class Threading(ThreadingMixIn, WSGIServer):
+        daemon_threads = True
+
+    class Quiet(WSGIRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = make_server("127.0.0.1", 0, app, server_class=Threading, handler_class=Quiet)
+    thread = threading.Thread(target=server.serve_forever, name="wsgi-agent", daemon=True)
+    thread.start()
+    try:
+        yield server.server_port
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(10)
+
+
+async def test_a_wsgi_app_behind_the_middleware_runs_each_remote_agent_under_its_call(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A raw WSGI app (no framework) behind ``ContinueTraceWSGIMiddleware``, called with
+    ``requests`` from two tools at once and a third whose remote agent fails. Its response is
+    streamed: the agent runs while the server pulls the body, after the app returned, and its
+    run is still the child of the call that asked, in the caller's trace. The failing agent's
+    run fails there, the caller's ``raise_for_status()`` fails its CLIENT span."""
+    import requests
+
+    from agent_otel import ContinueTraceWSGIMiddleware
+
+    def app(environ: dict[str, Any], start_response: Any) -> Iterator[bytes]:
+        city = environ["wsgi.input"].read(int(environ["CONTENT_LENGTH"])).decode()
+        if city == "Atlantis":
+            try:
+                asyncio.run(_failing_remote_run(otel_telemetry))
+            except RuntimeError:
+                start_response("500 Internal Server Error", [("Content-Type", "text/plain")])
+                return iter([b"no such city"])
+        start_response("200 OK", [("Content-Type", "text/plain")])
+
+        def body() -> Iterator[bytes]:  # the agent runs as the server pulls the body
+            yield asyncio.run(_remote_run(otel_telemetry, city)).encode()
+
+        return body()
+
+    tracer = otel_telemetry.tracer_provider.get_tracer("caller")
+    with _wsgi_served(ContinueTraceWSGIMiddleware(app)) as port:
+        url = f"http://127.0.0.1:{port}/ask"
+
+        async def tool(city: str) -> str:
+            provider = otel_telemetry.tracer_provider
+            with (
+                tracer.start_as_current_span(f"execute_tool ask {city}"),
+                remote_agent(city, url, tracer_provider=provider) as call,
+            ):
+                response = await asyncio.to_thread(
+                    requests.post, url, data=city, headers=call.headers, timeout=10
+                )
+                response.raise_for_status()
+            return response.text
+
+        with tracer.start_as_current_span("caller"):
+            answers = await asyncio.gather(
+                tool("Nice"), tool("Bonn"), tool("Atlantis"), return_exceptions=True
+            )
+    assert answers[:2] == ["rain in Nice", "rain in Bonn"]
+    assert isinstance(answers[2], requests.HTTPError)
+    spans = otel_telemetry.spans()
+    assert len({s.context.trace_id for s in spans}) == 1
+    by_parent = {str(_parent_name(spans, s)): s for s in spans if s.name.startswith("invoke_agent")}
+    for city in ("Nice", "Bonn", "Atlantis"):
+        call = by_parent[f"execute_tool ask {city}"]
+        assert call.kind is SpanKind.CLIENT
+        run = by_parent[f"invoke_agent {city}"]
+        assert (run.kind, run.name) == (SpanKind.INTERNAL, "invoke_agent weather")
+    failed_call, failed_run = (
+        by_parent["execute_tool ask Atlantis"],
+        by_parent["invoke_agent Atlantis"],
+    )
+    assert failed_call.status.status_code is StatusCode.ERROR
+    assert failed_call.attributes[A.ERROR_TYPE] == "HTTPError"  # type: ignore[index]
+    assert failed_run.status.status_code is StatusCode.ERROR
+    assert by_parent["execute_tool ask Nice"].status.status_code is StatusCode.UNSET
+
+
+async def _failing_remote_run(telemetry: InMemoryTelemetry) -> None:
+    async def agent() -> AsyncIterator[Any]:
+        yield LLMCallStart(model="remote-model", provider="openai")
+        raise RuntimeError("the remote agent failed")
+
+    async for _ in telemetry.wrapper(agent_name="weather", step_spans=False)(agent()):
+        pass
+
+
+def test_continue_trace_reads_a_wsgi_environ_and_each_middleware_keeps_the_context_to_the_end(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A handler given the raw WSGI ``environ`` (``HTTP_TRACEPARENT``) continues the trace; the
+    middleware keeps the context current while the server pulls each chunk and closes the
+    body, and restores the server's after."""
+    from agent_otel import ContinueTraceWSGIMiddleware
+
+    call = remote_agent("a", tracer_provider=otel_telemetry.tracer_provider)
+    headers = call.headers
+    call.end()
+    named = call.context
+    expected = trace.get_current_span(named).get_span_context().span_id
+    environ = {"REQUEST_METHOD": "POST", "HTTP_TRACEPARENT": headers["traceparent"],
+               "wsgi.version": (1, 0)}  # fmt: skip
+    with continue_trace(environ):
+        assert trace.get_current_span().get_span_context().span_id == expected
+
+    seen: list[int] = []
+
+    class Body:
+        def __iter__(self) -> Iterator[bytes]:
+            for chunk in (b"a", b"b"):
+                seen.append(trace.get_current_span().get_span_context().span_id)
+                yield chunk
+
+        def close(self) -> None:
+            seen.append(trace.get_current_span().get_span_context().span_id)
+
+    def app(environ: Any, start_response: Any) -> Any:
+        seen.append(trace.get_current_span().get_span_context().span_id)
+        return Body()
+
+    before = otel_context.get_current()
+    body = ContinueTraceWSGIMiddleware(app)(environ, lambda *a: None)
+    assert otel_context.get_current() == before
+    assert list(body) == [b"a", b"b"]
+    body.close()  # type: ignore[attr-defined]
+    assert seen == [expected] * 4
+    assert otel_context.get_current() == before
+
+
+@pytest.mark.parametrize(
+    "carrier",
+    [
+        [(b"traceparent", b"00-{t}-{s}-01"), (b"tracestate", b"a=1"), (b"baggage", b"k=1"),
+         (b"TraceState", b"b=2"), (b"baggage", b"j=2")],
+        {"traceparent": "00-{t}-{s}-01", "tracestate": ["a=1", "b=2"], "baggage": ("k=1", "j=2")},
+        {"HTTP_TRACEPARENT": "00-{t}-{s}-01", "HTTP_TRACESTATE": "a=1,b=2",
+         "HTTP_BAGGAGE": "k=1,j=2"},
+    ],
+    ids=["asgi-pairs", "list-values", "wsgi-environ"],
+)  # fmt: skip
+def test_a_list_field_sent_as_several_headers_is_read_whole(carrier: Any) -> None:
+    """W3C ``tracestate`` and ``baggage`` may arrive as several headers (an ASGI scope's
+    pairs, aiohttp's multidict), which a receiver joins in order: none is dropped."""
+    t, s = "1" * 32, "2" * 16
+
+    def filled(value: Any) -> Any:
+        if isinstance(value, bytes):
+            return value.replace(b"{t}", t.encode()).replace(b"{s}", s.encode())
+        if isinstance(value, str):
+            return value.format(t=t, s=s)
+        return value
+
+    if isinstance(carrier, list):
+        carrier = [(k, filled(v)) for k, v in carrier]
+    else:
+        carrier = {k: filled(v) for k, v in carrier.items()}
+    context = extract_context(carrier)
+    span = trace.get_current_span(context).get_span_context()
+    assert (span.trace_id, span.span_id) == (int(t, 16), int(s, 16))
+    assert list(span.trace_state.items()) == [("a", "1"), ("b", "2")]
+    assert {k: baggage.get_baggage(k, context) for k in ("k", "j")} == {"k": "1", "j": "2"}
 
 
 async def test_the_middleware_passes_other_scopes_through_untouched() -> None:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from .recording.content._capture import ContentCapture, ContentKind, Redactor
     from .remote import (
         ContinueTraceMiddleware,
+        ContinueTraceWSGIMiddleware,
         RemoteAgentCall,
         continue_trace,
         remote_agent,
@@ -46,6 +47,7 @@ _LAZY = {
     "ContentCapture": ".recording.content._capture",
     "ContentKind": ".recording.content._capture",
     "ContinueTraceMiddleware": ".remote",
+    "ContinueTraceWSGIMiddleware": ".remote",
     "ModelPrice": ".cost",
     "PriceTable": ".cost",
     "Redactor": ".recording.content._capture",
@@ -80,6 +82,7 @@ __all__ = [
     "ContentCapture",
     "ContentKind",
     "ContinueTraceMiddleware",
+    "ContinueTraceWSGIMiddleware",
     "ModelPrice",
     "PriceTable",
     "Redactor",

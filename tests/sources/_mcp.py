@@ -1,6 +1,7 @@
 """A real ``mcp`` 2.x server for the MCP tests, in-process and as a stdio program.
 
-``python tests/sources/_mcp.py`` serves the same tools over stdio (the stdio tests start it).
+``python tests/sources/_mcp.py`` serves the same tools over stdio (the stdio tests start it;
+``--failing``: the failing server's; ``--legacy``: the ``mcp`` 1.x server's).
 Each tool answers with the W3C trace context it ran under (its trace id and the span that was
 current, read from its own context), so a test can check that the client's request carried
 the caller's trace across the process boundary.
@@ -17,8 +18,9 @@ from typing import Any
 SERVER_NAME = "calc"
 
 
-def server() -> Any:
-    """The MCP server (``mcp.server.mcpserver.MCPServer``) with ``add`` and ``mul``."""
+def server(failing: bool = False) -> Any:
+    """The MCP server (``mcp.server.mcpserver.MCPServer``) with ``add`` and ``mul``;
+    ``failing``: both raise, so the server answers each call with an ``isError`` result."""
     from mcp.server.mcpserver import MCPServer
 
     calc = MCPServer(SERVER_NAME)
@@ -26,19 +28,23 @@ def server() -> Any:
     @calc.tool()
     def add(x: int) -> str:
         """Add one."""
+        _fail(failing, "mcp.server.mcpserver.exceptions")
         return f"{x + 1} {_seen()}"
 
     @calc.tool()
     def mul(x: int) -> str:
         """Double."""
+        _fail(failing, "mcp.server.mcpserver.exceptions")
         return f"{x * 2} {_seen()}"
 
     return calc
 
 
-def legacy_server() -> Any:
+def legacy_server(failing: bool = False) -> Any:
     """The same ``add`` and ``mul`` on an ``mcp`` 1.x server (``FastMCP``), for a framework
-    whose environment holds the MCP SDK 1.x (CrewAI's). That SDK traces nothing."""
+    whose environment holds the MCP SDK 1.x (CrewAI's). That SDK traces nothing: each tool
+    answers with the context the request's ``_meta`` names, read with agent-otel's
+    ``continue_trace``. ``failing``: as for :func:`server`."""
     from mcp.server.fastmcp import FastMCP
 
     calc = FastMCP(SERVER_NAME)
@@ -46,14 +52,46 @@ def legacy_server() -> Any:
     @calc.tool()
     def add(x: int) -> str:
         """Add one."""
-        return str(x + 1)
+        _fail(failing, "mcp.server.fastmcp.exceptions")
+        return f"{x + 1} {_continued(calc)}"
 
     @calc.tool()
     def mul(x: int) -> str:
         """Double."""
-        return str(x * 2)
+        _fail(failing, "mcp.server.fastmcp.exceptions")
+        return f"{x * 2} {_continued(calc)}"
 
     return calc
+
+
+def _fail(failing: bool, module: str) -> None:
+    """A failing server's tool raises the SDK's ``ToolError`` (from ``module``): the server
+    answers the call with an ``isError`` result whose text is the error's."""
+    if failing:
+        import importlib
+
+        raise importlib.import_module(module).ToolError("the tool broke")
+
+
+def _continued(server: Any) -> str:
+    """``trace=<id> parent=<id>`` of the context the request's ``_meta`` names, as a 1.x
+    server reads it with agent-otel's ``continue_trace`` (zeros: it names none)."""
+    from opentelemetry import trace
+
+    from agent_otel import continue_trace
+
+    meta = server.get_context().request_context.meta
+    with continue_trace(meta if meta is not None else {}):
+        context = trace.get_current_span().get_span_context()
+    return f"trace={context.trace_id:032x} parent={context.span_id:016x}"
+
+
+def child_env() -> dict[str, str]:
+    """The environment of a stdio server the MCP SDK 1.x starts (it passes on only a few
+    variables of its own): this one's, so the child imports the same agent-otel."""
+    import os
+
+    return dict(os.environ)
 
 
 def _seen() -> str:
@@ -89,5 +127,6 @@ if __name__ == "__main__":  # the stdio server: a process of its own, with an SD
     from opentelemetry.sdk.trace import TracerProvider
 
     trace.set_tracer_provider(TracerProvider())  # its spans are real (and go nowhere)
-    server().run("stdio")
+    make = legacy_server if "--legacy" in sys.argv else server
+    make("--failing" in sys.argv).run("stdio")
     sys.exit(0)

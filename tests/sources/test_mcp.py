@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.trace import StatusCode
 
 from agent_otel.testing import InMemoryTelemetry
 
@@ -62,7 +63,9 @@ def _run_tree(telemetry: InMemoryTelemetry) -> list[Any]:
     roots = telemetry.tree(attributes=["gen_ai.tool.call.id"], events=False)
     run = [r for r in roots if r["name"] == "invoke_agent calc"]
     others = [r["name"] for r in roots if r not in run]
-    assert set(others) <= {"MCP send server/discover"}, others
+    # (over SSE, fastmcp's client connects with the 2025 handshake)
+    assert set(others) <= {"MCP send server/discover", "MCP send initialize",
+                           "notifications/initialized"}, others  # fmt: skip
     return _canonical(run)
 
 
@@ -105,6 +108,7 @@ def _check(
     pattern: str,
     in_process: bool,
     fastmcp: bool = True,
+    protocol: str = "2026-07-28",  # mcp 2.3 negotiates the latest
 ) -> None:
     assert _run_tree(telemetry) == _expected(client, pattern, in_process, fastmcp)
     root = telemetry.span("invoke_agent calc")
@@ -120,7 +124,7 @@ def _check(
         assert tool["gen_ai.tool.type"] == "extension"
         assert tool["mcp.method.name"] == "tools/call"
         assert tool["agent_otel.mcp.server.name"] == _mcp.SERVER_NAME
-        assert tool["mcp.protocol.version"] == "2026-07-28"  # mcp 2.3 negotiates the latest
+        assert tool["mcp.protocol.version"] == protocol
         assert "mcp.session.id" not in tool  # stdio and in-memory have none (HTTP's header)
         # the request's own id, the one the MCP SDK's client span (and the server) has
         [send] = [s for s in run if s.name == f"MCP send tools/call {name}" and
@@ -167,11 +171,12 @@ def _ancestor(by_id: dict[int, ReadableSpan], span: ReadableSpan, of: ReadableSp
 # --- the OpenAI Agents SDK ------------------------------------------------------------------
 
 
-def _agents_server(in_process: bool) -> Any:
+def _agents_server(in_process: bool, failing: bool = False) -> Any:
     from agents.mcp import MCPServerStdio
 
     if not in_process:
-        params = {"command": sys.executable, "args": [str(SERVER_SCRIPT)]}
+        args = [str(SERVER_SCRIPT), *(["--failing"] if failing else [])]
+        params = {"command": sys.executable, "args": args}
         return MCPServerStdio(params, name="calc-stdio", client_session_timeout_seconds=30)
 
     from mcp.client._memory import InMemoryTransport
@@ -180,7 +185,7 @@ def _agents_server(in_process: bool) -> Any:
         """The SDK's MCP server class, connected to the server in this process."""
 
         def create_streams(self) -> AbstractAsyncContextManager[Any]:
-            return InMemoryTransport(_mcp.server())  # type: ignore[return-value]
+            return InMemoryTransport(_mcp.server(failing))  # type: ignore[return-value]
 
     return InProcess({"command": "unused"}, name="calc-memory")
 
@@ -225,12 +230,12 @@ def _field(raw: Any, key: str) -> Any:
 # --- pydantic-ai ----------------------------------------------------------------------------
 
 
-def _pydantic_ai_toolset(in_process: bool) -> Any:
+def _pydantic_ai_toolset(in_process: bool, failing: bool = False) -> Any:
     from fastmcp.client.transports.memory import FastMCPTransport
     from pydantic_ai.mcp import MCPToolset
 
     if in_process:  # fastmcp's in-memory transport, serving the MCP SDK's own server
-        return MCPToolset(FastMCPTransport(_mcp.server()))
+        return MCPToolset(FastMCPTransport(_mcp.server(failing)))
     # a .py path: pydantic-ai runs it with this interpreter over stdio (slow to start when loaded)
     return MCPToolset(SERVER_SCRIPT, init_timeout=60)
 
@@ -302,6 +307,40 @@ async def test_mcp_calls_nest_client_and_server_spans_under_their_own_tool_span(
     _check(otel_telemetry, outputs, client=client, pattern=pattern, in_process=in_process)
 
 
+@pytest.mark.parametrize("transport", ["sse", "streamable-http"])
+@pytest.mark.parametrize("client", CLIENTS)
+async def test_mcp_calls_over_http_transports_nest_under_their_own_tool_span(
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch, client: str,
+    transport: str,
+) -> None:  # fmt: skip
+    """The same tree over SSE and streamable HTTP, the server on loopback (its spans, from
+    the server's thread, ours to see): each framework's own client for it (the Agents SDK's
+    ``MCPServerSse`` and ``MCPServerStreamableHttp``, pydantic-ai's ``MCPToolset(url)``)."""
+    from _serving import serve
+
+    _mcp.sdk_tracing_to(monkeypatch, otel_telemetry.tracer_provider)
+    app = _mcp.server()
+    sse = transport == "sse"
+    with serve(app.sse_app() if sse else app.streamable_http_app()) as port:
+        url = f"http://127.0.0.1:{port}/{'sse' if sse else 'mcp'}"
+        if client == "pydantic-ai":
+            pytest.importorskip("fastmcp")
+            from pydantic_ai.mcp import MCPToolset
+
+            outputs = await _run_pydantic_ai(otel_telemetry, "parallel", False, MCPToolset(url))
+        else:
+            pytest.importorskip("agents")
+            from agents.mcp import MCPServerSse, MCPServerStreamableHttp
+
+            server = (MCPServerSse({"url": url}, name="calc-sse") if sse else
+                      MCPServerStreamableHttp({"url": url}, name="calc-http"))  # fmt: skip
+            outputs = await _run_agents_sdk(otel_telemetry, "parallel", False, server=server)
+    # fastmcp's SSE client speaks the 2025 revision (as it connects with its handshake)
+    protocol = "2025-11-25" if sse and client == "pydantic-ai" else "2026-07-28"
+    _check(otel_telemetry, outputs, client=client, pattern="parallel", in_process=True,
+           protocol=protocol)  # fmt: skip
+
+
 async def test_fastmcp_propagating_only_leaves_one_tool_span_per_call_with_pydantic_ai(
     otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -314,6 +353,60 @@ async def test_fastmcp_propagating_only_leaves_one_tool_span_per_call_with_pydan
     outputs = await _run_pydantic_ai(otel_telemetry, "parallel", True)
     _check(otel_telemetry, outputs, client="pydantic-ai", pattern="parallel", in_process=True,
            fastmcp=False)  # fmt: skip
+
+
+# --- a server that answers isError ------------------------------------------------------------
+
+
+def _check_failed(telemetry: InMemoryTelemetry, error_type: str) -> None:
+    """Each MCP call's tool span failed with ``error_type``, its metric point too; the local
+    call and the run did not."""
+    tools = {str(s.attributes["gen_ai.tool.call.id"]): s for s in telemetry.spans()
+             if s.attributes and s.name.startswith("execute_tool ")}  # fmt: skip
+    assert sorted(tools) == sorted(cid for cid, _, _ in CALLS)
+    for cid, _, _ in MCP_CALLS:
+        attributes = dict(tools[cid].attributes or {})
+        assert tools[cid].status.status_code is StatusCode.ERROR, cid
+        assert attributes["error.type"] == error_type
+        assert attributes["agent_otel.tool.is_error"] is True
+        assert attributes["gen_ai.tool.type"] == "extension"
+    local = tools[LOCAL_CALL[0]]
+    assert local.status.status_code is StatusCode.UNSET
+    assert "error.type" not in dict(local.attributes or {})
+    assert telemetry.span("invoke_agent calc").status.status_code is StatusCode.UNSET
+    failed: Counter[str] = Counter()
+    for point in telemetry.histograms()["gen_ai.execute_tool.duration"]:
+        if point.attributes.get("error.type") is not None:
+            failed[str(point.attributes["error.type"])] += point.count
+    assert failed == Counter({error_type: len(MCP_CALLS)})
+
+
+@pytest.mark.parametrize(
+    ("client", "transport"),
+    [("agents-sdk", "in-memory"), ("agents-sdk", "stdio"), ("pydantic-ai", "in-memory")],
+)
+async def test_an_mcp_tool_whose_server_answers_is_error_fails_its_own_tool_span(
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch, client: str,
+    transport: str,
+) -> None:  # fmt: skip
+    """A server reports a failed tool in its result (``isError``), not as a JSON-RPC error.
+    The Agents SDK hands that result to the model as the call's output, so the stream says
+    nothing failed: the tool span reads the answer as its body gets it, and fails
+    (``tool_error``, the MCP conventions' value), each parallel call its own. pydantic-ai asks
+    the model to retry (``ModelRetry``): the adapter's name for the failure is kept."""
+    _mcp.sdk_tracing_to(monkeypatch, otel_telemetry.tracer_provider)
+    in_process = transport == "in-memory"
+    if client == "pydantic-ai":
+        pytest.importorskip("fastmcp")
+        toolset = _pydantic_ai_toolset(in_process, failing=True)
+        await _run_pydantic_ai(otel_telemetry, "parallel", in_process, toolset=toolset)
+        _check_failed(otel_telemetry, "ModelRetry")
+        return
+    pytest.importorskip("agents")
+    server = _agents_server(in_process, failing=True)
+    outputs = await _run_agents_sdk(otel_telemetry, "parallel", in_process, server=server)
+    assert all("the tool broke" in outputs[cid] for cid, _, _ in MCP_CALLS)  # as the SDK gave it
+    _check_failed(otel_telemetry, "tool_error")
 
 
 # --- an agent of the contracts, the MCP SDK's own client ----------------------------------------
@@ -376,6 +469,59 @@ async def test_a_contract_agents_mcp_call_says_so_and_a_local_tools_request_does
     # (RunIdentityProcessor, from the tool body's context)
     for name in ("MCP send tools/call add", "MCP send tools/list", "MCP send tools/call mul"):
         assert by_name[name]["session.id"] == "s-1", name
+
+
+async def test_a_contract_agents_mcp_tool_fails_on_an_is_error_answer_and_a_local_tool_does_not(
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server answers both requests ``isError``. The call scoped as an MCP tool fails
+    (``tool_error``), though the agent reports a plain result; a local tool whose body sends
+    the same request decides for itself (it reported success: its span stays OK). The answer
+    reaches the agent as the SDK gave it; the same call, retried and answered, ends OK."""
+    from mcp import Client
+    from mcp.client._memory import InMemoryTransport
+
+    from agent_contract.protocol import FunctionCall, LLMCallEnd, LLMCallStart, ToolCall, ToolResult
+    from agent_contract.scope import McpServer, tool_scope
+
+    _mcp.sdk_tracing_to(monkeypatch, otel_telemetry.tracer_provider)
+    answers: list[Any] = []
+    async with (
+        Client(InMemoryTransport(_mcp.server(failing=True))) as failing,
+        Client(InMemoryTransport(_mcp.server())) as working,
+    ):
+        server = McpServer(name=_mcp.SERVER_NAME)
+
+        async def agent() -> Any:
+            yield LLMCallStart(model="m")
+            for cid, name in (("c1", "add"), ("c2", "report"), ("c3", "mul")):
+                yield ToolCall(id=cid, function=FunctionCall(name=name, arguments="{}"))
+            yield LLMCallEnd(model="m")
+            with tool_scope("c1", "add", mcp=server):
+                answers.append(await failing.call_tool("add", {"x": 1}))
+            yield ToolResult(tool_call_id="c1", content="the text the framework made of it")
+            with tool_scope("c2", "report"):
+                answers.append(await failing.call_tool("mul", {"x": 2}))
+            yield ToolResult(tool_call_id="c2", content="reported")
+            with tool_scope("c3", "mul", mcp=server):  # failed, then retried: answered
+                answers.append(await failing.call_tool("mul", {"x": 3}))
+            with tool_scope("c3", "mul", mcp=server):
+                answers.append(await working.call_tool("mul", {"x": 3}))
+            yield ToolResult(tool_call_id="c3", content="6")
+
+        async for _ in otel_telemetry.wrapper(agent_name="calc")(agent()):
+            pass
+
+    assert [a.is_error for a in answers] == [True, True, True, False]
+    assert "the tool broke" in str(answers[0].content)
+    spans = {s.name: s for s in otel_telemetry.spans() if s.name.startswith("execute_tool")}
+    add = spans["execute_tool add"]
+    assert add.status.status_code is StatusCode.ERROR
+    assert dict(add.attributes or {})["error.type"] == "tool_error"
+    assert dict(add.attributes or {})["agent_otel.tool.is_error"] is True
+    for name in ("execute_tool report", "execute_tool mul"):
+        assert spans[name].status.status_code is StatusCode.UNSET, name
+        assert "error.type" not in dict(spans[name].attributes or {}), name
 
 
 # --- a server that reads the trace from the HTTP headers only -----------------------------------
@@ -539,3 +685,52 @@ def test_server_of_reads_either_sdks_initialize_result(
     server = server_of(shaped(holder), "mine")
     assert (server.name, server.protocol_version) == expected
     assert server_of(_Unconnected(), "mine").name == "mine"  # a raising property: unknown
+
+
+class _Raising:
+    """A result whose every attribute raises (a proxy of a closed session)."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise RuntimeError(name)
+
+
+@pytest.mark.parametrize(
+    ("result", "failed"),
+    [
+        ({"isError": True}, True),
+        ({"is_error": True, "content": []}, True),
+        ({"isError": 1}, False),  # the flag itself must be True: no truthiness asked
+        ({"isError": False}, False),
+        (type("V2", (), {"is_error": True})(), True),
+        (type("V1", (), {"isError": True})(), True),
+        (type("Neither", (), {})(), False),
+        (_Raising(), False),
+        (None, False),
+    ],
+    ids=["wire", "wire-2", "truthy", "false", "2.x", "1.x", "neither", "raising", "None"],
+)
+def test_is_error_reads_either_sdks_flag_and_nothing_else(result: Any, failed: bool) -> None:
+    from agent_otel.recording._mcp import is_error
+
+    assert is_error(result) is failed
+
+
+def test_a_requests_meta_gets_the_trace_context_and_keeps_the_callers_own(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """The MCP SDK 1.x's request ``meta``: the current context added, the caller's keys kept;
+    a ``meta`` that is no plain dict is left as it is."""
+    from agent_otel.recording._mcp import _with_context
+
+    tracer = otel_telemetry.tracer_provider.get_tracer("t")
+    with tracer.start_as_current_span("tool") as span:
+        ids = span.get_span_context()
+        added = _with_context({"read_timeout_seconds": 3})
+        kept = _with_context({"meta": {"traceparent": "mine", "progressToken": 7}})
+        odd = _Raising()
+        untouched = _with_context({"meta": odd})
+    traceparent = f"00-{ids.trace_id:032x}-{ids.span_id:016x}-01"
+    assert added == {"read_timeout_seconds": 3, "meta": {"traceparent": traceparent}}
+    assert kept == {"meta": {"traceparent": "mine", "progressToken": 7}}
+    assert untouched["meta"] is odd
+    assert _with_context({}) == {}  # no span current: nothing to add

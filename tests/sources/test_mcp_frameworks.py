@@ -20,6 +20,7 @@ checks the context each request is sent in.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -314,6 +315,25 @@ async def test_crewai_mcps_send_each_request_under_its_own_tool_span_and_run_no_
         assert dict(span.attributes)["session.id"] == SESSION
 
 
+STDIO = "stdio"
+"""The "URL" of the 1.x server over stdio: the runners start ``_mcp.py --legacy`` instead."""
+
+
+def _stdio() -> dict[str, Any]:
+    """The 1.x stdio server's command, for the frameworks' stdio parameters."""
+    import sys
+
+    script = str(Path(_mcp.__file__))
+    return {"command": sys.executable, "args": [script, "--legacy"], "env": _mcp.child_env()}
+
+
+def _langchain_connection(url: str) -> dict[str, Any]:
+    """LangChain's MCP adapters' connection to the 1.x server: over stdio, SSE or HTTP."""
+    if url == STDIO:
+        return {**_stdio(), "transport": "stdio"}
+    return {"url": url, "transport": "sse" if url.endswith("/sse") else "streamable_http"}
+
+
 async def _langgraph(url: str, run: Callable[[AsyncIterator[AgentEvent]], Any]) -> None:
     """LangChain's MCP adapters: ``MultiServerMCPClient.get_tools()`` (a session of its own per
     call) in LangGraph's prebuilt ReAct agent."""
@@ -325,7 +345,7 @@ async def _langgraph(url: str, run: Callable[[AsyncIterator[AgentEvent]], Any]) 
     from ._fw_langgraph import chat_model
     from ._http import openai_client
 
-    client = MultiServerMCPClient({"calc": {"url": url, "transport": "streamable_http"}})
+    client = MultiServerMCPClient({"calc": _langchain_connection(url)})  # type: ignore[dict-item]
     tools = await client.get_tools()
     first = chat.calls([(cid, name, {"x": arg}) for cid, name, arg in CALLS])
     model = chat_model(openai_client(first, chat.answer("done")))
@@ -344,7 +364,7 @@ async def _langgraph_session(url: str, run: Callable[[AsyncIterator[AgentEvent]]
     from ._fw_langgraph import chat_model
     from ._http import openai_client
 
-    client = MultiServerMCPClient({"calc": {"url": url, "transport": "streamable_http"}})
+    client = MultiServerMCPClient({"calc": _langchain_connection(url)})  # type: ignore[dict-item]
     async with client.session("calc") as session:
         tools = await load_mcp_tools(session, server_name="calc")
         first = chat.calls([(cid, name, {"x": arg}) for cid, name, arg in CALLS])
@@ -373,7 +393,12 @@ async def _smolagents(url: str, run: Callable[[AsyncIterator[AgentEvent]], Any])
 
     model = OpenAIModel("gpt-4o-mini", api_key="offline", api_base="http://mock.invalid/v1",
                         client_kwargs=client(respond), retry=False)  # fmt: skip
-    with MCPClient({"url": url, "transport": "streamable-http"}) as tools:
+    params: Any = {"url": url, "transport": "sse" if url.endswith("/sse") else "streamable-http"}
+    if url == STDIO:
+        from mcp import StdioServerParameters
+
+        params = StdioServerParameters(**_stdio())
+    with MCPClient(params) as tools:
         agent = ToolCallingAgent(tools=tools, model=model, verbosity_level=0, name="calc")
         await run(smolagents_events(agent, "go"))
 
@@ -381,14 +406,24 @@ async def _smolagents(url: str, run: Callable[[AsyncIterator[AgentEvent]], Any])
 async def _autogen(url: str, run: Callable[[AsyncIterator[AgentEvent]], Any]) -> None:
     """AutoGen's ``McpWorkbench`` (its session held by an actor task of its own)."""
     from autogen_agentchat.agents import AssistantAgent
-    from autogen_ext.tools.mcp import McpWorkbench, StreamableHttpServerParams
+    from autogen_ext.tools.mcp import (
+        McpWorkbench,
+        SseServerParams,
+        StdioServerParams,
+        StreamableHttpServerParams,
+    )
 
     from agent_contract.sources.autogen_stream import autogen_events
 
     from ._fw_autogen import _client, asking
 
     calls = asking(*((cid, name, f'{{"x": {arg}}}') for cid, name, arg in CALLS))
-    async with McpWorkbench(StreamableHttpServerParams(url=url)) as workbench:
+    params: Any = StreamableHttpServerParams(url=url)
+    if url == STDIO:
+        params = StdioServerParams(**_stdio(), read_timeout_seconds=30)
+    elif url.endswith("/sse"):
+        params = SseServerParams(url=url)
+    async with McpWorkbench(params) as workbench:
         agent = AssistantAgent("calc", model_client=_client([calls, "done"]), workbench=workbench)
         await run(autogen_events(agent, "go"))
 
@@ -425,3 +460,190 @@ async def test_an_mcp_one_frameworks_requests_are_sent_under_our_tool_spans(
     with serve(_mcp.legacy_server().streamable_http_app()) as port:
         await runner(f"http://127.0.0.1:{port}/mcp", run)
     _sent_under_own_tool_spans(otel_telemetry, sent, server, versioned)
+
+
+@pytest.mark.parametrize("transport", ["stdio", "sse", "streamable-http"])
+@pytest.mark.parametrize("framework", LEGACY)
+async def test_an_mcp_one_frameworks_requests_carry_the_trace_to_the_server_over_each_transport(
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch, framework: str,
+    transport: str,
+) -> None:  # fmt: skip
+    """The MCP SDK 1.x sends no trace context: over stdio (a server process of its own), SSE
+    and streamable HTTP, each request now carries its tool span's in ``params._meta``, as the
+    SDK 2.x does, and the server, reading it with ``continue_trace``, runs the call in the
+    run's trace under that call's own tool span (parallel calls each their own). The tool
+    span's result (content capture on) is the server's word for it."""
+    import re
+
+    module, runner, server, versioned = LEGACY[framework]
+    pytest.importorskip(module, exc_type=ImportError)  # beside the MCP SDK 2.x: no import
+    from _serving import serve
+
+    sent = _record_requests(monkeypatch)
+
+    async def run(events: AsyncIterator[AgentEvent]) -> None:
+        wrapper = otel_telemetry.wrapper(
+            agent_name="calc", session_id=SESSION, capture_content=True
+        )
+        async for _ in wrapper(events):
+            pass
+
+    if transport == "stdio":
+        await runner(STDIO, run)
+    else:
+        app = _mcp.legacy_server()
+        asgi = app.sse_app() if transport == "sse" else app.streamable_http_app()
+        with serve(asgi) as port:
+            path = "sse" if transport == "sse" else "mcp"
+            await runner(f"http://127.0.0.1:{port}/{path}", run)
+    _sent_under_own_tool_spans(otel_telemetry, sent, server, versioned)
+
+    [root] = [s for s in otel_telemetry.spans() if s.name == "invoke_agent calc"]
+    tools = [s for s in otel_telemetry.spans() if s.name.startswith("execute_tool ")]
+    for tool in tools:
+        result = str(dict(tool.attributes or {})["gen_ai.tool.call.result"])
+        seen = re.search(r"trace=([0-9a-f]{32}) parent=([0-9a-f]{16})", result)
+        assert seen is not None, result
+        assert int(seen.group(1), 16) == root.context.trace_id
+        assert int(seen.group(2), 16) == tool.context.span_id  # its own call's span
+
+
+# --- A server that answers isError --------------------------------------------------------------
+
+
+async def _failing_server_fails_each_tool_span(
+    telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch, runner: Any,
+    tells_server: bool, legacy: bool,
+) -> None:  # fmt: skip
+    """The server answers every call with an ``isError`` result (its tools raise its
+    ``ToolError``): each MCP tool's span fails, each call its own, and the run goes on. A tool
+    the framework does not say is an MCP server's decides for itself: OK."""
+    from opentelemetry.trace import StatusCode
+
+    from _serving import serve
+
+    if not legacy:
+        _mcp.sdk_tracing_to(monkeypatch, telemetry.tracer_provider)
+
+    async def run(events: AsyncIterator[AgentEvent]) -> None:
+        async for _ in telemetry.wrapper(agent_name="calc")(events):
+            pass
+
+    server = _mcp.legacy_server(failing=True) if legacy else _mcp.server(failing=True)
+    with serve(server.streamable_http_app()) as port:
+        await runner(f"http://127.0.0.1:{port}/mcp", run)
+
+    mine = [s for s in telemetry.spans() if s.instrumentation_scope and
+            s.instrumentation_scope.name == "agent_otel"]  # fmt: skip
+    tools = {s.attributes["gen_ai.tool.call.id"]: s for s in mine  # type: ignore[index]
+             if s.name.startswith("execute_tool ")}  # fmt: skip
+    assert sorted(tools) == [cid for cid, _, _ in CALLS]
+    for cid, tool in tools.items():
+        attributes = dict(tool.attributes or {})
+        if not tells_server:
+            assert tool.status.status_code is StatusCode.UNSET, cid
+            continue
+        assert tool.status.status_code is StatusCode.ERROR, cid
+        assert attributes["agent_otel.tool.is_error"] is True
+        assert attributes["error.type"], cid
+    [root] = [s for s in mine if s.name == "invoke_agent calc"]
+    assert root.status.status_code is StatusCode.UNSET
+
+
+@pytest.mark.parametrize("framework", ROWS)
+async def test_a_frameworks_mcp_tool_whose_server_answers_is_error_fails_its_own_span(
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch, framework: str
+) -> None:
+    """Agno hands the server's ``isError`` answer to the model as the call's text, Strands
+    flags it: either way the span fails. LlamaIndex's tools are not known as MCP ones."""
+    module, runner, tells_server = ROWS[framework]
+    pytest.importorskip(module)
+    await _failing_server_fails_each_tool_span(
+        otel_telemetry, monkeypatch, runner, tells_server, legacy=False
+    )
+
+
+@pytest.mark.parametrize("framework", LEGACY)
+async def test_an_mcp_one_frameworks_tool_whose_server_answers_is_error_fails_its_own_span(
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch, framework: str
+) -> None:
+    """smolagents' mcpadapt hands the MCP SDK 1.x's ``isError`` answer to the model as text;
+    LangChain's adapters raise and AutoGen flags it: each span fails."""
+    module, runner, *_ = LEGACY[framework]
+    pytest.importorskip(module, exc_type=ImportError)  # beside the MCP SDK 2.x: no import
+    await _failing_server_fails_each_tool_span(
+        otel_telemetry, monkeypatch, runner, tells_server=True, legacy=True
+    )
+
+
+# --- The server asks the client's model: sampling/createMessage --------------------------------
+
+
+async def test_an_mcp_one_servers_sampling_request_runs_under_the_tool_call_it_serves(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A server tool asks the client's model (``sampling/createMessage``); the client answers
+    with its sampling callback, which runs an agent of its own. The session runs callbacks on
+    its receiving task, opened before the run: that run was a trace of its own. It now nests
+    under the tool call whose request the server was serving, in the run's trace."""
+    import importlib.util
+
+    if importlib.util.find_spec("mcp.shared._otel") is not None:
+        pytest.skip("the MCP SDK 2.x refuses sampling on an in-memory connection")
+    from mcp import types
+    from mcp.server.fastmcp import FastMCP
+    from mcp.shared.memory import create_connected_server_and_client_session
+
+    from agent_contract.protocol import (
+        FunctionCall,
+        LLMCallEnd,
+        LLMCallStart,
+        TextDelta,
+        ToolCall,
+        ToolResult,
+    )
+    from agent_contract.scope import McpServer, tool_scope
+
+    server = FastMCP(_mcp.SERVER_NAME)
+
+    @server.tool()
+    async def ask(x: int) -> str:
+        """Ask the client's model."""
+        text = types.TextContent(type="text", text="hi")
+        question = types.SamplingMessage(role="user", content=text)
+        answer = await server.get_context().session.create_message([question], max_tokens=5)
+        return str(answer.content.text)  # type: ignore[union-attr]
+
+    async def sampling(context: Any, params: Any) -> Any:
+        async def sampler() -> AsyncIterator[AgentEvent]:
+            yield LLMCallStart(model="sampler")
+            yield TextDelta(text="sampled")
+            yield LLMCallEnd(model="sampler")
+
+        async for _ in otel_telemetry.wrapper(agent_name="sampler")(sampler()):
+            pass
+        text = types.TextContent(type="text", text="sampled")
+        return types.CreateMessageResult(role="assistant", content=text, model="sampler")
+
+    async with create_connected_server_and_client_session(
+        server._mcp_server, sampling_callback=sampling
+    ) as session:
+
+        async def agent() -> AsyncIterator[AgentEvent]:
+            yield LLMCallStart(model="m")
+            yield ToolCall(id="c1", function=FunctionCall(name="ask", arguments="{}"))
+            yield LLMCallEnd(model="m")
+            with tool_scope("c1", "ask", mcp=McpServer(name=_mcp.SERVER_NAME)):
+                answer = await session.call_tool("ask", {"x": 1})
+            yield ToolResult(tool_call_id="c1", content=str(answer.content))
+
+        async for _ in otel_telemetry.wrapper(agent_name="calc")(agent()):
+            pass
+
+    [run] = otel_telemetry.tree(attributes=False, events=False)
+    [step] = run["children"]
+    [_, tool] = step["children"]
+    assert tool["name"] == "execute_tool ask"
+    [sampler] = tool["children"]
+    assert sampler["name"] == "invoke_agent sampler"
+    assert [c["name"] for c in sampler["children"][0]["children"]] == ["chat sampler"]

@@ -55,9 +55,12 @@ def extract_context(carrier: Any, context: Context | None = None) -> Context:
     """The context a carrier made by :func:`inject_context` describes (its span and baggage).
 
     Carriers are read as message headers arrive: a mapping or a sequence of ``(key, value)``
-    pairs (Kafka), keys in any case, keys and values as ``str`` or ``bytes`` (UTF-8), a list
-    value read by its first item. ``context`` is the base the carrier's values are added to
-    (default: an empty context).
+    pairs (Kafka, an ASGI scope's headers), keys in any case, keys and values as ``str`` or
+    ``bytes`` (UTF-8), a list value read by its first item (but see below); a WSGI environ too (its
+    ``HTTP_TRACEPARENT`` is the ``traceparent`` header). ``tracestate`` and ``baggage`` sent as
+    several headers (or a list value) are their values joined, in order, as the W3C specs
+    combine them. ``context`` is the base the carrier's values are added to (default: an empty
+    context).
     """
     check_context("extract_context", "context", context)
     headers = text_carrier(carrier)
@@ -101,19 +104,29 @@ def text_carrier(carrier: Any) -> dict[str, str]:
             if name is None:
                 continue
             name = name.lower()
-            if name in _FIELDS and name not in headers:
-                if isinstance(value, (list, tuple)):
-                    values = items_of(value)
-                    value = values[0] if values else None
-                text = _text(value)
-                if text is not None:
-                    headers[name] = text
+            if name.startswith(_CGI):  # a WSGI environ's (CGI's) spelling: HTTP_TRACEPARENT
+                name = name[len(_CGI) :]
+            if name not in _FIELDS:
+                continue
+            values = items_of(value) if isinstance(value, (list, tuple)) else [value]
+            texts = [text for text in map(_text, values) if text is not None]
+            if name in _LISTS:  # a list field sent as several headers is their values joined
+                texts = [t for t in (headers.get(name), *texts) if t is not None]
+                if texts:
+                    headers[name] = ",".join(texts)
+            elif name not in headers and texts:
+                headers[name] = texts[0]  # traceparent: the first
     except (TypeError, ValueError):  # not pairs at all: no context in it
         return {}
     return headers
 
 
 _FIELDS = frozenset({"traceparent", "tracestate", "baggage"})
+_LISTS = frozenset({"tracestate", "baggage"})
+"""The fields that are lists: W3C Trace Context and Baggage let a request carry each as several
+headers (HTTP/1.1's list-valued header rule), which a receiver combines, in order, with
+commas. An ASGI scope and aiohttp's multidict give them as separate pairs."""
+_CGI = "http_"
 
 
 def _text(value: Any) -> str | None:

@@ -476,7 +476,8 @@ class RunRecorder:
             # it returned the exception it failed with (type(): its __class__ is never read)
             error_type = error_type_of(content)
         named = error_type is not None and 0 < len(error_type) <= MAX_ERROR_TYPE
-        failed = is_error is True or named
+        # an MCP tool whose server answered isError, which the framework passed on as text
+        failed = is_error is True or named or (tool.mcp and tool.mcp_error)
         self._tool_failed = self._tool_failed or failed
         kind = (error_type if named else TOOL_ERROR) if failed else None
         if kind is TOOL_ERROR:  # a failure it kept only as text: the class its body raised

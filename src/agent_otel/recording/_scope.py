@@ -61,6 +61,7 @@ from agent_otel import _attributes as A
 from agent_otel._guard import report
 
 from ._activation import activate, deactivate
+from ._mcp import watch
 from ._tool import ToolCall
 
 if TYPE_CHECKING:
@@ -140,6 +141,10 @@ class ToolScopes:
         ``mcp``: the contract's ``McpServer`` the tool runs on, recorded on its span. The
         context is the run's parent (the run's ids, inside a run) with the call's span, and
         the baggage of ``body``, the context the body runs in (its own entries kept)."""
+        # An MCP tool's answer is read, and the MCP SDK 1.x's request carries the trace, as
+        # the body sends it (the SDK imported for an MCP tool, else only once it is loaded;
+        # outside the lock: a first import takes a while)
+        watch(_TOOL, load=mcp is not None)
         with self.lock:
             if not self.live or self.parent is None:
                 return None
@@ -313,7 +318,7 @@ class _Activation:
     failing) is noted on its call (``ToolCall.body_error``): a result the framework made of it
     that names no class is named by it, and a run that ends while the call is open marks the
     call failed with it (``RunRecorder.finish``). A body entered again (a retry of the same
-    call) starts with nothing noted."""
+    call) starts with nothing noted (nor an MCP server's failed answer)."""
 
     __slots__ = ("_context", "_token", "_tool")
 
@@ -326,6 +331,7 @@ class _Activation:
     def __enter__(self) -> None:
         if self._tool is not None:
             self._tool.body_error = None
+            self._tool.mcp_error = False
         self._token = activate(self._context)
 
     def __exit__(

@@ -54,7 +54,8 @@ class ToolCall:
     ``gen_ai.tool.call.arguments``            at start (content capture on)
     ``gen_ai.tool.call.result``               at the result, when it is not an error
                                               (content capture on)
-    ``agent_otel.tool.is_error``              at the result, when it is an error
+    ``agent_otel.tool.is_error``              at the result, when it is an error (or the
+                                              MCP server's answer said ``isError``)
     ``error.type`` (+ ERROR status)           at the end: for an error result, the
                                               failure's class when the adapter names it
                                               (``error_type``), else ``tool_error``
@@ -79,6 +80,7 @@ class ToolCall:
         "count",
         "error_text",
         "mcp",
+        "mcp_error",
         "metric_attributes",
         "name",
         "raised",
@@ -103,6 +105,7 @@ class ToolCall:
         self.count = count
         self.raised = False
         self.mcp = False  # it runs on an MCP server (on_mcp_server)
+        self.mcp_error = False  # the server's answer said the tool failed (on_mcp_result)
         name = name if type(name) is str and name else text_of(name) or "unknown"
         scrub = settings.scrub
         # The name and the attributes of a tool: checked once per wrapper.
@@ -201,6 +204,13 @@ class ToolCall:
         if self.mcp and request_id:
             attributes = {A.JSONRPC_REQUEST_ID: request_id}
             self.span.set_attributes(checked(attributes, self.count, self.settings.scrub))
+
+    def on_mcp_result(self, result: Any) -> None:
+        """Its body got the server's answer (``_mcp``): whether it says the tool failed
+        (``isError``; a retried request's answer replaces it: the last one counts)."""
+        from ._mcp import is_error  # (it imports this module)
+
+        self.mcp_error = is_error(result)
 
     def capture_arguments(self, arguments: Any, count: Count) -> None:
         """The call's arguments (content capture on; a JSON text is parsed first)."""

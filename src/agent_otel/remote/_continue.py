@@ -2,15 +2,15 @@
 
 :func:`remote_parent` reads the W3C headers a caller sent (``remote_agent().headers``, any
 OpenTelemetry HTTP client's) into the context a run should start in; :func:`continue_trace`
-makes that context current for a block, and :class:`ContinueTraceMiddleware` for every
-request an ASGI app serves, so any run started inside (``otel_wrapper()``,
-``instrument()``, the instrumentor) is a child of the caller's ``invoke_agent`` CLIENT span
-and carries the conversation id.
+makes that context current for a block, :class:`ContinueTraceMiddleware` for every
+request an ASGI app serves and :class:`ContinueTraceWSGIMiddleware` for a WSGI app's, so any
+run started inside (``otel_wrapper()``, ``instrument()``, the instrumentor) is a child of the
+caller's ``invoke_agent`` CLIENT span and carries the conversation id.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, MutableMapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -23,7 +23,12 @@ from agent_otel._plain import get, text_of
 from agent_otel.decorating._propagation import extract_context
 from agent_otel.identity._identity import make_identity, with_identity
 
-__all__ = ["ContinueTraceMiddleware", "continue_trace", "remote_parent"]
+__all__ = [
+    "ContinueTraceMiddleware",
+    "ContinueTraceWSGIMiddleware",
+    "continue_trace",
+    "remote_parent",
+]
 
 
 def remote_parent(
@@ -63,7 +68,8 @@ def continue_trace(headers: Any, *, conversation_id: object = None) -> Iterator[
                 return await instrument(agent).run(body["input"])
 
     ``headers``: a mapping or ``(key, value)`` pairs, keys in any case, as a web framework or
-    gRPC metadata gives them. The block's own exceptions pass through unchanged.
+    gRPC metadata gives them, or a WSGI ``environ`` (its ``HTTP_TRACEPARENT``). The block's own
+    exceptions pass through unchanged.
     """
     context = remote_parent(headers, conversation_id=conversation_id)
     token = otel_context.attach(context)
@@ -104,5 +110,67 @@ class ContinueTraceMiddleware:
         token = otel_context.attach(remote_parent(() if headers is None else headers))
         try:
             await self.app(scope, receive, send)
+        finally:
+            otel_context.detach(token)
+
+
+WSGIApp = Callable[[dict[str, Any], Any], Iterable[bytes]]
+
+
+class ContinueTraceWSGIMiddleware:
+    """WSGI middleware: each request is served in the context its W3C headers name (the
+    environ's ``HTTP_TRACEPARENT``, ``HTTP_TRACESTATE``, ``HTTP_BAGGAGE``), as
+    :class:`ContinueTraceMiddleware` does for ASGI::
+
+        app = ContinueTraceWSGIMiddleware(app)             # any WSGI app
+        flask_app.wsgi_app = ContinueTraceWSGIMiddleware(flask_app.wsgi_app)
+
+    The context is current while the app is called and while the server pulls each chunk of
+    the response and closes it (a streamed response runs the app's code then). It opens no
+    span and sets no conversation id; the app's exceptions pass through unchanged.
+    """
+
+    def __init__(self, app: WSGIApp) -> None:
+        self.app = app
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
+        context = remote_parent(environ if isinstance(environ, Mapping) else ())
+        token = otel_context.attach(context)
+        try:
+            body = self.app(environ, start_response)
+        finally:
+            otel_context.detach(token)
+        return _InContext(body, context)
+
+
+class _InContext:
+    """A WSGI response body whose chunks are pulled, and which is closed, in ``context``."""
+
+    __slots__ = ("_body", "_context", "_iterator")
+
+    def __init__(self, body: Iterable[bytes], context: Context) -> None:
+        self._body = body
+        self._context = context
+        self._iterator: Iterator[bytes] | None = None
+
+    def __iter__(self) -> _InContext:
+        return self
+
+    def __next__(self) -> bytes:
+        token = otel_context.attach(self._context)
+        try:
+            if self._iterator is None:
+                self._iterator = iter(self._body)
+            return next(self._iterator)
+        finally:
+            otel_context.detach(token)
+
+    def close(self) -> None:
+        close = getattr(self._body, "close", None)
+        if close is None:
+            return
+        token = otel_context.attach(self._context)
+        try:
+            close()
         finally:
             otel_context.detach(token)

@@ -1,0 +1,205 @@
+"""An MCP tool's answer: a result the server flagged ``isError`` fails the tool's span.
+
+An MCP server reports a tool that failed in the result (``CallToolResult.isError``), not as a
+JSON-RPC error, and most frameworks hand that result to the model as the call's ordinary
+output (the OpenAI Agents SDK, Agno, smolagents' mcpadapt): the stream says nothing failed.
+Every one of them sends the call through the MCP SDK's ``ClientSession.call_tool`` (fastmcp's
+client too), from the tool body, under the call's span. :func:`watch` wraps that method (once:
+it is looked at again each time) when a tool body starts (importing the SDK for an MCP tool,
+``agent_contract.scope.tool_scope(..., mcp=...)``): the wrapper reads the flag off the result
+(``is_error`` in the MCP SDK 2.x, ``isError`` in 1.x) and notes it on the call whose body sent
+it (:meth:`ToolCall.on_mcp_result`), so its result event ends the span failed,
+``error.type=tool_error`` (the MCP conventions' value), unless the adapter named the failure
+itself. Arguments, result and exceptions pass through unchanged; outside a traced MCP tool's
+body the wrapper only looks the call up in the context. A local tool whose body happens to call
+an MCP server is not failed by the server's answer: its body decides.
+
+The MCP SDK 1.x sends no trace context at all (2.x puts it in the request's ``params._meta``),
+so over stdio nothing told its server which trace a call belongs to. In a traced tool's body,
+the wrapper adds it to 1.x's request ``meta`` as 2.x does (the keys the caller's ``meta`` has
+are kept): a server that reads it (``continue_trace(ctx.request_context.meta)``, or 2.x's own
+server) runs the call under the tool span.
+
+A server may ask the client something while it serves the call (``sampling/createMessage``: a
+completion from the client's model; elicitation; roots). The session answers with the caller's
+callback, on its own receiving task, whose context is the one the session was opened in
+(before the run, usually): a model call or agent run made there landed in a trace of its own.
+The session's callbacks run in the context of the tool body whose call awaits its answer, so
+what they record nests under that tool's span, in the run's trace (with several calls in
+flight on one session, the request does not say whose it is: they run as before).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import importlib.util
+import inspect
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from opentelemetry import context as otel_context
+from opentelemetry import propagate
+from opentelemetry.context.context import Context
+
+from agent_otel._guard import report
+
+from ._tool import ToolCall
+
+__all__ = ["watch"]
+
+_MARK = "_agent_otel_watched"
+_SESSIONS = ("mcp.client.session",)  # where ClientSession lives, in both SDK generations
+_absent: set[str] = set()  # modules that failed to import: not tried again
+
+
+def watch(tool_key: str, load: bool = True) -> None:
+    """Wrap the MCP SDK's ``ClientSession.call_tool``, unless it is wrapped already (looked at
+    each time: whoever replaced the method since, a test's patch undone or another
+    instrumentation's, is wrapped in turn); ``tool_key``: the context key of the call whose
+    body runs (``_scope._TOOL``); ``load``: import the SDK when it is not loaded yet (else
+    nothing is wrapped until something else imports it). Never raises."""
+    for name in _SESSIONS:
+        module = sys.modules.get(name)
+        if module is None:
+            if not load or name in _absent:
+                continue
+            try:
+                module = importlib.import_module(name)
+            except Exception:  # no MCP SDK (a contract agent's own client): nothing to watch
+                _absent.add(name)
+                continue
+        session = getattr(module, "ClientSession", None)
+        call_tool = getattr(session, "call_tool", None) if isinstance(session, type) else None
+        if call_tool is None or getattr(call_tool, _MARK, False):
+            continue
+        try:
+            carries = _sends_no_context(module, call_tool)
+            session.call_tool = _watching(call_tool, tool_key, carries)  # type: ignore[union-attr]
+        except Exception:
+            report("mcp result watch")
+
+
+def _sends_no_context(module: Any, call_tool: Callable[..., Any]) -> bool:
+    """Whether requests of this SDK go without the trace context (the MCP SDK 1.x, which has no
+    ``mcp.shared._otel``) while its ``call_tool`` takes the request's ``meta`` (or whatever a
+    wrapper of it passes on)."""
+    package = module.__name__.split(".", 1)[0]
+    if importlib.util.find_spec(f"{package}.shared._otel") is not None:
+        return False  # the SDK 2.x puts it in _meta itself, from its own request span
+    parameters = inspect.signature(call_tool).parameters.values()
+    return any(p.name == "meta" or p.kind is p.VAR_KEYWORD for p in parameters)
+
+
+def _watching(call_tool: Callable[..., Any], tool_key: str, carries: bool) -> Callable[..., Any]:
+    @functools.wraps(call_tool)
+    async def call_tool_watched(self: Any, *args: Any, **kwargs: Any) -> Any:
+        tool = otel_context.get_value(tool_key)  # the call whose body sends it, if any
+        if not isinstance(tool, ToolCall):
+            return await call_tool(self, *args, **kwargs)
+        if carries:
+            kwargs = _with_context(kwargs)
+        calls = _in_flight(self)
+        body = otel_context.get_current()
+        if calls is not None:
+            calls.append(body)
+        try:
+            result = await call_tool(self, *args, **kwargs)
+        finally:
+            if calls is not None:
+                calls.remove(body)
+        if tool.mcp:
+            try:
+                tool.on_mcp_result(result)
+            except Exception:
+                report("mcp result")
+        return result
+
+    setattr(call_tool_watched, _MARK, True)
+    return call_tool_watched
+
+
+_CALLBACKS = ("_sampling_callback", "_elicitation_callback", "_list_roots_callback")
+"""The session's handlers of the server's own requests (both SDK generations' names)."""
+_FLIGHTS = "_agent_otel_in_flight"
+
+
+def _in_flight(session: Any) -> list[Context] | None:
+    """The contexts of the tool bodies whose ``tools/call`` on ``session`` awaits its answer
+    (``None``: the session cannot say). The first time, the session's handlers of the server's
+    requests (``sampling/createMessage``, elicitation, roots: the caller's callbacks) are
+    wrapped to run in that body's context, so a model call or run they make nests under the
+    tool whose call the server is serving. Never raises."""
+    try:
+        state = vars(session)
+    except TypeError:  # a session with no instance dict: nothing to note on it
+        return None
+    try:
+        calls = dict.get(state, _FLIGHTS) if type(state) is dict else None
+        if calls is None:
+            calls = []
+            for name in _CALLBACKS:
+                callback = dict.get(state, name) if type(state) is dict else None
+                if callback is not None and not getattr(callback, "__module__", "").startswith(
+                    "mcp."
+                ):  # the SDK's defaults answer by themselves: left alone
+                    setattr(session, name, _in_tool_context(callback, calls))
+            setattr(session, _FLIGHTS, calls)
+    except Exception:
+        report("mcp session callbacks")
+        return None
+    return calls if isinstance(calls, list) else None
+
+
+def _in_tool_context(callback: Callable[..., Any], calls: list[Context]) -> Callable[..., Any]:
+    """``callback`` run in the context of the one tool call awaiting its answer on the session
+    (with several at once, the server's request does not say whose it is: left as it was)."""
+
+    @functools.wraps(callback)
+    async def in_tool_context(*args: Any, **kwargs: Any) -> Any:
+        if len(calls) != 1:
+            return await callback(*args, **kwargs)
+        token = otel_context.attach(calls[0])
+        try:
+            return await callback(*args, **kwargs)
+        finally:
+            otel_context.detach(token)
+
+    return in_tool_context
+
+
+def _with_context(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``kwargs`` with the current trace context in the request's ``meta`` (what the global
+    propagator writes: ``traceparent``, ``tracestate``, ``baggage``), as the MCP SDK 2.x
+    sends it; keys the caller's own ``meta`` has are kept. Unchanged when there is nothing to
+    add or the caller's ``meta`` is no dict."""
+    meta = kwargs.get("meta")
+    if meta is not None and type(meta) is not dict:
+        return kwargs
+    try:
+        carrier: dict[str, str] = {}
+        propagate.inject(carrier)
+        added = {k: v for k, v in carrier.items() if meta is None or k not in meta}
+    except Exception:
+        report("mcp request context")
+        return kwargs
+    if not added:
+        return kwargs
+    return {**kwargs, "meta": {**(meta or {}), **added}}
+
+
+def is_error(result: object) -> bool:
+    """Whether an MCP ``CallToolResult`` (either SDK generation's, or its wire dict) says the
+    tool failed: its flag is ``True`` itself (a proxy's truthiness is never asked)."""
+    if isinstance(result, dict):
+        flag = dict.get(result, "isError", dict.get(result, "is_error"))
+        return flag is True
+    for name in ("is_error", "isError"):
+        try:
+            flag = getattr(result, name, None)
+        except Exception:
+            continue
+        if flag is True:
+            return True
+    return False
