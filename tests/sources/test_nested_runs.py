@@ -405,6 +405,40 @@ async def test_autogen_agents_used_as_tools_in_parallel_are_nested_runs_under_th
     assert otel_telemetry.open_spans() == []
 
 
+async def test_an_autogen_agent_tool_whose_run_fails_names_the_failure_on_its_call(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """The expert's model fails mid-stream: AutoGen turns the exception into the call's
+    text, and the call's span was failed as ``tool_error``; it is named by the class the
+    nested run failed with, as any AutoGen tool's is, and the lead's spans are untouched."""
+    pytest.importorskip("autogen_agentchat")
+    from autogen_agentchat.tools import AgentTool
+    from opentelemetry.trace import StatusCode
+
+    from agent_contract.sources.autogen_stream import autogen_events
+
+    from . import _fw_autogen as fa
+    from . import _script as s
+
+    expert = fa.agent(["never"], [], name="expert", fail=True)
+    tool = AgentTool(expert, return_value_as_last_message=True)
+    lead = fa.agent([fa._calls(s.Call("e1", "expert", {"task": "Paris?"})), "Sorry."], [tool],
+                    name="lead")  # fmt: skip
+    await run_script(otel_telemetry, autogen_events(lead, "Weather?"), agent_name="lead")
+
+    assert otel_telemetry.outline() == [["invoke_agent lead", [
+        ["step 0", ["chat", ["execute_tool expert", [["invoke_agent expert", [
+            ["step 0", ["chat"]]]]]]]],
+        ["step 1", ["chat"]],
+    ]]]  # fmt: skip
+    failed = sorted((sp.name, dict(sp.attributes or {}).get("error.type"))
+                    for sp in otel_telemetry.spans()
+                    if sp.status.status_code is StatusCode.ERROR)  # fmt: skip
+    assert failed == [("chat", "Overloaded"), ("execute_tool expert", "Overloaded"),
+                      ("invoke_agent expert", "Overloaded")]  # fmt: skip
+    assert otel_telemetry.open_spans() == []
+
+
 async def test_autogen_teams_give_each_speaker_its_own_steps_named_by_a_phase(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:
