@@ -376,20 +376,41 @@ def _nest_agent_tools(agent: Any) -> None:
         ) -> Any:  # fmt: skip
             items = _stream(tool_use, invocation_state, *args, **kwargs)
             requests = _add_hooks(_inner)
-            requests.started, requests.failed = 0, []
+            requests.started, requests.failed, requests.error = 0, [], None
             state = _State(_model_id(_inner), _inner, requests)
+            use_id = tool_use.get("toolUseId") if isinstance(tool_use, dict) else None
+            failed: list[AgentEvent] = []
             return through(
-                getattr(_inner, "name", None), items, lambda item: _inner_events(state, item)
-            )
+                getattr(_inner, "name", None), items,
+                lambda item: _inner_events(state, item, use_id, failed), lambda: failed,
+            )  # fmt: skip
 
         tool.stream = nested
         tool._agent_contract_nested = True
         _nest_agent_tools(inner)
 
 
-def _inner_events(state: _State, item: Any) -> list[AgentEvent]:
-    """The events of the agent-as-tool's own stream event that ``item`` carries, if any."""
+def _inner_events(
+    state: _State, item: Any, use_id: Any = None, failed: list[AgentEvent] | None = None
+) -> list[AgentEvent]:
+    """The events of the agent-as-tool's own stream event that ``item`` carries, if any.
+
+    Strands catches what the agent raised and ends the tool with an error result (``Agent
+    error: ...``): the nested run ends in error (its open call with it; the ``Error`` goes to
+    ``failed``, told when the items end), named by the exception its hooks heard last, and so
+    does the call's result in the outer run."""
     if type(item).__name__ != "AgentAsToolStreamEvent":
+        result = item.get("tool_result") if isinstance(item, dict) else None
+        if not isinstance(result, dict) or result.get("status") != "error":
+            return []
+        if result.get("toolUseId") != use_id or use_id is None:
+            return []
+        error = state.requests.error
+        kind = error_name(error) if error is not None else "tool_error"
+        _FAILED_AGENT_TOOLS[str(use_id)] = kind
+        text = converse_text(result.get("content") or [])
+        if failed is not None:
+            failed.append(Error(message=str(text) or kind, error_type=kind, fatal=True))
         return []
     data = item.get("tool_stream_event", {}).get("data") if isinstance(item, dict) else None
     return list(state.feed(data)) if isinstance(data, dict) else []
@@ -408,17 +429,20 @@ def _model_id(agent: Any) -> str | None:
 class _Requests:
     """An agent's model requests the hooks heard and the stream has not shown yet."""
 
-    __slots__ = ("failed", "started")
+    __slots__ = ("error", "failed", "started")
 
     def __init__(self) -> None:
         self.started = 0  # started, no event of theirs seen yet
         self.failed: list[BaseException] = []  # of those, the ones that raised, in order
+        self.error: BaseException | None = None  # the last request's that raised
 
     def before(self, event: Any) -> None:
         self.started += 1
 
     def after(self, event: Any) -> None:
         error = getattr(event, "exception", None)
+        if isinstance(error, BaseException):
+            self.error = error
         if isinstance(error, BaseException) and self.started > 0:  # failed before any event
             self.started -= 1
             self.failed.append(error)
@@ -593,11 +617,16 @@ def _count(usage: dict[str, Any], key: str) -> int | None:
     return value if isinstance(value, int) else None
 
 
+_FAILED_AGENT_TOOLS: dict[str, str] = {}
+"""The call id of an agent-as-tool whose run failed -> the class it failed with (read once)."""
+
+
 def _result(result: dict[str, Any]) -> ToolResult:
     content = converse_text(result.get("content") or [])
     call_id = str(result.get("toolUseId") or "")
     if result.get("status") == "error":
-        return failed_result(call_id, content, None, _error_type(content))
+        kind = _FAILED_AGENT_TOOLS.pop(call_id, None) or _error_type(content)
+        return failed_result(call_id, content, None, kind)
     return ToolResult(tool_call_id=call_id, content=content)
 
 
