@@ -51,7 +51,12 @@ def _turns() -> list[list[dict[str, Any]]]:
     return [first, second]
 
 
-def _model(turns: list[list[dict[str, Any]]], *, fail: bool = False, refuse: bool = False) -> Any:
+def _model(
+    turns: list[list[dict[str, Any]]], *, fail: bool = False, refuse: bool = False,
+    barrier: Any = None,
+) -> Any:  # fmt: skip
+    """The scripted model (``barrier``: an ``asyncio.Barrier`` each turn waits at after its
+    first two events, so models sharing it stream interleaved)."""
     from strands.models.model import Model
 
     class Scripted(Model):
@@ -79,6 +84,8 @@ def _model(turns: list[list[dict[str, Any]]], *, fail: bool = False, refuse: boo
             for i, event in enumerate(turn):
                 if fail and i == 3:  # after the reasoning and the first words
                     raise s.Overloaded("overloaded")
+                if barrier is not None and i == 2:
+                    await barrier.wait()
                 yield event
 
     return Scripted()

@@ -405,6 +405,40 @@ async def test_autogen_agents_used_as_tools_in_parallel_are_nested_runs_under_th
     assert otel_telemetry.open_spans() == []
 
 
+async def test_an_autogen_agent_tool_whose_run_fails_names_the_failure_on_its_call(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """The expert's model fails mid-stream: AutoGen turns the exception into the call's
+    text, and the call's span was failed as ``tool_error``; it is named by the class the
+    nested run failed with, as any AutoGen tool's is, and the lead's spans are untouched."""
+    pytest.importorskip("autogen_agentchat")
+    from autogen_agentchat.tools import AgentTool
+    from opentelemetry.trace import StatusCode
+
+    from agent_contract.sources.autogen_stream import autogen_events
+
+    from . import _fw_autogen as fa
+    from . import _script as s
+
+    expert = fa.agent(["never"], [], name="expert", fail=True)
+    tool = AgentTool(expert, return_value_as_last_message=True)
+    lead = fa.agent([fa._calls(s.Call("e1", "expert", {"task": "Paris?"})), "Sorry."], [tool],
+                    name="lead")  # fmt: skip
+    await run_script(otel_telemetry, autogen_events(lead, "Weather?"), agent_name="lead")
+
+    assert otel_telemetry.outline() == [["invoke_agent lead", [
+        ["step 0", ["chat", ["execute_tool expert", [["invoke_agent expert", [
+            ["step 0", ["chat"]]]]]]]],
+        ["step 1", ["chat"]],
+    ]]]  # fmt: skip
+    failed = sorted((sp.name, dict(sp.attributes or {}).get("error.type"))
+                    for sp in otel_telemetry.spans()
+                    if sp.status.status_code is StatusCode.ERROR)  # fmt: skip
+    assert failed == [("chat", "Overloaded"), ("execute_tool expert", "Overloaded"),
+                      ("invoke_agent expert", "Overloaded")]  # fmt: skip
+    assert otel_telemetry.open_spans() == []
+
+
 async def test_autogen_teams_give_each_speaker_its_own_steps_named_by_a_phase(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:
@@ -500,6 +534,52 @@ async def test_agno_team_members_are_nested_runs_under_the_delegating_call(
     assert tokens(otel_telemetry) == sum(e.input_tokens for e in used)  # every call, once
     lead = attributes(otel_telemetry, "invoke_agent lead")["agent_otel.usage.input_tokens"]
     assert lead == sum(e.input_tokens for e in used if e.event.startswith("Team"))
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_an_agno_member_that_fails_fails_its_delegation_and_nothing_of_the_leader(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A member whose model refuses the request (a 400): its nested run and its call fail,
+    and so does the delegation that ran it (before, its span was not marked: Agno hands the
+    leader the error's text as the result); the leader's calls and run do not."""
+    pytest.importorskip("agno")
+    import httpx2
+    from agno.models.openai import OpenAIChat
+    from agno.team import Team
+    from opentelemetry.trace import StatusCode
+
+    from agent_contract.sources.agno_stream import agno_events
+
+    from . import _fw_agno as fg
+    from . import _script_chat as chat
+    from ._http import openai_client
+
+    def refused(request: Any) -> Any:
+        return httpx2.Response(400, json={"error": {"message": "bad request", "type": "invalid"}})
+
+    paris = fg.agent(refused, tools=[], name="paris")
+    rome = fg.agent(chat.answer("Rome: rainy"), tools=[], name="rome")
+    delegations = chat.calls([
+        ("d1", "delegate_task_to_member", {"member_id": "paris", "task": "Weather?"}),
+        ("d2", "delegate_task_to_member", {"member_id": "rome", "task": "Weather?"}),
+    ])  # fmt: skip
+    client = openai_client(delegations, chat.answer("Rainy in Rome."))
+    model = OpenAIChat(id="gpt-4o-mini", async_client=client)
+    team = Team(members=[paris, rome], model=model, name="lead", telemetry=False)
+    await run_script(otel_telemetry, agno_events(team, "Weather?"), agent_name="lead")
+
+    spans = otel_telemetry.spans()
+    failed = [s for s in spans if s.status.status_code is StatusCode.ERROR]
+    by_id = {s.context.span_id: s for s in spans}
+    paris_run = otel_telemetry.span("invoke_agent paris")
+    assert sorted(s.name for s in failed) == sorted(
+        ["chat gpt-4o-mini", "invoke_agent paris", "execute_tool delegate_task_to_member"]
+    )
+    [delegation] = [s for s in failed if s.name.startswith("execute_tool")]
+    assert dict(delegation.attributes or {})["gen_ai.tool.call.id"] == "d1"
+    assert by_id[paris_run.parent.span_id] is delegation
+    assert {dict(s.attributes or {}).get("error.type") for s in failed} == {"AgnoRunError"}
     assert otel_telemetry.open_spans() == []
 
 

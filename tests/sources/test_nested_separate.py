@@ -112,3 +112,39 @@ async def test_crewai_delegations_are_nested_runs_under_their_calls(
     crew_run = attributes(otel_telemetry, "invoke_agent crew")
     assert crew_run["agent_otel.usage.input_tokens"] == s.TURNS[0].input + s.TURNS[1].input
     assert otel_telemetry.open_spans() == []
+
+
+async def test_strands_an_agent_tool_whose_run_fails_fails_its_run_and_call(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """The expert's model fails mid-stream: Strands catches it in ``as_tool()`` and hands the
+    lead ``Agent error: ...``. Before, the nested run ended as if it had answered and the
+    call failed as ``tool_error``; now the nested run, its call and the tool call fail with
+    the exception's class, and the lead goes on untouched."""
+    pytest.importorskip("strands")
+    from opentelemetry.trace import StatusCode
+
+    from agent_contract.sources.strands_stream import strands_events
+    from agent_otel.testing import run_script
+
+    from ._fw_strands import _model, _text, agent
+    from .test_strands_teams import CHAT, _asks, _says, _turn
+
+    expert = agent(_says("never", "said", "at", "all", fail=True), [], name="expert")
+    lead = agent(_model([_asks("e1", "expert", {"input": "Paris?"}, 10),
+                         _turn(*_text("Sorry."), tokens_in=12)]), [], name="lead")  # fmt: skip
+    lead.tool_registry.register_tool(expert.as_tool())
+    await run_script(otel_telemetry, strands_events(lead, "Go"), agent_name="lead")
+
+    nested = ["invoke_agent expert", [["step 0", [CHAT]]]]
+    assert otel_telemetry.outline() == [["invoke_agent lead", [
+        ["step 0", [CHAT, ["execute_tool expert", [nested]]]], ["step 1", [CHAT]],
+    ]]]  # fmt: skip
+    failed = sorted((s.name, dict(s.attributes or {}).get("error.type"))
+                    for s in otel_telemetry.spans()
+                    if s.status.status_code is StatusCode.ERROR)  # fmt: skip
+    assert failed == [(CHAT, "Overloaded"), ("execute_tool expert", "Overloaded"),
+                      ("invoke_agent expert", "Overloaded")]  # fmt: skip
+    run = dict(otel_telemetry.span("invoke_agent expert").attributes or {})
+    assert run["agent_otel.end_reason"] == "exhausted"
+    assert otel_telemetry.open_spans() == []

@@ -115,3 +115,132 @@ async def test_pydantic_ai_delegations_run_in_parallel_each_nest_under_their_own
         assert f"in {asked}" in str(dict(chat.attributes or {})["gen_ai.output.messages"])
         assert dict(chat.attributes or {})["gen_ai.usage.output_tokens"] >= 1
     assert otel_telemetry.open_spans() == []
+
+
+class Overloaded(RuntimeError):
+    """The expert's model failing."""
+
+
+def _delegation(expert_answer: Any, *, parallel: bool = False) -> tuple[Any, Any]:
+    """A lead asking ``ask_expert`` (twice at once with ``parallel``), then answering; the
+    expert a plain agent on ``FunctionModel(expert_answer)`` (not streamed: ``run()`` makes
+    unstreamed requests), with a ``lookup`` tool of its own."""
+    from pydantic_ai import Agent, RunContext, Tool
+    from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
+
+    async def lead(messages: list[Any], info: AgentInfo) -> AsyncIterator[Any]:
+        if len(messages) == 1:
+            cities = ("Paris", "Rome") if parallel else ("Paris",)
+            yield {i: DeltaToolCall(name="ask_expert", json_args=f'{{"q": "{city}"}}',
+                                    tool_call_id=f"d-{city}")
+                   for i, city in enumerate(cities)}  # fmt: skip
+        else:
+            yield "The expert says: sunny."
+
+    expert = Agent(FunctionModel(expert_answer, model_name="expert-model"), name="expert")
+
+    @expert.tool_plain
+    def lookup(city: str) -> str:
+        return f"sunny in {city}"
+
+    async def ask_expert(ctx: Any, q: str) -> str:  # pydantic-ai's delegation, as documented
+        return str((await expert.run(q, usage=ctx.usage)).output)
+
+    ask_expert.__annotations__["ctx"] = RunContext[None]  # not a string: resolved here
+    boss = Agent(FunctionModel(stream_function=lead, model_name="lead-model"), name="lead",
+                 tools=[Tool(ask_expert, takes_ctx=True)])  # fmt: skip
+    return boss, expert
+
+
+def _looks_up(messages: list[Any], info: Any) -> Any:
+    """The expert: look the city up, then answer with what it found."""
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+
+    last = messages[-1].parts[-1]
+    if last.part_kind == "user-prompt":
+        return ModelResponse(parts=[ToolCallPart("lookup", {"city": last.content},
+                                                 tool_call_id=f"l-{last.content}")])  # fmt: skip
+    return ModelResponse(parts=[TextPart(str(last.content))])
+
+
+@pytest.mark.parametrize("parallel", [False, True], ids=["one", "two at once"])
+async def test_a_plain_pydantic_ai_delegation_is_a_run_nested_under_its_tool(
+    otel_telemetry: InMemoryTelemetry, parallel: bool
+) -> None:
+    """pydantic-ai's own delegation pattern, ``await expert.run(q, usage=ctx.usage)`` in a
+    tool: the expert's calls, tool and tokens were in no span (the trace's tokens fell short
+    of the run's ``usage``); now it is a run nested under the tool that ran it, tokens once."""
+    pytest.importorskip("pydantic_ai")
+    from agent_contract.sources.pydantic_ai_stream import pydantic_ai_events
+
+    from ._trace import tokens
+
+    boss, _ = _delegation(_looks_up, parallel=parallel)
+
+    results: list[Any] = []
+    source = pydantic_ai_events(boss, "Weather?", on_result=results.append)
+    await run_script(otel_telemetry, source, agent_name="lead", capture_content=True)
+
+    expert_run = ["invoke_agent expert", [
+        ["step 0", ["chat expert-model", "execute_tool lookup"]], ["step 1", ["chat expert-model"]],
+    ]]  # fmt: skip
+    asks = [["execute_tool ask_expert", [expert_run]]] * (2 if parallel else 1)
+    assert otel_telemetry.outline() == [["invoke_agent lead", [
+        ["step 0", ["chat lead-model", *asks]], ["step 1", ["chat lead-model"]],
+    ]]]  # fmt: skip
+    assert tokens(otel_telemetry) == results[0].usage.input_tokens  # every call, once
+    spans = otel_telemetry.spans()
+    by_id = {s.context.span_id: s for s in spans}
+    for run in otel_telemetry.by_name()["invoke_agent expert"]:
+        asked = str(dict(by_id[run.parent.span_id].attributes or {})["gen_ai.tool.call.id"])
+        assert f"sunny in {asked.removeprefix('d-')}" in str(
+            dict(run.attributes or {})["gen_ai.output.messages"]
+        )
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_a_delegate_that_fails_marks_its_own_call_run_and_tool(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """The expert's model raises: its chat span, its run, the tool that ran it and the lead's
+    run fail with that exception's class; the lead's own calls do not."""
+    pytest.importorskip("pydantic_ai")
+    from opentelemetry.trace import StatusCode
+
+    from agent_contract.sources.pydantic_ai_stream import pydantic_ai_events
+
+    def broken(messages: list[Any], info: Any) -> Any:
+        raise Overloaded("down")
+
+    boss, _ = _delegation(broken)
+
+    with pytest.raises(Overloaded):
+        await run_script(otel_telemetry, pydantic_ai_events(boss, "Weather?"), agent_name="lead")
+
+    failed = {s.name: dict(s.attributes or {}).get("error.type") for s in otel_telemetry.spans()
+              if s.status.status_code is StatusCode.ERROR}  # fmt: skip
+    assert failed == dict.fromkeys(
+        [
+            "chat expert-model",
+            "invoke_agent expert",
+            "execute_tool ask_expert",
+            "invoke_agent lead",
+        ],
+        "Overloaded",
+    )
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_an_agent_run_outside_a_traced_tool_is_pydantic_ais_own() -> None:
+    """No traced run around it (or not in a tool body): ``run()`` is untouched, also after an
+    adapter's run made ``Agent.iter`` record delegations."""
+    pytest.importorskip("pydantic_ai")
+    from agent_contract.sources.pydantic_ai_stream import pydantic_ai_events
+
+    _, expert = _delegation(_looks_up)
+    boss, _ = _delegation(_looks_up)
+
+    results: list[Any] = []
+    [_ async for _ in pydantic_ai_events(boss, "Weather?", on_result=results.append)]
+    assert results[0].output == "The expert says: sunny."
+    assert (await expert.run("Oslo")).output == "sunny in Oslo"

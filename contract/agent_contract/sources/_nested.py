@@ -26,27 +26,36 @@ __all__ = ["Pushed", "Taken", "through"]
 
 
 async def through(
-    name: Any, items: AsyncIterator[Any], translate: Callable[[Any], Iterable[Any]]
+    name: Any,
+    items: AsyncIterator[Any],
+    translate: Callable[[Any], Iterable[Any]],
+    finish: Callable[[], Iterable[Any]] | None = None,
 ) -> AsyncIterator[Any]:
     """Every item of ``items``, in order; with a tracer, a nested run named ``name`` records
-    each item's ``translate(item)`` events (see the module docstring)."""
+    each item's ``translate(item)`` events, then ``finish()``'s once the items ended (see the
+    module docstring)."""
     wrap = nested_run(name)
     if wrap is None:
         async for item in items:
             yield item
         return
     ready: deque[Any] = deque()
+    ended = False
 
     async def source() -> AsyncIterator[Any]:
+        nonlocal ended
         async for item in items:
             ready.append(item)
             for event in translate(item):
                 yield event
+        ended = True  # the last items wait until the run has ended (its caller may stop there)
+        for event in finish() if finish is not None else ():
+            yield event
 
     recorded = wrap(source())
     try:
         async for _ in recorded:
-            while ready:
+            while ready and not ended:
                 yield ready.popleft()
         while ready:
             yield ready.popleft()

@@ -45,7 +45,9 @@ the scope hook is added to every member's tools too. Agno drains a delegation's 
 in a task of its own, ahead of the stream: the hook hands Agno that generator wrapped so that
 a member waits, after each ``ToolCallStarted``, until the adapter has taken it (``_Taker``),
 so the tool's scope finds its call in the member's run. With no tracer claiming them, members
-stay out. ``sink`` receives
+stay out. A member run that fails (its ``RunError``) fails its delegation's call too, with the
+same ``error_type``: Agno hands the leader the error's text as the call's result, and the
+run goes on. ``sink`` receives
 every Agno event untouched, in order. Closing the stream early closes Agno's generator (which
 cancels the run). Needs ``agno`` (extra ``agno``)."""
 
@@ -315,13 +317,15 @@ class _State:
     """The run being read: its id, the open call's response id, tools seen and step."""
 
     __slots__ = (
-        "live", "open_calls", "read", "response_id", "run_id", "seen", "step", "tools_ran",
+        "failed_members", "live", "open_calls", "read", "response_id", "run_id", "seen", "step",
+        "tools_ran",
     )  # fmt: skip
 
     def __init__(self) -> None:
         self.live: list[Any] | None = None  # the run's message list, as its model is sent it
         self.read = 0  # how much of ``live`` the requests so far were sent
         self.open_calls: dict[str, tuple[str, Any]] = {}  # call id -> name, arguments
+        self.failed_members: dict[str, str] = {}  # delegation call id -> its member's error
         self.run_id: str | None = None
         self.response_id: str | None = None
         self.seen: set[str] = set()
@@ -348,7 +352,12 @@ class _State:
             return self.call(event.tool)
         if kind == "ToolCallCompleted":
             self.tools_ran = True
-            self.open_calls.pop(str(event.tool.tool_call_id), None)
+            call_id = str(event.tool.tool_call_id)
+            self.open_calls.pop(call_id, None)
+            failed = self.failed_members.pop(call_id, None)
+            if failed is not None:  # a member it ran failed: Agno hands the leader its text
+                tool = event.tool
+                return (failed_result(call_id, tool.result, tool.tool_name, failed),)
             return (_result(event.tool, self.run_id),)
         if kind == "RunError":
             raise AgnoRunError(str(event.content or "the Agno run failed"), event.error_type)
@@ -451,12 +460,13 @@ def _copies_the_start(copy: list[Any], live: list[Any]) -> bool:
 class _Members:
     """The member runs of a team's run, each a nested run under its delegation (module doc)."""
 
-    __slots__ = ("_runs", "_taken", "_taker", "_team")
+    __slots__ = ("_calls", "_runs", "_taken", "_taker", "_team")
 
     def __init__(self, team: _State, taker: _Taker) -> None:
         self._team = team
         self._taker = taker
         self._runs: dict[Any, tuple[Pushed | None, _State]] = {}  # member run id -> its run
+        self._calls: dict[Any, tuple[_State, str]] = {}  # member run id -> its delegation
         self._taken: set[str] = set()  # delegations a member run took (one each, in order)
 
     def claims(self, event: Any) -> bool:
@@ -481,6 +491,9 @@ class _Members:
             out = state.feed(event)
         except AgnoRunError as error:
             await nested.end(error)
+            delegation = self._calls.get(run_id)
+            if delegation is not None:  # its delegation fails with it (module doc)
+                delegation[0].failed_members[delegation[1]] = error_name(error)
             return
         await nested.push(out)
         if getattr(event, "event", None) in _RUN_ENDS:
@@ -500,6 +513,7 @@ class _Members:
         if call_id is None:
             return None
         self._taken.add(call_id)
+        self._calls[event.run_id] = (team, call_id)
         with tool_scope(call_id, team.open_calls[call_id][0]):
             return Pushed.start(name)
 

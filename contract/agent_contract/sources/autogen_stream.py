@@ -281,9 +281,10 @@ def _nest(tool: Any) -> None:
         runner = tool._task_runner
         inner = _Inner(runner)
         items = run_json_stream(args, cancellation_token, call_id=call_id)
-        try:
-            async for item in through(getattr(runner, "name", None), items, inner.feed):
-                yield item
+        try:  # under its call's scope too, as ``_scoped_run``: what the run raises is named
+            with tool_scope(call_id, getattr(tool, "name", None)):
+                async for item in through(getattr(runner, "name", None), items, inner.feed):
+                    yield item
         finally:
             _activate(inner.state.requests, on=False)
             inner.state.end()

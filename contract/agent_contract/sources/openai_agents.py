@@ -74,6 +74,7 @@ from typing import Any
 
 from agent_contract.events import (
     AgentEvent,
+    LLMCallEnd,
     LLMCallStart,
     PhaseMarker,
     StepBoundary,
@@ -143,7 +144,9 @@ async def openai_agents_events(
 class _Reading:
     """One run's SDK stream events read as contract events (the state between them)."""
 
-    __slots__ = ("current", "failures", "raised", "reader", "requested", "running", "step")
+    __slots__ = (
+        "current", "failures", "open", "raised", "reader", "requested", "running", "step",
+    )  # fmt: skip
 
     def __init__(self, agent: Any) -> None:
         self.failures: dict[str, str] = {}  # call id -> the class of the error its text reports
@@ -152,6 +155,7 @@ class _Reading:
         self.requested: list[tuple[Any, Any, Any]] = []  # each request: agent, prompt, items
         self.current, self.step = agent, 0
         self.reader: ResponsesReader | None = None
+        self.open = False  # a model response begun and not ended
 
     def prepared(self, run: dict[str, Any]) -> dict[str, Any]:
         """``run``'s arguments with the hooks and the error formatter that feed this reading."""
@@ -171,12 +175,14 @@ class _Reading:
                 self.reader = ResponsesReader()
                 request = self.requested.pop(0) if self.requested else (self.current, None, None)
                 out.append(_start(self.current, request))
+                self.open = True
             reader = self.reader
             if reader is None:
                 return out
             out += reader.feed(data)
             if reader.done:
                 out += reader.close()
+                self.open = False
                 self.reader = ResponsesReader()  # a closed call: later raw events start afresh
         elif kind == "run_item_stream_event":
             if event.name in _RESULTS:
@@ -187,8 +193,16 @@ class _Reading:
         return out
 
     def failed(self, exc: BaseException) -> list[AgentEvent]:
-        """The run raised ``exc``: the call it failed, told."""
+        """The run raised ``exc``: the call it failed, told. An agent's guardrail tripping
+        fails no call: the response in flight, which the SDK cancels, ends cut short before
+        the exception ends the run (which it fails with the step it stopped), and a request
+        not yet answered shows no call."""
         out: list[AgentEvent] = []
+        if _tripped(exc):
+            if self.open:
+                self.open = False
+                out.append(LLMCallEnd())
+            return out
         for call_id, error in self.raised.items():  # each call whose tool raised, parallel too
             name = self.running.pop(call_id, None)
             if name is not None:
@@ -202,6 +216,14 @@ class _Reading:
                 out.append(StepBoundary(index=self.step))
             out.append(_start(self.requested[0][0], self.requested[0]))
         return out
+
+
+def _tripped(exc: BaseException) -> bool:
+    """Whether ``exc`` is an agent's input or output guardrail tripping (a tool's guardrail
+    stops its call, which is then the call that failed)."""
+    from agents.exceptions import InputGuardrailTripwireTriggered, OutputGuardrailTripwireTriggered
+
+    return isinstance(exc, (InputGuardrailTripwireTriggered, OutputGuardrailTripwireTriggered))
 
 
 _HOOKS = ("on_llm_end", "on_agent_start", "on_agent_end", "on_handoff", "on_tool_start",

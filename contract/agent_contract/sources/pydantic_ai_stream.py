@@ -31,6 +31,12 @@ own tool span, parallel calls included. A tool of an ``MCPToolset`` is scoped wi
 (``McpServer``: the name the server gives itself, else the toolset's id; the session's
 protocol version and id where they are known).
 
+An agent a tool body runs itself (pydantic-ai's delegation: ``await delegate.run(q,
+usage=ctx.usage)``, unstreamed, inside the caller's code) is recorded as a run nested under
+that tool's span: ``Agent.iter``, set once on the class, gives such a run (in a tool body of a
+run this module reads, a tracer claiming it) a capability recording its model requests and
+tools through pydantic-ai's own hooks (``_Delegated``); anywhere else it is pydantic-ai's.
+
 The run's result is handed to ``on_result`` when the run ends, so the caller keeps
 everything pydantic-ai returned. Needs ``pydantic-ai-slim`` (extra ``pydantic-ai``); the
 caller brings the agent, and pydantic-ai is imported only when a run starts.
@@ -38,8 +44,10 @@ caller brings the agent, and pydantic-ai is imported only when a run starts.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import AsyncIterator, Callable
+from contextvars import ContextVar
 from typing import Any
 
 from agent_contract.events import (
@@ -55,9 +63,10 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
-from agent_contract.scope import McpServer, tool_scope
-from agent_contract.sources._failure import failed_result
+from agent_contract.scope import McpServer, nested_run, tool_scope
+from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._history import call_start, pydantic_ai_messages
+from agent_contract.sources._nested import Pushed
 from agent_contract.sources._require import expect, require
 
 __all__ = ["pydantic_ai_events"]
@@ -80,6 +89,7 @@ async def pydantic_ai_events(
     expect(agent, "pydantic_ai_events", "a pydantic_ai.Agent", "iter", hint=_HINT)
     step, stepped = 0, True
     asked: set[str] = set()  # the tool calls the last response asked for
+    _nest_delegates()
     capabilities = [*(run.pop("capabilities", None) or ()), _scoping()]
     async with agent.iter(user_prompt, capabilities=capabilities, **run) as graph:
         async for node in graph:
@@ -174,8 +184,12 @@ def _scoping() -> Any:
         class ScopedToolset(WrapperToolset[Any]):
             async def call_tool(self, name: str, tool_args: Any, ctx: Any, tool: Any) -> Any:
                 scope = tool_scope(ctx.tool_call_id, name, tool_args, mcp=_mcp_server(tool))
-                with scope:
-                    return await self.wrapped.call_tool(name, tool_args, ctx, tool)
+                delegating = _DELEGATING.set(True)
+                try:
+                    with scope:
+                        return await self.wrapped.call_tool(name, tool_args, ctx, tool)
+                finally:
+                    _DELEGATING.reset(delegating)
 
         class ToolScope(AbstractCapability[Any]):
             def get_wrapper_toolset(self, toolset: Any) -> Any:
@@ -183,6 +197,138 @@ def _scoping() -> Any:
 
         _ToolScope = ToolScope
     return _ToolScope()
+
+
+# Set while a tool body of a run this module reads (or records, ``_Delegated``) runs: an agent
+# run started there is a delegation, recorded as a run nested under the tool's span.
+_DELEGATING: ContextVar[bool] = ContextVar("agent_contract_pydantic_ai_delegating", default=False)
+
+
+def _nest_delegates() -> None:
+    """Make ``Agent.iter`` (which ``run``, ``run_sync`` and ``run_stream`` start a run with)
+    record a delegation: a run started in a tool body of a run this module reads, with a
+    tracer there (``nested_run``), gets a capability (``_Delegated``) that records it, by
+    pydantic-ai's own hooks, as a run nested under that tool's span. Set once, on the class;
+    anywhere else (outside a tool body, nothing tracing, this module's own runs) ``iter`` is
+    pydantic-ai's, untouched."""
+    from pydantic_ai import Agent
+
+    original = Agent.iter
+    if getattr(original, "_agent_contract_nesting", False):
+        return
+
+    @functools.wraps(original)
+    def iter(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if _DELEGATING.get():
+            capabilities = kwargs.get("capabilities") or ()
+            wrap = None if any(isinstance(c, _ToolScope) for c in capabilities) else (
+                nested_run(getattr(self, "name", None))
+            )  # fmt: skip
+            if wrap is not None:
+                kwargs["capabilities"] = [*capabilities, _delegated(Pushed(wrap), self)]
+        return original(self, *args, **kwargs)
+
+    iter._agent_contract_nesting = True  # type: ignore[attr-defined]
+    Agent.iter = iter  # type: ignore[method-assign]
+
+
+def _delegated(pushed: Pushed, agent: Any) -> Any:
+    """The capability recording one delegated run into ``pushed`` (``_nest_delegates``): each
+    model request a call (its messages, text, tool calls' step, usage), each tool execution a
+    call and its result with the body under its own scope, the run's end (or error) its end."""
+    global _Delegated
+    if _Delegated is None:
+        import asyncio
+
+        from pydantic_ai.capabilities import AbstractCapability
+
+        class Delegated(AbstractCapability[Any]):
+            def __init__(self, pushed: Pushed, agent: Any) -> None:
+                self.pushed, self.agent = pushed, agent
+                self.lock = asyncio.Lock()  # parallel tools push one at a time
+                self.tools_ran = False
+                self.failed: BaseException | None = None  # a model request's, left open
+                self.step = 0
+
+            async def push(self, *events: AgentEvent) -> None:
+                async with self.lock:
+                    if self.failed is not None:  # the run went on: that call failed alone
+                        kind = error_name(self.failed)
+                        self.failed = None
+                        await self.pushed.push([Error(message=kind, error_type=kind),
+                                                LLMCallEnd()])  # fmt: skip
+                    await self.pushed.push(events)
+
+            async def wrap_run(self, ctx: Any, *, handler: Any) -> Any:
+                try:
+                    result = await handler()
+                except BaseException as error:
+                    await self.pushed.end(error)
+                    raise
+                await self.pushed.end()
+                return result
+
+            async def wrap_model_request(
+                self, ctx: Any, *, request_context: Any, handler: Any
+            ) -> Any:
+                if self.tools_ran:
+                    await self.push(StepBoundary(index=self.step))
+                    self.step, self.tools_ran = self.step + 1, False
+                model = getattr(request_context, "model", None) or getattr(ctx, "model", None)
+                settings = getattr(request_context, "model_settings", None)
+                params = dict(settings) if isinstance(settings, dict) else {}
+                await self.push(call_start(
+                    getattr(model, "model_name", None), getattr(model, "system", None), params,
+                    pydantic_ai_messages, tuple(getattr(request_context, "messages", ()) or ()),
+                    None,
+                ))  # fmt: skip
+                try:
+                    response = await handler(request_context)
+                except Exception as error:
+                    self.failed = error  # the run's end marks it, or the next push does
+                    raise
+                said = [TextDelta(text=part.content) for part in response.parts
+                        if getattr(part, "part_kind", None) == "text" and part.content]  # fmt: skip
+                await self.push(*said, *_end(response))
+                return response
+
+            async def wrap_tool_execute(
+                self, ctx: Any, *, call: Any, tool_def: Any, args: Any, handler: Any
+            ) -> Any:
+                arguments = call.args if isinstance(call.args, str) else json.dumps(call.args or {})
+                call_id, name = call.tool_call_id, call.tool_name
+                await self.push(ToolCall(id=call_id, function=FunctionCall(name, arguments)))
+                self.tools_ran = True
+                delegating = _DELEGATING.set(True)
+                try:
+                    with tool_scope(call_id, name, arguments):
+                        result = await handler(args)
+                except Exception as error:
+                    kind = _signal(error)
+                    if kind is not None:  # pydantic-ai hands it to the model: the run goes on
+                        await self.push(failed_result(call_id, str(error), name, kind))
+                    raise  # else the run ends with it, and marks the call
+                finally:
+                    _DELEGATING.reset(delegating)
+                await self.push(ToolResult(tool_call_id=call_id, content=result, name=name))
+                return result
+
+        _Delegated = Delegated
+    return _Delegated(pushed, agent)
+
+
+def _signal(error: BaseException) -> str | None:
+    """The outcome pydantic-ai makes of a tool's retry or failure signal (the model gets it,
+    the run goes on), as ``_failure`` names it; ``None``: any other exception."""
+    kinds = {type(e).__name__ for e in (error, error.__cause__) if e is not None}
+    if kinds & {"ToolRetryError", "ModelRetry"}:
+        return "ModelRetry"
+    if kinds & {"ToolFailedError", "ToolFailed"}:
+        return "ToolFailed"
+    return None
+
+
+_Delegated: Any = None
 
 
 def _mcp_server(tool: Any) -> McpServer | None:

@@ -42,6 +42,14 @@ and reads the inner events there, in the call's task, as a nested run
 (``agent_contract.scope.nested_run``, named after the agent) with that run's context current,
 so the inner agent's own tools scope under it; at any depth. Its hooks are added as above.
 
+A multi-agent run (a ``Swarm``, a ``Graph``, a team as a graph's node) is one run: its
+``multiagent_node_stream`` items carry each node's agent items, read as that agent's (its hooks
+added as above); each node's turn is steps after a ``PhaseMarker`` naming it (a team inside a
+graph: ``crew/writer``). A graph's parallel nodes stream side by side: one node is told at a
+time, the others' events held in order until it stops, so each call is told whole. A node
+that fails ends its open call with the exception's ``Error``: the team raises it (a
+``Graph``), or keeps it in its result (a ``Swarm``), and then the ``Error`` is ``fatal``.
+
 Usage: Strands normalises every provider to Bedrock's names, but ``inputTokens`` means what
 the provider says: Bedrock and Anthropic leave cache reads and writes out (their
 ``totalTokens`` adds them back), OpenAI counts them in. Input tokens here include the cache,
@@ -62,6 +70,7 @@ from agent_contract.events import (
     Error,
     FunctionCall,
     LLMCallEnd,
+    PhaseMarker,
     ReasoningDelta,
     StepBoundary,
     TextDelta,
@@ -98,6 +107,10 @@ async def strands_events(
 ) -> AsyncIterator[AgentEvent]:
     """Run ``agent`` on ``prompt`` with ``stream_async`` (``run`` passed on), as events."""
     expect(agent, "strands_events", "a strands.Agent", "stream_async", hint=_HINT)
+    if _is_team(agent):
+        async for out in _team_events(agent, prompt, sink, run):
+            yield out
+        return
     requests = _add_hooks(agent)
     requests.started, requests.failed = 0, []
     _nest_agent_tools(agent)
@@ -116,6 +129,204 @@ async def strands_events(
         raise
     finally:
         await stream.aclose()
+
+
+def _is_team(agent: Any) -> bool:
+    """A ``Swarm`` or ``Graph`` (a multi-agent base): its ``nodes`` run agents."""
+    return isinstance(getattr(agent, "nodes", None), dict) and not hasattr(agent, "tool_registry")
+
+
+async def _team_events(
+    team: Any, prompt: Any, sink: Sink | None, run: dict[str, Any]
+) -> AsyncIterator[AgentEvent]:
+    """A ``Swarm`` or ``Graph`` run: one run, each node's turn steps after a phase naming it
+    (module doc)."""
+    reader = _Team(team)
+    stream = team.stream_async(prompt, **run)
+    try:
+        async for item in stream:
+            if sink is not None:
+                sink(item)
+            if isinstance(item, dict):
+                for out in reader.feed(item):
+                    yield out
+        for out in reader.finish():
+            yield out
+    except Exception:
+        for out in reader.finish(failed=True):
+            yield out
+        raise
+    finally:
+        await stream.aclose()
+
+
+class _Team:
+    """A multi-agent run's items as one run's events.
+
+    Each node (an agent, or a team of its own: its path ``outer/inner`` names it) is read by
+    a ``_State`` of its own. One node is told at a time: a node started while another is
+    being told (a ``Graph``'s parallel nodes stream side by side) is held, its events kept in
+    order, until the one told stops; so each call is whole, with its own text, tools and
+    tokens. Each node's turn starts a step after a ``PhaseMarker`` naming it. A node that
+    failed ends its open call with the exception's ``Error`` when the team goes on or ends
+    without raising (a ``Swarm`` keeps a node's exception in its result): ``fatal`` when the
+    team's result says it failed; a team that raises ends the call with its exception."""
+
+    __slots__ = (
+        "failures", "held", "live", "nodes", "phase", "step", "stopped", "team", "told", "waiting",
+    )  # fmt: skip
+
+    def __init__(self, team: Any) -> None:
+        self.team = team
+        self.nodes: dict[str, _State] = {}  # node path -> its reader
+        _add_team_hooks(team)
+        self.held: dict[str, list[AgentEvent]] = {}  # node path -> events not told yet
+        self.waiting: list[str] = []  # started nodes not told yet, in the order they started
+        self.stopped: set[str] = set()  # of those, the ones that stopped
+        self.live: str | None = None  # the node told now
+        self.phase: str | None = None
+        self.step = 0
+        self.told = False  # events since the last step boundary
+        self.failures: list[tuple[str, BaseException]] = []
+
+    def feed(self, item: dict[str, Any], prefix: str = "", team: Any = None) -> list[AgentEvent]:
+        kind = item.get("type")
+        node = item.get("node_id")
+        team = self.team if team is None else team
+        path = f"{prefix}{node}" if isinstance(node, str) else None
+        if kind == "multiagent_node_stream" and path is not None:
+            inner = item.get("event")
+            if not isinstance(inner, dict):
+                return []
+            if str(inner.get("type", "")).startswith("multiagent_"):  # a team as a node
+                return self.feed(inner, f"{path}/", _executor(team, node))
+            return self._node(path, self._state(path, team, node).feed(inner))
+        if kind == "multiagent_node_start" and path is not None:
+            if str(item.get("node_type")) != "multiagent":
+                self._state(path, team, node)
+                self._wait(path)
+            return self._next()
+        if kind == "multiagent_node_stop" and path is not None:
+            return self._stop(path, item.get("node_result"))
+        if kind == "multiagent_result" and not prefix:
+            result = item.get("result")
+            status = getattr(getattr(result, "status", None), "value", None)
+            return self._failed(fatal=status == "failed")
+        return []
+
+    def finish(self, *, failed: bool = False) -> list[AgentEvent]:
+        """The run ended: every node not told yet is told, in order; ``failed``: the team
+        raised, and the call open stays open for its exception."""
+        out: list[AgentEvent] = []
+        for path in self.waiting:  # the one told now first
+            if failed and path in self.nodes:
+                self.held[path] += self.nodes[path].refused()
+            out += self._switch(path)
+        self.waiting, self.live = [], None
+        return out + ([] if failed else self._failed(fatal=False))
+
+    def _state(self, path: str, team: Any, node: Any) -> _State:
+        known = self.nodes.get(path)
+        if known is not None:
+            return known
+        agent = _executor(team, node)
+        requests = _add_hooks(agent) if agent is not None else _Requests()
+        requests.started, requests.failed = 0, []
+        state = _State(_model_id(agent), agent, requests)
+        self.nodes[path] = state
+        return state
+
+    def _wait(self, path: str) -> None:
+        if path not in self.waiting:
+            self.waiting.append(path)
+            self.held.setdefault(path, [])
+
+    def _node(self, path: str, events: list[AgentEvent]) -> list[AgentEvent]:
+        self._wait(path)  # (a node the team never announced: told as it comes)
+        self.held[path] += events
+        return self._next()
+
+    def _next(self) -> list[AgentEvent]:
+        """Tell the node told now, else the first one waiting; a node told whole that had
+        stopped hands over to the next."""
+        out: list[AgentEvent] = []
+        while True:
+            if self.live is None:
+                if not self.waiting:
+                    return out
+                self.live = self.waiting[0]
+            out += self._switch(self.live)
+            if self.live not in self.stopped:
+                return out
+            self.stopped.discard(self.live)
+            self.waiting.remove(self.live)
+            self.live = None
+
+    def _switch(self, path: str) -> list[AgentEvent]:
+        events, self.held[path] = self.held.get(path, []), []
+        if not events:
+            return []
+        out: list[AgentEvent] = []
+        if path != self.phase:
+            if self.told:
+                out.append(StepBoundary(index=self.step))
+                self.step, self.told = self.step + 1, False
+            out.append(PhaseMarker(name=path))
+            self.phase = path
+        for event in events:
+            if isinstance(event, StepBoundary):
+                event = StepBoundary(index=self.step)
+                self.step, self.told = self.step + 1, False
+            else:
+                self.told = True
+            out.append(event)
+        return out
+
+    def _stop(self, path: str, result: Any) -> list[AgentEvent]:
+        error = getattr(result, "result", None)
+        if isinstance(error, BaseException):
+            self.failures.append((path, error))
+        self._wait(path)
+        self.stopped.add(path)
+        return self._next()
+
+    def _failed(self, *, fatal: bool) -> list[AgentEvent]:
+        """The failed nodes' open calls end with their exceptions (the class docstring)."""
+        out: list[AgentEvent] = []
+        failures, self.failures = self.failures, []
+        for path, error in failures:
+            state = self.nodes.get(path)
+            if state is None:
+                continue
+            self.held[path] = state.refused()
+            out += self._switch(path)
+            kind = error_name(error)
+            out.append(Error(message=str(error) or kind, error_type=kind, fatal=fatal))
+            if state.open:
+                out.append(LLMCallEnd())
+                state.open = False
+            self.told = True
+        return out
+
+
+def _executor(team: Any, node: Any) -> Any:
+    nodes = getattr(team, "nodes", None)
+    found = nodes.get(node) if isinstance(nodes, dict) else None
+    return getattr(found, "executor", None)
+
+
+def _add_team_hooks(team: Any) -> None:
+    """Hook every agent of ``team``'s nodes (at any depth) as a lone agent is hooked."""
+    nodes = getattr(team, "nodes", None)
+    for found in list(nodes.values()) if isinstance(nodes, dict) else ():
+        agent = getattr(found, "executor", None)
+        if agent is None:
+            continue
+        if _is_team(agent):
+            _add_team_hooks(agent)
+        elif getattr(agent, "hooks", None) is not None:
+            _add_hooks(agent)
+            _nest_agent_tools(agent)
 
 
 def _scope_body(tool: Any) -> None:
@@ -165,20 +376,41 @@ def _nest_agent_tools(agent: Any) -> None:
         ) -> Any:  # fmt: skip
             items = _stream(tool_use, invocation_state, *args, **kwargs)
             requests = _add_hooks(_inner)
-            requests.started, requests.failed = 0, []
+            requests.started, requests.failed, requests.error = 0, [], None
             state = _State(_model_id(_inner), _inner, requests)
+            use_id = tool_use.get("toolUseId") if isinstance(tool_use, dict) else None
+            failed: list[AgentEvent] = []
             return through(
-                getattr(_inner, "name", None), items, lambda item: _inner_events(state, item)
-            )
+                getattr(_inner, "name", None), items,
+                lambda item: _inner_events(state, item, use_id, failed), lambda: failed,
+            )  # fmt: skip
 
         tool.stream = nested
         tool._agent_contract_nested = True
         _nest_agent_tools(inner)
 
 
-def _inner_events(state: _State, item: Any) -> list[AgentEvent]:
-    """The events of the agent-as-tool's own stream event that ``item`` carries, if any."""
+def _inner_events(
+    state: _State, item: Any, use_id: Any = None, failed: list[AgentEvent] | None = None
+) -> list[AgentEvent]:
+    """The events of the agent-as-tool's own stream event that ``item`` carries, if any.
+
+    Strands catches what the agent raised and ends the tool with an error result (``Agent
+    error: ...``): the nested run ends in error (its open call with it; the ``Error`` goes to
+    ``failed``, told when the items end), named by the exception its hooks heard last, and so
+    does the call's result in the outer run."""
     if type(item).__name__ != "AgentAsToolStreamEvent":
+        result = item.get("tool_result") if isinstance(item, dict) else None
+        if not isinstance(result, dict) or result.get("status") != "error":
+            return []
+        if result.get("toolUseId") != use_id or use_id is None:
+            return []
+        error = state.requests.error
+        kind = error_name(error) if error is not None else "tool_error"
+        _FAILED_AGENT_TOOLS[str(use_id)] = kind
+        text = converse_text(result.get("content") or [])
+        if failed is not None:
+            failed.append(Error(message=str(text) or kind, error_type=kind, fatal=True))
         return []
     data = item.get("tool_stream_event", {}).get("data") if isinstance(item, dict) else None
     return list(state.feed(data)) if isinstance(data, dict) else []
@@ -197,17 +429,20 @@ def _model_id(agent: Any) -> str | None:
 class _Requests:
     """An agent's model requests the hooks heard and the stream has not shown yet."""
 
-    __slots__ = ("failed", "started")
+    __slots__ = ("error", "failed", "started")
 
     def __init__(self) -> None:
         self.started = 0  # started, no event of theirs seen yet
         self.failed: list[BaseException] = []  # of those, the ones that raised, in order
+        self.error: BaseException | None = None  # the last request's that raised
 
     def before(self, event: Any) -> None:
         self.started += 1
 
     def after(self, event: Any) -> None:
         error = getattr(event, "exception", None)
+        if isinstance(error, BaseException):
+            self.error = error
         if isinstance(error, BaseException) and self.started > 0:  # failed before any event
             self.started -= 1
             self.failed.append(error)
@@ -382,11 +617,16 @@ def _count(usage: dict[str, Any], key: str) -> int | None:
     return value if isinstance(value, int) else None
 
 
+_FAILED_AGENT_TOOLS: dict[str, str] = {}
+"""The call id of an agent-as-tool whose run failed -> the class it failed with (read once)."""
+
+
 def _result(result: dict[str, Any]) -> ToolResult:
     content = converse_text(result.get("content") or [])
     call_id = str(result.get("toolUseId") or "")
     if result.get("status") == "error":
-        return failed_result(call_id, content, None, _error_type(content))
+        kind = _FAILED_AGENT_TOOLS.pop(call_id, None) or _error_type(content)
+        return failed_result(call_id, content, None, kind)
     return ToolResult(tool_call_id=call_id, content=content)
 
 
