@@ -193,21 +193,28 @@ class RunRecorder:
 
     def _refresh(self) -> None:
         """Point :attr:`context` at the innermost sensible span (the structure changed)."""
+        if self._calls:
+            call = next(reversed(self._calls.values()))
+            self._point(call, call)
+        else:
+            tools = self._tools
+            self._point(
+                None, next(iter(tools.values())) if len(tools) == 1 else self._step or self.run
+            )
+
+    def _point(self, call: LLMCall | None, inner: Owner) -> None:
+        """The structure changed: ``call`` is the newest open LLM call (None: none open) and
+        ``inner`` the innermost sensible span, whose context :attr:`context` becomes. A caller
+        that knows them (a call it just started) skips :meth:`_refresh`'s search."""
+        self.current_call = call
         self._text_fast = self._reasoning_fast = False
         if self._quiet:
             self._wake()
-        inner: Owner
-        if self._calls:
-            self.current_call = inner = next(reversed(self._calls.values()))
-        else:
-            self.current_call = None
-            tools = self._tools
-            inner = next(iter(tools.values())) if len(tools) == 1 else self._step or self.run
         if inner is not self._inner:
             self._inner = inner
             context = inner.context  # a call's or tool's: made the first time it is current
             if context is None:
-                if self.current_call is not None and self.s.stand_down_providers:
+                if call is not None and self.s.stand_down_providers:
                     if self._suppressing is None:
                         self._suppressing = suppressed(self.run.parent)
                     context = chat_context(self._suppressing, inner.span.raw)
@@ -327,7 +334,7 @@ class RunRecorder:
         )  # fmt: skip
         self._calls[key] = call  # tracked before anything else can fail
         self._last_call = call
-        self._refresh()
+        self._point(call, call)  # the newest call: the innermost
         if call.recording and self.s.capture is not None:
             with guarded("chat span start"):
                 messages = getattr(request, "messages", None)
@@ -438,7 +445,10 @@ class RunRecorder:
             asker = self._asking
         if asker is not None:
             asker.add_tool_call(call_id, name, arguments)
-        self._refresh()
+        if self._calls or len(self._tools) != 1:
+            self._refresh()
+        else:  # the one tool open, no call: the innermost
+            self._point(None, tool)
         if self.s.capture is not None:
             tool.capture_arguments(arguments, self.anomaly)
 
@@ -469,7 +479,10 @@ class RunRecorder:
             tool = ToolCall(
                 self.s, self.anomaly, self._parent(), self.run.identity, call_id, name, now
             )
-        self._refresh()
+        if self._calls or self._tools:
+            self._refresh()
+        else:  # nothing open: the step (else the run) is the innermost
+            self._point(None, self._step or self.run)
         if error_type is not None and type(error_type) is not str:  # (the usual: None)
             error_type = text_of(error_type)
         elif error_type is None and issubclass(type(content), BaseException):
