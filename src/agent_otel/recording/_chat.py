@@ -62,15 +62,18 @@ def request_attributes(
         known = _PARAMS.get(key)
         if known is not None:
             attribute, kind = known
-            if kind is bool:
-                if type(value) is bool:
+            if type(value) is kind:  # the type the attribute takes (the usual case)
+                if value != 1 or attribute != A.REQUEST_CHOICE_COUNT:  # n only when not 1
                     out[attribute] = value
-            elif type(value) is int or (
-                type(value) is float and (kind is float or value.is_integer())
+            elif (
+                kind is not bool
+                and (
+                    type(value) is int
+                    or (type(value) is float and (kind is float or value.is_integer()))
+                )
+                and (value != 1 or attribute != A.REQUEST_CHOICE_COUNT)
             ):
-                if attribute == A.REQUEST_CHOICE_COUNT and value == 1:
-                    continue  # the conventions: set it only when it is not 1
-                out[attribute] = kind(value)
+                out[attribute] = kind(value)  # an int for a double, an integral float for an int
         elif key == "stop":
             if isinstance(value, str):
                 out[A.REQUEST_STOP_SEQUENCES] = [value]
