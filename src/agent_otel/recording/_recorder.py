@@ -489,13 +489,14 @@ class RunRecorder:
             # it returned the exception it failed with (type(): its __class__ is never read)
             error_type = error_type_of(content)
         named = error_type is not None and 0 < len(error_type) <= MAX_ERROR_TYPE
-        failed = is_error is True or named
-        self._tool_failed = self._tool_failed or failed
-        kind = (error_type if named else TOOL_ERROR) if failed else None
-        if kind is TOOL_ERROR:  # a failure it kept only as text: the class its body raised
-            raised = tool.body_error  # (written by the body's thread: read once)
-            if raised is not None:
-                kind = error_type_of(raised)
+        kind = None
+        if is_error is True or named:  # it failed
+            self._tool_failed = True
+            if named:
+                kind = error_type
+            else:  # a failure it kept only as text: the class its body raised, else tool_error
+                raised = tool.body_error  # (written by the body's thread: read once)
+                kind = TOOL_ERROR if raised is None else error_type_of(raised)
         tool.end(now, kind, incomplete, content)
 
     def _open_early(self, call_id: str | None, name: str | None) -> ToolCall:
