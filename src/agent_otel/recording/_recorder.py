@@ -492,11 +492,11 @@ class RunRecorder:
         kind = None
         if is_error is True or named:  # it failed
             self._tool_failed = True
-            if named:
-                kind = error_type
-            else:  # a failure it kept only as text: the class its body raised, else tool_error
+            kind = error_type if named else TOOL_ERROR
+            if kind == TOOL_ERROR:  # kept only as text (or so named): the class its body raised
                 raised = tool.body_error  # (written by the body's thread: read once)
-                kind = TOOL_ERROR if raised is None else error_type_of(raised)
+                if raised is not None:
+                    kind = error_type_of(raised)
         tool.end(now, kind, incomplete, content)
 
     def _open_early(self, call_id: str | None, name: str | None) -> ToolCall:
