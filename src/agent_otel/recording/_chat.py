@@ -33,7 +33,7 @@ _NS = 1e-9
 _KEY_TYPES = (str, type(None))  # what a memo key may hold: no hostile __eq__ runs in it
 
 # LLMCallStart.params keys -> request attributes (with the type the registry gives them).
-_PARAMS: dict[str, tuple[str, type]] = {
+_PARAMS: dict[str, tuple[str, type[float] | type[int] | type[bool]]] = {
     "temperature": (A.REQUEST_TEMPERATURE, float),
     "top_p": (A.REQUEST_TOP_P, float),
     "top_k": (A.REQUEST_TOP_K, float),

@@ -18,7 +18,7 @@ from agent_otel._guard import report
 from agent_otel._plain import text_of
 from agent_otel.scrubbing import Scrub
 
-from ._encodable import Count, checked
+from ._encodable import Count, checked, checked_text
 from ._errors import fail_span, mark_error, record_error, report_failure
 from ._settings import RunSettings
 from ._span import current_in, known_start, remember, start_span
@@ -113,13 +113,19 @@ class ToolCall:
         if start is None:
             start = _start(settings, count, key, name, kind)
         span_name, attributes, self.metric_attributes = start
-        extra: dict[str, AttributeValue] = dict(identity)
-        if call_id is not None:
-            extra[A.TOOL_CALL_ID] = call_id
+        scrub = settings.scrub
+        if identity:  # the run's ids and the call's, checked together
+            extra: dict[str, AttributeValue] = dict(identity)
+            if call_id is not None:
+                extra[A.TOOL_CALL_ID] = call_id
+            attributes = {**attributes, **checked(extra, count, scrub)}
+        else:  # (most runs) the call's id alone
+            attributes = attributes.copy()
+            if call_id is not None:
+                attributes[A.TOOL_CALL_ID] = checked_text(call_id, count, scrub)
         self.span = start_span(
-            settings.tracer, count, settings.scrub, span_name, parent, SpanKind.INTERNAL,
-            {**attributes, **checked(extra, count, settings.scrub)}, now,
-        )  # fmt: skip
+            settings.tracer, count, scrub, span_name, parent, SpanKind.INTERNAL, attributes, now
+        )
         self.start = now
         self.name = name
         self.call_id = call_id
