@@ -23,7 +23,7 @@ from ._errors import fail_span, record_error
 from ._settings import RunSettings
 from ._span import current_in, known_start, start_span
 from ._usage import Tokens
-from .content._capture import buffer_for
+from .content._capture import TextBuffer, buffer_for
 from .content._inference_event import inference_details
 from .content._messages import output_message, told_part
 from .content._spans import put, put_input
@@ -247,19 +247,21 @@ class LLMCall:
         self.error_type: str | None = None
         self.input: str | None = None  # the captured input messages (JSON), for the event
         self.output_json: str | None = None  # the captured output messages, for the run
-        self.logger: Logger | None = None  # set when content events are on
-        self.start_attributes: dict[str, AttributeValue] = self.metric_attributes
-        capture = settings.capture
-        keep = capture is not None and self.recording
-        self.output = buffer_for(capture) if keep and capture else None
-        self.reasoning = buffer_for(capture) if keep and capture else None
         self.tool_calls: list[dict[str, Any]] = []  # their parts, as told (told_part)
-        self.told_room = capture.max_bytes if keep and capture else 0  # their arguments' bytes
-        if self.recording:
-            self.logger, self.start_attributes = settings.logger, span_attributes
-            if keep:
-                with guarded("chat span start"):
-                    self.capture_tools(tools, params)
+        self.output: TextBuffer | None = None  # the response's text and reasoning (capture on)
+        self.reasoning: TextBuffer | None = None
+        self.told_room = 0  # the bytes the told tool calls' arguments may take (capture on)
+        if not self.recording:
+            self.logger: Logger | None = None  # set when content events are on
+            self.start_attributes: dict[str, AttributeValue] = self.metric_attributes
+            return
+        self.logger, self.start_attributes = settings.logger, span_attributes
+        capture = settings.capture
+        if capture is not None:
+            self.output, self.reasoning = buffer_for(capture), buffer_for(capture)
+            self.told_room = capture.max_bytes
+            with guarded("chat span start"):
+                self.capture_tools(tools, params)
 
     def capture_tools(self, tools: Any, params: Any) -> None:
         """The tools the request offers (content capture on): its ``params["tools"]`` (where
