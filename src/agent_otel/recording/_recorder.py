@@ -196,6 +196,8 @@ class RunRecorder:
         if self._calls:
             call = next(reversed(self._calls.values()))
             self._point(call, call)
+        elif not self._tools:  # nothing open (most ends)
+            self._point(None, self._step or self.run)
         else:
             tools = self._tools
             self._point(
