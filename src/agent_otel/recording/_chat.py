@@ -30,7 +30,6 @@ from .content._spans import put, put_input
 from .content._tool_definitions import tool_definitions
 
 _NS = 1e-9
-_KEY_TYPES = (str, type(None))  # what a memo key may hold: no hostile __eq__ runs in it
 
 # LLMCallStart.params keys -> request attributes (with the type the registry gives them).
 _PARAMS: dict[str, tuple[str, type[float] | type[int] | type[bool]]] = {
@@ -198,10 +197,10 @@ class LLMCall:
         self.settings = settings
         self.count = count
         scrub = settings.scrub
-        # The name and the attributes of a model and provider: checked once per wrapper.
-        plain = type(model) in _KEY_TYPES and type(provider) in _KEY_TYPES
+        # The name and the attributes of a model and provider: checked once per wrapper (each
+        # an exact str or None, as the recorder reads them: no hostile __eq__ runs in the key).
         key = (A.OP_CHAT, model, provider)
-        start = settings.starts.get(key) if plain else None
+        start = settings.starts.get(key)
         if start is None:
             attributes: dict[str, AttributeValue] = {
                 A.OPERATION_NAME: A.OP_CHAT,
@@ -210,9 +209,7 @@ class LLMCall:
             if model:
                 attributes[A.REQUEST_MODEL] = model
             name = f"{A.OP_CHAT} {model}" if model else A.OP_CHAT
-            start = known_start(
-                settings.starts if plain else None, key, name, attributes, count, scrub
-            )
+            start = known_start(settings.starts, key, name, attributes, count, scrub)
         name, attributes = start
         self.metric_attributes = dict(attributes)  # no ids: not metric attributes
         # Everything known now is a start attribute, where samplers and processors see it.
