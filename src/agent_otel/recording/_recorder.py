@@ -407,7 +407,8 @@ class RunRecorder:
         self.run.add_run_usage(tokens, model)
 
     # --- tools ---------------------------------------------------------------------------------
-    def tool_call(self, call_id: Any, name: Any, arguments: Any, raw: Any) -> None:
+    def tool_call(self, call_id: Any, name: Any, arguments: Any, kind: Any = None) -> None:
+        """A tool call the model asked for; ``kind``: its ``type`` (``gen_ai.tool.type``)."""
         if self.terminal:
             self._after_terminal()
         if self._step is None:
@@ -432,7 +433,6 @@ class RunRecorder:
             tool = outer
             if tool is None and self.scopes.early:
                 tool = self.scopes.adopt(call_id, name, arguments)
-            kind = getattr(raw, "type", None)
             if tool is None:
                 parent = self._step.context if self._step is not None else self.run.context
                 tool = ToolCall(
