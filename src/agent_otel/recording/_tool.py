@@ -40,8 +40,9 @@ class ToolCall:
     ========================================  ===========================================
     ``gen_ai.operation.name``                 at start (``execute_tool``)
     ``gen_ai.tool.name``                      at start (``unknown`` when it has none)
-    ``gen_ai.tool.type``                      at start (``function``), and after when
-                                              the call names another kind (``tool_type``)
+    ``gen_ai.tool.type``                      at start: the call's kind (``tool_type``;
+                                              ``function`` when it names none), or
+                                              after, when an early span's event names it
     ``mcp.method.name`` (``tools/call``),     when its body starts, for a tool on an MCP
     ``mcp.session.id``,                       server (``agent_contract.scope.McpServer``:
     ``mcp.protocol.version``,                 what the caller knows of it), with
