@@ -566,6 +566,8 @@ class RunRecorder:
             step.end()
 
     def _flush_errors(self, step: Step) -> None:
+        if not self._step_errors:  # (most steps)
+            return
         errors, self._step_errors = self._step_errors, []
         for error in errors:
             step.record_error(error.kind, error.description, error.fatal, error.time)
