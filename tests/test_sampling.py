@@ -51,7 +51,7 @@ from agent_contract.protocol import (
     Usage,
 )
 from agent_otel import ContentCapture, otel_wrapper
-from agent_otel.testing import InMemoryTelemetry
+from agent_otel.testing import InMemoryTelemetry, run_script
 
 WRITES = (
     "set_attribute",
@@ -373,3 +373,43 @@ async def test_the_agents_own_spans_in_an_unsampled_run_stay_unsampled(event: st
     with provider.get_tracer("agent's http").start_as_current_span("GET") as root:
         assert root.get_span_context().trace_flags.sampled
     telemetry.shutdown()
+
+
+class _Seen(Sampler):
+    """Keeps every span, noting the attributes each was started with (what a sampler sees)."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, Mapping[str, Any]]] = []
+
+    def should_sample(  # type: ignore[no-untyped-def]
+        self, parent_context, trace_id, name, kind=None, attributes=None, links=None
+    ):
+        self.seen.append((name, dict(attributes or {})))
+        return ALWAYS_ON.should_sample(parent_context, trace_id, name, kind, attributes, links)
+
+    def get_description(self) -> str:
+        return "Seen"
+
+
+@pytest.mark.parametrize(
+    ("kind", "expected"),
+    [(None, "function"), ("function", "function"), ("web_search", "extension"),
+     ("file_search", "datastore"), ("MCP", "extension"), ("unheard_of", "function")],
+)  # fmt: skip
+async def test_a_tool_calls_kind_is_on_its_span_when_a_sampler_sees_it(
+    kind: str | None, expected: str
+) -> None:
+    """A sampler deciding on a tool span reads its ``gen_ai.tool.type`` as the call's kind
+    maps it, the same for a name told again (its start is remembered per name and kind)."""
+    sampler = _Seen()
+    telemetry = InMemoryTelemetry(sampler=sampler)
+    call = ToolCall(id="t1", function=FunctionCall(name="look", arguments="{}"))
+    if kind is not None:
+        call.type = kind  # type: ignore[assignment]
+    again = ToolCall(id="t2", function=FunctionCall(name="look", arguments="{}"), type=call.type)
+    await run_script(telemetry, [call, ToolResult(tool_call_id="t1", content="ok"), again,
+                                 ToolResult(tool_call_id="t2", content="ok")])  # fmt: skip
+    seen = [attributes for name, attributes in sampler.seen if name == "execute_tool look"]
+    assert [attributes["gen_ai.tool.type"] for attributes in seen] == [expected, expected]
+    tools = [s for s in telemetry.spans() if s.name == "execute_tool look"]
+    assert [(s.attributes or {})["gen_ai.tool.type"] for s in tools] == [expected, expected]

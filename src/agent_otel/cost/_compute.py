@@ -18,7 +18,7 @@ def reported_cost(event: Any) -> float | None:
     finite non-negative number (a bool, a string, NaN) is absent.
     """
     value = getattr(event, "cost", None)
-    if type(value) is not int and type(value) is not float:
+    if value is None or (type(value) is not int and type(value) is not float):  # None: most
         return None
     try:
         number = float(value)

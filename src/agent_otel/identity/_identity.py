@@ -50,10 +50,16 @@ class RunIdentity:
 
     def attributes(self) -> dict[str, AttributeValue]:
         """The span attributes of the ids that are given."""
+        if not self:  # most runs: none
+            return {}
         return {key: v for name, key in _FIELDS if (v := getattr(self, name)) is not None}
 
     def __bool__(self) -> bool:
-        return any(getattr(self, name) is not None for name, _ in _FIELDS)
+        return (
+            self.session_id is not None
+            or self.user_id is not None
+            or self.conversation_id is not None
+        )
 
 
 def clean_id(value: object) -> str | None:

@@ -23,17 +23,16 @@ from ._errors import fail_span, record_error
 from ._settings import RunSettings
 from ._span import current_in, known_start, start_span
 from ._usage import Tokens
-from .content._capture import buffer_for
+from .content._capture import TextBuffer, buffer_for
 from .content._inference_event import inference_details
 from .content._messages import output_message, told_part
 from .content._spans import put, put_input
 from .content._tool_definitions import tool_definitions
 
 _NS = 1e-9
-_KEY_TYPES = (str, type(None))  # what a memo key may hold: no hostile __eq__ runs in it
 
 # LLMCallStart.params keys -> request attributes (with the type the registry gives them).
-_PARAMS: dict[str, tuple[str, type]] = {
+_PARAMS: dict[str, tuple[str, type[float] | type[int] | type[bool]]] = {
     "temperature": (A.REQUEST_TEMPERATURE, float),
     "top_p": (A.REQUEST_TOP_P, float),
     "top_k": (A.REQUEST_TOP_K, float),
@@ -62,15 +61,18 @@ def request_attributes(
         known = _PARAMS.get(key)
         if known is not None:
             attribute, kind = known
-            if kind is bool:
-                if type(value) is bool:
+            if type(value) is kind:  # the type the attribute takes (the usual case)
+                if value != 1 or attribute != A.REQUEST_CHOICE_COUNT:  # n only when not 1
                     out[attribute] = value
-            elif type(value) is int or (
-                type(value) is float and (kind is float or value.is_integer())
+            elif (
+                kind is not bool
+                and (
+                    type(value) is int
+                    or (type(value) is float and (kind is float or value.is_integer()))
+                )
+                and (value != 1 or attribute != A.REQUEST_CHOICE_COUNT)
             ):
-                if attribute == A.REQUEST_CHOICE_COUNT and value == 1:
-                    continue  # the conventions: set it only when it is not 1
-                out[attribute] = kind(value)
+                out[attribute] = kind(value)  # an int for a double, an integral float for an int
         elif key == "stop":
             if isinstance(value, str):
                 out[A.REQUEST_STOP_SEQUENCES] = [value]
@@ -195,10 +197,10 @@ class LLMCall:
         self.settings = settings
         self.count = count
         scrub = settings.scrub
-        # The name and the attributes of a model and provider: checked once per wrapper.
-        plain = type(model) in _KEY_TYPES and type(provider) in _KEY_TYPES
+        # The name and the attributes of a model and provider: checked once per wrapper (each
+        # an exact str or None, as the recorder reads them: no hostile __eq__ runs in the key).
         key = (A.OP_CHAT, model, provider)
-        start = settings.starts.get(key) if plain else None
+        start = settings.starts.get(key)
         if start is None:
             attributes: dict[str, AttributeValue] = {
                 A.OPERATION_NAME: A.OP_CHAT,
@@ -207,9 +209,7 @@ class LLMCall:
             if model:
                 attributes[A.REQUEST_MODEL] = model
             name = f"{A.OP_CHAT} {model}" if model else A.OP_CHAT
-            start = known_start(
-                settings.starts if plain else None, key, name, attributes, count, scrub
-            )
+            start = known_start(settings.starts, key, name, attributes, count, scrub)
         name, attributes = start
         self.metric_attributes = dict(attributes)  # no ids: not metric attributes
         # Everything known now is a start attribute, where samplers and processors see it.
@@ -244,19 +244,21 @@ class LLMCall:
         self.error_type: str | None = None
         self.input: str | None = None  # the captured input messages (JSON), for the event
         self.output_json: str | None = None  # the captured output messages, for the run
-        self.logger: Logger | None = None  # set when content events are on
-        self.start_attributes: dict[str, AttributeValue] = self.metric_attributes
-        capture = settings.capture
-        keep = capture is not None and self.recording
-        self.output = buffer_for(capture) if keep and capture else None
-        self.reasoning = buffer_for(capture) if keep and capture else None
         self.tool_calls: list[dict[str, Any]] = []  # their parts, as told (told_part)
-        self.told_room = capture.max_bytes if keep and capture else 0  # their arguments' bytes
-        if self.recording:
-            self.logger, self.start_attributes = settings.logger, span_attributes
-            if keep:
-                with guarded("chat span start"):
-                    self.capture_tools(tools, params)
+        self.output: TextBuffer | None = None  # the response's text and reasoning (capture on)
+        self.reasoning: TextBuffer | None = None
+        self.told_room = 0  # the bytes the told tool calls' arguments may take (capture on)
+        if not self.recording:
+            self.logger: Logger | None = None  # set when content events are on
+            self.start_attributes: dict[str, AttributeValue] = self.metric_attributes
+            return
+        self.logger, self.start_attributes = settings.logger, span_attributes
+        capture = settings.capture
+        if capture is not None:
+            self.output, self.reasoning = buffer_for(capture), buffer_for(capture)
+            self.told_room = capture.max_bytes
+            with guarded("chat span start"):
+                self.capture_tools(tools, params)
 
     def capture_tools(self, tools: Any, params: Any) -> None:
         """The tools the request offers (content capture on): its ``params["tools"]`` (where
@@ -355,7 +357,9 @@ class LLMCall:
         if self.response_model is not None:  # checked where it came in, as the start's were
             attributes[A.RESPONSE_MODEL] = self.response_model
         try:  # both records checked once (the start's attributes), under one guard
-            context = self.context = current_in(self.context, self.span)
+            context = self.context
+            if context is None:  # never current (a run with the context pointed elsewhere)
+                context = self.context = current_in(None, self.span)
             if self.first_chunk is not None:  # the metric's attributes have no error.type
                 ttfc = (self.first_chunk - self.start) * _NS
                 instruments.time_to_first_chunk.histogram.record(ttfc, attributes, context)

@@ -14,8 +14,7 @@ def plus(total: float | None, amount: float | None) -> float | None:
     return amount if total is None else total + amount
 
 
-def cost_attributes(total: float | None, currency: str) -> dict[str, AttributeValue]:
-    """A total's attributes on a step or agent span (none when nothing was priced)."""
-    if total is None:
-        return {}
+def cost_attributes(total: float, currency: str) -> dict[str, AttributeValue]:
+    """A total's attributes on a step or agent span (something was priced: the callers test
+    for None, the usual total, before reading the currency)."""
     return {A.COST_TOTAL: total, A.COST_TOTAL_CURRENCY: currency}

@@ -161,9 +161,7 @@ def checked(
         if key not in _KEYS and (type(key) is not str or not key.isascii()):
             break
         kind = type(value)
-        if kind is float or kind is bool:
-            continue
-        if kind is str:
+        if kind is str:  # the most values (names, ids), then numbers and flags
             if value in known:  # ASCII, short, scrubbed
                 continue
             if not value.isascii() or len(value) > MAX_TEXT_BYTES:
@@ -172,6 +170,8 @@ def checked(
                 fixed = scrub.text(value)
                 if fixed is not value:  # scrubbed once here: the others in the slow pass
                     return _repaired_after_scrub(attributes, key, fixed, count, scrub)
+        elif kind is float or kind is bool:
+            continue
         elif kind is int:
             if not INT64_MIN <= value <= INT64_MAX:
                 break
@@ -202,6 +202,8 @@ def checked_text(text: str, count: Count = uncounted, scrub: Scrub | None = None
     scrubbed (when ``scrub``), then encodable; a string checked where it comes in (a span
     name, the response's model, id and finish reason) is checked once."""
     if scrub is not None:
+        if type(text) is str and text in scrub.known:  # ASCII, short, scrubbed (as checked)
+            return text
         text = scrub.text(text)
     return clean_text(text, count)
 

@@ -44,14 +44,15 @@ def llm_call_end(rec: RunRecorder, ev: Any) -> None:
 
 def tool_call(rec: RunRecorder, ev: Any) -> None:
     try:
-        call_id, function = ev.id, ev.function
+        call_id, function, kind = ev.id, ev.function, ev.type
     except AttributeError:
         call_id, function = getattr(ev, "id", None), getattr(ev, "function", None)
+        kind = getattr(ev, "type", None)
     try:
         name, arguments = function.name, function.arguments
     except AttributeError:
         name, arguments = getattr(function, "name", None), getattr(function, "arguments", None)
-    rec.tool_call(call_id, name, arguments, ev)
+    rec.tool_call(call_id, name, arguments, kind)
 
 
 def tool_result(rec: RunRecorder, ev: Any) -> None:
@@ -103,7 +104,7 @@ LATENT: dict[str, Handler] = {
 # --- the Agent vocabulary (by ``type``) --------------------------------------------------------
 def tool_call_step(rec: RunRecorder, ev: Any) -> None:
     rec.tool_call(
-        getattr(ev, "call_id", None), getattr(ev, "tool", None), getattr(ev, "args", None), None
+        getattr(ev, "call_id", None), getattr(ev, "tool", None), getattr(ev, "args", None)
     )
 
 

@@ -193,21 +193,30 @@ class RunRecorder:
 
     def _refresh(self) -> None:
         """Point :attr:`context` at the innermost sensible span (the structure changed)."""
+        if self._calls:
+            call = next(reversed(self._calls.values()))
+            self._point(call, call)
+        elif not self._tools:  # nothing open (most ends)
+            self._point(None, self._step or self.run)
+        else:
+            tools = self._tools
+            self._point(
+                None, next(iter(tools.values())) if len(tools) == 1 else self._step or self.run
+            )
+
+    def _point(self, call: LLMCall | None, inner: Owner) -> None:
+        """The structure changed: ``call`` is the newest open LLM call (None: none open) and
+        ``inner`` the innermost sensible span, whose context :attr:`context` becomes. A caller
+        that knows them (a call it just started) skips :meth:`_refresh`'s search."""
+        self.current_call = call
         self._text_fast = self._reasoning_fast = False
         if self._quiet:
             self._wake()
-        inner: Owner
-        if self._calls:
-            self.current_call = inner = next(reversed(self._calls.values()))
-        else:
-            self.current_call = None
-            tools = self._tools
-            inner = next(iter(tools.values())) if len(tools) == 1 else self._step or self.run
         if inner is not self._inner:
             self._inner = inner
             context = inner.context  # a call's or tool's: made the first time it is current
             if context is None:
-                if self.current_call is not None and self.s.stand_down_providers:
+                if call is not None and self.s.stand_down_providers:
                     if self._suppressing is None:
                         self._suppressing = suppressed(self.run.parent)
                     context = chat_context(self._suppressing, inner.span.raw)
@@ -327,7 +336,7 @@ class RunRecorder:
         )  # fmt: skip
         self._calls[key] = call  # tracked before anything else can fail
         self._last_call = call
-        self._refresh()
+        self._point(call, call)  # the newest call: the innermost
         if call.recording and self.s.capture is not None:
             with guarded("chat span start"):
                 messages = getattr(request, "messages", None)
@@ -398,7 +407,8 @@ class RunRecorder:
         self.run.add_run_usage(tokens, model)
 
     # --- tools ---------------------------------------------------------------------------------
-    def tool_call(self, call_id: Any, name: Any, arguments: Any, raw: Any) -> None:
+    def tool_call(self, call_id: Any, name: Any, arguments: Any, kind: Any = None) -> None:
+        """A tool call the model asked for; ``kind``: its ``type`` (``gen_ai.tool.type``)."""
         if self.terminal:
             self._after_terminal()
         if self._step is None:
@@ -423,7 +433,6 @@ class RunRecorder:
             tool = outer
             if tool is None and self.scopes.early:
                 tool = self.scopes.adopt(call_id, name, arguments)
-            kind = getattr(raw, "type", None)
             if tool is None:
                 parent = self._step.context if self._step is not None else self.run.context
                 tool = ToolCall(
@@ -438,7 +447,10 @@ class RunRecorder:
             asker = self._asking
         if asker is not None:
             asker.add_tool_call(call_id, name, arguments)
-        self._refresh()
+        if self._calls or len(self._tools) != 1:
+            self._refresh()
+        else:  # the one tool open, no call: the innermost
+            self._point(None, tool)
         if self.s.capture is not None:
             tool.capture_arguments(arguments, self.anomaly)
 
@@ -469,21 +481,25 @@ class RunRecorder:
             tool = ToolCall(
                 self.s, self.anomaly, self._parent(), self.run.identity, call_id, name, now
             )
-        self._refresh()
+        if self._calls or self._tools:
+            self._refresh()
+        else:  # nothing open: the step (else the run) is the innermost
+            self._point(None, self._step or self.run)
         if error_type is not None and type(error_type) is not str:  # (the usual: None)
             error_type = text_of(error_type)
         elif error_type is None and issubclass(type(content), BaseException):
             # it returned the exception it failed with (type(): its __class__ is never read)
             error_type = error_type_of(content)
         named = error_type is not None and 0 < len(error_type) <= MAX_ERROR_TYPE
-        # an MCP tool whose server answered isError, which the framework passed on as text
-        failed = is_error is True or named or (tool.mcp and tool.mcp_error)
-        self._tool_failed = self._tool_failed or failed
-        kind = (error_type if named else TOOL_ERROR) if failed else None
-        if kind is TOOL_ERROR:  # a failure it kept only as text: the class its body raised
-            raised = tool.body_error  # (written by the body's thread: read once)
-            if raised is not None:
-                kind = error_type_of(raised)
+        kind = None
+        # (an MCP tool whose server answered isError, which the framework passed on as text)
+        if is_error is True or named or (tool.mcp and tool.mcp_error):  # it failed
+            self._tool_failed = True
+            kind = error_type if named else TOOL_ERROR
+            if kind == TOOL_ERROR:  # kept only as text (or so named): the class its body raised
+                raised = tool.body_error  # (written by the body's thread: read once)
+                if raised is not None:
+                    kind = error_type_of(raised)
         tool.end(now, kind, incomplete, content)
 
     def _open_early(self, call_id: str | None, name: str | None) -> ToolCall:
@@ -551,6 +567,8 @@ class RunRecorder:
             step.end()
 
     def _flush_errors(self, step: Step) -> None:
+        if not self._step_errors:  # (most steps)
+            return
         errors, self._step_errors = self._step_errors, []
         for error in errors:
             step.record_error(error.kind, error.description, error.fatal, error.time)

@@ -352,7 +352,8 @@ class Run:
             out[A.REQUEST_MODEL] = self.first_model
         out[A.END_REASON] = end_reason
         out.update(self.usage.total_attributes())
-        out.update(cost_attributes(self.cost, self.settings.currency))
+        if self.cost is not None:
+            out.update(cost_attributes(self.cost, self.settings.currency))
         if self.run_usage is not None:
             out.update(self.run_usage.semconv_attributes(self.settings.conventions, run=True))
         if self.first_text is not None:

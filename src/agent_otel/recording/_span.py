@@ -296,10 +296,15 @@ def known_start(
     clean_name = checked_text(name, count, scrub)
     clean = checked(attributes, count, scrub)
     if starts is not None and clean_name is name and clean is attributes:
-        if len(starts) >= MAX_STARTS:
-            starts.clear()
-        starts[key] = (name, attributes)
+        remember(starts, key, (name, attributes))
     return clean_name, clean
+
+
+def remember(starts: dict[Any, Any], key: Any, start: Any) -> None:
+    """Keep ``start`` under ``key`` in a wrapper's ``starts`` (at most ``MAX_STARTS``)."""
+    if len(starts) >= MAX_STARTS:
+        starts.clear()
+    starts[key] = start
 
 
 def start_span(

@@ -114,5 +114,6 @@ class Step:
         with ending(self.span, self.end_time, "step end"):
             if self.span.recording:
                 out = self.usage.total_attributes()
-                out.update(cost_attributes(self.cost, self.settings.currency))
+                if self.cost is not None:
+                    out.update(cost_attributes(self.cost, self.settings.currency))
                 self.span.set_attributes(out)

@@ -18,15 +18,17 @@ from agent_otel._guard import report
 from agent_otel._plain import text_of
 from agent_otel.scrubbing import Scrub
 
-from ._encodable import Count, checked
+from ._encodable import Count, checked, checked_text
 from ._errors import fail_span, mark_error, record_error, report_failure
 from ._settings import RunSettings
-from ._span import current_in, known_start, start_span
+from ._span import current_in, known_start, remember, start_span
 from .content._messages import parse_arguments
 from .content._spans import put
 
 _NS = 1e-9
 NO_RESULT: Any = object()
+Start = tuple[str, dict[str, AttributeValue], dict[str, AttributeValue]]
+"""A tool's span name, start attributes and metric attributes, checked."""
 """What :meth:`ToolCall.end` gets for a tool that returned nothing (it was cut short)."""
 
 
@@ -38,8 +40,9 @@ class ToolCall:
     ========================================  ===========================================
     ``gen_ai.operation.name``                 at start (``execute_tool``)
     ``gen_ai.tool.name``                      at start (``unknown`` when it has none)
-    ``gen_ai.tool.type``                      at start (``function``), and after when
-                                              the call names another kind (``tool_type``)
+    ``gen_ai.tool.type``                      at start: the call's kind (``tool_type``;
+                                              ``function`` when it names none), or
+                                              after, when an early span's event names it
     ``mcp.method.name`` (``tools/call``),     when its body starts, for a tool on an MCP
     ``mcp.session.id``,                       server (``agent_contract.scope.McpServer``:
     ``mcp.protocol.version``,                 what the caller knows of it), with
@@ -107,33 +110,26 @@ class ToolCall:
         self.mcp = False  # it runs on an MCP server (on_mcp_server)
         self.mcp_error = False  # the server's answer said the tool failed (on_mcp_result)
         name = name if type(name) is str and name else text_of(name) or "unknown"
-        scrub = settings.scrub
-        # The name and the attributes of a tool: checked once per wrapper.
-        plain = type(name) is str
-        key = (A.OP_EXECUTE_TOOL, name)
-        start = settings.starts.get(key) if plain else None
+        # The name, kind and attributes of a tool: checked once per wrapper (a kind that is not
+        # an exact str, checked per call: its __eq__ and __hash__ never run in the key)
+        key = (A.OP_EXECUTE_TOOL, name, kind) if kind is None or type(kind) is str else None
+        start: Start | None = settings.starts.get(key) if key is not None else None
         if start is None:
-            attributes: dict[str, AttributeValue] = {
-                A.OPERATION_NAME: A.OP_EXECUTE_TOOL,
-                A.TOOL_NAME: name,
-                A.TOOL_TYPE: A.TOOL_TYPE_FUNCTION,
-            }
-            start = known_start(
-                settings.starts if plain else None,
-                key,
-                f"{A.OP_EXECUTE_TOOL} {name}",
-                attributes,
-                count,
-                scrub,
-            )
-        span_name, attributes = start
-        extra: dict[str, AttributeValue] = dict(identity)
-        if call_id is not None:
-            extra[A.TOOL_CALL_ID] = call_id
+            start = _start(settings, count, key, name, kind)
+        span_name, attributes, self.metric_attributes = start
+        scrub = settings.scrub
+        if identity:  # the run's ids and the call's, checked together
+            extra: dict[str, AttributeValue] = dict(identity)
+            if call_id is not None:
+                extra[A.TOOL_CALL_ID] = call_id
+            attributes = {**attributes, **checked(extra, count, scrub)}
+        else:  # (most runs) the call's id alone
+            attributes = attributes.copy()
+            if call_id is not None:
+                attributes[A.TOOL_CALL_ID] = checked_text(call_id, count, scrub)
         self.span = start_span(
-            settings.tracer, count, scrub, span_name, parent, SpanKind.INTERNAL,
-            {**attributes, **checked(extra, count, scrub)}, now,
-        )  # fmt: skip
+            settings.tracer, count, scrub, span_name, parent, SpanKind.INTERNAL, attributes, now
+        )
         self.start = now
         self.name = name
         self.call_id = call_id
@@ -145,15 +141,10 @@ class ToolCall:
         self.arguments: Any = None  # as the event gave them, to tell calls of one name apart
         self.error_text: str | None = None
         self.context: Context | None = None  # where its span is current (as a chat span's)
-        # Checked with the start attributes: recorded as they are unless an error type joins
-        self.metric_attributes: dict[str, AttributeValue] = {
-            A.TOOL_NAME: attributes.get(A.TOOL_NAME, "unknown")
-        }
-        if settings.conventions.tool_operation:  # the head's metric lists no operation
-            self.metric_attributes[A.OPERATION_NAME] = A.OP_EXECUTE_TOOL
-        # most calls: nothing to map (an exact str first: a hostile kind's __eq__ never runs)
-        if kind is not None and not (type(kind) is str and kind == A.TOOL_TYPE_FUNCTION):
-            self._kind(kind)
+
+    def _error_type(self, error_type: str) -> None:
+        """``error.type`` on its metric (the start's attributes are shared: a copy gets it)."""
+        self.metric_attributes = {**self.metric_attributes, A.ERROR_TYPE: error_type}
 
     def _kind(self, kind: Any) -> None:
         """The call names a kind: ``gen_ai.tool.type`` by :func:`tool_type` (``function``
@@ -175,7 +166,7 @@ class ToolCall:
             self.name = name
             self.span.update_name(f"{A.OP_EXECUTE_TOOL} {name}")
             self.span.set_attribute(A.TOOL_NAME, name)
-            self.metric_attributes[A.TOOL_NAME] = name
+            self.metric_attributes = {**self.metric_attributes, A.TOOL_NAME: name}
 
     def on_mcp_server(self, name: Any, session_id: Any, protocol_version: Any) -> None:
         """The tool runs on an MCP server. This span stays the one tool span (the conventions'
@@ -221,12 +212,12 @@ class ToolCall:
     def record_error(self, kind: str, description: str | None, fatal: bool, time: int) -> None:
         """An ``Error`` event while the tool runs: on the span, and ``error.type`` on its metric."""
         record_error(self.span, kind, description, fatal, time)
-        self.metric_attributes[A.ERROR_TYPE] = kind
+        self._error_type(kind)
 
     def fail(self, error: BaseException, error_type: str, now: int) -> None:
         """The run failed while the tool ran: the exception and ERROR status on its span."""
         fail_span(self.span, error, error_type, now)
-        self.metric_attributes[A.ERROR_TYPE] = error_type
+        self._error_type(error_type)
         self.raised = True
 
     def end(
@@ -253,14 +244,16 @@ class ToolCall:
                     # gen_ai.tool.call.result is the result "if execution was successful"
                     put(self.settings.capture, self.span, "tool_result", A.TOOL_CALL_RESULT, result)
             if error_type is not None:
-                self.metric_attributes[A.ERROR_TYPE] = error_type
+                self._error_type(error_type)
                 mark_error(self.span, error_type, self.error_text)
                 if not self.raised:  # a reported failure: the exception event it stands for
                     report_failure(self.span, error_type, self.error_text, now)
             if incomplete:
                 self.span.set_attribute(A.INCOMPLETE, True)
             duration = self.settings.instruments.tool_duration
-            took, context = (now - self.start) * _NS, current_in(self.context, self.span)
+            took, context = (now - self.start) * _NS, self.context
+            if context is None:  # never current (the run's context pointed elsewhere)
+                context = current_in(None, self.span)
             if A.ERROR_TYPE in self.metric_attributes:  # an error type of the events: checked
                 duration.record(took, self.metric_attributes, context)
             else:  # checked with the start attributes, and inside this guard
@@ -272,6 +265,25 @@ class ToolCall:
             # the exception's traceback would keep the body's frames (and all they held) alive
             self.body_error = None
             self.span.end(now)  # never raises
+
+
+def _start(settings: RunSettings, count: Count, key: Any, name: str, kind: Any) -> Start:
+    """A tool's span name, start attributes (``gen_ai.tool.type`` by :func:`tool_type`) and
+    metric attributes, checked; remembered under ``key`` when they needed no repair."""
+    attributes: dict[str, AttributeValue] = {
+        A.OPERATION_NAME: A.OP_EXECUTE_TOOL,
+        A.TOOL_NAME: name,
+        A.TOOL_TYPE: A.TOOL_TYPE_FUNCTION if kind is None else tool_type(kind),
+    }
+    raw_name = f"{A.OP_EXECUTE_TOOL} {name}"
+    span_name, clean = known_start(None, key, raw_name, attributes, count, settings.scrub)
+    metric: dict[str, AttributeValue] = {A.TOOL_NAME: clean.get(A.TOOL_NAME, "unknown")}
+    if settings.conventions.tool_operation:  # the head's metric lists no operation
+        metric[A.OPERATION_NAME] = A.OP_EXECUTE_TOOL
+    start = span_name, clean, metric
+    if key is not None and span_name is raw_name and clean is attributes:
+        remember(settings.starts, key, start)
+    return start
 
 
 # What a tool call's ``type`` (an OpenAI-style ``ToolCall.type``, a Responses API output item

@@ -96,8 +96,11 @@ class Tokens:
 
     def add(self, other: Tokens) -> None:
         mine = self.counts
-        for name, value in other.counts.items():
-            mine[name] = mine.get(name, 0) + value
+        if not mine:  # the first counts (a segment's, a run's): as they are
+            mine.update(other.counts)
+        else:
+            for name, value in other.counts.items():
+                mine[name] = mine.get(name, 0) + value
         if other.cost is not None:
             self.cost = other.cost if self.cost is None else self.cost + other.cost
 
