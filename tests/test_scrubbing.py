@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from agent_otel import Scrubber
 from agent_otel.scrubbing import DETECTORS
+from agent_otel.scrubbing._keys import SECRET_PAIRS, SECRET_WORDS
 
 RNG = random.Random(27)
 ALNUM = string.ascii_letters + string.digits
@@ -410,6 +411,46 @@ def test_values_under_secret_key_names_are_replaced_counts_and_ids_are_not() -> 
     }
     assert found == ["key_name"] * 8
     assert value["password"] == "hunter2"  # the input is never edited
+
+
+_SINGLE = sorted(SECRET_WORDS - {a + b for a, b in SECRET_PAIRS} - {"authorization"})
+_NAMED = [[word] for word in _SINGLE] + [list(pair) for pair in sorted(SECRET_PAIRS)]
+_STYLES = {
+    "snake": lambda ws: "_".join(ws),
+    "kebab": lambda ws: "-".join(ws),
+    "upper": lambda ws: "_".join(ws).upper(),
+    "camel": lambda ws: ws[0] + "".join(w.title() for w in ws[1:]),
+    "pascal": lambda ws: "".join(w.title() for w in ws),
+}
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from(["", "aws", "db", "app", "stripe", "x"]),
+    st.sampled_from(_NAMED),
+    st.sampled_from(sorted(_STYLES)),
+    st.sampled_from(
+        ["{k}={v}", '{{"{k}": "{v}"}}', "{{'{k}': '{v}'}}", "{k}: {v}", "<{k}>{v}</{k}>"]
+    ),
+)
+def test_a_key_name_that_hides_a_value_in_content_hides_it_in_text(
+    prefix: str, named: list[str], style: str, form: str
+) -> None:
+    """One vocabulary: every name the structured-content rule reads as a secret's
+    (``secret_key``, ``subscriptionKey``, ``SIGNING_KEY``) also hides its value in an error
+    text, an env dump or a repr (Django's ``SECRET_KEY=...``, boto's ``secret_key='...'``)."""
+    key = _STYLES[style]([prefix, *named] if prefix else named)
+    value = "Zq81Kd0aPPxw93Lm"
+    assert Scrubber().value({key: value}) == {key: "[REDACTED:key_name len=16]"}
+    assert_scrubbed(Scrubber().text(form.format(k=key, v=value)), value)
+
+
+def test_a_boto_credentials_repr_loses_its_secret_key() -> None:
+    aws_secret = chars(40, ALNUM + "/+")
+    text = f"Credentials(access_key='AKIA{'Q' * 16}', secret_key='{aws_secret}', token=None)"
+    out = Scrubber().text(text)
+    assert_scrubbed(out, aws_secret)
+    assert "token=None" in out
 
 
 def test_a_json_string_of_tool_arguments_is_read_as_the_object_it_holds() -> None:

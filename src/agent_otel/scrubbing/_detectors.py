@@ -20,6 +20,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ._keys import text_names
+
 Check = Callable[[str], bool]
 PRIVATE_KEY = "private_key"
 JWT = "jwt"
@@ -91,12 +93,10 @@ def _rx(pattern: str, flags: int = 0) -> re.Pattern[str]:
 
 
 _T = r"A-Za-z0-9_\-"  # a key's characters
-# Key names that announce a secret in text (matched lower case; db_password, x-api-key too).
-_KEY_WORDS = (
-    r"(?:password|passwd|pwd|passphrase|secret|credentials?|cookie|api[_-]?key|access[_-]?key"
-    r"|private[_-]?key|subscription[_-]?key|session[_-]?key"
-    r"|(?:access|auth|refresh|id|session|bearer|api)[_-]?token|(?<![a-z0-9.])token)"
-)  # a key ending in "_token" or "-token" too (GITHUB_TOKEN, x-auth-token), never "tokens"
+# Key names that announce a secret in text (matched lower case; db_password, x-api-key too):
+# the key names' table (._keys), so a name that hides a value in content hides it in text.
+_KEY_WORDS = text_names()
+_KEY_ANCHORS = ("pass", "pwd", "secret", "key", "token", "credential", "cookie", "bearer")
 # A key=value value: to a space or quote; "&" or ";" may be in a password, but not "&name=",
 # which starts the next parameter of a query string (kept readable).
 _BARE = r"(?P<bare>(?:[^\s\"'<>&]|&(?![a-z_][a-z0-9_.-]{0,64}=)){3,512})"
@@ -228,14 +228,14 @@ BUILT_IN: tuple[Detector, ...] = (
             r"(?!(?:none|null|true|false)(?![a-z0-9_]))"  # token=None: a kwargs repr's default
             r"(?:b?\"(?P<dq>[^\"\\\n]{3,512})\"|b?'(?P<sq>[^'\\\n]{3,512})'|" + _BARE + ")"
         ),
-        ("pass", "pwd", "secret", "key", "token", "credential", "cookie"),
+        _KEY_ANCHORS,
         lower=True,
     ),
     Detector(
         "key_value",
         # key: value unquoted (YAML, HTTP headers, logs): a value with a letter and a digit
         _rx(rf"(?:{_KEY_WORDS}):[ \t]{{1,3}}(?!\[redacted:)(?P<secret>[^\s\"'<>,;]{{8,512}})"),
-        ("pass", "pwd", "secret", "key", "token", "credential"),
+        _KEY_ANCHORS,
         credential_like,
         lower=True,
     ),
@@ -247,7 +247,7 @@ BUILT_IN: tuple[Detector, ...] = (
             rf"<[a-z0-9_:.-]{{0,40}}?(?:{_KEY_WORDS})>\s{{0,3}}(?!\[redacted:)"
             r"(?P<secret>[^<>\s]{3,512})\s{0,3}</"
         ),
-        ("pass", "pwd", "secret", "key", "token", "credential", "cookie"),
+        _KEY_ANCHORS,
         lower=True,
     ),
 )
