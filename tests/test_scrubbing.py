@@ -26,6 +26,7 @@ from agent_otel.scrubbing._keys import SECRET_PAIRS, SECRET_WORDS
 
 RNG = random.Random(27)
 ALNUM = string.ascii_letters + string.digits
+HEX = "0123456789abcdef"
 MARKER = re.compile(r"\[REDACTED:([a-z_]+) len=(\d+)\]")
 
 
@@ -72,7 +73,37 @@ def fakes() -> dict[str, str]:
         "stripe_key": "sk" + "_live_" + chars(24),
         "jwt": fake_jwt(),
         "private_key": fake_private_key(),
+        # after "/": another format of the same family, or a provider of the AI stack
+        "openai_api_key/deepseek": "sk-" + chars(32, HEX),
+        "openai_api_key/openrouter": "sk-" + "or-v1-" + chars(64, HEX),
+        "openai_api_key/langfuse": "sk-" + "lf-" + str(uuid.UUID(int=RNG.getrandbits(128))),
+        "elevenlabs_api_key": "sk" + "_" + chars(48, HEX),
+        "langsmith_api_key": "lsv2" + "_pt_" + chars(32, HEX) + "_" + chars(10, HEX),
+        "tavily_api_key": "tv" + "ly-dev-" + chars(32),
+        "perplexity_api_key": "pp" + "lx-" + chars(48),
+        "perplexity_api_key/hex": "pp" + "lx-" + chars(48, HEX),
+        "replicate_api_token": "r8" + "_" + chars(37),
+        "pinecone_api_key": "pc" + "sk_" + chars(6) + "_" + chars(64),
+        "google_oauth_token": "ya" + "29." + chars(160, ALNUM + "_-"),
+        "google_oauth_token/client_secret": "GOC" + "SPX-" + chars(28),
+        "sendgrid_api_key": "S" + "G." + chars(22) + "." + chars(43),
+        "npm_token": "np" + "m_" + chars(36),
+        "databricks_token": "da" + "pi" + chars(32, HEX),
+        "digitalocean_token": "do" + "p_v1_" + chars(64, HEX),
+        "shopify_token": "sh" + "pat_" + chars(32, HEX),
+        "slack_token/app": "xa" + "pp-1-A" + chars(10) + "-1234567890-" + chars(64, HEX),
     }
+
+
+HEX_KEY = re.compile(r"sk[-_](?:[a-z0-9]{1,8}-){0,2}[0-9a-f-]{32,}")
+"""Hex keys after ``sk-``/``sk_`` (DeepSeek's): glued to a word they read as an id, as
+``task-<uuid>`` is."""
+
+
+def glued(before: str, secret: str) -> str:
+    """``before + secret``, a space between where a hex key would be glued to a word."""
+    hex_key = HEX_KEY.fullmatch(secret) is not None
+    return before + (" " if hex_key and before[-1:].isalnum() else "") + secret
 
 
 def context_fakes() -> dict[str, tuple[str, str]]:
@@ -88,6 +119,7 @@ def context_fakes() -> dict[str, tuple[str, str]]:
     sas = chars(40, ALNUM) + "%3D"
     signature = hashlib.sha256(RNG.randbytes(8)).hexdigest()
     session = "IQoJb3JpZ2luX2VjE" + chars(120) + "%2F" + chars(40)
+    telegram = chars(35, ALNUM + "_-")
     return {
         "url_credentials": (f"postgres://app:{password}@db.internal:5432/prod", f"app:{password}"),
         "authorization_header": (f"Authorization: Bearer {bearer}", bearer),
@@ -128,6 +160,10 @@ def context_fakes() -> dict[str, tuple[str, str]]:
             session,
         ),
         "signed_url/gcs": (f"storage.googleapis.com/b/o?X-Goog-Signature={signature}", signature),
+        "telegram_bot_token": (
+            f"POST https://api.telegram.org/bot7123456789:{telegram}/send",
+            telegram,
+        ),
     }
 
 
@@ -151,7 +187,8 @@ def test_each_format_detector_replaces_the_whole_key_and_keeps_the_text_around(
     secret = fakes()[detector]
     text = f"config loaded, key {secret} (do not share)"
     out = Scrubber().text(text)
-    assert out == f"config loaded, key [REDACTED:{detector} len={len(secret)}] (do not share)"
+    name = detector.partition("/")[0]
+    assert out == f"config loaded, key [REDACTED:{name} len={len(secret)}] (do not share)"
 
 
 @pytest.mark.parametrize("detector", sorted(context_fakes()))
@@ -163,7 +200,7 @@ def test_each_context_detector_redacts_the_credential_and_keeps_its_label(detect
 
 
 def test_every_built_in_detector_has_a_positive_here() -> None:
-    covered = set(fakes()) | {name.partition("/")[0] for name in context_fakes()}
+    covered = {name.partition("/")[0] for name in [*fakes(), *context_fakes()]}
     assert covered == set(DETECTORS)
 
 
@@ -361,6 +398,10 @@ NEAR_MISSES = [
     "Client(api_key=None, credentials=None, token=null, password=False)",
     "Cookie: must be enabled. max_new_tokens=512, pad_token_id=0, eos_token_ids: [2]",
     "https://example.com/?page_size=20&signature=on&x-amz-date=20240101T000000Z",
+    # hex ids after a word ending in sk, a hex digest in a name: ids, not keys
+    "task-" + str(uuid.UUID(int=RNG.getrandbits(128))) + " and desk_" + "ab12" * 12,
+    "mask-" + hashlib.md5(b"x").hexdigest() + " sk-" + "0" * 32 + " sk-" + "deadbeef" * 2,
+    "SG.value, npm_modules, dapi docs, ya29. is a prefix, the robot42: said hi",
 ]
 
 
@@ -505,6 +546,9 @@ HOSTILE = [
     # HTML character references, XML elements, base64 JSON (one token, or many)
     "&quot;", "&#58;", "&#x3a;", "&amp;", "&nbsp;", "&lt;password&gt;", "<password>", "<token>a1 ",
     "eyJhcGlfa2V5Ijoi", "eyJhcGlfa2V5Ijoi ", "eyJ" + "A" * 12 + " ",
+    # the AI stack's prefixes: hex bodies, a bot's id, segments that almost close
+    "sk-0", "sk-a-", "sk-" + "0a" * 20 + " ", "sk_0", "0-", "bot1234567:", "lsv2_pt_", "pcsk_aaaa_",
+    "ya29.", "SG." + "a" * 22, "pplx-", "r8_", "dapi", "xapp-1-",
 ]  # fmt: skip
 
 
@@ -539,14 +583,14 @@ def test_a_secret_embedded_in_any_text_leaves_nothing_of_itself(
     shown, secret = case
     if secret not in shown:
         shown = secret
-    out = Scrubber().text(before + shown + after)
+    out = Scrubber().text(glued(before, shown) + after)
     assert_scrubbed(out, secret)
 
 
 @settings(max_examples=100, deadline=None)
 @given(st.text(max_size=40), st.sampled_from(sorted(fakes().values())), st.text(max_size=40))
 def test_scrubbing_twice_changes_nothing_more(before: str, secret: str, after: str) -> None:
-    once = Scrubber().text(before + secret + after)
+    once = Scrubber().text(glued(before, secret) + after)
     assert Scrubber().text(once) == once
     assert Scrubber().value({"password": once, "q": once}) == Scrubber().value(
         Scrubber().value({"password": once, "q": once})

@@ -74,6 +74,32 @@ def mixed_case(value: str) -> bool:
     return any(c.isupper() for c in value) and any(c.islower() for c in value)
 
 
+_HEX = frozenset("0123456789abcdef")
+
+
+def hex_body(value: str) -> bool:
+    """A key's body in lower-case hex (32+ digits, groups split by ``-`` as in a UUID), with a
+    digit and a letter: DeepSeek's and ElevenLabs' keys, a Databricks token."""
+    digits = value.replace("-", "")
+    return (
+        len(digits) >= 32
+        and _HEX.issuperset(digits)
+        and any(c.isdigit() for c in digits)
+        and not digits.isdigit()
+    )
+
+
+def hex_key(value: str) -> bool:
+    """A prefixed key (``sk-``, ``sk-or-v1-``, ``sk-lf-``) whose body is :func:`hex_body`."""
+    parts = value.split("-")
+    return any(hex_body("-".join(parts[index:])) for index in (1, 2, 3))
+
+
+def key_body(value: str) -> bool:
+    """A key's body: random letters of both cases and a digit, or lower-case hex."""
+    return looks_random(value) or hex_body(value[max(value.rfind("_"), value.rfind("-")) + 1 :])
+
+
 def has_digit(value: str) -> bool:
     return any(c.isdigit() for c in value)
 
@@ -119,6 +145,40 @@ BUILT_IN: tuple[Detector, ...] = (
     ),
     Detector("anthropic_api_key", _rx(rf"sk-ant-[{_T}]{{32,}}"), ("sk-ant-",), looks_random),
     Detector("openai_api_key", _rx(rf"sk-[{_T}]{{20,}}"), ("sk-",), looks_random),
+    Detector(
+        "openai_api_key",  # other providers' sk- keys in hex: DeepSeek, OpenRouter, Langfuse
+        # (not glued to a word before: task-<uuid> is an id)
+        _rx(r"(?<![A-Za-z0-9])sk-(?:[a-z0-9]{1,8}-){0,2}[0-9a-f][0-9a-f-]{31,}"),
+        ("sk-",),
+        hex_key,
+    ),
+    Detector("elevenlabs_api_key", _rx(r"(?<![A-Za-z0-9])sk_[0-9a-f]{40,}"), ("sk_",), key_body),
+    Detector("langsmith_api_key", _rx(r"lsv2_(?:pt|sk)_[0-9a-f]{32}_[0-9a-f]{10}"), ("lsv2_",)),
+    Detector(
+        "tavily_api_key", _rx(r"tvly-(?:dev-|prod-)?[A-Za-z0-9]{32,}"), ("tvly-",), looks_random
+    ),
+    Detector("perplexity_api_key", _rx(r"pplx-[A-Za-z0-9]{40,}"), ("pplx-",), key_body),
+    Detector("replicate_api_token", _rx(r"r8_[A-Za-z0-9]{37,}"), ("r8_",), key_body),
+    Detector("pinecone_api_key", _rx(r"pcsk_[A-Za-z0-9]{4,12}_[A-Za-z0-9]{40,}"), ("pcsk_",)),
+    Detector(
+        "google_oauth_token",  # an access token, an OAuth client's secret
+        _rx(r"ya29\.[A-Za-z0-9_-]{20,}|GOCSPX-[A-Za-z0-9_-]{24,}"),
+        ("ya29.", "gocspx-"),
+        has_digit,
+    ),
+    Detector(
+        "sendgrid_api_key", _rx(r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"), ("sg.",), has_digit
+    ),
+    Detector("npm_token", _rx(r"npm_[A-Za-z0-9]{36}"), ("npm_",), looks_random),
+    Detector("databricks_token", _rx(r"dapi[0-9a-f]{32}(?:-[0-9])?"), ("dapi",)),
+    Detector("digitalocean_token", _rx(r"do[opr]_v1_[0-9a-f]{64}"), ("_v1_",)),
+    Detector("shopify_token", _rx(r"shp(?:at|ca|pa|ss)_[0-9a-fA-F]{32}"), ("shp",)),
+    Detector(
+        "telegram_bot_token",  # api.telegram.org/bot<id>:<secret>/method
+        _rx(r"bot[0-9]{6,12}:(?P<secret>[A-Za-z0-9_-]{35})"),
+        ("bot",),
+        has_digit,
+    ),
     Detector("groq_api_key", _rx(r"gsk_[A-Za-z0-9]{40,}"), ("gsk_",), looks_random),
     Detector("xai_api_key", _rx(r"xai-[A-Za-z0-9]{40,}"), ("xai-",), looks_random),
     Detector("google_api_key", _rx(r"AIza[A-Za-z0-9_-]{35}"), ("aiza",)),
@@ -140,7 +200,12 @@ BUILT_IN: tuple[Detector, ...] = (
         ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
     ),
     Detector("gitlab_token", _rx(r"glpat-[A-Za-z0-9_-]{20,}"), ("glpat-",)),
-    Detector("slack_token", _rx(r"xox[abposre]-[A-Za-z0-9-]{10,}"), ("xox",), has_digit),
+    Detector(
+        "slack_token",
+        _rx(r"xox[abposre]-[A-Za-z0-9-]{10,}|xapp-[0-9]-[A-Za-z0-9-]{20,}"),
+        ("xox", "xapp-"),
+        has_digit,
+    ),
     Detector(
         "slack_webhook",
         _rx(r"hooks\.slack\.com/(?:services|workflows)/(?P<secret>[A-Za-z0-9/_-]{20,})"),
