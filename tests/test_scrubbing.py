@@ -402,6 +402,7 @@ NEAR_MISSES = [
     "task-" + str(uuid.UUID(int=RNG.getrandbits(128))) + " and desk_" + "ab12" * 12,
     "mask-" + hashlib.md5(b"x").hexdigest() + " sk-" + "0" * 32 + " sk-" + "deadbeef" * 2,
     "SG.value, npm_modules, dapi docs, ya29. is a prefix, the robot42: said hi",
+    "required fields: ['password', 'email'] or [\"token\", \"usage\"]; ('api_key', None)",
 ]
 
 
@@ -494,6 +495,28 @@ def test_a_boto_credentials_repr_loses_its_secret_key() -> None:
     assert "token=None" in out
 
 
+def test_headers_as_name_value_pairs_hide_the_values_of_secret_names() -> None:
+    """Headers are often a list of pairs (``httpx``'s raw headers, an ASGI scope's,
+    ``dict.items()``): the name is the key, in content and in a repr alike."""
+    token = chars(40)
+    value = {"headers": [("Authorization", f"Bearer {token}"), ("Accept", "json")], "n": 1}
+    assert Scrubber().value(value) == {
+        "headers": [["Authorization", "[REDACTED:key_name len=47]"], ("Accept", "json")],
+        "n": 1,
+    }
+    plain = {"rows": [("a", 1), ("b", 2)], "names": ["password", "email"]}
+    assert Scrubber().value(plain) is plain
+    texts = [
+        f"scope={{'headers': [(b'host', b'api'), (b'authorization', b'Bearer {token}')]}}",
+        f"Headers.raw=[('x-api-key', '{token}'), ('set-cookie', 'sid={token}; Path=/')]",
+        f'{{"headers": [["accept", "json"], ["X-Auth-Token", "{token}"]]}}',
+    ]
+    for text in texts:
+        out = Scrubber().text(text)
+        assert_scrubbed(out, token, "key_value")
+        assert Scrubber().text(out) == out
+
+
 def test_a_json_string_of_tool_arguments_is_read_as_the_object_it_holds() -> None:
     text = json.dumps({"query": "weather", "api_key": "k-123456"})
     assert json.loads(Scrubber().value(text)) == {
@@ -548,7 +571,8 @@ HOSTILE = [
     "eyJhcGlfa2V5Ijoi", "eyJhcGlfa2V5Ijoi ", "eyJ" + "A" * 12 + " ",
     # the AI stack's prefixes: hex bodies, a bot's id, segments that almost close
     "sk-0", "sk-a-", "sk-" + "0a" * 20 + " ", "sk_0", "0-", "bot1234567:", "lsv2_pt_", "pcsk_aaaa_",
-    "ya29.", "SG." + "a" * 22, "pplx-", "r8_", "dapi", "xapp-1-",
+    "ya29.", "SG." + "a" * 22, "pplx-", "r8_", "dapi", "xapp-1-", "('token', '", "[['cookie', 'a",
+    "(b'", "[[",
 ]  # fmt: skip
 
 

@@ -505,3 +505,28 @@ async def test_an_encoded_secret_in_an_error_never_reaches_an_export(
     assert secret not in out and json.dumps(secret)[1:-1] not in out
     assert f"[REDACTED:{detector} len={len(secret)}]" in out
     assert scrubbed_counts(otel_telemetry).get(detector, 0) >= 3
+
+
+async def test_headers_as_name_value_pairs_lose_their_secret_values(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """An HTTP tool's result holding its request's headers as pairs (``httpx``'s raw headers,
+    an ASGI scope's), and the agent's error quoting them: every secret header's value is
+    redacted in the tool span and in the error, the other headers kept."""
+    token, api_key = C["authorization_header"], API_KEY
+    headers = [("Authorization", f"Bearer {token}"), ("X-Api-Key", api_key), ("Accept", "json")]
+    raw = [(b"authorization", f"Bearer {token}".encode()), (b"x-api-key", api_key.encode())]
+    error = Leak(f"upstream refused the request, scope={{'headers': {raw!r}}}")
+    events = [
+        ToolCall(id="t", function=FunctionCall("fetch", "{}")),
+        ToolResult(tool_call_id="t", content={"status": 401, "headers": headers}),
+        StepBoundary(index=0),
+    ]
+    agent = ScriptedAgent(events, fail_at=len(events), error=error)
+    with pytest.raises(Leak):
+        stream = agent.stream([Message(role="user", content="go")])
+        await run_script(otel_telemetry, stream, capture_content=True)
+    out = exported(otel_telemetry)
+    assert token not in out and api_key not in out
+    assert '["Accept","json"]' in out.replace('\\"', '"')  # the rest of the headers kept
+    assert "(b'x-api-key', b'[REDACTED:key_value len=" in out

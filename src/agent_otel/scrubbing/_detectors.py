@@ -75,12 +75,14 @@ def mixed_case(value: str) -> bool:
 
 
 _HEX = frozenset("0123456789abcdef")
+_HEX_RUN = re.compile(r"[0-9a-f-]*")
 
 
 def hex_body(value: str) -> bool:
     """A key's body in lower-case hex (32+ digits, groups split by ``-`` as in a UUID), with a
     digit and a letter: DeepSeek's and ElevenLabs' keys, a Databricks token."""
-    digits = value.replace("-", "")
+    run = _HEX_RUN.match(value)  # a body that runs on into other key characters: its head
+    digits = run.group().replace("-", "") if run else ""
     return (
         len(digits) >= 32
         and _HEX.issuperset(digits)
@@ -313,6 +315,19 @@ BUILT_IN: tuple[Detector, ...] = (
             r"(?P<secret>[^<>\s]{3,512})\s{0,3}</"
         ),
         _KEY_ANCHORS,
+        lower=True,
+    ),
+    Detector(
+        "key_value",
+        # a header as a (name, value) pair, as HTTP clients and ASGI show them in a repr or
+        # a log: [(b'authorization', b'Bearer ...'), ('x-api-key', '...')], [["cookie", "..."]]
+        # (a list only inside a list: ['password', 'email'] names two fields)
+        _rx(
+            r"(?:\(|[\[,] ?\[)\s{0,3}b?[\"'][a-z0-9_.:-]{0,40}?"
+            rf"(?:{_KEY_WORDS}|authorization)[\"']\s{{0,3}},\s{{0,3}}(?!b?[\"']\[redacted:)"
+            r"(?:b?\"(?P<dq>[^\"\\\n]{3,4096})\"|b?'(?P<sq>[^'\\\n]{3,4096})')\s{0,3}[)\]]"
+        ),
+        (*_KEY_ANCHORS, "authorization"),
         lower=True,
     ),
 )

@@ -250,11 +250,23 @@ class Scrubber:
                     out[name] = fixed
             return value if out is None else out
         if kind is list or kind is tuple:
-            items = [self.value(item, found) for item in value]
+            if _pairs(value):  # headers as (name, value) pairs: the name is the key
+                items = [self._pair(pair, found, self.value) for pair in value]
+            else:
+                items = [self.value(item, found) for item in value]
             if any(a is not b for a, b in zip(items, value, strict=True)):
                 return items
             return value
         return value
+
+    def _pair(self, pair: Any, found: Found, scrub: Callable[[Any, Found], Any]) -> Any:
+        """A (name, value) pair of a list of pairs: the value replaced when the name is a
+        secret key's (``("x-api-key", "...")``), else scrubbed as any value is."""
+        name, item = pair
+        secret = is_secret_key(name, self._keys)
+        fixed = _redact_all(item, found) if secret else scrub(item, found)
+        named = scrub(name, found)
+        return pair if fixed is item and named is name else [named, fixed]
 
     def tree(self, value: Any, found: Found = _ignore) -> Any:
         """Plain built-ins (an attribute value as :func:`plain_value` makes it: strings,
@@ -264,6 +276,8 @@ class Scrubber:
         if kind is str:
             return self.text(value, found)
         if kind is list:
+            if _pairs(value):
+                return [self._pair(pair, found, self.tree) for pair in value]
             return [self.tree(item, found) for item in value]
         if kind is dict:
             return {
@@ -285,6 +299,16 @@ class Scrubber:
             return self.text(text, found)
         fixed = self.value(parsed, found)
         return text if fixed is parsed else json.dumps(fixed, ensure_ascii=False)
+
+
+def _pairs(value: list[Any] | tuple[Any, ...]) -> bool:
+    """``value`` is a list of (name, value) pairs, as headers often are (``httpx``'s raw
+    headers, an ASGI scope's, ``dict.items()``): each item a 2-item list or tuple whose
+    first is a ``str``."""
+    return bool(value) and all(
+        (type(item) is list or type(item) is tuple) and len(item) == 2 and type(item[0]) is str
+        for item in value
+    )
 
 
 def _replace(text: str, spans: list[tuple[int, int, str]], found: Found) -> str:
