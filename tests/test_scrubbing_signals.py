@@ -8,6 +8,7 @@ what makes these tests able to fail."""
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -530,3 +531,28 @@ async def test_headers_as_name_value_pairs_lose_their_secret_values(
     assert token not in out and api_key not in out
     assert '["Accept","json"]' in out.replace('\\"', '"')  # the rest of the headers kept
     assert "(b'x-api-key', b'[REDACTED:key_value len=" in out
+
+
+@pytest.mark.parametrize("mode", ["off", "span_only"])
+async def test_a_shell_tools_command_line_credentials_never_reach_an_export(
+    otel_telemetry: InMemoryTelemetry, mode: str
+) -> None:
+    """A coding agent's shell tool runs a command with a password on its command line; the
+    command fails, and ``CalledProcessError`` quotes it as an argv list: the flag's value and
+    curl's ``user:password`` are redacted in the arguments, the tool's error and the run's."""
+    password, token = C["key_value"], C["authorization_header"]
+    argv = ["curl", "-u", f"deploy:{password}", "https://ci.internal/api"]
+    command = f"mysqldump --password {token} prod | gzip"
+    error = subprocess.CalledProcessError(22, argv)
+    events = [
+        ToolCall(id="t", function=FunctionCall("shell", json.dumps({"command": command}))),
+        ToolResult(tool_call_id="t", content=str(error), is_error=True),
+        StepBoundary(index=0),
+    ]
+    agent = ScriptedAgent(events, fail_at=len(events), error=error)
+    with pytest.raises(subprocess.CalledProcessError):
+        stream = agent.stream([Message(role="user", content=f"run {command}")])
+        await run_script(otel_telemetry, stream, capture_content=MODES[mode])
+    out = exported(otel_telemetry)
+    assert password not in out and token not in out
+    assert "'-u', '[REDACTED:command_line len=" in out  # the rest of the command is kept

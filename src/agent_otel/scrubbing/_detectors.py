@@ -124,6 +124,8 @@ _T = r"A-Za-z0-9_\-"  # a key's characters
 # Key names that announce a secret in text (matched lower case; db_password, x-api-key too):
 # the key names' table (._keys), so a name that hides a value in content hides it in text.
 _KEY_WORDS = text_names()
+_ITEM = r"[\"'],[ \t]{0,3}[\"']"  # between two items of a list's repr: ', '
+_ARG = rf"(?:[ \t]{{1,3}}|{_ITEM})"  # between two arguments of a command, or items of argv
 _KEY_ANCHORS = ("pass", "pwd", "secret", "key", "token", "credential", "cookie", "bearer")
 # A key=value value: to a space or quote; "&" or ";" may be in a password, but not "&name=",
 # which starts the next parameter of a query string (kept readable).
@@ -315,6 +317,25 @@ BUILT_IN: tuple[Detector, ...] = (
             r"(?P<secret>[^<>\s]{3,512})\s{0,3}</"
         ),
         _KEY_ANCHORS,
+        lower=True,
+    ),
+    Detector(
+        "command_line",
+        # a shell command a tool runs or an error quotes, as a line or an argv list's repr
+        # (CalledProcessError: ['curl', '-u', 'bob:...']): --password VALUE, --api-key VALUE
+        # (with "=", key_value's), sshpass -p / docker login -p VALUE, curl -u user:password;
+        # not a $VARIABLE
+        _rx(
+            rf"(?<![a-z0-9_-])--[a-z0-9_-]{{0,40}}?(?:{_KEY_WORDS})(?:[ \t]{{1,3}}"
+            r"(?![-$]|\[redacted:)(?:\"(?P<dq>[^\"\\\n$]{3,512})\"|'(?P<sq>[^'\\\n]{3,512})'"
+            r"|(?P<bare>[^\s\"'<>;|&$`]{3,512}))"
+            rf"|{_ITEM}(?![-$]|\[redacted:)(?P<item>[^\"'\\\n]{{3,512}}))"
+            rf"|(?:sshpass|login(?:{_ARG}(?:-u|--username)(?:=|{_ARG})[^\s\"']{{1,128}})?)"
+            rf"{_ARG}-p(?:[ \t]{{0,3}}|{_ITEM})(?P<p>[^\s\"'$\[-][^\s\"']{{2,511}})"
+            rf"|(?<![a-z0-9_-])(?:-u|--user)(?:[ \t=]{{1,3}}[\"']?|{_ITEM})"
+            r"(?P<user>[^\s:\"'/@$\[]{1,128}:[^\s\"'$]{1,256})"
+        ),
+        ("--", "-p", "-u"),
         lower=True,
     ),
     Detector(

@@ -18,6 +18,7 @@ backslash, ``&`` or ``eyJ`` pays those substring checks.
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from collections.abc import Callable, Collection, Mapping
@@ -179,6 +180,8 @@ class Scrubber:
         if may_hold(text):  # an encoded secret: found decoded, redacted as it was encoded
             for view in views(text):
                 spans.extend((*view.span(s, e), n) for s, e, n in self._spans(view.text))
+        if spans and "[REDACTED:" in text:
+            spans = _outside_markers(text, spans)
         if spans:
             text = _replace(text, spans, found)
         if self.callback is not None:
@@ -299,6 +302,21 @@ class Scrubber:
             return self.text(text, found)
         fixed = self.value(parsed, found)
         return text if fixed is parsed else json.dumps(fixed, ensure_ascii=False)
+
+
+def _outside_markers(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """``spans`` without those that lie within a marker: a marker is never scrubbed again,
+    whichever detector would read it as a value (``sig=[REDACTED:...]``, a quoted one)."""
+    starts, ends = [], []
+    for found in _MARKER.finditer(text):  # in order, never overlapping
+        starts.append(found.start())
+        ends.append(found.end())
+    out = []
+    for span in spans:
+        index = bisect.bisect_right(starts, span[0]) - 1  # the marker starting at or before
+        if index < 0 or span[1] > ends[index]:
+            out.append(span)
+    return out
 
 
 def _pairs(value: list[Any] | tuple[Any, ...]) -> bool:
