@@ -152,11 +152,11 @@ BUILT_IN: tuple[Detector, ...] = (
     Detector(
         "openai_api_key",  # other providers' sk- keys in hex: DeepSeek, OpenRouter, Langfuse
         # (not glued to a word before: task-<uuid> is an id)
-        _rx(r"(?<![A-Za-z0-9])sk-(?:[a-z0-9]{1,8}-){0,2}[0-9a-f][0-9a-f-]{31,}"),
+        _rx(r"sk-(?<![A-Za-z0-9]sk-)(?:[a-z0-9]{1,8}-){0,2}[0-9a-f][0-9a-f-]{31,}"),
         ("sk-",),
         hex_key,
     ),
-    Detector("elevenlabs_api_key", _rx(r"(?<![A-Za-z0-9])sk_[0-9a-f]{40,}"), ("sk_",), key_body),
+    Detector("elevenlabs_api_key", _rx(r"sk_(?<![A-Za-z0-9]sk_)[0-9a-f]{40,}"), ("sk_",), key_body),
     Detector("langsmith_api_key", _rx(r"lsv2_(?:pt|sk)_[0-9a-f]{32}_[0-9a-f]{10}"), ("lsv2_",)),
     Detector(
         "tavily_api_key", _rx(r"tvly-(?:dev-|prod-)?[A-Za-z0-9]{32,}"), ("tvly-",), looks_random
@@ -319,23 +319,37 @@ BUILT_IN: tuple[Detector, ...] = (
         _KEY_ANCHORS,
         lower=True,
     ),
+    # a shell command a tool runs or an error quotes, as a line or an argv list's repr
+    # (CalledProcessError: ['curl', '-u', 'bob:...']): --password VALUE, --api-key VALUE (with
+    # "=", key_value's), sshpass -p / docker login -p VALUE, curl -u user:password; not a
+    # $VARIABLE. Each form starts with its literal (the regex engine's fast search).
     Detector(
         "command_line",
-        # a shell command a tool runs or an error quotes, as a line or an argv list's repr
-        # (CalledProcessError: ['curl', '-u', 'bob:...']): --password VALUE, --api-key VALUE
-        # (with "=", key_value's), sshpass -p / docker login -p VALUE, curl -u user:password;
-        # not a $VARIABLE
         _rx(
-            rf"(?<![a-z0-9_-])--[a-z0-9_-]{{0,40}}?(?:{_KEY_WORDS})(?:[ \t]{{1,3}}"
+            rf"--(?<![a-z0-9_-]--)[a-z0-9_-]{{0,40}}?(?:{_KEY_WORDS})(?:[ \t]{{1,3}}"
             r"(?![-$]|\[redacted:)(?:\"(?P<dq>[^\"\\\n$]{3,512})\"|'(?P<sq>[^'\\\n]{3,512})'"
             r"|(?P<bare>[^\s\"'<>;|&$`]{3,512}))"
             rf"|{_ITEM}(?![-$]|\[redacted:)(?P<item>[^\"'\\\n]{{3,512}}))"
-            rf"|(?:sshpass|login(?:{_ARG}(?:-u|--username)(?:=|{_ARG})[^\s\"']{{1,128}})?)"
-            rf"{_ARG}-p(?:[ \t]{{0,3}}|{_ITEM})(?P<p>[^\s\"'$\[-][^\s\"']{{2,511}})"
-            rf"|(?<![a-z0-9_-])(?:-u|--user)(?:[ \t=]{{1,3}}[\"']?|{_ITEM})"
-            r"(?P<user>[^\s:\"'/@$\[]{1,128}:[^\s\"'$]{1,256})"
         ),
-        ("--", "-p", "-u"),
+        ("--",),
+        lower=True,
+    ),
+    Detector(
+        "command_line",
+        _rx(
+            rf"(?:sshpass|login(?:{_ARG}(?:-u|--username)(?:=|{_ARG})[^\s\"']{{1,128}})?)"
+            rf"{_ARG}-p(?:[ \t]{{0,3}}|{_ITEM})(?P<p>[^\s\"'$\[-][^\s\"']{{2,511}})"
+        ),
+        ("sshpass", "login"),
+        lower=True,
+    ),
+    Detector(
+        "command_line",
+        _rx(
+            r"-(?:u|-user)(?<![a-z0-9_-]-u)(?<![a-z0-9_-]--user)(?:[ \t=]{1,3}[\"']?|"
+            rf"{_ITEM})(?P<user>[^\s:\"'/@$\[]{{1,128}}:[^\s\"'$]{{1,256}})"
+        ),
+        ("-u",),
         lower=True,
     ),
     Detector(

@@ -35,7 +35,10 @@ def text_names() -> str:
     for structured content and text, so a name that hides a value in one hides it in both."""
     joined = {first + second for first, second in SECRET_PAIRS}
     single = sorted(SECRET_WORDS - joined - _OWN_DETECTOR, key=lambda w: (-len(w), w))
-    pairs = sorted(f"{first}[_-]?{second}" for first, second in SECRET_PAIRS)
+    firsts: dict[str, list[str]] = {}
+    for first, second in sorted(SECRET_PAIRS):
+        firsts.setdefault(second, []).append(first)
+    pairs = [f"(?:{'|'.join(words)})[_-]?{second}" for second, words in sorted(firsts.items())]
     tokens = r"(?:access|auth|refresh|id|session|bearer|api)[_-]?token|(?<![a-z0-9.])token"
     return "(?:" + "|".join([*single, *pairs, tokens]) + ")"
 

@@ -144,6 +144,7 @@ class Scrubber:
     callback: Callable[[str], str] | None = None
     _detectors: tuple[Detector, ...] = field(init=False, repr=False, compare=False)
     _always: tuple[Detector, ...] = field(init=False, repr=False, compare=False)
+    _anchors: tuple[str, ...] = field(init=False, repr=False, compare=False)
     _short: bool = field(init=False, repr=False, compare=False)
     _keys: frozenset[str] = field(init=False, repr=False, compare=False)
 
@@ -167,6 +168,10 @@ class Scrubber:
             for name, pattern in self.patterns.items()
         )
         object.__setattr__(self, "_detectors", detectors)
+        # each anchor searched once per text, however many detectors share it
+        object.__setattr__(
+            self, "_anchors", tuple(dict.fromkeys(a for d in detectors for a in d.anchors))
+        )
         object.__setattr__(self, "_always", always)
         object.__setattr__(self, "_keys", normalise(self.keys))
         object.__setattr__(self, "_short", not always and self.callback is None)
@@ -214,8 +219,9 @@ class Scrubber:
         if len(lowered) != len(text):  # a few non-ASCII letters lower to two characters
             lowered = text.translate(_ASCII_LOWER)
         spans: list[tuple[int, int, str]] = []
-        for detector in self._detectors:
-            if any(a in lowered for a in detector.anchors):
+        seen = {anchor for anchor in self._anchors if anchor in lowered}
+        for detector in self._detectors if seen else ():
+            if not seen.isdisjoint(detector.anchors):
                 spans.extend((s, e, detector.name) for s, e in detector.spans(text, lowered))
         for detector in self._always:
             spans.extend((s, e, detector.name) for s, e in detector.spans(text, lowered))
