@@ -557,6 +557,21 @@ def test_added_patterns_keys_and_callback_run_with_the_built_in_detectors() -> N
     assert scrubber.value({"PinCode": 42}) == {"PinCode": "[REDACTED:key_name len=2]"}
 
 
+@pytest.mark.parametrize(
+    "form",
+    ["PIN_CODE={v}", '{{"pinCode": "{v}"}}', "pin-code: {v}", "<pin_code>{v}</pin_code>",
+     "run --pin-code {v}", "[('Pin-Code', '{v}')]", "pin_code%3D{v}"],
+)  # fmt: skip
+def test_an_added_key_name_hides_its_value_in_text_as_in_content(form: str) -> None:
+    """``Scrubber(keys=[...])`` adds to the one table of names: the value a tool argument
+    hides under ``pinCode`` is hidden in an error text, an env dump or a command too."""
+    scrubber = Scrubber(keys=["pin_code", "(x)"])  # a name's words only: no regex from it
+    value = "91827x3q"
+    assert_scrubbed(scrubber.text(form.format(v=value)), value)
+    assert Scrubber().text(form.format(v=value)) == form.format(v=value)  # added, not built in
+    assert scrubber.text("spin code=1, pin_codes=2") == "spin code=1, pin_codes=2"
+
+
 def test_a_built_in_detector_can_be_disabled_and_an_unknown_name_is_refused() -> None:
     text = "DB_PASSWORD=hunter22"
     assert Scrubber(disable=["key_value"]).text(text) == text

@@ -137,6 +137,78 @@ def credential_like(value: str) -> bool:
     return has_digit(value) and any(c.isalpha() for c in value)
 
 
+def named_rows(names: str, anchors: tuple[str, ...], pair_also: str = "") -> tuple[Detector, ...]:
+    """The forms in which a named value shows in text, for the key names' alternation
+    ``names`` (lower case; the built-in table's, or a ``Scrubber``'s added ``keys``): key=value
+    and quoted key: value, unquoted key: value, an XML element, a command's --flag VALUE, a
+    (name, value) pair. ``anchors``: literals one of which each name holds; ``pair_also``: an
+    alternative only the pair form takes (``authorization``, which has its own detector)."""
+    pair_anchors = (pair_also,) if pair_also else ()
+    pair_also = f"|{pair_also}" if pair_also else ""
+    return (
+        Detector(
+            "key_value",
+            # key=value anywhere (env dumps, query strings, kwargs reprs); key: value only when
+            # the key is quoted (JSON, dict reprs) or the value has a letter and a digit (below):
+            # "password: must be 8 chars" is prose. Quoted values may be bytes (b'...').
+            _rx(
+                rf"(?:{names})(?:[\"']\s{{0,3}}[:=]|\s{{0,3}}=)\s{{0,3}}"
+                r"(?!b?[\"']?\[redacted:)"  # a value already replaced (scrubbing is idempotent)
+                r"(?!(?:none|null|true|false)(?![a-z0-9_]))"  # token=None: a kwargs repr's default
+                r"(?:b?\"(?P<dq>[^\"\\\n]{3,512})\"|b?'(?P<sq>[^'\\\n]{3,512})'|" + _BARE + ")"
+            ),
+            anchors,
+            lower=True,
+        ),
+        Detector(
+            "key_value",
+            # key: value unquoted (YAML, HTTP headers, logs): a value with a letter and a digit
+            _rx(rf"(?:{names}):[ \t]{{1,3}}(?!\[redacted:)(?P<secret>[^\s\"'<>,;]{{8,512}})"),
+            anchors,
+            credential_like,
+            lower=True,
+        ),
+        Detector(
+            "key_value",
+            # an XML element (a SOAP fault, an XML config, HTML-escaped in an error page:
+            # &lt;password&gt;, read decoded): <db_password>value</db_password>, one word
+            _rx(
+                rf"<[a-z0-9_:.-]{{0,40}}?(?:{names})>\s{{0,3}}(?!\[redacted:)"
+                r"(?P<secret>[^<>\s]{3,512})\s{0,3}</"
+            ),
+            anchors,
+            lower=True,
+        ),
+        # a shell command a tool runs or an error quotes, as a line or an argv list's repr
+        # (CalledProcessError: ['mytool', '--api-key', '...']): --password VALUE (with "=",
+        # key_value's), not a $VARIABLE; from its literal (the regex engine's fast search)
+        Detector(
+            "command_line",
+            _rx(
+                rf"--(?<![a-z0-9_-]--)[a-z0-9_-]{{0,40}}?(?:{names})(?:[ \t]{{1,3}}"
+                r"(?![-$]|\[redacted:)(?:\"(?P<dq>[^\"\\\n$]{3,512})\"|'(?P<sq>[^'\\\n]{3,512})'"
+                r"|(?P<bare>[^\s\"'<>;|&$`]{3,512}))"
+                rf"|{_ITEM}(?![-$]|\[redacted:)(?P<item>[^\"'\\\n]{{3,512}}))"
+            ),
+            ("--",),
+            lower=True,
+        ),
+        Detector(
+            "key_value",
+            # a header as a (name, value) pair, as HTTP clients and ASGI show them in a repr or
+            # a log: [(b'authorization', b'Bearer ...'), ('x-api-key', '...')], [["cookie", "..."]]
+            # (a list only inside a list: ['password', 'email'] names two fields)
+            _rx(
+                r"(?:\(|[\[,] ?\[)\s{0,3}b?[\"'][a-z0-9_.:-]{0,40}?"
+                rf"(?:{names}{pair_also})[\"']\s{{0,3}},\s{{0,3}}(?!b?[\"']\[redacted:)"
+                r"(?:b?\"(?P<dq>[^\"\\\n]{3,4096})\"|b?'(?P<sq>[^'\\\n]{3,4096})')\s{0,3}[)\]]"
+            ),
+            (*anchors, *pair_anchors),
+            lower=True,
+        ),
+    )
+
+
 # No pattern needs a boundary before its literal: a secret glued to the text before it is
 # still found (and a few characters of that text may go with it). A failed attempt stops
 # within the minimum length, a successful one moves past its match: linear.
@@ -286,54 +358,9 @@ BUILT_IN: tuple[Detector, ...] = (
         ("basic",),
         basic_credentials,
     ),
-    Detector(
-        "key_value",
-        # key=value anywhere (env dumps, query strings, kwargs reprs); key: value only when
-        # the key is quoted (JSON, dict reprs) or the value has a letter and a digit (below):
-        # "password: must be 8 chars" is prose. Quoted values may be bytes (b'...').
-        _rx(
-            rf"(?:{_KEY_WORDS})(?:[\"']\s{{0,3}}[:=]|\s{{0,3}}=)\s{{0,3}}"
-            r"(?!b?[\"']?\[redacted:)"  # a value already replaced (scrubbing is idempotent)
-            r"(?!(?:none|null|true|false)(?![a-z0-9_]))"  # token=None: a kwargs repr's default
-            r"(?:b?\"(?P<dq>[^\"\\\n]{3,512})\"|b?'(?P<sq>[^'\\\n]{3,512})'|" + _BARE + ")"
-        ),
-        _KEY_ANCHORS,
-        lower=True,
-    ),
-    Detector(
-        "key_value",
-        # key: value unquoted (YAML, HTTP headers, logs): a value with a letter and a digit
-        _rx(rf"(?:{_KEY_WORDS}):[ \t]{{1,3}}(?!\[redacted:)(?P<secret>[^\s\"'<>,;]{{8,512}})"),
-        _KEY_ANCHORS,
-        credential_like,
-        lower=True,
-    ),
-    Detector(
-        "key_value",
-        # an XML element (a SOAP fault, an XML config, HTML-escaped in an error page:
-        # &lt;password&gt;, read decoded): <db_password>value</db_password>, one word
-        _rx(
-            rf"<[a-z0-9_:.-]{{0,40}}?(?:{_KEY_WORDS})>\s{{0,3}}(?!\[redacted:)"
-            r"(?P<secret>[^<>\s]{3,512})\s{0,3}</"
-        ),
-        _KEY_ANCHORS,
-        lower=True,
-    ),
-    # a shell command a tool runs or an error quotes, as a line or an argv list's repr
-    # (CalledProcessError: ['curl', '-u', 'bob:...']): --password VALUE, --api-key VALUE (with
-    # "=", key_value's), sshpass -p / docker login -p VALUE, curl -u user:password; not a
-    # $VARIABLE. Each form starts with its literal (the regex engine's fast search).
-    Detector(
-        "command_line",
-        _rx(
-            rf"--(?<![a-z0-9_-]--)[a-z0-9_-]{{0,40}}?(?:{_KEY_WORDS})(?:[ \t]{{1,3}}"
-            r"(?![-$]|\[redacted:)(?:\"(?P<dq>[^\"\\\n$]{3,512})\"|'(?P<sq>[^'\\\n]{3,512})'"
-            r"|(?P<bare>[^\s\"'<>;|&$`]{3,512}))"
-            rf"|{_ITEM}(?![-$]|\[redacted:)(?P<item>[^\"'\\\n]{{3,512}}))"
-        ),
-        ("--",),
-        lower=True,
-    ),
+    *named_rows(_KEY_WORDS, _KEY_ANCHORS, pair_also="authorization"),
+    # more of a shell command's credentials: sshpass -p / docker login -p VALUE, curl -u
+    # user:password, as a line or an argv list's repr; each form from its literal
     Detector(
         "command_line",
         _rx(
@@ -350,19 +377,6 @@ BUILT_IN: tuple[Detector, ...] = (
             rf"{_ITEM})(?P<user>[^\s:\"'/@$\[]{{1,128}}:[^\s\"'$]{{1,256}})"
         ),
         ("-u",),
-        lower=True,
-    ),
-    Detector(
-        "key_value",
-        # a header as a (name, value) pair, as HTTP clients and ASGI show them in a repr or
-        # a log: [(b'authorization', b'Bearer ...'), ('x-api-key', '...')], [["cookie", "..."]]
-        # (a list only inside a list: ['password', 'email'] names two fields)
-        _rx(
-            r"(?:\(|[\[,] ?\[)\s{0,3}b?[\"'][a-z0-9_.:-]{0,40}?"
-            rf"(?:{_KEY_WORDS}|authorization)[\"']\s{{0,3}},\s{{0,3}}(?!b?[\"']\[redacted:)"
-            r"(?:b?\"(?P<dq>[^\"\\\n]{3,4096})\"|b?'(?P<sq>[^'\\\n]{3,4096})')\s{0,3}[)\]]"
-        ),
-        (*_KEY_ANCHORS, "authorization"),
         lower=True,
     ),
 )

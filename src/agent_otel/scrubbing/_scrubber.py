@@ -28,9 +28,9 @@ from typing import Any
 from agent_otel._guard import report
 from agent_otel._plain import a_kind, items_of, plain_value, shown, text_of
 
-from ._detectors import BUILT_IN, Detector
+from ._detectors import BUILT_IN, Detector, named_rows
 from ._encoded import base64_json, may_hold, views
-from ._keys import is_secret_key, normalise
+from ._keys import is_secret_key, normalise, words
 
 Found = Callable[[str], None]
 CALLBACK = "callback"
@@ -120,6 +120,17 @@ def _patterns(given: object) -> dict[str, str | re.Pattern[str]]:
     return out
 
 
+def _named(keys: Collection[str]) -> tuple[Detector, ...]:
+    """The text forms of added key names (``pin_code``: ``PIN_CODE=...``, ``"pinCode": ...``),
+    as the built-in names have them: one table for content and text."""
+    spelled = {"[_-]?".join(re.escape(w) for w in words(key)) for key in keys}
+    spelled.discard("")
+    if not spelled:
+        return ()
+    anchors = tuple(sorted({words(key)[0] for key in keys if words(key)}))
+    return named_rows("|".join(sorted(spelled, key=lambda s: (-len(s), s))), anchors)
+
+
 def marker(name: str, length: int) -> str:
     """What replaces a secret: the detector's name and the secret's length, nothing of it."""
     return f"[REDACTED:{name} len={length}]"
@@ -131,7 +142,7 @@ class Scrubber:
 
     ``patterns``: more detectors, name -> regular expression (its last matching named group,
     else the whole match, is redacted); they run on every exported string, so keep them
-    linear. ``keys``: more field names whose values are secrets in structured content
+    linear. ``keys``: more field names whose values are secrets, in structured content and text
     (compared by words: ``"pin_code"`` also matches ``pinCode``). ``disable``: names of
     built-in detectors to switch off (see :data:`DETECTORS`). ``callback(text) -> text`` runs
     last on every string (return it unchanged when there is nothing to hide; a change is
@@ -162,7 +173,7 @@ class Scrubber:
         unknown = set(self.disable) - set(DETECTORS)
         if unknown:
             raise ValueError(f"unknown detectors {sorted(unknown)}; built-in: {DETECTORS}")
-        detectors = tuple(d for d in BUILT_IN if d.name not in self.disable)
+        detectors = tuple(d for d in BUILT_IN + _named(self.keys) if d.name not in self.disable)
         always = tuple(
             Detector(name, re.compile(pattern) if isinstance(pattern, str) else pattern, ())
             for name, pattern in self.patterns.items()
