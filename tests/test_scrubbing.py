@@ -139,6 +139,10 @@ def context_fakes() -> dict[str, tuple[str, str]]:
         "key_value/env_token": (f"export GITHUB_TOKEN={bearer} && make", bearer),
         "key_value/dict_token": (f"{{'slack_bot_token': '{bearer}'}}", bearer),
         "key_value/yaml": (f"database:\n  password: {password}\n  pool: 5", password),
+        "key_value/yaml_quoted": (f'db:\n  password: "{password}"\n  pool: 5', password),
+        "key_value/yaml_single": (f"auth:\n  api_key : '{bearer}'", bearer),
+        "key_value/env_entry": (f"env:\n- name: DB_PASSWORD\n  value: {bearer}\n", bearer),
+        "key_value/env_json": (f'[{{"name": "OPENAI_API_KEY", "value": "{bearer}"}}]', bearer),
         "key_value/header": (f"X-Auth-Token: {bearer}", bearer),
         "key_value/bytes": (f"{{'password': b'{password}'}}", password),
         "key_value/query": (f"GET /v1/chat?api_key={bearer}&model=gpt-4o", bearer),
@@ -409,6 +413,7 @@ NEAR_MISSES = [
     "mask-" + hashlib.md5(b"x").hexdigest() + " sk-" + "0" * 32 + " sk-" + "deadbeef" * 2,
     "SG.value, npm_modules, dapi docs, ya29. is a prefix, the robot42: said hi",
     "run --api-key $OPENAI_API_KEY --max-tokens 100 --token-limit 4096; mkdir -p /tmp/x",
+    'limits: {max_tokens: "100", token_count: "3"}, input_tokens: "12"',
     "docker login --password-stdin; app --password-file /etc/pw --secret-name db-secret",
     "required fields: ['password', 'email'] or [\"token\", \"usage\"]; ('api_key', None)",
 ]
@@ -525,6 +530,27 @@ def test_headers_as_name_value_pairs_hide_the_values_of_secret_names() -> None:
         assert Scrubber().text(out) == out
 
 
+def test_an_environment_variable_listed_as_name_and_value_hides_its_value() -> None:
+    """A deployment a tool reads (Kubernetes' ``env``, ECS' ``environment``, app settings)
+    lists variables as {name, value} entries: a secret's name hides its value."""
+    value = {
+        "env": [
+            {"name": "OPENAI_API_KEY", "value": "abc123"},
+            {"name": "LOG_LEVEL", "value": "debug"},
+            {"Name": "DB_PASSWORD", "Value": 918273},
+        ]
+    }
+    assert Scrubber().value(value) == {
+        "env": [
+            {"name": "OPENAI_API_KEY", "value": "[REDACTED:key_name len=6]"},
+            {"name": "LOG_LEVEL", "value": "debug"},
+            {"Name": "DB_PASSWORD", "Value": "[REDACTED:key_name len=6]"},
+        ]
+    }
+    plain = {"name": "max_tokens", "value": 100}
+    assert Scrubber().value(plain) is plain
+
+
 def test_a_json_string_of_tool_arguments_is_read_as_the_object_it_holds() -> None:
     text = json.dumps({"query": "weather", "api_key": "k-123456"})
     assert json.loads(Scrubber().value(text)) == {
@@ -560,7 +586,7 @@ def test_added_patterns_keys_and_callback_run_with_the_built_in_detectors() -> N
 @pytest.mark.parametrize(
     "form",
     ["PIN_CODE={v}", '{{"pinCode": "{v}"}}', "pin-code: {v}", "<pin_code>{v}</pin_code>",
-     "run --pin-code {v}", "[('Pin-Code', '{v}')]", "pin_code%3D{v}"],
+     "run --pin-code {v}", "pin_code: '{v}'", "[('Pin-Code', '{v}')]", "pin_code%3D{v}"],
 )  # fmt: skip
 def test_an_added_key_name_hides_its_value_in_text_as_in_content(form: str) -> None:
     """``Scrubber(keys=[...])`` adds to the one table of names: the value a tool argument
@@ -597,6 +623,7 @@ HOSTILE = [
     "ya29.", "SG." + "a" * 22, "pplx-", "r8_", "dapi", "xapp-1-", "('token', '", "[['cookie', 'a",
     "(b'", "[[", "--password ", "-- ", "--a",
     "sshpass -p ", "login -u a", "-u a:", "login -p a", "&sig=[REDACTED:sas_signature len=9]",
+    "name: token\n", "name: password, value", "password: '", 'token : "a',
 ]  # fmt: skip
 
 

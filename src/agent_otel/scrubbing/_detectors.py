@@ -163,9 +163,37 @@ def named_rows(names: str, anchors: tuple[str, ...], pair_also: str = "") -> tup
         Detector(
             "key_value",
             # key: value unquoted (YAML, HTTP headers, logs): a value with a letter and a digit
-            _rx(rf"(?:{names}):[ \t]{{1,3}}(?!\[redacted:)(?P<secret>[^\s\"'<>,;]{{8,512}})"),
+            _rx(
+                rf"(?:{names})[ \t]{{0,3}}:[ \t]{{1,3}}(?!\[redacted:)"
+                r"(?P<secret>[^\s\"'<>,;]{8,512})"
+            ),
             anchors,
             credential_like,
+            lower=True,
+        ),
+        Detector(
+            "key_value",
+            # key: "value", the key unquoted, the value quoted (YAML: a config a tool read, a
+            # compose file, a Kubernetes manifest): any value, quoted is no prose
+            _rx(
+                rf"(?:{names})[ \t]{{0,3}}:[ \t]{{1,3}}(?!b?[\"']\[redacted:)"
+                r"(?:b?\"(?P<dq>[^\"\\\n]{3,512})\"|b?'(?P<sq>[^'\\\n]{3,512})')"
+            ),
+            anchors,
+            lower=True,
+        ),
+        Detector(
+            "key_value",
+            # an environment variable as a Kubernetes or compose manifest lists it, in YAML
+            # or JSON: name: DB_PASSWORD, then value: ... on the next line or after a comma
+            _rx(
+                r"name[\"']?[ \t]{0,3}:[ \t]{0,3}[\"']?[a-z0-9_.-]{0,40}?"
+                rf"(?:{names})[\"']?[ \t]{{0,3}}(?:,|\r?\n)[ \t]{{0,40}}"
+                r"[\"']?value[\"']?[ \t]{0,3}:"
+                r"[ \t]{0,3}(?!b?[\"']?\[redacted:)(?:\"(?P<dq>[^\"\\\n]{1,512})\""
+                r"|'(?P<sq>[^'\\\n]{1,512})'|(?P<bare>[^\s\"',}]{1,512}))"
+            ),
+            ("name",),
             lower=True,
         ),
         Detector(

@@ -254,9 +254,10 @@ class Scrubber:
             return self.text(value, found)
         if kind is dict:
             out: dict[Any, Any] | None = None
+            slot = self._value_slot(value)
             for key, item in value.items():
                 name = self.text(key, found) if type(key) is str else key
-                if type(key) is str and is_secret_key(key, self._keys):
+                if type(key) is str and (key is slot or is_secret_key(key, self._keys)):
                     fixed = _redact_all(item, found)
                 else:
                     fixed = self.value(item, found)
@@ -300,13 +301,25 @@ class Scrubber:
                 return [self._pair(pair, found, self.tree) for pair in value]
             return [self.tree(item, found) for item in value]
         if kind is dict:
+            slot = self._value_slot(value)
             return {
                 key: _redact_all(item, found)
-                if is_secret_key(key, self._keys)
+                if key is slot or is_secret_key(key, self._keys)
                 else self.tree(item, found)
                 for key, item in value.items()
             }
         return value
+
+    def _value_slot(self, value: dict[Any, Any]) -> str | None:
+        """The ``value`` key of a {name, value} entry whose name is a secret key's: an
+        environment variable as Kubernetes, ECS and app settings list them
+        (``{"name": "DB_PASSWORD", "value": "..."}``); else None."""
+        if "name" not in value and "Name" not in value:
+            return None
+        named = value.get("name", value.get("Name"))
+        if type(named) is not str or not is_secret_key(named, self._keys):
+            return None
+        return next((k for k in value if type(k) is str and k in ("value", "Value")), None)
 
     def _json_text(self, text: str, found: Found) -> str:
         """A string that holds a JSON object or array: scrubbed as that value (re-serialised
