@@ -120,6 +120,7 @@ def context_fakes() -> dict[str, tuple[str, str]]:
     signature = hashlib.sha256(RNG.randbytes(8)).hexdigest()
     session = "IQoJb3JpZ2luX2VjE" + chars(120) + "%2F" + chars(40)
     telegram = chars(35, ALNUM + "_-")
+    at = "Zq@" + chars(10)  # a password written into a URL with its "@" unescaped
     return {
         "url_credentials": (f"postgres://app:{password}@db.internal:5432/prod", f"app:{password}"),
         "authorization_header": (f"Authorization: Bearer {bearer}", bearer),
@@ -135,13 +136,14 @@ def context_fakes() -> dict[str, tuple[str, str]]:
         "key_value/apim_query": (f"GET /weather?subscription-key={azure_key}", azure_key),
         "azure_account_key": (f"AccountName=acct;AccountKey={account_key};Suffix=x", account_key),
         "sas_signature": (f"https://acct.blob.core.windows.net/c/b?sv=2024&sig={sas}&sp=r", sas),
+        "url_credentials/at_sign": (f"mongodb+srv://ops:{at}@c0.example.net/db", f"ops:{at}"),
         "url_credentials/no_user": (f"redis://:{password}@cache:6379/0", f":{password}"),
         "key_value/env_token": (f"export GITHUB_TOKEN={bearer} && make", bearer),
         "key_value/dict_token": (f"{{'slack_bot_token': '{bearer}'}}", bearer),
         "key_value/yaml": (f"database:\n  password: {password}\n  pool: 5", password),
         "key_value/yaml_quoted": (f'db:\n  password: "{password}"\n  pool: 5', password),
         "key_value/yaml_single": (f"auth:\n  api_key : '{bearer}'", bearer),
-        "key_value/env_entry": (f"env:\n- name: DB_PASSWORD\n  value: {bearer}\n", bearer),
+        "key_value/env_entry": (f"env:\n- name: DB_PASSWORD\n  value: {bearer}", bearer),
         "key_value/env_json": (f'[{{"name": "OPENAI_API_KEY", "value": "{bearer}"}}]', bearer),
         "key_value/header": (f"X-Auth-Token: {bearer}", bearer),
         "key_value/bytes": (f"{{'password': b'{password}'}}", password),
@@ -391,6 +393,7 @@ NEAR_MISSES = [
     "data:image/png;base64," + base64.b64encode(RNG.randbytes(120)).decode(),
     "https://example.com/search?q=agents&page=2 and mailto:ops@example.com",
     "git@github.com:org/repo.git, https://user@example.com/x (no password)",
+    "https://api.example.com:8443/users/bob@example.com?cc=ann@example.com",
     "sk-learn-compatible-transformer-pipeline and risk-assessment-framework-v2",
     "task_test_something_long_enough and desk_live_stream_of_things",
     "AKIAEXAMPLE is too short; ASIA is a continent.",

@@ -324,8 +324,9 @@ BUILT_IN: tuple[Detector, ...] = (
     Detector(
         "url_credentials",
         # scheme://user:password@host (the user may be empty: redis://:password@host): the
-        # whole userinfo; each part bounded (no \s / ? # @)
-        _rx(r"://(?P<secret>[^\s/?#@:\"'<>\\]{0,256}:[^\s/?#@\"'<>\\]{1,256})@"),
+        # whole userinfo, to the last "@" before the path (a password written with an "@"
+        # unescaped, p@ss, goes whole); each part bounded (no \s / ? #)
+        _rx(r"://(?P<secret>[^\s/?#@:\"'<>\\]{0,256}:[^\s/?#\"'<>\\]{1,256})@"),
         ("://",),
     ),
     Detector(
