@@ -145,6 +145,11 @@ def context_fakes() -> dict[str, tuple[str, str]]:
         "key_value/yaml_single": (f"auth:\n  api_key : '{bearer}'", bearer),
         "key_value/env_entry": (f"env:\n- name: DB_PASSWORD\n  value: {bearer}", bearer),
         "key_value/env_json": (f'[{{"name": "OPENAI_API_KEY", "value": "{bearer}"}}]', bearer),
+        "key_value/pydantic": (
+            f"db.db_password\n  String should have at least 16 characters [type=string_too_short, "
+            f"input_value='{password}', input_type=str]",
+            password,
+        ),
         "key_value/header": (f"X-Auth-Token: {bearer}", bearer),
         "key_value/bytes": (f"{{'password': b'{password}'}}", password),
         "key_value/query": (f"GET /v1/chat?api_key={bearer}&model=gpt-4o", bearer),
@@ -626,7 +631,8 @@ HOSTILE = [
     "ya29.", "SG." + "a" * 22, "pplx-", "r8_", "dapi", "xapp-1-", "('token', '", "[['cookie', 'a",
     "(b'", "[[", "--password ", "-- ", "--a",
     "sshpass -p ", "login -u a", "-u a:", "login -p a", "&sig=[REDACTED:sas_signature len=9]",
-    "name: token\n", "name: password, value", "password: '", 'token : "a',
+    "name: token\n", "name: password, value", "password\n  input_value", "token\n ",
+    "password: '", 'token : "a',
 ]  # fmt: skip
 
 

@@ -556,3 +556,35 @@ async def test_a_shell_tools_command_line_credentials_never_reach_an_export(
     out = exported(otel_telemetry)
     assert password not in out and token not in out
     assert "'-u', '[REDACTED:command_line len=" in out  # the rest of the command is kept
+
+
+async def test_a_pydantic_validation_error_loses_the_secret_input_it_quotes(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A tool's arguments validated by pydantic (as agent frameworks do) fail, and the
+    ``ValidationError`` quotes each bad field's input under its location's line: the values
+    of secret fields are redacted in the tool's error and the run's, the others kept."""
+    import pydantic
+
+    class Login(pydantic.BaseModel):
+        user: int
+        db_password: str = pydantic.Field(min_length=16)
+
+    password = "hunter2-" + API_KEY[2:8]
+    try:
+        Login.model_validate({"user": "ops-bot", "db_password": password})
+    except pydantic.ValidationError as caught:
+        error = caught
+    events = [
+        ToolCall(id="t", function=FunctionCall("login", "{}")),
+        ToolResult(tool_call_id="t", content=str(error), is_error=True),
+        StepBoundary(index=0),
+    ]
+    agent = ScriptedAgent(events, fail_at=len(events), error=error)
+    with pytest.raises(pydantic.ValidationError):
+        stream = agent.stream([Message(role="user", content="go")])
+        await run_script(otel_telemetry, stream)
+    out = exported(otel_telemetry)
+    assert password not in out
+    assert "input_value='ops-bot'" in out  # a field that names no secret is kept
+    assert "input_value='[REDACTED:key_value len=" in out

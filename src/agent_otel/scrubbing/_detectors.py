@@ -198,6 +198,18 @@ def named_rows(names: str, anchors: tuple[str, ...], pair_also: str = "") -> tup
         ),
         Detector(
             "key_value",
+            # a pydantic ValidationError (a tool's arguments, a settings model): the field's
+            # location on its line, its input_value on the next
+            _rx(
+                rf"(?:{names})[\"']?\r?\n[ \t]{{1,8}}[^\n]{{0,400}}?input_value="
+                r"(?!b?[\"']?\[redacted:)(?:b?'(?P<sq>[^'\\\n]{1,512})'|b?\"(?P<dq>[^\"\\\n]{1,512})\""
+                r"|(?P<bare>[^\s,\]]{1,512}))"
+            ),
+            anchors,
+            lower=True,
+        ),
+        Detector(
+            "key_value",
             # an XML element (a SOAP fault, an XML config, HTML-escaped in an error page:
             # &lt;password&gt;, read decoded): <db_password>value</db_password>, one word
             _rx(
