@@ -221,6 +221,18 @@ def test_every_built_in_detector_has_a_positive_here() -> None:
     assert covered == set(DETECTORS)
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["--password ab12", "sshpass -p hunter2", "<pwd>abc12</pwd>", "('pwd', 'abc12')",
+     "login -p Xyz12345", "['-u', 'a:b123']"],
+)  # fmt: skip
+def test_a_short_labelled_secret_is_not_passed_as_too_short(text: str) -> None:
+    """Under 20 characters a text skips the detectors unless it holds what a labelled
+    value needs: a command's flag, an XML element and a pair are labels too."""
+    assert len(text) < 20
+    assert "[REDACTED:" in Scrubber().text(text)
+
+
 def test_a_cut_private_key_block_is_redacted_to_its_end() -> None:
     block = fake_private_key()
     cut = block[: len(block) // 2]

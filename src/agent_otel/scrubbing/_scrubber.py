@@ -40,8 +40,9 @@ DETECTORS = tuple(dict.fromkeys(d.name for d in BUILT_IN))
 
 
 SHORT = 20
-"""Below this length (an AWS key id's) only the URL, key=value and Basic detectors can match,
-and they need ``:``, ``=`` or ``Basic``."""
+"""Below this length (an AWS key id's) only the detectors of a labelled value can match (a URL,
+key=value, Basic, a command's flag, an XML element, a pair), and they need ``:``, ``=``,
+``Basic``, `` -p``, ``--``, ``<`` or ``,``."""
 _REMEMBER, _REMEMBERED = 128, 2048  # clean strings a Scrub remembers: how long, how many
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
@@ -190,8 +191,11 @@ class Scrubber:
     def text(self, text: str, found: Found = _ignore) -> str:
         """``text`` with every secret the detectors recognise replaced by its marker."""
         short = self._short and len(text) < SHORT
-        if short and not (":" in text or "=" in text or "Basic" in text or may_hold(text)):
-            return text  # too short for every built-in detector but these three
+        if short and not (
+            ":" in text or "=" in text or "Basic" in text or " -p" in text or "--" in text
+            or "<" in text or "," in text or may_hold(text)
+        ):  # fmt: skip
+            return text  # too short for every built-in detector but those these hold
         spans = self._spans(text)
         if may_hold(text):  # an encoded secret: found decoded, redacted as it was encoded
             for view in views(text):
