@@ -38,6 +38,8 @@ class Detector:
     anchors: tuple[str, ...]
     check: Check | None = None
     lower: bool = False
+    checked: str | None = None
+    """The group ``check`` applies to, when only one of the pattern's forms needs it."""
 
     def spans(self, text: str, lowered: str) -> list[tuple[int, int]]:
         """Where this detector's secrets are in ``text``: (start, end) pairs, in order.
@@ -53,9 +55,13 @@ class Detector:
             return jwt_spans(self.pattern, text)
         out = []
         check = self.check
+        only = self.checked
         for match in self.pattern.finditer(lowered if self.lower else text):
-            start, end = match.span(match.lastgroup or 0)
-            if end > start and (check is None or check(text[start:end])):
+            group = match.lastgroup
+            start, end = match.span(group or 0)
+            if end > start and (
+                check is None or (only is not None and group != only) or check(text[start:end])
+            ):
                 out.append((start, end))
         return out
 
@@ -148,39 +154,31 @@ def named_rows(names: str, anchors: tuple[str, ...], pair_also: str = "") -> tup
     return (
         Detector(
             "key_value",
-            # key=value anywhere (env dumps, query strings, kwargs reprs); key: value only when
-            # the key is quoted (JSON, dict reprs) or the value has a letter and a digit (below):
-            # "password: must be 8 chars" is prose. Quoted values may be bytes (b'...').
+            # One pattern for the forms that start with the name (one scan of the text):
+            # key=value anywhere (env dumps, query strings, kwargs reprs) and "key": value with
+            # the key quoted (JSON, dict reprs), bytes values too (b'...'); key: "value", the
+            # key unquoted, the value quoted (YAML: a config a tool read, a compose file, a
+            # Kubernetes manifest), any value, quoted is no prose; key: value unquoted (YAML,
+            # HTTP headers, logs) only when the value has a letter and a digit (the group
+            # checked: "password: must be 8 chars" is prose); and a pydantic ValidationError
+            # (a tool's arguments, a settings model): the field's location on its line, its
+            # input_value on the next.
             _rx(
-                rf"(?:{names})(?:[\"']\s{{0,3}}[:=]|\s{{0,3}}=)\s{{0,3}}"
-                r"(?!b?[\"']?\[redacted:)"  # a value already replaced (scrubbing is idempotent)
-                r"(?!(?:none|null|true|false)(?![a-z0-9_]))"  # token=None: a kwargs repr's default
+                rf"(?:{names})(?:(?:[\"']\s{{0,3}}[:=]|\s{{0,3}}=)\s{{0,3}}"
+                r"(?!b?[\"']?\[redacted:)"  # a value already replaced (idempotent)
+                r"(?!(?:none|null|true|false)(?![a-z0-9_]))"  # token=None: a kwargs default
                 r"(?:b?\"(?P<dq>[^\"\\\n]{3,512})\"|b?'(?P<sq>[^'\\\n]{3,512})'|" + _BARE + ")"
-            ),
-            anchors,
-            lower=True,
-        ),
-        Detector(
-            "key_value",
-            # key: value unquoted (YAML, HTTP headers, logs): a value with a letter and a digit
-            _rx(
-                rf"(?:{names})[ \t]{{0,3}}:[ \t]{{1,3}}(?!\[redacted:)"
-                r"(?P<secret>[^\s\"'<>,;]{8,512})"
+                r"|[ \t]{0,3}:[ \t]{1,3}(?!b?[\"']\[redacted:)"
+                r"(?:b?\"(?P<ydq>[^\"\\\n]{3,512})\"|b?'(?P<ysq>[^'\\\n]{3,512})')"
+                r"|[ \t]{0,3}:[ \t]{1,3}(?!\[redacted:)(?P<checked>[^\s\"'<>,;]{8,512})"
+                r"|[\"']?\r?\n[ \t]{1,8}[^\n]{0,400}?input_value=(?!b?[\"']?\[redacted:)"
+                r"(?:b?'(?P<psq>[^'\\\n]{1,512})'|b?\"(?P<pdq>[^\"\\\n]{1,512})\""
+                r"|(?P<pbare>[^\s,\]]{1,512})))"
             ),
             anchors,
             credential_like,
             lower=True,
-        ),
-        Detector(
-            "key_value",
-            # key: "value", the key unquoted, the value quoted (YAML: a config a tool read, a
-            # compose file, a Kubernetes manifest): any value, quoted is no prose
-            _rx(
-                rf"(?:{names})[ \t]{{0,3}}:[ \t]{{1,3}}(?!b?[\"']\[redacted:)"
-                r"(?:b?\"(?P<dq>[^\"\\\n]{3,512})\"|b?'(?P<sq>[^'\\\n]{3,512})')"
-            ),
-            anchors,
-            lower=True,
+            checked="checked",
         ),
         Detector(
             "key_value",
@@ -194,18 +192,6 @@ def named_rows(names: str, anchors: tuple[str, ...], pair_also: str = "") -> tup
                 r"|'(?P<sq>[^'\\\n]{1,512})'|(?P<bare>[^\s\"',}]{1,512}))"
             ),
             ("name",),
-            lower=True,
-        ),
-        Detector(
-            "key_value",
-            # a pydantic ValidationError (a tool's arguments, a settings model): the field's
-            # location on its line, its input_value on the next
-            _rx(
-                rf"(?:{names})[\"']?\r?\n[ \t]{{1,8}}[^\n]{{0,400}}?input_value="
-                r"(?!b?[\"']?\[redacted:)(?:b?'(?P<sq>[^'\\\n]{1,512})'|b?\"(?P<dq>[^\"\\\n]{1,512})\""
-                r"|(?P<bare>[^\s,\]]{1,512}))"
-            ),
-            anchors,
             lower=True,
         ),
         Detector(
