@@ -284,6 +284,33 @@ def test_resource_service_name_order(monkeypatch: pytest.MonkeyPatch) -> None:
     assert name(service_name="from-arg") == "from-arg"
 
 
+def test_the_resource_is_exported_without_the_credentials_it_was_given(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The resource goes out with every batch: a credential in OTEL_RESOURCE_ATTRIBUTES or
+    the argument (a connection string, a deploy token) is scrubbed as any exported string,
+    by its format and by its key's name; the rest of the resource is as given."""
+    password, token = "Tr0ub4dor3x", "ghp_" + "aB3" * 12
+    monkeypatch.setenv(
+        "OTEL_RESOURCE_ATTRIBUTES", f"db.url=postgres://app:{password}@db/prod,team=ai"
+    )
+    tel = configure(
+        "svc",
+        console=False,
+        set_global=False,
+        resource_attributes={"deploy.note": f"by {token}", "deploy.api_key": "k-19x7", "n": 3},
+    )
+    tel.shutdown()
+    for resource in (tel.tracer_provider.resource, tel.logger_provider.resource):
+        attributes = dict(resource.attributes)
+        text = repr(attributes)
+        assert password not in text and token not in text and "k-19x7" not in text
+        assert attributes["db.url"] == "postgres://[REDACTED:url_credentials len=15]@db/prod"
+        assert attributes["deploy.api_key"] == "[REDACTED:key_name len=6]"
+        assert attributes["team"] == "ai" and attributes["n"] == 3
+        assert attributes["service.name"] == "svc"
+
+
 def test_sampler_from_env_and_argument(monkeypatch: pytest.MonkeyPatch) -> None:
     from opentelemetry.sdk.trace.sampling import ALWAYS_ON
 

@@ -22,9 +22,11 @@ from hypothesis import strategies as st
 
 from agent_otel import Scrubber
 from agent_otel.scrubbing import DETECTORS
+from agent_otel.scrubbing._keys import SECRET_PAIRS, SECRET_WORDS
 
 RNG = random.Random(27)
 ALNUM = string.ascii_letters + string.digits
+HEX = "0123456789abcdef"
 MARKER = re.compile(r"\[REDACTED:([a-z_]+) len=(\d+)\]")
 
 
@@ -71,7 +73,37 @@ def fakes() -> dict[str, str]:
         "stripe_key": "sk" + "_live_" + chars(24),
         "jwt": fake_jwt(),
         "private_key": fake_private_key(),
+        # after "/": another format of the same family, or a provider of the AI stack
+        "openai_api_key/deepseek": "sk-" + chars(32, HEX),
+        "openai_api_key/openrouter": "sk-" + "or-v1-" + chars(64, HEX),
+        "openai_api_key/langfuse": "sk-" + "lf-" + str(uuid.UUID(int=RNG.getrandbits(128))),
+        "elevenlabs_api_key": "sk" + "_" + chars(48, HEX),
+        "langsmith_api_key": "lsv2" + "_pt_" + chars(32, HEX) + "_" + chars(10, HEX),
+        "tavily_api_key": "tv" + "ly-dev-" + chars(32),
+        "perplexity_api_key": "pp" + "lx-" + chars(48),
+        "perplexity_api_key/hex": "pp" + "lx-" + chars(48, HEX),
+        "replicate_api_token": "r8" + "_" + chars(37),
+        "pinecone_api_key": "pc" + "sk_" + chars(6) + "_" + chars(64),
+        "google_oauth_token": "ya" + "29." + chars(160, ALNUM + "_-"),
+        "google_oauth_token/client_secret": "GOC" + "SPX-" + chars(28),
+        "sendgrid_api_key": "S" + "G." + chars(22) + "." + chars(43),
+        "npm_token": "np" + "m_" + chars(36),
+        "databricks_token": "da" + "pi" + chars(32, HEX),
+        "digitalocean_token": "do" + "p_v1_" + chars(64, HEX),
+        "shopify_token": "sh" + "pat_" + chars(32, HEX),
+        "slack_token/app": "xa" + "pp-1-A" + chars(10) + "-1234567890-" + chars(64, HEX),
     }
+
+
+HEX_KEY = re.compile(r"sk[-_](?:[a-z0-9]{1,8}-){0,2}[0-9a-f-]{32,}")
+"""Hex keys after ``sk-``/``sk_`` (DeepSeek's): glued to a word they read as an id, as
+``task-<uuid>`` is."""
+
+
+def glued(before: str, secret: str) -> str:
+    """``before + secret``, a space between where a hex key would be glued to a word."""
+    hex_key = HEX_KEY.fullmatch(secret) is not None
+    return before + (" " if hex_key and before[-1:].isalnum() else "") + secret
 
 
 def context_fakes() -> dict[str, tuple[str, str]]:
@@ -87,6 +119,8 @@ def context_fakes() -> dict[str, tuple[str, str]]:
     sas = chars(40, ALNUM) + "%3D"
     signature = hashlib.sha256(RNG.randbytes(8)).hexdigest()
     session = "IQoJb3JpZ2luX2VjE" + chars(120) + "%2F" + chars(40)
+    telegram = chars(35, ALNUM + "_-")
+    at = "Zq@" + chars(10)  # a password written into a URL with its "@" unescaped
     return {
         "url_credentials": (f"postgres://app:{password}@db.internal:5432/prod", f"app:{password}"),
         "authorization_header": (f"Authorization: Bearer {bearer}", bearer),
@@ -102,10 +136,20 @@ def context_fakes() -> dict[str, tuple[str, str]]:
         "key_value/apim_query": (f"GET /weather?subscription-key={azure_key}", azure_key),
         "azure_account_key": (f"AccountName=acct;AccountKey={account_key};Suffix=x", account_key),
         "sas_signature": (f"https://acct.blob.core.windows.net/c/b?sv=2024&sig={sas}&sp=r", sas),
+        "url_credentials/at_sign": (f"mongodb+srv://ops:{at}@c0.example.net/db", f"ops:{at}"),
         "url_credentials/no_user": (f"redis://:{password}@cache:6379/0", f":{password}"),
         "key_value/env_token": (f"export GITHUB_TOKEN={bearer} && make", bearer),
         "key_value/dict_token": (f"{{'slack_bot_token': '{bearer}'}}", bearer),
         "key_value/yaml": (f"database:\n  password: {password}\n  pool: 5", password),
+        "key_value/yaml_quoted": (f'db:\n  password: "{password}"\n  pool: 5', password),
+        "key_value/yaml_single": (f"auth:\n  api_key : '{bearer}'", bearer),
+        "key_value/env_entry": (f"env:\n- name: DB_PASSWORD\n  value: {bearer}", bearer),
+        "key_value/env_json": (f'[{{"name": "OPENAI_API_KEY", "value": "{bearer}"}}]', bearer),
+        "key_value/pydantic": (
+            f"db.db_password\n  String should have at least 16 characters [type=string_too_short, "
+            f"input_value='{password}', input_type=str]",
+            password,
+        ),
         "key_value/header": (f"X-Auth-Token: {bearer}", bearer),
         "key_value/bytes": (f"{{'password': b'{password}'}}", password),
         "key_value/query": (f"GET /v1/chat?api_key={bearer}&model=gpt-4o", bearer),
@@ -127,6 +171,16 @@ def context_fakes() -> dict[str, tuple[str, str]]:
             session,
         ),
         "signed_url/gcs": (f"storage.googleapis.com/b/o?X-Goog-Signature={signature}", signature),
+        "command_line": (f"mytool --password {bearer} --verbose", bearer),
+        "command_line/quoted": (f"az login --client-secret '{password}' --tenant t", password),
+        "command_line/curl": (f"curl -u deploy:{aws_secret} https://ci", f"deploy:{aws_secret}"),
+        "command_line/sshpass": (f"sshpass -p {bearer} ssh ops@host", bearer),
+        "command_line/docker": (f"docker login -u bob -p {bearer} registry", bearer),
+        "command_line/argv": (f"Command '['mytool', '--api-key', '{bearer}']' failed", bearer),
+        "telegram_bot_token": (
+            f"POST https://api.telegram.org/bot7123456789:{telegram}/send",
+            telegram,
+        ),
     }
 
 
@@ -150,7 +204,8 @@ def test_each_format_detector_replaces_the_whole_key_and_keeps_the_text_around(
     secret = fakes()[detector]
     text = f"config loaded, key {secret} (do not share)"
     out = Scrubber().text(text)
-    assert out == f"config loaded, key [REDACTED:{detector} len={len(secret)}] (do not share)"
+    name = detector.partition("/")[0]
+    assert out == f"config loaded, key [REDACTED:{name} len={len(secret)}] (do not share)"
 
 
 @pytest.mark.parametrize("detector", sorted(context_fakes()))
@@ -162,8 +217,20 @@ def test_each_context_detector_redacts_the_credential_and_keeps_its_label(detect
 
 
 def test_every_built_in_detector_has_a_positive_here() -> None:
-    covered = set(fakes()) | {name.partition("/")[0] for name in context_fakes()}
+    covered = {name.partition("/")[0] for name in [*fakes(), *context_fakes()]}
     assert covered == set(DETECTORS)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["--password ab12", "sshpass -p hunter2", "<pwd>abc12</pwd>", "('pwd', 'abc12')",
+     "login -p Xyz12345", "['-u', 'a:b123']"],
+)  # fmt: skip
+def test_a_short_labelled_secret_is_not_passed_as_too_short(text: str) -> None:
+    """Under 20 characters a text skips the detectors unless it holds what a labelled
+    value needs: a command's flag, an XML element and a pair are labels too."""
+    assert len(text) < 20
+    assert "[REDACTED:" in Scrubber().text(text)
 
 
 def test_a_cut_private_key_block_is_redacted_to_its_end() -> None:
@@ -343,6 +410,7 @@ NEAR_MISSES = [
     "data:image/png;base64," + base64.b64encode(RNG.randbytes(120)).decode(),
     "https://example.com/search?q=agents&page=2 and mailto:ops@example.com",
     "git@github.com:org/repo.git, https://user@example.com/x (no password)",
+    "https://api.example.com:8443/users/bob@example.com?cc=ann@example.com",
     "sk-learn-compatible-transformer-pipeline and risk-assessment-framework-v2",
     "task_test_something_long_enough and desk_live_stream_of_things",
     "AKIAEXAMPLE is too short; ASIA is a continent.",
@@ -360,6 +428,14 @@ NEAR_MISSES = [
     "Client(api_key=None, credentials=None, token=null, password=False)",
     "Cookie: must be enabled. max_new_tokens=512, pad_token_id=0, eos_token_ids: [2]",
     "https://example.com/?page_size=20&signature=on&x-amz-date=20240101T000000Z",
+    # hex ids after a word ending in sk, a hex digest in a name: ids, not keys
+    "task-" + str(uuid.UUID(int=RNG.getrandbits(128))) + " and desk_" + "ab12" * 12,
+    "mask-" + hashlib.md5(b"x").hexdigest() + " sk-" + "0" * 32 + " sk-" + "deadbeef" * 2,
+    "SG.value, npm_modules, dapi docs, ya29. is a prefix, the robot42: said hi",
+    "run --api-key $OPENAI_API_KEY --max-tokens 100 --token-limit 4096; mkdir -p /tmp/x",
+    'limits: {max_tokens: "100", token_count: "3"}, input_tokens: "12"',
+    "docker login --password-stdin; app --password-file /etc/pw --secret-name db-secret",
+    "required fields: ['password', 'email'] or [\"token\", \"usage\"]; ('api_key', None)",
 ]
 
 
@@ -412,6 +488,89 @@ def test_values_under_secret_key_names_are_replaced_counts_and_ids_are_not() -> 
     assert value["password"] == "hunter2"  # the input is never edited
 
 
+_SINGLE = sorted(SECRET_WORDS - {a + b for a, b in SECRET_PAIRS} - {"authorization"})
+_NAMED = [[word] for word in _SINGLE] + [list(pair) for pair in sorted(SECRET_PAIRS)]
+_STYLES = {
+    "snake": lambda ws: "_".join(ws),
+    "kebab": lambda ws: "-".join(ws),
+    "upper": lambda ws: "_".join(ws).upper(),
+    "camel": lambda ws: ws[0] + "".join(w.title() for w in ws[1:]),
+    "pascal": lambda ws: "".join(w.title() for w in ws),
+}
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from(["", "aws", "db", "app", "stripe", "x"]),
+    st.sampled_from(_NAMED),
+    st.sampled_from(sorted(_STYLES)),
+    st.sampled_from(
+        ["{k}={v}", '{{"{k}": "{v}"}}', "{{'{k}': '{v}'}}", "{k}: {v}", "<{k}>{v}</{k}>"]
+    ),
+)
+def test_a_key_name_that_hides_a_value_in_content_hides_it_in_text(
+    prefix: str, named: list[str], style: str, form: str
+) -> None:
+    """One vocabulary: every name the structured-content rule reads as a secret's
+    (``secret_key``, ``subscriptionKey``, ``SIGNING_KEY``) also hides its value in an error
+    text, an env dump or a repr (Django's ``SECRET_KEY=...``, boto's ``secret_key='...'``)."""
+    key = _STYLES[style]([prefix, *named] if prefix else named)
+    value = "Zq81Kd0aPPxw93Lm"
+    assert Scrubber().value({key: value}) == {key: "[REDACTED:key_name len=16]"}
+    assert_scrubbed(Scrubber().text(form.format(k=key, v=value)), value)
+
+
+def test_a_boto_credentials_repr_loses_its_secret_key() -> None:
+    aws_secret = chars(40, ALNUM + "/+")
+    text = f"Credentials(access_key='AKIA{'Q' * 16}', secret_key='{aws_secret}', token=None)"
+    out = Scrubber().text(text)
+    assert_scrubbed(out, aws_secret)
+    assert "token=None" in out
+
+
+def test_headers_as_name_value_pairs_hide_the_values_of_secret_names() -> None:
+    """Headers are often a list of pairs (``httpx``'s raw headers, an ASGI scope's,
+    ``dict.items()``): the name is the key, in content and in a repr alike."""
+    token = chars(40)
+    value = {"headers": [("Authorization", f"Bearer {token}"), ("Accept", "json")], "n": 1}
+    assert Scrubber().value(value) == {
+        "headers": [["Authorization", "[REDACTED:key_name len=47]"], ("Accept", "json")],
+        "n": 1,
+    }
+    plain = {"rows": [("a", 1), ("b", 2)], "names": ["password", "email"]}
+    assert Scrubber().value(plain) is plain
+    texts = [
+        f"scope={{'headers': [(b'host', b'api'), (b'authorization', b'Bearer {token}')]}}",
+        f"Headers.raw=[('x-api-key', '{token}'), ('set-cookie', 'sid={token}; Path=/')]",
+        f'{{"headers": [["accept", "json"], ["X-Auth-Token", "{token}"]]}}',
+    ]
+    for text in texts:
+        out = Scrubber().text(text)
+        assert_scrubbed(out, token, "key_value")
+        assert Scrubber().text(out) == out
+
+
+def test_an_environment_variable_listed_as_name_and_value_hides_its_value() -> None:
+    """A deployment a tool reads (Kubernetes' ``env``, ECS' ``environment``, app settings)
+    lists variables as {name, value} entries: a secret's name hides its value."""
+    value = {
+        "env": [
+            {"name": "OPENAI_API_KEY", "value": "abc123"},
+            {"name": "LOG_LEVEL", "value": "debug"},
+            {"Name": "DB_PASSWORD", "Value": 918273},
+        ]
+    }
+    assert Scrubber().value(value) == {
+        "env": [
+            {"name": "OPENAI_API_KEY", "value": "[REDACTED:key_name len=6]"},
+            {"name": "LOG_LEVEL", "value": "debug"},
+            {"Name": "DB_PASSWORD", "Value": "[REDACTED:key_name len=6]"},
+        ]
+    }
+    plain = {"name": "max_tokens", "value": 100}
+    assert Scrubber().value(plain) is plain
+
+
 def test_a_json_string_of_tool_arguments_is_read_as_the_object_it_holds() -> None:
     text = json.dumps({"query": "weather", "api_key": "k-123456"})
     assert json.loads(Scrubber().value(text)) == {
@@ -444,6 +603,21 @@ def test_added_patterns_keys_and_callback_run_with_the_built_in_detectors() -> N
     assert scrubber.value({"PinCode": 42}) == {"PinCode": "[REDACTED:key_name len=2]"}
 
 
+@pytest.mark.parametrize(
+    "form",
+    ["PIN_CODE={v}", '{{"pinCode": "{v}"}}', "pin-code: {v}", "<pin_code>{v}</pin_code>",
+     "run --pin-code {v}", "pin_code: '{v}'", "[('Pin-Code', '{v}')]", "pin_code%3D{v}"],
+)  # fmt: skip
+def test_an_added_key_name_hides_its_value_in_text_as_in_content(form: str) -> None:
+    """``Scrubber(keys=[...])`` adds to the one table of names: the value a tool argument
+    hides under ``pinCode`` is hidden in an error text, an env dump or a command too."""
+    scrubber = Scrubber(keys=["pin_code", "(x)"])  # a name's words only: no regex from it
+    value = "91827x3q"
+    assert_scrubbed(scrubber.text(form.format(v=value)), value)
+    assert Scrubber().text(form.format(v=value)) == form.format(v=value)  # added, not built in
+    assert scrubber.text("spin code=1, pin_codes=2") == "spin code=1, pin_codes=2"
+
+
 def test_a_built_in_detector_can_be_disabled_and_an_unknown_name_is_refused() -> None:
     text = "DB_PASSWORD=hunter22"
     assert Scrubber(disable=["key_value"]).text(text) == text
@@ -464,6 +638,13 @@ HOSTILE = [
     # HTML character references, XML elements, base64 JSON (one token, or many)
     "&quot;", "&#58;", "&#x3a;", "&amp;", "&nbsp;", "&lt;password&gt;", "<password>", "<token>a1 ",
     "eyJhcGlfa2V5Ijoi", "eyJhcGlfa2V5Ijoi ", "eyJ" + "A" * 12 + " ",
+    # the AI stack's prefixes: hex bodies, a bot's id, segments that almost close
+    "sk-0", "sk-a-", "sk-" + "0a" * 20 + " ", "sk_0", "0-", "bot1234567:", "lsv2_pt_", "pcsk_aaaa_",
+    "ya29.", "SG." + "a" * 22, "pplx-", "r8_", "dapi", "xapp-1-", "('token', '", "[['cookie', 'a",
+    "(b'", "[[", "--password ", "-- ", "--a",
+    "sshpass -p ", "login -u a", "-u a:", "login -p a", "&sig=[REDACTED:sas_signature len=9]",
+    "name: token\n", "name: password, value", "password\n  input_value", "token\n ",
+    "password: '", 'token : "a',
 ]  # fmt: skip
 
 
@@ -498,14 +679,20 @@ def test_a_secret_embedded_in_any_text_leaves_nothing_of_itself(
     shown, secret = case
     if secret not in shown:
         shown = secret
-    out = Scrubber().text(before + shown + after)
+    out = Scrubber().text(glued(before, shown) + after)
     assert_scrubbed(out, secret)
 
 
-@settings(max_examples=100, deadline=None)
-@given(st.text(max_size=40), st.sampled_from(sorted(fakes().values())), st.text(max_size=40))
+@settings(max_examples=150, deadline=None)
+@given(
+    st.text(max_size=40),
+    st.sampled_from(sorted(fakes().values()) + sorted(t for t, _ in context_fakes().values())),
+    st.text(max_size=40),
+)
 def test_scrubbing_twice_changes_nothing_more(before: str, secret: str, after: str) -> None:
-    once = Scrubber().text(before + secret + after)
+    """A marker is never scrubbed again, whichever detector would read it as a value: the
+    signature of a URL (``sig=[REDACTED:...]&``), a quoted flag value."""
+    once = Scrubber().text(glued(before, secret) + after)
     assert Scrubber().text(once) == once
     assert Scrubber().value({"password": once, "q": once}) == Scrubber().value(
         Scrubber().value({"password": once, "q": once})

@@ -8,6 +8,7 @@ what makes these tests able to fail."""
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -505,3 +506,85 @@ async def test_an_encoded_secret_in_an_error_never_reaches_an_export(
     assert secret not in out and json.dumps(secret)[1:-1] not in out
     assert f"[REDACTED:{detector} len={len(secret)}]" in out
     assert scrubbed_counts(otel_telemetry).get(detector, 0) >= 3
+
+
+async def test_headers_as_name_value_pairs_lose_their_secret_values(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """An HTTP tool's result holding its request's headers as pairs (``httpx``'s raw headers,
+    an ASGI scope's), and the agent's error quoting them: every secret header's value is
+    redacted in the tool span and in the error, the other headers kept."""
+    token, api_key = C["authorization_header"], API_KEY
+    headers = [("Authorization", f"Bearer {token}"), ("X-Api-Key", api_key), ("Accept", "json")]
+    raw = [(b"authorization", f"Bearer {token}".encode()), (b"x-api-key", api_key.encode())]
+    error = Leak(f"upstream refused the request, scope={{'headers': {raw!r}}}")
+    events = [
+        ToolCall(id="t", function=FunctionCall("fetch", "{}")),
+        ToolResult(tool_call_id="t", content={"status": 401, "headers": headers}),
+        StepBoundary(index=0),
+    ]
+    agent = ScriptedAgent(events, fail_at=len(events), error=error)
+    with pytest.raises(Leak):
+        stream = agent.stream([Message(role="user", content="go")])
+        await run_script(otel_telemetry, stream, capture_content=True)
+    out = exported(otel_telemetry)
+    assert token not in out and api_key not in out
+    assert '["Accept","json"]' in out.replace('\\"', '"')  # the rest of the headers kept
+    assert "(b'x-api-key', b'[REDACTED:key_value len=" in out
+
+
+@pytest.mark.parametrize("mode", ["off", "span_only"])
+async def test_a_shell_tools_command_line_credentials_never_reach_an_export(
+    otel_telemetry: InMemoryTelemetry, mode: str
+) -> None:
+    """A coding agent's shell tool runs a command with a password on its command line; the
+    command fails, and ``CalledProcessError`` quotes it as an argv list: the flag's value and
+    curl's ``user:password`` are redacted in the arguments, the tool's error and the run's."""
+    password, token = C["key_value"], C["authorization_header"]
+    argv = ["curl", "-u", f"deploy:{password}", "https://ci.internal/api"]
+    command = f"mysqldump --password {token} prod | gzip"
+    error = subprocess.CalledProcessError(22, argv)
+    events = [
+        ToolCall(id="t", function=FunctionCall("shell", json.dumps({"command": command}))),
+        ToolResult(tool_call_id="t", content=str(error), is_error=True),
+        StepBoundary(index=0),
+    ]
+    agent = ScriptedAgent(events, fail_at=len(events), error=error)
+    with pytest.raises(subprocess.CalledProcessError):
+        stream = agent.stream([Message(role="user", content=f"run {command}")])
+        await run_script(otel_telemetry, stream, capture_content=MODES[mode])
+    out = exported(otel_telemetry)
+    assert password not in out and token not in out
+    assert "'-u', '[REDACTED:command_line len=" in out  # the rest of the command is kept
+
+
+async def test_a_pydantic_validation_error_loses_the_secret_input_it_quotes(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A tool's arguments validated by pydantic (as agent frameworks do) fail, and the
+    ``ValidationError`` quotes each bad field's input under its location's line: the values
+    of secret fields are redacted in the tool's error and the run's, the others kept."""
+    import pydantic
+
+    class Login(pydantic.BaseModel):
+        user: int
+        db_password: str = pydantic.Field(min_length=16)
+
+    password = "hunter2-" + API_KEY[2:8]
+    try:
+        Login.model_validate({"user": "ops-bot", "db_password": password})
+    except pydantic.ValidationError as caught:
+        error = caught
+    events = [
+        ToolCall(id="t", function=FunctionCall("login", "{}")),
+        ToolResult(tool_call_id="t", content=str(error), is_error=True),
+        StepBoundary(index=0),
+    ]
+    agent = ScriptedAgent(events, fail_at=len(events), error=error)
+    with pytest.raises(pydantic.ValidationError):
+        stream = agent.stream([Message(role="user", content="go")])
+        await run_script(otel_telemetry, stream)
+    out = exported(otel_telemetry)
+    assert password not in out
+    assert "input_value='ops-bot'" in out  # a field that names no secret is kept
+    assert "input_value='[REDACTED:key_value len=" in out

@@ -51,6 +51,7 @@ from agent_otel.recording._hints import PROVIDERS, keywords
 from agent_otel.recording._options import OPTION_NAMES
 from agent_otel.recording._semconv import check_semconv, set_default_semconv
 from agent_otel.sampling import TailSampler, TailSamplingPolicy
+from agent_otel.scrubbing._scrubber import DEFAULT
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.metrics.export import MetricExporter
@@ -367,7 +368,11 @@ def _resource(service_name: str | None, extra: Mapping[str, AttributeValue] | No
         resource = resource.merge(
             Resource({SERVICE_NAME: f"unknown_service:{program or 'python'}"})
         )
-    return resource
+    # Exported with every batch: a credential in OTEL_RESOURCE_ATTRIBUTES, the argument or a
+    # detector's value (a command line) is scrubbed as every other string, by key name too.
+    attributes = dict(resource.attributes)
+    scrubbed = DEFAULT.value(attributes)
+    return resource if scrubbed is attributes else Resource(scrubbed, resource.schema_url)
 
 
 def _logger_provider(resource: Resource) -> LoggerProvider:

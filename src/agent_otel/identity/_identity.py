@@ -20,7 +20,7 @@ from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
 from agent_otel._plain import id_text, text_of
-from agent_otel.scrubbing._scrubber import DEFAULT
+from agent_otel.scrubbing._scrubber import DEFAULT, Scrub
 
 _KEY = otel_context.create_key("agent_otel.run_identity")
 _FIELDS = (
@@ -29,7 +29,10 @@ _FIELDS = (
     ("conversation_id", A.CONVERSATION_ID),
 )
 MAX_ID_LENGTH = 256
-"""Longer ids are cut to this many characters (they are repeated on every span)."""
+"""Longer ids are cut to this many characters (they are repeated on every span), scrubbed by
+the default scrubber first: a JWT session id cut before its signature would keep its header
+and claims where no detector finds them any more."""
+_BEFORE_CUT = Scrub(DEFAULT)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +74,8 @@ def clean_id(value: object) -> str | None:
         value = text_of(id_text(value))
     if not value:
         return None
+    if len(value) > MAX_ID_LENGTH:  # scrubbed before the cut, which would leave a piece of a
+        value = _BEFORE_CUT.prefix(value, MAX_ID_LENGTH)  # secret it split unrecognised
     return value[:MAX_ID_LENGTH]
 
 

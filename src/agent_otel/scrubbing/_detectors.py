@@ -20,6 +20,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ._keys import text_names
+
 Check = Callable[[str], bool]
 PRIVATE_KEY = "private_key"
 JWT = "jwt"
@@ -36,6 +38,8 @@ class Detector:
     anchors: tuple[str, ...]
     check: Check | None = None
     lower: bool = False
+    checked: str | None = None
+    """The group ``check`` applies to, when only one of the pattern's forms needs it."""
 
     def spans(self, text: str, lowered: str) -> list[tuple[int, int]]:
         """Where this detector's secrets are in ``text``: (start, end) pairs, in order.
@@ -51,9 +55,13 @@ class Detector:
             return jwt_spans(self.pattern, text)
         out = []
         check = self.check
+        only = self.checked
         for match in self.pattern.finditer(lowered if self.lower else text):
-            start, end = match.span(match.lastgroup or 0)
-            if end > start and (check is None or check(text[start:end])):
+            group = match.lastgroup
+            start, end = match.span(group or 0)
+            if end > start and (
+                check is None or (only is not None and group != only) or check(text[start:end])
+            ):
                 out.append((start, end))
         return out
 
@@ -70,6 +78,34 @@ def looks_random(value: str) -> bool:
 def mixed_case(value: str) -> bool:
     """A letters-only key's body: both cases (a word or a constant name has one)."""
     return any(c.isupper() for c in value) and any(c.islower() for c in value)
+
+
+_HEX = frozenset("0123456789abcdef")
+_HEX_RUN = re.compile(r"[0-9a-f-]*")
+
+
+def hex_body(value: str) -> bool:
+    """A key's body in lower-case hex (32+ digits, groups split by ``-`` as in a UUID), with a
+    digit and a letter: DeepSeek's and ElevenLabs' keys, a Databricks token."""
+    run = _HEX_RUN.match(value)  # a body that runs on into other key characters: its head
+    digits = run.group().replace("-", "") if run else ""
+    return (
+        len(digits) >= 32
+        and _HEX.issuperset(digits)
+        and any(c.isdigit() for c in digits)
+        and not digits.isdigit()
+    )
+
+
+def hex_key(value: str) -> bool:
+    """A prefixed key (``sk-``, ``sk-or-v1-``, ``sk-lf-``) whose body is :func:`hex_body`."""
+    parts = value.split("-")
+    return any(hex_body("-".join(parts[index:])) for index in (1, 2, 3))
+
+
+def key_body(value: str) -> bool:
+    """A key's body: random letters of both cases and a digit, or lower-case hex."""
+    return looks_random(value) or hex_body(value[max(value.rfind("_"), value.rfind("-")) + 1 :])
 
 
 def has_digit(value: str) -> bool:
@@ -91,12 +127,12 @@ def _rx(pattern: str, flags: int = 0) -> re.Pattern[str]:
 
 
 _T = r"A-Za-z0-9_\-"  # a key's characters
-# Key names that announce a secret in text (matched lower case; db_password, x-api-key too).
-_KEY_WORDS = (
-    r"(?:password|passwd|pwd|passphrase|secret|credentials?|cookie|api[_-]?key|access[_-]?key"
-    r"|private[_-]?key|subscription[_-]?key|session[_-]?key"
-    r"|(?:access|auth|refresh|id|session|bearer|api)[_-]?token|(?<![a-z0-9.])token)"
-)  # a key ending in "_token" or "-token" too (GITHUB_TOKEN, x-auth-token), never "tokens"
+# Key names that announce a secret in text (matched lower case; db_password, x-api-key too):
+# the key names' table (._keys), so a name that hides a value in content hides it in text.
+_KEY_WORDS = text_names()
+_ITEM = r"[\"'],[ \t]{0,3}[\"']"  # between two items of a list's repr: ', '
+_ARG = rf"(?:[ \t]{{1,3}}|{_ITEM})"  # between two arguments of a command, or items of argv
+_KEY_ANCHORS = ("pass", "pwd", "secret", "key", "token", "credential", "cookie", "bearer")
 # A key=value value: to a space or quote; "&" or ";" may be in a password, but not "&name=",
 # which starts the next parameter of a query string (kept readable).
 _BARE = r"(?P<bare>(?:[^\s\"'<>&]|&(?![a-z_][a-z0-9_.-]{0,64}=)){3,512})"
@@ -105,6 +141,98 @@ _BARE = r"(?P<bare>(?:[^\s\"'<>&]|&(?![a-z_][a-z0-9_.-]{0,64}=)){3,512})"
 def credential_like(value: str) -> bool:
     """An unlabelled value that is a credential rather than prose: a letter and a digit."""
     return has_digit(value) and any(c.isalpha() for c in value)
+
+
+def named_rows(names: str, anchors: tuple[str, ...], pair_also: str = "") -> tuple[Detector, ...]:
+    """The forms in which a named value shows in text, for the key names' alternation
+    ``names`` (lower case; the built-in table's, or a ``Scrubber``'s added ``keys``): key=value
+    and quoted key: value, unquoted key: value, an XML element, a command's --flag VALUE, a
+    (name, value) pair. ``anchors``: literals one of which each name holds; ``pair_also``: an
+    alternative only the pair form takes (``authorization``, which has its own detector)."""
+    pair_anchors = (pair_also,) if pair_also else ()
+    pair_also = f"|{pair_also}" if pair_also else ""
+    return (
+        Detector(
+            "key_value",
+            # One pattern for the forms that start with the name (one scan of the text):
+            # key=value anywhere (env dumps, query strings, kwargs reprs) and "key": value with
+            # the key quoted (JSON, dict reprs), bytes values too (b'...'); key: "value", the
+            # key unquoted, the value quoted (YAML: a config a tool read, a compose file, a
+            # Kubernetes manifest), any value, quoted is no prose; key: value unquoted (YAML,
+            # HTTP headers, logs) only when the value has a letter and a digit (the group
+            # checked: "password: must be 8 chars" is prose); and a pydantic ValidationError
+            # (a tool's arguments, a settings model): the field's location on its line, its
+            # input_value on the next.
+            _rx(
+                rf"(?:{names})(?:(?:[\"']\s{{0,3}}[:=]|\s{{0,3}}=)\s{{0,3}}"
+                r"(?!b?[\"']?\[redacted:)"  # a value already replaced (idempotent)
+                r"(?!(?:none|null|true|false)(?![a-z0-9_]))"  # token=None: a kwargs default
+                r"(?:b?\"(?P<dq>[^\"\\\n]{3,512})\"|b?'(?P<sq>[^'\\\n]{3,512})'|" + _BARE + ")"
+                r"|[ \t]{0,3}:[ \t]{1,3}(?!b?[\"']\[redacted:)"
+                r"(?:b?\"(?P<ydq>[^\"\\\n]{3,512})\"|b?'(?P<ysq>[^'\\\n]{3,512})')"
+                r"|[ \t]{0,3}:[ \t]{1,3}(?!\[redacted:)(?P<checked>[^\s\"'<>,;]{8,512})"
+                r"|[\"']?\r?\n[ \t]{1,8}[^\n]{0,400}?input_value=(?!b?[\"']?\[redacted:)"
+                r"(?:b?'(?P<psq>[^'\\\n]{1,512})'|b?\"(?P<pdq>[^\"\\\n]{1,512})\""
+                r"|(?P<pbare>[^\s,\]]{1,512})))"
+            ),
+            anchors,
+            credential_like,
+            lower=True,
+            checked="checked",
+        ),
+        Detector(
+            "key_value",
+            # an environment variable as a Kubernetes or compose manifest lists it, in YAML
+            # or JSON: name: DB_PASSWORD, then value: ... on the next line or after a comma
+            _rx(
+                r"name[\"']?[ \t]{0,3}:[ \t]{0,3}[\"']?[a-z0-9_.-]{0,40}?"
+                rf"(?:{names})[\"']?[ \t]{{0,3}}(?:,|\r?\n)[ \t]{{0,40}}"
+                r"[\"']?value[\"']?[ \t]{0,3}:"
+                r"[ \t]{0,3}(?!b?[\"']?\[redacted:)(?:\"(?P<dq>[^\"\\\n]{1,512})\""
+                r"|'(?P<sq>[^'\\\n]{1,512})'|(?P<bare>[^\s\"',}]{1,512}))"
+            ),
+            ("name",),
+            lower=True,
+        ),
+        Detector(
+            "key_value",
+            # an XML element (a SOAP fault, an XML config, HTML-escaped in an error page:
+            # &lt;password&gt;, read decoded): <db_password>value</db_password>, one word
+            _rx(
+                rf"<[a-z0-9_:.-]{{0,40}}?(?:{names})>\s{{0,3}}(?!\[redacted:)"
+                r"(?P<secret>[^<>\s]{3,512})\s{0,3}</"
+            ),
+            anchors,
+            lower=True,
+        ),
+        # a shell command a tool runs or an error quotes, as a line or an argv list's repr
+        # (CalledProcessError: ['mytool', '--api-key', '...']): --password VALUE (with "=",
+        # key_value's), not a $VARIABLE; from its literal (the regex engine's fast search)
+        Detector(
+            "command_line",
+            _rx(
+                rf"--(?<![a-z0-9_-]--)[a-z0-9_-]{{0,40}}?(?:{names})(?:[ \t]{{1,3}}"
+                r"(?![-$]|\[redacted:)(?:\"(?P<dq>[^\"\\\n$]{3,512})\"|'(?P<sq>[^'\\\n]{3,512})'"
+                r"|(?P<bare>[^\s\"'<>;|&$`]{3,512}))"
+                rf"|{_ITEM}(?![-$]|\[redacted:)(?P<item>[^\"'\\\n]{{3,512}}))"
+            ),
+            ("--",),
+            lower=True,
+        ),
+        Detector(
+            "key_value",
+            # a header as a (name, value) pair, as HTTP clients and ASGI show them in a repr or
+            # a log: [(b'authorization', b'Bearer ...'), ('x-api-key', '...')], [["cookie", "..."]]
+            # (a list only inside a list: ['password', 'email'] names two fields)
+            _rx(
+                r"(?:\(|[\[,] ?\[)\s{0,3}b?[\"'][a-z0-9_.:-]{0,40}?"
+                rf"(?:{names}{pair_also})[\"']\s{{0,3}},\s{{0,3}}(?!b?[\"']\[redacted:)"
+                r"(?:b?\"(?P<dq>[^\"\\\n]{3,4096})\"|b?'(?P<sq>[^'\\\n]{3,4096})')\s{0,3}[)\]]"
+            ),
+            (*anchors, *pair_anchors),
+            lower=True,
+        ),
+    )
 
 
 # No pattern needs a boundary before its literal: a secret glued to the text before it is
@@ -119,6 +247,40 @@ BUILT_IN: tuple[Detector, ...] = (
     ),
     Detector("anthropic_api_key", _rx(rf"sk-ant-[{_T}]{{32,}}"), ("sk-ant-",), looks_random),
     Detector("openai_api_key", _rx(rf"sk-[{_T}]{{20,}}"), ("sk-",), looks_random),
+    Detector(
+        "openai_api_key",  # other providers' sk- keys in hex: DeepSeek, OpenRouter, Langfuse
+        # (not glued to a word before: task-<uuid> is an id)
+        _rx(r"sk-(?<![A-Za-z0-9]sk-)(?:[a-z0-9]{1,8}-){0,2}[0-9a-f][0-9a-f-]{31,}"),
+        ("sk-",),
+        hex_key,
+    ),
+    Detector("elevenlabs_api_key", _rx(r"sk_(?<![A-Za-z0-9]sk_)[0-9a-f]{40,}"), ("sk_",), key_body),
+    Detector("langsmith_api_key", _rx(r"lsv2_(?:pt|sk)_[0-9a-f]{32}_[0-9a-f]{10}"), ("lsv2_",)),
+    Detector(
+        "tavily_api_key", _rx(r"tvly-(?:dev-|prod-)?[A-Za-z0-9]{32,}"), ("tvly-",), looks_random
+    ),
+    Detector("perplexity_api_key", _rx(r"pplx-[A-Za-z0-9]{40,}"), ("pplx-",), key_body),
+    Detector("replicate_api_token", _rx(r"r8_[A-Za-z0-9]{37,}"), ("r8_",), key_body),
+    Detector("pinecone_api_key", _rx(r"pcsk_[A-Za-z0-9]{4,12}_[A-Za-z0-9]{40,}"), ("pcsk_",)),
+    Detector(
+        "google_oauth_token",  # an access token, an OAuth client's secret
+        _rx(r"ya29\.[A-Za-z0-9_-]{20,}|GOCSPX-[A-Za-z0-9_-]{24,}"),
+        ("ya29.", "gocspx-"),
+        has_digit,
+    ),
+    Detector(
+        "sendgrid_api_key", _rx(r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"), ("sg.",), has_digit
+    ),
+    Detector("npm_token", _rx(r"npm_[A-Za-z0-9]{36}"), ("npm_",), looks_random),
+    Detector("databricks_token", _rx(r"dapi[0-9a-f]{32}(?:-[0-9])?"), ("dapi",)),
+    Detector("digitalocean_token", _rx(r"do[opr]_v1_[0-9a-f]{64}"), ("_v1_",)),
+    Detector("shopify_token", _rx(r"shp(?:at|ca|pa|ss)_[0-9a-fA-F]{32}"), ("shp",)),
+    Detector(
+        "telegram_bot_token",  # api.telegram.org/bot<id>:<secret>/method
+        _rx(r"bot[0-9]{6,12}:(?P<secret>[A-Za-z0-9_-]{35})"),
+        ("bot",),
+        has_digit,
+    ),
     Detector("groq_api_key", _rx(r"gsk_[A-Za-z0-9]{40,}"), ("gsk_",), looks_random),
     Detector("xai_api_key", _rx(r"xai-[A-Za-z0-9]{40,}"), ("xai-",), looks_random),
     Detector("google_api_key", _rx(r"AIza[A-Za-z0-9_-]{35}"), ("aiza",)),
@@ -140,7 +302,12 @@ BUILT_IN: tuple[Detector, ...] = (
         ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
     ),
     Detector("gitlab_token", _rx(r"glpat-[A-Za-z0-9_-]{20,}"), ("glpat-",)),
-    Detector("slack_token", _rx(r"xox[abposre]-[A-Za-z0-9-]{10,}"), ("xox",), has_digit),
+    Detector(
+        "slack_token",
+        _rx(r"xox[abposre]-[A-Za-z0-9-]{10,}|xapp-[0-9]-[A-Za-z0-9-]{20,}"),
+        ("xox", "xapp-"),
+        has_digit,
+    ),
     Detector(
         "slack_webhook",
         _rx(r"hooks\.slack\.com/(?:services|workflows)/(?P<secret>[A-Za-z0-9/_-]{20,})"),
@@ -155,8 +322,9 @@ BUILT_IN: tuple[Detector, ...] = (
     Detector(
         "url_credentials",
         # scheme://user:password@host (the user may be empty: redis://:password@host): the
-        # whole userinfo; each part bounded (no \s / ? # @)
-        _rx(r"://(?P<secret>[^\s/?#@:\"'<>\\]{0,256}:[^\s/?#@\"'<>\\]{1,256})@"),
+        # whole userinfo, to the last "@" before the path (a password written with an "@"
+        # unescaped, p@ss, goes whole); each part bounded (no \s / ? #)
+        _rx(r"://(?P<secret>[^\s/?#@:\"'<>\\]{0,256}:[^\s/?#\"'<>\\]{1,256})@"),
         ("://",),
     ),
     Detector(
@@ -217,37 +385,25 @@ BUILT_IN: tuple[Detector, ...] = (
         ("basic",),
         basic_credentials,
     ),
+    *named_rows(_KEY_WORDS, _KEY_ANCHORS, pair_also="authorization"),
+    # more of a shell command's credentials: sshpass -p / docker login -p VALUE, curl -u
+    # user:password, as a line or an argv list's repr; each form from its literal
     Detector(
-        "key_value",
-        # key=value anywhere (env dumps, query strings, kwargs reprs); key: value only when
-        # the key is quoted (JSON, dict reprs) or the value has a letter and a digit (below):
-        # "password: must be 8 chars" is prose. Quoted values may be bytes (b'...').
+        "command_line",
         _rx(
-            rf"(?:{_KEY_WORDS})(?:[\"']\s{{0,3}}[:=]|\s{{0,3}}=)\s{{0,3}}"
-            r"(?!b?[\"']?\[redacted:)"  # a value already replaced (scrubbing is idempotent)
-            r"(?!(?:none|null|true|false)(?![a-z0-9_]))"  # token=None: a kwargs repr's default
-            r"(?:b?\"(?P<dq>[^\"\\\n]{3,512})\"|b?'(?P<sq>[^'\\\n]{3,512})'|" + _BARE + ")"
+            rf"(?:sshpass|login(?:{_ARG}(?:-u|--username)(?:=|{_ARG})[^\s\"']{{1,128}})?)"
+            rf"{_ARG}-p(?:[ \t]{{0,3}}|{_ITEM})(?P<p>[^\s\"'$\[-][^\s\"']{{2,511}})"
         ),
-        ("pass", "pwd", "secret", "key", "token", "credential", "cookie"),
+        ("sshpass", "login"),
         lower=True,
     ),
     Detector(
-        "key_value",
-        # key: value unquoted (YAML, HTTP headers, logs): a value with a letter and a digit
-        _rx(rf"(?:{_KEY_WORDS}):[ \t]{{1,3}}(?!\[redacted:)(?P<secret>[^\s\"'<>,;]{{8,512}})"),
-        ("pass", "pwd", "secret", "key", "token", "credential"),
-        credential_like,
-        lower=True,
-    ),
-    Detector(
-        "key_value",
-        # an XML element (a SOAP fault, an XML config, HTML-escaped in an error page:
-        # &lt;password&gt;, read decoded): <db_password>value</db_password>, one word
+        "command_line",
         _rx(
-            rf"<[a-z0-9_:.-]{{0,40}}?(?:{_KEY_WORDS})>\s{{0,3}}(?!\[redacted:)"
-            r"(?P<secret>[^<>\s]{3,512})\s{0,3}</"
+            r"-(?:u|-user)(?<![a-z0-9_-]-u)(?<![a-z0-9_-]--user)(?:[ \t=]{1,3}[\"']?|"
+            rf"{_ITEM})(?P<user>[^\s:\"'/@$\[]{{1,128}}:[^\s\"'$]{{1,256}})"
         ),
-        ("pass", "pwd", "secret", "key", "token", "credential", "cookie"),
+        ("-u",),
         lower=True,
     ),
 )

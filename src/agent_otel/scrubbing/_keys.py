@@ -21,8 +21,27 @@ SECRET_WORDS = frozenset({
 })  # fmt: skip
 SECRET_PAIRS = frozenset({
     ("api", "key"), ("private", "key"), ("access", "key"), ("secret", "key"),
-    ("client", "secret"), ("set", "cookie"), ("session", "key"),
+    ("client", "secret"), ("set", "cookie"), ("session", "key"), ("subscription", "key"),
+    ("signing", "key"), ("encryption", "key"), ("master", "key"),
 })  # fmt: skip
+_OWN_DETECTOR = frozenset({"authorization"})  # in text, the authorization_header detector's
+
+
+def text_names() -> str:
+    """The same vocabulary as a regular expression over lower-cased text (``key=value``,
+    ``"key": "value"``, ``<key>value</key>``): each secret word, each pair with ``_``, ``-``
+    or nothing between (``secret_key``, ``secretKey``), and a key ending in ``token``
+    (``_token``, ``-token``, a known camelCase ``accessToken``; never ``tokens``). One table
+    for structured content and text, so a name that hides a value in one hides it in both."""
+    joined = {first + second for first, second in SECRET_PAIRS}
+    single = sorted(SECRET_WORDS - joined - _OWN_DETECTOR, key=lambda w: (-len(w), w))
+    firsts: dict[str, list[str]] = {}
+    for first, second in sorted(SECRET_PAIRS):
+        firsts.setdefault(second, []).append(first)
+    pairs = [f"(?:{'|'.join(words)})[_-]?{second}" for second, words in sorted(firsts.items())]
+    tokens = r"(?:access|auth|refresh|id|session|bearer|api)[_-]?token|(?<![a-z0-9.])token"
+    return "(?:" + "|".join([*single, *pairs, tokens]) + ")"
+
 
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 

@@ -18,6 +18,7 @@ backslash, ``&`` or ``eyJ`` pays those substring checks.
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from collections.abc import Callable, Collection, Mapping
@@ -27,9 +28,9 @@ from typing import Any
 from agent_otel._guard import report
 from agent_otel._plain import a_kind, items_of, plain_value, shown, text_of
 
-from ._detectors import BUILT_IN, Detector
+from ._detectors import BUILT_IN, Detector, named_rows
 from ._encoded import base64_json, may_hold, views
-from ._keys import is_secret_key, normalise
+from ._keys import is_secret_key, normalise, words
 
 Found = Callable[[str], None]
 CALLBACK = "callback"
@@ -39,8 +40,9 @@ DETECTORS = tuple(dict.fromkeys(d.name for d in BUILT_IN))
 
 
 SHORT = 20
-"""Below this length (an AWS key id's) only the URL, key=value and Basic detectors can match,
-and they need ``:``, ``=`` or ``Basic``."""
+"""Below this length (an AWS key id's) only the detectors of a labelled value can match (a URL,
+key=value, Basic, a command's flag, an XML element, a pair), and they need ``:``, ``=``,
+``Basic``, `` -p``, ``--``, ``<`` or ``,``."""
 _REMEMBER, _REMEMBERED = 128, 2048  # clean strings a Scrub remembers: how long, how many
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
@@ -119,6 +121,17 @@ def _patterns(given: object) -> dict[str, str | re.Pattern[str]]:
     return out
 
 
+def _named(keys: Collection[str]) -> tuple[Detector, ...]:
+    """The text forms of added key names (``pin_code``: ``PIN_CODE=...``, ``"pinCode": ...``),
+    as the built-in names have them: one table for content and text."""
+    spelled = {"[_-]?".join(re.escape(w) for w in words(key)) for key in keys}
+    spelled.discard("")
+    if not spelled:
+        return ()
+    anchors = tuple(sorted({words(key)[0] for key in keys if words(key)}))
+    return named_rows("|".join(sorted(spelled, key=lambda s: (-len(s), s))), anchors)
+
+
 def marker(name: str, length: int) -> str:
     """What replaces a secret: the detector's name and the secret's length, nothing of it."""
     return f"[REDACTED:{name} len={length}]"
@@ -130,7 +143,7 @@ class Scrubber:
 
     ``patterns``: more detectors, name -> regular expression (its last matching named group,
     else the whole match, is redacted); they run on every exported string, so keep them
-    linear. ``keys``: more field names whose values are secrets in structured content
+    linear. ``keys``: more field names whose values are secrets, in structured content and text
     (compared by words: ``"pin_code"`` also matches ``pinCode``). ``disable``: names of
     built-in detectors to switch off (see :data:`DETECTORS`). ``callback(text) -> text`` runs
     last on every string (return it unchanged when there is nothing to hide; a change is
@@ -143,6 +156,7 @@ class Scrubber:
     callback: Callable[[str], str] | None = None
     _detectors: tuple[Detector, ...] = field(init=False, repr=False, compare=False)
     _always: tuple[Detector, ...] = field(init=False, repr=False, compare=False)
+    _anchors: tuple[str, ...] = field(init=False, repr=False, compare=False)
     _short: bool = field(init=False, repr=False, compare=False)
     _keys: frozenset[str] = field(init=False, repr=False, compare=False)
 
@@ -160,12 +174,16 @@ class Scrubber:
         unknown = set(self.disable) - set(DETECTORS)
         if unknown:
             raise ValueError(f"unknown detectors {sorted(unknown)}; built-in: {DETECTORS}")
-        detectors = tuple(d for d in BUILT_IN if d.name not in self.disable)
+        detectors = tuple(d for d in BUILT_IN + _named(self.keys) if d.name not in self.disable)
         always = tuple(
             Detector(name, re.compile(pattern) if isinstance(pattern, str) else pattern, ())
             for name, pattern in self.patterns.items()
         )
         object.__setattr__(self, "_detectors", detectors)
+        # each anchor searched once per text, however many detectors share it
+        object.__setattr__(
+            self, "_anchors", tuple(dict.fromkeys(a for d in detectors for a in d.anchors))
+        )
         object.__setattr__(self, "_always", always)
         object.__setattr__(self, "_keys", normalise(self.keys))
         object.__setattr__(self, "_short", not always and self.callback is None)
@@ -173,12 +191,17 @@ class Scrubber:
     def text(self, text: str, found: Found = _ignore) -> str:
         """``text`` with every secret the detectors recognise replaced by its marker."""
         short = self._short and len(text) < SHORT
-        if short and not (":" in text or "=" in text or "Basic" in text or may_hold(text)):
-            return text  # too short for every built-in detector but these three
+        if short and not (
+            ":" in text or "=" in text or "Basic" in text or " -p" in text or "--" in text
+            or "<" in text or "," in text or may_hold(text)
+        ):  # fmt: skip
+            return text  # too short for every built-in detector but those these hold
         spans = self._spans(text)
         if may_hold(text):  # an encoded secret: found decoded, redacted as it was encoded
             for view in views(text):
                 spans.extend((*view.span(s, e), n) for s, e, n in self._spans(view.text))
+        if spans and "[REDACTED:" in text:
+            spans = _outside_markers(text, spans)
         if spans:
             text = _replace(text, spans, found)
         if self.callback is not None:
@@ -211,8 +234,9 @@ class Scrubber:
         if len(lowered) != len(text):  # a few non-ASCII letters lower to two characters
             lowered = text.translate(_ASCII_LOWER)
         spans: list[tuple[int, int, str]] = []
-        for detector in self._detectors:
-            if any(a in lowered for a in detector.anchors):
+        seen = {anchor for anchor in self._anchors if anchor in lowered}
+        for detector in self._detectors if seen else ():
+            if not seen.isdisjoint(detector.anchors):
                 spans.extend((s, e, detector.name) for s, e in detector.spans(text, lowered))
         for detector in self._always:
             spans.extend((s, e, detector.name) for s, e in detector.spans(text, lowered))
@@ -234,9 +258,10 @@ class Scrubber:
             return self.text(value, found)
         if kind is dict:
             out: dict[Any, Any] | None = None
+            slot = self._value_slot(value)
             for key, item in value.items():
                 name = self.text(key, found) if type(key) is str else key
-                if type(key) is str and is_secret_key(key, self._keys):
+                if type(key) is str and (key is slot or is_secret_key(key, self._keys)):
                     fixed = _redact_all(item, found)
                 else:
                     fixed = self.value(item, found)
@@ -250,11 +275,23 @@ class Scrubber:
                     out[name] = fixed
             return value if out is None else out
         if kind is list or kind is tuple:
-            items = [self.value(item, found) for item in value]
+            if _pairs(value):  # headers as (name, value) pairs: the name is the key
+                items = [self._pair(pair, found, self.value) for pair in value]
+            else:
+                items = [self.value(item, found) for item in value]
             if any(a is not b for a, b in zip(items, value, strict=True)):
                 return items
             return value
         return value
+
+    def _pair(self, pair: Any, found: Found, scrub: Callable[[Any, Found], Any]) -> Any:
+        """A (name, value) pair of a list of pairs: the value replaced when the name is a
+        secret key's (``("x-api-key", "...")``), else scrubbed as any value is."""
+        name, item = pair
+        secret = is_secret_key(name, self._keys)
+        fixed = _redact_all(item, found) if secret else scrub(item, found)
+        named = scrub(name, found)
+        return pair if fixed is item and named is name else [named, fixed]
 
     def tree(self, value: Any, found: Found = _ignore) -> Any:
         """Plain built-ins (an attribute value as :func:`plain_value` makes it: strings,
@@ -264,15 +301,29 @@ class Scrubber:
         if kind is str:
             return self.text(value, found)
         if kind is list:
+            if _pairs(value):
+                return [self._pair(pair, found, self.tree) for pair in value]
             return [self.tree(item, found) for item in value]
         if kind is dict:
+            slot = self._value_slot(value)
             return {
                 key: _redact_all(item, found)
-                if is_secret_key(key, self._keys)
+                if key is slot or is_secret_key(key, self._keys)
                 else self.tree(item, found)
                 for key, item in value.items()
             }
         return value
+
+    def _value_slot(self, value: dict[Any, Any]) -> str | None:
+        """The ``value`` key of a {name, value} entry whose name is a secret key's: an
+        environment variable as Kubernetes, ECS and app settings list them
+        (``{"name": "DB_PASSWORD", "value": "..."}``); else None."""
+        if "name" not in value and "Name" not in value:
+            return None
+        named = value.get("name", value.get("Name"))
+        if type(named) is not str or not is_secret_key(named, self._keys):
+            return None
+        return next((k for k in value if type(k) is str and k in ("value", "Value")), None)
 
     def _json_text(self, text: str, found: Found) -> str:
         """A string that holds a JSON object or array: scrubbed as that value (re-serialised
@@ -285,6 +336,31 @@ class Scrubber:
             return self.text(text, found)
         fixed = self.value(parsed, found)
         return text if fixed is parsed else json.dumps(fixed, ensure_ascii=False)
+
+
+def _outside_markers(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """``spans`` without those that lie within a marker: a marker is never scrubbed again,
+    whichever detector would read it as a value (``sig=[REDACTED:...]``, a quoted one)."""
+    starts, ends = [], []
+    for found in _MARKER.finditer(text):  # in order, never overlapping
+        starts.append(found.start())
+        ends.append(found.end())
+    out = []
+    for span in spans:
+        index = bisect.bisect_right(starts, span[0]) - 1  # the marker starting at or before
+        if index < 0 or span[1] > ends[index]:
+            out.append(span)
+    return out
+
+
+def _pairs(value: list[Any] | tuple[Any, ...]) -> bool:
+    """``value`` is a list of (name, value) pairs, as headers often are (``httpx``'s raw
+    headers, an ASGI scope's, ``dict.items()``): each item a 2-item list or tuple whose
+    first is a ``str``."""
+    return bool(value) and all(
+        (type(item) is list or type(item) is tuple) and len(item) == 2 and type(item[0]) is str
+        for item in value
+    )
 
 
 def _replace(text: str, spans: list[tuple[int, int, str]], found: Found) -> str:
