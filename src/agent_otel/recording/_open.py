@@ -174,6 +174,33 @@ def _shut_down(processor: Any) -> bool:
     return known
 
 
+_DRAINING: list[Callable[[Any], None]] = []  # told each run's agent span as the run ends
+
+
+def ended(run: Any) -> None:
+    """``run`` just ended (its own end, not a shutdown's): told if its spans were dropped, and
+    handed to whoever drains the process after a fatal signal (``exporting/_process``)."""
+    told(run)
+    if _DRAINING:
+        for flush in list(_DRAINING):
+            try:
+                flush(run.run.span.raw)
+            except Exception:
+                report("run flush while draining")
+
+
+def draining(flush: Callable[[Any], None]) -> None:
+    """From now on, each run that ends is handed to ``flush`` (given its agent span). No lock:
+    called from a signal handler."""
+    if flush not in _DRAINING:
+        _DRAINING.append(flush)
+
+
+def undrain(flush: Callable[[Any], None]) -> None:
+    with suppress(ValueError):
+        _DRAINING.remove(flush)
+
+
 def runs_lost_to_shutdown() -> int:
     """How many runs ended after their tracer provider was shut down (their spans dropped)."""
     return _LOST[0]
