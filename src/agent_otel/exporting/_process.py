@@ -12,14 +12,14 @@
   With the application's handler installed before ``configure()``, the thread flushes first
   (the handler waits for it, bounded the same way; what it could not export is told), then
   the application's handler runs and decides what follows: an exit it makes (``sys.exit``,
-  ``os._exit``, its own default action) loses nothing that had ended. If it returns (a server
-  draining its requests, which then raises the signal again into the default action), each
-  run that ends from then on is exported as it ends. A signal that arrives while telemetry
-  is shutting down (a ``multiprocessing.Pool`` terminating a worker that is already leaving,
-  a restart during the exit flush) waits for that shutdown, then takes its default action.
-  Before a default action ends the process, every ``configure()`` telemetry still open in it
-  is shut down, not only the one whose handler was called. ``Telemetry.shutdown()`` puts the
-  previous handlers back once it is done.
+  ``os._exit``, its own default action) loses nothing that had ended. If a SIGTERM handler
+  returns (a server draining its requests, which then raises the signal again into the
+  default action), each run that ends from then on is exported as it ends. A signal that
+  arrives while telemetry is shutting down (a ``multiprocessing.Pool`` terminating a worker
+  that is already leaving, a restart during the exit flush) waits for that shutdown, then
+  takes its default action. Before a default action ends the process, every ``configure()``
+  telemetry still open in it is shut down, not only the one whose handler was called.
+  ``Telemetry.shutdown()`` puts the previous handlers back once it is done.
 * **fork**: the child starts with its own counts and fresh locks, so a lock held by the
   parent's export thread at the fork cannot hang the child (the SDK's processors already drop
   the parent's queue in the child, which the parent still exports). What the parent had
@@ -57,6 +57,7 @@ FATAL_SIGNALS = tuple(
 )
 """Signals whose default action ends the process and skips every exit hook."""
 
+_SIGTERM = getattr(signal, "SIGTERM", 0)
 _LIVE: weakref.WeakSet[Telemetry] = weakref.WeakSet()  # not shut down yet
 
 
@@ -125,11 +126,13 @@ class ProcessHooks:
             self._wake_waiter()
             flushed.acquire(timeout=self._timeout_s + _TELL_S)  # a flush cut short is told
             previous(signum, frame)
-            # It returned: the process drains (a server finishing its requests) and may then
-            # end by a path that skips every exit hook (the default action put back): each run
-            # that ends from now on is exported as it ends, the flushes within the same bound.
-            self._drain_left = self._timeout_s
-            draining(self._flush_ended)
+            if signum == _SIGTERM:
+                # It returned: the process drains (a server finishing its requests) and may
+                # then end by a path that skips every exit hook (the default action put
+                # back): each run that ends from now on is exported as it ends, the flushes
+                # within the same bound. (A SIGHUP handler that returns reloads: no drain.)
+                self._drain_left = self._timeout_s
+                draining(self._flush_ended)
             return
         self._signum = signum
         self._wake_waiter()
