@@ -350,6 +350,39 @@ def test_a_flush_cut_short_before_the_applications_handler_is_told() -> None:
     assert told in ended.err, ended.err
 
 
+def test_an_agent_still_streaming_when_its_run_is_ended_at_exit_adds_no_lost_spans() -> None:
+    """A run in a daemon thread whose agent keeps streaming while the process exits: the
+    shutdown ends the run (``end_reason=shutdown``), but its later events still started spans,
+    orphans of the ended run that the provider, shut down, dropped: hundreds of spans counted
+    and told as lost at shutdown, for a run that had been delivered whole. What the agent
+    yields after its run was ended now passes through unrecorded."""
+    ended = run_child(
+        """
+        configure("busy")
+        started = threading.Event()
+        async def busy():
+            i = 0
+            while True:
+                yield LLMCallStart(model="m", call_id=f"c{i}")
+                started.set()
+                yield TextDelta(text="x")
+                yield LLMCallEnd(call_id=f"c{i}")
+                yield StepBoundary()
+                i += 1
+                await asyncio.sleep(0)
+        async def consume():
+            [_ async for _ in otel_wrapper(agent_name="busy")(busy())]
+        threading.Thread(target=lambda: asyncio.run(consume()), daemon=True).start()
+        started.wait(10)
+        time.sleep(0.2)
+        """  # the script ends: the exit hook shuts down while the agent streams on
+    )
+    assert ended.code == 0, ended.err
+    assert ended.runs == {"busy": 1}, ended.err
+    assert ended.end_reasons == {"shutdown": 1}, ended.err
+    assert "spans lost" not in ended.err, ended.err
+
+
 # --- a real ASGI server ----------------------------------------------------------------------
 SERVED = """
 import socket, urllib.request

@@ -81,6 +81,7 @@ def end_runs(belongs: Callable[[Any], bool]) -> int:
             if not belongs(run.run.span.raw) or not claim(run):
                 continue
             run.finish(A.END_SHUTDOWN, None)
+            run.ended_by_shutdown()
             ended += 1
             told(run)
         except Exception:
