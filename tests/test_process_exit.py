@@ -435,13 +435,14 @@ def client():
     while True:
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=30) as response:
-                print("client read", len(response.read()), flush=True)
+                response.read()
             return
         except OSError:
             time.sleep(0.05)
 
-threading.Thread(target=client, daemon=True).start()
-uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+def serve():
+    threading.Thread(target=client, daemon=True).start()
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
 """
 
 
@@ -459,13 +460,50 @@ def test_sigterm_to_a_uvicorn_server_mid_stream_delivers_every_run(configure: st
     process. Now the exit waits for the signal's shutdown, and a run that ends after a signal
     the application handles is exported as it ends. A lifespan that shuts telemetry down
     (twice) loses nothing either. Each way the process ends killed by the signal."""
-    ended = run_child(f"CONFIGURE = {configure!r}\n" + SERVED, send=signal.SIGTERM, delay_s=0.05)
+    script = f"CONFIGURE = {configure!r}\n" + SERVED + "serve()"
+    ended = run_child(script, send=signal.SIGTERM, delay_s=0.05)
     assert ended.code == -signal.SIGTERM, ended.err
-    assert "client read" in ended.out, ended.out + ended.err  # the stream was finished
     assert ended.runs == {"quick": 2, "streamed": 1}, ended.err
-    assert ended.end_reasons == {"exhausted": 3}, ended.err
+    assert ended.end_reasons == {"exhausted": 3}, ended.err  # the stream was finished
     if configure == "lifespan-shuts-down":
         assert "shut down True True" in ended.out, ended.out
+
+
+def test_sigterm_to_a_pre_forking_servers_worker_mid_stream_delivers_every_run() -> None:
+    """gunicorn with ``--preload`` and uvicorn's worker: the app (and ``configure()``) is
+    imported in the master, which then installs its own handlers (replacing ours) and forks
+    the workers; each worker resets them to the default action, then runs uvicorn, which puts
+    that default back once it drained and raises the signal again. The master forwards its
+    SIGTERM to the worker: neither our handler nor ``atexit`` ran there, and every span the
+    worker recorded was lost, untold. Now a forked worker's first run puts our handler back in
+    front of the one the worker has, as of an application's handler installed before
+    ``configure()``: flushed, then drained run by run, then the worker dies of the signal.
+    (The master and worker here do what gunicorn's do, without gunicorn.)"""
+    ended = run_child(
+        "CONFIGURE = 'at-import'\n"
+        + SERVED
+        + """
+worker = 0
+def forward(signum, frame):  # the master's handler, installed after the app's import
+    os.kill(worker, signum)
+signal.signal(signal.SIGTERM, forward)
+signal.signal(signal.SIGHUP, forward)
+worker = os.fork()
+if worker == 0:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the worker resets the master's handlers
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    serve()
+    sys.exit(0)
+_, status = os.waitpid(worker, 0)
+print("worker", os.waitstatus_to_exitcode(status), flush=True)
+""",
+        send=signal.SIGTERM,
+        delay_s=0.05,
+    )
+    assert ended.code == 0, ended.err  # the master's own exit
+    assert "worker -15" in ended.out, ended.out + ended.err
+    assert ended.runs == {"quick": 2, "streamed": 1}, ended.err
+    assert ended.end_reasons == {"exhausted": 3}, ended.err  # the stream was finished
 
 
 # --- providers wired by hand ---------------------------------------------------------------

@@ -20,9 +20,11 @@
   takes its default action. Before a default action ends the process, every ``configure()``
   telemetry still open in it is shut down, not only the one whose handler was called.
   ``Telemetry.shutdown()`` puts the previous handlers back once it is done.
-* **fork**: the child starts with its own counts and fresh locks, so a lock held by the
-  parent's export thread at the fork cannot hang the child (the SDK's processors already drop
-  the parent's queue in the child, which the parent still exports). What the parent had
+* **fork**: a forked worker's first run puts our handlers back in front of the ones its
+  server set since (:meth:`ProcessHooks._rearm`). The child starts with its own counts and
+  fresh locks, so a lock held by the parent's export thread at the fork cannot hang the child
+  (the SDK's processors already drop the parent's queue in the child, which the parent still
+  exports). What the parent had
   gathered in memory stays the parent's: the meter provider's aggregations
   (:func:`forget_parents_metrics`), the tail sampler's held runs, the terminal view's pending
   trees and token totals; reported again by the child, they were counted twice.
@@ -46,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_otel._fork import in_forked_child
 from agent_otel._guard import logger as _log
-from agent_otel.recording._open import draining, undrain
+from agent_otel.recording._open import at_next_run_start, draining, undrain
 
 if TYPE_CHECKING:
     from agent_otel.exporting._telemetry import Telemetry
@@ -237,6 +239,32 @@ class ProcessHooks:
         self._waiting = False  # the parent's waiter thread does not exist here
         if not telemetry.is_shutdown:
             self._start_waiter()
+            ours = list(self._previous)  # the signals configure() handled (and still does)
+            if ours:
+                at_next_run_start(lambda: self._rearm(ours))
+
+    def _rearm(self, signums: list[int]) -> bool:
+        """In a forked worker, at its first run in the main thread: a pre-forking server
+        replaces our handlers in its master and again in each worker (gunicorn; its uvicorn
+        worker resets them to the default action, which uvicorn puts back and raises again
+        once it drained), so SIGTERM killed the worker with its spans queued, untold. Ours
+        goes back in front, chaining to what the worker has now, as to an application's
+        handler installed before ``configure()``. Done (True) unless off the main thread."""
+        telemetry = self._telemetry()
+        if telemetry is None or telemetry.is_shutdown:
+            return True
+        if threading.current_thread() is not threading.main_thread():
+            return False
+        for signum in signums:
+            current = _handler(signum)
+            if current is None or current is signal.SIG_IGN or _is_ours(current):
+                continue
+            try:
+                signal.signal(signum, self._on_signal)
+            except (ValueError, OSError):
+                continue
+            self._previous[signum] = current
+        return True
 
     def in_worker(self) -> None:
         """In a ``multiprocessing`` child started by fork: shut down at its exit."""
@@ -293,6 +321,18 @@ def _die(signum: int) -> None:
     os.kill(os.getpid(), signum)
     time.sleep(_KILL_GRACE_S)
     os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _handler(signum: int) -> Any:
+    try:
+        return signal.getsignal(signum)
+    except (ValueError, OSError):
+        return None
+
+
+def _is_ours(handler: Any) -> bool:
+    """A handler of a ``ProcessHooks`` (this telemetry's or another's, already chained)."""
+    return type(getattr(handler, "__self__", None)) is ProcessHooks
 
 
 def _deliver(previous: Any, signum: int, frame: Any) -> None:
