@@ -325,6 +325,29 @@ def test_a_second_sigterm_while_flushing_waits_for_the_flush() -> None:
     assert ended.end_reasons["shutdown"] == 1, ended.err
 
 
+def test_the_main_thread_exiting_during_a_signals_shutdown_waits_for_it() -> None:
+    """A server that handles SIGTERM itself puts back the handler it found (ours) and raises
+    the signal again as its last act (uvicorn does), then returns: the main thread reached the
+    interpreter's exit while our thread was still shutting down, and the exit did not wait
+    (that shutdown had unregistered its exit hook first), so the export was cut off with the
+    interpreter: what was queued was lost, without a word. The exit now waits for that
+    shutdown, then the process dies of the signal."""
+    ended = run_child(
+        """
+        os.environ["OTEL_BSP_MAX_EXPORT_BATCH_SIZE"] = "3"  # one request per run
+        configure("raised", shutdown_timeout_millis=30_000)
+        runs(4)
+        held_open("open")
+        signal.raise_signal(signal.SIGTERM)  # a server's last act, then the script ends
+        time.sleep(0.1)  # (our thread is shutting down now)
+        """,
+        delay_s=0.3,  # each request answered after 0.3 s: the export outlasts the main thread
+    )
+    assert ended.code == -signal.SIGTERM, ended.err
+    assert ended.runs == {"run": 4, "open": 1}, ended.err
+    assert ended.end_reasons["shutdown"] == 1, ended.err
+
+
 def test_a_flush_cut_short_before_the_applications_handler_is_told() -> None:
     """With the application's handler installed before ``configure()``, the queue is flushed
     before it runs, within ``shutdown_timeout_millis``. A collector down or slow made that
