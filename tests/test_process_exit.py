@@ -348,6 +348,30 @@ def test_the_main_thread_exiting_during_a_signals_shutdown_waits_for_it() -> Non
     assert ended.end_reasons["shutdown"] == 1, ended.err
 
 
+def test_a_handler_installed_after_configure_that_chains_to_ours_runs_once() -> None:
+    """The application's handler installed after ``configure()`` that calls the one it
+    replaced (ours) before returning: the queue is flushed and the process dies of the
+    signal, with the application's handler run once, not again when the default action is
+    delivered."""
+    ended = run_child(
+        """
+        configure("chained")
+        runs(3)
+        held_open("open")
+        ours = signal.getsignal(signal.SIGTERM)
+        def mine(signum, frame):
+            print("application handler", flush=True)
+            ours(signum, frame)
+        signal.signal(signal.SIGTERM, mine)
+        ready()
+        """,
+        send=signal.SIGTERM,
+    )
+    assert ended.code == -signal.SIGTERM, ended.err
+    assert ended.out.count("application handler") == 1, ended.out
+    assert ended.runs == {"run": 3, "open": 1}, ended.err
+
+
 def test_a_flush_cut_short_before_the_applications_handler_is_told() -> None:
     """With the application's handler installed before ``configure()``, the queue is flushed
     before it runs, within ``shutdown_timeout_millis``. A collector down or slow made that

@@ -136,6 +136,9 @@ class ProcessHooks:
                 self._drain_left = self._timeout_s
                 draining(self._flush_ended)
             return
+        # Ours stays only in a form that waits: a later handler that chained to ours (or ours
+        # again) is not run a second time when the default action is delivered.
+        signal.signal(signum, _on_repeat)
         self._signum = signum
         self._wake_waiter()
 
@@ -323,6 +326,14 @@ def _die(signum: int) -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
 
+def _on_repeat(signum: int, frame: Any) -> None:
+    """The handler once a fatal signal came: the same signal again waits for its shutdown;
+    once telemetry is shut down (:func:`_die`), the default action."""
+    if _ENDING[0]:
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+
 def _handler(signum: int) -> Any:
     try:
         return signal.getsignal(signum)
@@ -332,7 +343,7 @@ def _handler(signum: int) -> Any:
 
 def _is_ours(handler: Any) -> bool:
     """A handler of a ``ProcessHooks`` (this telemetry's or another's, already chained)."""
-    return type(getattr(handler, "__self__", None)) is ProcessHooks
+    return handler is _on_repeat or type(getattr(handler, "__self__", None)) is ProcessHooks
 
 
 def _deliver(previous: Any, signum: int, frame: Any) -> None:
