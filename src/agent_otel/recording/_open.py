@@ -274,6 +274,7 @@ def _after_fork_in_child() -> None:
     exported twice, under the same span ids."""
     _OPEN.clear()
     _AT_RUN_START.clear()  # the parent's, made in the parent (a child's fork hooks add its own)
+    _DRAINING.clear()  # the parent was draining after its SIGTERM: the child was not signalled
 
 
 if hasattr(os, "register_at_fork"):
