@@ -20,11 +20,13 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from benchmarks._process import free_port
 
 from otlp_receiver import receiving
 
@@ -107,10 +109,12 @@ def run_child(
     delay_s: float = 0.0,
     env: dict[str, str] | None = None,
     as_file: Path | None = None,
+    again_after_s: float | None = None,
 ) -> Ended:
     """Run ``script`` after the prelude (with ``env`` added to the environment); with
-    ``send``, signal it once it printed "ready". With ``as_file``, the script is written there
-    and run as a file (the spawn and fork-server start methods import its functions again)."""
+    ``send``, signal it once it printed "ready" (and, with ``again_after_s``, once more that
+    much later). With ``as_file``, the script is written there and run as a file (the spawn
+    and fork-server start methods import its functions again)."""
     with receiving(delay_s) as received:
         variables = {
             **os.environ,
@@ -138,6 +142,9 @@ def run_child(
                 line = process.stdout.readline()
                 assert line.strip() == "ready", (line, process.stderr and process.stderr.read())
                 process.send_signal(send)
+                if again_after_s is not None:
+                    time.sleep(again_after_s)
+                    process.send_signal(send)
             out, err = process.communicate(timeout=HANG_GUARD_S)
         finally:
             process.kill()
@@ -293,6 +300,257 @@ def test_every_telemetry_is_shut_down_before_a_signal_kills() -> None:
     assert ended.code == -signal.SIGTERM, ended.err
     assert ended.runs == {"first": 2, "second": 2, "open-first": 1, "open-second": 1}, ended.err
     assert ended.end_reasons["shutdown"] == 2
+
+
+def test_a_second_sigterm_while_flushing_waits_for_the_flush() -> None:
+    """A worker often gets SIGTERM twice within milliseconds (systemd signals the whole control
+    group and the process manager forwards its own; a terminal's process group). The first
+    handler put the default action back, so the second one killed the process mid-flush: the
+    queued spans and the open run were lost, without a word. The second now waits for the
+    same bounded shutdown, then the process dies of the signal."""
+    ended = run_child(
+        """
+        os.environ["OTEL_BSP_MAX_EXPORT_BATCH_SIZE"] = "3"  # one request per run
+        configure("twice", shutdown_timeout_millis=30_000)
+        runs(4)
+        held_open("open")
+        ready()
+        """,
+        send=signal.SIGTERM,
+        again_after_s=0.05,
+        delay_s=0.3,  # each request answered after 0.3 s: the second signal comes mid-flush
+    )
+    assert ended.code == -signal.SIGTERM, ended.err
+    assert ended.runs == {"run": 4, "open": 1}, ended.err
+    assert ended.end_reasons["shutdown"] == 1, ended.err
+
+
+def test_the_main_thread_exiting_during_a_signals_shutdown_waits_for_it() -> None:
+    """A server that handles SIGTERM itself puts back the handler it found (ours) and raises
+    the signal again as its last act (uvicorn does), then returns: the main thread reached the
+    interpreter's exit while our thread was still shutting down, and the exit did not wait
+    (that shutdown had unregistered its exit hook first), so the export was cut off with the
+    interpreter: what was queued was lost, without a word. The exit now waits for that
+    shutdown, then the process dies of the signal."""
+    ended = run_child(
+        """
+        os.environ["OTEL_BSP_MAX_EXPORT_BATCH_SIZE"] = "3"  # one request per run
+        configure("raised", shutdown_timeout_millis=30_000)
+        runs(4)
+        held_open("open")
+        signal.raise_signal(signal.SIGTERM)  # a server's last act, then the script ends
+        time.sleep(0.1)  # (our thread is shutting down now)
+        """,
+        delay_s=0.3,  # each request answered after 0.3 s: the export outlasts the main thread
+    )
+    assert ended.code == -signal.SIGTERM, ended.err
+    assert ended.runs == {"run": 4, "open": 1}, ended.err
+    assert ended.end_reasons["shutdown"] == 1, ended.err
+
+
+def test_a_handler_installed_after_configure_that_chains_to_ours_runs_once() -> None:
+    """The application's handler installed after ``configure()`` that calls the one it
+    replaced (ours) before returning: the queue is flushed and the process dies of the
+    signal, with the application's handler run once, not again when the default action is
+    delivered."""
+    ended = run_child(
+        """
+        configure("chained")
+        runs(3)
+        held_open("open")
+        ours = signal.getsignal(signal.SIGTERM)
+        def mine(signum, frame):
+            print("application handler", flush=True)
+            ours(signum, frame)
+        signal.signal(signal.SIGTERM, mine)
+        ready()
+        """,
+        send=signal.SIGTERM,
+    )
+    assert ended.code == -signal.SIGTERM, ended.err
+    assert ended.out.count("application handler") == 1, ended.out
+    assert ended.runs == {"run": 3, "open": 1}, ended.err
+
+
+def test_a_flush_cut_short_before_the_applications_handler_is_told() -> None:
+    """With the application's handler installed before ``configure()``, the queue is flushed
+    before it runs, within ``shutdown_timeout_millis``. A collector down or slow made that
+    flush give up, and a handler that then ended the process (``os._exit``) lost the queued
+    spans without a word. What was left is now told, with how many spans, before the
+    handler runs."""
+    ended = run_child(
+        """
+        def graceful(signum, frame):
+            print("application cleanup", flush=True)
+            os._exit(0)
+        signal.signal(signal.SIGTERM, graceful)
+        configure("down", shutdown_timeout_millis=1_000)
+        runs(5)
+        ready()
+        """,
+        send=signal.SIGTERM,
+        env={"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": f"http://127.0.0.1:{free_port()}/v1/traces"},
+    )
+    assert ended.code == 0, ended.err
+    assert "application cleanup" in ended.out
+    told = "did not finish within 1.0 s (is the collector reachable?): 15 span(s) not exported"
+    assert told in ended.err, ended.err
+
+
+def test_an_agent_still_streaming_when_its_run_is_ended_at_exit_adds_no_lost_spans() -> None:
+    """A run in a daemon thread whose agent keeps streaming while the process exits: the
+    shutdown ends the run (``end_reason=shutdown``), but its later events still started spans,
+    orphans of the ended run that the provider, shut down, dropped: hundreds of spans counted
+    and told as lost at shutdown, for a run that had been delivered whole. What the agent
+    yields after its run was ended now passes through unrecorded."""
+    ended = run_child(
+        """
+        configure("busy")
+        started = threading.Event()
+        async def busy():
+            i = 0
+            while True:
+                yield LLMCallStart(model="m", call_id=f"c{i}")
+                started.set()
+                yield TextDelta(text="x")
+                yield LLMCallEnd(call_id=f"c{i}")
+                yield StepBoundary()
+                i += 1
+                await asyncio.sleep(0)
+        async def consume():
+            [_ async for _ in otel_wrapper(agent_name="busy")(busy())]
+        threading.Thread(target=lambda: asyncio.run(consume()), daemon=True).start()
+        started.wait(10)
+        time.sleep(0.2)
+        """  # the script ends: the exit hook shuts down while the agent streams on
+    )
+    assert ended.code == 0, ended.err
+    assert ended.runs == {"busy": 1}, ended.err
+    assert ended.end_reasons == {"shutdown": 1}, ended.err
+    assert "spans lost" not in ended.err, ended.err
+
+
+# --- a real ASGI server ----------------------------------------------------------------------
+SERVED = """
+import socket, urllib.request
+import uvicorn
+
+telemetry = None
+def start():
+    global telemetry
+    telemetry = configure("served", console=False)
+
+async def streamed():
+    yield LLMCallStart(model="m", call_id="s")
+    for i in range(20):
+        yield TextDelta(text=f"{i} ")
+        if i == 2:
+            print("ready", flush=True)  # mid-stream: the test sends the signal now
+        await asyncio.sleep(0.05)
+    yield Usage(input_tokens=10, output_tokens=2)
+    yield LLMCallEnd(call_id="s")
+
+async def app(scope, receive, send):
+    if scope["type"] == "lifespan":
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                if CONFIGURE == "in-lifespan":
+                    start()
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                if CONFIGURE == "lifespan-shuts-down":
+                    print("shut down", telemetry.shutdown(), telemetry.shutdown(), flush=True)
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+    for _ in range(2):  # two runs ended before the signal, queued
+        [_ async for _ in otel_wrapper(agent_name="quick")(agent())]
+    await send({"type": "http.response.start", "status": 200, "headers": []})
+    async for event in otel_wrapper(agent_name="streamed")(streamed()):
+        if isinstance(event, TextDelta):
+            body = event.text.encode()
+            await send({"type": "http.response.body", "body": body, "more_body": True})
+    await send({"type": "http.response.body", "body": b""})
+
+if CONFIGURE != "in-lifespan":
+    start()  # at import, before the server installs its own handlers
+sock = socket.socket()
+sock.bind(("127.0.0.1", 0))
+port = sock.getsockname()[1]
+
+def client():
+    while True:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=30) as response:
+                response.read()
+            return
+        except OSError:
+            time.sleep(0.05)
+
+def serve():
+    threading.Thread(target=client, daemon=True).start()
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+"""
+
+
+@pytest.mark.parametrize("configure", ["at-import", "in-lifespan", "lifespan-shuts-down"])
+def test_sigterm_to_a_uvicorn_server_mid_stream_delivers_every_run(configure: str) -> None:
+    """uvicorn handles SIGTERM itself: it lets the streaming response finish, runs the
+    lifespan's shutdown, puts back the handler it found and raises the signal again.
+
+    With ``configure()`` at import, that handler is ours: the signal's shutdown ran in our
+    thread while the main thread went on to a normal exit, which did not wait for it (the
+    shutdown had unregistered its exit hook), so the interpreter ended mid-export and often
+    nothing at all arrived. With ``configure()`` in the lifespan's startup (inside uvicorn's
+    handling), ours chained to uvicorn's: the queue was flushed, but the run that finished
+    during the graceful drain was still queued when uvicorn's re-raised signal killed the
+    process. Now the exit waits for the signal's shutdown, and a run that ends after a signal
+    the application handles is exported as it ends. A lifespan that shuts telemetry down
+    (twice) loses nothing either. Each way the process ends killed by the signal."""
+    script = f"CONFIGURE = {configure!r}\n" + SERVED + "serve()"
+    ended = run_child(script, send=signal.SIGTERM, delay_s=0.05)
+    assert ended.code == -signal.SIGTERM, ended.err
+    assert ended.runs == {"quick": 2, "streamed": 1}, ended.err
+    assert ended.end_reasons == {"exhausted": 3}, ended.err  # the stream was finished
+    if configure == "lifespan-shuts-down":
+        assert "shut down True True" in ended.out, ended.out
+
+
+def test_sigterm_to_a_pre_forking_servers_worker_mid_stream_delivers_every_run() -> None:
+    """gunicorn with ``--preload`` and uvicorn's worker: the app (and ``configure()``) is
+    imported in the master, which then installs its own handlers (replacing ours) and forks
+    the workers; each worker resets them to the default action, then runs uvicorn, which puts
+    that default back once it drained and raises the signal again. The master forwards its
+    SIGTERM to the worker: neither our handler nor ``atexit`` ran there, and every span the
+    worker recorded was lost, untold. Now a forked worker's first run puts our handler back in
+    front of the one the worker has, as of an application's handler installed before
+    ``configure()``: flushed, then drained run by run, then the worker dies of the signal.
+    (The master and worker here do what gunicorn's do, without gunicorn.)"""
+    ended = run_child(
+        "CONFIGURE = 'at-import'\n"
+        + SERVED
+        + """
+worker = 0
+def forward(signum, frame):  # the master's handler, installed after the app's import
+    os.kill(worker, signum)
+signal.signal(signal.SIGTERM, forward)
+signal.signal(signal.SIGHUP, forward)
+worker = os.fork()
+if worker == 0:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the worker resets the master's handlers
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    serve()
+    sys.exit(0)
+_, status = os.waitpid(worker, 0)
+print("worker", os.waitstatus_to_exitcode(status), flush=True)
+""",
+        send=signal.SIGTERM,
+        delay_s=0.05,
+    )
+    assert ended.code == 0, ended.err  # the master's own exit
+    assert "worker -15" in ended.out, ended.out + ended.err
+    assert ended.runs == {"quick": 2, "streamed": 1}, ended.err
+    assert ended.end_reasons == {"exhausted": 3}, ended.err  # the stream was finished
 
 
 # --- providers wired by hand ---------------------------------------------------------------

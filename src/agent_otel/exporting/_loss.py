@@ -86,6 +86,11 @@ class SpanLoss:
             return
         self._lose(EXPORT_FAILED, count)
 
+    def unsent(self) -> int:
+        """Spans that entered and were neither exported nor counted lost: queued or in flight."""
+        with self._lock:
+            return max(self.entered - self.exported - sum(self._lost.values()), 0)
+
     def settle(self) -> int:
         """At shutdown: count what never reached an end as lost at shutdown; the new count.
 

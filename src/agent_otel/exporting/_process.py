@@ -7,18 +7,24 @@
   could hold: it releases one). Without a handler of the application's, the thread shuts
   telemetry down (bounded by ``shutdown_timeout_millis``) and the signal is delivered again
   with its default action, so the process ends as it would have: killed by that signal.
+  The same signal again meanwhile (a control group's and its manager's) waits for that
+  shutdown; an interpreter exit meanwhile waits for it in the exit hook, then dies of it.
   With the application's handler installed before ``configure()``, the thread flushes first
-  (the handler waits for it, bounded the same way), then the application's handler runs and
-  decides what follows: an exit it makes (``sys.exit``, ``os._exit``, its own default action)
-  loses nothing that had ended. A signal that arrives while telemetry is shutting down (a
-  ``multiprocessing.Pool`` terminating a worker that is already leaving, a restart during the
-  exit flush) waits for that shutdown, then takes its default action. Before a default action
-  ends the process, every ``configure()`` telemetry still open in it is shut down, not only
-  the one whose handler was called. ``Telemetry.shutdown()`` puts the previous handlers back
-  once it is done.
-* **fork**: the child starts with its own counts and fresh locks, so a lock held by the
-  parent's export thread at the fork cannot hang the child (the SDK's processors already drop
-  the parent's queue in the child, which the parent still exports). What the parent had
+  (the handler waits for it, bounded the same way; what it could not export is told), then
+  the application's handler runs and decides what follows: an exit it makes (``sys.exit``,
+  ``os._exit``, its own default action) loses nothing that had ended. If a SIGTERM handler
+  returns (a server draining its requests, which then raises the signal again into the
+  default action), each run that ends from then on is exported as it ends. A signal that
+  arrives while telemetry is shutting down (a ``multiprocessing.Pool`` terminating a worker
+  that is already leaving, a restart during the exit flush) waits for that shutdown, then
+  takes its default action. Before a default action ends the process, every ``configure()``
+  telemetry still open in it is shut down, not only the one whose handler was called.
+  ``Telemetry.shutdown()`` puts the previous handlers back once it is done.
+* **fork**: a forked worker's first run puts our handlers back in front of the ones its
+  server set since (:meth:`ProcessHooks._rearm`). The child starts with its own counts and
+  fresh locks, so a lock held by the parent's export thread at the fork cannot hang the child
+  (the SDK's processors already drop the parent's queue in the child, which the parent still
+  exports). What the parent had
   gathered in memory stays the parent's: the meter provider's aggregations
   (:func:`forget_parents_metrics`), the tail sampler's held runs, the terminal view's pending
   trees and token totals; reported again by the child, they were counted twice.
@@ -35,12 +41,14 @@ import contextlib
 import os
 import signal
 import threading
+import time
 import weakref
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from agent_otel._fork import in_forked_child
 from agent_otel._guard import logger as _log
+from agent_otel.recording._open import at_next_run_start, draining, undrain
 
 if TYPE_CHECKING:
     from agent_otel.exporting._telemetry import Telemetry
@@ -51,6 +59,7 @@ FATAL_SIGNALS = tuple(
 )
 """Signals whose default action ends the process and skips every exit hook."""
 
+_SIGTERM = getattr(signal, "SIGTERM", 0)
 _LIVE: weakref.WeakSet[Telemetry] = weakref.WeakSet()  # not shut down yet
 
 
@@ -63,6 +72,7 @@ class ProcessHooks:
         self._previous: dict[int, Any] = {}  # signal -> the handler ours replaced
         self._signum = 0  # the signal that ends the process once telemetry is shut down
         self._flushed: threading.Lock | None = None  # released once a requested flush is done
+        self._drain_left = 0.0  # draining after the application's handler: flush time left
         self._waiting = False
         self._wake = threading.Lock()
         self._start_waiter()
@@ -102,20 +112,34 @@ class ProcessHooks:
     def _on_signal(self, signum: int, frame: Any) -> None:
         """Runs in the main thread between two bytecodes: no lock taken, no thread started."""
         previous = self._previous.get(signum, signal.SIG_DFL)
+        if _ENDING[0]:  # telemetry is shut down and the process ends: the default action now
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
         if not self._waiting:  # shut down already (still chained by a later handler)
             _deliver(previous, signum, frame)
             return
+        if self._signum:  # again while shutting down for the first (a process group's signal
+            return  # and its manager's): that shutdown is bounded, then the process ends
         if callable(previous):  # the application's handler decides: flush first, bounded
             flushed = threading.Lock()
             flushed.acquire()
             self._flushed = flushed
             self._wake_waiter()
-            flushed.acquire(timeout=self._timeout_s)
+            flushed.acquire(timeout=self._timeout_s + _TELL_S)  # a flush cut short is told
             previous(signum, frame)
+            if signum == _SIGTERM:
+                # It returned: the process drains (a server finishing its requests) and may
+                # then end by a path that skips every exit hook (the default action put
+                # back): each run that ends from now on is exported as it ends, the flushes
+                # within the same bound. (A SIGHUP handler that returns reloads: no drain.)
+                self._drain_left = self._timeout_s
+                draining(self._flush_ended)
             return
-        signal.signal(signum, signal.SIG_DFL)  # a second one kills at once
-        if not self._signum:
-            self._signum = signum
+        # Ours stays only in a form that waits: a later handler that chained to ours (or ours
+        # again) is not run a second time when the default action is delivered.
+        signal.signal(signum, _on_repeat)
+        self._signum = signum
         self._wake_waiter()
 
     def _wake_waiter(self) -> None:
@@ -141,9 +165,7 @@ class ProcessHooks:
             flushed, self._flushed = self._flushed, None
             if flushed is not None:  # an application's handler runs once this is done
                 try:
-                    telemetry = self._telemetry()
-                    if telemetry is not None:
-                        telemetry.force_flush(int(self._timeout_s * 1000))
+                    self._flush("before the application's signal handler", self._timeout_s)
                 finally:
                     with contextlib.suppress(RuntimeError):
                         flushed.release()
@@ -158,6 +180,32 @@ class ProcessHooks:
         finally:
             _die(self._signum)  # if that did not (shut down elsewhere, or failed)
 
+    def _flush(self, when: str, timeout_s: float) -> None:
+        """Export what is queued; what did not leave in time is told, with how many spans: the
+        process may end next by a path that runs nothing more of ours (``os._exit``)."""
+        telemetry = self._telemetry()
+        if telemetry is None or telemetry.force_flush(max(int(timeout_s * 1000), 1)):
+            return
+        _log.warning(
+            "agent-otel: the flush %s did not finish within %.1f s (is the collector "
+            "reachable?): %d span(s) not exported yet are lost if the process ends now",
+            when,
+            timeout_s,
+            telemetry.spans_unsent(),
+        )
+
+    def _flush_ended(self, span: object) -> None:
+        """Draining after a fatal signal the application handles: a run just ended, export it."""
+        telemetry = self._telemetry()
+        if telemetry is None or telemetry.is_shutdown or not telemetry.owns(span):
+            return
+        if self._drain_left <= 0:  # the bound is spent (a collector down): the exit decides
+            undrain(self._flush_ended)
+            return
+        started = time.monotonic()
+        self._flush("of a run ended after the signal", self._drain_left)
+        self._drain_left -= time.monotonic() - started
+
     def uninstall(self) -> None:
         """Telemetry is shut down: put the previous handlers back (where ours is still the one
         installed); a fatal signal that arrived meanwhile now takes its default action."""
@@ -167,6 +215,7 @@ class ProcessHooks:
         if not self._signum:  # let the waiting thread end
             self._waiting = False
             self._wake_waiter()
+        undrain(self._flush_ended)
         if threading.current_thread() is threading.main_thread():
             for signum, previous in list(self._previous.items()):
                 try:
@@ -178,6 +227,13 @@ class ProcessHooks:
         if self._signum:
             _die(self._signum)
 
+    def at_exit(self) -> None:
+        """The interpreter exits while a fatal signal's shutdown ran in the waiting thread (a
+        server that re-raised the signal, then returned): that shutdown is done (the exit hook
+        waited for it); the process now ends as the signal would have ended it."""
+        if self._signum:
+            _die(self._signum)
+
     # --- fork ------------------------------------------------------------------------------
     def _after_fork_in_child(self) -> None:
         telemetry = self._telemetry()
@@ -186,6 +242,32 @@ class ProcessHooks:
         self._waiting = False  # the parent's waiter thread does not exist here
         if not telemetry.is_shutdown:
             self._start_waiter()
+            ours = list(self._previous)  # the signals configure() handled (and still does)
+            if ours:
+                at_next_run_start(lambda: self._rearm(ours))
+
+    def _rearm(self, signums: list[int]) -> bool:
+        """In a forked worker, at its first run in the main thread: a pre-forking server
+        replaces our handlers in its master and again in each worker (gunicorn; its uvicorn
+        worker resets them to the default action, which uvicorn puts back and raises again
+        once it drained), so SIGTERM killed the worker with its spans queued, untold. Ours
+        goes back in front, chaining to what the worker has now, as to an application's
+        handler installed before ``configure()``. Done (True) unless off the main thread."""
+        telemetry = self._telemetry()
+        if telemetry is None or telemetry.is_shutdown:
+            return True
+        if threading.current_thread() is not threading.main_thread():
+            return False
+        for signum in signums:
+            current = _handler(signum)
+            if current is None or current is signal.SIG_IGN or _is_ours(current):
+                continue
+            try:
+                signal.signal(signum, self._on_signal)
+            except (ValueError, OSError):
+                continue
+            self._previous[signum] = current
+        return True
 
     def in_worker(self) -> None:
         """In a ``multiprocessing`` child started by fork: shut down at its exit."""
@@ -215,16 +297,53 @@ def forget_parents_metrics(meter_provider: object) -> None:
         consumer.__dict__["_lock"] = threading.Lock()
 
 
+_TELL_S = 1.0  # past a bounded flush: time for it to tell what it left behind
+_ENDING = [0]  # the signal whose default action ends the process, once telemetry is shut down
+_KILL_GRACE_S = 5.0  # how long the main thread has to run our handler once more (below)
+
+
 def _die(signum: int) -> None:
-    """Shut down every telemetry still open here, then take ``signum``'s default action."""
+    """Shut down every telemetry still open here, then take ``signum``'s default action.
+
+    Outside the main thread the handler cannot be changed, so the signal goes to our handler,
+    which the main thread runs between two bytecodes and which takes the default action. A
+    main thread stuck in C code that never returns (which the default action would have ended
+    too) gets :data:`_KILL_GRACE_S`, then SIGKILL ends the process.
+    """
     for telemetry in list(_LIVE):
         try:
             telemetry.shutdown()
         except Exception:
             _log.debug("agent-otel: shutdown before the signal failed", exc_info=True)
-    with contextlib.suppress(ValueError, OSError):  # outside the main thread: set already
-        signal.signal(signum, signal.SIG_DFL)
+    _ENDING[0] = signum
+    if threading.current_thread() is threading.main_thread():
+        with contextlib.suppress(ValueError, OSError):
+            signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+        return
     os.kill(os.getpid(), signum)
+    time.sleep(_KILL_GRACE_S)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _on_repeat(signum: int, frame: Any) -> None:
+    """The handler once a fatal signal came: the same signal again waits for its shutdown;
+    once telemetry is shut down (:func:`_die`), the default action."""
+    if _ENDING[0]:
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+
+def _handler(signum: int) -> Any:
+    try:
+        return signal.getsignal(signum)
+    except (ValueError, OSError):
+        return None
+
+
+def _is_ours(handler: Any) -> bool:
+    """A handler of a ``ProcessHooks`` (this telemetry's or another's, already chained)."""
+    return handler is _on_repeat or type(getattr(handler, "__self__", None)) is ProcessHooks
 
 
 def _deliver(previous: Any, signum: int, frame: Any) -> None:

@@ -165,10 +165,13 @@ class Telemetry:
             return self._shutdown(budget)
         finally:
             self._stopped.set()
-            self._hooks.uninstall()  # last: a signal meanwhile waited for all of the above
+            self._hooks.uninstall()  # a signal meanwhile waited for all of the above
+            # Only now: an interpreter exit meanwhile (a server re-raising SIGTERM, then
+            # returning, while the signal's shutdown runs in another thread) waits for it in
+            # the exit hook, instead of killing that thread mid-export.
+            atexit.unregister(self._at_exit)
 
     def _shutdown(self, budget: float) -> bool:
-        atexit.unregister(self._at_exit)
         unmanage(self._ours)
         deadline = time.monotonic() + budget
         self._end_open_runs()
@@ -196,6 +199,15 @@ class Telemetry:
             _quietly(self._prometheus_server.shutdown)
             _quietly(self._prometheus_server.server_close)
         return done
+
+    def spans_unsent(self) -> int:
+        """Spans handed to the OTLP pipeline that were neither exported nor counted lost yet
+        (queued or in flight); 0 without OTLP trace export."""
+        return self._loss.unsent() if self._loss is not None else 0
+
+    def owns(self, span: object) -> bool:
+        """Whether an agent span was started on our tracer provider."""
+        return self._ours(span)
 
     def _ours(self, span: object) -> bool:
         """Whether an agent span was started on our tracer provider (its runs are ours)."""
@@ -236,7 +248,8 @@ class Telemetry:
             self.console.note(line)
 
     def _at_exit(self) -> None:
-        self.shutdown()
+        self.shutdown()  # or wait for the one under way
+        self._hooks.at_exit()
 
 
 def _bounded(fn: Callable[[], None], timeout_s: float, name: str) -> bool:

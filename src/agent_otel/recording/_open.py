@@ -47,10 +47,13 @@ _NEWEST = [-1]  # atexit's count of callbacks when our exit hook was last made t
 _exit_hooks: Callable[[], int] = getattr(atexit, "_ncallbacks", itertools.count().__next__)
 
 
+_AT_RUN_START: list[Callable[[], bool]] = []  # once each, at a run start, until it says done
+
+
 def opened(run: Any) -> None:
     _OPEN[id(run)] = run
     if _exit_hooks() != _NEWEST[0]:  # an exit hook came after ours (a provider's): run first
-        _make_newest()
+        _make_newest()  # (also the first run of a forked child: see at_next_run_start)
     if run.s.pending_interval is not None:  # option pending_spans: shown while it runs
         _pending.watch(run)
 
@@ -65,6 +68,25 @@ def _make_newest() -> None:
     atexit.unregister(_at_exit)
     atexit.register(_at_exit)
     _NEWEST[0] = _exit_hooks()
+    for hook in list(_AT_RUN_START):
+        try:
+            done = hook()
+        except Exception:
+            report("run start hook")
+            done = True
+        if done:
+            with suppress(ValueError):
+                _AT_RUN_START.remove(hook)
+    if _AT_RUN_START:  # not done yet (a run off the main thread): the next run start again
+        _NEWEST[0] = -2
+
+
+def at_next_run_start(hook: Callable[[], bool]) -> None:
+    """Call ``hook`` at the next run start in this process, and at each one after it until it
+    returns True (``exporting/_process``: a forked worker's signal handlers, checked once its
+    server set its own). Costs the runs nothing more: it rides on the exit hook's check."""
+    _AT_RUN_START.append(hook)
+    _NEWEST[0] = -2
 
 
 def claim(run: Any) -> bool:
@@ -81,6 +103,7 @@ def end_runs(belongs: Callable[[Any], bool]) -> int:
             if not belongs(run.run.span.raw) or not claim(run):
                 continue
             run.finish(A.END_SHUTDOWN, None)
+            run.ended_by_shutdown()
             ended += 1
             told(run)
         except Exception:
@@ -174,6 +197,33 @@ def _shut_down(processor: Any) -> bool:
     return known
 
 
+_DRAINING: list[Callable[[Any], None]] = []  # told each run's agent span as the run ends
+
+
+def ended(run: Any) -> None:
+    """``run`` just ended (its own end, not a shutdown's): told if its spans were dropped, and
+    handed to whoever drains the process after a fatal signal (``exporting/_process``)."""
+    told(run)
+    if _DRAINING:
+        for flush in list(_DRAINING):
+            try:
+                flush(run.run.span.raw)
+            except Exception:
+                report("run flush while draining")
+
+
+def draining(flush: Callable[[Any], None]) -> None:
+    """From now on, each run that ends is handed to ``flush`` (given its agent span). No lock:
+    called from a signal handler."""
+    if flush not in _DRAINING:
+        _DRAINING.append(flush)
+
+
+def undrain(flush: Callable[[Any], None]) -> None:
+    with suppress(ValueError):
+        _DRAINING.remove(flush)
+
+
 def runs_lost_to_shutdown() -> int:
     """How many runs ended after their tracer provider was shut down (their spans dropped)."""
     return _LOST[0]
@@ -223,6 +273,8 @@ def _after_fork_in_child() -> None:
     in the parent are the parent's to end. Ended in the child at its exit, they would be
     exported twice, under the same span ids."""
     _OPEN.clear()
+    _AT_RUN_START.clear()  # the parent's, made in the parent (a child's fork hooks add its own)
+    _DRAINING.clear()  # the parent was draining after its SIGTERM: the child was not signalled
 
 
 if hasattr(os, "register_at_fork"):

@@ -53,6 +53,7 @@ Repairs of malformed streams (each counted under ``agent_otel.anomalies`` by kin
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from opentelemetry import trace
@@ -645,6 +646,12 @@ class RunRecorder:
             owners.append(self._step)
         owners += [*self._calls.values(), *self._tools.values()]
         return [owner.span for owner in owners]
+
+    def ended_by_shutdown(self) -> None:
+        """A shutdown ended this run while its agent goes on (a daemon thread's run at exit):
+        what it still yields passes through unrecorded. Its new spans would be orphans of an
+        ended run, dropped by a provider shut down and counted as lost, by the hundred."""
+        self.s = replace(self.s, tracer=trace.NoOpTracer())
 
     def held_spans(self) -> list[Any]:
         """The run's spans that ended (a step at its boundary, a call at its ``LLMCallEnd``) and

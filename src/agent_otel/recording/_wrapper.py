@@ -34,7 +34,7 @@ from agent_otel.standdown._frameworks import framework_run
 
 from ._activation import activate, deactivate
 from ._hints import a_kind, factory, hint_unconfigured
-from ._open import claim, opened, told
+from ._open import claim, ended, opened
 from ._options import Options, settings_from
 from ._read import handler_for
 from ._recorder import Handler, RunRecorder
@@ -123,7 +123,7 @@ def _finish(recorder: RunRecorder | None, end_reason: str, error: BaseException 
         recorder.finish(end_reason, error)
     except Exception:
         report("run finish")
-    told(recorder)  # ended into a provider already shut down: its spans dropped, told
+    ended(recorder)  # told if dropped (a provider already shut down); flushed if draining
 
 
 _DONE: Any = object()
