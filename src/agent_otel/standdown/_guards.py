@@ -10,11 +10,15 @@ import sys
 
 from ._litellm import MODULE as LITELLM
 from ._litellm import guard_litellm
+from ._openai_v2 import PACKAGE as OPENAI_V2
 from ._openai_v2 import guard_openai_v2
 
 
 def guard_providers() -> None:
-    """Guard every such instrumentation that is loaded (openai-v2, LiteLLM's callback)."""
-    guard_openai_v2()
-    if LITELLM in sys.modules:
+    """Guard every such instrumentation that is loaded (openai-v2, LiteLLM's callback): a
+    look in ``sys.modules`` each when neither is."""
+    modules = sys.modules
+    if OPENAI_V2 in modules:
+        guard_openai_v2()
+    if LITELLM in modules:
         guard_litellm()
