@@ -584,7 +584,7 @@ def test_telemetry_of_what_is_no_sdk_provider_is_told_at_the_call(
     flush, shutdown or the process's exit, as a traceback from a helper thread (a timeout given
     as text raised in ``atexit``). Each is a TypeError at the call, naming the argument."""
     arguments = {
-        "tracer_provider": TracerProvider(),
+        "tracer_provider": otel_telemetry.tracer_provider,
         "meter_provider": otel_telemetry.meter_provider,
     }
     arguments.update(given(otel_telemetry))

@@ -72,16 +72,24 @@ class Provider:
             _unpatch(self.module)
 
 
+_PATCHED = ("openai.resources", "anthropic.resources", "agno.", "langchain_core.", "langgraph.")
+"""The packages whose classes the instrumentations under test wrap (and may leave wrapped)."""
+
+
 def _unpatch(module: str) -> None:
     """Undo every wrapper of ``module``'s left on an SDK class after its ``uninstrument()``.
 
     OpenLLMetry's OpenAI instrumentation 0.62.4 unwraps ``"Completions.create"`` from the
     module path ``openai.resources.chat.completions``, which OTel's ``unwrap`` reads as the
     attribute ``"Completions.create"`` of module ``completions``: nothing is restored, and its
-    wrappers would go on tracing (into this test's providers) in every later test.
+    wrappers would go on tracing (into this test's providers) in every later test. Its Agno
+    and LangChain instrumentations unwrap the same way, and leave ``Team.run``/``Team.arun``
+    (its wrapper of a streamed ``Team.arun`` is a coroutine function: every later team run
+    would break), ``BaseCallbackManager.__init__`` (its callback handler in every later
+    LangChain run) and ``Pregel.stream``/``astream`` wrapped.
     """
     for name, loaded in list(sys.modules.items()):
-        if not name.startswith(("openai.resources", "anthropic.resources")):
+        if not name.startswith(_PATCHED):
             continue
         for cls in list(vars(loaded).values()):
             if not isinstance(cls, type) or cls.__module__ != name:
