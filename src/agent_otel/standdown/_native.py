@@ -44,7 +44,13 @@ The seams, read in their sources (the versions in ``tests/constraints.txt``):
   ``TypeError`` into the agent; the sync one returns it from a generator, so the run yields
   nothing): :mod:`._context` answers it False, and its run wrapper's tracer (the
   ``_RunWrapper`` its ``wrapt`` wrappers of ``agno.agent._run`` and ``agno.team._run`` are
-  bound to) is replaced with a gated one, in a run of the Agno adapter. Its run spans tell our
+  bound to) is replaced with a gated one, in a run of the Agno adapter.
+- Peers hooking a framework's own tracing that read no context key (:data:`HELD`):
+  OpenLLMetry's trace processor for the OpenAI Agents SDK's tracing (``.tracer``) and its span
+  handler on LlamaIndex's dispatcher (``._tracer``) hold a gated tracer, every span of theirs
+  standing down in their adapter's run; Logfire's ``instrument_openai_agents()`` wrapper of the
+  SDK's trace provider gives the SDK's own trace and spans there (``create_trace``,
+  ``create_span``). Its run spans tell our
   agent run (``openinference.span.kind`` ``AGENT``); its model and tool wrappers read the key
   and stand down as every provider instrumentation does.
 
