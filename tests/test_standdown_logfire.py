@@ -11,6 +11,7 @@ is not made, while a ``logfire.info()`` the agent's own code logs during the cal
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -76,3 +77,51 @@ async def test_logfire_stands_down_inside_our_chat_span_only(
 
     await api.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "hi"}])
     assert len(theirs.spans()) == 2  # outside our chat spans Logfire traces the call
+
+
+@pytest.mark.parametrize("stand_down", [True, False], ids=["stand-down", "opt-out"])
+async def test_logfire_openai_agents_stands_down_in_the_adapters_run(
+    otel_telemetry: InMemoryTelemetry, stand_down: bool
+) -> None:
+    """Logfire's ``instrument_openai_agents()`` wraps the Agents SDK's trace provider and reads
+    no context key: with the SDK's tracing left on (its default), its agent, turn, model and
+    tool spans land in our run's trace. In a run of the adapter's it hands the SDK its own
+    trace and spans; opted out, its spans are back."""
+    pytest.importorskip("agents")
+    from sources import _script as s
+    from sources._conformance import ROWS
+    from sources.test_framework_instrumentations import _sdk_tracing
+
+    kit = InMemoryTelemetry()
+    instance = logfire.configure(
+        local=True,
+        send_to_logfire=False,
+        console=False,
+        metrics=False,
+        additional_span_processors=[SimpleSpanProcessor(kit.exporter)],
+    )
+    from agents.tracing import get_trace_provider, set_trace_provider
+
+    provider = get_trace_provider()
+    row = {r.name: r for r in ROWS}["openai_agents"]
+
+    @contextmanager
+    def instrumented(_: InMemoryTelemetry) -> Iterator[None]:
+        instance.instrument_openai_agents()
+        try:
+            yield
+        finally:
+            set_trace_provider(provider)
+
+    try:
+        with _sdk_tracing(instrumented)(otel_telemetry):
+            wrapper = otel_telemetry.wrapper(agent_name="agent", stand_down_providers=stand_down)
+            [_ async for _ in wrapper(row.events(s.Run()))]
+    finally:
+        kit.shutdown()
+    assert otel_telemetry.outline()[0][0] == "invoke_agent agent"
+    theirs = [sp.name for sp in kit.spans() if not sp.name.startswith("invoke_agent")]
+    if stand_down:
+        assert theirs == []
+    else:
+        assert any(name.startswith("Chat completion") for name in theirs)

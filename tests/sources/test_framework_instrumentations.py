@@ -4,7 +4,9 @@ Beside the provider instrumentations (``test_conformance``'s ``providers``), a p
 user runs a framework's own tracing or a peer's framework instrumentation: OpenLLMetry's
 LangChain and Agno instrumentations, pydantic-ai's built-in instrumentation
 (``Agent.instrument_all()``, what Logfire's ``instrument_pydantic_ai()`` turns on), LiteLLM's
-own OpenTelemetry callback (``litellm.callbacks``). Each tells the model calls, tool calls and
+own OpenTelemetry callback (``litellm.callbacks``), and the trace processors of the OpenAI
+Agents SDK's own tracing left on (OpenInference's, OpenLLMetry's), OpenLLMetry's LlamaIndex
+span handler. Each tells the model calls, tool calls and
 agent runs our spans tell, and records ``gen_ai.client.token.usage`` under our metric's name.
 Each plays the conformance script here with the instrumentation on: no metric of ours recorded
 by another scope, tokens counted once on spans and in the metric, no span of theirs but the
@@ -100,6 +102,31 @@ def _provider(module: str, instrumentor: str) -> Callable[..., AbstractContextMa
     return Provider(module, module, instrumentor, meters=True).instrumented
 
 
+def _sdk_tracing(
+    instrumented: Callable[[InMemoryTelemetry], AbstractContextManager[None]],
+) -> Callable[[InMemoryTelemetry], AbstractContextManager[None]]:
+    """``instrumented`` with the Agents SDK's own tracing left on, its default (the builders
+    turn it off; no API key here, so its exporter sends nothing), off again afterwards with
+    the SDK's processors as they were (an ``uninstrument()`` leaves its processor there)."""
+
+    @contextmanager
+    def on(telemetry: InMemoryTelemetry) -> Iterator[None]:
+        agents = pytest.importorskip("agents")
+        provider = agents.tracing.get_trace_provider()
+        processors = list(provider._multi_processor._processors)
+        with pytest.MonkeyPatch.context() as patch, instrumented(telemetry):
+            patch.delenv("OPENAI_API_KEY", raising=False)
+            patch.setattr(agents, "set_tracing_disabled", lambda disabled: None)
+            provider.set_disabled(False)
+            try:
+                yield
+            finally:
+                provider.set_disabled(True)
+                provider.set_processors(processors)
+
+    return on
+
+
 CASES = [
     Case("langgraph", "openllmetry-langchain",
          _provider("opentelemetry.instrumentation.langchain", "LangchainInstrumentor"),
@@ -111,6 +138,18 @@ CASES = [
     Case("pydantic_ai", "own", _pydantic_ai),
     Case("pydantic_ai_openai", "own", _pydantic_ai),
     Case("litellm_chat", "own-otel-callback", _litellm_callback, settled=_litellm_logged),
+    # trace processors of the Agents SDK's own tracing (left on): OpenInference's reads the key,
+    # OpenLLMetry's reads none
+    Case("openai_agents", "openinference-openai-agents", _sdk_tracing(
+        _provider("openinference.instrumentation.openai_agents", "OpenAIAgentsInstrumentor"))),
+    Case("openai_agents", "openllmetry-openai-agents", _sdk_tracing(
+        _provider("opentelemetry.instrumentation.openai_agents", "OpenAIAgentsInstrumentor"))),
+    # its span handler on LlamaIndex's dispatcher reads no key (importable where an LLM package
+    # of LlamaIndex's is: the llama-index environment)
+    Case("llama_index", "openllmetry-llamaindex",
+         _provider("opentelemetry.instrumentation.llamaindex", "LlamaIndexInstrumentor")),
+    Case("llama_index_openai", "openllmetry-llamaindex",
+         _provider("opentelemetry.instrumentation.llamaindex", "LlamaIndexInstrumentor")),
 ]  # fmt: skip
 
 

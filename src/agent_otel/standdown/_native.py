@@ -44,7 +44,13 @@ The seams, read in their sources (the versions in ``tests/constraints.txt``):
   ``TypeError`` into the agent; the sync one returns it from a generator, so the run yields
   nothing): :mod:`._context` answers it False, and its run wrapper's tracer (the
   ``_RunWrapper`` its ``wrapt`` wrappers of ``agno.agent._run`` and ``agno.team._run`` are
-  bound to) is replaced with a gated one, in a run of the Agno adapter. Its run spans tell our
+  bound to) is replaced with a gated one, in a run of the Agno adapter.
+- Peers hooking a framework's own tracing that read no context key (:data:`HELD`):
+  OpenLLMetry's trace processor for the OpenAI Agents SDK's tracing (``.tracer``) and its span
+  handler on LlamaIndex's dispatcher (``._tracer``) hold a gated tracer, every span of theirs
+  standing down in their adapter's run; Logfire's ``instrument_openai_agents()`` wrapper of the
+  SDK's trace provider gives the SDK's own trace and spans there (``create_trace``,
+  ``create_span``). Its run spans tell our
   agent run (``openinference.span.kind`` ``AGENT``); its model and tool wrappers read the key
   and stand down as every provider instrumentation does.
 
@@ -116,6 +122,8 @@ ADAPTERS = {
     "agent_contract.sources.autogen_stream": "autogen",
     "agent_contract.sources.google_adk_stream": "google_adk",
     "agent_contract.sources.langgraph_stream": "langgraph",
+    "agent_contract.sources.llama_index_stream": "llama_index",
+    "agent_contract.sources.openai_agents": "openai_agents",
     "agent_contract.sources.pydantic_ai_stream": "pydantic_ai",
     "agent_contract.sources.strands_stream": "strands",
 }
@@ -144,14 +152,20 @@ def told(name: object, attributes: object = None) -> bool:
 
 
 def stand_in(
-    framework: str, name: object, context: Context | None, attributes: object = None
+    framework: str,
+    name: object,
+    context: Context | None,
+    attributes: object = None,
+    every: bool = False,
 ) -> Span | None:
     """The span to give ``framework`` instead of starting its span ``name`` (with
     ``attributes``) under ``context`` (None: the current one), or None to start theirs: a
     non-recording span with the parent's context, so what starts under it is a child of that
-    parent."""
+    parent. ``every``: each of its spans stands down, told or not (:data:`HELD`)."""
     try:
-        if otel_context.get_value(NATIVE, context) != framework or not told(name, attributes):
+        if otel_context.get_value(NATIVE, context) != framework:
+            return None
+        if not every and not told(name, attributes):
             return None
         parent = trace.get_current_span(context).get_span_context()
         if not parent.is_valid:
@@ -162,9 +176,11 @@ def stand_in(
         return None
 
 
-def _gated_start_span(framework: str, start_span: Callable[..., Span]) -> Callable[..., Span]:
+def _gated_start_span(
+    framework: str, start_span: Callable[..., Span], every: bool = False
+) -> Callable[..., Span]:
     def start(name: str, context: Context | None = None, *args: Any, **kwargs: Any) -> Span:
-        span = stand_in(framework, name, context, kwargs.get("attributes"))
+        span = stand_in(framework, name, context, kwargs.get("attributes"), every)
         return span if span is not None else start_span(name, context, *args, **kwargs)
 
     return start
@@ -481,19 +497,27 @@ def _install_langgraph() -> bool:
 
 _AGNO_RUNS = ("agno.agent._run", "agno.team._run")
 _OPENINFERENCE_AGNO = "openinference.instrumentation.agno"
-_AGNO_SEAM = "_tracer"  # the attribute OpenInference's run wrapper holds its tracer in
+_AGENTS_SETUP = "agents.tracing.setup"  # the Agents SDK's global trace provider
+_OPENLLMETRY_AGENTS = "opentelemetry.instrumentation.openai_agents"
+_LOGFIRE_AGENTS = "logfire._internal.integrations.openai_agents"
+_LLAMA_INDEX_DISPATCHER = "llama_index.core.instrumentation"
+_OPENLLMETRY_LLAMA_INDEX = "opentelemetry.instrumentation.llamaindex"
 
 
 class _GatedTracer:
     """A tracer that a wrapper holds as an attribute, seen through a gate: its ``start_span``
     gives :func:`stand_in`'s span where there is one; everything else is the tracer's own."""
 
-    def __init__(self, framework: str, real: Any) -> None:
+    def __init__(self, framework: str, real: Any, every: bool) -> None:
         self.real = real
-        self.start_span = _gated_start_span(framework, real.start_span)
+        self.start_span = _gated_start_span(framework, real.start_span, every)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.real, name)
+
+
+def _theirs(value: object, module: str) -> bool:
+    return str(type(value).__module__).startswith(module)
 
 
 def _agno_run_wrappers() -> Iterator[Any]:
@@ -506,23 +530,119 @@ def _agno_run_wrappers() -> Iterator[Any]:
             bound = getattr(getattr(function, "_self_wrapper", None), "__self__", None)
             if bound is None or id(bound) in seen:
                 continue
-            if str(type(bound).__module__).startswith(_OPENINFERENCE_AGNO):
+            if _theirs(bound, _OPENINFERENCE_AGNO):
                 seen.add(id(bound))
                 yield bound
 
 
-def _install_agno() -> bool:
+def _agents_providers() -> Iterator[Any]:
+    """The Agents SDK's global trace provider and every provider wrapped in it (Logfire's
+    ``instrument_openai_agents()`` wraps it: ``.wrapped``); none before the SDK made one."""
+    provider = getattr(sys.modules.get(_AGENTS_SETUP), "GLOBAL_TRACE_PROVIDER", None)
+    for _ in range(_DEPTH):
+        if provider is None:
+            return
+        yield provider
+        provider = vars(provider).get("wrapped") if hasattr(provider, "__dict__") else None
+
+
+def _agents_processors() -> Iterator[Any]:
+    """OpenLLMetry's trace processors registered with the Agents SDK's trace provider."""
+    for provider in _agents_providers():
+        processors = getattr(vars(provider).get("_multi_processor"), "_processors", ())
+        for processor in processors if isinstance(processors, tuple) else ():
+            if _theirs(processor, _OPENLLMETRY_AGENTS):
+                yield processor
+
+
+def _llama_index_handlers() -> Iterator[Any]:
+    """OpenLLMetry's span handlers on LlamaIndex's root dispatcher."""
+    get_dispatcher = getattr(sys.modules.get(_LLAMA_INDEX_DISPATCHER), "get_dispatcher", None)
+    if not callable(get_dispatcher):
+        return
+    for handler in list(getattr(get_dispatcher(), "span_handlers", None) or ()):
+        if _theirs(handler, _OPENLLMETRY_LLAMA_INDEX):
+            yield handler
+
+
+HELD: dict[str, tuple[Callable[[], Iterator[Any]], str, bool]] = {
+    "agno": (_agno_run_wrappers, "_tracer", False),
+    "openai_agents": (_agents_processors, "tracer", True),
+    "llama_index": (_llama_index_handlers, "_tracer", True),
+}
+"""Per framework: the objects of a peer's instrumentation holding a tracer (found by
+function), the attribute they hold it in, and whether every span of theirs stands down
+(``every``). OpenInference's Agno run wrapper is told apart (its run spans tell our run; its
+suppressed path is broken, :mod:`._context`). OpenLLMetry's Agents SDK trace processor and its
+LlamaIndex span handler read no context key: every span they start in their framework's run
+stands down, as their siblings' that read the general key do (workflow, task and handoff
+spans included)."""
+
+
+def _install_held(framework: str) -> bool:
+    find, attribute, every = HELD[framework]
     gated = False
-    for wrapper in _agno_run_wrappers():
-        tracer = getattr(wrapper, _AGNO_SEAM, None)
+    for holder in find():
+        tracer = getattr(holder, attribute, None)
         if not isinstance(tracer, _GatedTracer) and tracer is not None:
-            setattr(wrapper, _AGNO_SEAM, _GatedTracer("agno", tracer))
+            setattr(holder, attribute, _GatedTracer(framework, tracer, every))
         gated = True
     return gated
 
 
+def _restore_held() -> None:
+    for find, attribute, _ in HELD.values():
+        for holder in find():
+            held = getattr(holder, attribute, None)
+            if isinstance(held, _GatedTracer):
+                setattr(holder, attribute, held.real)
+
+
+_CREATE = ("create_trace", "create_span")
+"""Logfire's wrapper of the Agents SDK's trace provider makes a Logfire span in each."""
+
+
+def _gated_create(framework: str, wrapper: Any, name: str) -> Callable[..., Any]:
+    theirs = getattr(wrapper, name)
+
+    def create(*args: Any, **kwargs: Any) -> Any:
+        if stands_down(framework):  # the SDK's own trace or span: its processors get it
+            return getattr(wrapper.wrapped, name)(*args, **kwargs)
+        return theirs(*args, **kwargs)
+
+    return create
+
+
+def _install_logfire_agents() -> bool:
+    """Logfire's ``instrument_openai_agents()`` reads no context key: its wrapper of the SDK's
+    trace provider hands the SDK's own trace and spans on in a run of the adapter's."""
+    gated = False
+    for provider in _agents_providers():
+        if _theirs(provider, _LOGFIRE_AGENTS) and hasattr(provider, "wrapped"):
+            if _MARK not in vars(provider):
+                for name in _CREATE:
+                    setattr(provider, name, _gated_create("openai_agents", provider, name))
+                setattr(provider, _MARK, "openai_agents")
+            gated = True
+    return gated
+
+
+def _restore_logfire_agents() -> None:
+    for provider in list(_agents_providers()):
+        if _theirs(provider, _LOGFIRE_AGENTS) and _MARK in vars(provider):
+            for name in (*_CREATE, _MARK):
+                vars(provider).pop(name, None)
+
+
+def _install_openai_agents() -> bool:
+    processors = _install_held("openai_agents")
+    return _install_logfire_agents() or processors
+
+
 _SPANS: dict[str, Callable[[], bool]] = {
-    "agno": _install_agno,
+    "agno": lambda: _install_held("agno"),
+    "llama_index": lambda: _install_held("llama_index"),
+    "openai_agents": _install_openai_agents,
     "autogen": _install_autogen,
     "google_adk": _install_adk,
     "langgraph": _install_langgraph,
@@ -555,10 +675,8 @@ def restore() -> None:
     ungate(_strands_tracer())
     for tracer in _langgraph_tracers():
         ungate(tracer)
-    for wrapper in _agno_run_wrappers():
-        held = getattr(wrapper, _AGNO_SEAM, None)
-        if isinstance(held, _GatedTracer):
-            setattr(wrapper, _AGNO_SEAM, held.real)
+    _restore_held()
+    _restore_logfire_agents()
     for name in _PYDANTIC_AI_SPANS:
         module = sys.modules.get(name)
         original = getattr(getattr(module, _PYDANTIC_AI_SEAM, None), _MARK, None)
