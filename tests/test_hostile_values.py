@@ -146,6 +146,53 @@ def _nested(depth: int) -> Any:
     return value
 
 
+def _holding_itself() -> tuple[list[Any], dict[str, Any]]:
+    """A list that holds itself, and a dict that holds itself under a secret key name."""
+    looped: list[Any] = ["a"]
+    looped.append(looped)
+    secret: dict[str, Any] = {"a": 1}
+    secret["password"] = secret
+    return looped, secret
+
+
+@pytest.mark.parametrize("capture", [False, True])
+@pytest.mark.parametrize("shape", ["list holding itself", "secret holding itself", "deep"])
+async def test_a_tool_error_result_that_holds_itself_or_nests_deep_is_no_internal_error(
+    caplog: pytest.LogCaptureFixture, capture: bool, shape: str
+) -> None:
+    """A tool's error result is scrubbed as structured content before it becomes the span's
+    status description; the scrubber read it to its end, so a result that holds itself (or
+    nests 2,000 deep) raised RecursionError: an internal error, and the tool span's error
+    lost. What nests past the scrubber's depth is cut, and the tool span fails as told."""
+    looped, secret = _holding_itself()
+    content = {"list holding itself": looped, "secret holding itself": {"x": secret}}.get(
+        shape, _nested(2_000)
+    )
+    exported = Exported()
+    events = [
+        ToolCall(id="t1", function=FunctionCall(name="f", arguments="{}")),
+        ToolResult(tool_call_id="t1", content=content, is_error=True),
+    ]
+    await run(exported, events, caplog, capture_content=capture)
+    (tool,) = named(exported, "execute_tool")
+    assert tool.status.is_ok is False
+    assert (tool.attributes or {})["error.type"] == "tool_error"
+    exported.assert_encodes()
+
+
+async def test_attributes_option_holding_itself_is_no_error_at_the_call(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The ``attributes=`` option is read by the scrubber when the wrapper is made: a value
+    that holds itself is cut there, not a RecursionError raised to the caller."""
+    looped, secret = _holding_itself()
+    exported = Exported()
+    root = await run(exported, [TextDelta(text="x")], caplog, attributes={"l": looped, "s": secret})
+    assert "[truncated]" in str((root.attributes or {})["l"])
+    assert "hunter" not in str(root.attributes)
+    exported.assert_encodes()
+
+
 async def test_unencodable_strings_and_huge_integers_never_reach_the_encoder(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

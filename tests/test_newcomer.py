@@ -475,6 +475,108 @@ def test_a_synchronous_run_or_invoke_keeps_its_value_and_is_told(
     assert otel_telemetry.spans() == []
 
 
+_OWN = LookupError("the agent's own")
+
+
+class DelegatingRun(Agent):
+    """An Agent whose plain ``run`` returns its async body's coroutine: async in all but name."""
+
+    tool_name = "delegating"
+
+    def run(self, **kwargs: Any) -> Any:  # type: ignore[override]
+        return self._run(**kwargs)
+
+    async def _run(self, **kwargs: Any) -> str:
+        if kwargs["user_message"] == "fail":
+            raise _OWN
+        await asyncio.sleep(0)
+        return f"hello, {kwargs['user_message']}"
+
+
+class DelegatingInvoke:
+    """An event agent whose plain ``invoke`` returns a coroutine that consumes its stream
+    through the ``stream_wrapper`` it was handed."""
+
+    async def stream(self, messages: Any, config: Any = None) -> AsyncIterator[Any]:
+        yield LLMCallStart(model="m")
+        yield TextDelta("hi")
+        yield LLMCallEnd()
+
+    def invoke(self, messages: Any, stream_wrapper: Any = None, config: Any = None) -> Any:
+        return self._invoke(messages, stream_wrapper, config)
+
+    async def _invoke(self, messages: Any, stream_wrapper: Any, config: Any) -> list[Any]:
+        events = self.stream(messages, config)
+        if stream_wrapper is not None:
+            events = stream_wrapper(events)
+        return [type(event).__name__ async for event in events]
+
+
+@pytest.mark.parametrize("how", [_drop_in, _by_class], ids=["instance", "class"])
+def test_a_plain_run_or_invoke_returning_a_coroutine_is_traced(
+    otel_telemetry: InMemoryTelemetry,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    how: Any,
+) -> None:
+    """``def run(self, **kw): return self._run(**kw)`` is an async run in all but name: its
+    callers await what it returns. Read as a synchronous agent's, it was passed through
+    untraced with a warning that it was not async def. The coroutine it returns is the run:
+    awaited traced, its value and its exception (the same object) the caller's, once only."""
+    monkeypatch.setattr(_hints, "_untraced", set())
+    run_agent, event_agent = DelegatingRun(), DelegatingInvoke()
+    traced_run, traced_event = how(run_agent, otel_telemetry), how(event_agent, otel_telemetry)
+    try:
+        with caplog.at_level(logging.WARNING, logger="agent_otel"):
+            assert asyncio.run(traced_run.run(user_message="world")) == "hello, world"
+            with pytest.raises(LookupError) as raised:
+                asyncio.run(traced_run.run(user_message="fail"))
+            names = ["LLMCallStart", "TextDelta", "LLMCallEnd"]
+            assert asyncio.run(traced_event.invoke([USER])) == names
+    finally:
+        uninstrument(type(run_agent))
+        uninstrument(type(event_agent))
+    assert raised.value is _OWN
+    assert "not traced" not in caplog.text, caplog.text
+    assert otel_telemetry.outline() == [
+        "invoke_agent delegating",
+        "invoke_agent delegating",
+        ["invoke_agent DelegatingInvoke", [["step 0", ["chat m"]]]],
+    ]
+    failed = otel_telemetry.by_name()["invoke_agent delegating"][1]
+    assert failed.attributes is not None
+    assert failed.attributes["error.type"] == "LookupError"
+
+
+def test_a_plain_run_returning_a_running_task_is_its_own_and_told(
+    otel_telemetry: InMemoryTelemetry,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A Task is already running in the context it was made in, which no run span can enter:
+    the caller gets that very Task (its ``cancel()``, its callbacks), untraced, and is told."""
+    monkeypatch.setattr(_hints, "_untraced", set())
+
+    class Scheduling(DelegatingRun):
+        def run(self, **kwargs: Any) -> Any:
+            return asyncio.ensure_future(self._run(**kwargs))
+
+    traced = instrument(Scheduling(), **otel_telemetry.providers())
+
+    async def main() -> str:
+        task = traced.run(user_message="world")
+        assert isinstance(task, asyncio.Task)
+        value: str = await task
+        return value
+
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        assert asyncio.run(main()) == "hello, world"
+    assert "Scheduling.run() is a plain function, not async def (it returned a Task)" in (
+        caplog.text
+    )
+    assert otel_telemetry.spans() == []
+
+
 def test_an_async_run_behind_a_plain_decorator_is_still_traced(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:

@@ -395,6 +395,28 @@ async def test_secrets_in_map_and_subclass_attribute_values_are_scrubbed(
     assert str(deploy["db"]["password"]).startswith("[REDACTED:key_name")
 
 
+@pytest.mark.parametrize("scrub", [True, False])
+async def test_a_run_attribute_named_as_a_secret_is_redacted_as_the_resources_are(
+    otel_telemetry: InMemoryTelemetry, scrub: bool
+) -> None:
+    """``attributes={"db_password": ...}`` (a config's fields passed as they are) exported its
+    value: a value under a secret key name was replaced nested in a map, and in the resource,
+    but not under the option's own keys. It is now (``scrub=False`` leaks: the test can fail);
+    the key stays, other values stay as they are."""
+    attributes = {"db_password": "hunter2-hunter2", "API_KEY": 12345, "region": "eu-west-1"}
+    await run_script(
+        otel_telemetry, [TextDelta(text="x")], agent_name="ops", attributes=attributes, scrub=scrub
+    )
+    root = otel_telemetry.span("invoke_agent ops").attributes or {}
+    if not scrub:
+        assert root["db_password"] == "hunter2-hunter2" and root["API_KEY"] == 12345
+        return
+    assert root["db_password"] == "[REDACTED:key_name len=15]"
+    assert root["API_KEY"] == "[REDACTED:key_name len=5]"
+    assert root["region"] == "eu-west-1"
+    assert attributes["db_password"] == "hunter2-hunter2"  # the caller's mapping untouched
+
+
 def long_text(secret: str, shift: int) -> str:
     """A long error text full of one secret, each cut point (a status description's, an
     exception message's, a stack trace's head and tail) falling inside some occurrence."""

@@ -21,9 +21,12 @@ force (None: pass through). Instrumentation errors fall back to the plain call.
 
 ``invoke`` and ``run`` are ``async def`` in both contracts. One an agent wrote as a plain
 function (``def run(self, **kwargs) -> str``) keeps it: wrapped in a coroutine, its callers got
-a coroutine for the value, and awaiting it raised. Such a method is passed through as it is,
-called and returning as without instrumentation, and why its runs are not traced is told once
-(:func:`entry`, chosen when the method is wrapped).
+a coroutine for the value, and awaiting it raised. Such a method is called as it is (chosen
+when the method is wrapped, :func:`entry`), and what it returned decides: a coroutine (``def
+run(self, **kw): return self._arun(**kw)``, an async method in all but name) is the run, traced
+as an ``async def``'s when the caller awaits it, the very coroutine it made awaited inside;
+anything else (a value, a Task already running in its own context) is returned as it is,
+untraced, and why is told once.
 """
 
 from __future__ import annotations
@@ -80,15 +83,22 @@ def _synchronous(fn: Any) -> bool:
 
 
 def _passed_through(name: str, lookup: Lookup) -> Bound:
-    """A synchronous ``name`` (``run``/``invoke``, async in the contracts) called as it is."""
+    """A synchronous ``name`` (``run``/``invoke``, async in the contracts) called as it is; the
+    coroutine it returns traced as an ``async def``'s run, anything else told untraced."""
+    if name == "invoke":
+        return _plain_invoke(lookup)
 
     def call(self: Any, *args: Any, **kwargs: Any) -> Any:
         original, options = lookup(self)
         value = original(*args, **kwargs)
-        if options is not None:
-            hint_untraced(
-                self, name, f"is a plain function, not async def (it returned {a_kind(value)})"
-            )
+        if options is None:
+            return value
+        if inspect.iscoroutine(value):  # the run itself, not yet started: await it traced
+            made: Lookup = lambda _: (lambda *_a, **_k: value, options)  # noqa: E731
+            return ENTRY_POINTS[name](made)(self, *args, **kwargs)
+        hint_untraced(
+            self, name, f"is a plain function, not async def (it returned {a_kind(value)})"
+        )
         return value
 
     return call
@@ -161,6 +171,63 @@ def stream_entry(lookup: Lookup) -> Bound:
     return stream
 
 
+class _Invocation:
+    """One traced ``invoke``: the ``stream_wrapper`` handed to the agent (ours, then the
+    caller's) and the claim that makes its ``stream()`` call the untraced inner half."""
+
+    __slots__ = (
+        "agent",
+        "caller_wrapper",
+        "claim",
+        "config",
+        "parent",
+        "settings",
+        "started",
+        "wrapped",
+    )
+
+    def __init__(
+        self, agent: Any, options: AgentSetup, stream_wrapper: Any, messages: Any, config: Any
+    ) -> None:
+        self.agent = agent
+        self.settings, self.config, self.parent, self.started = _event_run(
+            agent, options, messages, config
+        )
+        self.caller_wrapper = stream_wrapper
+        self.claim = Claim(agent, "stream")
+        self.wrapped = False  # whether the agent's invoke applied the wrapper
+
+    def wrapper(self, events: Any) -> Any:
+        self.wrapped = True
+        self.claim.taken = True
+        defer(events)  # the agent traces its own stream: this run records it
+        run = traced(Pull(lambda: events, self.started), self.settings, self.parent, self.rearm)
+        return self.caller_wrapper(run) if self.caller_wrapper is not None else run
+
+    def rearm(self) -> None:  # a retry's stream() call is the inner half of its own attempt
+        self.claim.taken = False
+
+    def call(self, original: Any, messages: Any, extra: Mapping[str, Any]) -> Any:
+        token = CLAIM.set(self.claim)
+        try:
+            return original(messages, self.wrapper, self.config, **extra)
+        finally:
+            CLAIM.reset(token)
+
+    async def result(self, awaitable: Any) -> Any:
+        token = CLAIM.set(self.claim)
+        try:
+            value = await awaitable
+        finally:
+            CLAIM.reset(token)
+        self.check()
+        return value
+
+    def check(self) -> None:
+        if self.claim.taken and not self.wrapped:  # it called its stream(), never the wrapper
+            hint_untraced(self.agent, "invoke", "did not pass its stream through stream_wrapper")
+
+
 def invoke_entry(lookup: Lookup) -> Bound:
     async def invoke(
         self: Any, messages: Any, stream_wrapper: Any = None, config: Any = None, **extra: Any
@@ -169,32 +236,38 @@ def invoke_entry(lookup: Lookup) -> Bound:
         if options is None:
             return await original(messages, stream_wrapper, config, **extra)
         try:
-            settings, ours, parent, started = _event_run(self, options, messages, config)
+            invocation = _Invocation(self, options, stream_wrapper, messages, config)
         except Exception:
             report("instrument invoke")
             return await original(messages, stream_wrapper, config, **extra)
-        claim = Claim(self, "stream")
-        caller_wrapper = stream_wrapper
-        wrapped: list[bool] = []  # whether the agent's invoke applied the wrapper
+        return await invocation.result(invocation.call(original, messages, extra))
 
-        def rearm() -> None:  # a retry's stream() call is the inner half of its own attempt
-            claim.taken = False
+    return invoke
 
-        def wrapper(events: Any) -> Any:
-            wrapped.append(True)
-            claim.taken = True
-            defer(events)  # the agent traces its own stream: this run records it
-            run = traced(Pull(lambda: events, started), settings, parent, rearm)
-            return caller_wrapper(run) if caller_wrapper is not None else run
 
-        token = CLAIM.set(claim)
+def _plain_invoke(lookup: Lookup) -> Bound:
+    """A plain-function ``invoke``: called at once with our ``stream_wrapper``; the coroutine it
+    returns is awaited with the claim set, as an ``async def``'s; any other value is its own."""
+
+    def invoke(
+        self: Any, messages: Any, stream_wrapper: Any = None, config: Any = None, **extra: Any
+    ) -> Any:
+        original, options = lookup(self)
+        if options is None:
+            return original(messages, stream_wrapper, config, **extra)
         try:
-            result = await original(messages, wrapper, ours, **extra)
-        finally:
-            CLAIM.reset(token)
-        if claim.taken and not wrapped:  # it called its stream(), never the wrapper
-            hint_untraced(self, "invoke", "did not pass its stream through stream_wrapper")
-        return result
+            invocation = _Invocation(self, options, stream_wrapper, messages, config)
+        except Exception:
+            report("instrument invoke")
+            return original(messages, stream_wrapper, config, **extra)
+        value = invocation.call(original, messages, extra)
+        if inspect.iscoroutine(value):
+            return invocation.result(value)
+        if not invocation.wrapped:
+            hint_untraced(
+                self, "invoke", f"is a plain function, not async def (it returned {a_kind(value)})"
+            )
+        return value
 
     return invoke
 

@@ -227,7 +227,7 @@ def settings_from(options: Options, caller: str = "otel_wrapper") -> RunSettings
         user_id=id_text(options.get("user_id")),
         prices=options.get("prices", BUNDLED_PRICES),
         stand_down_providers=options.get("stand_down_providers", True),
-        agent_attributes=_attributes(options.get("attributes")),
+        agent_attributes=_attributes(options.get("attributes"), bound),
         capture=capture,
         step_spans=options.get("step_spans", True),
         chunk_metric=options.get("chunk_metric", False),
@@ -237,11 +237,17 @@ def settings_from(options: Options, caller: str = "otel_wrapper") -> RunSettings
     )
 
 
-def _attributes(given: Mapping[str, AttributeValue] | None) -> dict[str, AttributeValue]:
-    """The ``attributes`` option as a plain dict (a subclass read by dict's own methods)."""
-    if isinstance(given, dict):
-        return dict(dict.items(given))
-    return dict(given or {})
+def _attributes(
+    given: Mapping[str, AttributeValue] | None, scrub: Scrub | None
+) -> dict[str, AttributeValue]:
+    """The ``attributes`` option as a plain dict (a subclass read by dict's own methods), each
+    value under a secret key name (``db_password``, ``api_key``) redacted, as the resource's
+    are: these keys are data the caller passed (``attributes=vars(config)``), not ours."""
+    attributes = dict(dict.items(given)) if isinstance(given, dict) else dict(given or {})
+    if scrub is None or not attributes:
+        return attributes
+    scrubbed: dict[str, AttributeValue] = scrub.value(attributes)
+    return scrubbed
 
 
 def scrub_for(meter_provider: MeterProvider | None, scrub: bool | Scrubber) -> Scrub | None:

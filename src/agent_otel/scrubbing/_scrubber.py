@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_otel._guard import report
-from agent_otel._plain import a_kind, items_of, plain_value, shown, text_of
+from agent_otel._plain import TRUNCATION_MARK, a_kind, items_of, plain_value, shown, text_of
 
 from ._detectors import BUILT_IN, Detector, named_rows
 from ._encoded import base64_json, may_hold, views
@@ -35,6 +35,10 @@ from ._keys import is_secret_key, normalise, words
 Found = Callable[[str], None]
 CALLBACK = "callback"
 KEY_NAME = "key_name"
+MAX_DEPTH = 64
+"""How deep :meth:`Scrubber.value` reads nested content (content's budget cuts it at the same
+depth): deeper, or a cycle, is not read but replaced, so it is never sent unscrubbed, and a
+value that holds itself cannot exhaust the stack in the middle of a run."""
 DETECTORS = tuple(dict.fromkeys(d.name for d in BUILT_IN))
 """The built-in detectors' names, as markers and the self-metric name them."""
 
@@ -247,24 +251,28 @@ class Scrubber:
                     spans.append((start, end, min(inner)[2]))
         return spans
 
-    def value(self, value: Any, found: Found = _ignore) -> Any:
+    def value(self, value: Any, found: Found = _ignore, depth: int = 0) -> Any:
         """A plain JSON value (dicts, lists, strings, numbers) with its strings scrubbed and
         every value under a secret key (:mod:`._keys`) replaced; copied only where changed. A
-        string holding a JSON object or array (tool arguments often are) is read as one."""
+        string holding a JSON object or array (tool arguments often are) is read as one. A
+        dict or list nested past :data:`MAX_DEPTH` (a cycle: a list that holds itself)
+        becomes :data:`TRUNCATION_MARK`: it is not read, so it is not sent."""
         kind = type(value)
         if kind is str:
             if value[:1] in "{[" and value:
-                return self._json_text(value, found)
+                return self._json_text(value, found, depth)
             return self.text(value, found)
+        if depth >= MAX_DEPTH and kind in (dict, list, tuple):
+            return TRUNCATION_MARK
         if kind is dict:
             out: dict[Any, Any] | None = None
             slot = self._value_slot(value)
             for key, item in value.items():
                 name = self.text(key, found) if type(key) is str else key
                 if type(key) is str and (key is slot or is_secret_key(key, self._keys)):
-                    fixed = _redact_all(item, found)
+                    fixed = _redact_all(item, found, depth + 1)
                 else:
-                    fixed = self.value(item, found)
+                    fixed = self.value(item, found, depth + 1)
                 if out is None and (fixed is not item or name is not key):
                     out = {}
                     for done, kept in value.items():  # the unchanged prefix, as it was
@@ -276,40 +284,44 @@ class Scrubber:
             return value if out is None else out
         if kind is list or kind is tuple:
             if _pairs(value):  # headers as (name, value) pairs: the name is the key
-                items = [self._pair(pair, found, self.value) for pair in value]
+                items = [self._pair(pair, found, self.value, depth + 1) for pair in value]
             else:
-                items = [self.value(item, found) for item in value]
+                items = [self.value(item, found, depth + 1) for item in value]
             if any(a is not b for a, b in zip(items, value, strict=True)):
                 return items
             return value
         return value
 
-    def _pair(self, pair: Any, found: Found, scrub: Callable[[Any, Found], Any]) -> Any:
+    def _pair(
+        self, pair: Any, found: Found, scrub: Callable[[Any, Found, int], Any], depth: int
+    ) -> Any:
         """A (name, value) pair of a list of pairs: the value replaced when the name is a
         secret key's (``("x-api-key", "...")``), else scrubbed as any value is."""
         name, item = pair
         secret = is_secret_key(name, self._keys)
-        fixed = _redact_all(item, found) if secret else scrub(item, found)
-        named = scrub(name, found)
+        fixed = _redact_all(item, found, depth) if secret else scrub(item, found, depth)
+        named = scrub(name, found, depth)
         return pair if fixed is item and named is name else [named, fixed]
 
-    def tree(self, value: Any, found: Found = _ignore) -> Any:
+    def tree(self, value: Any, found: Found = _ignore, depth: int = 0) -> Any:
         """Plain built-ins (an attribute value as :func:`plain_value` makes it: strings,
         numbers, lists and string-keyed dicts, nested) with every string scrubbed as text and
         every scalar under a secret key replaced: a new value of the same shape."""
         kind = type(value)
         if kind is str:
             return self.text(value, found)
+        if depth >= MAX_DEPTH and (kind is list or kind is dict):
+            return TRUNCATION_MARK
         if kind is list:
             if _pairs(value):
-                return [self._pair(pair, found, self.tree) for pair in value]
-            return [self.tree(item, found) for item in value]
+                return [self._pair(pair, found, self.tree, depth + 1) for pair in value]
+            return [self.tree(item, found, depth + 1) for item in value]
         if kind is dict:
             slot = self._value_slot(value)
             return {
-                key: _redact_all(item, found)
+                key: _redact_all(item, found, depth + 1)
                 if key is slot or is_secret_key(key, self._keys)
-                else self.tree(item, found)
+                else self.tree(item, found, depth + 1)
                 for key, item in value.items()
             }
         return value
@@ -325,7 +337,7 @@ class Scrubber:
             return None
         return next((k for k in value if type(k) is str and k in ("value", "Value")), None)
 
-    def _json_text(self, text: str, found: Found) -> str:
+    def _json_text(self, text: str, found: Found, depth: int = 0) -> str:
         """A string that holds a JSON object or array: scrubbed as that value (re-serialised
         only when something changed), else as text."""
         try:
@@ -334,7 +346,7 @@ class Scrubber:
             return self.text(text, found)
         if not isinstance(parsed, (dict, list)):
             return self.text(text, found)
-        fixed = self.value(parsed, found)
+        fixed = self.value(parsed, found, depth)
         return text if fixed is parsed else json.dumps(fixed, ensure_ascii=False)
 
 
@@ -383,14 +395,17 @@ def _replace(text: str, spans: list[tuple[int, int, str]], found: Found) -> str:
     return "".join(parts)
 
 
-def _redact_all(value: Any, found: Found) -> Any:
-    """Every scalar under a secret key as a marker (``None`` and booleans say nothing)."""
+def _redact_all(value: Any, found: Found, depth: int = 0) -> Any:
+    """Every scalar under a secret key as a marker (``None`` and booleans say nothing); what
+    nests past :data:`MAX_DEPTH` as :data:`TRUNCATION_MARK`."""
     if value is None or isinstance(value, bool):
         return value
+    if depth >= MAX_DEPTH and isinstance(value, (dict, list, tuple)):
+        return TRUNCATION_MARK
     if isinstance(value, dict):
-        return {key: _redact_all(item, found) for key, item in value.items()}
+        return {key: _redact_all(item, found, depth + 1) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_redact_all(item, found) for item in value]
+        return [_redact_all(item, found, depth + 1) for item in value]
     text = value if isinstance(value, str) else json.dumps(value)
     if not text or _MARKER.fullmatch(text):  # nothing, or replaced already
         return value
