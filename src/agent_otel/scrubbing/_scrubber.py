@@ -339,18 +339,30 @@ class Scrubber:
 
 
 def _outside_markers(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
-    """``spans`` without those that lie within a marker: a marker is never scrubbed again,
-    whichever detector would read it as a value (``sig=[REDACTED:...]``, a quoted one)."""
-    starts, ends = [], []
-    for found in _MARKER.finditer(text):  # in order, never overlapping
-        starts.append(found.start())
-        ends.append(found.end())
+    """``spans`` cut to their pieces outside every marker: a marker is never scrubbed again,
+    whichever detector would read it as a value (``sig=[REDACTED:...]``, a quoted one), nor
+    taken into a find that starts before it (a flag's value read from the ``=`` that a
+    marker follows: ``--api-key =[REDACTED:...]``) or after its start. A piece that holds no
+    letter or digit is no secret (what is left of such a find): dropped."""
+    markers = [found.span() for found in _MARKER.finditer(text)]  # in order, never overlapping
+    starts = [start for start, _ in markers]
     out = []
-    for span in spans:
-        index = bisect.bisect_right(starts, span[0]) - 1  # the marker starting at or before
-        if index < 0 or span[1] > ends[index]:
-            out.append(span)
-    return out
+    for start, end, name in spans:
+        index = max(bisect.bisect_right(starts, start) - 1, 0)  # the first marker it may meet
+        for marker_start, marker_end in markers[index:]:
+            if marker_start >= end:
+                break
+            if marker_end <= start:
+                continue
+            if marker_start > start:
+                out.append((start, marker_start, name))
+            start = marker_end
+        if start < end:
+            out.append((start, end, name))
+    return [span for span in out if _ALNUM.search(text, span[0], span[1])]
+
+
+_ALNUM = re.compile(r"[^\W_]")
 
 
 def _pairs(value: list[Any] | tuple[Any, ...]) -> bool:
