@@ -23,7 +23,9 @@ force (None: pass through). Instrumentation errors fall back to the plain call.
 function (``def run(self, **kwargs) -> str``) keeps it: wrapped in a coroutine, its callers got
 a coroutine for the value, and awaiting it raised. Such a method is passed through as it is,
 called and returning as without instrumentation, and why its runs are not traced is told once
-(:func:`entry`, chosen when the method is wrapped).
+(:func:`entry`, chosen when the method is wrapped). A plain ``run`` that hands back an awaitable
+(delegating to an async method, or an ``async def`` behind a decorator without
+``functools.wraps``) is async after all: that awaitable is awaited in a traced run.
 """
 
 from __future__ import annotations
@@ -80,18 +82,34 @@ def _synchronous(fn: Any) -> bool:
 
 
 def _passed_through(name: str, lookup: Lookup) -> Bound:
-    """A synchronous ``name`` (``run``/``invoke``, async in the contracts) called as it is."""
+    """A synchronous ``name`` (``run``/``invoke``, async in the contracts) called as it is. A
+    ``run`` that hands back an awaitable (the coroutine of the async method it delegates to; an
+    ``async def run`` behind a decorator without ``functools.wraps``) is as async as the
+    contract's: that awaitable is awaited in a traced run, as an ``async def run`` is."""
 
     def call(self: Any, *args: Any, **kwargs: Any) -> Any:
         original, options = lookup(self)
         value = original(*args, **kwargs)
-        if options is not None:
-            hint_untraced(
-                self, name, f"is a plain function, not async def (it returned {a_kind(value)})"
-            )
+        if options is None:
+            return value
+        if name == "run" and not args and inspect.isawaitable(value):
+            return _handed_back(options, value)(self, **kwargs)
+        hint_untraced(
+            self, name, f"is a plain function, not async def (it returned {a_kind(value)})"
+        )
         return value
 
     return call
+
+
+def _handed_back(options: AgentSetup, value: Any) -> Bound:
+    """``run_entry``'s traced run of a ``run`` whose call already gave ``value``, an awaitable:
+    awaited once, in the run (its body runs there: its spans nest under the run's)."""
+
+    def lookup(_: Any) -> tuple[Callable[..., Any], AgentSetup]:
+        return (lambda **_: value), options
+
+    return run_entry(lookup)
 
 
 def entry(name: str, lookup: Lookup, wrapped: Any) -> Bound:
