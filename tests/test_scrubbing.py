@@ -708,6 +708,33 @@ def test_labelled_values_scrubbed_twice_change_nothing_more(parts: list[str]) ->
     assert Scrubber().text(once) == once
 
 
+@pytest.mark.parametrize(
+    ("argv", "kept"),
+    [
+        (["mytool", "--api-key", "s3cretPW9x", "-v"], ["mytool", "--api-key", "-v"]),
+        (["curl", "-u", "deploy:hunter2x", "https://ci"], ["curl", "-u", "https://ci"]),
+        (("sshpass", "-p", "hunter2x", "ssh", "ops@h"), ["sshpass", "-p", "ssh", "ops@h"]),
+        (["docker", "login", "-u", "me", "-p", "hunter2x"], ["docker", "login", "-u", "me", "-p"]),
+    ],
+    ids=["flag", "curl", "sshpass", "docker"],
+)
+def test_a_command_as_an_argv_list_is_scrubbed_as_its_text_is(
+    argv: list[str] | tuple[str, ...], kept: list[str]
+) -> None:
+    """In structured content (a tool's arguments, ``process.command_args`` in the resource)
+    each item was scrubbed alone: a flag's value, the next item, was never seen beside its
+    flag. The command_line detectors read the list as they read its repr."""
+    secret = next(item for item in argv if item not in kept)
+    scrubber = Scrubber()
+    for way, value in ((scrubber.value, argv), (scrubber.tree, list(argv))):  # tree: lists
+        out = way(value)
+        assert secret not in str(out)
+        assert [item for item in out if not item.startswith("[REDACTED:")] == kept
+        assert way(out) == out  # twice: nothing more
+    assert Scrubber().value({"process.command_args": argv})["process.command_args"] != argv
+    assert Scrubber().tree(["ls", "-la", "/tmp"]) == ["ls", "-la", "/tmp"]
+
+
 # --- any secret, anywhere in any text ------------------------------------------------------------
 @settings(max_examples=150, deadline=None)
 @given(
