@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from opentelemetry import trace
 from opentelemetry.metrics import NoOpMeterProvider
 from opentelemetry.sdk.trace import TracerProvider
 
@@ -600,6 +601,69 @@ def test_an_async_run_behind_a_plain_decorator_is_still_traced(
     traced = instrument(Decorated(), **otel_telemetry.providers())
     assert asyncio.run(traced.run(user_message="x")) == "ok"
     assert otel_telemetry.outline() == ["invoke_agent decorated"]
+
+
+def _unwrapped(fn: Any) -> Any:
+    """A decorator that forgets ``functools.wraps``: a plain function returning the coroutine."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return fn(*args, **kwargs)
+
+    return call
+
+
+_BODIES: list[int] = []  # the span current where each run's body ran
+
+
+class HandsBack(Agent):
+    """A ``run`` written as a plain function that hands back its async helper's coroutine."""
+
+    tool_name = "hands_back"
+
+    def run(self, **kwargs: Any) -> Any:  # type: ignore[override]
+        return self._answer(kwargs["user_message"])
+
+    async def _answer(self, message: str) -> str:
+        _BODIES.append(trace.get_current_span().get_span_context().span_id)
+        return f"hello, {message}"
+
+
+class Undecorated(Agent):
+    tool_name = "undecorated"
+
+    @_unwrapped
+    async def run(self, **kwargs: Any) -> str:
+        _BODIES.append(trace.get_current_span().get_span_context().span_id)
+        return f"hello, {kwargs['user_message']}"
+
+
+@pytest.mark.parametrize("how", [_drop_in, _by_class], ids=["instance", "class"])
+@pytest.mark.parametrize("agent_class", [HandsBack, Undecorated])
+def test_a_plain_run_handing_back_a_coroutine_is_traced(
+    otel_telemetry: InMemoryTelemetry,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    how: Any,
+    agent_class: type[Agent],
+) -> None:
+    """A ``run`` that is a plain function handing back a coroutine (a decorator without
+    ``functools.wraps`` over ``async def run``, or a delegation to an async helper) was traced
+    until plain functions were passed through: then its runs went untraced, told as "a plain
+    function, not async def (it returned a coroutine)". It is async: traced, its value kept."""
+    monkeypatch.setattr(_hints, "_untraced", set())
+    _BODIES.clear()
+    agent = agent_class()
+    traced = how(agent, otel_telemetry)
+    try:
+        with caplog.at_level(logging.WARNING, logger="agent_otel"):
+            assert asyncio.run(traced.run(user_message="world")) == "hello, world"
+    finally:
+        uninstrument(agent_class)
+    assert "not traced" not in caplog.text
+    [run] = otel_telemetry.spans()
+    assert run.name == f"invoke_agent {agent.tool_name}"
+    assert run.context is not None
+    assert [run.context.span_id] == _BODIES  # its body ran in the run
 
 
 def test_the_faq_quotes_what_an_untraced_agent_is_told(

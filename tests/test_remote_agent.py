@@ -522,6 +522,43 @@ def test_continue_trace_reads_a_wsgi_environ_and_each_middleware_keeps_the_conte
 
 
 @pytest.mark.parametrize(
+    "body", [[b"hello"], (b"hello",), "file"], ids=["list", "tuple", "file_wrapper"]
+)
+def test_a_wsgi_body_read_without_the_apps_code_goes_to_the_server_as_it_is(body: Any) -> None:
+    """The middleware wrapped every body, so a server no longer saw a one-chunk list's length
+    (the standard library's server dropped ``Content-Length``) nor its own file wrapper (sent
+    as a file): a body whose reading runs none of the app's code goes back as it is."""
+    import io
+    from wsgiref.handlers import SimpleHandler
+
+    from agent_otel import ContinueTraceWSGIMiddleware
+
+    returned: list[Any] = []
+    served: list[Any] = []
+
+    class Handler(SimpleHandler):
+        def finish_response(self) -> None:
+            served.append(self.result)  # what the server got back
+            super().finish_response()
+
+    def app(environ: dict[str, Any], start_response: Any) -> Any:
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        made = environ["wsgi.file_wrapper"](io.BytesIO(b"hello")) if body == "file" else body
+        returned.append(made)
+        return made
+
+    out = io.BytesIO()
+    environ = {"REQUEST_METHOD": "GET", "SERVER_PROTOCOL": "HTTP/1.1", "SERVER_NAME": "agent",
+               "SERVER_PORT": "80", "wsgi.url_scheme": "http"}  # fmt: skip
+    Handler(io.BytesIO(), out, io.StringIO(), environ).run(ContinueTraceWSGIMiddleware(app))
+    head, _, sent = out.getvalue().partition(b"\r\n\r\n")
+    assert sent == b"hello"
+    assert served == returned
+    if body != "file":  # (a file's length is the server's to find)
+        assert b"Content-Length: 5" in head.split(b"\r\n")
+
+
+@pytest.mark.parametrize(
     "carrier",
     [
         [(b"traceparent", b"00-{t}-{s}-01"), (b"tracestate", b"a=1"), (b"baggage", b"k=1"),

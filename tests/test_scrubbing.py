@@ -666,6 +666,75 @@ def test_hostile_repetitions_cost_time_linear_in_their_length(unit: str) -> None
     assert large < 24 * small + 0.05, (small, large)
 
 
+# Labelled values in the forms the detectors read (key=value, flags, pairs, elements), each
+# flag and prefixed key after a space: a marker before one changes no detector's left context.
+_LABELLED = (
+    "password", "api_key", "token", "=", ": ", " = ", "'", '"', "b'", ", ", "&", ",", "\n  ",
+    "abc123XYZ", "hunter2", " --api-key ", " --password=", " --token ", "', '", " login -p ",
+    " sshpass -p ", " -u ", "a:b", "<secret>", "</secret>", "input_value=", "value: ", "(",
+    "[", ")", "]", " ://u:p@h", " Basic dXNlcjpwYXNzd29yZDE=", " sk-" + "0123456789abcdef" * 2,
+    "name: DB_PASSWORD\n",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "mytool --token =&x9Pq2",  # the flag's value read from the "=" before key_value's marker
+        "value: (&--api-key =,&b'sk-",
+        "--password '=&hunter2' --api-key =&abc123",
+    ],
+)
+def test_a_find_that_runs_into_a_marker_leaves_it_whole(text: str) -> None:
+    """A detector whose value starts before a marker (a flag's value from the ``=`` that
+    key_value's marker follows) took the marker's head with it: scrubbing again garbled it
+    (``[REDACTED:command_line len=20] len=7]``), and a marker said a wrong length."""
+    once = Scrubber().text(text)
+    assert Scrubber().text(once) == once
+    assert re.sub(r"\[REDACTED:[a-z_]+ len=[0-9]+\]", "", once).count("REDACTED") == 0
+
+
+def test_a_value_glued_to_a_marker_is_redacted_apart_from_it() -> None:
+    """A value that runs on into a marker (text scrubbed before, then joined) is redacted up
+    to the marker, which stays as it was."""
+    out = Scrubber().text("password=hunter2x9[REDACTED:openai_api_key len=51] ok")
+    assert out == "password=[REDACTED:key_value len=9][REDACTED:openai_api_key len=51] ok"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_LABELLED), max_size=12))
+def test_labelled_values_scrubbed_twice_change_nothing_more(parts: list[str]) -> None:
+    once = Scrubber().text("".join(parts))
+    assert Scrubber().text(once) == once
+
+
+@pytest.mark.parametrize(
+    ("argv", "kept"),
+    [
+        (["mytool", "--api-key", "s3cretPW9x", "-v"], ["mytool", "--api-key", "-v"]),
+        (["curl", "-u", "deploy:hunter2x", "https://ci"], ["curl", "-u", "https://ci"]),
+        (("sshpass", "-p", "hunter2x", "ssh", "ops@h"), ["sshpass", "-p", "ssh", "ops@h"]),
+        (["docker", "login", "-u", "me", "-p", "hunter2x"], ["docker", "login", "-u", "me", "-p"]),
+    ],
+    ids=["flag", "curl", "sshpass", "docker"],
+)
+def test_a_command_as_an_argv_list_is_scrubbed_as_its_text_is(
+    argv: list[str] | tuple[str, ...], kept: list[str]
+) -> None:
+    """In structured content (a tool's arguments, ``process.command_args`` in the resource)
+    each item was scrubbed alone: a flag's value, the next item, was never seen beside its
+    flag. The command_line detectors read the list as they read its repr."""
+    secret = next(item for item in argv if item not in kept)
+    scrubber = Scrubber()
+    for way, value in ((scrubber.value, argv), (scrubber.tree, list(argv))):  # tree: lists
+        out = way(value)
+        assert secret not in str(out)
+        assert [item for item in out if not item.startswith("[REDACTED:")] == kept
+        assert way(out) == out  # twice: nothing more
+    assert Scrubber().value({"process.command_args": argv})["process.command_args"] != argv
+    assert Scrubber().tree(["ls", "-la", "/tmp"]) == ["ls", "-la", "/tmp"]
+
+
 # --- any secret, anywhere in any text ------------------------------------------------------------
 @settings(max_examples=150, deadline=None)
 @given(

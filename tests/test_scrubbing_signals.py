@@ -580,6 +580,30 @@ async def test_a_shell_tools_command_line_credentials_never_reach_an_export(
     assert "'-u', '[REDACTED:command_line len=" in out  # the rest of the command is kept
 
 
+@pytest.mark.parametrize("mode", ["span_only", "span_and_event"])
+async def test_a_command_given_as_an_argv_list_loses_its_credentials_everywhere(
+    otel_telemetry: InMemoryTelemetry, mode: str
+) -> None:
+    """A shell tool's arguments and result hold the command as an argv list (a subprocess
+    tool's ``{"argv": [...]}``): the value after ``--password``, ``-p`` or ``-u`` is the next
+    item, which was scrubbed alone, not beside its flag. The chat span's output messages
+    carry the arguments as that structure, and exported the password whole."""
+    password, token = C["key_value"], C["authorization_header"]
+    argv = ["mysqldump", "--password", token, "prod"]
+    ran = ["curl", "-u", f"deploy:{password}", "https://ci.internal/api"]
+    events = [
+        LLMCallStart(model="m", provider="openai"),
+        ToolCall(id="t", function=FunctionCall("shell", {"argv": argv})),
+        LLMCallEnd(),
+        ToolResult(tool_call_id="t", content={"ran": ran, "code": 22}),
+        StepBoundary(index=0),
+    ]
+    await run_script(otel_telemetry, events, capture_content=MODES[mode])
+    out = exported(otel_telemetry)
+    assert password not in out and token not in out
+    assert '"--password","[REDACTED:command_line len=' in out.replace('\\"', '"')
+
+
 async def test_a_pydantic_validation_error_loses_the_secret_input_it_quotes(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:

@@ -407,7 +407,7 @@ def _inner_events(
             return []
         error = state.requests.error
         kind = error_name(error) if error is not None else "tool_error"
-        _FAILED_AGENT_TOOLS[str(use_id)] = kind
+        _failed_agent_tool(str(use_id), kind)
         text = converse_text(result.get("content") or [])
         if failed is not None:
             failed.append(Error(message=str(text) or kind, error_type=kind, fatal=True))
@@ -618,7 +618,16 @@ def _count(usage: dict[str, Any], key: str) -> int | None:
 
 
 _FAILED_AGENT_TOOLS: dict[str, str] = {}
-"""The call id of an agent-as-tool whose run failed -> the class it failed with (read once)."""
+"""The call id of an agent-as-tool whose run failed -> the class it failed with (read once by
+the outer run's result; one no run of ours reads, its outer agent run on its own, is dropped
+once :data:`_FAILED_KEPT` wait)."""
+_FAILED_KEPT = 1024
+
+
+def _failed_agent_tool(call_id: str, kind: str) -> None:
+    if len(_FAILED_AGENT_TOOLS) >= _FAILED_KEPT:  # never read: the oldest are long gone
+        _FAILED_AGENT_TOOLS.clear()
+    _FAILED_AGENT_TOOLS[call_id] = kind
 
 
 def _result(result: dict[str, Any]) -> ToolResult:

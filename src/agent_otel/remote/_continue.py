@@ -126,8 +126,11 @@ class ContinueTraceWSGIMiddleware:
         flask_app.wsgi_app = ContinueTraceWSGIMiddleware(flask_app.wsgi_app)
 
     The context is current while the app is called and while the server pulls each chunk of
-    the response and closes it (a streamed response runs the app's code then). It opens no
-    span and sets no conversation id; the app's exceptions pass through unchanged.
+    the response and closes it (a streamed response runs the app's code then). A body whose
+    chunks run no code of the app's (a list or tuple of chunks, the server's
+    ``wsgi.file_wrapper``) goes back as it is, so the server still sets its
+    ``Content-Length`` from it, or sends the file as it sends files. It opens no span and sets
+    no conversation id; the app's exceptions pass through unchanged.
     """
 
     def __init__(self, app: WSGIApp) -> None:
@@ -140,7 +143,18 @@ class ContinueTraceWSGIMiddleware:
             body = self.app(environ, start_response)
         finally:
             otel_context.detach(token)
+        if type(body) is list or type(body) is tuple or _served_as_file(environ, body):
+            return body  # no code of the app's runs as it is read: the server's to handle
         return _InContext(body, context)
+
+
+def _served_as_file(environ: Any, body: object) -> bool:
+    """Whether ``body`` is what the server's ``wsgi.file_wrapper`` made (it sends it as a file)."""
+    try:
+        wrapper = environ.get("wsgi.file_wrapper") if isinstance(environ, Mapping) else None
+        return isinstance(wrapper, type) and isinstance(body, wrapper)
+    except Exception:  # an environ of an odd shape: wrapped as any body
+        return False
 
 
 class _InContext:

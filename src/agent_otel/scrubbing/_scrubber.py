@@ -286,11 +286,37 @@ class Scrubber:
             if _pairs(value):  # headers as (name, value) pairs: the name is the key
                 items = [self._pair(pair, found, self.value, depth + 1) for pair in value]
             else:
-                items = [self.value(item, found, depth + 1) for item in value]
+                items = self._argv([self.value(item, found, depth + 1) for item in value], found)
             if any(a is not b for a, b in zip(items, value, strict=True)):
                 return items
             return value
         return value
+
+    def _argv(self, items: list[Any], found: Found) -> list[Any]:
+        """``items`` (each scrubbed already) as a command's argv, when they are strings and one
+        is a flag (``["mytool", "--password", "..."]``, ``["curl", "-u", "user:pw"]``,
+        ``process.command_args``): a flag's value is the next item, which no item's own scan
+        sees beside its flag. They are read as the detectors read an argv list's repr, and
+        what the ``command_line`` detectors find there is replaced in its item."""
+        if len(items) < 2 or not all(type(item) is str for item in items):
+            return items
+        if not any(item[:1] == "-" for item in items):
+            return items  # every form they find has a flag (--password, -p, -u)
+        joined = '"' + '", "'.join(items) + '"'  # where each item starts: its offset below
+        spans = [span for span in self._spans(joined) if span[2] == _COMMAND_LINE]
+        if spans and "[REDACTED:" in joined:
+            spans = _outside_markers(joined, spans)
+        if not spans:
+            return items
+        out, start = list(items), 1
+        for index, item in enumerate(items):
+            end = start + len(item)
+            inside = [(max(s, start) - start, min(e, end) - start, name)
+                      for s, e, name in spans if s < end and e > start]  # fmt: skip
+            if inside:
+                out[index] = _replace(item, inside, found)
+            start = end + 4  # past '", "'
+        return out
 
     def _pair(
         self, pair: Any, found: Found, scrub: Callable[[Any, Found, int], Any], depth: int
@@ -315,7 +341,7 @@ class Scrubber:
         if kind is list:
             if _pairs(value):
                 return [self._pair(pair, found, self.tree, depth + 1) for pair in value]
-            return [self.tree(item, found, depth + 1) for item in value]
+            return self._argv([self.tree(item, found, depth + 1) for item in value], found)
         if kind is dict:
             slot = self._value_slot(value)
             return {
@@ -351,18 +377,33 @@ class Scrubber:
 
 
 def _outside_markers(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
-    """``spans`` without those that lie within a marker: a marker is never scrubbed again,
-    whichever detector would read it as a value (``sig=[REDACTED:...]``, a quoted one)."""
-    starts, ends = [], []
-    for found in _MARKER.finditer(text):  # in order, never overlapping
-        starts.append(found.start())
-        ends.append(found.end())
+    """``spans`` cut to their pieces outside every marker: a marker is never scrubbed again,
+    whichever detector would read it as a value (``sig=[REDACTED:...]``, a quoted one), nor
+    taken into a find that starts before it (a flag's value read from the ``=`` that a
+    marker follows: ``--api-key =[REDACTED:...]``) or after its start. A piece that holds no
+    letter or digit is no secret (what is left of such a find): dropped."""
+    markers = [found.span() for found in _MARKER.finditer(text)]  # in order, never overlapping
+    starts = [start for start, _ in markers]
     out = []
-    for span in spans:
-        index = bisect.bisect_right(starts, span[0]) - 1  # the marker starting at or before
-        if index < 0 or span[1] > ends[index]:
-            out.append(span)
-    return out
+    for start, end, name in spans:
+        index = max(bisect.bisect_right(starts, start) - 1, 0)  # the first marker it may meet
+        for marker_start, marker_end in markers[index:]:
+            if marker_start >= end:
+                break
+            if marker_end <= start:
+                continue
+            if marker_start > start:
+                out.append((start, marker_start, name))
+            start = marker_end
+        if start < end:
+            out.append((start, end, name))
+    return [span for span in out if _ALNUM.search(text, span[0], span[1])]
+
+
+_ALNUM = re.compile(r"[^\W_]")
+
+
+_COMMAND_LINE = "command_line"  # the detectors of a command's flags and their values
 
 
 def _pairs(value: list[Any] | tuple[Any, ...]) -> bool:
