@@ -75,12 +75,3 @@ def guard_litellm() -> int:
             setattr(cls, name, _guarded(name, theirs))
             guarded += 1
     return guarded
-
-
-def unguard_litellm() -> None:
-    """LiteLLM's handlers as they were before :func:`guard_litellm`."""
-    cls = getattr(sys.modules.get(MODULE), _CLASS, None)
-    for name in _HANDLERS if isinstance(cls, type) else ():
-        theirs = getattr(vars(cls).get(name), _MARK, None)
-        if theirs is not None:
-            setattr(cls, name, theirs)
