@@ -416,7 +416,7 @@ def test_an_agent_still_streaming_when_its_run_is_ended_at_exit_adds_no_lost_spa
                 yield LLMCallEnd(call_id=f"c{i}")
                 yield StepBoundary()
                 i += 1
-                await asyncio.sleep(0)
+                await asyncio.sleep(0.001)  # steady, not a flood to drain at exit
         async def consume():
             [_ async for _ in otel_wrapper(agent_name="busy")(busy())]
         threading.Thread(target=lambda: asyncio.run(consume()), daemon=True).start()
