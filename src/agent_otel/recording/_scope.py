@@ -85,6 +85,7 @@ class ToolScopes:
         "_open_early",
         "_tools",
         "early",
+        "framework",
         "inner",
         "live",
         "lock",
@@ -112,6 +113,8 @@ class ToolScopes:
         self.parent: Context | None = None
         self.inner: list[ToolScopes] = []  # the runs started inside this one's tool bodies
         self.outer: ToolScopes | None = None  # the run this one started inside, if any
+        # The recorder's, told a framework adapter's stream started in the run's own stream.
+        self.framework: Callable[[str, Context], None] | None = None
 
     def mark(self, parent: Context) -> Context:
         """``parent`` carrying this run's scopes: every context of the run derives from it.
@@ -397,6 +400,23 @@ def _nested(name: str | None) -> Callable[[AsyncIterator[Any]], AsyncIterator[An
     return wrap
 
 
+def _framework(source: str) -> None:
+    """``agent_contract.scope.framework_started``'s hook: a framework adapter's stream starts
+    in the current context. When that is a pull of a run's own stream (the caller's generator
+    or agent class around the adapter), not a tool body of it (an agent a tool runs is not
+    the run's stream), the run is told, to cover itself as a framework run."""
+    current = otel_context.get_current()
+    scopes = otel_context.get_value(_RUN, current)
+    if not isinstance(scopes, ToolScopes) or not scopes.live or scopes.framework is None:
+        return
+    if otel_context.get_value(_TOOL, current) is not otel_context.get_value(_TOOL, scopes.parent):
+        return
+    try:
+        scopes.framework(source, current)
+    except Exception:
+        report("framework run")
+
+
 def mcp_request_started(kind: SpanKind, attributes: Any, parent: Context | None) -> None:
     """Another library's span started in ``parent``: when it is an MCP ``tools/call`` request
     (the MCP SDK's CLIENT span: ``mcp.method.name``, ``jsonrpc.request.id``) sent from a tool
@@ -420,8 +440,9 @@ def install() -> None:
         return
     _installed = True
     try:
-        from agent_contract.scope import add_run_hook, add_scope_hook
+        from agent_contract.scope import add_framework_hook, add_run_hook, add_scope_hook
     except ImportError:  # pragma: no cover - the contract ships in the same distribution
         return
     add_scope_hook(_hook)
     add_run_hook(_nested)
+    add_framework_hook(_framework)
