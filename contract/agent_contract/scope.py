@@ -224,6 +224,8 @@ def framework_started(source: str) -> None:
     """A framework adapter (``source``: its module's ``__name__``) is about to run its
     framework in the current context: each installed hook is told (none: nothing happens).
     Called first in the adapter's stream, before the framework makes any request."""
+    if type(source) is not str:  # a module's name, nothing else (not even a str subclass)
+        return
     for hook in _framework_hooks:
         with suppress(Exception):
             hook(source)
