@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from opentelemetry.trace import StatusCode
 
+from agent_contract.agent import Agent
 from agent_contract.invoke import StreamingAgent
 from agent_contract.protocol import (
     LLMCallEnd,
@@ -31,6 +32,7 @@ from agent_contract.protocol import (
     ToolCall,
     ToolResult,
 )
+from agent_otel import instrument
 from agent_otel.testing import InMemoryTelemetry, run_script
 
 from . import _script as s
@@ -467,6 +469,34 @@ async def test_a_framework_adapter_run_inside_the_callers_own_stream_stands_prov
         assert _model_call_spans(otel_telemetry) == ["agent_otel"] * len(s.TURNS)
         assert _input_tokens_counted(otel_telemetry) == row.totals(run)["input"]
         assert otel_telemetry.open_spans() == []
+
+
+class _Draining(Agent):
+    """An agent of the ``Agent`` contract whose ``run()`` drains a framework adapter itself: no
+    event of it reaches a run of ours, so no chat span of ours tells its model calls."""
+
+    tool_name = "agent"
+
+    def __init__(self, row: Row) -> None:
+        self.row = row
+
+    async def run(self, **kwargs: Any) -> str:
+        return "".join([type(e).__name__ async for e in self.row.events(s.Run())])
+
+
+@pytest.mark.parametrize(("row", "provider"), FRAMEWORK_PROVIDER_PARAMS)
+async def test_a_framework_adapter_an_agents_run_drains_keeps_the_providers_spans(
+    row: Row, provider: Provider, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """The adapter inside an instrumented agent's ``run()``, which keeps its events: the run
+    is not covered, so the provider instrumentation's spans of those calls stay (they are the
+    only ones telling them)."""
+    with provider.instrumented(otel_telemetry):
+        await instrument(_Draining(row), **otel_telemetry.providers()).run(user_message="hi")
+    scopes = _model_call_spans(otel_telemetry)
+    assert len(scopes) >= len(s.TURNS)
+    assert "agent_otel" not in scopes
+    assert otel_telemetry.open_spans() == []
 
 
 def test_every_framework_adapter_is_covered_from_its_runs_start() -> None:

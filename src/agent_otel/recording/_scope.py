@@ -46,10 +46,12 @@ agent's name) under the span current there, the tool's.
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractContextManager
-from types import TracebackType
+from inspect import CO_ASYNC_GENERATOR
+from types import FrameType, TracebackType
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry import baggage, trace
@@ -412,9 +414,42 @@ def _framework(source: str) -> None:
     if otel_context.get_value(_TOOL, current) is not otel_context.get_value(_TOOL, scopes.parent):
         return
     try:
-        scopes.framework(source, current)
+        if _fed_to_a_run(sys._getframe(1), source):
+            scopes.framework(source, current)
     except Exception:
         report("framework run")
+
+
+_WRAPPER = "agent_otel.recording._wrapper"
+_OURS = "agent_otel."
+_STACK_READ = 32
+"""How many frames above the adapter's a run's pull is looked for (each generator layer of the
+caller's is one, and ours a few)."""
+
+
+def _fed_to_a_run(frame: FrameType | None, source: str) -> bool:
+    """Whether the adapter ``source``, whose body called the hook above ``frame``, hands its
+    events to a run's pull: each frame from the adapter's up to our wrapper's is an async
+    generator of the caller's (a filter, an agent's ``stream()``) or one of ours (the
+    decorator's pulls). A coroutine between (an agent's ``run()`` draining the adapter, a
+    ``collect()`` of the caller's) keeps the events: no chat span of ours tells those calls,
+    so the provider instrumentations' spans stay."""
+    while frame is not None and frame.f_globals.get("__name__") != source:
+        frame = frame.f_back  # up to the adapter's own frame
+    for _ in range(_STACK_READ):
+        if frame is None:
+            return False
+        frame = frame.f_back
+        if frame is None:
+            return False
+        name = frame.f_globals.get("__name__")
+        if name == _WRAPPER:
+            return True
+        if isinstance(name, str) and name.startswith(_OURS):
+            continue
+        if not frame.f_code.co_flags & CO_ASYNC_GENERATOR:
+            return False
+    return False
 
 
 def mcp_request_started(kind: SpanKind, attributes: Any, parent: Context | None) -> None:
