@@ -46,11 +46,10 @@ agent's name) under the span current there, the tool's.
 from __future__ import annotations
 
 import json
-import sys
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractContextManager
-from inspect import CO_ASYNC_GENERATOR
+from inspect import CO_ASYNC_GENERATOR, currentframe
 from types import FrameType, TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -414,7 +413,7 @@ def _framework(source: str) -> None:
     if otel_context.get_value(_TOOL, current) is not otel_context.get_value(_TOOL, scopes.parent):
         return
     try:
-        if _fed_to_a_run(sys._getframe(1), source):
+        if _fed_to_a_run(currentframe(), source):
             scopes.framework(source, current)
     except Exception:
         report("framework run")
