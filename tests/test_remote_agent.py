@@ -378,6 +378,61 @@ async def test_an_asgi_app_behind_the_middleware_serves_each_request_in_its_call
     ]
 
 
+@pytest.mark.parametrize("served", ["handler", "asgi-in-process"])
+async def test_a_remote_agent_served_in_the_callers_process_is_a_run_of_its_own(
+    otel_telemetry: InMemoryTelemetry, served: str
+) -> None:
+    """The remote side called in the caller's own process (its handler given the headers, or
+    an ASGI app behind the middleware over httpx's ``ASGITransport``), from a traced tool of a
+    run with a session and a user: its run shared the caller's task context and was recorded as
+    a run nested in the caller's, with the caller's ``session.id`` and ``user.id``, which the
+    headers never carry. Now it starts from what the headers carry, as in another process:
+    the CLIENT span's child in the same trace, with none of the caller's ids."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Route
+
+    from agent_contract.protocol import FunctionCall, ToolCall, ToolResult
+    from agent_contract.scope import tool_scope
+
+    async def ask(request: Request) -> PlainTextResponse:
+        return PlainTextResponse(await _remote_run(otel_telemetry, (await request.body()).decode()))
+
+    app = Starlette(routes=[Route("/ask", ask, methods=["POST"])])
+    app.add_middleware(ContinueTraceMiddleware)
+    url = "http://agents.internal/ask"
+
+    async def remote(city: str, headers: dict[str, str]) -> str:
+        if served == "handler":
+            with continue_trace(headers):
+                return await _remote_run(otel_telemetry, city)
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport) as http:
+            return (await http.post(url, content=city, headers=headers)).text
+
+    async def caller() -> AsyncIterator[Any]:
+        yield LLMCallStart(model="m")
+        yield ToolCall(id="c1", function=FunctionCall(name="ask_weather", arguments="{}"))
+        yield LLMCallEnd()
+        with tool_scope("c1", "ask_weather"):
+            provider = otel_telemetry.tracer_provider
+            with remote_agent("weather", url, tracer_provider=provider) as call:
+                answer = await remote("Nice", call.headers)
+        yield ToolResult(tool_call_id="c1", content=answer)
+
+    wrapper = otel_telemetry.wrapper(agent_name="planner", session_id="s-1", user_id="u-1")
+    [_ async for _ in wrapper(caller())]
+
+    spans = otel_telemetry.spans()
+    (call_span,) = [s for s in spans if s.kind is SpanKind.CLIENT and s.name.startswith("invoke")]
+    (run,) = [s for s in spans if s.name == "invoke_agent weather" and s.kind is SpanKind.INTERNAL]
+    assert run.parent is not None and run.parent.span_id == call_span.context.span_id
+    assert run.context.trace_id == call_span.context.trace_id
+    assert (call_span.attributes or {})["session.id"] == "s-1"  # the caller's side: its ids
+    assert not {"session.id", "user.id"} & set(run.attributes or {})
+
+
 @contextmanager
 def _wsgi_served(app: Any) -> Iterator[int]:
     """A WSGI app served for real on loopback (the standard library's server, a thread per

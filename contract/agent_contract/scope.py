@@ -44,6 +44,12 @@ claims it (no run current), and the adapter then leaves the framework's own way 
     if wrap is not None:
         async for _ in wrap(events_of(agent, input)):
             pass
+
+A framework adapter also says, as its stream starts, that it is about to run its framework:
+``framework_started(__name__)``. The framework makes its model requests in tasks and threads
+of its own, before the adapter hears of them; a tracer whose run the adapter's stream feeds
+(directly, or through the caller's own generator or agent class) then covers the whole run,
+so that a provider instrumentation does not trace those requests a second time.
 """
 
 from __future__ import annotations
@@ -58,9 +64,13 @@ __all__ = [
     "McpServer",
     "RunHook",
     "ScopeHook",
+    "FrameworkHook",
+    "add_framework_hook",
     "add_run_hook",
     "add_scope_hook",
+    "framework_started",
     "nested_run",
+    "remove_framework_hook",
     "remove_run_hook",
     "remove_scope_hook",
     "tool_scope",
@@ -91,8 +101,13 @@ RunHook = Callable[[str | None], Wrapper | None]
 """``hook(name)``: a stream wrapper recording a stream as a run named ``name`` nested in the
 current one, or ``None`` when the hook has no current run (the next hook is asked)."""
 
+FrameworkHook = Callable[[str], None]
+"""``hook(source)``: the framework adapter ``source`` (its module's name) starts its framework
+in the current context; the hook covers the run current there, if it has one."""
+
 _hooks: tuple[ScopeHook, ...] = ()
 _run_hooks: tuple[RunHook, ...] = ()
+_framework_hooks: tuple[FrameworkHook, ...] = ()
 
 
 class _NoScope:
@@ -203,3 +218,27 @@ def remove_run_hook(hook: RunHook) -> None:
     """Uninstall a nested-run ``hook`` (not installed: nothing happens)."""
     global _run_hooks
     _run_hooks = tuple(h for h in _run_hooks if h is not hook)
+
+
+def framework_started(source: str) -> None:
+    """A framework adapter (``source``: its module's ``__name__``) is about to run its
+    framework in the current context: each installed hook is told (none: nothing happens).
+    Called first in the adapter's stream, before the framework makes any request."""
+    if type(source) is not str:  # a module's name, nothing else (not even a str subclass)
+        return
+    for hook in _framework_hooks:
+        with suppress(Exception):
+            hook(source)
+
+
+def add_framework_hook(hook: FrameworkHook) -> None:
+    """Install a framework-run ``hook`` (once: adding it again does nothing)."""
+    global _framework_hooks
+    if hook not in _framework_hooks:
+        _framework_hooks = (*_framework_hooks, hook)
+
+
+def remove_framework_hook(hook: FrameworkHook) -> None:
+    """Uninstall a framework-run ``hook`` (not installed: nothing happens)."""
+    global _framework_hooks
+    _framework_hooks = tuple(h for h in _framework_hooks if h is not hook)

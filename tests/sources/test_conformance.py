@@ -21,14 +21,18 @@ from typing import Any
 import pytest
 from opentelemetry.trace import StatusCode
 
+from agent_contract.agent import Agent
+from agent_contract.invoke import StreamingAgent
 from agent_contract.protocol import (
     LLMCallEnd,
     LLMCallStart,
+    Message,
     ReasoningDelta,
     TextDelta,
     ToolCall,
     ToolResult,
 )
+from agent_otel import instrument
 from agent_otel.testing import InMemoryTelemetry, run_script
 
 from . import _script as s
@@ -418,6 +422,81 @@ async def test_provider_instrumentations_stand_down(
         opted_out = otel_telemetry.wrapper(agent_name="agent", stand_down_providers=False)
         [_ async for _ in opted_out(row.events(s.Run()))]
         assert len(_model_call_spans(otel_telemetry)) > len(s.TURNS)  # theirs are back
+
+
+class _Delegating(StreamingAgent):
+    """A contract agent of the caller's whose ``stream`` runs a framework adapter: the way a
+    framework agent gets ``invoke()`` and ``instrument()`` (the wrapper sees this generator,
+    not the adapter's)."""
+
+    def __init__(self, row: Row, run: s.Run) -> None:
+        self.row, self.run = row, run
+
+    async def stream(self, messages: Any, config: Any = None) -> Any:
+        async for event in self.row.events(self.run):
+            yield event
+
+
+async def _only_events(stream: Any) -> Any:
+    """The caller's own generator between the adapter and the wrapper (a filter, a logger)."""
+    async for event in stream:
+        yield event
+
+
+FRAMEWORK_PROVIDER_PARAMS = [p for p in PROVIDER_PARAMS if p.values[0].runs_tools]
+
+
+@pytest.mark.parametrize("shape", ["generator", "agent"])
+@pytest.mark.parametrize(("row", "provider"), FRAMEWORK_PROVIDER_PARAMS)
+async def test_a_framework_adapter_run_inside_the_callers_own_stream_stands_providers_down(
+    row: Row, provider: Provider, shape: str, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """The adapter's stream inside the caller's own generator, or an agent class whose
+    ``stream`` runs it: the run was not covered (only the adapter's own generator was
+    recognised), so each model call was traced twice (openai-v2's or OpenInference's span
+    beside ours) and its tokens counted twice. Now the adapter says so as it starts: one chat
+    span per call, tokens once."""
+    with provider.instrumented(otel_telemetry):
+        run = s.Run()
+        if shape == "generator":
+            await run_script(otel_telemetry, _only_events(row.events(run)), agent_name="agent")
+        else:
+            wrapper = otel_telemetry.wrapper(agent_name="agent")
+            await _Delegating(row, run).invoke(
+                [Message(role="user", content=s.QUESTION)], stream_wrapper=wrapper
+            )
+        assert otel_telemetry.outline() == _tree(row)
+        assert _model_call_spans(otel_telemetry) == ["agent_otel"] * len(s.TURNS)
+        assert _input_tokens_counted(otel_telemetry) == row.totals(run)["input"]
+        assert otel_telemetry.open_spans() == []
+
+
+class _Draining(Agent):
+    """An agent of the ``Agent`` contract whose ``run()`` drains a framework adapter itself: no
+    event of it reaches a run of ours, so no chat span of ours tells its model calls."""
+
+    tool_name = "agent"
+
+    def __init__(self, row: Row) -> None:
+        self.row = row
+
+    async def run(self, **kwargs: Any) -> str:
+        return "".join([type(e).__name__ async for e in self.row.events(s.Run())])
+
+
+@pytest.mark.parametrize(("row", "provider"), FRAMEWORK_PROVIDER_PARAMS)
+async def test_a_framework_adapter_an_agents_run_drains_keeps_the_providers_spans(
+    row: Row, provider: Provider, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """The adapter inside an instrumented agent's ``run()``, which keeps its events: the run
+    is not covered, so the provider instrumentation's spans of those calls stay (they are the
+    only ones telling them)."""
+    with provider.instrumented(otel_telemetry):
+        await instrument(_Draining(row), **otel_telemetry.providers()).run(user_message="hi")
+    scopes = _model_call_spans(otel_telemetry)
+    assert len(scopes) >= len(s.TURNS)
+    assert "agent_otel" not in scopes
+    assert otel_telemetry.open_spans() == []
 
 
 def test_every_framework_adapter_is_covered_from_its_runs_start() -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import sys
+import warnings
 from collections import Counter
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
@@ -713,6 +714,31 @@ def test_is_error_reads_either_sdks_flag_and_nothing_else(result: Any, failed: b
     from agent_otel.recording._mcp import is_error
 
     assert is_error(result) is failed
+
+
+class _Bridged:
+    """The MCP SDK 2.x's result once fastmcp is imported: ``is_error`` and a deprecated
+    ``isError`` that warns (fastmcp's own compatibility property)."""
+
+    is_error = False
+
+    @property
+    def isError(self) -> bool:
+        warnings.warn("Accessing `CallToolResult.isError` is deprecated", DeprecationWarning,
+                      stacklevel=2)  # fmt: skip
+        return self.is_error
+
+
+def test_a_result_with_the_2x_flag_is_never_asked_for_the_deprecated_one() -> None:
+    """Every MCP tool answer that succeeded was asked ``isError`` after ``is_error`` said
+    False: with fastmcp loaded, a ``FastMCPDeprecationWarning`` pointing at agent-otel's line
+    in the user's logs and test reports. The 2.x flag, when there, is the answer."""
+    from agent_otel.recording._mcp import is_error
+
+    with warnings.catch_warnings(record=True) as told:
+        warnings.simplefilter("always")
+        assert is_error(_Bridged()) is False
+    assert [str(w.message) for w in told] == []
 
 
 def test_a_requests_meta_gets_the_trace_context_and_keeps_the_callers_own(

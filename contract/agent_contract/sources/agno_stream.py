@@ -71,7 +71,7 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
-from agent_contract.scope import McpServer, tool_scope
+from agent_contract.scope import McpServer, framework_started, tool_scope
 from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._history import agno_messages, call_start
 from agent_contract.sources._mcp import server_of
@@ -97,6 +97,7 @@ async def agno_events(
     agent: Any, input: Any, *, sink: Sink | None = None, **run: Any
 ) -> AsyncIterator[AgentEvent]:
     """Run ``agent`` on ``input`` (``run`` goes to ``arun``), yielding contract events."""
+    framework_started(__name__)  # before the framework makes any request
     require("agno")
     expect(agent, "agno_events", "an agno Agent or Team", "arun", hint=_HINT)
     _add_scope_hook(agent, set())

@@ -107,7 +107,7 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
-from agent_contract.scope import McpServer, nested_run, tool_scope
+from agent_contract.scope import McpServer, framework_started, nested_run, tool_scope
 from agent_contract.sources._failure import failed_result
 from agent_contract.sources._history import autogen_messages, call_start
 from agent_contract.sources._mcp import server_of
@@ -129,6 +129,7 @@ async def autogen_events(
     agent: Any, task: Any, *, model: str | None = None, sink: Sink | None = None, **run: Any
 ) -> AsyncIterator[AgentEvent]:
     """Run ``agent`` (an agent or a team) on ``task`` with ``run_stream``, yielding events."""
+    framework_started(__name__)  # before the framework makes any request
     require("autogen_agentchat")
     expect(agent, "autogen_events", _TAKES, "run_stream", "save_state", hint=_HINT)
     _scope_workbenches(agent, set())

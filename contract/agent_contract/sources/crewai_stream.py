@@ -91,7 +91,7 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
-from agent_contract.scope import tool_scope
+from agent_contract.scope import framework_started, tool_scope
 from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._history import call_start, crewai_messages
 from agent_contract.sources._nested import Pushed
@@ -127,6 +127,7 @@ async def crewai_events(
     runner: Any, *args: Any, sink: Sink | None = None, **kickoff: Any
 ) -> AsyncIterator[AgentEvent]:
     """Run ``runner.kickoff(*args, **kickoff)`` (a ``Crew`` or an ``Agent``) as events."""
+    framework_started(__name__)  # before the framework makes any request
     module = "crewai.events.stream_context"
     add_stream_sink, reset_stream_sinks = require(module, "add_stream_sink", "reset_stream_sinks")
     expect(runner, "crewai_events", "a crewai.Crew or crewai.Agent", "kickoff", hint=_HINT)

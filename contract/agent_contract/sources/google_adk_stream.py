@@ -92,7 +92,7 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
-from agent_contract.scope import McpServer
+from agent_contract.scope import McpServer, framework_started
 from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._history import call_start, google_adk_messages
 from agent_contract.sources._mcp import server_of
@@ -117,6 +117,7 @@ async def google_adk_events(
     **run: Any,
 ) -> AsyncIterator[AgentEvent]:
     """Run ``agent`` (a ``Runner`` or an agent) on ``new_message``, yielding contract events."""
+    framework_started(__name__)  # before the framework makes any request
     require("google.adk.runners", "InMemoryRunner")
     expect(agent, "google_adk_events", "a google.adk Runner or agent", "run_async", hint=_HINT)
     runner = agent if hasattr(agent, "run_async") and hasattr(agent, "session_service") else None

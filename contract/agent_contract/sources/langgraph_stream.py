@@ -66,7 +66,7 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
-from agent_contract.scope import McpServer, tool_scope
+from agent_contract.scope import McpServer, framework_started, tool_scope
 from agent_contract.sources._failure import failed_result
 from agent_contract.sources._history import call_start, langchain_messages
 from agent_contract.sources._mcp import server_of
@@ -213,6 +213,7 @@ async def langgraph_events(
     ``(namespace, mode, payload)`` items when it passed ``subgraphs=True``, else the root
     graph's ``(mode, payload)`` items (the payload alone for one mode given by name).
     """
+    framework_started(__name__)  # before the framework makes any request
     require("langgraph")
     require("langchain_core.callbacks", "BaseCallbackHandler")
     expect(graph, "langgraph_events", "a compiled LangGraph graph", "astream", hint=_HINT)

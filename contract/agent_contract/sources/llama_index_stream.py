@@ -60,6 +60,7 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
+from agent_contract.scope import framework_started
 from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._history import call_start, llama_index_messages
 from agent_contract.sources._raw_usage import get, usage_from_raw
@@ -91,6 +92,7 @@ async def llama_index_events(
     **run: Any,
 ) -> AsyncIterator[AgentEvent]:
     """Run ``agent`` on ``user_msg`` (``run`` goes to ``agent.run``), yielding its events."""
+    framework_started(__name__)  # before the framework makes any request
     require("llama_index.core")
     require("llama_index_instrumentation", "get_dispatcher")
     expect(

@@ -80,7 +80,7 @@ from agent_contract.events import (
     StepBoundary,
     ToolResult,
 )
-from agent_contract.scope import McpServer, nested_run, tool_scope
+from agent_contract.scope import McpServer, framework_started, nested_run, tool_scope
 from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._history import call_start, responses_messages
 from agent_contract.sources._nested import through
@@ -119,6 +119,7 @@ async def openai_agents_events(
     **run: Any,
 ) -> AsyncIterator[AgentEvent]:
     """Run ``agent`` on ``input`` with ``Runner.run_streamed`` (``run`` passed on), as events."""
+    framework_started(__name__)  # before the framework makes any request
     require("agents", "Runner", "RunHooks", "RunConfig")
     expect(agent, "openai_agents_events", "an agents.Agent", "handoffs", "tools", hint=_HINT)
     from agents import Runner

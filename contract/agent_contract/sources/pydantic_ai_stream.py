@@ -63,7 +63,7 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
-from agent_contract.scope import McpServer, nested_run, tool_scope
+from agent_contract.scope import McpServer, framework_started, nested_run, tool_scope
 from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._history import call_start, pydantic_ai_messages
 from agent_contract.sources._nested import Pushed
@@ -85,6 +85,7 @@ async def pydantic_ai_events(
     **run: Any,
 ) -> AsyncIterator[AgentEvent]:
     """Run ``agent`` on ``user_prompt`` (``run`` goes to ``agent.iter``), yielding events."""
+    framework_started(__name__)  # before the framework makes any request
     require("pydantic_ai.capabilities", "AbstractCapability")  # the API _scoping builds on
     expect(agent, "pydantic_ai_events", "a pydantic_ai.Agent", "iter", hint=_HINT)
     step, stepped = 0, True

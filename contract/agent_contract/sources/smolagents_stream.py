@@ -83,7 +83,7 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
-from agent_contract.scope import McpServer, nested_run, tool_scope
+from agent_contract.scope import McpServer, framework_started, nested_run, tool_scope
 from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._history import call_start, smolagents_messages
 from agent_contract.sources._raw_usage import usage_from_raw
@@ -108,6 +108,7 @@ async def smolagents_events(
     agent: Any, task: str, *, sink: Sink | None = None, **run: Any
 ) -> AsyncIterator[AgentEvent]:
     """Run ``agent`` on ``task`` (``run`` goes to ``agent.run``), yielding its events."""
+    framework_started(__name__)  # before the framework makes any request
     require("smolagents")
     expect(agent, "smolagents_events", "a smolagents agent", "run", "model", "tools", hint=_HINT)
     _scope_tools(agent)

@@ -78,7 +78,7 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
-from agent_contract.scope import McpServer, tool_scope
+from agent_contract.scope import McpServer, framework_started, tool_scope
 from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._history import call_start, converse_text, strands_messages
 from agent_contract.sources._mcp import server_of
@@ -106,6 +106,7 @@ async def strands_events(
     agent: Any, prompt: Any = None, *, sink: Sink | None = None, **run: Any
 ) -> AsyncIterator[AgentEvent]:
     """Run ``agent`` on ``prompt`` with ``stream_async`` (``run`` passed on), as events."""
+    framework_started(__name__)  # before the framework makes any request
     expect(agent, "strands_events", "a strands.Agent", "stream_async", hint=_HINT)
     if _is_team(agent):
         async for out in _team_events(agent, prompt, sink, run):

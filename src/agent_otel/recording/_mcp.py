@@ -191,7 +191,9 @@ def _with_context(kwargs: dict[str, Any]) -> dict[str, Any]:
 
 def is_error(result: object) -> bool:
     """Whether an MCP ``CallToolResult`` (either SDK generation's, or its wire dict) says the
-    tool failed: its flag is ``True`` itself (a proxy's truthiness is never asked)."""
+    tool failed: its flag is ``True`` itself (a proxy's truthiness is never asked). The 2.x
+    name, when the result has it, is the answer: the 1.x name is not read then (fastmcp gives
+    the 2.x class a ``isError`` that warns of its deprecation, from the caller's line)."""
     if isinstance(result, dict):
         flag = dict.get(result, "isError", dict.get(result, "is_error"))
         return flag is True
@@ -200,6 +202,6 @@ def is_error(result: object) -> bool:
             flag = getattr(result, name, None)
         except Exception:
             continue
-        if flag is True:
-            return True
+        if flag is not None:
+            return flag is True
     return False

@@ -63,8 +63,10 @@ from agent_otel import _clock
 from agent_otel._guard import guarded
 from agent_otel._plain import text_of
 from agent_otel.standdown._context import chat_context, suppressed
+from agent_otel.standdown._frameworks import FRAMEWORK_SOURCES, covered_run, framework_context
 from agent_otel.standdown._guards import guard_providers
 
+from ._activation import activate
 from ._chat import LLMCall
 from ._costs import plus
 from ._encodable import id_text
@@ -130,6 +132,7 @@ class RunRecorder:
         # Tool bodies run under their tool's span (._scope): every context of the run says so.
         install()
         self.scopes = ToolScopes(self._tools, self._open_early, given)
+        self.scopes.framework = self._framework_started
         parent = self.scopes.mark(parent)
         self.run = Run(settings, parent, self.now)
         # A tool body runs in the run's own parent (its ids, inside a run), not the caller's.
@@ -167,6 +170,31 @@ class RunRecorder:
         self._inner: Owner = self.run
         self.context: Context = self.run.context
         self._suppressing: Context | None = None  # the run's parent, providers standing down
+
+    def _framework_started(self, source: str, current: Context) -> None:
+        """A framework adapter's stream (``source``) starts in a pull of this run's own stream,
+        ``current`` that pull's context: the caller's generator or agent class runs the adapter.
+        The run is covered from here on as a run whose stream is the adapter's
+        (``standdown._frameworks``): the framework's requests, made in tasks of its own before
+        the adapter reports them, are not traced a second time by a provider instrumentation.
+        Only while nothing has started below the run (every context made so far is the run's
+        own), with the stand-down and activation on, and once."""
+        run = self.run
+        if (
+            not self.s.stand_down_providers
+            or not self.s.activate_context
+            or source not in FRAMEWORK_SOURCES
+            or self._inner is not run
+            or self._step is not None
+            or covered_run(run.parent)
+        ):
+            return
+        parent = framework_context(run.parent, source)
+        run.parent = self.scopes.parent = parent
+        run.context = self.context = trace.set_span_in_context(run.span.raw, parent)
+        # The rest of this pull (the wrapper's reset after it undoes this too): the tasks the
+        # framework starts now copy it.
+        activate(framework_context(current, source))
 
     # --- small helpers -----------------------------------------------------------------------
     def anomaly(self, kind: str) -> None:

@@ -49,7 +49,8 @@ import json
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractContextManager
-from types import TracebackType
+from inspect import CO_ASYNC_GENERATOR, currentframe
+from types import FrameType, TracebackType
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry import baggage, trace
@@ -85,6 +86,7 @@ class ToolScopes:
         "_open_early",
         "_tools",
         "early",
+        "framework",
         "inner",
         "live",
         "lock",
@@ -112,6 +114,8 @@ class ToolScopes:
         self.parent: Context | None = None
         self.inner: list[ToolScopes] = []  # the runs started inside this one's tool bodies
         self.outer: ToolScopes | None = None  # the run this one started inside, if any
+        # The recorder's, told a framework adapter's stream started in the run's own stream.
+        self.framework: Callable[[str, Context], None] | None = None
 
     def mark(self, parent: Context) -> Context:
         """``parent`` carrying this run's scopes: every context of the run derives from it.
@@ -397,6 +401,56 @@ def _nested(name: str | None) -> Callable[[AsyncIterator[Any]], AsyncIterator[An
     return wrap
 
 
+def _framework(source: str) -> None:
+    """``agent_contract.scope.framework_started``'s hook: a framework adapter's stream starts
+    in the current context. When that is a pull of a run's own stream (the caller's generator
+    or agent class around the adapter), not a tool body of it (an agent a tool runs is not
+    the run's stream), the run is told, to cover itself as a framework run."""
+    current = otel_context.get_current()
+    scopes = otel_context.get_value(_RUN, current)
+    if not isinstance(scopes, ToolScopes) or not scopes.live or scopes.framework is None:
+        return
+    if otel_context.get_value(_TOOL, current) is not otel_context.get_value(_TOOL, scopes.parent):
+        return
+    try:
+        if _fed_to_a_run(currentframe(), source):
+            scopes.framework(source, current)
+    except Exception:
+        report("framework run")
+
+
+_WRAPPER = "agent_otel.recording._wrapper"
+_OURS = "agent_otel."
+_STACK_READ = 32
+"""How many frames above the adapter's a run's pull is looked for (each generator layer of the
+caller's is one, and ours a few)."""
+
+
+def _fed_to_a_run(frame: FrameType | None, source: str) -> bool:
+    """Whether the adapter ``source``, whose body called the hook above ``frame``, hands its
+    events to a run's pull: each frame from the adapter's up to our wrapper's is an async
+    generator of the caller's (a filter, an agent's ``stream()``) or one of ours (the
+    decorator's pulls). A coroutine between (an agent's ``run()`` draining the adapter, a
+    ``collect()`` of the caller's) keeps the events: no chat span of ours tells those calls,
+    so the provider instrumentations' spans stay."""
+    while frame is not None and frame.f_globals.get("__name__") != source:
+        frame = frame.f_back  # up to the adapter's own frame
+    for _ in range(_STACK_READ):
+        if frame is None:
+            return False
+        frame = frame.f_back
+        if frame is None:
+            return False
+        name = frame.f_globals.get("__name__")
+        if name == _WRAPPER:
+            return True
+        if isinstance(name, str) and name.startswith(_OURS):
+            continue
+        if not frame.f_code.co_flags & CO_ASYNC_GENERATOR:
+            return False
+    return False
+
+
 def mcp_request_started(kind: SpanKind, attributes: Any, parent: Context | None) -> None:
     """Another library's span started in ``parent``: when it is an MCP ``tools/call`` request
     (the MCP SDK's CLIENT span: ``mcp.method.name``, ``jsonrpc.request.id``) sent from a tool
@@ -420,8 +474,9 @@ def install() -> None:
         return
     _installed = True
     try:
-        from agent_contract.scope import add_run_hook, add_scope_hook
+        from agent_contract.scope import add_framework_hook, add_run_hook, add_scope_hook
     except ImportError:  # pragma: no cover - the contract ships in the same distribution
         return
     add_scope_hook(_hook)
     add_run_hook(_nested)
+    add_framework_hook(_framework)

@@ -37,19 +37,27 @@ def remote_parent(
     """``context`` (default: the current one) as a remote call's run should start in it.
 
     The span ``headers`` name becomes the parent, unless a span of that same trace is current
-    already (an HTTP server span that continued it: the run nests under that one). Headers that
-    name no valid span change nothing. ``conversation_id`` (A2A's ``contextId``) becomes the
-    run's ``gen_ai.conversation.id``, over any the caller's context carried. Never raises: a
+    already (an HTTP server span that continued it: the run nests under that one). The run
+    starts from what the headers carry (that span, their baggage), never from the rest of
+    ``context``: a caller in the same process (a test, a demo, an ASGI app called in process)
+    shares its task's context with the handler, and its run's own (its ids, its tool call, its
+    providers' stand-down) would make the remote run a nested run of the caller's with the
+    caller's ids, as no remote process sees it. Headers that name no valid span change
+    nothing. ``conversation_id`` (A2A's ``contextId``) becomes the run's
+    ``gen_ai.conversation.id``, over any the caller's context carried. Never raises: a
     carrier it cannot read is no carrier.
     """
     base = context if context is not None else otel_context.get_current()
     out = base
     try:
-        extracted = extract_context(headers, base)
+        extracted = extract_context(headers)  # what the headers carry, and nothing else
         remote = trace.get_current_span(extracted).get_span_context()
-        current = trace.get_current_span(base).get_span_context()
-        if remote.is_valid and not (current.is_valid and current.trace_id == remote.trace_id):
+        if remote.is_valid:
+            server = trace.get_current_span(base)
+            current = server.get_span_context()
             out = extracted
+            if current.is_valid and current.trace_id == remote.trace_id:
+                out = trace.set_span_in_context(server, extracted)
         identity = make_identity(conversation_id=conversation_id)
         if identity:
             out = with_identity(identity, out)

@@ -13,9 +13,10 @@ SDK, inside such a run is not traced by the provider instrumentation either.
 
 from __future__ import annotations
 
+from opentelemetry.context import get_value
 from opentelemetry.context.context import Context
 
-from ._context import cover
+from ._context import COVERED, cover
 from ._guards import guard_providers
 from ._native import native_run
 
@@ -54,5 +55,18 @@ def framework_run(context: Context, stream: object) -> Context:
     module = _module(stream)
     if module not in FRAMEWORK_SOURCES:
         return context
+    return framework_context(context, module)
+
+
+def framework_context(context: Context, module: str) -> Context:
+    """``context`` covered for a run of the framework adapter ``module`` (one of
+    :data:`FRAMEWORK_SOURCES`): what :func:`framework_run` gives its stream. A run whose stream
+    is the caller's own generator over an adapter is covered so as the adapter's stream starts
+    (``agent_contract.scope.framework_started``, the recorder's ``framework_started``)."""
     guard_providers()
     return native_run(cover(context), module)
+
+
+def covered_run(context: Context) -> bool:
+    """Whether ``context`` is already a framework run's (:func:`framework_context`)."""
+    return bool(get_value(COVERED, context))
