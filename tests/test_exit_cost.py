@@ -14,6 +14,10 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.heavy  # child processes and timings: run by the heavy suite
+
 ROOT = Path(__file__).resolve().parents[1]
 
 CHILD = textwrap.dedent(

@@ -9,9 +9,12 @@ is seen to tell the two growths apart.
 
 from __future__ import annotations
 
+import pytest
 from benchmarks.fig17_long_run import measure
 
 from agent_otel import ContentCapture
+
+pytestmark = pytest.mark.heavy  # child processes and timings: run by the heavy suite
 
 LINEAR = 2.2  # doubling the steps doubles the new content; the square would be 4x
 

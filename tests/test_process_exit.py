@@ -30,6 +30,7 @@ from benchmarks._process import free_port
 
 from otlp_receiver import receiving
 
+pytestmark = pytest.mark.heavy  # child processes and timings: run by the heavy suite
 HANG_GUARD_S = 60
 
 PRELUDE = """
