@@ -19,6 +19,8 @@ import pytest
 import agent_otel
 import agent_otel.testing
 
+pytestmark = pytest.mark.heavy  # fresh interpreters and pytest runs: run by the heavy suite
+
 HEAVY = ("opentelemetry.sdk", "agent_otel.recording", "agent_otel.exporting")
 LOADED = """
 import json, sys
