@@ -58,7 +58,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractContextManager, suppress
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 __all__ = [
     "McpServer",
@@ -105,9 +105,29 @@ FrameworkHook = Callable[[str], None]
 """``hook(source)``: the framework adapter ``source`` (its module's name) starts its framework
 in the current context; the hook covers the run current there, if it has one."""
 
-_hooks: tuple[ScopeHook, ...] = ()
-_run_hooks: tuple[RunHook, ...] = ()
-_framework_hooks: tuple[FrameworkHook, ...] = ()
+_H = TypeVar("_H")
+
+
+class _Hooks(Generic[_H]):
+    """Hooks installed in order (read as one tuple, replaced whole: a reader never sees a half
+    change); installing one twice does nothing, removing one never installed neither."""
+
+    __slots__ = ("installed",)
+
+    def __init__(self) -> None:
+        self.installed: tuple[_H, ...] = ()
+
+    def add(self, hook: _H) -> None:
+        if hook not in self.installed:
+            self.installed = (*self.installed, hook)
+
+    def remove(self, hook: _H) -> None:
+        self.installed = tuple(h for h in self.installed if h is not hook)
+
+
+_scope_hooks: _Hooks[ScopeHook] = _Hooks()
+_run_hooks: _Hooks[RunHook] = _Hooks()
+_framework_hooks: _Hooks[FrameworkHook] = _Hooks()
 
 
 class _NoScope:
@@ -165,7 +185,7 @@ def tool_scope(
     the tool's name; ``mcp``: the MCP server the tool runs on. Works as ``with`` around sync
     code and around ``await``; a no-op when no tracer is installed or no run is current.
     """
-    hooks = _hooks
+    hooks = _scope_hooks.installed
     if not hooks:
         return _NO_SCOPE
     call_id = call_id if isinstance(call_id, str) and call_id else None
@@ -182,22 +202,19 @@ def tool_scope(
 
 def add_scope_hook(hook: ScopeHook) -> None:
     """Install ``hook`` (once: adding it again does nothing); hooks are asked in order."""
-    global _hooks
-    if hook not in _hooks:
-        _hooks = (*_hooks, hook)
+    _scope_hooks.add(hook)
 
 
 def remove_scope_hook(hook: ScopeHook) -> None:
     """Uninstall ``hook`` (not installed: nothing happens)."""
-    global _hooks
-    _hooks = tuple(h for h in _hooks if h is not hook)
+    _scope_hooks.remove(hook)
 
 
 def nested_run(name: Any = None) -> Wrapper | None:
     """A wrapper recording a stream of events as a run nested in the current one (named
     ``name``), from the first installed hook that claims it; ``None``: nothing traces it."""
     name = name if isinstance(name, str) and name else None
-    for hook in _run_hooks:
+    for hook in _run_hooks.installed:
         try:
             wrap = hook(name)
         except Exception:
@@ -209,15 +226,12 @@ def nested_run(name: Any = None) -> Wrapper | None:
 
 def add_run_hook(hook: RunHook) -> None:
     """Install a nested-run ``hook`` (once: adding it again does nothing)."""
-    global _run_hooks
-    if hook not in _run_hooks:
-        _run_hooks = (*_run_hooks, hook)
+    _run_hooks.add(hook)
 
 
 def remove_run_hook(hook: RunHook) -> None:
     """Uninstall a nested-run ``hook`` (not installed: nothing happens)."""
-    global _run_hooks
-    _run_hooks = tuple(h for h in _run_hooks if h is not hook)
+    _run_hooks.remove(hook)
 
 
 def framework_started(source: str) -> None:
@@ -226,19 +240,16 @@ def framework_started(source: str) -> None:
     Called first in the adapter's stream, before the framework makes any request."""
     if type(source) is not str:  # a module's name, nothing else (not even a str subclass)
         return
-    for hook in _framework_hooks:
+    for hook in _framework_hooks.installed:
         with suppress(Exception):
             hook(source)
 
 
 def add_framework_hook(hook: FrameworkHook) -> None:
     """Install a framework-run ``hook`` (once: adding it again does nothing)."""
-    global _framework_hooks
-    if hook not in _framework_hooks:
-        _framework_hooks = (*_framework_hooks, hook)
+    _framework_hooks.add(hook)
 
 
 def remove_framework_hook(hook: FrameworkHook) -> None:
     """Uninstall a framework-run ``hook`` (not installed: nothing happens)."""
-    global _framework_hooks
-    _framework_hooks = tuple(h for h in _framework_hooks if h is not hook)
+    _framework_hooks.remove(hook)
