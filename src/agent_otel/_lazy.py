@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from importlib import import_module
-from typing import Any
+from typing import Any, NoReturn
 
 
 def lazy_exports(
@@ -31,3 +31,15 @@ def lazy_exports(
         return sorted({*vars(sys.modules[package]), *public})
 
     return __getattr__, __dir__
+
+
+def needs_extra(missing: ModuleNotFoundError, package: str, what: str, extra: str) -> NoReturn:
+    """Raise for a public module that could not import ``package`` (the ``extra``'s), naming
+    the extra to install (Python's bare error names a module only); any other missing module
+    is raised as it is. Called in the ``except`` of the module's import."""
+    if not (missing.name or "").startswith(package):
+        raise missing
+    raise ModuleNotFoundError(
+        f"{what}, the {extra} extra: pip install 'agent-otel[{extra}]' ({missing})",
+        name=missing.name,
+    ) from missing

@@ -11,18 +11,19 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from typing import Any
 
+from agent_otel._lazy import needs_extra
+
 try:  # the instrumentor extra; without it, say so (Python's bare error named a module only)
     from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-defined]
         BaseInstrumentor,
     )
 except ModuleNotFoundError as missing:
-    if not (missing.name or "").startswith("opentelemetry.instrumentation"):
-        raise
-    raise ModuleNotFoundError(
-        "agent_otel.instrumentor needs opentelemetry-instrumentation, the instrumentor extra: "
-        f"pip install 'agent-otel[instrumentor]' ({missing})",
-        name=missing.name,
-    ) from missing
+    needs_extra(
+        missing,
+        "opentelemetry.instrumentation",
+        "agent_otel.instrumentor needs opentelemetry-instrumentation",
+        "instrumentor",
+    )
 
 from agent_otel._guard import logger as _log
 from agent_otel._plain import items_of

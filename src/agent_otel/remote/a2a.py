@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+from agent_otel._lazy import needs_extra
+
 try:  # the a2a extra; without it, say so (Python's bare "No module named 'a2a'" did not)
     from a2a.client import Client, ClientCallContext, ClientCallInterceptor
     from a2a.client.interceptors import AfterArgs, BeforeArgs
@@ -43,13 +45,7 @@ try:  # the a2a extra; without it, say so (Python's bare "No module named 'a2a'"
         TaskState,
     )
 except ModuleNotFoundError as missing:
-    if not (missing.name or "").startswith("a2a"):
-        raise
-    raise ModuleNotFoundError(
-        "agent_otel.remote.a2a needs a2a-sdk 1.x, the a2a extra: pip install 'agent-otel[a2a]' "
-        f"({missing})",
-        name=missing.name,
-    ) from missing
+    needs_extra(missing, "a2a", "agent_otel.remote.a2a needs a2a-sdk 1.x", "a2a")
 from opentelemetry import context as otel_context
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import TracerProvider
