@@ -26,18 +26,23 @@ from agent_otel.testing import InMemoryTelemetry  # noqa: E402
 from test_standdown import MODEL, OpenAIAgent, _handler  # noqa: E402
 
 
-@pytest.fixture
-def logfire_side() -> Iterator[tuple[Any, InMemoryTelemetry]]:
-    """A local Logfire (nothing sent, no console, no metrics) exporting into a kit of its own,
-    with ``instrument_openai()`` on, reverted after."""
-    kit = InMemoryTelemetry()
-    instance = logfire.configure(
+def _local_logfire(kit: InMemoryTelemetry) -> Any:
+    """A local Logfire (nothing sent, no console, no metrics) exporting into ``kit``."""
+    return logfire.configure(
         local=True,
         send_to_logfire=False,
         console=False,
         metrics=False,
         additional_span_processors=[SimpleSpanProcessor(kit.exporter)],
     )
+
+
+@pytest.fixture
+def logfire_side() -> Iterator[tuple[Any, InMemoryTelemetry]]:
+    """A local Logfire (nothing sent, no console, no metrics) exporting into a kit of its own,
+    with ``instrument_openai()`` on, reverted after."""
+    kit = InMemoryTelemetry()
+    instance = _local_logfire(kit)
     with instance.instrument_openai():
         yield instance, kit
     kit.shutdown()
@@ -93,13 +98,7 @@ async def test_logfire_openai_agents_stands_down_in_the_adapters_run(
     from sources.test_framework_instrumentations import _sdk_tracing
 
     kit = InMemoryTelemetry()
-    instance = logfire.configure(
-        local=True,
-        send_to_logfire=False,
-        console=False,
-        metrics=False,
-        additional_span_processors=[SimpleSpanProcessor(kit.exporter)],
-    )
+    instance = _local_logfire(kit)
     from agents.tracing import get_trace_provider, set_trace_provider
 
     provider = get_trace_provider()

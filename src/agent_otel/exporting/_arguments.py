@@ -78,6 +78,13 @@ def _listed(name: str, value: Any, check: Any) -> list[Any]:
     return items
 
 
+def _listed_instances(
+    name: str, value: Any, methods: tuple[str, ...], what: str, fix: str
+) -> list[Any]:
+    """A list or tuple of instances whose types have each of ``methods``, as a plain list."""
+    return _listed(name, value, lambda item: _instance_of(name, item, methods, what, fix))
+
+
 def _resource_attributes(value: Any) -> dict[str, Any] | None:
     """``resource_attributes=``: a mapping of str names to attribute values (a scalar or a
     list of scalars of one type), as a plain dict; a None value is left out."""
@@ -168,12 +175,9 @@ def check_arguments(**given: Any) -> dict[str, Any]:
             "sampling), or set OTEL_TRACES_SAMPLER",
         )  # fmt: skip
     out["resource_attributes"] = _resource_attributes(given["resource_attributes"])
-    out["span_processors"] = _listed(
-        "span_processors", given["span_processors"],
-        lambda p: _instance_of(
-            "span_processors", p, _SPAN_PROCESSOR, "span processors",
-            "pass SpanProcessor instances, as BatchSpanProcessor(exporter)",
-        ),
+    out["span_processors"] = _listed_instances(
+        "span_processors", given["span_processors"], _SPAN_PROCESSOR, "span processors",
+        "pass SpanProcessor instances, as BatchSpanProcessor(exporter)",
     )  # fmt: skip
 
     def reader(item: Any) -> None:
@@ -184,12 +188,9 @@ def check_arguments(**given: Any) -> dict[str, Any]:
             )
 
     out["metric_readers"] = _listed("metric_readers", given["metric_readers"], reader)
-    out["log_processors"] = _listed(
-        "log_processors", given["log_processors"],
-        lambda p: _instance_of(
-            "log_processors", p, _LOG_PROCESSOR, "log record processors",
-            "pass LogRecordProcessor instances, as BatchLogRecordProcessor(exporter)",
-        ),
+    out["log_processors"] = _listed_instances(
+        "log_processors", given["log_processors"], _LOG_PROCESSOR, "log record processors",
+        "pass LogRecordProcessor instances, as BatchLogRecordProcessor(exporter)",
     )  # fmt: skip
     _optional("tail_sampling", given["tail_sampling"], TailSamplingPolicy, "a TailSamplingPolicy")
     _optional("set_global", given["set_global"], bool, "True or False")
