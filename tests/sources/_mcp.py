@@ -40,6 +40,35 @@ def server(failing: bool = False) -> Any:
     return calc
 
 
+def erring_server() -> Any:
+    """An MCP server whose requests fail below the tool: ``invalid`` answers a JSON-RPC error
+    (``-32602``, invalid params), ``slow`` answers after a client's timeout ran out, ``add``
+    answers."""
+    import anyio
+    from mcp.server.mcpserver import MCPServer
+    from mcp.shared.exceptions import MCPError
+
+    calc = MCPServer(SERVER_NAME)
+
+    @calc.tool()
+    def invalid(x: int) -> str:
+        """Refuse the arguments."""
+        raise MCPError(-32602, "x is out of range")
+
+    @calc.tool()
+    async def slow(x: int) -> str:
+        """Take too long."""
+        await anyio.sleep(30)
+        return str(x)
+
+    @calc.tool()
+    def add(x: int) -> str:
+        """Add one."""
+        return str(x + 1)
+
+    return calc
+
+
 def legacy_server(failing: bool = False) -> Any:
     """The same ``add`` and ``mul`` on an ``mcp`` 1.x server (``FastMCP``), for a framework
     whose environment holds the MCP SDK 1.x (CrewAI's). That SDK traces nothing: each tool

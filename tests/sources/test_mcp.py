@@ -760,3 +760,134 @@ def test_a_requests_meta_gets_the_trace_context_and_keeps_the_callers_own(
     assert kept == {"meta": {"traceparent": "mine", "progressToken": 7}}
     assert untouched["meta"] is odd
     assert _with_context({}) == {}  # no span current: nothing to add
+
+
+# --- a request that fails below the tool: a JSON-RPC error, a timeout --------------------------
+
+FAILED_REQUESTS = [("invalid", "-32602"), ("slow", "-32001")]
+"""A tool of ``_mcp.erring_server()`` and the JSON-RPC code its request fails with (the MCP
+SDK's ``REQUEST_TIMEOUT`` for the call a timeout gave up on)."""
+
+
+def _check_failed_requests(telemetry: InMemoryTelemetry, codes: dict[str, str]) -> None:
+    """Each call's span (by call id) failed with its request's code, on its metric too; the
+    call that was answered, its step and its run are unmarked."""
+    tools = {str(s.attributes["gen_ai.tool.call.id"]): s for s in telemetry.spans()
+             if s.name.startswith("execute_tool") and s.attributes}  # fmt: skip
+    for cid, span in tools.items():
+        attributes = dict(span.attributes or {})
+        if cid in codes:
+            assert span.status.status_code is StatusCode.ERROR, cid
+            assert attributes["error.type"] == codes[cid], cid
+        else:
+            assert span.status.status_code is StatusCode.UNSET, cid
+            assert "error.type" not in attributes, cid
+    for name in ("invoke_agent calc", "step 0"):
+        assert "error.type" not in dict(telemetry.span(name).attributes or {}), name
+    failed = Counter(str(p.attributes.get("error.type"))
+                     for p in telemetry.histograms()["gen_ai.execute_tool.duration"]
+                     for _ in range(p.count))  # fmt: skip
+    assert failed == Counter([*codes.values(), "None"])
+
+
+async def test_a_contract_agents_mcp_request_that_fails_names_the_failure_by_its_json_rpc_code(
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A request that fails below the tool raises the MCP SDK's error: a JSON-RPC error
+    answer, a timeout. Reported by the agent as a failed result (it caught the error), the
+    call's span names the failure as the MCP conventions do, by the error's JSON-RPC code,
+    not ``tool_error`` (the server's ``isError`` answer, a failure of another kind); three
+    calls at once, each its own."""
+    import anyio
+    from mcp import Client
+    from mcp.client._memory import InMemoryTransport
+
+    from agent_contract.protocol import FunctionCall, LLMCallEnd, LLMCallStart, ToolCall, ToolResult
+    from agent_contract.scope import McpServer, tool_scope
+
+    _mcp.sdk_tracing_to(monkeypatch, otel_telemetry.tracer_provider)
+    calls = [(f"c{i}", name) for i, name in enumerate([n for n, _ in FAILED_REQUESTS] + ["add"])]
+    async with Client(InMemoryTransport(_mcp.erring_server())) as client:
+        server = McpServer(name=_mcp.SERVER_NAME)
+        results: dict[str, str | None] = {}
+
+        async def body(cid: str, name: str) -> None:
+            with tool_scope(cid, name, mcp=server):
+                try:
+                    await client.call_tool(name, {"x": 1}, read_timeout_seconds=0.5)
+                    results[cid] = None
+                except Exception as error:  # what the agent tells its model
+                    results[cid] = str(error)
+
+        async def agent() -> Any:
+            yield LLMCallStart(model="m")
+            for cid, name in calls:
+                yield ToolCall(id=cid, function=FunctionCall(name=name, arguments='{"x": 1}'))
+            yield LLMCallEnd(model="m")
+            async with anyio.create_task_group() as group:
+                for cid, name in calls:
+                    group.start_soon(body, cid, name)
+            for cid, _ in calls:
+                error = results[cid]
+                yield ToolResult(tool_call_id=cid, content=error or "2", is_error=error is not None)
+
+        async for _ in otel_telemetry.wrapper(agent_name="calc")(agent()):
+            pass
+
+    _check_failed_requests(otel_telemetry, {"c0": "-32602", "c1": "-32001"})
+
+
+@pytest.mark.parametrize(("tool", "code"), FAILED_REQUESTS)
+async def test_a_frameworks_mcp_request_that_fails_names_the_failure_by_its_json_rpc_code(
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch, tool: str, code: str
+) -> None:
+    """The Agents SDK hands the MCP SDK's error to the model as the call's failure (its
+    adapter names it by its class, ``MCPError``, for a JSON-RPC error and a timeout alike):
+    the call's span names it by its JSON-RPC code; the parallel call answered is OK."""
+    pytest.importorskip("agents")
+    from agents import Agent
+    from agents.mcp import MCPServerStdio
+    from agents.testing import assistant_message, function_call
+    from mcp.client._memory import InMemoryTransport
+
+    from agent_contract.sources.openai_agents import openai_agents_events
+
+    from ._fw_openai_agents import scripted
+
+    class InProcess(MCPServerStdio):
+        def create_streams(self) -> AbstractAsyncContextManager[Any]:
+            return InMemoryTransport(_mcp.erring_server())  # type: ignore[return-value]
+
+    _mcp.sdk_tracing_to(monkeypatch, otel_telemetry.tracer_provider)
+    server = InProcess({"command": "unused"}, name="calc", client_session_timeout_seconds=0.5)
+    model = scripted(
+        [function_call(tool, {"x": 1}, call_id="c0"), function_call("add", {"x": 1}, call_id="c1")],
+        [assistant_message("done")],
+    )
+    async with server:
+        agent = Agent(name="calc", mcp_servers=[server], model=model)
+        async for _ in otel_telemetry.wrapper(agent_name="calc")(openai_agents_events(agent, "go")):
+            pass
+
+    _check_failed_requests(otel_telemetry, {"c0": code})
+
+
+def test_only_an_mcp_sdk_errors_own_code_names_a_failure() -> None:
+    """``error_code`` reads the code the MCP SDK's error carries (an int on its ``ErrorData``),
+    and nothing of any other exception: no property of its own runs."""
+    from mcp.shared.exceptions import MCPError
+
+    from agent_otel.recording._mcp import error_code
+
+    class Hostile(Exception):
+        @property
+        def error(self) -> Any:
+            raise AssertionError("read")
+
+    class Coded(Exception):  # a code of its own, not the MCP SDK's
+        def __init__(self) -> None:
+            self.error = MCPError(-32000, "x").error
+
+    assert error_code(MCPError(-32602, "bad")) == "-32602"
+    assert error_code(MCPError(408, "timed out")) == "408"  # the SDK 1.x's timeout code
+    assert [error_code(e) for e in (Hostile(), Coded(), ValueError(), TimeoutError())] == [None] * 4

@@ -14,6 +14,11 @@ itself. Arguments, result and exceptions pass through unchanged; outside a trace
 body the wrapper only looks the call up in the context. A local tool whose body happens to call
 an MCP server is not failed by the server's answer: its body decides.
 
+A request that fails below the tool (a JSON-RPC error answer, a timeout, a connection lost)
+raises the SDK's error instead: the wrapper notes its JSON-RPC code on the call
+(:meth:`ToolCall.on_mcp_failure`), which names the call's failure by it, as the MCP
+conventions' ``error.type`` does, however the call then ends failed.
+
 The MCP SDK 1.x sends no trace context at all (2.x puts it in the request's ``params._meta``),
 so over stdio nothing told its server which trace a call belongs to. In a traced tool's body,
 the wrapper adds it to 1.x's request ``meta`` as 2.x does (the keys the caller's ``meta`` has
@@ -106,6 +111,13 @@ def _watching(call_tool: Callable[..., Any], tool_key: str, carries: bool) -> Ca
             calls.append(body)
         try:
             result = await call_tool(self, *args, **kwargs)
+        except BaseException as error:
+            if tool.mcp:
+                try:
+                    tool.on_mcp_failure(error)
+                except Exception:
+                    report("mcp failure")
+            raise
         finally:
             if calls is not None:
                 calls.remove(body)
@@ -187,6 +199,18 @@ def _with_context(kwargs: dict[str, Any]) -> dict[str, Any]:
     if not added:
         return kwargs
     return {**kwargs, "meta": {**(meta or {}), **added}}
+
+
+def error_code(error: BaseException) -> str | None:
+    """The JSON-RPC error code an MCP SDK error carries (``McpError`` of 1.x, ``MCPError`` of
+    2.x: ``error.code``, an int; a timeout and a lost connection are such errors too, with the
+    SDK's codes), as text: what the MCP conventions put in ``error.type``. ``None`` for any
+    other exception (read without running a property of its own)."""
+    if not type(error).__module__.startswith("mcp."):
+        return None
+    data = vars(error).get("error") if hasattr(error, "__dict__") else None
+    code = getattr(data, "code", None) if type(data).__module__.startswith("mcp") else None
+    return str(code) if type(code) is int else None
 
 
 def is_error(result: object) -> bool:
