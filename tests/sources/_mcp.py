@@ -43,9 +43,9 @@ def server(failing: bool = False) -> Any:
 def erring_server() -> Any:
     """An MCP server whose requests fail below the tool: ``invalid`` answers a JSON-RPC error
     (``-32602``, invalid params), ``slow`` answers after a client's timeout ran out, ``add``
-    answers."""
+    answers, ``count`` answers after ``x`` progress notifications."""
     import anyio
-    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver import Context, MCPServer
     from mcp.shared.exceptions import MCPError
 
     calc = MCPServer(SERVER_NAME)
@@ -66,6 +66,14 @@ def erring_server() -> Any:
         """Add one."""
         return str(x + 1)
 
+    async def count(x: int, ctx: Any) -> str:
+        """Count to ``x``, telling the client its progress."""
+        for step in range(1, x + 1):
+            await ctx.report_progress(step, x)
+        return str(x)
+
+    count.__annotations__["ctx"] = Context  # (the SDK finds its context by the annotation)
+    calc.tool()(count)
     return calc
 
 

@@ -891,3 +891,61 @@ def test_only_an_mcp_sdk_errors_own_code_names_a_failure() -> None:
     assert error_code(MCPError(-32602, "bad")) == "-32602"
     assert error_code(MCPError(408, "timed out")) == "408"  # the SDK 1.x's timeout code
     assert [error_code(e) for e in (Hostile(), Coded(), ValueError(), TimeoutError())] == [None] * 4
+
+
+async def test_a_calls_progress_notifications_are_told_in_its_own_tool_span(
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server's progress notifications for a call go to the callback the call was given,
+    which the session runs on its own receiving task (in memory: inside the server's span):
+    it runs in its call's tool span, each of three parallel calls its own, so a log line or
+    span it writes is the call's. What it returns, and the answer, pass through."""
+    import anyio
+    from mcp import Client
+    from mcp.client._memory import InMemoryTransport
+    from opentelemetry import trace
+
+    from agent_contract.protocol import FunctionCall, LLMCallEnd, LLMCallStart, ToolCall, ToolResult
+    from agent_contract.scope import McpServer, tool_scope
+
+    _mcp.sdk_tracing_to(monkeypatch, otel_telemetry.tracer_provider)
+    told: dict[str, list[tuple[float, int]]] = {}
+    answers: dict[str, str] = {}
+    async with Client(InMemoryTransport(_mcp.erring_server())) as client:
+        server = McpServer(name=_mcp.SERVER_NAME)
+
+        async def body(cid: str, x: int, positional: bool) -> None:
+            async def progress(done: float, total: float | None, message: str | None) -> None:
+                span = trace.get_current_span().get_span_context().span_id
+                told.setdefault(cid, []).append((done, span))
+
+            with tool_scope(cid, "count", mcp=server):
+                if positional:  # the SDK's call_tool takes it in either form
+                    answer = await client.session.call_tool("count", {"x": x}, None, progress)
+                else:
+                    answer = await client.call_tool("count", {"x": x}, progress_callback=progress)
+            answers[cid] = str(answer.content[0].text)  # type: ignore[union-attr]
+
+        calls = [("c1", 1, False), ("c2", 2, True), ("c3", 3, False)]
+
+        async def agent() -> Any:
+            yield LLMCallStart(model="m")
+            for cid, x, _ in calls:
+                arguments = f'{{"x": {x}}}'
+                yield ToolCall(id=cid, function=FunctionCall(name="count", arguments=arguments))
+            yield LLMCallEnd(model="m")
+            async with anyio.create_task_group() as group:
+                for call in calls:
+                    group.start_soon(body, *call)
+            for cid, _, _ in calls:
+                yield ToolResult(tool_call_id=cid, content=answers[cid])
+
+        async for _ in otel_telemetry.wrapper(agent_name="calc")(agent()):
+            pass
+
+    tools = {str(s.attributes["gen_ai.tool.call.id"]): s.context.span_id
+             for s in otel_telemetry.spans()
+             if s.name == "execute_tool count" and s.attributes}  # fmt: skip
+    for cid, x, _ in calls:
+        assert told[cid] == [(float(n), tools[cid]) for n in range(1, x + 1)], cid
+        assert answers[cid] == str(x)

@@ -25,6 +25,10 @@ the wrapper adds it to 1.x's request ``meta`` as 2.x does (the keys the caller's
 are kept): a server that reads it (``continue_trace(ctx.request_context.meta)``, or 2.x's own
 server) runs the call under the tool span.
 
+A server's progress notifications for the call go to the callback the call was given, also
+on the session's receiving task: it runs in the tool body's context too (it is the call's own,
+so there is no doubt whose), and a log line or span it writes is the tool call's.
+
 A server may ask the client something while it serves the call (``sampling/createMessage``: a
 completion from the client's model; elicitation; roots). The session answers with the caller's
 callback, on its own receiving task, whose context is the one the session was opened in
@@ -81,7 +85,8 @@ def watch(tool_key: str, load: bool = True) -> None:
             continue
         try:
             carries = _sends_no_context(module, call_tool)
-            session.call_tool = _watching(call_tool, tool_key, carries)  # type: ignore[union-attr]
+            progress = _progress_position(call_tool)
+            session.call_tool = _watching(call_tool, tool_key, carries, progress)  # type: ignore[union-attr]
         except Exception:
             report("mcp result watch")
 
@@ -97,7 +102,20 @@ def _sends_no_context(module: Any, call_tool: Callable[..., Any]) -> bool:
     return any(p.name == "meta" or p.kind is p.VAR_KEYWORD for p in parameters)
 
 
-def _watching(call_tool: Callable[..., Any], tool_key: str, carries: bool) -> Callable[..., Any]:
+def _progress_position(call_tool: Callable[..., Any]) -> int | None:
+    """Where ``call_tool`` takes its ``progress_callback`` positionally (after ``self``: 2 in
+    both SDK generations), ``None`` when it takes none so."""
+    names = [p.name for p in inspect.signature(call_tool).parameters.values()
+             if p.kind is p.POSITIONAL_OR_KEYWORD][1:]  # fmt: skip
+    return names.index(_PROGRESS) if _PROGRESS in names else None
+
+
+_PROGRESS = "progress_callback"
+
+
+def _watching(
+    call_tool: Callable[..., Any], tool_key: str, carries: bool, progress: int | None
+) -> Callable[..., Any]:
     @functools.wraps(call_tool)
     async def call_tool_watched(self: Any, *args: Any, **kwargs: Any) -> Any:
         tool = otel_context.get_value(tool_key)  # the call whose body sends it, if any
@@ -107,6 +125,13 @@ def _watching(call_tool: Callable[..., Any], tool_key: str, carries: bool) -> Ca
             kwargs = _with_context(kwargs)
         calls = _in_flight(self)
         body = otel_context.get_current()
+        # The server's progress notifications for this request: its callback runs in the
+        # body's context (the session calls it on its own receiving task, whose context is
+        # the one the session was opened in), so what it records is the tool call's.
+        if kwargs.get(_PROGRESS) is not None:
+            kwargs = {**kwargs, _PROGRESS: _in_context(kwargs[_PROGRESS], body)}
+        elif progress is not None and len(args) > progress and args[progress] is not None:
+            args = (*args[:progress], _in_context(args[progress], body), *args[progress + 1 :])
         if calls is not None:
             calls.append(body)
         try:
@@ -172,13 +197,25 @@ def _in_tool_context(callback: Callable[..., Any], calls: list[Context]) -> Call
     async def in_tool_context(*args: Any, **kwargs: Any) -> Any:
         if len(calls) != 1:
             return await callback(*args, **kwargs)
-        token = otel_context.attach(calls[0])
+        return await _in_context(callback, calls[0])(*args, **kwargs)
+
+    return in_tool_context
+
+
+def _in_context(callback: Callable[..., Any], context: Context) -> Callable[..., Any]:
+    """``callback`` (an async callback of the session's, as the SDK calls it) run in
+    ``context``; what it returns or raises passes through unchanged."""
+
+    @functools.wraps(callback)
+    async def in_context(*args: Any, **kwargs: Any) -> Any:
+        token = otel_context.attach(context)
         try:
-            return await callback(*args, **kwargs)
+            answer = callback(*args, **kwargs)
+            return await answer if inspect.isawaitable(answer) else answer
         finally:
             otel_context.detach(token)
 
-    return in_tool_context
+    return in_context
 
 
 def _with_context(kwargs: dict[str, Any]) -> dict[str, Any]:
