@@ -787,17 +787,19 @@ def _check_failed_requests(telemetry: InMemoryTelemetry, codes: dict[str, str]) 
     failed = Counter(str(p.attributes.get("error.type"))
                      for p in telemetry.histograms()["gen_ai.execute_tool.duration"]
                      for _ in range(p.count))  # fmt: skip
-    assert failed == Counter([*codes.values(), "None"])
+    assert failed == Counter([*codes.values(), *["None"] * (len(tools) - len(codes))])
 
 
+@pytest.mark.parametrize("cancel", [None, "c1"], ids=["failed", "cancelled"])
 async def test_a_contract_agents_mcp_request_that_fails_names_the_failure_by_its_json_rpc_code(
-    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch, cancel: str | None
 ) -> None:
     """A request that fails below the tool raises the MCP SDK's error: a JSON-RPC error
     answer, a timeout. Reported by the agent as a failed result (it caught the error), the
     call's span names the failure as the MCP conventions do, by the error's JSON-RPC code,
     not ``tool_error`` (the server's ``isError`` answer, a failure of another kind); three
-    calls at once, each its own."""
+    calls at once, each its own. A request the body gave up on (``move_on_after``: the SDK
+    tells the server it is cancelled) is ``CancelledError``, as a cancelled run is."""
     import anyio
     from mcp import Client
     from mcp.client._memory import InMemoryTransport
@@ -807,16 +809,20 @@ async def test_a_contract_agents_mcp_request_that_fails_names_the_failure_by_its
 
     _mcp.sdk_tracing_to(monkeypatch, otel_telemetry.tracer_provider)
     calls = [(f"c{i}", name) for i, name in enumerate([n for n, _ in FAILED_REQUESTS] + ["add"])]
+    give_up = 5.0 if cancel is None else 0.1  # (the SDK's timeout: 0.5 s)
+    if cancel is not None:
+        calls = [(cid, "slow" if cid == cancel else "add") for cid, _ in calls]
     async with Client(InMemoryTransport(_mcp.erring_server())) as client:
         server = McpServer(name=_mcp.SERVER_NAME)
         results: dict[str, str | None] = {}
 
         async def body(cid: str, name: str) -> None:
-            with tool_scope(cid, name, mcp=server):
+            results[cid] = "cancelled"  # what the agent tells its model when it gave up
+            with tool_scope(cid, name, mcp=server), anyio.move_on_after(give_up):
                 try:
                     await client.call_tool(name, {"x": 1}, read_timeout_seconds=0.5)
                     results[cid] = None
-                except Exception as error:  # what the agent tells its model
+                except Exception as error:
                     results[cid] = str(error)
 
         async def agent() -> Any:
@@ -834,7 +840,10 @@ async def test_a_contract_agents_mcp_request_that_fails_names_the_failure_by_its
         async for _ in otel_telemetry.wrapper(agent_name="calc")(agent()):
             pass
 
-    _check_failed_requests(otel_telemetry, {"c0": "-32602", "c1": "-32001"})
+    if cancel is None:
+        _check_failed_requests(otel_telemetry, {"c0": "-32602", "c1": "-32001"})
+    else:
+        _check_failed_requests(otel_telemetry, {cancel: "CancelledError"})
 
 
 @pytest.mark.parametrize(("tool", "code"), FAILED_REQUESTS)

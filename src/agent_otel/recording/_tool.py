@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from asyncio import CancelledError
 from typing import Any
 
 from opentelemetry.context.context import Context
@@ -216,11 +217,14 @@ class ToolCall:
     def on_mcp_failure(self, error: BaseException) -> None:
         """Its body's request raised (``_mcp``): an MCP SDK error (a JSON-RPC error answer, a
         timeout, a connection lost) names the call's failure by its JSON-RPC code (the MCP
-        conventions' ``error.type``), should the call end failed with it (:meth:`failure`)."""
+        conventions' ``error.type``), and a cancellation (the body gave up on the request:
+        ``anyio.move_on_after``) by its class, as a cancelled run is named, should the call
+        end failed with it (:meth:`failure`)."""
         from ._mcp import error_code  # (it imports this module)
 
-        code = error_code(error)
-        self.mcp_failure = (error_type_of(error), code) if code is not None else None
+        kind = error_type_of(error)
+        code = kind if isinstance(error, CancelledError) else error_code(error)
+        self.mcp_failure = (kind, code) if code is not None else None
 
     def failure(self, error_type: str) -> str:
         """The ``error.type`` of this call failing as ``error_type``: the JSON-RPC code of the
