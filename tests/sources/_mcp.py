@@ -1,7 +1,8 @@
 """A real ``mcp`` 2.x server for the MCP tests, in-process and as a stdio program.
 
 ``python tests/sources/_mcp.py`` serves the same tools over stdio (the stdio tests start it;
-``--failing``: the failing server's; ``--legacy``: the ``mcp`` 1.x server's).
+``--failing``: the failing server's; ``--legacy``: the ``mcp`` 1.x server's; ``--erring``:
+:func:`erring_server`).
 Each tool answers with the W3C trace context it ran under (its trace id and the span that was
 current, read from its own context), so a test can check that the client's request carried
 the caller's trace across the process boundary.
@@ -43,7 +44,8 @@ def server(failing: bool = False) -> Any:
 def erring_server() -> Any:
     """An MCP server whose requests fail below the tool: ``invalid`` answers a JSON-RPC error
     (``-32602``, invalid params), ``slow`` answers after a client's timeout ran out, ``add``
-    answers, ``count`` answers after ``x`` progress notifications."""
+    answers, ``count`` answers after ``x`` progress notifications, ``die`` kills the server's
+    process (``--erring`` serves it over stdio)."""
     import anyio
     from mcp.server.mcpserver import Context, MCPServer
     from mcp.shared.exceptions import MCPError
@@ -74,6 +76,14 @@ def erring_server() -> Any:
 
     count.__annotations__["ctx"] = Context  # (the SDK finds its context by the annotation)
     calc.tool()(count)
+
+    @calc.tool()
+    def die(x: int) -> str:
+        """Kill the server's process mid-call (over stdio: the connection closes)."""
+        import os
+
+        os._exit(3)
+
     return calc
 
 
@@ -164,6 +174,9 @@ if __name__ == "__main__":  # the stdio server: a process of its own, with an SD
     from opentelemetry.sdk.trace import TracerProvider
 
     trace.set_tracer_provider(TracerProvider())  # its spans are real (and go nowhere)
+    if "--erring" in sys.argv:
+        erring_server().run("stdio")
+        sys.exit(0)
     make = legacy_server if "--legacy" in sys.argv else server
     make("--failing" in sys.argv).run("stdio")
     sys.exit(0)

@@ -846,13 +846,15 @@ async def test_a_contract_agents_mcp_request_that_fails_names_the_failure_by_its
         _check_failed_requests(otel_telemetry, {cancel: "CancelledError"})
 
 
-@pytest.mark.parametrize(("tool", "code"), FAILED_REQUESTS)
+@pytest.mark.parametrize(("tool", "code"), [*FAILED_REQUESTS, ("die", "-32000")])
 async def test_a_frameworks_mcp_request_that_fails_names_the_failure_by_its_json_rpc_code(
     otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch, tool: str, code: str
 ) -> None:
     """The Agents SDK hands the MCP SDK's error to the model as the call's failure (its
     adapter names it by its class, ``MCPError``, for a JSON-RPC error and a timeout alike):
-    the call's span names it by its JSON-RPC code; the parallel call answered is OK."""
+    the call's span names it by its JSON-RPC code; the parallel call answered is OK. A
+    server over stdio that dies mid-call closes the connection (the SDK's ``-32000``): the
+    run fails with the error, and both calls in flight end with that code."""
     pytest.importorskip("agents")
     from agents import Agent
     from agents.mcp import MCPServerStdio
@@ -868,17 +870,31 @@ async def test_a_frameworks_mcp_request_that_fails_names_the_failure_by_its_json
             return InMemoryTransport(_mcp.erring_server())  # type: ignore[return-value]
 
     _mcp.sdk_tracing_to(monkeypatch, otel_telemetry.tracer_provider)
-    server = InProcess({"command": "unused"}, name="calc", client_session_timeout_seconds=0.5)
+    server = (
+        MCPServerStdio({"command": sys.executable, "args": [str(SERVER_SCRIPT), "--erring"]},
+                       name="calc", client_session_timeout_seconds=30)
+        if tool == "die"
+        else InProcess({"command": "unused"}, name="calc", client_session_timeout_seconds=0.5)
+    )  # fmt: skip
     model = scripted(
         [function_call(tool, {"x": 1}, call_id="c0"), function_call("add", {"x": 1}, call_id="c1")],
         [assistant_message("done")],
     )
     async with server:
         agent = Agent(name="calc", mcp_servers=[server], model=model)
-        async for _ in otel_telemetry.wrapper(agent_name="calc")(openai_agents_events(agent, "go")):
-            pass
-
-    _check_failed_requests(otel_telemetry, {"c0": code})
+        stream = otel_telemetry.wrapper(agent_name="calc")(openai_agents_events(agent, "go"))
+        if tool != "die":
+            async for _ in stream:
+                pass
+            _check_failed_requests(otel_telemetry, {"c0": code})
+            return
+        with pytest.raises(Exception, match="Connection closed"):
+            async for _ in stream:
+                pass
+    for cid in ("c0", "c1"):
+        [span] = [s for s in otel_telemetry.spans()
+                  if dict(s.attributes or {}).get("gen_ai.tool.call.id") == cid]  # fmt: skip
+        assert dict(span.attributes or {})["error.type"] == code, cid
 
 
 def test_only_an_mcp_sdk_errors_own_code_names_a_failure() -> None:
