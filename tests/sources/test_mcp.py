@@ -924,7 +924,8 @@ async def test_a_calls_progress_notifications_are_told_in_its_own_tool_span(
     """The server's progress notifications for a call go to the callback the call was given,
     which the session runs on its own receiving task (in memory: inside the server's span):
     it runs in its call's tool span, each of three parallel calls its own, so a log line or
-    span it writes is the call's. What it returns, and the answer, pass through."""
+    span it writes is the call's. What it returns, and the answer, pass through; nothing of
+    the callback but its call is asked."""
     import anyio
     from mcp import Client
     from mcp.client._memory import InMemoryTransport
@@ -940,9 +941,15 @@ async def test_a_calls_progress_notifications_are_told_in_its_own_tool_span(
         server = McpServer(name=_mcp.SERVER_NAME)
 
         async def body(cid: str, x: int, positional: bool) -> None:
-            async def progress(done: float, total: float | None, message: str | None) -> None:
-                span = trace.get_current_span().get_span_context().span_id
-                told.setdefault(cid, []).append((done, span))
+            class Progress:  # a callable whose every other attribute raises
+                async def __call__(self, done: float, total: Any, message: Any) -> None:
+                    span = trace.get_current_span().get_span_context().span_id
+                    told.setdefault(cid, []).append((done, span))
+
+                def __getattr__(self, name: str) -> Any:
+                    raise RuntimeError(name)
+
+            progress = Progress()
 
             with tool_scope(cid, "count", mcp=server):
                 if positional:  # the SDK's call_tool takes it in either form

@@ -204,9 +204,9 @@ def _in_tool_context(callback: Callable[..., Any], calls: list[Context]) -> Call
 
 def _in_context(callback: Callable[..., Any], context: Context) -> Callable[..., Any]:
     """``callback`` (an async callback of the session's, as the SDK calls it) run in
-    ``context``; what it returns or raises passes through unchanged."""
+    ``context``; what it returns or raises passes through unchanged. Nothing of the
+    callback is read (a callable whose attributes raise is called all the same)."""
 
-    @functools.wraps(callback)
     async def in_context(*args: Any, **kwargs: Any) -> Any:
         token = otel_context.attach(context)
         try:
