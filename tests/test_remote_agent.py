@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from opentelemetry import baggage, trace
 from opentelemetry import context as otel_context
@@ -645,6 +645,45 @@ def test_a_list_field_sent_as_several_headers_is_read_whole(carrier: Any) -> Non
     assert (span.trace_id, span.span_id) == (int(t, 16), int(s, 16))
     assert list(span.trace_state.items()) == [("a", "1"), ("b", "2")]
     assert {k: baggage.get_baggage(k, context) for k in ("k", "j")} == {"k": "1", "j": "2"}
+
+
+_MEMBERS = st.lists(
+    st.tuples(st.from_regex(r"[a-z][a-z0-9]{0,7}", fullmatch=True),
+              st.text("xyz0123456789", min_size=1, max_size=200)),
+    min_size=33, max_size=250, unique_by=lambda m: m[0],
+)  # fmt: skip
+"""Past the tracestate's 32 members; past baggage's 180 members or 8192 bytes, often."""
+
+
+@settings(max_examples=60, deadline=None)
+@given(_MEMBERS, st.integers(1, 12), st.sampled_from(["tracestate", "baggage"]))
+@example(members=[(f"k{i}", "v" * 90) for i in range(100)], headers=2, field="baggage")
+@example(members=[(f"k{i}", "v") for i in range(40)], headers=2, field="tracestate")
+def test_list_fields_past_the_limits_keep_their_first_members_as_the_specs_truncate(
+    members: list[tuple[str, str]], headers: int, field: str
+) -> None:
+    """``tracestate`` and ``baggage`` over the limits (32 tracestate members; 180 baggage
+    members, 8192 bytes), which several headers joined easily are, each within them: the
+    receiver keeps the first members whole, as the W3C specs truncate, and drops the rest
+    (OpenTelemetry's propagators dropped the whole field: all of the caller's vendors'
+    tracestate, all its baggage). The trace continues either way."""
+    t, s = "3" * 32, "4" * 16
+    pairs = [f"{k}={v}" for k, v in members]
+    size = -(-len(pairs) // headers)
+    carrier = [("traceparent", f"00-{t}-{s}-01")] + [
+        (field, ",".join(pairs[i : i + size])) for i in range(0, len(pairs), size)
+    ]
+    context = extract_context(carrier)
+    span = trace.get_current_span(context).get_span_context()
+    assert (span.trace_id, span.span_id) == (int(t, 16), int(s, 16))
+    if field == "tracestate":
+        got = list(span.trace_state.items())
+        limit = 32
+    else:
+        got = list(baggage.get_all(context).items())
+        limit = next(n for n in range(len(pairs), -1, -1)
+                     if n <= 180 and len(",".join(pairs[:n])) <= 8192)  # fmt: skip
+    assert got == members[:limit]
 
 
 async def test_the_middleware_passes_other_scopes_through_untouched() -> None:

@@ -1,7 +1,8 @@
 """A real ``mcp`` 2.x server for the MCP tests, in-process and as a stdio program.
 
 ``python tests/sources/_mcp.py`` serves the same tools over stdio (the stdio tests start it;
-``--failing``: the failing server's; ``--legacy``: the ``mcp`` 1.x server's).
+``--failing``: the failing server's; ``--legacy``: the ``mcp`` 1.x server's; ``--erring``:
+:func:`erring_server`).
 Each tool answers with the W3C trace context it ran under (its trace id and the span that was
 current, read from its own context), so a test can check that the client's request carried
 the caller's trace across the process boundary.
@@ -36,6 +37,52 @@ def server(failing: bool = False) -> Any:
         """Double."""
         _fail(failing, "mcp.server.mcpserver.exceptions")
         return f"{x * 2} {_seen()}"
+
+    return calc
+
+
+def erring_server() -> Any:
+    """An MCP server whose requests fail below the tool: ``invalid`` answers a JSON-RPC error
+    (``-32602``, invalid params), ``slow`` answers after a client's timeout ran out, ``add``
+    answers, ``count`` answers after ``x`` progress notifications, ``die`` kills the server's
+    process (``--erring`` serves it over stdio)."""
+    import anyio
+    from mcp.server.mcpserver import Context, MCPServer
+    from mcp.shared.exceptions import MCPError
+
+    calc = MCPServer(SERVER_NAME)
+
+    @calc.tool()
+    def invalid(x: int) -> str:
+        """Refuse the arguments."""
+        raise MCPError(-32602, "x is out of range")
+
+    @calc.tool()
+    async def slow(x: int) -> str:
+        """Take too long."""
+        await anyio.sleep(30)
+        return str(x)
+
+    @calc.tool()
+    def add(x: int) -> str:
+        """Add one."""
+        return str(x + 1)
+
+    async def count(x: int, ctx: Any) -> str:
+        """Count to ``x``, telling the client its progress."""
+        for step in range(1, x + 1):
+            await ctx.report_progress(step, x)
+        return str(x)
+
+    count.__annotations__["ctx"] = Context  # (the SDK finds its context by the annotation)
+    calc.tool()(count)
+
+    @calc.tool()
+    def die(x: int) -> str:
+        """Kill the server's process mid-call (over stdio: the connection closes)."""
+        import os
+
+        os._exit(3)
 
     return calc
 
@@ -127,6 +174,9 @@ if __name__ == "__main__":  # the stdio server: a process of its own, with an SD
     from opentelemetry.sdk.trace import TracerProvider
 
     trace.set_tracer_provider(TracerProvider())  # its spans are real (and go nowhere)
+    if "--erring" in sys.argv:
+        erring_server().run("stdio")
+        sys.exit(0)
     make = legacy_server if "--legacy" in sys.argv else server
     make("--failing" in sys.argv).run("stdio")
     sys.exit(0)

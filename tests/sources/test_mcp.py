@@ -760,3 +760,224 @@ def test_a_requests_meta_gets_the_trace_context_and_keeps_the_callers_own(
     assert kept == {"meta": {"traceparent": "mine", "progressToken": 7}}
     assert untouched["meta"] is odd
     assert _with_context({}) == {}  # no span current: nothing to add
+
+
+# --- a request that fails below the tool: a JSON-RPC error, a timeout --------------------------
+
+FAILED_REQUESTS = [("invalid", "-32602"), ("slow", "-32001")]
+"""A tool of ``_mcp.erring_server()`` and the JSON-RPC code its request fails with (the MCP
+SDK's ``REQUEST_TIMEOUT`` for the call a timeout gave up on)."""
+
+
+def _check_failed_requests(telemetry: InMemoryTelemetry, codes: dict[str, str]) -> None:
+    """Each call's span (by call id) failed with its request's code, on its metric too; the
+    call that was answered, its step and its run are unmarked."""
+    tools = {str(s.attributes["gen_ai.tool.call.id"]): s for s in telemetry.spans()
+             if s.name.startswith("execute_tool") and s.attributes}  # fmt: skip
+    for cid, span in tools.items():
+        attributes = dict(span.attributes or {})
+        if cid in codes:
+            assert span.status.status_code is StatusCode.ERROR, cid
+            assert attributes["error.type"] == codes[cid], cid
+        else:
+            assert span.status.status_code is StatusCode.UNSET, cid
+            assert "error.type" not in attributes, cid
+    for name in ("invoke_agent calc", "step 0"):
+        assert "error.type" not in dict(telemetry.span(name).attributes or {}), name
+    failed = Counter(str(p.attributes.get("error.type"))
+                     for p in telemetry.histograms()["gen_ai.execute_tool.duration"]
+                     for _ in range(p.count))  # fmt: skip
+    assert failed == Counter([*codes.values(), *["None"] * (len(tools) - len(codes))])
+
+
+@pytest.mark.parametrize("cancel", [None, "c1"], ids=["failed", "cancelled"])
+async def test_a_contract_agents_mcp_request_that_fails_names_the_failure_by_its_json_rpc_code(
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch, cancel: str | None
+) -> None:
+    """A request that fails below the tool raises the MCP SDK's error: a JSON-RPC error
+    answer, a timeout. Reported by the agent as a failed result (it caught the error), the
+    call's span names the failure as the MCP conventions do, by the error's JSON-RPC code,
+    not ``tool_error`` (the server's ``isError`` answer, a failure of another kind); three
+    calls at once, each its own. A request the body gave up on (``move_on_after``: the SDK
+    tells the server it is cancelled) is ``CancelledError``, as a cancelled run is."""
+    import anyio
+    from mcp import Client
+    from mcp.client._memory import InMemoryTransport
+
+    from agent_contract.protocol import FunctionCall, LLMCallEnd, LLMCallStart, ToolCall, ToolResult
+    from agent_contract.scope import McpServer, tool_scope
+
+    _mcp.sdk_tracing_to(monkeypatch, otel_telemetry.tracer_provider)
+    calls = [(f"c{i}", name) for i, name in enumerate([n for n, _ in FAILED_REQUESTS] + ["add"])]
+    give_up = 5.0 if cancel is None else 0.1  # (the SDK's timeout: 0.5 s)
+    if cancel is not None:
+        calls = [(cid, "slow" if cid == cancel else "add") for cid, _ in calls]
+    async with Client(InMemoryTransport(_mcp.erring_server())) as client:
+        server = McpServer(name=_mcp.SERVER_NAME)
+        results: dict[str, str | None] = {}
+
+        async def body(cid: str, name: str) -> None:
+            results[cid] = "cancelled"  # what the agent tells its model when it gave up
+            with tool_scope(cid, name, mcp=server), anyio.move_on_after(give_up):
+                try:
+                    await client.call_tool(name, {"x": 1}, read_timeout_seconds=0.5)
+                    results[cid] = None
+                except Exception as error:
+                    results[cid] = str(error)
+
+        async def agent() -> Any:
+            yield LLMCallStart(model="m")
+            for cid, name in calls:
+                yield ToolCall(id=cid, function=FunctionCall(name=name, arguments='{"x": 1}'))
+            yield LLMCallEnd(model="m")
+            async with anyio.create_task_group() as group:
+                for cid, name in calls:
+                    group.start_soon(body, cid, name)
+            for cid, _ in calls:
+                error = results[cid]
+                yield ToolResult(tool_call_id=cid, content=error or "2", is_error=error is not None)
+
+        async for _ in otel_telemetry.wrapper(agent_name="calc")(agent()):
+            pass
+
+    if cancel is None:
+        _check_failed_requests(otel_telemetry, {"c0": "-32602", "c1": "-32001"})
+    else:
+        _check_failed_requests(otel_telemetry, {cancel: "CancelledError"})
+
+
+@pytest.mark.parametrize(("tool", "code"), [*FAILED_REQUESTS, ("die", "-32000")])
+async def test_a_frameworks_mcp_request_that_fails_names_the_failure_by_its_json_rpc_code(
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch, tool: str, code: str
+) -> None:
+    """The Agents SDK hands the MCP SDK's error to the model as the call's failure (its
+    adapter names it by its class, ``MCPError``, for a JSON-RPC error and a timeout alike):
+    the call's span names it by its JSON-RPC code; the parallel call answered is OK. A
+    server over stdio that dies mid-call closes the connection (the SDK's ``-32000``): the
+    run fails with the error, and both calls in flight end with that code."""
+    pytest.importorskip("agents")
+    from agents import Agent
+    from agents.mcp import MCPServerStdio
+    from agents.testing import assistant_message, function_call
+    from mcp.client._memory import InMemoryTransport
+
+    from agent_contract.sources.openai_agents import openai_agents_events
+
+    from ._fw_openai_agents import scripted
+
+    class InProcess(MCPServerStdio):
+        def create_streams(self) -> AbstractAsyncContextManager[Any]:
+            return InMemoryTransport(_mcp.erring_server())  # type: ignore[return-value]
+
+    _mcp.sdk_tracing_to(monkeypatch, otel_telemetry.tracer_provider)
+    server = (
+        MCPServerStdio({"command": sys.executable, "args": [str(SERVER_SCRIPT), "--erring"]},
+                       name="calc", client_session_timeout_seconds=30)
+        if tool == "die"
+        else InProcess({"command": "unused"}, name="calc", client_session_timeout_seconds=0.5)
+    )  # fmt: skip
+    model = scripted(
+        [function_call(tool, {"x": 1}, call_id="c0"), function_call("add", {"x": 1}, call_id="c1")],
+        [assistant_message("done")],
+    )
+    async with server:
+        agent = Agent(name="calc", mcp_servers=[server], model=model)
+        stream = otel_telemetry.wrapper(agent_name="calc")(openai_agents_events(agent, "go"))
+        if tool != "die":
+            async for _ in stream:
+                pass
+            _check_failed_requests(otel_telemetry, {"c0": code})
+            return
+        with pytest.raises(Exception, match="Connection closed"):
+            async for _ in stream:
+                pass
+    for cid in ("c0", "c1"):
+        [span] = [s for s in otel_telemetry.spans()
+                  if dict(s.attributes or {}).get("gen_ai.tool.call.id") == cid]  # fmt: skip
+        assert dict(span.attributes or {})["error.type"] == code, cid
+
+
+def test_only_an_mcp_sdk_errors_own_code_names_a_failure() -> None:
+    """``error_code`` reads the code the MCP SDK's error carries (an int on its ``ErrorData``),
+    and nothing of any other exception: no property of its own runs."""
+    from mcp.shared.exceptions import MCPError
+
+    from agent_otel.recording._mcp import error_code
+
+    class Hostile(Exception):
+        @property
+        def error(self) -> Any:
+            raise AssertionError("read")
+
+    class Coded(Exception):  # a code of its own, not the MCP SDK's
+        def __init__(self) -> None:
+            self.error = MCPError(-32000, "x").error
+
+    assert error_code(MCPError(-32602, "bad")) == "-32602"
+    assert error_code(MCPError(408, "timed out")) == "408"  # the SDK 1.x's timeout code
+    assert [error_code(e) for e in (Hostile(), Coded(), ValueError(), TimeoutError())] == [None] * 4
+
+
+async def test_a_calls_progress_notifications_are_told_in_its_own_tool_span(
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server's progress notifications for a call go to the callback the call was given,
+    which the session runs on its own receiving task (in memory: inside the server's span):
+    it runs in its call's tool span, each of three parallel calls its own, so a log line or
+    span it writes is the call's. What it returns, and the answer, pass through; nothing of
+    the callback but its call is asked."""
+    import anyio
+    from mcp import Client
+    from mcp.client._memory import InMemoryTransport
+    from opentelemetry import trace
+
+    from agent_contract.protocol import FunctionCall, LLMCallEnd, LLMCallStart, ToolCall, ToolResult
+    from agent_contract.scope import McpServer, tool_scope
+
+    _mcp.sdk_tracing_to(monkeypatch, otel_telemetry.tracer_provider)
+    told: dict[str, list[tuple[float, int]]] = {}
+    answers: dict[str, str] = {}
+    async with Client(InMemoryTransport(_mcp.erring_server())) as client:
+        server = McpServer(name=_mcp.SERVER_NAME)
+
+        async def body(cid: str, x: int, positional: bool) -> None:
+            class Progress:  # a callable whose every other attribute raises
+                async def __call__(self, done: float, total: Any, message: Any) -> None:
+                    span = trace.get_current_span().get_span_context().span_id
+                    told.setdefault(cid, []).append((done, span))
+
+                def __getattr__(self, name: str) -> Any:
+                    raise RuntimeError(name)
+
+            progress = Progress()
+
+            with tool_scope(cid, "count", mcp=server):
+                if positional:  # the SDK's call_tool takes it in either form
+                    answer = await client.session.call_tool("count", {"x": x}, None, progress)
+                else:
+                    answer = await client.call_tool("count", {"x": x}, progress_callback=progress)
+            answers[cid] = str(answer.content[0].text)  # type: ignore[union-attr]
+
+        calls = [("c1", 1, False), ("c2", 2, True), ("c3", 3, False)]
+
+        async def agent() -> Any:
+            yield LLMCallStart(model="m")
+            for cid, x, _ in calls:
+                arguments = f'{{"x": {x}}}'
+                yield ToolCall(id=cid, function=FunctionCall(name="count", arguments=arguments))
+            yield LLMCallEnd(model="m")
+            async with anyio.create_task_group() as group:
+                for call in calls:
+                    group.start_soon(body, *call)
+            for cid, _, _ in calls:
+                yield ToolResult(tool_call_id=cid, content=answers[cid])
+
+        async for _ in otel_telemetry.wrapper(agent_name="calc")(agent()):
+            pass
+
+    tools = {str(s.attributes["gen_ai.tool.call.id"]): s.context.span_id
+             for s in otel_telemetry.spans()
+             if s.name == "execute_tool count" and s.attributes}  # fmt: skip
+    for cid, x, _ in calls:
+        assert told[cid] == [(float(n), tools[cid]) for n in range(1, x + 1)], cid
+        assert answers[cid] == str(x)

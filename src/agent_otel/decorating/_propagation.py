@@ -59,7 +59,8 @@ def extract_context(carrier: Any, context: Context | None = None) -> Context:
     ``bytes`` (UTF-8), a list value read by its first item (but see below); a WSGI environ too (its
     ``HTTP_TRACEPARENT`` is the ``traceparent`` header). ``tracestate`` and ``baggage`` sent as
     several headers (or a list value) are their values joined, in order, as the W3C specs
-    combine them. ``context`` is the base the carrier's values are added to (default: an empty
+    combine them, cut to the limits by whole members from the end (:func:`within`). ``context``
+    is the base the carrier's values are added to (default: an empty
     context).
     """
     check_context("extract_context", "context", context)
@@ -118,7 +119,32 @@ def text_carrier(carrier: Any) -> dict[str, str]:
                 headers[name] = texts[0]  # traceparent: the first
     except (TypeError, ValueError):  # not pairs at all: no context in it
         return {}
+    for name, limit in _LIMITS.items():
+        if name in headers:
+            headers[name] = within(headers[name], *limit)
     return headers
+
+
+def within(value: str, members: int, size: int) -> str:
+    """A list field (``tracestate``, ``baggage``) cut to ``members`` list-members and ``size``
+    UTF-8 bytes, whole members dropped from its end, as the W3C specs tell a vendor to
+    truncate: OpenTelemetry's propagators drop the whole field when it is over a limit (all
+    of a caller's tracestate, all of its baggage and the run's ids with it), which several
+    headers joined, each within the limits, easily are. Unchanged when within them."""
+    if value.count(",") < members and len(value) <= size // 4:
+        return value  # (the usual: far within both, no member read)
+    kept: list[str] = []
+    used = 0
+    for member in value.split(","):
+        member = member.strip(" \t")
+        if not member:
+            continue  # an empty member (the specs allow them): nothing to keep
+        cost = len(member.encode("utf-8", "surrogatepass")) + (1 if kept else 0)
+        if len(kept) == members or used + cost > size:
+            break
+        kept.append(member)
+        used += cost
+    return ",".join(kept)
 
 
 _FIELDS = frozenset({"traceparent", "tracestate", "baggage"})
@@ -126,6 +152,10 @@ _LISTS = frozenset({"tracestate", "baggage"})
 """The fields that are lists: W3C Trace Context and Baggage let a request carry each as several
 headers (HTTP/1.1's list-valued header rule), which a receiver combines, in order, with
 commas. An ASGI scope and aiohttp's multidict give them as separate pairs."""
+_LIMITS = {"tracestate": (32, 8192), "baggage": (180, 8192)}
+"""Each list field's limits as OpenTelemetry's propagators read it (list-members, bytes): 32
+tracestate members (W3C Trace Context's; beyond, the whole field is dropped), 180 baggage
+members and 8192 bytes (beyond the bytes, the whole field is dropped)."""
 _CGI = "http_"
 
 

@@ -14,11 +14,20 @@ itself. Arguments, result and exceptions pass through unchanged; outside a trace
 body the wrapper only looks the call up in the context. A local tool whose body happens to call
 an MCP server is not failed by the server's answer: its body decides.
 
+A request that fails below the tool (a JSON-RPC error answer, a timeout, a connection lost)
+raises the SDK's error instead: the wrapper notes its JSON-RPC code on the call
+(:meth:`ToolCall.on_mcp_failure`), which names the call's failure by it, as the MCP
+conventions' ``error.type`` does, however the call then ends failed.
+
 The MCP SDK 1.x sends no trace context at all (2.x puts it in the request's ``params._meta``),
 so over stdio nothing told its server which trace a call belongs to. In a traced tool's body,
 the wrapper adds it to 1.x's request ``meta`` as 2.x does (the keys the caller's ``meta`` has
 are kept): a server that reads it (``continue_trace(ctx.request_context.meta)``, or 2.x's own
 server) runs the call under the tool span.
+
+A server's progress notifications for the call go to the callback the call was given, also
+on the session's receiving task: it runs in the tool body's context too (it is the call's own,
+so there is no doubt whose), and a log line or span it writes is the tool call's.
 
 A server may ask the client something while it serves the call (``sampling/createMessage``: a
 completion from the client's model; elicitation; roots). The session answers with the caller's
@@ -76,7 +85,8 @@ def watch(tool_key: str, load: bool = True) -> None:
             continue
         try:
             carries = _sends_no_context(module, call_tool)
-            session.call_tool = _watching(call_tool, tool_key, carries)  # type: ignore[union-attr]
+            progress = _progress_position(call_tool)
+            session.call_tool = _watching(call_tool, tool_key, carries, progress)  # type: ignore[union-attr]
         except Exception:
             report("mcp result watch")
 
@@ -92,7 +102,20 @@ def _sends_no_context(module: Any, call_tool: Callable[..., Any]) -> bool:
     return any(p.name == "meta" or p.kind is p.VAR_KEYWORD for p in parameters)
 
 
-def _watching(call_tool: Callable[..., Any], tool_key: str, carries: bool) -> Callable[..., Any]:
+def _progress_position(call_tool: Callable[..., Any]) -> int | None:
+    """Where ``call_tool`` takes its ``progress_callback`` positionally (after ``self``: 2 in
+    both SDK generations), ``None`` when it takes none so."""
+    names = [p.name for p in inspect.signature(call_tool).parameters.values()
+             if p.kind is p.POSITIONAL_OR_KEYWORD][1:]  # fmt: skip
+    return names.index(_PROGRESS) if _PROGRESS in names else None
+
+
+_PROGRESS = "progress_callback"
+
+
+def _watching(
+    call_tool: Callable[..., Any], tool_key: str, carries: bool, progress: int | None
+) -> Callable[..., Any]:
     @functools.wraps(call_tool)
     async def call_tool_watched(self: Any, *args: Any, **kwargs: Any) -> Any:
         tool = otel_context.get_value(tool_key)  # the call whose body sends it, if any
@@ -102,10 +125,24 @@ def _watching(call_tool: Callable[..., Any], tool_key: str, carries: bool) -> Ca
             kwargs = _with_context(kwargs)
         calls = _in_flight(self)
         body = otel_context.get_current()
+        # The server's progress notifications for this request: its callback runs in the
+        # body's context (the session calls it on its own receiving task, whose context is
+        # the one the session was opened in), so what it records is the tool call's.
+        if kwargs.get(_PROGRESS) is not None:
+            kwargs = {**kwargs, _PROGRESS: _in_context(kwargs[_PROGRESS], body)}
+        elif progress is not None and len(args) > progress and args[progress] is not None:
+            args = (*args[:progress], _in_context(args[progress], body), *args[progress + 1 :])
         if calls is not None:
             calls.append(body)
         try:
             result = await call_tool(self, *args, **kwargs)
+        except BaseException as error:
+            if tool.mcp:
+                try:
+                    tool.on_mcp_failure(error)
+                except Exception:
+                    report("mcp failure")
+            raise
         finally:
             if calls is not None:
                 calls.remove(body)
@@ -160,13 +197,25 @@ def _in_tool_context(callback: Callable[..., Any], calls: list[Context]) -> Call
     async def in_tool_context(*args: Any, **kwargs: Any) -> Any:
         if len(calls) != 1:
             return await callback(*args, **kwargs)
-        token = otel_context.attach(calls[0])
+        return await _in_context(callback, calls[0])(*args, **kwargs)
+
+    return in_tool_context
+
+
+def _in_context(callback: Callable[..., Any], context: Context) -> Callable[..., Any]:
+    """``callback`` (an async callback of the session's, as the SDK calls it) run in
+    ``context``; what it returns or raises passes through unchanged. Nothing of the
+    callback is read (a callable whose attributes raise is called all the same)."""
+
+    async def in_context(*args: Any, **kwargs: Any) -> Any:
+        token = otel_context.attach(context)
         try:
-            return await callback(*args, **kwargs)
+            answer = callback(*args, **kwargs)
+            return await answer if inspect.isawaitable(answer) else answer
         finally:
             otel_context.detach(token)
 
-    return in_tool_context
+    return in_context
 
 
 def _with_context(kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -187,6 +236,18 @@ def _with_context(kwargs: dict[str, Any]) -> dict[str, Any]:
     if not added:
         return kwargs
     return {**kwargs, "meta": {**(meta or {}), **added}}
+
+
+def error_code(error: BaseException) -> str | None:
+    """The JSON-RPC error code an MCP SDK error carries (``McpError`` of 1.x, ``MCPError`` of
+    2.x: ``error.code``, an int; a timeout and a lost connection are such errors too, with the
+    SDK's codes), as text: what the MCP conventions put in ``error.type``. ``None`` for any
+    other exception (read without running a property of its own)."""
+    if not type(error).__module__.startswith("mcp."):
+        return None
+    data = vars(error).get("error") if hasattr(error, "__dict__") else None
+    code = getattr(data, "code", None) if type(data).__module__.startswith("mcp") else None
+    return str(code) if type(code) is int else None
 
 
 def is_error(result: object) -> bool:

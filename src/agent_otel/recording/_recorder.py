@@ -75,13 +75,12 @@ from ._run import Run
 from ._scope import ToolScopes, install
 from ._settings import RunSettings
 from ._step import Step
-from ._tool import ToolCall
+from ._tool import TOOL_ERROR, ToolCall
 from ._usage import Tokens
 
 MAX_PENDING = 8
 INTERRUPTED = "interrupted"  # the end reasons the recorder itself reads (see _attributes)
 EXHAUSTED = "exhausted"
-TOOL_ERROR = "tool_error"  # a failed tool's error.type when nothing names its class
 MAX_ERROR_TYPE = 256  # error.type is low-cardinality: a longer "type" is text, not a class
 
 Owner = Run | Step | LLMCall | ToolCall

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from asyncio import CancelledError
 from typing import Any
 
 from opentelemetry.context.context import Context
@@ -19,13 +20,14 @@ from agent_otel._plain import text_of
 from agent_otel.scrubbing import Scrub
 
 from ._encodable import Count, checked, checked_text
-from ._errors import fail_span, mark_error, record_error, report_failure
+from ._errors import error_type_of, fail_span, mark_error, record_error, report_failure
 from ._settings import RunSettings
 from ._span import current_in, known_start, remember, start_span
 from .content._messages import parse_arguments
 from .content._spans import put
 
 _NS = 1e-9
+TOOL_ERROR = "tool_error"  # a failed tool's error.type when nothing names its class
 NO_RESULT: Any = object()
 Start = tuple[str, dict[str, AttributeValue], dict[str, AttributeValue]]
 """A tool's span name, start attributes and metric attributes, checked."""
@@ -61,7 +63,11 @@ class ToolCall:
                                               MCP server's answer said ``isError``)
     ``error.type`` (+ ERROR status)           at the end: for an error result, the
                                               failure's class when the adapter names it
-                                              (``error_type``), else ``tool_error``
+                                              (``error_type``), else ``tool_error``;
+                                              an MCP tool whose request raised the MCP
+                                              SDK's error: its JSON-RPC code
+                                              (``-32602``), unless a framework's own
+                                              outcome names the failure
                                               (status description: its text with
                                               capture on, else its type; an
                                               ``exception`` event of that type and
@@ -84,6 +90,7 @@ class ToolCall:
         "error_text",
         "mcp",
         "mcp_error",
+        "mcp_failure",
         "metric_attributes",
         "name",
         "raised",
@@ -109,6 +116,9 @@ class ToolCall:
         self.raised = False
         self.mcp = False  # it runs on an MCP server (on_mcp_server)
         self.mcp_error = False  # the server's answer said the tool failed (on_mcp_result)
+        # the MCP SDK's error its body's request raised (on_mcp_failure): its class's name and
+        # the JSON-RPC error code that names the failure instead
+        self.mcp_failure: tuple[str, str] | None = None
         name = name if type(name) is str and name else text_of(name) or "unknown"
         # The name, kind and attributes of a tool: checked once per wrapper (a kind that is not
         # an exact str, checked per call: its __eq__ and __hash__ never run in the key)
@@ -202,6 +212,28 @@ class ToolCall:
         from ._mcp import is_error  # (it imports this module)
 
         self.mcp_error = is_error(result)
+        self.mcp_failure = None
+
+    def on_mcp_failure(self, error: BaseException) -> None:
+        """Its body's request raised (``_mcp``): an MCP SDK error (a JSON-RPC error answer, a
+        timeout, a connection lost) names the call's failure by its JSON-RPC code (the MCP
+        conventions' ``error.type``), and a cancellation (the body gave up on the request:
+        ``anyio.move_on_after``) by its class, as a cancelled run is named, should the call
+        end failed with it (:meth:`failure`)."""
+        from ._mcp import error_code  # (it imports this module)
+
+        kind = error_type_of(error)
+        code = kind if isinstance(error, CancelledError) else error_code(error)
+        self.mcp_failure = (kind, code) if code is not None else None
+
+    def failure(self, error_type: str) -> str:
+        """The ``error.type`` of this call failing as ``error_type``: the JSON-RPC code of the
+        MCP error its body's request raised, when the failure is that error (named by its
+        class) or unnamed (``tool_error``); a framework's own outcome keeps its name."""
+        failure = self.mcp_failure if self.mcp else None
+        if failure is not None and error_type in (failure[0], TOOL_ERROR):
+            return failure[1]
+        return error_type
 
     def capture_arguments(self, arguments: Any, count: Count) -> None:
         """The call's arguments (content capture on; a JSON text is parsed first)."""
@@ -216,6 +248,7 @@ class ToolCall:
 
     def fail(self, error: BaseException, error_type: str, now: int) -> None:
         """The run failed while the tool ran: the exception and ERROR status on its span."""
+        error_type = self.failure(error_type)
         fail_span(self.span, error, error_type, now)
         self._error_type(error_type)
         self.raised = True
@@ -235,6 +268,8 @@ class ToolCall:
         content; otherwise the description is its type).
         """
         try:  # whatever raises while describing it, the span ends
+            if error_type is not None:
+                error_type = self.failure(error_type)
             if result is not NO_RESULT:
                 if error_type is not None:
                     self.span.set_attribute(A.TOOL_IS_ERROR, True)
@@ -263,7 +298,7 @@ class ToolCall:
         finally:
             # read by now: a context copied into a task the body started keeps this call, and
             # the exception's traceback would keep the body's frames (and all they held) alive
-            self.body_error = None
+            self.body_error = self.mcp_failure = None
             self.span.end(now)  # never raises
 
 
