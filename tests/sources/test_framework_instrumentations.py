@@ -6,7 +6,9 @@ LangChain and Agno instrumentations, pydantic-ai's built-in instrumentation
 (``Agent.instrument_all()``, what Logfire's ``instrument_pydantic_ai()`` turns on), LiteLLM's
 own OpenTelemetry callback (``litellm.callbacks``), and the trace processors of the OpenAI
 Agents SDK's own tracing left on (OpenInference's, OpenLLMetry's), OpenLLMetry's LlamaIndex
-span handler. Each tells the model calls, tool calls and
+span handler, and the official ones on util-genai's handler (``genai-agno``,
+``genai-smolagents``, ``genai-llama-index``, ``genai-openai-agents``: the ``genai-head``
+environment runs them, ``-k genai``). Each tells the model calls, tool calls and
 agent runs our spans tell, and records ``gen_ai.client.token.usage`` under our metric's name.
 Each plays the conformance script here with the instrumentation on: no metric of ours recorded
 by another scope, tokens counted once on spans and in the metric, no span of theirs but the
@@ -150,6 +152,16 @@ CASES = [
          _provider("opentelemetry.instrumentation.llamaindex", "LlamaIndexInstrumentor")),
     Case("llama_index_openai", "openllmetry-llamaindex",
          _provider("opentelemetry.instrumentation.llamaindex", "LlamaIndexInstrumentor")),
+    # the official packages (util-genai 1.3b0's handler: its agent and tool invocations read
+    # no key; the genai environment)
+    Case("agno", "genai-agno",
+         _provider("opentelemetry.instrumentation.genai.agno", "AgnoInstrumentor")),
+    Case("smolagents", "genai-smolagents",
+         _provider("opentelemetry.instrumentation.genai.smolagents", "SmolagentsInstrumentor")),
+    Case("llama_index", "genai-llama-index",
+         _provider("opentelemetry.instrumentation.genai.llama_index", "LlamaIndexInstrumentor")),
+    Case("openai_agents", "genai-openai-agents", _sdk_tracing(_provider(
+        "opentelemetry.instrumentation.genai.openai_agents", "OpenAIAgentsInstrumentor"))),
 ]  # fmt: skip
 
 
