@@ -81,6 +81,46 @@ async def _litellm_logged() -> None:
     await GLOBAL_LOGGING_WORKER.flush()
 
 
+def _distribution(
+    name: str, instrumented: Callable[[InMemoryTelemetry], AbstractContextManager[None]]
+) -> Callable[[InMemoryTelemetry], AbstractContextManager[None]]:
+    """``instrumented`` where the distribution ``name`` is the one installed: OpenLLMetry's
+    ``opentelemetry-instrumentation-openai-agents`` and the official ``-openai-agents-v2``
+    install the same module path (the official one in the genai environment only)."""
+
+    @contextmanager
+    def installed(telemetry: InMemoryTelemetry) -> Iterator[None]:
+        from importlib.metadata import PackageNotFoundError, distribution
+
+        try:
+            distribution(name)
+        except PackageNotFoundError:
+            pytest.skip(f"{name} is not the one installed here")
+        with instrumented(telemetry):
+            yield
+
+    return installed
+
+
+@contextmanager
+def _official_agents_processor(telemetry: InMemoryTelemetry) -> Iterator[None]:
+    """The official Agents SDK trace processor, its histograms (made on the global meter, as
+    ``configure()``'s in an application) on ``telemetry``'s meter provider."""
+    with _sdk_tracing(
+        _provider("opentelemetry.instrumentation.openai_agents", "OpenAIAgentsInstrumentor")
+    )(telemetry):
+        agents = pytest.importorskip("agents")
+        meter = telemetry.meter_provider.get_meter("opentelemetry.instrumentation.openai_agents")
+        for processor in agents.tracing.get_trace_provider()._multi_processor._processors:
+            if type(processor).__module__.startswith("opentelemetry.instrumentation."):
+                for attribute, name in (
+                    ("_duration_histogram", "gen_ai.client.operation.duration"),
+                    ("_token_usage_histogram", "gen_ai.client.token.usage"),
+                ):
+                    setattr(processor, attribute, meter.create_histogram(name))  # fmt: skip
+        yield
+
+
 async def _nothing() -> None:
     return None
 
@@ -144,8 +184,11 @@ CASES = [
     # OpenLLMetry's reads none
     Case("openai_agents", "openinference-openai-agents", _sdk_tracing(
         _provider("openinference.instrumentation.openai_agents", "OpenAIAgentsInstrumentor"))),
-    Case("openai_agents", "openllmetry-openai-agents", _sdk_tracing(
-        _provider("opentelemetry.instrumentation.openai_agents", "OpenAIAgentsInstrumentor"))),
+    Case("openai_agents", "openllmetry-openai-agents", _distribution(
+        "opentelemetry-instrumentation-openai-agents", _sdk_tracing(
+            _provider("opentelemetry.instrumentation.openai_agents", "OpenAIAgentsInstrumentor")))),
+    Case("openai_agents", "genai-openai-agents-v2", _distribution(
+        "opentelemetry-instrumentation-openai-agents-v2", _official_agents_processor)),
     # its span handler on LlamaIndex's dispatcher reads no key (importable where an LLM package
     # of LlamaIndex's is: the llama-index environment)
     Case("llama_index", "openllmetry-llamaindex",
