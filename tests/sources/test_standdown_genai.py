@@ -356,3 +356,28 @@ def test_a_handler_that_cannot_stand_in_records_as_before(
     assert [s.name for s in telemetry.spans()] == ["execute_tool lookup"]
     assert "stand-down" in caplog.text
     telemetry.shutdown()
+
+
+def test_a_handler_of_another_shape_records_as_before() -> None:
+    """A handler without util-genai 1.3b0's instruments (1.1b0 records through another
+    attribute) is not half silenced: its span and metric stay."""
+    from opentelemetry import context as otel_context
+
+    from agent_otel.standdown._context import cover
+
+    telemetry = InMemoryTelemetry()
+    handler = handler_of(telemetry)
+
+    class Older(type(handler)):  # type: ignore[misc]
+        """Its instruments where the stand-in does not look for them."""
+
+    Older._instruments = vars(handler).pop("_instruments")
+    handler.__class__ = Older
+    token = otel_context.attach(cover(otel_context.get_current()))
+    try:
+        with handler.workflow("flow"):
+            pass
+    finally:
+        otel_context.detach(token)
+    assert [s.name for s in telemetry.spans()] == ["invoke_workflow flow"]
+    telemetry.shutdown()

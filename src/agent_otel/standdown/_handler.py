@@ -65,8 +65,7 @@ class _NoInstruments:
 
 
 def _silent() -> dict[str, object]:
-    """What the handler's invocations are made with (util-genai 1.3b0's attribute names: a
-    handler without them gets these beside its own, and records as before)."""
+    """What the handler's invocations are made with, by util-genai 1.3b0's attribute names."""
     return {
         "_tracer": _StandInTracer(),
         "_instruments": _NoInstruments(),
@@ -75,11 +74,16 @@ def _silent() -> dict[str, object]:
 
 
 def _stand_in(handler: Any) -> Any:
-    """``handler``'s stand-in (made once per handler): its state, without its telemetry."""
+    """``handler``'s stand-in (made once per handler): its state, without its telemetry. A
+    handler not of that shape (util-genai 1.1b0's records through ``_metrics_recorder``) is
+    its own: theirs stays, a second span rather than a half-silenced one."""
     quiet = vars(handler).get(_STAND_IN)
     if quiet is None:
+        silent = _silent()
+        if not silent.keys() <= vars(handler).keys():
+            return handler
         quiet = copy.copy(handler)
-        vars(quiet).update(_silent())
+        vars(quiet).update(silent)
         setattr(handler, _STAND_IN, quiet)
     return quiet
 
