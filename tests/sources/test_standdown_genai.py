@@ -19,6 +19,8 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("opentelemetry.util.genai._inference_invocation")
 genai_openai = pytest.importorskip("opentelemetry.instrumentation.genai.openai")
@@ -380,4 +382,27 @@ def test_a_handler_of_another_shape_records_as_before() -> None:
     finally:
         otel_context.detach(token)
     assert [s.name for s in telemetry.spans()] == ["invoke_workflow flow"]
+    telemetry.shutdown()
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(name=st.text(max_size=40), covered=st.booleans())
+def test_any_tool_or_agent_name_stands_down_in_our_runs_only(name: str, covered: bool) -> None:
+    """Whatever the package names its tool or agent, in a framework run of ours it records
+    nothing and raises nothing; elsewhere its spans are its own."""
+    from opentelemetry import context as otel_context
+
+    from agent_otel.standdown._context import cover
+
+    telemetry = InMemoryTelemetry()
+    handler = handler_of(telemetry)
+    context = otel_context.get_current()
+    token = otel_context.attach(cover(context) if covered else context)
+    try:
+        with handler.invoke_local_agent(agent_name=name), handler.tool(name):
+            pass
+    finally:
+        otel_context.detach(token)
+    assert len(telemetry.spans()) == (0 if covered else 2)
+    assert [measured(telemetry, metric) for metric in TOLD_METRICS] == [int(not covered)] * 2
     telemetry.shutdown()
