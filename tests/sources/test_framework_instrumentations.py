@@ -6,7 +6,9 @@ LangChain and Agno instrumentations, pydantic-ai's built-in instrumentation
 (``Agent.instrument_all()``, what Logfire's ``instrument_pydantic_ai()`` turns on), LiteLLM's
 own OpenTelemetry callback (``litellm.callbacks``), and the trace processors of the OpenAI
 Agents SDK's own tracing left on (OpenInference's, OpenLLMetry's), OpenLLMetry's LlamaIndex
-span handler. Each tells the model calls, tool calls and
+span handler, and the official ones on util-genai's handler (``genai-agno``,
+``genai-smolagents``, ``genai-llama-index``, ``genai-openai-agents``: the ``genai-head``
+environment runs them, ``-k genai``). Each tells the model calls, tool calls and
 agent runs our spans tell, and records ``gen_ai.client.token.usage`` under our metric's name.
 Each plays the conformance script here with the instrumentation on: no metric of ours recorded
 by another scope, tokens counted once on spans and in the metric, no span of theirs but the
@@ -79,6 +81,46 @@ async def _litellm_logged() -> None:
     await GLOBAL_LOGGING_WORKER.flush()
 
 
+def _distribution(
+    name: str, instrumented: Callable[[InMemoryTelemetry], AbstractContextManager[None]]
+) -> Callable[[InMemoryTelemetry], AbstractContextManager[None]]:
+    """``instrumented`` where the distribution ``name`` is the one installed: OpenLLMetry's
+    ``opentelemetry-instrumentation-openai-agents`` and the official ``-openai-agents-v2``
+    install the same module path (the official one in the genai environment only)."""
+
+    @contextmanager
+    def installed(telemetry: InMemoryTelemetry) -> Iterator[None]:
+        from importlib.metadata import PackageNotFoundError, distribution
+
+        try:
+            distribution(name)
+        except PackageNotFoundError:
+            pytest.skip(f"{name} is not the one installed here")
+        with instrumented(telemetry):
+            yield
+
+    return installed
+
+
+@contextmanager
+def _official_agents_processor(telemetry: InMemoryTelemetry) -> Iterator[None]:
+    """The official Agents SDK trace processor, its histograms (made on the global meter, as
+    ``configure()``'s in an application) on ``telemetry``'s meter provider."""
+    with _sdk_tracing(
+        _provider("opentelemetry.instrumentation.openai_agents", "OpenAIAgentsInstrumentor")
+    )(telemetry):
+        agents = pytest.importorskip("agents")
+        meter = telemetry.meter_provider.get_meter("opentelemetry.instrumentation.openai_agents")
+        for processor in agents.tracing.get_trace_provider()._multi_processor._processors:
+            if type(processor).__module__.startswith("opentelemetry.instrumentation."):
+                for attribute, name in (
+                    ("_duration_histogram", "gen_ai.client.operation.duration"),
+                    ("_token_usage_histogram", "gen_ai.client.token.usage"),
+                ):
+                    setattr(processor, attribute, meter.create_histogram(name))  # fmt: skip
+        yield
+
+
 async def _nothing() -> None:
     return None
 
@@ -142,14 +184,27 @@ CASES = [
     # OpenLLMetry's reads none
     Case("openai_agents", "openinference-openai-agents", _sdk_tracing(
         _provider("openinference.instrumentation.openai_agents", "OpenAIAgentsInstrumentor"))),
-    Case("openai_agents", "openllmetry-openai-agents", _sdk_tracing(
-        _provider("opentelemetry.instrumentation.openai_agents", "OpenAIAgentsInstrumentor"))),
+    Case("openai_agents", "openllmetry-openai-agents", _distribution(
+        "opentelemetry-instrumentation-openai-agents", _sdk_tracing(
+            _provider("opentelemetry.instrumentation.openai_agents", "OpenAIAgentsInstrumentor")))),
+    Case("openai_agents", "genai-openai-agents-v2", _distribution(
+        "opentelemetry-instrumentation-openai-agents-v2", _official_agents_processor)),
     # its span handler on LlamaIndex's dispatcher reads no key (importable where an LLM package
     # of LlamaIndex's is: the llama-index environment)
     Case("llama_index", "openllmetry-llamaindex",
          _provider("opentelemetry.instrumentation.llamaindex", "LlamaIndexInstrumentor")),
     Case("llama_index_openai", "openllmetry-llamaindex",
          _provider("opentelemetry.instrumentation.llamaindex", "LlamaIndexInstrumentor")),
+    # the official packages (util-genai 1.3b0's handler: its agent and tool invocations read
+    # no key; the genai environment)
+    Case("agno", "genai-agno",
+         _provider("opentelemetry.instrumentation.genai.agno", "AgnoInstrumentor")),
+    Case("smolagents", "genai-smolagents",
+         _provider("opentelemetry.instrumentation.genai.smolagents", "SmolagentsInstrumentor")),
+    Case("llama_index", "genai-llama-index",
+         _provider("opentelemetry.instrumentation.genai.llama_index", "LlamaIndexInstrumentor")),
+    Case("openai_agents", "genai-openai-agents", _sdk_tracing(_provider(
+        "opentelemetry.instrumentation.genai.openai_agents", "OpenAIAgentsInstrumentor"))),
 ]  # fmt: skip
 
 

@@ -19,6 +19,8 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("opentelemetry.util.genai._inference_invocation")
 genai_openai = pytest.importorskip("opentelemetry.instrumentation.genai.openai")
@@ -153,6 +155,32 @@ def framework_chats(telemetry: InMemoryTelemetry, stand_down: bool) -> None:
     assert len(theirs) == (0 if stand_down else 2)
 
 
+RUNS_AND_TOOLS = {"invoke_agent", "invoke_workflow", "execute_tool"}
+TOLD_METRICS = ("gen_ai.invoke_agent.duration", "gen_ai.execute_tool.duration")
+
+
+def measured(telemetry: InMemoryTelemetry, name: str) -> int:
+    """How many operations the histogram ``name`` measured, whoever recorded them."""
+    return sum(int(getattr(p, "count", 0)) for p in telemetry.histograms().get(name, []))
+
+
+def framework_runs_and_tools(telemetry: InMemoryTelemetry, stand_down: bool) -> None:
+    """One agent run and two tool calls, ours: the package's own agent, workflow and tool
+    spans and their durations (our metrics' names) are there only when we do not stand down."""
+    spans = telemetry.spans()
+    ours = [s for s in spans if s.instrumentation_scope and s.instrumentation_scope.name == OURS]
+    theirs = [
+        s for s in spans
+        if s not in ours and s.name.split(" ", 1)[0] in RUNS_AND_TOOLS
+    ]  # fmt: skip
+    assert [s.name.split(" ", 1)[0] for s in ours].count("execute_tool") == 2
+    assert bool(theirs) is not stand_down
+    runs, tools = (measured(telemetry, name) for name in TOLD_METRICS)
+    assert (runs, tools) == ((1, 2) if stand_down else (2, 4))
+    for span in spans:  # whatever starts under a stood-down span of theirs is in our trace
+        assert span.parent is None or span.parent.trace_id == spans[-1].context.trace_id
+
+
 @STAND_DOWN
 async def test_openai_agents_one_chat_span_per_model_call(
     agents_instrumented: InMemoryTelemetry, stand_down: bool
@@ -164,8 +192,7 @@ async def test_openai_agents_one_chat_span_per_model_call(
     async for _ in wrap(telemetry, stand_down_providers=stand_down)(events):
         pass
     framework_chats(telemetry, stand_down)
-    # the package's own agent and tool spans are not chat spans: they stay
-    assert any(s.name.startswith("invoke_agent weatherbot") for s in telemetry.spans())
+    framework_runs_and_tools(telemetry, stand_down)
 
 
 @STAND_DOWN
@@ -180,6 +207,7 @@ async def test_langchain_one_chat_span_per_model_call(
     async for _ in wrap(telemetry, stand_down_providers=stand_down)(events):
         pass
     framework_chats(telemetry, stand_down)
+    framework_runs_and_tools(telemetry, stand_down)
 
 
 # --- the Google Gen AI SDK (what Google ADK's Gemini model calls) ------------------------------
@@ -275,3 +303,106 @@ def test_without_util_genai_loaded_nothing_is_set(monkeypatch: pytest.MonkeyPatc
     monkeypatch.delitem(sys.modules, MODULE)
     context = otel_context.get_current()
     assert covered(context) is context
+
+
+def handler_of(telemetry: InMemoryTelemetry) -> Any:
+    """util-genai's own handler, into the test's providers, with its methods guarded."""
+    from opentelemetry.util.genai.handler import TelemetryHandler
+
+    from agent_otel.standdown._guards import guard_providers
+
+    handler = TelemetryHandler(
+        tracer_provider=telemetry.tracer_provider, meter_provider=telemetry.meter_provider
+    )
+    guard_providers()
+    return handler
+
+
+def test_the_handlers_agent_and_tool_runs_outside_our_runs_are_recorded_as_before() -> None:
+    telemetry = InMemoryTelemetry()
+    handler = handler_of(telemetry)
+    with handler.invoke_local_agent(agent_name="theirs"), handler.tool("lookup"):
+        pass
+    with handler.workflow("flow"):
+        pass
+    assert sorted(s.name for s in telemetry.spans()) == [
+        "execute_tool lookup", "invoke_agent theirs", "invoke_workflow flow"
+    ]  # fmt: skip
+    assert [measured(telemetry, name) for name in TOLD_METRICS] == [1, 1]
+    telemetry.shutdown()
+
+
+@pytest.mark.internal_errors
+def test_a_handler_that_cannot_stand_in_records_as_before(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A later handler that cannot be copied: the stand-down is reported, theirs recorded."""
+    from opentelemetry import context as otel_context
+
+    from agent_otel.standdown._context import cover
+
+    telemetry = InMemoryTelemetry()
+    handler = handler_of(telemetry)
+
+    class Uncopyable(type(handler)):  # type: ignore[misc]
+        def __copy__(self) -> Any:
+            raise TypeError("a handler that cannot be copied")
+
+    handler.__class__ = Uncopyable
+    token = otel_context.attach(cover(otel_context.get_current()))
+    try:
+        with handler.tool("lookup"):
+            pass
+    finally:
+        otel_context.detach(token)
+    assert [s.name for s in telemetry.spans()] == ["execute_tool lookup"]
+    assert "stand-down" in caplog.text
+    telemetry.shutdown()
+
+
+def test_a_handler_of_another_shape_records_as_before() -> None:
+    """A handler without util-genai 1.3b0's instruments (1.1b0 records through another
+    attribute) is not half silenced: its span and metric stay."""
+    from opentelemetry import context as otel_context
+
+    from agent_otel.standdown._context import cover
+
+    telemetry = InMemoryTelemetry()
+    handler = handler_of(telemetry)
+
+    class Older(type(handler)):  # type: ignore[misc]
+        """Its instruments where the stand-in does not look for them."""
+
+    Older._instruments = vars(handler).pop("_instruments")
+    handler.__class__ = Older
+    token = otel_context.attach(cover(otel_context.get_current()))
+    try:
+        with handler.workflow("flow"):
+            pass
+    finally:
+        otel_context.detach(token)
+    assert [s.name for s in telemetry.spans()] == ["invoke_workflow flow"]
+    telemetry.shutdown()
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(name=st.text(max_size=40), covered=st.booleans())
+def test_any_tool_or_agent_name_stands_down_in_our_runs_only(name: str, covered: bool) -> None:
+    """Whatever the package names its tool or agent, in a framework run of ours it records
+    nothing and raises nothing; elsewhere its spans are its own."""
+    from opentelemetry import context as otel_context
+
+    from agent_otel.standdown._context import cover
+
+    telemetry = InMemoryTelemetry()
+    handler = handler_of(telemetry)
+    context = otel_context.get_current()
+    token = otel_context.attach(cover(context) if covered else context)
+    try:
+        with handler.invoke_local_agent(agent_name=name), handler.tool(name):
+            pass
+    finally:
+        otel_context.detach(token)
+    assert len(telemetry.spans()) == (0 if covered else 2)
+    assert [measured(telemetry, metric) for metric in TOLD_METRICS] == [int(not covered)] * 2
+    telemetry.shutdown()

@@ -7,18 +7,28 @@ guard is already in place; each one's module says what it guards and why.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 
+from ._handler import MODULE as UTIL_GENAI_HANDLER
+from ._handler import guard_handler
 from ._litellm import MODULE as LITELLM
 from ._litellm import guard_litellm
 from ._openai_v2 import PACKAGE as OPENAI_V2
 from ._openai_v2 import guard_openai_v2
 
+GUARDS: tuple[tuple[str, Callable[[], int]], ...] = (
+    (OPENAI_V2, guard_openai_v2),
+    (LITELLM, guard_litellm),
+    (UTIL_GENAI_HANDLER, guard_handler),
+)
+"""Per instrumentation: the module whose presence says it is loaded, and its guard."""
+
 
 def guard_providers() -> None:
-    """Guard every such instrumentation that is loaded (openai-v2, LiteLLM's callback): a
-    look in ``sys.modules`` each when neither is."""
+    """Guard every such instrumentation that is loaded (openai-v2, LiteLLM's callback,
+    util-genai's handler's agent, workflow and tool invocations): a look in ``sys.modules``
+    each when none is."""
     modules = sys.modules
-    if OPENAI_V2 in modules:
-        guard_openai_v2()
-    if LITELLM in modules:
-        guard_litellm()
+    for module, guard in GUARDS:
+        if module in modules:
+            guard()

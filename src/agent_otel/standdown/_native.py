@@ -46,11 +46,12 @@ The seams, read in their sources (the versions in ``tests/constraints.txt``):
   ``_RunWrapper`` its ``wrapt`` wrappers of ``agno.agent._run`` and ``agno.team._run`` are
   bound to) is replaced with a gated one, in a run of the Agno adapter.
 - Peers hooking a framework's own tracing that read no context key (:data:`HELD`):
-  OpenLLMetry's trace processor for the OpenAI Agents SDK's tracing (``.tracer``) and its span
-  handler on LlamaIndex's dispatcher (``._tracer``) hold a gated tracer, every span of theirs
-  standing down in their adapter's run; Logfire's ``instrument_openai_agents()`` wrapper of the
-  SDK's trace provider gives the SDK's own trace and spans there (``create_trace``,
-  ``create_span``). Its run spans tell our
+  OpenLLMetry's trace processor for the OpenAI Agents SDK's tracing (``.tracer``), the official
+  one (``opentelemetry-instrumentation-openai-agents-v2``, ``._tracer``, and its token and
+  duration histograms) and OpenLLMetry's span handler on LlamaIndex's dispatcher
+  (``._tracer``) hold a gated tracer, every span of theirs standing down in their adapter's
+  run; Logfire's ``instrument_openai_agents()`` wrapper of the SDK's trace provider gives the
+  SDK's own trace and spans there (``create_trace``, ``create_span``). Its run spans tell our
   agent run (``openinference.span.kind`` ``AGENT``); its model and tool wrappers read the key
   and stand down as every provider instrumentation does.
 
@@ -89,7 +90,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import ModuleType
-from typing import Any
+from typing import Any, NamedTuple
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
@@ -565,37 +566,63 @@ def _llama_index_handlers() -> Iterator[Any]:
             yield handler
 
 
-HELD: dict[str, tuple[Callable[[], Iterator[Any]], str, bool]] = {
-    "agno": (_agno_run_wrappers, "_tracer", False),
-    "openai_agents": (_agents_processors, "tracer", True),
-    "llama_index": (_llama_index_handlers, "_tracer", True),
+class Held(NamedTuple):
+    """A peer's instrumentation of a framework, holding its tracer and instruments itself."""
+
+    find: Callable[[], Iterator[Any]]
+    """The objects holding them (found by function)."""
+    tracers: tuple[str, ...]
+    """The attributes a tracer is held in (one per version of the peer)."""
+    every: bool
+    """Whether every span of theirs stands down, told or not."""
+    instruments: tuple[str, ...] = ()
+    """The attributes holding instruments that measure what ours measure."""
+
+
+HELD: dict[str, Held] = {
+    "agno": Held(_agno_run_wrappers, ("_tracer",), False),
+    "openai_agents": Held(
+        _agents_processors,
+        ("tracer", "_tracer"),
+        True,
+        ("_duration_histogram", "_token_usage_histogram"),
+    ),
+    "llama_index": Held(_llama_index_handlers, ("_tracer",), True),
 }
-"""Per framework: the objects of a peer's instrumentation holding a tracer (found by
-function), the attribute they hold it in, and whether every span of theirs stands down
-(``every``). OpenInference's Agno run wrapper is told apart (its run spans tell our run; its
-suppressed path is broken, :mod:`._context`). OpenLLMetry's Agents SDK trace processor and its
-LlamaIndex span handler read no context key: every span they start in their framework's run
-stands down, as their siblings' that read the general key do (workflow, task and handoff
-spans included)."""
+"""Per framework: the objects of a peer's instrumentation holding a tracer, where they hold it,
+whether every span of theirs stands down, and the instruments of theirs that stand down.
+OpenInference's Agno run wrapper is told apart (its run spans tell our run; its suppressed path
+is broken, :mod:`._context`). OpenLLMetry's Agents SDK trace processor (``.tracer``), the
+official ``opentelemetry-instrumentation-openai-agents-v2``'s (0.1.0, the same module path:
+``._tracer``, and its ``gen_ai.client.operation.duration`` and ``gen_ai.client.token.usage``
+histograms, our metrics' names, on the global meter) and OpenLLMetry's LlamaIndex span handler
+read no context key: every span they start in their framework's run stands down, as their
+siblings' that read the general key do (workflow, task and handoff spans included)."""
 
 
 def _install_held(framework: str) -> bool:
-    find, attribute, every = HELD[framework]
+    held = HELD[framework]
     gated = False
-    for holder in find():
-        tracer = getattr(holder, attribute, None)
-        if not isinstance(tracer, _GatedTracer) and tracer is not None:
-            setattr(holder, attribute, _GatedTracer(framework, tracer, every))
+    for holder in held.find():
+        for attribute in held.tracers:
+            tracer = getattr(holder, attribute, None)
+            if not isinstance(tracer, _GatedTracer) and tracer is not None:
+                setattr(holder, attribute, _GatedTracer(framework, tracer, held.every))
+        for attribute in held.instruments:
+            instrument = getattr(holder, attribute, None)
+            if not isinstance(instrument, _GatedInstrument) and instrument is not None:
+                setattr(holder, attribute, _GatedInstrument(framework, instrument))
         gated = True
     return gated
 
 
 def _restore_held() -> None:
-    for find, attribute, _ in HELD.values():
-        for holder in find():
-            held = getattr(holder, attribute, None)
-            if isinstance(held, _GatedTracer):
-                setattr(holder, attribute, held.real)
+    for held in HELD.values():
+        for holder in held.find():
+            for attribute in held.tracers + held.instruments:
+                value = getattr(holder, attribute, None)
+                if isinstance(value, (_GatedTracer, _GatedInstrument)):
+                    setattr(holder, attribute, value.real)
 
 
 _CREATE = ("create_trace", "create_span")
