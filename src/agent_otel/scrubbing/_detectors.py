@@ -211,7 +211,7 @@ def named_rows(names: str, anchors: tuple[str, ...], pair_also: str = "") -> tup
         Detector(
             "command_line",
             _rx(
-                rf"--(?<![a-z0-9_-]--)[a-z0-9_-]{{0,40}}?(?:{names})(?:[ \t]{{1,3}}"
+                rf"--[a-z0-9_-]{{0,40}}?(?:{names})(?:[ \t]{{1,3}}"
                 r"(?![-$]|\[redacted:)(?:\"(?P<dq>[^\"\\\n$]{3,512})\"|'(?P<sq>[^'\\\n]{3,512})'"
                 r"|(?P<bare>[^\s\"'<>;|&$`]{3,512}))"
                 rf"|{_ITEM}(?![-$]|\[redacted:)(?P<item>[^\"'\\\n]{{3,512}}))"

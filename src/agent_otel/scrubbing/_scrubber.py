@@ -55,6 +55,12 @@ def _ignore(name: str) -> None:
     return None
 
 
+_PASSES = 4
+"""How many times :meth:`Scrubber.text` reads a text at most: once more after each pass that
+replaced something, since a detector that wants a boundary before its literal (a flag's
+``--``, a hex key's ``sk-``) may be looking at a secret another detector replaced in the same
+pass (``ghp_...--password VALUE``): what a second scrub would find is found by the first.
+Only a text that held a secret pays for more than one pass."""
 _MARKER = re.compile(r"\[REDACTED:[A-Za-z0-9_.:-]{1,64} len=([0-9]{1,12})\]")
 MARGIN = 4096
 """Characters scrubbed past where a text will be cut (:meth:`Scrub.prefix`): a secret the cut
@@ -200,17 +206,25 @@ class Scrubber:
             or "<" in text or "," in text or may_hold(text)
         ):  # fmt: skip
             return text  # too short for every built-in detector but those these hold
+        for _ in range(_PASSES):
+            scrubbed = self._pass(text, found)
+            if scrubbed is text:
+                break
+            text = scrubbed
+        if self.callback is not None:
+            text = self._called_back(text, found)
+        return text
+
+    def _pass(self, text: str, found: Found) -> str:
+        """``text`` with what the detectors find in it (and in its decoded views) replaced;
+        the same object when they find nothing."""
         spans = self._spans(text)
         if may_hold(text):  # an encoded secret: found decoded, redacted as it was encoded
             for view in views(text):
                 spans.extend((*view.span(s, e), n) for s, e, n in self._spans(view.text))
         if spans and "[REDACTED:" in text:
             spans = _outside_markers(text, spans)
-        if spans:
-            text = _replace(text, spans, found)
-        if self.callback is not None:
-            text = self._called_back(text, found)
-        return text
+        return _replace(text, spans, found) if spans else text
 
     def _called_back(self, text: str, found: Found) -> str:
         """The callback's text; failing closed: a callback that raises or returns what is no
