@@ -645,6 +645,10 @@ HOSTILE = [
     "sshpass -p ", "login -u a", "-u a:", "login -p a", "&sig=[REDACTED:sas_signature len=9]",
     "name: token\n", "name: password, value", "password\n  input_value", "token\n ",
     "password: '", 'token : "a',
+    # every separator and punctuation a labelled value may hold; a flag glued to a word
+    "-", "x--api-key", "x--password a", "://a:b/", "://a:1/", "password: str", "password: a[",
+    "password: |\n ", 'password="\\', "password:a1<", "password=a<", "password => ",
+    "password := ", "password=a>", 'key="password" value="', "mysql -p", "redis-cli -a ",
 ]  # fmt: skip
 
 

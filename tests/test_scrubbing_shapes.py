@@ -6,11 +6,12 @@ the result again changes nothing; the text around stays readable."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent_otel import Scrubber
-from test_scrubbing import assert_scrubbed, fakes
+from test_scrubbing import ALNUM, assert_scrubbed, fakes
 
 F = fakes()
 PASSWORD = "Zq9x" + "Hunter2Abc"
@@ -30,3 +31,108 @@ def test_a_flag_glued_to_the_end_of_a_secret_loses_its_value_in_one_scrub(
     assert_scrubbed(once, PASSWORD)
     assert_scrubbed(once, secret)
     assert Scrubber().text(once) == once
+
+
+# --- a labelled value, whatever its punctuation ---------------------------------------------
+SYMBOLS = "!#$%*+,.:;<=>?@[]^_{|}~"
+CONTAINERS = {
+    "env": "DB_PASSWORD={}",
+    "ini": "[db]\npassword = {}\nhost = db.internal\n",
+    "dsn": "host=db user=app password={} dbname=prod",
+    "json": '{{"password": "{}", "user": "app"}}',
+    "yaml_quoted": 'db:\n  password: "{}"\n  pool: 5',
+    "yaml": "db:\n  password: {}\n  pool: 5",
+    "flag": "mytool --password={} --verbose",
+    "flag_space": "mytool --password {} --verbose",
+    "kwargs": "connect(host='db', password='{}')",
+}
+
+
+def generated_password() -> st.SearchStrategy[str]:
+    """A password as generators make them: letters, digits and symbols, starting with a letter
+    or digit (a leading ``-`` or ``$x`` reads as a flag or a variable), without the
+    few pairs that end a value wherever it is written (``</``, ``><``)."""
+    body = st.text(st.sampled_from(ALNUM + SYMBOLS), min_size=7, max_size=30)
+    return st.builds(lambda head, rest: head + "9" + rest, st.sampled_from(ALNUM), body).filter(
+        lambda p: "</" not in p and "><" not in p
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(sorted(CONTAINERS)), generated_password())
+def test_a_labelled_password_with_symbols_leaves_nothing_of_itself(
+    container: str, password: str
+) -> None:
+    """A value after its label was cut at the first ``<``, ``>``, ``;``, ``,``, ``|`` or ``$``
+    (and not found at all when fewer than three characters came before it), and a quoted one
+    holding a backslash was not found: the rest of a generated password was exported."""
+    if container == "json":
+        password = password.replace("\\", "")  # json.dumps would escape it: its own case below
+    out = Scrubber().text(CONTAINERS[container].format(password))
+    assert_scrubbed(out, password)
+    assert Scrubber().text(out) == out
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.text(st.sampled_from(ALNUM + "!$*+,.;=<>[]^_{|}~/"), min_size=7, max_size=30).filter(
+        lambda p: not p.split("/", 1)[0].isdigit()  # digits then "/": a port and a path
+    )
+)
+def test_a_url_password_with_symbols_or_a_slash_leaves_nothing_of_itself(password: str) -> None:
+    """A password written into a URL unescaped (base64's ``/``, a generator's ``<`` or ``;``)
+    was not found: ``postgres://app:ab/cd@db`` went out whole."""
+    password = "Zq9" + password
+    for text in (
+        f"could not connect to postgres://app:{password}@db.internal:5432/prod",
+        f"mongodb+srv://ops:{password}@cluster0.example.net/db?retryWrites=true",
+    ):
+        out = Scrubber().text(text)
+        assert_scrubbed(out, password)
+        assert "db.internal:5432/prod" in out or "cluster0.example.net/db" in out
+
+
+def test_a_port_and_a_path_with_an_at_sign_are_no_credentials() -> None:
+    for text in ("https://example.com:443/@alice", "http://localhost:3000/u/@me?x=1"):
+        assert Scrubber().text(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ('"password" => "{}"', "ruby_or_php_hash"),
+        ("password => {}", "arrow"),
+        ('password := "{}"', "go"),
+        ("password:{}", "no_space"),
+        ('password:"{}"', "no_space_quoted"),
+        ('password: str = "{}"', "annotated"),
+        ('api_key: Optional[str] = "{}"', "annotated_optional"),
+        ('client_secret: str | None = "{}"', "annotated_union"),
+        ("db:\n  password: |\n    {}\n  pool: 5", "yaml_block"),
+        ("password: >-\n  {}\n", "yaml_folded"),
+        ('{{"password": "{}\\"x"}}', "json_escaped_quote"),
+        ("{{'password': '{}\\\\x'}}", "repr_backslash"),
+    ],
+    ids=lambda v: v if "{" not in v else None,
+)
+def test_every_separator_between_a_label_and_its_value(text: str, secret: str) -> None:
+    """``=>`` (Ruby, PHP), ``:=`` (Go), ``key:value`` with no space, a type annotation
+    (``password: str = "..."``, a settings class), a YAML block scalar, a quoted value holding
+    an escape: the label was there, the value went out."""
+    del secret
+    out = Scrubber().text(text.format(PASSWORD))
+    assert_scrubbed(out, PASSWORD, "key_value")
+    assert Scrubber().text(out) == out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password: must be 8 chars",
+        "the password:",
+        "password: str = Field(...)",
+        "https://x-access-token@github.com/o/r.git",
+    ],
+)
+def test_a_label_in_prose_keeps_its_words(text: str) -> None:
+    assert Scrubber().text(text) == text

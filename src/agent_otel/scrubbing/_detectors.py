@@ -133,9 +133,15 @@ _KEY_WORDS = text_names()
 _ITEM = r"[\"'],[ \t]{0,3}[\"']"  # between two items of a list's repr: ', '
 _ARG = rf"(?:[ \t]{{1,3}}|{_ITEM})"  # between two arguments of a command, or items of argv
 _KEY_ANCHORS = ("pass", "pwd", "secret", "key", "token", "credential", "cookie", "bearer")
-# A key=value value: to a space or quote; "&" or ";" may be in a password, but not "&name=",
-# which starts the next parameter of a query string (kept readable).
-_BARE = r"(?P<bare>(?:[^\s\"'<>&]|&(?![a-z_][a-z0-9_.-]{0,64}=)){3,512})"
+# A key=value value: to a space or quote; "&", ";", "<" or ">" may be in a password (a
+# generated one holds symbols), but not "&name=", which starts the next parameter of a query
+# string (kept readable), nor a closing tag's "</" after it, nor the ">" that closes a tag.
+_PUNCT = r"<(?!/)|>(?![<\s]|$)"
+# A quoted value: any character but its quote and a line end; a backslash escapes the next
+# (a JSON or repr string: "p\"w" and "a\\b" are one value each).
+_DQ = r'(?:[^"\\\n]|\\.)'
+_SQ = r"(?:[^'\\\n]|\\.)"
+_BARE = rf"(?P<bare>(?:[^\s\"'<>&]|{_PUNCT}|&(?![a-z_][a-z0-9_.-]{{0,64}}=)){{3,512}})"
 
 
 def credential_like(value: str) -> bool:
@@ -164,13 +170,18 @@ def named_rows(names: str, anchors: tuple[str, ...], pair_also: str = "") -> tup
             # (a tool's arguments, a settings model): the field's location on its line, its
             # input_value on the next.
             _rx(
-                rf"(?:{names})(?:(?:[\"']\s{{0,3}}[:=]|\s{{0,3}}=)\s{{0,3}}"
+                rf"(?:{names})(?:(?:[\"']\s{{0,3}}(?:=>|[:=])|\s{{0,3}}(?:=>?|:=))\s{{0,3}}"
                 r"(?!b?[\"']?\[redacted:)"  # a value already replaced (idempotent)
                 r"(?!(?:none|null|true|false)(?![a-z0-9_]))"  # token=None: a kwargs default
-                r"(?:b?\"(?P<dq>[^\"\\\n]{3,512})\"|b?'(?P<sq>[^'\\\n]{3,512})'|" + _BARE + ")"
-                r"|[ \t]{0,3}:[ \t]{1,3}(?!b?[\"']\[redacted:)"
-                r"(?:b?\"(?P<ydq>[^\"\\\n]{3,512})\"|b?'(?P<ysq>[^'\\\n]{3,512})')"
-                r"|[ \t]{0,3}:[ \t]{1,3}(?!\[redacted:)(?P<checked>[^\s\"'<>,;]{8,512})"
+                rf"(?:b?\"(?P<dq>{_DQ}{{3,512}})\"|b?'(?P<sq>{_SQ}{{3,512}})'|" + _BARE + ")"
+                r"|[ \t]{0,3}:[ \t]{0,3}(?:[a-z_][a-z0-9_.]{0,40}(?:\[[^\]\n]{0,40}\])?"
+                r"(?:[ \t]{0,3}\|[ \t]{0,3}none)?[ \t]{0,3}=[ \t]{0,3})?(?!b?[\"']\[redacted:)"
+                rf"(?:b?\"(?P<ydq>{_DQ}{{3,512}})\"|b?'(?P<ysq>{_SQ}{{3,512}})')"
+                r"|[ \t]{0,3}:[ \t]{1,3}[|>][-+0-9]{0,2}[ \t]{0,8}\r?\n[ \t]{1,40}"
+                r"(?!\[redacted:)(?P<block>[^\s][^\n]{2,511})"
+                r"|[ \t]{0,3}:[ \t]{0,3}(?!\[redacted:)"
+                rf"(?P<checked>(?<=[ \t])(?:[^\s\"'<>,]|{_PUNCT}|,(?!\s)){{8,512}}"
+                r"|(?<=:)[^\s\"'<>,@/]{8,512})"  # key:value, a URL's user:password@ is not
                 r"|[\"']?\r?\n[ \t]{1,8}[^\n]{0,400}?input_value=(?!b?[\"']?\[redacted:)"
                 r"(?:b?'(?P<psq>[^'\\\n]{1,512})'|b?\"(?P<pdq>[^\"\\\n]{1,512})\""
                 r"|(?P<pbare>[^\s,\]]{1,512})))"
@@ -211,9 +222,12 @@ def named_rows(names: str, anchors: tuple[str, ...], pair_also: str = "") -> tup
         Detector(
             "command_line",
             _rx(
-                rf"--[a-z0-9_-]{{0,40}}?(?:{names})(?:[ \t]{{1,3}}"
-                r"(?![-$]|\[redacted:)(?:\"(?P<dq>[^\"\\\n$]{3,512})\"|'(?P<sq>[^'\\\n]{3,512})'"
-                r"|(?P<bare>[^\s\"'<>;|&$`]{3,512}))"
+                # a flag that starts a word may have a prefix (--db-password); one glued to
+                # the text before it (another secret's end: ghp_...--password) is its name
+                rf"--(?:(?<![a-z0-9_-]--)[a-z0-9_-]{{0,40}}?)?(?:{names})(?:[ \t]{{1,3}}"
+                r"(?!-|\$[a-z_{(]|\[redacted:)"
+                rf"(?:\"(?!\$[a-z_{{(])(?P<dq>{_DQ}{{3,512}})\""
+                rf"|'(?P<sq>{_SQ}{{3,512}})'|(?P<bare>[^\s\"'`]{{3,512}}))"
                 rf"|{_ITEM}(?![-$]|\[redacted:)(?P<item>[^\"'\\\n]{{3,512}}))"
             ),
             ("--",),
@@ -324,7 +338,13 @@ BUILT_IN: tuple[Detector, ...] = (
         # scheme://user:password@host (the user may be empty: redis://:password@host): the
         # whole userinfo, to the last "@" before the path (a password written with an "@"
         # unescaped, p@ss, goes whole); each part bounded (no \s / ? #)
-        _rx(r"://(?P<secret>[^\s/?#@:\"'<>\\]{0,256}:[^\s/?#\"'<>\\]{1,256})@"),
+        # A password holding "/", "?" or "#" unescaped (base64's "/") runs to the first "@"
+        # (not a port: host:8080/@user is a path)
+        _rx(
+            r"://(?:(?P<secret>[^\s/?#@:\"'\\]{0,256}:[^\s/?#\"'\\]{1,256})@"
+            r"|(?P<slashed>[^\s/?#@:\"'\\]{0,256}:(?![0-9]{1,5}(?:/|$))"
+            r"[^\s@:\"'\\]{1,256}?)@)"
+        ),
         ("://",),
     ),
     Detector(
