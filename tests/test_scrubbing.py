@@ -649,6 +649,7 @@ HOSTILE = [
     "-", "x--api-key", "x--password a", "://a:b/", "://a:1/", "password: str", "password: a[",
     "password: |\n ", 'password="\\', "password:a1<", "password=a<", "password => ",
     "password := ", "password=a>", 'key="password" value="', "mysql -p", "redis-cli -a ",
+    "a_key=", "aKey: '", "a_key=0a", "key=" + "0a" * 16,
 ]  # fmt: skip
 
 

@@ -6,12 +6,14 @@ the result again changes nothing; the text around stays readable."""
 
 from __future__ import annotations
 
+import string
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent_otel import Scrubber
-from test_scrubbing import ALNUM, assert_scrubbed, fakes
+from test_scrubbing import ALNUM, HEX, assert_scrubbed, fakes
 
 F = fakes()
 PASSWORD = "Zq9x" + "Hunter2Abc"
@@ -50,10 +52,12 @@ CONTAINERS = {
 
 def generated_password() -> st.SearchStrategy[str]:
     """A password as generators make them: letters, digits and symbols, starting with a letter
-    or digit (a leading ``-`` or ``$x`` reads as a flag or a variable), without the
-    few pairs that end a value wherever it is written (``</``, ``><``)."""
+    (a leading ``-`` or ``$x`` reads as a flag or a variable; an unquoted YAML value needs a
+    letter and a digit), without the few pairs that end a value wherever it is written
+    (``</``, ``><``)."""
     body = st.text(st.sampled_from(ALNUM + SYMBOLS), min_size=7, max_size=30)
-    return st.builds(lambda head, rest: head + "9" + rest, st.sampled_from(ALNUM), body).filter(
+    letters = st.sampled_from(string.ascii_letters)
+    return st.builds(lambda head, rest: head + "9" + rest, letters, body).filter(
         lambda p: "</" not in p and "><" not in p
     )
 
@@ -136,3 +140,50 @@ def test_every_separator_between_a_label_and_its_value(text: str, secret: str) -
 )
 def test_a_label_in_prose_keeps_its_words(text: str) -> None:
     assert Scrubber().text(text) == text
+
+
+# --- a label that ends in "key", over a random value -----------------------------------------
+KEY_LABELS = ("AZURE_OPENAI_KEY", "storage_key", "searchAdminKey", "license-key", "SPEECH_KEY")
+RANDOM_KEYS = st.one_of(
+    st.text(st.sampled_from(HEX), min_size=32, max_size=32).filter(
+        lambda k: not k.isdigit() and any(c.isdigit() for c in k)
+    ),  # an Azure AI services key
+    st.builds(lambda k: "Zq9" + k, st.text(st.sampled_from(ALNUM), min_size=30, max_size=81)),
+    st.builds(lambda k: "Zq9" + k + "==", st.text(st.sampled_from(ALNUM + "+/"), min_size=40)),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from(KEY_LABELS),
+    RANDOM_KEYS,
+    st.sampled_from(("{}={}", "{}: {}", '"{}": "{}"', "export {}='{}'")),
+)
+def test_a_random_value_under_a_key_label_is_a_secret_in_text_and_content(
+    label: str, key: str, form: str
+) -> None:
+    """``AZURE_OPENAI_KEY`` (Azure's own variable name), ``storage_key``, ``searchAdminKey``:
+    the key names' table has ``api key`` and ``access key``, not every service's ``*_KEY``,
+    so a 32-hex-digit Azure key under one went out in text and in tool arguments alike."""
+    out = Scrubber().text(form.format(label, key))
+    assert_scrubbed(out, key, "key_value")
+    assert label in out
+    content = Scrubber().value({label: key, "region": "westeurope"})
+    assert content == {label: f"[REDACTED:key_name len={len(key)}]", "region": "westeurope"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "sort_key=created_at",
+        "cache_key=user:42",
+        "primary_key: id",
+        "idempotency_key=550e8400-e29b-41d4-a716-446655440000",
+        "partition_key: tenant-eu-west",
+        "key=3f9a1c7e5b2d4f6a8c0e1b3d5f7a9c2e",  # "key" alone says nothing (docs: known limits)
+    ],
+)
+def test_a_key_label_over_a_name_or_an_id_is_kept(text: str) -> None:
+    assert Scrubber().text(text) == text
+    name, _, value = text.replace(": ", "=").partition("=")
+    assert Scrubber().value({name: value}) == {name: value}

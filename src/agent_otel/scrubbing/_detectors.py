@@ -108,6 +108,18 @@ def key_body(value: str) -> bool:
     return looks_random(value) or hex_body(value[max(value.rfind("_"), value.rfind("-")) + 1 :])
 
 
+def random_value(value: str) -> bool:
+    """A value that is a key, not a name: lower-case hex (:func:`hex_body`), or 20+ random
+    letters of both cases and a digit (base64 included). ``sort_key=created_at``,
+    ``cache_key=user:42`` and a UUID are names."""
+    if _UUID.fullmatch(value):  # an idempotency or request key: an id
+        return False
+    return hex_body(value.lower()) or (len(value) >= 20 and looks_random(value))
+
+
+_UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
+
+
 def has_digit(value: str) -> bool:
     return any(c.isdigit() for c in value)
 
@@ -406,6 +418,19 @@ BUILT_IN: tuple[Detector, ...] = (
         basic_credentials,
     ),
     *named_rows(_KEY_WORDS, _KEY_ANCHORS, pair_also="authorization"),
+    Detector(
+        "key_value",
+        # a label that ends in "key" after another word (AZURE_OPENAI_KEY, storage_key,
+        # searchAdminKey, "license-key") over a value that is random, not a name: Azure's
+        # keys are 32 hex digits or 84 letters and digits, a storage key base64
+        _rx(
+            r"key(?:(?<=[a-z0-9][_.-]key)|(?<=[a-z0-9]key))[\"']?\s{0,3}[:=]\s{0,3}(?!\[redacted:)"
+            r"[\"']?(?P<secret>[a-z0-9+/_-]{20,512}={0,2})"
+        ),
+        ("key",),
+        random_value,
+        lower=True,
+    ),
     # more of a shell command's credentials: sshpass -p / docker login -p VALUE, curl -u
     # user:password, as a line or an argv list's repr; each form from its literal
     Detector(

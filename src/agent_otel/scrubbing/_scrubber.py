@@ -28,9 +28,9 @@ from typing import Any
 from agent_otel._guard import report
 from agent_otel._plain import TRUNCATION_MARK, a_kind, items_of, plain_value, shown, text_of
 
-from ._detectors import BUILT_IN, Detector, named_rows
+from ._detectors import BUILT_IN, Detector, named_rows, random_value
 from ._encoded import base64_json, may_hold, views
-from ._keys import is_secret_key, normalise, words
+from ._keys import is_secret_key, names_a_key, normalise, words
 
 Found = Callable[[str], None]
 CALLBACK = "callback"
@@ -283,7 +283,9 @@ class Scrubber:
             slot = self._value_slot(value)
             for key, item in value.items():
                 name = self.text(key, found) if type(key) is str else key
-                if type(key) is str and (key is slot or is_secret_key(key, self._keys)):
+                if type(key) is str and (
+                    key is slot or is_secret_key(key, self._keys) or _random_key(key, item)
+                ):
                     fixed = _redact_all(item, found, depth + 1)
                 else:
                     fixed = self.value(item, found, depth + 1)
@@ -360,7 +362,7 @@ class Scrubber:
             slot = self._value_slot(value)
             return {
                 key: _redact_all(item, found, depth + 1)
-                if key is slot or is_secret_key(key, self._keys)
+                if key is slot or is_secret_key(key, self._keys) or _random_key(key, item)
                 else self.tree(item, found, depth + 1)
                 for key, item in value.items()
             }
@@ -388,6 +390,12 @@ class Scrubber:
             return self.text(text, found)
         fixed = self.value(parsed, found, depth)
         return text if fixed is parsed else json.dumps(fixed, ensure_ascii=False)
+
+
+def _random_key(key: str, item: Any) -> bool:
+    """``item`` is a random string under a key named ``..._key`` (``azure_openai_key``): the
+    same rule as the text's ``AZURE_OPENAI_KEY=...`` (:func:`random_value`)."""
+    return type(item) is str and names_a_key(key) and random_value(item)
 
 
 def _outside_markers(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
