@@ -187,3 +187,47 @@ def test_a_key_label_over_a_name_or_an_id_is_kept(text: str) -> None:
     assert Scrubber().text(text) == text
     name, _, value = text.replace(": ", "=").partition("=")
     assert Scrubber().value({name: value}) == {name: value}
+
+
+# --- a client's password flag, a setting as XML attributes -------------------------------------
+@pytest.mark.parametrize(
+    "text",
+    [
+        "mysql -h db.internal -uroot -p{} prod",
+        "mysqldump -u root -p{} --all-databases > dump.sql",
+        "mariadb -u app -p{}",
+        "Command '['mysql', '-uroot', '-p{}', 'prod']' returned non-zero exit status 1.",
+        "redis-cli -h cache -a {} ping",
+        "['redis-cli', '-a', '{}', 'INFO']",
+        '<add key="DbPassword" value="{}"/>',
+        "<property name='password' value='{}'/>",
+    ],
+)
+def test_a_clients_password_flag_and_an_xml_setting_lose_their_value(text: str) -> None:
+    """``mysql -pSECRET`` (the form mysql's own docs show), ``redis-cli -a SECRET``, .NET's
+    ``<add key="DbPassword" value="..."/>``: the value sat beside its label in a form no
+    detector read."""
+    out = Scrubber().text(text.format(PASSWORD))
+    assert_scrubbed(out, PASSWORD)
+    assert Scrubber().text(out) == out
+
+
+def test_a_client_command_as_an_argv_list_loses_its_password() -> None:
+    argv = ["mysql", "-uroot", "-p" + PASSWORD, "prod"]
+    out = Scrubber().value({"argv": argv})["argv"]
+    assert out[:2] == ["mysql", "-uroot"] and out[3] == "prod"
+    assert_scrubbed(out[2], PASSWORD, "command_line")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "mysql -u root -p prod",  # -p alone prompts: prod is the database
+        "mysql -h db -P 3306 -u root",  # -P is the port
+        "redis-cli -a $REDIS_PASSWORD ping",
+        '<add key="Timeout" value="30"/>',
+        "pip install -p mysql",
+    ],
+)
+def test_flags_and_settings_that_hold_no_password_are_kept(text: str) -> None:
+    assert Scrubber().text(text) == text

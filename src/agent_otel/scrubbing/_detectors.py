@@ -247,6 +247,18 @@ def named_rows(names: str, anchors: tuple[str, ...], pair_also: str = "") -> tup
         ),
         Detector(
             "key_value",
+            # a setting as an XML element's attributes: .NET's <add key="DbPassword"
+            # value="..."/>, Spring's and Ant's <property name="password" value="..."/>
+            _rx(
+                r"(?:key|name)\s{0,3}=\s{0,3}[\"'][a-z0-9_.:-]{0,40}?"
+                rf"(?:{names})[\"']\s{{1,3}}value\s{{0,3}}=\s{{0,3}}(?![\"']\[redacted:)"
+                r"(?:\"(?P<dq>[^\"\n]{1,512})\"|'(?P<sq>[^'\n]{1,512})')"
+            ),
+            anchors,
+            lower=True,
+        ),
+        Detector(
+            "key_value",
             # a header as a (name, value) pair, as HTTP clients and ASGI show them in a repr or
             # a log: [(b'authorization', b'Bearer ...'), ('x-api-key', '...')], [["cookie", "..."]]
             # (a list only inside a list: ['password', 'email'] names two fields)
@@ -441,6 +453,19 @@ BUILT_IN: tuple[Detector, ...] = (
         ),
         ("sshpass", "login"),
         lower=True,
+    ),
+    Detector(
+        "command_line",
+        # a database client's password flag, as a line or an argv list's repr: mysql's (and
+        # mysqldump's, MariaDB's) -pSECRET, glued (-p alone prompts; -P is the port), and
+        # redis-cli -a SECRET; within a line of the command's name
+        _rx(
+            r"(?i:mysql[a-z]{0,8}|mariadb[a-z-]{0,10})(?=[ \t\"',])[^\n|;&]{0,200}?[ \t\"']"
+            r"-p(?P<p>[^\s\"'\[][^\s\"']{2,511})"
+            r"|(?i:redis-cli)(?=[ \t\"',])[^\n|;&]{0,200}?[ \t\"']-a(?:[ \t]{1,3}|"
+            rf"{_ITEM})(?!-|\$[A-Za-z_{{(]|\[REDACTED:)(?P<a>[^\s\"'][^\s\"']{{2,511}})"
+        ),
+        ("mysql", "mariadb", "redis-cli"),
     ),
     Detector(
         "command_line",
