@@ -6,6 +6,7 @@ the result again changes nothing; the text around stays readable."""
 
 from __future__ import annotations
 
+import base64
 import string
 
 import pytest
@@ -231,3 +232,14 @@ def test_a_client_command_as_an_argv_list_loses_its_password() -> None:
 )
 def test_flags_and_settings_that_hold_no_password_are_kept(text: str) -> None:
     assert Scrubber().text(text) == text
+
+
+@pytest.mark.parametrize("scheme", ["basic", "BASIC", "bAsIc"])
+def test_basic_credentials_are_found_whatever_the_schemes_case(scheme: str) -> None:
+    """The scheme's name is case-insensitive (RFC 7617): a proxy log's ``basic ...`` or a
+    client's ``BASIC ...`` carried the same ``user:password`` as ``Basic ...``."""
+    credentials = base64.b64encode(b"deploy:" + PASSWORD.encode()).decode()
+    for text in (f"{scheme} {credentials}", f"proxy sent {scheme} {credentials} upstream"):
+        out = Scrubber().text(text)
+        assert_scrubbed(out, credentials, "basic_auth")
+    assert Scrubber().text("a basic understanding of it") == "a basic understanding of it"

@@ -425,7 +425,7 @@ BUILT_IN: tuple[Detector, ...] = (
     ),
     Detector(
         "basic_auth",
-        _rx(r"Basic\s{1,3}(?P<secret>[A-Za-z0-9+/]{6,}={0,2})"),
+        _rx(r"(?i:basic)\s{1,3}(?P<secret>[A-Za-z0-9+/]{6,}={0,2})"),
         ("basic",),
         basic_credentials,
     ),
