@@ -243,3 +243,41 @@ def test_basic_credentials_are_found_whatever_the_schemes_case(scheme: str) -> N
         out = Scrubber().text(text)
         assert_scrubbed(out, credentials, "basic_auth")
     assert Scrubber().text("a basic understanding of it") == "a basic understanding of it"
+
+
+# --- look-alike characters -----------------------------------------------------------------------
+def fullwidth(text: str) -> str:
+    """``text`` as an East Asian input method types it: each ASCII character's fullwidth form."""
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        fullwidth("PASSWORD=") + "{}",
+        "password" + fullwidth("=") + "{}",
+        "DB_PASSWORD" + fullwidth(":") + "\u3000{}",  # and the ideographic space
+        "p\u0430ssword={}",  # a Cyrillic a in the label
+        "\u0455ecret_key: {}",  # a Cyrillic s
+        fullwidth("API_KEY=") + "{}",
+    ],
+)
+def test_a_label_written_in_look_alike_characters_still_hides_its_value(text: str) -> None:
+    """A label typed with fullwidth characters (an East Asian input method) or with a Cyrillic
+    letter drawn as the Latin one read as no label: its value went out."""
+    out = Scrubber().text(text.format(PASSWORD))
+    assert_scrubbed(out, PASSWORD, "key_value")
+    assert Scrubber().text(out) == out
+
+
+def test_a_key_in_fullwidth_characters_is_found_and_prose_in_other_scripts_kept() -> None:
+    key = F["openai_api_key"]
+    out = Scrubber().text(f"\u952e {fullwidth(key)} \u3002")
+    assert out == f"\u952e [REDACTED:openai_api_key len={len(key)}] \u3002"
+    for prose in (
+        "\u041f\u0440\u0438\u0432\u0435\u0442, \u043c\u0438\u0440: "
+        "\u0441\u0435\u043a\u0440\u0435\u0442",
+        "\u5bc6\u7801\uff1a\u8bf7\u8f93\u5165\uff0c\u8c22\u8c22",
+        fullwidth("hello") + "\u3000" + fullwidth("world"),
+    ):
+        assert Scrubber().text(prose) == prose

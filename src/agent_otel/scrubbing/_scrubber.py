@@ -29,7 +29,7 @@ from agent_otel._guard import report
 from agent_otel._plain import TRUNCATION_MARK, a_kind, items_of, plain_value, shown, text_of
 
 from ._detectors import BUILT_IN, Detector, named_rows, random_value
-from ._encoded import base64_json, may_hold, views
+from ._encoded import base64_json, lookalike_view, may_hold, views
 from ._keys import is_secret_key, names_a_key, normalise, words
 
 Found = Callable[[str], None]
@@ -204,6 +204,7 @@ class Scrubber:
         if short and not (
             ":" in text or "=" in text or "asic" in text or "ASIC" in text or " -p" in text
             or "--" in text or "<" in text or "," in text or may_hold(text)
+            or not text.isascii()
         ):  # fmt: skip
             return text  # too short for every built-in detector but those these hold
         for _ in range(_PASSES):
@@ -222,6 +223,9 @@ class Scrubber:
         if may_hold(text):  # an encoded secret: found decoded, redacted as it was encoded
             for view in views(text):
                 spans.extend((*view.span(s, e), n) for s, e, n in self._spans(view.text))
+        folded = lookalike_view(text)  # fullwidth PASSWORD=, a Cyrillic letter in a label
+        if folded is not None:
+            spans.extend((*folded.span(s, e), n) for s, e, n in self._spans(folded.text))
         if spans and "[REDACTED:" in text:
             spans = _outside_markers(text, spans)
         return _replace(text, spans, found) if spans else text
