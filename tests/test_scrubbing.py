@@ -645,6 +645,13 @@ HOSTILE = [
     "sshpass -p ", "login -u a", "-u a:", "login -p a", "&sig=[REDACTED:sas_signature len=9]",
     "name: token\n", "name: password, value", "password\n  input_value", "token\n ",
     "password: '", 'token : "a',
+    # every separator and punctuation a labelled value may hold; a flag glued to a word
+    "-", "x--api-key", "x--password a", "://a:b/", "://a:1/", "password: str", "password: a[",
+    "password: |\n ", 'password="\\', "password:a1<", "password=a<", "password => ",
+    "password := ", "password=a>", 'key="password" value="', "mysql -p", "redis-cli -a ",
+    "a_key=", "aKey: '", "a_key=0a", "key=" + "0a" * 16,
+    "\u0430", "\uff50\uff41\uff53\uff53\uff57\uff4f\uff52\uff44\uff1d", "\u043f\u0430: \u0441 ",
+    "\u5bc6\u7801\uff1a",
 ]  # fmt: skip
 
 

@@ -108,6 +108,18 @@ def key_body(value: str) -> bool:
     return looks_random(value) or hex_body(value[max(value.rfind("_"), value.rfind("-")) + 1 :])
 
 
+def random_value(value: str) -> bool:
+    """A value that is a key, not a name: lower-case hex (:func:`hex_body`), or 20+ random
+    letters of both cases and a digit (base64 included). ``sort_key=created_at``,
+    ``cache_key=user:42`` and a UUID are names."""
+    if _UUID.fullmatch(value):  # an idempotency or request key: an id
+        return False
+    return hex_body(value.lower()) or (len(value) >= 20 and looks_random(value))
+
+
+_UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
+
+
 def has_digit(value: str) -> bool:
     return any(c.isdigit() for c in value)
 
@@ -133,9 +145,15 @@ _KEY_WORDS = text_names()
 _ITEM = r"[\"'],[ \t]{0,3}[\"']"  # between two items of a list's repr: ', '
 _ARG = rf"(?:[ \t]{{1,3}}|{_ITEM})"  # between two arguments of a command, or items of argv
 _KEY_ANCHORS = ("pass", "pwd", "secret", "key", "token", "credential", "cookie", "bearer")
-# A key=value value: to a space or quote; "&" or ";" may be in a password, but not "&name=",
-# which starts the next parameter of a query string (kept readable).
-_BARE = r"(?P<bare>(?:[^\s\"'<>&]|&(?![a-z_][a-z0-9_.-]{0,64}=)){3,512})"
+# A key=value value: to a space or quote; "&", ";", "<" or ">" may be in a password (a
+# generated one holds symbols), but not "&name=", which starts the next parameter of a query
+# string (kept readable), nor a closing tag's "</" after it, nor the ">" that closes a tag.
+_PUNCT = r"<(?!/)|>(?![<\s]|$)"
+# A quoted value: any character but its quote and a line end; a backslash escapes the next
+# (a JSON or repr string: "p\"w" and "a\\b" are one value each).
+_DQ = r'(?:[^"\\\n]|\\.)'
+_SQ = r"(?:[^'\\\n]|\\.)"
+_BARE = rf"(?P<bare>(?:[^\s\"'<>&]|{_PUNCT}|&(?![a-z_][a-z0-9_.-]{{0,64}}=)){{3,512}})"
 
 
 def credential_like(value: str) -> bool:
@@ -164,13 +182,18 @@ def named_rows(names: str, anchors: tuple[str, ...], pair_also: str = "") -> tup
             # (a tool's arguments, a settings model): the field's location on its line, its
             # input_value on the next.
             _rx(
-                rf"(?:{names})(?:(?:[\"']\s{{0,3}}[:=]|\s{{0,3}}=)\s{{0,3}}"
+                rf"(?:{names})(?:(?:[\"']\s{{0,3}}(?:=>|[:=])|\s{{0,3}}(?:=>?|:=))\s{{0,3}}"
                 r"(?!b?[\"']?\[redacted:)"  # a value already replaced (idempotent)
                 r"(?!(?:none|null|true|false)(?![a-z0-9_]))"  # token=None: a kwargs default
-                r"(?:b?\"(?P<dq>[^\"\\\n]{3,512})\"|b?'(?P<sq>[^'\\\n]{3,512})'|" + _BARE + ")"
-                r"|[ \t]{0,3}:[ \t]{1,3}(?!b?[\"']\[redacted:)"
-                r"(?:b?\"(?P<ydq>[^\"\\\n]{3,512})\"|b?'(?P<ysq>[^'\\\n]{3,512})')"
-                r"|[ \t]{0,3}:[ \t]{1,3}(?!\[redacted:)(?P<checked>[^\s\"'<>,;]{8,512})"
+                rf"(?:b?\"(?P<dq>{_DQ}{{3,512}})\"|b?'(?P<sq>{_SQ}{{3,512}})'|" + _BARE + ")"
+                r"|[ \t]{0,3}:[ \t]{0,3}(?:[a-z_][a-z0-9_.]{0,40}(?:\[[^\]\n]{0,40}\])?"
+                r"(?:[ \t]{0,3}\|[ \t]{0,3}none)?[ \t]{0,3}=[ \t]{0,3})?(?!b?[\"']\[redacted:)"
+                rf"(?:b?\"(?P<ydq>{_DQ}{{3,512}})\"|b?'(?P<ysq>{_SQ}{{3,512}})')"
+                r"|[ \t]{0,3}:[ \t]{1,3}[|>][-+0-9]{0,2}[ \t]{0,8}\r?\n[ \t]{1,40}"
+                r"(?!\[redacted:)(?P<block>[^\s][^\n]{2,511})"
+                r"|[ \t]{0,3}:[ \t]{0,3}(?!\[redacted:)"
+                rf"(?P<checked>(?<=[ \t])(?:[^\s\"'<>,]|{_PUNCT}|,(?!\s)){{8,512}}"
+                r"|(?<=:)[^\s\"'<>,@/]{8,512})"  # key:value, a URL's user:password@ is not
                 r"|[\"']?\r?\n[ \t]{1,8}[^\n]{0,400}?input_value=(?!b?[\"']?\[redacted:)"
                 r"(?:b?'(?P<psq>[^'\\\n]{1,512})'|b?\"(?P<pdq>[^\"\\\n]{1,512})\""
                 r"|(?P<pbare>[^\s,\]]{1,512})))"
@@ -211,12 +234,27 @@ def named_rows(names: str, anchors: tuple[str, ...], pair_also: str = "") -> tup
         Detector(
             "command_line",
             _rx(
-                rf"--(?<![a-z0-9_-]--)[a-z0-9_-]{{0,40}}?(?:{names})(?:[ \t]{{1,3}}"
-                r"(?![-$]|\[redacted:)(?:\"(?P<dq>[^\"\\\n$]{3,512})\"|'(?P<sq>[^'\\\n]{3,512})'"
-                r"|(?P<bare>[^\s\"'<>;|&$`]{3,512}))"
+                # a flag that starts a word may have a prefix (--db-password); one glued to
+                # the text before it (another secret's end: ghp_...--password) is its name
+                rf"--(?:(?<![a-z0-9_-]--)[a-z0-9_-]{{0,40}}?)?(?:{names})(?:[ \t]{{1,3}}"
+                r"(?!-|\$[a-z_{(]|\[redacted:)"
+                rf"(?:\"(?!\$[a-z_{{(])(?P<dq>{_DQ}{{3,512}})\""
+                rf"|'(?P<sq>{_SQ}{{3,512}})'|(?P<bare>[^\s\"'`]{{3,512}}))"
                 rf"|{_ITEM}(?![-$]|\[redacted:)(?P<item>[^\"'\\\n]{{3,512}}))"
             ),
             ("--",),
+            lower=True,
+        ),
+        Detector(
+            "key_value",
+            # a setting as an XML element's attributes: .NET's <add key="DbPassword"
+            # value="..."/>, Spring's and Ant's <property name="password" value="..."/>
+            _rx(
+                r"(?:key|name)\s{0,3}=\s{0,3}[\"'][a-z0-9_.:-]{0,40}?"
+                rf"(?:{names})[\"']\s{{1,3}}value\s{{0,3}}=\s{{0,3}}(?![\"']\[redacted:)"
+                r"(?:\"(?P<dq>[^\"\n]{1,512})\"|'(?P<sq>[^'\n]{1,512})')"
+            ),
+            anchors,
             lower=True,
         ),
         Detector(
@@ -324,7 +362,13 @@ BUILT_IN: tuple[Detector, ...] = (
         # scheme://user:password@host (the user may be empty: redis://:password@host): the
         # whole userinfo, to the last "@" before the path (a password written with an "@"
         # unescaped, p@ss, goes whole); each part bounded (no \s / ? #)
-        _rx(r"://(?P<secret>[^\s/?#@:\"'<>\\]{0,256}:[^\s/?#\"'<>\\]{1,256})@"),
+        # A password holding "/", "?" or "#" unescaped (base64's "/") runs to the first "@"
+        # (not a port: host:8080/@user is a path)
+        _rx(
+            r"://(?:(?P<secret>[^\s/?#@:\"'\\]{0,256}:[^\s/?#\"'\\]{1,256})@"
+            r"|(?P<slashed>[^\s/?#@:\"'\\]{0,256}:(?![0-9]{1,5}(?:/|$))"
+            r"[^\s@:\"'\\]{1,256}?)@)"
+        ),
         ("://",),
     ),
     Detector(
@@ -381,11 +425,24 @@ BUILT_IN: tuple[Detector, ...] = (
     ),
     Detector(
         "basic_auth",
-        _rx(r"Basic\s{1,3}(?P<secret>[A-Za-z0-9+/]{6,}={0,2})"),
+        _rx(r"(?i:basic)\s{1,3}(?P<secret>[A-Za-z0-9+/]{6,}={0,2})"),
         ("basic",),
         basic_credentials,
     ),
     *named_rows(_KEY_WORDS, _KEY_ANCHORS, pair_also="authorization"),
+    Detector(
+        "key_value",
+        # a label that ends in "key" after another word (AZURE_OPENAI_KEY, storage_key,
+        # searchAdminKey, "license-key") over a value that is random, not a name: Azure's
+        # keys are 32 hex digits or 84 letters and digits, a storage key base64
+        _rx(
+            r"key(?:(?<=[a-z0-9][_.-]key)|(?<=[a-z0-9]key))[\"']?\s{0,3}[:=]\s{0,3}(?!\[redacted:)"
+            r"[\"']?(?P<secret>[a-z0-9+/_-]{20,512}={0,2})"
+        ),
+        ("key",),
+        random_value,
+        lower=True,
+    ),
     # more of a shell command's credentials: sshpass -p / docker login -p VALUE, curl -u
     # user:password, as a line or an argv list's repr; each form from its literal
     Detector(
@@ -396,6 +453,19 @@ BUILT_IN: tuple[Detector, ...] = (
         ),
         ("sshpass", "login"),
         lower=True,
+    ),
+    Detector(
+        "command_line",
+        # a database client's password flag, as a line or an argv list's repr: mysql's (and
+        # mysqldump's, MariaDB's) -pSECRET, glued (-p alone prompts; -P is the port), and
+        # redis-cli -a SECRET; within a line of the command's name
+        _rx(
+            r"(?i:mysql[a-z]{0,8}|mariadb[a-z-]{0,10})(?=[ \t\"',])[^\n|;&]{0,200}?[ \t\"']"
+            r"-p(?P<p>[^\s\"'\[][^\s\"']{2,511})"
+            r"|(?i:redis-cli)(?=[ \t\"',])[^\n|;&]{0,200}?[ \t\"']-a(?:[ \t]{1,3}|"
+            rf"{_ITEM})(?!-|\$[A-Za-z_{{(]|\[REDACTED:)(?P<a>[^\s\"'][^\s\"']{{2,511}})"
+        ),
+        ("mysql", "mariadb", "redis-cli"),
     ),
     Detector(
         "command_line",

@@ -155,6 +155,35 @@ def _character(
     return chr(int(hex_byte or unicode or hex_char or "0", 16))
 
 
+# Characters that read as ASCII: the fullwidth forms (U+FF01 to U+FF5E, as an East Asian
+# input method types PASSWORD=, and the ideographic space) and the Cyrillic letters drawn as
+# Latin ones (a Cyrillic a in "password"). One character each, so a find maps back one to one.
+_CYRILLIC = "\u0430\u0435\u043e\u0440\u0441\u0455\u0456\u0458\u0445\u0443"  # a e o p c s i j x y
+_CYRILLIC_UPPER = (
+    "\u0410\u0412\u0415\u041a\u041c\u041d\u041e\u0420\u0421\u0405\u0406\u0408\u0422\u0425"
+)
+_LOOKALIKES = {
+    **{chr(code): chr(code - 0xFEE0) for code in range(0xFF01, 0xFF5F)},
+    "\u3000": " ",
+    **dict(zip(_CYRILLIC + _CYRILLIC_UPPER, "aeopcsijxyABEKMHOPCSIJTX", strict=True)),
+}
+_FOLD = str.maketrans(_LOOKALIKES)
+_LOOKALIKE = re.compile("[" + "".join(sorted(_LOOKALIKES)) + "]")
+
+
+def lookalike_view(text: str) -> View | None:
+    """``text`` with each look-alike character read as the ASCII one it is drawn as; None for
+    an ASCII text or one without any. A C-speed translation decides; the positions are one
+    regex pass: linear."""
+    if text.isascii():
+        return None
+    folded = text.translate(_FOLD)
+    if folded == text:
+        return None
+    positions = [found.start() for found in _LOOKALIKE.finditer(text)]
+    return View(folded, positions, positions, [at + 1 for at in positions], None)
+
+
 _BASE64_JSON = re.compile(r"eyJ[A-Za-z0-9+/_-]{12,}={0,2}")
 """Base64 of a JSON object (``{"`` encodes as ``eyJ``), standard or URL-safe alphabet."""
 

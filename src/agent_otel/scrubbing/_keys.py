@@ -80,3 +80,15 @@ def is_secret_key(key: str, extra: frozenset[str] = frozenset()) -> bool:
 def normalise(names: Iterable[str]) -> frozenset[str]:
     """User-given key names in the form :func:`is_secret_key` compares them."""
     return frozenset("".join(words(name)) for name in names)
+
+
+@lru_cache(maxsize=1024)
+def names_a_key(key: str) -> bool:
+    """Whether ``key`` ends in the word ``key`` after another (``azure_openai_key``,
+    ``storageKey``, ``LICENSE-KEY``): a value under it is a secret when it is random, not a
+    name (:func:`~._detectors.random_value`); ``key`` alone, and ``sort_key``'s names, are
+    not."""
+    if len(key) > 64:
+        return False
+    parts = words(key)
+    return len(parts) >= 2 and parts[-1] == "key"

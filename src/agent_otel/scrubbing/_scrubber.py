@@ -28,9 +28,9 @@ from typing import Any
 from agent_otel._guard import report
 from agent_otel._plain import TRUNCATION_MARK, a_kind, items_of, plain_value, shown, text_of
 
-from ._detectors import BUILT_IN, Detector, named_rows
-from ._encoded import base64_json, may_hold, views
-from ._keys import is_secret_key, normalise, words
+from ._detectors import BUILT_IN, Detector, named_rows, random_value
+from ._encoded import base64_json, lookalike_view, may_hold, views
+from ._keys import is_secret_key, names_a_key, normalise, words
 
 Found = Callable[[str], None]
 CALLBACK = "callback"
@@ -46,7 +46,7 @@ DETECTORS = tuple(dict.fromkeys(d.name for d in BUILT_IN))
 SHORT = 20
 """Below this length (an AWS key id's) only the detectors of a labelled value can match (a URL,
 key=value, Basic, a command's flag, an XML element, a pair), and they need ``:``, ``=``,
-``Basic``, `` -p``, ``--``, ``<`` or ``,``."""
+``Basic`` (any case), `` -p``, ``--``, ``<`` or ``,``."""
 _REMEMBER, _REMEMBERED = 128, 2048  # clean strings a Scrub remembers: how long, how many
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
@@ -55,6 +55,12 @@ def _ignore(name: str) -> None:
     return None
 
 
+_PASSES = 4
+"""How many times :meth:`Scrubber.text` reads a text at most: once more after each pass that
+replaced something, since a detector that wants a boundary before its literal (a flag's
+``--``, a hex key's ``sk-``) may be looking at a secret another detector replaced in the same
+pass (``ghp_...--password VALUE``): what a second scrub would find is found by the first.
+Only a text that held a secret pays for more than one pass."""
 _MARKER = re.compile(r"\[REDACTED:[A-Za-z0-9_.:-]{1,64} len=([0-9]{1,12})\]")
 MARGIN = 4096
 """Characters scrubbed past where a text will be cut (:meth:`Scrub.prefix`): a secret the cut
@@ -196,21 +202,33 @@ class Scrubber:
         """``text`` with every secret the detectors recognise replaced by its marker."""
         short = self._short and len(text) < SHORT
         if short and not (
-            ":" in text or "=" in text or "Basic" in text or " -p" in text or "--" in text
-            or "<" in text or "," in text or may_hold(text)
+            ":" in text or "=" in text or "asic" in text or "ASIC" in text or " -p" in text
+            or "--" in text or "<" in text or "," in text or may_hold(text)
+            or not text.isascii()
         ):  # fmt: skip
             return text  # too short for every built-in detector but those these hold
+        for _ in range(_PASSES):
+            scrubbed = self._pass(text, found)
+            if scrubbed is text:
+                break
+            text = scrubbed
+        if self.callback is not None:
+            text = self._called_back(text, found)
+        return text
+
+    def _pass(self, text: str, found: Found) -> str:
+        """``text`` with what the detectors find in it (and in its decoded views) replaced;
+        the same object when they find nothing."""
         spans = self._spans(text)
         if may_hold(text):  # an encoded secret: found decoded, redacted as it was encoded
             for view in views(text):
                 spans.extend((*view.span(s, e), n) for s, e, n in self._spans(view.text))
+        folded = lookalike_view(text)  # fullwidth PASSWORD=, a Cyrillic letter in a label
+        if folded is not None:
+            spans.extend((*folded.span(s, e), n) for s, e, n in self._spans(folded.text))
         if spans and "[REDACTED:" in text:
             spans = _outside_markers(text, spans)
-        if spans:
-            text = _replace(text, spans, found)
-        if self.callback is not None:
-            text = self._called_back(text, found)
-        return text
+        return _replace(text, spans, found) if spans else text
 
     def _called_back(self, text: str, found: Found) -> str:
         """The callback's text; failing closed: a callback that raises or returns what is no
@@ -269,7 +287,9 @@ class Scrubber:
             slot = self._value_slot(value)
             for key, item in value.items():
                 name = self.text(key, found) if type(key) is str else key
-                if type(key) is str and (key is slot or is_secret_key(key, self._keys)):
+                if type(key) is str and (
+                    key is slot or is_secret_key(key, self._keys) or _random_key(key, item)
+                ):
                     fixed = _redact_all(item, found, depth + 1)
                 else:
                     fixed = self.value(item, found, depth + 1)
@@ -346,7 +366,7 @@ class Scrubber:
             slot = self._value_slot(value)
             return {
                 key: _redact_all(item, found, depth + 1)
-                if key is slot or is_secret_key(key, self._keys)
+                if key is slot or is_secret_key(key, self._keys) or _random_key(key, item)
                 else self.tree(item, found, depth + 1)
                 for key, item in value.items()
             }
@@ -374,6 +394,12 @@ class Scrubber:
             return self.text(text, found)
         fixed = self.value(parsed, found, depth)
         return text if fixed is parsed else json.dumps(fixed, ensure_ascii=False)
+
+
+def _random_key(key: str, item: Any) -> bool:
+    """``item`` is a random string under a key named ``..._key`` (``azure_openai_key``): the
+    same rule as the text's ``AZURE_OPENAI_KEY=...`` (:func:`random_value`)."""
+    return type(item) is str and names_a_key(key) and random_value(item)
 
 
 def _outside_markers(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:

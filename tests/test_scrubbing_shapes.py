@@ -1,0 +1,283 @@
+"""Credentials in the shapes production text writes them, as an outside tester pushes them
+through the default scrubber: a flag glued to the end of another secret, a labelled value
+whatever its punctuation and whatever the label's separator, a ``*_KEY`` label over a random
+value, a client's password flag. Each is replaced by a scrub that runs once, and scrubbing
+the result again changes nothing; the text around stays readable."""
+
+from __future__ import annotations
+
+import base64
+import string
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agent_otel import Scrubber
+from test_scrubbing import ALNUM, HEX, assert_scrubbed, fakes
+
+F = fakes()
+PASSWORD = "Zq9x" + "Hunter2Abc"
+FLAGS = (" --password ", "--password ", "--api-key=", "--client-secret ", "--token=")
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(sorted(F.values())), st.sampled_from(FLAGS), st.text(max_size=20))
+def test_a_flag_glued_to_the_end_of_a_secret_loses_its_value_in_one_scrub(
+    secret: str, flag: str, after: str
+) -> None:
+    """A flag whose ``--`` follows another detector's secret (``ghp_...--password VALUE``:
+    words joined by a log line or an f-string) was read as glued to a word, so not a flag, on
+    the first scrub; the second, seeing a marker before the ``--``, found its value."""
+    text = secret + flag + PASSWORD + (" " + after if after else "")
+    once = Scrubber().text(text)
+    assert_scrubbed(once, PASSWORD)
+    assert_scrubbed(once, secret)
+    assert Scrubber().text(once) == once
+
+
+# --- a labelled value, whatever its punctuation ---------------------------------------------
+SYMBOLS = "!#$%*+,.:;<=>?@[]^_{|}~"
+CONTAINERS = {
+    "env": "DB_PASSWORD={}",
+    "ini": "[db]\npassword = {}\nhost = db.internal\n",
+    "dsn": "host=db user=app password={} dbname=prod",
+    "json": '{{"password": "{}", "user": "app"}}',
+    "yaml_quoted": 'db:\n  password: "{}"\n  pool: 5',
+    "yaml": "db:\n  password: {}\n  pool: 5",
+    "flag": "mytool --password={} --verbose",
+    "flag_space": "mytool --password {} --verbose",
+    "kwargs": "connect(host='db', password='{}')",
+}
+
+
+def generated_password() -> st.SearchStrategy[str]:
+    """A password as generators make them: letters, digits and symbols, starting with a letter
+    (a leading ``-`` or ``$x`` reads as a flag or a variable; an unquoted YAML value needs a
+    letter and a digit), without the few pairs that end a value wherever it is written
+    (``</``, ``><``)."""
+    body = st.text(st.sampled_from(ALNUM + SYMBOLS), min_size=7, max_size=30)
+    letters = st.sampled_from(string.ascii_letters)
+    return st.builds(lambda head, rest: head + "9" + rest, letters, body).filter(
+        lambda p: "</" not in p and "><" not in p
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(sorted(CONTAINERS)), generated_password())
+def test_a_labelled_password_with_symbols_leaves_nothing_of_itself(
+    container: str, password: str
+) -> None:
+    """A value after its label was cut at the first ``<``, ``>``, ``;``, ``,``, ``|`` or ``$``
+    (and not found at all when fewer than three characters came before it), and a quoted one
+    holding a backslash was not found: the rest of a generated password was exported."""
+    if container == "json":
+        password = password.replace("\\", "")  # json.dumps would escape it: its own case below
+    out = Scrubber().text(CONTAINERS[container].format(password))
+    assert_scrubbed(out, password)
+    assert Scrubber().text(out) == out
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.text(st.sampled_from(ALNUM + "!$*+,.;=<>[]^_{|}~/"), min_size=7, max_size=30).filter(
+        lambda p: not p.split("/", 1)[0].isdigit()  # digits then "/": a port and a path
+    )
+)
+def test_a_url_password_with_symbols_or_a_slash_leaves_nothing_of_itself(password: str) -> None:
+    """A password written into a URL unescaped (base64's ``/``, a generator's ``<`` or ``;``)
+    was not found: ``postgres://app:ab/cd@db`` went out whole."""
+    password = "Zq9" + password
+    for text in (
+        f"could not connect to postgres://app:{password}@db.internal:5432/prod",
+        f"mongodb+srv://ops:{password}@cluster0.example.net/db?retryWrites=true",
+    ):
+        out = Scrubber().text(text)
+        assert_scrubbed(out, password)
+        assert "db.internal:5432/prod" in out or "cluster0.example.net/db" in out
+
+
+def test_a_port_and_a_path_with_an_at_sign_are_no_credentials() -> None:
+    for text in ("https://example.com:443/@alice", "http://localhost:3000/u/@me?x=1"):
+        assert Scrubber().text(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ('"password" => "{}"', "ruby_or_php_hash"),
+        ("password => {}", "arrow"),
+        ('password := "{}"', "go"),
+        ("password:{}", "no_space"),
+        ('password:"{}"', "no_space_quoted"),
+        ('password: str = "{}"', "annotated"),
+        ('api_key: Optional[str] = "{}"', "annotated_optional"),
+        ('client_secret: str | None = "{}"', "annotated_union"),
+        ("db:\n  password: |\n    {}\n  pool: 5", "yaml_block"),
+        ("password: >-\n  {}\n", "yaml_folded"),
+        ('{{"password": "{}\\"x"}}', "json_escaped_quote"),
+        ("{{'password': '{}\\\\x'}}", "repr_backslash"),
+    ],
+    ids=lambda v: v if "{" not in v else None,
+)
+def test_every_separator_between_a_label_and_its_value(text: str, secret: str) -> None:
+    """``=>`` (Ruby, PHP), ``:=`` (Go), ``key:value`` with no space, a type annotation
+    (``password: str = "..."``, a settings class), a YAML block scalar, a quoted value holding
+    an escape: the label was there, the value went out."""
+    del secret
+    out = Scrubber().text(text.format(PASSWORD))
+    assert_scrubbed(out, PASSWORD, "key_value")
+    assert Scrubber().text(out) == out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password: must be 8 chars",
+        "the password:",
+        "password: str = Field(...)",
+        "https://x-access-token@github.com/o/r.git",
+    ],
+)
+def test_a_label_in_prose_keeps_its_words(text: str) -> None:
+    assert Scrubber().text(text) == text
+
+
+# --- a label that ends in "key", over a random value -----------------------------------------
+KEY_LABELS = ("AZURE_OPENAI_KEY", "storage_key", "searchAdminKey", "license-key", "SPEECH_KEY")
+RANDOM_KEYS = st.one_of(
+    st.text(st.sampled_from(HEX), min_size=32, max_size=32).filter(
+        lambda k: not k.isdigit() and any(c.isdigit() for c in k)
+    ),  # an Azure AI services key
+    st.builds(lambda k: "Zq9" + k, st.text(st.sampled_from(ALNUM), min_size=30, max_size=81)),
+    st.builds(lambda k: "Zq9" + k + "==", st.text(st.sampled_from(ALNUM + "+/"), min_size=40)),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from(KEY_LABELS),
+    RANDOM_KEYS,
+    st.sampled_from(("{}={}", "{}: {}", '"{}": "{}"', "export {}='{}'")),
+)
+def test_a_random_value_under_a_key_label_is_a_secret_in_text_and_content(
+    label: str, key: str, form: str
+) -> None:
+    """``AZURE_OPENAI_KEY`` (Azure's own variable name), ``storage_key``, ``searchAdminKey``:
+    the key names' table has ``api key`` and ``access key``, not every service's ``*_KEY``,
+    so a 32-hex-digit Azure key under one went out in text and in tool arguments alike."""
+    out = Scrubber().text(form.format(label, key))
+    assert_scrubbed(out, key, "key_value")
+    assert label in out
+    content = Scrubber().value({label: key, "region": "westeurope"})
+    assert content == {label: f"[REDACTED:key_name len={len(key)}]", "region": "westeurope"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "sort_key=created_at",
+        "cache_key=user:42",
+        "primary_key: id",
+        "idempotency_key=550e8400-e29b-41d4-a716-446655440000",
+        "partition_key: tenant-eu-west",
+        "key=3f9a1c7e5b2d4f6a8c0e1b3d5f7a9c2e",  # "key" alone says nothing (docs: known limits)
+    ],
+)
+def test_a_key_label_over_a_name_or_an_id_is_kept(text: str) -> None:
+    assert Scrubber().text(text) == text
+    name, _, value = text.replace(": ", "=").partition("=")
+    assert Scrubber().value({name: value}) == {name: value}
+
+
+# --- a client's password flag, a setting as XML attributes -------------------------------------
+@pytest.mark.parametrize(
+    "text",
+    [
+        "mysql -h db.internal -uroot -p{} prod",
+        "mysqldump -u root -p{} --all-databases > dump.sql",
+        "mariadb -u app -p{}",
+        "Command '['mysql', '-uroot', '-p{}', 'prod']' returned non-zero exit status 1.",
+        "redis-cli -h cache -a {} ping",
+        "['redis-cli', '-a', '{}', 'INFO']",
+        '<add key="DbPassword" value="{}"/>',
+        "<property name='password' value='{}'/>",
+    ],
+)
+def test_a_clients_password_flag_and_an_xml_setting_lose_their_value(text: str) -> None:
+    """``mysql -pSECRET`` (the form mysql's own docs show), ``redis-cli -a SECRET``, .NET's
+    ``<add key="DbPassword" value="..."/>``: the value sat beside its label in a form no
+    detector read."""
+    out = Scrubber().text(text.format(PASSWORD))
+    assert_scrubbed(out, PASSWORD)
+    assert Scrubber().text(out) == out
+
+
+def test_a_client_command_as_an_argv_list_loses_its_password() -> None:
+    argv = ["mysql", "-uroot", "-p" + PASSWORD, "prod"]
+    out = Scrubber().value({"argv": argv})["argv"]
+    assert out[:2] == ["mysql", "-uroot"] and out[3] == "prod"
+    assert_scrubbed(out[2], PASSWORD, "command_line")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "mysql -u root -p prod",  # -p alone prompts: prod is the database
+        "mysql -h db -P 3306 -u root",  # -P is the port
+        "redis-cli -a $REDIS_PASSWORD ping",
+        '<add key="Timeout" value="30"/>',
+        "pip install -p mysql",
+    ],
+)
+def test_flags_and_settings_that_hold_no_password_are_kept(text: str) -> None:
+    assert Scrubber().text(text) == text
+
+
+@pytest.mark.parametrize("scheme", ["basic", "BASIC", "bAsIc"])
+def test_basic_credentials_are_found_whatever_the_schemes_case(scheme: str) -> None:
+    """The scheme's name is case-insensitive (RFC 7617): a proxy log's ``basic ...`` or a
+    client's ``BASIC ...`` carried the same ``user:password`` as ``Basic ...``."""
+    credentials = base64.b64encode(b"deploy:" + PASSWORD.encode()).decode()
+    for text in (f"{scheme} {credentials}", f"proxy sent {scheme} {credentials} upstream"):
+        out = Scrubber().text(text)
+        assert_scrubbed(out, credentials, "basic_auth")
+    assert Scrubber().text("a basic understanding of it") == "a basic understanding of it"
+
+
+# --- look-alike characters -----------------------------------------------------------------------
+def fullwidth(text: str) -> str:
+    """``text`` as an East Asian input method types it: each ASCII character's fullwidth form."""
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        fullwidth("PASSWORD=") + "{}",
+        "password" + fullwidth("=") + "{}",
+        "DB_PASSWORD" + fullwidth(":") + "\u3000{}",  # and the ideographic space
+        "p\u0430ssword={}",  # a Cyrillic a in the label
+        "\u0455ecret_key: {}",  # a Cyrillic s
+        fullwidth("API_KEY=") + "{}",
+    ],
+)
+def test_a_label_written_in_look_alike_characters_still_hides_its_value(text: str) -> None:
+    """A label typed with fullwidth characters (an East Asian input method) or with a Cyrillic
+    letter drawn as the Latin one read as no label: its value went out."""
+    out = Scrubber().text(text.format(PASSWORD))
+    assert_scrubbed(out, PASSWORD, "key_value")
+    assert Scrubber().text(out) == out
+
+
+def test_a_key_in_fullwidth_characters_is_found_and_prose_in_other_scripts_kept() -> None:
+    key = F["openai_api_key"]
+    out = Scrubber().text(f"\u952e {fullwidth(key)} \u3002")
+    assert out == f"\u952e [REDACTED:openai_api_key len={len(key)}] \u3002"
+    for prose in (
+        "\u041f\u0440\u0438\u0432\u0435\u0442, \u043c\u0438\u0440: "
+        "\u0441\u0435\u043a\u0440\u0435\u0442",
+        "\u5bc6\u7801\uff1a\u8bf7\u8f93\u5165\uff0c\u8c22\u8c22",
+        fullwidth("hello") + "\u3000" + fullwidth("world"),
+    ):
+        assert Scrubber().text(prose) == prose
