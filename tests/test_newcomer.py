@@ -97,6 +97,50 @@ async def test_what_is_no_stream_is_named(given: object, kind: str) -> None:
             pass
 
 
+def _sync_events() -> Iterator[object]:
+    yield TextDelta(text="x")
+
+
+@pytest.mark.parametrize(
+    ("given", "kind"),
+    [
+        (lambda: [TextDelta(text="x")], "not a list"),
+        (lambda: ScriptedAgent([]), "not a ScriptedAgent"),
+        (lambda: ScriptedAgent([]).stream, "not a method"),  # agent.stream, uncalled
+        (lambda: None, "not a NoneType"),
+        (_sync_events, "not a generator"),
+        (lambda: ScriptedAgent([]).invoke([USER]), "not a coroutine"),
+    ],
+    ids=["list", "agent", "stream uncalled", "None", "sync generator", "coroutine"],
+)
+def test_what_is_no_stream_is_told_at_the_call_that_wraps_it(given: Any, kind: str) -> None:
+    """Wrapping what is no async iterator raised only at the first pull, lines after the
+    mistake (``events = wrapper(agent.stream)`` ... ``async for``): it is told at the call that
+    wrapped it, with nothing recorded and no run named."""
+    telemetry = InMemoryTelemetry()
+    wrapper = telemetry.wrapper()
+    with pytest.raises(TypeError, match=f"wraps an async iterator of agent events, {kind}"):
+        wrapper(given())  # no iteration: the call itself raises
+    assert telemetry.spans() == []
+
+
+async def test_a_wrapper_called_with_no_stream_says_to_call_otel_wrapper_once() -> None:
+    """``stream_wrapper=otel_wrapper()()`` (called twice) got Python's "wrap() missing 1
+    required positional argument: 'stream'", naming a function no page mentions."""
+    agent = ScriptedAgent([LLMCallStart(model="m"), LLMCallEnd()])
+    with pytest.raises(TypeError, match=r"stream_wrapper=otel_wrapper\(\) \(called once, not tw"):
+        await agent.invoke([USER], stream_wrapper=otel_wrapper()())  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize("given", [True, "otel_wrapper", 1])
+async def test_a_stream_wrapper_that_is_no_function_is_told_by_invoke(given: Any) -> None:
+    """``invoke(stream_wrapper=True)`` raised Python's "'bool' object is not callable" from
+    inside the contract: it says what ``stream_wrapper=`` takes."""
+    agent = ScriptedAgent([LLMCallStart(model="m"), LLMCallEnd()])
+    with pytest.raises(TypeError, match=r"stream_wrapper= takes a function of the event stream"):
+        await agent.invoke([USER], stream_wrapper=given)
+
+
 def test_the_wrappers_signature_stays_its_own() -> None:
     import inspect
 
