@@ -217,7 +217,7 @@ def configure(
         checked[k] for k in ("span_processors", "metric_readers", "log_processors")
     )
     if semconv is not None:
-        set_default_semconv(check_semconv(semconv))
+        set_default_semconv(check_semconv(semconv, "configure"))
     quiet_retries()
     resource = _resource(service_name, resource_attributes)
     timeout_s = timeout

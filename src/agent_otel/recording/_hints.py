@@ -20,6 +20,7 @@ from agent_otel._plain import a_kind, shown
 
 __all__ = [
     "PROVIDERS",
+    "OptionTypeError",
     "a_kind",
     "check_provider",
     "did_you_mean",
@@ -30,6 +31,13 @@ __all__ = [
     "hint_untraced",
     "keywords",
 ]
+
+
+class OptionTypeError(TypeError, ValueError):
+    """A value of the wrong type for an option (``semconv=1.41``, ``pending_spans="15"``) that
+    raised ``ValueError`` before it raised ``TypeError`` as every other option's does: both, so
+    an ``except ValueError`` written then still catches it."""
+
 
 P = ParamSpec("P")
 R = TypeVar("R")
