@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import inspect
 import io
 import logging
 import os
@@ -217,6 +218,45 @@ async def test_a_misuse_says_what_to_do(call: object, hint: str) -> None:
 
 def _instrumented(**options: Any) -> object:
     return instrument(ScriptedAgent([]), **options)
+
+
+# configure()'s own options, read from its signature: what a run's entry point does not take
+CONFIGURE_ONLY = sorted(set(inspect.signature(configure).parameters) - {"semconv"})  # (both)
+
+
+@pytest.mark.parametrize("option", CONFIGURE_ONLY)
+@pytest.mark.parametrize("entry", [otel_wrapper, _instrumented], ids=["otel_wrapper", "instrument"])
+def test_an_option_of_configure_given_to_a_run_says_it_belongs_to_configure(
+    entry: Any, option: str
+) -> None:
+    """``otel_wrapper(endpoint=...)``, ``instrument(agent, service_name=...)``: before, only
+    "unexpected keyword argument" (a guessed near name at best), not where the option goes."""
+    with pytest.raises(TypeError, match=f"{option!r} is an option of configure\\(\\), which "):
+        entry(**{option: None})
+
+
+def test_configure_options_told_to_runs_are_configures_own() -> None:
+    assert set(inspect.signature(configure).parameters) == _hints.CONFIGURE_OPTIONS
+
+
+@pytest.mark.parametrize(
+    ("call", "meant"),
+    [
+        (lambda: otel_wrapper(tracer=None), "tracer_provider"),
+        (lambda: otel_wrapper(meter=None), "meter_provider"),
+        (lambda: otel_wrapper(name="greeter"), "agent_name"),  # instrument()'s own word
+        (lambda: _instrumented(session="s-1"), "session_id"),
+        (lambda: _instrumented(capture=True), "capture_content"),
+        (lambda: configure(name="svc"), "service_name"),
+        (lambda: configure(port=9464), "prometheus_port"),
+    ],
+    ids=["tracer", "meter", "name", "session", "capture", "configure name", "configure port"],
+)
+def test_a_shortened_option_name_is_told_the_option(call: Any, meant: str) -> None:
+    """A word of an option's name alone (``tracer`` for ``tracer_provider``) is too far from it
+    by spelling for a guess, so nothing was suggested: the one option with that word is."""
+    with pytest.raises(TypeError, match=f"did you mean {meant!r}\\?"):
+        call()
 
 
 def _evaluated(**options: Any) -> object:

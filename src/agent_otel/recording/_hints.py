@@ -19,6 +19,7 @@ from agent_otel._guard import logger as _log
 from agent_otel._plain import a_kind, shown
 
 __all__ = [
+    "CONFIGURE_OPTIONS",
     "PROVIDERS",
     "OptionTypeError",
     "a_kind",
@@ -99,10 +100,36 @@ PROVIDERS = {
 """The provider options, and the method each provider is asked for its signal with."""
 
 
+CONFIGURE_OPTIONS = frozenset(
+    {
+        "service_name", "endpoint", "protocol", "headers", "timeout", "sampler",
+        "resource_attributes", "console", "console_stream", "prometheus_port",
+        "prometheus_host", "metric_export_interval_millis", "max_queue_size", "span_processors",
+        "tail_sampling", "metric_readers", "log_processors", "set_global",
+        "shutdown_timeout_millis", "semconv",
+    }
+)  # fmt: skip
+"""``configure()``'s options (a test holds this to its signature): one given to a run's
+entry point is told where it belongs."""
+
+
 def did_you_mean(name: str, names: Collection[str]) -> str:
-    """The hint after "unexpected keyword argument": the nearest option, if one is near."""
-    near = difflib.get_close_matches(name, sorted(names), n=1)
-    hint = f": did you mean {near[0]!r}?" if near else ""
+    """The hint after "unexpected keyword argument": the nearest option, if one is near (by
+    spelling, or the one option that has the name as a word: ``tracer`` is
+    ``tracer_provider``, ``name`` is ``agent_name``); for one of ``configure()``'s options
+    that ``names`` lacks, that it belongs to ``configure()``."""
+    if name in CONFIGURE_OPTIONS:  # (never in names: a name they take is not told)
+        return (
+            f": {name!r} is an option of configure(), which builds the providers and exporters "
+            "once per process; a run writes to the providers it is given (tracer_provider=, "
+            "meter_provider=, logger_provider=) or to the global ones configure() set "
+            "(the options: docs/options.md)"
+        )
+    options = sorted(names)
+    near = difflib.get_close_matches(name, options, n=1)
+    if not near:
+        near = [option for option in options if name in option.split("_")]
+    hint = f": did you mean {near[0]!r}?" if len(near) == 1 else ""
     return f"{hint} (the options: docs/options.md)"
 
 
