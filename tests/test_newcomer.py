@@ -858,9 +858,23 @@ def test_telemetry_of_what_is_no_sdk_provider_is_told_at_the_call(
             "a list of events or an agent's stream (agent.stream(messages)), not a ScriptedAgent",
         ),
         (lambda t: asyncio.run(run_script(t, None)), "not a NoneType"),  # type: ignore[arg-type]
+        # a key as one string kept every key it contains; a number raised from inside the tree
+        (
+            lambda t: t.tree(attributes="gen_ai.request.model"),
+            "not one string: pass attributes=['gen_ai.request.model']",
+        ),
+        (lambda t: span_tree([], attributes=1), "span_tree(attributes=...) takes True, False"),
+        (lambda t: span_tree([], attributes=[1]), "takes keys as str, not an int"),
+        (lambda t: t.tree(attributes=(k for k in "ab")), "not a generator"),
+        (lambda t: t.tree(events="no"), "(events=...) takes True or False, not a str"),
+        (lambda t: t.tree(attrs=False), "InMemoryTelemetry.tree() got an unexpected keyword"),
     ],
-    ids=["tree", "outline", "provider", "script-provider", "script-agent", "script-none"],
-)
+    ids=[
+        "tree", "outline", "provider", "script-provider", "script-agent", "script-none",
+        "attributes-one-string", "attributes-int", "attributes-of-ints", "attributes-generator",
+        "events-str", "tree-misspelt",
+    ],
+)  # fmt: skip
 def test_the_test_kit_given_the_wrong_thing_says_what_to_pass(
     otel_telemetry: InMemoryTelemetry, call: Any, told: str
 ) -> None:
