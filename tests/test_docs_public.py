@@ -24,6 +24,8 @@ WIRING = {("Telemetry", "console"), ("Telemetry", "loss"), ("Telemetry", "export
 WIRING |= {("Telemetry", "prometheus_server"), ("Telemetry", "shutdown_timeout_millis")}
 # Set by the code for the SDK while it builds a provider, then restored: no user setting.
 NOT_SETTINGS = {"OTEL_PYTHON_SDK_INTERNAL_METRICS_ENABLED"}
+# The repository's test and build tooling's, named in the code only to be told from a typo.
+NOT_SETTINGS |= {"AGENT_OTEL_CHROMIUM", "AGENT_OTEL_DOCS_SCREENSHOTS", "AGENT_OTEL_TOOLS_CACHE"}
 
 
 def _docs() -> str:

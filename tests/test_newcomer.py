@@ -430,6 +430,40 @@ def _run_alone(code: str) -> subprocess.CompletedProcess[str]:
     return done
 
 
+def test_a_variable_of_our_prefix_we_do_not_read_is_told_with_the_one_meant(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``AGENT_OTEL_SEMCONVV=head`` was ignored without a word: the names stayed v1.41's."""
+    monkeypatch.setenv("AGENT_OTEL_SEMCONVV", "head")
+    monkeypatch.setenv("AGENT_OTEL_PROMETHEUS", "9464")
+    monkeypatch.setenv("AGENT_OTEL_SEMCONV", "v1.41")  # ours: nothing told
+    for _ in range(2):
+        configure("svc", set_global=False, console=False).shutdown()
+    told = [r.getMessage() for r in caplog.records if "is not a variable" in r.getMessage()]
+    assert told == [
+        "agent-otel: AGENT_OTEL_PROMETHEUS is not a variable agent-otel reads, so it is ignored: "
+        "did you mean AGENT_OTEL_PROMETHEUS_PORT? (the variables: docs/configure.md)",
+        "agent-otel: AGENT_OTEL_SEMCONVV is not a variable agent-otel reads, so it is ignored: "
+        "did you mean AGENT_OTEL_SEMCONV? (the variables: docs/configure.md)",
+    ]
+
+
+def test_a_variable_of_our_prefix_is_told_by_the_first_wrapper_without_configure() -> None:
+    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT / 'contract'}"}
+    env["AGENT_OTEL_CAPTURE_CONTENT"] = "true"  # a guess: the variable is OTEL_INSTRUMENTATION_...
+    code = "from agent_otel import otel_wrapper\nfor _ in range(3):\n    otel_wrapper()"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    assert done.stderr.count("AGENT_OTEL_CAPTURE_CONTENT is not a variable agent-otel") == 1
+
+
+def test_the_variables_of_our_prefix_are_those_the_code_reads() -> None:
+    source = "\n".join(p.read_text() for p in sorted((ROOT / "src").rglob("*.py")))
+    read = set(re.findall(r"\"(AGENT_OTEL_[A-Z0-9_]+)\"", source)) - _hints._TOOLING
+    assert read == _hints.OWN_VARIABLES
+
+
 def test_configure_called_twice_is_told_once_with_what_to_do() -> None:
     """A second configure() used to log three warnings about "a global TracerProvider",
     MeterProvider and LoggerProvider, never saying the cause was configure() itself."""

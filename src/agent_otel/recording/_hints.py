@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import functools
 import inspect
+import os
 from collections.abc import Callable, Collection, Mapping
 from typing import ParamSpec, TypeVar
 
@@ -16,6 +17,7 @@ from opentelemetry import trace
 from opentelemetry.trace import ProxyTracer, Tracer
 
 from agent_otel._guard import logger as _log
+from agent_otel._guard import warn_once
 from agent_otel._plain import a_kind, shown
 
 __all__ = [
@@ -26,6 +28,8 @@ __all__ = [
     "check_provider",
     "did_you_mean",
     "factory",
+    "OWN_VARIABLES",
+    "hint_own_variables",
     "hint_unattached",
     "hint_reinstrumented",
     "hint_unconfigured",
@@ -111,6 +115,37 @@ CONFIGURE_OPTIONS = frozenset(
 )  # fmt: skip
 """``configure()``'s options (a test holds this to its signature): one given to a run's
 entry point is told where it belongs."""
+
+
+OWN_VARIABLES = frozenset({"AGENT_OTEL_SEMCONV", "AGENT_OTEL_PROMETHEUS_PORT"})
+"""The ``AGENT_OTEL_*`` variables agent-otel reads (a test holds this to the code)."""
+_PREFIX = "AGENT_OTEL_"
+# this repository's test and build tooling's (tests/integration, tools/build.sh): not settings
+_TOOLING = frozenset(
+    {"AGENT_OTEL_CHROMIUM", "AGENT_OTEL_DOCS_SCREENSHOTS", "AGENT_OTEL_TOOLS_CACHE"}
+)
+_variables_read: list[bool] = []
+
+
+def hint_own_variables(env: Mapping[str, str] | None = None, *, again: bool = False) -> None:
+    """Tell each variable of our own prefix that agent-otel does not read (``AGENT_OTEL_
+    SEMCONVV=head``): the prefix is ours, so it is a typo, and the setting it meant is not in
+    force. Once per name; the environment is read once per process unless ``again``
+    (``configure()``, which is called once)."""
+    if _variables_read and not again:
+        return
+    _variables_read.append(True)
+    names = os.environ if env is None else env
+    known = OWN_VARIABLES | _TOOLING
+    for name in sorted(n for n in names if n.startswith(_PREFIX) and n not in known):
+        ours = {variable.removeprefix(_PREFIX): variable for variable in OWN_VARIABLES}
+        near = [ours[n] for n in difflib.get_close_matches(name.removeprefix(_PREFIX), ours, n=1)]
+        warn_once(
+            "variable", name,
+            "agent-otel: %s is not a variable agent-otel reads, so it is ignored%s "
+            "(the variables: docs/configure.md)",
+            name, f": did you mean {near[0]}?" if near else "",
+        )  # fmt: skip
 
 
 def did_you_mean(name: str, names: Collection[str]) -> str:

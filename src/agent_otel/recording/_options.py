@@ -22,7 +22,7 @@ from agent_otel._version import __version__
 from agent_otel.cost import BUNDLED_PRICES, PriceTable
 from agent_otel.scrubbing import Scrub, Scrubber, resolve_scrubber
 
-from ._hints import PROVIDERS, check_provider, did_you_mean
+from ._hints import PROVIDERS, check_provider, did_you_mean, hint_own_variables
 from ._metrics import Instruments
 from ._pending import interval_from
 from ._semconv import check_semconv, conventions_for
@@ -211,6 +211,7 @@ def settings_from(options: Options, caller: str = "otel_wrapper") -> RunSettings
     for name, method in PROVIDERS.items():
         check_provider(caller, name, options.get(name), method)
     _check_values(options, caller)
+    hint_own_variables()  # (the environment read once per process)
     capture = capture_from(options.get("capture_content"), caller)
     scrubber = resolve_scrubber(options.get("scrub", True))
     conventions = conventions_for(options.get("semconv"))
