@@ -173,6 +173,25 @@ async def test_an_id_given_as_an_int_or_a_uuid_is_recorded_as_its_text(
 
 
 @pytest.mark.parametrize(
+    ("field", "value"),
+    _cases(IDS[1:], {k: v for k, v in {**HOSTILE, **NUMBERS}.items() if k not in INTS})
+    + _cases(IDS[1:], {"1.5": 1.5, "True": True, "a dict": {"a": 1}}),
+)
+def test_run_identity_given_an_id_no_option_takes_is_a_type_error_naming_it(
+    field: str, value: Any
+) -> None:
+    """``run_identity(session_id=1.5)`` was taken and its runs carried no id, without a word,
+    where ``otel_wrapper(session_id=1.5)`` raised: the block takes an id as the options do."""
+    with pytest.raises(TypeError, match=rf"^run_identity\({field}=\.\.\.\) takes a str, an int"):
+        run_identity(**{field: value})
+
+
+def test_run_identity_given_a_misspelt_id_says_the_one_meant() -> None:
+    with pytest.raises(TypeError, match=r"'session': did you mean 'session_id'\?"):
+        run_identity(session="s-1")  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize(
     "name", [NoStr(), 5, b"greeter", ["greeter"]], ids=["NoStr", "int", "bytes", "list"]
 )
 async def test_instrument_name_of_another_type_names_the_run_as_without_it(name: Any) -> None:
