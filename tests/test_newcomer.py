@@ -235,6 +235,34 @@ def test_an_option_of_configure_given_to_a_run_says_it_belongs_to_configure(
         entry(**{option: None})
 
 
+@pytest.mark.parametrize(
+    ("call", "told"),
+    [
+        (
+            lambda: configure("svc", "http://localhost:4318"),
+            "as in configure('svc', endpoint='http://localhost:4318')",
+        ),
+        (
+            lambda: instrument(ScriptedAgent([]), "researcher"),
+            "as in instrument(agent_or_class, name='researcher')",
+        ),
+        (
+            lambda: record_evaluation("relevance", 0.9, "pass"),
+            "as in record_evaluation('relevance', score=0.9, label='pass')",
+        ),
+        (lambda: configure("svc", *range(5)), "protocol=1, headers=2, ...)"),
+    ],
+    ids=["configure", "instrument", "record_evaluation", "many"],
+)
+def test_an_option_given_by_position_is_told_as_the_keyword_it_is(call: Any, told: str) -> None:
+    """``configure("svc", url)`` got Python's "takes from 0 to 1 positional arguments but 2
+    were given": which argument went wrong, and as what it belongs, are told."""
+    with pytest.raises(TypeError, match="argument by position and its options as keywords") as e:
+        call()
+    assert told in str(e.value)
+    assert len(str(e.value)) < 300
+
+
 def test_configure_options_told_to_runs_are_configures_own() -> None:
     assert set(inspect.signature(configure).parameters) == _hints.CONFIGURE_OPTIONS
 

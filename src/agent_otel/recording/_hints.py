@@ -35,6 +35,7 @@ __all__ = [
     "hint_unconfigured",
     "hint_untraced",
     "keywords",
+    "positional",
 ]
 
 
@@ -168,6 +169,52 @@ def did_you_mean(name: str, names: Collection[str]) -> str:
     return f"{hint} (the options: docs/options.md)"
 
 
+def _by_position(fn: Callable[..., object]) -> tuple[list[str], list[str]]:
+    """The parameters ``fn`` takes by position, and its keyword-only ones, in order."""
+    parameters = inspect.signature(fn).parameters.values()
+    return (
+        [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)],
+        [p.name for p in parameters if p.kind is p.KEYWORD_ONLY],
+    )
+
+
+def _as_written(value: object, parameter: str) -> str:
+    """``value`` as a call would spell it: text or a number as itself, else its parameter."""
+    return shown(value) if issubclass(type(value), (str, int, float)) else parameter
+
+
+def _too_many(name: str, given: list[str], named: list[str], args: tuple[object, ...]) -> str:
+    """What a call of ``name()`` with more positional arguments than it takes is told: the
+    extra ones belong to its keyword options, as in the call rewritten with their names."""
+    count = len(given)
+    written = [_as_written(arg, parameter) for arg, parameter in zip(args, given, strict=False)]
+    pairs = list(zip(named, args[count:], strict=False))[:3]  # the first few: a line
+    extra = [f"{key}={_as_written(arg, '...')}" for key, arg in pairs]
+    more = ["..."] if len(args) - count > len(pairs) else []
+    example = f"{name}({', '.join(written + extra + more)})"
+    takes = f"{count} argument by position" if count == 1 else f"{count} arguments by position"
+    return (
+        f"{name}() takes {takes} and its options as keywords, {len(args)} were given by "
+        f"position: name them, as in {example} (the options: docs/options.md)"
+    )
+
+
+def positional(fn: Callable[P, R]) -> Callable[P, R]:
+    """A call with more positional arguments than ``fn`` takes raises at the call, as Python
+    would, saying which keyword each extra one most likely is (``configure("svc", url)``:
+    ``endpoint=``). The signature seen by ``inspect`` and type checkers stays ``fn``'s."""
+    name = fn.__name__
+    given, named = _by_position(fn)
+
+    @functools.wraps(fn)
+    def checked(*args: P.args, **kwargs: P.kwargs) -> R:
+        if len(args) > len(given):
+            raise TypeError(_too_many(name, given, named, args))
+        return fn(*args, **kwargs)
+
+    return checked
+
+
 def keywords(elsewhere: Mapping[str, str]) -> Callable[[Callable[P, R]], Callable[P, R]]:
     """A function called with a keyword it does not take raises at the call, as Python would,
     with the nearest name it takes or, for a name in ``elsewhere``, where that option belongs
@@ -182,8 +229,12 @@ def keywords(elsewhere: Mapping[str, str]) -> Callable[[Callable[P, R]], Callabl
             if parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)
         )
 
+        given, named = _by_position(fn)
+
         @functools.wraps(fn)
         def checked(*args: P.args, **kwargs: P.kwargs) -> R:
+            if len(args) > len(given):
+                raise TypeError(_too_many(name, given, named, args))
             if not takes.issuperset(kwargs):
                 unknown = sorted(set(kwargs) - takes)[0]
                 where = elsewhere.get(unknown)
