@@ -1,5 +1,7 @@
 """What a newcomer's common mistakes are told: a factory passed uncalled, an option misspelt
-(also ``configure()``'s, or a run's option given to it), a tracer (or a class) where a provider
+(also ``configure()``'s, or a run's option given to it, or ``configure()``'s to a run), an
+option given by position, an ``AGENT_OTEL_*`` variable agent-otel does not read, a tracer (or
+a class) where a provider
 belongs, an instrumented agent whose runs cannot be traced (a synchronous stream, an
 ``invoke`` that drops its wrapper), and runs recorded before any SDK is configured, an
 evaluation that names no run. Each message says what to do next."""
