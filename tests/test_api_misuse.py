@@ -94,7 +94,15 @@ def _cases(names: tuple[str, ...], values: dict[str, Any]) -> list[Any]:
     + _cases(FLAGS, {**HOSTILE, "a str subclass": LyingStr("no"), "None": None, "'no'": "no"})
     + _cases(("prices", "scrub"), {**HOSTILE, "a str": "abc", "a str sub": LyingStr("x")})
     + _cases(("attributes",), {"its str raises": NoStr(), "a str": "abc", "a list": [1]})
-    + [pytest.param("prices", {"gpt-4o": 1.0}, id="prices=a dict of prices")],
+    + [pytest.param("prices", {"gpt-4o": 1.0}, id="prices=a dict of prices")]
+    # these raised a message naming no call (``semconv=1.41: expected one of``), a wrong type
+    # a ValueError (``pending_spans="15"``), or named the type of a str where a mode belongs
+    + _cases(("capture_content", "semconv"), {**HOSTILE, "1": 1, "a dict": {}})
+    + _cases(
+        ("pending_spans",),
+        {k: v for k, v in HOSTILE.items() if "int" not in k and "float" not in k}
+        | {"'15'": "15", "a list": [15]},
+    ),
 )
 def test_an_option_of_the_wrong_type_is_a_type_error_naming_it(option: str, value: Any) -> None:
     """At configuration, for ``otel_wrapper()`` and ``instrument()`` alike: before, a text
@@ -106,6 +114,33 @@ def test_an_option_of_the_wrong_type_is_a_type_error_naming_it(option: str, valu
     assert len(str(caught.value)) < 400
     with pytest.raises(TypeError, match=rf"instrument\({option}=\.\.\.\) takes"):
         instrument(ScriptedAgent(EVENTS), **{option: value})
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "told"),
+    [
+        # a mode no variable value names: content silently stayed off, a log line at best
+        ("capture_content", "yes", "a mode ('NO_CONTENT', 'FALSE', 'SPAN_ONLY'"),
+        ("capture_content", "span only", "'SPAN_AND_EVENT', any case), not 'span only'"),
+        ("semconv", "HEAD", "takes one of 'v1.41', 'head', or None, not 'HEAD'"),
+        ("semconv", "v1.41.1", "not 'v1.41.1'"),
+        ("pending_spans", 0, "a number of seconds >= 1, not 0"),
+        ("pending_spans", math.nan, "not nan"),
+    ],
+)
+def test_an_option_value_out_of_range_is_a_value_error_naming_the_call(
+    option: str, value: Any, told: str
+) -> None:
+    """A value of the right type the option cannot work with raises ``ValueError`` where it is
+    given, naming the call and the option as a wrong type's ``TypeError`` does."""
+    for call, name in ((otel_wrapper, "otel_wrapper"), (_instrumented, "instrument")):
+        with pytest.raises(ValueError, match=rf"^{name}\({option}=\.\.\.\) takes ") as caught:
+            call(**{option: value})
+        assert told in str(caught.value)
+
+
+def _instrumented(**options: Any) -> object:
+    return instrument(ScriptedAgent(EVENTS), **options)
 
 
 @pytest.mark.parametrize(
@@ -138,6 +173,25 @@ async def test_an_id_given_as_an_int_or_a_uuid_is_recorded_as_its_text(
 
 
 @pytest.mark.parametrize(
+    ("field", "value"),
+    _cases(IDS[1:], {k: v for k, v in {**HOSTILE, **NUMBERS}.items() if k not in INTS})
+    + _cases(IDS[1:], {"1.5": 1.5, "True": True, "a dict": {"a": 1}}),
+)
+def test_run_identity_given_an_id_no_option_takes_is_a_type_error_naming_it(
+    field: str, value: Any
+) -> None:
+    """``run_identity(session_id=1.5)`` was taken and its runs carried no id, without a word,
+    where ``otel_wrapper(session_id=1.5)`` raised: the block takes an id as the options do."""
+    with pytest.raises(TypeError, match=rf"^run_identity\({field}=\.\.\.\) takes a str, an int"):
+        run_identity(**{field: value})
+
+
+def test_run_identity_given_a_misspelt_id_says_the_one_meant() -> None:
+    with pytest.raises(TypeError, match=r"'session': did you mean 'session_id'\?"):
+        run_identity(session="s-1")  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize(
     "name", [NoStr(), 5, b"greeter", ["greeter"]], ids=["NoStr", "int", "bytes", "list"]
 )
 async def test_instrument_name_of_another_type_names_the_run_as_without_it(name: Any) -> None:
@@ -159,10 +213,10 @@ async def test_instrument_name_of_another_type_names_the_run_as_without_it(name:
 @pytest.mark.parametrize(
     ("option", "value", "message"),
     [
-        ("semconv", NoStr(), r"semconv=a NoStr: expected one of"),
+        ("semconv", NoStr(), r"semconv=\.\.\.\) takes one of .* not a NoStr$"),
         ("semconv", LyingStr("head"), None),  # the str it is: a mode
         ("pending_spans", LyingInt(5), None),  # the int it is: 5 seconds
-        ("pending_spans", LyingFloat(0.5), r"pending_spans must be .* not 0\.5$"),
+        ("pending_spans", LyingFloat(0.5), r"pending_spans=\.\.\.\) takes .* not 0\.5$"),
         ("pending_spans", {"a": NoStr()}, r"not a dict$"),
         ("pending_spans", 10**400, r"not 1000.*\u2026$"),
         ("capture_content", LyingStr("span_only"), None),

@@ -634,3 +634,25 @@ def test_a_duration_or_size_variable_past_what_the_platform_holds_is_told(
         assert tel.shutdown()
     assert f"{variable}={value!r} {told}" in caplog.text
     assert any(path == "/v1/traces" for path, _ in _Capture.requests)
+
+
+async def test_sdk_disabled_records_and_prints_nothing_and_the_agent_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``OTEL_SDK_DISABLED=true`` (docs/configure.md): the providers configure() builds record
+    nothing, so the terminal view prints nothing, and the agent's events pass as ever."""
+    from agent_contract.examples import ScriptedAgent
+    from agent_contract.protocol import LLMCallEnd, LLMCallStart, Message, TextDelta
+    from agent_otel import otel_wrapper
+
+    monkeypatch.setenv("OTEL_SDK_DISABLED", "true")
+    out = io.StringIO()
+    telemetry = configure("svc", set_global=False, console_stream=out)
+    agent = ScriptedAgent([LLMCallStart(model="m"), TextDelta(text="hi"), LLMCallEnd()])
+    wrapper = otel_wrapper(
+        tracer_provider=telemetry.tracer_provider, meter_provider=telemetry.meter_provider
+    )
+    result = await agent.invoke([Message(role="user", content="x")], stream_wrapper=wrapper)
+    telemetry.shutdown()
+    assert result.text == "hi"
+    assert out.getvalue() == ""

@@ -5,13 +5,16 @@ README.md or docs/ (a name in ``__all__`` no page mentions lags the code)."""
 from __future__ import annotations
 
 import importlib
+import inspect
 import re
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
-from test_options_doc import public_parameters
+from agent_otel.recording._options import Options
+from test_options_doc import _unpacked, public_parameters
 
 ROOT = Path(__file__).resolve().parents[1]
 PUBLIC = ["agent_otel", "agent_otel.testing", "agent_otel.instrumentor", "agent_otel.remote.a2a"]
@@ -21,6 +24,8 @@ WIRING = {("Telemetry", "console"), ("Telemetry", "loss"), ("Telemetry", "export
 WIRING |= {("Telemetry", "prometheus_server"), ("Telemetry", "shutdown_timeout_millis")}
 # Set by the code for the SDK while it builds a provider, then restored: no user setting.
 NOT_SETTINGS = {"OTEL_PYTHON_SDK_INTERNAL_METRICS_ENABLED"}
+# The repository's test and build tooling's, named in the code only to be told from a typo.
+NOT_SETTINGS |= {"AGENT_OTEL_CHROMIUM", "AGENT_OTEL_DOCS_SCREENSHOTS", "AGENT_OTEL_TOOLS_CACHE"}
 
 
 def _docs() -> str:
@@ -83,3 +88,74 @@ def test_the_checks_find_what_is_missing() -> None:
         "ContentCapture",
         "max_bytes",
     }
+
+
+# `name(keyword=...)` in a page, outside a method call (`.instrument(`): the keywords given
+CALL = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\(([^()`]*)")
+KEYWORD = re.compile(r"(?:^|[,(\s])([a-z_]\w*)=(?!=)")
+
+
+def _accepted(value: object) -> set[str] | None:
+    """The keywords a public callable takes (a class: its ``__init__``'s), None when any goes
+    (a bare ``**kwargs``) or it has no signature. ``**options: Unpack[Options]`` imported for
+    type checkers only (``run_script``) is read from where the options live."""
+    function: Any = value.__init__ if isinstance(value, type) else value  # type: ignore[misc]
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    names = public_parameters(function) - {"self"}
+    for parameter in parameters:
+        if parameter.kind is parameter.VAR_KEYWORD and not _unpacked(function, parameter.name):
+            if "Unpack[Options]" not in str(parameter.annotation):
+                return None
+            names |= set(Options.__optional_keys__)
+    return names
+
+
+def misused_keywords(text: str, public: dict[str, set[str] | None]) -> list[str]:
+    """Each ``name(keyword=`` in ``text`` where ``name`` is a public callable that takes no
+    such keyword; a page's own function of that name (``async def remote_agent(``) and a
+    mistake shown on purpose (followed by the "did you mean" it is told) are not calls of it."""
+    found = []
+    for match in CALL.finditer(text):
+        name = match.group(1)
+        takes = public.get(name)
+        if takes is None or re.search(rf"\bdef {name}\(", text):
+            continue
+        if re.search(r"did\s+you\s+mean", text[match.end() : match.end() + 60]):
+            continue
+        for keyword in KEYWORD.findall(match.group(2)):
+            if keyword not in takes:
+                found.append(f"{name}({keyword}=...)")
+    return found
+
+
+def test_every_keyword_a_page_passes_to_a_public_callable_exists() -> None:
+    """A page that calls a public name with a keyword it does not take lags the code: a
+    reader copying it gets a ``TypeError`` (``TailSampler(keep_ratio=0.1)``: the ratio is the
+    policy's, ``TailSamplingPolicy(keep_ratio=0.1)``)."""
+    public: dict[str, set[str] | None] = {}
+    for module in PUBLIC:
+        try:
+            loaded = importlib.import_module(module)
+        except ImportError:  # agent_otel.remote.a2a needs the a2a extra
+            continue
+        for name in loaded.__all__:
+            value = getattr(loaded, name)
+            if callable(value):
+                public[name] = _accepted(value)
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    missing = [
+        f"{page.relative_to(ROOT)}: {call}"
+        for page in pages
+        for call in misused_keywords(page.read_text(), public)
+    ]
+    assert not missing, f"pages pass keywords the code does not take: {missing}"
+
+
+def test_the_keyword_check_finds_a_keyword_no_callable_takes() -> None:
+    public: dict[str, set[str] | None] = {"f": {"a"}, "g": None}
+    text = "`f(a=1, b=2)`, `obj.f(c=3)`, g(z=1)\n" + "-" * 80 + "\n`f(bb=1)`: did you mean 'b'?"
+    assert misused_keywords(text, public) == ["f(b=...)"]
+    assert misused_keywords("async def f(b=1): ...\nf(b=2)", public) == []

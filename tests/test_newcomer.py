@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import inspect
 import io
 import logging
 import os
@@ -97,6 +98,50 @@ async def test_what_is_no_stream_is_named(given: object, kind: str) -> None:
             pass
 
 
+def _sync_events() -> Iterator[object]:
+    yield TextDelta(text="x")
+
+
+@pytest.mark.parametrize(
+    ("given", "kind"),
+    [
+        (lambda: [TextDelta(text="x")], "not a list"),
+        (lambda: ScriptedAgent([]), "not a ScriptedAgent"),
+        (lambda: ScriptedAgent([]).stream, "not a method"),  # agent.stream, uncalled
+        (lambda: None, "not a NoneType"),
+        (_sync_events, "not a generator"),
+        (lambda: ScriptedAgent([]).invoke([USER]), "not a coroutine"),
+    ],
+    ids=["list", "agent", "stream uncalled", "None", "sync generator", "coroutine"],
+)
+def test_what_is_no_stream_is_told_at_the_call_that_wraps_it(given: Any, kind: str) -> None:
+    """Wrapping what is no async iterator raised only at the first pull, lines after the
+    mistake (``events = wrapper(agent.stream)`` ... ``async for``): it is told at the call that
+    wrapped it, with nothing recorded and no run named."""
+    telemetry = InMemoryTelemetry()
+    wrapper = telemetry.wrapper()
+    with pytest.raises(TypeError, match=f"wraps an async iterator of agent events, {kind}"):
+        wrapper(given())  # no iteration: the call itself raises
+    assert telemetry.spans() == []
+
+
+async def test_a_wrapper_called_with_no_stream_says_to_call_otel_wrapper_once() -> None:
+    """``stream_wrapper=otel_wrapper()()`` (called twice) got Python's "wrap() missing 1
+    required positional argument: 'stream'", naming a function no page mentions."""
+    agent = ScriptedAgent([LLMCallStart(model="m"), LLMCallEnd()])
+    with pytest.raises(TypeError, match=r"stream_wrapper=otel_wrapper\(\) \(called once, not tw"):
+        await agent.invoke([USER], stream_wrapper=otel_wrapper()())  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize("given", [True, "otel_wrapper", 1])
+async def test_a_stream_wrapper_that_is_no_function_is_told_by_invoke(given: Any) -> None:
+    """``invoke(stream_wrapper=True)`` raised Python's "'bool' object is not callable" from
+    inside the contract: it says what ``stream_wrapper=`` takes."""
+    agent = ScriptedAgent([LLMCallStart(model="m"), LLMCallEnd()])
+    with pytest.raises(TypeError, match=r"stream_wrapper= takes a function of the event stream"):
+        await agent.invoke([USER], stream_wrapper=given)
+
+
 def test_the_wrappers_signature_stays_its_own() -> None:
     import inspect
 
@@ -173,6 +218,73 @@ async def test_a_misuse_says_what_to_do(call: object, hint: str) -> None:
 
 def _instrumented(**options: Any) -> object:
     return instrument(ScriptedAgent([]), **options)
+
+
+# configure()'s own options, read from its signature: what a run's entry point does not take
+CONFIGURE_ONLY = sorted(set(inspect.signature(configure).parameters) - {"semconv"})  # (both)
+
+
+@pytest.mark.parametrize("option", CONFIGURE_ONLY)
+@pytest.mark.parametrize("entry", [otel_wrapper, _instrumented], ids=["otel_wrapper", "instrument"])
+def test_an_option_of_configure_given_to_a_run_says_it_belongs_to_configure(
+    entry: Any, option: str
+) -> None:
+    """``otel_wrapper(endpoint=...)``, ``instrument(agent, service_name=...)``: before, only
+    "unexpected keyword argument" (a guessed near name at best), not where the option goes."""
+    with pytest.raises(TypeError, match=f"{option!r} is an option of configure\\(\\), which "):
+        entry(**{option: None})
+
+
+@pytest.mark.parametrize(
+    ("call", "told"),
+    [
+        (
+            lambda: configure("svc", "http://localhost:4318"),
+            "as in configure('svc', endpoint='http://localhost:4318')",
+        ),
+        (
+            lambda: instrument(ScriptedAgent([]), "researcher"),
+            "as in instrument(agent_or_class, name='researcher')",
+        ),
+        (
+            lambda: record_evaluation("relevance", 0.9, "pass"),
+            "as in record_evaluation('relevance', score=0.9, label='pass')",
+        ),
+        (lambda: configure("svc", *range(5)), "protocol=1, headers=2, ...)"),
+    ],
+    ids=["configure", "instrument", "record_evaluation", "many"],
+)
+def test_an_option_given_by_position_is_told_as_the_keyword_it_is(call: Any, told: str) -> None:
+    """``configure("svc", url)`` got Python's "takes from 0 to 1 positional arguments but 2
+    were given": which argument went wrong, and as what it belongs, are told."""
+    with pytest.raises(TypeError, match="argument by position and its options as keywords") as e:
+        call()
+    assert told in str(e.value)
+    assert len(str(e.value)) < 300
+
+
+def test_configure_options_told_to_runs_are_configures_own() -> None:
+    assert set(inspect.signature(configure).parameters) == _hints.CONFIGURE_OPTIONS
+
+
+@pytest.mark.parametrize(
+    ("call", "meant"),
+    [
+        (lambda: otel_wrapper(tracer=None), "tracer_provider"),
+        (lambda: otel_wrapper(meter=None), "meter_provider"),
+        (lambda: otel_wrapper(name="greeter"), "agent_name"),  # instrument()'s own word
+        (lambda: _instrumented(session="s-1"), "session_id"),
+        (lambda: _instrumented(capture=True), "capture_content"),
+        (lambda: configure(name="svc"), "service_name"),
+        (lambda: configure(port=9464), "prometheus_port"),
+    ],
+    ids=["tracer", "meter", "name", "session", "capture", "configure name", "configure port"],
+)
+def test_a_shortened_option_name_is_told_the_option(call: Any, meant: str) -> None:
+    """A word of an option's name alone (``tracer`` for ``tracer_provider``) is too far from it
+    by spelling for a guess, so nothing was suggested: the one option with that word is."""
+    with pytest.raises(TypeError, match=f"did you mean {meant!r}\\?"):
+        call()
 
 
 def _evaluated(**options: Any) -> object:
@@ -344,6 +456,40 @@ def _run_alone(code: str) -> subprocess.CompletedProcess[str]:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr
     return done
+
+
+def test_a_variable_of_our_prefix_we_do_not_read_is_told_with_the_one_meant(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``AGENT_OTEL_SEMCONVV=head`` was ignored without a word: the names stayed v1.41's."""
+    monkeypatch.setenv("AGENT_OTEL_SEMCONVV", "head")
+    monkeypatch.setenv("AGENT_OTEL_PROMETHEUS", "9464")
+    monkeypatch.setenv("AGENT_OTEL_SEMCONV", "v1.41")  # ours: nothing told
+    for _ in range(2):
+        configure("svc", set_global=False, console=False).shutdown()
+    told = [r.getMessage() for r in caplog.records if "is not a variable" in r.getMessage()]
+    assert told == [
+        "agent-otel: AGENT_OTEL_PROMETHEUS is not a variable agent-otel reads, so it is ignored: "
+        "did you mean AGENT_OTEL_PROMETHEUS_PORT? (the variables: docs/configure.md)",
+        "agent-otel: AGENT_OTEL_SEMCONVV is not a variable agent-otel reads, so it is ignored: "
+        "did you mean AGENT_OTEL_SEMCONV? (the variables: docs/configure.md)",
+    ]
+
+
+def test_a_variable_of_our_prefix_is_told_by_the_first_wrapper_without_configure() -> None:
+    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT / 'contract'}"}
+    env["AGENT_OTEL_CAPTURE_CONTENT"] = "true"  # a guess: the variable is OTEL_INSTRUMENTATION_...
+    code = "from agent_otel import otel_wrapper\nfor _ in range(3):\n    otel_wrapper()"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    assert done.stderr.count("AGENT_OTEL_CAPTURE_CONTENT is not a variable agent-otel") == 1
+
+
+def test_the_variables_of_our_prefix_are_those_the_code_reads() -> None:
+    source = "\n".join(p.read_text() for p in sorted((ROOT / "src").rglob("*.py")))
+    read = set(re.findall(r"\"(AGENT_OTEL_[A-Z0-9_]+)\"", source)) - _hints._TOOLING
+    assert read == _hints.OWN_VARIABLES
 
 
 def test_configure_called_twice_is_told_once_with_what_to_do() -> None:
@@ -774,9 +920,23 @@ def test_telemetry_of_what_is_no_sdk_provider_is_told_at_the_call(
             "a list of events or an agent's stream (agent.stream(messages)), not a ScriptedAgent",
         ),
         (lambda t: asyncio.run(run_script(t, None)), "not a NoneType"),  # type: ignore[arg-type]
+        # a key as one string kept every key it contains; a number raised from inside the tree
+        (
+            lambda t: t.tree(attributes="gen_ai.request.model"),
+            "not one string: pass attributes=['gen_ai.request.model']",
+        ),
+        (lambda t: span_tree([], attributes=1), "span_tree(attributes=...) takes True, False"),
+        (lambda t: span_tree([], attributes=[1]), "takes keys as str, not an int"),
+        (lambda t: t.tree(attributes=(k for k in "ab")), "not a generator"),
+        (lambda t: t.tree(events="no"), "(events=...) takes True or False, not a str"),
+        (lambda t: t.tree(attrs=False), "InMemoryTelemetry.tree() got an unexpected keyword"),
     ],
-    ids=["tree", "outline", "provider", "script-provider", "script-agent", "script-none"],
-)
+    ids=[
+        "tree", "outline", "provider", "script-provider", "script-agent", "script-none",
+        "attributes-one-string", "attributes-int", "attributes-of-ints", "attributes-generator",
+        "events-str", "tree-misspelt",
+    ],
+)  # fmt: skip
 def test_the_test_kit_given_the_wrong_thing_says_what_to_pass(
     otel_telemetry: InMemoryTelemetry, call: Any, told: str
 ) -> None:

@@ -178,6 +178,8 @@ def test_a_malformed_endpoint_argument_says_what_a_valid_one_looks_like() -> Non
 # --- content capture ---------------------------------------------------------------------------
 
 OFF = ["false", "FALSE", "NO_CONTENT", "no_content", " false ", ""]
+# every value docs/tracing.md's table names, any case
+MODES_READ = {"no_content", "false", "span_only", "true", "event_only", "span_and_event"}
 MODES = {
     "true": (True, False),
     "SPAN_ONLY": (True, False),
@@ -203,7 +205,9 @@ def test_capture_content_strings_mean_the_variables_modes(
 @settings(max_examples=150, deadline=None)
 @given(st.text(max_size=20))
 def test_a_string_argument_means_what_the_variable_means(value: str) -> None:
-    """Never read by truthiness: the argument and the variable agree on every string."""
+    """Never read by truthiness: the argument and the variable agree on every string the
+    argument takes; one that is no mode (``"yes"``, a typo) raises at the call that gave it,
+    where the variable's same value keeps content off (told once)."""
     import os
 
     if "\x00" in value:
@@ -211,6 +215,11 @@ def test_a_string_argument_means_what_the_variable_means(value: str) -> None:
     old = os.environ.get(ENV_CAPTURE)
     os.environ[ENV_CAPTURE] = value
     try:
+        if value.strip() and value.strip().lower() not in MODES_READ:
+            with pytest.raises(ValueError, match=r"capture_content=\.\.\.\) takes True, False"):
+                capture_from(value)
+            assert capture_from(None) is None
+            return
         assert capture_from(value) == capture_from(None)
     finally:
         if old is None:
@@ -220,12 +229,18 @@ def test_a_string_argument_means_what_the_variable_means(value: str) -> None:
 
 
 def test_an_unknown_capture_mode_keeps_content_off_told_once(
-    caplog: pytest.LogCaptureFixture,
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert capture_from("0") is None
-    assert capture_from("0") is None
-    told = [m for m in _warnings(caplog) if "capture_content" in m]
+    """The variable's unknown value, as the SDK reads its variables: off, told once. The same
+    value given as the argument is a line of code to fix: it raises where it is written
+    (before, content stayed off behind a log line the caller asking for it may never see)."""
+    monkeypatch.setenv(ENV_CAPTURE, "0")
+    assert capture_from(None) is None
+    assert capture_from(None) is None
+    told = [m for m in _warnings(caplog) if ENV_CAPTURE in m]
     assert len(told) == 1 and "'0'" in told[0] and "SPAN_ONLY" in told[0]
+    with pytest.raises(ValueError, match=r"capture_content=\.\.\.\) takes .*'SPAN_ONLY'.* not '0'"):
+        capture_from("0")
 
 
 @pytest.mark.parametrize("value", [1, 0.5, ["SPAN_ONLY"], object()])

@@ -132,6 +132,15 @@ class InvokeResult:
     usage: Usage | None
 
 
+def _kind(value: object) -> str:
+    """What ``value`` is, for a message (``a bool``, ``the class X``), read by its type alone."""
+    kind = type(value)  # (never its own __class__)
+    if issubclass(kind, type):
+        return f"the class {type.__getattribute__(value, '__name__')}"
+    name = kind.__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+
+
 def sum_usage(usages: Sequence[Usage]) -> Usage | None:
     """Sum usages field by field (None = not reported); None when there are none."""
     if not usages:
@@ -324,6 +333,12 @@ async def collect(
     """
     stream = events
     if stream_wrapper is not None:
+        if not callable(stream_wrapper):  # told here, not as "'bool' object is not callable"
+            raise TypeError(
+                "stream_wrapper= takes a function of the event stream that returns the stream "
+                "to consume (as agent_otel's otel_wrapper(), called), or None, not "
+                f"{_kind(stream_wrapper)}"
+            )
         token = _INVOKE_MESSAGES.set(messages)
         try:
             stream = stream_wrapper(events)

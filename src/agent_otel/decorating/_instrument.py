@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
 from agent_otel._plain import text_of
-from agent_otel.recording._hints import a_kind, hint_reinstrumented
+from agent_otel.recording._hints import a_kind, hint_reinstrumented, positional
 from agent_otel.recording._options import Options, settings_from
 
 from ._base import DELEGATES, INSTANCE, Bound
@@ -165,6 +165,7 @@ def instrument(
 ) -> Any: ...
 
 
+@positional  # instrument(agent, 'name'): told name=
 def instrument(
     agent_or_class: Any = None, *, name: str | None = None, **options: Unpack[Options]
 ) -> Any:

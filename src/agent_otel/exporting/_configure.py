@@ -47,7 +47,7 @@ from agent_otel.exporting._loss import SpanLoss
 from agent_otel.exporting._pipeline import otlp_span_pipeline
 from agent_otel.exporting._telemetry import Telemetry
 from agent_otel.identity._processor import RunIdentityProcessor
-from agent_otel.recording._hints import PROVIDERS, keywords
+from agent_otel.recording._hints import PROVIDERS, hint_own_variables, keywords
 from agent_otel.recording._options import OPTION_NAMES
 from agent_otel.recording._semconv import check_semconv, set_default_semconv
 from agent_otel.sampling import TailSampler, TailSamplingPolicy
@@ -217,7 +217,8 @@ def configure(
         checked[k] for k in ("span_processors", "metric_readers", "log_processors")
     )
     if semconv is not None:
-        set_default_semconv(check_semconv(semconv))
+        set_default_semconv(check_semconv(semconv, "configure"))
+    hint_own_variables(again=True)
     quiet_retries()
     resource = _resource(service_name, resource_attributes)
     timeout_s = timeout

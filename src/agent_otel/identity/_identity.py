@@ -10,7 +10,7 @@ HTTP request. Span attributes only, never metric attributes (cardinality).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, replace
 
 from opentelemetry import baggage
@@ -19,7 +19,8 @@ from opentelemetry.context.context import Context
 from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
-from agent_otel._plain import id_text, text_of
+from agent_otel._plain import id_text, shown, text_of
+from agent_otel.recording._hints import keywords
 from agent_otel.scrubbing._scrubber import DEFAULT, Scrub
 
 _KEY = otel_context.create_key("agent_otel.run_identity")
@@ -97,20 +98,33 @@ def with_identity(identity: RunIdentity, context: Context | None = None) -> Cont
     return otel_context.set_value(_KEY, merged, context)
 
 
-@contextmanager
+@keywords({})  # a misspelt id (session=) told with the one meant
 def run_identity(
     *,
     session_id: str | None = None,
     user_id: str | None = None,
     conversation_id: str | None = None,
-) -> Iterator[RunIdentity]:
+) -> AbstractContextManager[RunIdentity]:
     """Every run started inside the block (and its sub-agent runs) carries these ids.
 
     For agents traced by :func:`agent_otel.instrument`, whose calls take no tracing options;
     ``otel_wrapper(session_id=..., user_id=..., conversation_id=...)`` does the same for one
-    wrapper. Ids given by an inner block or run win over outer ones, field by field.
+    wrapper. Ids given by an inner block or run win over outer ones, field by field. An id is
+    a ``str``, an ``int`` or a ``uuid.UUID`` (recorded as its text), as the options take it:
+    anything else raises ``TypeError`` here, not a block whose runs silently carry no id.
     """
-    token = otel_context.attach(with_identity(make_identity(session_id, user_id, conversation_id)))
+    given = {"session_id": session_id, "user_id": user_id, "conversation_id": conversation_id}
+    for name, value in given.items():
+        if value is not None and not issubclass(type(id_text(value)), str):
+            raise TypeError(
+                f"run_identity({name}=...) takes a str, an int, a UUID or None, not {shown(value)}"
+            )
+    return _identity_block(make_identity(session_id, user_id, conversation_id))
+
+
+@contextmanager
+def _identity_block(identity: RunIdentity) -> Iterator[RunIdentity]:
+    token = otel_context.attach(with_identity(identity))
     try:
         yield identity_of() or RunIdentity()
     finally:

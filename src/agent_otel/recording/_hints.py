@@ -1,5 +1,7 @@
 """What a newcomer's common mistakes are told: a factory passed uncalled, an option misspelt
-(also ``configure()``'s, or a run's option given to it), a tracer (or a class) where a provider
+(also ``configure()``'s, or a run's option given to it, or ``configure()``'s to a run), an
+option given by position, an ``AGENT_OTEL_*`` variable agent-otel does not read, a tracer (or
+a class) where a provider
 belongs, an instrumented agent whose runs cannot be traced (a synchronous stream, an
 ``invoke`` that drops its wrapper), and runs recorded before any SDK is configured, an
 evaluation that names no run. Each message says what to do next."""
@@ -9,6 +11,7 @@ from __future__ import annotations
 import difflib
 import functools
 import inspect
+import os
 from collections.abc import Callable, Collection, Mapping
 from typing import ParamSpec, TypeVar
 
@@ -16,20 +19,33 @@ from opentelemetry import trace
 from opentelemetry.trace import ProxyTracer, Tracer
 
 from agent_otel._guard import logger as _log
+from agent_otel._guard import warn_once
 from agent_otel._plain import a_kind, shown
 
 __all__ = [
+    "CONFIGURE_OPTIONS",
     "PROVIDERS",
+    "OptionTypeError",
     "a_kind",
     "check_provider",
     "did_you_mean",
     "factory",
+    "OWN_VARIABLES",
+    "hint_own_variables",
     "hint_unattached",
     "hint_reinstrumented",
     "hint_unconfigured",
     "hint_untraced",
     "keywords",
+    "positional",
 ]
+
+
+class OptionTypeError(TypeError, ValueError):
+    """A value of the wrong type for an option (``semconv=1.41``, ``pending_spans="15"``) that
+    raised ``ValueError`` before it raised ``TypeError`` as every other option's does: both, so
+    an ``except ValueError`` written then still catches it."""
+
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -91,11 +107,114 @@ PROVIDERS = {
 """The provider options, and the method each provider is asked for its signal with."""
 
 
+CONFIGURE_OPTIONS = frozenset(
+    {
+        "service_name", "endpoint", "protocol", "headers", "timeout", "sampler",
+        "resource_attributes", "console", "console_stream", "prometheus_port",
+        "prometheus_host", "metric_export_interval_millis", "max_queue_size", "span_processors",
+        "tail_sampling", "metric_readers", "log_processors", "set_global",
+        "shutdown_timeout_millis", "semconv",
+    }
+)  # fmt: skip
+"""``configure()``'s options (a test holds this to its signature): one given to a run's
+entry point is told where it belongs."""
+
+
+OWN_VARIABLES = frozenset({"AGENT_OTEL_SEMCONV", "AGENT_OTEL_PROMETHEUS_PORT"})
+"""The ``AGENT_OTEL_*`` variables agent-otel reads (a test holds this to the code)."""
+_PREFIX = "AGENT_OTEL_"
+# this repository's test and build tooling's (tests/integration, tools/build.sh): not settings
+_TOOLING = frozenset(
+    {"AGENT_OTEL_CHROMIUM", "AGENT_OTEL_DOCS_SCREENSHOTS", "AGENT_OTEL_TOOLS_CACHE"}
+)
+_variables_read: list[bool] = []
+
+
+def hint_own_variables(env: Mapping[str, str] | None = None, *, again: bool = False) -> None:
+    """Tell each variable of our own prefix that agent-otel does not read (``AGENT_OTEL_
+    SEMCONVV=head``): the prefix is ours, so it is a typo, and the setting it meant is not in
+    force. Once per name; the environment is read once per process unless ``again``
+    (``configure()``, which is called once)."""
+    if _variables_read and not again:
+        return
+    _variables_read.append(True)
+    names = os.environ if env is None else env
+    known = OWN_VARIABLES | _TOOLING
+    for name in sorted(n for n in names if n.startswith(_PREFIX) and n not in known):
+        ours = {variable.removeprefix(_PREFIX): variable for variable in OWN_VARIABLES}
+        near = [ours[n] for n in difflib.get_close_matches(name.removeprefix(_PREFIX), ours, n=1)]
+        warn_once(
+            "variable", name,
+            "agent-otel: %s is not a variable agent-otel reads, so it is ignored%s "
+            "(the variables: docs/configure.md)",
+            name, f": did you mean {near[0]}?" if near else "",
+        )  # fmt: skip
+
+
 def did_you_mean(name: str, names: Collection[str]) -> str:
-    """The hint after "unexpected keyword argument": the nearest option, if one is near."""
-    near = difflib.get_close_matches(name, sorted(names), n=1)
-    hint = f": did you mean {near[0]!r}?" if near else ""
+    """The hint after "unexpected keyword argument": the nearest option, if one is near (by
+    spelling, or the one option that has the name as a word: ``tracer`` is
+    ``tracer_provider``, ``name`` is ``agent_name``); for one of ``configure()``'s options
+    that ``names`` lacks, that it belongs to ``configure()``."""
+    if name in CONFIGURE_OPTIONS:  # (never in names: a name they take is not told)
+        return (
+            f": {name!r} is an option of configure(), which builds the providers and exporters "
+            "once per process; a run writes to the providers it is given (tracer_provider=, "
+            "meter_provider=, logger_provider=) or to the global ones configure() set "
+            "(the options: docs/options.md)"
+        )
+    options = sorted(names)
+    near = difflib.get_close_matches(name, options, n=1)
+    if not near:
+        near = [option for option in options if name in option.split("_")]
+    hint = f": did you mean {near[0]!r}?" if len(near) == 1 else ""
     return f"{hint} (the options: docs/options.md)"
+
+
+def _by_position(fn: Callable[..., object]) -> tuple[list[str], list[str]]:
+    """The parameters ``fn`` takes by position, and its keyword-only ones, in order."""
+    parameters = inspect.signature(fn).parameters.values()
+    return (
+        [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)],
+        [p.name for p in parameters if p.kind is p.KEYWORD_ONLY],
+    )
+
+
+def _as_written(value: object, parameter: str) -> str:
+    """``value`` as a call would spell it: text or a number as itself, else its parameter."""
+    return shown(value) if issubclass(type(value), (str, int, float)) else parameter
+
+
+def _too_many(name: str, given: list[str], named: list[str], args: tuple[object, ...]) -> str:
+    """What a call of ``name()`` with more positional arguments than it takes is told: the
+    extra ones belong to its keyword options, as in the call rewritten with their names."""
+    count = len(given)
+    written = [_as_written(arg, parameter) for arg, parameter in zip(args, given, strict=False)]
+    pairs = list(zip(named, args[count:], strict=False))[:3]  # the first few: a line
+    extra = [f"{key}={_as_written(arg, '...')}" for key, arg in pairs]
+    more = ["..."] if len(args) - count > len(pairs) else []
+    example = f"{name}({', '.join(written + extra + more)})"
+    takes = f"{count} argument by position" if count == 1 else f"{count} arguments by position"
+    return (
+        f"{name}() takes {takes} and its options as keywords, {len(args)} were given by "
+        f"position: name them, as in {example} (the options: docs/options.md)"
+    )
+
+
+def positional(fn: Callable[P, R]) -> Callable[P, R]:
+    """A call with more positional arguments than ``fn`` takes raises at the call, as Python
+    would, saying which keyword each extra one most likely is (``configure("svc", url)``:
+    ``endpoint=``). The signature seen by ``inspect`` and type checkers stays ``fn``'s."""
+    name = fn.__name__
+    given, named = _by_position(fn)
+
+    @functools.wraps(fn)
+    def checked(*args: P.args, **kwargs: P.kwargs) -> R:
+        if len(args) > len(given):
+            raise TypeError(_too_many(name, given, named, args))
+        return fn(*args, **kwargs)
+
+    return checked
 
 
 def keywords(elsewhere: Mapping[str, str]) -> Callable[[Callable[P, R]], Callable[P, R]]:
@@ -112,8 +231,12 @@ def keywords(elsewhere: Mapping[str, str]) -> Callable[[Callable[P, R]], Callabl
             if parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)
         )
 
+        given, named = _by_position(fn)
+
         @functools.wraps(fn)
         def checked(*args: P.args, **kwargs: P.kwargs) -> R:
+            if len(args) > len(given):
+                raise TypeError(_too_many(name, given, named, args))
             if not takes.issuperset(kwargs):
                 unknown = sorted(set(kwargs) - takes)[0]
                 where = elsewhere.get(unknown)

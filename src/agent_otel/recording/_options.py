@@ -22,10 +22,10 @@ from agent_otel._version import __version__
 from agent_otel.cost import BUNDLED_PRICES, PriceTable
 from agent_otel.scrubbing import Scrub, Scrubber, resolve_scrubber
 
-from ._hints import PROVIDERS, check_provider, did_you_mean
+from ._hints import PROVIDERS, check_provider, did_you_mean, hint_own_variables
 from ._metrics import Instruments
 from ._pending import interval_from
-from ._semconv import conventions_for
+from ._semconv import check_semconv, conventions_for
 from ._settings import RunSettings
 from .content._capture import ContentCapture, capture_from
 
@@ -186,6 +186,9 @@ def _check_values(options: Options, caller: str) -> None:
             f"not {shown(attributes)}"
         )
     check_scrub(caller, options.get("scrub"))
+    if options.get("semconv") is not None:
+        check_semconv(options.get("semconv"), caller)
+    interval_from(options.get("pending_spans"), caller)
 
 
 def check_scrub(caller: str, scrub: object) -> None:
@@ -208,7 +211,8 @@ def settings_from(options: Options, caller: str = "otel_wrapper") -> RunSettings
     for name, method in PROVIDERS.items():
         check_provider(caller, name, options.get(name), method)
     _check_values(options, caller)
-    capture = capture_from(options.get("capture_content"))
+    hint_own_variables()  # (the environment read once per process)
+    capture = capture_from(options.get("capture_content"), caller)
     scrubber = resolve_scrubber(options.get("scrub", True))
     conventions = conventions_for(options.get("semconv"))
     instruments, bound = _instruments_for(options.get("meter_provider"), conventions).scrub(

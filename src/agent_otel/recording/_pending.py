@@ -28,7 +28,9 @@ from opentelemetry import trace
 
 from agent_otel import _attributes as A
 from agent_otel._guard import report
-from agent_otel._plain import shown
+from agent_otel._plain import a_kind, shown
+
+from ._hints import OptionTypeError
 
 __all__ = ["DEFAULT_INTERVAL", "MIN_INTERVAL", "forget", "interval_from", "snapshot", "watch"]
 
@@ -40,23 +42,25 @@ MIN_INTERVAL = 1.0
 _NOT_COPIED = ("gen_ai.usage.", "agent_otel.usage.")  # a snapshot never carries usage or cost
 
 
-def interval_from(option: bool | float | None) -> float | None:
-    """The snapshot interval ``pending_spans`` asks for (None: off); a bad value raises."""
+def interval_from(option: bool | float | None, caller: str = "otel_wrapper") -> float | None:
+    """The snapshot interval ``pending_spans`` asks for (None: off); a value of another type
+    raises ``TypeError``, a number under the minimum (or not finite) ``ValueError``, each
+    naming ``caller(pending_spans=...)``."""
     if option is None or option is False:
         return None
     if option is True:
         return DEFAULT_INTERVAL
     given: Any = option
     kind = type(given)  # a subclass's own comparisons never run
+    takes = f"{caller}(pending_spans=...) takes True, False or a number of seconds"
     seconds = float.__float__(given) if issubclass(kind, float) else None
     if issubclass(kind, int) and kind is not bool:
         seconds = float(int.__int__(given)) if abs(int.__int__(given)) < 2**53 else math.inf
-    if seconds is not None and math.isfinite(seconds) and seconds >= MIN_INTERVAL:
+    if seconds is None:  # '15', a timedelta: a value of another type
+        raise OptionTypeError(f"{takes} (as pending_spans=15), not {a_kind(option)}")
+    if math.isfinite(seconds) and seconds >= MIN_INTERVAL:
         return seconds
-    raise ValueError(
-        f"pending_spans must be True, False or a number of seconds >= {MIN_INTERVAL:g}, "
-        f"not {shown(option)}"
-    )
+    raise ValueError(f"{takes} >= {MIN_INTERVAL:g}, not {shown(option)}")
 
 
 class _Watched:

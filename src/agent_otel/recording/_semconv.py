@@ -12,7 +12,9 @@ import os
 
 from agent_otel import _attributes as A
 from agent_otel._guard import logger as _log
-from agent_otel._plain import shown, text_of
+from agent_otel._plain import a_kind, shown, text_of
+
+from ._hints import OptionTypeError
 
 __all__ = ["ENV_VAR", "check_semconv", "conventions_for", "set_default_semconv"]
 
@@ -21,13 +23,18 @@ _default: list[str | None] = [None]  # configure()'s choice (None: not chosen)
 _told: set[str] = set()
 
 
-def check_semconv(value: object, name: str = "semconv") -> str:
-    """``value`` as a mode name, or a ``ValueError`` naming the ones there are."""
+def check_semconv(value: object, caller: str = "configure") -> str:
+    """``value`` as a mode name: a ``TypeError`` naming ``caller(semconv=...)`` for what is no
+    ``str``, a ``ValueError`` naming the modes there are for a ``str`` that is none of them."""
     text = text_of(value)  # a str subclass as the str it is; nothing else is hashed
     if text in A.CONVENTIONS:
         return text
     choices = ", ".join(repr(k) for k in A.CONVENTIONS)
-    raise ValueError(f"{name}={shown(value)}: expected one of {choices}")
+    if text is None:
+        raise OptionTypeError(
+            f"{caller}(semconv=...) takes one of {choices}, or None, not {a_kind(value)}"
+        )
+    raise ValueError(f"{caller}(semconv=...) takes one of {choices}, or None, not {shown(value)}")
 
 
 def set_default_semconv(value: str | None) -> None:
@@ -50,4 +57,4 @@ def conventions_for(value: str | None) -> A.Conventions:
                 "agent-otel: %s=%r is not one of %s; using %r",
                 ENV_VAR, raw, ", ".join(A.CONVENTIONS), A.SEMCONV_V1_41,
             )  # fmt: skip
-    return A.CONVENTIONS[check_semconv(value)] if value is not None else A.V1_41
+    return A.CONVENTIONS[check_semconv(value, "otel_wrapper")] if value is not None else A.V1_41

@@ -44,6 +44,12 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
 StreamWrapper = Callable[[AsyncIterator[Any]], AsyncIterator[Any]]
+_NO_STREAM: Any = object()
+_NO_STREAM_GIVEN = (
+    "the stream wrapper otel_wrapper() returned was called with no stream: pass it as "
+    "stream_wrapper=otel_wrapper() (called once, not twice), or wrap a stream, as in "
+    "otel_wrapper()(agent.stream(messages))"
+)
 INTERRUPTED_ERROR = "AgentInterruptedError"
 """Class name of the Agent contract's "run paused on an interrupt" error: not a failure."""
 
@@ -62,7 +68,10 @@ def otel_wrapper(**options: Unpack[Options]) -> StreamWrapper:
     """
     settings = settings_from(options)
 
-    def wrap(stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    def wrap(stream: AsyncIterator[Any] = _NO_STREAM) -> AsyncIterator[Any]:
+        if stream is _NO_STREAM:  # otel_wrapper()(): the wrapper called where it belongs
+            raise TypeError(_NO_STREAM_GIVEN)
+        check_stream(stream)  # before anything names or defers a run that cannot start
         defer(stream)
         try:
             task = current_task()
@@ -164,6 +173,14 @@ async def _forward(iterator: AsyncIterator[Any], sent: Any, active: RunRecorder 
         if token is not None:
             with suppress(ValueError):
                 deactivate(token)
+
+
+def check_stream(stream: object) -> None:
+    """``TypeError`` at the call that wraps ``stream`` when it is no async iterator (a list,
+    the agent, ``agent.stream`` uncalled, a coroutine), not at the first pull of a run that
+    was never going to start."""
+    if not hasattr(stream, "__aiter__"):
+        raise TypeError(_not_a_stream(stream))
 
 
 def _not_a_stream(given: object) -> str:
@@ -271,6 +288,7 @@ def traced(
     """Every event of ``stream``, unchanged, while the run is recorded (see module doc);
     ``on_end`` is called once the run has finished, on every exit path. ``layer``: what
     :func:`run_context` learns of the run (``otel_wrapper()`` names its wrapper there)."""
+    check_stream(stream)
     if layer is None:
         layer = _Layer()
     run = _traced(stream, settings, parent, on_end, layer)
@@ -303,8 +321,6 @@ async def _traced(
     layer: _Layer,
 ) -> AsyncIterator[Any]:
     layer.started = True
-    if not hasattr(stream, "__aiter__"):
-        raise TypeError(_not_a_stream(stream))
     iterator = stream.__aiter__()
     recorder = None if layer.deferred else _start(settings, parent, stream, layer)
     handlers: dict[type, Handler | None] = recorder.handlers if recorder is not None else {}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -209,10 +209,12 @@ class InMemoryTelemetry:
         """Emitted log records (GenAI events), in the order they were emitted."""
         return list(self.log_exporter.get_finished_logs())
 
-    def tree(self, **options: Any) -> list[dict[str, Any]]:
+    def tree(
+        self, *, attributes: bool | Collection[str] = True, events: bool = True
+    ) -> list[dict[str, Any]]:
         """The finished spans as nested plain dicts (see :func:`span_tree`); with
         ``attributes=KEYS`` it reads like the spec it checks."""
-        return span_tree(self.spans(), **options)
+        return span_tree(self.spans(), attributes=attributes, events=events)
 
     def outline(self) -> list[Any]:
         """The finished spans' tree by names alone (see :func:`span_outline`):

@@ -8,7 +8,7 @@ from typing import Any
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import StatusCode
 
-from agent_otel._plain import a_kind
+from agent_otel._plain import a_kind, shown
 
 
 def _plain(value: Any) -> Any:
@@ -33,6 +33,32 @@ def _spans(caller: str, spans: object) -> Iterable[ReadableSpan]:
             f"telemetry.spans()), not {a_kind(spans)}"
         )
     return spans
+
+
+def _keys(caller: str, attributes: object, events: object) -> bool | frozenset[str]:
+    """``attributes=`` as ``True``/``False`` or the keys to keep, ``events=`` checked: a key
+    given as one string (kept every key it contains: ``"gen_ai.request.model"`` kept
+    ``gen_ai.request``), a number, or a flag of another type raise here, naming the option,
+    not deep in the tree (``argument of type 'int' is not iterable``)."""
+    if events is not None and type(events) is not bool:
+        raise TypeError(f"{caller}(events=...) takes True or False, not {a_kind(events)}")
+    if attributes is None or type(attributes) is bool:
+        return bool(attributes)
+    if issubclass(type(attributes), (str, bytes)):
+        raise TypeError(
+            f"{caller}(attributes=...) takes True, False or a collection of attribute keys, "
+            f"not one string: pass attributes=[{shown(attributes)}]"
+        )
+    if not isinstance(attributes, Collection):
+        raise TypeError(
+            f"{caller}(attributes=...) takes True, False or a collection of attribute keys "
+            f"(a list or set of str), not {a_kind(attributes)}"
+        )
+    keys = list(attributes)
+    for key in keys:
+        if not issubclass(type(key), str):
+            raise TypeError(f"{caller}(attributes=...) takes keys as str, not {a_kind(key)}")
+    return frozenset(str.__str__(key) for key in keys)
 
 
 def _node(span: ReadableSpan, attributes: bool | Collection[str], events: bool) -> dict[str, Any]:
@@ -65,8 +91,9 @@ def span_tree(
     ``attributes`` may be a collection of keys to keep (timings and ids make poor snapshots).
     A span whose parent is not among ``spans`` is a root.
     """
+    keys = _keys("span_tree", attributes, events)
     ordered = sorted(_spans("span_tree", spans), key=_start_order)
-    nodes = {s.context.span_id: _node(s, attributes, events) for s in ordered if s.context}
+    nodes = {s.context.span_id: _node(s, keys, bool(events)) for s in ordered if s.context}
     roots: list[dict[str, Any]] = []
     for span in ordered:
         if span.context is None:

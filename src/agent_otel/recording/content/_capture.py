@@ -159,22 +159,32 @@ class ContentCapture:
             return None
 
 
-def capture_from(option: bool | str | ContentCapture | None) -> ContentCapture | None:
+def capture_from(
+    option: bool | str | ContentCapture | None, caller: str = "otel_wrapper"
+) -> ContentCapture | None:
     """The capture settings in force: the explicit option wins, else the environment.
 
     A string option means what the same value of ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_
-    CONTENT`` means (``"false"`` is off, never truthy); an unknown one keeps content off, told
-    once. Any other type is a programming error (``TypeError``).
+    CONTENT`` means (``"false"`` is off, never truthy). One that is no mode (``"yes"``, a typo)
+    is a ``ValueError`` at the call that gave it, naming the modes: a line of code is fixed
+    where it is written (the variable's unknown value keeps content off, told once, as the SDK
+    reads its variables). Any other type is a programming error (``TypeError``).
     """
     if isinstance(option, ContentCapture):
         return option
     if isinstance(option, str):
-        return _mode("capture_content", str.__str__(option))  # a subclass's strip never runs
+        text = str.__str__(option)  # a subclass's strip never runs
+        if text.strip().lower() not in _MODES and text.strip():
+            raise ValueError(
+                f"{caller}(capture_content=...) takes True, False, a ContentCapture or a mode "
+                f"({', '.join(repr(m.upper()) for m in _MODES)}, any case), not {shown(text)}"
+            )
+        return _mode("capture_content", text)
     if option is not None:
         if not isinstance(option, bool):
             raise TypeError(
-                "capture_content must be True, False, a mode such as 'SPAN_ONLY', or a "
-                f"ContentCapture, not {type(option).__name__}"
+                f"{caller}(capture_content=...) takes True, False, a mode such as 'SPAN_ONLY', "
+                f"or a ContentCapture, not {a_kind(option)}"
             )
         return ContentCapture() if option else None
     return _mode(ENV_CAPTURE, os.environ.get(ENV_CAPTURE, ""))
