@@ -111,7 +111,7 @@ async def _strands(url: str, run: Callable[[AsyncIterator[AgentEvent]], Any]) ->
 # framework: (its MCP module, its runner, whether it says which server a tool comes from)
 ROWS: dict[str, tuple[str, Any, bool]] = {
     "agno": ("agno.tools.mcp", _agno, True),
-    "llama_index": ("llama_index.tools.mcp", _llama_index, False),
+    "llama_index": ("llama_index.tools.mcp", _llama_index, True),
     "google_adk": ("google.adk.tools.mcp_tool.mcp_toolset", _google_adk, True),
     "strands": ("strands.tools.mcp", _strands, True),
 }
@@ -555,7 +555,7 @@ async def test_a_frameworks_mcp_tool_whose_server_answers_is_error_fails_its_own
     otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch, framework: str
 ) -> None:
     """Agno hands the server's ``isError`` answer to the model as the call's text, Strands
-    flags it: either way the span fails. LlamaIndex's tools are not known as MCP ones."""
+    flags it, LlamaIndex hands it on as the tool's output: either way the span fails."""
     module, runner, tells_server = ROWS[framework]
     pytest.importorskip(module)
     await _failing_server_fails_each_tool_span(
