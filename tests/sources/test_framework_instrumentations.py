@@ -83,6 +83,35 @@ async def _nothing() -> None:
     return None
 
 
+@contextmanager
+def _langsmith_otel(telemetry: InMemoryTelemetry) -> Iterator[None]:
+    """LangSmith's tracing on in its OpenTelemetry mode (``LANGSMITH_TRACING``, the client's
+    ``tracing_mode="otel"``, what ``LANGSMITH_OTEL_ENABLED``/``LANGSMITH_OTEL_ONLY`` choose),
+    into ``telemetry``'s provider; its API on a closed loopback port (it sends nothing there)."""
+    pytest.importorskip("langsmith")
+    from langsmith import Client, run_trees
+    from langsmith import utils as ls_utils
+
+    client = Client(api_url="http://127.0.0.1:9", api_key="test", tracing_mode="otel",
+                    otel_tracer_provider=telemetry.tracer_provider)  # fmt: skip
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("LANGSMITH_TRACING", "true")
+        patch.setattr(run_trees, "_CLIENT", client)
+        ls_utils.get_env_var.cache_clear()
+        try:
+            yield
+        finally:
+            client.flush()
+    ls_utils.get_env_var.cache_clear()
+
+
+async def _langsmith_exported() -> None:
+    """LangSmith makes its spans on its client's background thread: wait for them."""
+    from langchain_core.tracers.langchain import wait_for_all_tracers
+
+    wait_for_all_tracers()  # the callbacks, then the client's queue
+
+
 @dataclass(frozen=True)
 class Case:
     row: str
@@ -131,6 +160,8 @@ CASES = [
     Case("langgraph", "openllmetry-langchain",
          _provider("opentelemetry.instrumentation.langchain", "LangchainInstrumentor"),
          kept=("create_agent weatherbot",)),
+    # LangSmith's own tracing in its OpenTelemetry mode reads no key, on its own thread
+    Case("langgraph", "langsmith-otel", _langsmith_otel, settled=_langsmith_exported),
     Case("agno", "openllmetry-agno",
          _provider("opentelemetry.instrumentation.agno", "AgnoInstrumentor")),
     Case("agno", "openinference-agno",
