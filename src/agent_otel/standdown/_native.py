@@ -45,15 +45,6 @@ The seams, read in their sources (the versions in ``tests/constraints.txt``):
   nothing): :mod:`._context` answers it False, and its run wrapper's tracer (the
   ``_RunWrapper`` its ``wrapt`` wrappers of ``agno.agent._run`` and ``agno.team._run`` are
   bound to) is replaced with a gated one, in a run of the Agno adapter.
-- LangSmith's OpenTelemetry mode (``LANGSMITH_OTEL_ENABLED``/``LANGSMITH_TRACING``,
-  langsmith 0.15.1) turns each LangChain run (the graph, its nodes, each model and tool call)
-  into a span of the global provider's, made later, on its client's background thread, under
-  the span current when the run was posted: in a run of the LangGraph adapter, ours. It reads
-  no context key there. Two class seams: ``Client._enqueue_op``, on the run's thread, notes
-  the runs posted in a run of the adapter; ``OTELExporter._create_span_for_run`` gives each
-  noted run (and each run under one) a non-recording span carrying its parent's context, so
-  every span of theirs stands down, as OpenLLMetry's callbacks do (they read the key). Its
-  client imports the exporter's module lazily: the adapter's run imports it first.
 - Peers hooking a framework's own tracing that read no context key (:data:`HELD`):
   OpenLLMetry's trace processor for the OpenAI Agents SDK's tracing (``.tracer``) and its span
   handler on LlamaIndex's dispatcher (``._tracer``) hold a gated tracer, every span of theirs
@@ -93,11 +84,8 @@ call from the context (so concurrent runs, tasks and threads each get their own 
 
 from __future__ import annotations
 
-import functools
 import importlib
 import sys
-import threading
-import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import ModuleType
@@ -110,6 +98,8 @@ from opentelemetry.trace import NonRecordingSpan, Span, Tracer
 
 from agent_otel import _attributes as A
 from agent_otel._guard import report
+
+from ._langsmith import restore_langsmith
 
 NATIVE = otel_context.create_key("agent_otel.native_stand_down")
 """The framework whose own spans stand down in this context (a run of its adapter's)."""
@@ -499,109 +489,8 @@ def _langgraph_tracers() -> Iterator[Tracer]:
             current = getattr(current, "__wrapped__", None)
 
 
-_LANGSMITH_CLIENT = "langsmith.client"
-_LANGSMITH_EXPORTER = "langsmith._internal.otel._otel_exporter"
-_LANGSMITH_SPANS = "_span_info"
-_held_runs: set[object] = set()
-"""The LangSmith runs posted in a run of the LangGraph adapter whose span is not made yet."""
-_held_lock = threading.Lock()
-
-
-class _HeldRun(NonRecordingSpan):
-    """A LangSmith run's span in our run, not recorded: its children stand down too."""
-
-
-def _gated_enqueue(enqueue: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(enqueue)
-    def enqueue_op(self: Any, priority: Any, op: Any, *args: Any, **kwargs: Any) -> Any:
-        try:
-            if (
-                getattr(op, "operation", None) == "post"
-                and getattr(self, "otel_exporter", None) is not None
-                and stands_down("langgraph")
-            ):
-                with _held_lock:
-                    _held_runs.add(op.id)
-        except Exception:
-            report("native stand-down")
-        return enqueue(self, priority, op, *args, **kwargs)
-
-    setattr(enqueue_op, _MARK, enqueue)
-    return enqueue_op
-
-
-def _gated_create_span(create: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(create)
-    def create_span_for_run(self: Any, op: Any, run_info: Any, *args: Any, **kwargs: Any) -> Any:
-        try:
-            held = _held_parent(self, op, run_info, args, kwargs)
-        except Exception:
-            report("native stand-down")
-            held = None
-        return held if held is not None else create(self, op, run_info, *args, **kwargs)
-
-    setattr(create_span_for_run, _MARK, create)
-    return create_span_for_run
-
-
-def _held_parent(
-    exporter: Any, op: Any, run_info: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> Span | None:
-    """The span to store for LangSmith's run ``op`` instead of making one (None: make it):
-    a run posted in our run's context, or under a run held so."""
-    with _held_lock:
-        noted = op.id in _held_runs
-        _held_runs.discard(op.id)
-    parent_id = run_info.get("parent_run_id") if isinstance(run_info, dict) else None
-    parent = None
-    if parent_id is not None:
-        spans = getattr(exporter, _LANGSMITH_SPANS, None)  # its runs' spans, by run id
-        info = spans.get(uuid.UUID(str(parent_id))) if spans is not None else None
-        parent = getattr(info, "span", None)
-    if isinstance(parent, _HeldRun):
-        return _HeldRun(parent.get_span_context())
-    if not noted:
-        return None
-    if parent is None:  # a root of theirs: the context it was posted in, ours
-        context = args[0] if args else kwargs.get("otel_context")
-        parent = trace.get_current_span(context) if context is not None else None
-    span_context = parent.get_span_context() if isinstance(parent, Span) else None
-    if span_context is None or not span_context.is_valid:
-        return None
-    return _HeldRun(span_context)
-
-
-_LANGSMITH_SEAMS = (
-    (_LANGSMITH_CLIENT, "Client", "_enqueue_op", _gated_enqueue),
-    (_LANGSMITH_EXPORTER, "OTELExporter", "_create_span_for_run", _gated_create_span),
-)
-
-
-def _install_langsmith() -> bool:
-    if _LANGSMITH_EXPORTER not in sys.modules and _LANGSMITH_CLIENT in sys.modules:
-        importlib.import_module(_LANGSMITH_EXPORTER)  # its client imports it lazily
-    gated = False
-    for module, class_name, method, gated_with in _LANGSMITH_SEAMS:
-        cls = getattr(sys.modules.get(module), class_name, None)
-        theirs = vars(cls).get(method) if isinstance(cls, type) else None
-        if callable(theirs) and not hasattr(theirs, _MARK):
-            setattr(cls, method, gated_with(theirs))
-        gated = gated or hasattr(vars(cls).get(method) if isinstance(cls, type) else None, _MARK)
-    return gated
-
-
-def _restore_langsmith() -> None:
-    for module, class_name, method, _ in _LANGSMITH_SEAMS:
-        cls = getattr(sys.modules.get(module), class_name, None)
-        original = getattr(vars(cls).get(method), _MARK, None) if isinstance(cls, type) else None
-        if original is not None:
-            setattr(cls, method, original)
-    with _held_lock:
-        _held_runs.clear()
-
-
 def _install_langgraph() -> bool:
-    gated = _install_langsmith()
+    gated = False
     for tracer in _langgraph_tracers():
         gate("langgraph", tracer)
         gated = True
@@ -788,7 +677,7 @@ def restore() -> None:
     ungate(_strands_tracer())
     for tracer in _langgraph_tracers():
         ungate(tracer)
-    _restore_langsmith()
+    restore_langsmith()
     _restore_held()
     _restore_logfire_agents()
     for name in _PYDANTIC_AI_SPANS:
