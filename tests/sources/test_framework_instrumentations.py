@@ -119,6 +119,21 @@ def _langsmith_agents(telemetry: InMemoryTelemetry) -> Iterator[None]:
         yield
 
 
+@contextmanager
+def _langsmith_wrap_openai(telemetry: InMemoryTelemetry) -> Iterator[None]:
+    """LangSmith's ``wrap_openai()`` on the row's OpenAI client, its client in the
+    OpenTelemetry mode (:func:`_langsmith_otel`): a provider wrapper of LangSmith's."""
+    from langsmith.wrappers import wrap_openai
+
+    from . import _fw_openai_chat
+    from ._http import openai_client
+
+    with _langsmith_otel(telemetry), pytest.MonkeyPatch.context() as patch:
+        wrapped = lambda *bodies: wrap_openai(openai_client(*bodies))  # noqa: E731
+        patch.setattr(_fw_openai_chat, "openai_client", wrapped)
+        yield
+
+
 async def _langsmith_exported() -> None:
     """LangSmith makes its spans on its client's background thread: wait for them."""
     from langchain_core.tracers.langchain import wait_for_all_tracers
@@ -177,6 +192,8 @@ CASES = [
     # LangSmith's own tracing in its OpenTelemetry mode reads no key, on its own thread
     Case("langgraph", "langsmith-otel", _langsmith_otel, settled=_langsmith_exported),
     Case("openai_agents", "langsmith-otel", _sdk_tracing(_langsmith_agents),
+         settled=_langsmith_exported),
+    Case("openai_chat", "langsmith-wrap-openai", _langsmith_wrap_openai,
          settled=_langsmith_exported),
     Case("agno", "openllmetry-agno",
          _provider("opentelemetry.instrumentation.agno", "AgnoInstrumentor")),

@@ -18,7 +18,6 @@ from opentelemetry.context.context import Context
 
 from ._context import COVERED, cover
 from ._guards import guard_providers
-from ._langsmith import hold_langsmith
 from ._native import native_run
 
 FRAMEWORK_SOURCES = frozenset(
@@ -66,7 +65,6 @@ def framework_context(context: Context, module: str) -> Context:
     is the caller's own generator over an adapter is covered so as the adapter's stream starts
     (``agent_contract.scope.framework_started``, the recorder's ``framework_started``)."""
     guard_providers()
-    hold_langsmith()
     return native_run(cover(context), module)
 
 

@@ -1,4 +1,4 @@
-"""LangSmith's OpenTelemetry mode stands down in a framework run of ours.
+"""LangSmith's OpenTelemetry mode stands down where provider instrumentations do.
 
 LangSmith's tracing in its OpenTelemetry mode (``LANGSMITH_TRACING`` with
 ``LANGSMITH_OTEL_ENABLED``, or ``Client(tracing_mode="otel"/"hybrid")``; langsmith 0.15.1)
@@ -6,19 +6,19 @@ turns each run it traces (LangChain's callbacks of a LangGraph graph: the graph,
 each model and tool call; its integrations of the OpenAI Agents SDK, Google ADK, Strands; its
 ``wrap_openai``; ``@traceable``) into a span of the global provider's (or the one it is given),
 made later, on its client's background thread, under the span current when the run was posted:
-in a framework run of ours, ours. So every model call and tool call was told again, its tokens
-on our spans and on theirs. It reads no context key, and its spans start on a thread whose
-context says nothing. Two class seams, installed when a framework run of ours starts:
-``Client._enqueue_op``, on the run's own thread, notes the runs posted in a framework run of
-ours with the stand-down on (:data:`~._context.COVERED`);
+in a framework run or chat span of ours, ours. So every model call and tool call was told
+again, its tokens on our spans and on theirs. It reads no context key, and its spans start on a
+thread whose context says nothing. Two class seams, installed with the other guards before a
+chat span or framework run of ours (:mod:`._guards`): ``Client._enqueue_op``, on the run's own
+thread, notes the runs posted where providers stand down (:func:`~._context.covering`: a
+framework run of ours with the stand-down on, or our chat span open);
 ``OTELExporter._create_span_for_run`` gives each noted run, and each run under one, a
-non-recording span carrying its parent's context (ours, or another held one), so whatever
-starts under it is a child of our span and nothing of theirs is recorded: as OpenLLMetry's
-LangChain callbacks do in such a run (they read the key), their chain, node and ``@traceable``
-spans stand down too. Outside our runs, and with ``stand_down_providers=False``, their spans
-are made as before; in its hybrid mode the runs still go to LangSmith's own API. Its client
-imports the exporter's module lazily: the run imports it first. A version without the seams is
-left alone.
+non-recording span carrying its parent's context (ours, or another held one), so whatever starts
+under it is a child of our span and nothing of theirs is recorded: as OpenLLMetry's LangChain
+callbacks do in such a run (they read the key), their chain, node and ``@traceable`` spans
+stand down too. Outside our runs, and with ``stand_down_providers=False``, their spans are made
+as before; in its hybrid mode the runs still go to LangSmith's own API. Its client imports the
+exporter's module lazily: the run imports it first. A version without the seams is left alone.
 """
 
 from __future__ import annotations
@@ -31,23 +31,22 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import NonRecordingSpan, Span
 
 from agent_otel._guard import report
 
-from ._context import COVERED
+from ._context import covering
 
-__all__ = ["hold_langsmith", "restore_langsmith"]
+__all__ = ["CLIENT", "hold_langsmith", "restore_langsmith"]
 
 _MARK = "_agent_otel_held"
 
-_LANGSMITH_CLIENT = "langsmith.client"
+CLIENT = "langsmith.client"
 _LANGSMITH_EXPORTER = "langsmith._internal.otel._otel_exporter"
 _LANGSMITH_SPANS = "_span_info"
 _held_runs: set[object] = set()
-"""The LangSmith runs posted in a framework run of ours whose span is not made yet."""
+"""The LangSmith runs posted where ours cover them whose span is not made yet."""
 _held_lock = threading.Lock()
 
 
@@ -62,7 +61,7 @@ def _gated_enqueue(enqueue: Callable[..., Any]) -> Callable[..., Any]:
             if (
                 getattr(op, "operation", None) == "post"
                 and getattr(self, "otel_exporter", None) is not None
-                and otel_context.get_value(COVERED) is True
+                and covering()
             ):
                 with _held_lock:
                     _held_runs.add(op.id)
@@ -116,7 +115,7 @@ def _held_parent(
 
 
 _LANGSMITH_SEAMS = (
-    (_LANGSMITH_CLIENT, "Client", "_enqueue_op", _gated_enqueue),
+    (CLIENT, "Client", "_enqueue_op", _gated_enqueue),
     (_LANGSMITH_EXPORTER, "OTELExporter", "_create_span_for_run", _gated_create_span),
 )
 
@@ -125,7 +124,7 @@ def hold_langsmith() -> bool:
     """The two seams gated, if LangSmith's client is loaded (once; idempotent); whether both
     are. Never raises."""
     try:
-        if _LANGSMITH_EXPORTER not in sys.modules and _LANGSMITH_CLIENT in sys.modules:
+        if _LANGSMITH_EXPORTER not in sys.modules and CLIENT in sys.modules:
             importlib.import_module(_LANGSMITH_EXPORTER)  # its client imports it lazily
         gated = 0
         for module, class_name, method, gated_with in _LANGSMITH_SEAMS:
