@@ -45,8 +45,9 @@ _MARK = "_agent_otel_held"
 CLIENT = "langsmith.client"
 _LANGSMITH_EXPORTER = "langsmith._internal.otel._otel_exporter"
 _LANGSMITH_SPANS = "_span_info"
-_held_runs: set[object] = set()
-"""The LangSmith runs posted where ours cover them whose span is not made yet."""
+_held_runs: dict[object, None] = {}
+"""The LangSmith runs posted where ours cover them whose span is not made yet (oldest first)."""
+_MAX_HELD = 65536  # runs whose span is never made (its exporter dropped them) age out
 _held_lock = threading.Lock()
 
 
@@ -64,7 +65,9 @@ def _gated_enqueue(enqueue: Callable[..., Any]) -> Callable[..., Any]:
                 and covering()
             ):
                 with _held_lock:
-                    _held_runs.add(op.id)
+                    _held_runs[op.id] = None
+                    if len(_held_runs) > _MAX_HELD:
+                        del _held_runs[next(iter(_held_runs))]
         except Exception:
             report("langsmith stand-down")
         return enqueue(self, priority, op, *args, **kwargs)
@@ -93,8 +96,7 @@ def _held_parent(
     """The span to store for LangSmith's run ``op`` instead of making one (None: make it):
     a run posted in our run's context, or under a run held so."""
     with _held_lock:
-        noted = op.id in _held_runs
-        _held_runs.discard(op.id)
+        noted = _held_runs.pop(op.id, False) is None
     parent_id = run_info.get("parent_run_id") if isinstance(run_info, dict) else None
     parent = None
     if parent_id is not None:
