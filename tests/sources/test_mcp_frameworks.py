@@ -266,7 +266,8 @@ async def test_crewai_mcps_send_each_request_under_its_own_tool_span_and_run_no_
     """CrewAI's own MCP client (``Agent(mcps=[MCPServerHTTP(url)])``) runs each call on a
     thread of its own, with a loop of its own: each request is sent with that call's tool span
     current (so an MCP instrumentation's span would nest there). Its MCP events (connecting,
-    calling) come from inside the tool and are the tool's own work: no nested agent run."""
+    calling) come from inside the tool and are the tool's own work: no nested agent run. Each
+    tool span says it is an MCP server's (before, a plain ``function``)."""
     pytest.importorskip("crewai.mcp")
     import json
 
@@ -313,6 +314,10 @@ async def test_crewai_mcps_send_each_request_under_its_own_tool_span_and_run_no_
         assert span.attributes is not None
         assert span.attributes["gen_ai.tool.call.id"] == cid
         assert dict(span.attributes)["session.id"] == SESSION
+        # an MCP server's tool: the server CrewAI named after its URL
+        assert span.attributes["gen_ai.tool.type"] == "extension"
+        assert span.attributes["mcp.method.name"] == "tools/call"
+        assert "127_0_0_1" in str(span.attributes["agent_otel.mcp.server.name"])
 
 
 STDIO = "stdio"
