@@ -234,7 +234,9 @@ def _mcp_server(source: Any, event: Any) -> McpServer | None:
     the name CrewAI runs among the tools of ``source`` (the executor emitting it) and of its
     agent. Never raises."""
     try:
-        from crewai.utilities.string_utils import sanitize_tool_name
+        from crewai.utilities.string_utils import (  # type: ignore[import-not-found,unused-ignore]
+            sanitize_tool_name,
+        )
 
         for holder in (source, getattr(event, "from_agent", None), getattr(event, "agent", None)):
             for attribute in ("original_tools", "tools"):
