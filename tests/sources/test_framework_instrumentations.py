@@ -125,6 +125,64 @@ async def _nothing() -> None:
     return None
 
 
+@contextmanager
+def _langsmith_otel(telemetry: InMemoryTelemetry) -> Iterator[None]:
+    """LangSmith's tracing on in its OpenTelemetry mode (``LANGSMITH_TRACING``, the client's
+    ``tracing_mode="otel"``, what ``LANGSMITH_OTEL_ENABLED``/``LANGSMITH_OTEL_ONLY`` choose),
+    into ``telemetry``'s provider; its API on a closed loopback port (it sends nothing there)."""
+    pytest.importorskip("langsmith")
+    from langsmith import Client, run_trees
+    from langsmith import utils as ls_utils
+
+    client = Client(api_url="http://127.0.0.1:9", api_key="test", tracing_mode="otel",
+                    otel_tracer_provider=telemetry.tracer_provider)  # fmt: skip
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("LANGSMITH_TRACING", "true")
+        patch.setattr(run_trees, "_CLIENT", client)
+        ls_utils.get_env_var.cache_clear()
+        try:
+            yield
+        finally:
+            client.flush()
+    ls_utils.get_env_var.cache_clear()
+
+
+@contextmanager
+def _langsmith_agents(telemetry: InMemoryTelemetry) -> Iterator[None]:
+    """LangSmith's trace processor for the OpenAI Agents SDK's tracing, on its client in the
+    OpenTelemetry mode (:func:`_langsmith_otel`)."""
+    from agents import add_trace_processor
+
+    with _langsmith_otel(telemetry):
+        from langsmith import run_trees
+        from langsmith.integrations.openai_agents_sdk import OpenAIAgentsTracingProcessor
+
+        add_trace_processor(OpenAIAgentsTracingProcessor(client=run_trees._CLIENT))
+        yield
+
+
+@contextmanager
+def _langsmith_wrap_openai(telemetry: InMemoryTelemetry) -> Iterator[None]:
+    """LangSmith's ``wrap_openai()`` on the row's OpenAI client, its client in the
+    OpenTelemetry mode (:func:`_langsmith_otel`): a provider wrapper of LangSmith's."""
+    from langsmith.wrappers import wrap_openai
+
+    from . import _fw_openai_chat
+    from ._http import openai_client
+
+    with _langsmith_otel(telemetry), pytest.MonkeyPatch.context() as patch:
+        wrapped = lambda *bodies: wrap_openai(openai_client(*bodies))  # noqa: E731
+        patch.setattr(_fw_openai_chat, "openai_client", wrapped)
+        yield
+
+
+async def _langsmith_exported() -> None:
+    """LangSmith makes its spans on its client's background thread: wait for them."""
+    from langchain_core.tracers.langchain import wait_for_all_tracers
+
+    wait_for_all_tracers()  # the callbacks, then the client's queue
+
+
 @dataclass(frozen=True)
 class Case:
     row: str
@@ -173,6 +231,12 @@ CASES = [
     Case("langgraph", "openllmetry-langchain",
          _provider("opentelemetry.instrumentation.langchain", "LangchainInstrumentor"),
          kept=("create_agent weatherbot",)),
+    # LangSmith's own tracing in its OpenTelemetry mode reads no key, on its own thread
+    Case("langgraph", "langsmith-otel", _langsmith_otel, settled=_langsmith_exported),
+    Case("openai_agents", "langsmith-otel", _sdk_tracing(_langsmith_agents),
+         settled=_langsmith_exported),
+    Case("openai_chat", "langsmith-wrap-openai", _langsmith_wrap_openai,
+         settled=_langsmith_exported),
     Case("agno", "openllmetry-agno",
          _provider("opentelemetry.instrumentation.agno", "AgnoInstrumentor")),
     Case("agno", "openinference-agno",
@@ -289,3 +353,26 @@ def test_litellm_callback_stands_down_for_the_chat_calls_our_chat_span_told(
             otel_context.detach(token)
         span.end()
     assert _told("not a dict") is False
+
+
+async def test_langsmith_otel_spans_outside_our_runs_stay_and_held_runs_leave_no_notes(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A graph LangSmith traces outside any run of ours keeps its spans, with a framework run of
+    ours before it (the seams are in place); every run noted in ours was answered."""
+    pytest.importorskip("langgraph")
+    from agent_otel.standdown import _langsmith
+
+    from . import _fw_langgraph as fw
+
+    with _langsmith_otel(otel_telemetry):
+        await run_script(otel_telemetry, ROW["langgraph"].events(s.Run()), agent_name="agent")
+        await _langsmith_exported()
+        assert _theirs(otel_telemetry) == []
+        assert not _langsmith._held_runs
+        otel_telemetry.clear()
+        question = {"messages": [("user", s.QUESTION)]}
+        [_ async for _ in fw.graph(s.Run()).astream(question, stream_mode="messages")]
+        await _langsmith_exported()
+    theirs = _theirs(otel_telemetry)
+    assert "SdkChat" in theirs and "weather" in theirs

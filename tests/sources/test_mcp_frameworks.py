@@ -111,7 +111,7 @@ async def _strands(url: str, run: Callable[[AsyncIterator[AgentEvent]], Any]) ->
 # framework: (its MCP module, its runner, whether it says which server a tool comes from)
 ROWS: dict[str, tuple[str, Any, bool]] = {
     "agno": ("agno.tools.mcp", _agno, True),
-    "llama_index": ("llama_index.tools.mcp", _llama_index, False),
+    "llama_index": ("llama_index.tools.mcp", _llama_index, True),
     "google_adk": ("google.adk.tools.mcp_tool.mcp_toolset", _google_adk, True),
     "strands": ("strands.tools.mcp", _strands, True),
 }
@@ -266,7 +266,8 @@ async def test_crewai_mcps_send_each_request_under_its_own_tool_span_and_run_no_
     """CrewAI's own MCP client (``Agent(mcps=[MCPServerHTTP(url)])``) runs each call on a
     thread of its own, with a loop of its own: each request is sent with that call's tool span
     current (so an MCP instrumentation's span would nest there). Its MCP events (connecting,
-    calling) come from inside the tool and are the tool's own work: no nested agent run."""
+    calling) come from inside the tool and are the tool's own work: no nested agent run. Each
+    tool span says it is an MCP server's (before, a plain ``function``)."""
     pytest.importorskip("crewai.mcp")
     import json
 
@@ -313,6 +314,10 @@ async def test_crewai_mcps_send_each_request_under_its_own_tool_span_and_run_no_
         assert span.attributes is not None
         assert span.attributes["gen_ai.tool.call.id"] == cid
         assert dict(span.attributes)["session.id"] == SESSION
+        # an MCP server's tool: the server CrewAI named after its URL
+        assert span.attributes["gen_ai.tool.type"] == "extension"
+        assert span.attributes["mcp.method.name"] == "tools/call"
+        assert "127_0_0_1" in str(span.attributes["agent_otel.mcp.server.name"])
 
 
 STDIO = "stdio"
@@ -555,7 +560,7 @@ async def test_a_frameworks_mcp_tool_whose_server_answers_is_error_fails_its_own
     otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch, framework: str
 ) -> None:
     """Agno hands the server's ``isError`` answer to the model as the call's text, Strands
-    flags it: either way the span fails. LlamaIndex's tools are not known as MCP ones."""
+    flags it, LlamaIndex hands it on as the tool's output: either way the span fails."""
     module, runner, tells_server = ROWS[framework]
     pytest.importorskip(module)
     await _failing_server_fails_each_tool_span(

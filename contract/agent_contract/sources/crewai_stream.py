@@ -59,7 +59,9 @@ at its end), and the consumer reads those events, as any CrewAI run, into a nest
 (``agent_contract.scope.nested_run``) under the call's span, started inside the call's scope at
 the first of them, named after its agent's role and ended before the call's result (the
 events of CrewAI's MCP client, an agent's ``mcps`` connecting to and calling the server, are
-the tool's own request and start none). Its own
+the tool's own request and start none). A tool CrewAI's MCP client made (``MCPNativeTool``,
+``MCPToolWrapper``), found among the tools of the executor emitting its start (or of its
+agent), is scoped with its server (``McpServer``: the name CrewAI gave it). Its own
 tools are scoped as the run's are, and what runs inside them nests again, at any depth (the
 context holds the path of tools it runs in).
 
@@ -91,7 +93,7 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
-from agent_contract.scope import framework_started, tool_scope
+from agent_contract.scope import McpServer, framework_started, tool_scope
 from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._history import call_start, crewai_messages
 from agent_contract.sources._nested import Pushed
@@ -171,7 +173,7 @@ async def crewai_events(
         if type(event).__name__ == "ToolUsageStartedEvent":
             caught_up()
             called = reader.called(event) if not inside else None  # the model's own name
-        _scope(scopes, event, called)
+        _scope(scopes, event, called, source)
         tools.enter(event, inside)
         put(_EVENT, (event, inside))
 
@@ -223,6 +225,33 @@ async def crewai_events(
             await nested.close(ended)
 
 
+_MCP_TOOLS = frozenset({"MCPNativeTool", "MCPToolWrapper"})
+"""The tools CrewAI's MCP client makes of a server's (an agent's ``mcps``)."""
+
+
+def _mcp_server(source: Any, event: Any) -> McpServer | None:
+    """The server of the tool ``event`` starts, if CrewAI's MCP client made it: looked up by
+    the name CrewAI runs among the tools of ``source`` (the executor emitting it) and of its
+    agent. Never raises."""
+    try:
+        from crewai.utilities.string_utils import (  # type: ignore[import-not-found,unused-ignore]
+            sanitize_tool_name,
+        )
+
+        for holder in (source, getattr(event, "from_agent", None), getattr(event, "agent", None)):
+            for attribute in ("original_tools", "tools"):
+                tools = getattr(holder, attribute, None)
+                for tool in tools if isinstance(tools, list) else ():
+                    if type(tool).__name__ not in _MCP_TOOLS:
+                        continue
+                    if sanitize_tool_name(str(tool.name)) == event.tool_name:
+                        server = getattr(tool, "server_name", None)
+                        return McpServer(name=server if isinstance(server, str) else None)
+    except Exception:  # a version without these names: a plain tool
+        return None
+    return None
+
+
 def _tools_own(event: Any) -> bool:
     """Whether ``event`` tells of the tool's own work rather than of an agent run inside it:
     CrewAI's MCP client (an agent's ``mcps``) emits its connection and request events
@@ -230,13 +259,15 @@ def _tools_own(event: Any) -> bool:
     return any(c.__name__ == "MCPEvent" for c in type(event).__mro__)
 
 
-def _scope(scopes: OpenScopes, event: Any, called: str | None = None) -> None:
+def _scope(scopes: OpenScopes, event: Any, called: str | None = None, source: Any = None) -> None:
     """Enter a tool's scope as CrewAI starts it (as ``called``, the name the model called it
-    by, when CrewAI sanitized it), leave it as the tool ends (module doc)."""
+    by, when CrewAI sanitized it; ``source``: what emitted it), leave it as the tool ends
+    (module doc)."""
     kind = type(event).__name__
     if kind == "ToolUsageStartedEvent":
         name = called or event.tool_name
-        scopes.enter(event.event_id, None, name, _arguments(event.tool_args))
+        mcp = _mcp_server(source, event)
+        scopes.enter(event.event_id, None, name, _arguments(event.tool_args), mcp=mcp)
     elif kind in _TOOL_ENDS:
         scopes.exit(getattr(event, "started_event_id", None))
 

@@ -36,6 +36,13 @@ root dispatcher (added once; outside a traced run it does nothing) enters the sc
 step starts on a ``ToolCall`` event (its ``tool_id`` and ``tool_name``) and leaves it when
 that step ends, so the tool body, and a sub-agent run inside it, nest under its span.
 
+**MCP tools.** A tool ``McpToolSpec`` made (``llama-index-tools-mcp``: its body calls its
+client's ``call_tool``) is scoped with its server (``McpServer``: what the client knows of it;
+``BasicMCPClient`` opens a session per call, so its server's name and protocol version are
+told when the call's session has initialised). The agent's tools (an ``AgentWorkflow``'s
+agents' too) are read when the run starts: those a tool retriever picks later are not known as
+MCP tools.
+
 **Sub-agents.** An ``AgentWorkflow`` handoff is a ``handoff`` tool call and a
 ``PhaseMarker`` naming the next agent. Needs ``llama-index-core`` (extra ``llama-index``).
 """
@@ -43,6 +50,7 @@ that step ends, so the tool body, and a sub-agent run inside it, nest under its 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
@@ -60,9 +68,10 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
-from agent_contract.scope import framework_started
+from agent_contract.scope import McpServer, framework_started
 from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._history import call_start, llama_index_messages
+from agent_contract.sources._mcp import server_of
 from agent_contract.sources._raw_usage import get, usage_from_raw
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._scoping import OpenScopes
@@ -99,7 +108,12 @@ async def llama_index_events(
         agent, "llama_index_events", "a LlamaIndex agent workflow", "run", "add_step", hint=_HINT
     )
     _install_scopes()
-    handler = agent.run(user_msg=user_msg, **run)
+    # the workflow's tasks, made in ``run``, copy the context: the servers go with them only
+    token = _SERVERS.set(_mcp_servers(agent))
+    try:
+        handler = agent.run(user_msg=user_msg, **run)
+    finally:
+        _SERVERS.reset(token)
     if on_handler is not None:
         on_handler(handler)
     reader = _Reader(agent)
@@ -118,6 +132,41 @@ async def llama_index_events(
 
 
 _scopes_installed = False
+_SERVERS: contextvars.ContextVar[dict[str, McpServer] | None] = contextvars.ContextVar(
+    "agent_contract_llama_index_mcp", default=None
+)
+"""The MCP servers of the run's tools, by tool name (what its workflow's tasks see)."""
+_MCP_TOOL = "McpToolSpec._create_tool_fn.<locals>.async_tool_fn"
+
+
+def _mcp_servers(agent: Any) -> dict[str, McpServer]:
+    """The MCP servers of the tools ``McpToolSpec`` made among the agent's (and an
+    ``AgentWorkflow``'s agents') tools, by tool name. Never raises."""
+    out: dict[str, McpServer] = {}
+    try:
+        for one in [agent, *_agents(agent).values()]:
+            tools = getattr(one, "tools", None)
+            for tool in tools if isinstance(tools, (list, tuple)) else ():
+                spec = _mcp_spec(getattr(tool, "async_fn", None))
+                name = getattr(getattr(tool, "metadata", None), "name", None)
+                if spec is not None and isinstance(name, str):
+                    out[name] = server_of(getattr(spec, "client", None))
+    except Exception:  # an agent of another shape: its tools are plain ones
+        return out
+    return out
+
+
+def _mcp_spec(body: Any) -> Any:
+    """The ``McpToolSpec`` whose tool body ``body`` is (None: another function)."""
+    if getattr(body, "__qualname__", None) != _MCP_TOOL:
+        return None
+    if not str(getattr(body, "__module__", "")).startswith("llama_index.tools.mcp"):
+        return None
+    for cell in getattr(body, "__closure__", None) or ():
+        value = cell.cell_contents
+        if type(value).__name__ == "McpToolSpec":
+            return value
+    return None
 
 
 def _install_scopes() -> None:
@@ -135,7 +184,9 @@ def _install_scopes() -> None:
         def new_span(self, id_: str, bound_args: Any, *args: Any, **kwargs: Any) -> Any:
             for value in bound_args.arguments.values():
                 if type(value).__name__ == "ToolCall":
-                    scopes.enter(id_, getattr(value, "tool_id", None), value.tool_name)
+                    name = value.tool_name
+                    mcp = (_SERVERS.get() or {}).get(name) if isinstance(name, str) else None
+                    scopes.enter(id_, getattr(value, "tool_id", None), name, mcp=mcp)
                     break
             return None  # nothing for the dispatcher to keep
 

@@ -10,7 +10,10 @@ it is looked at again each time) when a tool body starts (importing the SDK for 
 (``is_error`` in the MCP SDK 2.x, ``isError`` in 1.x) and notes it on the call whose body sent
 it (:meth:`ToolCall.on_mcp_result`), so its result event ends the span failed,
 ``error.type=tool_error`` (the MCP conventions' value), unless the adapter named the failure
-itself. Arguments, result and exceptions pass through unchanged; outside a traced MCP tool's
+itself. A tool the caller knew as an MCP server's but not by its server's name or protocol
+version (a client that opens a session per call, LlamaIndex's ``BasicMCPClient``) gets them
+from the session the call went on, once it is answered. Arguments, result and exceptions pass
+through unchanged; outside a traced MCP tool's
 body the wrapper only looks the call up in the context. A local tool whose body happens to call
 an MCP server is not failed by the server's answer: its body decides.
 
@@ -148,6 +151,7 @@ def _watching(
                 calls.remove(body)
         if tool.mcp:
             try:
+                tool.on_mcp_session(*_server(self))
                 tool.on_mcp_result(result)
             except Exception:
                 report("mcp result")
@@ -155,6 +159,17 @@ def _watching(
 
     setattr(call_tool_watched, _MARK, True)
     return call_tool_watched
+
+
+def _server(session: Any) -> tuple[Any, Any]:
+    """The server's name and the protocol version ``session`` negotiated (the MCP SDK 2.x's
+    ``server_info`` and ``protocol_version``, read once the call is answered: the session is
+    initialised then; None where it cannot say, the SDK 1.x's)."""
+    try:
+        info = getattr(session, "server_info", None)
+        return getattr(info, "name", None), getattr(session, "protocol_version", None)
+    except Exception:  # a property that raises on a session not initialised: unknown
+        return None, None
 
 
 _CALLBACKS = ("_sampling_callback", "_elicitation_callback", "_list_roots_callback")

@@ -91,6 +91,7 @@ class ToolCall:
         "mcp",
         "mcp_error",
         "mcp_failure",
+        "mcp_told",
         "metric_attributes",
         "name",
         "raised",
@@ -119,6 +120,7 @@ class ToolCall:
         # the MCP SDK's error its body's request raised (on_mcp_failure): its class's name and
         # the JSON-RPC error code that names the failure instead
         self.mcp_failure: tuple[str, str] | None = None
+        self.mcp_told: frozenset[str] = frozenset()  # the mcp.* keys the caller told
         name = name if type(name) is str and name else text_of(name) or "unknown"
         # The name, kind and attributes of a tool: checked once per wrapper (a kind that is not
         # an exact str, checked per call: its __eq__ and __hash__ never run in the key)
@@ -197,6 +199,22 @@ class ToolCall:
                 attributes[key] = value
         self.span.set_attributes(checked(attributes, self.count, self.settings.scrub))
         self.mcp = True
+        self.mcp_told = self.mcp_told | frozenset(attributes)
+
+    def on_mcp_session(self, name: Any, protocol_version: Any) -> None:
+        """The session its body's request went on (initialised by then) names its server:
+        its name and protocol version, where the caller did not know them (a client that opens
+        a session per call, LlamaIndex's ``BasicMCPClient``)."""
+        if not self.mcp:
+            return
+        attributes: dict[str, AttributeValue] = {}
+        for key, value in ((A.MCP_SERVER_NAME, name), (A.MCP_PROTOCOL_VERSION, protocol_version)):
+            value = text_of(value)
+            if value and key not in self.mcp_told:
+                attributes[key] = value
+        if attributes:
+            self.span.set_attributes(checked(attributes, self.count, self.settings.scrub))
+            self.mcp_told = self.mcp_told | frozenset(attributes)
 
     def on_mcp_request(self, request_id: Any) -> None:
         """Its body sent its ``tools/call`` request (the MCP SDK's client span started with

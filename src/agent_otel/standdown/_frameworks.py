@@ -49,9 +49,10 @@ def framework_source(stream: object) -> bool:
 
 def framework_run(context: Context, stream: object) -> Context:
     """The run's parent ``context``, covered for the whole run when ``stream`` is a framework
-    adapter's: the framework's tasks copy it, openai-v2 and LiteLLM's callback are guarded
-    before its first call (:mod:`._guards`), and a framework that traces on its own stands its
-    spans that ours tell down (:mod:`._native`)."""
+        adapter's: the framework's tasks copy it, openai-v2 and LiteLLM's callback are guarded
+        before its first call (:mod:`._guards`), LangSmith's OpenTelemetry mode holds its spans
+    (:mod:`._langsmith`), and a framework that traces on its own stands its
+        spans that ours tell down (:mod:`._native`)."""
     module = _module(stream)
     if module not in FRAMEWORK_SOURCES:
         return context

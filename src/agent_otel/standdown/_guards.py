@@ -11,6 +11,8 @@ from collections.abc import Callable
 
 from ._handler import MODULE as UTIL_GENAI_HANDLER
 from ._handler import guard_handler
+from ._langsmith import CLIENT as LANGSMITH
+from ._langsmith import hold_langsmith
 from ._litellm import MODULE as LITELLM
 from ._litellm import guard_litellm
 from ._openai_v2 import PACKAGE as OPENAI_V2
@@ -20,14 +22,15 @@ GUARDS: tuple[tuple[str, Callable[[], int]], ...] = (
     (OPENAI_V2, guard_openai_v2),
     (LITELLM, guard_litellm),
     (UTIL_GENAI_HANDLER, guard_handler),
+    (LANGSMITH, hold_langsmith),
 )
 """Per instrumentation: the module whose presence says it is loaded, and its guard."""
 
 
 def guard_providers() -> None:
     """Guard every such instrumentation that is loaded (openai-v2, LiteLLM's callback,
-    util-genai's handler's agent, workflow and tool invocations): a look in ``sys.modules``
-    each when none is."""
+    util-genai's handler's agent, workflow and tool invocations, LangSmith's OpenTelemetry
+    mode): a look in ``sys.modules`` each when none is."""
     modules = sys.modules
     for module, guard in GUARDS:
         if module in modules:

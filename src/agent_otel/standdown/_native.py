@@ -100,6 +100,8 @@ from opentelemetry.trace import NonRecordingSpan, Span, Tracer
 from agent_otel import _attributes as A
 from agent_otel._guard import report
 
+from ._langsmith import restore_langsmith
+
 NATIVE = otel_context.create_key("agent_otel.native_stand_down")
 """The framework whose own spans stand down in this context (a run of its adapter's)."""
 
@@ -702,6 +704,7 @@ def restore() -> None:
     ungate(_strands_tracer())
     for tracer in _langgraph_tracers():
         ungate(tracer)
+    restore_langsmith()
     _restore_held()
     _restore_logfire_agents()
     for name in _PYDANTIC_AI_SPANS:
