@@ -10,7 +10,6 @@ HTTP request. Span attributes only, never metric attributes (cardinality).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 from opentelemetry import baggage
@@ -19,6 +18,7 @@ from opentelemetry.context.context import Context
 from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
+from agent_otel._block import block
 from agent_otel._plain import id_text, text_of
 from agent_otel.scrubbing._scrubber import DEFAULT, Scrub
 
@@ -97,7 +97,7 @@ def with_identity(identity: RunIdentity, context: Context | None = None) -> Cont
     return otel_context.set_value(_KEY, merged, context)
 
 
-@contextmanager
+@block
 def run_identity(
     *,
     session_id: str | None = None,
@@ -109,6 +109,7 @@ def run_identity(
     For agents traced by :func:`agent_otel.instrument`, whose calls take no tracing options;
     ``otel_wrapper(session_id=..., user_id=..., conversation_id=...)`` does the same for one
     wrapper. Ids given by an inner block or run win over outer ones, field by field.
+    ``with`` and ``async with`` alike.
     """
     token = otel_context.attach(with_identity(make_identity(session_id, user_id, conversation_id)))
     try:
