@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import functools
+import gc
 import io
 import logging
 import os
@@ -549,33 +551,178 @@ def test_a_plain_run_or_invoke_returning_a_coroutine_is_traced(
     assert failed.attributes["error.type"] == "LookupError"
 
 
-def test_a_plain_run_returning_a_running_task_is_its_own_and_told(
+class Scheduling(DelegatingRun):
+    """A plain ``run`` that schedules its body: it returns a Task already under way."""
+
+    def run(self, **kwargs: Any) -> Any:
+        return asyncio.ensure_future(self._run(**kwargs))
+
+
+class Submitting(DelegatingRun):
+    """A plain ``run`` that hands its body to a thread pool: a ``concurrent.futures.Future``."""
+
+    pool = concurrent.futures.ThreadPoolExecutor(1)
+
+    def run(self, **kwargs: Any) -> Any:
+        return self.pool.submit(lambda: asyncio.run(self._run(**kwargs)))
+
+
+class Futured(DelegatingRun):
+    """A plain ``run`` that returns a bare ``asyncio.Future`` it settles later."""
+
+    def run(self, **kwargs: Any) -> Any:
+        future = asyncio.get_running_loop().create_future()
+
+        async def settle() -> None:
+            try:
+                future.set_result(await self._run(**kwargs))
+            except Exception as error:
+                future.set_exception(error)
+
+        self.settling = asyncio.ensure_future(settle())
+        return future
+
+
+async def _await(work: Any) -> Any:
+    concurrent_future = isinstance(work, concurrent.futures.Future)
+    return await (asyncio.wrap_future(work) if concurrent_future else work)
+
+
+@pytest.mark.parametrize("agent_class", [Scheduling, Submitting, Futured])
+def test_a_plain_run_returning_work_under_way_is_traced_to_its_end(
+    otel_telemetry: InMemoryTelemetry,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    agent_class: type[DelegatingRun],
+) -> None:
+    """A plain ``run`` returning a Task or Future was left untraced and told. Its work was
+    made in a context no run span was in, so nothing it starts can nest; but the run is
+    recorded: from the call to the work's end, under the caller's span, its value the
+    output and its exception (the same object the caller gets) the error. The caller gets
+    that very object back (its ``cancel()``, its callbacks)."""
+    monkeypatch.setattr(_hints, "_untraced", set())
+    traced = instrument(agent_class(), **otel_telemetry.providers(), capture_content=True)
+    tracer = otel_telemetry.tracer_provider.get_tracer("caller")
+
+    async def main() -> tuple[Any, BaseException]:
+        with tracer.start_as_current_span("request"):
+            work = traced.run(user_message="world")
+            assert isinstance(work, (asyncio.Future, concurrent.futures.Future))
+            value = await _await(work)
+            failed = traced.run(user_message="fail")
+            with pytest.raises(LookupError) as raised:
+                await _await(failed)
+        return value, raised.value
+
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        value, error = asyncio.run(main())
+    assert (value, error) == ("hello, world", _OWN) and error is _OWN
+    assert "not traced" not in caplog.text, caplog.text
+    assert otel_telemetry.outline() == [
+        ["request", ["invoke_agent delegating", "invoke_agent delegating"]]
+    ]
+    ok, failed = otel_telemetry.by_name()["invoke_agent delegating"]
+    assert ok.attributes is not None and failed.attributes is not None
+    assert ok.attributes["output.value"] == "hello, world"
+    assert ok.attributes["agent_otel.end_reason"] == "exhausted"
+    assert ok.status.status_code is trace.StatusCode.UNSET
+    assert failed.attributes["error.type"] == "LookupError"
+    assert failed.attributes["agent_otel.end_reason"] == "error"
+    assert failed.status.status_code is trace.StatusCode.ERROR
+    assert otel_telemetry.open_spans() == []
+
+
+def test_a_task_a_plain_run_returned_is_timed_from_the_call_to_its_end(
+    otel_telemetry: InMemoryTelemetry, otel_clock: FakeClock
+) -> None:
+    """The run starts as the call returns the Task, not when the loop next turns (the
+    Task's first step has run by then), and ends with it; cancelled, it says so."""
+
+    class Slow(DelegatingRun):
+        def run(self, **kwargs: Any) -> Any:
+            async def body() -> str:
+                otel_clock.advance(2.0)  # the whole body runs in the Task's first step
+                await asyncio.sleep(0)
+                return "done"
+
+            return asyncio.ensure_future(body())
+
+    traced = instrument(Slow(), **otel_telemetry.providers())
+
+    async def main() -> None:
+        assert await traced.run(user_message="x") == "done"
+        task = traced.run(user_message="y")
+        await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    done, cancelled = otel_telemetry.by_name()["invoke_agent delegating"]
+    assert done.end_time is not None and done.start_time is not None
+    assert done.end_time - done.start_time >= 2_000_000_000
+    assert cancelled.attributes is not None
+    assert cancelled.attributes["agent_otel.end_reason"] == "cancelled"
+    assert cancelled.attributes["error.type"] == "CancelledError"
+
+
+def test_a_failure_nobody_retrieves_is_still_logged_by_asyncio(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """Recording the Task's exception does not retrieve it: asyncio still tells the
+    application of a failed Task it never awaited, as without agent-otel."""
+    traced = instrument(Scheduling(), **otel_telemetry.providers())
+    told: list[str] = []
+
+    async def main() -> None:
+        asyncio.get_running_loop().set_exception_handler(
+            lambda _, context: told.append(str(context.get("message")))
+        )
+        traced.run(user_message="fail")
+        for _ in range(3):
+            await asyncio.sleep(0)
+        gc.collect()
+
+    asyncio.run(main())
+    assert told == ["Task exception was never retrieved"]
+    assert otel_telemetry.span("invoke_agent delegating").attributes["error.type"] == "LookupError"  # type: ignore[index]
+
+
+def test_a_plain_invoke_whose_task_wraps_its_stream_is_traced_and_not_told(
     otel_telemetry: InMemoryTelemetry,
     caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A Task is already running in the context it was made in, which no run span can enter:
-    the caller gets that very Task (its ``cancel()``, its callbacks), untraced, and is told."""
+    """A plain ``invoke`` returning a Task that passes its stream through the
+    ``stream_wrapper`` was traced, and yet told "not traced" (the Task had not started when
+    ``invoke`` returned); one whose Task never wraps it is told, once the Task is done."""
     monkeypatch.setattr(_hints, "_untraced", set())
 
-    class Scheduling(DelegatingRun):
-        def run(self, **kwargs: Any) -> Any:
-            return asyncio.ensure_future(self._run(**kwargs))
+    class Scheduled(DelegatingInvoke):
+        def invoke(self, messages: Any, stream_wrapper: Any = None, config: Any = None) -> Any:
+            return asyncio.ensure_future(self._invoke(messages, stream_wrapper, config))
 
-    traced = instrument(Scheduling(), **otel_telemetry.providers())
+    class Ignoring(Scheduled):
+        def invoke(self, messages: Any, stream_wrapper: Any = None, config: Any = None) -> Any:
+            return super().invoke(messages, None, config)
 
-    async def main() -> str:
-        task = traced.run(user_message="world")
-        assert isinstance(task, asyncio.Task)
-        value: str = await task
-        return value
+    async def main() -> None:
+        assert await instrument(Scheduled(), **otel_telemetry.providers()).invoke([USER]) == [
+            "LLMCallStart", "TextDelta", "LLMCallEnd",
+        ]  # fmt: skip
+        assert "not traced" not in caplog.text, caplog.text
+        task = instrument(Ignoring(), **otel_telemetry.providers()).invoke([USER])
+        assert "not traced" not in caplog.text  # its Task may still wrap it
+        await task
+        await asyncio.sleep(0)
 
     with caplog.at_level(logging.WARNING, logger="agent_otel"):
-        assert asyncio.run(main()) == "hello, world"
-    assert "Scheduling.run() is a plain function, not async def (it returned a Task)" in (
-        caplog.text
+        asyncio.run(main())
+    assert otel_telemetry.outline() == [["invoke_agent Scheduled", [["step 0", ["chat m"]]]]]
+    assert (
+        "Ignoring.invoke() returned a Task that never passed its stream through stream_wrapper"
+        in caplog.text
     )
-    assert otel_telemetry.spans() == []
 
 
 def test_an_async_run_behind_a_plain_decorator_is_still_traced(

@@ -25,15 +25,20 @@ a coroutine for the value, and awaiting it raised. Such a method is called as it
 when the method is wrapped, :func:`entry`), and what it returned decides: a coroutine (``def
 run(self, **kw): return self._arun(**kw)``, an async method in all but name) is the run, traced
 as an ``async def``'s when the caller awaits it, the very coroutine it made awaited inside;
-anything else (a value, a Task already running in its own context) is returned as it is,
-untraced, and why is told once.
+a Task or Future (work already under way, in a context copied before the run's span existed)
+is returned as it is, a ``run``'s recorded from the call to the Task's end (its duration, its
+value, its exception; the spans the Task starts cannot nest under it), an ``invoke``'s through
+the ``stream_wrapper`` the Task applies (told once it is done, if it never did); anything else
+(a value) is returned as it is, untraced, and why is told once.
 """
 
 from __future__ import annotations
 
 import copy
 import inspect
+from asyncio import isfuture
 from collections.abc import AsyncIterator, Callable, Mapping, MutableMapping
+from concurrent.futures import Future as ConcurrentFuture
 from contextlib import suppress
 from typing import Any
 
@@ -43,7 +48,7 @@ from opentelemetry.context.context import Context
 from agent_otel._guard import report
 from agent_otel._plain import get
 from agent_otel.recording._hints import a_kind, hint_untraced
-from agent_otel.recording._wrapper import defer, traced
+from agent_otel.recording._wrapper import defer, traced, traced_future
 
 from ._base import (
     CLAIM,
@@ -96,12 +101,36 @@ def _passed_through(name: str, lookup: Lookup) -> Bound:
         if inspect.iscoroutine(value):  # the run itself, not yet started: await it traced
             made: Lookup = lambda _: (lambda *_a, **_k: value, options)  # noqa: E731
             return ENTRY_POINTS[name](made)(self, *args, **kwargs)
+        if name == "run" and _is_future(value):  # the run, already started: recorded to its end
+            _future_run(self, options, kwargs, value)
+            return value
         hint_untraced(
             self, name, f"is a plain function, not async def (it returned {a_kind(value)})"
         )
         return value
 
     return call
+
+
+def _is_future(value: object) -> bool:
+    """Whether ``value`` is work already under way: an ``asyncio`` Task or Future (or one of
+    its kind), or a ``concurrent.futures.Future``."""
+    return isfuture(value) or isinstance(value, ConcurrentFuture)
+
+
+def _future_run(self: Any, options: AgentSetup, kwargs: dict[str, Any], future: Any) -> None:
+    """A plain ``run`` returned a Task or Future: the run it stands for, from the call to its
+    end, as an ``async def`` run's span (its value the output, its exception the error). A
+    call that is the inner half of a traced run (the default ``astream`` awaiting it) is
+    that run's; a streaming agent's ``astream`` traces its own runs."""
+    try:
+        if take(self, "run") or not _is_default_astream(type(self)):
+            return
+        settings, parent, _ = _agent_run(self, options, kwargs)
+    except Exception:
+        report("instrument run")
+        return
+    traced_future(future, settings, parent, _RunResult)
 
 
 def entry(name: str, lookup: Lookup, wrapped: Any) -> Bound:
@@ -223,6 +252,17 @@ class _Invocation:
         self.check()
         return value
 
+    def check_wrapped(self, done: Any) -> None:
+        """The work a plain ``invoke`` returned (a Task) is ``done``: told if it never passed
+        its stream through the ``stream_wrapper`` (the task's own ``stream()`` call wraps it,
+        as an ``async def``'s)."""
+        if not self.wrapped:
+            hint_untraced(
+                self.agent,
+                "invoke",
+                f"returned {a_kind(done)} that never passed its stream through stream_wrapper",
+            )
+
     def check(self) -> None:
         if self.claim.taken and not self.wrapped:  # it called its stream(), never the wrapper
             hint_untraced(self.agent, "invoke", "did not pass its stream through stream_wrapper")
@@ -263,6 +303,10 @@ def _plain_invoke(lookup: Lookup) -> Bound:
         value = invocation.call(original, messages, extra)
         if inspect.iscoroutine(value):
             return invocation.result(value)
+        if _is_future(value) and not invocation.wrapped:  # its stream may be wrapped later,
+            with suppress(Exception):  # in the task: told then if it never was
+                value.add_done_callback(lambda done: invocation.check_wrapped(done))
+                return value
         if not invocation.wrapped:
             hint_untraced(
                 self, "invoke", f"is a plain function, not async def (it returned {a_kind(value)})"

@@ -278,6 +278,62 @@ def traced(
     return run
 
 
+def traced_future(
+    future: Any, settings: RunSettings, parent: Context | None, result: Callable[[Any], Any]
+) -> None:
+    """Record the run ``future`` stands for (an ``asyncio.Task`` or ``Future``, or a
+    ``concurrent.futures.Future``, that an agent's plain ``def run`` returned), from now, as
+    the call returned it, until it is done: its duration, and its outcome as an awaited run's
+    (``result(value)``, the terminal event its value makes; its exception, the same object;
+    its cancellation). The run's span is never current where the work runs: a task is made
+    in a copy of its creator's context, before this span existed, so the spans it starts are
+    the run's siblings, not its children. Nothing of ``future`` changes: an exception nobody
+    retrieves is still logged by asyncio as one never retrieved."""
+    recorder = _start(settings, parent, future, _Layer())
+    if recorder is None:
+        return
+
+    def done(finished: Any) -> None:
+        try:
+            end_reason, error, value = _outcome(finished)
+        except Exception:
+            report("run future")
+            end_reason, error, value = A.END_EXHAUSTED, None, _DONE
+        if value is not _DONE:
+            try:
+                event = result(value)
+                handler = handler_for(event, recorder.handlers, settings.handlers)
+                if handler is not None:
+                    handler(recorder, event)
+            except Exception:
+                report("event")
+        _finish(recorder, end_reason, error)
+
+    try:
+        future.add_done_callback(done)
+    except Exception:  # a future that takes no callback: the run ends now, unfinished
+        report("run future")
+        _finish(recorder, A.END_EXHAUSTED, None)
+
+
+def _outcome(future: Any) -> tuple[str, BaseException | None, Any]:
+    """How a done future ended: end reason, error, value (``_DONE``: none)."""
+    if future.cancelled():
+        return A.END_CANCELLED, asyncio.CancelledError(), _DONE
+    if isinstance(future, asyncio.Future):
+        # Read where asyncio keeps it: exception() would mark it retrieved, and asyncio
+        # then no longer logs a failure the application never looked at.
+        error = getattr(future, "_exception", None)
+        if error is None and not hasattr(future, "_exception"):
+            error = future.exception()
+    else:
+        error = future.exception()
+    if error is None:
+        return A.END_EXHAUSTED, None, future.result()
+    interrupted = text_of(type(error).__name__) == INTERRUPTED_ERROR
+    return (A.END_INTERRUPTED if interrupted else A.END_ERROR), error, _DONE
+
+
 def defer(stream: object) -> None:
     """A layer is about to trace ``stream``: if agent-otel already traces it (a :func:`traced`
     stream that has not started), this outer layer records the run and the inner one passes
