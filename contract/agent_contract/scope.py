@@ -50,7 +50,8 @@ claims it (no run current), and the adapter then leaves the framework's own way 
 A framework adapter also says, as its stream starts, that it is about to run its framework:
 ``framework_started(__name__)``. The framework makes its model requests in tasks and threads
 of its own, before the adapter hears of them; a tracer whose run the adapter's stream feeds
-(directly, or through the caller's own generator or agent class) then covers the whole run,
+(directly, or through the caller's own generator, filter class or agent class, also after the
+caller's own events) then covers the run from there,
 so that a provider instrumentation does not trace those requests a second time.
 """
 

@@ -49,7 +49,7 @@ import json
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractContextManager
-from inspect import CO_ASYNC_GENERATOR, currentframe
+from inspect import CO_ASYNC_GENERATOR, CO_COROUTINE, currentframe
 from types import FrameType, TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -421,6 +421,8 @@ def _framework(source: str) -> None:
 
 _WRAPPER = "agent_otel.recording._wrapper"
 _OURS = "agent_otel."
+_PASSING = frozenset({"__anext__", "asend", "athrow"})
+"""The async iterator protocol's methods: written as coroutines, they hand the next event up."""
 _STACK_READ = 32
 """How many frames above the adapter's a run's pull is looked for (each generator layer of the
 caller's is one, and ours a few)."""
@@ -429,10 +431,12 @@ caller's is one, and ours a few)."""
 def _fed_to_a_run(frame: FrameType | None, source: str) -> bool:
     """Whether the adapter ``source``, whose body called the hook above ``frame``, hands its
     events to a run's pull: each frame from the adapter's up to our wrapper's is an async
-    generator of the caller's (a filter, an agent's ``stream()``) or one of ours (the
-    decorator's pulls). A coroutine between (an agent's ``run()`` draining the adapter, a
-    ``collect()`` of the caller's) keeps the events: no chat span of ours tells those calls,
-    so the provider instrumentations' spans stay."""
+    generator of the caller's (a filter, an agent's ``stream()``), an async iterator's
+    ``__anext__`` (or ``asend``/``athrow``) written as a coroutine (a filter class: it hands
+    each event up as its value), or one of ours (the decorator's pulls). Any other coroutine
+    between (an agent's ``run()`` draining the adapter, a ``collect()`` of the caller's) keeps
+    the events: no chat span of ours tells those calls, so the provider instrumentations'
+    spans stay."""
     while frame is not None and frame.f_globals.get("__name__") != source:
         frame = frame.f_back  # up to the adapter's own frame
     for _ in range(_STACK_READ):
@@ -446,7 +450,10 @@ def _fed_to_a_run(frame: FrameType | None, source: str) -> bool:
             return True
         if isinstance(name, str) and name.startswith(_OURS):
             continue
-        if not frame.f_code.co_flags & CO_ASYNC_GENERATOR:
+        code = frame.f_code
+        if not code.co_flags & CO_ASYNC_GENERATOR and not (
+            code.co_flags & CO_COROUTINE and code.co_name in _PASSING
+        ):
             return False
     return False
 
