@@ -33,6 +33,7 @@ from opentelemetry.sdk.trace import ReadableSpan  # noqa: E402
 from opentelemetry.trace import SpanKind  # noqa: E402
 
 from agent_contract.protocol import LLMCallEnd, LLMCallStart, TextDelta, Usage  # noqa: E402
+from agent_contract.scope import framework_started  # noqa: E402
 from agent_otel.standdown import inference_span  # noqa: E402
 from agent_otel.testing import InMemoryTelemetry  # noqa: E402
 
@@ -435,3 +436,44 @@ def test_a_frame_the_stand_down_cannot_read_never_fails_the_providers_call(
     finally:
         otel_context.detach(token)
     assert caplog.text.count("agent-otel internal error in stand-down") == 1
+
+
+async def _own_framework_events(client: Any) -> AsyncIterator[Any]:
+    """A framework adapter of the caller's own, doing what ``agent_contract.scope`` asks of
+    one: it says it starts, then its framework makes the request in a task of its own, before
+    the adapter hears of it and reports the call."""
+    framework_started(__name__)
+    request = asyncio.ensure_future(
+        client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "hi"}])
+    )
+    response = await request
+    yield LLMCallStart(model=MODEL, provider="openai")
+    yield TextDelta(response.choices[0].message.content)
+    yield Usage(input_tokens=12, output_tokens=3)
+    yield LLMCallEnd(model=MODEL, finish_reason="stop")
+
+
+async def _passed_on(stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    async for event in stream:
+        yield event
+
+
+@pytest.mark.parametrize("shape", ["wrapped", "inside the caller's generator"])
+async def test_an_adapter_of_the_callers_own_that_says_it_starts_is_covered(
+    telemetry: InMemoryTelemetry, shape: str
+) -> None:
+    """``agent_contract.scope.framework_started(__name__)`` is the documented hook for a
+    framework adapter, but only the adapters shipped here were heard: one of the caller's own
+    saying the same was ignored, so each request its framework made in a task of its own was
+    traced by openai-v2 and OpenInference beside our chat span, its tokens counted three
+    times. Now any adapter that says so covers the run it feeds."""
+    events = _own_framework_events(api(telemetry))
+    stream = events if shape == "wrapped" else _passed_on(events)
+    async for _ in telemetry.wrapper(agent_name="own")(stream):
+        pass
+    scopes = [s.instrumentation_scope.name for s in chat_spans(telemetry.spans())
+              if s.instrumentation_scope]  # fmt: skip
+    assert scopes == ["agent_otel"]
+    assert input_tokens_counted(telemetry) == 12
+    assert len(http_spans(telemetry.spans())) == 1  # the HTTP span stays
+    assert telemetry.open_spans() == []

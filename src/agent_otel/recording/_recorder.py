@@ -63,7 +63,7 @@ from agent_otel import _clock
 from agent_otel._guard import guarded
 from agent_otel._plain import text_of
 from agent_otel.standdown._context import chat_context, suppressed
-from agent_otel.standdown._frameworks import FRAMEWORK_SOURCES, covered_run, framework_context
+from agent_otel.standdown._frameworks import covered_run, framework_context
 from agent_otel.standdown._guards import guard_providers
 
 from ._activation import activate
@@ -180,12 +180,13 @@ class RunRecorder:
         Also when the caller's own events came first (its own model call, a tool call whose
         work is the adapter's run): the contexts of the spans open now are made again from the
         covered parent, as every later one is (a call's or tool's when it is next current).
-        With the stand-down and activation on, and once."""
+        Any adapter that says so (``source``, its module: one of ours or the caller's own,
+        which ``standdown._frameworks.FRAMEWORK_SOURCES`` does not list), with the stand-down
+        and activation on, and once."""
         run = self.run
         if (
             not self.s.stand_down_providers
             or not self.s.activate_context
-            or source not in FRAMEWORK_SOURCES
             or covered_run(run.parent)
         ):
             return
