@@ -36,6 +36,7 @@ from agent_otel import (
     run_identity,
 )
 from agent_otel import _attributes as A
+from agent_otel.identity._identity import identity_of
 from agent_otel.testing import FakeClock, InMemoryTelemetry
 
 HEADERS = {"traceparent": f"00-{'1' * 32}-{'2' * 16}-01"}
@@ -208,3 +209,38 @@ def test_every_block_is_an_async_context_manager(otel_telemetry: InMemoryTelemet
         assert isinstance(made, AbstractAsyncContextManager), name
         with made:  # entered and left, so none is left open
             pass
+
+
+async def test_a_block_decorating_a_function_wraps_each_call_async_ones_whole(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """``continue_trace()`` and ``run_identity()`` decorate functions, as ``contextmanager``'s
+    blocks do, each call in a block of its own; an ``async def``'s whole awaited body runs in
+    it (``contextmanager`` left the body outside: its ids were lost)."""
+    seen: list[tuple[str | None, int]] = []
+
+    def ids() -> tuple[str | None, int]:
+        identity = identity_of()
+        return (
+            identity.user_id if identity else None,
+            trace.get_current_span().get_span_context().trace_id,
+        )
+
+    @continue_trace(HEADERS)  # the outer: it starts from the headers alone
+    @run_identity(user_id="alice")
+    def handle() -> str:
+        seen.append(ids())
+        return "sync"
+
+    @continue_trace(HEADERS)
+    @run_identity(user_id="bob")
+    async def ahandle() -> str:
+        await asyncio.sleep(0)
+        seen.append(ids())
+        return "async"
+
+    before = otel_context.get_current()
+    assert (handle(), handle(), await ahandle()) == ("sync", "sync", "async")
+    assert otel_context.get_current() == before
+    remote = int("1" * 32, 16)
+    assert seen == [("alice", remote), ("alice", remote), ("bob", remote)]

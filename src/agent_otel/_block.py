@@ -12,16 +12,18 @@ one (as :func:`contextlib.contextmanager` does).
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterator
 from contextlib import AbstractAsyncContextManager, AbstractContextManager, contextmanager
 from functools import wraps
 from types import TracebackType
-from typing import Generic, ParamSpec, TypeVar
+from typing import Any, Generic, ParamSpec, TypeVar, cast
 
 __all__ = ["Block", "block"]
 
 T = TypeVar("T")
 P = ParamSpec("P")
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class Block(AbstractContextManager[T], AbstractAsyncContextManager[T], Generic[T]):
@@ -53,12 +55,16 @@ class Block(AbstractContextManager[T], AbstractAsyncContextManager[T], Generic[T
 
 
 class _Generated(Block[T]):
-    """A :func:`contextlib.contextmanager` block, entered either way."""
+    """A :func:`contextlib.contextmanager` block, entered either way; as a decorator (as
+    ``contextmanager``'s blocks are), each call in a fresh block: an ``async def``'s around its
+    awaited body (``contextmanager``'s wrapped only the making of its coroutine, whose body then
+    ran outside the block)."""
 
-    __slots__ = ("_manager",)
+    __slots__ = ("_make", "_manager")
 
-    def __init__(self, manager: AbstractContextManager[T]) -> None:
-        self._manager = manager
+    def __init__(self, make: Callable[[], AbstractContextManager[T]]) -> None:
+        self._make = make
+        self._manager = make()
 
     def __enter__(self) -> T:
         return self._manager.__enter__()
@@ -71,6 +77,24 @@ class _Generated(Block[T]):
     ) -> bool | None:
         return self._manager.__exit__(kind, error, traceback)
 
+    def __call__(self, function: F) -> F:
+        make = self._make
+        if inspect.iscoroutinefunction(function):
+
+            @wraps(function)
+            async def awaited(*args: Any, **kwargs: Any) -> Any:
+                async with _Generated(make):
+                    return await function(*args, **kwargs)
+
+            return cast("F", awaited)
+
+        @wraps(function)
+        def called(*args: Any, **kwargs: Any) -> Any:
+            with _Generated(make):
+                return function(*args, **kwargs)
+
+        return cast("F", called)
+
 
 def block(function: Callable[P, Iterator[T]]) -> Callable[P, Block[T]]:
     """:func:`contextlib.contextmanager` whose blocks ``async with`` enters too."""
@@ -78,6 +102,6 @@ def block(function: Callable[P, Iterator[T]]) -> Callable[P, Block[T]]:
 
     @wraps(function)
     def make(*args: P.args, **kwargs: P.kwargs) -> Block[T]:
-        return _Generated(manager(*args, **kwargs))
+        return _Generated(lambda: manager(*args, **kwargs))
 
     return make
