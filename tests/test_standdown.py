@@ -32,8 +32,16 @@ from opentelemetry.sdk.metrics.export import HistogramDataPoint  # noqa: E402
 from opentelemetry.sdk.trace import ReadableSpan  # noqa: E402
 from opentelemetry.trace import SpanKind  # noqa: E402
 
-from agent_contract.protocol import LLMCallEnd, LLMCallStart, TextDelta, Usage  # noqa: E402
-from agent_contract.scope import framework_started  # noqa: E402
+from agent_contract.protocol import (  # noqa: E402
+    FunctionCall,
+    LLMCallEnd,
+    LLMCallStart,
+    TextDelta,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
+from agent_contract.scope import framework_started, tool_scope  # noqa: E402
 from agent_otel.standdown import inference_span  # noqa: E402
 from agent_otel.testing import InMemoryTelemetry  # noqa: E402
 
@@ -458,7 +466,23 @@ async def _passed_on(stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
         yield event
 
 
-@pytest.mark.parametrize("shape", ["wrapped", "inside the caller's generator"])
+async def _as_a_tools_work(stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    """The caller's own router: its model call asks for a tool, whose work is the adapter's
+    run, pulled inside that tool's scope, its events the run's."""
+    yield LLMCallStart(model="router")
+    yield ToolCall(id="t1", function=FunctionCall(name="research", arguments="{}"))
+    yield LLMCallEnd(model="router", finish_reason="tool_calls")
+    with tool_scope("t1", "research"):
+        async for event in stream:
+            yield event
+    yield ToolResult(tool_call_id="t1", content="done")
+
+
+SHAPES = {"wrapped": lambda s: s, "inside the caller's generator": _passed_on,
+          "as a tool's work in the caller's generator": _as_a_tools_work}  # fmt: skip
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
 async def test_an_adapter_of_the_callers_own_that_says_it_starts_is_covered(
     telemetry: InMemoryTelemetry, shape: str
 ) -> None:
@@ -466,14 +490,14 @@ async def test_an_adapter_of_the_callers_own_that_says_it_starts_is_covered(
     framework adapter, but only the adapters shipped here were heard: one of the caller's own
     saying the same was ignored, so each request its framework made in a task of its own was
     traced by openai-v2 and OpenInference beside our chat span, its tokens counted three
-    times. Now any adapter that says so covers the run it feeds."""
-    events = _own_framework_events(api(telemetry))
-    stream = events if shape == "wrapped" else _passed_on(events)
+    times. Now any adapter that says so covers the run it feeds, also pulled inside a tool's
+    scope of the caller's stream (read as a tool body's before, not covered)."""
+    stream = SHAPES[shape](_own_framework_events(api(telemetry)))
     async for _ in telemetry.wrapper(agent_name="own")(stream):
         pass
-    scopes = [s.instrumentation_scope.name for s in chat_spans(telemetry.spans())
-              if s.instrumentation_scope]  # fmt: skip
-    assert scopes == ["agent_otel"]
+    scopes = {s.instrumentation_scope.name for s in chat_spans(telemetry.spans())
+              if s.instrumentation_scope}  # fmt: skip
+    assert scopes == {"agent_otel"}
     assert input_tokens_counted(telemetry) == 12
     assert len(http_spans(telemetry.spans())) == 1  # the HTTP span stays
     assert telemetry.open_spans() == []

@@ -404,13 +404,14 @@ def _nested(name: str | None) -> Callable[[AsyncIterator[Any]], AsyncIterator[An
 def _framework(source: str) -> None:
     """``agent_contract.scope.framework_started``'s hook: a framework adapter's stream starts
     in the current context. When that is a pull of a run's own stream (the caller's generator
-    or agent class around the adapter), not a tool body of it (an agent a tool runs is not
-    the run's stream), the run is told, to cover itself as a framework run."""
+    or agent class around the adapter; also where that generator pulls it inside a tool's
+    scope of its own, the tool's work being the adapter's run), the run is told, to cover
+    itself as a framework run. An agent a tool body runs is no pull of the run's stream: a
+    body draining it keeps its events, and one streaming it through ``nested_run`` feeds that
+    nested run, which is the one told."""
     current = otel_context.get_current()
     scopes = otel_context.get_value(_RUN, current)
     if not isinstance(scopes, ToolScopes) or not scopes.live or scopes.framework is None:
-        return
-    if otel_context.get_value(_TOOL, current) is not otel_context.get_value(_TOOL, scopes.parent):
         return
     try:
         if _fed_to_a_run(currentframe(), source):
