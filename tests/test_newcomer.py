@@ -27,6 +27,7 @@ from agent_contract.examples import ScriptedAgent
 from agent_contract.protocol import LLMCallEnd, LLMCallStart, Message, TextDelta
 from agent_otel import (
     Telemetry,
+    _clock,
     _guard,
     configure,
     end_open_runs,
@@ -443,39 +444,78 @@ def _by_class(agent: Any, telemetry: InMemoryTelemetry) -> Any:
 
 
 @pytest.mark.parametrize("how", [_drop_in, _by_class], ids=["instance", "class"])
-@pytest.mark.parametrize(
-    ("agent", "call", "value"),
-    [
-        (SyncRun(), lambda a: a.run(user_message="world"), "hello, world"),
-        (SyncInvoke(), lambda a: a.invoke([USER]), ["hi"]),
-    ],
-    ids=["run", "invoke"],
-)
-def test_a_synchronous_run_or_invoke_keeps_its_value_and_is_told(
+def test_a_synchronous_invoke_keeps_its_value_and_is_told(
     otel_telemetry: InMemoryTelemetry,
     caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
     how: Any,
-    agent: Any,
-    call: Any,
-    value: object,
 ) -> None:
     """instrument() wrapped every run/invoke in a coroutine: a synchronous one then returned
     a coroutine instead of its value, and awaiting that raised "object str can't be used in
     'await' expression", in the agent's caller (also under opentelemetry-instrument, which
     instruments every Agent subclass). It is called as it is; why it is not traced is told."""
     monkeypatch.setattr(_hints, "_untraced", set())
-    traced = how(agent, otel_telemetry)
+    traced = how(SyncInvoke(), otel_telemetry)
     try:
         with caplog.at_level(logging.WARNING, logger="agent_otel"):
-            assert call(traced) == value
-            assert call(traced) == value
+            assert traced.invoke([USER]) == ["hi"]
+            assert traced.invoke([USER]) == ["hi"]
     finally:
-        uninstrument(type(agent))
-    method = "run" if isinstance(agent, SyncRun) else "invoke"
-    told = f"{type(agent).__name__}.{method}() is a plain function, not async def"
+        uninstrument(SyncInvoke)
+    told = "SyncInvoke.invoke() is a plain function, not async def"
     assert caplog.text.count(told) == 1, caplog.text
     assert otel_telemetry.spans() == []
+
+
+class FailingSyncRun(SyncRun):
+    def run(self, **kwargs: Any) -> str:  # type: ignore[override]
+        _work_a_second()
+        if kwargs["user_message"] == "fail":
+            raise _OWN
+        return super().run(**kwargs)
+
+
+def _work_a_second() -> None:
+    """The work of a synchronous run: a second of the installed fake clock, if one is."""
+    clock = _clock.now_ns
+    if isinstance(clock, FakeClock):
+        clock.advance(1.0)
+
+
+@pytest.mark.parametrize("how", [_drop_in, _by_class], ids=["instance", "class"])
+def test_a_synchronous_run_keeps_its_value_and_is_recorded_from_call_to_return(
+    otel_telemetry: InMemoryTelemetry,
+    otel_clock: FakeClock,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    how: Any,
+) -> None:
+    """A plain ``def run`` returning its value kept it (instrument() once made it a coroutine)
+    but was left untraced and told. Its run is recorded once it returned, from the call: its
+    value the output, its exception (re-raised as the same object) the error."""
+    monkeypatch.setattr(_hints, "_untraced", set())
+    traced = how(FailingSyncRun(), otel_telemetry)
+    tracer = otel_telemetry.tracer_provider.get_tracer("caller")
+    try:
+        with (
+            caplog.at_level(logging.WARNING, logger="agent_otel"),
+            tracer.start_as_current_span("request"),
+        ):
+            assert traced.run(user_message="world") == "hello, world"
+            with pytest.raises(LookupError) as raised:
+                traced.run(user_message="fail")
+    finally:
+        uninstrument(FailingSyncRun)
+    assert raised.value is _OWN
+    assert "not traced" not in caplog.text, caplog.text
+    assert otel_telemetry.outline() == [["request", ["invoke_agent sync", "invoke_agent sync"]]]
+    ok, failed = otel_telemetry.by_name()["invoke_agent sync"]
+    assert ok.attributes is not None and failed.attributes is not None
+    assert ok.end_time is not None and ok.start_time is not None
+    assert ok.end_time - ok.start_time >= 1_000_000_000  # from the call, not from its return
+    assert ok.attributes["agent_otel.end_reason"] == "exhausted"
+    assert failed.attributes["error.type"] == "LookupError"
+    assert failed.status.status_code is trace.StatusCode.ERROR
 
 
 _OWN = LookupError("the agent's own")
@@ -823,11 +863,11 @@ def test_the_faq_quotes_what_an_untraced_agent_is_told(
     monkeypatch.setattr(_hints, "_untraced", set())
     with caplog.at_level(logging.WARNING, logger="agent_otel"):
         list(instrument(SyncStreaming(), **otel_telemetry.providers()).stream([USER]))
-        instrument(SyncRun(), **otel_telemetry.providers()).run(user_message="x")
+        instrument(SyncInvoke(), **otel_telemetry.providers()).invoke([USER])
     faq = " ".join((ROOT / "docs" / "faq.md").read_text().split())
     quotes = re.findall(r"`(SyncAgent\.[^`]*not traced)`", faq)
     assert len(quotes) == 2, quotes
-    told = caplog.text.replace("SyncStreaming.", "SyncAgent.").replace("SyncRun.", "SyncAgent.")
+    told = caplog.text.replace("SyncStreaming.", "SyncAgent.").replace("SyncInvoke.", "SyncAgent.")
     for quote in quotes:
         assert quote in told, (quote, told)
 

@@ -94,7 +94,11 @@ def _with_invoke_input(settings: RunSettings) -> RunSettings:
 
 
 def _start(
-    settings: RunSettings, parent: Context | None, stream: object, layer: _Layer
+    settings: RunSettings,
+    parent: Context | None,
+    stream: object,
+    layer: _Layer,
+    start: int | None = None,
 ) -> RunRecorder | None:
     try:
         current = otel_context.get_current()
@@ -104,7 +108,7 @@ def _start(
         context = current if parent is None else parent
         if settings.stand_down_providers:
             context = framework_run(context, stream)
-        recorder = RunRecorder(settings, context)
+        recorder = RunRecorder(settings, context, start)
     except Exception:
         report("run start")
         return None
@@ -299,21 +303,57 @@ def traced_future(
         except Exception:
             report("run future")
             end_reason, error, value = A.END_EXHAUSTED, None, _DONE
-        if value is not _DONE:
-            try:
-                event = result(value)
-                handler = handler_for(event, recorder.handlers, settings.handlers)
-                if handler is not None:
-                    handler(recorder, event)
-            except Exception:
-                report("event")
-        _finish(recorder, end_reason, error)
+        _end_run(recorder, settings, end_reason, error, value, result)
 
     try:
         future.add_done_callback(done)
     except Exception:  # a future that takes no callback: the run ends now, unfinished
         report("run future")
         _finish(recorder, A.END_EXHAUSTED, None)
+
+
+def traced_return(
+    start: int,
+    value: Any,
+    error: BaseException | None,
+    settings: RunSettings,
+    parent: Context | None,
+    result: Callable[[Any], Any],
+) -> None:
+    """Record the run a plain ``def run`` made, once it returned ``value`` (or raised
+    ``error``), from ``start`` (read as it was called) to now, as an awaited run's. It is
+    recorded after the fact (until it returned, the call could have been an ``async def``'s
+    in all but name, handing back its coroutine): the spans it started are the run's
+    siblings, not its children."""
+    recorder = _start(settings, parent, None, _Layer(), start)
+    if recorder is None:
+        return
+    if error is None:
+        _end_run(recorder, settings, A.END_EXHAUSTED, None, value, result)
+        return
+    interrupted = text_of(type(error).__name__) == INTERRUPTED_ERROR
+    _end_run(recorder, settings, A.END_INTERRUPTED if interrupted else A.END_ERROR, error,
+             _DONE, result)  # fmt: skip
+
+
+def _end_run(
+    recorder: RunRecorder,
+    settings: RunSettings,
+    end_reason: str,
+    error: BaseException | None,
+    value: Any,
+    result: Callable[[Any], Any],
+) -> None:
+    """End a run recorded from its outcome: ``result(value)`` told first (``_DONE``: none)."""
+    if value is not _DONE:
+        try:
+            event = result(value)
+            handler = handler_for(event, recorder.handlers, settings.handlers)
+            if handler is not None:
+                handler(recorder, event)
+        except Exception:
+            report("event")
+    _finish(recorder, end_reason, error)
 
 
 def _outcome(future: Any) -> tuple[str, BaseException | None, Any]:
