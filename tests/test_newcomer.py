@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import functools
+import gc
 import inspect
 import io
 import logging
@@ -26,6 +28,7 @@ from agent_contract.examples import ScriptedAgent
 from agent_contract.protocol import LLMCallEnd, LLMCallStart, Message, TextDelta
 from agent_otel import (
     Telemetry,
+    _clock,
     _guard,
     configure,
     end_open_runs,
@@ -587,39 +590,78 @@ def _by_class(agent: Any, telemetry: InMemoryTelemetry) -> Any:
 
 
 @pytest.mark.parametrize("how", [_drop_in, _by_class], ids=["instance", "class"])
-@pytest.mark.parametrize(
-    ("agent", "call", "value"),
-    [
-        (SyncRun(), lambda a: a.run(user_message="world"), "hello, world"),
-        (SyncInvoke(), lambda a: a.invoke([USER]), ["hi"]),
-    ],
-    ids=["run", "invoke"],
-)
-def test_a_synchronous_run_or_invoke_keeps_its_value_and_is_told(
+def test_a_synchronous_invoke_keeps_its_value_and_is_told(
     otel_telemetry: InMemoryTelemetry,
     caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
     how: Any,
-    agent: Any,
-    call: Any,
-    value: object,
 ) -> None:
     """instrument() wrapped every run/invoke in a coroutine: a synchronous one then returned
     a coroutine instead of its value, and awaiting that raised "object str can't be used in
     'await' expression", in the agent's caller (also under opentelemetry-instrument, which
     instruments every Agent subclass). It is called as it is; why it is not traced is told."""
     monkeypatch.setattr(_hints, "_untraced", set())
-    traced = how(agent, otel_telemetry)
+    traced = how(SyncInvoke(), otel_telemetry)
     try:
         with caplog.at_level(logging.WARNING, logger="agent_otel"):
-            assert call(traced) == value
-            assert call(traced) == value
+            assert traced.invoke([USER]) == ["hi"]
+            assert traced.invoke([USER]) == ["hi"]
     finally:
-        uninstrument(type(agent))
-    method = "run" if isinstance(agent, SyncRun) else "invoke"
-    told = f"{type(agent).__name__}.{method}() is a plain function, not async def"
+        uninstrument(SyncInvoke)
+    told = "SyncInvoke.invoke() is a plain function, not async def"
     assert caplog.text.count(told) == 1, caplog.text
     assert otel_telemetry.spans() == []
+
+
+class FailingSyncRun(SyncRun):
+    def run(self, **kwargs: Any) -> str:  # type: ignore[override]
+        _work_a_second()
+        if kwargs["user_message"] == "fail":
+            raise _OWN
+        return super().run(**kwargs)
+
+
+def _work_a_second() -> None:
+    """The work of a synchronous run: a second of the installed fake clock, if one is."""
+    clock = _clock.now_ns
+    if isinstance(clock, FakeClock):
+        clock.advance(1.0)
+
+
+@pytest.mark.parametrize("how", [_drop_in, _by_class], ids=["instance", "class"])
+def test_a_synchronous_run_keeps_its_value_and_is_recorded_from_call_to_return(
+    otel_telemetry: InMemoryTelemetry,
+    otel_clock: FakeClock,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    how: Any,
+) -> None:
+    """A plain ``def run`` returning its value kept it (instrument() once made it a coroutine)
+    but was left untraced and told. Its run is recorded once it returned, from the call: its
+    value the output, its exception (re-raised as the same object) the error."""
+    monkeypatch.setattr(_hints, "_untraced", set())
+    traced = how(FailingSyncRun(), otel_telemetry)
+    tracer = otel_telemetry.tracer_provider.get_tracer("caller")
+    try:
+        with (
+            caplog.at_level(logging.WARNING, logger="agent_otel"),
+            tracer.start_as_current_span("request"),
+        ):
+            assert traced.run(user_message="world") == "hello, world"
+            with pytest.raises(LookupError) as raised:
+                traced.run(user_message="fail")
+    finally:
+        uninstrument(FailingSyncRun)
+    assert raised.value is _OWN
+    assert "not traced" not in caplog.text, caplog.text
+    assert otel_telemetry.outline() == [["request", ["invoke_agent sync", "invoke_agent sync"]]]
+    ok, failed = otel_telemetry.by_name()["invoke_agent sync"]
+    assert ok.attributes is not None and failed.attributes is not None
+    assert ok.end_time is not None and ok.start_time is not None
+    assert ok.end_time - ok.start_time >= 1_000_000_000  # from the call, not from its return
+    assert ok.attributes["agent_otel.end_reason"] == "exhausted"
+    assert failed.attributes["error.type"] == "LookupError"
+    assert failed.status.status_code is trace.StatusCode.ERROR
 
 
 _OWN = LookupError("the agent's own")
@@ -695,33 +737,178 @@ def test_a_plain_run_or_invoke_returning_a_coroutine_is_traced(
     assert failed.attributes["error.type"] == "LookupError"
 
 
-def test_a_plain_run_returning_a_running_task_is_its_own_and_told(
+class Scheduling(DelegatingRun):
+    """A plain ``run`` that schedules its body: it returns a Task already under way."""
+
+    def run(self, **kwargs: Any) -> Any:
+        return asyncio.ensure_future(self._run(**kwargs))
+
+
+class Submitting(DelegatingRun):
+    """A plain ``run`` that hands its body to a thread pool: a ``concurrent.futures.Future``."""
+
+    pool = concurrent.futures.ThreadPoolExecutor(1)
+
+    def run(self, **kwargs: Any) -> Any:
+        return self.pool.submit(lambda: asyncio.run(self._run(**kwargs)))
+
+
+class Futured(DelegatingRun):
+    """A plain ``run`` that returns a bare ``asyncio.Future`` it settles later."""
+
+    def run(self, **kwargs: Any) -> Any:
+        future = asyncio.get_running_loop().create_future()
+
+        async def settle() -> None:
+            try:
+                future.set_result(await self._run(**kwargs))
+            except Exception as error:
+                future.set_exception(error)
+
+        self.settling = asyncio.ensure_future(settle())
+        return future
+
+
+async def _await(work: Any) -> Any:
+    concurrent_future = isinstance(work, concurrent.futures.Future)
+    return await (asyncio.wrap_future(work) if concurrent_future else work)
+
+
+@pytest.mark.parametrize("agent_class", [Scheduling, Submitting, Futured])
+def test_a_plain_run_returning_work_under_way_is_traced_to_its_end(
+    otel_telemetry: InMemoryTelemetry,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    agent_class: type[DelegatingRun],
+) -> None:
+    """A plain ``run`` returning a Task or Future was left untraced and told. Its work was
+    made in a context no run span was in, so nothing it starts can nest; but the run is
+    recorded: from the call to the work's end, under the caller's span, its value the
+    output and its exception (the same object the caller gets) the error. The caller gets
+    that very object back (its ``cancel()``, its callbacks)."""
+    monkeypatch.setattr(_hints, "_untraced", set())
+    traced = instrument(agent_class(), **otel_telemetry.providers(), capture_content=True)
+    tracer = otel_telemetry.tracer_provider.get_tracer("caller")
+
+    async def main() -> tuple[Any, BaseException]:
+        with tracer.start_as_current_span("request"):
+            work = traced.run(user_message="world")
+            assert isinstance(work, (asyncio.Future, concurrent.futures.Future))
+            value = await _await(work)
+            failed = traced.run(user_message="fail")
+            with pytest.raises(LookupError) as raised:
+                await _await(failed)
+        return value, raised.value
+
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        value, error = asyncio.run(main())
+    assert (value, error) == ("hello, world", _OWN) and error is _OWN
+    assert "not traced" not in caplog.text, caplog.text
+    assert otel_telemetry.outline() == [
+        ["request", ["invoke_agent delegating", "invoke_agent delegating"]]
+    ]
+    ok, failed = otel_telemetry.by_name()["invoke_agent delegating"]
+    assert ok.attributes is not None and failed.attributes is not None
+    assert ok.attributes["output.value"] == "hello, world"
+    assert ok.attributes["agent_otel.end_reason"] == "exhausted"
+    assert ok.status.status_code is trace.StatusCode.UNSET
+    assert failed.attributes["error.type"] == "LookupError"
+    assert failed.attributes["agent_otel.end_reason"] == "error"
+    assert failed.status.status_code is trace.StatusCode.ERROR
+    assert otel_telemetry.open_spans() == []
+
+
+def test_a_task_a_plain_run_returned_is_timed_from_the_call_to_its_end(
+    otel_telemetry: InMemoryTelemetry, otel_clock: FakeClock
+) -> None:
+    """The run starts as the call returns the Task, not when the loop next turns (the
+    Task's first step has run by then), and ends with it; cancelled, it says so."""
+
+    class Slow(DelegatingRun):
+        def run(self, **kwargs: Any) -> Any:
+            async def body() -> str:
+                otel_clock.advance(2.0)  # the whole body runs in the Task's first step
+                await asyncio.sleep(0)
+                return "done"
+
+            return asyncio.ensure_future(body())
+
+    traced = instrument(Slow(), **otel_telemetry.providers())
+
+    async def main() -> None:
+        assert await traced.run(user_message="x") == "done"
+        task = traced.run(user_message="y")
+        await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    done, cancelled = otel_telemetry.by_name()["invoke_agent delegating"]
+    assert done.end_time is not None and done.start_time is not None
+    assert done.end_time - done.start_time >= 2_000_000_000
+    assert cancelled.attributes is not None
+    assert cancelled.attributes["agent_otel.end_reason"] == "cancelled"
+    assert cancelled.attributes["error.type"] == "CancelledError"
+
+
+def test_a_failure_nobody_retrieves_is_still_logged_by_asyncio(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """Recording the Task's exception does not retrieve it: asyncio still tells the
+    application of a failed Task it never awaited, as without agent-otel."""
+    traced = instrument(Scheduling(), **otel_telemetry.providers())
+    told: list[str] = []
+
+    async def main() -> None:
+        asyncio.get_running_loop().set_exception_handler(
+            lambda _, context: told.append(str(context.get("message")))
+        )
+        traced.run(user_message="fail")
+        for _ in range(3):
+            await asyncio.sleep(0)
+        gc.collect()
+
+    asyncio.run(main())
+    assert told == ["Task exception was never retrieved"]
+    assert otel_telemetry.span("invoke_agent delegating").attributes["error.type"] == "LookupError"  # type: ignore[index]
+
+
+def test_a_plain_invoke_whose_task_wraps_its_stream_is_traced_and_not_told(
     otel_telemetry: InMemoryTelemetry,
     caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A Task is already running in the context it was made in, which no run span can enter:
-    the caller gets that very Task (its ``cancel()``, its callbacks), untraced, and is told."""
+    """A plain ``invoke`` returning a Task that passes its stream through the
+    ``stream_wrapper`` was traced, and yet told "not traced" (the Task had not started when
+    ``invoke`` returned); one whose Task never wraps it is told, once the Task is done."""
     monkeypatch.setattr(_hints, "_untraced", set())
 
-    class Scheduling(DelegatingRun):
-        def run(self, **kwargs: Any) -> Any:
-            return asyncio.ensure_future(self._run(**kwargs))
+    class Scheduled(DelegatingInvoke):
+        def invoke(self, messages: Any, stream_wrapper: Any = None, config: Any = None) -> Any:
+            return asyncio.ensure_future(self._invoke(messages, stream_wrapper, config))
 
-    traced = instrument(Scheduling(), **otel_telemetry.providers())
+    class Ignoring(Scheduled):
+        def invoke(self, messages: Any, stream_wrapper: Any = None, config: Any = None) -> Any:
+            return super().invoke(messages, None, config)
 
-    async def main() -> str:
-        task = traced.run(user_message="world")
-        assert isinstance(task, asyncio.Task)
-        value: str = await task
-        return value
+    async def main() -> None:
+        assert await instrument(Scheduled(), **otel_telemetry.providers()).invoke([USER]) == [
+            "LLMCallStart", "TextDelta", "LLMCallEnd",
+        ]  # fmt: skip
+        assert "not traced" not in caplog.text, caplog.text
+        task = instrument(Ignoring(), **otel_telemetry.providers()).invoke([USER])
+        assert "not traced" not in caplog.text  # its Task may still wrap it
+        await task
+        await asyncio.sleep(0)
 
     with caplog.at_level(logging.WARNING, logger="agent_otel"):
-        assert asyncio.run(main()) == "hello, world"
-    assert "Scheduling.run() is a plain function, not async def (it returned a Task)" in (
-        caplog.text
+        asyncio.run(main())
+    assert otel_telemetry.outline() == [["invoke_agent Scheduled", [["step 0", ["chat m"]]]]]
+    assert (
+        "Ignoring.invoke() returned a Task that never passed its stream through stream_wrapper"
+        in caplog.text
     )
-    assert otel_telemetry.spans() == []
 
 
 def test_an_async_run_behind_a_plain_decorator_is_still_traced(
@@ -822,11 +1009,11 @@ def test_the_faq_quotes_what_an_untraced_agent_is_told(
     monkeypatch.setattr(_hints, "_untraced", set())
     with caplog.at_level(logging.WARNING, logger="agent_otel"):
         list(instrument(SyncStreaming(), **otel_telemetry.providers()).stream([USER]))
-        instrument(SyncRun(), **otel_telemetry.providers()).run(user_message="x")
+        instrument(SyncInvoke(), **otel_telemetry.providers()).invoke([USER])
     faq = " ".join((ROOT / "docs" / "faq.md").read_text().split())
     quotes = re.findall(r"`(SyncAgent\.[^`]*not traced)`", faq)
     assert len(quotes) == 2, quotes
-    told = caplog.text.replace("SyncStreaming.", "SyncAgent.").replace("SyncRun.", "SyncAgent.")
+    told = caplog.text.replace("SyncStreaming.", "SyncAgent.").replace("SyncInvoke.", "SyncAgent.")
     for quote in quotes:
         assert quote in told, (quote, told)
 

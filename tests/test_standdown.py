@@ -32,7 +32,16 @@ from opentelemetry.sdk.metrics.export import HistogramDataPoint  # noqa: E402
 from opentelemetry.sdk.trace import ReadableSpan  # noqa: E402
 from opentelemetry.trace import SpanKind  # noqa: E402
 
-from agent_contract.protocol import LLMCallEnd, LLMCallStart, TextDelta, Usage  # noqa: E402
+from agent_contract.protocol import (  # noqa: E402
+    FunctionCall,
+    LLMCallEnd,
+    LLMCallStart,
+    TextDelta,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
+from agent_contract.scope import framework_started, tool_scope  # noqa: E402
 from agent_otel.standdown import inference_span  # noqa: E402
 from agent_otel.testing import InMemoryTelemetry  # noqa: E402
 
@@ -435,3 +444,60 @@ def test_a_frame_the_stand_down_cannot_read_never_fails_the_providers_call(
     finally:
         otel_context.detach(token)
     assert caplog.text.count("agent-otel internal error in stand-down") == 1
+
+
+async def _own_framework_events(client: Any) -> AsyncIterator[Any]:
+    """A framework adapter of the caller's own, doing what ``agent_contract.scope`` asks of
+    one: it says it starts, then its framework makes the request in a task of its own, before
+    the adapter hears of it and reports the call."""
+    framework_started(__name__)
+    request = asyncio.ensure_future(
+        client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "hi"}])
+    )
+    response = await request
+    yield LLMCallStart(model=MODEL, provider="openai")
+    yield TextDelta(response.choices[0].message.content)
+    yield Usage(input_tokens=12, output_tokens=3)
+    yield LLMCallEnd(model=MODEL, finish_reason="stop")
+
+
+async def _passed_on(stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    async for event in stream:
+        yield event
+
+
+async def _as_a_tools_work(stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    """The caller's own router: its model call asks for a tool, whose work is the adapter's
+    run, pulled inside that tool's scope, its events the run's."""
+    yield LLMCallStart(model="router")
+    yield ToolCall(id="t1", function=FunctionCall(name="research", arguments="{}"))
+    yield LLMCallEnd(model="router", finish_reason="tool_calls")
+    with tool_scope("t1", "research"):
+        async for event in stream:
+            yield event
+    yield ToolResult(tool_call_id="t1", content="done")
+
+
+SHAPES = {"wrapped": lambda s: s, "inside the caller's generator": _passed_on,
+          "as a tool's work in the caller's generator": _as_a_tools_work}  # fmt: skip
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+async def test_an_adapter_of_the_callers_own_that_says_it_starts_is_covered(
+    telemetry: InMemoryTelemetry, shape: str
+) -> None:
+    """``agent_contract.scope.framework_started(__name__)`` is the documented hook for a
+    framework adapter, but only the adapters shipped here were heard: one of the caller's own
+    saying the same was ignored, so each request its framework made in a task of its own was
+    traced by openai-v2 and OpenInference beside our chat span, its tokens counted three
+    times. Now any adapter that says so covers the run it feeds, also pulled inside a tool's
+    scope of the caller's stream (read as a tool body's before, not covered)."""
+    stream = SHAPES[shape](_own_framework_events(api(telemetry)))
+    async for _ in telemetry.wrapper(agent_name="own")(stream):
+        pass
+    scopes = {s.instrumentation_scope.name for s in chat_spans(telemetry.spans())
+              if s.instrumentation_scope}  # fmt: skip
+    assert scopes == {"agent_otel"}
+    assert input_tokens_counted(telemetry) == 12
+    assert len(http_spans(telemetry.spans())) == 1  # the HTTP span stays
+    assert telemetry.open_spans() == []

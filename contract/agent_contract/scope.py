@@ -11,6 +11,8 @@ reach, so the code that runs the body says which call it is running::
     with tool_scope(call.id, call.function.name):  # the id of the ToolCall event
         result = await my_tool(**arguments)       # sync or async, threads included
 
+(``async with tool_scope(...)`` is the same block.)
+
 ``tool_scope`` asks each installed hook (a tracer installs one, ``agent_otel`` does on its
 first run) for a context manager that makes the call's span current; with no hook installed
 it is a no-op costing one function call and one ``with``. The hook finds the run from the
@@ -48,7 +50,8 @@ claims it (no run current), and the adapter then leaves the framework's own way 
 A framework adapter also says, as its stream starts, that it is about to run its framework:
 ``framework_started(__name__)``. The framework makes its model requests in tasks and threads
 of its own, before the adapter hears of them; a tracer whose run the adapter's stream feeds
-(directly, or through the caller's own generator or agent class) then covers the whole run,
+(directly, or through the caller's own generator, filter class or agent class, also after the
+caller's own events) then covers the run from there,
 so that a provider instrumentation does not trace those requests a second time.
 """
 
@@ -65,6 +68,7 @@ __all__ = [
     "RunHook",
     "ScopeHook",
     "FrameworkHook",
+    "ToolScope",
     "add_framework_hook",
     "add_run_hook",
     "add_scope_hook",
@@ -130,22 +134,45 @@ _run_hooks: _Hooks[RunHook] = _Hooks()
 _framework_hooks: _Hooks[FrameworkHook] = _Hooks()
 
 
-class _NoScope:
-    """The scope of a call no tracer claims: nothing happens."""
+class ToolScope:
+    """What :func:`tool_scope` returns: a block entered with ``with`` or ``async with`` alike
+    (``async with`` runs the same entry and exit, in the awaiting task)."""
 
     __slots__ = ()
 
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
         return None
+
+    async def __aenter__(self) -> None:
+        return self.__enter__()
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        return self.__exit__(kind, error, traceback)
+
+
+class _NoScope(ToolScope):
+    """The scope of a call no tracer claims: nothing happens."""
+
+    __slots__ = ()
 
 
 _NO_SCOPE = _NoScope()
 
 
-class _Guarded:
+class _Guarded(ToolScope):
     """A hook's scope, whose own failures never reach the tool body."""
 
     __slots__ = ("_entered", "_scope")
@@ -177,13 +204,14 @@ class _Guarded:
 
 def tool_scope(
     call_id: Any, name: Any = None, arguments: Any = None, *, mcp: McpServer | None = None
-) -> AbstractContextManager[None]:
+) -> ToolScope:
     """A context manager running its body under the span of tool call ``call_id``.
 
     ``call_id``: the ``ToolCall`` event's id (``None`` when unknown: then ``name`` and
     ``arguments``, a dict or its JSON text, pick the call, see the module docstring); ``name``:
     the tool's name; ``mcp``: the MCP server the tool runs on. Works as ``with`` around sync
-    code and around ``await``; a no-op when no tracer is installed or no run is current.
+    code and around ``await``, and as ``async with``; a no-op when no tracer is installed or
+    no run is current.
     """
     hooks = _scope_hooks.installed
     if not hooks:

@@ -24,6 +24,7 @@ from opentelemetry.trace import StatusCode
 from agent_contract.agent import Agent
 from agent_contract.invoke import StreamingAgent
 from agent_contract.protocol import (
+    FunctionCall,
     LLMCallEnd,
     LLMCallStart,
     Message,
@@ -31,6 +32,7 @@ from agent_contract.protocol import (
     TextDelta,
     ToolCall,
     ToolResult,
+    Usage,
 )
 from agent_otel import instrument
 from agent_otel.testing import InMemoryTelemetry, run_script
@@ -443,10 +445,39 @@ async def _only_events(stream: Any) -> Any:
         yield event
 
 
+class _Filter:
+    """The caller's own filter written as a class, its ``__anext__`` a coroutine (not an async
+    generator) handing each event up."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+
+    def __aiter__(self) -> _Filter:
+        return self
+
+    async def __anext__(self) -> Any:
+        return await self.stream.__anext__()
+
+
+ROUTER_TOKENS = 7
+
+
+async def _after_own_events(stream: Any) -> Any:
+    """The caller's own model call and a tool call first (a router delegating to the
+    framework), then the adapter's events as that tool's work, then its result."""
+    yield LLMCallStart(model="router")
+    yield Usage(input_tokens=ROUTER_TOKENS, output_tokens=1)
+    yield ToolCall(id="delegate", function=FunctionCall(name="delegate", arguments="{}"))
+    yield LLMCallEnd(model="router", finish_reason="tool_calls")
+    async for event in stream:
+        yield event
+    yield ToolResult(tool_call_id="delegate", content="done")
+
+
 FRAMEWORK_PROVIDER_PARAMS = [p for p in PROVIDER_PARAMS if p.values[0].runs_tools]
 
 
-@pytest.mark.parametrize("shape", ["generator", "agent"])
+@pytest.mark.parametrize("shape", ["generator", "agent", "filter class", "after own events"])
 @pytest.mark.parametrize(("row", "provider"), FRAMEWORK_PROVIDER_PARAMS)
 async def test_a_framework_adapter_run_inside_the_callers_own_stream_stands_providers_down(
     row: Row, provider: Provider, shape: str, otel_telemetry: InMemoryTelemetry
@@ -455,19 +486,30 @@ async def test_a_framework_adapter_run_inside_the_callers_own_stream_stands_prov
     ``stream`` runs it: the run was not covered (only the adapter's own generator was
     recognised), so each model call was traced twice (openai-v2's or OpenInference's span
     beside ours) and its tokens counted twice. Now the adapter says so as it starts: one chat
-    span per call, tokens once."""
+    span per call, tokens once. So too behind a filter class (its ``__anext__`` a coroutine),
+    and after the caller's own events opened a step (its own model call, a tool call whose
+    work is the adapter's run), which were not covered either."""
     with provider.instrumented(otel_telemetry):
         run = s.Run()
+        own = 0
         if shape == "generator":
             await run_script(otel_telemetry, _only_events(row.events(run)), agent_name="agent")
+        elif shape == "filter class":
+            await run_script(otel_telemetry, _Filter(row.events(run)), agent_name="agent")
+        elif shape == "after own events":
+            stream = _after_own_events(row.events(run))
+            await run_script(otel_telemetry, stream, agent_name="agent")
+            own = 1
         else:
             wrapper = otel_telemetry.wrapper(agent_name="agent")
             await _Delegating(row, run).invoke(
                 [Message(role="user", content=s.QUESTION)], stream_wrapper=wrapper
             )
-        assert otel_telemetry.outline() == _tree(row)
-        assert _model_call_spans(otel_telemetry) == ["agent_otel"] * len(s.TURNS)
-        assert _input_tokens_counted(otel_telemetry) == row.totals(run)["input"]
+        if not own:
+            assert otel_telemetry.outline() == _tree(row)
+        assert _model_call_spans(otel_telemetry) == ["agent_otel"] * (len(s.TURNS) + own)
+        expected = row.totals(run)["input"] + own * ROUTER_TOKENS
+        assert _input_tokens_counted(otel_telemetry) == expected
         assert otel_telemetry.open_spans() == []
 
 

@@ -25,25 +25,32 @@ a coroutine for the value, and awaiting it raised. Such a method is called as it
 when the method is wrapped, :func:`entry`), and what it returned decides: a coroutine (``def
 run(self, **kw): return self._arun(**kw)``, an async method in all but name) is the run, traced
 as an ``async def``'s when the caller awaits it, the very coroutine it made awaited inside;
-anything else (a value, a Task already running in its own context) is returned as it is,
-untraced, and why is told once.
+anything else is returned as it is. A ``run``'s value, or its Task or Future (work already
+under way, in a context copied before the run's span existed), is recorded as a run from the
+call to its return or the work's end (its duration, its value, its exception; recorded after
+the fact, the spans it starts cannot nest under it). An ``invoke``'s Task is traced through the
+``stream_wrapper`` it applies (told once it is done, if it never did); any other ``invoke``
+value, or an awaitable of no kind followed, goes untraced, and why is told once.
 """
 
 from __future__ import annotations
 
 import copy
 import inspect
+from asyncio import isfuture
 from collections.abc import AsyncIterator, Callable, Mapping, MutableMapping
+from concurrent.futures import Future as ConcurrentFuture
 from contextlib import suppress
 from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry.context.context import Context
 
+from agent_otel import _clock
 from agent_otel._guard import report
 from agent_otel._plain import get
 from agent_otel.recording._hints import a_kind, hint_untraced
-from agent_otel.recording._wrapper import defer, traced
+from agent_otel.recording._wrapper import defer, traced, traced_future, traced_return
 
 from ._base import (
     CLAIM,
@@ -90,18 +97,56 @@ def _passed_through(name: str, lookup: Lookup) -> Bound:
 
     def call(self: Any, *args: Any, **kwargs: Any) -> Any:
         original, options = lookup(self)
-        value = original(*args, **kwargs)
         if options is None:
-            return value
+            return original(*args, **kwargs)
+        start = _clock.now_ns()
+        try:
+            value = original(*args, **kwargs)
+        except BaseException as error:  # the run failed as it was called: recorded, re-raised
+            run = _recorded_run(self, options, kwargs)
+            if run is not None:
+                traced_return(start, None, error, *run, _RunResult)
+            raise
         if inspect.iscoroutine(value):  # the run itself, not yet started: await it traced
             made: Lookup = lambda _: (lambda *_a, **_k: value, options)  # noqa: E731
             return ENTRY_POINTS[name](made)(self, *args, **kwargs)
-        hint_untraced(
-            self, name, f"is a plain function, not async def (it returned {a_kind(value)})"
-        )
+        if inspect.isawaitable(value) and not _is_future(value):  # of no kind we can follow
+            hint_untraced(
+                self, name, f"is a plain function, not async def (it returned {a_kind(value)})"
+            )
+            return value
+        run = _recorded_run(self, options, kwargs)
+        if run is None:
+            return value
+        if _is_future(value):  # the run, already under way: recorded to its end
+            traced_future(value, *run, _RunResult)
+        else:  # the run, done: recorded from the call to its return
+            traced_return(start, value, None, *run, _RunResult)
         return value
 
     return call
+
+
+def _is_future(value: object) -> bool:
+    """Whether ``value`` is work already under way: an ``asyncio`` Task or Future (or one of
+    its kind), or a ``concurrent.futures.Future``."""
+    return isfuture(value) or isinstance(value, ConcurrentFuture)
+
+
+def _recorded_run(
+    self: Any, options: AgentSetup, kwargs: dict[str, Any]
+) -> tuple[Any, Context | None] | None:
+    """The settings and parent of the run a plain ``run`` made, recorded from its outcome;
+    ``None`` when the call is the inner half of a traced run (the default ``astream`` awaiting
+    it) or a streaming agent's ``astream`` traces its runs."""
+    try:
+        if take(self, "run") or not _is_default_astream(type(self)):
+            return None
+        settings, parent, _ = _agent_run(self, options, kwargs)
+    except Exception:
+        report("instrument run")
+        return None
+    return settings, parent
 
 
 def entry(name: str, lookup: Lookup, wrapped: Any) -> Bound:
@@ -223,6 +268,17 @@ class _Invocation:
         self.check()
         return value
 
+    def check_wrapped(self, done: Any) -> None:
+        """The work a plain ``invoke`` returned (a Task) is ``done``: told if it never passed
+        its stream through the ``stream_wrapper`` (the task's own ``stream()`` call wraps it,
+        as an ``async def``'s)."""
+        if not self.wrapped:
+            hint_untraced(
+                self.agent,
+                "invoke",
+                f"returned {a_kind(done)} that never passed its stream through stream_wrapper",
+            )
+
     def check(self) -> None:
         if self.claim.taken and not self.wrapped:  # it called its stream(), never the wrapper
             hint_untraced(self.agent, "invoke", "did not pass its stream through stream_wrapper")
@@ -263,6 +319,10 @@ def _plain_invoke(lookup: Lookup) -> Bound:
         value = invocation.call(original, messages, extra)
         if inspect.iscoroutine(value):
             return invocation.result(value)
+        if _is_future(value) and not invocation.wrapped:  # its stream may be wrapped later,
+            with suppress(Exception):  # in the task: told then if it never was
+                value.add_done_callback(lambda done: invocation.check_wrapped(done))
+                return value
         if not invocation.wrapped:
             hint_untraced(
                 self, "invoke", f"is a plain function, not async def (it returned {a_kind(value)})"

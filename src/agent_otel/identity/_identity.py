@@ -10,7 +10,6 @@ HTTP request. Span attributes only, never metric attributes (cardinality).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, replace
 
 from opentelemetry import baggage
@@ -19,6 +18,7 @@ from opentelemetry.context.context import Context
 from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
+from agent_otel._block import Block, block
 from agent_otel._plain import id_text, shown, text_of
 from agent_otel.recording._hints import keywords
 from agent_otel.scrubbing._scrubber import DEFAULT, Scrub
@@ -104,7 +104,7 @@ def run_identity(
     session_id: str | None = None,
     user_id: str | None = None,
     conversation_id: str | None = None,
-) -> AbstractContextManager[RunIdentity]:
+) -> Block[RunIdentity]:
     """Every run started inside the block (and its sub-agent runs) carries these ids.
 
     For agents traced by :func:`agent_otel.instrument`, whose calls take no tracing options;
@@ -112,6 +112,7 @@ def run_identity(
     wrapper. Ids given by an inner block or run win over outer ones, field by field. An id is
     a ``str``, an ``int`` or a ``uuid.UUID`` (recorded as its text), as the options take it:
     anything else raises ``TypeError`` here, not a block whose runs silently carry no id.
+    ``with`` and ``async with`` alike.
     """
     given = {"session_id": session_id, "user_id": user_id, "conversation_id": conversation_id}
     for name, value in given.items():
@@ -122,7 +123,7 @@ def run_identity(
     return _identity_block(make_identity(session_id, user_id, conversation_id))
 
 
-@contextmanager
+@block
 def _identity_block(identity: RunIdentity) -> Iterator[RunIdentity]:
     token = otel_context.attach(with_identity(identity))
     try:

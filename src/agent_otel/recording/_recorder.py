@@ -63,7 +63,7 @@ from agent_otel import _clock
 from agent_otel._guard import guarded
 from agent_otel._plain import text_of
 from agent_otel.standdown._context import chat_context, suppressed
-from agent_otel.standdown._frameworks import FRAMEWORK_SOURCES, covered_run, framework_context
+from agent_otel.standdown._frameworks import covered_run, framework_context
 from agent_otel.standdown._guards import guard_providers
 
 from ._activation import activate
@@ -123,7 +123,7 @@ class RunRecorder:
         "terminal",
     )
 
-    def __init__(self, settings: RunSettings, parent: Context) -> None:
+    def __init__(self, settings: RunSettings, parent: Context, start: int | None = None) -> None:
         given = settings
         self.s = settings = settings.for_run()  # the run's own content accounts, if any
         self.now: Callable[[], int] = _clock.run_clock()
@@ -133,7 +133,7 @@ class RunRecorder:
         self.scopes = ToolScopes(self._tools, self._open_early, given)
         self.scopes.framework = self._framework_started
         parent = self.scopes.mark(parent)
-        self.run = Run(settings, parent, self.now)
+        self.run = Run(settings, parent, self.now, start)
         # A tool body runs in the run's own parent (its ids, inside a run), not the caller's.
         self.scopes.parent = self.run.parent
         self._step: Step | None = None
@@ -176,21 +176,31 @@ class RunRecorder:
         The run is covered from here on as a run whose stream is the adapter's
         (``standdown._frameworks``): the framework's requests, made in tasks of its own before
         the adapter reports them, are not traced a second time by a provider instrumentation.
-        Only while nothing has started below the run (every context made so far is the run's
-        own), with the stand-down and activation on, and once."""
+        Also when the caller's own events came first (its own model call, a tool call whose
+        work is the adapter's run): the contexts of the spans open now are made again from the
+        covered parent, as every later one is (a call's or tool's when it is next current).
+        Any adapter that says so (``source``, its module: one of ours or the caller's own,
+        which ``standdown._frameworks.FRAMEWORK_SOURCES`` does not list), with the stand-down
+        and activation on, and once."""
         run = self.run
         if (
             not self.s.stand_down_providers
             or not self.s.activate_context
-            or source not in FRAMEWORK_SOURCES
-            or self._inner is not run
-            or self._step is not None
             or covered_run(run.parent)
         ):
             return
         parent = framework_context(run.parent, source)
         run.parent = self.scopes.parent = parent
-        run.context = self.context = trace.set_span_in_context(run.span.raw, parent)
+        run.context = trace.set_span_in_context(run.span.raw, parent)
+        self._suppressing = None  # the chat spans' own, made again from the covered parent
+        if self._step is not None:
+            self._step.context = trace.set_span_in_context(self._step.span.raw, parent)
+        for call in self._calls.values():
+            call.context = None
+        for tool in self._tools.values():
+            tool.context = None
+        self._inner, self.context = run, run.context
+        self._refresh()  # the innermost open span's context, made again
         # The rest of this pull (the wrapper's reset after it undoes this too): the tasks the
         # framework starts now copy it.
         activate(framework_context(current, source))

@@ -110,7 +110,15 @@ class Run:
         "usage",
     )
 
-    def __init__(self, settings: RunSettings, parent: Context, now: Callable[[], int]) -> None:
+    def __init__(
+        self,
+        settings: RunSettings,
+        parent: Context,
+        now: Callable[[], int],
+        began: int | None = None,
+    ) -> None:
+        """``began``: when the run began, if before now (a plain ``run`` recorded once it
+        returned); default now."""
         self.settings = settings
         self.now = now
         identity = make_identity(
@@ -125,7 +133,7 @@ class Run:
         self.tool_calls = 0
         # Span attributes only: the ids never reach a metric (cardinality).
         self.identity: dict[str, AttributeValue] = identity.attributes()
-        self.start = now()
+        self.start = now() if began is None else began
         # Before the span: starting it may already count a repaired value.
         self.anomalies: dict[str, int] = {}
         self.recording = False

@@ -49,7 +49,7 @@ import json
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractContextManager
-from inspect import CO_ASYNC_GENERATOR, currentframe
+from inspect import CO_ASYNC_GENERATOR, CO_COROUTINE, currentframe
 from types import FrameType, TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -404,13 +404,14 @@ def _nested(name: str | None) -> Callable[[AsyncIterator[Any]], AsyncIterator[An
 def _framework(source: str) -> None:
     """``agent_contract.scope.framework_started``'s hook: a framework adapter's stream starts
     in the current context. When that is a pull of a run's own stream (the caller's generator
-    or agent class around the adapter), not a tool body of it (an agent a tool runs is not
-    the run's stream), the run is told, to cover itself as a framework run."""
+    or agent class around the adapter; also where that generator pulls it inside a tool's
+    scope of its own, the tool's work being the adapter's run), the run is told, to cover
+    itself as a framework run. An agent a tool body runs is no pull of the run's stream: a
+    body draining it keeps its events, and one streaming it through ``nested_run`` feeds that
+    nested run, which is the one told."""
     current = otel_context.get_current()
     scopes = otel_context.get_value(_RUN, current)
     if not isinstance(scopes, ToolScopes) or not scopes.live or scopes.framework is None:
-        return
-    if otel_context.get_value(_TOOL, current) is not otel_context.get_value(_TOOL, scopes.parent):
         return
     try:
         if _fed_to_a_run(currentframe(), source):
@@ -421,6 +422,8 @@ def _framework(source: str) -> None:
 
 _WRAPPER = "agent_otel.recording._wrapper"
 _OURS = "agent_otel."
+_PASSING = frozenset({"__anext__", "asend", "athrow"})
+"""The async iterator protocol's methods: written as coroutines, they hand the next event up."""
 _STACK_READ = 32
 """How many frames above the adapter's a run's pull is looked for (each generator layer of the
 caller's is one, and ours a few)."""
@@ -429,10 +432,12 @@ caller's is one, and ours a few)."""
 def _fed_to_a_run(frame: FrameType | None, source: str) -> bool:
     """Whether the adapter ``source``, whose body called the hook above ``frame``, hands its
     events to a run's pull: each frame from the adapter's up to our wrapper's is an async
-    generator of the caller's (a filter, an agent's ``stream()``) or one of ours (the
-    decorator's pulls). A coroutine between (an agent's ``run()`` draining the adapter, a
-    ``collect()`` of the caller's) keeps the events: no chat span of ours tells those calls,
-    so the provider instrumentations' spans stay."""
+    generator of the caller's (a filter, an agent's ``stream()``), an async iterator's
+    ``__anext__`` (or ``asend``/``athrow``) written as a coroutine (a filter class: it hands
+    each event up as its value), or one of ours (the decorator's pulls). Any other coroutine
+    between (an agent's ``run()`` draining the adapter, a ``collect()`` of the caller's) keeps
+    the events: no chat span of ours tells those calls, so the provider instrumentations'
+    spans stay."""
     while frame is not None and frame.f_globals.get("__name__") != source:
         frame = frame.f_back  # up to the adapter's own frame
     for _ in range(_STACK_READ):
@@ -446,7 +451,10 @@ def _fed_to_a_run(frame: FrameType | None, source: str) -> bool:
             return True
         if isinstance(name, str) and name.startswith(_OURS):
             continue
-        if not frame.f_code.co_flags & CO_ASYNC_GENERATOR:
+        code = frame.f_code
+        if not code.co_flags & CO_ASYNC_GENERATOR and not (
+            code.co_flags & CO_COROUTINE and code.co_name in _PASSING
+        ):
             return False
     return False
 

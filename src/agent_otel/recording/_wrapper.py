@@ -103,7 +103,11 @@ def _with_invoke_input(settings: RunSettings) -> RunSettings:
 
 
 def _start(
-    settings: RunSettings, parent: Context | None, stream: object, layer: _Layer
+    settings: RunSettings,
+    parent: Context | None,
+    stream: object,
+    layer: _Layer,
+    start: int | None = None,
 ) -> RunRecorder | None:
     try:
         current = otel_context.get_current()
@@ -113,7 +117,7 @@ def _start(
         context = current if parent is None else parent
         if settings.stand_down_providers:
             context = framework_run(context, stream)
-        recorder = RunRecorder(settings, context)
+        recorder = RunRecorder(settings, context, start)
     except Exception:
         report("run start")
         return None
@@ -294,6 +298,98 @@ def traced(
     run = _traced(stream, settings, parent, on_end, layer)
     _LAYERS[run] = layer
     return run
+
+
+def traced_future(
+    future: Any, settings: RunSettings, parent: Context | None, result: Callable[[Any], Any]
+) -> None:
+    """Record the run ``future`` stands for (an ``asyncio.Task`` or ``Future``, or a
+    ``concurrent.futures.Future``, that an agent's plain ``def run`` returned), from now, as
+    the call returned it, until it is done: its duration, and its outcome as an awaited run's
+    (``result(value)``, the terminal event its value makes; its exception, the same object;
+    its cancellation). The run's span is never current where the work runs: a task is made
+    in a copy of its creator's context, before this span existed, so the spans it starts are
+    the run's siblings, not its children. Nothing of ``future`` changes: an exception nobody
+    retrieves is still logged by asyncio as one never retrieved."""
+    recorder = _start(settings, parent, future, _Layer())
+    if recorder is None:
+        return
+
+    def done(finished: Any) -> None:
+        try:
+            end_reason, error, value = _outcome(finished)
+        except Exception:
+            report("run future")
+            end_reason, error, value = A.END_EXHAUSTED, None, _DONE
+        _end_run(recorder, settings, end_reason, error, value, result)
+
+    try:
+        future.add_done_callback(done)
+    except Exception:  # a future that takes no callback: the run ends now, unfinished
+        report("run future")
+        _finish(recorder, A.END_EXHAUSTED, None)
+
+
+def traced_return(
+    start: int,
+    value: Any,
+    error: BaseException | None,
+    settings: RunSettings,
+    parent: Context | None,
+    result: Callable[[Any], Any],
+) -> None:
+    """Record the run a plain ``def run`` made, once it returned ``value`` (or raised
+    ``error``), from ``start`` (read as it was called) to now, as an awaited run's. It is
+    recorded after the fact (until it returned, the call could have been an ``async def``'s
+    in all but name, handing back its coroutine): the spans it started are the run's
+    siblings, not its children."""
+    recorder = _start(settings, parent, None, _Layer(), start)
+    if recorder is None:
+        return
+    if error is None:
+        _end_run(recorder, settings, A.END_EXHAUSTED, None, value, result)
+        return
+    interrupted = text_of(type(error).__name__) == INTERRUPTED_ERROR
+    _end_run(recorder, settings, A.END_INTERRUPTED if interrupted else A.END_ERROR, error,
+             _DONE, result)  # fmt: skip
+
+
+def _end_run(
+    recorder: RunRecorder,
+    settings: RunSettings,
+    end_reason: str,
+    error: BaseException | None,
+    value: Any,
+    result: Callable[[Any], Any],
+) -> None:
+    """End a run recorded from its outcome: ``result(value)`` told first (``_DONE``: none)."""
+    if value is not _DONE:
+        try:
+            event = result(value)
+            handler = handler_for(event, recorder.handlers, settings.handlers)
+            if handler is not None:
+                handler(recorder, event)
+        except Exception:
+            report("event")
+    _finish(recorder, end_reason, error)
+
+
+def _outcome(future: Any) -> tuple[str, BaseException | None, Any]:
+    """How a done future ended: end reason, error, value (``_DONE``: none)."""
+    if future.cancelled():
+        return A.END_CANCELLED, asyncio.CancelledError(), _DONE
+    if isinstance(future, asyncio.Future):
+        # Read where asyncio keeps it: exception() would mark it retrieved, and asyncio
+        # then no longer logs a failure the application never looked at.
+        error = getattr(future, "_exception", None)
+        if error is None and not hasattr(future, "_exception"):
+            error = future.exception()
+    else:
+        error = future.exception()
+    if error is None:
+        return A.END_EXHAUSTED, None, future.result()
+    interrupted = text_of(type(error).__name__) == INTERRUPTED_ERROR
+    return (A.END_INTERRUPTED if interrupted else A.END_ERROR), error, _DONE
 
 
 def defer(stream: object) -> None:

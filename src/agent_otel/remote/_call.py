@@ -2,8 +2,8 @@
 
 :class:`RemoteAgentCall` owns the span from start to end, as the recording layer's span owners
 do, and gives the W3C headers that make the remote run its child. :func:`remote_agent` is the
-door for any HTTP agent: a ``with`` block with the span current (so an HTTP client's own spans
-nest under it) whose ``headers`` go on the request.
+door for any HTTP agent: a ``with`` (or ``async with``) block with the span current (so an
+HTTP client's own spans nest under it) whose ``headers`` go on the request.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
 from agent_otel import _clock
+from agent_otel._block import Block
 from agent_otel._guard import ending, report
 from agent_otel._plain import text_of
 from agent_otel.decorating._propagation import check_context
@@ -66,7 +67,7 @@ _BAGGAGE = W3CBaggagePropagator()
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 
 
-class RemoteAgentCall:
+class RemoteAgentCall(Block["RemoteAgentCall"]):
     """One call of a remote agent and its ``invoke_agent {name}`` span (kind CLIENT).
 
     ============================================  ======================================
@@ -224,7 +225,8 @@ class RemoteAgentCall:
             if error is not None and not isinstance(error, GeneratorExit):
                 fail_span(self._span, error, error_type_of(error), now)
 
-    # --- the block form: the span current inside, ended on the way out ------------------------
+    # --- the block form (``with`` or ``async with``): the span current inside, ended on the way
+    # out ------------------------------------------------------------------------------------
     def __enter__(self) -> RemoteAgentCall:
         self._tokens.append(otel_context.attach(self.context))
         return self
@@ -243,9 +245,9 @@ class RemoteAgentCall:
 def remote_agent(
     name: str | None = None, url: str | None = None, **options: Unpack[CallOptions]
 ) -> RemoteAgentCall:
-    """A call of the remote agent ``name`` at ``url``, as a ``with`` block::
+    """A call of the remote agent ``name`` at ``url``, as a ``with`` or ``async with`` block::
 
-        with remote_agent("weather", url, tracer_provider=provider) as call:
+        async with remote_agent("weather", url, tracer_provider=provider) as call:
             response = await http.post(url, json=request, headers=call.headers)
             call.set_conversation_id(response.json().get("conversation_id"))
 

@@ -11,13 +11,13 @@ caller's ``invoke_agent`` CLIENT span and carries the conversation id.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, MutableMapping
-from contextlib import contextmanager
 from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.context.context import Context
 
+from agent_otel._block import block
 from agent_otel._guard import report
 from agent_otel._plain import get, text_of
 from agent_otel.decorating._propagation import extract_context
@@ -67,17 +67,18 @@ def remote_parent(
     return out
 
 
-@contextmanager
+@block
 def continue_trace(headers: Any, *, conversation_id: object = None) -> Iterator[Context]:
     """Run the block in the context the caller's ``headers`` name (see :func:`remote_parent`)::
 
         async def handle(request):  # an agent served over HTTP
-            with continue_trace(request.headers, conversation_id=body["conversation_id"]):
+            async with continue_trace(request.headers, conversation_id=body["conversation_id"]):
                 return await instrument(agent).run(body["input"])
 
     ``headers``: a mapping or ``(key, value)`` pairs, keys in any case, as a web framework or
     gRPC metadata gives them, or a WSGI ``environ`` (its ``HTTP_TRACEPARENT``). The block's own
-    exceptions pass through unchanged.
+    exceptions pass through unchanged, and the context current before is current again however
+    it ends. ``with`` and ``async with`` alike (the same block).
     """
     context = remote_parent(headers, conversation_id=conversation_id)
     token = otel_context.attach(context)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 
 from agent_otel import _clock
+from agent_otel._block import block
 from agent_otel._plain import int_of, shown
 
 
@@ -40,7 +40,7 @@ class FakeClock:
     def advance(self, seconds: float) -> None:
         self.now += int(seconds * 1e9)
 
-    @contextmanager
+    @block
     def installed(self) -> Iterator[FakeClock]:
         previous: Callable[[], int] = _clock.now_ns
         _clock.now_ns = self

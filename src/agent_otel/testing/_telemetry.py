@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry.context import Context
@@ -19,6 +18,7 @@ from opentelemetry.sdk.trace.id_generator import IdGenerator
 from opentelemetry.sdk.trace.sampling import Sampler
 
 from agent_otel._attributes import PENDING
+from agent_otel._block import block
 from agent_otel._plain import a_kind, has_methods, items_of
 from agent_otel.recording._open import held as _held
 
@@ -142,7 +142,7 @@ class InMemoryTelemetry:
             "logger_provider": self.logger_provider,
         }
 
-    @contextmanager
+    @block
     def instrumented(self, *instrumentors: Any, **options: Any) -> Iterator[InMemoryTelemetry]:
         """Another library's OpenTelemetry instrumentors (``BaseInstrumentor``: openai-v2,
         OpenInference's, OpenLLMetry's, botocore's...) instrumented into this telemetry's
