@@ -769,6 +769,44 @@ def test_a_forked_worker_exports_under_an_instance_id_of_its_own() -> None:
     assert "distinct True" in ended.out, ended.out + ended.err
 
 
+def test_a_child_forked_off_a_thread_ends_and_delivers_when_its_thread_does() -> None:
+    """A child forked off a thread other than the main one ends when that thread ends (its
+    only thread: no exit hook runs there). The SDK's export threads and ours, started again
+    in the child, outlived it: the child never ended, its parent waited for it forever, and
+    its runs were never sent. Now it delivers them (the one still open ended) and ends with
+    status 0, as it would have without telemetry."""
+    ended = run_child(
+        """
+        configure("forked-off-a-thread")
+        runs(1, "parent")
+        held = []
+        def fork_here():
+            pid = os.fork()
+            if pid == 0:
+                runs(2, "child")
+                held.append(otel_wrapper(agent_name="open")(agent()))  # open at the end
+                asyncio.new_event_loop().run_until_complete(held[0].__anext__())
+                sys.exit(3)  # in a thread: its status is not the process's
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                done, status = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    print("child", os.waitstatus_to_exitcode(status), flush=True)
+                    return
+                time.sleep(0.05)
+            os.kill(pid, signal.SIGKILL)
+            print("child hung", flush=True)
+        thread = threading.Thread(target=fork_here)
+        thread.start()
+        thread.join()
+        """
+    )
+    assert ended.code == 0, ended.err
+    assert "child 0" in ended.out, ended.out + ended.err
+    assert ended.runs == {"parent": 1, "child": 2, "open": 1}, ended.err
+    assert ended.end_reasons["shutdown"] == 1, ended.err
+
+
 def test_a_forked_worker_configuring_itself_replaces_what_it_inherited() -> None:
     """A pre-forking server's worker that calls ``configure()`` again (gunicorn's
     ``post_fork``) was told "configure() was already called in this process", which was the

@@ -33,6 +33,13 @@
   one shuts the worker's telemetry down: registered at the fork for a ``configure()`` made
   before it, at ``configure()`` for one made in the worker (its target, a ``Pool`` or
   ``ProcessPoolExecutor`` initializer). No global function is patched.
+* **fork off the main thread**: the child's only thread is the one that forked, and the
+  interpreter never exits there the normal way: when that thread ends (returns, or
+  ``sys.exit``), the process ends as its last thread does, with status 0 and no exit hook.
+  The export threads of the SDK and ours, started again in the child, outlived it: the child
+  never ended (its parent waited for it forever) and what it recorded was never sent. Now,
+  once only telemetry's threads are left there, telemetry is shut down (its open runs ended)
+  and the child ends with status 0, as it would have (:func:`_exit_when_only_ours_are_left`).
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 import threading
 import time
 import weakref
@@ -79,6 +87,7 @@ class ProcessHooks:
         self._install_handlers()
         _LIVE.add(telemetry)
         in_forked_child(self._after_fork_in_child)
+        _watch_forks_off_the_main_thread()
         try:
             import multiprocessing
             from multiprocessing import util
@@ -353,6 +362,72 @@ def _deliver(previous: Any, signum: int, frame: Any) -> None:
     else:
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
+
+
+_FORKS_WATCHED = [False]  # the fork hooks below are registered once per process
+_FORKED_OFF_MAIN = [False]  # set in the parent just before a fork, read in the child
+_THREAD_NAMES = ("agent-otel", "Otel")  # the threads of ours and of the SDK's processors
+
+
+def _watch_forks_off_the_main_thread() -> None:
+    if _FORKS_WATCHED[0] or not hasattr(os, "register_at_fork"):
+        return
+    _FORKS_WATCHED[0] = True
+    os.register_at_fork(before=_before_fork, after_in_child=_after_fork_off_main)
+
+
+def _before_fork() -> None:
+    _FORKED_OFF_MAIN[0] = threading.current_thread() is not threading.main_thread()
+
+
+def _after_fork_off_main() -> None:
+    if not _FORKED_OFF_MAIN[0] or not _LIVE:
+        return
+    _FORKED_OFF_MAIN[0] = False
+    try:
+        threading.Thread(
+            target=_exit_when_only_ours_are_left,
+            args=(threading.current_thread(),),
+            name="agent-otel-fork-exit",
+            daemon=True,
+        ).start()
+    except Exception:
+        _log.debug("agent-otel: no exit watch in a child forked off a thread", exc_info=True)
+
+
+def _exit_when_only_ours_are_left(forker: threading.Thread) -> None:
+    """In a child forked off a thread other than the main one: once the thread that forked has
+    ended, and every thread the application started in the child has too, shut telemetry down
+    and end the process with status 0, as its last thread ending would have."""
+    me = threading.current_thread()
+    waiting_for: threading.Thread | None = forker
+    while waiting_for is not None:
+        try:
+            waiting_for.join()
+        except Exception:  # a thread that cannot be joined (one started outside Python)
+            time.sleep(0.05)
+        waiting_for = next(
+            (
+                thread
+                for thread in threading.enumerate()
+                if thread is not me and not _is_telemetrys(thread)
+            ),
+            None,
+        )
+    for telemetry in list(_LIVE):
+        try:
+            telemetry.shutdown()
+        except Exception:
+            _log.debug("agent-otel: shutdown in a forked child failed", exc_info=True)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(0)
+
+
+def _is_telemetrys(thread: threading.Thread) -> bool:
+    """A thread of agent-otel's or of the SDK's processors and readers (daemons all)."""
+    return thread.daemon and thread.name.startswith(_THREAD_NAMES)
 
 
 def _shutdown_ref(ref: weakref.ref[Telemetry]) -> Any:
