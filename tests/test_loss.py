@@ -12,6 +12,7 @@ import io
 import logging
 import os
 import socket
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -101,6 +102,24 @@ def test_settle_counts_queued_and_in_flight_spans_as_lost_at_shutdown() -> None:
     assert (
         loss.summary() == "agent-otel: 20 spans lost (3 queue full, 4 export failed, 13 shutdown)"
     )
+
+
+def test_an_export_that_outlives_the_shutdown_is_not_counted_twice() -> None:
+    """A shutdown that gave up counts the batch in flight as lost at shutdown; that export's
+    own failure came later (a silent collector's request timing out, a gRPC call cancelled as
+    its channel closed at exit) and counted the same spans again, after the total was told:
+    "12 spans lost (12 shutdown)", then "24 spans lost so far"."""
+    loss = SpanLoss()
+    loss.queue_length = lambda: 2
+    for _ in range(12):
+        loss.enter()
+    loss.processed(10, None)  # in flight when the shutdown gives up
+    assert loss.settle() == 12
+    told = loss.lost()
+    loss.exported_batch(10, "StatusCode.CANCELLED")  # the in-flight export fails after it
+    loss.processed(2, None)  # the queue's rest, handed on by a thread still draining
+    loss.exported_batch(2, None)
+    assert loss.lost() == told == {QUEUE_FULL: 0, EXPORT_FAILED: 0, SHUTDOWN: 12}
 
 
 def test_settle_corrects_an_over_counted_queue_full_by_conservation() -> None:
@@ -245,6 +264,34 @@ def test_shutdown_that_gives_up_counts_queued_and_in_flight_spans(
     logging.getLogger("opentelemetry").setLevel(logging.NOTSET)
     assert tel.spans_lost == {QUEUE_FULL: 0, EXPORT_FAILED: 0, SHUTDOWN: 700}
     assert "agent-otel: 700 spans lost (700 shutdown)" in _warnings(caplog)
+
+
+@pytest.mark.parametrize("protocol", ["http/protobuf", "grpc"])
+def test_the_totals_told_at_a_shutdown_that_gave_up_stay_final(
+    protocol: str, silent_endpoint: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The batch in flight at a shutdown that gave up is counted lost then; its export
+    failing afterwards (its timeout; a gRPC call cancelled as the channel closes) counted it
+    again, after the total was told."""
+    logging.getLogger("opentelemetry").setLevel(logging.CRITICAL)
+    tel = configure(
+        "loss-test",
+        endpoint=silent_endpoint,
+        protocol=protocol,
+        timeout=0.3,
+        console=False,
+        set_global=False,
+        shutdown_timeout_millis=100,
+    )
+    _spans(tel, 12)
+    tel.force_flush(50)  # hands the batch to the exporter, which never hears back
+    assert not tel.shutdown()
+    told = tel.spans_lost
+    time.sleep(1.0)  # the export in flight times out, or is cancelled, meanwhile
+    logging.getLogger("opentelemetry").setLevel(logging.NOTSET)
+    assert sum(told.values()) == 12  # each span once: failed in time, or lost at shutdown
+    assert tel.spans_lost == told
+    assert caplog.text.count("lost so far") <= told[EXPORT_FAILED]  # none told after
 
 
 def test_spans_ended_after_shutdown_are_counted(refused_endpoint: str) -> None:

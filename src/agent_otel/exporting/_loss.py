@@ -4,7 +4,8 @@ Causes: ``queue_full`` (the batch queue overflowed), ``export_failed`` (the expo
 a batch: collector down, rejected, timed out) and ``shutdown`` (ended after shutdown, or still
 queued or in flight when shutdown finished or gave up). The first two come from the SDK's own
 processor and exporter metrics (see ``_tally``); the third is what is left over at shutdown:
-spans that entered the processor and neither reached the exporter nor were dropped.
+spans that entered the processor and neither reached the exporter nor were dropped. An
+export that outlives the shutdown changes nothing: its spans were counted then.
 While loss happens a warning with running totals is logged at most every ``log_interval_s``.
 """
 
@@ -79,7 +80,14 @@ class SpanLoss:
         self._lose(SHUTDOWN if error_type == ALREADY_SHUTDOWN else QUEUE_FULL, count)
 
     def exported_batch(self, count: int, error_type: object) -> None:
-        """The SDK exporter's ``otel.sdk.exporter.span.exported`` measurement."""
+        """The SDK exporter's ``otel.sdk.exporter.span.exported`` measurement.
+
+        Once settled, ignored: every span without an export result then was counted lost at
+        shutdown (in flight, or still queued), so the result of an export that outlived the
+        shutdown (a silent collector's request timing out, a gRPC call cancelled as its channel
+        closes) would count it a second time, after the total was told."""
+        if self._settled:
+            return
         if error_type is None:
             with self._lock:
                 self.exported += count
