@@ -256,14 +256,21 @@ def _bounded(fn: Callable[[], None], timeout_s: float, name: str) -> bool:
     """Run ``fn`` in a daemon thread; True if it finished within ``timeout_s``.
 
     Falls back to running inline where no thread can start (interpreter exit on 3.12+).
+    A failure within the bound is told in one line (its traceback at debug level); one after
+    it (the step given up on, failing once its deadline passed) was told as the give-up.
     """
     finished = threading.Event()
+    given_up = threading.Event()
 
     def run() -> None:
         try:
             fn()
-        except Exception:
-            _log.warning("agent-otel: %s failed", name, exc_info=True)
+        except Exception as exc:
+            if given_up.is_set():
+                _log.debug("agent-otel: %s failed after it was given up", name, exc_info=True)
+            else:
+                _log.warning("agent-otel: %s failed: %s", name, exc)
+                _log.debug("agent-otel: %s failed", name, exc_info=True)
         finally:
             finished.set()
 
@@ -272,7 +279,10 @@ def _bounded(fn: Callable[[], None], timeout_s: float, name: str) -> bool:
     except RuntimeError:
         run()
         return True
-    return finished.wait(max(timeout_s, 0.0))
+    done = finished.wait(max(timeout_s, 0.0))
+    if not done:
+        given_up.set()
+    return done
 
 
 def _quietly(fn: Callable[[], object]) -> None:
