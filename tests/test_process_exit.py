@@ -326,6 +326,40 @@ def test_a_second_sigterm_while_flushing_waits_for_the_flush() -> None:
     assert ended.end_reasons["shutdown"] == 1, ended.err
 
 
+def test_a_second_sigterm_during_the_exit_shutdown_waits_then_runs_the_apps_handler() -> None:
+    """An application's handler installed before ``configure()`` exits on SIGTERM; a second
+    SIGTERM (a process group's and its manager's) arrived while the exit hook was shutting
+    telemetry down: ours flushed again beside that shutdown, then ran the application's
+    handler inside it, whose ``sys.exit`` broke the exit hook off mid-export ("Exception
+    ignored in atexit callback", a traceback) and the spans still in flight were lost. Now
+    the signal waits for the shutdown, then the application's handler runs; the exit code
+    stays the application's."""
+    ended = run_child(
+        """
+        calls = []
+        def graceful(signum, frame):
+            calls.append(signum)
+            print("application handler", len(calls), flush=True)
+            if len(calls) == 1:  # the manager's own SIGTERM, once the exit hook is under way
+                again = threading.Timer(0.3, os.kill, (os.getpid(), signum))
+                again.daemon = True  # not waited for before the exit hooks
+                again.start()
+            sys.exit(5)
+        signal.signal(signal.SIGTERM, graceful)
+        configure("twice", shutdown_timeout_millis=30_000)
+        runs(2)
+        held_open("open")  # ended by the exit hook's shutdown: exported as the signal comes
+        ready()
+        """,
+        send=signal.SIGTERM,
+        delay_s=1.0,  # each export answered after a second
+    )
+    assert ended.code == 5, ended.err
+    assert ended.runs == {"run": 2, "open": 1}, ended.err
+    assert "Traceback" not in ended.err, ended.err
+    assert "application handler 2" in ended.out, ended.out + ended.err
+
+
 def test_the_main_thread_exiting_during_a_signals_shutdown_waits_for_it() -> None:
     """A server that handles SIGTERM itself puts back the handler it found (ours) and raises
     the signal again as its last act (uvicorn does), then returns: the main thread reached the

@@ -17,8 +17,11 @@
   default action), each run that ends from then on is exported as it ends. A signal that
   arrives while telemetry is shutting down (a ``multiprocessing.Pool`` terminating a worker
   that is already leaving, a restart during the exit flush) waits for that shutdown, then
-  takes its default action. Before a default action ends the process, every ``configure()``
-  telemetry still open in it is shut down, not only the one whose handler was called.
+  takes its default action, or goes to the application's handler (a second SIGTERM while the
+  exit hook shuts down after the first one's ``sys.exit``): run then, not inside the
+  shutdown, which an exception of the handler's broke off mid-export. Before a default
+  action ends the process, every ``configure()`` telemetry still open in it is shut down,
+  not only the one whose handler was called.
   ``Telemetry.shutdown()`` puts the previous handlers back once it is done.
 * **fork**: a forked worker's first run puts our handlers back in front of the ones its
   server set since (:meth:`ProcessHooks._rearm`). The child starts with its own counts and
@@ -81,6 +84,7 @@ class ProcessHooks:
         self._signum = 0  # the signal that ends the process once telemetry is shut down
         self._flushed: threading.Lock | None = None  # released once a requested flush is done
         self._drain_left = 0.0  # draining after the application's handler: flush time left
+        self._deferred = 0  # a signal for the application's handler, come while shutting down
         self._waiting = False
         self._wake = threading.Lock()
         self._start_waiter()
@@ -131,6 +135,12 @@ class ProcessHooks:
         if self._signum:  # again while shutting down for the first (a process group's signal
             return  # and its manager's): that shutdown is bounded, then the process ends
         if callable(previous):  # the application's handler decides: flush first, bounded
+            telemetry = self._telemetry()
+            if telemetry is not None and telemetry.is_shutdown:
+                # Shutting down (the exit hook, after the handler's first exit): that shutdown
+                # flushes; the handler runs once it is done (uninstall), not inside it.
+                self._deferred = signum
+                return
             flushed = threading.Lock()
             flushed.acquire()
             self._flushed = flushed
@@ -235,6 +245,12 @@ class ProcessHooks:
                     pass
         if self._signum:
             _die(self._signum)
+        deferred, self._deferred = self._deferred, 0
+        if deferred:  # the application's handler (put back above) runs now
+            if threading.current_thread() is threading.main_thread():
+                signal.raise_signal(deferred)  # runs it here, its exception raised from here
+            else:
+                os.kill(os.getpid(), deferred)
 
     def at_exit(self) -> None:
         """The interpreter exits while a fatal signal's shutdown ran in the waiting thread (a

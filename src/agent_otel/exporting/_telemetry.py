@@ -9,6 +9,7 @@ retry back-off, and the call returns. Nothing here ever raises into the applicat
 from __future__ import annotations
 
 import atexit
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -248,7 +249,10 @@ class Telemetry:
             self.console.note(line)
 
     def _at_exit(self) -> None:
-        self.shutdown()  # or wait for the one under way
+        # An application's signal handler, run once the shutdown was done (a signal that came
+        # during it), may exit: the interpreter is exiting already, with its status.
+        with contextlib.suppress(SystemExit, KeyboardInterrupt):
+            self.shutdown()  # or wait for the one under way
         self._hooks.at_exit()
 
 
