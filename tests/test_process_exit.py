@@ -670,6 +670,36 @@ held = held_in_the_main_thread("open-in-main", **wired)
         assert f"measured {name} {count}" in ended.out, ended.out + ended.err
 
 
+@pytest.mark.parametrize(
+    "flush",
+    ["trace.get_tracer_provider().shutdown", "telemetry.tracer_provider.shutdown"],
+    ids=["global", "configures"],
+)
+def test_runs_open_at_exit_survive_the_applications_own_exit_flush_after_configure(
+    flush: str,
+) -> None:
+    """An application that registers its own exit flush after ``configure()`` (the SDK
+    tutorials' ``atexit.register(provider.shutdown)``): ``atexit`` runs it before
+    ``configure()``'s exit hook, whose shutdown then ended the runs still open into a
+    provider already shut down: told ended, and lost. agent-otel's own exit hook, kept
+    newer than the application's, now ends them first, counted as before."""
+    ended = run_child(
+        f"""
+        import atexit
+        from opentelemetry import trace
+        telemetry = configure("own-flush")
+        atexit.register({flush})
+        runs(2)
+        held_open("open")
+        """
+    )
+    assert ended.code == 0, ended.err
+    assert ended.runs == {"run": 2, "open": 1}, ended.err
+    assert ended.end_reasons["shutdown"] == 1, ended.err
+    assert "1 run(s) still open at shutdown were ended" in ended.err, ended.err
+    assert "spans were dropped" not in ended.err, ended.err
+
+
 def test_a_sigterm_to_providers_wired_by_hand_loses_nothing_once_they_are_adopted() -> None:
     """Providers the application built itself get no SIGTERM handling (the middleware never
     sets process-wide state), and SIGTERM's default action skips every exit hook: the queued

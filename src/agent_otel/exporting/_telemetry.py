@@ -113,7 +113,7 @@ class Telemetry:
         self._stopped = threading.Event()
         self.runs_ended_at_shutdown = 0
         atexit.register(self._at_exit)
-        manage(self._ours)  # its runs are ended, and counted, by its own shutdown
+        manage(self._ours, self._end_open_runs)  # its runs: ended by it, and counted
         in_forked_child(self._after_fork_in_child)
         self._hooks = ProcessHooks(self, shutdown_timeout_millis / 1000)  # signals, fork, workers
 
