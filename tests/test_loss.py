@@ -149,6 +149,20 @@ def test_spans_ended_after_shutdown_are_lost_at_shutdown() -> None:
     assert loss.lost() == {QUEUE_FULL: 0, EXPORT_FAILED: 0, SHUTDOWN: 2}
 
 
+def test_spans_ended_after_shutdown_are_told_as_such_not_as_a_short_shutdown(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A run ended after shutdown (one an exit hook registered before ``configure()`` ran, so
+    after its shutdown) was told "shutdown ended before the queue drained: raise
+    shutdown_timeout_millis": no timeout brings those spans back."""
+    loss = SpanLoss()
+    loss.processed(3, "already_shutdown")
+    [told] = _warnings(caplog)
+    assert "raise shutdown_timeout_millis" not in told
+    assert "ended after shutdown()" in told
+    assert loss.lost()[SHUTDOWN] == 3
+
+
 # --- defaults ----------------------------------------------------------------------------------
 
 

@@ -27,6 +27,8 @@ _HINTS = {
     QUEUE_FULL: "spans end faster than they export: raise max_queue_size / OTEL_BSP_MAX_QUEUE_SIZE",
     EXPORT_FAILED: "is the collector reachable?",
     SHUTDOWN: "shutdown ended before the queue drained: raise shutdown_timeout_millis",
+    ALREADY_SHUTDOWN: "spans ended after shutdown() (a run started or still going after it, "
+    "from an exit hook registered before configure()?): end them before shutting down",
 }
 
 
@@ -77,7 +79,10 @@ class SpanLoss:
             with self._lock:
                 self.submitted += count
             return
-        self._lose(SHUTDOWN if error_type == ALREADY_SHUTDOWN else QUEUE_FULL, count)
+        if error_type == ALREADY_SHUTDOWN:
+            self._lose(SHUTDOWN, count, ALREADY_SHUTDOWN)
+        else:
+            self._lose(QUEUE_FULL, count)
 
     def exported_batch(self, count: int, error_type: object) -> None:
         """The SDK exporter's ``otel.sdk.exporter.span.exported`` measurement.
@@ -134,7 +139,7 @@ class SpanLoss:
         parts = ", ".join(f"{n:,} {cause.replace('_', ' ')}" for cause, n in lost.items() if n)
         return f"agent-otel: {total:,} spans lost ({parts})"
 
-    def _lose(self, cause: str, count: int) -> None:
+    def _lose(self, cause: str, count: int, why: str | None = None) -> None:
         now = self._clock()
         with self._lock:
             self._lost[cause] += count
@@ -143,7 +148,7 @@ class SpanLoss:
                 self._last_log = now
                 lost = dict(self._lost)
         if due:
-            self._tell(lost, cause)
+            self._tell(lost, why or cause)
 
     def _tell(self, lost: dict[str, int], cause: str) -> None:
         parts = ", ".join(f"{cause} {n:,}" for cause, n in lost.items())
