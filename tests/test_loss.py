@@ -12,6 +12,7 @@ import io
 import logging
 import os
 import socket
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -103,6 +104,24 @@ def test_settle_counts_queued_and_in_flight_spans_as_lost_at_shutdown() -> None:
     )
 
 
+def test_an_export_that_outlives_the_shutdown_is_not_counted_twice() -> None:
+    """A shutdown that gave up counts the batch in flight as lost at shutdown; that export's
+    own failure came later (a silent collector's request timing out, a gRPC call cancelled as
+    its channel closed at exit) and counted the same spans again, after the total was told:
+    "12 spans lost (12 shutdown)", then "24 spans lost so far"."""
+    loss = SpanLoss()
+    loss.queue_length = lambda: 2
+    for _ in range(12):
+        loss.enter()
+    loss.processed(10, None)  # in flight when the shutdown gives up
+    assert loss.settle() == 12
+    told = loss.lost()
+    loss.exported_batch(10, "StatusCode.CANCELLED")  # the in-flight export fails after it
+    loss.processed(2, None)  # the queue's rest, handed on by a thread still draining
+    loss.exported_batch(2, None)
+    assert loss.lost() == told == {QUEUE_FULL: 0, EXPORT_FAILED: 0, SHUTDOWN: 12}
+
+
 def test_settle_corrects_an_over_counted_queue_full_by_conservation() -> None:
     # The SDK counts a drop when it sees a full queue; its export thread may pop a batch
     # before the append, so nothing was dropped. Conservation gives the true count.
@@ -128,6 +147,20 @@ def test_spans_ended_after_shutdown_are_lost_at_shutdown() -> None:
     loss.exported_batch(1, None)
     loss.settle()
     assert loss.lost() == {QUEUE_FULL: 0, EXPORT_FAILED: 0, SHUTDOWN: 2}
+
+
+def test_spans_ended_after_shutdown_are_told_as_such_not_as_a_short_shutdown(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A run ended after shutdown (one an exit hook registered before ``configure()`` ran, so
+    after its shutdown) was told "shutdown ended before the queue drained: raise
+    shutdown_timeout_millis": no timeout brings those spans back."""
+    loss = SpanLoss()
+    loss.processed(3, "already_shutdown")
+    [told] = _warnings(caplog)
+    assert "raise shutdown_timeout_millis" not in told
+    assert "ended after shutdown()" in told
+    assert loss.lost()[SHUTDOWN] == 3
 
 
 # --- defaults ----------------------------------------------------------------------------------
@@ -245,6 +278,36 @@ def test_shutdown_that_gives_up_counts_queued_and_in_flight_spans(
     logging.getLogger("opentelemetry").setLevel(logging.NOTSET)
     assert tel.spans_lost == {QUEUE_FULL: 0, EXPORT_FAILED: 0, SHUTDOWN: 700}
     assert "agent-otel: 700 spans lost (700 shutdown)" in _warnings(caplog)
+
+
+@pytest.mark.parametrize("protocol", ["http/protobuf", "grpc"])
+def test_the_totals_told_at_a_shutdown_that_gave_up_stay_final(
+    protocol: str, silent_endpoint: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The batch in flight at a shutdown that gave up is counted lost then; its export
+    failing afterwards (its timeout; a gRPC call cancelled as the channel closes) counted it
+    again, after the total was told. And the step given up on (the meter provider's
+    shutdown, its deadline passed) printed its traceback into an application going on."""
+    logging.getLogger("opentelemetry").setLevel(logging.CRITICAL)
+    tel = configure(
+        "loss-test",
+        endpoint=silent_endpoint,
+        protocol=protocol,
+        timeout=0.3,
+        console=False,
+        set_global=False,
+        shutdown_timeout_millis=100,
+    )
+    _spans(tel, 12)
+    tel.force_flush(50)  # hands the batch to the exporter, which never hears back
+    assert not tel.shutdown()
+    told, told_lines = tel.spans_lost, len(caplog.records)
+    time.sleep(1.0)  # the export in flight times out, or is cancelled, meanwhile
+    logging.getLogger("opentelemetry").setLevel(logging.NOTSET)
+    assert sum(told.values()) == 12  # each span once: failed in time, or lost at shutdown
+    assert tel.spans_lost == told
+    late = caplog.records[told_lines:]
+    assert not [r.getMessage() for r in late if r.levelno >= logging.INFO], "told after"
 
 
 def test_spans_ended_after_shutdown_are_counted(refused_endpoint: str) -> None:

@@ -326,6 +326,40 @@ def test_a_second_sigterm_while_flushing_waits_for_the_flush() -> None:
     assert ended.end_reasons["shutdown"] == 1, ended.err
 
 
+def test_a_second_sigterm_during_the_exit_shutdown_waits_then_runs_the_apps_handler() -> None:
+    """An application's handler installed before ``configure()`` exits on SIGTERM; a second
+    SIGTERM (a process group's and its manager's) arrived while the exit hook was shutting
+    telemetry down: ours flushed again beside that shutdown, then ran the application's
+    handler inside it, whose ``sys.exit`` broke the exit hook off mid-export ("Exception
+    ignored in atexit callback", a traceback) and the spans still in flight were lost. Now
+    the signal waits for the shutdown, then the application's handler runs; the exit code
+    stays the application's."""
+    ended = run_child(
+        """
+        calls = []
+        def graceful(signum, frame):
+            calls.append(signum)
+            print("application handler", len(calls), flush=True)
+            if len(calls) == 1:  # the manager's own SIGTERM, once the exit hook is under way
+                again = threading.Timer(0.3, os.kill, (os.getpid(), signum))
+                again.daemon = True  # not waited for before the exit hooks
+                again.start()
+            sys.exit(5)
+        signal.signal(signal.SIGTERM, graceful)
+        configure("twice", shutdown_timeout_millis=30_000)
+        runs(2)
+        held_open("open")  # ended by the exit hook's shutdown: exported as the signal comes
+        ready()
+        """,
+        send=signal.SIGTERM,
+        delay_s=1.0,  # each export answered after a second
+    )
+    assert ended.code == 5, ended.err
+    assert ended.runs == {"run": 2, "open": 1}, ended.err
+    assert "Traceback" not in ended.err, ended.err
+    assert "application handler 2" in ended.out, ended.out + ended.err
+
+
 def test_the_main_thread_exiting_during_a_signals_shutdown_waits_for_it() -> None:
     """A server that handles SIGTERM itself puts back the handler it found (ours) and raises
     the signal again as its last act (uvicorn does), then returns: the main thread reached the
@@ -636,6 +670,36 @@ held = held_in_the_main_thread("open-in-main", **wired)
         assert f"measured {name} {count}" in ended.out, ended.out + ended.err
 
 
+@pytest.mark.parametrize(
+    "flush",
+    ["trace.get_tracer_provider().shutdown", "telemetry.tracer_provider.shutdown"],
+    ids=["global", "configures"],
+)
+def test_runs_open_at_exit_survive_the_applications_own_exit_flush_after_configure(
+    flush: str,
+) -> None:
+    """An application that registers its own exit flush after ``configure()`` (the SDK
+    tutorials' ``atexit.register(provider.shutdown)``): ``atexit`` runs it before
+    ``configure()``'s exit hook, whose shutdown then ended the runs still open into a
+    provider already shut down: told ended, and lost. agent-otel's own exit hook, kept
+    newer than the application's, now ends them first, counted as before."""
+    ended = run_child(
+        f"""
+        import atexit
+        from opentelemetry import trace
+        telemetry = configure("own-flush")
+        atexit.register({flush})
+        runs(2)
+        held_open("open")
+        """
+    )
+    assert ended.code == 0, ended.err
+    assert ended.runs == {"run": 2, "open": 1}, ended.err
+    assert ended.end_reasons["shutdown"] == 1, ended.err
+    assert "1 run(s) still open at shutdown were ended" in ended.err, ended.err
+    assert "spans were dropped" not in ended.err, ended.err
+
+
 def test_a_sigterm_to_providers_wired_by_hand_loses_nothing_once_they_are_adopted() -> None:
     """Providers the application built itself get no SIGTERM handling (the middleware never
     sets process-wide state), and SIGTERM's default action skips every exit hook: the queued
@@ -767,6 +831,44 @@ def test_a_forked_worker_exports_under_an_instance_id_of_its_own() -> None:
     )
     assert ended.code == 0, ended.err
     assert "distinct True" in ended.out, ended.out + ended.err
+
+
+def test_a_child_forked_off_a_thread_ends_and_delivers_when_its_thread_does() -> None:
+    """A child forked off a thread other than the main one ends when that thread ends (its
+    only thread: no exit hook runs there). The SDK's export threads and ours, started again
+    in the child, outlived it: the child never ended, its parent waited for it forever, and
+    its runs were never sent. Now it delivers them (the one still open ended) and ends with
+    status 0, as it would have without telemetry."""
+    ended = run_child(
+        """
+        configure("forked-off-a-thread")
+        runs(1, "parent")
+        held = []
+        def fork_here():
+            pid = os.fork()
+            if pid == 0:
+                runs(2, "child")
+                held.append(otel_wrapper(agent_name="open")(agent()))  # open at the end
+                asyncio.new_event_loop().run_until_complete(held[0].__anext__())
+                sys.exit(3)  # in a thread: its status is not the process's
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                done, status = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    print("child", os.waitstatus_to_exitcode(status), flush=True)
+                    return
+                time.sleep(0.05)
+            os.kill(pid, signal.SIGKILL)
+            print("child hung", flush=True)
+        thread = threading.Thread(target=fork_here)
+        thread.start()
+        thread.join()
+        """
+    )
+    assert ended.code == 0, ended.err
+    assert "child 0" in ended.out, ended.out + ended.err
+    assert ended.runs == {"parent": 1, "child": 2, "open": 1}, ended.err
+    assert ended.end_reasons["shutdown"] == 1, ended.err
 
 
 def test_a_forked_worker_configuring_itself_replaces_what_it_inherited() -> None:

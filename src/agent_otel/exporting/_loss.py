@@ -4,7 +4,8 @@ Causes: ``queue_full`` (the batch queue overflowed), ``export_failed`` (the expo
 a batch: collector down, rejected, timed out) and ``shutdown`` (ended after shutdown, or still
 queued or in flight when shutdown finished or gave up). The first two come from the SDK's own
 processor and exporter metrics (see ``_tally``); the third is what is left over at shutdown:
-spans that entered the processor and neither reached the exporter nor were dropped.
+spans that entered the processor and neither reached the exporter nor were dropped. An
+export that outlives the shutdown changes nothing: its spans were counted then.
 While loss happens a warning with running totals is logged at most every ``log_interval_s``.
 """
 
@@ -26,6 +27,8 @@ _HINTS = {
     QUEUE_FULL: "spans end faster than they export: raise max_queue_size / OTEL_BSP_MAX_QUEUE_SIZE",
     EXPORT_FAILED: "is the collector reachable?",
     SHUTDOWN: "shutdown ended before the queue drained: raise shutdown_timeout_millis",
+    ALREADY_SHUTDOWN: "spans ended after shutdown() (a run started or still going after it, "
+    "from an exit hook registered before configure()?): end them before shutting down",
 }
 
 
@@ -76,10 +79,20 @@ class SpanLoss:
             with self._lock:
                 self.submitted += count
             return
-        self._lose(SHUTDOWN if error_type == ALREADY_SHUTDOWN else QUEUE_FULL, count)
+        if error_type == ALREADY_SHUTDOWN:
+            self._lose(SHUTDOWN, count, ALREADY_SHUTDOWN)
+        else:
+            self._lose(QUEUE_FULL, count)
 
     def exported_batch(self, count: int, error_type: object) -> None:
-        """The SDK exporter's ``otel.sdk.exporter.span.exported`` measurement."""
+        """The SDK exporter's ``otel.sdk.exporter.span.exported`` measurement.
+
+        Once settled, ignored: every span without an export result then was counted lost at
+        shutdown (in flight, or still queued), so the result of an export that outlived the
+        shutdown (a silent collector's request timing out, a gRPC call cancelled as its channel
+        closes) would count it a second time, after the total was told."""
+        if self._settled:
+            return
         if error_type is None:
             with self._lock:
                 self.exported += count
@@ -126,7 +139,7 @@ class SpanLoss:
         parts = ", ".join(f"{n:,} {cause.replace('_', ' ')}" for cause, n in lost.items() if n)
         return f"agent-otel: {total:,} spans lost ({parts})"
 
-    def _lose(self, cause: str, count: int) -> None:
+    def _lose(self, cause: str, count: int, why: str | None = None) -> None:
         now = self._clock()
         with self._lock:
             self._lost[cause] += count
@@ -135,7 +148,7 @@ class SpanLoss:
                 self._last_log = now
                 lost = dict(self._lost)
         if due:
-            self._tell(lost, cause)
+            self._tell(lost, why or cause)
 
     def _tell(self, lost: dict[str, int], cause: str) -> None:
         parts = ", ".join(f"{cause} {n:,}" for cause, n in lost.items())

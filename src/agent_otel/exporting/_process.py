@@ -17,8 +17,11 @@
   default action), each run that ends from then on is exported as it ends. A signal that
   arrives while telemetry is shutting down (a ``multiprocessing.Pool`` terminating a worker
   that is already leaving, a restart during the exit flush) waits for that shutdown, then
-  takes its default action. Before a default action ends the process, every ``configure()``
-  telemetry still open in it is shut down, not only the one whose handler was called.
+  takes its default action, or goes to the application's handler (a second SIGTERM while the
+  exit hook shuts down after the first one's ``sys.exit``): run then, not inside the
+  shutdown, which an exception of the handler's broke off mid-export. Before a default
+  action ends the process, every ``configure()`` telemetry still open in it is shut down,
+  not only the one whose handler was called.
   ``Telemetry.shutdown()`` puts the previous handlers back once it is done.
 * **fork**: a forked worker's first run puts our handlers back in front of the ones its
   server set since (:meth:`ProcessHooks._rearm`). The child starts with its own counts and
@@ -33,6 +36,13 @@
   one shuts the worker's telemetry down: registered at the fork for a ``configure()`` made
   before it, at ``configure()`` for one made in the worker (its target, a ``Pool`` or
   ``ProcessPoolExecutor`` initializer). No global function is patched.
+* **fork off the main thread**: the child's only thread is the one that forked, and the
+  interpreter never exits there the normal way: when that thread ends (returns, or
+  ``sys.exit``), the process ends as its last thread does, with status 0 and no exit hook.
+  The export threads of the SDK and ours, started again in the child, outlived it: the child
+  never ended (its parent waited for it forever) and what it recorded was never sent. Now,
+  once only telemetry's threads are left there, telemetry is shut down (its open runs ended)
+  and the child ends with status 0, as it would have (:func:`_exit_when_only_ours_are_left`).
 """
 
 from __future__ import annotations
@@ -40,6 +50,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 import threading
 import time
 import weakref
@@ -73,12 +84,14 @@ class ProcessHooks:
         self._signum = 0  # the signal that ends the process once telemetry is shut down
         self._flushed: threading.Lock | None = None  # released once a requested flush is done
         self._drain_left = 0.0  # draining after the application's handler: flush time left
+        self._deferred = 0  # a signal for the application's handler, come while shutting down
         self._waiting = False
         self._wake = threading.Lock()
         self._start_waiter()
         self._install_handlers()
         _LIVE.add(telemetry)
         in_forked_child(self._after_fork_in_child)
+        _watch_forks_off_the_main_thread()
         try:
             import multiprocessing
             from multiprocessing import util
@@ -122,6 +135,12 @@ class ProcessHooks:
         if self._signum:  # again while shutting down for the first (a process group's signal
             return  # and its manager's): that shutdown is bounded, then the process ends
         if callable(previous):  # the application's handler decides: flush first, bounded
+            telemetry = self._telemetry()
+            if telemetry is not None and telemetry.is_shutdown:
+                # Shutting down (the exit hook, after the handler's first exit): that shutdown
+                # flushes; the handler runs once it is done (uninstall), not inside it.
+                self._deferred = signum
+                return
             flushed = threading.Lock()
             flushed.acquire()
             self._flushed = flushed
@@ -226,6 +245,12 @@ class ProcessHooks:
                     pass
         if self._signum:
             _die(self._signum)
+        deferred, self._deferred = self._deferred, 0
+        if deferred:  # the application's handler (put back above) runs now
+            if threading.current_thread() is threading.main_thread():
+                signal.raise_signal(deferred)  # runs it here, its exception raised from here
+            else:
+                os.kill(os.getpid(), deferred)
 
     def at_exit(self) -> None:
         """The interpreter exits while a fatal signal's shutdown ran in the waiting thread (a
@@ -353,6 +378,72 @@ def _deliver(previous: Any, signum: int, frame: Any) -> None:
     else:
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
+
+
+_FORKS_WATCHED = [False]  # the fork hooks below are registered once per process
+_FORKED_OFF_MAIN = [False]  # set in the parent just before a fork, read in the child
+_THREAD_NAMES = ("agent-otel", "Otel")  # the threads of ours and of the SDK's processors
+
+
+def _watch_forks_off_the_main_thread() -> None:
+    if _FORKS_WATCHED[0] or not hasattr(os, "register_at_fork"):
+        return
+    _FORKS_WATCHED[0] = True
+    os.register_at_fork(before=_before_fork, after_in_child=_after_fork_off_main)
+
+
+def _before_fork() -> None:
+    _FORKED_OFF_MAIN[0] = threading.current_thread() is not threading.main_thread()
+
+
+def _after_fork_off_main() -> None:
+    if not _FORKED_OFF_MAIN[0] or not _LIVE:
+        return
+    _FORKED_OFF_MAIN[0] = False
+    try:
+        threading.Thread(
+            target=_exit_when_only_ours_are_left,
+            args=(threading.current_thread(),),
+            name="agent-otel-fork-exit",
+            daemon=True,
+        ).start()
+    except Exception:
+        _log.debug("agent-otel: no exit watch in a child forked off a thread", exc_info=True)
+
+
+def _exit_when_only_ours_are_left(forker: threading.Thread) -> None:
+    """In a child forked off a thread other than the main one: once the thread that forked has
+    ended, and every thread the application started in the child has too, shut telemetry down
+    and end the process with status 0, as its last thread ending would have."""
+    me = threading.current_thread()
+    waiting_for: threading.Thread | None = forker
+    while waiting_for is not None:
+        try:
+            waiting_for.join()
+        except Exception:  # a thread that cannot be joined (one started outside Python)
+            time.sleep(0.05)
+        waiting_for = next(
+            (
+                thread
+                for thread in threading.enumerate()
+                if thread is not me and not _is_telemetrys(thread)
+            ),
+            None,
+        )
+    for telemetry in list(_LIVE):
+        try:
+            telemetry.shutdown()
+        except Exception:
+            _log.debug("agent-otel: shutdown in a forked child failed", exc_info=True)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(0)
+
+
+def _is_telemetrys(thread: threading.Thread) -> bool:
+    """A thread of agent-otel's or of the SDK's processors and readers (daemons all)."""
+    return thread.daemon and thread.name.startswith(_THREAD_NAMES)
 
 
 def _shutdown_ref(ref: weakref.ref[Telemetry]) -> Any:

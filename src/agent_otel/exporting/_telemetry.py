@@ -9,6 +9,7 @@ retry back-off, and the call returns. Nothing here ever raises into the applicat
 from __future__ import annotations
 
 import atexit
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -112,7 +113,7 @@ class Telemetry:
         self._stopped = threading.Event()
         self.runs_ended_at_shutdown = 0
         atexit.register(self._at_exit)
-        manage(self._ours)  # its runs are ended, and counted, by its own shutdown
+        manage(self._ours, self._end_open_runs)  # its runs: ended by it, and counted
         in_forked_child(self._after_fork_in_child)
         self._hooks = ProcessHooks(self, shutdown_timeout_millis / 1000)  # signals, fork, workers
 
@@ -248,7 +249,10 @@ class Telemetry:
             self.console.note(line)
 
     def _at_exit(self) -> None:
-        self.shutdown()  # or wait for the one under way
+        # An application's signal handler, run once the shutdown was done (a signal that came
+        # during it), may exit: the interpreter is exiting already, with its status.
+        with contextlib.suppress(SystemExit, KeyboardInterrupt):
+            self.shutdown()  # or wait for the one under way
         self._hooks.at_exit()
 
 
@@ -256,14 +260,21 @@ def _bounded(fn: Callable[[], None], timeout_s: float, name: str) -> bool:
     """Run ``fn`` in a daemon thread; True if it finished within ``timeout_s``.
 
     Falls back to running inline where no thread can start (interpreter exit on 3.12+).
+    A failure within the bound is told in one line (its traceback at debug level); one after
+    it (the step given up on, failing once its deadline passed) was told as the give-up.
     """
     finished = threading.Event()
+    given_up = threading.Event()
 
     def run() -> None:
         try:
             fn()
-        except Exception:
-            _log.warning("agent-otel: %s failed", name, exc_info=True)
+        except Exception as exc:
+            if given_up.is_set():
+                _log.debug("agent-otel: %s failed after it was given up", name, exc_info=True)
+            else:
+                _log.warning("agent-otel: %s failed: %s", name, exc)
+                _log.debug("agent-otel: %s failed", name, exc_info=True)
         finally:
             finished.set()
 
@@ -272,7 +283,10 @@ def _bounded(fn: Callable[[], None], timeout_s: float, name: str) -> bool:
     except RuntimeError:
         run()
         return True
-    return finished.wait(max(timeout_s, 0.0))
+    done = finished.wait(max(timeout_s, 0.0))
+    if not done:
+        given_up.set()
+    return done
 
 
 def _quietly(fn: Callable[[], object]) -> None:

@@ -18,9 +18,12 @@ once per provider naming the remedy, and :func:`runs_lost_to_shutdown` counts th
 ``configure()``'s telemetry ends (and counts) the runs on its providers itself (:func:`manage`).
 Runs on providers wired by hand are ended at interpreter exit by a hook of ours, which must run
 before the SDK's exit hooks shut those providers down (``atexit`` runs the newest first): a run
-ended after that goes nowhere. A provider registers its hook when it is built, always before a
-run starts on it, but maybe after our hook was registered (a first run on another provider, or
-before the application built its providers). So each run start checks whether an exit hook was
+ended after that goes nowhere. The same hook has each ``configure()`` telemetry end its runs
+then too: an exit flush the application registered after ``configure()``
+(``atexit.register(provider.shutdown)``) runs before ``configure()``'s own exit hook. A
+provider registers its hook when it is built, always before a run starts on it, but maybe
+after our hook was registered (a first run on another provider, or before the application
+built its providers). So each run start checks whether an exit hook was
 registered since ours (``atexit``'s count of callbacks, one C call) and, if one was, registers
 ours again: it is the newest again, and runs first.
 """
@@ -41,7 +44,8 @@ from . import _pending
 from ._hints import check_provider
 
 _OPEN: dict[int, Any] = {}  # id -> RunRecorder, in start order (dict operations hold the GIL)
-_MANAGED: list[Callable[[Any], bool]] = []  # configure()'s telemetries: whose runs they end
+# configure()'s telemetries: whose runs they end (given an agent span), and how (counted)
+_MANAGED: list[tuple[Callable[[Any], bool], Callable[[], object]]] = []
 _NEWEST = [-1]  # atexit's count of callbacks when our exit hook was last made the newest
 # CPython's count of exit hooks; elsewhere a number never the same twice: registered each run
 _exit_hooks: Callable[[], int] = getattr(atexit, "_ncallbacks", itertools.count().__next__)
@@ -229,21 +233,26 @@ def runs_lost_to_shutdown() -> int:
     return _LOST[0]
 
 
-def manage(belongs: Callable[[Any], bool]) -> None:
+def manage(belongs: Callable[[Any], bool], end: Callable[[], object]) -> None:
     """A telemetry that ends the runs on its provider itself (``belongs``, given an agent
-    span), at its own shutdown: the exit hook leaves them to it."""
-    _MANAGED.append(belongs)
+    span), counted, with ``end``: at its shutdown, and from the exit hook, which runs before
+    an exit flush the application registered after ``configure()`` (module doc)."""
+    _MANAGED.append((belongs, end))
 
 
 def unmanage(belongs: Callable[[Any], bool]) -> None:
-    with suppress(ValueError):
-        _MANAGED.remove(belongs)
+    _MANAGED[:] = [each for each in _MANAGED if each[0] != belongs]
 
 
 def _at_exit() -> None:
-    """Interpreter exit: end the runs still open that no telemetry of ours ends itself."""
+    """Interpreter exit: end the runs still open, a telemetry's through it (counted there)."""
     managed = list(_MANAGED)
-    ended = end_runs(lambda span: not any(belongs(span) for belongs in managed))
+    for _, end in managed:
+        try:
+            end()
+        except Exception:
+            report("run end at exit")
+    ended = end_runs(lambda span: not any(belongs(span) for belongs, _ in managed))
     if ended:
         logger.warning(
             "agent-otel: %d run(s) still open at interpreter exit were ended "
