@@ -23,15 +23,14 @@ from typing import Any
 
 import pytest
 import zero_code
-from _support import only_loopback, poll
+from _support import content_heavy_runs, only_loopback, poll
 from _tier import Jaeger, Tier, attrs, compose_tier, counter, find_traces, trace_spans
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from test_zero_code import APP, readme_env
 
-from agent_contract.protocol import LLMCallEnd, LLMCallStart, Message, TextDelta, Usage
 from agent_otel import _attributes as A
-from agent_otel import otel_wrapper, record_evaluation
+from agent_otel import record_evaluation
 from agent_otel.exporting._configure import configure
 from agent_otel.recording.content._capture import ENV_CAPTURE
 from conftest import _missing
@@ -269,32 +268,6 @@ def test_the_collector_takes_the_log_events_configure_sends_it(
     assert counter(tier.metrics_port, "otelcol_receiver_refused_log_records") == 0
 
 
-BIG = 30_000  # under the 32 KiB each content attribute is bounded to
-
-
-async def content_heavy_run(tel: Any, index: int) -> None:
-    """One run whose chat span carries about 60 KB of captured content."""
-    events = [
-        LLMCallStart(
-            model=MODEL, provider=PROVIDER, messages=[Message(role="user", content="q" * BIG)]
-        ),
-        TextDelta(text="a" * BIG),
-        LLMCallEnd(model=RESPONSE_MODEL, finish_reason="stop"),
-        Usage(input_tokens=BIG, output_tokens=BIG),
-    ]
-
-    async def replay() -> Any:
-        for event in events:
-            yield event
-
-    wrap = otel_wrapper(
-        agent_name=f"bulky-{index}",
-        tracer_provider=tel.tracer_provider,
-        meter_provider=tel.meter_provider,
-    )
-    assert [event async for event in wrap(replay())] == events
-
-
 def test_a_burst_of_content_heavy_runs_reaches_jaeger_whole(
     tier: Tier, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -309,12 +282,7 @@ def test_a_burst_of_content_heavy_runs_reaches_jaeger_whole(
     service = f"{SERVICE}-bulky"
     tel = configure(service, endpoint=tier.otlp_http, console=False, set_global=False)
     try:
-
-        async def burst() -> None:
-            for index in range(runs):
-                await content_heavy_run(tel, index)
-
-        asyncio.run(burst())
+        per_run = content_heavy_runs(tel.tracer_provider, tel.meter_provider, runs, fail=False)
         assert tel.force_flush(30_000)
     finally:
         assert tel.shutdown(30_000)
@@ -327,7 +295,7 @@ def test_a_burst_of_content_heavy_runs_reaches_jaeger_whole(
             what=f"the {runs} content-heavy runs in Jaeger",
         )
         assert len(found) == runs
-        assert all(len(spans) == 3 for spans in found.values())  # run > step > chat, whole
+        assert all(len(spans) == per_run for spans in found.values())  # each run whole
 
 
 def test_zero_code_run_reaches_jaeger_through_the_collector(tmp_path: Path) -> None:

@@ -19,17 +19,20 @@ import json
 import os
 import subprocess
 import sys
-from contextlib import ExitStack
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from _support import REPO, free_port, poll
+from _support import REPO, content_heavy_runs, free_port, poll
 from _tier import (
     OTELCOL_BIN,
     SCALE_AGENT,
     SCALE_GATEWAY,
+    Jaeger,
     binary,
     counter,
     find_traces,
@@ -39,13 +42,25 @@ from _tier import (
     trace_spans,
 )
 
+from agent_otel.exporting._configure import configure
+from agent_otel.recording.content._capture import ENV_CAPTURE
+
 pytestmark = pytest.mark.heavy
 RUNS = 60  # per agent process; every fifth fails
 AGENT = Path(__file__).with_name("scale_agent.py")
 ACCEPTED = "otelcol_receiver_accepted_spans"
 
 
-def test_two_agents_through_load_balancer_and_tail_sampling_gateways(tmp_path: Path) -> None:
+@dataclass(frozen=True)
+class Scale:
+    store: Jaeger  # where the gateways' otlp/tempo exporter sends what they keep
+    agent_tier: str  # the agent-tier Collector's OTLP/HTTP base URL, what apps are pointed at
+    gateway_metrics: list[int]  # each gateway's own metrics port
+
+
+@contextmanager
+def scale_tier(tmp_path: Path) -> Iterator[Scale]:
+    """Jaeger <- two gateways (``collector-gateway.yaml``) <- the agent tier, all running."""
     collector = binary(OTELCOL_BIN)
     with ExitStack() as stack:
         store = stack.enter_context(jaeger(tmp_path / "jaeger"))
@@ -81,14 +96,19 @@ def test_two_agents_through_load_balancer_and_tail_sampling_gateways(tmp_path: P
         stack.enter_context(
             running(collector, agent_config, overrides, tmp_path / "agent-tier", http)
         )
+        yield Scale(store, f"http://127.0.0.1:{http}", gateway_metrics)
 
+
+def test_two_agents_through_load_balancer_and_tail_sampling_gateways(tmp_path: Path) -> None:
+    with scale_tier(tmp_path) as scale:
+        store, http, gateway_metrics = scale.store, scale.agent_tier, scale.gateway_metrics
         env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
         env["PYTHONPATH"] = os.pathsep.join(
             [str(REPO / "src"), str(REPO / "contract"), env.get("PYTHONPATH", "")]
         )
         agents = [
             subprocess.Popen(
-                [sys.executable, str(AGENT), f"http://127.0.0.1:{http}", str(RUNS), tag],
+                [sys.executable, str(AGENT), http, str(RUNS), tag],
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
@@ -137,3 +157,35 @@ def test_two_agents_through_load_balancer_and_tail_sampling_gateways(tmp_path: P
     ok_runs = set(runs) - errors
     kept_ok = set(found) & ok_runs
     assert 0 < len(kept_ok) < len(ok_runs) / 2, (len(kept_ok), len(ok_runs))  # ~10 %
+
+
+def test_a_burst_of_failed_content_heavy_runs_is_kept_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Runs that must be kept (each has an error), with content, megabytes within a second.
+
+    Both hops re-batch: by span count, the agent tier sends a gateway, and a gateway sends the
+    store, requests over the receiver's 4 MiB gRPC limit, refused whole and dropped (never
+    retried): failed runs the gateway's policy keeps were lost, the app counting nothing lost.
+    """
+    monkeypatch.setenv(ENV_CAPTURE, "SPAN_ONLY")
+    # the app's queue drained at once, as at a flush or at exit: its requests back to back
+    monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "60000")
+    runs = 150  # about 13 MB of spans
+    with scale_tier(tmp_path) as scale:
+        tel = configure("scale-bulky", endpoint=scale.agent_tier, console=False, set_global=False)
+        try:
+            per_run = content_heavy_runs(tel.tracer_provider, tel.meter_provider, runs, fail=True)
+            assert tel.force_flush(30_000)
+        finally:
+            assert tel.shutdown(30_000)
+        assert not any(tel.spans_lost.values()), tel.spans_lost
+        # every run failed, so the gateways keep them all (decided 5 s after each root)
+        found = poll(
+            lambda: (t := find_traces(scale.store, "scale-bulky")) and len(t) >= runs and t,
+            timeout=60,
+            what=f"the {runs} failed runs in the store",
+            interval=1,
+        )
+    assert len(found) == runs
+    assert all(len(spans) == per_run for spans in found.values())
