@@ -15,6 +15,7 @@ each agent process) keeps, because the gateway's baseline rule is the sampler's 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -41,7 +42,18 @@ from _tier import (
     running,
     trace_spans,
 )
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from agent_contract.protocol import (
+    FunctionCall,
+    LLMCallEnd,
+    LLMCallStart,
+    StepBoundary,
+    ToolCall,
+    ToolResult,
+)
+from agent_otel import otel_wrapper
 from agent_otel.exporting._configure import configure
 from agent_otel.recording.content._capture import ENV_CAPTURE
 
@@ -189,3 +201,95 @@ def test_a_burst_of_failed_content_heavy_runs_is_kept_whole(
         )
     assert len(found) == runs
     assert all(len(spans) == per_run for spans in found.values())
+
+
+SPEEDUP = 20  # the gateway's waits and thresholds divided by this: a minute in three seconds
+LONG_RUN = 120  # seconds: a run of two minutes, common for an agent (docs: "runs can last minutes")
+
+
+def seconds(duration: str) -> float:
+    """A Collector duration of the gateway config (``60s``, ``10m``) in seconds."""
+    units = {"s": 1, "m": 60, "h": 3600}
+    return float(duration[:-1]) * units[duration[-1]]
+
+
+def test_a_run_longer_than_the_gateways_wait_is_decided_on_all_of_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long run that fails late, or is slow, is kept: the verdict waits for its root.
+
+    The shipped gateway with every wait and threshold of its tail sampling divided by the same
+    factor (its minutes in seconds). A run's calls end, and are exported, long before its root;
+    a gateway that decides ``decision_wait`` after the first of them judges a run longer than
+    that on its first part alone: no error yet, short so far, dropped, and the decision cache
+    drops the rest (the failed tool, the root) as it arrives.
+    """
+    collector = binary(OTELCOL_BIN)
+    sampling = yaml.safe_load(SCALE_GATEWAY.read_text())["processors"]["tail_sampling"]
+    wait = seconds(sampling["decision_wait"]) / SPEEDUP
+    [slow] = [p for p in sampling["policies"] if p["type"] == "latency"]
+    threshold = slow["latency"]["threshold_ms"] / SPEEDUP
+    after_root = seconds(sampling["decision_wait_after_root_received"]) / SPEEDUP
+    policies = [
+        {**p, "latency": {"threshold_ms": int(threshold)}} if p is slow else p
+        for p in sampling["policies"]
+    ]
+    monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "100")  # each span leaves as it ends
+    with ExitStack() as stack:
+        store = stack.enter_context(jaeger(tmp_path / "jaeger"))
+        port = free_port()
+        overrides = {
+            "receivers::otlp::protocols::grpc::endpoint": f"127.0.0.1:{port}",
+            "exporters::otlp/tempo::endpoint": store.otlp_grpc,
+            "exporters::prometheusremotewrite::endpoint": f"http://127.0.0.1:{free_port()}",
+            "processors::tail_sampling::decision_wait": f"{wait}s",
+            "processors::tail_sampling::decision_wait_after_root_received": f"{after_root}s",
+            "processors::tail_sampling::policies": policies,
+            **own_metrics(free_port()),
+        }
+        stack.enter_context(running(collector, SCALE_GATEWAY, overrides, tmp_path / "gw", port))
+        tel = configure(
+            "scale-long",
+            endpoint=f"http://127.0.0.1:{port}",
+            protocol="grpc",
+            console=False,
+            set_global=False,
+            span_processors=[SimpleSpanProcessor(local := InMemorySpanExporter())],
+        )
+        length = LONG_RUN / SPEEDUP
+        assert length > threshold / 1000  # a slow run by the gateway's own rule
+
+        async def long_run(fail: bool) -> None:
+            async def agent() -> Any:
+                yield LLMCallStart(model="gpt-4o", provider="openai", call_id="c")
+                yield ToolCall(id="t1", function=FunctionCall(name="lookup", arguments="{}"))
+                yield LLMCallEnd(call_id="c", finish_reason="tool_calls")
+                yield StepBoundary()  # the step and its chat call end (and are exported) now
+                await asyncio.sleep(length)
+                yield ToolResult(tool_call_id="t1", content="timed out", is_error=fail)
+
+            wrap = otel_wrapper(
+                agent_name="long", tracer_provider=tel.tracer_provider, meter_provider=None
+            )
+            async for _ in wrap(agent()):
+                pass
+
+        async def runs() -> None:  # two that fail late, two that are only slow
+            await asyncio.gather(*(long_run(fail) for fail in (True, True, False, False)))
+
+        try:
+            asyncio.run(runs())
+            assert tel.force_flush(30_000)
+        finally:
+            assert tel.shutdown(30_000)
+        trace_ids = {format(s.context.trace_id, "032x") for s in local.get_finished_spans()}
+        assert len(trace_ids) == 4
+        found = poll(
+            lambda: (t := find_traces(store, "scale-long")) and set(trace_ids) <= set(t) and t,
+            timeout=30,
+            what="the four long runs, each kept whole",
+            interval=1,
+        )
+    spans_per_run, rest = divmod(len(local.get_finished_spans()), len(trace_ids))
+    assert rest == 0
+    assert [len(found[t]) for t in sorted(trace_ids)] == [spans_per_run] * 4  # all of each
