@@ -109,6 +109,7 @@ class Tier:
     jaeger: Jaeger
     tempo: Jaeger | None  # a second Jaeger in Tempo's place, or None (traces to Jaeger only)
     log: Path
+    metrics_port: int  # the Collector's own metrics (otelcol_receiver_accepted_log_records, ...)
 
 
 @contextmanager
@@ -118,7 +119,7 @@ def compose_tier(workdir: Path, grpc_port: int | None = None, tempo: bool = True
     ``tempo=False`` sends traces to Jaeger only (the benchmark's single path).
     """
     with jaeger(workdir / "jaeger") as first, _maybe_jaeger(workdir / "tempo", tempo) as second:
-        grpc, http, prom = grpc_port or free_port(), free_port(), free_port()
+        grpc, http, prom, metrics = grpc_port or free_port(), free_port(), free_port(), free_port()
         overrides: dict[str, Any] = {
             "receivers::otlp::protocols::grpc::endpoint": f"127.0.0.1:{grpc}",
             "receivers::otlp::protocols::http::endpoint": f"127.0.0.1:{http}",
@@ -126,12 +127,14 @@ def compose_tier(workdir: Path, grpc_port: int | None = None, tempo: bool = True
             "exporters::otlp/tempo::endpoint": (second or first).otlp_grpc,
             "exporters::prometheus::endpoint": f"127.0.0.1:{prom}",
             "extensions::health_check::endpoint": f"127.0.0.1:{free_port()}",
-            **own_metrics(free_port()),
+            **own_metrics(metrics),
         }
         if second is None:
             overrides["service::pipelines::traces::exporters"] = ["otlp/jaeger"]
         with running(OTELCOL_BIN, COLLECTOR_CONFIG, overrides, workdir / "collector", http) as log:
-            yield Tier(f"http://127.0.0.1:{http}", f"127.0.0.1:{grpc}", prom, first, second, log)
+            yield Tier(
+                f"http://127.0.0.1:{http}", f"127.0.0.1:{grpc}", prom, first, second, log, metrics
+            )
 
 
 @contextmanager

@@ -24,6 +24,7 @@ from agent_contract.protocol import (
     FunctionCall,
     LLMCallEnd,
     LLMCallStart,
+    Message,
     StepBoundary,
     TextDelta,
     ToolCall,
@@ -197,3 +198,47 @@ def record_known_metrics(meter_provider: MeterProvider) -> None:
 
     with clock.installed():
         asyncio.run(run())
+
+
+CONTENT = 30_000  # characters: under the 32 KiB each captured content attribute is bounded to
+
+
+def content_heavy_runs(
+    tracer_provider: TracerProvider, meter_provider: MeterProvider, runs: int, *, fail: bool
+) -> int:
+    """``runs`` runs in quick succession, each carrying about 60 KB of content with capture on.
+
+    Each run is one chat call (a long question, a long answer) and, with ``fail``, a tool that
+    fails with a long error (so the run's trace has an error status). The spans per run.
+    """
+    events: list[Any] = [
+        LLMCallStart(
+            model="gpt-4o",
+            provider="openai",
+            messages=[Message(role="user", content="q" * CONTENT)],
+        ),
+        TextDelta(text="a" * CONTENT),
+        LLMCallEnd(model="gpt-4o", finish_reason="tool_calls" if fail else "stop"),
+        Usage(input_tokens=CONTENT, output_tokens=CONTENT),
+    ]
+    if fail:
+        events += [
+            ToolCall(id="t1", function=FunctionCall("lookup", "{}")),
+            ToolResult(tool_call_id="t1", content="e" * CONTENT, is_error=True),
+        ]
+
+    async def replay() -> AsyncIterator[Any]:
+        for event in events:
+            yield event
+
+    async def burst() -> None:
+        for index in range(runs):
+            wrap = otel_wrapper(
+                agent_name=f"bulky-{index}",
+                tracer_provider=tracer_provider,
+                meter_provider=meter_provider,
+            )
+            assert [event async for event in wrap(replay())] == events
+
+    asyncio.run(burst())
+    return 4 if fail else 3  # the run, its step, the chat call (and the tool)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import logging
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,13 +23,14 @@ from typing import Any
 
 import pytest
 import zero_code
-from _support import only_loopback, poll
-from _tier import Jaeger, Tier, attrs, compose_tier, find_traces, trace_spans
+from _support import content_heavy_runs, only_loopback, poll
+from _tier import Jaeger, Tier, attrs, compose_tier, counter, find_traces, trace_spans
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from test_zero_code import APP, readme_env
 
 from agent_otel import _attributes as A
+from agent_otel import record_evaluation
 from agent_otel.exporting._configure import configure
 from agent_otel.recording.content._capture import ENV_CAPTURE
 from conftest import _missing
@@ -120,9 +122,10 @@ def whole_trace(backend: Jaeger, trace_id: str, count: int) -> list[dict[str, An
     )
 
 
-@pytest.fixture
-def tier(tmp_path: Path) -> Iterator[Tier]:
-    with compose_tier(tmp_path) as running_tier:
+@pytest.fixture(scope="module")
+def tier(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tier]:
+    """One running tier for the module: every test reads back its own trace ids."""
+    with compose_tier(tmp_path_factory.mktemp("tier")) as running_tier:
         yield running_tier
 
 
@@ -226,6 +229,73 @@ def test_jaeger_shows_the_failing_tools_reason(tier: Tier) -> None:
     # content is off by default, so the reason is the error type, never the tool's own text
     assert status.get("message") == attrs(failed["attributes"])[A.ERROR_TYPE], status
     assert TOOLS[1][3] not in json.dumps(failed)
+
+
+def test_the_collector_takes_the_log_events_configure_sends_it(
+    tier: Tier, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Content events and evaluation results, OTLP logs by default, are taken, not refused.
+
+    ``configure(endpoint=...)`` sends logs wherever it sends spans; a Collector without a logs
+    pipeline answers them 404 and the app's exporter logs an error at every batch.
+    """
+    monkeypatch.setenv(ENV_CAPTURE, "SPAN_AND_EVENT")
+    caplog.set_level(logging.WARNING, logger="opentelemetry")
+    tel = configure(SERVICE, endpoint=tier.otlp_http, console=False, set_global=False)
+    try:
+        asyncio.run(run_agent_otel(tel.tracer_provider, tel.meter_provider, tel.logger_provider))
+        record_evaluation(
+            "relevance",
+            score=0.9,
+            response_id="resp_2",
+            logger_provider=tel.logger_provider,
+            meter_provider=tel.meter_provider,
+        )
+        assert tel.force_flush(30_000)
+    finally:
+        assert tel.shutdown(30_000)
+    failed = [r.getMessage() for r in caplog.records if r.name.startswith("opentelemetry")]
+    assert failed == []
+    # two chat calls' content events and the evaluation, counted by the Collector as taken
+    accepted = poll(
+        lambda: (
+            (n := counter(tier.metrics_port, "otelcol_receiver_accepted_log_records")) >= 3 and n
+        ),
+        timeout=30,
+        what="the Collector counting the run's log records",
+    )
+    assert accepted >= 3
+    assert counter(tier.metrics_port, "otelcol_receiver_refused_log_records") == 0
+
+
+def test_a_burst_of_content_heavy_runs_reaches_jaeger_whole(
+    tier: Tier, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Runs with content capture, more megabytes than one gRPC message holds, all arrive.
+
+    The agent's exporter keeps each request under 3 MiB, but a Collector that re-batches by
+    span count alone sends Jaeger one request over its 4 MiB limit, refused whole and dropped
+    (not retried): every run of the burst lost, while the app counts nothing lost.
+    """
+    monkeypatch.setenv(ENV_CAPTURE, "SPAN_ONLY")
+    runs = 80  # about 5 MB of spans, well within the Collector's 2 s batch timeout
+    service = f"{SERVICE}-bulky"
+    tel = configure(service, endpoint=tier.otlp_http, console=False, set_global=False)
+    try:
+        per_run = content_heavy_runs(tel.tracer_provider, tel.meter_provider, runs, fail=False)
+        assert tel.force_flush(30_000)
+    finally:
+        assert tel.shutdown(30_000)
+    assert not any(tel.spans_lost.values()), tel.spans_lost
+    assert tier.tempo is not None
+    for backend in (tier.jaeger, tier.tempo):
+        found = poll(
+            lambda b=backend: (t := find_traces(b, service)) and len(t) >= runs and t,
+            timeout=30,
+            what=f"the {runs} content-heavy runs in Jaeger",
+        )
+        assert len(found) == runs
+        assert all(len(spans) == per_run for spans in found.values())  # each run whole
 
 
 def test_zero_code_run_reaches_jaeger_through_the_collector(tmp_path: Path) -> None:
