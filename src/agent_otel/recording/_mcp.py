@@ -140,7 +140,7 @@ def _watching(
         try:
             result = await call_tool(self, *args, **kwargs)
         except BaseException as error:
-            if tool.mcp:
+            if tool.mcp is not None:
                 try:
                     tool.on_mcp_failure(error)
                 except Exception:
@@ -149,7 +149,7 @@ def _watching(
         finally:
             if calls is not None:
                 calls.remove(body)
-        if tool.mcp:
+        if tool.mcp is not None:
             try:
                 tool.on_mcp_session(*_server(self))
                 tool.on_mcp_result(result)

@@ -531,7 +531,7 @@ class RunRecorder:
         named = error_type is not None and 0 < len(error_type) <= MAX_ERROR_TYPE
         kind = None
         # (an MCP tool whose server answered isError, which the framework passed on as text)
-        if is_error is True or named or (tool.mcp and tool.mcp_error):  # it failed
+        if is_error is True or named or (tool.mcp is not None and tool.mcp.error):  # it failed
             self._tool_failed = True
             kind = error_type if named else TOOL_ERROR
             if kind == TOOL_ERROR:  # kept only as text (or so named): the class its body raised

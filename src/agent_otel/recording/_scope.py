@@ -335,7 +335,9 @@ class _Activation:
     def __enter__(self) -> None:
         if self._tool is not None:
             self._tool.body_error = None
-            self._tool.mcp_error = False
+            mcp = self._tool.mcp
+            if mcp is not None:
+                mcp.error = False
         self._token = activate(self._context)
 
     def __exit__(

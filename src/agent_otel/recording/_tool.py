@@ -34,6 +34,21 @@ Start = tuple[str, dict[str, AttributeValue], dict[str, AttributeValue]]
 """What :meth:`ToolCall.end` gets for a tool that returned nothing (it was cut short)."""
 
 
+class McpState:
+    """What the call of a tool that runs on an MCP server learned of it: the ``mcp.*`` keys its
+    caller told (:meth:`ToolCall.on_mcp_server`), whether the server's last answer said the
+    tool failed (``isError``), and the MCP SDK's error its body's last request raised (its
+    class's name, and the JSON-RPC code that names the failure instead). Made only for an MCP
+    tool: every other call holds one ``None`` (figure 2's tool call)."""
+
+    __slots__ = ("error", "failure", "told")
+
+    def __init__(self) -> None:
+        self.told: set[str] = set()
+        self.error = False
+        self.failure: tuple[str, str] | None = None
+
+
 class ToolCall:
     """One tool execution and its ``execute_tool {name}`` span (kind INTERNAL).
 
@@ -89,9 +104,6 @@ class ToolCall:
         "count",
         "error_text",
         "mcp",
-        "mcp_error",
-        "mcp_failure",
-        "mcp_told",
         "metric_attributes",
         "name",
         "raised",
@@ -115,12 +127,7 @@ class ToolCall:
         self.settings = settings
         self.count = count
         self.raised = False
-        self.mcp = False  # it runs on an MCP server (on_mcp_server)
-        self.mcp_error = False  # the server's answer said the tool failed (on_mcp_result)
-        # the MCP SDK's error its body's request raised (on_mcp_failure): its class's name and
-        # the JSON-RPC error code that names the failure instead
-        self.mcp_failure: tuple[str, str] | None = None
-        self.mcp_told: frozenset[str] = frozenset()  # the mcp.* keys the caller told
+        self.mcp: McpState | None = None  # it runs on an MCP server (on_mcp_server)
         name = name if type(name) is str and name else text_of(name) or "unknown"
         # The name, kind and attributes of a tool: checked once per wrapper (a kind that is not
         # an exact str, checked per call: its __eq__ and __hash__ never run in the key)
@@ -198,29 +205,31 @@ class ToolCall:
             if value:
                 attributes[key] = value
         self.span.set_attributes(checked(attributes, self.count, self.settings.scrub))
-        self.mcp = True
-        self.mcp_told = self.mcp_told | frozenset(attributes)
+        if self.mcp is None:
+            self.mcp = McpState()
+        self.mcp.told.update(attributes)
 
     def on_mcp_session(self, name: Any, protocol_version: Any) -> None:
         """The session its body's request went on (initialised by then) names its server:
         its name and protocol version, where the caller did not know them (a client that opens
         a session per call, LlamaIndex's ``BasicMCPClient``)."""
-        if not self.mcp:
+        mcp = self.mcp
+        if mcp is None:
             return
         attributes: dict[str, AttributeValue] = {}
         for key, value in ((A.MCP_SERVER_NAME, name), (A.MCP_PROTOCOL_VERSION, protocol_version)):
             value = text_of(value)
-            if value and key not in self.mcp_told:
+            if value and key not in mcp.told:
                 attributes[key] = value
         if attributes:
             self.span.set_attributes(checked(attributes, self.count, self.settings.scrub))
-            self.mcp_told = self.mcp_told | frozenset(attributes)
+            mcp.told.update(attributes)
 
     def on_mcp_request(self, request_id: Any) -> None:
         """Its body sent its ``tools/call`` request (the MCP SDK's client span started with
         the JSON-RPC id): that id (a retried request's replaces it: the answer is the last's)."""
         request_id = text_of(request_id)
-        if self.mcp and request_id:
+        if self.mcp is not None and request_id:
             attributes = {A.JSONRPC_REQUEST_ID: request_id}
             self.span.set_attributes(checked(attributes, self.count, self.settings.scrub))
 
@@ -229,8 +238,10 @@ class ToolCall:
         (``isError``; a retried request's answer replaces it: the last one counts)."""
         from ._mcp import is_error  # (it imports this module)
 
-        self.mcp_error = is_error(result)
-        self.mcp_failure = None
+        mcp = self.mcp
+        if mcp is not None:
+            mcp.error = is_error(result)
+            mcp.failure = None
 
     def on_mcp_failure(self, error: BaseException) -> None:
         """Its body's request raised (``_mcp``): an MCP SDK error (a JSON-RPC error answer, a
@@ -240,15 +251,18 @@ class ToolCall:
         end failed with it (:meth:`failure`)."""
         from ._mcp import error_code  # (it imports this module)
 
+        mcp = self.mcp
+        if mcp is None:
+            return
         kind = error_type_of(error)
         code = kind if isinstance(error, CancelledError) else error_code(error)
-        self.mcp_failure = (kind, code) if code is not None else None
+        mcp.failure = (kind, code) if code is not None else None
 
     def failure(self, error_type: str) -> str:
         """The ``error.type`` of this call failing as ``error_type``: the JSON-RPC code of the
         MCP error its body's request raised, when the failure is that error (named by its
         class) or unnamed (``tool_error``); a framework's own outcome keeps its name."""
-        failure = self.mcp_failure if self.mcp else None
+        failure = self.mcp.failure if self.mcp is not None else None
         if failure is not None and error_type in (failure[0], TOOL_ERROR):
             return failure[1]
         return error_type
@@ -288,19 +302,17 @@ class ToolCall:
         try:  # whatever raises while describing it, the span ends
             if error_type is not None:
                 error_type = self.failure(error_type)
-            if result is not NO_RESULT:
-                if error_type is not None:
+                if result is not NO_RESULT:
                     self.span.set_attribute(A.TOOL_IS_ERROR, True)
                     if self.settings.capture is not None:
                         self.error_text = error_text(result, self.span.scrub)
-                elif self.settings.capture is not None:
-                    # gen_ai.tool.call.result is the result "if execution was successful"
-                    put(self.settings.capture, self.span, "tool_result", A.TOOL_CALL_RESULT, result)
-            if error_type is not None:
                 self._error_type(error_type)
                 mark_error(self.span, error_type, self.error_text)
                 if not self.raised:  # a reported failure: the exception event it stands for
                     report_failure(self.span, error_type, self.error_text, now)
+            elif result is not NO_RESULT and self.settings.capture is not None:
+                # gen_ai.tool.call.result is the result "if execution was successful"
+                put(self.settings.capture, self.span, "tool_result", A.TOOL_CALL_RESULT, result)
             if incomplete:
                 self.span.set_attribute(A.INCOMPLETE, True)
             duration = self.settings.instruments.tool_duration
@@ -316,7 +328,7 @@ class ToolCall:
         finally:
             # read by now: a context copied into a task the body started keeps this call, and
             # the exception's traceback would keep the body's frames (and all they held) alive
-            self.body_error = self.mcp_failure = None
+            self.body_error = None
             self.span.end(now)  # never raises
 
 

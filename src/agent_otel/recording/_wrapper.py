@@ -71,7 +71,8 @@ def otel_wrapper(**options: Unpack[Options]) -> StreamWrapper:
     def wrap(stream: AsyncIterator[Any] = _NO_STREAM) -> AsyncIterator[Any]:
         if stream is _NO_STREAM:  # otel_wrapper()(): the wrapper called where it belongs
             raise TypeError(_NO_STREAM_GIVEN)
-        check_stream(stream)  # before anything names or defers a run that cannot start
+        if not hasattr(stream, "__aiter__"):  # before anything names or defers its run
+            raise TypeError(_not_a_stream(stream))
         defer(stream)
         try:
             task = current_task()
@@ -79,7 +80,9 @@ def otel_wrapper(**options: Unpack[Options]) -> StreamWrapper:
             task = None
         layer = _Layer(me, None if task is None else weakref.ref(task))
         _NAMED.set(layer)  # what run_context(wrap) names in this context from now on
-        return traced(stream, _with_invoke_input(settings), layer=layer)
+        run = _traced(stream, _with_invoke_input(settings), None, None, layer)  # checked above
+        _LAYERS[run] = layer
+        return run
 
     me = weakref.ref(wrap)
     return wrap
@@ -179,16 +182,10 @@ async def _forward(iterator: AsyncIterator[Any], sent: Any, active: RunRecorder 
                 deactivate(token)
 
 
-def check_stream(stream: object) -> None:
-    """``TypeError`` at the call that wraps ``stream`` when it is no async iterator (a list,
-    the agent, ``agent.stream`` uncalled, a coroutine), not at the first pull of a run that
-    was never going to start."""
-    if not hasattr(stream, "__aiter__"):
-        raise TypeError(_not_a_stream(stream))
-
-
 def _not_a_stream(given: object) -> str:
-    """What wrapping ``given``, which is no async iterator, is told. A coroutine is most likely
+    """What wrapping ``given``, which is no async iterator (a list, the agent, ``agent.stream``
+    uncalled, a coroutine), is told: at the call that wraps it, not at the first pull of a
+    run that was never going to start. A coroutine is most likely
     ``agent.invoke(...)``: it is closed (it never ran, so nothing of the agent's is lost, and
     Python does not warn it was never awaited) and the message shows where the wrapper goes."""
     if issubclass(type(given), Coroutine):  # (type() never reads a hostile __class__)
@@ -292,7 +289,8 @@ def traced(
     """Every event of ``stream``, unchanged, while the run is recorded (see module doc);
     ``on_end`` is called once the run has finished, on every exit path. ``layer``: what
     :func:`run_context` learns of the run (``otel_wrapper()`` names its wrapper there)."""
-    check_stream(stream)
+    if not hasattr(stream, "__aiter__"):
+        raise TypeError(_not_a_stream(stream))
     if layer is None:
         layer = _Layer()
     run = _traced(stream, settings, parent, on_end, layer)

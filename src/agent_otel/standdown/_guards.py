@@ -26,11 +26,16 @@ GUARDS: tuple[tuple[str, Callable[[], int]], ...] = (
 )
 """Per instrumentation: the module whose presence says it is loaded, and its guard."""
 
+_MODULES = frozenset(module for module, _ in GUARDS)
+
 
 def guard_providers() -> None:
     """Guard every such instrumentation that is loaded (openai-v2, LiteLLM's callback,
     util-genai's handler's agent, workflow and tool invocations, LangSmith's OpenTelemetry
-    mode): a look in ``sys.modules`` each when none is."""
+    mode). None loaded: one test in C, a lookup per module (before each chat span: 44
+    bytecodes per LLM call as a loop, 12 so; figure 2)."""
+    if sys.modules.keys().isdisjoint(_MODULES):  # (the view iterates _MODULES, not modules)
+        return
     modules = sys.modules
     for module, guard in GUARDS:
         if module in modules:
