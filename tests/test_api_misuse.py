@@ -94,6 +94,19 @@ def _cases(names: tuple[str, ...], values: dict[str, Any]) -> list[Any]:
     + _cases(FLAGS, {**HOSTILE, "a str subclass": LyingStr("no"), "None": None, "'no'": "no"})
     + _cases(("prices", "scrub"), {**HOSTILE, "a str": "abc", "a str sub": LyingStr("x")})
     + _cases(("attributes",), {"its str raises": NoStr(), "a str": "abc", "a list": [1]})
+    # a name that is no str: before, one whose str raises cost the run its agent span (its
+    # steps exported as roots of their own) and others were renamed or dropped by the SDK
+    + _cases(
+        ("attributes",),
+        {
+            "a name whose str raises": {NoStr(): 1},
+            "an int name": {1: "x"},
+            "a None name": {None: "x"},
+            "a tuple name": {("a",): 1},
+            "an empty name": {"": 1},
+            "a bytes name": {b"k": 1},
+        },
+    )
     + [pytest.param("prices", {"gpt-4o": 1.0}, id="prices=a dict of prices")]
     # these raised a message naming no call (``semconv=1.41: expected one of``), a wrong type
     # a ValueError (``pending_spans="15"``), or named the type of a str where a mode belongs
