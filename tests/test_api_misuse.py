@@ -156,6 +156,17 @@ def _instrumented(**options: Any) -> object:
     return instrument(ScriptedAgent(EVENTS), **options)
 
 
+async def test_an_attribute_name_that_is_a_str_subclass_is_recorded_as_the_str_it_is() -> None:
+    """The names check reads a name by ``str``'s own methods: a ``str`` subclass whose own
+    methods raise (but for its hash) is the name it is, on the agent span."""
+    telemetry = InMemoryTelemetry()
+    await run_script(
+        telemetry, EVENTS, agent_name="a", attributes=LyingDict({LyingKey("team"): "x"})
+    )
+    assert (telemetry.span("invoke_agent a").attributes or {}).get("team") == "x"
+    telemetry.shutdown()
+
+
 @pytest.mark.parametrize(
     ("value", "text"),
     [

@@ -186,7 +186,7 @@ def _check_values(options: Options, caller: str) -> None:
             f"not {shown(attributes)}"
         )
     for key in dict.keys(attributes) if isinstance(attributes, dict) else attributes or ():
-        if not issubclass(type(key), str) or not key:  # else the agent span never starts
+        if not issubclass(type(key), str) or not str.__len__(key):  # else no agent span
             raise TypeError(
                 f"{caller}(attributes=...) takes a mapping of attribute names to values, "
                 f"and a name is a non-empty str, not {shown(key)}"
