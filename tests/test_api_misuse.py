@@ -94,6 +94,19 @@ def _cases(names: tuple[str, ...], values: dict[str, Any]) -> list[Any]:
     + _cases(FLAGS, {**HOSTILE, "a str subclass": LyingStr("no"), "None": None, "'no'": "no"})
     + _cases(("prices", "scrub"), {**HOSTILE, "a str": "abc", "a str sub": LyingStr("x")})
     + _cases(("attributes",), {"its str raises": NoStr(), "a str": "abc", "a list": [1]})
+    # a name that is no str: before, one whose str raises cost the run its agent span (its
+    # steps exported as roots of their own) and others were renamed or dropped by the SDK
+    + _cases(
+        ("attributes",),
+        {
+            "a name whose str raises": {NoStr(): 1},
+            "an int name": {1: "x"},
+            "a None name": {None: "x"},
+            "a tuple name": {("a",): 1},
+            "an empty name": {"": 1},
+            "a bytes name": {b"k": 1},
+        },
+    )
     + [pytest.param("prices", {"gpt-4o": 1.0}, id="prices=a dict of prices")]
     # these raised a message naming no call (``semconv=1.41: expected one of``), a wrong type
     # a ValueError (``pending_spans="15"``), or named the type of a str where a mode belongs
@@ -141,6 +154,17 @@ def test_an_option_value_out_of_range_is_a_value_error_naming_the_call(
 
 def _instrumented(**options: Any) -> object:
     return instrument(ScriptedAgent(EVENTS), **options)
+
+
+async def test_an_attribute_name_that_is_a_str_subclass_is_recorded_as_the_str_it_is() -> None:
+    """The names check reads a name by ``str``'s own methods: a ``str`` subclass whose own
+    methods raise (but for its hash) is the name it is, on the agent span."""
+    telemetry = InMemoryTelemetry()
+    await run_script(
+        telemetry, EVENTS, agent_name="a", attributes=LyingDict({LyingKey("team"): "x"})
+    )
+    assert (telemetry.span("invoke_agent a").attributes or {}).get("team") == "x"
+    telemetry.shutdown()
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -175,6 +176,31 @@ async def test_event_config_and_messages(
     else:
         assert "gen_ai.input.messages" not in attributes
         assert SECRET not in _exported(otel_telemetry)
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (42, "42"),
+        (uuid.UUID(int=5), "00000000-0000-0000-0000-000000000005"),
+    ],
+    ids=["int", "UUID"],
+)
+async def test_a_call_id_given_as_an_int_or_a_uuid_is_recorded_as_its_text(
+    otel_telemetry: InMemoryTelemetry, value: Any, text: str
+) -> None:
+    """A ``config`` id or an Agent-contract ``thread_id`` as a database or LangGraph hands it
+    out (``uuid4()``, an int key) was dropped without a word, while the same value given as
+    the option was recorded: each is recorded as its text, as the options read it."""
+    config = {"conversation_id": value, "session_id": value, "user_id": value}
+    await instrument(ScriptedAgent([TextDelta("hi")]), **otel_telemetry.providers()).invoke(
+        USER, config=config
+    )
+    await instrument(NonStreamingAgent(), **otel_telemetry.providers()).run(thread_id=value)
+    event_run, agent_run = agent_spans(otel_telemetry)
+    keys = ("gen_ai.conversation.id", "session.id", "user.id")
+    assert [(event_run.attributes or {}).get(key) for key in keys] == [text, text, text]
+    assert (agent_run.attributes or {}).get("gen_ai.conversation.id") == text
 
 
 async def test_name_override_and_defaults(otel_telemetry: InMemoryTelemetry) -> None:

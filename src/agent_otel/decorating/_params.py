@@ -18,7 +18,7 @@ from typing import Any
 from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
-from agent_otel._plain import get, items_of, plain_value, text_of
+from agent_otel._plain import get, id_text, items_of, plain_value, text_of
 from agent_otel.recording._settings import RunSettings
 
 _SAMPLING = (
@@ -46,6 +46,13 @@ def _text(value: Any) -> str | None:
     if type(value) is not str:
         value = text_of(value)
     return value or None
+
+
+def _id(value: Any) -> str | None:
+    """An id as the options read it (:func:`~agent_otel._plain.id_text`): a non-empty
+    string, an int or a UUID as its text (what databases hand out), else None."""
+    text = id_text(value)
+    return text if type(text) is str and text else None
 
 
 def _number(value: Any) -> int | float | None:
@@ -122,9 +129,9 @@ def event_settings(options: AgentSetup, agent: Any, messages: Any, config: Any) 
     return replace(
         base,
         **_describe(agent, options),
-        conversation_id=_text(get(ids, "conversation_id")) or base.conversation_id,
-        session_id=_text(get(ids, "session_id")) or base.session_id,
-        user_id=_text(get(ids, "user_id")) or base.user_id,
+        conversation_id=_id(get(ids, "conversation_id")) or base.conversation_id,
+        session_id=_id(get(ids, "session_id")) or base.session_id,
+        user_id=_id(get(ids, "user_id")) or base.user_id,
         input_messages=captured,
     )
 
@@ -170,7 +177,7 @@ def agent_settings(options: AgentSetup, agent: Any, kwargs: Mapping[str, Any]) -
     return replace(
         base,
         **_describe(agent, options),
-        conversation_id=_text(kwargs.get("thread_id")) or base.conversation_id,
+        conversation_id=_id(kwargs.get("thread_id")) or base.conversation_id,
         provider=_text(kwargs.get("llm_provider")) or base.provider,
         agent_attributes={**base.agent_attributes, **run_attributes(kwargs)},
         input_messages=[{"role": "user", "content": user}] if user is not None else None,

@@ -185,6 +185,12 @@ def _check_values(options: Options, caller: str) -> None:
             f"{caller}(attributes=...) takes a mapping of attribute names to values, "
             f"not {shown(attributes)}"
         )
+    for key in dict.keys(attributes) if isinstance(attributes, dict) else attributes or ():
+        if not issubclass(type(key), str) or not str.__len__(key):  # else no agent span
+            raise TypeError(
+                f"{caller}(attributes=...) takes a mapping of attribute names to values, "
+                f"and a name is a non-empty str, not {shown(key)}"
+            )
     check_scrub(caller, options.get("scrub"))
     if options.get("semconv") is not None:
         check_semconv(options.get("semconv"), caller)
@@ -247,7 +253,8 @@ def _attributes(
     """The ``attributes`` option as a plain dict (a subclass read by dict's own methods), each
     value under a secret key name (``db_password``, ``api_key``) redacted, as the resource's
     are: these keys are data the caller passed (``attributes=vars(config)``), not ours."""
-    attributes = dict(dict.items(given)) if isinstance(given, dict) else dict(given or {})
+    pairs = dict.items(given) if isinstance(given, dict) else (given or {}).items()
+    attributes = {str.__str__(key): value for key, value in pairs}  # a str subclass: its str
     if scrub is None or not attributes:
         return attributes
     scrubbed: dict[str, AttributeValue] = scrub.value(attributes)
