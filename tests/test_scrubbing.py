@@ -673,6 +673,27 @@ def test_hostile_repetitions_cost_time_linear_in_their_length(unit: str) -> None
     assert large < 24 * small + 0.05, (small, large)
 
 
+@pytest.mark.parametrize("unit", ["redis-cli -a ", "[REDACTED:x len=1] token=abc123 "])
+def test_a_text_of_many_finds_costs_time_linear_in_its_length(unit: str) -> None:
+    """Each find was cut around the markers with a copy of every marker after its first one:
+    quadratic in a text of many finds that meets markers, as every pass after the first does
+    (a megabyte of ``redis-cli -a`` took seconds, twice as much took four times as long)."""
+    scrubber = Scrubber()
+
+    def cost(size: int) -> float:
+        text = unit * (size // len(unit))
+        best = float("inf")
+        for _ in range(2):
+            start = time.process_time()
+            scrubber.text(text)
+            best = min(best, time.process_time() - start)
+        return best
+
+    small, large = cost(64_000), cost(1_024_000)
+    # 16x the input: linear is ~16x; quadratic ~256x. Generous for a shared machine.
+    assert large < 40 * small + 0.1, (small, large)
+
+
 # Labelled values in the forms the detectors read (key=value, flags, pairs, elements), each
 # flag and prefixed key after a space: a marker before one changes no detector's left context.
 _LABELLED = (
