@@ -14,6 +14,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import unittest.mock
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -1295,3 +1296,61 @@ def test_a_fake_clock_of_no_nanoseconds_is_told_at_the_call(
     run under it then failed inside, logged as agent-otel's own internal error."""
     with pytest.raises(error, match=r"FakeClock\((start|step)=\.\.\.\) takes an int number of n"):
         FakeClock(**given)
+
+
+async def _two_events() -> AsyncIterator[object]:
+    yield LLMCallStart(model="m")
+    yield LLMCallEnd()
+
+
+class _StreamByMetaclass(type):
+    def __aiter__(cls) -> AsyncIterator[object]:
+        return _two_events()
+
+
+class _StreamClass(metaclass=_StreamByMetaclass):
+    """A class that is itself an async iterable: ``__aiter__`` on its metaclass."""
+
+
+class _Delegating:
+    """A proxy that is an async iterator through ``__getattr__`` alone."""
+
+    def __init__(self) -> None:
+        self._inner = _two_events()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def _mocked(kind: type[Any]) -> Any:
+    stream = kind()
+    stream.__aiter__.return_value = [LLMCallStart(model="m"), LLMCallEnd()]
+    return stream
+
+
+def _object_proxy() -> Any:
+    wrapt = pytest.importorskip("wrapt")
+    return wrapt.ObjectProxy(_two_events())
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        lambda: _mocked(unittest.mock.AsyncMock),
+        lambda: _mocked(unittest.mock.MagicMock),
+        _object_proxy,
+        lambda: _StreamClass,
+        _Delegating,
+    ],
+    ids=["AsyncMock", "MagicMock", "wrapt ObjectProxy", "metaclass __aiter__", "__getattr__"],
+)
+async def test_what_async_for_accepts_is_a_stream_the_wrapper_traces(given: Any) -> None:
+    """Whatever ``async for`` takes is a stream: a test's ``AsyncMock`` whose ``__aiter__``
+    returns events (its iterator has ``__anext__`` alone), a proxy, a class whose metaclass
+    iterates. A mock's iterator raised ``TypeError`` at the first pull ("'async for'
+    requires an object with __aiter__ method") where ``async for`` over it ran."""
+    telemetry = InMemoryTelemetry()
+    events = [type(event).__name__ async for event in telemetry.wrapper()(given())]
+    assert events == ["LLMCallStart", "LLMCallEnd"]
+    names = [span.name for span in telemetry.spans()]
+    assert names[-1] == "invoke_agent" and "chat m" in names, names
