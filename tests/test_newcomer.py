@@ -819,6 +819,50 @@ def test_a_plain_run_returning_work_under_way_is_traced_to_its_end(
     assert otel_telemetry.open_spans() == []
 
 
+class Yielding(DelegatingRun):
+    """A plain ``run`` that is a generator: its body runs only as the caller iterates it."""
+
+    def run(self, **kwargs: Any) -> Any:
+        yield f"hello, {kwargs['user_message']}"
+
+
+class Streaming(DelegatingRun):
+    """A plain ``run`` returning an async generator: a stream, not a run's value."""
+
+    def run(self, **kwargs: Any) -> Any:
+        return self._stream(**kwargs)
+
+    async def _stream(self, **kwargs: Any) -> AsyncIterator[str]:
+        yield f"hello, {kwargs['user_message']}"
+
+
+async def _drained(work: Any) -> list[Any]:
+    return [item async for item in work] if hasattr(work, "__aiter__") else list(work)
+
+
+@pytest.mark.parametrize(
+    ("agent_class", "kind"), [(Yielding, "a generator"), (Streaming, "an async_generator")]
+)
+def test_a_plain_run_returning_a_stream_is_told_not_recorded_as_done(
+    otel_telemetry: InMemoryTelemetry,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    agent_class: type[DelegatingRun],
+    kind: str,
+) -> None:
+    """A plain ``run`` whose value is a generator or an async generator has done no work yet
+    when it returns (its caller's iteration runs it): it was recorded as a run that ended as
+    it was called, its output the generator's repr, and nobody told. It goes untraced and is
+    told once; the caller gets it as it is."""
+    monkeypatch.setattr(_hints, "_untraced", set())
+    traced = instrument(agent_class(), **otel_telemetry.providers(), capture_content=True)
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        work = traced.run(user_message="world")
+        assert asyncio.run(_drained(work)) == ["hello, world"]
+    assert f"run() is a plain function, not async def (it returned {kind})" in caplog.text
+    assert otel_telemetry.spans() == []
+
+
 def test_a_task_a_plain_run_returned_is_timed_from_the_call_to_its_end(
     otel_telemetry: InMemoryTelemetry, otel_clock: FakeClock
 ) -> None:
