@@ -14,6 +14,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import unittest.mock
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -818,6 +819,50 @@ def test_a_plain_run_returning_work_under_way_is_traced_to_its_end(
     assert otel_telemetry.open_spans() == []
 
 
+class Yielding(DelegatingRun):
+    """A plain ``run`` that is a generator: its body runs only as the caller iterates it."""
+
+    def run(self, **kwargs: Any) -> Any:
+        yield f"hello, {kwargs['user_message']}"
+
+
+class Streaming(DelegatingRun):
+    """A plain ``run`` returning an async generator: a stream, not a run's value."""
+
+    def run(self, **kwargs: Any) -> Any:
+        return self._stream(**kwargs)
+
+    async def _stream(self, **kwargs: Any) -> AsyncIterator[str]:
+        yield f"hello, {kwargs['user_message']}"
+
+
+async def _drained(work: Any) -> list[Any]:
+    return [item async for item in work] if hasattr(work, "__aiter__") else list(work)
+
+
+@pytest.mark.parametrize(
+    ("agent_class", "kind"), [(Yielding, "a generator"), (Streaming, "an async_generator")]
+)
+def test_a_plain_run_returning_a_stream_is_told_not_recorded_as_done(
+    otel_telemetry: InMemoryTelemetry,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    agent_class: type[DelegatingRun],
+    kind: str,
+) -> None:
+    """A plain ``run`` whose value is a generator or an async generator has done no work yet
+    when it returns (its caller's iteration runs it): it was recorded as a run that ended as
+    it was called, its output the generator's repr, and nobody told. It goes untraced and is
+    told once; the caller gets it as it is."""
+    monkeypatch.setattr(_hints, "_untraced", set())
+    traced = instrument(agent_class(), **otel_telemetry.providers(), capture_content=True)
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        work = traced.run(user_message="world")
+        assert asyncio.run(_drained(work)) == ["hello, world"]
+    assert f"run() is a plain function, not async def (it returned {kind})" in caplog.text
+    assert otel_telemetry.spans() == []
+
+
 def test_a_task_a_plain_run_returned_is_timed_from_the_call_to_its_end(
     otel_telemetry: InMemoryTelemetry, otel_clock: FakeClock
 ) -> None:
@@ -1295,3 +1340,61 @@ def test_a_fake_clock_of_no_nanoseconds_is_told_at_the_call(
     run under it then failed inside, logged as agent-otel's own internal error."""
     with pytest.raises(error, match=r"FakeClock\((start|step)=\.\.\.\) takes an int number of n"):
         FakeClock(**given)
+
+
+async def _two_events() -> AsyncIterator[object]:
+    yield LLMCallStart(model="m")
+    yield LLMCallEnd()
+
+
+class _StreamByMetaclass(type):
+    def __aiter__(cls) -> AsyncIterator[object]:
+        return _two_events()
+
+
+class _StreamClass(metaclass=_StreamByMetaclass):
+    """A class that is itself an async iterable: ``__aiter__`` on its metaclass."""
+
+
+class _Delegating:
+    """A proxy that is an async iterator through ``__getattr__`` alone."""
+
+    def __init__(self) -> None:
+        self._inner = _two_events()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def _mocked(kind: type[Any]) -> Any:
+    stream = kind()
+    stream.__aiter__.return_value = [LLMCallStart(model="m"), LLMCallEnd()]
+    return stream
+
+
+def _object_proxy() -> Any:
+    wrapt = pytest.importorskip("wrapt")
+    return wrapt.ObjectProxy(_two_events())
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        lambda: _mocked(unittest.mock.AsyncMock),
+        lambda: _mocked(unittest.mock.MagicMock),
+        _object_proxy,
+        lambda: _StreamClass,
+        _Delegating,
+    ],
+    ids=["AsyncMock", "MagicMock", "wrapt ObjectProxy", "metaclass __aiter__", "__getattr__"],
+)
+async def test_what_async_for_accepts_is_a_stream_the_wrapper_traces(given: Any) -> None:
+    """Whatever ``async for`` takes is a stream: a test's ``AsyncMock`` whose ``__aiter__``
+    returns events (its iterator has ``__anext__`` alone), a proxy, a class whose metaclass
+    iterates. A mock's iterator raised ``TypeError`` at the first pull ("'async for'
+    requires an object with __aiter__ method") where ``async for`` over it ran."""
+    telemetry = InMemoryTelemetry()
+    events = [type(event).__name__ async for event in telemetry.wrapper()(given())]
+    assert events == ["LLMCallStart", "LLMCallEnd"]
+    names = [span.name for span in telemetry.spans()]
+    assert names[-1] == "invoke_agent" and "chat m" in names, names

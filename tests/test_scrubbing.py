@@ -655,22 +655,33 @@ HOSTILE = [
 ]  # fmt: skip
 
 
+def _scrub_cost(unit: str, size: int, tries: int = 3) -> float:
+    """The least CPU time of ``tries`` scrubbings of ``unit`` repeated to ``size`` chars."""
+    scrubber = Scrubber()
+    text = unit * (size // len(unit))
+    best = float("inf")
+    for _ in range(tries):
+        start = time.process_time()
+        scrubber.text(text)
+        best = min(best, time.process_time() - start)
+    return best
+
+
 @pytest.mark.parametrize("unit", HOSTILE)
 def test_hostile_repetitions_cost_time_linear_in_their_length(unit: str) -> None:
-    scrubber = Scrubber()
-
-    def cost(size: int) -> float:
-        text = unit * (size // len(unit))
-        best = float("inf")
-        for _ in range(3):
-            start = time.process_time()
-            scrubber.text(text)
-            best = min(best, time.process_time() - start)
-        return best
-
-    small, large = cost(20_000), cost(160_000)
+    small, large = _scrub_cost(unit, 20_000), _scrub_cost(unit, 160_000)
     # 8x the input: linear is ~8x; quadratic would be ~64x. Generous for a shared machine.
     assert large < 24 * small + 0.05, (small, large)
+
+
+@pytest.mark.parametrize("unit", ["redis-cli -a ", "[REDACTED:x len=1] token=abc123 "])
+def test_a_text_of_many_finds_costs_time_linear_in_its_length(unit: str) -> None:
+    """Each find was cut around the markers with a copy of every marker after its first one:
+    quadratic in a text of many finds that meets markers, as every pass after the first does
+    (a megabyte of ``redis-cli -a`` took seconds, twice as much took four times as long)."""
+    small, large = _scrub_cost(unit, 64_000, 2), _scrub_cost(unit, 1_024_000, 2)
+    # 16x the input: linear is ~16x; quadratic ~256x. Generous for a shared machine.
+    assert large < 40 * small + 0.1, (small, large)
 
 
 # Labelled values in the forms the detectors read (key=value, flags, pairs, elements), each

@@ -30,7 +30,9 @@ under way, in a context copied before the run's span existed), is recorded as a 
 call to its return or the work's end (its duration, its value, its exception; recorded after
 the fact, the spans it starts cannot nest under it). An ``invoke``'s Task is traced through the
 ``stream_wrapper`` it applies (told once it is done, if it never did); any other ``invoke``
-value, or an awaitable of no kind followed, goes untraced, and why is told once.
+value, an awaitable of no kind followed, or a ``run``'s generator or async iterable (work that
+runs only as its caller iterates it: no value of a run that is done), goes untraced, and why is
+told once.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from asyncio import isfuture
 from collections.abc import AsyncIterator, Callable, Mapping, MutableMapping
 from concurrent.futures import Future as ConcurrentFuture
 from contextlib import suppress
+from types import AsyncGeneratorType, GeneratorType
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -110,7 +113,8 @@ def _passed_through(name: str, lookup: Lookup) -> Bound:
         if inspect.iscoroutine(value):  # the run itself, not yet started: await it traced
             made: Lookup = lambda _: (lambda *_a, **_k: value, options)  # noqa: E731
             return ENTRY_POINTS[name](made)(self, *args, **kwargs)
-        if inspect.isawaitable(value) and not _is_future(value):  # of no kind we can follow
+        if (inspect.isawaitable(value) and not _is_future(value)) or _lazy(value):
+            # an awaitable of no kind we can follow, or a stream whose work has not run yet
             hint_untraced(
                 self, name, f"is a plain function, not async def (it returned {a_kind(value)})"
             )
@@ -125,6 +129,21 @@ def _passed_through(name: str, lookup: Lookup) -> Bound:
         return value
 
     return call
+
+
+_GENERATORS = (GeneratorType, AsyncGeneratorType)
+
+
+def _lazy(value: object) -> bool:
+    """Whether ``value`` is work that runs only as it is iterated (a generator, an async
+    generator or another async iterable): no run's value, nor work under way, so no run to
+    record from it. Read by its type alone."""
+    if type(value) in _GENERATORS:
+        return True
+    try:
+        return hasattr(type(value), "__aiter__")
+    except Exception:  # a hostile metaclass: a value, as any other
+        return False
 
 
 def _is_future(value: object) -> bool:

@@ -390,6 +390,27 @@ def _outcome(future: Any) -> tuple[str, BaseException | None, Any]:
     return (A.END_INTERRUPTED if interrupted else A.END_ERROR), error, _DONE
 
 
+class _Pulled:
+    """An async iterator that has only ``__anext__`` (``unittest.mock``'s ``AsyncMock`` and
+    ``MagicMock`` iterators, a hand-written one's), which ``async for`` over its iterable
+    accepts: pulled as ``async for`` pulls it; its other methods (``asend``, ``aclose``) its
+    own."""
+
+    __slots__ = ("_iterator",)
+
+    def __init__(self, iterator: Any) -> None:
+        self._iterator = iterator
+
+    def __aiter__(self) -> _Pulled:
+        return self
+
+    def __anext__(self) -> Any:
+        return type(self._iterator).__anext__(self._iterator)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._iterator, name)
+
+
 def defer(stream: object) -> None:
     """A layer is about to trace ``stream``: if agent-otel already traces it (a :func:`traced`
     stream that has not started), this outer layer records the run and the inner one passes
@@ -416,6 +437,8 @@ async def _traced(
 ) -> AsyncIterator[Any]:
     layer.started = True
     iterator = stream.__aiter__()
+    if not hasattr(type(iterator), "__aiter__"):  # only __anext__: as `async for` takes it
+        iterator = _Pulled(iterator)
     recorder = None if layer.deferred else _start(settings, parent, stream, layer)
     handlers: dict[type, Handler | None] = recorder.handlers if recorder is not None else {}
     # The recorder whose context is current while the agent computes (None: untraced, or

@@ -413,7 +413,10 @@ def _outside_markers(text: str, spans: list[tuple[int, int, str]]) -> list[tuple
     out = []
     for start, end, name in spans:
         index = max(bisect.bisect_right(starts, start) - 1, 0)  # the first marker it may meet
-        for marker_start, marker_end in markers[index:]:
+        # from there, only the markers it meets (not a copy of all that follow: quadratic on
+        # a text of many finds, as a second pass reads one)
+        for at in range(index, len(markers)):
+            marker_start, marker_end = markers[at]
             if marker_start >= end:
                 break
             if marker_end <= start:

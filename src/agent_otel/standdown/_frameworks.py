@@ -13,6 +13,8 @@ SDK, inside such a run is not traced by the provider instrumentation either.
 
 from __future__ import annotations
 
+from types import FrameType
+
 from opentelemetry.context import get_value
 from opentelemetry.context.context import Context
 
@@ -38,8 +40,8 @@ FRAMEWORK_SOURCES = frozenset(
 
 
 def _module(stream: object) -> object:
-    frame = getattr(stream, "ag_frame", None)
-    return getattr(frame, "f_globals", {}).get("__name__") if frame is not None else None
+    frame = getattr(stream, "ag_frame", None)  # a real frame only: a mock's calls nothing
+    return frame.f_globals.get("__name__") if isinstance(frame, FrameType) else None
 
 
 def framework_source(stream: object) -> bool:
