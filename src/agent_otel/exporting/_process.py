@@ -381,7 +381,9 @@ def _deliver(previous: Any, signum: int, frame: Any) -> None:
 
 
 _FORKS_WATCHED = [False]  # the fork hooks below are registered once per process
-_FORKED_OFF_MAIN = [False]  # set in the parent just before a fork, read in the child
+# Set by the forking thread just before its fork, read by the same thread in the child: its
+# own, so two threads forking at once never read each other's (a thread's locals survive fork).
+_FORKED_OFF_MAIN = threading.local()
 _THREAD_NAMES = ("agent-otel", "Otel")  # the threads of ours and of the SDK's processors
 
 
@@ -393,13 +395,18 @@ def _watch_forks_off_the_main_thread() -> None:
 
 
 def _before_fork() -> None:
-    _FORKED_OFF_MAIN[0] = threading.current_thread() is not threading.main_thread()
+    _FORKED_OFF_MAIN.flag = threading.current_thread() is not threading.main_thread()
+
+
+def _forked_off_main() -> bool:
+    """Whether this thread's last fork was made off a thread other than the main one."""
+    return bool(getattr(_FORKED_OFF_MAIN, "flag", False))
 
 
 def _after_fork_off_main() -> None:
-    if not _FORKED_OFF_MAIN[0] or not _LIVE:
+    if not _forked_off_main() or not _LIVE:
         return
-    _FORKED_OFF_MAIN[0] = False
+    _FORKED_OFF_MAIN.flag = False
     try:
         threading.Thread(
             target=_exit_when_only_ours_are_left,
