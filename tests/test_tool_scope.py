@@ -735,3 +735,32 @@ async def test_a_body_runs_with_the_runs_ids_inside_the_run_keeping_its_own_bagg
         otel_context.detach(token)
     remote_run = dict(otel_telemetry.span("invoke_agent remote").attributes or {})
     assert {k: remote_run.get(k) for k in ids} == ids
+
+
+async def test_a_body_that_runs_ahead_of_its_steps_first_event_opens_in_that_step(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A framework ahead of the consumer by a whole model call (a LangGraph sub-graph a node
+    runs on a thread) starts a tool body before its step's first event: its span opened under
+    the run, beside the steps; now the step starts with the body, and the span is in it."""
+
+    async def body(call_id: str, name: str) -> str:
+        with tool_scope(call_id, name):
+            await asyncio.sleep(0)
+        return "ok"
+
+    async def stream() -> AsyncIterator[Any]:
+        for index, cid in enumerate(("a", "b")):
+            await asyncio.create_task(body(cid, "add"))  # before the step's first event
+            yield LLMCallStart(model="m", provider="openai")
+            yield _call(cid, "add")
+            yield LLMCallEnd(model="m")
+            yield ToolResult(tool_call_id=cid, name="add", content="ok")
+            yield StepBoundary(index=index)
+
+    await run_script(otel_telemetry, stream(), agent_name="calc")
+
+    assert otel_telemetry.outline() == [["invoke_agent calc", [
+        ["step 0", ["execute_tool add", "chat m"]], ["step 1", ["execute_tool add", "chat m"]],
+    ]]]  # fmt: skip
+    assert otel_telemetry.open_spans() == []

@@ -9,6 +9,7 @@ caller's own ``stream_mode`` and ``subgraphs`` shape what ``sink`` receives, not
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import operator
 from typing import Any, TypedDict
@@ -26,6 +27,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:create_react_agent has been move
 
 USAGE = {"input_tokens": 10, "output_tokens": 3, "total_tokens": 13}
 QUESTION = {"messages": [("user", "hi")]}
+OWN_QUESTION = {"question": "hi", "answer": ""}
 
 
 class Boom(RuntimeError):
@@ -158,8 +160,21 @@ def _as_node(kind: str) -> Any:
         question: str
         answer: str
 
-    async def ask(state: Own) -> dict[str, str]:  # its own state: a node invoking the graph
-        out = await sub.ainvoke({"messages": [("user", state["question"])]})
+    async def ask(state: Own) -> dict[str, str]:  # its own state: a node running the graph
+        question = {"messages": [("user", state["question"])]}
+        if kind == "on a thread":  # the whole graph ahead of the consumer, on a worker thread
+            out = await asyncio.to_thread(sub.invoke, question)
+        elif kind == "astream_events":
+            async for event in sub.astream_events(question, version="v2"):
+                if event["event"] == "on_chain_end" and event["name"] == sub.name:
+                    out = event["data"]["output"]
+        elif kind == "astream":
+            modes = ["updates", "messages"]
+            async for _, mode, item in sub.astream(question, stream_mode=modes, subgraphs=True):
+                if mode == "updates" and "agent" in item:
+                    out = item["agent"]
+        else:
+            out = await sub.ainvoke(question)
         return {"answer": str(out["messages"][-1].content)}
 
     graph = StateGraph(Own)
@@ -169,14 +184,20 @@ def _as_node(kind: str) -> Any:
     return graph.compile()
 
 
-@pytest.mark.parametrize("kind", ["node", "two levels", "checkpointer", "own state"])
+@pytest.mark.parametrize(
+    "kind", ["node", "two levels", "checkpointer", "own state", "on a thread", "astream_events",
+             "astream"],
+)  # fmt: skip
 async def test_a_sub_graph_used_as_a_node_is_steps_of_the_run(
     otel_telemetry: InMemoryTelemetry, kind: str
 ) -> None:
+    """A node running the graph on a thread (``asyncio.to_thread``) ran its tool before the
+    consumer had read the graph's first model call: the tool's span opened under the run, beside
+    the steps; now the step it runs in starts with it, and the call lands there."""
     from agent_contract.sources.langgraph_stream import langgraph_events
 
     graph = _as_node(kind)
-    question = {"question": "hi", "answer": ""} if kind == "own state" else QUESTION
+    question = QUESTION if kind in {"node", "two levels", "checkpointer"} else OWN_QUESTION
     config = {"configurable": {"thread_id": "t-1"}} if kind == "checkpointer" else None
     await run_script(otel_telemetry, langgraph_events(graph, question, config), agent_name="top")
 

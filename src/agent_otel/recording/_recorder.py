@@ -542,7 +542,11 @@ class RunRecorder:
 
     def _open_early(self, call_id: str | None, name: str | None) -> ToolCall:
         """A tool body started before its ``ToolCall`` event was read (under the scopes' lock,
-        on the body's thread): its span starts now, under the open step (._scope)."""
+        on the body's thread): its span starts now, under the open step (._scope); with none
+        open (the framework ran ahead of the consumer into a step not told yet) the step starts
+        now, as a tool body means a step is under way, and the span goes under it."""
+        if self.s.step_spans:
+            self._start_step()
         return ToolCall(
             self.s, self.anomaly, self._parent(), self.run.identity, call_id, name, self.now()
         )
@@ -557,6 +561,13 @@ class RunRecorder:
         """Start the step unless one is open or step spans are off (whether it started); the
         caller refreshes :attr:`context` (a call or tool starting in it does so anyway)."""
         if self._step is not None or not self.s.step_spans:
+            return False
+        with self.scopes.lock:  # a tool body on another thread may be opening it (_open_early)
+            return self._start_step()
+
+    def _start_step(self) -> bool:
+        """Start the step unless one is open (under the scopes' lock)."""
+        if self._step is not None:
             return False
         self._end_held_step()
         now = self.now()
