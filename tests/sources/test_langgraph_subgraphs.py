@@ -201,9 +201,19 @@ async def test_a_sub_graph_used_as_a_node_is_steps_of_the_run(
     config = {"configurable": {"thread_id": "t-1"}} if kind == "checkpointer" else None
     await run_script(otel_telemetry, langgraph_events(graph, question, config), agent_name="top")
 
-    assert otel_telemetry.outline() == [["invoke_agent top", agent_steps()]]
+    outline, expected = otel_telemetry.outline(), [["invoke_agent top", agent_steps()]]
+    if kind == "on a thread":  # the tool body may start before or after the reader reads its
+        # call: which comes first inside the step is the threads' timing, where it lands is not
+        outline, expected = _steps_unordered(outline), _steps_unordered(expected)
+    assert outline == expected
     assert tokens(otel_telemetry) == 20
     _no_incomplete(otel_telemetry)
+
+
+def _steps_unordered(outline: list[Any]) -> list[Any]:
+    """The run's outline with each step's children sorted by name."""
+    return [[run, [[step, sorted(children, key=str)] for step, children in steps]]
+            for run, steps in outline]  # fmt: skip
 
 
 @pytest.mark.parametrize("sync", [False, True], ids=["ainvoke", "invoke"])
