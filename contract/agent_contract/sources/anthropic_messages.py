@@ -28,6 +28,7 @@ from agent_contract.events import (
     ToolCall,
     Usage,
 )
+from agent_contract.sources._raw_usage import counted, is_count
 from agent_contract.sources._require import expect, expect_messages
 from agent_contract.sources._stream import (
     NOTHING,
@@ -123,12 +124,13 @@ class MessagesReader:
         read = counts.get("cache_read_input_tokens")
         written = counts.get("cache_creation_input_tokens")
         given = counts.get("input_tokens")
-        total_in = None if given is None else given + (read or 0) + (written or 0)
+        # a part that is no count adds nothing (it stays on its own field, counted there)
+        total_in = counted(given, read, written) if is_count(given) else given
         out = counts.get("output_tokens")
         return Usage(
             input_tokens=total_in,
             output_tokens=out,
-            total_tokens=None if total_in is None or out is None else total_in + out,
+            total_tokens=total_in + out if is_count(total_in) and is_count(out) else None,
             cache_read_tokens=read,
             cache_creation_tokens=written,
             reasoning_tokens=self._thinking,
