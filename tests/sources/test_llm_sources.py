@@ -370,3 +370,21 @@ async def test_a_stream_cut_after_its_tool_calls_keeps_the_whole_ones(
     assert error.error_type == "stream_incomplete" and "cut short" not in error.message
     chat = attributes(otel_telemetry, f"chat {case.request_model}")
     assert chat["agent_otel.incomplete"] is True
+
+
+@pytest.mark.parametrize("case", CUT_QUIETLY, ids=[c.name for c in CUT_QUIETLY])
+async def test_a_stream_cut_inside_an_sse_event_is_told_the_same(
+    case: Case, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """The connection drops in the middle of an event's bytes: the SDK drops the half event,
+    and the call is told cut short like any other."""
+    parts = split(case.body(True))
+    i = next(i for i, part in enumerate(parts) if b"city" in part)
+    body = b"".join(parts[:i]) + parts[i][: len(parts[i]) // 2]
+    events = await run_script(
+        otel_telemetry, case.source(case.client(body))(HISTORY), agent_name="agent"
+    )
+    assert [e.error_type for e in events if isinstance(e, Error)] == ["stream_incomplete"]
+    assert not [e for e in events if isinstance(e, ToolCall)]
+    chat = attributes(otel_telemetry, f"chat {case.request_model}")
+    assert chat["agent_otel.incomplete"] is True
