@@ -144,3 +144,39 @@ async def test_the_anthropic_source_adds_no_bad_cache_count_to_the_input(
     assert "gen_ai.usage.cache_read.input_tokens" not in (chat.attributes or {})
     root = otel_telemetry.span("invoke_agent agent")
     assert list((root.attributes or {})["agent_otel.anomaly.kinds"]) == ["invalid_token_count"]  # type: ignore[arg-type]
+
+
+ANY_COUNT = st.one_of(st.none(), counts, NO_COUNT)
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+@settings(deadline=None)
+@given(ANY_COUNT, ANY_COUNT)
+def test_framework_usage_sums_add_counts_only(first: Any, second: Any) -> None:
+    """AutoGen's total (prompt + completion) and Google ADK's output (candidates + thoughts)
+    are sums the adapters make: a part that is no count never skews them nor raises."""
+    from types import SimpleNamespace
+
+    from agent_contract.sources import autogen_stream, google_adk_stream
+
+    out: list[Any] = []
+    state = autogen_stream._State(None, {})
+    state._close(out, SimpleNamespace(prompt_tokens=first, completion_tokens=second))
+    usage = out[0]
+    both = _is_count(first) and _is_count(second)
+    assert usage.total_tokens == (first + second if both else None)
+
+    gemini = SimpleNamespace(
+        candidates_token_count=first, thoughts_token_count=second, prompt_token_count=1,
+        total_token_count=None, cached_content_token_count=None,
+    )  # fmt: skip
+    output = google_adk_stream._usage(gemini, None).output_tokens
+    if first is None and second is None:
+        assert output is None
+    elif first is not None and not _is_count(first):
+        assert output is first  # the bad count itself, dropped and counted where recorded
+    else:
+        assert output == (first or 0) + (second if _is_count(second) else 0)
