@@ -17,6 +17,7 @@ from opentelemetry.trace import StatusCode
 
 from agent_contract.protocol import (
     AgentEvent,
+    Error,
     LLMCallEnd,
     LLMCallStart,
     ReasoningDelta,
@@ -301,3 +302,89 @@ async def test_a_request_refused_before_its_first_chunk_fails_its_own_chat_span(
     steps = [s for s in otel_telemetry.spans() if s.name.startswith("step ")]
     assert steps[0].status.status_code is not StatusCode.ERROR  # not the previous step
     assert otel_telemetry.open_spans() == []
+
+
+CUT_QUIETLY = [c for c in CASES if c.name != "litellm_chat"]  # LiteLLM raises on a cut
+
+
+@pytest.mark.parametrize("case", CASES, ids=ids)
+async def test_a_stream_cut_short_is_no_success_and_yields_no_half_tool_call(
+    case: Case, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """The connection drops inside a tool call's arguments, with no end marker: the SDK ends
+    the stream quietly, so the source tells the cut (LiteLLM raises its own error)."""
+    parts = split(case.body(True))
+    cut = next(i for i, part in enumerate(parts) if b"city" in part) + 1  # '{"city": '
+    source = case.source(case.client(b"".join(parts[:cut])))(HISTORY)
+    chat = f"chat {case.request_model}"
+    if case.name == "litellm_chat":  # LiteLLM's stream raises: the call fails with it
+        with pytest.raises(Exception) as caught:
+            await run_script(otel_telemetry, source, agent_name="agent")
+        assert attributes(otel_telemetry, chat)["error.type"] == type(caught.value).__qualname__
+        return
+    events = await run_script(otel_telemetry, source, agent_name="agent")
+
+    assert not [e for e in events if isinstance(e, ToolCall)]  # no agent runs half a call
+    (error,) = [e for e in events if isinstance(e, Error)]
+    assert (error.error_type, error.fatal) == ("stream_incomplete", False)
+    assert "weather" in error.message  # the call left unfinished, named
+    assert isinstance(events[-1], LLMCallEnd) and events[-1].finish_reason is None
+    assert events.index(error) < len(events) - 1  # inside the call, before its end
+    (span,) = [s for s in otel_telemetry.spans() if s.name == chat]
+    assert span.status.status_code is StatusCode.ERROR
+    recorded = dict(span.attributes or {})
+    assert recorded["error.type"] == "stream_incomplete"
+    assert recorded["agent_otel.incomplete"] is True
+    assert "gen_ai.response.finish_reasons" not in recorded
+    assert otel_telemetry.open_spans() == []
+
+
+@pytest.mark.parametrize("case", CASES, ids=ids)
+async def test_a_stream_ending_at_its_end_marker_tells_no_cut(
+    case: Case, otel_telemetry: InMemoryTelemetry
+) -> None:
+    events = await run_script(
+        otel_telemetry, case.source(case.client(case.body(True)))(HISTORY), agent_name="agent"
+    )
+    assert not [e for e in events if isinstance(e, Error)]
+    assert len([e for e in events if isinstance(e, ToolCall)]) == 2
+    chat = attributes(otel_telemetry, f"chat {case.request_model}")
+    assert "agent_otel.incomplete" not in chat and "error.type" not in chat
+
+
+@pytest.mark.parametrize("case", CUT_QUIETLY, ids=[c.name for c in CUT_QUIETLY])
+async def test_a_stream_cut_after_its_tool_calls_keeps_the_whole_ones(
+    case: Case, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """Cut after the last argument fragment, before the end marker: every call's arguments
+    are whole JSON, so each is yielded; the call is still told as cut short."""
+    parts = split(case.body(True))
+    last = max(i for i, part in enumerate(parts[:-1]) if b"Rome" in part)  # not the end's echo
+    cut = min(last + 1, len(parts) - 1)
+    source = case.source(case.client(b"".join(parts[:cut])))(HISTORY)
+    events = await run_script(otel_telemetry, source, agent_name="agent")
+
+    calls = [e.function.arguments for e in events if isinstance(e, ToolCall)]
+    assert calls == [_recorded.PARIS, _recorded.ROME]
+    (error,) = [e for e in events if isinstance(e, Error)]
+    assert error.error_type == "stream_incomplete" and "cut short" not in error.message
+    chat = attributes(otel_telemetry, f"chat {case.request_model}")
+    assert chat["agent_otel.incomplete"] is True
+
+
+@pytest.mark.parametrize("case", CUT_QUIETLY, ids=[c.name for c in CUT_QUIETLY])
+async def test_a_stream_cut_inside_an_sse_event_is_told_the_same(
+    case: Case, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """The connection drops in the middle of an event's bytes: the SDK drops the half event,
+    and the call is told cut short like any other."""
+    parts = split(case.body(True))
+    i = next(i for i, part in enumerate(parts) if b"city" in part)
+    body = b"".join(parts[:i]) + parts[i][: len(parts[i]) // 2]
+    events = await run_script(
+        otel_telemetry, case.source(case.client(body))(HISTORY), agent_name="agent"
+    )
+    assert [e.error_type for e in events if isinstance(e, Error)] == ["stream_incomplete"]
+    assert not [e for e in events if isinstance(e, ToolCall)]
+    chat = attributes(otel_telemetry, f"chat {case.request_model}")
+    assert chat["agent_otel.incomplete"] is True

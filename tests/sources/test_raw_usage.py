@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
@@ -10,6 +11,7 @@ from hypothesis import strategies as st
 
 from agent_contract.protocol import Usage
 from agent_contract.sources._raw_usage import usage_from_raw
+from agent_otel.testing import InMemoryTelemetry, run_script
 
 counts = st.integers(min_value=0, max_value=10**9)
 
@@ -90,3 +92,91 @@ def test_each_providers_shape(raw: Any, expected: Usage | None) -> None:
 def test_any_payload_gives_usage_or_none_never_an_exception(raw: Any) -> None:
     got = usage_from_raw(raw)
     assert got is None or isinstance(got, Usage)
+
+
+NO_COUNT = st.one_of(
+    st.integers(max_value=-1),
+    st.floats(allow_nan=True, allow_infinity=True).filter(lambda f: not f.is_integer()),
+    st.sampled_from([math.nan, -3]),
+)
+
+
+@settings(deadline=None)
+@given(counts, counts, counts, NO_COUNT)
+def test_an_anthropic_cache_count_that_is_no_count_never_skews_the_input(
+    given_in: int, made: int, out: int, bad: Any
+) -> None:
+    """Anthropic's input is its ``input_tokens`` plus the cache counts: a cache count that is
+    no count (negative, a float, NaN) adds nothing to it, and stays on its own field, where
+    the recorder drops and counts it."""
+    payload = {"input_tokens": given_in, "output_tokens": out,
+               "cache_read_input_tokens": bad, "cache_creation_input_tokens": made}  # fmt: skip
+    usage = usage_from_raw({"usage": payload})  # a message, as Anthropic sends it
+    assert usage is not None
+    assert usage.input_tokens == given_in + made
+    assert usage.total_tokens == given_in + made + out
+
+
+@pytest.mark.parametrize("bad", [-5, 2.5, math.nan])
+async def test_the_anthropic_source_adds_no_bad_cache_count_to_the_input(
+    bad: Any, otel_telemetry: InMemoryTelemetry
+) -> None:
+    pytest.importorskip("anthropic")
+    from agent_contract.sources.anthropic_messages import stream_messages
+
+    from . import _recorded
+    from ._cases import HISTORY
+    from ._http import anthropic_client, sse
+
+    events = _recorded.messages(tools=False)
+    start = next(e for e in events if e["type"] == "message_start")
+    counts_sent = start["message"]["usage"]
+    good = counts_sent["input_tokens"] + counts_sent["cache_creation_input_tokens"]
+    counts_sent["cache_read_input_tokens"] = bad
+    client = anthropic_client(sse(events, named=True))
+    source = stream_messages(client, HISTORY, "claude-sonnet-4-5", max_tokens=64)
+    seen = await run_script(otel_telemetry, source, agent_name="agent")
+
+    (usage,) = [e for e in seen if isinstance(e, Usage)]
+    assert usage.input_tokens == good  # not skewed by the bad count
+    (chat,) = [s for s in otel_telemetry.spans() if s.name.startswith("chat ")]
+    assert (chat.attributes or {})["gen_ai.usage.input_tokens"] == good
+    assert "gen_ai.usage.cache_read.input_tokens" not in (chat.attributes or {})
+    root = otel_telemetry.span("invoke_agent agent")
+    assert list((root.attributes or {})["agent_otel.anomaly.kinds"]) == ["invalid_token_count"]  # type: ignore[arg-type]
+
+
+ANY_COUNT = st.one_of(st.none(), counts, NO_COUNT)
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+@settings(deadline=None)
+@given(ANY_COUNT, ANY_COUNT)
+def test_framework_usage_sums_add_counts_only(first: Any, second: Any) -> None:
+    """AutoGen's total (prompt + completion) and Google ADK's output (candidates + thoughts)
+    are sums the adapters make: a part that is no count never skews them nor raises."""
+    from types import SimpleNamespace
+
+    from agent_contract.sources import autogen_stream, google_adk_stream
+
+    out: list[Any] = []
+    state = autogen_stream._State(None, {})
+    state._close(out, SimpleNamespace(prompt_tokens=first, completion_tokens=second))
+    usage = out[0]
+    both = _is_count(first) and _is_count(second)
+    assert usage.total_tokens == (first + second if both else None)
+
+    gemini = SimpleNamespace(
+        candidates_token_count=first, thoughts_token_count=second, prompt_token_count=1,
+        total_token_count=None, cached_content_token_count=None,
+    )  # fmt: skip
+    output = google_adk_stream._usage(gemini, None).output_tokens
+    if first is None and second is None:
+        assert output is None
+    elif first is not None and not _is_count(first):
+        assert output is first  # the bad count itself, dropped and counted where recorded
+    else:
+        assert output == (first or 0) + (second if _is_count(second) else 0)

@@ -22,11 +22,11 @@ Anything else gives ``None``: the trace then shows the call without token counts
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 from agent_contract.events import Usage
 
-__all__ = ["get", "usage_from_raw"]
+__all__ = ["counted", "get", "is_count", "usage_from_raw"]
 
 
 def get(obj: Any, key: str) -> Any:
@@ -36,6 +36,19 @@ def get(obj: Any, key: str) -> Any:
     if isinstance(obj, Mapping):
         return obj.get(key)
     return getattr(obj, key, None)
+
+
+def counted(*values: Any) -> int:
+    """The sum of those ``values`` that are token counts (non-negative ``int``, not a bool):
+    a part no count (``None``, negative, a float or NaN) adds nothing, so a bad cache count
+    never skews the input it is added to. The bad value stays on its own field, where the
+    recorder drops and counts it (``invalid_token_count``)."""
+    return sum(v for v in values if is_count(v))
+
+
+def is_count(value: Any) -> TypeGuard[int]:
+    """Whether ``value`` is a token count: a non-negative ``int``, not a bool."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def _int(value: Any) -> int | None:
@@ -91,8 +104,8 @@ def _usage(usage: Any, model: str | None) -> Usage | None:
     made = _int(get(usage, "cache_creation_input_tokens"))
     inputs, outputs = _int(get(usage, "input_tokens")), _int(get(usage, "output_tokens"))
     if read is not None or made is not None:  # Anthropic: input excludes the cache
-        inputs = (inputs or 0) + (read or 0) + (made or 0)
-        total = inputs + (outputs or 0)
+        inputs = counted(inputs, read, made)
+        total = inputs + counted(outputs)
         return Usage(
             input_tokens=inputs, output_tokens=outputs, total_tokens=total,
             cache_read_tokens=read or None, cache_creation_tokens=made or None, model=model,

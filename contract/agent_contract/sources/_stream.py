@@ -6,23 +6,32 @@ contract events each chunk completes, and on ``close`` the events only the end c
 SDK stream; the SDK's own objects go to ``sink`` untouched, so the caller keeps everything
 the SDK returned. An exception from the SDK (an error mid-stream, a cancellation) propagates
 as the same object and ``close`` is not reached: the consumer sees the call end with it.
+
+A stream that simply stops before the provider's end marker (a dropped connection, a proxy's
+idle timeout: the SDKs end such a stream quietly) is no success: the reader's ``close`` gives
+``cut_short``'s ``Error`` (``error_type`` ``stream_incomplete``, not fatal) before its
+``LLMCallEnd``, which carries no finish reason, and yields no tool call whose arguments were
+cut (not whole JSON; the ``Error`` names them): no agent runs a tool on half its arguments.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Sequence
 from typing import Any, ClassVar, Protocol
 
-from agent_contract.events import AgentEvent, LLMCallStart, Message
+from agent_contract.events import AgentEvent, Error, LLMCallStart, Message, ToolCall
 from agent_contract.invoke import StreamingAgent
 
 __all__ = [
     "NOTHING",
     "OneCallAgent",
     "PlainModels",
+    "STREAM_INCOMPLETE",
     "Reader",
     "Sink",
+    "cut_short",
     "optional_field",
     "read_stream",
     "request",
@@ -36,6 +45,41 @@ Sink = Callable[[Any], object]
 
 NOTHING: tuple[AgentEvent, ...] = ()
 """What a reader returns for a chunk that completes no event (shared: no allocation)."""
+
+
+STREAM_INCOMPLETE = "stream_incomplete"
+"""The ``error_type`` of ``cut_short``'s ``Error``: the stream ended before its end marker."""
+
+
+def cut_short(end: str, calls: Iterable[ToolCall] = ()) -> list[AgentEvent]:
+    """What a reader's ``close`` gives, before its ``Usage`` and ``LLMCallEnd``, when the
+    stream ended before ``end`` (the provider's end marker), for ``calls``, the tool calls it
+    had not seen finished: each whose arguments are whole JSON (a JSON value no prefix of
+    which is one: nothing was lost), then an ``Error`` (``stream_incomplete``, not fatal)
+    naming the others, which are not yielded: their arguments were cut."""
+    kept: list[AgentEvent] = []
+    cut: list[str] = []
+    for call in calls:
+        if _whole(call.function.arguments):
+            kept.append(call)
+        else:
+            cut.append(call.function.name or "?")
+    message = f"the stream ended before {end}"
+    if cut:
+        message += f"; tool calls cut short (not yielded): {', '.join(cut)}"
+    return [*kept, Error(message=message, error_type=STREAM_INCOMPLETE)]
+
+
+def _whole(arguments: str | None) -> bool:
+    """Whether ``arguments`` are a whole JSON object or array (a cut one never parses)."""
+    text = (arguments or "").strip()
+    if not text.startswith(("{", "[")):
+        return False
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
 
 
 def optional_field(obj: Any, *names: str) -> Any:

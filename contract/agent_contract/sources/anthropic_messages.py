@@ -8,7 +8,8 @@ provider's own word: ``end_turn``, ``tool_use``, ``max_tokens``...) and the cumu
 usage. ``Usage.input_tokens`` is Anthropic's ``input_tokens`` plus its cache reads and cache
 writes, because the GenAI conventions count cached tokens as input (Anthropic does not); the
 two cache counts are kept on their own fields and ``thinking_tokens`` as reasoning tokens.
-An ``error`` event mid-stream is raised by the SDK itself, as the SDK's exception.
+An ``error`` event mid-stream is raised by the SDK itself, as the SDK's exception; a stream
+that ends before ``message_stop`` was cut short (``cut_short``).
 """
 
 from __future__ import annotations
@@ -27,11 +28,13 @@ from agent_contract.events import (
     ToolCall,
     Usage,
 )
+from agent_contract.sources._raw_usage import counted, is_count
 from agent_contract.sources._require import expect, expect_messages
 from agent_contract.sources._stream import (
     NOTHING,
     OneCallAgent,
     Sink,
+    cut_short,
     read_stream,
     request,
     start_event,
@@ -50,7 +53,7 @@ _COUNTS = (
 class MessagesReader:
     """Feeds on Anthropic's raw message stream events; see the module docstring."""
 
-    __slots__ = ("_blocks", "_counts", "_finish", "_id", "_model", "_thinking")
+    __slots__ = ("_blocks", "_counts", "_finish", "_id", "_model", "_stopped", "_thinking")
 
     def __init__(self) -> None:
         self._blocks: dict[int, list[Any]] = {}  # index -> [id, name, json parts]
@@ -59,6 +62,7 @@ class MessagesReader:
         self._id: str | None = None
         self._model: str | None = None
         self._thinking: int | None = None
+        self._stopped = False
 
     def feed(self, event: Any) -> Sequence[AgentEvent]:
         kind = event.type
@@ -88,6 +92,8 @@ class MessagesReader:
         elif kind == "message_delta":
             self._finish = event.delta.stop_reason or self._finish
             self._count(event.usage)
+        elif kind == "message_stop":
+            self._stopped = True
         return NOTHING
 
     def _count(self, usage: Any) -> None:
@@ -102,7 +108,11 @@ class MessagesReader:
         self._thinking = thinking if thinking is not None else self._thinking
 
     def close(self) -> Sequence[AgentEvent]:
-        out: list[AgentEvent] = [_tool_call(block) for block in self._blocks.values()]
+        out: list[AgentEvent]
+        if not self._stopped:  # cut short: only the open blocks whose input is whole JSON
+            out = cut_short("message_stop", [_tool_call(b, "") for b in self._blocks.values()])
+        else:
+            out = [_tool_call(block) for block in self._blocks.values()]
         self._blocks.clear()
         if self._counts:
             out.append(self._usage())
@@ -114,12 +124,13 @@ class MessagesReader:
         read = counts.get("cache_read_input_tokens")
         written = counts.get("cache_creation_input_tokens")
         given = counts.get("input_tokens")
-        total_in = None if given is None else given + (read or 0) + (written or 0)
+        # a part that is no count adds nothing (it stays on its own field, counted there)
+        total_in = counted(given, read, written) if is_count(given) else given
         out = counts.get("output_tokens")
         return Usage(
             input_tokens=total_in,
             output_tokens=out,
-            total_tokens=None if total_in is None or out is None else total_in + out,
+            total_tokens=total_in + out if is_count(total_in) and is_count(out) else None,
             cache_read_tokens=read,
             cache_creation_tokens=written,
             reasoning_tokens=self._thinking,
@@ -127,8 +138,9 @@ class MessagesReader:
         )
 
 
-def _tool_call(block: list[Any]) -> ToolCall:
-    return ToolCall(id=block[0], function=FunctionCall(block[1], "".join(block[2]) or "{}"))
+def _tool_call(block: list[Any], empty: str = "{}") -> ToolCall:
+    """A ``tool_use`` block's call; its input ``empty`` when no JSON part came."""
+    return ToolCall(id=block[0], function=FunctionCall(block[1], "".join(block[2]) or empty))
 
 
 def anthropic_input(messages: list[Message]) -> tuple[str | None, list[dict[str, Any]]]:

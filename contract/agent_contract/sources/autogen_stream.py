@@ -112,6 +112,7 @@ from agent_contract.sources._failure import failed_result
 from agent_contract.sources._history import autogen_messages, call_start
 from agent_contract.sources._mcp import server_of
 from agent_contract.sources._nested import Taken, through
+from agent_contract.sources._raw_usage import is_count
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._stream import Sink
 
@@ -714,8 +715,10 @@ class _State:
     def _close(self, out: list[AgentEvent], usage: Any) -> None:
         if usage is not None:
             prompt, completion = usage.prompt_tokens, usage.completion_tokens
+            both = is_count(prompt) and is_count(completion)  # a sum of counts only
             out.append(Usage(input_tokens=prompt, output_tokens=completion,
-                             total_tokens=prompt + completion, model=self.model))  # fmt: skip
+                             total_tokens=prompt + completion if both else None,
+                             model=self.model))  # fmt: skip
         out.append(LLMCallEnd(model=self.model))
         self.open = False
 

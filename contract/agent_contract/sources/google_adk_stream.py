@@ -97,6 +97,7 @@ from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._history import call_start, google_adk_messages
 from agent_contract.sources._mcp import server_of
 from agent_contract.sources._nested import Pushed
+from agent_contract.sources._raw_usage import counted, is_count
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._scoping import OpenScopes
 from agent_contract.sources._stream import Sink
@@ -396,7 +397,11 @@ def _usage(usage: Any, model: str | None) -> Usage:
     candidates, thoughts = usage.candidates_token_count, usage.thoughts_token_count
     output = None
     if candidates is not None or thoughts is not None:
-        output = (candidates or 0) + (thoughts or 0)
+        # a sum of counts only: a bad candidates count stays as it is, a bad thoughts count
+        # adds nothing (each is dropped and counted where it is recorded)
+        output = candidates if candidates is not None and not is_count(candidates) else None
+        if output is None:
+            output = counted(candidates, thoughts)
     if thoughts and candidates is not None and _thoughts_inside(usage):
         output = candidates
     return Usage(

@@ -5,7 +5,9 @@
 Per chunk of the first choice: ``reasoning_content`` / ``reasoning`` (the OpenAI-compatible
 servers' reasoning field) becomes ``ReasoningDelta``, ``content`` a ``TextDelta``; tool-call
 deltas are assembled by ``index`` (by ``id`` when a server sends none) and become one
-``ToolCall`` each, in index order, when the stream ends. The last chunk's ``usage``
+``ToolCall`` each, in index order, when the stream ends (a stream ending with no
+``finish_reason`` was cut short: ``cut_short``'s ``Error``, and only the calls whose arguments
+are whole JSON). The last chunk's ``usage``
 (``stream_options={"include_usage": True}``) becomes ``Usage`` with ``cached_tokens`` as
 cache reads and ``reasoning_tokens``; ``LLMCallEnd`` carries the response ``model``, ``id``
 and ``finish_reason`` as the provider names them.
@@ -42,6 +44,7 @@ from agent_contract.sources._stream import (
     OneCallAgent,
     PlainModels,
     Sink,
+    cut_short,
     optional_field,
     read_stream,
     request,
@@ -140,10 +143,14 @@ class ChatCompletionsReader:
                 call.arguments += function.arguments or ""
 
     def close(self) -> Sequence[AgentEvent]:
-        out: list[AgentEvent] = [
+        calls = [
             ToolCall(id=call.id, function=FunctionCall(call.name or None, call.arguments))
             for _, call in sorted(self._calls.items(), key=_index_order)
         ]
+        # no finish_reason: cut short (or a server that sends none), so whole calls only
+        out: list[AgentEvent] = (
+            [*calls] if self._finish is not None else cut_short("a finish_reason", calls)
+        )
         if self._usage is not None:
             out.append(chat_usage(self._usage, self._model))
         out.append(LLMCallEnd(model=self._model, finish_reason=self._finish, response_id=self._id))

@@ -36,6 +36,7 @@ from agent_contract.sources._stream import (
     NOTHING,
     OneCallAgent,
     Sink,
+    cut_short,
     read_stream,
     request,
     start_event,
@@ -114,10 +115,12 @@ class ResponsesReader:
         return (Error(message=str(error.message), error_type=str(error.code)),)
 
     def close(self) -> Sequence[AgentEvent]:
-        out: list[AgentEvent] = [  # calls the stream never finished: keep what arrived
+        calls = [  # calls never done: as they arrived when a terminal event came
             ToolCall(id=call_id, function=FunctionCall(name, arguments))
             for call_id, name, arguments in self._calls.values()
         ]
+        # no terminal event: cut short, so only the calls whose arguments are whole
+        out: list[AgentEvent] = [*calls] if self._done else cut_short("response.completed", calls)
         self._calls.clear()
         if self._usage is not None:
             out.append(responses_usage(self._usage, self._model))

@@ -45,6 +45,10 @@ _PARAMS: dict[str, tuple[str, type[float] | type[int] | type[bool]]] = {
     "stream": (A.REQUEST_STREAM, bool),
 }
 
+STREAM_INCOMPLETE = "stream_incomplete"
+"""The ``error.type`` of a call whose stream ended before the provider's end marker (the SDK
+sources' ``Error``, agent_contract.sources): its span is marked ``agent_otel.incomplete``."""
+
 
 def request_attributes(
     params: Any, conventions: A.Conventions = A.V1_41
@@ -132,7 +136,9 @@ class LLMCall:
     ``agent_otel.response.chunk_count``,          at the response's end, when chunks came
     ``agent_otel.response.chunk_interval_mean``
     ``agent_otel.response.time_to_first_text``    at the response's end, when text came
-    ``agent_otel.incomplete``                     when it never ended by itself
+    ``agent_otel.incomplete``                     when it never ended by itself, or its
+                                                  stream was cut short (an ``Error`` of
+                                                  type ``stream_incomplete`` inside it)
     ``error.type`` (+ ERROR status)               on an ``Error`` event inside the call
     ``gen_ai.usage.*`` tokens (the cache write    at the span's end, with usage
     count by the run's ``semconv`` names)
@@ -342,6 +348,8 @@ class LLMCall:
         """An ``Error`` event inside the call: on the span, and ``error.type`` on its metric."""
         record_error(self.span, kind, description, fatal, time)
         self.error_type = kind
+        if kind == STREAM_INCOMPLETE:  # the response never ended by itself: cut short
+            self.closing[A.INCOMPLETE] = True
 
     def fail(self, error: BaseException, error_type: str, now: int) -> None:
         """The run failed during the call: the exception and ERROR status on its span."""

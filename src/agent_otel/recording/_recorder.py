@@ -47,7 +47,8 @@ Repairs of malformed streams (each counted under ``agent_otel.anomalies`` by kin
 - ``open_at_step_boundary``: calls and tool calls still open at a ``StepBoundary`` end with
   the step, marked incomplete (no span outlives its parent).
 - ``unusable_id`` (unhashable, or ``str()`` raising), ``unparseable_arguments``,
-  ``unencodable_string``, ``integer_out_of_range``: hostile values, see ``docs/hostile.md``.
+  ``unencodable_string``, ``integer_out_of_range``, ``invalid_token_count``: hostile values,
+  see ``docs/hostile.md``.
 """
 
 from __future__ import annotations

@@ -11,6 +11,9 @@ from agent_otel.cost._compute import reported_cost
 
 from ._encodable import INT64_MAX, INTEGER_OUT_OF_RANGE, Count
 
+INVALID_TOKEN_COUNT = "invalid_token_count"
+"""The anomaly of a token count that is no count (negative, a float, a bool, a string)."""
+
 FIELDS = (
     "input_tokens",
     "output_tokens",
@@ -64,9 +67,11 @@ class Tokens:
     def read(cls, event: Any, count: Count | None = None) -> Tokens:
         """The counts of a ``Usage`` / ``RunUsage``-shaped event.
 
-        A field that is not a non-negative ``int`` (``None``, a bool, a string) is absent; so
-        is one beyond signed 64 bits (no OTLP backend can take it), counted through ``count``.
-        An ``int`` subclass (an ``IntEnum``) counts as the ``int`` it is.
+        A field that is not a non-negative ``int`` is absent: ``None`` (not reported) silently,
+        anything else (negative, a float or NaN, a bool, a string) counted through ``count``
+        as ``invalid_token_count``; one beyond signed 64 bits (no OTLP backend can take it) as
+        ``integer_out_of_range``. An ``int`` subclass (an ``IntEnum``) counts as the ``int``
+        it is.
         """
         try:  # the contract's fields as attributes: a getattr call each costs three (figure 2)
             values: tuple[Any, ...] = (
@@ -85,6 +90,8 @@ class Tokens:
                 continue
             if type(value) is not int:
                 if not isinstance(value, int) or isinstance(value, bool):
+                    if count is not None:  # a float, NaN, a bool, a string: not a count
+                        count(INVALID_TOKEN_COUNT)
                     continue
                 value = int.__int__(value)  # none of the subclass's methods runs
             if value >= 0:
@@ -92,6 +99,8 @@ class Tokens:
                     counts[name] = value
                 elif count is not None:
                     count(INTEGER_OUT_OF_RANGE)
+            elif count is not None:  # a negative count
+                count(INVALID_TOKEN_COUNT)
         return cls(counts, reported_cost(event))
 
     def add(self, other: Tokens) -> None:
