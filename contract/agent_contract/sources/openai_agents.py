@@ -349,11 +349,21 @@ def _install_failure_noting() -> None:
     docstring): the SDK's ``maybe_invoke_function_tool_failure_error_function``, which every
     function tool's invoker calls with the exception and the call's ``ToolContext``, wrapped
     once; it returns what the SDK's returns. Outside a tool body of a run streamed here it
-    only passes the call on."""
-    try:
-        from agents import tool as module
-    except ImportError:  # pragma: no cover - the SDK is there whenever a run starts
-        return
+    only passes the call on. The SDK's tool runner imports it by name for a tool whose body
+    was cancelled (``CancelledError``, which no formatter hears): its name there is wrapped
+    too, so a cancelled call is a failure of that class like any other."""
+    import importlib
+
+    for path in ("agents.tool", "agents.run_internal.tool_execution"):
+        try:
+            module = importlib.import_module(path)
+        except ImportError:  # an SDK laid out otherwise: its formatter still hears the rest
+            continue
+        _note_failures_in(module)
+
+
+def _note_failures_in(module: Any) -> None:
+    """``module``'s name for the SDK's failure handler caller, wrapped (once)."""
     current = getattr(module, "maybe_invoke_function_tool_failure_error_function", None)
     if current is None or getattr(current, "_agent_contract_noting", False):
         return  # an SDK without it (its formatter still sees the default handler's failures)
