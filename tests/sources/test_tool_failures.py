@@ -132,6 +132,57 @@ async def test_an_agents_sdk_callers_error_formatter_still_formats_the_message(
     assert config.tool_error_formatter is formatter  # the caller's config is not changed
 
 
+@pytest.mark.parametrize("told", [None, "not today"], ids=["sdk_text", "callers_text"])
+async def test_an_agents_sdk_call_whose_approval_is_refused_fails_and_its_sibling_runs(
+    told: str | None, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """``needs_approval``: the run stops for approval; resumed with Rome refused (the SDK's
+    text or the caller's), that call fails as the SDK's outcome, Paris runs, the run is fine."""
+    pytest.importorskip("agents")
+    from agents import Agent, function_tool
+    from agents.testing import assistant_message, function_call
+
+    from agent_contract.sources.openai_agents import openai_agents_events
+
+    from ._fw_openai_agents import scripted
+
+    async def weather(city: str) -> str:
+        """Weather of a city."""
+        return f"sunny in {city}"
+
+    asked = (("p", "Paris"), ("r", "Rome"))
+    calls = [function_call("weather", {"city": city}, call_id=cid) for cid, city in asked]
+    model = scripted(calls, [assistant_message("done")])
+    agent = Agent(name="bot", tools=[function_tool(weather, needs_approval=True)], model=model)
+    kept: list[Any] = []
+    source = openai_agents_events(agent, "Weather?", on_result=kept.append)
+    await run_script(otel_telemetry, source, agent_name="agent")
+    assert [s for s in otel_telemetry.spans() if s.status.status_code is StatusCode.ERROR] == []
+    otel_telemetry.clear()
+
+    state = kept[0].to_state()
+    for item in kept[0].interruptions:
+        if item.raw_item.call_id == "r":
+            state.reject(item, rejection_message=told)
+        else:
+            state.approve(item)
+    events = await run_script(otel_telemetry, openai_agents_events(agent, state),
+                              agent_name="agent")  # fmt: skip
+
+    spans = _by_call(otel_telemetry)
+    assert spans["r"].name == "execute_tool weather"
+    assert _failed(spans["r"]) == "approval_rejected"
+    assert (spans["r"].attributes or {})["agent_otel.tool.is_error"] is True
+    _fine(spans["p"])
+    _only_tools_fail(otel_telemetry)
+    points = otel_telemetry.histograms()["gen_ai.execute_tool.duration"]
+    assert sorted(str((p.attributes or {}).get("error.type")) for p in points) == [
+        "None", "approval_rejected"]  # fmt: skip
+    results = {e.tool_call_id: e for e in events if isinstance(e, ToolResult)}
+    assert results["r"].is_error and not results["p"].is_error
+    assert results["r"].content == (told or "Tool execution was not approved.")
+
+
 async def test_an_agents_sdk_tool_raising_with_no_failure_handler_names_its_own_error(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:

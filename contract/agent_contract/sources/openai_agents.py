@@ -24,6 +24,11 @@ Its stream carries three kinds of event, read by their ``type``:
   failure handler (``failure_error_function=None``) makes the SDK raise out of the run; the
   same wrapped function hears each such call's exception first, so when the run fails, every
   call whose tool raised (parallel calls too) is told as a failed result of its own class.
+  A call whose approval was refused (``needs_approval``, then ``RunState.reject`` and the run
+  resumed) never runs: the SDK answers it with the rejection text (its own, the formatter's
+  or the caller's ``rejection_message``), built by ``function_rejection_item``, which is
+  wrapped once to note the call; its result is failed as ``approval_rejected`` (the SDK's own
+  name for that outcome) and named for its tool (the resumed run never saw it asked).
 * ``agent_updated_stream_event``: the run starts with, or hands off to, an agent; it becomes a
   ``PhaseMarker`` named after that agent, so the trace shows who answered each step.
 
@@ -110,6 +115,12 @@ _IN_TOOL: ContextVar[_Body | None] = ContextVar("agent_contract_openai_agents_to
 
 _HINT = "Make one with agents.Agent(name=..., instructions=..., ...)."
 
+_REJECTED: ContextVar[dict[str, str] | None] = ContextVar(
+    "agent_contract_openai_agents_rejected", default=None
+)
+"""The run's rejected calls (call id -> tool name), set as ``Runner.run_streamed`` makes the
+run's task (which copies it): where the SDK's rejection items for that run are noted."""
+
 
 async def openai_agents_events(
     agent: Any,
@@ -126,7 +137,7 @@ async def openai_agents_events(
 
     _install_nesting()
     reading = _Reading(agent)
-    result: Any = Runner.run_streamed(agent, input, **reading.prepared(run))
+    result: Any = reading.started(Runner.run_streamed, agent, input, run)
     if on_result is not None:
         on_result(result)
     try:
@@ -146,13 +157,15 @@ class _Reading:
     """One run's SDK stream events read as contract events (the state between them)."""
 
     __slots__ = (
-        "current", "failures", "open", "raised", "reader", "requested", "running", "step",
+        "current", "failures", "open", "raised", "reader", "rejected", "requested", "running",
+        "step",
     )  # fmt: skip
 
     def __init__(self, agent: Any) -> None:
         self.failures: dict[str, str] = {}  # call id -> the class of the error its text reports
         self.running: dict[str, str] = {}  # call id -> tool name, for each function tool running
         self.raised: dict[str, BaseException] = {}  # call id -> what its tool raised out of the run
+        self.rejected: dict[str, str] = {}  # call id -> tool name, each call its approval refused
         self.requested: list[tuple[Any, Any, Any]] = []  # each request: agent, prompt, items
         self.current, self.step = agent, 0
         self.reader: ResponsesReader | None = None
@@ -163,6 +176,15 @@ class _Reading:
         announcing = _announcing(run.get("hooks"), self.requested)
         run = {**run, "hooks": _scoping_hooks(announcing, self.failures, self.running, self.raised)}
         return _noting_failures(run, self.failures)
+
+    def started(self, run_streamed: Any, agent: Any, input: Any, run: dict[str, Any]) -> Any:
+        """``run_streamed(agent, input, ...)`` with ``run`` prepared; the task it makes for the
+        run notes the calls whose approval was refused into this reading."""
+        token = _REJECTED.set(self.rejected)
+        try:
+            return run_streamed(agent, input, **self.prepared(run))
+        finally:
+            _REJECTED.reset(token)
 
     def feed(self, event: Any) -> list[AgentEvent]:
         out: list[AgentEvent] = []
@@ -187,7 +209,7 @@ class _Reading:
                 self.reader = ResponsesReader()  # a closed call: later raw events start afresh
         elif kind == "run_item_stream_event":
             if event.name in _RESULTS:
-                out.append(_result(event.item, self.failures))
+                out.append(_result(event.item, self.failures, self.rejected))
         elif kind == "agent_updated_stream_event":
             self.current = event.new_agent
             out.append(PhaseMarker(name=str(self.current.name)))
@@ -342,6 +364,7 @@ def _install_nesting() -> None:
     if not getattr(current, "_agent_contract_nesting", False):
         set_default_agent_runner(_nesting_runner(AgentRunner, current))
     _install_failure_noting()
+    _install_rejection_noting()
 
 
 def _install_failure_noting() -> None:
@@ -381,6 +404,40 @@ def _note_failures_in(module: Any) -> None:
 
     noting._agent_contract_noting = True  # type: ignore[attr-defined]
     module.maybe_invoke_function_tool_failure_error_function = noting
+
+
+def _install_rejection_noting() -> None:
+    """Note each function call whose approval was refused (``needs_approval``, a
+    ``RunState.reject``): the SDK answers it with ``function_rejection_item`` (the rejection
+    text, its own or the caller's), which no formatter hears when the caller gave the text, so
+    every module's name for it is wrapped (once); it returns what the SDK's returns."""
+    import importlib
+
+    for path in (
+        "agents.run_internal.items",
+        "agents.run_internal.turn_resolution",
+        "agents.run_internal.tool_execution",
+    ):
+        try:
+            module = importlib.import_module(path)
+        except ImportError:  # an SDK laid out otherwise: its formatter still hears most
+            continue
+        current = getattr(module, "function_rejection_item", None)
+        if current is None or getattr(current, "_agent_contract_noting", False):
+            continue
+        module.function_rejection_item = _noting_rejection(current)  # type: ignore[attr-defined]
+
+
+def _noting_rejection(current: Callable[..., Any]) -> Callable[..., Any]:
+    def noting(agent: Any, tool_call: Any, *args: Any, **kwargs: Any) -> Any:
+        item = current(agent, tool_call, *args, **kwargs)
+        rejected, call_id = _REJECTED.get(), _field(tool_call, "call_id")
+        if rejected is not None and call_id is not None:
+            rejected[str(call_id)] = str(_field(tool_call, "name") or "")
+        return item
+
+    noting._agent_contract_noting = True  # type: ignore[attr-defined]
+    return noting
 
 
 def _raised_by_tool(exc: BaseException, running: dict[str, str]) -> ToolResult | None:
@@ -434,7 +491,7 @@ def _nesting_runner(base: type, inner: Any) -> Any:
         reading = _Reading(starting_agent)  # a tool body streams an agent itself: nested too
         token = _IN_TOOL.set(None)  # the run's task: its own tools set theirs
         try:
-            result = inner.run_streamed(starting_agent, input, **reading.prepared(kwargs))
+            result = reading.started(inner.run_streamed, starting_agent, input, kwargs)
         finally:
             _IN_TOOL.reset(token)
         events = result.stream_events
@@ -494,11 +551,14 @@ def _noting_failures(run: dict[str, Any], failures: dict[str, str]) -> dict[str,
     return {**run, "run_config": dataclasses.replace(config, tool_error_formatter=formatter)}
 
 
-def _result(item: Any, failures: dict[str, str]) -> ToolResult:
+def _result(item: Any, failures: dict[str, str], rejected: dict[str, str]) -> ToolResult:
     raw = item.raw_item
     output = getattr(item, "output", None)
     call_id = str(_field(raw, "call_id") or "")
     content = output if output is not None else _field(raw, "output")
+    if call_id in rejected:  # refused, never run: the SDK's own outcome (a resumed run's call
+        failures.pop(call_id, None)  # was asked in the run before: named here)
+        return failed_result(call_id, content, rejected.pop(call_id) or None, "approval_rejected")
     failure = failures.pop(call_id, None)
     if failure is not None:
         return failed_result(call_id, content, None, failure)
