@@ -106,6 +106,24 @@ def _agents_tool(body: Callable[..., Any], **options: Any) -> Callable[[], Any]:
     return source
 
 
+def _agents_guarded(kind: str, behavior: str) -> Callable[[], Any]:
+    """``weather`` under a tool guardrail (``kind``: input or output) that refuses the call,
+    its ``behavior`` the SDK's: ``reject_content`` (the model is told) or ``raise_exception``."""
+
+    def source() -> AsyncIterator[AgentEvent]:
+        import agents
+
+        def refuse(data: Any) -> Any:
+            made = agents.ToolGuardrailFunctionOutput
+            return made.reject_content("weather is off limits") if behavior == "reject_content" \
+                else made.raise_exception()  # fmt: skip
+
+        guardrail = getattr(agents, f"tool_{kind}_guardrail")(refuse)
+        return _agents(agents.function_tool(weather, **{f"tool_{kind}_guardrails": [guardrail]}))
+
+    return source
+
+
 def _agents_unknown() -> AsyncIterator[AgentEvent]:
     from agents import function_tool
 
@@ -140,6 +158,18 @@ AGENTS = [
          _agents_tool(slow, timeout=0.05, timeout_behavior="raise_exception"),
          "ToolTimeoutError", raises=Exception),
     Cell("openai_agents-unknown_tool", "agents", _agents_unknown, "ModelBehaviorError",
+         raises=Exception),
+    Cell("openai_agents-input_guardrail_rejected", "agents",
+         _agents_guarded("input", "reject_content"), "guardrail_rejected",
+         text="weather is off limits"),
+    Cell("openai_agents-output_guardrail_rejected", "agents",
+         _agents_guarded("output", "reject_content"), "guardrail_rejected",
+         text="weather is off limits"),
+    Cell("openai_agents-input_guardrail_raising", "agents",
+         _agents_guarded("input", "raise_exception"), "ToolInputGuardrailTripwireTriggered",
+         raises=Exception),
+    Cell("openai_agents-output_guardrail_raising", "agents",
+         _agents_guarded("output", "raise_exception"), "ToolOutputGuardrailTripwireTriggered",
          raises=Exception),
     Cell("openai_agents-cancelled", "agents", _agents_tool(cancelled), "CancelledError",
          text="An error occurred while running the tool. Please try again."),

@@ -28,7 +28,11 @@ Its stream carries three kinds of event, read by their ``type``:
   resumed) never runs: the SDK answers it with the rejection text (its own, the formatter's
   or the caller's ``rejection_message``), built by ``function_rejection_item``, which is
   wrapped once to note the call; its result is failed as ``approval_rejected`` (the SDK's own
-  name for that outcome) and named for its tool (the resumed run never saw it asked).
+  name for that outcome) and named for its tool (the resumed run never saw it asked). A call a
+  tool guardrail refuses with ``reject_content`` (an input guardrail's: the tool never runs;
+  an output guardrail's: its output replaced) is failed as ``guardrail_rejected``, noted by
+  the SDK's ``_execute_tool_input_guardrails`` / ``_execute_tool_output_guardrails``, each
+  wrapped once; a guardrail's ``raise_exception`` ends the run with its tripwire's class.
 * ``agent_updated_stream_event``: the run starts with, or hands off to, an agent; it becomes a
   ``PhaseMarker`` named after that agent, so the trace shows who answered each step.
 
@@ -115,11 +119,14 @@ _IN_TOOL: ContextVar[_Body | None] = ContextVar("agent_contract_openai_agents_to
 
 _HINT = "Make one with agents.Agent(name=..., instructions=..., ...)."
 
-_REJECTED: ContextVar[dict[str, str] | None] = ContextVar(
+_Refusals = dict[str, tuple[str | None, str]]
+"""Call id -> the tool's name and why the SDK refused the call (its outcome's name)."""
+
+_REJECTED: ContextVar[_Refusals | None] = ContextVar(
     "agent_contract_openai_agents_rejected", default=None
 )
-"""The run's rejected calls (call id -> tool name), set as ``Runner.run_streamed`` makes the
-run's task (which copies it): where the SDK's rejection items for that run are noted."""
+"""The run's refused calls, set as ``Runner.run_streamed`` makes the run's task (which copies
+it): where the SDK's refusals in that run are noted."""
 
 
 async def openai_agents_events(
@@ -165,7 +172,7 @@ class _Reading:
         self.failures: dict[str, str] = {}  # call id -> the class of the error its text reports
         self.running: dict[str, str] = {}  # call id -> tool name, for each function tool running
         self.raised: dict[str, BaseException] = {}  # call id -> what its tool raised out of the run
-        self.rejected: dict[str, str] = {}  # call id -> tool name, each call its approval refused
+        self.rejected: _Refusals = {}  # each call an approval or a guardrail refused
         self.requested: list[tuple[Any, Any, Any]] = []  # each request: agent, prompt, items
         self.current, self.step = agent, 0
         self.reader: ResponsesReader | None = None
@@ -365,6 +372,7 @@ def _install_nesting() -> None:
         set_default_agent_runner(_nesting_runner(AgentRunner, current))
     _install_failure_noting()
     _install_rejection_noting()
+    _install_guardrail_noting()
 
 
 def _install_failure_noting() -> None:
@@ -428,12 +436,48 @@ def _install_rejection_noting() -> None:
         module.function_rejection_item = _noting_rejection(current)  # type: ignore[attr-defined]
 
 
+def _install_guardrail_noting() -> None:
+    """Note each function call a tool guardrail refused with ``reject_content``: an input
+    guardrail's (the tool never runs, no hook hears it) or an output guardrail's (the tool's
+    output is replaced). The SDK's tool runner calls ``_execute_tool_input_guardrails`` and
+    ``_execute_tool_output_guardrails`` by their module's names: each wrapped (once), returning
+    what the SDK's returns; the call is failed as ``guardrail_rejected``."""
+    try:
+        from agents.run_internal import tool_execution as module
+    except ImportError:  # an SDK laid out otherwise: guardrail refusals stay unmarked
+        return
+    for name, refused in (
+        ("_execute_tool_input_guardrails", lambda result: result is not None),
+        ("_execute_tool_output_guardrails", lambda result: getattr(result, "is_rejection", False)),
+    ):
+        current = getattr(module, name, None)
+        if current is not None and not getattr(current, "_agent_contract_noting", False):
+            setattr(module, name, _noting_guardrail(current, refused))
+
+
+def _noting_guardrail(
+    current: Callable[..., Any], refused: Callable[[Any], bool]
+) -> Callable[..., Any]:
+    async def noting(*args: Any, **kwargs: Any) -> Any:
+        result = await current(*args, **kwargs)
+        rejected, context = _REJECTED.get(), kwargs.get("tool_context")
+        call_id = getattr(context, "tool_call_id", None)
+        if rejected is not None and call_id is not None and refused(result):
+            name = _text(getattr(kwargs.get("func_tool"), "name", None))
+            rejected[str(call_id)] = (name, "guardrail_rejected")
+        return result
+
+    noting._agent_contract_noting = True  # type: ignore[attr-defined]
+    return noting
+
+
 def _noting_rejection(current: Callable[..., Any]) -> Callable[..., Any]:
     def noting(agent: Any, tool_call: Any, *args: Any, **kwargs: Any) -> Any:
         item = current(agent, tool_call, *args, **kwargs)
         rejected, call_id = _REJECTED.get(), _field(tool_call, "call_id")
-        if rejected is not None and call_id is not None:
-            rejected[str(call_id)] = str(_field(tool_call, "name") or "")
+        if rejected is not None and call_id is not None:  # (a guardrail's noted first)
+            refusal = (_text(_field(tool_call, "name")), "approval_rejected")
+            rejected.setdefault(str(call_id), refusal)
         return item
 
     noting._agent_contract_noting = True  # type: ignore[attr-defined]
@@ -551,14 +595,15 @@ def _noting_failures(run: dict[str, Any], failures: dict[str, str]) -> dict[str,
     return {**run, "run_config": dataclasses.replace(config, tool_error_formatter=formatter)}
 
 
-def _result(item: Any, failures: dict[str, str], rejected: dict[str, str]) -> ToolResult:
+def _result(item: Any, failures: dict[str, str], rejected: _Refusals) -> ToolResult:
     raw = item.raw_item
     output = getattr(item, "output", None)
     call_id = str(_field(raw, "call_id") or "")
     content = output if output is not None else _field(raw, "output")
-    if call_id in rejected:  # refused, never run: the SDK's own outcome (a resumed run's call
-        failures.pop(call_id, None)  # was asked in the run before: named here)
-        return failed_result(call_id, content, rejected.pop(call_id) or None, "approval_rejected")
+    if call_id in rejected:  # refused: the SDK's own outcome (a resumed run's call was asked
+        failures.pop(call_id, None)  # in the run before: named here)
+        name, outcome = rejected.pop(call_id)
+        return failed_result(call_id, content, name, outcome)
     failure = failures.pop(call_id, None)
     if failure is not None:
         return failed_result(call_id, content, None, failure)
