@@ -183,6 +183,57 @@ async def test_an_agents_sdk_call_whose_approval_is_refused_fails_and_its_siblin
     assert results["r"].content == (told or "Tool execution was not approved.")
 
 
+async def test_a_pydantic_ai_call_whose_approval_is_denied_fails_and_its_sibling_runs(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """``requires_approval``: the run ends with the calls deferred; resumed with Rome's denied
+    (``ToolDenied``), that call fails as ``ToolDenied``, Paris runs, the run is fine, and the
+    model gets pydantic-ai's denial message unchanged."""
+    pytest.importorskip("pydantic_ai")
+    from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, Tool, ToolDenied
+    from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
+
+    from agent_contract.sources.pydantic_ai_stream import pydantic_ai_events
+
+    async def weather(city: str) -> str:
+        """Weather of a city."""
+        return f"sunny in {city}"
+
+    async def stream(messages: list[Any], info: AgentInfo) -> AsyncIterator[Any]:
+        if len(messages) > 1:
+            yield "done"
+            return
+        for index, (call_id, city) in enumerate((("p", "Paris"), ("r", "Rome"))):
+            args = json.dumps({"city": city})
+            yield {index: DeltaToolCall("weather", args, tool_call_id=call_id)}
+
+    model = FunctionModel(stream_function=stream, model_name="scripted-model")
+    agent = Agent(model, output_type=[str, DeferredToolRequests])
+    agent.toolsets[0].add_tool(Tool(weather, requires_approval=True))  # type: ignore[attr-defined]
+    kept: list[Any] = []
+    await run_script(otel_telemetry, pydantic_ai_events(agent, "Weather?", on_result=kept.append),
+                     agent_name="agent")  # fmt: skip
+    assert isinstance(kept[0].output, DeferredToolRequests)
+    otel_telemetry.clear()
+
+    answers = DeferredToolResults(approvals={"p": True, "r": ToolDenied("not Rome")})
+    source = pydantic_ai_events(agent, message_history=kept[0].all_messages(),
+                                deferred_tool_results=answers)  # fmt: skip
+    events = await run_script(otel_telemetry, source, agent_name="agent")
+
+    spans = _by_call(otel_telemetry)
+    assert _failed(spans["r"]) == "ToolDenied"
+    assert (spans["r"].attributes or {})["agent_otel.tool.is_error"] is True
+    _fine(spans["p"])
+    _only_tools_fail(otel_telemetry)
+    points = otel_telemetry.histograms()["gen_ai.execute_tool.duration"]
+    assert [(p.attributes or {}).get("error.type") for p in points if p.attributes and
+            "error.type" in p.attributes] == ["ToolDenied"]  # fmt: skip
+    results = {e.tool_call_id: e for e in events if isinstance(e, ToolResult)}
+    assert results["r"].is_error and not results["p"].is_error
+    assert results["r"].content == "not Rome"
+
+
 async def test_an_agents_sdk_tool_raising_with_no_failure_handler_names_its_own_error(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:
