@@ -234,6 +234,59 @@ async def test_a_pydantic_ai_call_whose_approval_is_denied_fails_and_its_sibling
     assert results["r"].content == "not Rome"
 
 
+class _Nameless(type):
+    """A metaclass whose classes will not say their names (reading one raises)."""
+
+    def __getattribute__(cls, name: str) -> Any:
+        if name == "__qualname__":
+            raise RuntimeError("no name")
+        return super().__getattribute__(name)
+
+
+class Nameless(Exception, metaclass=_Nameless):
+    """What a tool raises whose class will not name itself."""
+
+
+def test_an_error_whose_class_will_not_name_itself_is_named_exception() -> None:
+    from agent_contract.sources._failure import error_name
+
+    assert error_name(Nameless("x")) == "Exception"
+    assert error_name(ToolFailure("x")) == "ToolFailure"
+
+
+async def test_an_agents_sdk_tool_raising_a_nameless_error_still_hands_the_model_its_text(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """The adapter names the failure inside the SDK's failure handling: a class that will not
+    say its name must not turn the SDK's handled failure into one that ends the run."""
+    pytest.importorskip("agents")
+    from agents import Agent, function_tool
+    from agents.testing import assistant_message, function_call
+
+    from agent_contract.sources.openai_agents import openai_agents_events
+
+    from ._fw_openai_agents import scripted
+
+    async def weather(city: str) -> str:
+        """Weather of a city."""
+        raise Nameless(f"no weather for {city}")
+
+    model = scripted([function_call("weather", {"city": "Rome"}, call_id="c1")],
+                     [assistant_message("done")])  # fmt: skip
+    agent = Agent(name="bot", tools=[function_tool(weather)], model=model)
+    kept: list[Any] = []
+    ended: str | None = None
+    try:  # (the class breaks traceback rendering: only its name leaves this block)
+        source = openai_agents_events(agent, "Weather?", on_result=kept.append)
+        await run_script(otel_telemetry, source, agent_name="agent")
+    except Exception as exc:
+        ended = type(exc).__name__
+    assert ended is None
+    assert kept[0].final_output == "done"
+    assert _failed(_by_call(otel_telemetry)["c1"]) == "Exception"
+    _only_tools_fail(otel_telemetry)
+
+
 async def test_an_agents_sdk_tool_raising_with_no_failure_handler_names_its_own_error(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:
