@@ -6,8 +6,9 @@ does not have, being given arguments that fail the framework's validation, or fa
 failure handler of the caller's own. The model asks for that one call (id ``c1``), then
 answers. Each cell holds the same things: the call's ``execute_tool`` span is ERROR with
 ``error.type`` the failure's class (or the framework's own outcome, ``tool_error`` only where
-the framework keeps nothing but text), ``agent_otel.tool.is_error`` where the framework hands
-the failure back as the call's result, the tool duration metric's point carries the same
+the framework keeps nothing but text) and one ``exception`` event of that type (raised, or
+reported for a failure the framework caught), ``agent_otel.tool.is_error`` where the framework
+hands the failure back as the call's result, the tool duration metric's point carries the same
 ``error.type``, and the run and its steps fail only when the framework let the failure end the
 run (``raises``). ``test_tool_failures`` has the shapes with a sibling that succeeds.
 """
@@ -52,6 +53,11 @@ async def slow(city: str) -> str:
     """Weather of a city."""
     await asyncio.sleep(5)
     return f"sunny in {city}"
+
+
+async def cancelled(city: str) -> str:
+    """Weather of a city (what it awaited was cancelled under it)."""
+    raise asyncio.CancelledError
 
 
 @dataclass(frozen=True)
@@ -100,6 +106,24 @@ def _agents_tool(body: Callable[..., Any], **options: Any) -> Callable[[], Any]:
     return source
 
 
+def _agents_guarded(kind: str, behavior: str) -> Callable[[], Any]:
+    """``weather`` under a tool guardrail (``kind``: input or output) that refuses the call,
+    its ``behavior`` the SDK's: ``reject_content`` (the model is told) or ``raise_exception``."""
+
+    def source() -> AsyncIterator[AgentEvent]:
+        import agents
+
+        def refuse(data: Any) -> Any:
+            made = agents.ToolGuardrailFunctionOutput
+            return made.reject_content("weather is off limits") if behavior == "reject_content" \
+                else made.raise_exception()  # fmt: skip
+
+        guardrail = getattr(agents, f"tool_{kind}_guardrail")(refuse)
+        return _agents(agents.function_tool(weather, **{f"tool_{kind}_guardrails": [guardrail]}))
+
+    return source
+
+
 def _agents_unknown() -> AsyncIterator[AgentEvent]:
     from agents import function_tool
 
@@ -135,6 +159,23 @@ AGENTS = [
          "ToolTimeoutError", raises=Exception),
     Cell("openai_agents-unknown_tool", "agents", _agents_unknown, "ModelBehaviorError",
          raises=Exception),
+    Cell("openai_agents-input_guardrail_rejected", "agents",
+         _agents_guarded("input", "reject_content"), "guardrail_rejected",
+         text="weather is off limits"),
+    Cell("openai_agents-output_guardrail_rejected", "agents",
+         _agents_guarded("output", "reject_content"), "guardrail_rejected",
+         text="weather is off limits"),
+    Cell("openai_agents-input_guardrail_raising", "agents",
+         _agents_guarded("input", "raise_exception"), "ToolInputGuardrailTripwireTriggered",
+         raises=Exception),
+    Cell("openai_agents-output_guardrail_raising", "agents",
+         _agents_guarded("output", "raise_exception"), "ToolOutputGuardrailTripwireTriggered",
+         raises=Exception),
+    Cell("openai_agents-cancelled", "agents", _agents_tool(cancelled), "CancelledError",
+         text="An error occurred while running the tool. Please try again."),
+    Cell("openai_agents-cancelled_custom_handler", "agents",
+         _agents_tool(cancelled, failure_error_function=_custom_text), "CancelledError",
+         text="weather is down: _FunctionToolCancelledError"),  # the SDK's wrapper, told
 ]  # fmt: skip
 
 
@@ -199,7 +240,11 @@ class _Refused(Exception):
 
 
 def _langgraph(handle_tool_error: Any, node_handles: Any, *, sync: bool = False,
-               exception: Any = ToolFailure, only: str | None = None) -> Any:  # fmt: skip
+               exception: Any = ToolFailure, only: str | None = None, name: str = "weather",
+               town: bool = False) -> Any:  # fmt: skip
+    """The script asks for ``weather`` with a ``city``: a tool of another ``name`` is a name
+    the model made up; ``town``: the tool wants a ``town`` (its arguments fail validation)."""
+
     def source() -> AsyncIterator[AgentEvent]:
         from langchain_core.tools import StructuredTool
         from langgraph.prebuilt import ToolNode
@@ -218,9 +263,13 @@ def _langgraph(handle_tool_error: Any, node_handles: Any, *, sync: bool = False,
             """Weather of a city."""
             return body(city)
 
+        async def by_town(town: str) -> str:
+            """Weather of a town."""
+            return body(town)
+
         tool = StructuredTool.from_function(
-            func=body if sync else None, coroutine=None if sync else abody, name="weather",
-            description="Weather of a city.", handle_tool_error=handle_tool_error,
+            func=body if sync else None, coroutine=by_town if town else None if sync else abody,
+            name=name, description="Weather of a city.", handle_tool_error=handle_tool_error,
         )  # fmt: skip
         graph = fw.langgraph_graph(tools=ToolNode([tool], handle_tool_errors=node_handles))
         return langgraph_events(graph, {"messages": [("user", "Weather?")]})
@@ -245,6 +294,12 @@ LANGGRAPH = [
          _langgraph(True, False, exception=_tool_exception), "tool_error"),
     Cell("langgraph-tool_exception_handler", "langgraph",
          _langgraph(lambda e: f"down: {e}", False, exception=_tool_exception), "tool_error"),
+    Cell("langgraph-node_handler", "langgraph", _langgraph(False, lambda e: f"down: {e}"),
+         "ToolFailure", text="down: no weather for Paris"),
+    Cell("langgraph-unknown_tool", "langgraph", _langgraph(False, True, name="forecast"),
+         "tool_not_found", text="Error: weather is not a valid tool, try one of [forecast]."),
+    Cell("langgraph-invalid_arguments", "langgraph", _langgraph(False, True, town=True),
+         "ValidationError"),
 ]  # fmt: skip
 
 
@@ -756,6 +811,9 @@ async def test_a_failed_tool_is_marked_and_nothing_else_is(
     for span in spans:
         assert span.status.status_code is StatusCode.ERROR
         assert (span.attributes or {})["error.type"] == cell.error_type
+        thrown = [e for e in span.events if e.name == "exception"]  # raised or reported: one
+        assert len(thrown) == 1, span.events  # (a raised one's type is module-qualified)
+        assert str((thrown[0].attributes or {})["exception.type"]).split(".")[-1] == cell.error_type
     points = otel_telemetry.histograms()["gen_ai.execute_tool.duration"]
     kinds = [(p.attributes or {}).get("error.type") for p in points]
     assert cell.error_type in kinds and sum(p.count for p in points) >= len(spans)

@@ -132,6 +132,161 @@ async def test_an_agents_sdk_callers_error_formatter_still_formats_the_message(
     assert config.tool_error_formatter is formatter  # the caller's config is not changed
 
 
+@pytest.mark.parametrize("told", [None, "not today"], ids=["sdk_text", "callers_text"])
+async def test_an_agents_sdk_call_whose_approval_is_refused_fails_and_its_sibling_runs(
+    told: str | None, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """``needs_approval``: the run stops for approval; resumed with Rome refused (the SDK's
+    text or the caller's), that call fails as the SDK's outcome, Paris runs, the run is fine."""
+    pytest.importorskip("agents")
+    from agents import Agent, function_tool
+    from agents.testing import assistant_message, function_call
+
+    from agent_contract.sources.openai_agents import openai_agents_events
+
+    from ._fw_openai_agents import scripted
+
+    async def weather(city: str) -> str:
+        """Weather of a city."""
+        return f"sunny in {city}"
+
+    asked = (("p", "Paris"), ("r", "Rome"))
+    calls = [function_call("weather", {"city": city}, call_id=cid) for cid, city in asked]
+    model = scripted(calls, [assistant_message("done")])
+    agent = Agent(name="bot", tools=[function_tool(weather, needs_approval=True)], model=model)
+    kept: list[Any] = []
+    source = openai_agents_events(agent, "Weather?", on_result=kept.append)
+    await run_script(otel_telemetry, source, agent_name="agent")
+    assert [s for s in otel_telemetry.spans() if s.status.status_code is StatusCode.ERROR] == []
+    otel_telemetry.clear()
+
+    state = kept[0].to_state()
+    for item in kept[0].interruptions:
+        if item.raw_item.call_id == "r":
+            state.reject(item, rejection_message=told)
+        else:
+            state.approve(item)
+    events = await run_script(otel_telemetry, openai_agents_events(agent, state),
+                              agent_name="agent")  # fmt: skip
+
+    spans = _by_call(otel_telemetry)
+    assert spans["r"].name == "execute_tool weather"
+    assert _failed(spans["r"]) == "approval_rejected"
+    assert (spans["r"].attributes or {})["agent_otel.tool.is_error"] is True
+    _fine(spans["p"])
+    _only_tools_fail(otel_telemetry)
+    points = otel_telemetry.histograms()["gen_ai.execute_tool.duration"]
+    assert sorted(str((p.attributes or {}).get("error.type")) for p in points) == [
+        "None", "approval_rejected"]  # fmt: skip
+    results = {e.tool_call_id: e for e in events if isinstance(e, ToolResult)}
+    assert results["r"].is_error and not results["p"].is_error
+    assert results["r"].content == (told or "Tool execution was not approved.")
+
+
+async def test_a_pydantic_ai_call_whose_approval_is_denied_fails_and_its_sibling_runs(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """``requires_approval``: the run ends with the calls deferred; resumed with Rome's denied
+    (``ToolDenied``), that call fails as ``ToolDenied``, Paris runs, the run is fine, and the
+    model gets pydantic-ai's denial message unchanged."""
+    pytest.importorskip("pydantic_ai")
+    from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, Tool, ToolDenied
+    from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
+
+    from agent_contract.sources.pydantic_ai_stream import pydantic_ai_events
+
+    async def weather(city: str) -> str:
+        """Weather of a city."""
+        return f"sunny in {city}"
+
+    async def stream(messages: list[Any], info: AgentInfo) -> AsyncIterator[Any]:
+        if len(messages) > 1:
+            yield "done"
+            return
+        for index, (call_id, city) in enumerate((("p", "Paris"), ("r", "Rome"))):
+            args = json.dumps({"city": city})
+            yield {index: DeltaToolCall("weather", args, tool_call_id=call_id)}
+
+    model = FunctionModel(stream_function=stream, model_name="scripted-model")
+    agent = Agent(model, output_type=[str, DeferredToolRequests])
+    agent.toolsets[0].add_tool(Tool(weather, requires_approval=True))  # type: ignore[attr-defined]
+    kept: list[Any] = []
+    await run_script(otel_telemetry, pydantic_ai_events(agent, "Weather?", on_result=kept.append),
+                     agent_name="agent")  # fmt: skip
+    assert isinstance(kept[0].output, DeferredToolRequests)
+    otel_telemetry.clear()
+
+    answers = DeferredToolResults(approvals={"p": True, "r": ToolDenied("not Rome")})
+    source = pydantic_ai_events(agent, message_history=kept[0].all_messages(),
+                                deferred_tool_results=answers)  # fmt: skip
+    events = await run_script(otel_telemetry, source, agent_name="agent")
+
+    spans = _by_call(otel_telemetry)
+    assert _failed(spans["r"]) == "ToolDenied"
+    assert (spans["r"].attributes or {})["agent_otel.tool.is_error"] is True
+    _fine(spans["p"])
+    _only_tools_fail(otel_telemetry)
+    points = otel_telemetry.histograms()["gen_ai.execute_tool.duration"]
+    assert [(p.attributes or {}).get("error.type") for p in points if p.attributes and
+            "error.type" in p.attributes] == ["ToolDenied"]  # fmt: skip
+    results = {e.tool_call_id: e for e in events if isinstance(e, ToolResult)}
+    assert results["r"].is_error and not results["p"].is_error
+    assert results["r"].content == "not Rome"
+
+
+class _Nameless(type):
+    """A metaclass whose classes will not say their names (reading one raises)."""
+
+    def __getattribute__(cls, name: str) -> Any:
+        if name == "__qualname__":
+            raise RuntimeError("no name")
+        return super().__getattribute__(name)
+
+
+class Nameless(Exception, metaclass=_Nameless):
+    """What a tool raises whose class will not name itself."""
+
+
+def test_an_error_whose_class_will_not_name_itself_is_named_exception() -> None:
+    from agent_contract.sources._failure import error_name
+
+    assert error_name(Nameless("x")) == "Exception"
+    assert error_name(ToolFailure("x")) == "ToolFailure"
+
+
+async def test_an_agents_sdk_tool_raising_a_nameless_error_still_hands_the_model_its_text(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """The adapter names the failure inside the SDK's failure handling: a class that will not
+    say its name must not turn the SDK's handled failure into one that ends the run."""
+    pytest.importorskip("agents")
+    from agents import Agent, function_tool
+    from agents.testing import assistant_message, function_call
+
+    from agent_contract.sources.openai_agents import openai_agents_events
+
+    from ._fw_openai_agents import scripted
+
+    async def weather(city: str) -> str:
+        """Weather of a city."""
+        raise Nameless(f"no weather for {city}")
+
+    model = scripted([function_call("weather", {"city": "Rome"}, call_id="c1")],
+                     [assistant_message("done")])  # fmt: skip
+    agent = Agent(name="bot", tools=[function_tool(weather)], model=model)
+    kept: list[Any] = []
+    ended: str | None = None
+    try:  # (the class breaks traceback rendering: only its name leaves this block)
+        source = openai_agents_events(agent, "Weather?", on_result=kept.append)
+        await run_script(otel_telemetry, source, agent_name="agent")
+    except Exception as exc:
+        ended = type(exc).__name__
+    assert ended is None
+    assert kept[0].final_output == "done"
+    assert _failed(_by_call(otel_telemetry)["c1"]) == "Exception"
+    _only_tools_fail(otel_telemetry)
+
+
 async def test_an_agents_sdk_tool_raising_with_no_failure_handler_names_its_own_error(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:

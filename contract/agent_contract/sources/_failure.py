@@ -34,5 +34,12 @@ def failed_result(call_id: str, content: Any, name: str | None, error_type: str)
 
 
 def error_name(error: object) -> str:
-    """An exception's class name, as ``error.type`` spells an exception (no module path)."""
-    return type(error).__qualname__
+    """An exception's class name, as ``error.type`` spells an exception (no module path);
+    ``Exception`` for a class that will not say its name as a string (a metaclass whose
+    attributes raise): the adapter reads it inside the framework's own handling of the
+    failure, where raising would change what the agent does."""
+    try:
+        name = type(error).__qualname__
+    except Exception:
+        return "Exception"
+    return name if type(name) is str and name else "Exception"

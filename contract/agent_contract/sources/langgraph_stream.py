@@ -15,7 +15,8 @@ where the callbacks did not see the request: a model may set its own ids on its 
   final ``tool_calls``, ``usage_metadata`` (cache reads and reasoning included) and
   ``response_metadata`` (``model_name``, ``finish_reason`` or ``stop_reason``, ``id``); the
   tool node's ``ToolMessage``\\ s become ``ToolResult`` (``status="error"`` an error result,
-  its ``error_type`` the exception class LangGraph's own error message names),
+  its ``error_type`` the exception class LangGraph's own error message names, or
+  ``tool_not_found`` for its answer to a tool name the model made up),
   and the next LLM call after results starts a new step.
 
 Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call, through
@@ -80,6 +81,12 @@ __all__ = ["langgraph_events"]
 # LangGraph's ToolNode error message: "Error: {repr(exception)}\n Please fix your mistakes."
 _TEMPLATE_ERROR = re.compile(r"Error: ([A-Za-z_][A-Za-z0-9_.]{0,127})\(")
 _TEMPLATE_END = "\n Please fix your mistakes."
+# ToolNode's answer to a call of a tool it does not have (no tool ran, no callback saw it)
+_NOT_A_TOOL = " is not a valid tool, try one of ["
+# ToolNode's own wrapper of the error the tool's arguments failed with (``ValidationError``):
+# not named, so the class the tool raised (its scope saw it) names the failure, as it does
+# under ToolNode's default handler, whose message names no class
+_WRAPPERS = frozenset({"ToolInvocationError"})
 _MSG = "messages"
 _MODES = (_MSG, "updates")  # what the adapter reads
 _PARAMS = {"ls_temperature": "temperature", "ls_max_tokens": "max_tokens", "ls_stop": "stop"}
@@ -898,16 +905,25 @@ def _end(call: _Call, message: Any) -> Iterator[AgentEvent]:
 def _result(message: Any) -> ToolResult:
     call_id, content = str(message.tool_call_id), message.content
     if message.status == "error":
-        return failed_result(call_id, content, message.name, _error_type(content))
+        return failed_result(call_id, content, message.name, _error_type(content, message.name))
     return ToolResult(tool_call_id=call_id, content=content, name=message.name)
 
 
-def _error_type(content: Any) -> str:
+def _error_type(content: Any, name: Any) -> str:
     """The exception class a ``ToolNode`` error message names, when it is LangGraph's own
     template (``handle_tool_errors=True``: ``Error: ToolFailure('...')`` and a fixed last line);
-    ``tool_error`` for a message of the caller's own."""
+    ``tool_not_found`` for its answer to a tool name the model made up (``Error: <name> is not
+    a valid tool, try one of [...].``, named for that call); ``tool_error`` for a message of
+    the caller's own."""
+    if (
+        isinstance(content, str)
+        and isinstance(name, str)
+        and content.startswith(f"Error: {name}{_NOT_A_TOOL}")
+        and content.endswith("].")
+    ):
+        return "tool_not_found"
     if isinstance(content, str) and content.endswith(_TEMPLATE_END):
         found = _TEMPLATE_ERROR.match(content)
-        if found is not None:
+        if found is not None and found.group(1) not in _WRAPPERS:
             return found.group(1)
     return "tool_error"

@@ -24,6 +24,15 @@ Its stream carries three kinds of event, read by their ``type``:
   failure handler (``failure_error_function=None``) makes the SDK raise out of the run; the
   same wrapped function hears each such call's exception first, so when the run fails, every
   call whose tool raised (parallel calls too) is told as a failed result of its own class.
+  A call whose approval was refused (``needs_approval``, then ``RunState.reject`` and the run
+  resumed) never runs: the SDK answers it with the rejection text (its own, the formatter's
+  or the caller's ``rejection_message``), built by ``function_rejection_item``, which is
+  wrapped once to note the call; its result is failed as ``approval_rejected`` (the SDK's own
+  name for that outcome) and named for its tool (the resumed run never saw it asked). A call a
+  tool guardrail refuses with ``reject_content`` (an input guardrail's: the tool never runs;
+  an output guardrail's: its output replaced) is failed as ``guardrail_rejected``, noted by
+  the SDK's ``_execute_tool_input_guardrails`` / ``_execute_tool_output_guardrails``, each
+  wrapped once; a guardrail's ``raise_exception`` ends the run with its tripwire's class.
 * ``agent_updated_stream_event``: the run starts with, or hands off to, an agent; it becomes a
   ``PhaseMarker`` named after that agent, so the trace shows who answered each step.
 
@@ -110,6 +119,15 @@ _IN_TOOL: ContextVar[_Body | None] = ContextVar("agent_contract_openai_agents_to
 
 _HINT = "Make one with agents.Agent(name=..., instructions=..., ...)."
 
+_Refusals = dict[str, tuple[str | None, str]]
+"""Call id -> the tool's name and why the SDK refused the call (its outcome's name)."""
+
+_REJECTED: ContextVar[_Refusals | None] = ContextVar(
+    "agent_contract_openai_agents_rejected", default=None
+)
+"""The run's refused calls, set as ``Runner.run_streamed`` makes the run's task (which copies
+it): where the SDK's refusals in that run are noted."""
+
 
 async def openai_agents_events(
     agent: Any,
@@ -126,7 +144,7 @@ async def openai_agents_events(
 
     _install_nesting()
     reading = _Reading(agent)
-    result: Any = Runner.run_streamed(agent, input, **reading.prepared(run))
+    result: Any = reading.started(Runner.run_streamed, agent, input, run)
     if on_result is not None:
         on_result(result)
     try:
@@ -146,13 +164,15 @@ class _Reading:
     """One run's SDK stream events read as contract events (the state between them)."""
 
     __slots__ = (
-        "current", "failures", "open", "raised", "reader", "requested", "running", "step",
+        "current", "failures", "open", "raised", "reader", "rejected", "requested", "running",
+        "step",
     )  # fmt: skip
 
     def __init__(self, agent: Any) -> None:
         self.failures: dict[str, str] = {}  # call id -> the class of the error its text reports
         self.running: dict[str, str] = {}  # call id -> tool name, for each function tool running
         self.raised: dict[str, BaseException] = {}  # call id -> what its tool raised out of the run
+        self.rejected: _Refusals = {}  # each call an approval or a guardrail refused
         self.requested: list[tuple[Any, Any, Any]] = []  # each request: agent, prompt, items
         self.current, self.step = agent, 0
         self.reader: ResponsesReader | None = None
@@ -163,6 +183,15 @@ class _Reading:
         announcing = _announcing(run.get("hooks"), self.requested)
         run = {**run, "hooks": _scoping_hooks(announcing, self.failures, self.running, self.raised)}
         return _noting_failures(run, self.failures)
+
+    def started(self, run_streamed: Any, agent: Any, input: Any, run: dict[str, Any]) -> Any:
+        """``run_streamed(agent, input, ...)`` with ``run`` prepared; the task it makes for the
+        run notes the calls whose approval was refused into this reading."""
+        token = _REJECTED.set(self.rejected)
+        try:
+            return run_streamed(agent, input, **self.prepared(run))
+        finally:
+            _REJECTED.reset(token)
 
     def feed(self, event: Any) -> list[AgentEvent]:
         out: list[AgentEvent] = []
@@ -187,7 +216,7 @@ class _Reading:
                 self.reader = ResponsesReader()  # a closed call: later raw events start afresh
         elif kind == "run_item_stream_event":
             if event.name in _RESULTS:
-                out.append(_result(event.item, self.failures))
+                out.append(_result(event.item, self.failures, self.rejected))
         elif kind == "agent_updated_stream_event":
             self.current = event.new_agent
             out.append(PhaseMarker(name=str(self.current.name)))
@@ -342,6 +371,8 @@ def _install_nesting() -> None:
     if not getattr(current, "_agent_contract_nesting", False):
         set_default_agent_runner(_nesting_runner(AgentRunner, current))
     _install_failure_noting()
+    _install_rejection_noting()
+    _install_guardrail_noting()
 
 
 def _install_failure_noting() -> None:
@@ -349,11 +380,21 @@ def _install_failure_noting() -> None:
     docstring): the SDK's ``maybe_invoke_function_tool_failure_error_function``, which every
     function tool's invoker calls with the exception and the call's ``ToolContext``, wrapped
     once; it returns what the SDK's returns. Outside a tool body of a run streamed here it
-    only passes the call on."""
-    try:
-        from agents import tool as module
-    except ImportError:  # pragma: no cover - the SDK is there whenever a run starts
-        return
+    only passes the call on. The SDK's tool runner imports it by name for a tool whose body
+    was cancelled (``CancelledError``, which no formatter hears): its name there is wrapped
+    too, so a cancelled call is a failure of that class like any other."""
+    import importlib
+
+    for path in ("agents.tool", "agents.run_internal.tool_execution"):
+        try:
+            module = importlib.import_module(path)
+        except ImportError:  # an SDK laid out otherwise: its formatter still hears the rest
+            continue
+        _note_failures_in(module)
+
+
+def _note_failures_in(module: Any) -> None:
+    """``module``'s name for the SDK's failure handler caller, wrapped (once)."""
     current = getattr(module, "maybe_invoke_function_tool_failure_error_function", None)
     if current is None or getattr(current, "_agent_contract_noting", False):
         return  # an SDK without it (its formatter still sees the default handler's failures)
@@ -371,6 +412,76 @@ def _install_failure_noting() -> None:
 
     noting._agent_contract_noting = True  # type: ignore[attr-defined]
     module.maybe_invoke_function_tool_failure_error_function = noting
+
+
+def _install_rejection_noting() -> None:
+    """Note each function call whose approval was refused (``needs_approval``, a
+    ``RunState.reject``): the SDK answers it with ``function_rejection_item`` (the rejection
+    text, its own or the caller's), which no formatter hears when the caller gave the text, so
+    every module's name for it is wrapped (once); it returns what the SDK's returns."""
+    import importlib
+
+    for path in (
+        "agents.run_internal.items",
+        "agents.run_internal.turn_resolution",
+        "agents.run_internal.tool_execution",
+    ):
+        try:
+            module = importlib.import_module(path)
+        except ImportError:  # an SDK laid out otherwise: its formatter still hears most
+            continue
+        current = getattr(module, "function_rejection_item", None)
+        if current is None or getattr(current, "_agent_contract_noting", False):
+            continue
+        module.function_rejection_item = _noting_rejection(current)  # type: ignore[attr-defined]
+
+
+def _install_guardrail_noting() -> None:
+    """Note each function call a tool guardrail refused with ``reject_content``: an input
+    guardrail's (the tool never runs, no hook hears it) or an output guardrail's (the tool's
+    output is replaced). The SDK's tool runner calls ``_execute_tool_input_guardrails`` and
+    ``_execute_tool_output_guardrails`` by their module's names: each wrapped (once), returning
+    what the SDK's returns; the call is failed as ``guardrail_rejected``."""
+    try:
+        from agents.run_internal import tool_execution as module
+    except ImportError:  # an SDK laid out otherwise: guardrail refusals stay unmarked
+        return
+    for name, refused in (
+        ("_execute_tool_input_guardrails", lambda result: result is not None),
+        ("_execute_tool_output_guardrails", lambda result: getattr(result, "is_rejection", False)),
+    ):
+        current = getattr(module, name, None)
+        if current is not None and not getattr(current, "_agent_contract_noting", False):
+            setattr(module, name, _noting_guardrail(current, refused))
+
+
+def _noting_guardrail(
+    current: Callable[..., Any], refused: Callable[[Any], bool]
+) -> Callable[..., Any]:
+    async def noting(*args: Any, **kwargs: Any) -> Any:
+        result = await current(*args, **kwargs)
+        rejected, context = _REJECTED.get(), kwargs.get("tool_context")
+        call_id = getattr(context, "tool_call_id", None)
+        if rejected is not None and call_id is not None and refused(result):
+            name = _text(getattr(kwargs.get("func_tool"), "name", None))
+            rejected[str(call_id)] = (name, "guardrail_rejected")
+        return result
+
+    noting._agent_contract_noting = True  # type: ignore[attr-defined]
+    return noting
+
+
+def _noting_rejection(current: Callable[..., Any]) -> Callable[..., Any]:
+    def noting(agent: Any, tool_call: Any, *args: Any, **kwargs: Any) -> Any:
+        item = current(agent, tool_call, *args, **kwargs)
+        rejected, call_id = _REJECTED.get(), _field(tool_call, "call_id")
+        if rejected is not None and call_id is not None:  # (a guardrail's noted first)
+            refusal = (_text(_field(tool_call, "name")), "approval_rejected")
+            rejected.setdefault(str(call_id), refusal)
+        return item
+
+    noting._agent_contract_noting = True  # type: ignore[attr-defined]
+    return noting
 
 
 def _raised_by_tool(exc: BaseException, running: dict[str, str]) -> ToolResult | None:
@@ -424,7 +535,7 @@ def _nesting_runner(base: type, inner: Any) -> Any:
         reading = _Reading(starting_agent)  # a tool body streams an agent itself: nested too
         token = _IN_TOOL.set(None)  # the run's task: its own tools set theirs
         try:
-            result = inner.run_streamed(starting_agent, input, **reading.prepared(kwargs))
+            result = reading.started(inner.run_streamed, starting_agent, input, kwargs)
         finally:
             _IN_TOOL.reset(token)
         events = result.stream_events
@@ -484,11 +595,15 @@ def _noting_failures(run: dict[str, Any], failures: dict[str, str]) -> dict[str,
     return {**run, "run_config": dataclasses.replace(config, tool_error_formatter=formatter)}
 
 
-def _result(item: Any, failures: dict[str, str]) -> ToolResult:
+def _result(item: Any, failures: dict[str, str], rejected: _Refusals) -> ToolResult:
     raw = item.raw_item
     output = getattr(item, "output", None)
     call_id = str(_field(raw, "call_id") or "")
     content = output if output is not None else _field(raw, "output")
+    if call_id in rejected:  # refused: the SDK's own outcome (a resumed run's call was asked
+        failures.pop(call_id, None)  # in the run before: named here)
+        name, outcome = rejected.pop(call_id)
+        return failed_result(call_id, content, name, outcome)
     failure = failures.pop(call_id, None)
     if failure is not None:
         return failed_result(call_id, content, None, failure)

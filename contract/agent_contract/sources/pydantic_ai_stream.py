@@ -13,8 +13,9 @@ streams each node's own events (``node.stream(run.ctx)``):
 * a call-tools node runs the tools that response asked for: each ``FunctionToolCallEvent``
   becomes a ``ToolCall`` (function tools only: an output tool is the answer, not a call),
   each ``FunctionToolResultEvent`` a ``ToolResult`` (a retry prompt, or a return whose
-  ``outcome`` is failed or retried, is an error result whose ``error_type`` names the
-  pydantic-ai exception behind it: ``ModelRetry``, ``ValidationError``, ``ToolFailed``),
+  ``outcome`` is failed, retried or denied, is an error result whose ``error_type`` names
+  the pydantic-ai class behind it: ``ModelRetry``, ``ValidationError``, ``ToolFailed``,
+  ``ToolDenied`` for a call whose approval was refused),
   and a ``StepBoundary`` closes the step;
 * an answer the run sends back (an output validator's ``ModelRetry``, output that failed
   validation, no output: the next request carries pydantic-ai's ``RetryFeedbackPart``) is an
@@ -71,9 +72,10 @@ from agent_contract.sources._require import expect, require
 
 __all__ = ["pydantic_ai_events"]
 
-# A tool return the model sees as an error (pydantic-ai 2.x: a ToolReturnPart whose outcome is
-# not "success"; older versions sent a RetryPromptPart instead).
-_ERROR_OUTCOMES = frozenset({"failed", "retried"})
+# A tool return that says its call failed (pydantic-ai 2.x: a ToolReturnPart whose outcome is
+# one of these; older versions sent a RetryPromptPart instead): failed and retried reach the
+# model as errors, denied (never run) as an ordinary result saying so.
+_ERROR_OUTCOMES = frozenset({"failed", "retried", "denied"})
 _HINT = "Make one with pydantic_ai.Agent(model, ...)."
 
 
@@ -455,8 +457,12 @@ def _failure(outcome: str, content: Any) -> str:
 
     ``retried`` is a ``ModelRetry`` (raised by the tool, or pydantic-ai's own for an unknown
     tool name), or pydantic's ``ValidationError`` when the arguments failed validation (the
-    content is then the list of errors); ``failed`` is a ``ToolFailed``.
+    content is then the list of errors); ``failed`` is a ``ToolFailed``; ``denied`` is the
+    ``ToolDenied`` its approval was answered with (the call never ran; pydantic-ai hands the
+    model its message as an ordinary result, unchanged here).
     """
     if outcome == "failed":
         return "ToolFailed"
+    if outcome == "denied":
+        return "ToolDenied"
     return "ValidationError" if isinstance(content, list) else "ModelRetry"
