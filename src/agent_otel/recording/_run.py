@@ -23,7 +23,7 @@ from agent_otel.identity._identity import identity_of, make_identity, with_ident
 from ._costs import cost_attributes, plus
 from ._encodable import checked, id_text
 from ._errors import fail_span, mark_error, record_error
-from ._settings import RunSettings
+from ._settings import RunSettings, run_metric_attributes
 from ._span import known_start, start_span
 from ._usage import Tokens
 from .content._capture import TextBuffer, buffer_for
@@ -127,8 +127,7 @@ class Run:
         if identity:  # runs started below inherit the ids through the context
             parent = with_identity(identity, parent)
         self.nested = get_value(_IN_RUN, parent) is True
-        self.parent = set_value(_IN_RUN, True, parent)  # every span below: inside a run
-        parent = self.parent
+        self.parent = parent = set_value(_IN_RUN, True, parent)  # every span below: in a run
         self.inference_calls = 0
         self.tool_calls = 0
         # Span attributes only: the ids never reach a metric (cardinality).
@@ -137,11 +136,9 @@ class Run:
         # Before the span: starting it may already count a repaired value.
         self.anomalies: dict[str, int] = {}
         self.recording = False
-        attributes: dict[str, AttributeValue] = {A.OPERATION_NAME: A.OP_INVOKE_AGENT}
-        if settings.agent_name:
-            attributes[A.AGENT_NAME] = settings.agent_name
-        if settings.provider and settings.conventions.agent_provider:
-            attributes[A.PROVIDER_NAME] = settings.provider
+        attributes = settings.run_metric_attributes
+        if attributes is None:  # a name or provider that is no exact str: built for this run
+            attributes = run_metric_attributes(settings)
         self.metric_attributes = attributes.copy()
         # Attributes known now go in at span start, where samplers and processors see them.
         # What the wrapper's options give is checked once per wrapper (figure 2, per run);
@@ -149,7 +146,7 @@ class Run:
         key = _start_key(settings)
         start = settings.starts.get(key) if key is not None else None
         if start is None:
-            attributes.update(settings.agent_attributes)
+            attributes = {**attributes, **settings.agent_attributes}
             if settings.agent_description:
                 attributes[A.AGENT_DESCRIPTION] = settings.agent_description
             if settings.agent_id:  # span only: an id per agent, never a metric dimension

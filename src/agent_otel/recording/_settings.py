@@ -34,6 +34,9 @@ class RunSettings:
     ``starts``: the span starts this wrapper's runs checked once (``_span.known_start``).
     ``handlers``: the event classes this wrapper's runs have read, with their handlers
     (``_read.handler_for``): each run's dispatch table starts as a copy.
+    ``run_metric_attributes``: the agent run's metric attributes these settings make, built
+    once (each run copies them: figure 2, per run); None when its name or provider is not an
+    exact ``str``, whose run builds its own (no method of such a value runs here).
     """
 
     tracer: Tracer
@@ -60,6 +63,14 @@ class RunSettings:
     pending_interval: float | None = None
     starts: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
     handlers: dict[type, Any] = field(default_factory=dict, compare=False, repr=False)
+    run_metric_attributes: dict[str, AttributeValue] | None = field(
+        default=None, init=False, compare=False, repr=False
+    )
+
+    def __post_init__(self) -> None:
+        name, provider = self.agent_name, self.provider
+        if (name is None or type(name) is str) and (provider is None or type(provider) is str):
+            object.__setattr__(self, "run_metric_attributes", run_metric_attributes(self))
 
     def for_run(self) -> RunSettings:
         """The settings of one run: these, with the run's own content accounts when its
@@ -74,3 +85,14 @@ class RunSettings:
     def currency(self) -> str:
         """The currency every cost of this run is in (the price table's; USD without one)."""
         return self.prices.currency if self.prices is not None else "USD"
+
+
+def run_metric_attributes(settings: RunSettings) -> dict[str, AttributeValue]:
+    """The agent run's metric attributes: its operation, name and (where the conventions list
+    it on the agent span) provider, as the options give them (checked where recorded)."""
+    attributes: dict[str, AttributeValue] = {A.OPERATION_NAME: A.OP_INVOKE_AGENT}
+    if settings.agent_name:
+        attributes[A.AGENT_NAME] = settings.agent_name
+    if settings.provider and settings.conventions.agent_provider:
+        attributes[A.PROVIDER_NAME] = settings.provider
+    return attributes
