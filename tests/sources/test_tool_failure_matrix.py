@@ -831,3 +831,64 @@ async def test_a_failed_tool_is_marked_and_nothing_else_is(
     else:
         assert run.status.status_code is StatusCode.ERROR
     assert otel_telemetry.open_spans() == []
+
+
+# --- A tool raising CancelledError where the framework then waits forever --------------------
+# LlamaIndex's workflow and AutoGen's run_stream never end when a tool body raises
+# CancelledError (the framework alone, untraced, hangs the same way). The caller's own time
+# limit is the only way out: it must still end every span, the call's marked, and leave none
+# of the framework's tasks behind.
+
+
+def _llama_index_cancelled() -> AsyncIterator[AgentEvent]:
+    from llama_index.core.agent.workflow import FunctionAgent
+    from llama_index.core.base.llms.types import ToolCallBlock
+
+    from agent_contract.sources.llama_index_stream import llama_index_events
+
+    from . import _fw_llama_index as fl
+
+    call = ToolCallBlock(tool_call_id="c1", tool_name="cancelled", tool_kwargs=ARGS)
+    built = FunctionAgent(name="bot", tools=[cancelled], llm=fl.replies(call, "done"),
+                          streaming=True)  # fmt: skip
+    return llama_index_events(built, "Weather?")
+
+
+HANGING = [
+    pytest.param("llama_index.core", _llama_index_cancelled, id="llama_index"),
+    pytest.param("autogen_agentchat", _autogen(cancelled), id="autogen"),
+]
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize(("package", "source"), HANGING)
+async def test_a_caller_time_limit_ends_a_run_its_framework_hangs_on_a_cancelled_tool(
+    package: str,
+    source: Callable[[], AsyncIterator[AgentEvent]],
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    pytest.importorskip(package)
+    called = asyncio.Event()
+
+    async def noting() -> AsyncIterator[AgentEvent]:
+        async for event in source():
+            if type(event).__name__ == "ToolCall":
+                called.set()
+            yield event
+
+    run = asyncio.ensure_future(run_script(otel_telemetry, noting(), agent_name="agent"))
+    await asyncio.wait_for(called.wait(), 20)
+    await asyncio.sleep(0.3)  # the body raised; the framework now waits forever
+    assert not run.done()
+    run.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await run
+
+    assert otel_telemetry.open_spans() == []
+    assert otel_telemetry.span("invoke_agent agent").status.status_code is StatusCode.ERROR
+    (call,) = _failed_calls(otel_telemetry)
+    assert (call.attributes or {})["gen_ai.tool.call.id"] == "c1"
+    assert call.status.status_code is StatusCode.ERROR
+    await asyncio.sleep(0.3)  # the framework's run, cancelled in the background, ends
+    left = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    assert left == []
