@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -892,3 +893,25 @@ async def test_a_caller_time_limit_ends_a_run_its_framework_hangs_on_a_cancelled
     await asyncio.sleep(0.3)  # the framework's run, cancelled in the background, ends
     left = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
     assert left == []
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="a task tells its cancel from 3.11 on")
+async def test_tool_bodies_raising_cancelled_error_fail_their_calls(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """Both LangGraph calls' bodies raise CancelledError themselves (what they awaited was
+    cancelled under them; their tasks were not): each call failed, not merely cut short."""
+    pytest.importorskip("langgraph")
+    source = _langgraph(False, True, exception=asyncio.CancelledError)
+    with pytest.raises(Exception) as raised:  # LangGraph's NodeCancelledError
+        await run_script(otel_telemetry, source(), agent_name="agent")
+
+    calls = _failed_calls(otel_telemetry)
+    assert len(calls) == 2
+    kinds = {"CancelledError", type(raised.value).__name__}  # the run's: the one it names
+    for call in calls:
+        assert call.status.status_code is StatusCode.ERROR
+        assert (call.attributes or {})["error.type"] in kinds
+    assert "CancelledError" in {(c.attributes or {})["error.type"] for c in calls}
+    assert otel_telemetry.open_spans() == []
