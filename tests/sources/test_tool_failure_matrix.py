@@ -367,7 +367,9 @@ AUTOGEN = [  # the workbench turns every failure into text: the model's text is 
 # --- smolagents: ToolCallingAgent on OpenAIModel over the OpenAI SDK's mock transport -------
 
 
-def _smolagents(name: str = "weather", args: str = '{"city": "Rome"}') -> Any:
+def _smolagents(
+    name: str = "weather", args: str = '{"city": "Rome"}', exception: Any = ToolFailure
+) -> Any:
     def source() -> AsyncIterator[AgentEvent]:
         from smolagents import OpenAIModel, ToolCallingAgent, tool
 
@@ -382,7 +384,7 @@ def _smolagents(name: str = "weather", args: str = '{"city": "Rome"}') -> Any:
             Args:
                 city: the city.
             """
-            raise ToolFailure(f"no weather for {city}")
+            raise exception(f"no weather for {city}")
 
         turns: list[int] = []
 
@@ -914,4 +916,28 @@ async def test_tool_bodies_raising_cancelled_error_fail_their_calls(
         assert call.status.status_code is StatusCode.ERROR
         assert (call.attributes or {})["error.type"] in kinds
     assert "CancelledError" in {(c.attributes or {})["error.type"] for c in calls}
+    assert otel_telemetry.open_spans() == []
+
+
+@pytest.mark.timeout(30)
+async def test_a_smolagents_tool_raising_past_the_framework_is_no_success(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A sync tool raising CancelledError (a BaseException smolagents does not catch): the run
+    raises it, the same object, and its call fails with it; no result is made up for it."""
+    pytest.importorskip("smolagents")
+    events: list[AgentEvent] = []
+
+    async def kept() -> AsyncIterator[AgentEvent]:
+        async for event in _smolagents(exception=asyncio.CancelledError)():
+            events.append(event)
+            yield event
+
+    with pytest.raises(asyncio.CancelledError, match="no weather for Rome"):
+        await run_script(otel_telemetry, kept(), agent_name="agent")
+
+    assert not [e for e in events if isinstance(e, ToolResult)]
+    (call,) = _failed_calls(otel_telemetry)
+    assert call.status.status_code is StatusCode.ERROR
+    assert (call.attributes or {})["error.type"] == "CancelledError"
     assert otel_telemetry.open_spans() == []
