@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -366,7 +367,9 @@ AUTOGEN = [  # the workbench turns every failure into text: the model's text is 
 # --- smolagents: ToolCallingAgent on OpenAIModel over the OpenAI SDK's mock transport -------
 
 
-def _smolagents(name: str = "weather", args: str = '{"city": "Rome"}') -> Any:
+def _smolagents(
+    name: str = "weather", args: str = '{"city": "Rome"}', exception: Any = ToolFailure
+) -> Any:
     def source() -> AsyncIterator[AgentEvent]:
         from smolagents import OpenAIModel, ToolCallingAgent, tool
 
@@ -381,7 +384,7 @@ def _smolagents(name: str = "weather", args: str = '{"city": "Rome"}') -> Any:
             Args:
                 city: the city.
             """
-            raise ToolFailure(f"no weather for {city}")
+            raise exception(f"no weather for {city}")
 
         turns: list[int] = []
 
@@ -830,4 +833,111 @@ async def test_a_failed_tool_is_marked_and_nothing_else_is(
             assert results[0].content == cell.text
     else:
         assert run.status.status_code is StatusCode.ERROR
+    assert otel_telemetry.open_spans() == []
+
+
+# --- A tool raising CancelledError where the framework then waits forever --------------------
+# LlamaIndex's workflow and AutoGen's run_stream never end when a tool body raises
+# CancelledError (the framework alone, untraced, hangs the same way). The caller's own time
+# limit is the only way out: it must still end every span, the call's marked, and leave none
+# of the framework's tasks behind.
+
+
+def _llama_index_cancelled() -> AsyncIterator[AgentEvent]:
+    from llama_index.core.agent.workflow import FunctionAgent
+    from llama_index.core.base.llms.types import ToolCallBlock
+
+    from agent_contract.sources.llama_index_stream import llama_index_events
+
+    from . import _fw_llama_index as fl
+
+    call = ToolCallBlock(tool_call_id="c1", tool_name="cancelled", tool_kwargs=ARGS)
+    built = FunctionAgent(name="bot", tools=[cancelled], llm=fl.replies(call, "done"),
+                          streaming=True)  # fmt: skip
+    return llama_index_events(built, "Weather?")
+
+
+HANGING = [
+    pytest.param("llama_index.core", _llama_index_cancelled, id="llama_index"),
+    pytest.param("autogen_agentchat", _autogen(cancelled), id="autogen"),
+]
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize(("package", "source"), HANGING)
+async def test_a_caller_time_limit_ends_a_run_its_framework_hangs_on_a_cancelled_tool(
+    package: str,
+    source: Callable[[], AsyncIterator[AgentEvent]],
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    pytest.importorskip(package)
+    called = asyncio.Event()
+
+    async def noting() -> AsyncIterator[AgentEvent]:
+        async for event in source():
+            if type(event).__name__ == "ToolCall":
+                called.set()
+            yield event
+
+    run = asyncio.ensure_future(run_script(otel_telemetry, noting(), agent_name="agent"))
+    await asyncio.wait_for(called.wait(), 20)
+    await asyncio.sleep(0.3)  # the body raised; the framework now waits forever
+    assert not run.done()
+    run.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await run
+
+    assert otel_telemetry.open_spans() == []
+    assert otel_telemetry.span("invoke_agent agent").status.status_code is StatusCode.ERROR
+    (call,) = _failed_calls(otel_telemetry)
+    assert (call.attributes or {})["gen_ai.tool.call.id"] == "c1"
+    assert call.status.status_code is StatusCode.ERROR
+    await asyncio.sleep(0.3)  # the framework's run, cancelled in the background, ends
+    left = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    assert left == []
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="a task tells its cancel from 3.11 on")
+async def test_tool_bodies_raising_cancelled_error_fail_their_calls(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """Both LangGraph calls' bodies raise CancelledError themselves (what they awaited was
+    cancelled under them; their tasks were not): each call failed, not merely cut short."""
+    pytest.importorskip("langgraph")
+    source = _langgraph(False, True, exception=asyncio.CancelledError)
+    with pytest.raises(Exception) as raised:  # LangGraph's NodeCancelledError
+        await run_script(otel_telemetry, source(), agent_name="agent")
+
+    calls = _failed_calls(otel_telemetry)
+    assert len(calls) == 2
+    kinds = {"CancelledError", type(raised.value).__name__}  # the run's: the one it names
+    for call in calls:
+        assert call.status.status_code is StatusCode.ERROR
+        assert (call.attributes or {})["error.type"] in kinds
+    assert "CancelledError" in {(c.attributes or {})["error.type"] for c in calls}
+    assert otel_telemetry.open_spans() == []
+
+
+@pytest.mark.timeout(30)
+async def test_a_smolagents_tool_raising_past_the_framework_is_no_success(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A sync tool raising CancelledError (a BaseException smolagents does not catch): the run
+    raises it, the same object, and its call fails with it; no result is made up for it."""
+    pytest.importorskip("smolagents")
+    events: list[AgentEvent] = []
+
+    async def kept() -> AsyncIterator[AgentEvent]:
+        async for event in _smolagents(exception=asyncio.CancelledError)():
+            events.append(event)
+            yield event
+
+    with pytest.raises(asyncio.CancelledError, match="no weather for Rome"):
+        await run_script(otel_telemetry, kept(), agent_name="agent")
+
+    assert not [e for e in events if isinstance(e, ToolResult)]
+    (call,) = _failed_calls(otel_telemetry)
+    assert call.status.status_code is StatusCode.ERROR
+    assert (call.attributes or {})["error.type"] == "CancelledError"
     assert otel_telemetry.open_spans() == []

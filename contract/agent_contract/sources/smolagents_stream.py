@@ -415,6 +415,14 @@ class _Reader:
             return  # the model call raised: smolagents yields the step, then re-raises
         yield from self._end()
         error = getattr(step, "error", None)
+        if error is None and self.tools and getattr(step, "observations", None) is None:
+            # a tool raised past smolagents (a BaseException: CancelledError, KeyboardInterrupt):
+            # it yields the step, then re-raises: no result is known, the calls stay open for
+            # the run's end to mark, and the step too (only the model's usage is told)
+            usage = _usage(step)
+            if usage is not None:
+                yield usage
+            return
         failed = _failed_call(self.tools, error) if error is not None else None
         for call_id, name in self.tools.items():
             if call_id == failed:

@@ -45,6 +45,7 @@ agent's name) under the span current there, the tool's.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from collections.abc import AsyncIterator, Callable
@@ -318,11 +319,12 @@ def _parsed(arguments: Any) -> Any:
 class _Activation:
     """Makes one context current for a tool body; restores the previous one after.
 
-    An exception leaving the body (an ``Exception``: a cancellation is a body cut short, not
-    failing) is noted on its call (``ToolCall.body_error``): a result the framework made of it
-    that names no class is named by it, and a run that ends while the call is open marks the
-    call failed with it (``RunRecorder.finish``). A body entered again (a retry of the same
-    call) starts with nothing noted (nor an MCP server's failed answer)."""
+    An exception leaving the body (an ``Exception``, or a ``CancelledError`` the body raised
+    while its task was not being cancelled: a cancel of its task is a body cut short, not
+    failing, ``_failed``) is noted on its call (``ToolCall.body_error``): a result the
+    framework made of it that names no class is named by it, and a run that ends while the call
+    is open marks the call failed with it (``RunRecorder.finish``). A body entered again (a
+    retry of the same call) starts with nothing noted (nor an MCP server's failed answer)."""
 
     __slots__ = ("_context", "_token", "_tool")
 
@@ -347,7 +349,7 @@ class _Activation:
         traceback: TracebackType | None,
     ) -> None:
         tool = self._tool  # type(): the error's __class__ is never read
-        if tool is not None and error is not None and issubclass(type(error), Exception):
+        if tool is not None and error is not None and _failed(type(error)):
             tool.body_error = error
         token, self._token = self._token, None
         if token is not None:
@@ -355,6 +357,24 @@ class _Activation:
                 deactivate(token)
             except ValueError:  # exited in another context (a generator resumed elsewhere)
                 pass
+
+
+def _failed(kind: type[BaseException]) -> bool:
+    """An exception of class ``kind`` leaving a tool body is the body failing: an ``Exception``,
+    or a ``CancelledError`` the body raised itself (what it awaited was cancelled under it)
+    while its task is not being cancelled. A cancel of its task (the run stopped, a sibling
+    failed) cuts it short instead, as does any cancellation outside a task (a thread) or where
+    a task cannot tell (Python 3.10)."""
+    if issubclass(kind, Exception):
+        return True
+    if not issubclass(kind, asyncio.CancelledError):
+        return False
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # no running loop: a thread
+        return False
+    cancelling = getattr(task, "cancelling", None)  # Python 3.11+: else cut short, as before
+    return callable(cancelling) and cancelling() == 0
 
 
 def _hook(
