@@ -19,6 +19,8 @@ import pytest
 
 from agent_otel import __version__
 
+pytestmark = pytest.mark.heavy  # builds the sdist and the wheel, 7 s: run by the heavy suite
+
 ROOT = Path(__file__).resolve().parents[1]
 NAME = f"agent_otel-{__version__}"
 SDIST_FOLDERS = ("src", "contract", "tests", "examples", "benchmarks", "docs", "exporters", "tools")

@@ -72,6 +72,8 @@ from agent_otel.remote.a2a import trace_a2a_client, trace_a2a_executor
 from agent_otel.testing import InMemoryTelemetry
 from test_hostile_endings import HostileTracerProvider
 
+pytestmark = pytest.mark.heavy  # real servers on loopback, 10 s: run by the heavy suite
+
 
 # --- the remote agent: an a2a-sdk server whose executor runs an agent traced by otel_wrapper ---
 class WeatherExecutor(AgentExecutor):
