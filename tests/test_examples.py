@@ -19,6 +19,8 @@ from agent_contract.protocol import Message
 from agent_otel.testing import InMemoryTelemetry
 from otlp_receiver import receiving
 
+pytestmark = pytest.mark.heavy  # every example in a process of its own, 7 s: run by the heavy suite
+
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 

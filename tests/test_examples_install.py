@@ -21,6 +21,8 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
+pytestmark = pytest.mark.heavy  # each example in a blocked interpreter, 3 s: run by the heavy suite
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 EXTRA = re.compile(r"^Extras?: (?:none\b|(?P<names>``[\w-]+``(?:, ``[\w-]+``)*))", re.M)

@@ -667,6 +667,7 @@ def _scrub_cost(unit: str, size: int, tries: int = 3) -> float:
     return best
 
 
+@pytest.mark.heavy  # megabytes scrubbed twice each, timed: run by the heavy suite
 @pytest.mark.parametrize("unit", HOSTILE)
 def test_hostile_repetitions_cost_time_linear_in_their_length(unit: str) -> None:
     small, large = _scrub_cost(unit, 20_000), _scrub_cost(unit, 160_000)
@@ -674,6 +675,7 @@ def test_hostile_repetitions_cost_time_linear_in_their_length(unit: str) -> None
     assert large < 24 * small + 0.05, (small, large)
 
 
+@pytest.mark.heavy  # megabytes scrubbed twice each, timed: run by the heavy suite
 @pytest.mark.parametrize("unit", ["redis-cli -a ", "[REDACTED:x len=1] token=abc123 "])
 def test_a_text_of_many_finds_costs_time_linear_in_its_length(unit: str) -> None:
     """Each find was cut around the markers with a copy of every marker after its first one:

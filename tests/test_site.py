@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.heavy  # the whole site (.ci/run builds it again): the heavy suite
+
 ROOT = Path(__file__).resolve().parents[1]
 
 pytest.importorskip("mkdocs")
