@@ -24,7 +24,6 @@ something has imported util-genai's handler: agent-otel never imports util-genai
 from __future__ import annotations
 
 import copy
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -37,12 +36,12 @@ from opentelemetry.trace import INVALID_SPAN_CONTEXT, NonRecordingSpan, Span
 from agent_otel._guard import report
 
 from ._context import COVERED
+from ._methods import MARK, guard_methods
 
 MODULE = "opentelemetry.util.genai.handler"
 _CLASS = "TelemetryHandler"
 TOLD = ("invoke_local_agent", "workflow", "tool")
 """The handler's methods whose invocation tells what our run and tool spans tell."""
-_MARK = "_agent_otel_stand_down"
 _STAND_IN = "_agent_otel_stand_in"
 
 
@@ -97,7 +96,7 @@ def _in_our_run(kwargs: dict[str, Any]) -> bool:
         return False  # theirs is recorded: a second span, not a failed call
 
 
-def _guarded(theirs: Callable[..., Any]) -> Callable[..., Any]:
+def _guarded(name: str, theirs: Callable[..., Any]) -> Callable[..., Any]:
     def guard(self: Any, *args: Any, **kwargs: Any) -> Any:
         if not _in_our_run(kwargs):
             return theirs(self, *args, **kwargs)
@@ -108,20 +107,11 @@ def _guarded(theirs: Callable[..., Any]) -> Callable[..., Any]:
             return theirs(self, *args, **kwargs)
         return theirs(quiet, *args, **kwargs)
 
-    setattr(guard, _MARK, theirs)
+    setattr(guard, MARK, theirs)
     return guard
 
 
 def guard_handler() -> int:
     """Guard util-genai's handler's :data:`TOLD` methods if it is loaded and not yet guarded;
     how many were."""
-    cls = getattr(sys.modules.get(MODULE), _CLASS, None)
-    if not isinstance(cls, type):
-        return 0
-    guarded = 0
-    for name in TOLD:
-        theirs = vars(cls).get(name)
-        if callable(theirs) and not hasattr(theirs, _MARK):
-            setattr(cls, name, _guarded(theirs))
-            guarded += 1
-    return guarded
+    return guard_methods(MODULE, _CLASS, TOLD, _guarded)

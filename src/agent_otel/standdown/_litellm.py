@@ -20,18 +20,17 @@ call (an embeddings request, an image, any call outside our chat spans) it runs 
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from typing import Any
 
 from agent_otel._guard import report
 
 from ._context import told_call
+from ._methods import MARK, guard_methods
 
 MODULE = "litellm.integrations.opentelemetry"
 _CLASS = "OpenTelemetry"
 _HANDLERS = ("_handle_success", "_handle_failure")
-_MARK = "_agent_otel_stand_down"
 CHAT_CALLS = frozenset(
     {"completion", "acompletion", "text_completion", "atext_completion", "responses",
      "aresponses", "anthropic_messages"}
@@ -58,20 +57,11 @@ def _guarded(name: str, theirs: Callable[..., Any]) -> Callable[..., Any]:
                 end(kwargs, args[2])
         return None
 
-    setattr(guard, _MARK, theirs)
+    setattr(guard, MARK, theirs)
     return guard
 
 
 def guard_litellm() -> int:
     """Guard LiteLLM's OpenTelemetry callback's handlers if it is loaded and not yet guarded;
     how many were."""
-    cls = getattr(sys.modules.get(MODULE), _CLASS, None)
-    if not isinstance(cls, type):
-        return 0
-    guarded = 0
-    for name in _HANDLERS:
-        theirs = vars(cls).get(name)
-        if callable(theirs) and not hasattr(theirs, _MARK):
-            setattr(cls, name, _guarded(name, theirs))
-            guarded += 1
-    return guarded
+    return guard_methods(MODULE, _CLASS, _HANDLERS, _guarded)
