@@ -163,13 +163,8 @@ class ToolScope:
         return self.__exit__(kind, error, traceback)
 
 
-class _NoScope(ToolScope):
-    """The scope of a call no tracer claims: nothing happens."""
-
-    __slots__ = ()
-
-
-_NO_SCOPE = _NoScope()
+_NO_SCOPE = ToolScope()
+"""The scope of a call no tracer claims: nothing happens."""
 
 
 class _Guarded(ToolScope):

@@ -140,8 +140,8 @@ def hint_own_variables(env: Mapping[str, str] | None = None, *, again: bool = Fa
     _variables_read.append(True)
     names = os.environ if env is None else env
     known = OWN_VARIABLES | _TOOLING
+    ours = {variable.removeprefix(_PREFIX): variable for variable in OWN_VARIABLES}
     for name in sorted(n for n in names if n.startswith(_PREFIX) and n not in known):
-        ours = {variable.removeprefix(_PREFIX): variable for variable in OWN_VARIABLES}
         near = [ours[n] for n in difflib.get_close_matches(name.removeprefix(_PREFIX), ours, n=1)]
         warn_once(
             "variable", name,

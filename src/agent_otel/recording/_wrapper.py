@@ -347,9 +347,7 @@ def traced_return(
     if error is None:
         _end_run(recorder, settings, A.END_EXHAUSTED, None, value, result)
         return
-    interrupted = text_of(type(error).__name__) == INTERRUPTED_ERROR
-    _end_run(recorder, settings, A.END_INTERRUPTED if interrupted else A.END_ERROR, error,
-             _DONE, result)  # fmt: skip
+    _end_run(recorder, settings, _raised(error), error, _DONE, result)
 
 
 def _end_run(
@@ -386,8 +384,14 @@ def _outcome(future: Any) -> tuple[str, BaseException | None, Any]:
         error = future.exception()
     if error is None:
         return A.END_EXHAUSTED, None, future.result()
+    return _raised(error), error, _DONE
+
+
+def _raised(error: BaseException) -> str:
+    """The end reason of a run its agent raised ``error`` in: an ``AgentInterruptedError``
+    (recognised by class name, like events) is a pause, anything else a failure."""
     interrupted = text_of(type(error).__name__) == INTERRUPTED_ERROR
-    return (A.END_INTERRUPTED if interrupted else A.END_ERROR), error, _DONE
+    return A.END_INTERRUPTED if interrupted else A.END_ERROR
 
 
 class _Pulled:
@@ -515,9 +519,7 @@ async def _traced(
         end_reason, error = (A.END_CLOSED_EARLY, None) if exc is thrown else (A.END_CANCELLED, exc)
         raise
     except BaseException as exc:
-        # An AgentInterruptedError (recognised by class name, like events) is a pause.
-        interrupted = text_of(type(exc).__name__) == INTERRUPTED_ERROR
-        end_reason, error = (A.END_INTERRUPTED if interrupted else A.END_ERROR), exc
+        end_reason, error = _raised(exc), exc
         if exc is thrown:  # the consumer's own exception, back from the agent (or from us)
             end_reason, error = A.END_CLOSED_EARLY, None
         raise
