@@ -159,3 +159,38 @@ def test_the_keyword_check_finds_a_keyword_no_callable_takes() -> None:
     text = "`f(a=1, b=2)`, `obj.f(c=3)`, g(z=1)\n" + "-" * 80 + "\n`f(bb=1)`: did you mean 'b'?"
     assert misused_keywords(text, public) == ["f(b=...)"]
     assert misused_keywords("async def f(b=1): ...\nf(b=2)", public) == []
+
+
+# A path of a file the source names: a folder or more, then a file of a kind the repo holds.
+SOURCE_PATH = re.compile(r"(?<![\w/.])((?:[\w.\-]+/)+[\w.\-]+\.(?:md|py|yaml|yml|json|toml|txt))\b")
+# Where a path named in a module is read from: the repository, the packages, the module's own
+# folder. A path inside a third-party package the module names is that package's, not ours.
+THEIRS = {"integrations/opentelemetry.py"}  # LiteLLM's own callback module
+
+
+def unresolved(text: str, here: Path) -> list[str]:
+    roots = (ROOT, ROOT / "src", ROOT / "src" / "agent_otel", ROOT / "contract")
+    roots += (ROOT / "contract" / "agent_contract", here)
+    return [
+        path
+        for path in SOURCE_PATH.findall(text)
+        if path not in THEIRS and not any((root / path).exists() for root in roots)
+    ]
+
+
+def test_every_path_the_source_names_exists() -> None:
+    """A docstring or comment that points a reader at a file (``docs/export.md``,
+    ``tests/semconv/registry.yaml``) points at one in the repository: one moved, renamed or
+    outside it (a design note the package does not ship) sends the reader nowhere."""
+    modules = sorted([*(ROOT / "src").rglob("*.py"), *(ROOT / "contract").rglob("*.py")])
+    missing = [
+        f"{module.relative_to(ROOT)}: {path}"
+        for module in modules
+        for path in unresolved(module.read_text(), module.parent)
+    ]
+    assert not missing, f"the source names files the repository does not hold: {missing}"
+
+
+def test_the_path_check_finds_a_path_outside_the_repository() -> None:
+    text = "see ``docs/export.md``, ``shared/semconv/registry.yaml`` and tools/call, a/b.py."
+    assert unresolved(text, ROOT / "src") == ["shared/semconv/registry.yaml", "a/b.py"]

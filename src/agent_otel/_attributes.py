@@ -1,9 +1,10 @@
 """Every attribute key, span name, metric name and bucket list the middleware emits.
 
 One module, so a key is never a loose string elsewhere. ``gen_ai.*`` keys follow the GenAI
-semantic conventions v1.41.1 (``shared/semconv/registry.yaml``); the agent and tool duration
-metrics follow the development names the official ``opentelemetry-util-genai`` emits. Our own
-keys use the ``agent_otel.`` prefix, never ``gen_ai.``.
+semantic conventions v1.41.1 (the registry vendored as ``tests/semconv/registry.yaml``); the
+agent and tool duration metrics follow the development names the official
+``opentelemetry-util-genai`` emits. Our own keys use the ``agent_otel.`` prefix, never
+``gen_ai.``.
 """
 
 from __future__ import annotations
