@@ -222,3 +222,22 @@ def test_readme_is_a_short_tour() -> None:
     found = [next((h for h in headings if h.startswith(s)), None) for s in README_SECTIONS]
     assert None not in found, f"missing sections: {README_SECTIONS} in {headings}"
     assert found == sorted(found, key=headings.index), "the sections' order"
+
+
+def unlisted(index: str, pages: list[str]) -> list[str]:
+    """The pages the index's list links to none of: a page only other pages link to is one
+    a reader browsing the index never finds."""
+    listed = set(re.findall(r"^- \[[^\]]*\]\(([^)#\s]+)", index, re.MULTILINE))
+    return sorted(page for page in pages if page not in listed)
+
+
+def test_the_index_lists_every_page() -> None:
+    """docs/README.md, the site's index, lists every other page of docs/."""
+    pages = [p.name for p in sorted((ROOT / "docs").glob("*.md")) if p.name != "README.md"]
+    missing = unlisted((ROOT / "docs" / "README.md").read_text(), pages)
+    assert not missing, f"docs/README.md lists no entry for {missing}"
+
+
+def test_the_index_check_finds_a_page_only_linked_in_prose() -> None:
+    index = "- [a.md](a.md): a\n- [b](b.md#part): b\n\nSee [c.md](c.md).\n"
+    assert unlisted(index, ["a.md", "b.md", "c.md"]) == ["c.md"]

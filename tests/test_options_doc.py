@@ -6,6 +6,7 @@ functions are built from; ``**options: Unpack[SomeTypedDict]`` counts each key o
 
 from __future__ import annotations
 
+import ast
 import inspect
 import re
 import typing
@@ -103,3 +104,62 @@ def test_typed_keyword_options_count_each_key() -> None:
 def test_pages_that_mention_options_point_here() -> None:
     for page in ("README.md", "docs/tracing.md", "docs/configure.md"):
         assert "options.md" in (ROOT / page).read_text(), page
+
+
+ENV = r"[A-Z][A-Z0-9]*_[A-Z0-9_]+"  # a variable named as the default: read, not a literal
+
+
+def literal_defaults(section: str) -> dict[str, str]:
+    """Each option whose default cell is one backticked literal per name, by name (``| `a`,
+    `b` | `1`, `2` |``); a default told in words (the global ones, a variable) is not read."""
+    found: dict[str, str] = {}
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if not line.startswith("| `") or len(cells) < 2:
+            continue
+        names = re.findall(r"`(\w+)`", cells[0])
+        values = re.fullmatch(r"`([^`]+)`(?:, `([^`]+)`)*", cells[1])
+        literals = re.findall(r"`([^`]+)`", cells[1]) if values else []
+        if len(literals) == len(names) and not any(re.fullmatch(ENV, v) for v in literals):
+            found.update(zip(names, literals, strict=True))
+    return found
+
+
+NOT_A_SETTING = object()  # an option the settings hold under another name, or resolved
+
+
+def _default_of(title: str, name: str) -> object:
+    """The default the code gives ``name``: the signature's, else (``otel_wrapper()``'s
+    options, a TypedDict with none) the settings a run starts from with no options."""
+    parameter = inspect.signature(DOCUMENTED[title]).parameters.get(name)
+    if parameter is not None and parameter.default is not inspect.Parameter.empty:
+        return parameter.default
+    from agent_otel.recording._options import settings_from
+
+    value = getattr(settings_from({}), name, NOT_A_SETTING)
+    return value if type(value) is bool else NOT_A_SETTING  # a flag is kept as given
+
+
+@pytest.mark.parametrize("title", DOCUMENTED)
+def test_every_literal_default_is_the_codes(title: str) -> None:
+    wrong = []
+    for name, said in literal_defaults(sections(PAGE.read_text())[title]).items():
+        actual = _default_of(title, name)
+        if actual is NOT_A_SETTING:
+            continue
+        try:
+            value = ast.literal_eval(said)
+        except (ValueError, SyntaxError):  # an address, a name: its text
+            value = said
+        if value != actual or type(value) is not type(actual):
+            wrong.append(f"{name}: documented {said}, is {actual!r}")
+    assert not wrong, f"docs/options.md, {title}: {wrong}"
+
+
+def test_the_default_check_reads_literals_only() -> None:
+    section = (
+        "| option | default | meaning |\n|---|---|---|\n| `a` | `True` | x |\n"
+        "| `b`, `c` | `1`, `'x'` | y |\n| `d` | the global one | z |\n| `e` | `V`, else `2` | w |\n"
+        "| `f` | `127.0.0.1` | v |\n| `g` | `OTEL_X_Y` | u |\n"
+    )
+    assert literal_defaults(section) == {"a": "True", "b": "1", "c": "'x'", "f": "127.0.0.1"}

@@ -1,9 +1,10 @@
 """Every attribute key, span name, metric name and bucket list the middleware emits.
 
 One module, so a key is never a loose string elsewhere. ``gen_ai.*`` keys follow the GenAI
-semantic conventions v1.41.1 (``shared/semconv/registry.yaml``); the agent and tool duration
-metrics follow the development names the official ``opentelemetry-util-genai`` emits. Our own
-keys use the ``agent_otel.`` prefix, never ``gen_ai.``.
+semantic conventions v1.41.1 (the registry vendored as ``tests/semconv/registry.yaml``); the
+agent and tool duration metrics follow the development names the official
+``opentelemetry-util-genai`` emits. Our own keys use the ``agent_otel.`` prefix, never
+``gen_ai.``.
 """
 
 from __future__ import annotations
@@ -188,6 +189,9 @@ EVENT_PHASE: Final = "agent_otel.phase"
 EVENT_ERROR: Final = "agent_otel.error"
 EVENT_INTERRUPT: Final = "agent_otel.interrupt"
 EVENT_ANOMALY: Final = "agent_otel.anomaly"
+# The attributes of our own span events: short keys, scoped by the event's name.
+EVENT_PHASE_NAME: Final = "name"  # on agent_otel.phase: the phase
+EVENT_ANOMALY_KIND: Final = "kind"  # on agent_otel.anomaly: the repair
 # The SDK's exception event (semconv exception.*), written by us so a hostile exception cannot
 # stop it (see recording/_span.py).
 EVENT_EXCEPTION: Final = "exception"

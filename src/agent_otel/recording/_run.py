@@ -195,7 +195,7 @@ class Run:
         count = self.anomalies.get(kind, 0) + 1
         self.anomalies[kind] = count
         if self.recording and sum(self.anomalies.values()) <= MAX_ANOMALY_EVENTS:
-            self.span.add_event(A.EVENT_ANOMALY, {"kind": kind}, timestamp=self.now())
+            self.span.add_event(A.EVENT_ANOMALY, {A.EVENT_ANOMALY_KIND: kind}, timestamp=self.now())
 
     def add_cost(self, cost: float | None) -> None:
         self.cost = plus(self.cost, cost)
@@ -244,7 +244,7 @@ class Run:
     def phase(self, name: Any) -> None:
         if self.recording and isinstance(name, str):
             self.span.set_attribute(A.PHASE, name)
-            self.span.add_event(A.EVENT_PHASE, {"name": name}, timestamp=self.now())
+            self.span.add_event(A.EVENT_PHASE, {A.EVENT_PHASE_NAME: name}, timestamp=self.now())
 
     def final(self, output_type: str, value: Any) -> None:
         """A terminal answer (``MessageFinal`` / ``StructuredFinal``)."""
