@@ -981,3 +981,132 @@ async def test_a_calls_progress_notifications_are_told_in_its_own_tool_span(
     for cid, x, _ in calls:
         assert told[cid] == [(float(n), tools[cid]) for n in range(1, x + 1)], cid
         assert answers[cid] == str(x)
+
+
+# --- What a result asks for mid-call (the 2026-07-28 revision's InputRequiredResult) ----------
+
+
+def _asking_server(ask: str, started: Any, released: Any) -> Any:
+    """An MCP 2.x server whose ``ask`` tool asks the client, through a resolver, for what
+    ``ask`` names (``sample``: the client's model, ``elicit``: the user, ``roots``: its roots;
+    on the 2026-07-28 revision, by answering the call with an ``InputRequiredResult``), and
+    whose ``wait`` tool answers once ``released`` is set (``started`` is set when it runs)."""
+    from typing import Annotated
+
+    from mcp import types
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.resolve import Elicit, ListRoots, Resolve, Sample
+    from pydantic import BaseModel
+
+    calc = MCPServer(_mcp.SERVER_NAME)
+
+    class Name(BaseModel):
+        name: str
+
+    def question() -> Any:
+        if ask == "sample":
+            text = types.TextContent(type="text", text="hi")
+            return Sample([types.SamplingMessage(role="user", content=text)], max_tokens=5)
+        return Elicit("Your name?", Name) if ask == "elicit" else ListRoots()
+
+    async def asking(answer: Any) -> str:
+        return type(answer).__name__
+
+    asking.__annotations__["answer"] = Annotated[Any, Resolve(question)]
+    calc.tool(name="ask")(asking)
+
+    @calc.tool()
+    async def wait(x: int) -> str:
+        """Answer once released."""
+        started.set()
+        await released.wait()
+        return str(x)
+
+    return calc
+
+
+@pytest.mark.parametrize("ask", ["sample", "elicit", "roots"])
+async def test_a_callback_a_result_asks_for_runs_in_its_own_call_while_another_is_in_flight(
+    otel_telemetry: InMemoryTelemetry, ask: str
+) -> None:
+    """On the 2026-07-28 revision a server asks the client mid-call by answering the call with
+    an ``InputRequiredResult``; the MCP SDK 2.x's ``Client`` runs the callback from the calling
+    body, between two requests of that call. With another tool's call in flight on the same
+    session at that moment, the callback (and the run it starts) stays under its own call's
+    tool span, not the one in flight; the caller's run counts the callback run's tokens not."""
+    import anyio
+    from mcp import Client, types
+    from mcp.client._memory import InMemoryTransport
+    from opentelemetry import trace
+
+    from agent_contract.protocol import (
+        FunctionCall,
+        LLMCallEnd,
+        LLMCallStart,
+        TextDelta,
+        ToolCall,
+        ToolResult,
+        Usage,
+    )
+    from agent_contract.scope import McpServer, tool_scope
+
+    started, released = anyio.Event(), anyio.Event()
+    seen: list[int] = []
+
+    async def answer(*args: Any) -> Any:
+        seen.append(trace.get_current_span().get_span_context().span_id)
+
+        async def helper() -> Any:
+            yield LLMCallStart(model="helper")
+            yield TextDelta(text="ok")
+            yield Usage(input_tokens=100, output_tokens=50)
+            yield LLMCallEnd(model="helper")
+
+        async for _ in otel_telemetry.wrapper(agent_name="helper")(helper()):
+            pass
+        released.set()  # the other call answers only now: it was in flight throughout
+        text = types.TextContent(type="text", text="ok")
+        if ask == "sample":
+            return types.CreateMessageResult(role="assistant", content=text, model="helper")
+        if ask == "elicit":
+            return types.ElicitResult(action="accept", content={"name": "Ada"})
+        return types.ListRootsResult(roots=[types.Root(uri="file:///work")])
+
+    callback = {"sample": "sampling_callback", "elicit": "elicitation_callback",
+                "roots": "list_roots_callback"}[ask]  # fmt: skip
+    answers: dict[str, str] = {}
+    transport = InMemoryTransport(_asking_server(ask, started, released))
+    async with Client(transport, **{callback: answer}) as client:
+        server = McpServer(name=_mcp.SERVER_NAME)
+
+        async def body(cid: str, name: str, arguments: dict[str, Any]) -> None:
+            if name == "ask":
+                await started.wait()  # the other call is in flight
+            with tool_scope(cid, name, mcp=server):
+                result = await client.call_tool(name, arguments)
+            answers[cid] = str(result.content[0].text)  # type: ignore[union-attr]
+
+        async def agent() -> Any:
+            yield LLMCallStart(model="m")
+            yield ToolCall(id="c1", function=FunctionCall(name="wait", arguments='{"x": 1}'))
+            yield ToolCall(id="c2", function=FunctionCall(name="ask", arguments="{}"))
+            yield Usage(input_tokens=10, output_tokens=1)
+            yield LLMCallEnd(model="m")
+            async with anyio.create_task_group() as group:
+                group.start_soon(body, "c1", "wait", {"x": 1})
+                group.start_soon(body, "c2", "ask", {})
+            for cid in ("c1", "c2"):
+                yield ToolResult(tool_call_id=cid, content=answers[cid])
+
+        with anyio.fail_after(10):
+            async for _ in otel_telemetry.wrapper(agent_name="calc")(agent()):
+                pass
+
+    assert answers["c1"] == "1" and answers["c2"] != ""
+    asked = otel_telemetry.span("execute_tool ask")
+    assert seen == [asked.context.span_id]
+    helper = otel_telemetry.span("invoke_agent helper")
+    assert helper.parent is not None and helper.parent.span_id == asked.context.span_id
+    root = dict(otel_telemetry.span("invoke_agent calc").attributes or {})
+    tokens = (root["agent_otel.usage.input_tokens"], root["agent_otel.usage.output_tokens"])
+    assert tokens == (10, 1)

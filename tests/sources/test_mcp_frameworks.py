@@ -652,3 +652,54 @@ async def test_an_mcp_one_servers_sampling_request_runs_under_the_tool_call_it_s
     [sampler] = tool["children"]
     assert sampler["name"] == "invoke_agent sampler"
     assert [c["name"] for c in sampler["children"][0]["children"]] == ["chat sampler"]
+
+
+async def test_an_mcp_one_servers_log_messages_are_told_in_the_tool_call_they_serve(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A server tool logs to the client (``notifications/message``) while it serves a call;
+    the session hands it to the client's ``logging_callback`` on its receiving task, opened
+    before the run: a log line or span the callback wrote was outside the run's trace. It now
+    runs in the tool call's span, the message passed through as the server sent it."""
+    import importlib.util
+
+    if importlib.util.find_spec("mcp.shared._otel") is not None:
+        pytest.skip("the MCP SDK 2.x's in-memory client sends no log messages on 2026-07-28")
+    from mcp.server.fastmcp import Context, FastMCP
+    from mcp.shared.memory import create_connected_server_and_client_session
+    from opentelemetry import trace
+
+    from agent_contract.protocol import FunctionCall, LLMCallEnd, LLMCallStart, ToolCall, ToolResult
+    from agent_contract.scope import McpServer, tool_scope
+
+    server = FastMCP(_mcp.SERVER_NAME)
+
+    async def chatty(x: int, ctx: Any) -> str:
+        """Log, then answer."""
+        await ctx.info(f"working on {x}")
+        return str(x)
+
+    chatty.__annotations__["ctx"] = Context  # (the SDK finds its context by the annotation)
+    server.tool()(chatty)
+    told: list[tuple[Any, int]] = []
+
+    async def logged(params: Any) -> None:
+        told.append((params.data, trace.get_current_span().get_span_context().span_id))
+
+    async with create_connected_server_and_client_session(
+        server._mcp_server, logging_callback=logged
+    ) as session:
+
+        async def agent() -> AsyncIterator[AgentEvent]:
+            yield LLMCallStart(model="m")
+            yield ToolCall(id="c1", function=FunctionCall(name="chatty", arguments='{"x": 1}'))
+            yield LLMCallEnd(model="m")
+            with tool_scope("c1", "chatty", mcp=McpServer(name=_mcp.SERVER_NAME)):
+                answer = await session.call_tool("chatty", {"x": 1})
+            yield ToolResult(tool_call_id="c1", content=str(answer.content))
+
+        async for _ in otel_telemetry.wrapper(agent_name="calc")(agent()):
+            pass
+
+    tool = otel_telemetry.span("execute_tool chatty")
+    assert told == [("working on 1", tool.context.span_id)]

@@ -38,7 +38,12 @@ callback, on its own receiving task, whose context is the one the session was op
 (before the run, usually): a model call or agent run made there landed in a trace of its own.
 The session's callbacks run in the context of the tool body whose call awaits its answer, so
 what they record nests under that tool's span, in the run's trace (with several calls in
-flight on one session, the request does not say whose it is: they run as before).
+flight on one session, the request does not say whose it is: they run as before). The
+server's log messages (``notifications/message``, the session's ``logging_callback``) are
+told the same way. A callback already running in a traced tool body's context is that body's
+own and runs as it is: the MCP SDK 2.x's ``Client`` answers the requests a result asks for
+(``InputRequiredResult``, the 2026-07-28 revision's way to ask mid-call) from the calling
+body itself, between two of its requests, while another call may be the one in flight.
 """
 
 from __future__ import annotations
@@ -126,7 +131,7 @@ def _watching(
             return await call_tool(self, *args, **kwargs)
         if carries:
             kwargs = _with_context(kwargs)
-        calls = _in_flight(self)
+        calls = _in_flight(self, tool_key)
         body = otel_context.get_current()
         # The server's progress notifications for this request: its callback runs in the
         # body's context (the session calls it on its own receiving task, whose context is
@@ -172,17 +177,23 @@ def _server(session: Any) -> tuple[Any, Any]:
         return None, None
 
 
-_CALLBACKS = ("_sampling_callback", "_elicitation_callback", "_list_roots_callback")
-"""The session's handlers of the server's own requests (both SDK generations' names)."""
+_CALLBACKS = (
+    "_sampling_callback",
+    "_elicitation_callback",
+    "_list_roots_callback",
+    "_logging_callback",
+)
+"""The session's handlers of the server's own requests and of its log messages (both SDK
+generations' names)."""
 _FLIGHTS = "_agent_otel_in_flight"
 
 
-def _in_flight(session: Any) -> list[Context] | None:
+def _in_flight(session: Any, tool_key: str) -> list[Context] | None:
     """The contexts of the tool bodies whose ``tools/call`` on ``session`` awaits its answer
     (``None``: the session cannot say). The first time, the session's handlers of the server's
-    requests (``sampling/createMessage``, elicitation, roots: the caller's callbacks) are
-    wrapped to run in that body's context, so a model call or run they make nests under the
-    tool whose call the server is serving. Never raises."""
+    requests (``sampling/createMessage``, elicitation, roots: the caller's callbacks) and of
+    its log messages are wrapped to run in that body's context, so a model call or run they
+    make nests under the tool whose call the server is serving. Never raises."""
     try:
         state = vars(session)
     except TypeError:  # a session with no instance dict: nothing to note on it
@@ -196,7 +207,7 @@ def _in_flight(session: Any) -> list[Context] | None:
                 if callback is not None and not getattr(callback, "__module__", "").startswith(
                     "mcp."
                 ):  # the SDK's defaults answer by themselves: left alone
-                    setattr(session, name, _in_tool_context(callback, calls))
+                    setattr(session, name, _in_tool_context(callback, calls, tool_key))
             setattr(session, _FLIGHTS, calls)
     except Exception:
         report("mcp session callbacks")
@@ -204,17 +215,33 @@ def _in_flight(session: Any) -> list[Context] | None:
     return calls if isinstance(calls, list) else None
 
 
-def _in_tool_context(callback: Callable[..., Any], calls: list[Context]) -> Callable[..., Any]:
+def _in_tool_context(
+    callback: Callable[..., Any], calls: list[Context], tool_key: str
+) -> Callable[..., Any]:
     """``callback`` run in the context of the one tool call awaiting its answer on the session
-    (with several at once, the server's request does not say whose it is: left as it was)."""
+    (with several at once, the server's request does not say whose it is: left as it was).
+    Called in a traced tool body's context (the MCP SDK 2.x's ``Client`` answering, from the
+    body, the requests a result asked for), it is that body's: left as it was."""
 
     @functools.wraps(callback)
     async def in_tool_context(*args: Any, **kwargs: Any) -> Any:
-        if len(calls) != 1:
+        if len(calls) != 1 or _in_body(tool_key):
             return await callback(*args, **kwargs)
         return await _in_context(callback, calls[0])(*args, **kwargs)
 
     return in_tool_context
+
+
+def _in_body(tool_key: str) -> bool:
+    """Whether the current context is a traced tool body's whose span is still open (not the
+    context a session was opened in, inside a call that has ended since). Never raises."""
+    tool = otel_context.get_value(tool_key)
+    if not isinstance(tool, ToolCall):
+        return False
+    try:
+        return tool.span.raw.is_recording() is True
+    except Exception:  # a span that cannot say: not known to be open
+        return False
 
 
 def _in_context(callback: Callable[..., Any], context: Context) -> Callable[..., Any]:
