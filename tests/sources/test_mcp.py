@@ -18,7 +18,7 @@ import re
 import sys
 import warnings
 from collections import Counter
-from contextlib import AbstractAsyncContextManager
+from contextlib import AbstractAsyncContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -1025,15 +1025,17 @@ def _asking_server(ask: str, started: Any, released: Any) -> Any:
     return calc
 
 
+@pytest.mark.parametrize("traced", [True, False], ids=["in-its-tool", "outside-any-tool"])
 @pytest.mark.parametrize("ask", ["sample", "elicit", "roots"])
 async def test_a_callback_a_result_asks_for_runs_in_its_own_call_while_another_is_in_flight(
-    otel_telemetry: InMemoryTelemetry, ask: str
+    otel_telemetry: InMemoryTelemetry, ask: str, traced: bool
 ) -> None:
     """On the 2026-07-28 revision a server asks the client mid-call by answering the call with
     an ``InputRequiredResult``; the MCP SDK 2.x's ``Client`` runs the callback from the calling
-    body, between two requests of that call. With another tool's call in flight on the same
-    session at that moment, the callback (and the run it starts) stays under its own call's
-    tool span, not the one in flight; the caller's run counts the callback run's tokens not."""
+    code, between two requests of that call. With another tool's call in flight on the same
+    session at that moment, the callback (and the run it starts) stays where its own call was
+    made (its tool's span, or the code's own span when sent outside any tool body), not under
+    the call in flight; the caller's run counts the callback run's tokens not."""
     import anyio
     from mcp import Client, types
     from mcp.client._memory import InMemoryTransport
@@ -1052,6 +1054,7 @@ async def test_a_callback_a_result_asks_for_runs_in_its_own_call_while_another_i
 
     started, released = anyio.Event(), anyio.Event()
     seen: list[int] = []
+    callers: dict[str, int] = {}
 
     async def answer(*args: Any) -> Any:
         seen.append(trace.get_current_span().get_span_context().span_id)
@@ -1082,7 +1085,8 @@ async def test_a_callback_a_result_asks_for_runs_in_its_own_call_while_another_i
         async def body(cid: str, name: str, arguments: dict[str, Any]) -> None:
             if name == "ask":
                 await started.wait()  # the other call is in flight
-            with tool_scope(cid, name, mcp=server):
+            with tool_scope(cid, name, mcp=server) if traced or name != "ask" else nullcontext():
+                callers[cid] = trace.get_current_span().get_span_context().span_id
                 result = await client.call_tool(name, arguments)
             answers[cid] = str(result.content[0].text)  # type: ignore[union-attr]
 
@@ -1103,10 +1107,13 @@ async def test_a_callback_a_result_asks_for_runs_in_its_own_call_while_another_i
                 pass
 
     assert answers["c1"] == "1" and answers["c2"] != ""
-    asked = otel_telemetry.span("execute_tool ask")
-    assert seen == [asked.context.span_id]
+    waiting = otel_telemetry.span("execute_tool wait")
+    assert callers["c2"] != waiting.context.span_id
+    if traced:
+        assert callers["c2"] == otel_telemetry.span("execute_tool ask").context.span_id
+    assert seen == [callers["c2"]]
     helper = otel_telemetry.span("invoke_agent helper")
-    assert helper.parent is not None and helper.parent.span_id == asked.context.span_id
+    assert helper.parent is not None and helper.parent.span_id == callers["c2"]
     root = dict(otel_telemetry.span("invoke_agent calc").attributes or {})
     tokens = (root["agent_otel.usage.input_tokens"], root["agent_otel.usage.output_tokens"])
     assert tokens == (10, 1)

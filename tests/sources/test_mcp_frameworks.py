@@ -703,3 +703,80 @@ async def test_an_mcp_one_servers_log_messages_are_told_in_the_tool_call_they_se
 
     tool = otel_telemetry.span("execute_tool chatty")
     assert told == [("working on 1", tool.context.span_id)]
+
+
+async def test_an_mcp_one_servers_request_for_a_call_sent_outside_any_tool_is_not_the_tools(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """One session, two calls in flight: a traced tool's (``wait``, answering once released)
+    and one sent outside any tool body (``ask``, whose server asks the client's model). The
+    sampling request is ``ask``'s: its callback runs as the SDK runs it, not in ``wait``'s
+    tool span, which was the one traced call in flight."""
+    import importlib.util
+
+    if importlib.util.find_spec("mcp.shared._otel") is not None:
+        pytest.skip("the MCP SDK 2.x refuses sampling on an in-memory connection")
+    import anyio
+    from mcp import types
+    from mcp.server.fastmcp import FastMCP
+    from mcp.shared.memory import create_connected_server_and_client_session
+    from opentelemetry import trace
+
+    from agent_contract.protocol import FunctionCall, LLMCallEnd, LLMCallStart, ToolCall, ToolResult
+    from agent_contract.scope import McpServer, tool_scope
+
+    server = FastMCP(_mcp.SERVER_NAME)
+    started, released = anyio.Event(), anyio.Event()
+
+    @server.tool()
+    async def wait(x: int) -> str:
+        """Answer once released."""
+        started.set()
+        await released.wait()
+        return str(x)
+
+    @server.tool()
+    async def ask(x: int) -> str:
+        """Ask the client's model."""
+        text = types.TextContent(type="text", text="hi")
+        question = types.SamplingMessage(role="user", content=text)
+        answer = await server.get_context().session.create_message([question], max_tokens=5)
+        return str(answer.content.text)  # type: ignore[union-attr]
+
+    seen: list[int] = []
+
+    async def sampling(context: Any, params: Any) -> Any:
+        seen.append(trace.get_current_span().get_span_context().span_id)
+        released.set()
+        text = types.TextContent(type="text", text="sampled")
+        return types.CreateMessageResult(role="assistant", content=text, model="sampler")
+
+    answers: list[str] = []
+    async with create_connected_server_and_client_session(
+        server._mcp_server, sampling_callback=sampling
+    ) as session:
+
+        async def agent() -> AsyncIterator[AgentEvent]:
+            yield LLMCallStart(model="m")
+            yield ToolCall(id="c1", function=FunctionCall(name="wait", arguments='{"x": 1}'))
+            yield LLMCallEnd(model="m")
+            with tool_scope("c1", "wait", mcp=McpServer(name=_mcp.SERVER_NAME)):
+                answer = await session.call_tool("wait", {"x": 1})
+            yield ToolResult(tool_call_id="c1", content=str(answer.content))
+
+        async def traced() -> None:
+            async for _ in otel_telemetry.wrapper(agent_name="calc")(agent()):
+                pass
+
+        async def untraced() -> None:
+            await started.wait()
+            answers.append(str((await session.call_tool("ask", {"x": 1})).content))
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as group:
+                group.start_soon(traced)
+                group.start_soon(untraced)
+
+    assert "sampled" in answers[0]
+    assert otel_telemetry.span("execute_tool wait").context.span_id not in seen
+    assert seen == [0]  # the session's own context: no span

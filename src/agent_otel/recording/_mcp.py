@@ -40,10 +40,12 @@ The session's callbacks run in the context of the tool body whose call awaits it
 what they record nests under that tool's span, in the run's trace (with several calls in
 flight on one session, the request does not say whose it is: they run as before). The
 server's log messages (``notifications/message``, the session's ``logging_callback``) are
-told the same way. A callback already running in a traced tool body's context is that body's
-own and runs as it is: the MCP SDK 2.x's ``Client`` answers the requests a result asks for
-(``InputRequiredResult``, the 2026-07-28 revision's way to ask mid-call) from the calling
-body itself, between two of its requests, while another call may be the one in flight.
+told the same way. A call sent outside a traced tool body, on a session a traced call went
+on, is in flight too (as no tool's): a request the server sends while serving it is not taken
+for the traced call's. A callback run where the call's own code runs, after a result asked it
+for input (``InputRequiredResult``, the 2026-07-28 revision's way to ask mid-call: the MCP
+SDK 2.x's ``Client`` answers from the calling code, between two requests of the call), is that
+code's and runs as it is, while another call may be the one in flight.
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ import importlib.util
 import inspect
 import sys
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -128,10 +131,10 @@ def _watching(
     async def call_tool_watched(self: Any, *args: Any, **kwargs: Any) -> Any:
         tool = otel_context.get_value(tool_key)  # the call whose body sends it, if any
         if not isinstance(tool, ToolCall):
-            return await call_tool(self, *args, **kwargs)
+            return await _untraced(call_tool, self, args, kwargs)
         if carries:
             kwargs = _with_context(kwargs)
-        calls = _in_flight(self, tool_key)
+        calls = _in_flight(self)
         body = otel_context.get_current()
         # The server's progress notifications for this request: its callback runs in the
         # body's context (the session calls it on its own receiving task, whose context is
@@ -154,6 +157,7 @@ def _watching(
         finally:
             if calls is not None:
                 calls.remove(body)
+        _asking(self, result)
         if tool.mcp is not None:
             try:
                 tool.on_mcp_session(*_server(self))
@@ -164,6 +168,51 @@ def _watching(
 
     setattr(call_tool_watched, _MARK, True)
     return call_tool_watched
+
+
+async def _untraced(
+    call_tool: Callable[..., Any], session: Any, args: Any, kwargs: dict[str, Any]
+) -> Any:
+    """A call sent outside a traced tool body: on a session a traced call went on, it is
+    noted in flight (as no tool's), so a request the server sends while it is served is not
+    taken for the traced call's."""
+    calls = _noted(session)
+    if calls is None:
+        return await call_tool(session, *args, **kwargs)
+    calls.append(None)
+    try:
+        result = await call_tool(session, *args, **kwargs)
+    finally:
+        calls.remove(None)
+    _asking(session, result)
+    return result
+
+
+_ASKED: ContextVar[object] = ContextVar("agent_otel_mcp_asked", default=None)
+"""The session whose server the calling code is answering (its last ``tools/call`` there was
+answered with an ``InputRequiredResult``): the callbacks run next in this context are this
+code's own."""
+
+
+def _asking(session: Any, result: object) -> None:
+    """Note in the caller's context whether ``result`` asks it for input (an
+    ``InputRequiredResult``, by its class's name: the MCP SDK 2.x's ``Client`` then runs the
+    session's callbacks from here, between two requests of the call). Never raises."""
+    if type(result).__name__ == "InputRequiredResult":
+        _ASKED.set(session)
+    elif _ASKED.get() is session:
+        _ASKED.set(None)
+
+
+def _noted(session: Any) -> list[Context | None] | None:
+    """The calls in flight on ``session``, if a traced call set it up (``_in_flight``); else
+    ``None``. Never raises."""
+    try:
+        state = vars(session)
+    except TypeError:
+        return None
+    calls = dict.get(state, _FLIGHTS) if type(state) is dict else None
+    return calls if isinstance(calls, list) else None
 
 
 def _server(session: Any) -> tuple[Any, Any]:
@@ -188,9 +237,10 @@ generations' names)."""
 _FLIGHTS = "_agent_otel_in_flight"
 
 
-def _in_flight(session: Any, tool_key: str) -> list[Context] | None:
+def _in_flight(session: Any) -> list[Context | None] | None:
     """The contexts of the tool bodies whose ``tools/call`` on ``session`` awaits its answer
-    (``None``: the session cannot say). The first time, the session's handlers of the server's
+    (``None`` in it: a call sent outside a traced tool body; ``None``: the session cannot
+    say). The first time, the session's handlers of the server's
     requests (``sampling/createMessage``, elicitation, roots: the caller's callbacks) and of
     its log messages are wrapped to run in that body's context, so a model call or run they
     make nests under the tool whose call the server is serving. Never raises."""
@@ -207,7 +257,7 @@ def _in_flight(session: Any, tool_key: str) -> list[Context] | None:
                 if callback is not None and not getattr(callback, "__module__", "").startswith(
                     "mcp."
                 ):  # the SDK's defaults answer by themselves: left alone
-                    setattr(session, name, _in_tool_context(callback, calls, tool_key))
+                    setattr(session, name, _in_tool_context(callback, calls, session))
             setattr(session, _FLIGHTS, calls)
     except Exception:
         report("mcp session callbacks")
@@ -216,32 +266,22 @@ def _in_flight(session: Any, tool_key: str) -> list[Context] | None:
 
 
 def _in_tool_context(
-    callback: Callable[..., Any], calls: list[Context], tool_key: str
+    callback: Callable[..., Any], calls: list[Context | None], session: Any
 ) -> Callable[..., Any]:
     """``callback`` run in the context of the one tool call awaiting its answer on the session
-    (with several at once, the server's request does not say whose it is: left as it was).
-    Called in a traced tool body's context (the MCP SDK 2.x's ``Client`` answering, from the
-    body, the requests a result asked for), it is that body's: left as it was."""
+    (with several at once, or one sent outside a traced tool body, the server's request does
+    not say whose it is: left as it was). Called where the code whose call a result asked for
+    input runs (the MCP SDK 2.x's ``Client`` answering, from there, the requests a result
+    asked for), it is that code's: left as it was."""
 
     @functools.wraps(callback)
     async def in_tool_context(*args: Any, **kwargs: Any) -> Any:
-        if len(calls) != 1 or _in_body(tool_key):
+        body = calls[0] if len(calls) == 1 else None
+        if body is None or _ASKED.get() is session:
             return await callback(*args, **kwargs)
-        return await _in_context(callback, calls[0])(*args, **kwargs)
+        return await _in_context(callback, body)(*args, **kwargs)
 
     return in_tool_context
-
-
-def _in_body(tool_key: str) -> bool:
-    """Whether the current context is a traced tool body's whose span is still open (not the
-    context a session was opened in, inside a call that has ended since). Never raises."""
-    tool = otel_context.get_value(tool_key)
-    if not isinstance(tool, ToolCall):
-        return False
-    try:
-        return tool.span.raw.is_recording() is True
-    except Exception:  # a span that cannot say: not known to be open
-        return False
 
 
 def _in_context(callback: Callable[..., Any], context: Context) -> Callable[..., Any]:
