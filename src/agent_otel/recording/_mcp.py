@@ -41,11 +41,13 @@ what they record nests under that tool's span, in the run's trace (with several 
 flight on one session, the request does not say whose it is: they run as before). The
 server's log messages (``notifications/message``, the session's ``logging_callback``) are
 told the same way. A call sent outside a traced tool body, on a session a traced call went
-on, is in flight too (as no tool's): a request the server sends while serving it is not taken
-for the traced call's. A callback run where the call's own code runs, after a result asked it
-for input (``InputRequiredResult``, the 2026-07-28 revision's way to ask mid-call: the MCP
-SDK 2.x's ``Client`` answers from the calling code, between two requests of the call), is that
-code's and runs as it is, while another call may be the one in flight.
+on, is in flight too, with its caller's context: a request the server sends while serving it
+is not taken for a traced call's, and runs where that call was made (not where the session
+was opened: in a run's tool, maybe, that has ended since). A callback run where the call's
+own code runs, after a result asked it for input (``InputRequiredResult``, the 2026-07-28
+revision's way to ask mid-call: the MCP SDK 2.x's ``Client`` answers from the calling code,
+between two requests of the call), is that code's and runs as it is, while another call may
+be the one in flight.
 """
 
 from __future__ import annotations
@@ -174,16 +176,18 @@ async def _untraced(
     call_tool: Callable[..., Any], session: Any, args: Any, kwargs: dict[str, Any]
 ) -> Any:
     """A call sent outside a traced tool body: on a session a traced call went on, it is
-    noted in flight (as no tool's), so a request the server sends while it is served is not
-    taken for the traced call's."""
+    noted in flight with its caller's context, so a request the server sends while it is
+    served is not taken for a traced call's, and runs where the call was made (not in the
+    context the session was opened in: a run's tool, maybe, that has ended since)."""
     calls = _noted(session)
     if calls is None:
         return await call_tool(session, *args, **kwargs)
-    calls.append(None)
+    caller = otel_context.get_current()
+    calls.append(caller)
     try:
         result = await call_tool(session, *args, **kwargs)
     finally:
-        calls.remove(None)
+        calls.remove(caller)
     _asking(session, result)
     return result
 
@@ -204,7 +208,7 @@ def _asking(session: Any, result: object) -> None:
         _ASKED.set(None)
 
 
-def _noted(session: Any) -> list[Context | None] | None:
+def _noted(session: Any) -> list[Context] | None:
     """The calls in flight on ``session``, if a traced call set it up (``_in_flight``); else
     ``None``. Never raises."""
     try:
@@ -237,10 +241,10 @@ generations' names)."""
 _FLIGHTS = "_agent_otel_in_flight"
 
 
-def _in_flight(session: Any) -> list[Context | None] | None:
+def _in_flight(session: Any) -> list[Context] | None:
     """The contexts of the tool bodies whose ``tools/call`` on ``session`` awaits its answer
-    (``None`` in it: a call sent outside a traced tool body; ``None``: the session cannot
-    say). The first time, the session's handlers of the server's
+    (and of the callers of the calls sent outside a traced tool body; ``None``: the session
+    cannot say). The first time, the session's handlers of the server's
     requests (``sampling/createMessage``, elicitation, roots: the caller's callbacks) and of
     its log messages are wrapped to run in that body's context, so a model call or run they
     make nests under the tool whose call the server is serving. Never raises."""
@@ -266,20 +270,19 @@ def _in_flight(session: Any) -> list[Context | None] | None:
 
 
 def _in_tool_context(
-    callback: Callable[..., Any], calls: list[Context | None], session: Any
+    callback: Callable[..., Any], calls: list[Context], session: Any
 ) -> Callable[..., Any]:
-    """``callback`` run in the context of the one tool call awaiting its answer on the session
-    (with several at once, or one sent outside a traced tool body, the server's request does
-    not say whose it is: left as it was). Called where the code whose call a result asked for
-    input runs (the MCP SDK 2.x's ``Client`` answering, from there, the requests a result
-    asked for), it is that code's: left as it was."""
+    """``callback`` run in the context of the one call awaiting its answer on the session
+    (with several at once, the server's request does not say whose it is: left as it was).
+    Called where the code whose call a result asked for input runs (the MCP SDK 2.x's
+    ``Client`` answering, from there, the requests a result asked for), it is that code's:
+    left as it was."""
 
     @functools.wraps(callback)
     async def in_tool_context(*args: Any, **kwargs: Any) -> Any:
-        body = calls[0] if len(calls) == 1 else None
-        if body is None or _ASKED.get() is session:
+        if len(calls) != 1 or _ASKED.get() is session:
             return await callback(*args, **kwargs)
-        return await _in_context(callback, body)(*args, **kwargs)
+        return await _in_context(callback, calls[0])(*args, **kwargs)
 
     return in_tool_context
 
