@@ -1117,3 +1117,52 @@ async def test_a_callback_a_result_asks_for_runs_in_its_own_call_while_another_i
     root = dict(otel_telemetry.span("invoke_agent calc").attributes or {})
     tokens = (root["agent_otel.usage.input_tokens"], root["agent_otel.usage.output_tokens"])
     assert tokens == (10, 1)
+
+
+@pytest.mark.parametrize("caught", ["in-the-body", "past-the-scope"])
+@pytest.mark.parametrize("ask", ["sample", "elicit", "roots"])
+async def test_a_callback_that_declines_what_a_result_asks_names_the_failure_by_its_code(
+    otel_telemetry: InMemoryTelemetry, ask: str, caught: str
+) -> None:
+    """A callback that declines what the server's result asked for answers with the MCP SDK's
+    ``ErrorData``; the SDK 2.x's ``Client`` raises its ``MCPError`` of that code, past the
+    request. However the agent then reports the call failed (it caught the error in the tool
+    body, or the error left the tool's scope), the call's span names the failure by that
+    JSON-RPC code, as for a request's own error."""
+    import anyio
+    from mcp import Client, types
+    from mcp.client._memory import InMemoryTransport
+    from mcp.shared.exceptions import MCPError
+
+    from agent_contract.protocol import FunctionCall, LLMCallEnd, LLMCallStart, ToolCall, ToolResult
+    from agent_contract.scope import McpServer, tool_scope
+
+    async def decline(*args: Any) -> Any:
+        return types.ErrorData(code=-1, message="the user declined")
+
+    callback = {"sample": "sampling_callback", "elicit": "elicitation_callback",
+                "roots": "list_roots_callback"}[ask]  # fmt: skip
+    transport = InMemoryTransport(_asking_server(ask, anyio.Event(), anyio.Event()))
+    async with Client(transport, **{callback: decline}) as client:
+        server = McpServer(name=_mcp.SERVER_NAME)
+
+        async def agent() -> Any:
+            yield LLMCallStart(model="m")
+            yield ToolCall(id="c1", function=FunctionCall(name="ask", arguments="{}"))
+            yield LLMCallEnd(model="m")
+            try:
+                with tool_scope("c1", "ask", mcp=server):
+                    try:
+                        await client.call_tool("ask", {})
+                    except MCPError as error:
+                        if caught != "in-the-body":
+                            raise
+                        failure = error
+            except MCPError as error:
+                failure = error
+            yield ToolResult(tool_call_id="c1", content=str(failure), is_error=True)
+
+        async for _ in otel_telemetry.wrapper(agent_name="calc")(agent()):
+            pass
+
+    _check_failed_requests(otel_telemetry, {"c1": "-1"})

@@ -136,7 +136,7 @@ def _watching(
             return await _untraced(call_tool, self, args, kwargs)
         if carries:
             kwargs = _with_context(kwargs)
-        calls = _in_flight(self)
+        calls = _in_flight(self, tool_key)
         body = otel_context.get_current()
         # The server's progress notifications for this request: its callback runs in the
         # body's context (the session calls it on its own receiving task, whose context is
@@ -241,7 +241,7 @@ generations' names)."""
 _FLIGHTS = "_agent_otel_in_flight"
 
 
-def _in_flight(session: Any) -> list[Context] | None:
+def _in_flight(session: Any, tool_key: str) -> list[Context] | None:
     """The contexts of the tool bodies whose ``tools/call`` on ``session`` awaits its answer
     (and of the callers of the calls sent outside a traced tool body; ``None``: the session
     cannot say). The first time, the session's handlers of the server's
@@ -261,7 +261,7 @@ def _in_flight(session: Any) -> list[Context] | None:
                 if callback is not None and not getattr(callback, "__module__", "").startswith(
                     "mcp."
                 ):  # the SDK's defaults answer by themselves: left alone
-                    setattr(session, name, _in_tool_context(callback, calls, session))
+                    setattr(session, name, _in_tool_context(callback, calls, session, tool_key))
             setattr(session, _FLIGHTS, calls)
     except Exception:
         report("mcp session callbacks")
@@ -270,21 +270,41 @@ def _in_flight(session: Any) -> list[Context] | None:
 
 
 def _in_tool_context(
-    callback: Callable[..., Any], calls: list[Context], session: Any
+    callback: Callable[..., Any], calls: list[Context], session: Any, tool_key: str
 ) -> Callable[..., Any]:
     """``callback`` run in the context of the one call awaiting its answer on the session
     (with several at once, the server's request does not say whose it is: left as it was).
     Called where the code whose call a result asked for input runs (the MCP SDK 2.x's
     ``Client`` answering, from there, the requests a result asked for), it is that code's:
-    left as it was."""
+    left as it was; an ``ErrorData`` it answers with there (it declined) names the failure
+    of that code's tool call, as the ``MCPError`` the ``Client`` raises of it would."""
 
     @functools.wraps(callback)
     async def in_tool_context(*args: Any, **kwargs: Any) -> Any:
-        if len(calls) != 1 or _ASKED.get() is session:
+        if _ASKED.get() is session:
+            answer = await callback(*args, **kwargs)
+            _declined(answer, tool_key)
+            return answer
+        if len(calls) != 1:
             return await callback(*args, **kwargs)
         return await _in_context(callback, calls[0])(*args, **kwargs)
 
     return in_tool_context
+
+
+def _declined(answer: object, tool_key: str) -> None:
+    """``answer``, a callback's, declines with a JSON-RPC code (the MCP SDK's ``ErrorData``):
+    noted on the traced MCP tool call whose body runs it. Never raises."""
+    kind = type(answer)
+    if kind.__name__ != "ErrorData" or not kind.__module__.startswith("mcp"):
+        return
+    tool = otel_context.get_value(tool_key)
+    try:
+        code = vars(answer).get("code")
+        if isinstance(tool, ToolCall) and type(code) is int:
+            tool.on_mcp_declined(code)
+    except Exception:
+        report("mcp declined")
 
 
 def _in_context(callback: Callable[..., Any], context: Context) -> Callable[..., Any]:
