@@ -18,7 +18,7 @@ import re
 import sys
 import warnings
 from collections import Counter
-from contextlib import AbstractAsyncContextManager
+from contextlib import AbstractAsyncContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -981,3 +981,188 @@ async def test_a_calls_progress_notifications_are_told_in_its_own_tool_span(
     for cid, x, _ in calls:
         assert told[cid] == [(float(n), tools[cid]) for n in range(1, x + 1)], cid
         assert answers[cid] == str(x)
+
+
+# --- What a result asks for mid-call (the 2026-07-28 revision's InputRequiredResult) ----------
+
+
+def _asking_server(ask: str, started: Any, released: Any) -> Any:
+    """An MCP 2.x server whose ``ask`` tool asks the client, through a resolver, for what
+    ``ask`` names (``sample``: the client's model, ``elicit``: the user, ``roots``: its roots;
+    on the 2026-07-28 revision, by answering the call with an ``InputRequiredResult``), and
+    whose ``wait`` tool answers once ``released`` is set (``started`` is set when it runs)."""
+    from typing import Annotated
+
+    from mcp import types
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.resolve import Elicit, ListRoots, Resolve, Sample
+    from pydantic import BaseModel
+
+    calc = MCPServer(_mcp.SERVER_NAME)
+
+    class Name(BaseModel):
+        name: str
+
+    def question() -> Any:
+        if ask == "sample":
+            text = types.TextContent(type="text", text="hi")
+            return Sample([types.SamplingMessage(role="user", content=text)], max_tokens=5)
+        return Elicit("Your name?", Name) if ask == "elicit" else ListRoots()
+
+    async def asking(answer: Any) -> str:
+        return type(answer).__name__
+
+    asking.__annotations__["answer"] = Annotated[Any, Resolve(question)]
+    calc.tool(name="ask")(asking)
+
+    @calc.tool()
+    async def wait(x: int) -> str:
+        """Answer once released."""
+        started.set()
+        await released.wait()
+        return str(x)
+
+    return calc
+
+
+@pytest.mark.parametrize("traced", [True, False], ids=["in-its-tool", "outside-any-tool"])
+@pytest.mark.parametrize("ask", ["sample", "elicit", "roots"])
+async def test_a_callback_a_result_asks_for_runs_in_its_own_call_while_another_is_in_flight(
+    otel_telemetry: InMemoryTelemetry, ask: str, traced: bool
+) -> None:
+    """On the 2026-07-28 revision a server asks the client mid-call by answering the call with
+    an ``InputRequiredResult``; the MCP SDK 2.x's ``Client`` runs the callback from the calling
+    code, between two requests of that call. With another tool's call in flight on the same
+    session at that moment, the callback (and the run it starts) stays where its own call was
+    made (its tool's span, or the code's own span when sent outside any tool body), not under
+    the call in flight; the caller's run counts the callback run's tokens not."""
+    import anyio
+    from mcp import Client, types
+    from mcp.client._memory import InMemoryTransport
+    from opentelemetry import trace
+
+    from agent_contract.protocol import (
+        FunctionCall,
+        LLMCallEnd,
+        LLMCallStart,
+        TextDelta,
+        ToolCall,
+        ToolResult,
+        Usage,
+    )
+    from agent_contract.scope import McpServer, tool_scope
+
+    started, released = anyio.Event(), anyio.Event()
+    seen: list[int] = []
+    callers: dict[str, int] = {}
+
+    async def answer(*args: Any) -> Any:
+        seen.append(trace.get_current_span().get_span_context().span_id)
+
+        async def helper() -> Any:
+            yield LLMCallStart(model="helper")
+            yield TextDelta(text="ok")
+            yield Usage(input_tokens=100, output_tokens=50)
+            yield LLMCallEnd(model="helper")
+
+        async for _ in otel_telemetry.wrapper(agent_name="helper")(helper()):
+            pass
+        released.set()  # the other call answers only now: it was in flight throughout
+        text = types.TextContent(type="text", text="ok")
+        if ask == "sample":
+            return types.CreateMessageResult(role="assistant", content=text, model="helper")
+        if ask == "elicit":
+            return types.ElicitResult(action="accept", content={"name": "Ada"})
+        return types.ListRootsResult(roots=[types.Root(uri="file:///work")])
+
+    callback = {"sample": "sampling_callback", "elicit": "elicitation_callback",
+                "roots": "list_roots_callback"}[ask]  # fmt: skip
+    answers: dict[str, str] = {}
+    transport = InMemoryTransport(_asking_server(ask, started, released))
+    async with Client(transport, **{callback: answer}) as client:
+        server = McpServer(name=_mcp.SERVER_NAME)
+
+        async def body(cid: str, name: str, arguments: dict[str, Any]) -> None:
+            if name == "ask":
+                await started.wait()  # the other call is in flight
+            with tool_scope(cid, name, mcp=server) if traced or name != "ask" else nullcontext():
+                callers[cid] = trace.get_current_span().get_span_context().span_id
+                result = await client.call_tool(name, arguments)
+            answers[cid] = str(result.content[0].text)  # type: ignore[union-attr]
+
+        async def agent() -> Any:
+            yield LLMCallStart(model="m")
+            yield ToolCall(id="c1", function=FunctionCall(name="wait", arguments='{"x": 1}'))
+            yield ToolCall(id="c2", function=FunctionCall(name="ask", arguments="{}"))
+            yield Usage(input_tokens=10, output_tokens=1)
+            yield LLMCallEnd(model="m")
+            async with anyio.create_task_group() as group:
+                group.start_soon(body, "c1", "wait", {"x": 1})
+                group.start_soon(body, "c2", "ask", {})
+            for cid in ("c1", "c2"):
+                yield ToolResult(tool_call_id=cid, content=answers[cid])
+
+        with anyio.fail_after(10):
+            async for _ in otel_telemetry.wrapper(agent_name="calc")(agent()):
+                pass
+
+    assert answers["c1"] == "1" and answers["c2"] != ""
+    waiting = otel_telemetry.span("execute_tool wait")
+    assert callers["c2"] != waiting.context.span_id
+    if traced:
+        assert callers["c2"] == otel_telemetry.span("execute_tool ask").context.span_id
+    assert seen == [callers["c2"]]
+    helper = otel_telemetry.span("invoke_agent helper")
+    assert helper.parent is not None and helper.parent.span_id == callers["c2"]
+    root = dict(otel_telemetry.span("invoke_agent calc").attributes or {})
+    tokens = (root["agent_otel.usage.input_tokens"], root["agent_otel.usage.output_tokens"])
+    assert tokens == (10, 1)
+
+
+@pytest.mark.parametrize("caught", ["in-the-body", "past-the-scope"])
+@pytest.mark.parametrize("ask", ["sample", "elicit", "roots"])
+async def test_a_callback_that_declines_what_a_result_asks_names_the_failure_by_its_code(
+    otel_telemetry: InMemoryTelemetry, ask: str, caught: str
+) -> None:
+    """A callback that declines what the server's result asked for answers with the MCP SDK's
+    ``ErrorData``; the SDK 2.x's ``Client`` raises its ``MCPError`` of that code, past the
+    request. However the agent then reports the call failed (it caught the error in the tool
+    body, or the error left the tool's scope), the call's span names the failure by that
+    JSON-RPC code, as for a request's own error."""
+    import anyio
+    from mcp import Client, types
+    from mcp.client._memory import InMemoryTransport
+    from mcp.shared.exceptions import MCPError
+
+    from agent_contract.protocol import FunctionCall, LLMCallEnd, LLMCallStart, ToolCall, ToolResult
+    from agent_contract.scope import McpServer, tool_scope
+
+    async def decline(*args: Any) -> Any:
+        return types.ErrorData(code=-1, message="the user declined")
+
+    callback = {"sample": "sampling_callback", "elicit": "elicitation_callback",
+                "roots": "list_roots_callback"}[ask]  # fmt: skip
+    transport = InMemoryTransport(_asking_server(ask, anyio.Event(), anyio.Event()))
+    async with Client(transport, **{callback: decline}) as client:
+        server = McpServer(name=_mcp.SERVER_NAME)
+
+        async def agent() -> Any:
+            yield LLMCallStart(model="m")
+            yield ToolCall(id="c1", function=FunctionCall(name="ask", arguments="{}"))
+            yield LLMCallEnd(model="m")
+            try:
+                with tool_scope("c1", "ask", mcp=server):
+                    try:
+                        await client.call_tool("ask", {})
+                    except MCPError as error:
+                        if caught != "in-the-body":
+                            raise
+                        failure = error
+            except MCPError as error:
+                failure = error
+            yield ToolResult(tool_call_id="c1", content=str(failure), is_error=True)
+
+        async for _ in otel_telemetry.wrapper(agent_name="calc")(agent()):
+            pass
+
+    _check_failed_requests(otel_telemetry, {"c1": "-1"})

@@ -652,3 +652,190 @@ async def test_an_mcp_one_servers_sampling_request_runs_under_the_tool_call_it_s
     [sampler] = tool["children"]
     assert sampler["name"] == "invoke_agent sampler"
     assert [c["name"] for c in sampler["children"][0]["children"]] == ["chat sampler"]
+
+
+async def test_an_mcp_one_servers_log_messages_are_told_in_the_tool_call_they_serve(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A server tool logs to the client (``notifications/message``) while it serves a call;
+    the session hands it to the client's ``logging_callback`` on its receiving task, opened
+    before the run: a log line or span the callback wrote was outside the run's trace. It now
+    runs in the tool call's span, the message passed through as the server sent it."""
+    import importlib.util
+
+    if importlib.util.find_spec("mcp.shared._otel") is not None:
+        pytest.skip("the MCP SDK 2.x's in-memory client sends no log messages on 2026-07-28")
+    from mcp.server.fastmcp import Context, FastMCP
+    from mcp.shared.memory import create_connected_server_and_client_session
+    from opentelemetry import trace
+
+    from agent_contract.protocol import FunctionCall, LLMCallEnd, LLMCallStart, ToolCall, ToolResult
+    from agent_contract.scope import McpServer, tool_scope
+
+    server = FastMCP(_mcp.SERVER_NAME)
+
+    async def chatty(x: int, ctx: Any) -> str:
+        """Log, then answer."""
+        await ctx.info(f"working on {x}")
+        return str(x)
+
+    chatty.__annotations__["ctx"] = Context  # (the SDK finds its context by the annotation)
+    server.tool()(chatty)
+    told: list[tuple[Any, int]] = []
+
+    async def logged(params: Any) -> None:
+        told.append((params.data, trace.get_current_span().get_span_context().span_id))
+
+    async with create_connected_server_and_client_session(
+        server._mcp_server, logging_callback=logged
+    ) as session:
+
+        async def agent() -> AsyncIterator[AgentEvent]:
+            yield LLMCallStart(model="m")
+            yield ToolCall(id="c1", function=FunctionCall(name="chatty", arguments='{"x": 1}'))
+            yield LLMCallEnd(model="m")
+            with tool_scope("c1", "chatty", mcp=McpServer(name=_mcp.SERVER_NAME)):
+                answer = await session.call_tool("chatty", {"x": 1})
+            yield ToolResult(tool_call_id="c1", content=str(answer.content))
+
+        async for _ in otel_telemetry.wrapper(agent_name="calc")(agent()):
+            pass
+
+    tool = otel_telemetry.span("execute_tool chatty")
+    assert told == [("working on 1", tool.context.span_id)]
+
+
+async def test_an_mcp_one_servers_request_for_a_call_sent_outside_any_tool_is_not_the_tools(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """One session, two calls in flight: a traced tool's (``wait``, answering once released)
+    and one sent outside any tool body (``ask``, whose server asks the client's model). The
+    sampling request is ``ask``'s: its callback runs as the SDK runs it, not in ``wait``'s
+    tool span, which was the one traced call in flight."""
+    import importlib.util
+
+    if importlib.util.find_spec("mcp.shared._otel") is not None:
+        pytest.skip("the MCP SDK 2.x refuses sampling on an in-memory connection")
+    import anyio
+    from mcp.shared.memory import create_connected_server_and_client_session
+
+    from agent_contract.protocol import FunctionCall, LLMCallEnd, LLMCallStart, ToolCall, ToolResult
+    from agent_contract.scope import McpServer, tool_scope
+
+    started, released = anyio.Event(), anyio.Event()
+    server, sampling, seen = _asking_one_server(started, released)
+    answers: list[str] = []
+    async with create_connected_server_and_client_session(
+        server._mcp_server, sampling_callback=sampling
+    ) as session:
+
+        async def agent() -> AsyncIterator[AgentEvent]:
+            yield LLMCallStart(model="m")
+            yield ToolCall(id="c1", function=FunctionCall(name="wait", arguments='{"x": 1}'))
+            yield LLMCallEnd(model="m")
+            with tool_scope("c1", "wait", mcp=McpServer(name=_mcp.SERVER_NAME)):
+                answer = await session.call_tool("wait", {"x": 1})
+            yield ToolResult(tool_call_id="c1", content=str(answer.content))
+
+        async def traced() -> None:
+            async for _ in otel_telemetry.wrapper(agent_name="calc")(agent()):
+                pass
+
+        async def untraced() -> None:
+            await started.wait()
+            answers.append(str((await session.call_tool("ask", {"x": 1})).content))
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as group:
+                group.start_soon(traced)
+                group.start_soon(untraced)
+
+    assert "sampled" in answers[0]
+    assert otel_telemetry.span("execute_tool wait").context.span_id not in seen
+    assert seen == [0]  # the session's own context: no span
+
+
+def _asking_one_server(started: Any, released: Any) -> tuple[Any, Any, list[int]]:
+    """An MCP 1.x server (``FastMCP``) whose ``wait`` answers once ``released`` is set (setting
+    ``started`` when it runs) and whose ``ask`` asks the client's model; the client's sampling
+    callback, which notes the span current as it runs (in the list returned) and releases
+    ``wait``."""
+    from mcp import types
+    from mcp.server.fastmcp import FastMCP
+    from opentelemetry import trace
+
+    server = FastMCP(_mcp.SERVER_NAME)
+
+    @server.tool()
+    async def wait(x: int) -> str:
+        """Answer once released."""
+        started.set()
+        await released.wait()
+        return str(x)
+
+    @server.tool()
+    async def ask(x: int) -> str:
+        """Ask the client's model."""
+        text = types.TextContent(type="text", text="hi")
+        question = types.SamplingMessage(role="user", content=text)
+        answer = await server.get_context().session.create_message([question], max_tokens=5)
+        return str(answer.content.text)  # type: ignore[union-attr]
+
+    seen: list[int] = []
+
+    async def sampling(context: Any, params: Any) -> Any:
+        seen.append(trace.get_current_span().get_span_context().span_id)
+        released.set()
+        text = types.TextContent(type="text", text="sampled")
+        return types.CreateMessageResult(role="assistant", content=text, model="sampler")
+
+    return server, sampling, seen
+
+
+async def test_an_mcp_one_session_opened_in_a_runs_tool_leaks_nothing_of_it_after_the_run(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A session opened in a run's tool body (its receiving task keeps that context) and used
+    after the run ended, outside any tool: the server's sampling request runs where that call
+    was made, not under the ended tool's span in the ended run's trace."""
+    import importlib.util
+
+    if importlib.util.find_spec("mcp.shared._otel") is not None:
+        pytest.skip("the MCP SDK 2.x refuses sampling on an in-memory connection")
+    from contextlib import AsyncExitStack
+
+    import anyio
+    from mcp.shared.memory import create_connected_server_and_client_session
+    from opentelemetry import trace
+
+    from agent_contract.protocol import FunctionCall, LLMCallEnd, LLMCallStart, ToolCall, ToolResult
+    from agent_contract.scope import McpServer, tool_scope
+
+    started, released = anyio.Event(), anyio.Event()
+    released.set()  # wait answers at once
+    server, sampling, seen = _asking_one_server(started, released)
+    async with AsyncExitStack() as stack:
+        sessions: list[Any] = []
+
+        async def agent() -> AsyncIterator[AgentEvent]:
+            yield LLMCallStart(model="m")
+            yield ToolCall(id="c1", function=FunctionCall(name="wait", arguments='{"x": 1}'))
+            yield LLMCallEnd(model="m")
+            with tool_scope("c1", "wait", mcp=McpServer(name=_mcp.SERVER_NAME)):
+                session = await stack.enter_async_context(
+                    create_connected_server_and_client_session(
+                        server._mcp_server, sampling_callback=sampling
+                    )
+                )
+                sessions.append(session)
+                answer = await session.call_tool("wait", {"x": 1})
+            yield ToolResult(tool_call_id="c1", content=str(answer.content))
+
+        async for _ in otel_telemetry.wrapper(agent_name="calc")(agent()):
+            pass
+        tracer = otel_telemetry.tracer_provider.get_tracer("app")
+        with tracer.start_as_current_span("later") as later, anyio.fail_after(10):
+            await sessions[0].call_tool("ask", {"x": 1})
+
+    assert seen == [later.get_span_context().span_id]
+    assert trace.get_current_span() is trace.INVALID_SPAN

@@ -38,7 +38,16 @@ callback, on its own receiving task, whose context is the one the session was op
 (before the run, usually): a model call or agent run made there landed in a trace of its own.
 The session's callbacks run in the context of the tool body whose call awaits its answer, so
 what they record nests under that tool's span, in the run's trace (with several calls in
-flight on one session, the request does not say whose it is: they run as before).
+flight on one session, the request does not say whose it is: they run as before). The
+server's log messages (``notifications/message``, the session's ``logging_callback``) are
+told the same way. A call sent outside a traced tool body, on a session a traced call went
+on, is in flight too, with its caller's context: a request the server sends while serving it
+is not taken for a traced call's, and runs where that call was made (not where the session
+was opened: in a run's tool, maybe, that has ended since). A callback run where the call's
+own code runs, after a result asked it for input (``InputRequiredResult``, the 2026-07-28
+revision's way to ask mid-call: the MCP SDK 2.x's ``Client`` answers from the calling code,
+between two requests of the call), is that code's and runs as it is, while another call may
+be the one in flight.
 """
 
 from __future__ import annotations
@@ -49,6 +58,7 @@ import importlib.util
 import inspect
 import sys
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -123,10 +133,10 @@ def _watching(
     async def call_tool_watched(self: Any, *args: Any, **kwargs: Any) -> Any:
         tool = otel_context.get_value(tool_key)  # the call whose body sends it, if any
         if not isinstance(tool, ToolCall):
-            return await call_tool(self, *args, **kwargs)
+            return await _untraced(call_tool, self, args, kwargs)
         if carries:
             kwargs = _with_context(kwargs)
-        calls = _in_flight(self)
+        calls = _in_flight(self, tool_key)
         body = otel_context.get_current()
         # The server's progress notifications for this request: its callback runs in the
         # body's context (the session calls it on its own receiving task, whose context is
@@ -149,6 +159,7 @@ def _watching(
         finally:
             if calls is not None:
                 calls.remove(body)
+        _asking(self, result)
         if tool.mcp is not None:
             try:
                 tool.on_mcp_session(*_server(self))
@@ -159,6 +170,53 @@ def _watching(
 
     setattr(call_tool_watched, _MARK, True)
     return call_tool_watched
+
+
+async def _untraced(
+    call_tool: Callable[..., Any], session: Any, args: Any, kwargs: dict[str, Any]
+) -> Any:
+    """A call sent outside a traced tool body: on a session a traced call went on, it is
+    noted in flight with its caller's context, so a request the server sends while it is
+    served is not taken for a traced call's, and runs where the call was made (not in the
+    context the session was opened in: a run's tool, maybe, that has ended since)."""
+    calls = _noted(session)
+    if calls is None:
+        return await call_tool(session, *args, **kwargs)
+    caller = otel_context.get_current()
+    calls.append(caller)
+    try:
+        result = await call_tool(session, *args, **kwargs)
+    finally:
+        calls.remove(caller)
+    _asking(session, result)
+    return result
+
+
+_ASKED: ContextVar[object] = ContextVar("agent_otel_mcp_asked", default=None)
+"""The session whose server the calling code is answering (its last ``tools/call`` there was
+answered with an ``InputRequiredResult``): the callbacks run next in this context are this
+code's own."""
+
+
+def _asking(session: Any, result: object) -> None:
+    """Note in the caller's context whether ``result`` asks it for input (an
+    ``InputRequiredResult``, by its class's name: the MCP SDK 2.x's ``Client`` then runs the
+    session's callbacks from here, between two requests of the call). Never raises."""
+    if type(result).__name__ == "InputRequiredResult":
+        _ASKED.set(session)
+    elif _ASKED.get() is session:
+        _ASKED.set(None)
+
+
+def _noted(session: Any) -> list[Context] | None:
+    """The calls in flight on ``session``, if a traced call set it up (``_in_flight``); else
+    ``None``. Never raises."""
+    try:
+        state = vars(session)
+    except TypeError:
+        return None
+    calls = dict.get(state, _FLIGHTS) if type(state) is dict else None
+    return calls if isinstance(calls, list) else None
 
 
 def _server(session: Any) -> tuple[Any, Any]:
@@ -172,17 +230,24 @@ def _server(session: Any) -> tuple[Any, Any]:
         return None, None
 
 
-_CALLBACKS = ("_sampling_callback", "_elicitation_callback", "_list_roots_callback")
-"""The session's handlers of the server's own requests (both SDK generations' names)."""
+_CALLBACKS = (
+    "_sampling_callback",
+    "_elicitation_callback",
+    "_list_roots_callback",
+    "_logging_callback",
+)
+"""The session's handlers of the server's own requests and of its log messages (both SDK
+generations' names)."""
 _FLIGHTS = "_agent_otel_in_flight"
 
 
-def _in_flight(session: Any) -> list[Context] | None:
+def _in_flight(session: Any, tool_key: str) -> list[Context] | None:
     """The contexts of the tool bodies whose ``tools/call`` on ``session`` awaits its answer
-    (``None``: the session cannot say). The first time, the session's handlers of the server's
-    requests (``sampling/createMessage``, elicitation, roots: the caller's callbacks) are
-    wrapped to run in that body's context, so a model call or run they make nests under the
-    tool whose call the server is serving. Never raises."""
+    (and of the callers of the calls sent outside a traced tool body; ``None``: the session
+    cannot say). The first time, the session's handlers of the server's
+    requests (``sampling/createMessage``, elicitation, roots: the caller's callbacks) and of
+    its log messages are wrapped to run in that body's context, so a model call or run they
+    make nests under the tool whose call the server is serving. Never raises."""
     try:
         state = vars(session)
     except TypeError:  # a session with no instance dict: nothing to note on it
@@ -196,7 +261,7 @@ def _in_flight(session: Any) -> list[Context] | None:
                 if callback is not None and not getattr(callback, "__module__", "").startswith(
                     "mcp."
                 ):  # the SDK's defaults answer by themselves: left alone
-                    setattr(session, name, _in_tool_context(callback, calls))
+                    setattr(session, name, _in_tool_context(callback, calls, session, tool_key))
             setattr(session, _FLIGHTS, calls)
     except Exception:
         report("mcp session callbacks")
@@ -204,17 +269,42 @@ def _in_flight(session: Any) -> list[Context] | None:
     return calls if isinstance(calls, list) else None
 
 
-def _in_tool_context(callback: Callable[..., Any], calls: list[Context]) -> Callable[..., Any]:
-    """``callback`` run in the context of the one tool call awaiting its answer on the session
-    (with several at once, the server's request does not say whose it is: left as it was)."""
+def _in_tool_context(
+    callback: Callable[..., Any], calls: list[Context], session: Any, tool_key: str
+) -> Callable[..., Any]:
+    """``callback`` run in the context of the one call awaiting its answer on the session
+    (with several at once, the server's request does not say whose it is: left as it was).
+    Called where the code whose call a result asked for input runs (the MCP SDK 2.x's
+    ``Client`` answering, from there, the requests a result asked for), it is that code's:
+    left as it was; an ``ErrorData`` it answers with there (it declined) names the failure
+    of that code's tool call, as the ``MCPError`` the ``Client`` raises of it would."""
 
     @functools.wraps(callback)
     async def in_tool_context(*args: Any, **kwargs: Any) -> Any:
+        if _ASKED.get() is session:
+            answer = await callback(*args, **kwargs)
+            _declined(answer, tool_key)
+            return answer
         if len(calls) != 1:
             return await callback(*args, **kwargs)
         return await _in_context(callback, calls[0])(*args, **kwargs)
 
     return in_tool_context
+
+
+def _declined(answer: object, tool_key: str) -> None:
+    """``answer``, a callback's, declines with a JSON-RPC code (the MCP SDK's ``ErrorData``):
+    noted on the traced MCP tool call whose body runs it. Never raises."""
+    kind = type(answer)
+    if kind.__name__ != "ErrorData" or not kind.__module__.startswith("mcp"):
+        return
+    tool = otel_context.get_value(tool_key)
+    try:
+        code = vars(answer).get("code")
+        if isinstance(tool, ToolCall) and type(code) is int:
+            tool.on_mcp_declined(code)
+    except Exception:
+        report("mcp declined")
 
 
 def _in_context(callback: Callable[..., Any], context: Context) -> Callable[..., Any]:

@@ -258,6 +258,14 @@ class ToolCall:
         code = kind if isinstance(error, CancelledError) else error_code(error)
         mcp.failure = (kind, code) if code is not None else None
 
+    def on_mcp_declined(self, code: int) -> None:
+        """Its body declined what the server's answer asked for (a callback answered with the
+        MCP SDK's ``ErrorData``): the SDK 2.x's ``Client`` raises its ``MCPError`` of that
+        code, past the request, which names the call's failure as a request's error would."""
+        mcp = self.mcp
+        if mcp is not None:
+            mcp.failure = ("MCPError", str(code))
+
     def failure(self, error_type: str) -> str:
         """The ``error.type`` of this call failing as ``error_type``: the JSON-RPC code of the
         MCP error its body's request raised, when the failure is that error (named by its
