@@ -941,3 +941,120 @@ async def test_a_smolagents_tool_raising_past_the_framework_is_no_success(
     assert call.status.status_code is StatusCode.ERROR
     assert (call.attributes or {})["error.type"] == "CancelledError"
     assert otel_telemetry.open_spans() == []
+
+
+# --- Google ADK pausing a run: a tool asking for confirmation, a long-running tool ----------
+# ADK answers a call that needs confirmation with its gate's own text and a call of its own
+# (``adk_request_confirmation``), and leaves a long-running call unanswered: the run pauses.
+# Neither is a failure nor a model call: the run ends interrupted, the call cut short; a
+# resumption the user rejected fails the call ``approval_rejected``.
+
+
+async def _adk_paused(telemetry: InMemoryTelemetry, tool: Any, **call: Any) -> Any:
+    """Run a one-call script on ``tool`` (ADK's ``FunctionTool`` or a subclass) on a runner
+    of its own; the runner, the session id and the events yielded."""
+    from google.adk.agents import LlmAgent
+    from google.adk.runners import InMemoryRunner
+    from google.genai import types
+
+    from agent_contract.sources.google_adk_stream import google_adk_events
+
+    from . import _fw_google_adk as fg
+
+    asked = types.FunctionCall(id="c1", name=tool.name, args=call or ARGS)
+    model = fg._model([[types.Part(function_call=asked)], [types.Part(text="done")]])
+    agent = LlmAgent(name="bot", model=model, tools=[tool], instruction="Be brief.")
+    runner = InMemoryRunner(agent=agent, app_name="bot")
+    session = await runner.session_service.create_session(app_name="bot", user_id="user")
+    source = google_adk_events(runner, "Weather?", session_id=session.id)
+    return runner, session.id, await run_script(telemetry, source, agent_name="agent")
+
+
+def _paused_run(telemetry: InMemoryTelemetry, tool: str) -> None:
+    """The run ended interrupted (not in error), no span for ADK's own call, ``tool`` cut
+    short, not failed; nothing left open."""
+    names = sorted(s.name for s in telemetry.spans())
+    assert names == ["chat scripted-gemini", f"execute_tool {tool}", "invoke_agent agent",
+                     "step 0"]  # fmt: skip
+    run = telemetry.span("invoke_agent agent")
+    assert (run.attributes or {})["agent_otel.end_reason"] == "interrupted"
+    assert run.status.status_code is StatusCode.UNSET
+    call = telemetry.span(f"execute_tool {tool}")
+    assert call.status.status_code is StatusCode.UNSET
+    assert "error.type" not in (call.attributes or {})
+    assert (call.attributes or {})["agent_otel.incomplete"] is True
+    assert telemetry.open_spans() == []
+
+
+@pytest.mark.timeout(30)
+async def test_google_adk_a_call_awaiting_confirmation_pauses_the_run_and_fails_nothing(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    pytest.importorskip("google.adk")
+    from google.adk.tools import FunctionTool
+
+    from agent_contract.agent.events import InterruptFinal
+
+    tool = FunctionTool(weather, require_confirmation=True)
+    _, _, events = await _adk_paused(otel_telemetry, tool)
+
+    _paused_run(otel_telemetry, "weather")
+    assert not [e for e in events if isinstance(e, ToolResult)]
+    (pause,) = [e for e in events if isinstance(e, InterruptFinal)]
+    assert pause.reason == "tool_confirmation"
+    assert pause.payload["originalFunctionCall"]["id"] == "c1"
+
+
+@pytest.mark.timeout(30)
+async def test_google_adk_a_long_running_call_left_unanswered_pauses_the_run(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    pytest.importorskip("google.adk")
+    from google.adk.tools import LongRunningFunctionTool
+
+    from agent_contract.agent.events import InterruptFinal
+
+    def ticket(city: str) -> None:
+        """Weather of a city, answered later."""
+
+    _, _, events = await _adk_paused(otel_telemetry, LongRunningFunctionTool(ticket))
+
+    _paused_run(otel_telemetry, "ticket")
+    (pause,) = [e for e in events if isinstance(e, InterruptFinal)]
+    assert (pause.interrupt_id, pause.reason) == ("c1", "long_running_tool")
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("confirmed", [False, True], ids=["rejected", "approved"])
+async def test_google_adk_a_resumed_confirmation_rejected_fails_its_call_approval_rejected(
+    confirmed: bool, otel_telemetry: InMemoryTelemetry
+) -> None:
+    pytest.importorskip("google.adk")
+    from google.adk.tools import FunctionTool
+    from google.genai import types
+
+    from agent_contract.agent.events import InterruptFinal
+    from agent_contract.sources.google_adk_stream import google_adk_events
+
+    tool = FunctionTool(weather, require_confirmation=True)
+    runner, session, events = await _adk_paused(otel_telemetry, tool)
+    otel_telemetry.clear()  # the paused run's spans; the resumed run's alone below
+    (pause,) = [e for e in events if isinstance(e, InterruptFinal)]
+    answer = types.FunctionResponse(id=pause.interrupt_id, name="adk_request_confirmation",
+                                    response={"confirmed": confirmed})  # fmt: skip
+    message = types.Content(role="user", parts=[types.Part(function_response=answer)])
+    source = google_adk_events(runner, message, session_id=session)
+    events = await run_script(otel_telemetry, source, agent_name="agent")
+    resumed = otel_telemetry
+
+    (result,) = [e for e in events if isinstance(e, ToolResult)]
+    assert (result.tool_call_id, result.is_error) == ("c1", not confirmed), result.content
+    call = resumed.span("execute_tool weather")
+    if confirmed:
+        assert call.status.status_code is StatusCode.UNSET
+    else:
+        assert call.status.status_code is StatusCode.ERROR
+        assert (call.attributes or {})["error.type"] == "approval_rejected"
+    run = resumed.span("invoke_agent agent")
+    assert run.status.status_code is StatusCode.UNSET
+    assert resumed.open_spans() == []
