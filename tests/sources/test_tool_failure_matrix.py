@@ -444,7 +444,10 @@ LLAMA_INDEX = [
 # --- Strands Agents (its own environment): an Agent on a scripted model ---------------------
 
 
-def _strands(tool: Any, name: str | None = None, args: str = '{"city": "Rome"}') -> Any:
+def _strands(tool: Any, name: str | None = None, args: str = '{"city": "Rome"}',
+             before: Callable[[Any], None] | None = None) -> Any:  # fmt: skip
+    """``before``: a ``BeforeToolCallEvent`` hook of the caller's."""
+
     def source() -> AsyncIterator[AgentEvent]:
         from agent_contract.sources.strands_stream import strands_events
 
@@ -461,12 +464,29 @@ def _strands(tool: Any, name: str | None = None, args: str = '{"city": "Rome"}')
         second = [{"messageStart": {"role": "assistant"}}, *fs._text("done"),
                   {"messageStop": {"stopReason": "end_turn"}}]  # fmt: skip
         built = fs.agent(fs._model([first, second]), [tool], name="bot")
+        if before is not None:
+            from strands.hooks import BeforeToolCallEvent
+
+            built.hooks.add_callback(BeforeToolCallEvent, before)
         return strands_events(built, "Weather?")
 
     return source
 
 
+def _cancel(message: str | bool) -> Callable[[Any], None]:
+    """A hook cancelling every call (Strands' ``cancel_tool``: its text, or ``True``)."""
+
+    def cancel(event: Any) -> None:
+        event.cancel_tool = message
+
+    return cancel
+
+
 STRANDS = [
+    Cell("strands-cancel_tool", "strands", _strands(weather, before=_cancel("not allowed")),
+         "guardrail_rejected", text="not allowed"),
+    Cell("strands-cancel_tool_true", "strands", _strands(weather, before=_cancel(True)),
+         "guardrail_rejected"),
     Cell("strands-async", "strands", _strands(raising), "ToolFailure"),
     Cell("strands-sync", "strands", _strands(raising_sync), "ToolFailure"),
     Cell("strands-unknown_tool", "strands", _strands(weather, name="nowhere"),
@@ -1058,3 +1078,62 @@ async def test_google_adk_a_resumed_confirmation_rejected_fails_its_call_approva
     run = resumed.span("invoke_agent agent")
     assert run.status.status_code is StatusCode.UNSET
     assert resumed.open_spans() == []
+
+
+# --- Strands pausing a run: an interrupt raised by a hook or by a tool body ------------------
+
+
+def _asks_first(event: Any) -> None:
+    """A ``BeforeToolCallEvent`` hook asking a human before the call runs."""
+    event.interrupt("approve", reason={"tool": event.tool_use["name"]})
+
+
+def _asking_tool() -> Any:
+    from strands import tool
+
+    @tool(context=True)  # (its context found by name: this module's annotations are strings)
+    def asking(city: str, tool_context: Any) -> str:
+        """Weather of a city, once a human said yes."""
+        tool_context.interrupt("approve", reason={"city": city})
+        return f"sunny in {city}"
+
+    return asking
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("where", ["hook", "tool"])
+async def test_strands_an_interrupt_ends_the_run_interrupted_and_fails_nothing(
+    where: str, otel_telemetry: InMemoryTelemetry
+) -> None:
+    pytest.importorskip("strands")
+    from agent_contract.agent.events import InterruptFinal
+    from agent_contract.sources.strands_stream import strands_events
+
+    from . import _fw_strands as fs
+
+    if where == "hook":
+        source = _strands(weather, before=_asks_first)()
+        tool, payload = "weather", {"tool": "weather"}
+    else:
+        use = {"toolUse": {"toolUseId": "c1", "name": "asking"}}
+        first = [{"messageStart": {"role": "assistant"}}, {"contentBlockStart": {"start": use}},
+                 {"contentBlockDelta": {"delta": {"toolUse": {"input": '{"city": "Rome"}'}}}},
+                 {"contentBlockStop": {}}, {"messageStop": {"stopReason": "tool_use"}}]  # fmt: skip
+        from strands import Agent
+
+        built = Agent(model=fs._model([first]), tools=[_asking_tool()], name="bot",
+                      callback_handler=None)  # fmt: skip
+        source = strands_events(built, "Weather?")
+        tool, payload = "asking", {"city": "Rome"}
+    events = await run_script(otel_telemetry, source, agent_name="agent")
+
+    (pause,) = [e for e in events if isinstance(e, InterruptFinal)]
+    assert (pause.reason, pause.payload) == ("approve", payload)
+    assert pause.interrupt_id
+    run = otel_telemetry.span("invoke_agent agent")
+    assert (run.attributes or {})["agent_otel.end_reason"] == "interrupted"
+    assert run.status.status_code is StatusCode.UNSET
+    call = otel_telemetry.span(f"execute_tool {tool}")
+    assert call.status.status_code is StatusCode.UNSET
+    assert (call.attributes or {})["agent_otel.incomplete"] is True
+    assert otel_telemetry.open_spans() == []
