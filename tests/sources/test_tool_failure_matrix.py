@@ -1137,3 +1137,37 @@ async def test_strands_an_interrupt_ends_the_run_interrupted_and_fails_nothing(
     assert call.status.status_code is StatusCode.UNSET
     assert (call.attributes or {})["agent_otel.incomplete"] is True
     assert otel_telemetry.open_spans() == []
+
+
+# --- A tool body raising CancelledError where the framework drops the call and goes on -------
+# Strands' tool task ends with no result and no AfterToolCallEvent; ADK tells its error
+# callbacks and answers nothing. The run goes on (the model is asked again) or ends as if the
+# call were unanswered: the call itself still failed with what its body raised.
+
+DROPPING = [
+    pytest.param("strands", _strands(cancelled), id="strands"),
+    pytest.param("google.adk", _adk(cancelled), id="google_adk"),
+    pytest.param("google.adk", _adk(cancelled, on_error=_error_dict), id="google_adk-callback"),
+]
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="a task tells its cancel from 3.11 on")
+@pytest.mark.parametrize(("package", "source"), DROPPING)
+async def test_a_call_the_framework_drops_after_its_body_raised_cancelled_error_fails(
+    package: str,
+    source: Callable[[], AsyncIterator[AgentEvent]],
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    pytest.importorskip(package)
+    events = await run_script(otel_telemetry, source(), agent_name="agent")
+
+    assert not [e for e in events if isinstance(e, ToolResult)]  # the framework told none
+    (call,) = _failed_calls(otel_telemetry)
+    assert call.status.status_code is StatusCode.ERROR
+    assert (call.attributes or {})["error.type"] == "CancelledError"
+    thrown = [e for e in call.events if e.name == "exception"]
+    assert len(thrown) == 1
+    run = otel_telemetry.span("invoke_agent agent")
+    assert run.status.status_code is not StatusCode.ERROR  # the framework went on
+    assert otel_telemetry.open_spans() == []

@@ -61,7 +61,9 @@ Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call, thr
 seam: a plugin (first in the runner's plugins, added once per runner; outside a traced run it
 does nothing; its ``before_model_callback`` notes the requests above, by session) whose
 ``before_tool_callback`` enters the scope, with the call's
-``function_call_id``, and whose ``after_tool_callback`` / ``on_tool_error_callback`` leave it.
+``function_call_id``, and whose ``after_tool_callback`` / ``on_tool_error_callback`` leave it
+(ADK tells the latter a cancelled call too, then drops its result: a body that raised
+``CancelledError`` itself fails its call, one whose task was cancelled is cut short).
 ADK awaits them in the call's own task, around the tool (a sync tool's thread copies that
 context), so what the body opens nests under its span. An ``McpToolset``'s tool (an
 ``McpTool``) is scoped with its server (``McpServer``: the name the server gives itself and
@@ -236,7 +238,9 @@ def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str], bool]:
                 unknown = type(tool) is BaseTool and isinstance(failed, ValueError)
                 self.failures[call_id] = "tool_not_found" if unknown else error_name(failed)
             await _end_nested(nested, tool_context, error)
-            scopes.exit(id(tool_context), failed)
+            # a cancellation too (ADK tells it here, then drops the call): the scope tells the
+            # body's own CancelledError (a failure) from a cancel of its task (cut short)
+            scopes.exit(id(tool_context), error if isinstance(error, BaseException) else None)
 
         async def before_run_callback(self, *, invocation_context: Any) -> None:
             session = getattr(invocation_context.session, "id", None)

@@ -35,8 +35,11 @@ attempt Strands retries is a call of its own, ended with an ``Error`` naming its
 Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call, through Strands'
 own seam: hook callbacks added once to the agent's ``hooks`` (outside a traced run they do
 nothing). Strands fires ``BeforeToolCallEvent`` and ``AfterToolCallEvent`` inline in the
-call's own task, around the tool (a sync tool's thread copies that context), on every path
-(a failed or cancelled call included), with the call's ``toolUseId``. Strands' own tracer
+call's own task, around the tool (a sync tool's thread copies that context), with the
+call's ``toolUseId``, on every path but one: a body raising ``CancelledError`` ends its task
+with no result and no ``AfterToolCallEvent``, so the tool's wrapped ``stream`` (below) leaves
+the call's scope then, failed when the body raised it itself, cut short when its task was
+cancelled. Strands' own tracer
 (on when a global provider is set) makes its own tool span current around the tool's
 ``stream``, after those hooks: so the first hook also wraps the selected tool's ``stream``
 once (an instance attribute) in the call's scope, and the body runs under our span. A tool of
@@ -67,6 +70,7 @@ left out. Needs ``strands-agents`` (extra ``strands-agents``).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import AsyncIterator
@@ -353,9 +357,15 @@ def _scope_body(tool: Any) -> None:
 
     async def scoped(tool_use: Any, invocation_state: Any, *args: Any, **kwargs: Any) -> Any:
         use = tool_use if isinstance(tool_use, dict) else {}
-        with tool_scope(use.get("toolUseId"), use.get("name"), mcp=_mcp_server(tool)):
-            async for item in stream(tool_use, invocation_state, *args, **kwargs):
-                yield item
+        try:
+            with tool_scope(use.get("toolUseId"), use.get("name"), mcp=_mcp_server(tool)):
+                async for item in stream(tool_use, invocation_state, *args, **kwargs):
+                    yield item
+        except asyncio.CancelledError as cancelled:
+            # Strands drops such a call (no result, no AfterToolCallEvent): the hook's scope
+            # ends here, failed if the body raised it itself, else cut short (its task's)
+            _SCOPES.exit(id(tool_use), cancelled)
+            raise
 
     try:
         tool.stream = scoped
@@ -462,6 +472,10 @@ class _Requests:
 
 _HOOKED: WeakKeyDictionary[Any, _Requests] = WeakKeyDictionary()
 
+_SCOPES = OpenScopes()
+"""The tool calls the hooks entered, by ``id`` of their ``tool_use`` (every agent's: a tool's
+wrapped ``stream`` leaves its call's when Strands drops the call, ``_scope_body``)."""
+
 
 def _add_hooks(agent: Any) -> _Requests:
     """Hook ``agent``'s model requests and scope each tool call (module doc), once per agent;
@@ -482,7 +496,7 @@ def _add_hooks(agent: Any) -> _Requests:
         "BeforeToolCallEvent",
     )
 
-    scopes = OpenScopes()
+    scopes = _SCOPES
 
     def key(event: Any) -> object:
         return id(event.tool_use)  # the same dict before and after, one per call
