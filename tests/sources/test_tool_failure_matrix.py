@@ -230,6 +230,8 @@ PYDANTIC = [
          _pydantic(weather, args='{"city": 5}'), "ValidationError"),
     Cell("pydantic_ai-unknown_tool", "pydantic_ai", _pydantic(weather, name="nowhere"),
          "ModelRetry"),
+    Cell("pydantic_ai-cancelled", "pydantic_ai", _pydantic(cancelled), "CancelledError",
+         raises=asyncio.CancelledError),
 ]  # fmt: skip
 
 
@@ -331,6 +333,8 @@ AGNO = [
          text="Error: The requested tool does not exist or is not available."),
     Cell("agno-unparsable_arguments", "agno", _agno(weather, "{city"), "invalid_arguments"),
     Cell("agno-arguments_not_an_object", "agno", _agno(weather, '"Rome"'), "invalid_arguments"),
+    Cell("agno-cancelled", "agno", _agno(cancelled), "CancelledError",
+         raises=asyncio.CancelledError),
 ]  # fmt: skip
 
 
@@ -414,17 +418,25 @@ SMOLAGENTS = [  # smolagents' own exception classes for what it refuses
 # --- LlamaIndex: FunctionAgent on its mock function-calling LLM -----------------------------
 
 
-def _llama_index(name: str = "weather", args: Any = ARGS) -> Any:
+def _llama_index(name: str = "weather", args: Any = ARGS, *, reported: bool = False) -> Any:
+    """``reported``: the tool is ``weather``, its callback reporting it failed (``is_error``)."""
+
     def source() -> AsyncIterator[AgentEvent]:
         from llama_index.core.agent.workflow import FunctionAgent
         from llama_index.core.base.llms.types import ToolCallBlock
+        from llama_index.core.tools import FunctionTool, ToolOutput
 
         from agent_contract.sources.llama_index_stream import llama_index_events
 
         from . import _fw_llama_index as fl
 
+        def failed(output: Any) -> Any:
+            return ToolOutput(content="no weather for Rome", tool_name="weather", raw_input={},
+                              raw_output=output, is_error=True)  # fmt: skip
+
+        tool = FunctionTool.from_defaults(weather, callback=failed) if reported else raising
         call = ToolCallBlock(tool_call_id="c1", tool_name=name, tool_kwargs=args)
-        built = FunctionAgent(name="bot", tools=[raising], llm=fl.replies(call, "done"),
+        built = FunctionAgent(name="bot", tools=[tool], llm=fl.replies(call, "done"),
                               streaming=True)  # fmt: skip
         return llama_index_events(built, "Weather?")
 
@@ -436,6 +448,8 @@ LLAMA_INDEX = [
          text="no weather for Rome"),
     Cell("llama_index-unknown_tool", "llama_index.core", _llama_index("nowhere"),
          "tool_not_found", text="Tool nowhere not found. Please select a tool that is available."),
+    Cell("llama_index-error_result", "llama_index.core", _llama_index(reported=True),
+         "tool_error", text="no weather for Rome"),
     Cell("llama_index-invalid_arguments", "llama_index.core",
          _llama_index("raising", {"town": 5}), "TypeError"),
 ]  # fmt: skip
@@ -473,6 +487,11 @@ def _strands(tool: Any, name: str | None = None, args: str = '{"city": "Rome"}',
     return source
 
 
+async def reports_error(city: str) -> dict[str, Any]:
+    """Weather of a city (reported failed the way Strands' tool results do)."""
+    return {"status": "error", "content": [{"text": f"no weather for {city}"}]}
+
+
 def _cancel(message: str | bool) -> Callable[[Any], None]:
     """A hook cancelling every call (Strands' ``cancel_tool``: its text, or ``True``)."""
 
@@ -483,6 +502,8 @@ def _cancel(message: str | bool) -> Callable[[Any], None]:
 
 
 STRANDS = [
+    Cell("strands-error_result", "strands", _strands(reports_error), "tool_error",
+         text="no weather for Rome"),
     Cell("strands-cancel_tool", "strands", _strands(weather, before=_cancel("not allowed")),
          "guardrail_rejected", text="not allowed"),
     Cell("strands-cancel_tool_true", "strands", _strands(weather, before=_cancel(True)),
@@ -656,6 +677,8 @@ CREWAI = [  # CrewAI hands every failure back to the model unless its policy is 
          "ValidationError"),
     Cell("crewai-policy_raise", "crewai", _crewai(raising_sync, tool_failure_policy="raise"),
          "ToolFailure", raises=Exception),
+    Cell("crewai-cancelled", "crewai", _crewai(cancelled), "CancelledError",
+         raises=asyncio.CancelledError),
 ]  # fmt: skip
 
 
