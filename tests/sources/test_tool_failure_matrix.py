@@ -520,7 +520,10 @@ STRANDS = [
 # --- Google ADK (its own environment): an LlmAgent on a scripted BaseLlm ---------------------
 
 
-def _adk(tool: Any, name: str | None = None, args: Any = ARGS, on_error: Any = None) -> Any:
+def _adk(tool: Any, name: str | None = None, args: Any = ARGS, on_error: Any = None,
+         **callbacks: Any) -> Any:  # fmt: skip
+    """``callbacks``: the agent's ``before_tool_callback`` / ``after_tool_callback``."""
+
     def source() -> AsyncIterator[AgentEvent]:
         from google.adk.agents import LlmAgent
         from google.genai import types
@@ -532,7 +535,7 @@ def _adk(tool: Any, name: str | None = None, args: Any = ARGS, on_error: Any = N
         call = types.FunctionCall(id="c1", name=name or tool.__name__, args=args)
         model = fg._model([[types.Part(function_call=call)], [types.Part(text="done")]])
         built = LlmAgent(name="bot", model=model, tools=[tool], instruction="Be brief.",
-                         on_tool_error_callback=on_error)  # fmt: skip
+                         on_tool_error_callback=on_error, **callbacks)  # fmt: skip
         return google_adk_events(built, "Weather?")
 
     return source
@@ -554,6 +557,26 @@ def _error_dict(tool: Any, args: Any, tool_context: Any, error: Exception) -> di
 
 def _error_result(tool: Any, args: Any, tool_context: Any, error: Exception) -> dict[str, Any]:
     return {"result": f"weather is down: {type(error).__name__}"}
+
+
+def _refuses(tool: Any, args: Any, tool_context: Any) -> dict[str, Any]:
+    """A ``before_tool_callback`` refusing every call, in ADK's error shape."""
+    return {"error": "weather is off limits"}
+
+
+def _caches(tool: Any, args: Any, tool_context: Any) -> dict[str, Any]:
+    """A ``before_tool_callback`` answering every call itself (the tool skipped)."""
+    return {"result": "sunny (cached)"}
+
+
+def _redacts(tool: Any, args: Any, tool_context: Any, tool_response: Any) -> dict[str, Any]:
+    """An ``after_tool_callback`` replacing every result with ADK's error shape."""
+    return {"error": "redacted"}
+
+
+def _replaces(tool: Any, args: Any, tool_context: Any, tool_response: Any) -> dict[str, Any]:
+    """An ``after_tool_callback`` replacing every result."""
+    return {"result": "sunny (checked)"}
 
 
 def _validating(source: Callable[[], AsyncIterator[AgentEvent]]) -> Any:
@@ -607,6 +630,10 @@ GOOGLE_ADK = [  # ADK ends the run on a raising tool unless an on_tool_error_cal
     Cell("google_adk-status_error", "google.adk", _adk(_reports_status), "tool_error"),
     Cell("google_adk-tools_own_error_hook", "google.adk", _adk_made(_mcp_like, "lookup"),
          "MCP_TOOL_ERROR"),
+    Cell("google_adk-before_tool_callback_refuses", "google.adk",
+         _adk(weather, before_tool_callback=_refuses), "guardrail_rejected"),
+    Cell("google_adk-after_tool_callback_error", "google.adk",
+         _adk(weather, after_tool_callback=_redacts), "tool_error"),
     Cell("google_adk-unknown_tool", "google.adk", _adk(weather, name="nowhere"),
          "tool_not_found"),
     Cell("google_adk-unknown_tool_callback", "google.adk",
@@ -1193,4 +1220,25 @@ async def test_a_call_the_framework_drops_after_its_body_raised_cancelled_error_
     assert len(thrown) == 1
     run = otel_telemetry.span("invoke_agent agent")
     assert run.status.status_code is not StatusCode.ERROR  # the framework went on
+    assert otel_telemetry.open_spans() == []
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize(
+    ("callbacks", "content"),
+    [({"before_tool_callback": _caches}, {"result": "sunny (cached)"}),
+     ({"after_tool_callback": _replaces}, {"result": "sunny (checked)"})],
+    ids=["google_adk-before_tool_callback_answers", "google_adk-after_tool_callback_replaces"],
+)  # fmt: skip
+async def test_a_result_an_adk_callback_gives_is_the_calls_result_and_no_failure(
+    callbacks: dict[str, Any], content: Any, otel_telemetry: InMemoryTelemetry
+) -> None:
+    pytest.importorskip("google.adk")
+    events = await run_script(otel_telemetry, _adk(weather, **callbacks)(), agent_name="agent")
+
+    (result,) = [e for e in events if isinstance(e, ToolResult)]
+    assert (result.content, result.is_error) == (content, False)
+    for span in otel_telemetry.spans():
+        assert span.status.status_code is not StatusCode.ERROR, span.name
+        assert "agent_otel.incomplete" not in (span.attributes or {}), span.name
     assert otel_telemetry.open_spans() == []

@@ -45,6 +45,11 @@ agent or a string):
   ``after_tool_callback`` asks the hook). The next model call starts a new step.
 * An event from another agent than the one before (a ``transfer_to_agent`` or a workflow's
   sub-agent) yields a ``PhaseMarker`` named after it.
+* A call a ``before_tool_callback`` answered in ADK's error shape before its tool ran (a
+  guard refusing it: the plugin wraps each tool's ``run_async`` once to note the calls it
+  runs) is a failed result ``guardrail_rejected``, the text the model is told unchanged; any
+  other answer of a callback, before or after the tool, is the call's result, failed only in
+  ADK's error shapes (``tool_error``).
 * A run ADK pauses is a run ended ``interrupted``: a call of a tool that needs confirmation
   (``require_confirmation``, or its body's ``tool_context.request_confirmation``) makes ADK
   add an ``adk_request_confirmation`` call of its own (no model's: no chat span, no tool
@@ -216,6 +221,7 @@ def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str], bool]:
             call_id = getattr(tool_context, "function_call_id", None)
             scopes.enter(id(tool_context), call_id, getattr(tool, "name", None),
                          mcp=_mcp_server(tool))  # fmt: skip
+            _watch(tool)
             _CALL.set(call_id if isinstance(call_id, str) else "")  # a runner in it nests
 
         async def after_tool_callback(
@@ -223,6 +229,9 @@ def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str], bool]:
         ) -> None:
             call_id = getattr(tool_context, "function_call_id", None)
             kind = _detected(tool, result)
+            if not kind and _answered_before(tool, tool_context, result):
+                kind = "guardrail_rejected"  # a before_tool_callback refused it (module doc)
+            _RAN.discard(id(tool_context))
             if kind is not None and isinstance(call_id, str):  # (an exception heard first wins)
                 self.failures.setdefault(call_id, kind)  # its result names it (_result)
             await _end_nested(nested, tool_context, None)
@@ -232,6 +241,7 @@ def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str], bool]:
             self, *, tool: Any = None, tool_context: Any, error: Any = None, **kwargs: Any
         ) -> None:
             call_id = getattr(tool_context, "function_call_id", None)
+            _RAN.discard(id(tool_context))
             failed = error if isinstance(error, Exception) else None  # not a cancellation
             if isinstance(call_id, str) and failed is not None:
                 # its result names it (_result); ADK's own lookup failure: a bare BaseTool
@@ -413,6 +423,50 @@ class _State:
             out.append(end)
 
 
+_RAN: set[int] = set()
+"""The ``id`` of each call's ``ToolContext`` whose tool ran (its ``run_async`` was called),
+until the call ends: a call ending without it was answered before its tool ran."""
+
+
+def _watch(tool: Any) -> None:
+    """Wrap ``tool``'s ``run_async`` once (an instance attribute) to note each call it runs."""
+    if tool is None or getattr(tool, "_agent_contract_watched", False):
+        return
+    run_async = getattr(tool, "run_async", None)
+    if not callable(run_async):
+        return
+
+    async def noted(*args: Any, **kwargs: Any) -> Any:
+        context = kwargs.get("tool_context")
+        if context is not None:
+            _RAN.add(id(context))
+        return await run_async(*args, **kwargs)
+
+    try:
+        tool.run_async = noted
+        tool._agent_contract_watched = True
+    except Exception:  # a tool that takes no attributes: nothing noted, nothing read
+        return
+
+
+def _answered_before(tool: Any, tool_context: Any, result: Any) -> bool:
+    """Whether a callback answered the call before its tool ran, in ADK's error shape (a
+    guard refusing it); the confirmation gate's own answers are the gate's (module doc)."""
+    if not getattr(tool, "_agent_contract_watched", False) or id(tool_context) in _RAN:
+        return False
+    if not isinstance(result, dict) or result.get("error") in (_GATE_WAITS, _GATE_REJECTED):
+        return False
+    return _error_shaped(result)
+
+
+def _error_shaped(body: dict[str, Any]) -> bool:
+    """ADK's error shapes: an ``error`` and no ``result``, or a ``status`` of ``"error"``."""
+    status = body.get("status")
+    if body.get("error") is not None and "result" not in body:
+        return True
+    return type(status) is str and status.lower() == "error"
+
+
 _CONFIRMATION = "adk_request_confirmation"  # ADK's name for its call asking the user
 _GATE_WAITS = "This tool call requires confirmation, please approve or reject."
 _GATE_REJECTED = "This tool call is rejected."
@@ -505,9 +559,7 @@ def _result(response: Any, failures: dict[str, str]) -> ToolResult:
     if not isinstance(body, dict):
         return ToolResult(tool_call_id=call_id, content=body, name=name, is_error=error_type == "")
     error = body.get("error")
-    status = body.get("status")
-    reported = error_type == "" or (error is not None and "result" not in body)
-    if not reported and not (type(status) is str and status.lower() == "error"):
+    if not (error_type == "" or _error_shaped(body)):
         return ToolResult(tool_call_id=call_id, content=body, name=name, is_error=False)
     if error == _GATE_REJECTED and len(body) == 1:  # the user refused the call (module doc)
         return failed_result(call_id, body, name, "approval_rejected")
