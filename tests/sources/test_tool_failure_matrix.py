@@ -230,6 +230,8 @@ PYDANTIC = [
          _pydantic(weather, args='{"city": 5}'), "ValidationError"),
     Cell("pydantic_ai-unknown_tool", "pydantic_ai", _pydantic(weather, name="nowhere"),
          "ModelRetry"),
+    Cell("pydantic_ai-cancelled", "pydantic_ai", _pydantic(cancelled), "CancelledError",
+         raises=asyncio.CancelledError),
 ]  # fmt: skip
 
 
@@ -331,6 +333,8 @@ AGNO = [
          text="Error: The requested tool does not exist or is not available."),
     Cell("agno-unparsable_arguments", "agno", _agno(weather, "{city"), "invalid_arguments"),
     Cell("agno-arguments_not_an_object", "agno", _agno(weather, '"Rome"'), "invalid_arguments"),
+    Cell("agno-cancelled", "agno", _agno(cancelled), "CancelledError",
+         raises=asyncio.CancelledError),
 ]  # fmt: skip
 
 
@@ -414,17 +418,25 @@ SMOLAGENTS = [  # smolagents' own exception classes for what it refuses
 # --- LlamaIndex: FunctionAgent on its mock function-calling LLM -----------------------------
 
 
-def _llama_index(name: str = "weather", args: Any = ARGS) -> Any:
+def _llama_index(name: str = "weather", args: Any = ARGS, *, reported: bool = False) -> Any:
+    """``reported``: the tool is ``weather``, its callback reporting it failed (``is_error``)."""
+
     def source() -> AsyncIterator[AgentEvent]:
         from llama_index.core.agent.workflow import FunctionAgent
         from llama_index.core.base.llms.types import ToolCallBlock
+        from llama_index.core.tools import FunctionTool, ToolOutput
 
         from agent_contract.sources.llama_index_stream import llama_index_events
 
         from . import _fw_llama_index as fl
 
+        def failed(output: Any) -> Any:
+            return ToolOutput(content="no weather for Rome", tool_name="weather", raw_input={},
+                              raw_output=output, is_error=True)  # fmt: skip
+
+        tool = FunctionTool.from_defaults(weather, callback=failed) if reported else raising
         call = ToolCallBlock(tool_call_id="c1", tool_name=name, tool_kwargs=args)
-        built = FunctionAgent(name="bot", tools=[raising], llm=fl.replies(call, "done"),
+        built = FunctionAgent(name="bot", tools=[tool], llm=fl.replies(call, "done"),
                               streaming=True)  # fmt: skip
         return llama_index_events(built, "Weather?")
 
@@ -436,6 +448,8 @@ LLAMA_INDEX = [
          text="no weather for Rome"),
     Cell("llama_index-unknown_tool", "llama_index.core", _llama_index("nowhere"),
          "tool_not_found", text="Tool nowhere not found. Please select a tool that is available."),
+    Cell("llama_index-error_result", "llama_index.core", _llama_index(reported=True),
+         "tool_error", text="no weather for Rome"),
     Cell("llama_index-invalid_arguments", "llama_index.core",
          _llama_index("raising", {"town": 5}), "TypeError"),
 ]  # fmt: skip
@@ -444,7 +458,10 @@ LLAMA_INDEX = [
 # --- Strands Agents (its own environment): an Agent on a scripted model ---------------------
 
 
-def _strands(tool: Any, name: str | None = None, args: str = '{"city": "Rome"}') -> Any:
+def _strands(tool: Any, name: str | None = None, args: str = '{"city": "Rome"}',
+             before: Callable[[Any], None] | None = None) -> Any:  # fmt: skip
+    """``before``: a ``BeforeToolCallEvent`` hook of the caller's."""
+
     def source() -> AsyncIterator[AgentEvent]:
         from agent_contract.sources.strands_stream import strands_events
 
@@ -461,12 +478,36 @@ def _strands(tool: Any, name: str | None = None, args: str = '{"city": "Rome"}')
         second = [{"messageStart": {"role": "assistant"}}, *fs._text("done"),
                   {"messageStop": {"stopReason": "end_turn"}}]  # fmt: skip
         built = fs.agent(fs._model([first, second]), [tool], name="bot")
+        if before is not None:
+            from strands.hooks import BeforeToolCallEvent
+
+            built.hooks.add_callback(BeforeToolCallEvent, before)
         return strands_events(built, "Weather?")
 
     return source
 
 
+async def reports_error(city: str) -> dict[str, Any]:
+    """Weather of a city (reported failed the way Strands' tool results do)."""
+    return {"status": "error", "content": [{"text": f"no weather for {city}"}]}
+
+
+def _cancel(message: str | bool) -> Callable[[Any], None]:
+    """A hook cancelling every call (Strands' ``cancel_tool``: its text, or ``True``)."""
+
+    def cancel(event: Any) -> None:
+        event.cancel_tool = message
+
+    return cancel
+
+
 STRANDS = [
+    Cell("strands-error_result", "strands", _strands(reports_error), "tool_error",
+         text="no weather for Rome"),
+    Cell("strands-cancel_tool", "strands", _strands(weather, before=_cancel("not allowed")),
+         "guardrail_rejected", text="not allowed"),
+    Cell("strands-cancel_tool_true", "strands", _strands(weather, before=_cancel(True)),
+         "guardrail_rejected"),
     Cell("strands-async", "strands", _strands(raising), "ToolFailure"),
     Cell("strands-sync", "strands", _strands(raising_sync), "ToolFailure"),
     Cell("strands-unknown_tool", "strands", _strands(weather, name="nowhere"),
@@ -479,7 +520,10 @@ STRANDS = [
 # --- Google ADK (its own environment): an LlmAgent on a scripted BaseLlm ---------------------
 
 
-def _adk(tool: Any, name: str | None = None, args: Any = ARGS, on_error: Any = None) -> Any:
+def _adk(tool: Any, name: str | None = None, args: Any = ARGS, on_error: Any = None,
+         **callbacks: Any) -> Any:  # fmt: skip
+    """``callbacks``: the agent's ``before_tool_callback`` / ``after_tool_callback``."""
+
     def source() -> AsyncIterator[AgentEvent]:
         from google.adk.agents import LlmAgent
         from google.genai import types
@@ -491,7 +535,7 @@ def _adk(tool: Any, name: str | None = None, args: Any = ARGS, on_error: Any = N
         call = types.FunctionCall(id="c1", name=name or tool.__name__, args=args)
         model = fg._model([[types.Part(function_call=call)], [types.Part(text="done")]])
         built = LlmAgent(name="bot", model=model, tools=[tool], instruction="Be brief.",
-                         on_tool_error_callback=on_error)  # fmt: skip
+                         on_tool_error_callback=on_error, **callbacks)  # fmt: skip
         return google_adk_events(built, "Weather?")
 
     return source
@@ -513,6 +557,26 @@ def _error_dict(tool: Any, args: Any, tool_context: Any, error: Exception) -> di
 
 def _error_result(tool: Any, args: Any, tool_context: Any, error: Exception) -> dict[str, Any]:
     return {"result": f"weather is down: {type(error).__name__}"}
+
+
+def _refuses(tool: Any, args: Any, tool_context: Any) -> dict[str, Any]:
+    """A ``before_tool_callback`` refusing every call, in ADK's error shape."""
+    return {"error": "weather is off limits"}
+
+
+def _caches(tool: Any, args: Any, tool_context: Any) -> dict[str, Any]:
+    """A ``before_tool_callback`` answering every call itself (the tool skipped)."""
+    return {"result": "sunny (cached)"}
+
+
+def _redacts(tool: Any, args: Any, tool_context: Any, tool_response: Any) -> dict[str, Any]:
+    """An ``after_tool_callback`` replacing every result with ADK's error shape."""
+    return {"error": "redacted"}
+
+
+def _replaces(tool: Any, args: Any, tool_context: Any, tool_response: Any) -> dict[str, Any]:
+    """An ``after_tool_callback`` replacing every result."""
+    return {"result": "sunny (checked)"}
 
 
 def _validating(source: Callable[[], AsyncIterator[AgentEvent]]) -> Any:
@@ -566,6 +630,10 @@ GOOGLE_ADK = [  # ADK ends the run on a raising tool unless an on_tool_error_cal
     Cell("google_adk-status_error", "google.adk", _adk(_reports_status), "tool_error"),
     Cell("google_adk-tools_own_error_hook", "google.adk", _adk_made(_mcp_like, "lookup"),
          "MCP_TOOL_ERROR"),
+    Cell("google_adk-before_tool_callback_refuses", "google.adk",
+         _adk(weather, before_tool_callback=_refuses), "guardrail_rejected"),
+    Cell("google_adk-after_tool_callback_error", "google.adk",
+         _adk(weather, after_tool_callback=_redacts), "tool_error"),
     Cell("google_adk-unknown_tool", "google.adk", _adk(weather, name="nowhere"),
          "tool_not_found"),
     Cell("google_adk-unknown_tool_callback", "google.adk",
@@ -636,6 +704,8 @@ CREWAI = [  # CrewAI hands every failure back to the model unless its policy is 
          "ValidationError"),
     Cell("crewai-policy_raise", "crewai", _crewai(raising_sync, tool_failure_policy="raise"),
          "ToolFailure", raises=Exception),
+    Cell("crewai-cancelled", "crewai", _crewai(cancelled), "CancelledError",
+         raises=asyncio.CancelledError),
 ]  # fmt: skip
 
 
@@ -940,4 +1010,235 @@ async def test_a_smolagents_tool_raising_past_the_framework_is_no_success(
     (call,) = _failed_calls(otel_telemetry)
     assert call.status.status_code is StatusCode.ERROR
     assert (call.attributes or {})["error.type"] == "CancelledError"
+    assert otel_telemetry.open_spans() == []
+
+
+# --- Google ADK pausing a run: a tool asking for confirmation, a long-running tool ----------
+# ADK answers a call that needs confirmation with its gate's own text and a call of its own
+# (``adk_request_confirmation``), and leaves a long-running call unanswered: the run pauses.
+# Neither is a failure nor a model call: the run ends interrupted, the call cut short; a
+# resumption the user rejected fails the call ``approval_rejected``.
+
+
+async def _adk_paused(telemetry: InMemoryTelemetry, tool: Any, **call: Any) -> Any:
+    """Run a one-call script on ``tool`` (ADK's ``FunctionTool`` or a subclass) on a runner
+    of its own; the runner, the session id and the events yielded."""
+    from google.adk.agents import LlmAgent
+    from google.adk.runners import InMemoryRunner
+    from google.genai import types
+
+    from agent_contract.sources.google_adk_stream import google_adk_events
+
+    from . import _fw_google_adk as fg
+
+    asked = types.FunctionCall(id="c1", name=tool.name, args=call or ARGS)
+    model = fg._model([[types.Part(function_call=asked)], [types.Part(text="done")]])
+    agent = LlmAgent(name="bot", model=model, tools=[tool], instruction="Be brief.")
+    runner = InMemoryRunner(agent=agent, app_name="bot")
+    session = await runner.session_service.create_session(app_name="bot", user_id="user")
+    source = google_adk_events(runner, "Weather?", session_id=session.id)
+    return runner, session.id, await run_script(telemetry, source, agent_name="agent")
+
+
+def _paused_run(telemetry: InMemoryTelemetry, tool: str) -> None:
+    """The run ended interrupted (not in error), no span for ADK's own call, ``tool`` cut
+    short, not failed; nothing left open."""
+    names = sorted(s.name for s in telemetry.spans())
+    assert names == ["chat scripted-gemini", f"execute_tool {tool}", "invoke_agent agent",
+                     "step 0"]  # fmt: skip
+    run = telemetry.span("invoke_agent agent")
+    assert (run.attributes or {})["agent_otel.end_reason"] == "interrupted"
+    assert run.status.status_code is StatusCode.UNSET
+    call = telemetry.span(f"execute_tool {tool}")
+    assert call.status.status_code is StatusCode.UNSET
+    assert "error.type" not in (call.attributes or {})
+    assert (call.attributes or {})["agent_otel.incomplete"] is True
+    assert telemetry.open_spans() == []
+
+
+@pytest.mark.timeout(30)
+async def test_google_adk_a_call_awaiting_confirmation_pauses_the_run_and_fails_nothing(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    pytest.importorskip("google.adk")
+    from google.adk.tools import FunctionTool
+
+    from agent_contract.agent.events import InterruptFinal
+
+    tool = FunctionTool(weather, require_confirmation=True)
+    _, _, events = await _adk_paused(otel_telemetry, tool)
+
+    _paused_run(otel_telemetry, "weather")
+    assert not [e for e in events if isinstance(e, ToolResult)]
+    (pause,) = [e for e in events if isinstance(e, InterruptFinal)]
+    assert pause.reason == "tool_confirmation"
+    assert pause.payload["originalFunctionCall"]["id"] == "c1"
+
+
+@pytest.mark.timeout(30)
+async def test_google_adk_a_long_running_call_left_unanswered_pauses_the_run(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    pytest.importorskip("google.adk")
+    from google.adk.tools import LongRunningFunctionTool
+
+    from agent_contract.agent.events import InterruptFinal
+
+    def ticket(city: str) -> None:
+        """Weather of a city, answered later."""
+
+    _, _, events = await _adk_paused(otel_telemetry, LongRunningFunctionTool(ticket))
+
+    _paused_run(otel_telemetry, "ticket")
+    (pause,) = [e for e in events if isinstance(e, InterruptFinal)]
+    assert (pause.interrupt_id, pause.reason) == ("c1", "long_running_tool")
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("confirmed", [False, True], ids=["rejected", "approved"])
+async def test_google_adk_a_resumed_confirmation_rejected_fails_its_call_approval_rejected(
+    confirmed: bool, otel_telemetry: InMemoryTelemetry
+) -> None:
+    pytest.importorskip("google.adk")
+    from google.adk.tools import FunctionTool
+    from google.genai import types
+
+    from agent_contract.agent.events import InterruptFinal
+    from agent_contract.sources.google_adk_stream import google_adk_events
+
+    tool = FunctionTool(weather, require_confirmation=True)
+    runner, session, events = await _adk_paused(otel_telemetry, tool)
+    otel_telemetry.clear()  # the paused run's spans; the resumed run's alone below
+    (pause,) = [e for e in events if isinstance(e, InterruptFinal)]
+    answer = types.FunctionResponse(id=pause.interrupt_id, name="adk_request_confirmation",
+                                    response={"confirmed": confirmed})  # fmt: skip
+    message = types.Content(role="user", parts=[types.Part(function_response=answer)])
+    source = google_adk_events(runner, message, session_id=session)
+    events = await run_script(otel_telemetry, source, agent_name="agent")
+    resumed = otel_telemetry
+
+    (result,) = [e for e in events if isinstance(e, ToolResult)]
+    assert (result.tool_call_id, result.is_error) == ("c1", not confirmed), result.content
+    call = resumed.span("execute_tool weather")
+    if confirmed:
+        assert call.status.status_code is StatusCode.UNSET
+    else:
+        assert call.status.status_code is StatusCode.ERROR
+        assert (call.attributes or {})["error.type"] == "approval_rejected"
+    run = resumed.span("invoke_agent agent")
+    assert run.status.status_code is StatusCode.UNSET
+    assert resumed.open_spans() == []
+
+
+# --- Strands pausing a run: an interrupt raised by a hook or by a tool body ------------------
+
+
+def _asks_first(event: Any) -> None:
+    """A ``BeforeToolCallEvent`` hook asking a human before the call runs."""
+    event.interrupt("approve", reason={"tool": event.tool_use["name"]})
+
+
+def _asking_tool() -> Any:
+    from strands import tool
+
+    @tool(context=True)  # (its context found by name: this module's annotations are strings)
+    def asking(city: str, tool_context: Any) -> str:
+        """Weather of a city, once a human said yes."""
+        tool_context.interrupt("approve", reason={"city": city})
+        return f"sunny in {city}"
+
+    return asking
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("where", ["hook", "tool"])
+async def test_strands_an_interrupt_ends_the_run_interrupted_and_fails_nothing(
+    where: str, otel_telemetry: InMemoryTelemetry
+) -> None:
+    pytest.importorskip("strands")
+    from agent_contract.agent.events import InterruptFinal
+    from agent_contract.sources.strands_stream import strands_events
+
+    from . import _fw_strands as fs
+
+    if where == "hook":
+        source = _strands(weather, before=_asks_first)()
+        tool, payload = "weather", {"tool": "weather"}
+    else:
+        use = {"toolUse": {"toolUseId": "c1", "name": "asking"}}
+        first = [{"messageStart": {"role": "assistant"}}, {"contentBlockStart": {"start": use}},
+                 {"contentBlockDelta": {"delta": {"toolUse": {"input": '{"city": "Rome"}'}}}},
+                 {"contentBlockStop": {}}, {"messageStop": {"stopReason": "tool_use"}}]  # fmt: skip
+        from strands import Agent
+
+        built = Agent(model=fs._model([first]), tools=[_asking_tool()], name="bot",
+                      callback_handler=None)  # fmt: skip
+        source = strands_events(built, "Weather?")
+        tool, payload = "asking", {"city": "Rome"}
+    events = await run_script(otel_telemetry, source, agent_name="agent")
+
+    (pause,) = [e for e in events if isinstance(e, InterruptFinal)]
+    assert (pause.reason, pause.payload) == ("approve", payload)
+    assert pause.interrupt_id
+    run = otel_telemetry.span("invoke_agent agent")
+    assert (run.attributes or {})["agent_otel.end_reason"] == "interrupted"
+    assert run.status.status_code is StatusCode.UNSET
+    call = otel_telemetry.span(f"execute_tool {tool}")
+    assert call.status.status_code is StatusCode.UNSET
+    assert (call.attributes or {})["agent_otel.incomplete"] is True
+    assert otel_telemetry.open_spans() == []
+
+
+# --- A tool body raising CancelledError where the framework drops the call and goes on -------
+# Strands' tool task ends with no result and no AfterToolCallEvent; ADK tells its error
+# callbacks and answers nothing. The run goes on (the model is asked again) or ends as if the
+# call were unanswered: the call itself still failed with what its body raised.
+
+DROPPING = [
+    pytest.param("strands", _strands(cancelled), id="strands"),
+    pytest.param("google.adk", _adk(cancelled), id="google_adk"),
+    pytest.param("google.adk", _adk(cancelled, on_error=_error_dict), id="google_adk-callback"),
+]
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="a task tells its cancel from 3.11 on")
+@pytest.mark.parametrize(("package", "source"), DROPPING)
+async def test_a_call_the_framework_drops_after_its_body_raised_cancelled_error_fails(
+    package: str,
+    source: Callable[[], AsyncIterator[AgentEvent]],
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    pytest.importorskip(package)
+    events = await run_script(otel_telemetry, source(), agent_name="agent")
+
+    assert not [e for e in events if isinstance(e, ToolResult)]  # the framework told none
+    (call,) = _failed_calls(otel_telemetry)
+    assert call.status.status_code is StatusCode.ERROR
+    assert (call.attributes or {})["error.type"] == "CancelledError"
+    thrown = [e for e in call.events if e.name == "exception"]
+    assert len(thrown) == 1
+    run = otel_telemetry.span("invoke_agent agent")
+    assert run.status.status_code is not StatusCode.ERROR  # the framework went on
+    assert otel_telemetry.open_spans() == []
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize(
+    ("callbacks", "content"),
+    [({"before_tool_callback": _caches}, {"result": "sunny (cached)"}),
+     ({"after_tool_callback": _replaces}, {"result": "sunny (checked)"})],
+    ids=["google_adk-before_tool_callback_answers", "google_adk-after_tool_callback_replaces"],
+)  # fmt: skip
+async def test_a_result_an_adk_callback_gives_is_the_calls_result_and_no_failure(
+    callbacks: dict[str, Any], content: Any, otel_telemetry: InMemoryTelemetry
+) -> None:
+    pytest.importorskip("google.adk")
+    events = await run_script(otel_telemetry, _adk(weather, **callbacks)(), agent_name="agent")
+
+    (result,) = [e for e in events if isinstance(e, ToolResult)]
+    assert (result.content, result.is_error) == (content, False)
+    for span in otel_telemetry.spans():
+        assert span.status.status_code is not StatusCode.ERROR, span.name
+        assert "agent_otel.incomplete" not in (span.attributes or {}), span.name
     assert otel_telemetry.open_spans() == []

@@ -45,12 +45,30 @@ agent or a string):
   ``after_tool_callback`` asks the hook). The next model call starts a new step.
 * An event from another agent than the one before (a ``transfer_to_agent`` or a workflow's
   sub-agent) yields a ``PhaseMarker`` named after it.
+* A call a ``before_tool_callback`` answered in ADK's error shape before its tool ran (a
+  guard refusing it: the plugin wraps each tool's ``run_async`` once to note the calls it
+  runs) is a failed result ``guardrail_rejected``, the text the model is told unchanged; any
+  other answer of a callback, before or after the tool, is the call's result, failed only in
+  ADK's error shapes (``tool_error``).
+* A run ADK pauses is a run ended ``interrupted``: a call of a tool that needs confirmation
+  (``require_confirmation``, or its body's ``tool_context.request_confirmation``) makes ADK
+  add an ``adk_request_confirmation`` call of its own (no model's: no chat span, no tool
+  span), and a long-running tool (``LongRunningFunctionTool``) returning nothing leaves its
+  call unanswered. Each such id (ADK's ``long_running_tool_ids``) still unanswered when the
+  stream ends is an ``InterruptFinal`` (``interrupt_id`` the id the client answers to resume,
+  ``payload`` ADK's arguments: the original call and the hint). The confirmation gate's own
+  answer (``{"error": "This tool call requires confirmation..."}``) is no result: the call
+  waits, cut short (``agent_otel.incomplete``), not failed. Resumed with a rejection, ADK's
+  ``{"error": "This tool call is rejected."}`` is a failed result ``approval_rejected`` (the
+  Agents SDK's name for that outcome).
 
 Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call, through ADK's own
 seam: a plugin (first in the runner's plugins, added once per runner; outside a traced run it
 does nothing; its ``before_model_callback`` notes the requests above, by session) whose
 ``before_tool_callback`` enters the scope, with the call's
-``function_call_id``, and whose ``after_tool_callback`` / ``on_tool_error_callback`` leave it.
+``function_call_id``, and whose ``after_tool_callback`` / ``on_tool_error_callback`` leave it
+(ADK tells the latter a cancelled call too, then drops its result: a body that raised
+``CancelledError`` itself fails its call, one whose task was cancelled is cut short).
 ADK awaits them in the call's own task, around the tool (a sync tool's thread copies that
 context), so what the body opens nests under its span. An ``McpToolset``'s tool (an
 ``McpTool``) is scoped with its server (``McpServer``: the name the server gives itself and
@@ -78,6 +96,7 @@ from collections.abc import AsyncIterator
 from contextvars import ContextVar
 from typing import Any
 
+from agent_contract.agent.events import InterruptFinal, StreamEvent
 from agent_contract.events import (
     AgentEvent,
     Error,
@@ -116,7 +135,7 @@ async def google_adk_events(
     session_id: str | None = None,
     sink: Sink | None = None,
     **run: Any,
-) -> AsyncIterator[AgentEvent]:
+) -> AsyncIterator[AgentEvent | StreamEvent]:
     """Run ``agent`` (a ``Runner`` or an agent) on ``new_message``, yielding contract events."""
     framework_started(__name__)  # before the framework makes any request
     require("google.adk.runners", "InMemoryRunner")
@@ -153,8 +172,8 @@ async def google_adk_events(
                 sink(event)
             for out in state.feed(event):
                 yield out
-        for out in state.finish():
-            yield out
+        for last in state.end():
+            yield last
     finally:
         requests.pop(session_id, None)
         await stream.aclose()
@@ -202,6 +221,7 @@ def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str], bool]:
             call_id = getattr(tool_context, "function_call_id", None)
             scopes.enter(id(tool_context), call_id, getattr(tool, "name", None),
                          mcp=_mcp_server(tool))  # fmt: skip
+            _watch(tool)
             _CALL.set(call_id if isinstance(call_id, str) else "")  # a runner in it nests
 
         async def after_tool_callback(
@@ -209,6 +229,9 @@ def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str], bool]:
         ) -> None:
             call_id = getattr(tool_context, "function_call_id", None)
             kind = _detected(tool, result)
+            if not kind and _answered_before(tool, tool_context, result):
+                kind = "guardrail_rejected"  # a before_tool_callback refused it (module doc)
+            _RAN.discard(id(tool_context))
             if kind is not None and isinstance(call_id, str):  # (an exception heard first wins)
                 self.failures.setdefault(call_id, kind)  # its result names it (_result)
             await _end_nested(nested, tool_context, None)
@@ -218,13 +241,16 @@ def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str], bool]:
             self, *, tool: Any = None, tool_context: Any, error: Any = None, **kwargs: Any
         ) -> None:
             call_id = getattr(tool_context, "function_call_id", None)
+            _RAN.discard(id(tool_context))
             failed = error if isinstance(error, Exception) else None  # not a cancellation
             if isinstance(call_id, str) and failed is not None:
                 # its result names it (_result); ADK's own lookup failure: a bare BaseTool
                 unknown = type(tool) is BaseTool and isinstance(failed, ValueError)
                 self.failures[call_id] = "tool_not_found" if unknown else error_name(failed)
             await _end_nested(nested, tool_context, error)
-            scopes.exit(id(tool_context), failed)
+            # a cancellation too (ADK tells it here, then drops the call): the scope tells the
+            # body's own CancelledError (a failure) from a cancel of its task (cut short)
+            scopes.exit(id(tool_context), error if isinstance(error, BaseException) else None)
 
         async def before_run_callback(self, *, invocation_context: Any) -> None:
             session = getattr(invocation_context.session, "id", None)
@@ -246,7 +272,7 @@ def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str], bool]:
             found = nested.pop(invocation_context.invocation_id, None)
             if found is not None:
                 self.requests.pop(found[3], None)
-                await found[0].push(found[1].finish())
+                await found[0].push(found[1].end())
                 await found[0].end()
 
     plugin = ToolScopes(name=_PLUGIN)
@@ -273,8 +299,8 @@ async def _end_nested(nested: dict[Any, Any], tool_context: Any, error: Any) -> 
 
 
 class _State:
-    __slots__ = ("author", "failed", "failures", "open", "requests", "root", "step", "streamed",
-                 "tools_ran", "watched")  # fmt: skip
+    __slots__ = ("author", "failed", "failures", "open", "paused", "requests", "root", "step",
+                 "streamed", "tools_ran", "watched")  # fmt: skip
 
     def __init__(
         self, root: Any, requests: list[Request], failures: dict[str, str], *, watched: bool = True
@@ -287,6 +313,15 @@ class _State:
         self.open = self.streamed = self.tools_ran = False
         self.step = 0
         self.failed: LLMCallEnd | None = None  # the end of a failed call, held (module doc)
+        self.paused: dict[str, Any] = {}  # ids ADK waits on (module doc) -> what they carry
+
+    def end(self) -> list[AgentEvent | StreamEvent]:
+        """The stream ended: the held end, then a pause for each id still unanswered."""
+        out: list[AgentEvent | StreamEvent] = [*self.finish()]
+        out += [InterruptFinal(interrupt_id=key, payload=payload, reason=_reason(payload))
+                for key, payload in self.paused.items()]  # fmt: skip
+        self.paused.clear()
+        return out
 
     def finish(self) -> list[AgentEvent]:
         """The held end of a failed call, once the run goes on or ends without raising."""
@@ -303,10 +338,24 @@ class _State:
         content = event.content
         parts = (content.parts if content is not None else None) or ()
         role = content.role if content is not None else None
+        for key in getattr(event, "long_running_tool_ids", None) or ():
+            if isinstance(key, str):
+                self.paused.setdefault(key, None)
         results = [p.function_response for p in parts if p.function_response is not None]
         if results:
             self.tools_ran = True
-            out += [_result(r, self.failures) for r in results]
+            for response in results:
+                key = str(response.id or "")
+                self.paused.pop(key, None)
+                if _waiting(response):  # the gate's own answer: the call waits (module doc)
+                    self.failures.pop(key, None)  # (the error its hook read in that answer)
+                else:
+                    out.append(_result(response, self.failures))
+            return out
+        asks = [p.function_call for p in parts if _asks_confirmation(p.function_call)]
+        if asks and len(asks) == len(parts):  # ADK's own call, no model's (module doc)
+            for ask in asks:
+                self.paused[str(ask.id or "")] = ask.args
             return out
         if role is None and event.error_code and not self._model_failed():
             out += self._node_failed(event)
@@ -372,6 +421,71 @@ class _State:
             self.failed = end
         else:
             out.append(end)
+
+
+_RAN: set[int] = set()
+"""The ``id`` of each call's ``ToolContext`` whose tool ran (its ``run_async`` was called),
+until the call ends: a call ending without it was answered before its tool ran."""
+
+
+def _watch(tool: Any) -> None:
+    """Wrap ``tool``'s ``run_async`` once (an instance attribute) to note each call it runs."""
+    if tool is None or getattr(tool, "_agent_contract_watched", False):
+        return
+    run_async = getattr(tool, "run_async", None)
+    if not callable(run_async):
+        return
+
+    async def noted(*args: Any, **kwargs: Any) -> Any:
+        context = kwargs.get("tool_context")
+        if context is not None:
+            _RAN.add(id(context))
+        return await run_async(*args, **kwargs)
+
+    try:
+        tool.run_async = noted
+        tool._agent_contract_watched = True
+    except Exception:  # a tool that takes no attributes: nothing noted, nothing read
+        return
+
+
+def _answered_before(tool: Any, tool_context: Any, result: Any) -> bool:
+    """Whether a callback answered the call before its tool ran, in ADK's error shape (a
+    guard refusing it); the confirmation gate's own answers are the gate's (module doc)."""
+    if not getattr(tool, "_agent_contract_watched", False) or id(tool_context) in _RAN:
+        return False
+    if not isinstance(result, dict) or result.get("error") in (_GATE_WAITS, _GATE_REJECTED):
+        return False
+    return _error_shaped(result)
+
+
+def _error_shaped(body: dict[str, Any]) -> bool:
+    """ADK's error shapes: an ``error`` and no ``result``, or a ``status`` of ``"error"``."""
+    status = body.get("status")
+    if body.get("error") is not None and "result" not in body:
+        return True
+    return type(status) is str and status.lower() == "error"
+
+
+_CONFIRMATION = "adk_request_confirmation"  # ADK's name for its call asking the user
+_GATE_WAITS = "This tool call requires confirmation, please approve or reject."
+_GATE_REJECTED = "This tool call is rejected."
+
+
+def _asks_confirmation(call: Any) -> bool:
+    return call is not None and getattr(call, "name", None) == _CONFIRMATION
+
+
+def _waiting(response: Any) -> bool:
+    """Whether a response is ADK's confirmation gate holding the call (not a result)."""
+    body = response.response
+    return isinstance(body, dict) and len(body) == 1 and body.get("error") == _GATE_WAITS
+
+
+def _reason(payload: Any) -> str:
+    """A pause's reason: a confirmation asked, else a long-running call not answered yet."""
+    asked = isinstance(payload, dict) and "toolConfirmation" in payload
+    return "tool_confirmation" if asked else "long_running_tool"
 
 
 def _model(root: Any, author: str | None) -> str | None:
@@ -445,10 +559,10 @@ def _result(response: Any, failures: dict[str, str]) -> ToolResult:
     if not isinstance(body, dict):
         return ToolResult(tool_call_id=call_id, content=body, name=name, is_error=error_type == "")
     error = body.get("error")
-    status = body.get("status")
-    reported = error_type == "" or (error is not None and "result" not in body)
-    if not reported and not (type(status) is str and status.lower() == "error"):
+    if not (error_type == "" or _error_shaped(body)):
         return ToolResult(tool_call_id=call_id, content=body, name=name, is_error=False)
+    if error == _GATE_REJECTED and len(body) == 1:  # the user refused the call (module doc)
+        return failed_result(call_id, body, name, "approval_rejected")
     own = _OWN_OUTCOME.match(error) if type(error) is str else None
     if own is None or not own.lastindex:  # the tracer's own word for it: tool_error
         return ToolResult(tool_call_id=call_id, content=body, name=name, is_error=True)

@@ -14,8 +14,16 @@ Strands yields dicts; the adapter reads three kinds by key (nothing of Strands i
   result, which Strands makes of a tool that raised; its ``error_type`` is the exception class
   the ``@tool`` decorator's message names, ``tool_not_found`` and ``ValidationError`` for
   Strands' own texts of an unknown name and arguments failing validation).
+* A call a hook cancelled (``BeforeToolCallEvent.cancel_tool``: a check refusing it before
+  it ran, or an approval refused after an interrupt) is a failed result
+  ``guardrail_rejected`` (the adapter's ``AfterToolCallEvent`` hook hears its
+  ``cancel_message``), the text the model is told unchanged.
+* The final ``result`` of a run an interrupt paused (``event.interrupt()`` in a hook, or
+  ``tool_context.interrupt()`` in a tool: ``stop_reason == "interrupt"``) gives one
+  ``InterruptFinal`` per interrupt (``interrupt_id`` the id to resume with, ``payload`` its
+  reason, ``reason`` its name): the run ends ``interrupted``, the call it paused cut short.
 * The rest (``data`` and ``reasoningText`` repeat the raw deltas; ``current_tool_use``,
-  lifecycle flags, the final ``result``) go to ``sink`` only.
+  lifecycle flags, a finished run's ``result``) go to ``sink`` only.
 
 **Model requests.** Strands streams nothing before the model's first event, but fires
 ``BeforeModelCallEvent`` as it starts each request and ``AfterModelCallEvent`` (with the
@@ -27,8 +35,11 @@ attempt Strands retries is a call of its own, ended with an ``Error`` naming its
 Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call, through Strands'
 own seam: hook callbacks added once to the agent's ``hooks`` (outside a traced run they do
 nothing). Strands fires ``BeforeToolCallEvent`` and ``AfterToolCallEvent`` inline in the
-call's own task, around the tool (a sync tool's thread copies that context), on every path
-(a failed or cancelled call included), with the call's ``toolUseId``. Strands' own tracer
+call's own task, around the tool (a sync tool's thread copies that context), with the
+call's ``toolUseId``, on every path but one: a body raising ``CancelledError`` ends its task
+with no result and no ``AfterToolCallEvent``, so the tool's wrapped ``stream`` (below) leaves
+the call's scope then, failed when the body raised it itself, cut short when its task was
+cancelled. Strands' own tracer
 (on when a global provider is set) makes its own tool span current around the tool's
 ``stream``, after those hooks: so the first hook also wraps the selected tool's ``stream``
 once (an instance attribute) in the call's scope, and the body runs under our span. A tool of
@@ -59,12 +70,14 @@ left out. Needs ``strands-agents`` (extra ``strands-agents``).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import AsyncIterator
 from typing import Any
 from weakref import WeakKeyDictionary
 
+from agent_contract.agent.events import InterruptFinal, StreamEvent
 from agent_contract.events import (
     AgentEvent,
     Error,
@@ -104,7 +117,7 @@ _HINT = "Make one with strands.Agent(model=..., tools=...)."
 
 async def strands_events(
     agent: Any, prompt: Any = None, *, sink: Sink | None = None, **run: Any
-) -> AsyncIterator[AgentEvent]:
+) -> AsyncIterator[AgentEvent | StreamEvent]:
     """Run ``agent`` on ``prompt`` with ``stream_async`` (``run`` passed on), as events."""
     framework_started(__name__)  # before the framework makes any request
     expect(agent, "strands_events", "a strands.Agent", "stream_async", hint=_HINT)
@@ -124,6 +137,8 @@ async def strands_events(
             if isinstance(item, dict):
                 for out in state.feed(item):
                     yield out
+                for pause in _paused(item):
+                    yield pause
     except Exception:
         for out in state.refused():
             yield out
@@ -342,9 +357,15 @@ def _scope_body(tool: Any) -> None:
 
     async def scoped(tool_use: Any, invocation_state: Any, *args: Any, **kwargs: Any) -> Any:
         use = tool_use if isinstance(tool_use, dict) else {}
-        with tool_scope(use.get("toolUseId"), use.get("name"), mcp=_mcp_server(tool)):
-            async for item in stream(tool_use, invocation_state, *args, **kwargs):
-                yield item
+        try:
+            with tool_scope(use.get("toolUseId"), use.get("name"), mcp=_mcp_server(tool)):
+                async for item in stream(tool_use, invocation_state, *args, **kwargs):
+                    yield item
+        except asyncio.CancelledError as cancelled:
+            # Strands drops such a call (no result, no AfterToolCallEvent): the hook's scope
+            # ends here, failed if the body raised it itself, else cut short (its task's)
+            _SCOPES.exit(id(tool_use), cancelled)
+            raise
 
     try:
         tool.stream = scoped
@@ -451,6 +472,10 @@ class _Requests:
 
 _HOOKED: WeakKeyDictionary[Any, _Requests] = WeakKeyDictionary()
 
+_SCOPES = OpenScopes()
+"""The tool calls the hooks entered, by ``id`` of their ``tool_use`` (every agent's: a tool's
+wrapped ``stream`` leaves its call's when Strands drops the call, ``_scope_body``)."""
+
 
 def _add_hooks(agent: Any) -> _Requests:
     """Hook ``agent``'s model requests and scope each tool call (module doc), once per agent;
@@ -471,7 +496,7 @@ def _add_hooks(agent: Any) -> _Requests:
         "BeforeToolCallEvent",
     )
 
-    scopes = OpenScopes()
+    scopes = _SCOPES
 
     def key(event: Any) -> object:
         return id(event.tool_use)  # the same dict before and after, one per call
@@ -483,6 +508,9 @@ def _add_hooks(agent: Any) -> _Requests:
         _scope_body(tool)
 
     def after(event: Any) -> None:
+        call_id = event.tool_use.get("toolUseId")
+        if isinstance(getattr(event, "cancel_message", None), str) and isinstance(call_id, str):
+            _failed_agent_tool(call_id, "guardrail_rejected")  # its result names it (_result)
         scopes.exit(key(event))
 
     hooks.add_callback(BeforeToolCallEvent, before)
@@ -629,6 +657,22 @@ def _failed_agent_tool(call_id: str, kind: str) -> None:
     if len(_FAILED_AGENT_TOOLS) >= _FAILED_KEPT:  # never read: the oldest are long gone
         _FAILED_AGENT_TOOLS.clear()
     _FAILED_AGENT_TOOLS[call_id] = kind
+
+
+def _paused(item: dict[str, Any]) -> list[InterruptFinal]:
+    """The interrupts a run's final ``result`` paused on (module doc)."""
+    result = item.get("result") if len(item) == 1 else None
+    if getattr(result, "stop_reason", None) != "interrupt":
+        return []
+    return [
+        InterruptFinal(
+            interrupt_id=str(pause.id),
+            payload=getattr(pause, "reason", None),
+            reason=name if isinstance(name := getattr(pause, "name", None), str) else None,
+        )
+        for pause in getattr(result, "interrupts", None) or ()
+        if getattr(pause, "id", None) is not None
+    ]
 
 
 def _result(result: dict[str, Any]) -> ToolResult:

@@ -672,7 +672,10 @@ class RunRecorder:
         """End every open LLM call and tool call, innermost first, marked incomplete.
 
         They are cut short, not failed: only the span the run failed in is marked (``fail``),
-        so a UI points at it, not at its siblings."""
+        so a UI points at it, not at its siblings. But a tool whose body raised out of its
+        scope (``ToolCall.body_error``) failed, whether or not the run did: a framework that
+        drops such a call (Strands, ADK for a body's own ``CancelledError``) tells nothing
+        more, and the run goes on or ends as if the call were merely unanswered."""
         if not self._calls and not self._tools:  # the usual end: nothing open, nothing moves
             return
         calls, self._calls = list(self._calls.values()), {}
@@ -684,6 +687,10 @@ class RunRecorder:
             tools = list(self._tools.values())
             self._tools.clear()
         for tool in tools:
+            raised, tool.body_error = tool.body_error, None  # (written by the body's thread)
+            if raised is not None:  # its body raised and the framework dropped the call
+                with guarded("run finish"):
+                    tool.fail(raised, error_type_of(raised), now)
             tool.end(now, incomplete=True)
         self._refresh()
 
