@@ -516,7 +516,9 @@ class RunRecorder:
         incomplete = tool is None
         if tool is None:
             self.anomaly("tool_result_without_call")
-            self.ensure_step()
+            if self._step is None and self.s.step_spans:  # it starts the step: read after it
+                self.ensure_step()
+                now = self.now()
             tool = ToolCall(
                 self.s, self.anomaly, self._parent(), self.run.identity, call_id, name, now
             )
