@@ -40,7 +40,7 @@ from hostile_types import (
     LyingStr,
     NoStr,
 )
-from otlp_check import Exported
+from otlp_check import Exported, assert_nested_in_time
 
 SURROGATE = "\udc80"
 
@@ -228,6 +228,18 @@ async def test_unencodable_strings_and_huge_integers_never_reach_the_encoder(
     assert (tool.attributes or {})["gen_ai.tool.name"] == "se?arch"
     usage = {k: v for k, v in (root.attributes or {}).items() if "usage" in k}
     assert all(isinstance(v, int) and v < 2**63 for v in usage.values()), usage
+
+
+async def test_a_repair_made_as_the_run_ends_is_an_event_within_the_run(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # The answer (its text, with a lone surrogate) is written only as the run ends: the
+    # repair's anomaly event is stamped with the run's end, not after it.
+    exported = Exported()
+    root = await run(exported, [TextDelta(text=f"an{SURROGATE}swer")], caplog, capture_content=True)
+    assert kinds(root) == ["unencodable_string"]
+    assert [e.timestamp for e in root.events] == [root.end_time] * len(root.events)
+    assert_nested_in_time(exported.spans())
 
 
 async def test_a_tool_kind_whose_equality_raises_is_no_internal_error(

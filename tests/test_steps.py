@@ -88,6 +88,28 @@ async def test_trailing_error_marks_the_step_before_not_the_agent(
     assert agent(otel_telemetry).status.status_code is StatusCode.UNSET
 
 
+async def test_an_error_told_after_the_boundary_lies_within_its_step(
+    otel_telemetry: InMemoryTelemetry, otel_clock: FakeClock
+) -> None:
+    # The error comes 5 s after the boundary: the step that takes it ends with it, so no
+    # backend draws its event outside the span; the next step still starts after both.
+    async def stream() -> AsyncIterator[Any]:
+        yield TextDelta("a")
+        yield StepBoundary()
+        otel_clock.advance(5)
+        yield Error("late", error_type="Late")
+        yield StepBoundary()
+        yield TextDelta("b")
+
+    async for _ in otel_telemetry.wrapper()(stream()):
+        pass
+    first, second = steps(otel_telemetry)
+    (event,) = first.events
+    assert first.start_time is not None and first.end_time is not None
+    assert first.start_time <= event.timestamp <= first.end_time
+    assert second.start_time is not None and first.end_time <= second.start_time
+
+
 async def test_a_held_step_still_ends_at_its_boundary(
     otel_telemetry: InMemoryTelemetry, otel_clock: FakeClock
 ) -> None:

@@ -761,6 +761,7 @@ class RunRecorder:
         """
         now = self.now()
         run = self.run
+        run.now = lambda: now  # what the ending counts (an anomaly's event) lies within the run
         for tool in self.scopes.close():  # opened by bodies whose ToolCall never came
             tool.end(now, incomplete=True)
         with guarded("run finish"):
@@ -775,9 +776,10 @@ class RunRecorder:
                     run.fail(error, error_type, now)
         self.end_open(now)
         self._release()
-        pending, self._pending = self._pending, []
-        for call in pending:
-            self._end_call(call)
+        if self._pending:  # calls still waiting for their usage (the usual: none)
+            pending, self._pending = self._pending, []
+            for call in pending:
+                self._end_call(call)
         if self.s.capture is not None and not run.has_output:
             with guarded("run finish"):  # no final event: the text told after the last call
                 if not run.told_answer() and self._last_call is not None:  # else its answer
