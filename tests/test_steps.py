@@ -76,6 +76,16 @@ async def test_trailing_usage_makes_no_step_and_joins_the_step_before(
     assert attrs(agent(otel_telemetry))[IN] == 7
 
 
+async def test_counts_that_are_no_count_are_dropped_alike_by_invoke_and_the_trace(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    usages = [Usage(input_tokens=-1, output_tokens=2), Usage(input_tokens=3, output_tokens=1.5)]  # type: ignore[arg-type]
+    result = await traced(otel_telemetry, [TextDelta("a"), TextDelta(None), *usages])  # type: ignore[arg-type]
+    assert result.text == "a" and result.usage is not None
+    assert (result.usage.input_tokens, result.usage.output_tokens) == (3, 2)
+    assert (attrs(agent(otel_telemetry))[IN], attrs(agent(otel_telemetry))[OUT]) == (3, 2)
+
+
 async def test_trailing_error_marks_the_step_before_not_the_agent(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:
