@@ -44,6 +44,8 @@ Repairs of malformed streams (each counted under ``agent_otel.anomalies`` by kin
   ``Error``; counted for new work (chunks, LLM call starts, tool calls and results, finals),
   not for events that end or account for what was open (call end, usage, step boundary).
 - ``unknown_event``: passed through, nothing recorded.
+- ``unreadable_event``: an event whose field raised when read (its own code: a property, a
+  ``__getattr__``) is passed through, nothing of it recorded (``_read.unreadable``).
 - ``open_at_step_boundary``: calls and tool calls still open at a ``StepBoundary`` end with
   the step, marked incomplete (no span outlives its parent).
 - ``unusable_id`` (unhashable, or ``str()`` raising), ``unparseable_arguments``,
