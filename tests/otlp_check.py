@@ -45,14 +45,20 @@ def _no_encoder_errors() -> Iterator[None]:
     assert not handler.messages, handler.messages
 
 
-def assert_nested_endings(spans: Sequence[ReadableSpan]) -> None:
-    """No span ends after its parent (end timestamps)."""
+def assert_nested_in_time(spans: Sequence[ReadableSpan]) -> None:
+    """Every span lies within its parent (it starts no earlier and ends no later), and every
+    span event within its span."""
     by_id = {s.context.span_id: s for s in spans if s.context is not None}
     for span in spans:
+        for event in span.events:
+            assert span.start_time is not None and span.end_time is not None
+            assert span.start_time <= event.timestamp <= span.end_time, (event.name, span.name)
         if span.parent is not None and span.parent.span_id in by_id:
             parent = by_id[span.parent.span_id]
             assert span.end_time is not None and parent.end_time is not None
-            assert span.end_time <= parent.end_time, (span.name, parent.name)
+            assert span.end_time <= parent.end_time, (span.name, "ends after", parent.name)
+            assert span.start_time is not None and parent.start_time is not None
+            assert span.start_time >= parent.start_time, (span.name, "starts before", parent.name)
 
 
 def assert_encodes(

@@ -33,7 +33,7 @@ from agent_contract.protocol import (
 from agent_otel import _guard, instrument, otel_wrapper
 from agent_otel.testing import InMemoryTelemetry
 from hostile_types import LyingStr
-from otlp_check import assert_nested_endings
+from otlp_check import assert_nested_in_time
 from test_property import Ledger
 
 
@@ -115,7 +115,7 @@ async def test_an_exception_whose_str_raises_still_ends_every_span(error: Except
         "step 0",
         "step 1",
     ]
-    assert_nested_endings(spans)
+    assert_nested_in_time(spans)
     (root,) = [s for s in spans if s.name == "invoke_agent a"]
     events = [e for e in root.events if e.name == "exception"]
     assert len(events) == 1
@@ -258,7 +258,7 @@ async def test_a_span_method_that_raises_costs_only_that_write(
     assert not ledger.double_ends
     expected = set(ledger.started) - (sabotaged if method == "end" else set())
     assert set(ledger.ended) == expected, method
-    assert_nested_endings(real.spans())
+    assert_nested_in_time(real.spans())
     sites = warned(caplog)
     assert bool(sites) == bool(HostileSpan.raised or method == "start_span"), sites
     assert len(sites) == len(set(sites)), sites  # once per site, not per run
@@ -352,7 +352,7 @@ async def test_an_exception_class_named_by_a_str_subclass_is_named_by_the_str_it
     telemetry = InMemoryTelemetry()
     error = _named_by_a_str_subclass(ValueError, module)
     await drive(telemetry.wrapper(agent_name="a"), script(), error)
-    assert_nested_endings(telemetry.spans())
+    assert_nested_in_time(telemetry.spans())
     (root,) = [s for s in telemetry.spans() if s.name == "invoke_agent a"]
     (event,) = [e for e in root.events if e.name == "exception"]
     expected = "generated.errors.Generated" if module else f"{__name__}.Generated"

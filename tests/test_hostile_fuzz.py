@@ -37,7 +37,7 @@ from hostile_types import (
     LyingStr,
     NoStr,
 )
-from otlp_check import Exported, assert_nested_endings
+from otlp_check import Exported, assert_nested_in_time
 from test_property import _Records
 
 
@@ -215,7 +215,7 @@ def test_hostile_events_never_cost_a_span_a_batch_or_the_agent(
     assert ledger.started, "the run was traced"
     assert not ledger.double_ends
     assert sorted(ledger.ended) == sorted(ledger.started)
-    assert_nested_endings(exported.spans())
+    assert_nested_in_time(exported.spans())
     exported.assert_encodes()
 
 

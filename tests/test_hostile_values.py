@@ -9,12 +9,15 @@ checked by running the real encoders over every span, metric point and exemplar.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Sequence
 from enum import Enum, IntEnum
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from opentelemetry.sdk.trace import ReadableSpan
 
 from agent_contract.agent import RunUsage, ToolCallStep, ToolResultStep
@@ -40,7 +43,7 @@ from hostile_types import (
     LyingStr,
     NoStr,
 )
-from otlp_check import Exported
+from otlp_check import Exported, assert_nested_in_time
 
 SURROGATE = "\udc80"
 
@@ -228,6 +231,80 @@ async def test_unencodable_strings_and_huge_integers_never_reach_the_encoder(
     assert (tool.attributes or {})["gen_ai.tool.name"] == "se?arch"
     usage = {k: v for k, v in (root.attributes or {}).items() if "usage" in k}
     assert all(isinstance(v, int) and v < 2**63 for v in usage.values()), usage
+
+
+async def test_a_repair_made_as_the_run_ends_is_an_event_within_the_run(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # The answer (its text, with a lone surrogate) is written only as the run ends: the
+    # repair's anomaly event is stamped with the run's end, not after it.
+    exported = Exported()
+    root = await run(exported, [TextDelta(text=f"an{SURROGATE}swer")], caplog, capture_content=True)
+    assert kinds(root) == ["unencodable_string"]
+    assert [e.timestamp for e in root.events] == [root.end_time] * len(root.events)
+    assert_nested_in_time(exported.spans())
+
+
+def _fields(model: Any) -> list[str]:
+    kind = type(model)
+    return list(kind.model_fields) if hasattr(kind, "model_fields") else list(kind.__slots__)
+
+
+def _field_raises(model: Any, field: str) -> Any:
+    """A look-alike of ``model`` (same class name, same fields) whose ``field`` raises when read,
+    as a lazy property or a detached ORM object's does."""
+
+    def read(_self: Any) -> Any:
+        raise LookupError(field)
+
+    space: dict[str, Any] = {name: getattr(model, name) for name in _fields(model)}
+    space[field] = property(read)
+    return type(type(model).__name__, (), space)()
+
+
+EVENT_MODELS: list[Any] = [
+    LLMCallStart(model="m", call_id="c"),
+    LLMCallEnd(call_id="c", finish_reason="stop"),
+    TextDelta(text="t"),
+    ToolCall(id="t1", function=FunctionCall(name="f", arguments="{}")),
+    ToolResult(tool_call_id="t1", content="r"),
+    Usage(input_tokens=1, output_tokens=2),
+    Error(message="e"),
+    ToolCallStep.model_construct(call_id="t1", tool="f", args={}),
+    RunUsage.model_construct(input_tokens=1, output_tokens=2),
+]
+FIELD_THAT_RAISES = st.sampled_from(EVENT_MODELS).flatmap(
+    lambda model: st.sampled_from(
+        [f for f in _fields(model) if f not in ("final", "messages")]  # (read for some only)
+    ).map(lambda field: _field_raises(model, field))
+)
+
+
+@settings(max_examples=25, deadline=None)
+@given(event=FIELD_THAT_RAISES, capture=st.booleans())
+def test_an_event_whose_field_raises_when_read_is_counted_not_an_internal_error(
+    event: Any, capture: bool
+) -> None:
+    exported = Exported()
+    script = [
+        LLMCallStart(model="m", call_id="c"),
+        event,
+        TextDelta(text="x"),
+        LLMCallEnd(call_id="c"),
+    ]
+
+    async def agent() -> AsyncIterator[Any]:
+        for item in script:
+            yield item
+
+    async def main() -> list[Any]:
+        wrapper = otel_wrapper(agent_name="h", capture_content=capture, **exported.providers())
+        return [item async for item in wrapper(agent())]
+
+    assert all(a is b for a, b in zip(asyncio.run(main()), script, strict=True))
+    assert sorted(exported.ledger.ended) == sorted(exported.ledger.started)
+    (root,) = named(exported, "invoke_agent")
+    assert "unreadable_event" in kinds(root)
 
 
 async def test_a_tool_kind_whose_equality_raises_is_no_internal_error(

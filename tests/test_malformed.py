@@ -128,6 +128,7 @@ async def test_tool_result_without_call_makes_a_zero_length_incomplete_tool_span
     assert json.loads(str(attributes["gen_ai.tool.call.result"])) == "orphan"
     (step,) = named(spans, "step 0")  # it belongs to the step like any tool span
     assert parent_id(span) == span_id(step)
+    assert step.start_time <= span.start_time  # the step it opened started first
     assert anomalies(spans) == (1, ["tool_result_without_call"], ["tool_result_without_call"])
 
 

@@ -7,7 +7,7 @@ a random point and an optional consumer that stops early. For every run:
 * the consumer receives exactly the objects the agent yielded, in order (identity);
 * every span started is ended exactly once, and none is left open when the run is over;
 * the run's spans form one tree in one trace, rooted at the ``invoke_agent`` span (a child of
-  the consumer's span when one is active);
+  the consumer's span when one is active), each span within its parent's time;
 * the consumer's context is current whenever it holds an event, and after the run;
 * the only exception that escapes is the agent's own (the same object).
 """
@@ -360,6 +360,9 @@ def check_run(run: Run) -> None:
     for span in spans:
         if span is not root:
             assert span.parent is not None and span.parent.span_id in ids
+    from otlp_check import assert_nested_in_time  # (otlp_check imports this module)
+
+    assert_nested_in_time(spans)
 
 
 PROPERTY = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -76,6 +76,16 @@ async def test_trailing_usage_makes_no_step_and_joins_the_step_before(
     assert attrs(agent(otel_telemetry))[IN] == 7
 
 
+async def test_counts_that_are_no_count_are_dropped_alike_by_invoke_and_the_trace(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    usages = [Usage(input_tokens=-1, output_tokens=2), Usage(input_tokens=3, output_tokens=1.5)]  # type: ignore[arg-type]
+    result = await traced(otel_telemetry, [TextDelta("a"), TextDelta(None), *usages])  # type: ignore[arg-type]
+    assert result.text == "a" and result.usage is not None
+    assert (result.usage.input_tokens, result.usage.output_tokens) == (3, 2)
+    assert (attrs(agent(otel_telemetry))[IN], attrs(agent(otel_telemetry))[OUT]) == (3, 2)
+
+
 async def test_trailing_error_marks_the_step_before_not_the_agent(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:
@@ -86,6 +96,28 @@ async def test_trailing_error_marks_the_step_before_not_the_agent(
     assert attrs(step)["error.type"] == "Late"
     assert [e.name for e in step.events] == ["agent_otel.error"]
     assert agent(otel_telemetry).status.status_code is StatusCode.UNSET
+
+
+async def test_an_error_told_after_the_boundary_lies_within_its_step(
+    otel_telemetry: InMemoryTelemetry, otel_clock: FakeClock
+) -> None:
+    # The error comes 5 s after the boundary: the step that takes it ends with it, so no
+    # backend draws its event outside the span; the next step still starts after both.
+    async def stream() -> AsyncIterator[Any]:
+        yield TextDelta("a")
+        yield StepBoundary()
+        otel_clock.advance(5)
+        yield Error("late", error_type="Late")
+        yield StepBoundary()
+        yield TextDelta("b")
+
+    async for _ in otel_telemetry.wrapper()(stream()):
+        pass
+    first, second = steps(otel_telemetry)
+    (event,) = first.events
+    assert first.start_time is not None and first.end_time is not None
+    assert first.start_time <= event.timestamp <= first.end_time
+    assert second.start_time is not None and first.end_time <= second.start_time
 
 
 async def test_a_held_step_still_ends_at_its_boundary(

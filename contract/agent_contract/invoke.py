@@ -15,7 +15,8 @@ Rules ``collect`` follows:
   the first step; a run that never makes a step but reported errors makes one step holding
   them, so no ``Error`` is ever dropped. ``Step.index`` is the step's position (0, 1, ...);
   ``StepBoundary.index`` is informational and not used.
-* ``Step.text`` / ``Step.reasoning`` are that segment's deltas joined in order.
+* ``Step.text`` / ``Step.reasoning`` are that segment's deltas joined in order; a delta whose
+  ``text`` is no ``str`` (None, as a provider's last chunk may carry) adds nothing.
 * ``Step.tool_calls`` is the segment's ``ToolCall`` events in order (the same objects), or
   None when there were none.
 * A ``ToolResult`` pairs with the most recent ``ToolCall`` carrying the same id, even one in
@@ -31,10 +32,11 @@ Rules ``collect`` follows:
   (no assistant message holds that id); the agent emitted an inconsistent stream.
 * ``Step.usage`` sums the step's usages, ``InvokeResult.usage`` the run's; both are None
   when there was no ``Usage``. Each count is summed over the events that reported it and
-  stays None when none did. ``total_tokens`` is never derived from input + output:
-  providers count cached and reasoning tokens differently, so the contract reports only
-  what agents reported. ``model`` is kept when every usage naming a model names the same
-  one, else None.
+  stays None when none did; a count that is no count (negative, a float or NaN, a bool, a
+  string) is not summed, as agent-otel's trace drops it. ``total_tokens`` is never derived
+  from input + output: providers count cached and reasoning tokens differently, so the
+  contract reports only what agents reported. ``model`` is kept when every usage naming a
+  model names the same one, else None.
 * ``Error`` events are collected on their step; they do not stop collection. An exception
   raised by the stream propagates out of ``collect`` (there is no partial result).
 * Objects that are not ``AgentEvent`` instances are ignored. When some look like events
@@ -147,9 +149,8 @@ def sum_usage(usages: Sequence[Usage]) -> Usage | None:
         return None
     total = Usage()
     for name in _COUNT_FIELDS:
-        values = [getattr(u, name) for u in usages if getattr(u, name) is not None]
-        counts = (v if type(v) is int else _count(v) for v in values)
-        setattr(total, name, sum(counts) if values else None)
+        counts = [c for u in usages if (c := _count(getattr(u, name))) is not None]
+        setattr(total, name, sum(counts) if counts else None)
     models = {u.model if type(u.model) is str else _key(u.model) for u in usages}
     models.discard(None)
     total.model = models.pop() if len(models) == 1 else None
@@ -173,9 +174,16 @@ def _key(call_id: Any) -> Any:
         return None
 
 
-def _count(value: Any) -> Any:
-    """A token count as the plain ``int`` it is (an ``int`` subclass's own ``+`` may raise)."""
-    return int.__int__(value) if isinstance(value, int) else value
+def _count(value: Any) -> int | None:
+    """A token count as the plain ``int`` it is (an ``int`` subclass's own ``+`` may raise);
+    None for one that is no count (negative, a float or NaN, a bool, a string, None): it is
+    not summed, as agent-otel's trace drops it (one bad field never costs ``invoke``)."""
+    if type(value) is not int:
+        kind = type(value)  # (never its own __class__)
+        if not issubclass(kind, int) or issubclass(kind, bool):
+            return None
+        value = int.__int__(value)
+    return value if value >= 0 else None
 
 
 def _json_ready(value: Any, path: set[int]) -> Any:
@@ -256,9 +264,11 @@ class _Collector:
             return
         seg = self.current
         if isinstance(event, TextDelta):
-            seg.text.append(event.text)
+            if issubclass(type(event.text), str):  # a None chunk (a last delta) adds nothing
+                seg.text.append(event.text)
         elif isinstance(event, ReasoningDelta):
-            seg.reasoning.append(event.text)
+            if issubclass(type(event.text), str):
+                seg.reasoning.append(event.text)
         elif isinstance(event, ToolCall):
             seg.tool_calls.append(event)
             key = event.id if type(event.id) is str else _key(event.id)

@@ -21,6 +21,7 @@ three so they collide, results arrive before, after or without their call):
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import AsyncIterator, Coroutine, Iterable, Sequence
 from typing import Any, TypeVar
 
@@ -49,7 +50,7 @@ from agent_contract.protocol import (
     Usage,
     collect,
 )
-from hostile_types import HostileStr, LyingDict, LyingInt, LyingList, LyingStr
+from hostile_types import HostileStr, LyingDict, LyingInt, LyingList, LyingStr, NoStr
 
 T = TypeVar("T")
 IDS = ["call_a", "call_b", "call_c"]
@@ -577,3 +578,30 @@ def test_tool_call_ids_that_cannot_be_keys_pair_by_their_text() -> None:
     ]
     (step,) = collect_sync(events).steps  # paired results in their calls' order, then orphans
     assert [m.content for m in step.tool_messages] == ["ra", "rn", "rz", "orphan"]
+
+
+# Values no field promised: a None chunk (a provider's last delta), counts that are no count.
+NOT_TEXT = st.sampled_from([None, 0, 1.5, b"x", ["a"], {"a": 1}, NoStr()])
+NOT_COUNT = st.sampled_from([-1, 1.5, math.nan, math.inf, True, "5", b"5", [1], NoStr()])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    texts=st.lists(texts | NOT_TEXT, max_size=5),
+    counts=st.lists(st.fixed_dictionaries(dict.fromkeys(COUNTS, opt_count | NOT_COUNT))),
+)
+def test_values_that_are_not_what_the_fields_say_never_cost_invoke(
+    texts: list[Any], counts: list[dict[str, Any]]
+) -> None:
+    """``collect`` (so ``invoke``) never fails on a delta whose text is no ``str``, or a count
+    that is no count: the text is the ``str`` chunks joined, the usage the counts summed."""
+    events: list[object] = [TextDelta(t) for t in texts] + [Usage(**c) for c in counts]
+    result = collect_sync(events)
+    assert result.text == "".join(t for t in texts if isinstance(t, str))
+    if not counts:
+        assert result.usage is None
+        return
+    assert result.usage is not None
+    for name in COUNTS:
+        valid = [c[name] for c in counts if type(c[name]) is int and c[name] >= 0]
+        assert getattr(result.usage, name) == (sum(valid) if valid else None), name

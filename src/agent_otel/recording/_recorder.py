@@ -44,6 +44,8 @@ Repairs of malformed streams (each counted under ``agent_otel.anomalies`` by kin
   ``Error``; counted for new work (chunks, LLM call starts, tool calls and results, finals),
   not for events that end or account for what was open (call end, usage, step boundary).
 - ``unknown_event``: passed through, nothing recorded.
+- ``unreadable_event``: an event whose field raised when read (its own code: a property, a
+  ``__getattr__``) is passed through, nothing of it recorded (``_read.unreadable``).
 - ``open_at_step_boundary``: calls and tool calls still open at a ``StepBoundary`` end with
   the step, marked incomplete (no span outlives its parent).
 - ``unusable_id`` (unhashable, or ``str()`` raising), ``unparseable_arguments``,
@@ -516,7 +518,9 @@ class RunRecorder:
         incomplete = tool is None
         if tool is None:
             self.anomaly("tool_result_without_call")
-            self.ensure_step()
+            if self._step is None and self.s.step_spans:  # it starts the step: read after it
+                self.ensure_step()
+                now = self.now()
             tool = ToolCall(
                 self.s, self.anomaly, self._parent(), self.run.identity, call_id, name, now
             )
@@ -766,6 +770,7 @@ class RunRecorder:
         """
         now = self.now()
         run = self.run
+        run.now = lambda: now  # what the ending counts (an anomaly's event) lies within the run
         for tool in self.scopes.close():  # opened by bodies whose ToolCall never came
             tool.end(now, incomplete=True)
         with guarded("run finish"):
@@ -780,9 +785,10 @@ class RunRecorder:
                     run.fail(error, error_type, now)
         self.end_open(now)
         self._release()
-        pending, self._pending = self._pending, []
-        for call in pending:
-            self._end_call(call)
+        if self._pending:  # calls still waiting for their usage (the usual: none)
+            pending, self._pending = self._pending, []
+            for call in pending:
+                self._end_call(call)
         if self.s.capture is not None and not run.has_output:
             with guarded("run finish"):  # no final event: the text told after the last call
                 if not run.told_answer() and self._last_call is not None:  # else its answer

@@ -47,7 +47,8 @@ class Step:
     ============================================  ======================================
 
     A step ends at its boundary's time, but only when the next step opens or the run ends:
-    usage and errors that arrive after the boundary, before more step content, are its own.
+    usage and errors that arrive after the boundary, before more step content, are its own (an
+    error so taken ends it at the error's time: no span event lies outside its span).
     """
 
     __slots__ = ("context", "cost", "end_time", "settings", "span", "usage")
@@ -87,8 +88,11 @@ class Step:
         self.end_time = start
 
     def record_error(self, kind: str, description: str | None, fatal: bool, time: int) -> None:
-        """An ``Error`` event of this step."""
+        """An ``Error`` event of this step; one told after its boundary (bookkeeping it took)
+        ends the step at that time instead, so that its event lies within the span."""
         record_error(self.span, kind, description, fatal, time)
+        if time > self.end_time:
+            self.end_time = time
 
     def fail(self, error: BaseException, error_type: str, now: int) -> None:
         """The run failed during this step: the exception and ERROR status on its span."""

@@ -36,7 +36,7 @@ from ._activation import activate, deactivate
 from ._hints import a_kind, factory, hint_unconfigured
 from ._open import claim, ended, opened
 from ._options import Options, settings_from
-from ._read import handler_for
+from ._read import handler_for, unreadable
 from ._recorder import Handler, RunRecorder
 from ._settings import RunSettings
 
@@ -366,7 +366,8 @@ def _end_run(
             if handler is not None:
                 handler(recorder, event)
         except Exception:
-            report("event")
+            if not unreadable(recorder):
+                report("event")
     _finish(recorder, end_reason, error)
 
 
@@ -466,7 +467,8 @@ async def _traced(
                             if handler is not None:  # None: nothing to do for now
                                 handler(recorder, event)
                         except Exception:
-                            report("event")
+                            if not unreadable(recorder):
+                                report("event")
                     try:
                         sent = yield event
                     except GeneratorExit:
@@ -497,7 +499,8 @@ async def _traced(
                         if handler is not None:
                             handler(active, event)
                     except Exception:
-                        report("event")
+                        if not unreadable(active):
+                            report("event")
                     try:
                         sent = yield event
                     except GeneratorExit:
