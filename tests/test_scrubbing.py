@@ -92,6 +92,17 @@ def fakes() -> dict[str, str]:
         "digitalocean_token": "do" + "p_v1_" + chars(64, HEX),
         "shopify_token": "sh" + "pat_" + chars(32, HEX),
         "slack_token/app": "xa" + "pp-1-A" + chars(10) + "-1234567890-" + chars(64, HEX),
+        "google_oauth_token/refresh": "1/" + "/0g" + chars(100, ALNUM + "_-"),
+        "fireworks_api_key": "f" + "w_" + chars(24),
+        "nvidia_api_key": "nv" + "api-" + chars(64, ALNUM + "_-"),
+        "pypi_token": "py" + "pi-AgEIcHlwaS5vcmc" + chars(150, ALNUM + "_-"),
+        "docker_token": "dc" + "kr_pat_" + chars(27, ALNUM + "_-"),
+        "grafana_token": "gl" + "sa_" + chars(32) + "_" + chars(8, HEX),
+        "grafana_token/cloud": "gl" + "c_eyJ" + chars(120, ALNUM + "+/"),
+        "linear_api_key": "li" + "n_api_" + chars(40),
+        "notion_token": "nt" + "n_" + chars(11, "0123456789") + chars(35),
+        "notion_token/secret": "se" + "cret_" + chars(43),
+        "age_secret_key": "AGE-" + "SECRET-KEY-1" + chars(58, "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"),
     }
 
 
@@ -436,6 +447,12 @@ NEAR_MISSES = [
     'limits: {max_tokens: "100", token_count: "3"}, input_tokens: "12"',
     "docker login --password-stdin; app --password-file /etc/pw --secret-name db-secret",
     "required fields: ['password', 'email'] or [\"token\", \"usage\"]; ('api_key', None)",
+    # the prefixes of the AI stack and its tools, in names, paths and prose
+    "accounts/fireworks/models/llama-v3p1-70b-instruct, fw_model_v2, nvapi- docs, pypi-simple",
+    "grok-2-1212, pplx-7b-online, r8_ models, gpt-4o-2024-08-06, mistral-large-2411",
+    "secret_key_base and secret_santa_list_for_the_whole_team_of_2024, ntn_ prefix, lin_api_ x",
+    "https://cdn.example.com/1//0/assets/app.js and see 1//comment, glsa_ and glc_ prefixes",
+    "pk-lf-" + str(uuid.UUID(int=RNG.getrandbits(128))) + " (Langfuse's public key)",
 ]
 
 

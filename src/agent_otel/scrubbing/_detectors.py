@@ -319,6 +319,36 @@ BUILT_IN: tuple[Detector, ...] = (
         ("bot",),
         has_digit,
     ),
+    Detector(
+        "google_oauth_token",  # a refresh token: 1//0 (the "1//" of its version, then 0...)
+        _rx(r"1//0[A-Za-z0-9_-]{40,}"),
+        ("1//0",),
+        mixed_case,
+    ),
+    Detector("fireworks_api_key", _rx(r"fw_[A-Za-z0-9]{24,}"), ("fw_",), looks_random),
+    Detector("nvidia_api_key", _rx(r"nvapi-[A-Za-z0-9_-]{60,}"), ("nvapi-",), has_digit),
+    Detector(
+        "pypi_token", _rx(r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{40,}"), ("pypi-ageichlwas5vcmc",)
+    ),
+    Detector("docker_token", _rx(r"dckr_pat_[A-Za-z0-9_-]{24,}"), ("dckr_pat_",), has_digit),
+    Detector(
+        "grafana_token",  # a service account's token, a Cloud access policy's (base64 JSON)
+        _rx(r"glsa_[A-Za-z0-9]{32}_[0-9a-fA-F]{8}|glc_eyJ[A-Za-z0-9+/=_-]{32,}"),
+        ("glsa_", "glc_eyj"),
+    ),
+    Detector(
+        "linear_api_key",
+        _rx(r"lin_(?:api|oauth)_[A-Za-z0-9]{40,}"),
+        ("lin_api_", "lin_oauth_"),
+        has_digit,
+    ),
+    Detector(
+        "notion_token",  # an integration's secret: ntn_ (now), secret_ (before)
+        _rx(r"ntn_[A-Za-z0-9]{40,}|secret_[A-Za-z0-9]{43}(?![A-Za-z0-9])"),
+        ("ntn_", "secret_"),
+        key_body,
+    ),
+    Detector("age_secret_key", _rx(r"AGE-SECRET-KEY-1[02-9AC-HJ-NP-Z]{58}"), ("age-secret-key-1",)),
     Detector("groq_api_key", _rx(r"gsk_[A-Za-z0-9]{40,}"), ("gsk_",), looks_random),
     Detector("xai_api_key", _rx(r"xai-[A-Za-z0-9]{40,}"), ("xai-",), looks_random),
     Detector("google_api_key", _rx(r"AIza[A-Za-z0-9_-]{35}"), ("aiza",)),
