@@ -162,6 +162,8 @@ def context_fakes() -> dict[str, tuple[str, str]]:
             password,
         ),
         "key_value/header": (f"X-Auth-Token: {bearer}", bearer),
+        "key_value/query_key": (f"for url 'https://maps.example.com/geo?q=x&key={bearer}'", bearer),
+        "key_value/oauth_code": (f"GET /callback?code={signature[:20]}&state=af0i", signature[:20]),
         "key_value/bytes": (f"{{'password': b'{password}'}}", password),
         "key_value/query": (f"GET /v1/chat?api_key={bearer}&model=gpt-4o", bearer),
         "key_value/cookie_json": (f'{{"cookie": "sid={bearer}"}}', f"sid={bearer}"),
@@ -452,6 +454,8 @@ NEAR_MISSES = [
     "grok-2-1212, pplx-7b-online, r8_ models, gpt-4o-2024-08-06, mistral-large-2411",
     "secret_key_base and secret_santa_list_for_the_whole_team_of_2024, ntn_ prefix, lin_api_ x",
     "https://cdn.example.com/1//0/assets/app.js and see 1//comment, glsa_ and glc_ prefixes",
+    "https://maps.example.com/api?key=products-list&code=US&session=2&sid=abc&auth=none",
+    "/search?key=user_profile_2024&session=" + str(uuid.UUID(int=RNG.getrandbits(128))),
     "pk-lf-" + str(uuid.UUID(int=RNG.getrandbits(128))) + " (Langfuse's public key)",
 ]
 

@@ -634,3 +634,33 @@ async def test_a_pydantic_validation_error_loses_the_secret_input_it_quotes(
     assert password not in out
     assert "input_value='ops-bot'" in out  # a field that names no secret is kept
     assert "input_value='[REDACTED:key_value len=" in out
+
+
+@pytest.mark.parametrize("mode", ["off", "span_only"])
+@pytest.mark.parametrize("name", ["key", "auth", "code", "sid"])
+async def test_an_http_errors_url_loses_the_credential_of_its_query(
+    otel_telemetry: InMemoryTelemetry, mode: str, name: str
+) -> None:
+    """httpx's ``HTTPStatusError`` quotes the URL it failed on: an API key in ``?key=``
+    (Google's APIs and many others), ``?auth=``, an OAuth callback's ``?code=`` went out whole
+    in the exception event and the status, as the tool's error result did."""
+    import httpx
+
+    secret = C["authorization_header"][:24]
+    request = httpx.Request("GET", f"https://api.example.com/v1/geo?q=Paris&{name}={secret}&n=1")
+    try:
+        httpx.Response(403, request=request).raise_for_status()
+    except httpx.HTTPStatusError as caught:
+        error = caught
+    events = [
+        ToolCall(id="t", function=FunctionCall("geo", "{}")),
+        ToolResult(tool_call_id="t", content=str(error), is_error=True),
+        StepBoundary(index=0),
+    ]
+    agent = ScriptedAgent(events, fail_at=len(events), error=error)
+    with pytest.raises(httpx.HTTPStatusError):
+        stream = agent.stream([Message(role="user", content="go")])
+        await run_script(otel_telemetry, stream, capture_content=MODES[mode])
+    out = exported(otel_telemetry)
+    assert secret not in out and secret[:8] not in out
+    assert f"geo?q=Paris&{name}=[REDACTED:key_value len=24]&n=1" in out  # the rest kept

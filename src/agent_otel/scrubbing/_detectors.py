@@ -120,6 +120,16 @@ def random_value(value: str) -> bool:
 _UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 
 
+def query_credential(value: str) -> bool:
+    """A query parameter's value that is a credential, not a name: random letters of both
+    cases and a digit, or hex of 16+ digits with a letter (GitHub's OAuth codes)."""
+    value = value.rstrip("=")
+    if _UUID.fullmatch(value):
+        return False
+    hexed = len(value) >= 16 and _HEX.issuperset(value.lower())
+    return looks_random(value) or (hexed and has_digit(value) and not value.isdigit())
+
+
 def has_digit(value: str) -> bool:
     return any(c.isdigit() for c in value)
 
@@ -344,7 +354,7 @@ BUILT_IN: tuple[Detector, ...] = (
     ),
     Detector(
         "notion_token",  # an integration's secret: ntn_ (now), secret_ (before)
-        _rx(r"ntn_[A-Za-z0-9]{40,}|secret_[A-Za-z0-9]{43}(?![A-Za-z0-9])"),
+        _rx(r"ntn_[A-Za-z0-9]{40,}|secret_[A-Za-z0-9]{43,}"),
         ("ntn_", "secret_"),
         key_body,
     ),
@@ -430,6 +440,19 @@ BUILT_IN: tuple[Detector, ...] = (
         "sas_signature",  # an Azure SAS URL's sig: to its "&", the other parameters kept
         _rx(r"[?&;]sig=(?P<secret>[^\s&\"'<>#]{8,})"),
         ("sig=",),
+    ),
+    Detector(
+        "key_value",
+        # a URL's query parameter that carries a credential under a short name, as an HTTP
+        # error quotes the URL (httpx's "for url '...?key=...'"): Google's and many APIs'
+        # ?key=, ?auth=, an OAuth callback's ?code=, ?session= / ?sid=; a random value only
+        # (?key=name, ?code=US, ?session=2 are kept)
+        _rx(
+            r"[?&;](?:key|auth|code|session|sessionid|sid)="
+            r"(?!\[REDACTED:)(?P<secret>[A-Za-z0-9._~+/%=-]{12,512})"
+        ),
+        ("key=", "auth=", "code=", "session=", "sessionid=", "sid="),
+        query_credential,
     ),
     Detector(
         "signed_url",  # a presigned S3 / GCS / CloudFront URL's signature and session token
