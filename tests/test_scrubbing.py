@@ -673,6 +673,11 @@ HOSTILE = [
     "a_key=", "aKey: '", "a_key=0a", "key=" + "0a" * 16,
     "\u0430", "\uff50\uff41\uff53\uff53\uff57\uff4f\uff52\uff44\uff1d", "\u043f\u0430: \u0441 ",
     "\u5bc6\u7801\uff1a",
+    # a client's flag, a positional password, a config command, a URL's query and userinfo
+    "htpasswd -b ", "htpasswd -nb a ", "rabbitmqctl -n a ", "rabbitmqctl add_user a ",
+    "config set token ", "configure -a ", "mongo -p ", "login -p 1 ", "-pass pass:",
+    "smbclient -U a", "sqlcmd -P ", "?key=", "&code=a1", "1//0", "://a@", "://a:b#c@",
+    "://a:b?@", "://" + "0a" * 20 + "@",
 ]  # fmt: skip
 
 

@@ -664,3 +664,36 @@ async def test_an_http_errors_url_loses_the_credential_of_its_query(
     out = exported(otel_telemetry)
     assert secret not in out and secret[:8] not in out
     assert f"geo?q=Paris&{name}=[REDACTED:key_value len=24]&n=1" in out  # the rest kept
+
+
+@pytest.mark.parametrize("mode", ["off", "span_only"])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["htpasswd", "-bc", "/etc/nginx/.htpasswd", "ops", "{}"],
+        ["redis-cli", "-h", "cache", "--pass", "{}", "PING"],
+        ["mongosh", "-u", "admin", "-p", "{}", "mongodb://db"],
+        ["aws", "configure", "set", "aws_secret_access_key", "{}"],
+    ],
+    ids=["htpasswd", "redis-cli", "mongosh", "aws"],
+)
+async def test_a_failed_commands_password_argument_never_reaches_an_export(
+    otel_telemetry: InMemoryTelemetry, mode: str, argv: list[str]
+) -> None:
+    """``CalledProcessError`` quotes the argv of the command that failed: a password given
+    as htpasswd's last argument, redis-cli's ``--pass``, mongosh's ``-p`` or by ``aws
+    configure set`` went out whole in the exception event, the status and the tool's error."""
+    password = C["key_value"]
+    error = subprocess.CalledProcessError(1, [a.format(password) for a in argv])
+    events = [
+        ToolCall(id="t", function=FunctionCall("shell", "{}")),
+        ToolResult(tool_call_id="t", content=str(error), is_error=True),
+        StepBoundary(index=0),
+    ]
+    agent = ScriptedAgent(events, fail_at=len(events), error=error)
+    with pytest.raises(subprocess.CalledProcessError):
+        stream = agent.stream([Message(role="user", content="go")])
+        await run_script(otel_telemetry, stream, capture_content=MODES[mode])
+    out = exported(otel_telemetry)
+    assert password not in out and password[:6] not in out
+    assert f"'{argv[0]}', '{argv[1]}'" in out  # the command stays readable

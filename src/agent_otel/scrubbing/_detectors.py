@@ -256,6 +256,19 @@ def named_rows(names: str, anchors: tuple[str, ...], pair_also: str = "") -> tup
             lower=True,
         ),
         Detector(
+            "command_line",
+            # a tool's setting written by its config command, as a line or an argv list's
+            # repr: aws configure set aws_secret_access_key VALUE, npm config set
+            # //registry/:_authToken VALUE, poetry config pypi-token.pypi VALUE
+            _rx(
+                rf"config(?:ure)?(?:{_ARG}--?[a-z-]{{1,20}}){{0,2}}{_ARG}(?:set{_ARG})?"
+                rf"[^\s\"']{{0,80}}?(?:{names})(?:\.[a-z0-9_-]{{1,40}})?{_ARG}"
+                r"(?!-|\$[a-z_{(]|\[redacted:)(?P<cfg>[^\s\"']{3,512})"
+            ),
+            ("config",),
+            lower=True,
+        ),
+        Detector(
             "key_value",
             # a setting as an XML element's attributes: .NET's <add key="DbPassword"
             # value="..."/>, Spring's and Ant's <property name="password" value="..."/>
@@ -281,6 +294,39 @@ def named_rows(names: str, anchors: tuple[str, ...], pair_also: str = "") -> tup
             lower=True,
         ),
     )
+
+
+# The clients whose short flag holds a password, by name (elsewhere -p is a port, a path, a
+# profile): (names as a regex, their anchors, the flag, glued to its value or an argument of
+# its own). mysql's -p is glued (-p alone prompts, -P is the port); a value of 1-5 digits after
+# login's -p is a port (ssh -l login host -p 2222).
+_CLIENTS: tuple[tuple[tuple[str, ...], str, str, bool], ...] = (
+    (("mysql", "mariadb"), r"mysql[a-z]{0,8}|mariadb[a-z-]{0,10}", "-p", True),
+    (("redis-cli",), "redis-cli", "-a|--pass", False),
+    (("mongo",), "mongo(?:sh|dump|restore|import|export|stat|top|files)?", "-p", False),
+    (("sqlcmd", "bcp"), "sqlcmd|bcp", "-P", False),
+    (("ldap",), "ldap(?:search|add|modify|delete|whoami|passwd|compare|modrdn|exop)", "-w", False),
+    (("login",), "login", "-p", False),
+    (("smbclient", "rpcclient", "smbget"), "smbclient|rpcclient|smbget", "-U|--user", False),
+)
+# A positional argument that ends its command: to the end of the line, a list's "]", the
+# quote of an error's "Command '...'", a shell's |, ;, &, ) or a redirection
+_POSITIONAL = (
+    r"(?!\[REDACTED:)[^\s\"'][^\s\"']{0,511}(?=[\"']?\]|[ \t]*(?:[0-9]?[<>]|[|;&)\r\n]|$)|'[ \t])"
+)
+
+
+def _client_form(index: int, names: str, flag: str, glued: bool) -> str:
+    """One client's password flag: glued (-pSECRET) or its own argument (-a SECRET, an argv
+    list's next item), not another flag, a $VARIABLE or a port; smbclient's -U takes
+    user%password, whose password is redacted."""
+    head = rf"(?i:{names})(?=[ \t\"',])[^\n|;&]{{0,200}}?[ \t\"'](?:{flag})"
+    if glued:
+        return head + rf"(?P<c{index}>[^\s\"'\[][^\s\"']{{2,511}})"
+    value = r"(?!-|\$[A-Za-z_{(]|\[REDACTED:|[0-9]{1,5}(?![^\s\"'\]]))"
+    if "-U" in flag:
+        value += r"[^\s%\"']{1,128}%"
+    return head + rf"(?:[ \t=]{{1,3}}|{_ITEM}){value}(?P<c{index}>[^\s\"'][^\s\"']{{2,511}})"
 
 
 # No pattern needs a boundary before its literal: a secret glued to the text before it is
@@ -509,16 +555,36 @@ BUILT_IN: tuple[Detector, ...] = (
     ),
     Detector(
         "command_line",
-        # a database client's password flag, as a line or an argv list's repr: mysql's (and
-        # mysqldump's, MariaDB's) -pSECRET, glued (-p alone prompts; -P is the port), and
-        # redis-cli -a SECRET; within a line of the command's name
+        # a client's own password flag, by the client's name (_CLIENTS), as a line or an argv
+        # list's repr; within a line of the command's name
+        _rx("|".join(_client_form(index, *row[1:]) for index, row in enumerate(_CLIENTS))),
+        tuple(anchor for row in _CLIENTS for anchor in row[0]),
+    ),
+    Detector(
+        "command_line",
+        # a password given as a positional argument: htpasswd's batch mode (-b: the file, the
+        # user, then the password; -n: no file), rabbitmqctl add_user / change_password; the
+        # last argument of its command
         _rx(
-            r"(?i:mysql[a-z]{0,8}|mariadb[a-z-]{0,10})(?=[ \t\"',])[^\n|;&]{0,200}?[ \t\"']"
-            r"-p(?P<p>[^\s\"'\[][^\s\"']{2,511})"
-            r"|(?i:redis-cli)(?=[ \t\"',])[^\n|;&]{0,200}?[ \t\"']-a(?:[ \t]{1,3}|"
-            rf"{_ITEM})(?!-|\$[A-Za-z_{{(]|\[REDACTED:)(?P<a>[^\s\"'][^\s\"']{{2,511}})"
+            rf"htpasswd(?:{_ARG}-[A-Za-z]{{1,8}}(?:{_ARG}[0-9]{{1,3}})?){{0,5}}?{_ARG}"
+            rf"-[A-Za-mo-z]{{0,7}}b[A-Za-mo-z]{{0,7}}(?:{_ARG}-[A-Za-z]{{1,8}}){{0,4}}"
+            rf"(?:{_ARG}(?![-\[])[^\s\"']{{1,256}}){{2}}{_ARG}(?P<h>{_POSITIONAL})"
+            rf"|htpasswd(?:{_ARG}-[A-Za-z]{{1,8}}(?:{_ARG}[0-9]{{1,3}})?){{0,5}}?{_ARG}"
+            rf"-(?=[A-Za-z]{{0,7}}b)(?=[A-Za-z]{{0,7}}n)[A-Za-z]{{2,8}}"
+            rf"(?:{_ARG}-[A-Za-z]{{1,8}}){{0,4}}{_ARG}(?![-\[])[^\s\"']{{1,256}}"
+            rf"{_ARG}(?P<n>{_POSITIONAL})"
+            rf"|rabbitmqctl(?:{_ARG}-[^\s\"']{{1,64}}(?:{_ARG}(?!-)[^\s\"']{{1,128}})?){{0,4}}?"
+            rf"{_ARG}(?:add_user|change_password)"
+            rf"{_ARG}(?![-\[])[^\s\"']{{1,256}}{_ARG}(?P<r>{_POSITIONAL})"
         ),
-        ("mysql", "mariadb", "redis-cli"),
+        ("htpasswd", "rabbitmqctl"),
+    ),
+    Detector(
+        "command_line",
+        # OpenSSL's passphrase argument: -pass / -passin / -passout pass:SECRET (env: and
+        # file: name where it is, and are kept)
+        _rx(rf"-(?:pass|passin|passout|password|kpass)(?:{_ARG}|=)pass:(?P<o>[^\s\"']{{1,512}})"),
+        ("pass:",),
     ),
     Detector(
         "command_line",
