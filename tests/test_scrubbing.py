@@ -148,6 +148,11 @@ def context_fakes() -> dict[str, tuple[str, str]]:
         "azure_account_key": (f"AccountName=acct;AccountKey={account_key};Suffix=x", account_key),
         "sas_signature": (f"https://acct.blob.core.windows.net/c/b?sv=2024&sig={sas}&sp=r", sas),
         "url_credentials/at_sign": (f"mongodb+srv://ops:{at}@c0.example.net/db", f"ops:{at}"),
+        "url_credentials/at_and_hash": (
+            f"mongodb+srv://ops:Zq@{password}#1@c0.example.net/db?retryWrites=true",
+            f"ops:Zq@{password}#1",
+        ),
+        "url_credentials/token_user": (f"https://{signature[:40]}@github.com/o/r", signature[:40]),
         "url_credentials/no_user": (f"redis://:{password}@cache:6379/0", f":{password}"),
         "key_value/env_token": (f"export GITHUB_TOKEN={bearer} && make", bearer),
         "key_value/dict_token": (f"{{'slack_bot_token': '{bearer}'}}", bearer),
@@ -456,6 +461,8 @@ NEAR_MISSES = [
     "https://cdn.example.com/1//0/assets/app.js and see 1//comment, glsa_ and glc_ prefixes",
     "https://maps.example.com/api?key=products-list&code=US&session=2&sid=abc&auth=none",
     "/search?key=user_profile_2024&session=" + str(uuid.UUID(int=RNG.getrandbits(128))),
+    "https://api.example.com:8443?cc=ann@example.com#x:y@z, ftp://anonymous@ftp.example.com",
+    "https://first.last@example.com/ and https://build-bot-2024@ci.example.com/",
     "pk-lf-" + str(uuid.UUID(int=RNG.getrandbits(128))) + " (Langfuse's public key)",
 ]
 

@@ -97,6 +97,39 @@ def test_a_url_password_with_symbols_or_a_slash_leaves_nothing_of_itself(passwor
         assert "db.internal:5432/prod" in out or "cluster0.example.net/db" in out
 
 
+# no "." or ":" after an "@": "@db.example.com?" or "@db:5432#" reads as a host and its query
+_URL_SYMBOLS = st.text(st.sampled_from(ALNUM + "!$*+,;=_~@?#"), max_size=10)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    _URL_SYMBOLS,
+    st.sampled_from(["@{}?", "@{}#", "?{}@", "#{}@", ":{}@{}#"]),
+    _URL_SYMBOLS,
+    _URL_SYMBOLS,
+)
+def test_a_url_password_with_an_at_sign_and_a_query_or_fragment_mark_leaves_nothing(
+    head: str, marks: str, middle: str, tail: str
+) -> None:
+    """A password holding an ``@`` and a ``?`` or ``#`` unescaped (``P@ss:w0rd#1``, as
+    generators make them) was cut at its first ``@``: the rest went out as the host."""
+    password = "Zq9" + head + marks.format(middle, middle) + tail
+    for text in (
+        f"could not connect to postgres://app:{password}@db.internal:5432/prod",
+        f"mongodb+srv://ops:{password}@cluster0.example.net/db?retryWrites=true",
+        f"redis://:{password}@cache/0",
+    ):
+        out = Scrubber().text(text)
+        assert_scrubbed(out, password)
+        assert any(h in out for h in ("@db.internal:5432/prod", "@cluster0.example", "@cache/0"))
+        assert Scrubber().text(out) == out
+
+
+def test_a_host_and_a_query_with_an_at_sign_are_kept_beside_a_password() -> None:
+    out = Scrubber().text("https://app:Zq9pw@db.example.com?cc=ann@example.com")
+    assert out == "https://[REDACTED:url_credentials len=9]@db.example.com?cc=ann@example.com"
+
+
 def test_a_port_and_a_path_with_an_at_sign_are_no_credentials() -> None:
     for text in ("https://example.com:443/@alice", "http://localhost:3000/u/@me?x=1"):
         assert Scrubber().text(text) == text

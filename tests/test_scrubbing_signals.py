@@ -697,3 +697,25 @@ async def test_a_failed_commands_password_argument_never_reaches_an_export(
     out = exported(otel_telemetry)
     assert password not in out and password[:6] not in out
     assert f"'{argv[0]}', '{argv[1]}'" in out  # the command stays readable
+
+
+@pytest.mark.parametrize("mode", ["off", "span_and_event"])
+async def test_a_url_password_with_symbols_or_a_token_as_its_user_never_reaches_an_export(
+    otel_telemetry: InMemoryTelemetry, mode: str
+) -> None:
+    """A driver's error quotes its connection URL: a generated password holding ``@`` and
+    ``#`` (cut at its first ``@`` before, the rest exported as the host) and a git remote with
+    a token as its user are redacted in the exception event, the status and the log event."""
+    password, token = "P@ss:w0rd#1x", C["authorization_header"][:40]
+    error = ConnectionError(
+        f"mongodb+srv://ops:{password}@cluster0.example.net/db failed; "
+        f"fatal: could not read from https://{token}@github.com/o/r.git"
+    )
+    events = [Error(message=str(error)), StepBoundary(index=0)]
+    agent = ScriptedAgent(events, fail_at=len(events), error=error)
+    with pytest.raises(ConnectionError):
+        stream = agent.stream([Message(role="user", content=str(error))])
+        await run_script(otel_telemetry, stream, capture_content=MODES[mode])
+    out = exported(otel_telemetry)
+    assert "w0rd" not in out and token[:8] not in out
+    assert "@cluster0.example.net/db failed" in out and "@github.com/o/r.git" in out

@@ -130,6 +130,27 @@ def query_credential(value: str) -> bool:
     return looks_random(value) or (hexed and has_digit(value) and not value.isdigit())
 
 
+_HOST = re.compile(r"[A-Za-z0-9.-]{1,253}(?::[0-9]{1,5})?")
+_PORT = re.compile(r"[0-9]{1,5}[?#]")
+
+
+def symbols_in_password(userinfo: str) -> bool:
+    """A URL's ``user:password`` up to its last ``@`` whose password holds ``?`` or ``#``
+    and is one password, not a password, a host and a query or fragment with an ``@``
+    (``pw@db.example.com?cc=a@b.com``: a dotted host, or one with a port, before the ``?``)."""
+    password = userinfo.partition(":")[2]
+    if ("?" not in password and "#" not in password) or _PORT.match(password):
+        return False  # the plain URL form's; a host's port and its query (host:8443?x=a@b)
+    at = password.find("@")
+    if at == -1:
+        return True
+    host = _HOST.match(password, at + 1)
+    if host is None or host.end() >= len(password) or password[host.end()] not in "?#":
+        return True
+    name = host.group()
+    return not ("." in name or ":" in name or name == "localhost")
+
+
 def has_digit(value: str) -> bool:
     return any(c.isdigit() for c in value)
 
@@ -452,10 +473,27 @@ BUILT_IN: tuple[Detector, ...] = (
         # (not a port: host:8080/@user is a path)
         _rx(
             r"://(?:(?P<secret>[^\s/?#@:\"'\\]{0,256}:[^\s/?#\"'\\]{1,256})@"
-            r"|(?P<slashed>[^\s/?#@:\"'\\]{0,256}:(?![0-9]{1,5}(?:/|$))"
+            r"|(?P<slashed>[^\s/?#@:\"'\\]{0,256}:(?![0-9]{1,5}(?:[/?#]|$))"
             r"[^\s@:\"'\\]{1,256}?)@)"
         ),
         ("://",),
+    ),
+    Detector(
+        "url_credentials",
+        # a password holding an "@" and a "?" or "#" unescaped (P@ss#1, mongodb's generated
+        # ones): to the last "@" before the path, unless what follows its first "@" is a host
+        # and its query or fragment (user:pw@db.example.com?cc=a@b.com)
+        _rx(r"://(?P<secret>[^\s/?#@:\"'\\]{0,256}:[^\s/\"'\\]{1,256})@"),
+        ("://",),
+        symbols_in_password,
+    ),
+    Detector(
+        "url_credentials",
+        # a token as the user, with no password: https://TOKEN@github.com (a random value:
+        # https://user@example.com and ssh://git@github.com are names)
+        _rx(r"://(?P<secret>[A-Za-z0-9_.~-]{20,256})@"),
+        ("://",),
+        random_value,
     ),
     Detector(
         "authorization_header",
