@@ -345,3 +345,14 @@ def test_a_key_in_fullwidth_characters_is_found_and_prose_in_other_scripts_kept(
         fullwidth("hello") + "\u3000" + fullwidth("world"),
     ):
         assert Scrubber().text(prose) == prose
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["redis-cli -a Zq9xH2", "sqlcmd -P Zq9xH2ab", "ldapsearch -w Zq9xH2", "htpasswd -nb u Zq9xH2"],
+)
+def test_a_short_command_with_a_clients_flag_loses_its_password(text: str) -> None:
+    """A text under 20 characters was screened for `` -p`` only: ``redis-cli -a SECRET`` as a
+    short tool argument skipped every detector and went out whole."""
+    out = Scrubber().text(text)
+    assert_scrubbed(out, "Zq9xH2", "command_line")

@@ -46,7 +46,8 @@ DETECTORS = tuple(dict.fromkeys(d.name for d in BUILT_IN))
 SHORT = 20
 """Below this length (an AWS key id's) only the detectors of a labelled value can match (a URL,
 key=value, Basic, a command's flag, an XML element, a pair), and they need ``:``, ``=``,
-``Basic`` (any case), `` -p``, ``--``, ``<`` or ``,``."""
+``Basic`` (any case), `` -`` (a client's short flag: ``-p``, ``-a``, ``-P``, ``-w``, ``-nb``),
+``--``, ``<`` or ``,``."""
 _REMEMBER, _REMEMBERED = 128, 2048  # clean strings a Scrub remembers: how long, how many
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
@@ -202,7 +203,7 @@ class Scrubber:
         """``text`` with every secret the detectors recognise replaced by its marker."""
         short = self._short and len(text) < SHORT
         if short and not (
-            ":" in text or "=" in text or "asic" in text or "ASIC" in text or " -p" in text
+            ":" in text or "=" in text or "asic" in text or "ASIC" in text or " -" in text
             or "--" in text or "<" in text or "," in text or may_hold(text)
             or not text.isascii()
         ):  # fmt: skip
