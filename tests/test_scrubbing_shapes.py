@@ -272,6 +272,31 @@ def test_a_client_command_as_an_argv_list_loses_its_password() -> None:
 
 
 @pytest.mark.parametrize(
+    "argv",
+    [
+        ["htpasswd", "-bc", "/etc/nginx/.htpasswd", "ops", "{}"],
+        ["htpasswd", "-nbB", "ops", "{}"],
+        ["rabbitmqctl", "add_user", "ops", "{}"],
+        ["aws", "configure", "set", "aws_secret_access_key", "{}"],
+        ["npm", "config", "set", "//registry.example.com/:_authToken", "{}"],
+        ["redis-cli", "--pass", "{}", "PING"],
+    ],
+    ids=["htpasswd", "htpasswd_n", "rabbitmqctl", "aws", "npm", "redis"],
+)
+def test_a_positional_or_client_password_in_an_argv_list_is_redacted_in_its_item(
+    argv: list[str],
+) -> None:
+    """A tool's ``{"argv": [...]}`` scrubbed item by item: a password given as a positional
+    argument (no flag in the list at all, ``aws configure set NAME VALUE``) was never read
+    as a command, and went out whole."""
+    out = Scrubber().value({"argv": [a.format(PASSWORD) for a in argv]})["argv"]
+    secret = argv.index("{}")
+    assert out[:secret] == argv[:secret] and out[secret + 1 :] == argv[secret + 1 :]
+    assert_scrubbed(out[secret], PASSWORD, "command_line")
+    assert Scrubber().value(["set", "the", "table"]) == ["set", "the", "table"]
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "mysql -u root -p prod",  # -p alone prompts: prod is the database

@@ -330,10 +330,11 @@ _CLIENTS: tuple[tuple[tuple[str, ...], str, str, bool], ...] = (
     (("login",), "login", "-p", False),
     (("smbclient", "rpcclient", "smbget"), "smbclient|rpcclient|smbget", "-U|--user", False),
 )
-# A positional argument that ends its command: to the end of the line, a list's "]", the
+# A positional argument that ends its command: to the end of the line, a list's "]" or end, the
 # quote of an error's "Command '...'", a shell's |, ;, &, ) or a redirection
 _POSITIONAL = (
-    r"(?!\[REDACTED:)[^\s\"'][^\s\"']{0,511}(?=[\"']?\]|[ \t]*(?:[0-9]?[<>]|[|;&)\r\n]|$)|'[ \t])"
+    r"(?!\[REDACTED:)[^\s\"'][^\s\"']{0,511}"
+    r"(?=[\"']?(?:\]|$)|[ \t]*(?:[0-9]?[<>]|[|;&)\r\n]|$)|'[ \t])"
 )
 
 
@@ -349,6 +350,10 @@ def _client_form(index: int, names: str, flag: str, glued: bool) -> str:
         value += r"[^\s%\"']{1,128}%"
     return head + rf"(?:[ \t=]{{1,3}}|{_ITEM}){value}(?P<c{index}>[^\s\"'][^\s\"']{{2,511}})"
 
+
+# The words of a command that takes a password with no flag before it (an argv list in
+# structured content that holds one of them is read as a command, as one with a flag is)
+POSITIONAL_COMMANDS = frozenset({"set", "config", "add_user", "change_password"})
 
 # No pattern needs a boundary before its literal: a secret glued to the text before it is
 # still found (and a few characters of that text may go with it). A failed attempt stops

@@ -28,7 +28,7 @@ from typing import Any
 from agent_otel._guard import report
 from agent_otel._plain import TRUNCATION_MARK, a_kind, items_of, plain_value, shown, text_of
 
-from ._detectors import BUILT_IN, Detector, named_rows, random_value
+from ._detectors import BUILT_IN, POSITIONAL_COMMANDS, Detector, named_rows, random_value
 from ._encoded import base64_json, lookalike_view, may_hold, views
 from ._keys import is_secret_key, names_a_key, normalise, words
 
@@ -321,8 +321,8 @@ class Scrubber:
         what the ``command_line`` detectors find there is replaced in its item."""
         if len(items) < 2 or not all(type(item) is str for item in items):
             return items
-        if not any(item[:1] == "-" for item in items):
-            return items  # every form they find has a flag (--password, -p, -u)
+        if not any(item[:1] == "-" for item in items) and POSITIONAL_COMMANDS.isdisjoint(items):
+            return items  # every form they find has a flag (--password, -p, -u) or a verb
         joined = '"' + '", "'.join(items) + '"'  # where each item starts: its offset below
         spans = [span for span in self._spans(joined) if span[2] == _COMMAND_LINE]
         if spans and "[REDACTED:" in joined:
