@@ -306,6 +306,7 @@ def test_a_positional_or_client_password_in_an_argv_list_is_redacted_in_its_item
         "pip install -p mysql",
         # -p, -P, -w, -U and -a that are no password: a port, a path, a user, a flag
         "ssh -l login bastion -p 2222",
+        "the login page: -p prints the port, -p 8080 sets it",  # login alone is a word
         "docker login registry.example.com && docker run -p 8080:80 img",
         "redis-cli -p 6379 --askpass",
         "mongosh -u admin -p --authenticationDatabase admin",

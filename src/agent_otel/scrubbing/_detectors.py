@@ -327,7 +327,12 @@ _CLIENTS: tuple[tuple[tuple[str, ...], str, str, bool], ...] = (
     (("mongo",), "mongo(?:sh|dump|restore|import|export|stat|top|files)?", "-p", False),
     (("sqlcmd", "bcp"), "sqlcmd|bcp", "-P", False),
     (("ldap",), "ldap(?:search|add|modify|delete|whoami|passwd|compare|modrdn|exop)", "-w", False),
-    (("login",), "login", "-p", False),
+    (
+        ("login",),
+        r"(?:docker|podman|nerdctl|buildah|skopeo|oras|helm(?: registry)?|az|cf|oc)[ \t]{1,3}login",
+        "-p",
+        False,
+    ),
     (("smbclient", "rpcclient", "smbget"), "smbclient|rpcclient|smbget", "-U|--user", False),
 )
 # A positional argument that ends its command: to the end of the line, a list's "]" or end, the
