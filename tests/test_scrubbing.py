@@ -92,6 +92,17 @@ def fakes() -> dict[str, str]:
         "digitalocean_token": "do" + "p_v1_" + chars(64, HEX),
         "shopify_token": "sh" + "pat_" + chars(32, HEX),
         "slack_token/app": "xa" + "pp-1-A" + chars(10) + "-1234567890-" + chars(64, HEX),
+        "google_oauth_token/refresh": "1/" + "/0g" + chars(100, ALNUM + "_-"),
+        "fireworks_api_key": "f" + "w_" + chars(24),
+        "nvidia_api_key": "nv" + "api-" + chars(64, ALNUM + "_-"),
+        "pypi_token": "py" + "pi-AgEIcHlwaS5vcmc" + chars(150, ALNUM + "_-"),
+        "docker_token": "dc" + "kr_pat_" + chars(27, ALNUM + "_-"),
+        "grafana_token": "gl" + "sa_" + chars(32) + "_" + chars(8, HEX),
+        "grafana_token/cloud": "gl" + "c_eyJ" + chars(120, ALNUM + "+/"),
+        "linear_api_key": "li" + "n_api_" + chars(40),
+        "notion_token": "nt" + "n_" + chars(11, "0123456789") + chars(35),
+        "notion_token/secret": "se" + "cret_" + chars(43),
+        "age_secret_key": "AGE-" + "SECRET-KEY-1" + chars(58, "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"),
     }
 
 
@@ -137,6 +148,11 @@ def context_fakes() -> dict[str, tuple[str, str]]:
         "azure_account_key": (f"AccountName=acct;AccountKey={account_key};Suffix=x", account_key),
         "sas_signature": (f"https://acct.blob.core.windows.net/c/b?sv=2024&sig={sas}&sp=r", sas),
         "url_credentials/at_sign": (f"mongodb+srv://ops:{at}@c0.example.net/db", f"ops:{at}"),
+        "url_credentials/at_and_hash": (
+            f"mongodb+srv://ops:Zq@{password}#1@c0.example.net/db?retryWrites=true",
+            f"ops:Zq@{password}#1",
+        ),
+        "url_credentials/token_user": (f"https://{signature[:40]}@github.com/o/r", signature[:40]),
         "url_credentials/no_user": (f"redis://:{password}@cache:6379/0", f":{password}"),
         "key_value/env_token": (f"export GITHUB_TOKEN={bearer} && make", bearer),
         "key_value/dict_token": (f"{{'slack_bot_token': '{bearer}'}}", bearer),
@@ -151,6 +167,8 @@ def context_fakes() -> dict[str, tuple[str, str]]:
             password,
         ),
         "key_value/header": (f"X-Auth-Token: {bearer}", bearer),
+        "key_value/query_key": (f"for url 'https://maps.example.com/geo?q=x&key={bearer}'", bearer),
+        "key_value/oauth_code": (f"GET /callback?code={signature[:20]}&state=af0i", signature[:20]),
         "key_value/bytes": (f"{{'password': b'{password}'}}", password),
         "key_value/query": (f"GET /v1/chat?api_key={bearer}&model=gpt-4o", bearer),
         "key_value/cookie_json": (f'{{"cookie": "sid={bearer}"}}', f"sid={bearer}"),
@@ -436,6 +454,16 @@ NEAR_MISSES = [
     'limits: {max_tokens: "100", token_count: "3"}, input_tokens: "12"',
     "docker login --password-stdin; app --password-file /etc/pw --secret-name db-secret",
     "required fields: ['password', 'email'] or [\"token\", \"usage\"]; ('api_key', None)",
+    # the prefixes of the AI stack and its tools, in names, paths and prose
+    "accounts/fireworks/models/llama-v3p1-70b-instruct, fw_model_v2, nvapi- docs, pypi-simple",
+    "grok-2-1212, pplx-7b-online, r8_ models, gpt-4o-2024-08-06, mistral-large-2411",
+    "secret_key_base and secret_santa_list_for_the_whole_team_of_2024, ntn_ prefix, lin_api_ x",
+    "https://cdn.example.com/1//0/assets/app.js and see 1//comment, glsa_ and glc_ prefixes",
+    "https://maps.example.com/api?key=products-list&code=US&session=2&sid=abc&auth=none",
+    "/search?key=user_profile_2024&session=" + str(uuid.UUID(int=RNG.getrandbits(128))),
+    "https://api.example.com:8443?cc=ann@example.com#x:y@z, ftp://anonymous@ftp.example.com",
+    "https://first.last@example.com/ and https://build-bot-2024@ci.example.com/",
+    "pk-lf-" + str(uuid.UUID(int=RNG.getrandbits(128))) + " (Langfuse's public key)",
 ]
 
 
@@ -652,6 +680,11 @@ HOSTILE = [
     "a_key=", "aKey: '", "a_key=0a", "key=" + "0a" * 16,
     "\u0430", "\uff50\uff41\uff53\uff53\uff57\uff4f\uff52\uff44\uff1d", "\u043f\u0430: \u0441 ",
     "\u5bc6\u7801\uff1a",
+    # a client's flag, a positional password, a config command, a URL's query and userinfo
+    "htpasswd -b ", "htpasswd -nb a ", "rabbitmqctl -n a ", "rabbitmqctl add_user a ",
+    "config set token ", "configure -a ", "mongo -p ", "login -p 1 ", "-pass pass:",
+    "smbclient -U a", "sqlcmd -P ", "?key=", "&code=a1", "1//0", "://a@", "://a:b#c@",
+    "://a:b?@", "://" + "0a" * 20 + "@",
 ]  # fmt: skip
 
 

@@ -97,6 +97,39 @@ def test_a_url_password_with_symbols_or_a_slash_leaves_nothing_of_itself(passwor
         assert "db.internal:5432/prod" in out or "cluster0.example.net/db" in out
 
 
+# no "." or ":" after an "@": "@db.example.com?" or "@db:5432#" reads as a host and its query
+_URL_SYMBOLS = st.text(st.sampled_from(ALNUM + "!$*+,;=_~@?#"), max_size=10)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    _URL_SYMBOLS,
+    st.sampled_from(["@{}?", "@{}#", "?{}@", "#{}@", ":{}@{}#"]),
+    _URL_SYMBOLS,
+    _URL_SYMBOLS,
+)
+def test_a_url_password_with_an_at_sign_and_a_query_or_fragment_mark_leaves_nothing(
+    head: str, marks: str, middle: str, tail: str
+) -> None:
+    """A password holding an ``@`` and a ``?`` or ``#`` unescaped (``P@ss:w0rd#1``, as
+    generators make them) was cut at its first ``@``: the rest went out as the host."""
+    password = "Zq9" + head + marks.format(middle, middle) + tail
+    for text in (
+        f"could not connect to postgres://app:{password}@db.internal:5432/prod",
+        f"mongodb+srv://ops:{password}@cluster0.example.net/db?retryWrites=true",
+        f"redis://:{password}@cache/0",
+    ):
+        out = Scrubber().text(text)
+        assert_scrubbed(out, password)
+        assert any(h in out for h in ("@db.internal:5432/prod", "@cluster0.example", "@cache/0"))
+        assert Scrubber().text(out) == out
+
+
+def test_a_host_and_a_query_with_an_at_sign_are_kept_beside_a_password() -> None:
+    out = Scrubber().text("https://app:Zq9pw@db.example.com?cc=ann@example.com")
+    assert out == "https://[REDACTED:url_credentials len=9]@db.example.com?cc=ann@example.com"
+
+
 def test_a_port_and_a_path_with_an_at_sign_are_no_credentials() -> None:
     for text in ("https://example.com:443/@alice", "http://localhost:3000/u/@me?x=1"):
         assert Scrubber().text(text) == text
@@ -202,6 +235,24 @@ def test_a_key_label_over_a_name_or_an_id_is_kept(text: str) -> None:
         "['redis-cli', '-a', '{}', 'INFO']",
         '<add key="DbPassword" value="{}"/>',
         "<property name='password' value='{}'/>",
+        # a client's own flag, named by the client; a password given as a positional argument
+        "redis-cli --user app --pass {} ping",
+        "mongosh -u admin -p {} --authenticationDatabase admin",
+        "['mongodump', '--uri', 'mongodb://db', '-u', 'ops', '-p', '{}']",
+        "sqlcmd -S db.internal -U sa -P {} -Q 'SELECT 1'",
+        "ldapsearch -x -D cn=admin,dc=example -w {} -b dc=example",
+        "az login --service-principal -u app-id -p {} --tenant t",
+        "smbclient //fs/share -U ops%{} -c ls",
+        "Command 'htpasswd -b /etc/nginx/.htpasswd ops {}' returned non-zero exit status 1.",
+        "['htpasswd', '-B', '-C', '10', '-bc', '.htpasswd', 'ops', '{}']",
+        "htpasswd -nb ops {} > users",
+        "rabbitmqctl add_user ops {}",
+        "['rabbitmqctl', '-n', 'rabbit@mq', 'change_password', 'ops', '{}']",
+        "openssl pkcs12 -export -in c.pem -passout pass:{} -out c.p12",
+        "aws configure set aws_secret_access_key {} --profile ci",
+        "['aws', 'configure', 'set', 'aws_session_token', '{}']",
+        "npm config set //registry.example.com/:_authToken {}",
+        "poetry config pypi-token.pypi {}",
     ],
 )
 def test_a_clients_password_flag_and_an_xml_setting_lose_their_value(text: str) -> None:
@@ -221,6 +272,31 @@ def test_a_client_command_as_an_argv_list_loses_its_password() -> None:
 
 
 @pytest.mark.parametrize(
+    "argv",
+    [
+        ["htpasswd", "-bc", "/etc/nginx/.htpasswd", "ops", "{}"],
+        ["htpasswd", "-nbB", "ops", "{}"],
+        ["rabbitmqctl", "add_user", "ops", "{}"],
+        ["aws", "configure", "set", "aws_secret_access_key", "{}"],
+        ["npm", "config", "set", "//registry.example.com/:_authToken", "{}"],
+        ["redis-cli", "--pass", "{}", "PING"],
+    ],
+    ids=["htpasswd", "htpasswd_n", "rabbitmqctl", "aws", "npm", "redis"],
+)
+def test_a_positional_or_client_password_in_an_argv_list_is_redacted_in_its_item(
+    argv: list[str],
+) -> None:
+    """A tool's ``{"argv": [...]}`` scrubbed item by item: a password given as a positional
+    argument (no flag in the list at all, ``aws configure set NAME VALUE``) was never read
+    as a command, and went out whole."""
+    out = Scrubber().value({"argv": [a.format(PASSWORD) for a in argv]})["argv"]
+    secret = argv.index("{}")
+    assert out[:secret] == argv[:secret] and out[secret + 1 :] == argv[secret + 1 :]
+    assert_scrubbed(out[secret], PASSWORD, "command_line")
+    assert Scrubber().value(["set", "the", "table"]) == ["set", "the", "table"]
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "mysql -u root -p prod",  # -p alone prompts: prod is the database
@@ -228,6 +304,20 @@ def test_a_client_command_as_an_argv_list_loses_its_password() -> None:
         "redis-cli -a $REDIS_PASSWORD ping",
         '<add key="Timeout" value="30"/>',
         "pip install -p mysql",
+        # -p, -P, -w, -U and -a that are no password: a port, a path, a user, a flag
+        "ssh -l login bastion -p 2222",
+        "the login page: -p prints the port, -p 8080 sets it",  # login alone is a word
+        "docker login registry.example.com && docker run -p 8080:80 img",
+        "redis-cli -p 6379 --askpass",
+        "mongosh -u admin -p --authenticationDatabase admin",
+        "sqlcmd -S db -U sa -P $SA_PASSWORD",
+        "ldapsearch -x -W -D cn=admin -b dc=example",
+        "smbclient //fs/share -U ops -c ls",
+        "htpasswd -c /etc/nginx/.htpasswd ops",
+        "htpasswd -B .htpasswd ops; rabbitmqctl list_users",
+        "openssl pkcs12 -passin env:P12_PASS -passout file:/run/secrets/p12",
+        "aws configure set region us-east-1; npm config set registry https://r.example.com/",
+        "poetry config virtualenvs.in-project true; git config --global user.name ops",
     ],
 )
 def test_flags_and_settings_that_hold_no_password_are_kept(text: str) -> None:
@@ -281,3 +371,14 @@ def test_a_key_in_fullwidth_characters_is_found_and_prose_in_other_scripts_kept(
         fullwidth("hello") + "\u3000" + fullwidth("world"),
     ):
         assert Scrubber().text(prose) == prose
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["redis-cli -a Zq9xH2", "sqlcmd -P Zq9xH2ab", "ldapsearch -w Zq9xH2", "htpasswd -nb u Zq9xH2"],
+)
+def test_a_short_command_with_a_clients_flag_loses_its_password(text: str) -> None:
+    """A text under 20 characters was screened for `` -p`` only: ``redis-cli -a SECRET`` as a
+    short tool argument skipped every detector and went out whole."""
+    out = Scrubber().text(text)
+    assert_scrubbed(out, "Zq9xH2", "command_line")

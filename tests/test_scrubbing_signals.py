@@ -634,3 +634,88 @@ async def test_a_pydantic_validation_error_loses_the_secret_input_it_quotes(
     assert password not in out
     assert "input_value='ops-bot'" in out  # a field that names no secret is kept
     assert "input_value='[REDACTED:key_value len=" in out
+
+
+@pytest.mark.parametrize("mode", ["off", "span_only"])
+@pytest.mark.parametrize("name", ["key", "auth", "code", "sid"])
+async def test_an_http_errors_url_loses_the_credential_of_its_query(
+    otel_telemetry: InMemoryTelemetry, mode: str, name: str
+) -> None:
+    """httpx's ``HTTPStatusError`` quotes the URL it failed on: an API key in ``?key=``
+    (Google's APIs and many others), ``?auth=``, an OAuth callback's ``?code=`` went out whole
+    in the exception event and the status, as the tool's error result did."""
+    import httpx
+
+    secret = C["authorization_header"][:24]
+    request = httpx.Request("GET", f"https://api.example.com/v1/geo?q=Paris&{name}={secret}&n=1")
+    try:
+        httpx.Response(403, request=request).raise_for_status()
+    except httpx.HTTPStatusError as caught:
+        error = caught
+    events = [
+        ToolCall(id="t", function=FunctionCall("geo", "{}")),
+        ToolResult(tool_call_id="t", content=str(error), is_error=True),
+        StepBoundary(index=0),
+    ]
+    agent = ScriptedAgent(events, fail_at=len(events), error=error)
+    with pytest.raises(httpx.HTTPStatusError):
+        stream = agent.stream([Message(role="user", content="go")])
+        await run_script(otel_telemetry, stream, capture_content=MODES[mode])
+    out = exported(otel_telemetry)
+    assert secret not in out and secret[:8] not in out
+    assert f"geo?q=Paris&{name}=[REDACTED:key_value len=24]&n=1" in out  # the rest kept
+
+
+@pytest.mark.parametrize("mode", ["off", "span_only"])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["htpasswd", "-bc", "/etc/nginx/.htpasswd", "ops", "{}"],
+        ["redis-cli", "-h", "cache", "--pass", "{}", "PING"],
+        ["mongosh", "-u", "admin", "-p", "{}", "mongodb://db"],
+        ["aws", "configure", "set", "aws_secret_access_key", "{}"],
+    ],
+    ids=["htpasswd", "redis-cli", "mongosh", "aws"],
+)
+async def test_a_failed_commands_password_argument_never_reaches_an_export(
+    otel_telemetry: InMemoryTelemetry, mode: str, argv: list[str]
+) -> None:
+    """``CalledProcessError`` quotes the argv of the command that failed: a password given
+    as htpasswd's last argument, redis-cli's ``--pass``, mongosh's ``-p`` or by ``aws
+    configure set`` went out whole in the exception event, the status and the tool's error."""
+    password = C["key_value"]
+    error = subprocess.CalledProcessError(1, [a.format(password) for a in argv])
+    events = [
+        ToolCall(id="t", function=FunctionCall("shell", "{}")),
+        ToolResult(tool_call_id="t", content=str(error), is_error=True),
+        StepBoundary(index=0),
+    ]
+    agent = ScriptedAgent(events, fail_at=len(events), error=error)
+    with pytest.raises(subprocess.CalledProcessError):
+        stream = agent.stream([Message(role="user", content="go")])
+        await run_script(otel_telemetry, stream, capture_content=MODES[mode])
+    out = exported(otel_telemetry)
+    assert password not in out and password[:6] not in out
+    assert f"'{argv[0]}', '{argv[1]}'" in out  # the command stays readable
+
+
+@pytest.mark.parametrize("mode", ["off", "span_and_event"])
+async def test_a_url_password_with_symbols_or_a_token_as_its_user_never_reaches_an_export(
+    otel_telemetry: InMemoryTelemetry, mode: str
+) -> None:
+    """A driver's error quotes its connection URL: a generated password holding ``@`` and
+    ``#`` (cut at its first ``@`` before, the rest exported as the host) and a git remote with
+    a token as its user are redacted in the exception event, the status and the log event."""
+    password, token = "P@ss:w0rd#1x", C["authorization_header"][:40]
+    error = ConnectionError(
+        f"mongodb+srv://ops:{password}@cluster0.example.net/db failed; "
+        f"fatal: could not read from https://{token}@github.com/o/r.git"
+    )
+    events = [Error(message=str(error)), StepBoundary(index=0)]
+    agent = ScriptedAgent(events, fail_at=len(events), error=error)
+    with pytest.raises(ConnectionError):
+        stream = agent.stream([Message(role="user", content=str(error))])
+        await run_script(otel_telemetry, stream, capture_content=MODES[mode])
+    out = exported(otel_telemetry)
+    assert "w0rd" not in out and token[:8] not in out
+    assert "@cluster0.example.net/db failed" in out and "@github.com/o/r.git" in out

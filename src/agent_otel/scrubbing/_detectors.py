@@ -120,6 +120,37 @@ def random_value(value: str) -> bool:
 _UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 
 
+def query_credential(value: str) -> bool:
+    """A query parameter's value that is a credential, not a name: random letters of both
+    cases and a digit, or hex of 16+ digits with a letter (GitHub's OAuth codes)."""
+    value = value.rstrip("=")
+    if _UUID.fullmatch(value):
+        return False
+    hexed = len(value) >= 16 and _HEX.issuperset(value.lower())
+    return looks_random(value) or (hexed and has_digit(value) and not value.isdigit())
+
+
+_HOST = re.compile(r"[A-Za-z0-9.-]{1,253}(?::[0-9]{1,5})?")
+_PORT = re.compile(r"[0-9]{1,5}[?#]")
+
+
+def symbols_in_password(userinfo: str) -> bool:
+    """A URL's ``user:password`` up to its last ``@`` whose password holds ``?`` or ``#``
+    and is one password, not a password, a host and a query or fragment with an ``@``
+    (``pw@db.example.com?cc=a@b.com``: a dotted host, or one with a port, before the ``?``)."""
+    password = userinfo.partition(":")[2]
+    if ("?" not in password and "#" not in password) or _PORT.match(password):
+        return False  # the plain URL form's; a host's port and its query (host:8443?x=a@b)
+    at = password.find("@")
+    if at == -1:
+        return True
+    host = _HOST.match(password, at + 1)
+    if host is None or host.end() >= len(password) or password[host.end()] not in "?#":
+        return True
+    name = host.group()
+    return not ("." in name or ":" in name or name == "localhost")
+
+
 def has_digit(value: str) -> bool:
     return any(c.isdigit() for c in value)
 
@@ -246,6 +277,19 @@ def named_rows(names: str, anchors: tuple[str, ...], pair_also: str = "") -> tup
             lower=True,
         ),
         Detector(
+            "command_line",
+            # a tool's setting written by its config command, as a line or an argv list's
+            # repr: aws configure set aws_secret_access_key VALUE, npm config set
+            # //registry/:_authToken VALUE, poetry config pypi-token.pypi VALUE
+            _rx(
+                rf"config(?:ure)?(?:{_ARG}--?[a-z-]{{1,20}}){{0,2}}{_ARG}(?:set{_ARG})?"
+                rf"[^\s\"']{{0,80}}?(?:{names})(?:\.[a-z0-9_-]{{1,40}})?{_ARG}"
+                r"(?!-|\$[a-z_{(]|\[redacted:)(?P<cfg>[^\s\"']{3,512})"
+            ),
+            ("config",),
+            lower=True,
+        ),
+        Detector(
             "key_value",
             # a setting as an XML element's attributes: .NET's <add key="DbPassword"
             # value="..."/>, Spring's and Ant's <property name="password" value="..."/>
@@ -272,6 +316,49 @@ def named_rows(names: str, anchors: tuple[str, ...], pair_also: str = "") -> tup
         ),
     )
 
+
+# The clients whose short flag holds a password, by name (elsewhere -p is a port, a path, a
+# profile): (names as a regex, their anchors, the flag, glued to its value or an argument of
+# its own). mysql's -p is glued (-p alone prompts, -P is the port); a value of 1-5 digits after
+# login's -p is a port (ssh -l login host -p 2222).
+_CLIENTS: tuple[tuple[tuple[str, ...], str, str, bool], ...] = (
+    (("mysql", "mariadb"), r"mysql[a-z]{0,8}|mariadb[a-z-]{0,10}", "-p", True),
+    (("redis-cli",), "redis-cli", "-a|--pass", False),
+    (("mongo",), "mongo(?:sh|dump|restore|import|export|stat|top|files)?", "-p", False),
+    (("sqlcmd", "bcp"), "sqlcmd|bcp", "-P", False),
+    (("ldap",), "ldap(?:search|add|modify|delete|whoami|passwd|compare|modrdn|exop)", "-w", False),
+    (
+        ("login",),
+        r"(?:docker|podman|nerdctl|buildah|skopeo|oras|helm(?: registry)?|az|cf|oc)[ \t]{1,3}login",
+        "-p",
+        False,
+    ),
+    (("smbclient", "rpcclient", "smbget"), "smbclient|rpcclient|smbget", "-U|--user", False),
+)
+# A positional argument that ends its command: to the end of the line, a list's "]" or end, the
+# quote of an error's "Command '...'", a shell's |, ;, &, ) or a redirection
+_POSITIONAL = (
+    r"(?!\[REDACTED:)[^\s\"'][^\s\"']{0,511}"
+    r"(?=[\"']?(?:\]|$)|[ \t]*(?:[0-9]?[<>]|[|;&)\r\n]|$)|'[ \t])"
+)
+
+
+def _client_form(index: int, names: str, flag: str, glued: bool) -> str:
+    """One client's password flag: glued (-pSECRET) or its own argument (-a SECRET, an argv
+    list's next item), not another flag, a $VARIABLE or a port; smbclient's -U takes
+    user%password, whose password is redacted."""
+    head = rf"(?i:{names})(?=[ \t\"',])[^\n|;&]{{0,200}}?[ \t\"'](?:{flag})"
+    if glued:
+        return head + rf"(?P<c{index}>[^\s\"'\[][^\s\"']{{2,511}})"
+    value = r"(?!-|\$[A-Za-z_{(]|\[REDACTED:|[0-9]{1,5}(?![^\s\"'\]]))"
+    if "-U" in flag:
+        value += r"[^\s%\"']{1,128}%"
+    return head + rf"(?:[ \t=]{{1,3}}|{_ITEM}){value}(?P<c{index}>[^\s\"'][^\s\"']{{2,511}})"
+
+
+# The words of a command that takes a password with no flag before it (an argv list in
+# structured content that holds one of them is read as a command, as one with a flag is)
+POSITIONAL_COMMANDS = frozenset({"set", "config", "add_user", "change_password"})
 
 # No pattern needs a boundary before its literal: a secret glued to the text before it is
 # still found (and a few characters of that text may go with it). A failed attempt stops
@@ -319,6 +406,36 @@ BUILT_IN: tuple[Detector, ...] = (
         ("bot",),
         has_digit,
     ),
+    Detector(
+        "google_oauth_token",  # a refresh token: 1//0 (the "1//" of its version, then 0...)
+        _rx(r"1//0[A-Za-z0-9_-]{40,}"),
+        ("1//0",),
+        mixed_case,
+    ),
+    Detector("fireworks_api_key", _rx(r"fw_[A-Za-z0-9]{24,}"), ("fw_",), looks_random),
+    Detector("nvidia_api_key", _rx(r"nvapi-[A-Za-z0-9_-]{60,}"), ("nvapi-",), has_digit),
+    Detector(
+        "pypi_token", _rx(r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{40,}"), ("pypi-ageichlwas5vcmc",)
+    ),
+    Detector("docker_token", _rx(r"dckr_pat_[A-Za-z0-9_-]{24,}"), ("dckr_pat_",), has_digit),
+    Detector(
+        "grafana_token",  # a service account's token, a Cloud access policy's (base64 JSON)
+        _rx(r"glsa_[A-Za-z0-9]{32}_[0-9a-fA-F]{8}|glc_eyJ[A-Za-z0-9+/=_-]{32,}"),
+        ("glsa_", "glc_eyj"),
+    ),
+    Detector(
+        "linear_api_key",
+        _rx(r"lin_(?:api|oauth)_[A-Za-z0-9]{40,}"),
+        ("lin_api_", "lin_oauth_"),
+        has_digit,
+    ),
+    Detector(
+        "notion_token",  # an integration's secret: ntn_ (now), secret_ (before)
+        _rx(r"ntn_[A-Za-z0-9]{40,}|secret_[A-Za-z0-9]{43,}"),
+        ("ntn_", "secret_"),
+        key_body,
+    ),
+    Detector("age_secret_key", _rx(r"AGE-SECRET-KEY-1[02-9AC-HJ-NP-Z]{58}"), ("age-secret-key-1",)),
     Detector("groq_api_key", _rx(r"gsk_[A-Za-z0-9]{40,}"), ("gsk_",), looks_random),
     Detector("xai_api_key", _rx(r"xai-[A-Za-z0-9]{40,}"), ("xai-",), looks_random),
     Detector("google_api_key", _rx(r"AIza[A-Za-z0-9_-]{35}"), ("aiza",)),
@@ -366,10 +483,27 @@ BUILT_IN: tuple[Detector, ...] = (
         # (not a port: host:8080/@user is a path)
         _rx(
             r"://(?:(?P<secret>[^\s/?#@:\"'\\]{0,256}:[^\s/?#\"'\\]{1,256})@"
-            r"|(?P<slashed>[^\s/?#@:\"'\\]{0,256}:(?![0-9]{1,5}(?:/|$))"
+            r"|(?P<slashed>[^\s/?#@:\"'\\]{0,256}:(?![0-9]{1,5}(?:[/?#]|$))"
             r"[^\s@:\"'\\]{1,256}?)@)"
         ),
         ("://",),
+    ),
+    Detector(
+        "url_credentials",
+        # a password holding an "@" and a "?" or "#" unescaped (P@ss#1, mongodb's generated
+        # ones): to the last "@" before the path, unless what follows its first "@" is a host
+        # and its query or fragment (user:pw@db.example.com?cc=a@b.com)
+        _rx(r"://(?P<secret>[^\s/?#@:\"'\\]{0,256}:[^\s/\"'\\]{1,256})@"),
+        ("://",),
+        symbols_in_password,
+    ),
+    Detector(
+        "url_credentials",
+        # a token as the user, with no password: https://TOKEN@github.com (a random value:
+        # https://user@example.com and ssh://git@github.com are names)
+        _rx(r"://(?P<secret>[A-Za-z0-9_.~-]{20,256})@"),
+        ("://",),
+        random_value,
     ),
     Detector(
         "authorization_header",
@@ -400,6 +534,19 @@ BUILT_IN: tuple[Detector, ...] = (
         "sas_signature",  # an Azure SAS URL's sig: to its "&", the other parameters kept
         _rx(r"[?&;]sig=(?P<secret>[^\s&\"'<>#]{8,})"),
         ("sig=",),
+    ),
+    Detector(
+        "key_value",
+        # a URL's query parameter that carries a credential under a short name, as an HTTP
+        # error quotes the URL (httpx's "for url '...?key=...'"): Google's and many APIs'
+        # ?key=, ?auth=, an OAuth callback's ?code=, ?session= / ?sid=; a random value only
+        # (?key=name, ?code=US, ?session=2 are kept)
+        _rx(
+            r"[?&;](?:key|auth|code|session|sessionid|sid)="
+            r"(?!\[REDACTED:)(?P<secret>[A-Za-z0-9._~+/%=-]{12,512})"
+        ),
+        ("key=", "auth=", "code=", "session=", "sessionid=", "sid="),
+        query_credential,
     ),
     Detector(
         "signed_url",  # a presigned S3 / GCS / CloudFront URL's signature and session token
@@ -456,16 +603,36 @@ BUILT_IN: tuple[Detector, ...] = (
     ),
     Detector(
         "command_line",
-        # a database client's password flag, as a line or an argv list's repr: mysql's (and
-        # mysqldump's, MariaDB's) -pSECRET, glued (-p alone prompts; -P is the port), and
-        # redis-cli -a SECRET; within a line of the command's name
+        # a client's own password flag, by the client's name (_CLIENTS), as a line or an argv
+        # list's repr; within a line of the command's name
+        _rx("|".join(_client_form(index, *row[1:]) for index, row in enumerate(_CLIENTS))),
+        tuple(anchor for row in _CLIENTS for anchor in row[0]),
+    ),
+    Detector(
+        "command_line",
+        # a password given as a positional argument: htpasswd's batch mode (-b: the file, the
+        # user, then the password; -n: no file), rabbitmqctl add_user / change_password; the
+        # last argument of its command
         _rx(
-            r"(?i:mysql[a-z]{0,8}|mariadb[a-z-]{0,10})(?=[ \t\"',])[^\n|;&]{0,200}?[ \t\"']"
-            r"-p(?P<p>[^\s\"'\[][^\s\"']{2,511})"
-            r"|(?i:redis-cli)(?=[ \t\"',])[^\n|;&]{0,200}?[ \t\"']-a(?:[ \t]{1,3}|"
-            rf"{_ITEM})(?!-|\$[A-Za-z_{{(]|\[REDACTED:)(?P<a>[^\s\"'][^\s\"']{{2,511}})"
+            rf"htpasswd(?:{_ARG}-[A-Za-z]{{1,8}}(?:{_ARG}[0-9]{{1,3}})?){{0,5}}?{_ARG}"
+            rf"-[A-Za-mo-z]{{0,7}}b[A-Za-mo-z]{{0,7}}(?:{_ARG}-[A-Za-z]{{1,8}}){{0,4}}"
+            rf"(?:{_ARG}(?![-\[])[^\s\"']{{1,256}}){{2}}{_ARG}(?P<h>{_POSITIONAL})"
+            rf"|htpasswd(?:{_ARG}-[A-Za-z]{{1,8}}(?:{_ARG}[0-9]{{1,3}})?){{0,5}}?{_ARG}"
+            rf"-(?=[A-Za-z]{{0,7}}b)(?=[A-Za-z]{{0,7}}n)[A-Za-z]{{2,8}}"
+            rf"(?:{_ARG}-[A-Za-z]{{1,8}}){{0,4}}{_ARG}(?![-\[])[^\s\"']{{1,256}}"
+            rf"{_ARG}(?P<n>{_POSITIONAL})"
+            rf"|rabbitmqctl(?:{_ARG}-[^\s\"']{{1,64}}(?:{_ARG}(?!-)[^\s\"']{{1,128}})?){{0,4}}?"
+            rf"{_ARG}(?:add_user|change_password)"
+            rf"{_ARG}(?![-\[])[^\s\"']{{1,256}}{_ARG}(?P<r>{_POSITIONAL})"
         ),
-        ("mysql", "mariadb", "redis-cli"),
+        ("htpasswd", "rabbitmqctl"),
+    ),
+    Detector(
+        "command_line",
+        # OpenSSL's passphrase argument: -pass / -passin / -passout pass:SECRET (env: and
+        # file: name where it is, and are kept)
+        _rx(rf"-(?:pass|passin|passout|password|kpass)(?:{_ARG}|=)pass:(?P<o>[^\s\"']{{1,512}})"),
+        ("pass:",),
     ),
     Detector(
         "command_line",

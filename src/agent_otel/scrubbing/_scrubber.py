@@ -28,7 +28,7 @@ from typing import Any
 from agent_otel._guard import report
 from agent_otel._plain import TRUNCATION_MARK, a_kind, items_of, plain_value, shown, text_of
 
-from ._detectors import BUILT_IN, Detector, named_rows, random_value
+from ._detectors import BUILT_IN, POSITIONAL_COMMANDS, Detector, named_rows, random_value
 from ._encoded import base64_json, lookalike_view, may_hold, views
 from ._keys import is_secret_key, names_a_key, normalise, words
 
@@ -46,7 +46,8 @@ DETECTORS = tuple(dict.fromkeys(d.name for d in BUILT_IN))
 SHORT = 20
 """Below this length (an AWS key id's) only the detectors of a labelled value can match (a URL,
 key=value, Basic, a command's flag, an XML element, a pair), and they need ``:``, ``=``,
-``Basic`` (any case), `` -p``, ``--``, ``<`` or ``,``."""
+``Basic`` (any case), `` -`` (a client's short flag: ``-p``, ``-a``, ``-P``, ``-w``, ``-nb``),
+``--``, ``<`` or ``,``."""
 _REMEMBER, _REMEMBERED = 128, 2048  # clean strings a Scrub remembers: how long, how many
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
@@ -202,7 +203,7 @@ class Scrubber:
         """``text`` with every secret the detectors recognise replaced by its marker."""
         short = self._short and len(text) < SHORT
         if short and not (
-            ":" in text or "=" in text or "asic" in text or "ASIC" in text or " -p" in text
+            ":" in text or "=" in text or "asic" in text or "ASIC" in text or " -" in text
             or "--" in text or "<" in text or "," in text or may_hold(text)
             or not text.isascii()
         ):  # fmt: skip
@@ -320,8 +321,8 @@ class Scrubber:
         what the ``command_line`` detectors find there is replaced in its item."""
         if len(items) < 2 or not all(type(item) is str for item in items):
             return items
-        if not any(item[:1] == "-" for item in items):
-            return items  # every form they find has a flag (--password, -p, -u)
+        if not any(item[:1] == "-" for item in items) and POSITIONAL_COMMANDS.isdisjoint(items):
+            return items  # every form they find has a flag (--password, -p, -u) or a verb
         joined = '"' + '", "'.join(items) + '"'  # where each item starts: its offset below
         spans = [span for span in self._spans(joined) if span[2] == _COMMAND_LINE]
         if spans and "[REDACTED:" in joined:
