@@ -28,9 +28,12 @@ model call our chat span describes; the model-call key's is :data:`MODEL_CALLS`,
 whoever asks about such a call. Not such a call (:func:`_covers`): an embeddings request
 (something on the asking stack is an embeddings module: the SDK's, the instrumentation's
 embeddings wrapper, a framework's embedding model), an AWS call other than those four
-Bedrock Runtime operations, and any request once our chat span has ended (a task the call
-spawned, still running after it). :data:`INFERENCE_SPAN` holds our chat span itself, the
-context key the GenAI conventions are discussing for this (semantic-conventions-genai #475).
+Bedrock Runtime operations, a Bedrock request to an embedding model (its ``modelId``), a
+client being made (a boto session on the asking stack: OpenInference's and OpenLLMetry's
+Bedrock instrumentations instrument each client as it is made, asking the key), and any
+request once our chat span has ended (a task the call spawned, still running after it).
+:data:`INFERENCE_SPAN` holds our chat span itself, the context key the GenAI conventions are
+discussing for this (semantic-conventions-genai #475).
 """
 
 from __future__ import annotations
@@ -102,6 +105,14 @@ _EMBEDDINGS = ".embedding"
 """In the name of a module on the asking stack: the request is an embeddings one
 (``openai.resources.embeddings``, OpenLLMetry's ``shared.embeddings_wrappers``, LangChain's
 and LlamaIndex's ``embeddings`` packages)."""
+_CONSTRUCTING = ("boto3.session", "botocore.session", "aiobotocore.session", "aioboto3.session")
+"""On the asking stack: a client is being made, not a model call. OpenInference's and
+OpenLLMetry's Bedrock instrumentations instrument each Bedrock Runtime client as it is made
+(``create_client``), asking the general key first: answered True there, a client a framework
+made inside our run (lazily, at its first model call) was never instrumented, and every call
+through it outside our runs went untraced."""
+_MODEL_ID = "modelId"
+"""Bedrock's request parameter naming the model: an embedding model's id holds ``embed``."""
 _CALLERS_READ = 16
 """How far above the asking frame an embeddings module is looked for: the SDK method is a few
 frames up where the instrumentation wraps the client's generic request method."""
@@ -157,10 +168,20 @@ def _covers(asker: FrameType) -> bool:
         if frame is None:
             break
         name = frame.f_globals.get("__name__", "")
-        if isinstance(name, str) and _EMBEDDINGS in name:
+        if isinstance(name, str) and (_EMBEDDINGS in name or name.startswith(_CONSTRUCTING)):
+            return False
+        if _embedding_model(frame.f_locals.get("kwargs")):
             return False
         frame = frame.f_back
     return True
+
+
+def _embedding_model(kwargs: object) -> bool:
+    """Whether a wrapper's ``kwargs`` are a Bedrock request to an embedding model (OpenInference's
+    and OpenLLMetry's Bedrock instrumentations wrap ``invoke_model`` itself: no embeddings module
+    is on their stack)."""
+    model = kwargs.get(_MODEL_ID) if isinstance(kwargs, dict) else None
+    return isinstance(model, str) and "embed" in model.lower()
 
 
 def _bedrock_model_call(asker: FrameType) -> bool:
@@ -174,9 +195,7 @@ def _bedrock_model_call(asker: FrameType) -> bool:
         return False
     if not isinstance(args, tuple) or len(args) < 2 or args[0] not in _BEDROCK_MODEL_CALLS:
         return False
-    params = args[1]
-    model = params.get("modelId") if isinstance(params, dict) else None
-    return not (isinstance(model, str) and "embed" in model.lower())
+    return not _embedding_model(args[1])
 
 
 class _ProvidersOnly:
