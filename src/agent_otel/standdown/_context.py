@@ -27,11 +27,12 @@ must go on tracing the request under our chat span. So its value here is
 model call our chat span describes; the model-call key's is :data:`MODEL_CALLS`, true for
 whoever asks about such a call. Not such a call (:func:`_covers`): an embeddings request
 (something on the asking stack is an embeddings module: the SDK's, the instrumentation's
-embeddings wrapper, a framework's embedding model), an AWS call other than those four
-Bedrock Runtime operations, a Bedrock request to an embedding model (its ``modelId``), a
-client being made (a boto session on the asking stack: OpenInference's and OpenLLMetry's
-Bedrock instrumentations instrument each client as it is made, asking the key), and any
-request once our chat span has ended (a task the call spawned, still running after it).
+embeddings wrapper, a framework's embedding model; or a function named as an embeddings
+API), an AWS call other than those four Bedrock Runtime operations, a Bedrock request to an
+embedding model (its ``modelId``), a client being made (a boto session on the asking stack:
+OpenInference's and OpenLLMetry's Bedrock instrumentations instrument each client as it is
+made, asking the key), and any request once our chat span has ended (a task the call
+spawned, still running after it).
 :data:`INFERENCE_SPAN` holds our chat span itself, the context key the GenAI conventions are
 discussing for this (semantic-conventions-genai #475).
 """
@@ -105,6 +106,15 @@ _EMBEDDINGS = ".embedding"
 """In the name of a module on the asking stack: the request is an embeddings one
 (``openai.resources.embeddings``, OpenLLMetry's ``shared.embeddings_wrappers``, LangChain's
 and LlamaIndex's ``embeddings`` packages)."""
+_EMBEDDING_CALLS = frozenset({"embed", "aembed", "embedding", "aembedding", "embeddings",
+                              "aembeddings", "embed_content"})  # fmt: skip
+_EMBEDDING_CALL_PARTS = (("embed_", "aembed_", "_embed", "_aembed"), ("_embedding", "_embeddings"))
+"""On the asking stack, a function named as an embeddings API (its name, or its name's start or
+end): an SDK whose instrumentation wraps its generic request method, as OpenLLMetry's Ollama
+instrumentation wraps ``Client._request`` under ``Client.embeddings``, with no embeddings
+module in between (Ollama's ``embed``/``embeddings``, Cohere's ``embed``, Google Gen AI's
+``embed_content``, LiteLLM's ``embedding``, LangChain's ``embed_query``, LlamaIndex's
+``get_text_embedding``)."""
 _CONSTRUCTING = ("boto3.session", "botocore.session", "aiobotocore.session", "aioboto3.session")
 """On the asking stack: a client is being made, not a model call. OpenInference's and
 OpenLLMetry's Bedrock instrumentations instrument each Bedrock Runtime client as it is made
@@ -170,10 +180,15 @@ def _covers(asker: FrameType) -> bool:
         name = frame.f_globals.get("__name__", "")
         if isinstance(name, str) and (_EMBEDDINGS in name or name.startswith(_CONSTRUCTING)):
             return False
-        if _embedding_model(frame.f_locals.get("kwargs")):
+        if _embedding_call(frame.f_code.co_name) or _embedding_model(frame.f_locals.get("kwargs")):
             return False
         frame = frame.f_back
     return True
+
+
+def _embedding_call(name: str) -> bool:
+    starts, ends = _EMBEDDING_CALL_PARTS
+    return name in _EMBEDDING_CALLS or name.startswith(starts) or name.endswith(ends)
 
 
 def _embedding_model(kwargs: object) -> bool:
