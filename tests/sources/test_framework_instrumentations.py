@@ -431,3 +431,43 @@ async def test_providers_instrumented_while_a_framework_run_is_open_stand_down(
     events = _instrumented_mid_run(row.events(s.Run()), provider.instrumented(otel_telemetry))
     [_ async for _ in opted_out(events)]
     assert _theirs(otel_telemetry)  # theirs are back: it was active
+
+
+LITELLM_PROVIDERS = [("openinference-litellm", "openinference.instrumentation.litellm"),
+                     ("openllmetry-litellm", "opentelemetry.instrumentation.litellm")]  # fmt: skip
+EMBEDDINGS = {"object": "list", "model": "text-embedding-3-small",
+              "data": [{"object": "embedding", "index": 0, "embedding": [0.1, 0.2]}],
+              "usage": {"prompt_tokens": 5, "total_tokens": 5}}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("name", "module"), LITELLM_PROVIDERS, ids=[n for n, _ in LITELLM_PROVIDERS]
+)
+async def test_litellm_embeddings_inside_our_chat_span_keep_their_span(
+    name: str, module: str, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """``litellm.aembedding()`` is no call our chat span tells: the instrumentation wrapping
+    LiteLLM's module functions traces it inside our chat span as it does outside our runs."""
+    import json
+
+    litellm = pytest.importorskip("litellm")
+    from agent_contract.protocol import LLMCallEnd, LLMCallStart
+
+    from ._http import openai_client
+
+    async def embed() -> None:
+        client = openai_client(json.dumps(EMBEDDINGS).encode())
+        await litellm.aembedding(model="openai/text-embedding-3-small", input=["hi"],
+                                 client=client, api_key="test")  # fmt: skip
+
+    async def agent() -> AsyncIterator[Any]:
+        yield LLMCallStart(model="gpt-4o-mini", provider="openai", call_id="c1")
+        await embed()
+        yield LLMCallEnd(call_id="c1", model="gpt-4o-mini", finish_reason="stop")
+
+    with _provider(module, "LiteLLMInstrumentor")(otel_telemetry):
+        await embed()
+        outside = _theirs(otel_telemetry)
+        otel_telemetry.clear()
+        [_ async for _ in otel_telemetry.wrapper()(agent())]
+        assert outside and _theirs(otel_telemetry) == outside

@@ -178,12 +178,27 @@ def _covers(asker: FrameType) -> bool:
         if frame is None:
             break
         name = frame.f_globals.get("__name__", "")
-        if isinstance(name, str) and (_EMBEDDINGS in name or name.startswith(_CONSTRUCTING)):
+        if not isinstance(name, str):
+            name = ""
+        if _EMBEDDINGS in name or name.startswith(_CONSTRUCTING):
             return False
-        if _embedding_call(frame.f_code.co_name) or _embedding_model(frame.f_locals.get("kwargs")):
+        if _embedding_call(frame.f_code.co_name):
+            return False
+        if name.startswith(PROVIDER_MODULES) and _embedding_request(frame.f_locals):
             return False
         frame = frame.f_back
     return True
+
+
+def _embedding_request(local: dict[str, object]) -> bool:
+    """Whether an instrumentation's wrapper (its locals) is about an embeddings request: the
+    method it wraps (OpenLLMetry's ``to_wrap["method"]``: LiteLLM's ``aembedding``, Ollama's,
+    Cohere's ``embed``) is named as one, or its Bedrock ``kwargs`` name an embedding model."""
+    wrapped = local.get("to_wrap")
+    method = wrapped.get("method") if isinstance(wrapped, dict) else None
+    if isinstance(method, str) and _embedding_call(method):
+        return True
+    return _embedding_model(local.get("kwargs"))
 
 
 def _embedding_call(name: str) -> bool:
