@@ -18,8 +18,8 @@ few nothing of ours tells (``kept``); opted out
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -269,6 +269,16 @@ CASES = [
          _provider("opentelemetry.instrumentation.genai.llama_index", "LlamaIndexInstrumentor")),
     Case("openai_agents", "genai-openai-agents", _sdk_tracing(_provider(
         "opentelemetry.instrumentation.genai.openai_agents", "OpenAIAgentsInstrumentor"))),
+    # OpenInference's LangChain, smolagents and LiteLLM instrumentations and OpenLLMetry's
+    # LiteLLM one read the general key before each span
+    Case("langgraph", "openinference-langchain",
+         _provider("openinference.instrumentation.langchain", "LangChainInstrumentor")),
+    Case("smolagents", "openinference-smolagents",
+         _provider("openinference.instrumentation.smolagents", "SmolagentsInstrumentor")),
+    Case("litellm_chat", "openinference-litellm",
+         _provider("openinference.instrumentation.litellm", "LiteLLMInstrumentor")),
+    Case("litellm_chat", "openllmetry-litellm",
+         _provider("opentelemetry.instrumentation.litellm", "LiteLLMInstrumentor")),
 ]  # fmt: skip
 
 
@@ -376,3 +386,88 @@ async def test_langsmith_otel_spans_outside_our_runs_stay_and_held_runs_leave_no
         await _langsmith_exported()
     theirs = _theirs(otel_telemetry)
     assert "SdkChat" in theirs and "weather" in theirs
+
+
+MID_RUN = [(row, provider) for row in ("langgraph", "openai_agents", "autogen_openai")
+           for provider in ROW[row].providers if provider.name == "openai-v2"]  # fmt: skip
+"""Framework rows whose model calls a provider reading no context key (openai-v2) traces."""
+
+
+async def _instrumented_mid_run(
+    events: AsyncIterator[Any], instrumented: AbstractContextManager[None]
+) -> AsyncIterator[Any]:
+    """``events`` with ``instrumented`` entered at the first tool call, while the run is open
+    and before the framework's next model call, and left (uninstrumented) at the stream's end."""
+    with ExitStack() as stack:
+        entered = False
+        async for event in events:
+            if type(event).__name__ == "ToolCall" and not entered:
+                stack.enter_context(instrumented)
+                entered = True
+            yield event
+
+
+@pytest.mark.parametrize(
+    ("row", "provider"),
+    [pytest.param(ROW[r], p, id=f"{r}-{p.name}", marks=ROW[r].param().marks) for r, p in MID_RUN],
+)
+async def test_providers_instrumented_while_a_framework_run_is_open_stand_down(
+    row: Row, provider: Provider, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """A provider instrumentation instrumented mid-run (its package imported before, as at the
+    top of a module) and uninstrumented before the run ends stands down for the framework's
+    next model call, made before its chat span of ours opens: one chat span per call, tokens
+    counted once; opted out, its spans are there."""
+    pytest.importorskip(provider.module)
+    plain = s.Run()
+    events = _instrumented_mid_run(row.events(plain), provider.instrumented(otel_telemetry))
+    await run_script(otel_telemetry, events, agent_name="agent")
+    assert _theirs(otel_telemetry) == []
+    assert _ours_recorded_twice(otel_telemetry) == set()
+    assert _tokens_counted(otel_telemetry) == row.totals(plain)["input"]
+
+    otel_telemetry.clear()
+    opted_out = otel_telemetry.wrapper(agent_name="agent", stand_down_providers=False)
+    events = _instrumented_mid_run(row.events(s.Run()), provider.instrumented(otel_telemetry))
+    [_ async for _ in opted_out(events)]
+    assert _theirs(otel_telemetry)  # theirs are back: it was active
+
+
+LITELLM_PROVIDERS = [("openinference-litellm", "openinference.instrumentation.litellm"),
+                     ("openllmetry-litellm", "opentelemetry.instrumentation.litellm")]  # fmt: skip
+EMBEDDINGS = {"object": "list", "model": "text-embedding-3-small",
+              "data": [{"object": "embedding", "index": 0, "embedding": [0.1, 0.2]}],
+              "usage": {"prompt_tokens": 5, "total_tokens": 5}}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("name", "module"), LITELLM_PROVIDERS, ids=[n for n, _ in LITELLM_PROVIDERS]
+)
+async def test_litellm_embeddings_inside_our_chat_span_keep_their_span(
+    name: str, module: str, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """``litellm.aembedding()`` is no call our chat span tells: the instrumentation wrapping
+    LiteLLM's module functions traces it inside our chat span as it does outside our runs."""
+    import json
+
+    litellm = pytest.importorskip("litellm")
+    from agent_contract.protocol import LLMCallEnd, LLMCallStart
+
+    from ._http import openai_client
+
+    async def embed() -> None:
+        client = openai_client(json.dumps(EMBEDDINGS).encode())
+        await litellm.aembedding(model="openai/text-embedding-3-small", input=["hi"],
+                                 client=client, api_key="test")  # fmt: skip
+
+    async def agent() -> AsyncIterator[Any]:
+        yield LLMCallStart(model="gpt-4o-mini", provider="openai", call_id="c1")
+        await embed()
+        yield LLMCallEnd(call_id="c1", model="gpt-4o-mini", finish_reason="stop")
+
+    with _provider(module, "LiteLLMInstrumentor")(otel_telemetry):
+        await embed()
+        outside = _theirs(otel_telemetry)
+        otel_telemetry.clear()
+        [_ async for _ in otel_telemetry.wrapper()(agent())]
+        assert outside and _theirs(otel_telemetry) == outside

@@ -27,10 +27,14 @@ must go on tracing the request under our chat span. So its value here is
 model call our chat span describes; the model-call key's is :data:`MODEL_CALLS`, true for
 whoever asks about such a call. Not such a call (:func:`_covers`): an embeddings request
 (something on the asking stack is an embeddings module: the SDK's, the instrumentation's
-embeddings wrapper, a framework's embedding model), an AWS call other than those four
-Bedrock Runtime operations, and any request once our chat span has ended (a task the call
-spawned, still running after it). :data:`INFERENCE_SPAN` holds our chat span itself, the
-context key the GenAI conventions are discussing for this (semantic-conventions-genai #475).
+embeddings wrapper, a framework's embedding model; or a function named as an embeddings
+API), an AWS call other than those four Bedrock Runtime operations, a Bedrock request to an
+embedding model (its ``modelId``), a client being made (a boto session on the asking stack:
+OpenInference's and OpenLLMetry's Bedrock instrumentations instrument each client as it is
+made, asking the key), and any request once our chat span has ended (a task the call
+spawned, still running after it).
+:data:`INFERENCE_SPAN` holds our chat span itself, the context key the GenAI conventions are
+discussing for this (semantic-conventions-genai #475).
 """
 
 from __future__ import annotations
@@ -102,6 +106,23 @@ _EMBEDDINGS = ".embedding"
 """In the name of a module on the asking stack: the request is an embeddings one
 (``openai.resources.embeddings``, OpenLLMetry's ``shared.embeddings_wrappers``, LangChain's
 and LlamaIndex's ``embeddings`` packages)."""
+_EMBEDDING_CALLS = frozenset({"embed", "aembed", "embedding", "aembedding", "embeddings",
+                              "aembeddings", "embed_content"})  # fmt: skip
+_EMBEDDING_CALL_PARTS = (("embed_", "aembed_", "_embed", "_aembed"), ("_embedding", "_embeddings"))
+"""On the asking stack, a function named as an embeddings API (its name, or its name's start or
+end): an SDK whose instrumentation wraps its generic request method, as OpenLLMetry's Ollama
+instrumentation wraps ``Client._request`` under ``Client.embeddings``, with no embeddings
+module in between (Ollama's ``embed``/``embeddings``, Cohere's ``embed``, Google Gen AI's
+``embed_content``, LiteLLM's ``embedding``, LangChain's ``embed_query``, LlamaIndex's
+``get_text_embedding``)."""
+_CONSTRUCTING = ("boto3.session", "botocore.session", "aiobotocore.session", "aioboto3.session")
+"""On the asking stack: a client is being made, not a model call. OpenInference's and
+OpenLLMetry's Bedrock instrumentations instrument each Bedrock Runtime client as it is made
+(``create_client``), asking the general key first: answered True there, a client a framework
+made inside our run (lazily, at its first model call) was never instrumented, and every call
+through it outside our runs went untraced."""
+_MODEL_ID = "modelId"
+"""Bedrock's request parameter naming the model: an embedding model's id holds ``embed``."""
 _CALLERS_READ = 16
 """How far above the asking frame an embeddings module is looked for: the SDK method is a few
 frames up where the instrumentation wraps the client's generic request method."""
@@ -157,10 +178,40 @@ def _covers(asker: FrameType) -> bool:
         if frame is None:
             break
         name = frame.f_globals.get("__name__", "")
-        if isinstance(name, str) and _EMBEDDINGS in name:
+        if not isinstance(name, str):
+            name = ""
+        if _EMBEDDINGS in name or name.startswith(_CONSTRUCTING):
+            return False
+        if _embedding_call(frame.f_code.co_name):
+            return False
+        if name.startswith(PROVIDER_MODULES) and _embedding_request(frame.f_locals):
             return False
         frame = frame.f_back
     return True
+
+
+def _embedding_request(local: dict[str, object]) -> bool:
+    """Whether an instrumentation's wrapper (its locals) is about an embeddings request: the
+    method it wraps (OpenLLMetry's ``to_wrap["method"]``: LiteLLM's ``aembedding``, Ollama's,
+    Cohere's ``embed``) is named as one, or its Bedrock ``kwargs`` name an embedding model."""
+    wrapped = local.get("to_wrap")
+    method = wrapped.get("method") if isinstance(wrapped, dict) else None
+    if isinstance(method, str) and _embedding_call(method):
+        return True
+    return _embedding_model(local.get("kwargs"))
+
+
+def _embedding_call(name: str) -> bool:
+    starts, ends = _EMBEDDING_CALL_PARTS
+    return name in _EMBEDDING_CALLS or name.startswith(starts) or name.endswith(ends)
+
+
+def _embedding_model(kwargs: object) -> bool:
+    """Whether a wrapper's ``kwargs`` are a Bedrock request to an embedding model (OpenInference's
+    and OpenLLMetry's Bedrock instrumentations wrap ``invoke_model`` itself: no embeddings module
+    is on their stack)."""
+    model = kwargs.get(_MODEL_ID) if isinstance(kwargs, dict) else None
+    return isinstance(model, str) and "embed" in model.lower()
 
 
 def _bedrock_model_call(asker: FrameType) -> bool:
@@ -174,9 +225,7 @@ def _bedrock_model_call(asker: FrameType) -> bool:
         return False
     if not isinstance(args, tuple) or len(args) < 2 or args[0] not in _BEDROCK_MODEL_CALLS:
         return False
-    params = args[1]
-    model = params.get("modelId") if isinstance(params, dict) else None
-    return not (isinstance(model, str) and "embed" in model.lower())
+    return not _embedding_model(args[1])
 
 
 class _ProvidersOnly:

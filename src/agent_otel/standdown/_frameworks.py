@@ -20,6 +20,7 @@ from opentelemetry.context.context import Context
 
 from ._context import COVERED, cover
 from ._guards import guard_providers
+from ._instrumented import guard_instrument
 from ._native import native_run
 
 FRAMEWORK_SOURCES = frozenset(
@@ -51,10 +52,11 @@ def framework_source(stream: object) -> bool:
 
 def framework_run(context: Context, stream: object) -> Context:
     """The run's parent ``context``, covered for the whole run when ``stream`` is a framework
-        adapter's: the framework's tasks copy it, openai-v2 and LiteLLM's callback are guarded
-        before its first call (:mod:`._guards`), LangSmith's OpenTelemetry mode holds its spans
-    (:mod:`._langsmith`), and a framework that traces on its own stands its
-        spans that ours tell down (:mod:`._native`)."""
+    adapter's: the framework's tasks copy it, openai-v2 and LiteLLM's callback are guarded
+    before its first call (:mod:`._guards`), LangSmith's OpenTelemetry mode holds its spans
+    (:mod:`._langsmith`), one instrumented while the run is open is guarded as it instruments
+    (:mod:`._instrumented`), and a framework that traces on its own stands its spans that ours
+    tell down (:mod:`._native`)."""
     module = _module(stream)
     if module not in FRAMEWORK_SOURCES:
         return context
@@ -67,6 +69,7 @@ def framework_context(context: Context, module: str) -> Context:
     is the caller's own generator over an adapter is covered so as the adapter's stream starts
     (``agent_contract.scope.framework_started``, the recorder's ``framework_started``)."""
     guard_providers()
+    guard_instrument(guard_providers)  # one instrumented later in the run: guarded as it is
     return native_run(cover(context), module)
 
 
