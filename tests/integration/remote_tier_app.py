@@ -74,8 +74,11 @@ async def agent(target: str) -> str:
     from agent_otel import otel_wrapper
 
     if target == "stdio":
+        # The server gets only the SDK's default environment: the OTEL_* variables handed on
+        # as docs/mcp-and-agents.md says (and this checkout's import path, for the test run).
+        env = {k: v for k, v in os.environ.items() if k.startswith(("OTEL_", "PYTHONPATH"))}
         params = StdioServerParameters(
-            command=sys.executable, args=[__file__, "server", "stdio"], env=dict(os.environ)
+            command=sys.executable, args=[__file__, "server", "stdio"], env=env
         )
         connect: Any = Client(params)
     else:
