@@ -3,11 +3,15 @@
 ``with receiving() as received:`` gives the endpoint to export to
 (``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``) and keeps every span it is sent, decoded by the real
 protobuf classes, with its string, int and bool attributes. ``delay_s`` holds each answer
-back, as a slow or distant collector does, once the request's spans are kept.
+back, as a slow or distant collector does, once the request's spans are kept. ``status``
+answers every request with that HTTP status instead of 200, as a collector refusing data does
+(its queue full, over its memory limit, the request too large); the spans are still kept, as
+sent.
 """
 
 from __future__ import annotations
 
+import gzip
 import http.server
 import threading
 import time
@@ -37,7 +41,7 @@ def _value(value: Any) -> Any:
 
 
 @contextmanager
-def receiving(delay_s: float = 0.0) -> Iterator[Received]:
+def receiving(delay_s: float = 0.0, status: int = 200) -> Iterator[Received]:
     """Serve a traces receiver on a free local port for the block's duration."""
     received = Received(endpoint="")
 
@@ -46,8 +50,11 @@ def receiving(delay_s: float = 0.0) -> Iterator[Received]:
             from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
             body = self.rfile.read(int(self.headers.get("content-length", 0)))
+            if self.headers.get("content-encoding") == "gzip":
+                body = gzip.decompress(body)
             request = trace_service_pb2.ExportTraceServiceRequest()
-            request.ParseFromString(body)
+            if self.path.endswith("/v1/traces"):  # (metrics and logs are answered, not kept)
+                request.ParseFromString(body)
             for resource in request.resource_spans:
                 own = {a.key: _value(a.value) for a in resource.resource.attributes}
                 for scope in resource.scope_spans:
@@ -56,7 +63,7 @@ def receiving(delay_s: float = 0.0) -> Iterator[Received]:
                         received.spans.append((span.name, attributes))
                         received.services.append((span.name, str(own.get("service.name"))))
             time.sleep(delay_s)
-            self.send_response(200)
+            self.send_response(status)
             self.send_header("content-length", "0")
             self.end_headers()
 

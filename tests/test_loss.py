@@ -341,3 +341,40 @@ def test_console_only_has_no_loss_account() -> None:
     _spans(tel, 3)
     tel.shutdown()
     assert tel.spans_lost == {}
+
+
+@pytest.mark.parametrize("status", [400, 413])
+def test_spans_a_collector_refuses_by_http_status_are_counted_lost_with_that_status(
+    status: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A Collector that answers but refuses (413: the request over its limit; 400; 503 once its
+    queue is full or its memory limiter refuses, retried first, tests/integration/
+    test_remote_tier.py) loses the batch. The SDK's exporter reports such an answer with no
+    error (it has a status code, no exception), so its ``otel.sdk.exporter.span.exported``
+    counted the batch exported: nothing was told lost. Each refused span is ``export_failed``,
+    on the SDK's metric too, with the status as ``error.type``."""
+    from otlp_receiver import receiving
+
+    logging.getLogger("opentelemetry").setLevel(logging.CRITICAL)  # the SDK's own error line
+    reader = InMemoryMetricReader()
+    with receiving(status=status) as received:
+        tel = configure(
+            "loss-test",
+            endpoint=received.endpoint.removesuffix("/v1/traces"),
+            timeout=2,
+            metric_readers=[reader],
+            console=False,
+            set_global=False,
+        )
+        try:
+            _spans(tel, 10)
+            tel.force_flush(5_000)
+        finally:
+            assert tel.shutdown()
+    logging.getLogger("opentelemetry").setLevel(logging.NOTSET)
+    assert len(received.spans) == 10  # sent, and refused
+    assert tel.spans_lost == {QUEUE_FULL: 0, EXPORT_FAILED: 10, SHUTDOWN: 0}
+    assert any("10 spans lost" in m for m in _warnings(caplog))
+    sums = _sdk_sums(reader)
+    assert sums.get((EXPORTED, str(status))) == 10
+    assert (EXPORTED, None) not in sums

@@ -67,6 +67,8 @@ SYSTEM_INSTRUCTIONS: Final = "gen_ai.system_instructions"
 
 ERROR_TYPE: Final = "error.type"
 ERROR_TYPE_OTHER: Final = "_OTHER"  # the registry's value for an error with no better name
+# The general registry's; read off the SDK exporter's own duration metric (exporting/_tally.py).
+HTTP_RESPONSE_STATUS_CODE: Final = "http.response.status_code"
 
 # --- MCP (the MCP semantic conventions, model/mcp and model/jsonrpc; not in the vendored GenAI
 # registry): on the execute_tool span of a tool that runs on an MCP server ---------------------

@@ -7,6 +7,15 @@ sets it for the construction of configure()'s own processor and exporter only (o
 processors keep the environment's choice). ``TallyMeterProvider`` hands the SDK the real meter
 provider's instruments, so the metrics are exported with the others, and reads the two counters
 that say where spans went into a ``SpanLoss`` as they are recorded.
+
+An OTLP/HTTP exporter whose collector answers with a refusal (400, 413 for a request over its
+limit, 503 once retries ran out: a Collector's queue full or its memory limiter refusing) gets
+a status code but no exception, and the SDK then records the batch on
+``otel.sdk.exporter.span.exported`` with no ``error.type``: exported, though it was lost. Its
+duration metric, recorded right after in the same export, carries the status. So a batch the
+exporter counts without an error waits for that duration record in its thread: a status
+outside 2xx-3xx makes it failed, ``error.type`` the status (both metrics), else it is counted
+as the SDK counted it.
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ from typing import Any, cast
 from opentelemetry.context import Context
 from opentelemetry.metrics import CallbackOptions, CallbackT, Meter, MeterProvider
 from opentelemetry.semconv._incubating.metrics.otel_metrics import (
+    OTEL_SDK_EXPORTER_OPERATION_DURATION,
     OTEL_SDK_EXPORTER_SPAN_EXPORTED,
     OTEL_SDK_PROCESSOR_SPAN_PROCESSED,
     OTEL_SDK_PROCESSOR_SPAN_QUEUE_CAPACITY,
@@ -57,6 +67,8 @@ class TallyMeterProvider(MeterProvider):
         self._real = real
         self._loss = loss
         self._processed: _Tally | None = None
+        self._batches = _Batches()  # the span exporter's batches awaiting their duration record
+        self._duration_made = False  # the SDK made the exporter's duration histogram here
 
     def get_meter(
         self,
@@ -89,8 +101,15 @@ class _TallyMeter:
             self._owner._processed = _Tally(counter, loss.processed)
             return self._owner._processed
         if name == OTEL_SDK_EXPORTER_SPAN_EXPORTED:
-            return _Tally(counter, loss.exported_batch)
+            return _Exported(counter, loss.exported_batch, self._owner)
         return counter
+
+    def create_histogram(self, name: str, unit: str = "", description: str = "", **kw: Any) -> Any:
+        histogram = self._meter.create_histogram(name, unit, description, **kw)
+        if name == OTEL_SDK_EXPORTER_OPERATION_DURATION:
+            self._owner._duration_made = True
+            return _Duration(histogram, self._owner._batches)
+        return histogram
 
     def create_up_down_counter(self, name: str, unit: str = "", description: str = "") -> Any:
         counter = self._meter.create_up_down_counter(name, unit, description)
@@ -132,6 +151,74 @@ class _Tally:
 
     def record_only(self, amount: int, error_type: str) -> None:
         self._counter.add(amount, {**self.component, A.ERROR_TYPE: error_type})
+
+
+class _Batches(threading.local):
+    """Per thread: the span exporter's last batch counted without an error, until its export's
+    duration record says how it ended (the SDK records the two, in that order, in one block)."""
+
+    def __init__(self) -> None:
+        self.waiting: tuple[_Exported, int, Attributes, Context | None] | None = None
+
+    def settle(self, error_type: str | None) -> None:
+        """Count the waiting batch: exported, or failed with ``error_type``."""
+        waiting, self.waiting = self.waiting, None
+        if waiting is not None:
+            exported, amount, attributes, context = waiting
+            if error_type is not None:
+                attributes = {**(attributes or {}), A.ERROR_TYPE: error_type}
+            exported.count(amount, attributes, context)
+
+
+class _Exported(_Tally):
+    """``otel.sdk.exporter.span.exported``: a batch counted without an error waits for the
+    export's duration record (``_Duration``), which tells a refused batch from an exported one."""
+
+    def __init__(self, counter: Any, sink: Any, owner: TallyMeterProvider) -> None:
+        super().__init__(counter, sink)
+        self._owner = owner
+
+    def add(
+        self, amount: int, attributes: Attributes = None, context: Context | None = None
+    ) -> None:
+        batches = self._owner._batches
+        if not self._owner._duration_made or (attributes or {}).get(A.ERROR_TYPE) is not None:
+            self.count(amount, attributes, context)
+            return
+        batches.settle(None)  # (one left waiting: its duration never came, counted as the SDK did)
+        batches.waiting = (self, amount, attributes, context)
+
+    def count(self, amount: int, attributes: Attributes, context: Context | None) -> None:
+        super().add(amount, attributes, context)
+
+
+class _Duration:
+    """``otel.sdk.exporter.operation.duration``: its HTTP status settles the waiting batch."""
+
+    def __init__(self, histogram: Any, batches: _Batches) -> None:
+        self._histogram = histogram
+        self._batches = batches
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._histogram, name)
+
+    def record(
+        self, amount: float, attributes: Attributes = None, context: Context | None = None
+    ) -> None:
+        refused = _refused(attributes)
+        if refused is not None and self._batches.waiting is not None:
+            attributes = {**(attributes or {}), A.ERROR_TYPE: refused}
+        self._batches.settle(refused)
+        self._histogram.record(amount, attributes, context)
+
+
+def _refused(attributes: Attributes) -> str | None:
+    """The status of an export answered outside 2xx-3xx that names no error, as a string."""
+    attributes = attributes or {}
+    status = attributes.get(A.HTTP_RESPONSE_STATUS_CODE)
+    if attributes.get(A.ERROR_TYPE) is not None or not isinstance(status, int):
+        return None
+    return None if 200 <= status < 400 else str(status)
 
 
 class _Capacity:
