@@ -36,6 +36,12 @@
   one shuts the worker's telemetry down: registered at the fork for a ``configure()`` made
   before it, at ``configure()`` for one made in the worker (its target, a ``Pool`` or
   ``ProcessPoolExecutor`` initializer). No global function is patched.
+* **Celery's prefork pool** (billiard): its child processes leave through ``os._exit`` from
+  inside the pool's worker loop, after Celery's ``worker_process_shutdown`` signal and before
+  ``multiprocessing``'s finalizers could run: a warm shutdown (SIGTERM to the worker) lost
+  every span its children had queued, untold. Telemetry shuts down on that signal, connected
+  once Celery is loaded (at ``configure()``, or in each forked child: the master imports it
+  before it forks), never importing it (:func:`_on_celery_child_exit`).
 * **fork off the main thread**: the child's only thread is the one that forked, and the
   interpreter never exits there the normal way: when that thread ends (returns, or
   ``sys.exit``), the process ends as its last thread does, with status 0 and no exit hook.
@@ -92,6 +98,7 @@ class ProcessHooks:
         _LIVE.add(telemetry)
         in_forked_child(self._after_fork_in_child)
         _watch_forks_off_the_main_thread()
+        _on_celery_child_exit()
         try:
             import multiprocessing
             from multiprocessing import util
@@ -266,6 +273,7 @@ class ProcessHooks:
             return
         self._waiting = False  # the parent's waiter thread does not exist here
         if not telemetry.is_shutdown:
+            _on_celery_child_exit()
             self._start_waiter()
             ours = list(self._previous)  # the signals configure() handled (and still does)
             if ours:
@@ -451,6 +459,32 @@ def _exit_when_only_ours_are_left(forker: threading.Thread) -> None:
 def _is_telemetrys(thread: threading.Thread) -> bool:
     """A thread of agent-otel's or of the SDK's processors and readers (daemons all)."""
     return thread.daemon and thread.name.startswith(_THREAD_NAMES)
+
+
+def _on_celery_child_exit() -> None:
+    """Shut every telemetry still open down when a Celery prefork child leaves, if Celery is
+    loaded.
+
+    Celery sends ``worker_process_shutdown`` in a pool child only, right before billiard's
+    ``os._exit``: connected in the master, it changes nothing there, and the child inherits
+    the connection. One receiver per process (Celery keeps one per ``dispatch_uid``).
+    """
+    signals = sys.modules.get("celery.signals")
+    shutdown_signal = getattr(signals, "worker_process_shutdown", None)
+    if shutdown_signal is None:
+        return
+    try:
+        shutdown_signal.connect(_shut_down_live, weak=False, dispatch_uid="agent-otel")
+    except Exception:
+        _log.debug("agent-otel: no hook on Celery's pool child exit", exc_info=True)
+
+
+def _shut_down_live(*args: object, **kwargs: object) -> None:
+    for telemetry in list(_LIVE):
+        try:
+            telemetry.shutdown()
+        except Exception:
+            _log.debug("agent-otel: shutdown in a Celery pool child failed", exc_info=True)
 
 
 def _shutdown_ref(ref: weakref.ref[Telemetry]) -> Any:

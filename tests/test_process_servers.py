@@ -1,0 +1,159 @@
+"""Real servers and worker pools: each run a worker ended is delivered once, whatever ends it.
+
+The servers run as users run them (``python -m celery ... worker``, ``python -m gunicorn``), in
+processes of their own, exporting over OTLP/HTTP to one loopback receiver shared by the module
+(each test's runs carry an agent name of its own). The batch delay is a minute: what a worker
+ended is still queued when its life ends, so only the path under test can deliver it.
+Timeouts are hang guards, not performance claims.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from otlp_receiver import Received, receiving
+
+pytestmark = pytest.mark.heavy  # real servers in child processes
+HANG_GUARD_S = 60
+
+AGENT = """
+import asyncio, os
+from agent_contract.protocol import LLMCallEnd, LLMCallStart, StepBoundary, TextDelta, Usage
+from agent_otel import configure, otel_wrapper
+
+async def agent(sleep_s):
+    yield LLMCallStart(model="m", call_id="c")
+    yield TextDelta(text="hi")
+    await asyncio.sleep(sleep_s)
+    yield Usage(input_tokens=10, output_tokens=2)
+    yield LLMCallEnd(call_id="c")
+    yield StepBoundary()
+
+def one_run(name, sleep_s=0.0):
+    async def main():
+        [_ async for _ in otel_wrapper(agent_name=name)(agent(sleep_s))]
+    asyncio.run(main())
+"""
+
+
+@pytest.fixture(scope="module")
+def received() -> Iterator[Received]:
+    with receiving() as received:
+        yield received
+
+
+def environment(received: Received) -> dict[str, str]:
+    variables = {
+        **os.environ,
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": received.endpoint,
+        "OTEL_METRICS_EXPORTER": "none",
+        "OTEL_LOGS_EXPORTER": "none",
+        "OTEL_BSP_SCHEDULE_DELAY": "60000",  # nothing leaves before the life event
+    }
+    variables.pop("OTEL_TRACES_EXPORTER", None)
+    return variables
+
+
+def runs_of(received: Received, name: str) -> Counter[str]:
+    """The end reasons of the runs received under the agent name ``name``."""
+    return Counter(
+        str(attributes.get("agent_otel.end_reason"))
+        for attributes in received.named("invoke_agent")
+        if attributes.get("gen_ai.agent.name") == name
+    )
+
+
+def wait_for(path: Path, count: int, process: subprocess.Popen[str]) -> None:
+    """Until ``path`` has ``count`` lines (a task's or request's end, written by the app)."""
+    deadline = time.monotonic() + HANG_GUARD_S
+    while not path.exists() or len(path.read_text().split()) < count:
+        assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+        time.sleep(0.05)
+
+
+def stop(process: subprocess.Popen[str], signum: signal.Signals) -> tuple[int, str]:
+    process.send_signal(signum)
+    try:
+        out, _ = process.communicate(timeout=HANG_GUARD_S)
+    finally:
+        process.kill()
+    return process.returncode, out
+
+
+# --- Celery's prefork pool (billiard) --------------------------------------------------------
+CELERY_APP = """
+from celery import Celery, signals
+HERE = os.path.dirname(os.path.abspath(__file__))
+app = Celery("tasks", broker="filesystem://")
+queue = os.path.join(HERE, "queue")
+app.conf.broker_transport_options = {
+    "data_folder_in": queue, "data_folder_out": queue, "polling_interval": 0.05,
+    "control_folder": os.path.join(HERE, "control"),
+}
+if CONFIGURE == "at-import":  # imported by the worker's master, before it forks its pool
+    configure("tasks")
+else:
+    signals.worker_process_init.connect(lambda **kwargs: configure("tasks"), weak=False)
+
+@app.task
+def run(name):
+    one_run(name)
+    with open(os.path.join(HERE, "done"), "a") as done:
+        done.write(f"{os.getpid()}\\n")
+"""
+
+
+CELERY_WORKER = [sys.executable, "-m", "celery", "-A", "tasks", "worker", "--pool", "prefork"]
+CELERY_WORKER += ["--concurrency", "2", "--loglevel", "warning", "--without-heartbeat"]
+
+
+@pytest.mark.parametrize("configure", ["at-import", "worker_process_init"])
+def test_a_celery_prefork_workers_warm_shutdown_delivers_every_tasks_run(
+    configure: str, received: Received, tmp_path: Path
+) -> None:
+    """Celery's prefork pool ends each child with ``os._exit`` from inside billiard's worker
+    loop: neither ``atexit`` nor ``multiprocessing``'s finalizers run there. A warm shutdown
+    (SIGTERM to the worker) lost every span the children had queued, untold. Now Celery's
+    ``worker_process_shutdown`` signal, sent in the child just before, shuts telemetry down:
+    each task's run arrives once, and the worker exits as it would have."""
+    name = f"celery-{uuid.uuid4().hex[:8]}"
+    (tmp_path / "queue").mkdir()
+    (tmp_path / "tasks.py").write_text(
+        f"CONFIGURE = {configure!r}\n" + AGENT + textwrap.dedent(CELERY_APP)
+    )
+    process = subprocess.Popen(
+        CELERY_WORKER,
+        cwd=tmp_path,
+        env={**environment(received), "PYTHONPATH": os.pathsep.join(sys.path)},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    from celery import Celery
+
+    sender = Celery("sender", broker="filesystem://")
+    queue = str(tmp_path / "queue")
+    sender.conf.broker_transport_options = {
+        "data_folder_in": queue,
+        "data_folder_out": queue,
+        "control_folder": str(tmp_path / "control"),
+    }
+    for _ in range(3):
+        sender.send_task("tasks.run", args=[name])
+    wait_for(tmp_path / "done", 3, process)
+    code, out = stop(process, signal.SIGTERM)
+    assert code == 0, out
+    assert runs_of(received, name) == {"exhausted": 3}, out
+    assert "agent-otel" not in out, out
