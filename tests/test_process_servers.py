@@ -11,16 +11,21 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import time
+import urllib.error
+import urllib.request
 import uuid
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from benchmarks._process import free_port
 
 from otlp_receiver import Received, receiving
 
@@ -156,4 +161,98 @@ def test_a_celery_prefork_workers_warm_shutdown_delivers_every_tasks_run(
     code, out = stop(process, signal.SIGTERM)
     assert code == 0, out
     assert runs_of(received, name) == {"exhausted": 3}, out
+    assert "agent-otel" not in out, out
+
+
+# --- gunicorn --------------------------------------------------------------------------------
+WSGI_APP = """
+import threading
+HERE = os.path.dirname(os.path.abspath(__file__))
+telemetry = configure("served")  # at import: the master's with --preload, else the worker's
+
+def app(environ, start_response):
+    name = environ["QUERY_STRING"]
+    with open(os.path.join(HERE, "started"), "a") as started:
+        started.write(f"{name}\\n")
+    one_run(name, 3600 if environ["PATH_INFO"] == "/hang" else 0.0)
+    start_response("200 OK", [("content-type", "text/plain")])
+    return [b"done"]
+"""
+
+
+def gunicorn(tmp_path: Path, received: Received, *options: str) -> subprocess.Popen[str]:
+    (tmp_path / "served.py").write_text(AGENT + textwrap.dedent(WSGI_APP))
+    server = [sys.executable, "-m", "gunicorn", "--bind", f"127.0.0.1:{free_port()}"]
+    server += [
+        "--workers",
+        "1",
+        "--graceful-timeout",
+        "5",
+        "--control-socket",
+        str(tmp_path / "ctl"),
+    ]
+    return subprocess.Popen(
+        [*server, *options, "served:app"],
+        cwd=tmp_path,
+        env={**environment(received), "PYTHONPATH": os.pathsep.join(sys.path)},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def port_of(process: subprocess.Popen[str]) -> int:
+    arguments = list(process.args)  # type: ignore[arg-type]
+    return int(str(arguments[arguments.index("--bind") + 1]).rsplit(":", 1)[1])
+
+
+def request(process: subprocess.Popen[str], path: str) -> None:
+    """GET ``path`` of the server ``process`` runs, in a thread (the answer is not awaited)."""
+    port = port_of(process)
+
+    def get() -> None:
+        for _ in range(400):
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=30):
+                    return
+            except urllib.error.URLError as error:  # not listening yet: again
+                if not isinstance(error.reason, ConnectionRefusedError):
+                    return
+                time.sleep(0.05)
+            except OSError:  # the worker died with the request: not sent again
+                return
+
+    threading.Thread(target=get, daemon=True).start()
+
+
+def hold(process: subprocess.Popen[str], path: str) -> socket.socket:
+    """GET ``path`` on a connection left open, neither read nor closed."""
+    client = socket.create_connection(("127.0.0.1", port_of(process)), timeout=HANG_GUARD_S)
+    client.sendall(f"GET {path} HTTP/1.1\r\nHost: test\r\n\r\n".encode())
+    return client
+
+
+@pytest.mark.parametrize("preload", [True, False])
+def test_a_gunicorn_worker_killed_by_its_timeout_delivers_its_runs(
+    preload: bool, received: Received, tmp_path: Path
+) -> None:
+    """A request past gunicorn's ``--timeout``: the master sends the worker SIGABRT, whose
+    handler (the worker's) exits at once, and SIGKILL within a second, while the exit still
+    waits on the client's socket. Every span the worker had queued was lost, untold, the runs it
+    completed before included. Now ours is chained in front of the worker's handler: the queue
+    is flushed first, and the run the exit cuts short is exported as it ends (cancelled)."""
+    name = f"gunicorn-{uuid.uuid4().hex[:8]}"
+    options = ["--timeout", "1", *(["--preload"] if preload else [])]
+    process = gunicorn(tmp_path, received, *options)
+    request(process, f"/quick?{name}")
+    wait_for(tmp_path / "started", 1, process)
+    held = hold(process, f"/hang?{name}")  # a client that keeps its connection (a proxy's)
+    deadline = time.monotonic() + 15
+    while sum(runs_of(received, name).values()) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)  # the timeout's kill: a second or two
+    code, out = stop(process, signal.SIGTERM)
+    held.close()
+    assert code == 0, out
+    assert runs_of(received, name) == {"exhausted": 1, "cancelled": 1}, out
     assert "agent-otel" not in out, out

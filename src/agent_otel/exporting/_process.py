@@ -77,6 +77,10 @@ FATAL_SIGNALS = tuple(
 """Signals whose default action ends the process and skips every exit hook."""
 
 _SIGTERM = getattr(signal, "SIGTERM", 0)
+_SIGABRT = getattr(signal, "SIGABRT", 0)
+"""Chained only to the application's handler: a worker's timeout (gunicorn's master sends it,
+then SIGKILL within a second), whose handler exits at once (``sys.exit``). Its default action
+comes from C (``abort()``), which no handler of Python's ever sees: left alone."""
 _LIVE: weakref.WeakSet[Telemetry] = weakref.WeakSet()  # not shut down yet
 
 
@@ -119,11 +123,13 @@ class ProcessHooks:
                 "thread, or call shutdown() on what it returns before the process stops."
             )
             return
-        for signum in FATAL_SIGNALS:
+        for signum in (*FATAL_SIGNALS, _SIGABRT):
             try:
                 previous = signal.getsignal(signum)
                 if previous is signal.SIG_IGN or previous is None:
                     continue  # ignored, or handled outside Python: not ours to change
+                if signum == _SIGABRT and not callable(previous):
+                    continue
                 signal.signal(signum, self._on_signal)
             except (ValueError, OSError):
                 continue
@@ -153,6 +159,12 @@ class ProcessHooks:
             self._flushed = flushed
             self._wake_waiter()
             flushed.acquire(timeout=self._timeout_s + _TELL_S)  # a flush cut short is told
+            if signum == _SIGABRT:
+                # A worker's timeout: the handler exits at once, and SIGKILL follows within a
+                # second (gunicorn), before any exit hook is done: the runs its exit cuts
+                # short are exported as they end.
+                self._drain_left = self._timeout_s
+                draining(self._flush_ended)
             previous(signum, frame)
             if signum == _SIGTERM:
                 # It returned: the process drains (a server finishing its requests) and may
@@ -276,7 +288,8 @@ class ProcessHooks:
             _on_celery_child_exit()
             self._start_waiter()
             ours = list(self._previous)  # the signals configure() handled (and still does)
-            if ours:
+            if ours:  # and a worker's timeout, if the worker handles it (gunicorn's do)
+                ours = [*ours, _SIGABRT] if _SIGABRT and _SIGABRT not in ours else ours
                 at_next_run_start(lambda: self._rearm(ours))
 
     def _rearm(self, signums: list[int]) -> bool:
@@ -294,6 +307,8 @@ class ProcessHooks:
         for signum in signums:
             current = _handler(signum)
             if current is None or current is signal.SIG_IGN or _is_ours(current):
+                continue
+            if signum == _SIGABRT and not callable(current):
                 continue
             try:
                 signal.signal(signum, self._on_signal)
