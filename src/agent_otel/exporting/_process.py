@@ -54,6 +54,7 @@
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import os
 import signal
 import sys
@@ -78,9 +79,11 @@ FATAL_SIGNALS = tuple(
 
 _SIGTERM = getattr(signal, "SIGTERM", 0)
 _SIGABRT = getattr(signal, "SIGABRT", 0)
-"""Chained only to the application's handler: a worker's timeout (gunicorn's master sends it,
-then SIGKILL within a second), whose handler exits at once (``sys.exit``). Its default action
-comes from C (``abort()``), which no handler of Python's ever sees: left alone."""
+"""A worker's timeout (gunicorn's master sends it, then SIGKILL within a second). At
+``configure()``, chained only to the application's handler (gunicorn's sync worker exits at
+once in it): its default action mostly comes from C (``abort()``, which no handler of
+Python's ever sees). In a forked worker, ours also goes in front of the default action
+(:meth:`ProcessHooks._rearm`)."""
 _LIVE: weakref.WeakSet[Telemetry] = weakref.WeakSet()  # not shut down yet
 
 
@@ -298,7 +301,11 @@ class ProcessHooks:
         worker resets them to the default action, which uvicorn puts back and raises again
         once it drained), so SIGTERM killed the worker with its spans queued, untold. Ours
         goes back in front, chaining to what the worker has now, as to an application's
-        handler installed before ``configure()``. Done (True) unless off the main thread."""
+        handler installed before ``configure()``. SIGABRT too, a worker's timeout: gunicorn's
+        sync worker exits at once in its handler, its uvicorn worker dies of the default
+        action, and SIGKILL follows within a second; left alone where ``faulthandler`` is on
+        (its own SIGABRT handler, outside Python, which ours would replace). Done (True)
+        unless off the main thread."""
         telemetry = self._telemetry()
         if telemetry is None or telemetry.is_shutdown:
             return True
@@ -308,7 +315,7 @@ class ProcessHooks:
             current = _handler(signum)
             if current is None or current is signal.SIG_IGN or _is_ours(current):
                 continue
-            if signum == _SIGABRT and not callable(current):
+            if signum == _SIGABRT and not callable(current) and faulthandler.is_enabled():
                 continue
             try:
                 signal.signal(signum, self._on_signal)
