@@ -36,6 +36,12 @@
   one shuts the worker's telemetry down: registered at the fork for a ``configure()`` made
   before it, at ``configure()`` for one made in the worker (its target, a ``Pool`` or
   ``ProcessPoolExecutor`` initializer). No global function is patched.
+* **Celery's prefork pool** (billiard): its child processes leave through ``os._exit`` from
+  inside the pool's worker loop, after Celery's ``worker_process_shutdown`` signal and before
+  ``multiprocessing``'s finalizers could run: a warm shutdown (SIGTERM to the worker) lost
+  every span its children had queued, untold. Telemetry shuts down on that signal, connected
+  once Celery is loaded (at ``configure()``, or in each forked child: the master imports it
+  before it forks), never importing it (:func:`_on_celery_child_exit`).
 * **fork off the main thread**: the child's only thread is the one that forked, and the
   interpreter never exits there the normal way: when that thread ends (returns, or
   ``sys.exit``), the process ends as its last thread does, with status 0 and no exit hook.
@@ -48,6 +54,7 @@
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import os
 import signal
 import sys
@@ -71,6 +78,12 @@ FATAL_SIGNALS = tuple(
 """Signals whose default action ends the process and skips every exit hook."""
 
 _SIGTERM = getattr(signal, "SIGTERM", 0)
+_SIGABRT = getattr(signal, "SIGABRT", 0)
+"""A worker's timeout (gunicorn's master sends it, then SIGKILL within a second). At
+``configure()``, chained only to the application's handler (gunicorn's sync worker exits at
+once in it): its default action mostly comes from C (``abort()``, which no handler of
+Python's ever sees). In a forked worker, ours also goes in front of the default action
+(:meth:`ProcessHooks._rearm`)."""
 _LIVE: weakref.WeakSet[Telemetry] = weakref.WeakSet()  # not shut down yet
 
 
@@ -92,6 +105,7 @@ class ProcessHooks:
         _LIVE.add(telemetry)
         in_forked_child(self._after_fork_in_child)
         _watch_forks_off_the_main_thread()
+        _on_celery_child_exit()
         try:
             import multiprocessing
             from multiprocessing import util
@@ -112,11 +126,13 @@ class ProcessHooks:
                 "thread, or call shutdown() on what it returns before the process stops."
             )
             return
-        for signum in FATAL_SIGNALS:
+        for signum in (*FATAL_SIGNALS, _SIGABRT):
             try:
                 previous = signal.getsignal(signum)
                 if previous is signal.SIG_IGN or previous is None:
                     continue  # ignored, or handled outside Python: not ours to change
+                if signum == _SIGABRT and not callable(previous):
+                    continue
                 signal.signal(signum, self._on_signal)
             except (ValueError, OSError):
                 continue
@@ -146,6 +162,12 @@ class ProcessHooks:
             self._flushed = flushed
             self._wake_waiter()
             flushed.acquire(timeout=self._timeout_s + _TELL_S)  # a flush cut short is told
+            if signum == _SIGABRT:
+                # A worker's timeout: the handler exits at once, and SIGKILL follows within a
+                # second (gunicorn), before any exit hook is done: the runs its exit cuts
+                # short are exported as they end.
+                self._drain_left = self._timeout_s
+                draining(self._flush_ended)
             previous(signum, frame)
             if signum == _SIGTERM:
                 # It returned: the process drains (a server finishing its requests) and may
@@ -266,9 +288,11 @@ class ProcessHooks:
             return
         self._waiting = False  # the parent's waiter thread does not exist here
         if not telemetry.is_shutdown:
+            _on_celery_child_exit()
             self._start_waiter()
             ours = list(self._previous)  # the signals configure() handled (and still does)
-            if ours:
+            if ours:  # and a worker's timeout, if the worker handles it (gunicorn's do)
+                ours = [*ours, _SIGABRT] if _SIGABRT and _SIGABRT not in ours else ours
                 at_next_run_start(lambda: self._rearm(ours))
 
     def _rearm(self, signums: list[int]) -> bool:
@@ -277,7 +301,11 @@ class ProcessHooks:
         worker resets them to the default action, which uvicorn puts back and raises again
         once it drained), so SIGTERM killed the worker with its spans queued, untold. Ours
         goes back in front, chaining to what the worker has now, as to an application's
-        handler installed before ``configure()``. Done (True) unless off the main thread."""
+        handler installed before ``configure()``. SIGABRT too, a worker's timeout: gunicorn's
+        sync worker exits at once in its handler, its uvicorn worker dies of the default
+        action, and SIGKILL follows within a second; left alone where ``faulthandler`` is on
+        (its own SIGABRT handler, outside Python, which ours would replace). Done (True)
+        unless off the main thread."""
         telemetry = self._telemetry()
         if telemetry is None or telemetry.is_shutdown:
             return True
@@ -286,6 +314,8 @@ class ProcessHooks:
         for signum in signums:
             current = _handler(signum)
             if current is None or current is signal.SIG_IGN or _is_ours(current):
+                continue
+            if signum == _SIGABRT and not callable(current) and faulthandler.is_enabled():
                 continue
             try:
                 signal.signal(signum, self._on_signal)
@@ -451,6 +481,32 @@ def _exit_when_only_ours_are_left(forker: threading.Thread) -> None:
 def _is_telemetrys(thread: threading.Thread) -> bool:
     """A thread of agent-otel's or of the SDK's processors and readers (daemons all)."""
     return thread.daemon and thread.name.startswith(_THREAD_NAMES)
+
+
+def _on_celery_child_exit() -> None:
+    """Shut every telemetry still open down when a Celery prefork child leaves, if Celery is
+    loaded.
+
+    Celery sends ``worker_process_shutdown`` in a pool child only, right before billiard's
+    ``os._exit``: connected in the master, it changes nothing there, and the child inherits
+    the connection. One receiver per process (Celery keeps one per ``dispatch_uid``).
+    """
+    signals = sys.modules.get("celery.signals")
+    shutdown_signal = getattr(signals, "worker_process_shutdown", None)
+    if shutdown_signal is None:
+        return
+    try:
+        shutdown_signal.connect(_shut_down_live, weak=False, dispatch_uid="agent-otel")
+    except Exception:
+        _log.debug("agent-otel: no hook on Celery's pool child exit", exc_info=True)
+
+
+def _shut_down_live(*args: object, **kwargs: object) -> None:
+    for telemetry in list(_LIVE):
+        try:
+            telemetry.shutdown()
+        except Exception:
+            _log.debug("agent-otel: shutdown in a Celery pool child failed", exc_info=True)
 
 
 def _shutdown_ref(ref: weakref.ref[Telemetry]) -> Any:
