@@ -154,3 +154,53 @@ async def test_with_content_on_spans_a_returned_failure_is_told(
 ) -> None:
     await run(otel_telemetry, capture_content=True)
     assert failure_texts(otel_telemetry) == [f"no entry for {MARK}"] * 2
+
+
+def places(telemetry: InMemoryTelemetry) -> set[tuple[str, str]]:
+    """Where the marker is: (span name, attribute key, or ``event/key`` of a span event,
+    ``status``), and ``(log, key)`` of a log record."""
+    found: set[tuple[str, str]] = set()
+    for span in telemetry.spans():
+        for key, value in (span.attributes or {}).items():
+            if MARK in str(value):
+                found.add((span.name, key))
+        for event in span.events:
+            for key, value in (event.attributes or {}).items():
+                if MARK in str(value):
+                    found.add((span.name, f"{event.name}/{key}"))
+        if MARK in (span.status.description or ""):
+            found.add((span.name, "status"))
+    for log in telemetry.logs():
+        for key, value in (log.log_record.attributes or {}).items():
+            if MARK in json.dumps(value, default=str):
+                found.add(("log", key))
+    return found
+
+
+ROOT = {"gen_ai.input.messages", "gen_ai.output.messages", "input.value", "output.value"}
+ON_SPANS = {
+    *(("invoke_agent agent", key) for key in ROOT),
+    *(("chat gpt-4o", key) for key in ("gen_ai.input.messages", "gen_ai.output.messages")),
+    ("chat gpt-4o", "gen_ai.tool.definitions"),
+    ("execute_tool search", "gen_ai.tool.call.arguments"),
+    ("execute_tool search", "gen_ai.tool.call.result"),
+    ("execute_tool lookup", "gen_ai.tool.call.arguments"),
+    ("execute_tool lookup", "status"),
+    ("execute_tool lookup", "exception/exception.message"),
+}
+ON_EVENTS = {
+    ("log", key)
+    for key in ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.tool.definitions")
+}
+
+
+@pytest.mark.parametrize(
+    ("mode", "expected"),
+    [("SPAN_ONLY", ON_SPANS), ("EVENT_ONLY", ON_EVENTS), ("SPAN_AND_EVENT", ON_SPANS | ON_EVENTS)],
+)
+async def test_content_goes_only_where_its_mode_says(
+    mode: str, expected: set[tuple[str, str]], otel_telemetry: InMemoryTelemetry
+) -> None:
+    """Each mode puts the content in the places docs/tracing.md names, and nowhere else."""
+    await run(otel_telemetry, capture_content=mode)
+    assert places(otel_telemetry) == expected
