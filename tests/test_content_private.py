@@ -126,8 +126,9 @@ def _drop_results(kind: str, value: Any) -> Any:
         ContentCapture(spans=False, events=True),
         ContentCapture(redact=_drop_results),
         ContentCapture(max_bytes=12),
+        ContentCapture(max_run_bytes=64),
     ],
-    ids=["events-only", "redacted", "max-bytes"],
+    ids=["events-only", "redacted", "max-bytes", "run-budget"],
 )
 async def test_a_returned_failure_is_content_as_the_result_would_be(
     capture: ContentCapture, otel_telemetry: InMemoryTelemetry
@@ -135,11 +136,12 @@ async def test_a_returned_failure_is_content_as_the_result_would_be(
     """The text a tool returned as its failure (a framework's tool error often quotes the
     arguments) was written to the span's status and ``exception`` event whenever capture was
     on: on spans in the events-only mode, past a hook that drops results, and up to the
-    status's own limit instead of ``max_bytes``. It is content: on spans only where content
-    goes on spans, through the hook as a ``tool_result``, within ``max_bytes``."""
+    status's own limit instead of ``max_bytes`` or what the run has left. It is content: on
+    spans only where content goes on spans, through the hook as a ``tool_result``, within
+    ``max_bytes`` and the run's budget (spent, the failure is told by its type)."""
     await run(otel_telemetry, capture_content=capture)
     for text in failure_texts(otel_telemetry):
-        assert MARK not in text
+        assert MARK not in text and "stripped_reason" not in text  # else its type
         assert len(text.encode()) <= max(capture.max_bytes, len("tool_error"))
     if not capture.spans:
         assert MARK in json.dumps(
