@@ -75,9 +75,11 @@ _KEYS = {
 
 
 _CONTENT = (s.QUESTION, s.REASONING, "".join(s.WORDS), "".join(s.ANSWER), s.weather_sync("Paris"),
-            *(call.json for call in s.CALLS))  # fmt: skip
-"""The conversation's content: with capture off, none of it is exported (the failed tool's
-exception message is not content, as OpenTelemetry records exceptions)."""
+            "no forecast for Rome", *(call.json for call in s.CALLS))  # fmt: skip
+"""The conversation's content: with capture off, none of it is exported. The failed tool's
+text is among it: every framework here catches the tool's exception and hands its text to the
+model, as a tool result is (a raised exception's message, which OpenTelemetry records, is not
+content; none reaches the run here)."""
 
 
 def _tools(telemetry: InMemoryTelemetry) -> dict[str, Any]:
