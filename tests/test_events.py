@@ -16,11 +16,12 @@ from opentelemetry.sdk._logs import ReadableLogRecord
 from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
 
 import semconv_registry as semconv
+from agent_contract.protocol import LLMCallEnd, LLMCallStart, TextDelta
 from agent_otel import _attributes as A
 from agent_otel import _guard
 from agent_otel.exporting._configure import configure
 from agent_otel.recording.content._capture import ENV_CAPTURE, ContentCapture
-from agent_otel.testing import InMemoryTelemetry
+from agent_otel.testing import InMemoryTelemetry, run_script
 from genai_scenario import ANSWER, QUESTION, run_agent_otel
 
 
@@ -71,6 +72,39 @@ async def test_each_chat_call_is_one_valid_event_in_its_span(
     ]
     assert first[A.OUTPUT_MESSAGES][0]["finish_reason"] == "tool_call"
     assert second[A.OUTPUT_MESSAGES][0]["parts"] == [{"type": "text", "content": ANSWER}]
+
+
+OFFERED = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Weather of a city.",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+    },
+}
+
+
+@pytest.mark.parametrize(("mode", "on_spans"), [("EVENT_ONLY", False), ("SPAN_AND_EVENT", True)])
+async def test_the_tools_a_call_offers_are_on_its_event(
+    otel_telemetry: InMemoryTelemetry, mode: str, on_spans: bool
+) -> None:
+    """``gen_ai.tool.definitions`` belongs to the attributes the event extends: it was on the
+    event only as the span's JSON text (``SPAN_AND_EVENT``) and not at all with ``EVENT_ONLY``
+    (the event copied it from the span, which holds no content then). Structured, either way."""
+    script = [
+        LLMCallStart(model="gpt-4o", call_id="l1", params={"tools": [OFFERED]}),
+        TextDelta("Sunny."),
+        LLMCallEnd(call_id="l1", finish_reason="stop"),
+    ]
+    await run_script(otel_telemetry, script, capture_content=mode)
+    [record] = otel_telemetry.logs()
+    attributes = validate_event(record)
+    [definition] = json.loads(json.dumps(attributes[A.TOOL_DEFINITIONS]))
+    assert definition["name"] == "get_weather" and definition["parameters"]["type"] == "object"
+    on_span = dict(otel_telemetry.span("chat gpt-4o").attributes or {}).get(A.TOOL_DEFINITIONS)
+    assert (on_span is not None) is on_spans
+    if on_span is not None:
+        assert json.loads(str(on_span)) == [definition]
 
 
 @pytest.mark.parametrize("mode", [None, "NO_CONTENT", "SPAN_ONLY", "true"])

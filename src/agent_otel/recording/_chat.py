@@ -162,6 +162,7 @@ class LLMCall:
         "closing",
         "context",
         "count",
+        "definitions",
         "error_type",
         "finish_reason",
         "first_chunk",
@@ -261,6 +262,7 @@ class LLMCall:
         self.logger, self.start_attributes = settings.logger, span_attributes
         capture = settings.capture
         if capture is not None:
+            self.definitions: str | None = None  # the offered tools' (JSON), for the event
             self.output, self.reasoning = buffer_for(capture), buffer_for(capture)
             self.told_room = capture.max_bytes
             with guarded("chat span start"):
@@ -274,7 +276,7 @@ class LLMCall:
             tools = dict.get(params, "tools")
         definitions = tool_definitions(tools)
         if definitions:
-            put(
+            self.definitions = put(
                 self.settings.capture,
                 self.span,
                 "tool_definitions",
@@ -461,7 +463,11 @@ class LLMCall:
                 self.span.set_attribute(A.OUTPUT_MESSAGES, encoded)
             if self.logger is not None:
                 try:  # after the span's last attribute, before it ends: the event copies them
-                    content = {A.INPUT_MESSAGES: self.input, A.OUTPUT_MESSAGES: encoded}
+                    content = {
+                        A.INPUT_MESSAGES: self.input,
+                        A.OUTPUT_MESSAGES: encoded,
+                        A.TOOL_DEFINITIONS: self.definitions,
+                    }
                     record = inference_details(
                         self.span, self.start_attributes, content, self.span.scrub
                     )

@@ -24,7 +24,7 @@ from ._errors import error_type_of, fail_span, mark_error, record_error, report_
 from ._settings import RunSettings
 from ._span import current_in, known_start, remember, start_span
 from .content._messages import parse_arguments
-from .content._spans import put
+from .content._spans import failure_text, put
 
 _NS = 1e-9
 TOOL_ERROR = "tool_error"  # a failed tool's error.type when nothing names its class
@@ -84,7 +84,8 @@ class ToolCall:
                                               (``-32602``), unless a framework's own
                                               outcome names the failure
                                               (status description: its text with
-                                              capture on, else its type; an
+                                              content on spans, redacted and within
+                                              ``max_bytes``, else its type; an
                                               ``exception`` event of that type and
                                               text); on an ``Error``
                                               event; the exception (+ ``exception`` event,
@@ -304,16 +305,19 @@ class ToolCall:
 
         ``result``: the content the tool returned (``NO_RESULT``: it returned nothing, cut
         short). A success's content is recorded with capture on; a returned failure is
-        flagged, and its text becomes the status description, only with capture on (it is
-        content; otherwise the description is its type).
+        flagged, and its text becomes the status description only where content goes on
+        spans, redacted and bounded as the result would be (it is content; otherwise the
+        description is its type).
         """
         try:  # whatever raises while describing it, the span ends
             if error_type is not None:
                 error_type = self.failure(error_type)
                 if result is not NO_RESULT:
                     self.span.set_attribute(A.TOOL_IS_ERROR, True)
-                    if self.settings.capture is not None:
-                        self.error_text = error_text(result, self.span.scrub)
+                    capture = self.settings.capture
+                    if capture is not None and capture.spans:
+                        text = error_text(result, self.span.scrub)
+                        self.error_text = failure_text(capture, self.span, text)
                 self._error_type(error_type)
                 mark_error(self.span, error_type, self.error_text)
                 if not self.raised:  # a reported failure: the exception event it stands for

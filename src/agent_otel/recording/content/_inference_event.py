@@ -3,7 +3,8 @@
 With ``ContentCapture(events=True)`` (``EVENT_ONLY`` / ``SPAN_AND_EVENT``) each chat call,
 when it is finalised, is also emitted through the OTel Logs API: the event's attributes are
 the chat span's ``gen_ai.*`` / ``error.type`` attributes (the event extends the inference
-span's attribute set), with the messages as structured values instead of JSON text, and its
+span's attribute set), with the messages and the offered tools' definitions as structured
+values instead of JSON text (in ``EVENT_ONLY`` too, where the span has none), and its
 context is the chat span's, so a backend joins it to the trace.
 """
 
@@ -21,7 +22,7 @@ from opentelemetry.util.types import AttributeValue
 from agent_otel import _attributes as A
 from agent_otel.scrubbing import Scrub
 
-_STRUCTURED = (A.INPUT_MESSAGES, A.OUTPUT_MESSAGES, A.SYSTEM_INSTRUCTIONS)
+_STRUCTURED = (A.INPUT_MESSAGES, A.OUTPUT_MESSAGES, A.SYSTEM_INSTRUCTIONS, A.TOOL_DEFINITIONS)
 
 
 # The cost keys follow an open proposal, not the registry the event's definition extends.

@@ -6,6 +6,7 @@ span and key; nothing here decides which span or key.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from agent_otel import _attributes as A
@@ -56,3 +57,20 @@ def put_input(capture: ContentCapture | None, span: GuardedSpan, messages: Any) 
     if omitted and encoded is not None and capture.spans:
         span.set_attribute(A.INPUT_MESSAGES_OMITTED, omitted)
     return encoded
+
+
+def failure_text(capture: ContentCapture | None, span: GuardedSpan, text: str | None) -> str | None:
+    """A failure's text that is content (what a tool returned as its error, often quoting its
+    arguments) as a status description and ``exception`` event may carry it: only where content
+    goes on spans, through the redaction hook (as a ``tool_result``) and within ``max_bytes``
+    and what the run has left (``max_run_bytes``); None otherwise, and the failure is described
+    by its type alone."""
+    if text is None or capture is None or not capture.spans:
+        return None
+    encoded = encode(capture, span, "tool_result", text)
+    if encoded is None:  # dropped by the hook, or it failed
+        return None
+    value = json.loads(encoded)
+    if value == {A.STRIPPED_REASON: A.STRIPPED_SIZE_EXCEEDED}:  # the run's budget is spent
+        return None
+    return value if isinstance(value, str) else encoded
