@@ -219,6 +219,7 @@ def configure(
     if semconv is not None:
         set_default_semconv(check_semconv(semconv, "configure"))
     hint_own_variables(again=True)
+    _env.hint_sdk_disabled()
     quiet_retries()
     resource = _resource(service_name, resource_attributes)
     timeout_s = timeout
