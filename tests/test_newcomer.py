@@ -514,6 +514,39 @@ def test_configure_called_twice_is_told_once_with_what_to_do() -> None:
     assert "keep its handle" in done.stderr
 
 
+def test_configure_called_again_alike_returns_the_first_handle_and_builds_nothing() -> None:
+    """configure() in every request handler (or a notebook cell run again) built a whole
+    pipeline per call, nobody using it: four exporter threads and exit hooks each, kept until
+    the process ended. The same arguments and environment now get the first call's handle,
+    told once; anything else asked (arguments, a variable, a handle shut down) is built."""
+    code = textwrap.dedent(
+        """
+        import os, threading
+        from agent_otel import configure
+        first = configure("svc", endpoint="http://127.0.0.1:9", shutdown_timeout_millis=100)
+        threads = threading.active_count()
+        again = [configure("svc", endpoint="http://127.0.0.1:9", shutdown_timeout_millis=100)
+                 for _ in range(3)]
+        assert all(handle is first for handle in again)
+        assert threading.active_count() == threads
+        other = configure("other", endpoint="http://127.0.0.1:9", shutdown_timeout_millis=100)
+        os.environ["OTEL_BSP_MAX_QUEUE_SIZE"] = "64"
+        varied = configure("svc", endpoint="http://127.0.0.1:9", shutdown_timeout_millis=100)
+        assert other is not first and varied is not first
+        for handle in (other, varied):
+            handle.shutdown()
+        del os.environ["OTEL_BSP_MAX_QUEUE_SIZE"]
+        first.shutdown()
+        after = configure("svc", endpoint="http://127.0.0.1:9", shutdown_timeout_millis=100)
+        assert after is not first
+        after.shutdown()
+        """
+    )
+    done = _run_alone(code)
+    assert done.stderr.count("configure() was called again with the same arguments") == 1
+    assert "returns the handle the first call made" in done.stderr
+
+
 def test_configure_beside_an_unhashable_global_provider_sets_nothing_and_raises_nothing() -> None:
     """Another library's global TracerProvider may be unhashable (a dataclass with eq): asking
     whether configure() had installed it hashed it, and configure() raised TypeError."""

@@ -480,3 +480,9 @@ def hint_sdk_disabled(env: Mapping[str, str] | None = None) -> None:
             "Unset it to record (docs/configure.md)",
             shown(value),
         )  # fmt: skip
+
+
+def settings(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The variables a ``configure()`` reads (``OTEL_*``, ``AGENT_OTEL_*``), as they are now."""
+    names = os.environ if env is None else env
+    return {k: v for k, v in names.items() if k.startswith(("OTEL_", "AGENT_OTEL_"))}
