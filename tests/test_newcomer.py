@@ -193,11 +193,26 @@ def test_nothing_is_told_when_configured() -> None:
     assert "not recorded" not in _child("configured")
 
 
+def _agent_module() -> object:
+    """A module an agent lives in, with module-level ``stream`` and ``invoke`` of its own:
+    ``import my_agent; instrument(my_agent)`` failed deep inside, on ``object.__new__``."""
+    import types
+
+    module = types.ModuleType("my_agent")
+    module.stream = module.invoke = lambda *args, **kwargs: None  # type: ignore[attr-defined]
+    return module
+
+
 @pytest.mark.parametrize(
     ("call", "hint"),
     [
         (lambda: otel_wrapper()([1, 2]), "otel_wrapper()(agent.stream(messages))"),
         (lambda: __import__("agent_otel").instrument(42), "instrument(MyAgent())"),
+        (
+            lambda: instrument(_agent_module()),
+            "not the module my_agent: pass the agent it defines or makes, as in "
+            "instrument(MyAgent())",
+        ),
         (lambda: __import__("agent_otel").TailSamplingPolicy(keep_ratio=2), "keep_ratio"),
         # configure()'s own options misspelt, or a run's option given to it: raised as they
         # are made, nothing built, with the nearest name or where the option belongs
