@@ -637,17 +637,24 @@ def test_a_duration_or_size_variable_past_what_the_platform_holds_is_told(
 
 
 async def test_sdk_disabled_records_and_prints_nothing_and_the_agent_runs(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """``OTEL_SDK_DISABLED=true`` (docs/configure.md): the providers configure() builds record
-    nothing, so the terminal view prints nothing, and the agent's events pass as ever."""
+    nothing, so the terminal view prints nothing, and the agent's events pass as ever. That
+    was silent: an application that asked for telemetry got none with no word of why (a
+    variable left over from a test run, an inherited environment); it is told once."""
     from agent_contract.examples import ScriptedAgent
     from agent_contract.protocol import LLMCallEnd, LLMCallStart, Message, TextDelta
     from agent_otel import otel_wrapper
 
-    monkeypatch.setenv("OTEL_SDK_DISABLED", "true")
+    monkeypatch.setenv("OTEL_SDK_DISABLED", "True")
+    monkeypatch.setattr(_guard, "_told", set())
     out = io.StringIO()
-    telemetry = configure("svc", set_global=False, console_stream=out)
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        configure("svc", set_global=False, console_stream=io.StringIO()).shutdown()
+        telemetry = configure("svc", set_global=False, console_stream=out)
+    assert caplog.text.count("OTEL_SDK_DISABLED='True', so the providers configure()") == 1
+    assert "record nothing" in caplog.text and "Unset it to record" in caplog.text
     agent = ScriptedAgent([LLMCallStart(model="m"), TextDelta(text="hi"), LLMCallEnd()])
     wrapper = otel_wrapper(
         tracer_provider=telemetry.tracer_provider, meter_provider=telemetry.meter_provider

@@ -193,11 +193,26 @@ def test_nothing_is_told_when_configured() -> None:
     assert "not recorded" not in _child("configured")
 
 
+def _agent_module() -> object:
+    """A module an agent lives in, with module-level ``stream`` and ``invoke`` of its own:
+    ``import my_agent; instrument(my_agent)`` failed deep inside, on ``object.__new__``."""
+    import types
+
+    module = types.ModuleType("my_agent")
+    module.stream = module.invoke = lambda *args, **kwargs: None  # type: ignore[attr-defined]
+    return module
+
+
 @pytest.mark.parametrize(
     ("call", "hint"),
     [
         (lambda: otel_wrapper()([1, 2]), "otel_wrapper()(agent.stream(messages))"),
         (lambda: __import__("agent_otel").instrument(42), "instrument(MyAgent())"),
+        (
+            lambda: instrument(_agent_module()),
+            "not the module my_agent: pass the agent it defines or makes, as in "
+            "instrument(MyAgent())",
+        ),
         (lambda: __import__("agent_otel").TailSamplingPolicy(keep_ratio=2), "keep_ratio"),
         # configure()'s own options misspelt, or a run's option given to it: raised as they
         # are made, nothing built, with the nearest name or where the option belongs
@@ -512,6 +527,39 @@ def test_configure_called_twice_is_told_once_with_what_to_do() -> None:
     assert done.stderr.count("configure() was already called in this process") == 1
     assert "global TracerProvider" not in done.stderr
     assert "keep its handle" in done.stderr
+
+
+def test_configure_called_again_alike_returns_the_first_handle_and_builds_nothing() -> None:
+    """configure() in every request handler (or a notebook cell run again) built a whole
+    pipeline per call, nobody using it: four exporter threads and exit hooks each, kept until
+    the process ended. The same arguments and environment now get the first call's handle,
+    told once; anything else asked (arguments, a variable, a handle shut down) is built."""
+    code = textwrap.dedent(
+        """
+        import os, threading
+        from agent_otel import configure
+        first = configure("svc", endpoint="http://127.0.0.1:9", shutdown_timeout_millis=100)
+        threads = threading.active_count()
+        again = [configure("svc", endpoint="http://127.0.0.1:9", shutdown_timeout_millis=100)
+                 for _ in range(3)]
+        assert all(handle is first for handle in again)
+        assert threading.active_count() == threads
+        other = configure("other", endpoint="http://127.0.0.1:9", shutdown_timeout_millis=100)
+        os.environ["OTEL_BSP_MAX_QUEUE_SIZE"] = "64"
+        varied = configure("svc", endpoint="http://127.0.0.1:9", shutdown_timeout_millis=100)
+        assert other is not first and varied is not first
+        for handle in (other, varied):
+            handle.shutdown()
+        del os.environ["OTEL_BSP_MAX_QUEUE_SIZE"]
+        first.shutdown()
+        after = configure("svc", endpoint="http://127.0.0.1:9", shutdown_timeout_millis=100)
+        assert after is not first
+        after.shutdown()
+        """
+    )
+    done = _run_alone(code)
+    assert done.stderr.count("configure() was called again with the same arguments") == 1
+    assert "returns the handle the first call made" in done.stderr
 
 
 def test_configure_beside_an_unhashable_global_provider_sets_nothing_and_raises_nothing() -> None:

@@ -277,3 +277,40 @@ def test_instrumented_puts_other_instrumentors_on_the_kits_providers_and_takes_t
         pass
     assert told == [("instrument A", keys[:2] + keys[3:]), ("uninstrument A", None)]
     telemetry.shutdown()
+
+
+async def test_a_telemetry_in_a_with_block_ends_with_it_and_keeps_what_it_recorded() -> None:
+    """``with InMemoryTelemetry() as telemetry:`` (or ``async with``) raised "does not support
+    the context manager protocol"; now the block shuts it down on leaving."""
+    script = [LLMCallStart(model="m"), LLMCallEnd()]
+    with InMemoryTelemetry() as telemetry:
+        await run_script(telemetry, script)
+    async with InMemoryTelemetry() as other:
+        await run_script(other, script)
+    for ended in (telemetry, other):
+        assert ended.outline() == [["invoke_agent", [["step 0", ["chat m"]]]]]
+        ended.shutdown()  # again: nothing happens
+
+
+@pytest.mark.parametrize(
+    "ask",
+    [
+        lambda t: t.wrapper(),
+        lambda t: t.providers(),
+        lambda t: t.instrumented().__enter__(),
+        lambda t: run_script(t, []),
+    ],
+    ids=["wrapper", "providers", "instrumented", "run_script"],
+)
+async def test_a_telemetry_already_shut_down_is_told_at_the_call(ask: Any) -> None:
+    """A run on a telemetry shut down (a fixture's kept past its test, one reused after its
+    ``with``) recorded nothing in silence, and ``span()`` then said the runs were given other
+    providers. Now asking it for a wrapper or its providers says it has ended."""
+    telemetry = InMemoryTelemetry()
+    telemetry.shutdown()
+    with pytest.raises(ValueError, match=r"already shut down .*make a new InMemoryTelemetry\(\)"):
+        made = ask(telemetry)
+        if hasattr(made, "__await__"):
+            await made
+    with pytest.raises(AssertionError, match="which was shut down"):
+        telemetry.span("chat m")

@@ -274,7 +274,9 @@ async def test_a_framework_that_fails_to_import_is_told_apart_from_a_missing_one
 
 async def test_a_synchronous_sdk_client_is_told_to_use_the_async_one() -> None:
     """``openai.OpenAI`` has ``chat.completions.create`` too, but its stream is synchronous: the
-    source says so (and closes that stream) instead of "can't be used in 'await' expression"."""
+    source says so (and closes that stream) instead of "can't be used in 'await' expression".
+    (The SDK's own client is told at the call, below; a look-alike around its ``create`` is
+    told here, by what it returned.)"""
     openai = pytest.importorskip("openai")
     from ._http import httpx, sse
 
@@ -288,7 +290,9 @@ async def test_a_synchronous_sdk_client_is_told_to_use_the_async_one() -> None:
         return responses[-1]
 
     http = httpx.Client(transport=httpx.MockTransport(respond))
-    client = openai.OpenAI(api_key="offline", base_url="http://mock.invalid/v1", http_client=http)
+    sdk = openai.OpenAI(api_key="offline", base_url="http://mock.invalid/v1", http_client=http)
+    client = SimpleNamespace(chat=SimpleNamespace(completions=SimpleNamespace(
+        create=sdk.chat.completions.create)))  # fmt: skip
     [adapter] = [a for a in SDK_SOURCES if a.function == "stream_chat"]
     events = adapter.call(client)
     await anext(events)  # LLMCallStart, before the request
@@ -328,3 +332,58 @@ def test_messages_in_the_sdks_shape_are_told_at_the_call(
     message = str(raised.value)
     assert message.startswith(f"{adapter.function}() takes messages as a list of ")
     assert told in message and "Message.from_dict(d)" in message
+
+
+def _sync_clients() -> list[tuple[Adapter, Callable[[Any], Any]]]:
+    """(an SDK source, its SDK's synchronous client over a mock transport)."""
+    openai = pytest.importorskip("openai")
+    anthropic = pytest.importorskip("anthropic")
+    [chat, responses, messages] = SDK_SOURCES
+    return [
+        (chat, lambda http: openai.OpenAI(api_key="k", base_url="http://mock.invalid/v1",
+                                          http_client=http, max_retries=0)),
+        (responses, lambda http: openai.OpenAI(api_key="k", base_url="http://mock.invalid/v1",
+                                               http_client=http, max_retries=0)),
+        (messages, lambda http: anthropic.Anthropic(api_key="k", base_url="http://mock.invalid",
+                                                    http_client=http, max_retries=0)),
+    ]  # fmt: skip
+
+
+async def test_a_synchronous_sdk_client_is_told_before_any_request_is_sent() -> None:
+    """With the synchronous client the request went out (blocking the event loop) at the first
+    pull, and any answer but a stream (a 500, a 401, no network) came out as the SDK's error,
+    never naming the async client. Now the call says so, and nothing is sent."""
+    from ._http import httpx
+
+    for adapter, make in _sync_clients():
+        sent: list[Any] = []
+
+        def respond(request: Any, sent: list[Any] = sent) -> Any:
+            sent.append(request)
+            return httpx.Response(500, json={"error": {"message": "down"}})
+
+        client = make(httpx.Client(transport=httpx.MockTransport(respond)))
+        error = await _raised(adapter, client)
+        assert type(error) is TypeError, error
+        message = str(error)
+        assert message.startswith(f"{adapter.function}() takes "), message
+        assert "a synchronous client" in message and adapter.hint in message, message
+        assert sent == []
+
+
+@pytest.mark.parametrize("adapter", CHECKED, ids=lambda a: a.id)
+async def test_a_module_is_told_to_be_made_into_what_the_adapter_takes(adapter: Adapter) -> None:
+    """``stream_chat(openai, ...)``: the module has a ``chat.completions.create`` (its
+    module-level client's, synchronous), so it passed the check and failed on the SDK's own
+    missing-key error, or sent a blocking request. Any module is told as the module it is."""
+    import json
+
+    _installed(adapter)
+    error = await _raised(adapter, json)
+    assert type(error) is TypeError, error
+    message = str(error)
+    assert message.startswith(f"{adapter.function}() takes "), message
+    assert "got the module json, not an object made with it" in message, message
+    if adapter in SDK_SOURCES:
+        sdk = pytest.importorskip(adapter.framework)
+        assert "got the module" in str(await _raised(adapter, sdk))

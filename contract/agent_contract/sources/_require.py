@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 import sys
 from importlib import metadata
-from types import CoroutineType
+from types import CoroutineType, ModuleType
 from typing import Any
 
 __all__ = ["FRAMEWORKS", "expect", "expect_messages", "require"]
@@ -137,14 +137,32 @@ def _has(obj: object, path: str) -> bool:
     return True
 
 
-def expect(obj: object, adapter: str, takes: str, *paths: str, hint: str = "") -> None:
+def expect(
+    obj: object, adapter: str, takes: str, *paths: str, hint: str = "", sdk: str = ""
+) -> None:
     """Raise ``TypeError`` unless ``obj`` is an instance with every attribute of ``paths``.
 
     ``adapter`` is the adapter function's name, ``takes`` what it takes ("a pydantic_ai.Agent"),
-    ``paths`` the (dotted) attributes the adapter calls on it, ``hint`` how to get one.
+    ``paths`` the (dotted) attributes the adapter calls on it, ``hint`` how to get one. A
+    module is never one (the ``openai`` module has a ``chat.completions.create``: its
+    module-level client's, synchronous). ``sdk``: the package of an SDK source's client
+    (``"openai"``): a client of that SDK whose resource is not its ``Async`` one
+    (``openai.OpenAI``) is refused before any request is sent, as the synchronous client it is.
     """
     kind = type(obj)  # never obj.__class__, nor isinstance (which may read it)
+    if issubclass(kind, ModuleType):  # before its attributes are read (a module client's)
+        name = _module_name(obj)
+        raise TypeError(
+            f"{adapter}() takes {takes}; got the module {name}, not an object made with it. "
+            + (hint or f"Pass an instance made with {name}, not the module.")
+        )
     if obj is not None and not issubclass(kind, type) and all(_has(obj, p) for p in paths):
+        if sdk and _synchronous(obj, paths, sdk):
+            raise TypeError(
+                f"{adapter}() takes {takes}; got {_type_name(obj)}, a synchronous client: its "
+                "stream cannot be read in an async run, and its request would block the event "
+                f"loop. {hint}"
+            )
         return
     if obj is None:
         given = "None"
@@ -161,6 +179,34 @@ def expect(obj: object, adapter: str, takes: str, *paths: str, hint: str = "") -
         given = f"an object of type {_type_name(obj)}, which has no .{', .'.join(missing)}"
     message = f"{adapter}() takes {takes} (or an object with .{', .'.join(paths)}); got {given}"
     raise TypeError(f"{message}. {hint}" if hint else message)
+
+
+def _module_name(module: object) -> str:
+    try:
+        name = vars(module).get("__name__")  # its namespace: no __getattr__ of its own runs
+    except Exception:  # a module hostile even to that
+        name = None
+    return name if type(name) is str else "(unnamed)"
+
+
+def _synchronous(client: object, paths: tuple[str, ...], sdk: str) -> bool:
+    """Whether a resource ``client`` calls ``create`` on is the synchronous one of ``sdk``:
+    a class of that package whose name is not ``Async...`` (``Completions``, not
+    ``AsyncCompletions``). A look-alike of any other package is taken as it is."""
+    for path in paths:
+        resource: object = client
+        for name in path.split(".")[:-1]:
+            try:
+                resource = getattr(resource, name)
+            except Exception:  # read above already: not ours to judge
+                return False
+        kind = type(resource)
+        module = type.__dict__["__module__"].__get__(kind)
+        name = type.__dict__["__name__"].__get__(kind)
+        ours = issubclass(type(module), str) and module.partition(".")[0] == sdk
+        if ours and not name.startswith("Async"):
+            return True
+    return False
 
 
 def expect_messages(messages: object, adapter: str) -> None:

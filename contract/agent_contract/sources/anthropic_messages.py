@@ -183,7 +183,7 @@ def stream_messages(
 
     ``max_tokens`` is required by Anthropic: pass it in ``params``.
     """
-    expect(client, "stream_messages", _TAKES, "messages.create", hint=_HINT)
+    expect(client, "stream_messages", _TAKES, "messages.create", hint=_HINT, sdk="anthropic")
     expect_messages(messages, "stream_messages")
     start = start_event(model, "anthropic", messages, params)
     system, turns = anthropic_input(messages)

@@ -207,7 +207,7 @@ def stream_chat(
     ``params`` go to the SDK as they are (``temperature``, ``tools``, ...) and onto
     ``LLMCallStart.params``; ``sink`` receives every ``ChatCompletionChunk``.
     """
-    expect(client, "stream_chat", _TAKES, "chat.completions.create", hint=_HINT)
+    expect(client, "stream_chat", _TAKES, "chat.completions.create", hint=_HINT, sdk="openai")
     expect_messages(messages, "stream_chat")
     start = start_event(model, provider, messages, params)
     return read_stream(

@@ -179,7 +179,7 @@ def stream_responses(
     client: Any, messages: list[Message], model: str, *, sink: Sink | None = None, **params: Any
 ) -> AsyncIterator[AgentEvent]:
     """One streamed ``client.responses.create`` call (an ``AsyncOpenAI``), as events."""
-    expect(client, "stream_responses", _TAKES, "responses.create", hint=_HINT)
+    expect(client, "stream_responses", _TAKES, "responses.create", hint=_HINT, sdk="openai")
     expect_messages(messages, "stream_responses")
     start = start_event(model, "openai", messages, params)
     instructions, items = response_input(messages)

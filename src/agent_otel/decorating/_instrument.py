@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 import weakref
 from dataclasses import dataclass
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
 from agent_otel._plain import text_of
@@ -187,6 +188,12 @@ def instrument(
             return instrument(target, name=name, **options)
 
         return decorator
+    if issubclass(type(agent_or_class), ModuleType):  # its functions are no agent's methods
+        raise TypeError(
+            f"instrument() takes an agent (an object or class with stream/invoke or run/astream), "
+            f"not the module {text_of(vars(agent_or_class).get('__name__')) or '(unnamed)'}: "
+            "pass the agent it defines or makes, as in instrument(MyAgent())"
+        )
     if not any(callable(getattr(agent_or_class, n, None)) for n in ENTRY_POINTS):
         raise TypeError(
             f"instrument() takes an agent (an object or class with stream/invoke or run/astream), "

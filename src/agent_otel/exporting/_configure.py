@@ -12,6 +12,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, TextIO
 
+from opentelemetry import trace
 from opentelemetry.sdk._logs import LoggerProvider, LogRecordProcessor
 from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
 from opentelemetry.sdk.metrics import Histogram, MeterProvider
@@ -29,6 +30,7 @@ from opentelemetry.sdk.trace.sampling import DEFAULT_ON
 from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
+from agent_otel._guard import warn_once
 from agent_otel.exporting import _env
 from agent_otel.exporting._arguments import check_arguments
 from agent_otel.exporting._console import ConsoleTreeExporter
@@ -218,7 +220,19 @@ def configure(
     )
     if semconv is not None:
         set_default_semconv(check_semconv(semconv, "configure"))
+    asked = ({**checked, "semconv": semconv}, _env.settings())
+    again = _again(asked) if set_global else None
+    if again is not None:  # a request handler's, a notebook cell's run again: nothing built
+        warn_once(
+            "configure", "again",
+            "agent-otel: configure() was called again with the same arguments and environment: "
+            "it returns the handle the first call made (whose providers are the global ones) "
+            "instead of building another pipeline of exporters and threads; call configure() "
+            "once at startup and keep its handle (docs/configure.md)",
+        )  # fmt: skip
+        return again
     hint_own_variables(again=True)
+    _env.hint_sdk_disabled()
     quiet_retries()
     resource = _resource(service_name, resource_attributes)
     timeout_s = timeout
@@ -323,7 +337,32 @@ def configure(
             handle.global_meter_provider,
             handle.global_logger_provider,
         ) = set_globals(tracer_provider, meter_provider, logger_provider)
+        if handle.global_tracer_provider:
+            _first[:] = [(os.getpid(), asked, handle)]
     return handle
+
+
+_first: list[tuple[int, tuple[dict[str, object], dict[str, str]], Telemetry]] = []
+"""The call whose providers configure() made global: its process, arguments, environment
+and handle."""
+
+
+def _again(asked: tuple[dict[str, object], dict[str, str]]) -> Telemetry | None:
+    """The handle of the call that made the global providers, when this call asks for the very
+    same (arguments, ``OTEL_*`` and ``AGENT_OTEL_*`` variables) in the same process and that
+    handle still runs with its providers global: what a second identical call would build is
+    a copy nobody uses, its exporters' threads and exit hooks kept until the process ends."""
+    if not _first:
+        return None
+    pid, before, handle = _first[0]
+    if pid != os.getpid() or handle.is_shutdown:
+        return None
+    if trace.get_tracer_provider() is not handle.tracer_provider:
+        return None
+    try:
+        return handle if bool(before == asked) else None
+    except Exception:  # a value whose == raises: not the same
+        return None
 
 
 def _fan_out(processors: list[SpanProcessor]) -> SpanProcessor:

@@ -465,3 +465,24 @@ def sampler_unknown(env: Mapping[str, str] | None = None) -> bool:
               "this SDK knows (%s); using parentbased_always_on", raw,
               ", ".join(sorted(_SAMPLERS)))  # fmt: skip
     return True
+
+
+def hint_sdk_disabled(env: Mapping[str, str] | None = None) -> None:
+    """Tell, once per process, that ``OTEL_SDK_DISABLED=true`` (any case, as the SDK reads it)
+    leaves every provider ``configure()`` builds recording nothing: asked for telemetry, the
+    application got none, not even the terminal view, with no word of why."""
+    value = (os.environ if env is None else env).get("OTEL_SDK_DISABLED", "")
+    if value.lower() == "true":
+        warn_once(
+            "OTEL_SDK_DISABLED", "true",
+            "agent-otel: OTEL_SDK_DISABLED=%s, so the providers configure() builds record "
+            "nothing: no run is exported or shown in the terminal (the agents run as ever). "
+            "Unset it to record (docs/configure.md)",
+            shown(value),
+        )  # fmt: skip
+
+
+def settings(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The variables a ``configure()`` reads (``OTEL_*``, ``AGENT_OTEL_*``), as they are now."""
+    names = os.environ if env is None else env
+    return {k: v for k, v in names.items() if k.startswith(("OTEL_", "AGENT_OTEL_"))}

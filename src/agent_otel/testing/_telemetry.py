@@ -18,7 +18,7 @@ from opentelemetry.sdk.trace.id_generator import IdGenerator
 from opentelemetry.sdk.trace.sampling import Sampler
 
 from agent_otel._attributes import PENDING
-from agent_otel._block import block
+from agent_otel._block import Block, block
 from agent_otel._plain import a_kind, has_methods, items_of
 from agent_otel.recording._open import held as _held
 
@@ -66,8 +66,14 @@ class SequentialIdGenerator(IdGenerator):
         return self._span
 
 
-class InMemoryTelemetry:
+class InMemoryTelemetry(Block["InMemoryTelemetry"]):
     """Tracer, meter and logger providers whose output stays in memory.
+
+    ``with InMemoryTelemetry() as telemetry:`` (or ``async with``) shuts it down on leaving,
+    as :meth:`shutdown` does; without ``with`` it lives until then. A telemetry shut down (the
+    ``otel_telemetry`` fixture's, after its test) records nothing: asking it for a wrapper or
+    its providers is a ``ValueError`` saying so (its runs' spans were dropped in silence, and
+    :meth:`span` said the runs were given other providers); what it recorded stays readable.
 
     :meth:`wrapper` is ``otel_wrapper()`` writing here (``instrument(agent,
     **telemetry.providers())`` for ``instrument()``); read back with
@@ -123,11 +129,30 @@ class InMemoryTelemetry:
         self.log_exporter = InMemoryLogRecordExporter()  # type: ignore[no-untyped-call]
         self.logger_provider = LoggerProvider(shutdown_on_exit=False)
         self.logger_provider.add_log_record_processor(SimpleLogRecordProcessor(self.log_exporter))
+        self._ended = False
+
+    def __enter__(self) -> InMemoryTelemetry:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+
+    def _live(self, call: str) -> None:
+        """Raise at ``call`` when this telemetry was shut down: what it is asked for would
+        record nothing."""
+        if self._ended:
+            raise ValueError(
+                f"InMemoryTelemetry.{call} on a telemetry already shut down (by shutdown(), "
+                "the end of its with block, or the otel_telemetry fixture after its test), "
+                "which records nothing: make a new InMemoryTelemetry(), or ask for this before "
+                "it ends"
+            )
 
     def wrapper(self, **options: Unpack[Options]) -> StreamWrapper:
         """``otel_wrapper(**options)`` with this telemetry's three providers (unless given)."""
         from agent_otel.recording._wrapper import otel_wrapper
 
+        self._live("wrapper()")
         options.setdefault("tracer_provider", self.tracer_provider)
         options.setdefault("meter_provider", self.meter_provider)
         options.setdefault("logger_provider", self.logger_provider)
@@ -136,6 +161,7 @@ class InMemoryTelemetry:
     def providers(self) -> Options:
         """The three providers as options: ``instrument(agent, **telemetry.providers())``, or
         for any other call that takes them (the instrumentor, ``otel_wrapper()``)."""
+        self._live("providers()")
         return {
             "tracer_provider": self.tracer_provider,
             "meter_provider": self.meter_provider,
@@ -148,6 +174,7 @@ class InMemoryTelemetry:
         OpenInference's, OpenLLMetry's, botocore's...) instrumented into this telemetry's
         providers, with ``options`` (``skip_dep_check=True``...), and uninstrumented on
         leaving, in reverse order: to test agent-otel's spans beside theirs."""
+        self._live("instrumented()")
         for instrumentor in instrumentors:  # all checked before any is instrumented
             if not has_methods(instrumentor, ("instrument", "uninstrument")):
                 raise TypeError(
@@ -196,6 +223,11 @@ class InMemoryTelemetry:
         exactly one)."""
         spans = self.by_name()
         found = spans.get(name, [])
+        if not spans and self._ended:
+            raise AssertionError(
+                f"no span named {name!r}: no span was recorded in this telemetry, which was "
+                "shut down (runs after that record nothing): make a new InMemoryTelemetry()"
+            )
         if not spans:  # nothing recorded here at all: most often, runs on other providers
             raise AssertionError(
                 f"no span named {name!r}: no span was recorded in this telemetry. Give the runs "
@@ -239,6 +271,10 @@ class InMemoryTelemetry:
         self.log_exporter.clear()
 
     def shutdown(self) -> None:
+        """End the three providers (once: again does nothing); what they recorded stays."""
+        if self._ended:
+            return
+        self._ended = True
         self.tracer_provider.shutdown()
         self.meter_provider.shutdown()
         self.logger_provider.shutdown()
