@@ -513,7 +513,8 @@ def test_the_variables_of_our_prefix_are_those_the_code_reads() -> None:
 
 def test_configure_called_twice_is_told_once_with_what_to_do() -> None:
     """A second configure() used to log three warnings about "a global TracerProvider",
-    MeterProvider and LoggerProvider, never saying the cause was configure() itself."""
+    MeterProvider and LoggerProvider, never saying the cause was configure() itself; and each
+    later call with other arguments (one per request) told it again."""
     code = textwrap.dedent(
         """
         import io
@@ -521,6 +522,7 @@ def test_configure_called_twice_is_told_once_with_what_to_do() -> None:
         configure("a", console_stream=io.StringIO())
         second = configure("b", console_stream=io.StringIO())
         assert not second.global_tracer_provider
+        configure("c", console_stream=io.StringIO())  # a handler's call, each one different
         """
     )
     done = _run_alone(code)

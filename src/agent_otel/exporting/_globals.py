@@ -13,6 +13,7 @@ from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.trace import TracerProvider
 
 from agent_otel._guard import logger as _log
+from agent_otel._guard import warn_once
 
 __all__ = ["set_globals"]
 
@@ -57,12 +58,14 @@ def set_globals(
     if mine and _installed is not None and _installed.pid != os.getpid():
         mine = not _give_way(_installed)  # a fork's child configuring itself
     if mine:  # configure() called again in this process: told once
-        _log.warning(
+        warn_once(
+            "configure()",
+            "again",
             "agent-otel: configure() was already called in this process, and OpenTelemetry "
             "lets the global providers be set only once, so this call's providers are not "
             "global: call configure() once at startup and keep its handle, or pass this "
             "handle's tracer_provider=, meter_provider= and logger_provider= explicitly "
-            "(set_global=False says you mean to)"
+            "(set_global=False says you mean to)",
         )
         return False, False, False
     installed = (
