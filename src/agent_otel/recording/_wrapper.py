@@ -531,8 +531,6 @@ async def _traced(
                 deactivate(token)
             except ValueError:
                 pass
-        if thrown is not None and end_reason == A.END_EXHAUSTED:
-            end_reason = A.END_CLOSED_EARLY
         try:
             if end_reason != A.END_EXHAUSTED:  # stopped early: close the agent's stream too
                 aclose = getattr(iterator, "aclose", None)
