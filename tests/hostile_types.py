@@ -4,6 +4,7 @@ value they are may be read: ``agent_otel._plain``)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 
@@ -79,3 +80,42 @@ class LyingList(list):  # type: ignore[type-arg]
     """A ``list`` subclass whose own methods raise: only the ``list`` it is may be read."""
 
     __iter__ = __len__ = __getitem__ = __contains__ = __eq__ = __bool__ = __repr__ = _raises  # type: ignore[assignment]
+
+
+class Unreadable:
+    """A value whose reading runs its own code, which raises: any attribute it lacks (a lazy or
+    detached ORM object's, a proxy's), its iteration, length, ``str()`` and ``repr()``."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise RuntimeError(f"a hostile value's {name} ran")
+
+    __iter__ = __len__ = __str__ = __repr__ = _raises
+
+
+class LazyMapping(Mapping[str, Any]):
+    """A mapping (not a ``dict``) whose values raise when read: a lazy record's."""
+
+    def __getitem__(self, key: str) -> Any:
+        raise RuntimeError(f"a hostile mapping's {key} ran")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(("role", "content", "name"))
+
+    def __len__(self) -> int:
+        return 3
+
+
+class LazySequence(Sequence[Any]):
+    """A sequence (not a ``list``) whose items raise when read: a lazy query's result."""
+
+    def __getitem__(self, index: Any) -> Any:
+        raise RuntimeError("a hostile sequence's item ran")
+
+    def __len__(self) -> int:
+        return 2
+
+
+class UnreadableIterable:
+    """Messages handed to an agent that cannot be iterated (a one-shot cursor, closed)."""
+
+    __iter__ = _raises

@@ -3,7 +3,8 @@
 Pydantic-model agents behave as plain classes under instrument/uninstrument/is_instrumented
 and double instrumentation; the redact hook gets values it may mutate; the config reaches
 the agent as the caller's type; nothing of the caller's arguments is consumed; a consumer's
-``athrow`` ends the run ``closed_early`` and goes where a bare async generator sends it; no
+``athrow`` goes where a bare async generator sends it and ends the run ``closed_early`` only
+if the exception comes back (an agent that handles it ends ``exhausted``); no
 class or agent is kept alive by instrumentation.
 """
 
@@ -322,6 +323,41 @@ async def test_athrow_goes_where_a_bare_generator_sends_it(
     assert (root.attributes or {})["agent_otel.end_reason"] == "closed_early"
     assert root.status.status_code is not StatusCode.ERROR
     assert not [e for e in root.events if e.name == "exception"]
+
+
+@pytest.mark.parametrize("activate_context", [True, False])
+async def test_an_athrow_the_agent_handles_then_runs_to_its_end_is_exhausted(
+    activate_context: bool, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """The agent catches the consumer's exception and its stream then ends as streams do:
+    nothing was cut short (every event it had reached the consumer), so the run ended
+    ``exhausted``, not ``closed_early``, with no ERROR; the same when the agent answers the
+    exception by returning. Only the exception coming back, or the consumer closing the
+    stream, makes it ``closed_early`` (the test above)."""
+    wrap = otel_wrapper(
+        agent_name="a", activate_context=activate_context, **options(otel_telemetry)
+    )
+    log: list[Any] = []
+    stream = wrap(bare(log, handle=True))
+    await stream.__anext__()
+    error = Thrown()
+    assert (await stream.athrow(error)).text == "after"
+    assert [event async for event in stream] == []  # its normal end
+    assert log == [error]
+
+    async def returns() -> AsyncIterator[Any]:
+        try:
+            yield TextDelta(text="a")
+        except Thrown:
+            return
+
+    stream = wrap(returns())
+    await stream.__anext__()
+    with pytest.raises(StopAsyncIteration):
+        await stream.athrow(Thrown())
+    roots = [s for s in otel_telemetry.spans() if s.name == "invoke_agent a"]
+    assert [(r.attributes or {})["agent_otel.end_reason"] for r in roots] == ["exhausted"] * 2
+    assert all(r.status.status_code is not StatusCode.ERROR for r in roots)
 
 
 # --- asend ----------------------------------------------------------------------------------

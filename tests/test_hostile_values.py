@@ -20,7 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from opentelemetry.sdk.trace import ReadableSpan
 
-from agent_contract.agent import RunUsage, ToolCallStep, ToolResultStep
+from agent_contract.agent import RunUsage, StructuredFinal, ToolCallStep, ToolResultStep
+from agent_contract.examples import ScriptedAgent
 from agent_contract.protocol import (
     Error,
     FunctionCall,
@@ -36,12 +37,16 @@ from agent_otel import ContentCapture, instrument, otel_wrapper
 from hostile_types import (
     BadHash,
     HostileStr,
+    LazyMapping,
+    LazySequence,
     LyingClass,
     LyingDict,
     LyingInt,
     LyingList,
     LyingStr,
     NoStr,
+    Unreadable,
+    UnreadableIterable,
 )
 from otlp_check import Exported, assert_nested_in_time
 
@@ -305,6 +310,82 @@ def test_an_event_whose_field_raises_when_read_is_counted_not_an_internal_error(
     assert sorted(exported.ledger.ended) == sorted(exported.ledger.started)
     (root,) = named(exported, "invoke_agent")
     assert "unreadable_event" in kinds(root)
+
+
+def _content_holding(value: Any) -> list[list[Any]]:
+    """Scripts whose every content-bearing field in turn holds ``value`` (content capture reads
+    them all): a chat's messages, a message's fields, its tool calls, the tools a request
+    offers, a tool call's arguments, a tool's result, and the Agent vocabulary's."""
+    llm = LLMCallStart
+    end = LLMCallEnd(call_id="c")
+    call = ToolCall(id="t", function=FunctionCall(name="f", arguments=value))
+    return [
+        [llm(model="m", call_id="c", messages=value), end],
+        [llm(model="m", call_id="c", messages=[value]), end],
+        [llm(model="m", call_id="c", messages=[{"role": "user", "content": value}]), end],
+        [llm(model="m", call_id="c", messages=[{"role": "tool", "content": value}]), end],
+        [llm(model="m", call_id="c", messages=[{"role": "ai", "tool_calls": [value]}]), end],
+        [llm(model="m", call_id="c", messages=[{"role": value, "name": value}]), end],
+        [llm(model="m", call_id="c", params={"tools": [value]}), end],
+        [llm(model="m", call_id="c"), call, end, ToolResult(tool_call_id="t", content="r")],
+        [call, ToolResult(tool_call_id="t", content=value)],
+        [ToolCallStep.model_construct(call_id="t", tool="f", args=value)],
+        [
+            ToolCallStep.model_construct(call_id="t", tool="f", args={}),
+            ToolResultStep.model_construct(call_id="t", tool="f", result=value),
+        ],
+        [StructuredFinal.model_construct(data=value)],
+    ]
+
+
+_MESSAGES = LLMCallStart(model="m", call_id="c")
+HOSTILE_CONTENT = st.sampled_from(
+    [
+        *(s for v in (Unreadable(), LazyMapping(), LazySequence()) for s in _content_holding(v)),
+        [_field_raises(_MESSAGES, "messages"), LLMCallEnd(call_id="c")],  # the property itself
+    ]
+)
+
+
+@settings(max_examples=25, deadline=None)
+@given(script=HOSTILE_CONTENT)
+def test_content_whose_own_code_raises_as_capture_reads_it_is_the_agents_not_ours(
+    script: list[Any],
+) -> None:
+    """Content capture reads the agent's values after the event was read: what their own code
+    raises then (a ``messages`` property, a message's ``__getattr__``, arguments or a result
+    that cannot be iterated) is the agent's by the same rule as an event's field, counted
+    (``unreadable_event``) and never an internal error; the content is dropped, the spans
+    are the same."""
+    exported = Exported()
+
+    async def agent() -> AsyncIterator[Any]:
+        for item in script:
+            yield item
+
+    async def main() -> list[Any]:
+        wrapper = otel_wrapper(agent_name="h", capture_content=True, **exported.providers())
+        return [item async for item in wrapper(agent())]
+
+    assert all(a is b for a, b in zip(asyncio.run(main()), script, strict=True))
+    assert sorted(exported.ledger.ended) == sorted(exported.ledger.started)
+    (root,) = named(exported, "invoke_agent")
+    assert "internal" not in str(root.attributes)
+    exported.assert_encodes()
+
+
+async def test_input_messages_that_cannot_be_iterated_leave_the_run_traced() -> None:
+    """An instrumented agent's ``stream`` given messages whose own iteration raises (content
+    capture on): the run is traced without its input, no internal error; the agent, which
+    may never iterate them, is called as it was."""
+    exported = Exported()
+    script = [LLMCallStart(model="m"), TextDelta(text="x"), LLMCallEnd()]
+    agent = instrument(ScriptedAgent(script), capture_content=True, **exported.providers())
+    received = [event async for event in agent.stream(UnreadableIterable())]
+    assert all(a is b for a, b in zip(received, script, strict=True))
+    (root,) = named(exported, "invoke_agent")
+    assert "gen_ai.input.messages" not in (root.attributes or {})
+    assert named(exported, "chat m")
 
 
 async def test_a_tool_kind_whose_equality_raises_is_no_internal_error(

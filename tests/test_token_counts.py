@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from opentelemetry.sdk.trace import ReadableSpan
 
 from agent_contract.agent import RunUsage
+from agent_contract.examples import ScriptedAgent
 from agent_contract.protocol import LLMCallEnd, LLMCallStart, Usage
 from agent_otel.testing import InMemoryTelemetry, run_script
 
@@ -96,3 +97,20 @@ def test_valid_and_unreported_counts_count_nothing() -> None:
     telemetry = _run([LLMCallStart(model="m", call_id="c"), usage, LLMCallEnd(call_id="c")])
     assert _anomalies(telemetry) == []
     assert (telemetry.span("chat m").attributes or {})["gen_ai.usage.input_tokens"] == 0
+
+
+NEAR_LIMIT = st.one_of(VALID, HUGE, st.sampled_from([2**62, 2**63 - 1, 2**63, 2**64]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.fixed_dictionaries(dict.fromkeys(FIELDS, st.none() | NEAR_LIMIT)), max_size=3))
+def test_invoke_usage_and_the_runs_totals_agree_past_64_bits(counts: list[dict[str, Any]]) -> None:
+    """``InvokeResult.usage`` and the run's totals on the trace follow one rule: a count past
+    signed 64 bits is not summed, and a sum past it is not reported (None, no attribute)."""
+    telemetry = InMemoryTelemetry()
+    agent = ScriptedAgent([Usage(**c) for c in counts])
+    result = asyncio.run(agent.invoke([], stream_wrapper=telemetry.wrapper(agent_name="counts")))
+    attributes = _root(telemetry).attributes or {}
+    for name in FIELDS:
+        told = result.usage and getattr(result.usage, name)
+        assert told == attributes.get(f"agent_otel.usage.{name}"), name

@@ -33,7 +33,9 @@ Rules ``collect`` follows:
 * ``Step.usage`` sums the step's usages, ``InvokeResult.usage`` the run's; both are None
   when there was no ``Usage``. Each count is summed over the events that reported it and
   stays None when none did; a count that is no count (negative, a float or NaN, a bool, a
-  string) is not summed, as agent-otel's trace drops it. ``total_tokens`` is never derived
+  string) or one past a signed 64-bit integer (no OTLP backend can take it) is not summed,
+  and a sum past it is None, as agent-otel's trace drops both: the result's usage and the
+  run's totals on the trace agree. ``total_tokens`` is never derived
   from input + output: providers count cached and reasoning tokens differently, so the
   contract reports only what agents reported. ``model`` is kept when every usage naming a
   model names the same one, else None.
@@ -143,6 +145,10 @@ def _kind(value: object) -> str:
     return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
 
 
+_INT64_MAX = 2**63 - 1
+"""The largest count a trace carries: OTLP's integers are signed 64-bit."""
+
+
 def sum_usage(usages: Sequence[Usage]) -> Usage | None:
     """Sum usages field by field (None = not reported); None when there are none."""
     if not usages:
@@ -150,7 +156,8 @@ def sum_usage(usages: Sequence[Usage]) -> Usage | None:
     total = Usage()
     for name in _COUNT_FIELDS:
         counts = [c for u in usages if (c := _count(getattr(u, name))) is not None]
-        setattr(total, name, sum(counts) if counts else None)
+        summed = sum(counts) if counts else None
+        setattr(total, name, summed if summed is None or summed <= _INT64_MAX else None)
     models = {u.model if type(u.model) is str else _key(u.model) for u in usages}
     models.discard(None)
     total.model = models.pop() if len(models) == 1 else None
@@ -183,7 +190,7 @@ def _count(value: Any) -> int | None:
         if not issubclass(kind, int) or issubclass(kind, bool):
             return None
         value = int.__int__(value)
-    return value if value >= 0 else None
+    return value if 0 <= value <= _INT64_MAX else None
 
 
 def _json_ready(value: Any, path: set[int]) -> Any:

@@ -11,8 +11,12 @@ traceback whose exception text holds a key, reaches no handler with the credenti
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import sys
 import threading
+from collections.abc import Callable
+from types import TracebackType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -67,6 +71,8 @@ logger = logging.getLogger("agent_otel")
 scrub_logs("agent_otel")
 
 _reported: set[str] = set()
+UNREADABLE = "unreadable_event"
+"""The anomaly an agent's value that raised when read is counted as."""
 _told: set[tuple[str, str]] = set()
 _told_lock = threading.Lock()
 
@@ -80,8 +86,74 @@ def warn_once(setting: str, value: str, message: str, *args: object) -> None:
     logger.warning(message, *args)
 
 
-def report(site: str) -> None:
-    """Log the exception being handled: once loudly per ``site``, then quietly."""
+# Where agent-otel reads the agent's values: a module's every function (None) or the named
+# ones. Registered by the reading modules themselves (:func:`reads_values`).
+_readers: dict[object, frozenset[str] | None] = {}
+_OURS = ("agent_otel.", "opentelemetry")
+
+
+def reads_values(module: str, functions: frozenset[str] | None = None) -> None:
+    """Register ``module`` (or only its ``functions``) as reading the agent's values: the
+    events' fields, and the content capture copies (messages, tool arguments and results,
+    the inputs of an ``Agent``). An exception their reads provoke in the agent's own code is
+    the agent's (:func:`agents_value`), not an internal error."""
+    _readers[module] = functions
+
+
+def _foreign(module: object) -> bool:
+    """Whether a frame of ``module`` runs neither our code, OpenTelemetry's nor the standard
+    library's: the agent's (its classes' properties, ``__getattr__``, ``__str__``, iterators,
+    and the libraries they are made with, such as pydantic)."""
+    if type(module) is not str:
+        return True
+    if module.startswith(_OURS):
+        return False
+    return module.partition(".")[0] not in sys.stdlib_module_names
+
+
+def agents_value() -> bool:
+    """Whether the exception being handled came from the agent's value, not from us.
+
+    The one rule: one of our reads of an agent's value (a frame of a module registered with
+    :func:`reads_values`) called out of our code and OpenTelemetry's, and a frame at or below
+    that call runs the agent's code (:func:`_foreign`; the standard library between them, as
+    ``Mapping.get`` calling a ``__getitem__``, does not decide). An exception raised by the
+    standard library our reads call on their own (``json``) stays ours; so does one raised by a
+    hook the user configured (a redaction hook, a span processor): no read calls them.
+    """
+    tb = sys.exc_info()[2]
+    while tb is not None and tb.tb_next is not None:
+        frame = tb.tb_frame
+        functions = _readers.get(frame.f_globals.get("__name__"), _NONE)
+        if functions is not _NONE and (functions is None or frame.f_code.co_name in functions):
+            callee = tb.tb_next
+            module = callee.tb_frame.f_globals.get("__name__")
+            if not (type(module) is str and module.startswith(_OURS)):
+                below: TracebackType | None = callee
+                while below is not None:
+                    if _foreign(below.tb_frame.f_globals.get("__name__")):
+                        return True
+                    below = below.tb_next
+        tb = tb.tb_next
+    return False
+
+
+_NONE: frozenset[str] = frozenset({"\0"})  # (no entry: not a reader)
+
+
+def report(site: str, count: Callable[[str], None] | None = None) -> None:
+    """Log the exception being handled: once loudly per ``site``, then quietly.
+
+    An exception the agent's own value raised when one of our reads ran its code
+    (:func:`agents_value`) is no internal error: it is counted on the run through ``count``
+    (``unreadable_event``) and logged at DEBUG only.
+    """
+    if agents_value():
+        logger.debug("the agent's value raised when read in %s", site, exc_info=True)
+        if count is not None:
+            with contextlib.suppress(Exception):  # (the count is all this costs)
+                count(UNREADABLE)
+        return
     if site in _reported:
         logger.debug("agent-otel internal error in %s (repeat)", site, exc_info=True)
         return
@@ -102,6 +174,7 @@ class guarded:
     """
 
     __slots__ = ("site",)
+    count: Callable[[str], None] | None = None  # (:class:`counted`'s: the agent's values)
 
     def __init__(self, site: str) -> None:
         self.site = site
@@ -111,9 +184,20 @@ class guarded:
 
     def __exit__(self, kind: type[BaseException] | None, error: object, tb: object) -> bool:
         if kind is not None and issubclass(kind, Exception):
-            report(self.site)
+            report(self.site, self.count)
             return True
         return False
+
+
+class counted(guarded):
+    """:class:`guarded` for a block that reads the agent's values: what their own code raises
+    is counted on the run through ``count`` (:func:`report`)."""
+
+    __slots__ = ("count",)
+
+    def __init__(self, site: str, count: Callable[[str], None]) -> None:
+        self.site = site
+        self.count = count
 
 
 class ending:

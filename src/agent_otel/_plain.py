@@ -16,8 +16,12 @@ from numbers import Real
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 from uuid import UUID
 
+from agent_otel._guard import reads_values
+
 if TYPE_CHECKING:
     from typing_extensions import TypeIs
+
+reads_values(__name__)  # its reads run the agent's code: what that raises is the agent's
 
 _A = TypeVar("_A")
 _B = TypeVar("_B")

@@ -1166,3 +1166,90 @@ async def test_a_callback_that_declines_what_a_result_asks_names_the_failure_by_
             pass
 
     _check_failed_requests(otel_telemetry, {"c1": "-1"})
+
+
+def _asking_prompt(server: Any, entered: Any, started: Any) -> None:
+    """``server`` (:func:`_asking_server`'s) with a prompt that asks the client's model
+    mid-call, as its ``ask`` tool does (an ``InputRequiredResult``, the 2026-07-28 revision's
+    way): getting a prompt can ask, as reading a resource can. It sets ``entered`` as it is
+    served, and asks once ``started`` is set (the ``wait`` tool runs)."""
+    from mcp import types
+    from mcp.server.mcpserver import Context
+
+    async def asking(ctx: Context) -> Any:
+        if ctx.input_responses:  # the client's retry, with the model's answer
+            return "answered"
+        entered.set()
+        await started.wait()
+        text = types.TextContent(type="text", text="hi")
+        params = types.CreateMessageRequestParams(
+            messages=[types.SamplingMessage(role="user", content=text)], max_tokens=5
+        )
+        return types.InputRequiredResult(
+            input_requests={"q": types.CreateMessageRequest(params=params)}
+        )
+
+    asking.__annotations__["ctx"] = Context  # (a local name: the string cannot be resolved)
+    server.prompt(name="asking")(asking)
+
+
+@pytest.mark.parametrize("sent", ["after-the-call", "before-any-traced-call"])
+async def test_a_callback_a_prompt_asks_for_stays_with_its_caller(
+    otel_telemetry: InMemoryTelemetry, sent: str
+) -> None:
+    """Getting a prompt can ask the client mid-call as a tool call can (an
+    ``InputRequiredResult``; the MCP SDK 2.x's ``Client`` answers from the calling code): every
+    request kind is marked by one rule, the request's (reading a resource too). With a traced
+    tool's call in flight on the same session meanwhile, the sampling callback stays with the
+    code that got the prompt, not under that tool's span; the same when the prompt was asked
+    for before the session's first traced call (counted from its first request of any kind).
+    """
+    import anyio
+    from mcp import Client, types
+    from mcp.client._memory import InMemoryTransport
+    from opentelemetry import trace
+
+    from agent_contract.protocol import FunctionCall, ToolCall, ToolResult
+    from agent_contract.scope import McpServer, tool_scope
+
+    started, released, entered = anyio.Event(), anyio.Event(), anyio.Event()
+    seen: list[int] = []
+
+    async def answer(*args: Any) -> Any:
+        seen.append(trace.get_current_span().get_span_context().span_id)
+        released.set()  # the tool's call answers only now: it was in flight throughout
+        text = types.TextContent(type="text", text="ok")
+        return types.CreateMessageResult(role="assistant", content=text, model="helper")
+
+    server = _asking_server("sample", started, released)
+    _asking_prompt(server, entered, started)
+    tracer = otel_telemetry.tracer_provider.get_tracer("test")
+    reader: list[int] = []
+    async with Client(InMemoryTransport(server), sampling_callback=answer) as client:
+
+        async def wait() -> None:
+            if sent != "after-the-call":
+                await entered.wait()  # the prompt was asked for first
+            with tool_scope("c1", "wait", mcp=McpServer(name=_mcp.SERVER_NAME)):
+                await client.call_tool("wait", {"x": 1})
+
+        async def read() -> None:
+            if sent == "after-the-call":
+                await started.wait()
+            with tracer.start_as_current_span("reader") as span:
+                reader.append(span.get_span_context().span_id)
+                await client.get_prompt("asking")
+
+        async def agent() -> Any:
+            yield ToolCall(id="c1", function=FunctionCall(name="wait", arguments='{"x": 1}'))
+            async with anyio.create_task_group() as group:
+                group.start_soon(wait)
+                group.start_soon(read)
+            yield ToolResult(tool_call_id="c1", content="1")
+
+        with anyio.fail_after(10):
+            async for _ in otel_telemetry.wrapper(agent_name="calc")(agent()):
+                pass
+
+    assert otel_telemetry.span("execute_tool wait")
+    assert seen == reader

@@ -18,8 +18,11 @@ from typing import Any
 from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
+from agent_otel._guard import reads_values, report
 from agent_otel._plain import get, id_text, items_of, plain_value, text_of
 from agent_otel.recording._settings import RunSettings
+
+reads_values(__name__, frozenset({"event_settings"}))  # an instrumented call's input messages
 
 _SAMPLING = (
     ("temperature", A.REQUEST_TEMPERATURE),
@@ -125,7 +128,10 @@ def event_settings(options: AgentSetup, agent: Any, messages: Any, config: Any) 
         elif isinstance(messages, (str, bytes, Mapping)):
             pass  # no history (and a subclass's own iteration may raise)
         elif isinstance(messages, Iterable) and not isinstance(messages, Iterator):
-            captured = list(messages)  # (an iterator is one-shot: the agent's to consume)
+            try:  # (an iterator is one-shot: the agent's to consume)
+                captured = list(messages)
+            except Exception:  # its own iteration raised: the agent's, the run's input unknown
+                report("instrument input")
     return replace(
         base,
         **_describe(agent, options),

@@ -14,7 +14,7 @@ from opentelemetry.trace import SpanKind
 from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
-from agent_otel._guard import guarded, report
+from agent_otel._guard import counted, report
 from agent_otel._plain import items_of, text_of
 from agent_otel.cost._compute import call_cost
 
@@ -265,7 +265,7 @@ class LLMCall:
             self.definitions: str | None = None  # the offered tools' (JSON), for the event
             self.output, self.reasoning = buffer_for(capture), buffer_for(capture)
             self.told_room = capture.max_bytes
-            with guarded("chat span start"):
+            with counted("chat span start", count):
                 self.capture_tools(tools, params)
 
     def capture_tools(self, tools: Any, params: Any) -> None:
@@ -316,7 +316,7 @@ class LLMCall:
                 self.told_room -= used
                 self.tool_calls.append(part)
             except Exception:
-                report("content capture")
+                report("content capture", self.count)
 
     def respond(self, model: Any, finish_reason: Any, response_id: Any) -> None:
         """What ``LLMCallEnd`` tells about the response."""
@@ -454,9 +454,9 @@ class LLMCall:
                 message = output_message(
                     self.output.text(), self.reasoning.text(), self.tool_calls, self.finish_reason
                 )
-                encoded = capture.encode("output_messages", message, self.span.scrub)
+                encoded = capture.encode("output_messages", message, self.span.scrub, self.count)
             except Exception:
-                report("content capture")
+                report("content capture", self.count)
                 encoded = None
             self.output_json = encoded
             if encoded is not None and capture.spans:

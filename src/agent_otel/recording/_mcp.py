@@ -40,14 +40,19 @@ The session's callbacks run in the context of the tool body whose call awaits it
 what they record nests under that tool's span, in the run's trace (with several calls in
 flight on one session, the request does not say whose it is: they run as before). The
 server's log messages (``notifications/message``, the session's ``logging_callback``) are
-told the same way. A call sent outside a traced tool body, on a session a traced call went
-on, is in flight too, with its caller's context: a request the server sends while serving it
-is not taken for a traced call's, and runs where that call was made (not where the session
-was opened: in a run's tool, maybe, that has ended since). A callback run where the call's
-own code runs, after a result asked it for input (``InputRequiredResult``, the 2026-07-28
-revision's way to ask mid-call: the MCP SDK 2.x's ``Client`` answers from the calling code,
-between two requests of the call), is that code's and runs as it is, while another call may
-be the one in flight.
+told the same way. Every request of the session is in flight while it awaits its answer,
+with its caller's context (the session's ``send_request``, wrapped once with ``call_tool``,
+counts from its first request of any kind after the first traced tool body started): one
+sent outside a traced tool body, or of another kind (reading a resource, getting a prompt,
+listing tools), is not taken for a traced call's, and a request the server sends while
+serving it runs where it was made (not where the session was opened: in a run's tool, maybe,
+that has ended since). A request already awaiting its answer when the wrapper is put in
+place (before any traced tool body ran) cannot be counted. A callback run where the
+request's own code runs, after its result asked it for input (``InputRequiredResult``, the
+2026-07-28 revision's way to ask mid-call, from ``tools/call``, ``resources/read`` or
+``prompts/get`` alike: the MCP SDK 2.x's ``Client`` answers from the calling code, between
+two requests of the call), is that code's and runs as it is, while another call may be the
+one in flight.
 """
 
 from __future__ import annotations
@@ -93,13 +98,21 @@ def watch(tool_key: str, load: bool = True) -> None:
                 _absent.add(name)
                 continue
         session = getattr(module, "ClientSession", None)
-        call_tool = getattr(session, "call_tool", None) if isinstance(session, type) else None
+        if not isinstance(session, type):
+            continue
+        send = getattr(session, "send_request", None)
+        if send is not None and not getattr(send, _MARK, False):
+            try:
+                session.send_request = _sending(send, tool_key)  # type: ignore[attr-defined]
+            except Exception:
+                report("mcp result watch")
+        call_tool = getattr(session, "call_tool", None)
         if call_tool is None or getattr(call_tool, _MARK, False):
             continue
         try:
             carries = _sends_no_context(module, call_tool)
             progress = _progress_position(call_tool)
-            session.call_tool = _watching(call_tool, tool_key, carries, progress)  # type: ignore[union-attr]
+            session.call_tool = _watching(call_tool, tool_key, carries, progress)  # type: ignore[attr-defined]
         except Exception:
             report("mcp result watch")
 
@@ -132,11 +145,10 @@ def _watching(
     @functools.wraps(call_tool)
     async def call_tool_watched(self: Any, *args: Any, **kwargs: Any) -> Any:
         tool = otel_context.get_value(tool_key)  # the call whose body sends it, if any
-        if not isinstance(tool, ToolCall):
-            return await _untraced(call_tool, self, args, kwargs)
+        if not isinstance(tool, ToolCall):  # its request is noted in flight as any other
+            return await call_tool(self, *args, **kwargs)
         if carries:
             kwargs = _with_context(kwargs)
-        calls = _in_flight(self, tool_key)
         body = otel_context.get_current()
         # The server's progress notifications for this request: its callback runs in the
         # body's context (the session calls it on its own receiving task, whose context is
@@ -145,8 +157,7 @@ def _watching(
             kwargs = {**kwargs, _PROGRESS: _in_context(kwargs[_PROGRESS], body)}
         elif progress is not None and len(args) > progress and args[progress] is not None:
             args = (*args[:progress], _in_context(args[progress], body), *args[progress + 1 :])
-        if calls is not None:
-            calls.append(body)
+        sender = _SENDER.set(body)  # its request, in flight, is this body's
         try:
             result = await call_tool(self, *args, **kwargs)
         except BaseException as error:
@@ -157,9 +168,7 @@ def _watching(
                     report("mcp failure")
             raise
         finally:
-            if calls is not None:
-                calls.remove(body)
-        _asking(self, result)
+            _SENDER.reset(sender)
         if tool.mcp is not None:
             try:
                 tool.on_mcp_session(*_server(self))
@@ -172,51 +181,56 @@ def _watching(
     return call_tool_watched
 
 
-async def _untraced(
-    call_tool: Callable[..., Any], session: Any, args: Any, kwargs: dict[str, Any]
-) -> Any:
-    """A call sent outside a traced tool body: on a session a traced call went on, it is
-    noted in flight with its caller's context, so a request the server sends while it is
-    served is not taken for a traced call's, and runs where the call was made (not in the
-    context the session was opened in: a run's tool, maybe, that has ended since)."""
-    calls = _noted(session)
-    if calls is None:
-        return await call_tool(session, *args, **kwargs)
-    caller = otel_context.get_current()
-    calls.append(caller)
-    try:
-        result = await call_tool(session, *args, **kwargs)
-    finally:
-        calls.remove(caller)
-    _asking(session, result)
-    return result
+_SENDER: ContextVar[Context | None] = ContextVar("agent_otel_mcp_sender", default=None)
+"""The context of the traced tool body whose ``tools/call`` is being sent (its requests are
+that body's, whatever span the SDK opens for them on the way)."""
+
+
+def _sending(send_request: Callable[..., Any], tool_key: str) -> Callable[..., Any]:
+    """``send_request``, the one door every request of a session goes through (both SDK
+    generations'), noting each request in flight with its caller's context for as long as it
+    awaits its answer, from the session's first request of any kind (``initialize`` when the
+    session opens after the first traced tool body started, and calls sent outside any
+    traced tool body), and noting in the caller's context whether its result asks for input
+    (:func:`_asking`): every kind that can ask (``tools/call``, ``resources/read``,
+    ``prompts/get``), by one rule. A request the server sends while a call is served is
+    thereby never taken for another call's. What it returns or raises passes through."""
+
+    @functools.wraps(send_request)
+    async def send_request_watched(self: Any, *args: Any, **kwargs: Any) -> Any:
+        calls = _in_flight(self, tool_key)
+        if calls is None:
+            return await send_request(self, *args, **kwargs)
+        caller = _SENDER.get()
+        if caller is None:
+            caller = otel_context.get_current()
+        calls.append(caller)
+        try:
+            result = await send_request(self, *args, **kwargs)
+        finally:
+            calls.remove(caller)
+        _asking(self, result)
+        return result
+
+    setattr(send_request_watched, _MARK, True)
+    return send_request_watched
 
 
 _ASKED: ContextVar[object] = ContextVar("agent_otel_mcp_asked", default=None)
-"""The session whose server the calling code is answering (its last ``tools/call`` there was
-answered with an ``InputRequiredResult``): the callbacks run next in this context are this
-code's own."""
+"""The session whose server the calling code is answering (its last request there, of any
+kind, was answered with an ``InputRequiredResult``): the callbacks run next in this context
+are this code's own."""
 
 
 def _asking(session: Any, result: object) -> None:
-    """Note in the caller's context whether ``result`` asks it for input (an
-    ``InputRequiredResult``, by its class's name: the MCP SDK 2.x's ``Client`` then runs the
-    session's callbacks from here, between two requests of the call). Never raises."""
+    """Note in the caller's context whether ``result``, of a request of any kind, asks it for
+    input (an ``InputRequiredResult``, by its class's name: the MCP SDK 2.x's ``Client`` then
+    runs the session's callbacks from here, between two requests of the call). Never
+    raises."""
     if type(result).__name__ == "InputRequiredResult":
         _ASKED.set(session)
     elif _ASKED.get() is session:
         _ASKED.set(None)
-
-
-def _noted(session: Any) -> list[Context] | None:
-    """The calls in flight on ``session``, if a traced call set it up (``_in_flight``); else
-    ``None``. Never raises."""
-    try:
-        state = vars(session)
-    except TypeError:
-        return None
-    calls = dict.get(state, _FLIGHTS) if type(state) is dict else None
-    return calls if isinstance(calls, list) else None
 
 
 def _server(session: Any) -> tuple[Any, Any]:
@@ -242,9 +256,9 @@ _FLIGHTS = "_agent_otel_in_flight"
 
 
 def _in_flight(session: Any, tool_key: str) -> list[Context] | None:
-    """The contexts of the tool bodies whose ``tools/call`` on ``session`` awaits its answer
-    (and of the callers of the calls sent outside a traced tool body; ``None``: the session
-    cannot say). The first time, the session's handlers of the server's
+    """The contexts of the callers whose requests on ``session`` await their answer (a traced
+    tool body's for its ``tools/call``; ``None``: the session cannot say). The first time (the
+    session's first request of any kind), the session's handlers of the server's
     requests (``sampling/createMessage``, elicitation, roots: the caller's callbacks) and of
     its log messages are wrapped to run in that body's context, so a model call or run they
     make nests under the tool whose call the server is serving. Never raises."""

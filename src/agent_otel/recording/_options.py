@@ -218,6 +218,9 @@ def settings_from(options: Options, caller: str = "otel_wrapper") -> RunSettings
         check_provider(caller, name, options.get(name), method)
     _check_values(options, caller)
     hint_own_variables()  # (the environment read once per process)
+    from ._scope import watch_sessions  # (it imports the recorder's modules)
+
+    watch_sessions()
     capture = capture_from(options.get("capture_content"), caller)
     scrubber = resolve_scrubber(options.get("scrub", True))
     conventions = conventions_for(options.get("semconv"))

@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 from agent_otel import _attributes as A
+from agent_otel._guard import reads_values
 from agent_otel._plain import text_of
 
 from ._recorder import Handler, RunRecorder
@@ -165,32 +166,15 @@ def by_type(rec: RunRecorder, ev: Any) -> None:
         handler(rec, ev)
 
 
-# Where fields are read: every function of these modules, and the recorder's delta methods
-# (a delta is dispatched to the recorder itself, the hot path: they read its text).
-_READERS = frozenset({__name__, "agent_otel.recording._usage"})
-_DELTAS = ("agent_otel.recording._recorder", frozenset({"text_delta", "reasoning_delta"}))
-
-
-def unreadable(rec: RunRecorder) -> bool:
-    """Whether the exception being handled came from the event itself: a field read here ran
-    the agent's own code (a property, a ``__getattr__``, of the event or of a value it holds
-    such as a ``ToolCall``'s function) and that raised. Such an event is the agent's hostile
-    value, counted on the run (``unreadable_event``), not an internal error; anything else is.
-    """
-    tb = sys.exc_info()[2]
-    while tb is not None and tb.tb_next is not None:
-        frame = tb.tb_frame
-        module = frame.f_globals.get("__name__")
-        if module in _READERS or (module == _DELTAS[0] and frame.f_code.co_name in _DELTAS[1]):
-            callee = tb.tb_next.tb_frame.f_globals.get("__name__")
-            if not (type(callee) is str and callee.startswith(("agent_otel.", "opentelemetry"))):
-                try:
-                    rec.anomaly("unreadable_event")
-                except Exception:  # (the count is all this costs)
-                    return False
-                return True
-        tb = tb.tb_next
-    return False
+# Where fields are read: every function of these modules, and the recorder's that read an
+# event themselves (a delta is dispatched to the recorder itself, the hot path: they read its
+# text; a chat's messages are read only when captured). What the agent's own code raises there
+# is the agent's (``agent_otel._guard.agents_value``), counted as ``unreadable_event``.
+reads_values(__name__)
+reads_values("agent_otel.recording._usage")
+reads_values(
+    "agent_otel.recording._recorder", frozenset({"text_delta", "reasoning_delta", "llm_start"})
+)
 
 
 MAX_CLASSES = 1024

@@ -44,8 +44,9 @@ Repairs of malformed streams (each counted under ``agent_otel.anomalies`` by kin
   ``Error``; counted for new work (chunks, LLM call starts, tool calls and results, finals),
   not for events that end or account for what was open (call end, usage, step boundary).
 - ``unknown_event``: passed through, nothing recorded.
-- ``unreadable_event``: an event whose field raised when read (its own code: a property, a
-  ``__getattr__``) is passed through, nothing of it recorded (``_read.unreadable``).
+- ``unreadable_event``: an event whose field, or content capture reads, raised when read (its
+  own code: a property, a ``__getattr__``, an iterator) is passed through, that part of it
+  not recorded (``agent_otel._guard.agents_value``, the one rule).
 - ``open_at_step_boundary``: calls and tool calls still open at a ``StepBoundary`` end with
   the step, marked incomplete (no span outlives its parent).
 - ``unusable_id`` (unhashable, or ``str()`` raising), ``unparseable_arguments``,
@@ -63,7 +64,7 @@ from opentelemetry import trace
 from opentelemetry.context.context import Context
 
 from agent_otel import _clock
-from agent_otel._guard import guarded
+from agent_otel._guard import counted, guarded
 from agent_otel._plain import text_of
 from agent_otel.standdown._context import chat_context, suppressed
 from agent_otel.standdown._frameworks import covered_run, framework_context
@@ -379,7 +380,7 @@ class RunRecorder:
         self._last_call = call
         self._point(call, call)  # the newest call: the innermost
         if call.recording and self.s.capture is not None:
-            with guarded("chat span start"):
+            with counted("chat span start", self.anomaly):  # the agent's messages, read
                 messages = getattr(request, "messages", None)
                 if messages is not None:
                     encoded = call.capture_input(messages)

@@ -72,6 +72,14 @@ if TYPE_CHECKING:
 _RUN = otel_context.create_key("agent_otel.tool_scopes")
 _TOOL = otel_context.create_key("agent_otel.tool_call")  # the call whose body runs
 
+
+def watch_sessions() -> None:
+    """The MCP SDK's sessions watched already, if it is loaded, when a wrapper or an
+    instrumented agent is made (not only once the first traced tool body runs): the requests
+    a session sends before its first traced call are counted in flight too. Never raises."""
+    watch(_TOOL, load=False)
+
+
 OpenEarly = Callable[[str | None, str | None], ToolCall]
 
 MAX_ENDED = 256

@@ -152,6 +152,11 @@ class GuardedSpan(Span):
             report("span is_recording")
             self.recording = False
 
+    @property
+    def count(self) -> Count:
+        """The run's anomaly count this span's writes tell what they dropped through."""
+        return self._count
+
     def get_span_context(self) -> SpanContext:
         return self.raw.get_span_context()
 

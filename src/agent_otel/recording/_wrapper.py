@@ -27,7 +27,7 @@ from opentelemetry.context.context import Context
 from opentelemetry.trace import SpanContext
 
 from agent_otel import _attributes as A
-from agent_otel._guard import report
+from agent_otel._guard import reads_values, report
 from agent_otel._plain import text_of
 from agent_otel.standdown._context import suppressed_here
 from agent_otel.standdown._frameworks import framework_run
@@ -36,12 +36,14 @@ from ._activation import activate, deactivate
 from ._hints import a_kind, factory, hint_unconfigured
 from ._open import claim, ended, opened
 from ._options import Options, settings_from
-from ._read import handler_for, unreadable
+from ._read import handler_for
 from ._recorder import Handler, RunRecorder
 from ._settings import RunSettings
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
+
+reads_values(__name__, frozenset({"_with_invoke_input"}))  # the messages of an invoke
 
 StreamWrapper = Callable[[AsyncIterator[Any]], AsyncIterator[Any]]
 _NO_STREAM: Any = object()
@@ -366,8 +368,7 @@ def _end_run(
             if handler is not None:
                 handler(recorder, event)
         except Exception:
-            if not unreadable(recorder):
-                report("event")
+            report("event", recorder.anomaly)
     _finish(recorder, end_reason, error)
 
 
@@ -467,8 +468,7 @@ async def _traced(
                             if handler is not None:  # None: nothing to do for now
                                 handler(recorder, event)
                         except Exception:
-                            if not unreadable(recorder):
-                                report("event")
+                            report("event", recorder.anomaly)
                     try:
                         sent = yield event
                     except GeneratorExit:
@@ -499,8 +499,7 @@ async def _traced(
                         if handler is not None:
                             handler(active, event)
                     except Exception:
-                        if not unreadable(active):
-                            report("event")
+                        report("event", active.anomaly)
                     try:
                         sent = yield event
                     except GeneratorExit:
@@ -532,8 +531,6 @@ async def _traced(
                 deactivate(token)
             except ValueError:
                 pass
-        if thrown is not None and end_reason == A.END_EXHAUSTED:
-            end_reason = A.END_CLOSED_EARLY
         try:
             if end_reason != A.END_EXHAUSTED:  # stopped early: close the agent's stream too
                 aclose = getattr(iterator, "aclose", None)

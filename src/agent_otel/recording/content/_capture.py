@@ -19,7 +19,7 @@ from typing import Any, Literal, get_args
 
 from agent_otel._guard import report, warn_once
 from agent_otel._plain import TRUNCATION_MARK, a_kind, int_of, shown, text_of
-from agent_otel.recording._encodable import MAX_TEXT_BYTES
+from agent_otel.recording._encodable import MAX_TEXT_BYTES, Count
 from agent_otel.scrubbing import MARGIN, Scrub
 
 from ._fit import fit_json, fit_plain, plain_copy
@@ -124,23 +124,31 @@ class ContentCapture:
             events=self.events, history=self.history, max_run_bytes=self.max_run_bytes,
         )  # fmt: skip
 
-    def new_messages(self, messages: Any) -> tuple[Any, int]:
+    def new_messages(self, messages: Any, count: Count | None = None) -> tuple[Any, int]:
         """The part of a call's input to record, and how many earlier messages it omits."""
         return messages, 0
 
-    def encode(self, kind: ContentKind, value: Any, scrub: Scrub | None = None) -> str | None:
+    def encode(
+        self, kind: ContentKind, value: Any, scrub: Scrub | None = None, count: Count | None = None
+    ) -> str | None:
         """The attribute value for ``value``: scrubbed, redacted, JSON, within budget.
 
         ``scrub`` (the run's, :mod:`agent_otel.scrubbing`) runs on the bounded copy before
         the ``redact`` hook and before strings are cut to the budget, so a cut cannot leave a
         secret's prefix it no longer recognises. ``None`` (no attribute) when the redactor
         returns ``None`` or when the redactor or serialisation raises: the error is reported
-        once and nothing unredacted is recorded.
+        once and nothing unredacted is recorded (a value whose own code raises as it is read:
+        counted through ``count`` as the agent's, ``agent_otel._guard.report``).
         """
-        return self.encode_within(kind, value, scrub, min(self.max_bytes, MAX_TEXT_BYTES))
+        return self.encode_within(kind, value, scrub, min(self.max_bytes, MAX_TEXT_BYTES), count)
 
     def encode_within(
-        self, kind: ContentKind, value: Any, scrub: Scrub | None, budget: int
+        self,
+        kind: ContentKind,
+        value: Any,
+        scrub: Scrub | None,
+        budget: int,
+        count: Count | None = None,
     ) -> str | None:
         """:meth:`encode` within ``budget`` bytes (at most ``max_bytes`` and 256 KiB)."""
         try:
@@ -155,7 +163,7 @@ class ContentCapture:
             redacted = self.redact(kind, plain)  # a copy: the hook may edit it in place
             return None if redacted is None else fit_json(redacted, budget, scrub)
         except Exception:
-            report("content capture")
+            report("content capture", count)
             return None
 
 

@@ -24,11 +24,14 @@ from itertools import islice
 from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, Any
 
+from agent_otel._guard import reads_values
 from agent_otel._plain import TRUNCATION_MARK
 from agent_otel.scrubbing import MARGIN
 
 if TYPE_CHECKING:
     from agent_otel.scrubbing import Scrub
+
+reads_values(__name__)  # its reads run the agent's code: what that raises is the agent's
 
 MAX_DEPTH = 64
 # Values under these keys are the message-part schema's labels, never shortened: a cut

@@ -13,7 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from agent_otel._guard import reads_values
 from agent_otel._plain import get
+
+reads_values(__name__)  # its reads run the agent's code: what that raises is the agent's
 
 _HEADER = 256  # how far a data: URL's comma is looked for (its media type comes before)
 _MEDIA = frozenset({"image", "audio", "video"})

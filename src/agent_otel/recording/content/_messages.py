@@ -11,6 +11,7 @@ import json
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from agent_otel._guard import reads_values
 from agent_otel._plain import items_of
 
 if TYPE_CHECKING:
@@ -18,6 +19,8 @@ if TYPE_CHECKING:
 
 from ._fit import fit_json, size
 from ._message_parts import content_part, field
+
+reads_values(__name__)  # its reads run the agent's code: what that raises is the agent's
 
 # Providers' names for the conventions' finish reasons (the output message's ``FinishReason``):
 # Chat Completions', Anthropic's and Bedrock's, the Responses API's status, Gemini's.

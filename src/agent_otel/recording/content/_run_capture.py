@@ -22,13 +22,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from agent_otel import _attributes as A
-from agent_otel._guard import report
+from agent_otel._guard import reads_values, report
+from agent_otel.recording._encodable import Count
 from agent_otel.scrubbing import Scrub
 
 from ._capture import ContentCapture, ContentKind
 from ._fit import dumps, size
 
 __all__ = ["RunCapture", "stripped"]
+reads_values(__name__, frozenset({"new_messages", "_same"}))  # the history's last message
 
 _MESSAGE_KINDS = frozenset({"input_messages", "output_messages"})
 _EMPTY = frozenset({"[]", "{}", '""'})
@@ -87,7 +89,7 @@ class RunCapture(ContentCapture):
 
     accounts: _Accounts
 
-    def new_messages(self, messages: Any) -> tuple[Any, int]:
+    def new_messages(self, messages: Any, count: Count | None = None) -> tuple[Any, int]:
         if self.history != "new" or not isinstance(messages, Sequence) or not messages:
             return messages, 0
         if isinstance(messages, (str, bytes)):
@@ -98,22 +100,27 @@ class RunCapture(ContentCapture):
             carried = 0 < seen <= total and _same(messages[seen - 1], accounts.last)
             accounts.seen, accounts.last = total, messages[total - 1]
         except Exception:  # a sequence that raises on len() or indexing: recorded whole
-            report("content history")
+            report("content history", count)
             return messages, 0
         if not carried:
             return messages, 0
         return messages[seen:], seen
 
     def encode_within(
-        self, kind: ContentKind, value: Any, scrub: Scrub | None, budget: int
+        self,
+        kind: ContentKind,
+        value: Any,
+        scrub: Scrub | None,
+        budget: int,
+        count: Count | None = None,
     ) -> str | None:
         accounts = self.accounts
         left = accounts.left
         if left is None:
-            return super().encode_within(kind, value, scrub, budget)
+            return super().encode_within(kind, value, scrub, budget, count)
         if left < _SMALLEST:
             return stripped(kind, value)
-        text = super().encode_within(kind, value, scrub, min(budget, left))
+        text = super().encode_within(kind, value, scrub, min(budget, left), count)
         if text is None:
             return None
         if left < budget and text in _EMPTY:  # nothing of it fitted what the run had left

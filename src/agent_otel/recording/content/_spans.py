@@ -31,9 +31,10 @@ def encode(
             if value is None:
                 return None
             value = input_messages(value, capture.max_bytes)
-        return capture.encode(kind, value, span.scrub)  # scrubbed as the span's writes are
+        # scrubbed as the span's writes are; the agent's value raising counted on the run
+        return capture.encode(kind, value, span.scrub, span.count)
     except Exception:
-        report("content capture")
+        report("content capture", span.count)
         return None
 
 
@@ -52,7 +53,7 @@ def put_input(capture: ContentCapture | None, span: GuardedSpan, messages: Any) 
     previous call's input, and how many it omits (``agent_otel.input.messages.omitted``)."""
     if capture is None or not span.recording:
         return None
-    messages, omitted = capture.new_messages(messages)
+    messages, omitted = capture.new_messages(messages, span.count)
     encoded = put(capture, span, "input_messages", A.INPUT_MESSAGES, messages)
     if omitted and encoded is not None and capture.spans:
         span.set_attribute(A.INPUT_MESSAGES_OMITTED, omitted)

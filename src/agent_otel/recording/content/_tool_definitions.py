@@ -12,6 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from agent_otel._guard import reads_values
+
+reads_values(__name__)  # its reads run the agent's code: what that raises is the agent's
+
 __all__ = ["tool_definitions"]
 
 MAX_TOOLS = 128  # more than any provider accepts in one request
