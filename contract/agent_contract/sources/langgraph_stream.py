@@ -136,6 +136,9 @@ class _Requests:
         self.tasks: dict[str, tuple[str, ...]] = {}  # tool call id -> its task's namespace
         self.names: dict[str, str] = {}  # tool call id -> the name of a graph its body ran
         self.errors: dict[str, BaseException] = {}  # tool call id -> what that graph raised
+        # tool call id -> the nested run of the graph its body runs, started as that graph
+        # started (on the body's thread), not yet read by a reader (``_Reader._body``)
+        self.runs: dict[str, Pushed | None] = {}
         self.started: dict[Any, Any] = {}  # run_id -> metadata, announced and not yet opened
         self.requests: dict[Any, Any] = {}  # run_id -> its messages, while it is announced
         self.owners: dict[int, Any] = {}  # id(chunk message) -> run_id
@@ -426,8 +429,11 @@ class _Reader:
             return self.bodies[call_id]
         if call_id not in self.asked:  # its call is not told yet: nothing to nest under
             return None
-        with tool_scope(call_id, None):
-            pushed = Pushed.start(self.requests.names.get(call_id))
+        if call_id in self.requests.runs:  # started with the graph (the body's first callback)
+            pushed = self.requests.runs.pop(call_id)
+        else:
+            with tool_scope(call_id, None):
+                pushed = Pushed.start(self.requests.names.get(call_id))
         base = self.requests.tasks.get(call_id, self.base)
         body = None if pushed is None else _Body(pushed, _Reader(self.requests, base, call_id))
         self.bodies[call_id] = body
@@ -459,9 +465,15 @@ class _Reader:
         await body.pushed.end(raised)
 
     async def end_bodies(self, error: BaseException | None) -> None:
-        """End the runs of the graphs tool bodies ran that are still open."""
+        """End the runs of the graphs tool bodies ran that are still open (and, for the run,
+        those started whose items no reader read)."""
         for call_id in list(self.bodies):
             await self._end_body(call_id, error)
+        if self.level is None:
+            for call_id in list(self.requests.runs):
+                pushed = self.requests.runs.pop(call_id, None)
+                if pushed is not None:
+                    await pushed.end(self.requests.errors.pop(call_id, None) or error)
 
     def feed(self, namespace: Any, mode: Any, payload: Any) -> Iterator[AgentEvent]:
         if isinstance(namespace, tuple):
@@ -814,6 +826,11 @@ def _scoped(config: Any, requests: _Requests, servers: dict[str, McpServer]) -> 
             if body is not None and body[1] is not None and isinstance(name, str) and name:
                 requests.names.setdefault(body[0], name)
                 self.bodies[run_id] = (body[0], None)
+                # its run starts now, in the body's scope, on the body's thread (which may
+                # run the graph's tools before the reader reads its first item), unless the
+                # body streams it through this adapter: that run is the body's own
+                if body[0] not in requests.runs and _base() not in _CLAIMED:
+                    requests.runs[body[0]] = Pushed.start(name)
 
         def on_chain_error(self, error: BaseException, *, run_id: Any, **kwargs: Any) -> None:
             body = self.bodies.get(run_id)
