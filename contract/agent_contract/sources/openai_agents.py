@@ -62,7 +62,8 @@ with ``Runner.run_streamed`` through this adapter instead: same arguments, same 
 result the same data (a ``RunResultStreaming``, complete), and the tracer records its events as
 a nested run, with its own calls, tokens and answer; ``Runner.run_sync`` there (a sync tool,
 on the SDK's thread, or a thread the tool hands it to) runs that same ``run`` on its thread's
-loop, as the SDK's own ``run_sync`` does. Everywhere else ``Runner.run`` is left as it was. A runner the caller installs later replaces it (nested runs are then not recorded);
+loop, as the SDK's own ``run_sync`` does. Everywhere else ``Runner.run`` is left as it was. A
+runner the caller installs later replaces it (nested runs are then not recorded);
 ``as_tool(on_stream=...)`` streams the nested run to its callback, which this adapter does not
 see. A tool body that streams an agent itself (``Runner.run_streamed`` and its
 ``stream_events()``) gets the SDK's own events, unchanged, while the adapter reads them into a
