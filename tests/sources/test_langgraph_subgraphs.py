@@ -308,6 +308,34 @@ async def test_a_graph_a_tool_runs_on_a_thread_ahead_of_the_reader_nests_its_too
     _no_incomplete(otel_telemetry)
 
 
+@pytest.mark.parametrize("sync", [False, True], ids=["async", "sync"])
+async def test_a_runnable_a_tool_body_runs_that_asks_no_model_is_no_run(
+    otel_telemetry: InMemoryTelemetry, sync: bool
+) -> None:
+    """Only a graph that runs tools or asks a model is a run under the tool: a plain runnable
+    the body invokes (a chain with no model) leaves the tree as it is."""
+    from langchain_core.runnables import RunnableLambda
+    from langchain_core.tools import StructuredTool
+
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    chain = RunnableLambda(lambda q: q.upper()) | RunnableLambda(lambda q: f"{q}!")
+
+    def run(q: str) -> str:
+        return str(chain.invoke(q))
+
+    async def arun(q: str) -> str:
+        return str(await chain.ainvoke(q))
+
+    tool = StructuredTool.from_function(run if sync else None, coroutine=None if sync else arun,
+                                        name="shout", description="Shout.")  # fmt: skip
+    await run_script(otel_telemetry, langgraph_events(agent("outer", [tool]), QUESTION),
+                     agent_name="top")  # fmt: skip
+
+    assert otel_telemetry.outline() == [["invoke_agent top", agent_steps("shout")]]
+    _no_incomplete(otel_telemetry)
+
+
 async def test_graphs_two_tools_run_in_one_tool_node_each_nest_under_their_own_tool(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:
