@@ -308,6 +308,38 @@ async def test_a_graph_a_tool_runs_on_a_thread_ahead_of_the_reader_nests_its_too
     _no_incomplete(otel_telemetry)
 
 
+async def test_graphs_two_sync_tools_run_ahead_at_once_each_nest_their_tools(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """Two sync tools of one ``ToolNode`` (each on its own executor thread) each run a graph
+    whose tool starts before the reader has read either graph's first item: each tool lands in
+    its own graph's run, under its own call (before: both under the outer step)."""
+    from langgraph.prebuilt import ToolNode, create_react_agent
+
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    started = threading.Event(), threading.Event()
+    first, second = agent("first", [_ahead(started[0])]), agent("second", [_ahead(started[1])])
+    tools = [asks(first, sync=True), asks(second, sync=True)]
+    lead = model("lead", [t.name for t in tools], '{"q": "x"}')
+    graph = create_react_agent(lead, ToolNode(tools), name="lead", version="v1")
+
+    def sink(item: Any) -> None:  # the reader, at the first inner item: held back
+        if item[0]:
+            assert all(event.wait(10) for event in started)
+
+    source = langgraph_events(graph, QUESTION, sink=sink, subgraphs=True)
+    await run_script(otel_telemetry, source, agent_name="top")
+
+    asked = [["execute_tool ask_first", [["invoke_agent first", agent_steps()]]],
+             ["execute_tool ask_second", [["invoke_agent second", agent_steps()]]]]  # fmt: skip
+    assert _nested_unordered(otel_telemetry.outline()) == _nested_unordered(
+        [["invoke_agent top", [["step 0", ["chat", *asked]], ["step 1", ["chat"]]]]]
+    )
+    assert tokens(otel_telemetry) == 60
+    _no_incomplete(otel_telemetry)
+
+
 @pytest.mark.parametrize("sync", [False, True], ids=["async", "sync"])
 async def test_a_runnable_a_tool_body_runs_that_asks_no_model_is_no_run(
     otel_telemetry: InMemoryTelemetry, sync: bool
