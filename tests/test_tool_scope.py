@@ -563,6 +563,73 @@ async def test_a_nested_run_asked_for_in_a_tool_body_is_a_run_under_that_tool_sp
     assert sorted(e.text for e in seen if isinstance(e, TextDelta)) == ["a", "b"]
 
 
+async def _helper_asking(call_id: str) -> AsyncIterator[Any]:
+    """A small agent's stream: one model call asking for ``leaf`` (id ``<call_id>-leaf``), whose
+    body its framework already ran, then the result."""
+    yield LLMCallStart(model="helper-model", provider="openai")
+    yield Usage(input_tokens=7, output_tokens=2)
+    yield LLMCallEnd(model="helper-model")
+    yield _call(f"{call_id}-leaf", "leaf")
+    yield ToolResult(tool_call_id=f"{call_id}-leaf", name="leaf", content="ok")
+
+
+async def test_a_nested_runs_tool_run_ahead_on_a_thread_is_in_the_nested_runs_step(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """An agent a tool body runs on a worker thread, ahead of the stream's reader: its tool's
+    body starts there before anything of its stream was pulled. The nested run started only at
+    that first pull, so the tool's span opened under the outer run's step; the run now starts
+    when it is claimed (``nested_run``), and the tool is in its step, under the calling tool."""
+    tracer = otel_telemetry.providers()["tracer_provider"].get_tracer("client")
+
+    def ahead(call_id: str) -> Any:  # the framework's thread: claims, runs the tool, hands back
+        wrap = nested_run("helper")
+        assert wrap is not None
+        stream = wrap(_helper_asking(call_id))
+        with tool_scope(f"{call_id}-leaf", "leaf"), tracer.start_as_current_span("client"):
+            pass
+        return stream
+
+    async def body(call_id: str, name: str) -> str:
+        with tool_scope(call_id, name):
+            stream = await asyncio.to_thread(ahead, call_id)
+            async for _ in stream:
+                pass
+        return "ok"
+
+    await _framework_run(otel_telemetry, [("a", "ask")], body)
+
+    # (the tool's body started first: its span does too)
+    helper = ["invoke_agent helper", [["step 0", [["execute_tool leaf", ["client"]],
+                                                  "chat helper-model"]]]]  # fmt: skip
+    assert otel_telemetry.outline() == [
+        ["invoke_agent calc", [
+            ["step 0", ["chat m", ["execute_tool ask", [helper]]]], ["step 1", ["chat m2"]],
+        ]],
+    ]  # fmt: skip
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_a_nested_run_claimed_and_never_pulled_ends_closed_early(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A claimed run starts at once; a stream nobody pulls, dropped, ends it (nothing open)."""
+
+    async def body(call_id: str, name: str) -> str:
+        with tool_scope(call_id, name):
+            wrap = nested_run("helper")
+            assert wrap is not None
+            wrap(_helper(call_id))  # claimed, never pulled, dropped
+            gc.collect()
+        return "ok"
+
+    await _framework_run(otel_telemetry, [("a", "ask")], body)
+
+    helper = otel_telemetry.span("invoke_agent helper")
+    assert dict(helper.attributes or {})["agent_otel.end_reason"] == "closed_early"
+    assert otel_telemetry.open_spans() == []
+
+
 def test_with_no_run_current_nothing_claims_a_nested_run(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:

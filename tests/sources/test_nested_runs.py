@@ -7,6 +7,7 @@ must have its chat span, its tokens counted once, its answer kept.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -327,6 +328,55 @@ async def test_agents_sdk_nested_agent_tools_nest_at_every_depth_and_keep_their_
     assert failed == {"execute_tool lookup": "KeyError", "execute_tool ask_broken": "RuntimeError",
                       "invoke_agent broken": "RuntimeError", "chat": "RuntimeError"}  # fmt: skip
     assert tokens(otel_telemetry) == 100 + 140 + 21 + 22 + 11 + 12
+    assert otel_telemetry.open_spans() == []
+
+
+@pytest.mark.parametrize("how", ["sync tool", "to_thread"])
+async def test_an_agents_sdk_run_sync_in_a_tool_is_a_nested_run_under_the_tool(
+    otel_telemetry: InMemoryTelemetry, how: str
+) -> None:
+    """``Runner.run_sync`` in a function tool (a sync tool, which the SDK runs on a thread, or
+    an async one handing it to ``asyncio.to_thread``): the nesting runner passed ``run_sync``
+    to the SDK's runner, whose loop ran its own ``run``, so the agent was in no span and its
+    tokens in no total; now it nests under the tool as ``Runner.run`` does."""
+    pytest.importorskip("agents")
+    from agents import Agent, Runner, function_tool, set_tracing_disabled
+    from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
+
+    from agent_contract.sources.openai_agents import openai_agents_events
+
+    set_tracing_disabled(True)
+
+    @function_tool
+    def lookup(term: str) -> str:
+        return "found"
+
+    clerk = Agent(name="clerk", tools=[lookup], model=ScriptedModel([
+        ModelStep(output=[function_call("lookup", {"term": "x"}, call_id="k1")],
+                  usage=_agents_usage(11, 1)),
+        ModelStep(output=[assistant_message("not found")], usage=_agents_usage(12, 2)),
+    ]))  # fmt: skip
+
+    def ask(question: str) -> str:
+        return str(Runner.run_sync(clerk, question).final_output)
+
+    async def ask_on_a_thread(question: str) -> str:
+        return await asyncio.to_thread(ask, question)
+
+    consult = function_tool(ask if how == "sync tool" else ask_on_a_thread, name_override="consult")
+    lead = Agent(name="lead", tools=[consult], model=ScriptedModel([
+        ModelStep(output=[function_call("consult", {"question": "x?"}, call_id="c1")],
+                  usage=_agents_usage(100, 10)),
+        ModelStep(output=[assistant_message("done")], usage=_agents_usage(140, 6)),
+    ]))  # fmt: skip
+    await run_script(otel_telemetry, openai_agents_events(lead, "go"), agent_name="lead")
+
+    clerk_run = ["invoke_agent clerk", [["step 0", ["chat", "execute_tool lookup"]],
+                                        ["step 1", ["chat"]]]]  # fmt: skip
+    assert otel_telemetry.outline() == [["invoke_agent lead", [
+        ["step 0", ["chat", ["execute_tool consult", [clerk_run]]]], ["step 1", ["chat"]],
+    ]]]  # fmt: skip
+    assert tokens(otel_telemetry) == 100 + 140 + 11 + 12
     assert otel_telemetry.open_spans() == []
 
 

@@ -29,7 +29,10 @@ A graph streamed through this adapter inside another graph's node (an agent a to
 traces on its own) is that run's: LangGraph forwards its items to the outer graph's
 ``subgraphs`` stream too, so it claims its namespace (the node's checkpoint path, from the
 config LangGraph makes current there) and a run reading an enclosing graph passes over
-everything under it; its own phases are named relative to that namespace.
+everything under it; its own phases are named relative to that namespace. A graph a tool
+body runs without streaming it (``invoke``) is a run nested under the tool's span, started at
+its first item, or earlier by its first tool when the graph runs ahead of the reader on a
+thread of its own (a sync tool, ``asyncio.to_thread``), so that tool nests in its step.
 
 Requests streaming at the same time (parallel branches, ``Send`` fan-out) interleave their
 chunks; the contract tells one call at a time, so the first streams live and each other is
@@ -46,6 +49,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator
 from contextlib import suppress
@@ -136,6 +140,13 @@ class _Requests:
         self.tasks: dict[str, tuple[str, ...]] = {}  # tool call id -> its task's namespace
         self.names: dict[str, str] = {}  # tool call id -> the name of a graph its body ran
         self.errors: dict[str, BaseException] = {}  # tool call id -> what that graph raised
+        # The runs of graphs tool bodies run: started by a tool of that graph whose body
+        # starts before a reader has read the graph's first item (the graph runs ahead on a
+        # thread), or by the reader; each once, whichever comes first (under ``lock``).
+        self.lock = threading.Lock()
+        self.runs: dict[str, Pushed | None] = {}  # tool call id -> its graph's run, unread
+        self.read: set[str] = set()  # tool call ids whose graph's run a reader has
+        self.own: set[str] = set()  # tool call ids whose body streams its graph itself
         self.started: dict[Any, Any] = {}  # run_id -> metadata, announced and not yet opened
         self.requests: dict[Any, Any] = {}  # run_id -> its messages, while it is announced
         self.owners: dict[int, Any] = {}  # id(chunk message) -> run_id
@@ -158,6 +169,25 @@ class _Requests:
         inside = self.inside.get()
         if inside is not None:  # a request of a graph a tool body runs
             self.within[run_id] = inside
+
+    def run_of(self, call_id: str) -> Pushed | None:
+        """The run of the graph ``call_id``'s body runs, for the reader (in that call's scope):
+        the one a tool of that graph started, else one started now."""
+        with self.lock:
+            self.read.add(call_id)
+            if call_id in self.runs:
+                return self.runs.pop(call_id)
+            return Pushed.start(self.names.get(call_id))
+
+    def ahead(self, call_id: str | None) -> None:
+        """A tool of the graph ``call_id``'s body runs is starting (on that graph's thread, in
+        the body's scope): the graph's run starts now unless a reader has it, so that the tool
+        finds it open and nests in its step."""
+        if call_id is None or call_id not in self.names or call_id in self.own:
+            return
+        with self.lock:
+            if call_id not in self.read and call_id not in self.runs:
+                self.runs[call_id] = Pushed.start(self.names[call_id])
 
     def request(self, run_id: Any) -> tuple[Any, ...] | None:
         """The messages request ``run_id`` sent, copied (once: then forgotten)."""
@@ -427,7 +457,7 @@ class _Reader:
         if call_id not in self.asked:  # its call is not told yet: nothing to nest under
             return None
         with tool_scope(call_id, None):
-            pushed = Pushed.start(self.requests.names.get(call_id))
+            pushed = self.requests.run_of(call_id)
         base = self.requests.tasks.get(call_id, self.base)
         body = None if pushed is None else _Body(pushed, _Reader(self.requests, base, call_id))
         self.bodies[call_id] = body
@@ -459,9 +489,15 @@ class _Reader:
         await body.pushed.end(raised)
 
     async def end_bodies(self, error: BaseException | None) -> None:
-        """End the runs of the graphs tool bodies ran that are still open."""
+        """End the runs of the graphs tool bodies ran that are still open (and, for the run,
+        those started whose items no reader read)."""
         for call_id in list(self.bodies):
             await self._end_body(call_id, error)
+        if self.level is None:
+            for call_id in list(self.requests.runs):
+                pushed = self.requests.runs.pop(call_id, None)
+                if pushed is not None:
+                    await pushed.end(self.requests.errors.pop(call_id, None) or error)
 
     def feed(self, namespace: Any, mode: Any, payload: Any) -> Iterator[AgentEvent]:
         if isinstance(namespace, tuple):
@@ -786,6 +822,8 @@ def _scoped(config: Any, requests: _Requests, servers: dict[str, McpServer]) -> 
         def on_tool_start(self, serialized: Any, input_str: str, **kwargs: Any) -> None:
             name = (serialized or {}).get("name") if isinstance(serialized, dict) else None
             run, call_id = kwargs.get("run_id"), kwargs.get("tool_call_id")
+            if isinstance(call_id, str) and call_id:  # a graph's tool inside another's body
+                requests.ahead(requests.inside.get())
             self.scopes.enter(
                 run, call_id, name, mcp=servers.get(name) if isinstance(name, str) else None
             )
@@ -814,6 +852,8 @@ def _scoped(config: Any, requests: _Requests, servers: dict[str, McpServer]) -> 
             if body is not None and body[1] is not None and isinstance(name, str) and name:
                 requests.names.setdefault(body[0], name)
                 self.bodies[run_id] = (body[0], None)
+                if _base() in _CLAIMED:  # the body streams it through this adapter
+                    requests.own.add(body[0])
 
         def on_chain_error(self, error: BaseException, *, run_id: Any, **kwargs: Any) -> None:
             body = self.bodies.get(run_id)

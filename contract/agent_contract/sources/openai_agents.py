@@ -60,8 +60,10 @@ so the adapter installs one (once, wrapping the one it finds; the SDK's
 here and only when a tracer claims it (``agent_contract.scope.nested_run``), runs that agent
 with ``Runner.run_streamed`` through this adapter instead: same arguments, same agent, the
 result the same data (a ``RunResultStreaming``, complete), and the tracer records its events as
-a nested run, with its own calls, tokens and answer. Everywhere else ``Runner.run`` is left as
-it was. A runner the caller installs later replaces it (nested runs are then not recorded);
+a nested run, with its own calls, tokens and answer; ``Runner.run_sync`` there (a sync tool,
+on the SDK's thread, or a thread the tool hands it to) runs that same ``run`` on its thread's
+loop, as the SDK's own ``run_sync`` does. Everywhere else ``Runner.run`` is left as it was. A
+runner the caller installs later replaces it (nested runs are then not recorded);
 ``as_tool(on_stream=...)`` streams the nested run to its callback, which this adapter does not
 see. A tool body that streams an agent itself (``Runner.run_streamed`` and its
 ``stream_events()``) gets the SDK's own events, unchanged, while the adapter reads them into a
@@ -525,8 +527,13 @@ def _nesting_runner(base: type, inner: Any) -> Any:
         finally:
             _IN_TOOL.reset(token)
 
-    def run_sync(self: Any, *args: Any, **kwargs: Any) -> Any:
-        return inner.run_sync(*args, **kwargs)
+    def run_sync(self: Any, starting_agent: Any, input: Any, **kwargs: Any) -> Any:
+        # in a tool body (a sync tool's thread, or one it hands the run to): the SDK's own
+        # run_sync runs ``self.run`` on that thread's loop, so the run nests as ``run`` does
+        name = getattr(starting_agent, "name", None)
+        if _IN_TOOL.get() is None or nested_run(name) is None:
+            return inner.run_sync(starting_agent, input, **kwargs)
+        return base.run_sync(self, starting_agent, input, **kwargs)  # type: ignore[attr-defined]
 
     def run_streamed(self: Any, starting_agent: Any, input: Any, **kwargs: Any) -> Any:
         name = getattr(starting_agent, "name", None)

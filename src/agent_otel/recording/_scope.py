@@ -404,7 +404,10 @@ def _hook(
 def _nested(name: str | None) -> Callable[[AsyncIterator[Any]], AsyncIterator[Any]] | None:
     """``agent_contract.scope.nested_run``'s hook: a wrapper recording a stream as a run
     nested under the span current now (a tool's, in its scope), with the current run's settings
-    but its own agent (name, no id, description or attributes of the outer one) and input."""
+    but its own agent (name, no id, description or attributes of the outer one) and input.
+    The run starts as the stream is wrapped, not at its first pull: an agent on a thread of its
+    own (a graph a sync tool runs) may run its tools before the consumer pulls, and each must
+    find the run, and open its step, there."""
     scopes = otel_context.get_value(_RUN)
     if not isinstance(scopes, ToolScopes) or not scopes.live or scopes.settings is None:
         return None
@@ -426,7 +429,7 @@ def _nested(name: str | None) -> Callable[[AsyncIterator[Any]], AsyncIterator[An
 
     def wrap(stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
         defer(stream)
-        return traced(stream, settings, parent)
+        return traced(stream, settings, parent, eager=True)
 
     return wrap
 

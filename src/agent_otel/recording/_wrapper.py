@@ -145,6 +145,7 @@ def _finish(recorder: RunRecorder | None, end_reason: str, error: BaseException 
 
 
 _DONE: Any = object()
+_EXHAUSTED = A.END_EXHAUSTED  # (one global read on every run's path, not two)
 
 
 async def _answer(
@@ -287,16 +288,29 @@ def traced(
     parent: Context | None = None,
     on_end: Callable[[], None] | None = None,
     layer: _Layer | None = None,
+    eager: bool = False,
 ) -> AsyncIterator[Any]:
     """Every event of ``stream``, unchanged, while the run is recorded (see module doc);
     ``on_end`` is called once the run has finished, on every exit path. ``layer``: what
-    :func:`run_context` learns of the run (``otel_wrapper()`` names its wrapper there)."""
+    :func:`run_context` learns of the run (``otel_wrapper()`` names its wrapper there).
+    ``eager``: the run starts now, not at the first pull (a nested run claimed on a thread
+    that runs ahead of its consumer, whose tool bodies must find it open); one never pulled
+    ends ``closed_early`` when the stream returned here is dropped."""
     if not hasattr(stream, "__aiter__"):
         raise TypeError(_not_a_stream(stream))
     if layer is None:
         layer = _Layer()
-    run = _traced(stream, settings, parent, on_end, layer)
+    started = None
+    if eager:
+        started = _start(settings, parent, stream, layer)
+        layer.deferred = started is None  # it could not start: its events pass through
+    run = _traced(stream, settings, parent, on_end, layer, started)
     _LAYERS[run] = layer
+    if started is not None:  # never pulled: it ends once the stream is dropped
+        try:
+            weakref.finalize(run, _finish, started, A.END_CLOSED_EARLY, None)
+        except Exception:
+            report("run start")
     return run
 
 
@@ -440,18 +454,21 @@ async def _traced(
     parent: Context | None,
     on_end: Callable[[], None] | None,
     layer: _Layer,
+    started: RunRecorder | None = None,
 ) -> AsyncIterator[Any]:
     layer.started = True
     iterator = stream.__aiter__()
     if not hasattr(type(iterator), "__aiter__"):  # only __anext__: as `async for` takes it
         iterator = _Pulled(iterator)
-    recorder = None if layer.deferred else _start(settings, parent, stream, layer)
+    recorder = started or (  # else started eagerly (``traced(eager=True)``)
+        None if layer.deferred else _start(settings, parent, stream, layer)
+    )
     handlers: dict[type, Handler | None] = recorder.handlers if recorder is not None else {}
     # The recorder whose context is current while the agent computes (None: untraced, or
     # activation off): from the loop's next pull included until the event is in
     # (`async for` pulls faster than awaiting __anext__: figure 1).
     active = recorder if settings.activate_context else None
-    end_reason: str = A.END_EXHAUSTED
+    end_reason: str = _EXHAUSTED
     error: BaseException | None = None
     thrown: BaseException | None = None  # what the consumer threw in (athrow)
     token = None
@@ -532,7 +549,7 @@ async def _traced(
             except ValueError:
                 pass
         try:
-            if end_reason != A.END_EXHAUSTED:  # stopped early: close the agent's stream too
+            if end_reason != _EXHAUSTED:  # stopped early: close the agent's stream too
                 aclose = getattr(iterator, "aclose", None)
                 if aclose is not None:
                     await aclose()
