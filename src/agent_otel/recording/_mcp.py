@@ -34,20 +34,19 @@ so there is no doubt whose), and a log line or span it writes is the tool call's
 
 A server may ask the client something while it serves the call (``sampling/createMessage``: a
 completion from the client's model; elicitation; roots). The session answers with the caller's
-callback, on its own receiving task, whose context is the one the session was opened in
-(before the run, usually): a model call or agent run made there landed in a trace of its own.
-The session's callbacks run in the context of the tool body whose call awaits its answer, so
-what they record nests under that tool's span, in the run's trace (with several calls in
-flight on one session, the request does not say whose it is: they run as before). The
-server's log messages (``notifications/message``, the session's ``logging_callback``) are
-told the same way. A call sent outside a traced tool body, on a session a traced call went
-on, is in flight too, with its caller's context: a request the server sends while serving it
-is not taken for a traced call's, and runs where that call was made (not where the session
-was opened: in a run's tool, maybe, that has ended since). A callback run where the call's
-own code runs, after a result asked it for input (``InputRequiredResult``, the 2026-07-28
-revision's way to ask mid-call: the MCP SDK 2.x's ``Client`` answers from the calling code,
-between two requests of the call), is that code's and runs as it is, while another call may
-be the one in flight.
+callback, on its own receiving task, whose context is the one the session was opened in (before
+the run, usually): a model call or agent run made there would land in a trace of its own. The
+session's callbacks run in the context of the tool body whose call awaits its answer, so what
+they record nests under that tool's span, in the run's trace (with several calls in flight on
+one session, the request does not say whose it is: they run where the session was opened). The
+server's log messages (``notifications/message``, the session's ``logging_callback``) are told
+the same way. A call sent outside a traced tool body, on a session a traced call went on, is in
+flight too, with its caller's context: a request the server sends while serving it is not taken
+for a traced call's, and runs where that call was made (not where the session was opened: in a
+run's tool, maybe, that has ended since). A callback run where the call's own code runs, after
+a result asked it for input (``InputRequiredResult``, the 2026-07-28 revision's way to ask
+mid-call: the MCP SDK 2.x's ``Client`` answers from the calling code, between two requests of the
+call), is that code's and runs as it is, while another call may be the one in flight.
 """
 
 from __future__ import annotations

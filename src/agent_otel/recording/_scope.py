@@ -373,7 +373,7 @@ def _failed(kind: type[BaseException]) -> bool:
         task = asyncio.current_task()
     except RuntimeError:  # no running loop: a thread
         return False
-    cancelling = getattr(task, "cancelling", None)  # Python 3.11+: else cut short, as before
+    cancelling = getattr(task, "cancelling", None)  # Python 3.11+ (3.10: cut short)
     return callable(cancelling) and cancelling() == 0
 
 

@@ -29,9 +29,9 @@ from .content._spans import put
 _NS = 1e-9
 TOOL_ERROR = "tool_error"  # a failed tool's error.type when nothing names its class
 NO_RESULT: Any = object()
+"""What :meth:`ToolCall.end` gets for a tool that returned nothing (it was cut short)."""
 Start = tuple[str, dict[str, AttributeValue], dict[str, AttributeValue]]
 """A tool's span name, start attributes and metric attributes, checked."""
-"""What :meth:`ToolCall.end` gets for a tool that returned nothing (it was cut short)."""
 
 
 class McpState:
