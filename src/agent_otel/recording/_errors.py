@@ -73,11 +73,11 @@ def report_failure(span: GuardedSpan, error_type: str, text: str | None, now: in
         span.add_event(A.EVENT_EXCEPTION, attributes, timestamp=now)
 
 
-def exception_reason(error: BaseException, span: GuardedSpan | None = None) -> str:
+def exception_reason(error: BaseException, span: GuardedSpan) -> str:
     """``Type: message`` for ``error``; its type alone when it cannot be rendered as text
     (scrubbed before its cut when ``span`` has a scrub)."""
     kind = exception_type(error)
-    message = exception_message(error, scrub=None if span is None else span.scrub)[1]
+    message = exception_message(error, scrub=span.scrub)[1]
     return f"{kind}: {message}" if message else kind
 
 

@@ -100,7 +100,7 @@ class ToolScopes:
         self,
         tools: dict[object, ToolCall],
         open_early: OpenEarly,
-        settings: RunSettings | None = None,
+        settings: RunSettings,
     ) -> None:
         self.settings = settings  # what a run nested in this one is recorded with
         self.lock = threading.Lock()
@@ -398,7 +398,7 @@ def _nested(name: str | None) -> Callable[[AsyncIterator[Any]], AsyncIterator[An
     nested under the span current now (a tool's, in its scope), with the current run's settings
     but its own agent (name, no id, description or attributes of the outer one) and input."""
     scopes = otel_context.get_value(_RUN)
-    if not isinstance(scopes, ToolScopes) or not scopes.live or scopes.settings is None:
+    if not isinstance(scopes, ToolScopes) or not scopes.live:
         return None
     from dataclasses import replace
 

@@ -326,7 +326,7 @@ class ToolCall:
             duration = self.settings.instruments.tool_duration
             took, context = (now - self.start) * _NS, self.context
             if context is None:  # never current (the run's context pointed elsewhere)
-                context = current_in(None, self.span)
+                context = current_in(self.span)
             if A.ERROR_TYPE in self.metric_attributes:  # an error type of the events: checked
                 duration.record(took, self.metric_attributes, context)
             else:  # checked with the start attributes, and inside this guard

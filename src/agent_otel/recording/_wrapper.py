@@ -284,15 +284,12 @@ def traced(
     settings: RunSettings,
     parent: Context | None = None,
     on_end: Callable[[], None] | None = None,
-    layer: _Layer | None = None,
 ) -> AsyncIterator[Any]:
     """Every event of ``stream``, unchanged, while the run is recorded (see module doc);
-    ``on_end`` is called once the run has finished, on every exit path. ``layer``: what
-    :func:`run_context` learns of the run (``otel_wrapper()`` names its wrapper there)."""
+    ``on_end`` is called once the run has finished, on every exit path."""
     if not hasattr(stream, "__aiter__"):
         raise TypeError(_not_a_stream(stream))
-    if layer is None:
-        layer = _Layer()
+    layer = _Layer()
     run = _traced(stream, settings, parent, on_end, layer)
     _LAYERS[run] = layer
     return run
