@@ -63,6 +63,7 @@ from opentelemetry import trace
 from opentelemetry.context.context import Context
 
 from agent_otel import _clock
+from agent_otel._attributes import END_EXHAUSTED, END_INTERRUPTED
 from agent_otel._guard import guarded
 from agent_otel._plain import text_of
 from agent_otel.standdown._context import chat_context, suppressed
@@ -82,8 +83,6 @@ from ._tool import TOOL_ERROR, ToolCall
 from ._usage import Tokens
 
 MAX_PENDING = 8
-INTERRUPTED = "interrupted"  # the end reasons the recorder itself reads (see _attributes)
-EXHAUSTED = "exhausted"
 MAX_ERROR_TYPE = 256  # error.type is low-cardinality: a longer "type" is text, not a class
 
 Owner = Run | Step | LLMCall | ToolCall
@@ -667,7 +666,7 @@ class RunRecorder:
         interrupt after another kind of terminal counts as an anomaly.
         """
         if self.terminal and not self.run.interrupted:
-            self.anomaly("event_after_terminal")
+            self._after_terminal()
         self.mark_terminal()
         self.run.interrupt(interrupt_id, reason)
 
@@ -761,7 +760,7 @@ class RunRecorder:
             return tools[0]
         return self._step or self.run
 
-    def finish(self, end_reason: str, error: BaseException | None = None) -> None:
+    def end(self, end_reason: str, error: BaseException | None = None) -> None:
         """End every span exactly once; ``error`` is the exception the run ended with.
 
         Each part below is isolated: whatever fails while describing one span (an exception
@@ -774,7 +773,7 @@ class RunRecorder:
         for tool in self.scopes.close():  # opened by bodies whose ToolCall never came
             tool.end(now, incomplete=True)
         with guarded("run finish"):
-            if error is not None and end_reason == INTERRUPTED:
+            if error is not None and end_reason == END_INTERRUPTED:
                 run.paused(error, now)  # AgentInterruptedError: an event, not a failure
                 error = None
             elif error is not None:
@@ -800,8 +799,8 @@ class RunRecorder:
             self.ensure_step()
             self.step_boundary(None, now)
         self._end_held_step()
-        if run.interrupted and end_reason == EXHAUSTED:
-            end_reason = INTERRUPTED
+        if run.interrupted and end_reason == END_EXHAUSTED:
+            end_reason = END_INTERRUPTED
         run.end(now, end_reason)
 
 

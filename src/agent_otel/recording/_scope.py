@@ -323,7 +323,7 @@ class _Activation:
     while its task was not being cancelled: a cancel of its task is a body cut short, not
     failing, ``_failed``) is noted on its call (``ToolCall.body_error``): a result the
     framework made of it that names no class is named by it, and a run that ends while the call
-    is open marks the call failed with it (``RunRecorder.finish``). A body entered again (a
+    is open marks the call failed with it (``RunRecorder.end``). A body entered again (a
     retry of the same call) starts with nothing noted (nor an MCP server's failed answer)."""
 
     __slots__ = ("_context", "_token", "_tool")

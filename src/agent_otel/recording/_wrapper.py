@@ -2,8 +2,8 @@
 
 ``traced()`` pulls each event from the agent with the run's innermost span current, restores
 the consumer's context before yielding the very same object (a consumer's ``asend`` value and
-``athrow`` exception go on to the agent's stream, its answer comes back), and finishes the
-recorder exactly once on every exit path: exhaustion, an agent exception (re-raised as the
+``athrow`` exception go on to the agent's stream, its answer comes back), and ends the
+run exactly once on every exit path: exhaustion, an agent exception (re-raised as the
 same object), the consumer closing or abandoning the stream (the agent's stream is closed
 too), cancellation.
 Instrumentation errors stop at :mod:`agent_otel._guard`; the agent's and the consumer's always
@@ -132,11 +132,11 @@ def _start(
     return recorder
 
 
-def _finish(recorder: RunRecorder | None, end_reason: str, error: BaseException | None) -> None:
+def _end(recorder: RunRecorder | None, end_reason: str, error: BaseException | None) -> None:
     if recorder is None or not claim(recorder):  # not claimed: a shutdown already ended it
         return
     try:
-        recorder.finish(end_reason, error)
+        recorder.end(end_reason, error)
     except Exception:
         report("run finish")
     ended(recorder)  # told if dropped (a provider already shut down); flushed if draining
@@ -316,13 +316,13 @@ def traced_future(
         except Exception:
             report("run future")
             end_reason, error, value = A.END_EXHAUSTED, None, _DONE
-        _end_run(recorder, settings, end_reason, error, value, result)
+        _end_with_result(recorder, settings, end_reason, error, value, result)
 
     try:
         future.add_done_callback(done)
     except Exception:  # a future that takes no callback: the run ends now, unfinished
         report("run future")
-        _finish(recorder, A.END_EXHAUSTED, None)
+        _end(recorder, A.END_EXHAUSTED, None)
 
 
 def traced_return(
@@ -342,12 +342,12 @@ def traced_return(
     if recorder is None:
         return
     if error is None:
-        _end_run(recorder, settings, A.END_EXHAUSTED, None, value, result)
+        _end_with_result(recorder, settings, A.END_EXHAUSTED, None, value, result)
         return
-    _end_run(recorder, settings, _raised(error), error, _DONE, result)
+    _end_with_result(recorder, settings, _raised(error), error, _DONE, result)
 
 
-def _end_run(
+def _end_with_result(
     recorder: RunRecorder,
     settings: RunSettings,
     end_reason: str,
@@ -365,7 +365,7 @@ def _end_run(
         except Exception:
             if not unreadable(recorder):
                 report("event")
-    _finish(recorder, end_reason, error)
+    _end(recorder, end_reason, error)
 
 
 def _outcome(future: Any) -> tuple[str, BaseException | None, Any]:
@@ -539,7 +539,7 @@ async def _traced(
         finally:
             if layer.wrapper is not None:  # the wrapper's run that ended last here: this one
                 _NAMED.set(layer)
-            _finish(recorder, end_reason, error)
+            _end(recorder, end_reason, error)
             if on_end is not None:
                 try:
                     on_end()
