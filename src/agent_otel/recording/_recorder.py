@@ -74,7 +74,7 @@ from ._activation import activate
 from ._chat import LLMCall
 from ._costs import plus
 from ._encodable import id_text
-from ._errors import PendingError, error_type_of, raised_in
+from ._errors import PendingError, error_type_of, raised_from, raised_in
 from ._run import Run
 from ._scope import ToolScopes, install
 from ._settings import RunSettings
@@ -741,7 +741,7 @@ class RunRecorder:
             raised, tool.body_error = tool.body_error, None
             if raised is None:  # (written by the body's thread: read once)
                 continue
-            if site is None and _raised_from(error, raised):
+            if site is None and any(seen is raised for seen in raised_from(error)):
                 site = tool
                 continue
             with guarded("run finish"):
@@ -802,14 +802,3 @@ class RunRecorder:
         if run.interrupted and end_reason == END_EXHAUSTED:
             end_reason = END_INTERRUPTED
         run.end(now, end_reason)
-
-
-def _raised_from(error: BaseException, raised: BaseException, depth: int = 4) -> bool:
-    """``error`` is ``raised``, or was raised from it (its cause or context, ``depth`` links
-    at most): the run ended with that tool's failure."""
-    seen: BaseException | None = error
-    while seen is not None and depth > 0:
-        if seen is raised:
-            return True
-        seen, depth = seen.__cause__ or seen.__context__, depth - 1
-    return False

@@ -248,18 +248,19 @@ class ToolScopes:
         early = self.early
         if not early:
             return None
-        found = None
         if call_id is not None:
-            found = next((t for t in early if t.call_id == call_id), None)
-        if found is None:
-            named = [t for t in early if t.call_id is None and t.name == name]
-            if len(named) > 1:
-                wanted = _parsed(arguments)
-                found = next((t for t in named if _parsed(t.arguments) == wanted), named[0])
-            elif named:
-                found = named[0]
-        if found is not None:
-            early.remove(found)
+            found = self.take(call_id)
+            if found is not None:
+                return found
+        named = [t for t in early if t.call_id is None and t.name == name]
+        if len(named) > 1:
+            wanted = _parsed(arguments)
+            found = next((t for t in named if _parsed(t.arguments) == wanted), named[0])
+        elif named:
+            found = named[0]
+        else:
+            return None
+        early.remove(found)
         return found
 
     def adopt_outer(self, call_id: str | None) -> ToolCall | None:
@@ -271,13 +272,11 @@ class ToolScopes:
         if call_id is None or outer is None or not outer.early:
             return None
         with outer.lock:
-            found = next((t for t in outer.early if t.call_id == call_id), None)
-            if found is not None:
-                outer.early.remove(found)
-        return found
+            return outer.take(call_id)
 
     def take(self, call_id: str | None) -> ToolCall | None:
-        """An early span whose ``ToolCall`` event never came, for its result."""
+        """The early span of call ``call_id``, taken out of the early ones (under the lock):
+        for its event, or for its result when its ``ToolCall`` event never came."""
         found = next((t for t in self.early if t.call_id == call_id), None)
         if found is not None:
             self.early.remove(found)

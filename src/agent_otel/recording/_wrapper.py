@@ -153,15 +153,7 @@ async def _answer(
     athrow = getattr(iterator, "athrow", None)
     if athrow is None:
         raise thrown
-    token = activate(active.context) if active is not None else None
-    try:
-        return await athrow(thrown)
-    except StopAsyncIteration:
-        return _DONE
-    finally:
-        if token is not None:
-            with suppress(ValueError):
-                deactivate(token)
+    return await _resume(active, athrow, thrown)
 
 
 async def _forward(iterator: AsyncIterator[Any], sent: Any, active: RunRecorder | None) -> Any:
@@ -171,9 +163,18 @@ async def _forward(iterator: AsyncIterator[Any], sent: Any, active: RunRecorder 
     has nowhere to go, as ``async for`` over it would also drop it.
     """
     asend = getattr(iterator, "asend", None)
+    if asend is None:
+        return await _resume(active, iterator.__anext__)
+    return await _resume(active, asend, sent)
+
+
+async def _resume(active: RunRecorder | None, step: Callable[..., Any], *given: Any) -> Any:
+    """``step(*given)`` awaited as the agent's pulls are, with the run's innermost span
+    current (``active``; None: untraced, or activation off): the agent's next event, or
+    ``_DONE`` if it returned."""
     token = activate(active.context) if active is not None else None
     try:
-        return await (asend(sent) if asend is not None else iterator.__anext__())
+        return await step(*given)
     except StopAsyncIteration:
         return _DONE
     finally:
