@@ -125,7 +125,7 @@ class RunRecorder:
         "terminal",
     )
 
-    def __init__(self, settings: RunSettings, parent: Context, start: int | None = None) -> None:
+    def __init__(self, settings: RunSettings, parent: Context, began: int | None = None) -> None:
         given = settings
         self.s = settings = settings.for_run()  # the run's own content accounts, if any
         self.now: Callable[[], int] = _clock.run_clock()
@@ -135,7 +135,7 @@ class RunRecorder:
         self.scopes = ToolScopes(self._tools, self._open_early, given)
         self.scopes.framework = self._framework_started
         parent = self.scopes.mark(parent)
-        self.run = Run(settings, parent, self.now, start)
+        self.run = Run(settings, parent, self.now, began)
         # A tool body runs in the run's own parent (its ids, inside a run), not the caller's.
         self.scopes.parent = self.run.parent
         self._step: Step | None = None

@@ -110,7 +110,7 @@ def _start(
     parent: Context | None,
     stream: object,
     layer: _Layer,
-    start: int | None = None,
+    began: int | None = None,
 ) -> RunRecorder | None:
     try:
         current = otel_context.get_current()
@@ -120,7 +120,7 @@ def _start(
         context = current if parent is None else parent
         if settings.stand_down_providers:
             context = framework_run(context, stream)
-        recorder = RunRecorder(settings, context, start)
+        recorder = RunRecorder(settings, context, began)
     except Exception:
         report("run start")
         return None
@@ -327,7 +327,7 @@ def traced_future(
 
 
 def traced_return(
-    start: int,
+    began: int,
     value: Any,
     error: BaseException | None,
     settings: RunSettings,
@@ -335,11 +335,11 @@ def traced_return(
     result: Callable[[Any], Any],
 ) -> None:
     """Record the run a plain ``def run`` made, once it returned ``value`` (or raised
-    ``error``), from ``start`` (read as it was called) to now, as an awaited run's. It is
+    ``error``), from ``began`` (read as it was called) to now, as an awaited run's. It is
     recorded after the fact (until it returned, the call could have been an ``async def``'s
     in all but name, handing back its coroutine): the spans it started are the run's
     siblings, not its children."""
-    recorder = _start(settings, parent, None, _Layer(), start)
+    recorder = _start(settings, parent, None, _Layer(), began)
     if recorder is None:
         return
     if error is None:
