@@ -161,7 +161,7 @@ def _open_span_bytes(kind: str, k: int) -> tuple[float, float]:
             span.set_attribute(A.LLM_CALL_ID, cid)
             spans.append(span)
     alone = (_heap() - before) / k
-    rec.finish(A.END_EXHAUSTED)
+    rec.end(A.END_EXHAUSTED)
     for span in spans:
         span.end()
     sdk.shutdown()

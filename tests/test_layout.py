@@ -71,6 +71,25 @@ def test_docs_layout_lists_every_module_and_nothing_else() -> None:
     assert not named - tree, f"docs/layout.md lists modules that do not exist: {named - tree}"
 
 
+# Words in a folder's docstring that name no module beside it, on purpose (a field, not a module).
+_NOT_MODULES = {"remote/__init__.py": {"_meta"}}
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted([*PACKAGE.rglob("__init__.py"), *(ROOT / "contract").rglob("__init__.py")]),
+    ids=lambda p: str(p.relative_to(ROOT)),
+)
+def test_a_folders_docstring_names_only_modules_it_holds(path: Path) -> None:
+    """A folder's ``__init__`` docstring, the first page a newcomer reads there, names only
+    modules that exist beside it (a module renamed or merged takes its name with it)."""
+    doc = ast.get_docstring(ast.parse(path.read_text())) or ""
+    here = {p.stem for p in path.parent.iterdir() if p.suffix == ".py" or p.is_dir()}
+    allowed = _NOT_MODULES.get(str(path.relative_to(PACKAGE)) if PACKAGE in path.parents else "")
+    named = set(re.findall(r"``(_[a-z][a-z0-9_]*)``", doc)) - (allowed or set())
+    assert not named - here, f"{path.relative_to(ROOT)} names no such module: {named - here}"
+
+
 # Reaching into another object's private attributes is how one class ends up cut across files;
 # these are known and deliberate (a stdlib frame API; a wrapper reading its owner's counters in
 # the same module; ``os._exit``, the documented way a forked child ends without exit hooks).

@@ -1,6 +1,9 @@
-"""Recording a run: read events by shape, feed the run's state machine, write spans and metrics.
+"""Recording a run: read events by shape, route them to their span's owner, write spans and
+metrics.
 
-``_wrapper`` owns iteration; ``_read`` maps each event to a recorder call; ``_recorder`` with
-``_state``, ``_llm``, ``_tools`` and ``_calls`` keeps one run's spans; ``_content`` and
-``_messages`` shape captured content; ``_metrics`` holds the instruments.
+``_wrapper`` owns iteration; ``_read`` maps each event to a ``RunRecorder`` method;
+``_recorder`` routes it to the owner of the span it belongs to (``_run``, ``_step``, ``_chat``,
+``_tool``), each writing every attribute, metric and ending of its span through ``_span``'s
+guarded door; ``content/`` shapes captured content; ``_metrics`` holds the instruments.
+docs/layout.md lists every module.
 """

@@ -369,7 +369,7 @@ class LLMCall:
         try:  # both records checked once (the start's attributes), under one guard
             context = self.context
             if context is None:  # never current (a run with the context pointed elsewhere)
-                context = self.context = current_in(None, self.span)
+                context = self.context = current_in(self.span)
             if self.first_chunk is not None:  # the metric's attributes have no error.type
                 ttfc = (self.first_chunk - self.start) * _NS
                 instruments.time_to_first_chunk.histogram.record(ttfc, attributes, context)

@@ -6,6 +6,7 @@ belongs to, which is known only when the next segment shows content or closes em
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from traceback import walk_tb
 
@@ -18,6 +19,7 @@ from ._span import GuardedSpan, exception_message, exception_names, exception_ty
 
 # A status description is a reason to read in a UI's banner, not a log: bounded.
 MAX_DESCRIPTION = 1024
+MAX_LINKS = 4  # how far back an exception's chain is read (causes and contexts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,11 +75,11 @@ def report_failure(span: GuardedSpan, error_type: str, text: str | None, now: in
         span.add_event(A.EVENT_EXCEPTION, attributes, timestamp=now)
 
 
-def exception_reason(error: BaseException, span: GuardedSpan | None = None) -> str:
+def exception_reason(error: BaseException, span: GuardedSpan) -> str:
     """``Type: message`` for ``error``; its type alone when it cannot be rendered as text
     (scrubbed before its cut when ``span`` has a scrub)."""
     kind = exception_type(error)
-    message = exception_message(error, scrub=None if span is None else span.scrub)[1]
+    message = exception_message(error, scrub=span.scrub)[1]
     return f"{kind}: {message}" if message else kind
 
 
@@ -86,12 +88,22 @@ def error_type_of(error: BaseException) -> str:
     return exception_names(error)[1]
 
 
-def raised_in(error: BaseException, depth: int = 4) -> frozenset[str]:
-    """The names of the functions ``error`` passed through (its traceback's frames, and those
-    of the exceptions it was raised from, ``depth`` links at most): where it was raised."""
-    names: set[str] = set()
+def raised_from(error: BaseException) -> Iterator[BaseException]:
+    """``error``, then the exceptions it was raised from (each one's cause, else its context),
+    ``MAX_LINKS`` at most."""
     seen: BaseException | None = error
-    while seen is not None and depth > 0:
-        names.update(frame.f_code.co_name for frame, _ in walk_tb(seen.__traceback__))
-        seen, depth = seen.__cause__ or seen.__context__, depth - 1
-    return frozenset(names)
+    for _ in range(MAX_LINKS):
+        if seen is None:
+            return
+        yield seen
+        seen = seen.__cause__ or seen.__context__
+
+
+def raised_in(error: BaseException) -> frozenset[str]:
+    """The names of the functions ``error`` passed through (its traceback's frames, and those
+    of the exceptions it was raised from): where it was raised."""
+    return frozenset(
+        frame.f_code.co_name
+        for seen in raised_from(error)
+        for frame, _ in walk_tb(seen.__traceback__)
+    )

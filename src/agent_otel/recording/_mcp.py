@@ -34,25 +34,24 @@ so there is no doubt whose), and a log line or span it writes is the tool call's
 
 A server may ask the client something while it serves the call (``sampling/createMessage``: a
 completion from the client's model; elicitation; roots). The session answers with the caller's
-callback, on its own receiving task, whose context is the one the session was opened in
-(before the run, usually): a model call or agent run made there landed in a trace of its own.
-The session's callbacks run in the context of the tool body whose call awaits its answer, so
-what they record nests under that tool's span, in the run's trace (with several calls in
-flight on one session, the request does not say whose it is: they run as before). The
-server's log messages (``notifications/message``, the session's ``logging_callback``) are
-told the same way. Every request of the session is in flight while it awaits its answer,
-with its caller's context (the session's ``send_request``, wrapped once with ``call_tool``,
-counts from its first request of any kind after the first traced tool body started): one
-sent outside a traced tool body, or of another kind (reading a resource, getting a prompt,
-listing tools), is not taken for a traced call's, and a request the server sends while
-serving it runs where it was made (not where the session was opened: in a run's tool, maybe,
-that has ended since). A request already awaiting its answer when the wrapper is put in
-place (before any traced tool body ran) cannot be counted. A callback run where the
-request's own code runs, after its result asked it for input (``InputRequiredResult``, the
-2026-07-28 revision's way to ask mid-call, from ``tools/call``, ``resources/read`` or
-``prompts/get`` alike: the MCP SDK 2.x's ``Client`` answers from the calling code, between
-two requests of the call), is that code's and runs as it is, while another call may be the
-one in flight.
+callback, on its own receiving task, whose context is the one the session was opened in (before
+the run, usually): a model call or agent run made there would land in a trace of its own. The
+session's callbacks run in the context of the tool body whose call awaits its answer, so what
+they record nests under that tool's span, in the run's trace (with several calls in flight on
+one session, the request does not say whose it is: they run where the session was opened). The
+server's log messages (``notifications/message``, the session's ``logging_callback``) are told
+the same way. Every request of the session is in flight while it awaits its answer, with its
+caller's context (the session's ``send_request``, wrapped once with ``call_tool``, counts from
+its first request of any kind after the first traced tool body started): one sent outside a
+traced tool body, or of another kind (reading a resource, getting a prompt, listing tools), is
+not taken for a traced call's, and a request the server sends while serving it runs where it
+was made (not where the session was opened: in a run's tool, maybe, that has ended since). A
+request already awaiting its answer when the wrapper is put in place (before any traced tool
+body ran) cannot be counted. A callback run where the request's own code runs, after its result
+asked it for input (``InputRequiredResult``, the 2026-07-28 revision's way to ask mid-call,
+from ``tools/call``, ``resources/read`` or ``prompts/get`` alike: the MCP SDK 2.x's ``Client``
+answers from the calling code, between two requests of the call), is that code's and runs as it
+is, while another call may be the one in flight.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """The runs open in this process, so that a shutdown can end them instead of losing them.
 
-A run registers when it starts and leaves when it finishes (:mod:`._wrapper`). At shutdown
+A run registers when it starts and leaves when it ends (:mod:`._wrapper`). At shutdown
 (interpreter exit, SIGTERM, a ``multiprocessing`` worker's exit, ``Telemetry.shutdown()``),
 :func:`end_runs` ends the runs still open on that tracer provider, newest first (a
 sub-agent's run before the run that started it), each innermost span first, with
 ``agent_otel.end_reason=shutdown``; their open calls and tools are marked incomplete. Whoever
-removes a run from the registry first finishes it, so a run ends once even when its own
+removes a run from the registry first ends it, so a run ends once even when its own
 thread reaches its end at the same moment.
 
 An application that shuts its own providers down (a web server's lifespan shutdown step, a
@@ -94,7 +94,7 @@ def at_next_run_start(hook: Callable[[], bool]) -> None:
 
 
 def claim(run: Any) -> bool:
-    """Remove ``run``; True for the one caller that should now finish it."""
+    """Remove ``run``; True for the one caller that should now end it."""
     _pending.forget(run)
     return _OPEN.pop(id(run), None) is not None
 
@@ -106,7 +106,7 @@ def end_runs(belongs: Callable[[Any], bool]) -> int:
         try:
             if not belongs(run.run.span.raw) or not claim(run):
                 continue
-            run.finish(A.END_SHUTDOWN, None)
+            run.end(A.END_SHUTDOWN, None)
             run.ended_by_shutdown()
             ended += 1
             told(run)

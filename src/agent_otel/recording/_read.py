@@ -22,7 +22,7 @@ from ._usage import Tokens
 # --- the Latent vocabulary (by class name) ---------------------------------------------------
 # The contract's own fields are read as attributes, in one ``try`` per event: a ``getattr``
 # call costs about three plain reads (figure 2: nine reads per tool call). A look-alike that
-# lacks one of them is read field by field with ``getattr``, as before; a field the contract
+# lacks one of them is read field by field with ``getattr``; a field the contract
 # does not declare (``tools``, ``error_type``) always is.
 def llm_call_start(rec: RunRecorder, ev: Any) -> None:
     try:

@@ -64,6 +64,7 @@ from opentelemetry import trace
 from opentelemetry.context.context import Context
 
 from agent_otel import _clock
+from agent_otel._attributes import END_EXHAUSTED, END_INTERRUPTED
 from agent_otel._guard import counted, guarded
 from agent_otel._plain import text_of
 from agent_otel.standdown._context import chat_context, suppressed
@@ -74,7 +75,7 @@ from ._activation import activate
 from ._chat import LLMCall
 from ._costs import plus
 from ._encodable import id_text
-from ._errors import PendingError, error_type_of, raised_in
+from ._errors import PendingError, error_type_of, raised_from, raised_in
 from ._run import Run
 from ._scope import ToolScopes, install
 from ._settings import RunSettings
@@ -83,8 +84,6 @@ from ._tool import TOOL_ERROR, ToolCall
 from ._usage import Tokens
 
 MAX_PENDING = 8
-INTERRUPTED = "interrupted"  # the end reasons the recorder itself reads (see _attributes)
-EXHAUSTED = "exhausted"
 MAX_ERROR_TYPE = 256  # error.type is low-cardinality: a longer "type" is text, not a class
 
 Owner = Run | Step | LLMCall | ToolCall
@@ -127,7 +126,7 @@ class RunRecorder:
         "terminal",
     )
 
-    def __init__(self, settings: RunSettings, parent: Context, start: int | None = None) -> None:
+    def __init__(self, settings: RunSettings, parent: Context, began: int | None = None) -> None:
         given = settings
         self.s = settings = settings.for_run()  # the run's own content accounts, if any
         self.now: Callable[[], int] = _clock.run_clock()
@@ -137,7 +136,7 @@ class RunRecorder:
         self.scopes = ToolScopes(self._tools, self._open_early, given)
         self.scopes.framework = self._framework_started
         parent = self.scopes.mark(parent)
-        self.run = Run(settings, parent, self.now, start)
+        self.run = Run(settings, parent, self.now, began)
         # A tool body runs in the run's own parent (its ids, inside a run), not the caller's.
         self.scopes.parent = self.run.parent
         self._step: Step | None = None
@@ -668,7 +667,7 @@ class RunRecorder:
         interrupt after another kind of terminal counts as an anomaly.
         """
         if self.terminal and not self.run.interrupted:
-            self.anomaly("event_after_terminal")
+            self._after_terminal()
         self.mark_terminal()
         self.run.interrupt(interrupt_id, reason)
 
@@ -743,7 +742,7 @@ class RunRecorder:
             raised, tool.body_error = tool.body_error, None
             if raised is None:  # (written by the body's thread: read once)
                 continue
-            if site is None and _raised_from(error, raised):
+            if site is None and any(seen is raised for seen in raised_from(error)):
                 site = tool
                 continue
             with guarded("run finish"):
@@ -762,7 +761,7 @@ class RunRecorder:
             return tools[0]
         return self._step or self.run
 
-    def finish(self, end_reason: str, error: BaseException | None = None) -> None:
+    def end(self, end_reason: str, error: BaseException | None = None) -> None:
         """End every span exactly once; ``error`` is the exception the run ended with.
 
         Each part below is isolated: whatever fails while describing one span (an exception
@@ -775,7 +774,7 @@ class RunRecorder:
         for tool in self.scopes.close():  # opened by bodies whose ToolCall never came
             tool.end(now, incomplete=True)
         with guarded("run finish"):
-            if error is not None and end_reason == INTERRUPTED:
+            if error is not None and end_reason == END_INTERRUPTED:
                 run.paused(error, now)  # AgentInterruptedError: an event, not a failure
                 error = None
             elif error is not None:
@@ -801,17 +800,6 @@ class RunRecorder:
             self.ensure_step()
             self.step_boundary(None, now)
         self._end_held_step()
-        if run.interrupted and end_reason == EXHAUSTED:
-            end_reason = INTERRUPTED
+        if run.interrupted and end_reason == END_EXHAUSTED:
+            end_reason = END_INTERRUPTED
         run.end(now, end_reason)
-
-
-def _raised_from(error: BaseException, raised: BaseException, depth: int = 4) -> bool:
-    """``error`` is ``raised``, or was raised from it (its cause or context, ``depth`` links
-    at most): the run ended with that tool's failure."""
-    seen: BaseException | None = error
-    while seen is not None and depth > 0:
-        if seen is raised:
-            return True
-        seen, depth = seen.__cause__ or seen.__context__, depth - 1
-    return False

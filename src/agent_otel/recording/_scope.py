@@ -108,7 +108,7 @@ class ToolScopes:
         self,
         tools: dict[object, ToolCall],
         open_early: OpenEarly,
-        settings: RunSettings | None = None,
+        settings: RunSettings,
     ) -> None:
         self.settings = settings  # what a run nested in this one is recorded with
         self.lock = threading.Lock()
@@ -256,18 +256,19 @@ class ToolScopes:
         early = self.early
         if not early:
             return None
-        found = None
         if call_id is not None:
-            found = next((t for t in early if t.call_id == call_id), None)
-        if found is None:
-            named = [t for t in early if t.call_id is None and t.name == name]
-            if len(named) > 1:
-                wanted = _parsed(arguments)
-                found = next((t for t in named if _parsed(t.arguments) == wanted), named[0])
-            elif named:
-                found = named[0]
-        if found is not None:
-            early.remove(found)
+            found = self.take(call_id)
+            if found is not None:
+                return found
+        named = [t for t in early if t.call_id is None and t.name == name]
+        if len(named) > 1:
+            wanted = _parsed(arguments)
+            found = next((t for t in named if _parsed(t.arguments) == wanted), named[0])
+        elif named:
+            found = named[0]
+        else:
+            return None
+        early.remove(found)
         return found
 
     def adopt_outer(self, call_id: str | None) -> ToolCall | None:
@@ -279,13 +280,11 @@ class ToolScopes:
         if call_id is None or outer is None or not outer.early:
             return None
         with outer.lock:
-            found = next((t for t in outer.early if t.call_id == call_id), None)
-            if found is not None:
-                outer.early.remove(found)
-        return found
+            return outer.take(call_id)
 
     def take(self, call_id: str | None) -> ToolCall | None:
-        """An early span whose ``ToolCall`` event never came, for its result."""
+        """The early span of call ``call_id``, taken out of the early ones (under the lock):
+        for its event, or for its result when its ``ToolCall`` event never came."""
         found = next((t for t in self.early if t.call_id == call_id), None)
         if found is not None:
             self.early.remove(found)
@@ -331,7 +330,7 @@ class _Activation:
     while its task was not being cancelled: a cancel of its task is a body cut short, not
     failing, ``_failed``) is noted on its call (``ToolCall.body_error``): a result the
     framework made of it that names no class is named by it, and a run that ends while the call
-    is open marks the call failed with it (``RunRecorder.finish``). A body entered again (a
+    is open marks the call failed with it (``RunRecorder.end``). A body entered again (a
     retry of the same call) starts with nothing noted (nor an MCP server's failed answer)."""
 
     __slots__ = ("_context", "_token", "_tool")
@@ -381,7 +380,7 @@ def _failed(kind: type[BaseException]) -> bool:
         task = asyncio.current_task()
     except RuntimeError:  # no running loop: a thread
         return False
-    cancelling = getattr(task, "cancelling", None)  # Python 3.11+: else cut short, as before
+    cancelling = getattr(task, "cancelling", None)  # Python 3.11+ (3.10: cut short)
     return callable(cancelling) and cancelling() == 0
 
 
@@ -409,7 +408,7 @@ def _nested(name: str | None) -> Callable[[AsyncIterator[Any]], AsyncIterator[An
     own (a graph a sync tool runs) may run its tools before the consumer pulls, and each must
     find the run, and open its step, there."""
     scopes = otel_context.get_value(_RUN)
-    if not isinstance(scopes, ToolScopes) or not scopes.live or scopes.settings is None:
+    if not isinstance(scopes, ToolScopes) or not scopes.live:
         return None
     from dataclasses import replace
 

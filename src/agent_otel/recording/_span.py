@@ -130,10 +130,10 @@ def _head_and_tail(text: str, end: str, count: Count, limit: int) -> str:
     )
 
 
-def current_in(context: Context | None, span: GuardedSpan) -> Context:
-    """The context a span's metrics are recorded in, so that their exemplars name the span:
-    ``context`` when the run made one to activate it, else one made now."""
-    return context if context is not None else trace.set_span_in_context(span.raw)
+def current_in(span: GuardedSpan) -> Context:
+    """A context with ``span`` current, for the records of a span the run never made current
+    (its own context, when it has one, is the one to use): their exemplars name the span."""
+    return trace.set_span_in_context(span.raw)
 
 
 class GuardedSpan(Span):

@@ -29,9 +29,9 @@ from .content._spans import failure_text, put
 _NS = 1e-9
 TOOL_ERROR = "tool_error"  # a failed tool's error.type when nothing names its class
 NO_RESULT: Any = object()
+"""What :meth:`ToolCall.end` gets for a tool that returned nothing (it was cut short)."""
 Start = tuple[str, dict[str, AttributeValue], dict[str, AttributeValue]]
 """A tool's span name, start attributes and metric attributes, checked."""
-"""What :meth:`ToolCall.end` gets for a tool that returned nothing (it was cut short)."""
 
 
 class McpState:
@@ -330,7 +330,7 @@ class ToolCall:
             duration = self.settings.instruments.tool_duration
             took, context = (now - self.start) * _NS, self.context
             if context is None:  # never current (the run's context pointed elsewhere)
-                context = current_in(None, self.span)
+                context = current_in(self.span)
             if A.ERROR_TYPE in self.metric_attributes:  # an error type of the events: checked
                 duration.record(took, self.metric_attributes, context)
             else:  # checked with the start attributes, and inside this guard

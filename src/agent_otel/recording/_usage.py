@@ -64,7 +64,7 @@ class Tokens:
         self.cost = cost
 
     @classmethod
-    def read(cls, event: Any, count: Count | None = None) -> Tokens:
+    def read(cls, event: Any, count: Count) -> Tokens:
         """The counts of a ``Usage`` / ``RunUsage``-shaped event.
 
         A field that is not a non-negative ``int`` is absent: ``None`` (not reported) silently,
@@ -90,16 +90,15 @@ class Tokens:
                 continue
             if type(value) is not int:
                 if not isinstance(value, int) or isinstance(value, bool):
-                    if count is not None:  # a float, NaN, a bool, a string: not a count
-                        count(INVALID_TOKEN_COUNT)
+                    count(INVALID_TOKEN_COUNT)  # a float, NaN, a bool, a string: not a count
                     continue
                 value = int.__int__(value)  # none of the subclass's methods runs
             if value >= 0:
                 if value <= INT64_MAX:
                     counts[name] = value
-                elif count is not None:
+                else:
                     count(INTEGER_OUT_OF_RANGE)
-            elif count is not None:  # a negative count
+            else:  # a negative count
                 count(INVALID_TOKEN_COUNT)
         return cls(counts, reported_cost(event))
 
@@ -117,7 +116,7 @@ class Tokens:
         return self.counts.get(name)
 
     def semconv_attributes(
-        self, conventions: A.Conventions = A.V1_41, *, run: bool = False
+        self, conventions: A.Conventions, *, run: bool = False
     ) -> dict[str, AttributeValue]:
         """The ``gen_ai.usage.*`` attributes under ``conventions``' names (``run``: for the
         agent span's run-wide usage)."""

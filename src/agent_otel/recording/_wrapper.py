@@ -2,8 +2,8 @@
 
 ``traced()`` pulls each event from the agent with the run's innermost span current, restores
 the consumer's context before yielding the very same object (a consumer's ``asend`` value and
-``athrow`` exception go on to the agent's stream, its answer comes back), and finishes the
-recorder exactly once on every exit path: exhaustion, an agent exception (re-raised as the
+``athrow`` exception go on to the agent's stream, its answer comes back), and ends the
+run exactly once on every exit path: exhaustion, an agent exception (re-raised as the
 same object), the consumer closing or abandoning the stream (the agent's stream is closed
 too), cancellation.
 Instrumentation errors stop at :mod:`agent_otel._guard`; the agent's and the consumer's always
@@ -112,7 +112,7 @@ def _start(
     parent: Context | None,
     stream: object,
     layer: _Layer,
-    start: int | None = None,
+    began: int | None = None,
 ) -> RunRecorder | None:
     try:
         current = otel_context.get_current()
@@ -122,7 +122,7 @@ def _start(
         context = current if parent is None else parent
         if settings.stand_down_providers:
             context = framework_run(context, stream)
-        recorder = RunRecorder(settings, context, start)
+        recorder = RunRecorder(settings, context, began)
     except Exception:
         report("run start")
         return None
@@ -134,11 +134,11 @@ def _start(
     return recorder
 
 
-def _finish(recorder: RunRecorder | None, end_reason: str, error: BaseException | None) -> None:
+def _end(recorder: RunRecorder | None, end_reason: str, error: BaseException | None) -> None:
     if recorder is None or not claim(recorder):  # not claimed: a shutdown already ended it
         return
     try:
-        recorder.finish(end_reason, error)
+        recorder.end(end_reason, error)
     except Exception:
         report("run finish")
     ended(recorder)  # told if dropped (a provider already shut down); flushed if draining
@@ -156,15 +156,7 @@ async def _answer(
     athrow = getattr(iterator, "athrow", None)
     if athrow is None:
         raise thrown
-    token = activate(active.context) if active is not None else None
-    try:
-        return await athrow(thrown)
-    except StopAsyncIteration:
-        return _DONE
-    finally:
-        if token is not None:
-            with suppress(ValueError):
-                deactivate(token)
+    return await _resume(active, athrow, thrown)
 
 
 async def _forward(iterator: AsyncIterator[Any], sent: Any, active: RunRecorder | None) -> Any:
@@ -174,9 +166,18 @@ async def _forward(iterator: AsyncIterator[Any], sent: Any, active: RunRecorder 
     has nowhere to go, as ``async for`` over it would also drop it.
     """
     asend = getattr(iterator, "asend", None)
+    if asend is None:
+        return await _resume(active, iterator.__anext__)
+    return await _resume(active, asend, sent)
+
+
+async def _resume(active: RunRecorder | None, step: Callable[..., Any], *given: Any) -> Any:
+    """``step(*given)`` awaited as the agent's pulls are, with the run's innermost span
+    current (``active``; None: untraced, or activation off): the agent's next event, or
+    ``_DONE`` if it returned."""
     token = activate(active.context) if active is not None else None
     try:
-        return await (asend(sent) if asend is not None else iterator.__anext__())
+        return await step(*given)
     except StopAsyncIteration:
         return _DONE
     finally:
@@ -287,19 +288,16 @@ def traced(
     settings: RunSettings,
     parent: Context | None = None,
     on_end: Callable[[], None] | None = None,
-    layer: _Layer | None = None,
     eager: bool = False,
 ) -> AsyncIterator[Any]:
     """Every event of ``stream``, unchanged, while the run is recorded (see module doc);
-    ``on_end`` is called once the run has finished, on every exit path. ``layer``: what
-    :func:`run_context` learns of the run (``otel_wrapper()`` names its wrapper there).
+    ``on_end`` is called once the run has finished, on every exit path.
     ``eager``: the run starts now, not at the first pull (a nested run claimed on a thread
     that runs ahead of its consumer, whose tool bodies must find it open); one never pulled
     ends ``closed_early`` when the stream returned here is dropped."""
     if not hasattr(stream, "__aiter__"):
         raise TypeError(_not_a_stream(stream))
-    if layer is None:
-        layer = _Layer()
+    layer = _Layer()
     started = None
     if eager:
         started = _start(settings, parent, stream, layer)
@@ -308,7 +306,7 @@ def traced(
     _LAYERS[run] = layer
     if started is not None:  # never pulled: it ends once the stream is dropped
         try:
-            weakref.finalize(run, _finish, started, A.END_CLOSED_EARLY, None)
+            weakref.finalize(run, _end, started, A.END_CLOSED_EARLY, None)
         except Exception:
             report("run start")
     return run
@@ -335,17 +333,17 @@ def traced_future(
         except Exception:
             report("run future")
             end_reason, error, value = A.END_EXHAUSTED, None, _DONE
-        _end_run(recorder, settings, end_reason, error, value, result)
+        _end_with_result(recorder, settings, end_reason, error, value, result)
 
     try:
         future.add_done_callback(done)
     except Exception:  # a future that takes no callback: the run ends now, unfinished
         report("run future")
-        _finish(recorder, A.END_EXHAUSTED, None)
+        _end(recorder, A.END_EXHAUSTED, None)
 
 
 def traced_return(
-    start: int,
+    began: int,
     value: Any,
     error: BaseException | None,
     settings: RunSettings,
@@ -353,20 +351,20 @@ def traced_return(
     result: Callable[[Any], Any],
 ) -> None:
     """Record the run a plain ``def run`` made, once it returned ``value`` (or raised
-    ``error``), from ``start`` (read as it was called) to now, as an awaited run's. It is
+    ``error``), from ``began`` (read as it was called) to now, as an awaited run's. It is
     recorded after the fact (until it returned, the call could have been an ``async def``'s
     in all but name, handing back its coroutine): the spans it started are the run's
     siblings, not its children."""
-    recorder = _start(settings, parent, None, _Layer(), start)
+    recorder = _start(settings, parent, None, _Layer(), began)
     if recorder is None:
         return
     if error is None:
-        _end_run(recorder, settings, A.END_EXHAUSTED, None, value, result)
+        _end_with_result(recorder, settings, A.END_EXHAUSTED, None, value, result)
         return
-    _end_run(recorder, settings, _raised(error), error, _DONE, result)
+    _end_with_result(recorder, settings, _raised(error), error, _DONE, result)
 
 
-def _end_run(
+def _end_with_result(
     recorder: RunRecorder,
     settings: RunSettings,
     end_reason: str,
@@ -383,7 +381,7 @@ def _end_run(
                 handler(recorder, event)
         except Exception:
             report("event", recorder.anomaly)
-    _finish(recorder, end_reason, error)
+    _end(recorder, end_reason, error)
 
 
 def _outcome(future: Any) -> tuple[str, BaseException | None, Any]:
@@ -556,7 +554,7 @@ async def _traced(
         finally:
             if layer.wrapper is not None:  # the wrapper's run that ended last here: this one
                 _NAMED.set(layer)
-            _finish(recorder, end_reason, error)
+            _end(recorder, end_reason, error)
             if on_end is not None:
                 try:
                     on_end()
