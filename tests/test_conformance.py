@@ -151,6 +151,9 @@ OUTSIDE_REGISTRY: dict[str, type] = {
     # are the general registry's).
     _attributes.SERVER_ADDRESS: str,
     _attributes.SERVER_PORT: int,
+    # Read, never written: the SDK's own export metrics tell a batch a collector refused by
+    # it (docs/export.md); the general registry's key.
+    _attributes.HTTP_RESPONSE_STATUS_CODE: int,
 }
 # Registered keys we set on a span type whose definition does not list them, on purpose:
 # the agent span names the model that answered when an Agent reports it (RunUsage.model);
