@@ -178,6 +178,26 @@ async def test_drop_in_invokes_a_class_method_invoke(otel_telemetry: InMemoryTel
     assert [s.name for s in agent_spans(otel_telemetry)] == ["invoke_agent static"]
 
 
+class _SyncCall:
+    def __call__(self, **kwargs: Any) -> str:
+        return "done"
+
+
+def _done(**kwargs: Any) -> str:
+    return "done"
+
+
+@pytest.mark.parametrize("held", [_SyncCall(), functools.partial(_done)], ids=["object", "partial"])
+def test_drop_in_of_a_synchronous_callable_run_returns_its_value(
+    otel_telemetry: InMemoryTelemetry, held: Any
+) -> None:
+    """A ``run`` held as a callable object or ``partial`` of a plain function returns its value
+    to the caller, as without instrument(): it was awaited, so the call raised ``TypeError``."""
+    agent = type("Held", (Agent,), {"run": held, "tool_name": "held"})()
+    assert instrument(agent, **otel_telemetry.providers()).run() == "done"
+    assert [s.name for s in agent_spans(otel_telemetry)] == ["invoke_agent held"]
+
+
 def test_refuses_slots_only_agents() -> None:
     class Slotted:
         __slots__ = ("x",)
