@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import functools
+import inspect
 import pickle
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
@@ -107,6 +109,93 @@ def test_pickle_and_copy_give_the_plain_agent(otel_telemetry: InMemoryTelemetry)
 def test_refuses_what_is_not_an_agent() -> None:
     with pytest.raises(TypeError):
         instrument(object())
+
+
+async def _scripted_stream(messages: Any, config: Any = None) -> AsyncIterator[Any]:
+    for event in EVENTS:
+        yield event
+
+
+class _StreamCallable:
+    def __call__(self, messages: Any, config: Any = None) -> AsyncIterator[Any]:
+        return _scripted_stream(messages, config)
+
+
+class _StaticStream:
+    name = "static"
+    stream = staticmethod(_scripted_stream)
+
+    @classmethod
+    async def invoke(cls, messages: Any, stream_wrapper: Any = None, config: Any = None) -> Any:
+        events = cls.stream(messages, config)
+        return [e async for e in (stream_wrapper(events) if stream_wrapper else events)]
+
+
+class _CallableStream:
+    name = "callable"
+    stream = _StreamCallable()
+
+
+class _PartialStream:
+    name = "partial"
+    stream = functools.partial(_scripted_stream)
+
+
+class _Proxy:
+    """Forwards every attribute it lacks to the agent it holds."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+@pytest.mark.parametrize(
+    "make", [_StaticStream, _CallableStream, _PartialStream, lambda: _Proxy(ScriptedAgent(EVENTS))]
+)
+async def test_drop_in_calls_entry_points_as_the_agent_does(
+    otel_telemetry: InMemoryTelemetry, make: Any
+) -> None:
+    """An entry point that is no plain method (a static or class method, a callable object, a
+    partial, a proxy's ``__getattr__``) is called as the agent's own, traced, same signature."""
+    agent = make()
+    traced = instrument(agent, **otel_telemetry.providers())
+    events = [e async for e in traced.stream(USER)]
+    assert [id(e) for e in events] == [id(e) for e in EVENTS]
+    assert len(agent_spans(otel_telemetry)) == 1
+    for name in ("stream", "invoke", "run"):
+        assert hasattr(traced, name) == hasattr(agent, name)
+        if hasattr(agent, name):
+            assert inspect.signature(getattr(traced, name)) == inspect.signature(
+                getattr(agent, name)
+            )
+
+
+async def test_drop_in_invokes_a_class_method_invoke(otel_telemetry: InMemoryTelemetry) -> None:
+    traced = instrument(_StaticStream(), **otel_telemetry.providers())
+    assert [id(e) for e in await traced.invoke(USER)] == [id(e) for e in EVENTS]
+    assert [s.name for s in agent_spans(otel_telemetry)] == ["invoke_agent static"]
+
+
+class _SyncCall:
+    def __call__(self, **kwargs: Any) -> str:
+        return "done"
+
+
+def _done(**kwargs: Any) -> str:
+    return "done"
+
+
+@pytest.mark.parametrize("held", [_SyncCall(), functools.partial(_done)], ids=["object", "partial"])
+def test_drop_in_of_a_synchronous_callable_run_returns_its_value(
+    otel_telemetry: InMemoryTelemetry, held: Any
+) -> None:
+    """A ``run`` held as a callable object or ``partial`` of a plain function returns its value
+    to the caller, as without instrument(): it was awaited, so the call raised ``TypeError``."""
+    agent = type("Held", (Agent,), {"run": held, "tool_name": "held"})()
+    assert instrument(agent, **otel_telemetry.providers()).run() == "done"
+    assert [s.name for s in agent_spans(otel_telemetry)] == ["invoke_agent held"]
 
 
 def test_refuses_slots_only_agents() -> None:

@@ -1212,11 +1212,14 @@ def test_telemetry_of_what_is_no_sdk_provider_is_told_at_the_call(
         (lambda t: t.tree(attributes=(k for k in "ab")), "not a generator"),
         (lambda t: t.tree(events="no"), "(events=...) takes True or False, not a str"),
         (lambda t: t.tree(attrs=False), "InMemoryTelemetry.tree() got an unexpected keyword"),
+        # a tree's dicts or by_name()'s names where spans belong raised AttributeError inside
+        (lambda t: span_tree([{"name": "x"}]), "not a collection holding a dict"),
+        (lambda t: span_outline({"chat m": None}), "not a collection holding a str"),
     ],
     ids=[
         "tree", "outline", "provider", "script-provider", "script-agent", "script-none",
         "attributes-one-string", "attributes-int", "attributes-of-ints", "attributes-generator",
-        "events-str", "tree-misspelt",
+        "events-str", "tree-misspelt", "tree-of-dicts", "outline-of-names",
     ],
 )  # fmt: skip
 def test_the_test_kit_given_the_wrong_thing_says_what_to_pass(

@@ -17,7 +17,9 @@ plain agent.
 from __future__ import annotations
 
 import copy
+import inspect
 import weakref
+from contextlib import suppress
 from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
@@ -54,17 +56,54 @@ class _Binding:
 
 # class -> its drop-in class, held weakly both ways: the drop-in class (a subclass, so it
 # references the class) lives as long as some drop-in does, and never keeps the class alive.
-_subclasses: weakref.WeakKeyDictionary[type, weakref.ref[type]] = weakref.WeakKeyDictionary()
+_subclasses: weakref.WeakKeyDictionary[type, dict[frozenset[str], weakref.ref[type]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+_TYPE_DICT = type.__dict__["__dict__"]
+_TYPE_MRO = type.__dict__["__mro__"]
+_ABSENT = object()
 
 
-def _instance_wrapper(cls: type, name: str) -> Any:
+def _bound(cls: type, name: str, agent: Any) -> Any:
+    """``agent.name`` as the agent's own class ``cls`` resolves it: whatever ``cls`` holds
+    (a function, a ``staticmethod`` or ``classmethod``, a callable object, a ``partial``) bound
+    as Python binds it, so the drop-in calls what the agent would; a name ``cls`` does not hold,
+    from ``cls``'s ``__getattr__`` (a proxy's)."""
+    held = _held(cls, name)
+    if held is _ABSENT:
+        return cls.__getattr__(agent, name)  # type: ignore[attr-defined]
+    get = getattr(type(held), "__get__", None)
+    return held if get is None else get(held, agent, cls)
+
+
+def _held(cls: type, name: str) -> Any:
+    """What ``cls`` holds under ``name`` (in its own or an ancestor's namespace), unbound."""
+    for klass in _TYPE_MRO.__get__(cls):
+        held = _TYPE_DICT.__get__(klass).get(name, _ABSENT)
+        if held is not _ABSENT:
+            return held
+    return _ABSENT
+
+
+def _instance_wrapper(cls: type, name: str, method: Any) -> Any:
+    """The drop-in's ``name``: a method that calls the agent's own ``method`` (as bound)."""
+
     def lookup(self: Any) -> tuple[Bound, AgentSetup | None]:
-        bound: Bound = getattr(cls, name).__get__(self, type(self))
         binding: _Binding = object.__getattribute__(self, BINDING)
-        return bound, binding.options if binding.enabled else None
+        return _bound(cls, name, self), binding.options if binding.enabled else None
 
-    like = getattr(cls, name)
-    return mark(entry(name, lookup, like), like, **{DELEGATES: True})
+    like = _held(cls, name)
+    if inspect.isfunction(like):  # a method of the class: the wrapper looks like it
+        return mark(entry(name, lookup, like), like, **{DELEGATES: True})
+    # Anything else (a static or class method, a callable object, a proxy's): the wrapper is
+    # a method, so it answers ``inspect.signature`` with ``self`` before the agent's own.
+    wrapper = mark(entry(name, lookup, method), method, **{DELEGATES: True})
+    with suppress(Exception):  # no signature to read: the wrapper's own
+        own = inspect.signature(method)
+        self_ = inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)
+        wrapper.__signature__ = own.replace(parameters=[self_, *own.parameters.values()])
+    return wrapper
 
 
 def _plain(agent: _T) -> _T:
@@ -88,17 +127,16 @@ def _deepcopy(self: Any, memo: dict[int, Any]) -> Any:
     return copy.deepcopy(_target(self), memo)
 
 
-_TYPE_DICT = type.__dict__["__dict__"]
-_TYPE_MRO = type.__dict__["__mro__"]
-
-
 def is_drop_in_class(cls: type) -> bool:
     """Read by ``type``'s own ``__dict__``: a metaclass's ``__getattribute__`` never runs."""
     return _TYPE_DICT.__get__(cls).get(INSTANCE, False) is True
 
 
-def _subclass_for(cls: type) -> type:
-    ref = _subclasses.get(cls)
+def _subclass_for(cls: type, entries: dict[str, Any]) -> type:
+    """The drop-in class of ``cls`` wrapping ``entries`` (name: the agent's method), the entry
+    points the agent has: its class's, or a proxy's, which its ``__getattr__`` finds."""
+    made = _subclasses.setdefault(cls, {})
+    ref = made.get(frozenset(entries))
     sub = ref() if ref is not None else None
     if sub is None:
         namespace: dict[str, Any] = {
@@ -110,14 +148,27 @@ def _subclass_for(cls: type) -> type:
             "__copy__": _copy,
             "__deepcopy__": _deepcopy,
         }
-        for name in ENTRY_POINTS:
-            if callable(getattr(cls, name, None)):
-                namespace[name] = _instance_wrapper(cls, name)
+        for name, like in entries.items():
+            namespace[name] = _instance_wrapper(cls, name, like)
         sub = type(cls)(cls.__name__, (cls,), namespace)
         # Set after creation: a metaclass (pydantic's) may claim underscored class attributes.
         type.__setattr__(sub, INSTANCE, True)
-        _subclasses[cls] = weakref.ref(sub)
+        made[frozenset(entries)] = weakref.ref(sub)
     return sub
+
+
+def _entries(cls: type, agent: Any) -> dict[str, Any]:
+    """The entry points ``agent`` has, each as its class resolves it (for the wrapper's name,
+    signature and kind): those its class holds, and a proxy's, found by its ``__getattr__``.
+    One in the agent's own ``__dict__`` is left out: the instance's value wins over any class
+    attribute that is not a data descriptor, so no drop-in class could trace it."""
+    entries: dict[str, Any] = {}
+    for name in ENTRY_POINTS:
+        with suppress(Exception):  # a proxy's __getattr__ that raises: no such entry point
+            method = _bound(cls, name, agent)
+            if callable(method):
+                entries[name] = method
+    return entries
 
 
 def _slot_names(cls: type) -> list[str]:
@@ -144,7 +195,7 @@ def _instrument_instance(agent: _T, options: AgentSetup) -> _T:
             "instrument() needs an agent with a __dict__ to share its state; "
             "instrument its class instead"
         )
-    sub = _subclass_for(cls)
+    sub = _subclass_for(cls, _entries(cls, agent))
     drop_in: Any = object.__new__(sub)
     object.__setattr__(drop_in, "__dict__", state)
     for slot in _slot_names(cls):  # slot values are shared by reference

@@ -43,6 +43,7 @@ from asyncio import isfuture
 from collections.abc import AsyncIterator, Callable, Mapping, MutableMapping
 from concurrent.futures import Future as ConcurrentFuture
 from contextlib import suppress
+from functools import partial
 from types import AsyncGeneratorType, GeneratorType
 from typing import Any
 
@@ -82,10 +83,16 @@ def _is_default_astream(cls: type) -> bool:
 
 
 def _synchronous(fn: Any) -> bool:
-    """Whether ``fn`` is a plain function, not a coroutine function (nor one a decorator made
-    with ``functools.wraps`` over one)."""
+    """Whether ``fn`` is no coroutine function (nor one a decorator made with
+    ``functools.wraps`` over one): a plain function, or a callable object or ``partial`` whose
+    call is one (awaiting what it returned raised)."""
     fn = getattr(fn, "__func__", fn)
-    if not inspect.isfunction(fn) or inspect.iscoroutinefunction(fn):
+    if inspect.iscoroutinefunction(fn):
+        return False
+    if not inspect.isfunction(fn):
+        with suppress(Exception):  # a callable read as it is: its class's __call__
+            call = fn.func if isinstance(fn, partial) else type(fn).__call__
+            return not inspect.iscoroutinefunction(inspect.unwrap(call))
         return False
     with suppress(Exception):  # a wraps chain that loops or raises: read as it is
         return not inspect.iscoroutinefunction(inspect.unwrap(fn))

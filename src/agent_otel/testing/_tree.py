@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
-from typing import Any
+from typing import Any, cast
 
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import StatusCode
@@ -32,7 +32,14 @@ def _spans(caller: str, spans: object) -> Iterable[ReadableSpan]:
             f"{caller}() takes finished spans (an exporter's get_finished_spans(), "
             f"telemetry.spans()), not {a_kind(spans)}"
         )
-    return spans
+    items = list(cast("Iterable[object]", spans))
+    for item in items:  # a tree's dicts, by_name()'s names: told here, not deep in the sort
+        if not isinstance(item, ReadableSpan):
+            raise TypeError(
+                f"{caller}() takes finished spans (an exporter's get_finished_spans(), "
+                f"telemetry.spans()), not a collection holding {a_kind(item)}"
+            )
+    return cast("list[ReadableSpan]", items)
 
 
 def _keys(caller: str, attributes: object, events: object) -> bool | frozenset[str]:
