@@ -27,6 +27,15 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _nothing_told_yet(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts with nothing told: agent-otel tells a bad setting once per process, so
+    a test asserting the warning must not depend on which test ran before it."""
+    from agent_otel import _guard
+
+    monkeypatch.setattr(_guard, "_told", set())
+
+
+@pytest.fixture(autouse=True)
 def _internal_errors_fail_the_test(
     request: pytest.FixtureRequest, otel_internal_errors: list[str]
 ) -> Iterator[None]:

@@ -24,7 +24,6 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExport
 from opentelemetry.sdk.trace.sampling import TraceIdRatioBased
 
 from agent_otel import _attributes as A
-from agent_otel import _guard
 from agent_otel.exporting import _env
 from agent_otel.exporting._configure import configure, histogram_views
 from agent_otel.exporting._exporters import metric_exporter, span_exporter
@@ -180,7 +179,6 @@ def test_a_signals_path_on_the_base_endpoint_variable_is_told_and_dropped(
 ) -> None:
     """OTEL_EXPORTER_OTLP_ENDPOINT=http://host:4318/v1/traces, a newcomer's usual mistake, used
     to send every span to /v1/traces/v1/traces (a 404 each batch): the base is used, told once."""
-    monkeypatch.setattr(_guard, "_told", set())
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", capture_server + "/v1/traces/")
     with caplog.at_level(logging.WARNING, logger="agent_otel"):
         tel = configure("svc", set_global=False)
@@ -648,7 +646,6 @@ async def test_sdk_disabled_records_and_prints_nothing_and_the_agent_runs(
     from agent_otel import otel_wrapper
 
     monkeypatch.setenv("OTEL_SDK_DISABLED", "True")
-    monkeypatch.setattr(_guard, "_told", set())
     out = io.StringIO()
     with caplog.at_level(logging.WARNING, logger="agent_otel"):
         configure("svc", set_global=False, console_stream=io.StringIO()).shutdown()

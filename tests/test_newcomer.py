@@ -30,7 +30,6 @@ from agent_contract.protocol import LLMCallEnd, LLMCallStart, Message, TextDelta
 from agent_otel import (
     Telemetry,
     _clock,
-    _guard,
     configure,
     end_open_runs,
     instrument,
@@ -446,7 +445,6 @@ def test_an_endpoint_on_the_other_protocols_port_is_told(
 ) -> None:
     """4317 is OTLP/gRPC's port, 4318 OTLP/HTTP's: the other protocol's port used to fail
     every export with a bare connection or protocol error, nothing saying why."""
-    monkeypatch.setattr(_guard, "_told", set())
     for var, value in {**QUIET, **env}.items():
         monkeypatch.setenv(var, value)
     with caplog.at_level(logging.WARNING, logger="agent_otel"):
@@ -459,7 +457,6 @@ def test_an_endpoint_on_the_other_protocols_port_is_told(
 def test_an_endpoint_on_its_own_port_is_told_nothing(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setattr(_guard, "_told", set())
     with caplog.at_level(logging.WARNING, logger="agent_otel"):
         configure("t", endpoint="http://localhost:4318", set_global=False).shutdown()
         configure("t", endpoint="http://127.0.0.1:14317", set_global=False).shutdown()
@@ -1285,7 +1282,6 @@ def test_an_exporter_variable_of_unknown_values_is_ignored_as_told(
 ) -> None:
     """The warning said the value was "ignored", but the variable then switched traces off:
     neither the terminal view nor the OTLP endpoint set beside it got a span."""
-    monkeypatch.setattr(_guard, "_told", set())
     for var, value in {**QUIET, **env}.items():
         monkeypatch.setenv(var, value)
     with caplog.at_level(logging.WARNING, logger="agent_otel"):

@@ -26,7 +26,6 @@ from agent_contract.protocol import (
     ToolCall,
 )
 from agent_otel import _attributes as A
-from agent_otel import _guard
 from agent_otel.recording.content._capture import ENV_CAPTURE, ContentCapture, capture_from
 from agent_otel.testing import InMemoryTelemetry, run_script
 from genai_scenario import CONVERSATION, TOOLS, run_agent_otel
@@ -197,7 +196,6 @@ def test_other_values_are_off_with_a_warning(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, value: str
 ) -> None:
     monkeypatch.setenv(ENV_CAPTURE, value)
-    monkeypatch.setattr(_guard, "_told", set())  # told once per process: maybe already, earlier
     with caplog.at_level(logging.WARNING, logger="agent_otel"):
         assert capture_from(None) is None
     assert ENV_CAPTURE in caplog.text

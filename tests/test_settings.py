@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import io
 import logging
-from collections.abc import Iterator
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent_otel import ContentCapture, _guard, configure
+from agent_otel import ContentCapture, configure
 from agent_otel.exporting._pipeline import BatchSettings
 from agent_otel.recording.content._capture import ENV_CAPTURE, capture_from
 
@@ -43,12 +42,9 @@ READ = [
 
 
 @pytest.fixture(autouse=True)
-def clean(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def clean(monkeypatch: pytest.MonkeyPatch) -> None:
     for var in READ:
         monkeypatch.delenv(var, raising=False)
-    _guard._told.clear()
-    yield
-    _guard._told.clear()
 
 
 def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
