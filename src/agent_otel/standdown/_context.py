@@ -28,7 +28,9 @@ model call our chat span describes; the model-call key's is :data:`MODEL_CALLS`,
 whoever asks about such a call. Not such a call (:func:`_covers`): an embeddings request
 (something on the asking stack is an embeddings module: the SDK's, the instrumentation's
 embeddings wrapper, a framework's embedding model; or a function named as an embeddings
-API), an AWS call other than those four Bedrock Runtime operations, a Bedrock request to an
+API, or the method an instrumentation wraps named as one: wrapt's ``wrapped``, as
+OpenInference's Google Gen AI and Cohere wrappers get it), a reranking request (Cohere's
+``rerank``), an AWS call other than those four Bedrock Runtime operations, a Bedrock request to an
 embedding model (its ``modelId``), a client being made (a boto session on the asking stack:
 OpenInference's and OpenLLMetry's Bedrock instrumentations instrument each client as it is
 made, asking the key), and any request once our chat span has ended (a task the call
@@ -115,6 +117,11 @@ instrumentation wraps ``Client._request`` under ``Client.embeddings``, with no e
 module in between (Ollama's ``embed``/``embeddings``, Cohere's ``embed``, Google Gen AI's
 ``embed_content``, LiteLLM's ``embedding``, LangChain's ``embed_query``, LlamaIndex's
 ``get_text_embedding``)."""
+_OTHER_REQUESTS = frozenset({"rerank", "arerank"})
+"""The method an instrumentation wraps, named as a request that is no model call our chat span
+tells, though no embeddings API: reranking (Cohere's ``rerank``, LiteLLM's ``arerank``). Read
+only as the wrapped method's name, never as a frame's on the asking stack: a reranker of the
+agent's own that makes a chat call is a chat call."""
 _CONSTRUCTING = ("boto3.session", "botocore.session", "aiobotocore.session", "aioboto3.session")
 """On the asking stack: a client is being made, not a model call. OpenInference's and
 OpenLLMetry's Bedrock instrumentations instrument each Bedrock Runtime client as it is made
@@ -191,12 +198,18 @@ def _covers(asker: FrameType) -> bool:
 
 
 def _embedding_request(local: dict[str, object]) -> bool:
-    """Whether an instrumentation's wrapper (its locals) is about an embeddings request: the
-    method it wraps (OpenLLMetry's ``to_wrap["method"]``: LiteLLM's ``aembedding``, Ollama's,
-    Cohere's ``embed``) is named as one, or its Bedrock ``kwargs`` name an embedding model."""
-    wrapped = local.get("to_wrap")
-    method = wrapped.get("method") if isinstance(wrapped, dict) else None
-    if isinstance(method, str) and _embedding_call(method):
+    """Whether an instrumentation's wrapper (its locals) is about a request our chat span does
+    not tell: the method it wraps is named as an embeddings API or is one of
+    :data:`_OTHER_REQUESTS` (OpenLLMetry's ``to_wrap["method"]``: LiteLLM's ``aembedding``,
+    Ollama's, Cohere's ``embed`` and ``rerank``; else wrapt's ``wrapped`` itself, as
+    OpenInference's wrappers get it: Google Gen AI's ``embed_content``, Cohere's ``embed`` and
+    ``rerank``), or its Bedrock ``kwargs`` name an embedding model."""
+    to_wrap = local.get("to_wrap")
+    if isinstance(to_wrap, dict):
+        method = to_wrap.get("method")
+    else:
+        method = getattr(local.get("wrapped"), "__name__", None)
+    if isinstance(method, str) and (_embedding_call(method) or method in _OTHER_REQUESTS):
         return True
     return _embedding_model(local.get("kwargs"))
 
