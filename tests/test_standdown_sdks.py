@@ -1,11 +1,12 @@
 """Provider SDKs through OpenInference's and OpenLLMetry's instrumentations: one chat span per call.
 
 Each SDK's real client answers from a mock transport (Google Gen AI's ``google-genai``,
-Cohere's v2 client). Inside our chat span each instrumentation stands down for a chat call
-(no span of theirs, tokens counted once in ``gen_ai.client.token.usage``, no metric of ours
-recorded by their scope), and with ``stand_down_providers=False`` theirs is back. A request our
-chat span does not tell (an embeddings request, Cohere's ``rerank``) keeps whatever span the
-instrumentation makes of it outside our runs, made inside our chat span too.
+Cohere's v2 client, Groq's, Mistral's). Inside our chat span each instrumentation stands down
+for a chat call (no span of theirs, tokens counted once in ``gen_ai.client.token.usage``, no
+metric of ours recorded by their scope), and with ``stand_down_providers=False`` theirs is
+back. A request our chat span does not tell (an embeddings request, Cohere's ``rerank``)
+keeps whatever span the instrumentation makes of it outside our runs, made inside our chat
+span too.
 """
 
 from __future__ import annotations
@@ -127,6 +128,67 @@ async def _cohere_rerank(client: Any) -> None:
     await client.rerank(model="rerank-english-v3.0", query="hi", documents=["a"])
 
 
+# Groq's client (OpenAI's wire format): chat, streamed chat
+GROQ = "llama-3.3-70b-versatile"
+GROQ_USAGE = {"prompt_tokens": INPUT, "completion_tokens": OUTPUT,
+              "total_tokens": INPUT + OUTPUT}  # fmt: skip
+GROQ_ANSWER = {"id": "g1", "object": "chat.completion", "created": 0, "model": GROQ,
+               "choices": [{"index": 0, "finish_reason": "stop",
+                            "message": {"role": "assistant", "content": "hi"}}],
+               "usage": GROQ_USAGE}  # fmt: skip
+GROQ_CHUNK = {"id": "g1", "object": "chat.completion.chunk", "created": 0, "model": GROQ,
+              "choices": [{"index": 0, "delta": {"role": "assistant", "content": "hi"},
+                           "finish_reason": "stop"}],
+              "x_groq": {"usage": GROQ_USAGE}, "usage": GROQ_USAGE}  # fmt: skip
+
+
+def _openai_format_answer(answer: dict[str, Any], chunk: dict[str, Any]) -> Callable[[Any], Any]:
+    def answered(request: Any) -> Any:
+        if json.loads(request.content).get("stream"):
+            body = f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n".encode()
+            return httpx.Response(200, content=body, headers={"content-type": "text/event-stream"})
+        return httpx.Response(200, json=answer)
+
+    return answered
+
+
+def _groq_client() -> Any:
+    groq = pytest.importorskip("groq")
+    transport = httpx.MockTransport(_openai_format_answer(GROQ_ANSWER, GROQ_CHUNK))
+    return groq.AsyncGroq(api_key="test", http_client=httpx.AsyncClient(transport=transport))
+
+
+async def _groq_chat(client: Any) -> None:
+    await client.chat.completions.create(model=GROQ, messages=[{"role": "user", "content": "hi"}])
+
+
+async def _groq_stream(client: Any) -> None:
+    await _drain(await client.chat.completions.create(
+        model=GROQ, messages=[{"role": "user", "content": "hi"}], stream=True))  # fmt: skip
+
+
+# Mistral's client (3.x, at mistralai.client): chat, streamed chat
+MISTRAL = "mistral-small-latest"
+MISTRAL_ANSWER = {**GROQ_ANSWER, "model": MISTRAL}
+MISTRAL_CHUNK = {**GROQ_CHUNK, "model": MISTRAL}
+
+
+def _mistral_client() -> Any:
+    client = pytest.importorskip("mistralai.client")
+    transport = httpx.MockTransport(_openai_format_answer(MISTRAL_ANSWER, MISTRAL_CHUNK))
+    return client.Mistral(api_key="test", server_url="http://mock.invalid",
+                          async_client=httpx.AsyncClient(transport=transport))  # fmt: skip
+
+
+async def _mistral_chat(client: Any) -> None:
+    await client.chat.complete_async(model=MISTRAL, messages=[{"role": "user", "content": "hi"}])
+
+
+async def _mistral_stream(client: Any) -> None:
+    await _drain(await client.chat.stream_async(
+        model=MISTRAL, messages=[{"role": "user", "content": "hi"}]))  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Sdk:
     name: str
@@ -160,6 +222,16 @@ SDKS = [
         (("openinference", "openinference.instrumentation.cohere", "CohereInstrumentor"),
          ("openllmetry", "opentelemetry.instrumentation.cohere", "CohereInstrumentor")),
         classes=(("cohere.client_v2", "AsyncClientV2"), ("cohere.client_v2", "ClientV2"))),
+    Sdk("groq", "groq", GROQ, _groq_client, {"chat": _groq_chat, "stream": _groq_stream},
+        instrumentations=(
+            ("openinference", "openinference.instrumentation.groq", "GroqInstrumentor"),
+            ("openllmetry", "opentelemetry.instrumentation.groq", "GroqInstrumentor"))),
+    # OpenLLMetry's Mistral instrumentation (0.62.4) wraps mistralai.chat, which mistralai 3.x
+    # moved to mistralai.client.chat: it instruments nothing there
+    Sdk("mistralai", "mistral_ai", MISTRAL, _mistral_client,
+        {"chat": _mistral_chat, "stream": _mistral_stream},
+        instrumentations=(("openinference", "openinference.instrumentation.mistralai",
+                           "MistralAIInstrumentor"),)),
 ]  # fmt: skip
 PAIRS = [(sdk, inst) for sdk in SDKS for inst in sdk.instrumentations]
 CHATS = [pytest.param(sdk, inst, name, id=f"{sdk.name}-{inst[0]}-{name}")
