@@ -329,3 +329,49 @@ async def test_provider_requests_our_chat_span_does_not_tell_keep_their_span(
         telemetry.clear()
         await _run(telemetry, sdk, sdk.others[call])
         assert _theirs(telemetry) == outside
+
+
+class _Embeddings:
+    def create(self) -> None: ...
+
+
+class _Chat:
+    def complete(self) -> None: ...
+
+
+class _Client:
+    def rerank(self) -> None: ...
+
+
+@pytest.mark.parametrize(
+    ("wrapper", "told"),
+    [  # OpenLLMetry's wrappers get the entry they wrap as ``to_wrap`` (Mistral's, Cohere's)
+     ({"to_wrap": {"method": "create", "module": "embeddings"}}, False),
+     ({"to_wrap": {"method": "create", "object": "AsyncEmbeddings"}}, False),
+     ({"to_wrap": {"method": "complete", "module": "chat"}}, True),
+     ({"to_wrap": {"method": "rerank", "object": "ClientV2"}}, False),
+     # OpenInference's get the method itself as wrapt's ``wrapped``
+     ({"wrapped": _Embeddings.create}, False), ({"wrapped": _Chat.complete}, True),
+     ({"wrapped": _Client.rerank}, False), ({"wrapped": object()}, True)],
+)  # fmt: skip
+def test_the_wrapped_methods_name_or_owner_says_whether_our_chat_span_tells_the_request(
+    wrapper: dict[str, Any], told: bool
+) -> None:
+    """Where nothing on the asking stack names the request (the instrumentation wraps the SDK
+    method itself, which has not run yet), the method it wraps, or its class or module, does:
+    an embeddings or reranking request keeps their span inside our chat span."""
+    from opentelemetry import context as otel_context
+    from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY
+    from opentelemetry.trace import INVALID_SPAN
+
+    from agent_otel.standdown import stand_down
+
+    scope: dict[str, Any] = {"__name__": "opentelemetry.instrumentation.mistralai",
+                             "get_value": otel_context.get_value,
+                             "KEY": _SUPPRESS_INSTRUMENTATION_KEY}  # fmt: skip
+    exec("def _wrap(to_wrap=None, wrapped=None):\n    return bool(get_value(KEY))", scope)
+    token = otel_context.attach(stand_down(otel_context.get_current(), INVALID_SPAN))
+    try:
+        assert scope["_wrap"](**wrapper) is told
+    finally:
+        otel_context.detach(token)

@@ -117,6 +117,9 @@ instrumentation wraps ``Client._request`` under ``Client.embeddings``, with no e
 module in between (Ollama's ``embed``/``embeddings``, Cohere's ``embed``, Google Gen AI's
 ``embed_content``, LiteLLM's ``embedding``, LangChain's ``embed_query``, LlamaIndex's
 ``get_text_embedding``)."""
+_EMBED = "embed"
+"""In the name of the class or module whose method an instrumentation wraps: an embeddings
+API's (``Embeddings.create``, whose method's name says nothing)."""
 _OTHER_REQUESTS = frozenset({"rerank", "arerank"})
 """The method an instrumentation wraps, named as a request that is no model call our chat span
 tells, though no embeddings API: reranking (Cohere's ``rerank``, LiteLLM's ``arerank``). Read
@@ -203,14 +206,20 @@ def _embedding_request(local: dict[str, object]) -> bool:
     :data:`_OTHER_REQUESTS` (OpenLLMetry's ``to_wrap["method"]``: LiteLLM's ``aembedding``,
     Ollama's, Cohere's ``embed`` and ``rerank``; else wrapt's ``wrapped`` itself, as
     OpenInference's wrappers get it: Google Gen AI's ``embed_content``, Cohere's ``embed`` and
-    ``rerank``), or its Bedrock ``kwargs`` name an embedding model."""
+    ``rerank``), or the class or module it belongs to is an embeddings API's
+    (``to_wrap``'s ``object`` or ``module``, ``wrapped``'s qualified name: Mistral's
+    ``Embeddings.create``), or its Bedrock ``kwargs`` name an embedding model."""
     to_wrap = local.get("to_wrap")
+    owners: tuple[object, ...]
     if isinstance(to_wrap, dict):
-        method = to_wrap.get("method")
+        method, owners = to_wrap.get("method"), (to_wrap.get("object"), to_wrap.get("module"))
     else:
-        method = getattr(local.get("wrapped"), "__name__", None)
+        owner, _, method = str(getattr(local.get("wrapped"), "__qualname__", "")).rpartition(".")
+        owners = (owner,)
     if isinstance(method, str) and (_embedding_call(method) or method in _OTHER_REQUESTS):
         return True
+    if any(isinstance(name, str) and _EMBED in name.lower() for name in owners):
+        return True  # Mistral's Embeddings.create, as OpenLLMetry's to_wrap names it
     return _embedding_model(local.get("kwargs"))
 
 
