@@ -2,8 +2,9 @@
 
 Beside the provider instrumentations (``test_conformance``'s ``providers``), a production
 user runs a framework's own tracing or a peer's framework instrumentation: OpenLLMetry's
-LangChain and Agno instrumentations, pydantic-ai's built-in instrumentation
-(``Agent.instrument_all()``, what Logfire's ``instrument_pydantic_ai()`` turns on), LiteLLM's
+LangChain and Agno instrumentations, OpenInference's AutoGen AgentChat one, pydantic-ai's
+built-in instrumentation (``Agent.instrument_all()``, what Logfire's
+``instrument_pydantic_ai()`` turns on), LiteLLM's
 own OpenTelemetry callback (``litellm.callbacks``), and the trace processors of the OpenAI
 Agents SDK's own tracing left on (OpenInference's, OpenLLMetry's), OpenLLMetry's LlamaIndex
 span handler, and the official ones on util-genai's handler (``genai-agno``,
@@ -279,6 +280,11 @@ CASES = [
          _provider("openinference.instrumentation.litellm", "LiteLLMInstrumentor")),
     Case("litellm_chat", "openllmetry-litellm",
          _provider("opentelemetry.instrumentation.litellm", "LiteLLMInstrumentor")),
+    # OpenInference's AutoGen AgentChat instrumentation: agent, team and tool spans
+    Case("autogen", "openinference-autogen-agentchat", _provider(
+        "openinference.instrumentation.autogen_agentchat", "AutogenAgentChatInstrumentor")),
+    Case("autogen_openai", "openinference-autogen-agentchat", _provider(
+        "openinference.instrumentation.autogen_agentchat", "AutogenAgentChatInstrumentor")),
 ]  # fmt: skip
 
 

@@ -28,7 +28,9 @@ model call our chat span describes; the model-call key's is :data:`MODEL_CALLS`,
 whoever asks about such a call. Not such a call (:func:`_covers`): an embeddings request
 (something on the asking stack is an embeddings module: the SDK's, the instrumentation's
 embeddings wrapper, a framework's embedding model; or a function named as an embeddings
-API), an AWS call other than those four Bedrock Runtime operations, a Bedrock request to an
+API, or the method an instrumentation wraps named as one: wrapt's ``wrapped``, as
+OpenInference's Google Gen AI and Cohere wrappers get it), a reranking request (Cohere's
+``rerank``), an AWS call other than those four Bedrock Runtime operations, a Bedrock request to an
 embedding model (its ``modelId``), a client being made (a boto session on the asking stack:
 OpenInference's and OpenLLMetry's Bedrock instrumentations instrument each client as it is
 made, asking the key), and any request once our chat span has ended (a task the call
@@ -115,6 +117,14 @@ instrumentation wraps ``Client._request`` under ``Client.embeddings``, with no e
 module in between (Ollama's ``embed``/``embeddings``, Cohere's ``embed``, Google Gen AI's
 ``embed_content``, LiteLLM's ``embedding``, LangChain's ``embed_query``, LlamaIndex's
 ``get_text_embedding``)."""
+_EMBED = "embed"
+"""In the name of the class or module whose method an instrumentation wraps: an embeddings
+API's (``Embeddings.create``, whose method's name says nothing)."""
+_OTHER_REQUESTS = frozenset({"rerank", "arerank"})
+"""The method an instrumentation wraps, named as a request that is no model call our chat span
+tells, though no embeddings API: reranking (Cohere's ``rerank``, LiteLLM's ``arerank``). Read
+only as the wrapped method's name, never as a frame's on the asking stack: a reranker of the
+agent's own that makes a chat call is a chat call."""
 _CONSTRUCTING = ("boto3.session", "botocore.session", "aiobotocore.session", "aioboto3.session")
 """On the asking stack: a client is being made, not a model call. OpenInference's and
 OpenLLMetry's Bedrock instrumentations instrument each Bedrock Runtime client as it is made
@@ -191,13 +201,25 @@ def _covers(asker: FrameType) -> bool:
 
 
 def _embedding_request(local: dict[str, object]) -> bool:
-    """Whether an instrumentation's wrapper (its locals) is about an embeddings request: the
-    method it wraps (OpenLLMetry's ``to_wrap["method"]``: LiteLLM's ``aembedding``, Ollama's,
-    Cohere's ``embed``) is named as one, or its Bedrock ``kwargs`` name an embedding model."""
-    wrapped = local.get("to_wrap")
-    method = wrapped.get("method") if isinstance(wrapped, dict) else None
-    if isinstance(method, str) and _embedding_call(method):
+    """Whether an instrumentation's wrapper (its locals) is about a request our chat span does
+    not tell: the method it wraps is named as an embeddings API or is one of
+    :data:`_OTHER_REQUESTS` (OpenLLMetry's ``to_wrap["method"]``: LiteLLM's ``aembedding``,
+    Ollama's, Cohere's ``embed`` and ``rerank``; else wrapt's ``wrapped`` itself, as
+    OpenInference's wrappers get it: Google Gen AI's ``embed_content``, Cohere's ``embed`` and
+    ``rerank``), or the class or module it belongs to is an embeddings API's
+    (``to_wrap``'s ``object`` or ``module``, ``wrapped``'s qualified name: Mistral's
+    ``Embeddings.create``), or its Bedrock ``kwargs`` name an embedding model."""
+    to_wrap = local.get("to_wrap")
+    owners: tuple[object, ...]
+    if isinstance(to_wrap, dict):
+        method, owners = to_wrap.get("method"), (to_wrap.get("object"), to_wrap.get("module"))
+    else:
+        owner, _, method = str(getattr(local.get("wrapped"), "__qualname__", "")).rpartition(".")
+        owners = (owner,)
+    if isinstance(method, str) and (_embedding_call(method) or method in _OTHER_REQUESTS):
         return True
+    if any(isinstance(name, str) and _EMBED in name.lower() for name in owners):
+        return True  # Mistral's Embeddings.create, as OpenLLMetry's to_wrap names it
     return _embedding_model(local.get("kwargs"))
 
 
