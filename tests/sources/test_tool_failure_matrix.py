@@ -459,29 +459,37 @@ LLAMA_INDEX = [
 
 
 def _strands(tool: Any, name: str | None = None, args: str = '{"city": "Rome"}',
-             before: Callable[[Any], None] | None = None) -> Any:  # fmt: skip
-    """``before``: a ``BeforeToolCallEvent`` hook of the caller's."""
+             before: Callable[[Any], None] | None = None,
+             batch: Callable[[Any], None] | None = None, calls: int = 1,
+             sequential: bool = False) -> Any:  # fmt: skip
+    """``before``: a ``BeforeToolCallEvent`` hook of the caller's; ``batch``: a
+    ``BeforeToolsEvent`` hook; ``calls``: the model asks for that many (``c1``, ``c2``, ...),
+    run one after the other when ``sequential``."""
 
     def source() -> AsyncIterator[AgentEvent]:
         from agent_contract.sources.strands_stream import strands_events
 
         from . import _fw_strands as fs
 
-        use = {"toolUse": {"toolUseId": "c1", "name": name or tool.__name__}}
-        first = [
-            {"messageStart": {"role": "assistant"}},
-            {"contentBlockStart": {"start": use}},
-            {"contentBlockDelta": {"delta": {"toolUse": {"input": args}}}},
-            {"contentBlockStop": {}},
-            {"messageStop": {"stopReason": "tool_use"}},
-        ]
+        first: list[dict[str, Any]] = [{"messageStart": {"role": "assistant"}}]
+        for i in range(1, calls + 1):
+            use = {"toolUse": {"toolUseId": f"c{i}", "name": name or tool.__name__}}
+            first += [{"contentBlockStart": {"start": use}},
+                      {"contentBlockDelta": {"delta": {"toolUse": {"input": args}}}},
+                      {"contentBlockStop": {}}]  # fmt: skip
+        first.append({"messageStop": {"stopReason": "tool_use"}})
         second = [{"messageStart": {"role": "assistant"}}, *fs._text("done"),
                   {"messageStop": {"stopReason": "end_turn"}}]  # fmt: skip
         built = fs.agent(fs._model([first, second]), [tool], name="bot")
-        if before is not None:
-            from strands.hooks import BeforeToolCallEvent
+        if sequential:
+            from strands.tools.executors import SequentialToolExecutor
 
-            built.hooks.add_callback(BeforeToolCallEvent, before)
+            built.tool_executor = SequentialToolExecutor()
+        from strands.hooks import BeforeToolCallEvent, BeforeToolsEvent
+
+        for event, hook in ((BeforeToolCallEvent, before), (BeforeToolsEvent, batch)):
+            if hook is not None:
+                built.hooks.add_callback(event, hook)
         return strands_events(built, "Weather?")
 
     return source
@@ -501,6 +509,20 @@ def _cancel(message: str | bool) -> Callable[[Any], None]:
     return cancel
 
 
+def _cancel_batch(message: str | bool) -> Callable[[Any], None]:
+    """A hook cancelling a whole batch (Strands' ``BeforeToolsEvent.cancel``)."""
+
+    def cancel(event: Any) -> None:
+        event.cancel = message
+
+    return cancel
+
+
+def _cancel_agent(event: Any) -> None:
+    """A hook stopping the agent as its tools are about to run (``agent.cancel()``)."""
+    event.agent.cancel()
+
+
 STRANDS = [
     Cell("strands-error_result", "strands", _strands(reports_error), "tool_error",
          text="no weather for Rome"),
@@ -508,6 +530,13 @@ STRANDS = [
          "guardrail_rejected", text="not allowed"),
     Cell("strands-cancel_tool_true", "strands", _strands(weather, before=_cancel(True)),
          "guardrail_rejected"),
+    Cell("strands-cancel_batch", "strands",
+         _strands(weather, batch=_cancel_batch("no tools now"), calls=2), "guardrail_rejected",
+         text="no tools now"),
+    Cell("strands-cancel_batch_true", "strands",
+         _strands(weather, batch=_cancel_batch(True), calls=2), "guardrail_rejected"),
+    Cell("strands-agent_cancel", "strands", _strands(weather, batch=_cancel_agent, calls=2),
+         "CancelledError", text="Tool execution cancelled"),
     Cell("strands-async", "strands", _strands(raising), "ToolFailure"),
     Cell("strands-sync", "strands", _strands(raising_sync), "ToolFailure"),
     Cell("strands-unknown_tool", "strands", _strands(weather, name="nowhere"),
@@ -1186,6 +1215,36 @@ async def test_strands_an_interrupt_ends_the_run_interrupted_and_fails_nothing(
     call = otel_telemetry.span(f"execute_tool {tool}")
     assert call.status.status_code is StatusCode.UNSET
     assert (call.attributes or {})["agent_otel.incomplete"] is True
+    assert otel_telemetry.open_spans() == []
+
+
+def _stopping_tool() -> Any:
+    from strands import tool
+
+    @tool(context=True)
+    def stopping(city: str, tool_context: Any) -> str:
+        """Weather of a city (stopping the agent as it answers)."""
+        tool_context.agent.cancel()
+        return f"sunny in {city}"
+
+    return stopping
+
+
+@pytest.mark.timeout(30)
+async def test_strands_agent_cancel_in_a_tool_cancels_the_calls_after_it(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    pytest.importorskip("strands")
+    events = await run_script(otel_telemetry, _strands(_stopping_tool(), calls=2,
+                              sequential=True)(), agent_name="agent")  # fmt: skip
+
+    results = [e for e in events if isinstance(e, ToolResult)]
+    assert [(r.tool_call_id, r.is_error) for r in results] == [("c1", False), ("c2", True)]
+    first, second = sorted(otel_telemetry.by_name()["execute_tool stopping"],
+                           key=lambda s: s.start_time or 0)  # fmt: skip
+    assert first.status.status_code is StatusCode.UNSET  # it ran and answered
+    assert second.status.status_code is StatusCode.ERROR
+    assert (second.attributes or {})["error.type"] == "CancelledError"
     assert otel_telemetry.open_spans() == []
 
 
