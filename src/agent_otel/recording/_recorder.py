@@ -82,6 +82,7 @@ from ._settings import RunSettings
 from ._step import Step
 from ._tool import TOOL_ERROR, ToolCall
 from ._usage import Tokens
+from .content._spans import failure_text
 
 MAX_PENDING = 8
 MAX_ERROR_TYPE = 256  # error.type is low-cardinality: a longer "type" is text, not a class
@@ -628,11 +629,16 @@ class RunRecorder:
             step.record_error(error.kind, error.description, error.fatal, error.time)
 
     # --- errors, markers, terminals ------------------------------------------------------------
-    def error_event(self, message: Any, error_type: Any, fatal: Any) -> None:
+    def error_event(self, message: Any, error_type: Any, fatal: Any, content: bool = False) -> None:
+        """``content``: the message is content (a prompt the framework sends the model, which
+        often quotes its answer): it describes the error only where content goes on spans, as a
+        tool's failed result does."""
         kind = text_of(error_type) or "agent_error"
         description = text_of(message)
         fatal = fatal is True
         inner = self._inner
+        if content:
+            description = failure_text(self.s.capture, inner.span, description)
         if self._step is None and self.s.step_spans and inner is self.run:
             # between steps: it waits for the step it belongs to
             self._step_errors.append(PendingError(kind, description, fatal, self.now()))
