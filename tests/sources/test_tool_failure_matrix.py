@@ -50,6 +50,16 @@ def raising_sync(city: str) -> str:
     raise ToolFailure(f"no weather for {city}")
 
 
+async def returning(city: str) -> Any:
+    """Weather of a city (its failure returned, not raised)."""
+    return ToolFailure(f"no weather for {city}")
+
+
+def returning_sync(city: str) -> Any:
+    """Weather of a city (its failure returned, not raised)."""
+    return ToolFailure(f"no weather for {city}")
+
+
 async def slow(city: str) -> str:
     """Weather of a city."""
     await asyncio.sleep(5)
@@ -326,6 +336,10 @@ def _agno(tool: Any, args: Any = ARGS, name: str | None = None) -> Any:
 AGNO = [
     Cell("agno-async", "agno", _agno(raising), "ToolFailure"),
     Cell("agno-sync", "agno", _agno(raising_sync), "ToolFailure"),
+    Cell("agno-returned_exception", "agno", _agno(returning), "ToolFailure",
+         text="no weather for Rome"),
+    Cell("agno-returned_exception_sync", "agno", _agno(returning_sync), "ToolFailure",
+         text="no weather for Rome"),
     Cell("agno-invalid_arguments", "agno", _agno(weather, {"town": 5}), "ValidationError"),
     # Agno refuses these without running anything or emitting a tool event: only the message
     # it adds for the model tells them (its outcome the error.type)
@@ -372,8 +386,12 @@ AUTOGEN = [  # the workbench turns every failure into text: the model's text is 
 
 
 def _smolagents(
-    name: str = "weather", args: str = '{"city": "Rome"}', exception: Any = ToolFailure
-) -> Any:
+    name: str = "weather", args: str = '{"city": "Rome"}', exception: Any = ToolFailure,
+    returns: bool = False,
+) -> Any:  # fmt: skip
+    """``returns``: the tool returns the exception (declared ``-> Any``, which smolagents
+    hands back as it is) instead of raising it."""
+
     def source() -> AsyncIterator[AgentEvent]:
         from smolagents import OpenAIModel, ToolCallingAgent, tool
 
@@ -382,12 +400,14 @@ def _smolagents(
         from . import _fw_smolagents as fs
 
         @tool
-        def weather(city: str) -> str:
+        def weather(city: str) -> Any:
             """Weather of a city.
 
             Args:
                 city: the city.
             """
+            if returns:
+                return exception(f"no weather for {city}")
             raise exception(f"no weather for {city}")
 
         turns: list[int] = []
@@ -408,6 +428,8 @@ def _smolagents(
 
 SMOLAGENTS = [  # smolagents' own exception classes for what it refuses
     Cell("smolagents-raising", "smolagents", _smolagents(), "ToolFailure"),
+    Cell("smolagents-returned_exception", "smolagents", _smolagents(returns=True),
+         "ToolFailure", text="no weather for Rome"),
     Cell("smolagents-unknown_tool", "smolagents", _smolagents(name="nowhere"),
          "AgentToolExecutionError"),
     Cell("smolagents-invalid_arguments", "smolagents", _smolagents(args='{"town": 5}'),
