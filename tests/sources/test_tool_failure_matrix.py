@@ -437,6 +437,78 @@ SMOLAGENTS = [  # smolagents' own exception classes for what it refuses
 ]  # fmt: skip
 
 
+def _smolagents_code(body: Callable[[str], str], **executor: Any) -> AsyncIterator[AgentEvent]:
+    """A CodeAgent whose code calls ``weather`` (its ``body``), then answers; ``executor``:
+    its executor's options (``timeout_seconds``, smolagents' own time limit for a code run)."""
+    from smolagents import CodeAgent, OpenAIModel, tool
+
+    from agent_contract.sources.smolagents_stream import smolagents_events
+
+    from . import _fw_smolagents as fs
+
+    @tool
+    def weather(city: str) -> str:
+        """Weather of a city.
+
+        Args:
+            city: the city.
+        """
+        return body(city)
+
+    code = iter(["print(weather('Rome'))", "final_answer('done')"])
+
+    def respond(messages: list[dict[str, Any]]) -> Any:
+        return fs.completion(0, f"Thought: go.\n<code>\n{next(code)}\n</code>", [])
+
+    model = OpenAIModel(fs.MODEL, api_key="offline", api_base="http://mock.invalid/v1",
+                        client_kwargs=fs.client(respond), retry=False)  # fmt: skip
+    built = CodeAgent(tools=[weather], model=model, verbosity_level=0, executor_kwargs=executor)
+    return smolagents_events(built, "Weather?")
+
+
+def _sleeps(city: str) -> str:
+    import time
+
+    time.sleep(0.2)  # past the limit (smolagents waits for its thread all the same)
+    return f"sunny in {city}"
+
+
+def _raises(city: str) -> str:
+    raise ToolFailure(f"no weather for {city}")
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize(
+    ("body", "executor", "error_type"),
+    [(_raises, {}, "ToolFailure"),
+     (_sleeps, {"timeout_seconds": 0.05}, "ExecutionTimeoutError")],
+    ids=["raising", "timeout"],
+)  # fmt: skip
+async def test_a_smolagents_code_run_that_failed_is_named_by_what_failed_in_it(
+    body: Callable[[str], str],
+    executor: dict[str, Any],
+    error_type: str,
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A CodeAgent's code run is its one call; smolagents wraps whatever stopped the code in
+    its ``AgentExecutionError`` (not ``from`` it): the call is named by what stopped it, the
+    executor's time limit or the exception the code (its tool) raised."""
+    pytest.importorskip("smolagents")
+    events = await run_script(otel_telemetry, _smolagents_code(body, **executor),
+                              agent_name="agent")  # fmt: skip
+
+    failed, answered = sorted(otel_telemetry.by_name()["execute_tool python_interpreter"],
+                              key=lambda s: s.start_time or 0)  # fmt: skip
+    assert failed.status.status_code is StatusCode.ERROR
+    assert (failed.attributes or {})["error.type"] == error_type
+    assert (failed.attributes or {})["agent_otel.tool.is_error"] is True
+    assert len([e for e in failed.events if e.name == "exception"]) == 1
+    assert answered.status.status_code is StatusCode.UNSET
+    assert [r.is_error for r in events if isinstance(r, ToolResult)] == [True, False]
+    assert otel_telemetry.span("invoke_agent agent").status.status_code is StatusCode.UNSET
+    assert otel_telemetry.open_spans() == []
+
+
 # --- LlamaIndex: FunctionAgent on its mock function-calling LLM -----------------------------
 
 

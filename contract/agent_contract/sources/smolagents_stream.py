@@ -463,9 +463,22 @@ def _failed_call(calls: dict[str, str], error: BaseException) -> str | None:
 
 def _cause(error: Any) -> Any:
     """The tool's own exception behind smolagents' ``AgentToolExecutionError`` (raised ``from``
-    it), as ``error.type`` names a wrapper's inner error; the error itself otherwise."""
+    it), as ``error.type`` names a wrapper's inner error; behind a CodeAgent's
+    ``AgentExecutionError`` (raised while handling its executor's error, not ``from`` it), the
+    executor's: ``ExecutionTimeoutError`` for code that ran out of its ``timeout_seconds``,
+    and for an ``InterpreterError`` the code's own exception it reports (a tool's), if any; the
+    error itself otherwise."""
     cause = error.__cause__
-    return cause if isinstance(cause, BaseException) else error
+    if isinstance(cause, BaseException):
+        return cause
+    if type(error).__name__ == "AgentExecutionError":
+        inner = error.__context__
+        if type(inner).__name__ == "InterpreterError":
+            raised = inner.__context__
+            return raised if isinstance(raised, Exception) else inner
+        if type(inner).__name__ == "ExecutionTimeoutError":
+            return inner
+    return error
 
 
 def _usage(step: Any) -> Usage | None:
