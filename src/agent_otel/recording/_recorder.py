@@ -356,17 +356,16 @@ class RunRecorder:
             self._open_step()  # refreshed below, with the new span
         if self._asking is not None:  # a new request: the last one's tool calls are told
             self._release()
-        self.scopes.new_turn()
+        now = self.scopes.new_turn(self.now())  # earlier if it asked for a body that began
         if self.s.stand_down_providers:
             guard_providers()
-        now = self.now()
         if call_id is not None and type(call_id) is not str:  # else already its text
             call_id = id_text(call_id, self.anomaly)
         key: object = call_id if call_id is not None else self._key()
         old = self._calls.pop(key, None)
         if old is not None:
             self.anomaly("duplicate_llm_call_id")
-            old.end_response(now, incomplete=True)
+            old.end_response(max(now, old.start), incomplete=True)  # as the new one began
             self._end_call(old)
         model = model if type(model) is str and model else text_of(model) or None
         provider = provider if type(provider) is str and provider else text_of(provider)
