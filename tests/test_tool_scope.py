@@ -809,7 +809,8 @@ async def test_a_body_that_runs_ahead_of_its_steps_first_event_opens_in_that_ste
 ) -> None:
     """A framework ahead of the consumer by a whole model call (a LangGraph sub-graph a node
     runs on a thread) starts a tool body before its step's first event: its span opened under
-    the run, beside the steps; now the step starts with the body, and the span is in it."""
+    the run, beside the steps; now the step starts with the body, and the span is in it. The
+    model call told after it asked for it: its chat span starts no later than the body."""
 
     async def body(call_id: str, name: str) -> str:
         with tool_scope(call_id, name):
@@ -830,4 +831,8 @@ async def test_a_body_that_runs_ahead_of_its_steps_first_event_opens_in_that_ste
     assert otel_telemetry.outline() == [["invoke_agent calc", [
         ["step 0", ["execute_tool add", "chat m"]], ["step 1", ["execute_tool add", "chat m"]],
     ]]]  # fmt: skip
+    tools, chats = otel_telemetry.by_name()["execute_tool add"], otel_telemetry.by_name()["chat m"]
+    for tool, chat in zip(tools, chats, strict=True):  # the call asked for it: it began first
+        assert chat.start_time is not None and tool.start_time is not None
+        assert chat.start_time <= tool.start_time
     assert otel_telemetry.open_spans() == []

@@ -143,6 +143,19 @@ def _no_incomplete(telemetry: InMemoryTelemetry) -> None:
     assert telemetry.open_spans() == []
 
 
+def _chats_start_before_their_tools(telemetry: InMemoryTelemetry) -> None:
+    """In every step of every run, the chat that asked for the step's tools started no later
+    than any of them (a model call begins before the tools it asks for)."""
+    spans = telemetry.spans()
+    for step in (s for s in spans if s.name.startswith("step ")):
+        under = [s for s in spans if s.parent is not None
+                 and s.parent.span_id == step.context.span_id]  # fmt: skip
+        chats = [s.start_time or 0 for s in under if s.name.startswith("chat")]
+        tools = [(s.start_time or 0, s.name) for s in under if s.name.startswith("execute_tool")]
+        if tools:
+            assert chats and min(chats) <= min(tools)[0], (step.name, tools)
+
+
 def _as_node(kind: str) -> Any:
     sub = agent("sub", [lookup()])
     if kind == "node":
@@ -305,6 +318,7 @@ async def test_a_graph_a_tool_runs_on_a_thread_ahead_of_the_reader_nests_its_too
         ["step 0", ["chat", ["execute_tool ask_inner", [nested]]]], ["step 1", ["chat"]],
     ]]])  # fmt: skip
     assert tokens(otel_telemetry) == 40
+    _chats_start_before_their_tools(otel_telemetry)  # the inner chat's chunks were read late
     _no_incomplete(otel_telemetry)
 
 
@@ -337,6 +351,7 @@ async def test_graphs_two_sync_tools_run_ahead_at_once_each_nest_their_tools(
         [["invoke_agent top", [["step 0", ["chat", *asked]], ["step 1", ["chat"]]]]]
     )
     assert tokens(otel_telemetry) == 60
+    _chats_start_before_their_tools(otel_telemetry)
     _no_incomplete(otel_telemetry)
 
 

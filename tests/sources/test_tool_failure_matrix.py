@@ -50,6 +50,16 @@ def raising_sync(city: str) -> str:
     raise ToolFailure(f"no weather for {city}")
 
 
+async def returning(city: str) -> Any:
+    """Weather of a city (its failure returned, not raised)."""
+    return ToolFailure(f"no weather for {city}")
+
+
+def returning_sync(city: str) -> Any:
+    """Weather of a city (its failure returned, not raised)."""
+    return ToolFailure(f"no weather for {city}")
+
+
 async def slow(city: str) -> str:
     """Weather of a city."""
     await asyncio.sleep(5)
@@ -326,6 +336,10 @@ def _agno(tool: Any, args: Any = ARGS, name: str | None = None) -> Any:
 AGNO = [
     Cell("agno-async", "agno", _agno(raising), "ToolFailure"),
     Cell("agno-sync", "agno", _agno(raising_sync), "ToolFailure"),
+    Cell("agno-returned_exception", "agno", _agno(returning), "ToolFailure",
+         text="no weather for Rome"),
+    Cell("agno-returned_exception_sync", "agno", _agno(returning_sync), "ToolFailure",
+         text="no weather for Rome"),
     Cell("agno-invalid_arguments", "agno", _agno(weather, {"town": 5}), "ValidationError"),
     # Agno refuses these without running anything or emitting a tool event: only the message
     # it adds for the model tells them (its outcome the error.type)
@@ -372,8 +386,12 @@ AUTOGEN = [  # the workbench turns every failure into text: the model's text is 
 
 
 def _smolagents(
-    name: str = "weather", args: str = '{"city": "Rome"}', exception: Any = ToolFailure
-) -> Any:
+    name: str = "weather", args: str = '{"city": "Rome"}', exception: Any = ToolFailure,
+    returns: bool = False,
+) -> Any:  # fmt: skip
+    """``returns``: the tool returns the exception (declared ``-> Any``, which smolagents
+    hands back as it is) instead of raising it."""
+
     def source() -> AsyncIterator[AgentEvent]:
         from smolagents import OpenAIModel, ToolCallingAgent, tool
 
@@ -382,12 +400,14 @@ def _smolagents(
         from . import _fw_smolagents as fs
 
         @tool
-        def weather(city: str) -> str:
+        def weather(city: str) -> Any:
             """Weather of a city.
 
             Args:
                 city: the city.
             """
+            if returns:
+                return exception(f"no weather for {city}")
             raise exception(f"no weather for {city}")
 
         turns: list[int] = []
@@ -408,11 +428,85 @@ def _smolagents(
 
 SMOLAGENTS = [  # smolagents' own exception classes for what it refuses
     Cell("smolagents-raising", "smolagents", _smolagents(), "ToolFailure"),
+    Cell("smolagents-returned_exception", "smolagents", _smolagents(returns=True),
+         "ToolFailure", text="no weather for Rome"),
     Cell("smolagents-unknown_tool", "smolagents", _smolagents(name="nowhere"),
          "AgentToolExecutionError"),
     Cell("smolagents-invalid_arguments", "smolagents", _smolagents(args='{"town": 5}'),
          "ValueError"),
 ]  # fmt: skip
+
+
+def _smolagents_code(body: Callable[[str], str], **executor: Any) -> AsyncIterator[AgentEvent]:
+    """A CodeAgent whose code calls ``weather`` (its ``body``), then answers; ``executor``:
+    its executor's options (``timeout_seconds``, smolagents' own time limit for a code run)."""
+    from smolagents import CodeAgent, OpenAIModel, tool
+
+    from agent_contract.sources.smolagents_stream import smolagents_events
+
+    from . import _fw_smolagents as fs
+
+    @tool
+    def weather(city: str) -> str:
+        """Weather of a city.
+
+        Args:
+            city: the city.
+        """
+        return body(city)
+
+    code = iter(["print(weather('Rome'))", "final_answer('done')"])
+
+    def respond(messages: list[dict[str, Any]]) -> Any:
+        return fs.completion(0, f"Thought: go.\n<code>\n{next(code)}\n</code>", [])
+
+    model = OpenAIModel(fs.MODEL, api_key="offline", api_base="http://mock.invalid/v1",
+                        client_kwargs=fs.client(respond), retry=False)  # fmt: skip
+    built = CodeAgent(tools=[weather], model=model, verbosity_level=0, executor_kwargs=executor)
+    return smolagents_events(built, "Weather?")
+
+
+def _sleeps(city: str) -> str:
+    import time
+
+    time.sleep(0.2)  # past the limit (smolagents waits for its thread all the same)
+    return f"sunny in {city}"
+
+
+def _raises(city: str) -> str:
+    raise ToolFailure(f"no weather for {city}")
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize(
+    ("body", "executor", "error_type"),
+    [(_raises, {}, "ToolFailure"),
+     (_sleeps, {"timeout_seconds": 0.05}, "ExecutionTimeoutError")],
+    ids=["raising", "timeout"],
+)  # fmt: skip
+async def test_a_smolagents_code_run_that_failed_is_named_by_what_failed_in_it(
+    body: Callable[[str], str],
+    executor: dict[str, Any],
+    error_type: str,
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A CodeAgent's code run is its one call; smolagents wraps whatever stopped the code in
+    its ``AgentExecutionError`` (not ``from`` it): the call is named by what stopped it, the
+    executor's time limit or the exception the code (its tool) raised."""
+    pytest.importorskip("smolagents")
+    events = await run_script(otel_telemetry, _smolagents_code(body, **executor),
+                              agent_name="agent")  # fmt: skip
+
+    failed, answered = sorted(otel_telemetry.by_name()["execute_tool python_interpreter"],
+                              key=lambda s: s.start_time or 0)  # fmt: skip
+    assert failed.status.status_code is StatusCode.ERROR
+    assert (failed.attributes or {})["error.type"] == error_type
+    assert (failed.attributes or {})["agent_otel.tool.is_error"] is True
+    assert len([e for e in failed.events if e.name == "exception"]) == 1
+    assert answered.status.status_code is StatusCode.UNSET
+    assert [r.is_error for r in events if isinstance(r, ToolResult)] == [True, False]
+    assert otel_telemetry.span("invoke_agent agent").status.status_code is StatusCode.UNSET
+    assert otel_telemetry.open_spans() == []
 
 
 # --- LlamaIndex: FunctionAgent on its mock function-calling LLM -----------------------------
@@ -459,29 +553,37 @@ LLAMA_INDEX = [
 
 
 def _strands(tool: Any, name: str | None = None, args: str = '{"city": "Rome"}',
-             before: Callable[[Any], None] | None = None) -> Any:  # fmt: skip
-    """``before``: a ``BeforeToolCallEvent`` hook of the caller's."""
+             before: Callable[[Any], None] | None = None,
+             batch: Callable[[Any], None] | None = None, calls: int = 1,
+             sequential: bool = False) -> Any:  # fmt: skip
+    """``before``: a ``BeforeToolCallEvent`` hook of the caller's; ``batch``: a
+    ``BeforeToolsEvent`` hook; ``calls``: the model asks for that many (``c1``, ``c2``, ...),
+    run one after the other when ``sequential``."""
 
     def source() -> AsyncIterator[AgentEvent]:
         from agent_contract.sources.strands_stream import strands_events
 
         from . import _fw_strands as fs
 
-        use = {"toolUse": {"toolUseId": "c1", "name": name or tool.__name__}}
-        first = [
-            {"messageStart": {"role": "assistant"}},
-            {"contentBlockStart": {"start": use}},
-            {"contentBlockDelta": {"delta": {"toolUse": {"input": args}}}},
-            {"contentBlockStop": {}},
-            {"messageStop": {"stopReason": "tool_use"}},
-        ]
+        first: list[dict[str, Any]] = [{"messageStart": {"role": "assistant"}}]
+        for i in range(1, calls + 1):
+            use = {"toolUse": {"toolUseId": f"c{i}", "name": name or tool.__name__}}
+            first += [{"contentBlockStart": {"start": use}},
+                      {"contentBlockDelta": {"delta": {"toolUse": {"input": args}}}},
+                      {"contentBlockStop": {}}]  # fmt: skip
+        first.append({"messageStop": {"stopReason": "tool_use"}})
         second = [{"messageStart": {"role": "assistant"}}, *fs._text("done"),
                   {"messageStop": {"stopReason": "end_turn"}}]  # fmt: skip
         built = fs.agent(fs._model([first, second]), [tool], name="bot")
-        if before is not None:
-            from strands.hooks import BeforeToolCallEvent
+        if sequential:
+            from strands.tools.executors import SequentialToolExecutor
 
-            built.hooks.add_callback(BeforeToolCallEvent, before)
+            built.tool_executor = SequentialToolExecutor()
+        from strands.hooks import BeforeToolCallEvent, BeforeToolsEvent
+
+        for event, hook in ((BeforeToolCallEvent, before), (BeforeToolsEvent, batch)):
+            if hook is not None:
+                built.hooks.add_callback(event, hook)
         return strands_events(built, "Weather?")
 
     return source
@@ -501,6 +603,20 @@ def _cancel(message: str | bool) -> Callable[[Any], None]:
     return cancel
 
 
+def _cancel_batch(message: str | bool) -> Callable[[Any], None]:
+    """A hook cancelling a whole batch (Strands' ``BeforeToolsEvent.cancel``)."""
+
+    def cancel(event: Any) -> None:
+        event.cancel = message
+
+    return cancel
+
+
+def _cancel_agent(event: Any) -> None:
+    """A hook stopping the agent as its tools are about to run (``agent.cancel()``)."""
+    event.agent.cancel()
+
+
 STRANDS = [
     Cell("strands-error_result", "strands", _strands(reports_error), "tool_error",
          text="no weather for Rome"),
@@ -508,6 +624,13 @@ STRANDS = [
          "guardrail_rejected", text="not allowed"),
     Cell("strands-cancel_tool_true", "strands", _strands(weather, before=_cancel(True)),
          "guardrail_rejected"),
+    Cell("strands-cancel_batch", "strands",
+         _strands(weather, batch=_cancel_batch("no tools now"), calls=2), "guardrail_rejected",
+         text="no tools now"),
+    Cell("strands-cancel_batch_true", "strands",
+         _strands(weather, batch=_cancel_batch(True), calls=2), "guardrail_rejected"),
+    Cell("strands-agent_cancel", "strands", _strands(weather, batch=_cancel_agent, calls=2),
+         "CancelledError", text="Tool execution cancelled"),
     Cell("strands-async", "strands", _strands(raising), "ToolFailure"),
     Cell("strands-sync", "strands", _strands(raising_sync), "ToolFailure"),
     Cell("strands-unknown_tool", "strands", _strands(weather, name="nowhere"),
@@ -1186,6 +1309,36 @@ async def test_strands_an_interrupt_ends_the_run_interrupted_and_fails_nothing(
     call = otel_telemetry.span(f"execute_tool {tool}")
     assert call.status.status_code is StatusCode.UNSET
     assert (call.attributes or {})["agent_otel.incomplete"] is True
+    assert otel_telemetry.open_spans() == []
+
+
+def _stopping_tool() -> Any:
+    from strands import tool
+
+    @tool(context=True)
+    def stopping(city: str, tool_context: Any) -> str:
+        """Weather of a city (stopping the agent as it answers)."""
+        tool_context.agent.cancel()
+        return f"sunny in {city}"
+
+    return stopping
+
+
+@pytest.mark.timeout(30)
+async def test_strands_agent_cancel_in_a_tool_cancels_the_calls_after_it(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    pytest.importorskip("strands")
+    events = await run_script(otel_telemetry, _strands(_stopping_tool(), calls=2,
+                              sequential=True)(), agent_name="agent")  # fmt: skip
+
+    results = [e for e in events if isinstance(e, ToolResult)]
+    assert [(r.tool_call_id, r.is_error) for r in results] == [("c1", False), ("c2", True)]
+    first, second = sorted(otel_telemetry.by_name()["execute_tool stopping"],
+                           key=lambda s: s.start_time or 0)  # fmt: skip
+    assert first.status.status_code is StatusCode.UNSET  # it ran and answered
+    assert second.status.status_code is StatusCode.ERROR
+    assert (second.attributes or {})["error.type"] == "CancelledError"
     assert otel_telemetry.open_spans() == []
 
 

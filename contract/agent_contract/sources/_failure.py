@@ -6,7 +6,8 @@ model is asked for). An adapter yields this subclass, still named ``ToolResult``
 middleware reads events by class name, and ``collect()`` by ``isinstance``), with
 ``error_type`` set, so the tool span's ``error.type`` names that class instead of the generic
 ``tool_error``. ``error_type`` must be low-cardinality: a class name or a fixed word, never
-the error's text.
+the error's text. Its ``Error`` says the same of an error a framework reports without a
+call: one whose message is content (below).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 from agent_contract import events
 
-__all__ = ["ToolResult", "error_name", "failed_result"]
+__all__ = ["Error", "ToolResult", "error_name", "failed_result"]
 
 
 @dataclass(slots=True)
@@ -24,6 +25,16 @@ class ToolResult(events.ToolResult):
     """``events.ToolResult`` with ``error_type``: the class of a failed call's error."""
 
     error_type: str | None = None
+
+
+@dataclass(slots=True)
+class Error(events.Error):
+    """``events.Error`` whose ``message`` is content: a prompt the framework sends the model
+    about its answer (a retry asking for another, which often quotes the answer). Named
+    ``Error``, as the middleware reads it, which records the message only where content goes on
+    spans, as it does a tool's failed result; with capture off the failure is its type alone."""
+
+    message_is_content: bool = True
 
 
 def failed_result(call_id: str, content: Any, name: str | None, error_type: str) -> ToolResult:

@@ -15,7 +15,9 @@ of Agno is imported here):
   ``ToolCallCompleted`` its ``ToolResult`` (``tool_call_error`` marks a tool that raised; the
   ``ToolCallError`` that follows says nothing more). Agno keeps only the error's text, so the
   scope hook notes the class of what the tool raised (by its name and arguments, Agno gives a
-  hook no call id) and the failed result's ``error_type`` names it. A call Agno refuses
+  hook no call id) and the failed result's ``error_type`` names it. A tool that returns an
+  exception instead of raising it (Agno hands the model its text, as a success) failed the
+  same way: the hook notes the class of what it returned. A call Agno refuses
   without running it (a name the agent lacks, arguments it cannot read) has no tool event:
   as the next request starts, a tool message Agno added since the request before that
   answers a call no ``ToolCallStarted`` told is that call and its failed result (from the
@@ -129,6 +131,7 @@ async def agno_events(
         await members.close(error)
         _CONTEXTS.pop(state.run_id, None)
         _RAISED.pop(state.run_id, None)
+        _RETURNED.pop(state.run_id, None)
         close = getattr(stream, "aclose", None)
         if close is not None:
             await close()
@@ -191,6 +194,8 @@ def _scope_hook(
         _raised(run_id, function_name, arguments, error)
         scope.__exit__(type(error), error, error.__traceback__)
         raise
+    if isinstance(result, Exception):  # returned, not raised: failed all the same
+        _raised(run_id, function_name, arguments, result, returned=True)
     stepping = getattr(team, "stream_member_events", True) is not False
     taker = _TAKERS.get(run_id) if stepping else None
     if isawaitable(result):
@@ -208,10 +213,14 @@ async def _awaited(
     scope: Any, result: Any, taker: _Taker | None, call: tuple[Any, str, dict[str, Any]]
 ) -> Any:
     try:
-        return _stepped(await result, taker)
+        value = await result
     except BaseException as error:
         _raised(*call, error)
         raise
+    else:
+        if isinstance(value, Exception):  # returned, not raised: failed all the same
+            _raised(*call, value, returned=True)
+        return _stepped(value, taker)
     finally:
         scope.__exit__(None, None, None)
 
@@ -221,15 +230,22 @@ _RAISED: dict[Any, dict[tuple[str, str], list[str]]] = {}
 the call's tool name and arguments (Agno hands a hook no call id), oldest first. Agno turns
 the exception into text; its ``ToolCallCompleted`` says only ``tool_call_error``."""
 
+_RETURNED: dict[Any, dict[tuple[str, str], list[str]]] = {}
+"""The same for the exceptions its tools returned instead of raising (Agno hands the model
+their text as a result, ``tool_call_error`` unset)."""
+
 
 def _call_key(name: Any, arguments: Any) -> tuple[str, str]:
     return str(name), json.dumps(arguments, sort_keys=True, default=repr)
 
 
-def _raised(run_id: Any, name: str, arguments: Any, error: BaseException) -> None:
-    """Note that a tool of run ``run_id`` (one an adapter reads) raised ``error``."""
+def _raised(
+    run_id: Any, name: str, arguments: Any, error: BaseException, *, returned: bool = False
+) -> None:
+    """Note that a tool of run ``run_id`` (one an adapter reads) raised ``error`` (or
+    ``returned`` it)."""
     if run_id in _CONTEXTS and isinstance(error, Exception):  # Agno catches only these
-        by_call = _RAISED.setdefault(run_id, {})
+        by_call = (_RETURNED if returned else _RAISED).setdefault(run_id, {})
         by_call.setdefault(_call_key(name, arguments), []).append(error_name(error))
 
 
@@ -575,8 +591,12 @@ def _refusal(content: Any) -> str:
 
 def _result(tool: Any, run_id: Any) -> ToolResult:
     call_id = str(tool.tool_call_id)
+    key = _call_key(tool.tool_name, tool.tool_args or {})
     if tool.tool_call_error:
-        raised = _RAISED.get(run_id, {}).get(_call_key(tool.tool_name, tool.tool_args or {}))
+        raised = _RAISED.get(run_id, {}).get(key)
         kind = raised.pop(0) if raised else "tool_error"
         return failed_result(call_id, tool.result, tool.tool_name, kind)
+    returned = _RETURNED.get(run_id, {}).get(key)
+    if returned:  # the tool returned an exception: Agno told its text as a result
+        return failed_result(call_id, tool.result, tool.tool_name, returned.pop(0))
     return ToolResult(tool_call_id=call_id, content=tool.result, name=tool.tool_name)

@@ -20,8 +20,9 @@ streams each node's own events (``node.stream(run.ctx)``):
 * an answer the run sends back (an output validator's ``ModelRetry``, output that failed
   validation, no output: the next request carries pydantic-ai's ``RetryFeedbackPart``) is an
   ``Error`` of the step that gave it (``error_type`` ``ModelRetry`` or ``ValidationError``, as
-  a tool's retry is named; the validator's message), and that step ends: the retried request
-  is the next step.
+  a tool's retry is named; the validator's message, content as a tool's retry prompt is:
+  recorded only where content goes on spans), and that step ends: the retried request is the
+  next step.
 
 Each function tool's body (MCP toolsets' tools included) runs under
 ``agent_contract.scope.tool_scope`` of its call, through pydantic-ai's own tool-wrapping seam:
@@ -65,6 +66,7 @@ from agent_contract.events import (
     Usage,
 )
 from agent_contract.scope import McpServer, framework_started, nested_run, tool_scope
+from agent_contract.sources._failure import Error as ContentError
 from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._history import call_start, pydantic_ai_messages
 from agent_contract.sources._nested import Pushed
@@ -155,7 +157,7 @@ def _output_retry(node: Any, asked: set[str]) -> Error | None:
         if cause == "validation_error" or not isinstance(content, str):
             return Error(message="the output failed validation", error_type="ValidationError")
         name = "ModelRetry" if cause == "model_retry" else str(cause or "retry")
-        return Error(message=content, error_type=name)
+        return ContentError(message=content, error_type=name)  # the prompt the model gets
     return None
 
 

@@ -29,6 +29,9 @@ tool span while one tool runs) is current in the agent's code. Items are read by
   dropped): the call the error names gets an error ``ToolResult`` whose ``error_type`` is the
   tool's own exception (the ``__cause__`` of smolagents' ``AgentToolExecutionError``); a call
   whose result smolagents dropped gets none, so its span ends with the step, incomplete. A
+  tool that returns an exception instead of raising it (smolagents hands the model its text)
+  failed too: an error ``ToolResult`` of its class, the text unchanged (a tool declaring
+  ``-> str`` has it turned to text by smolagents before any caller sees it: a success). A
   CodeAgent's code run is its ``python_interpreter`` call: its result is the step's
   observations (or its error);
 * the ``ActionStep`` (or ``PlanningStep``) that ends a step gives the call's ``Usage``: from
@@ -389,8 +392,11 @@ class _Reader:
             if item.id in self.final or item.is_final_answer:
                 yield from self._answer(item.output)
             elif item.id in self.tools:
-                name = self.tools.pop(item.id)
-                yield ToolResult(tool_call_id=item.id, content=item.output, name=name)
+                name, output = self.tools.pop(item.id), item.output
+                if isinstance(output, BaseException):  # returned, not raised: it failed
+                    yield failed_result(item.id, item.observation, name, error_name(output))
+                else:
+                    yield ToolResult(tool_call_id=item.id, content=output, name=name)
         elif kind == "ActionOutput":
             if item.is_final_answer:
                 yield from self._answer(item.output)
@@ -457,9 +463,22 @@ def _failed_call(calls: dict[str, str], error: BaseException) -> str | None:
 
 def _cause(error: Any) -> Any:
     """The tool's own exception behind smolagents' ``AgentToolExecutionError`` (raised ``from``
-    it), as ``error.type`` names a wrapper's inner error; the error itself otherwise."""
+    it), as ``error.type`` names a wrapper's inner error; behind a CodeAgent's
+    ``AgentExecutionError`` (raised while handling its executor's error, not ``from`` it), the
+    executor's: ``ExecutionTimeoutError`` for code that ran out of its ``timeout_seconds``,
+    and for an ``InterpreterError`` the code's own exception it reports (a tool's), if any; the
+    error itself otherwise."""
     cause = error.__cause__
-    return cause if isinstance(cause, BaseException) else error
+    if isinstance(cause, BaseException):
+        return cause
+    if type(error).__name__ == "AgentExecutionError":
+        inner = error.__context__
+        if type(inner).__name__ == "InterpreterError":
+            raised = inner.__context__
+            return raised if isinstance(raised, Exception) else inner
+        if type(inner).__name__ == "ExecutionTimeoutError":
+            return inner
+    return error
 
 
 def _usage(step: Any) -> Usage | None:

@@ -17,7 +17,11 @@ Strands yields dicts; the adapter reads three kinds by key (nothing of Strands i
 * A call a hook cancelled (``BeforeToolCallEvent.cancel_tool``: a check refusing it before
   it ran, or an approval refused after an interrupt) is a failed result
   ``guardrail_rejected`` (the adapter's ``AfterToolCallEvent`` hook hears its
-  ``cancel_message``), the text the model is told unchanged.
+  ``cancel_message``), the text the model is told unchanged. So is every call of a batch a
+  ``BeforeToolsEvent`` hook cancels (``cancel``); a call Strands answers without running it
+  because ``agent.cancel()`` was called (before the batch, or before its turn in a sequential
+  batch) is a failed result ``CancelledError``. Both are read by hooks on the batch's
+  ``BeforeToolsEvent`` and ``AfterToolsEvent``, matched by Strands' text for them.
 * The final ``result`` of a run an interrupt paused (``event.interrupt()`` in a hook, or
   ``tool_context.interrupt()`` in a tool: ``stop_reason == "interrupt"``) gives one
   ``InterruptFinal`` per interrupt (``interrupt_id`` the id to resume with, ``payload`` its
@@ -111,6 +115,11 @@ _OWN_OUTCOMES = (
     ("Error: Validation failed for input parameters: ", "ValidationError"),
 )
 
+
+# Strands' own texts for the calls of a batch it answers without running them: a
+# ``BeforeToolsEvent`` hook's ``cancel=True``, and ``agent.cancel()`` before a call ran.
+_HOOK_CANCEL = "Tool cancelled by hook"
+_AGENT_CANCEL = "Tool execution cancelled"
 
 _HINT = "Make one with strands.Agent(model=..., tools=...)."
 
@@ -515,10 +524,56 @@ def _add_hooks(agent: Any) -> _Requests:
 
     hooks.add_callback(BeforeToolCallEvent, before)
     hooks.add_callback(AfterToolCallEvent, after)
+    _add_batch_hooks(hooks)
     hooks.add_callback(BeforeModelCallEvent, requests.before)
     hooks.add_callback(AfterModelCallEvent, requests.after)
     _HOOKED[agent] = requests
     return requests
+
+
+def _add_batch_hooks(hooks: Any) -> None:
+    """Name the calls Strands answers for a whole batch without running them (module doc): a
+    ``BeforeToolsEvent`` hook's ``cancel`` (``guardrail_rejected``) and ``agent.cancel()``
+    (``CancelledError``). The batch's ``BeforeToolsEvent`` is read at its ``AfterToolsEvent``,
+    once every hook had its say, before the results reach the stream. A Strands without batch
+    events has none to name."""
+    module = require("strands.hooks")
+    BeforeToolsEvent = getattr(module, "BeforeToolsEvent", None)
+    AfterToolsEvent = getattr(module, "AfterToolsEvent", None)
+    if BeforeToolsEvent is None or AfterToolsEvent is None:
+        return
+    batch: list[Any] = [None]  # this agent's batch (one at a time per agent)
+
+    def before(event: Any) -> None:
+        batch[0] = event
+
+    def after(event: Any) -> None:
+        asked, batch[0] = batch[0], None
+        cancel = getattr(asked, "cancel", False)
+        if cancel:
+            kind, told = "guardrail_rejected", cancel if isinstance(cancel, str) else _HOOK_CANCEL
+        elif _cancelled(getattr(event, "agent", None)):
+            kind, told = "CancelledError", _AGENT_CANCEL
+        else:
+            return
+        for block in (getattr(event, "message", None) or {}).get("content") or ():
+            result = block.get("toolResult") if isinstance(block, dict) else None
+            if not isinstance(result, dict) or result.get("status") != "error":
+                continue
+            call_id = result.get("toolUseId")
+            if isinstance(call_id, str) and converse_text(result.get("content") or []) == told:
+                _failed_agent_tool(call_id, kind)
+
+    hooks.add_callback(BeforeToolsEvent, before)
+    hooks.add_callback(AfterToolsEvent, after)
+
+
+def _cancelled(agent: Any) -> bool:
+    """``agent.cancel()`` was called in this invocation (its ``cancel_signal``, set until the
+    invocation ends)."""
+    signal = getattr(agent, "cancel_signal", None)
+    is_set = getattr(signal, "is_set", None)
+    return callable(is_set) and is_set() is True
 
 
 class _State:

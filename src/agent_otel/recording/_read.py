@@ -75,7 +75,10 @@ def usage(rec: RunRecorder, ev: Any) -> None:
 
 def error(rec: RunRecorder, ev: Any) -> None:
     rec.error_event(
-        getattr(ev, "message", None), getattr(ev, "error_type", None), getattr(ev, "fatal", None)
+        getattr(ev, "message", None),
+        getattr(ev, "error_type", None),
+        getattr(ev, "fatal", None),
+        getattr(ev, "message_is_content", None) is True,
     )
 
 

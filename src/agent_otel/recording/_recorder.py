@@ -82,6 +82,7 @@ from ._settings import RunSettings
 from ._step import Step
 from ._tool import TOOL_ERROR, ToolCall
 from ._usage import Tokens
+from .content._spans import failure_text
 
 MAX_PENDING = 8
 MAX_ERROR_TYPE = 256  # error.type is low-cardinality: a longer "type" is text, not a class
@@ -355,17 +356,16 @@ class RunRecorder:
             self._open_step()  # refreshed below, with the new span
         if self._asking is not None:  # a new request: the last one's tool calls are told
             self._release()
-        self.scopes.new_turn()
+        now = self.scopes.new_turn(self.now())  # earlier if it asked for a body that began
         if self.s.stand_down_providers:
             guard_providers()
-        now = self.now()
         if call_id is not None and type(call_id) is not str:  # else already its text
             call_id = id_text(call_id, self.anomaly)
         key: object = call_id if call_id is not None else self._key()
         old = self._calls.pop(key, None)
         if old is not None:
             self.anomaly("duplicate_llm_call_id")
-            old.end_response(now, incomplete=True)
+            old.end_response(max(now, old.start), incomplete=True)  # as the new one began
             self._end_call(old)
         model = model if type(model) is str and model else text_of(model) or None
         provider = provider if type(provider) is str and provider else text_of(provider)
@@ -628,11 +628,16 @@ class RunRecorder:
             step.record_error(error.kind, error.description, error.fatal, error.time)
 
     # --- errors, markers, terminals ------------------------------------------------------------
-    def error_event(self, message: Any, error_type: Any, fatal: Any) -> None:
+    def error_event(self, message: Any, error_type: Any, fatal: Any, content: bool = False) -> None:
+        """``content``: the message is content (a prompt the framework sends the model, which
+        often quotes its answer): it describes the error only where content goes on spans, as a
+        tool's failed result does."""
         kind = text_of(error_type) or "agent_error"
         description = text_of(message)
         fatal = fatal is True
         inner = self._inner
+        if content:
+            description = failure_text(self.s.capture, inner.span, description)
         if self._step is None and self.s.step_spans and inner is self.run:
             # between steps: it waits for the step it belongs to
             self._step_errors.append(PendingError(kind, description, fatal, self.now()))

@@ -85,6 +85,8 @@ OpenEarly = Callable[[str | None, str | None], ToolCall]
 MAX_ENDED = 256
 """How many ended call ids a run remembers at most (the newest), so that a body scoped after
 its call ended opens nothing."""
+_EARLY = object()
+"""In a run's ended ids: a body opened its span early since the last model call started."""
 
 
 class ToolScopes:
@@ -118,8 +120,9 @@ class ToolScopes:
         # Opened by a body, not yet adopted by their event (the recorder reads whether any
         # are before it asks: a Python call less per tool call).
         self.early: list[ToolCall] = []
-        # The ids ended since the last model call started, oldest first (an ordered set).
-        self._ended: dict[str, None] = {}
+        # The ids ended since the last model call started, oldest first (an ordered set); and
+        # _EARLY once a body opened early since then (so new_turn looks at the early ones).
+        self._ended: dict[object, None] = {}
         self.parent: Context | None = None
         self.inner: list[ToolScopes] = []  # the runs started inside this one's tool bodies
         self.outer: ToolScopes | None = None  # the run this one started inside, if any
@@ -213,6 +216,7 @@ class ToolScopes:
         tool.arguments = arguments
         tool.scoped = True
         self.early.append(tool)
+        self._ended[_EARLY] = None  # the next model call checks when it began (new_turn)
         return tool
 
     def body_run(self, tool: Any) -> ToolScopes | None:
@@ -298,12 +302,20 @@ class ToolScopes:
             if len(ended) > MAX_ENDED:
                 del ended[next(iter(ended))]
 
-    def new_turn(self) -> None:
-        """A model call started: the calls ended before are done with, and an id told from now
-        on is a new call's, even one an earlier turn used."""
+    def new_turn(self, now: int) -> int:
+        """A model call started, told ``now``: the calls ended before are done with, and an id
+        told from now on is a new call's, even one an earlier turn used. When the call began:
+        ``now``, or when the first body still waiting for its ``ToolCall`` started, if earlier.
+        Such a body is one this call asked for (a call's ``ToolCall`` events are told before the
+        next call), told late: the framework ran ahead of the reader (a graph a tool runs on
+        a thread), so the call began before the tools it asked for, as it did."""
         if self._ended:
             with self.lock:
                 self._ended.clear()
+                began = min((tool.start for tool in self.early), default=now)
+            if began < now:
+                return began
+        return now
 
     def close(self) -> list[ToolCall]:
         """The run is ending: no more scopes; the early spans left, to end."""
