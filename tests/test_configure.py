@@ -7,6 +7,7 @@ set_global=False, and the global-provider behaviour runs in subprocesses.
 from __future__ import annotations
 
 import http.server
+import inspect
 import io
 import logging
 import math
@@ -377,6 +378,15 @@ def test_shutdown_is_idempotent_and_flush_after_is_false() -> None:
     assert tel.shutdown()
     assert tel.is_shutdown
     assert not tel.force_flush()
+
+
+def test_providers_adopted_by_hand_get_configures_shutdown_bound() -> None:
+    """``Telemetry(tracer_provider, meter_provider)`` gives hand-wired providers what
+    ``configure()``'s get: its exit against a dead collector was bounded by 10 s there and by
+    1 s here, two defaults for one documented bound."""
+    bound = "shutdown_timeout_millis"
+    by_hand = inspect.signature(Telemetry).parameters[bound].default
+    assert by_hand == inspect.signature(configure).parameters[bound].default == 1_000
 
 
 def test_prometheus_endpoint_serves_our_metrics_on_loopback() -> None:
