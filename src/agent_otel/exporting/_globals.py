@@ -63,7 +63,9 @@ def set_globals(
             "again",
             "agent-otel: configure() was already called in this process, and OpenTelemetry "
             "lets the global providers be set only once, so this call's providers are not "
-            "global: call configure() once at startup and keep its handle, or pass this "
+            "global, and the next call like it shuts this one's pipeline down (one such "
+            "pipeline at most, not one per call): call configure() once at startup and keep "
+            "its handle, or pass this "
             "handle's tracer_provider=, meter_provider= and logger_provider= explicitly "
             "(set_global=False says you mean to)",
         )
