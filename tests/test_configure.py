@@ -209,21 +209,25 @@ def test_console_is_the_default_without_endpoint() -> None:
 
 
 def test_configure_off_the_main_thread_says_signals_will_not_flush(
-    caplog: pytest.LogCaptureFixture,
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Only the main thread may install signal handlers: configure() called from another
-    (an app factory run on a worker thread) leaves SIGTERM and SIGHUP unflushed, and says so."""
+    (an app factory run on a worker thread) leaves SIGTERM and SIGHUP unflushed, and says so,
+    once (it was told at every call)."""
+    monkeypatch.setattr(_guard, "_told", set())
     built = []
     with caplog.at_level(logging.WARNING, logger="agent_otel"):
-        worker = threading.Thread(
-            target=lambda: built.append(
-                configure("svc", console_stream=io.StringIO(), set_global=False)
+        for name in ("svc", "svc-again"):  # a thread pool's handlers: told once, not per call
+            worker = threading.Thread(
+                target=lambda name=name: built.append(
+                    configure(name, console_stream=io.StringIO(), set_global=False)
+                )
             )
-        )
-        worker.start()
-        worker.join()
-    built[0].shutdown()
-    assert "configure() ran outside the main thread, so SIGTERM and SIGHUP" in caplog.text
+            worker.start()
+            worker.join()
+    for handle in built:
+        handle.shutdown()
+    assert caplog.text.count("configure() ran outside the main thread, so SIGTERM and SIGHUP") == 1
 
 
 def test_exporter_env_switches(monkeypatch: pytest.MonkeyPatch, capture_server: str) -> None:
