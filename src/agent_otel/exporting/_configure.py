@@ -337,7 +337,7 @@ def configure(
             handle.global_tracer_provider,
             handle.global_meter_provider,
             handle.global_logger_provider,
-        ) = set_globals(tracer_provider, meter_provider, logger_provider)
+        ) = set_globals(tracer_provider, meter_provider, logger_provider, shut_down=_shut_down())
         if handle.global_tracer_provider:
             _first[:] = [(os.getpid(), asked, handle)]
         elif _globals_are_configures():
@@ -348,6 +348,11 @@ def configure(
 _spare: list[Telemetry] = []
 """The pipeline of the last call whose providers could not become global because an earlier
 call's are: the next such call shuts it down."""
+
+
+def _shut_down() -> bool:
+    """Whether the call of this process that made the globals has been shut down since."""
+    return bool(_first) and _first[0][0] == os.getpid() and _first[0][2].is_shutdown
 
 
 def _globals_are_configures() -> bool:
