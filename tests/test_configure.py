@@ -7,6 +7,7 @@ set_global=False, and the global-provider behaviour runs in subprocesses.
 from __future__ import annotations
 
 import http.server
+import inspect
 import io
 import logging
 import math
@@ -206,21 +207,25 @@ def test_console_is_the_default_without_endpoint() -> None:
 
 
 def test_configure_off_the_main_thread_says_signals_will_not_flush(
-    caplog: pytest.LogCaptureFixture,
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Only the main thread may install signal handlers: configure() called from another
-    (an app factory run on a worker thread) leaves SIGTERM and SIGHUP unflushed, and says so."""
+    (an app factory run on a worker thread) leaves SIGTERM and SIGHUP unflushed, and says so,
+    once (it was told at every call)."""
+    monkeypatch.setattr(_guard, "_told", set())
     built = []
     with caplog.at_level(logging.WARNING, logger="agent_otel"):
-        worker = threading.Thread(
-            target=lambda: built.append(
-                configure("svc", console_stream=io.StringIO(), set_global=False)
+        for name in ("svc", "svc-again"):  # a thread pool's handlers: told once, not per call
+            worker = threading.Thread(
+                target=lambda name=name: built.append(
+                    configure(name, console_stream=io.StringIO(), set_global=False)
+                )
             )
-        )
-        worker.start()
-        worker.join()
-    built[0].shutdown()
-    assert "configure() ran outside the main thread, so SIGTERM and SIGHUP" in caplog.text
+            worker.start()
+            worker.join()
+    for handle in built:
+        handle.shutdown()
+    assert caplog.text.count("configure() ran outside the main thread, so SIGTERM and SIGHUP") == 1
 
 
 def test_exporter_env_switches(monkeypatch: pytest.MonkeyPatch, capture_server: str) -> None:
@@ -375,6 +380,15 @@ def test_shutdown_is_idempotent_and_flush_after_is_false() -> None:
     assert tel.shutdown()
     assert tel.is_shutdown
     assert not tel.force_flush()
+
+
+def test_providers_adopted_by_hand_get_configures_shutdown_bound() -> None:
+    """``Telemetry(tracer_provider, meter_provider)`` gives hand-wired providers what
+    ``configure()``'s get: its exit against a dead collector was bounded by 10 s there and by
+    1 s here, two defaults for one documented bound."""
+    bound = "shutdown_timeout_millis"
+    by_hand = inspect.signature(Telemetry).parameters[bound].default
+    assert by_hand == inspect.signature(configure).parameters[bound].default == 1_000
 
 
 def test_prometheus_endpoint_serves_our_metrics_on_loopback() -> None:

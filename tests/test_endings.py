@@ -33,6 +33,7 @@ from agent_contract.protocol import (
     ToolResult,
     Usage,
 )
+from agent_otel import _guard
 from agent_otel.testing import InMemoryTelemetry
 
 MESSAGES = [Message(role="user", content="hi")]
@@ -195,6 +196,74 @@ async def test_aclose(otel_telemetry: InMemoryTelemetry) -> None:
     attributes = agent_span(otel_telemetry).attributes
     assert attributes is not None and attributes["agent_otel.end_reason"] == "closed_early"
     assert len(otel_telemetry.spans()) == 3  # agent, step 0, the open chat
+
+
+def _pull_per_asyncio_run(stream: AsyncIterator[Any]) -> list[Any]:
+    """A newcomer's loop in sync code: one ``asyncio.run`` per event."""
+    received = []
+    while True:
+        try:
+            received.append(asyncio.run(stream.__anext__()))  # type: ignore[arg-type]
+        except StopAsyncIteration:
+            return received
+
+
+def test_a_stream_pulled_once_per_asyncio_run_ends_closed_early_and_says_why(
+    otel_telemetry: InMemoryTelemetry,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``asyncio.run(stream.__anext__())`` per event: the first ``asyncio.run`` closes the
+    agent's generator as it ends, so the next pull gets nothing. The run said ``exhausted``
+    (as if the agent had finished) with no word; it now ends ``closed_early``, told once with
+    the fix. What the consumer gets is what it got before."""
+    monkeypatch.setattr(_guard, "_told", set())
+    received = []
+    for _ in range(2):
+        agent = ScriptedAgent(script())
+        received.append(_pull_per_asyncio_run(wrap(otel_telemetry, agent)))
+        assert agent.closed
+    assert [[type(e) for e in events] for events in received] == [[LLMCallStart]] * 2
+    runs = [s for s in otel_telemetry.spans() if s.name == "invoke_agent a"]
+    assert [dict(s.attributes or {})["agent_otel.end_reason"] for s in runs] == ["closed_early"] * 2
+    told = [r.getMessage() for r in caplog.records if "new event loop" in r.getMessage()]
+    assert len(told) == 1 and "`async for` inside one asyncio.run()" in told[0]
+
+
+class _Countdown:
+    """An agent stream of another kind than a generator: no event loop closes it."""
+
+    def __init__(self, events: list[Any]) -> None:
+        self.events = list(events)
+
+    def __aiter__(self) -> _Countdown:
+        return self
+
+    async def __anext__(self) -> Any:
+        if not self.events:
+            raise StopAsyncIteration
+        return self.events.pop(0)
+
+
+def test_a_stream_wrapped_outside_a_loop_runs_as_any_other(
+    otel_telemetry: InMemoryTelemetry, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Wrapped in sync code, then consumed in one ``asyncio.run`` (or, not being a generator
+    that a loop closes, pulled per ``asyncio.run``): every event, the same objects, the run
+    ``exhausted``, nothing told."""
+    events = script()
+
+    async def consume(stream: AsyncIterator[Any]) -> list[Any]:
+        async with aclosing(stream) as pulled:  # type: ignore[type-var]
+            return [event async for event in pulled]
+
+    in_one = asyncio.run(consume(wrap(otel_telemetry, ScriptedAgent(events))))
+    per_run = _pull_per_asyncio_run(otel_telemetry.wrapper(agent_name="a")(_Countdown(events)))
+    assert all(a is b for a, b in zip(in_one, events, strict=True))
+    assert all(a is b for a, b in zip(per_run, events, strict=True))
+    runs = [s for s in otel_telemetry.spans() if s.name == "invoke_agent a"]
+    assert [dict(s.attributes or {})["agent_otel.end_reason"] for s in runs] == ["exhausted"] * 2
+    assert "new event loop" not in caplog.text
 
 
 async def test_consumer_raises_inside_its_loop(otel_telemetry: InMemoryTelemetry) -> None:

@@ -561,6 +561,67 @@ def test_configure_called_again_alike_returns_the_first_handle_and_builds_nothin
     assert "returns the handle the first call made" in done.stderr
 
 
+@pytest.mark.heavy  # over a second: pipelines against a dead collector shut down
+def test_configure_called_again_with_other_arguments_keeps_one_spare_pipeline_at_most() -> None:
+    """configure() in a request handler passing its own values (or a notebook cell edited)
+    built a pipeline per call that could not become global, four exporter threads and exit
+    hooks each, kept until the process ended: 400 threads after 100 calls. Each such call now
+    shuts the previous one's pipeline down; the global one and the newest stay."""
+    code = textwrap.dedent(
+        """
+        import threading, time
+        from agent_otel import configure
+        first = configure("svc", endpoint="http://127.0.0.1:9", shutdown_timeout_millis=100)
+        threads = threading.active_count()
+        handles = [configure(f"request-{i}", endpoint="http://127.0.0.1:9",
+                             shutdown_timeout_millis=100) for i in range(10)]
+        deadline = time.monotonic() + 10
+        while threading.active_count() > 2 * threads and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert threading.active_count() <= 2 * threads, threading.enumerate()
+        assert all(handle.is_shutdown for handle in handles[:-1])
+        assert not first.is_shutdown and not handles[-1].is_shutdown
+        mine = configure("mine", endpoint="http://127.0.0.1:9", set_global=False,
+                         shutdown_timeout_millis=100)
+        configure("request-last", endpoint="http://127.0.0.1:9", shutdown_timeout_millis=100)
+        assert not mine.is_shutdown  # set_global=False: its owner's to shut down
+        mine.shutdown()
+        """
+    )
+    done = _run_alone(code)
+    assert done.stderr.count("the next call like it shuts this one's pipeline down") == 1
+
+
+def test_configure_after_the_global_pipeline_was_shut_down_becomes_the_global_one() -> None:
+    """A FastAPI lifespan configures at startup and shuts down at its end; the next test's
+    client starts it again in the same process (a notebook does the same by hand). The shut
+    down providers stayed the globals and the new call's were not: every run from then on was
+    dropped ("a run ended after its tracer provider was shut down")."""
+    code = textwrap.dedent(
+        """
+        import asyncio, io
+        from agent_contract.examples import ScriptedAgent
+        from agent_contract.protocol import LLMCallEnd, LLMCallStart, Message
+        from agent_otel import configure, otel_wrapper
+
+        async def run():
+            agent = ScriptedAgent([LLMCallStart(model="m"), LLMCallEnd()])
+            stream = agent.stream([Message(role="user", content="x")])
+            async for _ in otel_wrapper(agent_name="a")(stream):
+                pass
+
+        for _ in range(3):
+            seen = io.StringIO()
+            telemetry = configure("svc", console_stream=seen)
+            asyncio.run(run())
+            telemetry.shutdown()
+            assert telemetry.global_tracer_provider and "invoke_agent a" in seen.getvalue()
+        """
+    )
+    done = _run_alone(code)
+    assert "already called" not in done.stderr and "shut down" not in done.stderr, done.stderr
+
+
 def test_configure_beside_an_unhashable_global_provider_sets_nothing_and_raises_nothing() -> None:
     """Another library's global TracerProvider may be unhashable (a dataclass with eq): asking
     whether configure() had installed it hashed it, and configure() raised TypeError."""

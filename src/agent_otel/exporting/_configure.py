@@ -9,6 +9,7 @@ from __future__ import annotations
 import inspect
 import os
 import sys
+import threading
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, TextIO
 
@@ -336,10 +337,50 @@ def configure(
             handle.global_tracer_provider,
             handle.global_meter_provider,
             handle.global_logger_provider,
-        ) = set_globals(tracer_provider, meter_provider, logger_provider)
+        ) = set_globals(tracer_provider, meter_provider, logger_provider, shut_down=_shut_down())
         if handle.global_tracer_provider:
             _first[:] = [(os.getpid(), asked, handle)]
+        elif _globals_are_configures():
+            _replace_spare(handle)
     return handle
+
+
+_spare: list[Telemetry] = []
+"""The pipeline of the last call whose providers could not become global because an earlier
+call's are: the next such call shuts it down."""
+
+
+def _shut_down() -> bool:
+    """Whether the call of this process that made the globals has been shut down since."""
+    return bool(_first) and _first[0][0] == os.getpid() and _first[0][2].is_shutdown
+
+
+def _globals_are_configures() -> bool:
+    """Whether the global tracer provider is the one an earlier call of this process made."""
+    if not _first:
+        return False
+    pid, _, first = _first[0]
+    return pid == os.getpid() and trace.get_tracer_provider() is first.tracer_provider
+
+
+def _replace_spare(handle: Telemetry) -> None:
+    """``configure()`` called again with other arguments (a request handler passing its own
+    values, a notebook cell edited) while an earlier call's providers are the globals: its
+    providers cannot become global, and each such call built a pipeline (four exporter threads
+    and exit hooks) kept until the process ended, a leak growing per call. The previous such
+    pipeline is shut down (in a thread of its own: a dead collector costs its bound there, not
+    the caller), so these calls keep one at most beside the global one. ``set_global=False``
+    pipelines are their owner's, never touched."""
+    previous = _spare[0] if _spare and _spare[0] is not handle else None
+    _spare[:] = [handle]
+    if previous is None or previous.is_shutdown:
+        return
+    try:
+        threading.Thread(
+            target=previous.shutdown, name="agent-otel-shutdown-replaced", daemon=True
+        ).start()
+    except RuntimeError:  # no thread can start (interpreter exit): inline, bounded
+        previous.shutdown()
 
 
 _first: list[tuple[int, tuple[dict[str, object], dict[str, str]], Telemetry]] = []

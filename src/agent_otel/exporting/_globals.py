@@ -38,7 +38,11 @@ _API_GLOBALS = (
 
 
 def set_globals(
-    tracer_provider: TracerProvider, meter_provider: MeterProvider, logger_provider: LoggerProvider
+    tracer_provider: TracerProvider,
+    meter_provider: MeterProvider,
+    logger_provider: LoggerProvider,
+    *,
+    shut_down: bool = False,
 ) -> tuple[bool, bool, bool]:
     """Install our providers globally unless real ones are already there (then warn).
 
@@ -48,6 +52,11 @@ def set_globals(
     (the call that set them was the parent's). The inherited telemetry is left running for
     what was bound to it before the fork (a tracer taken then, a wrapper made then: their
     spans still leave, once, from the child) and shut down at the child's exit as before.
+
+    ``shut_down``: the handle of the call that made them global was shut down (a FastAPI
+    lifespan's shutdown step, run again by the next test's client; a notebook that shut its
+    pipeline down to start another). Nothing can export through those providers any more, and
+    they stayed the globals: every run recorded from then on was dropped. They give way too.
     """
     global _installed
     from opentelemetry._logs._internal import ProxyLoggerProvider
@@ -55,15 +64,17 @@ def set_globals(
 
     current = trace.get_tracer_provider()  # (anyone's: compared by identity, never hashed)
     mine = _installed is not None and _installed.providers[0] is current
-    if mine and _installed is not None and _installed.pid != os.getpid():
-        mine = not _give_way(_installed)  # a fork's child configuring itself
+    if mine and _installed is not None and (_installed.pid != os.getpid() or shut_down):
+        mine = not _give_way(_installed)  # a fork's child configuring itself, or a restart
     if mine:  # configure() called again in this process: told once
         warn_once(
             "configure()",
             "again",
             "agent-otel: configure() was already called in this process, and OpenTelemetry "
             "lets the global providers be set only once, so this call's providers are not "
-            "global: call configure() once at startup and keep its handle, or pass this "
+            "global, and the next call like it shuts this one's pipeline down (one such "
+            "pipeline at most, not one per call): call configure() once at startup and keep "
+            "its handle, or pass this "
             "handle's tracer_provider=, meter_provider= and logger_provider= explicitly "
             "(set_global=False says you mean to)",
         )
@@ -96,8 +107,8 @@ def set_globals(
 
 
 def _give_way(inherited: _Installed) -> bool:
-    """In a forked child: clear each global the parent's configure() set (and the API's
-    set-once guard, whose lock a parent's thread may have held at the fork), so this
+    """In a forked child, or once they were shut down: clear each global configure() set (and
+    the API's set-once guard, whose lock a parent's thread may have held at the fork), so this
     process's configure() can set its own. False, changing nothing, on an OTel API laid out
     otherwise than this one."""
     import importlib

@@ -66,6 +66,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_otel._fork import in_forked_child
 from agent_otel._guard import logger as _log
+from agent_otel._guard import warn_once
 from agent_otel.recording._open import at_next_run_start, draining, undrain
 
 if TYPE_CHECKING:
@@ -119,11 +120,15 @@ class ProcessHooks:
     # --- signals ---------------------------------------------------------------------------
     def _install_handlers(self) -> None:
         if threading.current_thread() is not threading.main_thread():
-            # Only the main thread may install handlers: say what that costs, once per call.
-            _log.warning(
+            # Only the main thread may install handlers: say what that costs, once per process
+            # (a thread pool's request handler or a script re-run's thread calling it again).
+            # Exits through atexit, multiprocessing's finalizers and shutdown() still flush.
+            warn_once(
+                "configure()",
+                "off the main thread",
                 "agent-otel: configure() ran outside the main thread, so SIGTERM and SIGHUP "
                 "end the process without flushing telemetry. Call configure() from the main "
-                "thread, or call shutdown() on what it returns before the process stops."
+                "thread, or call shutdown() on what it returns before the process stops.",
             )
             return
         for signum in (*FATAL_SIGNALS, _SIGABRT):

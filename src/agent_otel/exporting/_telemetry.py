@@ -24,6 +24,7 @@ from agent_otel._guard import logger as _log
 from agent_otel._plain import a_kind, has_methods, int_of, shown
 from agent_otel.exporting._console import ConsoleTreeExporter
 from agent_otel.exporting._env import MOST_MILLIS
+from agent_otel.exporting._exporters import DEFAULT_SHUTDOWN_TIMEOUT_MILLIS
 from agent_otel.exporting._loss import SpanLoss
 from agent_otel.exporting._process import ProcessHooks, forget_parents_metrics
 from agent_otel.recording._hints import PROVIDERS
@@ -66,7 +67,8 @@ class Telemetry:
 
     Built from an application's own providers (``Telemetry(tracer_provider, meter_provider)``),
     it gives them what ``configure()``'s get: SIGTERM and SIGHUP flush before the process
-    dies, workers flush at their exit, open runs are ended at shutdown.
+    dies, workers flush at their exit, open runs are ended at shutdown, bounded by the same
+    default ``shutdown_timeout_millis`` (1 s) as ``configure()``'s.
 
     Attributes: ``tracer_provider``, ``meter_provider`` and ``logger_provider`` (pass them
     explicitly when the globals belong to someone else), ``console`` (the terminal tree
@@ -86,7 +88,7 @@ class Telemetry:
         loss: SpanLoss | None = None,
         exporters: Sequence[Any] = (),
         prometheus_server: Any = None,
-        shutdown_timeout_millis: int = 10_000,
+        shutdown_timeout_millis: int = DEFAULT_SHUTDOWN_TIMEOUT_MILLIS,
         logger_provider: LoggerProvider | None = None,
     ) -> None:
         shutdown_timeout_millis = _check(
