@@ -212,7 +212,6 @@ def test_configure_off_the_main_thread_says_signals_will_not_flush(
     """Only the main thread may install signal handlers: configure() called from another
     (an app factory run on a worker thread) leaves SIGTERM and SIGHUP unflushed, and says so,
     once (it was told at every call)."""
-    monkeypatch.setattr(_guard, "_told", set())
     built = []
     with caplog.at_level(logging.WARNING, logger="agent_otel"):
         for name in ("svc", "svc-again"):  # a thread pool's handlers: told once, not per call

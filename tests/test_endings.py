@@ -33,7 +33,6 @@ from agent_contract.protocol import (
     ToolResult,
     Usage,
 )
-from agent_otel import _guard
 from agent_otel.testing import InMemoryTelemetry
 
 MESSAGES = [Message(role="user", content="hi")]
@@ -217,7 +216,6 @@ def test_a_stream_pulled_once_per_asyncio_run_ends_closed_early_and_says_why(
     agent's generator as it ends, so the next pull gets nothing. The run said ``exhausted``
     (as if the agent had finished) with no word; it now ends ``closed_early``, told once with
     the fix. What the consumer gets is what it got before."""
-    monkeypatch.setattr(_guard, "_told", set())
     received = []
     for _ in range(2):
         agent = ScriptedAgent(script())
