@@ -207,27 +207,6 @@ def _pull_per_asyncio_run(stream: AsyncIterator[Any]) -> list[Any]:
             return received
 
 
-def test_a_stream_pulled_once_per_asyncio_run_ends_closed_early_and_says_why(
-    otel_telemetry: InMemoryTelemetry,
-    caplog: pytest.LogCaptureFixture,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """``asyncio.run(stream.__anext__())`` per event: the first ``asyncio.run`` closes the
-    agent's generator as it ends, so the next pull gets nothing. The run said ``exhausted``
-    (as if the agent had finished) with no word; it now ends ``closed_early``, told once with
-    the fix. What the consumer gets is what it got before."""
-    received = []
-    for _ in range(2):
-        agent = ScriptedAgent(script())
-        received.append(_pull_per_asyncio_run(wrap(otel_telemetry, agent)))
-        assert agent.closed
-    assert [[type(e) for e in events] for events in received] == [[LLMCallStart]] * 2
-    runs = [s for s in otel_telemetry.spans() if s.name == "invoke_agent a"]
-    assert [dict(s.attributes or {})["agent_otel.end_reason"] for s in runs] == ["closed_early"] * 2
-    told = [r.getMessage() for r in caplog.records if "new event loop" in r.getMessage()]
-    assert len(told) == 1 and "`async for` inside one asyncio.run()" in told[0]
-
-
 class _Countdown:
     """An agent stream of another kind than a generator: no event loop closes it."""
 

@@ -350,15 +350,3 @@ def hint_unattached(name: object) -> None:
         "(docs/tracing.md#evaluations)",
         name,
     )
-
-
-def hint_loop_per_pull() -> None:
-    """A traced stream pulled once per ``asyncio.run()``: told once per process."""
-    warn_once(
-        "stream",
-        "a loop per pull",
-        "agent-otel: a traced stream was pulled from a new event loop after the one before "
-        "was closed (asyncio.run(stream.__anext__()) per event?): that asyncio.run() closed "
-        "the agent's stream when it ended, so the stream stopped there and its run ended "
-        "closed_early. Iterate it with `async for` inside one asyncio.run() (docs/endings.md)",
-    )

@@ -93,11 +93,6 @@ def at_next_run_start(hook: Callable[[], bool]) -> None:
     _NEWEST[0] = -2
 
 
-def open_runs() -> list[Any]:
-    """The runs open in this process, oldest first."""
-    return list(_OPEN.values())
-
-
 def claim(run: Any) -> bool:
     """Remove ``run``; True for the one caller that should now end it."""
     _pending.forget(run)

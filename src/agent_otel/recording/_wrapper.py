@@ -33,8 +33,8 @@ from agent_otel.standdown._context import suppressed_here
 from agent_otel.standdown._frameworks import framework_run
 
 from ._activation import activate, deactivate
-from ._hints import a_kind, factory, hint_loop_per_pull, hint_unconfigured
-from ._open import claim, ended, open_runs, opened
+from ._hints import a_kind, factory, hint_unconfigured
+from ._open import claim, ended, opened
 from ._options import Options, settings_from
 from ._read import handler_for
 from ._recorder import Handler, RunRecorder
@@ -79,10 +79,8 @@ def otel_wrapper(**options: Unpack[Options]) -> StreamWrapper:
         try:
             task = current_task()
         except RuntimeError:  # no event loop running in this thread
-            layer = _Layer(me, None)
-            stream = _Unlooped(stream, layer)  # each pull from a loop of its own? (below)
-        else:
-            layer = _Layer(me, None if task is None else weakref.ref(task))
+            task = None
+        layer = _Layer(me, None if task is None else weakref.ref(task))
         _NAMED.set(layer)  # what run_context(wrap) names in this context from now on
         run = _traced(stream, _with_invoke_input(settings), None, None, layer)  # checked above
         _LAYERS[run] = layer
@@ -429,61 +427,6 @@ class _Pulled:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._iterator, name)
-
-
-class _Unlooped:
-    """An agent's stream wrapped where no event loop runs (sync code), which each pull may
-    then reach from a loop of its own: ``asyncio.run(stream.__anext__())`` per event, a
-    newcomer's pattern. The first ``asyncio.run`` ending closes the agent's async generator
-    (its loop's ``shutdown_asyncgens``: the generator was first pulled there), and the next
-    pulls got nothing: the run ended ``exhausted``, with no word. A pull from another loop
-    once the one before is closed finds that out here: the run ends ``closed_early`` (the
-    agent's stream was closed before its end), told once with the fix. The pulls go on as
-    they would have (the agent's stream, closed, ends the consumer's loop). Only streams
-    wrapped outside a loop pay this check, once per pull; every other stream never meets it.
-    """
-
-    __slots__ = ("_iterator", "_loop", "_stream", "layer")  # (the layer: which run is its)
-
-    def __init__(self, stream: AsyncIterable[Any], layer: _Layer) -> None:
-        self._stream = stream
-        self._iterator: Any = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self.layer = layer
-
-    def __aiter__(self) -> _Unlooped:
-        iterator = self._stream.__aiter__()
-        if not hasattr(type(iterator), "__aiter__"):  # only __anext__: as `async for` takes it
-            iterator = _Pulled(iterator)
-        self._iterator = iterator
-        return self
-
-    def __anext__(self) -> Any:
-        loop = asyncio.get_running_loop()
-        if loop is not self._loop:
-            before, self._loop = self._loop, loop
-            if before is not None and before.is_closed():
-                _closed_by_its_loop(self._iterator, self.layer)
-        return self._iterator.__anext__()
-
-    def __getattr__(self, name: str) -> Any:  # asend, athrow, aclose: the agent's own
-        return getattr(self._iterator, name)
-
-
-def _closed_by_its_loop(iterator: Any, layer: _Layer) -> None:
-    """A pull from a new event loop once the last one closed: if that closed the agent's
-    async generator, its run ends ``closed_early`` and the mistake is told (once)."""
-    try:
-        agent = getattr(iterator, "_iterator", iterator)  # (through _Pulled)
-        if type(agent) is not AsyncGeneratorType or agent.ag_frame is not None:
-            return  # not closed: an iterator of another kind goes on in the new loop
-        span = layer.span
-        for recorder in open_runs():
-            if span is not None and recorder.run.span.raw.get_span_context() == span:
-                _end(recorder, A.END_CLOSED_EARLY, None)
-        hint_loop_per_pull()
-    except Exception:
-        report("run finish")
 
 
 def defer(stream: object) -> None:
