@@ -6,9 +6,13 @@ A *claim* is how an outer entry point tells the inner one "this call belongs to 
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import suppress
 from contextvars import ContextVar
 from dataclasses import dataclass
+from types import CodeType, MethodType
 from typing import Any, cast
 
 from opentelemetry import context as otel_context
@@ -27,6 +31,85 @@ INSTANCE = "_agent_otel_instance"  # on a drop-in class (made by instrument(inst
 Bound = Callable[..., Any]
 Lookup = Callable[[Any], "tuple[Bound, AgentSetup | None]"]
 OTEL_CONTEXT = "otel_context"
+
+
+_FUNCTION_LIKE = ("__code__", "__defaults__", "__kwdefaults__")
+# Markers asyncio.iscoroutinefunction (and inspect, from 3.12) read besides the code flags.
+_MARKERS = ("_is_coroutine", "_is_coroutine_marker")
+
+
+class EntryPoint:
+    """An instrumented entry point: calls ``call`` and answers ``inspect`` as ``like`` does.
+
+    A plain wrapper function answered ``inspect.isasyncgenfunction`` (and
+    ``iscoroutinefunction``, ``isgeneratorfunction``, ``asyncio.iscoroutinefunction``) by its
+    own code's flags, not the agent's: an ``async def astream`` that yields read as a plain
+    function, and frameworks branching on it took the wrong path. Making the wrapper an async
+    generator would add a layer per event; instead this object is *function-like* as
+    ``inspect`` defines it (callable, with ``__name__``, ``__code__``, ``__defaults__``,
+    ``__kwdefaults__``, ``__annotations__``), carrying the code of what ``like`` resolves to
+    (its flags are only read, never run), and binds as a function does (``ismethod``,
+    ``__func__``, ``__self__``). ``__wrapped__`` is ``like``, so ``inspect.signature`` is its.
+    ``held`` is what the class holds when it is no plain function (a static or class method,
+    a callable object, a ``partial``): read on the class, it binds as the class's own (the
+    class-level call, ``S.stream(msgs)``, is the plain one); read on an instance, this wraps.
+    """
+
+    def __init__(self, call: Callable[..., Any], like: Any, held: Any = None) -> None:
+        self._call = call
+        self.held = held
+        functools.update_wrapper(self, like, updated=())
+        if held is not None:  # a class method's binding: unwrapped, its function
+            self.__wrapped__ = getattr(like, "__func__", like)
+        code = _code_of(like)
+        if code is not None:
+            for name in _FUNCTION_LIKE:
+                setattr(self, name, getattr(code, name))
+            if not isinstance(getattr(self, "__name__", None), str):  # a partial has none:
+                self.__name__ = code.__name__  # its function's (inspect needs one to read it)
+                self.__qualname__ = code.__qualname__
+        for name in _MARKERS:
+            marker = getattr(like, name, _NO_MARKER)
+            if marker is not _NO_MARKER:
+                setattr(self, name, marker)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._call(*args, **kwargs)
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        if instance is None:
+            if self.held is None:
+                return self
+            get = getattr(type(self.held), "__get__", None)
+            return self.held if get is None else get(self.held, None, owner)
+        return MethodType(self, instance)
+
+    def __reduce__(self) -> str:  # pickled by name, as a function is
+        return cast("str", self.__qualname__)
+
+    def __repr__(self) -> str:
+        return f"<function {self.__qualname__} at {id(self):#x}>"
+
+
+_NO_MARKER = object()
+
+
+def _code_of(like: Any) -> Any:
+    """The code ``inspect``'s flag tests read for ``like`` (through bound methods and
+    ``partial``), as an object to copy ``__code__``, ``__defaults__``, ``__kwdefaults__``
+    from; ``None`` when they read none (a callable object: every answer is False)."""
+    with suppress(Exception):
+        while inspect.ismethod(like):
+            like = like.__func__
+        while isinstance(like, functools.partial):
+            like = like.func
+        if inspect.isfunction(like) or (
+            callable(like)
+            and isinstance(getattr(like, "__code__", None), CodeType)
+            and isinstance(getattr(like, "__name__", None), str)
+        ):
+            return like
+    return None
 
 
 @dataclass(eq=False, slots=True)

@@ -63,6 +63,7 @@ from ._base import (
     OTEL_CONTEXT,
     Bound,
     Claim,
+    EntryPoint,
     Lookup,
     Pull,
     take,
@@ -87,6 +88,8 @@ def _synchronous(fn: Any) -> bool:
     ``functools.wraps`` over one): a plain function, or a callable object or ``partial`` whose
     call is one (awaiting what it returned raised)."""
     fn = getattr(fn, "__func__", fn)
+    while isinstance(fn, EntryPoint):  # ours, over what a base class holds: read that
+        fn = getattr(fn.__wrapped__, "__func__", fn.__wrapped__)
     if inspect.iscoroutinefunction(fn):
         return False
     if not inspect.isfunction(fn):

@@ -1,0 +1,276 @@
+"""instrument(): an instrumented agent answers ``inspect`` as the plain one does, and the class
+form traces every kind of entry point the drop-in does.
+
+Frameworks and users branch on ``inspect.isasyncgenfunction(agent.astream)`` and its kin; a
+wrapper that answered by its own code read an ``async def`` generator as a plain function.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import pickle
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agent_contract.agent import Agent, MessageFinal
+from agent_contract.examples import NonStreamingAgent, ScriptedAgent, ScriptedStreamingAgent
+from agent_contract.protocol import StepBoundary, StreamingAgent, TextDelta
+from agent_otel.decorating._instrument import instrument, uninstrument
+from agent_otel.testing import InMemoryTelemetry
+from test_instrument_support import USER, agent_spans
+
+EVENTS = [TextDelta("a"), StepBoundary(), TextDelta("b")]
+ENTRY_POINTS = ("stream", "invoke", "astream", "run")
+
+
+def _answers(method: Any) -> dict[str, Any]:
+    """What a framework reads of an entry point before calling it."""
+    return {
+        "isasyncgenfunction": inspect.isasyncgenfunction(method),
+        "iscoroutinefunction": inspect.iscoroutinefunction(method),
+        "isgeneratorfunction": inspect.isgeneratorfunction(method),
+        "asyncio.iscoroutinefunction": asyncio.iscoroutinefunction(method),
+        "signature": str(inspect.signature(method)),
+        "__name__": getattr(method, "__name__", None),
+        "__qualname__": getattr(method, "__qualname__", None),
+        "__doc__": getattr(method, "__doc__", None),
+        "__module__": getattr(method, "__module__", None),
+        "unwrapped": inspect.unwrap(getattr(method, "__func__", method)),
+    }
+
+
+async def _scripted(messages: Any, config: Any = None) -> AsyncIterator[Any]:
+    """Streams the script."""
+    for event in EVENTS:
+        yield event
+
+
+class _Call:
+    def __call__(self, messages: Any, config: Any = None) -> AsyncIterator[Any]:
+        return _scripted(messages, config)
+
+
+def _async_gen_methods() -> type:
+    class AsyncGen(Agent):
+        """Agent contract, every entry point a method."""
+
+        tool_name = "asyncgen"
+
+        async def astream(self, **kwargs: Any) -> AsyncIterator[Any]:
+            """Streams."""
+            yield MessageFinal(text="ok")
+
+        async def run(self, **kwargs: Any) -> Any:
+            """Runs."""
+            return await self._drain(self.astream(**kwargs))
+
+    return AsyncGen
+
+
+def _plain_stream() -> type:
+    class Plain(StreamingAgent):
+        """A ``stream`` that is a plain function returning a generator's stream."""
+
+        name = "plain"
+
+        def stream(self, messages: Any, config: Any = None) -> AsyncIterator[Any]:
+            return _scripted(messages, config)
+
+    return Plain
+
+
+def _held(kind: str) -> Callable[[], type]:
+    def make() -> type:
+        held: Any = {
+            "static": staticmethod(_scripted),
+            "class": classmethod(lambda cls, messages, config=None: _scripted(messages, config)),
+            "callable": _Call(),
+            "partial": functools.partial(_scripted),
+        }[kind]
+        return type(f"Held{kind.title()}", (StreamingAgent,), {"name": kind, "stream": held})
+
+    return make
+
+
+def _subclassed(base: type) -> Callable[[], type]:
+    return lambda: type(f"Of{base.__name__}", (base,), {})
+
+
+SHAPES: dict[str, Callable[[], type]] = {
+    "async-gen methods": _async_gen_methods,
+    "plain stream": _plain_stream,
+    "ScriptedAgent": _subclassed(ScriptedAgent),
+    "ScriptedStreamingAgent": _subclassed(ScriptedStreamingAgent),
+    "NonStreamingAgent": _subclassed(NonStreamingAgent),
+    **{f"{kind} stream": _held(kind) for kind in ("static", "class", "callable", "partial")},
+}
+
+
+def _instance(cls: type) -> Any:
+    if issubclass(cls, ScriptedAgent):
+        return cls(EVENTS)
+    if issubclass(cls, ScriptedStreamingAgent):
+        return cls([MessageFinal(text="ok")])
+    if issubclass(cls, NonStreamingAgent):
+        return cls("v")
+    return cls()
+
+
+@pytest.mark.parametrize("form", ["instance", "class"])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_every_entry_point_answers_inspect_as_the_plain_one(
+    otel_telemetry: InMemoryTelemetry, shape: str, form: str
+) -> None:
+    """Read on the agent and on its class, each entry point answers ``inspect``,
+    ``asyncio.iscoroutinefunction``, its signature, names, doc and ``__wrapped__`` chain as the
+    plain agent's does: an ``async def`` that yields is an async generator function."""
+    cls = SHAPES[shape]()
+    plain = _instance(cls)
+    before = {
+        name: (_answers(getattr(plain, name)), _answers(getattr(cls, name)))
+        for name in ENTRY_POINTS
+        if hasattr(plain, name)
+    }
+    if form == "class":
+        traced = _instance(instrument(cls, **otel_telemetry.providers()))
+        classes = cls
+    else:
+        traced = instrument(plain, **otel_telemetry.providers())
+        classes = type(traced)
+    try:
+        for name, answers in before.items():
+            after = (_answers(getattr(traced, name)), _answers(getattr(classes, name)))
+            for read, plain_answers in zip(after, answers, strict=True):
+                for key, value in plain_answers.items():
+                    if value is None and key in ("__name__", "__qualname__"):
+                        continue  # a partial has no name: the wrapper takes its function's
+                    assert read[key] == value, (name, key)
+    finally:
+        uninstrument(cls)
+
+
+def test_an_async_generator_astream_reads_as_one(otel_telemetry: InMemoryTelemetry) -> None:
+    """The case frameworks branch on, named: ``inspect.isasyncgenfunction`` on the drop-in's
+    and on an instrumented class's ``astream`` and ``stream``."""
+    traced = instrument(ScriptedStreamingAgent([MessageFinal(text="ok")]))
+    assert inspect.isasyncgenfunction(traced.astream)
+    assert inspect.iscoroutinefunction(traced.run)
+    cls = _async_gen_methods()
+    instrument(cls, **otel_telemetry.providers())
+    try:
+        assert inspect.isasyncgenfunction(cls().astream)
+        assert inspect.isasyncgenfunction(cls.astream)
+    finally:
+        uninstrument(cls)
+
+
+@pytest.mark.parametrize("kind", ["static", "class", "callable", "partial"])
+async def test_the_class_form_traces_every_kind_of_entry_point(
+    otel_telemetry: InMemoryTelemetry, kind: str
+) -> None:
+    """``instrument(cls)`` traces a ``stream`` held as a static or class method, a callable
+    object or a ``partial``, as the drop-in does (it was left untraced); a class-level call
+    still works, untraced; ``uninstrument`` puts back what the class held."""
+    cls = _held(kind)()
+    held = cls.__dict__["stream"]
+    instrument(cls, **otel_telemetry.providers())
+    try:
+        events = [e async for e in cls().stream(USER)]
+        assert [id(e) for e in events] == [id(e) for e in EVENTS]
+        assert [s.name for s in agent_spans(otel_telemetry)] == [f"invoke_agent {kind}"]
+        if kind in ("static", "class"):  # a class-level call, as without instrument()
+            assert [id(e) async for e in cls.stream(USER)] == [id(e) for e in EVENTS]
+            assert len(agent_spans(otel_telemetry)) == 1
+    finally:
+        uninstrument(cls)
+    assert cls.__dict__["stream"] is held
+
+
+async def test_a_subclass_of_an_instrumented_class_with_a_static_stream_is_traced(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A subclass made after ``instrument(Base)`` whose ``stream`` is a static method: traced
+    once, its class-level call still the plain one."""
+    base = _plain_stream()
+    instrument(base, **otel_telemetry.providers())
+    try:
+        sub = type("Sub", (base,), {"name": "sub", "stream": staticmethod(_scripted)})
+        assert [id(e) async for e in sub().stream(USER)] == [id(e) for e in EVENTS]
+        assert [id(e) async for e in sub.stream(USER)] == [id(e) for e in EVENTS]
+        assert [s.name for s in agent_spans(otel_telemetry)] == ["invoke_agent sub"]
+    finally:
+        uninstrument(base)
+
+
+def test_an_instrumented_classs_entry_points_pickle_by_name(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A wrapped entry point pickles (and copies) as the function it stands in for: by name."""
+    instrument(_Pickled, **otel_telemetry.providers())
+    try:
+        assert pickle.loads(pickle.dumps(_Pickled.stream)) is _Pickled.stream
+        bound = pickle.loads(pickle.dumps(_Pickled().stream))
+        assert bound.__func__ is vars(_Pickled)["stream"]
+    finally:
+        uninstrument(_Pickled)
+
+
+class _Pickled(StreamingAgent):
+    name = "pickled"
+
+    async def stream(self, messages: Any, config: Any = None) -> AsyncIterator[Any]:
+        yield TextDelta("a")
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is _Pickled
+
+    __hash__ = object.__hash__
+
+
+_DEFAULTS = st.one_of(st.none(), st.integers(), st.text(max_size=5), st.booleans())
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(default=_DEFAULTS, generator=st.sampled_from(["async-gen", "gen", "coroutine", "plain"]))
+def test_any_stream_kind_and_default_reads_the_same(default: Any, generator: str) -> None:
+    """Whatever kind of function ``stream`` is (async generator, generator, coroutine, plain)
+    and whatever its defaults, the drop-in's reads the same through ``inspect``."""
+
+    def values() -> Iterator[Any]:
+        yield from EVENTS
+
+    bodies: dict[str, Any] = {
+        "async-gen": _scripted,
+        "gen": lambda messages, config=default: values(),
+        "coroutine": asyncio.sleep,
+        "plain": lambda messages, config=default: _scripted(messages, config),
+    }
+
+    def stream(self: Any, messages: Any, config: Any = default) -> Any:
+        return bodies[generator](messages, config)
+
+    source = {
+        "async-gen": _scripted,
+        "gen": _gen_stream,
+        "coroutine": _coroutine_stream,
+        "plain": stream,
+    }[generator]
+    cls = type("Kind", (StreamingAgent,), {"name": "kind", "stream": source})
+    plain = cls()
+    traced = instrument(plain)
+    assert _answers(traced.stream) == _answers(plain.stream)
+    assert _answers(type(traced).stream) == _answers(cls.stream)
+
+
+def _gen_stream(self: Any, messages: Any, config: Any = None) -> Iterator[Any]:
+    yield from EVENTS
+
+
+async def _coroutine_stream(self: Any, messages: Any, config: Any = None) -> Any:
+    return EVENTS
