@@ -29,9 +29,18 @@ EVENTS = [TextDelta("a"), StepBoundary(), TextDelta("b")]
 ENTRY_POINTS = ("stream", "invoke", "astream", "run")
 
 
+def _source_file(method: Any) -> str | None:
+    try:
+        return inspect.getsourcefile(method)
+    except TypeError:  # no function, as for a callable object or a partial
+        return None
+
+
 def _answers(method: Any) -> dict[str, Any]:
     """What a framework reads of an entry point before calling it."""
     return {
+        "isfunction": inspect.isfunction(method),
+        "getsourcefile": _source_file(method),
         "isasyncgenfunction": inspect.isasyncgenfunction(method),
         "iscoroutinefunction": inspect.iscoroutinefunction(method),
         "isgeneratorfunction": inspect.isgeneratorfunction(method),
@@ -146,11 +155,35 @@ def test_every_entry_point_answers_inspect_as_the_plain_one(
     try:
         for name, answers in before.items():
             after = (_answers(getattr(traced, name)), _answers(getattr(classes, name)))
-            for read, plain_answers in zip(after, answers, strict=True):
+            for on, read, plain_answers in zip(("agent", "class"), after, answers, strict=True):
                 for key, value in plain_answers.items():
                     if value is None and key in ("__name__", "__qualname__"):
                         continue  # a partial has no name: the wrapper takes its function's
+                    if (key, on, shape) == ("isfunction", "agent", "static stream"):
+                        continue  # read on the agent, ours is bound to it: a method
                     assert read[key] == value, (name, key)
+    finally:
+        uninstrument(cls)
+
+
+def test_an_instrumented_classs_methods_are_still_found_as_functions(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """``inspect.getmembers(cls, inspect.isfunction)`` (how frameworks find an agent's
+    methods) finds the same names once the class is instrumented, each from the agent's file."""
+    cls = _async_gen_methods()
+    before = [
+        (name, inspect.getsourcefile(fn))
+        for name, fn in inspect.getmembers(cls, inspect.isfunction)
+    ]
+    instrument(cls, **otel_telemetry.providers())
+    try:
+        after = [
+            (name, inspect.getsourcefile(fn))
+            for name, fn in inspect.getmembers(cls, inspect.isfunction)
+        ]
+        assert after == before
+        assert ("astream", __file__) in after
     finally:
         uninstrument(cls)
 

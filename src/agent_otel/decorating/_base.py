@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import suppress
 from contextvars import ContextVar
 from dataclasses import dataclass
-from types import CodeType, MethodType
+from types import CodeType, FunctionType, MethodType
 from typing import Any, cast
 
 from opentelemetry import context as otel_context
@@ -53,9 +53,15 @@ class EntryPoint:
     ``held`` is what the class holds when it is no plain function (a static or class method,
     a callable object, a ``partial``): read on the class, it binds as the class's own (the
     class-level call, ``S.stream(msgs)``, is the plain one); read on an instance, this wraps.
+
+    Wrapping a function, it also reads as one: its ``__class__`` is ``FunctionType`` (so
+    ``inspect.isfunction``, ``inspect.getmembers(cls, inspect.isfunction)`` and
+    ``inspect.getsourcefile`` answer as for the agent's function), with that function's
+    ``__globals__`` and ``__closure__``; ``type()`` still tells it apart.
     """
 
     def __init__(self, call: Callable[..., Any], like: Any, held: Any = None) -> None:
+        self._function = inspect.isfunction(getattr(like, "__func__", like))
         self._call = call
         self.held = held
         functools.update_wrapper(self, like, updated=())
@@ -63,6 +69,9 @@ class EntryPoint:
             self.__wrapped__ = getattr(like, "__func__", like)
         code = _code_of(like)
         if code is not None:
+            if self._function:
+                self.__globals__ = code.__globals__
+                self.__closure__ = code.__closure__
             for name in _FUNCTION_LIKE:
                 setattr(self, name, getattr(code, name))
             if not isinstance(getattr(self, "__name__", None), str):  # a partial has none:
@@ -72,6 +81,10 @@ class EntryPoint:
             marker = getattr(like, name, _NO_MARKER)
             if marker is not _NO_MARKER:
                 setattr(self, name, marker)
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:  # what isinstance and inspect.isfunction read
+        return FunctionType if self._function else EntryPoint
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._call(*args, **kwargs)

@@ -69,7 +69,9 @@ def self_first(point: EntryPoint, bound: Any) -> None:
 
 def is_function(held: Any) -> bool:
     """Whether a class's ``held`` binds as a plain method (a function, or our wrapper of one)."""
-    return inspect.isfunction(held) or (isinstance(held, EntryPoint) and held.held is None)
+    if type(held) is EntryPoint:  # ours (which reads as a function): one of a function's?
+        return held.held is None
+    return inspect.isfunction(held)
 
 
 def _inherited(klass: type, name: str) -> Any:
