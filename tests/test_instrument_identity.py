@@ -225,6 +225,36 @@ async def test_the_class_form_traces_every_kind_of_entry_point(
     assert cls.__dict__["stream"] is held
 
 
+class _Hostile:
+    """A callable entry point every attribute read of which raises (but the ABC's own)."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "__isabstractmethod__":
+            raise AttributeError(name)
+        raise RuntimeError(f"no {name}")
+
+    def __call__(self, messages: Any, config: Any = None) -> AsyncIterator[Any]:
+        return _scripted(messages, config)
+
+
+@pytest.mark.parametrize("form", ["instance", "class"])
+async def test_an_entry_point_whose_attributes_raise_is_traced(
+    otel_telemetry: InMemoryTelemetry, form: str
+) -> None:
+    """What the agent holds is read, never trusted: a callable ``stream`` whose every
+    attribute read raises made ``instrument()`` raise (drop-in) or go untraced (class form)."""
+    cls = type("Hostile", (StreamingAgent,), {"name": "hostile", "stream": _Hostile()})
+    try:
+        if form == "class":
+            traced = instrument(cls, **otel_telemetry.providers())()
+        else:
+            traced = instrument(cls(), **otel_telemetry.providers())
+        assert [id(e) async for e in traced.stream(USER)] == [id(e) for e in EVENTS]
+        assert [s.name for s in agent_spans(otel_telemetry)] == ["invoke_agent hostile"]
+    finally:
+        uninstrument(cls)
+
+
 async def test_a_subclass_of_an_instrumented_class_with_a_static_stream_is_traced(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:

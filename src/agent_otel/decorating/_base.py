@@ -33,6 +33,15 @@ Lookup = Callable[[Any], "tuple[Bound, AgentSetup | None]"]
 OTEL_CONTEXT = "otel_context"
 
 
+def read(obj: Any, name: str, default: Any = None) -> Any:
+    """``getattr(obj, name, default)``, ``default`` too when reading raises (a hostile
+    ``__getattr__`` or property): what an agent holds is read, never trusted."""
+    try:
+        return getattr(obj, name, default)
+    except Exception:
+        return default
+
+
 _FUNCTION_LIKE = ("__code__", "__defaults__", "__kwdefaults__")
 # Markers asyncio.iscoroutinefunction (and inspect, from 3.12) read besides the code flags.
 _MARKERS = ("_is_coroutine", "_is_coroutine_marker")
@@ -61,12 +70,15 @@ class EntryPoint:
     """
 
     def __init__(self, call: Callable[..., Any], like: Any, held: Any = None) -> None:
-        self._function = inspect.isfunction(getattr(like, "__func__", like))
+        self._function = inspect.isfunction(read(like, "__func__", like))
         self._call = call
         self.held = held
-        functools.update_wrapper(self, like, updated=())
-        if held is not None:  # a class method's binding: unwrapped, its function
-            self.__wrapped__ = getattr(like, "__func__", like)
+        for assigned in functools.WRAPPER_ASSIGNMENTS:  # as update_wrapper, read safely
+            value = read(like, assigned, _NO_MARKER)
+            if value is not _NO_MARKER:
+                setattr(self, assigned, value)
+        # A class method's binding: unwrapped, its function.
+        self.__wrapped__ = like if held is None else read(like, "__func__", like)
         code = _code_of(like)
         if code is not None:
             if self._function:
@@ -78,7 +90,7 @@ class EntryPoint:
                 self.__name__ = code.__name__  # its function's (inspect needs one to read it)
                 self.__qualname__ = code.__qualname__
         for name in _MARKERS:
-            marker = getattr(like, name, _NO_MARKER)
+            marker = read(like, name, _NO_MARKER)
             if marker is not _NO_MARKER:
                 setattr(self, name, marker)
 

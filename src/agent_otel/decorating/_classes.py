@@ -24,7 +24,7 @@ from typing import Any
 
 from agent_otel.recording._hints import hint_reinstrumented
 
-from ._base import DELEGATES, INSTANCE, MARK, ORIGINAL, Bound, EntryPoint
+from ._base import DELEGATES, INSTANCE, MARK, ORIGINAL, Bound, EntryPoint, read
 from ._params import AgentSetup
 from ._runs import ENTRY_POINTS, entry
 
@@ -97,7 +97,7 @@ def _class_wrapper(klass: type, name: str, original: Any) -> Any:
         else:
             bound = _bind(original, self, type(self))
         found = getattr(type(self), name, None)
-        if found is not wrapper and getattr(found, MARK, False):
+        if found is not wrapper and read(found, MARK, False):
             return bound, None  # an outer wrapper of ours (subclass or instance) traces
         return bound, options_for(type(self))
 
@@ -125,14 +125,14 @@ def _patch(klass: type, *, inherited: bool = False) -> None:
         if fn is _MISSING:
             if not inherited or not callable(getattr(klass, name, None)):
                 continue
-            if getattr(getattr(klass, name), "__isabstractmethod__", False):
+            if read(getattr(klass, name), "__isabstractmethod__", False):
                 continue
             originals[name] = _MISSING
             setattr(klass, name, _class_wrapper(klass, name, None))
             continue
-        if not _patchable(fn) or getattr(fn, MARK, False):
+        if not _patchable(fn) or read(fn, MARK, False):
             continue
-        if getattr(fn, "__isabstractmethod__", False):
+        if read(fn, "__isabstractmethod__", False):
             continue  # nothing to run; a subclass's own method gets patched
         originals[name] = fn
         setattr(klass, name, _class_wrapper(klass, name, fn))
@@ -148,7 +148,7 @@ def _patchable(held: Any) -> bool:
 
 def _restore(klass: type) -> None:
     for name, fn in _patched.pop(klass, {}).items():
-        if not getattr(klass.__dict__.get(name), MARK, False):
+        if not read(klass.__dict__.get(name), MARK, False):
             continue  # replaced by someone else since
         if fn is _MISSING:
             delattr(klass, name)

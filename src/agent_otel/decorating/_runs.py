@@ -66,6 +66,7 @@ from ._base import (
     EntryPoint,
     Lookup,
     Pull,
+    read,
     take,
 )
 from ._params import AgentSetup, agent_settings, event_settings
@@ -76,20 +77,28 @@ def _is_default_astream(cls: type) -> bool:
     """Whether ``cls`` streams through the Agent contract's default ``astream`` (awaits run)."""
     for klass in cls.__mro__:
         fn = klass.__dict__.get("astream")
-        if fn is None or getattr(fn, DELEGATES, False):
+        if fn is None or read(fn, DELEGATES, False):
             continue  # a wrapper of ours that looks further up the MRO
-        fn = getattr(fn, ORIGINAL, fn)
-        return getattr(fn, "__qualname__", "") == "Agent.astream"
+        fn = read(fn, ORIGINAL, fn)
+        return bool(read(fn, "__qualname__", "") == "Agent.astream")
     return True  # no astream at all: run is the only entry point
 
 
 def _synchronous(fn: Any) -> bool:
     """Whether ``fn`` is no coroutine function (nor one a decorator made with
     ``functools.wraps`` over one): a plain function, or a callable object or ``partial`` whose
-    call is one (awaiting what it returned raised)."""
-    fn = getattr(fn, "__func__", fn)
+    call is one (awaiting what it returned raised). What cannot be read (a hostile attribute)
+    is taken for the contract's ``async def``."""
+    try:
+        return _read_synchronous(fn)
+    except Exception:
+        return False
+
+
+def _read_synchronous(fn: Any) -> bool:
+    fn = read(fn, "__func__", fn)
     while isinstance(fn, EntryPoint):  # ours, over what a base class holds: read that
-        fn = getattr(fn.__wrapped__, "__func__", fn.__wrapped__)
+        fn = read(fn.__wrapped__, "__func__", fn.__wrapped__)
     if inspect.iscoroutinefunction(fn):
         return False
     if not inspect.isfunction(fn):
