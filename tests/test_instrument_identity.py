@@ -225,6 +225,30 @@ async def test_the_class_form_traces_every_kind_of_entry_point(
     assert cls.__dict__["stream"] is held
 
 
+@pytest.mark.parametrize("form", ["instance", "class"])
+def test_marks_on_the_agents_function_read_through(
+    otel_telemetry: InMemoryTelemetry, form: str
+) -> None:
+    """An attribute a framework or decorator set on the agent's function (before or after
+    instrumenting) reads the same on the instrumented agent and class: it was missing."""
+    cls = _async_gen_methods()
+    astream, run = vars(cls)["astream"], vars(cls)["run"]
+    astream.marked = "before"
+    try:
+        if form == "class":
+            traced, classes = instrument(cls, **otel_telemetry.providers())(), cls
+        else:
+            traced = instrument(cls(), **otel_telemetry.providers())
+            classes = type(traced)
+        run.marked = "after"
+        for read in (traced, classes):
+            assert read.astream.marked == "before"
+            assert read.run.marked == "after"
+            assert not hasattr(read.astream, "unmarked")
+    finally:
+        uninstrument(cls)
+
+
 class _Hostile:
     """A callable entry point every attribute read of which raises (but the ABC's own)."""
 

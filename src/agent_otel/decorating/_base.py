@@ -101,6 +101,13 @@ class EntryPoint:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._call(*args, **kwargs)
 
+    def __getattr__(self, name: str) -> Any:
+        """What the agent's own function carries (a framework's or decorator's marks, set on
+        it before or after instrumenting), read through: only on what this object lacks."""
+        if name in _OWN:
+            raise AttributeError(name)
+        return getattr(self.__wrapped__, name)
+
     def __get__(self, instance: Any, owner: type | None = None) -> Any:
         if instance is None:
             if self.held is None:
@@ -117,6 +124,7 @@ class EntryPoint:
 
 
 _NO_MARKER = object()
+_OWN = frozenset({"_call", "_function", "held", "__wrapped__"})
 
 
 def _code_of(like: Any) -> Any:
