@@ -203,6 +203,33 @@ def test_an_async_generator_astream_reads_as_one(otel_telemetry: InMemoryTelemet
         uninstrument(cls)
 
 
+@pytest.mark.parametrize("form", ["instance", "class"])
+async def test_langchain_streams_an_instrumented_agents_stream(
+    otel_telemetry: InMemoryTelemetry, form: str
+) -> None:
+    """LangChain's ``RunnableLambda`` picks how to call a function by
+    ``inspect.isasyncgenfunction``: given an instrumented agent's ``stream`` it returned the
+    async generator object as the value, never ran the agent, and no run was recorded."""
+    runnables = pytest.importorskip("langchain_core.runnables")
+    cls = type("Streamer", (StreamingAgent,), {"name": "streamer", "stream": _streamed})
+    try:
+        if form == "class":
+            traced = instrument(cls, **otel_telemetry.providers())()
+        else:
+            traced = instrument(cls(), **otel_telemetry.providers())
+        chunks = [c async for c in runnables.RunnableLambda(traced.stream).astream(USER)]
+        assert [id(c) for c in chunks] == [id(e) for e in EVENTS]
+        assert await runnables.RunnableLambda(traced.stream).ainvoke(USER) is EVENTS[-1]
+        assert [s.name for s in agent_spans(otel_telemetry)] == ["invoke_agent streamer"] * 2
+    finally:
+        uninstrument(cls)
+
+
+async def _streamed(self: Any, messages: Any, config: Any = None) -> AsyncIterator[Any]:
+    for event in EVENTS:
+        yield event
+
+
 @pytest.mark.parametrize("kind", ["static", "class", "callable", "partial"])
 async def test_the_class_form_traces_every_kind_of_entry_point(
     otel_telemetry: InMemoryTelemetry, kind: str
