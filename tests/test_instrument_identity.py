@@ -276,6 +276,26 @@ def test_marks_on_the_agents_function_read_through(
         uninstrument(cls)
 
 
+@pytest.mark.parametrize("kind", ["staticmethod", "classmethod", "function"])
+async def test_a_drop_in_of_an_instrumented_classs_agent_is_one_run(
+    otel_telemetry: InMemoryTelemetry, kind: str
+) -> None:
+    """``instrument(agent)`` over an agent whose class is instrumented too: one run, whatever
+    kind of ``run`` the class holds (a static or class method was traced twice)."""
+
+    async def run(*args: Any, **kwargs: Any) -> str:
+        return "done"
+
+    held = {"staticmethod": staticmethod(run), "classmethod": classmethod(run), "function": run}
+    cls = type("Both", (Agent,), {"tool_name": "both", "run": held[kind]})
+    instrument(cls, **otel_telemetry.providers())
+    try:
+        assert await instrument(cls(), **otel_telemetry.providers()).run() == "done"
+        assert [s.name for s in agent_spans(otel_telemetry)] == ["invoke_agent both"]
+    finally:
+        uninstrument(cls)
+
+
 class _Hostile:
     """A callable entry point every attribute read of which raises (but the ABC's own)."""
 

@@ -82,6 +82,14 @@ def _inherited(klass: type, name: str) -> Any:
     return getattr(klass, name)
 
 
+def _resolved(cls: type, name: str) -> Any:
+    """What ``cls`` holds under ``name`` (its own or an ancestor's), unbound."""
+    for klass in cls.__mro__:
+        if name in klass.__dict__:
+            return klass.__dict__[name]
+    return None
+
+
 def _bind(held: Any, instance: Any, owner: type) -> Any:
     """``held`` (what a class holds) bound as Python binds it on ``instance`` (or the class)."""
     get = getattr(type(held), "__get__", None)
@@ -96,7 +104,10 @@ def _class_wrapper(klass: type, name: str, original: Any) -> Any:
             bound: Bound = getattr(super(klass, self), name)
         else:
             bound = _bind(original, self, type(self))
-        found = getattr(type(self), name, None)
+        if wrapper.held is None:
+            found = getattr(type(self), name, None)
+        else:  # read on a class, a wrapper of what is no function gives that: look at ours
+            found = _resolved(type(self), name)
         if found is not wrapper and read(found, MARK, False):
             return bound, None  # an outer wrapper of ours (subclass or instance) traces
         return bound, options_for(type(self))
