@@ -13,6 +13,7 @@ import inspect
 import pickle
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
+from unittest.mock import AsyncMock
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -294,6 +295,25 @@ async def test_a_drop_in_of_an_instrumented_classs_agent_is_one_run(
         assert [s.name for s in agent_spans(otel_telemetry)] == ["invoke_agent both"]
     finally:
         uninstrument(cls)
+
+
+@pytest.mark.parametrize("form", ["instance", "class"])
+async def test_a_mocked_run_is_traced(otel_telemetry: InMemoryTelemetry, form: str) -> None:
+    """A ``run`` that is an ``AsyncMock`` (a user's test double) is traced in both forms: the
+    class form took the mock for a wrapper of ours (a Mock answers any attribute asked) and
+    left it untraced."""
+    cls = type("Mocked", (Agent,), {"tool_name": "mocked", "run": AsyncMock(return_value="v")})
+    try:
+        if form == "class":
+            traced = instrument(cls, **otel_telemetry.providers())()
+        else:
+            traced = instrument(cls(), **otel_telemetry.providers())
+        assert inspect.iscoroutinefunction(traced.run)
+        assert await traced.run(user_message="x") == "v"
+        assert [s.name for s in agent_spans(otel_telemetry)] == ["invoke_agent mocked"]
+    finally:
+        uninstrument(cls)
+    assert isinstance(vars(cls)["run"], AsyncMock)
 
 
 class _Hostile:

@@ -124,7 +124,8 @@ class EntryPoint:
 
 
 _NO_MARKER = object()
-_OWN = frozenset({"_call", "_function", "held", "__wrapped__"})
+# Never read through to the wrapped function: ours alone (a Mock makes up any name asked).
+_OWN = frozenset({"_call", "_function", "held", "__wrapped__", MARK, ORIGINAL, DELEGATES})
 
 
 def _code_of(like: Any) -> Any:

@@ -108,7 +108,7 @@ def _class_wrapper(klass: type, name: str, original: Any) -> Any:
             found = getattr(type(self), name, None)
         else:  # read on a class, a wrapper of what is no function gives that: look at ours
             found = _resolved(type(self), name)
-        if found is not wrapper and read(found, MARK, False):
+        if found is not wrapper and isinstance(found, EntryPoint):
             return bound, None  # an outer wrapper of ours (subclass or instance) traces
         return bound, options_for(type(self))
 
@@ -141,7 +141,7 @@ def _patch(klass: type, *, inherited: bool = False) -> None:
             originals[name] = _MISSING
             setattr(klass, name, _class_wrapper(klass, name, None))
             continue
-        if not _patchable(fn) or read(fn, MARK, False):
+        if not _patchable(fn) or isinstance(fn, EntryPoint):  # ours: patched
             continue
         if read(fn, "__isabstractmethod__", False):
             continue  # nothing to run; a subclass's own method gets patched
@@ -159,7 +159,7 @@ def _patchable(held: Any) -> bool:
 
 def _restore(klass: type) -> None:
     for name, fn in _patched.pop(klass, {}).items():
-        if not read(klass.__dict__.get(name), MARK, False):
+        if not isinstance(klass.__dict__.get(name), EntryPoint):
             continue  # replaced by someone else since
         if fn is _MISSING:
             delattr(klass, name)
