@@ -37,6 +37,13 @@ def _source_file(method: Any) -> str | None:
         return None
 
 
+def _unwrapped(method: Any) -> Any:
+    """The function at the end of ``method``'s wrapper chain (a partial's, by what it binds:
+    each read on an instance makes a new partial)."""
+    found = inspect.unwrap(getattr(method, "__func__", method))
+    return getattr(found, "func", found)
+
+
 def _answers(method: Any) -> dict[str, Any]:
     """What a framework reads of an entry point before calling it."""
     return {
@@ -51,7 +58,7 @@ def _answers(method: Any) -> dict[str, Any]:
         "__qualname__": getattr(method, "__qualname__", None),
         "__doc__": getattr(method, "__doc__", None),
         "__module__": getattr(method, "__module__", None),
-        "unwrapped": inspect.unwrap(getattr(method, "__func__", method)),
+        "unwrapped": _unwrapped(method),
     }
 
 
@@ -102,6 +109,7 @@ def _held(kind: str) -> Callable[[], type]:
             "class": classmethod(lambda cls, messages, config=None: _scripted(messages, config)),
             "callable": _Call(),
             "partial": functools.partial(_scripted),
+            "partialmethod": functools.partialmethod(_streamed),
         }[kind]
         return type(f"Held{kind.title()}", (StreamingAgent,), {"name": kind, "stream": held})
 
@@ -112,13 +120,15 @@ def _subclassed(base: type) -> Callable[[], type]:
     return lambda: type(f"Of{base.__name__}", (base,), {})
 
 
+_KINDS = ("static", "class", "callable", "partial", "partialmethod")
 SHAPES: dict[str, Callable[[], type]] = {
     "async-gen methods": _async_gen_methods,
     "plain stream": _plain_stream,
     "ScriptedAgent": _subclassed(ScriptedAgent),
     "ScriptedStreamingAgent": _subclassed(ScriptedStreamingAgent),
     "NonStreamingAgent": _subclassed(NonStreamingAgent),
-    **{f"{kind} stream": _held(kind) for kind in ("static", "class", "callable", "partial")},
+    # A partialmethod is traced (below) but named as its unbound function, not as a partial.
+    **{f"{kind} stream": _held(kind) for kind in _KINDS if kind != "partialmethod"},
 }
 
 
@@ -231,7 +241,7 @@ async def _streamed(self: Any, messages: Any, config: Any = None) -> AsyncIterat
         yield event
 
 
-@pytest.mark.parametrize("kind", ["static", "class", "callable", "partial"])
+@pytest.mark.parametrize("kind", _KINDS)
 async def test_the_class_form_traces_every_kind_of_entry_point(
     otel_telemetry: InMemoryTelemetry, kind: str
 ) -> None:

@@ -70,7 +70,10 @@ class EntryPoint:
     """
 
     def __init__(self, call: Callable[..., Any], like: Any, held: Any = None) -> None:
-        self._function = inspect.isfunction(read(like, "__func__", like))
+        # Read on an instance, a partialmethod is a partial: no function (like ``like``).
+        self._function = inspect.isfunction(read(like, "__func__", like)) and not isinstance(
+            held, functools.partialmethod
+        )
         self._call = call
         self.held = held
         for assigned in functools.WRAPPER_ASSIGNMENTS:  # as update_wrapper, read safely
@@ -133,6 +136,10 @@ def _code_of(like: Any) -> Any:
     ``partial``), as an object to copy ``__code__``, ``__defaults__``, ``__kwdefaults__``
     from; ``None`` when they read none (a callable object: every answer is False)."""
     with suppress(Exception):
+        # A partialmethod read on its class: read as on an instance, its function's.
+        method = read(like, "_partialmethod", None) or read(like, "__partialmethod__", None)
+        if isinstance(method, functools.partialmethod):
+            like = method.func
         while inspect.ismethod(like):
             like = like.__func__
         while isinstance(like, functools.partial):

@@ -151,10 +151,17 @@ def _patch(klass: type, *, inherited: bool = False) -> None:
 
 def _patchable(held: Any) -> bool:
     """Whether a class's ``held`` is an entry point to wrap: a function, a static or class
-    method, a callable object or ``partial`` (never a class, nor a plain value)."""
+    method, a callable object or ``partial``, or a descriptor that gives one (a
+    ``partialmethod``); never a class, a plain value, nor a data descriptor (a property keeps
+    its setter)."""
     if isinstance(held, (staticmethod, classmethod)):
         return True
-    return callable(held) and not isinstance(held, type)
+    if isinstance(held, type):
+        return False
+    kind = type(held)
+    if hasattr(kind, "__get__") and not callable(held):  # a descriptor: not a data one
+        return not (hasattr(kind, "__set__") or hasattr(kind, "__delete__"))
+    return callable(held)
 
 
 def _restore(klass: type) -> None:
