@@ -7,19 +7,24 @@ replaced by wrappers that call the original. A wrapper traces only when it is th
 double a span. The options in force are the nearest root's in ``type(self).__mro__``, so an
 explicit ``instrument(MyAgent, name=...)`` wins over the instrumentor's root ``Agent``.
 Patching is idempotent; a class is restored once no root above it remains.
+
+An entry point held as a static or class method, a callable object or a ``partial`` is wrapped
+too: called on an instance it is traced, read on the class it binds as the class's own (a
+class-level call has no agent to trace). Every wrapper is an :class:`~._base.EntryPoint`, which
+answers ``inspect`` as what it wraps does.
 """
 
 from __future__ import annotations
 
-import functools
 import inspect
 import weakref
 from collections.abc import Iterator
+from contextlib import suppress
 from typing import Any
 
 from agent_otel.recording._hints import hint_reinstrumented
 
-from ._base import DELEGATES, INSTANCE, MARK, ORIGINAL, Bound
+from ._base import DELEGATES, INSTANCE, MARK, ORIGINAL, Bound, EntryPoint, read
 from ._params import AgentSetup
 from ._runs import ENTRY_POINTS, entry
 
@@ -44,12 +49,51 @@ def options_for(cls: type) -> AgentSetup | None:
     return None
 
 
-def mark(wrapper: Any, like: Any, **attributes: Any) -> Any:
-    functools.update_wrapper(wrapper, like, updated=())
-    setattr(wrapper, MARK, True)
+def mark(wrapper: Any, like: Any, held: Any = None, **attributes: Any) -> EntryPoint:
+    """``wrapper`` as the entry point a class holds, answering ``inspect`` as ``like``."""
+    point = EntryPoint(wrapper, like, held)
+    setattr(point, MARK, True)
     for key, value in attributes.items():
-        setattr(wrapper, key, value)
-    return wrapper
+        setattr(point, key, value)
+    return point
+
+
+def self_first(point: EntryPoint, bound: Any) -> None:
+    """Give ``point`` (a method wrapping ``bound``, what is no plain function) the signature
+    of ``bound`` with ``self`` first, so bound to an agent it reads as ``bound`` does."""
+    with suppress(Exception):  # no signature to read: the wrapper's own
+        own = inspect.signature(bound)
+        self_ = inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)
+        point.__signature__ = own.replace(parameters=[self_, *own.parameters.values()])  # type: ignore[attr-defined]
+
+
+def is_function(held: Any) -> bool:
+    """Whether a class's ``held`` binds as a plain method (a function, or our wrapper of one)."""
+    if type(held) is EntryPoint:  # ours (which reads as a function): one of a function's?
+        return held.held is None
+    return inspect.isfunction(held)
+
+
+def _inherited(klass: type, name: str) -> Any:
+    """What ``klass``'s bases hold under ``name``, unbound (found as ``getattr`` finds it)."""
+    for base in klass.__mro__[1:]:
+        if name in base.__dict__:
+            return base.__dict__[name]
+    return getattr(klass, name)
+
+
+def _resolved(cls: type, name: str) -> Any:
+    """What ``cls`` holds under ``name`` (its own or an ancestor's), unbound."""
+    for klass in cls.__mro__:
+        if name in klass.__dict__:
+            return klass.__dict__[name]
+    return None
+
+
+def _bind(held: Any, instance: Any, owner: type) -> Any:
+    """``held`` (what a class holds) bound as Python binds it on ``instance`` (or the class)."""
+    get = getattr(type(held), "__get__", None)
+    return held if get is None else get(held, instance, owner)
 
 
 def _class_wrapper(klass: type, name: str, original: Any) -> Any:
@@ -59,16 +103,25 @@ def _class_wrapper(klass: type, name: str, original: Any) -> Any:
         if original is None:
             bound: Bound = getattr(super(klass, self), name)
         else:
-            bound = original.__get__(self, type(self))
-        found = getattr(type(self), name, None)
-        if found is not wrapper and getattr(found, MARK, False):
+            bound = _bind(original, self, type(self))
+        if wrapper.held is None:
+            found = getattr(type(self), name, None)
+        else:  # read on a class, a wrapper of what is no function gives that: look at ours
+            found = _resolved(type(self), name)
+        if found is not wrapper and isinstance(found, EntryPoint):
             return bound, None  # an outer wrapper of ours (subclass or instance) traces
         return bound, options_for(type(self))
 
-    wrapper = entry(name, lookup, getattr(klass, name) if original is None else original)
-    if original is None:
-        return mark(wrapper, getattr(klass, name), **{DELEGATES: True})
-    return mark(wrapper, original, **{ORIGINAL: original})
+    held = _inherited(klass, name) if original is None else original
+    like = _bind(held, None, klass)  # as the class reads it: a static method's function
+    call = entry(name, lookup, like if original is None else original)
+    marks = {DELEGATES: True} if original is None else {ORIGINAL: original}
+    if is_function(held):
+        wrapper = mark(call, like, **marks)
+    else:  # a static or class method, a callable object, a partial: as the class binds it
+        wrapper = mark(call, like, held, **marks)
+        self_first(wrapper, like)
+    return wrapper
 
 
 def _patch(klass: type, *, inherited: bool = False) -> None:
@@ -83,22 +136,37 @@ def _patch(klass: type, *, inherited: bool = False) -> None:
         if fn is _MISSING:
             if not inherited or not callable(getattr(klass, name, None)):
                 continue
-            if getattr(getattr(klass, name), "__isabstractmethod__", False):
+            if read(getattr(klass, name), "__isabstractmethod__", False):
                 continue
             originals[name] = _MISSING
             setattr(klass, name, _class_wrapper(klass, name, None))
             continue
-        if not inspect.isfunction(fn) or getattr(fn, MARK, False):
+        if not _patchable(fn) or isinstance(fn, EntryPoint):  # ours: patched
             continue
-        if getattr(fn, "__isabstractmethod__", False):
+        if read(fn, "__isabstractmethod__", False):
             continue  # nothing to run; a subclass's own method gets patched
         originals[name] = fn
         setattr(klass, name, _class_wrapper(klass, name, fn))
 
 
+def _patchable(held: Any) -> bool:
+    """Whether a class's ``held`` is an entry point to wrap: a function, a static or class
+    method, a callable object or ``partial``, or a descriptor that gives one (a
+    ``partialmethod``); never a class, a plain value, nor a data descriptor (a property keeps
+    its setter)."""
+    if isinstance(held, (staticmethod, classmethod)):
+        return True
+    if isinstance(held, type):
+        return False
+    kind = type(held)
+    if hasattr(kind, "__get__") and not callable(held):  # a descriptor: not a data one
+        return not (hasattr(kind, "__set__") or hasattr(kind, "__delete__"))
+    return callable(held)
+
+
 def _restore(klass: type) -> None:
     for name, fn in _patched.pop(klass, {}).items():
-        if not getattr(klass.__dict__.get(name), MARK, False):
+        if not isinstance(klass.__dict__.get(name), EntryPoint):
             continue  # replaced by someone else since
         if fn is _MISSING:
             delattr(klass, name)

@@ -17,7 +17,6 @@ plain agent.
 from __future__ import annotations
 
 import copy
-import inspect
 import weakref
 from contextlib import suppress
 from dataclasses import dataclass
@@ -31,8 +30,10 @@ from agent_otel.recording._options import Options, settings_from
 from ._base import DELEGATES, INSTANCE, Bound
 from ._classes import (
     instrument_class,
+    is_function,
     is_instrumented_class,
     mark,
+    self_first,
     uninstrument_class,
 )
 from ._params import AgentSetup
@@ -94,15 +95,14 @@ def _instance_wrapper(cls: type, name: str, method: Any) -> Any:
         return _bound(cls, name, self), binding.options if binding.enabled else None
 
     like = _held(cls, name)
-    if inspect.isfunction(like):  # a method of the class: the wrapper looks like it
+    if is_function(like):  # a method of the class: the wrapper looks like it
         return mark(entry(name, lookup, like), like, **{DELEGATES: True})
     # Anything else (a static or class method, a callable object, a proxy's): the wrapper is
-    # a method, so it answers ``inspect.signature`` with ``self`` before the agent's own.
-    wrapper = mark(entry(name, lookup, method), method, **{DELEGATES: True})
-    with suppress(Exception):  # no signature to read: the wrapper's own
-        own = inspect.signature(method)
-        self_ = inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)
-        wrapper.__signature__ = own.replace(parameters=[self_, *own.parameters.values()])
+    # a method, so it answers ``inspect.signature`` with ``self`` before the agent's own; read
+    # on the class, what the class holds binds as its own.
+    held = None if like is _ABSENT else like
+    wrapper = mark(entry(name, lookup, method), method, held, **{DELEGATES: True})
+    self_first(wrapper, method)
     return wrapper
 
 
@@ -148,11 +148,12 @@ def _subclass_for(cls: type, entries: dict[str, Any]) -> type:
             "__copy__": _copy,
             "__deepcopy__": _deepcopy,
         }
-        for name, like in entries.items():
-            namespace[name] = _instance_wrapper(cls, name, like)
         sub = type(cls)(cls.__name__, (cls,), namespace)
-        # Set after creation: a metaclass (pydantic's) may claim underscored class attributes.
+        # Set after creation: a metaclass (pydantic's) may claim underscored class attributes,
+        # and refuses a callable object (our entry points) it takes for an unannotated field.
         type.__setattr__(sub, INSTANCE, True)
+        for name, like in entries.items():
+            type.__setattr__(sub, name, _instance_wrapper(cls, name, like))
         made[frozenset(entries)] = weakref.ref(sub)
     return sub
 

@@ -63,8 +63,10 @@ from ._base import (
     OTEL_CONTEXT,
     Bound,
     Claim,
+    EntryPoint,
     Lookup,
     Pull,
+    read,
     take,
 )
 from ._params import AgentSetup, agent_settings, event_settings
@@ -75,18 +77,31 @@ def _is_default_astream(cls: type) -> bool:
     """Whether ``cls`` streams through the Agent contract's default ``astream`` (awaits run)."""
     for klass in cls.__mro__:
         fn = klass.__dict__.get("astream")
-        if fn is None or getattr(fn, DELEGATES, False):
-            continue  # a wrapper of ours that looks further up the MRO
-        fn = getattr(fn, ORIGINAL, fn)
-        return getattr(fn, "__qualname__", "") == "Agent.astream"
+        if fn is None:
+            continue
+        if isinstance(fn, EntryPoint):  # ours (a Mock answers any name: read ours alone)
+            if read(fn, DELEGATES, False):
+                continue  # a wrapper of ours that looks further up the MRO
+            fn = read(fn, ORIGINAL, fn)
+        return bool(read(fn, "__qualname__", "") == "Agent.astream")
     return True  # no astream at all: run is the only entry point
 
 
 def _synchronous(fn: Any) -> bool:
     """Whether ``fn`` is no coroutine function (nor one a decorator made with
     ``functools.wraps`` over one): a plain function, or a callable object or ``partial`` whose
-    call is one (awaiting what it returned raised)."""
-    fn = getattr(fn, "__func__", fn)
+    call is one (awaiting what it returned raised). What cannot be read (a hostile attribute)
+    is taken for the contract's ``async def``."""
+    try:
+        return _read_synchronous(fn)
+    except Exception:
+        return False
+
+
+def _read_synchronous(fn: Any) -> bool:
+    fn = read(fn, "__func__", fn)
+    while isinstance(fn, EntryPoint):  # ours, over what a base class holds: read that
+        fn = read(fn.__wrapped__, "__func__", fn.__wrapped__)
     if inspect.iscoroutinefunction(fn):
         return False
     if not inspect.isfunction(fn):
