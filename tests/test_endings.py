@@ -160,6 +160,29 @@ async def test_error_event_fatal_marks_agent(otel_telemetry: InMemoryTelemetry) 
     assert [p.attributes.get("error.type") for p in durations] == ["Ctx"]
 
 
+async def test_error_event_fatal_cancelled_ends_the_run_cancelled(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A framework's own cancel, told by its adapter as a fatal ``CancelledError``: the run
+    ends as a cancelled task's does, the call left open cut short."""
+    events = [
+        LLMCallStart(model="m"),
+        TextDelta(text="x"),
+        Error(message="run cancelled (agent.cancel())", error_type="CancelledError", fatal=True),
+    ]
+    received = [e async for e in wrap(otel_telemetry, ScriptedAgent(events))]
+
+    assert received == events
+    agent = agent_span(otel_telemetry)
+    attributes = agent.attributes or {}
+    assert attributes["agent_otel.end_reason"] == "cancelled"
+    assert attributes["error.type"] == "CancelledError"
+    assert agent.status.status_code is StatusCode.ERROR
+    (chat,) = otel_telemetry.by_name()["chat m"]
+    assert (chat.attributes or {})["agent_otel.incomplete"] is True
+    assert otel_telemetry.open_spans() == []
+
+
 async def _consume_and_break(stream: AsyncIterator[Any], after: int) -> list[Any]:
     received = []
     async for event in stream:

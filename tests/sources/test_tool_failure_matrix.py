@@ -83,6 +83,9 @@ class Cell:
     """The framework lets the failure end the run (raised as this class)."""
     text: str | None = None
     """The text the framework hands the model as the failed call's output, unchanged."""
+    cancels: bool = False
+    """The framework's own cancel failed the call, and stops the run: it ends ``cancelled``
+    (ERROR on the run and the step it stopped in), its calls aside."""
 
     def param(self) -> Any:
         return pytest.param(self, id=self.id)
@@ -630,7 +633,7 @@ STRANDS = [
     Cell("strands-cancel_batch_true", "strands",
          _strands(weather, batch=_cancel_batch(True), calls=2), "guardrail_rejected"),
     Cell("strands-agent_cancel", "strands", _strands(weather, batch=_cancel_agent, calls=2),
-         "CancelledError", text="Tool execution cancelled"),
+         "CancelledError", text="Tool execution cancelled", cancels=True),
     Cell("strands-async", "strands", _strands(raising), "ToolFailure"),
     Cell("strands-sync", "strands", _strands(raising_sync), "ToolFailure"),
     Cell("strands-unknown_tool", "strands", _strands(weather, name="nowhere"),
@@ -1017,9 +1020,12 @@ async def test_a_failed_tool_is_marked_and_nothing_else_is(
     if cell.raises is None:
         for span in spans:
             assert (span.attributes or {})["agent_otel.tool.is_error"] is True
+        stopped = ("invoke_agent agent", "step 0") if cell.cancels else ()
         for other in otel_telemetry.spans():
-            if other not in spans:
+            if other not in spans and other.name not in stopped:
                 assert other.status.status_code is not StatusCode.ERROR, other.name
+        ended = "cancelled" if cell.cancels else "exhausted"
+        assert (run.attributes or {})["agent_otel.end_reason"] == ended
         results = [e for e in events if isinstance(e, ToolResult)]
         assert [r.is_error for r in results] == [True] * len(spans)
         if cell.text is not None:  # what the model is told is the framework's, unchanged
@@ -1339,6 +1345,50 @@ async def test_strands_agent_cancel_in_a_tool_cancels_the_calls_after_it(
     assert first.status.status_code is StatusCode.UNSET  # it ran and answered
     assert second.status.status_code is StatusCode.ERROR
     assert (second.attributes or {})["error.type"] == "CancelledError"
+    assert otel_telemetry.open_spans() == []
+
+
+# --- A run its framework's own cancel stopped ------------------------------------------------
+# The framework ends its stream without raising; the run ends cancelled, as a cancelled task
+# does (ERROR, error.type CancelledError), and the same in every adapter that can tell it.
+
+
+def agno_stopping(city: str, run_context: Any) -> str:
+    """Weather of a city (stopping its run as it answers: ``Agent.cancel_run``)."""
+    from agno.agent import Agent
+
+    Agent.cancel_run(run_context.run_id)
+    return f"sunny in {city}"
+
+
+FRAMEWORK_CANCELS = [
+    pytest.param("strands", lambda: _strands(_stopping_tool(), calls=2, sequential=True)(),
+                 id="strands-agent_cancel_in_tool"),
+    pytest.param("strands", _strands(weather, batch=_cancel_agent, calls=2),
+                 id="strands-agent_cancel_in_hook"),
+    pytest.param("agno", _agno(agno_stopping), id="agno-cancel_run_in_tool"),
+]  # fmt: skip
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize(("package", "source"), FRAMEWORK_CANCELS)
+async def test_a_run_its_framework_cancelled_ends_cancelled(
+    package: str,
+    source: Callable[[], AsyncIterator[AgentEvent]],
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    pytest.importorskip(package)
+    from agent_contract.events import Error
+
+    events = await run_script(otel_telemetry, source(), agent_name="agent")
+
+    (told,) = [e for e in events if isinstance(e, Error)]
+    assert (told.error_type, told.fatal) == ("CancelledError", True)
+    run = otel_telemetry.span("invoke_agent agent")
+    attributes = run.attributes or {}
+    assert attributes["agent_otel.end_reason"] == "cancelled"
+    assert attributes["error.type"] == "CancelledError"
+    assert run.status.status_code is StatusCode.ERROR
     assert otel_telemetry.open_spans() == []
 
 

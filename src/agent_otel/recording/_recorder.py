@@ -671,7 +671,7 @@ class RunRecorder:
         Several interrupts in one run are normal (``_drain`` collects them all), so only an
         interrupt after another kind of terminal counts as an anomaly.
         """
-        if self.terminal and not self.run.interrupted:
+        if self.terminal and self.run.told_end != END_INTERRUPTED:
             self._after_terminal()
         self.mark_terminal()
         self.run.interrupt(interrupt_id, reason)
@@ -805,6 +805,6 @@ class RunRecorder:
             self.ensure_step()
             self.step_boundary(None, now)
         self._end_held_step()
-        if run.interrupted and end_reason == END_EXHAUSTED:
-            end_reason = END_INTERRUPTED
+        if run.told_end and end_reason == END_EXHAUSTED:  # an interrupt, a framework's cancel
+            end_reason = run.told_end
         run.end(now, end_reason)
