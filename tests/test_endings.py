@@ -183,6 +183,28 @@ async def test_error_event_fatal_cancelled_ends_the_run_cancelled(
     assert otel_telemetry.open_spans() == []
 
 
+async def test_a_cancel_told_then_raised_ends_cancelled_with_the_raised_class(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A framework that raises its own exception for its cancel (smolagents' ``AgentError``
+    after ``interrupt()``): told first by its adapter, the run ends cancelled, the exception
+    the same object, its class the error type; raised untold, it stays an error."""
+    cancel = Error(message="run cancelled (interrupt())", error_type="CancelledError", fatal=True)
+    for told, ending in (([cancel], "cancelled"), ([], "error")):
+        otel_telemetry.clear()
+        boom = RuntimeError("Agent interrupted.")
+        agent = ScriptedAgent(
+            [TextDelta(text="x"), *told, TextDelta(text="y")], fail_at=1 + len(told), error=boom
+        )
+        with pytest.raises(RuntimeError) as caught:
+            _ = [e async for e in wrap(otel_telemetry, agent)]
+        assert caught.value is boom
+        attributes = agent_span(otel_telemetry).attributes or {}
+        assert attributes["agent_otel.end_reason"] == ending
+        assert attributes["error.type"] == "RuntimeError"
+        assert agent_span(otel_telemetry).status.status_code is StatusCode.ERROR
+
+
 async def _consume_and_break(stream: AsyncIterator[Any], after: int) -> list[Any]:
     received = []
     async for event in stream:

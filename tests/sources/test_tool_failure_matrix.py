@@ -1361,33 +1361,79 @@ def agno_stopping(city: str, run_context: Any) -> str:
     return f"sunny in {city}"
 
 
+def _smolagents_interrupted() -> AsyncIterator[AgentEvent]:
+    """A ToolCallingAgent whose tool calls ``agent.interrupt()`` as it answers."""
+    from smolagents import OpenAIModel, ToolCallingAgent, tool
+
+    from agent_contract.sources.smolagents_stream import smolagents_events
+
+    from . import _fw_smolagents as fs
+
+    @tool
+    def weather(city: str) -> str:
+        """Weather of a city (stopping the agent as it answers).
+
+        Args:
+            city: the city.
+        """
+        built.interrupt()
+        return f"sunny in {city}"
+
+    def respond(messages: list[dict[str, Any]]) -> Any:
+        return fs.completion(0, None, [("c1", "weather", '{"city": "Rome"}')])
+
+    model = OpenAIModel(fs.MODEL, api_key="offline", api_base="http://mock.invalid/v1",
+                        client_kwargs=fs.client(respond), retry=False)  # fmt: skip
+    built = ToolCallingAgent(tools=[weather], model=model, verbosity_level=0)
+    return smolagents_events(built, "Weather?")
+
+
 FRAMEWORK_CANCELS = [
     pytest.param("strands", lambda: _strands(_stopping_tool(), calls=2, sequential=True)(),
-                 id="strands-agent_cancel_in_tool"),
-    pytest.param("strands", _strands(weather, batch=_cancel_agent, calls=2),
+                 None, id="strands-agent_cancel_in_tool"),
+    pytest.param("strands", _strands(weather, batch=_cancel_agent, calls=2), None,
                  id="strands-agent_cancel_in_hook"),
-    pytest.param("agno", _agno(agno_stopping), id="agno-cancel_run_in_tool"),
+    pytest.param("agno", _agno(agno_stopping), None, id="agno-cancel_run_in_tool"),
+    pytest.param("smolagents", _smolagents_interrupted, "AgentError",
+                 id="smolagents-interrupt_in_tool"),
 ]  # fmt: skip
 
 
 @pytest.mark.timeout(30)
-@pytest.mark.parametrize(("package", "source"), FRAMEWORK_CANCELS)
+@pytest.mark.parametrize(("package", "source", "raised"), FRAMEWORK_CANCELS)
 async def test_a_run_its_framework_cancelled_ends_cancelled(
     package: str,
     source: Callable[[], AsyncIterator[AgentEvent]],
+    raised: str | None,
     otel_telemetry: InMemoryTelemetry,
 ) -> None:
+    """The framework ends its stream (or raises its own exception for the cancel, the same
+    object out): the run ends ``cancelled``, ERROR, ``error.type`` ``CancelledError`` (or the
+    class the framework raised)."""
     pytest.importorskip(package)
     from agent_contract.events import Error
 
-    events = await run_script(otel_telemetry, source(), agent_name="agent")
+    kept: list[Any] = []
+    agent_events = source()
 
-    (told,) = [e for e in events if isinstance(e, Error)]
+    async def kept_events() -> AsyncIterator[AgentEvent]:
+        async for event in agent_events:
+            kept.append(event)
+            yield event
+
+    if raised is None:
+        await run_script(otel_telemetry, kept_events(), agent_name="agent")
+    else:
+        with pytest.raises(Exception, match="interrupted") as caught:
+            await run_script(otel_telemetry, kept_events(), agent_name="agent")
+        assert type(caught.value).__name__ == raised
+
+    (told,) = [e for e in kept if isinstance(e, Error)]
     assert (told.error_type, told.fatal) == ("CancelledError", True)
     run = otel_telemetry.span("invoke_agent agent")
     attributes = run.attributes or {}
     assert attributes["agent_otel.end_reason"] == "cancelled"
-    assert attributes["error.type"] == "CancelledError"
+    assert attributes["error.type"] == (raised or "CancelledError")
     assert run.status.status_code is StatusCode.ERROR
     assert otel_telemetry.open_spans() == []
 

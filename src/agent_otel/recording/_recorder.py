@@ -64,7 +64,7 @@ from opentelemetry import trace
 from opentelemetry.context.context import Context
 
 from agent_otel import _clock
-from agent_otel._attributes import END_EXHAUSTED, END_INTERRUPTED
+from agent_otel._attributes import END_CANCELLED, END_EXHAUSTED, END_INTERRUPTED
 from agent_otel._guard import counted, guarded
 from agent_otel._plain import text_of
 from agent_otel.standdown._context import chat_context, suppressed
@@ -783,6 +783,8 @@ class RunRecorder:
                 run.paused(error, now)  # AgentInterruptedError: an event, not a failure
                 error = None
             elif error is not None:
+                if run.told_end == END_CANCELLED:  # a framework's cancel, then its exception
+                    end_reason = END_CANCELLED
                 error_type = error_type_of(error)
                 inner = self._failure_site(error, now)
                 inner.fail(error, error_type, now)
