@@ -1388,6 +1388,30 @@ def _smolagents_interrupted() -> AsyncIterator[AgentEvent]:
     return smolagents_events(built, "Weather?")
 
 
+def _llama_index_cancelled() -> AsyncIterator[AgentEvent]:
+    """A FunctionAgent whose tool has the run cancelled (the handler's ``cancel_run()``, from
+    a task of the application's, as a stop button's handler would) while it runs."""
+    from llama_index.core.agent.workflow import FunctionAgent
+    from llama_index.core.base.llms.types import ToolCallBlock
+
+    from agent_contract.sources.llama_index_stream import llama_index_events
+
+    from . import _fw_llama_index as fl
+
+    handlers: list[Any] = []
+    stopping: list[asyncio.Future[Any]] = []
+
+    async def weather(city: str) -> str:
+        """Weather of a city (its run cancelled meanwhile)."""
+        stopping.append(asyncio.ensure_future(handlers[0].cancel_run()))
+        await asyncio.sleep(5)  # cancelled with the run
+        return f"sunny in {city}"
+
+    call = ToolCallBlock(tool_call_id="c1", tool_name="weather", tool_kwargs={"city": "Rome"})
+    built = FunctionAgent(name="bot", tools=[weather], llm=fl.replies(call, "done"))
+    return llama_index_events(built, "Weather?", on_handler=handlers.append)
+
+
 FRAMEWORK_CANCELS = [
     pytest.param("strands", lambda: _strands(_stopping_tool(), calls=2, sequential=True)(),
                  None, id="strands-agent_cancel_in_tool"),
@@ -1396,6 +1420,8 @@ FRAMEWORK_CANCELS = [
     pytest.param("agno", _agno(agno_stopping), None, id="agno-cancel_run_in_tool"),
     pytest.param("smolagents", _smolagents_interrupted, "AgentError",
                  id="smolagents-interrupt_in_tool"),
+    pytest.param("llama_index.core", _llama_index_cancelled, "WorkflowCancelledByUser",
+                 id="llama_index-cancel_run"),
 ]  # fmt: skip
 
 
@@ -1424,7 +1450,7 @@ async def test_a_run_its_framework_cancelled_ends_cancelled(
     if raised is None:
         await run_script(otel_telemetry, kept_events(), agent_name="agent")
     else:
-        with pytest.raises(Exception, match="interrupted") as caught:
+        with pytest.raises(Exception) as caught:  # a class of the framework's
             await run_script(otel_telemetry, kept_events(), agent_name="agent")
         assert type(caught.value).__name__ == raised
 
