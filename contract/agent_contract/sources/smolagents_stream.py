@@ -80,7 +80,6 @@ from typing import Any
 
 from agent_contract.events import (
     AgentEvent,
-    Error,
     FunctionCall,
     LLMCallEnd,
     StepBoundary,
@@ -90,6 +89,7 @@ from agent_contract.events import (
     Usage,
 )
 from agent_contract.scope import McpServer, framework_started, nested_run, tool_scope
+from agent_contract.sources._failure import Error as ContentError
 from agent_contract.sources._failure import cancelled_run, error_name, failed_result
 from agent_contract.sources._history import call_start, smolagents_messages
 from agent_contract.sources._raw_usage import usage_from_raw
@@ -451,7 +451,9 @@ class _Reader:
             # else: smolagents dropped this call's result when another call raised; no
             # result is known, so it stays open and ends with the step, marked incomplete
         if error is not None and failed is None:  # no call to carry it: the step's error
-            yield Error(message=str(error), error_type=type(error).__name__)
+            # smolagents hands the model this text at its next step (its error feedback,
+            # which quotes the model's output: a parsing error its whole answer): content
+            yield ContentError(message=str(error), error_type=type(error).__name__)
         self.tools.clear()
         self.final.clear()
         usage = _usage(step)
