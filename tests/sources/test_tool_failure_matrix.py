@@ -1412,6 +1412,34 @@ def _llama_index_cancelled() -> AsyncIterator[AgentEvent]:
     return llama_index_events(built, "Weather?", on_handler=handlers.append)
 
 
+def _agents_cancelled(mode: str) -> Callable[[], AsyncIterator[AgentEvent]]:
+    """An Agents SDK run whose tool has the application cancel it (``result.cancel(mode)``,
+    the result ``on_result`` handed it) while it runs."""
+
+    def source() -> AsyncIterator[AgentEvent]:
+        from agents import Agent, function_tool
+        from agents.testing import assistant_message, function_call
+
+        from agent_contract.sources.openai_agents import openai_agents_events
+
+        from ._fw_openai_agents import scripted
+
+        results: list[Any] = []
+
+        async def weather(city: str) -> str:
+            """Weather of a city (its run cancelled meanwhile)."""
+            results[0].cancel(mode=mode)
+            await asyncio.sleep(0.05)
+            return f"sunny in {city}"
+
+        model = scripted([function_call("weather", ARGS, call_id="c1")],
+                         [assistant_message("done")])  # fmt: skip
+        built = Agent(name="bot", tools=[function_tool(weather)], model=model)
+        return openai_agents_events(built, "Weather?", on_result=results.append)
+
+    return source
+
+
 FRAMEWORK_CANCELS = [
     pytest.param("strands", lambda: _strands(_stopping_tool(), calls=2, sequential=True)(),
                  None, id="strands-agent_cancel_in_tool"),
@@ -1422,6 +1450,10 @@ FRAMEWORK_CANCELS = [
                  id="smolagents-interrupt_in_tool"),
     pytest.param("llama_index.core", _llama_index_cancelled, "WorkflowCancelledByUser",
                  id="llama_index-cancel_run"),
+    pytest.param("agents", _agents_cancelled("immediate"), None,
+                 id="openai_agents-cancel_immediate"),
+    pytest.param("agents", _agents_cancelled("after_turn"), None,
+                 id="openai_agents-cancel_after_turn"),
 ]  # fmt: skip
 
 
