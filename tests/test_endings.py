@@ -160,6 +160,51 @@ async def test_error_event_fatal_marks_agent(otel_telemetry: InMemoryTelemetry) 
     assert [p.attributes.get("error.type") for p in durations] == ["Ctx"]
 
 
+async def test_error_event_fatal_cancelled_ends_the_run_cancelled(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A framework's own cancel, told by its adapter as a fatal ``CancelledError``: the run
+    ends as a cancelled task's does, the call left open cut short."""
+    events = [
+        LLMCallStart(model="m"),
+        TextDelta(text="x"),
+        Error(message="run cancelled (agent.cancel())", error_type="CancelledError", fatal=True),
+    ]
+    received = [e async for e in wrap(otel_telemetry, ScriptedAgent(events))]
+
+    assert received == events
+    agent = agent_span(otel_telemetry)
+    attributes = agent.attributes or {}
+    assert attributes["agent_otel.end_reason"] == "cancelled"
+    assert attributes["error.type"] == "CancelledError"
+    assert agent.status.status_code is StatusCode.ERROR
+    (chat,) = otel_telemetry.by_name()["chat m"]
+    assert (chat.attributes or {})["agent_otel.incomplete"] is True
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_a_cancel_told_then_raised_ends_cancelled_with_the_raised_class(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A framework that raises its own exception for its cancel (smolagents' ``AgentError``
+    after ``interrupt()``): told first by its adapter, the run ends cancelled, the exception
+    the same object, its class the error type; raised untold, it stays an error."""
+    cancel = Error(message="run cancelled (interrupt())", error_type="CancelledError", fatal=True)
+    for told, ending in (([cancel], "cancelled"), ([], "error")):
+        otel_telemetry.clear()
+        boom = RuntimeError("Agent interrupted.")
+        agent = ScriptedAgent(
+            [TextDelta(text="x"), *told, TextDelta(text="y")], fail_at=1 + len(told), error=boom
+        )
+        with pytest.raises(RuntimeError) as caught:
+            _ = [e async for e in wrap(otel_telemetry, agent)]
+        assert caught.value is boom
+        attributes = agent_span(otel_telemetry).attributes or {}
+        assert attributes["agent_otel.end_reason"] == ending
+        assert attributes["error.type"] == "RuntimeError"
+        assert agent_span(otel_telemetry).status.status_code is StatusCode.ERROR
+
+
 async def _consume_and_break(stream: AsyncIterator[Any], after: int) -> list[Any]:
     received = []
     async for event in stream:

@@ -196,3 +196,42 @@ async def test_each_chat_span_shows_what_its_model_produced_and_the_run_its_answ
     tools = [sp for sp in spans if sp.name.startswith("execute_tool")]
     assert tools and (chats[0].end_time or 0) <= (tools[0].start_time or 0)
     assert otel_telemetry.open_spans() == []
+
+
+@pytest.mark.parametrize("capture", [True, False], ids=["capture_on", "capture_off"])
+async def test_a_step_error_smolagents_feeds_back_to_the_model_is_content(
+    capture: bool, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """A CodeAgent answer with no code: smolagents' parsing error, which quotes the whole
+    answer and is what the model is told at its next step, fails its step with its class;
+    its text describes the step only where content goes on spans."""
+    pytest.importorskip("smolagents")
+    from opentelemetry.trace import StatusCode
+    from smolagents import CodeAgent, OpenAIModel
+
+    from agent_contract.sources.smolagents_stream import smolagents_events
+    from agent_otel.testing import run_script
+
+    from . import _fw_smolagents as fs
+
+    answers = iter(["I think the answer is private words, no code here",
+                    "Thought: done.\n<code>\nfinal_answer('done')\n</code>"])  # fmt: skip
+    model = OpenAIModel(fs.MODEL, api_key="offline", api_base="http://mock.invalid/v1",
+                        client_kwargs=fs.client(lambda _: fs.completion(0, next(answers), [])),
+                        retry=False)  # fmt: skip
+    built = CodeAgent(tools=[], model=model, verbosity_level=0)
+    source = smolagents_events(built, "Weather?")
+    await run_script(otel_telemetry, source, agent_name="a", capture_content=capture)
+
+    step = otel_telemetry.span("step 0")
+    assert step.status.status_code is StatusCode.ERROR
+    assert (step.attributes or {})["error.type"] == "AgentParsingError"
+    if capture:
+        assert "private words" in (step.status.description or "")
+    else:  # nowhere on any span: status, attributes or events
+        for span in otel_telemetry.spans():
+            told = [span.status.description, dict(span.attributes or {}),
+                    [dict(e.attributes or {}) for e in span.events]]  # fmt: skip
+            assert "private words" not in repr(told), span.name
+    assert otel_telemetry.span("invoke_agent a").status.status_code is StatusCode.UNSET
+    assert otel_telemetry.open_spans() == []

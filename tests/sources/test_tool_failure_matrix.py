@@ -83,6 +83,9 @@ class Cell:
     """The framework lets the failure end the run (raised as this class)."""
     text: str | None = None
     """The text the framework hands the model as the failed call's output, unchanged."""
+    cancels: bool = False
+    """The framework's own cancel failed the call, and stops the run: it ends ``cancelled``
+    (ERROR on the run and the step it stopped in), its calls aside."""
 
     def param(self) -> Any:
         return pytest.param(self, id=self.id)
@@ -630,7 +633,7 @@ STRANDS = [
     Cell("strands-cancel_batch_true", "strands",
          _strands(weather, batch=_cancel_batch(True), calls=2), "guardrail_rejected"),
     Cell("strands-agent_cancel", "strands", _strands(weather, batch=_cancel_agent, calls=2),
-         "CancelledError", text="Tool execution cancelled"),
+         "CancelledError", text="Tool execution cancelled", cancels=True),
     Cell("strands-async", "strands", _strands(raising), "ToolFailure"),
     Cell("strands-sync", "strands", _strands(raising_sync), "ToolFailure"),
     Cell("strands-unknown_tool", "strands", _strands(weather, name="nowhere"),
@@ -1017,9 +1020,12 @@ async def test_a_failed_tool_is_marked_and_nothing_else_is(
     if cell.raises is None:
         for span in spans:
             assert (span.attributes or {})["agent_otel.tool.is_error"] is True
+        stopped = ("invoke_agent agent", "step 0") if cell.cancels else ()
         for other in otel_telemetry.spans():
-            if other not in spans:
+            if other not in spans and other.name not in stopped:
                 assert other.status.status_code is not StatusCode.ERROR, other.name
+        ended = "cancelled" if cell.cancels else "exhausted"
+        assert (run.attributes or {})["agent_otel.end_reason"] == ended
         results = [e for e in events if isinstance(e, ToolResult)]
         assert [r.is_error for r in results] == [True] * len(spans)
         if cell.text is not None:  # what the model is told is the framework's, unchanged
@@ -1339,6 +1345,154 @@ async def test_strands_agent_cancel_in_a_tool_cancels_the_calls_after_it(
     assert first.status.status_code is StatusCode.UNSET  # it ran and answered
     assert second.status.status_code is StatusCode.ERROR
     assert (second.attributes or {})["error.type"] == "CancelledError"
+    assert otel_telemetry.open_spans() == []
+
+
+# --- A run its framework's own cancel stopped ------------------------------------------------
+# The framework ends its stream without raising; the run ends cancelled, as a cancelled task
+# does (ERROR, error.type CancelledError), and the same in every adapter that can tell it.
+
+
+def agno_stopping(city: str, run_context: Any) -> str:
+    """Weather of a city (stopping its run as it answers: ``Agent.cancel_run``)."""
+    from agno.agent import Agent
+
+    Agent.cancel_run(run_context.run_id)
+    return f"sunny in {city}"
+
+
+def _smolagents_interrupted() -> AsyncIterator[AgentEvent]:
+    """A ToolCallingAgent whose tool calls ``agent.interrupt()`` as it answers."""
+    from smolagents import OpenAIModel, ToolCallingAgent, tool
+
+    from agent_contract.sources.smolagents_stream import smolagents_events
+
+    from . import _fw_smolagents as fs
+
+    @tool
+    def weather(city: str) -> str:
+        """Weather of a city (stopping the agent as it answers).
+
+        Args:
+            city: the city.
+        """
+        built.interrupt()
+        return f"sunny in {city}"
+
+    def respond(messages: list[dict[str, Any]]) -> Any:
+        return fs.completion(0, None, [("c1", "weather", '{"city": "Rome"}')])
+
+    model = OpenAIModel(fs.MODEL, api_key="offline", api_base="http://mock.invalid/v1",
+                        client_kwargs=fs.client(respond), retry=False)  # fmt: skip
+    built = ToolCallingAgent(tools=[weather], model=model, verbosity_level=0)
+    return smolagents_events(built, "Weather?")
+
+
+def _llama_index_cancelled() -> AsyncIterator[AgentEvent]:
+    """A FunctionAgent whose tool has the run cancelled (the handler's ``cancel_run()``, from
+    a task of the application's, as a stop button's handler would) while it runs."""
+    from llama_index.core.agent.workflow import FunctionAgent
+    from llama_index.core.base.llms.types import ToolCallBlock
+
+    from agent_contract.sources.llama_index_stream import llama_index_events
+
+    from . import _fw_llama_index as fl
+
+    handlers: list[Any] = []
+    stopping: list[asyncio.Future[Any]] = []
+
+    async def weather(city: str) -> str:
+        """Weather of a city (its run cancelled meanwhile)."""
+        stopping.append(asyncio.ensure_future(handlers[0].cancel_run()))
+        await asyncio.sleep(5)  # cancelled with the run
+        return f"sunny in {city}"
+
+    call = ToolCallBlock(tool_call_id="c1", tool_name="weather", tool_kwargs={"city": "Rome"})
+    built = FunctionAgent(name="bot", tools=[weather], llm=fl.replies(call, "done"))
+    return llama_index_events(built, "Weather?", on_handler=handlers.append)
+
+
+def _agents_cancelled(mode: str) -> Callable[[], AsyncIterator[AgentEvent]]:
+    """An Agents SDK run whose tool has the application cancel it (``result.cancel(mode)``,
+    the result ``on_result`` handed it) while it runs."""
+
+    def source() -> AsyncIterator[AgentEvent]:
+        from agents import Agent, function_tool
+        from agents.testing import assistant_message, function_call
+
+        from agent_contract.sources.openai_agents import openai_agents_events
+
+        from ._fw_openai_agents import scripted
+
+        results: list[Any] = []
+
+        async def weather(city: str) -> str:
+            """Weather of a city (its run cancelled meanwhile)."""
+            results[0].cancel(mode=mode)
+            await asyncio.sleep(0.05)
+            return f"sunny in {city}"
+
+        model = scripted([function_call("weather", ARGS, call_id="c1")],
+                         [assistant_message("done")])  # fmt: skip
+        built = Agent(name="bot", tools=[function_tool(weather)], model=model)
+        return openai_agents_events(built, "Weather?", on_result=results.append)
+
+    return source
+
+
+FRAMEWORK_CANCELS = [
+    pytest.param("strands", lambda: _strands(_stopping_tool(), calls=2, sequential=True)(),
+                 None, id="strands-agent_cancel_in_tool"),
+    pytest.param("strands", _strands(weather, batch=_cancel_agent, calls=2), None,
+                 id="strands-agent_cancel_in_hook"),
+    pytest.param("agno", _agno(agno_stopping), None, id="agno-cancel_run_in_tool"),
+    pytest.param("smolagents", _smolagents_interrupted, "AgentError",
+                 id="smolagents-interrupt_in_tool"),
+    pytest.param("llama_index.core", _llama_index_cancelled, "WorkflowCancelledByUser",
+                 id="llama_index-cancel_run"),
+    pytest.param("agents", _agents_cancelled("immediate"), None,
+                 id="openai_agents-cancel_immediate"),
+    pytest.param("agents", _agents_cancelled("after_turn"), None,
+                 id="openai_agents-cancel_after_turn"),
+]  # fmt: skip
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize(("package", "source", "raised"), FRAMEWORK_CANCELS)
+async def test_a_run_its_framework_cancelled_ends_cancelled(
+    package: str,
+    source: Callable[[], AsyncIterator[AgentEvent]],
+    raised: str | None,
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """The framework ends its stream (or raises its own exception for the cancel, the same
+    object out): the run ends ``cancelled``, ERROR, ``error.type`` ``CancelledError`` (or the
+    class the framework raised)."""
+    pytest.importorskip(package)
+    from agent_contract.events import Error
+
+    kept: list[Any] = []
+    agent_events = source()
+
+    async def kept_events() -> AsyncIterator[AgentEvent]:
+        async for event in agent_events:
+            kept.append(event)
+            yield event
+
+    if raised is None:
+        await run_script(otel_telemetry, kept_events(), agent_name="agent")
+    else:
+        with pytest.raises(Exception) as caught:  # a class of the framework's
+            await run_script(otel_telemetry, kept_events(), agent_name="agent")
+        assert type(caught.value).__name__ == raised
+
+    (told,) = [e for e in kept if isinstance(e, Error)]
+    assert (told.error_type, told.fatal) == ("CancelledError", True)
+    run = otel_telemetry.span("invoke_agent agent")
+    attributes = run.attributes or {}
+    assert attributes["agent_otel.end_reason"] == "cancelled"
+    assert attributes["error.type"] == (raised or "CancelledError")
+    assert run.status.status_code is StatusCode.ERROR
     assert otel_telemetry.open_spans() == []
 
 

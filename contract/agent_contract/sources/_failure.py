@@ -17,7 +17,7 @@ from typing import Any
 
 from agent_contract import events
 
-__all__ = ["Error", "ToolResult", "error_name", "failed_result"]
+__all__ = ["Error", "ToolResult", "cancelled_run", "error_name", "failed_result"]
 
 
 @dataclass(slots=True)
@@ -42,6 +42,14 @@ def failed_result(call_id: str, content: Any, name: str | None, error_type: str)
     return ToolResult(
         tool_call_id=call_id, content=content, name=name, is_error=True, error_type=error_type
     )
+
+
+def cancelled_run(how: str) -> events.Error:
+    """The framework says its own cancel stopped the run (``agent.cancel()``, a cancel of the
+    run by its id): a fatal ``Error`` of type ``CancelledError``, which the middleware ends the
+    run with as it ends a cancelled task (``end_reason=cancelled``). ``how`` names the cancel,
+    a fixed text: never the message a framework hands the model in its place."""
+    return events.Error(message=f"run cancelled ({how})", error_type="CancelledError", fatal=True)
 
 
 def error_name(error: object) -> str:

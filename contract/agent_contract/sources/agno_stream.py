@@ -26,6 +26,9 @@ of Agno is imported here):
 * ``RunError``: Agno reports a failed run as an event and ends the stream without raising. The
   adapter raises :class:`AgnoRunError` with its message and ``error_type``, so the run ends in
   error exactly once, as a raised exception does for every other agent.
+* ``RunCancelled`` (``Agent.cancel_run(run_id)``, from a tool or another thread): Agno ends
+  the stream without raising; the adapter yields a fatal ``Error`` of type ``CancelledError``,
+  so the run ends ``cancelled``, as a cancelled task does.
 
 Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call, through Agno's own
 seam: the adapter appends one hook to ``agent.tool_hooks`` (once per agent; outside a traced
@@ -74,7 +77,7 @@ from agent_contract.events import (
     Usage,
 )
 from agent_contract.scope import McpServer, framework_started, tool_scope
-from agent_contract.sources._failure import error_name, failed_result
+from agent_contract.sources._failure import cancelled_run, error_name, failed_result
 from agent_contract.sources._history import agno_messages, call_start
 from agent_contract.sources._mcp import server_of
 from agent_contract.sources._nested import Pushed
@@ -376,6 +379,8 @@ class _State:
                 tool = event.tool
                 return (failed_result(call_id, tool.result, tool.tool_name, failed),)
             return (_result(event.tool, self.run_id),)
+        if kind == "RunCancelled":  # Agent.cancel_run(run_id): the run ends cancelled
+            return (cancelled_run("cancel_run"),)
         if kind == "RunError":
             raise AgnoRunError(str(event.content or "the Agno run failed"), event.error_type)
         return ()

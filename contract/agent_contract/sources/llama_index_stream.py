@@ -26,8 +26,10 @@ The handler goes to ``on_handler`` as soon as the run starts, so the caller keep
 workflow returns (``await handler`` after the stream) and its context; every stream event
 goes to ``sink`` untouched. A run that fails (the LLM raised) ends its event stream quietly
 and raises from the handler: the adapter awaits it, so the exception comes out as the same
-object with the failed call still open. Stopping early or cancelling cancels the workflow
-run (in the background: the consumer never waits for it).
+object with the failed call still open. A run the application cancels with the handler's
+``cancel_run()`` raises LlamaIndex's ``WorkflowCancelledByUser`` (the same object), after a
+fatal ``Error`` of type ``CancelledError``: the run ends ``cancelled``. Stopping early or
+cancelling cancels the workflow run (in the background: the consumer never waits for it).
 
 **Tool scopes.** Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call,
 through LlamaIndex's own seam: its instrumentation dispatcher opens a span around every
@@ -69,7 +71,7 @@ from agent_contract.events import (
     Usage,
 )
 from agent_contract.scope import McpServer, framework_started
-from agent_contract.sources._failure import error_name, failed_result
+from agent_contract.sources._failure import cancelled_run, error_name, failed_result
 from agent_contract.sources._history import call_start, llama_index_messages
 from agent_contract.sources._mcp import server_of
 from agent_contract.sources._raw_usage import get, usage_from_raw
@@ -124,6 +126,10 @@ async def llama_index_events(
             for out in reader.feed(event):
                 yield out
         await handler  # a failed run ends its stream quietly: its exception comes out here
+    except Exception as error:
+        if type(error).__name__ == "WorkflowCancelledByUser":  # handler.cancel_run(): told
+            yield cancelled_run("cancel_run()")
+        raise
     finally:
         if not handler.is_done():
             stopping = asyncio.ensure_future(handler.cancel_run())

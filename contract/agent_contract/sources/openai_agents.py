@@ -71,7 +71,10 @@ nested run under the tool's span the same way (they were recorded nowhere).
 
 ``on_result`` receives the ``RunResultStreaming`` before streaming starts, so the caller keeps
 everything the SDK returned (``final_output``, ``new_items``, ``raw_responses``). Closing the
-stream early cancels the run. Needs ``openai-agents`` (extra ``openai-agents``).
+stream early cancels the run. A run the application cancels (``result.cancel()`` on the
+result ``on_result`` hands it: ``immediate``, or ``after_turn`` before the run had its answer)
+ends with a fatal ``Error`` of type ``CancelledError``: the run ends ``cancelled``. Needs
+``openai-agents`` (extra ``openai-agents``).
 """
 
 from __future__ import annotations
@@ -92,7 +95,7 @@ from agent_contract.events import (
     ToolResult,
 )
 from agent_contract.scope import McpServer, framework_started, nested_run, tool_scope
-from agent_contract.sources._failure import error_name, failed_result
+from agent_contract.sources._failure import cancelled_run, error_name, failed_result
 from agent_contract.sources._history import call_start, responses_messages
 from agent_contract.sources._nested import through
 from agent_contract.sources._require import expect, require
@@ -153,6 +156,8 @@ async def openai_agents_events(
         async for event in result.stream_events():
             for out in reading.feed(event):
                 yield out
+        if _cancelled(result):
+            yield cancelled_run("result.cancel()")
     except Exception as exc:
         for out in reading.failed(exc):
             yield out
@@ -160,6 +165,16 @@ async def openai_agents_events(
     finally:
         if not result.is_complete:
             result.cancel()
+
+
+def _cancelled(result: Any) -> bool:
+    """The application stopped the run with ``result.cancel()`` (``on_result`` hands it the
+    result): ``immediate``, or ``after_turn`` before the run had its answer. The SDK keeps
+    the mode only in ``_cancel_mode``; an SDK without it tells no cancel."""
+    mode = getattr(result, "_cancel_mode", None)
+    if mode == "after_turn":
+        return getattr(result, "final_output", None) is None
+    return mode == "immediate"
 
 
 class _Reading:

@@ -62,7 +62,10 @@ the final answer, as ``run`` does. Anywhere else it is smolagents' own ``run``.
 
 Every smolagents item goes to ``sink`` untouched (the ``FinalAnswerStep`` last: its
 ``output`` is the run's answer). Stopping early or cancelling calls ``agent.interrupt()``;
-the step in flight finishes on its thread and the run stops before the next. A model error
+the step in flight finishes on its thread and the run stops before the next. A run the
+application stops with ``agent.interrupt()`` (a step callback, a tool, another thread) raises
+smolagents' ``AgentError`` ("Agent interrupted."), the same object; before it the adapter
+yields a fatal ``Error`` of type ``CancelledError``, so the run ends ``cancelled``. A model error
 raises smolagents' ``AgentGenerationError`` (the provider's error as its ``__cause__``).
 Needs ``smolagents`` (extra ``smolagents``).
 """
@@ -77,7 +80,6 @@ from typing import Any
 
 from agent_contract.events import (
     AgentEvent,
-    Error,
     FunctionCall,
     LLMCallEnd,
     StepBoundary,
@@ -87,7 +89,8 @@ from agent_contract.events import (
     Usage,
 )
 from agent_contract.scope import McpServer, framework_started, nested_run, tool_scope
-from agent_contract.sources._failure import error_name, failed_result
+from agent_contract.sources._failure import Error as ContentError
+from agent_contract.sources._failure import cancelled_run, error_name, failed_result
 from agent_contract.sources._history import call_start, smolagents_messages
 from agent_contract.sources._raw_usage import usage_from_raw
 from agent_contract.sources._require import expect, require
@@ -157,10 +160,20 @@ async def _read(
                 sink(item)
             for event in reader.feed(item):
                 yield event
+    except Exception as error:
+        if _interrupted(agent, error):  # agent.interrupt() stopped it: told, then raised
+            yield cancelled_run("interrupt()")
+        raise
     finally:
         await items.aclose()
         for worker in workers:
             _HEARD.pop(worker, None)
+
+
+def _interrupted(agent: Any, error: Exception) -> bool:
+    """smolagents raised its ``AgentError`` because ``agent.interrupt()`` was called (its
+    switch, which each run resets, is on): a cancel of the run, not a failure in it."""
+    return type(error).__name__ == "AgentError" and getattr(agent, "interrupt_switch", None) is True
 
 
 class _Request:
@@ -438,7 +451,9 @@ class _Reader:
             # else: smolagents dropped this call's result when another call raised; no
             # result is known, so it stays open and ends with the step, marked incomplete
         if error is not None and failed is None:  # no call to carry it: the step's error
-            yield Error(message=str(error), error_type=type(error).__name__)
+            # smolagents hands the model this text at its next step (its error feedback,
+            # which quotes the model's output: a parsing error its whole answer): content
+            yield ContentError(message=str(error), error_type=type(error).__name__)
         self.tools.clear()
         self.final.clear()
         usage = _usage(step)

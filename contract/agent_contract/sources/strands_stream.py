@@ -26,6 +26,9 @@ Strands yields dicts; the adapter reads three kinds by key (nothing of Strands i
   ``tool_context.interrupt()`` in a tool: ``stop_reason == "interrupt"``) gives one
   ``InterruptFinal`` per interrupt (``interrupt_id`` the id to resume with, ``payload`` its
   reason, ``reason`` its name): the run ends ``interrupted``, the call it paused cut short.
+* A run ``agent.cancel()`` stopped (its final ``result``'s ``stop_reason == "cancelled"``)
+  ends with a fatal ``Error`` of type ``CancelledError``: the run ends ``cancelled``, as a
+  cancelled task does; the text ``agent.cancel(message)`` gives the model is not its message.
 * The rest (``data`` and ``reasoningText`` repeat the raw deltas; ``current_tool_use``,
   lifecycle flags, a finished run's ``result``) go to ``sink`` only.
 
@@ -96,7 +99,7 @@ from agent_contract.events import (
     Usage,
 )
 from agent_contract.scope import McpServer, framework_started, tool_scope
-from agent_contract.sources._failure import error_name, failed_result
+from agent_contract.sources._failure import cancelled_run, error_name, failed_result
 from agent_contract.sources._history import call_start, converse_text, strands_messages
 from agent_contract.sources._mcp import server_of
 from agent_contract.sources._nested import through
@@ -148,6 +151,8 @@ async def strands_events(
                     yield out
                 for pause in _paused(item):
                     yield pause
+                if _stopped(item):
+                    yield cancelled_run("agent.cancel()")
     except Exception:
         for out in state.refused():
             yield out
@@ -728,6 +733,13 @@ def _paused(item: dict[str, Any]) -> list[InterruptFinal]:
         for pause in getattr(result, "interrupts", None) or ()
         if getattr(pause, "id", None) is not None
     ]
+
+
+def _stopped(item: dict[str, Any]) -> bool:
+    """The run's final ``result`` says ``agent.cancel()`` stopped it (``stop_reason ==
+    "cancelled"``): it ends ``cancelled``, as a cancelled task does (module doc)."""
+    result = item.get("result") if len(item) == 1 else None
+    return getattr(result, "stop_reason", None) == "cancelled"
 
 
 def _result(result: dict[str, Any]) -> ToolResult:

@@ -64,7 +64,7 @@ from opentelemetry import trace
 from opentelemetry.context.context import Context
 
 from agent_otel import _clock
-from agent_otel._attributes import END_EXHAUSTED, END_INTERRUPTED
+from agent_otel._attributes import END_CANCELLED, END_EXHAUSTED, END_INTERRUPTED
 from agent_otel._guard import counted, guarded
 from agent_otel._plain import text_of
 from agent_otel.standdown._context import chat_context, suppressed
@@ -671,7 +671,7 @@ class RunRecorder:
         Several interrupts in one run are normal (``_drain`` collects them all), so only an
         interrupt after another kind of terminal counts as an anomaly.
         """
-        if self.terminal and not self.run.interrupted:
+        if self.terminal and self.run.told_end != END_INTERRUPTED:
             self._after_terminal()
         self.mark_terminal()
         self.run.interrupt(interrupt_id, reason)
@@ -783,6 +783,8 @@ class RunRecorder:
                 run.paused(error, now)  # AgentInterruptedError: an event, not a failure
                 error = None
             elif error is not None:
+                if run.told_end == END_CANCELLED:  # a framework's cancel, then its exception
+                    end_reason = END_CANCELLED
                 error_type = error_type_of(error)
                 inner = self._failure_site(error, now)
                 inner.fail(error, error_type, now)
@@ -805,6 +807,6 @@ class RunRecorder:
             self.ensure_step()
             self.step_boundary(None, now)
         self._end_held_step()
-        if run.interrupted and end_reason == END_EXHAUSTED:
-            end_reason = END_INTERRUPTED
+        if run.told_end and end_reason == END_EXHAUSTED:  # an interrupt, a framework's cancel
+            end_reason = run.told_end
         run.end(now, end_reason)

@@ -32,6 +32,7 @@ from .content._spans import encode, put
 
 MAX_ANOMALY_EVENTS = 16
 _NS = 1e-9
+CANCELLED = "CancelledError"  # a fatal Error of this type: the run was cancelled
 # Set in the context of every span of a run: a run started under it is nested.
 _IN_RUN = create_key("agent_otel.in_run")
 
@@ -96,7 +97,6 @@ class Run:
         "has_output",
         "identity",
         "inference_calls",
-        "interrupted",
         "metric_attributes",
         "nested",
         "now",
@@ -106,6 +106,7 @@ class Run:
         "settings",
         "span",
         "start",
+        "told_end",
         "tool_calls",
         "usage",
     )
@@ -178,7 +179,7 @@ class Run:
         self.first_model: str | None = None
         self.first_text: int | None = None
         self.error_type: str | None = None
-        self.interrupted = False
+        self.told_end = ""  # how the stream told the run ended: an interrupt, a cancel
         self.has_input = self.has_output = False  # the root's content is set (capture on)
         self.after: TextBuffer | None = None  # text told since the last call started
         capture = settings.capture
@@ -272,7 +273,7 @@ class Run:
 
     def interrupt(self, interrupt_id: Any, reason: Any) -> None:
         """The run paused on an interrupt: a span event, not an error."""
-        self.interrupted = True
+        self.told_end = A.END_INTERRUPTED
         if self.recording:
             attributes: dict[str, AttributeValue] = {}
             interrupt_text = id_text(interrupt_id, self.anomaly)
@@ -285,7 +286,7 @@ class Run:
     def paused(self, error: BaseException, now: int) -> None:
         """The run ended paused on an interrupt (``AgentInterruptedError``): an event."""
         self.span.record_exception(error, timestamp=now)
-        self.interrupted = True
+        self.told_end = A.END_INTERRUPTED
 
     def add_run_usage(self, tokens: Tokens, model: Any) -> None:
         """Usage reported for the whole run (the Agent contract's ``RunUsage``)."""
@@ -316,8 +317,12 @@ class Run:
         record_error(self.span, kind, description, fatal, time)
 
     def fatal(self, kind: str, description: str | None) -> None:
-        """A fatal ``Error`` event: the run failed."""
+        """A fatal ``Error`` event: the run failed. Of type ``CancelledError``: the framework's
+        own cancel stopped it (``agent.cancel()``), and a run whose stream then ends ends
+        ``cancelled``, as a cancelled task does (an interrupt told before stands)."""
         self.error_type = kind
+        if kind == CANCELLED and not self.told_end:
+            self.told_end = A.END_CANCELLED
         mark_error(self.span, kind, description)
 
     def fail(self, error: BaseException, error_type: str, now: int) -> None:
