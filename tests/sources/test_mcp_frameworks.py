@@ -584,6 +584,20 @@ async def test_an_mcp_one_frameworks_tool_whose_server_answers_is_error_fails_it
 # --- The server asks the client's model: sampling/createMessage --------------------------------
 
 
+async def _one_mcp_call(session: Any, name: str) -> AsyncIterator[AgentEvent]:
+    """An agent that asks for tool ``name`` once and calls it over the MCP ``session``, in
+    the call's tool scope."""
+    from agent_contract.protocol import FunctionCall, LLMCallEnd, LLMCallStart, ToolCall, ToolResult
+    from agent_contract.scope import McpServer, tool_scope
+
+    yield LLMCallStart(model="m")
+    yield ToolCall(id="c1", function=FunctionCall(name=name, arguments='{"x": 1}'))
+    yield LLMCallEnd(model="m")
+    with tool_scope("c1", name, mcp=McpServer(name=_mcp.SERVER_NAME)):
+        answer = await session.call_tool(name, {"x": 1})
+    yield ToolResult(tool_call_id="c1", content=str(answer.content))
+
+
 async def test_an_mcp_one_servers_sampling_request_runs_under_the_tool_call_it_serves(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:
@@ -600,14 +614,10 @@ async def test_an_mcp_one_servers_sampling_request_runs_under_the_tool_call_it_s
     from mcp.shared.memory import create_connected_server_and_client_session
 
     from agent_contract.protocol import (
-        FunctionCall,
         LLMCallEnd,
         LLMCallStart,
         TextDelta,
-        ToolCall,
-        ToolResult,
     )
-    from agent_contract.scope import McpServer, tool_scope
 
     server = FastMCP(_mcp.SERVER_NAME)
 
@@ -633,16 +643,7 @@ async def test_an_mcp_one_servers_sampling_request_runs_under_the_tool_call_it_s
     async with create_connected_server_and_client_session(
         server._mcp_server, sampling_callback=sampling
     ) as session:
-
-        async def agent() -> AsyncIterator[AgentEvent]:
-            yield LLMCallStart(model="m")
-            yield ToolCall(id="c1", function=FunctionCall(name="ask", arguments="{}"))
-            yield LLMCallEnd(model="m")
-            with tool_scope("c1", "ask", mcp=McpServer(name=_mcp.SERVER_NAME)):
-                answer = await session.call_tool("ask", {"x": 1})
-            yield ToolResult(tool_call_id="c1", content=str(answer.content))
-
-        async for _ in otel_telemetry.wrapper(agent_name="calc")(agent()):
+        async for _ in otel_telemetry.wrapper(agent_name="calc")(_one_mcp_call(session, "ask")):
             pass
 
     [run] = otel_telemetry.tree(attributes=False, events=False)
@@ -669,9 +670,6 @@ async def test_an_mcp_one_servers_log_messages_are_told_in_the_tool_call_they_se
     from mcp.shared.memory import create_connected_server_and_client_session
     from opentelemetry import trace
 
-    from agent_contract.protocol import FunctionCall, LLMCallEnd, LLMCallStart, ToolCall, ToolResult
-    from agent_contract.scope import McpServer, tool_scope
-
     server = FastMCP(_mcp.SERVER_NAME)
 
     async def chatty(x: int, ctx: Any) -> str:
@@ -689,16 +687,7 @@ async def test_an_mcp_one_servers_log_messages_are_told_in_the_tool_call_they_se
     async with create_connected_server_and_client_session(
         server._mcp_server, logging_callback=logged
     ) as session:
-
-        async def agent() -> AsyncIterator[AgentEvent]:
-            yield LLMCallStart(model="m")
-            yield ToolCall(id="c1", function=FunctionCall(name="chatty", arguments='{"x": 1}'))
-            yield LLMCallEnd(model="m")
-            with tool_scope("c1", "chatty", mcp=McpServer(name=_mcp.SERVER_NAME)):
-                answer = await session.call_tool("chatty", {"x": 1})
-            yield ToolResult(tool_call_id="c1", content=str(answer.content))
-
-        async for _ in otel_telemetry.wrapper(agent_name="calc")(agent()):
+        async for _ in otel_telemetry.wrapper(agent_name="calc")(_one_mcp_call(session, "chatty")):
             pass
 
     tool = otel_telemetry.span("execute_tool chatty")
@@ -719,9 +708,6 @@ async def test_an_mcp_one_servers_request_for_a_call_sent_outside_any_tool_is_no
     import anyio
     from mcp.shared.memory import create_connected_server_and_client_session
 
-    from agent_contract.protocol import FunctionCall, LLMCallEnd, LLMCallStart, ToolCall, ToolResult
-    from agent_contract.scope import McpServer, tool_scope
-
     started, released = anyio.Event(), anyio.Event()
     server, sampling, seen = _asking_one_server(started, released)
     answers: list[str] = []
@@ -729,16 +715,10 @@ async def test_an_mcp_one_servers_request_for_a_call_sent_outside_any_tool_is_no
         server._mcp_server, sampling_callback=sampling
     ) as session:
 
-        async def agent() -> AsyncIterator[AgentEvent]:
-            yield LLMCallStart(model="m")
-            yield ToolCall(id="c1", function=FunctionCall(name="wait", arguments='{"x": 1}'))
-            yield LLMCallEnd(model="m")
-            with tool_scope("c1", "wait", mcp=McpServer(name=_mcp.SERVER_NAME)):
-                answer = await session.call_tool("wait", {"x": 1})
-            yield ToolResult(tool_call_id="c1", content=str(answer.content))
-
         async def traced() -> None:
-            async for _ in otel_telemetry.wrapper(agent_name="calc")(agent()):
+            async for _ in otel_telemetry.wrapper(agent_name="calc")(
+                _one_mcp_call(session, "wait")
+            ):
                 pass
 
         async def untraced() -> None:
