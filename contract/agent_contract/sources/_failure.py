@@ -12,10 +12,14 @@ call: one whose message is content (below).
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Any
 
 from agent_contract import events
+
+CANCELLED = asyncio.CancelledError.__name__
+"""The failure a cancel is named by: a cancelled task's class, as the middleware names it."""
 
 __all__ = ["Error", "ToolResult", "cancelled_run", "error_name", "failed_result"]
 
@@ -49,7 +53,7 @@ def cancelled_run(how: str) -> events.Error:
     run by its id): a fatal ``Error`` of type ``CancelledError``, which the middleware ends the
     run with as it ends a cancelled task (``end_reason=cancelled``). ``how`` names the cancel,
     a fixed text: never the message a framework hands the model in its place."""
-    return events.Error(message=f"run cancelled ({how})", error_type="CancelledError", fatal=True)
+    return events.Error(message=f"run cancelled ({how})", error_type=CANCELLED, fatal=True)
 
 
 def error_name(error: object) -> str:

@@ -99,7 +99,7 @@ from agent_contract.events import (
     Usage,
 )
 from agent_contract.scope import McpServer, framework_started, tool_scope
-from agent_contract.sources._failure import cancelled_run, error_name, failed_result
+from agent_contract.sources._failure import CANCELLED, cancelled_run, error_name, failed_result
 from agent_contract.sources._history import call_start, converse_text, strands_messages
 from agent_contract.sources._mcp import server_of
 from agent_contract.sources._nested import through
@@ -558,7 +558,7 @@ def _add_batch_hooks(hooks: Any) -> None:
         if cancel:
             kind, told = "guardrail_rejected", cancel if isinstance(cancel, str) else _HOOK_CANCEL
         elif _cancelled(getattr(event, "agent", None)):
-            kind, told = "CancelledError", _AGENT_CANCEL
+            kind, told = CANCELLED, _AGENT_CANCEL
         else:
             return
         for block in (getattr(event, "message", None) or {}).get("content") or ():

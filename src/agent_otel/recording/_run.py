@@ -6,6 +6,7 @@ the run's totals (usage, cost, anomalies) that end up on it.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -32,7 +33,8 @@ from .content._spans import encode, put
 
 MAX_ANOMALY_EVENTS = 16
 _NS = 1e-9
-CANCELLED = "CancelledError"  # a fatal Error of this type: the run was cancelled
+# A fatal Error of the type a cancelled task's run records: the framework cancelled the run.
+CANCELLED = asyncio.CancelledError.__name__
 # Set in the context of every span of a run: a run started under it is nested.
 _IN_RUN = create_key("agent_otel.in_run")
 
