@@ -233,7 +233,7 @@ def _embedding_model(kwargs: object) -> bool:
     and OpenLLMetry's Bedrock instrumentations wrap ``invoke_model`` itself: no embeddings module
     is on their stack)."""
     model = kwargs.get(_MODEL_ID) if isinstance(kwargs, dict) else None
-    return isinstance(model, str) and "embed" in model.lower()
+    return isinstance(model, str) and _EMBED in model.lower()
 
 
 def _bedrock_model_call(asker: FrameType) -> bool:
