@@ -608,6 +608,28 @@ def test_a_json_string_of_tool_arguments_is_read_as_the_object_it_holds() -> Non
     assert Scrubber().value('{"query": "weather"}') == '{"query": "weather"}'  # as it was
 
 
+@pytest.mark.parametrize(
+    "form",
+    ['{{"query": "x", "password": "{v}', "{{'api_key': '{v}", 'DB_PASSWORD="{v}',
+     'token: "{v}', '{{\\"password\\": \\"{v}', "run --password '{v}",
+     "[('x-api-key', '{v}", '<add key="DbPassword" value="{v}',
+     '- name: DB_PASSWORD\n  value: "{v}'],
+)  # fmt: skip
+def test_a_quoted_value_cut_before_its_closing_quote_is_hidden(form: str) -> None:
+    """A text cut inside a quoted value (a model's tool call stopped by its token limit mid
+    arguments, a body cut to a bound) has no closing quote: the value runs to the text's end.
+    A quote left open on a line before other lines (code in a traceback) is no value."""
+    value = "Zq9 xTr44pp"
+    out = Scrubber().text(form.format(v=value))
+    assert_scrubbed(out, "Zq9")
+    assert "xTr44pp" not in out
+    assert Scrubber().text(out) == out
+    arguments = json.dumps({"query": "x", "password": value})[:-2]  # '{..."password": "Zq9 xTr44p'
+    assert "Zq9" not in json.dumps(Scrubber().value({"arguments": arguments}))
+    code = '    print("password: " + pw)\nValueError: no such user'
+    assert Scrubber().text(code) == code
+
+
 def test_an_unchanged_value_is_the_same_object() -> None:
     value = {"a": ["x", {"b": 1}], "input_tokens": 3}
     assert Scrubber().value(value) is value
@@ -672,7 +694,7 @@ HOSTILE = [
     "(b'", "[[", "--password ", "-- ", "--a",
     "sshpass -p ", "login -u a", "-u a:", "login -p a", "&sig=[REDACTED:sas_signature len=9]",
     "name: token\n", "name: password, value", "password\n  input_value", "token\n ",
-    "password: '", 'token : "a',
+    "password: '", 'token : "a', '"password": "' + "a" * 40, "[('token', '" + "a" * 40,
     # every separator and punctuation a labelled value may hold; a flag glued to a word
     "-", "x--api-key", "x--password a", "://a:b/", "://a:1/", "password: str", "password: a[",
     "password: |\n ", 'password="\\', "password:a1<", "password=a<", "password => ",
