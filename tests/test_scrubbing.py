@@ -103,6 +103,8 @@ def fakes() -> dict[str, str]:
         "notion_token": "nt" + "n_" + chars(11, "0123456789") + chars(35),
         "notion_token/secret": "se" + "cret_" + chars(43),
         "age_secret_key": "AGE-" + "SECRET-KEY-1" + chars(58, "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"),
+        "vault_token": "hv" + "s.CAESI" + chars(90, ALNUM + "_-"),
+        "vault_token/batch": "hv" + "b.AAAAAQ" + chars(120, ALNUM + "_-"),
     }
 
 
@@ -140,6 +142,14 @@ def context_fakes() -> dict[str, tuple[str, str]]:
         "aws_secret_access_key": (f"aws_secret_access_key = {aws_secret}", aws_secret),
         "key_value": (f"DB_PASSWORD={password} ./run.sh", password),
         "slack_webhook": ("https://hooks.slack.com/services/" + hook, hook),
+        "discord_webhook": (
+            f"https://discord.com/api/webhooks/{'7' * 18}/{telegram * 2}",
+            telegram * 2,
+        ),
+        "key_value/netrc": (
+            f"machine api.example.com\n  login bob\n  password {password}",
+            password,
+        ),
         "url_credentials/git": (f"https://{github_url}@github.com/o/r.git", github_url),
         "api_key_header": (f"POST /openai/deployments/gpt-4o api-key: {azure_key}", azure_key),
         "api_key_header/apim": (f"Ocp-Apim-Subscription-Key: {azure_key}", azure_key),
@@ -706,7 +716,9 @@ HOSTILE = [
     "htpasswd -b ", "htpasswd -nb a ", "rabbitmqctl -n a ", "rabbitmqctl add_user a ",
     "config set token ", "configure -a ", "mongo -p ", "login -p 1 ", "-pass pass:",
     "smbclient -U a", "sqlcmd -P ", "?key=", "&code=a1", "1//0", "://a@", "://a:b#c@",
-    "://a:b?@", "://" + "0a" * 20 + "@",
+    "://a:b?@", "://" + "0a" * 20 + "@", "machine a login b ", "machine a login b password",
+    "default login a ", "machine a ", "/api/webhooks/1", "discord.com/api/webhooks/1/", "hvs.",
+    "hvs.a",
 ]  # fmt: skip
 
 

@@ -479,6 +479,17 @@ BUILT_IN: tuple[Detector, ...] = (
         ("hooks.slack",),
     ),
     Detector(
+        "discord_webhook",  # its token, the path's last segment (the id before it is kept)
+        _rx(r"discord(?:app)?\.com/api/webhooks/[0-9]{15,22}/(?P<secret>[A-Za-z0-9_-]{40,})"),
+        ("/api/webhooks/",),
+    ),
+    Detector(
+        "vault_token",  # HashiCorp Vault's service, batch and recovery tokens
+        _rx(r"hv[sbr]\.[A-Za-z0-9_-]{24,}"),
+        ("hvs.", "hvb.", "hvr."),
+        looks_random,
+    ),
+    Detector(
         "stripe_key",
         _rx(r"[sr]k_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9]{24,}"),
         ("sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_"),
@@ -587,6 +598,19 @@ BUILT_IN: tuple[Detector, ...] = (
         basic_credentials,
     ),
     *named_rows(_KEY_WORDS, _KEY_ANCHORS, pair_also="authorization"),
+    Detector(
+        "key_value",
+        # a .netrc entry (a tool that read the file, curl's or git's): machine HOST (or
+        # default), its login, account or port in any order, then password VALUE, words
+        # apart (a login first: "the default password is" is prose)
+        _rx(
+            r"(?:machine[ \t]{1,8}[^\s]{1,256}|(?<![a-z0-9_-])default)"
+            r"(?:\s{1,40}(?:login|account|port)[ \t]{1,8}[^\s]{1,256}){1,3}"
+            r"\s{1,40}password[ \t]{1,8}(?!\[redacted:)(?P<secret>[^\s]{1,512})"
+        ),
+        ("password",),
+        lower=True,
+    ),
     Detector(
         "key_value",
         # a label that ends in "key" after another word (AZURE_OPENAI_KEY, storage_key,
