@@ -146,6 +146,7 @@ def context_fakes() -> dict[str, tuple[str, str]]:
             f"https://discord.com/api/webhooks/{'7' * 18}/{telegram * 2}",
             telegram * 2,
         ),
+        "basic_auth/docker_config": (f'{{"auths": {{"ghcr.io": {{"auth": "{basic}"}}}}}}', basic),
         "key_value/netrc": (
             f"machine api.example.com\n  login bob\n  password {password}",
             password,
@@ -640,6 +641,22 @@ def test_a_quoted_value_cut_before_its_closing_quote_is_hidden(form: str) -> Non
     assert Scrubber().text(code) == code
 
 
+def test_a_registry_login_under_auth_is_hidden_and_other_values_there_are_kept() -> None:
+    """A Docker or Podman ``config.json`` (a tool that read it) keeps a registry's login as
+    ``"auth": base64(user:password)``: hidden in content as in text. ``auth`` alone names no
+    secret: a value that is no such credential stays."""
+    login = base64.b64encode(b"bob:" + chars(16).encode()).decode()
+    config = {"auths": {"ghcr.io": {"auth": login}}, "credsStore": "desktop"}
+    assert Scrubber().value(config) == {
+        "auths": {"ghcr.io": {"auth": f"[REDACTED:key_name len={len(login)}]"}},
+        "credsStore": "desktop",
+    }
+    assert_scrubbed(Scrubber().text(json.dumps(config, indent=2)), login, "basic_auth")
+    plain = {"auth": "oauth2", "mode": {"auth": base64.b64encode(b"no colon").decode()}}
+    assert Scrubber().value(plain) is plain
+    assert Scrubber().text(json.dumps(plain)) == json.dumps(plain)
+
+
 def test_an_unchanged_value_is_the_same_object() -> None:
     value = {"a": ["x", {"b": 1}], "input_tokens": 3}
     assert Scrubber().value(value) is value
@@ -718,7 +735,7 @@ HOSTILE = [
     "smbclient -U a", "sqlcmd -P ", "?key=", "&code=a1", "1//0", "://a@", "://a:b#c@",
     "://a:b?@", "://" + "0a" * 20 + "@", "machine a login b ", "machine a login b password",
     "default login a ", "machine a ", "/api/webhooks/1", "discord.com/api/webhooks/1/", "hvs.",
-    "hvs.a",
+    "hvs.a", '"auth": "', '"auth":"YWI6', '{"auth": "YWI6YQ==',
 ]  # fmt: skip
 
 

@@ -597,6 +597,14 @@ BUILT_IN: tuple[Detector, ...] = (
         ("basic",),
         basic_credentials,
     ),
+    Detector(
+        "basic_auth",
+        # a registry's login as a Docker or Podman config.json keeps it: "auth": base64 of
+        # user:password ("auth" alone names no secret: the value must decode to one)
+        _rx(r"\"auth\"\s{0,3}:\s{0,3}\"(?P<secret>[A-Za-z0-9+/]{6,1024}={0,2})\""),
+        ('"auth"',),
+        basic_credentials,
+    ),
     *named_rows(_KEY_WORDS, _KEY_ANCHORS, pair_also="authorization"),
     Detector(
         "key_value",
