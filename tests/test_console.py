@@ -241,6 +241,37 @@ def test_exporter_prints_a_trace_when_its_root_ends_and_sums_tokens() -> None:
     assert "  m2" in summary
 
 
+def test_the_strings_of_spans_it_did_not_write_are_scrubbed_before_they_print() -> None:
+    """Our runs' strings were scrubbed as written; the application's own spans in the trace,
+    other instrumentations', their model names and an evaluation's note were not, and the
+    terminal (a container's log) is an export too: the view scrubs what it prints."""
+    key = "sk-proj-" + "Ab3dE6gH9k" * 4
+    token = "ghp_" + "x7Yq2" * 8
+    stream = io.StringIO()
+    exporter = ConsoleTreeExporter(stream, width=400)
+    tracer = _provider(exporter).get_tracer("app")
+    with tracer.start_as_current_span("invoke_agent a") as root:
+        ids = root.get_span_context()
+        exporter.add_note(ids.trace_id, ids.span_id, f"evaluation {token}")
+        with tracer.start_as_current_span(f"GET https://api.example.com/v1?key={key}") as call:
+            call.set_status(Status(StatusCode.ERROR, f"401: bad key {key}"))
+        usage = {"gen_ai.request.model": f"m-{token}", "gen_ai.usage.input_tokens": 5}
+        with tracer.start_as_current_span("chat", attributes=usage) as chat:
+            chat.set_attribute("gen_ai.tool.name", token)
+            chat.set_attribute("error.type", f"E{token}")
+            chat.set_status(Status(StatusCode.ERROR))
+    exporter.shutdown()
+    text = stream.getvalue()
+    assert "GET https://api.example.com/v1?key=[REDACTED:openai_api_key len=48]" in text
+    assert "[ERROR 401: bad key [REDACTED:openai_api_key len=48]]" in text
+    assert "tool=[REDACTED:github_token len=44]" in text
+    assert "[ERROR E[REDACTED:github_token len=44]]" in text
+    assert "evaluation [REDACTED:github_token len=44]" in text
+    assert "  m-[REDACTED:github_token len=44]" in text  # the token summary's model
+    assert key[8:] not in text
+    assert token[4:] not in text
+
+
 def test_exporter_colours_a_tty_unless_no_color(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NO_COLOR", raising=False)
     tty = _Tty()

@@ -142,6 +142,29 @@ def test_a_run_that_ends_prints_its_tree_above_a_run_still_open() -> None:
     provider.shutdown()
 
 
+def test_the_open_spans_it_did_not_write_show_scrubbed() -> None:
+    """An application's own span open in the run (its name a URL with a key in its query)
+    shows scrubbed, as the tree printed when the run ends does."""
+    key = "sk-proj-" + "Ab3dE6gH9k" * 4
+    screen = io.StringIO()
+    view, provider = view_and_tree(screen)
+    seen: dict[str, str] = {}
+
+    async def agent() -> AsyncIterator[Any]:
+        with provider.get_tracer("app").start_as_current_span(f"GET /v1?key={key}"):
+            seen["frame"] = text_of(view.render())
+        yield TextDelta(text="done")
+
+    async def main() -> None:
+        async for _ in otel_wrapper(tracer_provider=provider, agent_name="a")(agent()):
+            pass
+
+    asyncio.run(main())
+    assert "GET /v1?key=[REDACTED:openai_api_key len=48]" in seen["frame"]
+    assert key[8:] not in seen["frame"] + screen.getvalue()
+    provider.shutdown()
+
+
 def test_non_terminal_prints_as_before_and_builds_no_live_view() -> None:
     stream = io.StringIO()
     tel = configure("live-test", console=True, console_stream=stream, set_global=False)

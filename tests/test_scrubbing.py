@@ -103,6 +103,8 @@ def fakes() -> dict[str, str]:
         "notion_token": "nt" + "n_" + chars(11, "0123456789") + chars(35),
         "notion_token/secret": "se" + "cret_" + chars(43),
         "age_secret_key": "AGE-" + "SECRET-KEY-1" + chars(58, "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"),
+        "vault_token": "hv" + "s.CAESI" + chars(90, ALNUM + "_-"),
+        "vault_token/batch": "hv" + "b.AAAAAQ" + chars(120, ALNUM + "_-"),
     }
 
 
@@ -140,6 +142,15 @@ def context_fakes() -> dict[str, tuple[str, str]]:
         "aws_secret_access_key": (f"aws_secret_access_key = {aws_secret}", aws_secret),
         "key_value": (f"DB_PASSWORD={password} ./run.sh", password),
         "slack_webhook": ("https://hooks.slack.com/services/" + hook, hook),
+        "discord_webhook": (
+            f"https://discord.com/api/webhooks/{'7' * 18}/{telegram * 2}",
+            telegram * 2,
+        ),
+        "basic_auth/docker_config": (f'{{"auths": {{"ghcr.io": {{"auth": "{basic}"}}}}}}', basic),
+        "key_value/netrc": (
+            f"machine api.example.com\n  login bob\n  password {password}",
+            password,
+        ),
         "url_credentials/git": (f"https://{github_url}@github.com/o/r.git", github_url),
         "api_key_header": (f"POST /openai/deployments/gpt-4o api-key: {azure_key}", azure_key),
         "api_key_header/apim": (f"Ocp-Apim-Subscription-Key: {azure_key}", azure_key),
@@ -608,6 +619,44 @@ def test_a_json_string_of_tool_arguments_is_read_as_the_object_it_holds() -> Non
     assert Scrubber().value('{"query": "weather"}') == '{"query": "weather"}'  # as it was
 
 
+@pytest.mark.parametrize(
+    "form",
+    ['{{"query": "x", "password": "{v}', "{{'api_key': '{v}", 'DB_PASSWORD="{v}',
+     'token: "{v}', '{{\\"password\\": \\"{v}', "run --password '{v}",
+     "[('x-api-key', '{v}", '<add key="DbPassword" value="{v}',
+     '- name: DB_PASSWORD\n  value: "{v}'],
+)  # fmt: skip
+def test_a_quoted_value_cut_before_its_closing_quote_is_hidden(form: str) -> None:
+    """A text cut inside a quoted value (a model's tool call stopped by its token limit mid
+    arguments, a body cut to a bound) has no closing quote: the value runs to the text's end.
+    A quote left open on a line before other lines (code in a traceback) is no value."""
+    value = "Zq9 xTr44pp"
+    out = Scrubber().text(form.format(v=value))
+    assert_scrubbed(out, "Zq9")
+    assert "xTr44pp" not in out
+    assert Scrubber().text(out) == out
+    arguments = json.dumps({"query": "x", "password": value})[:-2]  # '{..."password": "Zq9 xTr44p'
+    assert "Zq9" not in json.dumps(Scrubber().value({"arguments": arguments}))
+    code = '    print("password: " + pw)\nValueError: no such user'
+    assert Scrubber().text(code) == code
+
+
+def test_a_registry_login_under_auth_is_hidden_and_other_values_there_are_kept() -> None:
+    """A Docker or Podman ``config.json`` (a tool that read it) keeps a registry's login as
+    ``"auth": base64(user:password)``: hidden in content as in text. ``auth`` alone names no
+    secret: a value that is no such credential stays."""
+    login = base64.b64encode(b"bob:" + chars(16).encode()).decode()
+    config = {"auths": {"ghcr.io": {"auth": login}}, "credsStore": "desktop"}
+    assert Scrubber().value(config) == {
+        "auths": {"ghcr.io": {"auth": f"[REDACTED:key_name len={len(login)}]"}},
+        "credsStore": "desktop",
+    }
+    assert_scrubbed(Scrubber().text(json.dumps(config, indent=2)), login, "basic_auth")
+    plain = {"auth": "oauth2", "mode": {"auth": base64.b64encode(b"no colon").decode()}}
+    assert Scrubber().value(plain) is plain
+    assert Scrubber().text(json.dumps(plain)) == json.dumps(plain)
+
+
 def test_an_unchanged_value_is_the_same_object() -> None:
     value = {"a": ["x", {"b": 1}], "input_tokens": 3}
     assert Scrubber().value(value) is value
@@ -672,7 +721,7 @@ HOSTILE = [
     "(b'", "[[", "--password ", "-- ", "--a",
     "sshpass -p ", "login -u a", "-u a:", "login -p a", "&sig=[REDACTED:sas_signature len=9]",
     "name: token\n", "name: password, value", "password\n  input_value", "token\n ",
-    "password: '", 'token : "a',
+    "password: '", 'token : "a', '"password": "' + "a" * 40, "[('token', '" + "a" * 40,
     # every separator and punctuation a labelled value may hold; a flag glued to a word
     "-", "x--api-key", "x--password a", "://a:b/", "://a:1/", "password: str", "password: a[",
     "password: |\n ", 'password="\\', "password:a1<", "password=a<", "password => ",
@@ -684,7 +733,9 @@ HOSTILE = [
     "htpasswd -b ", "htpasswd -nb a ", "rabbitmqctl -n a ", "rabbitmqctl add_user a ",
     "config set token ", "configure -a ", "mongo -p ", "login -p 1 ", "-pass pass:",
     "smbclient -U a", "sqlcmd -P ", "?key=", "&code=a1", "1//0", "://a@", "://a:b#c@",
-    "://a:b?@", "://" + "0a" * 20 + "@",
+    "://a:b?@", "://" + "0a" * 20 + "@", "machine a login b ", "machine a login b password",
+    "default login a ", "machine a ", "/api/webhooks/1", "discord.com/api/webhooks/1/", "hvs.",
+    "hvs.a", '"auth": "', '"auth":"YWI6', '{"auth": "YWI6YQ==',
 ]  # fmt: skip
 
 

@@ -21,6 +21,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import StatusCode
 
 from agent_otel import _attributes as A
+from agent_otel.scrubbing._scrubber import DEFAULT
 
 _RESET = "\x1b[0m"
 _DIM = "\x1b[2m"
@@ -37,6 +38,15 @@ _ELLIPSIS = "…"
 _DURATION_WIDTH = 7
 _MIN_BAR = 10
 _MIN_LABEL = 16
+
+
+def shown(text: object) -> str:
+    """A string of a span as the terminal view shows it: scrubbed by the default scrubber. Our
+    runs' strings were scrubbed as they were written; the spans of other instrumentations and
+    the application's own in the same trace, the evaluation notes of any emitter and their
+    model names were not, and the terminal (a container's log) is an export too."""
+    return DEFAULT.text(str(text))
+
 
 Segment = tuple[str, str]  # (text, ANSI style or "")
 
@@ -99,10 +109,10 @@ def _details(span: ReadableSpan) -> list[Segment]:
         parts.append((" ".join(tokens), _CYAN))
     tool = attrs.get(A.TOOL_NAME)
     if tool is not None and str(tool) not in span.name:
-        parts.append((f"tool={tool}", _MAGENTA))
+        parts.append((f"tool={shown(tool)}", _MAGENTA))
     if span.status.status_code is StatusCode.ERROR:
         kind = attrs.get(A.ERROR_TYPE) or span.status.description
-        parts.append((f"[ERROR {kind}]" if kind else "[ERROR]", _RED))
+        parts.append((f"[ERROR {shown(kind)}]" if kind else "[ERROR]", _RED))
     if attrs.get(A.INCOMPLETE) is True:
         parts.append(("[incomplete]", _YELLOW))
     out: list[Segment] = []
@@ -176,7 +186,7 @@ def render_tree(
 
     def walk(span: ReadableSpan, prefix: str, connector: str, is_root: bool) -> None:
         name_style = _BOLD if is_root else ""
-        label = [(prefix + connector, _DIM), (span.name, name_style), *_details(span)]
+        label = [(prefix + connector, _DIM), (shown(span.name), name_style), *_details(span)]
         rows.append((label, span))
         span_id = span.context.span_id if span.context else None
         kids = order(children.get(span_id, []) if span_id is not None else [])
@@ -187,7 +197,9 @@ def render_tree(
             walk(kid, below, "└─ " if i == count - 1 else "├─ ", False)
         for j, text in enumerate(extra):
             last = len(kids) + j == count - 1
-            rows.append(([(below + ("└─ " if last else "├─ "), _DIM), (text, _YELLOW)], None))
+            rows.append(
+                ([(below + ("└─ " if last else "├─ "), _DIM), (shown(text), _YELLOW)], None)
+            )
 
     for root in order(roots):
         walk(root, "", "", True)

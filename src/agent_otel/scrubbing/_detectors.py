@@ -184,6 +184,11 @@ _PUNCT = r"<(?!/)|>(?![<\s]|$)"
 # (a JSON or repr string: "p\"w" and "a\\b" are one value each).
 _DQ = r'(?:[^"\\\n]|\\.)'
 _SQ = r"(?:[^'\\\n]|\\.)"
+# Where a quoted value ends: its closing quote, or the end of the text when it was cut before
+# that quote (a JSON text cut mid-value: a model's tool call stopped by its token limit, a
+# body or a message cut to a bound): the value is what the quote opened. Only the text's end:
+# a quote left open on a line of code (a traceback's "password: " + pw) is no value.
+_CUT = r"\Z"
 _BARE = rf"(?P<bare>(?:[^\s\"'<>&]|{_PUNCT}|&(?![a-z_][a-z0-9_.-]{{0,64}}=)){{3,512}})"
 
 
@@ -216,10 +221,12 @@ def named_rows(names: str, anchors: tuple[str, ...], pair_also: str = "") -> tup
                 rf"(?:{names})(?:(?:[\"']\s{{0,3}}(?:=>|[:=])|\s{{0,3}}(?:=>?|:=))\s{{0,3}}"
                 r"(?!b?[\"']?\[redacted:)"  # a value already replaced (idempotent)
                 r"(?!(?:none|null|true|false)(?![a-z0-9_]))"  # token=None: a kwargs default
-                rf"(?:b?\"(?P<dq>{_DQ}{{3,512}})\"|b?'(?P<sq>{_SQ}{{3,512}})'|" + _BARE + ")"
+                rf"(?:b?\"(?P<dq>{_DQ}{{3,512}})(?:\"|{_CUT})|b?'(?P<sq>{_SQ}{{3,512}})(?:'|{_CUT})|"
+                + _BARE
+                + ")"
                 r"|[ \t]{0,3}:[ \t]{0,3}(?:[a-z_][a-z0-9_.]{0,40}(?:\[[^\]\n]{0,40}\])?"
                 r"(?:[ \t]{0,3}\|[ \t]{0,3}none)?[ \t]{0,3}=[ \t]{0,3})?(?!b?[\"']\[redacted:)"
-                rf"(?:b?\"(?P<ydq>{_DQ}{{3,512}})\"|b?'(?P<ysq>{_SQ}{{3,512}})')"
+                rf"(?:b?\"(?P<ydq>{_DQ}{{3,512}})(?:\"|{_CUT})|b?'(?P<ysq>{_SQ}{{3,512}})(?:'|{_CUT}))"
                 r"|[ \t]{0,3}:[ \t]{1,3}[|>][-+0-9]{0,2}[ \t]{0,8}\r?\n[ \t]{1,40}"
                 r"(?!\[redacted:)(?P<block>[^\s][^\n]{2,511})"
                 r"|[ \t]{0,3}:[ \t]{0,3}(?!\[redacted:)"
@@ -242,8 +249,10 @@ def named_rows(names: str, anchors: tuple[str, ...], pair_also: str = "") -> tup
                 r"name[\"']?[ \t]{0,3}:[ \t]{0,3}[\"']?[a-z0-9_.-]{0,40}?"
                 rf"(?:{names})[\"']?[ \t]{{0,3}}(?:,|\r?\n)[ \t]{{0,40}}"
                 r"[\"']?value[\"']?[ \t]{0,3}:"
-                r"[ \t]{0,3}(?!b?[\"']?\[redacted:)(?:\"(?P<dq>[^\"\\\n]{1,512})\""
-                r"|'(?P<sq>[^'\\\n]{1,512})'|(?P<bare>[^\s\"',}]{1,512}))"
+                r"[ \t]{0,3}(?!b?[\"']?\[redacted:)"
+                rf"(?:\"(?P<dq>[^\"\\\n]{{1,512}})(?:\"|{_CUT})"
+                rf"|'(?P<sq>[^'\\\n]{{1,512}})(?:'|{_CUT})|"
+                r"(?P<bare>[^\s\"',}]{1,512}))"
             ),
             ("name",),
             lower=True,
@@ -269,8 +278,8 @@ def named_rows(names: str, anchors: tuple[str, ...], pair_also: str = "") -> tup
                 # the text before it (another secret's end: ghp_...--password) is its name
                 rf"--(?:(?<![a-z0-9_-]--)[a-z0-9_-]{{0,40}}?)?(?:{names})(?:[ \t]{{1,3}}"
                 r"(?!-|\$[a-z_{(]|\[redacted:)"
-                rf"(?:\"(?!\$[a-z_{{(])(?P<dq>{_DQ}{{3,512}})\""
-                rf"|'(?P<sq>{_SQ}{{3,512}})'|(?P<bare>[^\s\"'`]{{3,512}}))"
+                rf"(?:\"(?!\$[a-z_{{(])(?P<dq>{_DQ}{{3,512}})(?:\"|{_CUT})"
+                rf"|'(?P<sq>{_SQ}{{3,512}})(?:'|{_CUT})|(?P<bare>[^\s\"'`]{{3,512}}))"
                 rf"|{_ITEM}(?![-$]|\[redacted:)(?P<item>[^\"'\\\n]{{3,512}}))"
             ),
             ("--",),
@@ -296,7 +305,7 @@ def named_rows(names: str, anchors: tuple[str, ...], pair_also: str = "") -> tup
             _rx(
                 r"(?:key|name)\s{0,3}=\s{0,3}[\"'][a-z0-9_.:-]{0,40}?"
                 rf"(?:{names})[\"']\s{{1,3}}value\s{{0,3}}=\s{{0,3}}(?![\"']\[redacted:)"
-                r"(?:\"(?P<dq>[^\"\n]{1,512})\"|'(?P<sq>[^'\n]{1,512})')"
+                rf"(?:\"(?P<dq>[^\"\n]{{1,512}})(?:\"|{_CUT})|'(?P<sq>[^'\n]{{1,512}})(?:'|{_CUT}))"
             ),
             anchors,
             lower=True,
@@ -309,7 +318,8 @@ def named_rows(names: str, anchors: tuple[str, ...], pair_also: str = "") -> tup
             _rx(
                 r"(?:\(|[\[,] ?\[)\s{0,3}b?[\"'][a-z0-9_.:-]{0,40}?"
                 rf"(?:{names}{pair_also})[\"']\s{{0,3}},\s{{0,3}}(?!b?[\"']\[redacted:)"
-                r"(?:b?\"(?P<dq>[^\"\\\n]{3,4096})\"|b?'(?P<sq>[^'\\\n]{3,4096})')\s{0,3}[)\]]"
+                rf"(?:b?\"(?P<dq>[^\"\\\n]{{3,4096}})(?:\"\s{{0,3}}[)\]]|{_CUT})"
+                rf"|b?'(?P<sq>[^'\\\n]{{3,4096}})(?:'\s{{0,3}}[)\]]|{_CUT}))"
             ),
             (*anchors, *pair_anchors),
             lower=True,
@@ -469,6 +479,17 @@ BUILT_IN: tuple[Detector, ...] = (
         ("hooks.slack",),
     ),
     Detector(
+        "discord_webhook",  # its token, the path's last segment (the id before it is kept)
+        _rx(r"discord(?:app)?\.com/api/webhooks/[0-9]{15,22}/(?P<secret>[A-Za-z0-9_-]{40,})"),
+        ("/api/webhooks/",),
+    ),
+    Detector(
+        "vault_token",  # HashiCorp Vault's service, batch and recovery tokens
+        _rx(r"hv[sbr]\.[A-Za-z0-9_-]{24,}"),
+        ("hvs.", "hvb.", "hvr."),
+        looks_random,
+    ),
+    Detector(
         "stripe_key",
         _rx(r"[sr]k_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9]{24,}"),
         ("sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_"),
@@ -576,7 +597,28 @@ BUILT_IN: tuple[Detector, ...] = (
         ("basic",),
         basic_credentials,
     ),
+    Detector(
+        "basic_auth",
+        # a registry's login as a Docker or Podman config.json keeps it: "auth": base64 of
+        # user:password ("auth" alone names no secret: the value must decode to one)
+        _rx(r"\"auth\"\s{0,3}:\s{0,3}\"(?P<secret>[A-Za-z0-9+/]{6,1024}={0,2})\""),
+        ('"auth"',),
+        basic_credentials,
+    ),
     *named_rows(_KEY_WORDS, _KEY_ANCHORS, pair_also="authorization"),
+    Detector(
+        "key_value",
+        # a .netrc entry (a tool that read the file, curl's or git's): machine HOST (or
+        # default), its login, account or port in any order, then password VALUE, words
+        # apart (a login first: "the default password is" is prose)
+        _rx(
+            r"(?:machine[ \t]{1,8}[^\s]{1,256}|(?<![a-z0-9_-])default)"
+            r"(?:\s{1,40}(?:login|account|port)[ \t]{1,8}[^\s]{1,256}){1,3}"
+            r"\s{1,40}password[ \t]{1,8}(?!\[redacted:)(?P<secret>[^\s]{1,512})"
+        ),
+        ("password",),
+        lower=True,
+    ),
     Detector(
         "key_value",
         # a label that ends in "key" after another word (AZURE_OPENAI_KEY, storage_key,

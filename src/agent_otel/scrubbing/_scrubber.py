@@ -28,7 +28,14 @@ from typing import Any
 from agent_otel._guard import report
 from agent_otel._plain import TRUNCATION_MARK, a_kind, items_of, plain_value, shown, text_of
 
-from ._detectors import BUILT_IN, POSITIONAL_COMMANDS, Detector, named_rows, random_value
+from ._detectors import (
+    BUILT_IN,
+    POSITIONAL_COMMANDS,
+    Detector,
+    basic_credentials,
+    named_rows,
+    random_value,
+)
 from ._encoded import base64_json, lookalike_view, may_hold, views
 from ._keys import is_secret_key, names_a_key, normalise, words
 
@@ -399,8 +406,15 @@ class Scrubber:
 
 def _random_key(key: str, item: Any) -> bool:
     """``item`` is a random string under a key named ``..._key`` (``azure_openai_key``): the
-    same rule as the text's ``AZURE_OPENAI_KEY=...`` (:func:`random_value`)."""
-    return type(item) is str and names_a_key(key) and random_value(item)
+    same rule as the text's ``AZURE_OPENAI_KEY=...`` (:func:`random_value`); or a ``Basic``
+    credential (base64 of ``user:password``) under ``auth``, as a Docker or Podman
+    ``config.json`` keeps a registry's login (``auth`` alone names no secret: its value
+    must be one)."""
+    if type(item) is not str:
+        return False
+    if names_a_key(key):
+        return random_value(item)
+    return key == "auth" and basic_credentials(item)
 
 
 def _outside_markers(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
