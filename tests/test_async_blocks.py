@@ -10,6 +10,8 @@ and the context current before current again on every exit path (done, raised, c
 from __future__ import annotations
 
 import asyncio
+import gc
+import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
@@ -135,6 +137,41 @@ async def test_a_task_cancelled_in_an_async_with_block_restores_its_context(
         await task
     assert left == [True]
     assert _clock.now_ns is clock
+
+
+@pytest.mark.parametrize("closer", ["another task", "the finaliser"])
+@pytest.mark.parametrize("name", sorted(BLOCKS))
+async def test_a_block_around_a_yield_closed_in_another_task_says_nothing(
+    otel_telemetry: InMemoryTelemetry,
+    caplog: pytest.LogCaptureFixture,
+    name: str,
+    closer: str,
+) -> None:
+    """A block held open across a ``yield`` (an agent streaming a remote agent's answer, an
+    SSE handler streaming a run) exits where its generator is closed: in another task's
+    ``aclose()``, or in the task asyncio's finaliser makes for an abandoned one. Its context
+    was never attached there: nothing is logged ("Failed to detach context" was, at ERROR),
+    and its span ends once."""
+    clock = _clock.now_ns
+
+    async def streaming() -> AsyncIterator[int]:
+        async with BLOCKS[name](otel_telemetry):
+            yield 1
+            yield 2
+
+    stream = streaming()
+    assert await stream.__anext__() == 1
+    if closer == "another task":
+        await asyncio.create_task(stream.aclose())  # type: ignore[attr-defined]
+    else:
+        del stream
+        gc.collect()
+        for _ in range(3):
+            await asyncio.sleep(0)
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert _clock.now_ns is clock
+    assert otel_telemetry.open_spans() == []
+    assert len(otel_telemetry.spans()) == (1 if name in ("remote_agent", "RemoteAgentCall") else 0)
 
 
 async def test_a_remote_call_in_async_with_records_the_span_with_does(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import logging
 import subprocess
 import sys
 import textwrap
@@ -33,6 +34,7 @@ from agent_contract.protocol import (
     ToolResult,
     Usage,
 )
+from agent_otel import instrument
 from agent_otel.testing import InMemoryTelemetry
 
 MESSAGES = [Message(role="user", content="hi")]
@@ -286,6 +288,50 @@ def test_a_stream_wrapped_outside_a_loop_runs_as_any_other(
     runs = [s for s in otel_telemetry.spans() if s.name == "invoke_agent a"]
     assert [dict(s.attributes or {})["agent_otel.end_reason"] for s in runs] == ["exhausted"] * 2
     assert "new event loop" not in caplog.text
+
+
+class _SlowToClose(ScriptedAgent):
+    """An agent whose stream's cleanup awaits (an HTTP response or a session to close)."""
+
+    cleanups = 0
+
+    async def _replay(self, script: list[object]) -> AsyncIterator[Any]:
+        try:
+            for event in script:
+                yield event
+        finally:
+            await asyncio.sleep(0)
+            self.cleanups += 1
+
+
+@pytest.mark.parametrize("entry", ["otel_wrapper", "instrument"])
+def test_a_stream_left_open_when_asyncio_run_ends_is_closed_once_and_quietly(
+    otel_telemetry: InMemoryTelemetry, caplog: pytest.LogCaptureFixture, entry: str
+) -> None:
+    """``asyncio.run()`` ending with the stream suspended closes every async generator its
+    loop ran at once, the agent's among them: the agent's cleanup runs once, as untraced, the
+    run ends ``closed_early``, and asyncio logs nothing (closing the agent's stream from ours
+    too failed one of the two closes: "aclose(): asynchronous generator is already running")."""
+    agent = _SlowToClose(script())
+    left_open: list[Any] = []
+
+    async def consume() -> None:
+        if entry == "instrument":
+            stream = instrument(agent, name="a", **otel_telemetry.providers()).stream(MESSAGES)
+        else:
+            stream = wrap(otel_telemetry, agent)
+        left_open.append(stream)
+        await stream.__anext__()
+        await stream.__anext__()
+
+    asyncio.run(consume())
+    left_open.clear()
+
+    assert agent.cleanups == 1
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+    attributes = agent_span(otel_telemetry).attributes
+    assert attributes is not None and attributes["agent_otel.end_reason"] == "closed_early"
+    assert otel_telemetry.open_spans() == []
 
 
 async def test_consumer_raises_inside_its_loop(otel_telemetry: InMemoryTelemetry) -> None:

@@ -9,9 +9,11 @@ event, and never at the cost of the tool (its exceptions, its result).
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import gc
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -146,6 +148,36 @@ async def test_a_sync_body_in_a_thread_nests_under_its_tool_span(
 
     await _framework_run(otel_telemetry, [("a", "add"), ("b", "mul")], body)
     assert otel_telemetry.outline() == PARALLEL
+
+
+async def test_work_a_scoped_body_hands_to_an_executor_nests_only_in_a_copy_of_its_context(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """What docs/contract.md says of a body's own helpers: ``loop.run_in_executor`` and
+    ``ThreadPoolExecutor.submit`` run the function outside the body's context (its span starts
+    a trace of its own); handed ``contextvars.copy_context().run``, it nests under the tool."""
+    tracer = otel_telemetry.tracer_provider.get_tracer("some.library")
+
+    def work(name: str) -> None:
+        with tracer.start_as_current_span(name):
+            pass
+
+    async def agent() -> AsyncIterator[Any]:
+        yield _call("a", "add")
+        with tool_scope("a", "add"), ThreadPoolExecutor(1) as pool:
+            loop = asyncio.get_running_loop()
+            await loop.run_in_executor(None, work, "bare executor")
+            await loop.run_in_executor(None, contextvars.copy_context().run, work, "executor")
+            pool.submit(work, "bare pool").result()
+            pool.submit(contextvars.copy_context().run, work, "pool").result()
+        yield ToolResult(tool_call_id="a", content="ok")
+
+    await run_script(otel_telemetry, agent(), agent_name="a")
+    assert otel_telemetry.outline() == [
+        ["invoke_agent a", [["step 0", [["execute_tool add", ["executor", "pool"]]]]]],
+        "bare executor",
+        "bare pool",
+    ]
 
 
 async def test_a_body_that_runs_before_its_event_is_read_opens_its_span_and_the_event_adopts_it(

@@ -18,8 +18,9 @@ first run) for a context manager that makes the call's span current; with no hoo
 it is a no-op costing one function call and one ``with``. The hook finds the run from the
 context the body runs in, so the body must run in a copy of the context the framework started
 the run in (asyncio tasks, ``asyncio.to_thread`` and anyio's threads copy it; a bare
-``ThreadPoolExecutor.submit`` does not). The framework adapters of ``agent_contract.sources``
-call it through each framework's own tool-wrapping seam.
+``ThreadPoolExecutor.submit`` and ``loop.run_in_executor`` do not: hand them
+``contextvars.copy_context().run`` and the function). The framework adapters of
+``agent_contract.sources`` call it through each framework's own tool-wrapping seam.
 
 ``call_id`` is the ``ToolCall`` event's id. A body may start before the consumer has read its
 ``ToolCall`` event: the tracer then opens the span early, and the event adopts it. When the

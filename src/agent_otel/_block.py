@@ -8,6 +8,14 @@ attached on entry is current in the body and detached on the way out), so both f
 the same semantics: the body's exception passes through as the same object, and what was
 current before is current again on every exit path. :func:`block` makes a generator function
 one (as :func:`contextlib.contextmanager` does).
+
+A block around a ``yield`` of an async generator (an agent streaming a remote agent's answer
+inside ``remote_agent()``, an SSE handler streaming a run inside ``continue_trace()``) exits
+wherever the generator is closed: in another task (one that called ``aclose()``, asyncio's
+finaliser of an abandoned generator, ``asyncio.run()``'s ``shutdown_asyncgens``), whose
+context never had the block's attached. :func:`detach` is the one way out of a block that made
+a context current: there it has nothing to undo, and says nothing (OpenTelemetry's own
+``detach`` logs "Failed to detach context" at ERROR for it).
 """
 
 from __future__ import annotations
@@ -19,7 +27,9 @@ from functools import wraps
 from types import TracebackType
 from typing import Any, Generic, ParamSpec, TypeVar, cast
 
-__all__ = ["Block", "block"]
+from agent_otel.recording._activation import deactivate
+
+__all__ = ["Block", "block", "detach"]
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -105,3 +115,12 @@ def block(function: Callable[P, Iterator[T]]) -> Callable[P, Block[T]]:
         return _Generated(lambda: manager(*args, **kwargs))
 
     return make
+
+
+def detach(token: Any) -> None:
+    """Undo the ``otel_context.attach()`` that gave ``token``, on a block's way out; exited in
+    another context (see the module doc), there is nothing of the block's to undo there."""
+    try:  # noqa: SIM105 (as recording._activation's callers)
+        deactivate(token)
+    except ValueError:  # the token is another context's
+        pass

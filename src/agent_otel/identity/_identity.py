@@ -18,7 +18,7 @@ from opentelemetry.context.context import Context
 from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
-from agent_otel._block import Block, block
+from agent_otel._block import Block, block, detach
 from agent_otel._plain import id_text, shown, text_of
 from agent_otel.recording._hints import keywords
 from agent_otel.scrubbing._scrubber import DEFAULT, Scrub
@@ -129,7 +129,7 @@ def _identity_block(identity: RunIdentity) -> Iterator[RunIdentity]:
     try:
         yield identity_of() or RunIdentity()
     finally:
-        otel_context.detach(token)
+        detach(token)
 
 
 def identity_to_baggage(context: Context | None) -> Context:

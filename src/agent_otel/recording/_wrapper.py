@@ -186,6 +186,21 @@ async def _resume(active: RunRecorder | None, step: Callable[..., Any], *given: 
                 deactivate(token)
 
 
+def _closing_every_generator() -> bool:
+    """Whether the running loop is closing every async generator it ran, all at once
+    (``shutdown_asyncgens``: ``asyncio.run()`` ending with the stream open). The agent's own
+    generators are among them, closed by asyncio as they would be untraced: closing the agent's
+    stream from ours as well made one of the two closes fail, logged by asyncio ("aclose():
+    asynchronous generator is already running") whenever the agent's cleanup awaits. A stream
+    of another kind is closed by nobody there, as untraced. Read where asyncio keeps it (no
+    public API says it); a loop without it (another implementation's) is read as not closing."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # no asyncio loop: nothing closes the agent's stream but us
+        return False
+    return getattr(loop, "_asyncgens_shutdown_called", False) is True
+
+
 def _not_a_stream(given: object) -> str:
     """What wrapping ``given``, which is no async iterator (a list, the agent, ``agent.stream``
     uncalled, a coroutine), is told: at the call that wraps it, not at the first pull of a
@@ -549,7 +564,7 @@ async def _traced(
         try:
             if end_reason != _EXHAUSTED:  # stopped early: close the agent's stream too
                 aclose = getattr(iterator, "aclose", None)
-                if aclose is not None:
+                if aclose is not None and not _closing_every_generator():
                     await aclose()
         finally:
             if layer.wrapper is not None:  # the wrapper's run that ended last here: this one

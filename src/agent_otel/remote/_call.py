@@ -25,7 +25,7 @@ from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
 from agent_otel import _clock
-from agent_otel._block import Block
+from agent_otel._block import Block, detach
 from agent_otel._guard import ending, report
 from agent_otel._plain import text_of
 from agent_otel.decorating._propagation import check_context
@@ -238,7 +238,7 @@ class RemoteAgentCall(Block["RemoteAgentCall"]):
         traceback: TracebackType | None,
     ) -> None:
         if self._tokens:
-            otel_context.detach(self._tokens.pop())
+            detach(self._tokens.pop())
         self.end(error)
 
 

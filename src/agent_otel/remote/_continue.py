@@ -17,7 +17,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.context.context import Context
 
-from agent_otel._block import block
+from agent_otel._block import block, detach
 from agent_otel._guard import report
 from agent_otel._plain import get, text_of
 from agent_otel.decorating._propagation import extract_context
@@ -85,7 +85,7 @@ def continue_trace(headers: Any, *, conversation_id: object = None) -> Iterator[
     try:
         yield context
     finally:
-        otel_context.detach(token)
+        detach(token)
 
 
 Scope = MutableMapping[str, Any]
