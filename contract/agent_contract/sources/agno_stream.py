@@ -23,6 +23,11 @@ of Agno is imported here):
   answers a call no ``ToolCallStarted`` told is that call and its failed result (from the
   run's kept messages, below), its ``error_type`` Agno's outcome (``tool_not_found``,
   ``invalid_arguments``).
+* ``RunPaused``: a call waits for the user (a tool with ``requires_confirmation``,
+  ``requires_user_input`` or ``external_execution=True``; Agno tells no ``ToolCallStarted``
+  for it): its ``ToolCall``, then one ``InterruptFinal`` per call waiting (``interrupt_id``
+  the call's id, ``reason`` ``confirmation``, ``user_input`` or ``external_execution``), so
+  the run ends ``interrupted``, each such call cut short.
 * ``RunError``: Agno reports a failed run as an event and ends the stream without raising. The
   adapter raises :class:`AgnoRunError` with its message and ``error_type``, so the run ends in
   error exactly once, as a raised exception does for every other agent.
@@ -64,6 +69,7 @@ from collections.abc import AsyncIterator
 from inspect import isasyncgen, isawaitable
 from typing import Any
 
+from agent_contract.agent.events import InterruptFinal, StreamEvent
 from agent_contract.events import (
     AgentEvent,
     FunctionCall,
@@ -100,7 +106,7 @@ _HINT = "Make one with agno.agent.Agent(model=..., tools=...)."
 
 async def agno_events(
     agent: Any, input: Any, *, sink: Sink | None = None, **run: Any
-) -> AsyncIterator[AgentEvent]:
+) -> AsyncIterator[AgentEvent | StreamEvent]:
     """Run ``agent`` on ``input`` (``run`` goes to ``arun``), yielding contract events."""
     framework_started(__name__)  # before the framework makes any request
     require("agno")
@@ -352,7 +358,7 @@ class _State:
         self.step = 0
         self.tools_ran = False
 
-    def feed(self, event: Any) -> tuple[AgentEvent, ...]:
+    def feed(self, event: Any) -> tuple[AgentEvent | StreamEvent, ...]:
         kind = getattr(event, "event", None)
         if isinstance(kind, str) and kind.startswith("Team"):  # a team's own events
             kind = kind[4:]
@@ -379,6 +385,8 @@ class _State:
                 tool = event.tool
                 return (failed_result(call_id, tool.result, tool.tool_name, failed),)
             return (_result(event.tool, self.run_id),)
+        if kind == "RunPaused":  # calls waiting for the user: the run ends interrupted
+            return self.paused(getattr(event, "tools", None) or ())
         if kind == "RunCancelled":  # Agent.cancel_run(run_id): the run ends cancelled
             return (cancelled_run("cancel_run"),)
         if kind == "RunError":
@@ -462,6 +470,21 @@ class _State:
             reasoning_tokens=event.reasoning_tokens or None, model=event.model or None,
         )  # fmt: skip
         return (usage, LLMCallEnd(model=event.model or None, response_id=self.response_id))
+
+    def paused(self, tools: Any) -> tuple[AgentEvent | InterruptFinal, ...]:
+        """The run paused on calls waiting for the user (module doc): each one's call (Agno
+        tells none for them), then one ``InterruptFinal`` each."""
+        calls: list[AgentEvent] = []
+        pauses: list[InterruptFinal] = []
+        for tool in tools:
+            reason = next((word for flag, word in _PAUSES if getattr(tool, flag, None)), None)
+            call_id = getattr(tool, "tool_call_id", None)
+            if reason is None or call_id is None:
+                continue
+            calls += self.call(tool)
+            payload = {"tool": tool.tool_name, "arguments": tool.tool_args}
+            pauses.append(InterruptFinal(interrupt_id=str(call_id), payload=payload, reason=reason))
+        return (*calls, *pauses)
 
     def call(self, tool: Any) -> tuple[AgentEvent, ...]:
         call_id = tool.tool_call_id
@@ -562,7 +585,14 @@ class _Members:
         self._runs.clear()
 
 
-_RUN_ENDS = frozenset({"RunCompleted", "RunCancelled", "RunError"})
+_RUN_ENDS = frozenset({"RunCompleted", "RunCancelled", "RunError", "RunPaused"})
+
+# What a paused call waits for: the flag Agno sets on its ToolExecution, and its reason.
+_PAUSES = (
+    ("requires_confirmation", "confirmation"),
+    ("requires_user_input", "user_input"),
+    ("external_execution_required", "external_execution"),
+)
 
 
 def _content(state: _State, event: Any) -> tuple[AgentEvent, ...]:

@@ -75,6 +75,12 @@ stream early cancels the run. A run the application cancels (``result.cancel()``
 result ``on_result`` hands it: ``immediate``, or ``after_turn`` before the run had its answer)
 ends with a fatal ``Error`` of type ``CancelledError``: the run ends ``cancelled``. Needs
 ``openai-agents`` (extra ``openai-agents``).
+
+A run that stops for approval (a ``needs_approval`` tool's call: the SDK ends the stream with
+the call in ``result.interruptions``) yields one ``InterruptFinal`` per call waiting
+(``interrupt_id`` the call's id, ``reason`` ``approval``): the run ends ``interrupted``, the
+call cut short, as a paused graph does; resumed from ``result.to_state()``, the call it
+approved runs in the resumed run.
 """
 
 from __future__ import annotations
@@ -87,6 +93,7 @@ from time import monotonic
 from types import new_class
 from typing import Any
 
+from agent_contract.agent.events import InterruptFinal, StreamEvent
 from agent_contract.events import (
     AgentEvent,
     LLMCallEnd,
@@ -144,7 +151,7 @@ async def openai_agents_events(
     *,
     on_result: Callable[[Any], object] | None = None,
     **run: Any,
-) -> AsyncIterator[AgentEvent]:
+) -> AsyncIterator[AgentEvent | StreamEvent]:
     """Run ``agent`` on ``input`` with ``Runner.run_streamed`` (``run`` passed on), as events."""
     framework_started(__name__)  # before the framework makes any request
     require("agents", "Runner", "RunHooks", "RunConfig")
@@ -162,6 +169,8 @@ async def openai_agents_events(
                 yield out
         if _cancelled(result):
             yield cancelled_run("result.cancel()")
+        for pause in _paused(result):
+            yield pause
     except Exception as exc:
         for out in reading.failed(exc):
             yield out
@@ -169,6 +178,22 @@ async def openai_agents_events(
     finally:
         if not result.is_complete:
             result.cancel()
+
+
+def _paused(result: Any) -> list[InterruptFinal]:
+    """A run paused for approval (a ``needs_approval`` tool's call, its ``interruptions``):
+    one ``InterruptFinal`` per call waiting, its id the call's (what ``RunState.approve`` and
+    ``reject`` answer), so the run ends ``interrupted``, the call cut short."""
+    out = []
+    for item in getattr(result, "interruptions", None) or ():
+        raw = getattr(item, "raw_item", None)
+        call_id = _field(raw, "call_id")
+        if call_id is None:
+            continue
+        name = getattr(item, "tool_name", None) or _field(raw, "name")
+        payload = {"tool": name, "arguments": _field(raw, "arguments")}
+        out.append(InterruptFinal(interrupt_id=str(call_id), payload=payload, reason="approval"))
+    return out
 
 
 def _cancelled(result: Any) -> bool:
