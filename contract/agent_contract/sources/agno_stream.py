@@ -66,6 +66,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from contextvars import ContextVar
 from inspect import isasyncgen, isawaitable
 from typing import Any
 
@@ -156,6 +157,7 @@ def _add_scope_hook(agent: Any, seen: set[int]) -> None:
     if _scope_hook not in hooks:
         agent.tool_hooks = [*hooks, _scope_hook]
     for member in getattr(agent, "members", None) or ():
+        _stepping_arun(member)
         _add_scope_hook(member, seen)
 
 
@@ -258,6 +260,36 @@ def _raised(
         by_call.setdefault(_call_key(name, arguments), []).append(error_name(error))
 
 
+_STEPPER: ContextVar[_Taker | None] = ContextVar("agent_contract_agno_stepper", default=None)
+"""The ``_Taker`` of the delegation running here: set where Agno runs a delegation's body, so
+that the tasks a broadcast starts for its members (``delegate_task_to_members``: each member
+streamed by a task of its own into a queue, ahead of the stream) run in it, and each member's
+own stream is kept in step there (``_stepping_arun``)."""
+
+
+def _stepping_arun(member: Any) -> None:
+    """Keep ``member``'s streamed runs in step with the adapter reading its team (``_Taker``)
+    where a delegation runs it: its ``arun`` (an instance attribute, set once) hands back the
+    member's stream wrapped by that delegation's taker. A broadcast streams its members from
+    tasks of its own that queue their events ahead of the team's stream, past the wrapper
+    around the delegation's merged events, so a member's tool started before the adapter had
+    read its ``ToolCallStarted``: its scope found no call in the member's run (not started
+    yet) and its body opened a span of its own in the team's step, the call told twice.
+    Anywhere else ``arun`` is Agno's."""
+    original = getattr(member, "arun", None)
+    if original is None or getattr(original, "_agent_contract_stepping", False):
+        return
+
+    def arun(*args: Any, **kwargs: Any) -> Any:
+        return _stepped(original(*args, **kwargs), _STEPPER.get())
+
+    arun._agent_contract_stepping = True  # type: ignore[attr-defined]
+    try:
+        member.arun = arun
+    except Exception:  # an agent that takes no attribute: its members run unheld, as before
+        return
+
+
 _TAKERS: dict[Any, _Taker] = {}
 """run_id of each run an adapter reads (a member's too) -> that adapter's ``_Taker``."""
 _WAIT = 30.0
@@ -301,6 +333,8 @@ class _Taker:
             taken.set()
 
     async def stepped(self, items: Any) -> AsyncIterator[Any]:
+        if self._runs:  # (where the delegation's body runs: the member tasks it starts too)
+            _STEPPER.set(self)
         try:
             async for item in items:
                 taken = None
