@@ -169,6 +169,61 @@ async def test_an_agents_sdk_handoff_is_a_tool_call_and_names_the_new_agent(
     assert tokens(otel_telemetry) == sum(r.usage.input_tokens for r in kept[0].raw_responses)
 
 
+async def test_agents_sdk_a_handoffs_input_filter_keeps_every_call_of_its_turn_answered(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """``handoff_filters.remove_all_tools`` removes the turn's results before the SDK streams
+    them: the handoff, the function tools asked beside it (one raising) and a second handoff
+    still each end with their answer, not cut short, the raising one failed by its class."""
+    pytest.importorskip("agents")
+    from agents import Agent, Usage, function_tool, handoff, set_tracing_disabled
+    from agents.extensions import handoff_filters
+    from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
+
+    from agent_contract.sources.openai_agents import openai_agents_events
+
+    set_tracing_disabled(True)
+
+    def weather(city: str) -> str:
+        """The weather."""
+        return "sunny"
+
+    def boom(city: str) -> str:
+        """Fails."""
+        raise ValueError("no")
+
+    def answering(text: str) -> Any:
+        usage = Usage(requests=1, input_tokens=7, output_tokens=1, total_tokens=8)
+        return ScriptedModel([ModelStep(output=[assistant_message(text)], usage=usage)])
+
+    spanish = Agent(name="spanish", model=answering("hola"))
+    french = Agent(name="french", model=answering("salut"))
+    asks = [function_call("weather", {"city": "M"}, call_id="w1"),
+            function_call("boom", {"city": "M"}, call_id="b1"),
+            function_call("transfer_to_spanish", {}, call_id="h1"),
+            function_call("transfer_to_french", {}, call_id="h2")]  # fmt: skip
+    usage = Usage(requests=1, input_tokens=3, output_tokens=1, total_tokens=4)
+    triage = Agent(name="triage", model=ScriptedModel([ModelStep(output=asks, usage=usage)]),
+                   tools=[function_tool(weather), function_tool(boom)],
+                   handoffs=[handoff(spanish, input_filter=handoff_filters.remove_all_tools),
+                             handoff(french)])  # fmt: skip
+    events = await run_script(otel_telemetry, openai_agents_events(triage, "Hola?"),
+                              agent_name="triage", capture_content=True)  # fmt: skip
+
+    results = {e.tool_call_id: e.content for e in events if isinstance(e, ToolResult)}
+    assert results == {"w1": "sunny", "b1": results["b1"], "h1": '{"assistant": "spanish"}',
+                       "h2": "Multiple handoffs detected, ignoring this one."}  # fmt: skip
+    assert results["b1"].startswith("An error occurred while running the tool")
+    tools = [s for s in otel_telemetry.spans() if s.name.startswith("execute_tool")]
+    assert len(tools) == 4
+    assert [(s.attributes or {}).get("agent_otel.incomplete") for s in tools] == [None] * 4
+    assert {s.name: (s.attributes or {}).get("error.type") for s in tools} == {
+        "execute_tool weather": None, "execute_tool boom": "ValueError",
+        "execute_tool transfer_to_spanish": None, "execute_tool transfer_to_french": None,
+    }  # fmt: skip
+    assert attributes(otel_telemetry, "invoke_agent")["agent_otel.end_reason"] == "exhausted"
+
+
 async def test_langgraph_calls_are_told_apart_by_request_not_by_message_id(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:

@@ -587,6 +587,54 @@ async def test_agno_team_members_are_nested_runs_under_the_delegating_call(
     assert otel_telemetry.open_spans() == []
 
 
+async def test_an_agno_broadcast_tells_each_members_tool_once_in_that_members_run(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """``TeamMode.broadcast`` streams every member at once from tasks of its own: each
+    member's tool is one span, in that member's nested run under the delegation (before, its
+    body ran ahead of the stream and opened a second span, in the leader's step)."""
+    pytest.importorskip("agno")
+    from agno.models.openai import OpenAIChat
+    from agno.team import Team
+    from agno.team.mode import TeamMode
+
+    from agent_contract.sources.agno_stream import agno_events
+
+    from . import _fw_agno as fg
+    from . import _script_chat as chat
+    from ._http import openai_client
+
+    def weather(city: str) -> str:
+        """The weather."""
+        return "sunny"
+
+    def member(name: str) -> Any:
+        asks = chat.call("weather", {"city": name}, f"w_{name}")
+        return fg.agent(asks, chat.answer(f"{name}: sunny"), tools=[weather], name=name)
+
+    everyone = chat.call("delegate_task_to_members", {"task": "Weather?"}, "d1")
+    model = OpenAIChat(id="gpt-4o-mini", async_client=openai_client(everyone, chat.answer("ok")))
+    team = Team(members=[member("paris"), member("rome")], model=model, name="lead",
+                telemetry=False, mode=TeamMode.broadcast)  # fmt: skip
+    await run_script(otel_telemetry, agno_events(team, "Weather?"), agent_name="lead")
+
+    run = [
+        ["step 0", ["chat gpt-4o-mini", "execute_tool weather"]],
+        ["step 1", ["chat gpt-4o-mini"]],
+    ]
+    assert otel_telemetry.outline() == [
+        ["invoke_agent lead", [
+            ["step 0", ["chat gpt-4o-mini", ["execute_tool delegate_task_to_members", [
+                ["invoke_agent paris", run], ["invoke_agent rome", run]]]]],
+            ["step 1", ["chat gpt-4o-mini"]],
+        ]],
+    ]  # fmt: skip
+    tools = [s for s in otel_telemetry.spans() if s.name == "execute_tool weather"]
+    assert sorted((s.attributes or {}).get("gen_ai.tool.call.id") for s in tools) == [
+        "w_paris", "w_rome"]  # fmt: skip
+    assert otel_telemetry.open_spans() == []
+
+
 async def test_an_agno_member_that_fails_fails_its_delegation_and_nothing_of_the_leader(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:

@@ -235,3 +235,48 @@ async def test_a_step_error_smolagents_feeds_back_to_the_model_is_content(
             assert "private words" not in repr(told), span.name
     assert otel_telemetry.span("invoke_agent a").status.status_code is StatusCode.UNSET
     assert otel_telemetry.open_spans() == []
+
+
+_LOOPING = {  # each step asks for weather again, until max_steps; then the final answer's text
+    "ToolCallingAgent": (None, [("call_w", "weather", {"city": "Paris"})]),
+    "CodeAgent": ("Thought: look it up.\n<code>\nprint(weather('Paris'))\n</code>", []),
+}
+
+
+@pytest.mark.parametrize("kind", ["ToolCallingAgent", "CodeAgent"])
+async def test_a_run_reaching_max_steps_counts_its_final_call_once_and_fails_its_step(
+    kind: str, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """At ``max_steps`` smolagents asks the model for a final answer and yields the step before
+    it again: the final call has its own tokens (not that step's again), its step fails with
+    ``AgentMaxStepsError``, and its text is the run's answer, told once: no step after it."""
+    import httpx2 as httpx
+
+    from agent_contract.sources.smolagents_stream import smolagents_events
+
+    turns = iter(range(3))
+
+    def respond(request: httpx.Request) -> httpx.Response:
+        turn = next(turns)
+        text, calls = _LOOPING[kind] if turn < 2 else (ANSWER, [])
+        return _reply(turn, text, calls, stream=False)  # type: ignore[no-any-return]
+
+    agent = _over_mock(respond, kind, stream=False)
+    agent.max_steps = 2
+    kept: list[Any] = []
+    traced = otel_telemetry.wrapper(agent_name="agent", capture_content=True)
+    events = [e async for e in traced(smolagents_events(agent, "?", sink=kept.append))]
+
+    assert kept[-1].output == ANSWER
+    chats = sorted((s for s in otel_telemetry.spans() if s.name == "chat gpt-4o-mini"),
+                   key=lambda s: s.start_time or 0)  # fmt: skip
+    assert [(s.attributes or {})["gen_ai.usage.input_tokens"] for s in chats] == [50, 51, 52]
+    assert tokens(otel_telemetry) == 50 + 51 + 52
+    steps = {s.name: s for s in otel_telemetry.spans() if s.name.startswith("step ")}
+    assert sorted(steps) == ["step 0", "step 1", "step 2"]
+    assert (steps["step 2"].attributes or {})["error.type"] == "AgentMaxStepsError"
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)).count(ANSWER) == 1
+    root = otel_telemetry.span("invoke_agent agent")
+    assert (root.attributes or {})["output.value"] == ANSWER
+    assert (root.attributes or {})["agent_otel.end_reason"] == "exhausted"
+    assert otel_telemetry.open_spans() == []

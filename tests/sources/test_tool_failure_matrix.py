@@ -1348,6 +1348,98 @@ async def test_strands_agent_cancel_in_a_tool_cancels_the_calls_after_it(
     assert otel_telemetry.open_spans() == []
 
 
+# --- A run paused for approval in the Agents SDK, pydantic-ai and Agno ----------------------
+# Each ends the stream on the calls waiting for a human (the Agents SDK's ``interruptions``,
+# pydantic-ai's ``DeferredToolRequests`` output, Agno's ``RunPaused``) without raising: the run
+# ends interrupted, not exhausted, one interrupt per call, and the call is cut short, not failed.
+
+
+def _agents_approval() -> AsyncIterator[AgentEvent]:
+    from agents import function_tool
+
+    return _agents(function_tool(weather, needs_approval=True))
+
+
+def _pydantic_deferred(how: str) -> Callable[[], AsyncIterator[AgentEvent]]:
+    def source() -> AsyncIterator[AgentEvent]:
+        from pydantic_ai import Agent, ApprovalRequired, CallDeferred, DeferredToolRequests, Tool
+        from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
+
+        from agent_contract.sources.pydantic_ai_stream import pydantic_ai_events
+
+        async def deferring(city: str) -> str:
+            """Weather of a city, answered elsewhere."""
+            raise CallDeferred() if how == "external" else ApprovalRequired()
+
+        async def stream(messages: list[Any], info: AgentInfo) -> AsyncIterator[Any]:
+            yield {0: DeltaToolCall("weather", '{"city": "Rome"}', tool_call_id="c1")}
+
+        tool = Tool(weather, requires_approval=True) if how == "approval" else Tool(
+            deferring, name="weather")  # fmt: skip
+        model = FunctionModel(stream_function=stream, model_name="scripted-model")
+        agent = Agent(model, tools=[tool], output_type=[str, DeferredToolRequests])
+        return pydantic_ai_events(agent, "Weather?")
+
+    return source
+
+
+def _agno_paused(**flags: Any) -> Callable[[], AsyncIterator[AgentEvent]]:
+    def source() -> AsyncIterator[AgentEvent]:
+        from agno.tools import tool
+
+        return _agno(tool(name="weather", **flags)(weather), name="weather")()
+
+    return source
+
+
+PAUSED = [
+    pytest.param("agents", _agents_approval, "approval", id="agents-needs_approval"),
+    pytest.param("pydantic_ai", _pydantic_deferred("approval"), "approval",
+                 id="pydantic_ai-requires_approval"),
+    pytest.param("pydantic_ai", _pydantic_deferred("raised"), "approval",
+                 id="pydantic_ai-ApprovalRequired"),
+    pytest.param("pydantic_ai", _pydantic_deferred("external"), "external",
+                 id="pydantic_ai-CallDeferred"),
+    pytest.param("agno", _agno_paused(requires_confirmation=True), "confirmation",
+                 id="agno-requires_confirmation"),
+    pytest.param("agno", _agno_paused(external_execution=True), "external_execution",
+                 id="agno-external_execution"),
+]  # fmt: skip
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize(("package", "source", "reason"), PAUSED)
+async def test_a_run_paused_for_approval_ends_interrupted_its_call_cut_short(
+    package: str,
+    source: Callable[[], AsyncIterator[AgentEvent]],
+    reason: str,
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    pytest.importorskip(package)
+    from agent_contract.agent.events import InterruptFinal
+
+    events = await run_script(otel_telemetry, source(), agent_name="agent")
+
+    (pause,) = [e for e in events if isinstance(e, InterruptFinal)]
+    assert (pause.interrupt_id, pause.reason) == ("c1", reason)
+    assert pause.payload["tool"] == "weather"
+    run = otel_telemetry.span("invoke_agent agent")
+    assert (run.attributes or {})["agent_otel.end_reason"] == "interrupted"
+    assert run.status.status_code is StatusCode.UNSET
+    told = [e for e in run.events if e.name != "agent_otel.phase"]  # (the Agents SDK's agent)
+    assert [(e.name, dict(e.attributes or {})) for e in told] == [
+        ("agent_otel.interrupt", {"agent_otel.interrupt.id": "c1",
+                                  "agent_otel.interrupt.reason": reason}),
+    ]  # fmt: skip
+    call = otel_telemetry.span("execute_tool weather")  # told once, in the step that asked
+    assert call.status.status_code is StatusCode.UNSET
+    assert "error.type" not in (call.attributes or {})
+    assert (call.attributes or {})["agent_otel.incomplete"] is True
+    assert sorted(s.name for s in otel_telemetry.spans() if not s.name.startswith("chat")) == [
+        "execute_tool weather", "invoke_agent agent", "step 0"]  # fmt: skip
+    assert otel_telemetry.open_spans() == []
+
+
 # --- A run its framework's own cancel stopped ------------------------------------------------
 # The framework ends its stream without raising; the run ends cancelled, as a cancelled task
 # does (ERROR, error.type CancelledError), and the same in every adapter that can tell it.

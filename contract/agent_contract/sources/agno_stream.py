@@ -23,6 +23,11 @@ of Agno is imported here):
   answers a call no ``ToolCallStarted`` told is that call and its failed result (from the
   run's kept messages, below), its ``error_type`` Agno's outcome (``tool_not_found``,
   ``invalid_arguments``).
+* ``RunPaused``: a call waits for the user (a tool with ``requires_confirmation``,
+  ``requires_user_input`` or ``external_execution=True``; Agno tells no ``ToolCallStarted``
+  for it): its ``ToolCall``, then one ``InterruptFinal`` per call waiting (``interrupt_id``
+  the call's id, ``reason`` ``confirmation``, ``user_input`` or ``external_execution``), so
+  the run ends ``interrupted``, each such call cut short.
 * ``RunError``: Agno reports a failed run as an event and ends the stream without raising. The
   adapter raises :class:`AgnoRunError` with its message and ``error_type``, so the run ends in
   error exactly once, as a raised exception does for every other agent.
@@ -61,9 +66,11 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from contextvars import ContextVar
 from inspect import isasyncgen, isawaitable
 from typing import Any
 
+from agent_contract.agent.events import InterruptFinal, StreamEvent
 from agent_contract.events import (
     AgentEvent,
     FunctionCall,
@@ -100,7 +107,7 @@ _HINT = "Make one with agno.agent.Agent(model=..., tools=...)."
 
 async def agno_events(
     agent: Any, input: Any, *, sink: Sink | None = None, **run: Any
-) -> AsyncIterator[AgentEvent]:
+) -> AsyncIterator[AgentEvent | StreamEvent]:
     """Run ``agent`` on ``input`` (``run`` goes to ``arun``), yielding contract events."""
     framework_started(__name__)  # before the framework makes any request
     require("agno")
@@ -150,6 +157,7 @@ def _add_scope_hook(agent: Any, seen: set[int]) -> None:
     if _scope_hook not in hooks:
         agent.tool_hooks = [*hooks, _scope_hook]
     for member in getattr(agent, "members", None) or ():
+        _stepping_arun(member)
         _add_scope_hook(member, seen)
 
 
@@ -252,6 +260,36 @@ def _raised(
         by_call.setdefault(_call_key(name, arguments), []).append(error_name(error))
 
 
+_STEPPER: ContextVar[_Taker | None] = ContextVar("agent_contract_agno_stepper", default=None)
+"""The ``_Taker`` of the delegation running here: set where Agno runs a delegation's body, so
+that the tasks a broadcast starts for its members (``delegate_task_to_members``: each member
+streamed by a task of its own into a queue, ahead of the stream) run in it, and each member's
+own stream is kept in step there (``_stepping_arun``)."""
+
+
+def _stepping_arun(member: Any) -> None:
+    """Keep ``member``'s streamed runs in step with the adapter reading its team (``_Taker``)
+    where a delegation runs it: its ``arun`` (an instance attribute, set once) hands back the
+    member's stream wrapped by that delegation's taker. A broadcast streams its members from
+    tasks of its own that queue their events ahead of the team's stream, past the wrapper
+    around the delegation's merged events, so a member's tool started before the adapter had
+    read its ``ToolCallStarted``: its scope found no call in the member's run (not started
+    yet) and its body opened a span of its own in the team's step, the call told twice.
+    Anywhere else ``arun`` is Agno's."""
+    original = getattr(member, "arun", None)
+    if original is None or getattr(original, "_agent_contract_stepping", False):
+        return
+
+    def arun(*args: Any, **kwargs: Any) -> Any:
+        return _stepped(original(*args, **kwargs), _STEPPER.get())
+
+    arun._agent_contract_stepping = True  # type: ignore[attr-defined]
+    try:
+        member.arun = arun
+    except Exception:  # an agent that takes no attribute: its members run unheld, as before
+        return
+
+
 _TAKERS: dict[Any, _Taker] = {}
 """run_id of each run an adapter reads (a member's too) -> that adapter's ``_Taker``."""
 _WAIT = 30.0
@@ -295,6 +333,8 @@ class _Taker:
             taken.set()
 
     async def stepped(self, items: Any) -> AsyncIterator[Any]:
+        if self._runs:  # (where the delegation's body runs: the member tasks it starts too)
+            _STEPPER.set(self)
         try:
             async for item in items:
                 taken = None
@@ -352,7 +392,7 @@ class _State:
         self.step = 0
         self.tools_ran = False
 
-    def feed(self, event: Any) -> tuple[AgentEvent, ...]:
+    def feed(self, event: Any) -> tuple[AgentEvent | StreamEvent, ...]:
         kind = getattr(event, "event", None)
         if isinstance(kind, str) and kind.startswith("Team"):  # a team's own events
             kind = kind[4:]
@@ -379,6 +419,8 @@ class _State:
                 tool = event.tool
                 return (failed_result(call_id, tool.result, tool.tool_name, failed),)
             return (_result(event.tool, self.run_id),)
+        if kind == "RunPaused":  # calls waiting for the user: the run ends interrupted
+            return self.paused(getattr(event, "tools", None) or ())
         if kind == "RunCancelled":  # Agent.cancel_run(run_id): the run ends cancelled
             return (cancelled_run("cancel_run"),)
         if kind == "RunError":
@@ -462,6 +504,21 @@ class _State:
             reasoning_tokens=event.reasoning_tokens or None, model=event.model or None,
         )  # fmt: skip
         return (usage, LLMCallEnd(model=event.model or None, response_id=self.response_id))
+
+    def paused(self, tools: Any) -> tuple[AgentEvent | InterruptFinal, ...]:
+        """The run paused on calls waiting for the user (module doc): each one's call (Agno
+        tells none for them), then one ``InterruptFinal`` each."""
+        calls: list[AgentEvent] = []
+        pauses: list[InterruptFinal] = []
+        for tool in tools:
+            reason = next((word for flag, word in _PAUSES if getattr(tool, flag, None)), None)
+            call_id = getattr(tool, "tool_call_id", None)
+            if reason is None or call_id is None:
+                continue
+            calls += self.call(tool)
+            payload = {"tool": tool.tool_name, "arguments": tool.tool_args}
+            pauses.append(InterruptFinal(interrupt_id=str(call_id), payload=payload, reason=reason))
+        return (*calls, *pauses)
 
     def call(self, tool: Any) -> tuple[AgentEvent, ...]:
         call_id = tool.tool_call_id
@@ -562,7 +619,14 @@ class _Members:
         self._runs.clear()
 
 
-_RUN_ENDS = frozenset({"RunCompleted", "RunCancelled", "RunError"})
+_RUN_ENDS = frozenset({"RunCompleted", "RunCancelled", "RunError", "RunPaused"})
+
+# What a paused call waits for: the flag Agno sets on its ToolExecution, and its reason.
+_PAUSES = (
+    ("requires_confirmation", "confirmation"),
+    ("requires_user_input", "user_input"),
+    ("external_execution_required", "external_execution"),
+)
 
 
 def _content(state: _State, event: Any) -> tuple[AgentEvent, ...]:

@@ -75,17 +75,25 @@ stream early cancels the run. A run the application cancels (``result.cancel()``
 result ``on_result`` hands it: ``immediate``, or ``after_turn`` before the run had its answer)
 ends with a fatal ``Error`` of type ``CancelledError``: the run ends ``cancelled``. Needs
 ``openai-agents`` (extra ``openai-agents``).
+
+A run that stops for approval (a ``needs_approval`` tool's call: the SDK ends the stream with
+the call in ``result.interruptions``) yields one ``InterruptFinal`` per call waiting
+(``interrupt_id`` the call's id, ``reason`` ``approval``): the run ends ``interrupted``, the
+call cut short, as a paused graph does; resumed from ``result.to_state()``, the call it
+approved runs in the resumed run.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import AsyncIterator, Callable
 from contextvars import ContextVar
 from time import monotonic
 from types import new_class
 from typing import Any
 
+from agent_contract.agent.events import InterruptFinal, StreamEvent
 from agent_contract.events import (
     AgentEvent,
     LLMCallEnd,
@@ -104,6 +112,9 @@ from agent_contract.sources.openai_responses import ResponsesReader
 __all__ = ["openai_agents_events"]
 
 _RESULTS = frozenset({"tool_output", "handoff_occured", "handoff_occurred"})
+_ASKED = frozenset({"tool_called", "handoff_requested"})
+_OTHER_HANDOFF = "Multiple handoffs detected, ignoring this one."
+"""The SDK's answer to each handoff a response asked for beyond the first, which it takes."""
 
 
 @dataclasses.dataclass(slots=True)
@@ -140,7 +151,7 @@ async def openai_agents_events(
     *,
     on_result: Callable[[Any], object] | None = None,
     **run: Any,
-) -> AsyncIterator[AgentEvent]:
+) -> AsyncIterator[AgentEvent | StreamEvent]:
     """Run ``agent`` on ``input`` with ``Runner.run_streamed`` (``run`` passed on), as events."""
     framework_started(__name__)  # before the framework makes any request
     require("agents", "Runner", "RunHooks", "RunConfig")
@@ -158,6 +169,8 @@ async def openai_agents_events(
                 yield out
         if _cancelled(result):
             yield cancelled_run("result.cancel()")
+        for pause in _paused(result):
+            yield pause
     except Exception as exc:
         for out in reading.failed(exc):
             yield out
@@ -165,6 +178,22 @@ async def openai_agents_events(
     finally:
         if not result.is_complete:
             result.cancel()
+
+
+def _paused(result: Any) -> list[InterruptFinal]:
+    """A run paused for approval (a ``needs_approval`` tool's call, its ``interruptions``):
+    one ``InterruptFinal`` per call waiting, its id the call's (what ``RunState.approve`` and
+    ``reject`` answer), so the run ends ``interrupted``, the call cut short."""
+    out = []
+    for item in getattr(result, "interruptions", None) or ():
+        raw = getattr(item, "raw_item", None)
+        call_id = _field(raw, "call_id")
+        if call_id is None:
+            continue
+        name = getattr(item, "tool_name", None) or _field(raw, "name")
+        payload = {"tool": name, "arguments": _field(raw, "arguments")}
+        out.append(InterruptFinal(interrupt_id=str(call_id), payload=payload, reason="approval"))
+    return out
 
 
 def _cancelled(result: Any) -> bool:
@@ -181,13 +210,15 @@ class _Reading:
     """One run's SDK stream events read as contract events (the state between them)."""
 
     __slots__ = (
-        "current", "failures", "open", "raised", "reader", "rejected", "requested", "running",
-        "step",
+        "asked", "current", "ended", "failures", "open", "raised", "reader", "rejected",
+        "requested", "running", "step",
     )  # fmt: skip
 
     def __init__(self, agent: Any) -> None:
         self.failures: dict[str, str] = {}  # call id -> the class of the error its text reports
         self.running: dict[str, str] = {}  # call id -> tool name, for each function tool running
+        self.asked: dict[str, bool] = {}  # call id -> a handoff's, each call with no result read
+        self.ended: dict[str, Any] = {}  # call id -> what its tool returned (``on_tool_end``)
         self.raised: dict[str, BaseException] = {}  # call id -> what its tool raised out of the run
         self.rejected: _Refusals = {}  # each call an approval or a guardrail refused
         self.requested: list[tuple[Any, Any, Any]] = []  # each request: agent, prompt, items
@@ -198,7 +229,8 @@ class _Reading:
     def prepared(self, run: dict[str, Any]) -> dict[str, Any]:
         """``run``'s arguments with the hooks and the error formatter that feed this reading."""
         announcing = _announcing(run.get("hooks"), self.requested)
-        run = {**run, "hooks": _scoping_hooks(announcing, self.failures, self.running, self.raised)}
+        hooks = _scoping_hooks(announcing, self.failures, self.running, self.raised, self.ended)
+        run = {**run, "hooks": hooks}
         return _noting_failures(run, self.failures)
 
     def started(self, run_streamed: Any, agent: Any, input: Any, run: dict[str, Any]) -> Any:
@@ -232,11 +264,44 @@ class _Reading:
                 self.open = False
                 self.reader = ResponsesReader()  # a closed call: later raw events start afresh
         elif kind == "run_item_stream_event":
-            if event.name in _RESULTS:
-                out.append(_result(event.item, self.failures, self.rejected))
+            name = event.name
+            if name in _RESULTS:
+                result = _result(event.item, self.failures, self.rejected)
+                self.asked.pop(result.tool_call_id, None)
+                self.ended.pop(result.tool_call_id, None)
+                out.append(result)
+            elif name in _ASKED and _field(event.item.raw_item, "type") == "function_call":
+                call_id = str(_field(event.item.raw_item, "call_id") or "")
+                self.asked[call_id] = name == "handoff_requested"
         elif kind == "agent_updated_stream_event":
+            if self.asked:  # a handoff: its turn's results the stream did not show
+                out += self.handed_off(event.new_agent)
             self.current = event.new_agent
             out.append(PhaseMarker(name=str(self.current.name)))
+        return out
+
+    def handed_off(self, to: Any) -> list[AgentEvent]:
+        """The results of the handoff's turn that its ``input_filter`` kept from the stream.
+
+        The SDK streams a turn's results after the handoff's input filter ran, and only the
+        items it left (``handoff_filters.remove_all_tools`` leaves none): the handoff's own
+        answer, the other function tools' and the other handoffs' were never streamed, and
+        their calls ended cut short. Every call of that turn had its answer by then: a
+        function tool's is what ``on_tool_end`` heard, the handoff's the SDK's transfer
+        message (the first handoff asked is the one taken), any other handoff's the SDK's
+        fixed text."""
+        out: list[AgentEvent] = []
+        taken = False
+        asked, self.asked = self.asked, {}
+        for call_id, handoff in asked.items():
+            if handoff:
+                content = _OTHER_HANDOFF if taken else json.dumps({"assistant": str(to.name)})
+                taken = True
+            elif call_id in self.ended:
+                content = self.ended.pop(call_id)
+            else:  # a call this turn never ran (an approval pending): left as it was
+                continue
+            out.append(_told(call_id, content, self.failures, self.rejected))
         return out
 
     def failed(self, exc: BaseException) -> list[AgentEvent]:
@@ -299,7 +364,11 @@ def _announcing(theirs: Any, requested: list[Any]) -> Any:
 
 
 def _scoping_hooks(
-    hooks: Any, failures: dict[str, str], running: dict[str, str], raised: dict[str, BaseException]
+    hooks: Any,
+    failures: dict[str, str],
+    running: dict[str, str],
+    raised: dict[str, BaseException],
+    ended: dict[str, Any],
 ) -> Any:
     """Run hooks entering each function tool's scope in its task, then calling ``hooks``."""
     from agents import FunctionTool, RunHooks
@@ -328,6 +397,7 @@ def _scoping_hooks(
             # before the stream can read it, so a timeout is noted before its result is read.
             call_id = str(getattr(context, "tool_call_id", None))
             running.pop(call_id, None)
+            ended[call_id] = result  # its stream item's output (a handoff's filter may drop it)
             started, limit = timed.pop(call_id, (None, 0.0))
             if started is not None and monotonic() - started >= limit:  # the SDK's wait ran out
                 failures.setdefault(call_id, "ToolTimeoutError")
@@ -622,6 +692,11 @@ def _result(item: Any, failures: dict[str, str], rejected: _Refusals) -> ToolRes
     output = getattr(item, "output", None)
     call_id = str(_field(raw, "call_id") or "")
     content = output if output is not None else _field(raw, "output")
+    return _told(call_id, content, failures, rejected)
+
+
+def _told(call_id: str, content: Any, failures: dict[str, str], rejected: _Refusals) -> ToolResult:
+    """Call ``call_id``'s result, failed as its refusal or noted failure says."""
     if call_id in rejected:  # refused: the SDK's own outcome (a resumed run's call was asked
         failures.pop(call_id, None)  # in the run before: named here)
         name, outcome = rejected.pop(call_id)

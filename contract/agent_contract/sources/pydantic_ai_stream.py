@@ -39,6 +39,14 @@ that tool's span: ``Agent.iter``, set once on the class, gives such a run (in a 
 run this module reads, a tracer claiming it) a capability recording its model requests and
 tools through pydantic-ai's own hooks (``_Delegated``); anywhere else it is pydantic-ai's.
 
+A run that ends on deferred tool calls (its output a ``DeferredToolRequests``: a
+``requires_approval`` tool's call, or one a tool defers with ``ApprovalRequired`` or
+``CallDeferred``) is paused, not done: one ``InterruptFinal`` per call waiting (``interrupt_id``
+the call's id, ``reason`` what it waits for: ``approval``, ``question`` or ``external``), so the
+run ends ``interrupted``, each such call cut short (not failed: a body raising
+``CallDeferred`` or ``ApprovalRequired`` defers its call, and the exception leaves the call's
+scope unseen), in the step that asked for it.
+
 The run's result is handed to ``on_result`` when the run ends, so the caller keeps
 everything pydantic-ai returned. Needs ``pydantic-ai-slim`` (extra ``pydantic-ai``); the
 caller brings the agent, and pydantic-ai is imported only when a run starts.
@@ -52,6 +60,7 @@ from collections.abc import AsyncIterator, Callable
 from contextvars import ContextVar
 from typing import Any
 
+from agent_contract.agent.events import InterruptFinal, StreamEvent
 from agent_contract.events import (
     AgentEvent,
     Error,
@@ -87,12 +96,12 @@ async def pydantic_ai_events(
     *,
     on_result: Callable[[Any], object] | None = None,
     **run: Any,
-) -> AsyncIterator[AgentEvent]:
+) -> AsyncIterator[AgentEvent | StreamEvent]:
     """Run ``agent`` on ``user_prompt`` (``run`` goes to ``agent.iter``), yielding events."""
     framework_started(__name__)  # before the framework makes any request
     require("pydantic_ai.capabilities", "AbstractCapability")  # the API _scoping builds on
     expect(agent, "pydantic_ai_events", "a pydantic_ai.Agent", "iter", hint=_HINT)
-    step, stepped = 0, True
+    step, stepped, held = 0, True, False
     asked: set[str] = set()  # the tool calls the last response asked for
     _nest_delegates()
     capabilities = [*(run.pop("capabilities", None) or ()), _scoping()]
@@ -100,6 +109,9 @@ async def pydantic_ai_events(
         async for node in graph:
             kind = type(node).__name__  # read by name: nothing of pydantic-ai is imported
             if kind == "ModelRequestNode":
+                if held:  # a step whose calls had no result goes on after all: it ends here
+                    yield StepBoundary(index=step)
+                    step, stepped, held = step + 1, True, False
                 retry = _output_retry(node, asked)
                 if retry is not None:  # the answer before was sent back: that step failed
                     yield retry
@@ -119,19 +131,58 @@ async def pydantic_ai_events(
                     yield done
             elif kind == "CallToolsNode":
                 called = False
+                waiting: set[Any] = set()  # calls with no result: deferred (module doc)
                 async with node.stream(graph.ctx) as tools:
                     async for happened in tools:
                         out = _tool_event(happened)
                         if out is not None:
                             called = True
-                            if isinstance(out, ToolCall) and out.id is not None:
-                                asked.add(out.id)
+                            if isinstance(out, ToolCall):
+                                waiting.add(out.id)
+                                if out.id is not None:
+                                    asked.add(out.id)
+                            elif isinstance(out, ToolResult):
+                                waiting.discard(out.tool_call_id)
                             yield out
-                if called:
+                held = bool(waiting)  # deferred calls: the run ends paused on them, in it
+                if called and not held:
                     yield StepBoundary(index=step)
                     step, stepped = step + 1, True
+        for pause in _deferred(graph.result):
+            yield pause
         if on_result is not None:
             on_result(graph.result)
+
+
+_DEFERRALS = frozenset({"CallDeferred", "ApprovalRequired"})
+"""What a tool body raises to defer its call (pydantic-ai's control flow, not a failure)."""
+
+
+def _deferred(result: Any) -> list[InterruptFinal]:
+    """A run that ended on deferred tool calls (its output a ``DeferredToolRequests``: calls
+    that need approval, ``requires_approval`` or ``ApprovalRequired``, or a result from outside,
+    ``CallDeferred``): one ``InterruptFinal`` per call waiting, its id the call's (what
+    ``DeferredToolResults`` answers), ``reason`` what it waits for, pydantic-ai's own word
+    (``approval``, ``question``, ``external``). The run ends ``interrupted``, each call cut
+    short."""
+    output: Any = getattr(result, "output", None)
+    if type(output).__name__ != "DeferredToolRequests":
+        return []
+    out = []
+    for call in [*(output.approvals or ()), *(output.calls or ())]:
+        call_id = getattr(call, "tool_call_id", None)
+        if not isinstance(call_id, str):
+            continue
+        try:
+            reason = output.kind(call_id)
+        except Exception:  # a version without kind(): approvals are listed apart
+            reason = "approval" if call in output.approvals else "external"
+        payload = {
+            "tool": getattr(call, "tool_name", None),
+            "arguments": getattr(call, "args", None),
+        }
+        out.append(InterruptFinal(interrupt_id=call_id, payload=payload, reason=str(reason)))
+    return out
 
 
 def _output_retry(node: Any, asked: set[str]) -> Error | None:
@@ -192,9 +243,15 @@ def _scoping() -> Any:
                 delegating = _DELEGATING.set(True)
                 try:
                     with scope:
-                        return await self.wrapped.call_tool(name, tool_args, ctx, tool)
+                        try:
+                            return await self.wrapped.call_tool(name, tool_args, ctx, tool)
+                        except Exception as raised:  # a deferral leaves past the scope:
+                            if type(raised).__name__ not in _DEFERRALS:  # no failure
+                                raise
+                            deferred = raised
                 finally:
                     _DELEGATING.reset(delegating)
+                raise deferred
 
         class ToolScope(AbstractCapability[Any]):
             def get_wrapper_toolset(self, toolset: Any) -> Any:

@@ -38,7 +38,11 @@ tool span while one tool runs) is current in the agent's code. Items are read by
   the provider's response in ``model_output_message.raw`` when it reports one (cache and
   reasoning tokens included, ``_raw_usage``), else smolagents' ``TokenUsage`` (input and
   output only); then a ``StepBoundary``. A step error with no tool to carry it (a model
-  output that does not parse) becomes an ``Error`` event;
+  output that does not parse) becomes an ``Error`` event. A run that reaches ``max_steps``
+  asks the model for a final answer, whose text is the run's answer; smolagents keeps that
+  step in its memory (its usage, its ``AgentMaxStepsError``) but yields the step before it
+  again: the step it kept is read instead, so the final call has its own usage, once, and
+  its step fails with ``AgentMaxStepsError``;
 * ``FinalAnswerStep`` ends the run (its output is the text when no step gave it).
 
 Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call. smolagents has no
@@ -353,6 +357,7 @@ class _Reader:
         self.final: set[str] = set()  # ids of final_answer calls
         self.answered = False  # the run's answer was given as text
         self.step = 0
+        self.last: Any = None  # the last step read (smolagents may yield it again, below)
 
     def request(self, messages: tuple[Any, ...]) -> Iterator[AgentEvent]:
         """A model request starts: its call opens (one left open first ends)."""
@@ -414,6 +419,11 @@ class _Reader:
             if item.is_final_answer:
                 yield from self._answer(item.output)
         elif kind in ("ActionStep", "PlanningStep"):
+            if item is self.last:  # yielded again: the step of max_steps reached (_limit)
+                item = self._limit()
+                if item is None:
+                    return
+            self.last = item
             yield from self._step(item)
         elif kind == "FinalAnswerStep":
             yield from self._end()
@@ -428,6 +438,21 @@ class _Reader:
         if not self.answered and output is not None:
             self.answered = True
             yield TextDelta(text=output if isinstance(output, str) else str(output))
+
+    def _limit(self) -> Any:
+        """The step that ended a run at ``max_steps``, or ``None``.
+
+        There smolagents asks the model for a final answer (``provide_final_answer``: the
+        call's text is the run's answer) and keeps that request's step in its memory (its
+        usage, its ``AgentMaxStepsError``), but yields the step before it again instead. Read
+        as a step of its own, the repeat told the step before's usage twice (on the final
+        call) and the answer again after the last step, alone in a step of its own. The step
+        smolagents kept is read instead; a repeat that is not this is passed over."""
+        memory = getattr(getattr(self.agent, "memory", None), "steps", None)
+        step = memory[-1] if isinstance(memory, list) and memory else None
+        if step is self.last or type(getattr(step, "error", None)).__name__ != _MAX_STEPS:
+            return None
+        return step
 
     def _step(self, step: Any) -> Iterator[AgentEvent]:
         if getattr(step, "model_output_message", None) is None and self.calling:
@@ -450,6 +475,8 @@ class _Reader:
                 yield ToolResult(tool_call_id=call_id, content=step.observations, name=name)
             # else: smolagents dropped this call's result when another call raised; no
             # result is known, so it stays open and ends with the step, marked incomplete
+        if type(error).__name__ == _MAX_STEPS:  # its call's text was the run's answer
+            self.answered = True
         if error is not None and failed is None:  # no call to carry it: the step's error
             # smolagents hands the model this text at its next step (its error feedback,
             # which quotes the model's output: a parsing error its whole answer): content
@@ -461,6 +488,10 @@ class _Reader:
             yield usage
         yield StepBoundary(index=self.step)
         self.step += 1
+
+
+_MAX_STEPS = "AgentMaxStepsError"
+"""The error of the step that ended a run at ``max_steps`` (``_Reader._limit``)."""
 
 
 def _failed_call(calls: dict[str, str], error: BaseException) -> str | None:
