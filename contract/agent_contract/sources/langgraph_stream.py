@@ -527,8 +527,8 @@ class _Reader:
                 kind = type(message).__name__
                 if kind == "ToolMessage":
                     yield from self._tool(message)
-                elif kind == "AIMessage" and self._ends(message):
-                    yield from self._end(message)
+                elif kind == "AIMessage" and (ending := self._ends(message)) is not None:
+                    yield from self._end(message, ending[0])
         if self.call is None and self.held:
             yield from self._flush()
 
@@ -624,14 +624,20 @@ class _Reader:
                 self.requests.requests.pop(run, None)
                 self.requests.ended.pop(run, None)
 
-    def _ends(self, message: Any) -> bool:
-        """Whether ``message`` is the open call's final message: the one its request ended
-        with (the callbacks saw it), or one with its id."""
+    def _ends(self, message: Any) -> tuple[Any] | None:
+        """``(final,)`` when ``message`` is the open call's final message: the one its request
+        ended with (the callbacks saw it: ``final``), or one with its id, which a node may have
+        made in place of the model's answer (the prebuilt agent's "need more steps" near the
+        recursion limit): ``final`` then still says what the request spent. ``None`` for another
+        message, which leaves the request's final message to the call."""
         call = self.call
         if call is None:
-            return False
-        final = self.requests.ended.pop(call.run, None) if call.run is not None else None
-        return final is message or bool(message.id and message.id == call.id)
+            return None
+        final = self.requests.ended.get(call.run) if call.run is not None else None
+        if final is not message and not (message.id and message.id == call.id):
+            return None
+        self.requests.ended.pop(call.run, None)
+        return (final,)
 
     def refused(self) -> Iterator[AgentEvent]:
         """The run failed: each request that raised before its first chunk opens its call (the
@@ -665,12 +671,12 @@ class _Reader:
         self.phase = phase
         yield _start(meta, self.requests.request(run))
 
-    def _end(self, message: Any) -> Iterator[AgentEvent]:
+    def _end(self, message: Any, spent: Any = None) -> Iterator[AgentEvent]:
         call, self.call = self.call, None
         if call is not None:
             if call.id:
                 self.told.add(call.id)
-            for event in _end(call, message):
+            for event in _end(call, message, spent):
                 if isinstance(event, ToolCall) and event.id:
                     self.asked.add(event.id)
                     self.waiting.add(event.id)
@@ -681,7 +687,8 @@ class _Reader:
         if message.id and message.id in self.told:
             return
         if self.call is not None and message.id == self.call.id:
-            yield from self._end(message)  # the streamed call's own message: it ends it
+            # the streamed call's own message (or one a node made in its place): it ends it
+            yield from self._end(message, self._final(self.call))
             return
         ended = self.requests.ended  # the request that ended with this message, if seen
         run = next((run for run, final in list(ended.items()) if final is message), None)
@@ -692,13 +699,19 @@ class _Reader:
         yield from self._end(message)
 
     def _tool(self, message: Any, orphan: bool = False) -> Iterator[AgentEvent]:
-        key = message.id or f"call:{message.tool_call_id}"
-        if key in self.told:
+        # A result is told once, whether LangGraph shows it first without an id and later with
+        # the one a parent's ``add_messages`` gave it (a handoff's ``Command.PARENT`` update)
+        # or the other way round; two results with ids of their own stay two.
+        call = f"call:{message.tool_call_id}"
+        key = message.id or call
+        if key in self.told or f"bare:{message.tool_call_id}" in self.told or (
+            not message.id and call in self.told
+        ):
             return
         if self.held and not orphan and str(message.tool_call_id) not in self.asked:
             self.results_held.setdefault(key, message)  # its call is held: told after it
             return
-        self.told.add(key)
+        self.told.update((key, call) if message.id else (call, f"bare:{message.tool_call_id}"))
         self.results = True
         self.waiting.discard(str(message.tool_call_id))
         self.requests.tasks.pop(str(message.tool_call_id), None)
@@ -918,7 +931,11 @@ def _deltas(chunk: Any, call: _Call) -> Iterator[AgentEvent]:
         slot[2].append(part.get("args") or "")
 
 
-def _end(call: _Call, message: Any) -> Iterator[AgentEvent]:
+def _end(call: _Call, message: Any, spent: Any = None) -> Iterator[AgentEvent]:
+    """The call's end: the tool calls ``message`` asks for (what the graph acts on), the usage
+    and response details of ``spent`` (the request's own final message, when the callbacks saw
+    it: a node that replaced the model's answer does not unspend its tokens), else of
+    ``message``."""
     if message is not None:
         for tool in message.tool_calls:
             arguments = json.dumps(tool.get("args") or {})
@@ -926,9 +943,13 @@ def _end(call: _Call, message: Any) -> Iterator[AgentEvent]:
     else:
         for call_id, name, parts in call.tools.values():
             yield ToolCall(id=call_id, function=FunctionCall(name or None, "".join(parts)))
-    meta = getattr(message, "response_metadata", None) or {}
+    meta = (
+        getattr(spent, "response_metadata", None)
+        or getattr(message, "response_metadata", None)
+        or {}
+    )
     model = meta.get("model_name") or meta.get("model")
-    usage = getattr(message, "usage_metadata", None)
+    usage = getattr(spent, "usage_metadata", None) or getattr(message, "usage_metadata", None)
     if usage:
         read = (usage.get("input_token_details") or {}).get("cache_read")
         made = (usage.get("input_token_details") or {}).get("cache_creation")
