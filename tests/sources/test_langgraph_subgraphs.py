@@ -594,3 +594,35 @@ async def test_a_model_answer_the_prebuilt_agent_replaces_near_the_limit_keeps_i
     assert otel_telemetry.outline() == [["invoke_agent top", [["step 0", ["chat"]]]]]
     assert tokens(otel_telemetry) == 10
     _no_incomplete(otel_telemetry)
+
+
+async def test_a_supervisor_speaking_after_its_agents_answer_starts_a_step_of_its_own(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """LangGraph's supervisor recipe: the supervisor hands off to an agent, whose answer comes
+    back to it. The supervisor's next call was in the step of the agent's answer, under the
+    agent's phase; now each agent's turn is steps of its own, each named by its phase."""
+    from langgraph.graph import END, START, MessagesState, StateGraph
+
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    team = StateGraph(MessagesState)
+    team.add_node("boss", agent("boss", [_handoff("bob")]), destinations=("bob", END))
+    team.add_node("bob", agent("bob", [lookup()]))
+    team.add_edge(START, "boss")
+    team.add_edge("bob", "boss")
+    await run_script(otel_telemetry, langgraph_events(team.compile(), QUESTION),
+                     agent_name="team")  # fmt: skip
+
+    assert otel_telemetry.outline() == [["invoke_agent team", [
+        ["step 0", ["chat", "execute_tool transfer_to_bob"]],
+        ["step 1", ["chat", "execute_tool lookup"]],
+        ["step 2", ["chat"]],
+        ["step 3", ["chat"]],
+    ]]]  # fmt: skip
+    steps = sorted((s for s in otel_telemetry.spans() if s.name.startswith("step ")),
+                   key=lambda s: s.start_time or 0)  # fmt: skip
+    assert [(s.attributes or {}).get("agent_otel.phase") for s in steps] == [
+        "boss", "bob", "bob", "boss"]  # fmt: skip
+    assert tokens(otel_telemetry) == 40
+    _no_incomplete(otel_telemetry)

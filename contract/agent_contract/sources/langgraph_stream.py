@@ -372,7 +372,7 @@ class _Reader:
 
     __slots__ = (
         "asked", "asked_by", "base", "bodies", "branch", "call", "held", "interrupts", "level",
-        "phase", "requests", "results", "results_held", "step", "told", "waiting",
+        "phase", "requests", "results", "results_held", "spoke", "step", "told", "waiting",
     )  # fmt: skip
 
     def __init__(
@@ -385,6 +385,7 @@ class _Reader:
         self.interrupts: list[Any] = []  # LangGraph's ``Interrupt``\ s the graph paused on
         self.call: _Call | None = None
         self.step, self.results = 0, False
+        self.spoke = False  # a call was told in the step
         self.told: set[str] = set()  # ids of the AI and tool messages already made events
         self.phase: str | None = None  # the node path of the graph whose model spoke last
         # Requests streaming while another streams (parallel branches, ``Send``): the contract
@@ -662,13 +663,16 @@ class _Reader:
         self.branch = branch = namespace if isinstance(namespace, tuple) else ()
         for call_id in self.asked_by.pop(branch, ()):  # speaking again, it will not get them
             self.waiting.discard(call_id)
-        if self.results and not self.waiting:
-            yield StepBoundary(index=self.step)
-            self.step, self.results = self.step + 1, False
         phase = _path(namespace)
-        if phase != self.phase and (phase or self.phase is not None):
+        moved = phase != self.phase and (phase or self.phase is not None)
+        # a step ends after tool results, or when another graph speaks (the supervisor after
+        # its agent's answer): each step is one agent's
+        if (self.results or moved and self.spoke) and not self.waiting:
+            yield StepBoundary(index=self.step)
+            self.step, self.results, self.spoke = self.step + 1, False, False
+        if moved:
             yield PhaseMarker(name=phase or "root")
-        self.phase = phase
+        self.phase, self.spoke = phase, True
         yield _start(meta, self.requests.request(run))
 
     def _end(self, message: Any, spent: Any = None) -> Iterator[AgentEvent]:
