@@ -701,6 +701,47 @@ async def test_a_llama_index_agent_workflow_handoff_keeps_each_agents_steps_and_
     assert otel_telemetry.open_spans() == []
 
 
+@pytest.mark.parametrize("traced", [False, True], ids=["awaited", "traced"])
+async def test_a_llama_index_agent_a_workflow_step_runs_is_not_the_workflows_call(
+    otel_telemetry: InMemoryTelemetry, traced: bool
+) -> None:
+    """A workflow step that runs an agent and awaits its answer: the agent's tool step scoped
+    its body in the workflow's run, an ``execute_tool`` no event told, left incomplete there;
+    now an agent the run does not stream is not its calls. Traced on its own, it nests."""
+    pytest.importorskip("llama_index.core")
+    from llama_index.core.agent.workflow import FunctionAgent
+    from llama_index.core.base.llms.types import ToolCallBlock
+    from llama_index.core.workflow import Context, StartEvent, StopEvent, Workflow, step
+
+    from agent_contract.sources.llama_index_stream import llama_index_events
+
+    from . import _fw_llama_index as fl
+
+    async def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    asks = ToolCallBlock(tool_call_id="a1", tool_name="add", tool_kwargs={"a": 1, "b": 2})
+    inner = FunctionAgent(name="adder", tools=[add], llm=fl.replies(asks, "3"))
+
+    class Outer(Workflow):
+        @step
+        async def delegate(self, ctx: Context, ev: StartEvent) -> StopEvent:
+            if traced:
+                source = llama_index_events(inner, "1+2?")
+                [_ async for _ in otel_telemetry.wrapper(agent_name="adder")(source)]
+                return StopEvent(result="3")
+            return StopEvent(result=str(await inner.run(user_msg="1+2?")))
+
+    await run_script(otel_telemetry, llama_index_events(Outer(timeout=10)), agent_name="flow")
+
+    chat = f"chat {fl.MODEL}"
+    adder = ["invoke_agent adder", [["step 0", [chat, "execute_tool add"]], ["step 1", [chat]]]]
+    flow = ["invoke_agent flow", [adder]] if traced else "invoke_agent flow"
+    assert otel_telemetry.outline() == [flow]
+    assert otel_telemetry.open_spans() == []
+
+
 async def test_smolagents_managed_agents_are_nested_runs_under_the_call_that_ran_them(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:
