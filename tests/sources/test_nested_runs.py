@@ -742,6 +742,51 @@ async def test_a_llama_index_agent_a_workflow_step_runs_is_not_the_workflows_cal
     assert otel_telemetry.open_spans() == []
 
 
+async def test_a_llama_index_tool_waiting_for_a_human_is_one_call(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """LlamaIndex's human in the loop: a tool awaits ``ctx.wait_for_event``; its step runs
+    again from the start once the answer comes, writing its ``ToolCall`` again. That was a
+    second ``execute_tool`` of the same call, the first left incomplete; now one span, from
+    the question to the result, the body's work after the answer under it."""
+    pytest.importorskip("llama_index.core")
+    from llama_index.core.agent.workflow import FunctionAgent
+    from llama_index.core.base.llms.types import ToolCallBlock
+    from llama_index.core.workflow import Context, HumanResponseEvent, InputRequiredEvent
+
+    from agent_contract.sources.llama_index_stream import llama_index_events
+
+    from . import _fw_llama_index as fl
+
+    tracer = otel_telemetry.tracer_provider.get_tracer("app")
+
+    async def approve(ctx: Context, q: str) -> str:
+        """Ask a human."""
+        asked = InputRequiredEvent(prefix=q)
+        answer = await ctx.wait_for_event(HumanResponseEvent, waiter_id="q", waiter_event=asked)
+        with tracer.start_as_current_span("human answered"):
+            return f"human said {answer.response}"
+
+    approve.__annotations__["ctx"] = Context  # (this module's annotations are strings)
+    asks = ToolCallBlock(tool_call_id="p1", tool_name="approve", tool_kwargs={"q": "ok?"})
+    bot = FunctionAgent(name="bot", tools=[approve], llm=fl.replies(asks, "done"))
+    handlers: list[Any] = []
+
+    def answer(event: Any) -> None:
+        if type(event).__name__ == "InputRequiredEvent":
+            handlers[0].ctx.send_event(HumanResponseEvent(response="yes"))
+
+    source = llama_index_events(bot, "hi", on_handler=handlers.append, sink=answer)
+    await run_script(otel_telemetry, source, agent_name="bot")
+
+    chat = f"chat {fl.MODEL}"
+    assert otel_telemetry.outline() == [["invoke_agent bot", [
+        ["step 0", [chat, ["execute_tool approve", ["human answered"]]]], ["step 1", [chat]],
+    ]]]  # fmt: skip
+    assert not [s.name for s in otel_telemetry.spans()
+                if (s.attributes or {}).get("agent_otel.incomplete")]  # fmt: skip
+
+
 async def test_smolagents_managed_agents_are_nested_runs_under_the_call_that_ran_them(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:

@@ -13,7 +13,9 @@ reads its stream by class name (nothing of LlamaIndex is imported here):
   finish reason from the provider's payload);
 * ``ToolCall`` / ``ToolCallResult``: a tool starts / returns (``tool_output.is_error``: an
   error result; LlamaIndex catches a tool's exception and reports it this way, keeping it as
-  ``exception``; a name the agent lacks is its fixed text, ``tool_not_found``).
+  ``exception``; a name the agent lacks is its fixed text, ``tool_not_found``). A tool that
+  awaits ``ctx.wait_for_event`` (a human's answer) has its step run again from the start when
+  the event comes, writing its ``ToolCall`` again: told once, its span lasting the wait.
 
 **Usage.** LlamaIndex's agent events carry no token counts: only each provider's own payload,
 as ``raw`` on ``AgentStream`` (a stream chunk) and ``AgentOutput`` (the response, or the last
@@ -241,6 +243,10 @@ class _Reader:
         self.current: str | None = None  # the answering agent's name
         self.results = False  # tool results since the last call: the next call is a new step
         self.step = 0
+        # The tool calls told whose result has not come: a step that waited for an event
+        # (``ctx.wait_for_event``, a human's answer) runs again from its start and writes its
+        # ``ToolCall`` again; it is the same call.
+        self.running: set[Any] = set()
 
     def feed(self, event: Any) -> Iterator[AgentEvent]:
         kind = type(event).__name__
@@ -261,10 +267,14 @@ class _Reader:
             self.last_output = event
             yield from self._end(event.raw)
         elif kind == "ToolCall":
+            if event.tool_id and event.tool_id in self.running:
+                return
+            self.running.add(event.tool_id)
             arguments = json.dumps(event.tool_kwargs or {}, default=str)
             yield ToolCall(id=event.tool_id, function=FunctionCall(event.tool_name, arguments))
         elif kind == "ToolCallResult":
             self.results = True
+            self.running.discard(event.tool_id)
             output = event.tool_output
             call_id, content = str(event.tool_id), getattr(output, "content", output)
             if getattr(output, "is_error", False) is True:
