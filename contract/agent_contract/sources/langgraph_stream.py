@@ -37,7 +37,8 @@ thread of its own (a sync tool, ``asyncio.to_thread``), so that tool nests in it
 Requests streaming at the same time (parallel branches, ``Send`` fan-out) interleave their
 chunks; the contract tells one call at a time, so the first streams live and each other is
 held (its chunks, and results of the tools it asked for) until the live one ends, then told
-in the order they started. A call whose request ended (``on_llm_end``) before its node's
+in the order they started; a request ends once it has ended and every chunk it streamed is
+read (a sync node's, on a thread, may end before the reader reads its chunks). A call whose request ended (``on_llm_end``) before its node's
 update names its message ends with that request's final message (its usage, tool calls and
 finish reason), so a node keeping the answer out of ``messages`` loses nothing. A call still
 open when the stream ends is closed with what its chunks assembled. The
@@ -99,11 +100,12 @@ _PARAMS = {"ls_temperature": "temperature", "ls_max_tokens": "max_tokens", "ls_s
 class _Call:
     """The LLM call a model node is streaming: its request, id and tool-call chunks by index."""
 
-    __slots__ = ("id", "run", "tools")
+    __slots__ = ("id", "read", "run", "tools")
 
     def __init__(self, message_id: str | None, run: Any = None) -> None:
         self.id = message_id
         self.run = run  # LangChain's run_id of the request, when the callbacks saw it
+        self.read = 0  # its chunks read so far
         self.tools: dict[int, list[Any]] = {}  # index -> [id, name, args parts]
 
 
@@ -151,6 +153,7 @@ class _Requests:
         self.requests: dict[Any, Any] = {}  # run_id -> its messages, while it is announced
         self.owners: dict[int, Any] = {}  # id(chunk message) -> run_id
         self.ended: dict[Any, Any] = {}  # run_id -> the final message (kept until its update)
+        self.sent: dict[Any, int] = {}  # run_id -> its chunks the model streamed so far
         self.failed: list[Any] = []  # run_ids whose request raised, in order
 
     def on_chat_model_start(self, serialized: Any, messages: Any, *, run_id: Any,
@@ -198,6 +201,7 @@ class _Requests:
         message = getattr(chunk, "message", None)
         if message is not None:
             self.owners[id(message)] = run_id
+            self.sent[run_id] = self.sent.get(run_id, 0) + 1
 
     def on_llm_end(self, response: Any, *, run_id: Any, **kwargs: Any) -> None:
         self.started.pop(run_id, None)  # it ended: its call opens from its messages
@@ -568,9 +572,14 @@ class _Reader:
         yield from _deltas(message, call)
 
     def _in_flight(self, call: _Call) -> bool:
-        """Whether ``call``'s request is still streaming: the callbacks saw it start and not
-        end (a request they did not see is taken as done when another's chunk comes)."""
-        return call.run is not None and call.run not in self.requests.ended
+        """Whether ``call``'s request is still streaming to the reader: the callbacks saw it
+        start, and not end or not all its chunks are read yet (a node on a thread of its own
+        may finish its request before the reader reads its chunks); a request they did not see
+        is taken as done when another's chunk comes."""
+        run = call.run
+        return run is not None and (
+            run not in self.requests.ended or call.read < self.requests.sent.get(run, 0)
+        )
 
     def _flush(self) -> Iterator[AgentEvent]:
         """Tell the requests held while another streamed, in the order they started: each
@@ -588,8 +597,8 @@ class _Reader:
             for chunk in held.chunks:
                 call.id = call.id or chunk.id
                 yield from _deltas(chunk, call)
-            if held.run is not None and held.run in self.requests.ended:
-                yield from self._end(self.requests.ended.pop(held.run))
+            if held.run is not None and not self._in_flight(call):
+                yield from self._end(self.requests.ended.pop(held.run, None))
         ready = [k for k, r in self.results_held.items() if str(r.tool_call_id) in self.asked]
         for key in ready:
             yield from self._tool(self.results_held.pop(key))
@@ -624,6 +633,7 @@ class _Reader:
                 self.requests.started.pop(run, None)
                 self.requests.requests.pop(run, None)
                 self.requests.ended.pop(run, None)
+                self.requests.sent.pop(run, None)
 
     def _ends(self, message: Any) -> tuple[Any] | None:
         """``(final,)`` when ``message`` is the open call's final message: the one its request
@@ -678,6 +688,7 @@ class _Reader:
     def _end(self, message: Any, spent: Any = None) -> Iterator[AgentEvent]:
         call, self.call = self.call, None
         if call is not None:
+            self.requests.sent.pop(call.run, None)
             if call.id:
                 self.told.add(call.id)
             for event in _end(call, message, spent):
@@ -909,6 +920,7 @@ def _start(meta: Any, messages: tuple[Any, ...] | None) -> LLMCallStart:
 
 
 def _deltas(chunk: Any, call: _Call) -> Iterator[AgentEvent]:
+    call.read += 1
     content = chunk.content
     if isinstance(content, str):
         if content:
