@@ -158,15 +158,15 @@ async def test_send_fan_out_gives_each_request_its_chat_span_and_tokens(
     assert otel_telemetry.open_spans() == []
 
 
-
 async def test_sync_nodes_whose_requests_end_before_the_reader_reads_them_keep_one_span_each(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:
     """``Send`` fan-out to a sync node (LangGraph runs it on its executor's threads): each
-    request may end before the reader has read its chunks, interleaved with the others'. An ended request was taken as done
-    at the next request's chunk, so its chunks still to come opened a chat span of their own,
-    with no tokens (four spans for three calls, now and then); now a request is done once its
-    chunks are read. The sink holds the reader, at the first chunk, until every request ended."""
+    request may end before the reader has read its chunks, interleaved with the others'. An
+    ended request was taken as done at the next request's chunk, so its chunks still to come
+    opened a chat span of their own, with no tokens (four spans for three calls, now and then);
+    now a request is done once its chunks are read. The sink holds the reader, at the first
+    chunk, until every request ended."""
     import threading
 
     from langchain_core.language_models.fake_chat_models import GenericFakeChatModel

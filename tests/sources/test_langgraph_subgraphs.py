@@ -575,7 +575,6 @@ async def test_a_swarm_handoff_to_the_parent_graph_tells_its_tool_once(
     _no_incomplete(otel_telemetry)
 
 
-
 @pytest.mark.parametrize("nested", [False, True], ids=["agent", "sub-graph"])
 async def test_a_model_answer_the_prebuilt_agent_replaces_near_the_limit_keeps_its_tokens(
     otel_telemetry: InMemoryTelemetry, nested: bool

@@ -38,7 +38,8 @@ Requests streaming at the same time (parallel branches, ``Send`` fan-out) interl
 chunks; the contract tells one call at a time, so the first streams live and each other is
 held (its chunks, and results of the tools it asked for) until the live one ends, then told
 in the order they started; a request ends once it has ended and every chunk it streamed is
-read (a sync node's, on a thread, may end before the reader reads its chunks). A call whose request ended (``on_llm_end``) before its node's
+read (a sync node's, on a thread, may end before the reader reads its chunks). A call whose
+request ended (``on_llm_end``) before its node's
 update names its message ends with that request's final message (its usage, tool calls and
 finish reason), so a node keeping the answer out of ``messages`` loses nothing. A call still
 open when the stream ends is closed with what its chunks assembled. The
@@ -677,7 +678,7 @@ class _Reader:
         moved = phase != self.phase and (phase or self.phase is not None)
         # a step ends after tool results, or when another graph speaks (the supervisor after
         # its agent's answer): each step is one agent's
-        if (self.results or moved and self.spoke) and not self.waiting:
+        if (self.results or (moved and self.spoke)) and not self.waiting:
             yield StepBoundary(index=self.step)
             self.step, self.results, self.spoke = self.step + 1, False, False
         if moved:
@@ -719,8 +720,10 @@ class _Reader:
         # or the other way round; two results with ids of their own stay two.
         call = f"call:{message.tool_call_id}"
         key = message.id or call
-        if key in self.told or f"bare:{message.tool_call_id}" in self.told or (
-            not message.id and call in self.told
+        if (
+            key in self.told
+            or f"bare:{message.tool_call_id}" in self.told
+            or (not message.id and call in self.told)
         ):
             return
         if self.held and not orphan and str(message.tool_call_id) not in self.asked:
