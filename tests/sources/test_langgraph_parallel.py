@@ -158,6 +158,67 @@ async def test_send_fan_out_gives_each_request_its_chat_span_and_tokens(
     assert otel_telemetry.open_spans() == []
 
 
+async def test_sync_nodes_whose_requests_end_before_the_reader_reads_them_keep_one_span_each(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """``Send`` fan-out to a sync node (LangGraph runs it on its executor's threads): each
+    request may end before the reader has read its chunks, interleaved with the others'. An
+    ended request was taken as done at the next request's chunk, so its chunks still to come
+    opened a chat span of their own, with no tokens (four spans for three calls, now and then);
+    now a request is done once its chunks are read. The sink holds the reader, at the first
+    chunk, until every request ended."""
+    import threading
+
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessageChunk
+    from langchain_core.outputs import ChatGenerationChunk
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import Send
+
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    class Sync(GenericFakeChatModel):
+        def _stream(self, messages: Any, *args: Any, **kw: Any) -> Any:
+            topic = messages[0].content
+            yield ChatGenerationChunk(message=AIMessageChunk(content=f"{topic}:one "))
+            between.wait(2)  # the requests' chunks interleave
+            last = AIMessageChunk(content=f"{topic}:two", usage_metadata=USAGE,  # type: ignore[arg-type]
+                                  chunk_position="last")  # fmt: skip
+            yield ChatGenerationChunk(message=last)
+
+    class State(TypedDict):
+        topics: list[str]
+        out: Annotated[list[str], operator.add]
+
+    topics, lock, ended = ["x", "y", "z"], threading.Lock(), threading.Event()
+    between = threading.Barrier(len(topics))
+    answered: list[str] = []
+
+    def work(state: dict[str, str]) -> dict[str, list[str]]:
+        answer = Sync(messages=iter(())).invoke(state["topic"])
+        with lock:
+            answered.append(state["topic"])
+            if len(answered) == len(topics):
+                ended.set()
+        return {"out": [str(answer.content)]}
+
+    graph = StateGraph(State)
+    graph.add_node("work", work)
+    graph.add_conditional_edges(
+        START, lambda state: [Send("work", {"topic": t}) for t in state["topics"]], ["work"]
+    )
+    graph.add_edge("work", END)
+    source = langgraph_events(graph.compile(), {"topics": topics}, stream_mode="messages",
+                              sink=lambda item: ended.wait(2))  # fmt: skip
+    events = await run_script(otel_telemetry, source, agent_name="fan", capture_content=True)
+
+    expected = ["x:one x:two", "y:one y:two", "z:one z:two"]
+    assert sorted(_each_call_told_whole(events)) == expected
+    assert otel_telemetry.outline() == [["invoke_agent fan", [["step 0", ["chat"] * 3]]]]
+    assert tokens(otel_telemetry) == 30
+    assert otel_telemetry.open_spans() == []
+
+
 async def test_sub_agents_run_side_by_side_keep_their_calls_tools_and_tokens(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:

@@ -522,3 +522,106 @@ def _shape(item: Any) -> Any:
         return tuple(part if isinstance(part, str) else len(part) if isinstance(part, tuple)
                      else _shape(part) for part in item)  # fmt: skip
     return "message" if hasattr(item, "content") else type(item).__name__
+
+
+def _handoff(to: str) -> Any:
+    """A swarm's handoff tool, as LangGraph's docs write it: a ``Command`` to the parent graph
+    going to agent ``to``, with the conversation and the tool's own answer."""
+    from typing import Annotated
+
+    from langchain_core.messages import ToolMessage
+    from langchain_core.tools import InjectedToolCallId, tool
+    from langgraph.prebuilt import InjectedState
+    from langgraph.types import Command
+
+    def handoff(state: Any, tool_call_id: str) -> Any:
+        answer = ToolMessage(f"transferred to {to}", name=f"transfer_to_{to}",
+                             tool_call_id=tool_call_id)  # fmt: skip
+        update = {"messages": [*state["messages"], answer]}
+        return Command(goto=to, graph=Command.PARENT, update=update)
+
+    # the injected arguments, as objects (this module's annotations are strings)
+    handoff.__annotations__ = {
+        "state": Annotated[dict, InjectedState],
+        "tool_call_id": Annotated[str, InjectedToolCallId],
+        "return": Command,
+    }
+    return tool(f"transfer_to_{to}", description=f"Hand the conversation to {to}.")(handoff)
+
+
+async def test_a_swarm_handoff_to_the_parent_graph_tells_its_tool_once(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A handoff's answer reaches the parent without an id, then comes back in the next
+    agent's final state with the one the parent's ``add_messages`` gave it: it was told twice,
+    a second ``execute_tool`` of the handoff left incomplete in the last step; now once."""
+    from langgraph.graph import START, MessagesState, StateGraph
+
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    swarm = StateGraph(MessagesState)
+    swarm.add_node("alice", agent("alice", [_handoff("bob")]), destinations=("bob",))
+    swarm.add_node("bob", agent("bob", [lookup()]))
+    swarm.add_edge(START, "alice")
+    await run_script(otel_telemetry, langgraph_events(swarm.compile(), QUESTION),
+                     agent_name="swarm")  # fmt: skip
+
+    assert otel_telemetry.outline() == [["invoke_agent swarm", [
+        ["step 0", ["chat", "execute_tool transfer_to_bob"]],
+        ["step 1", ["chat", "execute_tool lookup"]],
+        ["step 2", ["chat"]],
+    ]]]  # fmt: skip
+    assert tokens(otel_telemetry) == 30
+    _no_incomplete(otel_telemetry)
+
+
+@pytest.mark.parametrize("nested", [False, True], ids=["agent", "sub-graph"])
+async def test_a_model_answer_the_prebuilt_agent_replaces_near_the_limit_keeps_its_tokens(
+    otel_telemetry: InMemoryTelemetry, nested: bool
+) -> None:
+    """Near ``recursion_limit`` the prebuilt agent puts "need more steps" (no usage, no tool
+    calls) in place of the model's answer, under its id: the call ended with that message and
+    its chat span lost the tokens the request spent; now they are the request's own, and the
+    tool the graph never ran is not told."""
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    graph = agent("sub", [lookup()])
+    graph = around("worker", graph) if nested else graph
+    source = langgraph_events(graph, QUESTION, {"recursion_limit": 2})
+    await run_script(otel_telemetry, source, agent_name="top")
+
+    assert otel_telemetry.outline() == [["invoke_agent top", [["step 0", ["chat"]]]]]
+    assert tokens(otel_telemetry) == 10
+    _no_incomplete(otel_telemetry)
+
+
+async def test_a_supervisor_speaking_after_its_agents_answer_starts_a_step_of_its_own(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """LangGraph's supervisor recipe: the supervisor hands off to an agent, whose answer comes
+    back to it. The supervisor's next call was in the step of the agent's answer, under the
+    agent's phase; now each agent's turn is steps of its own, each named by its phase."""
+    from langgraph.graph import END, START, MessagesState, StateGraph
+
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    team = StateGraph(MessagesState)
+    team.add_node("boss", agent("boss", [_handoff("bob")]), destinations=("bob", END))
+    team.add_node("bob", agent("bob", [lookup()]))
+    team.add_edge(START, "boss")
+    team.add_edge("bob", "boss")
+    await run_script(otel_telemetry, langgraph_events(team.compile(), QUESTION),
+                     agent_name="team")  # fmt: skip
+
+    assert otel_telemetry.outline() == [["invoke_agent team", [
+        ["step 0", ["chat", "execute_tool transfer_to_bob"]],
+        ["step 1", ["chat", "execute_tool lookup"]],
+        ["step 2", ["chat"]],
+        ["step 3", ["chat"]],
+    ]]]  # fmt: skip
+    steps = sorted((s for s in otel_telemetry.spans() if s.name.startswith("step ")),
+                   key=lambda s: s.start_time or 0)  # fmt: skip
+    assert [(s.attributes or {}).get("agent_otel.phase") for s in steps] == [
+        "boss", "bob", "bob", "boss"]  # fmt: skip
+    assert tokens(otel_telemetry) == 40
+    _no_incomplete(otel_telemetry)

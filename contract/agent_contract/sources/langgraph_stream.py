@@ -37,7 +37,9 @@ thread of its own (a sync tool, ``asyncio.to_thread``), so that tool nests in it
 Requests streaming at the same time (parallel branches, ``Send`` fan-out) interleave their
 chunks; the contract tells one call at a time, so the first streams live and each other is
 held (its chunks, and results of the tools it asked for) until the live one ends, then told
-in the order they started. A call whose request ended (``on_llm_end``) before its node's
+in the order they started; a request ends once it has ended and every chunk it streamed is
+read (a sync node's, on a thread, may end before the reader reads its chunks). A call whose
+request ended (``on_llm_end``) before its node's
 update names its message ends with that request's final message (its usage, tool calls and
 finish reason), so a node keeping the answer out of ``messages`` loses nothing. A call still
 open when the stream ends is closed with what its chunks assembled. The
@@ -99,11 +101,12 @@ _PARAMS = {"ls_temperature": "temperature", "ls_max_tokens": "max_tokens", "ls_s
 class _Call:
     """The LLM call a model node is streaming: its request, id and tool-call chunks by index."""
 
-    __slots__ = ("id", "run", "tools")
+    __slots__ = ("id", "read", "run", "tools")
 
     def __init__(self, message_id: str | None, run: Any = None) -> None:
         self.id = message_id
         self.run = run  # LangChain's run_id of the request, when the callbacks saw it
+        self.read = 0  # its chunks read so far
         self.tools: dict[int, list[Any]] = {}  # index -> [id, name, args parts]
 
 
@@ -151,6 +154,7 @@ class _Requests:
         self.requests: dict[Any, Any] = {}  # run_id -> its messages, while it is announced
         self.owners: dict[int, Any] = {}  # id(chunk message) -> run_id
         self.ended: dict[Any, Any] = {}  # run_id -> the final message (kept until its update)
+        self.sent: dict[Any, int] = {}  # run_id -> its chunks the model streamed so far
         self.failed: list[Any] = []  # run_ids whose request raised, in order
 
     def on_chat_model_start(self, serialized: Any, messages: Any, *, run_id: Any,
@@ -198,6 +202,7 @@ class _Requests:
         message = getattr(chunk, "message", None)
         if message is not None:
             self.owners[id(message)] = run_id
+            self.sent[run_id] = self.sent.get(run_id, 0) + 1
 
     def on_llm_end(self, response: Any, *, run_id: Any, **kwargs: Any) -> None:
         self.started.pop(run_id, None)  # it ended: its call opens from its messages
@@ -372,7 +377,7 @@ class _Reader:
 
     __slots__ = (
         "asked", "asked_by", "base", "bodies", "branch", "call", "held", "interrupts", "level",
-        "phase", "requests", "results", "results_held", "step", "told", "waiting",
+        "phase", "requests", "results", "results_held", "spoke", "step", "told", "waiting",
     )  # fmt: skip
 
     def __init__(
@@ -385,6 +390,7 @@ class _Reader:
         self.interrupts: list[Any] = []  # LangGraph's ``Interrupt``\ s the graph paused on
         self.call: _Call | None = None
         self.step, self.results = 0, False
+        self.spoke = False  # a call was told in the step
         self.told: set[str] = set()  # ids of the AI and tool messages already made events
         self.phase: str | None = None  # the node path of the graph whose model spoke last
         # Requests streaming while another streams (parallel branches, ``Send``): the contract
@@ -527,8 +533,8 @@ class _Reader:
                 kind = type(message).__name__
                 if kind == "ToolMessage":
                     yield from self._tool(message)
-                elif kind == "AIMessage" and self._ends(message):
-                    yield from self._end(message)
+                elif kind == "AIMessage" and (ending := self._ends(message)) is not None:
+                    yield from self._end(message, ending[0])
         if self.call is None and self.held:
             yield from self._flush()
 
@@ -567,9 +573,14 @@ class _Reader:
         yield from _deltas(message, call)
 
     def _in_flight(self, call: _Call) -> bool:
-        """Whether ``call``'s request is still streaming: the callbacks saw it start and not
-        end (a request they did not see is taken as done when another's chunk comes)."""
-        return call.run is not None and call.run not in self.requests.ended
+        """Whether ``call``'s request is still streaming to the reader: the callbacks saw it
+        start, and not end or not all its chunks are read yet (a node on a thread of its own
+        may finish its request before the reader reads its chunks); a request they did not see
+        is taken as done when another's chunk comes."""
+        run = call.run
+        return run is not None and (
+            run not in self.requests.ended or call.read < self.requests.sent.get(run, 0)
+        )
 
     def _flush(self) -> Iterator[AgentEvent]:
         """Tell the requests held while another streamed, in the order they started: each
@@ -587,8 +598,8 @@ class _Reader:
             for chunk in held.chunks:
                 call.id = call.id or chunk.id
                 yield from _deltas(chunk, call)
-            if held.run is not None and held.run in self.requests.ended:
-                yield from self._end(self.requests.ended.pop(held.run))
+            if held.run is not None and not self._in_flight(call):
+                yield from self._end(self.requests.ended.pop(held.run, None))
         ready = [k for k, r in self.results_held.items() if str(r.tool_call_id) in self.asked]
         for key in ready:
             yield from self._tool(self.results_held.pop(key))
@@ -623,15 +634,22 @@ class _Reader:
                 self.requests.started.pop(run, None)
                 self.requests.requests.pop(run, None)
                 self.requests.ended.pop(run, None)
+                self.requests.sent.pop(run, None)
 
-    def _ends(self, message: Any) -> bool:
-        """Whether ``message`` is the open call's final message: the one its request ended
-        with (the callbacks saw it), or one with its id."""
+    def _ends(self, message: Any) -> tuple[Any] | None:
+        """``(final,)`` when ``message`` is the open call's final message: the one its request
+        ended with (the callbacks saw it: ``final``), or one with its id, which a node may have
+        made in place of the model's answer (the prebuilt agent's "need more steps" near the
+        recursion limit): ``final`` then still says what the request spent. ``None`` for another
+        message, which leaves the request's final message to the call."""
         call = self.call
         if call is None:
-            return False
-        final = self.requests.ended.pop(call.run, None) if call.run is not None else None
-        return final is message or bool(message.id and message.id == call.id)
+            return None
+        final = self.requests.ended.get(call.run) if call.run is not None else None
+        if final is not message and not (message.id and message.id == call.id):
+            return None
+        self.requests.ended.pop(call.run, None)
+        return (final,)
 
     def refused(self) -> Iterator[AgentEvent]:
         """The run failed: each request that raised before its first chunk opens its call (the
@@ -656,21 +674,25 @@ class _Reader:
         self.branch = branch = namespace if isinstance(namespace, tuple) else ()
         for call_id in self.asked_by.pop(branch, ()):  # speaking again, it will not get them
             self.waiting.discard(call_id)
-        if self.results and not self.waiting:
-            yield StepBoundary(index=self.step)
-            self.step, self.results = self.step + 1, False
         phase = _path(namespace)
-        if phase != self.phase and (phase or self.phase is not None):
+        moved = phase != self.phase and (phase or self.phase is not None)
+        # a step ends after tool results, or when another graph speaks (the supervisor after
+        # its agent's answer): each step is one agent's
+        if (self.results or (moved and self.spoke)) and not self.waiting:
+            yield StepBoundary(index=self.step)
+            self.step, self.results, self.spoke = self.step + 1, False, False
+        if moved:
             yield PhaseMarker(name=phase or "root")
-        self.phase = phase
+        self.phase, self.spoke = phase, True
         yield _start(meta, self.requests.request(run))
 
-    def _end(self, message: Any) -> Iterator[AgentEvent]:
+    def _end(self, message: Any, spent: Any = None) -> Iterator[AgentEvent]:
         call, self.call = self.call, None
         if call is not None:
+            self.requests.sent.pop(call.run, None)
             if call.id:
                 self.told.add(call.id)
-            for event in _end(call, message):
+            for event in _end(call, message, spent):
                 if isinstance(event, ToolCall) and event.id:
                     self.asked.add(event.id)
                     self.waiting.add(event.id)
@@ -681,7 +703,8 @@ class _Reader:
         if message.id and message.id in self.told:
             return
         if self.call is not None and message.id == self.call.id:
-            yield from self._end(message)  # the streamed call's own message: it ends it
+            # the streamed call's own message (or one a node made in its place): it ends it
+            yield from self._end(message, self._final(self.call))
             return
         ended = self.requests.ended  # the request that ended with this message, if seen
         run = next((run for run, final in list(ended.items()) if final is message), None)
@@ -692,13 +715,21 @@ class _Reader:
         yield from self._end(message)
 
     def _tool(self, message: Any, orphan: bool = False) -> Iterator[AgentEvent]:
-        key = message.id or f"call:{message.tool_call_id}"
-        if key in self.told:
+        # A result is told once, whether LangGraph shows it first without an id and later with
+        # the one a parent's ``add_messages`` gave it (a handoff's ``Command.PARENT`` update)
+        # or the other way round; two results with ids of their own stay two.
+        call = f"call:{message.tool_call_id}"
+        key = message.id or call
+        if (
+            key in self.told
+            or f"bare:{message.tool_call_id}" in self.told
+            or (not message.id and call in self.told)
+        ):
             return
         if self.held and not orphan and str(message.tool_call_id) not in self.asked:
             self.results_held.setdefault(key, message)  # its call is held: told after it
             return
-        self.told.add(key)
+        self.told.update((key, call) if message.id else (call, f"bare:{message.tool_call_id}"))
         self.results = True
         self.waiting.discard(str(message.tool_call_id))
         self.requests.tasks.pop(str(message.tool_call_id), None)
@@ -892,6 +923,7 @@ def _start(meta: Any, messages: tuple[Any, ...] | None) -> LLMCallStart:
 
 
 def _deltas(chunk: Any, call: _Call) -> Iterator[AgentEvent]:
+    call.read += 1
     content = chunk.content
     if isinstance(content, str):
         if content:
@@ -918,7 +950,11 @@ def _deltas(chunk: Any, call: _Call) -> Iterator[AgentEvent]:
         slot[2].append(part.get("args") or "")
 
 
-def _end(call: _Call, message: Any) -> Iterator[AgentEvent]:
+def _end(call: _Call, message: Any, spent: Any = None) -> Iterator[AgentEvent]:
+    """The call's end: the tool calls ``message`` asks for (what the graph acts on), the usage
+    and response details of ``spent`` (the request's own final message, when the callbacks saw
+    it: a node that replaced the model's answer does not unspend its tokens), else of
+    ``message``."""
     if message is not None:
         for tool in message.tool_calls:
             arguments = json.dumps(tool.get("args") or {})
@@ -926,9 +962,13 @@ def _end(call: _Call, message: Any) -> Iterator[AgentEvent]:
     else:
         for call_id, name, parts in call.tools.values():
             yield ToolCall(id=call_id, function=FunctionCall(name or None, "".join(parts)))
-    meta = getattr(message, "response_metadata", None) or {}
+    meta = (
+        getattr(spent, "response_metadata", None)
+        or getattr(message, "response_metadata", None)
+        or {}
+    )
     model = meta.get("model_name") or meta.get("model")
-    usage = getattr(message, "usage_metadata", None)
+    usage = getattr(spent, "usage_metadata", None) or getattr(message, "usage_metadata", None)
     if usage:
         read = (usage.get("input_token_details") or {}).get("cache_read")
         made = (usage.get("input_token_details") or {}).get("cache_creation")

@@ -13,7 +13,9 @@ reads its stream by class name (nothing of LlamaIndex is imported here):
   finish reason from the provider's payload);
 * ``ToolCall`` / ``ToolCallResult``: a tool starts / returns (``tool_output.is_error``: an
   error result; LlamaIndex catches a tool's exception and reports it this way, keeping it as
-  ``exception``; a name the agent lacks is its fixed text, ``tool_not_found``).
+  ``exception``; a name the agent lacks is its fixed text, ``tool_not_found``). A tool that
+  awaits ``ctx.wait_for_event`` (a human's answer) has its step run again from the start when
+  the event comes, writing its ``ToolCall`` again: told once, its span lasting the wait.
 
 **Usage.** LlamaIndex's agent events carry no token counts: only each provider's own payload,
 as ``raw`` on ``AgentStream`` (a stream chunk) and ``AgentOutput`` (the response, or the last
@@ -36,7 +38,10 @@ through LlamaIndex's own seam: its instrumentation dispatcher opens a span aroun
 workflow step, in the step's own task, with the step's input event. A span handler on the
 root dispatcher (added once; outside a traced run it does nothing) enters the scope when a
 step starts on a ``ToolCall`` event (its ``tool_id`` and ``tool_name``) and leaves it when
-that step ends, so the tool body, and a sub-agent run inside it, nest under its span.
+that step ends, so the tool body, and a sub-agent run inside it, nest under its span. Only
+the tool steps of a workflow a run streams are scoped: an agent a workflow step runs and
+awaits is not the run's (its calls are not in the stream); traced with its own
+``llama_index_events``, it is a run nested where it runs.
 
 **MCP tools.** A tool ``McpToolSpec`` made (``llama-index-tools-mcp``: its body calls its
 client's ``call_tool``) is scoped with its server (``McpServer``: what the client knows of it;
@@ -112,9 +117,11 @@ async def llama_index_events(
     _install_scopes()
     # the workflow's tasks, made in ``run``, copy the context: the servers go with them only
     token = _SERVERS.set(_mcp_servers(agent))
+    own = _STREAMED.set((*_STREAMED.get(), agent))
     try:
         handler = agent.run(user_msg=user_msg, **run)
     finally:
+        _STREAMED.reset(own)
         _SERVERS.reset(token)
     if on_handler is not None:
         on_handler(handler)
@@ -142,7 +149,19 @@ _SERVERS: contextvars.ContextVar[dict[str, McpServer] | None] = contextvars.Cont
     "agent_contract_llama_index_mcp", default=None
 )
 """The MCP servers of the run's tools, by tool name (what its workflow's tasks see)."""
+_STREAMED: contextvars.ContextVar[tuple[Any, ...]] = contextvars.ContextVar(
+    "agent_contract_llama_index_streamed", default=()
+)
+"""The workflows streamed through ``llama_index_events`` that a context runs in: a tool step
+of another (an agent a workflow step runs and awaits) is not one of the run's calls."""
 _MCP_TOOL = "McpToolSpec._create_tool_fn.<locals>.async_tool_fn"
+
+
+def _streamed(context: Any) -> bool:
+    """Whether the workflow a step's ``Context`` belongs to is one a run streams: ``False``
+    only when LlamaIndex names it (``llama-index-workflows`` 2.x) and it is another."""
+    workflow = getattr(getattr(context, "_face", None), "_workflow", None)
+    return workflow is None or any(workflow is one for one in _STREAMED.get())
 
 
 def _mcp_servers(agent: Any) -> dict[str, McpServer]:
@@ -188,8 +207,9 @@ def _install_scopes() -> None:
 
     class ToolScopes(BaseSpanHandler[Any]):
         def new_span(self, id_: str, bound_args: Any, *args: Any, **kwargs: Any) -> Any:
-            for value in bound_args.arguments.values():
-                if type(value).__name__ == "ToolCall":
+            arguments = bound_args.arguments
+            for value in arguments.values():
+                if type(value).__name__ == "ToolCall" and _streamed(arguments.get("ctx")):
                     name = value.tool_name
                     mcp = (_SERVERS.get() or {}).get(name) if isinstance(name, str) else None
                     scopes.enter(id_, getattr(value, "tool_id", None), name, mcp=mcp)
@@ -223,6 +243,10 @@ class _Reader:
         self.current: str | None = None  # the answering agent's name
         self.results = False  # tool results since the last call: the next call is a new step
         self.step = 0
+        # The tool calls told whose result has not come: a step that waited for an event
+        # (``ctx.wait_for_event``, a human's answer) runs again from its start and writes its
+        # ``ToolCall`` again; it is the same call.
+        self.running: set[Any] = set()
 
     def feed(self, event: Any) -> Iterator[AgentEvent]:
         kind = type(event).__name__
@@ -243,10 +267,14 @@ class _Reader:
             self.last_output = event
             yield from self._end(event.raw)
         elif kind == "ToolCall":
+            if event.tool_id and event.tool_id in self.running:
+                return
+            self.running.add(event.tool_id)
             arguments = json.dumps(event.tool_kwargs or {}, default=str)
             yield ToolCall(id=event.tool_id, function=FunctionCall(event.tool_name, arguments))
         elif kind == "ToolCallResult":
             self.results = True
+            self.running.discard(event.tool_id)
             output = event.tool_output
             call_id, content = str(event.tool_id), getattr(output, "content", output)
             if getattr(output, "is_error", False) is True:
