@@ -39,9 +39,12 @@ class Refused(RuntimeError):
     """What the model raises for a request it refuses before any output (``refuse``)."""
 
 
-def _model(turns: list[list[Any]], *, fail: bool = False, refuse: bool = False) -> Any:
+def _model(
+    turns: list[list[Any]], *, fail: bool = False, refuse: bool = False, barrier: Any = None
+) -> Any:
     """A model answering call ``i`` with ``turns[i]``: parts, streamed then aggregated
-    (``refuse``: call 2 raises before any)."""
+    (``refuse``: call 2 raises before any; ``barrier``: an ``asyncio.Barrier`` each call waits
+    at after its first part, so models sharing it stream interleaved)."""
     from google.adk.models.base_llm import BaseLlm
     from google.adk.models.llm_response import LlmResponse
     from google.genai import types
@@ -61,6 +64,8 @@ def _model(turns: list[list[Any]], *, fail: bool = False, refuse: bool = False) 
                 if part.text is not None and stream:
                     content = types.Content(role="model", parts=[part])
                     yield LlmResponse(content=content, partial=True)
+                    if barrier is not None and part is parts[0]:
+                        await barrier.wait()
                     if fail:
                         raise s.Overloaded("overloaded")
             usage = _usage(s.TURNS[min(n, len(s.TURNS) - 1)])

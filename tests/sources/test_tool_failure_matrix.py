@@ -50,6 +50,12 @@ def raising_sync(city: str) -> str:
     raise ToolFailure(f"no weather for {city}")
 
 
+async def raising_value(city: str) -> str:
+    """Weather of a city (failing with a ``ValueError``, which Strands' ``@tool`` reports
+    without its class)."""
+    raise ValueError(f"no weather for {city}")
+
+
 async def returning(city: str) -> Any:
     """Weather of a city (its failure returned, not raised)."""
     return ToolFailure(f"no weather for {city}")
@@ -636,6 +642,8 @@ STRANDS = [
          "CancelledError", text="Tool execution cancelled", cancels=True),
     Cell("strands-async", "strands", _strands(raising), "ToolFailure"),
     Cell("strands-sync", "strands", _strands(raising_sync), "ToolFailure"),
+    Cell("strands-value_error", "strands", _strands(raising_value), "ValueError",
+         text="Error: no weather for Rome"),
     Cell("strands-unknown_tool", "strands", _strands(weather, name="nowhere"),
          "tool_not_found", text="Unknown tool: nowhere"),
     Cell("strands-invalid_arguments", "strands", _strands(weather, args='{"town": 5}'),

@@ -43,8 +43,13 @@ agent or a string):
   ADK hook reads as an error (``_detect_error_in_response``: an ``McpTool``'s result with
   ``isError``, ``MCP_TOOL_ERROR``) is an error result of that type (the plugin's
   ``after_tool_callback`` asks the hook). The next model call starts a new step.
-* An event from another agent than the one before (a ``transfer_to_agent`` or a workflow's
-  sub-agent) yields a ``PhaseMarker`` named after it.
+* A model call of another agent than the one before (a ``transfer_to_agent``, a workflow's
+  sub-agent) yields a ``PhaseMarker`` named after it (none for the run's own agent at the
+  start, as a lone agent has none); where agents take turns (a ``SequentialAgent``, a
+  ``LoopAgent``, a transfer: no tool call unanswered) it starts a step of its own. A
+  ``ParallelAgent``'s agents stream side by side, their events interleaved: while one agent's
+  model call is open the others' events are held, in order, and read once it ends, so each
+  call is told whole (its text, tokens and request); agents side by side share the step.
 * A call a ``before_tool_callback`` answered in ADK's error shape before its tool ran (a
   guard refusing it: the plugin wraps each tool's ``run_async`` once to note the calls it
   runs) is a failed result ``guardrail_rejected``, the text the model is told unchanged; any
@@ -182,8 +187,9 @@ async def google_adk_events(
 _PLUGIN = "agent_contract_tool_scope"
 
 
-Request = tuple[Any, tuple[Any, ...]]
-"""A model request: its system instruction and a copy of its contents (``google_adk_messages``)."""
+Request = tuple[Any, Any, tuple[Any, ...]]
+"""A model request: the agent making it, its system instruction and a copy of its contents
+(``google_adk_messages``)."""
 Requests = dict[str, list[Request]]
 """The model requests a runner's plugin heard and no event has shown yet, by session id."""
 
@@ -213,7 +219,8 @@ def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str], bool]:
             noted = self.requests.get(session) if isinstance(session, str) else None
             if noted is not None:  # a traced run's session
                 system = getattr(llm_request.config, "system_instruction", None)
-                noted.append((system, tuple(llm_request.contents or ())))
+                agent = getattr(callback_context, "agent_name", None)
+                noted.append((agent, system, tuple(llm_request.contents or ())))
 
         async def before_tool_callback(
             self, *, tool: Any, tool_args: Any, tool_context: Any
@@ -299,8 +306,9 @@ async def _end_nested(nested: dict[Any, Any], tool_context: Any, error: Any) -> 
 
 
 class _State:
-    __slots__ = ("author", "failed", "failures", "open", "paused", "requests", "root", "step",
-                 "streamed", "tools_ran", "watched")  # fmt: skip
+    __slots__ = ("asked", "called", "failed", "failures", "held", "live", "open", "paused",
+                 "phase", "requests", "root", "step", "streamed", "tools_ran",
+                 "watched")  # fmt: skip
 
     def __init__(
         self, root: Any, requests: list[Request], failures: dict[str, str], *, watched: bool = True
@@ -309,15 +317,19 @@ class _State:
         self.requests = requests
         self.failures = failures
         self.watched = watched  # the plugin notes the requests (else any error is a model's)
-        self.author: str | None = None
-        self.open = self.streamed = self.tools_ran = False
+        name = getattr(root, "name", None)
+        self.phase: str | None = name if isinstance(name, str) else None  # whose calls now
+        self.live: str | None = None  # the agent whose model call is open
+        self.held: list[Any] = []  # other agents' events meanwhile, in order
+        self.asked: set[str] = set()  # the ids of the tool calls told, not answered yet
+        self.open = self.streamed = self.tools_ran = self.called = False
         self.step = 0
         self.failed: LLMCallEnd | None = None  # the end of a failed call, held (module doc)
         self.paused: dict[str, Any] = {}  # ids ADK waits on (module doc) -> what they carry
 
     def end(self) -> list[AgentEvent | StreamEvent]:
         """The stream ended: the held end, then a pause for each id still unanswered."""
-        out: list[AgentEvent | StreamEvent] = [*self.finish()]
+        out: list[AgentEvent | StreamEvent] = [*self.finish(), *self.release()]
         out += [InterruptFinal(interrupt_id=key, payload=payload, reason=_reason(payload))
                 for key, payload in self.paused.items()]  # fmt: skip
         self.paused.clear()
@@ -328,13 +340,31 @@ class _State:
         held, self.failed = self.failed, None
         return [held] if held is not None else []
 
+    def release(self) -> list[AgentEvent]:
+        """The events held while a call streamed that may be told now, each agent's in order,
+        until none may (module doc)."""
+        out: list[AgentEvent] = []
+        while True:
+            ready = next((i for i, e in enumerate(self.held) if self._tells(e.author)), None)
+            if ready is None:
+                return out
+            out += self._read(self.held.pop(ready), held=True)
+
+    def _tells(self, author: Any) -> bool:
+        """Whether an event of ``author`` may be told now: no call is open, or it is the
+        calling agent's, or no agent's."""
+        return self.live is None or author == self.live or not author or author == "user"
+
     def feed(self, event: Any) -> list[AgentEvent]:
         out: list[AgentEvent] = self.finish()
+        if not self.held and self._tells(event.author):
+            return out + self._read(event)
+        self.held.append(event)  # another agent's, while one agent's call streams (or after)
+        return out + self.release()
+
+    def _read(self, event: Any, *, held: bool = False) -> list[AgentEvent]:
+        out: list[AgentEvent] = []
         author = event.author
-        if author and author != "user" and author != self.author:
-            if self.author is not None:
-                out.append(PhaseMarker(name=str(author)))
-            self.author = author
         content = event.content
         parts = (content.parts if content is not None else None) or ()
         role = content.role if content is not None else None
@@ -347,6 +377,7 @@ class _State:
             for response in results:
                 key = str(response.id or "")
                 self.paused.pop(key, None)
+                self.asked.discard(key)
                 if _waiting(response):  # the gate's own answer: the call waits (module doc)
                     self.failures.pop(key, None)  # (the error its hook read in that answer)
                 else:
@@ -361,7 +392,7 @@ class _State:
             out += self._node_failed(event)
             return out
         if role == "model" or event.usage_metadata is not None or event.error_code:
-            self._open(out, author)
+            self._open(out, author, held=held)
             if event.partial:
                 self.streamed = True
                 out += _texts(parts)
@@ -386,18 +417,32 @@ class _State:
                 return []
         return [Error(message=str(event.error_message or code), error_type=code)]
 
-    def _open(self, out: list[AgentEvent], author: str | None) -> None:
+    def _request(self, author: Any) -> Request | None:
+        """The request of ``author``'s call, the first it made that no event showed yet (the
+        agents of a ``ParallelAgent`` ask side by side); else the first of any."""
+        found = next((i for i, r in enumerate(self.requests) if r[0] == author), 0)
+        return self.requests.pop(found) if self.requests else None
+
+    def _open(self, out: list[AgentEvent], author: str | None, *, held: bool) -> None:
         if self.open:
             return
-        request = self.requests.pop(0) if self.requests else None
-        if self.tools_ran:
+        request = self._request(author)
+        agent = str(author) if author and author != "user" else self.phase
+        # agents taking turns (a sequence, a loop, a transfer) each get steps of their own;
+        # agents side by side (held, or with calls unanswered) share the step (module doc)
+        turns = self.called and agent != self.phase and not held and not self.asked
+        if self.tools_ran or turns:
             out.append(StepBoundary(index=self.step))
             self.step, self.tools_ran = self.step + 1, False
+        if agent != self.phase:  # another agent's call (a transfer, a workflow's sub-agent)
+            out.append(PhaseMarker(name=str(agent)))
+            self.phase = agent
+        self.live, self.called = agent, True
         model, params = _model(self.root, author), {"stream": True}
         if request is None:
             out.append(LLMCallStart(model=model, params=params))
         else:
-            out.append(call_start(model, None, params, google_adk_messages, *request))
+            out.append(call_start(model, None, params, google_adk_messages, *request[1:]))
         self.open, self.streamed = True, False
 
     def _close(self, out: list[AgentEvent], event: Any, parts: Any) -> None:
@@ -406,6 +451,7 @@ class _State:
             if call is not None:
                 arguments = json.dumps(call.args or {})
                 out.append(ToolCall(id=call.id, function=FunctionCall(call.name, arguments)))
+                self.asked.add(str(call.id or ""))
         usage = event.usage_metadata
         if usage is not None:
             out.append(_usage(usage, event.model_version))
@@ -414,7 +460,7 @@ class _State:
             model=event.model_version,
             finish_reason=str(getattr(finish, "value", finish)) if finish is not None else None,
         )  # fmt: skip
-        self.open = False
+        self.open, self.live = False, None
         if event.error_code:
             message = str(event.error_message or event.error_code)
             out.append(Error(message=message, error_type=str(event.error_code)))

@@ -11,9 +11,11 @@ Strands yields dicts; the adapter reads three kinds by key (nothing of Strands i
 * ``{"message": ...}``: a whole message. The assistant's closes the call: its ``toolUse``
   blocks are ``ToolCall``\\ s (Strands' ``toolUseId``), then ``Usage`` and ``LLMCallEnd``. A
   user message's ``toolResult`` blocks are ``ToolResult``\\ s (``status="error"`` an error
-  result, which Strands makes of a tool that raised; its ``error_type`` is the exception class
-  the ``@tool`` decorator's message names, ``tool_not_found`` and ``ValidationError`` for
-  Strands' own texts of an unknown name and arguments failing validation).
+  result, which Strands makes of a tool that raised; its ``error_type`` is the class of the
+  exception the adapter's ``AfterToolCallEvent`` hook heard, else the one the ``@tool``
+  decorator's message names, which it leaves out for a ``ValueError``; ``tool_not_found`` and
+  ``ValidationError`` for Strands' own texts of an unknown name and arguments failing
+  validation).
 * A call a hook cancelled (``BeforeToolCallEvent.cancel_tool``: a check refusing it before
   it ran, or an approval refused after an interrupt) is a failed result
   ``guardrail_rejected`` (the adapter's ``AfterToolCallEvent`` hook hears its
@@ -525,6 +527,8 @@ def _add_hooks(agent: Any) -> _Requests:
         call_id = event.tool_use.get("toolUseId")
         if isinstance(getattr(event, "cancel_message", None), str) and isinstance(call_id, str):
             _failed_agent_tool(call_id, "guardrail_rejected")  # its result names it (_result)
+        elif isinstance(call_id, str):  # the exception it raised, if any (the last attempt's)
+            _raised(call_id, getattr(event, "exception", None))
         scopes.exit(key(event))
 
     hooks.add_callback(BeforeToolCallEvent, before)
@@ -719,6 +723,22 @@ def _failed_agent_tool(call_id: str, kind: str) -> None:
     _FAILED_AGENT_TOOLS[call_id] = kind
 
 
+_RAISED: dict[str, str] = {}
+"""The call id of a tool whose body raised -> the exception's class, as its
+``AfterToolCallEvent`` hook heard it (read once by its result, kept as
+:data:`_FAILED_AGENT_TOOLS` is): the ``@tool`` decorator writes the class into the text only
+for what is not a ``ValueError`` (``Error: {class} - {message}``, else ``Error: {message}``)."""
+
+
+def _raised(call_id: str, error: Any) -> None:
+    if not isinstance(error, Exception):
+        _RAISED.pop(call_id, None)  # a retried call that answered at last
+        return
+    if len(_RAISED) >= _FAILED_KEPT:  # never read: the oldest are long gone
+        _RAISED.clear()
+    _RAISED[call_id] = error_name(error)
+
+
 def _paused(item: dict[str, Any]) -> list[InterruptFinal]:
     """The interrupts a run's final ``result`` paused on (module doc)."""
     result = item.get("result") if len(item) == 1 else None
@@ -745,22 +765,24 @@ def _stopped(item: dict[str, Any]) -> bool:
 def _result(result: dict[str, Any]) -> ToolResult:
     content = converse_text(result.get("content") or [])
     call_id = str(result.get("toolUseId") or "")
+    raised = _RAISED.pop(call_id, None)
     if result.get("status") == "error":
-        kind = _FAILED_AGENT_TOOLS.pop(call_id, None) or _error_type(content)
+        kind = _FAILED_AGENT_TOOLS.pop(call_id, None) or _error_type(content, raised)
         return failed_result(call_id, content, None, kind)
     return ToolResult(tool_call_id=call_id, content=content)
 
 
-def _error_type(content: Any) -> str:
-    """The exception class a ``@tool``'s error result names (Strands writes ``Error: {class}
-    - {message}``; the exception itself goes only to hooks, not the stream); else
-    ``tool_error``."""
+def _error_type(content: Any, raised: str | None = None) -> str:
+    """An error result's type: Strands' own outcome its text names (a name the agent lacks,
+    arguments failing validation), else the class of the exception the tool raised (its hook
+    heard it: ``raised``), else the class a ``@tool``'s error text names (Strands writes
+    ``Error: {class} - {message}``), else ``tool_error``."""
     if not isinstance(content, str):
-        return "tool_error"
-    found = _DECORATOR_ERROR.match(content)
-    if found is not None:
-        return found.group(1)
+        return raised or "tool_error"
     for text, outcome in _OWN_OUTCOMES:
         if content.startswith(text):
             return outcome
-    return "tool_error"
+    if raised:
+        return raised
+    found = _DECORATOR_ERROR.match(content)
+    return found.group(1) if found is not None else "tool_error"

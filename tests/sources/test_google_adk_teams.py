@@ -1,0 +1,125 @@
+"""Google ADK's multi-agent runs (a ``ParallelAgent``, a ``SequentialAgent``, a transfer to a
+sub-agent) streamed through ``google_adk_events``: one run, every model call a chat span with
+its own text and tokens once, each agent's turn in steps naming it where agents take turns.
+Runs in ADK's own environment (``.ci/separate-envs``)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from agent_otel.testing import InMemoryTelemetry, run_script
+
+from ._trace import tokens
+
+pytest.importorskip("google.adk")
+
+CHAT = "chat scripted-gemini"
+
+
+def _says(*words: str, barrier: Any = None) -> Any:
+    from google.genai import types
+
+    from ._fw_google_adk import _model
+
+    return _model([[types.Part(text=w) for w in words]], barrier=barrier)
+
+
+def _said(telemetry: InMemoryTelemetry) -> list[str]:
+    """Each chat span's answer, in the order the calls started."""
+    chats = sorted((s for s in telemetry.spans() if s.name == CHAT),
+                   key=lambda s: s.start_time or 0)  # fmt: skip
+    said = [json.loads(str((c.attributes or {})["gen_ai.output.messages"])) for c in chats]
+    return ["".join(p.get("content", "") for m in ms for p in m["parts"]) for ms in said]
+
+
+def _phases(telemetry: InMemoryTelemetry) -> list[Any]:
+    steps = sorted((s for s in telemetry.spans() if s.name.startswith("step ")),
+                   key=lambda s: s.start_time or 0)  # fmt: skip
+    return [(s.attributes or {}).get("agent_otel.phase") for s in steps]
+
+
+async def test_a_parallel_agents_streamed_calls_are_each_told_whole(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """Two agents of a ``ParallelAgent`` stream at the same time, their events interleaved in
+    the run's stream. Before, the adapter read them as one call: the first chat span held
+    both agents' text ("left right ! !"), the second opened only at the first one's end."""
+    from google.adk.agents import LlmAgent, ParallelAgent
+
+    from agent_contract.sources.google_adk_stream import google_adk_events
+
+    from . import _script as s
+
+    barrier = asyncio.Barrier(2)
+    team = ParallelAgent(name="team", sub_agents=[
+        LlmAgent(name=name, model=_says(f"{name} ", "!", barrier=barrier))
+        for name in ("left", "right")
+    ])  # fmt: skip
+    await run_script(otel_telemetry, google_adk_events(team, "Go"), agent_name="team",
+                     capture_content=True)  # fmt: skip
+
+    assert otel_telemetry.outline() == [["invoke_agent team", [["step 0", [CHAT, CHAT]]]]]
+    assert sorted(_said(otel_telemetry)) == ["left !", "right !"]
+    assert tokens(otel_telemetry) == 2 * s.TURNS[0].input
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_a_sequence_gives_each_agent_its_own_steps(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A ``SequentialAgent``'s agents take turns: each turn is steps naming its agent. Before,
+    the second agent's call joined the first one's step, which named no agent."""
+    from google.adk.agents import LlmAgent, SequentialAgent
+    from google.genai import types
+
+    from agent_contract.sources.google_adk_stream import google_adk_events
+
+    from ._fw_google_adk import _model
+
+    def lookup(q: str) -> str:
+        """Look it up."""
+        return "found"
+
+    ask = types.Part(function_call=types.FunctionCall(id="l1", name="lookup", args={"q": "x"}))
+    researcher = LlmAgent(name="researcher", model=_model([[ask], [types.Part(text="Found.")]]),
+                          tools=[lookup])  # fmt: skip
+    writer = LlmAgent(name="writer", model=_says("The answer."))
+    team = SequentialAgent(name="team", sub_agents=[researcher, writer])
+    await run_script(otel_telemetry, google_adk_events(team, "Go"), agent_name="team",
+                     capture_content=True)  # fmt: skip
+
+    assert otel_telemetry.outline() == [["invoke_agent team", [
+        ["step 0", [CHAT, "execute_tool lookup"]], ["step 1", [CHAT]], ["step 2", [CHAT]],
+    ]]]  # fmt: skip
+    assert _phases(otel_telemetry) == ["researcher", "researcher", "writer"]
+    assert _said(otel_telemetry) == ["", "Found.", "The answer."]
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_a_transfer_keeps_the_root_agents_steps_unnamed(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """``transfer_to_agent``: the run's own agent's steps name no phase (as a lone agent's),
+    the sub-agent's steps name it."""
+    from google.adk.agents import LlmAgent
+    from google.genai import types
+
+    from agent_contract.sources.google_adk_stream import google_adk_events
+
+    from ._fw_google_adk import _model
+
+    go = types.Part(function_call=types.FunctionCall(id="t1", name="transfer_to_agent",
+                                                     args={"agent_name": "billing"}))  # fmt: skip
+    billing = LlmAgent(name="billing", model=_says("Paid."), description="Bills.")
+    root = LlmAgent(name="root", model=_model([[go]]), sub_agents=[billing])
+    await run_script(otel_telemetry, google_adk_events(root, "Pay"), agent_name="root")
+
+    assert otel_telemetry.outline() == [["invoke_agent root", [
+        ["step 0", [CHAT, "execute_tool transfer_to_agent"]], ["step 1", [CHAT]],
+    ]]]  # fmt: skip
+    assert _phases(otel_telemetry) == [None, "billing"]
+    assert otel_telemetry.open_spans() == []
