@@ -28,7 +28,7 @@ from agent_otel.exporting._exporters import DEFAULT_SHUTDOWN_TIMEOUT_MILLIS
 from agent_otel.exporting._loss import SpanLoss
 from agent_otel.exporting._process import ProcessHooks, forget_parents_metrics, interrupts_held
 from agent_otel.recording._hints import PROVIDERS
-from agent_otel.recording._open import end_runs, manage, unmanage
+from agent_otel.recording._open import end_runs, manage, told_elsewhere, unmanage
 
 
 def _check(
@@ -177,6 +177,8 @@ class Telemetry:
 
     def _shutdown(self, budget: float) -> bool:
         unmanage(self._ours)
+        if self._loss is not None:  # a run ended after this is told there, counted
+            told_elsewhere(self.tracer_provider)
         deadline = time.monotonic() + budget
         self._end_open_runs()
 
