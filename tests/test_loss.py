@@ -8,12 +8,13 @@ received by a real OTLP receiver.
 
 from __future__ import annotations
 
+import asyncio
 import io
 import logging
 import os
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 from opentelemetry.sdk.metrics import MeterProvider
@@ -22,7 +23,9 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from agent_contract.protocol import TextDelta
 from agent_otel import _attributes as A
+from agent_otel import otel_wrapper
 from agent_otel.exporting._configure import configure
 from agent_otel.exporting._loss import EXPORT_FAILED, QUEUE_FULL, SHUTDOWN, SpanLoss
 from agent_otel.exporting._pipeline import (
@@ -33,6 +36,7 @@ from agent_otel.exporting._pipeline import (
 from agent_otel.exporting._tally import INTERNAL_METRICS_VAR
 from agent_otel.exporting._tally import OTEL_SDK_EXPORTER_SPAN_EXPORTED as EXPORTED
 from agent_otel.exporting._tally import OTEL_SDK_PROCESSOR_SPAN_PROCESSED as PROCESSED
+from agent_otel.recording._open import runs_lost_to_shutdown
 
 
 class Clock:
@@ -317,6 +321,37 @@ def test_spans_ended_after_shutdown_are_counted(refused_endpoint: str) -> None:
     assert tel.shutdown()
     _spans(tel, 5)
     assert tel.spans_lost[SHUTDOWN] == 5
+
+
+def test_a_run_ended_after_configures_shutdown_is_told_once_without_hand_wiring_advice(
+    refused_endpoint: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A run that ends after ``configure()``'s telemetry shut down (an exit hook registered
+    before ``configure()``, which runs after its shutdown) was told twice: by the loss line,
+    and by a second warning whose remedy is for providers built by hand ("call
+    end_open_runs(tracer_provider) before tracer_provider.shutdown()", a call a user of
+    ``configure()`` never makes). Told once now, by the loss line; still counted."""
+    tel = configure(
+        "loss-test", endpoint=refused_endpoint, timeout=0.1, console=False, set_global=False
+    )
+    assert tel.shutdown()
+    lost_before = runs_lost_to_shutdown()
+
+    async def late() -> None:
+        async def agent() -> AsyncIterator[TextDelta]:
+            yield TextDelta(text="late")
+
+        wrapper = otel_wrapper(
+            tracer_provider=tel.tracer_provider, meter_provider=tel.meter_provider
+        )
+        [_ async for _ in wrapper(agent())]
+
+    asyncio.run(late())
+    told = _warnings(caplog)
+    assert [line for line in told if "ended after shutdown()" in line], told
+    assert not [line for line in told if "end_open_runs" in line], told
+    assert runs_lost_to_shutdown() == lost_before + 1
+    assert tel.spans_lost[SHUTDOWN] >= 1
 
 
 def test_other_processors_keep_the_environments_choice(refused_endpoint: str) -> None:

@@ -326,6 +326,59 @@ def test_a_second_sigterm_while_flushing_waits_for_the_flush() -> None:
     assert ended.end_reasons["shutdown"] == 1, ended.err
 
 
+CUT_BY_CTRL_C = """
+    os.environ["OTEL_BSP_MAX_EXPORT_BATCH_SIZE"] = "4"  # about nine requests to flush
+    telemetry = configure("interrupted", shutdown_timeout_millis=30_000)
+    runs(10)
+    async def cut():
+        yield LLMCallStart(model="m", call_id="cut")
+        print("ready", flush=True)
+        await asyncio.sleep(3600)
+        yield TextDelta(text="never")
+    async def main():
+        [_ async for _ in otel_wrapper(agent_name="cut")(cut())]
+    def again():  # the second Ctrl-C, once the shutdown flushes (each request takes 0.3 s)
+        timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+        timer.daemon = True
+        timer.start()
+"""
+
+
+@pytest.mark.parametrize("where", ["exit hook", "finally"])
+def test_a_second_ctrl_c_while_shutting_down_waits_for_the_bounded_flush(where: str) -> None:
+    """Ctrl-C cancels the run (``end_reason=cancelled``) and the program ends; a second Ctrl-C
+    while the exit hook (or the application's ``finally: telemetry.shutdown()``) exported what
+    was queued raised ``KeyboardInterrupt`` inside that shutdown and broke it off: the run cut
+    short and every span still queued were lost, without a word. The interrupt now waits for
+    the shutdown (bounded by ``shutdown_timeout_millis``) and is raised once it is done; the
+    process still ends as an interrupted one does."""
+    if where == "exit hook":
+        ending = """
+            import atexit
+            atexit.register(again)  # after configure()'s: runs first, before its shutdown
+            asyncio.run(main())
+            """
+    else:
+        ending = """
+            try:
+                asyncio.run(main())
+            finally:
+                again()
+                try:
+                    telemetry.shutdown()
+                except KeyboardInterrupt:
+                    print("interrupted after the shutdown", telemetry.is_shutdown, flush=True)
+                    raise
+            """
+    script = textwrap.dedent(CUT_BY_CTRL_C) + textwrap.dedent(ending)
+    ended = run_child(script, send=signal.SIGINT, delay_s=0.3)
+    assert ended.code == -signal.SIGINT, ended.err  # an interrupted program's exit, as it was
+    assert ended.runs == {"run": 10, "cut": 1}, ended.err
+    assert ended.end_reasons["cancelled"] == 1, ended.err
+    if where == "finally":
+        assert "interrupted after the shutdown True" in ended.out, ended.err
+
+
 def test_a_second_sigterm_during_the_exit_shutdown_waits_then_runs_the_apps_handler() -> None:
     """An application's handler installed before ``configure()`` exits on SIGTERM; a second
     SIGTERM (a process group's and its manager's) arrived while the exit hook was shutting

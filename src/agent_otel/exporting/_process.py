@@ -23,6 +23,9 @@
   action ends the process, every ``configure()`` telemetry still open in it is shut down,
   not only the one whose handler was called.
   ``Telemetry.shutdown()`` puts the previous handlers back once it is done.
+* **Ctrl-C during a shutdown** (SIGINT): not handled otherwise, but held back while telemetry
+  shuts down in the main thread and delivered once that is done (:func:`interrupts_held`),
+  so a second Ctrl-C during the exit flush no longer breaks the export off.
 * **fork**: a forked worker's first run puts our handlers back in front of the ones its
   server set since (:meth:`ProcessHooks._rearm`). The child starts with its own counts and
   fresh locks, so a lock held by the parent's export thread at the fork cannot hang the child
@@ -61,7 +64,7 @@ import sys
 import threading
 import time
 import weakref
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from agent_otel._fork import in_forked_child
@@ -336,6 +339,45 @@ class ProcessHooks:
         telemetry = self._telemetry()
         if telemetry is not None and not telemetry.is_shutdown:
             util.Finalize(None, _shutdown_ref(self._telemetry), exitpriority=-100)
+
+
+@contextlib.contextmanager
+def interrupts_held() -> Iterator[None]:
+    """Hold Ctrl-C (SIGINT) back while telemetry shuts down in the main thread; deliver it after.
+
+    A shutdown is bounded (``shutdown_timeout_millis``), but a ``KeyboardInterrupt`` raised
+    inside it broke it off mid-export: a second Ctrl-C during the exit flush (the first one
+    ended the program), or one while an application's ``finally`` calls ``shutdown()``, lost
+    every span still queued, the runs the first Ctrl-C cut short included, untold. Python's
+    handler (or the application's) is put back once the shutdown is done, and a SIGINT that
+    came meanwhile goes to it then: ``KeyboardInterrupt`` is raised at the end of the shutdown
+    instead of inside it. Left as it is off the main thread (no signal runs there), and where
+    SIGINT is ignored, takes its default action or is handled outside Python.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = _handler(signal.SIGINT)
+    came: list[Any] = []  # the frame of each SIGINT held
+
+    def hold(signum: int, frame: Any) -> None:  # between two bytecodes: no lock, no I/O
+        came.append(frame)
+
+    try:
+        if not callable(previous):
+            raise ValueError("not Python's to hold")
+        signal.signal(signal.SIGINT, hold)
+    except (ValueError, OSError):
+        yield
+        return
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ValueError, OSError):
+            if signal.getsignal(signal.SIGINT) is hold:
+                signal.signal(signal.SIGINT, previous)
+        if came:
+            previous(signal.SIGINT, came[-1])
 
 
 def forget_parents_metrics(meter_provider: object) -> None:

@@ -26,9 +26,9 @@ from agent_otel.exporting._console import ConsoleTreeExporter
 from agent_otel.exporting._env import MOST_MILLIS
 from agent_otel.exporting._exporters import DEFAULT_SHUTDOWN_TIMEOUT_MILLIS
 from agent_otel.exporting._loss import SpanLoss
-from agent_otel.exporting._process import ProcessHooks, forget_parents_metrics
+from agent_otel.exporting._process import ProcessHooks, forget_parents_metrics, interrupts_held
 from agent_otel.recording._hints import PROVIDERS
-from agent_otel.recording._open import end_runs, manage, unmanage
+from agent_otel.recording._open import end_runs, manage, told_elsewhere, unmanage
 
 
 def _check(
@@ -162,20 +162,23 @@ class Telemetry:
         with self._lock:
             first = not self._is_shutdown
             self._is_shutdown = True
-        if not first:  # another thread (a SIGTERM, atexit) is shutting down: wait for it
-            return self._stopped.wait(budget)
-        try:
-            return self._shutdown(budget)
-        finally:
-            self._stopped.set()
-            self._hooks.uninstall()  # a signal meanwhile waited for all of the above
-            # Only now: an interpreter exit meanwhile (a server re-raising SIGTERM, then
-            # returning, while the signal's shutdown runs in another thread) waits for it in
-            # the exit hook, instead of killing that thread mid-export.
-            atexit.unregister(self._at_exit)
+        with interrupts_held():  # a Ctrl-C meanwhile is raised once this is done, not inside
+            if not first:  # another thread (a SIGTERM, atexit) is shutting down: wait for it
+                return self._stopped.wait(budget)
+            try:
+                return self._shutdown(budget)
+            finally:
+                self._stopped.set()
+                self._hooks.uninstall()  # a signal meanwhile waited for all of the above
+                # Only now: an interpreter exit meanwhile (a server re-raising SIGTERM, then
+                # returning, while the signal's shutdown runs in another thread) waits for it
+                # in the exit hook, instead of killing that thread mid-export.
+                atexit.unregister(self._at_exit)
 
     def _shutdown(self, budget: float) -> bool:
         unmanage(self._ours)
+        if self._loss is not None:  # a run ended after this is told there, counted
+            told_elsewhere(self.tracer_provider)
         deadline = time.monotonic() + budget
         self._end_open_runs()
 

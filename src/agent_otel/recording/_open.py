@@ -157,7 +157,16 @@ def _on(tracer_provider: Any) -> Callable[[Any], bool]:
 
 
 _LOST = [0]  # runs that ended after their tracer provider was shut down
-_TOLD: set[int] = set()  # id() of the span processors whose loss was told
+_TOLD: set[int] = set()  # id() of the span processors whose loss was told (or is, elsewhere)
+
+
+def told_elsewhere(tracer_provider: Any) -> None:
+    """``configure()``'s telemetry tells the spans ended after its shutdown itself, with its
+    count of them (``exporting/_loss``): a run ended there is still counted, but not told a
+    second time, with the remedy for providers built by hand (whose shutdown the application
+    calls, where ``configure()``'s users never do)."""
+    with suppress(Exception):
+        _TOLD.add(id(tracer_provider._active_span_processor))
 
 
 def told(run: Any) -> None:
