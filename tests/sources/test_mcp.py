@@ -472,6 +472,64 @@ async def test_a_contract_agents_mcp_call_says_so_and_a_local_tools_request_does
         assert by_name[name]["session.id"] == "s-1", name
 
 
+async def test_a_server_in_process_that_calls_another_server_leaves_the_tool_span_its_own(
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In memory, the MCP SDK serves a request in a copy of the sender's context: the traced
+    tool body's. The server's tool calls a second server (a session of its own, whose answer
+    is an error): that request is the server's, nested under its span, not the tool's. The
+    tool span keeps its own request's id and its own server's name, and is not failed."""
+    from mcp import Client
+    from mcp.client._memory import InMemoryTransport
+    from mcp.server.mcpserver import MCPServer
+
+    from agent_contract.protocol import FunctionCall, LLMCallEnd, LLMCallStart, ToolCall, ToolResult
+    from agent_contract.scope import McpServer, tool_scope
+
+    _mcp.sdk_tracing_to(monkeypatch, otel_telemetry.tracer_provider)
+    inner = MCPServer("inner")
+
+    @inner.tool()
+    def deep(x: int) -> int:
+        raise ValueError("deep broke")
+
+    outer = MCPServer("outer")
+
+    @outer.tool()
+    async def relay(x: int) -> str:
+        async with Client(InMemoryTransport(inner)) as nested:
+            answer = await nested.call_tool("deep", {"x": x})
+        return f"relayed, deep failed: {answer.is_error}"
+
+    async with Client(InMemoryTransport(outer)) as client:
+        await client.list_tools()  # the output schemas: the call sends no tools/list then
+
+        async def agent() -> Any:
+            yield LLMCallStart(model="m")
+            yield ToolCall(id="c1", function=FunctionCall(name="relay", arguments="{}"))
+            yield LLMCallEnd(model="m")
+            with tool_scope("c1", "relay", mcp=McpServer()):  # the server's name: the session's
+                answer = await client.call_tool("relay", {"x": 1})
+            yield ToolResult(tool_call_id="c1", content=str(answer.content))
+
+        async for _ in otel_telemetry.wrapper(agent_name="calc")(agent()):
+            pass
+
+    tool = otel_telemetry.span("execute_tool relay")
+    send = otel_telemetry.span("MCP send tools/call relay")
+    served = otel_telemetry.span("tools/call relay")
+    nested = otel_telemetry.span("MCP send tools/call deep")
+    assert send.parent is not None and send.parent.span_id == tool.context.span_id
+    assert served.parent is not None and served.parent.span_id == send.context.span_id
+    assert nested.parent is not None and nested.parent.span_id == served.context.span_id
+    attributes = dict(tool.attributes or {})
+    assert attributes["jsonrpc.request.id"] == (send.attributes or {})["jsonrpc.request.id"]
+    assert attributes["jsonrpc.request.id"] != (nested.attributes or {})["jsonrpc.request.id"]
+    assert attributes["agent_otel.mcp.server.name"] == "outer"
+    assert tool.status.status_code is StatusCode.UNSET
+    assert "error.type" not in attributes
+
+
 async def test_a_contract_agents_mcp_tool_fails_on_an_is_error_answer_and_a_local_tool_does_not(
     otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch
 ) -> None:

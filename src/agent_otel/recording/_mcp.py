@@ -146,6 +146,8 @@ def _watching(
         tool = otel_context.get_value(tool_key)  # the call whose body sends it, if any
         if not isinstance(tool, ToolCall):  # its request is noted in flight as any other
             return await call_tool(self, *args, **kwargs)
+        if _serving(tool, tool_key):  # a server in this process, serving that tool's call
+            return await _outside(call_tool, tool_key)(self, *args, **kwargs)
         if carries:
             kwargs = _with_context(kwargs)
         body = otel_context.get_current()
@@ -156,7 +158,7 @@ def _watching(
             kwargs = {**kwargs, _PROGRESS: _in_context(kwargs[_PROGRESS], body)}
         elif progress is not None and len(args) > progress and args[progress] is not None:
             args = (*args[:progress], _in_context(args[progress], body), *args[progress + 1 :])
-        sender = _SENDER.set(body)  # its request, in flight, is this body's
+        sender = _SENDER.set((body, self))  # its request, in flight, is this body's
         try:
             result = await call_tool(self, *args, **kwargs)
         except BaseException as error:
@@ -180,9 +182,38 @@ def _watching(
     return call_tool_watched
 
 
-_SENDER: ContextVar[Context | None] = ContextVar("agent_otel_mcp_sender", default=None)
-"""The context of the traced tool body whose ``tools/call`` is being sent (its requests are
-that body's, whatever span the SDK opens for them on the way)."""
+_SENDER: ContextVar[tuple[Context, Any] | None] = ContextVar("agent_otel_mcp_sender", default=None)
+"""The context of the traced tool body whose ``tools/call`` is being sent, and the session it
+goes on (its requests there are that body's, whatever span the SDK opens for them on the way).
+A server in the same process (the MCP SDK 2.x's in-memory transport, fastmcp's, an ASGI app
+called in process) serves the request in a copy of the sender's context variables: this one,
+and the tool's key, are then still set in the server's handler (:func:`_serving`)."""
+
+
+def _serving(tool: ToolCall, tool_key: str) -> bool:
+    """Whether the code running is a server's, in this process, serving ``tool``'s own request:
+    that request's send is under way in the context it runs in (the transport handed the
+    sender's context on to the server's handler), while the tool's body awaits its answer.
+    What that server sends itself (a tool of its own that calls another server) is not the
+    tool's request: neither its id, nor its answer, nor the server it went to is the call's."""
+    sent = _SENDER.get()
+    return sent is not None and otel_context.get_value(tool_key, sent[0]) is tool
+
+
+def _outside(call_tool: Callable[..., Any], tool_key: str) -> Callable[..., Any]:
+    """``call_tool`` run as outside any traced tool body (the tool's key and the sender
+    cleared): its request, spans and answer are the server's own, in the trace it runs in."""
+
+    async def outside(self: Any, *args: Any, **kwargs: Any) -> Any:
+        token = otel_context.attach(otel_context.set_value(tool_key, None))
+        sender = _SENDER.set(None)
+        try:
+            return await call_tool(self, *args, **kwargs)
+        finally:
+            _SENDER.reset(sender)
+            otel_context.detach(token)
+
+    return outside
 
 
 def _sending(send_request: Callable[..., Any], tool_key: str) -> Callable[..., Any]:
@@ -200,9 +231,8 @@ def _sending(send_request: Callable[..., Any], tool_key: str) -> Callable[..., A
         calls = _in_flight(self, tool_key)
         if calls is None:
             return await send_request(self, *args, **kwargs)
-        caller = _SENDER.get()
-        if caller is None:
-            caller = otel_context.get_current()
+        sent = _SENDER.get()  # the body's request goes on its session: another's is not its
+        caller = sent[0] if sent is not None and sent[1] is self else otel_context.get_current()
         calls.append(caller)
         try:
             result = await send_request(self, *args, **kwargs)
