@@ -126,3 +126,54 @@ async def test_a_tool_body_finds_its_step_however_far_the_consumer_lags(
             ["step 1", ["chat gpt-4o-mini"]],
         ]],
     ]  # fmt: skip
+
+
+async def test_each_agent_working_on_a_task_is_a_step_of_its_own_named_after_it(
+    otel_telemetry: Any,
+) -> None:
+    """A crew's next task (here its next agent, reading the first task as ``context``) and a
+    task retried after its guardrail refused the answer each start a step: before, their model
+    calls shared the step of the call before them, whoever made it."""
+    from crewai import Agent, Crew, Task
+
+    def researcher_says(turn: int) -> bytes:
+        if turn == 0:
+            return fw.completion(0, None, [("call_w", "weather", '{"city": "Paris"}')])
+        return fw.completion(1, "Sunny.", [])
+
+    def writer_says(turn: int) -> bytes:
+        return fw.completion(turn, "Too short." if turn == 0 else "Paris is sunny today.", [])
+
+    def agent(role: str, respond: Any, tools: list[Any]) -> Any:
+        return Agent(role=role, goal="Help.", backstory="A colleague.", llm=fw.llm(respond),
+                     tools=tools, verbose=False)  # fmt: skip
+
+    researcher = agent("researcher", researcher_says, fw.tools(s.Run())[:1])
+    writer = agent("writer", writer_says, [])
+    research = Task(description="Find the weather.", expected_output="a fact", agent=researcher)
+    refused: list[str] = []
+
+    def long_enough(output):  # type: ignore[no-untyped-def]  # CrewAI rejects a lazy annotation
+        if len(output.raw) < 12:
+            refused.append(output.raw)
+            return False, "Write a whole sentence."
+        return True, output.raw
+
+    write = Task(description="Write it up.", expected_output="a line", agent=writer,
+                 context=[research], guardrail=long_enough)  # fmt: skip
+    crew = Crew(agents=[researcher, writer], tasks=[research, write], verbose=False)
+    await run_script(otel_telemetry, fw.crewai_events(crew), agent_name="crew")
+
+    assert refused == ["Too short."]
+    assert otel_telemetry.outline() == [
+        ["invoke_agent crew", [
+            ["step 0", ["chat gpt-4o-mini", "execute_tool weather"]],
+            ["step 1", ["chat gpt-4o-mini"]],
+            ["step 2", ["chat gpt-4o-mini"]],
+            ["step 3", ["chat gpt-4o-mini"]],
+        ]],
+    ]  # fmt: skip
+    steps = sorted((x for x in otel_telemetry.spans() if x.name.startswith("step ")),
+                   key=lambda x: x.name)  # fmt: skip
+    phases = [(x.attributes or {}).get("agent_otel.phase") for x in steps]
+    assert phases == ["researcher", "researcher", "writer", "writer"]
