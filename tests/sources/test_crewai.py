@@ -177,3 +177,41 @@ async def test_each_agent_working_on_a_task_is_a_step_of_its_own_named_after_it(
                    key=lambda x: x.name)  # fmt: skip
     phases = [(x.attributes or {}).get("agent_otel.phase") for x in steps]
     assert phases == ["researcher", "researcher", "writer", "writer"]
+
+
+async def test_a_delegation_crewai_answers_with_its_error_text_is_a_failed_call(
+    otel_telemetry: Any,
+) -> None:
+    """CrewAI's delegation tools return text instead of raising when the coworker named does
+    not exist or the coworker failed: the call fails, named after which."""
+    import json
+
+    from crewai import Agent, Crew, Task
+    from opentelemetry.trace import StatusCode
+
+    def delegate(call_id: str, who: str) -> tuple[str, str, str]:
+        args = {"task": "Say it.", "context": "Paris", "coworker": who}
+        return call_id, "delegate_work_to_coworker", json.dumps(args)
+
+    def lead_says(turn: int) -> bytes:
+        if turn == 0:
+            return fw.completion(0, None, [delegate("d1", "nobody"), delegate("d2", "writer")])
+        return fw.completion(1, "Nobody could help.", [])
+
+    lead = Agent(role="lead", goal="Lead.", backstory="A boss.", llm=fw.llm(lead_says),
+                 allow_delegation=True, verbose=False)  # fmt: skip
+    writer = Agent(role="writer", goal="Help.", backstory="A colleague.", verbose=False,
+                   max_retry_limit=0, llm=fw.llm(lambda turn: s.Overloaded("down")))  # fmt: skip
+    task = Task(description="Say something.", expected_output="a line", agent=lead)
+    crew = Crew(agents=[lead, writer], tasks=[task], verbose=False)
+    await run_script(otel_telemetry, fw.crewai_events(crew), agent_name="crew")
+
+    calls = {
+        (x.attributes or {}).get("gen_ai.tool.call.id"): x
+        for x in otel_telemetry.spans()
+        if x.name == "execute_tool delegate_work_to_coworker"
+    }
+    assert {k: (v.attributes or {}).get("error.type") for k, v in calls.items()} == {
+        "d1": "coworker_not_found", "d2": "coworker_failed",
+    }  # fmt: skip
+    assert all(x.status.status_code is StatusCode.ERROR for x in calls.values())

@@ -46,8 +46,11 @@ loop never blocks; its events cross to the loop through a queue, one by one as t
   returning a ``ToolFailure``, a name the agent lacks, a usage limit...) is an error
   ``ToolResult`` too, its ``error_type`` the failure's ``code`` (the failing system's
   identifier), else CrewAI's ``reason``; ``tool_not_found`` for an unknown name, whose
-  ``code`` CrewAI fills with the name the model made up. The model's call is matched by the
-  name CrewAI runs, which it sanitizes (``Get Weather`` runs ``get_weather``).
+  ``code`` CrewAI fills with the name the model made up. A delegation tool (``Delegate work
+  to coworker``, ``Ask question to coworker``) returns CrewAI's error text instead of
+  raising: a coworker the agent lacks is ``coworker_not_found``, a coworker that raised
+  ``coworker_failed`` (the text read from CrewAI's own translations). The model's call is
+  matched by the name CrewAI runs, which it sanitizes (``Get Weather`` runs ``get_weather``).
 
 Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call, through the same
 sink: CrewAI calls it on the thread that runs the tool, in that thread's context, with
@@ -534,10 +537,11 @@ class _Reader:
         if found is None:
             return
         failure = getattr(event, "failure", None)  # a ToolFailure the tool returned
-        if failure is None:
+        kind = _failure_type(failure) if failure is not None else _delegation_failed(event)
+        if kind is None:
             yield ToolResult(tool_call_id=found[0], content=event.output, name=found[1])
         else:
-            yield failed_result(found[0], event.output, found[1], _failure_type(failure))
+            yield failed_result(found[0], event.output, found[1], kind)
 
     def _ToolUsageErrorEvent(self, event: Any) -> Iterator[AgentEvent]:
         found = self._take(event)
@@ -638,6 +642,33 @@ def _failure_type(failure: Any) -> str:
     if isinstance(code, str) and code:
         return code
     return value if isinstance(value, str) and value else "tool_error"
+
+
+_DELEGATIONS = frozenset({"delegate_work_to_coworker", "ask_question_to_coworker"})
+_DELEGATION_FAILURES = (("agent_tool_unexisting_coworker", "coworker_not_found"),
+                        ("agent_tool_execution_error", "coworker_failed"))  # fmt: skip
+"""CrewAI's texts (its translations' keys) a delegation tool returns instead of raising, and
+the ``error.type`` each is."""
+
+
+def _delegation_failed(event: Any) -> str | None:
+    """``error.type`` of a delegation tool's failure, which CrewAI returns as text (a coworker
+    the agent named does not exist, or the coworker raised), else None. Never raises."""
+    output = getattr(event, "output", None)
+    if getattr(event, "tool_name", None) not in _DELEGATIONS or not isinstance(output, str):
+        return None
+    try:
+        from crewai.utilities.i18n import (  # type: ignore[import-not-found,unused-ignore]
+            I18N_DEFAULT,
+        )
+
+        for key, kind in _DELEGATION_FAILURES:
+            opening = str(I18N_DEFAULT.errors(key)).split("{", 1)[0].strip()
+            if opening and output.strip().startswith(opening):
+                return kind
+    except Exception:  # a version without these names: the tool's text is its result
+        return None
+    return None
 
 
 _INVALID_ARGUMENTS = " arguments validation failed: "
