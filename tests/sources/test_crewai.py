@@ -126,3 +126,92 @@ async def test_a_tool_body_finds_its_step_however_far_the_consumer_lags(
             ["step 1", ["chat gpt-4o-mini"]],
         ]],
     ]  # fmt: skip
+
+
+async def test_each_agent_working_on_a_task_is_a_step_of_its_own_named_after_it(
+    otel_telemetry: Any,
+) -> None:
+    """A crew's next task (here its next agent, reading the first task as ``context``) and a
+    task retried after its guardrail refused the answer each start a step: before, their model
+    calls shared the step of the call before them, whoever made it."""
+    from crewai import Agent, Crew, Task
+
+    def researcher_says(turn: int) -> bytes:
+        if turn == 0:
+            return fw.completion(0, None, [("call_w", "weather", '{"city": "Paris"}')])
+        return fw.completion(1, "Sunny.", [])
+
+    def writer_says(turn: int) -> bytes:
+        return fw.completion(turn, "Too short." if turn == 0 else "Paris is sunny today.", [])
+
+    def agent(role: str, respond: Any, tools: list[Any]) -> Any:
+        return Agent(role=role, goal="Help.", backstory="A colleague.", llm=fw.llm(respond),
+                     tools=tools, verbose=False)  # fmt: skip
+
+    researcher = agent("researcher", researcher_says, fw.tools(s.Run())[:1])
+    writer = agent("writer", writer_says, [])
+    research = Task(description="Find the weather.", expected_output="a fact", agent=researcher)
+    refused: list[str] = []
+
+    def long_enough(output):  # type: ignore[no-untyped-def]  # CrewAI rejects a lazy annotation
+        if len(output.raw) < 12:
+            refused.append(output.raw)
+            return False, "Write a whole sentence."
+        return True, output.raw
+
+    write = Task(description="Write it up.", expected_output="a line", agent=writer,
+                 context=[research], guardrail=long_enough)  # fmt: skip
+    crew = Crew(agents=[researcher, writer], tasks=[research, write], verbose=False)
+    await run_script(otel_telemetry, fw.crewai_events(crew), agent_name="crew")
+
+    assert refused == ["Too short."]
+    assert otel_telemetry.outline() == [
+        ["invoke_agent crew", [
+            ["step 0", ["chat gpt-4o-mini", "execute_tool weather"]],
+            ["step 1", ["chat gpt-4o-mini"]],
+            ["step 2", ["chat gpt-4o-mini"]],
+            ["step 3", ["chat gpt-4o-mini"]],
+        ]],
+    ]  # fmt: skip
+    steps = sorted((x for x in otel_telemetry.spans() if x.name.startswith("step ")),
+                   key=lambda x: x.name)  # fmt: skip
+    phases = [(x.attributes or {}).get("agent_otel.phase") for x in steps]
+    assert phases == ["researcher", "researcher", "writer", "writer"]
+
+
+async def test_a_delegation_crewai_answers_with_its_error_text_is_a_failed_call(
+    otel_telemetry: Any,
+) -> None:
+    """CrewAI's delegation tools return text instead of raising when the coworker named does
+    not exist or the coworker failed: the call fails, named after which."""
+    import json
+
+    from crewai import Agent, Crew, Task
+    from opentelemetry.trace import StatusCode
+
+    def delegate(call_id: str, who: str) -> tuple[str, str, str]:
+        args = {"task": "Say it.", "context": "Paris", "coworker": who}
+        return call_id, "delegate_work_to_coworker", json.dumps(args)
+
+    def lead_says(turn: int) -> bytes:
+        if turn == 0:
+            return fw.completion(0, None, [delegate("d1", "nobody"), delegate("d2", "writer")])
+        return fw.completion(1, "Nobody could help.", [])
+
+    lead = Agent(role="lead", goal="Lead.", backstory="A boss.", llm=fw.llm(lead_says),
+                 allow_delegation=True, verbose=False)  # fmt: skip
+    writer = Agent(role="writer", goal="Help.", backstory="A colleague.", verbose=False,
+                   max_retry_limit=0, llm=fw.llm(lambda turn: s.Overloaded("down")))  # fmt: skip
+    task = Task(description="Say something.", expected_output="a line", agent=lead)
+    crew = Crew(agents=[lead, writer], tasks=[task], verbose=False)
+    await run_script(otel_telemetry, fw.crewai_events(crew), agent_name="crew")
+
+    calls = {
+        (x.attributes or {}).get("gen_ai.tool.call.id"): x
+        for x in otel_telemetry.spans()
+        if x.name == "execute_tool delegate_work_to_coworker"
+    }
+    assert {k: (v.attributes or {}).get("error.type") for k, v in calls.items()} == {
+        "d1": "coworker_not_found", "d2": "coworker_failed",
+    }  # fmt: skip
+    assert all(x.status.status_code is StatusCode.ERROR for x in calls.values())

@@ -16,6 +16,12 @@ needed, and none lost at the end of the run).
 ``kickoff`` runs on a daemon thread of its own (a copy of the consumer's context), so the event
 loop never blocks; its events cross to the loop through a queue, one by one as they happen:
 
+* ``AgentExecutionStartedEvent`` (an agent starts a task: a crew's next task, its next agent, a
+  task retried after its guardrail refused the answer, a flow's next crew) starts a step
+  (a ``StepBoundary`` when a call came since the last one), after a ``PhaseMarker`` naming the
+  agent's role when another agent worked before (a lone agent's run, or a coworker's nested
+  run, is already named after it); agents working at once (``async_execution`` tasks) share
+  the step, named after the first;
 * ``LLMCallStartedEvent``, which CrewAI emits as it starts the model request, opens a call
   (``LLMCallStart``: CrewAI's model name, its sampling parameters and the messages it sends;
   a ``StepBoundary`` first when tools ran since the call before);
@@ -40,8 +46,11 @@ loop never blocks; its events cross to the loop through a queue, one by one as t
   returning a ``ToolFailure``, a name the agent lacks, a usage limit...) is an error
   ``ToolResult`` too, its ``error_type`` the failure's ``code`` (the failing system's
   identifier), else CrewAI's ``reason``; ``tool_not_found`` for an unknown name, whose
-  ``code`` CrewAI fills with the name the model made up. The model's call is matched by the
-  name CrewAI runs, which it sanitizes (``Get Weather`` runs ``get_weather``).
+  ``code`` CrewAI fills with the name the model made up. A delegation tool (``Delegate work
+  to coworker``, ``Ask question to coworker``) returns CrewAI's error text instead of
+  raising: a coworker the agent lacks is ``coworker_not_found``, a coworker that raised
+  ``coworker_failed`` (the text read from CrewAI's own translations). The model's call is
+  matched by the name CrewAI runs, which it sanitizes (``Get Weather`` runs ``get_weather``).
 
 Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call, through the same
 sink: CrewAI calls it on the thread that runs the tool, in that thread's context, with
@@ -86,6 +95,7 @@ from agent_contract.events import (
     Error,
     FunctionCall,
     LLMCallEnd,
+    PhaseMarker,
     ReasoningDelta,
     StepBoundary,
     TextDelta,
@@ -159,7 +169,7 @@ async def crewai_events(
     me = object()
     scopes = OpenScopes()
     raised: dict[int, BaseException | None] = {}  # id(failed event) -> its exception
-    reader = _Reader(raised)
+    reader = _Reader(raised, _role(runner))
     tools = _Inside(me)
     nested = _Nested(reader, raised)
 
@@ -330,24 +340,21 @@ class _Nested:
         if found is None:
             if _tools_own(event):  # the tool's own MCP request: no agent runs in it
                 return
-            found = self._runs[inside] = (self._start(inside, event), _Reader(self._raised))
+            role = _role(getattr(event, "agent", None)) or _role(event)
+            found = self._runs[inside] = (self._start(inside, role), _Reader(self._raised, role))
         run, reader = found
         if run is not None:
             await run.push(reader.feed(event))
         else:
             self._raised.pop(id(event), None)
 
-    def _start(self, inside: Path, event: Any) -> Pushed | None:
+    def _start(self, inside: Path, role: str | None) -> Pushed | None:
         parent = self._reader_of(inside[:-1])
         call = parent.started.get(inside[-1]) if parent is not None else None
         if call is None:
             return None
-        agent = getattr(event, "agent", None)
-        info = getattr(event, "agent_info", None)
-        role = (getattr(event, "agent_role", None) or getattr(agent, "role", None)
-                or (info.get("role") if isinstance(info, dict) else None))  # fmt: skip
         with tool_scope(call[0], call[1]):
-            return Pushed.start(role if isinstance(role, str) and role else None)
+            return Pushed.start(role)
 
     async def ended(self, inside: Path, event: Any) -> None:
         """``event`` of the run at ``inside``: a tool's end ends what ran inside it first
@@ -381,12 +388,15 @@ class _Nested:
 class _Reader:
     """One run's state: the open call, the model's tool calls waiting for CrewAI to run them."""
 
-    def __init__(self, raised: dict[int, BaseException | None]) -> None:
+    def __init__(self, raised: dict[int, BaseException | None], role: str | None = None) -> None:
         self.calls: dict[str, str] = {}  # open LLM call ids (CrewAI's) -> model name
         self.streamed: set[str] = set()  # calls whose text came as chunks
         self.waiting: list[tuple[str, str, str]] = []  # (id, name, arguments) not yet started
         self.running: list[tuple[str, str, str]] = []  # started, not finished
         self.tools_ran = False
+        self.asked = False  # a model call started in this step
+        self.working = 0  # agents working on a task now (more than one: async_execution)
+        self.phase = role  # the agent working now (a lone agent's, or a nested run's: its name)
         self.step = 0
         self.made = 0  # ids the adapter made (ReAct calls)
         self.answered = False
@@ -406,12 +416,38 @@ class _Reader:
         if not self.answered and isinstance(raw, str) and raw:
             yield TextDelta(text=raw)
 
+    def _AgentExecutionStartedEvent(self, event: Any) -> Iterator[AgentEvent]:
+        """An agent starts a task (a crew's next task, its next agent, a task's retry after its
+        guardrail refused the answer, a flow's next crew): a step of its own, after a
+        ``PhaseMarker`` naming the agent when it is not the one that worked before. Agents
+        working at once (``async_execution`` tasks) share the step, and name none."""
+        self.working += 1
+        if self.working > 1:
+            return
+        yield from self._end_failed()
+        if self.asked:
+            yield from self._boundary()
+        role = _role(getattr(event, "agent", None))
+        if role is not None and role != self.phase:
+            self.phase = role
+            yield PhaseMarker(name=role)
+
+    def _AgentExecutionCompletedEvent(self, event: Any) -> Iterator[AgentEvent]:
+        self.working = max(0, self.working - 1)
+        yield from ()
+
+    _AgentExecutionErrorEvent = _AgentExecutionCompletedEvent
+
+    def _boundary(self) -> Iterator[AgentEvent]:
+        self.tools_ran = self.asked = False
+        yield StepBoundary(index=self.step)
+        self.step += 1
+
     def _LLMCallStartedEvent(self, event: Any) -> Iterator[AgentEvent]:
         yield from self._end_failed()
         if self.tools_ran:
-            self.tools_ran = False
-            yield StepBoundary(index=self.step)
-            self.step += 1
+            yield from self._boundary()
+        self.asked = True
         params = {k: v for k in _PARAMS if (v := getattr(event, k, None)) is not None}
         self.calls[event.call_id] = event.model
         messages = getattr(event, "messages", None)
@@ -501,10 +537,11 @@ class _Reader:
         if found is None:
             return
         failure = getattr(event, "failure", None)  # a ToolFailure the tool returned
-        if failure is None:
+        kind = _failure_type(failure) if failure is not None else _delegation_failed(event)
+        if kind is None:
             yield ToolResult(tool_call_id=found[0], content=event.output, name=found[1])
         else:
-            yield failed_result(found[0], event.output, found[1], _failure_type(failure))
+            yield failed_result(found[0], event.output, found[1], kind)
 
     def _ToolUsageErrorEvent(self, event: Any) -> Iterator[AgentEvent]:
         found = self._take(event)
@@ -518,6 +555,15 @@ class _Reader:
             if _runs_as(n, name) and _same(a, args):
                 return self.running.pop(i)
         return None
+
+
+def _role(agent: Any) -> str | None:
+    """The role of a CrewAI agent (or of the event naming one: ``agent_role``, ``agent_info``),
+    if it has one (a crew or a flow has none)."""
+    info = getattr(agent, "agent_info", None)
+    role = (getattr(agent, "agent_role", None) or getattr(agent, "role", None)
+            or (info.get("role") if isinstance(info, dict) else None))  # fmt: skip
+    return role if isinstance(role, str) and role else None
 
 
 def _usage(usage: Any) -> Usage | None:
@@ -596,6 +642,33 @@ def _failure_type(failure: Any) -> str:
     if isinstance(code, str) and code:
         return code
     return value if isinstance(value, str) and value else "tool_error"
+
+
+_DELEGATIONS = frozenset({"delegate_work_to_coworker", "ask_question_to_coworker"})
+_DELEGATION_FAILURES = (("agent_tool_unexisting_coworker", "coworker_not_found"),
+                        ("agent_tool_execution_error", "coworker_failed"))  # fmt: skip
+"""CrewAI's texts (its translations' keys) a delegation tool returns instead of raising, and
+the ``error.type`` each is."""
+
+
+def _delegation_failed(event: Any) -> str | None:
+    """``error.type`` of a delegation tool's failure, which CrewAI returns as text (a coworker
+    the agent named does not exist, or the coworker raised), else None. Never raises."""
+    output = getattr(event, "output", None)
+    if getattr(event, "tool_name", None) not in _DELEGATIONS or not isinstance(output, str):
+        return None
+    try:
+        from crewai.utilities.i18n import (  # type: ignore[import-not-found,unused-ignore]
+            I18N_DEFAULT,
+        )
+
+        for key, kind in _DELEGATION_FAILURES:
+            opening = str(I18N_DEFAULT.errors(key)).split("{", 1)[0].strip()
+            if opening and output.strip().startswith(opening):
+                return kind
+    except Exception:  # a version without these names: the tool's text is its result
+        return None
+    return None
 
 
 _INVALID_ARGUMENTS = " arguments validation failed: "
