@@ -317,7 +317,14 @@ async def test_their_metrics_stay_opted_out_and_outside_our_runs(
 
     [_ async for _ in row.events(s.Run())]  # the adapter alone: no run of ours (gate installed)
     again = _their_told(global_provider)
-    assert set(again) == set(told) and all(again[name] > told[name] for name in told)
+    names = set(told) - _WHOLE_MILLISECONDS
+    assert set(again) - _WHOLE_MILLISECONDS == names
+    assert all(again[name] > told[name] for name in names), (told, again)
+
+
+_WHOLE_MILLISECONDS = {"strands.model.time_to_first_token"}
+"""Recorded by Strands only when the first chunk took a whole millisecond or more (it records
+``int(1000 * seconds)`` when truthy): on a fast run, not at all, so it may not grow."""
 
 
 async def test_adk_model_calls_ours_do_not_tell_keep_their_metrics(
