@@ -165,8 +165,10 @@ def told_elsewhere(tracer_provider: Any) -> None:
     count of them (``exporting/_loss``): a run ended there is still counted, but not told a
     second time, with the remedy for providers built by hand (whose shutdown the application
     calls, where ``configure()``'s users never do)."""
-    with suppress(Exception):
-        _TOLD.add(id(tracer_provider._active_span_processor))
+    with suppress(Exception):  # read as _on reads it: defensively
+        processor = getattr(tracer_provider, "_active_span_processor", None)
+        if processor is not None:
+            _TOLD.add(id(processor))
 
 
 def told(run: Any) -> None:
