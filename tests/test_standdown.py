@@ -252,6 +252,76 @@ async def test_openai_v2_under_another_instrumentation_still_stands_down(stream:
     telemetry.shutdown()
 
 
+class RawResponseAgent(OpenAIAgent):
+    """Calls through ``with_raw_response`` (as LiteLLM does): the OpenAI SDK binds ``create``
+    there once per client, at its first use."""
+
+    async def stream(self, messages: list[Any], config: Any = None) -> AsyncIterator[Any]:
+        yield LLMCallStart(model=MODEL, provider="openai", call_id="c1")
+        raw = await self.api.chat.completions.with_raw_response.create(model=MODEL, messages=[])
+        usage = raw.parse().usage
+        yield Usage(input_tokens=usage.prompt_tokens, output_tokens=usage.completion_tokens)
+        yield LLMCallEnd(call_id="c1", model=MODEL, finish_reason="stop")
+
+
+@pytest.mark.parametrize("order", ["instrumented-first", "wrapper-first"])
+async def test_openai_v2_stands_down_for_a_raw_response_client_used_before_our_first_run(
+    order: str,
+) -> None:
+    """A client's ``with_raw_response`` used outside our runs before the first of them (a
+    warm-up call, LiteLLM's client cache) kept openai-v2's unguarded wrapper, bound there
+    for the client's life: the guard came at our first chat span, too late, and each call of
+    our runs through it had a second chat span, its tokens counted twice. Now the guard is in
+    place as the wrapper is made, or as openai-v2 instruments after it."""
+    telemetry = InMemoryTelemetry()
+    v2 = openai_v2.OpenAIInstrumentor()
+    if order == "wrapper-first":
+        wrap = telemetry.wrapper()
+    with telemetry.instrumented(v2):
+        if order == "instrumented-first":
+            wrap = telemetry.wrapper()
+        agent = RawResponseAgent(api(telemetry), False)
+        await agent.api.chat.completions.with_raw_response.create(model=MODEL, messages=[])
+        assert input_tokens_counted(telemetry) == 12  # outside our runs: openai-v2 traces it
+        telemetry.clear()
+        async for _ in wrap(agent.stream([])):
+            pass
+        (chat,) = chat_spans(telemetry.spans())
+        assert chat.instrumentation_scope is not None
+        assert chat.instrumentation_scope.name == "agent_otel"
+        assert input_tokens_counted(telemetry) == 24  # ours once, beside the call outside
+    telemetry.shutdown()
+
+
+async def test_openai_v2_instrumented_inside_our_chat_span_stands_down() -> None:
+    """openai-v2 instrumented after our chat span started (no framework run, whose start
+    hooks ``instrument()``) traced the call beside ours: its guard came at the next chat
+    span. Now ``instrument()`` puts it in place as it instruments."""
+    telemetry = InMemoryTelemetry()
+    wrap = telemetry.wrapper()
+    v2 = openai_v2.OpenAIInstrumentor()
+
+    async def stream() -> AsyncIterator[Any]:
+        client = api(telemetry)
+        yield LLMCallStart(model=MODEL, provider="openai", call_id="c1")
+        v2.instrument(tracer_provider=telemetry.tracer_provider,
+                      meter_provider=telemetry.meter_provider)  # fmt: skip
+        response = await client.chat.completions.create(model=MODEL, messages=[])
+        yield Usage(input_tokens=response.usage.prompt_tokens, output_tokens=3)
+        yield LLMCallEnd(call_id="c1", model=MODEL, finish_reason="stop")
+
+    try:
+        async for _ in wrap(stream()):
+            pass
+    finally:
+        v2.uninstrument()
+    (chat,) = chat_spans(telemetry.spans())
+    assert chat.instrumentation_scope is not None
+    assert chat.instrumentation_scope.name == "agent_otel"
+    assert input_tokens_counted(telemetry) == 12
+    telemetry.shutdown()
+
+
 class EmbeddingAgent(OpenAIAgent):
     """Embeds the question inside its chat span, before the model call."""
 
