@@ -42,6 +42,7 @@ from agent_contract.protocol import (  # noqa: E402
     Usage,
 )
 from agent_contract.scope import framework_started, tool_scope  # noqa: E402
+from agent_otel import configure  # noqa: E402
 from agent_otel.standdown import inference_span  # noqa: E402
 from agent_otel.testing import InMemoryTelemetry  # noqa: E402
 
@@ -264,7 +265,7 @@ class RawResponseAgent(OpenAIAgent):
         yield LLMCallEnd(call_id="c1", model=MODEL, finish_reason="stop")
 
 
-@pytest.mark.parametrize("order", ["instrumented-first", "wrapper-first"])
+@pytest.mark.parametrize("order", ["instrumented-first", "wrapper-first", "configure-first"])
 async def test_openai_v2_stands_down_for_a_raw_response_client_used_before_our_first_run(
     order: str,
 ) -> None:
@@ -272,7 +273,8 @@ async def test_openai_v2_stands_down_for_a_raw_response_client_used_before_our_f
     warm-up call, LiteLLM's client cache) kept openai-v2's unguarded wrapper, bound there
     for the client's life: the guard came at our first chat span, too late, and each call of
     our runs through it had a second chat span, its tokens counted twice. Now the guard is in
-    place as the wrapper is made, or as openai-v2 instruments after it."""
+    place as ``configure()`` returns or the wrapper is made, or as openai-v2 instruments
+    after them."""
     telemetry = InMemoryTelemetry()
     v2 = openai_v2.OpenAIInstrumentor()
     if order == "wrapper-first":
@@ -280,8 +282,12 @@ async def test_openai_v2_stands_down_for_a_raw_response_client_used_before_our_f
     with telemetry.instrumented(v2):
         if order == "instrumented-first":
             wrap = telemetry.wrapper()
+        if order == "configure-first":  # an application's one call, at its start
+            configure("app", console=False, set_global=False).shutdown()
         agent = RawResponseAgent(api(telemetry), False)
         await agent.api.chat.completions.with_raw_response.create(model=MODEL, messages=[])
+        if order == "configure-first":
+            wrap = telemetry.wrapper()
         assert input_tokens_counted(telemetry) == 12  # outside our runs: openai-v2 traces it
         telemetry.clear()
         async for _ in wrap(agent.stream([])):
