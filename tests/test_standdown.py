@@ -412,6 +412,21 @@ async def test_a_task_the_call_spawned_is_traced_by_the_providers_once_the_call_
     assert scopes == sorted(["agent_otel", *PROVIDER_SCOPES])  # ours, and theirs of the task's
 
 
+async def test_in_an_unsampled_run_too_a_task_the_call_spawned_is_counted_once_it_ended() -> None:
+    """An unsampled chat span (the SDK's non-recording span) had no end the stand-down could
+    see: it outlived the call, and the model call a task made after it ended stood down,
+    its tokens never counted in ``gen_ai.client.token.usage``, while a sampled run counted
+    them (its provider's metric): the metrics differed with the sampling. Now both count it."""
+    from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
+
+    telemetry = InMemoryTelemetry(sampler=ALWAYS_OFF)
+    with telemetry.instrumented(openai_v2.OpenAIInstrumentor()):
+        await run(telemetry, False, SpawningAgent)
+        assert telemetry.spans() == []  # unsampled: no span, ours or theirs
+        assert input_tokens_counted(telemetry) == 24  # ours of the call, openai-v2's of the task's
+    telemetry.shutdown()
+
+
 def test_the_suppression_value_is_true_for_provider_instrumentations_only() -> None:
     from opentelemetry.trace import INVALID_SPAN
 
