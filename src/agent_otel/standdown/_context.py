@@ -168,6 +168,13 @@ class UnsampledChat(NonRecordingSpan):
         self.end_time = end_time if end_time is not None else time_ns()
 
 
+def unsampled_chat(span: Span) -> Span:
+    """``span``, a chat span of ours that does not record, as an :class:`UnsampledChat` when it
+    is the API's plain non-recording span (nothing to end); any other span, one whose
+    ``is_recording()`` failed included, is kept: it is ended as it is."""
+    return UnsampledChat(span) if type(span) is NonRecordingSpan else span
+
+
 def covering() -> bool:
     """Whether a model call made in the current context is covered by one of our chat spans:
     one still open here, or a framework run's (:data:`COVERED`: a framework's task made in a
