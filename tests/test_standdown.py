@@ -42,6 +42,7 @@ from agent_contract.protocol import (  # noqa: E402
     Usage,
 )
 from agent_contract.scope import framework_started, tool_scope  # noqa: E402
+from agent_otel import configure  # noqa: E402
 from agent_otel.standdown import inference_span  # noqa: E402
 from agent_otel.testing import InMemoryTelemetry  # noqa: E402
 
@@ -252,6 +253,81 @@ async def test_openai_v2_under_another_instrumentation_still_stands_down(stream:
     telemetry.shutdown()
 
 
+class RawResponseAgent(OpenAIAgent):
+    """Calls through ``with_raw_response`` (as LiteLLM does): the OpenAI SDK binds ``create``
+    there once per client, at its first use."""
+
+    async def stream(self, messages: list[Any], config: Any = None) -> AsyncIterator[Any]:
+        yield LLMCallStart(model=MODEL, provider="openai", call_id="c1")
+        raw = await self.api.chat.completions.with_raw_response.create(model=MODEL, messages=[])
+        usage = raw.parse().usage
+        yield Usage(input_tokens=usage.prompt_tokens, output_tokens=usage.completion_tokens)
+        yield LLMCallEnd(call_id="c1", model=MODEL, finish_reason="stop")
+
+
+@pytest.mark.parametrize("order", ["instrumented-first", "wrapper-first", "configure-first"])
+async def test_openai_v2_stands_down_for_a_raw_response_client_used_before_our_first_run(
+    order: str,
+) -> None:
+    """A client's ``with_raw_response`` used outside our runs before the first of them (a
+    warm-up call, LiteLLM's client cache) kept openai-v2's unguarded wrapper, bound there
+    for the client's life: the guard came at our first chat span, too late, and each call of
+    our runs through it had a second chat span, its tokens counted twice. Now the guard is in
+    place as ``configure()`` returns or the wrapper is made, or as openai-v2 instruments
+    after them."""
+    telemetry = InMemoryTelemetry()
+    v2 = openai_v2.OpenAIInstrumentor()
+    if order == "wrapper-first":
+        wrap = telemetry.wrapper()
+    with telemetry.instrumented(v2):
+        if order == "instrumented-first":
+            wrap = telemetry.wrapper()
+        if order == "configure-first":  # an application's one call, at its start
+            configure("app", console=False, set_global=False).shutdown()
+        agent = RawResponseAgent(api(telemetry), False)
+        await agent.api.chat.completions.with_raw_response.create(model=MODEL, messages=[])
+        if order == "configure-first":
+            wrap = telemetry.wrapper()
+        assert input_tokens_counted(telemetry) == 12  # outside our runs: openai-v2 traces it
+        telemetry.clear()
+        async for _ in wrap(agent.stream([])):
+            pass
+        (chat,) = chat_spans(telemetry.spans())
+        assert chat.instrumentation_scope is not None
+        assert chat.instrumentation_scope.name == "agent_otel"
+        assert input_tokens_counted(telemetry) == 24  # ours once, beside the call outside
+    telemetry.shutdown()
+
+
+async def test_openai_v2_instrumented_inside_our_chat_span_stands_down() -> None:
+    """openai-v2 instrumented after our chat span started (no framework run, whose start
+    hooks ``instrument()``) traced the call beside ours: its guard came at the next chat
+    span. Now ``instrument()`` puts it in place as it instruments."""
+    telemetry = InMemoryTelemetry()
+    wrap = telemetry.wrapper()
+    v2 = openai_v2.OpenAIInstrumentor()
+
+    async def stream() -> AsyncIterator[Any]:
+        client = api(telemetry)
+        yield LLMCallStart(model=MODEL, provider="openai", call_id="c1")
+        v2.instrument(tracer_provider=telemetry.tracer_provider,
+                      meter_provider=telemetry.meter_provider)  # fmt: skip
+        response = await client.chat.completions.create(model=MODEL, messages=[])
+        yield Usage(input_tokens=response.usage.prompt_tokens, output_tokens=3)
+        yield LLMCallEnd(call_id="c1", model=MODEL, finish_reason="stop")
+
+    try:
+        async for _ in wrap(stream()):
+            pass
+    finally:
+        v2.uninstrument()
+    (chat,) = chat_spans(telemetry.spans())
+    assert chat.instrumentation_scope is not None
+    assert chat.instrumentation_scope.name == "agent_otel"
+    assert input_tokens_counted(telemetry) == 12
+    telemetry.shutdown()
+
+
 class EmbeddingAgent(OpenAIAgent):
     """Embeds the question inside its chat span, before the model call."""
 
@@ -334,6 +410,21 @@ async def test_a_task_the_call_spawned_is_traced_by_the_providers_once_the_call_
         if s.instrumentation_scope is not None
     )
     assert scopes == sorted(["agent_otel", *PROVIDER_SCOPES])  # ours, and theirs of the task's
+
+
+async def test_in_an_unsampled_run_too_a_task_the_call_spawned_is_counted_once_it_ended() -> None:
+    """An unsampled chat span (the SDK's non-recording span) had no end the stand-down could
+    see: it outlived the call, and the model call a task made after it ended stood down,
+    its tokens never counted in ``gen_ai.client.token.usage``, while a sampled run counted
+    them (its provider's metric): the metrics differed with the sampling. Now both count it."""
+    from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
+
+    telemetry = InMemoryTelemetry(sampler=ALWAYS_OFF)
+    with telemetry.instrumented(openai_v2.OpenAIInstrumentor()):
+        await run(telemetry, False, SpawningAgent)
+        assert telemetry.spans() == []  # unsampled: no span, ours or theirs
+        assert input_tokens_counted(telemetry) == 24  # ours of the call, openai-v2's of the task's
+    telemetry.shutdown()
 
 
 def test_the_suppression_value_is_true_for_provider_instrumentations_only() -> None:

@@ -55,6 +55,7 @@ from agent_otel.recording._options import OPTION_NAMES
 from agent_otel.recording._semconv import check_semconv, set_default_semconv
 from agent_otel.sampling import TailSampler, TailSamplingPolicy
 from agent_otel.scrubbing._scrubber import DEFAULT
+from agent_otel.standdown._guards import guard_from_now
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.metrics.export import MetricExporter
@@ -342,6 +343,7 @@ def configure(
             _first[:] = [(os.getpid(), asked, handle)]
         elif _globals_are_configures():
             _replace_spare(handle)
+    guard_from_now()  # provider instrumentations, before the application's first model call
     return handle
 
 

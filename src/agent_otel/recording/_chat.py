@@ -17,6 +17,7 @@ from agent_otel import _attributes as A
 from agent_otel._guard import counted, report
 from agent_otel._plain import items_of, text_of
 from agent_otel.cost._compute import call_cost
+from agent_otel.standdown._context import unsampled_chat
 
 from ._encodable import INT64_MAX, Count, checked, checked_text
 from ._errors import fail_span, record_error
@@ -234,6 +235,8 @@ class LLMCall:
             settings.tracer, count, scrub, name, parent, SpanKind.CLIENT, span_attributes, now
         )
         self.recording = self.span.recording
+        if not self.recording:  # its end, known to the stand-down as a sampled span's
+            self.span.raw = unsampled_chat(self.span.raw)
         self.start = now
         self.response_end: int | None = None
         self.first_chunk: int | None = None

@@ -21,6 +21,7 @@ from agent_otel._plain import id_text, plain, shown
 from agent_otel._version import __version__
 from agent_otel.cost import BUNDLED_PRICES, PriceTable
 from agent_otel.scrubbing import Scrub, Scrubber, resolve_scrubber
+from agent_otel.standdown._guards import guard_from_now
 
 from ._hints import PROVIDERS, check_provider, did_you_mean, hint_own_variables
 from ._metrics import Instruments
@@ -221,6 +222,8 @@ def settings_from(options: Options, caller: str = "otel_wrapper") -> RunSettings
     from ._scope import watch_sessions  # (it imports the recorder's modules)
 
     watch_sessions()
+    if options.get("stand_down_providers", True):
+        guard_from_now()  # before the application's first model call, not its first chat span
     capture = capture_from(options.get("capture_content"), caller)
     scrubber = resolve_scrubber(options.get("scrub", True))
     conventions = conventions_for(options.get("semconv"))

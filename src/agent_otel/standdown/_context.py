@@ -42,13 +42,14 @@ discussing for this (semantic-conventions-genai #475).
 from __future__ import annotations
 
 import sys
+from time import time_ns
 from types import FrameType
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY
 from opentelemetry.context.context import Context
-from opentelemetry.trace import Span
+from opentelemetry.trace import NonRecordingSpan, Span
 
 from agent_otel._guard import report
 
@@ -143,8 +144,35 @@ _BEDROCK_MODEL_CALLS = frozenset(
 
 
 def _ended(span: object) -> bool:
-    """Whether our chat span has ended (an SDK span's ``end_time``; an unsampled one never)."""
+    """Whether our chat span has ended: an SDK span's ``end_time``, an unsampled one's
+    (:class:`UnsampledChat`)."""
     return getattr(span, "end_time", None) is not None
+
+
+class UnsampledChat(NonRecordingSpan):
+    """An unsampled chat span of ours, which knows when it ended, as an SDK span does.
+
+    The SDK's non-recording span (and the API's invalid one, shared by every span a failing
+    or absent tracer starts) has no end: the stand-down would outlive the call in an
+    unsampled run, and a model call a task made after it ended stood down there, its tokens
+    never counted in ``gen_ai.client.token.usage``, while a sampled run's were: the metrics
+    differed with the sampling. One per unsampled chat span, so only that call is ended."""
+
+    __slots__ = ("end_time",)
+
+    def __init__(self, span: Span) -> None:
+        super().__init__(span.get_span_context())
+        self.end_time: int | None = None
+
+    def end(self, end_time: int | None = None) -> None:
+        self.end_time = end_time if end_time is not None else time_ns()
+
+
+def unsampled_chat(span: Span) -> Span:
+    """``span``, a chat span of ours that does not record, as an :class:`UnsampledChat` when it
+    is the API's plain non-recording span (nothing to end); any other span, one whose
+    ``is_recording()`` failed included, is kept: it is ended as it is."""
+    return UnsampledChat(span) if type(span) is NonRecordingSpan else span
 
 
 def covering() -> bool:

@@ -9,8 +9,11 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
+from agent_otel._guard import report
+
 from ._handler import MODULE as UTIL_GENAI_HANDLER
 from ._handler import guard_handler
+from ._instrumented import guard_instrument
 from ._langsmith import CLIENT as LANGSMITH
 from ._langsmith import hold_langsmith
 from ._litellm import MODULE as LITELLM
@@ -40,3 +43,21 @@ def guard_providers() -> None:
     for module, guard in GUARDS:
         if module in modules:
             guard()
+
+
+def guard_from_now() -> None:
+    """Guard what is instrumented now and, from now on, whatever instruments later, as it
+    instruments (:mod:`._instrumented`): called where a wrapper or an instrumented agent is
+    made and by ``configure()``, before the application makes its first model call.
+
+    Guarding at a chat span's start alone comes too late for a method bound before it:
+    the OpenAI SDK binds ``create`` once per client for ``with_raw_response`` and
+    ``with_streaming_response`` (LiteLLM's calls, and any made so outside our runs first),
+    and that binding keeps openai-v2's unguarded wrapper for the client's life. An
+    instrumentation instrumented inside our chat span was not guarded before its call either.
+    """
+    try:  # inside the caller's otel_wrapper() or configure(): nothing may raise there
+        guard_providers()
+        guard_instrument(guard_providers)
+    except Exception:
+        report("stand-down")

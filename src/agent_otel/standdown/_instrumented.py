@@ -7,10 +7,13 @@ instrumented once such a run has started (openai-v2's ``OpenAIInstrumentor().ins
 called by a tool, a plugin loaded late, a test fixture) traced the framework's next model call
 unguarded: a second chat span, its tokens counted twice in ``gen_ai.client.token.usage``.
 
-So at a framework run's start, where OpenTelemetry's instrumentation package is loaded (every
-instrumentor is a ``BaseInstrumentor`` of it), its ``instrument()`` is guarded once: after the
-instrumentor's own, it puts the guards in place (:func:`~._guards.guard_providers`). The run's
-common path pays nothing: one look in ``sys.modules`` per framework run.
+So at a framework run's start, and as a wrapper or an instrumented agent is made or
+``configure()`` returns (:func:`~._guards.guard_from_now`), where OpenTelemetry's
+instrumentation package is loaded (every instrumentor is a ``BaseInstrumentor`` of it), its
+``instrument()`` is guarded once: after the instrumentor's own, it puts the guards in place
+(:func:`~._guards.guard_providers`). One instrumented inside our chat span (a lazy setup in the
+agent's code) is guarded before its call so. The run's common path pays nothing: one look in
+``sys.modules`` per framework run.
 """
 
 from __future__ import annotations
