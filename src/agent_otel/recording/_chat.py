@@ -235,8 +235,6 @@ class LLMCall:
             settings.tracer, count, scrub, name, parent, SpanKind.CLIENT, span_attributes, now
         )
         self.recording = self.span.recording
-        if not self.recording:  # its end, known to the stand-down as a sampled span's
-            self.span.raw = unsampled_chat(self.span.raw)
         self.start = now
         self.response_end: int | None = None
         self.first_chunk: int | None = None
@@ -259,6 +257,7 @@ class LLMCall:
         self.reasoning: TextBuffer | None = None
         self.told_room = 0  # the bytes the told tool calls' arguments may take (capture on)
         if not self.recording:
+            self.span.raw = unsampled_chat(self.span.raw)  # its end, known to the stand-down
             self.logger: Logger | None = None  # set when content events are on
             self.start_attributes: dict[str, AttributeValue] = self.metric_attributes
             return
