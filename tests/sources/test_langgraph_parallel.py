@@ -71,6 +71,25 @@ def _branches(**nodes: Any) -> Any:
     return graph.compile()
 
 
+class _Topics(TypedDict):
+    topics: list[str]
+    out: Annotated[list[str], operator.add]
+
+
+def _fan_out(work: Any) -> Any:
+    """A graph sending each of its input's ``topics`` to ``work`` (``Send``), all at once."""
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import Send
+
+    graph = StateGraph(_Topics)
+    graph.add_node("work", work)
+    graph.add_conditional_edges(
+        START, lambda state: [Send("work", {"topic": t}) for t in state["topics"]], ["work"]
+    )
+    graph.add_edge("work", END)
+    return graph.compile()
+
+
 def _answers(telemetry: InMemoryTelemetry) -> list[str]:
     """Each chat span's answer text (content captured), in the order the spans started."""
     chats = sorted((s for s in telemetry.spans() if s.name.startswith("chat")),
@@ -125,14 +144,7 @@ async def test_parallel_branches_streaming_at_once_are_one_chat_span_each(
 async def test_send_fan_out_gives_each_request_its_chat_span_and_tokens(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:
-    from langgraph.graph import END, START, StateGraph
-    from langgraph.types import Send
-
     from agent_contract.sources.langgraph_stream import langgraph_events
-
-    class State(TypedDict):
-        topics: list[str]
-        out: Annotated[list[str], operator.add]
 
     barrier = asyncio.Barrier(3)
     chats = {topic: model(topic, barrier) for topic in ("x", "y", "z")}
@@ -141,13 +153,7 @@ async def test_send_fan_out_gives_each_request_its_chat_span_and_tokens(
         answer = await chats[state["topic"]].ainvoke(state["topic"])
         return {"out": [str(answer.content)]}
 
-    graph = StateGraph(State)
-    graph.add_node("work", work)
-    graph.add_conditional_edges(
-        START, lambda state: [Send("work", {"topic": t}) for t in state["topics"]], ["work"]
-    )
-    graph.add_edge("work", END)
-    source = langgraph_events(graph.compile(), {"topics": ["x", "y", "z"]})
+    source = langgraph_events(_fan_out(work), {"topics": ["x", "y", "z"]})
     events = await run_script(otel_telemetry, source, agent_name="fan", capture_content=True)
 
     expected = ["x:one x:two", "y:one y:two", "z:one z:two"]
@@ -172,8 +178,6 @@ async def test_sync_nodes_whose_requests_end_before_the_reader_reads_them_keep_o
     from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
     from langchain_core.messages import AIMessageChunk
     from langchain_core.outputs import ChatGenerationChunk
-    from langgraph.graph import END, START, StateGraph
-    from langgraph.types import Send
 
     from agent_contract.sources.langgraph_stream import langgraph_events
 
@@ -185,10 +189,6 @@ async def test_sync_nodes_whose_requests_end_before_the_reader_reads_them_keep_o
             last = AIMessageChunk(content=f"{topic}:two", usage_metadata=USAGE,  # type: ignore[arg-type]
                                   chunk_position="last")  # fmt: skip
             yield ChatGenerationChunk(message=last)
-
-    class State(TypedDict):
-        topics: list[str]
-        out: Annotated[list[str], operator.add]
 
     topics, lock, ended = ["x", "y", "z"], threading.Lock(), threading.Event()
     between = threading.Barrier(len(topics))
@@ -202,13 +202,7 @@ async def test_sync_nodes_whose_requests_end_before_the_reader_reads_them_keep_o
                 ended.set()
         return {"out": [str(answer.content)]}
 
-    graph = StateGraph(State)
-    graph.add_node("work", work)
-    graph.add_conditional_edges(
-        START, lambda state: [Send("work", {"topic": t}) for t in state["topics"]], ["work"]
-    )
-    graph.add_edge("work", END)
-    source = langgraph_events(graph.compile(), {"topics": topics}, stream_mode="messages",
+    source = langgraph_events(_fan_out(work), {"topics": topics}, stream_mode="messages",
                               sink=lambda item: ended.wait(2))  # fmt: skip
     events = await run_script(otel_telemetry, source, agent_name="fan", capture_content=True)
 
