@@ -37,6 +37,14 @@ def tokens(telemetry: InMemoryTelemetry, key: str = "gen_ai.usage.input_tokens")
     return sum(int((s.attributes or {}).get(key, 0)) for s in telemetry.spans())  # type: ignore[arg-type]
 
 
+def phases(telemetry: InMemoryTelemetry) -> list[Any]:
+    """Each step span's ``agent_otel.phase`` (who made its model call), in the order the steps
+    started."""
+    steps = sorted((s for s in telemetry.spans() if s.name.startswith("step ")),
+                   key=lambda s: s.start_time or 0)  # fmt: skip
+    return [(s.attributes or {}).get("agent_otel.phase") for s in steps]
+
+
 def attributes(telemetry: InMemoryTelemetry, prefix: str) -> dict[str, Any]:
     [span] = [s for s in telemetry.spans() if s.name.startswith(prefix)]
     return dict(span.attributes or {})

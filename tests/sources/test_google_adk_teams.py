@@ -13,7 +13,7 @@ import pytest
 
 from agent_otel.testing import InMemoryTelemetry, run_script
 
-from ._trace import tokens
+from ._trace import phases, tokens
 
 pytest.importorskip("google.adk")
 
@@ -34,12 +34,6 @@ def _said(telemetry: InMemoryTelemetry) -> list[str]:
                    key=lambda s: s.start_time or 0)  # fmt: skip
     said = [json.loads(str((c.attributes or {})["gen_ai.output.messages"])) for c in chats]
     return ["".join(p.get("content", "") for m in ms for p in m["parts"]) for ms in said]
-
-
-def _phases(telemetry: InMemoryTelemetry) -> list[Any]:
-    steps = sorted((s for s in telemetry.spans() if s.name.startswith("step ")),
-                   key=lambda s: s.start_time or 0)  # fmt: skip
-    return [(s.attributes or {}).get("agent_otel.phase") for s in steps]
 
 
 async def test_a_parallel_agents_streamed_calls_are_each_told_whole(
@@ -95,7 +89,7 @@ async def test_a_sequence_gives_each_agent_its_own_steps(
     assert otel_telemetry.outline() == [["invoke_agent team", [
         ["step 0", [CHAT, "execute_tool lookup"]], ["step 1", [CHAT]], ["step 2", [CHAT]],
     ]]]  # fmt: skip
-    assert _phases(otel_telemetry) == ["researcher", "researcher", "writer"]
+    assert phases(otel_telemetry) == ["researcher", "researcher", "writer"]
     assert _said(otel_telemetry) == ["", "Found.", "The answer."]
     assert otel_telemetry.open_spans() == []
 
@@ -121,5 +115,5 @@ async def test_a_transfer_keeps_the_root_agents_steps_unnamed(
     assert otel_telemetry.outline() == [["invoke_agent root", [
         ["step 0", [CHAT, "execute_tool transfer_to_agent"]], ["step 1", [CHAT]],
     ]]]  # fmt: skip
-    assert _phases(otel_telemetry) == [None, "billing"]
+    assert phases(otel_telemetry) == [None, "billing"]
     assert otel_telemetry.open_spans() == []

@@ -14,7 +14,7 @@ from opentelemetry.trace import StatusCode
 
 from agent_otel.testing import InMemoryTelemetry, run_script
 
-from ._trace import tokens
+from ._trace import phases, tokens
 
 pytest.importorskip("strands")
 
@@ -51,12 +51,6 @@ def _failed(telemetry: InMemoryTelemetry) -> dict[str, Any]:
             if s.status.status_code is StatusCode.ERROR}  # fmt: skip
 
 
-def _phases(telemetry: InMemoryTelemetry) -> list[Any]:
-    steps = sorted((s for s in telemetry.spans() if s.name.startswith("step ")),
-                   key=lambda s: s.start_time or 0)  # fmt: skip
-    return [(s.attributes or {}).get("agent_otel.phase") for s in steps]
-
-
 async def test_a_swarm_is_one_run_each_agents_turn_its_steps(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:
@@ -85,7 +79,7 @@ async def test_a_swarm_is_one_run_each_agents_turn_its_steps(
         ["step 2", [CHAT]],
         ["step 3", [CHAT]],
     ]]]  # fmt: skip
-    assert _phases(otel_telemetry) == ["researcher", "researcher", "researcher", "writer"]
+    assert phases(otel_telemetry) == ["researcher", "researcher", "researcher", "writer"]
     assert tokens(otel_telemetry) == 10 + 11 + 12 + 20
     assert kept[-1].get("type") == "multiagent_result"  # the team's own items, untouched
     assert _failed(otel_telemetry) == {}
@@ -118,7 +112,7 @@ async def test_a_graphs_parallel_nodes_are_each_told_whole(
     assert otel_telemetry.outline() == [["invoke_agent graph", [
         ["step 0", [CHAT]], ["step 1", [CHAT]], ["step 2", [CHAT]],
     ]]]  # fmt: skip
-    assert sorted(_phases(otel_telemetry)[1:]) == ["left", "right"]
+    assert sorted(phases(otel_telemetry)[1:]) == ["left", "right"]
     by_step = {(s.attributes or {}).get("agent_otel.phase"): s for s in otel_telemetry.spans()
                if s.name.startswith("step ")}  # fmt: skip
     for chat in [s for s in otel_telemetry.spans() if s.name == CHAT]:
@@ -150,7 +144,7 @@ async def test_a_team_as_a_graph_node_names_its_agents_by_path(
     assert otel_telemetry.outline() == [["invoke_agent graph", [
         ["step 0", [CHAT]], ["step 1", [CHAT]],
     ]]]  # fmt: skip
-    assert _phases(otel_telemetry) == ["first", "crew/solo"]
+    assert phases(otel_telemetry) == ["first", "crew/solo"]
     assert tokens(otel_telemetry) == 12
     assert otel_telemetry.open_spans() == []
 
