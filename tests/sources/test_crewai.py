@@ -14,6 +14,7 @@ pytest.importorskip("crewai")
 
 from . import _fw_crewai as fw
 from . import _script as s
+from ._trace import phases
 
 
 async def test_concurrent_runs_keep_their_own_events() -> None:
@@ -173,10 +174,7 @@ async def test_each_agent_working_on_a_task_is_a_step_of_its_own_named_after_it(
             ["step 3", ["chat gpt-4o-mini"]],
         ]],
     ]  # fmt: skip
-    steps = sorted((x for x in otel_telemetry.spans() if x.name.startswith("step ")),
-                   key=lambda x: x.name)  # fmt: skip
-    phases = [(x.attributes or {}).get("agent_otel.phase") for x in steps]
-    assert phases == ["researcher", "researcher", "writer", "writer"]
+    assert phases(otel_telemetry) == ["researcher", "researcher", "writer", "writer"]
 
 
 async def test_a_delegation_crewai_answers_with_its_error_text_is_a_failed_call(
