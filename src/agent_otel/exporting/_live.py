@@ -24,7 +24,7 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
 from agent_otel import _attributes as A
 from agent_otel._guard import report
-from agent_otel.exporting._render import format_duration, shown
+from agent_otel.exporting._render import format_duration, printable
 from agent_otel.exporting._summary import usage_of
 from agent_otel.recording._open import held as _held
 
@@ -207,10 +207,10 @@ def _elapsed(span: Span, now: int) -> str:
 
 
 def _escape(text: str) -> str:
-    """A span's name as markup: scrubbed (:func:`shown`), its brackets escaped."""
+    """A span's name as markup: scrubbed (:func:`printable`), its brackets escaped."""
     from rich.markup import escape
 
-    return escape(shown(text))
+    return escape(printable(text))
 
 
 def _forget(view: weakref.ref[LiveRuns]) -> None:

@@ -40,7 +40,7 @@ _MIN_BAR = 10
 _MIN_LABEL = 16
 
 
-def shown(text: object) -> str:
+def printable(text: object) -> str:
     """A string of a span as the terminal view shows it: scrubbed by the default scrubber. Our
     runs' strings were scrubbed as they were written; the spans of other instrumentations and
     the application's own in the same trace, the evaluation notes of any emitter and their
@@ -109,10 +109,10 @@ def _details(span: ReadableSpan) -> list[Segment]:
         parts.append((" ".join(tokens), _CYAN))
     tool = attrs.get(A.TOOL_NAME)
     if tool is not None and str(tool) not in span.name:
-        parts.append((f"tool={shown(tool)}", _MAGENTA))
+        parts.append((f"tool={printable(tool)}", _MAGENTA))
     if span.status.status_code is StatusCode.ERROR:
         kind = attrs.get(A.ERROR_TYPE) or span.status.description
-        parts.append((f"[ERROR {shown(kind)}]" if kind else "[ERROR]", _RED))
+        parts.append((f"[ERROR {printable(kind)}]" if kind else "[ERROR]", _RED))
     if attrs.get(A.INCOMPLETE) is True:
         parts.append(("[incomplete]", _YELLOW))
     out: list[Segment] = []
@@ -186,7 +186,7 @@ def render_tree(
 
     def walk(span: ReadableSpan, prefix: str, connector: str, is_root: bool) -> None:
         name_style = _BOLD if is_root else ""
-        label = [(prefix + connector, _DIM), (shown(span.name), name_style), *_details(span)]
+        label = [(prefix + connector, _DIM), (printable(span.name), name_style), *_details(span)]
         rows.append((label, span))
         span_id = span.context.span_id if span.context else None
         kids = order(children.get(span_id, []) if span_id is not None else [])
@@ -198,7 +198,7 @@ def render_tree(
         for j, text in enumerate(extra):
             last = len(kids) + j == count - 1
             rows.append(
-                ([(below + ("└─ " if last else "├─ "), _DIM), (shown(text), _YELLOW)], None)
+                ([(below + ("└─ " if last else "├─ "), _DIM), (printable(text), _YELLOW)], None)
             )
 
     for root in order(roots):

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from opentelemetry.sdk.trace import ReadableSpan
 
 from agent_otel import _attributes as A
-from agent_otel.exporting._render import _BOLD, _style, shown
+from agent_otel.exporting._render import _BOLD, _style, printable
 
 __all__ = ["ModelUsage", "cost_of", "render_token_summary", "usage_of"]
 
@@ -65,7 +65,7 @@ def render_token_summary(usage: Mapping[str, ModelUsage], *, color: bool) -> str
     for model in sorted(usage):
         u = usage[model]
         rows.append(
-            (f"  {shown(model)}", f"{u.calls:,}", f"{u.input_tokens:,}", f"{u.output_tokens:,}",
+            (f"  {printable(model)}", f"{u.calls:,}", f"{u.input_tokens:,}", f"{u.output_tokens:,}",
              _cost_cell(u.cost, u.currency) if priced else "")
         )  # fmt: skip
     if len(usage) > 1:
