@@ -44,7 +44,7 @@ from agent_otel.exporting._exporters import (
     quiet_retries,
     start_prometheus,
 )
-from agent_otel.exporting._globals import set_globals
+from agent_otel.exporting._globals import Asked, installed, set_globals
 from agent_otel.exporting._live import live_runs_for
 from agent_otel.exporting._loss import SpanLoss
 from agent_otel.exporting._pipeline import otlp_span_pipeline
@@ -338,10 +338,10 @@ def configure(
             handle.global_tracer_provider,
             handle.global_meter_provider,
             handle.global_logger_provider,
-        ) = set_globals(tracer_provider, meter_provider, logger_provider, shut_down=_shut_down())
-        if handle.global_tracer_provider:
-            _first[:] = [(os.getpid(), asked, handle)]
-        elif _globals_are_configures():
+        ) = set_globals(
+            tracer_provider, meter_provider, logger_provider, asked=asked, handle=handle
+        )
+        if not handle.global_tracer_provider and _globals_are_configures():
             _replace_spare(handle)
     guard_from_now()  # provider instrumentations, before the application's first model call
     return handle
@@ -352,17 +352,10 @@ _spare: list[Telemetry] = []
 call's are: the next such call shuts it down."""
 
 
-def _shut_down() -> bool:
-    """Whether the call of this process that made the globals has been shut down since."""
-    return bool(_first) and _first[0][0] == os.getpid() and _first[0][2].is_shutdown
-
-
 def _globals_are_configures() -> bool:
     """Whether the global tracer provider is the one an earlier call of this process made."""
-    if not _first:
-        return False
-    pid, _, first = _first[0]
-    return pid == os.getpid() and trace.get_tracer_provider() is first.tracer_provider
+    first = installed()
+    return first is not None and trace.get_tracer_provider() is first.handle.tracer_provider
 
 
 def _replace_spare(handle: Telemetry) -> None:
@@ -385,21 +378,15 @@ def _replace_spare(handle: Telemetry) -> None:
         previous.shutdown()
 
 
-_first: list[tuple[int, tuple[dict[str, object], dict[str, str]], Telemetry]] = []
-"""The call whose providers configure() made global: its process, arguments, environment
-and handle."""
-
-
-def _again(asked: tuple[dict[str, object], dict[str, str]]) -> Telemetry | None:
+def _again(asked: Asked) -> Telemetry | None:
     """The handle of the call that made the global providers, when this call asks for the very
     same (arguments, ``OTEL_*`` and ``AGENT_OTEL_*`` variables) in the same process and that
     handle still runs with its providers global: what a second identical call would build is
     a copy nobody uses, its exporters' threads and exit hooks kept until the process ends."""
-    if not _first:
+    first = installed()
+    if first is None or first.handle.is_shutdown:
         return None
-    pid, before, handle = _first[0]
-    if pid != os.getpid() or handle.is_shutdown:
-        return None
+    handle, before = first.handle, first.asked
     if trace.get_tracer_provider() is not handle.tracer_provider:
         return None
     try:

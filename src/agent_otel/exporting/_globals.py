@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from opentelemetry import _logs, metrics, trace
 from opentelemetry.sdk._logs import LoggerProvider
@@ -15,19 +15,36 @@ from opentelemetry.sdk.trace import TracerProvider
 from agent_otel._guard import logger as _log
 from agent_otel._guard import warn_once
 
-__all__ = ["set_globals"]
+if TYPE_CHECKING:
+    from agent_otel.exporting._telemetry import Telemetry
+
+__all__ = ["Installed", "installed", "set_globals"]
+
+Asked = tuple[dict[str, object], dict[str, str]]
+"""A configure() call's arguments, and the ``OTEL_*`` and ``AGENT_OTEL_*`` variables it read."""
 
 
 @dataclass(frozen=True)
-class _Installed:
-    """The providers configure() made global, and the process it ran in."""
+class Installed:
+    """The call whose providers configure() made global: its process, what it was asked, its
+    handle, and which of the three providers became global."""
 
     pid: int
+    asked: Asked
+    handle: Telemetry
     providers: tuple[object | None, object | None, object | None]  # tracer, meter, logger
 
 
-_installed: _Installed | None = None
+_installed: Installed | None = None
 """What configure() last made global: another configure() finds it there."""
+
+
+def installed() -> Installed | None:
+    """The call of this process whose providers configure() made global (not a parent's, in a
+    forked child), if any."""
+    record = _installed
+    return record if record is not None and record.pid == os.getpid() else None
+
 
 # Where the OTel API keeps each global and its set-once guard: (module, provider, guard).
 _API_GLOBALS = (
@@ -42,7 +59,8 @@ def set_globals(
     meter_provider: MeterProvider,
     logger_provider: LoggerProvider,
     *,
-    shut_down: bool = False,
+    asked: Asked,
+    handle: Telemetry,
 ) -> tuple[bool, bool, bool]:
     """Install our providers globally unless real ones are already there (then warn).
 
@@ -53,7 +71,7 @@ def set_globals(
     what was bound to it before the fork (a tracer taken then, a wrapper made then: their
     spans still leave, once, from the child) and shut down at the child's exit as before.
 
-    ``shut_down``: the handle of the call that made them global was shut down (a FastAPI
+    Once the handle of the call that made them global was shut down (a FastAPI
     lifespan's shutdown step, run again by the next test's client; a notebook that shut its
     pipeline down to start another). Nothing can export through those providers any more, and
     they stayed the globals: every run recorded from then on was dropped. They give way too.
@@ -64,7 +82,11 @@ def set_globals(
 
     current = trace.get_tracer_provider()  # (anyone's: compared by identity, never hashed)
     mine = _installed is not None and _installed.providers[0] is current
-    if mine and _installed is not None and (_installed.pid != os.getpid() or shut_down):
+    if (
+        mine
+        and _installed is not None
+        and (_installed.pid != os.getpid() or _installed.handle.is_shutdown)
+    ):
         mine = not _give_way(_installed)  # a fork's child configuring itself, or a restart
     if mine:  # configure() called again in this process: told once
         warn_once(
@@ -95,8 +117,10 @@ def set_globals(
     )  # fmt: skip
     if installed[0]:
         _, meter, logger = installed
-        _installed = _Installed(
+        _installed = Installed(
             os.getpid(),
+            asked,
+            handle,
             (
                 tracer_provider,
                 meter_provider if meter else None,
@@ -106,7 +130,7 @@ def set_globals(
     return installed
 
 
-def _give_way(inherited: _Installed) -> bool:
+def _give_way(inherited: Installed) -> bool:
     """In a forked child, or once they were shut down: clear each global configure() set (and
     the API's set-once guard, whose lock a parent's thread may have held at the fork), so this
     process's configure() can set its own. False, changing nothing, on an OTel API laid out
