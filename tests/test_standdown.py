@@ -592,3 +592,50 @@ async def test_an_adapter_of_the_callers_own_that_says_it_starts_is_covered(
     assert input_tokens_counted(telemetry) == 12
     assert len(http_spans(telemetry.spans())) == 1  # the HTTP span stays
     assert telemetry.open_spans() == []
+
+
+class _ChangedWrapper:
+    """openai-v2's wrapper of ``create`` as a later version might shape it: its own wrapper
+    function where wrapt keeps it (``_self_wrapper``), but no ``__wrapped__``."""
+
+    def __init__(self, theirs: Any) -> None:
+        self._self_wrapper = theirs
+
+
+@pytest.mark.internal_errors
+@pytest.mark.parametrize("framework", [False, True], ids=["contract-agent", "framework-run"])
+async def test_a_guard_that_cannot_read_its_instrumentation_loses_none_of_our_spans(
+    telemetry: InMemoryTelemetry,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    framework: bool,
+) -> None:
+    """A guard runs as each chat span (and each framework run) of ours starts: one that
+    raised there, on an instrumentation of a shape it did not expect, lost every chat span
+    of the run (a framework adapter's whole run). Now it is reported once, and the run is
+    recorded whole."""
+    from openai.resources.chat.completions import Completions
+
+    from agent_otel import _guard
+
+    monkeypatch.setattr(_guard, "_reported", set())
+    from opentelemetry.instrumentation.openai_v2.patch import chat_completions_create_v_old
+
+    unused: Any = None  # (never called)
+    theirs = chat_completions_create_v_old(unused, unused, unused, False)  # openai-v2's own
+    monkeypatch.setattr(Completions, "create", _ChangedWrapper(theirs))
+
+    async def stream() -> AsyncIterator[Any]:
+        if framework:
+            framework_started(__name__)
+        for call in ("c1", "c2"):
+            yield LLMCallStart(model=MODEL, provider="openai", call_id=call)
+            yield Usage(input_tokens=12, output_tokens=3)
+            yield LLMCallEnd(call_id=call, model=MODEL, finish_reason="stop")
+
+    async for _ in telemetry.wrapper()(stream()):
+        pass
+    names = sorted(s.name for s in telemetry.spans())
+    assert names == ["chat gpt-4o-mini", "chat gpt-4o-mini", "invoke_agent", "step 0"]
+    assert input_tokens_counted(telemetry) == 24  # ours of both calls
+    assert caplog.text.count("agent-otel internal error in stand-down") == 1
