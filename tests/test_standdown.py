@@ -65,9 +65,20 @@ EMBEDDINGS = {
 }  # fmt: skip
 
 
+OTHER_ANSWERS = {
+    "/moderations": {"id": "m1", "model": "omni-moderation-latest", "results": []},
+    "/images/generations": {"created": 0, "data": [{"url": "http://mock.invalid/1.png"}]},
+    "/input_tokens": {"object": "response.input_tokens", "input_tokens": 3},
+}
+"""The OpenAI API's answers (its reference's shapes) to requests that are no chat call."""
+
+
 def _handler(request: Any) -> Any:
     if request.url.path.endswith("/embeddings"):
         return httpx2.Response(200, json=EMBEDDINGS)
+    for path, answer in OTHER_ANSWERS.items():
+        if request.url.path.endswith(path):
+            return httpx2.Response(200, json=answer)
     payload = json.loads(request.content)
     if payload.get("stream"):
         text = "".join(
@@ -592,3 +603,95 @@ async def test_an_adapter_of_the_callers_own_that_says_it_starts_is_covered(
     assert input_tokens_counted(telemetry) == 12
     assert len(http_spans(telemetry.spans())) == 1  # the HTTP span stays
     assert telemetry.open_spans() == []
+
+
+class _ChangedWrapper:
+    """openai-v2's wrapper of ``create`` as a later version might shape it: its own wrapper
+    function where wrapt keeps it (``_self_wrapper``), but no ``__wrapped__``."""
+
+    def __init__(self, theirs: Any) -> None:
+        self._self_wrapper = theirs
+
+
+@pytest.mark.internal_errors
+@pytest.mark.parametrize("framework", [False, True], ids=["contract-agent", "framework-run"])
+async def test_a_guard_that_cannot_read_its_instrumentation_loses_none_of_our_spans(
+    telemetry: InMemoryTelemetry,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    framework: bool,
+) -> None:
+    """A guard runs as each chat span (and each framework run) of ours starts: one that
+    raised there, on an instrumentation of a shape it did not expect, lost every chat span
+    of the run (a framework adapter's whole run). Now it is reported once, and the run is
+    recorded whole."""
+    from openai.resources.chat.completions import Completions
+
+    from agent_otel import _guard
+
+    monkeypatch.setattr(_guard, "_reported", set())
+    from opentelemetry.instrumentation.openai_v2.patch import chat_completions_create_v_old
+
+    unused: Any = None  # (never called)
+    theirs = chat_completions_create_v_old(unused, unused, unused, False)  # openai-v2's own
+    monkeypatch.setattr(Completions, "create", _ChangedWrapper(theirs))
+
+    async def stream() -> AsyncIterator[Any]:
+        if framework:
+            framework_started(__name__)
+        for call in ("c1", "c2"):
+            yield LLMCallStart(model=MODEL, provider="openai", call_id=call)
+            yield Usage(input_tokens=12, output_tokens=3)
+            yield LLMCallEnd(call_id=call, model=MODEL, finish_reason="stop")
+
+    async for _ in telemetry.wrapper()(stream()):
+        pass
+    names = sorted(s.name for s in telemetry.spans())
+    assert names == ["chat gpt-4o-mini", "chat gpt-4o-mini", "invoke_agent", "step 0"]
+    assert input_tokens_counted(telemetry) == 24  # ours of both calls
+    assert caplog.text.count("agent-otel internal error in stand-down") == 1
+
+
+OTHER_REQUESTS: dict[str, Callable[[Any], Any]] = {
+    "moderation": lambda api: api.moderations.create(input="hi"),
+    "image": lambda api: api.images.generate(model="dall-e-3", prompt="a cat"),
+    "token count": lambda api: api.responses.input_tokens.count(model=MODEL, input="hi"),
+}
+
+
+@pytest.mark.parametrize("request_kind", sorted(OTHER_REQUESTS))
+@pytest.mark.parametrize("framework", [False, True], ids=["contract-agent", "framework-run"])
+async def test_requests_that_are_no_chat_call_keep_their_span_inside_ours(
+    request_kind: str, framework: bool
+) -> None:
+    """OpenInference's OpenAI instrumentation traces every request the client sends: a
+    moderation (a guardrail's), an image or a token count made while our chat span was open,
+    or anywhere in a framework adapter's run, stood down as if our chat span told it, and went
+    untraced. Our chat span tells the chat call only: those keep their span, as outside."""
+    telemetry = InMemoryTelemetry()
+    with telemetry.instrumented(oi_openai.OpenAIInstrumentor()):
+        client = api(telemetry)
+        await OTHER_REQUESTS[request_kind](client)
+        outside = [s.name for s in telemetry.spans() if s.name != "POST"]
+        assert len(outside) == 1  # OpenInference's span of it, outside our runs
+        telemetry.clear()
+
+        async def stream() -> AsyncIterator[Any]:
+            if framework:
+                framework_started(__name__)
+            yield LLMCallStart(model=MODEL, provider="openai", call_id="c1")
+            await OTHER_REQUESTS[request_kind](client)
+            await client.chat.completions.create(model=MODEL, messages=[])
+            yield Usage(input_tokens=12, output_tokens=3)
+            yield LLMCallEnd(call_id="c1", model=MODEL, finish_reason="stop")
+
+        async for _ in telemetry.wrapper()(stream()):
+            pass
+        theirs = [
+            s.name for s in telemetry.spans()
+            if s.instrumentation_scope is not None
+            and s.instrumentation_scope.name == "openinference.instrumentation.openai"
+        ]  # fmt: skip
+        assert theirs == outside  # that request's span; none of the chat call ours tells
+        assert input_tokens_counted(telemetry) == 12  # ours of the chat call
+    telemetry.shutdown()

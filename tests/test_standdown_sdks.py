@@ -1,12 +1,12 @@
 """Provider SDKs through OpenInference's and OpenLLMetry's instrumentations: one chat span per call.
 
 Each SDK's real client answers from a mock transport (Google Gen AI's ``google-genai``,
-Cohere's v2 client, Groq's, Mistral's). Inside our chat span each instrumentation stands down
-for a chat call (no span of theirs, tokens counted once in ``gen_ai.client.token.usage``, no
-metric of ours recorded by their scope), and with ``stand_down_providers=False`` theirs is
-back. A request our chat span does not tell (an embeddings request, Cohere's ``rerank``)
-keeps whatever span the instrumentation makes of it outside our runs, made inside our chat
-span too.
+Cohere's v2 client, Groq's, Mistral's, Anthropic's). Inside our chat span each instrumentation
+stands down for a chat call (no span of theirs, tokens counted once in
+``gen_ai.client.token.usage``, no metric of ours recorded by their scope), and with
+``stand_down_providers=False`` theirs is back. A request our chat span does not tell (an
+embeddings request, Cohere's ``rerank``, Anthropic's ``count_tokens``) keeps whatever span the
+instrumentation makes of it outside our runs, made inside our chat span too.
 """
 
 from __future__ import annotations
@@ -189,6 +189,59 @@ async def _mistral_stream(client: Any) -> None:
         model=MISTRAL, messages=[{"role": "user", "content": "hi"}]))  # fmt: skip
 
 
+# Anthropic's client (on httpx2): messages.create, messages.stream(), messages.count_tokens
+CLAUDE = "claude-sonnet-4-5"
+CLAUDE_ANSWER = {"id": "msg_1", "type": "message", "role": "assistant", "model": CLAUDE,
+                 "content": [{"type": "text", "text": "hi"}], "stop_reason": "end_turn",
+                 "stop_sequence": None,
+                 "usage": {"input_tokens": INPUT, "output_tokens": OUTPUT}}  # fmt: skip
+CLAUDE_STREAM = [
+    ("message_start", {"type": "message_start", "message": {
+        **CLAUDE_ANSWER, "content": [], "stop_reason": None,
+        "usage": {"input_tokens": INPUT, "output_tokens": 1}}}),
+    ("content_block_start", {"type": "content_block_start", "index": 0,
+                             "content_block": {"type": "text", "text": ""}}),
+    ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                             "delta": {"type": "text_delta", "text": "hi"}}),
+    ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+    ("message_delta", {"type": "message_delta", "usage": {"output_tokens": OUTPUT},
+                       "delta": {"stop_reason": "end_turn", "stop_sequence": None}}),
+    ("message_stop", {"type": "message_stop"}),
+]  # fmt: skip
+
+
+def _claude_client() -> Any:
+    anthropic = pytest.importorskip("anthropic")
+    httpx2 = pytest.importorskip("httpx2")
+
+    def answer(request: Any) -> Any:
+        if request.url.path.endswith("/count_tokens"):
+            return httpx2.Response(200, json={"input_tokens": INPUT})
+        if json.loads(request.content).get("stream"):
+            body = "".join(f"event: {n}\ndata: {json.dumps(d)}\n\n" for n, d in CLAUDE_STREAM)
+            return httpx2.Response(200, content=body, headers={"content-type": "text/event-stream"})
+        return httpx2.Response(200, json=CLAUDE_ANSWER)
+
+    http = httpx2.AsyncClient(transport=httpx2.MockTransport(answer))
+    return anthropic.AsyncAnthropic(api_key="t", base_url="http://mock.invalid", http_client=http)
+
+
+CLAUDE_ASK = {"model": CLAUDE, "messages": [{"role": "user", "content": "hi"}]}
+
+
+async def _claude_chat(client: Any) -> None:
+    await client.messages.create(max_tokens=16, **CLAUDE_ASK)
+
+
+async def _claude_stream(client: Any) -> None:
+    async with client.messages.stream(max_tokens=16, **CLAUDE_ASK) as stream:
+        await _drain(stream)
+
+
+async def _claude_count(client: Any) -> None:
+    await client.messages.count_tokens(**CLAUDE_ASK)
+
+
 @dataclass(frozen=True)
 class Sdk:
     name: str
@@ -198,7 +251,7 @@ class Sdk:
     chats: dict[str, Call]
     """The model calls our chat span tells."""
     others: dict[str, Call] = field(default_factory=dict)
-    """Requests it does not tell: embeddings, reranking."""
+    """Requests it does not tell: embeddings, reranking, a token count."""
     instrumentations: tuple[tuple[str, str, str], ...] = ()
     """(name, module, instrumentor class)."""
     untraced: tuple[tuple[str, str], ...] = ()
@@ -226,6 +279,11 @@ SDKS = [
         instrumentations=(
             ("openinference", "openinference.instrumentation.groq", "GroqInstrumentor"),
             ("openllmetry", "opentelemetry.instrumentation.groq", "GroqInstrumentor"))),
+    Sdk("anthropic", "anthropic", CLAUDE, _claude_client,
+        {"chat": _claude_chat, "stream": _claude_stream}, {"count_tokens": _claude_count},
+        (("openinference", "openinference.instrumentation.anthropic", "AnthropicInstrumentor"),
+         ("openllmetry", "opentelemetry.instrumentation.anthropic", "AnthropicInstrumentor")),
+        untraced=(("openllmetry", "count_tokens"),)),
     # OpenLLMetry's Mistral instrumentation (0.62.4) wraps mistralai.chat, which mistralai 3.x
     # moved to mistralai.client.chat: it instruments nothing there
     Sdk("mistralai", "mistral_ai", MISTRAL, _mistral_client,

@@ -30,11 +30,13 @@ whoever asks about such a call. Not such a call (:func:`_covers`): an embeddings
 embeddings wrapper, a framework's embedding model; or a function named as an embeddings
 API, or the method an instrumentation wraps named as one: wrapt's ``wrapped``, as
 OpenInference's Google Gen AI and Cohere wrappers get it), a reranking request (Cohere's
-``rerank``), an AWS call other than those four Bedrock Runtime operations, a Bedrock request to an
-embedding model (its ``modelId``), a client being made (a boto session on the asking stack:
-OpenInference's and OpenLLMetry's Bedrock instrumentations instrument each client as it is
-made, asking the key), and any request once our chat span has ended (a task the call
-spawned, still running after it).
+``rerank``) or a token count (Anthropic's ``count_tokens``), a request through a part of the
+OpenAI or Anthropic SDK that makes no chat call (a moderation, an image, a file:
+:data:`_OTHER_APIS`), an AWS call other than those four Bedrock Runtime operations, a Bedrock
+request to an embedding model (its ``modelId``), a client being made (a boto session on the
+asking stack: OpenInference's and OpenLLMetry's Bedrock instrumentations instrument each
+client as it is made, asking the key), and any request once our chat span has ended (a task
+the call spawned, still running after it).
 :data:`INFERENCE_SPAN` holds our chat span itself, the context key the GenAI conventions are
 discussing for this (semantic-conventions-genai #475).
 """
@@ -121,11 +123,41 @@ module in between (Ollama's ``embed``/``embeddings``, Cohere's ``embed``, Google
 _EMBED = "embed"
 """In the name of the class or module whose method an instrumentation wraps: an embeddings
 API's (``Embeddings.create``, whose method's name says nothing)."""
-_OTHER_REQUESTS = frozenset({"rerank", "arerank"})
+_OTHER_REQUESTS = frozenset({"rerank", "arerank", "count_tokens"})
 """The method an instrumentation wraps, named as a request that is no model call our chat span
-tells, though no embeddings API: reranking (Cohere's ``rerank``, LiteLLM's ``arerank``). Read
-only as the wrapped method's name, never as a frame's on the asking stack: a reranker of the
-agent's own that makes a chat call is a chat call."""
+tells, though no embeddings API: reranking (Cohere's ``rerank``, LiteLLM's ``arerank``),
+counting a prompt's tokens (Anthropic's ``messages.count_tokens``, which OpenInference's
+Anthropic instrumentation wraps). Read only as the wrapped method's name, never as a frame's
+on the asking stack: a reranker of the agent's own that makes a chat call is a chat call."""
+_OTHER_APIS = (
+    "openai.resources.moderations",
+    "openai.resources.images",
+    "openai.resources.audio",
+    "openai.resources.files",
+    "openai.resources.models",
+    "openai.resources.batches",
+    "openai.resources.uploads",
+    "openai.resources.vector_stores",
+    "openai.resources.fine_tuning",
+    "openai.resources.videos",
+    "openai.resources.containers",
+    "openai.resources.evals",
+    "openai.resources.conversations",
+    "openai.resources.responses.input_tokens",
+    "openai.resources.responses.input_items",
+    "anthropic.resources.models",
+    "anthropic.resources.files",
+    "anthropic.resources.messages.batches",
+    "anthropic.resources.beta.models",
+    "anthropic.resources.beta.files",
+    "anthropic.resources.beta.messages.batches",
+)
+"""On the asking stack: a module of the OpenAI or Anthropic SDK's API for a request that is no
+model call our chat span tells (a moderation, an image, speech, a file, the model list, a
+token count, a batch; not a paginated listing, which the client's pager fetches, outside the
+API's module). OpenInference's OpenAI instrumentation traces every request the client
+sends (it wraps the client's generic ``request``): answered True there, a moderation a
+guardrail made during our chat span, or anywhere in a framework run, went untraced."""
 _CONSTRUCTING = ("boto3.session", "botocore.session", "aiobotocore.session", "aioboto3.session")
 """On the asking stack: a client is being made, not a model call. OpenInference's and
 OpenLLMetry's Bedrock instrumentations instrument each Bedrock Runtime client as it is made
@@ -218,7 +250,7 @@ def _covers(asker: FrameType) -> bool:
         name = frame.f_globals.get("__name__", "")
         if not isinstance(name, str):
             name = ""
-        if _EMBEDDINGS in name or name.startswith(_CONSTRUCTING):
+        if _EMBEDDINGS in name or name.startswith(_CONSTRUCTING) or name.startswith(_OTHER_APIS):
             return False
         if _embedding_call(frame.f_code.co_name):
             return False

@@ -36,13 +36,22 @@ def guard_providers() -> None:
     """Guard every such instrumentation that is loaded (openai-v2, LiteLLM's callback,
     util-genai's handler's agent, workflow and tool invocations, LangSmith's OpenTelemetry
     mode). None loaded: one test in C, a lookup per module (before each chat span: 44
-    bytecodes per LLM call as a loop, 12 so; figure 2)."""
+    bytecodes per LLM call as a loop, 12 so; figure 2).
+
+    Never raises, and one guard's failure leaves the others in place: it is called as a chat
+    span or a framework run of ours starts, where an instrumentation of a shape its guard does
+    not expect (a version whose wrapper lacks an attribute the guard reads) lost that chat
+    span, or the whole framework run, at every call. Such a guard is reported once; its
+    instrumentation records as it would anyway (a second span, not a lost one)."""
     if sys.modules.keys().isdisjoint(_MODULES):  # (the view iterates _MODULES, not modules)
         return
     modules = sys.modules
     for module, guard in GUARDS:
         if module in modules:
-            guard()
+            try:  # before our chat span or run: nothing may raise there
+                guard()
+            except Exception:
+                report("stand-down")
 
 
 def guard_from_now() -> None:

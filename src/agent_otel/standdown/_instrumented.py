@@ -31,7 +31,8 @@ _CLASS = "BaseInstrumentor"
 
 def guard_instrument(then: Callable[[], object]) -> int:
     """``BaseInstrumentor.instrument`` made to call ``then`` after itself, if that module is
-    loaded and it is not guarded yet; how many methods were guarded."""
+    loaded and it is not guarded yet; how many methods were guarded. Never raises (called as
+    a framework run of ours starts): a class it cannot guard is reported once, 0."""
 
     def guarded(name: str, theirs: Callable[..., Any]) -> Callable[..., Any]:
         def instrument(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -45,4 +46,8 @@ def guard_instrument(then: Callable[[], object]) -> int:
         setattr(instrument, MARK, theirs)
         return instrument
 
-    return guard_methods(MODULE, _CLASS, ("instrument",), guarded)
+    try:
+        return guard_methods(MODULE, _CLASS, ("instrument",), guarded)
+    except Exception:
+        report("stand-down")
+        return 0
