@@ -22,7 +22,7 @@ from agent_otel.testing import InMemoryTelemetry, run_script
 
 from . import _fw_autogen as fa
 from . import _script as s
-from ._trace import tokens
+from ._trace import phases, tokens
 
 pytest.importorskip("autogen_agentchat")
 
@@ -380,3 +380,27 @@ async def test_each_step_names_the_member_that_spoke(
     steps = sorted((sp for sp in otel_telemetry.spans() if sp.name.startswith("step ")),
                    key=lambda sp: sp.start_time or 0)  # fmt: skip
     assert [(sp.attributes or {}).get("agent_otel.phase") for sp in steps] == SPEAKERS[name]
+
+
+async def test_a_team_run_again_keeps_its_managers_calls(otel_telemetry: InMemoryTelemetry) -> None:
+    """AutoGen continues a team's conversation by running it again (``run_stream`` on the
+    same team, its queue kept): the second run's pick is a chat span of the manager too, with
+    its tokens, before the writer's (before, it was placed by the first run's count of items
+    and never reported)."""
+    from autogen_agentchat.teams import SelectorGroupChat
+
+    from agent_contract.sources.autogen_stream import autogen_events
+
+    picks = fa._client([_text("writer", 7, 1), _text("writer", 8, 1)])
+    writer = fa.agent([_text("Sunny. TERMINATE", 50, 5), _text("Rainy. TERMINATE", 51, 5)], [],
+                      name="writer")  # fmt: skip
+    critic = fa.agent([], [], name="critic")
+    team = SelectorGroupChat([writer, critic], model_client=picks, termination_condition=_done(),
+                             allow_repeated_speaker=True)  # fmt: skip
+    for task in ("Weather?", "And tomorrow?"):
+        await run_script(otel_telemetry, autogen_events(team, task), agent_name="team")
+
+    run = [["step 0", ["chat"]], ["step 1", ["chat"]]]
+    assert otel_telemetry.outline() == [["invoke_agent team", run], ["invoke_agent team", run]]
+    assert tokens(otel_telemetry) == 7 + 50 + 8 + 51
+    assert phases(otel_telemetry) == ["SelectorGroupChatManager", "writer"] * 2
