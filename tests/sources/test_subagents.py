@@ -252,7 +252,8 @@ async def test_an_agent_run_outside_a_traced_tool_is_pydantic_ais_own() -> None:
 
 def _retried(kind: str) -> tuple[Any, Any]:
     """A delegation whose expert's first answer pydantic-ai sends back: ``arguments``, a
-    ``lookup`` call whose arguments fail its schema; ``validator``, text an output validator
+    ``lookup`` call whose arguments fail its schema; ``unknown_tool``, a call of a tool the
+    expert does not have; ``validator``, text an output validator
     refuses with ``ModelRetry``; ``output_function``, a call of the output function, which
     raises ``ModelRetry``. Each then answers well."""
     from pydantic_ai import ModelRetry
@@ -260,9 +261,10 @@ def _retried(kind: str) -> tuple[Any, Any]:
 
     def answer(messages: list[Any], info: Any) -> Any:
         first = len(messages) == 1
-        if kind == "arguments":
+        if kind in ("arguments", "unknown_tool"):
             if first:
-                return ModelResponse(parts=[ToolCallPart("lookup", {"town": 5}, "l-bad")])
+                name, args = ("lookup", {"town": 5}) if kind == "arguments" else ("nowhere", {})
+                return ModelResponse(parts=[ToolCallPart(name, args, "l-bad")])
             return ModelResponse(parts=[TextPart("sunny")])
         if kind == "validator":
             return ModelResponse(parts=[TextPart("dunno" if first else "sunny")])
@@ -288,14 +290,15 @@ def _retried(kind: str) -> tuple[Any, Any]:
     return boss, expert
 
 
-@pytest.mark.parametrize("kind", ["arguments", "validator", "output_function"])
+@pytest.mark.parametrize("kind", ["arguments", "unknown_tool", "validator", "output_function"])
 async def test_a_delegates_retried_answer_fails_its_call_or_step_as_a_run_of_its_own_does(
     otel_telemetry: InMemoryTelemetry, kind: str
 ) -> None:
     """What pydantic-ai sends back to a delegate's model (arguments failing a tool's schema, an
     output validator's or output function's ``ModelRetry``) never reaches a tool body: as in a
     run streamed through the adapter, a call whose arguments failed is a failed call
-    (``ValidationError``) in its step, and an answer sent back fails its step (``ModelRetry``),
+    (``ValidationError``) in its step, a call of a tool the agent lacks too (``ModelRetry``,
+    pydantic-ai's retry for it), and an answer sent back fails its step (``ModelRetry``),
     the retried request a step of its own. Before, the failed call had no span and the retried
     request shared the step of the answer it replaced, nothing marked."""
     pytest.importorskip("pydantic_ai")
@@ -307,7 +310,8 @@ async def test_a_delegates_retried_answer_fails_its_call_or_step_as_a_run_of_its
     await run_script(otel_telemetry, pydantic_ai_events(boss, "Weather?"), agent_name="lead")
 
     chat = "chat expert-model"
-    first = [chat, "execute_tool lookup"] if kind == "arguments" else [chat]
+    called = {"arguments": "execute_tool lookup", "unknown_tool": "execute_tool nowhere"}
+    first = [chat, called[kind]] if kind in called else [chat]
     steps = [["step 0", first], ["step 1", [chat]]]  # the retried request answers
     assert otel_telemetry.outline() == [["invoke_agent lead", [
         ["step 0", ["chat lead-model", ["execute_tool ask_expert", [
@@ -316,8 +320,9 @@ async def test_a_delegates_retried_answer_fails_its_call_or_step_as_a_run_of_its
     ]]]  # fmt: skip
     failed = {(s.name, dict(s.attributes or {}).get("error.type")) for s in otel_telemetry.spans()
               if s.status.status_code is StatusCode.ERROR}  # fmt: skip
-    if kind == "arguments":
-        assert failed == {("execute_tool lookup", "ValidationError")}
+    if kind in called:
+        reason = "ValidationError" if kind == "arguments" else "ModelRetry"
+        assert failed == {(called[kind], reason)}
         [bad] = [s for s in otel_telemetry.spans()
                  if dict(s.attributes or {}).get("gen_ai.tool.call.id") == "l-bad"]  # fmt: skip
         assert bad.status.status_code is StatusCode.ERROR

@@ -39,7 +39,8 @@ that tool's span: ``Agent.iter``, set once on the class, gives such a run (in a 
 run this module reads, a tracer claiming it) a capability recording its model requests and
 tools through pydantic-ai's own hooks (``_Delegated``); anywhere else it is pydantic-ai's.
 What pydantic-ai sends back there reads as in a streamed run: a call whose arguments failed
-validation (no body runs: ``on_tool_validate_error``) a failed call, an answer refused (the
+validation (no body runs: ``on_tool_validate_error``) a failed call, as is a call of a tool
+the agent lacks (its retry in the next request), an answer refused (the
 next request's retry part, ``_output_retry``) an error of its step.
 
 A run that ends on deferred tool calls (its output a ``DeferredToolRequests``: a
@@ -339,6 +340,7 @@ def _delegated(pushed: Pushed, agent: Any) -> Any:
                 self, ctx: Any, *, request_context: Any, handler: Any
             ) -> Any:
                 messages = tuple(getattr(request_context, "messages", ()) or ())
+                await self.unrun(messages, request_context)
                 retry = _output_retry(messages[-1] if messages else None, self.asked)
                 if retry is not None:  # the answer before was sent back: that step failed
                     await self.push(retry)
@@ -374,6 +376,32 @@ def _delegated(pushed: Pushed, agent: Any) -> Any:
                 )  # fmt: skip
                 await self.push(failed_result(call_id, str(error), call.tool_name, kind))
                 raise error
+
+            async def unrun(self, messages: tuple[Any, ...], request_context: Any) -> None:
+                """The calls of the response before that pydantic-ai answered without running
+                a body (an unknown tool's name: its retry, read from this request) fail, as a
+                streamed run's do; the output tools' are the answer's (``_output_retry``)."""
+                if len(messages) < 2:
+                    return
+                parameters = getattr(request_context, "model_request_parameters", None)
+                answers = {getattr(t, "name", None)
+                           for t in getattr(parameters, "output_tools", None) or ()}  # fmt: skip
+                asked = {getattr(part, "tool_call_id", None): part
+                         for part in getattr(messages[-2], "parts", None) or ()
+                         if getattr(part, "part_kind", None) == "tool-call"}  # fmt: skip
+                for part in getattr(messages[-1], "parts", None) or ():
+                    call = asked.get(getattr(part, "tool_call_id", None))
+                    if call is None or call.tool_call_id in self.asked or (
+                        call.tool_name in answers
+                    ):  # fmt: skip
+                        continue
+                    retried = part.part_kind == "retry-prompt"
+                    outcome = "retried" if retried else getattr(part, "outcome", "success")
+                    if outcome in _ERROR_OUTCOMES:
+                        content = part.model_response() if retried else part.content
+                        call_id = await self.called(call)
+                        kind = _failure(outcome, part.content)
+                        await self.push(failed_result(call_id, content, call.tool_name, kind))
 
             async def called(self, call: Any) -> Any:
                 """A call of the response before is told: its ``ToolCall``, in its step."""
