@@ -22,7 +22,7 @@ from agent_otel.testing import InMemoryTelemetry, run_script
 
 from . import _fw_autogen as fa
 from . import _script as s
-from ._trace import tokens
+from ._trace import phases, tokens
 
 pytest.importorskip("autogen_agentchat")
 
@@ -380,3 +380,61 @@ async def test_each_step_names_the_member_that_spoke(
     steps = sorted((sp for sp in otel_telemetry.spans() if sp.name.startswith("step ")),
                    key=lambda sp: sp.start_time or 0)  # fmt: skip
     assert [(sp.attributes or {}).get("agent_otel.phase") for sp in steps] == SPEAKERS[name]
+
+
+def _desk() -> Any:
+    """A selector whose manager picks the writer each run (its picks' input tokens 7, then 8;
+    the writer's 50, then 51)."""
+    from autogen_agentchat.teams import SelectorGroupChat
+
+    picks = fa._client([_text("writer", 7, 1), _text("writer", 8, 1)])
+    writer = fa.agent([_text("Sunny. TERMINATE", 50, 5), _text("Rainy. TERMINATE", 51, 5)], [],
+                      name="writer")  # fmt: skip
+    critic = fa.agent([], [], name="critic")
+    return SelectorGroupChat([writer, critic], model_client=picks, termination_condition=_done(),
+                             allow_repeated_speaker=True, name="desk")  # fmt: skip
+
+
+DESK = [["step 0", ["chat"]], ["step 1", ["chat"]]]
+"""One run of the desk: the manager's pick, then the writer."""
+
+
+async def test_a_team_run_again_keeps_its_managers_calls(otel_telemetry: InMemoryTelemetry) -> None:
+    """AutoGen continues a team's conversation by running it again (``run_stream`` on the
+    same team, its queue kept): the second run's pick is a chat span of the manager too, with
+    its tokens, before the writer's (before, it was placed by the first run's count of items
+    and never reported)."""
+    from agent_contract.sources.autogen_stream import autogen_events
+
+    team = _desk()
+    for task in ("Weather?", "And tomorrow?"):
+        await run_script(otel_telemetry, autogen_events(team, task), agent_name="team")
+
+    assert otel_telemetry.outline() == [["invoke_agent team", DESK], ["invoke_agent team", DESK]]
+    assert tokens(otel_telemetry) == 7 + 50 + 8 + 51
+    assert phases(otel_telemetry) == ["SelectorGroupChatManager", "writer"] * 2
+
+
+async def test_a_team_tool_called_twice_keeps_its_managers_calls_each_time(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """The same team behind a ``TeamTool`` the lead calls twice: each call's nested run has
+    its manager's pick, as the first one does."""
+    from autogen_agentchat.agents import AssistantAgent
+    from autogen_agentchat.tools import TeamTool
+
+    from agent_contract.sources.autogen_stream import autogen_events
+
+    tool = TeamTool(_desk(), name="desk", description="The weather desk.",
+                    return_value_as_last_message=True)  # fmt: skip
+    asks = [fa._calls(s.Call("d1", "desk", {"task": "Paris?"})),
+            fa._calls(s.Call("d2", "desk", {"task": "Rome?"})), _text("Done.", 60, 6)]  # fmt: skip
+    lead = AssistantAgent("lead", model_client=fa._client(asks), tools=[tool],
+                          model_client_stream=True, max_tool_iterations=3)  # fmt: skip
+    await run_script(otel_telemetry, autogen_events(lead, "Weather?"), agent_name="lead")
+
+    desk = ["execute_tool desk", [["invoke_agent desk", DESK]]]
+    assert otel_telemetry.outline() == [["invoke_agent lead", [
+        ["step 0", ["chat", desk]], ["step 1", ["chat", desk]], ["step 2", ["chat"]],
+    ]]]  # fmt: skip
+    assert tokens(otel_telemetry) == 2 * ASKED + 60 + 7 + 50 + 8 + 51

@@ -888,6 +888,86 @@ async def test_smolagents_managed_agents_are_nested_runs_under_the_call_that_ran
     assert otel_telemetry.open_spans() == []
 
 
+@pytest.mark.parametrize("expert_fails", [False, True], ids=["answers", "model_fails"])
+async def test_a_smolagents_code_agents_managed_agent_nests_under_its_code_call(
+    otel_telemetry: InMemoryTelemetry, expert_fails: bool
+) -> None:
+    """A ``CodeAgent`` managing a ``ToolCallingAgent`` (smolagents' multi-agent recipe): its
+    code calls the managed agent, and that agent's run is a nested run under the code's
+    ``python_interpreter`` call, with its calls, its tool (the body's own span under it) and
+    its tokens once. smolagents runs the code on a thread of its own: before, none of it was
+    in the trace. A managed agent whose model fails fails its own run, and the code call with
+    smolagents' class for it."""
+    pytest.importorskip("smolagents")
+    from opentelemetry.trace import StatusCode
+    from smolagents import CodeAgent, OpenAIModel, ToolCallingAgent, tool
+
+    from agent_contract.sources.smolagents_stream import smolagents_events
+
+    from . import _fw_smolagents as fs
+    from . import _script as s
+
+    tracer = otel_telemetry.providers()["tracer_provider"].get_tracer("probe")
+
+    def model(respond: Any) -> Any:
+        return OpenAIModel(fs.MODEL, api_key="offline", api_base="http://mock.invalid/v1",
+                           client_kwargs=fs.client(respond), retry=False)  # fmt: skip
+
+    @tool
+    def weather(city: str) -> str:
+        """Weather of a city.
+
+        Args:
+            city: the city.
+        """
+        with tracer.start_as_current_span("GET weather"):
+            return f"sunny in {city}"
+
+    asked: list[int] = []
+
+    def expert_model(messages: list[dict[str, Any]]) -> Any:
+        asked.append(1)
+        if expert_fails:
+            return RuntimeError("provider down")
+        if len(asked) == 1:
+            return fs.completion(1, None, [("c_w", "weather", '{"city": "Paris"}')])
+        return fs.completion(1, None, fs.answer("sunny"))
+
+    expert = ToolCallingAgent(tools=[weather], model=model(expert_model), verbosity_level=0,
+                              name="expert", description="Knows the weather.")  # fmt: skip
+    code = iter(["print(expert(task='Paris?'))", "final_answer('It is sunny.')"])
+
+    def lead_model(messages: list[dict[str, Any]]) -> bytes:
+        return fs.completion(0, f"Thought: ask.\n<code>\n{next(code)}\n</code>", [])
+
+    lead = CodeAgent(tools=[], model=model(lead_model), managed_agents=[expert],
+                     verbosity_level=0)  # fmt: skip
+    await run_script(otel_telemetry, smolagents_events(lead, s.QUESTION), agent_name="lead")
+
+    chat, code_call = f"chat {fs.MODEL}", "execute_tool python_interpreter"
+    expert_steps = (
+        [["step 0", [chat]]]
+        if expert_fails
+        else [["step 0", [chat, ["execute_tool weather", ["GET weather"]]]], ["step 1", [chat]]]
+    )
+    assert otel_telemetry.outline() == [["invoke_agent lead", [
+        ["step 0", [chat, [code_call, [["invoke_agent expert", expert_steps]]]]],
+        ["step 1", [chat, code_call]],
+    ]]]  # fmt: skip
+    expert_run = otel_telemetry.span("invoke_agent expert")
+    used = dict(expert_run.attributes or {}).get("agent_otel.usage.input_tokens")
+    assert tokens(otel_telemetry) == 2 * s.TURNS[0].input + (
+        0 if expert_fails else 2 * s.TURNS[1].input
+    )
+    if expert_fails:
+        asked_code = min(otel_telemetry.by_name()[code_call], key=lambda sp: sp.start_time or 0)
+        assert expert_run.status.status_code is StatusCode.ERROR
+        assert (asked_code.attributes or {})["error.type"] == "AgentGenerationError"
+    else:
+        assert used == 2 * s.TURNS[1].input
+    assert otel_telemetry.open_spans() == []
+
+
 async def test_agno_members_kept_in_step_never_wait_on_a_reader_that_stopped_or_is_not_there(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:

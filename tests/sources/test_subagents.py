@@ -121,10 +121,13 @@ class Overloaded(RuntimeError):
     """The expert's model failing."""
 
 
-def _delegation(expert_answer: Any, *, parallel: bool = False) -> tuple[Any, Any]:
+def _delegation(
+    expert_answer: Any, *, parallel: bool = False, **expert_options: Any
+) -> tuple[Any, Any]:
     """A lead asking ``ask_expert`` (twice at once with ``parallel``), then answering; the
     expert a plain agent on ``FunctionModel(expert_answer)`` (not streamed: ``run()`` makes
-    unstreamed requests), with a ``lookup`` tool of its own."""
+    unstreamed requests), with a ``lookup`` tool of its own (``expert_options``: its other
+    ``Agent`` options)."""
     from pydantic_ai import Agent, RunContext, Tool
     from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 
@@ -137,7 +140,8 @@ def _delegation(expert_answer: Any, *, parallel: bool = False) -> tuple[Any, Any
         else:
             yield "The expert says: sunny."
 
-    expert = Agent(FunctionModel(expert_answer, model_name="expert-model"), name="expert")
+    expert = Agent(FunctionModel(expert_answer, model_name="expert-model"), name="expert",
+                   **expert_options)  # fmt: skip
 
     @expert.tool_plain
     def lookup(city: str) -> str:
@@ -244,3 +248,88 @@ async def test_an_agent_run_outside_a_traced_tool_is_pydantic_ais_own() -> None:
     [_ async for _ in pydantic_ai_events(boss, "Weather?", on_result=results.append)]
     assert results[0].output == "The expert says: sunny."
     assert (await expert.run("Oslo")).output == "sunny in Oslo"
+
+
+def _retried(kind: str) -> tuple[Any, Any]:
+    """A delegation whose expert's first answer pydantic-ai sends back: ``arguments``, a
+    ``lookup`` call whose arguments fail its schema; ``unknown_tool``, a call of a tool the
+    expert does not have; ``validator``, text an output validator
+    refuses with ``ModelRetry``; ``output_function``, a call of the output function, which
+    raises ``ModelRetry``. Each then answers well."""
+    from pydantic_ai import ModelRetry
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+
+    def answer(messages: list[Any], info: Any) -> Any:
+        first = len(messages) == 1
+        if kind in ("arguments", "unknown_tool"):
+            if first:
+                name, args = ("lookup", {"town": 5}) if kind == "arguments" else ("nowhere", {})
+                return ModelResponse(parts=[ToolCallPart(name, args, "l-bad")])
+            return ModelResponse(parts=[TextPart("sunny")])
+        if kind == "validator":
+            return ModelResponse(parts=[TextPart("dunno" if first else "sunny")])
+        sky = "dunno" if first else "sunny"
+        return ModelResponse(parts=[ToolCallPart("final_result", {"sky": sky}, f"o-{sky}")])
+
+    def report(sky: str) -> str:
+        """Report the sky."""
+        if sky == "dunno":
+            raise ModelRetry("look at the sky")
+        return sky
+
+    options = {"output_type": report} if kind == "output_function" else {}
+    boss, expert = _delegation(answer, **options)
+    if kind == "validator":
+
+        @expert.output_validator
+        def sure(output: str) -> str:
+            if output == "dunno":
+                raise ModelRetry("say what the sky is")
+            return output
+
+    return boss, expert
+
+
+@pytest.mark.parametrize("kind", ["arguments", "unknown_tool", "validator", "output_function"])
+async def test_a_delegates_retried_answer_fails_its_call_or_step_as_a_run_of_its_own_does(
+    otel_telemetry: InMemoryTelemetry, kind: str
+) -> None:
+    """What pydantic-ai sends back to a delegate's model (arguments failing a tool's schema, an
+    output validator's or output function's ``ModelRetry``) never reaches a tool body: as in a
+    run streamed through the adapter, a call whose arguments failed is a failed call
+    (``ValidationError``) in its step, a call of a tool the agent lacks too (``ModelRetry``,
+    pydantic-ai's retry for it), and an answer sent back fails its step (``ModelRetry``),
+    the retried request a step of its own. Before, the failed call had no span and the retried
+    request shared the step of the answer it replaced, nothing marked."""
+    pytest.importorskip("pydantic_ai")
+    from opentelemetry.trace import StatusCode
+
+    from agent_contract.sources.pydantic_ai_stream import pydantic_ai_events
+
+    boss, _ = _retried(kind)
+    await run_script(otel_telemetry, pydantic_ai_events(boss, "Weather?"), agent_name="lead")
+
+    chat = "chat expert-model"
+    called = {"arguments": "execute_tool lookup", "unknown_tool": "execute_tool nowhere"}
+    first = [chat, called[kind]] if kind in called else [chat]
+    steps = [["step 0", first], ["step 1", [chat]]]  # the retried request answers
+    assert otel_telemetry.outline() == [["invoke_agent lead", [
+        ["step 0", ["chat lead-model", ["execute_tool ask_expert", [
+            ["invoke_agent expert", steps]]]]],
+        ["step 1", ["chat lead-model"]],
+    ]]]  # fmt: skip
+    failed = {(s.name, dict(s.attributes or {}).get("error.type")) for s in otel_telemetry.spans()
+              if s.status.status_code is StatusCode.ERROR}  # fmt: skip
+    if kind in called:
+        reason = "ValidationError" if kind == "arguments" else "ModelRetry"
+        assert failed == {(called[kind], reason)}
+        [bad] = [s for s in otel_telemetry.spans()
+                 if dict(s.attributes or {}).get("gen_ai.tool.call.id") == "l-bad"]  # fmt: skip
+        assert bad.status.status_code is StatusCode.ERROR
+    else:
+        assert failed == {("step 0", "ModelRetry")}
+        [refused] = [s for s in otel_telemetry.spans() if s.status.status_code is StatusCode.ERROR]
+        assert otel_telemetry.by_name()["invoke_agent expert"][0].context.span_id == (
+            refused.parent.span_id if refused.parent else None
+        )
+    assert otel_telemetry.open_spans() == []

@@ -451,12 +451,17 @@ class _Puts:
 
     @classmethod
     def of(cls, team: Any) -> _Puts | None:
-        """The counter of ``team``'s output queue (counting from its first traced run on)."""
+        """The counter of ``team``'s output queue, counting afresh from the run starting: the
+        queue is the team's for its life, and a team run again (AutoGen's way to continue a
+        conversation) starts its stream's items from the first again, while the queue held
+        items the last run did not yield (its termination notices)."""
         queue = getattr(team, "_output_message_queue", None)
         if queue is None or not callable(getattr(queue, "put_nowait", None)):
             return None
         puts = getattr(queue, "_agent_contract_puts", None)
-        if not isinstance(puts, cls):
+        if isinstance(puts, cls):
+            puts.count = 0
+        else:
             puts = queue._agent_contract_puts = cls()
             put_nowait = queue.put_nowait
 

@@ -38,6 +38,10 @@ usage=ctx.usage)``, unstreamed, inside the caller's code) is recorded as a run n
 that tool's span: ``Agent.iter``, set once on the class, gives such a run (in a tool body of a
 run this module reads, a tracer claiming it) a capability recording its model requests and
 tools through pydantic-ai's own hooks (``_Delegated``); anywhere else it is pydantic-ai's.
+What pydantic-ai sends back there reads as in a streamed run: a call whose arguments failed
+validation (no body runs: ``on_tool_validate_error``) a failed call, as is a call of a tool
+the agent lacks (its retry in the next request), an answer refused (the
+next request's retry part, ``_output_retry``) an error of its step.
 
 A run that ends on deferred tool calls (its output a ``DeferredToolRequests``: a
 ``requires_approval`` tool's call, or one a tool defers with ``ApprovalRequired`` or
@@ -112,7 +116,7 @@ async def pydantic_ai_events(
                 if held:  # a step whose calls had no result goes on after all: it ends here
                     yield StepBoundary(index=step)
                     step, stepped, held = step + 1, True, False
-                retry = _output_retry(node, asked)
+                retry = _output_retry(getattr(node, "request", None), asked)
                 if retry is not None:  # the answer before was sent back: that step failed
                     yield retry
                     if not stepped:
@@ -185,14 +189,15 @@ def _deferred(result: Any) -> list[InterruptFinal]:
     return out
 
 
-def _output_retry(node: Any, asked: set[str]) -> Error | None:
-    """The retry a model request sends back for the answer before: pydantic-ai's
+def _output_retry(request: Any, asked: set[str]) -> Error | None:
+    """The retry a model request (``request``, a ``ModelRequest``) sends back for the answer
+    before: pydantic-ai's
     ``RetryFeedbackPart`` (an output validator's or output function's ``ModelRetry``, output
     that failed validation, or no output at all), or a retried return to an output tool's call
     (older versions: a retry prompt), for no tool call the stream told, as an error of the
     step whose answer it rejects, named like a tool's retry (``ModelRetry``,
     ``ValidationError``; else pydantic-ai's cause)."""
-    for part in getattr(getattr(node, "request", None), "parts", None) or ():
+    for part in getattr(request, "parts", None) or ():
         kind = getattr(part, "part_kind", None)
         if kind == "retry-feedback":
             cause = getattr(getattr(part, "retry", None), "cause", None)
@@ -309,6 +314,7 @@ def _delegated(pushed: Pushed, agent: Any) -> Any:
                 self.pushed, self.agent = pushed, agent
                 self.lock = asyncio.Lock()  # parallel tools push one at a time
                 self.tools_ran = False
+                self.asked: set[str] = set()  # the calls told since the last request
                 self.failed: BaseException | None = None  # a model request's, left open
                 self.step = 0
 
@@ -333,16 +339,21 @@ def _delegated(pushed: Pushed, agent: Any) -> Any:
             async def wrap_model_request(
                 self, ctx: Any, *, request_context: Any, handler: Any
             ) -> Any:
-                if self.tools_ran:
+                messages = tuple(getattr(request_context, "messages", ()) or ())
+                await self.unrun(messages, request_context)
+                retry = _output_retry(messages[-1] if messages else None, self.asked)
+                if retry is not None:  # the answer before was sent back: that step failed
+                    await self.push(retry)
+                if self.tools_ran or retry is not None:
                     await self.push(StepBoundary(index=self.step))
                     self.step, self.tools_ran = self.step + 1, False
+                self.asked = set()
                 model = getattr(request_context, "model", None) or getattr(ctx, "model", None)
                 settings = getattr(request_context, "model_settings", None)
                 params = dict(settings) if isinstance(settings, dict) else {}
                 await self.push(call_start(
                     getattr(model, "model_name", None), getattr(model, "system", None), params,
-                    pydantic_ai_messages, tuple(getattr(request_context, "messages", ()) or ()),
-                    None,
+                    pydantic_ai_messages, messages, None,
                 ))  # fmt: skip
                 try:
                     response = await handler(request_context)
@@ -354,13 +365,59 @@ def _delegated(pushed: Pushed, agent: Any) -> Any:
                 await self.push(*said, *_end(response))
                 return response
 
-            async def wrap_tool_execute(
-                self, ctx: Any, *, call: Any, tool_def: Any, args: Any, handler: Any
+            async def on_tool_validate_error(
+                self, ctx: Any, *, call: Any, tool_def: Any, args: Any, error: Any
             ) -> Any:
+                # arguments that failed validation (or a validator's ModelRetry): the call
+                # never runs, and pydantic-ai hands the model a retry prompt
+                call_id = await self.called(call)
+                kind = "ValidationError" if type(error).__name__ == "ValidationError" else (
+                    "ModelRetry"
+                )  # fmt: skip
+                await self.push(failed_result(call_id, str(error), call.tool_name, kind))
+                raise error
+
+            async def unrun(self, messages: tuple[Any, ...], request_context: Any) -> None:
+                """The calls of the response before that pydantic-ai answered without running
+                a body (an unknown tool's name: its retry, read from this request) fail, as a
+                streamed run's do; the output tools' are the answer's (``_output_retry``)."""
+                if len(messages) < 2:
+                    return
+                parameters = getattr(request_context, "model_request_parameters", None)
+                answers = {getattr(t, "name", None)
+                           for t in getattr(parameters, "output_tools", None) or ()}  # fmt: skip
+                asked = {getattr(part, "tool_call_id", None): part
+                         for part in getattr(messages[-2], "parts", None) or ()
+                         if getattr(part, "part_kind", None) == "tool-call"}  # fmt: skip
+                for part in getattr(messages[-1], "parts", None) or ():
+                    call = asked.get(getattr(part, "tool_call_id", None))
+                    if call is None or call.tool_call_id in self.asked or (
+                        call.tool_name in answers
+                    ):  # fmt: skip
+                        continue
+                    retried = part.part_kind == "retry-prompt"
+                    outcome = "retried" if retried else getattr(part, "outcome", "success")
+                    if outcome in _ERROR_OUTCOMES:
+                        content = part.model_response() if retried else part.content
+                        call_id = await self.called(call)
+                        kind = _failure(outcome, part.content)
+                        await self.push(failed_result(call_id, content, call.tool_name, kind))
+
+            async def called(self, call: Any) -> Any:
+                """A call of the response before is told: its ``ToolCall``, in its step."""
                 arguments = call.args if isinstance(call.args, str) else json.dumps(call.args or {})
                 call_id, name = call.tool_call_id, call.tool_name
                 await self.push(ToolCall(id=call_id, function=FunctionCall(name, arguments)))
                 self.tools_ran = True
+                if isinstance(call_id, str):
+                    self.asked.add(call_id)
+                return call_id
+
+            async def wrap_tool_execute(
+                self, ctx: Any, *, call: Any, tool_def: Any, args: Any, handler: Any
+            ) -> Any:
+                arguments = call.args if isinstance(call.args, str) else json.dumps(call.args or {})
+                call_id, name = await self.called(call), call.tool_name
                 delegating = _DELEGATING.set(True)
                 try:
                     with tool_scope(call_id, name, arguments):

@@ -58,7 +58,9 @@ A managed agent (``managed_agents=``) runs inside the manager's call, unstreamed
 (``agent(task)`` calls its own ``run``), so no stream shows it. The adapter sets ``run`` on
 each managed agent (once, as an instance attribute; at any depth): called for a plain answer
 (no ``stream``, no ``return_full_result``) where a tracer claims a nested run
-(``agent_contract.scope.nested_run``, inside the manager's call scope), it runs the same task
+(``agent_contract.scope.nested_run``, inside the manager's call scope; a ``CodeAgent``'s code,
+which smolagents runs on a thread of its own, in a copy of the pull's context, its
+``python_interpreter`` call's span current: ``_code_in_context``), it runs the same task
 with ``stream=True``, reads it as this adapter reads any run into that nested run (pulled on
 a worker thread of its own, from a loop of its own on the calling thread, which smolagents'
 calls never run a loop on), and returns
@@ -77,7 +79,9 @@ Needs ``smolagents`` (extra ``smolagents``).
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
+import sys
 import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Iterator
 from typing import Any
@@ -172,6 +176,29 @@ async def _read(
         await items.aclose()
         for worker in workers:
             _HEARD.pop(worker, None)
+
+
+def _code_in_context() -> None:
+    """smolagents' local executor runs a CodeAgent's code on a thread of a
+    ``ThreadPoolExecutor`` it makes for each code run (its time limit), which gets no context:
+    the code's tools and managed agents ran outside the run (a tool's own spans a trace of
+    their own, a managed agent no nested run). The executor module's ``ThreadPoolExecutor``
+    becomes, once, one that runs what it is handed in a copy of the submitting thread's
+    context, as ``asyncio.to_thread`` does; the time limit and everything else are
+    smolagents' as before."""
+    module = sys.modules.get("smolagents.local_python_executor")
+    pool = getattr(module, "ThreadPoolExecutor", None)
+    if not isinstance(pool, type) or getattr(pool, "_agent_contract_context", False):
+        return
+
+    class InContext(pool):  # type: ignore[misc, valid-type]
+        _agent_contract_context = True
+
+        def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+            return super().submit(contextvars.copy_context().run, fn, *args, **kwargs)
+
+    InContext.__name__ = InContext.__qualname__ = pool.__name__
+    module.ThreadPoolExecutor = InContext  # type: ignore[union-attr]
 
 
 def _interrupted(agent: Any, error: Exception) -> bool:
@@ -281,6 +308,8 @@ def _final_answer(calls: Iterable[Any]) -> str | None:
 def _scope_tools(agent: Any) -> None:
     """Run each tool call of ``agent`` under its call's scope, and each managed agent as a
     nested run (module doc); once per agent."""
+    if hasattr(agent, "python_executor"):
+        _code_in_context()
     managed = getattr(agent, "managed_agents", None)
     for member in managed.values() if isinstance(managed, dict) else ():
         _nest(member)
