@@ -196,8 +196,9 @@ def configure(
     whole runs are kept or dropped when they end; metrics are unaffected.
 
     ``scrub=`` (``True``, ``False`` or a :class:`~agent_otel.Scrubber`) scrubs what this call
-    builds and prints: the resource and every string the terminal view shows (docs/scrubbing.md).
-    The runs' own strings are scrubbed by their wrapper's ``scrub=`` option.
+    builds and prints: the resource, every string the terminal view shows, the run ids its
+    identity processor puts on other instrumentations' spans (docs/scrubbing.md). The runs'
+    own strings are scrubbed by their wrapper's ``scrub=`` option.
     """
     checked = check_arguments(
         service_name=service_name, endpoint=endpoint, protocol=protocol, headers=headers,
@@ -327,7 +328,7 @@ def configure(
         span_limits=SpanLimits(**span_limits) if span_limits else None,
     )
     if processors:  # run ids on the spans other instrumentations start inside a run
-        tracer_provider.add_span_processor(RunIdentityProcessor())
+        tracer_provider.add_span_processor(RunIdentityProcessor(scrub))
     for processor in processors:
         tracer_provider.add_span_processor(processor)
     handle = Telemetry(
