@@ -734,7 +734,8 @@ HOSTILE = [
     "sk-0", "sk-a-", "sk-" + "0a" * 20 + " ", "sk_0", "0-", "bot1234567:", "lsv2_pt_", "pcsk_aaaa_",
     "ya29.", "SG." + "a" * 22, "pplx-", "r8_", "dapi", "xapp-1-", "('token', '", "[['cookie', 'a",
     "(b'", "[[", "--password ", "-- ", "--a",
-    "sshpass -p ", "login -u a", "-u a:", "login -p a", "&sig=[REDACTED:sas_signature len=9]",
+    "sshpass -p ", "login -u a", "-u a:", "login -p a", "sshpass -p '", 'mysql -p"a ',
+    "redis-cli -a 'a ", "smbclient -U 'a%", "&sig=[REDACTED:sas_signature len=9]",
     "name: token\n", "name: password, value", "password\n  input_value", "token\n ",
     "password: '", 'token : "a', '"password": "' + "a" * 40, "[('token', '" + "a" * 40,
     # every separator and punctuation a labelled value may hold; a flag glued to a word
