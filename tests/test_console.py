@@ -323,3 +323,68 @@ def test_exporter_ignores_non_recording_parent_context() -> None:
     ):
         pass
     assert "invoke_agent child" in stream.getvalue()  # a remote parent makes a local root
+
+
+def test_a_note_printed_after_its_trace_is_scrubbed_as_the_tree_is() -> None:
+    """An evaluation recorded after its run's tree printed shows below the span's name at once,
+    and one of a run this view never showed at shutdown: both printed the span's name (an
+    application's URL with a key in its query) and the note as they were, unscrubbed."""
+    key = "sk-proj-" + "Ab3dE6gH9k" * 4
+    stream = io.StringIO()
+    exporter = ConsoleTreeExporter(stream, width=200)
+    tracer = _provider(exporter).get_tracer("app")
+    with tracer.start_as_current_span(f"GET /v1?key={key}") as root:
+        ids = root.get_span_context()
+    exporter.add_note(ids.trace_id, ids.span_id, f"evaluation late {key}")
+    exporter.add_note(0x7B, 0x1C8, f"evaluation orphan {key}")
+    exporter.shutdown()
+    text = stream.getvalue()
+    assert key[8:] not in text
+    late = text.split("\n", 2)[2]  # after the tree's two lines: the late note's own
+    assert "GET /v1?key=[REDACTED:openai_api_key len=48]\n" in late
+    assert "evaluation late [REDACTED:openai_api_key len=48]" in late
+    assert "evaluation orphan [REDACTED:openai_api_key len=48]" in late
+
+
+def test_configures_scrubber_is_the_one_the_terminal_view_prints_with() -> None:
+    """``configure(scrub=...)``: the view showed every string through the default scrubber, so
+    a user's own patterns (an employee id the export hides) printed in the terminal, and
+    ``scrub=False`` (a developer's machine) still redacted; the resource follows it too."""
+    from agent_otel import Scrubber
+    from agent_otel.exporting._configure import configure
+
+    key = "sk-proj-" + "Ab3dE6gH9k" * 4
+    employee = "EMP-123456"
+    custom = Scrubber(patterns={"employee_id": r"EMP-\d{6}"})
+    printed = {}
+    for name, scrub in (("custom", custom), ("off", False)):
+        stream = io.StringIO()
+        telemetry = configure(
+            "svc",
+            console=True,
+            console_stream=stream,
+            set_global=False,
+            scrub=scrub,
+            resource_attributes={"owner": employee},
+        )
+        tracer = telemetry.tracer_provider.get_tracer("app")
+        with tracer.start_as_current_span(f"lookup {employee}", attributes={
+            "gen_ai.request.model": f"m-{employee}", "gen_ai.usage.input_tokens": 1,
+        }) as span:  # fmt: skip
+            span.set_status(Status(StatusCode.ERROR, f"denied {key}"))
+            ids = span.get_span_context()
+        telemetry.console.add_note(ids.trace_id, ids.span_id, f"evaluation {employee}")  # type: ignore[union-attr]
+        telemetry.shutdown()
+        printed[name] = stream.getvalue()
+        owner = telemetry.tracer_provider.resource.attributes["owner"]
+        assert owner == ("[REDACTED:employee_id len=10]" if scrub else employee)
+    custom_text = printed["custom"]
+    assert employee not in custom_text and key[8:] not in custom_text
+    assert "lookup [REDACTED:employee_id len=10]" in custom_text
+    assert "[ERROR denied [REDACTED:openai_api_key len=48]]" in custom_text
+    assert "evaluation [REDACTED:employee_id len=10]" in custom_text
+    assert "  m-[REDACTED:employee_id len=10]" in custom_text  # the token summary
+    off = printed["off"]
+    assert f"lookup {employee}" in off and f"[ERROR denied {key[:12]}" in off  # (then cut)
+    assert f"evaluation {employee}" in off and f"  m-{employee}" in off
+    assert "REDACTED" not in off

@@ -205,3 +205,31 @@ def test_a_stream_that_cannot_say_gets_no_live_view() -> None:
             raise OSError("closed")
 
     assert live_runs_for(Broken()) is None
+
+
+def test_the_live_view_shows_names_through_the_scrubber_it_was_given() -> None:
+    """``configure(scrub=...)``'s scrubber reaches the live part of the view as it does the
+    tree: a user's pattern hides an open span's name, and ``False`` shows it as it is."""
+    from agent_otel import Scrubber
+
+    employee = "EMP-123456"
+    frames: dict[str, str] = {}
+    for name, scrub in (
+        ("custom", Scrubber(patterns={"employee_id": r"EMP-\d{6}"})),
+        ("off", False),
+    ):
+        screen = io.StringIO()
+        view = LiveRuns(Console(file=screen, force_terminal=True, width=120), scrub=scrub)
+        provider = InMemoryTelemetry(processors=[view]).tracer_provider
+        tracer = provider.get_tracer("app")
+        with (
+            tracer.start_as_current_span(f"invoke_agent {employee}"),
+            tracer.start_as_current_span(f"GET /staff/{employee}"),
+        ):
+            frames[name] = text_of(view.render())
+        provider.shutdown()
+    assert employee not in frames["custom"]
+    assert "invoke_agent [REDACTED:employee_id len=10]" in frames["custom"]
+    assert "GET /staff/[REDACTED:employee_id len=10]" in frames["custom"]
+    assert f"invoke_agent {employee}" in frames["off"]
+    assert f"GET /staff/{employee}" in frames["off"]

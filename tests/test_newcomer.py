@@ -239,7 +239,9 @@ def _instrumented(**options: Any) -> object:
 
 
 # configure()'s own options, read from its signature: what a run's entry point does not take
-CONFIGURE_ONLY = sorted(set(inspect.signature(configure).parameters) - {"semconv"})  # (both)
+CONFIGURE_ONLY = sorted(
+    set(inspect.signature(configure).parameters) - {"semconv", "scrub"}
+)  # (both)
 
 
 @pytest.mark.parametrize("option", CONFIGURE_ONLY)

@@ -284,6 +284,9 @@ def encoded_cases() -> dict[str, tuple[str, str, str]]:
     password = "Tr0ub4dor%263x"  # Tr0ub4dor&3x, percent-encoded
     inner = json.dumps({"api_key": "zq81Kd0aPPx", "q": 1})
     inner_b64 = base64.b64encode(json.dumps({"user": "bob", "password": "Zk39a"}).encode()).decode()
+    pretty_login = pretty({"user": "bob", "password": "Zk39a"})
+    pretty_tab = pretty({"k": google}, indent="\t")
+    pretty_crlf = pretty({"k": openai}, crlf=True)
     return {
         "redirect_uri": (
             f"GET /authorize?redirect_uri=https%3A%2F%2Fdeploy%3A{password}%40h.example%2Fcb&s=1",
@@ -359,7 +362,18 @@ def encoded_cases() -> dict[str, tuple[str, str, str]]:
             b64url(json.dumps({"k": google}).encode()),
             "google_api_key",
         ),
+        # A JSON object pretty-printed before it was encoded (`base64 key.json`, a Kubernetes
+        # secret's data): after `{` a newline and an indent of spaces or a tab, or CRLF.
+        "base64_pretty_json": (f"CREDENTIALS_B64 {pretty_login} set", pretty_login, "key_value"),
+        "base64_pretty_tab": (f"creds {pretty_tab} loaded", pretty_tab, "google_api_key"),
+        "base64_pretty_crlf": (f"creds {pretty_crlf} loaded", pretty_crlf, "openai_api_key"),
     }
+
+
+def pretty(value: dict[str, str], indent: str | int = 2, crlf: bool = False) -> str:
+    """Base64 of ``value`` as JSON pretty-printed, as a key file is written."""
+    text = json.dumps(value, indent=indent)
+    return base64.b64encode((text.replace("\n", "\r\n") if crlf else text).encode()).decode()
 
 
 @pytest.mark.parametrize("case", sorted(encoded_cases()))
@@ -385,6 +399,7 @@ ENCODED_NEAR_MISSES = [
     "<max_tokens>512</max_tokens><input_tokens>12</input_tokens><secret>the plan</secret>",
     "a=1&b=2; c=3&d=4;",
     "ctx=" + base64.b64encode(json.dumps({"user": "bob", "input_tokens": 12}).encode()).decode(),
+    "ctx=" + base64.b64encode(json.dumps({"user": "bob", "n": 12}, indent=2).encode()).decode(),
 ]
 
 
@@ -719,7 +734,8 @@ HOSTILE = [
     "sk-0", "sk-a-", "sk-" + "0a" * 20 + " ", "sk_0", "0-", "bot1234567:", "lsv2_pt_", "pcsk_aaaa_",
     "ya29.", "SG." + "a" * 22, "pplx-", "r8_", "dapi", "xapp-1-", "('token', '", "[['cookie', 'a",
     "(b'", "[[", "--password ", "-- ", "--a",
-    "sshpass -p ", "login -u a", "-u a:", "login -p a", "&sig=[REDACTED:sas_signature len=9]",
+    "sshpass -p ", "login -u a", "-u a:", "login -p a", "sshpass -p '", 'mysql -p"a ',
+    "redis-cli -a 'a ", "smbclient -U 'a%", "&sig=[REDACTED:sas_signature len=9]",
     "name: token\n", "name: password, value", "password\n  input_value", "token\n ",
     "password: '", 'token : "a', '"password": "' + "a" * 40, "[('token', '" + "a" * 40,
     # every separator and punctuation a labelled value may hold; a flag glued to a word

@@ -6,6 +6,7 @@ exporters ``configure()`` builds, not in the run ids a carrier sends to another 
 from __future__ import annotations
 
 import base64
+import io
 import json
 import logging
 import urllib.parse
@@ -214,3 +215,26 @@ async def test_a_long_jwt_session_id_leaves_no_claims_on_any_span(
         recorded = str((span.attributes or {})[A.SESSION_ID])
         assert recorded.startswith("[REDACTED:jwt len=")
         assert payload[:12] not in recorded and token[:12] not in recorded
+
+
+def test_configures_scrubber_reaches_the_run_ids_it_stamps_on_other_spans() -> None:
+    """The ids the identity processor ``configure()`` adds put on other instrumentations'
+    spans passed the default scrubber whatever ``configure(scrub=...)`` gave: an id holding
+    what a user's own pattern hides went out on every HTTP client span of the run."""
+    from agent_otel import RunIdentityProcessor
+
+    employee = "EMP-123456"
+    custom = Scrubber(patterns={"employee_id": r"EMP-\d{6}"})
+    telemetry = configure(
+        "svc", console=True, console_stream=io.StringIO(), set_global=False, scrub=custom
+    )
+    own = InMemoryTelemetry(processors=[RunIdentityProcessor(scrub=custom)])
+    for provider in (telemetry.tracer_provider, own.tracer_provider):
+        with run_identity(user_id=f"u-{employee}", session_id=f"s-{F['github_token']}"):
+            span = provider.get_tracer("opentelemetry.instrumentation.httpx").start_span("POST")
+            span.end()
+        attributes = dict(span.attributes or {})  # type: ignore[attr-defined]
+        assert attributes["user.id"] == "u-[REDACTED:employee_id len=10]"
+        assert attributes["session.id"] == f"s-[REDACTED:github_token len={len(F['github_token'])}]"
+    telemetry.shutdown()
+    own.shutdown()

@@ -264,6 +264,31 @@ def test_a_clients_password_flag_and_an_xml_setting_lose_their_value(text: str) 
     assert Scrubber().text(out) == out
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "sshpass -p '{}' ssh ops@host",
+        'sshpass -p "{}" ssh ops@host',
+        "mysql -u root -p'{}' prod",
+        'mariadb -uroot -p"{}" prod',
+        "redis-cli -a '{}' ping",
+        "docker login -u ops -p '{}' ghcr.io",
+        'sqlcmd -S db -U sa -P "{}" -Q "select 1"',
+        "ldapsearch -x -D cn=admin -w '{}' -b dc=example",
+        "mongosh -u app -p '{}' --authenticationDatabase admin",
+        "smbclient //fs/share -U 'ops%{}' -c ls",
+    ],
+)
+def test_a_clients_password_flag_quoted_for_the_shell_loses_its_value(text: str) -> None:
+    """A command as a shell tool's line writes it, the value of a one-letter password flag in
+    quotes (``sshpass -p 'SECRET'``, ``mysql -p'SECRET'``): only a bare value was read, and
+    the quoted one went out whole; the quotes are kept, the value alone is redacted."""
+    password = PASSWORD + " and more"  # what quotes are for: a passphrase with spaces
+    out = Scrubber().text(text.format(password))
+    assert out == text.format(f"[REDACTED:command_line len={len(password)}]")
+    assert Scrubber().text(out) == out
+
+
 def test_a_client_command_as_an_argv_list_loses_its_password() -> None:
     argv = ["mysql", "-uroot", "-p" + PASSWORD, "prod"]
     out = Scrubber().value({"argv": argv})["argv"]
@@ -311,6 +336,8 @@ def test_a_positional_or_client_password_in_an_argv_list_is_redacted_in_its_item
         "redis-cli -p 6379 --askpass",
         "mongosh -u admin -p --authenticationDatabase admin",
         "sqlcmd -S db -U sa -P $SA_PASSWORD",
+        'sqlcmd -S db -U sa -P "$SA_PASSWORD"',  # quoted for the shell: still a variable
+        "sshpass -p \"${SSH_PASS}\" ssh ops@host; redis-cli -a '-' ping",
         "ldapsearch -x -W -D cn=admin -b dc=example",
         "smbclient //fs/share -U ops -c ls",
         "htpasswd -c /etc/nginx/.htpasswd ops",

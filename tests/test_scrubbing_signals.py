@@ -512,7 +512,9 @@ async def test_a_tools_structured_error_is_scrubbed_by_key_before_it_becomes_tex
         assert "[REDACTED:key_name len=7]" in text
 
 
-@pytest.mark.parametrize("case", ["redirect_uri", "form_separator", "escaped_json_in_json"])
+@pytest.mark.parametrize(
+    "case", ["redirect_uri", "form_separator", "escaped_json_in_json", "base64_pretty_json"]
+)
 async def test_an_encoded_secret_in_an_error_never_reaches_an_export(
     otel_telemetry: InMemoryTelemetry, case: str
 ) -> None:

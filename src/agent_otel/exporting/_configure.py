@@ -51,10 +51,10 @@ from agent_otel.exporting._pipeline import otlp_span_pipeline
 from agent_otel.exporting._telemetry import Telemetry
 from agent_otel.identity._processor import RunIdentityProcessor
 from agent_otel.recording._hints import PROVIDERS, hint_own_variables, keywords
-from agent_otel.recording._options import OPTION_NAMES
+from agent_otel.recording._options import OPTION_NAMES, check_scrub
 from agent_otel.recording._semconv import check_semconv, set_default_semconv
 from agent_otel.sampling import TailSampler, TailSamplingPolicy
-from agent_otel.scrubbing._scrubber import DEFAULT
+from agent_otel.scrubbing._scrubber import Scrubber, resolve_scrubber
 from agent_otel.standdown._guards import guard_from_now
 
 if TYPE_CHECKING:
@@ -144,6 +144,7 @@ def configure(
     set_global: bool = True,
     shutdown_timeout_millis: int = DEFAULT_SHUTDOWN_TIMEOUT_MILLIS,
     semconv: str | None = None,
+    scrub: bool | Scrubber = True,
 ) -> Telemetry:
     """Build SDK tracer, meter and logger providers, wire exporters, and return their handle.
 
@@ -193,6 +194,11 @@ def configure(
     ``tail_sampling=TailSamplingPolicy(...)`` puts one :class:`~agent_otel.sampling.TailSampler`
     in front of the exporters built here (OTLP and the terminal view; not ``span_processors``):
     whole runs are kept or dropped when they end; metrics are unaffected.
+
+    ``scrub=`` (``True``, ``False`` or a :class:`~agent_otel.Scrubber`) scrubs what this call
+    builds and prints: the resource, every string the terminal view shows, the run ids its
+    identity processor puts on other instrumentations' spans (docs/scrubbing.md). The runs'
+    own strings are scrubbed by their wrapper's ``scrub=`` option.
     """
     checked = check_arguments(
         service_name=service_name, endpoint=endpoint, protocol=protocol, headers=headers,
@@ -220,9 +226,11 @@ def configure(
     span_processors, metric_readers, log_processors = (
         checked[k] for k in ("span_processors", "metric_readers", "log_processors")
     )
+    check_scrub("configure", scrub)
+    scrubber = resolve_scrubber(scrub)
     if semconv is not None:
         set_default_semconv(check_semconv(semconv, "configure"))
-    asked = ({**checked, "semconv": semconv}, _env.settings())
+    asked = ({**checked, "semconv": semconv, "scrub": scrub}, _env.settings())
     again = _again(asked) if set_global else None
     if again is not None:  # a request handler's, a notebook cell's run again: nothing built
         warn_once(
@@ -236,7 +244,7 @@ def configure(
     hint_own_variables(again=True)
     _env.hint_sdk_disabled()
     quiet_retries()
-    resource = _resource(service_name, resource_attributes)
+    resource = _resource(service_name, resource_attributes, scrubber)
     timeout_s = timeout
     trace_names = _env.exporter_names("traces")
     metric_names = _env.exporter_names("metrics")
@@ -288,12 +296,12 @@ def configure(
         processors.append(batch)
         loss = batch.loss
     if console:
-        console_exporter = ConsoleTreeExporter(console_stream)
+        console_exporter = ConsoleTreeExporter(console_stream, scrub=scrub)
         processors.append(SimpleSpanProcessor(console_exporter))
     if tail_sampling is not None and processors:
         processors = [TailSampler(_fan_out(processors), tail_sampling)]
     if console_exporter is not None:  # on a terminal: open runs update in place
-        console_exporter.live = live_runs_for(console_stream)
+        console_exporter.live = live_runs_for(console_stream, scrub)
         if console_exporter.live is not None:  # first: a run leaves it before its tree prints
             processors.insert(0, console_exporter.live)
     processors.extend(span_processors)
@@ -320,7 +328,7 @@ def configure(
         span_limits=SpanLimits(**span_limits) if span_limits else None,
     )
     if processors:  # run ids on the spans other instrumentations start inside a run
-        tracer_provider.add_span_processor(RunIdentityProcessor())
+        tracer_provider.add_span_processor(RunIdentityProcessor(scrub))
     for processor in processors:
         tracer_provider.add_span_processor(processor)
     handle = Telemetry(
@@ -428,7 +436,11 @@ def _wants_otlp(
     return not _env.endpoint_set(signal) or _env.endpoint_configured(signal, protocol=resolved)
 
 
-def _resource(service_name: str | None, extra: Mapping[str, AttributeValue] | None) -> Resource:
+def _resource(
+    service_name: str | None,
+    extra: Mapping[str, AttributeValue] | None,
+    scrubber: Scrubber | None,
+) -> Resource:
     attributes: dict[str, AttributeValue] = dict(extra or {})
     if service_name:
         attributes[SERVICE_NAME] = service_name
@@ -440,8 +452,10 @@ def _resource(service_name: str | None, extra: Mapping[str, AttributeValue] | No
         )
     # Exported with every batch: a credential in OTEL_RESOURCE_ATTRIBUTES, the argument or a
     # detector's value (a command line) is scrubbed as every other string, by key name too.
+    if scrubber is None:
+        return resource
     attributes = dict(resource.attributes)
-    scrubbed = DEFAULT.value(attributes)
+    scrubbed = scrubber.value(attributes)
     return resource if scrubbed is attributes else Resource(scrubbed, resource.schema_url)
 
 

@@ -21,13 +21,14 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from agent_otel import _attributes as A
 from agent_otel._fork import in_forked_child
 from agent_otel._guard import logger as _log
-from agent_otel.exporting._render import format_duration, render_tree
+from agent_otel.exporting._render import format_duration, printable, render_tree
 from agent_otel.exporting._summary import (
     ModelUsage,
     cost_of,
     render_token_summary,
     usage_of,
 )
+from agent_otel.scrubbing._scrubber import Scrubber, resolve_scrubber
 
 if TYPE_CHECKING:
     from agent_otel.exporting._live import LiveRuns
@@ -52,6 +53,11 @@ class ConsoleTreeExporter(SpanExporter):
     stream's ``isatty()`` unless ``NO_COLOR`` is set; ``width`` to the terminal's width.
     Never raises into the traced code: write errors are logged once and swallowed.
 
+    Every string of a span or note it prints (names, error types, status descriptions, model
+    names, evaluations, also a note printed after its trace) is scrubbed by ``scrub`` first:
+    ``True`` the default scrubber, a :class:`~agent_otel.Scrubber` (``configure(scrub=...)``'s),
+    ``False`` none: the terminal (a container's log) is an export too.
+
     Notes (evaluations, :meth:`add_note`) show under the span they name: in the tree when its
     trace prints, or, for one of the last ``window`` traces printed, at once below its name.
     It is also the ``agent_otel_console`` traces exporter of ``opentelemetry-instrument``.
@@ -71,8 +77,10 @@ class ConsoleTreeExporter(SpanExporter):
         width: int | None = None,
         max_buffered_spans: int = 10_000,
         window: int = 256,
+        scrub: bool | Scrubber = True,
     ) -> None:
         self._stream = stream
+        self._scrubber = resolve_scrubber(scrub)
         self._color = color
         self._width = width
         self._max_buffered = max(1, max_buffered_spans)
@@ -132,7 +140,7 @@ class ConsoleTreeExporter(SpanExporter):
                 self._buffered -= len(oldest)
                 self._dropped += len(oldest)
         for group, notes in ready_notes:
-            self._write(partial(_tree, group, None, notes))
+            self._write(partial(_tree, group, None, notes, self._scrubber))
         return SpanExportResult.SUCCESS
 
     def add_note(self, trace_id: int, span_id: int, text: str) -> None:
@@ -148,7 +156,7 @@ class ConsoleTreeExporter(SpanExporter):
                     self._notes.popitem(last=False)
                 return
             name = names[span_id]
-        self._write(partial(_late_note, trace_id, name, text))
+        self._write(partial(_late_note, trace_id, name, text, self._scrubber))
 
     def _remember(self, group: list[ReadableSpan]) -> None:
         if self._window == 0:
@@ -173,12 +181,17 @@ class ConsoleTreeExporter(SpanExporter):
             dropped = self._dropped
         note = "(root span not ended)"
         for group, notes in leftovers:
-            self._write(partial(_tree, group, note, notes))
+            self._write(partial(_tree, group, note, notes, self._scrubber))
         for trace_id, notes in orphans:  # evaluations of runs this view never showed
             for text in (t for texts in notes.values() for t in texts):
-                self._write(partial(_late_note, trace_id, "(run not in this view)", text))
+                self._write(
+                    partial(_late_note, trace_id, "(run not in this view)", text, self._scrubber)
+                )
         if usage:
-            self._write(lambda color, _width: render_token_summary(usage, color=color))
+            scrubber = self._scrubber
+            self._write(
+                lambda color, _w: render_token_summary(usage, color=color, scrubber=scrubber)
+            )
         if dropped:
             self._write(lambda _c, _w: f"agent-otel: {dropped} spans of unfinished traces dropped")
 
@@ -224,15 +237,20 @@ def _tree(
     spans: list[ReadableSpan],
     title: str | None,
     notes: dict[int, list[str]] | None,
+    scrubber: Scrubber | None,
     color: bool,
     width: int,
 ) -> str:
-    return render_tree(spans, color=color, width=width, title=title, notes=notes)
+    return render_tree(spans, color=color, width=width, title=title, notes=notes, scrubber=scrubber)
 
 
-def _late_note(trace_id: int, name: str, text: str, color: bool, width: int) -> str:
-    """A note for a trace already printed: its id, the span's name, the note below it."""
+def _late_note(
+    trace_id: int, name: str, text: str, scrubber: Scrubber | None, color: bool, width: int
+) -> str:
+    """A note for a trace already printed: its id, the span's name, the note below it, the
+    name and the note scrubbed as the tree's are."""
     dim, yellow, reset = ("\x1b[2m", "\x1b[33m", "\x1b[0m") if color else ("", "", "")
+    name, text = printable(name, scrubber), printable(text, scrubber)
     return f"{dim}trace {trace_id:032x}{reset}\n{name}\n{dim}└─ {reset}{yellow}{text}{reset}"
 
 

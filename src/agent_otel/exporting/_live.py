@@ -27,6 +27,7 @@ from agent_otel._guard import report
 from agent_otel.exporting._render import format_duration, printable
 from agent_otel.exporting._summary import usage_of
 from agent_otel.recording._open import held as _held
+from agent_otel.scrubbing._scrubber import Scrubber, resolve_scrubber
 
 __all__ = ["LiveRuns", "live_runs_for"]
 
@@ -41,8 +42,9 @@ class _Run:
     output_tokens: int = 0
 
 
-def live_runs_for(stream: TextIO | None) -> LiveRuns | None:
-    """The live view for ``stream`` (stderr when None): only on a terminal, with ``rich``."""
+def live_runs_for(stream: TextIO | None, scrub: bool | Scrubber = True) -> LiveRuns | None:
+    """The live view for ``stream`` (stderr when None): only on a terminal, with ``rich``;
+    its names scrubbed by ``scrub`` (the terminal view's)."""
     target = stream
     try:
         if target is None:
@@ -54,14 +56,19 @@ def live_runs_for(stream: TextIO | None) -> LiveRuns | None:
         from rich.console import Console
     except Exception:  # no rich (the `live` extra), or a stream that cannot tell
         return None
-    return LiveRuns(Console(file=target))
+    return LiveRuns(Console(file=target), scrub=scrub)
 
 
 class LiveRuns(SpanProcessor):
-    """Open runs, redrawn in place on ``console`` (a ``rich.console.Console``)."""
+    """Open runs, redrawn in place on ``console`` (a ``rich.console.Console``), each span's
+    name scrubbed by ``scrub`` (``True`` the default scrubber, a ``Scrubber``, ``False`` none:
+    ``configure(scrub=...)``'s, as the tree printed when the run ends is)."""
 
-    def __init__(self, console: Any, refresh_per_second: float = 4.0) -> None:
+    def __init__(
+        self, console: Any, refresh_per_second: float = 4.0, *, scrub: bool | Scrubber = True
+    ) -> None:
         self.console = console
+        self._scrubber = resolve_scrubber(scrub)
         self._refresh = refresh_per_second
         # Lock order: _switch (starting, stopping, printing), then rich's own, then _lock (the
         # runs, also read by rich's refresh thread); _lock is never held while taking another.
@@ -187,7 +194,8 @@ class LiveRuns(SpanProcessor):
                 if root is None:
                     continue
                 tokens = f"{run.input_tokens:,} in / {run.output_tokens:,} out tokens"
-                tree = Tree(f"[bold]{_escape(root.name)}[/]  {_elapsed(root, now)}  {tokens}")
+                name = _escape(root.name, self._scrubber)
+                tree = Tree(f"[bold]{name}[/]  {_elapsed(root, now)}  {tokens}")
                 self._branch(tree, run.root, spans, now)
                 trees.append(tree)
         return Group(*trees)
@@ -198,7 +206,7 @@ class LiveRuns(SpanProcessor):
                 continue
             operation = (span.attributes or {}).get(A.OPERATION_NAME)
             doing = "  [yellow]in progress[/]" if operation in _IN_PROGRESS else ""
-            label = f"{_escape(span.name)}  {_elapsed(span, now)}{doing}"
+            label = f"{_escape(span.name, self._scrubber)}  {_elapsed(span, now)}{doing}"
             self._branch(tree.add(label), span_id, spans, now)
 
 
@@ -206,11 +214,11 @@ def _elapsed(span: Span, now: int) -> str:
     return f"[dim]{format_duration(now - (span.start_time or now))}[/]"
 
 
-def _escape(text: str) -> str:
+def _escape(text: str, scrubber: Scrubber | None) -> str:
     """A span's name as markup: scrubbed (:func:`printable`), its brackets escaped."""
     from rich.markup import escape
 
-    return escape(printable(text))
+    return escape(printable(text, scrubber))
 
 
 def _forget(view: weakref.ref[LiveRuns]) -> None:

@@ -21,7 +21,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import StatusCode
 
 from agent_otel import _attributes as A
-from agent_otel.scrubbing._scrubber import DEFAULT
+from agent_otel.scrubbing._scrubber import DEFAULT, Scrubber
 
 _RESET = "\x1b[0m"
 _DIM = "\x1b[2m"
@@ -40,12 +40,13 @@ _MIN_BAR = 10
 _MIN_LABEL = 16
 
 
-def printable(text: object) -> str:
-    """A string of a span as the terminal view shows it: scrubbed by the default scrubber. Our
-    runs' strings were scrubbed as they were written; the spans of other instrumentations and
-    the application's own in the same trace, the evaluation notes of any emitter and their
-    model names were not, and the terminal (a container's log) is an export too."""
-    return DEFAULT.text(str(text))
+def printable(text: object, scrubber: Scrubber | None = DEFAULT) -> str:
+    """A string of a span as the terminal view shows it: scrubbed by the view's scrubber (the
+    one ``configure(scrub=...)`` gave, else the default; None: scrubbing off). Our runs'
+    strings were scrubbed as they were written; the spans of other instrumentations and the
+    application's own in the same trace, the evaluation notes of any emitter and their model
+    names were not, and the terminal (a container's log) is an export too."""
+    return str(text) if scrubber is None else scrubber.text(str(text))
 
 
 Segment = tuple[str, str]  # (text, ANSI style or "")
@@ -97,7 +98,7 @@ def _fit(segments: list[Segment], width: int, shrink: int) -> list[Segment]:
     return out
 
 
-def _details(span: ReadableSpan) -> list[Segment]:
+def _details(span: ReadableSpan, scrubber: Scrubber | None) -> list[Segment]:
     attrs = span.attributes or {}
     parts: list[Segment] = []
     tokens = []
@@ -109,10 +110,10 @@ def _details(span: ReadableSpan) -> list[Segment]:
         parts.append((" ".join(tokens), _CYAN))
     tool = attrs.get(A.TOOL_NAME)
     if tool is not None and str(tool) not in span.name:
-        parts.append((f"tool={printable(tool)}", _MAGENTA))
+        parts.append((f"tool={printable(tool, scrubber)}", _MAGENTA))
     if span.status.status_code is StatusCode.ERROR:
         kind = attrs.get(A.ERROR_TYPE) or span.status.description
-        parts.append((f"[ERROR {printable(kind)}]" if kind else "[ERROR]", _RED))
+        parts.append((f"[ERROR {printable(kind, scrubber)}]" if kind else "[ERROR]", _RED))
     if attrs.get(A.INCOMPLETE) is True:
         parts.append(("[incomplete]", _YELLOW))
     out: list[Segment] = []
@@ -154,6 +155,7 @@ def render_tree(
     width: int = 100,
     title: str | None = None,
     notes: Mapping[int, Sequence[str]] | None = None,
+    scrubber: Scrubber | None = DEFAULT,
 ) -> str:
     """Render the spans of one trace as an indented tree with a timeline bar per span.
 
@@ -162,6 +164,7 @@ def render_tree(
     (``in=``/``out=``), ``tool=`` when the name lacks it, ``[ERROR type]``, ``[incomplete]``;
     then the duration and a bar whose offset and width are proportional to the trace.
     ``notes`` (by span id: evaluations of that span) are rows below the span's children.
+    Every string of a span or note is shown as :func:`printable` with ``scrubber`` makes it.
     """
     if not spans:
         return ""
@@ -186,7 +189,8 @@ def render_tree(
 
     def walk(span: ReadableSpan, prefix: str, connector: str, is_root: bool) -> None:
         name_style = _BOLD if is_root else ""
-        label = [(prefix + connector, _DIM), (printable(span.name), name_style), *_details(span)]
+        label = [(prefix + connector, _DIM), (printable(span.name, scrubber), name_style)]
+        label += _details(span, scrubber)
         rows.append((label, span))
         span_id = span.context.span_id if span.context else None
         kids = order(children.get(span_id, []) if span_id is not None else [])
@@ -198,7 +202,13 @@ def render_tree(
         for j, text in enumerate(extra):
             last = len(kids) + j == count - 1
             rows.append(
-                ([(below + ("└─ " if last else "├─ "), _DIM), (printable(text), _YELLOW)], None)
+                (
+                    [
+                        (below + ("└─ " if last else "├─ "), _DIM),
+                        (printable(text, scrubber), _YELLOW),
+                    ],
+                    None,
+                )
             )
 
     for root in order(roots):

@@ -9,6 +9,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 
 from agent_otel import _attributes as A
 from agent_otel.exporting._render import _BOLD, _style, printable
+from agent_otel.scrubbing._scrubber import DEFAULT, Scrubber
 
 __all__ = ["ModelUsage", "cost_of", "render_token_summary", "usage_of"]
 
@@ -52,8 +53,11 @@ def usage_of(span: ReadableSpan) -> tuple[str, int, int] | None:
     return str(model), as_int(A.USAGE_INPUT_TOKENS), as_int(A.USAGE_OUTPUT_TOKENS)
 
 
-def render_token_summary(usage: Mapping[str, ModelUsage], *, color: bool) -> str:
-    """A table of calls and input/output tokens per model (plus a total for several models)::
+def render_token_summary(
+    usage: Mapping[str, ModelUsage], *, color: bool, scrubber: Scrubber | None = DEFAULT
+) -> str:
+    """A table of calls and input/output tokens per model (plus a total for several models),
+    each model's name as :func:`printable` with ``scrubber`` shows it::
 
     token usage  calls  input  output
       gpt-4o         2  1,200     340
@@ -65,7 +69,8 @@ def render_token_summary(usage: Mapping[str, ModelUsage], *, color: bool) -> str
     for model in sorted(usage):
         u = usage[model]
         rows.append(
-            (f"  {printable(model)}", f"{u.calls:,}", f"{u.input_tokens:,}", f"{u.output_tokens:,}",
+            (f"  {printable(model, scrubber)}", f"{u.calls:,}", f"{u.input_tokens:,}",
+             f"{u.output_tokens:,}",
              _cost_cell(u.cost, u.currency) if priced else "")
         )  # fmt: skip
     if len(usage) > 1:

@@ -4,8 +4,9 @@ Our own spans carry the ids from their start; an HTTP client span, a database sp
 framework's span started below a run does not know them. This span processor reads the ids
 from the context each span starts in and adds them, so every span of the run has them.
 ``configure()`` adds it; with your own ``TracerProvider``, add it first. The ids are
-agent-otel's strings on another's span: they pass the default scrubber first
-(docs/scrubbing.md), as on the run's own spans.
+agent-otel's strings on another's span: they pass its ``scrub`` first (the default scrubber;
+``configure(scrub=...)``'s in the one ``configure()`` adds; docs/scrubbing.md), as on the
+run's own spans.
 
 One id goes the other way: an MCP ``tools/call`` request sent from an MCP tool's body (the MCP
 SDK's client span starts with its ``jsonrpc.request.id``) gives that id to the tool's
@@ -18,7 +19,7 @@ from opentelemetry.context.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
 from agent_otel.recording._scope import mcp_request_started
-from agent_otel.scrubbing import Scrub, Scrubber
+from agent_otel.scrubbing import Scrub, Scrubber, resolve_scrubber
 
 from ._identity import identity_of
 
@@ -28,7 +29,14 @@ _SCRUB = Scrub(Scrubber())  # ids recur: its memory of clean strings makes this 
 
 class RunIdentityProcessor(SpanProcessor):
     """Adds ``session.id``, ``user.id`` and ``gen_ai.conversation.id`` at span start; an MCP
-    tool's request id to its tool span (module doc)."""
+    tool's request id to its tool span (module doc). ``scrub``: ``True`` (the default
+    scrubber), ``False`` or a :class:`~agent_otel.Scrubber`, what the ids pass first."""
+
+    def __init__(self, scrub: bool | Scrubber = True) -> None:
+        scrubber = resolve_scrubber(scrub)
+        self._scrub: Scrub | None = None
+        if scrubber is not None:
+            self._scrub = _SCRUB if scrub is True else Scrub(scrubber)
 
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
         scope = span.instrumentation_scope
@@ -38,7 +46,9 @@ class RunIdentityProcessor(SpanProcessor):
         identity = identity_of(parent_context)
         if identity is None:
             return
-        span.set_attributes(_SCRUB.attributes(identity.attributes()))
+        scrub = self._scrub
+        attributes = identity.attributes()
+        span.set_attributes(scrub.attributes(attributes) if scrub is not None else attributes)
 
     def on_end(self, span: ReadableSpan) -> None:
         return None

@@ -113,7 +113,7 @@ CONFIGURE_OPTIONS = frozenset(
         "resource_attributes", "console", "console_stream", "prometheus_port",
         "prometheus_host", "metric_export_interval_millis", "max_queue_size", "span_processors",
         "tail_sampling", "metric_readers", "log_processors", "set_global",
-        "shutdown_timeout_millis", "semconv",
+        "shutdown_timeout_millis", "semconv", "scrub",
     }
 )  # fmt: skip
 """``configure()``'s options (a test holds this to its signature): one given to a run's

@@ -345,6 +345,8 @@ _CLIENTS: tuple[tuple[tuple[str, ...], str, str, bool], ...] = (
     ),
     (("smbclient", "rpcclient", "smbget"), "smbclient|rpcclient|smbget", "-U|--user", False),
 )
+# Not a value a shell quote can hold that names one: another flag, a $VARIABLE, a marker
+_NOT_VARIABLE = r"(?!-|\$[A-Za-z_{(]|\[REDACTED:)"
 # A positional argument that ends its command: to the end of the line, a list's "]" or end, the
 # quote of an error's "Command '...'", a shell's |, ;, &, ) or a redirection
 _POSITIONAL = (
@@ -353,17 +355,35 @@ _POSITIONAL = (
 )
 
 
+def _shell_quoted(name: str, lead: str = "") -> str:
+    """A flag's value as a shell line quotes it, ``'VALUE'`` or ``"VALUE"`` (spaces and
+    symbols inside), after ``lead`` (a $VARIABLE's or another flag's refusal, smbclient's
+    ``user%``); the value alone is redacted, in group ``<name>s`` or ``<name>d``."""
+    return (
+        rf"'{lead}(?P<{name}s>[^\s'][^'\n]{{2,511}})'"
+        rf"|\"{lead}(?P<{name}d>[^\s\"][^\"\n]{{2,511}})\""
+    )
+
+
 def _client_form(index: int, names: str, flag: str, glued: bool) -> str:
     """One client's password flag: glued (-pSECRET) or its own argument (-a SECRET, an argv
     list's next item), not another flag, a $VARIABLE or a port; smbclient's -U takes
-    user%password, whose password is redacted."""
+    user%password, whose password is redacted. Shell-quoted too (-p'SECRET', -a "SECRET")."""
     head = rf"(?i:{names})(?=[ \t\"',])[^\n|;&]{{0,200}}?[ \t\"'](?:{flag})"
     if glued:
-        return head + rf"(?P<c{index}>[^\s\"'\[][^\s\"']{{2,511}})"
+        return head + (
+            rf"(?:{_shell_quoted(f'q{index}', _NOT_VARIABLE)}"
+            rf"|(?P<c{index}>[^\s\"'\[][^\s\"']{{2,511}}))"
+        )
     value = r"(?!-|\$[A-Za-z_{(]|\[REDACTED:|[0-9]{1,5}(?![^\s\"'\]]))"
+    lead = _NOT_VARIABLE
     if "-U" in flag:
         value += r"[^\s%\"']{1,128}%"
-    return head + rf"(?:[ \t=]{{1,3}}|{_ITEM}){value}(?P<c{index}>[^\s\"'][^\s\"']{{2,511}})"
+        lead += r"[^\s%\"']{1,128}%"
+    return head + (
+        rf"(?:[ \t=]{{1,3}}(?:{_shell_quoted(f'q{index}', lead)})"
+        rf"|(?:[ \t=]{{1,3}}|{_ITEM}){value}(?P<c{index}>[^\s\"'][^\s\"']{{2,511}}))"
+    )
 
 
 # The words of a command that takes a password with no flag before it (an argv list in
@@ -638,7 +658,8 @@ BUILT_IN: tuple[Detector, ...] = (
         "command_line",
         _rx(
             rf"(?:sshpass|login(?:{_ARG}(?:-u|--username)(?:=|{_ARG})[^\s\"']{{1,128}})?)"
-            rf"{_ARG}-p(?:[ \t]{{0,3}}|{_ITEM})(?P<p>[^\s\"'$\[-][^\s\"']{{2,511}})"
+            rf"{_ARG}-p(?:[ \t]{{0,3}}(?:{_shell_quoted('pq', _NOT_VARIABLE)})"
+            rf"|(?:[ \t]{{0,3}}|{_ITEM})(?P<p>[^\s\"'$\[-][^\s\"']{{2,511}}))"
         ),
         ("sshpass", "login"),
         lower=True,

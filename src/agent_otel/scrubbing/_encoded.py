@@ -16,7 +16,8 @@ punctuation a credential's label or URL is written with (``&quot; &amp; &lt; &gt
 pass and a list of its escapes (a match is mapped back by bisection): linear. A text with no
 ``%``, no backslash and no ``&...;`` has no view (:func:`may_hold`).
 
-A base64 token of JSON (``eyJ...``, a credentials blob passed as one string) is decoded too,
+A base64 token of JSON (``eyJ...``, or ``ewog...`` pretty-printed: a credentials blob or key
+file passed as one string) is decoded too,
 whole (:func:`base64_json`): the scrubber replaces the token when a detector finds a
 credential in its decoded text.
 """
@@ -184,14 +185,26 @@ def lookalike_view(text: str) -> View | None:
     return View(folded, positions, positions, [at + 1 for at in positions], None)
 
 
-_BASE64_JSON = re.compile(r"eyJ[A-Za-z0-9+/_-]{12,}={0,2}")
-"""Base64 of a JSON object (``{"`` encodes as ``eyJ``), standard or URL-safe alphabet."""
+BASE64_JSON_OPENINGS = ("eyJ", "ewog", "ewoJ", "ew0K")
+"""How base64 of a JSON object starts: ``{"`` encodes as ``eyJ``; pretty-printed (a service
+account's key file, a ``config.json``: ``{`` then a newline and an indent of spaces or a tab,
+or ``{\r\n``) as ``ewog``, ``ewoJ``, ``ew0K``. Four substring checks: each more costs long
+prose about a twentieth of its screening."""
+
+_BASE64_JSON = re.compile(r"(?:eyJ|ewo[gJ]|ew0K)[A-Za-z0-9+/_-]{12,}={0,2}")
+"""Base64 of a JSON object (:data:`BASE64_JSON_OPENINGS`), standard or URL-safe alphabet."""
+
+
+def may_hold_base64_json(text: str) -> bool:
+    """Whether ``text`` holds how a JSON object's base64 starts: a few substring checks."""
+    return any(opening in text for opening in BASE64_JSON_OPENINGS)
 
 
 def base64_json(text: str) -> list[tuple[int, int, str]]:
     """Each base64 token in ``text`` that decodes to JSON text (a config or credentials blob
-    passed as one string, a JWT's segments): (start, end, the decoded text). Read only when
-    ``text`` holds ``eyJ``; one regex pass and one decoding per token: linear."""
+    passed as one string, compact or pretty-printed, a JWT's segments): (start, end, the
+    decoded text). Read only when ``text`` holds one of :data:`BASE64_JSON_OPENINGS`; one
+    regex pass and one decoding per token: linear."""
     out: list[tuple[int, int, str]] = []
     for found in _BASE64_JSON.finditer(text):
         token = found.group().rstrip("=").replace("-", "+").replace("_", "/")

@@ -11,9 +11,10 @@ A text holding ``%`` or a backslash is also scrubbed as it reads decoded (:mod:`
 percent-encoding, JSON and Python string escapes): a secret found there is replaced with the
 encoded characters it was decoded from, so ``password%3Dhunter2%21`` and ``\\"api_key\\":
 \\"...\\"`` lose their values too. HTML character references are decoded
-the same way (``&quot;api_key&quot;``), and a base64 token of JSON (``eyJ...``) is read decoded:
-one in which a detector finds a credential is replaced whole. A text with none of ``%``, a
-backslash, ``&`` or ``eyJ`` pays those substring checks.
+the same way (``&quot;api_key&quot;``), and a base64 token of JSON (``eyJ...``; pretty-printed,
+``ewog...``) is read decoded: one in which a detector finds a credential is replaced whole. A
+text with none of ``%``, a backslash, ``&`` or a JSON object's base64 opening pays those
+substring checks.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from ._detectors import (
     named_rows,
     random_value,
 )
-from ._encoded import base64_json, lookalike_view, may_hold, views
+from ._encoded import base64_json, lookalike_view, may_hold, may_hold_base64_json, views
 from ._keys import is_secret_key, names_a_key, normalise, words
 
 Found = Callable[[str], None]
@@ -257,7 +258,7 @@ class Scrubber:
 
     def _spans(self, text: str, decoded: bool = False) -> list[tuple[int, int, str]]:
         """Where the detectors whose anchors ``text`` holds find secrets in it: (start, end,
-        detector name). A base64 token of JSON (``eyJ...``) in which they find one is
+        detector name). A base64 token of JSON (``eyJ...``, ``ewog...``) in which they find one is
         replaced whole, named by the first find (``decoded``: ``text`` is such a token's
         JSON, not read for more)."""
         lowered = text.lower()
@@ -270,7 +271,7 @@ class Scrubber:
                 spans.extend((s, e, detector.name) for s, e in detector.spans(text, lowered))
         for detector in self._always:
             spans.extend((s, e, detector.name) for s, e in detector.spans(text, lowered))
-        if not decoded and "eyJ" in text:
+        if not decoded and may_hold_base64_json(text):
             for start, end, json_text in base64_json(text):
                 inner = self._spans(json_text, decoded=True)
                 if inner:
