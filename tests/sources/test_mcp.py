@@ -1311,3 +1311,79 @@ async def test_a_callback_a_prompt_asks_for_stays_with_its_caller(
 
     assert otel_telemetry.span("execute_tool wait")
     assert seen == reader
+
+
+async def test_a_servers_requests_for_parallel_calls_over_stdio_each_land_under_their_own_call(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """Three calls in flight at once on one stdio session (the handshake-era revision), each
+    of whose server tools asks the client's model (``sampling/createMessage``): the session
+    answers each on its receiving task, in the context the session was opened in, outside the
+    run. The server's request names the span serving its call in its ``_meta`` (the W3C
+    context the MCP SDK 2.x sends with every message): each sampling run starts under that
+    span, in the caller's trace, not in a trace of its own."""
+    import anyio
+    from mcp import Client, StdioServerParameters, types
+    from opentelemetry import propagate, trace
+
+    from agent_contract.protocol import (
+        FunctionCall,
+        LLMCallEnd,
+        LLMCallStart,
+        TextDelta,
+        ToolCall,
+        ToolResult,
+    )
+    from agent_contract.scope import McpServer, tool_scope
+
+    named: dict[str, Any] = {}  # per call's x: the span the server's request names
+
+    async def sample(context: Any, params: Any) -> Any:
+        x = params.messages[0].content.text
+        named[x] = trace.get_current_span(propagate.extract(context.meta)).get_span_context()
+
+        async def model() -> Any:
+            yield LLMCallStart(model="sampler")
+            yield TextDelta(text=f"sampled {x}")
+            yield LLMCallEnd(model="sampler")
+
+        async for _ in otel_telemetry.wrapper(agent_name=f"sampler {x}")(model()):
+            pass
+        text = types.TextContent(type="text", text=f"sampled {x}")
+        return types.CreateMessageResult(role="assistant", content=text, model="sampler")
+
+    xs = ["1", "2", "3"]
+    answers: dict[str, str] = {}
+    params = StdioServerParameters(command=sys.executable, args=[str(SERVER_SCRIPT), "--erring"])
+    async with Client(params, mode="legacy", sampling_callback=sample) as client:
+        server = McpServer(name=_mcp.SERVER_NAME, protocol_version=client.protocol_version)
+
+        async def body(x: str) -> None:
+            with tool_scope(f"c{x}", "sample", mcp=server):
+                result = await client.call_tool("sample", {"x": int(x)})
+            answers[x] = str(result.content[0].text)  # type: ignore[union-attr]
+
+        async def agent() -> Any:
+            yield LLMCallStart(model="m")
+            for x in xs:
+                call = FunctionCall(name="sample", arguments=f'{{"x": {x}}}')
+                yield ToolCall(id=f"c{x}", function=call)
+            yield LLMCallEnd(model="m")
+            async with anyio.create_task_group() as group:
+                for x in xs:
+                    group.start_soon(body, x)
+            for x in xs:
+                yield ToolResult(tool_call_id=f"c{x}", content=answers[x])
+
+        with anyio.fail_after(30):
+            async for _ in otel_telemetry.wrapper(agent_name="calc")(agent()):
+                pass
+
+    run = otel_telemetry.span("invoke_agent calc")
+    for x in xs:
+        assert answers[x].startswith(f"sampled {x} trace={run.context.trace_id:032x}"), answers
+        sampler = otel_telemetry.span(f"invoke_agent sampler {x}")
+        assert named[x].trace_id == run.context.trace_id  # the server's request: in our trace
+        assert sampler.context.trace_id == run.context.trace_id
+        assert sampler.parent is not None and sampler.parent.span_id == named[x].span_id
+    assert len({named[x].span_id for x in xs}) == len(xs)  # each call's own
