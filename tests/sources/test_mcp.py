@@ -18,7 +18,7 @@ import re
 import sys
 import warnings
 from collections import Counter
-from contextlib import AbstractAsyncContextManager, nullcontext
+from contextlib import AbstractAsyncContextManager, ExitStack, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -1313,28 +1313,21 @@ async def test_a_callback_a_prompt_asks_for_stays_with_its_caller(
     assert seen == reader
 
 
-async def test_a_servers_requests_for_parallel_calls_over_stdio_each_land_under_their_own_call(
-    otel_telemetry: InMemoryTelemetry,
+@pytest.mark.parametrize("transport", ["stdio", "sse"])
+async def test_a_servers_requests_for_parallel_calls_each_land_under_their_own_call(
+    otel_telemetry: InMemoryTelemetry, transport: str
 ) -> None:
-    """Three calls in flight at once on one stdio session (the handshake-era revision), each
-    of whose server tools asks the client's model (``sampling/createMessage``): the session
-    answers each on its receiving task, in the context the session was opened in, outside the
-    run. The server's request names the span serving its call in its ``_meta`` (the W3C
-    context the MCP SDK 2.x sends with every message): each sampling run starts under that
-    span, in the caller's trace, not in a trace of its own."""
-    import anyio
-    from mcp import Client, StdioServerParameters, types
+    """Three calls in flight at once on one session (the handshake-era revision; over stdio,
+    the server a process of its own, and SSE, on loopback), each of whose server tools asks
+    the client's model (``sampling/createMessage``): the session answers each on its
+    receiving task, in the context the session was opened in, outside the run. The server's
+    request names the span serving its call in its ``_meta`` (the W3C context the MCP SDK
+    2.x sends with every message): each sampling run starts under that span, in the caller's
+    trace, not in a trace of its own."""
+    from mcp import StdioServerParameters, types
     from opentelemetry import propagate, trace
 
-    from agent_contract.protocol import (
-        FunctionCall,
-        LLMCallEnd,
-        LLMCallStart,
-        TextDelta,
-        ToolCall,
-        ToolResult,
-    )
-    from agent_contract.scope import McpServer, tool_scope
+    from agent_contract.protocol import LLMCallEnd, LLMCallStart, TextDelta
 
     named: dict[str, Any] = {}  # per call's x: the span the server's request names
 
@@ -1354,8 +1347,45 @@ async def test_a_servers_requests_for_parallel_calls_over_stdio_each_land_under_
 
     xs = ["1", "2", "3"]
     answers: dict[str, str] = {}
-    params = StdioServerParameters(command=sys.executable, args=[str(SERVER_SCRIPT), "--erring"])
-    async with Client(params, mode="legacy", sampling_callback=sample) as client:
+    with ExitStack() as stack:
+        if transport == "stdio":
+            args = [str(SERVER_SCRIPT), "--erring"]
+            server_at: Any = StdioServerParameters(command=sys.executable, args=args)
+        else:
+            from mcp.client.sse import sse_client
+
+            from _serving import serve
+
+            port = stack.enter_context(serve(_mcp.erring_server().sse_app()))
+            server_at = sse_client(f"http://127.0.0.1:{port}/sse")
+        await _sample_in_parallel(otel_telemetry, server_at, sample, xs, answers)
+
+    run = otel_telemetry.span("invoke_agent calc")
+    for x in xs:
+        assert answers[x].startswith(f"sampled {x} trace={run.context.trace_id:032x}"), answers
+        sampler = otel_telemetry.span(f"invoke_agent sampler {x}")
+        assert named[x].trace_id == run.context.trace_id  # the server's request: in our trace
+        assert sampler.context.trace_id == run.context.trace_id
+        assert sampler.parent is not None and sampler.parent.span_id == named[x].span_id
+    assert len({named[x].span_id for x in xs}) == len(xs)  # each call's own
+
+
+async def _sample_in_parallel(
+    telemetry: InMemoryTelemetry,
+    server_at: Any,
+    sample: Any,
+    xs: list[str],
+    answers: dict[str, str],
+) -> None:
+    """A run whose model asks for ``sample`` once per ``x``, the calls in parallel on one
+    session (the handshake-era revision) to the erring server at ``server_at``."""
+    import anyio
+    from mcp import Client
+
+    from agent_contract.protocol import FunctionCall, LLMCallEnd, LLMCallStart, ToolCall, ToolResult
+    from agent_contract.scope import McpServer, tool_scope
+
+    async with Client(server_at, mode="legacy", sampling_callback=sample) as client:
         server = McpServer(name=_mcp.SERVER_NAME, protocol_version=client.protocol_version)
 
         async def body(x: str) -> None:
@@ -1376,14 +1406,5 @@ async def test_a_servers_requests_for_parallel_calls_over_stdio_each_land_under_
                 yield ToolResult(tool_call_id=f"c{x}", content=answers[x])
 
         with anyio.fail_after(30):
-            async for _ in otel_telemetry.wrapper(agent_name="calc")(agent()):
+            async for _ in telemetry.wrapper(agent_name="calc")(agent()):
                 pass
-
-    run = otel_telemetry.span("invoke_agent calc")
-    for x in xs:
-        assert answers[x].startswith(f"sampled {x} trace={run.context.trace_id:032x}"), answers
-        sampler = otel_telemetry.span(f"invoke_agent sampler {x}")
-        assert named[x].trace_id == run.context.trace_id  # the server's request: in our trace
-        assert sampler.context.trace_id == run.context.trace_id
-        assert sampler.parent is not None and sampler.parent.span_id == named[x].span_id
-    assert len({named[x].span_id for x in xs}) == len(xs)  # each call's own
