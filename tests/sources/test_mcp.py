@@ -787,6 +787,33 @@ class _Bridged:
         return self.is_error
 
 
+TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+
+
+@pytest.mark.parametrize(
+    "meta",
+    [{"traceparent": 123}, {"traceparent": [TRACEPARENT]}, {1: TRACEPARENT}, "x", None, {}],
+    ids=["int", "list", "int-key", "str", "None", "empty"],
+)
+def test_a_servers_meta_of_odd_values_names_no_parent_and_costs_no_error(
+    meta: Any, otel_internal_errors: list[str]
+) -> None:
+    """A server's request whose ``_meta`` holds no W3C header as text (a server of another
+    SDK, or a hostile one) names no span: its callback runs as the SDK runs it, and nothing
+    is reported; a ``traceparent`` as text names its span."""
+    from types import SimpleNamespace
+
+    from opentelemetry import trace
+
+    from agent_otel.recording._mcp import _named_parent
+
+    assert _named_parent((SimpleNamespace(meta=meta), object())) is None
+    named = _named_parent((SimpleNamespace(meta={"traceparent": TRACEPARENT}),))
+    assert named is not None
+    assert trace.get_current_span(named).get_span_context().span_id == 0xB7AD6B7169203331
+    assert otel_internal_errors == []
+
+
 def test_a_result_with_the_2x_flag_is_never_asked_for_the_deprecated_one() -> None:
     """Every MCP tool answer that succeeded was asked ``isError`` after ``is_error`` said
     False: with fastmcp loaded, a ``FastMCPDeprecationWarning`` pointing at agent-otel's line

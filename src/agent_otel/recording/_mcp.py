@@ -356,8 +356,9 @@ def _named_parent(args: tuple[Any, ...]) -> Context | None:
         meta = dict.get(fields, "meta") if type(fields) is dict else None
         if type(meta) is not dict:
             continue
-        try:
-            named = propagate.extract(meta)
+        carrier = {k: v for k, v in meta.items() if type(k) is str and type(v) is str}
+        try:  # (a value of another type is no header: a server's odd one is left out)
+            named = propagate.extract(carrier)
             span = trace.get_current_span(named).get_span_context()
             current = trace.get_current_span().get_span_context()
         except Exception:
