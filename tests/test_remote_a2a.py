@@ -14,6 +14,7 @@ and A2A's ``contextId`` is ``gen_ai.conversation.id`` on both sides of the wire.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -24,7 +25,7 @@ import pytest
 pytest.importorskip("a2a.server.routes", reason="a2a-sdk[http-server] is not installed")
 pytest.importorskip("uvicorn")
 
-from a2a.client import ClientConfig, create_client
+from a2a.client import ClientCallContext, ClientConfig, create_client
 from a2a.helpers.proto_helpers import (
     get_message_text,
     new_task_from_user_message,
@@ -44,11 +45,14 @@ from a2a.types.a2a_pb2 import (
     AgentCard,
     AgentInterface,
     AgentSkill,
+    CancelTaskRequest,
+    GetTaskRequest,
     Role,
     SendMessageRequest,
     TaskState,
 )
 from benchmarks._process import free_port
+from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind
 from starlette.applications import Starlette
@@ -455,6 +459,71 @@ async def test_a_cancelled_call_ends_its_span_as_cancelled(
             await task
     span = _client_span(otel_telemetry)
     assert span.attributes[A.ERROR_TYPE] == "CancelledError"  # type: ignore[index]
+
+
+class LongWeather(AgentExecutor):
+    """A remote agent whose task works until the caller cancels it; its ``cancel`` notes the
+    span current as it runs (the context the cancel request's headers named)."""
+
+    def __init__(self) -> None:
+        self.cancelled = asyncio.Event()
+        self.cancel_parent: Any = None
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        assert context.message is not None
+        task = new_task_from_user_message(context.message)
+        await event_queue.enqueue_event(task)
+        await TaskUpdater(event_queue, task.id, task.context_id).start_work()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.cancelled.wait(), 10)
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        self.cancel_parent = trace.get_current_span().get_span_context()
+        await TaskUpdater(event_queue, context.task_id or "", context.context_id or "").cancel()
+        self.cancelled.set()
+
+
+async def _start_read_cancel(client: Any) -> AsyncIterator[Any]:
+    """A caller whose tool starts a remote task, reads it (once with service parameters of its
+    own) and cancels it."""
+    own = ClientCallContext(service_parameters={"x-tenant": "t-1", "traceparent": "kept"})
+    yield LLMCallStart(model="caller-model")
+    yield ToolCall(id="c1", function=FunctionCall(name="start_forecast", arguments="{}"))
+    yield LLMCallEnd(model="caller-model")
+    with tool_scope("c1", "start_forecast"):
+        message = new_text_message("Oslo", role=Role.ROLE_USER)
+        async with client:
+            async for response in client.send_message(SendMessageRequest(message=message)):
+                task_id = response.task.id
+                break
+            await client.get_task(GetTaskRequest(id=task_id))
+            await client.get_task(GetTaskRequest(id=task_id), context=own)
+            cancelled = await client.cancel_task(CancelTaskRequest(id=task_id))
+    yield ToolResult(tool_call_id="c1", content=str(cancelled.status.state))
+
+
+async def test_a_tools_other_requests_carry_its_trace_and_the_remote_cancel_runs_in_it(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A tool that starts a remote task, reads it and cancels it: ``get_task`` and
+    ``cancel_task`` open no span, and send the tool span's W3C context (the caller's own
+    service parameters kept), so the executor's ``cancel`` runs in the caller's trace, under
+    that tool, as the decorated executor promises."""
+    executor = LongWeather()
+    for server in _serve(trace_a2a_executor(executor), streaming=True):
+        inner = await create_client(server.card, ClientConfig(streaming=True))
+        client = trace_a2a_client(inner, tracer_provider=otel_telemetry.tracer_provider)
+        async for _ in otel_telemetry.wrapper(agent_name="caller")(_start_read_cancel(client)):
+            pass
+    tool = _tool_span(otel_telemetry.spans(), "c1")
+    traceparent = f"00-{tool.context.trace_id:032x}-{tool.context.span_id:016x}-01"
+    _, read, read_own, cancel = server.requests  # send_message first: its own CLIENT span
+    assert read["traceparent"] == cancel["traceparent"] == traceparent
+    assert (read_own["traceparent"], read_own["x-tenant"]) == ("kept", "t-1")
+    parent = executor.cancel_parent
+    assert (parent.trace_id, parent.span_id) == (tool.context.trace_id, tool.context.span_id)
+    # no span of their own: the tool's children are the one call's CLIENT span
+    assert [s.name for s in _children(otel_telemetry.spans(), tool)] == ["invoke_agent weather"]
 
 
 async def test_a_card_given_names_the_span_at_its_start_and_leaves_the_client_as_it_was(

@@ -44,7 +44,8 @@ def server(failing: bool = False) -> Any:
 def erring_server() -> Any:
     """An MCP server whose requests fail below the tool: ``invalid`` answers a JSON-RPC error
     (``-32602``, invalid params), ``slow`` answers after a client's timeout ran out, ``add``
-    answers, ``count`` answers after ``x`` progress notifications, ``die`` kills the server's
+    answers, ``count`` answers after ``x`` progress notifications, ``sample`` asks the
+    client's model, ``die`` kills the server's
     process (``--erring`` serves it over stdio)."""
     import anyio
     from mcp.server.mcpserver import Context, MCPServer
@@ -76,6 +77,24 @@ def erring_server() -> Any:
 
     count.__annotations__["ctx"] = Context  # (the SDK finds its context by the annotation)
     calc.tool()(count)
+
+    async def sample(x: int, ctx: Any) -> str:
+        """Ask the client's model mid-call (``sampling/createMessage``, a request of the
+        server's own on a handshake-era connection); answer with its text and the span the
+        tool runs in (``trace=<id> span=<id>``, hex): the span serving the call."""
+        from mcp import types
+        from opentelemetry import trace
+
+        text = types.TextContent(type="text", text=str(x))
+        message = types.SamplingMessage(role="user", content=text)
+        answer = await ctx.session.create_message(
+            [message], max_tokens=5, related_request_id=ctx.request_id
+        )
+        span = trace.get_current_span().get_span_context()
+        return f"{answer.content.text} trace={span.trace_id:032x} span={span.span_id:016x}"
+
+    sample.__annotations__["ctx"] = Context
+    calc.tool()(sample)
 
     @calc.tool()
     def die(x: int) -> str:

@@ -18,7 +18,7 @@ import re
 import sys
 import warnings
 from collections import Counter
-from contextlib import AbstractAsyncContextManager, nullcontext
+from contextlib import AbstractAsyncContextManager, ExitStack, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -787,6 +787,33 @@ class _Bridged:
         return self.is_error
 
 
+TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+
+
+@pytest.mark.parametrize(
+    "meta",
+    [{"traceparent": 123}, {"traceparent": [TRACEPARENT]}, {1: TRACEPARENT}, "x", None, {}],
+    ids=["int", "list", "int-key", "str", "None", "empty"],
+)
+def test_a_servers_meta_of_odd_values_names_no_parent_and_costs_no_error(
+    meta: Any, otel_internal_errors: list[str]
+) -> None:
+    """A server's request whose ``_meta`` holds no W3C header as text (a server of another
+    SDK, or a hostile one) names no span: its callback runs as the SDK runs it, and nothing
+    is reported; a ``traceparent`` as text names its span."""
+    from types import SimpleNamespace
+
+    from opentelemetry import trace
+
+    from agent_otel.recording._mcp import _named_parent
+
+    assert _named_parent((SimpleNamespace(meta=meta), object())) is None
+    named = _named_parent((SimpleNamespace(meta={"traceparent": TRACEPARENT}),))
+    assert named is not None
+    assert trace.get_current_span(named).get_span_context().span_id == 0xB7AD6B7169203331
+    assert otel_internal_errors == []
+
+
 def test_a_result_with_the_2x_flag_is_never_asked_for_the_deprecated_one() -> None:
     """Every MCP tool answer that succeeded was asked ``isError`` after ``is_error`` said
     False: with fastmcp loaded, a ``FastMCPDeprecationWarning`` pointing at agent-otel's line
@@ -1311,3 +1338,100 @@ async def test_a_callback_a_prompt_asks_for_stays_with_its_caller(
 
     assert otel_telemetry.span("execute_tool wait")
     assert seen == reader
+
+
+@pytest.mark.parametrize("transport", ["stdio", "sse"])
+async def test_a_servers_requests_for_parallel_calls_each_land_under_their_own_call(
+    otel_telemetry: InMemoryTelemetry, transport: str
+) -> None:
+    """Three calls in flight at once on one session (the handshake-era revision; over stdio,
+    the server a process of its own, and SSE, on loopback), each of whose server tools asks
+    the client's model (``sampling/createMessage``): the session answers each on its
+    receiving task, in the context the session was opened in, outside the run. The server's
+    request names the span serving its call in its ``_meta`` (the W3C context the MCP SDK
+    2.x sends with every message): each sampling run starts under that span, in the caller's
+    trace, not in a trace of its own."""
+    from mcp import StdioServerParameters, types
+    from opentelemetry import propagate, trace
+
+    from agent_contract.protocol import LLMCallEnd, LLMCallStart, TextDelta
+
+    named: dict[str, Any] = {}  # per call's x: the span the server's request names
+
+    async def sample(context: Any, params: Any) -> Any:
+        x = params.messages[0].content.text
+        named[x] = trace.get_current_span(propagate.extract(context.meta)).get_span_context()
+
+        async def model() -> Any:
+            yield LLMCallStart(model="sampler")
+            yield TextDelta(text=f"sampled {x}")
+            yield LLMCallEnd(model="sampler")
+
+        async for _ in otel_telemetry.wrapper(agent_name=f"sampler {x}")(model()):
+            pass
+        text = types.TextContent(type="text", text=f"sampled {x}")
+        return types.CreateMessageResult(role="assistant", content=text, model="sampler")
+
+    xs = ["1", "2", "3"]
+    answers: dict[str, str] = {}
+    with ExitStack() as stack:
+        if transport == "stdio":
+            args = [str(SERVER_SCRIPT), "--erring"]
+            server_at: Any = StdioServerParameters(command=sys.executable, args=args)
+        else:
+            from mcp.client.sse import sse_client
+
+            from _serving import serve
+
+            port = stack.enter_context(serve(_mcp.erring_server().sse_app()))
+            server_at = sse_client(f"http://127.0.0.1:{port}/sse")
+        await _sample_in_parallel(otel_telemetry, server_at, sample, xs, answers)
+
+    run = otel_telemetry.span("invoke_agent calc")
+    for x in xs:
+        assert answers[x].startswith(f"sampled {x} trace={run.context.trace_id:032x}"), answers
+        sampler = otel_telemetry.span(f"invoke_agent sampler {x}")
+        assert named[x].trace_id == run.context.trace_id  # the server's request: in our trace
+        assert sampler.context.trace_id == run.context.trace_id
+        assert sampler.parent is not None and sampler.parent.span_id == named[x].span_id
+    assert len({named[x].span_id for x in xs}) == len(xs)  # each call's own
+
+
+async def _sample_in_parallel(
+    telemetry: InMemoryTelemetry,
+    server_at: Any,
+    sample: Any,
+    xs: list[str],
+    answers: dict[str, str],
+) -> None:
+    """A run whose model asks for ``sample`` once per ``x``, the calls in parallel on one
+    session (the handshake-era revision) to the erring server at ``server_at``."""
+    import anyio
+    from mcp import Client
+
+    from agent_contract.protocol import FunctionCall, LLMCallEnd, LLMCallStart, ToolCall, ToolResult
+    from agent_contract.scope import McpServer, tool_scope
+
+    async with Client(server_at, mode="legacy", sampling_callback=sample) as client:
+        server = McpServer(name=_mcp.SERVER_NAME, protocol_version=client.protocol_version)
+
+        async def body(x: str) -> None:
+            with tool_scope(f"c{x}", "sample", mcp=server):
+                result = await client.call_tool("sample", {"x": int(x)})
+            answers[x] = str(result.content[0].text)  # type: ignore[union-attr]
+
+        async def agent() -> Any:
+            yield LLMCallStart(model="m")
+            for x in xs:
+                call = FunctionCall(name="sample", arguments=f'{{"x": {x}}}')
+                yield ToolCall(id=f"c{x}", function=call)
+            yield LLMCallEnd(model="m")
+            async with anyio.create_task_group() as group:
+                for x in xs:
+                    group.start_soon(body, x)
+            for x in xs:
+                yield ToolResult(tool_call_id=f"c{x}", content=answers[x])
+
+        with anyio.fail_after(30):
+            async for _ in telemetry.wrapper(agent_name="calc")(agent()):
+                pass

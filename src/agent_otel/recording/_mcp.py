@@ -38,7 +38,8 @@ callback, on its own receiving task, whose context is the one the session was op
 the run, usually): a model call or agent run made there would land in a trace of its own. The
 session's callbacks run in the context of the tool body whose call awaits its answer, so what
 they record nests under that tool's span, in the run's trace (with several calls in flight on
-one session, the request does not say whose it is: they run where the session was opened). The
+one session, under the span the server's request names in its ``_meta``, the MCP SDK 2.x's
+W3C context, when it names one: else where the SDK runs them). The
 server's log messages (``notifications/message``, the session's ``logging_callback``) are told
 the same way. Every request of the session is in flight while it awaits its answer, with its
 caller's context (the session's ``send_request``, wrapped once with ``call_tool``, counts from
@@ -66,7 +67,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from opentelemetry import context as otel_context
-from opentelemetry import propagate
+from opentelemetry import propagate, trace
 from opentelemetry.context.context import Context
 
 from agent_otel._guard import report
@@ -316,7 +317,8 @@ def _in_tool_context(
     callback: Callable[..., Any], calls: list[Context], session: Any, tool_key: str
 ) -> Callable[..., Any]:
     """``callback`` run in the context of the one call awaiting its answer on the session
-    (with several at once, the server's request does not say whose it is: left as it was).
+    (with several at once, under the span the server's request names in its ``_meta``, if
+    any, :func:`_named_parent`; else left as it was).
     Called where the code whose call a result asked for input runs (the MCP SDK 2.x's
     ``Client`` answering, from there, the requests a result asked for), it is that code's:
     left as it was; an ``ErrorData`` it answers with there (it declined) names the failure
@@ -329,10 +331,43 @@ def _in_tool_context(
             _declined(answer, tool_key)
             return answer
         if len(calls) != 1:
-            return await callback(*args, **kwargs)
+            named = _named_parent(args)
+            if named is None:
+                return await callback(*args, **kwargs)
+            return await _in_context(callback, named)(*args, **kwargs)
         return await _in_context(callback, calls[0])(*args, **kwargs)
 
     return in_tool_context
+
+
+def _named_parent(args: tuple[Any, ...]) -> Context | None:
+    """The context the server's own request (or log message) names in its ``_meta``: the W3C
+    context the MCP SDK 2.x sends with every message, naming the span that serves the call
+    it asks for (the server's, or the call's own request span when the server records none),
+    so the callback's work lands under that one call, whichever of several in flight it is.
+    Only what the ``_meta`` carries, as a remote request's run starts (``continue_trace``);
+    ``None`` when it names no span, or a span of the trace current already is (the SDK ran
+    the callback in the request's own context: over HTTP, the POST's). Never raises."""
+    for arg in args:  # the request's context (``meta``), or a log message's params
+        try:
+            fields = vars(arg)
+        except TypeError:
+            continue
+        meta = dict.get(fields, "meta") if type(fields) is dict else None
+        if type(meta) is not dict:
+            continue
+        carrier = {k: v for k, v in meta.items() if type(k) is str and type(v) is str}
+        try:  # (a value of another type is no header: a server's odd one is left out)
+            named = propagate.extract(carrier)
+            span = trace.get_current_span(named).get_span_context()
+            current = trace.get_current_span().get_span_context()
+        except Exception:
+            report("mcp request context")
+            return None
+        if not span.is_valid or (current.is_valid and current.trace_id == span.trace_id):
+            return None
+        return named
+    return None
 
 
 def _declined(answer: object, tool_key: str) -> None:

@@ -39,7 +39,7 @@ from agent_otel.scrubbing import Scrubber
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["CallOptions", "RemoteAgentCall", "address_of", "remote_agent"]
+__all__ = ["CallOptions", "RemoteAgentCall", "address_of", "remote_agent", "w3c_headers"]
 
 
 class CallOptions(TypedDict, total=False):
@@ -182,13 +182,7 @@ class RemoteAgentCall(Block["RemoteAgentCall"]):
     @property
     def headers(self) -> dict[str, str]:
         """The W3C headers naming this call's span, for the request (a new dict each time)."""
-        carrier: dict[str, str] = {}
-        try:
-            _TRACE.inject(carrier, context=self.context)
-            _BAGGAGE.inject(carrier, context=self.context)
-        except Exception:
-            report("remote agent headers")
-        return carrier
+        return w3c_headers(self.context)
 
     def set_conversation_id(self, conversation_id: object) -> None:
         """The conversation the remote side named (A2A's ``contextId``), when none was given."""
@@ -240,6 +234,18 @@ class RemoteAgentCall(Block["RemoteAgentCall"]):
         if self._tokens:
             detach(self._tokens.pop())
         self.end(error)
+
+
+def w3c_headers(context: Context) -> dict[str, str]:
+    """The W3C headers naming ``context``'s span, with its own baggage (never the run's ids,
+    which are not baggage): ``traceparent``, ``tracestate``, ``baggage``. Never raises."""
+    carrier: dict[str, str] = {}
+    try:
+        _TRACE.inject(carrier, context=context)
+        _BAGGAGE.inject(carrier, context=context)
+    except Exception:
+        report("remote agent headers")
+    return carrier
 
 
 def remote_agent(

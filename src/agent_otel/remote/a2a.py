@@ -54,7 +54,7 @@ from agent_otel._guard import report
 from agent_otel._plain import text_of
 from agent_otel.scrubbing import Scrubber
 
-from ._call import RemoteAgentCall
+from ._call import RemoteAgentCall, w3c_headers
 from ._continue import remote_parent
 
 __all__ = ["trace_a2a_client", "trace_a2a_executor"]
@@ -84,7 +84,10 @@ def trace_a2a_client(
     rejected fails the span (``error.type``: ``TASK_STATE_FAILED``, ``TASK_STATE_REJECTED``):
     the call raised nothing, but the work was not done. The remote run is its child when the
     agent's executor is decorated by :func:`trace_a2a_executor` (or its server continues W3C
-    context otherwise). Every other method passes through. Use the returned client; without
+    context otherwise). Every other request (``cancel_task``, ``get_task``, ``subscribe``, ...)
+    opens no span and carries the current context's W3C headers (a tool's span, in a tool
+    body), so what the server does for it (the executor's ``cancel``) is in the caller's trace
+    too; service parameters the caller gave keep their values. Use the returned client; without
     ``card``, ``client`` itself gains one interceptor (the SDK's public ``add_interceptor``)
     that reads the card of each call.
     """
@@ -153,6 +156,21 @@ def _failed_state(response: object) -> str | None:
         return _FAILED_STATES.get(getattr(response, kind).status.state)
     except Exception:  # a state that is no enum value (unhashable, its __eq__ raising)
         return None
+
+
+def _in_trace(context: ClientCallContext | None) -> ClientCallContext | None:
+    """The caller's call context for a request that opens no span, its service parameters
+    carrying the current context's W3C headers (the caller's own values kept); as it was when
+    there is nothing to send. Never raises."""
+    try:
+        headers = w3c_headers(otel_context.get_current())
+        if not headers:
+            return context
+        own = (context.service_parameters or {}) if context is not None else {}
+        return _with_headers(context, {k: v for k, v in headers.items() if k not in own})
+    except Exception:
+        report("a2a request context")
+        return context
 
 
 def _with_headers(context: ClientCallContext | None, headers: dict[str, str]) -> ClientCallContext:
@@ -248,26 +266,28 @@ class _TracedClient(Client):
             call.end()
             await _close(stream, active)
 
-    # --- everything else passes through ----------------------------------------------------------
+    # --- every other request: no span, the current context in its headers ----------------------
     async def get_task(
         self, request: GetTaskRequest, *, context: ClientCallContext | None = None
     ) -> Task:
-        return await self._inner.get_task(request, context=context)
+        return await self._inner.get_task(request, context=_in_trace(context))
 
     async def list_tasks(
         self, request: ListTasksRequest, *, context: ClientCallContext | None = None
     ) -> ListTasksResponse:
-        return await self._inner.list_tasks(request, context=context)
+        return await self._inner.list_tasks(request, context=_in_trace(context))
 
     async def cancel_task(
         self, request: CancelTaskRequest, *, context: ClientCallContext | None = None
     ) -> Task:
-        return await self._inner.cancel_task(request, context=context)
+        return await self._inner.cancel_task(request, context=_in_trace(context))
 
     async def create_task_push_notification_config(
         self, request: TaskPushNotificationConfig, *, context: ClientCallContext | None = None
     ) -> TaskPushNotificationConfig:
-        return await self._inner.create_task_push_notification_config(request, context=context)
+        return await self._inner.create_task_push_notification_config(
+            request, context=_in_trace(context)
+        )
 
     async def get_task_push_notification_config(
         self,
@@ -275,7 +295,9 @@ class _TracedClient(Client):
         *,
         context: ClientCallContext | None = None,
     ) -> TaskPushNotificationConfig:
-        return await self._inner.get_task_push_notification_config(request, context=context)
+        return await self._inner.get_task_push_notification_config(
+            request, context=_in_trace(context)
+        )
 
     async def list_task_push_notification_configs(
         self,
@@ -283,7 +305,9 @@ class _TracedClient(Client):
         *,
         context: ClientCallContext | None = None,
     ) -> ListTaskPushNotificationConfigsResponse:
-        return await self._inner.list_task_push_notification_configs(request, context=context)
+        return await self._inner.list_task_push_notification_configs(
+            request, context=_in_trace(context)
+        )
 
     async def delete_task_push_notification_config(
         self,
@@ -291,12 +315,12 @@ class _TracedClient(Client):
         *,
         context: ClientCallContext | None = None,
     ) -> None:
-        await self._inner.delete_task_push_notification_config(request, context=context)
+        await self._inner.delete_task_push_notification_config(request, context=_in_trace(context))
 
     async def subscribe(
         self, request: SubscribeToTaskRequest, *, context: ClientCallContext | None = None
     ) -> AsyncIterator[StreamResponse]:
-        async for response in self._inner.subscribe(request, context=context):
+        async for response in self._inner.subscribe(request, context=_in_trace(context)):
             yield response
 
     async def get_extended_agent_card(
@@ -307,7 +331,7 @@ class _TracedClient(Client):
         signature_verifier: Callable[[AgentCard], None] | None = None,
     ) -> AgentCard:
         return await self._inner.get_extended_agent_card(
-            request, context=context, signature_verifier=signature_verifier
+            request, context=_in_trace(context), signature_verifier=signature_verifier
         )
 
     async def add_interceptor(self, interceptor: ClientCallInterceptor) -> None:
