@@ -36,6 +36,15 @@ def _nothing_told_yet(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _no_process_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts with no ``configure(scrub=...)`` choice in force: it is a process
+    default, and a test configuring one must not change what the next test's runs scrub."""
+    from agent_otel.scrubbing import _scrubber
+
+    monkeypatch.setattr(_scrubber, "_chosen", [None])
+
+
+@pytest.fixture(autouse=True)
 def _internal_errors_fail_the_test(
     request: pytest.FixtureRequest, otel_internal_errors: list[str]
 ) -> Iterator[None]:

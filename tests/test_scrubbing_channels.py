@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent_contract.protocol import StepBoundary
+from agent_contract.protocol import LLMCallEnd, LLMCallStart, StepBoundary, TextDelta
 from agent_otel import (
     Scrubber,
     _guard,
@@ -215,6 +215,47 @@ async def test_a_long_jwt_session_id_leaves_no_claims_on_any_span(
         recorded = str((span.attributes or {})[A.SESSION_ID])
         assert recorded.startswith("[REDACTED:jwt len=")
         assert payload[:12] not in recorded and token[:12] not in recorded
+
+
+async def test_configures_scrubber_is_the_default_of_the_runs_and_evaluations_made_after_it() -> (
+    None
+):
+    """``configure(scrub=Scrubber(patterns=...))`` is where a user says what their company's
+    own identifiers look like; the runs of every wrapper made after it that chose no scrubber of
+    its own exported them whole, as did an evaluation's explanation. Like ``semconv=``, it is
+    now the default of those; a wrapper's own ``scrub=`` still wins, and a call that gives
+    none changes nothing."""
+    from agent_otel import record_evaluation
+
+    employee = "EMP-123456"
+    hidden = "[REDACTED:employee_id len=10]"
+    events = [LLMCallStart(model="m"), TextDelta(text=f"for {employee}"), LLMCallEnd()]
+    custom = Scrubber(patterns={"employee_id": r"EMP-\d{6}"})
+    for given_scrub, expected in ((None, employee), (custom, hidden)):
+        if given_scrub is not None:
+            configure("svc", set_global=False, scrub=given_scrub).shutdown()
+        configure("svc", set_global=False).shutdown()  # none given: the choice stays
+        for own, wanted in ((None, expected), (True, employee)):
+            telemetry = InMemoryTelemetry()
+            options = {} if own is None else {"scrub": own}
+            await run_script(telemetry, events, capture_content=True, **options)
+            chat = telemetry.span("chat m")
+            output = str((chat.attributes or {})[A.OUTPUT_MESSAGES])
+            assert wanted in output
+            assert wanted == employee or employee not in output
+            record_evaluation(
+                "relevance",
+                explanation=f"answered {employee}",
+                span_context=chat.context,
+                logger_provider=telemetry.logger_provider,
+                meter_provider=telemetry.meter_provider,
+                **options,
+            )
+            explained = str(
+                (telemetry.logs()[-1].log_record.attributes or {})[A.EVALUATION_EXPLANATION]
+            )
+            assert explained == f"answered {wanted}"
+            telemetry.shutdown()
 
 
 def test_configures_scrubber_reaches_the_run_ids_it_stamps_on_other_spans() -> None:

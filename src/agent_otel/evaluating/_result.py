@@ -42,7 +42,7 @@ def record_evaluation(
     span_context: SpanContext | None = None,
     logger_provider: LoggerProvider | None = None,
     meter_provider: MeterProvider | None = None,
-    scrub: bool | Scrubber = True,
+    scrub: bool | Scrubber | None = None,
 ) -> None:
     """Record a ``gen_ai.evaluation.result`` event for the run or call ``span_context`` names.
 
@@ -55,8 +55,9 @@ def record_evaluation(
     ``"deterministic"`` or ``"human"``) say who judged: ``gen_ai.evaluation.evaluator.*``, the
     names of the open proposal semantic-conventions-genai PR #359 (docs/conformance.md). The logger
     provider defaults to the global one (``configure()`` sets it). Every text is scrubbed of
-    credentials first, as a run's are (``scrub``; what was found is counted on
-    ``meter_provider``'s ``agent_otel.scrubbed``, default the global one). Wrong argument
+    credentials first, as a run's are (``scrub``, default ``configure(scrub=...)``'s; what
+    was found is counted on ``meter_provider``'s ``agent_otel.scrubbed``, default the global
+    one). Wrong argument
     types raise ``TypeError``, a score no double holds ``ValueError``; a failing logger is
     logged once and swallowed.
     """

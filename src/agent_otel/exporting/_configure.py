@@ -54,7 +54,7 @@ from agent_otel.recording._hints import PROVIDERS, hint_own_variables, keywords
 from agent_otel.recording._options import OPTION_NAMES, check_scrub
 from agent_otel.recording._semconv import check_semconv, set_default_semconv
 from agent_otel.sampling import TailSampler, TailSamplingPolicy
-from agent_otel.scrubbing._scrubber import Scrubber, resolve_scrubber
+from agent_otel.scrubbing._scrubber import Scrubber, resolve_scrubber, set_default_scrub
 from agent_otel.standdown._guards import guard_from_now
 
 if TYPE_CHECKING:
@@ -144,7 +144,7 @@ def configure(
     set_global: bool = True,
     shutdown_timeout_millis: int = DEFAULT_SHUTDOWN_TIMEOUT_MILLIS,
     semconv: str | None = None,
-    scrub: bool | Scrubber = True,
+    scrub: bool | Scrubber | None = None,
 ) -> Telemetry:
     """Build SDK tracer, meter and logger providers, wire exporters, and return their handle.
 
@@ -196,9 +196,11 @@ def configure(
     whole runs are kept or dropped when they end; metrics are unaffected.
 
     ``scrub=`` (``True``, ``False`` or a :class:`~agent_otel.Scrubber`) scrubs what this call
-    builds and prints: the resource, every string the terminal view shows, the run ids its
-    identity processor puts on other instrumentations' spans (docs/scrubbing.md). The runs'
-    own strings are scrubbed by their wrapper's ``scrub=`` option.
+    builds and prints (the resource, every string the terminal view shows, the run ids its
+    identity processor puts on other instrumentations' spans) and, as ``semconv=`` does, is the
+    default of every wrapper, ``instrument()`` and ``record_evaluation()`` made after the call
+    that does not choose its own (docs/scrubbing.md). Not given: the default scrubber, or an
+    earlier call's choice.
     """
     checked = check_arguments(
         service_name=service_name, endpoint=endpoint, protocol=protocol, headers=headers,
@@ -227,6 +229,8 @@ def configure(
         checked[k] for k in ("span_processors", "metric_readers", "log_processors")
     )
     check_scrub("configure", scrub)
+    if scrub is not None:
+        set_default_scrub(scrub)
     scrubber = resolve_scrubber(scrub)
     if semconv is not None:
         set_default_semconv(check_semconv(semconv, "configure"))

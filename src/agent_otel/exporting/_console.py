@@ -55,8 +55,8 @@ class ConsoleTreeExporter(SpanExporter):
 
     Every string of a span or note it prints (names, error types, status descriptions, model
     names, evaluations, also a note printed after its trace) is scrubbed by ``scrub`` first:
-    ``True`` the default scrubber, a :class:`~agent_otel.Scrubber` (``configure(scrub=...)``'s),
-    ``False`` none: the terminal (a container's log) is an export too.
+    ``True`` the default scrubber, a :class:`~agent_otel.Scrubber`, ``False`` none; not given,
+    ``configure(scrub=...)``'s: the terminal (a container's log) is an export too.
 
     Notes (evaluations, :meth:`add_note`) show under the span they name: in the tree when its
     trace prints, or, for one of the last ``window`` traces printed, at once below its name.
@@ -77,7 +77,7 @@ class ConsoleTreeExporter(SpanExporter):
         width: int | None = None,
         max_buffered_spans: int = 10_000,
         window: int = 256,
-        scrub: bool | Scrubber = True,
+        scrub: bool | Scrubber | None = None,
     ) -> None:
         self._stream = stream
         self._scrubber = resolve_scrubber(scrub)

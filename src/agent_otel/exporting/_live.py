@@ -42,7 +42,7 @@ class _Run:
     output_tokens: int = 0
 
 
-def live_runs_for(stream: TextIO | None, scrub: bool | Scrubber = True) -> LiveRuns | None:
+def live_runs_for(stream: TextIO | None, scrub: bool | Scrubber | None = None) -> LiveRuns | None:
     """The live view for ``stream`` (stderr when None): only on a terminal, with ``rich``;
     its names scrubbed by ``scrub`` (the terminal view's)."""
     target = stream
@@ -65,7 +65,7 @@ class LiveRuns(SpanProcessor):
     ``configure(scrub=...)``'s, as the tree printed when the run ends is)."""
 
     def __init__(
-        self, console: Any, refresh_per_second: float = 4.0, *, scrub: bool | Scrubber = True
+        self, console: Any, refresh_per_second: float = 4.0, *, scrub: bool | Scrubber | None = None
     ) -> None:
         self.console = console
         self._scrubber = resolve_scrubber(scrub)

@@ -20,23 +20,25 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
 from agent_otel.recording._scope import mcp_request_started
 from agent_otel.scrubbing import Scrub, Scrubber, resolve_scrubber
+from agent_otel.scrubbing._scrubber import DEFAULT
 
 from ._identity import identity_of
 
 _OURS = "agent_otel"
-_SCRUB = Scrub(Scrubber())  # ids recur: its memory of clean strings makes this a set lookup
+_SCRUB = Scrub(DEFAULT)  # ids recur: its memory of clean strings makes this a set lookup
 
 
 class RunIdentityProcessor(SpanProcessor):
     """Adds ``session.id``, ``user.id`` and ``gen_ai.conversation.id`` at span start; an MCP
     tool's request id to its tool span (module doc). ``scrub``: ``True`` (the default
-    scrubber), ``False`` or a :class:`~agent_otel.Scrubber`, what the ids pass first."""
+    scrubber), ``False`` or a :class:`~agent_otel.Scrubber`, what the ids pass first (not
+    given: ``configure(scrub=...)``'s, else the default)."""
 
-    def __init__(self, scrub: bool | Scrubber = True) -> None:
+    def __init__(self, scrub: bool | Scrubber | None = None) -> None:
         scrubber = resolve_scrubber(scrub)
         self._scrub: Scrub | None = None
         if scrubber is not None:
-            self._scrub = _SCRUB if scrub is True else Scrub(scrubber)
+            self._scrub = _SCRUB if scrubber is DEFAULT else Scrub(scrubber)
 
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
         scope = span.instrumentation_scope

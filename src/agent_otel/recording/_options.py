@@ -116,8 +116,8 @@ class Options(TypedDict, total=False):
       each event (default True; False: the agent sees the consumer's context, the spans are
       the same).
     - ``scrub``: every string the run exports is scrubbed of credentials first, content
-      capture on or off (default True; False turns it off; a :class:`~agent_otel.Scrubber`
-      adds patterns, keys or a callback; docs/scrubbing.md).
+      capture on or off (default: ``configure(scrub=...)``, else True; False turns it off; a
+      :class:`~agent_otel.Scrubber` adds patterns, keys or a callback; docs/scrubbing.md).
     - ``semconv``: the names where the GenAI conventions' head renamed v1.41.1's: ``"v1.41"``
       or ``"head"`` (default: ``configure(semconv=...)``, else ``AGENT_OTEL_SEMCONV``, else
       ``"v1.41"``; docs/conformance.md lists what changes). Never both names at once.
@@ -225,7 +225,7 @@ def settings_from(options: Options, caller: str = "otel_wrapper") -> RunSettings
     if options.get("stand_down_providers", True):
         guard_from_now()  # before the application's first model call, not its first chat span
     capture = capture_from(options.get("capture_content"), caller)
-    scrubber = resolve_scrubber(options.get("scrub", True))
+    scrubber = resolve_scrubber(options.get("scrub"))
     conventions = conventions_for(options.get("semconv"))
     instruments, bound = _instruments_for(options.get("meter_provider"), conventions).scrub(
         scrubber
@@ -267,6 +267,6 @@ def _attributes(
     return scrubbed
 
 
-def scrub_for(meter_provider: MeterProvider | None, scrub: bool | Scrubber) -> Scrub | None:
+def scrub_for(meter_provider: MeterProvider | None, scrub: bool | Scrubber | None) -> Scrub | None:
     """The scrub for writes outside a run (evaluations), counted on ``meter_provider``."""
     return _instruments_for(meter_provider).scrub(resolve_scrubber(scrub))[1]

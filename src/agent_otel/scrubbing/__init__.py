@@ -4,6 +4,22 @@ On by default, with content capture off and on. See ``docs/scrubbing.md`` for th
 the options and the known limits.
 """
 
-from ._scrubber import DETECTORS, MARGIN, Scrub, Scrubber, marker, resolve_scrubber
+from ._scrubber import (
+    DETECTORS,
+    MARGIN,
+    Scrub,
+    Scrubber,
+    marker,
+    resolve_scrubber,
+    set_default_scrub,
+)
 
-__all__ = ["DETECTORS", "MARGIN", "Scrub", "Scrubber", "marker", "resolve_scrubber"]
+__all__ = [
+    "DETECTORS",
+    "MARGIN",
+    "Scrub",
+    "Scrubber",
+    "marker",
+    "resolve_scrubber",
+    "set_default_scrub",
+]

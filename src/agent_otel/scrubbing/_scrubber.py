@@ -608,8 +608,21 @@ class Scrub:
         return attributes if out is None else out
 
 
+_chosen: list[bool | Scrubber | None] = [None]
+"""``configure(scrub=...)``: the process's choice for whatever does not choose its own."""
+
+
+def set_default_scrub(option: bool | Scrubber | None) -> None:
+    """The process default (``configure(scrub=...)``); None goes back to :data:`DEFAULT`."""
+    _chosen[0] = option
+
+
 def resolve_scrubber(option: bool | Scrubber | None) -> Scrubber | None:
-    """The scrubber in force: ``True``/``None`` the default, ``False`` none."""
+    """The scrubber in force: a :class:`Scrubber` itself, ``True`` the default one, ``False``
+    none, and ``None`` (not chosen) the process default that ``configure(scrub=...)`` set,
+    else the default one."""
+    if option is None:
+        option = _chosen[0]
     if isinstance(option, Scrubber):
         return option
     return None if option is False else DEFAULT
