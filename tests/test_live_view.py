@@ -205,3 +205,37 @@ def test_a_stream_that_cannot_say_gets_no_live_view() -> None:
             raise OSError("closed")
 
     assert live_runs_for(Broken()) is None
+
+
+def test_agent_strings_show_as_written_never_as_markup_or_escape_codes() -> None:
+    """The live tree's labels are the agent's text: rich markup in a name (``[bold]``, ``[/]``,
+    a trailing backslash) shows as written, and escape codes show as ``\\x1b``, never reaching
+    the terminal; the final tree prints the same way."""
+    markup = "[bold]x[/] [/] \\"
+    evil = f"{markup}\x1b]0;pwned\x07\x1b[2J"
+    shown = f"{markup}\\x1b]0;pwned\\x07\\x1b[2J"
+    screen = io.StringIO()
+    view, provider = view_and_tree(screen)
+    seen: dict[str, str] = {}
+
+    async def agent() -> AsyncIterator[Any]:
+        yield LLMCallStart(model="m", call_id="c1", messages=[])
+        yield LLMCallEnd(call_id="c1", finish_reason="tool_calls")
+        yield ToolCall(id="t1", function=FunctionCall(name=evil, arguments="{}"))
+        seen["frame"] = text_of(view.render())
+        await asyncio.sleep(0.2)  # drawn on the terminal a few times
+        yield ToolResult(tool_call_id="t1", content="found")
+
+    async def main() -> None:
+        async for _ in otel_wrapper(tracer_provider=provider, agent_name=evil)(agent()):
+            pass
+
+    asyncio.run(main())
+    frame = seen["frame"]
+    lines = frame.splitlines()
+    assert lines[0].startswith(f"invoke_agent {shown}  ")
+    assert re.search(rf"execute_tool {re.escape(shown)}\s+\S+\s+in progress$", frame, re.M)
+    assert "\x1b" not in frame
+    assert "\x1b]0;pwned" not in screen.getvalue() and "\x1b[2J" not in screen.getvalue()
+    assert f"execute_tool {shown}" in screen.getvalue()  # the final tree
+    provider.shutdown()

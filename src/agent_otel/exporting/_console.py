@@ -21,7 +21,7 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from agent_otel import _attributes as A
 from agent_otel._fork import in_forked_child
 from agent_otel._guard import logger as _log
-from agent_otel.exporting._render import format_duration, render_tree
+from agent_otel.exporting._render import format_duration, printable, render_tree
 from agent_otel.exporting._summary import (
     ModelUsage,
     cost_of,
@@ -233,6 +233,7 @@ def _tree(
 def _late_note(trace_id: int, name: str, text: str, color: bool, width: int) -> str:
     """A note for a trace already printed: its id, the span's name, the note below it."""
     dim, yellow, reset = ("\x1b[2m", "\x1b[33m", "\x1b[0m") if color else ("", "", "")
+    name, text = printable(name), printable(text)  # as the tree shows them: scrubbed, inert
     return f"{dim}trace {trace_id:032x}{reset}\n{name}\n{dim}└─ {reset}{yellow}{text}{reset}"
 
 

@@ -175,6 +175,7 @@ class LiveRuns(SpanProcessor):
     def render(self) -> Any:
         """The open runs as ``rich`` trees (called by the refresh thread)."""
         from rich.console import Group
+        from rich.text import Text
         from rich.tree import Tree
 
         now = time.time_ns()
@@ -186,8 +187,9 @@ class LiveRuns(SpanProcessor):
                 root = spans.get(run.root)
                 if root is None:
                     continue
-                tokens = f"{run.input_tokens:,} in / {run.output_tokens:,} out tokens"
-                tree = Tree(f"[bold]{_escape(root.name)}[/]  {_elapsed(root, now)}  {tokens}")
+                tokens = f"  {run.input_tokens:,} in / {run.output_tokens:,} out tokens"
+                label = Text.assemble((printable(root.name), "bold"), *_elapsed(root, now), tokens)
+                tree = Tree(label)
                 self._branch(tree, run.root, spans, now)
                 trees.append(tree)
         return Group(*trees)
@@ -196,21 +198,19 @@ class LiveRuns(SpanProcessor):
         for span_id, span in spans.items():
             if span.parent is None or span.parent.span_id != parent or span_id == parent:
                 continue
+            from rich.text import Text
+
             operation = (span.attributes or {}).get(A.OPERATION_NAME)
-            doing = "  [yellow]in progress[/]" if operation in _IN_PROGRESS else ""
-            label = f"{_escape(span.name)}  {_elapsed(span, now)}{doing}"
+            doing = ("  ", ("in progress", "yellow")) if operation in _IN_PROGRESS else ()
+            label = Text.assemble(printable(span.name), *_elapsed(span, now), *doing)
             self._branch(tree.add(label), span_id, spans, now)
 
 
-def _elapsed(span: Span, now: int) -> str:
-    return f"[dim]{format_duration(now - (span.start_time or now))}[/]"
-
-
-def _escape(text: str) -> str:
-    """A span's name as markup: scrubbed (:func:`printable`), its brackets escaped."""
-    from rich.markup import escape
-
-    return escape(printable(text))
+def _elapsed(span: Span, now: int) -> tuple[str, tuple[str, str]]:
+    """Text parts: the time since ``span`` started, dimmed. A label is plain ``Text`` parts,
+    never markup: a span's name (``printable``: scrubbed, its controls shown as escapes) is
+    the agent's text, and ``[bold]``, ``[/]`` or a trailing backslash in it show as written."""
+    return "  ", (format_duration(now - (span.start_time or now)), "dim")
 
 
 def _forget(view: weakref.ref[LiveRuns]) -> None:
