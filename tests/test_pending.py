@@ -297,3 +297,37 @@ def test_a_call_that_ended_is_not_shown_open_while_the_run_holds_it(
     else:
         assert A.OUTPUT_MESSAGES not in first.attributes
     assert telemetry.open_spans() == []
+
+
+def test_a_provider_shut_down_under_an_open_run_ends_its_snapshots(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An application that shuts its provider down without ending its runs first (as
+    ``end_open_runs`` asks) while one still runs: the SDK drops each span started there with
+    a warning, so snapshots every interval for the rest of the run would be a warning each,
+    per open span. The run is no longer watched (its end tells the loss once) and the thread
+    ends."""
+    telemetry = InMemoryTelemetry()
+    shut, done = threading.Event(), threading.Event()
+
+    async def agent() -> AsyncIterator[Any]:
+        yield LLMCallStart(model="m", call_id="c", messages=[])
+        shut.set()
+        await asyncio.to_thread(done.wait, 30)  # released by the test's own thread
+        yield LLMCallEnd(call_id="c")
+
+    runner = threading.Thread(
+        target=lambda: asyncio.run(run_script(telemetry, agent(), pending_spans=1))
+    )
+    runner.start()
+    try:
+        assert shut.wait(10)
+        wait_for(lambda: len(telemetry.pending()) >= 3)  # run, step, call: shown at least once
+        with caplog.at_level("WARNING", logger="opentelemetry"):
+            telemetry.tracer_provider.shutdown()
+            wait_for(lambda: pending_thread() is None, timeout=5)
+            time.sleep(1.2)  # past an interval: nothing more was written
+        assert not [r for r in caplog.records if r.name.startswith("opentelemetry")]
+    finally:
+        done.set()
+        runner.join(10)

@@ -122,8 +122,16 @@ def _serve() -> None:
 
 
 def snapshot(run: Any) -> int:
-    """One pending child for each span of ``run`` still open; how many were exported."""
+    """One pending child for each span of ``run`` still open; how many were exported. No
+    more once the run's tracer provider was shut down (without ending its runs first): each one
+    would be dropped with a warning from the SDK, every interval while the run goes on, so
+    the run is no longer watched (its end tells the loss once, ``_open.told``)."""
+    from ._open import shut_down_under  # _open imports this module
+
     try:
+        if shut_down_under(run):
+            forget(run)
+            return 0
         spans = run.open_spans()
         tracer = run.s.tracer
         now = run.now()
