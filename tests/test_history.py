@@ -101,6 +101,29 @@ def test_a_rewritten_history_is_recorded_whole() -> None:
     assert rebuild(spans) == full
 
 
+@pytest.mark.parametrize(
+    "system",
+    [
+        lambda turn: f"be brief; the time is 10:{turn:02}",  # a prompt made again each call
+        lambda turn: "you are the researcher" if turn < 2 else "you are the writer",  # handoff
+    ],
+    ids=["dynamic_prompt", "handoff"],
+)
+def test_an_edited_first_message_is_a_rewrite_and_recorded_whole(system: Any) -> None:
+    """The history grows as before, but its system prompt is made again for each call (a
+    dynamic prompt, the next agent's after a handoff): a call that omitted the messages the
+    previous one saw would be rebuilt with the previous prompt."""
+    events = conversation(4)
+    for turn, event in enumerate(e for e in events if isinstance(e, LLMCallStart)):
+        event.messages = [{"role": "system", "content": system(turn)}, *event.messages[1:]]
+    full = rebuild(chats(run(events, ContentCapture())))
+    spans = chats(run(events, ContentCapture(history="new")))
+    assert rebuild(spans) == full
+    assert [s.attributes.get(A.INPUT_MESSAGES_OMITTED) for s in spans] == (
+        [None, None, None, None] if "10:" in full[0][0] else [None, 2, None, 6]
+    )
+
+
 def test_runs_keep_their_own_history() -> None:
     """Two runs of one wrapper (and two concurrent runs) never omit each other's messages."""
     telemetry = InMemoryTelemetry()

@@ -6,9 +6,12 @@ every span owner of the run already holds it through the run's settings, so noth
 changes hands.
 
 History: a call's input is recorded from where the previous call's ended, when it starts with
-what the previous call saw. Checking that costs one comparison (the previous call's last
-message against the same position now), so a long history costs its new messages only. When
-the history was rewritten (summarised, trimmed), the call's whole input is recorded.
+what the previous call saw. Checking that costs two comparisons (the previous call's first and
+last messages against the same positions now), so a long history costs its new messages only.
+When the history was rewritten (summarised, trimmed, its system prompt edited, another agent's
+after a handoff), the call's whole input is recorded. An edit between the first and the last
+message that keeps both is not seen: checking every message on every call would cost the
+square of the history again.
 
 Budget: each value is encoded within what the run has left (older messages dropped and
 strings cut as the per-value budget does); once nothing of a value fits, it is replaced by a
@@ -30,7 +33,7 @@ from ._capture import ContentCapture, ContentKind
 from ._fit import dumps, size
 
 __all__ = ["RunCapture", "stripped"]
-reads_values(__name__, frozenset({"new_messages", "_same"}))  # the history's last message
+reads_values(__name__, frozenset({"new_messages", "_same"}))  # the history's ends
 
 _MESSAGE_KINDS = frozenset({"input_messages", "output_messages"})
 _EMPTY = frozenset({"[]", "{}", '""'})
@@ -70,12 +73,13 @@ def _same(a: Any, b: Any) -> bool:
 
 
 class _Accounts:
-    __slots__ = ("last", "left", "seen")
+    __slots__ = ("first", "last", "left", "seen")
 
     def __init__(self, left: int | None) -> None:
         self.left = left  # bytes the run may still record (None: no run budget)
         self.seen = 0  # how many messages the previous call's input held
-        self.last: Any = None  # and the last of them
+        self.first: Any = None  # the first of them (a system prompt, often)
+        self.last: Any = None  # and the last
 
 
 class RunCapture(ContentCapture):
@@ -97,8 +101,12 @@ class RunCapture(ContentCapture):
         accounts = self.accounts
         try:
             seen, total = accounts.seen, len(messages)
-            carried = 0 < seen <= total and _same(messages[seen - 1], accounts.last)
-            accounts.seen, accounts.last = total, messages[total - 1]
+            carried = (
+                0 < seen <= total
+                and _same(messages[seen - 1], accounts.last)
+                and _same(messages[0], accounts.first)
+            )
+            accounts.seen, accounts.first, accounts.last = total, messages[0], messages[total - 1]
         except Exception:  # a sequence that raises on len() or indexing: recorded whole
             report("content history", count)
             return messages, 0
