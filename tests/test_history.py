@@ -162,6 +162,29 @@ def test_the_run_budget_bounds_a_run_and_marks_what_it_dropped() -> None:
     assert 0 < recorded <= budget
 
 
+@pytest.mark.parametrize("budget", [300, 600, 2000])
+def test_every_copy_a_run_records_counts_against_its_budget(budget: int) -> None:
+    """The agent span holds a second copy of the run's input and answer, and their plain-text
+    previews (``input.value``, ``output.value``): what one run records in all, every span's
+    values counted as encoded, stays within ``max_run_bytes``; what did not fit is a marker."""
+    content = (INPUT_MESSAGES, OUTPUT_MESSAGES, A.OI_INPUT_VALUE, A.OI_OUTPUT_VALUE)
+    telemetry = run(conversation(12), ContentCapture(max_run_bytes=budget))
+    recorded, stripped = 0, 0
+    for span in telemetry.spans():
+        for key in content:
+            value = span.attributes.get(key)
+            if value is None:
+                continue
+            if key in (INPUT_MESSAGES, OUTPUT_MESSAGES):
+                messages = validate_content(key, value)
+                if any(A.STRIPPED_REASON in p for m in messages for p in m["parts"]):
+                    stripped += 1
+                    continue
+            recorded += len(value.encode())
+    assert stripped > 0
+    assert 0 < recorded <= budget
+
+
 def test_a_stripped_tool_payload_says_why() -> None:
     capture = ContentCapture(max_run_bytes=0).for_run()
     for kind in ("tool_arguments", "tool_result"):

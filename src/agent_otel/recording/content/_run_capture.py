@@ -21,6 +21,7 @@ conventions' message parts in semantic-conventions-genai PR #144).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -61,6 +62,13 @@ def stripped(kind: ContentKind, value: Any) -> str:
         reason = last.get("finish_reason") if isinstance(last, dict) else None
         message["finish_reason"] = reason if isinstance(reason, str) else "stop"
     return dumps([message])
+
+
+def _is_marker(kind: ContentKind | None, encoded: str) -> bool:
+    try:
+        return kind is not None and encoded == stripped(kind, json.loads(encoded))
+    except ValueError:
+        return False
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -113,6 +121,26 @@ class RunCapture(ContentCapture):
         if not carried:
             return messages, 0
         return messages[seen:], seen
+
+    def copied(self, kind: ContentKind | None, encoded: str) -> str | None:
+        """A copy on a second span costs the run's budget as any value: a value the run
+        records twice counts twice. One that does not fit becomes the marker (a preview,
+        ``kind`` None: left out); a marker costs nothing, as everywhere."""
+        accounts = self.accounts
+        left = accounts.left
+        if left is None or (A.STRIPPED_REASON in encoded and _is_marker(kind, encoded)):
+            return encoded
+        spent = size(encoded)
+        if spent <= left:
+            accounts.left = left - spent
+            return encoded
+        if kind is None:
+            return None
+        try:
+            value = json.loads(encoded)
+        except ValueError:
+            value = None
+        return stripped(kind, value)
 
     def encode_within(
         self,
