@@ -10,13 +10,21 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent_contract.protocol import LLMCallEnd, LLMCallStart, StepBoundary, TextDelta, Usage
+from agent_contract.protocol import (
+    LLMCallEnd,
+    LLMCallStart,
+    Message,
+    StepBoundary,
+    TextDelta,
+    Usage,
+)
 from agent_otel import _attributes as A
 from agent_otel.recording.content._capture import ContentCapture
 from agent_otel.testing import InMemoryTelemetry, run_script
@@ -122,6 +130,35 @@ def test_an_edited_first_message_is_a_rewrite_and_recorded_whole(system: Any) ->
     assert [s.attributes.get(A.INPUT_MESSAGES_OMITTED) for s in spans] == (
         [None, None, None, None] if "10:" in full[0][0] else [None, 2, None, 6]
     )
+
+
+@pytest.mark.parametrize("shape", [dict, Message], ids=["dict", "Message"])
+def test_a_system_prompt_edited_in_place_is_a_rewrite(shape: Any) -> None:
+    """A hand-written loop that keeps one history list and writes each call's prompt into its
+    first message (``history[0]["content"] = prompt()``): the message is the same object, its
+    text is not, so the next call records its whole input."""
+
+    def message(role: str, content: str) -> Any:
+        return {"role": role, "content": content} if shape is dict else Message(role, content)
+
+    async def agent() -> AsyncIterator[Any]:
+        history = [message("system", ""), message("user", "question")]
+        for turn in range(3):
+            if shape is dict:
+                history[0]["content"] = f"the time is 10:0{turn}"
+            else:
+                history[0].content = f"the time is 10:0{turn}"
+            yield LLMCallStart(model="m", messages=history, call_id=f"c{turn}")
+            yield TextDelta(text=f"answer {turn}")
+            yield LLMCallEnd(call_id=f"c{turn}", finish_reason="stop")
+            yield StepBoundary()
+            history += [message("assistant", f"answer {turn}"), message("user", f"more {turn}")]
+
+    telemetry = InMemoryTelemetry()
+    asyncio.run(run_script(telemetry, agent(), capture_content=ContentCapture(history="new")))
+    seen = rebuild(chats(telemetry))
+    assert [messages[0] for messages in seen] == [f"the time is 10:0{t}" for t in range(3)]
+    assert [len(messages) for messages in seen] == [2, 4, 6]
 
 
 def test_runs_keep_their_own_history() -> None:

@@ -21,6 +21,7 @@ conventions' message parts in semantic-conventions-genai PR #144).
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -71,6 +72,19 @@ def _is_marker(kind: ContentKind | None, encoded: str) -> bool:
         return False
 
 
+def _kept(message: Any) -> Any:
+    """A message as this call saw it, for the next call to compare: a plain dict (the
+    OpenAI/LiteLLM shape) or the contract's ``Message`` copied one level, so that an edit in
+    place (``history[0]["content"] = new_prompt``) shows as a rewrite; another object as it is
+    (an edit in place of one is not seen). Copying never runs the agent's code."""
+    kind = type(message)
+    if kind is dict:
+        return dict(message)
+    if kind.__name__ == "Message" and kind.__module__ == "agent_contract.events":
+        return copy.copy(message)  # a slotted dataclass of ours
+    return message
+
+
 def _same(a: Any, b: Any) -> bool:
     if a is b:
         return True
@@ -114,7 +128,8 @@ class RunCapture(ContentCapture):
                 and _same(messages[seen - 1], accounts.last)
                 and _same(messages[0], accounts.first)
             )
-            accounts.seen, accounts.first, accounts.last = total, messages[0], messages[total - 1]
+            accounts.seen = total
+            accounts.first, accounts.last = _kept(messages[0]), _kept(messages[total - 1])
         except Exception:  # a sequence that raises on len() or indexing: recorded whole
             report("content history", count)
             return messages, 0
