@@ -388,3 +388,36 @@ def test_configures_scrubber_is_the_one_the_terminal_view_prints_with() -> None:
     assert f"lookup {employee}" in off and f"[ERROR denied {key[:12]}" in off  # (then cut)
     assert f"evaluation {employee}" in off and f"  m-{employee}" in off
     assert "REDACTED" not in off
+
+
+def test_control_characters_in_span_strings_print_as_escapes_never_run() -> None:
+    """An agent's, model's or tool's name, a status, another instrumentation's token count or
+    an evaluation's note may hold escape codes (clear the screen, set the window title) or a
+    newline: the terminal view shows them as Python's escapes (``\\x1b``), in the tree, in a
+    note printed after its run, and in the token summary, and each span keeps one line."""
+    evil = "x\x1b]0;pwned\x07\x1b[2J\nforged line\u202e"
+    shown = "x\\x1b]0;pwned\\x07\\x1b[2J\\nforged line\\u202e"
+    stream = io.StringIO()
+    exporter = ConsoleTreeExporter(stream, width=400)
+    tracer = _provider(exporter).get_tracer("app")
+    with tracer.start_as_current_span(f"invoke_agent {evil}") as root:
+        ids = root.get_span_context()
+        usage = {"gen_ai.request.model": evil, "gen_ai.usage.input_tokens": evil}
+        with tracer.start_as_current_span("chat", attributes=usage) as chat:
+            chat.set_attribute("gen_ai.tool.name", evil)
+            chat.set_status(Status(StatusCode.ERROR, evil))
+    tree = stream.getvalue()
+    exporter.add_note(ids.trace_id, ids.span_id, f"evaluation {evil}")  # after it printed
+    exporter.shutdown()
+    text = stream.getvalue()
+    for control in ("\x1b", "\x07", "\u202e"):
+        assert control not in text
+    lines = tree.splitlines()
+    assert len(lines) == 3  # the trace id, the run, its call: no forged line
+    assert lines[1].startswith(f"invoke_agent {shown}")
+    assert f"in={shown}" in lines[2] and f"tool={shown}" in lines[2]
+    assert f"[ERROR {shown}]" in lines[2]
+    late = text[len(tree) :].splitlines()
+    assert late[1] == f"invoke_agent {shown}"  # the span the late note names
+    assert late[2] == f"└─ evaluation {shown}"
+    assert f"  {shown}" in text[len(tree) :]  # the summary's model

@@ -207,6 +207,7 @@ NOT_FOR_USERS_OF = {
     ("ContentCapture", "new_messages"): "the chat span's: history='new'",
     ("ContentCapture", "encode"): "the content writers'",
     ("ContentCapture", "encode_within"): "the content writers'",
+    ("ContentCapture", "copied"): "the agent span's: its copy of the run's input and answer",
     ("RunIdentity", "over"): "run_identity()'s: nested ids merged",
     ("Scrubber", "patterns"): "the scrubber's compiled patterns (given as patterns=)",
 }

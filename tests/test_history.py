@@ -10,13 +10,21 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent_contract.protocol import LLMCallEnd, LLMCallStart, StepBoundary, TextDelta, Usage
+from agent_contract.protocol import (
+    LLMCallEnd,
+    LLMCallStart,
+    Message,
+    StepBoundary,
+    TextDelta,
+    Usage,
+)
 from agent_otel import _attributes as A
 from agent_otel.recording.content._capture import ContentCapture
 from agent_otel.testing import InMemoryTelemetry, run_script
@@ -101,6 +109,58 @@ def test_a_rewritten_history_is_recorded_whole() -> None:
     assert rebuild(spans) == full
 
 
+@pytest.mark.parametrize(
+    "system",
+    [
+        lambda turn: f"be brief; the time is 10:{turn:02}",  # a prompt made again each call
+        lambda turn: "you are the researcher" if turn < 2 else "you are the writer",  # handoff
+    ],
+    ids=["dynamic_prompt", "handoff"],
+)
+def test_an_edited_first_message_is_a_rewrite_and_recorded_whole(system: Any) -> None:
+    """The history grows as before, but its system prompt is made again for each call (a
+    dynamic prompt, the next agent's after a handoff): a call that omitted the messages the
+    previous one saw would be rebuilt with the previous prompt."""
+    events = conversation(4)
+    for turn, event in enumerate(e for e in events if isinstance(e, LLMCallStart)):
+        event.messages = [{"role": "system", "content": system(turn)}, *event.messages[1:]]
+    full = rebuild(chats(run(events, ContentCapture())))
+    spans = chats(run(events, ContentCapture(history="new")))
+    assert rebuild(spans) == full
+    assert [s.attributes.get(A.INPUT_MESSAGES_OMITTED) for s in spans] == (
+        [None, None, None, None] if "10:" in full[0][0] else [None, 2, None, 6]
+    )
+
+
+@pytest.mark.parametrize("shape", [dict, Message], ids=["dict", "Message"])
+def test_a_system_prompt_edited_in_place_is_a_rewrite(shape: Any) -> None:
+    """A hand-written loop that keeps one history list and writes each call's prompt into its
+    first message (``history[0]["content"] = prompt()``): the message is the same object, its
+    text is not, so the next call records its whole input."""
+
+    def message(role: str, content: str) -> Any:
+        return {"role": role, "content": content} if shape is dict else Message(role, content)
+
+    async def agent() -> AsyncIterator[Any]:
+        history = [message("system", ""), message("user", "question")]
+        for turn in range(3):
+            if shape is dict:
+                history[0]["content"] = f"the time is 10:0{turn}"
+            else:
+                history[0].content = f"the time is 10:0{turn}"
+            yield LLMCallStart(model="m", messages=history, call_id=f"c{turn}")
+            yield TextDelta(text=f"answer {turn}")
+            yield LLMCallEnd(call_id=f"c{turn}", finish_reason="stop")
+            yield StepBoundary()
+            history += [message("assistant", f"answer {turn}"), message("user", f"more {turn}")]
+
+    telemetry = InMemoryTelemetry()
+    asyncio.run(run_script(telemetry, agent(), capture_content=ContentCapture(history="new")))
+    seen = rebuild(chats(telemetry))
+    assert [messages[0] for messages in seen] == [f"the time is 10:0{t}" for t in range(3)]
+    assert [len(messages) for messages in seen] == [2, 4, 6]
+
+
 def test_runs_keep_their_own_history() -> None:
     """Two runs of one wrapper (and two concurrent runs) never omit each other's messages."""
     telemetry = InMemoryTelemetry()
@@ -135,6 +195,29 @@ def test_the_run_budget_bounds_a_run_and_marks_what_it_dropped() -> None:
                 stripped += 1
             elif span.name.startswith("chat"):
                 recorded += len(value.encode())
+    assert stripped > 0
+    assert 0 < recorded <= budget
+
+
+@pytest.mark.parametrize("budget", [300, 600, 2000])
+def test_every_copy_a_run_records_counts_against_its_budget(budget: int) -> None:
+    """The agent span holds a second copy of the run's input and answer, and their plain-text
+    previews (``input.value``, ``output.value``): what one run records in all, every span's
+    values counted as encoded, stays within ``max_run_bytes``; what did not fit is a marker."""
+    content = (INPUT_MESSAGES, OUTPUT_MESSAGES, A.OI_INPUT_VALUE, A.OI_OUTPUT_VALUE)
+    telemetry = run(conversation(12), ContentCapture(max_run_bytes=budget))
+    recorded, stripped = 0, 0
+    for span in telemetry.spans():
+        for key in content:
+            value = span.attributes.get(key)
+            if value is None:
+                continue
+            if key in (INPUT_MESSAGES, OUTPUT_MESSAGES):
+                messages = validate_content(key, value)
+                if any(A.STRIPPED_REASON in p for m in messages for p in m["parts"]):
+                    stripped += 1
+                    continue
+            recorded += len(value.encode())
     assert stripped > 0
     assert 0 < recorded <= budget
 

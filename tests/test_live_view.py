@@ -233,3 +233,77 @@ def test_the_live_view_shows_names_through_the_scrubber_it_was_given() -> None:
     assert "GET /staff/[REDACTED:employee_id len=10]" in frames["custom"]
     assert f"invoke_agent {employee}" in frames["off"]
     assert f"GET /staff/{employee}" in frames["off"]
+
+
+def test_agent_strings_show_as_written_never_as_markup_or_escape_codes() -> None:
+    """The live tree's labels are the agent's text: rich markup in a name (``[bold]``, ``[/]``,
+    a trailing backslash) shows as written, and escape codes show as ``\\x1b``, never reaching
+    the terminal; the final tree prints the same way."""
+    markup = "[bold]x[/] [/] \\"
+    evil = f"{markup}\x1b]0;pwned\x07\x1b[2J"
+    shown = f"{markup}\\x1b]0;pwned\\x07\\x1b[2J"
+    screen = io.StringIO()
+    view, provider = view_and_tree(screen)
+    seen: dict[str, str] = {}
+
+    async def agent() -> AsyncIterator[Any]:
+        yield LLMCallStart(model="m", call_id="c1", messages=[])
+        yield LLMCallEnd(call_id="c1", finish_reason="tool_calls")
+        yield ToolCall(id="t1", function=FunctionCall(name=evil, arguments="{}"))
+        seen["frame"] = text_of(view.render())
+        await asyncio.sleep(0.2)  # drawn on the terminal a few times
+        yield ToolResult(tool_call_id="t1", content="found")
+
+    async def main() -> None:
+        async for _ in otel_wrapper(tracer_provider=provider, agent_name=evil)(agent()):
+            pass
+
+    asyncio.run(main())
+    frame = seen["frame"]
+    lines = frame.splitlines()
+    assert lines[0].startswith(f"invoke_agent {shown}  ")
+    assert re.search(rf"execute_tool {re.escape(shown)}\s+\S+\s+in progress$", frame, re.M)
+    assert "\x1b" not in frame
+    assert "\x1b]0;pwned" not in screen.getvalue() and "\x1b[2J" not in screen.getvalue()
+    assert f"execute_tool {shown}" in screen.getvalue()  # the final tree
+    provider.shutdown()
+
+
+def test_a_wide_fan_out_renders_a_screenful_without_holding_up_the_agent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A run with a thousand tools open at once (a batch fan-out): every span start and end
+    in the agent's threads waits on the view's lock, which a refresh held while it built a
+    tree of all of them (4 times a second, in time growing with their square). The tree is
+    built without the lock, and shows the first 20 tools and how many more (docs/live.md)."""
+    from rich.tree import Tree
+
+    most = 20
+    view = LiveRuns(Console(file=io.StringIO(), width=120), refresh_per_second=1)
+    provider = InMemoryTelemetry(processors=[view]).tracer_provider
+    tracer = provider.get_tracer("app")
+    locked_while_building: list[bool] = []
+    add = Tree.add
+
+    def watched_add(self: Tree, *args: Any, **kwargs: Any) -> Tree:
+        locked_while_building.append(view._lock.locked())
+        return add(self, *args, **kwargs)
+
+    monkeypatch.setattr(Tree, "add", watched_add)
+    with tracer.start_as_current_span("invoke_agent a"):
+        with tracer.start_as_current_span("step 0") as step:
+            tools = [tracer.start_span(f"execute_tool t{n}") for n in range(1_000)]
+            frame = text_of(view.render()).splitlines()
+            for tool in tools:
+                tool.end()
+        del step
+    assert frame[0].startswith("invoke_agent a")
+    assert frame[1].lstrip("└─ ").startswith("step 0")
+    shown = [line for line in frame if "execute_tool" in line]
+    assert [line.split("execute_tool ")[1].split()[0] for line in shown] == [
+        f"t{n}" for n in range(most)
+    ]
+    assert frame[-1].strip().endswith(f"… {1_000 - most:,} more")
+    assert len(frame) == most + 3
+    assert locked_while_building and not any(locked_while_building)
+    provider.shutdown()

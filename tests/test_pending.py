@@ -297,3 +297,76 @@ def test_a_call_that_ended_is_not_shown_open_while_the_run_holds_it(
     else:
         assert A.OUTPUT_MESSAGES not in first.attributes
     assert telemetry.open_spans() == []
+
+
+def test_a_provider_shut_down_under_an_open_run_ends_its_snapshots(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An application that shuts its provider down without ending its runs first (as
+    ``end_open_runs`` asks) while one still runs: the SDK drops each span started there with
+    a warning, so snapshots every interval for the rest of the run would be a warning each,
+    per open span. The run is no longer watched (its end tells the loss once) and the thread
+    ends."""
+    telemetry = InMemoryTelemetry()
+    shut, done = threading.Event(), threading.Event()
+
+    async def agent() -> AsyncIterator[Any]:
+        yield LLMCallStart(model="m", call_id="c", messages=[])
+        shut.set()
+        await asyncio.to_thread(done.wait, 30)  # released by the test's own thread
+        yield LLMCallEnd(call_id="c")
+
+    runner = threading.Thread(
+        target=lambda: asyncio.run(run_script(telemetry, agent(), pending_spans=1))
+    )
+    runner.start()
+    try:
+        assert shut.wait(10)
+        wait_for(lambda: len(telemetry.pending()) >= 3)  # run, step, call: shown at least once
+        with caplog.at_level("WARNING", logger="opentelemetry"):
+            telemetry.tracer_provider.shutdown()
+            wait_for(lambda: pending_thread() is None, timeout=5)
+            time.sleep(1.2)  # past an interval: nothing more was written
+        assert not [r for r in caplog.records if r.name.startswith("opentelemetry")]
+    finally:
+        done.set()
+        runner.join(10)
+
+
+@pytest.mark.parametrize("budget", [None, 100_000], ids=["no_budget", "max_run_bytes"])
+def test_a_run_budget_bounds_what_its_snapshots_record_too(budget: int | None) -> None:
+    """Without a run budget a snapshot shows the content captured so far; with one
+    (``max_run_bytes``) it would record that content again every interval, outside what the
+    run may record in all: snapshots leave it out, and the run's content, counted on every
+    span it exported, stays within the budget however long it stays open."""
+    from agent_otel import ContentCapture
+
+    content = (A.INPUT_MESSAGES, A.SYSTEM_INSTRUCTIONS, A.OI_INPUT_VALUE, A.TOOL_CALL_ARGUMENTS)
+    telemetry = InMemoryTelemetry()
+    question = {"role": "user", "content": "question " * 2_000}  # about 18 KB
+
+    async def agent() -> AsyncIterator[Any]:
+        yield LLMCallStart(model="m", call_id="c1", messages=[question])
+        yield LLMCallEnd(call_id="c1", finish_reason="tool_calls")
+        yield ToolCall(id="t1", function=FunctionCall(name="search", arguments='{"q": "x"}'))
+        await asyncio.to_thread(wait_for, lambda: len(telemetry.pending()) >= 9)  # 3 ticks
+        yield ToolResult(tool_call_id="t1", content="found")
+        yield StepBoundary()
+
+    capture = ContentCapture(max_run_bytes=budget)
+    asyncio.run(run_script(telemetry, agent(), pending_spans=1, capture_content=capture))
+    snapshots = telemetry.pending()
+    runs = [s for s in snapshots if s.name.startswith("invoke_agent")]
+    assert len(runs) >= 3
+    carried = [k for s in snapshots for k in content if k in s.attributes]
+    if budget is None:  # the content so far, as docs/live.md says
+        assert all(A.INPUT_MESSAGES in s.attributes for s in runs[1:])  # [0]: at its start
+        return
+    assert carried == []
+    recorded = sum(
+        len(str(s.attributes[k]).encode())
+        for s in [*telemetry.spans(), *snapshots]
+        for k in (*content, A.OUTPUT_MESSAGES, A.TOOL_CALL_RESULT, A.OI_OUTPUT_VALUE)
+        if k in s.attributes
+    )
+    assert 18_000 < recorded <= budget

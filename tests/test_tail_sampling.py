@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any
 
@@ -238,6 +239,26 @@ async def test_a_run_too_large_is_exported_as_it_goes_and_counted() -> None:
     assert len(rig.spans()) == 22  # 20 tools, the step and the agent: nothing dropped
     stats = rig.sampler.stats()
     assert (stats.runs_overflowed, stats.runs_dropped, stats.spans_dropped) == (1, 0, 0)
+    assert stats.held_spans == stats.held_bytes == 0
+
+
+@pytest.mark.parametrize(("ratio", "kept"), [(0.0, []), (1.0, FULL)])
+async def test_pending_snapshots_are_not_held_and_never_outgrow_the_buffer(
+    ratio: float, kept: list[str]
+) -> None:
+    """A run open across a few intervals with ``pending_spans``: its snapshots, held, would
+    only arrive with its final spans (which supersede them) and, counted against
+    ``max_run_spans``, made a run the policy drops outgrow the buffer and go out as it went.
+    The run is decided on its own spans (4 here, under the bound of 6), snapshots left out."""
+    rig = Rig(keep_ratio=ratio, max_run_spans=6)
+
+    async def wait() -> None:  # three snapshots of the run, step, call and tool at least
+        await asyncio.to_thread(time.sleep, 2.3)
+
+    await drive(rig.wrap(pending_spans=1)(stream(a_run(extra=[wait]))))
+    assert rig.names() == kept and rig.pending() == []
+    stats = rig.sampler.stats()
+    assert (stats.runs_overflowed, stats.runs_kept, stats.runs_dropped) == (0, ratio, 1 - ratio)
     assert stats.held_spans == stats.held_bytes == 0
 
 

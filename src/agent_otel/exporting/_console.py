@@ -250,7 +250,7 @@ def _late_note(
     """A note for a trace already printed: its id, the span's name, the note below it, the
     name and the note scrubbed as the tree's are."""
     dim, yellow, reset = ("\x1b[2m", "\x1b[33m", "\x1b[0m") if color else ("", "", "")
-    name, text = printable(name, scrubber), printable(text, scrubber)
+    name, text = printable(name, scrubber), printable(text, scrubber)  # as the tree shows them
     return f"{dim}trace {trace_id:032x}{reset}\n{name}\n{dim}└─ {reset}{yellow}{text}{reset}"
 
 

@@ -32,6 +32,8 @@ from agent_otel.scrubbing._scrubber import Scrubber, resolve_scrubber
 __all__ = ["LiveRuns", "live_runs_for"]
 
 _IN_PROGRESS = {A.OP_CHAT, A.OP_EXECUTE_TOOL}
+MOST_CHILDREN = 20
+"""The open children shown under one span; past it, one line says how many more."""
 
 
 @dataclass
@@ -180,45 +182,64 @@ class LiveRuns(SpanProcessor):
         self._lock = threading.Lock()
 
     def render(self) -> Any:
-        """The open runs as ``rich`` trees (called by the refresh thread)."""
+        """The open runs as ``rich`` trees (called by the refresh thread).
+
+        The lock is held only to copy each run's open spans: span starts and ends in every
+        thread of the agent wait on it. The trees are built outside it, in time linear in the
+        open spans, and show at most :data:`MOST_CHILDREN` children under a span (a fan-out of
+        a thousand tools is one line more, not a thousand: a terminal shows a screenful)."""
         from rich.console import Group
+        from rich.text import Text
         from rich.tree import Tree
 
         now = time.time_ns()
-        trees = []
         held = _held()  # ended, and held by their run for what may still come: not shown
         with self._lock:
-            for run in self._runs.values():
-                spans = {key: span for key, span in run.spans.items() if id(span) not in held}
-                root = spans.get(run.root)
-                if root is None:
+            runs = [
+                (run.root, list(run.spans.items()), run.input_tokens, run.output_tokens)
+                for run in self._runs.values()
+            ]
+        trees = []
+        for root_id, spans, input_tokens, output_tokens in runs:
+            root = None
+            children: dict[int, list[Span]] = {}
+            for span_id, span in spans:
+                if id(span) in held:
                     continue
-                tokens = f"{run.input_tokens:,} in / {run.output_tokens:,} out tokens"
-                name = _escape(root.name, self._scrubber)
-                tree = Tree(f"[bold]{name}[/]  {_elapsed(root, now)}  {tokens}")
-                self._branch(tree, run.root, spans, now)
-                trees.append(tree)
+                if span_id == root_id:
+                    root = span
+                elif span.parent is not None:
+                    children.setdefault(span.parent.span_id, []).append(span)
+            if root is None:
+                continue
+            tokens = f"  {input_tokens:,} in / {output_tokens:,} out tokens"
+            label = Text.assemble(
+                (printable(root.name, self._scrubber), "bold"), *_elapsed(root, now), tokens
+            )
+            tree = Tree(label)
+            below = [(tree, root_id)]  # (a node, its span's id): children still to add
+            while below:
+                node, parent = below.pop()
+                under = children.pop(parent, ())  # popped: a cycle of ids ends here
+                for span in under[:MOST_CHILDREN]:
+                    operation = (span.attributes or {}).get(A.OPERATION_NAME)
+                    doing = ("  ", ("in progress", "yellow")) if operation in _IN_PROGRESS else ()
+                    label = Text.assemble(
+                        printable(span.name, self._scrubber), *_elapsed(span, now), *doing
+                    )
+                    if span.context is not None:
+                        below.append((node.add(label), span.context.span_id))
+                if len(under) > MOST_CHILDREN:
+                    node.add(Text(f"… {len(under) - MOST_CHILDREN:,} more", "dim"))
+            trees.append(tree)
         return Group(*trees)
 
-    def _branch(self, tree: Any, parent: int, spans: dict[int, Span], now: int) -> None:
-        for span_id, span in spans.items():
-            if span.parent is None or span.parent.span_id != parent or span_id == parent:
-                continue
-            operation = (span.attributes or {}).get(A.OPERATION_NAME)
-            doing = "  [yellow]in progress[/]" if operation in _IN_PROGRESS else ""
-            label = f"{_escape(span.name, self._scrubber)}  {_elapsed(span, now)}{doing}"
-            self._branch(tree.add(label), span_id, spans, now)
 
-
-def _elapsed(span: Span, now: int) -> str:
-    return f"[dim]{format_duration(now - (span.start_time or now))}[/]"
-
-
-def _escape(text: str, scrubber: Scrubber | None) -> str:
-    """A span's name as markup: scrubbed (:func:`printable`), its brackets escaped."""
-    from rich.markup import escape
-
-    return escape(printable(text, scrubber))
+def _elapsed(span: Span, now: int) -> tuple[str, tuple[str, str]]:
+    """Text parts: the time since ``span`` started, dimmed. A label is plain ``Text`` parts,
+    never markup: a span's name (``printable``: scrubbed, its controls shown as escapes) is
+    the agent's text, and ``[bold]``, ``[/]`` or a trailing backslash in it show as written."""
+    return "  ", (format_duration(now - (span.start_time or now)), "dim")
 
 
 def _forget(view: weakref.ref[LiveRuns]) -> None:

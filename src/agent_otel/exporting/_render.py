@@ -15,6 +15,7 @@ A trace renders like this (``width=72``; timeline bar relative to the whole trac
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 
 from opentelemetry.sdk.trace import ReadableSpan
@@ -42,11 +43,24 @@ _MIN_LABEL = 16
 
 def printable(text: object, scrubber: Scrubber | None = DEFAULT) -> str:
     """A string of a span as the terminal view shows it: scrubbed by the view's scrubber (the
-    one ``configure(scrub=...)`` gave, else the default; None: scrubbing off). Our runs'
-    strings were scrubbed as they were written; the spans of other instrumentations and the
-    application's own in the same trace, the evaluation notes of any emitter and their model
-    names were not, and the terminal (a container's log) is an export too."""
-    return str(text) if scrubber is None else scrubber.text(str(text))
+    one ``configure(scrub=...)`` gave, else the default; None: scrubbing off), its control
+    characters shown as escapes (``\\x1b``, ``\\n``). Our runs' strings were scrubbed as they
+    were written; the spans of other instrumentations and the application's own in the same
+    trace, the evaluation notes of any emitter and their model names were not, and the
+    terminal (a container's log) is an export too. Any of them (an agent's name, a model's, a
+    tool's) may hold escape codes that a terminal would run (clear the screen, set its title,
+    move the cursor into the live area) or a newline that breaks the tree: shown, never run."""
+    shown = str(text) if scrubber is None else scrubber.text(str(text))
+    return shown if shown.isprintable() else _CONTROL.sub(_escaped, shown)
+
+
+# C0, DEL and C1 controls, line and paragraph separators, and the bidirectional overrides and
+# isolates (which reorder the characters a terminal shows after them).
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return repr(match.group())[1:-1]  # Python's escape: \x1b, \n, \t, \u202e
 
 
 Segment = tuple[str, str]  # (text, ANSI style or "")
@@ -103,9 +117,9 @@ def _details(span: ReadableSpan, scrubber: Scrubber | None) -> list[Segment]:
     parts: list[Segment] = []
     tokens = []
     if A.USAGE_INPUT_TOKENS in attrs:
-        tokens.append("in=" + str(attrs[A.USAGE_INPUT_TOKENS]))
+        tokens.append("in=" + printable(attrs[A.USAGE_INPUT_TOKENS], scrubber))
     if A.USAGE_OUTPUT_TOKENS in attrs:
-        tokens.append("out=" + str(attrs[A.USAGE_OUTPUT_TOKENS]))
+        tokens.append("out=" + printable(attrs[A.USAGE_OUTPUT_TOKENS], scrubber))
     if tokens:
         parts.append((" ".join(tokens), _CYAN))
     tool = attrs.get(A.TOOL_NAME)

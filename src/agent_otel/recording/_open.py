@@ -171,6 +171,15 @@ def told_elsewhere(tracer_provider: Any) -> None:
             _TOLD.add(id(processor))
 
 
+def shut_down_under(run: Any) -> bool:
+    """Whether ``run``'s tracer provider was shut down: what it ends, or starts, is dropped
+    (False when that cannot be read: a processor of the application's)."""
+    try:
+        return _shut_down(getattr(run.run.span.raw, "_span_processor", None))
+    except Exception:
+        return False
+
+
 def told(run: Any) -> None:
     """``run`` just ended: if its tracer provider was already shut down, every span it ended
     since was dropped. Counted, and told once per provider (module doc)."""

@@ -40,6 +40,13 @@ MIN_INTERVAL = 1.0
 """The shortest interval: the cost per open span stays bounded."""
 
 _NOT_COPIED = ("gen_ai.usage.", "agent_otel.usage.")  # a snapshot never carries usage or cost
+# ... nor, in a run with a content budget (``max_run_bytes``), captured content: it would be
+# recorded again every interval, outside what the run may record in all.
+_CONTENT = (
+    A.INPUT_MESSAGES, A.OUTPUT_MESSAGES, A.SYSTEM_INSTRUCTIONS, A.TOOL_DEFINITIONS,
+    A.TOOL_CALL_ARGUMENTS, A.TOOL_CALL_RESULT, A.OI_INPUT_VALUE, A.OI_OUTPUT_VALUE,
+)  # fmt: skip
+_NOT_COPIED_WITHIN_BUDGET = _NOT_COPIED + _CONTENT
 
 
 def interval_from(option: bool | float | None, caller: str = "otel_wrapper") -> float | None:
@@ -122,27 +129,37 @@ def _serve() -> None:
 
 
 def snapshot(run: Any) -> int:
-    """One pending child for each span of ``run`` still open; how many were exported."""
+    """One pending child for each span of ``run`` still open; how many were exported. No
+    more once the run's tracer provider was shut down (without ending its runs first): each one
+    would be dropped with a warning from the SDK, every interval while the run goes on, so
+    the run is no longer watched (its end tells the loss once, ``_open.told``)."""
+    from ._open import shut_down_under  # _open imports this module
+
     try:
+        if shut_down_under(run):
+            forget(run)
+            return 0
         spans = run.open_spans()
         tracer = run.s.tracer
         now = run.now()
+        budget = getattr(run.s.capture, "max_run_bytes", None) is not None
     except Exception:
         report("pending snapshot")
         return 0
+    left_out = _NOT_COPIED_WITHIN_BUDGET if budget else _NOT_COPIED
     written = 0
     for span in spans:
         try:
-            written += _pending_child(tracer, span.raw, now)
+            written += _pending_child(tracer, span.raw, now, left_out)
         except Exception:
             report("pending snapshot")
     return written
 
 
-def _pending_child(tracer: Any, raw: Any, now: int) -> int:
+def _pending_child(tracer: Any, raw: Any, now: int, left_out: tuple[str, ...]) -> int:
     if getattr(raw, "end_time", 0) is not None:  # ended meanwhile, or not an SDK span
         return 0
-    attributes = {k: v for k, v in (raw.attributes or {}).items() if not k.startswith(_NOT_COPIED)}
+    attributes = {k: v for k, v in (raw.attributes or {}).items() if not k.startswith(left_out)}
     attributes[A.PENDING] = True
     child = tracer.start_span(
         raw.name, trace.set_span_in_context(raw), raw.kind, attributes, start_time=now

@@ -152,6 +152,8 @@ class TailSampler(SpanProcessor):
         forward: list[ReadableSpan] = []
         if run.overflowed:
             forward.append(span)
+        elif (span.attributes or {}).get(A.PENDING) is True:
+            pass  # a snapshot (pending_spans): see _is_run
         else:
             size = span_size(span)
             run.spans.append(span)
@@ -251,11 +253,22 @@ def _check(downstream: object, policy: object) -> None:
 
 
 def _is_run(span: Span) -> bool:
-    """An ``invoke_agent`` span (by its name first: this runs for every span)."""
+    """An ``invoke_agent`` span (by its name first: this runs for every span), not a snapshot
+    of one.
+
+    Snapshots (``pending_spans``, docs/live.md) are not held: held, they would only arrive
+    with the run's final spans, which supersede them, while counting against the bounds (a
+    run open long enough outgrew ``max_run_spans`` on snapshots alone, and was exported as it
+    went whatever the policy would have decided). A run exported as it goes passes them on.
+    """
     if not span.name.startswith(_RUN_PREFIX):
         return False
     attributes = span.attributes
-    return attributes is not None and attributes.get(A.OPERATION_NAME) == A.OP_INVOKE_AGENT
+    return (
+        attributes is not None
+        and attributes.get(A.OPERATION_NAME) == A.OP_INVOKE_AGENT
+        and attributes.get(A.PENDING) is not True
+    )
 
 
 def _tokens(attributes: Mapping[str, object]) -> int:

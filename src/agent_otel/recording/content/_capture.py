@@ -128,6 +128,12 @@ class ContentCapture:
         """The part of a call's input to record, and how many earlier messages it omits."""
         return messages, 0
 
+    def copied(self, kind: ContentKind | None, encoded: str) -> str | None:
+        """A second copy of a value already encoded (the agent span's copy of its run's input
+        or answer, or that copy's plain-text preview, ``kind`` None), as the run records it:
+        here, as it is; within a run budget, charged to it (``RunCapture``)."""
+        return encoded
+
     def encode(
         self, kind: ContentKind, value: Any, scrub: Scrub | None = None, count: Count | None = None
     ) -> str | None:

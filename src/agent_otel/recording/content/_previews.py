@@ -16,12 +16,18 @@ from opentelemetry.trace import Span
 
 from agent_otel import _attributes as A
 
-from ._capture import ContentCapture
+from ._capture import ContentCapture, ContentKind
 
 # The root's content key -> its preview key and the role whose last message it shows.
 _PREVIEWS = {
     A.INPUT_MESSAGES: (A.OI_INPUT_VALUE, "user"),
     A.OUTPUT_MESSAGES: (A.OI_OUTPUT_VALUE, "assistant"),
+}
+
+
+_KINDS: dict[str, ContentKind] = {
+    A.INPUT_MESSAGES: "input_messages",
+    A.OUTPUT_MESSAGES: "output_messages",
 }
 
 
@@ -32,9 +38,15 @@ def set_root_content(
     content goes on spans."""
     if encoded is None or capture is None or not capture.spans or not span.is_recording():
         return
-    span.set_attribute(key, encoded)
     preview_key, role = _PREVIEWS[key]
-    text = preview(encoded, role)
+    # A second copy of what a call span holds: within a run budget, it counts as one.
+    copy = capture.copied(_KINDS[key], encoded)
+    if copy is None:
+        return
+    span.set_attribute(key, copy)
+    text = preview(copy, role)
+    if text is not None:
+        text = capture.copied(None, text)
     if text is not None:
         span.set_attribute(preview_key, text)
 

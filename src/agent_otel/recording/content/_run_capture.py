@@ -6,9 +6,12 @@ every span owner of the run already holds it through the run's settings, so noth
 changes hands.
 
 History: a call's input is recorded from where the previous call's ended, when it starts with
-what the previous call saw. Checking that costs one comparison (the previous call's last
-message against the same position now), so a long history costs its new messages only. When
-the history was rewritten (summarised, trimmed), the call's whole input is recorded.
+what the previous call saw. Checking that costs two comparisons (the previous call's first and
+last messages against the same positions now), so a long history costs its new messages only.
+When the history was rewritten (summarised, trimmed, its system prompt edited, another agent's
+after a handoff), the call's whole input is recorded. An edit between the first and the last
+message that keeps both is not seen: checking every message on every call would cost the
+square of the history again.
 
 Budget: each value is encoded within what the run has left (older messages dropped and
 strings cut as the per-value budget does); once nothing of a value fits, it is replaced by a
@@ -18,6 +21,8 @@ conventions' message parts in semantic-conventions-genai PR #144).
 
 from __future__ import annotations
 
+import copy
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,7 +35,7 @@ from ._capture import ContentCapture, ContentKind
 from ._fit import dumps, size
 
 __all__ = ["RunCapture", "stripped"]
-reads_values(__name__, frozenset({"new_messages", "_same"}))  # the history's last message
+reads_values(__name__, frozenset({"new_messages", "_same"}))  # the history's ends
 
 _MESSAGE_KINDS = frozenset({"input_messages", "output_messages"})
 _EMPTY = frozenset({"[]", "{}", '""'})
@@ -60,6 +65,26 @@ def stripped(kind: ContentKind, value: Any) -> str:
     return dumps([message])
 
 
+def _is_marker(kind: ContentKind | None, encoded: str) -> bool:
+    try:
+        return kind is not None and encoded == stripped(kind, json.loads(encoded))
+    except ValueError:
+        return False
+
+
+def _kept(message: Any) -> Any:
+    """A message as this call saw it, for the next call to compare: a plain dict (the
+    OpenAI/LiteLLM shape) or the contract's ``Message`` copied one level, so that an edit in
+    place (``history[0]["content"] = new_prompt``) shows as a rewrite; another object as it is
+    (an edit in place of one is not seen). Copying never runs the agent's code."""
+    kind = type(message)
+    if kind is dict:
+        return dict(message)
+    if kind.__name__ == "Message" and kind.__module__ == "agent_contract.events":
+        return copy.copy(message)  # a slotted dataclass of ours
+    return message
+
+
 def _same(a: Any, b: Any) -> bool:
     if a is b:
         return True
@@ -70,12 +95,13 @@ def _same(a: Any, b: Any) -> bool:
 
 
 class _Accounts:
-    __slots__ = ("last", "left", "seen")
+    __slots__ = ("first", "last", "left", "seen")
 
     def __init__(self, left: int | None) -> None:
         self.left = left  # bytes the run may still record (None: no run budget)
         self.seen = 0  # how many messages the previous call's input held
-        self.last: Any = None  # and the last of them
+        self.first: Any = None  # the first of them (a system prompt, often)
+        self.last: Any = None  # and the last
 
 
 class RunCapture(ContentCapture):
@@ -97,14 +123,39 @@ class RunCapture(ContentCapture):
         accounts = self.accounts
         try:
             seen, total = accounts.seen, len(messages)
-            carried = 0 < seen <= total and _same(messages[seen - 1], accounts.last)
-            accounts.seen, accounts.last = total, messages[total - 1]
+            carried = (
+                0 < seen <= total
+                and _same(messages[seen - 1], accounts.last)
+                and _same(messages[0], accounts.first)
+            )
+            accounts.seen = total
+            accounts.first, accounts.last = _kept(messages[0]), _kept(messages[total - 1])
         except Exception:  # a sequence that raises on len() or indexing: recorded whole
             report("content history", count)
             return messages, 0
         if not carried:
             return messages, 0
         return messages[seen:], seen
+
+    def copied(self, kind: ContentKind | None, encoded: str) -> str | None:
+        """A copy on a second span costs the run's budget as any value: a value the run
+        records twice counts twice. One that does not fit becomes the marker (a preview,
+        ``kind`` None: left out); a marker costs nothing, as everywhere."""
+        accounts = self.accounts
+        left = accounts.left
+        if left is None or (A.STRIPPED_REASON in encoded and _is_marker(kind, encoded)):
+            return encoded
+        spent = size(encoded)
+        if spent <= left:
+            accounts.left = left - spent
+            return encoded
+        if kind is None:
+            return None
+        try:
+            value = json.loads(encoded)
+        except ValueError:
+            value = None
+        return stripped(kind, value)
 
     def encode_within(
         self,
