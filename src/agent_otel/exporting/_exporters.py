@@ -20,7 +20,8 @@ from opentelemetry.sdk.trace.export import SpanExporter
 from agent_otel._guard import logger as _log
 from agent_otel._guard import scrub_logs
 from agent_otel.exporting import _env
-from agent_otel.exporting._split import SizeBoundLogExporter
+from agent_otel.exporting._split import AnswerMeterProvider, SizeBoundLogExporter
+from agent_otel.exporting._tally import internal_metrics_on
 
 DEFAULT_EXPORT_TIMEOUT_S = 5.0
 """Per-request OTLP timeout when neither ``timeout=`` nor ``OTEL_EXPORTER_OTLP_*TIMEOUT`` is set:
@@ -163,16 +164,19 @@ def log_exporter(
     timeout: float | None,
 ) -> LogExporter:
     """The OTLP exporter for GenAI log events (content events, evaluation results), in
-    requests under a collector's message limit (:mod:`._split`)."""
-    if _env.resolve_protocol("logs", protocol) == _env.GRPC:
-        exporter: LogExporter = _grpc_module("logs", protocol).OTLPLogExporter(
-            **_otlp_args("logs", endpoint, headers, timeout)
-        )
-        return SizeBoundLogExporter(exporter)
-    from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
+    requests under a collector's message limit (:mod:`._split`). Its own metrics are read
+    for each request's status only (a refusal as too large), never exported."""
+    args = _otlp_args("logs", endpoint, headers, timeout)
+    args["meter_provider"] = AnswerMeterProvider()
+    with internal_metrics_on():  # the SDK records them only when this is on at construction
+        if _env.resolve_protocol("logs", protocol) == _env.GRPC:
+            exporter: LogExporter = _grpc_module("logs", protocol).OTLPLogExporter(**args)
+            return SizeBoundLogExporter(exporter)
+        from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
 
-    url = _http_url(endpoint, "v1/logs") if endpoint is not None else None
-    return SizeBoundLogExporter(OTLPLogExporter(**_otlp_args("logs", url, headers, timeout)))
+        if endpoint is not None:
+            args["endpoint"] = _http_url(endpoint, "v1/logs")
+        return SizeBoundLogExporter(OTLPLogExporter(**args))
 
 
 def start_prometheus(
