@@ -464,3 +464,29 @@ def test_a_collector_with_a_lower_request_limit_gets_every_span_in_smaller_reque
     assert sums.get((EXPORTED, "413")) == 1
     told = [m for m in _warnings(caplog) if "413" in m]
     assert len(told) == 1 and "too large" in told[0], _warnings(caplog)
+
+
+def test_a_shutdown_that_gives_up_tells_its_reason_once_not_the_sdks_double_shutdowns(
+    silent_endpoint: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A collector that never answers: the shutdown gives up at its bound and says why, once.
+    It then shuts the exporters down itself, to break the stuck export off: the span exporter
+    its provider had shut down already, and the log exporter its provider shut down again once
+    the stuck export ended: each time the SDK warned "Exporter already shutdown, ignoring
+    call", lines of noise under the one reason."""
+    tel = configure(
+        "loss-test",
+        endpoint=silent_endpoint,
+        timeout=1.0,
+        console=False,
+        set_global=False,
+        shutdown_timeout_millis=300,
+    )
+    from agent_otel import record_evaluation
+
+    record_evaluation("judge", score=1.0, logger_provider=tel.logger_provider)  # queued
+    assert not tel.shutdown()  # the span exporter shut down first, then the logs' export hung
+    time.sleep(1.5)  # the stuck export times out; its provider's shutdown goes on
+    lines = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert sum("is the collector reachable?" in line for line in lines) == 1, lines
+    assert not [line for line in lines if "already shutdown" in line], lines

@@ -59,10 +59,24 @@ _SDK_EXPORTER_LOGGERS = (
 )
 
 
+SHUTDOWN_THREAD = "agent-otel-shutdown"
+"""The thread ``Telemetry.shutdown()`` stops the providers in (``_telemetry``)."""
+_SHUT_TWICE = "Exporter already shutdown, ignoring call"
+
+
+def shut_down(exporter: object) -> bool:
+    """Whether an exporter ``configure()`` built is shut down already (the SDK's OTLP exporters
+    keep the flag; ours wrap one as ``inner``): shut down again, the SDK warns."""
+    return getattr(getattr(exporter, "inner", exporter), "_shutdown", False) is True
+
+
 class _RetryOnce(logging.Filter):
     """Lets an SDK exporter's "Transient error ..., retrying" through once per exporter: a dead
     collector's reason is told once, not at every back-off step (the losses it causes are
-    counted and told by agent-otel's own warnings)."""
+    counted and told by agent-otel's own warnings). And a shutdown that gave up (told once,
+    with its reason) shuts the stuck exporters down to break their export off; the provider's
+    own shutdown, still under way in :data:`SHUTDOWN_THREAD`, then shuts one down again once
+    its export ends, and the SDK's warning about that second call says nothing new."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -70,6 +84,8 @@ class _RetryOnce(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         template = str(record.msg)
+        if template == _SHUT_TWICE and record.threadName == SHUTDOWN_THREAD:
+            return False
         if not template.startswith("Transient error"):
             return True
         if template in self._seen:
