@@ -6,7 +6,9 @@ protobuf classes, with its string, int and bool attributes. ``delay_s`` holds ea
 back, as a slow or distant collector does, once the request's spans are kept. ``status``
 answers every request with that HTTP status instead of 200, as a collector refusing data does
 (its queue full, over its memory limit, the request too large); the spans are still kept, as
-sent.
+sent. ``max_bytes`` refuses a request whose body is larger with ``413``, keeping none of its
+spans, as a collector (or the proxy in front of it: nginx's default is 1 MiB) does with a
+request over its limit; ``refused`` counts them.
 """
 
 from __future__ import annotations
@@ -29,6 +31,10 @@ class Received:
     spans: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     services: list[tuple[str, str]] = field(default_factory=list)
     """Each span's name and its resource's ``service.name``, in arrival order."""
+    refused: int = 0
+    """Requests answered ``413`` for being over ``max_bytes``."""
+    log_records: int = 0
+    """Log records sent to ``/v1/logs`` and kept (only counted)."""
 
     def named(self, prefix: str) -> list[dict[str, Any]]:
         """The attributes of every span whose name starts with ``prefix``."""
@@ -41,7 +47,9 @@ def _value(value: Any) -> Any:
 
 
 @contextmanager
-def receiving(delay_s: float = 0.0, status: int = 200) -> Iterator[Received]:
+def receiving(
+    delay_s: float = 0.0, status: int = 200, max_bytes: int | None = None
+) -> Iterator[Received]:
     """Serve a traces receiver on a free local port for the block's duration."""
     received = Received(endpoint="")
 
@@ -50,11 +58,27 @@ def receiving(delay_s: float = 0.0, status: int = 200) -> Iterator[Received]:
             from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
             body = self.rfile.read(int(self.headers.get("content-length", 0)))
+            if max_bytes is not None and len(body) > max_bytes:
+                received.refused += 1
+                self.send_response(413)
+                self.send_header("content-length", "0")
+                self.end_headers()
+                return
             if self.headers.get("content-encoding") == "gzip":
                 body = gzip.decompress(body)
             request = trace_service_pb2.ExportTraceServiceRequest()
-            if self.path.endswith("/v1/traces"):  # (metrics and logs are answered, not kept)
+            if self.path.endswith("/v1/traces"):  # (metrics are answered, not kept)
                 request.ParseFromString(body)
+            if self.path.endswith("/v1/logs"):
+                from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
+
+                logs = logs_service_pb2.ExportLogsServiceRequest()
+                logs.ParseFromString(body)
+                received.log_records += sum(
+                    len(scope.log_records)
+                    for each in logs.resource_logs
+                    for scope in each.scope_logs
+                )
             for resource in request.resource_spans:
                 own = {a.key: _value(a.value) for a in resource.resource.attributes}
                 for scope in resource.scope_spans:

@@ -221,3 +221,40 @@ def test_an_evaluation_explanation_is_bounded_too(otel_telemetry: InMemoryTeleme
     [record] = otel_telemetry.logs()
     explanation = (record.log_record.attributes or {})["gen_ai.evaluation.explanation"]
     assert utf8(explanation) <= MAX_TEXT_BYTES and str(explanation).endswith(TRUNCATION_MARK)
+
+
+def test_log_records_a_collector_refuses_as_too_large_are_sent_again_in_smaller_requests(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Content events and evaluation results go out as OTLP log records, each up to 256 KiB:
+    a batch of them under the 3 MiB estimate was refused whole (HTTP 413) by a collector, or
+    a proxy in front of it, taking less (nginx: 1 MiB by default), and every record in it was
+    lost. Sent again in halves, each arrives, and the lowered limit is told once."""
+    import logging
+
+    from agent_otel import configure
+    from otlp_receiver import receiving
+
+    logging.getLogger("opentelemetry").setLevel(logging.CRITICAL)  # the SDK's own error line
+    with receiving(max_bytes=1024 * 1024) as received:
+        telemetry = configure(
+            "split-test",
+            endpoint=received.endpoint.removesuffix("/v1/traces"),
+            timeout=5,
+            console=False,
+            set_global=False,
+        )
+        try:
+            for i in range(12):  # 2.4 MB: one request by the estimate
+                record_evaluation(
+                    f"judge{i}",
+                    explanation="because " * 25_000,
+                    logger_provider=telemetry.logger_provider,
+                )
+        finally:
+            telemetry.shutdown()
+    logging.getLogger("opentelemetry").setLevel(logging.NOTSET)
+    assert received.refused >= 1  # the first request was over the limit
+    assert received.log_records == 12
+    told = [r.getMessage() for r in caplog.records if "413" in r.getMessage()]
+    assert len(told) == 1 and "log records" in told[0], told

@@ -407,9 +407,86 @@ def test_spans_a_collector_refuses_by_http_status_are_counted_lost_with_that_sta
         finally:
             assert tel.shutdown()
     logging.getLogger("opentelemetry").setLevel(logging.NOTSET)
-    assert len(received.spans) == 10  # sent, and refused
+    names = [name for name, _ in received.spans]
+    assert set(names) == {f"s{i}" for i in range(10)}  # sent, and refused
+    if status != 413:  # (413, too large: sent again in halves, down to each span alone)
+        assert len(names) == 10
     assert tel.spans_lost == {QUEUE_FULL: 0, EXPORT_FAILED: 10, SHUTDOWN: 0}
     assert any("10 spans lost" in m for m in _warnings(caplog))
     sums = _sdk_sums(reader)
     assert sums.get((EXPORTED, str(status))) == 10
     assert (EXPORTED, None) not in sums
+
+
+def test_a_collector_with_a_lower_request_limit_gets_every_span_in_smaller_requests(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A collector, or the proxy in front of it (nginx refuses a body over 1 MiB by default),
+    answers a request over its limit with 413 (HTTP's "Content Too Large"), whatever the spans
+    in it weigh one by one: a batch of heavy spans under agent-otel's 3 MiB estimate was lost
+    whole. A refused request is sent again in halves, down to one span, and later batches go
+    in requests under the size learned: only a span over the limit alone is lost, counted
+    ``export_failed`` with the status."""
+    from otlp_receiver import receiving
+
+    logging.getLogger("opentelemetry").setLevel(logging.CRITICAL)  # the SDK's own error line
+    reader = InMemoryMetricReader()
+    heavy = "x" * 150_000
+    with receiving(max_bytes=1024 * 1024) as received:
+        tel = configure(
+            "loss-test",
+            endpoint=received.endpoint.removesuffix("/v1/traces"),
+            timeout=5,
+            metric_readers=[reader],
+            console=False,
+            set_global=False,
+        )
+        try:
+            tracer = tel.tracer_provider.get_tracer("test")
+            for i in range(20):  # 3 MB: one request by the estimate, three times the limit
+                tracer.start_span(f"first{i}", attributes={"w": heavy}).end()
+            tracer.start_span("too-big-alone", attributes={"w": "y" * 1_500_000}).end()
+            tel.force_flush(10_000)
+            refused_first = received.refused
+            for i in range(20):
+                tracer.start_span(f"second{i}", attributes={"w": heavy}).end()
+            tel.force_flush(10_000)
+        finally:
+            tel.shutdown()
+    logging.getLogger("opentelemetry").setLevel(logging.NOTSET)
+    names = [name for name, _ in received.spans]
+    expected = [f"first{i}" for i in range(20)] + [f"second{i}" for i in range(20)]
+    assert sorted(names) == sorted(expected)  # each once, the one too big alone excepted
+    assert received.refused == refused_first  # the second batch was sent under the limit
+    assert tel.spans_lost == {QUEUE_FULL: 0, EXPORT_FAILED: 1, SHUTDOWN: 0}
+    sums = _sdk_sums(reader)
+    assert sums.get((EXPORTED, None)) == 40
+    assert sums.get((EXPORTED, "413")) == 1
+    told = [m for m in _warnings(caplog) if "413" in m]
+    assert len(told) == 1 and "too large" in told[0], _warnings(caplog)
+
+
+def test_a_shutdown_that_gives_up_tells_its_reason_once_not_the_sdks_double_shutdowns(
+    silent_endpoint: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A collector that never answers: the shutdown gives up at its bound and says why, once.
+    It then shuts the exporters down itself, to break the stuck export off: the span exporter
+    its provider had shut down already, and the log exporter its provider shut down again once
+    the stuck export ended: each time the SDK warned "Exporter already shutdown, ignoring
+    call", lines of noise under the one reason."""
+    tel = configure(
+        "loss-test",
+        endpoint=silent_endpoint,
+        timeout=1.0,
+        console=False,
+        set_global=False,
+        shutdown_timeout_millis=300,
+    )
+    from agent_otel import record_evaluation
+
+    record_evaluation("judge", score=1.0, logger_provider=tel.logger_provider)  # queued
+    assert not tel.shutdown()  # the span exporter shut down first, then the logs' export hung
+    time.sleep(1.5)  # the stuck export times out; its provider's shutdown goes on
+    lines = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert sum("is the collector reachable?" in line for line in lines) == 1, lines
+    assert not [line for line in lines if "already shutdown" in line], lines

@@ -985,6 +985,36 @@ def test_a_forked_child_reports_only_its_own_metrics() -> None:
     assert 'child counts {"child": 1}' in ended.out, ended.out + ended.err
 
 
+def test_a_child_forked_while_a_parent_thread_makes_instruments_runs_and_exits() -> None:
+    """Each wrapper made asks the meter provider's meter for its instruments, under the SDK
+    meter's registration lock; a parent thread making a wrapper as another forks (a server
+    handling requests while it forks a worker) left that lock held in the child, forever:
+    the child's first run hung. (The SDK renews its providers' own locks in a forked child,
+    not each meter's.) Here the parent holds it across the fork, as such a thread would."""
+    ended = run_child(
+        """
+        telemetry = configure("fork-locks")
+        runs(1, "parent")  # the meters exist
+        held = [meter._instrument_registration_lock for meter in
+                telemetry.meter_provider._meters.values()]
+        for lock in held:
+            lock.acquire()  # a parent thread inside create_histogram() at the fork
+        pid = os.fork()
+        if pid == 0:
+            signal.alarm(20)  # a hang guard: the child dies of SIGALRM
+            runs(1, "child")
+            sys.exit(0)
+        for lock in held:
+            lock.release()
+        _, status = os.waitpid(pid, 0)
+        print("child status", status, flush=True)
+        """
+    )
+    assert ended.code == 0, ended.err
+    assert "child status 0" in ended.out, ended.out + ended.err
+    assert ended.runs == {"parent": 1, "child": 1}, ended.err
+
+
 def test_a_forked_child_never_passes_on_the_runs_the_parents_tail_sampler_holds() -> None:
     """The tail sampler's held spans were copied into the child, whose shutdown passes on
     the runs still going: the parent's spans were exported twice, under the same ids."""

@@ -20,7 +20,8 @@ from opentelemetry.sdk.trace.export import SpanExporter
 from agent_otel._guard import logger as _log
 from agent_otel._guard import scrub_logs
 from agent_otel.exporting import _env
-from agent_otel.exporting._split import SizeBoundLogExporter
+from agent_otel.exporting._split import AnswerMeterProvider, SizeBoundLogExporter
+from agent_otel.exporting._tally import internal_metrics_on
 
 DEFAULT_EXPORT_TIMEOUT_S = 5.0
 """Per-request OTLP timeout when neither ``timeout=`` nor ``OTEL_EXPORTER_OTLP_*TIMEOUT`` is set:
@@ -58,10 +59,24 @@ _SDK_EXPORTER_LOGGERS = (
 )
 
 
+SHUTDOWN_THREAD = "agent-otel-shutdown"
+"""The thread ``Telemetry.shutdown()`` stops the providers in (``_telemetry``)."""
+_SHUT_TWICE = "Exporter already shutdown, ignoring call"
+
+
+def shut_down(exporter: object) -> bool:
+    """Whether an exporter ``configure()`` built is shut down already (the SDK's OTLP exporters
+    keep the flag; ours wrap one as ``inner``): shut down again, the SDK warns."""
+    return getattr(getattr(exporter, "inner", exporter), "_shutdown", False) is True
+
+
 class _RetryOnce(logging.Filter):
     """Lets an SDK exporter's "Transient error ..., retrying" through once per exporter: a dead
     collector's reason is told once, not at every back-off step (the losses it causes are
-    counted and told by agent-otel's own warnings)."""
+    counted and told by agent-otel's own warnings). And a shutdown that gave up (told once,
+    with its reason) shuts the stuck exporters down to break their export off; the provider's
+    own shutdown, still under way in :data:`SHUTDOWN_THREAD`, then shuts one down again once
+    its export ends, and the SDK's warning about that second call says nothing new."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -69,6 +84,8 @@ class _RetryOnce(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         template = str(record.msg)
+        if template == _SHUT_TWICE and record.threadName == SHUTDOWN_THREAD:
+            return False
         if not template.startswith("Transient error"):
             return True
         if template in self._seen:
@@ -163,16 +180,19 @@ def log_exporter(
     timeout: float | None,
 ) -> LogExporter:
     """The OTLP exporter for GenAI log events (content events, evaluation results), in
-    requests under a collector's message limit (:mod:`._split`)."""
-    if _env.resolve_protocol("logs", protocol) == _env.GRPC:
-        exporter: LogExporter = _grpc_module("logs", protocol).OTLPLogExporter(
-            **_otlp_args("logs", endpoint, headers, timeout)
-        )
-        return SizeBoundLogExporter(exporter)
-    from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
+    requests under a collector's message limit (:mod:`._split`). Its own metrics are read
+    for each request's status only (a refusal as too large), never exported."""
+    args = _otlp_args("logs", endpoint, headers, timeout)
+    args["meter_provider"] = AnswerMeterProvider()
+    with internal_metrics_on():  # the SDK records them only when this is on at construction
+        if _env.resolve_protocol("logs", protocol) == _env.GRPC:
+            exporter: LogExporter = _grpc_module("logs", protocol).OTLPLogExporter(**args)
+            return SizeBoundLogExporter(exporter)
+        from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
 
-    url = _http_url(endpoint, "v1/logs") if endpoint is not None else None
-    return SizeBoundLogExporter(OTLPLogExporter(**_otlp_args("logs", url, headers, timeout)))
+        if endpoint is not None:
+            args["endpoint"] = _http_url(endpoint, "v1/logs")
+        return SizeBoundLogExporter(OTLPLogExporter(**args))
 
 
 def start_prometheus(

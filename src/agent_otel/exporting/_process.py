@@ -385,9 +385,17 @@ def forget_parents_metrics(meter_provider: object) -> None:
 
     The SDK's meter provider keeps what the parent measured (its token counts, its durations,
     its pipeline's counts) and its reader in the child reported it again as the child's own:
-    every total summed over processes counted the parent's runs twice. Its internals are read
+    every total summed over processes counted the parent's runs twice. Each of its meters
+    makes instruments under a lock of its own, which the SDK does not renew in a child (it
+    renews the provider's): a parent thread making a wrapper (its instruments) as another
+    forked left it held, and the child's first run hung there. Its internals are read
     defensively: on an SDK laid out otherwise, nothing is changed.
     """
+    meters = getattr(meter_provider, "_meters", None)
+    if isinstance(meters, Mapping):
+        for meter in list(meters.values()):
+            if hasattr(meter, "_instrument_registration_lock"):
+                meter.__dict__["_instrument_registration_lock"] = threading.Lock()
     consumer = getattr(meter_provider, "_measurement_consumer", None)
     storages = getattr(consumer, "_reader_storages", None)
     if consumer is None or not isinstance(storages, Mapping):

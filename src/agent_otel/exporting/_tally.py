@@ -15,7 +15,8 @@ a status code but no exception, and the SDK then records the batch on
 duration metric, recorded right after in the same export, carries the status. So a batch the
 exporter counts without an error waits for that duration record in its thread: a status
 outside 2xx-3xx makes it failed, ``error.type`` the status (both metrics), else it is counted
-as the SDK counted it.
+as the SDK counted it. A request refused as too large (413) that ``_split`` sends again in
+halves is not counted at all: its spans are, as the halves end.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from opentelemetry.util.types import Attributes
 
 from agent_otel import _attributes as A
 from agent_otel.exporting._loss import SHUTDOWN, SpanLoss
+from agent_otel.exporting._split import answered
 
 INTERNAL_METRICS_VAR = "OTEL_PYTHON_SDK_INTERNAL_METRICS_ENABLED"
 _env_lock = threading.Lock()
@@ -208,6 +210,8 @@ class _Duration:
         refused = _refused(attributes)
         if refused is not None and self._batches.waiting is not None:
             attributes = {**(attributes or {}), A.ERROR_TYPE: refused}
+        if answered(attributes):  # refused as too large, sent again in halves: counted then
+            self._batches.waiting = None
         self._batches.settle(refused)
         self._histogram.record(amount, attributes, context)
 

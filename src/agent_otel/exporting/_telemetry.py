@@ -24,7 +24,11 @@ from agent_otel._guard import logger as _log
 from agent_otel._plain import a_kind, has_methods, int_of, shown
 from agent_otel.exporting._console import ConsoleTreeExporter
 from agent_otel.exporting._env import MOST_MILLIS
-from agent_otel.exporting._exporters import DEFAULT_SHUTDOWN_TIMEOUT_MILLIS
+from agent_otel.exporting._exporters import (
+    DEFAULT_SHUTDOWN_TIMEOUT_MILLIS,
+    SHUTDOWN_THREAD,
+    shut_down,
+)
 from agent_otel.exporting._loss import SpanLoss
 from agent_otel.exporting._process import ProcessHooks, forget_parents_metrics, interrupts_held
 from agent_otel.recording._hints import PROVIDERS
@@ -189,7 +193,7 @@ class Telemetry:
             remaining = max(deadline - time.monotonic(), 0.0)
             self.meter_provider.shutdown(timeout_millis=remaining * 1000)
 
-        done = _bounded(stop, budget, "agent-otel-shutdown")
+        done = _bounded(stop, budget, SHUTDOWN_THREAD)
         if not done:
             _log.warning(
                 "agent-otel: the exporters did not finish within %.1f s (is the collector "
@@ -198,7 +202,8 @@ class Telemetry:
                 budget,
             )
             for exporter in self._exporters:  # aborts retry back-off in the stuck thread
-                _quietly(exporter.shutdown)
+                if not shut_down(exporter):  # (its provider's shutdown may have done it)
+                    _quietly(exporter.shutdown)
             self._settle()  # what is still queued or in flight now is lost
         self._tell_loss()
         if self._prometheus_server is not None:
