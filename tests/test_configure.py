@@ -192,6 +192,61 @@ def test_a_signals_path_on_the_base_endpoint_variable_is_told_and_dropped(
     assert "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT" in caplog.text
 
 
+@pytest.mark.parametrize(
+    ("variables", "argument", "paths"),
+    [
+        ({"OTEL_EXPORTER_OTLP_ENDPOINT": "{url} "}, None, {"/v1/traces", "/v1/metrics"}),
+        (
+            {"OTEL_EXPORTER_OTLP_ENDPOINT": "{url}/otlp\n"},
+            None,
+            {"/otlp/v1/traces", "/otlp/v1/metrics"},
+        ),
+        (
+            {
+                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "\t{url}/custom/traces ",
+                "OTEL_METRICS_EXPORTER": "none",
+            },
+            None,
+            {"/custom/traces"},
+        ),
+        ({}, "{url}/otlp ", {"/otlp/v1/traces", "/otlp/v1/metrics"}),
+    ],
+    ids=["base-variable", "base-variable-with-path", "signal-variable", "argument"],
+)
+def test_an_endpoint_with_whitespace_around_it_is_the_endpoint_it_names(
+    capture_server: str,
+    monkeypatch: pytest.MonkeyPatch,
+    variables: dict[str, str],
+    argument: str | None,
+    paths: set[str],
+) -> None:
+    """A trailing space or newline (a .env file's, a YAML block's) is no part of a URL: every
+    check read the endpoint stripped, but the SDK's exporters got it as it was, so a space after
+    the port raised out of configure() (``Port could not be cast to integer``) and one after a
+    path posted to ``/otlp%20/v1/traces``. The OTLP exporter spec's URL is the value without it."""
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value.format(url=capture_server))
+    endpoint = None if argument is None else argument.format(url=capture_server)
+    tel = configure("svc", endpoint=endpoint, set_global=False)
+    try:
+        assert tel.console is None
+        _export_a_span_and_a_point(tel)
+    finally:
+        assert tel.shutdown()
+    assert {path for path, _ in _Capture.requests} == paths
+
+
+def test_a_grpc_endpoint_variable_with_whitespace_around_it_is_the_target_it_names(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4317 ")
+    grpc = span_exporter("grpc", None, None, None)
+    try:
+        assert grpc._endpoint == "collector:4317"
+    finally:
+        grpc.shutdown()
+
+
 def test_console_is_the_default_without_endpoint() -> None:
     stream = io.StringIO()
     tel = configure("svc", console_stream=stream, set_global=False)

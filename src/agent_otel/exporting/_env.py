@@ -185,6 +185,32 @@ def base_endpoint(
     return base
 
 
+def padded_endpoint(
+    signal: Signal, protocol: Protocol, env: Mapping[str, str] | None = None
+) -> str | None:
+    """The URL (gRPC: the target) the endpoint variable in force for ``signal`` names, when
+    its value has whitespace around it (a ``.env`` file's or a YAML block's trailing space);
+    else None, and the exporter reads the variable itself. Every check here reads the value
+    stripped, but the SDK's exporters read it as it is: a space after the port raised out of
+    ``configure()`` (the port is no number), one after a path posted to ``/otlp%20/v1/...``.
+    As in the SDK, the per-signal variable is the signal's full URL and the general one the
+    base the signal's path is appended to (a base ending in a signal's path is
+    :func:`base_endpoint`'s)."""
+    env = os.environ if env is None else env
+    per_signal, general = _endpoint_vars(signal)
+    for var in (per_signal, general):
+        raw = env.get(var, "")
+        text = raw.strip()
+        if not text:
+            continue
+        if text == raw:
+            return None
+        if var == general and protocol == HTTP_PROTOBUF:
+            return f"{text.removesuffix('/')}/v1/{signal}"
+        return text
+    return None
+
+
 def _endpoint_vars(signal: Signal) -> tuple[str, str]:
     return _signal_var(signal, "ENDPOINT"), OTEL_EXPORTER_OTLP_ENDPOINT
 
