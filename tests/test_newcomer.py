@@ -502,6 +502,54 @@ def test_a_variable_of_our_prefix_is_told_by_the_first_wrapper_without_configure
     assert done.stderr.count("AGENT_OTEL_CAPTURE_CONTENT is not a variable agent-otel") == 1
 
 
+def test_an_otel_variable_misspelt_is_told_with_the_one_meant(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``OTEL_EXPORTER_OTLP_ENDPIONT=...`` left the endpoint unset without a word: the traces
+    showed in the terminal and never reached the Collector. The names meant are the OTel
+    specification's (its SDK environment variables and the OTLP exporter's)."""
+    for name in [v for v in os.environ if v.startswith("OTEL_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPIONT", "http://localhost:4318")
+    monkeypatch.setenv("OTEL_TRACE_EXPORTER", "otlp")
+    monkeypatch.setenv("OTEL_SERVICENAME", "svc")
+    monkeypatch.setenv("OTEL_SOME_OTHER_LIBRARY_SETTING", "1")  # far from every name: not ours
+    monkeypatch.setenv("OTEL_METRIC_EXPORTER", "none")  # one of a name set beside it: its own
+    monkeypatch.setenv("OTEL_METRICS_EXPORTER", "none")
+    for _ in range(2):
+        configure(set_global=False, console=False).shutdown()
+    told = sorted(r.getMessage() for r in caplog.records if "did you mean OTEL_" in r.getMessage())
+    assert told == [
+        f"agent-otel: {typo} is not a variable OpenTelemetry or agent-otel reads, so it is "
+        f"ignored: did you mean {meant}? (the variables: docs/configure.md)"
+        for typo, meant in [
+            ("OTEL_EXPORTER_OTLP_ENDPIONT", "OTEL_EXPORTER_OTLP_ENDPOINT"),
+            ("OTEL_SERVICENAME", "OTEL_SERVICE_NAME"),
+            ("OTEL_TRACE_EXPORTER", "OTEL_TRACES_EXPORTER"),
+        ]
+    ]
+
+
+def test_a_misspelt_capture_variable_is_told_by_the_first_wrapper_without_configure(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The content variable is read by every run, configured or not: its typo (``MESSAGES``)
+    left content off without a word. A longer name of another library is not its typo."""
+    for name in [v for v in os.environ if v.startswith("OTEL_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGES_CONTENT", "true")
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT_MODE", "SPAN_ONLY")
+    monkeypatch.setattr(_hints, "_variables_read", [])  # as in a process's first wrapper
+    for _ in range(3):
+        otel_wrapper()
+    told = [r.getMessage() for r in caplog.records if "is not a variable" in r.getMessage()]
+    assert told == [
+        "agent-otel: OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGES_CONTENT is not a variable "
+        "OpenTelemetry or agent-otel reads, so it is ignored: did you mean "
+        "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT? (the variables: docs/configure.md)"
+    ]
+
+
 def test_the_variables_of_our_prefix_are_those_the_code_reads() -> None:
     source = "\n".join(p.read_text() for p in sorted((ROOT / "src").rglob("*.py")))
     read = set(re.findall(r"\"(AGENT_OTEL_[A-Z0-9_]+)\"", source)) - _hints._TOOLING

@@ -233,7 +233,7 @@ def configure(
             "once at startup and keep its handle (docs/configure.md)",
         )  # fmt: skip
         return again
-    hint_own_variables(again=True)
+    hint_own_variables(again=True, otel=_env.sdk_variables())
     _env.hint_sdk_disabled()
     quiet_retries()
     resource = _resource(service_name, resource_attributes)

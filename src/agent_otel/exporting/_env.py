@@ -12,6 +12,7 @@ exporter reads by itself (headers, compression, certificates, sampler) is left t
 
 from __future__ import annotations
 
+import importlib
 import math
 import os
 from collections.abc import Mapping
@@ -54,6 +55,25 @@ Forever is not a timeout."""
 MOST_MILLIS: Final = MOST_SECONDS * 1000
 MOST_COUNT: Final = 2**31 - 1
 """The largest queue or batch: a larger one overflowed the SDK's queue (``OverflowError``)."""
+
+
+def sdk_variables() -> frozenset[str]:
+    """The ``OTEL_*`` variables the OTel API and SDK (and, when installed, the
+    instrumentation package and the Prometheus exporter) name, as their modules of variables
+    list them: an ``OTEL_*`` variable set that is none of these nor one we read, but one or two
+    letters from one, is a typo told once (``recording/_hints.py``)."""
+    names: set[str] = set()
+    for module in (
+        "opentelemetry.environment_variables",
+        "opentelemetry.sdk.environment_variables",
+        "opentelemetry.instrumentation.environment_variables",
+    ):
+        try:
+            found = vars(importlib.import_module(module))
+        except ImportError:
+            continue
+        names.update(v for k, v in found.items() if k.startswith("OTEL_") and type(v) is str)
+    return frozenset(names)
 
 
 def _signal_var(signal: Signal, suffix: str) -> str:

@@ -1,6 +1,7 @@
 """What a newcomer's common mistakes are told: a factory passed uncalled, an option misspelt
 (also ``configure()``'s, or a run's option given to it, or ``configure()``'s to a run), an
-option given by position, an ``AGENT_OTEL_*`` variable agent-otel does not read, a tracer (or
+option given by position, an ``AGENT_OTEL_*`` variable agent-otel does not read or an
+``OTEL_*`` one misspelt, a tracer (or
 a class) where a provider
 belongs, an instrumented agent whose runs cannot be traced (a synchronous stream, an
 ``invoke`` that drops its wrapper), and runs recorded before any SDK is configured, an
@@ -130,15 +131,59 @@ _TOOLING = frozenset(
 _variables_read: list[bool] = []
 
 
-def hint_own_variables(env: Mapping[str, str] | None = None, *, again: bool = False) -> None:
+_RUN_VARIABLES = frozenset({"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"})
+"""The ``OTEL_*`` variables a run reads (with no SDK: ``configure()`` adds the SDK's)."""
+
+
+def _within_two_edits(a: str, b: str) -> bool:
+    """Whether ``b`` is ``a`` with at most two letters inserted, deleted, replaced or two
+    neighbours swapped (``ENDPIONT``, ``TRACE_EXPORTER``, ``EXPORT_OTLP``): a typo, where
+    difflib's ratio also takes a longer name of another library (``..._CONTENT_MODE``)."""
+    if abs(len(a) - len(b)) > 2:
+        return False
+    before: list[int] = []
+    row = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        now = [i] + [0] * len(b)
+        for j, y in enumerate(b, 1):
+            now[j] = min(row[j] + 1, now[j - 1] + 1, row[j - 1] + (x != y))
+            if i > 1 and j > 1 and x == b[j - 2] and a[i - 2] == y:
+                now[j] = min(now[j], before[j - 2] + 1)
+        before, row = row, now
+        if min(row) > 2:
+            return False
+    return row[-1] <= 2
+
+
+def _hint_misspelt_otel(names: Mapping[str, str], read: Collection[str]) -> None:
+    """Tell each ``OTEL_*`` variable set that no SDK or agent-otel setting has as its name but
+    is a typo of one in ``read`` that is not set (``OTEL_EXPORTER_OTLP_ENDPIONT``): its
+    setting is not in force (the terminal view shows instead of the Collector getting the
+    traces), and nothing else said so. The prefix is shared, so a name far from every one
+    read is another library's, left alone."""
+    for name in sorted(n for n in names if n.startswith("OTEL_") and n not in read):
+        meant = [v for v in sorted(read) if v not in names and _within_two_edits(name, v)]
+        if len(meant) == 1:
+            warn_once(
+                "variable", name,
+                "agent-otel: %s is not a variable OpenTelemetry or agent-otel reads, so it is "
+                "ignored: did you mean %s? (the variables: docs/configure.md)", name, meant[0],
+            )  # fmt: skip
+
+
+def hint_own_variables(
+    env: Mapping[str, str] | None = None, *, again: bool = False, otel: Collection[str] = ()
+) -> None:
     """Tell each variable of our own prefix that agent-otel does not read (``AGENT_OTEL_
     SEMCONVV=head``): the prefix is ours, so it is a typo, and the setting it meant is not in
-    force. Once per name; the environment is read once per process unless ``again``
-    (``configure()``, which is called once)."""
+    force; and each ``OTEL_*`` typo of a variable a run reads, or of one in ``otel`` (the SDK's,
+    from ``configure()``). Once per name; the environment is read once per process unless
+    ``again`` (``configure()``, which is called once)."""
     if _variables_read and not again:
         return
     _variables_read.append(True)
     names = os.environ if env is None else env
+    _hint_misspelt_otel(names, _RUN_VARIABLES | frozenset(otel))
     known = OWN_VARIABLES | _TOOLING
     ours = {variable.removeprefix(_PREFIX): variable for variable in OWN_VARIABLES}
     for name in sorted(n for n in names if n.startswith(_PREFIX) and n not in known):
