@@ -463,6 +463,53 @@ def test_an_endpoint_on_its_own_port_is_told_nothing(
     assert "listens for" not in caplog.text
 
 
+@pytest.mark.parametrize(
+    ("options", "env", "told"),
+    [
+        ({"endpoint": "localhost:14317", "protocol": "grpc"}, {}, "endpoint='localhost:14317'"),
+        ({"endpoint": "collector.invalid:4317", "protocol": "grpc"}, {}, "'http://collector"),
+        (
+            {},
+            {
+                "OTEL_EXPORTER_OTLP_ENDPOINT": "127.0.0.1:14317",
+                "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc",
+            },
+            "OTEL_EXPORTER_OTLP_ENDPOINT='127.0.0.1:14317'",
+        ),
+        ({"endpoint": "api.example.invalid:443", "protocol": "grpc"}, {}, None),  # a TLS host
+        ({"endpoint": "http://localhost:14317", "protocol": "grpc"}, {}, None),
+        (
+            {"endpoint": "localhost:14317", "protocol": "grpc"},
+            {"OTEL_EXPORTER_OTLP_INSECURE": "true"},  # chosen: plain
+            None,
+        ),
+    ],
+)
+def test_a_grpc_endpoint_with_no_scheme_on_a_collectors_address_is_told_it_means_tls(
+    options: dict[str, str],
+    env: dict[str, str],
+    told: str | None,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """With no scheme and OTEL_EXPORTER_OTLP_INSECURE unset, the OTLP exporter spec's gRPC
+    exporter connects with TLS; a Collector's receiver is plain by default, so ``localhost:4317``
+    failed every export on an SSL handshake error that named neither the endpoint nor the fix."""
+    for var in [v for v in os.environ if v.startswith("OTEL_EXPORTER_OTLP_")]:
+        monkeypatch.delenv(var)
+    for var, value in {**QUIET, **env}.items():
+        monkeypatch.setenv(var, value)
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        telemetry = configure("t", set_global=False, console=False, **options)  # type: ignore[arg-type]
+    telemetry.shutdown()
+    if told is None:
+        assert "has no scheme" not in caplog.text
+        return
+    assert caplog.text.count("has no scheme, so OTLP/gRPC connects to it with TLS") == 1
+    assert told in caplog.text
+    assert "for a Collector without TLS" in caplog.text
+
+
 def _run_alone(code: str) -> subprocess.CompletedProcess[str]:
     """``code`` in a fresh interpreter (OpenTelemetry's globals are set once per process),
     with this checkout's code and no OTEL_ variable."""

@@ -172,6 +172,40 @@ def hint_port(setting: str, value: str, protocol: Protocol, switch: str) -> None
     )  # fmt: skip
 
 
+_LOOPBACK: Final = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
+
+
+def hint_grpc_tls(setting: str, value: str, protocol: Protocol, signal: Signal = "traces") -> None:
+    """Tell once a gRPC endpoint with no scheme (``localhost:4317``) on a Collector's own
+    address: the SDK's gRPC exporter then connects with TLS, as the OTLP exporter spec has it
+    while ``OTEL_EXPORTER_OTLP_INSECURE`` is unset, and a Collector's receiver, plain by
+    default, fails every handshake (``WRONG_VERSION_NUMBER``), a message that names neither
+    the endpoint nor the fix. Only told: a target with TLS is a valid one (a hosted backend's
+    ``api.example.com:443``), so only the local host and the Collector's port 4317 are."""
+    text = value.strip()
+    if protocol != GRPC or "://" in text:
+        return
+    if any(
+        os.environ.get(var, "").strip()
+        for var in (_signal_var(signal, "INSECURE"), "OTEL_EXPORTER_OTLP_INSECURE")
+    ):
+        return  # TLS or not, chosen
+    try:
+        parts = urlsplit("http://" + text)
+        port = parts.port
+    except ValueError:
+        return
+    if parts.hostname not in _LOOPBACK and port != _PORTS[GRPC]:
+        return
+    warn_once(
+        setting, f"tls:{text}",
+        "agent-otel: %s=%r has no scheme, so OTLP/gRPC connects to it with TLS (as "
+        "OTEL_EXPORTER_OTLP_INSECURE is unset), which a Collector's receiver, plain by default, "
+        "refuses at every export: use %r for a Collector without TLS, or %r with it",
+        setting, text, f"http://{text}", f"https://{text}",
+    )  # fmt: skip
+
+
 _SIGNAL_PATHS: Final = ("/v1/traces", "/v1/metrics", "/v1/logs")
 
 
@@ -259,6 +293,7 @@ def endpoint_configured(
         problem = endpoint_problem(raw, protocol)
         if problem is None:
             hint_port(var, raw, protocol, f"{OTEL_EXPORTER_OTLP_PROTOCOL}={_other(protocol)}")
+            hint_grpc_tls(var, raw, protocol, signal)
             return True
         warn_once(
             var, raw,
@@ -282,6 +317,7 @@ def check_endpoint_argument(endpoint: str, protocol: str | None) -> None:
             f"pass a URL such as {endpoint_example(resolved)!r}"
         )
     hint_port("endpoint", endpoint, resolved, f"protocol={_other(resolved)!r}")
+    hint_grpc_tls("endpoint", endpoint, resolved)
 
 
 def _other(protocol: Protocol) -> Protocol:
