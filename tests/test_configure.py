@@ -242,7 +242,7 @@ def test_a_grpc_endpoint_variable_with_whitespace_around_it_is_the_target_it_nam
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4317 ")
     grpc = span_exporter("grpc", None, None, None)
     try:
-        assert grpc._endpoint == "collector:4317"
+        assert grpc._endpoint == "collector:4317"  # type: ignore[attr-defined]
     finally:
         grpc.shutdown()
 

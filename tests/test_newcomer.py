@@ -54,6 +54,22 @@ async def test_an_uncalled_otel_wrapper_says_to_call_it() -> None:
         )
 
 
+async def test_the_test_kits_wrapper_uncalled_says_to_call_it(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """``stream_wrapper=otel_telemetry.wrapper`` is the README's test with the call dropped, the
+    same mistake as ``stream_wrapper=otel_wrapper``; it was told only as Python's
+    ``takes 1 positional argument but 2 were given``."""
+    agent = ScriptedAgent([LLMCallStart(model="m"), LLMCallEnd()])
+    with pytest.raises(TypeError, match=r"pass stream_wrapper=telemetry\.wrapper\(\) \(called"):
+        await agent.invoke([USER], stream_wrapper=otel_telemetry.wrapper)  # type: ignore[arg-type]
+    with pytest.raises(
+        TypeError, match=r"as keywords, as in telemetry\.wrapper\(agent_name='mine'\)"
+    ):
+        otel_telemetry.wrapper("mine")  # type: ignore[call-arg, arg-type]
+    assert otel_telemetry.spans() == []  # no run started
+
+
 def test_an_option_given_by_position_is_told_its_keyword() -> None:
     with pytest.raises(TypeError, match=r"as keywords, as in otel_wrapper\(agent_name='greeter'\)"):
         otel_wrapper("greeter")  # type: ignore[misc]

@@ -28,6 +28,7 @@ __all__ = [
     "PROVIDERS",
     "OptionTypeError",
     "a_kind",
+    "bound_factory",
     "check_provider",
     "did_you_mean",
     "factory",
@@ -68,6 +69,24 @@ def factory(fn: Callable[P, R]) -> Callable[P, R]:
         return fn(*args, **kwargs)
 
     return checked
+
+
+def bound_factory(name: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """:func:`factory` for a method that makes a stream wrapper (the test kit's
+    ``telemetry.wrapper``), told as ``name``: ``stream_wrapper=otel_telemetry.wrapper``, passed
+    uncalled, is the same mistake as ``stream_wrapper=otel_wrapper``, and was told only as
+    Python's ``takes 1 positional argument but 2 were given``."""
+
+    def decorate(fn: Callable[P, R]) -> Callable[P, R]:
+        @functools.wraps(fn)
+        def checked(*args: P.args, **kwargs: P.kwargs) -> R:
+            if len(args) > 1:  # (the first is the instance)
+                raise TypeError(_positional(name, args[1]))
+            return fn(*args, **kwargs)
+
+        return checked
+
+    return decorate
 
 
 def _positional(name: str, given: object) -> str:
