@@ -247,6 +247,52 @@ def test_a_grpc_endpoint_variable_with_whitespace_around_it_is_the_target_it_nam
         grpc.shutdown()
 
 
+@pytest.mark.parametrize("signal", ["traces", "metrics"])
+def test_a_signals_endpoint_variable_naming_no_path_is_told_its_path(
+    capture_server: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    signal: str,
+) -> None:
+    """``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=http://localhost:4318`` is, by the OTLP exporter
+    spec, the full URL the spans are posted to, as it is: they went to ``/``, a Collector's 404,
+    told only as "is the collector reachable?". Still posted as it is (a backend may take a
+    signal at its root), and told once with the URL meant."""
+    other = "metrics" if signal == "traces" else "traces"
+    monkeypatch.setenv(f"OTEL_EXPORTER_OTLP_{signal.upper()}_ENDPOINT", capture_server + "/")
+    monkeypatch.setenv(f"OTEL_{other.upper()}_EXPORTER", "none")
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        tel = configure("svc", set_global=False, console=False)
+        try:
+            _export_a_span_and_a_point(tel)
+        finally:
+            assert tel.shutdown()
+    assert {path for path, _ in _Capture.requests} == {"/"}
+    told = [r.getMessage() for r in caplog.records if "names no path" in r.getMessage()]
+    assert told == [
+        f"agent-otel: OTEL_EXPORTER_OTLP_{signal.upper()}_ENDPOINT={capture_server + '/'!r} names "
+        f"no path, but it is the full URL {signal} are posted to, as it is, and a Collector "
+        f"takes them at /v1/{signal}: set it to {capture_server + '/v1/' + signal!r}, or set "
+        f"OTEL_EXPORTER_OTLP_ENDPOINT={capture_server!r} instead (the base each signal's path "
+        "is appended to)"
+    ]
+
+
+def test_a_signals_endpoint_variable_with_a_path_is_told_nothing(
+    capture_server: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", capture_server + "/v1/traces")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", capture_server)  # the base: no path
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        tel = configure("svc", set_global=False, console=False)
+        try:
+            _export_a_span_and_a_point(tel)
+        finally:
+            assert tel.shutdown()
+    assert {path for path, _ in _Capture.requests} == {"/v1/traces", "/v1/metrics"}
+    assert "names no path" not in caplog.text
+
+
 def test_console_is_the_default_without_endpoint() -> None:
     stream = io.StringIO()
     tel = configure("svc", console_stream=stream, set_global=False)

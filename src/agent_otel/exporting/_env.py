@@ -206,6 +206,29 @@ def hint_grpc_tls(setting: str, value: str, protocol: Protocol, signal: Signal =
     )  # fmt: skip
 
 
+def hint_signal_path(var: str, value: str, signal: Signal) -> None:
+    """Tell once a signal's own OTLP/HTTP endpoint variable that names no path
+    (``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=http://localhost:4318``): unlike the general one, it
+    is the full URL the signal is posted to, as it is (the OTLP exporter spec), so the spans
+    went to ``/``, a Collector answered 404 to every batch, and the only words were "is the
+    collector reachable?". Only told: a backend may take a signal at its root."""
+    text = value.strip()
+    try:
+        path = urlsplit(text).path
+    except ValueError:
+        return
+    if path not in ("", "/"):
+        return
+    base = text.removesuffix("/")
+    warn_once(
+        var, f"path:{text}",
+        "agent-otel: %s=%r names no path, but it is the full URL %s are posted to, as it is, "
+        "and a Collector takes them at /v1/%s: set it to %r, or set %s=%r instead (the base "
+        "each signal's path is appended to)",
+        var, text, signal, signal, f"{base}/v1/{signal}", OTEL_EXPORTER_OTLP_ENDPOINT, base,
+    )  # fmt: skip
+
+
 _SIGNAL_PATHS: Final = ("/v1/traces", "/v1/metrics", "/v1/logs")
 
 
@@ -294,6 +317,8 @@ def endpoint_configured(
         if problem is None:
             hint_port(var, raw, protocol, f"{OTEL_EXPORTER_OTLP_PROTOCOL}={_other(protocol)}")
             hint_grpc_tls(var, raw, protocol, signal)
+            if protocol == HTTP_PROTOBUF and var != OTEL_EXPORTER_OTLP_ENDPOINT:
+                hint_signal_path(var, raw, signal)
             return True
         warn_once(
             var, raw,
