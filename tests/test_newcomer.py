@@ -208,6 +208,32 @@ def test_nothing_is_told_when_configured() -> None:
     assert "not recorded" not in _child("configured")
 
 
+async def test_runs_on_the_global_providers_after_configure_apart_are_told_to_pass_its_own(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """docs/configure.md's first example is ``configure(..., set_global=False)``; a run then
+    given no provider records nothing, and was told to call configure(), which it had."""
+    from opentelemetry import trace
+
+    monkeypatch.delenv("OTEL_PYTHON_TRACER_PROVIDER", raising=False)
+    monkeypatch.setattr(trace, "_TRACER_PROVIDER", None)  # no global one, as in a fresh process
+    monkeypatch.setattr(_hints, "_told", [])
+    monkeypatch.setattr(_hints, "_apart", [], raising=False)
+    telemetry = configure("t", set_global=False, console=False)
+    try:
+        for _ in range(2):
+            await ScriptedAgent([LLMCallStart(model="m"), LLMCallEnd()]).invoke(
+                [USER], stream_wrapper=otel_wrapper()
+            )
+    finally:
+        telemetry.shutdown()
+    told = [r.getMessage() for r in caplog.records if "not recorded" in r.getMessage()]
+    assert len(told) == 1, told
+    assert "configure(set_global=False) built providers that are not global" in told[0]
+    assert "otel_wrapper(tracer_provider=telemetry.tracer_provider" in told[0]
+    assert "Call agent_otel.configure()" not in told[0]
+
+
 def _agent_module() -> object:
     """A module an agent lives in, with module-level ``stream`` and ``invoke`` of its own:
     ``import my_agent; instrument(my_agent)`` failed deep inside, on ``object.__new__``."""

@@ -50,7 +50,12 @@ from agent_otel.exporting._loss import SpanLoss
 from agent_otel.exporting._pipeline import otlp_span_pipeline
 from agent_otel.exporting._telemetry import Telemetry
 from agent_otel.identity._processor import RunIdentityProcessor
-from agent_otel.recording._hints import PROVIDERS, hint_own_variables, keywords
+from agent_otel.recording._hints import (
+    PROVIDERS,
+    configured_apart,
+    hint_own_variables,
+    keywords,
+)
 from agent_otel.recording._options import OPTION_NAMES
 from agent_otel.recording._semconv import check_semconv, set_default_semconv
 from agent_otel.sampling import TailSampler, TailSamplingPolicy
@@ -343,6 +348,8 @@ def configure(
             _first[:] = [(os.getpid(), asked, handle)]
         elif _globals_are_configures():
             _replace_spare(handle)
+    if not handle.global_tracer_provider:
+        configured_apart()  # a run on the global providers is told to pass these
     guard_from_now()  # provider instrumentations, before the application's first model call
     return handle
 

@@ -30,6 +30,7 @@ __all__ = [
     "a_kind",
     "bound_factory",
     "check_provider",
+    "configured_apart",
     "did_you_mean",
     "factory",
     "OWN_VARIABLES",
@@ -104,14 +105,34 @@ def _positional(name: str, given: object) -> str:
     )
 
 
+_apart: list[bool] = []
+"""Whether ``configure()`` built providers it did not make the global ones
+(``set_global=False``): a run on the global ones is then told to pass them, not to call it."""
+
+
+def configured_apart() -> None:
+    """``configure()`` returned providers that are not the global ones."""
+    _apart[:] = [True]
+
+
 def hint_unconfigured(tracer: Tracer) -> None:
     """Once per process: a run on the global tracer while no SDK provider is installed records
-    nothing; say how to get it recorded."""
+    nothing; say how to get it recorded (after ``configure(set_global=False)``, docs/configure.md's
+    first example: by passing its handle's providers, the call being made already)."""
     if _told or type(tracer) is not ProxyTracer:
         return
     if not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
         return
     _told.append(True)
+    if _apart:
+        _log.warning(
+            "agent-otel: no OpenTelemetry tracer provider is the global one, so agent runs on "
+            "the global providers are not recorded: configure(set_global=False) built providers "
+            "that are not global. Pass its handle's, as in otel_wrapper(tracer_provider="
+            "telemetry.tracer_provider, meter_provider=telemetry.meter_provider) (instrument() "
+            "takes the same), or leave set_global=True."
+        )
+        return
     _log.warning(
         "agent-otel: no OpenTelemetry tracer provider is configured, so agent runs are not "
         "recorded. Call agent_otel.configure() once at startup (it prints each run in the "
