@@ -748,6 +748,45 @@ def test_a_duration_or_size_variable_past_what_the_platform_holds_is_told(
     assert any(path == "/v1/traces" for path, _ in _Capture.requests)
 
 
+@pytest.mark.parametrize(
+    ("variable", "value", "told"),
+    [
+        ("OTEL_BLRP_MAX_QUEUE_SIZE", "0", "is not an integer from 1 to 2147483647; using 2048"),
+        ("OTEL_BLRP_SCHEDULE_DELAY", "-5", "is not an integer from 1 to 1000000000; using 1000"),
+        ("OTEL_BLRP_EXPORT_TIMEOUT", "5s", "is not an integer from 1 to 1000000000; using 30000"),
+        ("OTEL_BLRP_MAX_EXPORT_BATCH_SIZE", "99999", None),  # past the queue: the queue's
+    ],
+)
+def test_a_log_batch_variable_that_cannot_work_is_told_and_the_logs_still_go(
+    variable: str,
+    value: str,
+    told: str | None,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    capture_server: str,
+) -> None:
+    """The ``OTEL_BLRP_*`` variables (the SDK's log record batch processor, which carries the
+    GenAI log events) were left to the SDK: one out of its range raised ``ValueError`` out of
+    configure() (``max_queue_size must be a positive integer``, no variable named), one that
+    does not parse logged a traceback. As ``OTEL_BSP_*``: told once, the SDK's default used."""
+    from opentelemetry.trace import SpanContext
+
+    from agent_otel import record_evaluation
+
+    monkeypatch.setenv(variable, value)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", capture_server)
+    with caplog.at_level(logging.WARNING):
+        tel = configure(console=False, set_global=False)
+        run = SpanContext(0x4BF92F3577B34DA6A3CE929D0E0E4736, 0x00F067AA0BA902B7, is_remote=True)
+        record_evaluation("correctness", score=1.0, span_context=run,
+                          logger_provider=tel.logger_provider)  # fmt: skip
+        assert tel.shutdown()
+    if told is not None:
+        assert f"{variable}={value!r} {told}" in caplog.text
+    assert "Traceback" not in caplog.text
+    assert any(path == "/v1/logs" for path, _ in _Capture.requests)
+
+
 async def test_sdk_disabled_records_and_prints_nothing_and_the_agent_runs(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -47,7 +47,7 @@ from agent_otel.exporting._exporters import (
 from agent_otel.exporting._globals import set_globals
 from agent_otel.exporting._live import live_runs_for
 from agent_otel.exporting._loss import SpanLoss
-from agent_otel.exporting._pipeline import otlp_span_pipeline
+from agent_otel.exporting._pipeline import BatchSettings, otlp_span_pipeline
 from agent_otel.exporting._telemetry import Telemetry
 from agent_otel.identity._processor import RunIdentityProcessor
 from agent_otel.recording._hints import (
@@ -309,7 +309,16 @@ def configure(
         log_exporters.append(
             log_exporter(protocol, _export_to("logs", endpoint, protocol), headers, timeout_s)
         )
-        logger_provider.add_log_record_processor(BatchLogRecordProcessor(log_exporters[0]))
+        logs_batch = BatchSettings.logs()  # OTEL_BLRP_*, each told once if it cannot work
+        logger_provider.add_log_record_processor(
+            BatchLogRecordProcessor(
+                log_exporters[0],
+                schedule_delay_millis=logs_batch.schedule_delay_millis,
+                max_export_batch_size=logs_batch.max_export_batch_size,
+                export_timeout_millis=logs_batch.export_timeout_millis,
+                max_queue_size=logs_batch.max_queue_size,
+            )
+        )
     if console_exporter is not None:  # evaluations under the run they judge
         logger_provider.add_log_record_processor(EvaluationsToConsole(console_exporter))
     for log_processor in log_processors:
