@@ -192,6 +192,107 @@ def test_a_signals_path_on_the_base_endpoint_variable_is_told_and_dropped(
     assert "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT" in caplog.text
 
 
+@pytest.mark.parametrize(
+    ("variables", "argument", "paths"),
+    [
+        ({"OTEL_EXPORTER_OTLP_ENDPOINT": "{url} "}, None, {"/v1/traces", "/v1/metrics"}),
+        (
+            {"OTEL_EXPORTER_OTLP_ENDPOINT": "{url}/otlp\n"},
+            None,
+            {"/otlp/v1/traces", "/otlp/v1/metrics"},
+        ),
+        (
+            {
+                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "\t{url}/custom/traces ",
+                "OTEL_METRICS_EXPORTER": "none",
+            },
+            None,
+            {"/custom/traces"},
+        ),
+        ({}, "{url}/otlp ", {"/otlp/v1/traces", "/otlp/v1/metrics"}),
+    ],
+    ids=["base-variable", "base-variable-with-path", "signal-variable", "argument"],
+)
+def test_an_endpoint_with_whitespace_around_it_is_the_endpoint_it_names(
+    capture_server: str,
+    monkeypatch: pytest.MonkeyPatch,
+    variables: dict[str, str],
+    argument: str | None,
+    paths: set[str],
+) -> None:
+    """A trailing space or newline (a .env file's, a YAML block's) is no part of a URL: every
+    check read the endpoint stripped, but the SDK's exporters got it as it was, so a space after
+    the port raised out of configure() (``Port could not be cast to integer``) and one after a
+    path posted to ``/otlp%20/v1/traces``. The OTLP exporter spec's URL is the value without it."""
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value.format(url=capture_server))
+    endpoint = None if argument is None else argument.format(url=capture_server)
+    tel = configure("svc", endpoint=endpoint, set_global=False)
+    try:
+        assert tel.console is None
+        _export_a_span_and_a_point(tel)
+    finally:
+        assert tel.shutdown()
+    assert {path for path, _ in _Capture.requests} == paths
+
+
+def test_a_grpc_endpoint_variable_with_whitespace_around_it_is_the_target_it_names(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4317 ")
+    grpc = span_exporter("grpc", None, None, None)
+    try:
+        assert grpc._endpoint == "collector:4317"  # type: ignore[attr-defined]
+    finally:
+        grpc.shutdown()
+
+
+@pytest.mark.parametrize("signal", ["traces", "metrics"])
+def test_a_signals_endpoint_variable_naming_no_path_is_told_its_path(
+    capture_server: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    signal: str,
+) -> None:
+    """``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=http://localhost:4318`` is, by the OTLP exporter
+    spec, the full URL the spans are posted to, as it is: they went to ``/``, a Collector's 404,
+    told only as "is the collector reachable?". Still posted as it is (a backend may take a
+    signal at its root), and told once with the URL meant."""
+    other = "metrics" if signal == "traces" else "traces"
+    monkeypatch.setenv(f"OTEL_EXPORTER_OTLP_{signal.upper()}_ENDPOINT", capture_server + "/")
+    monkeypatch.setenv(f"OTEL_{other.upper()}_EXPORTER", "none")
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        tel = configure("svc", set_global=False, console=False)
+        try:
+            _export_a_span_and_a_point(tel)
+        finally:
+            assert tel.shutdown()
+    assert {path for path, _ in _Capture.requests} == {"/"}
+    told = [r.getMessage() for r in caplog.records if "names no path" in r.getMessage()]
+    assert told == [
+        f"agent-otel: OTEL_EXPORTER_OTLP_{signal.upper()}_ENDPOINT={capture_server + '/'!r} names "
+        f"no path, but it is the full URL {signal} are posted to, as it is, and a Collector "
+        f"takes them at /v1/{signal}: set it to {capture_server + '/v1/' + signal!r}, or set "
+        f"OTEL_EXPORTER_OTLP_ENDPOINT={capture_server!r} instead (the base each signal's path "
+        "is appended to)"
+    ]
+
+
+def test_a_signals_endpoint_variable_with_a_path_is_told_nothing(
+    capture_server: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", capture_server + "/v1/traces")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", capture_server)  # the base: no path
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        tel = configure("svc", set_global=False, console=False)
+        try:
+            _export_a_span_and_a_point(tel)
+        finally:
+            assert tel.shutdown()
+    assert {path for path, _ in _Capture.requests} == {"/v1/traces", "/v1/metrics"}
+    assert "names no path" not in caplog.text
+
+
 def test_console_is_the_default_without_endpoint() -> None:
     stream = io.StringIO()
     tel = configure("svc", console_stream=stream, set_global=False)
@@ -645,6 +746,45 @@ def test_a_duration_or_size_variable_past_what_the_platform_holds_is_told(
         assert tel.shutdown()
     assert f"{variable}={value!r} {told}" in caplog.text
     assert any(path == "/v1/traces" for path, _ in _Capture.requests)
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "told"),
+    [
+        ("OTEL_BLRP_MAX_QUEUE_SIZE", "0", "is not an integer from 1 to 2147483647; using 2048"),
+        ("OTEL_BLRP_SCHEDULE_DELAY", "-5", "is not an integer from 1 to 1000000000; using 1000"),
+        ("OTEL_BLRP_EXPORT_TIMEOUT", "5s", "is not an integer from 1 to 1000000000; using 30000"),
+        ("OTEL_BLRP_MAX_EXPORT_BATCH_SIZE", "99999", None),  # past the queue: the queue's
+    ],
+)
+def test_a_log_batch_variable_that_cannot_work_is_told_and_the_logs_still_go(
+    variable: str,
+    value: str,
+    told: str | None,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    capture_server: str,
+) -> None:
+    """The ``OTEL_BLRP_*`` variables (the SDK's log record batch processor, which carries the
+    GenAI log events) were left to the SDK: one out of its range raised ``ValueError`` out of
+    configure() (``max_queue_size must be a positive integer``, no variable named), one that
+    does not parse logged a traceback. As ``OTEL_BSP_*``: told once, the SDK's default used."""
+    from opentelemetry.trace import SpanContext
+
+    from agent_otel import record_evaluation
+
+    monkeypatch.setenv(variable, value)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", capture_server)
+    with caplog.at_level(logging.WARNING):
+        tel = configure(console=False, set_global=False)
+        run = SpanContext(0x4BF92F3577B34DA6A3CE929D0E0E4736, 0x00F067AA0BA902B7, is_remote=True)
+        record_evaluation("correctness", score=1.0, span_context=run,
+                          logger_provider=tel.logger_provider)  # fmt: skip
+        assert tel.shutdown()
+    if told is not None:
+        assert f"{variable}={value!r} {told}" in caplog.text
+    assert "Traceback" not in caplog.text
+    assert any(path == "/v1/logs" for path, _ in _Capture.requests)
 
 
 async def test_sdk_disabled_records_and_prints_nothing_and_the_agent_runs(

@@ -54,6 +54,22 @@ async def test_an_uncalled_otel_wrapper_says_to_call_it() -> None:
         )
 
 
+async def test_the_test_kits_wrapper_uncalled_says_to_call_it(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """``stream_wrapper=otel_telemetry.wrapper`` is the README's test with the call dropped, the
+    same mistake as ``stream_wrapper=otel_wrapper``; it was told only as Python's
+    ``takes 1 positional argument but 2 were given``."""
+    agent = ScriptedAgent([LLMCallStart(model="m"), LLMCallEnd()])
+    with pytest.raises(TypeError, match=r"pass stream_wrapper=telemetry\.wrapper\(\) \(called"):
+        await agent.invoke([USER], stream_wrapper=otel_telemetry.wrapper)  # type: ignore[arg-type]
+    with pytest.raises(
+        TypeError, match=r"as keywords, as in telemetry\.wrapper\(agent_name='mine'\)"
+    ):
+        otel_telemetry.wrapper("mine")  # type: ignore[call-arg, arg-type]
+    assert otel_telemetry.spans() == []  # no run started
+
+
 def test_an_option_given_by_position_is_told_its_keyword() -> None:
     with pytest.raises(TypeError, match=r"as keywords, as in otel_wrapper\(agent_name='greeter'\)"):
         otel_wrapper("greeter")  # type: ignore[misc]
@@ -190,6 +206,32 @@ def test_forgetting_configure_is_told_once_with_what_to_do() -> None:
 
 def test_nothing_is_told_when_configured() -> None:
     assert "not recorded" not in _child("configured")
+
+
+async def test_runs_on_the_global_providers_after_configure_apart_are_told_to_pass_its_own(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """docs/configure.md's first example is ``configure(..., set_global=False)``; a run then
+    given no provider records nothing, and was told to call configure(), which it had."""
+    from opentelemetry import trace
+
+    monkeypatch.delenv("OTEL_PYTHON_TRACER_PROVIDER", raising=False)
+    monkeypatch.setattr(trace, "_TRACER_PROVIDER", None)  # no global one, as in a fresh process
+    monkeypatch.setattr(_hints, "_told", [])
+    monkeypatch.setattr(_hints, "_apart", [], raising=False)
+    telemetry = configure("t", set_global=False, console=False)
+    try:
+        for _ in range(2):
+            await ScriptedAgent([LLMCallStart(model="m"), LLMCallEnd()]).invoke(
+                [USER], stream_wrapper=otel_wrapper()
+            )
+    finally:
+        telemetry.shutdown()
+    told = [r.getMessage() for r in caplog.records if "not recorded" in r.getMessage()]
+    assert len(told) == 1, told
+    assert "configure(set_global=False) built providers that are not global" in told[0]
+    assert "otel_wrapper(tracer_provider=telemetry.tracer_provider" in told[0]
+    assert "Call agent_otel.configure()" not in told[0]
 
 
 def _agent_module() -> object:
@@ -465,6 +507,53 @@ def test_an_endpoint_on_its_own_port_is_told_nothing(
     assert "listens for" not in caplog.text
 
 
+@pytest.mark.parametrize(
+    ("options", "env", "told"),
+    [
+        ({"endpoint": "localhost:14317", "protocol": "grpc"}, {}, "endpoint='localhost:14317'"),
+        ({"endpoint": "collector.invalid:4317", "protocol": "grpc"}, {}, "'http://collector"),
+        (
+            {},
+            {
+                "OTEL_EXPORTER_OTLP_ENDPOINT": "127.0.0.1:14317",
+                "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc",
+            },
+            "OTEL_EXPORTER_OTLP_ENDPOINT='127.0.0.1:14317'",
+        ),
+        ({"endpoint": "api.example.invalid:443", "protocol": "grpc"}, {}, None),  # a TLS host
+        ({"endpoint": "http://localhost:14317", "protocol": "grpc"}, {}, None),
+        (
+            {"endpoint": "localhost:14317", "protocol": "grpc"},
+            {"OTEL_EXPORTER_OTLP_INSECURE": "true"},  # chosen: plain
+            None,
+        ),
+    ],
+)
+def test_a_grpc_endpoint_with_no_scheme_on_a_collectors_address_is_told_it_means_tls(
+    options: dict[str, str],
+    env: dict[str, str],
+    told: str | None,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """With no scheme and OTEL_EXPORTER_OTLP_INSECURE unset, the OTLP exporter spec's gRPC
+    exporter connects with TLS; a Collector's receiver is plain by default, so ``localhost:4317``
+    failed every export on an SSL handshake error that named neither the endpoint nor the fix."""
+    for var in [v for v in os.environ if v.startswith("OTEL_EXPORTER_OTLP_")]:
+        monkeypatch.delenv(var)
+    for var, value in {**QUIET, **env}.items():
+        monkeypatch.setenv(var, value)
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        telemetry = configure("t", set_global=False, console=False, **options)  # type: ignore[arg-type]
+    telemetry.shutdown()
+    if told is None:
+        assert "has no scheme" not in caplog.text
+        return
+    assert caplog.text.count("has no scheme, so OTLP/gRPC connects to it with TLS") == 1
+    assert told in caplog.text
+    assert "for a Collector without TLS" in caplog.text
+
+
 def _run_alone(code: str) -> subprocess.CompletedProcess[str]:
     """``code`` in a fresh interpreter (OpenTelemetry's globals are set once per process),
     with this checkout's code and no OTEL_ variable."""
@@ -502,6 +591,54 @@ def test_a_variable_of_our_prefix_is_told_by_the_first_wrapper_without_configure
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
     )
     assert done.stderr.count("AGENT_OTEL_CAPTURE_CONTENT is not a variable agent-otel") == 1
+
+
+def test_an_otel_variable_misspelt_is_told_with_the_one_meant(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``OTEL_EXPORTER_OTLP_ENDPIONT=...`` left the endpoint unset without a word: the traces
+    showed in the terminal and never reached the Collector. The names meant are the OTel
+    specification's (its SDK environment variables and the OTLP exporter's)."""
+    for name in [v for v in os.environ if v.startswith("OTEL_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPIONT", "http://localhost:4318")
+    monkeypatch.setenv("OTEL_TRACE_EXPORTER", "otlp")
+    monkeypatch.setenv("OTEL_SERVICENAME", "svc")
+    monkeypatch.setenv("OTEL_SOME_OTHER_LIBRARY_SETTING", "1")  # far from every name: not ours
+    monkeypatch.setenv("OTEL_METRIC_EXPORTER", "none")  # one of a name set beside it: its own
+    monkeypatch.setenv("OTEL_METRICS_EXPORTER", "none")
+    for _ in range(2):
+        configure(set_global=False, console=False).shutdown()
+    told = sorted(r.getMessage() for r in caplog.records if "did you mean OTEL_" in r.getMessage())
+    assert told == [
+        f"agent-otel: {typo} is not a variable OpenTelemetry or agent-otel reads, so it is "
+        f"ignored: did you mean {meant}? (the variables: docs/configure.md)"
+        for typo, meant in [
+            ("OTEL_EXPORTER_OTLP_ENDPIONT", "OTEL_EXPORTER_OTLP_ENDPOINT"),
+            ("OTEL_SERVICENAME", "OTEL_SERVICE_NAME"),
+            ("OTEL_TRACE_EXPORTER", "OTEL_TRACES_EXPORTER"),
+        ]
+    ]
+
+
+def test_a_misspelt_capture_variable_is_told_by_the_first_wrapper_without_configure(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The content variable is read by every run, configured or not: its typo (``MESSAGES``)
+    left content off without a word. A longer name of another library is not its typo."""
+    for name in [v for v in os.environ if v.startswith("OTEL_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGES_CONTENT", "true")
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT_MODE", "SPAN_ONLY")
+    monkeypatch.setattr(_hints, "_variables_read", [])  # as in a process's first wrapper
+    for _ in range(3):
+        otel_wrapper()
+    told = [r.getMessage() for r in caplog.records if "is not a variable" in r.getMessage()]
+    assert told == [
+        "agent-otel: OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGES_CONTENT is not a variable "
+        "OpenTelemetry or agent-otel reads, so it is ignored: did you mean "
+        "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT? (the variables: docs/configure.md)"
+    ]
 
 
 def test_the_variables_of_our_prefix_are_those_the_code_reads() -> None:

@@ -148,6 +148,7 @@ def check_arguments(**given: Any) -> dict[str, Any]:
     if out["endpoint"] is not None:
         _optional("endpoint", out["endpoint"], str, "a str URL")
         _env.check_endpoint_argument(out["endpoint"], out["protocol"])
+        out["endpoint"] = out["endpoint"].strip()  # as checked: the SDK reads it as it is
     out["headers"] = _headers(given["headers"])
     out["timeout"] = _positive("timeout", given["timeout"], _env.MOST_SECONDS)
     _optional("console", given["console"], bool, "True, False or None")

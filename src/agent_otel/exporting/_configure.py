@@ -47,10 +47,15 @@ from agent_otel.exporting._exporters import (
 from agent_otel.exporting._globals import Asked, installed, set_globals
 from agent_otel.exporting._live import live_runs_for
 from agent_otel.exporting._loss import SpanLoss
-from agent_otel.exporting._pipeline import otlp_span_pipeline
+from agent_otel.exporting._pipeline import BatchSettings, otlp_span_pipeline
 from agent_otel.exporting._telemetry import Telemetry
 from agent_otel.identity._processor import RunIdentityProcessor
-from agent_otel.recording._hints import PROVIDERS, hint_own_variables, keywords
+from agent_otel.recording._hints import (
+    PROVIDERS,
+    configured_apart,
+    hint_own_variables,
+    keywords,
+)
 from agent_otel.recording._options import OPTION_NAMES, check_scrub
 from agent_otel.recording._semconv import check_semconv, set_default_semconv
 from agent_otel.sampling import TailSampler, TailSamplingPolicy
@@ -245,7 +250,7 @@ def configure(
             "once at startup and keep its handle (docs/configure.md)",
         )  # fmt: skip
         return again
-    hint_own_variables(again=True)
+    hint_own_variables(again=True, otel=_env.sdk_variables())
     _env.hint_sdk_disabled()
     quiet_retries()
     resource = _resource(service_name, resource_attributes, scrubber)
@@ -316,7 +321,16 @@ def configure(
         log_exporters.append(
             log_exporter(protocol, _export_to("logs", endpoint, protocol), headers, timeout_s)
         )
-        logger_provider.add_log_record_processor(BatchLogRecordProcessor(log_exporters[0]))
+        logs_batch = BatchSettings.logs()  # OTEL_BLRP_*, each told once if it cannot work
+        logger_provider.add_log_record_processor(
+            BatchLogRecordProcessor(
+                log_exporters[0],
+                schedule_delay_millis=logs_batch.schedule_delay_millis,
+                max_export_batch_size=logs_batch.max_export_batch_size,
+                export_timeout_millis=logs_batch.export_timeout_millis,
+                max_queue_size=logs_batch.max_queue_size,
+            )
+        )
     if console_exporter is not None:  # evaluations under the run they judge
         logger_provider.add_log_record_processor(EvaluationsToConsole(console_exporter))
     for log_processor in log_processors:
@@ -355,6 +369,8 @@ def configure(
         )
         if not handle.global_tracer_provider and _globals_are_configures():
             _replace_spare(handle)
+    if not handle.global_tracer_provider:
+        configured_apart()  # a run on the global providers is told to pass these
     guard_from_now()  # provider instrumentations, before the application's first model call
     return handle
 

@@ -12,6 +12,7 @@ exporter reads by itself (headers, compression, certificates, sampler) is left t
 
 from __future__ import annotations
 
+import importlib
 import math
 import os
 from collections.abc import Mapping
@@ -54,6 +55,25 @@ Forever is not a timeout."""
 MOST_MILLIS: Final = MOST_SECONDS * 1000
 MOST_COUNT: Final = 2**31 - 1
 """The largest queue or batch: a larger one overflowed the SDK's queue (``OverflowError``)."""
+
+
+def sdk_variables() -> frozenset[str]:
+    """The ``OTEL_*`` variables the OTel API and SDK (and, when installed, the
+    instrumentation package and the Prometheus exporter) name, as their modules of variables
+    list them: an ``OTEL_*`` variable set that is none of these nor one we read, but one or two
+    letters from one, is a typo told once (``recording/_hints.py``)."""
+    names: set[str] = set()
+    for module in (
+        "opentelemetry.environment_variables",
+        "opentelemetry.sdk.environment_variables",
+        "opentelemetry.instrumentation.environment_variables",
+    ):
+        try:
+            found = vars(importlib.import_module(module))
+        except ImportError:
+            continue
+        names.update(v for k, v in found.items() if k.startswith("OTEL_") and type(v) is str)
+    return frozenset(names)
 
 
 def _signal_var(signal: Signal, suffix: str) -> str:
@@ -152,6 +172,63 @@ def hint_port(setting: str, value: str, protocol: Protocol, switch: str) -> None
     )  # fmt: skip
 
 
+_LOOPBACK: Final = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
+
+
+def hint_grpc_tls(setting: str, value: str, protocol: Protocol, signal: Signal = "traces") -> None:
+    """Tell once a gRPC endpoint with no scheme (``localhost:4317``) on a Collector's own
+    address: the SDK's gRPC exporter then connects with TLS, as the OTLP exporter spec has it
+    while ``OTEL_EXPORTER_OTLP_INSECURE`` is unset, and a Collector's receiver, plain by
+    default, fails every handshake (``WRONG_VERSION_NUMBER``), a message that names neither
+    the endpoint nor the fix. Only told: a target with TLS is a valid one (a hosted backend's
+    ``api.example.com:443``), so only the local host and the Collector's port 4317 are."""
+    text = value.strip()
+    if protocol != GRPC or "://" in text:
+        return
+    if any(
+        os.environ.get(var, "").strip()
+        for var in (_signal_var(signal, "INSECURE"), "OTEL_EXPORTER_OTLP_INSECURE")
+    ):
+        return  # TLS or not, chosen
+    try:
+        parts = urlsplit("http://" + text)
+        port = parts.port
+    except ValueError:
+        return
+    if parts.hostname not in _LOOPBACK and port != _PORTS[GRPC]:
+        return
+    warn_once(
+        setting, f"tls:{text}",
+        "agent-otel: %s=%r has no scheme, so OTLP/gRPC connects to it with TLS (as "
+        "OTEL_EXPORTER_OTLP_INSECURE is unset), which a Collector's receiver, plain by default, "
+        "refuses at every export: use %r for a Collector without TLS, or %r with it",
+        setting, text, f"http://{text}", f"https://{text}",
+    )  # fmt: skip
+
+
+def hint_signal_path(var: str, value: str, signal: Signal) -> None:
+    """Tell once a signal's own OTLP/HTTP endpoint variable that names no path
+    (``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=http://localhost:4318``): unlike the general one, it
+    is the full URL the signal is posted to, as it is (the OTLP exporter spec), so the spans
+    went to ``/``, a Collector answered 404 to every batch, and the only words were "is the
+    collector reachable?". Only told: a backend may take a signal at its root."""
+    text = value.strip()
+    try:
+        path = urlsplit(text).path
+    except ValueError:
+        return
+    if path not in ("", "/"):
+        return
+    base = text.removesuffix("/")
+    warn_once(
+        var, f"path:{text}",
+        "agent-otel: %s=%r names no path, but it is the full URL %s are posted to, as it is, "
+        "and a Collector takes them at /v1/%s: set it to %r, or set %s=%r instead (the base "
+        "each signal's path is appended to)",
+        var, text, signal, signal, f"{base}/v1/{signal}", OTEL_EXPORTER_OTLP_ENDPOINT, base,
+    )  # fmt: skip
+
+
 _SIGNAL_PATHS: Final = ("/v1/traces", "/v1/metrics", "/v1/logs")
 
 
@@ -185,6 +262,32 @@ def base_endpoint(
     return base
 
 
+def padded_endpoint(
+    signal: Signal, protocol: Protocol, env: Mapping[str, str] | None = None
+) -> str | None:
+    """The URL (gRPC: the target) the endpoint variable in force for ``signal`` names, when
+    its value has whitespace around it (a ``.env`` file's or a YAML block's trailing space);
+    else None, and the exporter reads the variable itself. Every check here reads the value
+    stripped, but the SDK's exporters read it as it is: a space after the port raised out of
+    ``configure()`` (the port is no number), one after a path posted to ``/otlp%20/v1/...``.
+    As in the SDK, the per-signal variable is the signal's full URL and the general one the
+    base the signal's path is appended to (a base ending in a signal's path is
+    :func:`base_endpoint`'s)."""
+    env = os.environ if env is None else env
+    per_signal, general = _endpoint_vars(signal)
+    for var in (per_signal, general):
+        raw = env.get(var, "")
+        text = raw.strip()
+        if not text:
+            continue
+        if text == raw:
+            return None
+        if var == general and protocol == HTTP_PROTOBUF:
+            return f"{text.removesuffix('/')}/v1/{signal}"
+        return text
+    return None
+
+
 def _endpoint_vars(signal: Signal) -> tuple[str, str]:
     return _signal_var(signal, "ENDPOINT"), OTEL_EXPORTER_OTLP_ENDPOINT
 
@@ -213,6 +316,9 @@ def endpoint_configured(
         problem = endpoint_problem(raw, protocol)
         if problem is None:
             hint_port(var, raw, protocol, f"{OTEL_EXPORTER_OTLP_PROTOCOL}={_other(protocol)}")
+            hint_grpc_tls(var, raw, protocol, signal)
+            if protocol == HTTP_PROTOBUF and var != OTEL_EXPORTER_OTLP_ENDPOINT:
+                hint_signal_path(var, raw, signal)
             return True
         warn_once(
             var, raw,
@@ -236,6 +342,7 @@ def check_endpoint_argument(endpoint: str, protocol: str | None) -> None:
             f"pass a URL such as {endpoint_example(resolved)!r}"
         )
     hint_port("endpoint", endpoint, resolved, f"protocol={_other(resolved)!r}")
+    hint_grpc_tls("endpoint", endpoint, resolved)
 
 
 def _other(protocol: Protocol) -> Protocol:

@@ -34,11 +34,14 @@ that answers drains a full queue within it (docs/export.md)."""
 
 def _otlp_args(
     signal: _env.Signal,
+    protocol: _env.Protocol,
     endpoint: str | None,
     headers: Mapping[str, str] | None,
     timeout: float | None,
 ) -> dict[str, Any]:
     args: dict[str, Any] = {}
+    if endpoint is None:  # the variable, stripped as every check of it read it
+        endpoint = _env.padded_endpoint(signal, protocol)
     if endpoint is not None:
         args["endpoint"] = endpoint
     if headers is not None:
@@ -144,9 +147,10 @@ def span_exporter(
     meter_provider: MeterProvider | None = None,
 ) -> SpanExporter:
     """The OTLP span exporter; its own metrics (when enabled) go to ``meter_provider``."""
-    args = _otlp_args("traces", endpoint, headers, timeout)
+    resolved = _env.resolve_protocol("traces", protocol)
+    args = _otlp_args("traces", resolved, endpoint, headers, timeout)
     args["meter_provider"] = meter_provider
-    if _env.resolve_protocol("traces", protocol) == _env.GRPC:
+    if resolved == _env.GRPC:
         exporter: SpanExporter = _grpc_module("traces", protocol).OTLPSpanExporter(**args)
         return exporter
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -162,15 +166,16 @@ def metric_exporter(
     headers: Mapping[str, str] | None,
     timeout: float | None,
 ) -> MetricExporter:
-    if _env.resolve_protocol("metrics", protocol) == _env.GRPC:
+    resolved = _env.resolve_protocol("metrics", protocol)
+    if resolved == _env.GRPC:
         exporter: MetricExporter = _grpc_module("metrics", protocol).OTLPMetricExporter(
-            **_otlp_args("metrics", endpoint, headers, timeout)
+            **_otlp_args("metrics", resolved, endpoint, headers, timeout)
         )
         return exporter
     from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
 
     url = _http_url(endpoint, "v1/metrics") if endpoint is not None else None
-    return OTLPMetricExporter(**_otlp_args("metrics", url, headers, timeout))
+    return OTLPMetricExporter(**_otlp_args("metrics", resolved, url, headers, timeout))
 
 
 def log_exporter(
@@ -182,10 +187,11 @@ def log_exporter(
     """The OTLP exporter for GenAI log events (content events, evaluation results), in
     requests under a collector's message limit (:mod:`._split`). Its own metrics are read
     for each request's status only (a refusal as too large), never exported."""
-    args = _otlp_args("logs", endpoint, headers, timeout)
+    resolved = _env.resolve_protocol("logs", protocol)
+    args = _otlp_args("logs", resolved, endpoint, headers, timeout)
     args["meter_provider"] = AnswerMeterProvider()
     with internal_metrics_on():  # the SDK records them only when this is on at construction
-        if _env.resolve_protocol("logs", protocol) == _env.GRPC:
+        if resolved == _env.GRPC:
             exporter: LogExporter = _grpc_module("logs", protocol).OTLPLogExporter(**args)
             return SizeBoundLogExporter(exporter)
         from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter

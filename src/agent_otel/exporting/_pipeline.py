@@ -44,16 +44,38 @@ class BatchSettings:
     ) -> BatchSettings:
         """Argument, else ``OTEL_BSP_*``, else our defaults; the batch never exceeds the queue
         (the SDK would reject it)."""
+        defaults = cls(DEFAULT_MAX_QUEUE_SIZE, DEFAULT_MAX_EXPORT_BATCH_SIZE,
+                       DEFAULT_SCHEDULE_DELAY_MILLIS)  # fmt: skip
+        return cls._read("OTEL_BSP_", defaults, max_queue_size, env)
+
+    @classmethod
+    def logs(cls, env: Mapping[str, str] | None = None) -> BatchSettings:
+        """``OTEL_BLRP_*``, else the SDK's defaults, for the log record batch processor: read
+        as ``OTEL_BSP_*`` are, as the SDK left to itself raised out of ``configure()`` on an
+        out-of-range one (``OTEL_BLRP_MAX_QUEUE_SIZE=0``: ``max_queue_size must be a positive
+        integer``, no variable named) and logged a traceback for one that does not parse."""
+        return cls._read("OTEL_BLRP_", cls(2_048, 512, 1_000), None, env)
+
+    @classmethod
+    def _read(
+        cls,
+        prefix: str,
+        defaults: BatchSettings,
+        max_queue_size: int | None,
+        env: Mapping[str, str] | None,
+    ) -> BatchSettings:
         queue = max_queue_size or _env.int_var(
-            "OTEL_BSP_MAX_QUEUE_SIZE", DEFAULT_MAX_QUEUE_SIZE, env
+            f"{prefix}MAX_QUEUE_SIZE", defaults.max_queue_size, env
         )
-        batch = _env.int_var("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", DEFAULT_MAX_EXPORT_BATCH_SIZE, env)
+        batch = _env.int_var(f"{prefix}MAX_EXPORT_BATCH_SIZE", defaults.max_export_batch_size, env)
         delay = _env.int_var(
-            "OTEL_BSP_SCHEDULE_DELAY", DEFAULT_SCHEDULE_DELAY_MILLIS, env, maximum=_env.MOST_MILLIS
-        )
-        export = _env.int_var(  # the SDK's default
-            "OTEL_BSP_EXPORT_TIMEOUT", 30_000, env, maximum=_env.MOST_MILLIS
-        )
+            f"{prefix}SCHEDULE_DELAY", defaults.schedule_delay_millis, env,
+            maximum=_env.MOST_MILLIS,
+        )  # fmt: skip
+        export = _env.int_var(
+            f"{prefix}EXPORT_TIMEOUT", defaults.export_timeout_millis, env,
+            maximum=_env.MOST_MILLIS,
+        )  # fmt: skip
         return cls(queue, min(batch, queue), delay, export)
 
 

@@ -1,6 +1,7 @@
 """What a newcomer's common mistakes are told: a factory passed uncalled, an option misspelt
 (also ``configure()``'s, or a run's option given to it, or ``configure()``'s to a run), an
-option given by position, an ``AGENT_OTEL_*`` variable agent-otel does not read, a tracer (or
+option given by position, an ``AGENT_OTEL_*`` variable agent-otel does not read or an
+``OTEL_*`` one misspelt, a tracer (or
 a class) where a provider
 belongs, an instrumented agent whose runs cannot be traced (a synchronous stream, an
 ``invoke`` that drops its wrapper), and runs recorded before any SDK is configured, an
@@ -27,7 +28,9 @@ __all__ = [
     "PROVIDERS",
     "OptionTypeError",
     "a_kind",
+    "bound_factory",
     "check_provider",
+    "configured_apart",
     "did_you_mean",
     "factory",
     "OWN_VARIABLES",
@@ -69,6 +72,24 @@ def factory(fn: Callable[P, R]) -> Callable[P, R]:
     return checked
 
 
+def bound_factory(name: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """:func:`factory` for a method that makes a stream wrapper (the test kit's
+    ``telemetry.wrapper``), told as ``name``: ``stream_wrapper=otel_telemetry.wrapper``, passed
+    uncalled, is the same mistake as ``stream_wrapper=otel_wrapper``, and was told only as
+    Python's ``takes 1 positional argument but 2 were given``."""
+
+    def decorate(fn: Callable[P, R]) -> Callable[P, R]:
+        @functools.wraps(fn)
+        def checked(*args: P.args, **kwargs: P.kwargs) -> R:
+            if len(args) > 1:  # (the first is the instance)
+                raise TypeError(_positional(name, args[1]))
+            return fn(*args, **kwargs)
+
+        return checked
+
+    return decorate
+
+
 def _positional(name: str, given: object) -> str:
     """What ``name()`` called with ``given`` as its first positional argument is told: an
     option given by position (a name as text) needs its keyword; anything else is the stream
@@ -84,14 +105,34 @@ def _positional(name: str, given: object) -> str:
     )
 
 
+_apart: list[bool] = []
+"""Whether ``configure()`` built providers it did not make the global ones
+(``set_global=False``): a run on the global ones is then told to pass them, not to call it."""
+
+
+def configured_apart() -> None:
+    """``configure()`` returned providers that are not the global ones."""
+    _apart[:] = [True]
+
+
 def hint_unconfigured(tracer: Tracer) -> None:
     """Once per process: a run on the global tracer while no SDK provider is installed records
-    nothing; say how to get it recorded."""
+    nothing; say how to get it recorded (after ``configure(set_global=False)``, docs/configure.md's
+    first example: by passing its handle's providers, the call being made already)."""
     if _told or type(tracer) is not ProxyTracer:
         return
     if not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
         return
     _told.append(True)
+    if _apart:
+        _log.warning(
+            "agent-otel: no OpenTelemetry tracer provider is the global one, so agent runs on "
+            "the global providers are not recorded: configure(set_global=False) built providers "
+            "that are not global. Pass its handle's, as in otel_wrapper(tracer_provider="
+            "telemetry.tracer_provider, meter_provider=telemetry.meter_provider) (instrument() "
+            "takes the same), or leave set_global=True."
+        )
+        return
     _log.warning(
         "agent-otel: no OpenTelemetry tracer provider is configured, so agent runs are not "
         "recorded. Call agent_otel.configure() once at startup (it prints each run in the "
@@ -130,15 +171,59 @@ _TOOLING = frozenset(
 _variables_read: list[bool] = []
 
 
-def hint_own_variables(env: Mapping[str, str] | None = None, *, again: bool = False) -> None:
+_RUN_VARIABLES = frozenset({"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"})
+"""The ``OTEL_*`` variables a run reads (with no SDK: ``configure()`` adds the SDK's)."""
+
+
+def _within_two_edits(a: str, b: str) -> bool:
+    """Whether ``b`` is ``a`` with at most two letters inserted, deleted, replaced or two
+    neighbours swapped (``ENDPIONT``, ``TRACE_EXPORTER``, ``EXPORT_OTLP``): a typo, where
+    difflib's ratio also takes a longer name of another library (``..._CONTENT_MODE``)."""
+    if abs(len(a) - len(b)) > 2:
+        return False
+    before: list[int] = []
+    row = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        now = [i] + [0] * len(b)
+        for j, y in enumerate(b, 1):
+            now[j] = min(row[j] + 1, now[j - 1] + 1, row[j - 1] + (x != y))
+            if i > 1 and j > 1 and x == b[j - 2] and a[i - 2] == y:
+                now[j] = min(now[j], before[j - 2] + 1)
+        before, row = row, now
+        if min(row) > 2:
+            return False
+    return row[-1] <= 2
+
+
+def _hint_misspelt_otel(names: Mapping[str, str], read: Collection[str]) -> None:
+    """Tell each ``OTEL_*`` variable set that no SDK or agent-otel setting has as its name but
+    is a typo of one in ``read`` that is not set (``OTEL_EXPORTER_OTLP_ENDPIONT``): its
+    setting is not in force (the terminal view shows instead of the Collector getting the
+    traces), and nothing else said so. The prefix is shared, so a name far from every one
+    read is another library's, left alone."""
+    for name in sorted(n for n in names if n.startswith("OTEL_") and n not in read):
+        meant = [v for v in sorted(read) if v not in names and _within_two_edits(name, v)]
+        if len(meant) == 1:
+            warn_once(
+                "variable", name,
+                "agent-otel: %s is not a variable OpenTelemetry or agent-otel reads, so it is "
+                "ignored: did you mean %s? (the variables: docs/configure.md)", name, meant[0],
+            )  # fmt: skip
+
+
+def hint_own_variables(
+    env: Mapping[str, str] | None = None, *, again: bool = False, otel: Collection[str] = ()
+) -> None:
     """Tell each variable of our own prefix that agent-otel does not read (``AGENT_OTEL_
     SEMCONVV=head``): the prefix is ours, so it is a typo, and the setting it meant is not in
-    force. Once per name; the environment is read once per process unless ``again``
-    (``configure()``, which is called once)."""
+    force; and each ``OTEL_*`` typo of a variable a run reads, or of one in ``otel`` (the SDK's,
+    from ``configure()``). Once per name; the environment is read once per process unless
+    ``again`` (``configure()``, which is called once)."""
     if _variables_read and not again:
         return
     _variables_read.append(True)
     names = os.environ if env is None else env
+    _hint_misspelt_otel(names, _RUN_VARIABLES | frozenset(otel))
     known = OWN_VARIABLES | _TOOLING
     ours = {variable.removeprefix(_PREFIX): variable for variable in OWN_VARIABLES}
     for name in sorted(n for n in names if n.startswith(_PREFIX) and n not in known):

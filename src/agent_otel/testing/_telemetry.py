@@ -20,6 +20,7 @@ from opentelemetry.sdk.trace.sampling import Sampler
 from agent_otel._attributes import PENDING
 from agent_otel._block import Block, block
 from agent_otel._plain import a_kind, has_methods, items_of
+from agent_otel.recording._hints import bound_factory
 from agent_otel.recording._open import held as _held
 
 from ._tree import span_outline, span_tree
@@ -148,6 +149,7 @@ class InMemoryTelemetry(Block["InMemoryTelemetry"]):
                 "it ends"
             )
 
+    @bound_factory("telemetry.wrapper")
     def wrapper(self, **options: Unpack[Options]) -> StreamWrapper:
         """``otel_wrapper(**options)`` with this telemetry's three providers (unless given)."""
         from agent_otel.recording._wrapper import otel_wrapper
