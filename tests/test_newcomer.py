@@ -1647,3 +1647,27 @@ async def test_what_async_for_accepts_is_a_stream_the_wrapper_traces(given: Any)
     assert events == ["LLMCallStart", "LLMCallEnd"]
     names = [span.name for span in telemetry.spans()]
     assert names[-1] == "invoke_agent" and "chat m" in names, names
+
+
+def test_a_headers_variable_written_as_http_headers_is_told_with_the_form_the_exporters_read(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``OTEL_EXPORTER_OTLP_HEADERS="Authorization: Bearer ..."`` (a header as curl writes
+    it): the SDK's exporters drop the entry, every request goes without it, and the SDK's own
+    warning names no variable. The OTLP exporter's specification wants comma-separated
+    ``name=value`` entries, URL-encoded; the entry is quoted scrubbed, never with its token."""
+    token = "ghp_" + "a1B2c3D4e5" * 4
+    for name in [v for v in os.environ if v.startswith("OTEL_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("OTEL_TRACES_EXPORTER", "none")
+    monkeypatch.setenv("OTEL_METRICS_EXPORTER", "none")
+    monkeypatch.setenv("OTEL_LOGS_EXPORTER", "none")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", f"x-tenant=acme,Authorization: Bearer {token}")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "api-key=abc, Authorization=Bearer%20x")
+    for _ in range(2):
+        configure(set_global=False, console=False).shutdown()
+    told = [r.getMessage() for r in caplog.records if "is not name=value" in r.getMessage()]
+    assert len(told) == 1  # once, and only for the variable holding such an entry
+    assert told[0].startswith("agent-otel: OTEL_EXPORTER_OTLP_HEADERS has an entry that is not")
+    assert "(Authorization: Bearer [REDACTED:" in told[0] and token[4:] not in told[0]
+    assert told[0].endswith("its value URL-encoded (a space as %20)")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 import math
 import os
+import re
 from collections.abc import Mapping
 from typing import Final, Literal
 from urllib.parse import urlsplit
@@ -587,6 +588,34 @@ def hint_sdk_disabled(env: Mapping[str, str] | None = None) -> None:
             "Unset it to record (docs/configure.md)",
             shown(value),
         )  # fmt: skip
+
+
+_HEADER_ENTRY: Final = re.compile(r"[ \t]*[!#-'*+\-.0-9A-Z^-z|~]+[ \t]*=.*", re.DOTALL)
+"""A ``name=value`` entry of an ``OTEL_EXPORTER_OTLP_*HEADERS`` variable, as the SDK's
+exporters read one (its name a W3C baggage key's characters; the value URL-encoded or not)."""
+
+
+def hint_headers(env: Mapping[str, str] | None = None) -> None:
+    """Tell, once per variable and value, an ``OTEL_EXPORTER_OTLP_*HEADERS`` entry the SDK's
+    exporters drop: written as an HTTP header (``Authorization: Bearer ...``) rather than
+    ``name=value``, it is left out of every request, and a collector that needs it refuses
+    them all (401), while the SDK's own warning names no variable. The entry is quoted
+    scrubbed (it holds the credential)."""
+    env = os.environ if env is None else env
+    for suffix in ("", "TRACES_", "METRICS_", "LOGS_"):
+        var = f"OTEL_EXPORTER_OTLP_{suffix}HEADERS"
+        raw = env.get(var, "")
+        for entry in raw.split(","):
+            if entry.strip() and not _HEADER_ENTRY.fullmatch(entry):
+                warn_once(
+                    var, raw,
+                    "agent-otel: %s has an entry that is not name=value (%s), so the "
+                    "exporters send every request without it (a collector that needs it "
+                    "refuses them all): write each header as name=value, comma-separated, its "
+                    "value URL-encoded (a space as %%20)",
+                    var, DEFAULT.text(entry.strip()),
+                )  # fmt: skip
+                break
 
 
 def settings(env: Mapping[str, str] | None = None) -> dict[str, str]:
