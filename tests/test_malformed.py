@@ -112,6 +112,28 @@ async def test_a_well_formed_run_has_no_anomaly(
     assert not [s for s in spans if INCOMPLETE in (s.attributes or {})]
 
 
+async def test_a_usage_naming_its_call_counts_on_it_among_calls_open_at_once(
+    otel_telemetry: InMemoryTelemetry, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Calls open at once (a framework's agents working side by side): the older call's usage,
+    naming it (a ``CallUsage``), is its own, not the newest open call's."""
+    from agent_contract.sources._call_usage import CallUsage
+
+    script = [
+        LLMCallStart(model="older", call_id="c1"),
+        LLMCallStart(model="newer", call_id="c2"),
+        CallUsage(input_tokens=100, output_tokens=1, call_id="c1"),
+        LLMCallEnd(call_id="c1"),
+        CallUsage(input_tokens=200, output_tokens=2, call_id="c2"),
+        LLMCallEnd(call_id="c2"),
+    ]
+    spans = await run(otel_telemetry, script, caplog)
+    counted = {str(s.name): (s.attributes or {}).get("gen_ai.usage.input_tokens") for s in spans}
+    assert counted["chat older"] == 100
+    assert counted["chat newer"] == 200
+    assert anomalies(spans) == (None, [], [])
+
+
 # --- tool results and calls --------------------------------------------------------------------
 
 

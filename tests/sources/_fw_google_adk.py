@@ -10,6 +10,7 @@ has one that returns ``{"error": ...}``, the error shape ADK itself uses.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -40,11 +41,18 @@ class Refused(RuntimeError):
 
 
 def _model(
-    turns: list[list[Any]], *, fail: bool = False, refuse: bool = False, barrier: Any = None
+    turns: list[list[Any]],
+    *,
+    fail: bool = False,
+    refuse: bool = False,
+    barrier: Any = None,
+    stall: bool = False,
 ) -> Any:
     """A model answering call ``i`` with ``turns[i]``: parts, streamed then aggregated
-    (``refuse``: call 2 raises before any; ``barrier``: an ``asyncio.Barrier`` each call waits
-    at after its first part, so models sharing it stream interleaved)."""
+    (``refuse``: call 2 raises before any, past ``barrier`` when given; ``barrier``: an
+    ``asyncio.Barrier`` each call waits at after its first part, so models sharing it stream
+    interleaved; ``stall``: then waits until cancelled, a call still streaming when a
+    sibling's failure ends the run)."""
     from google.adk.models.base_llm import BaseLlm
     from google.adk.models.llm_response import LlmResponse
     from google.genai import types
@@ -58,6 +66,8 @@ def _model(
             n = self.calls
             self.calls += 1
             if refuse and n == 1:
+                if barrier is not None:  # once the models sharing it are under way
+                    await barrier.wait()
                 raise Refused("429 RESOURCE_EXHAUSTED")
             parts = turns[min(n, len(turns) - 1)]
             for part in parts:
@@ -66,6 +76,8 @@ def _model(
                     yield LlmResponse(content=content, partial=True)
                     if barrier is not None and part is parts[0]:
                         await barrier.wait()
+                        if stall:
+                            await asyncio.Event().wait()
                     if fail:
                         raise s.Overloaded("overloaded")
             usage = _usage(s.TURNS[min(n, len(s.TURNS) - 1)])

@@ -110,9 +110,10 @@ def events(run: s.Run) -> AsyncIterator[AgentEvent]:
     return llama_index_events(agent(run), s.QUESTION, sink=run.kept.append)
 
 
-def replies(*answers: Any) -> Any:
+def replies(*answers: Any, model: str = MODEL) -> Any:
     """LlamaIndex's mock function-calling LLM answering ``answers`` in turn (the last again),
-    one message each: a text, a tool-call block, or a list of blocks (parallel calls)."""
+    one message each: a text, a tool-call block, or a list of blocks (parallel calls); its
+    metadata names ``model``."""
     from llama_index.core.base.llms.types import ChatMessage, ChatResponse, LLMMetadata
     from llama_index.core.llms.mock import MockFunctionCallingLLM
 
@@ -121,7 +122,7 @@ def replies(*answers: Any) -> Any:
 
         @property
         def metadata(self) -> LLMMetadata:
-            return LLMMetadata(is_function_calling_model=True, model_name=MODEL)
+            return LLMMetadata(is_function_calling_model=True, model_name=model)
 
         async def astream_chat(self, messages: Any, **kwargs: Any) -> Any:
             reply = answers[min(self.turns, len(answers) - 1)]

@@ -213,3 +213,56 @@ async def test_a_delegation_crewai_answers_with_its_error_text_is_a_failed_call(
         "d1": "coworker_not_found", "d2": "coworker_failed",
     }  # fmt: skip
     assert all(x.status.status_code is StatusCode.ERROR for x in calls.values())
+
+
+async def test_tasks_run_at_once_each_count_their_own_calls_tokens(otel_telemetry: Any) -> None:
+    """Two ``async_execution`` tasks: their agents' model calls are open at once, and the one
+    that started first answers first. Its usage went to the newest open call, the other
+    agent's, which then held both calls' tokens (the run's total still right); now each call
+    counts the tokens its own response reported."""
+    import json
+    import threading
+
+    from crewai import Agent, Crew, Task
+
+    started: list[str] = []  # the roles whose calls started, in the run's order
+    both, first_done = threading.Event(), threading.Event()
+
+    def says(role: str, tokens: int) -> Any:
+        def respond(turn: int) -> bytes:
+            both.wait(20)  # both calls open, in the run's stream
+            if started[0] != role:  # the later call answers once the first one's end is read
+                first_done.wait(20)
+            body = json.loads(fw.completion(0, f"{role} done.", []))
+            body["usage"] = {"prompt_tokens": tokens, "completion_tokens": 1,
+                             "total_tokens": tokens + 1}  # fmt: skip
+            return json.dumps(body).encode()
+
+        return respond
+
+    def read(event: Any) -> None:
+        kind = type(event).__name__
+        if kind == "LLMCallStartedEvent":
+            started.append(event.agent_role)
+            if len(started) == 2:
+                both.set()
+        if kind == "LLMCallCompletedEvent":
+            first_done.set()
+
+    def agent(role: str, respond: Any) -> Any:
+        return Agent(role=role, goal="Help.", backstory="A colleague.", llm=fw.llm(respond),
+                     verbose=False)  # fmt: skip
+
+    left, right = agent("left", says("left", 100)), agent("right", says("right", 200))
+    last = agent("last", lambda turn: fw.completion(1, "Both done.", []))
+    tasks = [Task(description=f"Do {a.role}'s part.", expected_output="a line", agent=a,
+                  async_execution=True) for a in (left, right)]  # fmt: skip
+    tasks.append(Task(description="Sum up.", expected_output="a line", agent=last,
+                      context=list(tasks)))  # fmt: skip
+    crew = Crew(agents=[left, right, last], tasks=tasks, verbose=False)
+    await run_script(otel_telemetry, fw.crewai_events(crew, sink=read), agent_name="crew")
+
+    counted = sorted(int((sp.attributes or {}).get("gen_ai.usage.input_tokens", 0))
+                     for sp in otel_telemetry.spans() if sp.name.startswith("chat "))  # fmt: skip
+    assert counted == sorted([100, 200, s.TURNS[1].input])
+    assert otel_telemetry.open_spans() == []

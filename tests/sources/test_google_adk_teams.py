@@ -62,6 +62,53 @@ async def test_a_parallel_agents_streamed_calls_are_each_told_whole(
     assert otel_telemetry.open_spans() == []
 
 
+@pytest.mark.parametrize("before_output", [False, True], ids=["streaming", "before_output"])
+async def test_a_parallel_branch_whose_model_raises_fails_its_own_call(
+    otel_telemetry: InMemoryTelemetry, before_output: bool
+) -> None:
+    """One branch of a ``ParallelAgent`` fails (its model raises, mid-stream or before any
+    output) while its sibling's call still streams: the failing branch's chat span holds the
+    exception, its sibling's is cut short, not failed. Before, the exception landed on
+    whichever call was open (the sibling's), and a branch failing before output had no
+    chat span at all."""
+    from google.adk.agents import LlmAgent, ParallelAgent
+    from google.genai import types
+
+    from agent_contract.sources.google_adk_stream import google_adk_events
+
+    from . import _script as s
+    from ._fw_google_adk import _model
+
+    barrier = asyncio.Barrier(2)
+    says = [[types.Part(text="right "), types.Part(text="!")]]
+    right = (_model(says, refuse=True, barrier=barrier) if before_output
+             else _model(says, fail=True, barrier=barrier))  # fmt: skip
+    if before_output:
+        right.calls = 1  # (``refuse`` fails the model's second call: this is it)
+    left = _model([[types.Part(text="left "), types.Part(text="!")]], barrier=barrier, stall=True)
+    branches = [LlmAgent(name="left", model=left), LlmAgent(name="right", model=right)]
+    team = ParallelAgent(name="team", sub_agents=branches)
+    raised = s.Overloaded if not before_output else RuntimeError
+    with pytest.raises(raised):
+        await run_script(otel_telemetry, google_adk_events(team, "Go"), agent_name="team",
+                         capture_content=True)  # fmt: skip
+
+    chats = dict(zip(_said(otel_telemetry), _chats(otel_telemetry), strict=True))
+    assert set(chats) == {"left ", "" if before_output else "right "}
+    failed = chats["" if before_output else "right "]
+    assert failed.status.status_code.name == "ERROR"
+    assert (failed.attributes or {})["error.type"] == ("Refused" if before_output else "Overloaded")
+    assert chats["left "].status.status_code.name == "UNSET"
+    assert (chats["left "].attributes or {}).get("agent_otel.incomplete") is True
+    assert otel_telemetry.open_spans() == []
+
+
+def _chats(telemetry: InMemoryTelemetry) -> list[Any]:
+    """The chat spans, in the order the calls started (as ``_said`` reads them)."""
+    return sorted((s for s in telemetry.spans() if s.name == CHAT),
+                  key=lambda s: s.start_time or 0)  # fmt: skip
+
+
 async def test_a_sequence_gives_each_agent_its_own_steps(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:

@@ -790,6 +790,46 @@ async def test_a_llama_index_agent_a_workflow_step_runs_is_not_the_workflows_cal
     assert otel_telemetry.open_spans() == []
 
 
+async def test_a_llama_index_agents_events_a_tool_forwards_name_its_own_model(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A tool runs an agent and forwards its events into the run's stream with
+    ``ctx.write_event_to_stream`` (LlamaIndex's way to stream a sub-agent): its model call is
+    the run's, told with its own agent's model. Before, the model was the run's agent's (an
+    agent the run did not know by name: its own agent's LLM was read)."""
+    pytest.importorskip("llama_index.core")
+    from llama_index.core.agent.workflow import FunctionAgent
+    from llama_index.core.base.llms.types import ToolCallBlock
+    from llama_index.core.workflow import Context
+
+    from agent_contract.sources.llama_index_stream import llama_index_events
+
+    from . import _fw_llama_index as fl
+
+    inner = FunctionAgent(name="researcher", description="Researches.",
+                          llm=fl.replies("Found.", model="inner-model"))  # fmt: skip
+
+    async def research(ctx: Context, q: str) -> str:
+        """Research a question."""
+        handler = inner.run(user_msg=q)
+        async for event in handler.stream_events():
+            if type(event).__name__ != "StopEvent":  # (it would end the run's stream)
+                ctx.write_event_to_stream(event)
+        return str(await handler)
+
+    research.__annotations__["ctx"] = Context  # (this module's annotations are strings)
+    asks = ToolCallBlock(tool_call_id="r1", tool_name="research", tool_kwargs={"q": "x"})
+    lead = FunctionAgent(name="lead", tools=[research], llm=fl.replies(asks, "Done."))
+    events = await run_script(otel_telemetry, llama_index_events(lead, "Go"), agent_name="lead")
+
+    chats = sorted((sp for sp in otel_telemetry.spans() if sp.name.startswith("chat ")),
+                   key=lambda sp: sp.start_time or 0)  # fmt: skip
+    models = [(sp.attributes or {}).get("gen_ai.request.model") for sp in chats]
+    assert models == [fl.MODEL, "inner-model", fl.MODEL]
+    assert [e.name for e in events if isinstance(e, PhaseMarker)] == ["researcher", "lead"]
+    assert otel_telemetry.open_spans() == []
+
+
 async def test_a_llama_index_tool_waiting_for_a_human_is_one_call(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:

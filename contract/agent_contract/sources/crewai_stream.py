@@ -30,12 +30,13 @@ loop never blocks; its events cross to the loop through a queue, one by one as t
 * ``LLMCallCompletedEvent`` closes it: a text response is the call's ``TextDelta`` (when it
   did not stream), a list of native tool calls their ``ToolCall``\\ s (the model's ids), then
   its ``Usage`` (CrewAI's usage dict: ``prompt_tokens``, ``cached_prompt_tokens``,
-  ``reasoning_tokens``..., as its provider classes fill it) and
-  ``LLMCallEnd``. ``LLMCallFailedEvent`` (a request refused before its first chunk too) marks
-  the call failed: CrewAI emits it while handling the exception, so the sink reads its class
-  there. The call stays open: when the error comes out of ``kickoff`` it ends the call with
-  that exception; when CrewAI retries instead (its agent retries a failed request), the next
-  request ends it first, with an ``Error`` naming that class;
+  ``reasoning_tokens``..., as its provider classes fill it; a ``CallUsage`` naming the call, as
+  agents working at once have their calls open together) and ``LLMCallEnd``.
+  ``LLMCallFailedEvent`` (a request refused before its first chunk too) marks the call failed:
+  CrewAI emits it while handling the exception, so the sink reads its class there. The call
+  stays open: when the error comes out of ``kickoff`` it ends the call with that exception;
+  when CrewAI retries instead (its agent retries a failed request), the next request ends it
+  first, with an ``Error`` naming that class;
 * ``ToolUsageStartedEvent`` is matched to the model's call by name and arguments (a
   ``ToolCall`` with an id of the adapter's when CrewAI parsed the call from text, ReAct style);
   ``ToolUsageFinishedEvent`` is its ``ToolResult``, ``ToolUsageErrorEvent`` (the tool raised)
@@ -104,6 +105,7 @@ from agent_contract.events import (
     Usage,
 )
 from agent_contract.scope import McpServer, framework_started, tool_scope
+from agent_contract.sources._call_usage import CallUsage
 from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._history import call_start, crewai_messages
 from agent_contract.sources._nested import Pushed
@@ -501,7 +503,7 @@ class _Reader:
                     self.waiting.append(found)
                     yield ToolCall(id=found[0], function=FunctionCall(found[1], found[2]))
         self.streamed.discard(event.call_id)
-        usage = _usage(event.usage)
+        usage = _usage(event.usage, event.call_id)
         if usage is not None:
             yield usage
         yield LLMCallEnd(
@@ -566,13 +568,15 @@ def _role(agent: Any) -> str | None:
     return role if isinstance(role, str) and role else None
 
 
-def _usage(usage: Any) -> Usage | None:
-    """CrewAI's usage dict, the same keys for every provider (its ``UsageMetrics`` names)."""
+def _usage(usage: Any, call_id: Any) -> Usage | None:
+    """CrewAI's usage dict, the same keys for every provider (its ``UsageMetrics`` names), of
+    the call ``call_id`` (agents working at once have their calls open together)."""
     counts = {key: get(usage, key) for key in _USAGE}
     counts = {k: v for k, v in counts.items() if isinstance(v, int) and not isinstance(v, bool)}
     if not counts.get("prompt_tokens") and not counts.get("completion_tokens"):
         return None
-    return Usage(
+    return CallUsage(
+        call_id=call_id if isinstance(call_id, str) else None,
         input_tokens=counts.get("prompt_tokens"), output_tokens=counts.get("completion_tokens"),
         total_tokens=counts.get("total_tokens"),
         cache_read_tokens=counts.get("cached_prompt_tokens") or None,

@@ -50,6 +50,10 @@ agent or a string):
   ``ParallelAgent``'s agents stream side by side, their events interleaved: while one agent's
   model call is open the others' events are held, in order, and read once it ends, so each
   call is told whole (its text, tokens and request); agents side by side share the step.
+  When one agent's model raises and the run raises it (the plugin's
+  ``on_model_error_callback`` notes whose model raised which exception), that agent's call
+  opens if another's streams or none does (its request, its held text): the run's exception
+  lands on it, the sibling's call cut short, not failed.
 * A call a ``before_tool_callback`` answered in ADK's error shape before its tool ran (a
   guard refusing it: the plugin wraps each tool's ``run_async`` once to note the calls it
   runs) is a failed result ``guardrail_rejected``, the text the model is told unchanged; any
@@ -150,7 +154,7 @@ async def google_adk_events(
         from google.adk.runners import InMemoryRunner  # type: ignore[import-untyped,unused-ignore]
 
         runner = InMemoryRunner(agent=agent, app_name=str(agent.name))
-    requests, failures, watched = _add_plugin(runner)
+    requests, failures, watched, raised = _add_plugin(runner)
     if session_id is None:
         session = await runner.session_service.create_session(
             app_name=runner.app_name, user_id=user_id
@@ -171,16 +175,23 @@ async def google_adk_events(
         user_id=user_id, session_id=session_id, new_message=new_message, **run
     )
     state = _State(runner.agent, requests.setdefault(session_id, []), failures, watched=watched)
+    models = raised.setdefault(session_id, [])
     try:
-        async for event in stream:
-            if sink is not None:
-                sink(event)
-            for out in state.feed(event):
+        try:
+            async for event in stream:
+                if sink is not None:
+                    sink(event)
+                for out in state.feed(event):
+                    yield out
+        except Exception as error:  # told on the call of the model that raised it, then raised
+            for out in state.raised(next((a for e, a in models if e is error), None)):
                 yield out
+            raise
         for last in state.end():
             yield last
     finally:
         requests.pop(session_id, None)
+        raised.pop(session_id, None)
         await stream.aclose()
 
 
@@ -192,18 +203,22 @@ Request = tuple[Any, Any, tuple[Any, ...]]
 (``google_adk_messages``)."""
 Requests = dict[str, list[Request]]
 """The model requests a runner's plugin heard and no event has shown yet, by session id."""
+Raised = dict[str, list[tuple[BaseException, Any]]]
+"""The exceptions models raised (``on_model_error_callback``) and the agent of each, by
+session id: the run's exception names the call that failed (``_State.raised``)."""
 
 
-def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str], bool]:
+def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str], bool, Raised]:
     """Put the plugin noting model requests and scoping each tool call (module doc) first in
     ``runner``'s plugins; its notes of requests, by session, and of the exception classes of
-    failed tool calls, by call id; whether it is there (a runner with no plugins has none)."""
+    failed tool calls, by call id; whether it is there (a runner with no plugins has none);
+    its notes of the models' exceptions, by session."""
     plugins = getattr(getattr(runner, "plugin_manager", None), "plugins", None)
     if not isinstance(plugins, list):
-        return {}, {}, False
+        return {}, {}, False, {}
     for plugin in plugins:
         if plugin.name == _PLUGIN:
-            return plugin.requests, plugin.failures, True
+            return plugin.requests, plugin.failures, True, plugin.raised
     from google.adk.plugins.base_plugin import BasePlugin  # type: ignore[import-untyped,unused-ignore]
     from google.adk.tools.base_tool import BaseTool  # type: ignore[import-untyped,unused-ignore]
 
@@ -213,6 +228,7 @@ def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str], bool]:
     class ToolScopes(BasePlugin):  # type: ignore[misc,unused-ignore]
         requests: Requests
         failures: dict[str, str]
+        raised: Raised
 
         async def before_model_callback(self, *, callback_context: Any, llm_request: Any) -> None:
             session = getattr(callback_context.session, "id", None)
@@ -221,6 +237,14 @@ def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str], bool]:
                 system = getattr(llm_request.config, "system_instruction", None)
                 agent = getattr(callback_context, "agent_name", None)
                 noted.append((agent, system, tuple(llm_request.contents or ())))
+
+        async def on_model_error_callback(
+            self, *, callback_context: Any, llm_request: Any, error: Any
+        ) -> None:
+            session = getattr(callback_context.session, "id", None)
+            noted = self.raised.get(session) if isinstance(session, str) else None
+            if noted is not None:  # a traced run's session: whose model raised it
+                noted.append((error, getattr(callback_context, "agent_name", None)))
 
         async def before_tool_callback(
             self, *, tool: Any, tool_args: Any, tool_context: Any
@@ -283,9 +307,9 @@ def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str], bool]:
                 await found[0].end()
 
     plugin = ToolScopes(name=_PLUGIN)
-    plugin.requests, plugin.failures = {}, {}
+    plugin.requests, plugin.failures, plugin.raised = {}, {}, {}
     plugins.insert(0, plugin)
-    return plugin.requests, plugin.failures, True
+    return plugin.requests, plugin.failures, True, plugin.raised
 
 
 _CALL: ContextVar[str | None] = ContextVar("agent_contract_google_adk_call", default=None)
@@ -333,6 +357,24 @@ class _State:
         out += [InterruptFinal(interrupt_id=key, payload=payload, reason=_reason(payload))
                 for key, payload in self.paused.items()]  # fmt: skip
         self.paused.clear()
+        return out
+
+    def raised(self, agent: Any) -> list[AgentEvent]:
+        """The run raised the exception ``agent``'s model raised (the plugin heard it), while
+        another agent's call streams (a ``ParallelAgent``'s branches side by side) or none
+        does: that agent's call opens (its request, its held text), the newest call, where
+        the run's exception lands; the other agent's call stays open, cut short by the run's
+        end. The others' held events are cut short with their branches. A call that read
+        ADK's error event for it already holds the failure (``failed``): nothing to tell."""
+        if not isinstance(agent, str) or self.failed or (self.open and agent == self.live):
+            return []
+        out: list[AgentEvent] = []
+        mine = [event for event in self.held if event.author == agent]
+        self.held.clear()
+        self.open = False  # (the call open stays open: the run's end cuts it short)
+        self._open(out, agent, held=True)
+        for event in mine:
+            out += self._read(event, held=True)
         return out
 
     def finish(self) -> list[AgentEvent]:

@@ -51,7 +51,11 @@ agents' too) are read when the run starts: those a tool retriever picks later ar
 MCP tools.
 
 **Sub-agents.** An ``AgentWorkflow`` handoff is a ``handoff`` tool call and a
-``PhaseMarker`` naming the next agent. Needs ``llama-index-core`` (extra ``llama-index``).
+``PhaseMarker`` naming the next agent. An agent a tool runs whose events it forwards into the
+run's stream (``ctx.write_event_to_stream``) names itself in them only: the span handler notes
+each workflow agent whose steps run in the run's context, by name (``_NAMED``), so its calls
+are told with its own LLM's model and parameters. Needs ``llama-index-core`` (extra
+``llama-index``).
 """
 
 from __future__ import annotations
@@ -118,14 +122,17 @@ async def llama_index_events(
     # the workflow's tasks, made in ``run``, copy the context: the servers go with them only
     token = _SERVERS.set(_mcp_servers(agent))
     own = _STREAMED.set((*_STREAMED.get(), agent))
+    named: dict[str, Any] = {}
+    noting = _NAMED.set(named)
     try:
         handler = agent.run(user_msg=user_msg, **run)
     finally:
+        _NAMED.reset(noting)
         _STREAMED.reset(own)
         _SERVERS.reset(token)
     if on_handler is not None:
         on_handler(handler)
-    reader = _Reader(agent)
+    reader = _Reader(agent, named)
     try:
         async for event in handler.stream_events():
             if sink is not None:
@@ -154,7 +161,23 @@ _STREAMED: contextvars.ContextVar[tuple[Any, ...]] = contextvars.ContextVar(
 )
 """The workflows streamed through ``llama_index_events`` that a context runs in: a tool step
 of another (an agent a workflow step runs and awaits) is not one of the run's calls."""
+_NAMED: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
+    "agent_contract_llama_index_named", default=None
+)
+"""The workflow agents whose steps ran in a run's context (its own, and agents its steps run:
+their events may be forwarded into its stream), by name, the first of a name kept."""
 _MCP_TOOL = "McpToolSpec._create_tool_fn.<locals>.async_tool_fn"
+
+
+def _note_agent(context: Any) -> None:
+    """Note the workflow agent a step's ``Context`` runs (module doc), in a run's context."""
+    named = _NAMED.get()
+    if named is None or context is None:
+        return
+    workflow = getattr(getattr(context, "_face", None), "_workflow", None)
+    name = getattr(workflow, "name", None)
+    if isinstance(name, str) and name not in named and hasattr(workflow, "llm"):
+        named[name] = workflow
 
 
 def _streamed(context: Any) -> bool:
@@ -208,6 +231,7 @@ def _install_scopes() -> None:
     class ToolScopes(BaseSpanHandler[Any]):
         def new_span(self, id_: str, bound_args: Any, *args: Any, **kwargs: Any) -> Any:
             arguments = bound_args.arguments
+            _note_agent(arguments.get("ctx"))
             for value in arguments.values():
                 if type(value).__name__ == "ToolCall" and _streamed(arguments.get("ctx")):
                     name = value.tool_name
@@ -235,8 +259,9 @@ _NOT_FOUND = "Tool {} not found. Please select a tool that is available."
 class _Reader:
     """One run's state: the open LLM call and its latest usage, the step, the agent."""
 
-    def __init__(self, agent: Any) -> None:
+    def __init__(self, agent: Any, named: dict[str, Any] | None = None) -> None:
         self.agent = agent
+        self.named = {} if named is None else named  # agents by name, as their steps ran
         self.calling = False
         self.usage: Usage | None = None
         self.last_output: Any = None
@@ -297,7 +322,8 @@ class _Reader:
                 yield PhaseMarker(name=name)
             self.current = name
         self.calling, self.usage = True, None
-        llm = _llm(self.agent, name)
+        agent = _agent(self.agent, name, self.named)
+        llm = getattr(agent, "llm", None)
         metadata = getattr(llm, "metadata", None)
         model = getattr(metadata, "model_name", None) or getattr(llm, "model", None)
         params: dict[str, Any] = {}
@@ -305,7 +331,7 @@ class _Reader:
             value = getattr(llm, key, None)
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 params[key] = value
-        params["stream"] = bool(getattr(_agent(self.agent, name), "streaming", True))
+        params["stream"] = bool(getattr(agent, "streaming", True))
         model = model if isinstance(model, str) and model != "unknown" else None
         provider = _PROVIDERS.get(type(llm).__name__)
         if request is None:  # an output with no input event before it
@@ -338,12 +364,14 @@ def _agents(agent: Any) -> dict[str, Any]:
     return agents if isinstance(agents, dict) else {}
 
 
-def _agent(agent: Any, name: Any) -> Any:
-    return _agents(agent).get(name, agent)
-
-
-def _llm(agent: Any, name: Any) -> Any:
-    return getattr(_agent(agent, name), "llm", None)
+def _agent(agent: Any, name: Any, named: dict[str, Any]) -> Any:
+    """The agent ``name`` names: one of an ``AgentWorkflow``'s, else one whose steps ran in
+    the run (an agent a tool runs, its events forwarded into the stream), else the run's."""
+    if not isinstance(name, str):
+        return agent
+    found = _agents(agent).get(name)
+    found = named.get(name) if found is None else found
+    return agent if found is None else found
 
 
 def _finish(raw: Any) -> str | None:

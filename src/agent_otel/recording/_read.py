@@ -73,6 +73,12 @@ def usage(rec: RunRecorder, ev: Any) -> None:
     rec.usage(Tokens.read(ev, rec.anomaly), getattr(ev, "model", None))
 
 
+def call_usage(rec: RunRecorder, ev: Any) -> None:
+    """A usage naming its call (``agent_contract.sources._call_usage.CallUsage``)."""
+    call_id = getattr(ev, "call_id", None)
+    rec.usage_of(call_id, Tokens.read(ev, rec.anomaly), getattr(ev, "model", None))
+
+
 def error(rec: RunRecorder, ev: Any) -> None:
     rec.error_event(
         getattr(ev, "message", None),
@@ -99,6 +105,7 @@ LATENT: dict[str, Handler] = {
     "ToolResult": tool_result,
     "StepBoundary": step_boundary,
     "Usage": usage,
+    "CallUsage": call_usage,
     "Error": error,
     "JourneyMarker": journey_marker,
     "PhaseMarker": phase_marker,

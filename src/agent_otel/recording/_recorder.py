@@ -14,9 +14,11 @@ tool result). A segment of bookkeeping only (usage, errors, call ends, markers) 
 its usage and errors join the step before it, which is why a step is held open past its
 boundary (it still ends at the boundary's time).
 
-A usage that arrives after its ``LLMCallEnd`` is still recorded on that chat span: an ended
-call without usage keeps its span open (ending it later at the ``LLMCallEnd`` time) until its
-usage comes, the run ends, or more than ``MAX_PENDING`` such calls wait.
+A usage goes to the open call (the newest, when several are open), but a ``CallUsage`` to the
+one its ``call_id`` names. A usage that arrives after its ``LLMCallEnd`` is still recorded on
+that chat span: an ended call without usage keeps its span open (ending it later at the
+``LLMCallEnd`` time) until its usage comes, the run ends, or more than ``MAX_PENDING`` such
+calls wait.
 
 Visible text told outside any LLM call after the last one (a code agent's answer, computed by
 the code its model wrote) is the run's answer, when no final event gave one (capture on);
@@ -442,6 +444,19 @@ class RunRecorder:
         call.add_usage(tokens, model)
         if late:
             self._end_call(call)
+
+    def usage_of(self, call_id: Any, tokens: Tokens, model: Any) -> None:
+        """A usage naming its call (calls open at once): counted on the open call ``call_id``
+        names, else as any usage (:meth:`usage`)."""
+        try:
+            call = self._calls.get(call_id) if type(call_id) is str else None
+        except Exception:  # a str subclass whose hash or equality raises: as any usage
+            call = None
+        if call is None or call is self.current_call:
+            self.usage(tokens, model)
+            return
+        self._segment_usage.add(tokens)  # the run's total: its segments', when each ends
+        call.add_usage(tokens, model)
 
     def run_usage(self, tokens: Tokens, model: Any) -> None:
         """Usage reported for the whole run (the Agent contract's ``RunUsage``)."""
