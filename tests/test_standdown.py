@@ -652,46 +652,64 @@ async def test_a_guard_that_cannot_read_its_instrumentation_loses_none_of_our_sp
     assert caplog.text.count("agent-otel internal error in stand-down") == 1
 
 
-OTHER_REQUESTS: dict[str, Callable[[Any], Any]] = {
+REQUESTS: dict[str, Callable[[Any], Any]] = {
     "moderation": lambda api: api.moderations.create(input="hi"),
     "image": lambda api: api.images.generate(model="dall-e-3", prompt="a cat"),
     "token count": lambda api: api.responses.input_tokens.count(model=MODEL, input="hi"),
 }
+KEPT = {"moderation", "image"}
+"""The requests that are no chat call, nor the bookkeeping of one: their spans stay."""
 
 
-@pytest.mark.parametrize("request_kind", sorted(OTHER_REQUESTS))
-@pytest.mark.parametrize("framework", [False, True], ids=["contract-agent", "framework-run"])
-async def test_requests_that_are_no_chat_call_keep_their_span_inside_ours(
-    request_kind: str, framework: bool
-) -> None:
-    """OpenInference's OpenAI instrumentation traces every request the client sends: a
-    moderation (a guardrail's), an image or a token count made while our chat span was open,
-    or anywhere in a framework adapter's run, stood down as if our chat span told it, and went
-    untraced. Our chat span tells the chat call only: those keep their span, as outside."""
+async def _their_spans_outside_and_in(request_kind: str, framework: bool) -> tuple[list[str], ...]:
+    """OpenInference's OpenAI spans of one ``request_kind`` request made outside our runs, and
+    of the same request made in our chat span (or a framework run) beside the chat call."""
     telemetry = InMemoryTelemetry()
     with telemetry.instrumented(oi_openai.OpenAIInstrumentor()):
         client = api(telemetry)
-        await OTHER_REQUESTS[request_kind](client)
+        await REQUESTS[request_kind](client)
         outside = [s.name for s in telemetry.spans() if s.name != "POST"]
-        assert len(outside) == 1  # OpenInference's span of it, outside our runs
         telemetry.clear()
 
         async def stream() -> AsyncIterator[Any]:
             if framework:
                 framework_started(__name__)
             yield LLMCallStart(model=MODEL, provider="openai", call_id="c1")
-            await OTHER_REQUESTS[request_kind](client)
+            await REQUESTS[request_kind](client)
             await client.chat.completions.create(model=MODEL, messages=[])
             yield Usage(input_tokens=12, output_tokens=3)
             yield LLMCallEnd(call_id="c1", model=MODEL, finish_reason="stop")
 
         async for _ in telemetry.wrapper()(stream()):
             pass
-        theirs = [
+        inside = [
             s.name for s in telemetry.spans()
             if s.instrumentation_scope is not None
             and s.instrumentation_scope.name == "openinference.instrumentation.openai"
         ]  # fmt: skip
-        assert theirs == outside  # that request's span; none of the chat call ours tells
-        assert input_tokens_counted(telemetry) == 12  # ours of the chat call
+        assert input_tokens_counted(telemetry) == 12  # ours of the chat call, once
     telemetry.shutdown()
+    return outside, inside
+
+
+@pytest.mark.parametrize("request_kind", sorted(KEPT))
+@pytest.mark.parametrize("framework", [False, True], ids=["contract-agent", "framework-run"])
+async def test_requests_that_are_no_chat_call_keep_their_span_inside_ours(
+    request_kind: str, framework: bool
+) -> None:
+    """OpenInference's OpenAI instrumentation traces every request the client sends: a
+    moderation (a guardrail's) or an image made while our chat span was open, or anywhere in
+    a framework adapter's run, stood down as if our chat span told it, and went untraced. Our
+    chat span tells the chat call only: those keep their span, as outside."""
+    outside, inside = await _their_spans_outside_and_in(request_kind, framework)
+    assert len(outside) == 1  # OpenInference's span of it, outside our runs
+    assert inside == outside  # that request's span; none of the chat call ours tells
+
+
+@pytest.mark.parametrize("framework", [False, True], ids=["contract-agent", "framework-run"])
+async def test_a_token_count_stands_down_with_the_call_it_counts_for(framework: bool) -> None:
+    """A token count (``responses.input_tokens.count``; CrewAI counts before each call) is the
+    bookkeeping of the call our chat span tells, not a request to show beside every step of a
+    framework's run: it stands down inside our runs, and keeps its span outside them."""
+    outside, inside = await _their_spans_outside_and_in("token count", framework)
+    assert len(outside) == 1 and inside == []

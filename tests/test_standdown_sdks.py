@@ -5,7 +5,7 @@ Cohere's v2 client, Groq's, Mistral's, Anthropic's). Inside our chat span each i
 stands down for a chat call (no span of theirs, tokens counted once in
 ``gen_ai.client.token.usage``, no metric of ours recorded by their scope), and with
 ``stand_down_providers=False`` theirs is back. A request our chat span does not tell (an
-embeddings request, Cohere's ``rerank``, Anthropic's ``count_tokens``) keeps whatever span the
+embeddings request, Cohere's ``rerank``) keeps whatever span the
 instrumentation makes of it outside our runs, made inside our chat span too.
 """
 
@@ -189,7 +189,7 @@ async def _mistral_stream(client: Any) -> None:
         model=MISTRAL, messages=[{"role": "user", "content": "hi"}]))  # fmt: skip
 
 
-# Anthropic's client (on httpx2): messages.create, messages.stream(), messages.count_tokens
+# Anthropic's client (on httpx2): messages.create, messages.stream()
 CLAUDE = "claude-sonnet-4-5"
 CLAUDE_ANSWER = {"id": "msg_1", "type": "message", "role": "assistant", "model": CLAUDE,
                  "content": [{"type": "text", "text": "hi"}], "stop_reason": "end_turn",
@@ -215,8 +215,6 @@ def _claude_client() -> Any:
     httpx2 = pytest.importorskip("httpx2")
 
     def answer(request: Any) -> Any:
-        if request.url.path.endswith("/count_tokens"):
-            return httpx2.Response(200, json={"input_tokens": INPUT})
         if json.loads(request.content).get("stream"):
             body = "".join(f"event: {n}\ndata: {json.dumps(d)}\n\n" for n, d in CLAUDE_STREAM)
             return httpx2.Response(200, content=body, headers={"content-type": "text/event-stream"})
@@ -238,10 +236,6 @@ async def _claude_stream(client: Any) -> None:
         await _drain(stream)
 
 
-async def _claude_count(client: Any) -> None:
-    await client.messages.count_tokens(**CLAUDE_ASK)
-
-
 @dataclass(frozen=True)
 class Sdk:
     name: str
@@ -251,7 +245,7 @@ class Sdk:
     chats: dict[str, Call]
     """The model calls our chat span tells."""
     others: dict[str, Call] = field(default_factory=dict)
-    """Requests it does not tell: embeddings, reranking, a token count."""
+    """Requests it does not tell: embeddings, reranking."""
     instrumentations: tuple[tuple[str, str, str], ...] = ()
     """(name, module, instrumentor class)."""
     untraced: tuple[tuple[str, str], ...] = ()
@@ -280,10 +274,9 @@ SDKS = [
             ("openinference", "openinference.instrumentation.groq", "GroqInstrumentor"),
             ("openllmetry", "opentelemetry.instrumentation.groq", "GroqInstrumentor"))),
     Sdk("anthropic", "anthropic", CLAUDE, _claude_client,
-        {"chat": _claude_chat, "stream": _claude_stream}, {"count_tokens": _claude_count},
+        {"chat": _claude_chat, "stream": _claude_stream},
         (("openinference", "openinference.instrumentation.anthropic", "AnthropicInstrumentor"),
-         ("openllmetry", "opentelemetry.instrumentation.anthropic", "AnthropicInstrumentor")),
-        untraced=(("openllmetry", "count_tokens"),)),
+         ("openllmetry", "opentelemetry.instrumentation.anthropic", "AnthropicInstrumentor"))),
     # OpenLLMetry's Mistral instrumentation (0.62.4) wraps mistralai.chat, which mistralai 3.x
     # moved to mistralai.client.chat: it instruments nothing there
     Sdk("mistralai", "mistral_ai", MISTRAL, _mistral_client,

@@ -30,7 +30,7 @@ whoever asks about such a call. Not such a call (:func:`_covers`): an embeddings
 embeddings wrapper, a framework's embedding model; or a function named as an embeddings
 API, or the method an instrumentation wraps named as one: wrapt's ``wrapped``, as
 OpenInference's Google Gen AI and Cohere wrappers get it), a reranking request (Cohere's
-``rerank``) or a token count (Anthropic's ``count_tokens``), a request through a part of the
+``rerank``), a request through a part of the
 OpenAI or Anthropic SDK that makes no chat call (a moderation, an image, a file:
 :data:`_OTHER_APIS`), an AWS call other than those four Bedrock Runtime operations, a Bedrock
 request to an embedding model (its ``modelId``), a client being made (a boto session on the
@@ -123,12 +123,14 @@ module in between (Ollama's ``embed``/``embeddings``, Cohere's ``embed``, Google
 _EMBED = "embed"
 """In the name of the class or module whose method an instrumentation wraps: an embeddings
 API's (``Embeddings.create``, whose method's name says nothing)."""
-_OTHER_REQUESTS = frozenset({"rerank", "arerank", "count_tokens"})
+_OTHER_REQUESTS = frozenset({"rerank", "arerank"})
 """The method an instrumentation wraps, named as a request that is no model call our chat span
-tells, though no embeddings API: reranking (Cohere's ``rerank``, LiteLLM's ``arerank``),
-counting a prompt's tokens (Anthropic's ``messages.count_tokens``, which OpenInference's
-Anthropic instrumentation wraps). Read only as the wrapped method's name, never as a frame's
-on the asking stack: a reranker of the agent's own that makes a chat call is a chat call."""
+tells, though no embeddings API: reranking (Cohere's ``rerank``, LiteLLM's ``arerank``). Read
+only as the wrapped method's name, never as a frame's on the asking stack: a reranker of the
+agent's own that makes a chat call is a chat call. Counting a prompt's tokens (Anthropic's
+``messages.count_tokens``, OpenAI's ``responses.input_tokens.count``) is not here: it is the
+bookkeeping of the call our span tells (CrewAI counts before each call), and its span beside
+every step changed the tree of each such run."""
 _OTHER_APIS = (
     "openai.resources.moderations",
     "openai.resources.images",
@@ -143,7 +145,6 @@ _OTHER_APIS = (
     "openai.resources.containers",
     "openai.resources.evals",
     "openai.resources.conversations",
-    "openai.resources.responses.input_tokens",
     "openai.resources.responses.input_items",
     "anthropic.resources.models",
     "anthropic.resources.files",
@@ -154,7 +155,7 @@ _OTHER_APIS = (
 )
 """On the asking stack: a module of the OpenAI or Anthropic SDK's API for a request that is no
 model call our chat span tells (a moderation, an image, speech, a file, the model list, a
-token count, a batch; not a paginated listing, which the client's pager fetches, outside the
+batch; not a paginated listing, which the client's pager fetches, outside the
 API's module). OpenInference's OpenAI instrumentation traces every request the client
 sends (it wraps the client's generic ``request``): answered True there, a moderation a
 guardrail made during our chat span, or anywhere in a framework run, went untraced."""
