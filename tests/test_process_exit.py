@@ -1015,6 +1015,42 @@ def test_a_child_forked_while_a_parent_thread_makes_instruments_runs_and_exits()
     assert ended.runs == {"parent": 1, "child": 1}, ended.err
 
 
+def test_a_child_forked_while_a_parent_thread_holds_a_lock_of_ours_runs_and_exits() -> None:
+    """agent-otel's own module locks (a setting told once, the SDK's internal-metrics switch
+    while an exporter is made, LangSmith's held runs) were copied held into a child forked
+    while a parent thread was inside them: the child, where that thread does not exist, hung
+    at its first warning. Each is a ``ChildLock`` now, which a forked child gets afresh."""
+    ended = run_child(
+        """
+        from agent_otel import _guard
+        from agent_otel.exporting import _tally
+        from agent_otel.standdown import _langsmith
+        configure("fork-own-locks")
+        held = [_guard._told_lock, _tally._env_lock, _langsmith._held_lock]
+        for lock in held:
+            lock.__enter__()  # a parent thread inside each at the fork
+        pid = os.fork()
+        if pid == 0:
+            signal.alarm(20)  # a hang guard: the child dies of SIGALRM
+            _guard.warn_once("AGENT_OTEL_FORK_PROBE", "1", "agent-otel: told in the child")
+            with _tally.internal_metrics_on():
+                pass
+            with _langsmith._held_lock:
+                pass
+            runs(1, "child")
+            sys.exit(0)
+        for lock in held:
+            lock.__exit__(None, None, None)
+        _, status = os.waitpid(pid, 0)
+        print("child status", status, flush=True)
+        """
+    )
+    assert ended.code == 0, ended.err
+    assert "child status 0" in ended.out, ended.out + ended.err
+    assert "told in the child" in ended.err
+    assert ended.runs == {"child": 1}, ended.err
+
+
 def test_a_forked_child_never_passes_on_the_runs_the_parents_tail_sampler_holds() -> None:
     """The tail sampler's held spans were copied into the child, whose shutdown passes on
     the runs still going: the parent's spans were exported twice, under the same ids."""

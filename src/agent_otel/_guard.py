@@ -14,10 +14,11 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
-import threading
 from collections.abc import Callable
 from types import TracebackType
 from typing import TYPE_CHECKING
+
+from agent_otel._fork import ChildLock
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
@@ -74,7 +75,7 @@ _reported: set[str] = set()
 UNREADABLE = "unreadable_event"
 """The anomaly an agent's value that raised when read is counted as."""
 _told: set[tuple[str, str]] = set()
-_told_lock = threading.Lock()
+_told_lock = ChildLock()
 
 
 def warn_once(setting: str, value: str, message: str, *args: object) -> None:

@@ -40,11 +40,12 @@ from opentelemetry.semconv._incubating.metrics.otel_metrics import (
 from opentelemetry.util.types import Attributes
 
 from agent_otel import _attributes as A
+from agent_otel._fork import ChildLock
 from agent_otel.exporting._loss import SHUTDOWN, SpanLoss
 from agent_otel.exporting._split import answered
 
 INTERNAL_METRICS_VAR = "OTEL_PYTHON_SDK_INTERNAL_METRICS_ENABLED"
-_env_lock = threading.Lock()
+_env_lock = ChildLock()
 
 
 @contextmanager

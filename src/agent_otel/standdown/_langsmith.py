@@ -26,7 +26,6 @@ from __future__ import annotations
 import functools
 import importlib
 import sys
-import threading
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -34,6 +33,7 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry.trace import NonRecordingSpan, Span
 
+from agent_otel._fork import ChildLock
 from agent_otel._guard import report
 
 from ._context import covering
@@ -48,7 +48,7 @@ _LANGSMITH_SPANS = "_span_info"
 _held_runs: dict[object, None] = {}
 """The LangSmith runs posted where ours cover them whose span is not made yet (oldest first)."""
 _MAX_HELD = 65536  # runs whose span is never made (its exporter dropped them) age out
-_held_lock = threading.Lock()
+_held_lock = ChildLock()
 
 
 class _HeldRun(NonRecordingSpan):
