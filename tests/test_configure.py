@@ -157,6 +157,16 @@ def _export_a_span_and_a_point(tel: Telemetry) -> None:
     assert tel.force_flush(5_000)
 
 
+def _export_through_configure_from_the_environment() -> None:
+    """``configure()`` with its exporters from the environment alone: a span and a point
+    sent, then shut down (which must not give up)."""
+    tel = configure("svc", set_global=False, console=False)
+    try:
+        _export_a_span_and_a_point(tel)
+    finally:
+        assert tel.shutdown()
+
+
 def test_otlp_http_sends_to_endpoint_with_env_and_argument_headers(
     capture_server: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -262,11 +272,7 @@ def test_a_signals_endpoint_variable_naming_no_path_is_told_its_path(
     monkeypatch.setenv(f"OTEL_EXPORTER_OTLP_{signal.upper()}_ENDPOINT", capture_server + "/")
     monkeypatch.setenv(f"OTEL_{other.upper()}_EXPORTER", "none")
     with caplog.at_level(logging.WARNING, logger="agent_otel"):
-        tel = configure("svc", set_global=False, console=False)
-        try:
-            _export_a_span_and_a_point(tel)
-        finally:
-            assert tel.shutdown()
+        _export_through_configure_from_the_environment()
     assert {path for path, _ in _Capture.requests} == {"/"}
     told = [r.getMessage() for r in caplog.records if "names no path" in r.getMessage()]
     assert told == [
@@ -284,11 +290,7 @@ def test_a_signals_endpoint_variable_with_a_path_is_told_nothing(
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", capture_server + "/v1/traces")
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", capture_server)  # the base: no path
     with caplog.at_level(logging.WARNING, logger="agent_otel"):
-        tel = configure("svc", set_global=False, console=False)
-        try:
-            _export_a_span_and_a_point(tel)
-        finally:
-            assert tel.shutdown()
+        _export_through_configure_from_the_environment()
     assert {path for path, _ in _Capture.requests} == {"/v1/traces", "/v1/metrics"}
     assert "names no path" not in caplog.text
 

@@ -661,7 +661,9 @@ KEPT = {"moderation", "image"}
 """The requests that are no chat call, nor the bookkeeping of one: their spans stay."""
 
 
-async def _their_spans_outside_and_in(request_kind: str, framework: bool) -> tuple[list[str], ...]:
+async def _their_spans_outside_and_in(
+    request_kind: str, framework: bool
+) -> tuple[list[str], list[str]]:
     """OpenInference's OpenAI spans of one ``request_kind`` request made outside our runs, and
     of the same request made in our chat span (or a framework run) beside the chat call."""
     telemetry = InMemoryTelemetry()
