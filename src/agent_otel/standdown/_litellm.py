@@ -16,6 +16,15 @@ chat call our chat span told (:func:`~._context.told_call`: our chat span is in 
 the call is logged from, ended or not, or a framework run's), the handler does nothing (on
 success it still closes LiteLLM's proxy span, as its own skip path does); for every other
 call (an embeddings request, an image, any call outside our chat spans) it runs as before.
+
+Such a call made with a span of ours current (an embeddings request inside our chat span, a
+tool's own model call under its tool span, the agent's code between events under its step) is
+no call ours tell, yet LiteLLM logged it onto that span: its operation name, model, tokens, the
+request's messages (past our content opt-in) and its status (an ``OK`` is final: a tool that
+then failed stayed ``OK``; a refused request the tool recovered from failed the tool). So where
+the parent it finds (``_get_span_context``) is a span of ours, it is told there is none, and it
+makes its own ``litellm_request`` span under ours, as it does with
+``USE_OTEL_LITELLM_REQUEST_SPAN`` set; a parent of anyone else's is left to LiteLLM.
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from agent_otel._attributes import SCOPE_NAME
 from agent_otel._guard import report
 
 from ._context import told_call
@@ -31,6 +41,7 @@ from ._methods import MARK, guard_methods
 MODULE = "litellm.integrations.opentelemetry"
 _CLASS = "OpenTelemetry"
 _HANDLERS = ("_handle_success", "_handle_failure")
+_PARENT = "_get_span_context"
 CHAT_CALLS = frozenset(
     {"completion", "acompletion", "text_completion", "atext_completion", "responses",
      "aresponses", "anthropic_messages"}
@@ -47,7 +58,29 @@ def _told(kwargs: object) -> bool:
         return False  # theirs is recorded: a second account, not a lost one
 
 
+def _ours(span: object) -> bool:
+    """Whether ``span`` is one of agent-otel's (our tracer's scope)."""
+    return getattr(getattr(span, "instrumentation_scope", None), "name", None) == SCOPE_NAME
+
+
+def _own_span(theirs: Callable[..., Any]) -> Callable[..., Any]:
+    def parent(self: Any, *args: Any, **kwargs: Any) -> Any:
+        found = theirs(self, *args, **kwargs)
+        try:  # inside LiteLLM's logging: nothing may raise there
+            if isinstance(found, tuple) and len(found) == 2 and _ours(found[1]):
+                return found[0], None  # its own span, in that context: under ours
+        except Exception:
+            report("stand-down")
+        return found
+
+    setattr(parent, MARK, theirs)
+    return parent
+
+
 def _guarded(name: str, theirs: Callable[..., Any]) -> Callable[..., Any]:
+    if name == _PARENT:
+        return _own_span(theirs)
+
     def guard(self: Any, kwargs: Any, *args: Any, **more: Any) -> Any:
         if not _told(kwargs):
             return theirs(self, kwargs, *args, **more)
@@ -62,6 +95,6 @@ def _guarded(name: str, theirs: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def guard_litellm() -> int:
-    """Guard LiteLLM's OpenTelemetry callback's handlers if it is loaded and not yet guarded;
-    how many were."""
-    return guard_methods(MODULE, _CLASS, _HANDLERS, _guarded)
+    """Guard LiteLLM's OpenTelemetry callback's handlers and its finding of a parent span if it
+    is loaded and not yet guarded; how many were."""
+    return guard_methods(MODULE, _CLASS, (*_HANDLERS, _PARENT), _guarded)
