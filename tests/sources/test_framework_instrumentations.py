@@ -486,6 +486,13 @@ COMPLETION = {"id": "r1", "object": "chat.completion", "created": 0, "model": "g
 REFUSED = {"error": {"message": "bad request", "type": "invalid_request_error", "code": None}}
 
 
+def _litellm_spans(telemetry: InMemoryTelemetry) -> list[Any]:
+    """LiteLLM's callback's account of each call (not the raw request's span under it)."""
+    return [sp for sp in telemetry.spans()
+            if sp.instrumentation_scope and sp.instrumentation_scope.name == "litellm"
+            and not sp.name.startswith("raw_")]  # fmt: skip
+
+
 async def _litellm_logged_into(telemetry: InMemoryTelemetry) -> None:
     """LiteLLM enqueues its logging once the call's wrappers have returned, some loop turns
     after the call: wait (up to about 3 s) until its callback made a span of its own."""
@@ -493,8 +500,7 @@ async def _litellm_logged_into(telemetry: InMemoryTelemetry) -> None:
 
     for _ in range(300):
         await _litellm_logged()
-        if any(sp.instrumentation_scope and sp.instrumentation_scope.name == "litellm"
-               for sp in telemetry.spans()):  # fmt: skip
+        if _litellm_spans(telemetry):
             return
         await asyncio.sleep(0.01)
 
@@ -572,10 +578,57 @@ async def test_litellm_callback_logs_the_calls_ours_do_not_tell_in_a_span_of_its
     if where == "chat":
         assert attributes["gen_ai.request.model"] == "gpt-4o-mini"
         assert attributes["gen_ai.usage.input_tokens"] == 12
-    theirs = [sp for sp in otel_telemetry.spans()
-              if sp.instrumentation_scope and sp.instrumentation_scope.name == "litellm"
-              and not sp.name.startswith("raw_")]  # fmt: skip
-    (logged,) = theirs  # the call traced once, by LiteLLM, under ours
+    (logged,) = _litellm_spans(otel_telemetry)  # the call traced once, by LiteLLM, under ours
     assert logged.parent is not None and ours.context is not None
     assert logged.parent.span_id == ours.context.span_id
     assert (logged.status.status_code is StatusCode.ERROR) is (request_made == "refused")
+
+
+@pytest.mark.parametrize("stand_down", [True, False], ids=["standing-down", "opted-out"])
+async def test_litellm_callback_stands_down_for_a_synchronous_completion_too(
+    stand_down: bool, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """``litellm.completion()`` (synchronous, not streamed) logs the call on LiteLLM's thread
+    pool, in a copy of the call's context: inside our chat span its callback stands down
+    (tokens counted once); opted out, it logs the call in our trace, in its own span under our
+    chat span."""
+    import threading
+
+    litellm = pytest.importorskip("litellm")
+    httpx2 = pytest.importorskip("httpx2")
+    import openai
+    from litellm.integrations.custom_logger import CustomLogger
+
+    from agent_contract.protocol import LLMCallEnd, LLMCallStart, Usage
+
+    class Heard(CustomLogger):  # type: ignore[misc]
+        """Told after the OpenTelemetry callback, before it: the call's logging has run."""
+
+        logged = threading.Event()
+
+        def log_success_event(self, *args: Any, **kwargs: Any) -> None:
+            self.logged.set()
+
+    answer = lambda _: httpx2.Response(200, json=COMPLETION)  # noqa: E731
+    http = httpx2.Client(transport=httpx2.MockTransport(answer))
+    client = openai.OpenAI(api_key="test", base_url="http://mock.invalid/v1", http_client=http)
+    heard = Heard()
+
+    async def agent() -> AsyncIterator[Any]:
+        yield LLMCallStart(model="gpt-4o-mini", provider="openai", call_id="c1")
+        litellm.completion(model="openai/gpt-4o-mini", messages=[{"role": "user", "content": "hi"}],
+                           client=client, api_key="test")  # fmt: skip
+        assert heard.logged.wait(10)
+        yield Usage(input_tokens=7, output_tokens=2)
+        yield LLMCallEnd(call_id="c1", model="gpt-4o-mini", finish_reason="stop")
+
+    with _litellm_callback(otel_telemetry):
+        litellm.callbacks.append(heard)
+        await run_script(otel_telemetry, agent(), stand_down_providers=stand_down)
+    (chat,) = [sp for sp in otel_telemetry.spans() if sp.name.startswith("chat")]
+    assert _tokens_counted(otel_telemetry) == (7 if stand_down else 14)
+    theirs = _litellm_spans(otel_telemetry)
+    assert chat.context is not None
+    assert [sp.parent.span_id if sp.parent else None for sp in theirs] == (
+        [] if stand_down else [chat.context.span_id]
+    )
