@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import pytest
@@ -55,14 +56,19 @@ def _pydantic_ai(telemetry: InMemoryTelemetry) -> Iterator[None]:
 
 
 @contextmanager
-def _litellm_callback(telemetry: InMemoryTelemetry) -> Iterator[None]:
-    """LiteLLM's own OpenTelemetry callback (``litellm.callbacks = ["otel"]``, metrics on),
-    into ``telemetry``'s providers; every callback list as it was afterwards."""
+def _litellm_callback(telemetry: InMemoryTelemetry, kind: str = "") -> Iterator[None]:
+    """LiteLLM's own OpenTelemetry callback (``litellm.callbacks = ["otel"]``, metrics on), or
+    the one built on it at ``kind`` (``"module:Class"`` under ``litellm.integrations``), into
+    ``telemetry``'s providers; every callback list as it was afterwards."""
     litellm = pytest.importorskip("litellm")
+    from importlib import import_module
+
     from litellm.integrations.opentelemetry import OpenTelemetry, OpenTelemetryConfig
 
+    module, _, name = kind.partition(":")
+    cls = getattr(import_module(f"litellm.integrations.{module}"), name) if kind else OpenTelemetry
     config = OpenTelemetryConfig(exporter="console", enable_metrics=True)
-    callback = OpenTelemetry(
+    callback = cls(
         config=config,
         tracer_provider=telemetry.tracer_provider,
         meter_provider=telemetry.meter_provider,
@@ -245,6 +251,12 @@ CASES = [
     Case("pydantic_ai", "own", _pydantic_ai),
     Case("pydantic_ai_openai", "own", _pydantic_ai),
     Case("litellm_chat", "own-otel-callback", _litellm_callback, settled=_litellm_logged),
+    # callbacks built on it with handlers of their own (a root span in Phoenix's trace; a
+    # span under the current one, Weave's)
+    Case("litellm_chat", "arize-phoenix-callback", partial(
+        _litellm_callback, kind="arize.arize_phoenix:ArizePhoenixLogger"), settled=_litellm_logged),
+    Case("litellm_chat", "weave-otel-callback", partial(
+        _litellm_callback, kind="weave.weave_otel:WeaveOtelLogger"), settled=_litellm_logged),
     # trace processors of the Agents SDK's own tracing (left on): OpenInference's reads the key,
     # OpenLLMetry's reads none
     Case("openai_agents", "openinference-openai-agents", _sdk_tracing(

@@ -11,11 +11,15 @@ span under it with the request's messages, and records ``gen_ai.client.token.usa
 ``gen_ai.client.operation.duration`` under our metrics' names: every call's tokens counted
 twice.
 
-So its two handlers (``_handle_success``, ``_handle_failure``) are guarded on the class: for a
-chat call our chat span told (:func:`~._context.told_call`: our chat span is in the context
-the call is logged from, ended or not, or a framework run's), the handler does nothing (on
-success it still closes LiteLLM's proxy span, as its own skip path does); for every other
-call (an embeddings request, an image, any call outside our chat spans) it runs as before.
+So the four methods LiteLLM's logging calls on it (``log_success_event``,
+``log_failure_event`` and their ``async_`` twins) are guarded on the class, where every
+callback built on it inherits them: some of those replace its handlers (``_handle_success``,
+``_handle_failure``) with their own (Arize Phoenix's, Weave's), which a guard of the handlers
+never saw. For a chat call our chat span told (:func:`~._context.told_call`: our chat span is
+in the context the call is logged from, ended or not, or a framework run's), the method does
+nothing (on success it still closes LiteLLM's proxy span, as its own skip path does); for
+every other call (an embeddings request, an image, any call outside our chat spans) it runs
+as before.
 
 Such a call made with a span of ours current (an embeddings request inside our chat span, a
 tool's own model call under its tool span, the agent's code between events under its step) is
@@ -40,7 +44,8 @@ from ._methods import MARK, guard_methods
 
 MODULE = "litellm.integrations.opentelemetry"
 _CLASS = "OpenTelemetry"
-_HANDLERS = ("_handle_success", "_handle_failure")
+_LOGGED = ("log_success_event", "log_failure_event")
+_ASYNC_LOGGED = ("async_log_success_event", "async_log_failure_event")
 _PARENT = "_get_span_context"
 CHAT_CALLS = frozenset(
     {"completion", "acompletion", "text_completion", "atext_completion", "responses",
@@ -77,24 +82,38 @@ def _own_span(theirs: Callable[..., Any]) -> Callable[..., Any]:
     return parent
 
 
+def _skipped(self: Any, name: str, kwargs: Any, args: tuple[Any, ...]) -> None:
+    """A told call's logging skipped: on success LiteLLM's own skip path closes the proxy's
+    span (``end_time`` is the last of ``response_obj, start_time, end_time``)."""
+    if "success" in name:
+        end = getattr(self, "_end_proxy_span_from_kwargs", None)
+        if callable(end) and len(args) >= 3:
+            end(kwargs, args[2])
+
+
 def _guarded(name: str, theirs: Callable[..., Any]) -> Callable[..., Any]:
     if name == _PARENT:
         return _own_span(theirs)
+    if name in _ASYNC_LOGGED:
+
+        async def logged(self: Any, kwargs: Any, *args: Any, **more: Any) -> Any:
+            if not _told(kwargs):
+                return await theirs(self, kwargs, *args, **more)
+            return _skipped(self, name, kwargs, args)
+
+        setattr(logged, MARK, theirs)
+        return logged
 
     def guard(self: Any, kwargs: Any, *args: Any, **more: Any) -> Any:
         if not _told(kwargs):
             return theirs(self, kwargs, *args, **more)
-        if name == "_handle_success":  # LiteLLM's own skip path closes the proxy's span
-            end = getattr(self, "_end_proxy_span_from_kwargs", None)
-            if callable(end) and len(args) >= 3:
-                end(kwargs, args[2])
-        return None
+        return _skipped(self, name, kwargs, args)
 
     setattr(guard, MARK, theirs)
     return guard
 
 
 def guard_litellm() -> int:
-    """Guard LiteLLM's OpenTelemetry callback's handlers and its finding of a parent span if it
-    is loaded and not yet guarded; how many were."""
-    return guard_methods(MODULE, _CLASS, (*_HANDLERS, _PARENT), _guarded)
+    """Guard LiteLLM's OpenTelemetry callback's logging methods and its finding of a parent
+    span if it is loaded and not yet guarded; how many were."""
+    return guard_methods(MODULE, _CLASS, (*_LOGGED, *_ASYNC_LOGGED, _PARENT), _guarded)
