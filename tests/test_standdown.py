@@ -715,3 +715,55 @@ async def test_a_token_count_stands_down_with_the_call_it_counts_for(framework: 
     framework's run: it stands down inside our runs, and keeps its span outside them."""
     outside, inside = await _their_spans_outside_and_in("token count", framework)
     assert len(outside) == 1 and inside == []
+
+
+THREADED = ("to_thread", "copied_context", "bare_executor")
+
+
+@pytest.mark.parametrize("how", THREADED)
+async def test_a_call_in_a_thread_stands_down_where_the_context_is_copied_into_it(
+    telemetry: InMemoryTelemetry, how: str
+) -> None:
+    """A synchronous client called in a thread from inside our chat span: ``asyncio.to_thread``
+    and a pool running ``contextvars.copy_context().run`` carry the chat span's context there,
+    and both instrumentations stand down (one chat span, tokens once); a bare executor carries
+    none, so they trace the call in a trace of their own and its tokens are counted again
+    (docs/production.md says so)."""
+    import contextvars
+    from concurrent.futures import ThreadPoolExecutor
+
+    http = httpx2.Client(transport=httpx2.MockTransport(_handler))
+    client = openai.OpenAI(api_key="test", base_url="http://mock.invalid/v1", http_client=http)
+
+    def call() -> Any:
+        messages = [{"role": "user", "content": "hi"}]
+        return client.chat.completions.create(model=MODEL, messages=messages)
+
+    async def agent() -> AsyncIterator[Any]:
+        yield LLMCallStart(model=MODEL, provider="openai", call_id="c1")
+        if how == "to_thread":
+            response = await asyncio.to_thread(call)
+        elif how == "copied_context":
+            with ThreadPoolExecutor(1) as pool:
+                response = pool.submit(contextvars.copy_context().run, call).result()
+        else:
+            response = await asyncio.get_running_loop().run_in_executor(None, call)
+        usage = response.usage
+        yield Usage(input_tokens=usage.prompt_tokens, output_tokens=usage.completion_tokens)
+        yield LLMCallEnd(call_id="c1", model=MODEL, finish_reason="stop")
+
+    [_ async for _ in telemetry.wrapper()(agent())]
+    spans = chat_spans(telemetry.spans())
+    (ours,) = [
+        s for s in spans if s.instrumentation_scope and s.instrumentation_scope.name == "agent_otel"
+    ]
+    theirs = [s for s in spans if s is not ours]
+    if how != "bare_executor":
+        assert theirs == []
+        assert input_tokens_counted(telemetry) == 12
+        return
+    scopes = sorted(s.instrumentation_scope.name for s in theirs if s.instrumentation_scope)
+    assert scopes == sorted(PROVIDER_SCOPES)
+    assert ours.context is not None
+    assert all(s.context and s.context.trace_id != ours.context.trace_id for s in theirs)
+    assert input_tokens_counted(telemetry) == 24

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import pytest
@@ -55,14 +56,19 @@ def _pydantic_ai(telemetry: InMemoryTelemetry) -> Iterator[None]:
 
 
 @contextmanager
-def _litellm_callback(telemetry: InMemoryTelemetry) -> Iterator[None]:
-    """LiteLLM's own OpenTelemetry callback (``litellm.callbacks = ["otel"]``, metrics on),
-    into ``telemetry``'s providers; every callback list as it was afterwards."""
+def _litellm_callback(telemetry: InMemoryTelemetry, kind: str = "") -> Iterator[None]:
+    """LiteLLM's own OpenTelemetry callback (``litellm.callbacks = ["otel"]``, metrics on), or
+    the one built on it at ``kind`` (``"module:Class"`` under ``litellm.integrations``), into
+    ``telemetry``'s providers; every callback list as it was afterwards."""
     litellm = pytest.importorskip("litellm")
+    from importlib import import_module
+
     from litellm.integrations.opentelemetry import OpenTelemetry, OpenTelemetryConfig
 
+    module, _, name = kind.partition(":")
+    cls = getattr(import_module(f"litellm.integrations.{module}"), name) if kind else OpenTelemetry
     config = OpenTelemetryConfig(exporter="console", enable_metrics=True)
-    callback = OpenTelemetry(
+    callback = cls(
         config=config,
         tracer_provider=telemetry.tracer_provider,
         meter_provider=telemetry.meter_provider,
@@ -245,6 +251,12 @@ CASES = [
     Case("pydantic_ai", "own", _pydantic_ai),
     Case("pydantic_ai_openai", "own", _pydantic_ai),
     Case("litellm_chat", "own-otel-callback", _litellm_callback, settled=_litellm_logged),
+    # callbacks built on it with handlers of their own (a root span in Phoenix's trace; a
+    # span under the current one, Weave's)
+    Case("litellm_chat", "arize-phoenix-callback", partial(
+        _litellm_callback, kind="arize.arize_phoenix:ArizePhoenixLogger"), settled=_litellm_logged),
+    Case("litellm_chat", "weave-otel-callback", partial(
+        _litellm_callback, kind="weave.weave_otel:WeaveOtelLogger"), settled=_litellm_logged),
     # trace processors of the Agents SDK's own tracing (left on): OpenInference's reads the key,
     # OpenLLMetry's reads none
     Case("openai_agents", "openinference-openai-agents", _sdk_tracing(
@@ -477,3 +489,158 @@ async def test_litellm_embeddings_inside_our_chat_span_keep_their_span(
         otel_telemetry.clear()
         [_ async for _ in otel_telemetry.wrapper()(agent())]
         assert outside and _theirs(otel_telemetry) == outside
+
+
+COMPLETION = {"id": "r1", "object": "chat.completion", "created": 0, "model": "gpt-4o-mini",
+              "usage": {"prompt_tokens": 7, "completion_tokens": 2, "total_tokens": 9},
+              "choices": [{"index": 0, "finish_reason": "stop",
+                           "message": {"role": "assistant", "content": "ok"}}]}  # fmt: skip
+REFUSED = {"error": {"message": "bad request", "type": "invalid_request_error", "code": None}}
+
+
+def _litellm_spans(telemetry: InMemoryTelemetry) -> list[Any]:
+    """LiteLLM's callback's account of each call (not the raw request's span under it)."""
+    return [sp for sp in telemetry.spans()
+            if sp.instrumentation_scope and sp.instrumentation_scope.name == "litellm"
+            and not sp.name.startswith("raw_")]  # fmt: skip
+
+
+async def _litellm_logged_into(telemetry: InMemoryTelemetry) -> None:
+    """LiteLLM enqueues its logging once the call's wrappers have returned, some loop turns
+    after the call: wait (up to about 3 s) until its callback made a span of its own."""
+    import asyncio
+
+    for _ in range(300):
+        await _litellm_logged()
+        if _litellm_spans(telemetry):
+            return
+        await asyncio.sleep(0.01)
+
+
+@pytest.mark.parametrize(
+    ("where", "request_made", "failed"),
+    [("chat", "embedding", False), ("execute_tool", "completion", True),
+     ("execute_tool", "refused", False)],
+    ids=["embeddings-in-our-chat-span", "a-tools-own-chat-call-the-tool-fails",
+         "a-tools-own-call-refused-the-tool-recovers"],
+)  # fmt: skip
+async def test_litellm_callback_logs_the_calls_ours_do_not_tell_in_a_span_of_its_own(
+    where: str, request_made: str, failed: bool, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """LiteLLM's callback logs a call made with a span current onto that span, not a span of
+    its own. An embeddings request inside our chat span, or a tool's own model call, is no
+    call our spans tell: LiteLLM keeps its account of it, in its own span under ours; ours
+    keep their operation, model and status (a failed tool fails, one whose model request was
+    refused and that recovered does not) and no content past the opt-in."""
+    import json
+
+    from opentelemetry.trace import StatusCode
+
+    litellm = pytest.importorskip("litellm")
+    from agent_contract.protocol import (
+        FunctionCall,
+        LLMCallEnd,
+        LLMCallStart,
+        ToolCall,
+        ToolResult,
+        Usage,
+    )
+    from agent_contract.scope import tool_scope
+
+    from ._http import openai_client
+
+    async def request() -> None:
+        if request_made == "embedding":
+            client = openai_client(json.dumps(EMBEDDINGS).encode())
+            await litellm.aembedding(model="openai/text-embedding-3-small", input=["hi"],
+                                     client=client, api_key="test")  # fmt: skip
+        else:
+            import httpx2
+
+            answer = (lambda _: httpx2.Response(400, json=REFUSED)) if request_made == "refused" \
+                else json.dumps(COMPLETION).encode()  # fmt: skip
+            messages = [{"role": "user", "content": "hi"}]
+            try:
+                await litellm.acompletion(model="openai/gpt-4o-mini", messages=messages,
+                                          client=openai_client(answer), api_key="test")  # fmt: skip
+            except litellm.BadRequestError:
+                assert request_made == "refused"  # the tool recovers from it
+        await _litellm_logged_into(otel_telemetry)  # logged while our span is open
+
+    async def agent() -> AsyncIterator[Any]:
+        if where == "chat":
+            yield LLMCallStart(model="gpt-4o-mini", provider="openai", call_id="c1")
+            await request()
+            yield Usage(input_tokens=12, output_tokens=3)
+            yield LLMCallEnd(call_id="c1", model="gpt-4o-mini", finish_reason="stop")
+        else:
+            yield ToolCall(id="t1", function=FunctionCall(name="lookup", arguments="{}"))
+            async with tool_scope("t1"):
+                await request()
+            yield ToolResult(tool_call_id="t1", content="done", is_error=failed)
+
+    with _litellm_callback(otel_telemetry):
+        await run_script(otel_telemetry, agent(), agent_name="agent")
+    (ours,) = [sp for sp in otel_telemetry.spans() if sp.name.startswith(where)]
+    attributes = dict(ours.attributes or {})
+    assert attributes["gen_ai.operation.name"] == where
+    assert not [key for key in attributes if key.startswith(("litellm.", "metadata."))]
+    assert "gen_ai.input.messages" not in attributes  # content is off
+    assert ours.status.status_code is (StatusCode.ERROR if failed else StatusCode.UNSET)
+    if where == "chat":
+        assert attributes["gen_ai.request.model"] == "gpt-4o-mini"
+        assert attributes["gen_ai.usage.input_tokens"] == 12
+    (logged,) = _litellm_spans(otel_telemetry)  # the call traced once, by LiteLLM, under ours
+    assert logged.parent is not None and ours.context is not None
+    assert logged.parent.span_id == ours.context.span_id
+    assert (logged.status.status_code is StatusCode.ERROR) is (request_made == "refused")
+
+
+@pytest.mark.parametrize("stand_down", [True, False], ids=["standing-down", "opted-out"])
+async def test_litellm_callback_stands_down_for_a_synchronous_completion_too(
+    stand_down: bool, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """``litellm.completion()`` (synchronous, not streamed) logs the call on LiteLLM's thread
+    pool, in a copy of the call's context: inside our chat span its callback stands down
+    (tokens counted once); opted out, it logs the call in our trace, in its own span under our
+    chat span."""
+    import threading
+
+    litellm = pytest.importorskip("litellm")
+    httpx2 = pytest.importorskip("httpx2")
+    import openai
+    from litellm.integrations.custom_logger import CustomLogger
+
+    from agent_contract.protocol import LLMCallEnd, LLMCallStart, Usage
+
+    class Heard(CustomLogger):  # type: ignore[misc]
+        """Told after the OpenTelemetry callback, before it: the call's logging has run."""
+
+        logged = threading.Event()
+
+        def log_success_event(self, *args: Any, **kwargs: Any) -> None:
+            self.logged.set()
+
+    answer = lambda _: httpx2.Response(200, json=COMPLETION)  # noqa: E731
+    http = httpx2.Client(transport=httpx2.MockTransport(answer))
+    client = openai.OpenAI(api_key="test", base_url="http://mock.invalid/v1", http_client=http)
+    heard = Heard()
+
+    async def agent() -> AsyncIterator[Any]:
+        yield LLMCallStart(model="gpt-4o-mini", provider="openai", call_id="c1")
+        litellm.completion(model="openai/gpt-4o-mini", messages=[{"role": "user", "content": "hi"}],
+                           client=client, api_key="test")  # fmt: skip
+        assert heard.logged.wait(10)
+        yield Usage(input_tokens=7, output_tokens=2)
+        yield LLMCallEnd(call_id="c1", model="gpt-4o-mini", finish_reason="stop")
+
+    with _litellm_callback(otel_telemetry):
+        litellm.callbacks.append(heard)
+        await run_script(otel_telemetry, agent(), stand_down_providers=stand_down)
+    (chat,) = [sp for sp in otel_telemetry.spans() if sp.name.startswith("chat")]
+    assert _tokens_counted(otel_telemetry) == (7 if stand_down else 14)
+    theirs = _litellm_spans(otel_telemetry)
+    assert chat.context is not None
+    assert [sp.parent.span_id if sp.parent else None for sp in theirs] == (
+        [] if stand_down else [chat.context.span_id]
+    )

@@ -11,11 +11,24 @@ span under it with the request's messages, and records ``gen_ai.client.token.usa
 ``gen_ai.client.operation.duration`` under our metrics' names: every call's tokens counted
 twice.
 
-So its two handlers (``_handle_success``, ``_handle_failure``) are guarded on the class: for a
-chat call our chat span told (:func:`~._context.told_call`: our chat span is in the context
-the call is logged from, ended or not, or a framework run's), the handler does nothing (on
-success it still closes LiteLLM's proxy span, as its own skip path does); for every other
-call (an embeddings request, an image, any call outside our chat spans) it runs as before.
+So the four methods LiteLLM's logging calls on it (``log_success_event``,
+``log_failure_event`` and their ``async_`` twins) are guarded on the class, where every
+callback built on it inherits them: some of those replace its handlers (``_handle_success``,
+``_handle_failure``) with their own (Arize Phoenix's, Weave's), which a guard of the handlers
+never saw. For a chat call our chat span told (:func:`~._context.told_call`: our chat span is
+in the context the call is logged from, ended or not, or a framework run's), the method does
+nothing (on success it still closes LiteLLM's proxy span, as its own skip path does); for
+every other call (an embeddings request, an image, any call outside our chat spans) it runs
+as before.
+
+Such a call made with a span of ours current (an embeddings request inside our chat span, a
+tool's own model call under its tool span, the agent's code between events under its step) is
+no call ours tell, yet LiteLLM logged it onto that span: its operation name, model, tokens, the
+request's messages (past our content opt-in) and its status (an ``OK`` is final: a tool that
+then failed stayed ``OK``; a refused request the tool recovered from failed the tool). So where
+the parent it finds (``_get_span_context``) is a span of ours, it is told there is none, and it
+makes its own ``litellm_request`` span under ours, as it does with
+``USE_OTEL_LITELLM_REQUEST_SPAN`` set; a parent of anyone else's is left to LiteLLM.
 """
 
 from __future__ import annotations
@@ -23,6 +36,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from agent_otel._attributes import SCOPE_NAME
 from agent_otel._guard import report
 
 from ._context import told_call
@@ -30,7 +44,9 @@ from ._methods import MARK, guard_methods
 
 MODULE = "litellm.integrations.opentelemetry"
 _CLASS = "OpenTelemetry"
-_HANDLERS = ("_handle_success", "_handle_failure")
+_LOGGED = ("log_success_event", "log_failure_event")
+_ASYNC_LOGGED = ("async_log_success_event", "async_log_failure_event")
+_PARENT = "_get_span_context"
 CHAT_CALLS = frozenset(
     {"completion", "acompletion", "text_completion", "atext_completion", "responses",
      "aresponses", "anthropic_messages"}
@@ -47,21 +63,57 @@ def _told(kwargs: object) -> bool:
         return False  # theirs is recorded: a second account, not a lost one
 
 
+def _ours(span: object) -> bool:
+    """Whether ``span`` is one of agent-otel's (our tracer's scope)."""
+    return getattr(getattr(span, "instrumentation_scope", None), "name", None) == SCOPE_NAME
+
+
+def _own_span(theirs: Callable[..., Any]) -> Callable[..., Any]:
+    def parent(self: Any, *args: Any, **kwargs: Any) -> Any:
+        found = theirs(self, *args, **kwargs)
+        try:  # inside LiteLLM's logging: nothing may raise there
+            if isinstance(found, tuple) and len(found) == 2 and _ours(found[1]):
+                return found[0], None  # its own span, in that context: under ours
+        except Exception:
+            report("stand-down")
+        return found
+
+    setattr(parent, MARK, theirs)
+    return parent
+
+
+def _skipped(self: Any, name: str, kwargs: Any, args: tuple[Any, ...]) -> None:
+    """A told call's logging skipped: on success LiteLLM's own skip path closes the proxy's
+    span (``end_time`` is the last of ``response_obj, start_time, end_time``)."""
+    if "success" in name:
+        end = getattr(self, "_end_proxy_span_from_kwargs", None)
+        if callable(end) and len(args) >= 3:
+            end(kwargs, args[2])
+
+
 def _guarded(name: str, theirs: Callable[..., Any]) -> Callable[..., Any]:
+    if name == _PARENT:
+        return _own_span(theirs)
+    if name in _ASYNC_LOGGED:
+
+        async def logged(self: Any, kwargs: Any, *args: Any, **more: Any) -> Any:
+            if not _told(kwargs):
+                return await theirs(self, kwargs, *args, **more)
+            return _skipped(self, name, kwargs, args)
+
+        setattr(logged, MARK, theirs)
+        return logged
+
     def guard(self: Any, kwargs: Any, *args: Any, **more: Any) -> Any:
         if not _told(kwargs):
             return theirs(self, kwargs, *args, **more)
-        if name == "_handle_success":  # LiteLLM's own skip path closes the proxy's span
-            end = getattr(self, "_end_proxy_span_from_kwargs", None)
-            if callable(end) and len(args) >= 3:
-                end(kwargs, args[2])
-        return None
+        return _skipped(self, name, kwargs, args)
 
     setattr(guard, MARK, theirs)
     return guard
 
 
 def guard_litellm() -> int:
-    """Guard LiteLLM's OpenTelemetry callback's handlers if it is loaded and not yet guarded;
-    how many were."""
-    return guard_methods(MODULE, _CLASS, _HANDLERS, _guarded)
+    """Guard LiteLLM's OpenTelemetry callback's logging methods and its finding of a parent
+    span if it is loaded and not yet guarded; how many were."""
+    return guard_methods(MODULE, _CLASS, (*_LOGGED, *_ASYNC_LOGGED, _PARENT), _guarded)
