@@ -7,17 +7,21 @@ in a script) with SIGINT and SIGQUIT ignored. A suite started either way started
 that way too, so a child never took the SIGHUP or the Ctrl-C a test sent it (agent-otel leaves
 an ignored signal ignored, as documented): it ran on until the test's hang guard, with nothing
 on its stderr to say why. Each child now starts as a terminal or a process manager starts it
-(:func:`started_plainly`), and a guard that runs out fails the test with the child's threads
-and its ignored, blocked and caught signals (:func:`ended_within`) instead of a bare timeout.
+(:func:`started_plainly`), and a guard that runs out, waiting for its first line or its end,
+fails the test with the child's threads and its ignored, blocked and caught signals
+(:func:`first_line_within`, :func:`ended_within`) instead of a bare timeout, or none at all.
 """
 
 from __future__ import annotations
 
+import contextlib
+import select
 import signal
 import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -50,15 +54,29 @@ def started_plainly(command: Sequence[str]) -> list[str]:
     return [sys.executable, "-S", "-c", _AS_STARTED, *command]
 
 
+def first_line_within(process: subprocess.Popen[str], timeout_s: float) -> str:
+    """The first line the child printed ("" if it ended without one), within ``timeout_s``;
+    past that, the test fails as :func:`ended_within` fails it. (A line printed in one piece:
+    only the pipe is watched, not what its reader already buffered.)"""
+    assert process.stdout is not None
+    readable, _, _ = select.select([process.stdout], [], [], timeout_s)
+    if not readable:
+        _fail_showing(process, f"had printed no line after {timeout_s} s")
+    return process.stdout.readline()
+
+
 def ended_within(process: subprocess.Popen[str], timeout_s: float) -> tuple[str, str]:
     """What the child wrote to its stdout and stderr pipes ("" for one it has not) once it has
     ended, within ``timeout_s``; past that, the test fails with what the child is doing and
     which signals it ignores, blocks or catches."""
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):
         out, err = process.communicate(timeout=timeout_s)
         return out or "", err or ""
-    except subprocess.TimeoutExpired:
-        pass
+    return _fail_showing(process, f"was still running after {timeout_s} s")  # raises
+
+
+def _fail_showing(process: subprocess.Popen[str], what: str) -> NoReturn:
+    """Fail the test with the stack of each of the child's threads and its signals; kill it."""
     state = signal_state(process.pid)
     process.send_signal(signal.SIGUSR1)
     try:
@@ -67,9 +85,9 @@ def ended_within(process: subprocess.Popen[str], timeout_s: float) -> tuple[str,
         process.kill()
         out, err = process.communicate()
     pytest.fail(
-        f"the child (pid {process.pid}) was still running after {timeout_s} s; "
-        f"its signals: {state}\n--- its stderr (each thread's stack, if it shows them) ---\n"
-        f"{err}\n--- its stdout ---\n{out}"
+        f"the child (pid {process.pid}) {what}; its signals: {state}\n"
+        f"--- its stderr (each thread's stack, if it shows them) ---\n{err}\n"
+        f"--- its stdout ---\n{out}"
     )
 
 

@@ -22,6 +22,7 @@ import sys
 import textwrap
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +30,12 @@ import pytest
 from benchmarks._process import free_port
 
 from otlp_receiver import receiving
-from signalled_child import SHOWS_ITS_THREADS, ended_within, started_plainly
+from signalled_child import (
+    SHOWS_ITS_THREADS,
+    ended_within,
+    first_line_within,
+    started_plainly,
+)
 
 pytestmark = pytest.mark.heavy  # child processes and timings: run by the heavy suite
 HANG_GUARD_S = 60
@@ -143,8 +149,7 @@ def run_child(
         )
         try:
             if send is not None:
-                assert process.stdout is not None
-                line = process.stdout.readline()
+                line = first_line_within(process, HANG_GUARD_S)
                 assert line.strip() == "ready", (line, process.stderr and process.stderr.read())
                 process.send_signal(send)
                 if again_after_s is not None:
@@ -205,9 +210,13 @@ def test_a_signal_the_test_runner_ignores_still_reaches_the_child() -> None:
         assert each.runs == {"run": 2}, each.err
 
 
-def test_a_child_past_its_hang_guard_fails_the_test_with_its_threads() -> None:
-    """A child that hung failed its test with a bare ``TimeoutExpired`` and nothing to read:
-    the failure now shows where each of its threads is, and the signals it ignores."""
+@pytest.mark.parametrize("wait", [first_line_within, ended_within])
+def test_a_child_past_its_hang_guard_fails_the_test_with_its_threads(
+    wait: Callable[[subprocess.Popen[str], float], object],
+) -> None:
+    """A child that hung failed its test with a bare ``TimeoutExpired`` and nothing to read
+    (or, before its first line, held the test until the runner's own timeout): the failure now
+    shows where each of its threads is, and the signals it ignores."""
     script = "import time\ndef stuck_here():\n    time.sleep(3600)\nstuck_here()\n"
     process = subprocess.Popen(
         started_plainly([sys.executable, "-c", SHOWS_ITS_THREADS + script]),
@@ -217,13 +226,13 @@ def test_a_child_past_its_hang_guard_fails_the_test_with_its_threads() -> None:
     )
     try:
         with pytest.raises(pytest.fail.Exception) as failed:
-            ended_within(process, 1.0)
+            wait(process, 1.0)
     finally:
         process.kill()
         process.wait()
     told = str(failed.value)
     assert "line 5 in stuck_here" in told, told  # faulthandler's frame (after its two lines)
-    assert "was still running after 1.0 s" in told, told
+    assert "after 1.0 s" in told, told
     # Python's own at its start (and not the test runner's), then its Ctrl-C and the dump's
     assert "ignored SIGPIPE,SIGXFSZ; blocked none; caught SIGINT,SIGUSR1" in told, told
 

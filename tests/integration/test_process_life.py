@@ -23,7 +23,12 @@ from _otlp_grpc import otlp_grpc_receiver
 from _support import REPO
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
-from signalled_child import SHOWS_ITS_THREADS, ended_within, started_plainly
+from signalled_child import (
+    SHOWS_ITS_THREADS,
+    ended_within,
+    first_line_within,
+    started_plainly,
+)
 
 pytestmark = pytest.mark.heavy
 
@@ -139,8 +144,7 @@ def child(script: str, endpoint: str, **popen: Any) -> subprocess.Popen[str]:
 
 
 def wait_ready(process: subprocess.Popen[str]) -> None:
-    assert process.stdout is not None
-    line = process.stdout.readline()
+    line = first_line_within(process, HANG_GUARD_S)
     assert line.strip() == "ready", (line, process.stderr.read() if process.stderr else "")
 
 
