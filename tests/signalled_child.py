@@ -34,7 +34,7 @@ for signum in signal.valid_signals():
     except (OSError, ValueError):
         pass
 signal.pthread_sigmask(signal.SIG_SETMASK, ())
-os.execv(sys.argv[1], sys.argv[1:])
+os.execvp(sys.argv[1], sys.argv[1:])
 """
 """Put every ignored signal back to its default action, unblock every signal, then become the
 command (a caught signal's handler is reset by ``exec`` itself)."""
@@ -44,7 +44,7 @@ SHOWS_ITS_THREADS = (
     "_faulthandler.register(_signal.SIGUSR1, all_threads=True)\n"
 )
 """The first lines of a child's script: SIGUSR1 writes every thread's stack to its stderr, from
-C, so a main thread stuck anywhere is shown too (:func:`ended_within` sends it)."""
+C, so a main thread stuck anywhere is shown too (the waits below send it on their guard)."""
 
 _DUMP_WAIT_S = 2.0
 
