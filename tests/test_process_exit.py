@@ -22,6 +22,7 @@ import sys
 import textwrap
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +30,12 @@ import pytest
 from benchmarks._process import free_port
 
 from otlp_receiver import receiving
+from signalled_child import (
+    SHOWS_ITS_THREADS,
+    ended_within,
+    first_line_within,
+    started_plainly,
+)
 
 pytestmark = pytest.mark.heavy  # child processes and timings: run by the heavy suite
 HANG_GUARD_S = 60
@@ -112,7 +119,8 @@ def run_child(
     as_file: Path | None = None,
     again_after_s: float | None = None,
 ) -> Ended:
-    """Run ``script`` after the prelude (with ``env`` added to the environment); with
+    """Run ``script`` after the prelude (with ``env`` added to the environment), in a child
+    started with every signal's default action, whatever this process ignores; with
     ``send``, signal it once it printed "ready" (and, with ``again_after_s``, once more that
     much later). With ``as_file``, the script is written there and run as a file (the spawn
     and fork-server start methods import its functions again)."""
@@ -126,11 +134,13 @@ def run_child(
         }
         variables.pop("OTEL_TRACES_EXPORTER", None)
         variables.update(env or {})
-        source = PRELUDE + textwrap.dedent(script)
+        source = SHOWS_ITS_THREADS + PRELUDE + textwrap.dedent(script)
         if as_file is not None:
             as_file.write_text(source)
         process = subprocess.Popen(
-            [sys.executable, *(["-c", source] if as_file is None else [str(as_file)])],
+            started_plainly(
+                [sys.executable, *(["-c", source] if as_file is None else [str(as_file)])]
+            ),
             env=variables,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
@@ -139,14 +149,13 @@ def run_child(
         )
         try:
             if send is not None:
-                assert process.stdout is not None
-                line = process.stdout.readline()
+                line = first_line_within(process, HANG_GUARD_S)
                 assert line.strip() == "ready", (line, process.stderr and process.stderr.read())
                 process.send_signal(send)
                 if again_after_s is not None:
                     time.sleep(again_after_s)
                     process.send_signal(send)
-            out, err = process.communicate(timeout=HANG_GUARD_S)
+            out, err = ended_within(process, HANG_GUARD_S)
         finally:
             process.kill()
         agents = received.named("invoke_agent")
@@ -176,6 +185,56 @@ def test_sighup_flushes_then_dies_of_sighup() -> None:
     assert ended.code == -signal.SIGHUP, ended.err  # the default action, after the flush
     assert ended.runs == {"run": 5, "open": 1}, ended.err
     assert ended.end_reasons["shutdown"] == 1
+
+
+IGNORED_BY_RUNNERS = (signal.SIGHUP, signal.SIGINT)  # by nohup; by a script's background job
+
+
+def test_a_signal_the_test_runner_ignores_still_reaches_the_child() -> None:
+    """A suite run under ``nohup`` (SIGHUP ignored) or as a script's background job (SIGINT
+    ignored) started every child ignoring those signals too: the child never took the SIGHUP
+    or the Ctrl-C a test sent it (an ignored signal stays ignored, as documented), and each
+    such test hung until its guard with an empty stderr. A child starts with each signal's
+    default action, as from a terminal: it flushes, then dies of the signal."""
+    ignored = {signum: signal.signal(signum, signal.SIG_IGN) for signum in IGNORED_BY_RUNNERS}
+    try:
+        ended = {
+            signum: run_child('configure("plain")\nruns(2)\nready()', send=signum)
+            for signum in IGNORED_BY_RUNNERS
+        }
+    finally:
+        for signum, previous in ignored.items():
+            signal.signal(signum, previous)
+    for signum, each in ended.items():
+        assert each.code == -signum, each.err
+        assert each.runs == {"run": 2}, each.err
+
+
+@pytest.mark.parametrize("wait", [first_line_within, ended_within])
+def test_a_child_past_its_hang_guard_fails_the_test_with_its_threads(
+    wait: Callable[[subprocess.Popen[str], float], object],
+) -> None:
+    """A child that hung failed its test with a bare ``TimeoutExpired`` and nothing to read
+    (or, before its first line, held the test until the runner's own timeout): the failure now
+    shows where each of its threads is, and the signals it ignores."""
+    script = "import time\ndef stuck_here():\n    time.sleep(3600)\nstuck_here()\n"
+    process = subprocess.Popen(
+        started_plainly([sys.executable, "-c", SHOWS_ITS_THREADS + script]),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        with pytest.raises(pytest.fail.Exception) as failed:
+            wait(process, 1.0)
+    finally:
+        process.kill()
+        process.wait()
+    told = str(failed.value)
+    assert "line 5 in stuck_here" in told, told  # faulthandler's frame (after its two lines)
+    assert "after 1.0 s" in told, told
+    # Python's own at its start (and not the test runner's), then its Ctrl-C and the dump's
+    assert "ignored SIGPIPE,SIGXFSZ; blocked none; caught SIGINT,SIGUSR1" in told, told
 
 
 @pytest.mark.parametrize(

@@ -1,8 +1,9 @@
 """Real servers and worker pools: each run a worker ended is delivered once, whatever ends it.
 
 The servers run as users run them (``python -m celery ... worker``, ``python -m gunicorn``), in
-processes of their own, exporting over OTLP/HTTP to one loopback receiver shared by the module
-(each test's runs carry an agent name of its own). The batch delay is a minute: what a worker
+processes of their own, started with each signal's default action (``signalled_child``),
+exporting over OTLP/HTTP to one loopback receiver shared by the module (each test's runs carry
+an agent name of its own). The batch delay is a minute: what a worker
 ended is still queued when its life ends, so only the path under test can deliver it.
 Timeouts are hang guards, not performance claims.
 """
@@ -28,6 +29,7 @@ import pytest
 from benchmarks._process import free_port
 
 from otlp_receiver import Received, receiving
+from signalled_child import ended_within, started_plainly
 
 pytestmark = pytest.mark.heavy  # real servers in child processes
 HANG_GUARD_S = 60
@@ -90,7 +92,7 @@ def wait_for(path: Path, count: int, process: subprocess.Popen[str]) -> None:
 def stop(process: subprocess.Popen[str], signum: signal.Signals) -> tuple[int, str]:
     process.send_signal(signum)
     try:
-        out, _ = process.communicate(timeout=HANG_GUARD_S)
+        out, _ = ended_within(process, HANG_GUARD_S)
     finally:
         process.kill()
     return process.returncode, out
@@ -138,7 +140,7 @@ def test_a_celery_prefork_workers_warm_shutdown_delivers_every_tasks_run(
         f"CONFIGURE = {configure!r}\n" + AGENT + textwrap.dedent(CELERY_APP)
     )
     process = subprocess.Popen(
-        CELERY_WORKER,
+        started_plainly(CELERY_WORKER),
         cwd=tmp_path,
         env={**environment(received), "PYTHONPATH": os.pathsep.join(sys.path)},
         stdin=subprocess.DEVNULL,
@@ -204,7 +206,7 @@ def gunicorn(tmp_path: Path, received: Received, *options: str) -> subprocess.Po
         str(tmp_path / "ctl"),
     ]
     return subprocess.Popen(
-        [*server, *options],
+        started_plainly([*server, *options]),
         cwd=tmp_path,
         env={**environment(received), "PYTHONPATH": os.pathsep.join(sys.path)},
         stdin=subprocess.DEVNULL,

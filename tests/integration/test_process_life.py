@@ -23,6 +23,13 @@ from _otlp_grpc import otlp_grpc_receiver
 from _support import REPO
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
+from signalled_child import (
+    SHOWS_ITS_THREADS,
+    ended_within,
+    first_line_within,
+    started_plainly,
+)
+
 pytestmark = pytest.mark.heavy
 
 HANG_GUARD_S = 60
@@ -124,9 +131,9 @@ def child(script: str, endpoint: str, **popen: Any) -> subprocess.Popen[str]:
         "ENDPOINT": endpoint,
     }
     env.pop("OTEL_TRACES_EXPORTER", None)
-    code = PRELUDE + textwrap.dedent(script)
+    code = SHOWS_ITS_THREADS + PRELUDE + textwrap.dedent(script)
     return subprocess.Popen(
-        [sys.executable, "-c", code],
+        started_plainly([sys.executable, "-c", code]),  # as from a terminal: no signal ignored
         env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
@@ -137,14 +144,13 @@ def child(script: str, endpoint: str, **popen: Any) -> subprocess.Popen[str]:
 
 
 def wait_ready(process: subprocess.Popen[str]) -> None:
-    assert process.stdout is not None
-    line = process.stdout.readline()
+    line = first_line_within(process, HANG_GUARD_S)
     assert line.strip() == "ready", (line, process.stderr.read() if process.stderr else "")
 
 
 def finish(process: subprocess.Popen[str]) -> tuple[int, str, str]:
     """The child's exit code, stdout and stderr once it has ended."""
-    out, err = process.communicate(timeout=HANG_GUARD_S)
+    out, err = ended_within(process, HANG_GUARD_S)
     return process.returncode, out, err
 
 
