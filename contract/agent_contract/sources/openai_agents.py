@@ -210,8 +210,8 @@ class _Reading:
     """One run's SDK stream events read as contract events (the state between them)."""
 
     __slots__ = (
-        "asked", "current", "ended", "failures", "open", "raised", "reader", "rejected",
-        "requested", "running", "step",
+        "answered", "asked", "current", "ended", "failures", "open", "raised", "reader",
+        "rejected", "requested", "running", "step",
     )  # fmt: skip
 
     def __init__(self, agent: Any) -> None:
@@ -225,6 +225,7 @@ class _Reading:
         self.current, self.step = agent, 0
         self.reader: ResponsesReader | None = None
         self.open = False  # a model response begun and not ended
+        self.answered = False  # a result read since the last response began
 
     def prepared(self, run: dict[str, Any]) -> dict[str, Any]:
         """``run``'s arguments with the hooks and the error formatter that feed this reading."""
@@ -252,6 +253,7 @@ class _Reading:
                     out.append(StepBoundary(index=self.step))
                     self.step += 1
                 self.reader = ResponsesReader()
+                self.answered = False
                 request = self.requested.pop(0) if self.requested else (self.current, None, None)
                 out.append(_start(self.current, request))
                 self.open = True
@@ -269,6 +271,7 @@ class _Reading:
                 result = _result(event.item, self.failures, self.rejected)
                 self.asked.pop(result.tool_call_id, None)
                 self.ended.pop(result.tool_call_id, None)
+                self.answered = True
                 out.append(result)
             elif name in _ASKED and _field(event.item.raw_item, "type") == "function_call":
                 call_id = str(_field(event.item.raw_item, "call_id") or "")
@@ -302,6 +305,7 @@ class _Reading:
             else:  # a call this turn never ran (an approval pending): left as it was
                 continue
             out.append(_told(call_id, content, self.failures, self.rejected))
+        self.answered = self.answered or bool(out)
         return out
 
     def failed(self, exc: BaseException) -> list[AgentEvent]:
@@ -315,6 +319,8 @@ class _Reading:
                 self.open = False
                 out.append(LLMCallEnd())
             return out
+        if self._between_turns():  # ``MaxTurnsExceeded``: the turns it ran are whole
+            return [StepBoundary(index=self.step)]
         for call_id, error in self.raised.items():  # each call whose tool raised, parallel too
             name = self.running.pop(call_id, None)
             if name is not None:
@@ -328,6 +334,20 @@ class _Reading:
                 out.append(StepBoundary(index=self.step))
             out.append(_start(self.requested[0][0], self.requested[0]))
         return out
+
+    def _between_turns(self) -> bool:
+        """Whether the run stopped between turns: its last response ended, every call it asked
+        for answered (one at least: a turn with no calls was the answer), no tool still
+        running and no request announced. The SDK raises ``MaxTurnsExceeded`` there, as the
+        turn past the limit starts: that step is whole, and only the run fails."""
+        return (
+            self.answered
+            and not self.open
+            and not self.asked
+            and not self.running
+            and not self.raised
+            and not self.requested
+        )
 
 
 def _tripped(exc: BaseException) -> bool:
