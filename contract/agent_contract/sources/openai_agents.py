@@ -9,7 +9,9 @@ Its stream carries three kinds of event, read by their ``type``:
   incomplete) closes it with ``Usage`` and ``LLMCallEnd``. Tool calls, handoffs included
   (``transfer_to_<agent>``), come from the response's ``function_call`` items.
 * ``run_item_stream_event``: ``tool_output`` and ``handoff_occured`` items are the calls'
-  results (``ToolResult`` by ``call_id``); the other items repeat what the raw events said.
+  results (``ToolResult`` by ``call_id``); the other items repeat what the raw events said,
+  but for a message item after a turn's results with no response before it: the final
+  output a ``max_turns`` error handler gave, the run's answer (``MessageFinal``).
   A tool that raised under the SDK's default failure handler returns text like any other
   result: the adapter adds its own ``RunConfig.tool_error_formatter`` (the SDK's hook for
   exactly those failures, handing it the exception and the call id; a formatter the caller
@@ -93,7 +95,7 @@ from time import monotonic
 from types import new_class
 from typing import Any
 
-from agent_contract.agent.events import InterruptFinal, StreamEvent
+from agent_contract.agent.events import InterruptFinal, MessageFinal, StreamEvent
 from agent_contract.events import (
     AgentEvent,
     LLMCallEnd,
@@ -243,8 +245,8 @@ class _Reading:
         finally:
             _REJECTED.reset(token)
 
-    def feed(self, event: Any) -> list[AgentEvent]:
-        out: list[AgentEvent] = []
+    def feed(self, event: Any) -> list[AgentEvent | StreamEvent]:
+        out: list[AgentEvent | StreamEvent] = []
         kind = event.type
         if kind == "raw_response_event":
             data = event.data
@@ -273,6 +275,8 @@ class _Reading:
                 self.ended.pop(result.tool_call_id, None)
                 self.answered = True
                 out.append(result)
+            elif name == "message_output_created" and self.answered and not self.open:
+                out.append(_answer(event.item))  # a message no model wrote (module doc)
             elif name in _ASKED and _field(event.item.raw_item, "type") == "function_call":
                 call_id = str(_field(event.item.raw_item, "call_id") or "")
                 self.asked[call_id] = name == "handoff_requested"
@@ -348,6 +352,15 @@ class _Reading:
             and not self.raised
             and not self.requested
         )
+
+
+def _answer(item: Any) -> MessageFinal:
+    """The run's answer that a ``message_output_created`` item with no response before it
+    carries: the final output a ``max_turns`` error handler gave (the SDK makes its message
+    item itself), its text as ``ItemHelpers.text_message_output`` reads it."""
+    content = _field(getattr(item, "raw_item", None), "content") or ()
+    text = "".join(t for part in content if isinstance(t := _field(part, "text"), str))
+    return MessageFinal(text=text)
 
 
 def _tripped(exc: BaseException) -> bool:
