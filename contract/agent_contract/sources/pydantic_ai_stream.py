@@ -51,6 +51,10 @@ run ends ``interrupted``, each such call cut short (not failed: a body raising
 ``CallDeferred`` or ``ApprovalRequired`` defers its call, and the exception leaves the call's
 scope unseen), in the step that asked for it.
 
+A run whose output is structured (``output_type`` a model, a dataclass, a dict: the model
+calls pydantic-ai's output tool, and no text tells the answer) ends with a ``StructuredFinal``
+of that output as the JSON value pydantic dumps it to: the run's answer.
+
 The run's result is handed to ``on_result`` when the run ends, so the caller keeps
 everything pydantic-ai returned. Needs ``pydantic-ai-slim`` (extra ``pydantic-ai``); the
 caller brings the agent, and pydantic-ai is imported only when a run starts.
