@@ -33,15 +33,22 @@ def _chat(*, fails: str | None = None, text: str = "fine") -> Any:
     from langchain_core.messages import AIMessageChunk
     from langchain_core.outputs import ChatGenerationChunk
 
+    def chunks() -> Any:
+        if fails == "first":
+            raise Overloaded("the provider is overloaded")
+        yield ChatGenerationChunk(message=AIMessageChunk(content=text))
+        if fails == "mid":
+            raise Overloaded("the connection dropped")
+        last = AIMessageChunk(content="", usage_metadata=USAGE, chunk_position="last")  # type: ignore[arg-type]
+        yield ChatGenerationChunk(message=last)
+
     class Chat(GenericFakeChatModel):
+        def _stream(self, messages: Any, *args: Any, **kw: Any) -> Any:
+            yield from chunks()
+
         async def _astream(self, messages: Any, *args: Any, **kw: Any) -> Any:
-            if fails == "first":
-                raise Overloaded("the provider is overloaded")
-            yield ChatGenerationChunk(message=AIMessageChunk(content=text))
-            if fails == "mid":
-                raise Overloaded("the connection dropped")
-            last = AIMessageChunk(content="", usage_metadata=USAGE, chunk_position="last")  # type: ignore[arg-type]
-            yield ChatGenerationChunk(message=last)
+            for chunk in chunks():
+                yield chunk
 
     return Chat(messages=iter(()))
 
@@ -68,13 +75,15 @@ def _chats(telemetry: InMemoryTelemetry) -> list[Any]:
                   key=lambda s: s.start_time or 0)  # fmt: skip
 
 
-def _failed_then_answered(telemetry: InMemoryTelemetry) -> None:
-    """One step: the failed request's chat span, then the answering one's with the tokens."""
-    assert telemetry.outline() == [["invoke_agent fb", [["step 0", ["chat", "chat"]]]]]
-    failed, answered = _chats(telemetry)
-    assert failed.status.status_code is StatusCode.ERROR
-    assert (failed.attributes or {}).get("error.type") == "Overloaded"
-    assert "gen_ai.usage.input_tokens" not in (failed.attributes or {})
+def _failed_then_answered(telemetry: InMemoryTelemetry, failures: int = 1) -> None:
+    """One step: the failed requests' chat spans, then the answering one's with the tokens."""
+    chats = ["chat"] * (failures + 1)
+    assert telemetry.outline() == [["invoke_agent fb", [["step 0", chats]]]]
+    *failed_ones, answered = _chats(telemetry)
+    for failed in failed_ones:
+        assert failed.status.status_code is StatusCode.ERROR
+        assert (failed.attributes or {}).get("error.type") == "Overloaded"
+        assert "gen_ai.usage.input_tokens" not in (failed.attributes or {})
     assert answered.status.status_code is not StatusCode.ERROR
     assert (answered.attributes or {}).get("gen_ai.usage.input_tokens") == 10
     assert tokens(telemetry) == 10
@@ -93,6 +102,24 @@ async def test_a_fallback_after_a_failed_model_fails_that_request_and_answers_wi
     await run_script(otel_telemetry, source, agent_name="fb")
 
     _failed_then_answered(otel_telemetry)
+
+
+@pytest.mark.parametrize("fails", ["first", "mid"], ids=["before-output", "mid-stream"])
+async def test_a_sync_node_s_fallbacks_fail_each_request_that_raised(
+    otel_telemetry: InMemoryTelemetry, fails: str
+) -> None:
+    """A sync node (run on LangGraph's threads, whose requests may raise before the reader
+    reads their chunks) falling back twice: two failed chat spans, then the answer."""
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    chat = _chat(fails=fails).with_fallbacks([_chat(fails=fails), _chat()])
+
+    def node(state: Any) -> dict[str, Any]:
+        return {"messages": [chat.invoke(state["messages"])]}
+
+    await run_script(otel_telemetry, langgraph_events(_one_node(node), QUESTION), agent_name="fb")
+
+    _failed_then_answered(otel_telemetry, failures=2)
 
 
 async def test_a_node_retried_by_its_retry_policy_fails_the_request_it_retried(
