@@ -10,7 +10,9 @@ where the callbacks did not see the request: a model may set its own ids on its 
   reports, ``ls_model_name`` / ``ls_provider``, and its ``ls_*`` params); text and
   reasoning content become ``TextDelta`` / ``ReasoningDelta``; ``tool_call_chunks`` are
   assembled by index. A request that raised before its first chunk (a 429) still opens its
-  call when the run fails, so the error lands on it, not on the step before.
+  call when the run fails, so the error lands on it, not on the step before; one that raised
+  while the graph went on (``with_fallbacks``, a retry, a node catching it) fails its own
+  call (``Error`` of its class, callbacks' ``on_llm_error``) beside the one that answered.
 * ``updates``: a node finished. The model node's ``AIMessage`` closes its call with the
   final ``tool_calls``, ``usage_metadata`` (cache reads and reasoning included) and
   ``response_metadata`` (``model_name``, ``finish_reason`` or ``stop_reason``, ``id``); the
@@ -74,7 +76,7 @@ from agent_contract.events import (
     Usage,
 )
 from agent_contract.scope import McpServer, framework_started, tool_scope
-from agent_contract.sources._failure import failed_result
+from agent_contract.sources._failure import Error, error_name, failed_result
 from agent_contract.sources._history import call_start, langchain_messages
 from agent_contract.sources._mcp import server_of
 from agent_contract.sources._nested import Pushed
@@ -156,6 +158,9 @@ class _Requests:
         self.ended: dict[Any, Any] = {}  # run_id -> the final message (kept until its update)
         self.sent: dict[Any, int] = {}  # run_id -> its chunks the model streamed so far
         self.failed: list[Any] = []  # run_ids whose request raised, in order
+        # run_id -> what its request raised, until its call is told failed: the graph may go
+        # on (a fallback's next model, a retry of the node, a node catching it)
+        self.raised: dict[Any, BaseException] = {}
 
     def on_chat_model_start(self, serialized: Any, messages: Any, *, run_id: Any,
                             metadata: Any = None, **kwargs: Any) -> None:  # fmt: skip
@@ -211,6 +216,7 @@ class _Requests:
             self.ended[run_id] = getattr(generations[0][0], "message", None)
 
     def on_llm_error(self, error: BaseException, *, run_id: Any, **kwargs: Any) -> None:
+        self.raised[run_id] = error
         self.failed.append(run_id)
 
 
@@ -512,6 +518,8 @@ class _Reader:
                 return
             if self.base and namespace[: len(self.base)] == self.base:
                 namespace = namespace[len(self.base) :]
+        if self.requests.raised:
+            yield from self._raised()
         if mode == "messages":
             message, meta = payload
             kind = type(message).__name__
@@ -579,7 +587,8 @@ class _Reader:
         is taken as done when another's chunk comes."""
         run = call.run
         return run is not None and (
-            run not in self.requests.ended or call.read < self.requests.sent.get(run, 0)
+            (run not in self.requests.ended and run not in self.requests.raised)
+            or call.read < self.requests.sent.get(run, 0)
         )
 
     def _flush(self) -> Iterator[AgentEvent]:
@@ -605,6 +614,7 @@ class _Reader:
             yield from self._tool(self.results_held.pop(key))
 
     def close(self) -> Iterator[AgentEvent]:
+        yield from self._raised()
         if self.call is not None:
             yield from self._end(self._final(self.call))
         while self.held:
@@ -651,6 +661,33 @@ class _Reader:
         self.requests.ended.pop(call.run, None)
         return (final,)
 
+    def _raised(self) -> Iterator[AgentEvent]:
+        """The requests of this run that raised while the graph went on (``with_fallbacks``
+        trying the next model, ``with_retry``, a node's ``RetryPolicy``, a node catching the
+        error): the live call's ends failed once its chunks are read; one that raised before
+        its first chunk opens its call and fails it, when no other request streams."""
+        requests = self.requests
+        for run in list(requests.raised):  # (callbacks add from threads)
+            if requests.within.get(run) != self.level:
+                continue
+            call = self.call
+            if call is not None and call.run == run:
+                if call.read >= requests.sent.get(run, 0):
+                    yield from self._end(None)
+                continue
+            if run in self.held or run not in requests.started or requests.sent.get(run):
+                continue  # held (failed when told), or its chunks open its call
+            if call is not None and self._in_flight(call):
+                continue  # another request streams: this one waits for its end
+            meta = requests.started.pop(run, None)
+            namespace = _namespace(meta)
+            if _CLAIMED and self._claimed(namespace):  # another run reads it
+                requests.raised.pop(run, None)
+                continue
+            yield from self._open(namespace[len(self.base) :], meta, run)
+            self.call = _Call(None, run)
+            yield from self._end(None)
+
     def refused(self) -> Iterator[AgentEvent]:
         """The run failed: each request that raised before its first chunk opens its call (the
         run's error then lands on it)."""
@@ -692,6 +729,14 @@ class _Reader:
             self.requests.sent.pop(call.run, None)
             if call.id:
                 self.told.add(call.id)
+            error = self.requests.raised.pop(call.run, None)
+            if error is not None:  # its request raised: no answer, no tokens, no tool calls
+                with suppress(ValueError):
+                    self.requests.failed.remove(call.run)
+                kind = error_name(error)
+                yield Error(message=str(error) or kind, error_type=kind)
+                yield LLMCallEnd()
+                return
             for event in _end(call, message, spent):
                 if isinstance(event, ToolCall) and event.id:
                     self.asked.add(event.id)

@@ -9,7 +9,9 @@ Its stream carries three kinds of event, read by their ``type``:
   incomplete) closes it with ``Usage`` and ``LLMCallEnd``. Tool calls, handoffs included
   (``transfer_to_<agent>``), come from the response's ``function_call`` items.
 * ``run_item_stream_event``: ``tool_output`` and ``handoff_occured`` items are the calls'
-  results (``ToolResult`` by ``call_id``); the other items repeat what the raw events said.
+  results (``ToolResult`` by ``call_id``); the other items repeat what the raw events said,
+  but for a message item after a turn's results with no response before it: the final
+  output a ``max_turns`` error handler gave, the run's answer (``MessageFinal``).
   A tool that raised under the SDK's default failure handler returns text like any other
   result: the adapter adds its own ``RunConfig.tool_error_formatter`` (the SDK's hook for
   exactly those failures, handing it the exception and the call id; a formatter the caller
@@ -93,7 +95,7 @@ from time import monotonic
 from types import new_class
 from typing import Any
 
-from agent_contract.agent.events import InterruptFinal, StreamEvent
+from agent_contract.agent.events import InterruptFinal, MessageFinal, StreamEvent
 from agent_contract.events import (
     AgentEvent,
     LLMCallEnd,
@@ -210,8 +212,8 @@ class _Reading:
     """One run's SDK stream events read as contract events (the state between them)."""
 
     __slots__ = (
-        "asked", "current", "ended", "failures", "open", "raised", "reader", "rejected",
-        "requested", "running", "step",
+        "answered", "asked", "current", "ended", "failures", "open", "raised", "reader",
+        "rejected", "requested", "running", "step",
     )  # fmt: skip
 
     def __init__(self, agent: Any) -> None:
@@ -225,6 +227,7 @@ class _Reading:
         self.current, self.step = agent, 0
         self.reader: ResponsesReader | None = None
         self.open = False  # a model response begun and not ended
+        self.answered = False  # a result read since the last response began
 
     def prepared(self, run: dict[str, Any]) -> dict[str, Any]:
         """``run``'s arguments with the hooks and the error formatter that feed this reading."""
@@ -242,8 +245,8 @@ class _Reading:
         finally:
             _REJECTED.reset(token)
 
-    def feed(self, event: Any) -> list[AgentEvent]:
-        out: list[AgentEvent] = []
+    def feed(self, event: Any) -> list[AgentEvent | StreamEvent]:
+        out: list[AgentEvent | StreamEvent] = []
         kind = event.type
         if kind == "raw_response_event":
             data = event.data
@@ -252,6 +255,7 @@ class _Reading:
                     out.append(StepBoundary(index=self.step))
                     self.step += 1
                 self.reader = ResponsesReader()
+                self.answered = False
                 request = self.requested.pop(0) if self.requested else (self.current, None, None)
                 out.append(_start(self.current, request))
                 self.open = True
@@ -269,7 +273,10 @@ class _Reading:
                 result = _result(event.item, self.failures, self.rejected)
                 self.asked.pop(result.tool_call_id, None)
                 self.ended.pop(result.tool_call_id, None)
+                self.answered = True
                 out.append(result)
+            elif name == "message_output_created" and self.answered and not self.open:
+                out.append(_answer(event.item))  # a message no model wrote (module doc)
             elif name in _ASKED and _field(event.item.raw_item, "type") == "function_call":
                 call_id = str(_field(event.item.raw_item, "call_id") or "")
                 self.asked[call_id] = name == "handoff_requested"
@@ -302,6 +309,7 @@ class _Reading:
             else:  # a call this turn never ran (an approval pending): left as it was
                 continue
             out.append(_told(call_id, content, self.failures, self.rejected))
+        self.answered = self.answered or bool(out)
         return out
 
     def failed(self, exc: BaseException) -> list[AgentEvent]:
@@ -315,6 +323,8 @@ class _Reading:
                 self.open = False
                 out.append(LLMCallEnd())
             return out
+        if self._between_turns():  # ``MaxTurnsExceeded``: the turns it ran are whole
+            return [StepBoundary(index=self.step)]
         for call_id, error in self.raised.items():  # each call whose tool raised, parallel too
             name = self.running.pop(call_id, None)
             if name is not None:
@@ -328,6 +338,29 @@ class _Reading:
                 out.append(StepBoundary(index=self.step))
             out.append(_start(self.requested[0][0], self.requested[0]))
         return out
+
+    def _between_turns(self) -> bool:
+        """Whether the run stopped between turns: its last response ended, every call it asked
+        for answered (one at least: a turn with no calls was the answer), no tool still
+        running and no request announced. The SDK raises ``MaxTurnsExceeded`` there, as the
+        turn past the limit starts: that step is whole, and only the run fails."""
+        return (
+            self.answered
+            and not self.open
+            and not self.asked
+            and not self.running
+            and not self.raised
+            and not self.requested
+        )
+
+
+def _answer(item: Any) -> MessageFinal:
+    """The run's answer that a ``message_output_created`` item with no response before it
+    carries: the final output a ``max_turns`` error handler gave (the SDK makes its message
+    item itself), its text as ``ItemHelpers.text_message_output`` reads it."""
+    content = _field(getattr(item, "raw_item", None), "content") or ()
+    text = "".join(t for part in content if isinstance(t := _field(part, "text"), str))
+    return MessageFinal(text=text)
 
 
 def _tripped(exc: BaseException) -> bool:

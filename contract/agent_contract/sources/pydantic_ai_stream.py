@@ -51,6 +51,10 @@ run ends ``interrupted``, each such call cut short (not failed: a body raising
 ``CallDeferred`` or ``ApprovalRequired`` defers its call, and the exception leaves the call's
 scope unseen), in the step that asked for it.
 
+A run whose output is structured (``output_type`` a model, a dataclass, a dict: the model
+calls pydantic-ai's output tool, and no text tells the answer) ends with a ``StructuredFinal``
+of that output as the JSON value pydantic dumps it to: the run's answer.
+
 The run's result is handed to ``on_result`` when the run ends, so the caller keeps
 everything pydantic-ai returned. Needs ``pydantic-ai-slim`` (extra ``pydantic-ai``); the
 caller brings the agent, and pydantic-ai is imported only when a run starts.
@@ -64,7 +68,7 @@ from collections.abc import AsyncIterator, Callable
 from contextvars import ContextVar
 from typing import Any
 
-from agent_contract.agent.events import InterruptFinal, StreamEvent
+from agent_contract.agent.events import InterruptFinal, StreamEvent, StructuredFinal
 from agent_contract.events import (
     AgentEvent,
     Error,
@@ -152,8 +156,11 @@ async def pydantic_ai_events(
                 if called and not held:
                     yield StepBoundary(index=step)
                     step, stepped = step + 1, True
-        for pause in _deferred(graph.result):
+        paused = _deferred(graph.result)
+        for pause in paused:
             yield pause
+        if not paused and (answer := _structured(graph.result)) is not None:
+            yield answer
         if on_result is not None:
             on_result(graph.result)
 
@@ -187,6 +194,23 @@ def _deferred(result: Any) -> list[InterruptFinal]:
         }
         out.append(InterruptFinal(interrupt_id=call_id, payload=payload, reason=str(reason)))
     return out
+
+
+def _structured(result: Any) -> StructuredFinal | None:
+    """The run's answer when its output is structured (``output_type`` a model, a dataclass,
+    a dict...): the model gave it by calling pydantic-ai's output tool, which no text told, so
+    the run's answer is the output pydantic-ai validated, as the JSON value it dumps to. A
+    text output is the text the last call told (``None`` here)."""
+    output: Any = getattr(result, "output", None)
+    if output is None or isinstance(output, str):
+        return None
+    try:
+        from pydantic_core import to_jsonable_python
+
+        data = to_jsonable_python(output)
+    except Exception:  # a value pydantic cannot dump: as it is
+        data = output
+    return StructuredFinal(data=data)
 
 
 def _output_retry(request: Any, asked: set[str]) -> Error | None:

@@ -1,0 +1,159 @@
+"""LangGraph model requests that raise while the graph goes on: LangChain's
+``with_fallbacks`` trying the next model, ``with_retry``, a node's ``RetryPolicy`` running the
+node again, a node catching the error itself.
+
+Each request is a chat span of its own: the one that raised fails with its exception's class
+(``error.type``), whether it raised before its first chunk or mid-stream, and the request
+that answered succeeds with its tokens; both in the same step, as they answer one turn. The
+run succeeds, as the graph did.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from opentelemetry.trace import StatusCode
+
+from agent_otel.testing import InMemoryTelemetry, run_script
+
+from ._frameworks import Overloaded
+from ._trace import tokens
+
+pytest.importorskip("langgraph")
+
+USAGE = {"input_tokens": 10, "output_tokens": 3, "total_tokens": 13}
+QUESTION = {"messages": [("user", "hi")]}
+
+
+def _chat(*, fails: str | None = None, text: str = "fine") -> Any:
+    """LangChain's fake chat model streaming ``text`` and its usage; ``fails="first"`` raises
+    ``Overloaded`` before its first chunk, ``fails="mid"`` after it."""
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessageChunk
+    from langchain_core.outputs import ChatGenerationChunk
+
+    def chunks() -> Any:
+        if fails == "first":
+            raise Overloaded("the provider is overloaded")
+        yield ChatGenerationChunk(message=AIMessageChunk(content=text))
+        if fails == "mid":
+            raise Overloaded("the connection dropped")
+        last = AIMessageChunk(content="", usage_metadata=USAGE, chunk_position="last")  # type: ignore[arg-type]
+        yield ChatGenerationChunk(message=last)
+
+    class Chat(GenericFakeChatModel):
+        def _stream(self, messages: Any, *args: Any, **kw: Any) -> Any:
+            yield from chunks()
+
+        async def _astream(self, messages: Any, *args: Any, **kw: Any) -> Any:
+            for chunk in chunks():
+                yield chunk
+
+    return Chat(messages=iter(()))
+
+
+def _one_node(node: Any, **options: Any) -> Any:
+    from langgraph.graph import END, START, MessagesState, StateGraph
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("model", node, **options)
+    graph.add_edge(START, "model")
+    graph.add_edge("model", END)
+    return graph.compile()
+
+
+def _calling(chat: Any) -> Any:
+    async def node(state: Any) -> dict[str, Any]:
+        return {"messages": [await chat.ainvoke(state["messages"])]}
+
+    return node
+
+
+def _chats(telemetry: InMemoryTelemetry) -> list[Any]:
+    return sorted((s for s in telemetry.spans() if s.name.startswith("chat")),
+                  key=lambda s: s.start_time or 0)  # fmt: skip
+
+
+def _failed_then_answered(telemetry: InMemoryTelemetry, failures: int = 1) -> None:
+    """One step: the failed requests' chat spans, then the answering one's with the tokens."""
+    chats = ["chat"] * (failures + 1)
+    assert telemetry.outline() == [["invoke_agent fb", [["step 0", chats]]]]
+    *failed_ones, answered = _chats(telemetry)
+    for failed in failed_ones:
+        assert failed.status.status_code is StatusCode.ERROR
+        assert (failed.attributes or {}).get("error.type") == "Overloaded"
+        assert "gen_ai.usage.input_tokens" not in (failed.attributes or {})
+    assert answered.status.status_code is not StatusCode.ERROR
+    assert (answered.attributes or {}).get("gen_ai.usage.input_tokens") == 10
+    assert tokens(telemetry) == 10
+    assert telemetry.span("invoke_agent fb").status.status_code is not StatusCode.ERROR
+    assert telemetry.open_spans() == []
+
+
+@pytest.mark.parametrize("fails", ["first", "mid"], ids=["before-output", "mid-stream"])
+async def test_a_fallback_after_a_failed_model_fails_that_request_and_answers_with_the_next(
+    otel_telemetry: InMemoryTelemetry, fails: str
+) -> None:
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    chat = _chat(fails=fails, text="lost").with_fallbacks([_chat()])
+    source = langgraph_events(_one_node(_calling(chat)), QUESTION)
+    await run_script(otel_telemetry, source, agent_name="fb")
+
+    _failed_then_answered(otel_telemetry)
+
+
+@pytest.mark.parametrize("fails", ["first", "mid"], ids=["before-output", "mid-stream"])
+async def test_a_sync_node_s_fallbacks_fail_each_request_that_raised(
+    otel_telemetry: InMemoryTelemetry, fails: str
+) -> None:
+    """A sync node (run on LangGraph's threads, whose requests may raise before the reader
+    reads their chunks) falling back twice: two failed chat spans, then the answer."""
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    chat = _chat(fails=fails).with_fallbacks([_chat(fails=fails), _chat()])
+
+    def node(state: Any) -> dict[str, Any]:
+        return {"messages": [chat.invoke(state["messages"])]}
+
+    await run_script(otel_telemetry, langgraph_events(_one_node(node), QUESTION), agent_name="fb")
+
+    _failed_then_answered(otel_telemetry, failures=2)
+
+
+async def test_a_node_retried_by_its_retry_policy_fails_the_request_it_retried(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    from langgraph.types import RetryPolicy
+
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    chats = iter([_chat(fails="first"), _chat()])
+
+    async def node(state: Any) -> dict[str, Any]:
+        return {"messages": [await next(chats).ainvoke(state["messages"])]}
+
+    policy = RetryPolicy(initial_interval=0.0, jitter=False, retry_on=Overloaded)
+    source = langgraph_events(_one_node(node, retry_policy=policy), QUESTION)
+    await run_script(otel_telemetry, source, agent_name="fb")
+
+    _failed_then_answered(otel_telemetry)
+
+
+async def test_a_request_whose_error_the_node_catches_fails_alone(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    primary, backup = _chat(fails="mid", text="lost"), _chat()
+
+    async def node(state: Any) -> dict[str, Any]:
+        try:
+            return {"messages": [await primary.ainvoke(state["messages"])]}
+        except Overloaded:
+            return {"messages": [await backup.ainvoke(state["messages"])]}
+
+    await run_script(otel_telemetry, langgraph_events(_one_node(node), QUESTION), agent_name="fb")
+
+    _failed_then_answered(otel_telemetry)
