@@ -54,10 +54,13 @@ agents' too) are read when the run starts: those a tool retriever picks later ar
 MCP tools.
 
 **Sub-agents.** An ``AgentWorkflow`` handoff is a ``handoff`` tool call and a
-``PhaseMarker`` naming the next agent. An agent a tool runs whose events it forwards into the
-run's stream (``ctx.write_event_to_stream``) names itself in them only: the span handler notes
-each workflow agent whose steps run in the run's context, by name (``_NAMED``), so its calls
-are told with its own LLM's model and parameters. Needs ``llama-index-core`` (extra
+``PhaseMarker`` naming the next agent. A handoff the workflow refuses (its ``handoff`` tool
+returns its own text, raising nothing) is a failed call: ``agent_not_found`` for an agent
+the workflow lacks, ``handoff_not_allowed`` for one not in the agent's ``can_handoff_to``.
+An agent a tool runs whose events it forwards into the run's stream
+(``ctx.write_event_to_stream``) names itself in them only: the span handler notes each
+workflow agent whose steps run in the run's context, by name (``_NAMED``), so its calls are
+told with its own LLM's model and parameters. Needs ``llama-index-core`` (extra
 ``llama-index``).
 """
 
@@ -258,6 +261,12 @@ def _install_scopes() -> None:
 # A workflow agent's output for a call to a tool it lacks (``BaseWorkflowAgent``,
 # ``AgentWorkflow``): it runs nothing and keeps no exception.
 _NOT_FOUND = "Tool {} not found. Please select a tool that is available."
+# The starts of the texts an ``AgentWorkflow``'s ``handoff`` tool returns for a handoff it
+# refuses (it raises nothing): to an agent the workflow lacks, to one not in ``can_handoff_to``.
+_HANDOFFS_REFUSED = (
+    ("Agent {} not found. Please select a valid agent to hand off to.", "agent_not_found"),
+    ("Agent {} cannot hand off to ", "handoff_not_allowed"),
+)
 # The start of the text a ``ReActAgent`` sends back for an answer its output parser refused
 # with the ``ValueError`` the agent catches.
 _UNPARSED = "Error while parsing the output: "
@@ -319,6 +328,8 @@ class _Reader:
                 if content == _NOT_FOUND.format(event.tool_name):  # the agent's own outcome
                     kind = "tool_not_found"
                 yield failed_result(call_id, content, event.tool_name, kind)
+            elif (refused := _handoff_refused(event, content)) is not None:
+                yield failed_result(call_id, content, event.tool_name, refused)
             else:
                 yield ToolResult(tool_call_id=call_id, content=content, name=event.tool_name)
 
@@ -368,6 +379,16 @@ class _Reader:
             finish_reason=_finish(raw),
             response_id=response_id if isinstance(response_id, str) else None,
         )
+
+
+def _handoff_refused(event: Any, content: Any) -> str | None:
+    """The failure a ``handoff`` call's result names when the workflow refused the handoff
+    (``agent_not_found``, ``handoff_not_allowed``: its own texts), else ``None``."""
+    if event.tool_name != "handoff" or not isinstance(content, str):
+        return None
+    to = (event.tool_kwargs or {}).get("to_agent")
+    return next((kind for text, kind in _HANDOFFS_REFUSED
+                 if content.startswith(text.format(to))), None)  # fmt: skip
 
 
 def _sent_back(messages: Any) -> ContentError | None:
