@@ -15,7 +15,8 @@ Strands yields dicts; the adapter reads three kinds by key (nothing of Strands i
   exception the adapter's ``AfterToolCallEvent`` hook heard, else the one the ``@tool``
   decorator's message names, which it leaves out for a ``ValueError``; ``tool_not_found`` and
   ``ValidationError`` for Strands' own texts of an unknown name and arguments failing
-  validation, a ``@tool``'s or the structured output tool's).
+  validation, a ``@tool``'s or the structured output tool's; ``agent_not_found`` for a
+  ``Swarm``'s handoff to an agent it lacks).
 * A call a hook cancelled (``BeforeToolCallEvent.cancel_tool``: a check refusing it before
   it ran, or an approval refused after an interrupt) is a failed result
   ``guardrail_rejected`` (the adapter's ``AfterToolCallEvent`` hook hears its
@@ -123,8 +124,14 @@ _OWN_OUTCOMES = (
     ("Unknown tool: ", "tool_not_found"),
     ("Error: Validation failed for input parameters: ", "ValidationError"),
 )
-# Strands' structured output tool's text for arguments failing its model's validation.
-_OUTPUT_INVALID = re.compile(r"Validation failed for [A-Za-z_][A-Za-z0-9_]{0,127}\. Please fix ")
+# Strands' own texts its tools answer with, raising nothing: the structured output tool's for
+# arguments failing its model's validation, a ``Swarm``'s ``handoff_to_agent`` for a name the
+# swarm lacks.
+_OWN_TEXTS = (
+    (re.compile(r"Validation failed for [A-Za-z_][A-Za-z0-9_]{0,127}\. Please fix "),
+     "ValidationError"),
+    (re.compile(r"Error: Agent '.{0,256}' not found in swarm\Z", re.DOTALL), "agent_not_found"),
+)  # fmt: skip
 
 
 # Strands' own texts for the calls of a batch it answers without running them: a
@@ -798,8 +805,9 @@ def _error_type(content: Any, raised: str | None = None) -> str:
     for text, outcome in _OWN_OUTCOMES:
         if content.startswith(text):
             return outcome
-    if _OUTPUT_INVALID.match(content):
-        return "ValidationError"
+    for pattern, outcome in _OWN_TEXTS:
+        if pattern.match(content):
+            return outcome
     if raised:
         return raised
     found = _DECORATOR_ERROR.match(content)
