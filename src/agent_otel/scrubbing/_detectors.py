@@ -169,6 +169,11 @@ def _rx(pattern: str, flags: int = 0) -> re.Pattern[str]:
     return re.compile(pattern, flags)
 
 
+_AUTH_PARAM = r"[a-z0-9_.-]{1,64}=(?:\\?\"[^\"\\\r\n]{0,1024}\\?\"|[^\s\"',]{1,1024})"
+"""One parameter of an ``Authorization`` scheme: ``name=value`` or ``name="value"`` (its
+quotes escaped as JSON writes them, too)."""
+
+
 _T = r"A-Za-z0-9_\-"  # a key's characters
 # Key names that announce a secret in text (matched lower case; db_password, x-api-key too):
 # the key names' table (._keys), so a name that hides a value in content hides it in text.
@@ -548,10 +553,17 @@ BUILT_IN: tuple[Detector, ...] = (
     ),
     Detector(
         "authorization_header",
+        # the scheme kept (any: AWS4-HMAC-SHA256, SharedKey, Splunk; a word of letters, or
+        # one of those with digits), then its credential: a token, or all of the scheme's
+        # parameters (Digest's response, OAuth 1.0's signature and token, SigV4's
+        # Signature), quoted ("...", or \"...\" in JSON) or not, to the list's end.
+        # A token does not run into a marker after it: scrubbing again keeps the scheme.
         _rx(
             r"authorization[\"']?\s{0,3}[:=]\s{0,3}[\"']?"
-            r"(?:(?:bearer|basic|token|digest|negotiate|apikey|bot|sso-key|key)\s{1,3})?"
-            r"(?P<secret>[^\s\"',;\[\]]{8,})"
+            r"(?:(?:aws4-hmac-sha256|eg1-hmac-sha256|scram-sha-256|scram-sha-1"
+            r"|[a-z][a-z-]{1,31})\s{1,3})?"
+            r"(?:(?P<params>" + _AUTH_PARAM + r"(?:[ \t]{0,3},[ \t]{0,3}" + _AUTH_PARAM + r")*)"
+            r"|(?P<secret>[^\s\"',;\[\]]{8,}+)(?![ \t]{1,3}\[redacted:))"
         ),
         ("authorization",),
         lower=True,
