@@ -105,6 +105,9 @@ def fakes() -> dict[str, str]:
         "age_secret_key": "AGE-" + "SECRET-KEY-1" + chars(58, "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"),
         "vault_token": "hv" + "s.CAESI" + chars(90, ALNUM + "_-"),
         "vault_token/batch": "hv" + "b.AAAAAQ" + chars(120, ALNUM + "_-"),
+        "azure_client_secret": chars(3) + "8" + "Q~" + chars(34, ALNUM + "_~.-"),
+        "atlassian_api_token": "ATA" + "TT3xFfGF0" + chars(170, ALNUM + "_-") + "=" + chars(8, HEX),
+        "new_relic_key": "NR" + "AK-" + chars(27, string.ascii_uppercase + "0123456789"),
     }
 
 
@@ -804,6 +807,9 @@ HOSTILE = [
     # an Authorization scheme's parameters: quoted, escaped, never closed, a long list
     'authorization: digest a="', 'authorization: a a=\\"b', "authorization: a a=b, ",
     "authorization: a-b ", "authorization: " + "a" * 40 + " ",
+    # a user and password before a host without a scheme: hosts that never end, never close
+    "a:b@a", "a:b@a.", "a:" + "b" * 300, "x:y@" + "a." * 30, "a:b@[::", "a:1@a:",
+    "aaa8Q~", "aaa8Q~" + "a" * 30, "ATATT3", "NRAK-",
 ]  # fmt: skip
 
 
