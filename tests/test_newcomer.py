@@ -1671,3 +1671,63 @@ def test_a_headers_variable_written_as_http_headers_is_told_with_the_form_the_ex
     assert told[0].startswith("agent-otel: OTEL_EXPORTER_OTLP_HEADERS has an entry that is not")
     assert "(Authorization: Bearer [REDACTED:" in told[0] and token[4:] not in told[0]
     assert told[0].endswith("its value URL-encoded (a space as %20)")
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("OTEL_SDK_DISABLED", "1"),
+        ("OTEL_SDK_DISABLED", "yes"),
+        ("OTEL_EXPORTER_OTLP_INSECURE", "1"),
+        ("OTEL_EXPORTER_OTLP_TRACES_INSECURE", "on"),
+        ("OTEL_EXPORTER_OTLP_METRICS_INSECURE", "true "),  # the gRPC exporters do not strip
+    ],
+)
+def test_a_boolean_variable_of_no_boolean_value_is_told_it_reads_as_false(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, variable: str, value: str
+) -> None:
+    """OpenTelemetry's boolean variables are true only as ``true`` (any case); the SDK reads
+    ``1``, ``yes`` or ``on`` as false without a word, though the specification asks for a
+    warning: ``OTEL_SDK_DISABLED=1`` exported everything it was set to stop, and
+    ``OTEL_EXPORTER_OTLP_INSECURE=1`` left the gRPC exporter on TLS against a plain Collector."""
+    monkeypatch.setenv(variable, value)
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        telemetry = configure(
+            "t", console_stream=io.StringIO(), set_global=False, shutdown_timeout_millis=100
+        )
+        configure("u", console_stream=io.StringIO(), set_global=False).shutdown()
+    recording = telemetry.tracer_provider.get_tracer("probe").start_span("s").is_recording()
+    telemetry.shutdown()
+    told = [r.getMessage() for r in caplog.records if f"{variable}=" in r.getMessage()]
+    assert told == [
+        f"agent-otel: {variable}={value!r} is read as false: OpenTelemetry reads a boolean "
+        f"variable as true only when it is 'true' (any case). Set {variable}=true, or "
+        "unset it (docs/configure.md)"
+    ]
+    assert recording  # read as false, as told: OTEL_SDK_DISABLED=1 disabled nothing
+
+
+@pytest.mark.parametrize("value", ["false", "FALSE", "", "True", "true"])
+def test_a_boolean_variable_of_a_boolean_value_is_not_told_it_reads_as_false(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, value: str
+) -> None:
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_INSECURE", value)
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        configure("t", console_stream=io.StringIO(), set_global=False).shutdown()
+    assert "read as false" not in caplog.text
+
+
+def test_sdk_disabled_with_spaces_around_true_is_told_as_the_sdk_reads_it(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The SDK strips ``OTEL_SDK_DISABLED`` before reading it, so a ``.env`` file's ``true``
+    with a trailing newline disabled every provider; only a bare ``true`` was told, so this
+    one recorded nothing with no word of why."""
+    monkeypatch.setenv("OTEL_SDK_DISABLED", " true\n")
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        telemetry = configure("t", console_stream=io.StringIO(), set_global=False)
+    recording = telemetry.tracer_provider.get_tracer("probe").start_span("s").is_recording()
+    telemetry.shutdown()
+    assert not recording  # the SDK's reading: disabled
+    assert caplog.text.count("OTEL_SDK_DISABLED=' true\\n', so the providers configure()") == 1
+    assert "read as false" not in caplog.text
