@@ -33,6 +33,7 @@ from agent_otel import (
     configure,
     end_open_runs,
     instrument,
+    is_instrumented,
     otel_wrapper,
     record_evaluation,
     uninstrument,
@@ -1731,3 +1732,45 @@ def test_sdk_disabled_with_spaces_around_true_is_told_as_the_sdk_reads_it(
     assert not recording  # the SDK's reading: disabled
     assert caplog.text.count("OTEL_SDK_DISABLED=' true\\n', so the providers configure()") == 1
     assert "read as false" not in caplog.text
+
+
+class _Dropped(ScriptedAgent):
+    pass
+
+
+def test_a_drop_in_dropped_without_a_run_says_to_keep_what_instrument_returns(
+    otel_telemetry: InMemoryTelemetry, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``instrument(agent)`` on an instance returns a traced drop-in and leaves ``agent`` as
+    it was (docs/instrument.md); written as a statement, as one decorates in place, the
+    drop-in was thrown away and every run of ``agent`` went untraced, with no word."""
+    agent = _Dropped([TextDelta("hi")])
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        instrument(agent, **otel_telemetry.providers())
+        gc.collect()  # (CPython frees it at once; another interpreter at a collection)
+        asyncio.run(agent.invoke([USER]))
+        instrument(agent, **otel_telemetry.providers())  # told once per class
+        gc.collect()
+    assert otel_telemetry.spans() == []  # the premise: the agent passed stays untraced
+    told = [r.getMessage() for r in caplog.records if "drop-in" in r.getMessage()]
+    assert told == [
+        "agent-otel: instrument() returned a traced drop-in of _Dropped that was "
+        "dropped without a run: the agent given to instrument() is left as it was, untraced. "
+        "Keep what it returns and run that (agent = instrument(agent)), or instrument the "
+        "class (docs/instrument.md)"
+    ]
+
+
+def test_a_drop_in_that_ran_kept_or_uninstrumented_is_told_nothing(
+    otel_telemetry: InMemoryTelemetry, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        traced = instrument(_Dropped([TextDelta("hi")]), **otel_telemetry.providers())
+        asyncio.run(traced.invoke([USER]))
+        del traced  # it ran: dropping it afterwards is no mistake
+        uninstrument(instrument(_Dropped([TextDelta("hi")])))  # the plain agent asked back
+        kept = instrument(_Dropped([TextDelta("hi")]), **otel_telemetry.providers())
+        gc.collect()
+    assert otel_telemetry.outline() == [["invoke_agent scripted", ["step 0"]]]
+    assert "drop-in" not in caplog.text
+    assert is_instrumented(kept)
