@@ -1774,3 +1774,88 @@ def test_a_drop_in_that_ran_kept_or_uninstrumented_is_told_nothing(
     assert otel_telemetry.outline() == [["invoke_agent scripted", ["step 0"]]]
     assert "drop-in" not in caplog.text
     assert is_instrumented(kept)
+
+
+class _Tagged(ScriptedAgent):
+    """An event agent whose entry points take one positional argument past the contract's."""
+
+    def stream(
+        self, messages: list[Message], config: dict[str, Any] | None = None, tag: str = ""
+    ) -> AsyncIterator[Any]:
+        self.tag = tag
+        return super().stream(messages, config)
+
+    async def invoke(  # type: ignore[override]
+        self,
+        messages: list[Message],
+        stream_wrapper: Any = None,
+        config: dict[str, Any] | None = None,
+        tag: str = "",
+    ) -> Any:
+        self.tag = tag
+        return await super().invoke(messages, stream_wrapper, config)
+
+
+class _Prompted(Agent):
+    """An Agent of the other contract whose run takes its prompt by position."""
+
+    tool_name = "prompted"
+
+    async def run(self, prompt: str = "", **kwargs: Any) -> str:
+        return f"answer to {prompt}"
+
+
+class _PromptStreamed(_Prompted):
+    """The same, streaming: its astream takes the prompt by position too."""
+
+    async def astream(self, prompt: str = "", **kwargs: Any) -> AsyncIterator[Any]:
+        yield TextDelta(text=await self.run(prompt, **kwargs))
+
+
+async def _pydantic_ai_run(agent: Any) -> Any:
+    return (await agent.run("Weather?")).output  # pydantic-ai's run(user_prompt)
+
+
+async def _drain(stream: Any) -> list[Any]:
+    return [event async for event in stream]
+
+
+@pytest.mark.parametrize(
+    ("make", "call", "name"),
+    [
+        (lambda: _pydantic_ai_agent(), _pydantic_ai_run, "weatherbot"),
+        (lambda: _Prompted(), lambda a: a.run("q"), "prompted"),
+        (lambda: _PromptStreamed(), lambda a: _drain(a.astream("q")), "prompted"),
+        (lambda: _Tagged([TextDelta("hi")]), lambda a: _drain(a.stream([USER], None, "t")), ""),
+        (lambda: _Tagged([TextDelta("hi")]), lambda a: a.invoke([USER], None, None, "t"), ""),
+    ],
+    ids=["pydantic-ai run", "run", "astream", "stream", "invoke"],
+)
+def test_an_entry_point_given_more_by_position_than_the_contract_runs_as_untraced(
+    otel_telemetry: InMemoryTelemetry, make: Any, call: Any, name: str
+) -> None:
+    """instrument() takes an agent by its entry points' names, so a framework's agent
+    (pydantic-ai's ``run(user_prompt)``) or one of ours with an extra argument is taken; the
+    traced entry point then raised ``TypeError: run() takes 1 positional argument but 2 were
+    given`` where the agent's own call worked: tracing broke the agent."""
+    plain = asyncio.run(call(make()))
+    traced = asyncio.run(call(instrument(make(), **otel_telemetry.providers())))
+    assert _same(traced, plain)
+    [run] = [s.name for s in otel_telemetry.spans() if s.name.startswith("invoke_agent")]
+    assert run == f"invoke_agent {name or 'scripted'}"
+
+
+def _same(traced: Any, plain: Any) -> bool:
+    """The two calls' results alike: values, or events of the same kinds and texts."""
+    if isinstance(plain, list):
+        return [(type(e), getattr(e, "text", None)) for e in traced] == [
+            (type(e), getattr(e, "text", None)) for e in plain
+        ]
+    return bool(getattr(traced, "text", traced) == getattr(plain, "text", plain))
+
+
+def _pydantic_ai_agent() -> Any:
+    from pydantic_ai import Agent as PydanticAgent
+    from pydantic_ai.models.test import TestModel
+
+    return PydanticAgent(TestModel(), name="weatherbot")
