@@ -14,6 +14,7 @@ counts each call once.
 
 from __future__ import annotations
 
+import itertools
 import re
 import sys
 import warnings
@@ -1066,6 +1067,137 @@ async def test_a_calls_progress_notifications_are_told_in_its_own_tool_span(
     for cid, x, _ in calls:
         assert told[cid] == [(float(n), tools[cid]) for n in range(1, x + 1)], cid
         assert answers[cid] == str(x)
+
+
+# --- A result an extension of the client finishes (a claimed result) -----------------------------
+
+
+def _deferring() -> tuple[Any, Any]:
+    """An MCP server (``MCPServer``) whose extension answers each ``tools/call`` with a handle
+    (a result of its own ``resultType``, which the MCP SDK 2.x's ``Client`` hands to the client
+    extension claiming it), the tool's real answer fetched with a request of the extension's
+    (``deferred/result``), as a long-running call's result is; and that client extension.
+    Tools: ``add`` fails (an ``isError`` answer), ``square`` answers, and ``lost`` answers but
+    its handle is unknown when fetched (``-32602``)."""
+    from typing import Literal
+
+    from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
+    from mcp.server.extension import Extension, MethodBinding
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import CallToolResult, Request, RequestParams, Result
+
+    held: dict[str, Any] = {}
+    handles = itertools.count()
+
+    class Handle(RequestParams):
+        handle: str
+
+    class Deferred(Result):
+        result_type: Literal["deferred"] = "deferred"
+        handle: str
+
+    class Fetch(Request[Handle, Literal["deferred/result"]]):
+        method: Literal["deferred/result"] = "deferred/result"
+
+    class Deferring(Extension):
+        identifier = "com.example/deferred"
+
+        async def intercept_tool_call(self, params: Any, ctx: Any, call_next: Any) -> Any:
+            handle = f"h{next(handles)}"
+            answer = await call_next(ctx)
+            if params.name != "lost":
+                held[handle] = answer
+            return {"resultType": "deferred", "handle": handle}
+
+        def methods(self) -> list[MethodBinding]:
+            async def fetch(ctx: Any, params: Handle) -> Any:
+                if params.handle not in held:
+                    raise MCPError(-32602, "unknown handle")
+                return held.pop(params.handle)
+
+            return [MethodBinding("deferred/result", Handle, fetch)]
+
+    async def resolve(claimed: Deferred, ctx: ClaimContext) -> CallToolResult:
+        request = Fetch(params=Handle(handle=claimed.handle))
+        return await ctx.session.send_request(request, CallToolResult)
+
+    class Resolving(ClientExtension):
+        identifier = "com.example/deferred"
+
+        def claims(self) -> list[ResultClaim[Any]]:
+            return [ResultClaim(result_type="deferred", model=Deferred, resolve=resolve)]
+
+    calc = MCPServer(_mcp.SERVER_NAME, extensions=[Deferring()])
+
+    @calc.tool()
+    def add(x: int) -> str:
+        """Fail."""
+        raise ToolError("the tool broke")
+
+    @calc.tool()
+    def square(x: int) -> str:
+        """Square it."""
+        return str(x * x)
+
+    @calc.tool()
+    def lost(x: int) -> str:
+        """Answer, though the answer is lost."""
+        return str(x)
+
+    return calc, Resolving()
+
+
+async def test_a_result_the_clients_extension_finishes_fails_the_call_by_its_final_answer(
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server may answer ``tools/call`` with a result of an extension's own ``resultType``
+    (a handle to the call's result, as a long-running call's is): the MCP SDK 2.x's ``Client``
+    hands it to the client extension that claims it, whose resolver fetches the real answer
+    with requests of its own, and returns that one. The tool span reads the answer the body
+    got: the final ``isError`` fails its call (``tool_error``), a fetch the server refused
+    names the failure by its JSON-RPC code, and a call answered stays OK; three at once."""
+    import anyio
+    from mcp import Client
+    from mcp.client._memory import InMemoryTransport
+
+    from agent_contract.protocol import FunctionCall, LLMCallEnd, LLMCallStart, ToolCall, ToolResult
+    from agent_contract.scope import McpServer, tool_scope
+
+    _mcp.sdk_tracing_to(monkeypatch, otel_telemetry.tracer_provider)
+    server, extension = _deferring()
+    calls = [("c1", "add"), ("c2", "lost"), ("c3", "square")]
+    answers: dict[str, Any] = {}
+    async with Client(InMemoryTransport(server), extensions=[extension]) as client:
+
+        async def body(cid: str, name: str) -> None:
+            with tool_scope(cid, name, mcp=McpServer(name=_mcp.SERVER_NAME)):
+                try:
+                    answers[cid] = await client.call_tool(name, {"x": 2})
+                except Exception as error:
+                    answers[cid] = error
+
+        async def agent() -> Any:
+            yield LLMCallStart(model="m")
+            for cid, name in calls:
+                yield ToolCall(id=cid, function=FunctionCall(name=name, arguments='{"x": 2}'))
+            yield LLMCallEnd(model="m")
+            async with anyio.create_task_group() as group:
+                for call in calls:
+                    group.start_soon(body, *call)
+            for cid, _ in calls:  # the agent reports the server's answers as plain results
+                failed = isinstance(answers[cid], Exception)
+                yield ToolResult(tool_call_id=cid, content=str(answers[cid]), is_error=failed)
+
+        with anyio.fail_after(10):
+            async for _ in otel_telemetry.wrapper(agent_name="calc")(agent()):
+                pass
+
+    # the body got the final answers, as the SDK gave them
+    assert answers["c1"].is_error is True and answers["c3"].content[0].text == "4"
+    assert getattr(answers["c2"], "code", None) == -32602
+    _check_failed_requests(otel_telemetry, {"c1": "tool_error", "c2": "-32602"})
 
 
 # --- What a result asks for mid-call (the 2026-07-28 revision's InputRequiredResult) ----------
