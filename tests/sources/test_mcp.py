@@ -357,6 +357,66 @@ async def test_fastmcp_propagating_only_leaves_one_tool_span_per_call_with_pydan
            fastmcp=False)  # fmt: skip
 
 
+async def test_two_servers_the_agents_sdk_names_alike_each_name_their_own_calls(
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two MCP servers of one agent, started by the same command (``npx`` for two servers of
+    npm packages): the Agents SDK names both ``stdio: npx``, the one label its tools' origin
+    keeps. Each call's span names the server it went to (its ``serverInfo``), not the first
+    of the agent's servers with that label; both calls in one response, in parallel."""
+    pytest.importorskip("agents")
+    from agents import Agent
+    from agents.mcp import MCPServerStdio
+    from agents.testing import assistant_message, function_call
+    from mcp.client._memory import InMemoryTransport
+    from mcp.server.mcpserver import MCPServer
+
+    from agent_contract.sources.openai_agents import openai_agents_events
+
+    from ._fw_openai_agents import scripted
+
+    files, issues = MCPServer("files"), MCPServer("issues")
+
+    @files.tool()
+    def read(path: str) -> str:
+        """Read a file."""
+        return f"text of {path}"
+
+    @issues.tool()
+    def open_issue(title: str) -> str:
+        """Open an issue."""
+        return f"opened {title}"
+
+    class Started(MCPServerStdio):
+        """The SDK's stdio server class, connected to its server in this process."""
+
+        def __init__(self, server: MCPServer) -> None:
+            super().__init__({"command": "npx"})
+            self.server = server
+
+        def create_streams(self) -> AbstractAsyncContextManager[Any]:
+            return InMemoryTransport(self.server)  # type: ignore[return-value]
+
+    _mcp.sdk_tracing_to(monkeypatch, otel_telemetry.tracer_provider)
+    model = scripted(
+        [function_call("read", {"path": "a.txt"}, call_id="c1"),
+         function_call("open_issue", {"title": "bug"}, call_id="c2")],
+        [assistant_message("done")],
+    )  # fmt: skip
+    async with Started(files) as first, Started(issues) as second:
+        assert first.name == second.name == "stdio: npx"
+        agent = Agent(name="calc", mcp_servers=[first, second], model=model)
+        stream = openai_agents_events(agent, "go")
+        async for _ in otel_telemetry.wrapper(agent_name="calc")(stream):
+            pass
+
+    tools = [dict(s.attributes or {}) for s in otel_telemetry.spans()
+             if s.name.startswith("execute_tool ")]  # fmt: skip
+    named = {t["gen_ai.tool.call.id"]: t.get("agent_otel.mcp.server.name") for t in tools}
+    assert named == {"c1": "files", "c2": "issues"}
+    assert {t.get("mcp.protocol.version") for t in tools} == {"2026-07-28"}
+
+
 # --- a server that answers isError ------------------------------------------------------------
 
 
