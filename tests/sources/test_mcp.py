@@ -1209,32 +1209,52 @@ def _deferring() -> tuple[Any, Any]:
     return calc, Resolving()
 
 
+def _claiming_client(client: str, server: Any, extension: Any) -> tuple[Any, Any]:
+    """A client of ``server`` with ``extension`` (``mcp-sdk``: the MCP SDK 2.x's ``Client``;
+    ``fastmcp``: fastmcp's, pydantic-ai's and Agno's MCP client), in memory, and how a tool
+    body calls a tool with it (fastmcp's as pydantic-ai does: no raising on an ``isError``
+    answer)."""
+    if client == "fastmcp":
+        import fastmcp
+        from fastmcp.client.transports.memory import FastMCPTransport
+
+        held = fastmcp.Client(FastMCPTransport(server), extensions=[extension])
+        return held, lambda name, x: held.call_tool(name, x, raise_on_error=False)
+    from mcp import Client
+    from mcp.client._memory import InMemoryTransport
+
+    sdk = Client(InMemoryTransport(server), extensions=[extension])
+    return sdk, lambda name, x: sdk.call_tool(name, x)
+
+
+@pytest.mark.parametrize("client", ["mcp-sdk", "fastmcp"])
 async def test_a_result_the_clients_extension_finishes_fails_the_call_by_its_final_answer(
-    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch, client: str
 ) -> None:
     """A server may answer ``tools/call`` with a result of an extension's own ``resultType``
     (a handle to the call's result, as a long-running call's is): the MCP SDK 2.x's ``Client``
-    hands it to the client extension that claims it, whose resolver fetches the real answer
-    with requests of its own, and returns that one. The tool span reads the answer the body
-    got: the final ``isError`` fails its call (``tool_error``), a fetch the server refused
-    names the failure by its JSON-RPC code, and a call answered stays OK; three at once."""
+    and fastmcp's hand it to the client extension that claims it, whose resolver fetches the
+    real answer with requests of its own, and return that one. The tool span reads the
+    answer the body got: the final ``isError`` fails its call (``tool_error``), a fetch the
+    server refused names the failure by its JSON-RPC code, and a call answered stays OK;
+    three at once."""
     import anyio
-    from mcp import Client
-    from mcp.client._memory import InMemoryTransport
 
     from agent_contract.protocol import FunctionCall, LLMCallEnd, LLMCallStart, ToolCall, ToolResult
     from agent_contract.scope import McpServer, tool_scope
 
+    if client == "fastmcp":
+        pytest.importorskip("fastmcp")
     _mcp.sdk_tracing_to(monkeypatch, otel_telemetry.tracer_provider)
-    server, extension = _deferring()
+    held, call = _claiming_client(client, *_deferring())
     calls = [("c1", "add"), ("c2", "lost"), ("c3", "square")]
     answers: dict[str, Any] = {}
-    async with Client(InMemoryTransport(server), extensions=[extension]) as client:
+    async with held:
 
         async def body(cid: str, name: str) -> None:
             with tool_scope(cid, name, mcp=McpServer(name=_mcp.SERVER_NAME)):
                 try:
-                    answers[cid] = await client.call_tool(name, {"x": 2})
+                    answers[cid] = await call(name, {"x": 2})
                 except Exception as error:
                     answers[cid] = error
 

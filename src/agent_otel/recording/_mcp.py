@@ -17,11 +17,12 @@ through unchanged; outside a traced MCP tool's
 body the wrapper only looks the call up in the context. A local tool whose body happens to call
 an MCP server is not failed by the server's answer: its body decides.
 
-The MCP SDK 2.x's ``Client.call_tool`` may not hand on what the session's ``call_tool``
-returned: a result of a ``resultType`` a client extension claims (a handle to the call's
-result, as a long-running call's is) is finished by that extension's resolver, with
-requests of its own, into the ``CallToolResult`` the body gets. That method is wrapped too
-(once that SDK is loaded): the final answer, or the failure of fetching it, is the call's.
+The MCP SDK 2.x's ``Client.call_tool`` (and fastmcp's ``Client.call_tool_mcp``) may not hand
+on what the session's ``call_tool`` returned: a result of a ``resultType`` a client extension
+claims (a handle to the call's result, as a long-running call's is: fastmcp's tasks) is
+finished by that extension's resolver, with requests of its own, into the
+``CallToolResult`` the body gets. Those methods are wrapped too (once their client is
+loaded): the final answer, or the failure of fetching it, is the call's.
 
 A request that fails below the tool (a JSON-RPC error answer, a timeout, a connection lost)
 raises the SDK's error instead: the wrapper notes its JSON-RPC code on the call
@@ -84,7 +85,12 @@ __all__ = ["watch"]
 
 _MARK = "_agent_otel_watched"
 _SESSIONS = ("mcp.client.session",)  # where ClientSession lives, in both SDK generations
-_CLIENTS = ("mcp.client.client",)  # where the MCP SDK 2.x's Client lives (1.x has none)
+_CLIENTS = (
+    ("mcp.client.client", "Client", "call_tool"),  # the MCP SDK 2.x's Client (1.x has none)
+    ("fastmcp.client.mixins.tools", "ClientToolsMixin", "call_tool_mcp"),  # fastmcp's Client
+)
+"""Where a client finishes what the session's ``call_tool`` returned into the answer its
+caller gets: module, class, method."""
 _absent: set[str] = set()  # modules that failed to import: not tried again
 
 
@@ -122,13 +128,13 @@ def watch(tool_key: str, load: bool = True) -> None:
             session.call_tool = _watching(call_tool, tool_key, carries, progress)  # type: ignore[attr-defined]
         except Exception:
             report("mcp result watch")
-    for name in _CLIENTS:  # loaded by whoever uses it: never imported here
-        client = getattr(sys.modules.get(name), "Client", None)
-        call_tool = getattr(client, "call_tool", None) if isinstance(client, type) else None
+    for name, owner, method in _CLIENTS:  # loaded by whoever uses them: never imported here
+        client = getattr(sys.modules.get(name), owner, None)
+        call_tool = getattr(client, method, None) if isinstance(client, type) else None
         if call_tool is None or getattr(call_tool, _MARK, False):
             continue
         try:
-            client.call_tool = _answering(call_tool, tool_key)  # type: ignore[union-attr]
+            setattr(client, method, _answering(call_tool, tool_key))
         except Exception:
             report("mcp result watch")
 
@@ -191,7 +197,7 @@ def _watching(
 
 
 def _answering(call_tool: Callable[..., Any], tool_key: str) -> Callable[..., Any]:
-    """The MCP SDK 2.x's ``Client.call_tool``, whose answer is what the body gets: the
+    """A client's ``call_tool`` (:data:`_CLIENTS`), whose answer is what the body gets: the
     session's answer, or, when that is a result an extension of the client claims (its own
     ``resultType``: a handle to the call's result), the ``CallToolResult`` the extension's
     resolver fetched with requests of its own, after the session's ``call_tool`` returned. That
