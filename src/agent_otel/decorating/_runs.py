@@ -390,10 +390,11 @@ def _agent_run(
 
 
 def astream_entry(lookup: Lookup) -> Bound:
-    def astream(self: Any, **kwargs: Any) -> Any:
+    # The contract's astream takes keywords; an agent's own may take positional ones.
+    def astream(self: Any, *args: Any, **kwargs: Any) -> Any:
         original, options = lookup(self)
         if options is None:
-            return original(**kwargs)
+            return original(*args, **kwargs)
         try:
             settings, parent, call_kwargs = _agent_run(self, options, kwargs)
             claim = Claim(self, "run") if _is_default_astream(type(self)) else None
@@ -402,17 +403,17 @@ def astream_entry(lookup: Lookup) -> Bound:
             )
         except Exception:
             report("instrument astream")
-            return original(**kwargs)
+            return original(*args, **kwargs)
         if deferred:  # build the stream at the first pull, with the run's context to hand over
             holder: list[Context] = []
             pull = Pull(
-                lambda: original(**call_kwargs(holder[0] if holder else None)),
+                lambda: original(*args, **call_kwargs(holder[0] if holder else None)),
                 holder.append,
                 claim,
                 deferred=True,
             )
         else:
-            raw = original(**call_kwargs(None))
+            raw = original(*args, **call_kwargs(None))
             if not hasattr(raw, "__aiter__"):
                 hint_untraced(self, "astream", f"returned {a_kind(raw)}, not an async iterator")
                 return raw
@@ -437,10 +438,11 @@ class _RunResult:
 
 
 def run_entry(lookup: Lookup) -> Bound:
-    async def run(self: Any, **kwargs: Any) -> Any:
+    # The contract's run takes keywords; an agent's own may take its prompt positionally.
+    async def run(self: Any, *args: Any, **kwargs: Any) -> Any:
         original, options = lookup(self)
         if options is None or take(self, "run"):
-            return await original(**kwargs)
+            return await original(*args, **kwargs)
         try:
             # A streaming agent's run drains its astream, which traces the run.
             run = _agent_run(self, options, kwargs) if _is_default_astream(type(self)) else None
@@ -448,12 +450,12 @@ def run_entry(lookup: Lookup) -> Bound:
             report("instrument run")
             run = None
         if run is None:
-            return await original(**kwargs)
+            return await original(*args, **kwargs)
         settings, parent, call_kwargs = run
         values: list[Any] = []
 
         async def once() -> AsyncIterator[_RunResult]:
-            value = await original(**call_kwargs(otel_context.get_current()))
+            value = await original(*args, **call_kwargs(otel_context.get_current()))
             values.append(value)
             yield _RunResult(value)
 
