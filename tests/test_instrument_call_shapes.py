@@ -60,3 +60,65 @@ async def test_a_positional_astream_is_called_as_the_agent_takes_it(
 
     assert [e.text for e in events] == ["hi?"]
     assert [s.name for s in otel_telemetry.spans()] == ["invoke_agent PromptStreamer"]
+
+
+class _FailsToIterate:
+    """A stream whose ``__aiter__`` raises: plain, ``async for`` raises it, not the call."""
+
+    def __init__(self) -> None:
+        self.error = Boom("no iterator")
+
+    def __aiter__(self) -> Any:
+        raise self.error
+
+
+class Failing:
+    """An agent whose ``stream`` and ``astream`` return a stream that cannot be iterated."""
+
+    def __init__(self) -> None:
+        self.made = _FailsToIterate()
+
+    def stream(self, messages: Any, config: Any = None) -> Any:
+        return self.made
+
+    def astream(self, **kwargs: Any) -> Any:
+        return self.made
+
+
+@pytest.mark.parametrize("entry", ["stream", "astream"])
+async def test_a_stream_whose_aiter_raises_raises_where_it_is_iterated(
+    otel_telemetry: InMemoryTelemetry, entry: str
+) -> None:
+    agent = instrument(Failing(), **otel_telemetry.providers())
+
+    stream = agent.stream([]) if entry == "stream" else agent.astream(prompt="hi")
+    with pytest.raises(Boom) as caught:
+        async for _ in stream:
+            pass
+
+    assert caught.value is agent.made.error
+    [run] = otel_telemetry.spans()
+    assert run.name == "invoke_agent Failing"
+    assert run.attributes is not None and run.attributes["error.type"] == "Boom"
+
+
+class Invoking(Failing):
+    """An agent whose ``invoke`` wraps its stream first, then iterates it inside its ``try``."""
+
+    async def invoke(self, messages: Any, stream_wrapper: Any = None, config: Any = None) -> Any:
+        stream = self.stream(messages) if stream_wrapper is None else stream_wrapper(self.made)
+        try:
+            async for _ in stream:
+                pass
+        except Boom as error:
+            return error
+        return None
+
+
+async def test_a_wrapped_stream_whose_aiter_raises_raises_inside_the_agents_loop(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    agent = instrument(Invoking(), **otel_telemetry.providers())
+
+    assert await agent.invoke([]) is agent.made.error  # caught by the agent, as plain
+    assert [s.name for s in otel_telemetry.spans()] == ["invoke_agent Invoking"]

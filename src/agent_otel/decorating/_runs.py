@@ -410,7 +410,6 @@ def astream_entry(lookup: Lookup) -> Bound:
                 lambda: original(*args, **call_kwargs(holder[0] if holder else None)),
                 holder.append,
                 claim,
-                deferred=True,
             )
         else:
             raw = original(*args, **call_kwargs(None))
