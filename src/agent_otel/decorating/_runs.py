@@ -402,6 +402,7 @@ def _agent_run(
 
 
 def astream_entry(lookup: Lookup) -> Bound:
+    # The contract's astream takes keywords; an agent's own may take positional ones.
     def astream(self: Any, *args: Any, **kwargs: Any) -> Any:
         original, options = lookup(self)
         if options is None:
@@ -421,7 +422,6 @@ def astream_entry(lookup: Lookup) -> Bound:
                 lambda: original(*args, **call_kwargs(holder[0] if holder else None)),
                 holder.append,
                 claim,
-                deferred=True,
             )
         else:
             raw = original(*args, **call_kwargs(None))
@@ -449,6 +449,7 @@ class _RunResult:
 
 
 def run_entry(lookup: Lookup) -> Bound:
+    # The contract's run takes keywords; an agent's own may take its prompt positionally.
     async def run(self: Any, *args: Any, **kwargs: Any) -> Any:
         original, options = lookup(self)
         if options is None or take(self, "run"):
