@@ -132,6 +132,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="results markdown file")
     args = parser.parse_args(argv)
     chosen = [f.strip() for f in args.only.split(",") if f.strip()] or list(FIGURES)
+    unknown = [key for key in chosen if key not in FIGURES]
+    if unknown:  # before any figure runs: a typo must not cost the minutes of those before it
+        known = ", ".join(f"{key} (also 6)" if key == "4" else key for key in FIGURES)
+        parser.error(f"--only: no figure {', '.join(unknown)}; the figures: {known}")
     env = environment()
     rows: list[Row] = []
     started = time.perf_counter()

@@ -35,6 +35,12 @@ class Received:
     """Requests answered ``413`` for being over ``max_bytes``."""
     log_records: int = 0
     """Log records sent to ``/v1/logs`` and kept (only counted)."""
+    connections: list[tuple[int, str]] = field(default_factory=list)
+    """For each traces request, the client's port (its connection) and the resource's
+    ``service.instance.id`` (its process: each forked process has its own)."""
+    garbled: int = 0
+    """Traces requests that were no OTLP message (bytes of two requests mixed on one
+    connection), answered ``400``."""
 
     def named(self, prefix: str) -> list[dict[str, Any]]:
         """The attributes of every span whose name starts with ``prefix``."""
@@ -48,13 +54,19 @@ def _value(value: Any) -> Any:
 
 @contextmanager
 def receiving(
-    delay_s: float = 0.0, status: int = 200, max_bytes: int | None = None
+    delay_s: float = 0.0,
+    status: int = 200,
+    max_bytes: int | None = None,
+    keep_alive: bool = False,
 ) -> Iterator[Received]:
     """Serve a traces receiver on a free local port for the block's duration."""
     received = Received(endpoint="")
 
     class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
+
         def do_POST(self) -> None:
+            from google.protobuf.message import DecodeError
             from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
             body = self.rfile.read(int(self.headers.get("content-length", 0)))
@@ -68,7 +80,15 @@ def receiving(
                 body = gzip.decompress(body)
             request = trace_service_pb2.ExportTraceServiceRequest()
             if self.path.endswith("/v1/traces"):  # (metrics are answered, not kept)
-                request.ParseFromString(body)
+                try:
+                    request.ParseFromString(body)
+                except DecodeError:
+                    received.garbled += 1
+                    self.send_response(400)
+                    self.send_header("content-length", "0")
+                    self.send_header("connection", "close")
+                    self.end_headers()
+                    return
             if self.path.endswith("/v1/logs"):
                 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 
@@ -81,6 +101,8 @@ def receiving(
                 )
             for resource in request.resource_spans:
                 own = {a.key: _value(a.value) for a in resource.resource.attributes}
+                instance = str(own.get("service.instance.id"))
+                received.connections.append((self.client_address[1], instance))
                 for scope in resource.scope_spans:
                     for span in scope.spans:
                         attributes = {a.key: _value(a.value) for a in span.attributes}

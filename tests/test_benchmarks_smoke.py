@@ -131,3 +131,18 @@ def test_framework_figure_measures_both_tracers_on_agno() -> None:
     rows = fig.rows(result)
     assert [r.measure.split(":")[0] for r in rows[:2]] == ["agent-otel", "OpenInference"]
     assert all(r.stat is not None and r.stat.n == 1 for r in rows)
+
+
+@pytest.mark.parametrize("only", ["6", "2,9", "fig2"])
+def test_a_figure_the_suite_has_not_is_refused_before_any_runs(
+    only: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--only 6`` (a figure ``4`` measures) or a typo ended in a ``KeyError`` traceback,
+    and ``--only 2,9`` only after figure 2 had run for minutes, its rows lost."""
+    from benchmarks import run
+
+    with pytest.raises(SystemExit) as refused:
+        run.main(["--only", only, "--out", "/nonexistent/never-written.md"])
+    assert refused.value.code == 2  # argparse's usage error, before any figure runs
+    err = capsys.readouterr().err
+    assert "--only: no figure" in err and "the figures: 1, 2, 3, 4 (also 6), 5, 7" in err

@@ -7,9 +7,10 @@ import io
 from collections.abc import AsyncIterator
 from typing import Any
 
+from opentelemetry import trace
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.trace import SpanContext
+from opentelemetry.trace import NonRecordingSpan, SpanContext
 
 from agent_contract.protocol import LLMCallEnd, LLMCallStart, TextDelta, Usage
 from agent_otel import configure, otel_wrapper, record_evaluation
@@ -113,4 +114,25 @@ async def test_other_log_records_and_a_failed_evaluation() -> None:
     assert stream.getvalue()[len(before) :].endswith(
         "└─ evaluation toxicity [ERROR TimeoutError]\n"
     )
+    tel.shutdown()
+
+
+async def test_another_judges_score_no_double_holds_is_shown_without_it() -> None:
+    """An evaluation result another library emits through the same logger provider, its score
+    an int past what a double holds: its emit returns, the row shows it without the score."""
+    from opentelemetry._logs import LogRecord
+
+    stream = io.StringIO()
+    spans = InMemorySpanExporter()
+    tel = _configure(stream, spans)
+    await _run(tel)
+    [run] = [s for s in spans.get_finished_spans() if s.name == "invoke_agent geo"]
+    before = stream.getvalue()
+    logger = tel.logger_provider.get_logger("another-judge")
+    context = trace.set_span_in_context(NonRecordingSpan(run.context))
+    attributes = {"gen_ai.evaluation.name": "relevance", "gen_ai.evaluation.score.value": 10**400}
+    logger.emit(
+        LogRecord(event_name="gen_ai.evaluation.result", attributes=attributes, context=context)
+    )
+    assert stream.getvalue()[len(before) :].endswith("└─ evaluation relevance\n")
     tel.shutdown()

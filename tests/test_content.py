@@ -569,7 +569,7 @@ def compact(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(value=JSON_VALUES, max_bytes=st.integers(2, 2000))
 def test_fit_json_is_valid_and_within_budget(value: Any, max_bytes: int) -> None:
     text = fit_json(value, max_bytes)
@@ -577,7 +577,7 @@ def test_fit_json_is_valid_and_within_budget(value: Any, max_bytes: int) -> None
     assert len(text.encode("utf-8")) <= max_bytes
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(value=JSON_VALUES, slack=st.integers(0, 100))
 def test_fit_json_is_the_identity_when_it_fits(value: Any, slack: int) -> None:
     full = compact(value)
@@ -586,7 +586,7 @@ def test_fit_json_is_the_identity_when_it_fits(value: Any, slack: int) -> None:
     assert json.loads(text) == value
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(texts=st.lists(TEXT, min_size=1, max_size=6), max_bytes=st.integers(2, 1500))
 def test_fit_json_of_messages_still_validates(texts: list[str], max_bytes: int) -> None:
     messages = [
@@ -601,7 +601,7 @@ def test_fit_json_of_messages_still_validates(texts: list[str], max_bytes: int) 
         assert {p["type"] for p in item["parts"]} <= {"text", "tool_call_response"}
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(texts=st.lists(TEXT, min_size=1, max_size=8), max_bytes=st.integers(2, 1500))
 def test_fit_json_only_ever_shortens_strings(texts: list[str], max_bytes: int) -> None:
     """Each string is kept whole or cut (and marked) to something shorter, never longer."""

@@ -97,6 +97,7 @@ def _env() -> dict[str, str]:
     return env
 
 
+@pytest.mark.heavy  # each snippet in a fresh interpreter (a pytest one for a test): heavy suite
 @pytest.mark.parametrize("block", python_blocks(), ids=lambda b: b.id)
 def test_python_snippet_runs_as_written(block: Block, tmp_path: Path) -> None:
     if block.info == "python no-run":

@@ -12,6 +12,7 @@ listed that no longer needs it fails too, so the list stays true.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,7 +59,9 @@ def _called(node: ast.Call) -> str | None:
     return func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
 
 
+@functools.cache
 def _sources() -> dict[str, ast.Module]:
+    """Every test and benchmark file, parsed once for the checks below (they only read it)."""
     files = [*(ROOT / "tests").rglob("*.py"), *(ROOT / "benchmarks").rglob("*.py")]
     return {
         p.relative_to(ROOT).as_posix(): ast.parse(p.read_text(encoding="utf-8"))

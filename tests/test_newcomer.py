@@ -33,6 +33,7 @@ from agent_otel import (
     configure,
     end_open_runs,
     instrument,
+    is_instrumented,
     otel_wrapper,
     record_evaluation,
     uninstrument,
@@ -1671,3 +1672,190 @@ def test_a_headers_variable_written_as_http_headers_is_told_with_the_form_the_ex
     assert told[0].startswith("agent-otel: OTEL_EXPORTER_OTLP_HEADERS has an entry that is not")
     assert "(Authorization: Bearer [REDACTED:" in told[0] and token[4:] not in told[0]
     assert told[0].endswith("its value URL-encoded (a space as %20)")
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("OTEL_SDK_DISABLED", "1"),
+        ("OTEL_SDK_DISABLED", "yes"),
+        ("OTEL_EXPORTER_OTLP_INSECURE", "1"),
+        ("OTEL_EXPORTER_OTLP_TRACES_INSECURE", "on"),
+        ("OTEL_EXPORTER_OTLP_METRICS_INSECURE", "true "),  # the gRPC exporters do not strip
+    ],
+)
+def test_a_boolean_variable_of_no_boolean_value_is_told_it_reads_as_false(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, variable: str, value: str
+) -> None:
+    """OpenTelemetry's boolean variables are true only as ``true`` (any case); the SDK reads
+    ``1``, ``yes`` or ``on`` as false without a word, though the specification asks for a
+    warning: ``OTEL_SDK_DISABLED=1`` exported everything it was set to stop, and
+    ``OTEL_EXPORTER_OTLP_INSECURE=1`` left the gRPC exporter on TLS against a plain Collector."""
+    monkeypatch.setenv(variable, value)
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        telemetry = configure(
+            "t", console_stream=io.StringIO(), set_global=False, shutdown_timeout_millis=100
+        )
+        configure("u", console_stream=io.StringIO(), set_global=False).shutdown()
+    recording = telemetry.tracer_provider.get_tracer("probe").start_span("s").is_recording()
+    telemetry.shutdown()
+    told = [r.getMessage() for r in caplog.records if f"{variable}=" in r.getMessage()]
+    assert told == [
+        f"agent-otel: {variable}={value!r} is read as false: OpenTelemetry reads a boolean "
+        f"variable as true only when it is 'true' (any case). Set {variable}=true, or "
+        "unset it (docs/configure.md)"
+    ]
+    assert recording  # read as false, as told: OTEL_SDK_DISABLED=1 disabled nothing
+
+
+@pytest.mark.parametrize("value", ["false", "FALSE", "", "True", "true"])
+def test_a_boolean_variable_of_a_boolean_value_is_not_told_it_reads_as_false(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, value: str
+) -> None:
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_INSECURE", value)
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        configure("t", console_stream=io.StringIO(), set_global=False).shutdown()
+    assert "read as false" not in caplog.text
+
+
+def test_sdk_disabled_with_spaces_around_true_is_told_as_the_sdk_reads_it(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The SDK strips ``OTEL_SDK_DISABLED`` before reading it, so a ``.env`` file's ``true``
+    with a trailing newline disabled every provider; only a bare ``true`` was told, so this
+    one recorded nothing with no word of why."""
+    monkeypatch.setenv("OTEL_SDK_DISABLED", " true\n")
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        telemetry = configure("t", console_stream=io.StringIO(), set_global=False)
+    recording = telemetry.tracer_provider.get_tracer("probe").start_span("s").is_recording()
+    telemetry.shutdown()
+    assert not recording  # the SDK's reading: disabled
+    assert caplog.text.count("OTEL_SDK_DISABLED=' true\\n', so the providers configure()") == 1
+    assert "read as false" not in caplog.text
+
+
+class _Dropped(ScriptedAgent):
+    pass
+
+
+def test_a_drop_in_dropped_without_a_run_says_to_keep_what_instrument_returns(
+    otel_telemetry: InMemoryTelemetry, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``instrument(agent)`` on an instance returns a traced drop-in and leaves ``agent`` as
+    it was (docs/instrument.md); written as a statement, as one decorates in place, the
+    drop-in was thrown away and every run of ``agent`` went untraced, with no word."""
+    agent = _Dropped([TextDelta("hi")])
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        instrument(agent, **otel_telemetry.providers())
+        gc.collect()  # (CPython frees it at once; another interpreter at a collection)
+        asyncio.run(agent.invoke([USER]))
+        instrument(agent, **otel_telemetry.providers())  # told once per class
+        gc.collect()
+    assert otel_telemetry.spans() == []  # the premise: the agent passed stays untraced
+    told = [r.getMessage() for r in caplog.records if "drop-in" in r.getMessage()]
+    assert told == [
+        "agent-otel: instrument() returned a traced drop-in of _Dropped that was "
+        "dropped without a run: the agent given to instrument() is left as it was, untraced. "
+        "Keep what it returns and run that (agent = instrument(agent)), or instrument the "
+        "class (docs/instrument.md)"
+    ]
+
+
+def test_a_drop_in_that_ran_kept_or_uninstrumented_is_told_nothing(
+    otel_telemetry: InMemoryTelemetry, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        traced = instrument(_Dropped([TextDelta("hi")]), **otel_telemetry.providers())
+        asyncio.run(traced.invoke([USER]))
+        del traced  # it ran: dropping it afterwards is no mistake
+        uninstrument(instrument(_Dropped([TextDelta("hi")])))  # the plain agent asked back
+        kept = instrument(_Dropped([TextDelta("hi")]), **otel_telemetry.providers())
+        gc.collect()
+    assert otel_telemetry.outline() == [["invoke_agent scripted", ["step 0"]]]
+    assert "drop-in" not in caplog.text
+    assert is_instrumented(kept)
+
+
+class _Tagged(ScriptedAgent):
+    """An event agent whose entry points take one positional argument past the contract's."""
+
+    def stream(
+        self, messages: list[Message], config: dict[str, Any] | None = None, tag: str = ""
+    ) -> AsyncIterator[Any]:
+        self.tag = tag
+        return super().stream(messages, config)
+
+    async def invoke(  # type: ignore[override]
+        self,
+        messages: list[Message],
+        stream_wrapper: Any = None,
+        config: dict[str, Any] | None = None,
+        tag: str = "",
+    ) -> Any:
+        self.tag = tag
+        return await super().invoke(messages, stream_wrapper, config)
+
+
+class _Prompted(Agent):
+    """An Agent of the other contract whose run takes its prompt by position."""
+
+    tool_name = "prompted"
+
+    async def run(self, prompt: str = "", **kwargs: Any) -> str:
+        return f"answer to {prompt}"
+
+
+class _PromptStreamed(_Prompted):
+    """The same, streaming: its astream takes the prompt by position too."""
+
+    async def astream(self, prompt: str = "", **kwargs: Any) -> AsyncIterator[Any]:
+        yield TextDelta(text=await self.run(prompt, **kwargs))
+
+
+async def _pydantic_ai_run(agent: Any) -> Any:
+    return (await agent.run("Weather?")).output  # pydantic-ai's run(user_prompt)
+
+
+async def _drain(stream: Any) -> list[Any]:
+    return [event async for event in stream]
+
+
+@pytest.mark.parametrize(
+    ("make", "call", "name"),
+    [
+        (lambda: _pydantic_ai_agent(), _pydantic_ai_run, "weatherbot"),
+        (lambda: _Prompted(), lambda a: a.run("q"), "prompted"),
+        (lambda: _PromptStreamed(), lambda a: _drain(a.astream("q")), "prompted"),
+        (lambda: _Tagged([TextDelta("hi")]), lambda a: _drain(a.stream([USER], None, "t")), ""),
+        (lambda: _Tagged([TextDelta("hi")]), lambda a: a.invoke([USER], None, None, "t"), ""),
+    ],
+    ids=["pydantic-ai run", "run", "astream", "stream", "invoke"],
+)
+def test_an_entry_point_given_more_by_position_than_the_contract_runs_as_untraced(
+    otel_telemetry: InMemoryTelemetry, make: Any, call: Any, name: str
+) -> None:
+    """instrument() takes an agent by its entry points' names, so a framework's agent
+    (pydantic-ai's ``run(user_prompt)``) or one of ours with an extra argument is taken; the
+    traced entry point then raised ``TypeError: run() takes 1 positional argument but 2 were
+    given`` where the agent's own call worked: tracing broke the agent."""
+    plain = asyncio.run(call(make()))
+    traced = asyncio.run(call(instrument(make(), **otel_telemetry.providers())))
+    assert _same(traced, plain)
+    [run] = [s.name for s in otel_telemetry.spans() if s.name.startswith("invoke_agent")]
+    assert run == f"invoke_agent {name or 'scripted'}"
+
+
+def _same(traced: Any, plain: Any) -> bool:
+    """The two calls' results alike: values, or events of the same kinds and texts."""
+    if isinstance(plain, list):
+        return [(type(e), getattr(e, "text", None)) for e in traced] == [
+            (type(e), getattr(e, "text", None)) for e in plain
+        ]
+    return bool(getattr(traced, "text", traced) == getattr(plain, "text", plain))
+
+
+def _pydantic_ai_agent() -> Any:
+    from pydantic_ai import Agent as PydanticAgent
+    from pydantic_ai.models.test import TestModel
+
+    return PydanticAgent(TestModel(), name="weatherbot")

@@ -108,6 +108,8 @@ class Ended:
     end_reasons: Counter[str]
     chats: int  # chat spans received
     services: Counter[str]  # "span name @ service.name" of each invoke_agent span received
+    shared: int  # client connections that carried the spans of more than one process
+    garbled: int  # requests received as no OTLP message
 
 
 def run_child(
@@ -118,13 +120,15 @@ def run_child(
     env: dict[str, str] | None = None,
     as_file: Path | None = None,
     again_after_s: float | None = None,
+    keep_alive: bool = False,
 ) -> Ended:
     """Run ``script`` after the prelude (with ``env`` added to the environment), in a child
-    started with every signal's default action, whatever this process ignores; with
+    started with every signal's default action, whatever this process ignores, against a
+    receiver that keeps connections open with ``keep_alive``; with
     ``send``, signal it once it printed "ready" (and, with ``again_after_s``, once more that
     much later). With ``as_file``, the script is written there and run as a file (the spawn
     and fork-server start methods import its functions again)."""
-    with receiving(delay_s) as received:
+    with receiving(delay_s, keep_alive=keep_alive) as received:
         variables = {
             **os.environ,
             "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": received.endpoint,
@@ -167,6 +171,8 @@ def run_child(
         Counter(str(a.get("agent_otel.end_reason")) for a in agents),
         len(received.named("chat ")),
         Counter(f"{n} @ {s}" for n, s in received.services if n.startswith("invoke_agent")),
+        sum(n > 1 for n in Counter(port for port, _ in set(received.connections)).values()),
+        received.garbled,
     )
 
 
@@ -981,6 +987,37 @@ def test_a_child_forked_off_a_thread_ends_and_delivers_when_its_thread_does() ->
     assert "child 0" in ended.out, ended.out + ended.err
     assert ended.runs == {"parent": 1, "child": 2, "open": 1}, ended.err
     assert ended.end_reasons["shutdown"] == 1, ended.err
+
+
+@pytest.mark.parametrize("together", [False, True], ids=["in_turn", "at_once"])
+def test_a_forked_child_exports_on_a_connection_of_its_own(together: bool) -> None:
+    """The OTLP/HTTP exporters keep a finished request's connection open for the next one,
+    as a Collector lets them. A child forked after the parent exported got the same socket:
+    its requests went on the parent's connection (in turn, each process's requests came
+    from one client port), and when both exported at once their bytes mixed on it, a
+    request the collector could not read. Each forked child now opens its own."""
+    ended = run_child(
+        f"""
+        telemetry = configure("keep-alive")
+        runs(1, "before")
+        telemetry.force_flush()  # its connection is now kept open for the next request
+        pid = os.fork()
+        who = "child" if pid == 0 else "parent"
+        if pid != 0 and not {together}:
+            os.waitpid(pid, 0)
+        for _ in range(10):
+            runs(2, who)
+            telemetry.force_flush()
+        if pid == 0:
+            sys.exit(0)
+        if {together}:
+            os.waitpid(pid, 0)
+        """,
+        keep_alive=True,
+    )
+    assert ended.code == 0, ended.err
+    assert ended.runs == {"before": 1, "child": 20, "parent": 20}, ended.err
+    assert ended.shared == 0 and ended.garbled == 0, (ended.shared, ended.garbled)
 
 
 def test_a_forked_worker_configuring_itself_replaces_what_it_inherited() -> None:

@@ -365,7 +365,7 @@ def check_run(run: Run) -> None:
     assert_nested_in_time(spans)
 
 
-PROPERTY = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @PROPERTY

@@ -105,6 +105,9 @@ def fakes() -> dict[str, str]:
         "age_secret_key": "AGE-" + "SECRET-KEY-1" + chars(58, "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"),
         "vault_token": "hv" + "s.CAESI" + chars(90, ALNUM + "_-"),
         "vault_token/batch": "hv" + "b.AAAAAQ" + chars(120, ALNUM + "_-"),
+        "azure_client_secret": chars(3) + "8" + "Q~" + chars(34, ALNUM + "_~.-"),
+        "atlassian_api_token": "ATA" + "TT3xFfGF0" + chars(170, ALNUM + "_-") + "=" + chars(8, HEX),
+        "new_relic_key": "NR" + "AK-" + chars(27, string.ascii_uppercase + "0123456789"),
     }
 
 
@@ -582,6 +585,55 @@ def test_a_boto_credentials_repr_loses_its_secret_key() -> None:
     assert "token=None" in out
 
 
+def _auth_forms() -> dict[str, tuple[str, str, str]]:
+    """An ``Authorization`` header of each scheme: name -> (the text, its scheme, the value
+    after the scheme, which is the credential: a token, or every parameter of the scheme)."""
+    sig = hashlib.sha256(RNG.randbytes(8)).hexdigest()
+    digest = f'username="ops", realm="api", nonce="{chars(16)}", uri="/v1", response="{sig[:32]}"'
+    oauth = (
+        f'oauth_consumer_key="{chars(22)}", oauth_signature="{chars(27)}%3D", '
+        f'oauth_token="{chars(9, "0123456789")}-{chars(40)}", oauth_version="1.0"'
+    )
+    key_id = "AK" + "IA" + chars(16, string.ascii_uppercase)
+    sigv4 = (
+        f"Credential={key_id}/20260101/us-east-1/s3/aws4_request, "
+        f"SignedHeaders=host;x-amz-date, Signature={sig}"
+    )
+    shared = f"myaccount:{chars(43, ALNUM + '+/')}="
+    forms = {
+        "digest": ("Digest", digest),
+        "oauth1": ("OAuth", oauth),
+        "aws_sigv4": ("AWS4-HMAC-SHA256", sigv4),
+        "azure_shared_key": ("SharedKey", shared),
+        "google_login": ("GoogleLogin", f"auth={chars(24)}"),
+        "splunk_hec": ("Splunk", str(uuid.UUID(int=RNG.getrandbits(128)))),
+    }
+    return {
+        name: (f"Authorization: {scheme} {value}", scheme, value)
+        for name, (scheme, value) in forms.items()
+    }
+
+
+@pytest.mark.parametrize("form", sorted(_auth_forms()))
+@pytest.mark.parametrize(
+    "wrap", ["{}", "{{'headers': {{'{}'}}}}", "sent\n{}\nHost: api"], ids=["line", "repr", "dump"]
+)
+def test_an_authorization_header_loses_its_whole_value_whatever_its_scheme(
+    form: str, wrap: str
+) -> None:
+    """The scheme of an ``Authorization`` header is kept and all that follows it is its
+    credential. A scheme the detector did not list (``AWS4-HMAC-SHA256``, ``SharedKey``,
+    ``Splunk``) was itself redacted and the credential after it exported, and a scheme's
+    parameters after the first (Digest's ``response``, OAuth 1.0's ``oauth_signature``, SigV4's
+    ``Signature``) were exported."""
+    header, scheme, value = _auth_forms()[form]
+    text = wrap.format(header.replace(": ", "': '", 1) if wrap.startswith("{{") else header)
+    out = Scrubber().text(text)
+    expected = f"{scheme} [REDACTED:authorization_header len={len(value)}]"
+    assert expected in out and value not in out, out
+    assert Scrubber().text(out) == out  # scrubbing twice changes nothing
+
+
 def test_headers_as_name_value_pairs_hide_the_values_of_secret_names() -> None:
     """Headers are often a list of pairs (``httpx``'s raw headers, an ASGI scope's,
     ``dict.items()``): the name is the key, in content and in a repr alike."""
@@ -752,6 +804,12 @@ HOSTILE = [
     "://a:b?@", "://" + "0a" * 20 + "@", "machine a login b ", "machine a login b password",
     "default login a ", "machine a ", "/api/webhooks/1", "discord.com/api/webhooks/1/", "hvs.",
     "hvs.a", '"auth": "', '"auth":"YWI6', '{"auth": "YWI6YQ==',
+    # an Authorization scheme's parameters: quoted, escaped, never closed, a long list
+    'authorization: digest a="', 'authorization: a a=\\"b', "authorization: a a=b, ",
+    "authorization: a-b ", "authorization: " + "a" * 40 + " ",
+    # a user and password before a host without a scheme: hosts that never end, never close
+    "a:b@a", "a:b@a.", "a:" + "b" * 300, "x:y@" + "a." * 30, "a:b@[::", "a:1@a:",
+    "aaa8Q~", "aaa8Q~" + "a" * 30, "ATATT3", "NRAK-",
 ]  # fmt: skip
 
 

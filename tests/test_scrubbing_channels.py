@@ -9,6 +9,7 @@ import base64
 import io
 import json
 import logging
+import socket
 import urllib.parse
 
 import pytest
@@ -158,6 +159,59 @@ def test_the_sdk_exporters_log_lines_are_scrubbed_once_configure_builds_them(
     assert_scrubbed(logged(caplog), bearer)
     assert_scrubbed(logged(caplog), PASSWORD)
     assert "401" in caplog.text
+
+
+def test_a_grpc_exporters_failure_never_quotes_its_endpoints_password(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The SDK's gRPC exporter quotes its target as gRPC takes it, the endpoint without its
+    scheme (``ops:PASSWORD@host:port``): no ``://`` before the userinfo, which is where a
+    URL's credentials were looked for, so its failure lines quoted the password. Here the
+    real exporter ``configure()`` builds, failing as it does with a ``user:password`` in
+    ``OTEL_EXPORTER_OTLP_ENDPOINT`` (gRPC takes none, so it cannot resolve the host)."""
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    with caplog.at_level(logging.WARNING, logger="opentelemetry.exporter.otlp.proto.grpc"):
+        handle = configure(
+            "grpc-userinfo",
+            endpoint=f"http://ops:{PASSWORD}@127.0.0.1:{port}",
+            protocol="grpc",
+            timeout=1,
+            set_global=False,
+            console=False,
+        )
+        try:
+            handle.tracer_provider.get_tracer("t").start_span("s").end()
+            handle.force_flush(3000)
+        finally:
+            handle.shutdown()
+    text = logged(caplog)
+    assert f"127.0.0.1:{port}" in text, text  # the failure is told, and where it went
+    assert_scrubbed(text, PASSWORD)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "failed to export to ops:{pw}@collector.internal:4317, retrying",
+        "errors resolving ops:{pw}@127.0.0.1:9: lookup failed",
+        "target ops:{pw}@[::1]:4317 unavailable",
+        "connecting to deploy:{pw}@collector",
+    ],
+)
+def test_a_user_and_password_before_a_host_are_found_without_a_scheme(text: str) -> None:
+    out = Scrubber().text(text.format(pw=PASSWORD))
+    assert out == text.format(pw=f"[REDACTED:url_credentials len={len(PASSWORD)}]")
+    assert Scrubber().text(out) == out
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["From:bob@example.com", "see user:alice@example.com for access", "at 12:30@home"],
+)
+def test_a_name_before_a_host_without_a_scheme_is_kept(text: str) -> None:
+    assert Scrubber().text(text) == text
 
 
 @settings(max_examples=40, deadline=None)

@@ -299,7 +299,7 @@ def check_history(history: list[Message], orphan_ids: set[int]) -> None:
             holder = None
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(events_strategy)
 def test_collect_properties(events: list[object]) -> None:
     result = collect_sync(events)

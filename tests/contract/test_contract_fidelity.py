@@ -133,7 +133,7 @@ bookkeeping_events = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     st.lists(content_events, max_size=12),
     st.lists(bookkeeping_events, max_size=10),

@@ -13,6 +13,10 @@ from otlp_receiver import receiving
 
 from ._conformance import ROWS
 
+# Each example in a process of its own, importing its framework there (as tests/test_examples.py,
+# for the same reason): run by the heavy suite.
+pytestmark = pytest.mark.heavy
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 TOOLS_ONE_FAILING = ["execute_tool weather", "execute_tool forecast  [ERROR"]
 _CAPTURED = {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY",

@@ -14,6 +14,7 @@ counts each call once.
 
 from __future__ import annotations
 
+import itertools
 import re
 import sys
 import warnings
@@ -354,6 +355,66 @@ async def test_fastmcp_propagating_only_leaves_one_tool_span_per_call_with_pydan
     outputs = await _run_pydantic_ai(otel_telemetry, "parallel", True)
     _check(otel_telemetry, outputs, client="pydantic-ai", pattern="parallel", in_process=True,
            fastmcp=False)  # fmt: skip
+
+
+async def test_two_servers_the_agents_sdk_names_alike_each_name_their_own_calls(
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two MCP servers of one agent, started by the same command (``npx`` for two servers of
+    npm packages): the Agents SDK names both ``stdio: npx``, the one label its tools' origin
+    keeps. Each call's span names the server it went to (its ``serverInfo``), not the first
+    of the agent's servers with that label; both calls in one response, in parallel."""
+    pytest.importorskip("agents")
+    from agents import Agent
+    from agents.mcp import MCPServerStdio
+    from agents.testing import assistant_message, function_call
+    from mcp.client._memory import InMemoryTransport
+    from mcp.server.mcpserver import MCPServer
+
+    from agent_contract.sources.openai_agents import openai_agents_events
+
+    from ._fw_openai_agents import scripted
+
+    files, issues = MCPServer("files"), MCPServer("issues")
+
+    @files.tool()
+    def read(path: str) -> str:
+        """Read a file."""
+        return f"text of {path}"
+
+    @issues.tool()
+    def open_issue(title: str) -> str:
+        """Open an issue."""
+        return f"opened {title}"
+
+    class Started(MCPServerStdio):
+        """The SDK's stdio server class, connected to its server in this process."""
+
+        def __init__(self, server: MCPServer) -> None:
+            super().__init__({"command": "npx"})
+            self.server = server
+
+        def create_streams(self) -> AbstractAsyncContextManager[Any]:
+            return InMemoryTransport(self.server)  # type: ignore[return-value]
+
+    _mcp.sdk_tracing_to(monkeypatch, otel_telemetry.tracer_provider)
+    model = scripted(
+        [function_call("read", {"path": "a.txt"}, call_id="c1"),
+         function_call("open_issue", {"title": "bug"}, call_id="c2")],
+        [assistant_message("done")],
+    )  # fmt: skip
+    async with Started(files) as first, Started(issues) as second:
+        assert first.name == second.name == "stdio: npx"
+        agent = Agent(name="calc", mcp_servers=[first, second], model=model)
+        stream = openai_agents_events(agent, "go")
+        async for _ in otel_telemetry.wrapper(agent_name="calc")(stream):
+            pass
+
+    tools = [dict(s.attributes or {}) for s in otel_telemetry.spans()
+             if s.name.startswith("execute_tool ")]  # fmt: skip
+    named = {t["gen_ai.tool.call.id"]: t.get("agent_otel.mcp.server.name") for t in tools}
+    assert named == {"c1": "files", "c2": "issues"}
+    assert {t.get("mcp.protocol.version") for t in tools} == {"2026-07-28"}
 
 
 # --- a server that answers isError ------------------------------------------------------------
@@ -1066,6 +1127,157 @@ async def test_a_calls_progress_notifications_are_told_in_its_own_tool_span(
     for cid, x, _ in calls:
         assert told[cid] == [(float(n), tools[cid]) for n in range(1, x + 1)], cid
         assert answers[cid] == str(x)
+
+
+# --- A result an extension of the client finishes (a claimed result) -----------------------------
+
+
+def _deferring() -> tuple[Any, Any]:
+    """An MCP server (``MCPServer``) whose extension answers each ``tools/call`` with a handle
+    (a result of its own ``resultType``, which the MCP SDK 2.x's ``Client`` hands to the client
+    extension claiming it), the tool's real answer fetched with a request of the extension's
+    (``deferred/result``), as a long-running call's result is; and that client extension.
+    Tools: ``add`` fails (an ``isError`` answer), ``square`` answers, and ``lost`` answers but
+    its handle is unknown when fetched (``-32602``)."""
+    from typing import Literal
+
+    from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
+    from mcp.server.extension import Extension, MethodBinding
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import CallToolResult, Request, RequestParams, Result
+
+    held: dict[str, Any] = {}
+    handles = itertools.count()
+
+    class Handle(RequestParams):
+        handle: str
+
+    class Deferred(Result):
+        result_type: Literal["deferred"] = "deferred"
+        handle: str
+
+    class Fetch(Request[Handle, Literal["deferred/result"]]):
+        method: Literal["deferred/result"] = "deferred/result"
+
+    class Deferring(Extension):
+        identifier = "com.example/deferred"
+
+        async def intercept_tool_call(self, params: Any, ctx: Any, call_next: Any) -> Any:
+            handle = f"h{next(handles)}"
+            answer = await call_next(ctx)
+            if params.name != "lost":
+                held[handle] = answer
+            return {"resultType": "deferred", "handle": handle}
+
+        def methods(self) -> list[MethodBinding]:
+            async def fetch(ctx: Any, params: Handle) -> Any:
+                if params.handle not in held:
+                    raise MCPError(-32602, "unknown handle")
+                return held.pop(params.handle)
+
+            return [MethodBinding("deferred/result", Handle, fetch)]
+
+    async def resolve(claimed: Deferred, ctx: ClaimContext) -> CallToolResult:
+        request = Fetch(params=Handle(handle=claimed.handle))
+        return await ctx.session.send_request(request, CallToolResult)
+
+    class Resolving(ClientExtension):
+        identifier = "com.example/deferred"
+
+        def claims(self) -> list[ResultClaim[Any]]:
+            return [ResultClaim(result_type="deferred", model=Deferred, resolve=resolve)]
+
+    calc = MCPServer(_mcp.SERVER_NAME, extensions=[Deferring()])
+
+    @calc.tool()
+    def add(x: int) -> str:
+        """Fail."""
+        raise ToolError("the tool broke")
+
+    @calc.tool()
+    def square(x: int) -> str:
+        """Square it."""
+        return str(x * x)
+
+    @calc.tool()
+    def lost(x: int) -> str:
+        """Answer, though the answer is lost."""
+        return str(x)
+
+    return calc, Resolving()
+
+
+def _claiming_client(client: str, server: Any, extension: Any) -> tuple[Any, Any]:
+    """A client of ``server`` with ``extension`` (``mcp-sdk``: the MCP SDK 2.x's ``Client``;
+    ``fastmcp``: fastmcp's, pydantic-ai's and Agno's MCP client), in memory, and how a tool
+    body calls a tool with it (fastmcp's as pydantic-ai does: no raising on an ``isError``
+    answer)."""
+    if client == "fastmcp":
+        import fastmcp
+        from fastmcp.client.transports.memory import FastMCPTransport
+
+        held = fastmcp.Client(FastMCPTransport(server), extensions=[extension])
+        return held, lambda name, x: held.call_tool(name, x, raise_on_error=False)
+    from mcp import Client
+    from mcp.client._memory import InMemoryTransport
+
+    sdk = Client(InMemoryTransport(server), extensions=[extension])
+    return sdk, lambda name, x: sdk.call_tool(name, x)
+
+
+@pytest.mark.parametrize("client", ["mcp-sdk", "fastmcp"])
+async def test_a_result_the_clients_extension_finishes_fails_the_call_by_its_final_answer(
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch, client: str
+) -> None:
+    """A server may answer ``tools/call`` with a result of an extension's own ``resultType``
+    (a handle to the call's result, as a long-running call's is): the MCP SDK 2.x's ``Client``
+    and fastmcp's hand it to the client extension that claims it, whose resolver fetches the
+    real answer with requests of its own, and return that one. The tool span reads the
+    answer the body got: the final ``isError`` fails its call (``tool_error``), a fetch the
+    server refused names the failure by its JSON-RPC code, and a call answered stays OK;
+    three at once."""
+    import anyio
+
+    from agent_contract.protocol import FunctionCall, LLMCallEnd, LLMCallStart, ToolCall, ToolResult
+    from agent_contract.scope import McpServer, tool_scope
+
+    if client == "fastmcp":
+        pytest.importorskip("fastmcp")
+    _mcp.sdk_tracing_to(monkeypatch, otel_telemetry.tracer_provider)
+    held, call = _claiming_client(client, *_deferring())
+    calls = [("c1", "add"), ("c2", "lost"), ("c3", "square")]
+    answers: dict[str, Any] = {}
+    async with held:
+
+        async def body(cid: str, name: str) -> None:
+            with tool_scope(cid, name, mcp=McpServer(name=_mcp.SERVER_NAME)):
+                try:
+                    answers[cid] = await call(name, {"x": 2})
+                except Exception as error:
+                    answers[cid] = error
+
+        async def agent() -> Any:
+            yield LLMCallStart(model="m")
+            for cid, name in calls:
+                yield ToolCall(id=cid, function=FunctionCall(name=name, arguments='{"x": 2}'))
+            yield LLMCallEnd(model="m")
+            async with anyio.create_task_group() as group:
+                for call in calls:
+                    group.start_soon(body, *call)
+            for cid, _ in calls:  # the agent reports the server's answers as plain results
+                failed = isinstance(answers[cid], Exception)
+                yield ToolResult(tool_call_id=cid, content=str(answers[cid]), is_error=failed)
+
+        with anyio.fail_after(10):
+            async for _ in otel_telemetry.wrapper(agent_name="calc")(agent()):
+                pass
+
+    # the body got the final answers, as the SDK gave them
+    assert answers["c1"].is_error is True and answers["c3"].content[0].text == "4"
+    assert getattr(answers["c2"], "code", None) == -32602
+    _check_failed_requests(otel_telemetry, {"c1": "tool_error", "c2": "-32602"})
 
 
 # --- What a result asks for mid-call (the 2026-07-28 revision's InputRequiredResult) ----------

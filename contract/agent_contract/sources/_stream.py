@@ -7,6 +7,12 @@ SDK stream; the SDK's own objects go to ``sink`` untouched, so the caller keeps 
 the SDK returned. An exception from the SDK (an error mid-stream, a cancellation) propagates
 as the same object and ``close`` is not reached: the consumer sees the call end with it.
 
+A chunk the reader cannot read (the SDKs build chunks without validating them, so ``null``
+where a choice goes reaches the reader) is skipped: ``read_stream`` yields an ``Error``
+(``error_type`` ``unreadable_chunk``, not fatal) in its place and reads on, so one odd chunk
+never ends the agent's stream; what the reader assembled before it is kept. A reader whose
+``close`` fails gives that ``Error`` and an ``LLMCallEnd``: the call still ends.
+
 A stream that simply stops before the provider's end marker (a dropped connection, a proxy's
 idle timeout: the SDKs end such a stream quietly) is no success: the reader's ``close`` gives
 ``cut_short``'s ``Error`` (``error_type`` ``stream_incomplete``, not fatal) before its
@@ -21,7 +27,7 @@ import sys
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Sequence
 from typing import Any, ClassVar, Protocol
 
-from agent_contract.events import AgentEvent, Error, LLMCallStart, Message, ToolCall
+from agent_contract.events import AgentEvent, Error, LLMCallEnd, LLMCallStart, Message, ToolCall
 from agent_contract.invoke import StreamingAgent
 
 __all__ = [
@@ -29,6 +35,7 @@ __all__ = [
     "OneCallAgent",
     "PlainModels",
     "STREAM_INCOMPLETE",
+    "UNREADABLE_CHUNK",
     "Reader",
     "Sink",
     "cut_short",
@@ -49,6 +56,11 @@ NOTHING: tuple[AgentEvent, ...] = ()
 
 STREAM_INCOMPLETE = "stream_incomplete"
 """The ``error_type`` of ``cut_short``'s ``Error``: the stream ended before its end marker."""
+
+UNREADABLE_CHUNK = "unreadable_chunk"
+"""The ``error_type`` of the ``Error`` ``read_stream`` yields for a chunk its reader could not
+read (``null`` where an object goes: the SDKs build chunks without validating them)."""
+_UNREADABLE_MESSAGE = "a chunk of no shape the source reads was skipped"
 
 
 def cut_short(end: str, calls: Iterable[ToolCall] = ()) -> list[AgentEvent]:
@@ -295,16 +307,49 @@ async def read_stream(
                 "(openai.AsyncOpenAI, anthropic.AsyncAnthropic)"
             )
         chunks = await chunks
+    iterator = chunks.__aiter__()
+    if not hasattr(iterator, "__aiter__"):  # an iterator of __anext__ alone
+        iterator = _over(iterator)
     try:
-        async for chunk in chunks:
-            if sink is not None:
-                sink(chunk)
-            for event in reader.feed(chunk):
-                yield event
+        while True:
+            try:  # entered once per stream (and per skipped chunk): nothing added per chunk
+                async for chunk in iterator:
+                    if sink is not None:
+                        sink(chunk)
+                    for event in reader.feed(chunk):
+                        yield event
+                break
+            except Exception as error:
+                if not _raised_by(error, reader):  # the SDK's, the sink's, the consumer's
+                    raise
+            yield Error(message=_UNREADABLE_MESSAGE, error_type=UNREADABLE_CHUNK)
     finally:
         await _release(chunks)
-    for event in reader.close():
+    try:
+        ending = reader.close()
+    except Exception:  # the reader's own failure (a part it kept that it cannot join)
+        ending = (Error(message=_UNREADABLE_MESSAGE, error_type=UNREADABLE_CHUNK), LLMCallEnd())
+    for event in ending:
         yield event
+
+
+def _raised_by(error: BaseException, reader: Reader) -> bool:
+    """Whether ``error`` came out of ``reader.feed``, called by ``read_stream`` itself: the
+    frame ``read_stream`` called last is the reader's ``feed`` (an exception of the SDK's
+    stream, of the sink or thrown in by the consumer has another frame there, or none)."""
+    called = error.__traceback__.tb_next if error.__traceback__ is not None else None
+    feed = getattr(type(reader).feed, "__code__", None)
+    return called is not None and called.tb_frame.f_code is feed
+
+
+async def _over(iterator: Any) -> AsyncIterator[Any]:
+    """An async iterator that has only ``__anext__``, as something ``async for`` can resume."""
+    while True:
+        try:
+            chunk = await iterator.__anext__()
+        except StopAsyncIteration:
+            return
+        yield chunk
 
 
 async def _release(chunks: AsyncIterable[Any]) -> None:

@@ -462,10 +462,11 @@ def _mcp_server(agent: Any, tool: Any) -> McpServer | None:
     if getattr(getattr(origin, "type", None), "value", None) != "mcp":
         return None
     label = getattr(origin, "mcp_server_name", None)
-    server = next(
-        (s for s in getattr(agent, "mcp_servers", None) or () if getattr(s, "name", None) == label),
-        None,
-    )
+    servers = getattr(agent, "mcp_servers", None) or ()
+    labelled = [s for s in servers if getattr(s, "name", None) == label]
+    if len(labelled) > 1:  # servers named alike (the SDK's "stdio: npx" for two npm servers):
+        return McpServer()  # not guessed; the session the call goes on names its server
+    server = labelled[0] if labelled else None
     session = getattr(server, "session", None)
     info = getattr(session, "server_info", None)
     session_id = getattr(server, "_get_session_id", None)  # streamable HTTP only

@@ -25,6 +25,7 @@ Needs the ``openai`` package (extra ``openai``) only for ``OpenAIChatAgent``'s c
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -55,23 +56,25 @@ __all__ = ["ChatCompletionsReader", "OpenAIChatAgent", "chat_usage", "stream_cha
 
 
 class _Call:
-    """One tool call being assembled from its deltas."""
+    """One tool call being assembled from its deltas; ``order`` places it among the others."""
 
-    __slots__ = ("arguments", "id", "name")
+    __slots__ = ("arguments", "id", "name", "order")
 
-    def __init__(self) -> None:
-        self.id: str | None = None
+    def __init__(self, order: tuple[float, int]) -> None:
+        self.id: Any = None
         self.name = ""
         self.arguments = ""
+        self.order = order
 
 
 class ChatCompletionsReader:
     """Feeds on Chat Completions chunks (OpenAI's or LiteLLM's); see the module docstring."""
 
-    __slots__ = ("_calls", "_finish", "_id", "_model", "_usage")
+    __slots__ = ("_calls", "_finish", "_id", "_model", "_replaced", "_usage")
 
     def __init__(self) -> None:
-        self._calls: dict[int | str, _Call] = {}
+        self._calls: dict[Any, _Call] = {}  # by index, else by id (or arrival)
+        self._replaced: list[_Call] = []  # calls a later call took the key of
         self._finish: str | None = None
         self._id: str | None = None
         self._model: str | None = None
@@ -129,23 +132,43 @@ class ChatCompletionsReader:
         return out
 
     def _assemble(self, deltas: Any) -> None:
+        calls = self._calls
         for delta in deltas:
-            key = delta.index
-            if not isinstance(key, int):  # some compatible servers send no index: by id, or
-                key = delta.id or (next(reversed(self._calls)) if self._calls else 0)  # the last
-            call = self._calls.get(key)
+            if delta is None:  # a null among the deltas (the SDK builds chunks unvalidated)
+                continue
+            ident, index = delta.id, delta.index
+            if type(ident) is not str and issubclass(type(ident), str):  # a str subclass: its str
+                ident = str.__str__(ident)
+            named = type(ident) is str and ident != ""
+            if type(index) is not int:  # an int subclass as its int; a bool is no index
+                is_int = issubclass(type(index), int) and type(index) is not bool
+                index = int.__int__(index) if is_int else None
+            if index is not None:
+                key: Any = index
+            elif named:  # some compatible servers send no index: by id
+                key = ident
+            elif ident is None or type(ident) is str:  # a later delta of the call before it
+                key = next(reversed(calls)) if calls else 0
+            else:  # an id of another type (a list) names a call of its own
+                key = len(calls) + len(self._replaced), "unkeyed"
+            call = calls.get(key)
+            if call is not None and named and type(call.id) is str and call.id != ident:
+                self._replaced.append(call)  # a new call under the same index: both are kept
+                call = None
             if call is None:
-                call = self._calls[key] = _Call()
-            call.id = delta.id or call.id
+                arrival = len(calls) + len(self._replaced)
+                call = calls[key] = _Call((index if index is not None else _LAST, arrival))
+            if named or (ident is not None and type(ident) is not str):
+                call.id = ident
             function = delta.function
             if function is not None:
-                call.name += function.name or ""
-                call.arguments += function.arguments or ""
+                call.name += _part(function.name)
+                call.arguments += _part(function.arguments, json_value=True)
 
     def close(self) -> Sequence[AgentEvent]:
         calls = [
             ToolCall(id=call.id, function=FunctionCall(call.name or None, call.arguments))
-            for _, call in sorted(self._calls.items(), key=_index_order)
+            for call in sorted([*self._replaced, *self._calls.values()], key=_index_order)
         ]
         # no finish_reason: cut short (or a server that sends none), so whole calls only
         out: list[AgentEvent] = (
@@ -169,19 +192,40 @@ _MODELS = PlainModels(("reasoning_content", "reasoning"))
 _PLAIN = _MODELS.plain
 
 
-def _index_order(item: tuple[int | str, _Call]) -> float:
-    """Calls by index; calls a server gave no index keep their first-seen order, after."""
-    return item[0] if isinstance(item[0], int) else float("inf")
+_LAST = float("inf")
+
+
+def _index_order(call: _Call) -> tuple[float, int]:
+    """Calls by index, one index's calls in arrival order; calls a server gave no index keep
+    their first-seen order, after."""
+    return call.order
+
+
+def _part(value: Any, *, json_value: bool = False) -> str:
+    """A name's or arguments' part as text: a ``str`` as it is; with ``json_value``, a JSON
+    object or array (arguments some servers send parsed) as its JSON text; anything else
+    (a number, a ``null``) adds nothing."""
+    if type(value) is str:
+        return value
+    if issubclass(type(value), str):  # a str subclass as the str it is
+        return str.__str__(value)
+    if json_value and type(value) in (dict, list):
+        try:
+            return json.dumps(value)
+        except (TypeError, ValueError):  # not JSON after all
+            return ""
+    return ""
 
 
 def chat_usage(usage: Any, model: str | None) -> Usage:
-    """A Chat Completions ``usage`` object as ``Usage`` (``prompt_tokens`` include cached)."""
+    """A Chat Completions ``usage`` object as ``Usage`` (``prompt_tokens`` include cached);
+    a count it lacks (a usage that is no object: a string, a number) is not reported."""
     prompt = getattr(usage, "prompt_tokens_details", None)
     completion = getattr(usage, "completion_tokens_details", None)
     return Usage(
-        input_tokens=usage.prompt_tokens,
-        output_tokens=usage.completion_tokens,
-        total_tokens=usage.total_tokens,
+        input_tokens=getattr(usage, "prompt_tokens", None),
+        output_tokens=getattr(usage, "completion_tokens", None),
+        total_tokens=getattr(usage, "total_tokens", None),
         cache_read_tokens=getattr(prompt, "cached_tokens", None),
         cache_creation_tokens=getattr(usage, "cache_creation_input_tokens", None),
         reasoning_tokens=getattr(completion, "reasoning_tokens", None),

@@ -129,13 +129,14 @@ class ResponsesReader:
 
 
 def responses_usage(usage: Any, model: str | None) -> Usage:
-    """A Responses ``usage`` object as ``Usage`` (``input_tokens`` include cached)."""
+    """A Responses ``usage`` object as ``Usage`` (``input_tokens`` include cached); a count it
+    lacks (a usage that is no object: a string, a number) is not reported."""
     cached = getattr(getattr(usage, "input_tokens_details", None), "cached_tokens", None)
     reasoning = getattr(getattr(usage, "output_tokens_details", None), "reasoning_tokens", None)
     return Usage(
-        input_tokens=usage.input_tokens,
-        output_tokens=usage.output_tokens,
-        total_tokens=usage.total_tokens,
+        input_tokens=getattr(usage, "input_tokens", None),
+        output_tokens=getattr(usage, "output_tokens", None),
+        total_tokens=getattr(usage, "total_tokens", None),
         cache_read_tokens=cached,
         reasoning_tokens=reasoning,
         model=model,

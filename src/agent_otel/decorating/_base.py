@@ -176,8 +176,11 @@ class Pull:
     """The agent's stream as ``traced`` pulls it.
 
     On the first pull (the run's span is then current) it tells ``on_start`` the run's
-    context, and builds the agent's stream if that was deferred. With a claim, every pull
-    runs with the claim set, so the agent's inner ``run`` call joins this run.
+    context, calls ``make`` for the agent's stream (made then, or made before), and asks the
+    stream for its iterator (``__aiter__``), as ``async for`` would: the agent's own code runs
+    when it would without agent-otel, and an ``__aiter__`` that raises does so where the
+    stream is iterated, not where it was made. With a claim, every pull runs with the claim
+    set, so the agent's inner ``run`` call joins this run.
     """
 
     __slots__ = ("_claim", "_it", "_make", "_on_start", "_started")
@@ -187,11 +190,9 @@ class Pull:
         make: Callable[[], Any],
         on_start: Callable[[Context], None] | None = None,
         claim: Claim | None = None,
-        *,
-        deferred: bool = False,
     ) -> None:
         self._make = make
-        self._it: AsyncIterator[Any] | None = None if deferred else make().__aiter__()
+        self._it: AsyncIterator[Any] | None = None
         self._on_start = on_start
         self._claim = claim
         self._started = False

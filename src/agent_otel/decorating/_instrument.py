@@ -24,7 +24,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
 from agent_otel._plain import text_of
-from agent_otel.recording._hints import a_kind, hint_reinstrumented, positional
+from agent_otel.recording._hints import a_kind, hint_dropped, hint_reinstrumented, positional
 from agent_otel.recording._options import Options, settings_from
 
 from ._base import DELEGATES, INSTANCE, Bound
@@ -53,6 +53,7 @@ class _Binding:
     target: Any
     options: AgentSetup
     enabled: bool = True
+    used: bool = False  # an entry point called, or asked of: the drop-in was kept
 
 
 # class -> its drop-in class, held weakly both ways: the drop-in class (a subclass, so it
@@ -92,6 +93,7 @@ def _instance_wrapper(cls: type, name: str, method: Any) -> Any:
 
     def lookup(self: Any) -> tuple[Bound, AgentSetup | None]:
         binding: _Binding = object.__getattribute__(self, BINDING)
+        binding.used = True
         return _bound(cls, name, self), binding.options if binding.enabled else None
 
     like = _held(cls, name)
@@ -202,8 +204,19 @@ def _instrument_instance(agent: _T, options: AgentSetup) -> _T:
     for slot in _slot_names(cls):  # slot values are shared by reference
         if hasattr(agent, slot):
             object.__setattr__(drop_in, slot, getattr(agent, slot))
-    object.__setattr__(drop_in, BINDING, _Binding(agent, options))
+    binding = _Binding(agent, options)
+    object.__setattr__(drop_in, BINDING, binding)
+    with suppress(TypeError):  # a class without weak references: nothing told
+        weakref.finalize(drop_in, _dropped, binding, cls).atexit = False
     return drop_in  # type: ignore[no-any-return]
+
+
+def _dropped(binding: _Binding, cls: type) -> None:
+    """A drop-in is gone: if it never ran nor was asked back, ``instrument(agent)`` was
+    written as a statement and ``agent`` runs untraced; tell it (never raises: run by the
+    collector)."""
+    if binding.enabled and not binding.used:
+        hint_dropped(cls)
 
 
 @overload
@@ -284,5 +297,7 @@ def is_instrumented(agent_or_class: Any) -> bool:
     a_class = issubclass(type(agent_or_class), type)
     cls = agent_or_class if a_class else type(agent_or_class)
     if is_drop_in_class(cls):
-        return bool(object.__getattribute__(agent_or_class, BINDING).enabled)
+        binding: _Binding = object.__getattribute__(agent_or_class, BINDING)
+        binding.used = True
+        return binding.enabled
     return any(is_instrumented_class(klass) for klass in _TYPE_MRO.__get__(cls))

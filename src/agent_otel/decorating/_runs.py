@@ -238,16 +238,16 @@ def _event_run(
 
 
 def stream_entry(lookup: Lookup) -> Bound:
-    def stream(self: Any, messages: Any, config: Any = None, **extra: Any) -> Any:
+    def stream(self: Any, messages: Any, config: Any = None, *more: Any, **extra: Any) -> Any:
         original, options = lookup(self)
         if options is None or take(self, "stream"):
-            return original(messages, config, **extra)
+            return original(messages, config, *more, **extra)
         try:
             settings, ours, parent, started = _event_run(self, options, messages, config)
         except Exception:
             report("instrument stream")
-            return original(messages, config, **extra)
-        raw = original(messages, ours, **extra)
+            return original(messages, config, *more, **extra)
+        raw = original(messages, ours, *more, **extra)
         if not hasattr(raw, "__aiter__"):
             hint_untraced(self, "stream", f"returned {a_kind(raw)}, not an async iterator")
             return raw
@@ -293,10 +293,12 @@ class _Invocation:
     def rearm(self) -> None:  # a retry's stream() call is the inner half of its own attempt
         self.claim.taken = False
 
-    def call(self, original: Any, messages: Any, extra: Mapping[str, Any]) -> Any:
+    def call(
+        self, original: Any, messages: Any, more: tuple[Any, ...], extra: Mapping[str, Any]
+    ) -> Any:
         token = CLAIM.set(self.claim)
         try:
-            return original(messages, self.wrapper, self.config, **extra)
+            return original(messages, self.wrapper, self.config, *more, **extra)
         finally:
             CLAIM.reset(token)
 
@@ -327,17 +329,22 @@ class _Invocation:
 
 def invoke_entry(lookup: Lookup) -> Bound:
     async def invoke(
-        self: Any, messages: Any, stream_wrapper: Any = None, config: Any = None, **extra: Any
+        self: Any,
+        messages: Any,
+        stream_wrapper: Any = None,
+        config: Any = None,
+        *more: Any,
+        **extra: Any,
     ) -> Any:
         original, options = lookup(self)
         if options is None:
-            return await original(messages, stream_wrapper, config, **extra)
+            return await original(messages, stream_wrapper, config, *more, **extra)
         try:
             invocation = _Invocation(self, options, stream_wrapper, messages, config)
         except Exception:
             report("instrument invoke")
-            return await original(messages, stream_wrapper, config, **extra)
-        return await invocation.result(invocation.call(original, messages, extra))
+            return await original(messages, stream_wrapper, config, *more, **extra)
+        return await invocation.result(invocation.call(original, messages, more, extra))
 
     return invoke
 
@@ -347,17 +354,22 @@ def _plain_invoke(lookup: Lookup) -> Bound:
     returns is awaited with the claim set, as an ``async def``'s; any other value is its own."""
 
     def invoke(
-        self: Any, messages: Any, stream_wrapper: Any = None, config: Any = None, **extra: Any
+        self: Any,
+        messages: Any,
+        stream_wrapper: Any = None,
+        config: Any = None,
+        *more: Any,
+        **extra: Any,
     ) -> Any:
         original, options = lookup(self)
         if options is None:
-            return original(messages, stream_wrapper, config, **extra)
+            return original(messages, stream_wrapper, config, *more, **extra)
         try:
             invocation = _Invocation(self, options, stream_wrapper, messages, config)
         except Exception:
             report("instrument invoke")
-            return original(messages, stream_wrapper, config, **extra)
-        value = invocation.call(original, messages, extra)
+            return original(messages, stream_wrapper, config, *more, **extra)
+        value = invocation.call(original, messages, more, extra)
         if inspect.iscoroutine(value):
             return invocation.result(value)
         if _is_future(value) and not invocation.wrapped:  # its stream may be wrapped later,
@@ -390,10 +402,11 @@ def _agent_run(
 
 
 def astream_entry(lookup: Lookup) -> Bound:
-    def astream(self: Any, **kwargs: Any) -> Any:
+    # The contract's astream takes keywords; an agent's own may take positional ones.
+    def astream(self: Any, *args: Any, **kwargs: Any) -> Any:
         original, options = lookup(self)
         if options is None:
-            return original(**kwargs)
+            return original(*args, **kwargs)
         try:
             settings, parent, call_kwargs = _agent_run(self, options, kwargs)
             claim = Claim(self, "run") if _is_default_astream(type(self)) else None
@@ -402,17 +415,16 @@ def astream_entry(lookup: Lookup) -> Bound:
             )
         except Exception:
             report("instrument astream")
-            return original(**kwargs)
+            return original(*args, **kwargs)
         if deferred:  # build the stream at the first pull, with the run's context to hand over
             holder: list[Context] = []
             pull = Pull(
-                lambda: original(**call_kwargs(holder[0] if holder else None)),
+                lambda: original(*args, **call_kwargs(holder[0] if holder else None)),
                 holder.append,
                 claim,
-                deferred=True,
             )
         else:
-            raw = original(**call_kwargs(None))
+            raw = original(*args, **call_kwargs(None))
             if not hasattr(raw, "__aiter__"):
                 hint_untraced(self, "astream", f"returned {a_kind(raw)}, not an async iterator")
                 return raw
@@ -437,10 +449,11 @@ class _RunResult:
 
 
 def run_entry(lookup: Lookup) -> Bound:
-    async def run(self: Any, **kwargs: Any) -> Any:
+    # The contract's run takes keywords; an agent's own may take its prompt positionally.
+    async def run(self: Any, *args: Any, **kwargs: Any) -> Any:
         original, options = lookup(self)
         if options is None or take(self, "run"):
-            return await original(**kwargs)
+            return await original(*args, **kwargs)
         try:
             # A streaming agent's run drains its astream, which traces the run.
             run = _agent_run(self, options, kwargs) if _is_default_astream(type(self)) else None
@@ -448,12 +461,12 @@ def run_entry(lookup: Lookup) -> Bound:
             report("instrument run")
             run = None
         if run is None:
-            return await original(**kwargs)
+            return await original(*args, **kwargs)
         settings, parent, call_kwargs = run
         values: list[Any] = []
 
         async def once() -> AsyncIterator[_RunResult]:
-            value = await original(**call_kwargs(otel_context.get_current()))
+            value = await original(*args, **call_kwargs(otel_context.get_current()))
             values.append(value)
             yield _RunResult(value)
 

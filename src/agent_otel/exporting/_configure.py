@@ -251,7 +251,7 @@ def configure(
         )  # fmt: skip
         return again
     hint_own_variables(again=True, otel=_env.sdk_variables())
-    _env.hint_sdk_disabled()
+    _env.hint_flags()
     _env.hint_headers()
     quiet_retries()
     resource = _resource(service_name, resource_attributes, scrubber)

@@ -575,12 +575,46 @@ def sampler_unknown(env: Mapping[str, str] | None = None) -> bool:
     return True
 
 
-def hint_sdk_disabled(env: Mapping[str, str] | None = None) -> None:
-    """Tell, once per process, that ``OTEL_SDK_DISABLED=true`` (any case, as the SDK reads it)
-    leaves every provider ``configure()`` builds recording nothing: asked for telemetry, the
-    application got none, not even the terminal view, with no word of why."""
-    value = (os.environ if env is None else env).get("OTEL_SDK_DISABLED", "")
-    if value.lower() == "true":
+_FLAGS: Final = {
+    "OTEL_SDK_DISABLED": True,
+    "OTEL_EXPORTER_OTLP_INSECURE": False,
+    "OTEL_EXPORTER_OTLP_TRACES_INSECURE": False,
+    "OTEL_EXPORTER_OTLP_METRICS_INSECURE": False,
+    "OTEL_EXPORTER_OTLP_LOGS_INSECURE": False,
+}
+"""The boolean variables the SDK and its OTLP exporters read for what ``configure()`` builds,
+each with whether its reader strips the value first (the SDK's providers do, the gRPC
+exporters do not)."""
+
+
+def flag(name: str, env: Mapping[str, str] | None = None) -> bool:
+    """Boolean variable ``name`` (of :data:`_FLAGS`) as the SDK reads it: true only as
+    ``true`` in any case, anything else false."""
+    raw = (os.environ if env is None else env).get(name, "")
+    return (raw.strip() if _FLAGS[name] else raw).lower() == "true"
+
+
+def hint_flags(env: Mapping[str, str] | None = None) -> None:
+    """Tell, once per variable and value, a boolean variable of :data:`_FLAGS` set to what is
+    neither ``true`` nor ``false`` (``OTEL_SDK_DISABLED=1``, ``..._INSECURE=yes``): the SDK
+    reads it as false without a word (the specification asks for a warning), so the
+    setting meant was not in force; and ``OTEL_SDK_DISABLED`` true, which leaves every provider
+    ``configure()`` builds recording nothing: asked for telemetry, the application got none,
+    not even the terminal view, with no word of why."""
+    env = os.environ if env is None else env
+    for name in _FLAGS:
+        raw = env.get(name)
+        if raw is None or raw.strip().lower() in ("", "false") or flag(name, env):
+            continue
+        warn_once(
+            name, raw,
+            "agent-otel: %s=%r is read as false: OpenTelemetry reads a boolean variable as "
+            "true only when it is 'true' (any case). Set %s=true, or unset it "
+            "(docs/configure.md)",
+            name, raw, name,
+        )  # fmt: skip
+    if flag("OTEL_SDK_DISABLED", env):
+        value = env["OTEL_SDK_DISABLED"]
         warn_once(
             "OTEL_SDK_DISABLED", "true",
             "agent-otel: OTEL_SDK_DISABLED=%s, so the providers configure() builds record "

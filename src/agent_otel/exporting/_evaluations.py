@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from opentelemetry.sdk._logs import LogRecordProcessor, ReadWriteLogRecord
 
 from agent_otel import _attributes as A
+from agent_otel._guard import report
 
 if TYPE_CHECKING:
     from agent_otel.exporting._console import ConsoleTreeExporter
@@ -17,15 +18,24 @@ if TYPE_CHECKING:
 __all__ = ["EvaluationsToConsole", "evaluation_note"]
 
 
+_DOUBLE = 2**1024
+"""Past this an int is no double's: ``format`` raises for it (another emitter may send one)."""
+
+
 def evaluation_note(attributes: Mapping[str, Any]) -> str | None:
-    """``evaluation relevance 0.92 pass``; None for a record that is no evaluation result."""
+    """``evaluation relevance 0.92 pass``; None for a record that is no evaluation result. A
+    score no double holds (an int another emitter sent) is left out, as
+    ``record_evaluation`` refuses one."""
     name = attributes.get(A.EVALUATION_NAME)
     if not isinstance(name, str) or not name:
         return None
     parts = [f"evaluation {name}"]
     score = attributes.get(A.EVALUATION_SCORE_VALUE)
-    if isinstance(score, (int, float)) and not isinstance(score, bool):
-        parts.append(f"{score:.4g}")
+    kind = type(score)
+    if kind is not bool and issubclass(kind, (int, float)):  # a subclass as its plain number
+        number = int.__int__(score) if issubclass(kind, int) else float.__float__(score)
+        if type(number) is float or -_DOUBLE < number < _DOUBLE:
+            parts.append(f"{number:.4g}")
     label = attributes.get(A.EVALUATION_SCORE_LABEL)
     if isinstance(label, str) and label:
         parts.append(label)
@@ -45,9 +55,12 @@ class EvaluationsToConsole(LogRecordProcessor):
         record = log_record.log_record
         if record.event_name != A.EVENT_EVALUATION_RESULT:
             return
-        note = evaluation_note(record.attributes or {})
-        if note is not None and record.trace_id and record.span_id:
-            self._console.add_note(record.trace_id, record.span_id, note)
+        try:  # another library's record reaches here too: never raise into its emit
+            note = evaluation_note(record.attributes or {})
+            if note is not None and record.trace_id and record.span_id:
+                self._console.add_note(record.trace_id, record.span_id, note)
+        except Exception:
+            report("evaluation in the terminal view")
 
     def emit(self, log_record: ReadWriteLogRecord) -> None:  # the SDK's older name
         self.on_emit(log_record)

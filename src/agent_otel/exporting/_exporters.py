@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,6 +21,7 @@ from opentelemetry.sdk.trace.export import SpanExporter
 from agent_otel._guard import logger as _log
 from agent_otel._guard import scrub_logs
 from agent_otel.exporting import _env
+from agent_otel.exporting._session import ForkSafeSession
 from agent_otel.exporting._split import AnswerMeterProvider, SizeBoundLogExporter
 from agent_otel.exporting._tally import internal_metrics_on
 
@@ -50,6 +52,19 @@ def _otlp_args(
         timeout = _env.export_timeout(signal)
     args["timeout"] = DEFAULT_EXPORT_TIMEOUT_S if timeout is None else timeout
     return args
+
+
+def _http_session(signal: _env.Signal) -> dict[str, Any]:
+    """``session=`` for an OTLP/HTTP exporter: one whose connections a forked child does not
+    share (:mod:`._session`); none where a credential provider variable names the session
+    the SDK loads, which is the application's own, left as it is."""
+    providers = (
+        "OTEL_PYTHON_EXPORTER_OTLP_HTTP_CREDENTIAL_PROVIDER",
+        f"OTEL_PYTHON_EXPORTER_OTLP_HTTP_{signal.upper()}_CREDENTIAL_PROVIDER",
+    )
+    if any(os.environ.get(name) for name in providers):
+        return {}
+    return {"session": ForkSafeSession()}
 
 
 _SDK_EXPORTER_LOGGERS = (
@@ -157,7 +172,7 @@ def span_exporter(
 
     if endpoint is not None:
         args["endpoint"] = _http_url(endpoint, "v1/traces")
-    return OTLPSpanExporter(**args)
+    return OTLPSpanExporter(**args, **_http_session("traces"))
 
 
 def metric_exporter(
@@ -175,7 +190,9 @@ def metric_exporter(
     from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
 
     url = _http_url(endpoint, "v1/metrics") if endpoint is not None else None
-    return OTLPMetricExporter(**_otlp_args("metrics", resolved, url, headers, timeout))
+    return OTLPMetricExporter(
+        **_otlp_args("metrics", resolved, url, headers, timeout), **_http_session("metrics")
+    )
 
 
 def log_exporter(
@@ -198,7 +215,7 @@ def log_exporter(
 
         if endpoint is not None:
             args["endpoint"] = _http_url(endpoint, "v1/logs")
-        return SizeBoundLogExporter(OTLPLogExporter(**args))
+        return SizeBoundLogExporter(OTLPLogExporter(**args, **_http_session("logs")))
 
 
 def start_prometheus(

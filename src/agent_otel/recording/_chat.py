@@ -50,6 +50,10 @@ STREAM_INCOMPLETE = "stream_incomplete"
 """The ``error.type`` of a call whose stream ended before the provider's end marker (the SDK
 sources' ``Error``, agent_contract.sources): its span is marked ``agent_otel.incomplete``."""
 
+UNREADABLE_CHUNK = "unreadable_chunk"
+"""The ``error.type`` of the SDK sources' ``Error`` for a chunk their reader could not read and
+skipped (agent_contract.sources): also counted as a repair (``agent_otel.anomalies``)."""
+
 
 def request_attributes(
     params: Any, conventions: A.Conventions = A.V1_41

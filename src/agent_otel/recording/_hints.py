@@ -20,8 +20,8 @@ from opentelemetry import trace
 from opentelemetry.trace import ProxyTracer, Tracer
 
 from agent_otel._guard import logger as _log
-from agent_otel._guard import warn_once
-from agent_otel._plain import a_kind, shown
+from agent_otel._guard import report, warn_once
+from agent_otel._plain import a_kind, shown, text_of
 
 __all__ = [
     "CONFIGURE_OPTIONS",
@@ -415,6 +415,24 @@ def hint_reinstrumented(cls: type, kept: object, given: object) -> None:
         owner,
         ", ".join(ignored),
     )
+
+
+def hint_dropped(cls: type) -> None:
+    """Once per class: a drop-in ``instrument(agent)`` returned was dropped without a run
+    (the call written as a statement, as if it traced ``agent`` in place), so ``agent`` runs
+    untraced; say to keep what it returns. Run by the collector: never raises."""
+    try:
+        owner = text_of(getattr(cls, "__qualname__", None)) or "an agent"
+        warn_once(
+            "drop-in", owner,
+            "agent-otel: instrument() returned a traced drop-in of %s that was dropped "
+            "without a run: the agent given to instrument() is left as it was, untraced. Keep "
+            "what it returns and run that (agent = instrument(agent)), or instrument the "
+            "class (docs/instrument.md)",
+            owner,
+        )  # fmt: skip
+    except Exception:
+        report("dropped drop-in")
 
 
 _unattached: list[bool] = []

@@ -17,6 +17,13 @@ through unchanged; outside a traced MCP tool's
 body the wrapper only looks the call up in the context. A local tool whose body happens to call
 an MCP server is not failed by the server's answer: its body decides.
 
+The MCP SDK 2.x's ``Client.call_tool`` (and fastmcp's ``Client.call_tool_mcp``) may not hand
+on what the session's ``call_tool`` returned: a result of a ``resultType`` a client extension
+claims (a handle to the call's result, as a long-running call's is: fastmcp's tasks) is
+finished by that extension's resolver, with requests of its own, into the
+``CallToolResult`` the body gets. Those methods are wrapped too (once their client is
+loaded): the final answer, or the failure of fetching it, is the call's.
+
 A request that fails below the tool (a JSON-RPC error answer, a timeout, a connection lost)
 raises the SDK's error instead: the wrapper notes its JSON-RPC code on the call
 (:meth:`ToolCall.on_mcp_failure`), which names the call's failure by it, as the MCP
@@ -78,6 +85,12 @@ __all__ = ["watch"]
 
 _MARK = "_agent_otel_watched"
 _SESSIONS = ("mcp.client.session",)  # where ClientSession lives, in both SDK generations
+_CLIENTS = (
+    ("mcp.client.client", "Client", "call_tool"),  # the MCP SDK 2.x's Client (1.x has none)
+    ("fastmcp.client.mixins.tools", "ClientToolsMixin", "call_tool_mcp"),  # fastmcp's Client
+)
+"""Where a client finishes what the session's ``call_tool`` returned into the answer its
+caller gets: module, class, method."""
 _absent: set[str] = set()  # modules that failed to import: not tried again
 
 
@@ -113,6 +126,15 @@ def watch(tool_key: str, load: bool = True) -> None:
             carries = _sends_no_context(module, call_tool)
             progress = _progress_position(call_tool)
             session.call_tool = _watching(call_tool, tool_key, carries, progress)  # type: ignore[attr-defined]
+        except Exception:
+            report("mcp result watch")
+    for name, owner, method in _CLIENTS:  # loaded by whoever uses them: never imported here
+        client = getattr(sys.modules.get(name), owner, None)
+        call_tool = getattr(client, method, None) if isinstance(client, type) else None
+        if call_tool is None or getattr(call_tool, _MARK, False):
+            continue
+        try:
+            setattr(client, method, _answering(call_tool, tool_key))
         except Exception:
             report("mcp result watch")
 
@@ -163,24 +185,61 @@ def _watching(
         try:
             result = await call_tool(self, *args, **kwargs)
         except BaseException as error:
-            if tool.mcp is not None:
-                try:
-                    tool.on_mcp_failure(error)
-                except Exception:
-                    report("mcp failure")
+            _failed(tool, error)
             raise
         finally:
             _SENDER.reset(sender)
-        if tool.mcp is not None:
-            try:
-                tool.on_mcp_session(*_server(self))
-                tool.on_mcp_result(result)
-            except Exception:
-                report("mcp result")
+        _answered(tool, result, self)
         return result
 
     setattr(call_tool_watched, _MARK, True)
     return call_tool_watched
+
+
+def _answering(call_tool: Callable[..., Any], tool_key: str) -> Callable[..., Any]:
+    """A client's ``call_tool`` (:data:`_CLIENTS`), whose answer is what the body gets: the
+    session's answer, or, when that is a result an extension of the client claims (its own
+    ``resultType``: a handle to the call's result), the ``CallToolResult`` the extension's
+    resolver fetched with requests of its own, after the session's ``call_tool`` returned. That
+    final answer (its ``isError``), or the failure of fetching it, is the call's."""
+
+    @functools.wraps(call_tool)
+    async def call_tool_answered(self: Any, *args: Any, **kwargs: Any) -> Any:
+        tool = otel_context.get_value(tool_key)
+        if not isinstance(tool, ToolCall) or tool.mcp is None or _serving(tool, tool_key):
+            return await call_tool(self, *args, **kwargs)
+        try:
+            result = await call_tool(self, *args, **kwargs)
+        except BaseException as error:
+            _failed(tool, error)
+            raise
+        _answered(tool, result)
+        return result
+
+    setattr(call_tool_answered, _MARK, True)
+    return call_tool_answered
+
+
+def _failed(tool: ToolCall, error: BaseException) -> None:
+    """``error`` came out of the request of ``tool``'s body: noted on it when it is an MCP
+    tool's call (its JSON-RPC code names the call's failure). Never raises."""
+    if tool.mcp is not None:
+        try:
+            tool.on_mcp_failure(error)
+        except Exception:
+            report("mcp failure")
+
+
+def _answered(tool: ToolCall, result: object, session: Any = None) -> None:
+    """``result`` answered the request of ``tool``'s body, sent on ``session`` (which names
+    the server, when given): noted on it when it is an MCP tool's call. Never raises."""
+    if tool.mcp is not None:
+        try:
+            if session is not None:
+                tool.on_mcp_session(*_server(session))
+            tool.on_mcp_result(result)
+        except Exception:
+            report("mcp result")
 
 
 _SENDER: ContextVar[tuple[Context, Any] | None] = ContextVar("agent_otel_mcp_sender", default=None)

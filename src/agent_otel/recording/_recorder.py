@@ -74,7 +74,7 @@ from agent_otel.standdown._frameworks import covered_run, framework_context
 from agent_otel.standdown._guards import guard_providers
 
 from ._activation import activate
-from ._chat import LLMCall
+from ._chat import UNREADABLE_CHUNK, LLMCall
 from ._costs import plus
 from ._encodable import id_text
 from ._errors import PendingError, error_type_of, raised_from, raised_in
@@ -648,6 +648,8 @@ class RunRecorder:
         often quotes its answer): it describes the error only where content goes on spans, as a
         tool's failed result does."""
         kind = text_of(error_type) or "agent_error"
+        if kind == UNREADABLE_CHUNK:  # a source skipped a chunk: a repair, counted as one
+            self.anomaly(kind)
         description = text_of(message)
         fatal = fatal is True
         inner = self._inner

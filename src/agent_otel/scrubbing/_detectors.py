@@ -169,6 +169,14 @@ def _rx(pattern: str, flags: int = 0) -> re.Pattern[str]:
     return re.compile(pattern, flags)
 
 
+_USERINFO_PASSWORD = r"[^\s/?#@:\"'\\\[\]]{1,256}"
+_NET_HOST = r"(?:\[[0-9A-Fa-f:.]{2,45}\]|[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,20})"
+"""A host as a URL or a gRPC target writes it: a name, an address, ``[IPv6]``."""
+_AUTH_PARAM = r"[a-z0-9_.-]{1,64}=(?:\\?\"[^\"\\\r\n]{0,1024}\\?\"|[^\s\"',]{1,1024})"
+"""One parameter of an ``Authorization`` scheme: ``name=value`` or ``name="value"`` (its
+quotes escaped as JSON writes them, too)."""
+
+
 _T = r"A-Za-z0-9_\-"  # a key's characters
 # Key names that announce a secret in text (matched lower case; db_password, x-api-key too):
 # the key names' table (._keys), so a name that hides a value in content hides it in text.
@@ -486,6 +494,13 @@ BUILT_IN: tuple[Detector, ...] = (
         _rx(r"gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{60,}"),
         ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
     ),
+    Detector(
+        "azure_client_secret",  # an Entra ID (Azure AD) app's client secret: xxx8Q~…
+        _rx(r"[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}"),
+        ("q~",),
+    ),
+    Detector("atlassian_api_token", _rx(r"ATATT3[A-Za-z0-9_=-]{40,}"), ("atatt3",), has_digit),
+    Detector("new_relic_key", _rx(r"NRAK-[A-Z0-9]{27}|NRJS-[a-f0-9]{19}"), ("nrak-", "nrjs-")),
     Detector("gitlab_token", _rx(r"glpat-[A-Za-z0-9_-]{20,}"), ("glpat-",)),
     Detector(
         "slack_token",
@@ -547,11 +562,33 @@ BUILT_IN: tuple[Detector, ...] = (
         random_value,
     ),
     Detector(
+        "url_credentials",
+        # user:password@host without the scheme, as a gRPC target quotes an endpoint (the
+        # SDK's gRPC exporter's failure lines): the password, before a host and its port;
+        # before a host alone, a password with a digit or a symbol (From:bob@example.com and
+        # 12:30@home are kept)
+        _rx(
+            r":(?<=[A-Za-z0-9._~%+-]:)"
+            r"(?:(?P<secret>" + _USERINFO_PASSWORD + r")@" + _NET_HOST + r":[0-9]{1,5}(?![0-9])"
+            r"|(?P<bare>" + _USERINFO_PASSWORD + r")@" + _NET_HOST + r"(?![\w.@:-]))"
+        ),
+        ("@",),
+        lambda value: not value.isalpha() and not value.isdigit(),
+        checked="bare",
+    ),
+    Detector(
         "authorization_header",
+        # the scheme kept (any: AWS4-HMAC-SHA256, SharedKey, Splunk; a word of letters, or
+        # one of those with digits), then its credential: a token, or all of the scheme's
+        # parameters (Digest's response, OAuth 1.0's signature and token, SigV4's
+        # Signature), quoted ("...", or \"...\" in JSON) or not, to the list's end.
+        # A token does not run into a marker after it: scrubbing again keeps the scheme.
         _rx(
             r"authorization[\"']?\s{0,3}[:=]\s{0,3}[\"']?"
-            r"(?:(?:bearer|basic|token|digest|negotiate|apikey|bot|sso-key|key)\s{1,3})?"
-            r"(?P<secret>[^\s\"',;\[\]]{8,})"
+            r"(?:(?:aws4-hmac-sha256|eg1-hmac-sha256|scram-sha-256|scram-sha-1"
+            r"|[a-z][a-z-]{1,31})\s{1,3})?"
+            r"(?:(?P<params>" + _AUTH_PARAM + r"(?:[ \t]{0,3},[ \t]{0,3}" + _AUTH_PARAM + r")*)"
+            r"|(?P<secret>[^\s\"',;\[\]]{8,}+)(?![ \t]{1,3}\[redacted:))"
         ),
         ("authorization",),
         lower=True,
