@@ -266,3 +266,52 @@ async def test_tasks_run_at_once_each_count_their_own_calls_tokens(otel_telemetr
                      for sp in otel_telemetry.spans() if sp.name.startswith("chat "))  # fmt: skip
     assert counted == sorted([100, 200, s.TURNS[1].input])
     assert otel_telemetry.open_spans() == []
+
+
+@pytest.mark.parametrize("capture", [True, False], ids=["capture_on", "capture_off"])
+async def test_an_answer_a_task_guardrail_refused_fails_the_step_that_gave_it(
+    otel_telemetry: Any, capture: bool
+) -> None:
+    """A task's guardrail refuses the agent's first answer and CrewAI runs the task again with
+    the guardrail's feedback: the step that gave the refused answer fails
+    ``guardrail_rejected`` (the feedback, content, describes it only with capture on), the
+    retry's step does not, and the run answers. Before, the refused step looked like any
+    other."""
+    from crewai import Agent, Crew, Task
+    from opentelemetry.trace import StatusCode
+
+    def writer_says(turn: int) -> bytes:
+        return fw.completion(turn, "Too short." if turn == 0 else "Paris is sunny today.", [])
+
+    writer = Agent(role="writer", goal="Help.", backstory="A colleague.", verbose=False,
+                   llm=fw.llm(writer_says))  # fmt: skip
+
+    def long_enough(output):  # type: ignore[no-untyped-def]  # CrewAI rejects a lazy annotation
+        if len(output.raw) < 12:
+            return False, "Write a whole sentence."
+        return True, output.raw
+
+    task = Task(description="Write it up.", expected_output="a line", agent=writer,
+                guardrail=long_enough)  # fmt: skip
+    crew = Crew(agents=[writer], tasks=[task], verbose=False)
+    await run_script(otel_telemetry, fw.crewai_events(crew), agent_name="crew",
+                     capture_content=capture)  # fmt: skip
+
+    assert otel_telemetry.outline() == [
+        ["invoke_agent crew", [["step 0", ["chat gpt-4o-mini"]],
+                               ["step 1", ["chat gpt-4o-mini"]]]],
+    ]  # fmt: skip
+    refused, answered = sorted((x for x in otel_telemetry.spans() if x.name.startswith("step ")),
+                               key=lambda x: x.name)  # fmt: skip
+    assert refused.status.status_code is StatusCode.ERROR
+    assert (refused.attributes or {})["error.type"] == "guardrail_rejected"
+    if capture:
+        assert refused.status.description == "Write a whole sentence."
+    else:  # nowhere on any span: status, attributes or events
+        for span in otel_telemetry.spans():
+            said = [span.status.description, dict(span.attributes or {}),
+                    [dict(e.attributes or {}) for e in span.events]]  # fmt: skip
+            assert "whole sentence" not in repr(said), span.name
+    assert answered.status.status_code is StatusCode.UNSET
+    assert otel_telemetry.span("invoke_agent crew").status.status_code is StatusCode.UNSET
+    assert otel_telemetry.open_spans() == []

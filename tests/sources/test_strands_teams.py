@@ -218,3 +218,28 @@ async def test_an_agent_tool_of_a_swarm_agent_is_a_run_nested_under_its_call(
     ]]]  # fmt: skip
     assert tokens(otel_telemetry) == 27
     assert otel_telemetry.open_spans() == []
+
+
+async def test_a_swarm_handoff_to_an_agent_it_lacks_is_agent_not_found(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """Strands' ``handoff_to_agent`` answers a name the swarm lacks with its own error text
+    (the agent goes on): the call fails ``agent_not_found``, as a LlamaIndex handoff to an
+    agent its workflow lacks does; before, the nameless ``tool_error``."""
+    from strands.multiagent import Swarm
+
+    from agent_contract.sources.strands_stream import strands_events
+
+    from ._fw_strands import _model, _text, agent
+
+    researcher = agent(_model([
+        _asks("h1", "handoff_to_agent", {"agent_name": "nobody", "message": "yours"}, 10),
+        _turn(*_text("Done myself."), tokens_in=11),
+    ]), [], name="researcher")  # fmt: skip
+    writer = agent(_model([_turn(*_text("The answer."), tokens_in=20)]), [], name="writer")
+    await run_script(otel_telemetry, strands_events(Swarm([researcher, writer]), "Go"),
+                     agent_name="team")  # fmt: skip
+
+    assert _failed(otel_telemetry) == {"execute_tool handoff_to_agent": "agent_not_found"}
+    assert phases(otel_telemetry) == ["researcher", "researcher"]
+    assert otel_telemetry.open_spans() == []

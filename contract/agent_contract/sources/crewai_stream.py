@@ -21,7 +21,9 @@ loop never blocks; its events cross to the loop through a queue, one by one as t
   (a ``StepBoundary`` when a call came since the last one), after a ``PhaseMarker`` naming the
   agent's role when another agent worked before (a lone agent's run, or a coworker's nested
   run, is already named after it); agents working at once (``async_execution`` tasks) share
-  the step, named after the first;
+  the step, named after the first. A guardrail refusing the answer
+  (``LLMGuardrailCompletedEvent`` with ``success=False``, before the task's retry) is an
+  ``Error`` of the step that gave it, ``guardrail_rejected``, its feedback content;
 * ``LLMCallStartedEvent``, which CrewAI emits as it starts the model request, opens a call
   (``LLMCallStart``: CrewAI's model name, its sampling parameters and the messages it sends;
   a ``StepBoundary`` first when tools ran since the call before);
@@ -106,6 +108,7 @@ from agent_contract.events import (
 )
 from agent_contract.scope import McpServer, framework_started, tool_scope
 from agent_contract.sources._call_usage import CallUsage
+from agent_contract.sources._failure import Error as ContentError
 from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._history import call_start, crewai_messages
 from agent_contract.sources._nested import Pushed
@@ -439,6 +442,17 @@ class _Reader:
         yield from ()
 
     _AgentExecutionErrorEvent = _AgentExecutionCompletedEvent
+
+    def _LLMGuardrailCompletedEvent(self, event: Any) -> Iterator[AgentEvent]:
+        """A guardrail (a task's, or an agent's) refused the answer: CrewAI hands its feedback
+        to the agent, which answers again in a step of its own; the step that gave the
+        refused answer fails ``guardrail_rejected``. The feedback is content (it often
+        quotes the answer)."""
+        if getattr(event, "success", True) is not False:
+            return
+        feedback = getattr(event, "error", None)
+        told = feedback if isinstance(feedback, str) and feedback else "guardrail_rejected"
+        yield ContentError(message=told, error_type="guardrail_rejected")
 
     def _boundary(self) -> Iterator[AgentEvent]:
         self.tools_ran = self.asked = False

@@ -59,6 +59,12 @@ agent or a string):
   runs) is a failed result ``guardrail_rejected``, the text the model is told unchanged; any
   other answer of a callback, before or after the tool, is the call's result, failed only in
   ADK's error shapes (``tool_error``).
+* Content shaped as a model's answer that no model gave (no request waiting, no call open:
+  a ``before_agent_callback`` answering for the agent, which is skipped, or an
+  ``after_agent_callback`` replacing its answer) is no call: the last such text with no
+  model call after it is the run's answer (a ``MessageFinal`` at the end). A
+  ``before_model_callback``'s response stays a call, as ADK's own tracing keeps it (the
+  plugin heard the request before the agent's callback answered it).
 * A run ADK pauses is a run ended ``interrupted``: a call of a tool that needs confirmation
   (``require_confirmation``, or its body's ``tool_context.request_confirmation``) makes ADK
   add an ``adk_request_confirmation`` call of its own (no model's: no chat span, no tool
@@ -105,7 +111,7 @@ from collections.abc import AsyncIterator
 from contextvars import ContextVar
 from typing import Any
 
-from agent_contract.agent.events import InterruptFinal, StreamEvent
+from agent_contract.agent.events import InterruptFinal, MessageFinal, StreamEvent
 from agent_contract.events import (
     AgentEvent,
     Error,
@@ -331,7 +337,7 @@ async def _end_nested(nested: dict[Any, Any], tool_context: Any, error: Any) -> 
 
 class _State:
     __slots__ = ("asked", "called", "failed", "failures", "held", "live", "open", "paused",
-                 "phase", "requests", "root", "step", "streamed", "tools_ran",
+                 "phase", "requests", "root", "said", "step", "streamed", "tools_ran",
                  "watched")  # fmt: skip
 
     def __init__(
@@ -350,12 +356,15 @@ class _State:
         self.step = 0
         self.failed: LLMCallEnd | None = None  # the end of a failed call, held (module doc)
         self.paused: dict[str, Any] = {}  # ids ADK waits on (module doc) -> what they carry
+        self.said: str | None = None  # an agent callback's answer, no model call since
 
     def end(self) -> list[AgentEvent | StreamEvent]:
         """The stream ended: the held end, then a pause for each id still unanswered."""
         out: list[AgentEvent | StreamEvent] = [*self.finish(), *self.release()]
         out += [InterruptFinal(interrupt_id=key, payload=payload, reason=_reason(payload))
                 for key, payload in self.paused.items()]  # fmt: skip
+        if self.said is not None and not self.paused:  # a callback answered last (module doc)
+            out.append(MessageFinal(text=self.said))
         self.paused.clear()
         return out
 
@@ -433,6 +442,9 @@ class _State:
         if role is None and event.error_code and not self._model_failed():
             out += self._node_failed(event)
             return out
+        if _answered(role, event, parts) and not self._model_failed():  # an agent callback's
+            self.said = "".join(p.text for p in parts if p.text and not p.thought)
+            return out
         if role == "model" or event.usage_metadata is not None or event.error_code:
             self._open(out, author, held=held)
             if event.partial:
@@ -479,7 +491,7 @@ class _State:
         if agent != self.phase:  # another agent's call (a transfer, a workflow's sub-agent)
             out.append(PhaseMarker(name=str(agent)))
             self.phase = agent
-        self.live, self.called = agent, True
+        self.live, self.called, self.said = agent, True, None
         model, params = _model(self.root, author), {"stream": True}
         if request is None:
             out.append(LLMCallStart(model=model, params=params))
@@ -509,6 +521,20 @@ class _State:
             self.failed = end
         else:
             out.append(end)
+
+
+def _answered(role: Any, event: Any, parts: Any) -> bool:
+    """Whether ``event`` is content shaped as a model's answer, whole, with nothing a model
+    call carries (no usage, no error, no function call): an agent callback's answer when no
+    model request is waiting (module doc)."""
+    return (
+        role == "model"
+        and not event.partial
+        and event.usage_metadata is None
+        and not event.error_code
+        and any(p.text for p in parts)
+        and not any(p.function_call or p.function_response for p in parts)
+    )
 
 
 _RAN: set[int] = set()

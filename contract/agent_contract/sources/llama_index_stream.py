@@ -10,7 +10,10 @@ reads its stream by class name (nothing of LlamaIndex is imported here):
   when the answering agent changed (an ``AgentWorkflow`` handoff);
 * ``AgentStream``: ``delta`` is ``TextDelta``, ``thinking_delta`` ``ReasoningDelta``;
 * ``AgentOutput``: the call ended: ``Usage`` and ``LLMCallEnd`` (response id, model and
-  finish reason from the provider's payload);
+  finish reason from the provider's payload). One with ``retry_messages`` sends its answer
+  back (a ``ReActAgent`` output its parser refused, an empty one): an ``Error`` of its step
+  (``ValueError``, the parser's, else ``output_rejected``; its message, which quotes the
+  answer, is content), the retried request the next step;
 * ``ToolCall`` / ``ToolCallResult``: a tool starts / returns (``tool_output.is_error``: an
   error result; LlamaIndex catches a tool's exception and reports it this way, keeping it as
   ``exception``; a name the agent lacks is its fixed text, ``tool_not_found``). A tool that
@@ -51,10 +54,13 @@ agents' too) are read when the run starts: those a tool retriever picks later ar
 MCP tools.
 
 **Sub-agents.** An ``AgentWorkflow`` handoff is a ``handoff`` tool call and a
-``PhaseMarker`` naming the next agent. An agent a tool runs whose events it forwards into the
-run's stream (``ctx.write_event_to_stream``) names itself in them only: the span handler notes
-each workflow agent whose steps run in the run's context, by name (``_NAMED``), so its calls
-are told with its own LLM's model and parameters. Needs ``llama-index-core`` (extra
+``PhaseMarker`` naming the next agent. A handoff the workflow refuses (its ``handoff`` tool
+returns its own text, raising nothing) is a failed call: ``agent_not_found`` for an agent
+the workflow lacks, ``handoff_not_allowed`` for one not in the agent's ``can_handoff_to``.
+An agent a tool runs whose events it forwards into the run's stream
+(``ctx.write_event_to_stream``) names itself in them only: the span handler notes each
+workflow agent whose steps run in the run's context, by name (``_NAMED``), so its calls are
+told with its own LLM's model and parameters. Needs ``llama-index-core`` (extra
 ``llama-index``).
 """
 
@@ -80,6 +86,7 @@ from agent_contract.events import (
     Usage,
 )
 from agent_contract.scope import McpServer, framework_started
+from agent_contract.sources._failure import Error as ContentError
 from agent_contract.sources._failure import cancelled_run, error_name, failed_result
 from agent_contract.sources._history import call_start, llama_index_messages
 from agent_contract.sources._mcp import server_of
@@ -254,6 +261,15 @@ def _install_scopes() -> None:
 # A workflow agent's output for a call to a tool it lacks (``BaseWorkflowAgent``,
 # ``AgentWorkflow``): it runs nothing and keeps no exception.
 _NOT_FOUND = "Tool {} not found. Please select a tool that is available."
+# The starts of the texts an ``AgentWorkflow``'s ``handoff`` tool returns for a handoff it
+# refuses (it raises nothing): to an agent the workflow lacks, to one not in ``can_handoff_to``.
+_HANDOFFS_REFUSED = (
+    ("Agent {} not found. Please select a valid agent to hand off to.", "agent_not_found"),
+    ("Agent {} cannot hand off to ", "handoff_not_allowed"),
+)
+# The start of the text a ``ReActAgent`` sends back for an answer its output parser refused
+# with the ``ValueError`` the agent catches.
+_UNPARSED = "Error while parsing the output: "
 
 
 class _Reader:
@@ -291,6 +307,10 @@ class _Reader:
                 yield from self._start(event.current_agent_name)
             self.last_output = event
             yield from self._end(event.raw)
+            retry = _sent_back(getattr(event, "retry_messages", None))
+            if retry is not None:  # the answer was refused: its step failed, the retry is next
+                yield retry
+                self.results = True
         elif kind == "ToolCall":
             if event.tool_id and event.tool_id in self.running:
                 return
@@ -308,6 +328,8 @@ class _Reader:
                 if content == _NOT_FOUND.format(event.tool_name):  # the agent's own outcome
                     kind = "tool_not_found"
                 yield failed_result(call_id, content, event.tool_name, kind)
+            elif (refused := _handoff_refused(event, content)) is not None:
+                yield failed_result(call_id, content, event.tool_name, refused)
             else:
                 yield ToolResult(tool_call_id=call_id, content=content, name=event.tool_name)
 
@@ -357,6 +379,29 @@ class _Reader:
             finish_reason=_finish(raw),
             response_id=response_id if isinstance(response_id, str) else None,
         )
+
+
+def _handoff_refused(event: Any, content: Any) -> str | None:
+    """The failure a ``handoff`` call's result names when the workflow refused the handoff
+    (``agent_not_found``, ``handoff_not_allowed``: its own texts), else ``None``."""
+    if event.tool_name != "handoff" or not isinstance(content, str):
+        return None
+    to = (event.tool_kwargs or {}).get("to_agent")
+    return next((kind for text, kind in _HANDOFFS_REFUSED
+                 if content.startswith(text.format(to))), None)  # fmt: skip
+
+
+def _sent_back(messages: Any) -> ContentError | None:
+    """The answer an ``AgentOutput`` sends back (its ``retry_messages``: the answer, then the
+    text asking for another) as an error of the step that gave it: ``ValueError`` for a
+    ``ReActAgent`` output its parser refused, else ``output_rejected`` (an empty answer, an
+    agent of one's own). The text is content: it quotes the answer."""
+    if not isinstance(messages, list) or not messages:
+        return None
+    text = getattr(messages[-1], "content", None)
+    text = text if isinstance(text, str) else ""
+    kind = "ValueError" if text.startswith(_UNPARSED) else "output_rejected"
+    return ContentError(message=text or kind, error_type=kind)
 
 
 def _agents(agent: Any) -> dict[str, Any]:

@@ -68,7 +68,7 @@ from collections.abc import AsyncIterator, Callable
 from contextvars import ContextVar
 from typing import Any
 
-from agent_contract.agent.events import InterruptFinal, StreamEvent, StructuredFinal
+from agent_contract.agent.events import InterruptFinal, StreamEvent
 from agent_contract.events import (
     AgentEvent,
     Error,
@@ -88,6 +88,7 @@ from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._history import call_start, pydantic_ai_messages
 from agent_contract.sources._nested import Pushed
 from agent_contract.sources._require import expect, require
+from agent_contract.sources._structured import structured_final
 
 __all__ = ["pydantic_ai_events"]
 
@@ -159,7 +160,8 @@ async def pydantic_ai_events(
         paused = _deferred(graph.result)
         for pause in paused:
             yield pause
-        if not paused and (answer := _structured(graph.result)) is not None:
+        answer = None if paused else structured_final(getattr(graph.result, "output", None))
+        if answer is not None:
             yield answer
         if on_result is not None:
             on_result(graph.result)
@@ -194,23 +196,6 @@ def _deferred(result: Any) -> list[InterruptFinal]:
         }
         out.append(InterruptFinal(interrupt_id=call_id, payload=payload, reason=str(reason)))
     return out
-
-
-def _structured(result: Any) -> StructuredFinal | None:
-    """The run's answer when its output is structured (``output_type`` a model, a dataclass,
-    a dict...): the model gave it by calling pydantic-ai's output tool, which no text told, so
-    the run's answer is the output pydantic-ai validated, as the JSON value it dumps to. A
-    text output is the text the last call told (``None`` here)."""
-    output: Any = getattr(result, "output", None)
-    if output is None or isinstance(output, str):
-        return None
-    try:
-        from pydantic_core import to_jsonable_python
-
-        data = to_jsonable_python(output)
-    except Exception:  # a value pydantic cannot dump: as it is
-        data = output
-    return StructuredFinal(data=data)
 
 
 def _output_retry(request: Any, asked: set[str]) -> Error | None:

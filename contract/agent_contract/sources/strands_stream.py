@@ -15,7 +15,8 @@ Strands yields dicts; the adapter reads three kinds by key (nothing of Strands i
   exception the adapter's ``AfterToolCallEvent`` hook heard, else the one the ``@tool``
   decorator's message names, which it leaves out for a ``ValueError``; ``tool_not_found`` and
   ``ValidationError`` for Strands' own texts of an unknown name and arguments failing
-  validation).
+  validation, a ``@tool``'s or the structured output tool's; ``agent_not_found`` for a
+  ``Swarm``'s handoff to an agent it lacks).
 * A call a hook cancelled (``BeforeToolCallEvent.cancel_tool``: a check refusing it before
   it ran, or an approval refused after an interrupt) is a failed result
   ``guardrail_rejected`` (the adapter's ``AfterToolCallEvent`` hook hears its
@@ -28,6 +29,9 @@ Strands yields dicts; the adapter reads three kinds by key (nothing of Strands i
   ``tool_context.interrupt()`` in a tool: ``stop_reason == "interrupt"``) gives one
   ``InterruptFinal`` per interrupt (``interrupt_id`` the id to resume with, ``payload`` its
   reason, ``reason`` its name): the run ends ``interrupted``, the call it paused cut short.
+* The final ``result`` of a run with ``structured_output_model`` (the model answered by
+  calling Strands' structured output tool, a tool of the run, and no text told the answer)
+  gives a ``StructuredFinal``: the run's answer is its ``structured_output``, as JSON.
 * A run ``agent.cancel()`` stopped (its final ``result``'s ``stop_reason == "cancelled"``)
   ends with a fatal ``Error`` of type ``CancelledError``: the run ends ``cancelled``, as a
   cancelled task does; the text ``agent.cancel(message)`` gives the model is not its message.
@@ -86,7 +90,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 from weakref import WeakKeyDictionary
 
-from agent_contract.agent.events import InterruptFinal, StreamEvent
+from agent_contract.agent.events import InterruptFinal, StreamEvent, StructuredFinal
 from agent_contract.events import (
     AgentEvent,
     Error,
@@ -108,6 +112,7 @@ from agent_contract.sources._nested import through
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._scoping import OpenScopes
 from agent_contract.sources._stream import Sink
+from agent_contract.sources._structured import structured_final
 
 __all__ = ["strands_events"]
 
@@ -119,6 +124,14 @@ _OWN_OUTCOMES = (
     ("Unknown tool: ", "tool_not_found"),
     ("Error: Validation failed for input parameters: ", "ValidationError"),
 )
+# Strands' own texts its tools answer with, raising nothing: the structured output tool's for
+# arguments failing its model's validation, a ``Swarm``'s ``handoff_to_agent`` for a name the
+# swarm lacks.
+_OWN_TEXTS = (
+    (re.compile(r"Validation failed for [A-Za-z_][A-Za-z0-9_]{0,127}\. Please fix "),
+     "ValidationError"),
+    (re.compile(r"Error: Agent '.{0,256}' not found in swarm\Z", re.DOTALL), "agent_not_found"),
+)  # fmt: skip
 
 
 # Strands' own texts for the calls of a batch it answers without running them: a
@@ -153,6 +166,8 @@ async def strands_events(
                     yield out
                 for pause in _paused(item):
                     yield pause
+                if (answer := _structured(item)) is not None:
+                    yield answer
                 if _stopped(item):
                     yield cancelled_run("agent.cancel()")
     except Exception:
@@ -755,6 +770,14 @@ def _paused(item: dict[str, Any]) -> list[InterruptFinal]:
     ]
 
 
+def _structured(item: dict[str, Any]) -> StructuredFinal | None:
+    """The run's answer when its final ``result`` holds a ``structured_output`` (a run with
+    ``structured_output_model``: the model called Strands' output tool, and no text told the
+    answer): the output Strands validated, as JSON (module doc)."""
+    result = item.get("result") if len(item) == 1 else None
+    return structured_final(getattr(result, "structured_output", None))
+
+
 def _stopped(item: dict[str, Any]) -> bool:
     """The run's final ``result`` says ``agent.cancel()`` stopped it (``stop_reason ==
     "cancelled"``): it ends ``cancelled``, as a cancelled task does (module doc)."""
@@ -781,6 +804,9 @@ def _error_type(content: Any, raised: str | None = None) -> str:
         return raised or "tool_error"
     for text, outcome in _OWN_OUTCOMES:
         if content.startswith(text):
+            return outcome
+    for pattern, outcome in _OWN_TEXTS:
+        if pattern.match(content):
             return outcome
     if raised:
         return raised

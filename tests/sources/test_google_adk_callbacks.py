@@ -1,0 +1,86 @@
+"""Google ADK's agent callbacks answering for the agent: a ``before_agent_callback`` returning
+content (the agent is skipped, its model never called) and an ``after_agent_callback``
+returning content (it replaces the agent's answer). ADK streams that content as the agent's
+event, shaped as a model's; no model made it. Before, each was a chat span of its own, a
+model call that never happened (a second one beside the real call for the ``after`` case);
+now no chat span tells it, and the content is the run's answer. Runs in ADK's own environment
+(``.ci/separate-envs``)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from agent_otel.testing import InMemoryTelemetry, run_script
+
+pytest.importorskip("google.adk")
+
+CHAT = "chat scripted-gemini"
+
+
+def _answer(telemetry: InMemoryTelemetry, name: str) -> list[Any]:
+    """The parts of a span's ``gen_ai.output.messages``."""
+    [message] = json.loads(str((telemetry.span(name).attributes or {})["gen_ai.output.messages"]))
+    return list(message["parts"])
+
+
+def _says(text: str) -> Any:
+    from google.genai import types
+
+    return lambda callback_context: types.Content(role="model", parts=[types.Part(text=text)])
+
+
+@pytest.mark.parametrize("streamed", [True, False], ids=["sse", "unstreamed"])
+async def test_a_before_agent_callbacks_answer_is_no_model_call(
+    otel_telemetry: InMemoryTelemetry, streamed: bool
+) -> None:
+    from google.adk.agents import LlmAgent
+    from google.adk.agents.run_config import RunConfig, StreamingMode
+    from google.genai import types
+
+    from agent_contract.sources.google_adk_stream import google_adk_events
+
+    from ._fw_google_adk import _model
+
+    model = _model([[types.Part(text="model answer")]])
+    bot = LlmAgent(name="bot", model=model, before_agent_callback=_says("closed today"))
+    mode = StreamingMode.SSE if streamed else StreamingMode.NONE
+    source = google_adk_events(bot, "hi", run_config=RunConfig(streaming_mode=mode))
+    await run_script(otel_telemetry, source, agent_name="bot", capture_content=True)
+
+    assert model.calls == 0
+    assert otel_telemetry.outline() == ["invoke_agent bot"]
+    assert _answer(otel_telemetry, "invoke_agent bot") == [
+        {"type": "text", "content": "closed today"}
+    ]
+    assert otel_telemetry.open_spans() == []
+
+
+@pytest.mark.parametrize("streamed", [True, False], ids=["sse", "unstreamed"])
+async def test_an_after_agent_callbacks_answer_is_the_runs_not_a_second_call(
+    otel_telemetry: InMemoryTelemetry, streamed: bool
+) -> None:
+    from google.adk.agents import LlmAgent
+    from google.adk.agents.run_config import RunConfig, StreamingMode
+    from google.genai import types
+
+    from agent_contract.sources.google_adk_stream import google_adk_events
+
+    from . import _script as s
+    from ._fw_google_adk import _model
+    from ._trace import tokens
+
+    model = _model([[types.Part(text="model answer")]])
+    bot = LlmAgent(name="bot", model=model, after_agent_callback=_says("(checked)"))
+    mode = StreamingMode.SSE if streamed else StreamingMode.NONE
+    source = google_adk_events(bot, "hi", run_config=RunConfig(streaming_mode=mode))
+    await run_script(otel_telemetry, source, agent_name="bot", capture_content=True)
+
+    assert model.calls == 1
+    assert otel_telemetry.outline() == [["invoke_agent bot", [["step 0", [CHAT]]]]]
+    assert _answer(otel_telemetry, CHAT) == [{"type": "text", "content": "model answer"}]
+    assert _answer(otel_telemetry, "invoke_agent bot") == [{"type": "text", "content": "(checked)"}]
+    assert tokens(otel_telemetry) == s.TURNS[0].input
+    assert otel_telemetry.open_spans() == []
