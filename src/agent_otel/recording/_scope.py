@@ -168,8 +168,10 @@ class ToolScopes:
             if found is None:
                 if call_id is not None and call_id in self._ended:
                     return None
-                runs = self.body_run(otel_context.get_value(_TOOL)) or self
-                found = (runs, runs.open_early(call_id, name, arguments))
+                runs = self.body_run(otel_context.get_value(_TOOL))
+                found = runs.claim(call_id, name, arguments) if runs is not None else None
+                if found is None:
+                    found = (self, self.open_early(call_id, name, arguments))
             owner, tool = found
             parent = owner.parent or self.parent
             if mcp is not None:
@@ -209,6 +211,23 @@ class ToolScopes:
             if found is not None:
                 return found
         return None
+
+    def claim(
+        self, call_id: str | None, name: str | None, arguments: Any
+    ) -> tuple[ToolScopes, ToolCall] | None:
+        """The call in this inner run, else its span opened early here, looked for again and
+        opened in one hold of this run's lock: its recorder, on the consumer's thread, may tell
+        the call between the outer run's search and this opening, and the call then has one
+        span, not a second one left open. ``None``: the run has ended (the caller's lock held;
+        this one's taken)."""
+        with self.lock:
+            if not self.live or self.parent is None:
+                return None
+            tool = self._find(call_id, name, arguments)
+            if tool is not None:
+                tool.scoped = True
+                return self, tool
+            return self, self.open_early(call_id, name, arguments)
 
     def open_early(self, call_id: str | None, name: str | None, arguments: Any) -> ToolCall:
         """Open the span of a call whose body started before its event (under the lock)."""
