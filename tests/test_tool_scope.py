@@ -921,3 +921,31 @@ async def test_a_nested_runs_call_told_while_its_thread_body_looks_for_it_has_on
         ]],
     ]  # fmt: skip
     assert otel_telemetry.open_spans() == []
+
+
+async def test_a_nested_runs_call_scoped_after_it_ended_opens_nothing(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A nested run's call scoped again from the calling tool's context once its result was
+    told (a framework's after-hook, on its thread) opens no second span in that run, as a
+    call of the run's own does not."""
+
+    def late(call_id: str) -> None:  # the framework's thread, in the calling tool's context
+        with tool_scope(f"{call_id}-leaf", "leaf"):
+            pass
+
+    async def body(call_id: str, name: str) -> str:
+        with tool_scope(call_id, name):
+            context, loop = contextvars.copy_context(), asyncio.get_running_loop()
+            wrap = nested_run("helper")
+            assert wrap is not None
+            async for event in wrap(_helper_asking(call_id)):
+                if isinstance(event, ToolResult):  # the nested run ended the call
+                    await loop.run_in_executor(None, context.run, late, call_id)
+        return "ok"
+
+    await _framework_run(otel_telemetry, [("a", "ask")], body)
+
+    leaves = [attrs for name, attrs, _ in _tools(otel_telemetry) if name == "execute_tool leaf"]
+    assert leaves == [{"gen_ai.tool.call.id": "a-leaf"}]
+    assert otel_telemetry.open_spans() == []

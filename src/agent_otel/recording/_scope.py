@@ -164,6 +164,7 @@ class ToolScopes:
         with self.lock:
             if not self.live or self.parent is None:
                 return None
+            found: tuple[ToolScopes, ToolCall | None] | None
             found = self.locate(call_id, name, arguments)
             if found is None:
                 if call_id is not None and call_id in self._ended:
@@ -173,6 +174,8 @@ class ToolScopes:
                 if found is None:
                     found = (self, self.open_early(call_id, name, arguments))
             owner, tool = found
+            if tool is None:  # it ended in the run the tool's body started
+                return None
             parent = owner.parent or self.parent
             if mcp is not None:
                 tool.on_mcp_server(
@@ -214,12 +217,12 @@ class ToolScopes:
 
     def claim(
         self, call_id: str | None, name: str | None, arguments: Any
-    ) -> tuple[ToolScopes, ToolCall] | None:
+    ) -> tuple[ToolScopes, ToolCall | None] | None:
         """The call in this inner run, else its span opened early here, looked for again and
         opened in one hold of this run's lock: its recorder, on the consumer's thread, may tell
         the call between the outer run's search and this opening, and the call then has one
-        span, not a second one left open. ``None``: the run has ended (the caller's lock held;
-        this one's taken)."""
+        span, not a second one left open. ``(self, None)``: the call ended here (it is not
+        reopened); ``None``: the run has ended (the caller's lock held; this one's taken)."""
         with self.lock:
             if not self.live or self.parent is None:
                 return None
@@ -227,6 +230,8 @@ class ToolScopes:
             if tool is not None:
                 tool.scoped = True
                 return self, tool
+            if call_id is not None and call_id in self._ended:
+                return self, None
             return self, self.open_early(call_id, name, arguments)
 
     def open_early(self, call_id: str | None, name: str | None, arguments: Any) -> ToolCall:
