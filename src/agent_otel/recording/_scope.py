@@ -36,7 +36,9 @@ the W3C baggage of the context the body runs in.
 
 The hook may run on any thread while the recorder runs on the consumer's: the finding, the
 early opening and the recorder's own creation and removal of tool calls are one critical
-section (:attr:`ToolScopes.lock`); nothing on the event hot path takes it.
+section (:attr:`ToolScopes.lock`, of the run the call is in: a call an inner run tells is
+looked for again and opened early under that run's lock, which its recorder takes too);
+nothing on the event hot path takes it.
 
 The same context gives ``agent_contract.scope.nested_run`` its run: an agent a framework runs
 inside a tool body, streamed by the adapter, is recorded with the run's settings (its own
