@@ -36,7 +36,9 @@ the W3C baggage of the context the body runs in.
 
 The hook may run on any thread while the recorder runs on the consumer's: the finding, the
 early opening and the recorder's own creation and removal of tool calls are one critical
-section (:attr:`ToolScopes.lock`); nothing on the event hot path takes it.
+section (:attr:`ToolScopes.lock`, of the run the call is in: a call an inner run tells is
+looked for again and opened early under that run's lock, which its recorder takes too);
+nothing on the event hot path takes it.
 
 The same context gives ``agent_contract.scope.nested_run`` its run: an agent a framework runs
 inside a tool body, streamed by the adapter, is recorded with the run's settings (its own
@@ -164,13 +166,18 @@ class ToolScopes:
         with self.lock:
             if not self.live or self.parent is None:
                 return None
+            found: tuple[ToolScopes, ToolCall | None] | None
             found = self.locate(call_id, name, arguments)
             if found is None:
                 if call_id is not None and call_id in self._ended:
                     return None
-                runs = self.body_run(otel_context.get_value(_TOOL)) or self
-                found = (runs, runs.open_early(call_id, name, arguments))
+                runs = self.body_run(otel_context.get_value(_TOOL))
+                found = runs.claim(call_id, name, arguments) if runs is not None else None
+                if found is None:
+                    found = (self, self.open_early(call_id, name, arguments))
             owner, tool = found
+            if tool is None:  # it ended in the run the tool's body started
+                return None
             parent = owner.parent or self.parent
             if mcp is not None:
                 tool.on_mcp_server(
@@ -209,6 +216,25 @@ class ToolScopes:
             if found is not None:
                 return found
         return None
+
+    def claim(
+        self, call_id: str | None, name: str | None, arguments: Any
+    ) -> tuple[ToolScopes, ToolCall | None] | None:
+        """The call in this inner run, else its span opened early here, looked for again and
+        opened in one hold of this run's lock: its recorder, on the consumer's thread, may tell
+        the call between the outer run's search and this opening, and the call then has one
+        span, not a second one left open. ``(self, None)``: the call ended here (it is not
+        reopened); ``None``: the run has ended (the caller's lock held; this one's taken)."""
+        with self.lock:
+            if not self.live or self.parent is None:
+                return None
+            tool = self._find(call_id, name, arguments)
+            if tool is not None:
+                tool.scoped = True
+                return self, tool
+            if call_id is not None and call_id in self._ended:
+                return self, None
+            return self, self.open_early(call_id, name, arguments)
 
     def open_early(self, call_id: str | None, name: str | None, arguments: Any) -> ToolCall:
         """Open the span of a call whose body started before its event (under the lock)."""
