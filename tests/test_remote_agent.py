@@ -411,7 +411,7 @@ async def test_behind_the_middleware_the_requests_own_spans_stay_and_a_callers_r
     [{}, {"traceparent": "garbage"}, [("TraceParent", b"00-zz")], None, 42, object()],
     ids=["none", "invalid", "pairs-invalid", "None", "int", "object"],
 )
-async def test_headers_that_name_no_span_leave_the_run_where_it_was(
+async def test_headers_that_name_no_span_start_the_run_as_a_root(
     otel_telemetry: InMemoryTelemetry, headers: Any
 ) -> None:
     with continue_trace(headers, conversation_id="c-1"):

@@ -104,7 +104,8 @@ def _serves_this_request(span: trace.Span) -> bool:
 
 @block
 def continue_trace(headers: Any, *, conversation_id: object = None) -> Iterator[Context]:
-    """Run the block in the context the caller's ``headers`` name (see :func:`remote_parent`)::
+    """Run the block in the context the caller's ``headers`` name, or, when they name no valid
+    parent, in a trace of its own (see :func:`remote_parent`)::
 
         async def handle(request):  # an agent served over HTTP
             async with continue_trace(request.headers, conversation_id=body["conversation_id"]):
@@ -130,7 +131,8 @@ ASGIApp = Callable[[Scope, Any, Any], Awaitable[None]]
 class ContinueTraceMiddleware:
     """ASGI middleware: each HTTP (or WebSocket) request is served in the context its W3C
     headers name, so everything the app does for it is in the caller's trace: the runs it
-    starts, and the spans of the libraries it calls (a2a-sdk's server spans among them)::
+    starts, and the spans of the libraries it calls (a2a-sdk's server spans among them); a
+    request that names no valid parent, in a trace of its own (see :func:`remote_parent`)::
 
         app = ContinueTraceMiddleware(app)                 # any ASGI app
         app.add_middleware(ContinueTraceMiddleware)        # Starlette, FastAPI
