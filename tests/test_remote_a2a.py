@@ -379,6 +379,59 @@ async def test_without_tracing_on_the_client_the_remote_run_is_another_trace(
     assert len({s.context.trace_id for s in otel_telemetry.spans()}) == 2
 
 
+@pytest.mark.parametrize("middleware", [False, True], ids=["executor", "middleware"])
+@pytest.mark.parametrize("traceparent", [None, "00-zz-garbage-01"], ids=["none", "malformed"])
+async def test_a_request_naming_no_parent_served_in_the_callers_process_is_a_trace_of_its_own(
+    otel_telemetry: InMemoryTelemetry, traceparent: str | None, middleware: bool
+) -> None:
+    """The app served in the caller's process (httpx's ``ASGITransport``), called from a
+    traced tool of a run with a session and a user by a client that sends no trace context, or
+    a ``traceparent`` that does not parse: the executor ran in the caller's task context, so its
+    run was nested in the caller's, with the caller's ids. W3C Trace Context asks a receiver
+    to start a new trace then: the run is a root, its conversation id the request's."""
+    import httpx
+
+    url = "http://agents.internal/"
+    card = _card(url)
+    handler = DefaultRequestHandler(
+        agent_executor=trace_a2a_executor(WeatherExecutor(otel_telemetry)),
+        task_store=InMemoryTaskStore(),
+        agent_card=card,
+    )
+    app = Starlette(routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/")])
+    if middleware:
+        app.add_middleware(ContinueTraceMiddleware)
+    headers = {} if traceparent is None else {"traceparent": traceparent}
+
+    async def body() -> str:
+        with tool_scope("call-1", "ask_weather"):
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, headers=headers) as http:
+                client = await create_client(card, ClientConfig(httpx_client=http))
+                message = new_text_message("Lima", context_id="ctx-lima", role=Role.ROLE_USER)
+                request = SendMessageRequest(message=message)
+                return " ".join(
+                    [get_message_text(r.message) async for r in client.send_message(request)]
+                )
+
+    async def stream() -> AsyncIterator[Any]:
+        yield LLMCallStart(model="caller-model")
+        yield ToolCall(id="call-1", function=FunctionCall(name="ask_weather", arguments="{}"))
+        yield LLMCallEnd(model="caller-model")
+        yield ToolResult(tool_call_id="call-1", content=await body())
+
+    wrapper = otel_telemetry.wrapper(agent_name="caller", session_id="s-1", user_id="u-1")
+    [_ async for _ in wrapper(stream())]
+    spans = otel_telemetry.spans()
+    (caller,) = [s for s in spans if s.name == "invoke_agent caller"]
+    (run,) = [s for s in spans if s.name == "invoke_agent weather"]
+    assert run.parent is None
+    assert run.context.trace_id != caller.context.trace_id
+    attributes = dict(run.attributes or {})
+    assert attributes[A.CONVERSATION_ID] == "ctx-lima"
+    assert not {"session.id", "user.id"} & set(attributes)
+
+
 # --- every way a call can end --------------------------------------------------------------------
 def _client_span(telemetry: InMemoryTelemetry) -> ReadableSpan:
     (span,) = [

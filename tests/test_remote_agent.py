@@ -22,12 +22,13 @@ from hypothesis import strategies as st
 from opentelemetry import baggage, trace
 from opentelemetry import context as otel_context
 from opentelemetry.sdk.trace import ReadableSpan
-from opentelemetry.trace import SpanKind, StatusCode
+from opentelemetry.trace import SpanKind, StatusCode, TraceFlags
 
 import semconv_registry as semconv
 from agent_contract.protocol import LLMCallEnd, LLMCallStart, TextDelta
 from agent_otel import (
     ContinueTraceMiddleware,
+    ContinueTraceWSGIMiddleware,
     RemoteAgentCall,
     continue_trace,
     extract_context,
@@ -313,12 +314,104 @@ async def test_continue_trace_nests_under_the_http_server_span_that_continued_th
     assert _parent_name(spans, second) == "invoke_agent a"
 
 
+async def test_a_request_naming_no_parent_nests_under_the_server_span_started_for_it(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """No valid ``traceparent``: an HTTP server instrumentation started the request's own trace
+    (a SERVER span with no parent, or one its propagator read from another header: a remote
+    parent), and the run sits under that span. Any other span current (the caller's, a span
+    of the app's own around the handler) is not the request's: the run is a root."""
+    tracer = otel_telemetry.tracer_provider.get_tracer("server")
+    sampled = TraceFlags(TraceFlags.SAMPLED)
+    b3_parent = trace.set_span_in_context(
+        trace.NonRecordingSpan(
+            trace.SpanContext(
+                int("7" * 32, 16), int("8" * 16, 16), is_remote=True, trace_flags=sampled
+            )
+        )
+    )
+    server = SpanKind.SERVER
+    cases = [
+        ("POST /ask", server, otel_context.Context(), "POST /ask"),
+        ("POST /b3", server, b3_parent, "POST /b3"),
+        ("queue receive", SpanKind.CONSUMER, otel_context.Context(), "queue receive"),
+        ("handler", SpanKind.INTERNAL, otel_context.Context(), None),
+    ]
+    for name, kind, parent, expected in cases:
+        with tracer.start_as_current_span(name, context=parent, kind=kind):
+            nested = tracer.start_as_current_span("inner", kind=server)  # a local parent
+            with nested, continue_trace({"traceparent": "garbage"}):
+                await _remote_run(otel_telemetry, "Oslo")
+            with continue_trace({}):
+                await _remote_run(otel_telemetry, "Oslo")
+        spans = otel_telemetry.spans()
+        inner, outer = [s for s in spans if s.name == "invoke_agent weather"]
+        assert _parent_name(spans, inner) is None, name
+        assert _parent_name(spans, outer) == expected, name
+        otel_telemetry.clear()
+
+
+async def test_behind_the_middleware_the_requests_own_spans_stay_and_a_callers_run_does_not(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A monolith serving its agents behind ``ContinueTraceMiddleware``: ``/plan``'s run asks
+    ``/weather`` of the same app in process, sending no trace context. A library's span for a
+    request (as a2a-sdk's server spans are, between the middleware and the executor) is that
+    request's: the run a handler starts with ``continue_trace(request.headers)`` under it
+    nests there. The planner's run, between the two requests, is not ``/weather``'s: its
+    run is the root of a trace of its own, without the planner's session."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Route
+
+    from agent_contract.protocol import FunctionCall, ToolCall, ToolResult
+    from agent_contract.scope import tool_scope
+
+    tracer = otel_telemetry.tracer_provider.get_tracer("library")
+
+    async def weather(request: Request) -> PlainTextResponse:
+        with tracer.start_as_current_span("library handles"):  # the library's, for /weather
+            async with continue_trace(request.headers):
+                return PlainTextResponse(await _remote_run(otel_telemetry, "Nice"))
+
+    async def plan(request: Request) -> PlainTextResponse:
+        async def planner() -> AsyncIterator[Any]:
+            yield LLMCallStart(model="m")
+            yield ToolCall(id="c1", function=FunctionCall(name="ask_weather", arguments="{}"))
+            yield LLMCallEnd()
+            with tool_scope("c1", "ask_weather"):
+                async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app)) as http:
+                    answer = (await http.post("http://self/weather")).text
+            yield ToolResult(tool_call_id="c1", content=answer)
+
+        wrapper = otel_telemetry.wrapper(agent_name="planner", session_id="s-1")
+        [_ async for _ in wrapper(planner())]
+        return PlainTextResponse("planned")
+
+    routes = [Route("/plan", plan, methods=["POST"]), Route("/weather", weather, methods=["POST"])]
+    app = Starlette(routes=routes)
+    app.add_middleware(ContinueTraceMiddleware)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app)) as http:
+        assert (await http.post("http://self/weather")).text == "rain in Nice"
+        assert (await http.post("http://self/plan")).text == "planned"
+    spans = otel_telemetry.spans()
+    direct, asked = [s for s in spans if s.name == "invoke_agent weather"]
+    (planner_span,) = [s for s in spans if s.name == "invoke_agent planner"]
+    assert _parent_name(spans, direct) == "library handles"
+    assert _parent_name(spans, asked) == "library handles"
+    (library,) = [s for s in spans if asked.parent and s.context.span_id == asked.parent.span_id]
+    assert library.parent is None  # /weather's own trace, not the planner's
+    assert asked.context.trace_id != planner_span.context.trace_id
+    assert "session.id" not in (asked.attributes or {})
+
+
 @pytest.mark.parametrize(
     "headers",
     [{}, {"traceparent": "garbage"}, [("TraceParent", b"00-zz")], None, 42, object()],
     ids=["none", "invalid", "pairs-invalid", "None", "int", "object"],
 )
-async def test_headers_that_name_no_span_leave_the_run_where_it_was(
+async def test_headers_that_name_no_span_start_the_run_as_a_root(
     otel_telemetry: InMemoryTelemetry, headers: Any
 ) -> None:
     with continue_trace(headers, conversation_id="c-1"):
@@ -431,6 +524,94 @@ async def test_a_remote_agent_served_in_the_callers_process_is_a_run_of_its_own(
     assert run.context.trace_id == call_span.context.trace_id
     assert (call_span.attributes or {})["session.id"] == "s-1"  # the caller's side: its ids
     assert not {"session.id", "user.id"} & set(run.attributes or {})
+
+
+_NO_VALID_PARENT = {
+    "none": {},
+    "malformed": {"traceparent": "00-not-a-trace-01"},
+    "all-zero": {"traceparent": f"00-{'0' * 32}-{'0' * 16}-01"},
+    "baggage-only": {"baggage": "region=eu"},
+}
+
+
+@pytest.mark.parametrize("served", ["handler", "asgi-in-process", "wsgi-in-process"])
+@pytest.mark.parametrize("headers", list(_NO_VALID_PARENT.values()), ids=list(_NO_VALID_PARENT))
+async def test_a_request_naming_no_valid_parent_starts_a_trace_of_its_own_in_the_callers_process(
+    otel_telemetry: InMemoryTelemetry, served: str, headers: dict[str, str]
+) -> None:
+    """W3C Trace Context: a receiver given no ``traceparent``, or one it cannot parse, starts a
+    new trace; OpenTelemetry's ``extract`` then hands back the context it was given, so the root
+    has to be explicit. Served in the caller's own process (a handler called with the request's
+    headers, an ASGI app over httpx's ``ASGITransport``, a WSGI app over its ``WSGITransport``),
+    from a traced tool of a run with a session and a user, the remote run was nested in the
+    caller's run with the caller's ids. Now the wire decides: a root of a new trace, none of the
+    caller's ids, only what the request carried (its baggage)."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Route
+
+    from agent_contract.protocol import FunctionCall, ToolCall, ToolResult
+    from agent_contract.scope import tool_scope
+
+    seen: list[dict[str, object]] = []
+
+    async def run(city: str) -> str:
+        seen.append(dict(baggage.get_all()))
+        return await _remote_run(otel_telemetry, city)
+
+    async def ask(request: Request) -> PlainTextResponse:
+        return PlainTextResponse(await run((await request.body()).decode()))
+
+    asgi = Starlette(routes=[Route("/ask", ask, methods=["POST"])])
+    asgi.add_middleware(ContinueTraceMiddleware)
+
+    def wsgi(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+        city = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0)).decode()
+        answer = asyncio.run(run(city))  # the WSGI server's thread: a loop of its own
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        return [answer.encode()]
+
+    url = "http://agents.internal/ask"
+
+    async def remote(city: str) -> str:
+        if served == "handler":
+            async with continue_trace(headers, conversation_id="c-9"):
+                return await run(city)
+        if served == "asgi-in-process":
+            transport = httpx.ASGITransport(app=asgi)
+            async with httpx.AsyncClient(transport=transport) as http:
+                return (await http.post(url, content=city, headers=headers)).text
+        app = ContinueTraceWSGIMiddleware(wsgi)
+        with httpx.Client(transport=httpx.WSGITransport(app=app)) as client:
+            return await asyncio.to_thread(
+                lambda: client.post(url, content=city, headers=headers).text
+            )
+
+    async def caller() -> AsyncIterator[Any]:
+        yield LLMCallStart(model="m")
+        yield ToolCall(id="c1", function=FunctionCall(name="ask_weather", arguments="{}"))
+        yield LLMCallEnd()
+        with tool_scope("c1", "ask_weather"):
+            answer = await remote("Nice")
+        yield ToolResult(tool_call_id="c1", content=answer)
+
+    token = otel_context.attach(baggage.set_baggage("tenant", "caller-only"))  # the caller's own
+    try:
+        wrapper = otel_telemetry.wrapper(agent_name="planner", session_id="s-1", user_id="u-1")
+        [_ async for _ in wrapper(caller())]
+    finally:
+        otel_context.detach(token)
+
+    spans = otel_telemetry.spans()
+    (planner,) = [s for s in spans if s.name == "invoke_agent planner"]
+    (run_span,) = [s for s in spans if s.name == "invoke_agent weather"]
+    assert run_span.parent is None
+    assert run_span.context.trace_id != planner.context.trace_id
+    assert not {"session.id", "user.id"} & set(run_span.attributes or {})
+    assert seen == [{"region": "eu"} if "baggage" in headers else {}]
+    if served == "handler":
+        assert (run_span.attributes or {})[A.CONVERSATION_ID] == "c-9"
 
 
 @contextmanager

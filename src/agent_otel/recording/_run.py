@@ -376,6 +376,12 @@ class Run:
         self.span.set_attributes(out)
 
 
+def in_run(context: Context) -> bool:
+    """Whether ``context`` is inside a run (a run started in it would be nested): the remote
+    side tells a caller's run, sharing the serving process, from the request's own work."""
+    return get_value(_IN_RUN, context) is True
+
+
 def _start_key(settings: RunSettings) -> tuple[str | None, ...] | None:
     """What a run's start is remembered by in ``settings.starts``: the options it is made of,
     when each is an exact ``str`` or None (no hostile ``__eq__`` runs in the memo) and no

@@ -11,17 +11,20 @@ caller's ``invoke_agent`` CLIENT span and carries the conversation id.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, MutableMapping
-from typing import Any
+from typing import Any, cast
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.context.context import Context
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.trace import SpanKind
 
 from agent_otel._block import block, detach
 from agent_otel._guard import report
 from agent_otel._plain import get, text_of
 from agent_otel.decorating._propagation import extract_context
 from agent_otel.identity._identity import make_identity, with_identity
+from agent_otel.recording._run import in_run
 
 __all__ = [
     "ContinueTraceMiddleware",
@@ -30,46 +33,79 @@ __all__ = [
     "remote_parent",
 ]
 
+# Set in every context :func:`remote_parent` makes: what runs under it serves that request.
+_REQUEST = otel_context.create_key("agent_otel.remote_request")
+
 
 def remote_parent(
     headers: Any, *, conversation_id: object = None, context: Context | None = None
 ) -> Context:
-    """``context`` (default: the current one) as a remote call's run should start in it.
+    """The context a remote call's run should start in: what ``headers`` carry, nothing else.
 
     The span ``headers`` name becomes the parent, unless a span of that same trace is current
-    already (an HTTP server span that continued it: the run nests under that one). The run
-    starts from what the headers carry (that span, their baggage), never from the rest of
-    ``context``: a caller in the same process (a test, a demo, an ASGI app called in process)
-    shares its task's context with the handler, and its run's own (its ids, its tool call, its
-    providers' stand-down) would make the remote run a nested run of the caller's with the
-    caller's ids, as no remote process sees it. Headers that name no valid span change
-    nothing. ``conversation_id`` (A2A's ``contextId``) becomes the run's
-    ``gen_ai.conversation.id``, over any the caller's context carried. Never raises: a
-    carrier it cannot read is no carrier.
+    in ``context`` (default: the current one) already (an HTTP server span that continued it:
+    the run nests under that one). Headers that name no valid span (none, a malformed or
+    all-zero ``traceparent``) start a new trace, as W3C Trace Context asks of a receiver:
+    the run is a root, unless the span current is the request's own: one a server
+    instrumentation started for it (a SERVER or CONSUMER span with no parent in this
+    process), or one started under a context made here for the request with no run since
+    (a2a-sdk's server spans behind :class:`ContinueTraceMiddleware`): the run nests under
+    it, in its trace. The rest of ``context`` is never kept: a caller in the
+    same process (a test, a monolith serving its own agents, an ASGI app called in process)
+    shares its task's context with the handler, and its run's own (its span, its ids, its
+    baggage, its providers' stand-down) would make the remote run a nested run of the
+    caller's with the caller's ids, as no remote process sees it. ``conversation_id`` (A2A's
+    ``contextId``) becomes the run's ``gen_ai.conversation.id``. Never raises: a carrier it
+    cannot read is no carrier.
     """
     base = context if context is not None else otel_context.get_current()
-    out = base
     try:
         extracted = extract_context(headers)  # what the headers carry, and nothing else
         remote = trace.get_current_span(extracted).get_span_context()
+        server = trace.get_current_span(base)
+        current = server.get_span_context()
+        out = extracted  # a valid span in it is the parent; none: the root of a new trace
         if remote.is_valid:
-            server = trace.get_current_span(base)
-            current = server.get_span_context()
-            out = extracted
             if current.is_valid and current.trace_id == remote.trace_id:
                 out = trace.set_span_in_context(server, extracted)
+        elif current.is_valid and (_serves_this_request(server) or _within_request(base)):
+            out = trace.set_span_in_context(server, extracted)
         identity = make_identity(conversation_id=conversation_id)
         if identity:
             out = with_identity(identity, out)
+        out = otel_context.set_value(_REQUEST, True, out)
     except Exception:
         report("remote parent")
-        return base
+        return Context()  # no carrier read: a new trace, still none of ``base``'s
     return out
+
+
+def _within_request(context: Context) -> bool:
+    """Whether ``context`` descends from one this module made for a request, with no run
+    started since: a library's spans for the same request (a2a-sdk's server spans, behind
+    :class:`ContinueTraceMiddleware`, around the executor). A run in between is a caller's,
+    sharing the process (a monolith calling its own agents in process): not the request's."""
+    return otel_context.get_value(_REQUEST, context) is True and not in_run(context)
+
+
+def _serves_this_request(span: trace.Span) -> bool:
+    """Whether ``span`` is one a server instrumentation started for the request being served:
+    a SERVER (or CONSUMER) span whose parent is not in this process (none, or one its own
+    propagator read from the request). The caller's spans in a shared process have a local
+    parent or another kind, and a span that cannot tell (not the SDK's) is taken as not."""
+    if not issubclass(type(span), ReadableSpan):  # (its type, never its __class__)
+        return False
+    parent = cast(ReadableSpan, span).parent
+    kind = cast(ReadableSpan, span).kind
+    return (kind is SpanKind.SERVER or kind is SpanKind.CONSUMER) and (
+        parent is None or parent.is_remote
+    )
 
 
 @block
 def continue_trace(headers: Any, *, conversation_id: object = None) -> Iterator[Context]:
-    """Run the block in the context the caller's ``headers`` name (see :func:`remote_parent`)::
+    """Run the block in the context the caller's ``headers`` name, or, when they name no valid
+    parent, in a trace of its own (see :func:`remote_parent`)::
 
         async def handle(request):  # an agent served over HTTP
             async with continue_trace(request.headers, conversation_id=body["conversation_id"]):
@@ -95,7 +131,8 @@ ASGIApp = Callable[[Scope, Any, Any], Awaitable[None]]
 class ContinueTraceMiddleware:
     """ASGI middleware: each HTTP (or WebSocket) request is served in the context its W3C
     headers name, so everything the app does for it is in the caller's trace: the runs it
-    starts, and the spans of the libraries it calls (a2a-sdk's server spans among them)::
+    starts, and the spans of the libraries it calls (a2a-sdk's server spans among them); a
+    request that names no valid parent, in a trace of its own (see :func:`remote_parent`)::
 
         app = ContinueTraceMiddleware(app)                 # any ASGI app
         app.add_middleware(ContinueTraceMiddleware)        # Starlette, FastAPI

@@ -393,7 +393,7 @@ def _parent(context: RequestContext) -> Any:
         conversation_id = context.context_id
     except Exception:
         report("a2a request context")
-        return otel_context.get_current()
+        return remote_parent(())  # a request it cannot read names no parent: its own trace
     return remote_parent(headers, conversation_id=conversation_id)
 
 
