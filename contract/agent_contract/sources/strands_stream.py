@@ -82,7 +82,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 from weakref import WeakKeyDictionary
 
@@ -107,7 +107,7 @@ from agent_contract.sources._mcp import server_of
 from agent_contract.sources._nested import through
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._scoping import OpenScopes
-from agent_contract.sources._stream import Sink
+from agent_contract.sources._stream import Sink, read_events
 
 __all__ = ["strands_events"]
 
@@ -144,17 +144,17 @@ async def strands_events(
     _nest_agent_tools(agent)
     stream = agent.stream_async(prompt, **run)
     state = _State(_model_id(agent), agent, requests)
+
+    def read(item: Any) -> Iterator[AgentEvent | StreamEvent]:
+        if isinstance(item, dict):
+            yield from state.feed(item)
+            yield from _paused(item)
+            if _stopped(item):
+                yield cancelled_run("agent.cancel()")
+
     try:
-        async for item in stream:
-            if sink is not None:
-                sink(item)
-            if isinstance(item, dict):
-                for out in state.feed(item):
-                    yield out
-                for pause in _paused(item):
-                    yield pause
-                if _stopped(item):
-                    yield cancelled_run("agent.cancel()")
+        async for out in read_events(stream, read, sink):  # an item of odd fields skipped
+            yield out
     except Exception:
         for out in state.refused():
             yield out
@@ -176,12 +176,8 @@ async def _team_events(
     reader = _Team(team)
     stream = team.stream_async(prompt, **run)
     try:
-        async for item in stream:
-            if sink is not None:
-                sink(item)
-            if isinstance(item, dict):
-                for out in reader.feed(item):
-                    yield out
+        async for out in read_events(stream, reader.read, sink):  # an item of odd fields skipped
+            yield out
         for out in reader.finish():
             yield out
     except Exception:
@@ -220,6 +216,10 @@ class _Team:
         self.step = 0
         self.told = False  # events since the last step boundary
         self.failures: list[tuple[str, BaseException]] = []
+
+    def read(self, item: Any) -> list[AgentEvent]:
+        """The events the team's stream item ``item`` completes (its dicts are read)."""
+        return self.feed(item) if isinstance(item, dict) else []
 
     def feed(self, item: dict[str, Any], prefix: str = "", team: Any = None) -> list[AgentEvent]:
         kind = item.get("type")
@@ -668,7 +668,9 @@ class _State:
     def _message(self, message: dict[str, Any]) -> list[AgentEvent]:
         blocks = message.get("content") or []
         out: list[AgentEvent] = []
-        if message.get("role") == "assistant":
+        # the model's message has the role its ``messageStart`` named, whatever it was (a
+        # plugin's ``None``); the tool results' message is the user's
+        if message.get("role") != "user":
             if not self.open:
                 return out
             for block in blocks:
