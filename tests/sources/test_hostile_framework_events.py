@@ -174,3 +174,18 @@ def test_hostile_model_events_never_cost_a_strands_run(data: st.DataObject) -> N
         with contextlib.suppress(KeyError, IndexError, TypeError):  # a parent replaced before
             replace(turn, path, data.draw(HOSTILE_JSON))
     _assert_kept(*asyncio.run(_traced(_strands_run(turn))))
+
+
+async def test_a_strands_model_message_of_no_role_still_ends_its_call() -> None:
+    """The model's message takes the role its ``messageStart`` named: ``None`` from a plugin
+    is still the model's answer, its call ends (the tool results are the user's message)."""
+    pytest.importorskip("strands")
+    turn = _strands_turn()
+    turn[0]["messageStart"]["role"] = None
+    received, telemetry, error = await _traced(_strands_run(turn))
+
+    assert error is None
+    _assert_kept(received, telemetry, error)
+    assert "".join(e.text for e in received if isinstance(e, TextDelta)) == "Hello"
+    end = received[-1]
+    assert isinstance(end, LLMCallEnd) and end.finish_reason == "end_turn"
