@@ -27,15 +27,11 @@ from agent_otel import ContentCapture, otel_wrapper
 from otlp_check import Exported, assert_nested_in_time
 from test_property import _Records
 
+from ._hostile_json import HOSTILE_JSON, paths, replace, responses_events
 from ._http import anthropic_client, openai_client, sse
 
 pytest.importorskip("openai")
 pytest.importorskip("anthropic")
-
-_VALUES: list[Any] = [None, True, False, 0, -1, 2**63, 2**64, 10**30, 1.5, -0.5, "", "12"]
-_VALUES += ["x" * 70_000, "\udc80", "a\ud800b", [], [None], {}, {"a": [1]}, [1, "b"]]
-HOSTILE_JSON = st.sampled_from(_VALUES)
-_FIXED = frozenset({"type", "object"})  # the discriminators the SDKs parse by
 
 _CHAT_HEAD = {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "m"}
 
@@ -59,29 +55,6 @@ def _chat() -> list[dict[str, Any]]:
     ]
 
 
-def _responses() -> list[dict[str, Any]]:
-    response = {"id": "r1", "object": "response", "created_at": 0, "model": "m",
-                "status": "in_progress", "output": [], "usage": None}  # fmt: skip
-    item = {"id": "fc1", "type": "function_call", "call_id": "call_1", "name": "f",
-            "arguments": "", "status": "in_progress"}  # fmt: skip
-    usage = {"input_tokens": 3, "output_tokens": 2, "total_tokens": 5,
-             "input_tokens_details": {"cached_tokens": 1},
-             "output_tokens_details": {"reasoning_tokens": 1}}  # fmt: skip
-    events: list[dict[str, Any]] = [
-        {"type": "response.created", "response": response},
-        {"type": "response.output_text.delta", "item_id": "m1", "output_index": 0,
-         "content_index": 0, "delta": "Hello"},
-        {"type": "response.output_item.added", "output_index": 1, "item": item},
-        {"type": "response.function_call_arguments.delta", "item_id": "fc1", "output_index": 1,
-         "delta": '{"a": 1}'},
-        {"type": "response.output_item.done", "output_index": 1,
-         "item": {**item, "arguments": '{"a": 1}', "status": "completed"}},
-        {"type": "response.completed",
-         "response": {**response, "status": "completed", "usage": usage}},
-    ]  # fmt: skip
-    return [{**e, "sequence_number": n} for n, e in enumerate(events)]
-
-
 def _anthropic() -> list[dict[str, Any]]:
     usage = {"input_tokens": 3, "output_tokens": 1, "cache_read_input_tokens": 1}
     message = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude",
@@ -100,25 +73,6 @@ def _anthropic() -> list[dict[str, Any]]:
          "usage": {"output_tokens": 5}},
         {"type": "message_stop"},
     ]  # fmt: skip
-
-
-def _paths(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    """Every place inside an event a hostile value may go (but the discriminators)."""
-    found = [path] if len(path) > 1 else []
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if key not in _FIXED:
-                found += _paths(item, (*path, key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            found += _paths(item, (*path, index))
-    return found
-
-
-def _replace(value: Any, path: tuple[Any, ...], new: Any) -> None:
-    for step in path[:-1]:
-        value = value[step]
-    value[path[-1]] = new
 
 
 def _body(events: list[dict[str, Any]], named: bool) -> bytes:
@@ -143,7 +97,7 @@ def _source(kind: str, body: bytes) -> Any:
 
 _STREAMS: dict[str, tuple[Callable[[], list[dict[str, Any]]], bool]] = {
     "chat": (_chat, False),
-    "responses": (_responses, True),
+    "responses": (responses_events, True),
     "anthropic": (_anthropic, True),
 }
 
@@ -163,11 +117,11 @@ def test_hostile_chunks_never_cost_the_agent_a_span_or_a_batch(
 ) -> None:
     make, named = _STREAMS[kind]
     events = make()
-    places = _paths(events)
+    places = paths(events)
     for path in data.draw(st.lists(st.sampled_from(places), min_size=1, max_size=3)):
         value = data.draw(HOSTILE_JSON)
         with contextlib.suppress(KeyError, IndexError, TypeError):  # a parent replaced before
-            _replace(events, path, value)
+            replace(events, path, value)
     body = _body(events, named)
     exported = Exported()
 

@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
 
 from agent_contract.scope import nested_run
+from agent_contract.sources._stream import read_events
 
 __all__ = ["Pushed", "Taken", "through"]
 
@@ -44,10 +45,8 @@ async def through(
 
     async def source() -> AsyncIterator[Any]:
         nonlocal ended
-        async for item in items:
-            ready.append(item)
-            for event in translate(item):
-                yield event
+        async for event in read_events(items, translate, ready.append):  # an odd item skipped
+            yield event
         ended = True  # the last items wait until the run has ended (its caller may stop there)
         for event in finish() if finish is not None else ():
             yield event

@@ -38,8 +38,10 @@ __all__ = [
     "UNREADABLE_CHUNK",
     "Reader",
     "Sink",
+    "closed",
     "cut_short",
     "optional_field",
+    "read_events",
     "read_stream",
     "request",
     "start_event",
@@ -284,7 +286,7 @@ class Reader(Protocol):
         ...
 
 
-async def read_stream(
+def read_stream(
     start: LLMCallStart,
     open_stream: Callable[[], Any],
     reader: Reader,
@@ -296,7 +298,39 @@ async def read_stream(
     first chunk (a refused key, a timeout) still ends an LLM call the consumer saw begin.
     It returns the SDK's async iterable, or an awaitable of it (``await create(...)``).
     """
-    yield start
+    return _read((start,), open_stream, reader.feed, sink, reader.close)
+
+
+def read_events(
+    items: AsyncIterable[Any],
+    feed: Callable[[Any], Iterable[Any]],
+    sink: Sink | None = None,
+) -> AsyncIterator[Any]:
+    """A framework's stream ``items`` read by an adapter's ``feed``, as ``read_stream`` reads
+    an SDK's: each item goes to ``sink`` untouched, then ``feed`` gives its events. An item
+    ``feed`` cannot read (a framework event of odd fields, a model chunk in it that the nested
+    reader cannot read) is skipped: an ``Error`` (``unreadable_chunk``, not fatal) comes in
+    its place and the items after it are read. A ``feed`` that is a generator loses only the
+    events after the point it failed (a call's start it yielded is kept). Exceptions of the
+    framework's stream, of ``sink`` or thrown in by the consumer come out as the same object;
+    ``items`` is left to the caller to close.
+    """
+    return _read(NOTHING, lambda: items, feed, sink, None)
+
+
+async def _read(
+    first: Sequence[AgentEvent],
+    open_stream: Callable[[], Any],
+    feed: Callable[[Any], Iterable[Any]],
+    sink: Sink | None,
+    close: Callable[[], Sequence[AgentEvent]] | None,
+) -> AsyncIterator[Any]:
+    """The one loop ``read_stream`` and ``read_events`` are: ``first``, then each item of the
+    stream ``open_stream`` opens, fed; an item ``feed`` fails on skipped and told. With
+    ``close`` (an SDK source's reader), the stream is released at its end and ``close``
+    gives the call's last events (an ``LLMCallEnd`` even when it fails)."""
+    for event in first:
+        yield event
     chunks = open_stream()
     if not hasattr(chunks, "__aiter__"):
         if not hasattr(chunks, "__await__"):  # a synchronous client's stream, already open
@@ -310,36 +344,51 @@ async def read_stream(
     iterator = chunks.__aiter__()
     if not hasattr(iterator, "__aiter__"):  # an iterator of __anext__ alone
         iterator = _over(iterator)
+    code = _code(feed)
     try:
         while True:
             try:  # entered once per stream (and per skipped chunk): nothing added per chunk
                 async for chunk in iterator:
                     if sink is not None:
                         sink(chunk)
-                    for event in reader.feed(chunk):
+                    for event in feed(chunk):
                         yield event
                 break
             except Exception as error:
-                if not _raised_by(error, reader):  # the SDK's, the sink's, the consumer's
+                if not _raised_by(error, code):  # the SDK's, the sink's, the consumer's
                     raise
             yield Error(message=_UNREADABLE_MESSAGE, error_type=UNREADABLE_CHUNK)
     finally:
-        await _release(chunks)
-    try:
-        ending = reader.close()
-    except Exception:  # the reader's own failure (a part it kept that it cannot join)
-        ending = (Error(message=_UNREADABLE_MESSAGE, error_type=UNREADABLE_CHUNK), LLMCallEnd())
-    for event in ending:
+        if close is not None:
+            await _release(chunks)
+    if close is None:
+        return
+    for event in closed(close):
         yield event
 
 
-def _raised_by(error: BaseException, reader: Reader) -> bool:
-    """Whether ``error`` came out of ``reader.feed``, called by ``read_stream`` itself: the
-    frame ``read_stream`` called last is the reader's ``feed`` (an exception of the SDK's
-    stream, of the sink or thrown in by the consumer has another frame there, or none)."""
+def closed(close: Callable[[], Sequence[AgentEvent]]) -> Sequence[AgentEvent]:
+    """``close()``'s events, a reader's last; when ``close`` fails (a part the reader kept
+    that it cannot join), an ``Error`` (``unreadable_chunk``, not fatal) and an ``LLMCallEnd``:
+    the call still ends."""
+    try:
+        return close()
+    except Exception:
+        return (Error(message=_UNREADABLE_MESSAGE, error_type=UNREADABLE_CHUNK), LLMCallEnd())
+
+
+def _code(feed: Callable[..., Any]) -> Any:
+    """The code object ``feed`` runs (a bound method's function's, a function's own)."""
+    return getattr(getattr(feed, "__func__", feed), "__code__", None)
+
+
+def _raised_by(error: BaseException, code: Any) -> bool:
+    """Whether ``error`` came out of the feed running ``code``, called by ``_read`` itself:
+    the frame ``_read`` called last is that feed's (an exception of the SDK's or the
+    framework's stream, of the sink or thrown in by the consumer has another frame there, or
+    none). A feed that is a generator has its frame there too, when iterated."""
     called = error.__traceback__.tb_next if error.__traceback__ is not None else None
-    feed = getattr(type(reader).feed, "__code__", None)
-    return called is not None and called.tb_frame.f_code is feed
+    return code is not None and called is not None and called.tb_frame.f_code is code
 
 
 async def _over(iterator: Any) -> AsyncIterator[Any]:

@@ -114,7 +114,7 @@ from agent_contract.sources._mcp import server_of
 from agent_contract.sources._nested import Taken, through
 from agent_contract.sources._raw_usage import is_count
 from agent_contract.sources._require import expect, require
-from agent_contract.sources._stream import Sink
+from agent_contract.sources._stream import Sink, read_events
 
 __all__ = ["autogen_events"]
 
@@ -138,16 +138,19 @@ async def autogen_events(
     gate = _Gate.open(agent)
     stream = agent.run_stream(task=task, **run)
     state = _State(model or _model_name(agent), requests, agent)
+
+    def read(item: Any) -> Iterator[AgentEvent]:
+        state.got += 1
+        if _TAKEN.take(item):  # a nested run's, recorded under its tool already
+            return
+        try:
+            yield from state.feed(item)
+        finally:
+            gate.read(item)  # its tools may start, read or not
+
     try:
-        async for item in stream:
-            state.got += 1
-            if sink is not None:
-                sink(item)
-            if _TAKEN.take(item):  # a nested run's, recorded under its tool already
-                continue
-            for out in state.feed(item):
-                yield out
-            gate.read(item)
+        async for out in read_events(stream, read, sink):  # an item of odd fields skipped
+            yield out
     except Exception:
         for out in state.refused():  # a request that failed before its first output: its call
             yield out
@@ -312,8 +315,10 @@ class _Inner:
         if not names & {"BaseAgentEvent", "BaseChatMessage"} or item in _TAKEN:
             return  # the tool's own result; an item of a run nested deeper, recorded there
         _TAKEN.add(item)
-        yield from self.state.feed(item)
-        self.gate.read(item)
+        try:
+            yield from self.state.feed(item)
+        finally:
+            self.gate.read(item)  # its tools may start, read or not
 
 
 class _Gate:

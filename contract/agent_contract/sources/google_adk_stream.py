@@ -134,7 +134,7 @@ from agent_contract.sources._nested import Pushed
 from agent_contract.sources._raw_usage import counted, is_count
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._scoping import OpenScopes
-from agent_contract.sources._stream import Sink
+from agent_contract.sources._stream import Sink, read_events
 
 __all__ = ["google_adk_events"]
 
@@ -184,11 +184,8 @@ async def google_adk_events(
     models = raised.setdefault(session_id, [])
     try:
         try:
-            async for event in stream:
-                if sink is not None:
-                    sink(event)
-                for out in state.feed(event):
-                    yield out
+            async for out in read_events(stream, state.feed, sink):  # an odd event skipped
+                yield out
         except Exception as error:  # told on the call of the model that raised it, then raised
             for out in state.raised(next((a for e, a in models if e is error), None)):
                 yield out

@@ -93,7 +93,7 @@ from agent_contract.sources._mcp import server_of
 from agent_contract.sources._raw_usage import get, usage_from_raw
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._scoping import OpenScopes
-from agent_contract.sources._stream import Sink
+from agent_contract.sources._stream import Sink, read_events
 
 __all__ = ["llama_index_events"]
 
@@ -141,11 +141,8 @@ async def llama_index_events(
         on_handler(handler)
     reader = _Reader(agent, named)
     try:
-        async for event in handler.stream_events():
-            if sink is not None:
-                sink(event)
-            for out in reader.feed(event):
-                yield out
+        async for out in read_events(handler.stream_events(), reader.feed, sink):
+            yield out
         await handler  # a failed run ends its stream quietly: its exception comes out here
     except Exception as error:
         if type(error).__name__ == "WorkflowCancelledByUser":  # handler.cancel_run(): told

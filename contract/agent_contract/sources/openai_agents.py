@@ -89,7 +89,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextvars import ContextVar
 from time import monotonic
 from types import new_class
@@ -109,6 +109,7 @@ from agent_contract.sources._failure import cancelled_run, error_name, failed_re
 from agent_contract.sources._history import call_start, responses_messages
 from agent_contract.sources._nested import through
 from agent_contract.sources._require import expect, require
+from agent_contract.sources._stream import closed, read_events
 from agent_contract.sources.openai_responses import ResponsesReader
 
 __all__ = ["openai_agents_events"]
@@ -166,9 +167,8 @@ async def openai_agents_events(
     if on_result is not None:
         on_result(result)
     try:
-        async for event in result.stream_events():
-            for out in reading.feed(event):
-                yield out
+        async for out in read_events(result.stream_events(), reading.feed):
+            yield out
         if _cancelled(result):
             yield cancelled_run("result.cancel()")
         for pause in _paused(result):
@@ -245,28 +245,29 @@ class _Reading:
         finally:
             _REJECTED.reset(token)
 
-    def feed(self, event: Any) -> list[AgentEvent | StreamEvent]:
-        out: list[AgentEvent | StreamEvent] = []
+    def feed(self, event: Any) -> Iterator[AgentEvent | StreamEvent]:
+        """The events ``event`` completes, each yielded as it is read: an event of fields
+        this cannot read loses only what follows that point (``read_events`` skips the rest)."""
         kind = event.type
         if kind == "raw_response_event":
             data = event.data
             if data.type == "response.created":
                 if self.reader is not None:
-                    out.append(StepBoundary(index=self.step))
+                    yield StepBoundary(index=self.step)
                     self.step += 1
                 self.reader = ResponsesReader()
                 self.answered = False
                 request = self.requested.pop(0) if self.requested else (self.current, None, None)
-                out.append(_start(self.current, request))
                 self.open = True
+                yield _start(self.current, request)
             reader = self.reader
             if reader is None:
-                return out
-            out += reader.feed(data)
+                return
+            yield from reader.feed(data)
             if reader.done:
-                out += reader.close()
                 self.open = False
                 self.reader = ResponsesReader()  # a closed call: later raw events start afresh
+                yield from closed(reader.close)
         elif kind == "run_item_stream_event":
             name = event.name
             if name in _RESULTS:
@@ -274,18 +275,17 @@ class _Reading:
                 self.asked.pop(result.tool_call_id, None)
                 self.ended.pop(result.tool_call_id, None)
                 self.answered = True
-                out.append(result)
+                yield result
             elif name == "message_output_created" and self.answered and not self.open:
-                out.append(_answer(event.item))  # a message no model wrote (module doc)
+                yield _answer(event.item)  # a message no model wrote (module doc)
             elif name in _ASKED and _field(event.item.raw_item, "type") == "function_call":
                 call_id = str(_field(event.item.raw_item, "call_id") or "")
                 self.asked[call_id] = name == "handoff_requested"
         elif kind == "agent_updated_stream_event":
             if self.asked:  # a handoff: its turn's results the stream did not show
-                out += self.handed_off(event.new_agent)
+                yield from self.handed_off(event.new_agent)
             self.current = event.new_agent
-            out.append(PhaseMarker(name=str(self.current.name)))
-        return out
+            yield PhaseMarker(name=str(self.current.name))
 
     def handed_off(self, to: Any) -> list[AgentEvent]:
         """The results of the handoff's turn that its ``input_filter`` kept from the stream.

@@ -102,7 +102,7 @@ from agent_contract.sources._failure import cancelled_run, error_name, failed_re
 from agent_contract.sources._history import call_start, smolagents_messages
 from agent_contract.sources._raw_usage import usage_from_raw
 from agent_contract.sources._require import expect, require
-from agent_contract.sources._stream import Sink
+from agent_contract.sources._stream import Sink, read_events
 from agent_contract.sources._thread import Channel, iterate_in_thread
 
 __all__ = ["smolagents_events"]
@@ -155,19 +155,8 @@ async def _read(
 
     items = iterate_in_thread(start, agent.interrupt, channel)
     try:
-        async for item in items:
-            if isinstance(item, _Request):
-                for event in reader.request(item.messages):
-                    yield event
-                continue
-            if isinstance(item, _Response):
-                for event in reader.response(item):
-                    yield event
-                continue
-            if sink is not None:
-                sink(item)
-            for event in reader.feed(item):
-                yield event
+        async for event in read_events(items, reader.read, _agents_own(sink)):
+            yield event
     except Exception as error:
         if _interrupted(agent, error):  # agent.interrupt() stopped it: told, then raised
             yield cancelled_run("interrupt()")
@@ -199,6 +188,18 @@ def _code_in_context() -> None:
 
     InContext.__name__ = InContext.__qualname__ = pool.__name__
     module.ThreadPoolExecutor = InContext  # type: ignore[union-attr]
+
+
+def _agents_own(sink: Sink | None) -> Sink | None:
+    """``sink`` given only smolagents' own items (not the requests and responses heard)."""
+    if sink is None:
+        return None
+
+    def own(item: Any) -> None:
+        if not isinstance(item, (_Request, _Response)):
+            sink(item)
+
+    return own
 
 
 def _interrupted(agent: Any, error: Exception) -> bool:
@@ -387,6 +388,16 @@ class _Reader:
         self.answered = False  # the run's answer was given as text
         self.step = 0
         self.last: Any = None  # the last step read (smolagents may yield it again, below)
+
+    def read(self, item: Any) -> Iterator[AgentEvent]:
+        """The events of one item of the run's channel: a request or response the model
+        hooks heard, or an item of smolagents' own stream."""
+        if isinstance(item, _Request):
+            yield from self.request(item.messages)
+        elif isinstance(item, _Response):
+            yield from self.response(item)
+        else:
+            yield from self.feed(item)
 
     def request(self, messages: tuple[Any, ...]) -> Iterator[AgentEvent]:
         """A model request starts: its call opens (one left open first ends)."""

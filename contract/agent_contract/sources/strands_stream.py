@@ -86,7 +86,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 from weakref import WeakKeyDictionary
 
@@ -111,8 +111,12 @@ from agent_contract.sources._mcp import server_of
 from agent_contract.sources._nested import through
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._scoping import OpenScopes
+<<<<<<< HEAD
 from agent_contract.sources._stream import Sink
 from agent_contract.sources._structured import structured_final
+=======
+from agent_contract.sources._stream import Sink, read_events
+>>>>>>> s46-feednet
 
 __all__ = ["strands_events"]
 
@@ -157,7 +161,16 @@ async def strands_events(
     _nest_agent_tools(agent)
     stream = agent.stream_async(prompt, **run)
     state = _State(_model_id(agent), agent, requests)
+
+    def read(item: Any) -> Iterator[AgentEvent | StreamEvent]:
+        if isinstance(item, dict):
+            yield from state.feed(item)
+            yield from _paused(item)
+            if _stopped(item):
+                yield cancelled_run("agent.cancel()")
+
     try:
+<<<<<<< HEAD
         async for item in stream:
             if sink is not None:
                 sink(item)
@@ -170,6 +183,10 @@ async def strands_events(
                     yield answer
                 if _stopped(item):
                     yield cancelled_run("agent.cancel()")
+=======
+        async for out in read_events(stream, read, sink):  # an item of odd fields skipped
+            yield out
+>>>>>>> s46-feednet
     except Exception:
         for out in state.refused():
             yield out
@@ -191,12 +208,8 @@ async def _team_events(
     reader = _Team(team)
     stream = team.stream_async(prompt, **run)
     try:
-        async for item in stream:
-            if sink is not None:
-                sink(item)
-            if isinstance(item, dict):
-                for out in reader.feed(item):
-                    yield out
+        async for out in read_events(stream, reader.read, sink):  # an item of odd fields skipped
+            yield out
         for out in reader.finish():
             yield out
     except Exception:
@@ -235,6 +248,10 @@ class _Team:
         self.step = 0
         self.told = False  # events since the last step boundary
         self.failures: list[tuple[str, BaseException]] = []
+
+    def read(self, item: Any) -> list[AgentEvent]:
+        """The events the team's stream item ``item`` completes (its dicts are read)."""
+        return self.feed(item) if isinstance(item, dict) else []
 
     def feed(self, item: dict[str, Any], prefix: str = "", team: Any = None) -> list[AgentEvent]:
         kind = item.get("type")
@@ -683,7 +700,9 @@ class _State:
     def _message(self, message: dict[str, Any]) -> list[AgentEvent]:
         blocks = message.get("content") or []
         out: list[AgentEvent] = []
-        if message.get("role") == "assistant":
+        # the model's message has the role its ``messageStart`` named, whatever it was (a
+        # plugin's ``None``); the tool results' message is the user's
+        if message.get("role") != "user":
             if not self.open:
                 return out
             for block in blocks:

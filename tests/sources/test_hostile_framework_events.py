@@ -1,0 +1,191 @@
+"""Framework events of no shape the adapter reads, from the real frameworks over their test
+models and mock transports.
+
+An adapter reads each event of a framework's stream with code of its own (the OpenAI Agents
+SDK's raw Responses events through the Responses reader, a Strands model event's fields, a
+sub-agent's items a tool streams); a compatible server or a model provider plugin may put
+``null`` or a value of the wrong type where those fields go, and the frameworks pass such an
+event on without validating it. The agent keeps its stream: the event is skipped and told (an
+``Error``, ``unreadable_chunk``, not fatal, counted under ``agent_otel.anomalies``), the events
+after it are read, the call and the run still end, and what the framework itself raises comes
+out as it is (its own frame, not ours, raised it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import traceback
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agent_contract.protocol import AgentEvent, Error, LLMCallEnd, LLMCallStart, TextDelta
+from agent_otel import otel_wrapper
+from otlp_check import Exported, assert_nested_in_time
+
+from ._hostile_json import HOSTILE_JSON, paths, replace, responses_events
+from ._http import openai_client, sse
+
+_EXAMPLES = settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+_OURS = ("/agent_contract/", "/agent_otel/")
+
+
+def _raised_by_us(error: BaseException) -> bool:
+    """Whether the frame ``error`` was raised in is agent-otel's or the contract's."""
+    frames = traceback.extract_tb(error.__traceback__)
+    return bool(frames) and any(part in frames[-1].filename for part in _OURS)
+
+
+async def _traced(stream: AsyncIterator[Any]) -> tuple[list[Any], Exported, BaseException | None]:
+    """``stream`` through a traced wrapper: what the consumer got, the telemetry, and what
+    came out of the stream (None when it ended)."""
+    telemetry = Exported()
+    wrapper = otel_wrapper(**telemetry.providers())
+    received: list[Any] = []
+    try:
+        async for event in wrapper(stream):
+            received.append(event)
+    except Exception as error:
+        return received, telemetry, error
+    return received, telemetry, None
+
+
+def _assert_kept(received: list[Any], telemetry: Exported, error: BaseException | None) -> None:
+    """Nothing of ours raised into the agent; every call begun ended; every ``Error`` told
+    is not fatal; every span ended once within its parent and encodes."""
+    assert error is None or not _raised_by_us(error), "".join(traceback.format_exception(error))
+    starts = sum(isinstance(e, LLMCallStart) for e in received)
+    if error is None:
+        assert starts == sum(isinstance(e, LLMCallEnd) for e in received)
+    assert all(not e.fatal for e in received if isinstance(e, Error)) or error is not None
+    ledger = telemetry.ledger
+    assert ledger.started and not ledger.double_ends
+    assert sorted(ledger.ended) == sorted(ledger.started)
+    assert_nested_in_time(telemetry.spans())
+    telemetry.assert_encodes()
+
+
+def _assert_told_once(received: list[AgentEvent], telemetry: Exported) -> None:
+    """One skipped event, told in the stream and counted on the run's span."""
+    errors = [e for e in received if isinstance(e, Error)]
+    assert [(e.error_type, e.fatal) for e in errors] == [("unreadable_chunk", False)]
+    run = telemetry.span("invoke_agent")
+    assert run.attributes is not None
+    assert run.attributes["agent_otel.anomalies"] == 1
+    assert run.attributes["agent_otel.anomaly.kinds"] == ("unreadable_chunk",)
+
+
+# --- the OpenAI Agents SDK: its raw Responses events, read by the Responses reader ---------
+
+
+def _text_response() -> list[dict[str, Any]]:
+    """A Responses stream answering text only (created, a delta, completed)."""
+    events = responses_events()
+    return [events[0], events[1], events[-1]]
+
+
+def _agents_run(events: list[dict[str, Any]]) -> AsyncIterator[Any]:
+    from agents import Agent, OpenAIResponsesModel, set_tracing_disabled
+
+    from agent_contract.sources.openai_agents import openai_agents_events
+
+    set_tracing_disabled(True)  # tests: no export to the vendor's trace endpoint
+    client = openai_client(sse(events, named=True))
+    agent = Agent(name="a", model=OpenAIResponsesModel(model="m", openai_client=client))
+    return openai_agents_events(agent, "hi")
+
+
+async def test_an_agents_sdk_response_created_of_no_response_is_skipped_the_call_ends() -> None:
+    pytest.importorskip("agents")
+    events = _text_response()
+    events[0]["response"] = None  # the SDK passes the raw event on as it came
+    received, telemetry, error = await _traced(_agents_run(events))
+
+    assert error is None
+    _assert_kept(received, telemetry, error)
+    kinds = [type(e).__name__ for e in received if type(e).__name__ != "PhaseMarker"]
+    assert kinds[0] == "LLMCallStart" and kinds[-1] == "LLMCallEnd"
+    assert "".join(e.text for e in received if isinstance(e, TextDelta)) == "Hello"
+    _assert_told_once(received, telemetry)
+
+
+@_EXAMPLES
+@given(data=st.data())
+def test_hostile_raw_response_events_never_cost_an_agents_sdk_run(data: st.DataObject) -> None:
+    pytest.importorskip("agents")
+    events = _text_response()
+    for path in data.draw(st.lists(st.sampled_from(paths(events)), min_size=1, max_size=3)):
+        with contextlib.suppress(KeyError, IndexError, TypeError):  # a parent replaced before
+            replace(events, path, data.draw(HOSTILE_JSON))
+    _assert_kept(*asyncio.run(_traced(_agents_run(events))))
+
+
+# --- Strands: the model's events, read by the adapter ---------------------------------------
+
+
+def _strands_turn() -> list[dict[str, Any]]:
+    usage = {"inputTokens": 3, "outputTokens": 2, "totalTokens": 5}
+    return [
+        {"messageStart": {"role": "assistant"}},
+        {"contentBlockDelta": {"delta": {"text": "Hel"}}},
+        {"contentBlockDelta": {"delta": {"text": "lo"}}},
+        {"contentBlockStop": {}},
+        {"messageStop": {"stopReason": "end_turn"}},
+        {"metadata": {"usage": usage, "metrics": {"latencyMs": 1}}},
+    ]
+
+
+def _strands_run(turn: list[dict[str, Any]]) -> AsyncIterator[Any]:
+    from agent_contract.sources.strands_stream import strands_events
+
+    from ._fw_strands import _model, agent
+
+    return strands_events(agent(_model([turn]), []), "hi")
+
+
+async def test_a_strands_model_event_of_no_delta_is_skipped_the_call_ends() -> None:
+    pytest.importorskip("strands")
+    turn = _strands_turn()
+    turn[1]["contentBlockDelta"]["delta"] = "x"  # Strands passes the model's event on as it is
+    received, telemetry, error = await _traced(_strands_run(turn))
+
+    assert error is None
+    _assert_kept(received, telemetry, error)
+    assert "".join(e.text for e in received if isinstance(e, TextDelta)) == "lo"
+    assert isinstance(received[-1], LLMCallEnd)
+    _assert_told_once(received, telemetry)
+
+
+@_EXAMPLES
+@given(data=st.data())
+def test_hostile_model_events_never_cost_a_strands_run(data: st.DataObject) -> None:
+    pytest.importorskip("strands")
+    turn = _strands_turn()
+    for path in data.draw(st.lists(st.sampled_from(paths(turn)), min_size=1, max_size=3)):
+        with contextlib.suppress(KeyError, IndexError, TypeError):  # a parent replaced before
+            replace(turn, path, data.draw(HOSTILE_JSON))
+    _assert_kept(*asyncio.run(_traced(_strands_run(turn))))
+
+
+async def test_a_strands_model_message_of_no_role_still_ends_its_call() -> None:
+    """The model's message takes the role its ``messageStart`` named: ``None`` from a plugin
+    is still the model's answer, its call ends (the tool results are the user's message)."""
+    pytest.importorskip("strands")
+    turn = _strands_turn()
+    turn[0]["messageStart"]["role"] = None
+    received, telemetry, error = await _traced(_strands_run(turn))
+
+    assert error is None
+    _assert_kept(received, telemetry, error)
+    assert "".join(e.text for e in received if isinstance(e, TextDelta)) == "Hello"
+    end = received[-1]
+    assert isinstance(end, LLMCallEnd) and end.finish_reason == "end_turn"
