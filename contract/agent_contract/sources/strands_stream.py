@@ -111,12 +111,8 @@ from agent_contract.sources._mcp import server_of
 from agent_contract.sources._nested import through
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._scoping import OpenScopes
-<<<<<<< HEAD
-from agent_contract.sources._stream import Sink
-from agent_contract.sources._structured import structured_final
-=======
 from agent_contract.sources._stream import Sink, read_events
->>>>>>> s46-feednet
+from agent_contract.sources._structured import structured_final
 
 __all__ = ["strands_events"]
 
@@ -166,27 +162,14 @@ async def strands_events(
         if isinstance(item, dict):
             yield from state.feed(item)
             yield from _paused(item)
+            if (answer := _structured(item)) is not None:
+                yield answer
             if _stopped(item):
                 yield cancelled_run("agent.cancel()")
 
     try:
-<<<<<<< HEAD
-        async for item in stream:
-            if sink is not None:
-                sink(item)
-            if isinstance(item, dict):
-                for out in state.feed(item):
-                    yield out
-                for pause in _paused(item):
-                    yield pause
-                if (answer := _structured(item)) is not None:
-                    yield answer
-                if _stopped(item):
-                    yield cancelled_run("agent.cancel()")
-=======
         async for out in read_events(stream, read, sink):  # an item of odd fields skipped
             yield out
->>>>>>> s46-feednet
     except Exception:
         for out in state.refused():
             yield out
