@@ -83,3 +83,24 @@ def _clients(node: dict[str, Any]) -> list[str]:
         client = child["name"].startswith("client ")
         out += [child["name"]] if client else _clients(child)
     return out
+
+
+@pytest.mark.parametrize(
+    "row", [row.param() for row in ROWS if row.runs_tools and row.name.startswith("llama_index")]
+)
+async def test_tool_bodies_nest_under_our_spans_beside_openllmetrys_llama_index_handler(
+    row: Row, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """OpenLLMetry's span handler on LlamaIndex's dispatcher makes a span current around each
+    dispatcher span (the tool's own call inside its step too), named from its own record of
+    parents: standing down, its stand-in was the span current when the workflow started, so
+    every body's spans left our tool span for the run. A stand-in is now a child of where the
+    code runs."""
+    instrumentation = pytest.importorskip("opentelemetry.instrumentation.llamaindex")
+    tracer = otel_telemetry.tracer_provider.get_tracer("some.client")
+    with otel_telemetry.instrumented(instrumentation.LlamaIndexInstrumentor()):
+        async for _ in otel_telemetry.wrapper(agent_name=p.AGENT)(row.parallel(tracer)):
+            pass
+
+    [run] = otel_telemetry.tree(attributes={"gen_ai.tool.call.id"}, events=False)  # one trace
+    _check(otel_telemetry, run)

@@ -164,13 +164,23 @@ def stand_in(
     """The span to give ``framework`` instead of starting its span ``name`` (with
     ``attributes``) under ``context`` (None: the current one), or None to start theirs: a
     non-recording span with the parent's context, so what starts under it is a child of that
-    parent. ``every``: each of its spans stands down, told or not (:data:`HELD`)."""
+    parent. ``every``: each of its spans stands down, told or not (:data:`HELD`).
+
+    The parent is the current span when the current context is in the same run: a peer that
+    names its parent from its own record of spans (OpenLLMetry's LlamaIndex handler, which
+    then makes the stand-in current around the tool's call) would otherwise put a tool body's
+    own spans under the span current when the run's workflow started, not under our tool span
+    that is current where the body runs."""
     try:
         if otel_context.get_value(NATIVE, context) != framework:
             return None
         if not every and not told(name, attributes):
             return None
         parent = trace.get_current_span(context).get_span_context()
+        if context is not None and otel_context.get_value(NATIVE) == framework:
+            here = trace.get_current_span().get_span_context()
+            if here.is_valid and here.trace_id == parent.trace_id:
+                parent = here
         if not parent.is_valid:
             return None  # a root of theirs (detached work): nothing of ours tells it
         return NonRecordingSpan(parent)
