@@ -4,6 +4,7 @@ ended, as long as the run is still in the view's window."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -11,15 +12,12 @@ from opentelemetry.sdk._logs import LogRecordProcessor, ReadWriteLogRecord
 
 from agent_otel import _attributes as A
 from agent_otel._guard import report
+from agent_otel._plain import number_of
 
 if TYPE_CHECKING:
     from agent_otel.exporting._console import ConsoleTreeExporter
 
 __all__ = ["EvaluationsToConsole", "evaluation_note"]
-
-
-_DOUBLE = 2**1024
-"""Past this an int is no double's: ``format`` raises for it (another emitter may send one)."""
 
 
 def evaluation_note(attributes: Mapping[str, Any]) -> str | None:
@@ -33,8 +31,8 @@ def evaluation_note(attributes: Mapping[str, Any]) -> str | None:
     score = attributes.get(A.EVALUATION_SCORE_VALUE)
     kind = type(score)
     if kind is not bool and issubclass(kind, (int, float)):  # a subclass as its plain number
-        number = int.__int__(score) if issubclass(kind, int) else float.__float__(score)
-        if type(number) is float or -_DOUBLE < number < _DOUBLE:
+        number = number_of(score)  # an int past a double's range: infinite, left out
+        if number is not None and (issubclass(kind, float) or math.isfinite(number)):
             parts.append(f"{number:.4g}")
     label = attributes.get(A.EVALUATION_SCORE_LABEL)
     if isinstance(label, str) and label:
