@@ -38,7 +38,7 @@ from hostile_types import (
     NoStr,
 )
 from otlp_check import Exported, assert_nested_in_time
-from test_property import _Records
+from test_property import records_of
 
 
 class BrokenError(Exception):
@@ -199,15 +199,8 @@ def test_hostile_events_never_cost_a_span_a_batch_or_the_agent(
         assert escaped is error  # only the agent's own exception, as the same object
         return received
 
-    records, logger = _Records(), logging.getLogger("agent_otel")
-    level = logger.level
-    logger.addHandler(records)
-    logger.setLevel(logging.DEBUG)  # repeats of a reported site are logged at DEBUG
-    try:
+    with records_of("agent_otel", logging.DEBUG) as records:
         received = asyncio.run(main())
-    finally:
-        logger.removeHandler(records)
-        logger.setLevel(level)
     assert not records.messages, records.messages
     assert len(received) == len(script)
     assert all(a is b for a, b in zip(received, script))
@@ -294,15 +287,8 @@ def test_hostile_arguments_never_cost_an_instrumented_agent_its_run(
         else:
             await traced.invoke(messages, config=config)
 
-    records, logger = _Records(), logging.getLogger("agent_otel")
-    level = logger.level
-    logger.addHandler(records)
-    logger.setLevel(logging.DEBUG)
-    try:
+    with records_of("agent_otel", logging.DEBUG) as records:
         asyncio.run(main())
-    finally:
-        logger.removeHandler(records)
-        logger.setLevel(level)
     assert not records.messages, records.messages
     if entry in ("run", "astream"):
         given = {k: v for k, v in arguments.items() if k != "otel_context"}

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,6 +87,22 @@ class _Records(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         self.messages.append(record.getMessage())
+
+
+@contextmanager
+def records_of(name: str, level: int | None = None) -> Iterator[_Records]:
+    """What logger ``name`` emits while the block runs (with ``level`` set on it meanwhile:
+    agent-otel logs a site's repeats at DEBUG)."""
+    records, logger = _Records(), logging.getLogger(name)
+    before = logger.level
+    logger.addHandler(records)
+    if level is not None:
+        logger.setLevel(level)
+    try:
+        yield records
+    finally:
+        logger.removeHandler(records)
+        logger.setLevel(before)
 
 
 # One meter provider for every example: metrics are not under test here, but the code paths
@@ -274,9 +291,6 @@ async def _consume(
 def check_run(run: Run) -> None:
     ledger = Ledger()
     provider = InMemoryTelemetry(processors=[ledger]).tracer_provider  # one per example
-    sdk_logs = _Records()
-    sdk_logger = logging.getLogger("opentelemetry")
-    sdk_logger.addHandler(sdk_logs)
     error: BaseException = AgentAbort("abort") if run.abort else AgentFailure("failure")
     agent = ScriptedAgent(
         run.script, fail_at=run.fail_at, error=error if run.fail_at is not None else None
@@ -309,10 +323,8 @@ def check_run(run: Run) -> None:
             same = otel_context.get_current() is before
         return received, escaped, wrong, consumer_span_id, same
 
-    try:
+    with records_of("opentelemetry") as sdk_logs:
         received, escaped, wrong_context, consumer_id, same_context = asyncio.run(main())
-    finally:
-        sdk_logger.removeHandler(sdk_logs)
 
     # What the agent yielded before it failed, or the consumer stopped.
     n = len(run.script)

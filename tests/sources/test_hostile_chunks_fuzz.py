@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from agent_contract.protocol import Error, LLMCallEnd
 from agent_otel import ContentCapture, otel_wrapper
 from otlp_check import Exported, assert_nested_in_time
-from test_property import _Records
+from test_property import records_of
 
 from ._hostile_json import HOSTILE_JSON, paths, replace, responses_events
 from ._http import anthropic_client, openai_client, sse
@@ -129,15 +129,8 @@ def test_hostile_chunks_never_cost_the_agent_a_span_or_a_batch(
         wrapper = otel_wrapper(**exported.providers(), capture_content=capture)
         return [e async for e in wrapper(_source(kind, body))]
 
-    records, logger = _Records(), logging.getLogger("agent_otel")
-    level = logger.level
-    logger.addHandler(records)
-    logger.setLevel(logging.DEBUG)
-    try:
+    with records_of("agent_otel", logging.DEBUG) as records:
         received = asyncio.run(main())
-    finally:
-        logger.removeHandler(records)
-        logger.setLevel(level)
 
     assert not records.messages, records.messages
     assert isinstance(received[-1], LLMCallEnd)
