@@ -4,6 +4,7 @@ framework adapters' fuzz tests."""
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from hypothesis import strategies as st
@@ -32,6 +33,15 @@ def replace(value: Any, path: tuple[Any, ...], new: Any) -> None:
     for step in path[:-1]:
         value = value[step]
     value[path[-1]] = new
+
+
+def spoil(data: st.DataObject, events: Any) -> None:
+    """Put hostile JSON at one to three places inside ``events``, drawn from ``data`` (a place
+    whose parent an earlier draw replaced is left as it is)."""
+    for path in data.draw(st.lists(st.sampled_from(paths(events)), min_size=1, max_size=3)):
+        new = data.draw(HOSTILE_JSON)
+        with contextlib.suppress(KeyError, IndexError, TypeError):
+            replace(events, path, new)
 
 
 def responses_events() -> list[dict[str, Any]]:

@@ -12,7 +12,6 @@ object where a string goes). On every example:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 from collections.abc import Callable
@@ -27,7 +26,7 @@ from agent_otel import ContentCapture, otel_wrapper
 from otlp_check import Exported, assert_nested_in_time
 from test_property import records_of
 
-from ._hostile_json import HOSTILE_JSON, paths, replace, responses_events
+from ._hostile_json import responses_events, spoil
 from ._http import anthropic_client, openai_client, sse
 
 pytest.importorskip("openai")
@@ -117,11 +116,7 @@ def test_hostile_chunks_never_cost_the_agent_a_span_or_a_batch(
 ) -> None:
     make, named = _STREAMS[kind]
     events = make()
-    places = paths(events)
-    for path in data.draw(st.lists(st.sampled_from(places), min_size=1, max_size=3)):
-        value = data.draw(HOSTILE_JSON)
-        with contextlib.suppress(KeyError, IndexError, TypeError):  # a parent replaced before
-            replace(events, path, value)
+    spoil(data, events)
     body = _body(events, named)
     exported = Exported()
 

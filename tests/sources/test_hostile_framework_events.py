@@ -14,7 +14,6 @@ out as it is (its own frame, not ours, raised it).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import traceback
 from collections.abc import AsyncIterator
 from typing import Any
@@ -27,7 +26,7 @@ from agent_contract.protocol import AgentEvent, Error, LLMCallEnd, LLMCallStart,
 from agent_otel import otel_wrapper
 from otlp_check import Exported, assert_nested_in_time
 
-from ._hostile_json import HOSTILE_JSON, paths, replace, responses_events
+from ._hostile_json import responses_events, spoil
 from ._http import openai_client, sse
 
 _EXAMPLES = settings(
@@ -123,9 +122,7 @@ async def test_an_agents_sdk_response_created_of_no_response_is_skipped_the_call
 def test_hostile_raw_response_events_never_cost_an_agents_sdk_run(data: st.DataObject) -> None:
     pytest.importorskip("agents")
     events = _text_response()
-    for path in data.draw(st.lists(st.sampled_from(paths(events)), min_size=1, max_size=3)):
-        with contextlib.suppress(KeyError, IndexError, TypeError):  # a parent replaced before
-            replace(events, path, data.draw(HOSTILE_JSON))
+    spoil(data, events)
     _assert_kept(*asyncio.run(_traced(_agents_run(events))))
 
 
@@ -170,9 +167,7 @@ async def test_a_strands_model_event_of_no_delta_is_skipped_the_call_ends() -> N
 def test_hostile_model_events_never_cost_a_strands_run(data: st.DataObject) -> None:
     pytest.importorskip("strands")
     turn = _strands_turn()
-    for path in data.draw(st.lists(st.sampled_from(paths(turn)), min_size=1, max_size=3)):
-        with contextlib.suppress(KeyError, IndexError, TypeError):  # a parent replaced before
-            replace(turn, path, data.draw(HOSTILE_JSON))
+    spoil(data, turn)
     _assert_kept(*asyncio.run(_traced(_strands_run(turn))))
 
 
