@@ -403,6 +403,17 @@ def test_the_instrumentor_tells_an_option_it_ignores(caplog: pytest.LogCaptureFi
         instrumentor.uninstrument()
 
 
+def test_the_instrumentor_tells_its_own_key_misspelt(caplog: pytest.LogCaptureFixture) -> None:
+    """``base_class=[MyAgent]`` (its own key, singular) was told "not an option" with no
+    hint, as the options alone were searched: the base class was then silently not traced."""
+    instrumentor = AgentInstrumentor()
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        instrumentor.instrument(base_class=[])
+    try:
+        assert "ignores 'base_class', not an option: did you mean 'base_classes'?" in caplog.text
+    finally:
+        instrumentor.uninstrument()
+
 class SyncStreaming:
     """A newcomer's agent: its stream a synchronous generator, its invoke ignoring the
     wrapper it is handed."""
