@@ -403,6 +403,7 @@ def test_the_instrumentor_tells_an_option_it_ignores(caplog: pytest.LogCaptureFi
         instrumentor.uninstrument()
 
 
+
 def test_the_instrumentor_tells_its_own_key_misspelt(caplog: pytest.LogCaptureFixture) -> None:
     """``base_class=[MyAgent]`` (its own key, singular) was told "not an option" with no
     hint, as the options alone were searched: the base class was then silently not traced."""
@@ -1870,3 +1871,81 @@ def _pydantic_ai_agent() -> Any:
     from pydantic_ai.models.test import TestModel
 
     return PydanticAgent(TestModel(), name="weatherbot")
+
+
+_PUBLIC_MODULES = ["agent_otel", "agent_otel.testing", "agent_otel.instrumentor"]
+# Made on every run (each run's ids): a check before its construction would cost every run.
+# run_script's keywords are otel_wrapper()'s options, told by it (it needs its two arguments).
+_UNCHECKED = {"RunIdentity", "run_script"}
+
+
+def _public_callables() -> list[Any]:
+    """Every public callable that takes keywords, with the names it takes (a class's are its
+    constructor's, a ``**options: Unpack[...]``'s its keys)."""
+    from test_options_doc import public_parameters
+
+    found = []
+    for module in _PUBLIC_MODULES:
+        imported = __import__(module, fromlist=["__all__"])
+        for name in imported.__all__:
+            value = getattr(imported, name)
+            if not callable(value) or name in _UNCHECKED:
+                continue
+            try:
+                names = public_parameters(value.__init__ if isinstance(value, type) else value)
+            except (TypeError, ValueError):  # a typing alias: no signature
+                continue
+            if names - {"self"}:
+                found.append(pytest.param(name, value, names - {"self"}, id=name))
+    return found
+
+
+def _misspelt(name: str, takes: set[str]) -> str:
+    """``name`` with its last letter doubled: a typo that is no other name it takes."""
+    typo = name + name[-1]
+    assert typo not in takes
+    return typo
+
+
+@pytest.mark.parametrize(("name", "callable_", "takes"), _public_callables())
+def test_every_public_callable_tells_a_misspelt_keyword_the_one_meant(
+    name: str, callable_: Any, takes: set[str]
+) -> None:
+    """``otel_wrapper()``, ``instrument()`` and ``configure()`` told a misspelt option the one
+    meant; ``remote_agent(nam=...)``, ``Scrubber(pattern=...)``, ``InMemoryTelemetry(procesors=
+    ...)`` and twenty more got Python's bare "unexpected keyword argument" (``remote_agent``'s
+    not even naming the call). Every public callable says the nearest name it takes, at once."""
+    for meant in sorted(takes):
+        typo = _misspelt(meant, takes)
+        with pytest.raises(TypeError) as raised:
+            callable_(**{typo: None})
+        told = str(raised.value)
+        assert told.startswith(f"{name}() got an unexpected keyword argument {typo!r}"), told
+        assert f"did you mean {meant!r}?" in told, told
+
+
+def test_the_keyword_check_skips_only_what_a_run_makes() -> None:
+    names = {param.values[0] for param in _public_callables()}
+    assert {"remote_agent", "Scrubber", "InMemoryTelemetry", "span_tree", "Telemetry"} <= names
+    assert not names & set(_UNCHECKED)
+
+
+@pytest.mark.parametrize(
+    ("call", "told"),
+    [
+        (lambda: instrument(nme="researcher"), "did you mean 'name'?"),
+        (lambda: instrument(capture_contents=True), "did you mean 'capture_content'?"),
+        (lambda: instrument(agent=ScriptedAgent([])), "pass it first, by position"),
+        (lambda: instrument(target=ScriptedAgent), "pass it first, by position"),
+    ],
+    ids=["misspelt name", "misspelt option", "the agent by keyword", "a class by keyword"],
+)
+def test_instruments_decorator_form_tells_an_unknown_option_at_the_call(
+    call: Any, told: str
+) -> None:
+    """``instrument(agent=my_agent)`` returned a decorator, told nothing, and the agent went
+    untraced (``traced.run`` then an ``AttributeError`` on a function); ``@instrument(nme=
+    "x")`` was told only once applied. The options are checked where they are given."""
+    with pytest.raises(TypeError, match="instrument\\(\\) got an unexpected keyword") as raised:
+        call()
+    assert told in str(raised.value)

@@ -21,6 +21,7 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 
 from agent_otel._plain import a_kind, items_of
 from agent_otel.identity._identity import identity_from_baggage, identity_to_baggage
+from agent_otel.recording._hints import keyworded
 
 __all__ = [
     "agent_context_value",
@@ -34,6 +35,7 @@ _TRACE = TraceContextTextMapPropagator()
 _BAGGAGE = W3CBaggagePropagator()
 
 
+@keyworded
 def inject_context(context: Context | None = None) -> dict[str, str]:
     """A W3C trace-context carrier for ``context`` (default: the current context).
 
@@ -51,6 +53,7 @@ def inject_context(context: Context | None = None) -> dict[str, str]:
     return carrier
 
 
+@keyworded
 def extract_context(carrier: Any, context: Context | None = None) -> Context:
     """The context a carrier made by :func:`inject_context` describes (its span and baggage).
 
