@@ -403,7 +403,6 @@ def test_the_instrumentor_tells_an_option_it_ignores(caplog: pytest.LogCaptureFi
         instrumentor.uninstrument()
 
 
-
 def test_the_instrumentor_tells_its_own_key_misspelt(caplog: pytest.LogCaptureFixture) -> None:
     """``base_class=[MyAgent]`` (its own key, singular) was told "not an option" with no
     hint, as the options alone were searched: the base class was then silently not traced."""
@@ -414,6 +413,7 @@ def test_the_instrumentor_tells_its_own_key_misspelt(caplog: pytest.LogCaptureFi
         assert "ignores 'base_class', not an option: did you mean 'base_classes'?" in caplog.text
     finally:
         instrumentor.uninstrument()
+
 
 class SyncStreaming:
     """A newcomer's agent: its stream a synchronous generator, its invoke ignoring the
