@@ -1949,3 +1949,13 @@ def test_instruments_decorator_form_tells_an_unknown_option_at_the_call(
     with pytest.raises(TypeError, match="instrument\\(\\) got an unexpected keyword") as raised:
         call()
     assert told in str(raised.value)
+
+
+@pytest.mark.parametrize("protocol", ["http", "http/json", "otlp"])
+def test_a_protocol_argument_configure_cannot_use_is_told_as_configures(protocol: str) -> None:
+    """Every other argument ``configure()`` cannot work with names the call
+    (``configure(timeout=...) must be > 0``); ``protocol="http"``, what a newcomer writes for
+    OTLP/HTTP, said only ``protocol must be ...``, as if it came from somewhere else."""
+    with pytest.raises(ValueError, match=r"^configure\(protocol=\.\.\.\) takes ") as raised:
+        configure(protocol=protocol, set_global=False, console_stream=io.StringIO())
+    assert f"'grpc' or 'http/protobuf', not {protocol!r}" in str(raised.value)
