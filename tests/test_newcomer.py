@@ -31,7 +31,9 @@ from agent_otel import (
     Telemetry,
     _clock,
     configure,
+    continue_trace,
     end_open_runs,
+    extract_context,
     instrument,
     is_instrumented,
     otel_wrapper,
@@ -1959,3 +1961,45 @@ def test_a_protocol_argument_configure_cannot_use_is_told_as_configures(protocol
     with pytest.raises(ValueError, match=r"^configure\(protocol=\.\.\.\) takes ") as raised:
         configure(protocol=protocol, set_global=False, console_stream=io.StringIO())
     assert f"'grpc' or 'http/protobuf', not {protocol!r}" in str(raised.value)
+
+
+_TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+
+
+def _continued(headers: Any) -> Any:
+    with continue_trace(headers) as context:
+        return context
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        lambda given: extract_context(given),
+        _continued,
+    ],
+    ids=["extract_context", "continue_trace"],
+)
+def test_one_header_value_given_for_the_headers_is_told_once(
+    read: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``continue_trace(request.headers["traceparent"])``, one header's value where the headers
+    belong, named no parent without a word: the remote run started a trace of its own and the
+    caller's trace simply ended at the call. It still starts one (a request's data never
+    raises into the server), and the mistake is told once, without the value (a header's value
+    may be a credential)."""
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        for given in (_TRACEPARENT, _TRACEPARENT.encode()):
+            context = read(given)
+            assert not trace.get_current_span(context).get_span_context().is_valid
+    told = [r.getMessage() for r in caplog.records if "headers" in r.getMessage()]
+    assert len(told) == 1, told
+    assert "not one header's value" in told[0]
+    assert "request.headers" in told[0]
+    assert "0af7651916cd43dd" not in told[0]
+
+
+def test_headers_that_name_no_parent_are_told_nothing(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        for carrier in ({}, None, [], {"traceparent": _TRACEPARENT}):
+            extract_context(carrier)
+    assert caplog.records == []
