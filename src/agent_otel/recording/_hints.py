@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import functools
 import inspect
+import math
 import os
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, ParamSpec, TypeVar, cast
@@ -341,7 +342,7 @@ def _checking(
     )
     given, named = _by_position(fn)
     bound = 1 if fn.__name__ == "__init__" else 0  # self: no argument of the caller's
-    most = len(given) if named else len(given) + 1_000_000  # no options: Python's own words
+    most = len(given) if named else math.inf  # no keyword-only options: Python's own words
 
     @functools.wraps(fn)
     def checked(*args: P.args, **kwargs: P.kwargs) -> R:
