@@ -31,7 +31,9 @@ from agent_otel import (
     Telemetry,
     _clock,
     configure,
+    continue_trace,
     end_open_runs,
+    extract_context,
     instrument,
     is_instrumented,
     otel_wrapper,
@@ -399,6 +401,18 @@ def test_the_instrumentor_tells_an_option_it_ignores(caplog: pytest.LogCaptureFi
             caplog.text
         )
         assert "base_classes" not in caplog.text  # its own key
+    finally:
+        instrumentor.uninstrument()
+
+
+def test_the_instrumentor_tells_its_own_key_misspelt(caplog: pytest.LogCaptureFixture) -> None:
+    """``base_class=[MyAgent]`` (its own key, singular) was told "not an option" with no
+    hint, as the options alone were searched: the base class was then silently not traced."""
+    instrumentor = AgentInstrumentor()
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        instrumentor.instrument(base_class=[])
+    try:
+        assert "ignores 'base_class', not an option: did you mean 'base_classes'?" in caplog.text
     finally:
         instrumentor.uninstrument()
 
@@ -1859,3 +1873,133 @@ def _pydantic_ai_agent() -> Any:
     from pydantic_ai.models.test import TestModel
 
     return PydanticAgent(TestModel(), name="weatherbot")
+
+
+_PUBLIC_MODULES = ["agent_otel", "agent_otel.testing", "agent_otel.instrumentor"]
+# Made on every run (each run's ids): a check before its construction would cost every run.
+# run_script's keywords are otel_wrapper()'s options, told by it (it needs its two arguments).
+_UNCHECKED = {"RunIdentity", "run_script"}
+
+
+def _public_callables() -> list[Any]:
+    """Every public callable that takes keywords, with the names it takes (a class's are its
+    constructor's, a ``**options: Unpack[...]``'s its keys)."""
+    from test_options_doc import public_parameters
+
+    found = []
+    for module in _PUBLIC_MODULES:
+        imported = __import__(module, fromlist=["__all__"])
+        for name in imported.__all__:
+            value = getattr(imported, name)
+            if not callable(value) or name in _UNCHECKED:
+                continue
+            try:
+                names = public_parameters(value.__init__ if isinstance(value, type) else value)
+            except (TypeError, ValueError):  # a typing alias: no signature
+                continue
+            if names - {"self"}:
+                found.append(pytest.param(name, value, names - {"self"}, id=name))
+    return found
+
+
+def _misspelt(name: str, takes: set[str]) -> str:
+    """``name`` with its last letter doubled: a typo that is no other name it takes."""
+    typo = name + name[-1]
+    assert typo not in takes
+    return typo
+
+
+@pytest.mark.parametrize(("name", "callable_", "takes"), _public_callables())
+def test_every_public_callable_tells_a_misspelt_keyword_the_one_meant(
+    name: str, callable_: Any, takes: set[str]
+) -> None:
+    """``otel_wrapper()``, ``instrument()`` and ``configure()`` told a misspelt option the one
+    meant; ``remote_agent(nam=...)``, ``Scrubber(pattern=...)``, ``InMemoryTelemetry(procesors=
+    ...)`` and twenty more got Python's bare "unexpected keyword argument" (``remote_agent``'s
+    not even naming the call). Every public callable says the nearest name it takes, at once."""
+    for meant in sorted(takes):
+        typo = _misspelt(meant, takes)
+        with pytest.raises(TypeError) as raised:
+            callable_(**{typo: None})
+        told = str(raised.value)
+        assert told.startswith(f"{name}() got an unexpected keyword argument {typo!r}"), told
+        assert f"did you mean {meant!r}?" in told, told
+
+
+def test_the_keyword_check_skips_only_what_a_run_makes() -> None:
+    names = {param.values[0] for param in _public_callables()}
+    assert {"remote_agent", "Scrubber", "InMemoryTelemetry", "span_tree", "Telemetry"} <= names
+    assert not names & set(_UNCHECKED)
+
+
+@pytest.mark.parametrize(
+    ("call", "told"),
+    [
+        (lambda: instrument(nme="researcher"), "did you mean 'name'?"),
+        (lambda: instrument(capture_contents=True), "did you mean 'capture_content'?"),
+        (lambda: instrument(agent=ScriptedAgent([])), "pass it first, by position"),
+        (lambda: instrument(target=ScriptedAgent), "pass it first, by position"),
+    ],
+    ids=["misspelt name", "misspelt option", "the agent by keyword", "a class by keyword"],
+)
+def test_instruments_decorator_form_tells_an_unknown_option_at_the_call(
+    call: Any, told: str
+) -> None:
+    """``instrument(agent=my_agent)`` returned a decorator, told nothing, and the agent went
+    untraced (``traced.run`` then an ``AttributeError`` on a function); ``@instrument(nme=
+    "x")`` was told only once applied. The options are checked where they are given."""
+    with pytest.raises(TypeError, match="instrument\\(\\) got an unexpected keyword") as raised:
+        call()
+    assert told in str(raised.value)
+
+
+@pytest.mark.parametrize("protocol", ["http", "http/json", "otlp"])
+def test_a_protocol_argument_configure_cannot_use_is_told_as_configures(protocol: str) -> None:
+    """Every other argument ``configure()`` cannot work with names the call
+    (``configure(timeout=...) must be > 0``); ``protocol="http"``, what a newcomer writes for
+    OTLP/HTTP, said only ``protocol must be ...``, as if it came from somewhere else."""
+    with pytest.raises(ValueError, match=r"^configure\(protocol=\.\.\.\) takes ") as raised:
+        configure(protocol=protocol, set_global=False, console_stream=io.StringIO())
+    assert f"'grpc' or 'http/protobuf', not {protocol!r}" in str(raised.value)
+
+
+_TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+
+
+def _continued(headers: Any) -> Any:
+    with continue_trace(headers) as context:
+        return context
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        lambda given: extract_context(given),
+        _continued,
+    ],
+    ids=["extract_context", "continue_trace"],
+)
+def test_one_header_value_given_for_the_headers_is_told_once(
+    read: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``continue_trace(request.headers["traceparent"])``, one header's value where the headers
+    belong, named no parent without a word: the remote run started a trace of its own and the
+    caller's trace simply ended at the call. It still starts one (a request's data never
+    raises into the server), and the mistake is told once, without the value (a header's value
+    may be a credential)."""
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        for given in (_TRACEPARENT, _TRACEPARENT.encode()):
+            context = read(given)
+            assert not trace.get_current_span(context).get_span_context().is_valid
+    told = [r.getMessage() for r in caplog.records if "headers" in r.getMessage()]
+    assert len(told) == 1, told
+    assert "not one header's value" in told[0]
+    assert "request.headers" in told[0]
+    assert "0af7651916cd43dd" not in told[0]
+
+
+def test_headers_that_name_no_parent_are_told_nothing(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        for carrier in ({}, None, [], {"traceparent": _TRACEPARENT}):
+            extract_context(carrier)
+    assert caplog.records == []

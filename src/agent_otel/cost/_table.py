@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_otel._plain import at_least_zero, number_of, shown, text_of
+from agent_otel.recording._hints import keyworded
 
 MAX_MEMO = 1024
 PER_TOKENS = 1_000_000
@@ -23,6 +24,7 @@ PER_TOKENS = 1_000_000
 _SNAPSHOT = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8})$")
 
 
+@keyworded
 @dataclass(frozen=True, slots=True)
 class ModelPrice:
     """One model's prices per million tokens; a part without its own price pays the plain rate.
@@ -67,6 +69,7 @@ class ModelPrice:
         return total / PER_TOKENS
 
 
+@keyworded
 @dataclass(frozen=True, slots=True)
 class PriceTable:
     """Prices by model name, in one currency, with where and when they were read.

@@ -18,14 +18,22 @@ from __future__ import annotations
 
 import copy
 import weakref
+from collections.abc import Mapping
 from contextlib import suppress
 from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
 from agent_otel._plain import text_of
-from agent_otel.recording._hints import a_kind, hint_dropped, hint_reinstrumented, positional
-from agent_otel.recording._options import Options, settings_from
+from agent_otel.recording._hints import (
+    a_kind,
+    hint_dropped,
+    hint_reinstrumented,
+    keyworded,
+    positional,
+    unexpected,
+)
+from agent_otel.recording._options import OPTION_NAMES, Options, settings_from
 
 from ._base import DELEGATES, INSTANCE, Bound
 from ._classes import (
@@ -247,6 +255,7 @@ def instrument(
     Instrumenting what is already instrumented changes nothing (uninstrument first to change
     options): a second call asking for other options is told so, once per class.
     """
+    _check_names(options)  # here, also for the decorator form: not once it is applied
     if agent_or_class is None:
 
         def decorator(target: Any) -> Any:
@@ -275,6 +284,28 @@ def instrument(
     return _instrument_instance(agent_or_class, chosen)
 
 
+def _check_names(options: Mapping[str, object]) -> None:
+    """A keyword that is no option raises at the call, with the nearest option; one given an
+    agent (``instrument(agent=my_agent)``, which made a decorator and traced nothing) says the
+    agent goes first."""
+    unknown = sorted(options.keys() - OPTION_NAMES)
+    if not unknown:
+        return
+    if _an_agent(options[unknown[0]]):
+        where = "the agent (or its class) is no option: pass it first, by position, as in "
+        raise TypeError(unexpected("instrument", unknown[0], (), where + "instrument(agent)"))
+    raise TypeError(unexpected("instrument", unknown[0], OPTION_NAMES | {"agent_or_class", "name"}))
+
+
+def _an_agent(value: object) -> bool:
+    """Whether ``value`` has an agent's entry points (what its own lookup raises: no)."""
+    with suppress(Exception):
+        if not issubclass(type(value), ModuleType):
+            return any(callable(getattr(value, n, None)) for n in ENTRY_POINTS)
+    return False
+
+
+@keyworded
 def uninstrument(agent_or_class: _T) -> _T:
     """Undo :func:`instrument`: returns the original agent (or the class, restored); anything
     else, returned as it is. Read by its type alone: none of its own methods (its
@@ -291,6 +322,7 @@ def uninstrument(agent_or_class: _T) -> _T:
     return agent_or_class
 
 
+@keyworded
 def is_instrumented(agent_or_class: Any) -> bool:
     """Whether calls on ``agent_or_class`` are traced by :func:`instrument` (False for
     anything else; none of its own methods runs)."""

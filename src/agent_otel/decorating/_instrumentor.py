@@ -71,7 +71,7 @@ class AgentInstrumentor(BaseInstrumentor):  # type: ignore[misc]
             _log.warning(
                 "agent-otel: AgentInstrumentor().instrument() ignores %r, not an option%s",
                 unknown,
-                did_you_mean(str(unknown), OPTION_NAMES),
+                did_you_mean(str(unknown), OPTION_NAMES | _INSTRUMENTOR_KEYS),
             )
         for base in self._bases:
             instrument(base, **options)

@@ -19,8 +19,10 @@ from opentelemetry.baggage.propagation import W3CBaggagePropagator
 from opentelemetry.context.context import Context
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
+from agent_otel._guard import warn_once
 from agent_otel._plain import a_kind, items_of
 from agent_otel.identity._identity import identity_from_baggage, identity_to_baggage
+from agent_otel.recording._hints import keyworded
 
 __all__ = [
     "agent_context_value",
@@ -34,6 +36,7 @@ _TRACE = TraceContextTextMapPropagator()
 _BAGGAGE = W3CBaggagePropagator()
 
 
+@keyworded
 def inject_context(context: Context | None = None) -> dict[str, str]:
     """A W3C trace-context carrier for ``context`` (default: the current context).
 
@@ -51,6 +54,7 @@ def inject_context(context: Context | None = None) -> dict[str, str]:
     return carrier
 
 
+@keyworded
 def extract_context(carrier: Any, context: Context | None = None) -> Context:
     """The context a carrier made by :func:`inject_context` describes (its span and baggage).
 
@@ -82,7 +86,16 @@ def check_context(caller: str, name: str, value: object) -> None:
 
 def text_carrier(carrier: Any) -> dict[str, str]:
     """The W3C fields of a header carrier as lower-case ``str`` keys and ``str`` values."""
-    if isinstance(carrier, (str, bytes, bytearray)):
+    if isinstance(carrier, (str, bytes, bytearray)):  # told by kind, never its value: a
+        # header's value may be a credential
+        warn_once(
+            "carrier",
+            "text",
+            "agent-otel: a trace carrier was given one text (%s), which names no parent, so the "
+            "run started a trace of its own: pass the headers themselves, not one header's "
+            "value, as in continue_trace(request.headers) or extract_context(request.headers)",
+            a_kind(carrier),
+        )
         return {}  # no pairs (and a subclass's own iteration may raise)
     # A carrier's dicts, lists and strings are read by their base type's own methods (a
     # subclass's own items, iteration, length or lower may raise, or say something else).

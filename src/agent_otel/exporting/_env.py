@@ -92,7 +92,9 @@ def resolve_protocol(
     if override is not None:
         value = override.strip().lower() if isinstance(override, str) else override
         if value not in _PROTOCOLS:
-            raise ValueError(f"protocol must be 'grpc' or 'http/protobuf', not {override!r}")
+            raise ValueError(
+                f"configure(protocol=...) takes 'grpc' or 'http/protobuf', not {override!r}"
+            )
         return GRPC if value == GRPC else HTTP_PROTOBUF
     env = os.environ if env is None else env
     for var in (_signal_var(signal, "PROTOCOL"), OTEL_EXPORTER_OTLP_PROTOCOL):

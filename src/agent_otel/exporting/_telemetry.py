@@ -31,7 +31,7 @@ from agent_otel.exporting._exporters import (
 )
 from agent_otel.exporting._loss import SpanLoss
 from agent_otel.exporting._process import ProcessHooks, forget_parents_metrics, interrupts_held
-from agent_otel.recording._hints import PROVIDERS
+from agent_otel.recording._hints import PROVIDERS, keyworded
 from agent_otel.recording._open import end_runs, manage, told_elsewhere, unmanage
 
 
@@ -66,6 +66,7 @@ def _check(
     return millis
 
 
+@keyworded
 class Telemetry:
     """The providers ``configure()`` built, and how to flush and stop them.
 

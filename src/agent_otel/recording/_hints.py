@@ -12,9 +12,10 @@ from __future__ import annotations
 import difflib
 import functools
 import inspect
+import math
 import os
 from collections.abc import Callable, Collection, Mapping
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar, cast
 
 from opentelemetry import trace
 from opentelemetry.trace import ProxyTracer, Tracer
@@ -39,8 +40,11 @@ __all__ = [
     "hint_reinstrumented",
     "hint_unconfigured",
     "hint_untraced",
+    "keyworded",
     "keywords",
+    "nearest",
     "positional",
+    "unexpected",
 ]
 
 
@@ -52,6 +56,7 @@ class OptionTypeError(TypeError, ValueError):
 
 P = ParamSpec("P")
 R = TypeVar("R")
+C = TypeVar("C", bound=Callable[..., object])
 
 _told: list[bool] = []
 _untraced: set[tuple[str, str]] = set()  # (class, what): told once each
@@ -248,12 +253,17 @@ def did_you_mean(name: str, names: Collection[str]) -> str:
             "meter_provider=, logger_provider=) or to the global ones configure() set "
             "(the options: docs/options.md)"
         )
+    return f"{nearest(name, names)} (the options: docs/options.md)"
+
+
+def nearest(name: str, names: Collection[str]) -> str:
+    """``: did you mean 'x'?`` for the name ``name`` most likely meant (by spelling, or the one
+    that has ``name`` as a word), or nothing when none is near."""
     options = sorted(names)
     near = difflib.get_close_matches(name, options, n=1)
     if not near:
         near = [option for option in options if name in option.split("_")]
-    hint = f": did you mean {near[0]!r}?" if len(near) == 1 else ""
-    return f"{hint} (the options: docs/options.md)"
+    return f": did you mean {near[0]!r}?" if len(near) == 1 else ""
 
 
 def _by_position(fn: Callable[..., object]) -> tuple[list[str], list[str]]:
@@ -302,6 +312,51 @@ def positional(fn: Callable[P, R]) -> Callable[P, R]:
     return checked
 
 
+def unexpected(
+    name: str,
+    unknown: str,
+    takes: Collection[str],
+    where: str = "",
+    hint: Callable[[str, Collection[str]], str] = did_you_mean,
+) -> str:
+    """What ``name()`` given a keyword it does not take is told, as Python says it, with
+    ``where`` that option belongs, else ``hint``: the nearest name it takes (for a run's or
+    ``configure()``'s options, :func:`did_you_mean`: also the other's, and the options' page)."""
+    return f"{name}() got an unexpected keyword argument {unknown!r}" + (
+        f": {where}" if where else hint(unknown, takes)
+    )
+
+
+def _checking(
+    fn: Callable[P, R],
+    name: str,
+    elsewhere: Mapping[str, str],
+    hint: Callable[[str, Collection[str]], str] = did_you_mean,
+) -> Callable[P, R]:
+    """``fn`` (a function, or a constructor's ``__init__``, whose ``self`` is its first
+    argument) checking its keywords, and its positional arguments where it has keyword-only
+    ones, before it runs; told as ``name()``."""
+    parameters = inspect.signature(fn).parameters.values()
+    takes = frozenset(
+        p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    )
+    given, named = _by_position(fn)
+    bound = 1 if fn.__name__ == "__init__" else 0  # self: no argument of the caller's
+    most = len(given) if named else math.inf  # no keyword-only options: Python's own words
+
+    @functools.wraps(fn)
+    def checked(*args: P.args, **kwargs: P.kwargs) -> R:
+        if len(args) > most:
+            raise TypeError(_too_many(name, given[bound:], named, args[bound:]))
+        if not takes.issuperset(kwargs):
+            unknown = sorted(set(kwargs) - takes)[0]
+            where = elsewhere.get(unknown, "")
+            raise TypeError(unexpected(name, unknown, takes - {"self"}, where, hint))
+        return fn(*args, **kwargs)
+
+    return checked
+
+
 def keywords(elsewhere: Mapping[str, str]) -> Callable[[Callable[P, R]], Callable[P, R]]:
     """A function called with a keyword it does not take raises at the call, as Python would,
     with the nearest name it takes or, for a name in ``elsewhere``, where that option belongs
@@ -309,31 +364,21 @@ def keywords(elsewhere: Mapping[str, str]) -> Callable[[Callable[P, R]], Callabl
     and type checkers stays the function's; a call with known keywords pays one set check."""
 
     def decorate(fn: Callable[P, R]) -> Callable[P, R]:
-        name = fn.__name__
-        takes = frozenset(
-            parameter.name
-            for parameter in inspect.signature(fn).parameters.values()
-            if parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)
-        )
-
-        given, named = _by_position(fn)
-
-        @functools.wraps(fn)
-        def checked(*args: P.args, **kwargs: P.kwargs) -> R:
-            if len(args) > len(given):
-                raise TypeError(_too_many(name, given, named, args))
-            if not takes.issuperset(kwargs):
-                unknown = sorted(set(kwargs) - takes)[0]
-                where = elsewhere.get(unknown)
-                raise TypeError(
-                    f"{name}() got an unexpected keyword argument {unknown!r}"
-                    + (f": {where}" if where else did_you_mean(unknown, takes))
-                )
-            return fn(*args, **kwargs)
-
-        return checked
+        return _checking(fn, fn.__name__, elsewhere)
 
     return decorate
+
+
+def keyworded(fn: C) -> C:
+    """Any other public function or class: given a keyword it does not take, it says the
+    nearest one (``Scrubber(pattern=...)``: ``patterns``; a class told by its name, its
+    constructor checked). Not for a class the recorder makes per run, nor a function it calls
+    per run or event: the check costs each call one more."""
+    if isinstance(fn, type):
+        cls: Any = fn  # (mypy: neither reading nor assigning a class's __init__)
+        cls.__init__ = _checking(cls.__init__, fn.__name__, {}, nearest)
+        return fn
+    return cast(C, _checking(fn, fn.__name__, {}, nearest))
 
 
 def check_provider(caller: str, name: str, provider: object, method: str) -> None:

@@ -41,7 +41,7 @@ from agent_otel import _attributes as A
 from agent_otel._guard import logger, report
 
 from . import _pending
-from ._hints import check_provider
+from ._hints import check_provider, keyworded
 
 _OPEN: dict[int, Any] = {}  # id -> RunRecorder, in start order (dict operations hold the GIL)
 # configure()'s telemetries: whose runs they end (given an agent span), and how (counted)
@@ -115,6 +115,7 @@ def end_runs(belongs: Callable[[Any], bool]) -> int:
     return ended
 
 
+@keyworded
 def end_open_runs(tracer_provider: Any = None) -> int:
     """End the agent runs still open in this process, on ``tracer_provider`` (default: on
     any), and return how many.

@@ -23,7 +23,7 @@ from agent_otel.cost import BUNDLED_PRICES, PriceTable
 from agent_otel.scrubbing import Scrub, Scrubber, resolve_scrubber
 from agent_otel.standdown._guards import guard_from_now
 
-from ._hints import PROVIDERS, check_provider, did_you_mean, hint_own_variables
+from ._hints import PROVIDERS, check_provider, hint_own_variables, unexpected
 from ._metrics import Instruments
 from ._pending import interval_from
 from ._semconv import check_semconv, conventions_for
@@ -211,10 +211,7 @@ def settings_from(options: Options, caller: str = "otel_wrapper") -> RunSettings
     """
     unknown = sorted(set(options) - OPTION_NAMES)
     if unknown:
-        raise TypeError(
-            f"{caller}() got an unexpected keyword argument {unknown[0]!r}"
-            + did_you_mean(unknown[0], OPTION_NAMES)
-        )
+        raise TypeError(unexpected(caller, unknown[0], OPTION_NAMES))
     for name, method in PROVIDERS.items():
         check_provider(caller, name, options.get(name), method)
     _check_values(options, caller)

@@ -33,7 +33,7 @@ from agent_otel.standdown._context import suppressed_here
 from agent_otel.standdown._frameworks import framework_run
 
 from ._activation import activate, deactivate
-from ._hints import a_kind, factory, hint_unconfigured
+from ._hints import a_kind, factory, hint_unconfigured, keyworded
 from ._open import claim, ended, opened
 from ._options import Options, settings_from
 from ._read import handler_for
@@ -256,6 +256,7 @@ _LAYERS: weakref.WeakKeyDictionary[AsyncIterator[Any], _Layer] = weakref.WeakKey
 _NAMED: ContextVar[_Layer | None] = ContextVar("agent_otel_named", default=None)
 
 
+@keyworded
 def run_context(stream: object) -> SpanContext | None:
     """The span context of the run ``stream`` traces, for ``record_evaluation(...,
     span_context=)``, a span link or a backend's link: from the run's start (its first pull)

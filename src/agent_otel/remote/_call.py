@@ -32,6 +32,7 @@ from agent_otel.decorating._propagation import check_context
 from agent_otel.identity._identity import clean_id, identity_of
 from agent_otel.recording._encodable import checked, checked_text, uncounted
 from agent_otel.recording._errors import error_type_of, fail_span, mark_error, report_failure
+from agent_otel.recording._hints import nearest, unexpected
 from agent_otel.recording._options import scrub_for, tracer_for
 from agent_otel.recording._span import GuardedSpan, start_span
 from agent_otel.scrubbing import Scrubber
@@ -60,6 +61,16 @@ class CallOptions(TypedDict, total=False):
     """Where scrubbing counts (default: the global provider)."""
     scrub: bool | Scrubber
     """As for a run (default ``True``: credentials in names are scrubbed)."""
+
+
+_CALL_OPTIONS = frozenset(CallOptions.__optional_keys__)
+
+
+def _check_options(name: str, options: Mapping[str, object], takes: frozenset[str]) -> None:
+    """A keyword that is no option of ``name()`` raises as Python's would, with the nearest."""
+    unknown = options.keys() - _CALL_OPTIONS
+    if unknown:
+        raise TypeError(unexpected(name, min(unknown), takes | _CALL_OPTIONS, hint=nearest))
 
 
 _TRACE = TraceContextTextMapPropagator()
@@ -119,9 +130,7 @@ class RemoteAgentCall(Block["RemoteAgentCall"]):
     ) -> None:
         """``parent``: the context the span starts in (default: the current one); the options
         as for :func:`remote_agent`."""
-        unknown = options.keys() - CallOptions.__optional_keys__
-        if unknown:
-            raise TypeError(f"unexpected keyword argument {min(unknown)!r}")
+        _check_options("RemoteAgentCall", options, frozenset({"name", "url", "parent"}))
         conversation_id = options.get("conversation_id")
         description, version = options.get("description"), options.get("version")
         provider, scrub = options.get("provider"), options.get("scrub", True)
@@ -266,8 +275,8 @@ def remote_agent(
     a run (credentials in names are scrubbed, counted on ``meter_provider``). The options are
     :class:`CallOptions`.
     """
-    if "parent" in options:  # the call starts where the block is: no parent to give
-        raise TypeError("unexpected keyword argument 'parent'")
+    _check_options("remote_agent", options, frozenset({"name", "url"}))  # parent= too:
+    # the call starts where the block is (RemoteAgentCall(parent=...) starts elsewhere)
     return RemoteAgentCall(name, url, **options)
 
 

@@ -24,6 +24,7 @@ from agent_otel._guard import report
 from agent_otel._plain import get, text_of
 from agent_otel.decorating._propagation import extract_context
 from agent_otel.identity._identity import make_identity, with_identity
+from agent_otel.recording._hints import keyworded
 from agent_otel.recording._run import in_run
 
 __all__ = [
@@ -102,6 +103,7 @@ def _serves_this_request(span: trace.Span) -> bool:
     )
 
 
+@keyworded
 @block
 def continue_trace(headers: Any, *, conversation_id: object = None) -> Iterator[Context]:
     """Run the block in the context the caller's ``headers`` name, or, when they name no valid
@@ -128,6 +130,7 @@ Scope = MutableMapping[str, Any]
 ASGIApp = Callable[[Scope, Any, Any], Awaitable[None]]
 
 
+@keyworded
 class ContinueTraceMiddleware:
     """ASGI middleware: each HTTP (or WebSocket) request is served in the context its W3C
     headers name, so everything the app does for it is in the caller's trace: the runs it
@@ -163,6 +166,7 @@ class ContinueTraceMiddleware:
 WSGIApp = Callable[[dict[str, Any], Any], Iterable[bytes]]
 
 
+@keyworded
 class ContinueTraceWSGIMiddleware:
     """WSGI middleware: each request is served in the context its W3C headers name (the
     environ's ``HTTP_TRACEPARENT``, ``HTTP_TRACESTATE``, ``HTTP_BAGGAGE``), as

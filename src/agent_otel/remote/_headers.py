@@ -21,6 +21,7 @@ from opentelemetry.propagators.textmap import TextMapPropagator
 
 from agent_otel._guard import report
 from agent_otel._plain import a_kind, has_methods, items_of
+from agent_otel.recording._hints import keyworded
 
 __all__ = ["with_trace_headers"]
 
@@ -58,6 +59,7 @@ class _AsyncTraceHeaders(_TraceHeaders):
         _inject(request, self.propagator)
 
 
+@keyworded
 def with_trace_headers(client: Client, *, propagator: TextMapPropagator | None = None) -> Client:
     """``client`` (an ``httpx`` or ``httpx2`` client, sync or async), each of whose requests
     now carries the current trace context in its headers; returned for use inline::

@@ -6,10 +6,12 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from agent_otel._plain import at_least_zero, int_of, number_of, shown
+from agent_otel.recording._hints import keyworded
 
 _N = TypeVar("_N", int, float)
 
 
+@keyworded
 @dataclass(frozen=True, slots=True)
 class TailSamplingPolicy:
     """Keep a whole run when it matters, a ratio of the others; bound what waits.
@@ -84,6 +86,7 @@ def _limit(name: str, given: object, number: _N | None, what: str) -> _N:
     return at_least_zero(f"TailSamplingPolicy({name}=...)", given, number, f"{what} or None")
 
 
+@keyworded
 @dataclass(frozen=True, slots=True)
 class SamplerStats:
     """What a :class:`TailSampler` decided so far, and what it holds now."""

@@ -21,6 +21,7 @@ from agent_otel import _attributes as A
 from agent_otel._fork import in_forked_child
 from agent_otel._guard import logger as _log
 from agent_otel._plain import a_kind, has_methods
+from agent_otel.recording._hints import keyworded
 
 from ._policy import SamplerStats, TailSamplingPolicy
 from ._size import span_size
@@ -53,6 +54,7 @@ class _Decided:
         self.keep = keep
 
 
+@keyworded
 class TailSampler(SpanProcessor):
     """Hold each run's spans until the run ends; pass whole runs on to ``downstream``.
 

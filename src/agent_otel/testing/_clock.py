@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 from agent_otel import _clock
 from agent_otel._block import block
 from agent_otel._plain import int_of, shown
+from agent_otel.recording._hints import keyworded
 
 
 def _nanoseconds(name: str, value: object) -> int:
@@ -20,6 +21,7 @@ def _nanoseconds(name: str, value: object) -> int:
     return number
 
 
+@keyworded
 class FakeClock:
     """Epoch nanoseconds starting at ``start``, ``step`` further on each reading.
 

@@ -20,7 +20,7 @@ from opentelemetry.sdk.trace.sampling import Sampler
 from agent_otel._attributes import PENDING
 from agent_otel._block import Block, block
 from agent_otel._plain import a_kind, has_methods, items_of
-from agent_otel.recording._hints import bound_factory
+from agent_otel.recording._hints import bound_factory, keyworded
 from agent_otel.recording._open import held as _held
 
 from ._tree import span_outline, span_tree
@@ -67,6 +67,7 @@ class SequentialIdGenerator(IdGenerator):
         return self._span
 
 
+@keyworded
 class InMemoryTelemetry(Block["InMemoryTelemetry"]):
     """Tracer, meter and logger providers whose output stays in memory.
 

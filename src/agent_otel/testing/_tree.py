@@ -9,6 +9,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import StatusCode
 
 from agent_otel._plain import a_kind, shown
+from agent_otel.recording._hints import keyworded
 
 
 def _plain(value: Any) -> Any:
@@ -86,6 +87,7 @@ def _node(span: ReadableSpan, attributes: bool | Collection[str], events: bool) 
     return node
 
 
+@keyworded
 def span_tree(
     spans: Iterable[ReadableSpan],
     *,
@@ -114,6 +116,7 @@ def span_tree(
     return roots
 
 
+@keyworded
 def span_outline(spans: Iterable[ReadableSpan]) -> list[Any]:
     """The span tree by names alone, for asserting structure in one line per level.
 
