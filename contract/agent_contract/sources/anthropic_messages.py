@@ -28,6 +28,7 @@ from agent_contract.events import (
     ToolCall,
     Usage,
 )
+from agent_contract.sources._joined import joined
 from agent_contract.sources._raw_usage import counted, is_count
 from agent_contract.sources._require import expect, expect_messages
 from agent_contract.sources._stream import (
@@ -140,7 +141,8 @@ class MessagesReader:
 
 def _tool_call(block: list[Any], empty: str = "{}") -> ToolCall:
     """A ``tool_use`` block's call; its input ``empty`` when no JSON part came."""
-    return ToolCall(id=block[0], function=FunctionCall(block[1], "".join(block[2]) or empty))
+    arguments = joined("".join(block[2])) or empty
+    return ToolCall(id=block[0], function=FunctionCall(block[1], arguments))
 
 
 def anthropic_input(messages: list[Message]) -> tuple[str | None, list[dict[str, Any]]]:
