@@ -242,3 +242,52 @@ async def test_a_character_split_between_two_chunks_reaches_the_tool_whole(kind:
     assert json.loads(str(tool.attributes["gen_ai.tool.call.arguments"])) == {"q": "\U0001f600"}
     run = telemetry.span("invoke_agent")
     assert "agent_otel.anomalies" not in (run.attributes or {})
+
+
+@pytest.mark.parametrize("second", [1, True, 1.0])  # the SDK reads true and 1.0 as 1
+async def test_a_tool_block_started_at_an_open_blocks_index_keeps_both_calls(
+    second: Any,
+) -> None:
+    """A server (a proxy translating another API) numbering a second ``tool_use`` block as
+    one still open: the first block was overwritten, its call lost with no ``Error``, and
+    the deltas of both went to the second. The open block ends where the next one starts."""
+    pytest.importorskip("anthropic")
+    from agent_contract.sources.anthropic_messages import stream_messages
+
+    from ._http import anthropic_client, sse
+
+    message = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude",
+               "content": [], "stop_reason": None, "usage": {"input_tokens": 3}}  # fmt: skip
+
+    def start(index: Any, name: str) -> dict[str, Any]:
+        block = {"type": "tool_use", "id": f"id_{name}", "name": name, "input": {}}
+        return {"type": "content_block_start", "index": index, "content_block": block}
+
+    def part(index: Any, text: str) -> dict[str, Any]:
+        delta = {"type": "input_json_delta", "partial_json": text}
+        return {"type": "content_block_delta", "index": index, "delta": delta}
+
+    raw = [
+        {"type": "message_start", "message": message},
+        start(1, "a"), part(1, '{"a": 1}'),
+        start(second, "b"), part(second, '{"b": 2}'),
+        {"type": "content_block_stop", "index": 1},
+        {"type": "content_block_stop", "index": second},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {}},
+        {"type": "message_stop"},
+    ]  # fmt: skip
+    source = stream_messages(anthropic_client(sse(raw, named=True)), [], "claude", max_tokens=9)
+    with Exported() as telemetry:
+        wrapper = otel_wrapper(**telemetry.providers(), capture_content=True)
+        events = [e async for e in wrapper(source)]
+    telemetry.assert_encodes()
+
+    calls = [
+        (e.id, e.function.name, e.function.arguments) for e in events if isinstance(e, ToolCall)
+    ]
+    assert calls == [("id_a", "a", '{"a": 1}'), ("id_b", "b", '{"b": 2}')]
+    assert isinstance(events[-1], LLMCallEnd) and events[-1].finish_reason == "tool_use"
+    assert sorted(s.name for s in telemetry.spans() if s.name.startswith("execute_tool")) == [
+        "execute_tool a",
+        "execute_tool b",
+    ]
