@@ -340,8 +340,8 @@ def _one_run(name: str, ids: IdGenerator) -> list[ReadableSpan]:
 
 
 def test_spans_of_two_traces_with_the_same_span_ids_nest_in_their_own_trace() -> None:
-    """A span is named by its trace id and span id together: by the span id alone, two test
-    processes' sequential ids merged their trees (one run lost, both calls under the other)."""
+    """A span is named by its trace id and span id together: by the span id alone, two traces
+    sharing span ids merged their trees (one run lost, both calls under the other)."""
     spans = _one_run("a", _Ids(1)) + _one_run("b", _Ids(2))
     assert sorted(span_outline(spans)) == [["run a", ["a"]], ["run b", ["b"]]]
 

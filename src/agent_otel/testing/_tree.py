@@ -97,7 +97,7 @@ def span_tree(
     Each node is ``{"name", "kind", "status"?, "attributes"?, "events"?, "children"}``.
     ``attributes`` may be a collection of keys to keep (timings and ids make poor snapshots).
     A span is known by its trace id and span id together (spans of two traces may share span
-    ids: each test process's sequential ids do); a span whose parent is not among ``spans``,
+    ids); a span whose parent is not among ``spans``,
     or whose parents lead back to it, is a root. Two spans sharing both ids raise
     ``ValueError``: no tree can tell whose children are whose.
     """
