@@ -303,3 +303,25 @@ async def test_terminal_summary_shows_cost_per_model() -> None:
     assert rows["gpt-4o-mini"][1:] == ["2", "1,010", "210", f"{C1 + 0.25:.6f}", "USD"]
     assert rows["local-llama"][1:] == ["1", "50", "5", "-"]
     assert rows["total"][-2:] == [f"{C1 + 0.25:.6f}", "USD"]
+
+
+def test_long_model_names_made_on_the_fly_do_not_pile_up() -> None:
+    """The table remembers each model name it was asked (1,024 at most): a server answering
+    every call with a model name of its own making, each as long as a run writes one (256
+    KiB), kept up to a quarter of a GiB alive in the table shared by every run."""
+    import gc
+    import tracemalloc
+
+    table = PriceTable({"m": ModelPrice(1.0, 1.0)})
+    assert table.price("m") == ModelPrice(1.0, 1.0)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for n in range(200):
+            assert table.price(f"{n:08d}" + "x" * 64 * 1024) is None
+        gc.collect()
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert kept < 1024 * 1024, kept  # 200 names of 64 KiB would be 12.5 MiB
+    assert table.price("M") == ModelPrice(1.0, 1.0)  # short names are still found

@@ -16,6 +16,9 @@ from typing import Any
 from agent_otel._plain import at_least_zero, number_of, shown, text_of
 
 MAX_MEMO = 1024
+MAX_MEMO_NAME = 256
+"""The longest model name the table remembers: a name a server makes up per call may be a page
+long, and 1,024 of those kept a quarter of a GiB alive."""
 PER_TOKENS = 1_000_000
 """Prices are given per this many tokens."""
 MAX_AMOUNT = 1e15
@@ -136,9 +139,10 @@ class PriceTable:
         except KeyError:
             pass
         found = self._find(model)
-        if len(memo) >= MAX_MEMO:  # model names made on the fly must not pile up
-            memo.clear()
-        memo[model] = found
+        if len(model) <= MAX_MEMO_NAME:  # model names made on the fly must not pile up
+            if len(memo) >= MAX_MEMO:
+                memo.clear()
+            memo[model] = found
         return found
 
     def _find(self, model: str) -> ModelPrice | None:
