@@ -131,7 +131,7 @@ def test_provider_cost_wins_and_unknown_models_get_none() -> None:
 )
 def test_hostile_reported_costs_are_ignored(value: Any) -> None:
     found = reported_cost(ReportedUsage(cost=value))
-    if type(value) in (int, float) and math.isfinite(value) and value >= 0:
+    if type(value) in (int, float) and 0 <= value <= 1e15:  # a real cost (NaN is none)
         assert found == float(value)
     else:
         assert found is None
@@ -140,6 +140,53 @@ def test_hostile_reported_costs_are_ignored(value: Any) -> None:
 def test_a_reported_cost_past_a_float_is_ignored() -> None:
     """An int no float holds: ``float()`` raises on it, which must not lose the usage."""
     assert reported_cost(ReportedUsage(cost=10**400)) is None
+
+
+@pytest.mark.parametrize("price", [1e16, 1e300, float(2**1000)])
+def test_a_price_past_any_real_one_is_refused_where_it_is_given(price: Any) -> None:
+    """A price a double holds, yet whose product with a call's tokens does not (a typo, a
+    unit mixed up), priced every call as infinity; it is a ``ValueError`` like NaN's."""
+    with pytest.raises(ValueError, match="at most"):
+        ModelPrice(price, 1.0)
+    with pytest.raises(ValueError, match="reasoning"):
+        ModelPrice(1.0, 1.0, reasoning=price)
+    top = ModelPrice(1e15, 1e15)  # the bound itself is a price
+    most = {"input_tokens": 2**63 - 1, "output_tokens": 2**63 - 1}
+    assert math.isfinite(top.cost(most) or math.inf)
+
+
+@pytest.mark.parametrize("value", [1e16, 1e300, 1.7e308])
+def test_a_reported_cost_past_any_real_one_is_ignored(value: float) -> None:
+    assert reported_cost(ReportedUsage(cost=value)) is None
+    assert reported_cost(ReportedUsage(cost=1e15)) == 1e15
+
+
+async def test_costs_stay_finite_on_every_span_total_and_point(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """Two reported costs a double holds but not their sum: the step and run totals were
+    ``inf`` and the counter dropped the points (the SDK warns of each); such a cost is none,
+    so the table prices the call, as for any cost that is no cost."""
+    events = [
+        *call(
+            "gpt-4o-mini", "c1", ReportedUsage(input_tokens=1000, output_tokens=200, cost=1.5e308)
+        ),
+        *call(
+            "gpt-4o-mini", "c2", ReportedUsage(input_tokens=1000, output_tokens=200, cost=1.5e308)
+        ),
+    ]
+    await run_script(otel_telemetry, events, agent_name="a")
+    amounts = [
+        value
+        for span in otel_telemetry.spans()
+        for key, value in attrs(span).items()
+        if key.endswith("cost.amount")
+    ]
+    assert len(amounts) == 4  # two calls, their step, the run
+    assert all(isinstance(v, float) and math.isfinite(v) for v in amounts), amounts
+    agent = attrs(otel_telemetry.by_name()["invoke_agent a"][0])
+    assert agent["agent_otel.usage.cost.amount"] == pytest.approx(2 * C1)
+    assert sum(p.value for p in cost_points(otel_telemetry)) == pytest.approx(2 * C1)
 
 
 # --- on spans, totals and the metric -------------------------------------------------------------
@@ -256,3 +303,25 @@ async def test_terminal_summary_shows_cost_per_model() -> None:
     assert rows["gpt-4o-mini"][1:] == ["2", "1,010", "210", f"{C1 + 0.25:.6f}", "USD"]
     assert rows["local-llama"][1:] == ["1", "50", "5", "-"]
     assert rows["total"][-2:] == [f"{C1 + 0.25:.6f}", "USD"]
+
+
+def test_long_model_names_made_on_the_fly_do_not_pile_up() -> None:
+    """The table remembers each model name it was asked (1,024 at most): a server answering
+    every call with a model name of its own making, each as long as a run writes one (256
+    KiB), kept up to a quarter of a GiB alive in the table shared by every run."""
+    import gc
+    import tracemalloc
+
+    table = PriceTable({"m": ModelPrice(1.0, 1.0)})
+    assert table.price("m") == ModelPrice(1.0, 1.0)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for n in range(200):
+            assert table.price(f"{n:08d}" + "x" * 64 * 1024) is None
+        gc.collect()
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert kept < 1024 * 1024, kept  # 200 names of 64 KiB would be 12.5 MiB
+    assert table.price("M") == ModelPrice(1.0, 1.0)  # short names are still found

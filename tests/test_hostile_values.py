@@ -252,6 +252,31 @@ async def test_a_repair_made_as_the_run_ends_is_an_event_within_the_run(
     assert_nested_in_time(exported.spans())
 
 
+async def test_a_character_split_between_two_deltas_is_recorded_whole(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # JSON writes a character past U+FFFF as two escapes (a surrogate pair); a server cutting
+    # its text between them sends each half in a chunk of its own, so the text a run joins
+    # holds the pair as two code points. Together they are the character, not two "?".
+    exported = Exported()
+    events = [
+        LLMCallStart(model="m"),
+        TextDelta(text="a\ud83d"),
+        TextDelta(text="\ude00b"),
+        LLMCallEnd(),
+        ToolCall(id="t", function=FunctionCall(name="f", arguments='{"q": "\ud83d\ude00"}')),
+        ToolResult(tool_call_id="t", content=f"x{SURROGATE}\ud83d\ude00"),
+    ]
+    root = await run(exported, events, caplog, capture_content=True)
+    exported.assert_encodes()
+    assert (root.attributes or {})["output.value"] == "a\U0001f600b"
+    (tool,) = named(exported, "execute_tool")
+    assert (tool.attributes or {})["gen_ai.tool.call.arguments"] == '{"q":"\U0001f600"}'
+    # a lone surrogate beside a pair is still one "?", counted
+    assert (tool.attributes or {})["gen_ai.tool.call.result"] == '"x?\U0001f600"'  # as JSON
+    assert kinds(root) == ["unencodable_string"]
+
+
 def _fields(model: Any) -> list[str]:
     kind = type(model)
     return list(kind.model_fields) if hasattr(kind, "model_fields") else list(kind.__slots__)

@@ -34,6 +34,7 @@ from agent_otel.decorating._propagation import extract_context, inject_context
 from agent_otel.identity import RunIdentity, identity_of, run_identity
 from agent_otel.identity._identity import MAX_ID_LENGTH, make_identity
 from agent_otel.testing import InMemoryTelemetry
+from otlp_check import Exported
 
 IDS = {"session.id": "sess-1", "user.id": "user-1", "gen_ai.conversation.id": "conv-1"}
 ID_VALUES = set(IDS.values())
@@ -286,6 +287,22 @@ async def test_the_processor_puts_the_ids_on_foreign_spans() -> None:
         assert ids_of(telemetry.span("POST")) == expected
         assert all(ids_of(s) for s in telemetry.spans() if s.name != "POST")
         telemetry.shutdown()
+
+
+def test_ids_on_foreign_spans_are_encodable() -> None:
+    """A lone surrogate in an id (allowed: ids are the caller's strings) was set as it was on
+    another library's span, and the OTLP encoder refused it; the run's own spans had it
+    repaired. Now the same repair: the lone half as ``?``, a split pair joined."""
+    from agent_otel import RunIdentityProcessor
+
+    exported = Exported()
+    exported.tracer_provider.add_span_processor(RunIdentityProcessor())
+    with run_identity(session_id="s\udc80", user_id="u\ud83d\ude00"):
+        exported.tracer_provider.get_tracer("opentelemetry.instrumentation.httpx").start_span(
+            "POST"
+        ).end()
+    exported.assert_encodes()
+    assert ids_of(exported.span("POST")) == {"session.id": "s?", "user.id": "u\U0001f600"}
 
 
 async def test_configure_adds_the_identity_processor() -> None:

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from opentelemetry.instrumentation.instrumentor import BaseInstrumentor
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
+from opentelemetry.sdk.trace.id_generator import IdGenerator
 
 from agent_contract.protocol import (
     FunctionCall,
@@ -314,3 +315,41 @@ async def test_a_telemetry_already_shut_down_is_told_at_the_call(ask: Any) -> No
             await made
     with pytest.raises(AssertionError, match="which was shut down"):
         telemetry.span("chat m")
+
+
+class _Ids(IdGenerator):
+    """Span ids 1, 2, ... under the trace id given, as each test's own sequential ids are."""
+
+    def __init__(self, trace_id: int, step: int = 1) -> None:
+        self.trace_id, self.step, self.span_id = trace_id, step, 0
+
+    def generate_trace_id(self) -> int:
+        return self.trace_id
+
+    def generate_span_id(self) -> int:
+        self.span_id += self.step
+        return self.span_id or 1
+
+
+def _one_run(name: str, ids: IdGenerator) -> list[ReadableSpan]:
+    with InMemoryTelemetry(ids=ids) as telemetry:
+        tracer = telemetry.tracer_provider.get_tracer("t")
+        with tracer.start_as_current_span(f"run {name}"), tracer.start_as_current_span(name):
+            pass
+        return telemetry.spans()
+
+
+def test_spans_of_two_traces_with_the_same_span_ids_nest_in_their_own_trace() -> None:
+    """A span is named by its trace id and span id together: by the span id alone, two traces
+    sharing span ids merged their trees (one run lost, both calls under the other)."""
+    spans = _one_run("a", _Ids(1)) + _one_run("b", _Ids(2))
+    assert sorted(span_outline(spans)) == [["run a", ["a"]], ["run b", ["b"]]]
+
+
+def test_spans_sharing_one_id_are_told_not_nested_in_a_loop() -> None:
+    """Two spans of one trace with one span id (an id generator giving one id twice): the
+    tree cannot tell whose child is whose; the child named its twin its parent, so the tree
+    held a loop and ``span_outline`` died of recursion."""
+    spans = _one_run("a", _Ids(1, step=0))
+    with pytest.raises(ValueError, match=r"share trace id 0+1 and span id 0+1"):
+        span_outline(spans)

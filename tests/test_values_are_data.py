@@ -9,6 +9,7 @@ budget: the work done is counted here (item reads), never timed.
 from __future__ import annotations
 
 import json
+import math
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -18,9 +19,10 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from agent_contract.agent import StructuredFinal
 from agent_contract.protocol import FunctionCall, ToolCall, ToolResult
 from agent_otel import ContentCapture
-from agent_otel.recording.content._fit import plain_copy
+from agent_otel.recording.content._fit import fit_json, plain_copy
 from agent_otel.testing import InMemoryTelemetry
 
 SECRET = "sk-live-123"
@@ -70,6 +72,49 @@ VALUES: list[tuple[str, Any, Any]] = [
 @pytest.mark.parametrize(("label", "value", "expected"), VALUES, ids=[v[0] for v in VALUES])
 def test_a_value_is_copied_as_the_json_it_stands_for(label: str, value: Any, expected: Any) -> None:
     assert plain_copy(value, 32 * 1024) == expected
+
+
+def _strict_json(text: str) -> Any:
+    """``text`` read as JSON is defined (RFC 8259), which has no NaN or Infinity: what
+    Python's ``json`` would read as one raises, as a consumer's parser in another language
+    does."""
+
+    def no_constant(name: str) -> Any:
+        raise ValueError(f"{name} is no JSON")
+
+    return json.loads(text, parse_constant=no_constant)
+
+
+def test_a_number_json_has_none_for_is_copied_as_null() -> None:
+    class Score(float):
+        pass
+
+    value = {"nan": math.nan, "all": [math.inf, -math.inf, 1.5, Score("nan")]}
+    expected = {"nan": None, "all": [None, None, 1.5, None]}
+    assert plain_copy(value, 32 * 1024) == expected
+    assert _strict_json(fit_json(value, 32 * 1024)) == expected
+    assert _strict_json(fit_json([math.nan] * 100, 64)) == [None] * 12  # newest items kept
+
+
+async def test_content_holding_nan_or_infinity_is_recorded_as_json(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A tool's result or a run's answer holding NaN was written as ``NaN``, which the
+    JSON parsers of the backends that show content refuse."""
+
+    async def agent() -> AsyncIterator[Any]:
+        yield ToolCall(id="t", function=FunctionCall(name="score", arguments="{}"))
+        yield ToolResult(tool_call_id="t", content={"score": math.nan, "bound": math.inf})
+        yield StructuredFinal(data=[math.nan, 2.0])
+
+    wrapper = otel_telemetry.wrapper(agent_name="v", capture_content=True)
+    [_ async for _ in wrapper(agent())]
+    (tool,) = [s for s in otel_telemetry.spans() if s.name.startswith("execute_tool")]
+    result = str((tool.attributes or {})["gen_ai.tool.call.result"])
+    assert _strict_json(result) == {"score": None, "bound": None}
+    (run,) = [s for s in otel_telemetry.spans() if s.name.startswith("invoke_agent")]
+    assert _strict_json(str((run.attributes or {})["output.value"])) == [None, 2.0]
+    _strict_json(str((run.attributes or {})["gen_ai.output.messages"]))
 
 
 @pytest.mark.parametrize(("label", "value", "expected"), VALUES, ids=[v[0] for v in VALUES])

@@ -171,3 +171,123 @@ async def test_a_reader_failing_at_the_end_still_ends_the_call() -> None:
 
     assert [type(e).__name__ for e in events] == ["LLMCallStart", "Error", "LLMCallEnd"]
     assert isinstance(events[1], Error) and events[1].error_type == "unreadable_chunk"
+
+
+def _split_emoji_streams() -> dict[str, tuple[str, bytes]]:
+    """Each SDK source's stream of one tool call whose arguments a server cut between the two
+    JSON escapes of one character (U+1F600 is ``\\ud83d\\ude00`` in JSON)."""
+    from ._hostile_json import responses_events
+    from ._http import sse
+
+    halves = ['{"q": "\ud83d', '\ude00"}']
+    call = {"index": 0, "id": "t", "function": {"name": "f", "arguments": halves[0]}}
+    chat = [
+        _choice({"tool_calls": [call]}),
+        _choice({"tool_calls": [{"index": 0, "function": {"arguments": halves[1]}}]}),
+        _choice({}, "tool_calls"),
+    ]
+    message = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude",
+               "content": [], "stop_reason": None, "usage": {"input_tokens": 3}}  # fmt: skip
+    block = {"type": "tool_use", "id": "t", "name": "f", "input": {}}
+    parts = [{"type": "input_json_delta", "partial_json": half} for half in halves]
+    anthropic = [
+        {"type": "message_start", "message": message},
+        {"type": "content_block_start", "index": 0, "content_block": block},
+        *({"type": "content_block_delta", "index": 0, "delta": part} for part in parts),
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {}},
+        {"type": "message_stop"},
+    ]
+    # Responses: the item never done, so the call is the deltas joined at the stream's end
+    added, delta, _done, completed = responses_events()[2:]
+    responses = [
+        added,
+        *({**delta, "delta": half} for half in halves),
+        completed,
+    ]
+    return {
+        "chat": ("m", _body(*(c for c in chat))),
+        "anthropic": ("claude", sse(anthropic, named=True)),
+        "responses": ("m", sse(responses, named=True)),
+    }
+
+
+@pytest.mark.parametrize("kind", ["chat", "anthropic", "responses"])
+async def test_a_character_split_between_two_chunks_reaches_the_tool_whole(kind: str) -> None:
+    pytest.importorskip("anthropic")
+    from agent_contract.sources.anthropic_messages import stream_messages
+    from agent_contract.sources.openai_chat import stream_chat
+    from agent_contract.sources.openai_responses import stream_responses
+
+    from ._http import anthropic_client
+
+    model, body = _split_emoji_streams()[kind]
+    if kind == "chat":
+        source = stream_chat(openai_client(body), [], model)
+    elif kind == "responses":
+        source = stream_responses(openai_client(body), [], model)
+    else:
+        source = stream_messages(anthropic_client(body), [], model, max_tokens=10)
+    with Exported() as telemetry:
+        wrapper = otel_wrapper(**telemetry.providers(), capture_content=True)
+        events = [e async for e in wrapper(source)]
+    telemetry.assert_encodes()
+
+    (call,) = [e for e in events if isinstance(e, ToolCall)]
+    # what the SDK's JSON reading gives for the arguments sent whole: the character
+    assert json.loads(call.function.arguments) == {"q": "\U0001f600"}
+    assert not [e for e in events if isinstance(e, Error)]
+    tool = telemetry.span("execute_tool f")
+    assert tool.attributes is not None
+    assert json.loads(str(tool.attributes["gen_ai.tool.call.arguments"])) == {"q": "\U0001f600"}
+    run = telemetry.span("invoke_agent")
+    assert "agent_otel.anomalies" not in (run.attributes or {})
+
+
+@pytest.mark.parametrize("second", [1, True, 1.0])  # the SDK reads true and 1.0 as 1
+async def test_a_tool_block_started_at_an_open_blocks_index_keeps_both_calls(
+    second: Any,
+) -> None:
+    """A server (a proxy translating another API) numbering a second ``tool_use`` block as
+    one still open: the first block was overwritten, its call lost with no ``Error``, and
+    the deltas of both went to the second. The open block ends where the next one starts."""
+    pytest.importorskip("anthropic")
+    from agent_contract.sources.anthropic_messages import stream_messages
+
+    from ._http import anthropic_client, sse
+
+    message = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude",
+               "content": [], "stop_reason": None, "usage": {"input_tokens": 3}}  # fmt: skip
+
+    def start(index: Any, name: str) -> dict[str, Any]:
+        block = {"type": "tool_use", "id": f"id_{name}", "name": name, "input": {}}
+        return {"type": "content_block_start", "index": index, "content_block": block}
+
+    def part(index: Any, text: str) -> dict[str, Any]:
+        delta = {"type": "input_json_delta", "partial_json": text}
+        return {"type": "content_block_delta", "index": index, "delta": delta}
+
+    raw = [
+        {"type": "message_start", "message": message},
+        start(1, "a"), part(1, '{"a": 1}'),
+        start(second, "b"), part(second, '{"b": 2}'),
+        {"type": "content_block_stop", "index": 1},
+        {"type": "content_block_stop", "index": second},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {}},
+        {"type": "message_stop"},
+    ]  # fmt: skip
+    source = stream_messages(anthropic_client(sse(raw, named=True)), [], "claude", max_tokens=9)
+    with Exported() as telemetry:
+        wrapper = otel_wrapper(**telemetry.providers(), capture_content=True)
+        events = [e async for e in wrapper(source)]
+    telemetry.assert_encodes()
+
+    calls = [
+        (e.id, e.function.name, e.function.arguments) for e in events if isinstance(e, ToolCall)
+    ]
+    assert calls == [("id_a", "a", '{"a": 1}'), ("id_b", "b", '{"b": 2}')]
+    assert isinstance(events[-1], LLMCallEnd) and events[-1].finish_reason == "tool_use"
+    assert sorted(s.name for s in telemetry.spans() if s.name.startswith("execute_tool")) == [
+        "execute_tool a",
+        "execute_tool b",
+    ]

@@ -3,11 +3,13 @@
 Read by each event's ``type``: ``message_start`` gives the id, model and input usage;
 ``text_delta`` / ``thinking_delta`` become ``TextDelta`` / ``ReasoningDelta``; a
 ``tool_use`` block is assembled from its ``input_json_delta`` parts and yielded as a
-``ToolCall`` at its ``content_block_stop``; ``message_delta`` gives the ``stop_reason`` (the
-provider's own word: ``end_turn``, ``tool_use``, ``max_tokens``...) and the cumulative output
-usage. ``Usage.input_tokens`` is Anthropic's ``input_tokens`` plus its cache reads and cache
-writes, because the GenAI conventions count cached tokens as input (Anthropic does not); the
-two cache counts are kept on their own fields and ``thinking_tokens`` as reasoning tokens.
+``ToolCall`` at its ``content_block_stop`` (or where another ``tool_use`` block starts at its
+index: a server numbering two open blocks alike loses neither); ``message_delta`` gives the
+``stop_reason`` (the provider's own word: ``end_turn``, ``tool_use``, ``max_tokens``...) and
+the cumulative output usage. ``Usage.input_tokens`` is Anthropic's ``input_tokens`` plus its
+cache reads and cache writes, because the GenAI conventions count cached tokens as input
+(Anthropic does not); the two cache counts are kept on their own fields and
+``thinking_tokens`` as reasoning tokens.
 An ``error`` event mid-stream is raised by the SDK itself, as the SDK's exception; a stream
 that ends before ``message_stop`` was cut short (``cut_short``).
 """
@@ -28,6 +30,7 @@ from agent_contract.events import (
     ToolCall,
     Usage,
 )
+from agent_contract.sources._joined import joined
 from agent_contract.sources._raw_usage import counted, is_count
 from agent_contract.sources._require import expect, expect_messages
 from agent_contract.sources._stream import (
@@ -80,7 +83,11 @@ class MessagesReader:
         if kind == "content_block_start":
             block = event.content_block
             if block.type == "tool_use":
-                self._blocks[event.index] = [block.id, block.name, []]
+                blocks, index = self._blocks, event.index
+                open_block = blocks.get(index)
+                blocks[index] = [block.id, block.name, []]
+                if open_block is not None:  # a block at an open one's index: that one is done
+                    return (_tool_call(open_block),)
             return NOTHING
         if kind == "content_block_stop":
             done = self._blocks.pop(event.index, None)
@@ -140,7 +147,8 @@ class MessagesReader:
 
 def _tool_call(block: list[Any], empty: str = "{}") -> ToolCall:
     """A ``tool_use`` block's call; its input ``empty`` when no JSON part came."""
-    return ToolCall(id=block[0], function=FunctionCall(block[1], "".join(block[2]) or empty))
+    arguments = joined("".join(block[2])) or empty
+    return ToolCall(id=block[0], function=FunctionCall(block[1], arguments))
 
 
 def anthropic_input(messages: list[Message]) -> tuple[str | None, list[dict[str, Any]]]:

@@ -78,6 +78,7 @@ from agent_contract.events import (
 from agent_contract.scope import McpServer, framework_started, tool_scope
 from agent_contract.sources._failure import Error, error_name, failed_result
 from agent_contract.sources._history import call_start, langchain_messages
+from agent_contract.sources._joined import joined
 from agent_contract.sources._mcp import server_of
 from agent_contract.sources._nested import Pushed
 from agent_contract.sources._require import expect, require
@@ -1006,7 +1007,7 @@ def _end(call: _Call, message: Any, spent: Any = None) -> Iterator[AgentEvent]:
             yield ToolCall(id=tool.get("id"), function=FunctionCall(tool.get("name"), arguments))
     else:
         for call_id, name, parts in call.tools.values():
-            yield ToolCall(id=call_id, function=FunctionCall(name or None, "".join(parts)))
+            yield ToolCall(id=call_id, function=FunctionCall(name or None, joined("".join(parts))))
     meta = (
         getattr(spent, "response_metadata", None)
         or getattr(message, "response_metadata", None)

@@ -39,6 +39,7 @@ from agent_contract.events import (
     ToolCall,
     Usage,
 )
+from agent_contract.sources._joined import joined
 from agent_contract.sources._require import expect, expect_messages
 from agent_contract.sources._stream import (
     NOTHING,
@@ -167,7 +168,10 @@ class ChatCompletionsReader:
 
     def close(self) -> Sequence[AgentEvent]:
         calls = [
-            ToolCall(id=call.id, function=FunctionCall(call.name or None, call.arguments))
+            ToolCall(
+                id=call.id,
+                function=FunctionCall(joined(call.name) or None, joined(call.arguments)),
+            )
             for call in sorted([*self._replaced, *self._calls.values()], key=_index_order)
         ]
         # no finish_reason: cut short (or a server that sends none), so whole calls only

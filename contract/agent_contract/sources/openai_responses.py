@@ -31,6 +31,7 @@ from agent_contract.events import (
     ToolCall,
     Usage,
 )
+from agent_contract.sources._joined import joined
 from agent_contract.sources._require import expect, expect_messages
 from agent_contract.sources._stream import (
     NOTHING,
@@ -116,7 +117,7 @@ class ResponsesReader:
 
     def close(self) -> Sequence[AgentEvent]:
         calls = [  # calls never done: as they arrived when a terminal event came
-            ToolCall(id=call_id, function=FunctionCall(name, arguments))
+            ToolCall(id=call_id, function=FunctionCall(name, joined(arguments)))
             for call_id, name, arguments in self._calls.values()
         ]
         # no terminal event: cut short, so only the calls whose arguments are whole

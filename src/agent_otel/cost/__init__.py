@@ -7,12 +7,13 @@ table of your own, or switch costing off (``prices=None``).
 
 from ._bundled import BUNDLED_DATE, BUNDLED_PRICES, BUNDLED_SOURCE
 from ._compute import SOURCE_LOCAL, SOURCE_PROVIDER, call_cost, reported_cost
-from ._table import PER_TOKENS, ModelPrice, PriceTable
+from ._table import MAX_AMOUNT, PER_TOKENS, ModelPrice, PriceTable
 
 __all__ = [
     "BUNDLED_DATE",
     "BUNDLED_PRICES",
     "BUNDLED_SOURCE",
+    "MAX_AMOUNT",
     "PER_TOKENS",
     "SOURCE_LOCAL",
     "SOURCE_PROVIDER",

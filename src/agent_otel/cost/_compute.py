@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._table import PriceTable
+from ._table import MAX_AMOUNT, PriceTable
 
 SOURCE_PROVIDER = "provider"
 SOURCE_LOCAL = "local"
@@ -15,7 +15,8 @@ def reported_cost(event: Any) -> float | None:
 
     Gateways and some SDKs return the call's cost with its usage (OpenRouter's ``usage.cost``,
     LiteLLM's response cost); an adapter passes it on as ``Usage.cost``. A value that is not a
-    finite non-negative number (a bool, a string, NaN) is absent.
+    number from 0 to :data:`MAX_AMOUNT` (a bool, a string, NaN, a cost two of which would sum
+    past a double) is absent.
     """
     value = getattr(event, "cost", None)
     if value is None or (type(value) is not int and type(value) is not float):  # None: most
@@ -24,7 +25,7 @@ def reported_cost(event: Any) -> float | None:
         number = float(value)
     except OverflowError:  # an int past what a float holds
         return None
-    return number if 0 <= number < float("inf") else None
+    return number if 0 <= number <= MAX_AMOUNT else None
 
 
 def call_cost(

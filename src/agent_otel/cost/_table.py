@@ -17,8 +17,16 @@ from agent_otel._plain import at_least_zero, number_of, shown, text_of
 from agent_otel.recording._hints import keyworded
 
 MAX_MEMO = 1024
+MAX_MEMO_NAME = 256
+"""The longest model name the table remembers: a name a server makes up per call may be a page
+long, and 1,024 of those kept a quarter of a GiB alive."""
 PER_TOKENS = 1_000_000
 """Prices are given per this many tokens."""
+MAX_AMOUNT = 1e15
+"""The most a price (per million tokens) or a provider's cost of one call may be, in any
+currency: far past any real one, and low enough that no call's tokens priced by it, nor any
+run's sum of calls, leaves a double's range (a price near the limit priced calls as infinity,
+which the cost counter drops)."""
 
 # A snapshot suffix (gpt-4o-mini-2024-07-18, claude-3-5-haiku-20241022): priced like its model.
 _SNAPSHOT = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8})$")
@@ -39,9 +47,10 @@ class ModelPrice:
     reasoning: float | None = None
 
     def __post_init__(self) -> None:
-        """Each price a finite number >= 0, kept as the plain float it is: a price of another
-        type raises ``TypeError``, a negative or NaN one ``ValueError``, here rather than as
-        a cost missing (or negative) at every call."""
+        """Each price a finite number >= 0 and at most :data:`MAX_AMOUNT`, kept as the plain
+        float it is: a price of another type raises ``TypeError``, a negative, NaN or
+        higher one ``ValueError``, here rather than as a cost missing (or negative, or
+        infinite) at every call."""
         for name in ("input", "output", "cache_read", "cache_write", "reasoning"):
             value = getattr(self, name)
             if value is None and name not in ("input", "output"):
@@ -133,9 +142,10 @@ class PriceTable:
         except KeyError:
             pass
         found = self._find(model)
-        if len(memo) >= MAX_MEMO:  # model names made on the fly must not pile up
-            memo.clear()
-        memo[model] = found
+        if len(model) <= MAX_MEMO_NAME:  # model names made on the fly must not pile up
+            if len(memo) >= MAX_MEMO:
+                memo.clear()
+            memo[model] = found
         return found
 
     def _find(self, model: str) -> ModelPrice | None:
@@ -161,6 +171,10 @@ class PriceTable:
 
 def _price(name: str, value: Any) -> float:
     """A price as the plain float it is (an int or float subclass read by the base type)."""
-    return at_least_zero(
-        f"ModelPrice({name}=...)", value, number_of(value), "a number per million tokens"
-    )
+    label = f"ModelPrice({name}=...)"
+    price = at_least_zero(label, value, number_of(value), "a number per million tokens")
+    if price > MAX_AMOUNT:
+        raise ValueError(
+            f"{label} must be at most {MAX_AMOUNT:g} per million tokens, not {shown(value)}"
+        )
+    return price

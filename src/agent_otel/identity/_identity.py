@@ -20,6 +20,7 @@ from opentelemetry.util.types import AttributeValue
 from agent_otel import _attributes as A
 from agent_otel._block import Block, block, detach
 from agent_otel._plain import id_text, shown, text_of
+from agent_otel.recording._encodable import clean_text
 from agent_otel.recording._hints import keywords
 from agent_otel.scrubbing._scrubber import DEFAULT, Scrub
 
@@ -143,8 +144,8 @@ def identity_to_baggage(context: Context | None) -> Context:
     for key, value in identity.attributes().items():
         if isinstance(value, str):
             value = DEFAULT.text(value)
-        if isinstance(value, str) and not value.isascii():  # W3C baggage is UTF-8: a lone
-            value = value.encode("utf-8", "replace").decode("utf-8")  # surrogate as ?
+        if isinstance(value, str):  # W3C baggage is UTF-8: a lone surrogate as ?, as on spans
+            value = clean_text(value)
         out = baggage.set_baggage(key, value, out)
     return out if out is not None else otel_context.get_current()
 

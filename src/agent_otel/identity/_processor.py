@@ -6,7 +6,7 @@ from the context each span starts in and adds them, so every span of the run has
 ``configure()`` adds it; with your own ``TracerProvider``, add it first. The ids are
 agent-otel's strings on another's span: they pass its ``scrub`` first (the default scrubber;
 ``configure(scrub=...)``'s in the one ``configure()`` adds; docs/scrubbing.md), as on the
-run's own spans.
+run's own spans, then made encodable as there (a lone surrogate as ``?``).
 
 One id goes the other way: an MCP ``tools/call`` request sent from an MCP tool's body (the MCP
 SDK's client span starts with its ``jsonrpc.request.id``) gives that id to the tool's
@@ -18,6 +18,7 @@ from __future__ import annotations
 from opentelemetry.context.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
+from agent_otel.recording._encodable import clean_attributes
 from agent_otel.recording._hints import keyworded
 from agent_otel.recording._scope import mcp_request_started
 from agent_otel.scrubbing import Scrub, Scrubber, resolve_scrubber
@@ -52,7 +53,9 @@ class RunIdentityProcessor(SpanProcessor):
             return
         scrub = self._scrub
         attributes = identity.attributes()
-        span.set_attributes(scrub.attributes(attributes) if scrub is not None else attributes)
+        if scrub is not None:
+            attributes = scrub.attributes(attributes)
+        span.set_attributes(clean_attributes(attributes))  # encodable, as on the run's spans
 
     def on_end(self, span: ReadableSpan) -> None:
         return None

@@ -3,7 +3,8 @@
 The OTLP protobuf encoders reject two things the SDK lets through: a string that is not valid
 UTF-8 (a lone surrogate, which models do produce in tool names and text) and an integer
 outside signed 64 bits. Either makes the exporter drop the WHOLE batch, other runs' spans with
-it. So a string is made encodable (each unencodable code point becomes ``?``) and an
+it. So a string is made encodable (a surrogate pair joined into its character, each other
+unencodable code point made ``?``) and an
 out-of-range integer (alone or in a list) drops its attribute; the caller counts each repair.
 Ids get the same treatment before a run keys anything by them (:func:`id_text`).
 
@@ -58,9 +59,22 @@ def clean_text(text: str, count: Count = uncounted) -> str:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        count(UNENCODABLE_STRING)
-        text = text.encode("utf-8", "replace").decode("utf-8")
+        text = _encodable(text, count)
     return text if len(text) <= _MAX_CHARS_SAFE else bounded_text(text, count)
+
+
+def _encodable(text: str, count: Count) -> str:
+    """``text``, which UTF-8 cannot encode, as text it can: each surrogate pair as the
+    character it stands for (JSON writes a character past U+FFFF as two escapes, and a server
+    that cuts its text between them sends the halves in chunks of their own, which a run joins
+    back), then each lone surrogate left as ``?``, counted."""
+    text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        count(UNENCODABLE_STRING)
+        return text.encode("utf-8", "replace").decode("utf-8")
+    return text
 
 
 def bounded_text(text: str, count: Count = uncounted, limit: int = MAX_TEXT_BYTES) -> str:

@@ -98,22 +98,48 @@ def span_tree(
 
     Each node is ``{"name", "kind", "status"?, "attributes"?, "events"?, "children"}``.
     ``attributes`` may be a collection of keys to keep (timings and ids make poor snapshots).
-    A span whose parent is not among ``spans`` is a root.
+    A span is known by its trace id and span id together (spans of two traces may share span
+    ids); a span whose parent is not among ``spans``,
+    or whose parents lead back to it, is a root. Two spans sharing both ids raise
+    ``ValueError``: no tree can tell whose children are whose.
     """
     keys = _keys("span_tree", attributes, events)
     ordered = sorted(_spans("span_tree", spans), key=_start_order)
-    nodes = {s.context.span_id: _node(s, keys, bool(events)) for s in ordered if s.context}
-    roots: list[dict[str, Any]] = []
+    nodes: dict[tuple[int, int], dict[str, Any]] = {}
+    parents: dict[tuple[int, int], tuple[int, int] | None] = {}
     for span in ordered:
         if span.context is None:
             continue
-        node = nodes[span.context.span_id]
-        parent = span.parent.span_id if span.parent is not None else None
-        if parent is not None and parent in nodes:
-            nodes[parent]["children"].append(node)
+        key = (span.context.trace_id, span.context.span_id)
+        if key in nodes:
+            raise ValueError(
+                f"span_tree(): two finished spans ({shown(nodes[key]['name'])} and "
+                f"{shown(span.name)}) share trace id {key[0]:032x} and span id {key[1]:016x}: "
+                "no tree can tell whose children are whose (an id generator gave one id twice)"
+            )
+        nodes[key] = _node(span, keys, bool(events))
+        parent = span.parent
+        parents[key] = None if parent is None else (parent.trace_id, parent.span_id)
+    roots: list[dict[str, Any]] = []
+    for key, node in nodes.items():
+        parent_key = parents[key]
+        if parent_key is not None and parent_key in nodes and not _loops(key, parents):
+            nodes[parent_key]["children"].append(node)
         else:
             roots.append(node)
     return roots
+
+
+def _loops(key: tuple[int, int], parents: dict[tuple[int, int], Any]) -> bool:
+    """Whether the parents of the span ``key`` lead back to it (hand-made spans can say so)."""
+    seen = {key}
+    parent = parents.get(key)
+    while parent is not None:
+        if parent in seen:
+            return True
+        seen.add(parent)
+        parent = parents.get(parent)
+    return False
 
 
 @keyworded

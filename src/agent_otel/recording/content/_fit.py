@@ -1,12 +1,13 @@
 """Fitting a value into a byte budget as valid JSON, in time bounded by the budget.
 
-:class:`Copy` makes a plain-JSON copy of the value (dicts, lists, strings, numbers; dataclasses
-and pydantic models become objects of their fields, other mappings objects, other sequences
-and sets lists, bytes their UTF-8 text, anything else its ``str()``) and stops as soon as the
-copy could not fit even with every string cut: lists are copied newest item first (a list
-keeps its newest items, an object is whole or dropped, so the message schemas still hold), so
-a 300k-float embedding or a 20k-message history costs what the newest items that can fit
-cost, not what the whole value would. The copy is also what a redaction hook may mutate
+:class:`Copy` makes a plain-JSON copy of the value (dicts, lists, strings, numbers; a NaN or
+infinity as ``null``, as JSON has no word for them and other parsers refuse Python's ``NaN``;
+dataclasses and pydantic models become objects of their fields, other mappings objects, other
+sequences and sets lists, bytes their UTF-8 text, anything else its ``str()``) and stops as
+soon as the copy could not fit even with every string cut: lists are copied newest item first
+(a list keeps its newest items, an object is whole or dropped, so the message schemas still
+hold), so a 300k-float embedding or a 20k-message history costs what the newest items that can
+fit cost, not what the whole value would. The copy is also what a redaction hook may mutate
 freely. :func:`fit_plain` then keeps the copy whole when it fits, else finds the longest
 per-string limit that fits (strings cut and marked; the labels of the message-part schema
 never), else drops the oldest list items. Nesting deeper than ``MAX_DEPTH`` becomes the
@@ -111,7 +112,9 @@ class Copy:
         """The copy of ``value``, or ``_NO_ROOM`` (and ``cut`` set) when it has no room."""
         kind = type(value)
         if kind is float:  # the embedding case first
-            return value if self._take(len(dumps(value))) else _NO_ROOM
+            if math.isfinite(value):
+                return value if self._take(len(float.__repr__(value))) else _NO_ROOM
+            return None if self._take(4) else _NO_ROOM  # JSON has no NaN or Infinity: null
         if kind is str or isinstance(value, str):
             text = str.__str__(value)
             if len(text) > self.chars:
@@ -127,6 +130,8 @@ class Copy:
             number = int.__int__(value) if isinstance(value, int) else float.__float__(value)
             if type(number) is int and abs(number).bit_length() > _MAX_INT_BITS:
                 return self.value(TRUNCATION_MARK, depth)
+            if type(number) is float:
+                return self.value(number, depth)
             return number if self._take(len(dumps(number))) else _NO_ROOM
         if depth >= MAX_DEPTH:
             return self.value(TRUNCATION_MARK, depth)
