@@ -14,6 +14,7 @@ counts each call once.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import re
 import sys
@@ -1041,6 +1042,71 @@ async def test_a_frameworks_mcp_request_that_fails_names_the_failure_by_its_json
         [span] = [s for s in otel_telemetry.spans()
                   if dict(s.attributes or {}).get("gen_ai.tool.call.id") == cid]  # fmt: skip
         assert dict(span.attributes or {})["error.type"] == code, cid
+
+
+async def test_a_streamable_http_server_that_dies_mid_call_fails_the_call_with_the_cause(
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A server over streamable HTTP (a process of its own, on loopback) that dies before it
+    answers a call: the MCP SDK's request task fails with the HTTP client's error (httpx's
+    ``RemoteProtocolError``: the server disconnected without a response) and the SDK cancels
+    the caller, so the tool body sees only a ``CancelledError`` it did not ask for. The
+    call's span fails with the cause instead (its class, its message, its ``exception``
+    event, on the metric too); the call answered before it stays OK."""
+    import httpx2
+    from benchmarks._process import free_port, port_open, serving
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    from agent_contract.protocol import FunctionCall, LLMCallEnd, LLMCallStart, ToolCall, ToolResult
+    from agent_contract.scope import McpServer, tool_scope
+
+    _mcp.sdk_tracing_to(monkeypatch, otel_telemetry.tracer_provider)
+    port = free_port()
+    command = [sys.executable, str(SERVER_SCRIPT), "--erring", "--http", str(port)]
+    ready = lambda: port_open(port)  # noqa: E731
+    with serving(command, log=tmp_path / "server.log", ready=ready, timeout=60):
+        url = f"http://127.0.0.1:{port}/mcp"
+        cancelled: list[BaseException] = []
+        with pytest.raises(Exception) as raised:  # the SDK's group of it, on the way out
+            async with Client(streamable_http_client(url)) as client:
+                server = McpServer(name=_mcp.SERVER_NAME, protocol_version=client.protocol_version)
+
+                async def agent() -> Any:
+                    yield LLMCallStart(model="m")
+                    for cid, name in (("c0", "add"), ("c1", "die")):
+                        call = FunctionCall(name=name, arguments='{"x": 1}')
+                        yield ToolCall(id=cid, function=call)
+                    yield LLMCallEnd(model="m")
+                    with tool_scope("c0", "add", mcp=server):
+                        await client.call_tool("add", {"x": 1})
+                    yield ToolResult(tool_call_id="c0", content="2")
+                    with tool_scope("c1", "die", mcp=server):
+                        await client.call_tool("die", {"x": 1})  # never answered
+                    yield ToolResult(tool_call_id="c1", content="unreachable")
+
+                try:
+                    async for _ in otel_telemetry.wrapper(agent_name="calc")(agent()):
+                        pass
+                except asyncio.CancelledError as error:  # the agent's own, unchanged
+                    cancelled.append(error)
+                    raise
+        assert raised.group_contains(httpx2.RemoteProtocolError)
+        assert len(cancelled) == 1
+    assert client.protocol_version == "2026-07-28"
+    tools = {str(s.attributes["gen_ai.tool.call.id"]): s for s in otel_telemetry.spans()
+             if s.name.startswith("execute_tool") and s.attributes}  # fmt: skip
+    died = dict(tools["c1"].attributes or {})
+    assert tools["c1"].status.status_code is StatusCode.ERROR
+    assert died["error.type"] == "RemoteProtocolError"
+    assert "Server disconnected" in str(tools["c1"].status.description)
+    [event] = [e for e in tools["c1"].events if e.name == "exception"]
+    assert dict(event.attributes or {})["exception.type"].endswith("RemoteProtocolError")
+    assert tools["c0"].status.status_code is StatusCode.UNSET
+    assert "error.type" not in dict(tools["c0"].attributes or {})
+    failed = {str(p.attributes.get("gen_ai.tool.name")): p.attributes.get("error.type")
+              for p in otel_telemetry.histograms()["gen_ai.execute_tool.duration"]}  # fmt: skip
+    assert failed == {"add": None, "die": "RemoteProtocolError"}
 
 
 def test_only_an_mcp_sdk_errors_own_code_names_a_failure() -> None:
