@@ -909,6 +909,37 @@ def test_a_requests_meta_gets_the_trace_context_and_keeps_the_callers_own(
     assert _with_context({}) == {}  # no span current: nothing to add
 
 
+def test_a_requests_meta_naming_a_trace_of_its_own_keeps_it_whole(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A caller whose 1.x request ``meta`` carries a trace header of its own (another
+    tracer's ``traceparent``, or its ``tracestate``) keeps its trace whole: none of the
+    current context's trace headers joins it (a ``tracestate`` is the state of the trace its
+    ``traceparent`` names: the tool span's, beside another trace's parent, would be read as
+    that trace's), only the ``baggage`` it lacks, as ``with_trace_headers`` does for HTTP."""
+    from opentelemetry import baggage, context, propagate
+
+    from agent_otel.recording._mcp import _with_context
+
+    upstream = {"traceparent": f"00-{1:032x}-{2:016x}-01", "tracestate": "vendor=v1"}
+    tracer = otel_telemetry.tracer_provider.get_tracer("t")
+    token = context.attach(baggage.set_baggage("tenant", "t1", propagate.extract(upstream)))
+    try:
+        with tracer.start_as_current_span("tool") as span:
+            ids = span.get_span_context()
+            theirs = _with_context({"meta": {"traceparent": "00-theirs-01", "progressToken": 7}})
+            state = _with_context({"meta": {"tracestate": "theirs=1"}})
+            ours = _with_context({"meta": {"progressToken": 7}})
+    finally:
+        context.detach(token)
+    assert theirs == {"meta": {"traceparent": "00-theirs-01", "progressToken": 7,
+                               "baggage": "tenant=t1"}}  # fmt: skip
+    assert state == {"meta": {"tracestate": "theirs=1", "baggage": "tenant=t1"}}
+    traceparent = f"00-{ids.trace_id:032x}-{ids.span_id:016x}-01"
+    assert ours == {"meta": {"progressToken": 7, "traceparent": traceparent,
+                             "tracestate": "vendor=v1", "baggage": "tenant=t1"}}  # fmt: skip
+
+
 # --- a request that fails below the tool: a JSON-RPC error, a timeout --------------------------
 
 FAILED_REQUESTS = [("invalid", "-32602"), ("slow", "-32001")]

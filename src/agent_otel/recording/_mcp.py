@@ -494,18 +494,28 @@ def _in_context(callback: Callable[..., Any], context: Context) -> Callable[...,
     return in_context
 
 
+_BAGGAGE = "baggage"  # the W3C baggage header: the caller's entries, not a trace
+
+
 def _with_context(kwargs: dict[str, Any]) -> dict[str, Any]:
     """``kwargs`` with the current trace context in the request's ``meta`` (what the global
     propagator writes: ``traceparent``, ``tracestate``, ``baggage``), as the MCP SDK 2.x
-    sends it; keys the caller's own ``meta`` has are kept. Unchanged when there is nothing to
-    add or the caller's ``meta`` is no dict."""
+    sends it; keys the caller's own ``meta`` has are kept, and a ``meta`` that carries a
+    trace header of its own (another tracer's) keeps its trace whole: only the ``baggage`` it
+    lacks is added (a ``tracestate`` belongs to the trace its ``traceparent`` names).
+    Unchanged when there is nothing to add or the caller's ``meta`` is no dict."""
     meta = kwargs.get("meta")
     if meta is not None and type(meta) is not dict:
         return kwargs
     try:
         carrier: dict[str, str] = {}
-        propagate.inject(carrier)
-        added = {k: v for k, v in carrier.items() if meta is None or k not in meta}
+        propagator = propagate.get_global_textmap()
+        propagator.inject(carrier)
+        own = meta or {}
+        traced = {*propagator.fields, *carrier} - {_BAGGAGE}  # the trace headers it may write
+        if any(key in own for key in traced):  # the caller's trace: only what it lacks of ours
+            carrier = {k: v for k, v in carrier.items() if k == _BAGGAGE}
+        added = {k: v for k, v in carrier.items() if k not in own}
     except Exception:
         report("mcp request context")
         return kwargs
