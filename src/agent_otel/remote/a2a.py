@@ -83,7 +83,11 @@ def trace_a2a_client(
     message's ``contextId`` as ``gen_ai.conversation.id`` (else the one the agent answers
     with), and its W3C context sent on the request. A remote task that ends failed or
     rejected fails the span (``error.type``: ``TASK_STATE_FAILED``, ``TASK_STATE_REJECTED``):
-    the call raised nothing, but the work was not done. The remote run is its child when the
+    the call raised nothing, but the work was not done. A call answered with its task still
+    at work (submitted, working: a client that polls, a stream the caller stopped reading)
+    keeps its span open until a later response of this client (``get_task``, ``subscribe``,
+    ``cancel_task``, ``list_tasks``, a message on the task) says the task ended, and fails
+    it then as above; closing the client ends the rest. The remote run is its child when the
     agent's executor is decorated by :func:`trace_a2a_executor` (or its server continues W3C
     context otherwise). Every other request (``cancel_task``, ``get_task``, ``subscribe``, ...)
     opens no span and carries the current context's W3C headers (a tool's span, in a tool
