@@ -1079,11 +1079,13 @@ async def test_a_streamable_http_server_that_dies_mid_call_fails_the_call_with_t
     otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """A server over streamable HTTP (a process of its own, on loopback) that dies before it
-    answers a call: the MCP SDK's request task fails with the HTTP client's error (httpx's
-    ``RemoteProtocolError``: the server disconnected without a response) and the SDK cancels
-    the caller, so the tool body sees only a ``CancelledError`` it did not ask for. The
-    call's span fails with the cause instead (its class, its message, its ``exception``
-    event, on the metric too); the call answered before it stays OK."""
+    answers two calls in flight: the MCP SDK's request task fails with the HTTP client's
+    error (httpx's ``RemoteProtocolError``: the server disconnected without a response) and
+    the SDK cancels the transport's other requests and their callers, so each tool body sees
+    only a ``CancelledError`` it did not ask for. Each call's span fails with the cause
+    instead (its class, its message, its ``exception`` event, on the metric too), whichever
+    request's task failed first; the call answered before stays OK."""
+    import anyio
     import httpx2
     from benchmarks._process import free_port, port_open, serving
     from mcp import Client
@@ -1103,17 +1105,24 @@ async def test_a_streamable_http_server_that_dies_mid_call_fails_the_call_with_t
             async with Client(streamable_http_client(url)) as client:
                 server = McpServer(name=_mcp.SERVER_NAME, protocol_version=client.protocol_version)
 
+                async def body(cid: str, name: str) -> None:
+                    with tool_scope(cid, name, mcp=server):
+                        if name == "die":  # once the other call is in flight
+                            await anyio.sleep(0.5)
+                        await client.call_tool(name, {"x": 1})  # never answered
+
                 async def agent() -> Any:
                     yield LLMCallStart(model="m")
-                    for cid, name in (("c0", "add"), ("c1", "die")):
+                    for cid, name in (("c0", "add"), ("c1", "slow"), ("c2", "die")):
                         call = FunctionCall(name=name, arguments='{"x": 1}')
                         yield ToolCall(id=cid, function=call)
                     yield LLMCallEnd(model="m")
                     with tool_scope("c0", "add", mcp=server):
                         await client.call_tool("add", {"x": 1})
                     yield ToolResult(tool_call_id="c0", content="2")
-                    with tool_scope("c1", "die", mcp=server):
-                        await client.call_tool("die", {"x": 1})  # never answered
+                    async with anyio.create_task_group() as group:
+                        group.start_soon(body, "c1", "slow")
+                        group.start_soon(body, "c2", "die")
                     yield ToolResult(tool_call_id="c1", content="unreachable")
 
                 try:
@@ -1127,17 +1136,17 @@ async def test_a_streamable_http_server_that_dies_mid_call_fails_the_call_with_t
     assert client.protocol_version == "2026-07-28"
     tools = {str(s.attributes["gen_ai.tool.call.id"]): s for s in otel_telemetry.spans()
              if s.name.startswith("execute_tool") and s.attributes}  # fmt: skip
-    died = dict(tools["c1"].attributes or {})
-    assert tools["c1"].status.status_code is StatusCode.ERROR
-    assert died["error.type"] == "RemoteProtocolError"
-    assert "Server disconnected" in str(tools["c1"].status.description)
-    [event] = [e for e in tools["c1"].events if e.name == "exception"]
-    assert dict(event.attributes or {})["exception.type"].endswith("RemoteProtocolError")
+    for cid in ("c1", "c2"):  # both lost with the connection, each failed by it
+        assert tools[cid].status.status_code is StatusCode.ERROR, cid
+        assert dict(tools[cid].attributes or {})["error.type"] == "RemoteProtocolError", cid
+        assert "Server disconnected" in str(tools[cid].status.description), cid
+        [event] = [e for e in tools[cid].events if e.name == "exception"]
+        assert dict(event.attributes or {})["exception.type"].endswith("RemoteProtocolError")
     assert tools["c0"].status.status_code is StatusCode.UNSET
     assert "error.type" not in dict(tools["c0"].attributes or {})
     failed = {str(p.attributes.get("gen_ai.tool.name")): p.attributes.get("error.type")
               for p in otel_telemetry.histograms()["gen_ai.execute_tool.duration"]}  # fmt: skip
-    assert failed == {"add": None, "die": "RemoteProtocolError"}
+    assert failed == {"add": None, "slow": "RemoteProtocolError", "die": "RemoteProtocolError"}
 
 
 def test_only_an_mcp_sdk_errors_own_code_names_a_failure() -> None:

@@ -235,23 +235,49 @@ def _carrying(carry: Callable[..., Any], tool_key: str) -> Callable[..., Any]:
     """A transport's task carrying one request (:data:`_CARRIERS`). An exception that ends it
     (the HTTP client's: the server died before it answered, refused the connection, timed
     out) never reaches the request's sender as such: it fails the transport's task group,
-    which cancels the sender, whose body sees a ``CancelledError`` it did not ask for. It is
-    noted on the traced MCP tool call whose body sent the request (the task runs in a copy
-    of the sender's context) as what failed that body (:meth:`ToolCall.on_mcp_lost`). What
-    the task returns or raises passes through unchanged."""
+    which cancels every request in flight on the transport and their senders, whose bodies
+    see a ``CancelledError`` they did not ask for. It is noted on the traced MCP tool call of
+    each request in flight on the transport (the task runs in a copy of its sender's
+    context: the call whose body sent it) as what failed that body
+    (:meth:`ToolCall.on_mcp_lost`). What the task returns or raises passes through
+    unchanged."""
 
     @functools.wraps(carry)
     async def carry_watched(self: Any, *args: Any, **kwargs: Any) -> Any:
+        calls = _carried(self)
+        if calls is None:
+            return await carry(self, *args, **kwargs)
+        tool = otel_context.get_value(tool_key)  # a traced call's request, or another
+        calls.append(tool)
         try:
             return await carry(self, *args, **kwargs)
         except Exception as error:
-            tool = otel_context.get_value(tool_key)
-            if isinstance(tool, ToolCall):
-                tool.on_mcp_lost(error)
+            for call in list(calls):  # all lost with it: the transport's task group is done
+                if isinstance(call, ToolCall):
+                    call.on_mcp_lost(error)
             raise
+        finally:
+            calls.remove(tool)
 
     setattr(carry_watched, _MARK, True)
     return carry_watched
+
+
+_CARRIED = "_agent_otel_carried"
+
+
+def _carried(transport: Any) -> list[Any] | None:
+    """The tool calls (``None`` for a request sent outside any) whose requests the transport
+    carries now, noted on it; None when it cannot say (no instance dict). Never raises."""
+    try:
+        state = vars(transport)
+        calls = dict.get(state, _CARRIED) if type(state) is dict else None
+        if calls is None:
+            calls = []
+            setattr(transport, _CARRIED, calls)
+    except Exception:
+        return None
+    return calls if isinstance(calls, list) else None
 
 
 def _failed(tool: ToolCall, error: BaseException) -> None:
