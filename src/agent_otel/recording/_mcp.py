@@ -37,9 +37,10 @@ server) runs the call under the tool span.
 
 A request lost below the session (over streamable HTTP, the MCP SDK 2.x carries each
 request's POST in a task of its own: a server that dies before it answers fails that task
-with the HTTP client's error, and the SDK cancels the caller instead of raising it there) is
-noted on the call whose body sent it, as what failed the body: the call's span names that
-cause, not the ``CancelledError`` its body got.
+with the HTTP client's error, and the SDK cancels every request in flight on the transport,
+and their callers, instead of raising it there) is noted on the call of each of those
+requests, as what failed its body: the call's span names that cause, not the
+``CancelledError`` its body got.
 
 A server's progress notifications for the call go to the callback the call was given, also
 on the session's receiving task: it runs in the tool body's context too (it is the call's own,
