@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -49,6 +51,7 @@ from a2a.types.a2a_pb2 import (
     GetTaskRequest,
     Role,
     SendMessageRequest,
+    SubscribeToTaskRequest,
     TaskState,
 )
 from benchmarks._process import free_port
@@ -707,6 +710,94 @@ async def test_a_remote_task_that_completes_leaves_the_call_span_unset(
     span = _client_span(otel_telemetry)
     assert span.status.status_code.name == "UNSET"
     assert A.ERROR_TYPE not in (span.attributes or {})
+
+
+class LateWeather(AgentExecutor):
+    """A remote agent that takes the task, works on it, and ends it in ``state`` once the
+    caller has its answer (``go``, set by the caller: the server runs on a loop and thread of
+    its own): after the call returned to a caller that does not wait for the end (polling,
+    or a stream it stopped reading)."""
+
+    def __init__(self, state: int) -> None:
+        self.state = state
+        self.go = threading.Event()
+        self.ending = 0  # when it ended the task (ns since the epoch)
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        assert context.message is not None
+        task = new_task_from_user_message(context.message)
+        await event_queue.enqueue_event(task)
+        updater = TaskUpdater(event_queue, task.id, task.context_id)
+        await updater.start_work()
+        await asyncio.to_thread(self.go.wait, 10)
+        self.ending = time.time_ns()
+        await updater.update_status(self.state)  # type: ignore[arg-type]
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        raise NotImplementedError
+
+
+_ENDED = (TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_FAILED)
+
+
+async def _polled(client: Any, executor: LateWeather) -> int:
+    """Send without waiting (the client's ``polling``), then ``tasks/get`` until it ended."""
+    message = new_text_message("Rome", role=Role.ROLE_USER)
+    [response] = [r async for r in client.send_message(SendMessageRequest(message=message))]
+    assert response.task.status.state != executor.state  # answered before it ended
+    executor.go.set()
+    for _ in range(500):
+        task = await client.get_task(GetTaskRequest(id=response.task.id))
+        if task.status.state in _ENDED:
+            return int(task.status.state)
+        await asyncio.sleep(0.02)
+    raise AssertionError("the task never ended")
+
+
+async def _resubscribed(client: Any, executor: LateWeather) -> int:
+    """Stop reading the stream once the task is taken, then ``tasks/resubscribe`` to its end."""
+    message = new_text_message("Rome", role=Role.ROLE_USER)
+    responses = client.send_message(SendMessageRequest(message=message))
+    async for response in responses:
+        task_id = response.task.id
+        break
+    await responses.aclose()
+    states = []
+    async for update in client.subscribe(SubscribeToTaskRequest(id=task_id)):
+        executor.go.set()  # once subscribed (a task that ended cannot be)
+        status = update.task.status if update.HasField("task") else update.status_update.status
+        states.append(int(status.state))
+    return states[-1]
+
+
+@pytest.mark.parametrize("state", _ENDED, ids=["completed", "failed"])
+@pytest.mark.parametrize("follow", [_polled, _resubscribed], ids=["polled", "resubscribed"])
+async def test_a_remote_task_that_ends_after_the_call_returned_ends_the_call_span_then(
+    otel_telemetry: InMemoryTelemetry, follow: Any, state: int
+) -> None:
+    """The call returned with the task still working (sent without waiting, or a stream the
+    caller stopped reading); the caller follows it to its end (``tasks/get``,
+    ``tasks/resubscribe``). The CLIENT span is the remote agent's invocation: it lasts until
+    the caller sees the task end, and a task that ended failed fails it, as one that fails
+    within the call does."""
+    executor = LateWeather(state)
+    streaming = follow is _resubscribed
+    for server in _serve(trace_a2a_executor(executor), streaming):
+        config = ClientConfig(streaming=streaming, polling=not streaming)
+        inner = await create_client(server.card, config)
+        client = trace_a2a_client(inner, tracer_provider=otel_telemetry.tracer_provider)
+        async with client:
+            assert await follow(client, executor) == state
+            ended = time.time_ns()
+            span = _client_span(otel_telemetry)  # ended before the client closed
+    assert span.end_time is not None and executor.ending <= span.end_time <= ended
+    if state == TaskState.TASK_STATE_FAILED:
+        assert span.status.status_code.name == "ERROR"
+        assert span.attributes[A.ERROR_TYPE] == "TASK_STATE_FAILED"  # type: ignore[index]
+        assert [e.name for e in span.events] == ["exception"]
+    else:
+        assert span.status.status_code.name == "UNSET"
+        assert A.ERROR_TYPE not in (span.attributes or {})
 
 
 # --- with a2a-sdk's own spans recorded -----------------------------------------------------------

@@ -2,7 +2,7 @@
 
 ``python tests/sources/_mcp.py`` serves the same tools over stdio (the stdio tests start it;
 ``--failing``: the failing server's; ``--legacy``: the ``mcp`` 1.x server's; ``--erring``:
-:func:`erring_server`).
+:func:`erring_server`; ``--erring --http PORT``: that one over streamable HTTP on loopback).
 Each tool answers with the W3C trace context it ran under (its trace id and the span that was
 current, read from its own context), so a test can check that the client's request carried
 the caller's trace across the process boundary.
@@ -193,6 +193,10 @@ if __name__ == "__main__":  # the stdio server: a process of its own, with an SD
     from opentelemetry.sdk.trace import TracerProvider
 
     trace.set_tracer_provider(TracerProvider())  # its spans are real (and go nowhere)
+    if "--erring" in sys.argv and "--http" in sys.argv:  # a process of its own to kill
+        port = int(sys.argv[sys.argv.index("--http") + 1])
+        erring_server().run("streamable-http", host="127.0.0.1", port=port)
+        sys.exit(0)
     if "--erring" in sys.argv:
         erring_server().run("stdio")
         sys.exit(0)

@@ -14,6 +14,7 @@ counts each call once.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import re
 import sys
@@ -908,6 +909,37 @@ def test_a_requests_meta_gets_the_trace_context_and_keeps_the_callers_own(
     assert _with_context({}) == {}  # no span current: nothing to add
 
 
+def test_a_requests_meta_naming_a_trace_of_its_own_keeps_it_whole(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A caller whose 1.x request ``meta`` carries a trace header of its own (another
+    tracer's ``traceparent``, or its ``tracestate``) keeps its trace whole: none of the
+    current context's trace headers joins it (a ``tracestate`` is the state of the trace its
+    ``traceparent`` names: the tool span's, beside another trace's parent, would be read as
+    that trace's), only the ``baggage`` it lacks, as ``with_trace_headers`` does for HTTP."""
+    from opentelemetry import baggage, context, propagate
+
+    from agent_otel.recording._mcp import _with_context
+
+    upstream = {"traceparent": f"00-{1:032x}-{2:016x}-01", "tracestate": "vendor=v1"}
+    tracer = otel_telemetry.tracer_provider.get_tracer("t")
+    token = context.attach(baggage.set_baggage("tenant", "t1", propagate.extract(upstream)))
+    try:
+        with tracer.start_as_current_span("tool") as span:
+            ids = span.get_span_context()
+            theirs = _with_context({"meta": {"traceparent": "00-theirs-01", "progressToken": 7}})
+            state = _with_context({"meta": {"tracestate": "theirs=1"}})
+            ours = _with_context({"meta": {"progressToken": 7}})
+    finally:
+        context.detach(token)
+    assert theirs == {"meta": {"traceparent": "00-theirs-01", "progressToken": 7,
+                               "baggage": "tenant=t1"}}  # fmt: skip
+    assert state == {"meta": {"tracestate": "theirs=1", "baggage": "tenant=t1"}}
+    traceparent = f"00-{ids.trace_id:032x}-{ids.span_id:016x}-01"
+    assert ours == {"meta": {"progressToken": 7, "traceparent": traceparent,
+                             "tracestate": "vendor=v1", "baggage": "tenant=t1"}}  # fmt: skip
+
+
 # --- a request that fails below the tool: a JSON-RPC error, a timeout --------------------------
 
 FAILED_REQUESTS = [("invalid", "-32602"), ("slow", "-32001")]
@@ -1041,6 +1073,80 @@ async def test_a_frameworks_mcp_request_that_fails_names_the_failure_by_its_json
         [span] = [s for s in otel_telemetry.spans()
                   if dict(s.attributes or {}).get("gen_ai.tool.call.id") == cid]  # fmt: skip
         assert dict(span.attributes or {})["error.type"] == code, cid
+
+
+async def test_a_streamable_http_server_that_dies_mid_call_fails_the_call_with_the_cause(
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A server over streamable HTTP (a process of its own, on loopback) that dies before it
+    answers two calls in flight: the MCP SDK's request task fails with the HTTP client's
+    error (httpx's ``RemoteProtocolError``: the server disconnected without a response) and
+    the SDK cancels the transport's other requests and their callers, so each tool body sees
+    only a ``CancelledError`` it did not ask for. Each call's span fails with the cause
+    instead (its class, its message, its ``exception`` event, on the metric too), whichever
+    request's task failed first; the call answered before stays OK."""
+    import anyio
+    import httpx2
+    from benchmarks._process import free_port, port_open, serving
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    from agent_contract.protocol import FunctionCall, LLMCallEnd, LLMCallStart, ToolCall, ToolResult
+    from agent_contract.scope import McpServer, tool_scope
+
+    _mcp.sdk_tracing_to(monkeypatch, otel_telemetry.tracer_provider)
+    port = free_port()
+    command = [sys.executable, str(SERVER_SCRIPT), "--erring", "--http", str(port)]
+    ready = lambda: port_open(port)  # noqa: E731
+    with serving(command, log=tmp_path / "server.log", ready=ready, timeout=60):
+        url = f"http://127.0.0.1:{port}/mcp"
+        cancelled: list[BaseException] = []
+        with pytest.raises(Exception) as raised:  # the SDK's group of it, on the way out
+            async with Client(streamable_http_client(url)) as client:
+                server = McpServer(name=_mcp.SERVER_NAME, protocol_version=client.protocol_version)
+
+                async def body(cid: str, name: str) -> None:
+                    with tool_scope(cid, name, mcp=server):
+                        if name == "die":  # once the other call is in flight
+                            await anyio.sleep(0.5)
+                        await client.call_tool(name, {"x": 1})  # never answered
+
+                async def agent() -> Any:
+                    yield LLMCallStart(model="m")
+                    for cid, name in (("c0", "add"), ("c1", "slow"), ("c2", "die")):
+                        call = FunctionCall(name=name, arguments='{"x": 1}')
+                        yield ToolCall(id=cid, function=call)
+                    yield LLMCallEnd(model="m")
+                    with tool_scope("c0", "add", mcp=server):
+                        await client.call_tool("add", {"x": 1})
+                    yield ToolResult(tool_call_id="c0", content="2")
+                    async with anyio.create_task_group() as group:
+                        group.start_soon(body, "c1", "slow")
+                        group.start_soon(body, "c2", "die")
+                    yield ToolResult(tool_call_id="c1", content="unreachable")
+
+                try:
+                    async for _ in otel_telemetry.wrapper(agent_name="calc")(agent()):
+                        pass
+                except asyncio.CancelledError as error:  # the agent's own, unchanged
+                    cancelled.append(error)
+                    raise
+        assert raised.group_contains(httpx2.RemoteProtocolError)
+        assert len(cancelled) == 1
+    assert client.protocol_version == "2026-07-28"
+    tools = {str(s.attributes["gen_ai.tool.call.id"]): s for s in otel_telemetry.spans()
+             if s.name.startswith("execute_tool") and s.attributes}  # fmt: skip
+    for cid in ("c1", "c2"):  # both lost with the connection, each failed by it
+        assert tools[cid].status.status_code is StatusCode.ERROR, cid
+        assert dict(tools[cid].attributes or {})["error.type"] == "RemoteProtocolError", cid
+        assert "Server disconnected" in str(tools[cid].status.description), cid
+        [event] = [e for e in tools[cid].events if e.name == "exception"]
+        assert dict(event.attributes or {})["exception.type"].endswith("RemoteProtocolError")
+    assert tools["c0"].status.status_code is StatusCode.UNSET
+    assert "error.type" not in dict(tools["c0"].attributes or {})
+    failed = {str(p.attributes.get("gen_ai.tool.name")): p.attributes.get("error.type")
+              for p in otel_telemetry.histograms()["gen_ai.execute_tool.duration"]}  # fmt: skip
+    assert failed == {"add": None, "slow": "RemoteProtocolError", "die": "RemoteProtocolError"}
 
 
 def test_only_an_mcp_sdk_errors_own_code_names_a_failure() -> None:

@@ -35,6 +35,13 @@ the wrapper adds it to 1.x's request ``meta`` as 2.x does (the keys the caller's
 are kept): a server that reads it (``continue_trace(ctx.request_context.meta)``, or 2.x's own
 server) runs the call under the tool span.
 
+A request lost below the session (over streamable HTTP, the MCP SDK 2.x carries each
+request's POST in a task of its own: a server that dies before it answers fails that task
+with the HTTP client's error, and the SDK cancels every request in flight on the transport,
+and their callers, instead of raising it there) is noted on the call of each of those
+requests, as what failed its body: the call's span names that cause, not the
+``CancelledError`` its body got.
+
 A server's progress notifications for the call go to the callback the call was given, also
 on the session's receiving task: it runs in the tool body's context too (it is the call's own,
 so there is no doubt whose), and a log line or span it writes is the tool call's.
@@ -91,6 +98,10 @@ _CLIENTS = (
 )
 """Where a client finishes what the session's ``call_tool`` returned into the answer its
 caller gets: module, class, method."""
+_CARRIERS = (("mcp.client.streamable_http", "StreamableHTTPTransport", "_run_request_post"),)
+"""Where a transport carries each request in a task of its own, in a copy of its sender's
+context (the MCP SDK 2.x's streamable HTTP client: the request's POST): module, class,
+method."""
 _absent: set[str] = set()  # modules that failed to import: not tried again
 
 
@@ -128,15 +139,16 @@ def watch(tool_key: str, load: bool = True) -> None:
             session.call_tool = _watching(call_tool, tool_key, carries, progress)  # type: ignore[attr-defined]
         except Exception:
             report("mcp result watch")
-    for name, owner, method in _CLIENTS:  # loaded by whoever uses them: never imported here
-        client = getattr(sys.modules.get(name), owner, None)
-        call_tool = getattr(client, method, None) if isinstance(client, type) else None
-        if call_tool is None or getattr(call_tool, _MARK, False):
-            continue
-        try:
-            setattr(client, method, _answering(call_tool, tool_key))
-        except Exception:
-            report("mcp result watch")
+    for table, wrap in ((_CLIENTS, _answering), (_CARRIERS, _carrying)):
+        for name, owner, method in table:  # loaded by whoever uses them: never imported here
+            holder = getattr(sys.modules.get(name), owner, None)
+            wrapped = getattr(holder, method, None) if isinstance(holder, type) else None
+            if wrapped is None or getattr(wrapped, _MARK, False):
+                continue
+            try:
+                setattr(holder, method, wrap(wrapped, tool_key))
+            except Exception:
+                report("mcp result watch")
 
 
 def _sends_no_context(module: Any, call_tool: Callable[..., Any]) -> bool:
@@ -218,6 +230,55 @@ def _answering(call_tool: Callable[..., Any], tool_key: str) -> Callable[..., An
 
     setattr(call_tool_answered, _MARK, True)
     return call_tool_answered
+
+
+def _carrying(carry: Callable[..., Any], tool_key: str) -> Callable[..., Any]:
+    """A transport's task carrying one request (:data:`_CARRIERS`). An exception that ends it
+    (the HTTP client's: the server died before it answered, refused the connection, timed
+    out) never reaches the request's sender as such: it fails the transport's task group,
+    which cancels every request in flight on the transport and their senders, whose bodies
+    see a ``CancelledError`` they did not ask for. It is noted on the traced MCP tool call of
+    each request in flight on the transport (the task runs in a copy of its sender's
+    context: the call whose body sent it) as what failed that body
+    (:meth:`ToolCall.on_mcp_lost`). What the task returns or raises passes through
+    unchanged."""
+
+    @functools.wraps(carry)
+    async def carry_watched(self: Any, *args: Any, **kwargs: Any) -> Any:
+        calls = _carried(self)
+        if calls is None:
+            return await carry(self, *args, **kwargs)
+        tool = otel_context.get_value(tool_key)  # a traced call's request, or another
+        calls.append(tool)
+        try:
+            return await carry(self, *args, **kwargs)
+        except Exception as error:
+            for call in list(calls):  # all lost with it: the transport's task group is done
+                if isinstance(call, ToolCall):
+                    call.on_mcp_lost(error)
+            raise
+        finally:
+            calls.remove(tool)
+
+    setattr(carry_watched, _MARK, True)
+    return carry_watched
+
+
+_CARRIED = "_agent_otel_carried"
+
+
+def _carried(transport: Any) -> list[Any] | None:
+    """The tool calls (``None`` for a request sent outside any) whose requests the transport
+    carries now, noted on it; None when it cannot say (no instance dict). Never raises."""
+    try:
+        state = vars(transport)
+        calls = dict.get(state, _CARRIED) if type(state) is dict else None
+        if calls is None:
+            calls = []
+            setattr(transport, _CARRIED, calls)
+    except Exception:
+        return None
+    return calls if isinstance(calls, list) else None
 
 
 def _failed(tool: ToolCall, error: BaseException) -> None:
@@ -460,18 +521,28 @@ def _in_context(callback: Callable[..., Any], context: Context) -> Callable[...,
     return in_context
 
 
+_BAGGAGE = "baggage"  # the W3C baggage header: the caller's entries, not a trace
+
+
 def _with_context(kwargs: dict[str, Any]) -> dict[str, Any]:
     """``kwargs`` with the current trace context in the request's ``meta`` (what the global
     propagator writes: ``traceparent``, ``tracestate``, ``baggage``), as the MCP SDK 2.x
-    sends it; keys the caller's own ``meta`` has are kept. Unchanged when there is nothing to
-    add or the caller's ``meta`` is no dict."""
+    sends it; keys the caller's own ``meta`` has are kept, and a ``meta`` that carries a
+    trace header of its own (another tracer's) keeps its trace whole: only the ``baggage`` it
+    lacks is added (a ``tracestate`` belongs to the trace its ``traceparent`` names).
+    Unchanged when there is nothing to add or the caller's ``meta`` is no dict."""
     meta = kwargs.get("meta")
     if meta is not None and type(meta) is not dict:
         return kwargs
     try:
         carrier: dict[str, str] = {}
-        propagate.inject(carrier)
-        added = {k: v for k, v in carrier.items() if meta is None or k not in meta}
+        propagator = propagate.get_global_textmap()
+        propagator.inject(carrier)
+        own = meta or {}
+        traced = {*propagator.fields, *carrier} - {_BAGGAGE}  # the trace headers it may write
+        if any(key in own for key in traced):  # the caller's trace: only what it lacks of ours
+            carrier = {k: v for k, v in carrier.items() if k == _BAGGAGE}
+        added = {k: v for k, v in carrier.items() if k not in own}
     except Exception:
         report("mcp request context")
         return kwargs

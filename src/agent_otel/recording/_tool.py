@@ -259,6 +259,14 @@ class ToolCall:
         code = kind if isinstance(error, CancelledError) else error_code(error)
         mcp.failure = (kind, code) if code is not None else None
 
+    def on_mcp_lost(self, error: BaseException) -> None:
+        """Its body's request was lost below the session (``_mcp``: the transport's task that
+        carried it failed with ``error``, and the MCP SDK cancelled the body instead of raising
+        it there): an MCP tool's body failed with it, as if it had raised it (``body_error``),
+        so the call's span names that cause, not the cancellation its body got."""
+        if self.mcp is not None:
+            self.body_error = error
+
     def on_mcp_declined(self, code: int) -> None:
         """Its body declined what the server's answer asked for (a callback answered with the
         MCP SDK's ``ErrorData``): the SDK 2.x's ``Client`` raises its ``MCPError`` of that

@@ -56,6 +56,7 @@ from agent_otel.scrubbing import Scrubber
 
 from ._call import RemoteAgentCall, w3c_headers
 from ._continue import remote_parent
+from ._held import HeldCalls
 
 __all__ = ["trace_a2a_client", "trace_a2a_executor"]
 
@@ -82,7 +83,11 @@ def trace_a2a_client(
     message's ``contextId`` as ``gen_ai.conversation.id`` (else the one the agent answers
     with), and its W3C context sent on the request. A remote task that ends failed or
     rejected fails the span (``error.type``: ``TASK_STATE_FAILED``, ``TASK_STATE_REJECTED``):
-    the call raised nothing, but the work was not done. The remote run is its child when the
+    the call raised nothing, but the work was not done. A call answered with its task still
+    at work (submitted, working: a client that polls, a stream the caller stopped reading)
+    keeps its span open until a later response of this client (``get_task``, ``subscribe``,
+    ``cancel_task``, ``list_tasks``, a message on the task) says the task ended, and fails
+    it then as above; closing the client ends the rest. The remote run is its child when the
     agent's executor is decorated by :func:`trace_a2a_executor` (or its server continues W3C
     context otherwise). Every other request (``cancel_task``, ``get_task``, ``subscribe``, ...)
     opens no span and carries the current context's W3C headers (a tool's span, in a tool
@@ -158,6 +163,33 @@ def _failed_state(response: object) -> str | None:
         return None
 
 
+_WORKING = (TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING)
+"""The states of a task still at work: every other one ended it, or waits for the caller
+(input, authorisation), which ends that call's part of it."""
+
+
+def _task_of(response: object) -> tuple[str, int] | None:
+    """The task a response names (a task, an update of its status, or a ``Task`` itself) and
+    its state; None for anything else (a response of another SDK version is read, never
+    trusted)."""
+    try:
+        if isinstance(response, Task):
+            task_id, status = response.id, response.status
+        else:
+            kind = response.WhichOneof("payload")  # type: ignore[attr-defined]
+            if kind == "task":
+                task_id, status = response.task.id, response.task.status  # type: ignore[attr-defined]
+            elif kind == "status_update":
+                update = response.status_update  # type: ignore[attr-defined]
+                task_id, status = update.task_id, update.status
+            else:
+                return None
+        state = status.state
+        return (task_id, int(state)) if type(task_id) is str and task_id else None
+    except Exception:  # a state that is no enum value, a response laid out otherwise
+        return None
+
+
 def _in_trace(context: ClientCallContext | None) -> ClientCallContext | None:
     """The caller's call context for a request that opens no span, its service parameters
     carrying the current context's W3C headers (the caller's own values kept); as it was when
@@ -203,6 +235,27 @@ class _TracedClient(Client):
         self._agent_name, self._url, self._provider = agent_name, url, provider
         self._providers = providers
         self._describing = False
+        self._held = HeldCalls()  # calls that returned with their task at work
+
+    def _saw(self, response: object) -> None:
+        """A response of this client naming a task: a call held for it ends when it says the
+        task ended (failed or rejected: failed)."""
+        if not self._held:  # (the usual: nothing held)
+            return
+        seen = _task_of(response)
+        if seen is not None and seen[1] not in _WORKING:
+            self._held.ended(seen[0], _FAILED_STATES.get(seen[1]))  # type: ignore[call-overload]
+
+    def _finish(
+        self, call: RemoteAgentCall, task: tuple[str, int] | None, error: BaseException | None
+    ) -> None:
+        """The call's stream ended (``error``: raised in it, ``GeneratorExit`` when the caller
+        stopped reading): its span ends, unless its task is still at work (its last response
+        said so) and nothing failed: the client holds it until the caller learns the end."""
+        if task is not None and task[1] in _WORKING and not _raised_in(error):
+            self._held.hold(task[0], call)
+        else:
+            call.end(error)
 
     async def _describing_calls(self) -> None:
         """Without a card, the interceptor that reads each call's card, added once."""
@@ -245,6 +298,8 @@ class _TracedClient(Client):
                 yield response
             return
         stream = self._inner.send_message(request, context=context)
+        task: tuple[str, int] | None = None  # the task its last response named, and its state
+        error: BaseException | None = None
         try:
             while True:
                 token = otel_context.attach(active)
@@ -258,29 +313,39 @@ class _TracedClient(Client):
                 failed = _failed_state(response)
                 if failed is not None:
                     call.fail(failed)
+                task = _task_of(response) or task
+                self._saw(response)  # (a message on a task an earlier call left at work)
                 yield response
-        except BaseException as error:
-            call.end(error)
+        except BaseException as raised:
+            error = raised
             raise
         finally:
-            call.end()
+            self._finish(call, task, error)
             await _close(stream, active)
 
     # --- every other request: no span, the current context in its headers ----------------------
     async def get_task(
         self, request: GetTaskRequest, *, context: ClientCallContext | None = None
     ) -> Task:
-        return await self._inner.get_task(request, context=_in_trace(context))
+        task = await self._inner.get_task(request, context=_in_trace(context))
+        self._saw(task)
+        return task
 
     async def list_tasks(
         self, request: ListTasksRequest, *, context: ClientCallContext | None = None
     ) -> ListTasksResponse:
-        return await self._inner.list_tasks(request, context=_in_trace(context))
+        tasks = await self._inner.list_tasks(request, context=_in_trace(context))
+        if self._held:
+            for task in tasks.tasks:
+                self._saw(task)
+        return tasks
 
     async def cancel_task(
         self, request: CancelTaskRequest, *, context: ClientCallContext | None = None
     ) -> Task:
-        return await self._inner.cancel_task(request, context=_in_trace(context))
+        task = await self._inner.cancel_task(request, context=_in_trace(context))
+        self._saw(task)
+        return task
 
     async def create_task_push_notification_config(
         self, request: TaskPushNotificationConfig, *, context: ClientCallContext | None = None
@@ -321,6 +386,7 @@ class _TracedClient(Client):
         self, request: SubscribeToTaskRequest, *, context: ClientCallContext | None = None
     ) -> AsyncIterator[StreamResponse]:
         async for response in self._inner.subscribe(request, context=_in_trace(context)):
+            self._saw(response)
             yield response
 
     async def get_extended_agent_card(
@@ -338,7 +404,14 @@ class _TracedClient(Client):
         await self._inner.add_interceptor(interceptor)
 
     async def close(self) -> None:
+        self._held.close()
         await self._inner.close()
+
+
+def _raised_in(error: BaseException | None) -> bool:
+    """Whether a call's stream ended by an exception of its own (not the caller that stopped
+    reading it)."""
+    return error is not None and not isinstance(error, GeneratorExit)
 
 
 async def _close(stream: Any, active: Any) -> None:

@@ -1,0 +1,67 @@
+"""Remote agent calls that returned while their remote task still works.
+
+An A2A agent may answer a call with a task still at work (a caller that sends without waiting
+polls it, a stream the caller stopped reading leaves it running): the call's CLIENT span is
+the remote agent's invocation, so it stays open until the caller learns the task ended
+(``tasks/get``, ``tasks/resubscribe``, ``tasks/cancel``, a later message on the task), and a
+task that ended failed fails it then. :class:`HeldCalls` keeps those calls, by task id, for
+one traced client.
+"""
+
+from __future__ import annotations
+
+from agent_otel._guard import report
+
+from ._call import RemoteAgentCall
+
+__all__ = ["MAX_HELD", "HeldCalls"]
+
+MAX_HELD = 256
+"""How many calls one client holds open at most: past it, the oldest ends (a caller that
+never follows its tasks to their end costs a bounded number of spans, not a leak)."""
+
+
+class HeldCalls:
+    """The calls of one client whose remote task was still working when they returned, by
+    task id, oldest first. Never raises."""
+
+    __slots__ = ("_calls",)
+
+    def __init__(self) -> None:
+        self._calls: dict[str, RemoteAgentCall] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self._calls)
+
+    def hold(self, task_id: str, call: RemoteAgentCall) -> None:
+        """``call`` returned with its task ``task_id`` at work: its span stays open. A call
+        held for the same task before (the caller sent it another message) ends now: the
+        newer call follows the task."""
+        try:
+            earlier = self._calls.pop(task_id, None)
+            self._calls[task_id] = call
+            while len(self._calls) > MAX_HELD:
+                oldest = next(iter(self._calls))
+                self._calls.pop(oldest).end()
+        except Exception:
+            report("a2a held call")
+            call.end()
+            return
+        if earlier is not None and earlier is not call:
+            earlier.end()
+
+    def ended(self, task_id: str, failed: str | None) -> None:
+        """The caller learned that the task ``task_id`` ended: the call held for it ends,
+        failed as ``failed`` (the state's name) when the task failed or was rejected."""
+        call = self._calls.pop(task_id, None)
+        if call is not None:
+            if failed is not None:
+                call.fail(failed)
+            call.end()
+
+    def close(self) -> None:
+        """The client closes: every call still held ends (what became of its task is not
+        known here)."""
+        calls, self._calls = list(self._calls.values()), {}
+        for call in calls:
+            call.end()
