@@ -11,7 +11,9 @@ Its stream carries three kinds of event, read by their ``type``:
 * ``run_item_stream_event``: ``tool_output`` and ``handoff_occured`` items are the calls'
   results (``ToolResult`` by ``call_id``); the other items repeat what the raw events said,
   but for a message item after a turn's results with no response before it: the final
-  output a ``max_turns`` error handler gave, the run's answer (``MessageFinal``).
+  output a ``max_turns`` error handler gave, the run's answer (``MessageFinal``). A run that
+  ends on a turn's results (a tool ended it: ``tool_use_behavior``) has the SDK's final
+  output, the tools', as its answer (``MessageFinal``, or ``StructuredFinal``).
   A tool that raised under the SDK's default failure handler returns text like any other
   result: the adapter adds its own ``RunConfig.tool_error_formatter`` (the SDK's hook for
   exactly those failures, handing it the exception and the call id; a formatter the caller
@@ -110,6 +112,7 @@ from agent_contract.sources._history import call_start, responses_messages
 from agent_contract.sources._nested import through
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._stream import closed, read_events
+from agent_contract.sources._structured import structured_final
 from agent_contract.sources.openai_responses import ResponsesReader
 
 __all__ = ["openai_agents_events"]
@@ -173,6 +176,9 @@ async def openai_agents_events(
             yield cancelled_run("result.cancel()")
         for pause in _paused(result):
             yield pause
+        answer = reading.tools_answer(result)
+        if answer is not None:
+            yield answer
     except Exception as exc:
         for out in reading.failed(exc):
             yield out
@@ -212,8 +218,8 @@ class _Reading:
     """One run's SDK stream events read as contract events (the state between them)."""
 
     __slots__ = (
-        "answered", "asked", "current", "ended", "failures", "open", "raised", "reader",
-        "rejected", "requested", "running", "step",
+        "answered", "asked", "concluded", "current", "ended", "failures", "open", "raised",
+        "reader", "rejected", "requested", "running", "step",
     )  # fmt: skip
 
     def __init__(self, agent: Any) -> None:
@@ -228,6 +234,7 @@ class _Reading:
         self.reader: ResponsesReader | None = None
         self.open = False  # a model response begun and not ended
         self.answered = False  # a result read since the last response began
+        self.concluded = False  # the run's answer told by a message no model wrote
 
     def prepared(self, run: dict[str, Any]) -> dict[str, Any]:
         """``run``'s arguments with the hooks and the error formatter that feed this reading."""
@@ -277,6 +284,7 @@ class _Reading:
                 self.answered = True
                 yield result
             elif name == "message_output_created" and self.answered and not self.open:
+                self.concluded = True
                 yield _answer(event.item)  # a message no model wrote (module doc)
             elif name in _ASKED and _field(event.item.raw_item, "type") == "function_call":
                 call_id = str(_field(event.item.raw_item, "call_id") or "")
@@ -338,6 +346,20 @@ class _Reading:
                 out.append(StepBoundary(index=self.step))
             out.append(_start(self.requested[0][0], self.requested[0]))
         return out
+
+    def tools_answer(self, result: Any) -> StreamEvent | None:
+        """The run's answer when its tools gave it (``tool_use_behavior``:
+        ``"stop_on_first_tool"``, ``StopAtTools``, a function's ``ToolsToFinalOutputResult``):
+        the stream ended on a turn's results, with no response or message after them (the SDK
+        makes none), and the SDK's final output is what the tools gave, a text
+        (``MessageFinal``) or structured (``StructuredFinal``). Else ``None``: the last
+        model call's text (or a message no model wrote) is the answer."""
+        if not self.answered or self.open or self.concluded or self.asked or self.requested:
+            return None
+        output = getattr(result, "final_output", None)
+        if isinstance(output, str):
+            return MessageFinal(text=output)
+        return structured_final(output)
 
     def _between_turns(self) -> bool:
         """Whether the run stopped between turns: its last response ended, every call it asked
