@@ -67,11 +67,11 @@ result the same data (a ``RunResultStreaming``, complete), and the tracer record
 a nested run, with its own calls, tokens and answer; ``Runner.run_sync`` there (a sync tool,
 on the SDK's thread, or a thread the tool hands it to) runs that same ``run`` on its thread's
 loop, as the SDK's own ``run_sync`` does. Everywhere else ``Runner.run`` is left as it was. A
-runner the caller installs later replaces it (nested runs are then not recorded);
-``as_tool(on_stream=...)`` streams the nested run to its callback, which this adapter does not
-see. A tool body that streams an agent itself (``Runner.run_streamed`` and its
-``stream_events()``) gets the SDK's own events, unchanged, while the adapter reads them into a
-nested run under the tool's span the same way (they were recorded nowhere).
+runner the caller installs later replaces it (nested runs are then not recorded). A tool body
+that streams an agent itself (``Runner.run_streamed`` and its ``stream_events()``, as
+``as_tool(on_stream=...)`` does to hand its callback each event) gets the SDK's own events,
+unchanged, while the adapter reads them into a nested run under the tool's span the same way
+(they were recorded nowhere).
 
 ``on_result`` receives the ``RunResultStreaming`` before streaming starts, so the caller keeps
 everything the SDK returned (``final_output``, ``new_items``, ``raw_responses``). Closing the
