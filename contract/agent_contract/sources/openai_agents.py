@@ -3,9 +3,11 @@
 Its stream carries three kinds of event, read by their ``type``:
 
 * ``raw_response_event``: the model's own Responses API events, read by the Responses
-  source's reader. ``response.created`` opens an LLM call (``LLMCallStart`` with the current
-  agent's model and model settings; a ``StepBoundary`` first when a call came before, so each
-  step is one model call plus the tools it asked for); ``response.completed`` (or failed,
+  source's reader. ``response.created`` opens an LLM call (``LLMCallStart`` with the model and
+  model settings the SDK resolves for the current agent: ``RunConfig.model`` over the agent's,
+  ``RunConfig.model_settings`` over its settings; a ``StepBoundary`` first when a call came
+  before, so each step is one model call plus the tools it asked for); ``response.completed``
+  (or failed,
   incomplete) closes it with ``Usage`` and ``LLMCallEnd``. Tool calls, handoffs included
   (``transfer_to_<agent>``), come from the response's ``function_call`` items.
 * ``run_item_stream_event``: ``tool_output`` and ``handoff_occured`` items are the calls'
@@ -218,8 +220,8 @@ class _Reading:
     """One run's SDK stream events read as contract events (the state between them)."""
 
     __slots__ = (
-        "answered", "asked", "concluded", "current", "ended", "failures", "open", "raised",
-        "reader", "rejected", "requested", "running", "step",
+        "answered", "asked", "concluded", "config", "current", "ended", "failures", "open",
+        "raised", "reader", "rejected", "requested", "running", "step",
     )  # fmt: skip
 
     def __init__(self, agent: Any) -> None:
@@ -235,13 +237,15 @@ class _Reading:
         self.open = False  # a model response begun and not ended
         self.answered = False  # a result read since the last response began
         self.concluded = False  # the run's answer told by a message no model wrote
+        self.config: Any = None  # the run's ``RunConfig`` (its model and settings win)
 
     def prepared(self, run: dict[str, Any]) -> dict[str, Any]:
         """``run``'s arguments with the hooks and the error formatter that feed this reading."""
         announcing = _announcing(run.get("hooks"), self.requested)
         hooks = _scoping_hooks(announcing, self.failures, self.running, self.raised, self.ended)
-        run = {**run, "hooks": hooks}
-        return _noting_failures(run, self.failures)
+        run = _noting_failures({**run, "hooks": hooks}, self.failures)
+        self.config = run["run_config"]
+        return run
 
     def started(self, run_streamed: Any, agent: Any, input: Any, run: dict[str, Any]) -> Any:
         """``run_streamed(agent, input, ...)`` with ``run`` prepared; the task it makes for the
@@ -266,7 +270,7 @@ class _Reading:
                 self.answered = False
                 request = self.requested.pop(0) if self.requested else (self.current, None, None)
                 self.open = True
-                yield _start(self.current, request)
+                yield _start(self.current, request, self.config)
             reader = self.reader
             if reader is None:
                 return
@@ -344,7 +348,7 @@ class _Reading:
         if self.requested:  # refused before its response began: the call is shown, and fails
             if self.reader is not None:
                 out.append(StepBoundary(index=self.step))
-            out.append(_start(self.requested[0][0], self.requested[0]))
+            out.append(_start(self.requested[0][0], self.requested[0], self.config))
         return out
 
     def tools_answer(self, result: Any) -> StreamEvent | None:
@@ -699,19 +703,43 @@ def _nesting_runner(base: type, inner: Any) -> Any:
     return new_class("NestingRunner", (base,), exec_body=lambda ns: ns.update(methods))()
 
 
-def _start(agent: Any, request: tuple[Any, Any, Any]) -> LLMCallStart:
-    """The call ``agent`` makes; ``request`` is what ``on_llm_start`` said it sends (its
-    ``system_prompt`` and ``input_items``), read only now, once."""
+def _start(agent: Any, request: tuple[Any, Any, Any], config: Any = None) -> LLMCallStart:
+    """The call ``agent`` makes in a run of ``config`` (its ``RunConfig``); ``request`` is what
+    ``on_llm_start`` said it sends (its ``system_prompt`` and ``input_items``), read only now,
+    once."""
     _, instructions, items = request
-    model = agent.model
+    model, settings = _resolved(agent, config)
     name = model if isinstance(model, str) else getattr(model, "model", None)
-    settings = agent.model_settings.to_json_dict() if agent.model_settings else {}
     params = {k: v for k, v in settings.items() if v is not None}
     name, params = name if isinstance(name, str) else None, {**params, "stream": True}
     if items is None:
         return LLMCallStart(model=name, provider="openai", params=params)
     items = items if isinstance(items, str) else tuple(items)
     return call_start(name, "openai", params, responses_messages, instructions, items)
+
+
+def _resolved(agent: Any, config: Any) -> tuple[Any, dict[str, Any]]:
+    """The model ``agent``'s call goes to and its settings, as the SDK resolves them for a
+    run of ``config``: ``RunConfig.model`` (a ``Model`` or a name) overrides every agent's, no
+    model at all is the SDK's default; ``RunConfig.model_settings``' non-null values override
+    the agent's (the SDK's own ``get_model_settings`` where it has it)."""
+    model = getattr(config, "model", None)
+    if model is None:
+        model = agent.model
+    if model is None:
+        from agents.models import get_default_model
+
+        model = get_default_model()
+    try:
+        from agents.run_internal.turn_preparation import get_model_settings
+
+        settings = get_model_settings(agent, config)
+    except Exception:  # an SDK without it, or no config: the settings merged as documented
+        settings = agent.model_settings
+        theirs = getattr(config, "model_settings", None)
+        if theirs is not None:
+            settings = settings.resolve(theirs) if settings is not None else theirs
+    return model, settings.to_json_dict() if settings is not None else {}
 
 
 def _noting_failures(run: dict[str, Any], failures: dict[str, str]) -> dict[str, Any]:
