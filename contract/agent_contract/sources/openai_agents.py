@@ -7,8 +7,7 @@ Its stream carries three kinds of event, read by their ``type``:
   model settings the SDK resolves for the current agent: ``RunConfig.model`` over the agent's,
   ``RunConfig.model_settings`` over its settings; a ``StepBoundary`` first when a call came
   before, so each step is one model call plus the tools it asked for); ``response.completed``
-  (or failed,
-  incomplete) closes it with ``Usage`` and ``LLMCallEnd``. Tool calls, handoffs included
+  (or failed, incomplete) closes it with ``Usage`` and ``LLMCallEnd``. Tool calls, handoffs included
   (``transfer_to_<agent>``), come from the response's ``function_call`` items.
 * ``run_item_stream_event``: ``tool_output`` and ``handoff_occured`` items are the calls'
   results (``ToolResult`` by ``call_id``); the other items repeat what the raw events said,
