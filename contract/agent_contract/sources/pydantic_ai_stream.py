@@ -5,8 +5,9 @@ streams each node's own events (``node.stream(run.ctx)``):
 
 * a model request node is one LLM call (none when the run's ``usage_limits`` stop it before
   its request: pydantic-ai raises ``UsageLimitExceeded`` there, and the run carries it):
-  ``LLMCallStart`` (the model's name, its ``system`` as provider, the run's model settings
-  as params), then each text and thinking part's
+  ``LLMCallStart`` (the model's name, its ``system`` as provider, as params the model
+  settings pydantic-ai merges: the model's own, the agent's over them, the run's over both,
+  ``_settings``), then each text and thinking part's
   content, its start included, as ``TextDelta`` / ``ReasoningDelta``; when its stream ends,
   the ``ModelResponse`` gives ``Usage`` (cache and reasoning tokens included) and
   ``LLMCallEnd`` (``model_name``, ``provider_response_id``, ``finish_reason``);
@@ -132,10 +133,11 @@ async def pydantic_ai_events(
                         yield StepBoundary(index=step)
                         step += 1
                 asked, stepped = set(), False
-                settings = run.get("model_settings", agent.model_settings)
+                model = graph.ctx.deps.model
+                settings = _settings(model, agent.model_settings, run.get("model_settings"))
                 start = None  # the call told, until the models it fell back from are read
                 if _allowed(graph.ctx):  # else the node raises the limit: no request is made
-                    start = _start(graph.ctx.deps.model, settings, graph.ctx.state, node)
+                    start = _start(model, settings, graph.ctx.state, node)
                     yield start
                 try:
                     async with node.stream(graph.ctx) as stream:
@@ -530,6 +532,19 @@ def _text(value: Any) -> str | None:
 
 
 _ToolScope: Any = None
+
+
+def _settings(model: Any, agent: Any, run: Any) -> dict[str, Any]:
+    """The settings a request goes with, merged as pydantic-ai merges its static layers: the
+    model's own ``settings``, the agent's ``model_settings`` over them, the run's over both. A
+    layer given as a function of the run context (or a capability's) is resolved by
+    pydantic-ai alone, as each step starts: it is left out here, as calling it again could
+    change what the agent does."""
+    merged: dict[str, Any] = {}
+    for layer in (getattr(model, "settings", None), agent, run):
+        if isinstance(layer, dict):
+            merged.update(layer)
+    return merged
 
 
 def _start(model: Any, settings: Any, state: Any, node: Any) -> LLMCallStart:
