@@ -212,6 +212,40 @@ async def test_an_agent_a_tool_streams_itself_is_a_nested_run_under_the_tool(
     assert otel_telemetry.open_spans() == []
 
 
+async def test_an_agent_tool_streaming_to_its_callback_is_a_nested_run_under_the_tool(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """``agent.as_tool(on_stream=...)``: the SDK streams the nested run itself
+    (``Runner.run_streamed``) and hands each event to the callback; the callback still gets
+    them all, and the agent is a nested run under the tool's span, its tokens counted once."""
+    pytest.importorskip("agents")
+    from agents import Agent, set_tracing_disabled
+    from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
+
+    from agent_contract.sources.openai_agents import openai_agents_events
+
+    set_tracing_disabled(True)  # no export to the vendor's trace endpoint
+    expert = Agent(name="expert", model=ScriptedModel([
+        ModelStep(output=[assistant_message("sunny")], usage=_agents_usage(30, 4)),
+    ]))  # fmt: skip
+    seen: list[str] = []
+    tool = expert.as_tool("ask", "Ask.", on_stream=lambda got: seen.append(got["event"].type))
+    lead = Agent(name="lead", tools=[tool], model=ScriptedModel([
+        ModelStep(output=[function_call("ask", {"input": "Paris?"}, call_id="e1")],
+                  usage=_agents_usage(100, 10)),
+        ModelStep(output=[assistant_message("Sunny.")], usage=_agents_usage(140, 6)),
+    ]))  # fmt: skip
+    await run_script(otel_telemetry, openai_agents_events(lead, "Weather?"), agent_name="lead")
+
+    nested = [["invoke_agent expert", [["step 0", ["chat"]]]]]
+    assert otel_telemetry.outline() == [["invoke_agent lead", [
+        ["step 0", ["chat", ["execute_tool ask", nested]]], ["step 1", ["chat"]],
+    ]]]  # fmt: skip
+    assert tokens(otel_telemetry) == 100 + 30 + 140
+    assert "raw_response_event" in seen and "agent_updated_stream_event" in seen
+    assert otel_telemetry.open_spans() == []
+
+
 async def test_agents_sdk_agents_used_as_tools_in_parallel_are_nested_runs_under_their_tools(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:

@@ -3,15 +3,18 @@
 Its stream carries three kinds of event, read by their ``type``:
 
 * ``raw_response_event``: the model's own Responses API events, read by the Responses
-  source's reader. ``response.created`` opens an LLM call (``LLMCallStart`` with the current
-  agent's model and model settings; a ``StepBoundary`` first when a call came before, so each
-  step is one model call plus the tools it asked for); ``response.completed`` (or failed,
-  incomplete) closes it with ``Usage`` and ``LLMCallEnd``. Tool calls, handoffs included
+  source's reader. ``response.created`` opens an LLM call (``LLMCallStart`` with the model and
+  model settings the SDK resolves for the current agent: ``RunConfig.model`` over the agent's,
+  ``RunConfig.model_settings`` over its settings; a ``StepBoundary`` first when a call came
+  before, so each step is one model call plus the tools it asked for); ``response.completed``
+  (or failed, incomplete) closes it with ``Usage`` and ``LLMCallEnd``. Tool calls, handoffs included
   (``transfer_to_<agent>``), come from the response's ``function_call`` items.
 * ``run_item_stream_event``: ``tool_output`` and ``handoff_occured`` items are the calls'
   results (``ToolResult`` by ``call_id``); the other items repeat what the raw events said,
   but for a message item after a turn's results with no response before it: the final
-  output a ``max_turns`` error handler gave, the run's answer (``MessageFinal``).
+  output a ``max_turns`` error handler gave, the run's answer (``MessageFinal``). A run that
+  ends on a turn's results (a tool ended it: ``tool_use_behavior``) has the SDK's final
+  output, the tools', as its answer (``MessageFinal``, or ``StructuredFinal``).
   A tool that raised under the SDK's default failure handler returns text like any other
   result: the adapter adds its own ``RunConfig.tool_error_formatter`` (the SDK's hook for
   exactly those failures, handing it the exception and the call id; a formatter the caller
@@ -65,11 +68,11 @@ result the same data (a ``RunResultStreaming``, complete), and the tracer record
 a nested run, with its own calls, tokens and answer; ``Runner.run_sync`` there (a sync tool,
 on the SDK's thread, or a thread the tool hands it to) runs that same ``run`` on its thread's
 loop, as the SDK's own ``run_sync`` does. Everywhere else ``Runner.run`` is left as it was. A
-runner the caller installs later replaces it (nested runs are then not recorded);
-``as_tool(on_stream=...)`` streams the nested run to its callback, which this adapter does not
-see. A tool body that streams an agent itself (``Runner.run_streamed`` and its
-``stream_events()``) gets the SDK's own events, unchanged, while the adapter reads them into a
-nested run under the tool's span the same way (they were recorded nowhere).
+runner the caller installs later replaces it (nested runs are then not recorded). A tool body
+that streams an agent itself (``Runner.run_streamed`` and its ``stream_events()``, as
+``as_tool(on_stream=...)`` does to hand its callback each event) gets the SDK's own events,
+unchanged, while the adapter reads them into a nested run under the tool's span the same way
+(they were recorded nowhere).
 
 ``on_result`` receives the ``RunResultStreaming`` before streaming starts, so the caller keeps
 everything the SDK returned (``final_output``, ``new_items``, ``raw_responses``). Closing the
@@ -110,6 +113,7 @@ from agent_contract.sources._history import call_start, responses_messages
 from agent_contract.sources._nested import through
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._stream import closed, read_events
+from agent_contract.sources._structured import structured_final
 from agent_contract.sources.openai_responses import ResponsesReader
 
 __all__ = ["openai_agents_events"]
@@ -173,6 +177,9 @@ async def openai_agents_events(
             yield cancelled_run("result.cancel()")
         for pause in _paused(result):
             yield pause
+        answer = reading.tools_answer(result)
+        if answer is not None:
+            yield answer
     except Exception as exc:
         for out in reading.failed(exc):
             yield out
@@ -212,8 +219,8 @@ class _Reading:
     """One run's SDK stream events read as contract events (the state between them)."""
 
     __slots__ = (
-        "answered", "asked", "current", "ended", "failures", "open", "raised", "reader",
-        "rejected", "requested", "running", "step",
+        "answered", "asked", "concluded", "config", "current", "ended", "failures", "open",
+        "raised", "reader", "rejected", "requested", "running", "step",
     )  # fmt: skip
 
     def __init__(self, agent: Any) -> None:
@@ -228,13 +235,16 @@ class _Reading:
         self.reader: ResponsesReader | None = None
         self.open = False  # a model response begun and not ended
         self.answered = False  # a result read since the last response began
+        self.concluded = False  # the run's answer told by a message no model wrote
+        self.config: Any = None  # the run's ``RunConfig`` (its model and settings win)
 
     def prepared(self, run: dict[str, Any]) -> dict[str, Any]:
         """``run``'s arguments with the hooks and the error formatter that feed this reading."""
         announcing = _announcing(run.get("hooks"), self.requested)
         hooks = _scoping_hooks(announcing, self.failures, self.running, self.raised, self.ended)
-        run = {**run, "hooks": hooks}
-        return _noting_failures(run, self.failures)
+        run = _noting_failures({**run, "hooks": hooks}, self.failures)
+        self.config = run["run_config"]
+        return run
 
     def started(self, run_streamed: Any, agent: Any, input: Any, run: dict[str, Any]) -> Any:
         """``run_streamed(agent, input, ...)`` with ``run`` prepared; the task it makes for the
@@ -259,7 +269,7 @@ class _Reading:
                 self.answered = False
                 request = self.requested.pop(0) if self.requested else (self.current, None, None)
                 self.open = True
-                yield _start(self.current, request)
+                yield _start(self.current, request, self.config)
             reader = self.reader
             if reader is None:
                 return
@@ -277,6 +287,7 @@ class _Reading:
                 self.answered = True
                 yield result
             elif name == "message_output_created" and self.answered and not self.open:
+                self.concluded = True
                 yield _answer(event.item)  # a message no model wrote (module doc)
             elif name in _ASKED and _field(event.item.raw_item, "type") == "function_call":
                 call_id = str(_field(event.item.raw_item, "call_id") or "")
@@ -336,8 +347,22 @@ class _Reading:
         if self.requested:  # refused before its response began: the call is shown, and fails
             if self.reader is not None:
                 out.append(StepBoundary(index=self.step))
-            out.append(_start(self.requested[0][0], self.requested[0]))
+            out.append(_start(self.requested[0][0], self.requested[0], self.config))
         return out
+
+    def tools_answer(self, result: Any) -> StreamEvent | None:
+        """The run's answer when its tools gave it (``tool_use_behavior``:
+        ``"stop_on_first_tool"``, ``StopAtTools``, a function's ``ToolsToFinalOutputResult``):
+        the stream ended on a turn's results, with no response or message after them (the SDK
+        makes none), and the SDK's final output is what the tools gave, a text
+        (``MessageFinal``) or structured (``StructuredFinal``). Else ``None``: the last
+        model call's text (or a message no model wrote) is the answer."""
+        if not self.answered or self.open or self.concluded or self.asked or self.requested:
+            return None
+        output = getattr(result, "final_output", None)
+        if isinstance(output, str):
+            return MessageFinal(text=output)
+        return structured_final(output)
 
     def _between_turns(self) -> bool:
         """Whether the run stopped between turns: its last response ended, every call it asked
@@ -677,19 +702,43 @@ def _nesting_runner(base: type, inner: Any) -> Any:
     return new_class("NestingRunner", (base,), exec_body=lambda ns: ns.update(methods))()
 
 
-def _start(agent: Any, request: tuple[Any, Any, Any]) -> LLMCallStart:
-    """The call ``agent`` makes; ``request`` is what ``on_llm_start`` said it sends (its
-    ``system_prompt`` and ``input_items``), read only now, once."""
+def _start(agent: Any, request: tuple[Any, Any, Any], config: Any = None) -> LLMCallStart:
+    """The call ``agent`` makes in a run of ``config`` (its ``RunConfig``); ``request`` is what
+    ``on_llm_start`` said it sends (its ``system_prompt`` and ``input_items``), read only now,
+    once."""
     _, instructions, items = request
-    model = agent.model
+    model, settings = _resolved(agent, config)
     name = model if isinstance(model, str) else getattr(model, "model", None)
-    settings = agent.model_settings.to_json_dict() if agent.model_settings else {}
     params = {k: v for k, v in settings.items() if v is not None}
     name, params = name if isinstance(name, str) else None, {**params, "stream": True}
     if items is None:
         return LLMCallStart(model=name, provider="openai", params=params)
     items = items if isinstance(items, str) else tuple(items)
     return call_start(name, "openai", params, responses_messages, instructions, items)
+
+
+def _resolved(agent: Any, config: Any) -> tuple[Any, dict[str, Any]]:
+    """The model ``agent``'s call goes to and its settings, as the SDK resolves them for a
+    run of ``config``: ``RunConfig.model`` (a ``Model`` or a name) overrides every agent's, no
+    model at all is the SDK's default; ``RunConfig.model_settings``' non-null values override
+    the agent's (the SDK's own ``get_model_settings`` where it has it)."""
+    model = getattr(config, "model", None)
+    if model is None:
+        model = agent.model
+    if model is None:
+        from agents.models import get_default_model
+
+        model = get_default_model()
+    try:
+        from agents.run_internal.turn_preparation import get_model_settings
+
+        settings = get_model_settings(agent, config)
+    except Exception:  # an SDK without it, or no config: the settings merged as documented
+        settings = agent.model_settings
+        theirs = getattr(config, "model_settings", None)
+        if theirs is not None:
+            settings = settings.resolve(theirs) if settings is not None else theirs
+    return model, settings.to_json_dict() if settings is not None else {}
 
 
 def _noting_failures(run: dict[str, Any], failures: dict[str, str]) -> dict[str, Any]:

@@ -5,8 +5,9 @@ streams each node's own events (``node.stream(run.ctx)``):
 
 * a model request node is one LLM call (none when the run's ``usage_limits`` stop it before
   its request: pydantic-ai raises ``UsageLimitExceeded`` there, and the run carries it):
-  ``LLMCallStart`` (the model's name, its ``system`` as provider, the run's model settings
-  as params), then each text and thinking part's
+  ``LLMCallStart`` (the model's name, its ``system`` as provider, as params the model
+  settings pydantic-ai merges: the model's own, the agent's over them, the run's over both,
+  ``_settings``), then each text and thinking part's
   content, its start included, as ``TextDelta`` / ``ReasoningDelta``; when its stream ends,
   the ``ModelResponse`` gives ``Usage`` (cache and reasoning tokens included) and
   ``LLMCallEnd`` (``model_name``, ``provider_response_id``, ``finish_reason``);
@@ -23,6 +24,9 @@ streams each node's own events (``node.stream(run.ctx)``):
   a tool's retry is named; the validator's message, content as a tool's retry prompt is:
   recorded only where content goes on spans), and that step ends: the retried request is the
   next step.
+* a request that fell back (a ``FallbackModel``, the ``ModelFallback`` capability) is one call
+  per model tried, in its step: each model it moved on from a failed call, then the answering
+  model's (``_fell_back``).
 
 Each function tool's body (MCP toolsets' tools included) runs under
 ``agent_contract.scope.tool_scope`` of its call, through pydantic-ai's own tool-wrapping seam:
@@ -66,6 +70,7 @@ import functools
 import json
 from collections.abc import AsyncIterator, Callable
 from contextvars import ContextVar
+from dataclasses import replace
 from typing import Any
 
 from agent_contract.agent.events import InterruptFinal, StreamEvent
@@ -128,14 +133,30 @@ async def pydantic_ai_events(
                         yield StepBoundary(index=step)
                         step += 1
                 asked, stepped = set(), False
-                settings = run.get("model_settings", agent.model_settings)
+                model = graph.ctx.deps.model
+                settings = _settings(model, agent.model_settings, run.get("model_settings"))
+                start = None  # the call told, until the models it fell back from are read
                 if _allowed(graph.ctx):  # else the node raises the limit: no request is made
-                    yield _start(graph.ctx.deps.model, settings, graph.ctx.state, node)
-                async with node.stream(graph.ctx) as stream:
-                    async for event in stream:
-                        delta = _delta(event)
-                        if delta is not None:
-                            yield delta
+                    start = _start(model, settings, graph.ctx.state, node)
+                    yield start
+                try:
+                    async with node.stream(graph.ctx) as stream:
+                        async for event in stream:
+                            if start is not None:  # known once the answer streams
+                                for fell in _fell_back(start, stream.response):
+                                    yield fell
+                                start = None
+                            delta = _delta(event)
+                            if delta is not None:
+                                yield delta
+                except Exception as error:
+                    if start is not None and type(error).__name__ == "FallbackExceptionGroup":
+                        for fell in _fell_back(start, None, getattr(error, "attempts", None)):
+                            yield fell  # every model failed: each its own call
+                    raise
+                if start is not None:  # an answer with no event
+                    for fell in _fell_back(start, stream.response):
+                        yield fell
                 for done in _end(stream.response):
                     yield done
             elif kind == "CallToolsNode":
@@ -357,21 +378,27 @@ def _delegated(pushed: Pushed, agent: Any) -> Any:
                     await self.push(StepBoundary(index=self.step))
                     self.step, self.tools_ran = self.step + 1, False
                 self.asked = set()
-                model = getattr(request_context, "model", None) or getattr(ctx, "model", None)
+                model = _first(
+                    getattr(request_context, "model", None) or getattr(ctx, "model", None)
+                )
                 settings = getattr(request_context, "model_settings", None)
                 params = dict(settings) if isinstance(settings, dict) else {}
-                await self.push(call_start(
+                start = call_start(
                     getattr(model, "model_name", None), getattr(model, "system", None), params,
                     pydantic_ai_messages, messages, None,
-                ))  # fmt: skip
+                )  # fmt: skip
+                await self.push(start)
                 try:
                     response = await handler(request_context)
                 except Exception as error:
-                    self.failed = error  # the run's end marks it, or the next push does
+                    if type(error).__name__ == "FallbackExceptionGroup":  # each model failed
+                        await self.push(*_fell_back(start, None, getattr(error, "attempts", None)))
+                    else:
+                        self.failed = error  # the run's end marks it, or the next push does
                     raise
                 said = [TextDelta(text=part.content) for part in response.parts
                         if getattr(part, "part_kind", None) == "text" and part.content]  # fmt: skip
-                await self.push(*said, *_end(response))
+                await self.push(*_fell_back(start, response), *said, *_end(response))
                 return response
 
             async def on_tool_validate_error(
@@ -507,12 +534,26 @@ def _text(value: Any) -> str | None:
 _ToolScope: Any = None
 
 
+def _settings(model: Any, agent: Any, run: Any) -> dict[str, Any]:
+    """The settings a request goes with, merged as pydantic-ai merges its static layers: the
+    model's own ``settings``, the agent's ``model_settings`` over them, the run's over both. A
+    layer given as a function of the run context (or a capability's) is resolved by
+    pydantic-ai alone, as each step starts: it is left out here, as calling it again could
+    change what the agent does."""
+    merged: dict[str, Any] = {}
+    for layer in (getattr(model, "settings", None), agent, run):
+        if isinstance(layer, dict):
+            merged.update(layer)
+    return merged
+
+
 def _start(model: Any, settings: Any, state: Any, node: Any) -> LLMCallStart:
     """The call a model request node makes. Its ``messages`` (read when read) are the run's
     history, then the node's own request (pydantic-ai appends it to the history as it sends
     it); the request's ``instructions`` are set only then, so the first call shows a
     ``system_prompt`` but not ``instructions``."""
     params = dict(settings) if isinstance(settings, dict) else {}
+    model = _first(model)
     history = tuple(getattr(state, "message_history", None) or ())
     request = getattr(node, "request", None)
     if history and history[-1] is request:
@@ -542,15 +583,62 @@ def _delta(event: Any) -> AgentEvent | None:
     return None
 
 
-def _end(response: Any) -> tuple[AgentEvent, ...]:
-    usage = response.usage
+def _first(model: Any) -> Any:
+    """The model a request goes to first: a ``FallbackModel``'s first model (it tries them in
+    order, ``_fell_back``), else ``model`` itself."""
+    while type(model).__name__ == "FallbackModel" and getattr(model, "models", None):
+        model = model.models[0]
+    return model
+
+
+def _fell_back(start: LLMCallStart, answer: Any, attempts: Any = None) -> list[AgentEvent]:
+    """The models a request fell back from (a ``FallbackModel``, the ``ModelFallback``
+    capability), each a call of its own in the request's step: pydantic-ai records each model
+    it moved on from as a ``ModelRequestAttempt``, on the response that answered
+    (``answer.failed_attempts``) or, when every model failed, on the
+    ``FallbackExceptionGroup`` (``attempts``; ``answer`` is then ``None``).
+
+    The call ``start`` told is the first attempt's: it fails with the attempt's exception class
+    (``ResponseRejected`` for a response a ``fallback_on`` handler refused, with the tokens it
+    was billed for), then each later attempt opens and fails a call of its own, and the
+    answering model's call opens, which its stream then tells. pydantic-ai reports the attempts
+    only once one answered (or all failed): the first failed call spans them all, the later
+    ones are instants."""
+    if answer is not None:
+        attempts = getattr(answer, "failed_attempts", None)
+    out: list[AgentEvent] = []
+    for attempt in attempts if isinstance(attempts, (list, tuple)) else ():
+        name = getattr(attempt, "model_name", None)
+        if out:
+            out.append(replace(start, model=name, provider=getattr(attempt, "provider_name", None)))
+        described = getattr(attempt, "error", None)
+        kind, _, message = str(described).partition(": ")
+        if getattr(attempt, "outcome", None) == "rejected" or not kind.isidentifier():
+            kind, message = "ResponseRejected", "the model's response was rejected"
+        out.append(Error(message=message or kind, error_type=kind))
+        usage = getattr(attempt, "usage", None)
+        if usage is not None:  # billed: a rejected response's
+            out.append(_usage(usage, name))
+        out.append(LLMCallEnd(model=name))
+    if out and answer is not None:
+        provider = getattr(answer, "provider_name", None)
+        out.append(replace(start, model=getattr(answer, "model_name", None), provider=provider))
+    return out
+
+
+def _usage(usage: Any, model: str | None) -> Usage:
+    """A pydantic-ai ``RequestUsage`` as the contract's ``Usage`` of one call."""
     reasoning = usage.output_reasoning_tokens or (usage.details or {}).get("reasoning_tokens")
-    counted = Usage(
+    return Usage(
         input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
         total_tokens=usage.total_tokens, cache_read_tokens=usage.cache_read_tokens or None,
         cache_creation_tokens=usage.cache_write_tokens or None,
-        reasoning_tokens=reasoning or None, model=response.model_name,
+        reasoning_tokens=reasoning or None, model=model,
     )  # fmt: skip
+
+
+def _end(response: Any) -> tuple[AgentEvent, ...]:
+    counted = _usage(response.usage, response.model_name)
     end = LLMCallEnd(
         model=response.model_name,
         finish_reason=response.finish_reason,
