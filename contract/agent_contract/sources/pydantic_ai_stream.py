@@ -9,7 +9,9 @@ streams each node's own events (``node.stream(run.ctx)``):
   as params), then each text and thinking part's
   content, its start included, as ``TextDelta`` / ``ReasoningDelta``; when its stream ends,
   the ``ModelResponse`` gives ``Usage`` (cache and reasoning tokens included) and
-  ``LLMCallEnd`` (``model_name``, ``provider_response_id``, ``finish_reason``);
+  ``LLMCallEnd`` (``model_name``, ``provider_response_id``, ``finish_reason``); each model a
+  ``FallbackModel`` moved on from first (its ``failed_attempts``) ends that call failed and a
+  new one begins for the next (``_moved_on``);
 * a call-tools node runs the tools that response asked for: each ``FunctionToolCallEvent``
   becomes a ``ToolCall`` (function tools only: an output tool is the answer, not a call),
   each ``FunctionToolResultEvent`` a ``ToolResult`` (a retry prompt, or a return whose
@@ -66,6 +68,7 @@ import functools
 import json
 from collections.abc import AsyncIterator, Callable
 from contextvars import ContextVar
+from dataclasses import replace
 from typing import Any
 
 from agent_contract.agent.events import InterruptFinal, StreamEvent
@@ -129,10 +132,20 @@ async def pydantic_ai_events(
                         step += 1
                 asked, stepped = set(), False
                 settings = run.get("model_settings", agent.model_settings)
+                start = None
                 if _allowed(graph.ctx):  # else the node raises the limit: no request is made
-                    yield _start(graph.ctx.deps.model, settings, graph.ctx.state, node)
+                    start = _start(graph.ctx.deps.model, settings, graph.ctx.state, node)
+                    yield start
                 async with node.stream(graph.ctx) as stream:
-                    async for event in stream:
+                    events = aiter(stream)
+                    first = await anext(events, None)  # a fallback hands over a stream begun
+                    if start is not None:  # the models it moved on from, before that one
+                        for moved in _moved_on(start, stream.response):
+                            yield moved
+                    delta = _delta(first)
+                    if delta is not None:
+                        yield delta
+                    async for event in events:
                         delta = _delta(event)
                         if delta is not None:
                             yield delta
@@ -360,10 +373,11 @@ def _delegated(pushed: Pushed, agent: Any) -> Any:
                 model = getattr(request_context, "model", None) or getattr(ctx, "model", None)
                 settings = getattr(request_context, "model_settings", None)
                 params = dict(settings) if isinstance(settings, dict) else {}
-                await self.push(call_start(
+                start = call_start(
                     getattr(model, "model_name", None), getattr(model, "system", None), params,
                     pydantic_ai_messages, messages, None,
-                ))  # fmt: skip
+                )  # fmt: skip
+                await self.push(start)
                 try:
                     response = await handler(request_context)
                 except Exception as error:
@@ -371,7 +385,7 @@ def _delegated(pushed: Pushed, agent: Any) -> Any:
                     raise
                 said = [TextDelta(text=part.content) for part in response.parts
                         if getattr(part, "part_kind", None) == "text" and part.content]  # fmt: skip
-                await self.push(*said, *_end(response))
+                await self.push(*_moved_on(start, response), *said, *_end(response))
                 return response
 
             async def on_tool_validate_error(
@@ -523,6 +537,37 @@ def _start(model: Any, settings: Any, state: Any, node: Any) -> LLMCallStart:
     )  # fmt: skip
 
 
+def _moved_on(start: LLMCallStart, response: Any) -> list[AgentEvent]:
+    """The requests a fallback (``FallbackModel``) made before the one that gave
+    ``response``: each failed attempt of its ``failed_attempts`` ends the call ``start``
+    opened, failed (``error_type`` the class pydantic-ai describes the error by; a response a
+    ``fallback_on`` handler rejected is ``ResponseRejected``, with the usage it was billed),
+    and the next attempt is a call of its own, as ``start`` began.
+
+    Read once the answering request has given its first event (or its response is back): a
+    ``FallbackModel`` hands a stream over only once it has streamed, so those attempts are
+    over, and the stream's response lists them from then on.
+    What is not of that shape is passed over: the answer is never held up by its record."""
+    out: list[AgentEvent] = []
+    attempts = getattr(response, "failed_attempts", None)
+    for attempt in attempts if isinstance(attempts, list) else ():
+        model = getattr(attempt, "model_name", None)
+        described = getattr(attempt, "error", None)
+        if getattr(attempt, "outcome", None) == "rejected":
+            kind, described = "ResponseRejected", "a fallback_on handler rejected the response"
+            usage = getattr(attempt, "usage", None)
+            if usage is not None:
+                out.append(_usage(usage, model))
+        else:
+            text = described if isinstance(described, str) else ""
+            kind = text.partition(":")[0].strip() or "ModelAPIError"
+        message = described if isinstance(described, str) and described else kind
+        out += [ContentError(message=message, error_type=kind),
+                LLMCallEnd(model=model if isinstance(model, str) else None),
+                replace(start)]  # fmt: skip
+    return out
+
+
 def _delta(event: Any) -> AgentEvent | None:
     kind = type(event).__name__
     if kind == "PartStartEvent":
@@ -542,15 +587,19 @@ def _delta(event: Any) -> AgentEvent | None:
     return None
 
 
-def _end(response: Any) -> tuple[AgentEvent, ...]:
-    usage = response.usage
+def _usage(usage: Any, model: str | None) -> Usage:
+    """A pydantic-ai ``RequestUsage`` as the contract's ``Usage`` of ``model``."""
     reasoning = usage.output_reasoning_tokens or (usage.details or {}).get("reasoning_tokens")
-    counted = Usage(
+    return Usage(
         input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
         total_tokens=usage.total_tokens, cache_read_tokens=usage.cache_read_tokens or None,
         cache_creation_tokens=usage.cache_write_tokens or None,
-        reasoning_tokens=reasoning or None, model=response.model_name,
+        reasoning_tokens=reasoning or None, model=model,
     )  # fmt: skip
+
+
+def _end(response: Any) -> tuple[AgentEvent, ...]:
+    counted = _usage(response.usage, response.model_name)
     end = LLMCallEnd(
         model=response.model_name,
         finish_reason=response.finish_reason,
