@@ -184,3 +184,47 @@ async def test_a_strands_model_message_of_no_role_still_ends_its_call() -> None:
     assert "".join(e.text for e in received if isinstance(e, TextDelta)) == "Hello"
     end = received[-1]
     assert isinstance(end, LLMCallEnd) and end.finish_reason == "end_turn"
+
+
+# --- LangGraph: the items of its stream, read by the adapter's reader --------------------
+
+
+def _langgraph_run(node: Any, kept: list[Any]) -> AsyncIterator[Any]:
+    from langgraph.graph import END, START, MessagesState, StateGraph
+
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("model", node)
+    graph.add_edge(START, "model")
+    graph.add_edge("model", END)
+    return langgraph_events(graph.compile(), {"messages": [("user", "hi")]}, sink=kept.append)
+
+
+async def test_a_langgraph_message_of_no_shape_the_reader_reads_is_skipped_its_call_ends() -> None:
+    """A node's own answer whose tool call's arguments hold a value JSON has no form for (a
+    date: LangChain keeps ``args`` as the node built them) is LangGraph's to pass on: the
+    graph runs on and ends; the reader skips the update, tells it, and the call it opened for
+    that answer still ends."""
+    pytest.importorskip("langgraph")
+    import datetime
+
+    from langchain_core.messages import AIMessage
+
+    answer = AIMessage(content="", id="m1", tool_calls=[
+        {"name": "book", "args": {"on": datetime.date(2026, 1, 1)}, "id": "c1"}
+    ])  # fmt: skip
+
+    def node(state: Any) -> dict[str, Any]:
+        return {"messages": [answer]}
+
+    kept: list[Any] = []
+    received, telemetry, error = await _traced(_langgraph_run(node, kept))
+
+    assert error is None
+    _assert_kept(received, telemetry, error)
+    assert isinstance(received[-1], LLMCallEnd)
+    _assert_told_once(received, telemetry)
+    # the graph's items, as it yields them: the message, then the node's update
+    assert [mode for mode, _ in kept] == ["messages", "updates"]
+    assert kept[0][1][0] is answer and kept[1][1] == {"model": {"messages": [answer]}}
