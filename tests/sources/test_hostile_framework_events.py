@@ -228,3 +228,47 @@ async def test_a_langgraph_message_of_no_shape_the_reader_reads_is_skipped_its_c
     # the graph's items, as it yields them: the message, then the node's update
     assert [mode for mode, _ in kept] == ["messages", "updates"]
     assert kept[0][1][0] is answer and kept[1][1] == {"model": {"messages": [answer]}}
+
+
+# --- Google ADK: the events of an agent an ``AgentTool`` runs, read in ADK's callback ------
+
+
+async def test_an_odd_event_of_an_agent_tool_s_run_is_skipped_the_lead_runs_on() -> None:
+    """The expert an ``AgentTool`` runs is read from the events ADK hands its plugin
+    (``on_event_callback``), not the run's stream: a call of the expert's model whose
+    arguments hold a value JSON has no form for (a date: ADK keeps a model's ``args`` as the
+    model built them) is skipped there and told in the expert's run; the expert and the lead
+    run on and answer, and every call and run still ends."""
+    pytest.importorskip("google.adk")
+    import datetime
+
+    from google.adk.tools.agent_tool import AgentTool
+    from google.genai import types
+
+    from agent_contract.sources.google_adk_stream import google_adk_events
+
+    from ._fw_google_adk import _model, agent
+
+    def book(on: Any) -> str:
+        """Book a day."""
+        return "booked"
+
+    odd = types.Part(function_call=types.FunctionCall(
+        id="b1", name="book", args={"on": datetime.date(2026, 1, 1)}
+    ))  # fmt: skip
+    expert = agent(_model([[odd], [types.Part(text="booked")]]), [book], name="expert")
+    ask = types.Part(function_call=types.FunctionCall(id="e1", name="expert",
+                                                      args={"request": "Book it."}))  # fmt: skip
+    lead = agent(_model([[ask], [types.Part(text="Done.")]]), [AgentTool(expert)], name="lead")
+    kept: list[Any] = []
+    received, telemetry, error = await _traced(google_adk_events(lead, "Book?", sink=kept.append))
+
+    assert error is None
+    _assert_kept(received, telemetry, error)
+    said = [p.text for e in kept if not e.partial and e.content for p in e.content.parts or ()]
+    assert said[-1] == "Done."  # the lead's answer, after the expert's
+    expert_runs = [s for s in telemetry.spans() if s.name == "invoke_agent expert"]
+    assert len(expert_runs) == 1
+    attributes = expert_runs[0].attributes or {}
+    assert "error.type" not in attributes  # the expert answered
+    assert attributes.get("agent_otel.anomaly.kinds") == ("unreadable_chunk",)

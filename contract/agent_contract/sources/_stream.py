@@ -45,6 +45,7 @@ __all__ = [
     "read_stream",
     "request",
     "start_event",
+    "told",
     "unreadable",
 ]
 
@@ -72,6 +73,29 @@ def unreadable() -> Error:
     adapter reading a framework's stream with an async step of its own (which ``_read``'s
     synchronous feed cannot be)."""
     return Error(message=_UNREADABLE_MESSAGE, error_type=UNREADABLE_CHUNK)
+
+
+def told(
+    feed: Callable[..., Iterable[Any]],
+    *item: Any,
+    passing: type[BaseException] | tuple[type[BaseException], ...] = (),
+) -> list[Any]:
+    """What ``feed(*item)`` gives, read out, skipping the item where ``feed`` fails as ``_read``
+    skips a chunk: what it gave before is kept (a generator's call start), ``unreadable()``
+    follows. For an adapter that reads a framework's stream an item at a time with awaits of
+    its own between items (a nested run's ``push``, a callback the framework awaits), which
+    ``read_events``' synchronous feed cannot be; every read of such an item, and of a run's
+    end, goes through here. An exception of ``passing`` (an adapter's own signal, raised on
+    purpose to end the run) comes out as it is."""
+    out: list[Any] = []
+    try:
+        for event in feed(*item):
+            out.append(event)
+    except passing:
+        raise
+    except Exception:
+        out.append(unreadable())
+    return out
 
 
 def cut_short(end: str, calls: Iterable[ToolCall] = ()) -> list[AgentEvent]:

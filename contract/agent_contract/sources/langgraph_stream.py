@@ -82,7 +82,7 @@ from agent_contract.sources._mcp import server_of
 from agent_contract.sources._nested import Pushed
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._scoping import OpenScopes
-from agent_contract.sources._stream import Sink, unreadable
+from agent_contract.sources._stream import UNREADABLE_CHUNK, Sink, told, unreadable
 
 __all__ = ["langgraph_events"]
 
@@ -305,11 +305,11 @@ async def langgraph_events(
     except Exception as error:  # the graph's: it comes out as it is, whatever ours does
         with suppress(Exception):
             await reader.end_bodies(error)
-        for event in reader.drain(reader.refused()):  # a request that raised before its chunk
+        for event in reader.drain(reader.refused):  # a request that raised before its chunk
             yield event
         raise
     await reader.end_bodies(None)
-    for event in reader.drain(reader.close()):
+    for event in reader.drain(reader.close):
         yield event
     if reader.interrupts:  # the graph paused (``interrupt()``): the run ends interrupted
         if thread is not None:
@@ -431,26 +431,21 @@ class _Reader:
             ended: list[AgentEvent] = [unreadable()]
         else:
             ended = []
-        events = [*ended, *target.drain(target.feed(namespace, mode, payload))]
+        events = [*ended, *target.drain(target.feed, namespace, mode, payload)]
         if pushed is None:
             return events
         await pushed.push(events)
         return []
 
-    def drain(self, events: Iterator[AgentEvent]) -> list[AgentEvent]:
-        """What ``events`` (this reader's, for one item or its end) give, read out; where they
-        fail, the item is skipped and told, as ``_read`` skips a chunk: those given before are
-        kept (a call's start), an ``Error`` (``unreadable_chunk``, not fatal) follows, and a
-        call the reader let go of before its end was told is ended."""
+    def drain(self, read: Any, *item: Any) -> list[AgentEvent]:
+        """What this reader's ``read(*item)`` (its ``feed`` of one item, its end) gives, read
+        out by ``told``: where it fails, the item is skipped and told; a call the reader let
+        go of before its end was told is ended."""
         was_open = self.call is not None
-        out: list[AgentEvent] = []
-        try:
-            for event in events:
-                out.append(event)
-        except Exception:
-            out.append(unreadable())
-            if self.call is None and _left_open(out, was_open):
-                out.append(LLMCallEnd())
+        out = told(read, *item)
+        skipped = bool(out) and getattr(out[-1], "error_type", None) == UNREADABLE_CHUNK
+        if skipped and self.call is None and _left_open(out, was_open):
+            out.append(LLMCallEnd())
         return out
 
     def _owner(self, namespace: Any, mode: Any, payload: Any) -> str | None:
