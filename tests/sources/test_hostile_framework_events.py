@@ -230,7 +230,53 @@ async def test_a_langgraph_message_of_no_shape_the_reader_reads_is_skipped_its_c
     assert kept[0][1][0] is answer and kept[1][1] == {"model": {"messages": [answer]}}
 
 
-# --- Google ADK: the events of an agent an ``AgentTool`` runs, read in ADK's callback ------
+# --- Google ADK: the run's events, and those of an agent an ``AgentTool`` runs -------------
+
+
+def _adk_booking(model: Any, name: str = "booker") -> Any:
+    """An ADK agent ``name`` on ``model`` with a ``book`` tool taking any value."""
+    from ._fw_google_adk import agent
+
+    def book(on: Any) -> str:
+        """Book a day."""
+        return "booked"
+
+    return agent(model, [book], name=name)
+
+
+def _odd_booking() -> Any:
+    """A model's call of ``book`` whose arguments hold a value JSON has no form for (a date:
+    ADK keeps a model's ``args`` as the model built them)."""
+    import datetime
+
+    from google.genai import types
+
+    return types.Part(function_call=types.FunctionCall(
+        id="b1", name="book", args={"on": datetime.date(2026, 1, 1)}
+    ))  # fmt: skip
+
+
+async def test_an_adk_model_event_the_reader_fails_on_still_ends_its_call() -> None:
+    """What the event completed before the reader failed on it (its call's start) is kept,
+    and that call ends with it, its last: the next request is a call of its own, in the
+    next step, not more of the skipped one."""
+    pytest.importorskip("google.adk")
+    from google.genai import types
+
+    from agent_contract.sources.google_adk_stream import google_adk_events
+
+    from ._fw_google_adk import _model
+
+    model = _model([[_odd_booking()], [types.Part(text="Done.")]])
+    received, telemetry, error = await _traced(google_adk_events(_adk_booking(model), "Book?"))
+
+    assert error is None
+    _assert_kept(received, telemetry, error)
+    _assert_told_once(received, telemetry)
+    chat = "chat scripted-gemini"
+    assert telemetry.outline() == [
+        ["invoke_agent", [["step 0", [chat, "execute_tool book"]], ["step 1", [chat]]]]
+    ]
 
 
 async def test_an_odd_event_of_an_agent_tool_s_run_is_skipped_the_lead_runs_on() -> None:
@@ -240,8 +286,6 @@ async def test_an_odd_event_of_an_agent_tool_s_run_is_skipped_the_lead_runs_on()
     model built them) is skipped there and told in the expert's run; the expert and the lead
     run on and answer, and every call and run still ends."""
     pytest.importorskip("google.adk")
-    import datetime
-
     from google.adk.tools.agent_tool import AgentTool
     from google.genai import types
 
@@ -249,14 +293,7 @@ async def test_an_odd_event_of_an_agent_tool_s_run_is_skipped_the_lead_runs_on()
 
     from ._fw_google_adk import _model, agent
 
-    def book(on: Any) -> str:
-        """Book a day."""
-        return "booked"
-
-    odd = types.Part(function_call=types.FunctionCall(
-        id="b1", name="book", args={"on": datetime.date(2026, 1, 1)}
-    ))  # fmt: skip
-    expert = agent(_model([[odd], [types.Part(text="booked")]]), [book], name="expert")
+    expert = _adk_booking(_model([[_odd_booking()], [types.Part(text="booked")]]), "expert")
     ask = types.Part(function_call=types.FunctionCall(id="e1", name="expert",
                                                       args={"request": "Book it."}))  # fmt: skip
     lead = agent(_model([[ask], [types.Part(text="Done.")]]), [AgentTool(expert)], name="lead")

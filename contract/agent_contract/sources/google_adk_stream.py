@@ -409,8 +409,9 @@ class _State:
 
     def feed(self, event: Any) -> Iterator[AgentEvent]:
         """The events ``event`` completes. Where reading it fails, those it completed before
-        (a call's start: the state has that call open) are given first, then the failure, so
-        the skip that reads this (``read_events``, ``told``) keeps them."""
+        (a call's start: the state has that call open) are given first, and the call ends when
+        the event was its last, then the failure, so the skip that reads this
+        (``read_events``, ``told``) keeps them."""
         out: list[AgentEvent] = self.finish()
         try:
             if not self.held and self._tells(event.author):
@@ -419,6 +420,9 @@ class _State:
                 self.held.append(event)
                 self._release(out)
         except Exception:
+            if self.open and not event.partial and event.author == self.live:
+                self.open, self.live = False, None  # its call's last event: the call ends
+                out.append(LLMCallEnd())
             yield from out
             raise
         yield from out
