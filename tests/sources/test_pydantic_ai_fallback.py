@@ -67,3 +67,40 @@ async def test_a_fallback_model_leaves_a_failed_chat_span_for_each_model_it_move
     assert tokens(otel_telemetry) == s.TURNS[1].input
     assert otel_telemetry.span("invoke_agent fb").status.status_code is not StatusCode.ERROR
     assert otel_telemetry.open_spans() == []
+
+
+async def test_a_delegated_agents_fallback_leaves_the_failed_request_beside_the_answer(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """An agent a tool runs itself (unstreamed: its requests are not streams) on a
+    ``FallbackModel``: its run, nested under the tool, shows the failed request too."""
+    from pydantic_ai import Agent
+    from pydantic_ai.models.fallback import FallbackModel
+
+    from agent_contract.sources.pydantic_ai_stream import pydantic_ai_events
+
+    from ._fw_crewai import completion  # a whole Chat Completions answer, not a stream
+
+    fallback = FallbackModel(_model("down", refused), _model("up", completion(1, "sunny", [])))
+    inner = Agent(fallback, name="expert")
+    lead = Agent(_model("lead", chat.call("ask", {"q": "Paris?"}, "c1"), chat.answer("Sunny.")))
+
+    @lead.tool_plain
+    async def ask(q: str) -> str:
+        """Ask the expert."""
+        return (await inner.run(q)).output
+
+    kept: list[Any] = []
+    source = pydantic_ai_events(lead, s.QUESTION, on_result=kept.append)
+    await run_script(otel_telemetry, source, agent_name="lead")
+
+    assert kept[0].output == "Sunny."
+    nested = otel_telemetry.outline()[0][1][0][1][1][1][0]
+    chats = ["chat fallback:down,up"] * 2
+    assert nested == ["invoke_agent expert", [["step 0", chats]]]
+    failed, answered = [c for c in _chats(otel_telemetry) if c.name == chats[0]]
+    assert failed.status.status_code is StatusCode.ERROR
+    assert (failed.attributes or {}).get("error.type") == "ModelRateLimitError"
+    assert "gen_ai.usage.input_tokens" not in (failed.attributes or {})
+    assert (answered.attributes or {}).get("gen_ai.usage.input_tokens") == s.TURNS[1].input
+    assert otel_telemetry.open_spans() == []
