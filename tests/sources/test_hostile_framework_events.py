@@ -184,3 +184,128 @@ async def test_a_strands_model_message_of_no_role_still_ends_its_call() -> None:
     assert "".join(e.text for e in received if isinstance(e, TextDelta)) == "Hello"
     end = received[-1]
     assert isinstance(end, LLMCallEnd) and end.finish_reason == "end_turn"
+
+
+# --- LangGraph: the items of its stream, read by the adapter's reader --------------------
+
+
+def _langgraph_run(node: Any, kept: list[Any]) -> AsyncIterator[Any]:
+    from langgraph.graph import END, START, MessagesState, StateGraph
+
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("model", node)
+    graph.add_edge(START, "model")
+    graph.add_edge("model", END)
+    return langgraph_events(graph.compile(), {"messages": [("user", "hi")]}, sink=kept.append)
+
+
+async def test_a_langgraph_message_of_no_shape_the_reader_reads_is_skipped_its_call_ends() -> None:
+    """A node's own answer whose tool call's arguments hold a value JSON has no form for (a
+    date: LangChain keeps ``args`` as the node built them) is LangGraph's to pass on: the
+    graph runs on and ends; the reader skips the update, tells it, and the call it opened for
+    that answer still ends."""
+    pytest.importorskip("langgraph")
+    import datetime
+
+    from langchain_core.messages import AIMessage
+
+    answer = AIMessage(content="", id="m1", tool_calls=[
+        {"name": "book", "args": {"on": datetime.date(2026, 1, 1)}, "id": "c1"}
+    ])  # fmt: skip
+
+    def node(state: Any) -> dict[str, Any]:
+        return {"messages": [answer]}
+
+    kept: list[Any] = []
+    received, telemetry, error = await _traced(_langgraph_run(node, kept))
+
+    assert error is None
+    _assert_kept(received, telemetry, error)
+    assert isinstance(received[-1], LLMCallEnd)
+    _assert_told_once(received, telemetry)
+    # the graph's items, as it yields them: the message, then the node's update
+    assert [mode for mode, _ in kept] == ["messages", "updates"]
+    assert kept[0][1][0] is answer and kept[1][1] == {"model": {"messages": [answer]}}
+
+
+# --- Google ADK: the run's events, and those of an agent an ``AgentTool`` runs -------------
+
+
+def _adk_booking(model: Any, name: str = "booker") -> Any:
+    """An ADK agent ``name`` on ``model`` with a ``book`` tool taking any value."""
+    from ._fw_google_adk import agent
+
+    def book(on: Any) -> str:
+        """Book a day."""
+        return "booked"
+
+    return agent(model, [book], name=name)
+
+
+def _odd_booking() -> Any:
+    """A model's call of ``book`` whose arguments hold a value JSON has no form for (a date:
+    ADK keeps a model's ``args`` as the model built them)."""
+    import datetime
+
+    from google.genai import types
+
+    return types.Part(function_call=types.FunctionCall(
+        id="b1", name="book", args={"on": datetime.date(2026, 1, 1)}
+    ))  # fmt: skip
+
+
+async def test_an_adk_model_event_the_reader_fails_on_still_ends_its_call() -> None:
+    """What the event completed before the reader failed on it (its call's start) is kept,
+    and that call ends with it, its last: the next request is a call of its own, in the
+    next step, not more of the skipped one."""
+    pytest.importorskip("google.adk")
+    from google.genai import types
+
+    from agent_contract.sources.google_adk_stream import google_adk_events
+
+    from ._fw_google_adk import _model
+
+    model = _model([[_odd_booking()], [types.Part(text="Done.")]])
+    received, telemetry, error = await _traced(google_adk_events(_adk_booking(model), "Book?"))
+
+    assert error is None
+    _assert_kept(received, telemetry, error)
+    _assert_told_once(received, telemetry)
+    chat = "chat scripted-gemini"
+    assert telemetry.outline() == [
+        ["invoke_agent", [["step 0", [chat, "execute_tool book"]], ["step 1", [chat]]]]
+    ]
+
+
+async def test_an_odd_event_of_an_agent_tool_s_run_is_skipped_the_lead_runs_on() -> None:
+    """The expert an ``AgentTool`` runs is read from the events ADK hands its plugin
+    (``on_event_callback``), not the run's stream: a call of the expert's model whose
+    arguments hold a value JSON has no form for (a date: ADK keeps a model's ``args`` as the
+    model built them) is skipped there and told in the expert's run; the expert and the lead
+    run on and answer, and every call and run still ends."""
+    pytest.importorskip("google.adk")
+    from google.adk.tools.agent_tool import AgentTool
+    from google.genai import types
+
+    from agent_contract.sources.google_adk_stream import google_adk_events
+
+    from ._fw_google_adk import _model, agent
+
+    expert = _adk_booking(_model([[_odd_booking()], [types.Part(text="booked")]]), "expert")
+    ask = types.Part(function_call=types.FunctionCall(id="e1", name="expert",
+                                                      args={"request": "Book it."}))  # fmt: skip
+    lead = agent(_model([[ask], [types.Part(text="Done.")]]), [AgentTool(expert)], name="lead")
+    kept: list[Any] = []
+    received, telemetry, error = await _traced(google_adk_events(lead, "Book?", sink=kept.append))
+
+    assert error is None
+    _assert_kept(received, telemetry, error)
+    said = [p.text for e in kept if not e.partial and e.content for p in e.content.parts or ()]
+    assert said[-1] == "Done."  # the lead's answer, after the expert's
+    expert_runs = [s for s in telemetry.spans() if s.name == "invoke_agent expert"]
+    assert len(expert_runs) == 1
+    attributes = expert_runs[0].attributes or {}
+    assert "error.type" not in attributes  # the expert answered
+    assert attributes.get("agent_otel.anomaly.kinds") == ("unreadable_chunk",)

@@ -45,6 +45,8 @@ __all__ = [
     "read_stream",
     "request",
     "start_event",
+    "told",
+    "unreadable",
 ]
 
 _PRIVATE = frozenset({"api_key", "client", "extra_headers", "headers", "http_client"})
@@ -63,6 +65,37 @@ UNREADABLE_CHUNK = "unreadable_chunk"
 """The ``error_type`` of the ``Error`` ``read_stream`` yields for a chunk its reader could not
 read (``null`` where an object goes: the SDKs build chunks without validating them)."""
 _UNREADABLE_MESSAGE = "a chunk of no shape the source reads was skipped"
+
+
+def unreadable() -> Error:
+    """The ``Error`` (``unreadable_chunk``, not fatal) told in place of an item a source could
+    not read: ``_read``'s for a chunk or framework event its feed failed on, and that of an
+    adapter reading a framework's stream with an async step of its own (which ``_read``'s
+    synchronous feed cannot be)."""
+    return Error(message=_UNREADABLE_MESSAGE, error_type=UNREADABLE_CHUNK)
+
+
+def told(
+    feed: Callable[..., Iterable[Any]],
+    *item: Any,
+    passing: type[BaseException] | tuple[type[BaseException], ...] = (),
+) -> list[Any]:
+    """What ``feed(*item)`` gives, read out, skipping the item where ``feed`` fails as ``_read``
+    skips a chunk: what it gave before is kept (a generator's call start), ``unreadable()``
+    follows. For an adapter that reads a framework's stream an item at a time with awaits of
+    its own between items (a nested run's ``push``, a callback the framework awaits), which
+    ``read_events``' synchronous feed cannot be; every read of such an item, and of a run's
+    end, goes through here. An exception of ``passing`` (an adapter's own signal, raised on
+    purpose to end the run) comes out as it is."""
+    out: list[Any] = []
+    try:
+        for event in feed(*item):
+            out.append(event)
+    except passing:
+        raise
+    except Exception:
+        out.append(unreadable())
+    return out
 
 
 def cut_short(end: str, calls: Iterable[ToolCall] = ()) -> list[AgentEvent]:
@@ -357,7 +390,7 @@ async def _read(
             except Exception as error:
                 if not _raised_by(error, code):  # the SDK's, the sink's, the consumer's
                     raise
-            yield Error(message=_UNREADABLE_MESSAGE, error_type=UNREADABLE_CHUNK)
+            yield unreadable()
     finally:
         if close is not None:
             await _release(chunks)
@@ -374,7 +407,7 @@ def closed(close: Callable[[], Sequence[AgentEvent]]) -> Sequence[AgentEvent]:
     try:
         return close()
     except Exception:
-        return (Error(message=_UNREADABLE_MESSAGE, error_type=UNREADABLE_CHUNK), LLMCallEnd())
+        return (unreadable(), LLMCallEnd())
 
 
 def _code(feed: Callable[..., Any]) -> Any:

@@ -107,7 +107,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextvars import ContextVar
 from typing import Any
 
@@ -134,7 +134,7 @@ from agent_contract.sources._nested import Pushed
 from agent_contract.sources._raw_usage import counted, is_count
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._scoping import OpenScopes
-from agent_contract.sources._stream import Sink, read_events
+from agent_contract.sources._stream import Sink, read_events, told
 
 __all__ = ["google_adk_events"]
 
@@ -299,14 +299,14 @@ def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str], bool, Raised]:
 
         async def on_event_callback(self, *, invocation_context: Any, event: Any) -> None:
             found = nested.get(invocation_context.invocation_id)
-            if found is not None:
-                await found[0].push(found[1].feed(event))
+            if found is not None:  # an odd event skipped and told, as ``read_events`` does
+                await found[0].push(told(found[1].feed, event))
 
         async def after_run_callback(self, *, invocation_context: Any) -> None:
             found = nested.pop(invocation_context.invocation_id, None)
             if found is not None:
                 self.requests.pop(found[3], None)
-                await found[0].push(found[1].end())
+                await found[0].push(told(found[1].end))
                 await found[0].end()
 
     plugin = ToolScopes(name=_PLUGIN)
@@ -380,7 +380,7 @@ class _State:
         self.open = False  # (the call open stays open: the run's end cuts it short)
         self._open(out, agent, held=True)
         for event in mine:
-            out += self._read(event, held=True)
+            self._read(out, event, held=True)
         return out
 
     def finish(self) -> list[AgentEvent]:
@@ -392,26 +392,43 @@ class _State:
         """The events held while a call streamed that may be told now, each agent's in order,
         until none may (module doc)."""
         out: list[AgentEvent] = []
+        self._release(out)
+        return out
+
+    def _release(self, out: list[AgentEvent]) -> None:
         while True:
             ready = next((i for i, e in enumerate(self.held) if self._tells(e.author)), None)
             if ready is None:
-                return out
-            out += self._read(self.held.pop(ready), held=True)
+                return
+            self._read(out, self.held.pop(ready), held=True)
 
     def _tells(self, author: Any) -> bool:
         """Whether an event of ``author`` may be told now: no call is open, or it is the
         calling agent's, or no agent's."""
         return self.live is None or author == self.live or not author or author == "user"
 
-    def feed(self, event: Any) -> list[AgentEvent]:
+    def feed(self, event: Any) -> Iterator[AgentEvent]:
+        """The events ``event`` completes. Where reading it fails, those it completed before
+        (a call's start: the state has that call open) are given first, and the call ends when
+        the event was its last, then the failure, so the skip that reads this
+        (``read_events``, ``told``) keeps them."""
         out: list[AgentEvent] = self.finish()
-        if not self.held and self._tells(event.author):
-            return out + self._read(event)
-        self.held.append(event)  # another agent's, while one agent's call streams (or after)
-        return out + self.release()
+        try:
+            if not self.held and self._tells(event.author):
+                self._read(out, event)
+            else:  # another agent's, while one agent's call streams (or after)
+                self.held.append(event)
+                self._release(out)
+        except Exception:
+            if self.open and not event.partial and event.author == self.live:
+                self.open, self.live = False, None  # its call's last event: the call ends
+                out.append(LLMCallEnd())
+            yield from out
+            raise
+        yield from out
 
-    def _read(self, event: Any, *, held: bool = False) -> list[AgentEvent]:
-        out: list[AgentEvent] = []
+    def _read(self, out: list[AgentEvent], event: Any, *, held: bool = False) -> None:
+        """Add what ``event`` completes to ``out``."""
         author = event.author
         content = event.content
         parts = (content.parts if content is not None else None) or ()
@@ -430,18 +447,18 @@ class _State:
                     self.failures.pop(key, None)  # (the error its hook read in that answer)
                 else:
                     out.append(_result(response, self.failures))
-            return out
+            return
         asks = [p.function_call for p in parts if _asks_confirmation(p.function_call)]
         if asks and len(asks) == len(parts):  # ADK's own call, no model's (module doc)
             for ask in asks:
                 self.paused[str(ask.id or "")] = ask.args
-            return out
+            return
         if role is None and event.error_code and not self._model_failed():
             out += self._node_failed(event)
-            return out
+            return
         if _answered(role, event, parts) and not self._model_failed():  # an agent callback's
             self.said = "".join(p.text for p in parts if p.text and not p.thought)
-            return out
+            return
         if role == "model" or event.usage_metadata is not None or event.error_code:
             self._open(out, author, held=held)
             if event.partial:
@@ -451,7 +468,6 @@ class _State:
                 if not self.streamed:
                     out += _texts(parts)
                 self._close(out, event, parts)
-        return out
 
     def _model_failed(self) -> bool:
         """Whether an error event with no content is a model's: a call open, or a request

@@ -83,7 +83,7 @@ from agent_contract.sources._mcp import server_of
 from agent_contract.sources._nested import Pushed
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._scoping import OpenScopes
-from agent_contract.sources._stream import Sink
+from agent_contract.sources._stream import UNREADABLE_CHUNK, Sink, told, unreadable
 
 __all__ = ["langgraph_events"]
 
@@ -303,13 +303,14 @@ async def langgraph_events(
                 continue
             for event in await reader.route(namespace, mode, payload):
                 yield event
-    except Exception as error:
-        await reader.end_bodies(error)
-        for event in reader.refused():  # a request that raised before its first chunk
+    except Exception as error:  # the graph's: it comes out as it is, whatever ours does
+        with suppress(Exception):
+            await reader.end_bodies(error)
+        for event in reader.drain(reader.refused):  # a request that raised before its chunk
             yield event
         raise
     await reader.end_bodies(None)
-    for event in reader.close():
+    for event in reader.drain(reader.close):
         yield event
     if reader.interrupts:  # the graph paused (``interrupt()``): the run ends interrupted
         if thread is not None:
@@ -424,13 +425,29 @@ class _Reader:
             if body is None:
                 break
             target, pushed = body.reader, body.pushed
-        for call_id in target._results(mode, payload):  # the tool ended: so did its graph
-            await target._end_body(call_id, None)
-        events = list(target.feed(namespace, mode, payload))
+        try:
+            for call_id in target._results(mode, payload):  # the tool ended: so did its graph
+                await target._end_body(call_id, None)
+        except Exception:
+            ended: list[AgentEvent] = [unreadable()]
+        else:
+            ended = []
+        events = [*ended, *target.drain(target.feed, namespace, mode, payload)]
         if pushed is None:
             return events
         await pushed.push(events)
         return []
+
+    def drain(self, read: Any, *item: Any) -> list[AgentEvent]:
+        """What this reader's ``read(*item)`` (its ``feed`` of one item, its end) gives, read
+        out by ``told``: where it fails, the item is skipped and told; a call the reader let
+        go of before its end was told is ended."""
+        was_open = self.call is not None
+        out = told(read, *item)
+        skipped = bool(out) and getattr(out[-1], "error_type", None) == UNREADABLE_CHUNK
+        if skipped and self.call is None and _left_open(out, was_open):
+            out.append(LLMCallEnd())
+        return out
 
     def _owner(self, namespace: Any, mode: Any, payload: Any) -> str | None:
         """The innermost tool call of this run whose body the item's graph ran in: by the
@@ -787,6 +804,13 @@ _CLAIMED: OrderedDict[tuple[str, ...], None] = OrderedDict()
 there: each is that run's, not the outer one's (``_Reader._claimed``). Task ids make each
 unique; the oldest are forgotten past ``_CLAIMS``."""
 _CLAIMS = 4096
+
+
+def _left_open(events: list[AgentEvent], was_open: bool) -> bool:
+    """Whether a call is still open after ``events`` (a call was open before them when
+    ``was_open``): the last call event among them is a start, or there is none."""
+    last = next((e for e in reversed(events) if isinstance(e, (LLMCallStart, LLMCallEnd))), None)
+    return isinstance(last, LLMCallStart) or (last is None and was_open)
 
 
 def _inside(requests: _Requests, message: Any) -> str | bool:

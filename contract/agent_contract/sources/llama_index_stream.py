@@ -13,7 +13,12 @@ reads its stream by class name (nothing of LlamaIndex is imported here):
   finish reason from the provider's payload). One with ``retry_messages`` sends its answer
   back (a ``ReActAgent`` output its parser refused, an empty one): an ``Error`` of its step
   (``ValueError``, the parser's, else ``output_rejected``; its message, which quotes the
-  answer, is content), the retried request the next step;
+  answer, is content), the retried request the next step. The final one (no tool calls) of
+  an agent or ``AgentWorkflow`` given ``output_cls`` is followed by a request of its own, not
+  streamed: LlamaIndex asks the LLM for the answer as that class (``as_structured_llm``): an
+  ``LLMCallStart`` after its ``LLMCallEnd``, ended by ``AgentStreamStructuredOutput``, or
+  failed (``structured_output_failed``) when the stream ends without one (LlamaIndex warns
+  and goes on);
 * ``ToolCall`` / ``ToolCallResult``: a tool starts / returns (``tool_output.is_error``: an
   error result; LlamaIndex catches a tool's exception and reports it this way, keeping it as
   ``exception``; a name the agent lacks is its fixed text, ``tool_not_found``). A tool that
@@ -74,6 +79,7 @@ from typing import Any
 
 from agent_contract.events import (
     AgentEvent,
+    Error,
     FunctionCall,
     LLMCallEnd,
     LLMCallStart,
@@ -93,7 +99,7 @@ from agent_contract.sources._mcp import server_of
 from agent_contract.sources._raw_usage import get, usage_from_raw
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._scoping import OpenScopes
-from agent_contract.sources._stream import Sink, read_events
+from agent_contract.sources._stream import Sink, read_events, told
 
 __all__ = ["llama_index_events"]
 
@@ -142,6 +148,8 @@ async def llama_index_events(
     reader = _Reader(agent, named)
     try:
         async for out in read_events(handler.stream_events(), reader.feed, sink):
+            yield out
+        for out in told(reader.finish):
             yield out
         await handler  # a failed run ends its stream quietly: its exception comes out here
     except Exception as error:
@@ -267,6 +275,9 @@ _HANDOFFS_REFUSED = (
 # The start of the text a ``ReActAgent`` sends back for an answer its output parser refused
 # with the ``ValueError`` the agent catches.
 _UNPARSED = "Error while parsing the output: "
+# The failure of a request for the structured output that gave none (LlamaIndex swallows the
+# exception, with a warning: no class is known).
+_NO_STRUCTURED_OUTPUT = "structured_output_failed"
 
 
 class _Reader:
@@ -285,6 +296,7 @@ class _Reader:
         # (``ctx.wait_for_event``, a human's answer) runs again from its start and writes its
         # ``ToolCall`` again; it is the same call.
         self.running: set[Any] = set()
+        self.structuring = False  # the open call is the request for the structured output
 
     def feed(self, event: Any) -> Iterator[AgentEvent]:
         kind = type(event).__name__
@@ -298,9 +310,9 @@ class _Reader:
         elif kind == "AgentInput":
             yield from self._start(event.current_agent_name, getattr(event, "input", None))
         elif kind == "AgentOutput":
+            if event is self.last_output and (self.structuring or not self.calling):
+                return  # the same output written again (a run's final answer)
             if not self.calling:
-                if event is self.last_output:
-                    return  # the same output written again (a run's final answer)
                 yield from self._start(event.current_agent_name)
             self.last_output = event
             yield from self._end(event.raw)
@@ -308,6 +320,13 @@ class _Reader:
             if retry is not None:  # the answer was refused: its step failed, the retry is next
                 yield retry
                 self.results = True
+            elif not getattr(event, "tool_calls", None) and self._restated(event):
+                # the answer asked for again as the output class: a request of its own
+                yield from self._start(event.current_agent_name, stream=False)
+                self.structuring = True
+        elif kind == "AgentStreamStructuredOutput":
+            if self.structuring:
+                yield from self._end(None)
         elif kind == "ToolCall":
             if event.tool_id and event.tool_id in self.running:
                 return
@@ -330,7 +349,23 @@ class _Reader:
             else:
                 yield ToolResult(tool_call_id=call_id, content=content, name=event.tool_name)
 
-    def _start(self, name: Any, request: Any = None) -> Iterator[AgentEvent]:
+    def _restated(self, output: Any) -> bool:
+        """Whether the answer ``output`` gave is asked for again as a class: the run's (an
+        ``AgentWorkflow``'s, taking precedence) or the answering agent's ``output_cls``; a
+        ``structured_output_fn`` is the caller's own code, no request."""
+        answering = _agent(self.agent, output.current_agent_name, self.named)
+        return any(getattr(a, "output_cls", None) is not None for a in (self.agent, answering))
+
+    def finish(self) -> Iterator[AgentEvent]:
+        """The run's stream ended: a request for the structured output that gave none failed
+        (LlamaIndex warns and goes on, ``structured_response`` left ``None``)."""
+        if self.structuring:
+            yield Error(message="no structured output", error_type=_NO_STRUCTURED_OUTPUT)
+            yield from self._end(None)
+
+    def _start(
+        self, name: Any, request: Any = None, *, stream: bool | None = None
+    ) -> Iterator[AgentEvent]:
         if self.calling:  # a call that never reported its output
             yield from self._end(None)
         if self.results:
@@ -350,7 +385,7 @@ class _Reader:
             value = getattr(llm, key, None)
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 params[key] = value
-        params["stream"] = bool(getattr(agent, "streaming", True))
+        params["stream"] = bool(getattr(agent, "streaming", True)) if stream is None else stream
         model = model if isinstance(model, str) and model != "unknown" else None
         provider = _PROVIDERS.get(type(llm).__name__)
         if request is None:  # an output with no input event before it
@@ -365,7 +400,7 @@ class _Reader:
 
     def _end(self, raw: Any) -> Iterator[AgentEvent]:
         self._count(raw)
-        self.calling = False
+        self.calling = self.structuring = False
         if self.usage is not None:
             yield self.usage
             self.usage = None
