@@ -108,6 +108,12 @@ def fakes() -> dict[str, str]:
         "azure_client_secret": chars(3) + "8" + "Q~" + chars(34, ALNUM + "_~.-"),
         "atlassian_api_token": "ATA" + "TT3xFfGF0" + chars(170, ALNUM + "_-") + "=" + chars(8, HEX),
         "new_relic_key": "NR" + "AK-" + chars(27, string.ascii_uppercase + "0123456789"),
+        "private_key/putty": "Private-"
+        + "Lines: 2\n"
+        + chars(64, ALNUM + "+/")
+        + "\n"
+        + chars(22, ALNUM + "+/")
+        + "==",
         "langsmith_api_key/legacy": "ls" + "__" + chars(32, HEX),
         # the services an agent's tools call, each key as its vendor's docs show it
         "mailgun_api_key": "ke" + "y-" + chars(32, string.ascii_lowercase + "0123456789"),
@@ -547,6 +553,7 @@ NEAR_MISSES = [
     "re_compile_pattern_for_urls, pattern.matches_all_the_things, os.path.join, re_2_x",
     "dp.st is Doppler's prefix; csk-, fc-, pul-, sbp_, napi_, figd_ and HRKU- are others",
     "/r?pass_rate=0.93&passes=3&oauth_signature=on&jsessionid=none&sessid=abc&jwt_alg=HS256",
+    "Private-Lines: 14 is what a PuTTY key file says before its key's lines",
     "git describe: v2.1.0-14-g" + "0a1b2c3" + ", build " + chars(32, HEX) + " done -us",
 ]
 
@@ -869,6 +876,7 @@ HOSTILE = [
     "key-", "-us1", "0a" * 16 + "-", "0a" * 16 + "-0a0a0a0a-", "a" * 32 + "-us", "sntrys_eyJ",
     "pat" + "a" * 14 + ".", "dp.st.", ".atlasv1.", "ls__", "?pass=", "&pass=a", ";jsessionid=a1",
     "&oauth_signature=", "?code_verifier=", "sk.eyJ", "re_" + "a" * 8 + "_",
+    "Private-Lines: 1", "Private-Lines: 1\n", "Private-Lines: 1\\n" + "A" * 300, "\nA",
 ]  # fmt: skip
 
 

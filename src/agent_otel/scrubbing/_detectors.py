@@ -424,9 +424,10 @@ def _after_hex(name: str, tail: str, anchor: str) -> Detector:
 BUILT_IN: tuple[Detector, ...] = (
     Detector(
         PRIVATE_KEY,
-        # the header only; the block's end is found by private_key_spans (no lazy scan)
-        _rx(r"-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----"),
-        ("-----begin",),
+        # the header only; the block's end is found by private_key_spans (no lazy scan); a
+        # PuTTY key file (.ppk) from its Private-Lines: count
+        _rx(r"-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----|Private-Lines:[ \t]{0,3}[0-9]"),
+        ("-----begin", "private-lines:"),
     ),
     Detector("anthropic_api_key", _rx(rf"sk-ant-[{_T}]{{32,}}"), ("sk-ant-",), looks_random),
     Detector("openai_api_key", _rx(rf"sk-[{_T}]{{20,}}"), ("sk-",), looks_random),
@@ -875,6 +876,13 @@ def private_key_spans(header: re.Pattern[str], text: str) -> list[tuple[int, int
     position, no_end_from = 0, len(text) + 1
     while (found := header.search(text, position)) is not None:
         start, end = found.span()
+        if text.startswith("P", start):  # a PuTTY key's private lines: base64, line by line
+            lines = _PPK_LINES.match(text, end)
+            if lines is not None:
+                end = lines.end()
+                out.append((start, end))
+            position = end
+            continue
         stop = -1 if end >= no_end_from else text.find("-----END", end)
         if stop == -1:
             no_end_from = min(no_end_from, end)
@@ -889,3 +897,6 @@ def private_key_spans(header: re.Pattern[str], text: str) -> list[tuple[int, int
 
 
 _BODY = re.compile(r"[A-Za-z0-9+/=\s\\:,.-]*")
+_PPK_LINES = re.compile(r"[0-9]{0,3}(?:[ \t]*(?:\r?\n|\\r?\\n)(?!Private-)[A-Za-z0-9+/=]{1,256})+")
+"""The rest of a PuTTY key's ``Private-Lines: N`` and its base64 lines (newlines or, in a JSON
+or repr string, ``\\n``), up to its ``Private-MAC:`` line."""
