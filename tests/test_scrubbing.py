@@ -639,6 +639,31 @@ def test_a_key_name_that_hides_a_value_in_content_hides_it_in_text(
     assert_scrubbed(Scrubber().text(form.format(k=key, v=value)), value)
 
 
+def test_values_under_the_protocols_credential_names_are_replaced_in_content_and_text() -> None:
+    """PKCE's ``code_verifier``, a client's ``client_assertion``, a ``device_code``, OAuth
+    1.0's ``oauth_verifier``, a ``SAMLResponse`` and a ``passcode`` are credentials by their
+    protocols' definitions (RFC 7636, RFC 7523, RFC 8628, RFC 5849, SAML 2.0 bindings): their
+    values went out as they were, in a tool's arguments and in text."""
+    values = {
+        "code_verifier": chars(43, ALNUM + "-._~"),
+        "client_assertion": "a" + chars(60),
+        "device_code": chars(40, ALNUM + "_-"),
+        "oauth_verifier": chars(16, string.ascii_lowercase + "0123456789"),
+        "SAMLResponse": base64.b64encode(
+            b"<samlp:Response ID='" + RNG.randbytes(40) + b"'>"
+        ).decode(),
+        "passcode": "493021",
+    }
+    content = Scrubber().value({**values, "state": "af0ifjsldkj", "device_name": "kiosk-2"})
+    assert content["state"] == "af0ifjsldkj" and content["device_name"] == "kiosk-2"
+    for name, value in values.items():
+        assert content[name] == f"[REDACTED:key_name len={len(value)}]"
+        text = f"exchange failed: {name}={value} state=af0"
+        assert Scrubber().text(text) == text.replace(
+            value, f"[REDACTED:key_value len={len(value)}]"
+        )
+
+
 def test_a_boto_credentials_repr_loses_its_secret_key() -> None:
     aws_secret = chars(40, ALNUM + "/+")
     text = f"Credentials(access_key='AKIA{'Q' * 16}', secret_key='{aws_secret}', token=None)"

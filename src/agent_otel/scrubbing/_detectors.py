@@ -189,7 +189,11 @@ _T = r"A-Za-z0-9_\-"  # a key's characters
 _KEY_WORDS = text_names()
 _ITEM = r"[\"'],[ \t]{0,3}[\"']"  # between two items of a list's repr: ', '
 _ARG = rf"(?:[ \t]{{1,3}}|{_ITEM})"  # between two arguments of a command, or items of argv
-_KEY_ANCHORS = ("pass", "pwd", "secret", "key", "token", "credential", "cookie", "bearer")
+_KEY_ANCHORS = (
+    "pass", "pwd", "secret", "key", "token", "credential", "cookie", "bearer", "verifier", "saml",
+    "client_assertion", "clientassertion", "client-assertion", "device_code", "devicecode",
+    "device-code",
+)  # fmt: skip
 # A key=value value: to a space or quote; "&", ";", "<" or ">" may be in a password (a
 # generated one holds symbols), but not "&name=", which starts the next parameter of a query
 # string (kept readable), nor a closing tag's "</" after it, nor the ">" that closes a tag.
