@@ -19,7 +19,6 @@ import binascii
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from ._keys import text_names
 
@@ -409,9 +408,14 @@ def _client_form(index: int, names: str, flag: str, glued: bool) -> str:
 POSITIONAL_COMMANDS = frozenset({"set", "config", "add_user", "change_password"})
 
 
-def _prefixed(*rows: tuple[Any, ...]) -> tuple[Detector, ...]:
+_Row = tuple[str, str, tuple[str, ...]] | tuple[str, str, tuple[str, ...], Check]
+
+
+def _prefixed(*rows: _Row) -> tuple[Detector, ...]:
     """Detectors of keys known by their prefix: (name, pattern, anchors[, check]) each."""
-    return tuple(Detector(name, _rx(pattern), *rest) for name, pattern, *rest in rows)
+    return tuple(
+        Detector(row[0], _rx(row[1]), row[2], row[3] if len(row) == 4 else None) for row in rows
+    )
 
 
 def _after_hex(name: str, tail: str, anchor: str) -> Detector:
