@@ -583,6 +583,33 @@ def test_an_agent_still_streaming_when_its_run_is_ended_at_exit_adds_no_lost_spa
     assert "spans lost" not in ended.err, ended.err
 
 
+def test_a_non_daemon_threads_run_streaming_at_exit_ends_as_it_would() -> None:
+    """The main thread returns while another (not a daemon) still streams a run: the
+    interpreter waits for that thread before its exit hooks, so the run ends as its agent ends
+    it (``exhausted``, not ``shutdown``) and the exit hook delivers it."""
+    ended = run_child(
+        """
+        configure("slow", console=False)
+        started = threading.Event()
+        async def slow():
+            yield LLMCallStart(model="m", call_id="c")
+            started.set()
+            for _ in range(10):
+                yield TextDelta(text="x")
+                await asyncio.sleep(0.05)
+            yield LLMCallEnd(call_id="c")
+            yield StepBoundary()
+        async def consume():
+            [_ async for _ in otel_wrapper(agent_name="slow")(slow())]
+        threading.Thread(target=lambda: asyncio.run(consume())).start()
+        started.wait(10)
+        """  # the script ends mid-stream
+    )
+    assert ended.code == 0, ended.err
+    assert ended.runs == {"slow": 1}, ended.err
+    assert ended.end_reasons == {"exhausted": 1}, ended.err
+
+
 # --- a real ASGI server ----------------------------------------------------------------------
 SERVED = """
 import socket, urllib.request

@@ -27,7 +27,7 @@ from agent_otel.scrubbing._keys import SECRET_PAIRS, SECRET_WORDS
 RNG = random.Random(27)
 ALNUM = string.ascii_letters + string.digits
 HEX = "0123456789abcdef"
-MARKER = re.compile(r"\[REDACTED:([a-z_]+) len=(\d+)\]")
+MARKER = re.compile(r"\[REDACTED:([a-z0-9_]+) len=(\d+)\]")
 
 
 def chars(n: int, alphabet: str = ALNUM) -> str:
@@ -108,6 +108,55 @@ def fakes() -> dict[str, str]:
         "azure_client_secret": chars(3) + "8" + "Q~" + chars(34, ALNUM + "_~.-"),
         "atlassian_api_token": "ATA" + "TT3xFfGF0" + chars(170, ALNUM + "_-") + "=" + chars(8, HEX),
         "new_relic_key": "NR" + "AK-" + chars(27, string.ascii_uppercase + "0123456789"),
+        "private_key/putty": "Private-"
+        + "Lines: 2\n"
+        + chars(64, ALNUM + "+/")
+        + "\n"
+        + chars(22, ALNUM + "+/")
+        + "==",
+        "langsmith_api_key/legacy": "ls" + "__" + chars(32, HEX),
+        # the services an agent's tools call, each key as its vendor's docs show it
+        "mailgun_api_key": "ke" + "y-" + chars(30, string.ascii_lowercase + "0123456789") + "7a",
+        "mailgun_api_key/signing": chars(32, HEX) + "-" + chars(8, HEX) + "-" + chars(8, HEX),
+        "mailchimp_api_key": chars(32, HEX) + "-us" + "21",
+        "sentry_token": "sn" + "tryu_" + chars(64, HEX),
+        "sentry_token/org": "sn"
+        + "trys_"
+        + "eyJpYXQiOjE3NDc4MTI2NDAuNjE5NzE0LCJ1cmwiOiJodHRwcz"
+        + "ovL3NlbnRyeS5pbyJ9_"
+        + chars(43, ALNUM + "+/"),
+        "cerebras_api_key": "cs" + "k-" + chars(46, string.ascii_lowercase + "0123456789") + "7a",
+        "firecrawl_api_key": "f" + "c-" + chars(32, HEX),
+        "e2b_api_key": "e2" + "b_" + chars(40, HEX),
+        "jina_api_key": "ji" + "na_" + chars(32, HEX) + chars(30),
+        "voyage_api_key": "p" + "a-" + chars(43),
+        "together_api_key": "tg" + "p_v1_" + chars(43),
+        "browserbase_api_key": "bb" + "_live_" + chars(27),
+        "wandb_api_key": "wa" + "ndb_v1_" + chars(77),
+        "anyscale_api_key": "es"
+        + "ecret_"
+        + chars(28, string.ascii_lowercase + "0123456789")
+        + "7a",
+        "supabase_token": "sb" + "p_" + chars(40, HEX),
+        "supabase_token/secret": "sb" + "_secret_" + chars(31, ALNUM + "_-"),
+        "neon_api_key": "na" + "pi_" + chars(62, string.ascii_lowercase + "0123456789") + "7a",
+        "planetscale_token": "ps" + "cale_tkn_" + chars(43, ALNUM + "_"),
+        "doppler_token": "dp" + ".st.prd." + chars(43),
+        "pulumi_token": "pu" + "l-" + chars(40, HEX),
+        "terraform_token": chars(14) + ".atl" + "asv1." + chars(67, ALNUM + "_-"),
+        "postman_api_key": "PM" + "AK-" + chars(24, HEX) + "-" + chars(34, HEX),
+        "figma_token": "fi" + "gd_" + chars(40),
+        "heroku_api_key": "HR" + "KU-" + chars(60),
+        "airtable_token": "pa" + "t" + chars(14) + "." + chars(64, HEX),
+        "netlify_token": "nf" + "p_" + chars(36),
+        "resend_api_key": "r" + "e_" + chars(8) + "_" + chars(24),
+        "typeform_token": "tf" + "p_" + chars(44),
+        "contentful_token": "CF" + "PAT-" + chars(43, ALNUM + "_-"),
+        "square_token": "sq" + "0csp-" + chars(43, ALNUM + "_-"),
+        "mapbox_token": "s"
+        + "k.eyJ1IjoiZXhhbXBsZSIsImEiOiJjbGFiY2RlZmcwMDAwM2xw"
+        + "In0."
+        + chars(22, ALNUM + "_-"),
     }
 
 
@@ -209,6 +258,15 @@ def context_fakes() -> dict[str, tuple[str, str]]:
         "command_line/sshpass": (f"sshpass -p {bearer} ssh ops@host", bearer),
         "command_line/docker": (f"docker login -u bob -p {bearer} registry", bearer),
         "command_line/argv": (f"Command '['mytool', '--api-key', '{bearer}']' failed", bearer),
+        # a query parameter the protocols name as a credential, whatever its value
+        "key_value/query_pass": (f"GET /cgi-bin/status?user=admin&pass={password}&n=1", password),
+        "key_value/pkce": (f"POST /token?grant_type=x&code_verifier={bearer}&n=1", bearer),
+        "key_value/saml": (f"/acs?SAMLResponse={session}&RelayState=r", session),
+        "key_value/jsessionid": (
+            f"GET /shop;jsessionid={signature[:32].upper()}?item=3",
+            signature[:32].upper(),
+        ),
+        "signed_url/oauth1": (f"/1.1/statuses?oauth_nonce=ab&oauth_signature={sas}&x=1", sas),
         "telegram_bot_token": (
             f"POST https://api.telegram.org/bot7123456789:{telegram}/send",
             telegram,
@@ -493,6 +551,13 @@ NEAR_MISSES = [
     "https://api.example.com:8443?cc=ann@example.com#x:y@z, ftp://anonymous@ftp.example.com",
     "https://first.last@example.com/ and https://build-bot-2024@ci.example.com/",
     "pk-lf-" + str(uuid.UUID(int=RNG.getrandbits(128))) + " (Langfuse's public key)",
+    # the prefixes of the services an agent's tools call, in words, code and query strings
+    "a key-value store, key-" + "abcdefgh" * 4 + ", a pa-system, the spa-and-resort-guide",
+    "re_compile_pattern_for_urls, pattern.matches_all_the_things, os.path.join, re_2_x",
+    "dp.st is Doppler's prefix; csk-, fc-, pul-, sbp_, napi_, figd_ and HRKU- are others",
+    "/r?pass_rate=0.93&passes=3&oauth_signature=on&jsessionid=none&sessid=abc&jwt_alg=HS256",
+    "Private-Lines: 14 is what a PuTTY key file says before its key's lines",
+    "git describe: v2.1.0-14-g" + "0a1b2c3" + ", build " + chars(32, HEX) + " done -us",
 ]
 
 
@@ -575,6 +640,31 @@ def test_a_key_name_that_hides_a_value_in_content_hides_it_in_text(
     value = "Zq81Kd0aPPxw93Lm"
     assert Scrubber().value({key: value}) == {key: "[REDACTED:key_name len=16]"}
     assert_scrubbed(Scrubber().text(form.format(k=key, v=value)), value)
+
+
+def test_values_under_the_protocols_credential_names_are_replaced_in_content_and_text() -> None:
+    """PKCE's ``code_verifier``, a client's ``client_assertion``, a ``device_code``, OAuth
+    1.0's ``oauth_verifier``, a ``SAMLResponse`` and a ``passcode`` are credentials by their
+    protocols' definitions (RFC 7636, RFC 7523, RFC 8628, RFC 5849, SAML 2.0 bindings): their
+    values went out as they were, in a tool's arguments and in text."""
+    values = {
+        "code_verifier": chars(43, ALNUM + "-._~"),
+        "client_assertion": "a" + chars(60),
+        "device_code": chars(40, ALNUM + "_-"),
+        "oauth_verifier": chars(16, string.ascii_lowercase + "0123456789"),
+        "SAMLResponse": base64.b64encode(
+            b"<samlp:Response ID='" + RNG.randbytes(40) + b"'>"
+        ).decode(),
+        "passcode": "493021",
+    }
+    content = Scrubber().value({**values, "state": "af0ifjsldkj", "device_name": "kiosk-2"})
+    assert content["state"] == "af0ifjsldkj" and content["device_name"] == "kiosk-2"
+    for name, value in values.items():
+        assert content[name] == f"[REDACTED:key_name len={len(value)}]"
+        text = f"exchange failed: {name}={value} state=af0"
+        assert Scrubber().text(text) == text.replace(
+            value, f"[REDACTED:key_value len={len(value)}]"
+        )
 
 
 def test_a_boto_credentials_repr_loses_its_secret_key() -> None:
@@ -810,6 +900,11 @@ HOSTILE = [
     # a user and password before a host without a scheme: hosts that never end, never close
     "a:b@a", "a:b@a.", "a:" + "b" * 300, "x:y@" + "a." * 30, "a:b@[::", "a:1@a:",
     "aaa8Q~", "aaa8Q~" + "a" * 30, "ATATT3", "NRAK-",
+    # the prefixed keys of an agent's services, a query's named credentials
+    "key-", "-us1", "0a" * 16 + "-", "0a" * 16 + "-0a0a0a0a-", "a" * 32 + "-us", "sntrys_eyJ",
+    "pat" + "a" * 14 + ".", "dp.st.", ".atlasv1.", "ls__", "?pass=", "&pass=a", ";jsessionid=a1",
+    "&oauth_signature=", "?code_verifier=", "sk.eyJ", "re_" + "a" * 8 + "_",
+    "Private-Lines: 1", "Private-Lines: 1\n", "Private-Lines: 1\\n" + "A" * 300, "\nA",
 ]  # fmt: skip
 
 

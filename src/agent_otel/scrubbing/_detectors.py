@@ -40,6 +40,10 @@ class Detector:
     lower: bool = False
     checked: str | None = None
     """The group ``check`` applies to, when only one of the pattern's forms needs it."""
+    lead: int = 0
+    """How many characters before its match a secret starts: a pattern that starts at a
+    literal inside the secret (the regex engine's fast search), its lookbehind having read
+    those characters (``-(?<=[0-9a-f]{32}-)us…``: a hex run before a literal)."""
 
     def spans(self, text: str, lowered: str) -> list[tuple[int, int]]:
         """Where this detector's secrets are in ``text``: (start, end) pairs, in order.
@@ -59,6 +63,7 @@ class Detector:
         for match in self.pattern.finditer(lowered if self.lower else text):
             group = match.lastgroup
             start, end = match.span(group or 0)
+            start -= self.lead
             if end > start and (
                 check is None or (only is not None and group != only) or check(text[start:end])
             ):
@@ -183,7 +188,11 @@ _T = r"A-Za-z0-9_\-"  # a key's characters
 _KEY_WORDS = text_names()
 _ITEM = r"[\"'],[ \t]{0,3}[\"']"  # between two items of a list's repr: ', '
 _ARG = rf"(?:[ \t]{{1,3}}|{_ITEM})"  # between two arguments of a command, or items of argv
-_KEY_ANCHORS = ("pass", "pwd", "secret", "key", "token", "credential", "cookie", "bearer")
+_KEY_ANCHORS = (
+    "pass", "pwd", "secret", "key", "token", "credential", "cookie", "bearer", "verifier", "saml",
+    "client_assertion", "clientassertion", "client-assertion", "device_code", "devicecode",
+    "device-code",
+)  # fmt: skip
 # A key=value value: to a space or quote; "&", ";", "<" or ">" may be in a password (a
 # generated one holds symbols), but not "&name=", which starts the next parameter of a query
 # string (kept readable), nor a closing tag's "</" after it, nor the ">" that closes a tag.
@@ -398,15 +407,35 @@ def _client_form(index: int, names: str, flag: str, glued: bool) -> str:
 # structured content that holds one of them is read as a command, as one with a flag is)
 POSITIONAL_COMMANDS = frozenset({"set", "config", "add_user", "change_password"})
 
+
+_Row = tuple[str, str, tuple[str, ...]] | tuple[str, str, tuple[str, ...], Check]
+
+
+def _prefixed(*rows: _Row) -> tuple[Detector, ...]:
+    """Detectors of keys known by their prefix: (name, pattern, anchors[, check]) each."""
+    return tuple(
+        Detector(row[0], _rx(row[1]), row[2], row[3] if len(row) == 4 else None) for row in rows
+    )
+
+
+def _after_hex(name: str, tail: str, anchor: str) -> Detector:
+    """A key of 32 lower-case hex digits and a tail that starts with a literal (Mailchimp's
+    ``-us21``), found from that literal: a pattern that started at the hex digits would try
+    32 of them at every position of a hex text."""
+    return Detector(name, _rx(tail[0] + r"(?<=[0-9a-f]{32}" + tail[0] + ")" + tail[1:]),
+                    (anchor,), lead=32)  # fmt: skip
+
+
 # No pattern needs a boundary before its literal: a secret glued to the text before it is
 # still found (and a few characters of that text may go with it). A failed attempt stops
 # within the minimum length, a successful one moves past its match: linear.
 BUILT_IN: tuple[Detector, ...] = (
     Detector(
         PRIVATE_KEY,
-        # the header only; the block's end is found by private_key_spans (no lazy scan)
-        _rx(r"-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----"),
-        ("-----begin",),
+        # the header only; the block's end is found by private_key_spans (no lazy scan); a
+        # PuTTY key file (.ppk) from its Private-Lines: count
+        _rx(r"-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----|Private-Lines:[ \t]{0,3}[0-9]"),
+        ("-----begin", "private-lines:"),
     ),
     Detector("anthropic_api_key", _rx(rf"sk-ant-[{_T}]{{32,}}"), ("sk-ant-",), looks_random),
     Detector("openai_api_key", _rx(rf"sk-[{_T}]{{20,}}"), ("sk-",), looks_random),
@@ -418,7 +447,11 @@ BUILT_IN: tuple[Detector, ...] = (
         hex_key,
     ),
     Detector("elevenlabs_api_key", _rx(r"sk_(?<![A-Za-z0-9]sk_)[0-9a-f]{40,}"), ("sk_",), key_body),
-    Detector("langsmith_api_key", _rx(r"lsv2_(?:pt|sk)_[0-9a-f]{32}_[0-9a-f]{10}"), ("lsv2_",)),
+    Detector(
+        "langsmith_api_key",  # now lsv2_pt_ / lsv2_sk_; before, ls__ and 32 hex digits
+        _rx(r"lsv2_(?:pt|sk)_[0-9a-f]{32}_[0-9a-f]{10}|ls__[0-9a-f]{32}"),
+        ("lsv2_", "ls__"),
+    ),
     Detector(
         "tavily_api_key", _rx(r"tvly-(?:dev-|prod-)?[A-Za-z0-9]{32,}"), ("tvly-",), looks_random
     ),
@@ -474,6 +507,43 @@ BUILT_IN: tuple[Detector, ...] = (
         key_body,
     ),
     Detector("age_secret_key", _rx(r"AGE-SECRET-KEY-1[02-9AC-HJ-NP-Z]{58}"), ("age-secret-key-1",)),
+    # The prefixed keys of the services an agent's tools call (search, scraping, sandboxes,
+    # embeddings, databases, deploys, mail, monitoring), each as its vendor's docs show it
+    *_prefixed(
+        ("mailgun_api_key", r"key-[a-z0-9]{32}", ("key-",), credential_like),
+        ("sentry_token", r"sntryu_[0-9a-f]{64}|sntrys_eyJ[A-Za-z0-9+/=_]{40,}", ("sntry",)),
+        ("cerebras_api_key", r"csk-[a-z0-9]{32,}", ("csk-",), credential_like),
+        ("firecrawl_api_key", r"fc-[0-9a-f]{32}", ("fc-",), hex_body),
+        ("e2b_api_key", r"e2b_[0-9a-f]{40}", ("e2b_",), key_body),
+        ("jina_api_key", r"jina_[A-Za-z0-9]{40,}", ("jina_",), key_body),
+        ("voyage_api_key", r"pa-[A-Za-z0-9_-]{40,}", ("pa-",), looks_random),
+        ("together_api_key", r"tgp_v1_[A-Za-z0-9_-]{40,}", ("tgp_v1_",), has_digit),
+        ("browserbase_api_key", r"bb_live_[A-Za-z0-9_-]{20,}", ("bb_live_",), has_digit),
+        ("wandb_api_key", r"wandb_v1_[A-Za-z0-9_]{40,}", ("wandb_v1_",), has_digit),
+        ("anyscale_api_key", r"esecret_[a-z0-9]{20,}", ("esecret_",), credential_like),
+        (
+            "supabase_token",
+            r"sbp_[0-9a-f]{40}|sb_secret_[A-Za-z0-9_-]{20,}",
+            ("sbp_", "sb_secret_"),
+        ),
+        ("neon_api_key", r"napi_[a-z0-9]{64}", ("napi_",), credential_like),
+        ("planetscale_token", r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.-]{32,}", ("pscale_",)),
+        ("doppler_token", r"dp\.(?:st|pt|ct|sa|scim|audit)\.[A-Za-z0-9_.-]{40,}", ("dp.",)),
+        ("pulumi_token", r"pul-[0-9a-f]{40}", ("pul-",), key_body),
+        ("terraform_token", r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,}", (".atlasv1.",)),
+        ("postman_api_key", r"PMAK-[0-9a-f]{24}-[0-9a-f]{34}", ("pmak-",)),
+        ("figma_token", r"figd_[A-Za-z0-9_-]{40,}", ("figd_",), has_digit),
+        ("heroku_api_key", r"HRKU-[A-Za-z0-9_-]{40,}", ("hrku-",), has_digit),
+        ("airtable_token", r"pat[A-Za-z0-9]{14}\.[0-9a-f]{64}", ("pat",)),
+        ("netlify_token", r"nfp_[A-Za-z0-9]{36,}", ("nfp_",), has_digit),
+        ("resend_api_key", r"re_[A-Za-z0-9]{8}_[A-Za-z0-9]{24}", ("re_",), looks_random),
+        ("typeform_token", r"tfp_[A-Za-z0-9_-]{40,}", ("tfp_",), has_digit),
+        ("contentful_token", r"CFPAT-[A-Za-z0-9_-]{43}", ("cfpat-",)),
+        ("square_token", r"sq0(?:atp|csp)-[A-Za-z0-9_-]{22,}", ("sq0atp-", "sq0csp-")),
+        ("mapbox_token", r"sk\.eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}", ("sk.eyj",)),
+    ),
+    _after_hex("mailgun_api_key", r"-[0-9a-f]{8}-[0-9a-f]{8}", "-"),
+    _after_hex("mailchimp_api_key", r"-us[0-9]{1,2}", "-us"),
     Detector("groq_api_key", _rx(r"gsk_[A-Za-z0-9]{40,}"), ("gsk_",), looks_random),
     Detector("xai_api_key", _rx(r"xai-[A-Za-z0-9]{40,}"), ("xai-",), looks_random),
     Detector("google_api_key", _rx(r"AIza[A-Za-z0-9_-]{35}"), ("aiza",)),
@@ -620,16 +690,49 @@ BUILT_IN: tuple[Detector, ...] = (
         # ?key=, ?auth=, an OAuth callback's ?code=, ?session= / ?sid=; a random value only
         # (?key=name, ?code=US, ?session=2 are kept)
         _rx(
-            r"[?&;](?:key|auth|code|session|sessionid|sid)="
+            r"[?&;](?:key|auth|authkey|auth_key|code|session|sessionid|sid)="
             r"(?!\[REDACTED:)(?P<secret>[A-Za-z0-9._~+/%=-]{12,512})"
         ),
-        ("key=", "auth=", "code=", "session=", "sessionid=", "sid="),
+        ("key=", "auth=", "authkey=", "auth_key=", "code=", "session=", "sessionid=", "sid="),
         query_credential,
+    ),
+    Detector(
+        "key_value",
+        # a query parameter that the protocols name as a credential, whatever its value: a
+        # password under a short name (?pass=, ?passcode=), OAuth 2.0's assertions, PKCE's
+        # code_verifier, a device code, OAuth 1.0's oauth_verifier, a SAML response, a JWT,
+        # a magic link's token_hash
+        _rx(
+            r"[?&;](?:pass|passcode|assertion|client_assertion|code_verifier|device_code"
+            r"|oauth_verifier|samlresponse|samlrequest|jwt|token_hash)="
+            r"(?!\[redacted:)(?P<secret>(?:[^\s&\"'<>#]|&(?![a-z_][a-z0-9_.-]{0,64}=)){3,4096})"
+        ),
+        (
+            "pass=",
+            "passcode=",
+            "assertion=",
+            "_verifier=",
+            "device_code=",
+            "saml",
+            "jwt=",
+            "token_hash=",
+        ),
+        lower=True,
+    ),
+    Detector(
+        "key_value",
+        # a session id in a URL (Java's ;jsessionid=, PHP's PHPSESSID=): 16+ characters with
+        # a letter and a digit
+        _rx(r"[?&;](?:jsessionid|phpsessid|sessid)=(?!\[redacted:)(?P<secret>[a-z0-9._-]{16,256})"),
+        ("sessionid=", "sessid="),
+        credential_like,
+        lower=True,
     ),
     Detector(
         "signed_url",  # a presigned S3 / GCS / CloudFront URL's signature and session token
         _rx(
-            r"[?&;](?:x-amz-signature|x-amz-security-token|x-goog-signature|signature)="
+            # any name that ends in signature: OAuth 1.0's oauth_signature, hmac_signature
+            r"[?&;](?:x-amz-security-token|(?:[a-z0-9-]{1,32}[_-])?signature)="
             r"(?P<secret>[^\s&\"'<>#]{16,})"
         ),
         ("signature=", "security-token="),
@@ -781,6 +884,13 @@ def private_key_spans(header: re.Pattern[str], text: str) -> list[tuple[int, int
     position, no_end_from = 0, len(text) + 1
     while (found := header.search(text, position)) is not None:
         start, end = found.span()
+        if text.startswith("P", start):  # a PuTTY key's private lines: base64, line by line
+            lines = _PPK_LINES.match(text, end)
+            if lines is not None:
+                end = lines.end()
+                out.append((start, end))
+            position = end
+            continue
         stop = -1 if end >= no_end_from else text.find("-----END", end)
         if stop == -1:
             no_end_from = min(no_end_from, end)
@@ -795,3 +905,6 @@ def private_key_spans(header: re.Pattern[str], text: str) -> list[tuple[int, int
 
 
 _BODY = re.compile(r"[A-Za-z0-9+/=\s\\:,.-]*")
+_PPK_LINES = re.compile(r"[0-9]{0,3}(?:[ \t]*(?:\r?\n|\\r?\\n)(?!Private-)[A-Za-z0-9+/=]{1,256})+")
+"""The rest of a PuTTY key's ``Private-Lines: N`` and its base64 lines (newlines or, in a JSON
+or repr string, ``\\n``), up to its ``Private-MAC:`` line."""

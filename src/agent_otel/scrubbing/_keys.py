@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 SECRET_WORDS = frozenset({
-    "password", "passwd", "pwd", "passphrase", "secret", "secrets", "credential",
+    "password", "passwd", "pwd", "passphrase", "passcode", "secret", "secrets", "credential",
     "credentials", "authorization", "apikey", "privatekey", "accesskey", "secretkey",
     "cookie", "bearer",
 })  # fmt: skip
@@ -23,6 +23,10 @@ SECRET_PAIRS = frozenset({
     ("api", "key"), ("private", "key"), ("access", "key"), ("secret", "key"),
     ("client", "secret"), ("set", "cookie"), ("session", "key"), ("subscription", "key"),
     ("signing", "key"), ("encryption", "key"), ("master", "key"),
+    # what OAuth, OpenID Connect and SAML name as credentials: PKCE's verifier, a client's
+    # signed assertion, a device's code, OAuth 1.0's verifier, a SAML response
+    ("code", "verifier"), ("client", "assertion"), ("device", "code"), ("oauth", "verifier"),
+    ("saml", "response"),
 })  # fmt: skip
 _OWN_DETECTOR = frozenset({"authorization"})  # in text, the authorization_header detector's
 

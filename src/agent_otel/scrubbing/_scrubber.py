@@ -152,6 +152,30 @@ def _named(keys: Collection[str]) -> tuple[Detector, ...]:
     return named_rows("|".join(sorted(spelled, key=lambda s: (-len(s), s))), anchors)
 
 
+_RARE_FIRST = "~^|\\{}[]<>@#$%&*+!?;_=:/.,'\"()-0123456789qjzxkvbywgpfmucdlhsnriotea"
+"""Characters by how seldom text holds them, rarest first (a guess: symbols, digits, then
+letters by English frequency)."""
+
+
+def _gated(
+    detectors: tuple[Detector, ...],
+) -> tuple[tuple[str, tuple[tuple[str, tuple[int, ...]], ...]], ...]:
+    """Each anchor once, with the detectors (indices into ``detectors``) it lets run, grouped
+    under one character the anchor holds, its rarest (:data:`_RARE_FIRST`): a text is searched
+    for an anchor only when it holds that character (a text without ``_`` pays one search for
+    all the ``..._`` prefixes, not one for each), and only the detectors of the anchors it
+    holds are visited, not every detector's anchors."""
+    users: dict[str, list[int]] = {}
+    for index, detector in enumerate(detectors):
+        for anchor in detector.anchors:
+            users.setdefault(anchor, []).append(index)
+    groups: dict[str, list[tuple[str, tuple[int, ...]]]] = {}
+    for anchor, indices in users.items():
+        gate = min(anchor, key=lambda c: _RARE_FIRST.find(c) % (len(_RARE_FIRST) + 1))
+        groups.setdefault(gate, []).append((anchor, tuple(indices)))
+    return tuple((gate, tuple(group)) for gate, group in groups.items())
+
+
 def marker(name: str, length: int) -> str:
     """What replaces a secret: the detector's name and the secret's length, nothing of it."""
     return f"[REDACTED:{name} len={length}]"
@@ -177,7 +201,9 @@ class Scrubber:
     callback: Callable[[str], str] | None = None
     _detectors: tuple[Detector, ...] = field(init=False, repr=False, compare=False)
     _always: tuple[Detector, ...] = field(init=False, repr=False, compare=False)
-    _anchors: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    _anchors: tuple[tuple[str, tuple[tuple[str, tuple[int, ...]], ...]], ...] = field(
+        init=False, repr=False, compare=False
+    )
     _short: bool = field(init=False, repr=False, compare=False)
     _keys: frozenset[str] = field(init=False, repr=False, compare=False)
 
@@ -201,10 +227,7 @@ class Scrubber:
             for name, pattern in self.patterns.items()
         )
         object.__setattr__(self, "_detectors", detectors)
-        # each anchor searched once per text, however many detectors share it
-        object.__setattr__(
-            self, "_anchors", tuple(dict.fromkeys(a for d in detectors for a in d.anchors))
-        )
+        object.__setattr__(self, "_anchors", _gated(detectors))
         object.__setattr__(self, "_always", always)
         object.__setattr__(self, "_keys", normalise(self.keys))
         object.__setattr__(self, "_short", not always and self.callback is None)
@@ -267,10 +290,16 @@ class Scrubber:
         if len(lowered) != len(text):  # a few non-ASCII letters lower to two characters
             lowered = text.translate(_ASCII_LOWER)
         spans: list[tuple[int, int, str]] = []
-        seen = {anchor for anchor in self._anchors if anchor in lowered}
-        for detector in self._detectors if seen else ():
-            if not seen.isdisjoint(detector.anchors):
-                spans.extend((s, e, detector.name) for s, e in detector.spans(text, lowered))
+        chosen: set[int] = set()  # the detectors (their indices) whose anchors the text holds
+        for gate, anchors in self._anchors:
+            if gate in lowered:
+                for anchor, indices in anchors:
+                    if anchor in lowered:
+                        chosen.update(indices)
+        detectors = self._detectors
+        for index in sorted(chosen):  # in the table's order: a tie is named by the first
+            detector = detectors[index]
+            spans.extend((s, e, detector.name) for s, e in detector.spans(text, lowered))
         for detector in self._always:
             spans.extend((s, e, detector.name) for s, e in detector.spans(text, lowered))
         if not decoded and may_hold_base64_json(text):
