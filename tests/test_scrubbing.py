@@ -306,6 +306,38 @@ def test_each_context_detector_redacts_the_credential_and_keeps_its_label(detect
     assert out == text.replace(secret, f"[REDACTED:{name} len={len(secret)}]")
 
 
+_LETTERS = "QwErTyUiOpAsDfGhJkLzXcVbNm"  # a random key's body may hold no digit
+
+
+def _letters(n: int) -> str:
+    return (_LETTERS * (n // len(_LETTERS) + 1))[:n]
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        (f"dckr_pat_{_letters(27)}", f"dckr_pat_{_letters(27)}"),
+        (f"nvapi-{_letters(64)}", f"nvapi-{_letters(64)}"),
+        (f"SG.{_letters(22)}.{_letters(43)}", f"SG.{_letters(22)}.{_letters(43)}"),
+        (f"https://api.telegram.org/bot7123456789:{_letters(35)}/send", _letters(35)),
+        (f"Authorization: Bearer {_letters(32)}", _letters(32)),
+    ],
+)
+def test_a_key_whose_random_body_drew_no_digit_is_still_replaced(text: str, secret: str) -> None:
+    """27 random characters of a Docker token hold no digit about once in a hundred keys:
+    letters of both cases are as random."""
+    out = Scrubber().text(f"sent {text} here")
+    assert secret not in out
+    assert "[REDACTED:" in out
+
+
+@pytest.mark.parametrize(
+    "text", ["dckr_pat_the_name_of_a_setting", "nvapi-" + "a_lower_case_identifier_" * 3]
+)
+def test_a_name_after_a_keys_prefix_is_kept(text: str) -> None:
+    assert Scrubber().text(f"see {text} here") == f"see {text} here"
+
+
 def test_every_built_in_detector_has_a_positive_here() -> None:
     covered = {name.partition("/")[0] for name in [*fakes(), *context_fakes()]}
     assert covered == set(DETECTORS)
