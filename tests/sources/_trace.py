@@ -1,4 +1,5 @@
-"""What the source tests check on a trace beside its tree: token counts, attributes."""
+"""What the source tests check on a trace beside its tree: token counts, attributes, and what
+another instrumentation recorded beside ours (the stand-down tests)."""
 
 from __future__ import annotations
 
@@ -35,6 +36,35 @@ def as_global(monkeypatch: Any, provider: Any) -> None:
 def tokens(telemetry: InMemoryTelemetry, key: str = "gen_ai.usage.input_tokens") -> int:
     """``key`` summed over every span, as a backend summing spans would (counted once?)."""
     return sum(int((s.attributes or {}).get(key, 0)) for s in telemetry.spans())  # type: ignore[arg-type]
+
+
+OURS = "agent_otel"  # our instrumentation scope
+
+
+def input_tokens_counted(telemetry: InMemoryTelemetry) -> int:
+    """Input tokens in ``gen_ai.client.token.usage``, summed over every data point (every
+    scope's recordings: a token counted twice shows)."""
+    points = telemetry.histograms().get("gen_ai.client.token.usage", [])
+    return sum(int(getattr(p, "sum", 0)) for p in points
+               if dict(p.attributes or {}).get("gen_ai.token.type") == "input")  # fmt: skip
+
+
+def theirs(telemetry: InMemoryTelemetry) -> list[str]:
+    """The names of the spans another instrumentation recorded (any scope but ours), sorted."""
+    scopes = [(sp.name, sp.instrumentation_scope) for sp in telemetry.spans()]
+    return sorted(name for name, scope in scopes if scope is None or scope.name != OURS)
+
+
+def ours_recorded_twice(telemetry: InMemoryTelemetry) -> set[str]:
+    """Our metrics' names that another scope recorded too (a Prometheus sum counts both)."""
+    by_scope: dict[str, set[str]] = {}
+    data = telemetry.metric_reader.get_metrics_data()
+    for resource in data.resource_metrics if data else ():
+        for scope in resource.scope_metrics:
+            names = {m.name for m in scope.metrics if m.data.data_points}
+            by_scope.setdefault(scope.scope.name, set()).update(names)
+    ours = by_scope.pop(OURS, set())
+    return {name for names in by_scope.values() for name in names & ours}
 
 
 def phases(telemetry: InMemoryTelemetry) -> list[Any]:
