@@ -67,6 +67,17 @@ def ours_recorded_twice(telemetry: InMemoryTelemetry) -> set[str]:
     return {name for names in by_scope.values() for name in names & ours}
 
 
+def spans_saying(telemetry: InMemoryTelemetry, text: str) -> list[str]:
+    """The names of the spans that hold ``text`` anywhere: in their status, their attributes
+    or their events' attributes (content capture off: none may)."""
+    said = [
+        (span.name, span.status.description, dict(span.attributes or {}),
+         [dict(e.attributes or {}) for e in span.events])
+        for span in telemetry.spans()
+    ]  # fmt: skip
+    return [name for name, *held in said if text in repr(held)]
+
+
 def phases(telemetry: InMemoryTelemetry) -> list[Any]:
     """Each step span's ``agent_otel.phase`` (who made its model call), in the order the steps
     started."""
