@@ -3,7 +3,7 @@ another instrumentation recorded beside ours (the stand-down tests)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from agent_contract.protocol import (
@@ -91,30 +91,44 @@ def attributes(telemetry: InMemoryTelemetry, prefix: str) -> dict[str, Any]:
     return dict(span.attributes or {})
 
 
+Source = Callable[[list[Message]], AsyncIterator[AgentEvent]]
+
+
+async def model_and_tools(
+    source: Source,
+    history: list[Message],
+    run: Callable[[ToolCall], Awaitable[tuple[str, bool]]],
+    steps: int,
+) -> AsyncIterator[AgentEvent]:
+    """The loop every SDK user writes around a one-call source: call the model, run the tools
+    it asked for (``run``: the output and whether it failed), call again with their results,
+    stop at an answer (or after ``steps`` steps)."""
+    for step in range(steps):
+        calls: list[ToolCall] = []
+        async for event in source(history):
+            if isinstance(event, ToolCall):
+                calls.append(event)
+            yield event
+        if not calls:
+            return
+        history.append(Message(role="assistant", tool_calls=calls))
+        for call in calls:
+            output, failed = await run(call)
+            yield ToolResult(call.id or "", output, call.function.name, is_error=failed)
+            history.append(Message(role="tool", tool_call_id=call.id, content=output))
+        yield StepBoundary(index=step)
+
+
 class ToolLoop(StreamingAgent):
     """A small agent on an SDK source: call the model, run the tools it asks for, repeat."""
 
-    def __init__(self, source: Callable[[list[Message]], AsyncIterator[AgentEvent]],
-                 tools: dict[str, Callable[[str], str]]) -> None:  # fmt: skip
+    def __init__(self, source: Source, tools: dict[str, Callable[[str], str]]) -> None:
         self.source, self.tools = source, tools
 
-    async def stream(
+    def stream(
         self, messages: list[Message], config: dict[str, Any] | None = None
     ) -> AsyncIterator[AgentEvent]:
-        history = list(messages)
-        for step in range(5):
-            calls: list[ToolCall] = []
-            async for event in self.source(history):
-                if isinstance(event, ToolCall):
-                    calls.append(event)
-                yield event
-            if not calls:
-                return
-            history.append(Message(role="assistant", tool_calls=calls))
-            for call in calls:
-                output = self.tools[call.function.name or ""](call.function.arguments)
-                yield ToolResult(
-                    tool_call_id=call.id or "", content=output, name=call.function.name
-                )
-                history.append(Message(role="tool", tool_call_id=call.id, content=output))
-            yield StepBoundary(index=step)
+        return model_and_tools(self.source, list(messages), self._run, 5)
+
+    async def _run(self, call: ToolCall) -> tuple[str, bool]:
+        return self.tools[call.function.name or ""](call.function.arguments), False
