@@ -1,4 +1,5 @@
-"""Interleaved measurement rounds, medians with min and max, and the result rows.
+"""Interleaved measurement rounds, medians with min and max, the result rows, and the replayed
+runs the figures measure.
 
 Every figure is a difference or a ratio against a baseline measured in the same process and the
 same run: each round runs every configuration once (in an order rotated from round to round, so
@@ -12,9 +13,12 @@ from __future__ import annotations
 import gc
 import inspect
 import statistics
-from collections.abc import Awaitable, Callable, Sequence
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from agent_contract.invoke import StreamWrapper
 
 Measure = Callable[[], float | Awaitable[float]]
 
@@ -70,6 +74,27 @@ async def interleave(
         for name in names[shift:] + names[:shift]:
             out[name].append(await run(name))
     return out
+
+
+async def replay(events: Iterable[Any]) -> AsyncIterator[Any]:
+    """``events`` as an agent's stream: each yielded as it is, nothing awaited between."""
+    for event in events:
+        yield event
+
+
+async def consume(stream: AsyncIterator[Any], n: int) -> float:
+    """Process CPU nanoseconds to drain ``stream``, per one of its ``n`` units."""
+    start = time.process_time_ns()
+    async for _ in stream:
+        pass
+    return (time.process_time_ns() - start) / n
+
+
+async def run_scripts(wrap: StreamWrapper, scripts: Iterable[Sequence[Any]]) -> None:
+    """Each script replayed through ``wrap`` (an ``otel_wrapper()``) and drained, in turn."""
+    for script in scripts:
+        async for _ in wrap(replay(script)):
+            pass
 
 
 def diff(results: dict[str, list[float]], a: str, b: str) -> Stat:

@@ -6,10 +6,12 @@ from collections.abc import Sequence
 
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.sdk.trace.sampling import ALWAYS_OFF, Sampler
+
+from agent_otel import otel_wrapper
 
 
 class CountingExporter(SpanExporter):
@@ -54,6 +56,25 @@ class Sdk:
     def clear(self) -> None:
         if isinstance(self.exporter, InMemorySpanExporter):
             self.exporter.clear()
+
+    def shutdown(self) -> None:
+        self.tracer_provider.shutdown()
+        self.meter_provider.shutdown()
+
+
+class Wrapped:
+    """``otel_wrapper()`` on a tracer provider with ``processor`` (the export path a figure
+    measures) and a meter provider with an in-memory reader."""
+
+    def __init__(self, processor: SpanProcessor) -> None:
+        self.tracer_provider = TracerProvider()
+        self.tracer_provider.add_span_processor(processor)
+        self.meter_provider = MeterProvider(metric_readers=[InMemoryMetricReader()])
+        self.wrap = otel_wrapper(
+            agent_name="bench",
+            tracer_provider=self.tracer_provider,
+            meter_provider=self.meter_provider,
+        )
 
     def shutdown(self) -> None:
         self.tracer_provider.shutdown()

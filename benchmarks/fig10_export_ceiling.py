@@ -30,10 +30,10 @@ from agent_otel import otel_wrapper
 from agent_otel.exporting._configure import configure
 from agent_otel.exporting._pipeline import BatchSettings, otlp_span_pipeline
 
-from ._harness import Row, Stat, interleave, ratio
+from ._harness import Row, Stat, interleave, ratio, run_scripts
 from ._receiver import Receiver
 from ._setup import Sdk
-from .fig4_memory import _replay, _run_script
+from .fig4_memory import _run_script
 
 SDK_BATCH = {"OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "512"}
 SDK_DEFAULTS = {**SDK_BATCH, "OTEL_BSP_MAX_QUEUE_SIZE": "2048", "OTEL_BSP_SCHEDULE_DELAY": "5000"}
@@ -65,9 +65,7 @@ def _env(values: dict[str, str]) -> Iterator[None]:
 async def _recorded(runs: int) -> list[ReadableSpan]:
     sdk = Sdk()
     wrap = otel_wrapper(agent_name="bench", tracer_provider=sdk.tracer_provider)
-    for i in range(runs):
-        async for _ in wrap(_replay(_run_script(i))):
-            pass
+    await run_scripts(wrap, (_run_script(i) for i in range(runs)))
     spans = sdk.spans()
     sdk.shutdown()
     return spans
@@ -98,10 +96,7 @@ async def burst(rx: Receiver, runs: int, env: dict[str, str]) -> float:
         agent_name="bench", tracer_provider=tel.tracer_provider, meter_provider=tel.meter_provider
     )
     scripts = [_run_script(i) for i in range(runs)]
-
-    for script in scripts:
-        async for _ in wrap(_replay(script)):
-            pass
+    await run_scripts(wrap, scripts)
     tel.shutdown(timeout_millis=60_000)
     received = rx.spans() - before
     lost = sum(tel.spans_lost.values())

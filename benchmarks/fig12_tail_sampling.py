@@ -15,16 +15,14 @@ import tracemalloc
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 
 from agent_contract.protocol import FunctionCall, ToolCall, ToolResult
-from agent_otel import otel_wrapper
 from agent_otel.sampling import TailSampler, TailSamplingPolicy
 
-from ._harness import Row, Stat, diff, interleave, ratio
+from ._harness import Row, Stat, diff, interleave, ratio, run_scripts
+from ._setup import Wrapped
 from .fig4_memory import _run_script
 
 SPANS_PER_RUN = 4  # agent, step, chat, tool
@@ -39,38 +37,22 @@ class NullExporter(SpanExporter):
         return SpanExportResult.SUCCESS
 
 
-class Pipeline:
+class Pipeline(Wrapped):
+    """A ``BatchSpanProcessor`` in front of a null exporter, behind a ``TailSampler`` with
+    ``policy`` (none: the plain processor)."""
+
     def __init__(self, policy: TailSamplingPolicy | None) -> None:
         self.exporter = NullExporter()
         batch = BatchSpanProcessor(self.exporter, max_queue_size=1 << 16)
         self.sampler = TailSampler(batch, policy) if policy is not None else None
-        processor: SpanProcessor = self.sampler or batch
-        self.tracer_provider = TracerProvider()
-        self.tracer_provider.add_span_processor(processor)
-        self.meter_provider = MeterProvider(metric_readers=[InMemoryMetricReader()])
-        self.wrap = otel_wrapper(
-            agent_name="bench",
-            tracer_provider=self.tracer_provider,
-            meter_provider=self.meter_provider,
-        )
-
-    def shutdown(self) -> None:
-        self.tracer_provider.shutdown()
-        self.meter_provider.shutdown()
-
-
-async def _replay(events: Sequence[Any]) -> AsyncIterator[Any]:
-    for event in events:
-        yield event
+        super().__init__(self.sampler or batch)
 
 
 async def _cpu_per_span(pipe: Pipeline, runs: int) -> float:
     scripts = [_run_script(i) for i in range(runs)]
     pipe.tracer_provider.force_flush()
     cpu = time.process_time_ns()
-    for script in scripts:
-        async for _ in pipe.wrap(_replay(script)):
-            pass
+    await run_scripts(pipe.wrap, scripts)
     pipe.tracer_provider.force_flush()  # the export thread's share is part of the cost
     return (time.process_time_ns() - cpu) / (runs * SPANS_PER_RUN)
 

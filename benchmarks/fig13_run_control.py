@@ -8,7 +8,6 @@ the difference against the all-off baseline of the same round.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from opentelemetry.sdk.metrics import MeterProvider
@@ -18,16 +17,11 @@ from opentelemetry.sdk.trace import TracerProvider
 from agent_otel import otel_wrapper
 from agent_otel.cost import BUNDLED_PRICES
 
-from ._harness import Row, Stat, diff, interleave, ratio
+from ._harness import Row, Stat, diff, interleave, ratio, run_scripts
 from .fig4_memory import _run_script
 
 IDS = {"session_id": "session-4f1c", "user_id": "user-91", "conversation_id": "conv-7a"}
 OFF = {"prices": None, "stand_down_providers": False}
-
-
-async def _replay(events: Sequence[Any]) -> AsyncIterator[Any]:
-    for event in events:
-        yield event
 
 
 def _measure(options: dict[str, Any], runs: int) -> Any:
@@ -41,9 +35,7 @@ def _measure(options: dict[str, Any], runs: int) -> Any:
 
     async def once() -> float:
         cpu = time.process_time_ns()
-        for script in scripts:
-            async for _ in wrap(_replay(script)):
-                pass
+        await run_scripts(wrap, scripts)
         return (time.process_time_ns() - cpu) / runs
 
     return once

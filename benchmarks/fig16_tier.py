@@ -34,11 +34,11 @@ from agent_otel import otel_wrapper
 from agent_otel.exporting._configure import configure
 from agent_otel.exporting._pipeline import otlp_span_pipeline
 
-from ._harness import Row, Stat, interleave, ratio
+from ._harness import Row, Stat, interleave, ratio, run_scripts
 from ._process import poll
 from ._receiver import Receiver
 from ._tier import JAEGER_BIN, OTELCOL_BIN, compose_tier, counter
-from .fig4_memory import _replay, _run_script
+from .fig4_memory import _run_script
 from .fig10_export_ceiling import _recorded
 
 FIG = "16 tier"
@@ -77,9 +77,7 @@ async def agent_cpu(url: str, runs: int) -> float:
     wrap = otel_wrapper(agent_name="bench", tracer_provider=tel.tracer_provider)
     scripts = [_run_script(i) for i in range(runs)]
     began = time.process_time()
-    for script in scripts:
-        async for _ in wrap(_replay(script)):
-            pass
+    await run_scripts(wrap, scripts)
     tel.force_flush(60_000)
     spent = time.process_time() - began
     tel.shutdown(60_000)

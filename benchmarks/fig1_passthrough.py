@@ -9,14 +9,13 @@ For scale, the same rounds time one extra plain async-generator layer.
 
 from __future__ import annotations
 
-import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from agent_contract.protocol import LLMCallEnd, LLMCallStart, TextDelta, Usage
 from agent_otel import otel_wrapper
 
-from ._harness import Row, diff, interleave
+from ._harness import Row, consume, diff, interleave
 from ._setup import Sdk
 
 START = LLMCallStart(model="m", provider="openai", call_id="c1", params={"temperature": 0.0})
@@ -38,13 +37,6 @@ async def agent(n: int) -> AsyncIterator[Any]:
 async def layer(stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
     async for event in stream:
         yield event
-
-
-async def consume(stream: AsyncIterator[Any], n: int) -> float:
-    start = time.process_time_ns()
-    async for _ in stream:
-        pass
-    return (time.process_time_ns() - start) / n
 
 
 def _measure(make: Callable[[int], AsyncIterator[Any]], n: int) -> Callable[[], Any]:

@@ -35,7 +35,7 @@ from agent_contract.protocol import (
 )
 from agent_otel import otel_wrapper
 
-from ._harness import Row, Stat, added_ratio, interleave, ratio
+from ._harness import Row, Stat, added_ratio, consume, interleave, ratio, replay
 from ._manual import Instruments, manual
 from ._setup import Sdk
 
@@ -74,18 +74,6 @@ def tool_script(k: int) -> list[Any]:
 def agent_run_script() -> list[Any]:
     """One agent run: one LLM call of 10 chunks asking for two tools, then both tools."""
     return [*llm_script(1), *tool_script(2)]
-
-
-async def replay(script: list[Any]) -> AsyncIterator[Any]:
-    for event in script:
-        yield event
-
-
-async def consume(stream: AsyncIterator[Any], k: int) -> float:
-    start = time.process_time_ns()
-    async for _ in stream:
-        pass
-    return (time.process_time_ns() - start) / k
 
 
 class Sides:

@@ -37,7 +37,7 @@ from agent_otel import _attributes as A
 from agent_otel.recording._options import settings_from
 from agent_otel.recording._recorder import RunRecorder
 
-from ._harness import Row, Stat
+from ._harness import Row, Stat, run_scripts
 from ._setup import Sdk
 
 
@@ -98,18 +98,12 @@ def _run_script(i: int) -> list[Any]:
     ]
 
 
-async def _replay(events: list[Any]) -> AsyncIterator[Any]:
-    for event in events:
-        yield event
-
-
 async def _runs_growth(wrap: Any, runs: int) -> tuple[float, int]:
     warm, half = runs // 10, runs // 2
     marks: dict[int, int] = {}
     rss0 = _rss()
     for i in range(1, runs + 1):
-        async for _ in wrap(_replay(_run_script(i))):
-            pass
+        await run_scripts(wrap, [_run_script(i)])
         if i in (warm, half, runs):
             marks[i] = _heap()
     return (marks[runs] - marks[half]) / (runs - half), _rss() - rss0

@@ -13,19 +13,14 @@ import logging
 import socket
 import time
 import tracemalloc
-from collections.abc import AsyncIterator
 from typing import Any
 
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from agent_otel import otel_wrapper
-
-from ._harness import Row, Stat, interleave, ratio
+from ._harness import Row, Stat, interleave, ratio, run_scripts
+from ._setup import Wrapped
 from .fig4_memory import _run_script
 
 QUEUE = 2048
@@ -48,37 +43,21 @@ def closed_port() -> int:
     return port  # closed again: connections to it are refused
 
 
-class Setup:
+class Setup(Wrapped):
+    """A ``BatchSpanProcessor`` (queue ``QUEUE``) in front of ``exporter``."""
+
     def __init__(self, exporter: SpanExporter) -> None:
         self.exporter = exporter
-        self.tracer_provider = TracerProvider()
-        self.tracer_provider.add_span_processor(
+        super().__init__(
             BatchSpanProcessor(exporter, max_queue_size=QUEUE, export_timeout_millis=1000)
         )
-        self.meter_provider = MeterProvider(metric_readers=[InMemoryMetricReader()])
-        self.wrap = otel_wrapper(
-            agent_name="bench",
-            tracer_provider=self.tracer_provider,
-            meter_provider=self.meter_provider,
-        )
-
-    def shutdown(self) -> None:
-        self.tracer_provider.shutdown()
-        self.meter_provider.shutdown()
-
-
-async def _replay(events: list[Any]) -> AsyncIterator[Any]:
-    for event in events:
-        yield event
 
 
 async def runs(setup: Setup, count: int, start: int = 0) -> tuple[float, float]:
     """CPU (this thread) and wall time per run, in microseconds."""
     scripts = [_run_script(start + i) for i in range(count)]
     cpu, wall = time.thread_time_ns(), time.perf_counter_ns()
-    for script in scripts:
-        async for _ in setup.wrap(_replay(script)):
-            pass
+    await run_scripts(setup.wrap, scripts)
     return (time.thread_time_ns() - cpu) / count / 1000, (
         time.perf_counter_ns() - wall
     ) / count / 1000

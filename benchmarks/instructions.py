@@ -55,15 +55,8 @@ _KEPT: list[Any] = []
 
 
 def _figure2(kind: str, side: str, k: int) -> Callable[[], Any]:
-    from .fig2_sdk_parity import (
-        Sides,
-        agent_run_script,
-        consume,
-        consume_runs,
-        llm_script,
-        replay,
-        tool_script,
-    )
+    from ._harness import consume, replay
+    from .fig2_sdk_parity import Sides, agent_run_script, consume_runs, llm_script, tool_script
 
     sides = Sides()
     make = {"hand": sides.manual, "lib": sides.wrap, "bare": lambda s: s}[side]
@@ -87,8 +80,9 @@ def _figure2(kind: str, side: str, k: int) -> Callable[[], Any]:
 def _figure1(side: str, k: int) -> Callable[[], Any]:
     from agent_otel import otel_wrapper
 
+    from ._harness import consume
     from ._setup import Sdk
-    from .fig1_passthrough import agent, consume
+    from .fig1_passthrough import agent
 
     sdk = Sdk(sampled=side not in ("unsampled", "unsampled_off"), keep_spans=False)
     wrap = otel_wrapper(

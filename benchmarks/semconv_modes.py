@@ -16,9 +16,9 @@ from typing import Any
 
 from agent_otel import otel_wrapper
 
-from ._harness import Stat, added_ratio, interleave
+from ._harness import Stat, added_ratio, consume, interleave, replay
 from ._setup import Sdk
-from .fig2_sdk_parity import agent_run_script, consume, consume_runs, llm_script, replay
+from .fig2_sdk_parity import agent_run_script, consume_runs, llm_script
 
 K, ROUNDS = 200, 21
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import gzip
 import http.server
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -45,6 +46,20 @@ class Received:
     def named(self, prefix: str) -> list[dict[str, Any]]:
         """The attributes of every span whose name starts with ``prefix``."""
         return [attributes for name, attributes in self.spans if name.startswith(prefix)]
+
+    def child_environment(self) -> dict[str, str]:
+        """This process's environment for a child that exports its traces (only) here,
+        batched so that nothing leaves before the life event a test gives it (an exit, a
+        signal, a server's shutdown)."""
+        variables = {
+            **os.environ,
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": self.endpoint,
+            "OTEL_METRICS_EXPORTER": "none",
+            "OTEL_LOGS_EXPORTER": "none",
+            "OTEL_BSP_SCHEDULE_DELAY": "60000",
+        }
+        variables.pop("OTEL_TRACES_EXPORTER", None)
+        return variables
 
 
 def _value(value: Any) -> Any:

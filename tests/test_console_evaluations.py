@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from opentelemetry import trace
+from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import NonRecordingSpan, SpanContext
@@ -48,6 +49,17 @@ def _configure(stream: io.StringIO, spans: InMemorySpanExporter | None = None) -
     )
 
 
+async def _ended_run() -> tuple[io.StringIO, Any, ReadableSpan]:
+    """A console printing to a stream, after one run of ``geo`` ended: the stream, the
+    telemetry and the run's span."""
+    stream = io.StringIO()
+    spans = InMemorySpanExporter()
+    tel = _configure(stream, spans)
+    await _run(tel)
+    [run] = [s for s in spans.get_finished_spans() if s.name == "invoke_agent geo"]
+    return stream, tel, run
+
+
 async def test_an_evaluation_during_the_run_shows_under_the_call_it_judges() -> None:
     stream = io.StringIO()
     tel = _configure(stream)
@@ -60,11 +72,7 @@ async def test_an_evaluation_during_the_run_shows_under_the_call_it_judges() -> 
 
 
 async def test_an_evaluation_after_the_run_ended_shows_under_the_run() -> None:
-    stream = io.StringIO()
-    spans = InMemorySpanExporter()
-    tel = _configure(stream, spans)
-    await _run(tel)
-    [run] = [s for s in spans.get_finished_spans() if s.name == "invoke_agent geo"]
+    stream, tel, run = await _ended_run()
     printed = stream.getvalue()
     record_evaluation(
         "correctness",
@@ -99,11 +107,7 @@ async def test_an_evaluation_of_a_run_never_shown_is_printed_at_exit() -> None:
 
 
 async def test_other_log_records_and_a_failed_evaluation() -> None:
-    stream = io.StringIO()
-    spans = InMemorySpanExporter()
-    tel = _configure(stream, spans)
-    await _run(tel)
-    [run] = [s for s in spans.get_finished_spans() if s.name == "invoke_agent geo"]
+    stream, tel, run = await _ended_run()
     before = stream.getvalue()
     record_evaluation(
         "toxicity",
@@ -122,11 +126,7 @@ async def test_another_judges_score_no_double_holds_is_shown_without_it() -> Non
     an int past what a double holds: its emit returns, the row shows it without the score."""
     from opentelemetry._logs import LogRecord
 
-    stream = io.StringIO()
-    spans = InMemorySpanExporter()
-    tel = _configure(stream, spans)
-    await _run(tel)
-    [run] = [s for s in spans.get_finished_spans() if s.name == "invoke_agent geo"]
+    stream, tel, run = await _ended_run()
     before = stream.getvalue()
     logger = tel.logger_provider.get_logger("another-judge")
     context = trace.set_span_in_context(NonRecordingSpan(run.context))

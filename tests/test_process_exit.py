@@ -15,7 +15,6 @@ Timeouts are hang guards, not performance claims.
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -129,15 +128,7 @@ def run_child(
     much later). With ``as_file``, the script is written there and run as a file (the spawn
     and fork-server start methods import its functions again)."""
     with receiving(delay_s, keep_alive=keep_alive) as received:
-        variables = {
-            **os.environ,
-            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": received.endpoint,
-            "OTEL_METRICS_EXPORTER": "none",
-            "OTEL_LOGS_EXPORTER": "none",
-            "OTEL_BSP_SCHEDULE_DELAY": "60000",  # nothing leaves before the life event
-        }
-        variables.pop("OTEL_TRACES_EXPORTER", None)
-        variables.update(env or {})
+        variables = {**received.child_environment(), **(env or {})}
         source = SHOWS_ITS_THREADS + PRELUDE + textwrap.dedent(script)
         if as_file is not None:
             as_file.write_text(source)

@@ -60,18 +60,6 @@ def received() -> Iterator[Received]:
         yield received
 
 
-def environment(received: Received) -> dict[str, str]:
-    variables = {
-        **os.environ,
-        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": received.endpoint,
-        "OTEL_METRICS_EXPORTER": "none",
-        "OTEL_LOGS_EXPORTER": "none",
-        "OTEL_BSP_SCHEDULE_DELAY": "60000",  # nothing leaves before the life event
-    }
-    variables.pop("OTEL_TRACES_EXPORTER", None)
-    return variables
-
-
 def runs_of(received: Received, name: str) -> Counter[str]:
     """The end reasons of the runs received under the agent name ``name``."""
     return Counter(
@@ -142,7 +130,7 @@ def test_a_celery_prefork_workers_warm_shutdown_delivers_every_tasks_run(
     process = subprocess.Popen(
         started_plainly(CELERY_WORKER),
         cwd=tmp_path,
-        env={**environment(received), "PYTHONPATH": os.pathsep.join(sys.path)},
+        env={**received.child_environment(), "PYTHONPATH": os.pathsep.join(sys.path)},
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -208,7 +196,7 @@ def gunicorn(tmp_path: Path, received: Received, *options: str) -> subprocess.Po
     return subprocess.Popen(
         started_plainly([*server, *options]),
         cwd=tmp_path,
-        env={**environment(received), "PYTHONPATH": os.pathsep.join(sys.path)},
+        env={**received.child_environment(), "PYTHONPATH": os.pathsep.join(sys.path)},
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

@@ -28,7 +28,6 @@ from opentelemetry.instrumentation.utils import (  # noqa: E402
     is_http_instrumentation_enabled,
     is_instrumentation_enabled,
 )
-from opentelemetry.sdk.metrics.export import HistogramDataPoint  # noqa: E402
 from opentelemetry.sdk.trace import ReadableSpan  # noqa: E402
 from opentelemetry.trace import SpanKind  # noqa: E402
 
@@ -45,6 +44,7 @@ from agent_contract.scope import framework_started, tool_scope  # noqa: E402
 from agent_otel import configure  # noqa: E402
 from agent_otel.standdown import inference_span  # noqa: E402
 from agent_otel.testing import InMemoryTelemetry  # noqa: E402
+from sources._trace import input_tokens_counted  # noqa: E402
 
 MODEL = "gpt-4o-mini"
 USAGE = {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15}
@@ -171,13 +171,6 @@ def http_spans(spans: list[ReadableSpan]) -> list[ReadableSpan]:
         s for s in spans
         if s.instrumentation_scope is not None and s.instrumentation_scope.name == HTTP_SCOPE
     ]  # fmt: skip
-
-
-def input_tokens_counted(telemetry: InMemoryTelemetry) -> int:
-    points: list[HistogramDataPoint] = telemetry.histograms().get("gen_ai.client.token.usage", [])
-    return sum(
-        int(p.sum) for p in points if dict(p.attributes or {}).get("gen_ai.token.type") == "input"
-    )
 
 
 @pytest.mark.parametrize("stream", [True, False], ids=["streaming", "non-streaming"])

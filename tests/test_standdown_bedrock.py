@@ -24,6 +24,7 @@ from botocore.stub import Stubber  # noqa: E402
 
 from agent_contract.protocol import LLMCallEnd, LLMCallStart, TextDelta, Usage  # noqa: E402
 from agent_otel.testing import InMemoryTelemetry  # noqa: E402
+from sources._trace import input_tokens_counted, theirs  # noqa: E402
 
 MODEL = "amazon.nova-micro-v1:0"
 CONVERSE = {
@@ -63,15 +64,6 @@ class BedrockAgent:
         usage = answer["usage"]
         yield Usage(input_tokens=usage["inputTokens"], output_tokens=usage["outputTokens"])
         yield LLMCallEnd(call_id="c1", model=MODEL, finish_reason="stop")
-
-
-def input_tokens_counted(telemetry: InMemoryTelemetry) -> int:
-    points = telemetry.histograms().get("gen_ai.client.token.usage", [])
-    return sum(
-        int(getattr(p, "sum", 0))
-        for p in points
-        if dict(p.attributes or {}).get("gen_ai.token.type") == "input"
-    )
 
 
 async def test_bedrock_stands_down_inside_our_chat_span_other_aws_calls_stay(
@@ -119,11 +111,6 @@ def bedrock_telemetry(request: pytest.FixtureRequest) -> Iterator[InMemoryTeleme
     telemetry.shutdown()
 
 
-def _theirs(telemetry: InMemoryTelemetry) -> list[str]:
-    scopes = [(sp.name, sp.instrumentation_scope) for sp in telemetry.spans()]
-    return [name for name, scope in scopes if scope is not None and scope.name != "agent_otel"]
-
-
 async def _in_our_chat_span(telemetry: InMemoryTelemetry, body: Any) -> None:
     async def agent() -> AsyncIterator[Any]:
         yield LLMCallStart(model=MODEL, provider="aws.bedrock", call_id="c1")
@@ -146,7 +133,7 @@ async def test_a_bedrock_client_made_in_our_chat_span_is_traced_outside_it(
     with Stubber(made[0]) as stub:
         stub.add_response("converse", CONVERSE)
         made[0].converse(**ASK)
-    assert len(_theirs(bedrock_telemetry)) == 1
+    assert len(theirs(bedrock_telemetry)) == 1
 
 
 async def test_bedrock_embeddings_in_our_chat_span_keep_their_span(
@@ -170,9 +157,9 @@ async def test_bedrock_embeddings_in_our_chat_span_keep_their_span(
         await _in_our_chat_span(
             bedrock_telemetry, lambda: bedrock.invoke_model(**ask)["body"].read()
         )
-        assert len(_theirs(bedrock_telemetry)) == 1
+        assert len(theirs(bedrock_telemetry)) == 1
         bedrock_telemetry.clear()
         before = input_tokens_counted(bedrock_telemetry)
         await _in_our_chat_span(bedrock_telemetry, lambda: bedrock.converse(**ASK))
-    assert _theirs(bedrock_telemetry) == []
+    assert theirs(bedrock_telemetry) == []
     assert input_tokens_counted(bedrock_telemetry) - before == 12  # ours, once

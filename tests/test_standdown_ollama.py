@@ -21,6 +21,7 @@ httpx = pytest.importorskip("httpx")
 
 from agent_contract.protocol import LLMCallEnd, LLMCallStart, Usage  # noqa: E402
 from agent_otel.testing import InMemoryTelemetry  # noqa: E402
+from sources._trace import input_tokens_counted, theirs  # noqa: E402
 
 MODEL = "llama3"
 INSTRUMENTATIONS = [
@@ -54,17 +55,6 @@ def client() -> Any:
     return ollama.AsyncClient(host="http://mock.invalid", transport=httpx.MockTransport(_handler))
 
 
-def _theirs(telemetry: InMemoryTelemetry) -> list[str]:
-    scopes = [(sp.name, sp.instrumentation_scope) for sp in telemetry.spans()]
-    return [name for name, scope in scopes if scope is not None and scope.name != "agent_otel"]
-
-
-def _input_tokens(telemetry: InMemoryTelemetry) -> int:
-    points = telemetry.histograms().get("gen_ai.client.token.usage", [])
-    return sum(int(getattr(p, "sum", 0)) for p in points
-               if dict(p.attributes or {}).get("gen_ai.token.type") == "input")  # fmt: skip
-
-
 async def _run(
     telemetry: InMemoryTelemetry, call: Callable[[], Awaitable[Any]], **options: Any
 ) -> None:
@@ -90,11 +80,11 @@ async def test_ollama_chat_stands_down_in_our_chat_span(
                 pass
 
     await _run(telemetry, chat)
-    assert _theirs(telemetry) == []
-    assert _input_tokens(telemetry) == 12
+    assert theirs(telemetry) == []
+    assert input_tokens_counted(telemetry) == 12
     telemetry.clear()
     await _run(telemetry, chat, stand_down_providers=False)
-    assert len(_theirs(telemetry)) == 1  # theirs is back: it was active
+    assert len(theirs(telemetry)) == 1  # theirs is back: it was active
 
 
 async def test_ollama_embeddings_in_our_chat_span_keep_their_span(
@@ -103,7 +93,7 @@ async def test_ollama_embeddings_in_our_chat_span_keep_their_span(
     """Where the instrumentation traces ``embeddings()`` at all (outside our runs), it does so
     inside our chat span too."""
     await client.embeddings(model="nomic-embed-text", prompt="hi")
-    outside = _theirs(telemetry)
+    outside = theirs(telemetry)
     telemetry.clear()
     await _run(telemetry, lambda: client.embeddings(model="nomic-embed-text", prompt="hi"))
-    assert _theirs(telemetry) == outside
+    assert theirs(telemetry) == outside

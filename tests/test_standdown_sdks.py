@@ -22,8 +22,8 @@ httpx = pytest.importorskip("httpx")
 
 from agent_contract.protocol import LLMCallEnd, LLMCallStart, Usage  # noqa: E402
 from agent_otel.testing import InMemoryTelemetry  # noqa: E402
+from sources._trace import input_tokens_counted, ours_recorded_twice, theirs  # noqa: E402
 
-OURS = "agent_otel"
 INPUT, OUTPUT = 12, 3
 Call = Callable[[Any], Awaitable[Any]]
 
@@ -314,29 +314,6 @@ def _instrumentor(instrumentation: tuple[str, str, str]) -> Any:
     return getattr(pytest.importorskip(module), name)()
 
 
-def _theirs(telemetry: InMemoryTelemetry) -> list[str]:
-    scopes = [(sp.name, sp.instrumentation_scope) for sp in telemetry.spans()]
-    return sorted(name for name, scope in scopes if scope is None or scope.name != OURS)
-
-
-def _ours_recorded_twice(telemetry: InMemoryTelemetry) -> set[str]:
-    """Our metrics' names another scope recorded too (a Prometheus sum counts both)."""
-    by_scope: dict[str, set[str]] = {}
-    data = telemetry.metric_reader.get_metrics_data()
-    for resource in data.resource_metrics if data else ():
-        for scope in resource.scope_metrics:
-            names = {m.name for m in scope.metrics if m.data.data_points}
-            by_scope.setdefault(scope.scope.name, set()).update(names)
-    ours = by_scope.pop(OURS, set())
-    return {name for names in by_scope.values() for name in names & ours}
-
-
-def _input_tokens(telemetry: InMemoryTelemetry) -> int:
-    points = telemetry.histograms().get("gen_ai.client.token.usage", [])
-    return sum(int(getattr(p, "sum", 0)) for p in points
-               if dict(p.attributes or {}).get("gen_ai.token.type") == "input")  # fmt: skip
-
-
 async def _run(telemetry: InMemoryTelemetry, sdk: Sdk, call: Call, **options: Any) -> None:
     client = sdk.client()
 
@@ -356,15 +333,15 @@ async def test_provider_chat_calls_stand_down_in_our_chat_span(
 ) -> None:
     with telemetry.instrumented(_instrumentor(instrumentation)):
         await _run(telemetry, sdk, sdk.chats[call])
-        assert _theirs(telemetry) == []
-        assert _input_tokens(telemetry) == INPUT
-        assert _ours_recorded_twice(telemetry) == set()
+        assert theirs(telemetry) == []
+        assert input_tokens_counted(telemetry) == INPUT
+        assert ours_recorded_twice(telemetry) == set()
         assert [sp.name for sp in telemetry.spans() if sp.name.startswith("chat")] == [
             f"chat {sdk.model}"
         ]
         telemetry.clear()
         await _run(telemetry, sdk, sdk.chats[call], stand_down_providers=False)
-        assert len(_theirs(telemetry)) == 1  # theirs is back: it was active
+        assert len(theirs(telemetry)) == 1  # theirs is back: it was active
 
 
 @pytest.mark.parametrize(("sdk", "instrumentation", "call"), OTHERS)
@@ -375,11 +352,11 @@ async def test_provider_requests_our_chat_span_does_not_tell_keep_their_span(
     inside our chat span too."""
     with telemetry.instrumented(_instrumentor(instrumentation)):
         await sdk.others[call](sdk.client())
-        outside = _theirs(telemetry)
+        outside = theirs(telemetry)
         assert outside  # it traces the request outside our runs
         telemetry.clear()
         await _run(telemetry, sdk, sdk.others[call])
-        assert _theirs(telemetry) == outside
+        assert theirs(telemetry) == outside
 
 
 class _Embeddings:

@@ -257,6 +257,18 @@ class Usage(AgentEvent):
     model: str | None = None
 
 
+USAGE_COUNTS = (
+    "input_tokens",
+    "output_tokens",
+    "total_tokens",
+    "cache_read_tokens",
+    "cache_creation_tokens",
+    "reasoning_tokens",
+)
+"""The token counts of :class:`Usage`, by field name, in its order: what is summed field by
+field across a run (``model`` is no count)."""
+
+
 @dataclass(slots=True)
 class StepBoundary(AgentEvent):
     """The current step (one model call plus the tool calls it asked for) is complete."""

@@ -64,6 +64,7 @@ from typing import Any
 
 from agent_contract._foreign import LOOK_ALIKE, LookAlikeEventWarning, looks_like_event
 from agent_contract.events import (
+    USAGE_COUNTS,
     AgentEvent,
     Error,
     LLMCallStart,
@@ -102,16 +103,6 @@ def invoke_messages() -> Sequence[Message] | None:
     run started later (a sub-agent's, from a tool) never sees its parent's messages.
     """
     return _INVOKE_MESSAGES.get()
-
-
-_COUNT_FIELDS = (
-    "input_tokens",
-    "output_tokens",
-    "total_tokens",
-    "cache_read_tokens",
-    "cache_creation_tokens",
-    "reasoning_tokens",
-)
 
 
 @dataclass(slots=True)
@@ -154,7 +145,7 @@ def sum_usage(usages: Sequence[Usage]) -> Usage | None:
     if not usages:
         return None
     total = Usage()
-    for name in _COUNT_FIELDS:
+    for name in USAGE_COUNTS:
         counts = [c for u in usages if (c := _count(getattr(u, name))) is not None]
         summed = sum(counts) if counts else None
         setattr(total, name, summed if summed is None or summed <= _INT64_MAX else None)

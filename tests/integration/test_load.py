@@ -14,8 +14,9 @@ import logging
 from collections.abc import Iterator
 
 import pytest
+from benchmarks._harness import run_scripts
 from benchmarks._receiver import Receiver
-from benchmarks.fig4_memory import _replay, _run_script
+from benchmarks.fig4_memory import _run_script
 
 from agent_otel import _attributes as A
 from agent_otel import otel_wrapper
@@ -56,12 +57,7 @@ def _drive(tel: Telemetry, runs: int) -> int:
     )
     scripts = [_run_script(i) for i in range(runs)]
 
-    async def loop() -> None:
-        for script in scripts:
-            async for _ in wrap(_replay(script)):
-                pass
-
-    asyncio.run(loop())
+    asyncio.run(run_scripts(wrap, scripts))
     return runs * SPANS_PER_RUN
 
 

@@ -197,15 +197,14 @@ def test_an_a2a_agent_in_another_process_is_in_the_callers_trace_in_jaeger(
 async def _runs(endpoint: str, runs: int) -> tuple[float, dict[str, int], int]:
     """``runs`` 4-span runs traced and exported to ``endpoint``: the agent's wall time for
     them (not the flush), the spans lost by cause, and the spans that ended."""
-    from benchmarks.fig4_memory import _replay, _run_script
+    from benchmarks._harness import run_scripts
+    from benchmarks.fig4_memory import _run_script
 
     tel = configure("tier-down", endpoint=endpoint, timeout=2, console=False, set_global=False)
     wrap = otel_wrapper(agent_name="bench", tracer_provider=tel.tracer_provider)
     scripts = [_run_script(i) for i in range(runs)]
     began = time.perf_counter()
-    for script in scripts:
-        async for _ in wrap(_replay(script)):
-            pass
+    await run_scripts(wrap, scripts)
     wall = time.perf_counter() - began
     tel.force_flush(60_000)
     tel.shutdown(60_000)

@@ -26,30 +26,10 @@ from agent_otel.testing import InMemoryTelemetry, run_script
 
 from . import _parallel as p
 from . import _script as s
+from ._script_chat import completion
 
 MODEL = "gpt-4o-mini"
 RELEASE = threading.Event()  # never set: a hung tool waits (a minute at most, on its thread)
-
-
-def completion(turn: int, content: str | None, calls: list[tuple[str, str, str]]) -> bytes:
-    used = s.TURNS[min(turn, len(s.TURNS) - 1)]
-    message: dict[str, Any] = {"role": "assistant", "content": content}
-    if calls:
-        message["tool_calls"] = [
-            {"id": i, "type": "function", "function": {"name": n, "arguments": a}}
-            for i, n, a in calls
-        ]
-    body = {
-        "id": f"chatcmpl-{turn}", "object": "chat.completion", "created": 0,
-        "model": f"{MODEL}-2024-07-18",
-        "choices": [{"index": 0, "message": message,
-                     "finish_reason": "tool_calls" if calls else "stop"}],
-        "usage": {"prompt_tokens": used.input, "completion_tokens": used.output,
-                  "total_tokens": used.total,
-                  "prompt_tokens_details": {"cached_tokens": used.cache_read},
-                  "completion_tokens_details": {"reasoning_tokens": used.reasoning}},
-    }  # fmt: skip
-    return json.dumps(body).encode()
 
 
 def answer(text: str) -> list[tuple[str, str, str]]:

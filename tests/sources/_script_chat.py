@@ -31,6 +31,31 @@ def _usage(turn: s.Turn, n: int) -> dict[str, Any]:
     return {**_chunk({}, n=n), "choices": [], "usage": usage}
 
 
+def completion(
+    turn: int, content: str | None, calls: list[tuple[str, str, str]], model: str = MODEL
+) -> bytes:
+    """Turn ``turn`` unstreamed (a framework calling ``create`` without ``stream``): the
+    answer ``content``, the tool calls ``(call id, name, arguments' JSON)``, that turn's usage
+    (the last turn's past the script)."""
+    used = s.TURNS[min(turn, len(s.TURNS) - 1)]
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if calls:
+        message["tool_calls"] = [
+            {"id": i, "type": "function", "function": {"name": n, "arguments": a}}
+            for i, n, a in calls
+        ]
+    body = {
+        "id": f"chatcmpl-{turn}", "object": "chat.completion", "created": 0, "model": model,
+        "choices": [{"index": 0, "message": message,
+                     "finish_reason": "tool_calls" if calls else "stop"}],
+        "usage": {"prompt_tokens": used.input, "completion_tokens": used.output,
+                  "total_tokens": used.total,
+                  "prompt_tokens_details": {"cached_tokens": used.cache_read},
+                  "completion_tokens_details": {"reasoning_tokens": used.reasoning}},
+    }  # fmt: skip
+    return json.dumps(body).encode()
+
+
 def turn_one(*, fail: bool = False) -> bytes:
     """Reasoning, "Checking both.", ``weather`` and ``forecast`` in parallel; or, with ``fail``,
     an error event after the first words (the SDK raises ``APIError``)."""

@@ -9,40 +9,29 @@ The SDK runs over its mock transport answering the script's bodies (``_script_ch
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 
-from agent_contract.protocol import AgentEvent, Message, StepBoundary, ToolCall, ToolResult
+from agent_contract.protocol import AgentEvent, Message, ToolCall
 
 from . import _script as s
 from ._http import Answer, httpx
+from ._trace import Source, model_and_tools
 
-Source = Callable[[list[Message]], AsyncIterator[AgentEvent]]
 
-
-async def tool_loop(source: Source, run: s.Run) -> AsyncIterator[AgentEvent]:
+def tool_loop(source: Source, run: s.Run) -> AsyncIterator[AgentEvent]:
     """The script's agent on ``source``: ``weather`` and ``forecast`` as tools."""
     tools = {"weather": s.weather_tool(hang=run.hang), "forecast": s.forecast_tool()}
-    history = [Message(role="user", content=s.QUESTION)]
-    for step in range(4):
-        calls: list[ToolCall] = []
-        async for event in source(history):
-            if isinstance(event, ToolCall):
-                calls.append(event)
-            yield event
-        if not calls:
-            return
-        history.append(Message(role="assistant", tool_calls=calls))
-        for call in calls:
-            try:
-                output = await tools[call.function.name or ""](
-                    **json.loads(call.function.arguments)
-                )
-                failed = False
-            except Exception as error:  # the model sees the failure, as a framework would do
-                output, failed = f"{type(error).__name__}: {error}", True
-            yield ToolResult(call.id or "", output, call.function.name, is_error=failed)
-            history.append(Message(role="tool", tool_call_id=call.id, content=output))
-        yield StepBoundary(index=step)
+
+    async def call_tool(call: ToolCall) -> tuple[str, bool]:
+        try:
+            output: str = await tools[call.function.name or ""](
+                **json.loads(call.function.arguments)
+            )
+        except Exception as error:  # the model sees the failure, as a framework would do
+            return f"{type(error).__name__}: {error}", True
+        return output, False
+
+    return model_and_tools(source, [Message(role="user", content=s.QUESTION)], call_tool, 4)
 
 
 def chat_bodies(run: s.Run) -> tuple[Answer, ...]:

@@ -1,8 +1,9 @@
-"""What the source tests check on a trace beside its tree: token counts, attributes."""
+"""What the source tests check on a trace beside its tree: token counts, attributes, and what
+another instrumentation recorded beside ours (the stand-down tests)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from agent_contract.protocol import (
@@ -37,6 +38,46 @@ def tokens(telemetry: InMemoryTelemetry, key: str = "gen_ai.usage.input_tokens")
     return sum(int((s.attributes or {}).get(key, 0)) for s in telemetry.spans())  # type: ignore[arg-type]
 
 
+OURS = "agent_otel"  # our instrumentation scope
+
+
+def input_tokens_counted(telemetry: InMemoryTelemetry) -> int:
+    """Input tokens in ``gen_ai.client.token.usage``, summed over every data point (every
+    scope's recordings: a token counted twice shows)."""
+    points = telemetry.histograms().get("gen_ai.client.token.usage", [])
+    return sum(int(getattr(p, "sum", 0)) for p in points
+               if dict(p.attributes or {}).get("gen_ai.token.type") == "input")  # fmt: skip
+
+
+def theirs(telemetry: InMemoryTelemetry) -> list[str]:
+    """The names of the spans another instrumentation recorded (any scope but ours), sorted."""
+    scopes = [(sp.name, sp.instrumentation_scope) for sp in telemetry.spans()]
+    return sorted(name for name, scope in scopes if scope is None or scope.name != OURS)
+
+
+def ours_recorded_twice(telemetry: InMemoryTelemetry) -> set[str]:
+    """Our metrics' names that another scope recorded too (a Prometheus sum counts both)."""
+    by_scope: dict[str, set[str]] = {}
+    data = telemetry.metric_reader.get_metrics_data()
+    for resource in data.resource_metrics if data else ():
+        for scope in resource.scope_metrics:
+            names = {m.name for m in scope.metrics if m.data.data_points}
+            by_scope.setdefault(scope.scope.name, set()).update(names)
+    ours = by_scope.pop(OURS, set())
+    return {name for names in by_scope.values() for name in names & ours}
+
+
+def spans_saying(telemetry: InMemoryTelemetry, text: str) -> list[str]:
+    """The names of the spans that hold ``text`` anywhere: in their status, their attributes
+    or their events' attributes (content capture off: none may)."""
+    said = [
+        (span.name, span.status.description, dict(span.attributes or {}),
+         [dict(e.attributes or {}) for e in span.events])
+        for span in telemetry.spans()
+    ]  # fmt: skip
+    return [name for name, *held in said if text in repr(held)]
+
+
 def phases(telemetry: InMemoryTelemetry) -> list[Any]:
     """Each step span's ``agent_otel.phase`` (who made its model call), in the order the steps
     started."""
@@ -50,30 +91,44 @@ def attributes(telemetry: InMemoryTelemetry, prefix: str) -> dict[str, Any]:
     return dict(span.attributes or {})
 
 
+Source = Callable[[list[Message]], AsyncIterator[AgentEvent]]
+
+
+async def model_and_tools(
+    source: Source,
+    history: list[Message],
+    run: Callable[[ToolCall], Awaitable[tuple[str, bool]]],
+    steps: int,
+) -> AsyncIterator[AgentEvent]:
+    """The loop every SDK user writes around a one-call source: call the model, run the tools
+    it asked for (``run``: the output and whether it failed), call again with their results,
+    stop at an answer (or after ``steps`` steps)."""
+    for step in range(steps):
+        calls: list[ToolCall] = []
+        async for event in source(history):
+            if isinstance(event, ToolCall):
+                calls.append(event)
+            yield event
+        if not calls:
+            return
+        history.append(Message(role="assistant", tool_calls=calls))
+        for call in calls:
+            output, failed = await run(call)
+            yield ToolResult(call.id or "", output, call.function.name, is_error=failed)
+            history.append(Message(role="tool", tool_call_id=call.id, content=output))
+        yield StepBoundary(index=step)
+
+
 class ToolLoop(StreamingAgent):
     """A small agent on an SDK source: call the model, run the tools it asks for, repeat."""
 
-    def __init__(self, source: Callable[[list[Message]], AsyncIterator[AgentEvent]],
-                 tools: dict[str, Callable[[str], str]]) -> None:  # fmt: skip
+    def __init__(self, source: Source, tools: dict[str, Callable[[str], str]]) -> None:
         self.source, self.tools = source, tools
 
-    async def stream(
+    def stream(
         self, messages: list[Message], config: dict[str, Any] | None = None
     ) -> AsyncIterator[AgentEvent]:
-        history = list(messages)
-        for step in range(5):
-            calls: list[ToolCall] = []
-            async for event in self.source(history):
-                if isinstance(event, ToolCall):
-                    calls.append(event)
-                yield event
-            if not calls:
-                return
-            history.append(Message(role="assistant", tool_calls=calls))
-            for call in calls:
-                output = self.tools[call.function.name or ""](call.function.arguments)
-                yield ToolResult(
-                    tool_call_id=call.id or "", content=output, name=call.function.name
-                )
-                history.append(Message(role="tool", tool_call_id=call.id, content=output))
-            yield StepBoundary(index=step)
+        return model_and_tools(self.source, list(messages), self._run, 5)
+
+    async def _run(self, call: ToolCall) -> tuple[str, bool]:
+        return self.tools[call.function.name or ""](call.function.arguments), False

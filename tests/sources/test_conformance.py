@@ -40,7 +40,7 @@ from test_scrubbing_signals import exported as _exported
 
 from . import _script as s
 from ._conformance import ROWS, Provider, Row
-from ._trace import attributes, tokens
+from ._trace import attributes, input_tokens_counted, tokens
 
 TREE = [
     ["invoke_agent agent", [
@@ -384,12 +384,6 @@ def _model_call_spans(telemetry: InMemoryTelemetry) -> list[str]:
     )
 
 
-def _input_tokens_counted(telemetry: InMemoryTelemetry) -> int:
-    points = telemetry.histograms().get("gen_ai.client.token.usage", [])
-    return sum(int(p.sum) for p in points
-               if dict(p.attributes or {}).get("gen_ai.token.type") == "input")  # fmt: skip
-
-
 @pytest.mark.parametrize(("row", "provider"), PROVIDER_PARAMS)
 async def test_provider_instrumentations_stand_down(
     row: Row, provider: Provider, otel_telemetry: InMemoryTelemetry
@@ -405,7 +399,7 @@ async def test_provider_instrumentations_stand_down(
         assert _model_call_spans(otel_telemetry) == ["agent_otel"] * len(s.TURNS)
         totals = row.totals(run)
         assert tokens(otel_telemetry) == totals["input"]
-        assert _input_tokens_counted(otel_telemetry) == totals["input"]
+        assert input_tokens_counted(otel_telemetry) == totals["input"]
         failed = _tools(otel_telemetry)[s.FAILED_TOOL]
         assert (failed.attributes or {}).get("error.type") == row.tool_error
         assert otel_telemetry.open_spans() == []
@@ -518,7 +512,7 @@ async def test_a_framework_adapter_run_inside_the_callers_own_stream_stands_prov
             assert otel_telemetry.outline() == _tree(row)
         assert _model_call_spans(otel_telemetry) == ["agent_otel"] * (len(s.TURNS) + own)
         expected = row.totals(run)["input"] + own * ROUTER_TOKENS
-        assert _input_tokens_counted(otel_telemetry) == expected
+        assert input_tokens_counted(otel_telemetry) == expected
         assert otel_telemetry.open_spans() == []
 
 

@@ -31,9 +31,8 @@ from agent_otel.testing import InMemoryTelemetry, run_script
 
 from . import _script as s
 from ._conformance import ROWS, Provider, Row
-from ._trace import tokens
+from ._trace import input_tokens_counted, ours_recorded_twice, theirs, tokens
 
-OURS = "agent_otel"
 ROW = {row.name: row for row in ROWS}
 
 
@@ -300,38 +299,6 @@ CASES = [
 ]  # fmt: skip
 
 
-def _theirs(telemetry: InMemoryTelemetry) -> list[str]:
-    return sorted(
-        sp.name
-        for sp in telemetry.spans()
-        if (sp.instrumentation_scope.name if sp.instrumentation_scope else "") != OURS
-    )
-
-
-def _metrics_by_scope(telemetry: InMemoryTelemetry) -> dict[str, set[str]]:
-    """The metric names each instrumentation scope recorded."""
-    out: dict[str, set[str]] = {}
-    data = telemetry.metric_reader.get_metrics_data()
-    for resource in data.resource_metrics if data else ():
-        for scope in resource.scope_metrics:
-            names = {m.name for m in scope.metrics if m.data.data_points}
-            out.setdefault(scope.scope.name, set()).update(names)
-    return out
-
-
-def _ours_recorded_twice(telemetry: InMemoryTelemetry) -> set[str]:
-    """Our metrics' names that another scope recorded too (a Prometheus sum counts both)."""
-    by_scope = _metrics_by_scope(telemetry)
-    ours = by_scope.pop(OURS, set())
-    return {name for names in by_scope.values() for name in names & ours}
-
-
-def _tokens_counted(telemetry: InMemoryTelemetry) -> int:
-    points = telemetry.histograms().get("gen_ai.client.token.usage", [])
-    return sum(int(p.sum) for p in points
-               if dict(p.attributes or {}).get("gen_ai.token.type") == "input")  # fmt: skip
-
-
 @pytest.mark.parametrize("case", [case.param() for case in CASES])
 async def test_framework_instrumentations_stand_down(
     case: Case, otel_telemetry: InMemoryTelemetry
@@ -343,17 +310,17 @@ async def test_framework_instrumentations_stand_down(
         await case.settled()
         input_tokens = row.totals(plain)["input"]
 
-        assert _ours_recorded_twice(otel_telemetry) == set()
-        assert _tokens_counted(otel_telemetry) == input_tokens
+        assert ours_recorded_twice(otel_telemetry) == set()
+        assert input_tokens_counted(otel_telemetry) == input_tokens
         assert tokens(otel_telemetry) == input_tokens
-        assert _theirs(otel_telemetry) == sorted(case.kept)
+        assert theirs(otel_telemetry) == sorted(case.kept)
         assert otel_telemetry.open_spans() == []
 
         otel_telemetry.clear()
         opted_out = otel_telemetry.wrapper(agent_name="agent", stand_down_providers=False)
         [_ async for _ in opted_out(row.events(s.Run()))]
         await case.settled()
-        assert set(_theirs(otel_telemetry)) - set(case.kept)  # theirs are back: it was active
+        assert set(theirs(otel_telemetry)) - set(case.kept)  # theirs are back: it was active
 
 
 @pytest.mark.parametrize(
@@ -396,14 +363,14 @@ async def test_langsmith_otel_spans_outside_our_runs_stay_and_held_runs_leave_no
     with _langsmith_otel(otel_telemetry):
         await run_script(otel_telemetry, ROW["langgraph"].events(s.Run()), agent_name="agent")
         await _langsmith_exported()
-        assert _theirs(otel_telemetry) == []
+        assert theirs(otel_telemetry) == []
         assert not _langsmith._held_runs
         otel_telemetry.clear()
         question = {"messages": [("user", s.QUESTION)]}
         [_ async for _ in fw.graph(s.Run()).astream(question, stream_mode="messages")]
         await _langsmith_exported()
-    theirs = _theirs(otel_telemetry)
-    assert "SdkChat" in theirs and "weather" in theirs
+    names = theirs(otel_telemetry)
+    assert "SdkChat" in names and "weather" in names
 
 
 MID_RUN = [(row, provider) for row in ("langgraph", "openai_agents", "autogen_openai")
@@ -440,15 +407,15 @@ async def test_providers_instrumented_while_a_framework_run_is_open_stand_down(
     plain = s.Run()
     events = _instrumented_mid_run(row.events(plain), provider.instrumented(otel_telemetry))
     await run_script(otel_telemetry, events, agent_name="agent")
-    assert _theirs(otel_telemetry) == []
-    assert _ours_recorded_twice(otel_telemetry) == set()
-    assert _tokens_counted(otel_telemetry) == row.totals(plain)["input"]
+    assert theirs(otel_telemetry) == []
+    assert ours_recorded_twice(otel_telemetry) == set()
+    assert input_tokens_counted(otel_telemetry) == row.totals(plain)["input"]
 
     otel_telemetry.clear()
     opted_out = otel_telemetry.wrapper(agent_name="agent", stand_down_providers=False)
     events = _instrumented_mid_run(row.events(s.Run()), provider.instrumented(otel_telemetry))
     [_ async for _ in opted_out(events)]
-    assert _theirs(otel_telemetry)  # theirs are back: it was active
+    assert theirs(otel_telemetry)  # theirs are back: it was active
 
 
 LITELLM_PROVIDERS = [("openinference-litellm", "openinference.instrumentation.litellm"),
@@ -485,10 +452,10 @@ async def test_litellm_embeddings_inside_our_chat_span_keep_their_span(
 
     with _provider(module, "LiteLLMInstrumentor")(otel_telemetry):
         await embed()
-        outside = _theirs(otel_telemetry)
+        outside = theirs(otel_telemetry)
         otel_telemetry.clear()
         [_ async for _ in otel_telemetry.wrapper()(agent())]
-        assert outside and _theirs(otel_telemetry) == outside
+        assert outside and theirs(otel_telemetry) == outside
 
 
 COMPLETION = {"id": "r1", "object": "chat.completion", "created": 0, "model": "gpt-4o-mini",
@@ -638,7 +605,7 @@ async def test_litellm_callback_stands_down_for_a_synchronous_completion_too(
         litellm.callbacks.append(heard)
         await run_script(otel_telemetry, agent(), stand_down_providers=stand_down)
     (chat,) = [sp for sp in otel_telemetry.spans() if sp.name.startswith("chat")]
-    assert _tokens_counted(otel_telemetry) == (7 if stand_down else 14)
+    assert input_tokens_counted(otel_telemetry) == (7 if stand_down else 14)
     theirs = _litellm_spans(otel_telemetry)
     assert chat.context is not None
     assert [sp.parent.span_id if sp.parent else None for sp in theirs] == (

@@ -41,6 +41,7 @@ from agent_contract.sources._stream import (
     read_stream,
     request,
     start_event,
+    system_text,
 )
 
 __all__ = ["AnthropicAgent", "MessagesReader", "anthropic_input", "stream_messages"]
@@ -157,7 +158,6 @@ def anthropic_input(messages: list[Message]) -> tuple[str | None, list[dict[str,
     System messages join into ``system``; an assistant's tool calls become ``tool_use``
     blocks and tool messages ``tool_result`` blocks of a user turn.
     """
-    system = [m.content for m in messages if m.role == "system" and isinstance(m.content, str)]
     out: list[dict[str, Any]] = []
     for m in messages:
         if m.role == "tool":
@@ -177,7 +177,7 @@ def anthropic_input(messages: list[Message]) -> tuple[str | None, list[dict[str,
             out.append({"role": "assistant", "content": blocks})
         elif m.role != "system":
             out.append({"role": m.role, "content": m.content or ""})
-    return ("\n\n".join(system) or None), out
+    return system_text(messages), out
 
 
 _TAKES = "an anthropic.AsyncAnthropic client"

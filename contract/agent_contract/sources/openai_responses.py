@@ -41,6 +41,7 @@ from agent_contract.sources._stream import (
     read_stream,
     request,
     start_event,
+    system_text,
 )
 
 __all__ = ["OpenAIResponsesAgent", "ResponsesReader", "response_input", "stream_responses"]
@@ -150,7 +151,6 @@ def response_input(messages: list[Message]) -> tuple[str | None, list[dict[str, 
     System messages join into ``instructions``; an assistant's tool calls become
     ``function_call`` items and tool messages ``function_call_output`` items.
     """
-    system = [m.content for m in messages if m.role == "system" and isinstance(m.content, str)]
     items: list[dict[str, Any]] = []
     for m in messages:
         if m.role == "tool":
@@ -170,7 +170,7 @@ def response_input(messages: list[Message]) -> tuple[str | None, list[dict[str, 
                         "arguments": call.function.arguments,
                     }
                 )
-    return ("\n\n".join(system) or None), items
+    return system_text(messages), items
 
 
 _TAKES = "an openai.AsyncOpenAI client"

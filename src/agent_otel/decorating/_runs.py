@@ -327,6 +327,21 @@ class _Invocation:
             hint_untraced(self.agent, "invoke", "did not pass its stream through stream_wrapper")
 
 
+def _begin(
+    lookup: Lookup, agent: Any, stream_wrapper: Any, messages: Any, config: Any
+) -> tuple[Bound, _Invocation | None]:
+    """The agent's own ``invoke`` and the traced invocation of this call: None when the agent
+    is not instrumented, or when starting the run failed (reported: the call runs untraced)."""
+    original, options = lookup(agent)
+    if options is None:
+        return original, None
+    try:
+        return original, _Invocation(agent, options, stream_wrapper, messages, config)
+    except Exception:
+        report("instrument invoke")
+        return original, None
+
+
 def invoke_entry(lookup: Lookup) -> Bound:
     async def invoke(
         self: Any,
@@ -336,13 +351,8 @@ def invoke_entry(lookup: Lookup) -> Bound:
         *more: Any,
         **extra: Any,
     ) -> Any:
-        original, options = lookup(self)
-        if options is None:
-            return await original(messages, stream_wrapper, config, *more, **extra)
-        try:
-            invocation = _Invocation(self, options, stream_wrapper, messages, config)
-        except Exception:
-            report("instrument invoke")
+        original, invocation = _begin(lookup, self, stream_wrapper, messages, config)
+        if invocation is None:
             return await original(messages, stream_wrapper, config, *more, **extra)
         return await invocation.result(invocation.call(original, messages, more, extra))
 
@@ -361,13 +371,8 @@ def _plain_invoke(lookup: Lookup) -> Bound:
         *more: Any,
         **extra: Any,
     ) -> Any:
-        original, options = lookup(self)
-        if options is None:
-            return original(messages, stream_wrapper, config, *more, **extra)
-        try:
-            invocation = _Invocation(self, options, stream_wrapper, messages, config)
-        except Exception:
-            report("instrument invoke")
+        original, invocation = _begin(lookup, self, stream_wrapper, messages, config)
+        if invocation is None:
             return original(messages, stream_wrapper, config, *more, **extra)
         value = invocation.call(original, messages, more, extra)
         if inspect.iscoroutine(value):

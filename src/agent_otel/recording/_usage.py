@@ -6,6 +6,7 @@ from typing import Any
 
 from opentelemetry.util.types import AttributeValue
 
+from agent_contract.events import USAGE_COUNTS
 from agent_otel import _attributes as A
 from agent_otel.cost._compute import reported_cost
 
@@ -13,15 +14,6 @@ from ._encodable import INT64_MAX, INTEGER_OUT_OF_RANGE, Count
 
 INVALID_TOKEN_COUNT = "invalid_token_count"
 """The anomaly of a token count that is no count (negative, a float, a bool, a string)."""
-
-FIELDS = (
-    "input_tokens",
-    "output_tokens",
-    "total_tokens",
-    "cache_read_tokens",
-    "cache_creation_tokens",
-    "reasoning_tokens",
-)
 
 
 # Where each field goes on the span the usage happened on (the chat span), by the names of
@@ -83,9 +75,9 @@ class Tokens:
                 event.reasoning_tokens,
             )
         except AttributeError:  # a look-alike lacking some: each as getattr reads it
-            values = tuple([getattr(event, name, None) for name in FIELDS])
+            values = tuple([getattr(event, name, None) for name in USAGE_COUNTS])
         counts = {}
-        for name, value in zip(FIELDS, values, strict=True):
+        for name, value in zip(USAGE_COUNTS, values, strict=True):
             if value is None:  # most fields: not reported
                 continue
             if type(value) is not int:
