@@ -20,6 +20,7 @@ from ._langsmith import CLIENT as LANGSMITH
 from ._langsmith import hold_langsmith
 from ._litellm import MODULE as LITELLM
 from ._litellm import guard_litellm
+from ._native import install_loaded
 from ._openai_v2 import PACKAGE as OPENAI_V2
 from ._openai_v2 import guard_openai_v2
 
@@ -80,4 +81,12 @@ def guard_from_now() -> None:
 
 def _guard_all() -> None:
     guard_providers()
-    guard_instrument(guard_providers)
+    guard_instrument(after_instrument)
+
+
+def after_instrument() -> None:
+    """What an instrumentor's ``instrument()`` is followed by (:mod:`._instrumented`): the
+    guards, and the seams of the frameworks whose adapters are loaded, so a peer of a framework
+    instrumented while that framework's run is open stands down in it at once."""
+    guard_providers()
+    install_loaded()

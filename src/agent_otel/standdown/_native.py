@@ -738,6 +738,19 @@ def restore() -> None:
             setattr(client, name, instrument.real)
 
 
+def install_loaded() -> None:
+    """The seams of every framework whose adapter is loaded, gated now: a peer instrumenting
+    its framework while a run of that adapter is open (``instrument()`` called by a tool, a
+    lazy setup) is found now, not at the next run's start, and its spans of the open run stand
+    down from the first. Never raises (called inside the caller's ``instrument()``)."""
+    for module, framework in ADAPTERS.items():
+        if module in sys.modules:
+            try:
+                install(framework)
+            except Exception:
+                report("native stand-down")
+
+
 def native_run(context: Context, module: object) -> Context:
     """``context``, where the framework of the adapter ``module`` stands its own spans down
     (its seam gated first); unchanged for any other adapter."""
