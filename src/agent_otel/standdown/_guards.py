@@ -20,7 +20,7 @@ from ._langsmith import CLIENT as LANGSMITH
 from ._langsmith import hold_langsmith
 from ._litellm import MODULE as LITELLM
 from ._litellm import guard_litellm
-from ._native import install_loaded
+from ._native import install_running
 from ._openai_v2 import PACKAGE as OPENAI_V2
 from ._openai_v2 import guard_openai_v2
 
@@ -86,7 +86,7 @@ def _guard_all() -> None:
 
 def after_instrument() -> None:
     """What an instrumentor's ``instrument()`` is followed by (:mod:`._instrumented`): the
-    guards, and the seams of the frameworks whose adapters are loaded, so a peer of a framework
-    instrumented while that framework's run is open stands down in it at once."""
+    guards, and in a framework adapter's run the seams of its framework, so a peer of that
+    framework instrumented while the run is open stands down in it at once."""
     guard_providers()
-    install_loaded()
+    install_running()
