@@ -418,6 +418,28 @@ async def test_providers_instrumented_while_a_framework_run_is_open_stand_down(
     assert theirs(otel_telemetry)  # theirs are back: it was active
 
 
+HELD_PEERS = [case for case in CASES if case.name in {"openllmetry-llamaindex",
+              "openllmetry-openai-agents"}]  # fmt: skip
+"""Peers of a framework's own tracing that read no context key, whose tracer is gated."""
+
+
+@pytest.mark.parametrize("case", [case.param() for case in HELD_PEERS])
+async def test_framework_peers_instrumented_while_its_run_is_open_stand_down(
+    case: Case, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """A peer of the framework's own tracing instrumented mid-run (OpenLLMetry's LlamaIndex
+    span handler added to the dispatcher once the run started) stands down in that run from its
+    first span, not from the next run's start: no span of theirs, tokens counted once."""
+    row = ROW[case.row]
+    plain = s.Run()
+    events = _instrumented_mid_run(row.events(plain), case.instrumented(otel_telemetry))
+    await run_script(otel_telemetry, events, agent_name="agent")
+    await case.settled()
+    assert _theirs(otel_telemetry) == sorted(case.kept)
+    assert _ours_recorded_twice(otel_telemetry) == set()
+    assert _tokens_counted(otel_telemetry) == row.totals(plain)["input"]
+
+
 LITELLM_PROVIDERS = [("openinference-litellm", "openinference.instrumentation.litellm"),
                      ("openllmetry-litellm", "opentelemetry.instrumentation.litellm")]  # fmt: skip
 EMBEDDINGS = {"object": "list", "model": "text-embedding-3-small",

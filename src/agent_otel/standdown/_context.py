@@ -208,14 +208,14 @@ def unsampled_chat(span: Span) -> Span:
     return UnsampledChat(span) if type(span) is NonRecordingSpan else span
 
 
-def covering() -> bool:
-    """Whether a model call made in the current context is covered by one of our chat spans:
-    one still open here, or a framework run's (:data:`COVERED`: a framework's task made in a
-    chat span's context runs its next call after that span ended)."""
-    span = otel_context.get_value(INFERENCE_SPAN)
+def covering(context: Context | None = None) -> bool:
+    """Whether a model call made in ``context`` (default: the current one) is covered by one of
+    our chat spans: one still open there, or a framework run's (:data:`COVERED`: a framework's
+    task made in a chat span's context runs its next call after that span ended)."""
+    span = otel_context.get_value(INFERENCE_SPAN, context)
     if span is not None and not _ended(span):
         return True
-    return bool(otel_context.get_value(COVERED))
+    return bool(otel_context.get_value(COVERED, context))
 
 
 def told_call() -> bool:

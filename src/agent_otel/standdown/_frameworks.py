@@ -19,7 +19,7 @@ from opentelemetry.context import get_value
 from opentelemetry.context.context import Context
 
 from ._context import COVERED, cover
-from ._guards import guard_providers
+from ._guards import after_instrument, guard_providers
 from ._instrumented import guard_instrument
 from ._native import native_run
 
@@ -69,7 +69,7 @@ def framework_context(context: Context, module: str) -> Context:
     is the caller's own generator over an adapter is covered so as the adapter's stream starts
     (``agent_contract.scope.framework_started``, the recorder's ``framework_started``)."""
     guard_providers()
-    guard_instrument(guard_providers)  # one instrumented later in the run: guarded as it is
+    guard_instrument(after_instrument)  # one instrumented later in the run: guarded as it is
     return native_run(cover(context), module)
 
 

@@ -13,11 +13,14 @@ from agent_otel._guard import report
 
 from ._handler import MODULE as UTIL_GENAI_HANDLER
 from ._handler import guard_handler
+from ._imports import guard_on_import
+from ._instrumented import MODULE as INSTRUMENTOR
 from ._instrumented import guard_instrument
 from ._langsmith import CLIENT as LANGSMITH
 from ._langsmith import hold_langsmith
 from ._litellm import MODULE as LITELLM
 from ._litellm import guard_litellm
+from ._native import install_running
 from ._openai_v2 import PACKAGE as OPENAI_V2
 from ._openai_v2 import guard_openai_v2
 
@@ -30,6 +33,8 @@ GUARDS: tuple[tuple[str, Callable[[], int]], ...] = (
 """Per instrumentation: the module whose presence says it is loaded, and its guard."""
 
 _MODULES = frozenset(module for module, _ in GUARDS)
+_WATCHED = _MODULES | {INSTRUMENTOR}
+"""Imported after :func:`guard_from_now`, each is guarded as it loads (:mod:`._imports`)."""
 
 
 def guard_providers() -> None:
@@ -63,10 +68,25 @@ def guard_from_now() -> None:
     the OpenAI SDK binds ``create`` once per client for ``with_raw_response`` and
     ``with_streaming_response`` (LiteLLM's calls, and any made so outside our runs first),
     and that binding keeps openai-v2's unguarded wrapper for the client's life. An
-    instrumentation instrumented inside our chat span was not guarded before its call either.
+    instrumentation instrumented inside our chat span was not guarded before its call either,
+    nor one whose module (or OpenTelemetry's instrumentation package itself) was first
+    imported there: each watched module is guarded as it loads (:mod:`._imports`).
     """
     try:  # inside the caller's otel_wrapper() or configure(): nothing may raise there
-        guard_providers()
-        guard_instrument(guard_providers)
+        _guard_all()
+        guard_on_import(_WATCHED, _guard_all)
     except Exception:
         report("stand-down")
+
+
+def _guard_all() -> None:
+    guard_providers()
+    guard_instrument(after_instrument)
+
+
+def after_instrument() -> None:
+    """What an instrumentor's ``instrument()`` is followed by (:mod:`._instrumented`): the
+    guards, and in a framework adapter's run the seams of its framework, so a peer of that
+    framework instrumented while the run is open stands down in it at once."""
+    guard_providers()
+    install_running()

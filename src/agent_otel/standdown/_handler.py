@@ -19,6 +19,13 @@ instruments record nothing and whose logger emits nothing; everywhere else, and 
 they return is util-genai's own, so the package's calls on it work unchanged.
 ``invoke_remote_agent()`` stays: a remote agent's run is not one of ours. Loaded only once
 something has imported util-genai's handler: agent-otel never imports util-genai.
+
+``inference()`` stands down at util-genai's own key, which our chat span's context carries
+(:mod:`._util_genai`) when util-genai was loaded as that context was made. One first imported
+after (a package on the handler instrumented inside our chat span, or inside a framework run
+of ours, whose context was made at its start) found no key, and its first call was told twice:
+so ``inference()`` is guarded too, and where one of our chat spans covers the call
+(:func:`~._context.covering`) and the key is missing, it is given the context with the key set.
 """
 
 from __future__ import annotations
@@ -35,13 +42,15 @@ from opentelemetry.trace import INVALID_SPAN_CONTEXT, NonRecordingSpan, Span
 
 from agent_otel._guard import report
 
-from ._context import COVERED
+from ._context import COVERED, covering
 from ._methods import MARK, guard_methods
+from ._util_genai import covered, missing
 
 MODULE = "opentelemetry.util.genai.handler"
 _CLASS = "TelemetryHandler"
 TOLD = ("invoke_local_agent", "workflow", "tool")
 """The handler's methods whose invocation tells what our run and tool spans tell."""
+_INFERENCE = "inference"
 _STAND_IN = "_agent_otel_stand_in"
 
 
@@ -96,7 +105,28 @@ def _in_our_run(kwargs: dict[str, Any]) -> bool:
         return False  # theirs is recorded: a second span, not a failed call
 
 
+def _inference_context(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``kwargs`` of an ``inference()`` call, given the context with util-genai's key set
+    where our chat span covers the call and the key is missing; else as they were."""
+    try:  # inside the package's call: nothing may raise there
+        context = kwargs.get("context")
+        if covering(context) and missing(context):
+            here = context if context is not None else otel_context.get_current()
+            return {**kwargs, "context": covered(here)}
+    except Exception:
+        report("stand-down")
+    return kwargs  # theirs is recorded: a second span, not a failed call
+
+
 def _guarded(name: str, theirs: Callable[..., Any]) -> Callable[..., Any]:
+    if name == _INFERENCE:
+
+        def inference(self: Any, *args: Any, **kwargs: Any) -> Any:
+            return theirs(self, *args, **_inference_context(kwargs))
+
+        setattr(inference, MARK, theirs)
+        return inference
+
     def guard(self: Any, *args: Any, **kwargs: Any) -> Any:
         if not _in_our_run(kwargs):
             return theirs(self, *args, **kwargs)
@@ -112,6 +142,6 @@ def _guarded(name: str, theirs: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def guard_handler() -> int:
-    """Guard util-genai's handler's :data:`TOLD` methods if it is loaded and not yet guarded;
-    how many were."""
-    return guard_methods(MODULE, _CLASS, TOLD, _guarded)
+    """Guard util-genai's handler's :data:`TOLD` methods and ``inference()`` if it is loaded
+    and not yet guarded; how many were."""
+    return guard_methods(MODULE, _CLASS, (*TOLD, _INFERENCE), _guarded)

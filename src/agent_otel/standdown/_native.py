@@ -738,6 +738,20 @@ def restore() -> None:
             setattr(client, name, instrument.real)
 
 
+def install_running() -> None:
+    """The seams of the framework whose adapter's run is current here (:data:`NATIVE`), gated
+    again: a peer instrumenting that framework while the run is open (``instrument()`` called
+    by a tool, a lazy setup) is found now, not at the next run's start, and its spans of the
+    open run stand down from the first. Nothing outside such a run. Never raises (called
+    inside the caller's ``instrument()``)."""
+    framework = otel_context.get_value(NATIVE)
+    if isinstance(framework, str):
+        try:
+            install(framework)
+        except Exception:
+            report("native stand-down")
+
+
 def native_run(context: Context, module: object) -> Context:
     """``context``, where the framework of the adapter ``module`` stands its own spans down
     (its seam gated first); unchanged for any other adapter."""

@@ -28,6 +28,14 @@ from agent_otel import _guard
 MODULE = "opentelemetry.util.genai._inference_invocation"
 
 
+def missing(context: Context | None) -> bool:
+    """Whether util-genai is loaded and its key holds nothing in ``context`` (default: current):
+    the context was made before util-genai was imported, so :func:`covered` could not set it."""
+    module = sys.modules.get(MODULE)
+    key = getattr(module, "CLIENT_INFERENCE_CONTEXT_KEY", None)
+    return isinstance(key, str) and otel_context.get_value(key, context) is None
+
+
 def covered(context: Context) -> Context:
     """``context`` where util-genai's handler sees an inference span (if util-genai is loaded)."""
     module = sys.modules.get(MODULE)
