@@ -435,9 +435,9 @@ async def test_framework_peers_instrumented_while_its_run_is_open_stand_down(
     events = _instrumented_mid_run(row.events(plain), case.instrumented(otel_telemetry))
     await run_script(otel_telemetry, events, agent_name="agent")
     await case.settled()
-    assert _theirs(otel_telemetry) == sorted(case.kept)
-    assert _ours_recorded_twice(otel_telemetry) == set()
-    assert _tokens_counted(otel_telemetry) == row.totals(plain)["input"]
+    assert theirs(otel_telemetry) == sorted(case.kept)
+    assert ours_recorded_twice(otel_telemetry) == set()
+    assert input_tokens_counted(otel_telemetry) == row.totals(plain)["input"]
 
 
 LITELLM_PROVIDERS = [("openinference-litellm", "openinference.instrumentation.litellm"),
