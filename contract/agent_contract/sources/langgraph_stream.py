@@ -20,6 +20,9 @@ where the callbacks did not see the request: a model may set its own ids on its 
   its ``error_type`` the exception class LangGraph's own error message names, or
   ``tool_not_found`` for its answer to a tool name the model made up),
   and the next LLM call after results starts a new step.
+* A whole ``AIMessage`` no request made (the callbacks did not see it) is a call only when it
+  carries what a model's answer does (``_from_model``); one a node wrote is no call: its text
+  is told, its tool calls only with their results, when a tool ran them.
 
 Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call, through
 LangChain's own seam: a callback handler (added to ``config``'s callbacks, beside the
@@ -98,6 +101,11 @@ _NOT_A_TOOL = " is not a valid tool, try one of ["
 _WRAPPERS = frozenset({"ToolInvocationError"})
 _MSG = "messages"
 _MODES = (_MSG, "updates")  # what the adapter reads
+# What a model's message carries and a hand-written one lacks (``_from_model``): the response
+# details providers' chat models report, and the id LangChain's chat models give a message
+# the provider left without one (``lc_run--<run id>``; ``run-<run id>`` before langchain-core 1)
+_MODEL_KEYS = ("model_name", "model", "model_provider", "finish_reason", "stop_reason")
+_RUN_ID = re.compile(r"(?:lc_)?run--?[0-9a-f]{8}-[0-9a-f]{4}-")
 _PARAMS = {"ls_temperature": "temperature", "ls_max_tokens": "max_tokens", "ls_stop": "stop"}
 
 
@@ -386,6 +394,7 @@ class _Reader:
     __slots__ = (
         "asked", "asked_by", "base", "bodies", "branch", "call", "held", "interrupts", "level",
         "phase", "requests", "results", "results_held", "spoke", "step", "told", "waiting",
+        "written",
     )  # fmt: skip
 
     def __init__(
@@ -413,6 +422,9 @@ class _Reader:
         self.waiting: set[str] = set()
         self.asked_by: dict[tuple[str, ...], list[str]] = {}
         self.branch: tuple[str, ...] = ()  # the branch of the call told last
+        # The tool calls of messages a node wrote itself (no request made them), by id: told
+        # with their result when a tool ran them, never when the node wrote the answer too.
+        self.written: dict[str, ToolCall] = {}
 
     async def route(self, namespace: Any, mode: Any, payload: Any) -> list[AgentEvent]:
         """Read one item where it ran: a graph a tool body ran is a run of its own under that
@@ -771,11 +783,29 @@ class _Reader:
             return
         ended = self.requests.ended  # the request that ended with this message, if seen
         run = next((run for run, final in list(ended.items()) if final is message), None)
+        if run is None and not _from_model(message):
+            yield from self._written(message)
+            return
         ended.pop(run, None)
         yield from self._open(namespace, meta, run)
         self.call = _Call(message.id)
         yield from _deltas(message, self.call)
         yield from self._end(message)
+
+    def _written(self, message: Any) -> Iterator[AgentEvent]:
+        """A message a node wrote itself (a canned reply, a join of parallel answers, a
+        handoff's "Transferring ..."): no model call. Its text is the agent's; its tool calls
+        wait for their results (a tool ran them, or the node wrote the answer too)."""
+        if message.id:
+            self.told.add(message.id)
+        yield from _deltas(message, _Call(None))
+        for tool in message.tool_calls:
+            call_id = tool.get("id")
+            if call_id:
+                arguments = json.dumps(tool.get("args") or {})
+                self.written[str(call_id)] = ToolCall(
+                    id=str(call_id), function=FunctionCall(tool.get("name"), arguments)
+                )
 
     def _tool(self, message: Any, orphan: bool = False) -> Iterator[AgentEvent]:
         # A result is told once, whether LangGraph shows it first without an id and later with
@@ -789,14 +819,35 @@ class _Reader:
             or (not message.id and call in self.told)
         ):
             return
+        marks = (key, call) if message.id else (call, f"bare:{message.tool_call_id}")
+        if self.written and (asked := self._asked_written(message)) is not None:
+            if not asked:  # the node wrote the answer too: no tool ran
+                self.told.update(marks)
+                return
+            yield asked[0]
         if self.held and not orphan and str(message.tool_call_id) not in self.asked:
             self.results_held.setdefault(key, message)  # its call is held: told after it
             return
-        self.told.update((key, call) if message.id else (call, f"bare:{message.tool_call_id}"))
+        self.told.update(marks)
         self.results = True
         self.waiting.discard(str(message.tool_call_id))
         self.requests.tasks.pop(str(message.tool_call_id), None)
         yield _result(message)
+
+    def _asked_written(self, message: Any) -> tuple[ToolCall] | tuple[()] | None:
+        """For a result answering a tool call a node wrote: ``(call,)`` when a tool ran it (a
+        tool body started for it, or ``ToolNode`` answered a name it lacks), told now; ``()``
+        when the node wrote the answer too; ``None`` for another result."""
+        call_id = str(message.tool_call_id)
+        call = self.written.pop(call_id, None)
+        if call is None:
+            return None
+        if call_id in self.requests.parents or _error_type(message.content, message.name) == (
+            "tool_not_found"
+        ):
+            self.asked.add(call_id)
+            return (call,)
+        return ()
 
 
 _CLAIMED: OrderedDict[tuple[str, ...], None] = OrderedDict()
@@ -990,6 +1041,20 @@ def _start(meta: Any, messages: tuple[Any, ...] | None) -> LLMCallStart:
     if messages is None:
         return LLMCallStart(model=model, provider=provider, params={**params, "stream": True})
     return call_start(model, provider, {**params, "stream": True}, langchain_messages, messages)
+
+
+def _from_model(message: Any) -> bool:
+    """Whether a whole ``AIMessage`` the callbacks did not see came from a model: one called
+    outside them (a raw SDK call turned into a message, a chat model given other callbacks).
+    LangChain's chat models name their request on every message they return (``lc_run-`` id
+    when the provider gave none), and providers report usage, the model or why it stopped;
+    a message with any of those is a call (with what it has), one with none a node wrote."""
+    if message.usage_metadata:
+        return True
+    meta = message.response_metadata
+    if isinstance(meta, dict) and any(meta.get(key) for key in _MODEL_KEYS):
+        return True
+    return isinstance(message.id, str) and _RUN_ID.match(message.id) is not None
 
 
 def _deltas(chunk: Any, call: _Call) -> Iterator[AgentEvent]:
