@@ -23,6 +23,9 @@ where the callbacks did not see the request: a model may set its own ids on its 
 * A whole ``AIMessage`` no request made (the callbacks did not see it) is a call only when it
   carries what a model's answer does (``_from_model``); one a node wrote is no call: its text
   is told, its tool calls only with their results, when a tool ran them.
+* A request asking for a structured answer (``with_structured_output``, the prebuilt agent's
+  ``response_format``) tells no tool calls: the one carrying its answer runs no tool; the
+  graph's ``structured_response`` is the run's answer (``StructuredFinal``).
 
 Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call, through
 LangChain's own seam: a callback handler (added to ``config``'s callbacks, beside the
@@ -87,6 +90,7 @@ from agent_contract.sources._nested import Pushed
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._scoping import OpenScopes
 from agent_contract.sources._stream import UNREADABLE_CHUNK, Sink, told, unreadable
+from agent_contract.sources._structured import structured_final
 
 __all__ = ["langgraph_events"]
 
@@ -170,11 +174,18 @@ class _Requests:
         # run_id -> what its request raised, until its call is told failed: the graph may go
         # on (a fallback's next model, a retry of the node, a node catching it)
         self.raised: dict[Any, BaseException] = {}
+        # run_ids asking for a structured answer (``with_structured_output``: LangChain's
+        # ``ls_structured_output_format`` option): the tool call that carries it is the answer
+        # (the prebuilt agent's ``response_format`` call), not a tool the graph runs
+        self.shaped: set[Any] = set()
 
     def on_chat_model_start(self, serialized: Any, messages: Any, *, run_id: Any,
                             metadata: Any = None, **kwargs: Any) -> None:  # fmt: skip
         self.started[run_id] = metadata
         self.requests[run_id] = messages[0] if messages else None
+        options = kwargs.get("options")
+        if isinstance(options, dict) and options.get("ls_structured_output_format"):
+            self.shaped.add(run_id)
         self._note(run_id)
 
     def on_llm_start(self, serialized: Any, prompts: Any, *, run_id: Any,
@@ -320,6 +331,9 @@ async def langgraph_events(
     await reader.end_bodies(None)
     for event in reader.drain(reader.close):
         yield event
+    answer = structured_final(reader.answer[0]) if reader.answer and not reader.interrupts else None
+    if answer is not None:  # the prebuilt agent's ``response_format``: the run's answer
+        yield answer
     if reader.interrupts:  # the graph paused (``interrupt()``): the run ends interrupted
         if thread is not None:
             yield JourneyMarker(name=_graph_name(graph), journey_id=thread)
@@ -392,9 +406,9 @@ class _Reader:
     """One run: the LLM call streaming, the messages already told, the step and its phase."""
 
     __slots__ = (
-        "asked", "asked_by", "base", "bodies", "branch", "call", "held", "interrupts", "level",
-        "phase", "requests", "results", "results_held", "spoke", "step", "told", "waiting",
-        "written",
+        "answer", "asked", "asked_by", "base", "bodies", "branch", "call", "held", "interrupts",
+        "level", "phase", "requests", "results", "results_held", "spoke", "step", "told",
+        "waiting", "written",
     )  # fmt: skip
 
     def __init__(
@@ -425,6 +439,7 @@ class _Reader:
         # The tool calls of messages a node wrote itself (no request made them), by id: told
         # with their result when a tool ran them, never when the node wrote the answer too.
         self.written: dict[str, ToolCall] = {}
+        self.answer: tuple[Any] | None = None  # the graph's structured answer, once given
 
     async def route(self, namespace: Any, mode: Any, payload: Any) -> list[AgentEvent]:
         """Read one item where it ran: a graph a tool body ran is a run of its own under that
@@ -567,6 +582,8 @@ class _Reader:
             paused = payload.get("__interrupt__")
             if paused and not namespace and isinstance(paused, (list, tuple)):
                 self.interrupts.extend(paused)
+            if not namespace:
+                self._answer(payload)
             for message in _messages(payload):
                 kind = type(message).__name__
                 if kind == "ToolMessage":
@@ -575,6 +592,13 @@ class _Reader:
                     yield from self._end(message, ending[0])
         if self.call is None and self.held:
             yield from self._flush()
+
+    def _answer(self, update: dict[str, Any]) -> None:
+        """Keep the graph's structured answer (the prebuilt agent's ``structured_response``,
+        made with ``response_format``), the run's answer once it ends."""
+        for state in update.values():
+            if isinstance(state, dict) and state.get("structured_response") is not None:
+                self.answer = (state["structured_response"],)
 
     def _chunk(self, namespace: Any, meta: Any, message: Any) -> Iterator[AgentEvent]:
         """A streamed chunk: the live call's, a held request's, or a new request's."""
@@ -767,7 +791,11 @@ class _Reader:
                 yield Error(message=str(error) or kind, error_type=kind)
                 yield LLMCallEnd()
                 return
+            shaped = call.run is not None and call.run in self.requests.shaped
+            self.requests.shaped.discard(call.run)
             for event in _end(call, message, spent):
+                if shaped and isinstance(event, ToolCall):
+                    continue  # the structured answer's carrier: no tool runs it
                 if isinstance(event, ToolCall) and event.id:
                     self.asked.add(event.id)
                     self.waiting.add(event.id)
@@ -788,7 +816,7 @@ class _Reader:
             return
         ended.pop(run, None)
         yield from self._open(namespace, meta, run)
-        self.call = _Call(message.id)
+        self.call = _Call(message.id, run)
         yield from _deltas(message, self.call)
         yield from self._end(message)
 
