@@ -1016,7 +1016,10 @@ def _scoped(config: Any, requests: _Requests, servers: dict[str, McpServer]) -> 
             self._leave(kwargs.get("run_id"))
 
         def on_tool_error(self, error: BaseException, **kwargs: Any) -> None:
-            self._leave(kwargs.get("run_id"), error)
+            # LangGraph's own control flow (``interrupt()`` pausing the run, a ``Command`` to
+            # the parent graph) leaves the body cut short, not failed
+            bubbles = any(k.__name__ == "GraphBubbleUp" for k in type(error).__mro__)
+            self._leave(kwargs.get("run_id"), None if bubbles else error)
 
         def _leave(self, run: Any, error: BaseException | None = None) -> None:
             self.scopes.exit(run, error)
