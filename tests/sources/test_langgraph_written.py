@@ -189,6 +189,28 @@ async def test_a_tool_call_a_node_writes_is_told_when_its_tool_runs(
     assert (span.attributes or {})["gen_ai.tool.call.id"] == "first-1"
 
 
+async def test_a_tool_call_a_node_writes_for_a_tool_the_graph_lacks_fails_as_not_found(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """``ToolNode`` answers a call of a tool it does not have itself (no tool runs): the call
+    is still told, failed ``tool_not_found``, with no chat span before it."""
+    from langchain_core.messages import AIMessage
+    from langgraph.prebuilt import ToolNode
+
+    async def first(state: Any) -> dict[str, Any]:
+        call = {"name": "missing", "args": {}, "id": "first-1", "type": "tool_call"}
+        return {"messages": [AIMessage("", tool_calls=[call])]}
+
+    graph = _chain(("first", first), ("tools", ToolNode([lookup()])))
+    await run_script(otel_telemetry, langgraph_run(graph), agent_name="bot")
+
+    assert otel_telemetry.outline() == [
+        ["invoke_agent bot", [["step 0", ["execute_tool missing"]]]]
+    ]
+    span = otel_telemetry.span("execute_tool missing")
+    assert (span.attributes or {})["error.type"] == "tool_not_found"
+
+
 @pytest.mark.parametrize("kind", ["usage", "run id", "finish reason"])
 async def test_a_model_called_outside_the_callbacks_is_still_a_call(
     otel_telemetry: InMemoryTelemetry, kind: str
