@@ -202,16 +202,18 @@ def _langgraph_run(node: Any, kept: list[Any]) -> AsyncIterator[Any]:
 
 
 async def test_a_langgraph_message_of_no_shape_the_reader_reads_is_skipped_its_call_ends() -> None:
-    """A node's own answer whose tool call's arguments hold a value JSON has no form for (a
-    date: LangChain keeps ``args`` as the node built them) is LangGraph's to pass on: the
-    graph runs on and ends; the reader skips the update, tells it, and the call it opened for
-    that answer still ends."""
+    """A model's answer a node passes on (called outside LangChain's callbacks: its model
+    named) whose tool call's arguments hold a value JSON has no form for (a date: LangChain
+    keeps ``args`` as the node built them) is LangGraph's to pass on: the graph runs on and
+    ends; the reader skips the update, tells it, and the call it opened for that answer still
+    ends."""
     pytest.importorskip("langgraph")
     import datetime
 
     from langchain_core.messages import AIMessage
 
-    answer = AIMessage(content="", id="m1", tool_calls=[
+    answer = AIMessage(content="", id="m1", response_metadata={"model_name": "gpt-4o-mini"},
+                       tool_calls=[
         {"name": "book", "args": {"on": datetime.date(2026, 1, 1)}, "id": "c1"}
     ])  # fmt: skip
 

@@ -90,6 +90,26 @@ async def test_a_paused_run_ends_interrupted_and_its_resumption_completes_the_ca
     assert otel_telemetry.open_spans() == []
 
 
+@pytest.mark.parametrize("nested", [False, True], ids=["graph", "sub-graph"])
+async def test_the_tool_a_pause_cuts_short_has_not_failed(
+    otel_telemetry: InMemoryTelemetry, nested: bool
+) -> None:
+    """``interrupt()`` raises LangGraph's ``GraphInterrupt`` through the tool's body to pause
+    the run: the tool's span failed with it (``error.type`` ``GraphInterrupt``, an exception
+    event whose message held the interrupt's value, what the graph asks a human). A pause is
+    no failure: the span is cut short, with no error and nothing of the value."""
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    built = graph(otel_telemetry.tracer_provider.get_tracer("app"), nested=nested)
+    await run_script(otel_telemetry, langgraph_events(built, QUESTION, THREAD), agent_name="bot")
+
+    cut = otel_telemetry.span("execute_tool approve")
+    assert cut.attributes is not None and cut.attributes["agent_otel.incomplete"] is True
+    assert cut.status.status_code is StatusCode.UNSET
+    assert "error.type" not in cut.attributes
+    assert [e.name for e in cut.events] == []
+
+
 def _roots(telemetry: InMemoryTelemetry) -> list[Any]:
     return sorted((s for s in telemetry.spans() if s.name.startswith("invoke_agent")),
                   key=lambda s: s.start_time or 0)  # fmt: skip

@@ -20,6 +20,12 @@ where the callbacks did not see the request: a model may set its own ids on its 
   its ``error_type`` the exception class LangGraph's own error message names, or
   ``tool_not_found`` for its answer to a tool name the model made up),
   and the next LLM call after results starts a new step.
+* A whole ``AIMessage`` no request made (the callbacks did not see it) is a call only when it
+  carries what a model's answer does (``_from_model``); one a node wrote is no call: its text
+  is told, its tool calls only with their results, when a tool ran them.
+* A request asking for a structured answer (``with_structured_output``, the prebuilt agent's
+  ``response_format``) tells no tool calls: the one carrying its answer runs no tool; the
+  graph's ``structured_response`` is the run's answer (``StructuredFinal``).
 
 Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call, through
 LangChain's own seam: a callback handler (added to ``config``'s callbacks, beside the
@@ -84,6 +90,7 @@ from agent_contract.sources._nested import Pushed
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._scoping import OpenScopes
 from agent_contract.sources._stream import UNREADABLE_CHUNK, Sink, told, unreadable
+from agent_contract.sources._structured import structured_final
 
 __all__ = ["langgraph_events"]
 
@@ -98,6 +105,11 @@ _NOT_A_TOOL = " is not a valid tool, try one of ["
 _WRAPPERS = frozenset({"ToolInvocationError"})
 _MSG = "messages"
 _MODES = (_MSG, "updates")  # what the adapter reads
+# What a model's message carries and a hand-written one lacks (``_from_model``): the response
+# details providers' chat models report, and the id LangChain's chat models give a message
+# the provider left without one (``lc_run--<run id>``; ``run-<run id>`` before langchain-core 1)
+_MODEL_KEYS = ("model_name", "model", "model_provider", "finish_reason", "stop_reason")
+_RUN_ID = re.compile(r"(?:lc_)?run--?[0-9a-f]{8}-[0-9a-f]{4}-")
 _PARAMS = {"ls_temperature": "temperature", "ls_max_tokens": "max_tokens", "ls_stop": "stop"}
 
 
@@ -162,11 +174,18 @@ class _Requests:
         # run_id -> what its request raised, until its call is told failed: the graph may go
         # on (a fallback's next model, a retry of the node, a node catching it)
         self.raised: dict[Any, BaseException] = {}
+        # run_ids asking for a structured answer (``with_structured_output``: LangChain's
+        # ``ls_structured_output_format`` option): the tool call that carries it is the answer
+        # (the prebuilt agent's ``response_format`` call), not a tool the graph runs
+        self.shaped: set[Any] = set()
 
     def on_chat_model_start(self, serialized: Any, messages: Any, *, run_id: Any,
                             metadata: Any = None, **kwargs: Any) -> None:  # fmt: skip
         self.started[run_id] = metadata
         self.requests[run_id] = messages[0] if messages else None
+        options = kwargs.get("options")
+        if isinstance(options, dict) and options.get("ls_structured_output_format"):
+            self.shaped.add(run_id)
         self._note(run_id)
 
     def on_llm_start(self, serialized: Any, prompts: Any, *, run_id: Any,
@@ -312,6 +331,9 @@ async def langgraph_events(
     await reader.end_bodies(None)
     for event in reader.drain(reader.close):
         yield event
+    answer = structured_final(reader.answer[0]) if reader.answer and not reader.interrupts else None
+    if answer is not None:  # the prebuilt agent's ``response_format``: the run's answer
+        yield answer
     if reader.interrupts:  # the graph paused (``interrupt()``): the run ends interrupted
         if thread is not None:
             yield JourneyMarker(name=_graph_name(graph), journey_id=thread)
@@ -384,8 +406,9 @@ class _Reader:
     """One run: the LLM call streaming, the messages already told, the step and its phase."""
 
     __slots__ = (
-        "asked", "asked_by", "base", "bodies", "branch", "call", "held", "interrupts", "level",
-        "phase", "requests", "results", "results_held", "spoke", "step", "told", "waiting",
+        "answer", "asked", "asked_by", "base", "bodies", "branch", "call", "held", "interrupts",
+        "level", "phase", "requests", "results", "results_held", "spoke", "step", "told",
+        "waiting", "written",
     )  # fmt: skip
 
     def __init__(
@@ -413,6 +436,10 @@ class _Reader:
         self.waiting: set[str] = set()
         self.asked_by: dict[tuple[str, ...], list[str]] = {}
         self.branch: tuple[str, ...] = ()  # the branch of the call told last
+        # The tool calls of messages a node wrote itself (no request made them), by id: told
+        # with their result when a tool ran them, never when the node wrote the answer too.
+        self.written: dict[str, ToolCall] = {}
+        self.answer: tuple[Any] | None = None  # the graph's structured answer, once given
 
     async def route(self, namespace: Any, mode: Any, payload: Any) -> list[AgentEvent]:
         """Read one item where it ran: a graph a tool body ran is a run of its own under that
@@ -555,6 +582,8 @@ class _Reader:
             paused = payload.get("__interrupt__")
             if paused and not namespace and isinstance(paused, (list, tuple)):
                 self.interrupts.extend(paused)
+            if not namespace:
+                self._answer(payload)
             for message in _messages(payload):
                 kind = type(message).__name__
                 if kind == "ToolMessage":
@@ -563,6 +592,13 @@ class _Reader:
                     yield from self._end(message, ending[0])
         if self.call is None and self.held:
             yield from self._flush()
+
+    def _answer(self, update: dict[str, Any]) -> None:
+        """Keep the graph's structured answer (the prebuilt agent's ``structured_response``,
+        made with ``response_format``), the run's answer once it ends."""
+        for state in update.values():
+            if isinstance(state, dict) and state.get("structured_response") is not None:
+                self.answer = (state["structured_response"],)
 
     def _chunk(self, namespace: Any, meta: Any, message: Any) -> Iterator[AgentEvent]:
         """A streamed chunk: the live call's, a held request's, or a new request's."""
@@ -755,7 +791,11 @@ class _Reader:
                 yield Error(message=str(error) or kind, error_type=kind)
                 yield LLMCallEnd()
                 return
+            shaped = call.run is not None and call.run in self.requests.shaped
+            self.requests.shaped.discard(call.run)
             for event in _end(call, message, spent):
+                if shaped and isinstance(event, ToolCall):
+                    continue  # the structured answer's carrier: no tool runs it
                 if isinstance(event, ToolCall) and event.id:
                     self.asked.add(event.id)
                     self.waiting.add(event.id)
@@ -771,11 +811,29 @@ class _Reader:
             return
         ended = self.requests.ended  # the request that ended with this message, if seen
         run = next((run for run, final in list(ended.items()) if final is message), None)
+        if run is None and not _from_model(message):
+            yield from self._written(message)
+            return
         ended.pop(run, None)
         yield from self._open(namespace, meta, run)
-        self.call = _Call(message.id)
+        self.call = _Call(message.id, run)
         yield from _deltas(message, self.call)
         yield from self._end(message)
+
+    def _written(self, message: Any) -> Iterator[AgentEvent]:
+        """A message a node wrote itself (a canned reply, a join of parallel answers, a
+        handoff's "Transferring ..."): no model call. Its text is the agent's; its tool calls
+        wait for their results (a tool ran them, or the node wrote the answer too)."""
+        if message.id:
+            self.told.add(message.id)
+        yield from _deltas(message, _Call(None))
+        for tool in message.tool_calls:
+            call_id = tool.get("id")
+            if call_id:
+                arguments = json.dumps(tool.get("args") or {})
+                self.written[str(call_id)] = ToolCall(
+                    id=str(call_id), function=FunctionCall(tool.get("name"), arguments)
+                )
 
     def _tool(self, message: Any, orphan: bool = False) -> Iterator[AgentEvent]:
         # A result is told once, whether LangGraph shows it first without an id and later with
@@ -789,14 +847,35 @@ class _Reader:
             or (not message.id and call in self.told)
         ):
             return
+        marks = (key, call) if message.id else (call, f"bare:{message.tool_call_id}")
+        if self.written and (asked := self._asked_written(message)) is not None:
+            if not asked:  # the node wrote the answer too: no tool ran
+                self.told.update(marks)
+                return
+            yield asked[0]
         if self.held and not orphan and str(message.tool_call_id) not in self.asked:
             self.results_held.setdefault(key, message)  # its call is held: told after it
             return
-        self.told.update((key, call) if message.id else (call, f"bare:{message.tool_call_id}"))
+        self.told.update(marks)
         self.results = True
         self.waiting.discard(str(message.tool_call_id))
         self.requests.tasks.pop(str(message.tool_call_id), None)
         yield _result(message)
+
+    def _asked_written(self, message: Any) -> tuple[ToolCall] | tuple[()] | None:
+        """For a result answering a tool call a node wrote: ``(call,)`` when a tool ran it (a
+        tool body started for it, or ``ToolNode`` answered a name it lacks), told now; ``()``
+        when the node wrote the answer too; ``None`` for another result."""
+        call_id = str(message.tool_call_id)
+        call = self.written.pop(call_id, None)
+        if call is None:
+            return None
+        if call_id in self.requests.parents or _error_type(message.content, message.name) == (
+            "tool_not_found"
+        ):
+            self.asked.add(call_id)
+            return (call,)
+        return ()
 
 
 _CLAIMED: OrderedDict[tuple[str, ...], None] = OrderedDict()
@@ -937,7 +1016,10 @@ def _scoped(config: Any, requests: _Requests, servers: dict[str, McpServer]) -> 
             self._leave(kwargs.get("run_id"))
 
         def on_tool_error(self, error: BaseException, **kwargs: Any) -> None:
-            self._leave(kwargs.get("run_id"), error)
+            # LangGraph's own control flow (``interrupt()`` pausing the run, a ``Command`` to
+            # the parent graph) leaves the body cut short, not failed
+            bubbles = any(k.__name__ == "GraphBubbleUp" for k in type(error).__mro__)
+            self._leave(kwargs.get("run_id"), None if bubbles else error)
 
         def _leave(self, run: Any, error: BaseException | None = None) -> None:
             self.scopes.exit(run, error)
@@ -990,6 +1072,20 @@ def _start(meta: Any, messages: tuple[Any, ...] | None) -> LLMCallStart:
     if messages is None:
         return LLMCallStart(model=model, provider=provider, params={**params, "stream": True})
     return call_start(model, provider, {**params, "stream": True}, langchain_messages, messages)
+
+
+def _from_model(message: Any) -> bool:
+    """Whether a whole ``AIMessage`` the callbacks did not see came from a model: one called
+    outside them (a raw SDK call turned into a message, a chat model given other callbacks).
+    LangChain's chat models name their request on every message they return (``lc_run-`` id
+    when the provider gave none), and providers report usage, the model or why it stopped;
+    a message with any of those is a call (with what it has), one with none a node wrote."""
+    if message.usage_metadata:
+        return True
+    meta = message.response_metadata
+    if isinstance(meta, dict) and any(meta.get(key) for key in _MODEL_KEYS):
+        return True
+    return isinstance(message.id, str) and _RUN_ID.match(message.id) is not None
 
 
 def _deltas(chunk: Any, call: _Call) -> Iterator[AgentEvent]:
