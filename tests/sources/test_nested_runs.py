@@ -171,12 +171,14 @@ def _below(telemetry: InMemoryTelemetry, top: Any) -> list[Any]:
     return found
 
 
-async def test_an_agent_a_tool_streams_itself_is_a_nested_run_under_the_tool(
-    otel_telemetry: InMemoryTelemetry,
+@pytest.mark.parametrize("streamed_by", ["tool_body", "as_tool_on_stream"])
+async def test_an_agent_a_tool_streams_is_a_nested_run_under_the_tool(
+    streamed_by: str, otel_telemetry: InMemoryTelemetry
 ) -> None:
-    """A function tool running an agent with ``Runner.run_streamed`` and its
-    ``stream_events()``: the body gets the SDK's events as ever, and the agent is a nested
-    run under the tool's span with its call and tokens (it was recorded nowhere)."""
+    """An agent streamed inside a tool, by the tool's own body (``Runner.run_streamed`` and
+    its ``stream_events()``) or by the SDK for ``agent.as_tool(on_stream=...)``: the body or
+    the callback gets the SDK's events as ever, and the agent is a nested run under the
+    tool's span with its call and tokens, counted once (it was recorded nowhere)."""
     pytest.importorskip("agents")
     from agents import Agent, Runner, function_tool, set_tracing_disabled
     from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
@@ -188,50 +190,21 @@ async def test_an_agent_a_tool_streams_itself_is_a_nested_run_under_the_tool(
         ModelStep(output=[assistant_message("sunny")], usage=_agents_usage(30, 4)),
     ]))  # fmt: skip
     seen: list[str] = []
+    if streamed_by == "tool_body":
 
-    @function_tool
-    async def ask_expert(q: str) -> str:
-        """Ask the expert."""
-        streamed = Runner.run_streamed(expert, q)
-        seen.extend([type(event).__name__ async for event in streamed.stream_events()])
-        return str(streamed.final_output)
+        @function_tool
+        async def ask(q: str) -> str:
+            """Ask the expert."""
+            streamed = Runner.run_streamed(expert, q)
+            seen.extend([event.type async for event in streamed.stream_events()])
+            return str(streamed.final_output)
 
-    lead = Agent(name="lead", tools=[ask_expert], model=ScriptedModel([
-        ModelStep(output=[function_call("ask_expert", {"q": "Paris?"}, call_id="e1")],
-                  usage=_agents_usage(100, 10)),
-        ModelStep(output=[assistant_message("Sunny.")], usage=_agents_usage(140, 6)),
-    ]))  # fmt: skip
-    await run_script(otel_telemetry, openai_agents_events(lead, "Weather?"), agent_name="lead")
-
-    nested = [["invoke_agent expert", [["step 0", ["chat"]]]]]
-    assert otel_telemetry.outline() == [["invoke_agent lead", [
-        ["step 0", ["chat", ["execute_tool ask_expert", nested]]], ["step 1", ["chat"]],
-    ]]]  # fmt: skip
-    assert tokens(otel_telemetry) == 100 + 30 + 140
-    assert "RawResponsesStreamEvent" in seen and "AgentUpdatedStreamEvent" in seen
-    assert otel_telemetry.open_spans() == []
-
-
-async def test_an_agent_tool_streaming_to_its_callback_is_a_nested_run_under_the_tool(
-    otel_telemetry: InMemoryTelemetry,
-) -> None:
-    """``agent.as_tool(on_stream=...)``: the SDK streams the nested run itself
-    (``Runner.run_streamed``) and hands each event to the callback; the callback still gets
-    them all, and the agent is a nested run under the tool's span, its tokens counted once."""
-    pytest.importorskip("agents")
-    from agents import Agent, set_tracing_disabled
-    from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
-
-    from agent_contract.sources.openai_agents import openai_agents_events
-
-    set_tracing_disabled(True)  # no export to the vendor's trace endpoint
-    expert = Agent(name="expert", model=ScriptedModel([
-        ModelStep(output=[assistant_message("sunny")], usage=_agents_usage(30, 4)),
-    ]))  # fmt: skip
-    seen: list[str] = []
-    tool = expert.as_tool("ask", "Ask.", on_stream=lambda got: seen.append(got["event"].type))
+        tool, arguments = ask, {"q": "Paris?"}
+    else:
+        tool = expert.as_tool("ask", "Ask.", on_stream=lambda got: seen.append(got["event"].type))
+        arguments = {"input": "Paris?"}
     lead = Agent(name="lead", tools=[tool], model=ScriptedModel([
-        ModelStep(output=[function_call("ask", {"input": "Paris?"}, call_id="e1")],
+        ModelStep(output=[function_call("ask", arguments, call_id="e1")],
                   usage=_agents_usage(100, 10)),
         ModelStep(output=[assistant_message("Sunny.")], usage=_agents_usage(140, 6)),
     ]))  # fmt: skip
