@@ -22,7 +22,7 @@ import sys
 import textwrap
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -121,13 +121,15 @@ def run_child(
     as_file: Path | None = None,
     again_after_s: float | None = None,
     keep_alive: bool = False,
+    inside: Sequence[str] = (),
 ) -> Ended:
     """Run ``script`` after the prelude (with ``env`` added to the environment), in a child
     started with every signal's default action, whatever this process ignores, against a
     receiver that keeps connections open with ``keep_alive``; with
     ``send``, signal it once it printed "ready" (and, with ``again_after_s``, once more that
     much later). With ``as_file``, the script is written there and run as a file (the spawn
-    and fork-server start methods import its functions again)."""
+    and fork-server start methods import its functions again). ``inside`` is a command the
+    interpreter runs under (``unshare --pid --fork``)."""
     with receiving(delay_s, keep_alive=keep_alive) as received:
         variables = {
             **os.environ,
@@ -143,7 +145,11 @@ def run_child(
             as_file.write_text(source)
         process = subprocess.Popen(
             started_plainly(
-                [sys.executable, *(["-c", source] if as_file is None else [str(as_file)])]
+                [
+                    *inside,
+                    sys.executable,
+                    *(["-c", source] if as_file is None else [str(as_file)]),
+                ]
             ),
             env=variables,
             stdin=subprocess.DEVNULL,
@@ -366,6 +372,54 @@ def test_every_telemetry_is_shut_down_before_a_signal_kills() -> None:
     assert ended.code == -signal.SIGTERM, ended.err
     assert ended.runs == {"first": 2, "second": 2, "open-first": 1, "open-second": 1}, ended.err
     assert ended.end_reasons["shutdown"] == 2
+
+
+def _as_a_containers_first_process() -> list[str]:
+    """The command that runs a program as PID 1 of a PID namespace of its own, as a container's
+    first process runs (``CMD ["python", "app.py"]``); the test is skipped where none can be
+    made (no ``unshare``, or no right to)."""
+    for command in (
+        ["unshare", "--pid", "--fork"],
+        ["unshare", "--map-root-user", "--pid", "--fork"],
+    ):
+        try:
+            made = subprocess.run(
+                [*command, sys.executable, "-c", "import os; print(os.getpid())"],
+                capture_output=True,
+                text=True,
+                timeout=HANG_GUARD_S,
+            )
+        except OSError:
+            break
+        if made.returncode == 0 and made.stdout.strip() == "1":
+            return command
+    pytest.skip("no PID namespace can be made here (unshare --pid)")
+
+
+def test_sigterm_to_a_containers_first_process_keeps_its_telemetry_while_it_runs_on() -> None:
+    """A PID namespace's first process (a container's, ``docker run image python app.py``) is
+    never killed by a signal it has no handler for: SIGTERM's default action does nothing
+    there, and the process runs on until its manager's SIGKILL (``docker stop`` after 10 s,
+    Kubernetes after ``terminationGracePeriodSeconds``). Our handler shut telemetry down and
+    delivered the default action, which did nothing: every run of the grace period (the
+    requests still being served) was dropped. Now what had ended is flushed, and each run
+    that ends from then on is exported as it ends, so the SIGKILL (``os._exit`` here: nothing
+    more runs) loses none of them."""
+    ended = run_child(
+        """
+        telemetry = configure("init")
+        runs(1, "before")
+        os.kill(os.getpid(), signal.SIGTERM)  # as docker stop sends it (we have a handler)
+        time.sleep(0.5)
+        runs(1, "after")
+        print("pid", os.getpid(), "shut down", telemetry.is_shutdown, flush=True)
+        os._exit(0)  # the grace period's SIGKILL: nothing more runs
+        """,
+        inside=_as_a_containers_first_process(),
+    )
+    assert ended.code == 0, ended.err
+    assert "pid 1 shut down False" in ended.out, ended.out + ended.err
+    assert ended.runs == {"before": 1, "after": 1}, ended.err
 
 
 def test_a_second_sigterm_while_flushing_waits_for_the_flush() -> None:
