@@ -1133,6 +1133,52 @@ def test_a_forked_worker_configuring_itself_replaces_what_it_inherited() -> None
     assert ended.chats == 3, ended.err
 
 
+def test_a_forked_child_of_a_process_serving_prometheus_exits_and_delivers() -> None:
+    """``configure(prometheus_port=...)`` serves the scrape endpoint from a thread of the
+    process that called it. A forked child (a ``multiprocessing`` worker, a pre-forking
+    server's worker, a raw ``os.fork()``) has no such thread, and its telemetry's shutdown at
+    exit waited for that thread's serving loop to stop: forever. The child never ended, so its
+    parent waited for it forever, and what the child recorded was never sent. The child now
+    leaves the endpoint to the parent, which still serves it."""
+    ended = run_child(
+        """
+        import multiprocessing, urllib.request
+        telemetry = configure("scraped", prometheus_port=0)
+        port = telemetry.prometheus_port
+        def work():
+            runs(1, "worker")
+        worker = multiprocessing.get_context("fork").Process(target=work)
+        worker.start()
+        worker.join(20)
+        print("worker exit", worker.exitcode, flush=True)
+        if worker.exitcode is None:
+            worker.kill()
+            worker.join()
+        pid = os.fork()
+        if pid == 0:
+            print("child's endpoint", telemetry.prometheus_port, flush=True)
+            runs(1, "child")
+            sys.exit(0)
+        for _ in range(200):
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            time.sleep(0.1)
+        print("child exit", os.waitstatus_to_exitcode(status) if done else None, flush=True)
+        if not done:
+            os.kill(pid, signal.SIGKILL)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as scraped:
+            print("parent scraped", scraped.status, flush=True)
+        """
+    )
+    assert ended.code == 0, ended.err
+    assert "worker exit 0" in ended.out, ended.out + ended.err
+    assert "child exit 0" in ended.out, ended.out + ended.err
+    assert "child's endpoint None" in ended.out, ended.out
+    assert "parent scraped 200" in ended.out, ended.out + ended.err
+    assert ended.runs == {"worker": 1, "child": 1}, ended.err
+
+
 def test_a_forked_child_reports_only_its_own_metrics() -> None:
     """The meter provider's aggregations were copied into the child, whose reader reported the
     parent's runs (tokens, durations) again as its own: every total summed over the
