@@ -498,6 +498,36 @@ def test_a_second_ctrl_c_while_shutting_down_waits_for_the_bounded_flush(where: 
         assert "interrupted after the shutdown True" in ended.out, ended.err
 
 
+def test_ctrl_c_inside_asyncio_run_ends_the_run_of_every_task_cancelled_and_delivers() -> None:
+    """Ctrl-C in ``asyncio.run()`` cancels its main task, and ``asyncio.run()`` then cancels
+    every task left: each run open in a task ends ``cancelled`` and is exported at exit, as
+    docs/export.md says; the process still ends as Python ends one an uncaught
+    ``KeyboardInterrupt`` ended: killed by SIGINT."""
+    ended = run_child(
+        """
+        configure("interrupted")
+        async def slow():
+            yield LLMCallStart(model="m", call_id="c")
+            await asyncio.sleep(3600)
+            yield LLMCallEnd(call_id="c")
+        async def one(i):
+            [_ async for _ in otel_wrapper(agent_name=f"task {i}")(slow())]
+        async def main():
+            tasks = [asyncio.create_task(one(i)) for i in range(3)]
+            await asyncio.sleep(0.3)
+            print("ready", flush=True)
+            await asyncio.gather(*tasks)
+        asyncio.run(main())
+        """,
+        send=signal.SIGINT,
+    )
+    assert ended.code == -signal.SIGINT, ended.err
+    assert "KeyboardInterrupt" in ended.err, ended.err
+    assert ended.runs == {"task 0": 1, "task 1": 1, "task 2": 1}, ended.err
+    assert ended.end_reasons == {"cancelled": 3}, ended.err
+    assert ended.chats == 3, ended.err
+
+
 def test_a_second_sigterm_during_the_exit_shutdown_waits_then_runs_the_apps_handler() -> None:
     """An application's handler installed before ``configure()`` exits on SIGTERM; a second
     SIGTERM (a process group's and its manager's) arrived while the exit hook was shutting
