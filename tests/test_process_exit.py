@@ -21,7 +21,7 @@ import sys
 import textwrap
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -120,13 +120,15 @@ def run_child(
     as_file: Path | None = None,
     again_after_s: float | None = None,
     keep_alive: bool = False,
+    inside: Sequence[str] = (),
 ) -> Ended:
     """Run ``script`` after the prelude (with ``env`` added to the environment), in a child
     started with every signal's default action, whatever this process ignores, against a
     receiver that keeps connections open with ``keep_alive``; with
     ``send``, signal it once it printed "ready" (and, with ``again_after_s``, once more that
     much later). With ``as_file``, the script is written there and run as a file (the spawn
-    and fork-server start methods import its functions again)."""
+    and fork-server start methods import its functions again). ``inside`` is a command the
+    interpreter runs under (``unshare --pid --fork``)."""
     with receiving(delay_s, keep_alive=keep_alive) as received:
         variables = {**received.child_environment(), **(env or {})}
         source = SHOWS_ITS_THREADS + PRELUDE + textwrap.dedent(script)
@@ -134,7 +136,11 @@ def run_child(
             as_file.write_text(source)
         process = subprocess.Popen(
             started_plainly(
-                [sys.executable, *(["-c", source] if as_file is None else [str(as_file)])]
+                [
+                    *inside,
+                    sys.executable,
+                    *(["-c", source] if as_file is None else [str(as_file)]),
+                ]
             ),
             env=variables,
             stdin=subprocess.DEVNULL,
@@ -359,6 +365,54 @@ def test_every_telemetry_is_shut_down_before_a_signal_kills() -> None:
     assert ended.end_reasons["shutdown"] == 2
 
 
+def _as_a_containers_first_process() -> list[str]:
+    """The command that runs a program as PID 1 of a PID namespace of its own, as a container's
+    first process runs (``CMD ["python", "app.py"]``); the test is skipped where none can be
+    made (no ``unshare``, or no right to)."""
+    for command in (
+        ["unshare", "--pid", "--fork"],
+        ["unshare", "--map-root-user", "--pid", "--fork"],
+    ):
+        try:
+            made = subprocess.run(
+                [*command, sys.executable, "-c", "import os; print(os.getpid())"],
+                capture_output=True,
+                text=True,
+                timeout=HANG_GUARD_S,
+            )
+        except OSError:
+            break
+        if made.returncode == 0 and made.stdout.strip() == "1":
+            return command
+    pytest.skip("no PID namespace can be made here (unshare --pid)")
+
+
+def test_sigterm_to_a_containers_first_process_keeps_its_telemetry_while_it_runs_on() -> None:
+    """A PID namespace's first process (a container's, ``docker run image python app.py``) is
+    never killed by a signal it has no handler for: SIGTERM's default action does nothing
+    there, and the process runs on until its manager's SIGKILL (``docker stop`` after 10 s,
+    Kubernetes after ``terminationGracePeriodSeconds``). Our handler shut telemetry down and
+    delivered the default action, which did nothing: every run of the grace period (the
+    requests still being served) was dropped. Now what had ended is flushed, and each run
+    that ends from then on is exported as it ends, so the SIGKILL (``os._exit`` here: nothing
+    more runs) loses none of them."""
+    ended = run_child(
+        """
+        telemetry = configure("init")
+        runs(1, "before")
+        os.kill(os.getpid(), signal.SIGTERM)  # as docker stop sends it (we have a handler)
+        time.sleep(0.5)
+        runs(1, "after")
+        print("pid", os.getpid(), "shut down", telemetry.is_shutdown, flush=True)
+        os._exit(0)  # the grace period's SIGKILL: nothing more runs
+        """,
+        inside=_as_a_containers_first_process(),
+    )
+    assert ended.code == 0, ended.err
+    assert "pid 1 shut down False" in ended.out, ended.out + ended.err
+    assert ended.runs == {"before": 1, "after": 1}, ended.err
+
+
 def test_a_second_sigterm_while_flushing_waits_for_the_flush() -> None:
     """A worker often gets SIGTERM twice within milliseconds (systemd signals the whole control
     group and the process manager forwards its own; a terminal's process group). The first
@@ -433,6 +487,36 @@ def test_a_second_ctrl_c_while_shutting_down_waits_for_the_bounded_flush(where: 
     assert ended.end_reasons["cancelled"] == 1, ended.err
     if where == "finally":
         assert "interrupted after the shutdown True" in ended.out, ended.err
+
+
+def test_ctrl_c_inside_asyncio_run_ends_the_run_of_every_task_cancelled_and_delivers() -> None:
+    """Ctrl-C in ``asyncio.run()`` cancels its main task, and ``asyncio.run()`` then cancels
+    every task left: each run open in a task ends ``cancelled`` and is exported at exit, as
+    docs/export.md says; the process still ends as Python ends one an uncaught
+    ``KeyboardInterrupt`` ended: killed by SIGINT."""
+    ended = run_child(
+        """
+        configure("interrupted")
+        async def slow():
+            yield LLMCallStart(model="m", call_id="c")
+            await asyncio.sleep(3600)
+            yield LLMCallEnd(call_id="c")
+        async def one(i):
+            [_ async for _ in otel_wrapper(agent_name=f"task {i}")(slow())]
+        async def main():
+            tasks = [asyncio.create_task(one(i)) for i in range(3)]
+            await asyncio.sleep(0.3)
+            print("ready", flush=True)
+            await asyncio.gather(*tasks)
+        asyncio.run(main())
+        """,
+        send=signal.SIGINT,
+    )
+    assert ended.code == -signal.SIGINT, ended.err
+    assert "KeyboardInterrupt" in ended.err, ended.err
+    assert ended.runs == {"task 0": 1, "task 1": 1, "task 2": 1}, ended.err
+    assert ended.end_reasons == {"cancelled": 3}, ended.err
+    assert ended.chats == 3, ended.err
 
 
 def test_a_second_sigterm_during_the_exit_shutdown_waits_then_runs_the_apps_handler() -> None:
@@ -1068,6 +1152,52 @@ def test_a_forked_worker_configuring_itself_replaces_what_it_inherited() -> None
         "invoke_agent child @ worker": 1,
     }, ended.err
     assert ended.chats == 3, ended.err
+
+
+def test_a_forked_child_of_a_process_serving_prometheus_exits_and_delivers() -> None:
+    """``configure(prometheus_port=...)`` serves the scrape endpoint from a thread of the
+    process that called it. A forked child (a ``multiprocessing`` worker, a pre-forking
+    server's worker, a raw ``os.fork()``) has no such thread, and its telemetry's shutdown at
+    exit waited for that thread's serving loop to stop: forever. The child never ended, so its
+    parent waited for it forever, and what the child recorded was never sent. The child now
+    leaves the endpoint to the parent, which still serves it."""
+    ended = run_child(
+        """
+        import multiprocessing, urllib.request
+        telemetry = configure("scraped", prometheus_port=0)
+        port = telemetry.prometheus_port
+        def work():
+            runs(1, "worker")
+        worker = multiprocessing.get_context("fork").Process(target=work)
+        worker.start()
+        worker.join(20)
+        print("worker exit", worker.exitcode, flush=True)
+        if worker.exitcode is None:
+            worker.kill()
+            worker.join()
+        pid = os.fork()
+        if pid == 0:
+            print("child's endpoint", telemetry.prometheus_port, flush=True)
+            runs(1, "child")
+            sys.exit(0)
+        for _ in range(200):
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            time.sleep(0.1)
+        print("child exit", os.waitstatus_to_exitcode(status) if done else None, flush=True)
+        if not done:
+            os.kill(pid, signal.SIGKILL)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as scraped:
+            print("parent scraped", scraped.status, flush=True)
+        """
+    )
+    assert ended.code == 0, ended.err
+    assert "worker exit 0" in ended.out, ended.out + ended.err
+    assert "child exit 0" in ended.out, ended.out + ended.err
+    assert "child's endpoint None" in ended.out, ended.out
+    assert "parent scraped 200" in ended.out, ended.out + ended.err
+    assert ended.runs == {"worker": 1, "child": 1}, ended.err
 
 
 def test_a_forked_child_reports_only_its_own_metrics() -> None:

@@ -23,6 +23,9 @@
   action ends the process, every ``configure()`` telemetry still open in it is shut down,
   not only the one whose handler was called.
   ``Telemetry.shutdown()`` puts the previous handlers back once it is done.
+  A container's first process (PID 1 of its namespace) is never killed by a signal's default
+  action: it runs on until its manager's SIGKILL, so the signal is handled there as by an
+  application's handler that returns (:func:`_init_ignores`).
 * **Ctrl-C during a shutdown** (SIGINT): not handled otherwise, but held back while telemetry
   shuts down in the main thread and delivered once that is done (:func:`interrupts_held`),
   so a second Ctrl-C during the exit flush no longer breaks the export off.
@@ -158,7 +161,9 @@ class ProcessHooks:
             return
         if self._signum:  # again while shutting down for the first (a process group's signal
             return  # and its manager's): that shutdown is bounded, then the process ends
-        if callable(previous):  # the application's handler decides: flush first, bounded
+        if callable(previous) or _init_ignores(previous):
+            # The application's handler decides (or, as a container's first process, nothing
+            # ends the process): flush first, bounded
             telemetry = self._telemetry()
             if telemetry is not None and telemetry.is_shutdown:
                 # Shutting down (the exit hook, after the handler's first exit): that shutdown
@@ -176,7 +181,8 @@ class ProcessHooks:
                 # short are exported as they end.
                 self._drain_left = self._timeout_s
                 draining(self._flush_ended)
-            previous(signum, frame)
+            if callable(previous):
+                previous(signum, frame)
             if signum == _SIGTERM:
                 # It returned: the process drains (a server finishing its requests) and may
                 # then end by a path that skips every exit hook (the default action put
@@ -434,6 +440,16 @@ def _die(signum: int) -> None:
     os.kill(os.getpid(), signum)
     time.sleep(_KILL_GRACE_S)
     os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _init_ignores(handler: Any) -> bool:
+    """Whether ``handler``, a fatal signal's, leaves the process running: the default action
+    in a PID namespace's first process (a container's, ``CMD ["python", "app.py"]``), which
+    the kernel never kills by a signal it has no handler for. It runs on until its manager's
+    SIGKILL (``docker stop`` after 10 s, Kubernetes after its grace period): telemetry shut
+    down at the signal dropped every run of that time. Read at the signal: a fork's child is
+    not the first process."""
+    return handler == signal.SIG_DFL and os.getpid() == 1
 
 
 def _on_repeat(signum: int, frame: Any) -> None:

@@ -239,9 +239,15 @@ class Telemetry:
             )
 
     def _after_fork_in_child(self) -> None:
-        """In a forked child: fresh locks, and only the child's own spans and metrics counted."""
+        """In a forked child: fresh locks, and only the child's own spans and metrics counted.
+        The Prometheus endpoint stays the parent's: no thread serves it here, and stopping it
+        at the child's exit waited for that thread's loop, forever. The child's copy of its
+        socket is closed (a child outliving the parent would hold the port)."""
         self._lock = threading.Lock()
         self._stopped = threading.Event()
+        server, self._prometheus_server = self._prometheus_server, None
+        if server is not None:
+            _quietly(server.socket.close)
         if self._loss is not None:
             self._loss.reset_in_child()
         forget_parents_metrics(self.meter_provider)
