@@ -44,6 +44,11 @@ Strands yields dicts; the adapter reads three kinds by key (nothing of Strands i
 before its first event (a 429) still has its call: the adapter opens it with the request's
 messages as the error comes out of the run, which ends it with that exception; a refused
 attempt Strands retries is a call of its own, ended with an ``Error`` naming its class.
+A response Strands drops to ask the model again (an ``AfterModelCallEvent`` hook setting
+``retry``) sends no message: the next ``messageStart`` ends its call, with its usage. One that
+raised mid-stream (the hook heard the exception) fails its call with that class, in the same
+step; one that answered was refused by the hook: its step fails ``output_rejected`` (its tool
+calls never ran: none is told) and the request asked again is the next step.
 
 Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call, through Strands'
 own seam: hook callbacks added once to the agent's ``hooks`` (outside a traced run they do
@@ -140,6 +145,9 @@ _HOOK_CANCEL = "Tool cancelled by hook"
 _AGENT_CANCEL = "Tool execution cancelled"
 
 _HINT = "Make one with strands.Agent(model=..., tools=...)."
+
+# The failure of a step whose answer an ``AfterModelCallEvent`` hook refused (``retry``).
+_DROPPED = "an AfterModelCallEvent hook dropped the response and asked the model again"
 
 
 async def strands_events(
@@ -482,12 +490,13 @@ def _model_id(agent: Any) -> str | None:
 class _Requests:
     """An agent's model requests the hooks heard and the stream has not shown yet."""
 
-    __slots__ = ("error", "failed", "started")
+    __slots__ = ("error", "failed", "midway", "started")
 
     def __init__(self) -> None:
         self.started = 0  # started, no event of theirs seen yet
         self.failed: list[BaseException] = []  # of those, the ones that raised, in order
         self.error: BaseException | None = None  # the last request's that raised
+        self.midway: BaseException | None = None  # the open call's, raised after its events
 
     def before(self, event: Any) -> None:
         self.started += 1
@@ -499,6 +508,8 @@ class _Requests:
         if isinstance(error, BaseException) and self.started > 0:  # failed before any event
             self.started -= 1
             self.failed.append(error)
+        elif isinstance(error, BaseException):  # the open call's, mid-stream
+            self.midway = error
 
 
 _HOOKED: WeakKeyDictionary[Any, _Requests] = WeakKeyDictionary()
@@ -646,6 +657,8 @@ class _State:
     def _raw(self, raw: dict[str, Any]) -> list[AgentEvent]:
         out: list[AgentEvent] = []
         if "messageStart" in raw:
+            if self.open:  # its response was dropped, the model asked again (module doc)
+                out += self._dropped()
             self._open(out)
         elif "contentBlockDelta" in raw:
             self._open(out)
@@ -661,6 +674,25 @@ class _State:
         elif "metadata" in raw:
             usage = raw["metadata"].get("usage")
             self.usage = usage if isinstance(usage, dict) else None
+        return out
+
+    def _dropped(self) -> list[AgentEvent]:
+        """The open call's response, which Strands dropped (no message of it came) to ask the
+        model again: failed with the exception it raised mid-stream, else answered and
+        refused by an ``AfterModelCallEvent`` hook (``retry``), its step failed
+        ``output_rejected`` and the request asked again the next step (module doc)."""
+        out: list[AgentEvent] = []
+        if self.usage is not None:  # billed: its tokens stay on it
+            out.append(_usage(self.usage, self.model))
+        error, self.requests.midway = self.requests.midway, None
+        if error is not None:
+            kind = error_name(error)
+            out += [Error(message=str(error) or kind, error_type=kind), LLMCallEnd()]
+        else:
+            out.append(LLMCallEnd(model=self.model, finish_reason=self.stop))
+            out.append(Error(message=_DROPPED, error_type="output_rejected"))
+            self.tools_ran = True  # the request asked again starts the next step
+        self.open = False
         return out
 
     def _open(self, out: list[AgentEvent]) -> None:
@@ -679,6 +711,7 @@ class _State:
         out.append(call_start(self.model, None, {"stream": True}, strands_messages, system,
                               messages))  # fmt: skip
         self.open, self.stop, self.usage = True, None, None
+        self.requests.midway = None
 
     def _message(self, message: dict[str, Any]) -> list[AgentEvent]:
         blocks = message.get("content") or []
