@@ -1,10 +1,12 @@
-"""A Strands ``AfterModelCallEvent`` hook asking for the model call again (``retry``): Strands
+"""Strands' model-call hooks and retries. An ``AfterModelCallEvent`` hook asking for the
+model call again (``retry``): Strands
 drops the response (its streamed events already went out; no message of it follows, its tool
 calls never run) and asks the model again. The dropped response was made and billed: it is a
 chat span of its own with its text and tokens, its step failed ``output_rejected`` (as a
 LlamaIndex or pydantic-ai answer sent back is), and the request asked again is the next step.
 Before, both responses were one chat span: the dropped text run into the answer, its tokens
-lost. Runs in Strands' own environment (``.ci/separate-envs``)."""
+lost. A request throttled mid-stream and retried, and one a ``BeforeModelCallEvent`` hook
+cancels, below. Runs in Strands' own environment (``.ci/separate-envs``)."""
 
 from __future__ import annotations
 
@@ -114,4 +116,38 @@ async def test_a_request_throttled_mid_stream_and_retried_fails_its_own_call(
     assert answered.status.status_code is StatusCode.UNSET
     assert tokens(otel_telemetry) == s.TURNS[1].input
     assert otel_telemetry.span("invoke_agent bot").status.status_code is StatusCode.UNSET
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_a_model_call_a_hook_cancels_is_no_call_and_its_text_the_answer(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A ``BeforeModelCallEvent`` hook cancelling the request (``cancel``, a budget check):
+    Strands calls no model and answers with the hook's text. No chat span tells it (no model
+    was called), and that text is the run's answer, as an ADK agent callback's answer is.
+    Before, the run had no answer at all."""
+    from strands.hooks import BeforeModelCallEvent
+
+    from agent_contract.sources.strands_stream import strands_events
+
+    from . import _script as s
+    from ._fw_strands import _model, _text, _usage, agent
+
+    answer = [{"messageStart": {"role": "assistant"}}, *_text("Sunny."),
+              {"messageStop": {"stopReason": "end_turn"}}, _usage(s.TURNS[1])]  # fmt: skip
+    model = _model([answer])
+    bot = agent(model, [], name="bot")
+
+    def deny(event: BeforeModelCallEvent) -> None:
+        event.cancel = "Over budget today."
+
+    bot.hooks.add_callback(BeforeModelCallEvent, deny)
+    await run_script(otel_telemetry, strands_events(bot, s.QUESTION), agent_name="bot",
+                     capture_content=True)  # fmt: skip
+
+    assert model.calls == 0
+    assert otel_telemetry.outline() == ["invoke_agent bot"]
+    run = otel_telemetry.span("invoke_agent bot")
+    assert _said(run) == "Over budget today."
+    assert run.status.status_code is StatusCode.UNSET
     assert otel_telemetry.open_spans() == []

@@ -48,7 +48,10 @@ A response Strands drops to ask the model again (an ``AfterModelCallEvent`` hook
 ``retry``) sends no message: the next ``messageStart`` ends its call, with its usage. One that
 raised mid-stream (the hook heard the exception) fails its call with that class, in the same
 step; one that answered was refused by the hook: its step fails ``output_rejected`` (its tool
-calls never ran: none is told) and the request asked again is the next step.
+calls never ran: none is told) and the request asked again is the next step. A request a
+``BeforeModelCallEvent`` hook cancels (``cancel``) calls no model: Strands answers with the
+hook's text, an assistant message with no call open, which is no call; the last such text
+with no model call after it is the run's answer (a ``MessageFinal`` at the end).
 
 Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call, through Strands'
 own seam: hook callbacks added once to the agent's ``hooks`` (outside a traced run they do
@@ -95,7 +98,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 from weakref import WeakKeyDictionary
 
-from agent_contract.agent.events import InterruptFinal, StreamEvent, StructuredFinal
+from agent_contract.agent.events import InterruptFinal, MessageFinal, StreamEvent, StructuredFinal
 from agent_contract.events import (
     AgentEvent,
     Error,
@@ -178,6 +181,8 @@ async def strands_events(
     try:
         async for out in read_events(stream, read, sink):  # an item of odd fields skipped
             yield out
+        if state.said is not None:  # a hook answered last, no model after it (module doc)
+            yield MessageFinal(text=state.said)
     except Exception:
         for out in state.refused():
             yield out
@@ -612,7 +617,8 @@ def _cancelled(agent: Any) -> bool:
 
 
 class _State:
-    __slots__ = ("agent", "model", "open", "requests", "step", "stop", "tools_ran", "usage")
+    __slots__ = ("agent", "model", "open", "requests", "said", "step", "stop", "tools_ran",
+                 "usage")  # fmt: skip
 
     def __init__(self, model: str | None, agent: Any, requests: _Requests) -> None:
         self.model = model
@@ -622,6 +628,7 @@ class _State:
         self.step = 0
         self.stop: str | None = None
         self.usage: dict[str, Any] | None = None
+        self.said: str | None = None  # a hook's answer for a request it cancelled (module doc)
 
     def feed(self, item: dict[str, Any]) -> list[AgentEvent]:
         out: list[AgentEvent] = []
@@ -710,7 +717,7 @@ class _State:
         system = getattr(agent, "system_prompt", None)
         out.append(call_start(self.model, None, {"stream": True}, strands_messages, system,
                               messages))  # fmt: skip
-        self.open, self.stop, self.usage = True, None, None
+        self.open, self.stop, self.usage, self.said = True, None, None, None
         self.requests.midway = None
 
     def _message(self, message: dict[str, Any]) -> list[AgentEvent]:
@@ -719,7 +726,10 @@ class _State:
         # the model's message has the role its ``messageStart`` named, whatever it was (a
         # plugin's ``None``); the tool results' message is the user's
         if message.get("role") != "user":
-            if not self.open:
+            if not self.open:  # no model's: a hook cancelled the request (module doc)
+                self.requests.started = max(self.requests.started - 1, 0)
+                texts = [b.get("text") for b in blocks if isinstance(b, dict)]
+                self.said = "".join(t for t in texts if isinstance(t, str)) or None
                 return out
             for block in blocks:
                 use = block.get("toolUse") if isinstance(block, dict) else None
