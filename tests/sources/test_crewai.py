@@ -312,3 +312,37 @@ async def test_an_answer_a_task_guardrail_refused_fails_the_step_that_gave_it(
     assert answered.status.status_code is StatusCode.UNSET
     assert otel_telemetry.span("invoke_agent crew").status.status_code is StatusCode.UNSET
     assert otel_telemetry.open_spans() == []
+
+
+async def test_a_model_call_that_runs_its_function_keeps_its_tokens(otel_telemetry: Any) -> None:
+    """An agent with ``reasoning=True`` first asks its LLM for a plan by a function the LLM
+    runs itself (``available_functions``: CrewAI's ``create_reasoning_plan``). CrewAI reports
+    that call's completion with no usage, though the request was billed and its LLM counted
+    it: the call's tokens are now read from the LLM's own counters (before and after, as
+    CrewAI's kickoff reports per-call usage), so both calls carry theirs. Before, the plan's
+    call had none."""
+    import json
+
+    from crewai import Agent
+
+    from ._trace import tokens
+
+    plan = json.dumps({"plan": "Answer it.", "steps": [], "ready": True})
+
+    def respond(turn: int) -> bytes:
+        if turn == 0:
+            return fw.completion(0, None, [("r1", "create_reasoning_plan", plan)])
+        return fw.completion(1, "Sunny.", [])
+
+    bot = Agent(role="bot", goal="Answer.", backstory="A forecaster.", llm=fw.llm(respond),
+                reasoning=True, verbose=False)  # fmt: skip
+    await run_script(otel_telemetry, fw.crewai_events(bot, s.QUESTION), agent_name="bot")
+
+    chats = sorted((x for x in otel_telemetry.spans() if x.name == "chat gpt-4o-mini"),
+                   key=lambda x: x.start_time or 0)  # fmt: skip
+    assert [(c.attributes or {}).get("gen_ai.usage.input_tokens") for c in chats] == [
+        s.TURNS[0].input, s.TURNS[1].input,
+    ]  # fmt: skip
+    assert (chats[0].attributes or {})["gen_ai.usage.output_tokens"] == s.TURNS[0].output
+    assert tokens(otel_telemetry) == s.TURNS[0].input + s.TURNS[1].input
+    assert otel_telemetry.open_spans() == []

@@ -164,3 +164,41 @@ async def test_a_transfer_keeps_the_root_agents_steps_unnamed(
     ]]]  # fmt: skip
     assert phases(otel_telemetry) == [None, "billing"]
     assert otel_telemetry.open_spans() == []
+
+
+@pytest.mark.parametrize("given", ["node", "runner"])
+async def test_a_workflow_graphs_agents_each_name_their_own_model(
+    otel_telemetry: InMemoryTelemetry, given: str
+) -> None:
+    """ADK 2's ``Workflow`` (the graph that replaces the deprecated sequence and loop
+    agents): its agents take turns as a sequence's do, each call named after the model its
+    agent asked for, and a node that is no agent (a function) adds no span. Before, the
+    adapter refused the workflow itself (it has no ``run_async``), and on a runner of it
+    every chat span named no model: the agents were looked up on the root, a graph."""
+    from google.adk.agents import LlmAgent
+    from google.adk.runners import InMemoryRunner
+    from google.adk.workflow import START, Workflow
+
+    from agent_contract.sources.google_adk_stream import google_adk_events
+
+    def shout(node_input: str) -> str:
+        return str(node_input).upper()
+
+    drafting, checking = _says("draft"), _says("fine")
+    drafting.model, checking.model = "drafting-model", "checking-model"
+    writer = LlmAgent(name="writer", model=drafting)
+    critic = LlmAgent(name="critic", model=checking)
+    flow = Workflow(name="flow", edges=[(START, writer, shout, critic)])
+    run = flow if given == "node" else InMemoryRunner(node=flow, app_name="flow")
+    await run_script(otel_telemetry, google_adk_events(run, "Go"), agent_name="flow",
+                     capture_content=True)  # fmt: skip
+
+    assert otel_telemetry.outline() == [["invoke_agent flow", [
+        ["step 0", ["chat drafting-model"]], ["step 1", ["chat checking-model"]],
+    ]]]  # fmt: skip
+    assert phases(otel_telemetry) == ["writer", "critic"]
+    [answer] = json.loads(
+        str((otel_telemetry.span("invoke_agent flow").attributes or {})["gen_ai.output.messages"])
+    )
+    assert answer["parts"] == [{"type": "text", "content": "fine"}]
+    assert otel_telemetry.open_spans() == []

@@ -33,7 +33,11 @@ loop never blocks; its events cross to the loop through a queue, one by one as t
   did not stream), a list of native tool calls their ``ToolCall``\\ s (the model's ids), then
   its ``Usage`` (CrewAI's usage dict: ``prompt_tokens``, ``cached_prompt_tokens``,
   ``reasoning_tokens``..., as its provider classes fill it; a ``CallUsage`` naming the call, as
-  agents working at once have their calls open together) and ``LLMCallEnd``.
+  agents working at once have their calls open together) and ``LLMCallEnd``. A call whose
+  function the LLM runs itself (``available_functions``: an agent's ``reasoning`` plan)
+  completes with no usage, though its LLM counted it before: the sink reads the LLM's
+  counters (``get_token_usage_summary``) as the call starts and as it ends, and the difference
+  (``UsageMetrics.delta_since``, CrewAI's own per-call reading) is the call's usage.
   ``LLMCallFailedEvent`` (a request refused before its first chunk too) marks the call failed:
   CrewAI emits it while handling the exception, so the sink reads its class there. The call
   stays open: when the error comes out of ``kickoff`` it ends the call with that exception;
@@ -124,6 +128,7 @@ _PARAMS = ("temperature", "top_p", "max_tokens", "seed", "stop_sequences",
 _USAGE = ("prompt_tokens", "completion_tokens", "total_tokens", "cached_prompt_tokens",
           "cache_creation_tokens", "reasoning_tokens")  # fmt: skip
 _EVENT, _DONE, _FAILED, _CAUGHT_UP = "event", "done", "failed", "caught up"
+_CALL_ENDS = ("LLMCallCompletedEvent", "LLMCallFailedEvent")
 _TOOL_ENDS = ("ToolUsageFinishedEvent", "ToolUsageErrorEvent")
 _RUN: contextvars.ContextVar[object] = contextvars.ContextVar("crewai_run")
 """The innermost run of this context: a run inside a tool inherits the outer run's sink too."""
@@ -173,16 +178,24 @@ async def crewai_events(
 
     me = object()
     scopes = OpenScopes()
-    raised: dict[int, BaseException | None] = {}  # id(failed event) -> its exception
+    raised: dict[int, Any] = {}  # id(failed event) -> its exception; id(completed) -> usage
     reader = _Reader(raised, _role(runner))
     tools = _Inside(me)
     nested = _Nested(reader, raised)
+    counters: dict[Any, Any] = {}  # open call id -> its LLM's counters as it started
 
     def listen(source: Any, event: Any) -> None:
         if _RUN.get() is not me:  # a run streamed inside one of this run's tools: its own
             return
-        if type(event).__name__ == "LLMCallFailedEvent":  # emitted in an ``except`` block
+        kind = type(event).__name__
+        if kind == "LLMCallFailedEvent":  # emitted in an ``except`` block
             raised[id(event)] = sys.exc_info()[1]
+        elif kind in _CALL_ENDS:  # (CrewAI counts a call before it completes: module doc)
+            spent = _spent(source, counters.pop(getattr(event, "call_id", None), None))
+            if spent is not None and kind == "LLMCallCompletedEvent":
+                raised[id(event)] = spent
+        elif kind == "LLMCallStartedEvent":
+            counters[getattr(event, "call_id", None)] = _counted(source)
         inside = tools.inside(event)  # the run's own event, or a nested run's at any depth
         called = None
         if type(event).__name__ == "ToolUsageStartedEvent":
@@ -329,7 +342,7 @@ class _Nested:
 
     __slots__ = ("_raised", "_reader", "_runs")
 
-    def __init__(self, reader: _Reader, raised: dict[int, BaseException | None]) -> None:
+    def __init__(self, reader: _Reader, raised: dict[int, Any]) -> None:
         self._reader = reader
         self._raised = raised
         self._runs: dict[Path, tuple[Pushed | None, _Reader]] = {}  # path -> its run
@@ -393,7 +406,7 @@ class _Nested:
 class _Reader:
     """One run's state: the open call, the model's tool calls waiting for CrewAI to run them."""
 
-    def __init__(self, raised: dict[int, BaseException | None], role: str | None = None) -> None:
+    def __init__(self, raised: dict[int, Any], role: str | None = None) -> None:
         self.calls: dict[str, str] = {}  # open LLM call ids (CrewAI's) -> model name
         self.streamed: set[str] = set()  # calls whose text came as chunks
         self.waiting: list[tuple[str, str, str]] = []  # (id, name, arguments) not yet started
@@ -405,7 +418,8 @@ class _Reader:
         self.step = 0
         self.made = 0  # ids the adapter made (ReAct calls)
         self.answered = False
-        self.raised = raised  # id(failed event) -> its exception (the sink's, shared)
+        self.raised = raised  # id(event) -> what the sink heard of it (shared): a failed
+        # call's exception, a completed call's usage counted by its LLM
         self.started: dict[str, tuple[str, str]] = {}  # tool's started event id -> (call id, name)
         self.failed: tuple[str, str, str | None] | None = None  # (call id, type, message)
 
@@ -502,6 +516,7 @@ class _Reader:
             yield ReasoningDelta(text=event.chunk)
 
     def _LLMCallCompletedEvent(self, event: Any) -> Iterator[AgentEvent]:
+        counted = self.raised.pop(id(event), None)  # its LLM's count, when CrewAI gave none
         if event.call_id not in self.calls:
             return
         model = self.calls.pop(event.call_id)
@@ -517,7 +532,7 @@ class _Reader:
                     self.waiting.append(found)
                     yield ToolCall(id=found[0], function=FunctionCall(found[1], found[2]))
         self.streamed.discard(event.call_id)
-        usage = _usage(event.usage, event.call_id)
+        usage = _usage(event.usage, event.call_id) or _usage(counted, event.call_id)
         if usage is not None:
             yield usage
         yield LLMCallEnd(
@@ -580,6 +595,31 @@ def _role(agent: Any) -> str | None:
     role = (getattr(agent, "agent_role", None) or getattr(agent, "role", None)
             or (info.get("role") if isinstance(info, dict) else None))  # fmt: skip
     return role if isinstance(role, str) and role else None
+
+
+def _counted(llm: Any) -> Any:
+    """The lifetime token counters of the LLM that emitted a call's start (CrewAI's
+    ``UsageMetrics``), or None for a source that keeps none."""
+    summary = getattr(llm, "get_token_usage_summary", None)
+    if not callable(summary):
+        return None
+    try:
+        return summary()
+    except Exception:  # an LLM of another shape: nothing counted
+        return None
+
+
+def _spent(llm: Any, before: Any) -> dict[str, Any] | None:
+    """What the LLM counted since ``before`` (its counters as the call started), CrewAI's own
+    per-call reading (``UsageMetrics.delta_since``); None when nothing can be read."""
+    if before is None or not hasattr(before, "delta_since"):
+        return None
+    after = _counted(llm)
+    try:
+        spent = after.delta_since(before) if after is not None else None
+        return spent.model_dump() if spent is not None else None
+    except Exception:  # counters of another shape: nothing read
+        return None
 
 
 def _usage(usage: Any, call_id: Any) -> Usage | None:

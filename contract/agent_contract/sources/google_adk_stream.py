@@ -5,14 +5,15 @@ read by field (ADK is imported only to build a runner or a message when the call
 agent or a string):
 
 * A model's event (``content.role == "model"``) opens an LLM call when none is open
-  (``LLMCallStart`` with the authoring agent's model name and the request's messages). ADK
-  streams no call-start event: the adapter's plugin hears each request in its
-  ``before_model_callback`` (the ``LlmRequest``: its ``contents`` and system instruction
-  become ``LLMCallStart.messages``), but the event stream reaches the adapter only with the
-  model's first partial (with ``StreamingMode.SSE``, the default here) or, unstreamed, its
-  response, so the call opens there. A request that raises before any output (a 429) still
-  has its call: ADK reports the failure as an event with its ``error_code`` (below) before the
-  exception comes out of the run.
+  (``LLMCallStart`` with the request's model name and messages). ADK streams no call-start
+  event: the adapter's plugin hears each request in its ``before_model_callback`` (the
+  ``LlmRequest``: its ``model``, and its ``contents`` and system instruction become
+  ``LLMCallStart.messages``), but the event stream reaches the adapter only with the model's
+  first partial (with ``StreamingMode.SSE``, the default here) or, unstreamed, its response,
+  so the call opens there. The model is the one the request names (an agent of a
+  ``Workflow`` graph is not found by name from the root), else the authoring agent's. A
+  request that raises before any output (a 429) still has its call: ADK reports the failure
+  as an event with its ``error_code`` (below) before the exception comes out of the run.
   Partial events' text parts are ``TextDelta``, ``thought`` parts ``ReasoningDelta``.
 * The model's final event (not ``partial``) closes the call: its ``function_call`` parts are
   ``ToolCall``\\ s (the model's ids, or the ``adk-`` ids ADK gives calls without one), its
@@ -97,7 +98,8 @@ call. The nested agent's own tools are scoped as the run's are: their calls are 
 (the tracer finds a call among the runs nested in the one the context carries), so an
 ``AgentTool`` inside it nests again, at any depth.
 
-``agent`` is a ``Runner`` or an agent (run by a fresh ``InMemoryRunner``); with no
+``agent`` is a ``Runner``, an agent or a workflow node that is no agent (ADK 2's
+``Workflow`` graph: run by a fresh ``InMemoryRunner``, ``node=`` for the graph); with no
 ``session_id`` a session is created. ``run`` goes to ``run_async`` (``run_config``...).
 ``sink`` receives every ADK event untouched. Closing the stream early closes ADK's generator.
 Needs ``google-adk`` (extra ``google-adk``).
@@ -154,12 +156,18 @@ async def google_adk_events(
     """Run ``agent`` (a ``Runner`` or an agent) on ``new_message``, yielding contract events."""
     framework_started(__name__)  # before the framework makes any request
     require("google.adk.runners", "InMemoryRunner")
-    expect(agent, "google_adk_events", "a google.adk Runner or agent", "run_async", hint=_HINT)
+    node = _node(agent)  # a workflow graph (ADK 2's ``Workflow``), which has no run_async
+    if not node:
+        expect(agent, "google_adk_events", "a google.adk Runner, agent or workflow node",
+               "run_async", hint=_HINT)  # fmt: skip
     runner = agent if hasattr(agent, "run_async") and hasattr(agent, "session_service") else None
     if runner is None:
         from google.adk.runners import InMemoryRunner  # type: ignore[import-untyped,unused-ignore]
 
-        runner = InMemoryRunner(agent=agent, app_name=str(agent.name))
+        if node:
+            runner = InMemoryRunner(node=agent, app_name=str(agent.name))
+        else:
+            runner = InMemoryRunner(agent=agent, app_name=str(agent.name))
     requests, failures, watched, raised = _add_plugin(runner)
     if session_id is None:
         session = await runner.session_service.create_session(
@@ -201,9 +209,9 @@ async def google_adk_events(
 _PLUGIN = "agent_contract_tool_scope"
 
 
-Request = tuple[Any, Any, tuple[Any, ...]]
-"""A model request: the agent making it, its system instruction and a copy of its contents
-(``google_adk_messages``)."""
+Request = tuple[Any, Any, Any, tuple[Any, ...]]
+"""A model request: the agent making it, the model it names, its system instruction and a
+copy of its contents (``google_adk_messages``)."""
 Requests = dict[str, list[Request]]
 """The model requests a runner's plugin heard and no event has shown yet, by session id."""
 Raised = dict[str, list[tuple[BaseException, Any]]]
@@ -239,7 +247,8 @@ def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str], bool, Raised]:
             if noted is not None:  # a traced run's session
                 system = getattr(llm_request.config, "system_instruction", None)
                 agent = getattr(callback_context, "agent_name", None)
-                noted.append((agent, system, tuple(llm_request.contents or ())))
+                model = getattr(llm_request, "model", None)
+                noted.append((agent, model, system, tuple(llm_request.contents or ())))
 
         async def on_model_error_callback(
             self, *, callback_context: Any, llm_request: Any, error: Any
@@ -505,11 +514,13 @@ class _State:
             out.append(PhaseMarker(name=str(agent)))
             self.phase = agent
         self.live, self.called, self.said = agent, True, None
-        model, params = _model(self.root, author), {"stream": True}
+        params: dict[str, Any] = {"stream": True}
         if request is None:
-            out.append(LLMCallStart(model=model, params=params))
-        else:
-            out.append(call_start(model, None, params, google_adk_messages, *request[1:]))
+            out.append(LLMCallStart(model=_model(self.root, author), params=params))
+        else:  # the model the request names (an agent of a graph, which has no find_agent)
+            model = request[1] if isinstance(request[1], str) and request[1] else None
+            model = model or _model(self.root, author)
+            out.append(call_start(model, None, params, google_adk_messages, *request[2:]))
         self.open, self.streamed = True, False
 
     def _close(self, out: list[AgentEvent], event: Any, parts: Any) -> None:
@@ -613,6 +624,18 @@ def _reason(payload: Any) -> str:
     """A pause's reason: a confirmation asked, else a long-running call not answered yet."""
     asked = isinstance(payload, dict) and "toolConfirmation" in payload
     return "tool_confirmation" if asked else "long_running_tool"
+
+
+def _node(agent: Any) -> bool:
+    """Whether ``agent`` is an ADK workflow node that is no agent (a ``Workflow``): run by a
+    runner made with ``node=``, as ADK's own runners take it."""
+    if hasattr(agent, "run_async"):
+        return False
+    try:
+        from google.adk.workflow import BaseNode  # type: ignore[import-untyped,unused-ignore]
+    except ImportError:  # ADK not installed: no node of it either
+        return False
+    return isinstance(agent, BaseNode)
 
 
 def _model(root: Any, author: str | None) -> str | None:

@@ -8,7 +8,10 @@ reads its stream by class name (nothing of LlamaIndex is imported here):
   ``metadata.model_name``, the provider its class talks to, its temperature and max tokens),
   after a ``StepBoundary`` when tool results came since the last call, and a ``PhaseMarker``
   when the answering agent changed (an ``AgentWorkflow`` handoff);
-* ``AgentStream``: ``delta`` is ``TextDelta``, ``thinking_delta`` ``ReasoningDelta``;
+* ``AgentStream``: ``delta`` is ``TextDelta``, ``thinking_delta`` ``ReasoningDelta``. One
+  while no call is open starts one: a request LlamaIndex makes with no ``AgentInput`` before
+  it (an agent past its ``max_iterations`` with ``early_stopping_method="generate"`` asks its
+  LLM once more for a final answer), as an ``AgentOutput`` with none before it does;
 * ``AgentOutput``: the call ended: ``Usage`` and ``LLMCallEnd`` (response id, model and
   finish reason from the provider's payload). One with ``retry_messages`` sends its answer
   back (a ``ReActAgent`` output its parser refused, an empty one): an ``Error`` of its step
@@ -301,6 +304,8 @@ class _Reader:
     def feed(self, event: Any) -> Iterator[AgentEvent]:
         kind = type(event).__name__
         if kind == "AgentStream":
+            if not self.calling:  # a request with no input event (early stopping's: module doc)
+                yield from self._start(event.current_agent_name)
             if event.delta:
                 yield TextDelta(text=event.delta)
             thinking = getattr(event, "thinking_delta", None)

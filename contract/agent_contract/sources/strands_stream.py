@@ -44,6 +44,14 @@ Strands yields dicts; the adapter reads three kinds by key (nothing of Strands i
 before its first event (a 429) still has its call: the adapter opens it with the request's
 messages as the error comes out of the run, which ends it with that exception; a refused
 attempt Strands retries is a call of its own, ended with an ``Error`` naming its class.
+A response Strands drops to ask the model again (an ``AfterModelCallEvent`` hook setting
+``retry``) sends no message: the next ``messageStart`` ends its call, with its usage. One that
+raised mid-stream (the hook heard the exception) fails its call with that class, in the same
+step; one that answered was refused by the hook: its step fails ``output_rejected`` (its tool
+calls never ran: none is told) and the request asked again is the next step. A request a
+``BeforeModelCallEvent`` hook cancels (``cancel``) calls no model: Strands answers with the
+hook's text, an assistant message with no call open, which is no call; the last such text
+with no model call after it is the run's answer (a ``MessageFinal`` at the end).
 
 Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call, through Strands'
 own seam: hook callbacks added once to the agent's ``hooks`` (outside a traced run they do
@@ -90,7 +98,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 from weakref import WeakKeyDictionary
 
-from agent_contract.agent.events import InterruptFinal, StreamEvent, StructuredFinal
+from agent_contract.agent.events import InterruptFinal, MessageFinal, StreamEvent, StructuredFinal
 from agent_contract.events import (
     AgentEvent,
     Error,
@@ -141,6 +149,9 @@ _AGENT_CANCEL = "Tool execution cancelled"
 
 _HINT = "Make one with strands.Agent(model=..., tools=...)."
 
+# The failure of a step whose answer an ``AfterModelCallEvent`` hook refused (``retry``).
+_DROPPED = "an AfterModelCallEvent hook dropped the response and asked the model again"
+
 
 async def strands_events(
     agent: Any, prompt: Any = None, *, sink: Sink | None = None, **run: Any
@@ -170,6 +181,8 @@ async def strands_events(
     try:
         async for out in read_events(stream, read, sink):  # an item of odd fields skipped
             yield out
+        if state.said is not None:  # a hook answered last, no model after it (module doc)
+            yield MessageFinal(text=state.said)
     except Exception:
         for out in state.refused():
             yield out
@@ -482,12 +495,13 @@ def _model_id(agent: Any) -> str | None:
 class _Requests:
     """An agent's model requests the hooks heard and the stream has not shown yet."""
 
-    __slots__ = ("error", "failed", "started")
+    __slots__ = ("error", "failed", "midway", "started")
 
     def __init__(self) -> None:
         self.started = 0  # started, no event of theirs seen yet
         self.failed: list[BaseException] = []  # of those, the ones that raised, in order
         self.error: BaseException | None = None  # the last request's that raised
+        self.midway: BaseException | None = None  # the open call's, raised after its events
 
     def before(self, event: Any) -> None:
         self.started += 1
@@ -499,6 +513,8 @@ class _Requests:
         if isinstance(error, BaseException) and self.started > 0:  # failed before any event
             self.started -= 1
             self.failed.append(error)
+        elif isinstance(error, BaseException):  # the open call's, mid-stream
+            self.midway = error
 
 
 _HOOKED: WeakKeyDictionary[Any, _Requests] = WeakKeyDictionary()
@@ -601,7 +617,8 @@ def _cancelled(agent: Any) -> bool:
 
 
 class _State:
-    __slots__ = ("agent", "model", "open", "requests", "step", "stop", "tools_ran", "usage")
+    __slots__ = ("agent", "model", "open", "requests", "said", "step", "stop", "tools_ran",
+                 "usage")  # fmt: skip
 
     def __init__(self, model: str | None, agent: Any, requests: _Requests) -> None:
         self.model = model
@@ -611,6 +628,7 @@ class _State:
         self.step = 0
         self.stop: str | None = None
         self.usage: dict[str, Any] | None = None
+        self.said: str | None = None  # a hook's answer for a request it cancelled (module doc)
 
     def feed(self, item: dict[str, Any]) -> list[AgentEvent]:
         out: list[AgentEvent] = []
@@ -646,6 +664,8 @@ class _State:
     def _raw(self, raw: dict[str, Any]) -> list[AgentEvent]:
         out: list[AgentEvent] = []
         if "messageStart" in raw:
+            if self.open:  # its response was dropped, the model asked again (module doc)
+                out += self._dropped()
             self._open(out)
         elif "contentBlockDelta" in raw:
             self._open(out)
@@ -663,6 +683,25 @@ class _State:
             self.usage = usage if isinstance(usage, dict) else None
         return out
 
+    def _dropped(self) -> list[AgentEvent]:
+        """The open call's response, which Strands dropped (no message of it came) to ask the
+        model again: failed with the exception it raised mid-stream, else answered and
+        refused by an ``AfterModelCallEvent`` hook (``retry``), its step failed
+        ``output_rejected`` and the request asked again the next step (module doc)."""
+        out: list[AgentEvent] = []
+        if self.usage is not None:  # billed: its tokens stay on it
+            out.append(_usage(self.usage, self.model))
+        error, self.requests.midway = self.requests.midway, None
+        if error is not None:
+            kind = error_name(error)
+            out += [Error(message=str(error) or kind, error_type=kind), LLMCallEnd()]
+        else:
+            out.append(LLMCallEnd(model=self.model, finish_reason=self.stop))
+            out.append(Error(message=_DROPPED, error_type="output_rejected"))
+            self.tools_ran = True  # the request asked again starts the next step
+        self.open = False
+        return out
+
     def _open(self, out: list[AgentEvent]) -> None:
         if self.open:
             return
@@ -678,7 +717,8 @@ class _State:
         system = getattr(agent, "system_prompt", None)
         out.append(call_start(self.model, None, {"stream": True}, strands_messages, system,
                               messages))  # fmt: skip
-        self.open, self.stop, self.usage = True, None, None
+        self.open, self.stop, self.usage, self.said = True, None, None, None
+        self.requests.midway = None
 
     def _message(self, message: dict[str, Any]) -> list[AgentEvent]:
         blocks = message.get("content") or []
@@ -686,7 +726,10 @@ class _State:
         # the model's message has the role its ``messageStart`` named, whatever it was (a
         # plugin's ``None``); the tool results' message is the user's
         if message.get("role") != "user":
-            if not self.open:
+            if not self.open:  # no model's: a hook cancelled the request (module doc)
+                self.requests.started = max(self.requests.started - 1, 0)
+                texts = [b.get("text") for b in blocks if isinstance(b, dict)]
+                self.said = "".join(t for t in texts if isinstance(t, str)) or None
                 return out
             for block in blocks:
                 use = block.get("toolUse") if isinstance(block, dict) else None

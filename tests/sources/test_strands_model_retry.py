@@ -1,0 +1,153 @@
+"""Strands' model-call hooks and retries. An ``AfterModelCallEvent`` hook asking for the
+model call again (``retry``): Strands
+drops the response (its streamed events already went out; no message of it follows, its tool
+calls never run) and asks the model again. The dropped response was made and billed: it is a
+chat span of its own with its text and tokens, its step failed ``output_rejected`` (as a
+LlamaIndex or pydantic-ai answer sent back is), and the request asked again is the next step.
+Before, both responses were one chat span: the dropped text run into the answer, its tokens
+lost. A request throttled mid-stream and retried, and one a ``BeforeModelCallEvent`` hook
+cancels, below. Runs in Strands' own environment (``.ci/separate-envs``)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from opentelemetry.trace import StatusCode
+
+from agent_otel.testing import InMemoryTelemetry, run_script
+
+from ._trace import tokens
+
+pytest.importorskip("strands")
+
+CHAT = "chat scripted-converse"
+
+
+def _said(span: Any) -> str:
+    messages = json.loads(str((span.attributes or {})["gen_ai.output.messages"]))
+    return "".join(p.get("content", "") for m in messages for p in m["parts"])
+
+
+async def test_a_response_a_hook_drops_is_a_call_of_its_own_in_a_failed_step(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    from strands.hooks import AfterModelCallEvent
+
+    from agent_contract.sources.strands_stream import strands_events
+
+    from . import _script as s
+    from ._fw_strands import _model, _text, _usage, _uses, agent
+
+    dropped = [{"messageStart": {"role": "assistant"}}, *_text("Guess."),
+               *_uses(s.Call("d1", "weather", {"city": "Paris"})),
+               {"messageStop": {"stopReason": "tool_use"}}, _usage(s.TURNS[0])]  # fmt: skip
+    kept = [{"messageStart": {"role": "assistant"}}, *_text("Sunny."),
+            {"messageStop": {"stopReason": "end_turn"}}, _usage(s.TURNS[1])]  # fmt: skip
+    bot = agent(_model([dropped, kept]), [s.weather_tool()], name="bot")
+    heard: list[AfterModelCallEvent] = []
+
+    def check(event: AfterModelCallEvent) -> None:
+        heard.append(event)
+        event.retry = len(heard) == 1  # the first answer refused, asked again
+
+    bot.hooks.add_callback(AfterModelCallEvent, check)
+    await run_script(otel_telemetry, strands_events(bot, s.QUESTION), agent_name="bot",
+                     capture_content=True)  # fmt: skip
+
+    assert len(heard) == 2
+    assert otel_telemetry.outline() == [["invoke_agent bot", [
+        ["step 0", [CHAT]], ["step 1", [CHAT]],
+    ]]]  # fmt: skip
+    first, second = sorted((x for x in otel_telemetry.spans() if x.name == CHAT),
+                           key=lambda x: x.start_time or 0)  # fmt: skip
+    assert (_said(first), _said(second)) == ("Guess.", "Sunny.")
+    assert tokens(otel_telemetry) == s.TURNS[0].input + s.TURNS[1].input
+    step = otel_telemetry.span("step 0")
+    assert step.status.status_code is StatusCode.ERROR
+    assert (step.attributes or {})["error.type"] == "output_rejected"
+    run = otel_telemetry.span("invoke_agent bot")
+    assert run.status.status_code is StatusCode.UNSET
+    assert _said(run) == "Sunny."
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_a_request_throttled_mid_stream_and_retried_fails_its_own_call(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """Strands' own retry strategy asks again for a request throttled after its first events
+    (``ModelThrottledException`` mid-stream): that request fails its own chat span with the
+    class, beside the one that answered, in the same step. Before, the answer was told in
+    the throttled call's span, after its cut-off text, which ended as if it had answered."""
+    from strands.types.exceptions import ModelThrottledException
+
+    from agent_contract.sources.strands_stream import strands_events
+
+    from . import _script as s
+    from ._fw_strands import _model, _text, _usage, agent
+
+    answer = [{"messageStart": {"role": "assistant"}}, *_text("Sunny."),
+              {"messageStop": {"stopReason": "end_turn"}}, _usage(s.TURNS[1])]  # fmt: skip
+    model = _model([answer])
+    answering = model.stream
+    attempts: list[int] = []
+
+    async def stream(*args: Any, **kwargs: Any) -> Any:
+        attempts.append(1)
+        if len(attempts) == 1:  # the first attempt: its first words, then a 429
+            yield {"messageStart": {"role": "assistant"}}
+            yield {"contentBlockDelta": {"delta": {"text": "Sun"}}}
+            raise ModelThrottledException("429 Too Many Requests")
+        async for event in answering(*args, **kwargs):
+            yield event
+
+    model.stream = stream
+    await run_script(otel_telemetry, strands_events(agent(model, [], name="bot"), s.QUESTION),
+                     agent_name="bot", capture_content=True)  # fmt: skip
+
+    assert len(attempts) == 2
+    assert otel_telemetry.outline() == [["invoke_agent bot", [["step 0", [CHAT, CHAT]]]]]
+    throttled, answered = sorted((x for x in otel_telemetry.spans() if x.name == CHAT),
+                                 key=lambda x: x.start_time or 0)  # fmt: skip
+    assert throttled.status.status_code is StatusCode.ERROR
+    assert (throttled.attributes or {})["error.type"] == "ModelThrottledException"
+    assert (_said(throttled), _said(answered)) == ("Sun", "Sunny.")
+    assert answered.status.status_code is StatusCode.UNSET
+    assert tokens(otel_telemetry) == s.TURNS[1].input
+    assert otel_telemetry.span("invoke_agent bot").status.status_code is StatusCode.UNSET
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_a_model_call_a_hook_cancels_is_no_call_and_its_text_the_answer(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A ``BeforeModelCallEvent`` hook cancelling the request (``cancel``, a budget check):
+    Strands calls no model and answers with the hook's text. No chat span tells it (no model
+    was called), and that text is the run's answer, as an ADK agent callback's answer is.
+    Before, the run had no answer at all."""
+    from strands.hooks import BeforeModelCallEvent
+
+    from agent_contract.sources.strands_stream import strands_events
+
+    from . import _script as s
+    from ._fw_strands import _model, _text, _usage, agent
+
+    answer = [{"messageStart": {"role": "assistant"}}, *_text("Sunny."),
+              {"messageStop": {"stopReason": "end_turn"}}, _usage(s.TURNS[1])]  # fmt: skip
+    model = _model([answer])
+    bot = agent(model, [], name="bot")
+
+    def deny(event: BeforeModelCallEvent) -> None:
+        event.cancel = "Over budget today."
+
+    bot.hooks.add_callback(BeforeModelCallEvent, deny)
+    await run_script(otel_telemetry, strands_events(bot, s.QUESTION), agent_name="bot",
+                     capture_content=True)  # fmt: skip
+
+    assert model.calls == 0
+    assert otel_telemetry.outline() == ["invoke_agent bot"]
+    run = otel_telemetry.span("invoke_agent bot")
+    assert _said(run) == "Over budget today."
+    assert run.status.status_code is StatusCode.UNSET
+    assert otel_telemetry.open_spans() == []
