@@ -37,6 +37,7 @@ def _installed(module: str) -> bool:
         return False
 
 
+@pytest.mark.heavy  # a child interpreter each, LiteLLM's import alone some seconds
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("provider", list(PROVIDERS))
 def test_a_provider_imported_inside_our_chat_span_stands_down_from_its_first_call(
