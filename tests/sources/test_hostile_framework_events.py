@@ -311,3 +311,119 @@ async def test_an_odd_event_of_an_agent_tool_s_run_is_skipped_the_lead_runs_on()
     attributes = expert_runs[0].attributes or {}
     assert "error.type" not in attributes  # the expert answered
     assert attributes.get("agent_otel.anomaly.kinds") == ("unreadable_chunk",)
+
+
+# --- Agno: the run's events, read by the adapter -------------------------------------------
+
+
+def _agno_booking(arguments: str, *, team: bool = False) -> Any:
+    """An Agno agent (or a team whose member it is) whose model calls ``book`` with
+    ``arguments`` as the model wrote them, then answers "Done."."""
+    from ._fw_agno import agent
+    from ._script_chat import answer, call
+
+    def book(on: Any) -> str:
+        """Book a day."""
+        return "booked"
+
+    booker = agent(call("book", arguments, "b1"), answer("Done."), tools=[book], name="booker")
+    if not team:
+        return booker
+    from agno.models.openai import OpenAIChat
+    from agno.team import Team
+
+    from ._http import openai_client
+
+    ask = call("delegate_task_to_member", {"member_id": "booker", "task": "Book."}, "d1")
+    model = OpenAIChat(id="gpt-4o-mini", async_client=openai_client(ask, answer("Booked.")))
+    return Team(members=[booker], model=model, name="lead", telemetry=False)
+
+
+# Arguments a model wrote in Python's notation: Agno reads what ``json.loads`` refuses with
+# ``ast.literal_eval``, so a set reaches the call's ``tool_args``, which JSON has no form for.
+_PYTHON_ARGUMENTS = "{'on': {1, 2}}"
+
+
+async def test_an_agno_tool_call_of_arguments_json_cannot_encode_is_told_and_runs() -> None:
+    """Agno runs the tool and answers; the call is told, a value JSON has no form for
+    written as its text, and its tool's span is the call's, in the step."""
+    pytest.importorskip("agno")
+    from agent_contract.protocol import ToolCall
+    from agent_contract.sources.agno_stream import agno_events
+
+    kept: list[Any] = []
+    stream = agno_events(_agno_booking(_PYTHON_ARGUMENTS), "Book?", sink=kept.append)
+    received, telemetry, error = await _traced(stream)
+
+    assert error is None
+    _assert_kept(received, telemetry, error)
+    assert not [e for e in received if isinstance(e, Error)]
+    calls = [e for e in received if isinstance(e, ToolCall)]
+    assert [(c.id, c.function.name, c.function.arguments) for c in calls] == [
+        ("b1", "book", '{"on": "{1, 2}"}')
+    ]
+    assert telemetry.outline() == [["invoke_agent", [
+        ["step 0", ["chat gpt-4o-mini", "execute_tool book"]], ["step 1", ["chat gpt-4o-mini"]]
+    ]]]  # fmt: skip
+    assert type(kept[-1]).__name__ == "RunCompletedEvent" and kept[-1].content == "Done."
+
+
+def _agno_reader_fails_on_text(monkeypatch: pytest.MonkeyPatch, agent_name: str) -> None:
+    """The adapter's reader of a ``RunContent`` fails on the first text of ``agent_name``'s
+    run: an event of a shape the adapter does not read, whatever its fields."""
+    from agent_contract.sources import agno_stream
+
+    read = agno_stream._content
+    failed: list[Any] = []
+
+    def failing(state: Any, event: Any) -> Any:
+        if not failed and event.agent_name == agent_name and event.content:
+            failed.append(event)
+            raise ValueError("a field of no shape the adapter reads")
+        return read(state, event)
+
+    monkeypatch.setattr(agno_stream, "_content", failing)
+
+
+async def test_an_agno_event_the_adapter_fails_on_is_skipped_the_run_ends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The event is skipped and told, the events after it read: the run answers, each call
+    ends, and nothing of ours reaches the agent."""
+    pytest.importorskip("agno")
+    from agent_contract.sources.agno_stream import agno_events
+
+    from ._fw_agno import agent
+    from ._script_chat import answer
+
+    _agno_reader_fails_on_text(monkeypatch, "writer")
+    kept: list[Any] = []
+    built = agent(answer("Done."), tools=[], name="writer")
+    received, telemetry, error = await _traced(agno_events(built, "Write.", sink=kept.append))
+
+    assert error is None
+    _assert_kept(received, telemetry, error)
+    _assert_told_once(received, telemetry)
+    assert isinstance(received[-1], LLMCallEnd)
+    assert type(kept[-1]).__name__ == "RunCompletedEvent" and kept[-1].content == "Done."
+
+
+async def test_an_agno_member_s_event_the_adapter_fails_on_is_skipped_the_team_ends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The same in a member's run, read as a nested run under its delegation: the member's
+    event is skipped and told there, the member and the team answer."""
+    pytest.importorskip("agno")
+    from agent_contract.sources.agno_stream import agno_events
+
+    _agno_reader_fails_on_text(monkeypatch, "booker")
+    lead = _agno_booking('{"on": "Monday"}', team=True)
+    received, telemetry, error = await _traced(agno_events(lead, "Book?"))
+
+    assert error is None
+    _assert_kept(received, telemetry, error)
+    assert "".join(e.text for e in received if isinstance(e, TextDelta)) == "Booked."
+    attributes = telemetry.span("invoke_agent booker").attributes or {}
+    assert "error.type" not in attributes  # the member answered
+    assert attributes.get("agent_otel.anomaly.kinds") == ("unreadable_chunk",)
+    assert "agent_otel.anomalies" not in (telemetry.span("invoke_agent").attributes or {})
