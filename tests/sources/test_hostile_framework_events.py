@@ -427,3 +427,84 @@ async def test_an_agno_member_s_event_the_adapter_fails_on_is_skipped_the_team_e
     assert "error.type" not in attributes  # the member answered
     assert attributes.get("agent_otel.anomaly.kinds") == ("unreadable_chunk",)
     assert "agent_otel.anomalies" not in (telemetry.span("invoke_agent").attributes or {})
+
+
+# --- CrewAI: the events of its bus, read by the adapter's reader ----------------------------
+
+
+def _crewai_reader_fails_on_call(monkeypatch: pytest.MonkeyPatch, role: str) -> None:
+    """The adapter's reader fails on the first call ``role``'s agent starts, having told its
+    start: an ``LLMCallStartedEvent`` of a shape the adapter does not read past that point."""
+    from agent_contract.sources import crewai_stream
+
+    read = crewai_stream._Reader._LLMCallStartedEvent
+    failed: list[Any] = []
+
+    def failing(reader: Any, event: Any) -> Any:
+        yield from read(reader, event)
+        if not failed and reader.phase == role:
+            failed.append(event)
+            raise ValueError("a field of no shape the adapter reads")
+
+    monkeypatch.setattr(crewai_stream._Reader, "_LLMCallStartedEvent", failing)
+
+
+async def test_a_crewai_event_the_adapter_fails_on_is_skipped_its_call_ends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What the event gave before the reader failed (the call's start) is kept, the events
+    after it are read: the call ends, the run answers, nothing of ours reaches the agent."""
+    pytest.importorskip("crewai")
+    from agent_contract.sources.crewai_stream import crewai_events
+
+    from ._fw_crewai import agent, completion, llm
+
+    _crewai_reader_fails_on_call(monkeypatch, "writer")
+    kept: list[Any] = []
+    built = agent(llm(lambda turn: completion(1, "Done.", [])), [], role="writer")
+    received, telemetry, error = await _traced(crewai_events(built, "Write.", sink=kept.append))
+
+    assert error is None
+    _assert_kept(received, telemetry, error)
+    _assert_told_once(received, telemetry)
+    assert isinstance(received[-1], LLMCallEnd)
+    assert "".join(e.text for e in received if isinstance(e, TextDelta)) == "Done."
+    assert kept[-1].raw == "Done."
+
+
+async def test_a_crewai_nested_run_s_event_the_adapter_fails_on_is_skipped_both_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The same in the run an agent's ``kickoff`` inside a tool is (a nested run under the
+    tool's call): skipped and told there, the inner agent and the lead answer."""
+    pytest.importorskip("crewai")
+    from crewai.tools import tool
+
+    from agent_contract.sources.crewai_stream import crewai_events
+
+    from ._fw_crewai import agent, completion, llm
+
+    _crewai_reader_fails_on_call(monkeypatch, "expert")
+    expert = agent(llm(lambda turn: completion(1, "sunny", [])), [], role="expert")
+
+    @tool("ask_expert")
+    def ask_expert(q: str) -> str:
+        """Ask the expert."""
+        return str(expert.kickoff(q).raw)
+
+    def lead(turn: int) -> bytes:
+        if turn == 0:
+            return completion(0, None, [("call_e", "ask_expert", '{"q": "Paris?"}')])
+        return completion(1, "The expert says: sunny.", [])
+
+    boss = agent(llm(lead), [ask_expert], role="lead")
+    received, telemetry, error = await _traced(crewai_events(boss, "Weather?"))
+
+    assert error is None
+    _assert_kept(received, telemetry, error)
+    text = "".join(e.text for e in received if isinstance(e, TextDelta))
+    assert text == "The expert says: sunny."
+    attributes = telemetry.span("invoke_agent expert").attributes or {}
+    assert "error.type" not in attributes  # the expert answered
+    assert attributes.get("agent_otel.anomaly.kinds") == ("unreadable_chunk",)
+    assert "agent_otel.anomalies" not in (telemetry.span("invoke_agent").attributes or {})

@@ -81,6 +81,10 @@ agent), is scoped with its server (``McpServer``: the name CrewAI gave it). Its 
 tools are scoped as the run's are, and what runs inside them nests again, at any depth (the
 context holds the path of tools it runs in).
 
+An event the reader cannot read (a field of a shape it does not read) is skipped and told
+(``_stream.told``: what it gave before is kept), the run's or a nested run's, as
+``read_events`` skips one; the events after it are read, and so is the run's end.
+
 Every CrewAI event of the run goes to ``sink`` untouched, then the ``kickoff`` result last.
 Stopping early or cancelling stops delivering at once and takes the sink off; CrewAI has no
 stop switch, so the step in flight finishes on its thread. Needs ``crewai`` (extra ``crewai``).
@@ -119,7 +123,7 @@ from agent_contract.sources._nested import Pushed
 from agent_contract.sources._raw_usage import get
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._scoping import OpenScopes
-from agent_contract.sources._stream import Sink
+from agent_contract.sources._stream import Sink, told
 
 __all__ = ["crewai_events"]
 
@@ -232,7 +236,7 @@ async def crewai_events(
                 if sink is not None:
                     sink(value)
                 await nested.close(None)
-                for event in reader.finish(getattr(value, "raw", None)):
+                for event in told(reader.finish, getattr(value, "raw", None)):
                     yield event
                 return
             event, inside = value
@@ -242,7 +246,7 @@ async def crewai_events(
             if inside:  # CrewAI's work inside one of the run's tools
                 await nested.feed(inside, event)
                 continue
-            for out in reader.feed(event):
+            for out in told(reader.feed, event):  # an odd event skipped and told
                 yield out
     except (Exception, asyncio.CancelledError) as error:
         ended = error
@@ -362,7 +366,7 @@ class _Nested:
             found = self._runs[inside] = (self._start(inside, role), _Reader(self._raised, role))
         run, reader = found
         if run is not None:
-            await run.push(reader.feed(event))
+            await run.push(told(reader.feed, event))
         else:
             self._raised.pop(id(event), None)
 
@@ -390,7 +394,7 @@ class _Nested:
         for path in below:
             run, reader = self._runs.pop(path)
             if run is not None:
-                await run.push(reader.finish(None))
+                await run.push(told(reader.finish, None))
                 await run.end(error if isinstance(error, BaseException) and path == tool else None)
 
     async def close(self, error: BaseException | None) -> None:
@@ -399,7 +403,7 @@ class _Nested:
         for path in sorted(runs, key=len, reverse=True):
             run, reader = runs[path]
             if run is not None:
-                await run.push(reader.finish(None))
+                await run.push(told(reader.finish, None))
                 await run.end(error)
 
 
