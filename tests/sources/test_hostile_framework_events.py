@@ -508,3 +508,50 @@ async def test_a_crewai_nested_run_s_event_the_adapter_fails_on_is_skipped_both_
     assert "error.type" not in attributes  # the expert answered
     assert attributes.get("agent_otel.anomaly.kinds") == ("unreadable_chunk",)
     assert "agent_otel.anomalies" not in (telemetry.span("invoke_agent").attributes or {})
+
+
+async def test_a_crewai_event_the_adapter_s_sink_fails_on_never_reaches_crewai(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The adapter's sink reads each event on CrewAI's thread, inside CrewAI's ``emit`` (a
+    tool's start: to scope its body): where that reading fails, CrewAI goes on (the tool runs,
+    the agent answers), the event is still read into the stream, and the failure is told."""
+    pytest.importorskip("crewai")
+    from crewai.tools import tool
+
+    from agent_contract.protocol import ToolCall, ToolResult
+    from agent_contract.sources import crewai_stream
+    from agent_contract.sources.crewai_stream import crewai_events
+
+    from ._fw_crewai import agent, completion, llm
+
+    scope = crewai_stream._scope
+
+    def failing(scopes: Any, event: Any, *args: Any) -> None:
+        if type(event).__name__ == "ToolUsageStartedEvent":
+            raise ValueError("a field of no shape the adapter reads")
+        scope(scopes, event, *args)
+
+    monkeypatch.setattr(crewai_stream, "_scope", failing)
+
+    @tool("book")
+    def book(day: str) -> str:
+        """Book a day."""
+        return "booked"
+
+    def respond(turn: int) -> bytes:
+        if turn == 0:
+            return completion(0, None, [("b1", "book", '{"day": "Monday"}')])
+        return completion(1, "Done.", [])
+
+    built = agent(llm(respond), [book], role="booker")
+    received, telemetry, error = await _traced(crewai_events(built, "Book?"))
+
+    assert error is None
+    _assert_kept(received, telemetry, error)
+    assert [e.id for e in received if isinstance(e, ToolCall)] == ["b1"]
+    results = [e for e in received if isinstance(e, ToolResult)]
+    assert [(r.tool_call_id, r.content, r.is_error) for r in results] == [("b1", "booked", False)]
+    assert "".join(e.text for e in received if isinstance(e, TextDelta)) == "Done."
+    errors = [e for e in received if isinstance(e, Error)]
+    assert [(e.error_type, e.fatal) for e in errors] == [("unreadable_chunk", False)]
