@@ -281,7 +281,7 @@ async def test_an_adk_model_event_the_reader_fails_on_still_ends_its_call() -> N
     ]
 
 
-async def test_an_odd_event_of_an_agent_tool_s_run_is_skipped_the_lead_runs_on() -> None:
+async def test_an_odd_event_of_an_adk_agent_tool_s_run_is_skipped_the_lead_runs_on() -> None:
     """The expert an ``AgentTool`` runs is read from the events ADK hands its plugin
     (``on_event_callback``), not the run's stream: a call of the expert's model whose
     arguments hold a value JSON has no form for (a date: ADK keeps a model's ``args`` as the
