@@ -281,7 +281,7 @@ async def test_an_adk_model_event_the_reader_fails_on_still_ends_its_call() -> N
     ]
 
 
-async def test_an_odd_event_of_an_agent_tool_s_run_is_skipped_the_lead_runs_on() -> None:
+async def test_an_odd_event_of_an_adk_agent_tool_s_run_is_skipped_the_lead_runs_on() -> None:
     """The expert an ``AgentTool`` runs is read from the events ADK hands its plugin
     (``on_event_callback``), not the run's stream: a call of the expert's model whose
     arguments hold a value JSON has no form for (a date: ADK keeps a model's ``args`` as the
@@ -311,3 +311,247 @@ async def test_an_odd_event_of_an_agent_tool_s_run_is_skipped_the_lead_runs_on()
     attributes = expert_runs[0].attributes or {}
     assert "error.type" not in attributes  # the expert answered
     assert attributes.get("agent_otel.anomaly.kinds") == ("unreadable_chunk",)
+
+
+# --- Agno: the run's events, read by the adapter -------------------------------------------
+
+
+def _agno_booking(arguments: str, *, team: bool = False) -> Any:
+    """An Agno agent (or a team whose member it is) whose model calls ``book`` with
+    ``arguments`` as the model wrote them, then answers "Done."."""
+    from ._fw_agno import agent
+    from ._script_chat import answer, call
+
+    def book(on: Any) -> str:
+        """Book a day."""
+        return "booked"
+
+    booker = agent(call("book", arguments, "b1"), answer("Done."), tools=[book], name="booker")
+    if not team:
+        return booker
+    from agno.models.openai import OpenAIChat
+    from agno.team import Team
+
+    from ._http import openai_client
+
+    ask = call("delegate_task_to_member", {"member_id": "booker", "task": "Book."}, "d1")
+    model = OpenAIChat(id="gpt-4o-mini", async_client=openai_client(ask, answer("Booked.")))
+    return Team(members=[booker], model=model, name="lead", telemetry=False)
+
+
+# Arguments a model wrote in Python's notation: Agno reads what ``json.loads`` refuses with
+# ``ast.literal_eval``, so a set reaches the call's ``tool_args``, which JSON has no form for.
+_PYTHON_ARGUMENTS = "{'on': {1, 2}}"
+
+
+async def test_an_agno_tool_call_of_arguments_json_cannot_encode_is_told_and_runs() -> None:
+    """Agno runs the tool and answers; the call is told, a value JSON has no form for
+    written as its text, and its tool's span is the call's, in the step."""
+    pytest.importorskip("agno")
+    from agent_contract.protocol import ToolCall
+    from agent_contract.sources.agno_stream import agno_events
+
+    kept: list[Any] = []
+    stream = agno_events(_agno_booking(_PYTHON_ARGUMENTS), "Book?", sink=kept.append)
+    received, telemetry, error = await _traced(stream)
+
+    assert error is None
+    _assert_kept(received, telemetry, error)
+    assert not [e for e in received if isinstance(e, Error)]
+    calls = [e for e in received if isinstance(e, ToolCall)]
+    assert [(c.id, c.function.name, c.function.arguments) for c in calls] == [
+        ("b1", "book", '{"on": "{1, 2}"}')
+    ]
+    assert telemetry.outline() == [["invoke_agent", [
+        ["step 0", ["chat gpt-4o-mini", "execute_tool book"]], ["step 1", ["chat gpt-4o-mini"]]
+    ]]]  # fmt: skip
+    assert type(kept[-1]).__name__ == "RunCompletedEvent" and kept[-1].content == "Done."
+
+
+def _agno_reader_fails_on_text(monkeypatch: pytest.MonkeyPatch, agent_name: str) -> None:
+    """The adapter's reader of a ``RunContent`` fails on the first text of ``agent_name``'s
+    run: an event of a shape the adapter does not read, whatever its fields."""
+    from agent_contract.sources import agno_stream
+
+    read = agno_stream._content
+    failed: list[Any] = []
+
+    def failing(state: Any, event: Any) -> Any:
+        if not failed and event.agent_name == agent_name and event.content:
+            failed.append(event)
+            raise ValueError("a field of no shape the adapter reads")
+        return read(state, event)
+
+    monkeypatch.setattr(agno_stream, "_content", failing)
+
+
+async def test_an_agno_event_the_adapter_fails_on_is_skipped_the_run_ends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The event is skipped and told, the events after it read: the run answers, each call
+    ends, and nothing of ours reaches the agent."""
+    pytest.importorskip("agno")
+    from agent_contract.sources.agno_stream import agno_events
+
+    from ._fw_agno import agent
+    from ._script_chat import answer
+
+    _agno_reader_fails_on_text(monkeypatch, "writer")
+    kept: list[Any] = []
+    built = agent(answer("Done."), tools=[], name="writer")
+    received, telemetry, error = await _traced(agno_events(built, "Write.", sink=kept.append))
+
+    assert error is None
+    _assert_kept(received, telemetry, error)
+    _assert_told_once(received, telemetry)
+    assert isinstance(received[-1], LLMCallEnd)
+    assert type(kept[-1]).__name__ == "RunCompletedEvent" and kept[-1].content == "Done."
+
+
+async def test_an_agno_member_s_event_the_adapter_fails_on_is_skipped_the_team_ends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The same in a member's run, read as a nested run under its delegation: the member's
+    event is skipped and told there, the member and the team answer."""
+    pytest.importorskip("agno")
+    from agent_contract.sources.agno_stream import agno_events
+
+    _agno_reader_fails_on_text(monkeypatch, "booker")
+    lead = _agno_booking('{"on": "Monday"}', team=True)
+    received, telemetry, error = await _traced(agno_events(lead, "Book?"))
+
+    assert error is None
+    _assert_kept(received, telemetry, error)
+    assert "".join(e.text for e in received if isinstance(e, TextDelta)) == "Booked."
+    attributes = telemetry.span("invoke_agent booker").attributes or {}
+    assert "error.type" not in attributes  # the member answered
+    assert attributes.get("agent_otel.anomaly.kinds") == ("unreadable_chunk",)
+    assert "agent_otel.anomalies" not in (telemetry.span("invoke_agent").attributes or {})
+
+
+# --- CrewAI: the events of its bus, read by the adapter's reader ----------------------------
+
+
+def _crewai_reader_fails_on_call(monkeypatch: pytest.MonkeyPatch, role: str) -> None:
+    """The adapter's reader fails on the first call ``role``'s agent starts, having told its
+    start: an ``LLMCallStartedEvent`` of a shape the adapter does not read past that point."""
+    from agent_contract.sources import crewai_stream
+
+    read = crewai_stream._Reader._LLMCallStartedEvent
+    failed: list[Any] = []
+
+    def failing(reader: Any, event: Any) -> Any:
+        yield from read(reader, event)
+        if not failed and reader.phase == role:
+            failed.append(event)
+            raise ValueError("a field of no shape the adapter reads")
+
+    monkeypatch.setattr(crewai_stream._Reader, "_LLMCallStartedEvent", failing)
+
+
+async def test_a_crewai_event_the_adapter_fails_on_is_skipped_its_call_ends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What the event gave before the reader failed (the call's start) is kept, the events
+    after it are read: the call ends, the run answers, nothing of ours reaches the agent."""
+    pytest.importorskip("crewai")
+    from agent_contract.sources.crewai_stream import crewai_events
+
+    from ._fw_crewai import agent, completion, llm
+
+    _crewai_reader_fails_on_call(monkeypatch, "writer")
+    kept: list[Any] = []
+    built = agent(llm(lambda turn: completion(1, "Done.", [])), [], role="writer")
+    received, telemetry, error = await _traced(crewai_events(built, "Write.", sink=kept.append))
+
+    assert error is None
+    _assert_kept(received, telemetry, error)
+    _assert_told_once(received, telemetry)
+    assert isinstance(received[-1], LLMCallEnd)
+    assert "".join(e.text for e in received if isinstance(e, TextDelta)) == "Done."
+    assert kept[-1].raw == "Done."
+
+
+async def test_a_crewai_nested_run_s_event_the_adapter_fails_on_is_skipped_both_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The same in the run an agent's ``kickoff`` inside a tool is (a nested run under the
+    tool's call): skipped and told there, the inner agent and the lead answer."""
+    pytest.importorskip("crewai")
+    from crewai.tools import tool
+
+    from agent_contract.sources.crewai_stream import crewai_events
+
+    from ._fw_crewai import agent, completion, llm
+
+    _crewai_reader_fails_on_call(monkeypatch, "expert")
+    expert = agent(llm(lambda turn: completion(1, "sunny", [])), [], role="expert")
+
+    @tool("ask_expert")
+    def ask_expert(q: str) -> str:
+        """Ask the expert."""
+        return str(expert.kickoff(q).raw)
+
+    def lead(turn: int) -> bytes:
+        if turn == 0:
+            return completion(0, None, [("call_e", "ask_expert", '{"q": "Paris?"}')])
+        return completion(1, "The expert says: sunny.", [])
+
+    boss = agent(llm(lead), [ask_expert], role="lead")
+    received, telemetry, error = await _traced(crewai_events(boss, "Weather?"))
+
+    assert error is None
+    _assert_kept(received, telemetry, error)
+    text = "".join(e.text for e in received if isinstance(e, TextDelta))
+    assert text == "The expert says: sunny."
+    attributes = telemetry.span("invoke_agent expert").attributes or {}
+    assert "error.type" not in attributes  # the expert answered
+    assert attributes.get("agent_otel.anomaly.kinds") == ("unreadable_chunk",)
+    assert "agent_otel.anomalies" not in (telemetry.span("invoke_agent").attributes or {})
+
+
+async def test_a_crewai_event_the_adapter_s_sink_fails_on_never_reaches_crewai(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The adapter's sink reads each event on CrewAI's thread, inside CrewAI's ``emit`` (a
+    tool's start: to scope its body): where that reading fails, CrewAI goes on (the tool runs,
+    the agent answers), the event is still read into the stream, and the failure is told."""
+    pytest.importorskip("crewai")
+    from crewai.tools import tool
+
+    from agent_contract.protocol import ToolCall, ToolResult
+    from agent_contract.sources import crewai_stream
+    from agent_contract.sources.crewai_stream import crewai_events
+
+    from ._fw_crewai import agent, completion, llm
+
+    scope = crewai_stream._scope
+
+    def failing(scopes: Any, event: Any, *args: Any) -> None:
+        if type(event).__name__ == "ToolUsageStartedEvent":
+            raise ValueError("a field of no shape the adapter reads")
+        scope(scopes, event, *args)
+
+    monkeypatch.setattr(crewai_stream, "_scope", failing)
+
+    @tool("book")
+    def book(day: str) -> str:
+        """Book a day."""
+        return "booked"
+
+    def respond(turn: int) -> bytes:
+        if turn == 0:
+            return completion(0, None, [("b1", "book", '{"day": "Monday"}')])
+        return completion(1, "Done.", [])
+
+    built = agent(llm(respond), [book], role="booker")
+    received, telemetry, error = await _traced(crewai_events(built, "Book?"))
+
+    assert error is None
+    _assert_kept(received, telemetry, error)
+    assert [e.id for e in received if isinstance(e, ToolCall)] == ["b1"]
+    results = [e for e in received if isinstance(e, ToolResult)]
+    assert [(r.tool_call_id, r.content, r.is_error) for r in results] == [("b1", "booked", False)]
+    assert "".join(e.text for e in received if isinstance(e, TextDelta)) == "Done."
+    errors = [e for e in received if isinstance(e, Error)]
+    assert [(e.error_type, e.fatal) for e in errors] == [("unreadable_chunk", False)]

@@ -57,9 +57,11 @@ a member waits, after each ``ToolCallStarted``, until the adapter has taken it (
 so the tool's scope finds its call in the member's run. With no tracer claiming them, members
 stay out. A member run that fails (its ``RunError``) fails its delegation's call too, with the
 same ``error_type``: Agno hands the leader the error's text as the call's result, and the
-run goes on. ``sink`` receives
-every Agno event untouched, in order. Closing the stream early closes Agno's generator (which
-cancels the run). Needs ``agno`` (extra ``agno``)."""
+run goes on. An event the adapter cannot read (a field of a shape it does not read) is
+skipped and told (``_stream.told``), as ``read_events`` skips one, the team's or a member's;
+the events after it are read. ``sink`` receives every Agno event untouched, in order.
+Closing the stream early closes Agno's generator (which cancels the run). Needs ``agno``
+(extra ``agno``)."""
 
 from __future__ import annotations
 
@@ -89,7 +91,7 @@ from agent_contract.sources._history import agno_messages, call_start
 from agent_contract.sources._mcp import server_of
 from agent_contract.sources._nested import Pushed
 from agent_contract.sources._require import expect, require
-from agent_contract.sources._stream import Sink
+from agent_contract.sources._stream import Sink, told
 
 __all__ = ["AgnoRunError", "agno_events"]
 
@@ -129,7 +131,7 @@ async def agno_events(
                 await members.feed(event)
                 taker.took(event)
                 continue
-            for out in state.feed(event):
+            for out in told(state.feed, event, passing=AgnoRunError):  # an odd event skipped
                 yield out
             if state.run_id is not None:
                 taker.serve(state.run_id)
@@ -526,7 +528,8 @@ class _State:
             return ()
         self.seen.add(call_id)
         self.open_calls[str(call_id)] = (tool.tool_name, tool.tool_args or {})
-        arguments = json.dumps(tool.tool_args or {})
+        # (Agno reads arguments in Python's notation too: a set JSON has no form for, as text)
+        arguments = json.dumps(tool.tool_args or {}, default=str)
         return (ToolCall(id=call_id, function=FunctionCall(tool.tool_name, arguments)),)
 
 
@@ -567,7 +570,7 @@ class _Members:
         if nested is None:
             return
         try:
-            out = state.feed(event)
+            out = told(state.feed, event, passing=AgnoRunError)  # an odd event skipped
         except AgnoRunError as error:
             await nested.end(error)
             delegation = self._calls.get(run_id)

@@ -81,6 +81,12 @@ agent), is scoped with its server (``McpServer``: the name CrewAI gave it). Its 
 tools are scoped as the run's are, and what runs inside them nests again, at any depth (the
 context holds the path of tools it runs in).
 
+An event the reader cannot read (a field of a shape it does not read) is skipped and told
+(``_stream.told``: what it gave before is kept), the run's or a nested run's, as
+``read_events`` skips one; the events after it are read, and so is the run's end. Where the
+sink's own reading fails on an event (its tool's scope), nothing reaches CrewAI's ``emit``:
+the event is still read, and an ``Error`` (``unreadable_chunk``) follows it.
+
 Every CrewAI event of the run goes to ``sink`` untouched, then the ``kickoff`` result last.
 Stopping early or cancelling stops delivering at once and takes the sink off; CrewAI has no
 stop switch, so the step in flight finishes on its thread. Needs ``crewai`` (extra ``crewai``).
@@ -119,7 +125,7 @@ from agent_contract.sources._nested import Pushed
 from agent_contract.sources._raw_usage import get
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._scoping import OpenScopes
-from agent_contract.sources._stream import Sink
+from agent_contract.sources._stream import Sink, told, unreadable
 
 __all__ = ["crewai_events"]
 
@@ -196,14 +202,19 @@ async def crewai_events(
                 raised[id(event)] = spent
         elif kind == "LLMCallStartedEvent":
             counters[getattr(event, "call_id", None)] = _counted(source)
-        inside = tools.inside(event)  # the run's own event, or a nested run's at any depth
-        called = None
-        if type(event).__name__ == "ToolUsageStartedEvent":
-            caught_up()
-            called = reader.called(event) if not inside else None  # the model's own name
-        _scope(scopes, event, called, source)
-        tools.enter(event, inside)
-        put(_EVENT, (event, inside))
+        inside: Path = ()
+        try:  # inside CrewAI's emit: what our reading raises must not reach CrewAI
+            inside = tools.inside(event)  # the run's own event, or a nested run's at any depth
+            called = None
+            if type(event).__name__ == "ToolUsageStartedEvent":
+                caught_up()
+                called = reader.called(event) if not inside else None  # the model's own name
+            _scope(scopes, event, called, source)
+            tools.enter(event, inside)
+        except Exception:  # still read by the consumer, the failure told after it
+            put(_EVENT, (event, inside, True))
+        else:
+            put(_EVENT, (event, inside, False))
 
     def run() -> None:
         _RUN.set(me)
@@ -232,18 +243,20 @@ async def crewai_events(
                 if sink is not None:
                     sink(value)
                 await nested.close(None)
-                for event in reader.finish(getattr(value, "raw", None)):
+                for event in told(reader.finish, getattr(value, "raw", None)):
                     yield event
                 return
-            event, inside = value
+            event, inside, unheard = value
             if sink is not None:
                 sink(event)
             await nested.ended(inside, event)
             if inside:  # CrewAI's work inside one of the run's tools
-                await nested.feed(inside, event)
+                await nested.feed(inside, event, unheard)
                 continue
-            for out in reader.feed(event):
+            for out in told(reader.feed, event):  # an odd event skipped and told
                 yield out
+            if unheard:  # the sink's reading failed on it (its tool's scope): told
+                yield unreadable()
     except (Exception, asyncio.CancelledError) as error:
         ended = error
         raise
@@ -353,7 +366,9 @@ class _Nested:
         found = self._runs.get(path)
         return found[1] if found is not None and found[0] is not None else None
 
-    async def feed(self, inside: Path, event: Any) -> None:
+    async def feed(self, inside: Path, event: Any, unheard: bool = False) -> None:
+        """Read ``event`` into the run at ``inside`` (``unheard``: the sink failed on it,
+        told after its events)."""
         found = self._runs.get(inside)
         if found is None:
             if _tools_own(event):  # the tool's own MCP request: no agent runs in it
@@ -362,7 +377,9 @@ class _Nested:
             found = self._runs[inside] = (self._start(inside, role), _Reader(self._raised, role))
         run, reader = found
         if run is not None:
-            await run.push(reader.feed(event))
+            await run.push(told(reader.feed, event))
+            if unheard:
+                await run.push((unreadable(),))
         else:
             self._raised.pop(id(event), None)
 
@@ -390,7 +407,7 @@ class _Nested:
         for path in below:
             run, reader = self._runs.pop(path)
             if run is not None:
-                await run.push(reader.finish(None))
+                await run.push(told(reader.finish, None))
                 await run.end(error if isinstance(error, BaseException) and path == tool else None)
 
     async def close(self, error: BaseException | None) -> None:
@@ -399,7 +416,7 @@ class _Nested:
         for path in sorted(runs, key=len, reverse=True):
             run, reader = runs[path]
             if run is not None:
-                await run.push(reader.finish(None))
+                await run.push(told(reader.finish, None))
                 await run.end(error)
 
 
