@@ -32,10 +32,9 @@ def _says(text: str) -> Any:
     return lambda callback_context: types.Content(role="model", parts=[types.Part(text=text)])
 
 
-@pytest.mark.parametrize("streamed", [True, False], ids=["sse", "unstreamed"])
-async def test_a_before_agent_callbacks_answer_is_no_model_call(
-    otel_telemetry: InMemoryTelemetry, streamed: bool
-) -> None:
+async def _run_bot(telemetry: InMemoryTelemetry, streamed: bool, **callbacks: Any) -> Any:
+    """An agent ``bot`` whose model answers "model answer", with ``callbacks``, run streamed
+    (SSE) or not with content captured; its model, to count the calls it got."""
     from google.adk.agents import LlmAgent
     from google.adk.agents.run_config import RunConfig, StreamingMode
     from google.genai import types
@@ -45,10 +44,18 @@ async def test_a_before_agent_callbacks_answer_is_no_model_call(
     from ._fw_google_adk import _model
 
     model = _model([[types.Part(text="model answer")]])
-    bot = LlmAgent(name="bot", model=model, before_agent_callback=_says("closed today"))
+    bot = LlmAgent(name="bot", model=model, **callbacks)
     mode = StreamingMode.SSE if streamed else StreamingMode.NONE
     source = google_adk_events(bot, "hi", run_config=RunConfig(streaming_mode=mode))
-    await run_script(otel_telemetry, source, agent_name="bot", capture_content=True)
+    await run_script(telemetry, source, agent_name="bot", capture_content=True)
+    return model
+
+
+@pytest.mark.parametrize("streamed", [True, False], ids=["sse", "unstreamed"])
+async def test_a_before_agent_callbacks_answer_is_no_model_call(
+    otel_telemetry: InMemoryTelemetry, streamed: bool
+) -> None:
+    model = await _run_bot(otel_telemetry, streamed, before_agent_callback=_says("closed today"))
 
     assert model.calls == 0
     assert otel_telemetry.outline() == ["invoke_agent bot"]
@@ -62,21 +69,10 @@ async def test_a_before_agent_callbacks_answer_is_no_model_call(
 async def test_an_after_agent_callbacks_answer_is_the_runs_not_a_second_call(
     otel_telemetry: InMemoryTelemetry, streamed: bool
 ) -> None:
-    from google.adk.agents import LlmAgent
-    from google.adk.agents.run_config import RunConfig, StreamingMode
-    from google.genai import types
-
-    from agent_contract.sources.google_adk_stream import google_adk_events
-
     from . import _script as s
-    from ._fw_google_adk import _model
     from ._trace import tokens
 
-    model = _model([[types.Part(text="model answer")]])
-    bot = LlmAgent(name="bot", model=model, after_agent_callback=_says("(checked)"))
-    mode = StreamingMode.SSE if streamed else StreamingMode.NONE
-    source = google_adk_events(bot, "hi", run_config=RunConfig(streaming_mode=mode))
-    await run_script(otel_telemetry, source, agent_name="bot", capture_content=True)
+    model = await _run_bot(otel_telemetry, streamed, after_agent_callback=_says("(checked)"))
 
     assert model.calls == 1
     assert otel_telemetry.outline() == [["invoke_agent bot", [["step 0", [CHAT]]]]]
