@@ -57,7 +57,6 @@ graph's own stream items go to ``sink`` untouched. Needs ``langgraph`` (extra ``
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 from collections import OrderedDict
@@ -82,6 +81,7 @@ from agent_contract.events import (
     Usage,
 )
 from agent_contract.scope import McpServer, framework_started, tool_scope
+from agent_contract.sources._arguments import tool_call
 from agent_contract.sources._failure import Error, error_name, failed_result
 from agent_contract.sources._history import call_start, langchain_messages
 from agent_contract.sources._joined import joined
@@ -388,8 +388,7 @@ def _unanswered(messages: list[Any] | tuple[Any, ...]) -> Iterator[ToolCall]:
     for call in getattr(last, "tool_calls", None) or ():
         call_id = call.get("id") if isinstance(call, dict) else None
         if call_id is not None and str(call_id) not in answered:
-            arguments = json.dumps(call.get("args") or {})
-            yield ToolCall(id=str(call_id), function=FunctionCall(call.get("name"), arguments))
+            yield from tool_call(str(call_id), call.get("name"), call.get("args"))
 
 
 class _Body:
@@ -438,7 +437,7 @@ class _Reader:
         self.branch: tuple[str, ...] = ()  # the branch of the call told last
         # The tool calls of messages a node wrote itself (no request made them), by id: told
         # with their result when a tool ran them, never when the node wrote the answer too.
-        self.written: dict[str, ToolCall] = {}
+        self.written: dict[str, tuple[AgentEvent, ...]] = {}  # a call's events (tool_call)
         self.answer: tuple[Any] | None = None  # the graph's structured answer, once given
 
     async def route(self, namespace: Any, mode: Any, payload: Any) -> list[AgentEvent]:
@@ -830,9 +829,8 @@ class _Reader:
         for tool in message.tool_calls:
             call_id = tool.get("id")
             if call_id:
-                arguments = json.dumps(tool.get("args") or {})
-                self.written[str(call_id)] = ToolCall(
-                    id=str(call_id), function=FunctionCall(tool.get("name"), arguments)
+                self.written[str(call_id)] = tool_call(
+                    str(call_id), tool.get("name"), tool.get("args")
                 )
 
     def _tool(self, message: Any, orphan: bool = False) -> Iterator[AgentEvent]:
@@ -852,7 +850,7 @@ class _Reader:
             if not asked:  # the node wrote the answer too: no tool ran
                 self.told.update(marks)
                 return
-            yield asked[0]
+            yield from asked
         if self.held and not orphan and str(message.tool_call_id) not in self.asked:
             self.results_held.setdefault(key, message)  # its call is held: told after it
             return
@@ -862,10 +860,11 @@ class _Reader:
         self.requests.tasks.pop(str(message.tool_call_id), None)
         yield _result(message)
 
-    def _asked_written(self, message: Any) -> tuple[ToolCall] | tuple[()] | None:
+    def _asked_written(self, message: Any) -> tuple[AgentEvent, ...] | None:
         """For a result answering a tool call a node wrote: ``(call,)`` when a tool ran it (a
         tool body started for it, or ``ToolNode`` answered a name it lacks), told now; ``()``
-        when the node wrote the answer too; ``None`` for another result."""
+        when the node wrote the answer too; ``None`` for another result. (``call`` is the
+        call's events: its ``ToolCall`` and the ``Error`` telling a repair of its arguments.)"""
         call_id = str(message.tool_call_id)
         call = self.written.pop(call_id, None)
         if call is None:
@@ -874,7 +873,7 @@ class _Reader:
             "tool_not_found"
         ):
             self.asked.add(call_id)
-            return (call,)
+            return call
         return ()
 
 
@@ -1123,8 +1122,7 @@ def _end(call: _Call, message: Any, spent: Any = None) -> Iterator[AgentEvent]:
     ``message``."""
     if message is not None:
         for tool in message.tool_calls:
-            arguments = json.dumps(tool.get("args") or {})
-            yield ToolCall(id=tool.get("id"), function=FunctionCall(tool.get("name"), arguments))
+            yield from tool_call(tool.get("id"), tool.get("name"), tool.get("args"))
     else:
         for call_id, name, parts in call.tools.values():
             yield ToolCall(id=call_id, function=FunctionCall(name or None, joined("".join(parts))))
