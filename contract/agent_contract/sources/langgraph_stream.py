@@ -302,7 +302,8 @@ async def langgraph_events(
         if thread is not None:
             yield JourneyMarker(name=_graph_name(graph), journey_id=thread)
         for told in await _paused_calls(graph, config):
-            reader.asked.add(str(getattr(told, "id", "")))
+            if isinstance(told, ToolCall):  # (an Error telling its arguments' repair follows)
+                reader.asked.add(str(told.id))
             yield told
     config = _scoped(config, requests, _mcp_servers(graph, set()))
     items = graph.astream(
@@ -367,28 +368,31 @@ async def _paused_calls(graph: Any, config: Any) -> list[AgentEvent]:
         state = await graph.aget_state(config, subgraphs=True)
     except Exception:  # no checkpointer, a graph of its own kind: nothing told again
         return []
-    calls: dict[str, AgentEvent] = {}
+    calls: dict[str, tuple[AgentEvent, ...]] = {}  # a call's events, by its id
     states = [state]
     while states:
         state = states.pop(0)
         values = getattr(state, "values", None)
         messages = values.get("messages") if isinstance(values, dict) else None
         if isinstance(messages, (list, tuple)):
-            for call in _unanswered(messages):
-                calls.setdefault(str(call.id), call)
+            for call_id, events in _unanswered(messages):
+                calls.setdefault(call_id, events)
         tasks = getattr(state, "tasks", None)
         states += [t.state for t in tasks or () if type(t.state).__name__ == "StateSnapshot"]
-    return list(calls.values())
+    return [event for events in calls.values() for event in events]
 
 
-def _unanswered(messages: list[Any] | tuple[Any, ...]) -> Iterator[ToolCall]:
-    """The tool calls of the last model message with no tool message answering them."""
+def _unanswered(
+    messages: list[Any] | tuple[Any, ...],
+) -> Iterator[tuple[str, tuple[AgentEvent, ...]]]:
+    """The tool calls of the last model message with no tool message answering them: each
+    one's id and events (``tool_call``'s)."""
     answered = {str(m.tool_call_id) for m in messages if type(m).__name__ == "ToolMessage"}
     last = next((m for m in reversed(messages) if type(m).__name__ == "AIMessage"), None)
     for call in getattr(last, "tool_calls", None) or ():
         call_id = call.get("id") if isinstance(call, dict) else None
         if call_id is not None and str(call_id) not in answered:
-            yield from tool_call(str(call_id), call.get("name"), call.get("args"))
+            yield str(call_id), tool_call(str(call_id), call.get("name"), call.get("args"))
 
 
 class _Body:
