@@ -5,7 +5,7 @@ Each builder runs an agent with one tool, ``book(on)``, whose model asks for it 
 ``b1``) with such arguments, then answers "Done.". A model that hands the framework values
 (Google ADK's ``FunctionCall.args``, a LangChain ``AIMessage``'s ``tool_calls``, a LlamaIndex
 ``ToolCallBlock``) can put any Python value there: ``VALUES``. A model that sends text, parsed
-by the framework with ``json.loads`` (which reads ``NaN``) or, in Agno, with
+with ``json.loads`` (which reads ``NaN``) by the framework or the model's SDK, or in Agno with
 ``ast.literal_eval`` (which reads a set), reaches the adapter as ``NAN`` or ``PYTHON`` do.
 ``CASES`` pairs each builder with the JSON text the repair rule (docs/hostile.md) writes.
 """
@@ -168,6 +168,38 @@ def smolagents(kept: list[Any]) -> AsyncIterator[Any]:
     return smolagents_events(built, "Book?", sink=kept.append)
 
 
+def pydantic_ai(kept: list[Any]) -> AsyncIterator[Any]:
+    """A pydantic-ai agent on its ``GoogleModel``, the Google Gen AI SDK over its mock
+    transport: the streamed ``functionCall``'s ``args`` hold the server's ``NaN`` (the SDK
+    reads it with ``json.loads``; pydantic-ai keeps the call's ``args`` as the dict it is)."""
+    import httpx
+    from google import genai
+    from pydantic_ai import Agent
+    from pydantic_ai.models.google import GoogleModel
+    from pydantic_ai.providers.google import GoogleProvider
+
+    from agent_contract.sources.pydantic_ai_stream import pydantic_ai_events
+
+    def respond(request: httpx.Request) -> httpx.Response:
+        kept.append(request)  # (the adapter takes no sink: the model's requests are kept)
+        call = {"functionCall": {"id": "b1", "name": "book", "args": {"on": "NaN"}}}
+        part = call if len(kept) == 1 else {"text": "Done."}
+        body = {"candidates": [{"content": {"role": "model", "parts": [part]},
+                                "finishReason": "STOP"}],
+                "usageMetadata": {"promptTokenCount": 3, "candidatesTokenCount": 2,
+                                  "totalTokenCount": 5},
+                "modelVersion": "gemini-2.5-flash"}  # fmt: skip
+        text = json.dumps(body).replace('"NaN"', "NaN")  # the server's bare NaN
+        headers = {"content-type": "text/event-stream"}
+        return httpx.Response(200, content=f"data: {text}\n\n".encode(), headers=headers)
+
+    transport = httpx.AsyncClient(transport=httpx.MockTransport(respond))
+    client = genai.Client(api_key="test", http_options={"httpx_async_client": transport})
+    built = Agent(GoogleModel("gemini-2.5-flash", provider=GoogleProvider(client=client)))
+    built.tool_plain(book)
+    return pydantic_ai_events(built, "Book?")
+
+
 def agno(kept: list[Any]) -> AsyncIterator[Any]:
     """An Agno agent on ``OpenAIChat`` over the SDK's mock transport, the model's arguments
     ``PYTHON``."""
@@ -182,8 +214,9 @@ def agno(kept: list[Any]) -> AsyncIterator[Any]:
 
 @dataclass(frozen=True)
 class Case:
-    """An adapter's run (``build(kept)``, the framework's items going to ``kept``), the
-    package it needs, and the arguments text its ``ToolCall`` must carry."""
+    """An adapter's run (``build(kept)``, the framework's items going to ``kept``, or the
+    model's requests where the adapter takes no sink), the package it needs, and the
+    arguments text its ``ToolCall`` must carry."""
 
     build: Callable[[list[Any]], AsyncIterator[Any]]
     needs: str
@@ -197,6 +230,7 @@ CASES: dict[str, Case] = {
     "strands": Case(strands, "strands", NAN_JSON),
     "llama_index": Case(llama_index, "llama_index.core", VALUES_JSON),
     "smolagents": Case(smolagents, "smolagents", NAN_JSON),
+    "pydantic_ai": Case(pydantic_ai, "pydantic_ai.models.google", NAN_JSON),
     "agno": Case(agno, "agno", PYTHON_JSON),
 }
 

@@ -579,4 +579,4 @@ async def test_tool_call_arguments_json_cannot_hold_are_repaired_told_and_run(na
     tools = [s for s in telemetry.spans() if s.name == "execute_tool book"]
     assert [(s.attributes or {}).get("gen_ai.tool.call.id") for s in tools] == ["b1"]
     assert all("error.type" not in (s.attributes or {}) for s in telemetry.spans())
-    assert kept  # the framework's own items, untouched, reached the sink
+    assert kept  # the framework's own items reached the sink (pydantic-ai: the requests made)
