@@ -691,13 +691,21 @@ def _runs_as(called: str, name: Any) -> bool:
 
 
 def _same(a: str, b: str) -> bool:
-    """Two argument texts mean the same (JSON compared as values, else as text)."""
+    """Two argument texts mean the same (JSON compared as values, else as text). Each value is
+    first written by the adapters' rule, as the tool's start writes CrewAI's ``tool_args``: a
+    model's ``NaN`` is then the ``null`` its parsed arguments were written with."""
     if a == b:
         return True
     try:
-        return bool(json.loads(a) == json.loads(b))
-    except ValueError:
+        return bool(_written(a) == _written(b))
+    except (ValueError, RecursionError):
         return False
+
+
+def _written(text: str) -> Any:
+    """``text``'s JSON value as the arguments rule writes it (``arguments_text``)."""
+    value = json.loads(text)
+    return value if isinstance(value, str) else json.loads(arguments_text(value))
 
 
 def _failure_type(failure: Any) -> str:
