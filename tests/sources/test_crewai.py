@@ -346,3 +346,39 @@ async def test_a_model_call_that_runs_its_function_keeps_its_tokens(otel_telemet
     assert (chats[0].attributes or {})["gen_ai.usage.output_tokens"] == s.TURNS[0].output
     assert tokens(otel_telemetry) == s.TURNS[0].input + s.TURNS[1].input
     assert otel_telemetry.open_spans() == []
+
+
+async def test_a_call_whose_arguments_hold_a_nan_is_the_tool_crewai_runs(
+    otel_telemetry: Any,
+) -> None:
+    """The model's arguments text holds a NaN (``json.loads`` reads it, as CrewAI does): the
+    native call is the one CrewAI runs, one call and one tool span, its result on it. Before:
+    the tool's start matched no call (a NaN equals no NaN), so a second call of the adapter's
+    was made up for it and the model's call never ended."""
+    import math
+
+    def nan_then_answer(turn: int) -> bytes:
+        if turn == 0:
+            return fw.completion(0, None, [("call_b", "book", '{"on": NaN}')])
+        return fw.completion(1, "Booked.", [])
+
+    from crewai.tools import tool
+
+    ran: list[float] = []
+
+    @tool("book")
+    def book(on: float) -> str:
+        """Book a day."""
+        ran.append(on)
+        return "booked"
+
+    kept: list[Any] = []
+    events = fw.crewai_events(fw.agent(fw.llm(nan_then_answer), [book]), "Book?", sink=kept.append)
+    got = await run_script(otel_telemetry, events)
+
+    assert len(ran) == 1 and math.isnan(ran[0])  # CrewAI ran it with the NaN it read
+    assert [e.id for e in got if isinstance(e, ToolCall)] == ["call_b"]
+    assert [e.tool_call_id for e in got if isinstance(e, ToolResult)] == ["call_b"]
+    tools = [t for t in otel_telemetry.spans() if t.name == "execute_tool book"]
+    assert [(t.attributes or {}).get("gen_ai.tool.call.id") for t in tools] == ["call_b"]
+    assert not (tools[0].attributes or {}).get("agent_otel.incomplete")

@@ -11,6 +11,7 @@ chunks before and after it are read, and the SDK's own exceptions still come out
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 import pytest
@@ -72,6 +73,11 @@ async def test_an_unreadable_chunk_is_skipped_and_told_the_rest_is_read() -> Non
         (
             [[{"index": 0, "id": "a", "function": {"name": "f", "arguments": {"x": 1}}}]],
             [("a", "f", '{"x": 1}')],
+        ),
+        # ... holding a NaN (the SDK reads the server's NaN): written by the adapters' rule
+        (
+            [[{"index": 0, "id": "a", "function": {"name": "f", "arguments": {"x": math.nan}}}]],
+            [("a", "f", '{"x": null}')],
         ),
         # a null among the deltas, an id that is a list: the others are read
         (

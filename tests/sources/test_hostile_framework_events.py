@@ -26,6 +26,7 @@ from agent_contract.protocol import AgentEvent, Error, LLMCallEnd, LLMCallStart,
 from agent_otel import otel_wrapper
 from otlp_check import Exported, assert_nested_in_time
 
+from . import _odd_arguments as _odd
 from ._hostile_json import responses_events, spoil
 from ._http import openai_client, sse
 
@@ -201,21 +202,35 @@ def _langgraph_run(node: Any, kept: list[Any]) -> AsyncIterator[Any]:
     return langgraph_events(graph.compile(), {"messages": [("user", "hi")]}, sink=kept.append)
 
 
-async def test_a_langgraph_message_of_no_shape_the_reader_reads_is_skipped_its_call_ends() -> None:
-    """A model's answer a node passes on (called outside LangChain's callbacks: its model
-    named) whose tool call's arguments hold a value JSON has no form for (a date: LangChain
-    keeps ``args`` as the node built them) is LangGraph's to pass on: the graph runs on and
-    ends; the reader skips the update, tells it, and the call it opened for that answer still
-    ends."""
-    pytest.importorskip("langgraph")
-    import datetime
+def _reader_fails_on_calls_of(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> None:
+    """The adapter ``module``'s reading of a model's call of ``name`` fails: an event of a
+    shape the adapter does not read, whatever its fields."""
+    read = module.tool_call
 
+    def failing(call_id: Any, called: Any, arguments: Any) -> Any:
+        if called == name:
+            raise ValueError("a field of no shape the adapter reads")
+        return read(call_id, called, arguments)
+
+    monkeypatch.setattr(module, "tool_call", failing)
+
+
+async def test_a_langgraph_message_of_no_shape_the_reader_reads_is_skipped_its_call_ends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A model's answer a node passes on (called outside LangChain's callbacks: its model
+    named) whose tool call the reader fails on is LangGraph's to pass on: the graph runs on
+    and ends; the reader skips the update, tells it, and the call it opened for that answer
+    still ends."""
+    pytest.importorskip("langgraph")
     from langchain_core.messages import AIMessage
 
-    answer = AIMessage(content="", id="m1", response_metadata={"model_name": "gpt-4o-mini"},
-                       tool_calls=[
-        {"name": "book", "args": {"on": datetime.date(2026, 1, 1)}, "id": "c1"}
-    ])  # fmt: skip
+    from agent_contract.sources import langgraph_stream
+
+    _reader_fails_on_calls_of(monkeypatch, langgraph_stream, "book")
+    called = [{"name": "book", "args": {"on": "Monday"}, "id": "c1"}]
+    named = {"model_name": "gpt-4o-mini"}
+    answer = AIMessage(content="", id="m1", response_metadata=named, tool_calls=called)
 
     def node(state: Any) -> dict[str, Any]:
         return {"messages": [answer]}
@@ -246,19 +261,19 @@ def _adk_booking(model: Any, name: str = "booker") -> Any:
     return agent(model, [book], name=name)
 
 
-def _odd_booking() -> Any:
-    """A model's call of ``book`` whose arguments hold a value JSON has no form for (a date:
-    ADK keeps a model's ``args`` as the model built them)."""
-    import datetime
-
+def _odd_booking(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A model's call of ``book`` that the adapter's reader fails on."""
     from google.genai import types
 
-    return types.Part(function_call=types.FunctionCall(
-        id="b1", name="book", args={"on": datetime.date(2026, 1, 1)}
-    ))  # fmt: skip
+    from agent_contract.sources import google_adk_stream
+
+    _reader_fails_on_calls_of(monkeypatch, google_adk_stream, "book")
+    return types.Part(function_call=types.FunctionCall(id="b1", name="book", args={"on": "Monday"}))
 
 
-async def test_an_adk_model_event_the_reader_fails_on_still_ends_its_call() -> None:
+async def test_an_adk_model_event_the_reader_fails_on_still_ends_its_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """What the event completed before the reader failed on it (its call's start) is kept,
     and that call ends with it, its last: the next request is a call of its own, in the
     next step, not more of the skipped one."""
@@ -269,7 +284,7 @@ async def test_an_adk_model_event_the_reader_fails_on_still_ends_its_call() -> N
 
     from ._fw_google_adk import _model
 
-    model = _model([[_odd_booking()], [types.Part(text="Done.")]])
+    model = _model([[_odd_booking(monkeypatch)], [types.Part(text="Done.")]])
     received, telemetry, error = await _traced(google_adk_events(_adk_booking(model), "Book?"))
 
     assert error is None
@@ -281,11 +296,12 @@ async def test_an_adk_model_event_the_reader_fails_on_still_ends_its_call() -> N
     ]
 
 
-async def test_an_odd_event_of_an_adk_agent_tool_s_run_is_skipped_the_lead_runs_on() -> None:
+async def test_an_odd_event_of_an_adk_agent_tool_s_run_is_skipped_the_lead_runs_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The expert an ``AgentTool`` runs is read from the events ADK hands its plugin
-    (``on_event_callback``), not the run's stream: a call of the expert's model whose
-    arguments hold a value JSON has no form for (a date: ADK keeps a model's ``args`` as the
-    model built them) is skipped there and told in the expert's run; the expert and the lead
+    (``on_event_callback``), not the run's stream: a call of the expert's model that the
+    reader fails on is skipped there and told in the expert's run; the expert and the lead
     run on and answer, and every call and run still ends."""
     pytest.importorskip("google.adk")
     from google.adk.tools.agent_tool import AgentTool
@@ -295,7 +311,8 @@ async def test_an_odd_event_of_an_adk_agent_tool_s_run_is_skipped_the_lead_runs_
 
     from ._fw_google_adk import _model, agent
 
-    expert = _adk_booking(_model([[_odd_booking()], [types.Part(text="booked")]]), "expert")
+    odd = _odd_booking(monkeypatch)
+    expert = _adk_booking(_model([[odd], [types.Part(text="booked")]]), "expert")
     ask = types.Part(function_call=types.FunctionCall(id="e1", name="expert",
                                                       args={"request": "Book it."}))  # fmt: skip
     lead = agent(_model([[ask], [types.Part(text="Done.")]]), [AgentTool(expert)], name="lead")
@@ -337,35 +354,6 @@ def _agno_booking(arguments: str, *, team: bool = False) -> Any:
     ask = call("delegate_task_to_member", {"member_id": "booker", "task": "Book."}, "d1")
     model = OpenAIChat(id="gpt-4o-mini", async_client=openai_client(ask, answer("Booked.")))
     return Team(members=[booker], model=model, name="lead", telemetry=False)
-
-
-# Arguments a model wrote in Python's notation: Agno reads what ``json.loads`` refuses with
-# ``ast.literal_eval``, so a set reaches the call's ``tool_args``, which JSON has no form for.
-_PYTHON_ARGUMENTS = "{'on': {1, 2}}"
-
-
-async def test_an_agno_tool_call_of_arguments_json_cannot_encode_is_told_and_runs() -> None:
-    """Agno runs the tool and answers; the call is told, a value JSON has no form for
-    written as its text, and its tool's span is the call's, in the step."""
-    pytest.importorskip("agno")
-    from agent_contract.protocol import ToolCall
-    from agent_contract.sources.agno_stream import agno_events
-
-    kept: list[Any] = []
-    stream = agno_events(_agno_booking(_PYTHON_ARGUMENTS), "Book?", sink=kept.append)
-    received, telemetry, error = await _traced(stream)
-
-    assert error is None
-    _assert_kept(received, telemetry, error)
-    assert not [e for e in received if isinstance(e, Error)]
-    calls = [e for e in received if isinstance(e, ToolCall)]
-    assert [(c.id, c.function.name, c.function.arguments) for c in calls] == [
-        ("b1", "book", '{"on": "{1, 2}"}')
-    ]
-    assert telemetry.outline() == [["invoke_agent", [
-        ["step 0", ["chat gpt-4o-mini", "execute_tool book"]], ["step 1", ["chat gpt-4o-mini"]]
-    ]]]  # fmt: skip
-    assert type(kept[-1]).__name__ == "RunCompletedEvent" and kept[-1].content == "Done."
 
 
 def _agno_reader_fails_on_text(monkeypatch: pytest.MonkeyPatch, agent_name: str) -> None:
@@ -555,3 +543,40 @@ async def test_a_crewai_event_the_adapter_s_sink_fails_on_never_reaches_crewai(
     assert "".join(e.text for e in received if isinstance(e, TextDelta)) == "Done."
     errors = [e for e in received if isinstance(e, Error)]
     assert [(e.error_type, e.fatal) for e in errors] == [("unreadable_chunk", False)]
+
+
+# --- every adapter: a tool call whose arguments hold values JSON has no form for ----------
+
+
+@pytest.mark.parametrize("name", list(_odd.CASES))
+async def test_tool_call_arguments_json_cannot_hold_are_repaired_told_and_run(name: str) -> None:
+    """The call is told, its arguments written by the repair rule (docs/hostile.md) as strict
+    JSON, and an ``Error`` (``unencodable_arguments``, not fatal) right after it says so; the
+    recorder counts the repair on the run, fails nothing, and the tool's span is the call's.
+    The framework runs the tool and answers, its own items reaching the sink."""
+    case = _odd.CASES[name]
+    pytest.importorskip(case.needs)
+    from agent_contract.protocol import ToolCall
+
+    kept: list[Any] = []
+    received, telemetry, error = await _traced(case.build(kept))
+
+    assert error is None
+    _assert_kept(received, telemetry, error)
+    calls = [e for e in received if isinstance(e, ToolCall)]
+    assert [(c.id, c.function.name, c.function.arguments) for c in calls] == [
+        ("b1", "book", case.arguments)
+    ]
+    _odd.strict(calls[0].function.arguments)
+    after = received[received.index(calls[0]) + 1]
+    assert isinstance(after, Error)
+    assert (after.error_type, after.fatal) == ("unencodable_arguments", False)
+    assert [e.error_type for e in received if isinstance(e, Error)] == ["unencodable_arguments"]
+    run = telemetry.span("invoke_agent")
+    assert run.attributes is not None
+    assert run.attributes["agent_otel.anomaly.kinds"] == ("unencodable_arguments",)
+    assert run.attributes["agent_otel.anomalies"] == 1
+    tools = [s for s in telemetry.spans() if s.name == "execute_tool book"]
+    assert [(s.attributes or {}).get("gen_ai.tool.call.id") for s in tools] == ["b1"]
+    assert all("error.type" not in (s.attributes or {}) for s in telemetry.spans())
+    assert kept  # the framework's own items reached the sink (pydantic-ai: the requests made)

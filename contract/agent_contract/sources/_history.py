@@ -26,6 +26,7 @@ from typing import Any
 
 from agent_contract import events
 from agent_contract.events import FunctionCall, Message, Role, ToolCall
+from agent_contract.sources._arguments import arguments_text
 
 __all__ = [
     "LLMCallStart",
@@ -63,16 +64,6 @@ def _get(obj: Any, key: str) -> Any:
     return obj.get(key) if isinstance(obj, Mapping) else getattr(obj, key, None)
 
 
-def _arguments(args: Any) -> str:
-    """Tool-call arguments as JSON text (text as given)."""
-    if isinstance(args, str):
-        return args
-    try:
-        return json.dumps(args if args is not None else {}, default=str)
-    except (TypeError, ValueError):
-        return str(args)
-
-
 def _text(value: Any) -> str:
     """A tool result or a part of unknown shape as text: a str as is, else JSON, else str()."""
     if isinstance(value, str):
@@ -86,7 +77,7 @@ def _text(value: Any) -> str:
 def _call(call_id: Any, name: Any, args: Any) -> ToolCall:
     return ToolCall(
         id=call_id if isinstance(call_id, str) else None,
-        function=FunctionCall(name if isinstance(name, str) else None, _arguments(args)),
+        function=FunctionCall(name if isinstance(name, str) else None, arguments_text(args)),
     )
 
 
@@ -403,7 +394,7 @@ def crewai_messages(messages: Any) -> list[Message]:
         for call in message.tool_calls or ():
             name, arguments = _unrepr(call.function.name), _unrepr(call.function.arguments)
             call.function.name = name if isinstance(name, str) else call.function.name
-            call.function.arguments = _arguments(arguments)
+            call.function.arguments = arguments_text(arguments)
     return read
 
 

@@ -10,7 +10,7 @@ it does too. A lone surrogate stays as it came (what a tool makes of it is the a
 
 from __future__ import annotations
 
-__all__ = ["joined"]
+__all__ = ["joined", "pairs_joined"]
 
 
 def joined(text: str) -> str:
@@ -21,5 +21,12 @@ def joined(text: str) -> str:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+        return pairs_joined(text)
     return text
+
+
+def pairs_joined(text: str) -> str:
+    """``text``, which UTF-8 cannot encode, with each surrogate pair as the character it
+    encodes, a lone surrogate left as it is: the one join, also the recorder's (its
+    ``clean_text`` then writes what is left lone as ``?``)."""
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")

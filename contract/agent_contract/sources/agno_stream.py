@@ -86,6 +86,7 @@ from agent_contract.events import (
     Usage,
 )
 from agent_contract.scope import McpServer, framework_started, tool_scope
+from agent_contract.sources._arguments import tool_call
 from agent_contract.sources._failure import cancelled_run, error_name, failed_result
 from agent_contract.sources._history import agno_messages, call_start
 from agent_contract.sources._mcp import server_of
@@ -528,9 +529,8 @@ class _State:
             return ()
         self.seen.add(call_id)
         self.open_calls[str(call_id)] = (tool.tool_name, tool.tool_args or {})
-        # (Agno reads arguments in Python's notation too: a set JSON has no form for, as text)
-        arguments = json.dumps(tool.tool_args or {}, default=str)
-        return (ToolCall(id=call_id, function=FunctionCall(tool.tool_name, arguments)),)
+        # (Agno reads arguments in Python's notation too: a set JSON has no form for)
+        return tool_call(call_id, tool.tool_name, tool.tool_args)
 
 
 def _copies_the_start(copy: list[Any], live: list[Any]) -> bool:

@@ -117,6 +117,7 @@ from agent_contract.events import (
     Usage,
 )
 from agent_contract.scope import McpServer, framework_started, tool_scope
+from agent_contract.sources._arguments import arguments_text, tool_call
 from agent_contract.sources._call_usage import CallUsage
 from agent_contract.sources._failure import Error as ContentError
 from agent_contract.sources._failure import error_name, failed_result
@@ -308,7 +309,7 @@ def _scope(scopes: OpenScopes, event: Any, called: str | None = None, source: An
     if kind == "ToolUsageStartedEvent":
         name = called or event.tool_name
         mcp = _mcp_server(source, event)
-        scopes.enter(event.event_id, None, name, _arguments(event.tool_args), mcp=mcp)
+        scopes.enter(event.event_id, None, name, arguments_text(event.tool_args), mcp=mcp)
     elif kind in _TOOL_ENDS:
         scopes.exit(getattr(event, "started_event_id", None))
 
@@ -560,7 +561,7 @@ class _Reader:
     def called(self, event: Any) -> str | None:
         """The name the model called the tool ``event`` starts by (on the tool's thread, once
         the consumer caught up: ``waiting`` holds the model's calls; a copy is read)."""
-        name, args = event.tool_name, _arguments(event.tool_args)
+        name, args = event.tool_name, arguments_text(event.tool_args)
         for _, n, a in list(self.waiting):
             if _runs_as(n, name) and _same(a, args):
                 return n
@@ -568,7 +569,7 @@ class _Reader:
 
     def _ToolUsageStartedEvent(self, event: Any) -> Iterator[AgentEvent]:
         self.tools_ran = True
-        name, args = event.tool_name, _arguments(event.tool_args)
+        name, args = event.tool_name, arguments_text(event.tool_args)
         for i, (call_id, n, a) in enumerate(self.waiting):
             if _runs_as(n, name) and _same(a, args):
                 self.running.append(self.waiting.pop(i))
@@ -578,7 +579,7 @@ class _Reader:
         call_id = f"crewai_{self.made}"
         self.running.append((call_id, name, args))
         self.started[event.event_id] = (call_id, name)
-        yield ToolCall(id=call_id, function=FunctionCall(name, args))
+        yield from tool_call(call_id, name, event.tool_args)
 
     def _ToolUsageFinishedEvent(self, event: Any) -> Iterator[AgentEvent]:
         found = self._take(event)
@@ -598,7 +599,7 @@ class _Reader:
             yield failed_result(found[0], str(error), found[1], _error_type(error))
 
     def _take(self, event: Any) -> tuple[str, str, str] | None:
-        name, args = event.tool_name, _arguments(event.tool_args)
+        name, args = event.tool_name, arguments_text(event.tool_args)
         for i, (_, n, a) in enumerate(self.running):
             if _runs_as(n, name) and _same(a, args):
                 return self.running.pop(i)
@@ -669,13 +670,7 @@ def _native_call(call: Any) -> tuple[str, str, str] | None:
     )  # fmt: skip
     if not isinstance(name, str):
         return None
-    return call_id, name, _arguments(args)
-
-
-def _arguments(args: Any) -> str:
-    if isinstance(args, str):
-        return args
-    return json.dumps(args if args is not None else {}, default=str)
+    return call_id, name, arguments_text(args)
 
 
 def _runs_as(called: str, name: Any) -> bool:
@@ -696,13 +691,21 @@ def _runs_as(called: str, name: Any) -> bool:
 
 
 def _same(a: str, b: str) -> bool:
-    """Two argument texts mean the same (JSON compared as values, else as text)."""
+    """Two argument texts mean the same (JSON compared as values, else as text). Each value is
+    first written by the adapters' rule, as the tool's start writes CrewAI's ``tool_args``: a
+    model's ``NaN`` is then the ``null`` its parsed arguments were written with."""
     if a == b:
         return True
     try:
-        return bool(json.loads(a) == json.loads(b))
-    except ValueError:
+        return bool(_written(a) == _written(b))
+    except (ValueError, RecursionError):
         return False
+
+
+def _written(text: str) -> Any:
+    """``text``'s JSON value as the arguments rule writes it (``arguments_text``)."""
+    value = json.loads(text)
+    return value if isinstance(value, str) else json.loads(arguments_text(value))
 
 
 def _failure_type(failure: Any) -> str:

@@ -107,7 +107,6 @@ Needs ``google-adk`` (extra ``google-adk``).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import AsyncIterator, Iterator
 from contextvars import ContextVar
@@ -117,18 +116,17 @@ from agent_contract.agent.events import InterruptFinal, MessageFinal, StreamEven
 from agent_contract.events import (
     AgentEvent,
     Error,
-    FunctionCall,
     LLMCallEnd,
     LLMCallStart,
     PhaseMarker,
     ReasoningDelta,
     StepBoundary,
     TextDelta,
-    ToolCall,
     ToolResult,
     Usage,
 )
 from agent_contract.scope import McpServer, framework_started
+from agent_contract.sources._arguments import tool_call
 from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._history import call_start, google_adk_messages
 from agent_contract.sources._mcp import server_of
@@ -527,8 +525,7 @@ class _State:
         for part in parts:
             call = part.function_call
             if call is not None:
-                arguments = json.dumps(call.args or {})
-                out.append(ToolCall(id=call.id, function=FunctionCall(call.name, arguments)))
+                out += tool_call(call.id, call.name, call.args)
                 self.asked.add(str(call.id or ""))
         usage = event.usage_metadata
         if usage is not None:

@@ -57,7 +57,6 @@ graph's own stream items go to ``sink`` untouched. Needs ``langgraph`` (extra ``
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 from collections import OrderedDict
@@ -82,6 +81,7 @@ from agent_contract.events import (
     Usage,
 )
 from agent_contract.scope import McpServer, framework_started, tool_scope
+from agent_contract.sources._arguments import tool_call
 from agent_contract.sources._failure import Error, error_name, failed_result
 from agent_contract.sources._history import call_start, langchain_messages
 from agent_contract.sources._joined import joined
@@ -302,7 +302,8 @@ async def langgraph_events(
         if thread is not None:
             yield JourneyMarker(name=_graph_name(graph), journey_id=thread)
         for told in await _paused_calls(graph, config):
-            reader.asked.add(str(getattr(told, "id", "")))
+            if isinstance(told, ToolCall):  # (an Error telling its arguments' repair follows)
+                reader.asked.add(str(told.id))
             yield told
     config = _scoped(config, requests, _mcp_servers(graph, set()))
     items = graph.astream(
@@ -367,29 +368,31 @@ async def _paused_calls(graph: Any, config: Any) -> list[AgentEvent]:
         state = await graph.aget_state(config, subgraphs=True)
     except Exception:  # no checkpointer, a graph of its own kind: nothing told again
         return []
-    calls: dict[str, AgentEvent] = {}
+    calls: dict[str, tuple[AgentEvent, ...]] = {}  # a call's events, by its id
     states = [state]
     while states:
         state = states.pop(0)
         values = getattr(state, "values", None)
         messages = values.get("messages") if isinstance(values, dict) else None
         if isinstance(messages, (list, tuple)):
-            for call in _unanswered(messages):
-                calls.setdefault(str(call.id), call)
+            for call_id, events in _unanswered(messages):
+                calls.setdefault(call_id, events)
         tasks = getattr(state, "tasks", None)
         states += [t.state for t in tasks or () if type(t.state).__name__ == "StateSnapshot"]
-    return list(calls.values())
+    return [event for events in calls.values() for event in events]
 
 
-def _unanswered(messages: list[Any] | tuple[Any, ...]) -> Iterator[ToolCall]:
-    """The tool calls of the last model message with no tool message answering them."""
+def _unanswered(
+    messages: list[Any] | tuple[Any, ...],
+) -> Iterator[tuple[str, tuple[AgentEvent, ...]]]:
+    """The tool calls of the last model message with no tool message answering them: each
+    one's id and events (``tool_call``'s)."""
     answered = {str(m.tool_call_id) for m in messages if type(m).__name__ == "ToolMessage"}
     last = next((m for m in reversed(messages) if type(m).__name__ == "AIMessage"), None)
     for call in getattr(last, "tool_calls", None) or ():
         call_id = call.get("id") if isinstance(call, dict) else None
         if call_id is not None and str(call_id) not in answered:
-            arguments = json.dumps(call.get("args") or {})
-            yield ToolCall(id=str(call_id), function=FunctionCall(call.get("name"), arguments))
+            yield str(call_id), tool_call(str(call_id), call.get("name"), call.get("args"))
 
 
 class _Body:
@@ -438,7 +441,7 @@ class _Reader:
         self.branch: tuple[str, ...] = ()  # the branch of the call told last
         # The tool calls of messages a node wrote itself (no request made them), by id: told
         # with their result when a tool ran them, never when the node wrote the answer too.
-        self.written: dict[str, ToolCall] = {}
+        self.written: dict[str, tuple[AgentEvent, ...]] = {}  # a call's events (tool_call)
         self.answer: tuple[Any] | None = None  # the graph's structured answer, once given
 
     async def route(self, namespace: Any, mode: Any, payload: Any) -> list[AgentEvent]:
@@ -830,9 +833,8 @@ class _Reader:
         for tool in message.tool_calls:
             call_id = tool.get("id")
             if call_id:
-                arguments = json.dumps(tool.get("args") or {})
-                self.written[str(call_id)] = ToolCall(
-                    id=str(call_id), function=FunctionCall(tool.get("name"), arguments)
+                self.written[str(call_id)] = tool_call(
+                    str(call_id), tool.get("name"), tool.get("args")
                 )
 
     def _tool(self, message: Any, orphan: bool = False) -> Iterator[AgentEvent]:
@@ -852,7 +854,7 @@ class _Reader:
             if not asked:  # the node wrote the answer too: no tool ran
                 self.told.update(marks)
                 return
-            yield asked[0]
+            yield from asked
         if self.held and not orphan and str(message.tool_call_id) not in self.asked:
             self.results_held.setdefault(key, message)  # its call is held: told after it
             return
@@ -862,10 +864,11 @@ class _Reader:
         self.requests.tasks.pop(str(message.tool_call_id), None)
         yield _result(message)
 
-    def _asked_written(self, message: Any) -> tuple[ToolCall] | tuple[()] | None:
+    def _asked_written(self, message: Any) -> tuple[AgentEvent, ...] | None:
         """For a result answering a tool call a node wrote: ``(call,)`` when a tool ran it (a
         tool body started for it, or ``ToolNode`` answered a name it lacks), told now; ``()``
-        when the node wrote the answer too; ``None`` for another result."""
+        when the node wrote the answer too; ``None`` for another result. (``call`` is the
+        call's events: its ``ToolCall`` and the ``Error`` telling a repair of its arguments.)"""
         call_id = str(message.tool_call_id)
         call = self.written.pop(call_id, None)
         if call is None:
@@ -874,7 +877,7 @@ class _Reader:
             "tool_not_found"
         ):
             self.asked.add(call_id)
-            return (call,)
+            return call
         return ()
 
 
@@ -1123,8 +1126,7 @@ def _end(call: _Call, message: Any, spent: Any = None) -> Iterator[AgentEvent]:
     ``message``."""
     if message is not None:
         for tool in message.tool_calls:
-            arguments = json.dumps(tool.get("args") or {})
-            yield ToolCall(id=tool.get("id"), function=FunctionCall(tool.get("name"), arguments))
+            yield from tool_call(tool.get("id"), tool.get("name"), tool.get("args"))
     else:
         for call_id, name, parts in call.tools.values():
             yield ToolCall(id=call_id, function=FunctionCall(name or None, joined("".join(parts))))

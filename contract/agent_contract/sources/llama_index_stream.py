@@ -76,25 +76,23 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import json
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 from agent_contract.events import (
     AgentEvent,
     Error,
-    FunctionCall,
     LLMCallEnd,
     LLMCallStart,
     PhaseMarker,
     ReasoningDelta,
     StepBoundary,
     TextDelta,
-    ToolCall,
     ToolResult,
     Usage,
 )
 from agent_contract.scope import McpServer, framework_started
+from agent_contract.sources._arguments import tool_call
 from agent_contract.sources._failure import Error as ContentError
 from agent_contract.sources._failure import cancelled_run, error_name, failed_result
 from agent_contract.sources._history import call_start, llama_index_messages
@@ -336,8 +334,7 @@ class _Reader:
             if event.tool_id and event.tool_id in self.running:
                 return
             self.running.add(event.tool_id)
-            arguments = json.dumps(event.tool_kwargs or {}, default=str)
-            yield ToolCall(id=event.tool_id, function=FunctionCall(event.tool_name, arguments))
+            yield from tool_call(event.tool_id, event.tool_name, event.tool_kwargs)
         elif kind == "ToolCallResult":
             self.results = True
             self.running.discard(event.tool_id)

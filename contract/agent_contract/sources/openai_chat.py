@@ -25,7 +25,6 @@ Needs the ``openai`` package (extra ``openai``) only for ``OpenAIChatAgent``'s c
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -39,6 +38,7 @@ from agent_contract.events import (
     ToolCall,
     Usage,
 )
+from agent_contract.sources._arguments import arguments_text
 from agent_contract.sources._joined import joined
 from agent_contract.sources._require import expect, expect_messages
 from agent_contract.sources._stream import (
@@ -207,17 +207,15 @@ def _index_order(call: _Call) -> tuple[float, int]:
 
 def _part(value: Any, *, json_value: bool = False) -> str:
     """A name's or arguments' part as text: a ``str`` as it is; with ``json_value``, a JSON
-    object or array (arguments some servers send parsed) as its JSON text; anything else
-    (a number, a ``null``) adds nothing."""
+    object or array (arguments some servers send parsed) as its JSON text, by the adapters'
+    one rule (``arguments_text``: a ``NaN`` the SDK read as ``null``, nesting past the
+    encoder cut); anything else (a number, a ``null``) adds nothing."""
     if type(value) is str:
         return value
     if issubclass(type(value), str):  # a str subclass as the str it is
         return str.__str__(value)
     if json_value and type(value) in (dict, list):
-        try:
-            return json.dumps(value)
-        except (TypeError, ValueError):  # not JSON after all
-            return ""
+        return arguments_text(value)
     return ""
 
 

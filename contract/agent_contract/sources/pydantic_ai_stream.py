@@ -67,7 +67,6 @@ caller brings the agent, and pydantic-ai is imported only when a run starts.
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import AsyncIterator, Callable
 from contextvars import ContextVar
 from dataclasses import replace
@@ -77,7 +76,6 @@ from agent_contract.agent.events import InterruptFinal, StreamEvent
 from agent_contract.events import (
     AgentEvent,
     Error,
-    FunctionCall,
     LLMCallEnd,
     LLMCallStart,
     ReasoningDelta,
@@ -88,6 +86,7 @@ from agent_contract.events import (
     Usage,
 )
 from agent_contract.scope import McpServer, framework_started, nested_run, tool_scope
+from agent_contract.sources._arguments import arguments_text, tool_call
 from agent_contract.sources._failure import Error as ContentError
 from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._history import call_start, pydantic_ai_messages
@@ -164,8 +163,7 @@ async def pydantic_ai_events(
                 waiting: set[Any] = set()  # calls with no result: deferred (module doc)
                 async with node.stream(graph.ctx) as tools:
                     async for happened in tools:
-                        out = _tool_event(happened)
-                        if out is not None:
+                        for out in _tool_event(happened):
                             called = True
                             if isinstance(out, ToolCall):
                                 waiting.add(out.id)
@@ -441,9 +439,9 @@ def _delegated(pushed: Pushed, agent: Any) -> Any:
 
             async def called(self, call: Any) -> Any:
                 """A call of the response before is told: its ``ToolCall``, in its step."""
-                arguments = call.args if isinstance(call.args, str) else json.dumps(call.args or {})
-                call_id, name = call.tool_call_id, call.tool_name
-                await self.push(ToolCall(id=call_id, function=FunctionCall(name, arguments)))
+                call_id = call.tool_call_id
+                for event in tool_call(call_id, call.tool_name, call.args):
+                    await self.push(event)
                 self.tools_ran = True
                 if isinstance(call_id, str):
                     self.asked.add(call_id)
@@ -452,7 +450,7 @@ def _delegated(pushed: Pushed, agent: Any) -> Any:
             async def wrap_tool_execute(
                 self, ctx: Any, *, call: Any, tool_def: Any, args: Any, handler: Any
             ) -> Any:
-                arguments = call.args if isinstance(call.args, str) else json.dumps(call.args or {})
+                arguments = arguments_text(call.args)  # told with the call, just above
                 call_id, name = await self.called(call), call.tool_name
                 delegating = _DELEGATING.set(True)
                 try:
@@ -647,12 +645,13 @@ def _end(response: Any) -> tuple[AgentEvent, ...]:
     return (counted, end)
 
 
-def _tool_event(event: Any) -> AgentEvent | None:
+def _tool_event(event: Any) -> tuple[AgentEvent, ...]:
+    """A tool call's events (its ``ToolCall``, and the ``Error`` telling its arguments'
+    repair) or its result's, or none."""
     kind = type(event).__name__
     if kind == "FunctionToolCallEvent":
         part = event.part
-        args = part.args if isinstance(part.args, str) else json.dumps(part.args or {})
-        return ToolCall(id=part.tool_call_id, function=FunctionCall(part.tool_name, args))
+        return tool_call(part.tool_call_id, part.tool_name, part.args)
     if kind == "FunctionToolResultEvent":
         part = event.part
         retry = part.part_kind == "retry-prompt"
@@ -660,9 +659,9 @@ def _tool_event(event: Any) -> AgentEvent | None:
         outcome = "retried" if retry else getattr(part, "outcome", "success")
         if outcome in _ERROR_OUTCOMES:
             kind = _failure(outcome, part.content)
-            return failed_result(part.tool_call_id, content, part.tool_name, kind)
-        return ToolResult(tool_call_id=part.tool_call_id, content=content, name=part.tool_name)
-    return None
+            return (failed_result(part.tool_call_id, content, part.tool_name, kind),)
+        return (ToolResult(tool_call_id=part.tool_call_id, content=content, name=part.tool_name),)
+    return ()
 
 
 def _failure(outcome: str, content: Any) -> str:

@@ -92,11 +92,11 @@ from agent_contract.events import (
     LLMCallEnd,
     StepBoundary,
     TextDelta,
-    ToolCall,
     ToolResult,
     Usage,
 )
 from agent_contract.scope import McpServer, framework_started, nested_run, tool_scope
+from agent_contract.sources._arguments import tool_call
 from agent_contract.sources._failure import Error as ContentError
 from agent_contract.sources._failure import cancelled_run, error_name, failed_result
 from agent_contract.sources._history import call_start, smolagents_messages
@@ -443,9 +443,7 @@ class _Reader:
                 return
             yield from self._end()
             self.tools[item.id] = item.name
-            args = item.arguments
-            text = args if isinstance(args, str) else json.dumps(args, default=str)
-            yield ToolCall(id=item.id, function=FunctionCall(item.name, text))
+            yield from tool_call(item.id, item.name, item.arguments)
         elif kind == "ToolOutput":
             if item.id in self.final or item.is_final_answer:
                 yield from self._answer(item.output)

@@ -92,7 +92,6 @@ left out. Needs ``strands-agents`` (extra ``strands-agents``).
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -102,17 +101,16 @@ from agent_contract.agent.events import InterruptFinal, MessageFinal, StreamEven
 from agent_contract.events import (
     AgentEvent,
     Error,
-    FunctionCall,
     LLMCallEnd,
     PhaseMarker,
     ReasoningDelta,
     StepBoundary,
     TextDelta,
-    ToolCall,
     ToolResult,
     Usage,
 )
 from agent_contract.scope import McpServer, framework_started, tool_scope
+from agent_contract.sources._arguments import tool_call
 from agent_contract.sources._failure import CANCELLED, cancelled_run, error_name, failed_result
 from agent_contract.sources._history import call_start, converse_text, strands_messages
 from agent_contract.sources._mcp import server_of
@@ -734,8 +732,7 @@ class _State:
             for block in blocks:
                 use = block.get("toolUse") if isinstance(block, dict) else None
                 if isinstance(use, dict):
-                    call = FunctionCall(use.get("name"), json.dumps(use.get("input") or {}))
-                    out.append(ToolCall(id=use.get("toolUseId"), function=call))
+                    out += tool_call(use.get("toolUseId"), use.get("name"), use.get("input"))
             if self.usage is not None:
                 out.append(_usage(self.usage, self.model))
             out.append(LLMCallEnd(model=self.model, finish_reason=self.stop))

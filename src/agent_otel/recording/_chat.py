@@ -54,6 +54,11 @@ UNREADABLE_CHUNK = "unreadable_chunk"
 """The ``error.type`` of the SDK sources' ``Error`` for a chunk their reader could not read and
 skipped (agent_contract.sources): also counted as a repair (``agent_otel.anomalies``)."""
 
+UNENCODABLE_ARGUMENTS = "unencodable_arguments"
+"""The ``error_type`` of the ``Error`` an adapter tells after a ``ToolCall`` whose arguments held
+values JSON has no form for, written by its repair rule (agent_contract.sources): counted as a
+repair (``agent_otel.anomalies``), not recorded as a failure of the call."""
+
 
 def request_attributes(
     params: Any, conventions: A.Conventions = A.V1_41

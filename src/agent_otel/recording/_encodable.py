@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
+from agent_contract.sources._joined import pairs_joined
 from agent_otel import _attributes as A
 from agent_otel._plain import TRUNCATION_MARK, plain_value
 
@@ -68,7 +69,7 @@ def _encodable(text: str, count: Count) -> str:
     character it stands for (JSON writes a character past U+FFFF as two escapes, and a server
     that cuts its text between them sends the halves in chunks of their own, which a run joins
     back), then each lone surrogate left as ``?``, counted."""
-    text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+    text = pairs_joined(text)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

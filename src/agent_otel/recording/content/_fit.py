@@ -3,14 +3,16 @@
 :class:`Copy` makes a plain-JSON copy of the value (dicts, lists, strings, numbers; a NaN or
 infinity as ``null``, as JSON has no word for them and other parsers refuse Python's ``NaN``;
 dataclasses and pydantic models become objects of their fields, other mappings objects, other
-sequences and sets lists, bytes their UTF-8 text, anything else its ``str()``) and stops as
-soon as the copy could not fit even with every string cut: lists are copied newest item first
-(a list keeps its newest items, an object is whole or dropped, so the message schemas still
-hold), so a 300k-float embedding or a 20k-message history costs what the newest items that can
-fit cost, not what the whole value would. The copy is also what a redaction hook may mutate
-freely. :func:`fit_plain` then keeps the copy whole when it fits, else finds the longest
-per-string limit that fits (strings cut and marked; the labels of the message-part schema
-never), else drops the oldest list items. Nesting deeper than ``MAX_DEPTH`` becomes the
+sequences and sets lists, bytes their UTF-8 text, anything else its ``str()``; a key and a
+value's text by the rule the adapters write tool-call arguments by, ``printed`` and
+``json_key`` of ``agent_contract.sources._arguments``) and stops as soon as the copy could not
+fit even with every string cut: lists are copied newest item first (a list keeps its newest
+items, an object is whole or dropped, so the message schemas still hold), so a 300k-float
+embedding or a 20k-message history costs what the newest items that can fit cost, not what the
+whole value would. The copy is also what a redaction hook may mutate freely. :func:`fit_plain`
+then keeps the copy whole when it fits, else finds the longest per-string limit that fits
+(strings cut and marked; the labels of the message-part schema never), else drops the oldest
+list items. Nesting deeper than ``MAX_DEPTH`` becomes the
 truncation mark, so cycles and deep values end too.
 """
 
@@ -25,6 +27,7 @@ from itertools import islice
 from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, Any
 
+from agent_contract.sources._arguments import json_key, printed
 from agent_otel._guard import reads_values
 from agent_otel._plain import TRUNCATION_MARK
 from agent_otel.scrubbing import MARGIN
@@ -67,25 +70,6 @@ def dumps(value: Any) -> str:
 def size(text: str) -> int:
     """UTF-8 bytes of ``text`` (a lone surrogate counts 3, as the repaired text is smaller)."""
     return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
-
-
-def _text(value: Any) -> str:
-    try:
-        text = str(value)
-        return text if type(text) is str else str.__str__(text)
-    except Exception:
-        return f"<unprintable {type(value).__name__}>"
-
-
-def _key(key: Any) -> str:
-    """A dict key as ``json.dumps`` would write it (and ``str()`` for what it refuses)."""
-    if isinstance(key, str):
-        return str.__str__(key)
-    if key is True or key is False or key is None:
-        return dumps(key)
-    if isinstance(key, (int, float)):
-        return dumps(key)
-    return _text(key)
 
 
 class Copy:
@@ -142,7 +126,7 @@ class Copy:
         try:
             return self._other(value, depth)
         except Exception:  # a container whose own methods raise: its text, else null
-            return self.value(_text(value), depth)
+            return self.value(printed(value), depth)
 
     def _other(self, value: Any, depth: int) -> Any:
         """Values that are data, as the JSON they stand for; anything else as its text."""
@@ -158,7 +142,7 @@ class Copy:
             return self._list(value, depth + 1)
         if isinstance(value, (set, frozenset)):  # no order: the first ones that can show
             return self._list(list(islice(value, self.room // 2 + 1)), depth + 1)
-        return self.value(_text(value), depth)
+        return self.value(printed(value), depth)
 
     def _list(self, items: Sequence[Any], depth: int) -> Any:
         if not self._take(2):
@@ -181,7 +165,7 @@ class Copy:
         out: dict[str, Any] = {}
         last = len(mapping) - 1
         for index, (key, item) in enumerate(mapping.items()):
-            name = _key(key)
+            name = json_key(key)
             if not self._take(size(dumps(name)) + (2 if out else 1)):  # colon and comma
                 return _NO_ROOM
             copied = self.value(item, depth, name in LABELS)
