@@ -456,14 +456,15 @@ async def test_an_mcp_tool_whose_server_answers_is_error_fails_its_own_tool_span
     The Agents SDK hands that result to the model as the call's output, so the stream says
     nothing failed: the tool span reads the answer as its body gets it, and fails
     (``tool_error``, the MCP conventions' value), each parallel call its own. pydantic-ai asks
-    the model to retry (``ModelRetry``): the adapter's name for the failure is kept."""
+    the model to retry (``ModelRetry``, its name for every failure of an MCP tool): the
+    server's answer still names the failure, ``tool_error``."""
     _mcp.sdk_tracing_to(monkeypatch, otel_telemetry.tracer_provider)
     in_process = transport == "in-memory"
     if client == "pydantic-ai":
         pytest.importorskip("fastmcp")
         toolset = _pydantic_ai_toolset(in_process, failing=True)
         await _run_pydantic_ai(otel_telemetry, "parallel", in_process, toolset=toolset)
-        _check_failed(otel_telemetry, "ModelRetry")
+        _check_failed(otel_telemetry, "tool_error")
         return
     pytest.importorskip("agents")
     server = _agents_server(in_process, failing=True)
@@ -1073,6 +1074,27 @@ async def test_a_frameworks_mcp_request_that_fails_names_the_failure_by_its_json
         [span] = [s for s in otel_telemetry.spans()
                   if dict(s.attributes or {}).get("gen_ai.tool.call.id") == cid]  # fmt: skip
         assert dict(span.attributes or {})["error.type"] == code, cid
+
+
+@pytest.mark.parametrize(("tool", "code"), FAILED_REQUESTS)
+async def test_a_pydantic_ai_mcp_request_that_fails_names_the_failure_by_its_json_rpc_code(
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch, tool: str, code: str
+) -> None:
+    """pydantic-ai turns a JSON-RPC error answer and a timeout into ``ModelRetry`` (the model
+    is asked to try again), as it does a server's ``isError``: the call's span still names
+    the failure by the request's JSON-RPC code, as the MCP conventions do; the parallel call
+    answered is OK."""
+    pytest.importorskip("fastmcp")
+    from fastmcp.client.transports.memory import FastMCPTransport
+    from pydantic_ai.mcp import MCPToolset
+
+    _mcp.sdk_tracing_to(monkeypatch, otel_telemetry.tracer_provider)
+    toolset = MCPToolset(FastMCPTransport(_mcp.erring_server()), read_timeout=0.5)
+    monkeypatch.setattr(sys.modules[__name__], "_turns",
+                        lambda pattern: [[("c0", tool, 1), ("c1", "add", 1)]])  # fmt: skip
+    outputs = await _run_pydantic_ai(otel_telemetry, "parallel", True, toolset=toolset)
+    assert outputs["c1"] == "2"
+    _check_failed_requests(otel_telemetry, {"c0": code})
 
 
 async def test_a_streamable_http_server_that_dies_mid_call_fails_the_call_with_the_cause(
