@@ -3,7 +3,8 @@
 ``python tests/sources/_mcp.py`` serves the same tools over stdio (the stdio tests start it;
 ``--failing``: the failing server's; ``--legacy``: the ``mcp`` 1.x server's; ``--erring``:
 :func:`erring_server`; ``--erring --http PORT``: that one over streamable HTTP on loopback;
-``--legacy --erring --http PORT``: :func:`legacy_erring_server` so).
+``--legacy --erring --http PORT``: :func:`legacy_erring_server` so; ``--legacy --relay``:
+:func:`legacy_relay_server`).
 Each tool answers with the W3C trace context it ran under (its trace id and the span that was
 current, read from its own context), so a test can check that the client's request carried
 the caller's trace across the process boundary.
@@ -161,6 +162,35 @@ def legacy_erring_server(port: int) -> Any:
     return calc
 
 
+def legacy_relay_server() -> Any:
+    """An ``mcp`` 1.x server (``FastMCP``) whose ``relay`` runs in the caller's trace
+    (``continue_trace`` of the request's ``_meta``, as the docs show) and there calls
+    :func:`legacy_server`'s ``add`` over stdio, a server process of its own: it answers with
+    what ``add`` answered (the context that request's ``_meta`` named)."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+    from mcp.server.fastmcp import FastMCP
+
+    from agent_otel import continue_trace
+
+    hub = FastMCP("hub")
+
+    @hub.tool()
+    async def relay(x: int) -> str:
+        """Ask the next server."""
+        meta = hub.get_context().request_context.meta
+        params = StdioServerParameters(
+            command=sys.executable, args=[__file__, "--legacy"], env=child_env()
+        )
+        with continue_trace(meta if meta is not None else {}):
+            async with stdio_client(params) as (read, write), ClientSession(read, write) as inner:
+                await inner.initialize()
+                answer = await inner.call_tool("add", {"x": x})
+        return str(answer.content[0].text)  # type: ignore[union-attr]
+
+    return hub
+
+
 def _fail(failing: bool, module: str) -> None:
     """A failing server's tool raises the SDK's ``ToolError`` (from ``module``): the server
     answers the call with an ``isError`` result whose text is the error's."""
@@ -246,6 +276,9 @@ if __name__ == "__main__":  # the stdio server: a process of its own, with an SD
     from opentelemetry.sdk.trace import TracerProvider
 
     trace.set_tracer_provider(TracerProvider())  # its spans are real (and go nowhere)
+    if {"--legacy", "--relay"} <= set(sys.argv):
+        legacy_relay_server().run("stdio")
+        sys.exit(0)
     if {"--legacy", "--erring", "--http"} <= set(sys.argv):  # the mcp 1.x one, to kill
         legacy_erring_server(int(sys.argv[sys.argv.index("--http") + 1])).run("streamable-http")
         sys.exit(0)

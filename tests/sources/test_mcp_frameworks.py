@@ -654,6 +654,52 @@ async def test_an_mcp_one_streamable_http_server_that_dies_mid_call_fails_the_ca
     _mcp.check_lost_calls(otel_telemetry)
 
 
+async def test_an_mcp_one_server_that_calls_another_server_carries_the_trace_to_it(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """Three hops, three processes, the MCP SDK 1.x: a traced tool calls a server over stdio
+    whose tool runs in the caller's trace (``continue_trace`` of the request's ``_meta``, as
+    the docs show) and calls a third server there, over stdio too. That third request went
+    without the trace (1.x sends none, and agent-otel added it only in a traced tool's
+    body): the third server now runs in the run's trace, under the call's own tool span (a
+    1.x server has no span of its own between)."""
+    import importlib.util
+    import re
+
+    if importlib.util.find_spec("mcp.shared._otel") is not None:
+        pytest.skip("the MCP SDK 2.x propagates itself")
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    from agent_contract.protocol import FunctionCall, LLMCallEnd, LLMCallStart, ToolCall, ToolResult
+    from agent_contract.scope import McpServer, tool_scope
+
+    script = str(Path(_mcp.__file__))
+    params = StdioServerParameters(
+        command=sys.executable, args=[script, "--legacy", "--relay"], env=_mcp.child_env()
+    )
+    answers: list[str] = []
+
+    async def agent(session: Any) -> AsyncIterator[AgentEvent]:
+        yield LLMCallStart(model="m")
+        yield ToolCall(id="c1", function=FunctionCall(name="relay", arguments='{"x": 1}'))
+        yield LLMCallEnd(model="m")
+        with tool_scope("c1", "relay", mcp=McpServer(name="hub")):
+            answer = await session.call_tool("relay", {"x": 1})
+        answers.append(str(answer.content[0].text))
+        yield ToolResult(tool_call_id="c1", content=answers[0])
+
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        async for _ in otel_telemetry.wrapper(agent_name="calc")(agent(session)):
+            pass
+    seen = re.search(r"trace=([0-9a-f]{32}) parent=([0-9a-f]{16})", answers[0])
+    assert seen is not None, answers
+    tool = otel_telemetry.span("execute_tool relay")
+    assert int(seen.group(1), 16) == tool.context.trace_id
+    assert int(seen.group(2), 16) == tool.context.span_id
+
+
 # --- The server asks the client's model: sampling/createMessage --------------------------------
 
 

@@ -30,10 +30,12 @@ raises the SDK's error instead: the wrapper notes its JSON-RPC code on the call
 conventions' ``error.type`` does, however the call then ends failed.
 
 The MCP SDK 1.x sends no trace context at all (2.x puts it in the request's ``params._meta``),
-so over stdio nothing told its server which trace a call belongs to. In a traced tool's body,
-the wrapper adds it to 1.x's request ``meta`` as 2.x does (the keys the caller's ``meta`` has
-are kept): a server that reads it (``continue_trace(ctx.request_context.meta)``, or 2.x's own
-server) runs the call under the tool span.
+so over stdio nothing told its server which trace a call belongs to. The wrapper adds the
+current one to 1.x's request ``meta`` as 2.x does (the keys the caller's ``meta`` has are
+kept): a server that reads it (``continue_trace(ctx.request_context.meta)``, or 2.x's own
+server) runs the call under the tool span, and a server's tool that runs so and calls
+another server hands the trace on to it (the remote side's entries watch the SDK too:
+``remote/_continue``).
 
 A request lost below the session (over streamable HTTP, both SDK generations carry each
 request's POST in a task of its own: a server that dies before it answers fails that task
@@ -189,13 +191,13 @@ def _watching(
 ) -> Callable[..., Any]:
     @functools.wraps(call_tool)
     async def call_tool_watched(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if carries:  # whoever sends it: a tool body, a server's tool in its caller's trace
+            kwargs = _with_context(kwargs)
         tool = otel_context.get_value(tool_key)  # the call whose body sends it, if any
         if not isinstance(tool, ToolCall):  # its request is noted in flight as any other
             return await call_tool(self, *args, **kwargs)
         if _serving(tool, tool_key):  # a server in this process, serving that tool's call
             return await _outside(call_tool, tool_key)(self, *args, **kwargs)
-        if carries:
-            kwargs = _with_context(kwargs)
         body = otel_context.get_current()
         # The server's progress notifications for this request: its callback runs in the
         # body's context (the session calls it on its own receiving task, whose context is
