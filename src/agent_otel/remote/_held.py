@@ -13,6 +13,7 @@ client's. A call nobody follows to its end ends at shutdown, with the runs
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -69,6 +70,11 @@ class HeldCalls:
                 call.fail(failed)
             call.end()
 
+    def forget(self) -> None:
+        """A forked child: the calls held are the parent's to end (ended here too, at the
+        child's exit or by its polling, they would be exported twice, under the same ids)."""
+        self._calls = {}
+
     def end_where(self, belongs: Callable[[Any], bool]) -> None:
         """A shutdown: every call held whose span ``belongs`` to the provider shutting down
         ends (what became of its task is not known here)."""
@@ -80,3 +86,6 @@ class HeldCalls:
 
 HELD = HeldCalls()
 """The calls held in this process, every traced client's."""
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=HELD.forget)
