@@ -654,6 +654,43 @@ async def test_an_mcp_one_streamable_http_server_that_dies_mid_call_fails_the_ca
     _mcp.check_lost_calls(otel_telemetry)
 
 
+async def test_a_session_per_call_lost_with_its_server_fails_each_call_with_the_cause(
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """LangChain's MCP adapters open a session per call, in the tool's body: the MCP SDK 1.x
+    server over streamable HTTP (a process of its own) dies with both calls in flight, and
+    the transport's task group, closing in the body, raises its ``ExceptionGroup`` of the HTTP
+    client's error out of it, and out of the run. Each call's span names the cause
+    (``RemoteProtocolError``), not the group that carried it."""
+    pytest.importorskip("langchain_mcp_adapters", exc_type=ImportError)
+    import httpx
+    from benchmarks._process import free_port, port_open, serving
+    from opentelemetry.trace import StatusCode
+
+    monkeypatch.setattr(sys.modules[__name__], "CALLS", [("c1", "slow", 1), ("c2", "die", 2)])
+    port = free_port()
+    script = str(Path(_mcp.__file__))
+    command = [sys.executable, script, "--legacy", "--erring", "--http", str(port)]
+
+    async def run(events: AsyncIterator[AgentEvent]) -> None:
+        async for _ in otel_telemetry.wrapper(agent_name="calc")(events):
+            pass
+
+    with (
+        serving(command, log=tmp_path / "server.log", ready=lambda: port_open(port), timeout=60),
+        pytest.raises(Exception) as raised,
+    ):
+        await _langgraph(f"http://127.0.0.1:{port}/mcp", run)
+    assert raised.value.subgroup(httpx.RemoteProtocolError) is not None
+    for name in ("slow", "die"):
+        tool = otel_telemetry.span(f"execute_tool {name}")
+        assert tool.status.status_code is StatusCode.ERROR, name
+        assert dict(tool.attributes or {})["error.type"] == "RemoteProtocolError", name
+    failed = {str(p.attributes.get("gen_ai.tool.name")): p.attributes.get("error.type")
+              for p in otel_telemetry.histograms()["gen_ai.execute_tool.duration"]}  # fmt: skip
+    assert failed == {"slow": "RemoteProtocolError", "die": "RemoteProtocolError"}
+
+
 async def test_an_mcp_one_server_that_calls_another_server_carries_the_trace_to_it(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:
