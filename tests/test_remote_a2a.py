@@ -73,7 +73,7 @@ from agent_contract.protocol import (
     ToolResult,
 )
 from agent_contract.scope import tool_scope
-from agent_otel import ContinueTraceMiddleware, instrument
+from agent_otel import ContinueTraceMiddleware, end_open_runs, instrument
 from agent_otel import _attributes as A
 from agent_otel.remote.a2a import trace_a2a_client, trace_a2a_executor
 from agent_otel.testing import InMemoryTelemetry
@@ -798,6 +798,72 @@ async def test_a_remote_task_that_ends_after_the_call_returned_ends_the_call_spa
     else:
         assert span.status.status_code.name == "UNSET"
         assert A.ERROR_TYPE not in (span.attributes or {})
+
+
+@pytest.mark.parametrize("state", _ENDED, ids=["completed", "failed"])
+async def test_a_task_sent_with_one_client_and_polled_with_another_ends_the_call_span_then(
+    otel_telemetry: InMemoryTelemetry, state: int
+) -> None:
+    """One client sends without waiting and closes (a request handler's client); another
+    traced client (a later handler's, a webhook's) polls the task to its end. The CLIENT
+    span is the remote agent's invocation, not the first client's: it lasts until the caller
+    sees the task end, with whichever client, and a task that ended failed fails it."""
+    executor = LateWeather(state)
+    for server in _serve(trace_a2a_executor(executor), False):
+        config = ClientConfig(streaming=False, polling=True)
+        provider = otel_telemetry.tracer_provider
+        inner = await create_client(server.card, config)
+        sender = trace_a2a_client(inner, tracer_provider=provider)
+        message = new_text_message("Rome", role=Role.ROLE_USER)
+        async with sender:
+            [sent] = [r async for r in sender.send_message(SendMessageRequest(message=message))]
+        assert sent.task.status.state != state  # answered before it ended
+        assert otel_telemetry.open_spans()  # the call, still open: its task works
+        executor.go.set()
+        inner = await create_client(server.card, config)
+        poller = trace_a2a_client(inner, tracer_provider=provider)
+        async with poller:
+            for _ in range(500):
+                task = await poller.get_task(GetTaskRequest(id=sent.task.id))
+                if task.status.state in _ENDED:
+                    break
+                await asyncio.sleep(0.02)
+            ended = time.time_ns()
+            span = _client_span(otel_telemetry)  # ended before the second client closed
+    assert span.end_time is not None and executor.ending <= span.end_time <= ended
+    if state == TaskState.TASK_STATE_FAILED:
+        assert span.status.status_code.name == "ERROR"
+        assert span.attributes[A.ERROR_TYPE] == "TASK_STATE_FAILED"  # type: ignore[index]
+    else:
+        assert span.status.status_code.name == "UNSET"
+        assert A.ERROR_TYPE not in (span.attributes or {})
+
+
+async def test_a_call_whose_task_nobody_follows_ends_at_shutdown(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A call sent without waiting whose task no client follows to its end (its client
+    closed): the span is held past the client, and ``end_open_runs()`` (what every shutdown
+    path runs: exit, ``Telemetry.shutdown()``) ends it, so the provider's shutdown exports it;
+    a held call on another provider is left to that provider's shutdown."""
+    executor = LateWeather(TaskState.TASK_STATE_COMPLETED)
+    other = InMemoryTelemetry()
+    for server in _serve(trace_a2a_executor(executor), False):
+        config = ClientConfig(streaming=False, polling=True)
+        for telemetry in (otel_telemetry, other):
+            inner = await create_client(server.card, config)
+            client = trace_a2a_client(inner, tracer_provider=telemetry.tracer_provider)
+            message = new_text_message("Rome", role=Role.ROLE_USER)
+            async with client:
+                [_ async for _ in client.send_message(SendMessageRequest(message=message))]
+        executor.go.set()
+    assert otel_telemetry.open_spans() and other.open_spans()
+    end_open_runs(otel_telemetry.tracer_provider)
+    assert not otel_telemetry.open_spans()
+    assert _client_span(otel_telemetry).end_time is not None
+    assert other.open_spans()  # another provider's: its own shutdown ends it
+    end_open_runs(other.tracer_provider)
+    assert not other.open_spans()
 
 
 # --- with a2a-sdk's own spans recorded -----------------------------------------------------------

@@ -10,6 +10,7 @@ the address read from any URL, every way a block can end.
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
@@ -996,3 +997,25 @@ def test_names_urls_and_ids_of_a_str_subclass_are_read_as_the_str_they_are(
     assert attributes[A.SERVER_ADDRESS] == "agents.example"
     assert attributes[A.CONVERSATION_ID] == "conv-1"
     assert all(not isinstance(v, LyingStr) for v in attributes.values())
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_call_held_for_its_task_is_the_parents_in_a_forked_child(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A call held open for its remote task (an A2A task still at work) is the process's to
+    end: a forked child (a pool's worker) holds none of it, so its polling or its exit never
+    ends the parent's span a second time; the parent still ends it when it learns the end."""
+    from agent_otel.remote._held import HELD
+
+    call = RemoteAgentCall("weather", tracer_provider=otel_telemetry.tracer_provider)
+    HELD.hold("task-forked", call)
+    pid = os.fork()
+    if pid == 0:  # the child: nothing held
+        os._exit(0 if not HELD else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert otel_telemetry.open_spans() == ["invoke_agent weather"]
+    HELD.ended("task-forked", "TASK_STATE_FAILED")
+    [span] = otel_telemetry.spans()
+    assert span.status.status_code is StatusCode.ERROR

@@ -2,7 +2,9 @@
 
 ``python tests/sources/_mcp.py`` serves the same tools over stdio (the stdio tests start it;
 ``--failing``: the failing server's; ``--legacy``: the ``mcp`` 1.x server's; ``--erring``:
-:func:`erring_server`; ``--erring --http PORT``: that one over streamable HTTP on loopback).
+:func:`erring_server`; ``--erring --http PORT``: that one over streamable HTTP on loopback;
+``--legacy --erring --http PORT``: :func:`legacy_erring_server` so; ``--legacy --relay``:
+:func:`legacy_relay_server`).
 Each tool answers with the W3C trace context it ran under (its trace id and the span that was
 current, read from its own context), so a test can check that the client's request carried
 the caller's trace across the process boundary.
@@ -130,6 +132,65 @@ def legacy_server(failing: bool = False) -> Any:
     return calc
 
 
+def legacy_erring_server(port: int) -> Any:
+    """An ``mcp`` 1.x server (``FastMCP``) on loopback ``port``, answering each request with
+    one JSON response, whose ``add`` answers, ``slow`` answers after 30 s and ``die`` kills
+    the server's process before it answers."""
+    import os
+
+    import anyio
+    from mcp.server.fastmcp import FastMCP
+
+    calc = FastMCP(SERVER_NAME, host="127.0.0.1", port=port, json_response=True)
+
+    @calc.tool()
+    def add(x: int) -> str:
+        """Add one."""
+        return str(x + 1)
+
+    @calc.tool()
+    async def slow(x: int) -> str:
+        """Take too long."""
+        await anyio.sleep(30)
+        return str(x)
+
+    @calc.tool()
+    def die(x: int) -> str:
+        """Kill the server's process mid-call."""
+        os._exit(3)
+
+    return calc
+
+
+def legacy_relay_server() -> Any:
+    """An ``mcp`` 1.x server (``FastMCP``) whose ``relay`` runs in the caller's trace
+    (``continue_trace`` of the request's ``_meta``, as the docs show) and there calls
+    :func:`legacy_server`'s ``add`` over stdio, a server process of its own: it answers with
+    what ``add`` answered (the context that request's ``_meta`` named)."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+    from mcp.server.fastmcp import FastMCP
+
+    from agent_otel import continue_trace
+
+    hub = FastMCP("hub")
+
+    @hub.tool()
+    async def relay(x: int) -> str:
+        """Ask the next server."""
+        meta = hub.get_context().request_context.meta
+        params = StdioServerParameters(
+            command=sys.executable, args=[__file__, "--legacy"], env=child_env()
+        )
+        with continue_trace(meta if meta is not None else {}):
+            async with stdio_client(params) as (read, write), ClientSession(read, write) as inner:
+                await inner.initialize()
+                answer = await inner.call_tool("add", {"x": x})
+        return str(answer.content[0].text)  # type: ignore[union-attr]
+
+    return hub
+
+
 def _fail(failing: bool, module: str) -> None:
     """A failing server's tool raises the SDK's ``ToolError`` (from ``module``): the server
     answers the call with an ``isError`` result whose text is the error's."""
@@ -171,6 +232,28 @@ def _seen() -> str:
     return f"trace={trace_id:032x} parent={parent.span_id if parent else 0:016x}"
 
 
+def check_lost_calls(telemetry: Any) -> None:
+    """A run whose ``add`` (``c0``) was answered, then ``slow`` (``c1``) and ``die`` (``c2``)
+    lost in flight with a streamable HTTP server that died: each lost call's span failed by
+    the HTTP client's ``RemoteProtocolError`` (class, message, ``exception`` event, metric),
+    the answered one's OK."""
+    from opentelemetry.trace import StatusCode
+
+    tools = {str(s.attributes["gen_ai.tool.call.id"]): s for s in telemetry.spans()
+             if s.name.startswith("execute_tool") and s.attributes}  # fmt: skip
+    for cid in ("c1", "c2"):  # both lost with the connection, each failed by it
+        assert tools[cid].status.status_code is StatusCode.ERROR, cid
+        assert dict(tools[cid].attributes or {})["error.type"] == "RemoteProtocolError", cid
+        assert "Server disconnected" in str(tools[cid].status.description), cid
+        [event] = [e for e in tools[cid].events if e.name == "exception"]
+        assert dict(event.attributes or {})["exception.type"].endswith("RemoteProtocolError")
+    assert tools["c0"].status.status_code is StatusCode.UNSET
+    assert "error.type" not in dict(tools["c0"].attributes or {})
+    failed = {str(p.attributes.get("gen_ai.tool.name")): p.attributes.get("error.type")
+              for p in telemetry.histograms()["gen_ai.execute_tool.duration"]}  # fmt: skip
+    assert failed == {"add": None, "slow": "RemoteProtocolError", "die": "RemoteProtocolError"}
+
+
 def sdk_tracing_to(monkeypatch: Any, provider: Any) -> None:
     """For this test, ``provider`` is what ``configure()`` makes it: the global provider, so
     the MCP SDK's spans (client and in-process server) and fastmcp's (pydantic-ai's MCP
@@ -193,6 +276,12 @@ if __name__ == "__main__":  # the stdio server: a process of its own, with an SD
     from opentelemetry.sdk.trace import TracerProvider
 
     trace.set_tracer_provider(TracerProvider())  # its spans are real (and go nowhere)
+    if {"--legacy", "--relay"} <= set(sys.argv):
+        legacy_relay_server().run("stdio")
+        sys.exit(0)
+    if {"--legacy", "--erring", "--http"} <= set(sys.argv):  # the mcp 1.x one, to kill
+        legacy_erring_server(int(sys.argv[sys.argv.index("--http") + 1])).run("streamable-http")
+        sys.exit(0)
     if "--erring" in sys.argv and "--http" in sys.argv:  # a process of its own to kill
         port = int(sys.argv[sys.argv.index("--http") + 1])
         erring_server().run("streamable-http", host="127.0.0.1", port=port)

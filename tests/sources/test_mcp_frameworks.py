@@ -19,6 +19,8 @@ checks the context each request is sent in.
 
 from __future__ import annotations
 
+import asyncio
+import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -579,6 +581,160 @@ async def test_an_mcp_one_frameworks_tool_whose_server_answers_is_error_fails_it
     await _failing_server_fails_each_tool_span(
         otel_telemetry, monkeypatch, runner, tells_server=True, legacy=True
     )
+
+
+async def test_an_mcp_one_streamable_http_server_that_dies_mid_call_fails_the_call_with_the_cause(
+    otel_telemetry: InMemoryTelemetry, tmp_path: Path
+) -> None:
+    """The MCP SDK 1.x over streamable HTTP, its server (a process of its own, on loopback,
+    answering with one JSON response) dying before it answers two calls in flight: the
+    transport's task for the lost request fails with the HTTP client's error (httpx's
+    ``RemoteProtocolError``) and the transport's task group cancels everything in it, the
+    calling code included, so each tool body sees only a ``CancelledError``. That task runs in
+    the transport's context, not the caller's. Each call's span fails with the cause all the
+    same (class, message, ``exception`` event, on the metric too); the call answered before
+    stays OK."""
+    import importlib.util
+
+    if importlib.util.find_spec("mcp.shared._otel") is not None:
+        pytest.skip("the MCP SDK 2.x's own row is test_mcp.py's")
+    import anyio
+    import httpx
+    from benchmarks._process import free_port, port_open, serving
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    from agent_contract.protocol import FunctionCall, LLMCallEnd, LLMCallStart, ToolCall, ToolResult
+    from agent_contract.scope import McpServer, tool_scope
+
+    port = free_port()
+    script = str(Path(_mcp.__file__))
+    command = [sys.executable, script, "--legacy", "--erring", "--http", str(port)]
+    ready = lambda: port_open(port)  # noqa: E731
+    with serving(command, log=tmp_path / "server.log", ready=ready, timeout=60):
+        url = f"http://127.0.0.1:{port}/mcp"
+        cancelled: list[BaseException] = []
+        with pytest.raises(Exception) as raised:  # the SDK's group of it, on the way out
+            async with (
+                streamable_http_client(url) as (read, write, _),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                server = McpServer(name=_mcp.SERVER_NAME)
+
+                async def body(cid: str, name: str) -> None:
+                    with tool_scope(cid, name, mcp=server):
+                        if name == "die":  # once the other call is in flight
+                            await anyio.sleep(0.5)
+                        await session.call_tool(name, {"x": 1})  # never answered
+
+                async def agent() -> AsyncIterator[AgentEvent]:
+                    yield LLMCallStart(model="m")
+                    for cid, name in (("c0", "add"), ("c1", "slow"), ("c2", "die")):
+                        call = FunctionCall(name=name, arguments='{"x": 1}')
+                        yield ToolCall(id=cid, function=call)
+                    yield LLMCallEnd(model="m")
+                    with tool_scope("c0", "add", mcp=server):
+                        await session.call_tool("add", {"x": 1})
+                    yield ToolResult(tool_call_id="c0", content="2")
+                    async with anyio.create_task_group() as group:
+                        group.start_soon(body, "c1", "slow")
+                        group.start_soon(body, "c2", "die")
+                    yield ToolResult(tool_call_id="c1", content="unreachable")
+
+                try:
+                    with anyio.fail_after(20):
+                        async for _ in otel_telemetry.wrapper(agent_name="calc")(agent()):
+                            pass
+                except asyncio.CancelledError as error:  # the agent's own, unchanged
+                    cancelled.append(error)
+                    raise
+        assert raised.group_contains(httpx.RemoteProtocolError)
+        assert len(cancelled) == 1
+    _mcp.check_lost_calls(otel_telemetry)
+
+
+async def test_a_session_per_call_lost_with_its_server_fails_each_call_with_the_cause(
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """LangChain's MCP adapters open a session per call, in the tool's body: the MCP SDK 1.x
+    server over streamable HTTP (a process of its own) dies with both calls in flight, and
+    the transport's task group, closing in the body, raises its ``ExceptionGroup`` of the HTTP
+    client's error out of it, and out of the run. Each call's span names the cause
+    (``RemoteProtocolError``), not the group that carried it."""
+    pytest.importorskip("langchain_mcp_adapters", exc_type=ImportError)
+    import httpx
+    from benchmarks._process import free_port, port_open, serving
+    from opentelemetry.trace import StatusCode
+
+    monkeypatch.setattr(sys.modules[__name__], "CALLS", [("c1", "slow", 1), ("c2", "die", 2)])
+    port = free_port()
+    script = str(Path(_mcp.__file__))
+    command = [sys.executable, script, "--legacy", "--erring", "--http", str(port)]
+
+    async def run(events: AsyncIterator[AgentEvent]) -> None:
+        async for _ in otel_telemetry.wrapper(agent_name="calc")(events):
+            pass
+
+    with (
+        serving(command, log=tmp_path / "server.log", ready=lambda: port_open(port), timeout=60),
+        pytest.raises(Exception) as raised,
+    ):
+        await _langgraph(f"http://127.0.0.1:{port}/mcp", run)
+    assert raised.value.subgroup(httpx.RemoteProtocolError) is not None
+    for name in ("slow", "die"):
+        tool = otel_telemetry.span(f"execute_tool {name}")
+        assert tool.status.status_code is StatusCode.ERROR, name
+        assert dict(tool.attributes or {})["error.type"] == "RemoteProtocolError", name
+    failed = {str(p.attributes.get("gen_ai.tool.name")): p.attributes.get("error.type")
+              for p in otel_telemetry.histograms()["gen_ai.execute_tool.duration"]}  # fmt: skip
+    assert failed == {"slow": "RemoteProtocolError", "die": "RemoteProtocolError"}
+
+
+async def test_an_mcp_one_server_that_calls_another_server_carries_the_trace_to_it(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """Three hops, three processes, the MCP SDK 1.x: a traced tool calls a server over stdio
+    whose tool runs in the caller's trace (``continue_trace`` of the request's ``_meta``, as
+    the docs show) and calls a third server there, over stdio too. That third request went
+    without the trace (1.x sends none, and agent-otel added it only in a traced tool's
+    body): the third server now runs in the run's trace, under the call's own tool span (a
+    1.x server has no span of its own between)."""
+    import importlib.util
+    import re
+
+    if importlib.util.find_spec("mcp.shared._otel") is not None:
+        pytest.skip("the MCP SDK 2.x propagates itself")
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    from agent_contract.protocol import FunctionCall, LLMCallEnd, LLMCallStart, ToolCall, ToolResult
+    from agent_contract.scope import McpServer, tool_scope
+
+    script = str(Path(_mcp.__file__))
+    params = StdioServerParameters(
+        command=sys.executable, args=[script, "--legacy", "--relay"], env=_mcp.child_env()
+    )
+    answers: list[str] = []
+
+    async def agent(session: Any) -> AsyncIterator[AgentEvent]:
+        yield LLMCallStart(model="m")
+        yield ToolCall(id="c1", function=FunctionCall(name="relay", arguments='{"x": 1}'))
+        yield LLMCallEnd(model="m")
+        with tool_scope("c1", "relay", mcp=McpServer(name="hub")):
+            answer = await session.call_tool("relay", {"x": 1})
+        answers.append(str(answer.content[0].text))
+        yield ToolResult(tool_call_id="c1", content=answers[0])
+
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        async for _ in otel_telemetry.wrapper(agent_name="calc")(agent(session)):
+            pass
+    seen = re.search(r"trace=([0-9a-f]{32}) parent=([0-9a-f]{16})", answers[0])
+    assert seen is not None, answers
+    tool = otel_telemetry.span("execute_tool relay")
+    assert int(seen.group(1), 16) == tool.context.trace_id
+    assert int(seen.group(2), 16) == tool.context.span_id
 
 
 # --- The server asks the client's model: sampling/createMessage --------------------------------

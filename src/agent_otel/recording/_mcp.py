@@ -30,17 +30,22 @@ raises the SDK's error instead: the wrapper notes its JSON-RPC code on the call
 conventions' ``error.type`` does, however the call then ends failed.
 
 The MCP SDK 1.x sends no trace context at all (2.x puts it in the request's ``params._meta``),
-so over stdio nothing told its server which trace a call belongs to. In a traced tool's body,
-the wrapper adds it to 1.x's request ``meta`` as 2.x does (the keys the caller's ``meta`` has
-are kept): a server that reads it (``continue_trace(ctx.request_context.meta)``, or 2.x's own
-server) runs the call under the tool span.
+so over stdio nothing told its server which trace a call belongs to. The wrapper adds the
+current one to 1.x's request ``meta`` as 2.x does (the keys the caller's ``meta`` has are
+kept): a server that reads it (``continue_trace(ctx.request_context.meta)``, or 2.x's own
+server) runs the call under the tool span, and a server's tool that runs so and calls
+another server hands the trace on to it (the remote side's entries watch the SDK too:
+``remote/_continue``).
 
-A request lost below the session (over streamable HTTP, the MCP SDK 2.x carries each
+A request lost below the session (over streamable HTTP, both SDK generations carry each
 request's POST in a task of its own: a server that dies before it answers fails that task
 with the HTTP client's error, and the SDK cancels every request in flight on the transport,
 and their callers, instead of raising it there) is noted on the call of each of those
 requests, as what failed its body: the call's span names that cause, not the
-``CancelledError`` its body got.
+``CancelledError`` its body got. The SDK 2.x runs that task in a copy of its sender's
+context; 1.x in the transport's, so the calls lost are read off the session the request's
+answer would have gone to (its requests in flight, noted where the transport's end of its
+read stream sees them).
 
 A server's progress notifications for the call go to the callback the call was given, also
 on the session's receiving task: it runs in the tool body's context too (it is the call's own,
@@ -98,10 +103,14 @@ _CLIENTS = (
 )
 """Where a client finishes what the session's ``call_tool`` returned into the answer its
 caller gets: module, class, method."""
-_CARRIERS = (("mcp.client.streamable_http", "StreamableHTTPTransport", "_run_request_post"),)
-"""Where a transport carries each request in a task of its own, in a copy of its sender's
-context (the MCP SDK 2.x's streamable HTTP client: the request's POST): module, class,
-method."""
+_CARRIERS = (
+    ("mcp.client.streamable_http", "StreamableHTTPTransport", "_run_request_post"),
+    ("mcp.client.streamable_http", "StreamableHTTPTransport", "_handle_post_request"),
+)
+"""Where a transport carries each request in a task of its own (the streamable HTTP client's
+POST): module, class, method; a class's first method listed is wrapped, the others not. The
+MCP SDK 2.x runs that task in a copy of its sender's context; 1.x in the transport's own, its
+request context (``ctx``) naming the stream the answer goes back on."""
 _absent: set[str] = set()  # modules that failed to import: not tried again
 
 
@@ -139,11 +148,15 @@ def watch(tool_key: str, load: bool = True) -> None:
             session.call_tool = _watching(call_tool, tool_key, carries, progress)  # type: ignore[attr-defined]
         except Exception:
             report("mcp result watch")
+    done: set[object] = set()  # the classes whose method was looked at: one each
     for table, wrap in ((_CLIENTS, _answering), (_CARRIERS, _carrying)):
         for name, owner, method in table:  # loaded by whoever uses them: never imported here
             holder = getattr(sys.modules.get(name), owner, None)
             wrapped = getattr(holder, method, None) if isinstance(holder, type) else None
-            if wrapped is None or getattr(wrapped, _MARK, False):
+            if wrapped is None or holder in done:
+                continue
+            done.add(holder)
+            if getattr(wrapped, _MARK, False):
                 continue
             try:
                 setattr(holder, method, wrap(wrapped, tool_key))
@@ -178,13 +191,13 @@ def _watching(
 ) -> Callable[..., Any]:
     @functools.wraps(call_tool)
     async def call_tool_watched(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if carries:  # whoever sends it: a tool body, a server's tool in its caller's trace
+            kwargs = _with_context(kwargs)
         tool = otel_context.get_value(tool_key)  # the call whose body sends it, if any
         if not isinstance(tool, ToolCall):  # its request is noted in flight as any other
             return await call_tool(self, *args, **kwargs)
         if _serving(tool, tool_key):  # a server in this process, serving that tool's call
             return await _outside(call_tool, tool_key)(self, *args, **kwargs)
-        if carries:
-            kwargs = _with_context(kwargs)
         body = otel_context.get_current()
         # The server's progress notifications for this request: its callback runs in the
         # body's context (the session calls it on its own receiving task, whose context is
@@ -238,10 +251,12 @@ def _carrying(carry: Callable[..., Any], tool_key: str) -> Callable[..., Any]:
     out) never reaches the request's sender as such: it fails the transport's task group,
     which cancels every request in flight on the transport and their senders, whose bodies
     see a ``CancelledError`` they did not ask for. It is noted on the traced MCP tool call of
-    each request in flight on the transport (the task runs in a copy of its sender's
-    context: the call whose body sent it) as what failed that body
-    (:meth:`ToolCall.on_mcp_lost`). What the task returns or raises passes through
-    unchanged."""
+    each request in flight on the transport as what failed that body
+    (:meth:`ToolCall.on_mcp_lost`): the calls whose requests its tasks carry now, each task
+    in a copy of its sender's context (the MCP SDK 2.x's: the call whose body sent it), and
+    the calls awaiting their answers on the session the request's context answers to (1.x's
+    task runs in the transport's context: :func:`_awaiting`). What the task returns or raises
+    passes through unchanged."""
 
     @functools.wraps(carry)
     async def carry_watched(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -253,7 +268,8 @@ def _carrying(carry: Callable[..., Any], tool_key: str) -> Callable[..., Any]:
         try:
             return await carry(self, *args, **kwargs)
         except Exception as error:
-            for call in list(calls):  # all lost with it: the transport's task group is done
+            # all lost with it: the transport's task group is done
+            for call in [*calls, *_awaiting(args, tool_key)]:
                 if isinstance(call, ToolCall):
                     call.on_mcp_lost(error)
             raise
@@ -279,6 +295,24 @@ def _carried(transport: Any) -> list[Any] | None:
     except Exception:
         return None
     return calls if isinstance(calls, list) else None
+
+
+def _awaiting(args: tuple[Any, ...], tool_key: str) -> list[Any]:
+    """What the tool calls (any value of the tool's key) awaiting their answers on the session
+    a carried request's context (``ctx``, the MCP SDK 1.x's first argument) answers to are: the
+    session reads the other end of its ``read_stream_writer``, whose shared state names that
+    session's requests in flight (:func:`_in_flight` notes them there). Empty where the
+    request's context says nothing of it. Never raises."""
+    try:
+        writer = getattr(args[0], "read_stream_writer", None) if args else None
+        state = vars(writer).get("_state") if hasattr(writer, "__dict__") else None
+        found = vars(state).get(_FLIGHTS) if hasattr(state, "__dict__") else None
+        if type(found) is not list:
+            return []
+        return [otel_context.get_value(tool_key, context) for context in found]
+    except Exception:
+        report("mcp lost request")
+        return []
 
 
 def _failed(tool: ToolCall, error: BaseException) -> None:
@@ -427,10 +461,23 @@ def _in_flight(session: Any, tool_key: str) -> list[Context] | None:
                 ):  # the SDK's defaults answer by themselves: left alone
                     setattr(session, name, _in_tool_context(callback, calls, session, tool_key))
             setattr(session, _FLIGHTS, calls)
+            _shared(session, calls)
     except Exception:
         report("mcp session callbacks")
         return None
     return calls if isinstance(calls, list) else None
+
+
+def _shared(session: Any, calls: list[Context]) -> None:
+    """Note ``calls`` (the session's requests in flight) on the state the session's read
+    stream shares with the transport's end that writes to it (an ``anyio`` memory stream's,
+    the MCP SDK 1.x's), so a request the transport lost names the calls lost with it
+    (:func:`_awaiting`). Nothing where the session reads no such stream (the SDK 2.x's
+    dispatcher). May raise: its caller reports."""
+    stream = dict.get(vars(session), "_read_stream")
+    state = vars(stream).get("_state") if hasattr(stream, "__dict__") else None
+    if hasattr(state, "__dict__"):
+        setattr(state, _FLIGHTS, calls)
 
 
 def _in_tool_context(

@@ -99,8 +99,28 @@ def claim(run: Any) -> bool:
     return _OPEN.pop(id(run), None) is not None
 
 
+_ALSO: list[Callable[[Callable[[Any], bool]], object]] = []  # others' spans held open
+
+
+def also_end(end: Callable[[Callable[[Any], bool]], object]) -> None:
+    """``end`` (given ``belongs``: whether a span is on the provider shutting down) runs
+    wherever the open runs end (exit, ``Telemetry.shutdown()``, :func:`end_open_runs`), for
+    spans held open outside any run (``remote/_held``: a remote agent's call whose task still
+    works); registered once, with the exit hook made the newest."""
+    if end not in _ALSO:
+        _ALSO.append(end)
+        atexit.unregister(_at_exit)
+        atexit.register(_at_exit)
+
+
 def end_runs(belongs: Callable[[Any], bool]) -> int:
-    """End every open run ``belongs`` accepts (given its agent span), newest first; how many."""
+    """End every open run ``belongs`` accepts (given its agent span), newest first; how many.
+    What :func:`also_end` registered ends its spans ``belongs`` accepts first."""
+    for end in list(_ALSO):
+        try:
+            end(belongs)
+        except Exception:
+            report("held spans end at shutdown")
     ended = 0
     for run in reversed(list(_OPEN.values())):
         try:
@@ -124,7 +144,8 @@ def end_open_runs(tracer_provider: Any = None) -> int:
     lifespan's shutdown step, a test fixture's teardown): each run still open ends now,
     newest first, each innermost span first, with ``agent_otel.end_reason=shutdown`` and its
     open calls and tools marked incomplete, so the provider's shutdown exports them. A run
-    ended here is not ended again when its stream finishes. ``configure()``'s
+    ended here is not ended again when its stream finishes. A remote agent's call held open
+    for its task (an A2A task still at work when the call returned) ends too. ``configure()``'s
     ``Telemetry.shutdown()`` (and ``Telemetry(tracer_provider, meter_provider).shutdown()``)
     does this itself. What is not a tracer provider (a tracer, the class, ``configure()``'s
     handle) raises ``TypeError`` at the call: it ended nothing, and the provider's shutdown

@@ -276,13 +276,20 @@ class ToolCall:
             mcp.failure = ("MCPError", str(code))
 
     def failure(self, error_type: str) -> str:
-        """The ``error.type`` of this call failing as ``error_type``: the JSON-RPC code of the
-        MCP error its body's request raised, when the failure is that error (named by its
-        class) or unnamed (``tool_error``); a framework's own outcome keeps its name."""
-        failure = self.mcp.failure if self.mcp is not None else None
-        if failure is not None and error_type in (failure[0], TOOL_ERROR):
-            return failure[1]
-        return error_type
+        """The ``error.type`` of this call failing as ``error_type``. An MCP tool's own answer
+        names it, as the MCP conventions do, whatever the framework made of it (pydantic-ai
+        turns every one into ``ModelRetry``): the JSON-RPC code of the MCP error its body's
+        request raised, ``tool_error`` for a server's ``isError`` answer. A cancellation of
+        the request names it only when the failure is that or unnamed; any other framework
+        outcome (its answer was fine) keeps its name."""
+        mcp = self.mcp
+        if mcp is None:
+            return error_type
+        failure = mcp.failure
+        if failure is not None:
+            coded = failure[1] != failure[0]  # (a cancellation is named by its class)
+            return failure[1] if coded or error_type in (failure[0], TOOL_ERROR) else error_type
+        return TOOL_ERROR if mcp.error else error_type
 
     def capture_arguments(self, arguments: Any, count: Count) -> None:
         """The call's arguments (content capture on; a JSON text is parsed first)."""

@@ -26,6 +26,7 @@ from agent_otel.decorating._propagation import extract_context
 from agent_otel.identity._identity import make_identity, with_identity
 from agent_otel.recording._hints import keyworded
 from agent_otel.recording._run import in_run
+from agent_otel.recording._scope import watch_sessions
 
 __all__ = [
     "ContinueTraceMiddleware",
@@ -60,6 +61,7 @@ def remote_parent(
     cannot read is no carrier.
     """
     base = context if context is not None else otel_context.get_current()
+    watch_sessions()  # an MCP SDK 1.x request its work sends carries the trace on (recording/_mcp)
     try:
         extracted = extract_context(headers)  # what the headers carry, and nothing else
         remote = trace.get_current_span(extracted).get_span_context()

@@ -56,7 +56,7 @@ from agent_otel.scrubbing import Scrubber
 
 from ._call import RemoteAgentCall, w3c_headers
 from ._continue import remote_parent
-from ._held import HeldCalls
+from ._held import HELD
 
 __all__ = ["trace_a2a_client", "trace_a2a_executor"]
 
@@ -85,9 +85,11 @@ def trace_a2a_client(
     rejected fails the span (``error.type``: ``TASK_STATE_FAILED``, ``TASK_STATE_REJECTED``):
     the call raised nothing, but the work was not done. A call answered with its task still
     at work (submitted, working: a client that polls, a stream the caller stopped reading)
-    keeps its span open until a later response of this client (``get_task``, ``subscribe``,
-    ``cancel_task``, ``list_tasks``, a message on the task) says the task ended, and fails
-    it then as above; closing the client ends the rest. The remote run is its child when the
+    keeps its span open until a later response of this client or another traced one
+    (``get_task``, ``subscribe``, ``cancel_task``, ``list_tasks``, a message on the task) says
+    the task ended, and fails it then as above, also after this client closed; a call whose
+    task nobody follows to its end ends at shutdown (with the runs: exit,
+    ``Telemetry.shutdown()``, ``end_open_runs()``). The remote run is its child when the
     agent's executor is decorated by :func:`trace_a2a_executor` (or its server continues W3C
     context otherwise). Every other request (``cancel_task``, ``get_task``, ``subscribe``, ...)
     opens no span and carries the current context's W3C headers (a tool's span, in a tool
@@ -235,25 +237,25 @@ class _TracedClient(Client):
         self._agent_name, self._url, self._provider = agent_name, url, provider
         self._providers = providers
         self._describing = False
-        self._held = HeldCalls()  # calls that returned with their task at work
 
     def _saw(self, response: object) -> None:
-        """A response of this client naming a task: a call held for it ends when it says the
-        task ended (failed or rejected: failed)."""
-        if not self._held:  # (the usual: nothing held)
+        """A response of this client naming a task: a call held for it (by any traced client
+        of the process) ends when it says the task ended (failed or rejected: failed)."""
+        if not HELD:  # (the usual: nothing held)
             return
         seen = _task_of(response)
         if seen is not None and seen[1] not in _WORKING:
-            self._held.ended(seen[0], _FAILED_STATES.get(seen[1]))  # type: ignore[call-overload]
+            HELD.ended(seen[0], _FAILED_STATES.get(seen[1]))  # type: ignore[call-overload]
 
     def _finish(
         self, call: RemoteAgentCall, task: tuple[str, int] | None, error: BaseException | None
     ) -> None:
         """The call's stream ended (``error``: raised in it, ``GeneratorExit`` when the caller
         stopped reading): its span ends, unless its task is still at work (its last response
-        said so) and nothing failed: the client holds it until the caller learns the end."""
+        said so) and nothing failed: it is held until the caller learns the end, with this
+        client or another."""
         if task is not None and task[1] in _WORKING and not _raised_in(error):
-            self._held.hold(task[0], call)
+            HELD.hold(task[0], call)
         else:
             call.end(error)
 
@@ -335,7 +337,7 @@ class _TracedClient(Client):
         self, request: ListTasksRequest, *, context: ClientCallContext | None = None
     ) -> ListTasksResponse:
         tasks = await self._inner.list_tasks(request, context=_in_trace(context))
-        if self._held:
+        if HELD:
             for task in tasks.tasks:
                 self._saw(task)
         return tasks
@@ -404,7 +406,6 @@ class _TracedClient(Client):
         await self._inner.add_interceptor(interceptor)
 
     async def close(self) -> None:
-        self._held.close()
         await self._inner.close()
 
 
