@@ -199,6 +199,7 @@ async def test_the_gate_decides_in_each_context_and_comes_out(
     from opentelemetry import context as otel_context
 
     from agent_otel.standdown import _native
+    from agent_otel.standdown._context import cover
 
     theirs = otel_telemetry.tracer_provider.get_tracer("strands.telemetry.tracer")
     ours = otel_telemetry.tracer_provider.get_tracer(OURS)
@@ -206,7 +207,8 @@ async def test_the_gate_decides_in_each_context_and_comes_out(
 
     async def call(covered: bool) -> None:
         with ours.start_as_current_span("invoke_agent agent"):
-            token = otel_context.attach(otel_context.set_value(_native.NATIVE, "strands"))
+            run = cover(otel_context.get_current(), lambda: True)  # an open run's, as a run's
+            token = otel_context.attach(otel_context.set_value(_native.NATIVE, "strands", run))
             if not covered:
                 otel_context.detach(token)
             with theirs.start_as_current_span("chat"):
@@ -341,6 +343,7 @@ async def test_adk_model_calls_ours_do_not_tell_keep_their_metrics(
     from opentelemetry import context as otel_context
 
     from agent_otel.standdown import _native
+    from agent_otel.standdown._context import cover
 
     usage = types.GenerateContentResponseUsageMetadata(
         prompt_token_count=7, candidates_token_count=3, total_token_count=10
@@ -350,7 +353,8 @@ async def test_adk_model_calls_ours_do_not_tell_keep_their_metrics(
         "responses": [LlmResponse(usage_metadata=usage, model_version="scripted-gemini")],
     }  # fmt: skip
     assert _native.install("google_adk")
-    token = otel_context.attach(otel_context.set_value(_native.NATIVE, "google_adk"))
+    run = cover(otel_context.get_current(), lambda: True)  # an open run's context
+    token = otel_context.attach(otel_context.set_value(_native.NATIVE, "google_adk", run))
     try:
         _metrics.record_client_token_usage(**call)  # the model-consult tool's
         _instrumentation._metrics.record_client_token_usage(**call)  # the agent's

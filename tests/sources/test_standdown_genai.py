@@ -349,7 +349,7 @@ def test_a_handler_that_cannot_stand_in_records_as_before(
             raise TypeError("a handler that cannot be copied")
 
     handler.__class__ = Uncopyable
-    token = otel_context.attach(cover(otel_context.get_current()))
+    token = otel_context.attach(cover(otel_context.get_current(), lambda: True))
     try:
         with handler.tool("lookup"):
             pass
@@ -375,7 +375,7 @@ def test_a_handler_of_another_shape_records_as_before() -> None:
 
     Older._instruments = vars(handler).pop("_instruments")
     handler.__class__ = Older
-    token = otel_context.attach(cover(otel_context.get_current()))
+    token = otel_context.attach(cover(otel_context.get_current(), lambda: True))
     try:
         with handler.workflow("flow"):
             pass
@@ -397,7 +397,7 @@ def test_any_tool_or_agent_name_stands_down_in_our_runs_only(name: str, covered:
     telemetry = InMemoryTelemetry()
     handler = handler_of(telemetry)
     context = otel_context.get_current()
-    token = otel_context.attach(cover(context) if covered else context)
+    token = otel_context.attach(cover(context, lambda: True) if covered else context)
     try:
         with handler.invoke_local_agent(agent_name=name), handler.tool(name):
             pass
