@@ -437,3 +437,57 @@ def test_a_metrics_seam_that_fails_leaves_the_span_gate_on(
         assert "_agent_otel_native" in vars(tracer)  # its spans are gated
     finally:
         _native.ungate(tracer)
+
+
+async def test_a_task_that_outlived_its_adapters_run_keeps_the_frameworks_own_spans(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """pydantic-ai's own instrumentation (``Agent.instrument_all()``) stands down in a run of
+    its adapter. A task that run started (a tool's background work, which copies the run's
+    context) and that runs an agent once the run has ended runs outside our runs, yet its
+    agent-run and model-request spans stood down: the run's gate outlived the run. Now they
+    are recorded as those of any agent run outside ours."""
+    pydantic_ai = pytest.importorskip("pydantic_ai")
+    from pydantic_ai.models.instrumented import InstrumentationSettings
+    from pydantic_ai.models.test import TestModel
+
+    from agent_contract.sources.pydantic_ai_stream import pydantic_ai_events
+
+    def theirs() -> list[str]:
+        return sorted(sp.name for sp in otel_telemetry.spans() if _scope(sp) != OURS)
+
+    async def later_run() -> None:
+        await pydantic_ai.Agent(TestModel(), name="summariser").run("summarise")
+
+    run_ended, left = asyncio.Event(), []
+
+    async def remember(fact: str) -> str:
+        """Remember a fact (summarised later, in the background)."""
+
+        async def summarise() -> None:
+            await run_ended.wait()
+            await later_run()
+
+        left.append(asyncio.create_task(summarise()))
+        return "noted"
+
+    settings = InstrumentationSettings(
+        tracer_provider=otel_telemetry.tracer_provider, meter_provider=otel_telemetry.meter_provider
+    )
+    pydantic_ai.Agent.instrument_all(settings)
+    try:
+        await later_run()  # outside our runs: what its spans are
+        outside = theirs()
+        assert outside  # its instrumentation records here
+        otel_telemetry.clear()
+
+        agent = pydantic_ai.Agent(TestModel(), tools=[remember])
+        events = pydantic_ai_events(agent, "remember that it rains")
+        async for _ in otel_telemetry.wrapper(agent_name="agent")(events):
+            pass
+        assert left and theirs() == []  # the run's own stood down; the task waits
+        run_ended.set()
+        await asyncio.gather(*left)
+        assert theirs() == outside  # the task's run, after ours ended: recorded
+    finally:
+        pydantic_ai.Agent.instrument_all(False)
