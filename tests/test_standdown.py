@@ -489,7 +489,7 @@ def test_an_ended_chat_span_releases_the_providers_unless_the_run_is_covered(
     span = telemetry.tracer_provider.get_tracer("test").start_span("chat")
     span.end()
     base = otel_context.get_current()
-    context = chat_context(suppressed(cover(base) if framework else base), span)
+    context = chat_context(suppressed(cover(base, lambda: True) if framework else base), span)
     token = otel_context.attach(context)
     try:
         scope: dict[str, Any] = {"__name__": "openinference.instrumentation.openai._request",
@@ -575,6 +575,79 @@ async def _as_a_tools_work(stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
 
 SHAPES = {"wrapped": lambda s: s, "inside the caller's generator": _passed_on,
           "as a tool's work in the caller's generator": _as_a_tools_work}  # fmt: skip
+
+
+async def _late_call(client: Any, run_ended: asyncio.Event) -> None:
+    """A model call of a task the framework's run left running (a tool's fire-and-forget
+    summary, a worker started at first use), made once the run has ended."""
+    await run_ended.wait()
+    later = [{"role": "user", "content": "later"}]
+    await client.chat.completions.create(model=MODEL, messages=later)
+
+
+async def _own_adapter_leaving_a_task(
+    client: Any, run_ended: asyncio.Event, left: list[asyncio.Task[None]]
+) -> AsyncIterator[Any]:
+    """A framework adapter of the caller's own (it says it starts) whose framework starts a
+    task during the run that outlives it."""
+    framework_started(__name__)
+    left.append(asyncio.create_task(_late_call(client, run_ended)))
+    yield LLMCallStart(model="m")
+    yield LLMCallEnd(model="m", finish_reason="stop")
+
+
+def _pydantic_ai_leaving_a_task(
+    client: Any, run_ended: asyncio.Event, left: list[asyncio.Task[None]]
+) -> AsyncIterator[Any]:
+    """pydantic-ai's adapter (a shipped one: covered from the run's start) over its test model,
+    whose tool starts a task that outlives the run."""
+    pydantic_ai = pytest.importorskip("pydantic_ai")
+    from pydantic_ai.models.test import TestModel
+
+    from agent_contract.sources.pydantic_ai_stream import pydantic_ai_events
+
+    async def remember(fact: str) -> str:
+        """Remember a fact (summarised later, in the background)."""
+        left.append(asyncio.create_task(_late_call(client, run_ended)))
+        return "noted"
+
+    agent = pydantic_ai.Agent(TestModel(), tools=[remember])
+    return pydantic_ai_events(agent, "remember that it rains")
+
+
+LEAVING_A_TASK = {"own-adapter": _own_adapter_leaving_a_task,
+                  "pydantic-ai": _pydantic_ai_leaving_a_task}  # fmt: skip
+
+
+@pytest.mark.parametrize("adapter", sorted(LEAVING_A_TASK))
+async def test_a_model_call_after_a_framework_run_ended_is_traced_by_the_providers(
+    telemetry: InMemoryTelemetry, adapter: str
+) -> None:
+    """A framework run's stand-down lasts as long as the run, not as long as a copy of its
+    context: a task the framework started in the run (which copies the run's context) and
+    that calls the model once the run has ended calls outside any run of ours. The providers
+    stood down for it all the same, and no span of ours told it: the call went untraced and
+    its tokens uncounted. Now openai-v2 and OpenInference trace it, as any call outside our
+    runs."""
+    run_ended, left = asyncio.Event(), []
+    stream = LEAVING_A_TASK[adapter](api(telemetry), run_ended, left)
+    async for _ in telemetry.wrapper(agent_name="framework")(stream):
+        pass
+    assert left and telemetry.open_spans() == []  # the run has ended, its task not yet
+    run_ended.set()
+    await asyncio.gather(*left)
+    theirs = sorted(
+        s.instrumentation_scope.name for s in telemetry.spans()
+        if s.instrumentation_scope is not None and s.instrumentation_scope.name in PROVIDER_SCOPES
+    )  # fmt: skip
+    assert theirs == sorted([*PROVIDER_SCOPES] * len(left))  # each late call: both traced it
+    points = telemetry.histograms().get("gen_ai.client.token.usage", [])
+    counted_by_them = sum(
+        int(getattr(p, "sum", 0)) for p in points
+        if dict(p.attributes or {}).get("gen_ai.token.type") == "input"
+        and dict(p.attributes or {}).get("gen_ai.request.model") == MODEL
+    )  # fmt: skip
+    assert counted_by_them == 12 * len(left)  # openai-v2's count of each late call
 
 
 @pytest.mark.parametrize("shape", sorted(SHAPES))

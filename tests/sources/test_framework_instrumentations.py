@@ -291,6 +291,16 @@ CASES = [
          _provider("openinference.instrumentation.litellm", "LiteLLMInstrumentor")),
     Case("litellm_chat", "openllmetry-litellm",
          _provider("opentelemetry.instrumentation.litellm", "LiteLLMInstrumentor")),
+    # OpenInference's LlamaIndex, CrewAI and Google ADK instrumentations read the general key
+    # before each span too (CrewAI's in the crewai environment, ADK's in google-adk's)
+    Case("llama_index", "openinference-llama-index",
+         _provider("openinference.instrumentation.llama_index", "LlamaIndexInstrumentor")),
+    Case("crewai", "openinference-crewai",
+         _provider("openinference.instrumentation.crewai", "CrewAIInstrumentor")),
+    Case("google_adk", "openinference-google-adk",
+         _provider("openinference.instrumentation.google_adk", "GoogleADKInstrumentor")),
+    Case("google_adk_openai", "openinference-google-adk",
+         _provider("openinference.instrumentation.google_adk", "GoogleADKInstrumentor")),
     # OpenInference's AutoGen AgentChat instrumentation: agent, team and tool spans
     Case("autogen", "openinference-autogen-agentchat", _provider(
         "openinference.instrumentation.autogen_agentchat", "AutogenAgentChatInstrumentor")),

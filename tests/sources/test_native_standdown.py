@@ -199,6 +199,7 @@ async def test_the_gate_decides_in_each_context_and_comes_out(
     from opentelemetry import context as otel_context
 
     from agent_otel.standdown import _native
+    from agent_otel.standdown._context import cover
 
     theirs = otel_telemetry.tracer_provider.get_tracer("strands.telemetry.tracer")
     ours = otel_telemetry.tracer_provider.get_tracer(OURS)
@@ -206,7 +207,8 @@ async def test_the_gate_decides_in_each_context_and_comes_out(
 
     async def call(covered: bool) -> None:
         with ours.start_as_current_span("invoke_agent agent"):
-            token = otel_context.attach(otel_context.set_value(_native.NATIVE, "strands"))
+            run = cover(otel_context.get_current(), lambda: True)  # an open run's, as a run's
+            token = otel_context.attach(otel_context.set_value(_native.NATIVE, "strands", run))
             if not covered:
                 otel_context.detach(token)
             with theirs.start_as_current_span("chat"):
@@ -341,6 +343,7 @@ async def test_adk_model_calls_ours_do_not_tell_keep_their_metrics(
     from opentelemetry import context as otel_context
 
     from agent_otel.standdown import _native
+    from agent_otel.standdown._context import cover
 
     usage = types.GenerateContentResponseUsageMetadata(
         prompt_token_count=7, candidates_token_count=3, total_token_count=10
@@ -350,7 +353,8 @@ async def test_adk_model_calls_ours_do_not_tell_keep_their_metrics(
         "responses": [LlmResponse(usage_metadata=usage, model_version="scripted-gemini")],
     }  # fmt: skip
     assert _native.install("google_adk")
-    token = otel_context.attach(otel_context.set_value(_native.NATIVE, "google_adk"))
+    run = cover(otel_context.get_current(), lambda: True)  # an open run's context
+    token = otel_context.attach(otel_context.set_value(_native.NATIVE, "google_adk", run))
     try:
         _metrics.record_client_token_usage(**call)  # the model-consult tool's
         _instrumentation._metrics.record_client_token_usage(**call)  # the agent's
@@ -433,3 +437,57 @@ def test_a_metrics_seam_that_fails_leaves_the_span_gate_on(
         assert "_agent_otel_native" in vars(tracer)  # its spans are gated
     finally:
         _native.ungate(tracer)
+
+
+async def test_a_task_that_outlived_its_adapters_run_keeps_the_frameworks_own_spans(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """pydantic-ai's own instrumentation (``Agent.instrument_all()``) stands down in a run of
+    its adapter. A task that run started (a tool's background work, which copies the run's
+    context) and that runs an agent once the run has ended runs outside our runs, yet its
+    agent-run and model-request spans stood down: the run's gate outlived the run. Now they
+    are recorded as those of any agent run outside ours."""
+    pydantic_ai = pytest.importorskip("pydantic_ai")
+    from pydantic_ai.models.instrumented import InstrumentationSettings
+    from pydantic_ai.models.test import TestModel
+
+    from agent_contract.sources.pydantic_ai_stream import pydantic_ai_events
+
+    def theirs() -> list[str]:
+        return sorted(sp.name for sp in otel_telemetry.spans() if _scope(sp) != OURS)
+
+    async def later_run() -> None:
+        await pydantic_ai.Agent(TestModel(), name="summariser").run("summarise")
+
+    run_ended, left = asyncio.Event(), []
+
+    async def remember(fact: str) -> str:
+        """Remember a fact (summarised later, in the background)."""
+
+        async def summarise() -> None:
+            await run_ended.wait()
+            await later_run()
+
+        left.append(asyncio.create_task(summarise()))
+        return "noted"
+
+    settings = InstrumentationSettings(
+        tracer_provider=otel_telemetry.tracer_provider, meter_provider=otel_telemetry.meter_provider
+    )
+    pydantic_ai.Agent.instrument_all(settings)
+    try:
+        await later_run()  # outside our runs: what its spans are
+        outside = theirs()
+        assert outside  # its instrumentation records here
+        otel_telemetry.clear()
+
+        agent = pydantic_ai.Agent(TestModel(), tools=[remember])
+        events = pydantic_ai_events(agent, "remember that it rains")
+        async for _ in otel_telemetry.wrapper(agent_name="agent")(events):
+            pass
+        assert left and theirs() == []  # the run's own stood down; the task waits
+        run_ended.set()
+        await asyncio.gather(*left)
+        assert theirs() == outside  # the task's run, after ours ended: recorded
+    finally:
+        pydantic_ai.Agent.instrument_all(False)

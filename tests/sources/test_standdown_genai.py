@@ -15,6 +15,7 @@ Runs where util-genai 1.3b0 and those packages are installed (``.ci/run``'s .ven
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
@@ -29,6 +30,8 @@ genai_anthropic = pytest.importorskip("opentelemetry.instrumentation.genai.anthr
 from opentelemetry.sdk.metrics.export import HistogramDataPoint  # noqa: E402
 from opentelemetry.sdk.trace import ReadableSpan  # noqa: E402
 
+from agent_contract.protocol import LLMCallEnd, LLMCallStart  # noqa: E402
+from agent_contract.scope import framework_started  # noqa: E402
 from agent_otel.testing import InMemoryTelemetry  # noqa: E402
 
 from . import _frameworks as fw  # noqa: E402
@@ -125,6 +128,58 @@ async def test_calls_outside_our_chat_spans_are_traced_by_the_official_package(
     (theirs,) = chat_spans(telemetry)
     assert theirs.instrumentation_scope is not None
     assert theirs.instrumentation_scope.name != OURS
+
+
+async def _a_call(client: Any, ended: asyncio.Event) -> None:
+    """A model call once ``ended`` is set, streamed to its end."""
+    await ended.wait()
+    ask = [{"role": "user", "content": "later"}]
+    stream = await client.chat.completions.create(model="gpt-4o-mini", messages=ask, stream=True)
+    async for _ in stream:
+        pass
+
+
+async def _chat_span_leaving_a_task(
+    client: Any, ended: asyncio.Event, left: list[asyncio.Task[None]]
+) -> AsyncIterator[Any]:
+    """A contract agent starting a task inside its chat span (a copy of that span's context)."""
+    yield LLMCallStart(model="m")
+    left.append(asyncio.create_task(_a_call(client, ended)))
+    yield LLMCallEnd(model="m", finish_reason="stop")
+
+
+async def _framework_run_leaving_a_task(
+    client: Any, ended: asyncio.Event, left: list[asyncio.Task[None]]
+) -> AsyncIterator[Any]:
+    """A framework adapter of the caller's own starting a task in its run."""
+    framework_started(__name__)
+    left.append(asyncio.create_task(_a_call(client, ended)))
+    yield LLMCallStart(model="m")
+    yield LLMCallEnd(model="m", finish_reason="stop")
+
+
+LEAVING_A_TASK = {"chat-span": _chat_span_leaving_a_task,
+                  "framework-run": _framework_run_leaving_a_task}  # fmt: skip
+
+
+@pytest.mark.parametrize("ended", sorted(LEAVING_A_TASK))
+async def test_a_call_once_ours_ended_is_traced_by_the_official_package(
+    telemetry: InMemoryTelemetry, ended: str
+) -> None:
+    """A task started in our chat span or framework run (which copies its context) and calling
+    the model once that span or run has ended calls outside ours: openai-v2, OpenInference
+    and OpenLLMetry trace it, but the official packages stood down, util-genai's key still in
+    the task's context, and the call went untraced. Now they trace it too."""
+    case = SDK_CASES[0]
+    done, left = asyncio.Event(), []
+    stream = LEAVING_A_TASK[ended](case.client(case.body(False)), done, left)
+    async for _ in wrap(telemetry)(stream):
+        pass
+    assert left and telemetry.open_spans() == []  # ours has ended, its task not yet
+    done.set()
+    await asyncio.gather(*left)
+    theirs = [s for s in scopes(chat_spans(telemetry)) if s != OURS]
+    assert theirs == ["opentelemetry.instrumentation.genai.openai"]
 
 
 # --- frameworks with an official package: their model calls start before our chat span ------
@@ -349,7 +404,7 @@ def test_a_handler_that_cannot_stand_in_records_as_before(
             raise TypeError("a handler that cannot be copied")
 
     handler.__class__ = Uncopyable
-    token = otel_context.attach(cover(otel_context.get_current()))
+    token = otel_context.attach(cover(otel_context.get_current(), lambda: True))
     try:
         with handler.tool("lookup"):
             pass
@@ -375,7 +430,7 @@ def test_a_handler_of_another_shape_records_as_before() -> None:
 
     Older._instruments = vars(handler).pop("_instruments")
     handler.__class__ = Older
-    token = otel_context.attach(cover(otel_context.get_current()))
+    token = otel_context.attach(cover(otel_context.get_current(), lambda: True))
     try:
         with handler.workflow("flow"):
             pass
@@ -397,7 +452,7 @@ def test_any_tool_or_agent_name_stands_down_in_our_runs_only(name: str, covered:
     telemetry = InMemoryTelemetry()
     handler = handler_of(telemetry)
     context = otel_context.get_current()
-    token = otel_context.attach(cover(context) if covered else context)
+    token = otel_context.attach(cover(context, lambda: True) if covered else context)
     try:
         with handler.invoke_local_agent(agent_name=name), handler.tool(name):
             pass

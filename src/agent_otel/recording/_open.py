@@ -93,6 +93,11 @@ def at_next_run_start(hook: Callable[[], bool]) -> None:
     _NEWEST[0] = -2
 
 
+def is_open(run: Any) -> bool:
+    """Whether ``run`` is open: registered, and not yet claimed by whoever ends it."""
+    return _OPEN.get(id(run)) is run
+
+
 def claim(run: Any) -> bool:
     """Remove ``run``; True for the one caller that should now end it."""
     _pending.forget(run)

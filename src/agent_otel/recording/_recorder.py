@@ -63,6 +63,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from opentelemetry import trace
@@ -81,6 +82,7 @@ from ._chat import UNENCODABLE_ARGUMENTS, UNREADABLE_CHUNK, LLMCall
 from ._costs import plus
 from ._encodable import id_text
 from ._errors import PendingError, error_type_of, raised_from, raised_in
+from ._open import is_open
 from ._run import Run
 from ._scope import ToolScopes, install
 from ._settings import RunSettings
@@ -198,7 +200,8 @@ class RunRecorder:
             or covered_run(run.parent)
         ):
             return
-        parent = framework_context(run.parent, source)
+        still_open = partial(is_open, self)  # its tasks calling after its end: not covered
+        parent = framework_context(run.parent, source, still_open)
         run.parent = self.scopes.parent = parent
         run.context = trace.set_span_in_context(run.span.raw, parent)
         self._suppressing = None  # the chat spans' own, made again from the covered parent
@@ -212,7 +215,7 @@ class RunRecorder:
         self._refresh()  # the innermost open span's context, made again
         # The rest of this pull (the wrapper's reset after it undoes this too): the tasks the
         # framework starts now copy it.
-        activate(framework_context(current, source))
+        activate(framework_context(current, source, still_open))
 
     # --- small helpers -----------------------------------------------------------------------
     def anomaly(self, kind: str) -> None:

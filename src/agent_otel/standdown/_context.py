@@ -44,6 +44,7 @@ discussing for this (semantic-conventions-genai #475).
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from time import time_ns
 from types import FrameType
 
@@ -55,12 +56,15 @@ from opentelemetry.trace import NonRecordingSpan, Span
 
 from agent_otel._guard import report
 
+from ._cover import RunCover
 from ._util_genai import covered
 
 INFERENCE_SPAN = otel_context.create_key("agent_otel.inference_span")
 COVERED = otel_context.create_key("agent_otel.model_calls_covered")
-"""True in a framework run's context: every model call the framework makes is one of our chat
-spans, though the framework starts it in a task of its own before its chat span opens."""
+"""In a framework run's context, a :class:`~._cover.RunCover`, true while that run is open:
+every model call the framework makes is one of our chat spans, though the framework starts it
+in a task of its own before its chat span opens. A task of the run still calling once the run
+has ended calls outside our runs."""
 LANGUAGE_MODEL_KEY = "suppress_language_model_instrumentation"
 _PLAIN_KEY = "suppress_instrumentation"  # the general key's older spelling, still set and read
 PROVIDER_MODULES = (
@@ -210,8 +214,9 @@ def unsampled_chat(span: Span) -> Span:
 
 def covering(context: Context | None = None) -> bool:
     """Whether a model call made in ``context`` (default: the current one) is covered by one of
-    our chat spans: one still open there, or a framework run's (:data:`COVERED`: a framework's
-    task made in a chat span's context runs its next call after that span ended)."""
+    our chat spans: one still open there, or a framework run's still open (:data:`COVERED`: a
+    framework's task made in a chat span's context runs its next call after that span
+    ended)."""
     span = otel_context.get_value(INFERENCE_SPAN, context)
     if span is not None and not _ended(span):
         return True
@@ -224,7 +229,7 @@ def told_call() -> bool:
     framework run's :data:`COVERED` is."""
     if otel_context.get_value(INFERENCE_SPAN) is not None:
         return True
-    return bool(otel_context.get_value(COVERED))
+    return otel_context.get_value(COVERED) is not None  # made in the run, logged after its end
 
 
 def _asker(frame: FrameType | None) -> FrameType | None:
@@ -392,10 +397,11 @@ def chat_context(suppressing: Context, span: Span) -> Context:
     return otel_context.set_value(INFERENCE_SPAN, span, context)
 
 
-def cover(context: Context) -> Context:
+def cover(context: Context, still_open: Callable[[], bool]) -> Context:
     """``context`` where the model calls a framework starts are covered by our chat spans,
-    though none is current yet: providers stand down (:data:`COVERED`)."""
-    return otel_context.set_value(COVERED, True, _providers_stand_down(context))
+    though none is current yet, as long as ``still_open()`` says the run is: providers stand
+    down (:data:`COVERED`)."""
+    return otel_context.set_value(COVERED, RunCover(still_open), _providers_stand_down(context))
 
 
 def _providers_stand_down(context: Context) -> Context:

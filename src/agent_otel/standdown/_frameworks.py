@@ -13,6 +13,8 @@ SDK, inside such a run is not traced by the provider instrumentation either.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from types import FrameType
 
 from opentelemetry.context import get_value
@@ -56,21 +58,28 @@ def framework_run(context: Context, stream: object) -> Context:
     before its first call (:mod:`._guards`), LangSmith's OpenTelemetry mode holds its spans
     (:mod:`._langsmith`), one instrumented while the run is open is guarded as it instruments
     (:mod:`._instrumented`), and a framework that traces on its own stands its spans that ours
-    tell down (:mod:`._native`)."""
+    tell down (:mod:`._native`). The run is open while ``stream`` is: a task of the framework's
+    still calling once it finished calls outside our runs."""
     module = _module(stream)
     if module not in FRAMEWORK_SOURCES:
         return context
-    return framework_context(context, module)
+    return framework_context(context, module, partial(_running, stream))
 
 
-def framework_context(context: Context, module: str) -> Context:
+def _running(stream: object) -> bool:
+    """Whether the adapter's async generator ``stream`` has not finished (nor been closed)."""
+    return getattr(stream, "ag_frame", None) is not None
+
+
+def framework_context(context: Context, module: str, still_open: Callable[[], bool]) -> Context:
     """``context`` covered for a run of the framework adapter ``module`` (one of
-    :data:`FRAMEWORK_SOURCES`): what :func:`framework_run` gives its stream. A run whose stream
-    is the caller's own generator over an adapter is covered so as the adapter's stream starts
-    (``agent_contract.scope.framework_started``, the recorder's ``framework_started``)."""
+    :data:`FRAMEWORK_SOURCES`) while ``still_open()``: what :func:`framework_run` gives its
+    stream. A run whose stream is the caller's own generator over an adapter is covered so as
+    the adapter's stream starts (``agent_contract.scope.framework_started``, the recorder's
+    ``framework_started``), while that run is open."""
     guard_providers()
     guard_instrument(after_instrument)  # one instrumented later in the run: guarded as it is
-    return native_run(cover(context), module)
+    return native_run(cover(context, still_open), module)
 
 
 def covered_run(context: Context) -> bool:

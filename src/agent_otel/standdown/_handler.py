@@ -26,6 +26,10 @@ after (a package on the handler instrumented inside our chat span, or inside a f
 of ours, whose context was made at its start) found no key, and its first call was told twice:
 so ``inference()`` is guarded too, and where one of our chat spans covers the call
 (:func:`~._context.covering`) and the key is missing, it is given the context with the key set.
+Where none covers it and the key holds our ``InferenceData`` (a task our chat span or framework
+run started, calling once that span or run ended: the key outlived it in the task's copy of
+the context), it is given the context without it: the call is none of ours, and is traced as
+openai-v2's, OpenInference's and OpenLLMetry's are there.
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ from agent_otel._guard import report
 
 from ._context import COVERED, covering
 from ._methods import MARK, guard_methods
-from ._util_genai import covered, missing
+from ._util_genai import covered, missing, released
 
 MODULE = "opentelemetry.util.genai.handler"
 _CLASS = "TelemetryHandler"
@@ -107,12 +111,19 @@ def _in_our_run(kwargs: dict[str, Any]) -> bool:
 
 def _inference_context(kwargs: dict[str, Any]) -> dict[str, Any]:
     """``kwargs`` of an ``inference()`` call, given the context with util-genai's key set
-    where our chat span covers the call and the key is missing; else as they were."""
+    where our chat span covers the call and the key is missing, without our key where nothing
+    of ours covers it any more; else as they were."""
     try:  # inside the package's call: nothing may raise there
         context = kwargs.get("context")
-        if covering(context) and missing(context):
-            here = context if context is not None else otel_context.get_current()
-            return {**kwargs, "context": covered(here)}
+        if covering(context):
+            if missing(context):
+                here = context if context is not None else otel_context.get_current()
+                return {**kwargs, "context": covered(here)}
+            return kwargs
+        # a task our chat span or framework run started, calling once it ended: not ours
+        outside = released(context)
+        if outside is not None:
+            return {**kwargs, "context": outside}
     except Exception:
         report("stand-down")
     return kwargs  # theirs is recorded: a second span, not a failed call

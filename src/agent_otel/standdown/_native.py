@@ -100,6 +100,7 @@ from opentelemetry.trace import NonRecordingSpan, Span, Tracer
 from agent_otel import _attributes as A
 from agent_otel._guard import report
 
+from ._context import covering
 from ._langsmith import restore_langsmith
 
 NATIVE = otel_context.create_key("agent_otel.native_stand_down")
@@ -172,8 +173,8 @@ def stand_in(
     own spans under the span current when the run's workflow started, not under our tool span
     that is current where the body runs."""
     try:
-        if otel_context.get_value(NATIVE, context) != framework:
-            return None
+        if otel_context.get_value(NATIVE, context) != framework or not covering(context):
+            return None  # not in a run of its adapter, or in a task that outlived that run
         if not every and not told(name, attributes):
             return None
         parent = trace.get_current_span(context).get_span_context()
@@ -299,7 +300,7 @@ def stands_down(framework: str, context: Context | None = None) -> bool:
     """Whether a metric of ``framework``'s that ours tell is not recorded in ``context``
     (None: the current one): a run of its adapter's."""
     try:
-        return otel_context.get_value(NATIVE, context) == framework
+        return otel_context.get_value(NATIVE, context) == framework and covering(context)
     except Exception:  # inside the framework's call: nothing may raise there
         report("native stand-down")
         return False

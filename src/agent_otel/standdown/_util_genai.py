@@ -19,6 +19,7 @@ has no such key; openai-v2 on it is guarded instead (:mod:`._openai_v2`).
 from __future__ import annotations
 
 import sys
+from contextlib import suppress
 
 from opentelemetry import context as otel_context
 from opentelemetry.context.context import Context
@@ -26,6 +27,8 @@ from opentelemetry.context.context import Context
 from agent_otel import _guard
 
 MODULE = "opentelemetry.util.genai._inference_invocation"
+_OURS = "_agent_otel_stand_down"
+"""Marks an ``InferenceData`` :func:`covered` made (the package's own carry none)."""
 
 
 def missing(context: Context | None) -> bool:
@@ -46,7 +49,24 @@ def covered(context: Context) -> Context:
     if not isinstance(key, str) or not isinstance(data, type):
         return context
     try:
-        return otel_context.set_value(key, data(), context)
+        ours = data()
     except Exception:  # a later util-genai whose InferenceData wants arguments: theirs stays
         _guard.report("standdown.util_genai")
         return context
+    with suppress(TypeError):  # (one without a __dict__ still stands down, never released)
+        vars(ours)[_OURS] = True
+    return otel_context.set_value(key, ours, context)
+
+
+def released(context: Context | None) -> Context | None:
+    """``context`` (default: current) without util-genai's key where the key holds an
+    ``InferenceData`` of ours (:func:`covered`): the chat span or run it stood down for has
+    ended, and a call made there is none of ours; None where the key holds no such value."""
+    module = sys.modules.get(MODULE)
+    key = getattr(module, "CLIENT_INFERENCE_CONTEXT_KEY", None)
+    if not isinstance(key, str):
+        return None
+    here = context if context is not None else otel_context.get_current()
+    if getattr(otel_context.get_value(key, here), _OURS, False) is not True:
+        return None
+    return otel_context.set_value(key, None, here)
