@@ -759,6 +759,25 @@ def test_a_second_sigterm_during_the_exit_flush_after_the_loop_handled_the_first
     assert ended.code == -signal.SIGTERM, ended.err  # the second signal's, once flushed
 
 
+def test_a_sigterm_handler_installed_outside_python_before_configure_is_left_as_it_is() -> None:
+    """``faulthandler.register(signal.SIGTERM)`` installs its handler outside Python, which
+    Python's own table still shows as the default action: ``configure()`` replaced it with
+    ours, and the stack dump the application asked for on SIGTERM never came. A signal
+    handled outside Python is left as it is, as documented: the dump is written, then
+    (``chain=True``) the default action ends the process."""
+    ended = run_child(
+        """
+        import faulthandler
+        faulthandler.register(signal.SIGTERM, chain=True)
+        configure("dumps")
+        ready()
+        """,
+        send=signal.SIGTERM,
+    )
+    assert ended.code == -signal.SIGTERM, ended.err
+    assert "most recent call first" in ended.err, ended.err  # faulthandler's dump
+
+
 # --- a real ASGI server ----------------------------------------------------------------------
 SERVED = """
 import socket, urllib.request

@@ -151,7 +151,7 @@ class ProcessHooks:
         for signum in (*FATAL_SIGNALS, _SIGABRT):
             try:
                 previous = signal.getsignal(signum)
-                if previous is signal.SIG_IGN or previous is None:
+                if previous is signal.SIG_IGN or previous is None or _caught_outside(signum):
                     continue  # ignored, or handled outside Python: not ours to change
                 if signum == _SIGABRT and not callable(previous):
                     continue
@@ -162,6 +162,11 @@ class ProcessHooks:
         self._keeps = tuple(signum for signum in FATAL_SIGNALS if signum in self._handled)
         if self._keeps:
             _keep_ours_in_front(self)
+
+    @property
+    def running(self) -> bool:
+        """Not uninstalled yet: its telemetry has not finished its shutdown."""
+        return self._waiting
 
     def keeps(self, signum: int) -> bool:
         """Whether the default action asked for ``signum`` now is to be ours in front of it:
@@ -371,6 +376,8 @@ class ProcessHooks:
             current = _handler(signum)
             if current is None or current is signal.SIG_IGN or _is_ours(current):
                 continue
+            if not callable(current) and _caught_outside(signum):
+                continue
             if signum == _SIGABRT and not callable(current) and faulthandler.is_enabled():
                 continue
             try:
@@ -501,7 +508,7 @@ def _keep_ours_in_front(hooks: ProcessHooks) -> None:
 def _no_longer_in_front() -> None:
     """Once no telemetry keeps a default action, put ``signal.signal`` back as it was found
     (unless something stood in front of ours since: ours then passes every call on)."""
-    if any(hooks is not None and hooks._waiting for hooks in (ref() for ref in _KEEPERS)):
+    if any(hooks is not None and hooks.running for hooks in (ref() for ref in _KEEPERS)):
         return
     _KEEPERS.clear()
     if _SET_HANDLER and signal.signal is _setting_a_handler:
@@ -531,6 +538,22 @@ def _setting_a_handler(signalnum: Any, handler: Any) -> Any:
                 if hooks is not None and hooks.keeps(signum):
                     return hooks.keep(signum, set_handler)
     return set_handler(signalnum, handler)
+
+
+def _caught_outside(signum: int) -> bool:
+    """Whether ``signum``, set to its default action in Python's own table, is caught by a
+    handler installed outside Python since (``faulthandler.register()``, a C extension's):
+    Python's table does not see it, ours would replace it (its stack dump on SIGTERM was lost
+    without a word), and such a signal is left as it is. Read from the kernel's view of the
+    process (Linux's ``/proc``); elsewhere, as Python's table says."""
+    if signal.getsignal(signum) is not signal.SIG_DFL:
+        return False
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            caught = next((line for line in status if line.startswith("SigCgt:")), "")
+        return bool(int(caught.partition(":")[2].strip() or "0", 16) >> (signum - 1) & 1)
+    except (OSError, ValueError):
+        return False
 
 
 def _init_ignores(handler: Any) -> bool:
