@@ -2,7 +2,8 @@
 
 * **SIGTERM and SIGHUP** (a process manager's restart; a closed terminal or SSH session): their
   default action ends the process without running ``atexit``, which is where everything else
-  flushes. Unless a signal is ignored or handled outside Python, a handler is installed that
+  flushes. Unless a signal is ignored or handled outside Python (on Linux, also by a handler
+  installed there after Python started: :func:`_caught_outside`), a handler is installed that
   hands the work to a waiting thread (the handler itself takes no lock the interrupted code
   could hold: it releases one). Without a handler of the application's, the thread shuts
   telemetry down (bounded by ``shutdown_timeout_millis``) and the signal is delivered again
@@ -23,6 +24,9 @@
   action ends the process, every ``configure()`` telemetry still open in it is shut down,
   not only the one whose handler was called.
   ``Telemetry.shutdown()`` puts the previous handlers back once it is done.
+  A container's first process (PID 1 of its namespace) is never killed by a signal's default
+  action: it runs on until its manager's SIGKILL, so the signal is handled there as by an
+  application's handler that returns (:func:`_init_ignores`).
 * **The default action put back by whoever replaced ours** (asyncio's loop, whose ``close()``
   sets it for every signal ``loop.add_signal_handler`` handled, whatever it found: anyio's
   signal receiver, hypercorn, aiohttp's ``run_app``; a pre-forking server's worker resetting
@@ -32,9 +36,6 @@
   SIGHUP in the main thread installs ours, which ends in that default action (the first
   case above). Any other handler is set as asked; nothing polls; the function is put back
   once every telemetry is shut down.
-  A container's first process (PID 1 of its namespace) is never killed by a signal's default
-  action: it runs on until its manager's SIGKILL, so the signal is handled there as by an
-  application's handler that returns (:func:`_init_ignores`).
 * **Ctrl-C during a shutdown** (SIGINT): not handled otherwise, but held back while telemetry
   shuts down in the main thread and delivered once that is done (:func:`interrupts_held`),
   so a second Ctrl-C during the exit flush no longer breaks the export off.
@@ -502,7 +503,7 @@ def _keep_ours_in_front(hooks: ProcessHooks) -> None:
     _KEEPERS.append(weakref.ref(hooks))
     if not _SET_HANDLER:
         _SET_HANDLER.append(signal.signal)
-        setattr(signal, "signal", _setting_a_handler)  # noqa: B010  (mypy: a module function)
+        setattr(signal, "signal", _setting_a_handler)  # noqa: B010 (a function, to mypy)
 
 
 def _no_longer_in_front() -> None:
@@ -583,9 +584,10 @@ def _handler(signum: int) -> Any:
 
 def _is_ours(handler: Any) -> bool:
     """A handler of a ``ProcessHooks`` (this telemetry's or another's, already chained)."""
-    if handler is _on_repeat or not isinstance(handler, functools.partial):
-        return False
-    return type(getattr(handler.func, "__self__", None)) is ProcessHooks
+    if handler is _on_repeat:
+        return True
+    func = handler.func if isinstance(handler, functools.partial) else None
+    return type(getattr(func, "__self__", None)) is ProcessHooks
 
 
 def _deliver(previous: Any, signum: int, frame: Any) -> None:
