@@ -685,6 +685,99 @@ def test_a_non_daemon_threads_run_streaming_at_exit_ends_as_it_would() -> None:
     assert ended.end_reasons == {"exhausted": 1}, ended.err
 
 
+# --- handlers installed after configure() and taken away again ------------------------------
+LOOP_HANDLES_SIGTERM = {
+    "loop.add_signal_handler": """
+        async def handled(work):
+            loop = asyncio.get_running_loop()
+            loop.add_signal_handler(signal.SIGTERM, lambda: print("loop handler", flush=True))
+            await work()
+        """,
+    "anyio.open_signal_receiver": """
+        import anyio
+        async def handled(work):
+            with anyio.open_signal_receiver(signal.SIGTERM):
+                await work()
+        """,
+}
+"""An event loop's own SIGTERM handling, installed after ``configure()`` and taken away when the
+loop closes (``handled(work)`` awaits ``work()`` under it): asyncio's loop puts the default
+action back, whatever it replaced."""
+
+
+@pytest.mark.parametrize("installer", list(LOOP_HANDLES_SIGTERM))
+def test_sigterm_after_an_event_loops_own_handling_ended_still_flushes(installer: str) -> None:
+    """``loop.add_signal_handler`` (and what builds on it: anyio's signal receiver, hypercorn,
+    aiohttp's ``run_app``) replaces our handler, and the loop's ``close()`` sets the default
+    action, not the handler it found: a SIGTERM once ``asyncio.run()`` had returned killed the
+    process with every queued span and the open run lost, untold. The default action put back
+    while telemetry runs is now ours in front of it: flushed, then killed by the signal."""
+    script = textwrap.dedent(LOOP_HANDLES_SIGTERM[installer]) + textwrap.dedent(
+        """
+        configure("after-loop")
+        async def work():
+            [_ async for _ in otel_wrapper(agent_name="in-loop")(agent())]
+        asyncio.run(handled(work))
+        runs(2)
+        held_open("open")
+        ready()
+        """
+    )
+    ended = run_child(script, send=signal.SIGTERM)
+    assert ended.code == -signal.SIGTERM, ended.err
+    assert ended.runs == {"in-loop": 1, "run": 2, "open": 1}, ended.err
+    assert ended.end_reasons == {"exhausted": 3, "shutdown": 1}, ended.err
+
+
+def test_a_second_sigterm_during_the_exit_flush_after_the_loop_handled_the_first_waits() -> None:
+    """A server on an event loop stops gracefully on SIGTERM (its loop's handler), returns, and
+    the interpreter's exit flushes; a second SIGTERM meanwhile (a control group's and its
+    manager's) met the default action the loop's ``close()`` had put back and killed the
+    process mid-export: the runs still queued were lost. It now waits for that bounded
+    shutdown, then takes the default action."""
+    ended = run_child(
+        """
+        os.environ["OTEL_BSP_MAX_EXPORT_BATCH_SIZE"] = "3"  # one request per run
+        configure("graceful", shutdown_timeout_millis=30_000)
+        async def serve():
+            stop = asyncio.Event()
+            loop = asyncio.get_running_loop()
+            loop.add_signal_handler(signal.SIGTERM, stop.set)
+            for _ in range(4):
+                [_ async for _ in otel_wrapper(agent_name="request")(agent())]
+            print("ready", flush=True)
+            await stop.wait()
+            again = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGTERM))
+            again.daemon = True  # the manager's own SIGTERM, once the exit flush is under way
+            again.start()
+        asyncio.run(serve())
+        """,  # the script ends: atexit shuts down, each request answered after 0.3 s
+        send=signal.SIGTERM,
+        delay_s=0.3,
+    )
+    assert ended.runs == {"request": 4}, ended.err
+    assert ended.code == -signal.SIGTERM, ended.err  # the second signal's, once flushed
+
+
+def test_a_sigterm_handler_installed_outside_python_before_configure_is_left_as_it_is() -> None:
+    """``faulthandler.register(signal.SIGTERM)`` installs its handler outside Python, which
+    Python's own table still shows as the default action: ``configure()`` replaced it with
+    ours, and the stack dump the application asked for on SIGTERM never came. A signal
+    handled outside Python is left as it is, as documented: the dump is written, then
+    (``chain=True``) the default action ends the process."""
+    ended = run_child(
+        """
+        import faulthandler
+        faulthandler.register(signal.SIGTERM, chain=True)
+        configure("dumps")
+        ready()
+        """,
+        send=signal.SIGTERM,
+    )
+    assert ended.code == -signal.SIGTERM, ended.err
+    assert "most recent call first" in ended.err, ended.err  # faulthandler's dump
+
+
 # --- a real ASGI server ----------------------------------------------------------------------
 SERVED = """
 import socket, urllib.request

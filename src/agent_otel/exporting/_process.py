@@ -2,7 +2,8 @@
 
 * **SIGTERM and SIGHUP** (a process manager's restart; a closed terminal or SSH session): their
   default action ends the process without running ``atexit``, which is where everything else
-  flushes. Unless a signal is ignored or handled outside Python, a handler is installed that
+  flushes. Unless a signal is ignored or handled outside Python (on Linux, also by a handler
+  installed there after Python started: :func:`_caught_outside`), a handler is installed that
   hands the work to a waiting thread (the handler itself takes no lock the interrupted code
   could hold: it releases one). Without a handler of the application's, the thread shuts
   telemetry down (bounded by ``shutdown_timeout_millis``) and the signal is delivered again
@@ -26,6 +27,15 @@
   A container's first process (PID 1 of its namespace) is never killed by a signal's default
   action: it runs on until its manager's SIGKILL, so the signal is handled there as by an
   application's handler that returns (:func:`_init_ignores`).
+* **The default action put back by whoever replaced ours** (asyncio's loop, whose ``close()``
+  sets it for every signal ``loop.add_signal_handler`` handled, whatever it found: anyio's
+  signal receiver, hypercorn, aiohttp's ``run_app``; a pre-forking server's worker resetting
+  its master's handlers): a later SIGTERM or SIGHUP killed the process with its queue and its
+  open runs lost, untold. While telemetry runs, ``signal.signal`` stands in front of the
+  function it found (:func:`_setting_a_handler`): the default action asked for SIGTERM or
+  SIGHUP in the main thread installs ours, which ends in that default action (the first
+  case above). Any other handler is set as asked; nothing polls; the function is put back
+  once every telemetry is shut down.
 * **Ctrl-C during a shutdown** (SIGINT): not handled otherwise, but held back while telemetry
   shuts down in the main thread and delivered once that is done (:func:`interrupts_held`),
   so a second Ctrl-C during the exit flush no longer breaks the export off.
@@ -61,6 +71,7 @@ from __future__ import annotations
 
 import contextlib
 import faulthandler
+import functools
 import os
 import signal
 import sys
@@ -68,7 +79,7 @@ import threading
 import time
 import weakref
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from agent_otel._fork import in_forked_child
 from agent_otel._guard import logger as _log
@@ -100,13 +111,14 @@ class ProcessHooks:
     def __init__(self, telemetry: Telemetry, timeout_s: float) -> None:
         self._telemetry = weakref.ref(telemetry)
         self._timeout_s = timeout_s
-        self._previous: dict[int, Any] = {}  # signal -> the handler ours replaced
+        self._handled: set[int] = set()  # the signals one of ours was installed for
         self._signum = 0  # the signal that ends the process once telemetry is shut down
         self._flushed: threading.Lock | None = None  # released once a requested flush is done
         self._drain_left = 0.0  # draining after the application's handler: flush time left
         self._deferred = 0  # a signal for the application's handler, come while shutting down
         self._waiting = False
         self._wake = threading.Lock()
+        self._keeps: tuple[int, ...] = ()  # the fatal signals whose default action is ours
         self._start_waiter()
         self._install_handlers()
         _LIVE.add(telemetry)
@@ -140,18 +152,52 @@ class ProcessHooks:
         for signum in (*FATAL_SIGNALS, _SIGABRT):
             try:
                 previous = signal.getsignal(signum)
-                if previous is signal.SIG_IGN or previous is None:
+                if previous is signal.SIG_IGN or previous is None or _caught_outside(signum):
                     continue  # ignored, or handled outside Python: not ours to change
                 if signum == _SIGABRT and not callable(previous):
                     continue
-                signal.signal(signum, self._on_signal)
+                signal.signal(signum, self._front(previous))
             except (ValueError, OSError):
                 continue
-            self._previous[signum] = previous
+            self._handled.add(signum)
+        self._keeps = tuple(signum for signum in FATAL_SIGNALS if signum in self._handled)
+        if self._keeps:
+            _keep_ours_in_front(self)
 
-    def _on_signal(self, signum: int, frame: Any) -> None:
+    @property
+    def running(self) -> bool:
+        """Not uninstalled yet: its telemetry has not finished its shutdown."""
+        return self._waiting
+
+    def keeps(self, signum: int) -> bool:
+        """Whether the default action asked for ``signum`` now is to be ours in front of it:
+        a fatal signal ``configure()`` handled, telemetry running, no such signal under way."""
+        telemetry = self._telemetry()
+        return (
+            signum in self._keeps
+            and self._waiting
+            and not self._signum
+            and telemetry is not None
+            and not telemetry.is_shutdown
+        )
+
+    def keep(self, signum: int, set_handler: Any) -> Any:
+        """Install ours where the default action was asked (``set_handler`` is the
+        ``signal.signal`` found); the handler it replaced is returned, as ``signal.signal``
+        returns it."""
+        return set_handler(signum, self._front(signal.SIG_DFL))
+
+    def _front(self, previous: Any) -> functools.partial[None]:
+        """Our handler in front of ``previous``: one of its own at each install, as a server
+        that saved one of ours and restores it later (uvicorn) restores the one it replaced,
+        with what that one was in front of, not the one put in front of the server's since."""
+        return functools.partial(self._on_signal, previous=previous)
+
+    def _is_mine(self, handler: Any) -> TypeGuard[functools.partial[None]]:
+        return isinstance(handler, functools.partial) and handler.func == self._on_signal
+
+    def _on_signal(self, signum: int, frame: Any, previous: Any = signal.SIG_DFL) -> None:
         """Runs in the main thread between two bytecodes: no lock taken, no thread started."""
-        previous = self._previous.get(signum, signal.SIG_DFL)
         if _ENDING[0]:  # telemetry is shut down and the process ends: the default action now
             signal.signal(signum, signal.SIG_DFL)
             os.kill(os.getpid(), signum)
@@ -272,13 +318,15 @@ class ProcessHooks:
             self._wake_waiter()
         undrain(self._flush_ended)
         if threading.current_thread() is threading.main_thread():
-            for signum, previous in list(self._previous.items()):
+            for signum in list(self._handled):
                 try:
-                    if signal.getsignal(signum) == self._on_signal:
-                        signal.signal(signum, previous)
-                        del self._previous[signum]
+                    current = signal.getsignal(signum)
+                    if self._is_mine(current):
+                        signal.signal(signum, current.keywords["previous"])
+                        self._handled.discard(signum)
                 except (ValueError, OSError):
                     pass
+        _no_longer_in_front()
         if self._signum:
             _die(self._signum)
         deferred, self._deferred = self._deferred, 0
@@ -304,7 +352,7 @@ class ProcessHooks:
         if not telemetry.is_shutdown:
             _on_celery_child_exit()
             self._start_waiter()
-            ours = list(self._previous)  # the signals configure() handled (and still does)
+            ours = list(self._handled)  # the signals configure() handled (and still does)
             if ours:  # and a worker's timeout, if the worker handles it (gunicorn's do)
                 ours = [*ours, _SIGABRT] if _SIGABRT and _SIGABRT not in ours else ours
                 at_next_run_start(lambda: self._rearm(ours))
@@ -329,13 +377,15 @@ class ProcessHooks:
             current = _handler(signum)
             if current is None or current is signal.SIG_IGN or _is_ours(current):
                 continue
+            if not callable(current) and _caught_outside(signum):
+                continue
             if signum == _SIGABRT and not callable(current) and faulthandler.is_enabled():
                 continue
             try:
-                signal.signal(signum, self._on_signal)
+                signal.signal(signum, self._front(current))
             except (ValueError, OSError):
                 continue
-            self._previous[signum] = current
+            self._handled.add(signum)
         return True
 
     def in_worker(self) -> None:
@@ -442,6 +492,71 @@ def _die(signum: int) -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
 
+_SET_HANDLER: list[Any] = []  # the ``signal.signal`` found, once ours stood in front of it
+_KEEPERS: list[weakref.ref[ProcessHooks]] = []  # hooks that handled a fatal signal, oldest first
+
+
+def _keep_ours_in_front(hooks: ProcessHooks) -> None:
+    """Have the default action asked for a fatal signal ``hooks`` handles install ours (in the
+    main thread, by ``configure()``: its globals)."""
+    _KEEPERS[:] = [ref for ref in _KEEPERS if ref() is not None]
+    _KEEPERS.append(weakref.ref(hooks))
+    if not _SET_HANDLER:
+        _SET_HANDLER.append(signal.signal)
+        setattr(signal, "signal", _setting_a_handler)  # noqa: B010 (a function, to mypy)
+
+
+def _no_longer_in_front() -> None:
+    """Once no telemetry keeps a default action, put ``signal.signal`` back as it was found
+    (unless something stood in front of ours since: ours then passes every call on)."""
+    if any(hooks is not None and hooks.running for hooks in (ref() for ref in _KEEPERS)):
+        return
+    _KEEPERS.clear()
+    if _SET_HANDLER and signal.signal is _setting_a_handler:
+        setattr(signal, "signal", _SET_HANDLER.pop())  # noqa: B010
+
+
+def _setting_a_handler(signalnum: Any, handler: Any) -> Any:
+    """``signal.signal`` while a telemetry handles SIGTERM or SIGHUP (:class:`ProcessHooks`).
+
+    The default action asked for one of them in the main thread, while telemetry runs and no
+    such signal is under way, installs ours instead, which shuts telemetry down and then takes
+    that default action: whoever replaced ours and takes theirs away by putting the default
+    back (asyncio's loop at its ``close()``, whatever handler it found) no longer leaves the
+    next signal to kill the process with its spans. Everything else goes to the function found.
+    """
+    set_handler = _SET_HANDLER[0]
+    if (
+        isinstance(handler, int)
+        and handler == signal.SIG_DFL
+        and not _ENDING[0]
+        and threading.current_thread() is threading.main_thread()
+    ):
+        with contextlib.suppress(TypeError, ValueError):
+            signum = int(signalnum)
+            for ref in reversed(_KEEPERS):
+                hooks = ref()
+                if hooks is not None and hooks.keeps(signum):
+                    return hooks.keep(signum, set_handler)
+    return set_handler(signalnum, handler)
+
+
+def _caught_outside(signum: int) -> bool:
+    """Whether ``signum``, set to its default action in Python's own table, is caught by a
+    handler installed outside Python since (``faulthandler.register()``, a C extension's):
+    Python's table does not see it, ours would replace it (its stack dump on SIGTERM was lost
+    without a word), and such a signal is left as it is. Read from the kernel's view of the
+    process (Linux's ``/proc``); elsewhere, as Python's table says."""
+    if signal.getsignal(signum) is not signal.SIG_DFL:
+        return False
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            caught = next((line for line in status if line.startswith("SigCgt:")), "")
+        return bool(int(caught.partition(":")[2].strip() or "0", 16) >> (signum - 1) & 1)
+    except (OSError, ValueError):
+        return False
+
+
 def _init_ignores(handler: Any) -> bool:
     """Whether ``handler``, a fatal signal's, leaves the process running: the default action
     in a PID namespace's first process (a container's, ``CMD ["python", "app.py"]``), which
@@ -469,7 +584,10 @@ def _handler(signum: int) -> Any:
 
 def _is_ours(handler: Any) -> bool:
     """A handler of a ``ProcessHooks`` (this telemetry's or another's, already chained)."""
-    return handler is _on_repeat or type(getattr(handler, "__self__", None)) is ProcessHooks
+    if handler is _on_repeat:
+        return True
+    func = handler.func if isinstance(handler, functools.partial) else None
+    return type(getattr(func, "__self__", None)) is ProcessHooks
 
 
 def _deliver(previous: Any, signum: int, frame: Any) -> None:
