@@ -17,7 +17,9 @@ streams each node's own events (``node.stream(run.ctx)``):
   ``outcome`` is failed, retried or denied, is an error result whose ``error_type`` names
   the pydantic-ai class behind it: ``ModelRetry``, ``ValidationError``, ``ToolFailed``,
   ``ToolDenied`` for a call whose approval was refused),
-  and a ``StepBoundary`` closes the step;
+  and a ``StepBoundary`` closes the step. A call pydantic-ai skips because the output was
+  already final (``end_strategy="early"``: it tells the call and a "Tool not executed" result,
+  but runs no tool) is no call: neither is told;
 * an answer the run sends back (an output validator's ``ModelRetry``, output that failed
   validation, no output: the next request carries pydantic-ai's ``RetryFeedbackPart``) is an
   ``Error`` of the step that gave it (``error_type`` ``ModelRetry`` or ``ValidationError``, as
@@ -162,10 +164,21 @@ async def pydantic_ai_events(
             elif kind == "CallToolsNode":
                 called = False
                 waiting: set[Any] = set()  # calls with no result: deferred (module doc)
+                unrun: dict[Any, ToolCall] = {}  # calls not run in this step, until answered
                 async with node.stream(graph.ctx) as tools:
                     async for happened in tools:
                         out = _tool_event(happened)
-                        if out is not None:
+                        if isinstance(out, ToolCall) and _unvalidated(happened):
+                            unrun[out.id] = out  # told with its answer: skipped, or not
+                            continue
+                        if isinstance(out, ToolResult) and out.tool_call_id in unrun:
+                            call = unrun.pop(out.tool_call_id)
+                            if _skipped(happened):  # no tool ran: neither call nor result
+                                continue
+                            outs: tuple[AgentEvent, ...] = (call, out)
+                        else:
+                            outs = () if out is None else (out,)
+                        for out in outs:
                             called = True
                             if isinstance(out, ToolCall):
                                 waiting.add(out.id)
@@ -174,6 +187,12 @@ async def pydantic_ai_events(
                             elif isinstance(out, ToolResult):
                                 waiting.discard(out.tool_call_id)
                             yield out
+                for call in unrun.values():  # never answered here: waiting, as told calls do
+                    called = True
+                    waiting.add(call.id)
+                    if call.id is not None:
+                        asked.add(call.id)
+                    yield call
                 held = bool(waiting)  # deferred calls: the run ends paused on them, in it
                 if called and not held:
                     yield StepBoundary(index=step)
@@ -186,6 +205,27 @@ async def pydantic_ai_events(
             yield answer
         if on_result is not None:
             on_result(graph.result)
+
+
+_SKIPPED = "Tool not executed - a final result was already processed."
+"""pydantic-ai's answer to a function tool call it skips because the output was final
+(``end_strategy="early"``): the call never ran."""
+
+
+def _unvalidated(event: Any) -> bool:
+    """A ``FunctionToolCallEvent`` of a call pydantic-ai does not run in this step
+    (``args_valid`` ``None``: skipped once the output was final, or resumed with a result
+    supplied for it), told with its result: only the result says which."""
+    return getattr(event, "args_valid", False) is None
+
+
+def _skipped(event: Any) -> bool:
+    """A ``FunctionToolResultEvent`` answering a call pydantic-ai skipped (``_SKIPPED``): the
+    model asked for it once the output was final, and no tool ran. It is no tool call."""
+    part = getattr(event, "part", None)
+    return getattr(part, "outcome", "success") == "success" and (
+        getattr(part, "content", None) == _SKIPPED
+    )
 
 
 _DEFERRALS = frozenset({"CallDeferred", "ApprovalRequired"})
