@@ -57,11 +57,13 @@ a member waits, after each ``ToolCallStarted``, until the adapter has taken it (
 so the tool's scope finds its call in the member's run. With no tracer claiming them, members
 stay out. A member run that fails (its ``RunError``) fails its delegation's call too, with the
 same ``error_type``: Agno hands the leader the error's text as the call's result, and the
-run goes on. An event the adapter cannot read (a field of a shape it does not read) is
-skipped and told (``_stream.told``), as ``read_events`` skips one, the team's or a member's;
-the events after it are read. ``sink`` receives every Agno event untouched, in order.
-Closing the stream early closes Agno's generator (which cancels the run). Needs ``agno``
-(extra ``agno``)."""
+run goes on. A delegation that shows its result (``TeamMode.route``) has Agno stream the
+member's text as the team's own content: it is the member's call's text too, told there while
+that call is open, and the team's answer. An event the adapter cannot read (a field of a
+shape it does not read) is skipped and told (``_stream.told``), as ``read_events`` skips one,
+the team's or a member's; the events after it are read. ``sink`` receives every Agno event
+untouched, in order. Closing the stream early closes Agno's generator (which cancels the run).
+Needs ``agno`` (extra ``agno``)."""
 
 from __future__ import annotations
 
@@ -133,6 +135,8 @@ async def agno_events(
                 continue
             for out in told(state.feed, event, passing=AgnoRunError):  # an odd event skipped
                 yield out
+            if not state.calling and getattr(event, "event", None) == "TeamRunContent":
+                await members.echo(event)  # a member's text, told as the team's?
             if state.run_id is not None:
                 taker.serve(state.run_id)
     except BaseException as raised:
@@ -379,8 +383,8 @@ class _State:
     """The run being read: its id, the open call's response id, tools seen and step."""
 
     __slots__ = (
-        "failed_members", "live", "open_calls", "read", "response_id", "run_id", "seen", "step",
-        "tools_ran",
+        "calling", "failed_members", "live", "open_calls", "read", "response_id", "run_id", "seen",
+        "step", "tools_ran",
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -393,6 +397,7 @@ class _State:
         self.seen: set[str] = set()
         self.step = 0
         self.tools_ran = False
+        self.calling = False  # a model request of the run is open
 
     def feed(self, event: Any) -> tuple[AgentEvent | StreamEvent, ...]:
         kind = getattr(event, "event", None)
@@ -431,6 +436,7 @@ class _State:
 
     def start(self, event: Any) -> tuple[AgentEvent, ...]:
         self.response_id = None
+        self.calling = True
         provider = event.model_provider
         model = event.model or None
         provider = provider.lower() if isinstance(provider, str) and provider else None
@@ -505,6 +511,7 @@ class _State:
             cache_creation_tokens=event.cache_write_tokens or None,
             reasoning_tokens=event.reasoning_tokens or None, model=event.model or None,
         )  # fmt: skip
+        self.calling = False
         return (usage, LLMCallEnd(model=event.model or None, response_id=self.response_id))
 
     def paused(self, tools: Any) -> tuple[AgentEvent | InterruptFinal, ...]:
@@ -540,7 +547,11 @@ def _copies_the_start(copy: list[Any], live: list[Any]) -> bool:
 
 
 class _Members:
-    """The member runs of a team's run, each a nested run under its delegation (module doc)."""
+    """The member runs of a team's run, each a nested run under its delegation (module doc).
+
+    A delegation that shows its result (``TeamMode.route``, a tool's ``show_result``) makes
+    Agno stream the member's text as the team's own content (the team's run id), so the
+    member's open call hears it only from the team's stream (``echo``)."""
 
     __slots__ = ("_calls", "_runs", "_taken", "_taker", "_team")
 
@@ -580,6 +591,18 @@ class _Members:
         await nested.push(out)
         if getattr(event, "event", None) in _RUN_ENDS:
             await nested.end()
+
+    async def echo(self, event: Any) -> None:
+        """The team's own text (``event``, its content) while no request of the team's is
+        open and a member's is: the member's text Agno streams as the team's (the class doc),
+        told in that member's call too (the latest member speaking); the team keeps it as its
+        answer."""
+        if event.run_id != self._team.run_id:
+            return
+        for nested, state in reversed(self._runs.values()):
+            if nested is not None and state.calling:
+                await nested.push(told(_content, state, event))
+                return
 
     def _start(self, event: Any) -> Pushed | None:
         parent = getattr(event, "parent_run_id", None)
