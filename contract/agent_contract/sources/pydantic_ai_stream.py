@@ -4,7 +4,9 @@
 streams each node's own events (``node.stream(run.ctx)``):
 
 * a model request node is one LLM call (none when the run's ``usage_limits`` stop it before
-  its request: pydantic-ai raises ``UsageLimitExceeded`` there, and the run carries it):
+  its request: pydantic-ai raises ``UsageLimitExceeded`` there, and the run carries it; a
+  response past a token limit, which pydantic-ai raises once the response has come, ends its
+  call whole, with its tokens, before the run fails):
   ``LLMCallStart`` (the model's name, its ``system`` as provider, as params the model
   settings pydantic-ai merges: the model's own, the agent's over them, the run's over both,
   ``_settings``), then each text and thinking part's
@@ -141,8 +143,10 @@ async def pydantic_ai_events(
                 if _allowed(graph.ctx):  # else the node raises the limit: no request is made
                     start = _start(model, settings, graph.ctx.state, node)
                     yield start
+                opened = None  # the request's stream, once it opened
                 try:
                     async with node.stream(graph.ctx) as stream:
+                        opened = stream
                         async for event in stream:
                             if start is not None:  # known once the answer streams
                                 for fell in _fell_back(start, stream.response):
@@ -152,9 +156,13 @@ async def pydantic_ai_events(
                             if delta is not None:
                                 yield delta
                 except Exception as error:
-                    if start is not None and type(error).__name__ == "FallbackExceptionGroup":
+                    kind = type(error).__name__
+                    if start is not None and kind == "FallbackExceptionGroup":
                         for fell in _fell_back(start, None, getattr(error, "attempts", None)):
                             yield fell  # every model failed: each its own call
+                    if opened is not None and kind == "UsageLimitExceeded":
+                        for done in _end(opened.response):  # the limit read its whole answer
+                            yield done
                     raise
                 if start is not None:  # an answer with no event
                     for fell in _fell_back(start, stream.response):
