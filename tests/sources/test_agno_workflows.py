@@ -95,3 +95,29 @@ async def test_steps_run_in_parallel_are_told_one_at_a_time_each_call_whole(
     assert tokens(otel_telemetry) == sum(e.input_tokens for e in used)  # each call, once
     assert all("agent_otel.incomplete" not in (s.attributes or {}) for s in chats)
     assert otel_telemetry.open_spans() == []
+
+
+async def test_the_workflows_answer_is_what_it_returns_a_function_steps_output_too(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A workflow whose last step is a function (no model): the run's answer is the workflow's
+    output, not the text of the last agent that spoke."""
+    from agno.workflow import Step, StepInput, StepOutput, Workflow
+
+    from agent_contract.sources.agno_stream import agno_events
+
+    def shout(step_input: StepInput) -> StepOutput:
+        return StepOutput(content=str(step_input.previous_step_content).upper())
+
+    researcher = agent(chat.answer("Paris: sunny"), tools=[], name="researcher")
+    flow = Workflow(name="flow", telemetry=False,
+                    steps=[Step(name="research", agent=researcher),
+                           Step(name="shout", executor=shout)])  # fmt: skip
+    await run_script(otel_telemetry, agno_events(flow, "Weather?"), agent_name="flow",
+                     capture_content=True)  # fmt: skip
+
+    run = dict(otel_telemetry.span("invoke_agent flow").attributes or {})
+    assert "PARIS: SUNNY" in str(run["gen_ai.output.messages"])
+    chat_span = dict(otel_telemetry.span("chat gpt-4o-mini").attributes or {})
+    assert "Paris: sunny" in str(chat_span["gen_ai.output.messages"])  # the agent's own text
+    assert otel_telemetry.open_spans() == []

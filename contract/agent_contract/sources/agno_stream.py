@@ -38,9 +38,11 @@ of Agno is imported here):
 A ``Workflow`` streams its steps' runs in its own stream (``WorkflowStarted``, ``StepStarted``,
 the step agent's or team's run, whose ``workflow_run_id`` is the workflow's, ``StepCompleted``):
 it is one run, each step's run read into it from its ``RunStarted`` on (its calls a step of
-their own after a ``PhaseMarker`` naming the workflow step), so the last step's text is the
-run's answer. Steps a ``Parallel`` runs at once are read one at a time (``_Steps``); the hooks
-below go on every agent and team the workflow's steps run, at any depth.
+their own after a ``PhaseMarker`` naming the workflow step); the run's answer is what the
+workflow returns (``WorkflowCompleted``: a ``MessageFinal``, or a ``StructuredFinal``), a
+function step's output too. Steps a ``Parallel`` runs at once are read one at a time
+(``_Steps``); the hooks below go on every agent and team the workflow's steps run, at any
+depth.
 
 Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call, through Agno's own
 seam: the adapter appends one hook to ``agent.tool_hooks`` (once per agent; outside a traced
@@ -81,7 +83,7 @@ from contextvars import ContextVar
 from inspect import isasyncgen, isawaitable
 from typing import Any
 
-from agent_contract.agent.events import InterruptFinal, StreamEvent
+from agent_contract.agent.events import InterruptFinal, MessageFinal, StreamEvent
 from agent_contract.events import (
     AgentEvent,
     FunctionCall,
@@ -102,6 +104,7 @@ from agent_contract.sources._mcp import server_of
 from agent_contract.sources._nested import Pushed
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._stream import Sink, told
+from agent_contract.sources._structured import structured_final
 
 __all__ = ["AgnoRunError", "agno_events"]
 
@@ -496,6 +499,12 @@ class _State:
         if kind == "StepStarted" and event.run_id == self.workflow:
             name = getattr(event, "step_name", None)
             return (PhaseMarker(name=name),) if isinstance(name, str) and name else ()
+        if kind == "WorkflowCompleted" and event.run_id == self.workflow:
+            answer = event.content  # what the workflow returns (its last step's output)
+            if isinstance(answer, str):
+                return (MessageFinal(text=answer),)
+            final = structured_final(answer)
+            return () if final is None else (final,)
         if (
             kind == "RunStarted"
             and getattr(event, "workflow_run_id", None) == self.workflow
