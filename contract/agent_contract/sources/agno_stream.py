@@ -492,7 +492,7 @@ class _State:
         self.live, self.read = None, 0
         self.tools_ran = self.tools_ran or self.said
 
-    def stepped(self, kind: Any, event: Any) -> tuple[AgentEvent, ...] | None:
+    def stepped(self, kind: Any, event: Any) -> tuple[AgentEvent | StreamEvent, ...] | None:
         """A workflow's own event (``None``: another): a step starting is a phase named after
         it; the run a step starts (its agent's or team's, the workflow's run id its
         ``workflow_run_id``) is read from here on as the workflow's."""
