@@ -9,6 +9,7 @@ its error (the run dying of that failure afterwards).
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -162,3 +163,56 @@ async def test_pydantic_ai_a_tool_that_kills_the_run_is_the_only_tool_marked(
     tools = _tools(otel_telemetry)
     assert _failed(tools["f"]) and (tools["f"].attributes or {})["error.type"] == "ToolFailure"
     assert not _failed(tools["w"]) and "error.type" not in (tools["w"].attributes or {})
+
+
+async def test_langgraph_a_node_that_fails_after_its_tool_ran_blames_its_step_not_the_tool(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A node runs the model's tool call (``ToolNode``) and then raises, so the graph never
+    streams the tool's answer: the tool returned (LangChain's callbacks saw it end), so its
+    span ends with that answer, no failure and not cut short; the step fails with the node's
+    error, as does the run."""
+    pytest.importorskip("langgraph")
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessageChunk
+    from langchain_core.outputs import ChatGenerationChunk
+    from langchain_core.tools import tool
+    from langgraph.graph import END, START, MessagesState, StateGraph
+    from langgraph.prebuilt import ToolNode
+
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    class Asking(GenericFakeChatModel):
+        async def _astream(self, messages: Any, *args: Any, **kw: Any) -> Any:
+            ask = [{"index": 0, "id": "w", "name": "weather", "args": '{"city": "Paris"}'}]
+            yield ChatGenerationChunk(message=AIMessageChunk(content="", tool_call_chunks=ask))  # type: ignore[arg-type]
+
+    @tool
+    def weather(city: str) -> str:
+        """Current weather of a city."""
+        return "sunny"
+
+    async def model(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [await Asking(messages=iter(())).ainvoke(state["messages"])]}
+
+    async def tools_then_check(state: MessagesState) -> dict[str, Any]:
+        await ToolNode([weather]).ainvoke(state)
+        raise ToolFailure("the check after the tool failed")
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("model", model)
+    graph.add_node("tools", tools_then_check)
+    graph.add_edge(START, "model")
+    graph.add_edge("model", "tools")
+    graph.add_edge("tools", END)
+    with pytest.raises(ToolFailure):
+        source = langgraph_events(graph.compile(), {"messages": [("user", "hi")]})
+        await run_script(otel_telemetry, source, capture_content=True)
+
+    weather_span = _tools(otel_telemetry)["w"]
+    assert not _failed(weather_span) and "error.type" not in (weather_span.attributes or {})
+    assert "agent_otel.incomplete" not in (weather_span.attributes or {})
+    assert json.loads(str((weather_span.attributes or {})["gen_ai.tool.call.result"])) == "sunny"
+    [step] = [s for s in otel_telemetry.spans() if s.name.startswith("step")]
+    assert (step.attributes or {})["error.type"] == "ToolFailure"
+    assert otel_telemetry.open_spans() == []

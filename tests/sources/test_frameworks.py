@@ -395,3 +395,36 @@ async def test_pydantic_ai_a_run_stopped_by_its_usage_limits_shows_no_request_it
     assert all(s.status.status_code is not StatusCode.ERROR
                for s in otel_telemetry.spans() if s is not run)  # fmt: skip
     assert otel_telemetry.open_spans() == []
+
+
+async def test_pydantic_ai_a_response_past_the_token_limit_keeps_its_tokens_on_its_call(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """``output_tokens_limit``: pydantic-ai checks the tokens once the response has come, then
+    raises ``UsageLimitExceeded``. The request was made and billed: its chat span ends whole with
+    its tokens (the response pydantic-ai keeps, ``capture_run_messages``), not cut short; the
+    step and run fail with the limit."""
+    pytest.importorskip("pydantic_ai")
+    from pydantic_ai import Agent, capture_run_messages
+    from pydantic_ai.exceptions import UsageLimitExceeded
+    from pydantic_ai.models.test import TestModel
+    from pydantic_ai.usage import UsageLimits
+
+    from agent_contract.sources.pydantic_ai_stream import pydantic_ai_events
+
+    agent = Agent(TestModel(custom_output_text="a long answer"), name="capped")
+    source = pydantic_ai_events(agent, "Paris?", usage_limits=UsageLimits(output_tokens_limit=1))
+    with capture_run_messages() as messages, pytest.raises(UsageLimitExceeded):
+        await run_script(otel_telemetry, source, agent_name="capped")
+
+    billed = messages[-1].usage  # the response that went past the limit
+    assert billed.output_tokens > 1
+    chat = otel_telemetry.span("chat test")
+    attributes = dict(chat.attributes or {})
+    assert attributes["gen_ai.usage.output_tokens"] == billed.output_tokens
+    assert attributes["gen_ai.usage.input_tokens"] == billed.input_tokens
+    assert chat.status.status_code is not StatusCode.ERROR
+    assert "agent_otel.incomplete" not in attributes
+    [step] = [s for s in otel_telemetry.spans() if s.name.startswith("step")]
+    assert (step.attributes or {})["error.type"] == "UsageLimitExceeded"
+    assert otel_telemetry.open_spans() == []

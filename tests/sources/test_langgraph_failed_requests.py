@@ -157,3 +157,81 @@ async def test_a_request_whose_error_the_node_catches_fails_alone(
     await run_script(otel_telemetry, langgraph_events(_one_node(node), QUESTION), agent_name="fb")
 
     _failed_then_answered(otel_telemetry)
+
+
+@pytest.mark.parametrize("sync", [False, True], ids=["async-tool", "sync-tool"])
+async def test_a_tool_node_retried_by_its_retry_policy_fails_the_attempt_it_retried(
+    sync: bool, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """The tools node has a ``RetryPolicy`` and its tool raises once: LangGraph runs the node
+    again, the same call, which answers. Each attempt is an ``execute_tool`` span of that call:
+    the first failed with its exception's class, the retry's with the answer; the run
+    succeeds."""
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessageChunk
+    from langchain_core.outputs import ChatGenerationChunk
+    from langchain_core.tools import StructuredTool
+    from langgraph.graph import START, MessagesState, StateGraph
+    from langgraph.prebuilt import ToolNode, tools_condition
+    from langgraph.types import RetryPolicy
+
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    class Asking(GenericFakeChatModel):
+        turns: int = 0
+
+        async def _astream(self, messages: Any, *args: Any, **kw: Any) -> Any:
+            self.turns += 1
+            ask = [{"index": 0, "id": "w", "name": "weather", "args": '{"city": "Paris"}'}]
+            first = self.turns == 1
+            message = AIMessageChunk(content="" if first else "sunny", usage_metadata=USAGE,  # type: ignore[arg-type]
+                                     tool_call_chunks=ask if first else [],  # type: ignore[arg-type]
+                                     chunk_position="last")  # fmt: skip
+            yield ChatGenerationChunk(message=message)
+
+    tries: list[str] = []
+
+    def weather(city: str) -> str:
+        """Current weather of a city."""
+        tries.append(city)
+        if len(tries) == 1:
+            raise Overloaded("the weather service is overloaded")
+        return "sunny"
+
+    async def aweather(city: str) -> str:
+        """Current weather of a city."""
+        return weather(city)
+
+    tool = (StructuredTool.from_function(func=weather, name="weather") if sync
+            else StructuredTool.from_function(coroutine=aweather, name="weather"))  # fmt: skip
+    model = Asking(messages=iter(()))
+
+    async def agent(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [await model.ainvoke(state["messages"])]}
+
+    policy = RetryPolicy(initial_interval=0.0, jitter=False, retry_on=Overloaded)
+    graph = StateGraph(MessagesState)
+    graph.add_node("agent", agent)
+    graph.add_node("tools", ToolNode([tool], handle_tool_errors=False), retry_policy=policy)
+    graph.add_edge(START, "agent")
+    graph.add_conditional_edges("agent", tools_condition)
+    graph.add_edge("tools", "agent")
+    source = langgraph_events(graph.compile(), QUESTION)
+    await run_script(otel_telemetry, source, agent_name="fb", capture_content=True)
+
+    assert tries == ["Paris", "Paris"]
+    assert otel_telemetry.outline() == [
+        ["invoke_agent fb", [["step 0", ["chat", "execute_tool weather", "execute_tool weather"]],
+                             ["step 1", ["chat"]]]],
+    ]  # fmt: skip
+    failed, answered = sorted((s for s in otel_telemetry.spans() if s.name.startswith("execute")),
+                              key=lambda s: s.start_time or 0)  # fmt: skip
+    for span in (failed, answered):
+        assert (span.attributes or {})["gen_ai.tool.call.id"] == "w"
+    assert failed.status.status_code is StatusCode.ERROR
+    assert (failed.attributes or {})["error.type"] == "Overloaded"
+    assert answered.status.status_code is not StatusCode.ERROR
+    assert "error.type" not in (answered.attributes or {})
+    assert (answered.attributes or {})["gen_ai.tool.call.result"] == '"sunny"'
+    assert otel_telemetry.span("invoke_agent fb").status.status_code is not StatusCode.ERROR
+    assert otel_telemetry.open_spans() == []

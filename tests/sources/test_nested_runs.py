@@ -645,6 +645,46 @@ async def test_an_agno_broadcast_tells_each_members_tool_once_in_that_members_ru
     assert otel_telemetry.open_spans() == []
 
 
+async def test_an_agno_route_members_answer_is_its_own_calls_text_and_the_teams_answer(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """``TeamMode.route``: the leader hands the question to one member and answers with that
+    member's response as it streams. Agno streams the member's text as the team's own content
+    (the delegation's ``show_result``), while the member's call is open: that text is what the
+    member's call produced (its chat span's output, its run's answer) and the team's answer."""
+    pytest.importorskip("agno")
+    from agno.models.openai import OpenAIChat
+    from agno.team import Team
+    from agno.team.mode import TeamMode
+
+    from agent_contract.sources.agno_stream import agno_events
+
+    from . import _fw_agno as fg
+    from . import _script_chat as chat
+    from ._http import openai_client
+
+    paris = fg.agent(chat.answer("Paris: sunny"), tools=[], name="paris")
+    route = chat.call("delegate_task_to_member", {"member_id": "paris", "task": "Weather?"}, "d1")
+    model = OpenAIChat(id="gpt-4o-mini", async_client=openai_client(route))
+    team = Team(members=[paris], model=model, name="lead", telemetry=False, mode=TeamMode.route)
+    await run_script(otel_telemetry, agno_events(team, "Weather?"), agent_name="lead",
+                     capture_content=True)  # fmt: skip
+
+    assert otel_telemetry.outline() == [
+        ["invoke_agent lead", [["step 0", ["chat gpt-4o-mini", [
+            "execute_tool delegate_task_to_member",
+            [["invoke_agent paris", [["step 0", ["chat gpt-4o-mini"]]]]]]]]]],
+    ]  # fmt: skip
+    run = otel_telemetry.span("invoke_agent paris")
+    spans = otel_telemetry.spans()
+    [step] = [s for s in spans if s.parent is not None and s.parent.span_id == run.context.span_id]
+    [member_call] = [s for s in spans if s.parent is not None
+                     and s.parent.span_id == step.context.span_id]  # fmt: skip
+    for span in (member_call, run, otel_telemetry.span("invoke_agent lead")):
+        assert "Paris: sunny" in str((span.attributes or {}).get("gen_ai.output.messages"))
+    assert otel_telemetry.open_spans() == []
+
+
 async def test_an_agno_member_that_fails_fails_its_delegation_and_nothing_of_the_leader(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:

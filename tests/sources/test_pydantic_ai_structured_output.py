@@ -57,3 +57,46 @@ async def test_a_structured_output_is_the_run_s_answer_as_json(
     assert run["gen_ai.output.type"] == "json"
     [answer] = json.loads(str(run["gen_ai.output.messages"]))
     assert answer["parts"] == [{"type": "json", "content": {"name": "Paris", "population": 2}}]
+
+
+@pytest.mark.parametrize(
+    ("strategy", "ran"), [("early", []), ("exhaustive", ["c0", "c1"])], ids=["early", "exhaustive"]
+)
+async def test_a_call_the_end_strategy_skips_is_no_tool_span(
+    strategy: str, ran: list[str], otel_telemetry: InMemoryTelemetry
+) -> None:
+    """The model calls a function tool beside the output tool: with ``end_strategy="early"``
+    pydantic-ai runs no function tool once the output is final (it answers each call with its
+    "Tool not executed" text and tells it in its event stream as a call and result); with
+    ``"exhaustive"`` it runs them all. Only a call whose tool ran is an ``execute_tool``
+    span."""
+    from pydantic_ai import Agent
+    from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
+
+    from agent_contract.sources.pydantic_ai_stream import pydantic_ai_events
+
+    async def model(messages: list[Any], info: AgentInfo) -> Any:
+        answer = info.output_tools[0].name
+        yield {0: DeltaToolCall(name="lookup", json_args='{"term": "a"}', tool_call_id="c0")}
+        yield {1: DeltaToolCall(name=answer, json_args='{"name": "Paris", "population": 2}',
+                                tool_call_id="o1")}  # fmt: skip
+        yield {2: DeltaToolCall(name="lookup", json_args='{"term": "b"}', tool_call_id="c1")}
+
+    agent = Agent(FunctionModel(stream_function=model, model_name="scripted"), name="geo",
+                  output_type=City, end_strategy=strategy)  # fmt: skip
+    looked: list[str] = []
+
+    @agent.tool_plain
+    def lookup(term: str) -> str:
+        looked.append(term)
+        return "found"
+
+    results: list[Any] = []
+    source = pydantic_ai_events(agent, "Paris?", on_result=results.append)
+    await run_script(otel_telemetry, source, agent_name="geo")
+
+    assert results[0].output == City(name="Paris", population=2)
+    assert len(looked) == len(ran)  # what pydantic-ai ran
+    tools = [s for s in otel_telemetry.spans() if s.name.startswith("execute_tool")]
+    assert sorted((s.attributes or {})["gen_ai.tool.call.id"] for s in tools) == ran
+    assert otel_telemetry.open_spans() == []

@@ -35,6 +35,15 @@ of Agno is imported here):
   the stream without raising; the adapter yields a fatal ``Error`` of type ``CancelledError``,
   so the run ends ``cancelled``, as a cancelled task does.
 
+A ``Workflow`` streams its steps' runs in its own stream (``WorkflowStarted``, ``StepStarted``,
+the step agent's or team's run, whose ``workflow_run_id`` is the workflow's, ``StepCompleted``):
+it is one run, each step's run read into it from its ``RunStarted`` on (its calls a step of
+their own after a ``PhaseMarker`` naming the workflow step); the run's answer is what the
+workflow returns (``WorkflowCompleted``: a ``MessageFinal``, or a ``StructuredFinal``), a
+function step's output too. Steps a ``Parallel`` runs at once are read one at a time
+(``_Steps``); the hooks below go on every agent and team the workflow's steps run, at any
+depth.
+
 Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call, through Agno's own
 seam: the adapter appends one hook to ``agent.tool_hooks`` (once per agent; outside a traced
 run it does nothing), which Agno wraps around every tool execution, sync or async, in the
@@ -57,11 +66,13 @@ a member waits, after each ``ToolCallStarted``, until the adapter has taken it (
 so the tool's scope finds its call in the member's run. With no tracer claiming them, members
 stay out. A member run that fails (its ``RunError``) fails its delegation's call too, with the
 same ``error_type``: Agno hands the leader the error's text as the call's result, and the
-run goes on. An event the adapter cannot read (a field of a shape it does not read) is
-skipped and told (``_stream.told``), as ``read_events`` skips one, the team's or a member's;
-the events after it are read. ``sink`` receives every Agno event untouched, in order.
-Closing the stream early closes Agno's generator (which cancels the run). Needs ``agno``
-(extra ``agno``)."""
+run goes on. A delegation that shows its result (``TeamMode.route``) has Agno stream the
+member's text as the team's own content: it is the member's call's text too, told there while
+that call is open, and the team's answer. An event the adapter cannot read (a field of a
+shape it does not read) is skipped and told (``_stream.told``), as ``read_events`` skips one,
+the team's or a member's; the events after it are read. ``sink`` receives every Agno event
+untouched, in order. Closing the stream early closes Agno's generator (which cancels the run).
+Needs ``agno`` (extra ``agno``)."""
 
 from __future__ import annotations
 
@@ -72,12 +83,13 @@ from contextvars import ContextVar
 from inspect import isasyncgen, isawaitable
 from typing import Any
 
-from agent_contract.agent.events import InterruptFinal, StreamEvent
+from agent_contract.agent.events import InterruptFinal, MessageFinal, StreamEvent
 from agent_contract.events import (
     AgentEvent,
     FunctionCall,
     LLMCallEnd,
     LLMCallStart,
+    PhaseMarker,
     ReasoningDelta,
     StepBoundary,
     TextDelta,
@@ -93,6 +105,7 @@ from agent_contract.sources._mcp import server_of
 from agent_contract.sources._nested import Pushed
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._stream import Sink, told
+from agent_contract.sources._structured import structured_final
 
 __all__ = ["AgnoRunError", "agno_events"]
 
@@ -114,40 +127,71 @@ async def agno_events(
     """Run ``agent`` on ``input`` (``run`` goes to ``arun``), yielding contract events."""
     framework_started(__name__)  # before the framework makes any request
     require("agno")
-    expect(agent, "agno_events", "an agno Agent or Team", "arun", hint=_HINT)
-    _add_scope_hook(agent, set())
-    pre = list(getattr(agent, "pre_hooks", None) or ())
-    if agent_contract_request_messages not in pre:
-        agent.pre_hooks = [*pre, agent_contract_request_messages]
+    expect(agent, "agno_events", "an agno Agent, Team or Workflow", "arun", hint=_HINT)
+    for runner in _runners(agent, set()):
+        _add_scope_hook(runner, set())
+        pre = list(getattr(runner, "pre_hooks", None) or ())
+        if agent_contract_request_messages not in pre:
+            runner.pre_hooks = [*pre, agent_contract_request_messages]
     stream = agent.arun(input, stream=True, stream_events=True, **run)
     taker = _Taker()
     state = _State()
     members = _Members(state, taker)
+    steps = _Steps()
     error: BaseException | None = None
     try:
         async for event in stream:
             if sink is not None and getattr(event, "pre_hook_name", None) != _HOOK_NAME:
                 sink(event)
-            if members.claims(event):
-                await members.feed(event)
-                taker.took(event)
-                continue
-            for out in told(state.feed, event, passing=AgnoRunError):  # an odd event skipped
+            for item in steps.order(event) if state.workflow is not None else (event,):
+                if members.claims(item):
+                    await members.feed(item)
+                    taker.took(item)
+                    continue
+                for out in told(state.feed, item, passing=AgnoRunError):  # an odd one skipped
+                    yield out
+                if not state.calling and getattr(item, "event", None) == "TeamRunContent":
+                    await members.echo(item)  # a member's text, told as the team's?
+                if state.run_id is not None:
+                    taker.serve(state.run_id)
+        for item in steps.rest():  # (a step the workflow left unfinished)
+            for out in told(state.feed, item, passing=AgnoRunError):
                 yield out
-            if state.run_id is not None:
-                taker.serve(state.run_id)
     except BaseException as raised:
         error = raised
         raise
     finally:
         taker.close()
         await members.close(error)
-        _CONTEXTS.pop(state.run_id, None)
-        _RAISED.pop(state.run_id, None)
-        _RETURNED.pop(state.run_id, None)
+        for run_id in state.runs:
+            _CONTEXTS.pop(run_id, None)
+            _RAISED.pop(run_id, None)
+            _RETURNED.pop(run_id, None)
         close = getattr(stream, "aclose", None)
         if close is not None:
             await close()
+
+
+_STEPS = ("agent", "team", "steps", "else_steps", "choices")
+"""Where an Agno workflow's steps keep what they run: a ``Step``'s agent or team, the steps of a
+``Parallel``, ``Loop``, ``Condition`` (and its else branch), ``Steps``, a ``Router``'s choices."""
+
+
+def _runners(agent: Any, seen: set[int]) -> list[Any]:
+    """The agents and teams ``agent`` runs itself: ``agent`` (an agent or team: it has tool
+    hooks), else those a workflow's steps run, at any depth."""
+    if id(agent) in seen:
+        return []
+    seen.add(id(agent))
+    if hasattr(agent, "tool_hooks"):
+        return [agent]
+    found: list[Any] = []
+    for name in _STEPS:
+        value = getattr(agent, name, None)
+        for part in value if isinstance(value, (list, tuple)) else (value,):
+            if (part is not None and not callable(part)) or hasattr(part, "tool_hooks"):
+                found += _runners(part, seen)
+    return found
 
 
 def _add_scope_hook(agent: Any, seen: set[int]) -> None:
@@ -380,8 +424,8 @@ class _State:
     """The run being read: its id, the open call's response id, tools seen and step."""
 
     __slots__ = (
-        "failed_members", "live", "open_calls", "read", "response_id", "run_id", "seen", "step",
-        "tools_ran",
+        "calling", "failed_members", "live", "open_calls", "read", "response_id", "run_id", "runs",
+        "said", "seen", "step", "tools_ran", "workflow",
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -394,14 +438,24 @@ class _State:
         self.seen: set[str] = set()
         self.step = 0
         self.tools_ran = False
+        self.calling = False  # a model request of the run is open
+        self.said = False  # a model request was told
+        self.workflow: str | None = None  # the workflow's run id, when it is one
+        self.runs: list[Any] = []  # the run ids read: the run's, or each workflow step's
 
     def feed(self, event: Any) -> tuple[AgentEvent | StreamEvent, ...]:
         kind = getattr(event, "event", None)
         if isinstance(kind, str) and kind.startswith("Team"):  # a team's own events
             kind = kind[4:]
         if kind == "RunStarted" and self.run_id is None:
-            self.run_id = event.run_id
-            _CONTEXTS[event.run_id] = None  # its pre-hook keeps the run's context
+            self.follow(event.run_id)
+            return ()
+        if self.workflow is not None:
+            workflow = self.stepped(kind, event)
+            if workflow is not None:
+                return workflow
+        elif kind == "WorkflowStarted" and self.run_id is None:
+            self.workflow = event.run_id
             return ()
         if self.run_id is not None and getattr(event, "run_id", self.run_id) != self.run_id:
             return ()  # a member's or nested run's event
@@ -430,8 +484,40 @@ class _State:
             raise AgnoRunError(str(event.content or "the Agno run failed"), event.error_type)
         return ()
 
+    def follow(self, run_id: Any) -> None:
+        """Read the run ``run_id`` from here: the run's own, or a workflow step's (the next
+        request then starts a step of its own)."""
+        self.run_id = run_id
+        self.runs.append(run_id)
+        _CONTEXTS[run_id] = None  # its pre-hook keeps the run's context
+        self.live, self.read = None, 0
+        self.tools_ran = self.tools_ran or self.said
+
+    def stepped(self, kind: Any, event: Any) -> tuple[AgentEvent | StreamEvent, ...] | None:
+        """A workflow's own event (``None``: another): a step starting is a phase named after
+        it; the run a step starts (its agent's or team's, the workflow's run id its
+        ``workflow_run_id``) is read from here on as the workflow's."""
+        if kind == "StepStarted" and event.run_id == self.workflow:
+            name = getattr(event, "step_name", None)
+            return (PhaseMarker(name=name),) if isinstance(name, str) and name else ()
+        if kind == "WorkflowCompleted" and event.run_id == self.workflow:
+            answer = event.content  # what the workflow returns (its last step's output)
+            if isinstance(answer, str):
+                return (MessageFinal(text=answer),)
+            final = structured_final(answer)
+            return () if final is None else (final,)
+        if (
+            kind == "RunStarted"
+            and getattr(event, "workflow_run_id", None) == self.workflow
+            and getattr(event, "parent_run_id", None) is None
+        ):
+            self.follow(event.run_id)
+            return ()
+        return None
+
     def start(self, event: Any) -> tuple[AgentEvent, ...]:
         self.response_id = None
+        self.calling = self.said = True
         provider = event.model_provider
         model = event.model or None
         provider = provider.lower() if isinstance(provider, str) and provider else None
@@ -506,6 +592,7 @@ class _State:
             cache_creation_tokens=event.cache_write_tokens or None,
             reasoning_tokens=event.reasoning_tokens or None, model=event.model or None,
         )  # fmt: skip
+        self.calling = False
         return (usage, LLMCallEnd(model=event.model or None, response_id=self.response_id))
 
     def paused(self, tools: Any) -> tuple[AgentEvent | InterruptFinal, ...]:
@@ -539,8 +626,59 @@ def _copies_the_start(copy: list[Any], live: list[Any]) -> bool:
     return len(copy) <= len(live) and all(a is b for a, b in zip(copy, live, strict=False))
 
 
+class _Steps:
+    """The steps of a workflow, one at a time: steps running at once (a ``Parallel``) stream
+    their runs' events interleaved, and the contract tells one call at a time, so the first
+    step to start is read live and each other one's events (by ``step_id``) are held until
+    the live step completes (``StepCompleted``), then read whole, in the order they started:
+    each call with its own text and tokens, its span starting when it is told."""
+
+    __slots__ = ("done", "held", "live")
+
+    def __init__(self) -> None:
+        self.held: dict[Any, list[Any]] = {}  # step id -> its events held, oldest step first
+        self.live: Any = None  # the step read live
+        self.done = False  # it has completed
+
+    def order(self, event: Any) -> list[Any]:
+        """The events to read now, ``event`` included unless it is held."""
+        step = getattr(event, "step_id", None)
+        out = self.release() if self.done and step != self.live else []
+        if step is None or step == self.live or self.live is None or self.done:
+            if step is not None:
+                self.live, self.done = step, self.done and step == self.live
+            self.done = self.done or _completes(event, self.live)
+            out.append(event)
+        else:
+            self.held.setdefault(step, []).append(event)
+        return out
+
+    def release(self) -> list[Any]:
+        """The held steps, oldest first, while the one before has completed."""
+        out: list[Any] = []
+        while self.held and self.done:
+            self.live, events = next(iter(self.held.items()))
+            del self.held[self.live]
+            self.done = any(_completes(e, self.live) for e in events)
+            out += events
+        return out
+
+    def rest(self) -> list[Any]:
+        """Every event still held (the stream ended): oldest step first."""
+        self.done = True
+        return self.release()
+
+
+def _completes(event: Any, step: Any) -> bool:
+    return getattr(event, "event", None) == "StepCompleted" and event.step_id == step
+
+
 class _Members:
-    """The member runs of a team's run, each a nested run under its delegation (module doc)."""
+    """The member runs of a team's run, each a nested run under its delegation (module doc).
+
+    A delegation that shows its result (``TeamMode.route``, a tool's ``show_result``) makes
+    Agno stream the member's text as the team's own content (the team's run id), so the
+    member's open call hears it only from the team's stream (``echo``)."""
 
     __slots__ = ("_calls", "_runs", "_taken", "_taker", "_team")
 
@@ -580,6 +718,18 @@ class _Members:
         await nested.push(out)
         if getattr(event, "event", None) in _RUN_ENDS:
             await nested.end()
+
+    async def echo(self, event: Any) -> None:
+        """The team's own text (``event``, its content) while no request of the team's is
+        open and a member's is: the member's text Agno streams as the team's (the class doc),
+        told in that member's call too (the latest member speaking); the team keeps it as its
+        answer."""
+        if event.run_id != self._team.run_id:
+            return
+        for nested, state in reversed(self._runs.values()):
+            if nested is not None and state.calling:
+                await nested.push(told(_content, state, event))
+                return
 
     def _start(self, event: Any) -> Pushed | None:
         parent = getattr(event, "parent_run_id", None)

@@ -158,6 +158,9 @@ class _Requests:
         self.tasks: dict[str, tuple[str, ...]] = {}  # tool call id -> its task's namespace
         self.names: dict[str, str] = {}  # tool call id -> the name of a graph its body ran
         self.errors: dict[str, BaseException] = {}  # tool call id -> what that graph raised
+        # tool call id -> the answer its body returned (``on_tool_end``), until the graph
+        # streams it: a node failing after its tool ran never does (``_Reader.returned``)
+        self.returned: dict[str, Any] = {}
         # The runs of graphs tool bodies run: started by a tool of that graph whose body
         # starts before a reader has read the graph's first item (the graph runs ahead on a
         # thread), or by the reader; each once, whichever comes first (under ``lock``).
@@ -326,6 +329,8 @@ async def langgraph_events(
     except Exception as error:  # the graph's: it comes out as it is, whatever ours does
         with suppress(Exception):
             await reader.end_bodies(error)
+        for event in reader.drain(reader.returned):  # a tool's answer the graph never streamed
+            yield event
         for event in reader.drain(reader.refused):  # a request that raised before its chunk
             yield event
         raise
@@ -545,7 +550,8 @@ class _Reader:
         raised = self.requests.errors.pop(call_id, None) or error
         await body.reader.end_bodies(raised)
         reader = body.reader
-        await body.pushed.push(list(reader.refused() if raised is not None else reader.close()))
+        ended = [*reader.returned(), *reader.refused()] if raised is not None else reader.close()
+        await body.pushed.push(list(ended))
         await body.pushed.end(raised)
 
     async def end_bodies(self, error: BaseException | None) -> None:
@@ -745,6 +751,16 @@ class _Reader:
             self.call = _Call(None, run)
             yield from self._end(None)
 
+    def returned(self) -> Iterator[AgentEvent]:
+        """The run failed: each call of this run whose tool returned its answer (LangChain's
+        ``on_tool_end``) that the graph never streamed (the node raised after its tool ran) is
+        told with that answer, so it ends as the tool did, not cut short by, or blamed for, the
+        node's failure."""
+        returned = self.requests.returned
+        for call_id in [c for c in self.asked if c in returned]:  # (callbacks add from threads)
+            if f"call:{call_id}" not in self.told and f"bare:{call_id}" not in self.told:
+                yield from self._tool(returned[call_id], True)
+
     def refused(self) -> Iterator[AgentEvent]:
         """The run failed: each request that raised before its first chunk opens its call (the
         run's error then lands on it)."""
@@ -862,6 +878,7 @@ class _Reader:
         self.results = True
         self.waiting.discard(str(message.tool_call_id))
         self.requests.tasks.pop(str(message.tool_call_id), None)
+        self.requests.returned.pop(str(message.tool_call_id), None)
         yield _result(message)
 
     def _asked_written(self, message: Any) -> tuple[AgentEvent, ...] | None:
@@ -1016,7 +1033,11 @@ def _scoped(config: Any, requests: _Requests, servers: dict[str, McpServer]) -> 
                 self.bodies[run] = (call_id, requests.inside.set(call_id))
 
         def on_tool_end(self, output: Any, **kwargs: Any) -> None:
-            self._leave(kwargs.get("run_id"))
+            run = kwargs.get("run_id")
+            body = self.bodies.get(run)
+            if body is not None and body[1] is not None and type(output).__name__ == "ToolMessage":
+                requests.returned[body[0]] = output  # told if the graph fails before it does
+            self._leave(run)
 
         def on_tool_error(self, error: BaseException, **kwargs: Any) -> None:
             # LangGraph's own control flow (``interrupt()`` pausing the run, a ``Command`` to

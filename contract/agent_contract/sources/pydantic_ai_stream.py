@@ -4,7 +4,9 @@
 streams each node's own events (``node.stream(run.ctx)``):
 
 * a model request node is one LLM call (none when the run's ``usage_limits`` stop it before
-  its request: pydantic-ai raises ``UsageLimitExceeded`` there, and the run carries it):
+  its request: pydantic-ai raises ``UsageLimitExceeded`` there, and the run carries it; a
+  response past a token limit, which pydantic-ai raises once the response has come, ends its
+  call whole, with its tokens, before the run fails):
   ``LLMCallStart`` (the model's name, its ``system`` as provider, as params the model
   settings pydantic-ai merges: the model's own, the agent's over them, the run's over both,
   ``_settings``), then each text and thinking part's
@@ -17,7 +19,9 @@ streams each node's own events (``node.stream(run.ctx)``):
   ``outcome`` is failed, retried or denied, is an error result whose ``error_type`` names
   the pydantic-ai class behind it: ``ModelRetry``, ``ValidationError``, ``ToolFailed``,
   ``ToolDenied`` for a call whose approval was refused),
-  and a ``StepBoundary`` closes the step;
+  and a ``StepBoundary`` closes the step. A call pydantic-ai skips because the output was
+  already final (``end_strategy="early"``: it tells the call and a "Tool not executed" result,
+  but runs no tool) is no call: neither is told;
 * an answer the run sends back (an output validator's ``ModelRetry``, output that failed
   validation, no output: the next request carries pydantic-ai's ``RetryFeedbackPart``) is an
   ``Error`` of the step that gave it (``error_type`` ``ModelRetry`` or ``ValidationError``, as
@@ -138,8 +142,10 @@ async def pydantic_ai_events(
                 if _allowed(graph.ctx):  # else the node raises the limit: no request is made
                     start = _start(model, settings, graph.ctx.state, node)
                     yield start
+                opened = None  # the request's stream, once it opened
                 try:
                     async with node.stream(graph.ctx) as stream:
+                        opened = stream
                         async for event in stream:
                             if start is not None:  # known once the answer streams
                                 for fell in _fell_back(start, stream.response):
@@ -149,9 +155,13 @@ async def pydantic_ai_events(
                             if delta is not None:
                                 yield delta
                 except Exception as error:
-                    if start is not None and type(error).__name__ == "FallbackExceptionGroup":
+                    kind = type(error).__name__
+                    if start is not None and kind == "FallbackExceptionGroup":
                         for fell in _fell_back(start, None, getattr(error, "attempts", None)):
                             yield fell  # every model failed: each its own call
+                    if opened is not None and kind == "UsageLimitExceeded":
+                        for done in _end(opened.response):  # the limit read its whole answer
+                            yield done
                     raise
                 if start is not None:  # an answer with no event
                     for fell in _fell_back(start, stream.response):
@@ -161,9 +171,21 @@ async def pydantic_ai_events(
             elif kind == "CallToolsNode":
                 called = False
                 waiting: set[Any] = set()  # calls with no result: deferred (module doc)
+                # calls not run in this step (with their repair's Error), until answered
+                unrun: dict[Any, tuple[AgentEvent, ...]] = {}
                 async with node.stream(graph.ctx) as tools:
                     async for happened in tools:
-                        for out in _tool_event(happened):
+                        events = _tool_event(happened)
+                        first = events[0] if events else None
+                        if isinstance(first, ToolCall) and _unvalidated(happened):
+                            unrun[first.id] = events  # told with its answer: skipped, or not
+                            continue
+                        if isinstance(first, ToolResult) and first.tool_call_id in unrun:
+                            earlier = unrun.pop(first.tool_call_id)
+                            if _skipped(happened):  # no tool ran: neither call nor result
+                                continue
+                            events = (*earlier, *events)
+                        for out in events:
                             called = True
                             if isinstance(out, ToolCall):
                                 waiting.add(out.id)
@@ -172,6 +194,14 @@ async def pydantic_ai_events(
                             elif isinstance(out, ToolResult):
                                 waiting.discard(out.tool_call_id)
                             yield out
+                for told in unrun.values():  # never answered here: waiting, as told calls do
+                    for out in told:
+                        called = True
+                        if isinstance(out, ToolCall):
+                            waiting.add(out.id)
+                            if out.id is not None:
+                                asked.add(out.id)
+                        yield out
                 held = bool(waiting)  # deferred calls: the run ends paused on them, in it
                 if called and not held:
                     yield StepBoundary(index=step)
@@ -184,6 +214,27 @@ async def pydantic_ai_events(
             yield answer
         if on_result is not None:
             on_result(graph.result)
+
+
+_SKIPPED = "Tool not executed - a final result was already processed."
+"""pydantic-ai's answer to a function tool call it skips because the output was final
+(``end_strategy="early"``): the call never ran."""
+
+
+def _unvalidated(event: Any) -> bool:
+    """A ``FunctionToolCallEvent`` of a call pydantic-ai does not run in this step
+    (``args_valid`` ``None``: skipped once the output was final, or resumed with a result
+    supplied for it), told with its result: only the result says which."""
+    return getattr(event, "args_valid", False) is None
+
+
+def _skipped(event: Any) -> bool:
+    """A ``FunctionToolResultEvent`` answering a call pydantic-ai skipped (``_SKIPPED``): the
+    model asked for it once the output was final, and no tool ran. It is no tool call."""
+    part = getattr(event, "part", None)
+    return getattr(part, "outcome", "success") == "success" and (
+        getattr(part, "content", None) == _SKIPPED
+    )
 
 
 _DEFERRALS = frozenset({"CallDeferred", "ApprovalRequired"})

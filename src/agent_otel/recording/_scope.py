@@ -25,10 +25,12 @@ recorded as an inner run (an agent the tool runs, its items pushed to a nested r
 in that inner run, under its step; one that starts before that run does (the agent ran ahead of
 the consumer) opens under this run's step, and the inner run's event adopts it from here. A
 call that already ended is not reopened: a body scoped after its result (a framework's
-after-hook, a retry told as the same call) opens nothing. The ids it remembers for that are the
-calls ended since the last model call started, at most ``MAX_ENDED`` (the newest): a long run
-holds what its current turn ended, not every call it made, and an id a later turn reuses
-("call_0" again) is that turn's new call.
+after-hook, a retry told as the same call) opens nothing. A call whose body raised that is
+scoped again before its result (a retry of the same call: LangGraph's ``RetryPolicy``) ends
+that attempt failed with what it raised, and the retry is a span of its own. The ids it
+remembers for that are the calls ended since the last model call started, at most
+``MAX_ENDED`` (the newest): a long run holds what its current turn ended, not every call it
+made, and an id a later turn reuses ("call_0" again) is that turn's new call.
 
 The body's context is the run's parent as the run made it (the run's ids, inside a run: what
 the body calls inherits them, and a run started there is nested) with the call's span, keeping
@@ -65,6 +67,7 @@ from agent_otel import _attributes as A
 from agent_otel._guard import report
 
 from ._activation import activate, deactivate
+from ._errors import error_type_of
 from ._mcp import watch
 from ._tool import ToolCall
 
@@ -178,6 +181,12 @@ class ToolScopes:
             owner, tool = found
             if tool is None:  # it ended in the run the tool's body started
                 return None
+            if tool.body_error is not None:  # its body raised, and it runs again: a retry
+                if owner is self:
+                    tool = self.retried(tool)
+                else:
+                    with owner.lock:
+                        tool = owner.retried(tool)
             parent = owner.parent or self.parent
             if mcp is not None:
                 tool.on_mcp_server(
@@ -235,6 +244,29 @@ class ToolScopes:
             if call_id is not None and call_id in self._ended:
                 return self, None
             return self, self.open_early(call_id, name, arguments)
+
+    def retried(self, tool: ToolCall) -> ToolCall:
+        """The open call ``tool``, whose body raised, run again before its result came (a retry
+        of the same call: LangGraph's ``RetryPolicy`` running the tool node again): the attempt
+        that failed ends failed with what it raised, and the retry is a span of its own, opened
+        now as a body's early span, which the call's result ends (under the lock)."""
+        key = next((k for k, t in self._tools.items() if t is tool), None)
+        if key is not None:
+            del self._tools[key]
+        elif tool in self.early:
+            self.early.remove(tool)
+        else:  # (not this run's to end)
+            return tool
+        raised, tool.body_error = tool.body_error, None
+        retry = self.open_early(tool.call_id, tool.name, tool.arguments)
+        if raised is not None:
+            now = retry.start
+            try:
+                tool.fail(raised, error_type_of(raised), now)
+            except Exception:
+                report("tool retry")
+            tool.end(now)  # never raises
+        return retry
 
     def open_early(self, call_id: str | None, name: str | None, arguments: Any) -> ToolCall:
         """Open the span of a call whose body started before its event (under the lock)."""

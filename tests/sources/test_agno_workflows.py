@@ -1,0 +1,123 @@
+"""An Agno ``Workflow`` streamed through ``agno_events()``: one run, each step's agent run read
+into it.
+
+Agno streams a workflow's steps in its own stream: ``StepStarted``, then the step agent's run
+(its own ``run_id``, the workflow's as ``workflow_run_id``), then ``StepCompleted``. Every
+agent's model calls and tools are steps of the run, after a phase naming the workflow step,
+each call's tokens once, each tool's body under its span; the run's answer is the last step's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agent_otel.testing import InMemoryTelemetry, run_script
+
+from . import _script_chat as chat
+from ._fw_agno import agent
+from ._trace import phases, tokens
+
+pytest.importorskip("agno")
+
+
+async def test_each_steps_agent_is_steps_of_the_workflows_run(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    from agno.workflow import Step, Workflow
+
+    from agent_contract.sources.agno_stream import agno_events
+
+    tracer = otel_telemetry.tracer_provider.get_tracer("some.client")
+
+    def weather(city: str) -> str:
+        """The weather."""
+        with tracer.start_as_current_span(f"client {city}"):
+            return "sunny"
+
+    researcher = agent(chat.call("weather", {"city": "Paris"}, "w1"), chat.answer("Paris: sunny"),
+                       tools=[weather], name="researcher")  # fmt: skip
+    writer = agent(chat.answer("Summary: sunny"), tools=[], name="writer")
+    flow = Workflow(name="flow", telemetry=False,
+                    steps=[Step(name="research", agent=researcher),
+                           Step(name="write", agent=writer)])  # fmt: skip
+    kept: list[Any] = []
+    await run_script(otel_telemetry, agno_events(flow, "Weather?", sink=kept.append),
+                     agent_name="flow", capture_content=True)  # fmt: skip
+
+    assert otel_telemetry.outline() == [
+        ["invoke_agent flow", [
+            ["step 0", ["chat gpt-4o-mini", ["execute_tool weather", ["client Paris"]]]],
+            ["step 1", ["chat gpt-4o-mini"]],
+            ["step 2", ["chat gpt-4o-mini"]],
+        ]],
+    ]  # fmt: skip
+    assert phases(otel_telemetry) == ["research", "research", "write"]
+    used = [e for e in kept if getattr(e, "event", None) == "ModelRequestCompleted"]
+    assert len(used) == 3
+    assert tokens(otel_telemetry) == sum(e.input_tokens for e in used)  # each call, once
+    run = dict(otel_telemetry.span("invoke_agent flow").attributes or {})
+    assert "Summary: sunny" in str(run["gen_ai.output.messages"])
+    assert "Paris: sunny" not in str(run["gen_ai.output.messages"])
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_steps_run_in_parallel_are_told_one_at_a_time_each_call_whole(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A ``Parallel`` runs its steps at once and Agno interleaves their events: each step's
+    agent is still a step of the run of its own, its call's text its own, in the order the
+    steps started, before the step after the ``Parallel``."""
+    from agno.workflow import Parallel, Step, Workflow
+
+    from agent_contract.sources.agno_stream import agno_events
+
+    paris = agent(chat.answer("Paris: sunny"), tools=[], name="paris")
+    rome = agent(chat.answer("Rome: rainy"), tools=[], name="rome")
+    writer = agent(chat.answer("Sunny and rainy."), tools=[], name="writer")
+    both = Parallel(Step(name="paris", agent=paris), Step(name="rome", agent=rome), name="both")
+    flow = Workflow(name="flow", telemetry=False,
+                    steps=[both, Step(name="write", agent=writer)])  # fmt: skip
+    kept: list[Any] = []
+    await run_script(otel_telemetry, agno_events(flow, "Weather?", sink=kept.append),
+                     agent_name="flow", capture_content=True)  # fmt: skip
+
+    said = [e.event for e in kept if getattr(e, "step_name", None) in ("paris", "rome")]
+    assert said.index("RunStarted") < said.index("StepCompleted")  # they did run at once
+    chats = sorted((s for s in otel_telemetry.spans() if s.name.startswith("chat")),
+                   key=lambda s: s.start_time or 0)  # fmt: skip
+    texts = ["Paris: sunny", "Rome: rainy", "Sunny and rainy."]
+    assert [t in str((s.attributes or {}).get("gen_ai.output.messages")) for s, t in
+            zip(chats, texts, strict=True)] == [True, True, True]  # fmt: skip
+    assert phases(otel_telemetry) == ["paris", "rome", "write"]
+    used = [e for e in kept if getattr(e, "event", None) == "ModelRequestCompleted"]
+    assert tokens(otel_telemetry) == sum(e.input_tokens for e in used)  # each call, once
+    assert all("agent_otel.incomplete" not in (s.attributes or {}) for s in chats)
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_the_workflows_answer_is_what_it_returns_a_function_steps_output_too(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A workflow whose last step is a function (no model): the run's answer is the workflow's
+    output, not the text of the last agent that spoke."""
+    from agno.workflow import Step, StepInput, StepOutput, Workflow
+
+    from agent_contract.sources.agno_stream import agno_events
+
+    def shout(step_input: StepInput) -> StepOutput:
+        return StepOutput(content=str(step_input.previous_step_content).upper())
+
+    researcher = agent(chat.answer("Paris: sunny"), tools=[], name="researcher")
+    flow = Workflow(name="flow", telemetry=False,
+                    steps=[Step(name="research", agent=researcher),
+                           Step(name="shout", executor=shout)])  # fmt: skip
+    await run_script(otel_telemetry, agno_events(flow, "Weather?"), agent_name="flow",
+                     capture_content=True)  # fmt: skip
+
+    run = dict(otel_telemetry.span("invoke_agent flow").attributes or {})
+    assert "PARIS: SUNNY" in str(run["gen_ai.output.messages"])
+    chat_span = dict(otel_telemetry.span("chat gpt-4o-mini").attributes or {})
+    assert "Paris: sunny" in str(chat_span["gen_ai.output.messages"])  # the agent's own text
+    assert otel_telemetry.open_spans() == []
