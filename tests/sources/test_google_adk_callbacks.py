@@ -80,3 +80,36 @@ async def test_an_after_agent_callbacks_answer_is_the_runs_not_a_second_call(
     assert _answer(otel_telemetry, "invoke_agent bot") == [{"type": "text", "content": "(checked)"}]
     assert tokens(otel_telemetry) == s.TURNS[0].input
     assert otel_telemetry.open_spans() == []
+
+
+async def test_an_after_model_callbacks_replacement_is_the_runs_answer(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """An ``after_model_callback`` replacing the model's final response (a redaction, ADK's
+    documented guardrail), streamed: the model's partials already went out, ADK's final
+    response, what the agent answers, holds the callback's text. The call keeps what the model
+    said, its tokens once; the run's answer is the agent's. Before, the run's answer was the
+    streamed text the callback replaced."""
+    from google.adk.models.llm_response import LlmResponse
+    from google.genai import types
+
+    from . import _script as s
+    from ._trace import tokens
+
+    def redact(callback_context: Any, llm_response: Any) -> Any:
+        if llm_response.partial:
+            return None
+        return LlmResponse(
+            content=types.Content(role="model", parts=[types.Part(text="[redacted]")])
+        )
+
+    model = await _run_bot(otel_telemetry, True, after_model_callback=redact)
+
+    assert model.calls == 1
+    assert otel_telemetry.outline() == [["invoke_agent bot", [["step 0", [CHAT]]]]]
+    assert _answer(otel_telemetry, CHAT) == [{"type": "text", "content": "model answer"}]
+    assert _answer(otel_telemetry, "invoke_agent bot") == [
+        {"type": "text", "content": "[redacted]"}
+    ]
+    assert tokens(otel_telemetry) == s.TURNS[0].input
+    assert otel_telemetry.open_spans() == []

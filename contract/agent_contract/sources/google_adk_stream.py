@@ -65,7 +65,10 @@ agent or a string):
   ``after_agent_callback`` replacing its answer) is no call: the last such text with no
   model call after it is the run's answer (a ``MessageFinal`` at the end). A
   ``before_model_callback``'s response stays a call, as ADK's own tracing keeps it (the
-  plugin heard the request before the agent's callback answered it).
+  plugin heard the request before the agent's callback answered it). A streamed call whose
+  final response says other text than its partials did (an ``after_model_callback``
+  replacing it: a redaction, a rewrite) keeps what the model streamed on its call, and the
+  final text is the run's answer when no model spoke after it, as the agent's answer.
 * A run ADK pauses is a run ended ``interrupted``: a call of a tool that needs confirmation
   (``require_confirmation``, or its body's ``tool_context.request_confirmation``) makes ADK
   add an ``adk_request_confirmation`` call of its own (no model's: no chat span, no tool
@@ -343,8 +346,8 @@ async def _end_nested(nested: dict[Any, Any], tool_context: Any, error: Any) -> 
 
 class _State:
     __slots__ = ("asked", "called", "failed", "failures", "held", "live", "open", "paused",
-                 "phase", "requests", "root", "said", "step", "streamed", "tools_ran",
-                 "watched")  # fmt: skip
+                 "phase", "requests", "root", "said", "step", "streamed", "text",
+                 "tools_ran", "watched")  # fmt: skip
 
     def __init__(
         self, root: Any, requests: list[Request], failures: dict[str, str], *, watched: bool = True
@@ -363,6 +366,7 @@ class _State:
         self.failed: LLMCallEnd | None = None  # the end of a failed call, held (module doc)
         self.paused: dict[str, Any] = {}  # ids ADK waits on (module doc) -> what they carry
         self.said: str | None = None  # an agent callback's answer, no model call since
+        self.text = ""  # the text the open call's partials streamed
 
     def end(self) -> list[AgentEvent | StreamEvent]:
         """The stream ended: the held end, then a pause for each id still unanswered."""
@@ -471,12 +475,17 @@ class _State:
         if role == "model" or event.usage_metadata is not None or event.error_code:
             self._open(out, author, held=held)
             if event.partial:
+                told = _texts(parts)
                 self.streamed = True
-                out += _texts(parts)
+                self.text += _answer(told)
+                out += told
             else:
+                final = _texts(parts)
                 if not self.streamed:
-                    out += _texts(parts)
+                    out += final
                 self._close(out, event, parts)
+                if self.streamed and (answer := _answer(final)) and answer != self.text:
+                    self.said = answer  # a callback replaced what streamed (module doc)
 
     def _model_failed(self) -> bool:
         """Whether an error event with no content is a model's: a call open, or a request
@@ -521,7 +530,7 @@ class _State:
             model = request[1] if isinstance(request[1], str) and request[1] else None
             model = model or _model(self.root, author)
             out.append(call_start(model, None, params, google_adk_messages, *request[2:]))
-        self.open, self.streamed = True, False
+        self.open, self.streamed, self.text = True, False, ""
 
     def _close(self, out: list[AgentEvent], event: Any, parts: Any) -> None:
         for part in parts:
@@ -655,6 +664,11 @@ def _texts(parts: Any) -> list[AgentEvent]:
         if isinstance(text, str) and text:
             out.append(ReasoningDelta(text=text) if part.thought else TextDelta(text=text))
     return out
+
+
+def _answer(told: list[AgentEvent]) -> str:
+    """The answer's text among the deltas ``_texts`` made (its reasoning left out)."""
+    return "".join(event.text for event in told if isinstance(event, TextDelta))
 
 
 def _usage(usage: Any, model: str | None) -> Usage:
