@@ -3,8 +3,9 @@ content (the agent is skipped, its model never called) and an ``after_agent_call
 returning content (it replaces the agent's answer). ADK streams that content as the agent's
 event, shaped as a model's; no model made it. Before, each was a chat span of its own, a
 model call that never happened (a second one beside the real call for the ``after`` case);
-now no chat span tells it, and the content is the run's answer. Runs in ADK's own environment
-(``.ci/separate-envs``)."""
+now no chat span tells it, and the content is the run's answer. So is an
+``after_model_callback``'s replacement of a streamed response, and the response of a tool
+that skips the model's summary. Runs in ADK's own environment (``.ci/separate-envs``)."""
 
 from __future__ import annotations
 
@@ -112,4 +113,45 @@ async def test_an_after_model_callbacks_replacement_is_the_runs_answer(
         {"type": "text", "content": "[redacted]"}
     ]
     assert tokens(otel_telemetry) == s.TURNS[0].input
+    assert otel_telemetry.open_spans() == []
+
+
+@pytest.mark.parametrize(
+    ("returned", "answer"),
+    [("found it", [{"type": "text", "content": "found it"}]),
+     ({"sky": "sunny"}, [{"type": "json", "content": {"sky": "sunny"}}])],
+    ids=["text", "dict"],
+)  # fmt: skip
+async def test_a_tool_that_skips_the_summary_answers_the_run(
+    otel_telemetry: InMemoryTelemetry, returned: Any, answer: list[Any]
+) -> None:
+    """A tool setting ``tool_context.actions.skip_summarization``: ADK asks the model nothing
+    more, the tool's response is the agent's final response. Before, the run's answer was the
+    model's call of the tool."""
+    from google.adk.agents import LlmAgent
+    from google.adk.tools.tool_context import ToolContext
+    from google.genai import types
+
+    from agent_contract.sources.google_adk_stream import google_adk_events
+
+    from ._fw_google_adk import _model
+
+    def lookup(city: str, tool_context: ToolContext) -> Any:
+        """Look the city up."""
+        tool_context.actions.skip_summarization = True
+        return returned
+
+    ask = types.Part(
+        function_call=types.FunctionCall(id="c1", name="lookup", args={"city": "Paris"})
+    )
+    model = _model([[ask], [types.Part(text="never asked")]])
+    bot = LlmAgent(name="bot", model=model, tools=[lookup])
+    await run_script(otel_telemetry, google_adk_events(bot, "Paris?"), agent_name="bot",
+                     capture_content=True)  # fmt: skip
+
+    assert model.calls == 1
+    assert otel_telemetry.outline() == [
+        ["invoke_agent bot", [["step 0", [CHAT, "execute_tool lookup"]]]]
+    ]
+    assert _answer(otel_telemetry, "invoke_agent bot") == answer
     assert otel_telemetry.open_spans() == []

@@ -47,7 +47,8 @@ agent or a string):
 * A model call of another agent than the one before (a ``transfer_to_agent``, a workflow's
   sub-agent) yields a ``PhaseMarker`` named after it (none for the run's own agent at the
   start, as a lone agent has none); where agents take turns (a ``SequentialAgent``, a
-  ``LoopAgent``, a transfer: no tool call unanswered) it starts a step of its own. A
+  ``LoopAgent``, a transfer: no tool call unanswered) it starts a step of its own, as does
+  an agent's call after its call before answered (a ``LoopAgent``'s next round of it). A
   ``ParallelAgent``'s agents stream side by side, their events interleaved: while one agent's
   model call is open the others' events are held, in order, and read once it ends, so each
   call is told whole (its text, tokens and request); agents side by side share the step.
@@ -68,7 +69,11 @@ agent or a string):
   plugin heard the request before the agent's callback answered it). A streamed call whose
   final response says other text than its partials did (an ``after_model_callback``
   replacing it: a redaction, a rewrite) keeps what the model streamed on its call, and the
-  final text is the run's answer when no model spoke after it, as the agent's answer.
+  final text is the run's answer when no model spoke after it, as the agent's answer. So is
+  the response of a tool that skips the summary (``tool_context.actions.skip_summarization``:
+  ADK asks the model nothing more, that response is the agent's final one): a lone tool's
+  value (the ``result`` ADK wraps a value that is no dict in), its text as it is, else as
+  JSON; ``exit_loop``'s, which is nothing, leaves the answer to the model's last call.
 * A run ADK pauses is a run ended ``interrupted``: a call of a tool that needs confirmation
   (``require_confirmation``, or its body's ``tool_context.request_confirmation``) makes ADK
   add an ``adk_request_confirmation`` call of its own (no model's: no chat span, no tool
@@ -116,7 +121,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextvars import ContextVar
 from typing import Any
 
-from agent_contract.agent.events import InterruptFinal, MessageFinal, StreamEvent
+from agent_contract.agent.events import InterruptFinal, MessageFinal, StreamEvent, StructuredFinal
 from agent_contract.events import (
     AgentEvent,
     Error,
@@ -140,6 +145,7 @@ from agent_contract.sources._raw_usage import counted, is_count
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._scoping import OpenScopes
 from agent_contract.sources._stream import Sink, read_events, told
+from agent_contract.sources._structured import structured_final
 
 __all__ = ["google_adk_events"]
 
@@ -345,8 +351,8 @@ async def _end_nested(nested: dict[Any, Any], tool_context: Any, error: Any) -> 
 
 
 class _State:
-    __slots__ = ("asked", "called", "failed", "failures", "held", "live", "open", "paused",
-                 "phase", "requests", "root", "said", "step", "streamed", "text",
+    __slots__ = ("answered", "asked", "called", "failed", "failures", "held", "live", "open",
+                 "paused", "phase", "requests", "root", "said", "step", "streamed", "text",
                  "tools_ran", "watched")  # fmt: skip
 
     def __init__(
@@ -362,10 +368,13 @@ class _State:
         self.held: list[Any] = []  # other agents' events meanwhile, in order
         self.asked: set[str] = set()  # the ids of the tool calls told, not answered yet
         self.open = self.streamed = self.tools_ran = self.called = False
+        self.answered = False  # the last call answered: its agent's next call is a new turn
         self.step = 0
         self.failed: LLMCallEnd | None = None  # the end of a failed call, held (module doc)
         self.paused: dict[str, Any] = {}  # ids ADK waits on (module doc) -> what they carry
-        self.said: str | None = None  # an agent callback's answer, no model call since
+        # the answer no model call told, none since: an agent callback's, a callback's
+        # replacement, a tool's that skips the summary (module doc)
+        self.said: MessageFinal | StructuredFinal | None = None
         self.text = ""  # the text the open call's partials streamed
 
     def end(self) -> list[AgentEvent | StreamEvent]:
@@ -373,8 +382,8 @@ class _State:
         out: list[AgentEvent | StreamEvent] = [*self.finish(), *self.release()]
         out += [InterruptFinal(interrupt_id=key, payload=payload, reason=_reason(payload))
                 for key, payload in self.paused.items()]  # fmt: skip
-        if self.said is not None and not self.paused:  # a callback answered last (module doc)
-            out.append(MessageFinal(text=self.said))
+        if self.said is not None and not self.paused:  # no model answered last (module doc)
+            out.append(self.said)
         self.paused.clear()
         return out
 
@@ -460,6 +469,8 @@ class _State:
                     self.failures.pop(key, None)  # (the error its hook read in that answer)
                 else:
                     out.append(_result(response, self.failures))
+            if getattr(getattr(event, "actions", None), "skip_summarization", False) is True:
+                self.said = _direct(results) or self.said  # the tools answered (module doc)
             return
         asks = [p.function_call for p in parts if _asks_confirmation(p.function_call)]
         if asks and len(asks) == len(parts):  # ADK's own call, no model's (module doc)
@@ -470,7 +481,9 @@ class _State:
             out += self._node_failed(event)
             return
         if _answered(role, event, parts) and not self._model_failed():  # an agent callback's
-            self.said = "".join(p.text for p in parts if p.text and not p.thought)
+            self.said = MessageFinal(
+                text="".join(p.text for p in parts if p.text and not p.thought)
+            )
             return
         if role == "model" or event.usage_metadata is not None or event.error_code:
             self._open(out, author, held=held)
@@ -485,7 +498,7 @@ class _State:
                     out += final
                 self._close(out, event, parts)
                 if self.streamed and (answer := _answer(final)) and answer != self.text:
-                    self.said = answer  # a callback replaced what streamed (module doc)
+                    self.said = MessageFinal(text=answer)  # a callback replaced it (module doc)
 
     def _model_failed(self) -> bool:
         """Whether an error event with no content is a model's: a call open, or a request
@@ -515,14 +528,15 @@ class _State:
         agent = str(author) if author and author != "user" else self.phase
         # agents taking turns (a sequence, a loop, a transfer) each get steps of their own;
         # agents side by side (held, or with calls unanswered) share the step (module doc)
-        turns = self.called and agent != self.phase and not held and not self.asked
+        turns = (self.called and (agent != self.phase or self.answered) and not held
+                 and not self.asked)  # fmt: skip
         if self.tools_ran or turns:
             out.append(StepBoundary(index=self.step))
             self.step, self.tools_ran = self.step + 1, False
         if agent != self.phase:  # another agent's call (a transfer, a workflow's sub-agent)
             out.append(PhaseMarker(name=str(agent)))
             self.phase = agent
-        self.live, self.called, self.said = agent, True, None
+        self.live, self.called, self.said, self.answered = agent, True, None, False
         params: dict[str, Any] = {"stream": True}
         if request is None:
             out.append(LLMCallStart(model=_model(self.root, author), params=params))
@@ -548,12 +562,26 @@ class _State:
             finish_reason=str(getattr(finish, "value", finish)) if finish is not None else None,
         )  # fmt: skip
         self.open, self.live = False, None
+        self.answered = not event.error_code and not any(p.function_call for p in parts)
         if event.error_code:
             message = str(event.error_message or event.error_code)
             out.append(Error(message=message, error_type=str(event.error_code)))
             self.failed = end
         else:
             out.append(end)
+
+
+def _direct(results: list[Any]) -> MessageFinal | StructuredFinal | None:
+    """The answer of tools that skip the summary (module doc): a lone tool's value (the
+    ``result`` ADK wraps a value that is no dict in), its text as it is; several tools'
+    responses together; ``None`` when they answered nothing (``exit_loop``)."""
+    values = [r.response for r in results if r.response and r.response != {"result": None}]
+    if len(values) != 1:
+        return structured_final(values) if values else None
+    value = values[0]
+    if isinstance(value, dict) and len(value) == 1 and "result" in value:
+        value = value["result"]
+    return MessageFinal(text=value) if isinstance(value, str) else structured_final(value)
 
 
 def _answered(role: Any, event: Any, parts: Any) -> bool:
