@@ -1,12 +1,12 @@
-"""Strands' side requests: the model requests Strands makes outside the agent loop, with no
-hook and no stream event. A ``SummarizingConversationManager`` answers a context overflow by
-asking the agent's ``aux_model`` (its ``model`` unless one is given) for a summary of the
-oldest messages, then asks the request again; given ``proactive_compression``, it
-summarises before a request that would fill the context. That summary is a billed model
-call; the providers' spans stand down inside the run, so before it was nowhere in the trace
-and its tokens were not counted. Now it is a chat span of its own, with its tokens, before the
-request it made room for (after the one that overflowed). Runs in Strands' own environment
-(``.ci/separate-envs``)."""
+"""Strands' side requests: the model requests Strands makes outside the agent loop, with no hook
+and no stream event. A ``SummarizingConversationManager`` answers a context overflow by asking
+the agent's ``aux_model`` (its ``model`` unless one is given), or the ``summarization_agent`` it
+was given, for a summary of the oldest messages, then asks the request again; given
+``proactive_compression``, it summarises before a request that would fill the context. That
+summary is a billed model call; the providers' spans stand down inside the run, so before it was
+nowhere in the trace and its tokens were not counted. Now it is a chat span of its own, with its
+tokens, before the request it made room for (after the one that overflowed). Runs in Strands'
+own environment (``.ci/separate-envs``)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def _said(span: Any, key: str = "gen_ai.output.messages") -> str:
     return "".join(p.get("content", "") for m in messages for p in m["parts"])
 
 
-@pytest.mark.parametrize("case", ["overflow", "aux_model", "proactive"])
+@pytest.mark.parametrize("case", ["overflow", "aux_model", "summarization_agent", "proactive"])
 async def test_a_conversation_summary_is_a_call_of_its_own(
     otel_telemetry: InMemoryTelemetry, case: str
 ) -> None:
@@ -45,7 +45,7 @@ async def test_a_conversation_summary_is_a_call_of_its_own(
                 {"messageStop": {"stopReason": "end_turn"}}, _usage(usage)]  # fmt: skip
 
     summary, answer = turn("They talked.", s.TURNS[0]), turn("Sunny.", s.TURNS[1])
-    aux, proactive = case == "aux_model", case == "proactive"
+    aux, proactive = case in ("aux_model", "summarization_agent"), case == "proactive"
     if aux:
         model = _model([answer], overflow=True)
         side = _model([summary], name="scripted-aux")
@@ -55,10 +55,14 @@ async def test_a_conversation_summary_is_a_call_of_its_own(
         model.config["context_window_limit"] = 10
     history = [{"role": role, "content": [{"text": f"{role} {i}"}]}
                for i in range(3) for role in ("user", "assistant")]  # fmt: skip
+    summarizer = None
+    if case == "summarization_agent":
+        summarizer = Agent(model=side, name="summarizer", callback_handler=None)
     manager = SummarizingConversationManager(preserve_recent_messages=2,
-                                             proactive_compression=proactive or None)  # fmt: skip
-    bot = Agent(model=model, aux_model=side if aux else None, name="bot", messages=history,
-                conversation_manager=manager, callback_handler=None)  # fmt: skip
+                                             proactive_compression=proactive or None,
+                                             summarization_agent=summarizer)  # fmt: skip
+    bot = Agent(model=model, aux_model=side if case == "aux_model" else None, name="bot",
+                messages=history, conversation_manager=manager, callback_handler=None)  # fmt: skip
     await run_script(otel_telemetry, strands_events(bot, s.QUESTION), agent_name="bot",
                      capture_content=True)  # fmt: skip
 

@@ -55,15 +55,16 @@ with no model call after it is the run's answer (a ``MessageFinal`` at the end).
 
 **Side requests.** Strands asks the model outside the agent loop too, with no hook and no
 stream event: a ``SummarizingConversationManager`` summarising the conversation (on a context
-overflow, or proactively as a request starts), and the other auxiliary calls made on the
-agent's ``aux_model`` (a steering or goal judge). Each is a billed request; the providers'
+overflow, or proactively as a request starts, on the agent's ``aux_model`` or with a
+``summarization_agent`` of its own), and the other auxiliary calls made on the agent's
+``aux_model`` (a steering or goal judge). Each is a billed request; the providers'
 spans stand down inside the run, so it was nowhere. The adapter wraps the ``stream`` of the
-agent's ``model`` and ``aux_model`` once (an instance attribute): a request made while none of
-the loop's is waiting (its ``BeforeModelCallEvent`` counted, no event of it shown yet) is a
-side request, its items passed on unchanged and told as a call of its own (its messages, text,
-stop reason and usage) in the run's stream before Strands' next item, in the step it was made
-in: its span is timed then, as Strands' loop, waiting on it, yields nothing meanwhile. The
-loop's own requests pass through untouched.
+agent's ``model``, its ``aux_model`` and its summarization agent's model once (an instance
+attribute): a request made while none of the loop's is waiting (its ``BeforeModelCallEvent``
+counted, no event of it shown yet) is a side request, its items passed on unchanged and told
+as a call of its own (its messages, text, stop reason and usage) in the run's stream before
+Strands' next item, in the step it was made in: its span is timed then, as Strands' loop,
+waiting on it, yields nothing meanwhile. The loop's own requests pass through untouched.
 
 Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call, through Strands'
 own seam: hook callbacks added once to the agent's ``hooks`` (outside a traced run they do
@@ -601,17 +602,21 @@ def _add_hooks(agent: Any) -> _Requests:
     hooks.add_callback(BeforeModelCallEvent, requests.before)
     hooks.add_callback(AfterModelCallEvent, requests.after)
     _HOOKED[agent] = requests
-    for model in {id(m): m for m in (getattr(agent, "model", None), _aux_model(agent))}.values():
+    for model in _side_models(agent):
         _watch_model(model, requests)
     return requests
 
 
-def _aux_model(agent: Any) -> Any:
-    """The model of the agent's side requests when it has one of its own (``aux_model``)."""
+def _side_models(agent: Any) -> list[Any]:
+    """The models ``agent``'s requests go to, each once: its ``model``, its ``aux_model`` and
+    its conversation manager's ``summarization_agent``'s model (module doc)."""
     try:
-        return getattr(agent, "aux_model", None)
+        aux = getattr(agent, "aux_model", None)
     except Exception:  # a look-alike's property failing: no side model to watch
-        return None
+        aux = None
+    summarizer = getattr(getattr(agent, "conversation_manager", None), "summarization_agent", None)
+    models = (getattr(agent, "model", None), aux, getattr(summarizer, "model", None))
+    return list({id(m): m for m in models if m is not None}.values())
 
 
 _ASKERS: WeakKeyDictionary[Any, list[_Requests]] = WeakKeyDictionary()
