@@ -151,3 +151,46 @@ async def test_a_model_call_a_hook_cancels_is_no_call_and_its_text_the_answer(
     assert _said(run) == "Over budget today."
     assert run.status.status_code is StatusCode.UNSET
     assert otel_telemetry.open_spans() == []
+
+
+class _HookFailed(RuntimeError):
+    """What the test's ``AfterModelCallEvent`` hook raises."""
+
+
+async def test_a_hook_raising_after_a_whole_response_fails_the_run_not_the_call(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """An ``AfterModelCallEvent`` hook raising once the model answered whole: Strands ends the
+    run with the hook's exception (the same object), telling no message. The model call was
+    made and billed: it ends answered, with its tokens; the exception fails its step and the
+    run. Before, the call was failed with the hook's exception, cut short, its tokens lost."""
+    from strands.hooks import AfterModelCallEvent
+
+    from agent_contract.sources.strands_stream import strands_events
+
+    from . import _script as s
+    from ._fw_strands import _model, _turns, agent
+
+    bot = agent(_model(_turns()), [s.weather_tool(), s.forecast_tool()], name="bot")
+    failure = _HookFailed("the check itself broke")
+
+    def check(event: AfterModelCallEvent) -> None:
+        if event.exception is None:
+            raise failure
+
+    bot.hooks.add_callback(AfterModelCallEvent, check)
+    with pytest.raises(_HookFailed) as raised:
+        await run_script(otel_telemetry, strands_events(bot, s.QUESTION), agent_name="bot")
+
+    assert raised.value is failure
+    assert otel_telemetry.outline() == [["invoke_agent bot", [["step 0", [CHAT]]]]]
+    chat = otel_telemetry.span(CHAT)
+    assert chat.status.status_code == StatusCode.UNSET
+    assert "agent_otel.incomplete" not in (chat.attributes or {})
+    assert (chat.attributes or {})["gen_ai.usage.input_tokens"] == s.TURNS[0].input
+    for name in ("step 0", "invoke_agent bot"):
+        span = otel_telemetry.span(name)
+        assert span.status.status_code == StatusCode.ERROR
+        assert (span.attributes or {})["error.type"] == "_HookFailed"
+    assert tokens(otel_telemetry) == s.TURNS[0].input
+    assert otel_telemetry.open_spans() == []

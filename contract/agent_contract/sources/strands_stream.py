@@ -51,7 +51,9 @@ step; one that answered was refused by the hook: its step fails ``output_rejecte
 calls never ran: none is told) and the request asked again is the next step. A request a
 ``BeforeModelCallEvent`` hook cancels (``cancel``) calls no model: Strands answers with the
 hook's text, an assistant message with no call open, which is no call; the last such text
-with no model call after it is the run's answer (a ``MessageFinal`` at the end).
+with no model call after it is the run's answer (a ``MessageFinal`` at the end). A hook that
+raises after a response came whole (its ``messageStop`` streamed) fails the run, not the
+call: the call ends answered, with its usage, before the exception comes out.
 
 **Side requests.** Strands asks the model outside the agent loop too, with no hook and no
 stream event: a ``SummarizingConversationManager`` summarising the conversation (on a context
@@ -776,11 +778,20 @@ class _State:
         return out
 
     def refused(self) -> list[AgentEvent]:
-        """The run failed: the requests that failed before any event open their calls (those
-        before the last end with their own error; the last one, the run's, stays open and
-        ends with the exception, unless a side request came after it: a summary failing after
-        an overflow, whose call holds its own failure), then the side requests."""
+        """The run failed: a call whose response came whole (its ``messageStop`` streamed)
+        ends as answered, with its usage, for what failed came after it (an
+        ``AfterModelCallEvent`` hook raising); the requests that failed before any
+        event open their calls (those before the last end with their own error; the last one,
+        the run's, stays open and ends with the exception, unless a side request came after
+        it: a summary failing after an overflow, whose call holds its own failure), then the
+        side requests."""
         out: list[AgentEvent] = []
+        if self.open and self.stop is not None:  # (Strands tells its hooks that exception too)
+            self.requests.midway = None
+            if self.usage is not None:
+                out.append(_usage(self.usage, self.model))
+            out.append(LLMCallEnd(model=self.model, finish_reason=self.stop))
+            self.open = False
         failed, self.requests.failed = self.requests.failed, []
         last = len(failed) - (0 if self.requests.side else 1)
         for i, error in enumerate(failed):
