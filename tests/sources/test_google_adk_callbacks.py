@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 import pytest
+from opentelemetry.trace import StatusCode
 
 from agent_otel.testing import InMemoryTelemetry, run_script
 
@@ -154,4 +155,42 @@ async def test_a_tool_that_skips_the_summary_answers_the_run(
         ["invoke_agent bot", [["step 0", [CHAT, "execute_tool lookup"]]]]
     ]
     assert _answer(otel_telemetry, "invoke_agent bot") == answer
+    assert otel_telemetry.open_spans() == []
+
+
+class _CheckFailed(RuntimeError):
+    """What the test's ``after_model_callback`` raises."""
+
+
+@pytest.mark.parametrize("streamed", [True, False], ids=["sse", "unstreamed"])
+async def test_an_after_model_callback_raising_fails_the_run_not_the_call(
+    otel_telemetry: InMemoryTelemetry, streamed: bool
+) -> None:
+    """An ``after_model_callback`` raising on the model's whole response: ADK ends the run with
+    it (the same object) and never streams that response. The model answered and was billed:
+    its call ends answered, with its text and tokens; the exception fails the step and the
+    run. Before, the call failed with the callback's exception, cut short, its tokens lost."""
+    from . import _script as s
+    from ._trace import tokens
+
+    failure = _CheckFailed("the check itself broke")
+
+    def check(callback_context: Any, llm_response: Any) -> None:
+        if not llm_response.partial:
+            raise failure
+
+    with pytest.raises(_CheckFailed) as raised:
+        await _run_bot(otel_telemetry, streamed, after_model_callback=check)
+
+    assert raised.value is failure
+    assert otel_telemetry.outline() == [["invoke_agent bot", [["step 0", [CHAT]]]]]
+    chat = otel_telemetry.span(CHAT)
+    assert chat.status.status_code == StatusCode.UNSET
+    assert "agent_otel.incomplete" not in (chat.attributes or {})
+    assert _answer(otel_telemetry, CHAT) == [{"type": "text", "content": "model answer"}]
+    for name in ("step 0", "invoke_agent bot"):
+        span = otel_telemetry.span(name)
+        assert span.status.status_code == StatusCode.ERROR
+        assert (span.attributes or {})["error.type"] == "_CheckFailed"
+    assert tokens(otel_telemetry) == s.TURNS[0].input
     assert otel_telemetry.open_spans() == []

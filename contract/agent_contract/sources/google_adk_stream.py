@@ -74,6 +74,12 @@ agent or a string):
   ADK asks the model nothing more, that response is the agent's final one): a lone tool's
   value (the ``result`` ADK wraps a value that is no dict in), its text as it is, else as
   JSON; ``exit_loop``'s, which is nothing, leaves the answer to the model's last call.
+* A callback raising after the model answered whole (an ``after_model_callback``): ADK never
+  streams that response, and reports the exception as an error event of the agent before it
+  comes out of the run. The plugin's ``after_model_callback`` (the first to hear it) notes each
+  whole response until its event shows; such an error event finds its agent's response
+  unshown: the call ends answered with it (its text when unstreamed, its usage), and the
+  error is the run's, so the exception fails the step, not the call.
 * A run ADK pauses is a run ended ``interrupted``: a call of a tool that needs confirmation
   (``require_confirmation``, or its body's ``tool_context.request_confirmation``) makes ADK
   add an ``adk_request_confirmation`` call of its own (no model's: no chat span, no tool
@@ -177,7 +183,7 @@ async def google_adk_events(
             runner = InMemoryRunner(node=agent, app_name=str(agent.name))
         else:
             runner = InMemoryRunner(agent=agent, app_name=str(agent.name))
-    requests, failures, watched, raised = _add_plugin(runner)
+    requests, failures, watched, raised, whole = _add_plugin(runner)
     if session_id is None:
         session = await runner.session_service.create_session(
             app_name=runner.app_name, user_id=user_id
@@ -197,7 +203,8 @@ async def google_adk_events(
     stream = runner.run_async(
         user_id=user_id, session_id=session_id, new_message=new_message, **run
     )
-    state = _State(runner.agent, requests.setdefault(session_id, []), failures, watched=watched)
+    state = _State(runner.agent, requests.setdefault(session_id, []), failures, watched=watched,
+                   whole=whole.setdefault(session_id, []))  # fmt: skip
     models = raised.setdefault(session_id, [])
     try:
         try:
@@ -212,6 +219,7 @@ async def google_adk_events(
     finally:
         requests.pop(session_id, None)
         raised.pop(session_id, None)
+        whole.pop(session_id, None)
         await stream.aclose()
 
 
@@ -226,19 +234,22 @@ Requests = dict[str, list[Request]]
 Raised = dict[str, list[tuple[BaseException, Any]]]
 """The exceptions models raised (``on_model_error_callback``) and the agent of each, by
 session id: the run's exception names the call that failed (``_State.raised``)."""
+Whole = dict[str, list[tuple[Any, Any]]]
+"""The models' whole responses (``after_model_callback``, before the agent's) no event has
+shown yet, with the agent of each, by session id: a callback raising after it (module doc)."""
 
 
-def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str], bool, Raised]:
+def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str], bool, Raised, Whole]:
     """Put the plugin noting model requests and scoping each tool call (module doc) first in
     ``runner``'s plugins; its notes of requests, by session, and of the exception classes of
     failed tool calls, by call id; whether it is there (a runner with no plugins has none);
-    its notes of the models' exceptions, by session."""
+    its notes of the models' exceptions and of their whole responses, by session."""
     plugins = getattr(getattr(runner, "plugin_manager", None), "plugins", None)
     if not isinstance(plugins, list):
-        return {}, {}, False, {}
+        return {}, {}, False, {}, {}
     for plugin in plugins:
         if plugin.name == _PLUGIN:
-            return plugin.requests, plugin.failures, True, plugin.raised
+            return plugin.requests, plugin.failures, True, plugin.raised, plugin.whole
     from google.adk.plugins.base_plugin import BasePlugin  # type: ignore[import-untyped,unused-ignore]
     from google.adk.tools.base_tool import BaseTool  # type: ignore[import-untyped,unused-ignore]
 
@@ -249,6 +260,7 @@ def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str], bool, Raised]:
         requests: Requests
         failures: dict[str, str]
         raised: Raised
+        whole: Whole
 
         async def before_model_callback(self, *, callback_context: Any, llm_request: Any) -> None:
             session = getattr(callback_context.session, "id", None)
@@ -258,6 +270,14 @@ def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str], bool, Raised]:
                 agent = getattr(callback_context, "agent_name", None)
                 model = getattr(llm_request, "model", None)
                 noted.append((agent, model, system, tuple(llm_request.contents or ())))
+
+        async def after_model_callback(self, *, callback_context: Any, llm_response: Any) -> None:
+            if getattr(llm_response, "partial", False):
+                return
+            session = getattr(callback_context.session, "id", None)
+            noted = self.whole.get(session) if isinstance(session, str) else None
+            if noted is not None:  # a traced run's session: the response as the model gave it
+                noted.append((getattr(callback_context, "agent_name", None), llm_response))
 
         async def on_model_error_callback(
             self, *, callback_context: Any, llm_request: Any, error: Any
@@ -312,7 +332,8 @@ def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str], bool, Raised]:
             run = Pushed.start(getattr(invocation_context.agent, "name", None))
             if run is not None:
                 requests = self.requests.setdefault(session, [])
-                state = _State(invocation_context.agent, requests, self.failures)
+                state = _State(invocation_context.agent, requests, self.failures,
+                               whole=self.whole.setdefault(session, []))  # fmt: skip
                 nested[invocation_context.invocation_id] = (run, state, call_id, session)
 
         async def on_event_callback(self, *, invocation_context: Any, event: Any) -> None:
@@ -324,13 +345,14 @@ def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str], bool, Raised]:
             found = nested.pop(invocation_context.invocation_id, None)
             if found is not None:
                 self.requests.pop(found[3], None)
+                self.whole.pop(found[3], None)
                 await found[0].push(told(found[1].end))
                 await found[0].end()
 
     plugin = ToolScopes(name=_PLUGIN)
-    plugin.requests, plugin.failures, plugin.raised = {}, {}, {}
+    plugin.requests, plugin.failures, plugin.raised, plugin.whole = {}, {}, {}, {}
     plugins.insert(0, plugin)
-    return plugin.requests, plugin.failures, True, plugin.raised
+    return plugin.requests, plugin.failures, True, plugin.raised, plugin.whole
 
 
 _CALL: ContextVar[str | None] = ContextVar("agent_contract_google_adk_call", default=None)
@@ -353,13 +375,20 @@ async def _end_nested(nested: dict[Any, Any], tool_context: Any, error: Any) -> 
 class _State:
     __slots__ = ("answered", "asked", "called", "failed", "failures", "held", "live", "open",
                  "paused", "phase", "requests", "root", "said", "step", "streamed", "text",
-                 "tools_ran", "watched")  # fmt: skip
+                 "tools_ran", "watched", "whole")  # fmt: skip
 
     def __init__(
-        self, root: Any, requests: list[Request], failures: dict[str, str], *, watched: bool = True
+        self,
+        root: Any,
+        requests: list[Request],
+        failures: dict[str, str],
+        *,
+        watched: bool = True,
+        whole: list[tuple[Any, Any]] | None = None,
     ) -> None:
         self.root = root
         self.requests = requests
+        self.whole = [] if whole is None else whole  # the responses no event showed (Whole)
         self.failures = failures
         self.watched = watched  # the plugin notes the requests (else any error is a model's)
         name = getattr(root, "name", None)
@@ -477,6 +506,14 @@ class _State:
             for ask in asks:
                 self.paused[str(ask.id or "")] = ask.args
             return
+        if role is None and event.error_code and (whole := self._unshown(author)) is not None:
+            # the model answered whole, a callback raised after it (module doc)
+            self._open(out, author, held=held)
+            if not self.streamed:
+                out += _texts(whole.content.parts if whole.content is not None else ())
+            self._close(out, whole, whole.content.parts if whole.content is not None else ())
+            out += self._node_failed(event)
+            return
         if role is None and event.error_code and not self._model_failed():
             out += self._node_failed(event)
             return
@@ -497,8 +534,14 @@ class _State:
                 if not self.streamed:
                     out += final
                 self._close(out, event, parts)
+                self._unshown(author)  # its whole response, shown now
                 if self.streamed and (answer := _answer(final)) and answer != self.text:
                     self.said = MessageFinal(text=answer)  # a callback replaced it (module doc)
+
+    def _unshown(self, author: Any) -> Any:
+        """Take the first whole response of ``author``'s model no event showed, if any."""
+        found = next((i for i, (agent, _) in enumerate(self.whole) if agent == author), None)
+        return self.whole.pop(found)[1] if found is not None else None
 
     def _model_failed(self) -> bool:
         """Whether an error event with no content is a model's: a call open, or a request
