@@ -194,3 +194,44 @@ async def test_a_hook_raising_after_a_whole_response_fails_the_run_not_the_call(
         assert (span.attributes or {})["error.type"] == "_HookFailed"
     assert tokens(otel_telemetry) == s.TURNS[0].input
     assert otel_telemetry.open_spans() == []
+
+
+@pytest.mark.parametrize("routing", ["fallback", "picked"])
+async def test_each_call_of_a_model_router_names_the_model_it_went_to(
+    otel_telemetry: InMemoryTelemetry, routing: str
+) -> None:
+    """A ``ModelRouter`` as the agent's model: its strategy picks a candidate per request (here
+    the second, ``picked``) and falls back to the next when one fails (``fallback``: the first
+    fails mid-stream). Each call names the model its request went to, its tokens on it. Before,
+    every call named the router's first candidate, the model that never answered."""
+    from strands import Agent
+    from strands.models.routing import ModelRouter, RoutingStrategy
+
+    from agent_contract.sources.strands_stream import strands_events
+
+    from . import _script as s
+    from ._fw_strands import _model, _text, _usage
+
+    class Second(RoutingStrategy):
+        async def select(self, context: Any, **kwargs: Any) -> Any:
+            return context.candidates[1]
+
+    turn = [{"messageStart": {"role": "assistant"}}, *_text("Sunny", "."),
+            {"messageStop": {"stopReason": "end_turn"}}, _usage(s.TURNS[1])]  # fmt: skip
+    first = _model([turn], fail=routing == "fallback", name="model-a")
+    second = _model([turn], name="model-b")
+    router = ModelRouter([first, second], strategy=Second() if routing == "picked" else None)
+    bot = Agent(model=router, name="bot", callback_handler=None)
+    await run_script(otel_telemetry, strands_events(bot, s.QUESTION), agent_name="bot")
+
+    answered = ["chat model-b"]
+    if routing == "fallback":
+        answered.insert(0, "chat model-a")
+        failed = otel_telemetry.span("chat model-a").attributes or {}
+        assert failed["error.type"] == "Overloaded"
+    assert otel_telemetry.outline() == [["invoke_agent bot", [["step 0", answered]]]]
+    chat = otel_telemetry.span("chat model-b").attributes or {}
+    assert chat["gen_ai.response.model"] == "model-b"
+    assert chat["gen_ai.usage.input_tokens"] == s.TURNS[1].input
+    assert tokens(otel_telemetry) == s.TURNS[1].input
+    assert otel_telemetry.open_spans() == []

@@ -66,7 +66,10 @@ attribute): a request made while none of the loop's is waiting (its ``BeforeMode
 counted, no event of it shown yet) is a side request, its items passed on unchanged and told
 as a call of its own (its messages, text, stop reason and usage) in the run's stream before
 Strands' next item, in the step it was made in: its span is timed then, as Strands' loop,
-waiting on it, yields nothing meanwhile. The loop's own requests pass through untouched.
+waiting on it, yields nothing meanwhile. The loop's own requests pass through untouched,
+noting the model each goes to: a ``ModelRouter`` (the agent's ``model``, whose candidates are
+watched too) picks one per request and falls back to the next when one fails, so each call
+names the model its request went to, not the agent's first candidate.
 
 Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call, through Strands'
 own seam: hook callbacks added once to the agent's ``hooks`` (outside a traced run they do
@@ -181,7 +184,7 @@ async def strands_events(
             yield out
         return
     requests = _add_hooks(agent)
-    requests.started, requests.failed, requests.side = 0, [], deque()
+    requests.reset()
     _nest_agent_tools(agent)
     stream = agent.stream_async(prompt, **run)
     state = _State(_model_id(agent), agent, requests)
@@ -313,7 +316,7 @@ class _Team:
             return known
         agent = _executor(team, node)
         requests = _add_hooks(agent) if agent is not None else _Requests()
-        requests.started, requests.failed, requests.side = 0, [], deque()
+        requests.reset()
         state = _State(_model_id(agent), agent, requests)
         self.nodes[path] = state
         return state
@@ -464,8 +467,7 @@ def _nest_agent_tools(agent: Any) -> None:
         ) -> Any:  # fmt: skip
             items = _stream(tool_use, invocation_state, *args, **kwargs)
             requests = _add_hooks(_inner)
-            requests.started, requests.failed, requests.error = 0, [], None
-            requests.side = deque()
+            requests.reset()
             state = _State(_model_id(_inner), _inner, requests)
             use_id = tool_use.get("toolUseId") if isinstance(tool_use, dict) else None
             failed: list[AgentEvent] = []
@@ -528,16 +530,22 @@ def _config_id(model: Any) -> str | None:
 class _Requests:
     """An agent's model requests the hooks heard and the stream has not shown yet."""
 
-    __slots__ = ("error", "failed", "midway", "side", "started")
+    __slots__ = ("error", "failed", "midway", "model", "side", "started")
 
     def __init__(self) -> None:
         self.started = 0  # started, no event of theirs seen yet
-        self.failed: list[BaseException] = []  # of those, the ones that raised, in order
+        # of those, the ones that raised, in order, with the model each was streamed from
+        self.failed: list[tuple[BaseException, str | None]] = []
         self.error: BaseException | None = None  # the last request's that raised
         self.midway: BaseException | None = None  # the open call's, raised after its events
         # the side requests' events not told yet, while a run of ours reads the agent (else
         # None); filled from the thread Strands makes a side request in (module doc)
         self.side: deque[AgentEvent] | None = None
+        self.model: str | None = None  # the model the latest request was streamed from
+
+    def reset(self) -> None:
+        """A run of ours starts reading the agent."""
+        self.started, self.failed, self.error, self.model, self.side = 0, [], None, None, deque()
 
     def before(self, event: Any) -> None:
         self.started += 1
@@ -548,7 +556,7 @@ class _Requests:
             self.error = error
         if isinstance(error, BaseException) and self.started > 0:  # failed before any event
             self.started -= 1
-            self.failed.append(error)
+            self.failed.append((error, self.model))
         elif isinstance(error, BaseException):  # the open call's, mid-stream
             self.midway = error
 
@@ -617,8 +625,18 @@ def _side_models(agent: Any) -> list[Any]:
     except Exception:  # a look-alike's property failing: no side model to watch
         aux = None
     summarizer = getattr(getattr(agent, "conversation_manager", None), "summarization_agent", None)
-    models = (getattr(agent, "model", None), aux, getattr(summarizer, "model", None))
+    models = [getattr(agent, "model", None), aux, getattr(summarizer, "model", None)]
+    models += _candidates(getattr(agent, "_model_router", None))
     return list({id(m): m for m in models if m is not None}.values())
+
+
+def _candidates(router: Any) -> list[Any]:
+    """The models a ``ModelRouter`` routes the agent's requests among, nested ones too."""
+    found: list[Any] = []
+    for candidate in getattr(router, "candidates", None) or ():
+        model = getattr(candidate, "model", None)
+        found += _candidates(model) if hasattr(model, "candidates") else [model]
+    return found
 
 
 _ASKERS: WeakKeyDictionary[Any, list[_Requests]] = WeakKeyDictionary()
@@ -643,7 +661,10 @@ def _watch_model(model: Any, requests: _Requests) -> None:
 
     def watched(*args: Any, **kwargs: Any) -> Any:
         items = stream(*args, **kwargs)
-        if any(asker.started > 0 for asker in askers):  # the loop's own request
+        asking = [asker for asker in askers if asker.started > 0]
+        for asker in asking:  # the loop's own request: the model it goes to (module doc)
+            asker.model = _config_id(model)
+        if asking:
             return items
         told = next((asker.side for asker in askers if asker.side is not None), None)
         if told is None:  # no run of ours reads an agent using it
@@ -738,11 +759,12 @@ def _cancelled(agent: Any) -> bool:
 
 
 class _State:
-    __slots__ = ("agent", "model", "open", "requests", "said", "step", "stop", "tools_ran",
-                 "usage")  # fmt: skip
+    __slots__ = ("agent", "default", "model", "open", "requests", "said", "step", "stop",
+                 "tools_ran", "usage")  # fmt: skip
 
     def __init__(self, model: str | None, agent: Any, requests: _Requests) -> None:
-        self.model = model
+        self.default = model  # the agent's model
+        self.model = model  # the open call's
         self.agent = agent
         self.requests = requests
         self.open = self.tools_ran = False
@@ -754,8 +776,8 @@ class _State:
     def feed(self, item: dict[str, Any]) -> list[AgentEvent]:
         out: list[AgentEvent] = []
         if self.requests.failed and not item.get("force_stop"):  # Strands retried them
-            for error in self.requests.failed:
-                self._start(out)
+            for error, model in self.requests.failed:
+                self._start(out, model)
                 kind = error_name(error)
                 out += [Error(message=str(error) or kind, error_type=kind), LLMCallEnd()]
                 self.open = False
@@ -794,8 +816,8 @@ class _State:
             self.open = False
         failed, self.requests.failed = self.requests.failed, []
         last = len(failed) - (0 if self.requests.side else 1)
-        for i, error in enumerate(failed):
-            self._start(out)
+        for i, (error, model) in enumerate(failed):
+            self._start(out, model)
             if i < last:
                 kind = error_name(error)
                 out += [Error(message=str(error) or kind, error_type=kind), LLMCallEnd()]
@@ -843,7 +865,10 @@ class _State:
         self.requests.started = max(self.requests.started - 1, 0)
         self._start(out)
 
-    def _start(self, out: list[AgentEvent]) -> None:
+    def _start(self, out: list[AgentEvent], model: str | None = None) -> None:
+        """Open a call, of ``model`` (a failed request's), else of the model the latest
+        request was streamed from (a router's pick: module doc), else the agent's."""
+        self.model = model or self.requests.model or self.default
         if self.tools_ran:
             out.append(StepBoundary(index=self.step))
             self.step, self.tools_ran = self.step + 1, False
