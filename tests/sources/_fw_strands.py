@@ -53,16 +53,19 @@ def _turns() -> list[list[dict[str, Any]]]:
 
 def _model(
     turns: list[list[dict[str, Any]]], *, fail: bool = False, refuse: bool = False,
-    barrier: Any = None,
+    barrier: Any = None, overflow: bool = False, name: str = "scripted-converse",
 ) -> Any:  # fmt: skip
     """The scripted model (``barrier``: an ``asyncio.Barrier`` each turn waits at after its
-    first two events, so models sharing it stream interleaved)."""
+    first two events, so models sharing it stream interleaved; ``overflow``: its first
+    request raises Strands' ``ContextWindowOverflowException``, the turns served after it)."""
     from strands.models.model import Model
+    from strands.types.exceptions import ContextWindowOverflowException
 
     class Scripted(Model):
         def __init__(self) -> None:
-            self.config: dict[str, Any] = {"model_id": "scripted-converse"}
+            self.config: dict[str, Any] = {"model_id": name}
             self.calls = 0
+            self.overflowed = not overflow
 
         def update_config(self, **config: Any) -> None:
             self.config.update(config)
@@ -75,6 +78,9 @@ def _model(
             yield
 
         async def stream(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+            if not self.overflowed:
+                self.overflowed = True
+                raise ContextWindowOverflowException("input is too long for the model")
             if refuse and self.calls == 1:  # every attempt at turn 2
                 from strands.types.exceptions import ModelThrottledException
 

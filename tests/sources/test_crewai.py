@@ -382,3 +382,44 @@ async def test_a_call_whose_arguments_hold_a_nan_is_the_tool_crewai_runs(
     tools = [t for t in otel_telemetry.spans() if t.name == "execute_tool book"]
     assert [(t.attributes or {}).get("gen_ai.tool.call.id") for t in tools] == ["call_b"]
     assert not (tools[0].attributes or {}).get("agent_otel.incomplete")
+
+
+@pytest.mark.parametrize("crew", [False, True], ids=["agent", "crew"])
+async def test_an_answer_an_after_llm_call_hook_replaced_is_the_runs(
+    otel_telemetry: Any, crew: bool
+) -> None:
+    """An ``after_llm_call`` hook replacing the model's response (CrewAI's own example: a
+    redaction): CrewAI answers with the hook's text. The call keeps what the model said; the
+    run's answer is what CrewAI returned. Before, it was the text the hook took out."""
+    import json
+
+    from crewai import Agent, Crew, Task
+    from crewai.hooks.llm_hooks import (
+        register_after_llm_call_hook,
+        unregister_after_llm_call_hook,
+    )
+
+    def redact(context: Any) -> str | None:
+        return context.response.replace("secret", "[redacted]")
+
+    llm = fw.llm(lambda turn: fw.completion(turn, "The secret is sunny.", []))
+    bot = Agent(role="bot", goal="Answer.", backstory="A forecaster.", llm=llm, verbose=False)
+    task = Task(description="Say the secret.", expected_output="a line", agent=bot)
+    runner = Crew(agents=[bot], tasks=[task], verbose=False) if crew else bot
+    kept: list[Any] = []
+    register_after_llm_call_hook(redact)
+    try:
+        source = fw.crewai_events(runner, *(() if crew else (s.QUESTION,)), sink=kept.append)
+        await run_script(otel_telemetry, source, agent_name="bot", capture_content=True)
+    finally:
+        unregister_after_llm_call_hook(redact)
+
+    assert kept[-1].raw == "The [redacted] is sunny."
+
+    def said(name: str) -> Any:
+        [message] = json.loads(str(otel_telemetry.span(name).attributes["gen_ai.output.messages"]))
+        return message["parts"]
+
+    assert said("chat gpt-4o-mini") == [{"type": "text", "content": "The secret is sunny."}]
+    assert said("invoke_agent bot") == [{"type": "text", "content": "The [redacted] is sunny."}]
+    assert otel_telemetry.open_spans() == []

@@ -3,8 +3,9 @@ content (the agent is skipped, its model never called) and an ``after_agent_call
 returning content (it replaces the agent's answer). ADK streams that content as the agent's
 event, shaped as a model's; no model made it. Before, each was a chat span of its own, a
 model call that never happened (a second one beside the real call for the ``after`` case);
-now no chat span tells it, and the content is the run's answer. Runs in ADK's own environment
-(``.ci/separate-envs``)."""
+now no chat span tells it, and the content is the run's answer. So is an
+``after_model_callback``'s replacement of a streamed response, and the response of a tool
+that skips the model's summary. Runs in ADK's own environment (``.ci/separate-envs``)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import json
 from typing import Any
 
 import pytest
+from opentelemetry.trace import StatusCode
 
 from agent_otel.testing import InMemoryTelemetry, run_script
 
@@ -78,5 +80,117 @@ async def test_an_after_agent_callbacks_answer_is_the_runs_not_a_second_call(
     assert otel_telemetry.outline() == [["invoke_agent bot", [["step 0", [CHAT]]]]]
     assert _answer(otel_telemetry, CHAT) == [{"type": "text", "content": "model answer"}]
     assert _answer(otel_telemetry, "invoke_agent bot") == [{"type": "text", "content": "(checked)"}]
+    assert tokens(otel_telemetry) == s.TURNS[0].input
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_an_after_model_callbacks_replacement_is_the_runs_answer(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """An ``after_model_callback`` replacing the model's final response (a redaction, ADK's
+    documented guardrail), streamed: the model's partials already went out, ADK's final
+    response, what the agent answers, holds the callback's text. The call keeps what the model
+    said, its tokens once; the run's answer is the agent's. Before, the run's answer was the
+    streamed text the callback replaced."""
+    from google.adk.models.llm_response import LlmResponse
+    from google.genai import types
+
+    from . import _script as s
+    from ._trace import tokens
+
+    def redact(callback_context: Any, llm_response: Any) -> Any:
+        if llm_response.partial:
+            return None
+        return LlmResponse(
+            content=types.Content(role="model", parts=[types.Part(text="[redacted]")])
+        )
+
+    model = await _run_bot(otel_telemetry, True, after_model_callback=redact)
+
+    assert model.calls == 1
+    assert otel_telemetry.outline() == [["invoke_agent bot", [["step 0", [CHAT]]]]]
+    assert _answer(otel_telemetry, CHAT) == [{"type": "text", "content": "model answer"}]
+    assert _answer(otel_telemetry, "invoke_agent bot") == [
+        {"type": "text", "content": "[redacted]"}
+    ]
+    assert tokens(otel_telemetry) == s.TURNS[0].input
+    assert otel_telemetry.open_spans() == []
+
+
+@pytest.mark.parametrize(
+    ("returned", "answer"),
+    [("found it", [{"type": "text", "content": "found it"}]),
+     ({"sky": "sunny"}, [{"type": "json", "content": {"sky": "sunny"}}])],
+    ids=["text", "dict"],
+)  # fmt: skip
+async def test_a_tool_that_skips_the_summary_answers_the_run(
+    otel_telemetry: InMemoryTelemetry, returned: Any, answer: list[Any]
+) -> None:
+    """A tool setting ``tool_context.actions.skip_summarization``: ADK asks the model nothing
+    more, the tool's response is the agent's final response. Before, the run's answer was the
+    model's call of the tool."""
+    from google.adk.agents import LlmAgent
+    from google.adk.tools.tool_context import ToolContext
+    from google.genai import types
+
+    from agent_contract.sources.google_adk_stream import google_adk_events
+
+    from ._fw_google_adk import _model
+
+    def lookup(city: str, tool_context: ToolContext) -> Any:
+        """Look the city up."""
+        tool_context.actions.skip_summarization = True
+        return returned
+
+    ask = types.Part(
+        function_call=types.FunctionCall(id="c1", name="lookup", args={"city": "Paris"})
+    )
+    model = _model([[ask], [types.Part(text="never asked")]])
+    bot = LlmAgent(name="bot", model=model, tools=[lookup])
+    await run_script(otel_telemetry, google_adk_events(bot, "Paris?"), agent_name="bot",
+                     capture_content=True)  # fmt: skip
+
+    assert model.calls == 1
+    assert otel_telemetry.outline() == [
+        ["invoke_agent bot", [["step 0", [CHAT, "execute_tool lookup"]]]]
+    ]
+    assert _answer(otel_telemetry, "invoke_agent bot") == answer
+    assert otel_telemetry.open_spans() == []
+
+
+class _CheckFailed(RuntimeError):
+    """What the test's ``after_model_callback`` raises."""
+
+
+@pytest.mark.parametrize("streamed", [True, False], ids=["sse", "unstreamed"])
+async def test_an_after_model_callback_raising_fails_the_run_not_the_call(
+    otel_telemetry: InMemoryTelemetry, streamed: bool
+) -> None:
+    """An ``after_model_callback`` raising on the model's whole response: ADK ends the run with
+    it (the same object) and never streams that response. The model answered and was billed:
+    its call ends answered, with its text and tokens; the exception fails the step and the
+    run. Before, the call failed with the callback's exception, cut short, its tokens lost."""
+    from . import _script as s
+    from ._trace import tokens
+
+    failure = _CheckFailed("the check itself broke")
+
+    def check(callback_context: Any, llm_response: Any) -> None:
+        if not llm_response.partial:
+            raise failure
+
+    with pytest.raises(_CheckFailed) as raised:
+        await _run_bot(otel_telemetry, streamed, after_model_callback=check)
+
+    assert raised.value is failure
+    assert otel_telemetry.outline() == [["invoke_agent bot", [["step 0", [CHAT]]]]]
+    chat = otel_telemetry.span(CHAT)
+    assert chat.status.status_code == StatusCode.UNSET
+    assert "agent_otel.incomplete" not in (chat.attributes or {})
+    assert _answer(otel_telemetry, CHAT) == [{"type": "text", "content": "model answer"}]
+    for name in ("step 0", "invoke_agent bot"):
+        span = otel_telemetry.span(name)
+        assert span.status.status_code == StatusCode.ERROR
+        assert (span.attributes or {})["error.type"] == "_CheckFailed"
     assert tokens(otel_telemetry) == s.TURNS[0].input
     assert otel_telemetry.open_spans() == []

@@ -202,3 +202,30 @@ async def test_a_workflow_graphs_agents_each_name_their_own_model(
     )
     assert answer["parts"] == [{"type": "text", "content": "fine"}]
     assert otel_telemetry.open_spans() == []
+
+
+async def test_each_round_of_a_loop_is_a_step_of_its_own(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A ``LoopAgent`` runs its one agent again each round: each round is a turn of its own.
+    Before, the rounds' calls all sat in one step, as if the agent had asked twice at once."""
+    from google.adk.agents import LlmAgent, LoopAgent
+    from google.genai import types
+
+    from agent_contract.sources.google_adk_stream import google_adk_events
+
+    from ._fw_google_adk import _model
+
+    model = _model([[types.Part(text="First draft.")], [types.Part(text="Second draft.")]])
+    loop = LoopAgent(name="loop", sub_agents=[LlmAgent(name="writer", model=model)],
+                     max_iterations=2)  # fmt: skip
+    await run_script(otel_telemetry, google_adk_events(loop, "Go"), agent_name="loop",
+                     capture_content=True)  # fmt: skip
+
+    assert model.calls == 2
+    assert otel_telemetry.outline() == [["invoke_agent loop", [
+        ["step 0", [CHAT]], ["step 1", [CHAT]],
+    ]]]  # fmt: skip
+    assert phases(otel_telemetry) == ["writer", "writer"]
+    assert _said(otel_telemetry) == ["First draft.", "Second draft."]
+    assert otel_telemetry.open_spans() == []

@@ -151,3 +151,87 @@ async def test_a_model_call_a_hook_cancels_is_no_call_and_its_text_the_answer(
     assert _said(run) == "Over budget today."
     assert run.status.status_code is StatusCode.UNSET
     assert otel_telemetry.open_spans() == []
+
+
+class _HookFailed(RuntimeError):
+    """What the test's ``AfterModelCallEvent`` hook raises."""
+
+
+async def test_a_hook_raising_after_a_whole_response_fails_the_run_not_the_call(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """An ``AfterModelCallEvent`` hook raising once the model answered whole: Strands ends the
+    run with the hook's exception (the same object), telling no message. The model call was
+    made and billed: it ends answered, with its tokens; the exception fails its step and the
+    run. Before, the call was failed with the hook's exception, cut short, its tokens lost."""
+    from strands.hooks import AfterModelCallEvent
+
+    from agent_contract.sources.strands_stream import strands_events
+
+    from . import _script as s
+    from ._fw_strands import _model, _turns, agent
+
+    bot = agent(_model(_turns()), [s.weather_tool(), s.forecast_tool()], name="bot")
+    failure = _HookFailed("the check itself broke")
+
+    def check(event: AfterModelCallEvent) -> None:
+        if event.exception is None:
+            raise failure
+
+    bot.hooks.add_callback(AfterModelCallEvent, check)
+    with pytest.raises(_HookFailed) as raised:
+        await run_script(otel_telemetry, strands_events(bot, s.QUESTION), agent_name="bot")
+
+    assert raised.value is failure
+    assert otel_telemetry.outline() == [["invoke_agent bot", [["step 0", [CHAT]]]]]
+    chat = otel_telemetry.span(CHAT)
+    assert chat.status.status_code == StatusCode.UNSET
+    assert "agent_otel.incomplete" not in (chat.attributes or {})
+    assert (chat.attributes or {})["gen_ai.usage.input_tokens"] == s.TURNS[0].input
+    for name in ("step 0", "invoke_agent bot"):
+        span = otel_telemetry.span(name)
+        assert span.status.status_code == StatusCode.ERROR
+        assert (span.attributes or {})["error.type"] == "_HookFailed"
+    assert tokens(otel_telemetry) == s.TURNS[0].input
+    assert otel_telemetry.open_spans() == []
+
+
+@pytest.mark.parametrize("routing", ["fallback", "picked"])
+async def test_each_call_of_a_model_router_names_the_model_it_went_to(
+    otel_telemetry: InMemoryTelemetry, routing: str
+) -> None:
+    """A ``ModelRouter`` as the agent's model: its strategy picks a candidate per request (here
+    the second, ``picked``) and falls back to the next when one fails (``fallback``: the first
+    fails mid-stream). Each call names the model its request went to, its tokens on it. Before,
+    every call named the router's first candidate, the model that never answered."""
+    from strands import Agent
+    from strands.models.routing import ModelRouter, RoutingStrategy
+
+    from agent_contract.sources.strands_stream import strands_events
+
+    from . import _script as s
+    from ._fw_strands import _model, _text, _usage
+
+    class Second(RoutingStrategy):
+        async def select(self, context: Any, **kwargs: Any) -> Any:
+            return context.candidates[1]
+
+    turn = [{"messageStart": {"role": "assistant"}}, *_text("Sunny", "."),
+            {"messageStop": {"stopReason": "end_turn"}}, _usage(s.TURNS[1])]  # fmt: skip
+    first = _model([turn], fail=routing == "fallback", name="model-a")
+    second = _model([turn], name="model-b")
+    router = ModelRouter([first, second], strategy=Second() if routing == "picked" else None)
+    bot = Agent(model=router, name="bot", callback_handler=None)
+    await run_script(otel_telemetry, strands_events(bot, s.QUESTION), agent_name="bot")
+
+    answered = ["chat model-b"]
+    if routing == "fallback":
+        answered.insert(0, "chat model-a")
+        failed = otel_telemetry.span("chat model-a").attributes or {}
+        assert failed["error.type"] == "Overloaded"
+    assert otel_telemetry.outline() == [["invoke_agent bot", [["step 0", answered]]]]
+    chat = otel_telemetry.span("chat model-b").attributes or {}
+    assert chat["gen_ai.response.model"] == "model-b"
+    assert chat["gen_ai.usage.input_tokens"] == s.TURNS[1].input
+    assert tokens(otel_telemetry) == s.TURNS[1].input
+    assert otel_telemetry.open_spans() == []

@@ -87,6 +87,10 @@ An event the reader cannot read (a field of a shape it does not read) is skipped
 sink's own reading fails on an event (its tool's scope), nothing reaches CrewAI's ``emit``:
 the event is still read, and an ``Error`` (``unreadable_chunk``) follows it.
 
+The ``kickoff`` result's text (``raw``) is the run's answer where it is not the last call's
+text: an ``after_llm_call`` hook replaced the model's response (a redaction, CrewAI's own
+example of one), or CrewAI took the answer out of the model's text.
+
 Every CrewAI event of the run goes to ``sink`` untouched, then the ``kickoff`` result last.
 Stopping early or cancelling stops delivering at once and takes the sink off; CrewAI has no
 stop switch, so the step in flight finishes on its thread. Needs ``crewai`` (extra ``crewai``).
@@ -103,6 +107,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import suppress
 from typing import Any
 
+from agent_contract.agent.events import MessageFinal, StreamEvent
 from agent_contract.events import (
     AgentEvent,
     Error,
@@ -154,7 +159,7 @@ _HINT = "Make one with crewai.Crew(agents=..., tasks=...)."
 
 async def crewai_events(
     runner: Any, *args: Any, sink: Sink | None = None, **kickoff: Any
-) -> AsyncIterator[AgentEvent]:
+) -> AsyncIterator[AgentEvent | StreamEvent]:
     """Run ``runner.kickoff(*args, **kickoff)`` (a ``Crew`` or an ``Agent``) as events."""
     framework_started(__name__)  # before the framework makes any request
     module = "crewai.events.stream_context"
@@ -436,6 +441,7 @@ class _Reader:
         self.step = 0
         self.made = 0  # ids the adapter made (ReAct calls)
         self.answered = False
+        self.text: str | None = None  # the last call's text answer
         self.raised = raised  # id(event) -> what the sink heard of it (shared): a failed
         # call's exception, a completed call's usage counted by its LLM
         self.started: dict[str, tuple[str, str]] = {}  # tool's started event id -> (call id, name)
@@ -447,11 +453,16 @@ class _Reader:
         if handle is not None:
             yield from handle(event)
 
-    def finish(self, raw: Any) -> Iterator[AgentEvent]:
-        """The run ended with ``raw``, its answer's text (when no model text was one)."""
+    def finish(self, raw: Any) -> Iterator[AgentEvent | StreamEvent]:
+        """The run ended with ``raw``, its answer's text: told when no model text was one, the
+        run's answer when it is not the last call's text (module doc)."""
         yield from self._end_failed()
-        if not self.answered and isinstance(raw, str) and raw:
+        if not isinstance(raw, str) or not raw:
+            return
+        if not self.answered:
             yield TextDelta(text=raw)
+        elif raw != self.text:  # an after_llm_call hook's replacement (module doc)
+            yield MessageFinal(text=raw)
 
     def _AgentExecutionStartedEvent(self, event: Any) -> Iterator[AgentEvent]:
         """An agent starts a task (a crew's next task, its next agent, a task's retry after its
@@ -540,6 +551,7 @@ class _Reader:
         model = self.calls.pop(event.call_id)
         response = event.response
         if isinstance(response, str):
+            self.text = response
             if response and event.call_id not in self.streamed:
                 self.answered = True
                 yield TextDelta(text=response)

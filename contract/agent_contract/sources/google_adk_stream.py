@@ -47,7 +47,8 @@ agent or a string):
 * A model call of another agent than the one before (a ``transfer_to_agent``, a workflow's
   sub-agent) yields a ``PhaseMarker`` named after it (none for the run's own agent at the
   start, as a lone agent has none); where agents take turns (a ``SequentialAgent``, a
-  ``LoopAgent``, a transfer: no tool call unanswered) it starts a step of its own. A
+  ``LoopAgent``, a transfer: no tool call unanswered) it starts a step of its own, as does
+  an agent's call after its call before answered (a ``LoopAgent``'s next round of it). A
   ``ParallelAgent``'s agents stream side by side, their events interleaved: while one agent's
   model call is open the others' events are held, in order, and read once it ends, so each
   call is told whole (its text, tokens and request); agents side by side share the step.
@@ -65,7 +66,20 @@ agent or a string):
   ``after_agent_callback`` replacing its answer) is no call: the last such text with no
   model call after it is the run's answer (a ``MessageFinal`` at the end). A
   ``before_model_callback``'s response stays a call, as ADK's own tracing keeps it (the
-  plugin heard the request before the agent's callback answered it).
+  plugin heard the request before the agent's callback answered it). A streamed call whose
+  final response says other text than its partials did (an ``after_model_callback``
+  replacing it: a redaction, a rewrite) keeps what the model streamed on its call, and the
+  final text is the run's answer when no model spoke after it, as the agent's answer. So is
+  the response of a tool that skips the summary (``tool_context.actions.skip_summarization``:
+  ADK asks the model nothing more, that response is the agent's final one): a lone tool's
+  value (the ``result`` ADK wraps a value that is no dict in), its text as it is, else as
+  JSON; ``exit_loop``'s, which is nothing, leaves the answer to the model's last call.
+* A callback raising after the model answered whole (an ``after_model_callback``): ADK never
+  streams that response, and reports the exception as an error event of the agent before it
+  comes out of the run. The plugin's ``after_model_callback`` (the first to hear it) notes each
+  whole response until its event shows; such an error event finds its agent's response
+  unshown: the call ends answered with it (its text when unstreamed, its usage), and the
+  error is the run's, so the exception fails the step, not the call.
 * A run ADK pauses is a run ended ``interrupted``: a call of a tool that needs confirmation
   (``require_confirmation``, or its body's ``tool_context.request_confirmation``) makes ADK
   add an ``adk_request_confirmation`` call of its own (no model's: no chat span, no tool
@@ -112,7 +126,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextvars import ContextVar
 from typing import Any
 
-from agent_contract.agent.events import InterruptFinal, MessageFinal, StreamEvent
+from agent_contract.agent.events import InterruptFinal, MessageFinal, StreamEvent, StructuredFinal
 from agent_contract.events import (
     AgentEvent,
     Error,
@@ -135,6 +149,7 @@ from agent_contract.sources._raw_usage import counted, is_count
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._scoping import OpenScopes
 from agent_contract.sources._stream import Sink, read_events, told
+from agent_contract.sources._structured import structured_final
 
 __all__ = ["google_adk_events"]
 
@@ -166,7 +181,7 @@ async def google_adk_events(
             runner = InMemoryRunner(node=agent, app_name=str(agent.name))
         else:
             runner = InMemoryRunner(agent=agent, app_name=str(agent.name))
-    requests, failures, watched, raised = _add_plugin(runner)
+    requests, failures, watched, raised, whole = _add_plugin(runner)
     if session_id is None:
         session = await runner.session_service.create_session(
             app_name=runner.app_name, user_id=user_id
@@ -186,7 +201,8 @@ async def google_adk_events(
     stream = runner.run_async(
         user_id=user_id, session_id=session_id, new_message=new_message, **run
     )
-    state = _State(runner.agent, requests.setdefault(session_id, []), failures, watched=watched)
+    state = _State(runner.agent, requests.setdefault(session_id, []), failures, watched=watched,
+                   whole=whole.setdefault(session_id, []))  # fmt: skip
     models = raised.setdefault(session_id, [])
     try:
         try:
@@ -201,6 +217,7 @@ async def google_adk_events(
     finally:
         requests.pop(session_id, None)
         raised.pop(session_id, None)
+        whole.pop(session_id, None)
         await stream.aclose()
 
 
@@ -215,19 +232,22 @@ Requests = dict[str, list[Request]]
 Raised = dict[str, list[tuple[BaseException, Any]]]
 """The exceptions models raised (``on_model_error_callback``) and the agent of each, by
 session id: the run's exception names the call that failed (``_State.raised``)."""
+Whole = dict[str, list[tuple[Any, Any]]]
+"""The models' whole responses (``after_model_callback``, before the agent's) no event has
+shown yet, with the agent of each, by session id: a callback raising after it (module doc)."""
 
 
-def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str], bool, Raised]:
+def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str], bool, Raised, Whole]:
     """Put the plugin noting model requests and scoping each tool call (module doc) first in
     ``runner``'s plugins; its notes of requests, by session, and of the exception classes of
     failed tool calls, by call id; whether it is there (a runner with no plugins has none);
-    its notes of the models' exceptions, by session."""
+    its notes of the models' exceptions and of their whole responses, by session."""
     plugins = getattr(getattr(runner, "plugin_manager", None), "plugins", None)
     if not isinstance(plugins, list):
-        return {}, {}, False, {}
+        return {}, {}, False, {}, {}
     for plugin in plugins:
         if plugin.name == _PLUGIN:
-            return plugin.requests, plugin.failures, True, plugin.raised
+            return plugin.requests, plugin.failures, True, plugin.raised, plugin.whole
     from google.adk.plugins.base_plugin import BasePlugin  # type: ignore[import-untyped,unused-ignore]
     from google.adk.tools.base_tool import BaseTool  # type: ignore[import-untyped,unused-ignore]
 
@@ -238,6 +258,7 @@ def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str], bool, Raised]:
         requests: Requests
         failures: dict[str, str]
         raised: Raised
+        whole: Whole
 
         async def before_model_callback(self, *, callback_context: Any, llm_request: Any) -> None:
             session = getattr(callback_context.session, "id", None)
@@ -247,6 +268,14 @@ def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str], bool, Raised]:
                 agent = getattr(callback_context, "agent_name", None)
                 model = getattr(llm_request, "model", None)
                 noted.append((agent, model, system, tuple(llm_request.contents or ())))
+
+        async def after_model_callback(self, *, callback_context: Any, llm_response: Any) -> None:
+            if getattr(llm_response, "partial", False):
+                return
+            session = getattr(callback_context.session, "id", None)
+            noted = self.whole.get(session) if isinstance(session, str) else None
+            if noted is not None:  # a traced run's session: the response as the model gave it
+                noted.append((getattr(callback_context, "agent_name", None), llm_response))
 
         async def on_model_error_callback(
             self, *, callback_context: Any, llm_request: Any, error: Any
@@ -301,7 +330,8 @@ def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str], bool, Raised]:
             run = Pushed.start(getattr(invocation_context.agent, "name", None))
             if run is not None:
                 requests = self.requests.setdefault(session, [])
-                state = _State(invocation_context.agent, requests, self.failures)
+                state = _State(invocation_context.agent, requests, self.failures,
+                               whole=self.whole.setdefault(session, []))  # fmt: skip
                 nested[invocation_context.invocation_id] = (run, state, call_id, session)
 
         async def on_event_callback(self, *, invocation_context: Any, event: Any) -> None:
@@ -313,13 +343,14 @@ def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str], bool, Raised]:
             found = nested.pop(invocation_context.invocation_id, None)
             if found is not None:
                 self.requests.pop(found[3], None)
+                self.whole.pop(found[3], None)
                 await found[0].push(told(found[1].end))
                 await found[0].end()
 
     plugin = ToolScopes(name=_PLUGIN)
-    plugin.requests, plugin.failures, plugin.raised = {}, {}, {}
+    plugin.requests, plugin.failures, plugin.raised, plugin.whole = {}, {}, {}, {}
     plugins.insert(0, plugin)
-    return plugin.requests, plugin.failures, True, plugin.raised
+    return plugin.requests, plugin.failures, True, plugin.raised, plugin.whole
 
 
 _CALL: ContextVar[str | None] = ContextVar("agent_contract_google_adk_call", default=None)
@@ -340,15 +371,22 @@ async def _end_nested(nested: dict[Any, Any], tool_context: Any, error: Any) -> 
 
 
 class _State:
-    __slots__ = ("asked", "called", "failed", "failures", "held", "live", "open", "paused",
-                 "phase", "requests", "root", "said", "step", "streamed", "tools_ran",
-                 "watched")  # fmt: skip
+    __slots__ = ("answered", "asked", "called", "failed", "failures", "held", "live", "open",
+                 "paused", "phase", "requests", "root", "said", "step", "streamed", "text",
+                 "tools_ran", "watched", "whole")  # fmt: skip
 
     def __init__(
-        self, root: Any, requests: list[Request], failures: dict[str, str], *, watched: bool = True
+        self,
+        root: Any,
+        requests: list[Request],
+        failures: dict[str, str],
+        *,
+        watched: bool = True,
+        whole: list[tuple[Any, Any]] | None = None,
     ) -> None:
         self.root = root
         self.requests = requests
+        self.whole = [] if whole is None else whole  # the responses no event showed (Whole)
         self.failures = failures
         self.watched = watched  # the plugin notes the requests (else any error is a model's)
         name = getattr(root, "name", None)
@@ -357,18 +395,22 @@ class _State:
         self.held: list[Any] = []  # other agents' events meanwhile, in order
         self.asked: set[str] = set()  # the ids of the tool calls told, not answered yet
         self.open = self.streamed = self.tools_ran = self.called = False
+        self.answered = False  # the last call answered: its agent's next call is a new turn
         self.step = 0
         self.failed: LLMCallEnd | None = None  # the end of a failed call, held (module doc)
         self.paused: dict[str, Any] = {}  # ids ADK waits on (module doc) -> what they carry
-        self.said: str | None = None  # an agent callback's answer, no model call since
+        # the answer no model call told, none since: an agent callback's, a callback's
+        # replacement, a tool's that skips the summary (module doc)
+        self.said: MessageFinal | StructuredFinal | None = None
+        self.text = ""  # the text the open call's partials streamed
 
     def end(self) -> list[AgentEvent | StreamEvent]:
         """The stream ended: the held end, then a pause for each id still unanswered."""
         out: list[AgentEvent | StreamEvent] = [*self.finish(), *self.release()]
         out += [InterruptFinal(interrupt_id=key, payload=payload, reason=_reason(payload))
                 for key, payload in self.paused.items()]  # fmt: skip
-        if self.said is not None and not self.paused:  # a callback answered last (module doc)
-            out.append(MessageFinal(text=self.said))
+        if self.said is not None and not self.paused:  # no model answered last (module doc)
+            out.append(self.said)
         self.paused.clear()
         return out
 
@@ -454,27 +496,50 @@ class _State:
                     self.failures.pop(key, None)  # (the error its hook read in that answer)
                 else:
                     out.append(_result(response, self.failures))
+            if getattr(getattr(event, "actions", None), "skip_summarization", False) is True:
+                self.said = _direct(results) or self.said  # the tools answered (module doc)
             return
         asks = [p.function_call for p in parts if _asks_confirmation(p.function_call)]
         if asks and len(asks) == len(parts):  # ADK's own call, no model's (module doc)
             for ask in asks:
                 self.paused[str(ask.id or "")] = ask.args
             return
+        if role is None and event.error_code and (whole := self._unshown(author)) is not None:
+            # the model answered whole, a callback raised after it (module doc)
+            self._open(out, author, held=held)
+            if not self.streamed:
+                out += _texts(whole.content.parts if whole.content is not None else ())
+            self._close(out, whole, whole.content.parts if whole.content is not None else ())
+            out += self._node_failed(event)
+            return
         if role is None and event.error_code and not self._model_failed():
             out += self._node_failed(event)
             return
         if _answered(role, event, parts) and not self._model_failed():  # an agent callback's
-            self.said = "".join(p.text for p in parts if p.text and not p.thought)
+            self.said = MessageFinal(
+                text="".join(p.text for p in parts if p.text and not p.thought)
+            )
             return
         if role == "model" or event.usage_metadata is not None or event.error_code:
             self._open(out, author, held=held)
             if event.partial:
+                told = _texts(parts)
                 self.streamed = True
-                out += _texts(parts)
+                self.text += _answer(told)
+                out += told
             else:
+                final = _texts(parts)
                 if not self.streamed:
-                    out += _texts(parts)
+                    out += final
                 self._close(out, event, parts)
+                self._unshown(author)  # its whole response, shown now
+                if self.streamed and (answer := _answer(final)) and answer != self.text:
+                    self.said = MessageFinal(text=answer)  # a callback replaced it (module doc)
+
+    def _unshown(self, author: Any) -> Any:
+        """Take the first whole response of ``author``'s model no event showed, if any."""
+        found = next((i for i, (agent, _) in enumerate(self.whole) if agent == author), None)
+        return self.whole.pop(found)[1] if found is not None else None
 
     def _model_failed(self) -> bool:
         """Whether an error event with no content is a model's: a call open, or a request
@@ -504,14 +569,15 @@ class _State:
         agent = str(author) if author and author != "user" else self.phase
         # agents taking turns (a sequence, a loop, a transfer) each get steps of their own;
         # agents side by side (held, or with calls unanswered) share the step (module doc)
-        turns = self.called and agent != self.phase and not held and not self.asked
+        turns = (self.called and (agent != self.phase or self.answered) and not held
+                 and not self.asked)  # fmt: skip
         if self.tools_ran or turns:
             out.append(StepBoundary(index=self.step))
             self.step, self.tools_ran = self.step + 1, False
         if agent != self.phase:  # another agent's call (a transfer, a workflow's sub-agent)
             out.append(PhaseMarker(name=str(agent)))
             self.phase = agent
-        self.live, self.called, self.said = agent, True, None
+        self.live, self.called, self.said, self.answered = agent, True, None, False
         params: dict[str, Any] = {"stream": True}
         if request is None:
             out.append(LLMCallStart(model=_model(self.root, author), params=params))
@@ -519,7 +585,7 @@ class _State:
             model = request[1] if isinstance(request[1], str) and request[1] else None
             model = model or _model(self.root, author)
             out.append(call_start(model, None, params, google_adk_messages, *request[2:]))
-        self.open, self.streamed = True, False
+        self.open, self.streamed, self.text = True, False, ""
 
     def _close(self, out: list[AgentEvent], event: Any, parts: Any) -> None:
         for part in parts:
@@ -536,12 +602,26 @@ class _State:
             finish_reason=str(getattr(finish, "value", finish)) if finish is not None else None,
         )  # fmt: skip
         self.open, self.live = False, None
+        self.answered = not event.error_code and not any(p.function_call for p in parts)
         if event.error_code:
             message = str(event.error_message or event.error_code)
             out.append(Error(message=message, error_type=str(event.error_code)))
             self.failed = end
         else:
             out.append(end)
+
+
+def _direct(results: list[Any]) -> MessageFinal | StructuredFinal | None:
+    """The answer of tools that skip the summary (module doc): a lone tool's value (the
+    ``result`` ADK wraps a value that is no dict in), its text as it is; several tools'
+    responses together; ``None`` when they answered nothing (``exit_loop``)."""
+    values = [r.response for r in results if r.response and r.response != {"result": None}]
+    if len(values) != 1:
+        return structured_final(values) if values else None
+    value = values[0]
+    if isinstance(value, dict) and len(value) == 1 and "result" in value:
+        value = value["result"]
+    return MessageFinal(text=value) if isinstance(value, str) else structured_final(value)
 
 
 def _answered(role: Any, event: Any, parts: Any) -> bool:
@@ -652,6 +732,11 @@ def _texts(parts: Any) -> list[AgentEvent]:
         if isinstance(text, str) and text:
             out.append(ReasoningDelta(text=text) if part.thought else TextDelta(text=text))
     return out
+
+
+def _answer(told: list[AgentEvent]) -> str:
+    """The answer's text among the deltas ``_texts`` made (its reasoning left out)."""
+    return "".join(event.text for event in told if isinstance(event, TextDelta))
 
 
 def _usage(usage: Any, model: str | None) -> Usage:

@@ -27,6 +27,10 @@ reads its stream by class name (nothing of LlamaIndex is imported here):
   ``exception``; a name the agent lacks is its fixed text, ``tool_not_found``). A tool that
   awaits ``ctx.wait_for_event`` (a human's answer) has its step run again from the start when
   the event comes, writing its ``ToolCall`` again: told once, its span lasting the wait.
+* ``StopEvent``: the run's end. Its result is the last ``AgentOutput`` written, except after
+  a tool made with ``return_direct=True``: LlamaIndex then answers with that tool's output,
+  asking the LLM nothing more, in an ``AgentOutput`` of its own written nowhere else; its
+  text is the run's answer (a ``MessageFinal``).
 
 **Usage.** LlamaIndex's agent events carry no token counts: only each provider's own payload,
 as ``raw`` on ``AgentStream`` (a stream chunk) and ``AgentOutput`` (the response, or the last
@@ -79,6 +83,7 @@ import contextvars
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
+from agent_contract.agent.events import MessageFinal, StreamEvent
 from agent_contract.events import (
     AgentEvent,
     Error,
@@ -124,7 +129,7 @@ async def llama_index_events(
     sink: Sink | None = None,
     on_handler: Callable[[Any], object] | None = None,
     **run: Any,
-) -> AsyncIterator[AgentEvent]:
+) -> AsyncIterator[AgentEvent | StreamEvent]:
     """Run ``agent`` on ``user_msg`` (``run`` goes to ``agent.run``), yielding its events."""
     framework_started(__name__)  # before the framework makes any request
     require("llama_index.core")
@@ -299,7 +304,7 @@ class _Reader:
         self.running: set[Any] = set()
         self.structuring = False  # the open call is the request for the structured output
 
-    def feed(self, event: Any) -> Iterator[AgentEvent]:
+    def feed(self, event: Any) -> Iterator[AgentEvent | StreamEvent]:
         kind = type(event).__name__
         if kind == "AgentStream":
             if not self.calling:  # a request with no input event (early stopping's: module doc)
@@ -350,6 +355,13 @@ class _Reader:
                 yield failed_result(call_id, content, event.tool_name, refused)
             else:
                 yield ToolResult(tool_call_id=call_id, content=content, name=event.tool_name)
+        elif kind == "StopEvent":
+            result = getattr(event, "result", None)
+            if type(result).__name__ == "AgentOutput" and result is not self.last_output:
+                # a return_direct tool's output answered (module doc)
+                text = getattr(getattr(result, "response", None), "content", None)
+                if isinstance(text, str):
+                    yield MessageFinal(text=text)
 
     def _restated(self, output: Any) -> bool:
         """Whether the answer ``output`` gave is asked for again as a class: the run's (an

@@ -51,7 +51,25 @@ step; one that answered was refused by the hook: its step fails ``output_rejecte
 calls never ran: none is told) and the request asked again is the next step. A request a
 ``BeforeModelCallEvent`` hook cancels (``cancel``) calls no model: Strands answers with the
 hook's text, an assistant message with no call open, which is no call; the last such text
-with no model call after it is the run's answer (a ``MessageFinal`` at the end).
+with no model call after it is the run's answer (a ``MessageFinal`` at the end). A hook that
+raises after a response came whole (its ``messageStop`` streamed) fails the run, not the
+call: the call ends answered, with its usage, before the exception comes out.
+
+**Side requests.** Strands asks the model outside the agent loop too, with no hook and no
+stream event: a ``SummarizingConversationManager`` summarising the conversation (on a context
+overflow, or proactively as a request starts, on the agent's ``aux_model`` or with a
+``summarization_agent`` of its own), and the other auxiliary calls made on the agent's
+``aux_model`` (a steering or goal judge). Each is a billed request; the providers'
+spans stand down inside the run, so it was nowhere. The adapter wraps the ``stream`` of the
+agent's ``model``, its ``aux_model`` and its summarization agent's model once (an instance
+attribute): a request made while none of the loop's is waiting (its ``BeforeModelCallEvent``
+counted, no event of it shown yet) is a side request, its items passed on unchanged and told
+as a call of its own (its messages, text, stop reason and usage) in the run's stream before
+Strands' next item, in the step it was made in: its span is timed then, as Strands' loop,
+waiting on it, yields nothing meanwhile. The loop's own requests pass through untouched,
+noting the model each goes to: a ``ModelRouter`` (the agent's ``model``, whose candidates are
+watched too) picks one per request and falls back to the next when one fails, so each call
+names the model its request went to, not the agent's first candidate.
 
 Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call, through Strands'
 own seam: hook callbacks added once to the agent's ``hooks`` (outside a traced run they do
@@ -93,6 +111,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections import deque
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 from weakref import WeakKeyDictionary
@@ -102,6 +121,7 @@ from agent_contract.events import (
     AgentEvent,
     Error,
     LLMCallEnd,
+    LLMCallStart,
     PhaseMarker,
     ReasoningDelta,
     StepBoundary,
@@ -162,7 +182,7 @@ async def strands_events(
             yield out
         return
     requests = _add_hooks(agent)
-    requests.started, requests.failed = 0, []
+    requests.reset()
     _nest_agent_tools(agent)
     stream = agent.stream_async(prompt, **run)
     state = _State(_model_id(agent), agent, requests)
@@ -179,6 +199,8 @@ async def strands_events(
     try:
         async for out in read_events(stream, read, sink):  # an item of odd fields skipped
             yield out
+        for out in state.drain([]):
+            yield out
         if state.said is not None:  # a hook answered last, no model after it (module doc)
             yield MessageFinal(text=state.said)
     except Exception:
@@ -186,6 +208,7 @@ async def strands_events(
             yield out
         raise
     finally:
+        requests.side = None
         await stream.aclose()
 
 
@@ -211,6 +234,8 @@ async def _team_events(
             yield out
         raise
     finally:
+        for state in reader.nodes.values():
+            state.requests.side = None
         await stream.aclose()
 
 
@@ -289,7 +314,7 @@ class _Team:
             return known
         agent = _executor(team, node)
         requests = _add_hooks(agent) if agent is not None else _Requests()
-        requests.started, requests.failed = 0, []
+        requests.reset()
         state = _State(_model_id(agent), agent, requests)
         self.nodes[path] = state
         return state
@@ -440,13 +465,19 @@ def _nest_agent_tools(agent: Any) -> None:
         ) -> Any:  # fmt: skip
             items = _stream(tool_use, invocation_state, *args, **kwargs)
             requests = _add_hooks(_inner)
-            requests.started, requests.failed, requests.error = 0, [], None
+            requests.reset()
             state = _State(_model_id(_inner), _inner, requests)
             use_id = tool_use.get("toolUseId") if isinstance(tool_use, dict) else None
             failed: list[AgentEvent] = []
+
+            def finish() -> list[AgentEvent]:
+                out = state.drain([]) + failed
+                requests.side = None
+                return out
+
             return through(
                 getattr(_inner, "name", None), items,
-                lambda item: _inner_events(state, item, use_id, failed), lambda: failed,
+                lambda item: _inner_events(state, item, use_id, failed), finish,
             )  # fmt: skip
 
         tool.stream = nested
@@ -481,7 +512,11 @@ def _inner_events(
 
 
 def _model_id(agent: Any) -> str | None:
-    model = getattr(agent, "model", None)
+    return _config_id(getattr(agent, "model", None))
+
+
+def _config_id(model: Any) -> str | None:
+    """The ``model_id`` of a Strands model's config, if it has one."""
     try:
         config = model.get_config() if model is not None else None
     except Exception:  # a model without a readable config still streams
@@ -493,13 +528,22 @@ def _model_id(agent: Any) -> str | None:
 class _Requests:
     """An agent's model requests the hooks heard and the stream has not shown yet."""
 
-    __slots__ = ("error", "failed", "midway", "started")
+    __slots__ = ("error", "failed", "midway", "model", "side", "started")
 
     def __init__(self) -> None:
         self.started = 0  # started, no event of theirs seen yet
-        self.failed: list[BaseException] = []  # of those, the ones that raised, in order
+        # of those, the ones that raised, in order, with the model each was streamed from
+        self.failed: list[tuple[BaseException, str | None]] = []
         self.error: BaseException | None = None  # the last request's that raised
         self.midway: BaseException | None = None  # the open call's, raised after its events
+        # the side requests' events not told yet, while a run of ours reads the agent (else
+        # None); filled from the thread Strands makes a side request in (module doc)
+        self.side: deque[AgentEvent] | None = None
+        self.model: str | None = None  # the model the latest request was streamed from
+
+    def reset(self) -> None:
+        """A run of ours starts reading the agent."""
+        self.started, self.failed, self.error, self.model, self.side = 0, [], None, None, deque()
 
     def before(self, event: Any) -> None:
         self.started += 1
@@ -510,7 +554,7 @@ class _Requests:
             self.error = error
         if isinstance(error, BaseException) and self.started > 0:  # failed before any event
             self.started -= 1
-            self.failed.append(error)
+            self.failed.append((error, self.model))
         elif isinstance(error, BaseException):  # the open call's, mid-stream
             self.midway = error
 
@@ -566,7 +610,105 @@ def _add_hooks(agent: Any) -> _Requests:
     hooks.add_callback(BeforeModelCallEvent, requests.before)
     hooks.add_callback(AfterModelCallEvent, requests.after)
     _HOOKED[agent] = requests
+    for model in _side_models(agent):
+        _watch_model(model, requests)
     return requests
+
+
+def _side_models(agent: Any) -> list[Any]:
+    """The models ``agent``'s requests go to, each once: its ``model``, its ``aux_model`` and
+    its conversation manager's ``summarization_agent``'s model (module doc)."""
+    try:
+        aux = getattr(agent, "aux_model", None)
+    except Exception:  # a look-alike's property failing: no side model to watch
+        aux = None
+    summarizer = getattr(getattr(agent, "conversation_manager", None), "summarization_agent", None)
+    models = [getattr(agent, "model", None), aux, getattr(summarizer, "model", None)]
+    models += _candidates(getattr(agent, "_model_router", None))
+    return list({id(m): m for m in models if m is not None}.values())
+
+
+def _candidates(router: Any) -> list[Any]:
+    """The models a ``ModelRouter`` routes the agent's requests among, nested ones too."""
+    found: list[Any] = []
+    for candidate in getattr(router, "candidates", None) or ():
+        model = getattr(candidate, "model", None)
+        found += _candidates(model) if hasattr(model, "candidates") else [model]
+    return found
+
+
+_ASKERS: WeakKeyDictionary[Any, list[_Requests]] = WeakKeyDictionary()
+"""Each watched model -> the requests of the agents hooked that use it (module doc)."""
+
+
+def _watch_model(model: Any, requests: _Requests) -> None:
+    """Wrap ``model``'s ``stream`` once (an instance attribute) to tell its side requests
+    (module doc): a request made while no agent using it has one of its loop's waiting."""
+    if model is None:
+        return
+    try:
+        askers = _ASKERS.setdefault(model, [])
+    except TypeError:  # a model that takes no weak reference stays unwatched
+        return
+    askers.append(requests)
+    if len(askers) > 1:
+        return
+    stream = getattr(model, "stream", None)
+    if not callable(stream):
+        return
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        items = stream(*args, **kwargs)
+        asking = [asker for asker in askers if asker.started > 0]
+        for asker in asking:  # the loop's own request: the model it goes to (module doc)
+            asker.model = _config_id(model)
+        if asking:
+            return items
+        told = next((asker.side for asker in askers if asker.side is not None), None)
+        if told is None:  # no run of ours reads an agent using it
+            return items
+        messages = kwargs.get("messages", args[0] if args else None)
+        system = kwargs.get("system_prompt", args[2] if len(args) > 2 else None)
+        start = call_start(_config_id(model), None, {"stream": True}, strands_messages, system,
+                           tuple(messages or ()))  # fmt: skip
+        return _side(items, start, told)
+
+    try:
+        model.stream = watched
+    except Exception:  # a model that takes no attributes stays unwatched
+        return
+
+
+async def _side(
+    items: AsyncIterator[Any], start: LLMCallStart, told: deque[AgentEvent]
+) -> AsyncIterator[Any]:
+    """Every item of a side request's stream, unchanged; its call's events go to ``told``
+    (module doc), whole once the request ended: ended with the exception that ended it."""
+    out: list[AgentEvent] = [start]
+    stop: Any = None
+    usage: Any = None
+    try:
+        async for item in items:
+            raw = item if isinstance(item, dict) else {}
+            out += _deltas(raw)
+            if isinstance(raw.get("messageStop"), dict):
+                stop = raw["messageStop"].get("stopReason")
+            if isinstance(raw.get("metadata"), dict):
+                usage = raw["metadata"].get("usage")
+            yield item
+    except GeneratorExit:  # closed early: cut short
+        out.append(LLMCallEnd())
+        raise
+    except BaseException as error:
+        kind = error_name(error)
+        out += [Error(message=str(error) or kind, error_type=kind), LLMCallEnd()]
+        raise
+    else:
+        if isinstance(usage, dict):
+            out.append(_usage(usage, start.model))
+        out.append(LLMCallEnd(model=start.model, finish_reason=stop))
+    finally:
+        told.extend(out)
 
 
 def _add_batch_hooks(hooks: Any) -> None:
@@ -615,11 +757,12 @@ def _cancelled(agent: Any) -> bool:
 
 
 class _State:
-    __slots__ = ("agent", "model", "open", "requests", "said", "step", "stop", "tools_ran",
-                 "usage")  # fmt: skip
+    __slots__ = ("agent", "default", "model", "open", "requests", "said", "step", "stop",
+                 "tools_ran", "usage")  # fmt: skip
 
     def __init__(self, model: str | None, agent: Any, requests: _Requests) -> None:
-        self.model = model
+        self.default = model  # the agent's model
+        self.model = model  # the open call's
         self.agent = agent
         self.requests = requests
         self.open = self.tools_ran = False
@@ -631,33 +774,53 @@ class _State:
     def feed(self, item: dict[str, Any]) -> list[AgentEvent]:
         out: list[AgentEvent] = []
         if self.requests.failed and not item.get("force_stop"):  # Strands retried them
-            for error in self.requests.failed:
-                self._start(out)
+            for error, model in self.requests.failed:
+                self._start(out, model)
                 kind = error_name(error)
                 out += [Error(message=str(error) or kind, error_type=kind), LLMCallEnd()]
                 self.open = False
             self.requests.failed.clear()
+        self.drain(out)
         raw = item.get("event")
         if isinstance(raw, dict):
-            return out + self._raw(raw)
-        message = item.get("message")
-        if isinstance(message, dict) and len(item) == 1:
-            return out + self._message(message)
+            out += self._raw(raw)
+        else:
+            message = item.get("message")
+            if isinstance(message, dict) and len(item) == 1:
+                out += self._message(message)
+        return self.drain(out)
+
+    def drain(self, out: list[AgentEvent]) -> list[AgentEvent]:
+        """``out`` with the side requests made since (module doc), while no call is open."""
+        told = self.requests.side
+        while told and not self.open:
+            out.append(told.popleft())
         return out
 
     def refused(self) -> list[AgentEvent]:
-        """The run failed: the requests that failed before any event open their calls (those
-        before the last end with their own error; the last one, the run's, stays open and
-        ends with the exception)."""
+        """The run failed: a call whose response came whole (its ``messageStop`` streamed)
+        ends as answered, with its usage, for what failed came after it (an
+        ``AfterModelCallEvent`` hook raising); the requests that failed before any
+        event open their calls (those before the last end with their own error; the last one,
+        the run's, stays open and ends with the exception, unless a side request came after
+        it: a summary failing after an overflow, whose call holds its own failure), then the
+        side requests."""
         out: list[AgentEvent] = []
+        if self.open and self.stop is not None:  # (Strands tells its hooks that exception too)
+            self.requests.midway = None
+            if self.usage is not None:
+                out.append(_usage(self.usage, self.model))
+            out.append(LLMCallEnd(model=self.model, finish_reason=self.stop))
+            self.open = False
         failed, self.requests.failed = self.requests.failed, []
-        for i, error in enumerate(failed):
-            self._start(out)
-            if i < len(failed) - 1:
+        last = len(failed) - (0 if self.requests.side else 1)
+        for i, (error, model) in enumerate(failed):
+            self._start(out, model)
+            if i < last:
                 kind = error_name(error)
                 out += [Error(message=str(error) or kind, error_type=kind), LLMCallEnd()]
                 self.open = False
-        return out
+        return self.drain(out)
 
     def _raw(self, raw: dict[str, Any]) -> list[AgentEvent]:
         out: list[AgentEvent] = []
@@ -667,13 +830,7 @@ class _State:
             self._open(out)
         elif "contentBlockDelta" in raw:
             self._open(out)
-            delta = raw["contentBlockDelta"].get("delta") or {}
-            text = delta.get("text")
-            if isinstance(text, str) and text:
-                out.append(TextDelta(text=text))
-            thought = (delta.get("reasoningContent") or {}).get("text")
-            if isinstance(thought, str) and thought:
-                out.append(ReasoningDelta(text=thought))
+            out += _deltas(raw)
         elif "messageStop" in raw:
             self.stop = raw["messageStop"].get("stopReason")
         elif "metadata" in raw:
@@ -706,7 +863,10 @@ class _State:
         self.requests.started = max(self.requests.started - 1, 0)
         self._start(out)
 
-    def _start(self, out: list[AgentEvent]) -> None:
+    def _start(self, out: list[AgentEvent], model: str | None = None) -> None:
+        """Open a call, of ``model`` (a failed request's), else of the model the latest
+        request was streamed from (a router's pick: module doc), else the agent's."""
+        self.model = model or self.requests.model or self.default
         if self.tools_ran:
             out.append(StepBoundary(index=self.step))
             self.step, self.tools_ran = self.step + 1, False
@@ -744,6 +904,20 @@ class _State:
                 self.tools_ran = True
                 out.append(_result(result))
         return out
+
+
+def _deltas(raw: dict[str, Any]) -> list[AgentEvent]:
+    """The text and reasoning a raw ``contentBlockDelta`` event carries."""
+    block = raw.get("contentBlockDelta")
+    delta = (block.get("delta") if isinstance(block, dict) else None) or {}
+    out: list[AgentEvent] = []
+    text = delta.get("text")
+    if isinstance(text, str) and text:
+        out.append(TextDelta(text=text))
+    thought = (delta.get("reasoningContent") or {}).get("text")
+    if isinstance(thought, str) and thought:
+        out.append(ReasoningDelta(text=thought))
+    return out
 
 
 def _usage(usage: dict[str, Any], model: str | None) -> Usage:
