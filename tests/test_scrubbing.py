@@ -186,6 +186,8 @@ def context_fakes() -> dict[str, tuple[str, str]]:
     session = "IQoJb3JpZ2luX2VjE" + chars(120) + "%2F" + chars(40)
     telegram = chars(35, ALNUM + "_-")
     at = "Zq@" + chars(10)  # a password written into a URL with its "@" unescaped
+    legacy = str(uuid.UUID(int=RNG.getrandbits(128)))
+    lower = chars(30, string.ascii_lowercase + "0123456789") + "7q"
     return {
         "url_credentials": (f"postgres://app:{password}@db.internal:5432/prod", f"app:{password}"),
         "authorization_header": (f"Authorization: Bearer {bearer}", bearer),
@@ -271,6 +273,17 @@ def context_fakes() -> dict[str, tuple[str, str]]:
             f"POST https://api.telegram.org/bot7123456789:{telegram}/send",
             telegram,
         ),
+        # a key with no prefix of its own after a label written as prose or a header writes
+        # it, its words apart: a UUID (Pinecone's earlier keys), hex, letters and digits
+        "key_value/prose_uuid": (f"my pinecone api key is {legacy} thanks", legacy),
+        "key_value/prose_colon": (f"The Mistral API key: {bearer[:32]}", bearer[:32]),
+        "key_value/prose_header": (f"-H 'Api-Key {signature[:32]}' https://x", signature[:32]),
+        "key_value/prose_set_to": (f"the access token was set to {lower}.", lower),
+        # a connection string with no scheme, its password of letters only, where a DSN is
+        # written: a variable's or a field's value, or before a database's path
+        "url_credentials/env_dsn": ("DATABASE_URL=app:hunter@db.internal/prod", "hunter"),
+        "url_credentials/json_dsn": ('{"dsn": "app:letmein@db"}', "letmein"),
+        "url_credentials/path_dsn": ("connecting to app:swordfish@db/prod failed", "swordfish"),
     }
 
 
@@ -590,6 +603,18 @@ NEAR_MISSES = [
     "/r?pass_rate=0.93&passes=3&oauth_signature=on&jsessionid=none&sessid=abc&jwt_alg=HS256",
     "Private-Lines: 14 is what a PuTTY key file says before its key's lines",
     "git describe: v2.1.0-14-g" + "0a1b2c3" + ", build " + chars(32, HEX) + " done -us",
+    # a credential's label in prose before a word, a name, an id it does not name, a hash
+    "the api key is missing; the API key was rotated; set your api key via AgentSettings",
+    "secret: AzureKeyVaultSecretName, password: PasswordFromEnvironment, token: my_app_token",
+    "api key id "
+    + str(uuid.UUID(int=RNG.getrandbits(128)))
+    + ", request id "
+    + str(uuid.UUID(int=RNG.getrandbits(128)))
+    + ", commit "
+    + chars(40, HEX),
+    "the access token expired at 2024-05-06T12:00:00Z; token count 123456789012345678901234",
+    # a name before a host, without a scheme, where no DSN is written
+    "see user:alice@example.com for access, at 12:30@home/kitchen, From:bob@example.com",
 ]
 
 
@@ -884,6 +909,15 @@ def test_an_added_key_name_hides_its_value_in_text_as_in_content(form: str) -> N
     assert scrubber.text("spin code=1, pin_codes=2") == "spin code=1, pin_codes=2"
 
 
+def test_an_added_key_name_is_read_in_prose_as_the_built_in_names_are() -> None:
+    """The prose form (``your license key is ...``) reads the added names too: one table."""
+    value = chars(24)
+    text = f"your Acme license key is {value}."
+    out = Scrubber(keys=["license_key"]).text(text)
+    assert out == text.replace(value, f"[REDACTED:key_value len={len(value)}]")
+    assert Scrubber().text(text) == text  # added, not built in
+
+
 def test_a_built_in_detector_can_be_disabled_and_an_unknown_name_is_refused() -> None:
     text = "DB_PASSWORD=hunter22"
     assert Scrubber(disable=["key_value"]).text(text) == text
@@ -937,6 +971,10 @@ HOSTILE = [
     "pat" + "a" * 14 + ".", "dp.st.", ".atlasv1.", "ls__", "?pass=", "&pass=a", ";jsessionid=a1",
     "&oauth_signature=", "?code_verifier=", "sk.eyJ", "re_" + "a" * 8 + "_",
     "Private-Lines: 1", "Private-Lines: 1\n", "Private-Lines: 1\\n" + "A" * 300, "\nA",
+    # a label in prose before a value that never ends or is never random; a DSN's forms
+    "api key ", "api key is ", "the api key is set to ", "token " + "a" * 15,
+    "apikey: '" + "a" * 20, "=a:b@a", "=a:", "=a:b@a.", '"dsn": "a:b@', "a:b@a/",
+    "a:b@" + "a." * 30 + "/",
 ]  # fmt: skip
 
 

@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ._keys import text_names
+from ._keys import JOIN, PROSE_JOIN, text_names
 
 Check = Callable[[str], bool]
 PRIVATE_KEY = "private_key"
@@ -216,6 +216,27 @@ _CUT = r"\Z"
 _BARE = rf"(?P<bare>(?:[^\s\"'<>&]|{_PUNCT}|&(?![a-z_][a-z0-9_.-]{{0,64}}=)){{3,512}})"
 
 
+def labelled_key(value: str) -> bool:
+    """A value a credential's label names in prose or a header (``pinecone api key is
+    <uuid>``, ``Api-Key <hex>``) that is a key, not a word or a name: a UUID (Pinecone's
+    earlier keys), lower-case hex of 32+ digits, 16+ characters of both cases and a digit
+    (Mistral's, Cohere's), or 24+ letters and digits of one case. Letters alone are kept: a
+    random key's cannot be told from a name's (``secret: AzureKeyVaultSecretName``)."""
+    if _UUID.fullmatch(value) or hex_body(value.lower()):
+        return True
+    body = value.rstrip("=")
+    if len(body) >= 16 and looks_random(body):
+        return True
+    return (
+        len(body) >= 24
+        and body.isascii()
+        and body.isalnum()
+        and (body.islower() or body.isupper())
+        and has_digit(body)
+        and not body.isdigit()
+    )
+
+
 def credential_like(value: str) -> bool:
     """An unlabelled value that is a credential rather than prose: a letter and a digit."""
     return has_digit(value) and any(c.isalpha() for c in value)
@@ -225,8 +246,9 @@ def named_rows(names: str, anchors: tuple[str, ...], pair_also: str = "") -> tup
     """The forms in which a named value shows in text, for the key names' alternation
     ``names`` (lower case; the built-in table's, or a ``Scrubber``'s added ``keys``): key=value
     and quoted key: value, unquoted key: value, an XML element, a command's --flag VALUE, a
-    (name, value) pair. ``anchors``: literals one of which each name holds; ``pair_also``: an
-    alternative only the pair form takes (``authorization``, which has its own detector)."""
+    (name, value) pair, and the name in prose (its words apart) before a random key.
+    ``anchors``: literals one of which each name holds; ``pair_also``: an alternative only
+    the pair form takes (``authorization``, which has its own detector)."""
     pair_anchors = (pair_also,) if pair_also else ()
     pair_also = f"|{pair_also}" if pair_also else ""
     return (
@@ -346,6 +368,22 @@ def named_rows(names: str, anchors: tuple[str, ...], pair_also: str = "") -> tup
                 rf"|b?'(?P<sq>[^'\\\n]{{3,4096}})(?:'\s{{0,3}}[)\]]|{_CUT}))"
             ),
             (*anchors, *pair_anchors),
+            lower=True,
+        ),
+        Detector(
+            "key_value",
+            # a name written as prose or a header writes it, its words apart or not, then a
+            # key that is random (labelled_key): "pinecone api key is <uuid>", "the API key:
+            # ...", "Api-Key <hex>", "access token 9f86..."; a word ("the api key is
+            # missing"), a name or an id the label does not name ("api key id") is kept
+            _rx(
+                rf"(?:{names.replace(JOIN, PROSE_JOIN)})"
+                r"(?:[\"'`]?[ \t]{0,3}(?:=>|:=|[:=])[ \t]{0,3}"
+                r"|[ \t]{1,3}(?:(?:is|was)[ \t]{1,3}(?:set[ \t]to[ \t]{1,3})?)?)"
+                r"[\"'`]?(?P<prose>[a-z0-9][a-z0-9_+/=-]{15,511})(?![a-z0-9_+/=-])"
+            ),
+            anchors,
+            labelled_key,
             lower=True,
         ),
     )
@@ -652,6 +690,21 @@ BUILT_IN: tuple[Detector, ...] = (
         ("@",),
         lambda value: not value.isalpha() and not value.isdigit(),
         checked="bare",
+    ),
+    Detector(
+        "url_credentials",
+        # a connection string with no scheme, letters-only password too, where a DSN is
+        # written: a variable's or a field's value (DATABASE_URL=app:secret@db, as an env
+        # dump shows it; "dsn": "app:secret@db", as JSON or a dict's repr does) or before a
+        # database's path (app:secret@db/prod); a name before a host in prose (see
+        # user:alice@example.com) has neither, and digits are a time (at 12:30@home/x)
+        _rx(
+            r"(?:(?:=|[\"']\s{0,3}:)[ \t]{0,3}[\"']?[A-Za-z0-9._~%+-]{1,64}:"
+            rf"(?P<env>{_USERINFO_PASSWORD})@{_NET_HOST}(?![\w.@-])"
+            rf"|:(?<=[A-Za-z0-9._~%+-]:)(?P<path>{_USERINFO_PASSWORD})@{_NET_HOST}/(?=\w))"
+        ),
+        ("@",),
+        lambda value: not value.isdigit(),
     ),
     Detector(
         "authorization_header",

@@ -29,6 +29,11 @@ SECRET_PAIRS = frozenset({
     ("saml", "response"),
 })  # fmt: skip
 _OWN_DETECTOR = frozenset({"authorization"})  # in text, the authorization_header detector's
+JOIN = "[_-]?"
+"""Between two words of a name in text (``secret_key``, ``secret-key``, ``secretKey``): every
+name table of :func:`text_names` and a ``Scrubber``'s added ``keys`` join words with it, so
+the prose form can read a space there too (``PROSE_JOIN``: ``the api key is ...``)."""
+PROSE_JOIN = "[ _-]?"
 
 
 def text_names() -> str:
@@ -42,8 +47,8 @@ def text_names() -> str:
     firsts: dict[str, list[str]] = {}
     for first, second in sorted(SECRET_PAIRS):
         firsts.setdefault(second, []).append(first)
-    pairs = [f"(?:{'|'.join(words)})[_-]?{second}" for second, words in sorted(firsts.items())]
-    tokens = r"(?:access|auth|refresh|id|session|bearer|api)[_-]?token|(?<![a-z0-9.])token"
+    pairs = [f"(?:{'|'.join(words)}){JOIN}{second}" for second, words in sorted(firsts.items())]
+    tokens = rf"(?:access|auth|refresh|id|session|bearer|api){JOIN}token|(?<![a-z0-9.])token"
     return "(?:" + "|".join([*single, *pairs, tokens]) + ")"
 
 

@@ -39,7 +39,7 @@ from ._detectors import (
     random_value,
 )
 from ._encoded import base64_json, lookalike_view, may_hold, may_hold_base64_json, views
-from ._keys import is_secret_key, names_a_key, normalise, words
+from ._keys import JOIN, is_secret_key, names_a_key, normalise, words
 
 Found = Callable[[str], None]
 CALLBACK = "callback"
@@ -144,7 +144,7 @@ def _patterns(given: object) -> dict[str, str | re.Pattern[str]]:
 def _named(keys: Collection[str]) -> tuple[Detector, ...]:
     """The text forms of added key names (``pin_code``: ``PIN_CODE=...``, ``"pinCode": ...``),
     as the built-in names have them: one table for content and text."""
-    spelled = {"[_-]?".join(re.escape(w) for w in words(key)) for key in keys}
+    spelled = {JOIN.join(re.escape(w) for w in words(key)) for key in keys}
     spelled.discard("")
     if not spelled:
         return ()
