@@ -279,6 +279,7 @@ def context_fakes() -> dict[str, tuple[str, str]]:
         "key_value/prose_colon": (f"The Mistral API key: {bearer[:32]}", bearer[:32]),
         "key_value/prose_header": (f"-H 'Api-Key {signature[:32]}' https://x", signature[:32]),
         "key_value/prose_set_to": (f"the access token was set to {lower}.", lower),
+        "key_value/prose_is_colon": (f"Your Cohere API Key is: `{bearer}`", bearer),
         # a connection string with no scheme, its password of letters only, where a DSN is
         # written: a variable's or a field's value, or before a database's path
         "url_credentials/env_dsn": ("DATABASE_URL=app:hunter@db.internal/prod", "hunter"),
@@ -999,7 +1000,15 @@ def test_hostile_repetitions_cost_time_linear_in_their_length(unit: str) -> None
 
 
 @pytest.mark.heavy  # megabytes scrubbed twice each, timed: run by the heavy suite
-@pytest.mark.parametrize("unit", ["redis-cli -a ", "[REDACTED:x len=1] token=abc123 "])
+@pytest.mark.parametrize(
+    "unit",
+    [
+        "redis-cli -a ",
+        "[REDACTED:x len=1] token=abc123 ",
+        "api key is 1234abcd-5678-90ef-1234-567890abcdef ",
+        "DSN=app:pw@db/x ",
+    ],
+)
 def test_a_text_of_many_finds_costs_time_linear_in_its_length(unit: str) -> None:
     """Each find was cut around the markers with a copy of every marker after its first one:
     quadratic in a text of many finds that meets markers, as every pass after the first does

@@ -379,7 +379,7 @@ def named_rows(names: str, anchors: tuple[str, ...], pair_also: str = "") -> tup
             _rx(
                 rf"(?:{names.replace(JOIN, PROSE_JOIN)})"
                 r"(?:[\"'`]?[ \t]{0,3}(?:=>|:=|[:=])[ \t]{0,3}"
-                r"|[ \t]{1,3}(?:(?:is|was)[ \t]{1,3}(?:set[ \t]to[ \t]{1,3})?)?)"
+                r"|[ \t]{1,3}(?:(?:is|was)(?:[ \t]{1,3}set[ \t]to)?(?:[ \t]{0,3}:)?[ \t]{1,3})?)"
                 r"[\"'`]?(?P<prose>[a-z0-9][a-z0-9_+/=-]{15,511})(?![a-z0-9_+/=-])"
             ),
             anchors,
