@@ -43,6 +43,8 @@ C = {name: secret for name, (_, secret) in CF.items()}
 DB_URL = CF["url_credentials"][0]
 BEARER = CF["authorization_header"][0]
 API_KEY = "k-" + F["gitlab_token"][6:]  # a value no format detector knows: found by its key
+PROSE, PROSE_KEY = CF["key_value/prose_uuid"]  # a key no prefix names, after a label in prose
+DSN, DSN_PASSWORD = CF["url_credentials/path_dsn"]  # letters alone, no scheme
 
 
 class Leak(RuntimeError):
@@ -74,7 +76,10 @@ def script() -> list[Any]:
             tool_call_id="call_1",
             content={"password": "hunter2-and-more", "session": F["jwt"], "pem": F["private_key"]},
         ),
-        Error(message=f"retrying {DB_URL} with {F['anthropic_api_key']}", error_type="Transient"),
+        Error(
+            message=f"retrying {DB_URL} with {F['anthropic_api_key']}; {PROSE}; {DSN}",
+            error_type="Transient",
+        ),
         StepBoundary(index=0),
     ]
 
@@ -105,6 +110,8 @@ SECRETS = {
     "bearer": C["authorization_header"],
     "api_key field": API_KEY,
     "password field": "hunter2-and-more",
+    "prose key": PROSE_KEY,
+    "dsn password": DSN_PASSWORD,
 }
 # Found only when content is captured: the rest also leak through names, errors and events.
 CONTENT_ONLY = {"openai", "aws", "jwt", "pem body", "api_key field", "password field"}
@@ -296,7 +303,13 @@ def test_evaluation_explanations_are_scrubbed_and_counted(
     assert counts == {"openai_api_key": 1, "private_key": 1, "url_credentials": 1}
 
 
-SHOWN = {"bearer": BEARER, "db password": DB_URL, "pem body": F["private_key"]}
+SHOWN = {
+    "bearer": BEARER,
+    "db password": DB_URL,
+    "pem body": F["private_key"],
+    "prose key": PROSE,
+    "dsn password": DSN,
+}
 
 
 @settings(max_examples=25, deadline=None)
