@@ -734,3 +734,37 @@ async def test_a_url_password_with_symbols_or_a_token_as_its_user_never_reaches_
     out = exported(otel_telemetry)
     assert "w0rd" not in out and token[:8] not in out
     assert "@cluster0.example.net/db failed" in out and "@github.com/o/r.git" in out
+
+
+async def test_an_sdks_status_error_quoting_an_unprefixed_key_never_reaches_an_export(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """An OpenAI-compatible server that refuses a key quotes it in its error, and the OpenAI
+    SDK puts that text in its ``AuthenticationError`` (``Incorrect API key provided: ...``):
+    a key with no prefix (a UUID) went out whole in the status and the exception event."""
+    openai = pytest.importorskip("openai")
+    httpx = pytest.importorskip("httpx")
+    refusal = f"Incorrect API key provided: {PROSE_KEY}. You can find your API key in settings."
+
+    def server(request: Any) -> Any:
+        return httpx.Response(401, json={"error": {"message": refusal, "code": "invalid_api_key"}})
+
+    client = openai.AsyncOpenAI(
+        api_key=PROSE_KEY,
+        base_url="http://compatible.invalid/v1",
+        http_client=httpx.AsyncClient(transport=httpx.MockTransport(server)),
+        max_retries=0,
+    )
+    try:
+        with pytest.raises(openai.AuthenticationError) as refused:
+            await client.chat.completions.create(
+                model="m", messages=[{"role": "user", "content": "hi"}]
+            )
+    finally:
+        await client.close()
+    agent = ScriptedAgent([], fail_at=0, error=refused.value)
+    with pytest.raises(openai.AuthenticationError):
+        await run_script(otel_telemetry, agent.stream([]), capture_content=True)
+    out = exported(otel_telemetry)
+    assert leaked(out) == set()
+    assert f"Incorrect API key provided: [REDACTED:key_value len={len(PROSE_KEY)}]" in out

@@ -374,12 +374,14 @@ def named_rows(names: str, anchors: tuple[str, ...], pair_also: str = "") -> tup
             "key_value",
             # a name written as prose or a header writes it, its words apart or not, then a
             # key that is random (labelled_key): "pinecone api key is <uuid>", "the API key:
-            # ...", "Api-Key <hex>", "access token 9f86..."; a word ("the api key is
+            # ...", "Api-Key <hex>", "access token 9f86...", an OpenAI-compatible server's
+            # "Incorrect API key provided: <key>"; a word ("the api key is
             # missing"), a name or an id the label does not name ("api key id") is kept
             _rx(
                 rf"(?:{names.replace(JOIN, PROSE_JOIN)})"
                 r"(?:[\"'`]?[ \t]{0,3}(?:=>|:=|[:=])[ \t]{0,3}"
-                r"|[ \t]{1,3}(?:(?:is|was)(?:[ \t]{1,3}set[ \t]to)?(?:[ \t]{0,3}:)?[ \t]{1,3})?)"
+                r"|[ \t]{1,3}(?:(?:is|was|provided|given|received)(?:[ \t]{1,3}set[ \t]to)?"
+                r"(?:[ \t]{0,3}:)?[ \t]{1,3})?)"
                 r"[\"'`]?(?P<prose>[a-z0-9][a-z0-9_+/=-]{15,511})(?![a-z0-9_+/=-])"
             ),
             anchors,
