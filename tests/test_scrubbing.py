@@ -285,6 +285,13 @@ def context_fakes() -> dict[str, tuple[str, str]]:
         "url_credentials/env_dsn": ("DATABASE_URL=app:hunter@db.internal/prod", "hunter"),
         "url_credentials/json_dsn": ('{"dsn": "app:letmein@db"}', "letmein"),
         "url_credentials/path_dsn": ("connecting to app:swordfish@db/prod failed", "swordfish"),
+        # Oracle's login, user/password[@connect identifier], to its tools and drivers
+        "command_line/sqlplus": ("sqlplus -s scott/tiger@//db:1521/orcl @report.sql", "tiger"),
+        "command_line/expdp": ("expdp system/Manag3r directory=dp dumpfile=x.dmp", "Manag3r"),
+        "command_line/oracle_connect": (
+            f"oracledb.connect('scott/{password}@db.example.com/orclpdb1')",
+            password,
+        ),
     }
 
 
@@ -975,7 +982,8 @@ HOSTILE = [
     # a label in prose before a value that never ends or is never random; a DSN's forms
     "api key ", "api key is ", "the api key is set to ", "token " + "a" * 15,
     "apikey: '" + "a" * 20, "=a:b@a", "=a:", "=a:b@a.", '"dsn": "a:b@', "a:b@a/",
-    "a:b@" + "a." * 30 + "/",
+    "a:b@" + "a." * 30 + "/", "sqlplus ", "sqlplus a/", "sqlplus -s -s -s -s a/b", "connect('a/",
+    "rman target ", "expdp a/b@",
 ]  # fmt: skip
 
 
@@ -1058,6 +1066,16 @@ def test_a_value_glued_to_a_marker_is_redacted_apart_from_it() -> None:
 def test_labelled_values_scrubbed_twice_change_nothing_more(parts: list[str]) -> None:
     once = Scrubber().text("".join(parts))
     assert Scrubber().text(once) == once
+
+
+def test_an_oracle_login_as_an_argv_list_loses_its_password() -> None:
+    """``["sqlplus", "scott/tiger@orcl"]`` has no flag: the list is read as its command's
+    text because its command is one of Oracle's, which take the login as an argument."""
+    scrubber = Scrubber()
+    for way in (scrubber.value, scrubber.tree):
+        out = way(["sqlplus", "scott/tiger@orcl", "@report.sql"])
+        assert out == ["sqlplus", "scott/[REDACTED:command_line len=5]@orcl", "@report.sql"]
+    assert scrubber.value(["sqlplus", "/nolog"]) == ["sqlplus", "/nolog"]
 
 
 @pytest.mark.parametrize(

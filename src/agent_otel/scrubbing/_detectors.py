@@ -452,7 +452,10 @@ def _client_form(index: int, names: str, flag: str, glued: bool) -> str:
 
 # The words of a command that takes a password with no flag before it (an argv list in
 # structured content that holds one of them is read as a command, as one with a flag is)
-POSITIONAL_COMMANDS = frozenset({"set", "config", "add_user", "change_password"})
+POSITIONAL_COMMANDS = frozenset({
+    "set", "config", "add_user", "change_password",
+    "sqlplus", "sqlldr", "rman", "expdp", "impdp", "dgmgrl",  # Oracle's, user/password
+})  # fmt: skip
 
 
 _Row = tuple[str, str, tuple[str, ...]] | tuple[str, str, tuple[str, ...], Check]
@@ -898,6 +901,21 @@ BUILT_IN: tuple[Detector, ...] = (
         # file: name where it is, and are kept)
         _rx(rf"-(?:pass|passin|passout|password|kpass)(?:{_ARG}|=)pass:(?P<o>[^\s\"']{{1,512}})"),
         ("pass:",),
+    ),
+    Detector(
+        "command_line",
+        # Oracle's tools take their login as user/password[@connect identifier]: sqlplus
+        # scott/tiger@orcl, expdp, impdp, sqlldr (userid=), rman (target, catalog), dgmgrl;
+        # so does a driver's connect("scott/tiger@db/orclpdb"). "sqlplus / as sysdba" and
+        # "sqlplus /nolog" name no password
+        _rx(
+            rf"(?:sqlplus|sqlldr|rman|expdp|impdp|dgmgrl)(?:{_ARG}-[a-z]{{1,12}}){{0,3}}{_ARG}"
+            rf"(?:(?:userid|target|auxiliary|catalog)(?:=|{_ARG}))?[\"']?"
+            r"[a-z0-9_$#.]{1,128}/(?P<ora>[^\s/@\"']{1,256})(?=@|[\s\"']|$)"
+            r"|connect\(\s{0,3}[\"'][a-z0-9_$#.]{1,128}/(?P<orac>[^\s/@\"']{1,256})@"
+        ),
+        ("sqlplus", "sqlldr", "rman", "expdp", "impdp", "dgmgrl", "connect("),
+        lower=True,
     ),
     Detector(
         "command_line",
