@@ -285,6 +285,7 @@ def context_fakes() -> dict[str, tuple[str, str]]:
         "url_credentials/env_dsn": ("DATABASE_URL=app:hunter@db.internal/prod", "hunter"),
         "url_credentials/json_dsn": ('{"dsn": "app:letmein@db"}', "letmein"),
         "url_credentials/path_dsn": ("connecting to app:swordfish@db/prod failed", "swordfish"),
+        "key_value/short_pass": (f"DB_HOST=db\nDB_PASS={password}\nDB_PORT=5432", password),
         # Oracle's login, user/password[@connect identifier], to its tools and drivers
         "command_line/sqlplus": ("sqlplus -s scott/tiger@//db:1521/orcl @report.sql", "tiger"),
         "command_line/expdp": ("expdp system/Manag3r directory=dp dumpfile=x.dmp", "Manag3r"),
@@ -684,6 +685,27 @@ _STYLES = {
     "camel": lambda ws: ws[0] + "".join(w.title() for w in ws[1:]),
     "pascal": lambda ws: "".join(w.title() for w in ws),
 }
+
+
+def test_a_password_under_its_short_name_pass_is_replaced_in_content_and_text() -> None:
+    """``pass`` is a password's short name (an env file's ``SMTP_PASS``, nodemailer's
+    ``auth: {user, pass}``); a count of passes, a pass rate and a bypass are not."""
+    value = {
+        "auth": {"user": "ops", "pass": "hunter2x"},
+        "SMTP_PASS": "Tr0ub4dor",
+        "passes": 3,
+        "pass_rate": 0.9,
+        "bypass": "cache",
+    }
+    assert Scrubber().value(value) == {
+        "auth": {"user": "ops", "pass": "[REDACTED:key_name len=8]"},
+        "SMTP_PASS": "[REDACTED:key_name len=9]",
+        "passes": 3,
+        "pass_rate": 0.9,
+        "bypass": "cache",
+    }
+    text = "SMTP_PASS=Tr0ub4dor bypass=cache passes=3 pass_rate=0.9"
+    assert Scrubber().text(text) == text.replace("Tr0ub4dor", "[REDACTED:key_value len=9]")
 
 
 @settings(max_examples=200, deadline=None)
