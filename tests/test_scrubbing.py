@@ -1005,7 +1005,7 @@ HOSTILE = [
     "api key ", "api key is ", "the api key is set to ", "token " + "a" * 15,
     "apikey: '" + "a" * 20, "=a:b@a", "=a:", "=a:b@a.", '"dsn": "a:b@', "a:b@a/",
     "a:b@" + "a." * 30 + "/", "sqlplus ", "sqlplus a/", "sqlplus -s -s -s -s a/b", "connect('a/",
-    "rman target ", "expdp a/b@",
+    "rman target ", "expdp a/b@", "pass=", "_pass ", "pass is ",
 ]  # fmt: skip
 
 
