@@ -285,6 +285,10 @@ def context_fakes() -> dict[str, tuple[str, str]]:
         "url_credentials/env_dsn": ("DATABASE_URL=app:hunter@db.internal/prod", "hunter"),
         "url_credentials/json_dsn": ('{"dsn": "app:letmein@db"}', "letmein"),
         "url_credentials/path_dsn": ("connecting to app:swordfish@db/prod failed", "swordfish"),
+        "key_value/jwk": (
+            f'{{"kty": "oct", "k": "{telegram[:22]}", "alg": "HS256"}}',
+            telegram[:22],
+        ),
         "key_value/short_pass": (f"DB_HOST=db\nDB_PASS={password}\nDB_PORT=5432", password),
         # Oracle's login, user/password[@connect identifier], to its tools and drivers
         "command_line/sqlplus": ("sqlplus -s scott/tiger@//db:1521/orcl @report.sql", "tiger"),
@@ -687,6 +691,29 @@ _STYLES = {
 }
 
 
+def test_a_json_web_keys_private_members_are_replaced_and_its_public_ones_kept() -> None:
+    """A JWK (a JWKS file a tool read, a signing key in an error) holds its private key in
+    members named by RFC 7518 (``d``, ``p``, ``q``, ``dp``, ``dq``, ``qi``, ``k``), which
+    name nothing elsewhere: replaced in an object that has a ``kty``, in content and text."""
+    private = {name: b64url(RNG.randbytes(32)) for name in ("d", "p", "q", "dp", "dq", "qi")}
+    rsa = {"kty": "RSA", "kid": "2024-01", "n": b64url(RNG.randbytes(64)), "e": "AQAB", **private}
+    symmetric = {"kty": "oct", "alg": "HS256", "k": b64url(RNG.randbytes(16))}
+    keys = {"keys": [rsa, symmetric]}
+    public = {key: value for key, value in rsa.items() if key not in private}
+    for way in (Scrubber().value, Scrubber().tree):
+        out = way(keys)
+        assert out["keys"][0] == {**public, **dict.fromkeys(private, "[REDACTED:key_name len=43]")}
+        assert out["keys"][1] == {**symmetric, "k": "[REDACTED:key_name len=22]"}
+    for text in (json.dumps(keys), str(keys), json.dumps(json.dumps(keys))):
+        out = Scrubber().text(text)
+        for secret in [*private.values(), symmetric["k"]]:
+            assert_scrubbed(out, secret, "key_value")
+        assert public["n"] in out and "2024-01" in out and "HS256" in out  # the public ones
+    plain = {"d": rsa["d"], "k": symmetric["k"], "p": "page 2", "q": "what is a JWK?"}
+    assert Scrubber().value(plain) == plain  # no kty: the letters name nothing
+    assert Scrubber().text(json.dumps(plain)) == json.dumps(plain)
+
+
 def test_a_password_under_its_short_name_pass_is_replaced_in_content_and_text() -> None:
     """``pass`` is a password's short name (an env file's ``SMTP_PASS``, nodemailer's
     ``auth: {user, pass}``); a count of passes, a pass rate and a bypass are not."""
@@ -1005,7 +1032,7 @@ HOSTILE = [
     "api key ", "api key is ", "the api key is set to ", "token " + "a" * 15,
     "apikey: '" + "a" * 20, "=a:b@a", "=a:", "=a:b@a.", '"dsn": "a:b@', "a:b@a/",
     "a:b@" + "a." * 30 + "/", "sqlplus ", "sqlplus a/", "sqlplus -s -s -s -s a/b", "connect('a/",
-    "rman target ", "expdp a/b@", "pass=", "_pass ", "pass is ",
+    "rman target ", "expdp a/b@", "pass=", "_pass ", "pass is ", '"kty" "d": "', "'k':'" + "a" * 16,
 ]  # fmt: skip
 
 

@@ -487,6 +487,17 @@ BUILT_IN: tuple[Detector, ...] = (
         _rx(r"-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----|Private-Lines:[ \t]{0,3}[0-9]"),
         ("-----begin", "private-lines:"),
     ),
+    Detector(
+        "key_value",  # a value its name names, in a JWK (private_key is a PEM block's)
+        # a JSON Web Key's private members (RFC 7518: an RSA key's d, p, q, dp, dq, qi, an EC
+        # or OKP key's d, a symmetric key's k) in a text that holds a JWK's "kty" (a JWKS file
+        # a tool read, a key in an error); its public members (n, e, x, y) are kept
+        _rx(
+            r"[\"'](?:d|p|q|dp|dq|qi|k)[\"']\s{0,3}:\s{0,3}[\"']"
+            r"(?P<jwk>[A-Za-z0-9_-]{16,4096}={0,2})[\"']"
+        ),
+        ('"kty"', "'kty'"),
+    ),
     Detector("anthropic_api_key", _rx(rf"sk-ant-[{_T}]{{32,}}"), ("sk-ant-",), looks_random),
     Detector("openai_api_key", _rx(rf"sk-[{_T}]{{20,}}"), ("sk-",), looks_random),
     Detector(
