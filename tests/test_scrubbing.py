@@ -67,6 +67,11 @@ def fakes() -> dict[str, str]:
         "google_api_key": "AI" + "za" + "Sy" + chars(33),
         "huggingface_token": "hf" + "_" + chars(32, string.ascii_letters) + "Zq",
         "aws_access_key_id": "AK" + "IA" + "".join(RNG.choice(b32) for _ in range(16)),
+        "cloud_access_key_id": "LT" + "AI" + chars(20),
+        "cloud_access_key_id/tencent": "AK" + "ID" + chars(32),
+        "cloud_access_key_id/gcs_hmac": "GO"
+        + "OG1"
+        + "".join(RNG.choice(string.ascii_uppercase + "0123456789") for _ in range(56)),
         "github_token": "gh" + "p_" + chars(36),
         "gitlab_token": "gl" + "pat-" + chars(20),
         "slack_token": "xo" + "xb-" + "1234567890" + "-" + "2345678901234" + "-" + chars(24),

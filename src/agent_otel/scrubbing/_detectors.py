@@ -615,6 +615,14 @@ BUILT_IN: tuple[Detector, ...] = (
         ("akia", "asia", "abia", "acca"),
     ),
     Detector(
+        "cloud_access_key_id",
+        # other clouds' access key ids, the half a labelled secret key goes with: Alibaba
+        # Cloud's LTAI..., Tencent Cloud's AKID..., a Cloud Storage HMAC key's GOOG1...
+        _rx(r"LTAI[A-Za-z0-9]{12,20}|AKID[A-Za-z0-9]{32}|GOOG1[A-Z0-9]{50,60}"),
+        ("ltai", "akid", "goog1"),
+        random_body,
+    ),
+    Detector(
         "aws_secret_access_key",
         _rx(r"secret_?access_?key[\"']?\s{0,3}[=:]\s{0,3}[\"']?(?P<secret>[a-z0-9/+]{40})"),
         ("access",),
