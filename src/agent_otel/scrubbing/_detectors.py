@@ -17,7 +17,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from ._keys import JOIN, PROSE_JOIN, text_names
@@ -40,6 +40,8 @@ class Detector:
     lower: bool = False
     checked: str | None = None
     """The group ``check`` applies to, when only one of the pattern's forms needs it."""
+    group_checks: Mapping[str, Check] | None = None
+    """A check of its own for a group (one form of several that needs another rule)."""
     lead: int = 0
     """How many characters before its match a secret starts: a pattern that starts at a
     literal inside the secret (the regex engine's fast search), its lookbehind having read
@@ -60,11 +62,15 @@ class Detector:
         out = []
         check = self.check
         only = self.checked
+        own = self.group_checks
         for match in self.pattern.finditer(lowered if self.lower else text):
             group = match.lastgroup
             start, end = match.span(group or 0)
             start -= self.lead
-            if end > start and (
+            if own is not None and group is not None and group in own:
+                if own[group](text[start:end]):
+                    out.append((start, end))
+            elif end > start and (
                 check is None or (only is not None and group != only) or check(text[start:end])
             ):
                 out.append((start, end))
@@ -252,6 +258,25 @@ def named_rows(names: str, anchors: tuple[str, ...], pair_also: str = "") -> tup
     pair_anchors = (pair_also,) if pair_also else ()
     pair_also = f"|{pair_also}" if pair_also else ""
     return (
+        # a shell command a tool runs or an error quotes, as a line or an argv list's repr
+        # (CalledProcessError: ['mytool', '--api-key', '...']): --password VALUE (with "=",
+        # key_value's), not a $VARIABLE; from its literal (the regex engine's fast search).
+        # First: key_value's prose form reads "password VALUE" too, and a tie is named by
+        # the first detector
+        Detector(
+            "command_line",
+            _rx(
+                # a flag that starts a word may have a prefix (--db-password); one glued to
+                # the text before it (another secret's end: ghp_...--password) is its name
+                rf"--(?:(?<![a-z0-9_-]--)[a-z0-9_-]{{0,40}}?)?(?:{names})(?:[ \t]{{1,3}}"
+                r"(?!-|\$[a-z_{(]|\[redacted:)"
+                rf"(?:\"(?!\$[a-z_{{(])(?P<dq>{_DQ}{{3,512}})(?:\"|{_CUT})"
+                rf"|'(?P<sq>{_SQ}{{3,512}})(?:'|{_CUT})|(?P<bare>[^\s\"'`]{{3,512}}))"
+                rf"|{_ITEM}(?![-$]|\[redacted:)(?P<item>[^\"'\\\n]{{3,512}}))"
+            ),
+            ("--",),
+            lower=True,
+        ),
         Detector(
             "key_value",
             # One pattern for the forms that start with the name (one scan of the text):
@@ -264,7 +289,8 @@ def named_rows(names: str, anchors: tuple[str, ...], pair_also: str = "") -> tup
             # (a tool's arguments, a settings model): the field's location on its line, its
             # input_value on the next.
             _rx(
-                rf"(?:{names})(?:(?:[\"']\s{{0,3}}(?:=>|[:=])|\s{{0,3}}(?:=>?|:=))\s{{0,3}}"
+                rf"(?:{names.replace(JOIN, PROSE_JOIN)})"
+                r"(?:(?:[\"']\s{0,3}(?:=>|[:=])|\s{0,3}(?:=>?|:=))\s{0,3}"
                 r"(?!b?[\"']?\[redacted:)"  # a value already replaced (idempotent)
                 r"(?!(?:none|null|true|false)(?![a-z0-9_]))"  # token=None: a kwargs default
                 rf"(?:b?\"(?P<dq>{_DQ}{{3,512}})(?:\"|{_CUT})|b?'(?P<sq>{_SQ}{{3,512}})(?:'|{_CUT})|"
@@ -280,12 +306,20 @@ def named_rows(names: str, anchors: tuple[str, ...], pair_also: str = "") -> tup
                 r"|(?<=:)[^\s\"'<>,@/]{8,512})"  # key:value, a URL's user:password@ is not
                 r"|[\"']?\r?\n[ \t]{1,8}[^\n]{0,400}?input_value=(?!b?[\"']?\[redacted:)"
                 r"(?:b?'(?P<psq>[^'\\\n]{1,512})'|b?\"(?P<pdq>[^\"\\\n]{1,512})\""
-                r"|(?P<pbare>[^\s,\]]{1,512})))"
+                r"|(?P<pbare>[^\s,\]]{1,512}))"
+                # the name as prose or a header writes it, its words apart or not, then a key
+                # that is random (labelled_key): "pinecone api key is <uuid>", "Api-Key <hex>",
+                # "access token 9f86...", an OpenAI-compatible server's "Incorrect API key
+                # provided: <key>"; a word ("the api key is missing") or a name is kept
+                r"|[ \t]{1,3}(?:(?:is|was|provided|given|received)(?:[ \t]{1,3}set[ \t]to)?"
+                r"(?:[ \t]{0,3}:)?[ \t]{1,3})?[\"'`]?"
+                r"(?P<prose>[a-z0-9][a-z0-9_+/=-]{15,511})(?![a-z0-9_+/=-]))"
             ),
             anchors,
             credential_like,
             lower=True,
             checked="checked",
+            group_checks={"prose": labelled_key},
         ),
         Detector(
             "key_value",
@@ -312,23 +346,6 @@ def named_rows(names: str, anchors: tuple[str, ...], pair_also: str = "") -> tup
                 r"(?P<secret>[^<>\s]{3,512})\s{0,3}</"
             ),
             anchors,
-            lower=True,
-        ),
-        # a shell command a tool runs or an error quotes, as a line or an argv list's repr
-        # (CalledProcessError: ['mytool', '--api-key', '...']): --password VALUE (with "=",
-        # key_value's), not a $VARIABLE; from its literal (the regex engine's fast search)
-        Detector(
-            "command_line",
-            _rx(
-                # a flag that starts a word may have a prefix (--db-password); one glued to
-                # the text before it (another secret's end: ghp_...--password) is its name
-                rf"--(?:(?<![a-z0-9_-]--)[a-z0-9_-]{{0,40}}?)?(?:{names})(?:[ \t]{{1,3}}"
-                r"(?!-|\$[a-z_{(]|\[redacted:)"
-                rf"(?:\"(?!\$[a-z_{{(])(?P<dq>{_DQ}{{3,512}})(?:\"|{_CUT})"
-                rf"|'(?P<sq>{_SQ}{{3,512}})(?:'|{_CUT})|(?P<bare>[^\s\"'`]{{3,512}}))"
-                rf"|{_ITEM}(?![-$]|\[redacted:)(?P<item>[^\"'\\\n]{{3,512}}))"
-            ),
-            ("--",),
             lower=True,
         ),
         Detector(
@@ -368,24 +385,6 @@ def named_rows(names: str, anchors: tuple[str, ...], pair_also: str = "") -> tup
                 rf"|b?'(?P<sq>[^'\\\n]{{3,4096}})(?:'\s{{0,3}}[)\]]|{_CUT}))"
             ),
             (*anchors, *pair_anchors),
-            lower=True,
-        ),
-        Detector(
-            "key_value",
-            # a name written as prose or a header writes it, its words apart or not, then a
-            # key that is random (labelled_key): "pinecone api key is <uuid>", "the API key:
-            # ...", "Api-Key <hex>", "access token 9f86...", an OpenAI-compatible server's
-            # "Incorrect API key provided: <key>"; a word ("the api key is
-            # missing"), a name or an id the label does not name ("api key id") is kept
-            _rx(
-                rf"(?:{names.replace(JOIN, PROSE_JOIN)})"
-                r"(?:[\"'`]?[ \t]{0,3}(?:=>|:=|[:=])[ \t]{0,3}"
-                r"|[ \t]{1,3}(?:(?:is|was|provided|given|received)(?:[ \t]{1,3}set[ \t]to)?"
-                r"(?:[ \t]{0,3}:)?[ \t]{1,3})?)"
-                r"[\"'`]?(?P<prose>[a-z0-9][a-z0-9_+/=-]{15,511})(?![a-z0-9_+/=-])"
-            ),
-            anchors,
-            labelled_key,
             lower=True,
         ),
     )
