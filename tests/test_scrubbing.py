@@ -67,6 +67,11 @@ def fakes() -> dict[str, str]:
         "google_api_key": "AI" + "za" + "Sy" + chars(33),
         "huggingface_token": "hf" + "_" + chars(32, string.ascii_letters) + "Zq",
         "aws_access_key_id": "AK" + "IA" + "".join(RNG.choice(b32) for _ in range(16)),
+        "cloud_access_key_id": "LT" + "AI" + chars(20),
+        "cloud_access_key_id/tencent": "AK" + "ID" + chars(32),
+        "cloud_access_key_id/gcs_hmac": "GO"
+        + "OG1"
+        + "".join(RNG.choice(string.ascii_uppercase + "0123456789") for _ in range(56)),
         "github_token": "gh" + "p_" + chars(36),
         "gitlab_token": "gl" + "pat-" + chars(20),
         "slack_token": "xo" + "xb-" + "1234567890" + "-" + "2345678901234" + "-" + chars(24),
@@ -186,6 +191,8 @@ def context_fakes() -> dict[str, tuple[str, str]]:
     session = "IQoJb3JpZ2luX2VjE" + chars(120) + "%2F" + chars(40)
     telegram = chars(35, ALNUM + "_-")
     at = "Zq@" + chars(10)  # a password written into a URL with its "@" unescaped
+    legacy = str(uuid.UUID(int=RNG.getrandbits(128)))
+    lower = chars(30, string.ascii_lowercase + "0123456789") + "7q"
     return {
         "url_credentials": (f"postgres://app:{password}@db.internal:5432/prod", f"app:{password}"),
         "authorization_header": (f"Authorization: Bearer {bearer}", bearer),
@@ -270,6 +277,30 @@ def context_fakes() -> dict[str, tuple[str, str]]:
         "telegram_bot_token": (
             f"POST https://api.telegram.org/bot7123456789:{telegram}/send",
             telegram,
+        ),
+        # a key with no prefix of its own after a label written as prose or a header writes
+        # it, its words apart: a UUID (Pinecone's earlier keys), hex, letters and digits
+        "key_value/prose_uuid": (f"my pinecone api key is {legacy} thanks", legacy),
+        "key_value/prose_colon": (f"The Mistral API key: {bearer[:32]}", bearer[:32]),
+        "key_value/prose_header": (f"-H 'Api-Key {signature[:32]}' https://x", signature[:32]),
+        "key_value/prose_set_to": (f"the access token was set to {lower}.", lower),
+        "key_value/prose_is_colon": (f"Your Cohere API Key is: `{bearer}`", bearer),
+        # a connection string with no scheme, its password of letters only, where a DSN is
+        # written: a variable's or a field's value, or before a database's path
+        "url_credentials/env_dsn": ("DATABASE_URL=app:hunter@db.internal/prod", "hunter"),
+        "url_credentials/json_dsn": ('{"dsn": "app:letmein@db"}', "letmein"),
+        "url_credentials/path_dsn": ("connecting to app:swordfish@db/prod failed", "swordfish"),
+        "key_value/jwk": (
+            f'{{"kty": "oct", "k": "{telegram[:22]}", "alg": "HS256"}}',
+            telegram[:22],
+        ),
+        "key_value/short_pass": (f"DB_HOST=db\nDB_PASS={password}\nDB_PORT=5432", password),
+        # Oracle's login, user/password[@connect identifier], to its tools and drivers
+        "command_line/sqlplus": ("sqlplus -s scott/tiger@//db:1521/orcl @report.sql", "tiger"),
+        "command_line/expdp": ("expdp system/Manag3r directory=dp dumpfile=x.dmp", "Manag3r"),
+        "command_line/oracle_connect": (
+            f"oracledb.connect('scott/{password}@db.example.com/orclpdb1')",
+            password,
         ),
     }
 
@@ -590,6 +621,18 @@ NEAR_MISSES = [
     "/r?pass_rate=0.93&passes=3&oauth_signature=on&jsessionid=none&sessid=abc&jwt_alg=HS256",
     "Private-Lines: 14 is what a PuTTY key file says before its key's lines",
     "git describe: v2.1.0-14-g" + "0a1b2c3" + ", build " + chars(32, HEX) + " done -us",
+    # a credential's label in prose before a word, a name, an id it does not name, a hash
+    "the api key is missing; the API key was rotated; set your api key via AgentSettings",
+    "secret: AzureKeyVaultSecretName, password: PasswordFromEnvironment, token: my_app_token",
+    "api key id "
+    + str(uuid.UUID(int=RNG.getrandbits(128)))
+    + ", request id "
+    + str(uuid.UUID(int=RNG.getrandbits(128)))
+    + ", commit "
+    + chars(40, HEX),
+    "the access token expired at 2024-05-06T12:00:00Z; token count 123456789012345678901234",
+    # a name before a host, without a scheme, where no DSN is written
+    "see user:alice@example.com for access, at 12:30@home/kitchen, From:bob@example.com",
 ]
 
 
@@ -651,6 +694,50 @@ _STYLES = {
     "camel": lambda ws: ws[0] + "".join(w.title() for w in ws[1:]),
     "pascal": lambda ws: "".join(w.title() for w in ws),
 }
+
+
+def test_a_json_web_keys_private_members_are_replaced_and_its_public_ones_kept() -> None:
+    """A JWK (a JWKS file a tool read, a signing key in an error) holds its private key in
+    members named by RFC 7518 (``d``, ``p``, ``q``, ``dp``, ``dq``, ``qi``, ``k``), which
+    name nothing elsewhere: replaced in an object that has a ``kty``, in content and text."""
+    private = {name: b64url(RNG.randbytes(32)) for name in ("d", "p", "q", "dp", "dq", "qi")}
+    rsa = {"kty": "RSA", "kid": "2024-01", "n": b64url(RNG.randbytes(64)), "e": "AQAB", **private}
+    symmetric = {"kty": "oct", "alg": "HS256", "k": b64url(RNG.randbytes(16))}
+    keys = {"keys": [rsa, symmetric]}
+    public = {key: value for key, value in rsa.items() if key not in private}
+    for way in (Scrubber().value, Scrubber().tree):
+        out = way(keys)
+        assert out["keys"][0] == {**public, **dict.fromkeys(private, "[REDACTED:key_name len=43]")}
+        assert out["keys"][1] == {**symmetric, "k": "[REDACTED:key_name len=22]"}
+    for text in (json.dumps(keys), str(keys), json.dumps(json.dumps(keys))):
+        out = Scrubber().text(text)
+        for secret in [*private.values(), symmetric["k"]]:
+            assert_scrubbed(out, secret, "key_value")
+        assert public["n"] in out and "2024-01" in out and "HS256" in out  # the public ones
+    plain = {"d": rsa["d"], "k": symmetric["k"], "p": "page 2", "q": "what is a JWK?"}
+    assert Scrubber().value(plain) == plain  # no kty: the letters name nothing
+    assert Scrubber().text(json.dumps(plain)) == json.dumps(plain)
+
+
+def test_a_password_under_its_short_name_pass_is_replaced_in_content_and_text() -> None:
+    """``pass`` is a password's short name (an env file's ``SMTP_PASS``, nodemailer's
+    ``auth: {user, pass}``); a count of passes, a pass rate and a bypass are not."""
+    value = {
+        "auth": {"user": "ops", "pass": "hunter2x"},
+        "SMTP_PASS": "Tr0ub4dor",
+        "passes": 3,
+        "pass_rate": 0.9,
+        "bypass": "cache",
+    }
+    assert Scrubber().value(value) == {
+        "auth": {"user": "ops", "pass": "[REDACTED:key_name len=8]"},
+        "SMTP_PASS": "[REDACTED:key_name len=9]",
+        "passes": 3,
+        "pass_rate": 0.9,
+        "bypass": "cache",
+    }
+    text = "SMTP_PASS=Tr0ub4dor bypass=cache passes=3 pass_rate=0.9"
+    assert Scrubber().text(text) == text.replace("Tr0ub4dor", "[REDACTED:key_value len=9]")
 
 
 @settings(max_examples=200, deadline=None)
@@ -884,6 +971,15 @@ def test_an_added_key_name_hides_its_value_in_text_as_in_content(form: str) -> N
     assert scrubber.text("spin code=1, pin_codes=2") == "spin code=1, pin_codes=2"
 
 
+def test_an_added_key_name_is_read_in_prose_as_the_built_in_names_are() -> None:
+    """The prose form (``your license key is ...``) reads the added names too: one table."""
+    value = chars(24)
+    text = f"your Acme license key is {value}."
+    out = Scrubber(keys=["license_key"]).text(text)
+    assert out == text.replace(value, f"[REDACTED:key_value len={len(value)}]")
+    assert Scrubber().text(text) == text  # added, not built in
+
+
 def test_a_built_in_detector_can_be_disabled_and_an_unknown_name_is_refused() -> None:
     text = "DB_PASSWORD=hunter22"
     assert Scrubber(disable=["key_value"]).text(text) == text
@@ -937,6 +1033,11 @@ HOSTILE = [
     "pat" + "a" * 14 + ".", "dp.st.", ".atlasv1.", "ls__", "?pass=", "&pass=a", ";jsessionid=a1",
     "&oauth_signature=", "?code_verifier=", "sk.eyJ", "re_" + "a" * 8 + "_",
     "Private-Lines: 1", "Private-Lines: 1\n", "Private-Lines: 1\\n" + "A" * 300, "\nA",
+    # a label in prose before a value that never ends or is never random; a DSN's forms
+    "api key ", "api key is ", "the api key is set to ", "token " + "a" * 15,
+    "apikey: '" + "a" * 20, "=a:b@a", "=a:", "=a:b@a.", '"dsn": "a:b@', "a:b@a/",
+    "a:b@" + "a." * 30 + "/", "sqlplus ", "sqlplus a/", "sqlplus -s -s -s -s a/b", "connect('a/",
+    "rman target ", "expdp a/b@", "pass=", "_pass ", "pass is ", '"kty" "d": "', "'k':'" + "a" * 16,
 ]  # fmt: skip
 
 
@@ -961,7 +1062,15 @@ def test_hostile_repetitions_cost_time_linear_in_their_length(unit: str) -> None
 
 
 @pytest.mark.heavy  # megabytes scrubbed twice each, timed: run by the heavy suite
-@pytest.mark.parametrize("unit", ["redis-cli -a ", "[REDACTED:x len=1] token=abc123 "])
+@pytest.mark.parametrize(
+    "unit",
+    [
+        "redis-cli -a ",
+        "[REDACTED:x len=1] token=abc123 ",
+        "api key is 1234abcd-5678-90ef-1234-567890abcdef ",
+        "DSN=app:pw@db/x ",
+    ],
+)
 def test_a_text_of_many_finds_costs_time_linear_in_its_length(unit: str) -> None:
     """Each find was cut around the markers with a copy of every marker after its first one:
     quadratic in a text of many finds that meets markers, as every pass after the first does
@@ -1011,6 +1120,16 @@ def test_a_value_glued_to_a_marker_is_redacted_apart_from_it() -> None:
 def test_labelled_values_scrubbed_twice_change_nothing_more(parts: list[str]) -> None:
     once = Scrubber().text("".join(parts))
     assert Scrubber().text(once) == once
+
+
+def test_an_oracle_login_as_an_argv_list_loses_its_password() -> None:
+    """``["sqlplus", "scott/tiger@orcl"]`` has no flag: the list is read as its command's
+    text because its command is one of Oracle's, which take the login as an argument."""
+    scrubber = Scrubber()
+    for way in (scrubber.value, scrubber.tree):
+        out = way(["sqlplus", "scott/tiger@orcl", "@report.sql"])
+        assert out == ["sqlplus", "scott/[REDACTED:command_line len=5]@orcl", "@report.sql"]
+    assert scrubber.value(["sqlplus", "/nolog"]) == ["sqlplus", "/nolog"]
 
 
 @pytest.mark.parametrize(

@@ -43,6 +43,8 @@ C = {name: secret for name, (_, secret) in CF.items()}
 DB_URL = CF["url_credentials"][0]
 BEARER = CF["authorization_header"][0]
 API_KEY = "k-" + F["gitlab_token"][6:]  # a value no format detector knows: found by its key
+PROSE, PROSE_KEY = CF["key_value/prose_uuid"]  # a key no prefix names, after a label in prose
+DSN, DSN_PASSWORD = CF["url_credentials/path_dsn"]  # letters alone, no scheme
 
 
 class Leak(RuntimeError):
@@ -74,7 +76,10 @@ def script() -> list[Any]:
             tool_call_id="call_1",
             content={"password": "hunter2-and-more", "session": F["jwt"], "pem": F["private_key"]},
         ),
-        Error(message=f"retrying {DB_URL} with {F['anthropic_api_key']}", error_type="Transient"),
+        Error(
+            message=f"retrying {DB_URL} with {F['anthropic_api_key']}; {PROSE}; {DSN}",
+            error_type="Transient",
+        ),
         StepBoundary(index=0),
     ]
 
@@ -105,6 +110,8 @@ SECRETS = {
     "bearer": C["authorization_header"],
     "api_key field": API_KEY,
     "password field": "hunter2-and-more",
+    "prose key": PROSE_KEY,
+    "dsn password": DSN_PASSWORD,
 }
 # Found only when content is captured: the rest also leak through names, errors and events.
 CONTENT_ONLY = {"openai", "aws", "jwt", "pem body", "api_key field", "password field"}
@@ -296,7 +303,13 @@ def test_evaluation_explanations_are_scrubbed_and_counted(
     assert counts == {"openai_api_key": 1, "private_key": 1, "url_credentials": 1}
 
 
-SHOWN = {"bearer": BEARER, "db password": DB_URL, "pem body": F["private_key"]}
+SHOWN = {
+    "bearer": BEARER,
+    "db password": DB_URL,
+    "pem body": F["private_key"],
+    "prose key": PROSE,
+    "dsn password": DSN,
+}
 
 
 @settings(max_examples=25, deadline=None)
@@ -721,3 +734,37 @@ async def test_a_url_password_with_symbols_or_a_token_as_its_user_never_reaches_
     out = exported(otel_telemetry)
     assert "w0rd" not in out and token[:8] not in out
     assert "@cluster0.example.net/db failed" in out and "@github.com/o/r.git" in out
+
+
+async def test_an_sdks_status_error_quoting_an_unprefixed_key_never_reaches_an_export(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """An OpenAI-compatible server that refuses a key quotes it in its error, and the OpenAI
+    SDK puts that text in its ``AuthenticationError`` (``Incorrect API key provided: ...``):
+    a key with no prefix (a UUID) went out whole in the status and the exception event."""
+    openai = pytest.importorskip("openai")
+    httpx = pytest.importorskip("httpx")
+    refusal = f"Incorrect API key provided: {PROSE_KEY}. You can find your API key in settings."
+
+    def server(request: Any) -> Any:
+        return httpx.Response(401, json={"error": {"message": refusal, "code": "invalid_api_key"}})
+
+    client = openai.AsyncOpenAI(
+        api_key=PROSE_KEY,
+        base_url="http://compatible.invalid/v1",
+        http_client=httpx.AsyncClient(transport=httpx.MockTransport(server)),
+        max_retries=0,
+    )
+    try:
+        with pytest.raises(openai.AuthenticationError) as refused:
+            await client.chat.completions.create(
+                model="m", messages=[{"role": "user", "content": "hi"}]
+            )
+    finally:
+        await client.close()
+    agent = ScriptedAgent([], fail_at=0, error=refused.value)
+    with pytest.raises(openai.AuthenticationError):
+        await run_script(otel_telemetry, agent.stream([]), capture_content=True)
+    out = exported(otel_telemetry)
+    assert leaked(out) == set()
+    assert f"Incorrect API key provided: [REDACTED:key_value len={len(PROSE_KEY)}]" in out

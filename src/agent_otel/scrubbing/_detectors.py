@@ -17,10 +17,10 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from ._keys import text_names
+from ._keys import JOIN, PROSE_JOIN, text_names
 
 Check = Callable[[str], bool]
 PRIVATE_KEY = "private_key"
@@ -40,6 +40,8 @@ class Detector:
     lower: bool = False
     checked: str | None = None
     """The group ``check`` applies to, when only one of the pattern's forms needs it."""
+    group_checks: Mapping[str, Check] | None = None
+    """A check of its own for a group (one form of several that needs another rule)."""
     lead: int = 0
     """How many characters before its match a secret starts: a pattern that starts at a
     literal inside the secret (the regex engine's fast search), its lookbehind having read
@@ -60,11 +62,15 @@ class Detector:
         out = []
         check = self.check
         only = self.checked
+        own = self.group_checks
         for match in self.pattern.finditer(lowered if self.lower else text):
             group = match.lastgroup
             start, end = match.span(group or 0)
             start -= self.lead
-            if end > start and (
+            if own is not None and group is not None and group in own:
+                if own[group](text[start:end]):
+                    out.append((start, end))
+            elif end > start and (
                 check is None or (only is not None and group != only) or check(text[start:end])
             ):
                 out.append((start, end))
@@ -216,6 +222,27 @@ _CUT = r"\Z"
 _BARE = rf"(?P<bare>(?:[^\s\"'<>&]|{_PUNCT}|&(?![a-z_][a-z0-9_.-]{{0,64}}=)){{3,512}})"
 
 
+def labelled_key(value: str) -> bool:
+    """A value a credential's label names in prose or a header (``pinecone api key is
+    <uuid>``, ``Api-Key <hex>``) that is a key, not a word or a name: a UUID (Pinecone's
+    earlier keys), lower-case hex of 32+ digits, 16+ characters of both cases and a digit
+    (Mistral's, Cohere's), or 24+ letters and digits of one case. Letters alone are kept: a
+    random key's cannot be told from a name's (``secret: AzureKeyVaultSecretName``)."""
+    if _UUID.fullmatch(value) or hex_body(value.lower()):
+        return True
+    body = value.rstrip("=")
+    if len(body) >= 16 and looks_random(body):
+        return True
+    return (
+        len(body) >= 24
+        and body.isascii()
+        and body.isalnum()
+        and (body.islower() or body.isupper())
+        and has_digit(body)
+        and not body.isdigit()
+    )
+
+
 def credential_like(value: str) -> bool:
     """An unlabelled value that is a credential rather than prose: a letter and a digit."""
     return has_digit(value) and any(c.isalpha() for c in value)
@@ -225,11 +252,31 @@ def named_rows(names: str, anchors: tuple[str, ...], pair_also: str = "") -> tup
     """The forms in which a named value shows in text, for the key names' alternation
     ``names`` (lower case; the built-in table's, or a ``Scrubber``'s added ``keys``): key=value
     and quoted key: value, unquoted key: value, an XML element, a command's --flag VALUE, a
-    (name, value) pair. ``anchors``: literals one of which each name holds; ``pair_also``: an
-    alternative only the pair form takes (``authorization``, which has its own detector)."""
+    (name, value) pair, and the name in prose (its words apart) before a random key.
+    ``anchors``: literals one of which each name holds; ``pair_also``: an alternative only
+    the pair form takes (``authorization``, which has its own detector)."""
     pair_anchors = (pair_also,) if pair_also else ()
     pair_also = f"|{pair_also}" if pair_also else ""
     return (
+        # a shell command a tool runs or an error quotes, as a line or an argv list's repr
+        # (CalledProcessError: ['mytool', '--api-key', '...']): --password VALUE (with "=",
+        # key_value's), not a $VARIABLE; from its literal (the regex engine's fast search).
+        # First: key_value's prose form reads "password VALUE" too, and a tie is named by
+        # the first detector
+        Detector(
+            "command_line",
+            _rx(
+                # a flag that starts a word may have a prefix (--db-password); one glued to
+                # the text before it (another secret's end: ghp_...--password) is its name
+                rf"--(?:(?<![a-z0-9_-]--)[a-z0-9_-]{{0,40}}?)?(?:{names})(?:[ \t]{{1,3}}"
+                r"(?!-|\$[a-z_{(]|\[redacted:)"
+                rf"(?:\"(?!\$[a-z_{{(])(?P<dq>{_DQ}{{3,512}})(?:\"|{_CUT})"
+                rf"|'(?P<sq>{_SQ}{{3,512}})(?:'|{_CUT})|(?P<bare>[^\s\"'`]{{3,512}}))"
+                rf"|{_ITEM}(?![-$]|\[redacted:)(?P<item>[^\"'\\\n]{{3,512}}))"
+            ),
+            ("--",),
+            lower=True,
+        ),
         Detector(
             "key_value",
             # One pattern for the forms that start with the name (one scan of the text):
@@ -242,7 +289,8 @@ def named_rows(names: str, anchors: tuple[str, ...], pair_also: str = "") -> tup
             # (a tool's arguments, a settings model): the field's location on its line, its
             # input_value on the next.
             _rx(
-                rf"(?:{names})(?:(?:[\"']\s{{0,3}}(?:=>|[:=])|\s{{0,3}}(?:=>?|:=))\s{{0,3}}"
+                rf"(?:{names.replace(JOIN, PROSE_JOIN)})"
+                r"(?:(?:[\"']\s{0,3}(?:=>|[:=])|\s{0,3}(?:=>?|:=))\s{0,3}"
                 r"(?!b?[\"']?\[redacted:)"  # a value already replaced (idempotent)
                 r"(?!(?:none|null|true|false)(?![a-z0-9_]))"  # token=None: a kwargs default
                 rf"(?:b?\"(?P<dq>{_DQ}{{3,512}})(?:\"|{_CUT})|b?'(?P<sq>{_SQ}{{3,512}})(?:'|{_CUT})|"
@@ -258,12 +306,20 @@ def named_rows(names: str, anchors: tuple[str, ...], pair_also: str = "") -> tup
                 r"|(?<=:)[^\s\"'<>,@/]{8,512})"  # key:value, a URL's user:password@ is not
                 r"|[\"']?\r?\n[ \t]{1,8}[^\n]{0,400}?input_value=(?!b?[\"']?\[redacted:)"
                 r"(?:b?'(?P<psq>[^'\\\n]{1,512})'|b?\"(?P<pdq>[^\"\\\n]{1,512})\""
-                r"|(?P<pbare>[^\s,\]]{1,512})))"
+                r"|(?P<pbare>[^\s,\]]{1,512}))"
+                # the name as prose or a header writes it, its words apart or not, then a key
+                # that is random (labelled_key): "pinecone api key is <uuid>", "Api-Key <hex>",
+                # "access token 9f86...", an OpenAI-compatible server's "Incorrect API key
+                # provided: <key>"; a word ("the api key is missing") or a name is kept
+                r"|[ \t]{1,3}(?:(?:is|was|provided|given|received)(?:[ \t]{1,3}set[ \t]to)?"
+                r"(?:[ \t]{0,3}:)?[ \t]{1,3})?[\"'`]?"
+                r"(?P<prose>[a-z0-9][a-z0-9_+/=-]{15,511})(?![a-z0-9_+/=-]))"
             ),
             anchors,
             credential_like,
             lower=True,
             checked="checked",
+            group_checks={"prose": labelled_key},
         ),
         Detector(
             "key_value",
@@ -290,23 +346,6 @@ def named_rows(names: str, anchors: tuple[str, ...], pair_also: str = "") -> tup
                 r"(?P<secret>[^<>\s]{3,512})\s{0,3}</"
             ),
             anchors,
-            lower=True,
-        ),
-        # a shell command a tool runs or an error quotes, as a line or an argv list's repr
-        # (CalledProcessError: ['mytool', '--api-key', '...']): --password VALUE (with "=",
-        # key_value's), not a $VARIABLE; from its literal (the regex engine's fast search)
-        Detector(
-            "command_line",
-            _rx(
-                # a flag that starts a word may have a prefix (--db-password); one glued to
-                # the text before it (another secret's end: ghp_...--password) is its name
-                rf"--(?:(?<![a-z0-9_-]--)[a-z0-9_-]{{0,40}}?)?(?:{names})(?:[ \t]{{1,3}}"
-                r"(?!-|\$[a-z_{(]|\[redacted:)"
-                rf"(?:\"(?!\$[a-z_{{(])(?P<dq>{_DQ}{{3,512}})(?:\"|{_CUT})"
-                rf"|'(?P<sq>{_SQ}{{3,512}})(?:'|{_CUT})|(?P<bare>[^\s\"'`]{{3,512}}))"
-                rf"|{_ITEM}(?![-$]|\[redacted:)(?P<item>[^\"'\\\n]{{3,512}}))"
-            ),
-            ("--",),
             lower=True,
         ),
         Detector(
@@ -412,7 +451,10 @@ def _client_form(index: int, names: str, flag: str, glued: bool) -> str:
 
 # The words of a command that takes a password with no flag before it (an argv list in
 # structured content that holds one of them is read as a command, as one with a flag is)
-POSITIONAL_COMMANDS = frozenset({"set", "config", "add_user", "change_password"})
+POSITIONAL_COMMANDS = frozenset({
+    "set", "config", "add_user", "change_password",
+    "sqlplus", "sqlldr", "rman", "expdp", "impdp", "dgmgrl",  # Oracle's, user/password
+})  # fmt: skip
 
 
 _Row = tuple[str, str, tuple[str, ...]] | tuple[str, str, tuple[str, ...], Check]
@@ -443,6 +485,17 @@ BUILT_IN: tuple[Detector, ...] = (
         # PuTTY key file (.ppk) from its Private-Lines: count
         _rx(r"-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----|Private-Lines:[ \t]{0,3}[0-9]"),
         ("-----begin", "private-lines:"),
+    ),
+    Detector(
+        "key_value",  # a value its name names, in a JWK (private_key is a PEM block's)
+        # a JSON Web Key's private members (RFC 7518: an RSA key's d, p, q, dp, dq, qi, an EC
+        # or OKP key's d, a symmetric key's k) in a text that holds a JWK's "kty" (a JWKS file
+        # a tool read, a key in an error); its public members (n, e, x, y) are kept
+        _rx(
+            r"[\"'](?:d|p|q|dp|dq|qi|k)[\"']\s{0,3}:\s{0,3}[\"']"
+            r"(?P<jwk>[A-Za-z0-9_-]{16,4096}={0,2})[\"']"
+        ),
+        ('"kty"', "'kty'"),
     ),
     Detector("anthropic_api_key", _rx(rf"sk-ant-[{_T}]{{32,}}"), ("sk-ant-",), looks_random),
     Detector("openai_api_key", _rx(rf"sk-[{_T}]{{20,}}"), ("sk-",), looks_random),
@@ -561,6 +614,14 @@ BUILT_IN: tuple[Detector, ...] = (
         ("akia", "asia", "abia", "acca"),
     ),
     Detector(
+        "cloud_access_key_id",
+        # other clouds' access key ids, the half a labelled secret key goes with: Alibaba
+        # Cloud's LTAI..., Tencent Cloud's AKID..., a Cloud Storage HMAC key's GOOG1...
+        _rx(r"LTAI[A-Za-z0-9]{12,20}|AKID[A-Za-z0-9]{32}|GOOG1[A-Z0-9]{50,60}"),
+        ("ltai", "akid", "goog1"),
+        random_body,
+    ),
+    Detector(
         "aws_secret_access_key",
         _rx(r"secret_?access_?key[\"']?\s{0,3}[=:]\s{0,3}[\"']?(?P<secret>[a-z0-9/+]{40})"),
         ("access",),
@@ -652,6 +713,21 @@ BUILT_IN: tuple[Detector, ...] = (
         ("@",),
         lambda value: not value.isalpha() and not value.isdigit(),
         checked="bare",
+    ),
+    Detector(
+        "url_credentials",
+        # a connection string with no scheme, letters-only password too, where a DSN is
+        # written: a variable's or a field's value (DATABASE_URL=app:secret@db, as an env
+        # dump shows it; "dsn": "app:secret@db", as JSON or a dict's repr does) or before a
+        # database's path (app:secret@db/prod); a name before a host in prose (see
+        # user:alice@example.com) has neither, and digits are a time (at 12:30@home/x)
+        _rx(
+            r"(?:(?:=|[\"']\s{0,3}:)[ \t]{0,3}[\"']?[A-Za-z0-9._~%+-]{1,64}:"
+            rf"(?P<env>{_USERINFO_PASSWORD})@{_NET_HOST}(?![\w.@-])"
+            rf"|:(?<=[A-Za-z0-9._~%+-]:)(?P<path>{_USERINFO_PASSWORD})@{_NET_HOST}/(?=\w))"
+        ),
+        ("@",),
+        lambda value: not value.isdigit(),
     ),
     Detector(
         "authorization_header",
@@ -843,6 +919,21 @@ BUILT_IN: tuple[Detector, ...] = (
         # file: name where it is, and are kept)
         _rx(rf"-(?:pass|passin|passout|password|kpass)(?:{_ARG}|=)pass:(?P<o>[^\s\"']{{1,512}})"),
         ("pass:",),
+    ),
+    Detector(
+        "command_line",
+        # Oracle's tools take their login as user/password[@connect identifier]: sqlplus
+        # scott/tiger@orcl, expdp, impdp, sqlldr (userid=), rman (target, catalog), dgmgrl;
+        # so does a driver's connect("scott/tiger@db/orclpdb"). "sqlplus / as sysdba" and
+        # "sqlplus /nolog" name no password
+        _rx(
+            rf"(?:sqlplus|sqlldr|rman|expdp|impdp|dgmgrl)(?:{_ARG}-[a-z]{{1,12}}){{0,3}}{_ARG}"
+            rf"(?:(?:userid|target|auxiliary|catalog)(?:=|{_ARG}))?[\"']?"
+            r"[a-z0-9_$#.]{1,128}/(?P<ora>[^\s/@\"']{1,256})(?=@|[\s\"']|$)"
+            r"|connect\(\s{0,3}[\"'][a-z0-9_$#.]{1,128}/(?P<orac>[^\s/@\"']{1,256})@"
+        ),
+        ("sqlplus", "sqlldr", "rman", "expdp", "impdp", "dgmgrl", "connect("),
+        lower=True,
     ),
     Detector(
         "command_line",

@@ -5,7 +5,9 @@ A key is split into words (``apiKey``, ``api-key`` and ``API_KEY`` all read ``ap
 It names a secret when a word is one of :data:`SECRET_WORDS`, when two neighbouring words
 make one of :data:`SECRET_PAIRS`, or when its last word is ``token`` in the singular: so
 ``access_token`` and ``github_token`` are secrets, ``input_tokens``, ``max_tokens``,
-``token_count`` and ``tokenizer`` are not.
+``token_count`` and ``tokenizer`` are not. A last word ``pass`` is a password's short name
+(``DB_PASS``, ``SMTP_PASS`` in an env file, nodemailer's ``auth: {user, pass}``);
+``passes``, ``pass_rate`` and ``bypass`` are not.
 """
 
 from __future__ import annotations
@@ -29,6 +31,11 @@ SECRET_PAIRS = frozenset({
     ("saml", "response"),
 })  # fmt: skip
 _OWN_DETECTOR = frozenset({"authorization"})  # in text, the authorization_header detector's
+JOIN = "[_-]?"
+"""Between two words of a name in text (``secret_key``, ``secret-key``, ``secretKey``): every
+name table of :func:`text_names` and a ``Scrubber``'s added ``keys`` join words with it, so
+the prose form can read a space there too (``PROSE_JOIN``: ``the api key is ...``)."""
+PROSE_JOIN = "[ _-]?"
 
 
 def text_names() -> str:
@@ -42,8 +49,9 @@ def text_names() -> str:
     firsts: dict[str, list[str]] = {}
     for first, second in sorted(SECRET_PAIRS):
         firsts.setdefault(second, []).append(first)
-    pairs = [f"(?:{'|'.join(words)})[_-]?{second}" for second, words in sorted(firsts.items())]
-    tokens = r"(?:access|auth|refresh|id|session|bearer|api)[_-]?token|(?<![a-z0-9.])token"
+    pairs = [f"(?:{'|'.join(words)}){JOIN}{second}" for second, words in sorted(firsts.items())]
+    tokens = rf"(?:access|auth|refresh|id|session|bearer|api){JOIN}token|(?<![a-z0-9.])token"
+    tokens += r"|(?<![a-z0-9.])pass"  # a password's short name: DB_PASS, smtp-pass, pass
     return "(?:" + "|".join([*single, *pairs, tokens]) + ")"
 
 
@@ -63,7 +71,7 @@ def _is_secret(key: str, extra: frozenset[str]) -> bool:
     joined = "".join(parts)
     if joined in extra or key.lower() in extra:
         return True
-    if parts[-1] == "token":
+    if parts[-1] == "token" or parts[-1] == "pass":
         return True
     for index, word in enumerate(parts):
         if word in SECRET_WORDS:

@@ -39,7 +39,7 @@ from ._detectors import (
     random_value,
 )
 from ._encoded import base64_json, lookalike_view, may_hold, may_hold_base64_json, views
-from ._keys import is_secret_key, names_a_key, normalise, words
+from ._keys import JOIN, is_secret_key, names_a_key, normalise, words
 
 Found = Callable[[str], None]
 CALLBACK = "callback"
@@ -144,7 +144,7 @@ def _patterns(given: object) -> dict[str, str | re.Pattern[str]]:
 def _named(keys: Collection[str]) -> tuple[Detector, ...]:
     """The text forms of added key names (``pin_code``: ``PIN_CODE=...``, ``"pinCode": ...``),
     as the built-in names have them: one table for content and text."""
-    spelled = {"[_-]?".join(re.escape(w) for w in words(key)) for key in keys}
+    spelled = {JOIN.join(re.escape(w) for w in words(key)) for key in keys}
     spelled.discard("")
     if not spelled:
         return ()
@@ -325,10 +325,14 @@ class Scrubber:
         if kind is dict:
             out: dict[Any, Any] | None = None
             slot = self._value_slot(value)
+            private = JWK_PRIVATE if "kty" in value else ()
             for key, item in value.items():
                 name = self.text(key, found) if type(key) is str else key
                 if type(key) is str and (
-                    key is slot or is_secret_key(key, self._keys) or _random_key(key, item)
+                    key is slot
+                    or key in private
+                    or is_secret_key(key, self._keys)
+                    or _random_key(key, item)
                 ):
                     fixed = _redact_all(item, found, depth + 1)
                 else:
@@ -404,9 +408,13 @@ class Scrubber:
             return self._argv([self.tree(item, found, depth + 1) for item in value], found)
         if kind is dict:
             slot = self._value_slot(value)
+            private = JWK_PRIVATE if "kty" in value else ()
             return {
                 key: _redact_all(item, found, depth + 1)
-                if key is slot or is_secret_key(key, self._keys) or _random_key(key, item)
+                if key is slot
+                or key in private
+                or is_secret_key(key, self._keys)
+                or _random_key(key, item)
                 else self.tree(item, found, depth + 1)
                 for key, item in value.items()
             }
@@ -434,6 +442,11 @@ class Scrubber:
             return self.text(text, found)
         fixed = self.value(parsed, found, depth)
         return text if fixed is parsed else json.dumps(fixed, ensure_ascii=False)
+
+
+JWK_PRIVATE = frozenset({"d", "p", "q", "dp", "dq", "qi", "k"})
+"""A JSON Web Key's private members (RFC 7518), secrets in an object that has a ``kty``: an
+RSA key's private exponent and primes, an EC or OKP key's ``d``, a symmetric key's ``k``."""
 
 
 def _random_key(key: str, item: Any) -> bool:
