@@ -1876,9 +1876,18 @@ def _pydantic_ai_agent() -> Any:
 
 
 _PUBLIC_MODULES = ["agent_otel", "agent_otel.testing", "agent_otel.instrumentor"]
-# Made on every run (each run's ids): a check before its construction would cost every run.
 # run_script's keywords are otel_wrapper()'s options, told by it (it needs its two arguments).
-_UNCHECKED = {"RunIdentity", "run_script"}
+_UNCHECKED = {"run_script"}
+# Methods the recorder (or the SDK) calls per run, span or event: a check would cost each call.
+_PER_RUN = {
+    "ContentCapture": {"new_messages", "copied", "encode", "encode_within"},
+    "ModelPrice": {"cost"},
+    "PriceTable": {"price"},
+    "RunIdentity": {"over"},
+    "RunIdentityProcessor": {"on_start", "on_end"},
+    "Scrubber": {"text", "value", "tree"},
+    "TailSampler": {"on_start", "on_end"},
+}
 
 
 def _public_callables() -> list[Any]:
@@ -1928,8 +1937,67 @@ def test_every_public_callable_tells_a_misspelt_keyword_the_one_meant(
 
 def test_the_keyword_check_skips_only_what_a_run_makes() -> None:
     names = {param.values[0] for param in _public_callables()}
-    assert {"remote_agent", "Scrubber", "InMemoryTelemetry", "span_tree", "Telemetry"} <= names
+    assert {"remote_agent", "Scrubber", "InMemoryTelemetry", "span_tree", "RunIdentity"} <= names
     assert not names & set(_UNCHECKED)
+
+
+def _public_methods() -> list[Any]:
+    """Every public method of a public class that takes a named argument, with the names it
+    takes (an ``**options: Unpack[...]``'s keys too), but those a run calls (``_PER_RUN``)."""
+    from test_options_doc import public_parameters
+
+    found = []
+    for module in _PUBLIC_MODULES:
+        imported = __import__(module, fromlist=["__all__"])
+        for name in imported.__all__:
+            cls = getattr(imported, name)
+            if not isinstance(cls, type):
+                continue
+            for attribute, value in vars(cls).items():
+                if attribute.startswith("_") or attribute in _PER_RUN.get(name, ()):
+                    continue
+                bound = not isinstance(value, staticmethod | classmethod)
+                if not callable(getattr(value, "__func__", value)):
+                    continue  # a property, a constant
+                method = getattr(cls, attribute)
+                takes = public_parameters(method) - {"self", "cls"}
+                if takes:
+                    qualname = f"{name}.{attribute}"
+                    found.append(pytest.param(qualname, method, bound, takes, id=qualname))
+    return found
+
+
+@pytest.mark.parametrize(("name", "method", "bound", "takes"), _public_methods())
+def test_every_public_method_tells_a_misspelt_keyword_the_one_meant(
+    name: str, method: Any, bound: bool, takes: set[str]
+) -> None:
+    """``telemetry.span(nme=...)``, ``telemetry.tree(attribute=False)``, ``BUNDLED_PRICES.
+    with_prices(..., sourc=...)``, ``call.describe(nam=...)`` got Python's bare "unexpected
+    keyword argument" where a public function says the name meant: a method says it too, as
+    its own call, before it runs (so no instance is needed here)."""
+    for meant in sorted(takes):
+        typo = _misspelt(meant, takes)
+        with pytest.raises(TypeError) as raised:
+            method(*[object()] * bound, **{typo: None})
+        told = str(raised.value)
+        assert told.startswith(f"{name}() got an unexpected keyword argument {typo!r}"), told
+        assert f"did you mean {meant!r}?" in told, told
+
+
+def test_the_methods_left_to_python_are_those_a_run_calls() -> None:
+    """The methods the check leaves out are those it would cost a run (each named)."""
+    methods = {param.values[0] for param in _public_methods()}
+    assert {"InMemoryTelemetry.span", "PriceTable.with_prices", "Telemetry.shutdown"} <= methods
+    assert {name: set(left) for name, left in _hints.UNCHECKED.items()} == _PER_RUN
+
+
+def test_a_run_given_no_ids_shares_one_identity_and_one_given_ids_records_them() -> None:
+    """Runs given no ids (most) skip the public constructor's check; a run given one keeps it."""
+    from agent_otel.identity._identity import make_identity
+
+    assert make_identity() is make_identity()
+    assert make_identity(user_id=7).user_id == "7"
+    assert not make_identity() and make_identity(session_id="s")
 
 
 @pytest.mark.parametrize(
