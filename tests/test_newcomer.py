@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import functools
 import gc
 import inspect
@@ -567,6 +568,90 @@ def test_a_grpc_endpoint_with_no_scheme_on_a_collectors_address_is_told_it_means
     assert caplog.text.count("has no scheme, so OTLP/gRPC connects to it with TLS") == 1
     assert told in caplog.text
     assert "for a Collector without TLS" in caplog.text
+
+
+@contextlib.contextmanager
+def _receiver(kind: str) -> Iterator[str]:
+    """A real OTLP receiver on a port of its own (no default port to warn about at
+    ``configure()``): ``grpc``, ``http``, or ``http 404`` (every request answered 404); its
+    base URL, as ``http://127.0.0.1:port``."""
+    if kind == "grpc":
+        from integration._otlp_grpc import otlp_grpc_receiver
+
+        with otlp_grpc_receiver() as (port, _):
+            yield f"http://127.0.0.1:{port}"
+        return
+    from otlp_receiver import receiving
+
+    with receiving(status=404 if kind == "http 404" else 200) as received:
+        yield received.endpoint.removesuffix("/v1/traces")
+
+
+def _export_two_runs(options: dict[str, Any], env: dict[str, str]) -> None:
+    """Two runs exported through ``configure(**options)``, each flushed, then shut down. The
+    timeout leaves room for one retry: the SDK names a failure's reason in its retry line
+    only (its last line says "due to timeout, max retries or shutdown")."""
+    with unittest.mock.patch.dict(os.environ, {**QUIET, **env}):
+        telemetry = configure("t", set_global=False, console=False, timeout=2, **options)
+    wrap = otel_wrapper(
+        tracer_provider=telemetry.tracer_provider, meter_provider=telemetry.meter_provider
+    )
+    for _ in range(2):
+        asyncio.run(ScriptedAgent([TextDelta(text="hi")]).invoke([USER], stream_wrapper=wrap))
+        telemetry.force_flush(timeout_millis=3_000)
+    telemetry.shutdown()
+
+
+@pytest.mark.parametrize(
+    ("server", "options", "told"),
+    [
+        ("grpc", {}, "answers in HTTP/2's binary frames, as an OTLP/gRPC receiver does"),
+        ("http", {"protocol": "grpc"}, "answers in HTTP/1, as an OTLP/HTTP receiver does"),
+        ("http", {"scheme": "https"}, "is https:// but the receiver speaks plain HTTP"),
+        ("grpc", {"protocol": "grpc", "scheme": "https"}, "the gRPC exporter connects with TLS"),
+        ("http 404", {}, "answered 404 Not Found, so no receiver serves the URL"),
+    ],
+    ids=["http to grpc", "grpc to http", "https to plain", "grpc tls to plain", "not found"],
+)
+def test_an_export_failing_on_a_mistake_in_the_endpoint_tells_it_once(
+    server: str,
+    options: dict[str, Any],
+    told: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A receiver on a port of its own speaking the other OTLP protocol, TLS against a plain
+    receiver, a path no receiver serves: the SDK exporter's line named a protocol error
+    (``BadStatusLine('\\x00\\x00\\x18\\x04...')``, ``Failed parsing HTTP/2``,
+    ``WRONG_VERSION_NUMBER``, ``code: 404``) and agent-otel's only asked "is the collector
+    reachable?", which it was. The first failure now tells the mistake and the fix, once."""
+    for var in [v for v in os.environ if v.startswith("OTEL_EXPORTER_OTLP_")]:
+        monkeypatch.delenv(var)
+    scheme = options.pop("scheme", "http")
+    with _receiver(server) as base, caplog.at_level(logging.WARNING, logger="agent_otel"):
+        _export_two_runs({"endpoint": base.replace("http", scheme, 1), **options}, {})
+    ours = [r.getMessage() for r in caplog.records if r.name == "agent_otel"]
+    assert sum(told in line for line in ours) == 1, ours
+    assert "(docs/configure.md)" in next(line for line in ours if told in line)
+
+
+def test_an_export_failure_configure_foretold_is_not_told_again(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A signal's variable naming no path is told by ``configure()``; the 404s it causes at
+    export say nothing more."""
+    for var in [v for v in os.environ if v.startswith("OTEL_EXPORTER_OTLP_")]:
+        monkeypatch.delenv(var)
+    with _receiver("http 404") as base, caplog.at_level(logging.WARNING, logger="agent_otel"):
+        _export_two_runs({}, {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": base})
+    assert caplog.text.count("names no path") == 1, caplog.text
+    assert "404 Not Found" not in caplog.text
+
+
+def test_an_export_that_succeeds_tells_no_cause(caplog: pytest.LogCaptureFixture) -> None:
+    with _receiver("http") as base, caplog.at_level(logging.WARNING, logger="agent_otel"):
+        _export_two_runs({"endpoint": base}, {})
+    assert not [r for r in caplog.records if r.name == "agent_otel"], caplog.text
 
 
 def _run_alone(code: str) -> subprocess.CompletedProcess[str]:
