@@ -654,6 +654,89 @@ def test_an_export_that_succeeds_tells_no_cause(caplog: pytest.LogCaptureFixture
     assert not [r for r in caplog.records if r.name == "agent_otel"], caplog.text
 
 
+@pytest.mark.parametrize(
+    ("options", "env", "told"),
+    [
+        (
+            {"endpoint": "http://localhost:4318"},
+            {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector.invalid:4318"},
+            "configure(endpoint=...) wins over OTEL_EXPORTER_OTLP_ENDPOINT",
+        ),
+        (
+            {"endpoint": "http://localhost:4318"},
+            {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://collector.invalid:4318/v1/traces"},
+            "configure(endpoint=...) wins over OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+        ),
+        (
+            {"headers": {"authorization": "Bearer local"}},
+            {"OTEL_EXPORTER_OTLP_HEADERS": "x-api-key=SECRETVALUE"},
+            "the headers it sets are not sent",
+        ),
+        ({}, {"OTEL_SERVICE_NAME": "checkout-prod"}, "configure(service_name=...) wins over"),
+        (
+            {"protocol": "http/protobuf"},
+            {"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"},
+            "configure(protocol=...) wins over OTEL_EXPORTER_OTLP_PROTOCOL",
+        ),
+    ],
+    ids=["endpoint", "a signal's endpoint", "headers", "service name", "protocol"],
+)
+def test_an_argument_overriding_a_variable_set_otherwise_is_told_once(
+    options: dict[str, Any],
+    env: dict[str, str],
+    told: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An argument wins over its variable (the SDK's rule): a quickstart's
+    ``configure("my-service", endpoint="http://localhost:4318")`` deployed where the platform
+    sets ``OTEL_EXPORTER_OTLP_ENDPOINT`` and ``OTEL_SERVICE_NAME`` sent every span to the
+    laptop's address under the quickstart's name, and a header the deployment set (its API
+    key) was dropped, all without a word. Each is told once, naming both, quoting neither."""
+    for var in [v for v in os.environ if v.startswith("OTEL_")]:
+        monkeypatch.delenv(var)
+    for var, value in {**QUIET, **env}.items():
+        monkeypatch.setenv(var, value)
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        telemetry = configure("my-service", set_global=False, console=False, **options)
+        telemetry.shutdown()
+        configure("my-service", set_global=False, console=False, **options).shutdown()
+    assert caplog.text.count(told) == 1, caplog.text
+    assert "SECRETVALUE" not in caplog.text and "collector.invalid" not in caplog.text
+    assert telemetry.tracer_provider.resource.attributes["service.name"] == "my-service"
+
+
+@pytest.mark.parametrize(
+    ("options", "env"),
+    [
+        (
+            {"endpoint": "http://localhost:4318/"},
+            {
+                "OTEL_EXPORTER_OTLP_ENDPOINT": "http://localhost:4318",
+                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://localhost:4318/v1/traces",
+            },
+        ),
+        ({"headers": {"X-Api-Key": "a", "b": "c"}}, {"OTEL_EXPORTER_OTLP_HEADERS": "x-api-key=a"}),
+        ({}, {"OTEL_SERVICE_NAME": "my-service"}),
+        ({"max_queue_size": 4096}, {"OTEL_BSP_MAX_QUEUE_SIZE": "4096"}),
+    ],
+    ids=["same endpoint", "headers kept", "same name", "same queue"],
+)
+def test_an_argument_agreeing_with_its_variable_is_told_nothing(
+    options: dict[str, Any],
+    env: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    for var in [v for v in os.environ if v.startswith("OTEL_")]:
+        monkeypatch.delenv(var)
+    for var, value in {**QUIET, **env}.items():
+        monkeypatch.setenv(var, value)
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        configure("my-service", set_global=False, console=False, **options).shutdown()
+    assert "wins over" not in caplog.text, caplog.text
+
+
 def _run_alone(code: str) -> subprocess.CompletedProcess[str]:
     """``code`` in a fresh interpreter (OpenTelemetry's globals are set once per process),
     with this checkout's code and no OTEL_ variable."""

@@ -47,6 +47,7 @@ from agent_otel.exporting._exporters import (
 from agent_otel.exporting._globals import Asked, installed, set_globals
 from agent_otel.exporting._live import live_runs_for
 from agent_otel.exporting._loss import SpanLoss
+from agent_otel.exporting._overrides import hint_overridden
 from agent_otel.exporting._pipeline import BatchSettings, otlp_span_pipeline
 from agent_otel.exporting._telemetry import Telemetry
 from agent_otel.identity._processor import RunIdentityProcessor
@@ -251,6 +252,7 @@ def configure(
         )  # fmt: skip
         return again
     hint_own_variables(again=True, otel=_env.sdk_variables())
+    hint_overridden(checked)
     _env.hint_flags()
     _env.hint_headers()
     quiet_retries()
