@@ -24,6 +24,7 @@ import pytest
 from opentelemetry import trace
 from opentelemetry.metrics import NoOpMeterProvider
 from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.sampling import ALWAYS_OFF, ALWAYS_ON, TraceIdRatioBased
 
 from agent_contract.agent import Agent
 from agent_contract.examples import ScriptedAgent
@@ -735,6 +736,87 @@ def test_an_argument_agreeing_with_its_variable_is_told_nothing(
     with caplog.at_level(logging.WARNING, logger="agent_otel"):
         configure("my-service", set_global=False, console=False, **options).shutdown()
     assert "wins over" not in caplog.text, caplog.text
+
+
+@pytest.mark.parametrize(
+    ("options", "env", "told"),
+    [
+        ({"sampler": ALWAYS_OFF}, {}, "configure(sampler=...), AlwaysOffSampler, keeps no trace"),
+        ({"sampler": TraceIdRatioBased(0.0)}, {}, "TraceIdRatioBased{0.0}, keeps no trace"),
+        (
+            {},
+            {"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0"},
+            "the sampler of OTEL_TRACES_SAMPLER (and _ARG), TraceIdRatioBased{0.0}, keeps no",
+        ),
+        ({}, {"OTEL_TRACES_SAMPLER": "always_off"}, "AlwaysOffSampler, keeps no trace"),
+        (
+            {},
+            {"OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "10"},
+            "OTEL_TRACES_SAMPLER_ARG='10' is not a ratio from 0 to 1",
+        ),
+        (
+            {},
+            {"OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "10%"},
+            "OTEL_TRACES_SAMPLER_ARG='10%' is not a ratio from 0 to 1",
+        ),
+    ],
+    ids=["always off", "ratio 0", "variables ratio 0", "variable off", "ratio 10", "ratio 10%"],
+)
+def test_a_sampler_that_keeps_nothing_or_a_ratio_past_one_is_told_once(
+    options: dict[str, Any],
+    env: dict[str, str],
+    told: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A sampler that keeps no trace started here printed nothing in the terminal and
+    exported nothing, without a word (``OTEL_SDK_DISABLED`` is told); a ratio written as a
+    percentage (``OTEL_TRACES_SAMPLER_ARG=10``) kept every trace, the SDK saying only that
+    it could not convert it to a float."""
+    for var in [v for v in os.environ if v.startswith("OTEL_")]:
+        monkeypatch.delenv(var)
+    for var, value in {**QUIET, **env}.items():
+        monkeypatch.setenv(var, value)
+    stream = io.StringIO()
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        telemetry = configure("t", set_global=False, console_stream=stream, **options)
+        wrap = otel_wrapper(
+            tracer_provider=telemetry.tracer_provider, meter_provider=telemetry.meter_provider
+        )
+        asyncio.run(ScriptedAgent([TextDelta(text="hi")]).invoke([USER], stream_wrapper=wrap))
+        telemetry.shutdown()
+    ours = [r.getMessage() for r in caplog.records if r.name == "agent_otel"]
+    assert sum(told in line for line in ours) == 1, ours
+    kept = "invoke_agent" in stream.getvalue()
+    assert kept is ("ratio" in told), stream.getvalue()  # told as it is in force
+
+
+@pytest.mark.parametrize(
+    ("options", "env"),
+    [
+        ({}, {}),
+        ({"sampler": TraceIdRatioBased(0.5)}, {}),
+        ({}, {"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "1"}),
+        (
+            {"sampler": ALWAYS_ON},
+            {"OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "9"},
+        ),
+    ],
+    ids=["default", "half", "ratio 1", "variable not in force"],
+)
+def test_a_sampler_that_keeps_traces_is_told_nothing(
+    options: dict[str, Any],
+    env: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    for var in [v for v in os.environ if v.startswith("OTEL_")]:
+        monkeypatch.delenv(var)
+    for var, value in {**QUIET, **env}.items():
+        monkeypatch.setenv(var, value)
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        configure("t", set_global=False, console=False, **options).shutdown()
+    assert "sampler" not in caplog.text.lower() or "wins over" in caplog.text, caplog.text
 
 
 def _run_alone(code: str) -> subprocess.CompletedProcess[str]:
