@@ -1712,6 +1712,25 @@ async def test_a_span_asked_of_a_telemetry_that_recorded_nothing_says_why(
         otel_telemetry.span("x")
 
 
+async def test_a_span_asked_for_inside_its_run_says_the_run_has_not_ended(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """``telemetry.span(...)`` read in the consumer's loop, before the run ended, said no span
+    was recorded and to give the runs the telemetry's providers, which they had: a run's
+    spans are recorded as they end. It now says which are open and when to read them."""
+    agent = ScriptedAgent([LLMCallStart(model="m"), TextDelta(text="hi"), LLMCallEnd(model="m")])
+    wrapper = otel_telemetry.wrapper(agent_name="a")
+    async with contextlib.aclosing(wrapper(agent.stream([USER]))) as events:
+        async for _event in events:
+            with pytest.raises(AssertionError) as raised:
+                otel_telemetry.span("invoke_agent a")
+            break
+    told = str(raised.value)
+    assert "has ended" in told and "'invoke_agent a'" in told and "still open" in told, told
+    assert "Give the runs its providers" not in told
+    assert otel_telemetry.span("invoke_agent a")  # ended (closed early): now recorded
+
+
 @pytest.mark.parametrize("entry", [otel_wrapper, _instrumented, _ended])
 def test_a_telemetry_handle_where_its_provider_belongs_says_which_attribute(
     otel_telemetry: InMemoryTelemetry, entry: Any
