@@ -193,10 +193,12 @@ CHILD = textwrap.dedent(
 )
 
 
-def _child(mode: str) -> str:
+def _child(mode: str, in_a_test: bool = False) -> str:
     env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT / 'contract'}"}
-    for var in [v for v in env if v.startswith("OTEL_")]:
+    for var in [v for v in env if v.startswith("OTEL_") or v == "PYTEST_CURRENT_TEST"]:
         del env[var]
+    if in_a_test:  # as pytest sets it while a test runs
+        env["PYTEST_CURRENT_TEST"] = "tests/test_agent.py::test_it (call)"
     done = subprocess.run(
         [sys.executable, "-c", CHILD, mode], capture_output=True, text=True, env=env, check=True
     )
@@ -207,6 +209,16 @@ def test_forgetting_configure_is_told_once_with_what_to_do() -> None:
     stderr = _child("unconfigured")
     assert stderr.count("agent runs are not recorded") == 1, stderr
     assert "agent_otel.configure()" in stderr
+
+
+def test_a_test_forgetting_the_fixture_is_told_to_take_it() -> None:
+    """A pytest test running an agent on no provider was told to call ``configure()``, which
+    exports or prints and leaves the test nothing to read: it is told the fixture."""
+    stderr = _child("unconfigured", in_a_test=True)
+    assert stderr.count("agent runs are not recorded") == 1, stderr
+    assert "take the otel_telemetry fixture" in stderr
+    assert "stream_wrapper=otel_telemetry.wrapper()" in stderr
+    assert "otel_telemetry" not in _child("unconfigured")  # an application is told configure()
 
 
 def test_nothing_is_told_when_configured() -> None:

@@ -143,8 +143,18 @@ def hint_unconfigured(tracer: Tracer) -> None:
     _log.warning(
         "agent-otel: no OpenTelemetry tracer provider is configured, so agent runs are not "
         "recorded. Call agent_otel.configure() once at startup (it prints each run in the "
-        "terminal, or exports over OTLP), or pass tracer_provider=."
+        "terminal, or exports over OTLP), or pass tracer_provider=.%s",
+        _IN_A_TEST if os.environ.get("PYTEST_CURRENT_TEST") else "",
     )
+
+
+_IN_A_TEST = (
+    " In a test, take the otel_telemetry fixture instead and run with stream_wrapper="
+    "otel_telemetry.wrapper() (or instrument(agent, **otel_telemetry.providers())), then read "
+    "its spans (docs/testing.md)"
+)
+"""What a run on no provider in a pytest test (``PYTEST_CURRENT_TEST`` set) is told too: the
+fixture that records it where the test can read it, not ``configure()``'s exporters."""
 
 
 PROVIDERS = {
