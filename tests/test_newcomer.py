@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import functools
 import gc
 import inspect
@@ -23,6 +24,7 @@ import pytest
 from opentelemetry import trace
 from opentelemetry.metrics import NoOpMeterProvider
 from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.sampling import ALWAYS_OFF, ALWAYS_ON, TraceIdRatioBased
 
 from agent_contract.agent import Agent
 from agent_contract.examples import ScriptedAgent
@@ -191,10 +193,12 @@ CHILD = textwrap.dedent(
 )
 
 
-def _child(mode: str) -> str:
+def _child(mode: str, in_a_test: bool = False) -> str:
     env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{ROOT / 'contract'}"}
-    for var in [v for v in env if v.startswith("OTEL_")]:
+    for var in [v for v in env if v.startswith("OTEL_") or v == "PYTEST_CURRENT_TEST"]:
         del env[var]
+    if in_a_test:  # as pytest sets it while a test runs
+        env["PYTEST_CURRENT_TEST"] = "tests/test_agent.py::test_it (call)"
     done = subprocess.run(
         [sys.executable, "-c", CHILD, mode], capture_output=True, text=True, env=env, check=True
     )
@@ -205,6 +209,16 @@ def test_forgetting_configure_is_told_once_with_what_to_do() -> None:
     stderr = _child("unconfigured")
     assert stderr.count("agent runs are not recorded") == 1, stderr
     assert "agent_otel.configure()" in stderr
+
+
+def test_a_test_forgetting_the_fixture_is_told_to_take_it() -> None:
+    """A pytest test running an agent on no provider was told to call ``configure()``, which
+    exports or prints and leaves the test nothing to read: it is told the fixture."""
+    stderr = _child("unconfigured", in_a_test=True)
+    assert stderr.count("agent runs are not recorded") == 1, stderr
+    assert "take the otel_telemetry fixture" in stderr
+    assert "stream_wrapper=otel_telemetry.wrapper()" in stderr
+    assert "otel_telemetry" not in _child("unconfigured")  # an application is told configure()
 
 
 def test_nothing_is_told_when_configured() -> None:
@@ -567,6 +581,254 @@ def test_a_grpc_endpoint_with_no_scheme_on_a_collectors_address_is_told_it_means
     assert caplog.text.count("has no scheme, so OTLP/gRPC connects to it with TLS") == 1
     assert told in caplog.text
     assert "for a Collector without TLS" in caplog.text
+
+
+@contextlib.contextmanager
+def _receiver(kind: str) -> Iterator[str]:
+    """A real OTLP receiver on a port of its own (no default port to warn about at
+    ``configure()``): ``grpc``, ``http``, or ``http 404`` (every request answered 404); its
+    base URL, as ``http://127.0.0.1:port``."""
+    if kind == "grpc":
+        from integration._otlp_grpc import otlp_grpc_receiver
+
+        with otlp_grpc_receiver() as (port, _):
+            yield f"http://127.0.0.1:{port}"
+        return
+    from otlp_receiver import receiving
+
+    with receiving(status=404 if kind == "http 404" else 200) as received:
+        yield received.endpoint.removesuffix("/v1/traces")
+
+
+def _export_two_runs(options: dict[str, Any], env: dict[str, str]) -> None:
+    """Two runs exported through ``configure(**options)``, each flushed, then shut down. The
+    timeout leaves room for one retry: the SDK names a failure's reason in its retry line
+    only (its last line says "due to timeout, max retries or shutdown")."""
+    with unittest.mock.patch.dict(os.environ, {**QUIET, **env}):
+        telemetry = configure("t", set_global=False, console=False, timeout=2, **options)
+    wrap = otel_wrapper(
+        tracer_provider=telemetry.tracer_provider, meter_provider=telemetry.meter_provider
+    )
+    for _ in range(2):
+        asyncio.run(ScriptedAgent([TextDelta(text="hi")]).invoke([USER], stream_wrapper=wrap))
+        telemetry.force_flush(timeout_millis=3_000)
+    telemetry.shutdown()
+
+
+@pytest.mark.parametrize(
+    ("server", "options", "told"),
+    [
+        ("grpc", {}, "answers in HTTP/2's binary frames, as an OTLP/gRPC receiver does"),
+        ("http", {"protocol": "grpc"}, "answers in HTTP/1, as an OTLP/HTTP receiver does"),
+        ("http", {"scheme": "https"}, "is https:// but the receiver speaks plain HTTP"),
+        ("grpc", {"protocol": "grpc", "scheme": "https"}, "the gRPC exporter connects with TLS"),
+        ("http 404", {}, "answered 404 Not Found, so no receiver serves the URL"),
+    ],
+    ids=["http to grpc", "grpc to http", "https to plain", "grpc tls to plain", "not found"],
+)
+def test_an_export_failing_on_a_mistake_in_the_endpoint_tells_it_once(
+    server: str,
+    options: dict[str, Any],
+    told: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A receiver on a port of its own speaking the other OTLP protocol, TLS against a plain
+    receiver, a path no receiver serves: the SDK exporter's line named a protocol error
+    (``BadStatusLine('\\x00\\x00\\x18\\x04...')``, ``Failed parsing HTTP/2``,
+    ``WRONG_VERSION_NUMBER``, ``code: 404``) and agent-otel's only asked "is the collector
+    reachable?", which it was. The first failure now tells the mistake and the fix, once."""
+    for var in [v for v in os.environ if v.startswith("OTEL_EXPORTER_OTLP_")]:
+        monkeypatch.delenv(var)
+    scheme = options.pop("scheme", "http")
+    with _receiver(server) as base, caplog.at_level(logging.WARNING, logger="agent_otel"):
+        _export_two_runs({"endpoint": base.replace("http", scheme, 1), **options}, {})
+    ours = [r.getMessage() for r in caplog.records if r.name == "agent_otel"]
+    assert sum(told in line for line in ours) == 1, ours
+    assert "(docs/configure.md)" in next(line for line in ours if told in line)
+
+
+def test_an_export_failure_configure_foretold_is_not_told_again(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A signal's variable naming no path is told by ``configure()``; the 404s it causes at
+    export say nothing more."""
+    for var in [v for v in os.environ if v.startswith("OTEL_EXPORTER_OTLP_")]:
+        monkeypatch.delenv(var)
+    with _receiver("http 404") as base, caplog.at_level(logging.WARNING, logger="agent_otel"):
+        _export_two_runs({}, {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": base})
+    assert caplog.text.count("names no path") == 1, caplog.text
+    assert "404 Not Found" not in caplog.text
+
+
+def test_an_export_that_succeeds_tells_no_cause(caplog: pytest.LogCaptureFixture) -> None:
+    with _receiver("http") as base, caplog.at_level(logging.WARNING, logger="agent_otel"):
+        _export_two_runs({"endpoint": base}, {})
+    assert not [r for r in caplog.records if r.name == "agent_otel"], caplog.text
+
+
+@pytest.mark.parametrize(
+    ("options", "env", "told"),
+    [
+        (
+            {"endpoint": "http://localhost:4318"},
+            {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector.invalid:4318"},
+            "configure(endpoint=...) wins over OTEL_EXPORTER_OTLP_ENDPOINT",
+        ),
+        (
+            {"endpoint": "http://localhost:4318"},
+            {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://collector.invalid:4318/v1/traces"},
+            "configure(endpoint=...) wins over OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+        ),
+        (
+            {"headers": {"authorization": "Bearer local"}},
+            {"OTEL_EXPORTER_OTLP_HEADERS": "x-api-key=SECRETVALUE"},
+            "the headers it sets are not sent",
+        ),
+        ({}, {"OTEL_SERVICE_NAME": "checkout-prod"}, "configure(service_name=...) wins over"),
+        (
+            {"protocol": "http/protobuf"},
+            {"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"},
+            "configure(protocol=...) wins over OTEL_EXPORTER_OTLP_PROTOCOL",
+        ),
+    ],
+    ids=["endpoint", "a signal's endpoint", "headers", "service name", "protocol"],
+)
+def test_an_argument_overriding_a_variable_set_otherwise_is_told_once(
+    options: dict[str, Any],
+    env: dict[str, str],
+    told: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An argument wins over its variable (the SDK's rule): a quickstart's
+    ``configure("my-service", endpoint="http://localhost:4318")`` deployed where the platform
+    sets ``OTEL_EXPORTER_OTLP_ENDPOINT`` and ``OTEL_SERVICE_NAME`` sent every span to the
+    laptop's address under the quickstart's name, and a header the deployment set (its API
+    key) was dropped, all without a word. Each is told once, naming both, quoting neither."""
+    for var in [v for v in os.environ if v.startswith("OTEL_")]:
+        monkeypatch.delenv(var)
+    for var, value in {**QUIET, **env}.items():
+        monkeypatch.setenv(var, value)
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        telemetry = configure("my-service", set_global=False, console=False, **options)
+        telemetry.shutdown()
+        configure("my-service", set_global=False, console=False, **options).shutdown()
+    assert caplog.text.count(told) == 1, caplog.text
+    assert "SECRETVALUE" not in caplog.text and "collector.invalid" not in caplog.text
+    assert telemetry.tracer_provider.resource.attributes["service.name"] == "my-service"
+
+
+@pytest.mark.parametrize(
+    ("options", "env"),
+    [
+        (
+            {"endpoint": "http://localhost:4318/"},
+            {
+                "OTEL_EXPORTER_OTLP_ENDPOINT": "http://localhost:4318",
+                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://localhost:4318/v1/traces",
+            },
+        ),
+        ({"headers": {"X-Api-Key": "a", "b": "c"}}, {"OTEL_EXPORTER_OTLP_HEADERS": "x-api-key=a"}),
+        ({}, {"OTEL_SERVICE_NAME": "my-service"}),
+        ({"max_queue_size": 4096}, {"OTEL_BSP_MAX_QUEUE_SIZE": "4096"}),
+    ],
+    ids=["same endpoint", "headers kept", "same name", "same queue"],
+)
+def test_an_argument_agreeing_with_its_variable_is_told_nothing(
+    options: dict[str, Any],
+    env: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    for var in [v for v in os.environ if v.startswith("OTEL_")]:
+        monkeypatch.delenv(var)
+    for var, value in {**QUIET, **env}.items():
+        monkeypatch.setenv(var, value)
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        configure("my-service", set_global=False, console=False, **options).shutdown()
+    assert "wins over" not in caplog.text, caplog.text
+
+
+@pytest.mark.parametrize(
+    ("options", "env", "told"),
+    [
+        ({"sampler": ALWAYS_OFF}, {}, "configure(sampler=...), AlwaysOffSampler, keeps no trace"),
+        ({"sampler": TraceIdRatioBased(0.0)}, {}, "TraceIdRatioBased{0.0}, keeps no trace"),
+        (
+            {},
+            {"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0"},
+            "the sampler of OTEL_TRACES_SAMPLER (and _ARG), TraceIdRatioBased{0.0}, keeps no",
+        ),
+        ({}, {"OTEL_TRACES_SAMPLER": "always_off"}, "AlwaysOffSampler, keeps no trace"),
+        (
+            {},
+            {"OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "10"},
+            "OTEL_TRACES_SAMPLER_ARG='10' is not a ratio from 0 to 1",
+        ),
+        (
+            {},
+            {"OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "10%"},
+            "OTEL_TRACES_SAMPLER_ARG='10%' is not a ratio from 0 to 1",
+        ),
+    ],
+    ids=["always off", "ratio 0", "variables ratio 0", "variable off", "ratio 10", "ratio 10%"],
+)
+def test_a_sampler_that_keeps_nothing_or_a_ratio_past_one_is_told_once(
+    options: dict[str, Any],
+    env: dict[str, str],
+    told: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A sampler that keeps no trace started here printed nothing in the terminal and
+    exported nothing, without a word (``OTEL_SDK_DISABLED`` is told); a ratio written as a
+    percentage (``OTEL_TRACES_SAMPLER_ARG=10``) kept every trace, the SDK saying only that
+    it could not convert it to a float."""
+    for var in [v for v in os.environ if v.startswith("OTEL_")]:
+        monkeypatch.delenv(var)
+    for var, value in {**QUIET, **env}.items():
+        monkeypatch.setenv(var, value)
+    stream = io.StringIO()
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        telemetry = configure("t", set_global=False, console_stream=stream, **options)
+        wrap = otel_wrapper(
+            tracer_provider=telemetry.tracer_provider, meter_provider=telemetry.meter_provider
+        )
+        asyncio.run(ScriptedAgent([TextDelta(text="hi")]).invoke([USER], stream_wrapper=wrap))
+        telemetry.shutdown()
+    ours = [r.getMessage() for r in caplog.records if r.name == "agent_otel"]
+    assert sum(told in line for line in ours) == 1, ours
+    kept = "invoke_agent" in stream.getvalue()
+    assert kept is ("ratio" in told), stream.getvalue()  # told as it is in force
+
+
+@pytest.mark.parametrize(
+    ("options", "env"),
+    [
+        ({}, {}),
+        ({"sampler": TraceIdRatioBased(0.5)}, {}),
+        ({}, {"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "1"}),
+        (
+            {"sampler": ALWAYS_ON},
+            {"OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "9"},
+        ),
+    ],
+    ids=["default", "half", "ratio 1", "variable not in force"],
+)
+def test_a_sampler_that_keeps_traces_is_told_nothing(
+    options: dict[str, Any],
+    env: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    for var in [v for v in os.environ if v.startswith("OTEL_")]:
+        monkeypatch.delenv(var)
+    for var, value in {**QUIET, **env}.items():
+        monkeypatch.setenv(var, value)
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        configure("t", set_global=False, console=False, **options).shutdown()
+    assert "sampler" not in caplog.text.lower() or "wins over" in caplog.text, caplog.text
 
 
 def _run_alone(code: str) -> subprocess.CompletedProcess[str]:
@@ -1462,6 +1724,25 @@ async def test_a_span_asked_of_a_telemetry_that_recorded_nothing_says_why(
         otel_telemetry.span("x")
 
 
+async def test_a_span_asked_for_inside_its_run_says_the_run_has_not_ended(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """``telemetry.span(...)`` read in the consumer's loop, before the run ended, said no span
+    was recorded and to give the runs the telemetry's providers, which they had: a run's
+    spans are recorded as they end. It now says which are open and when to read them."""
+    agent = ScriptedAgent([LLMCallStart(model="m"), TextDelta(text="hi"), LLMCallEnd(model="m")])
+    wrapper = otel_telemetry.wrapper(agent_name="a")
+    async with contextlib.aclosing(wrapper(agent.stream([USER]))) as events:
+        async for _event in events:
+            with pytest.raises(AssertionError) as raised:
+                otel_telemetry.span("invoke_agent a")
+            break
+    told = str(raised.value)
+    assert "has ended" in told and "'invoke_agent a'" in told and "still open" in told, told
+    assert "Give the runs its providers" not in told
+    assert otel_telemetry.span("invoke_agent a")  # ended (closed early): now recorded
+
+
 @pytest.mark.parametrize("entry", [otel_wrapper, _instrumented, _ended])
 def test_a_telemetry_handle_where_its_provider_belongs_says_which_attribute(
     otel_telemetry: InMemoryTelemetry, entry: Any
@@ -1876,9 +2157,18 @@ def _pydantic_ai_agent() -> Any:
 
 
 _PUBLIC_MODULES = ["agent_otel", "agent_otel.testing", "agent_otel.instrumentor"]
-# Made on every run (each run's ids): a check before its construction would cost every run.
 # run_script's keywords are otel_wrapper()'s options, told by it (it needs its two arguments).
-_UNCHECKED = {"RunIdentity", "run_script"}
+_UNCHECKED = {"run_script"}
+# Methods the recorder (or the SDK) calls per run, span or event: a check would cost each call.
+_PER_RUN = {
+    "ContentCapture": {"new_messages", "copied", "encode", "encode_within"},
+    "ModelPrice": {"cost"},
+    "PriceTable": {"price"},
+    "RunIdentity": {"over"},
+    "RunIdentityProcessor": {"on_start", "on_end"},
+    "Scrubber": {"text", "value", "tree"},
+    "TailSampler": {"on_start", "on_end"},
+}
 
 
 def _public_callables() -> list[Any]:
@@ -1928,8 +2218,67 @@ def test_every_public_callable_tells_a_misspelt_keyword_the_one_meant(
 
 def test_the_keyword_check_skips_only_what_a_run_makes() -> None:
     names = {param.values[0] for param in _public_callables()}
-    assert {"remote_agent", "Scrubber", "InMemoryTelemetry", "span_tree", "Telemetry"} <= names
+    assert {"remote_agent", "Scrubber", "InMemoryTelemetry", "span_tree", "RunIdentity"} <= names
     assert not names & set(_UNCHECKED)
+
+
+def _public_methods() -> list[Any]:
+    """Every public method of a public class that takes a named argument, with the names it
+    takes (an ``**options: Unpack[...]``'s keys too), but those a run calls (``_PER_RUN``)."""
+    from test_options_doc import public_parameters
+
+    found = []
+    for module in _PUBLIC_MODULES:
+        imported = __import__(module, fromlist=["__all__"])
+        for name in imported.__all__:
+            cls = getattr(imported, name)
+            if not isinstance(cls, type):
+                continue
+            for attribute, value in vars(cls).items():
+                if attribute.startswith("_") or attribute in _PER_RUN.get(name, ()):
+                    continue
+                bound = not isinstance(value, staticmethod | classmethod)
+                if not callable(getattr(value, "__func__", value)):
+                    continue  # a property, a constant
+                method = getattr(cls, attribute)
+                takes = public_parameters(method) - {"self", "cls"}
+                if takes:
+                    qualname = f"{name}.{attribute}"
+                    found.append(pytest.param(qualname, method, bound, takes, id=qualname))
+    return found
+
+
+@pytest.mark.parametrize(("name", "method", "bound", "takes"), _public_methods())
+def test_every_public_method_tells_a_misspelt_keyword_the_one_meant(
+    name: str, method: Any, bound: bool, takes: set[str]
+) -> None:
+    """``telemetry.span(nme=...)``, ``telemetry.tree(attribute=False)``, ``BUNDLED_PRICES.
+    with_prices(..., sourc=...)``, ``call.describe(nam=...)`` got Python's bare "unexpected
+    keyword argument" where a public function says the name meant: a method says it too, as
+    its own call, before it runs (so no instance is needed here)."""
+    for meant in sorted(takes):
+        typo = _misspelt(meant, takes)
+        with pytest.raises(TypeError) as raised:
+            method(*[object()] * bound, **{typo: None})
+        told = str(raised.value)
+        assert told.startswith(f"{name}() got an unexpected keyword argument {typo!r}"), told
+        assert f"did you mean {meant!r}?" in told, told
+
+
+def test_the_methods_left_to_python_are_those_a_run_calls() -> None:
+    """The methods the check leaves out are those it would cost a run (each named)."""
+    methods = {param.values[0] for param in _public_methods()}
+    assert {"InMemoryTelemetry.span", "PriceTable.with_prices", "Telemetry.shutdown"} <= methods
+    assert {name: set(left) for name, left in _hints.UNCHECKED.items()} == _PER_RUN
+
+
+def test_a_run_given_no_ids_shares_one_identity_and_one_given_ids_records_them() -> None:
+    """Runs given no ids (most) skip the public constructor's check; a run given one keeps it."""
+    from agent_otel.identity._identity import make_identity
+
+    assert make_identity() is make_identity()
+    assert make_identity(user_id=7).user_id == "7"
+    assert not make_identity() and make_identity(session_id="s")
 
 
 @pytest.mark.parametrize(

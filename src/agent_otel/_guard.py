@@ -87,6 +87,12 @@ def warn_once(setting: str, value: str, message: str, *args: object) -> None:
     logger.warning(message, *args)
 
 
+def told_already(setting: str, value: str) -> None:
+    """Count (``setting``, ``value``) told: another warning said what it would say."""
+    with _told_lock:
+        _told.add((setting, value))
+
+
 # Where agent-otel reads the agent's values: a module's every function (None) or the named
 # ones. Registered by the reading modules themselves (:func:`reads_values`).
 _readers: dict[object, frozenset[str] | None] = {}

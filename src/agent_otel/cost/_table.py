@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_otel._plain import at_least_zero, number_of, shown, text_of
-from agent_otel.recording._hints import keyworded
+from agent_otel.recording._hints import keyworded_but
 
 MAX_MEMO = 1024
 MAX_MEMO_NAME = 256
@@ -32,7 +32,7 @@ which the cost counter drops)."""
 _SNAPSHOT = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8})$")
 
 
-@keyworded
+@keyworded_but("cost")  # per chat call
 @dataclass(frozen=True, slots=True)
 class ModelPrice:
     """One model's prices per million tokens; a part without its own price pays the plain rate.
@@ -78,7 +78,7 @@ class ModelPrice:
         return total / PER_TOKENS
 
 
-@keyworded
+@keyworded_but("price")  # per chat call
 @dataclass(frozen=True, slots=True)
 class PriceTable:
     """Prices by model name, in one currency, with where and when they were read.

@@ -47,7 +47,9 @@ from agent_otel.exporting._exporters import (
 from agent_otel.exporting._globals import Asked, installed, set_globals
 from agent_otel.exporting._live import live_runs_for
 from agent_otel.exporting._loss import SpanLoss
+from agent_otel.exporting._overrides import hint_overridden
 from agent_otel.exporting._pipeline import BatchSettings, otlp_span_pipeline
+from agent_otel.exporting._sampler import hint_sampler
 from agent_otel.exporting._telemetry import Telemetry
 from agent_otel.identity._processor import RunIdentityProcessor
 from agent_otel.recording._hints import (
@@ -251,6 +253,7 @@ def configure(
         )  # fmt: skip
         return again
     hint_own_variables(again=True, otel=_env.sdk_variables())
+    hint_overridden(checked)
     _env.hint_flags()
     _env.hint_headers()
     quiet_retries()
@@ -337,6 +340,7 @@ def configure(
     for log_processor in log_processors:
         logger_provider.add_log_record_processor(log_processor)
 
+    given_sampler = sampler is not None
     if sampler is None and _env.sampler_unknown():
         sampler = DEFAULT_ON  # what the SDK falls back to, now told naming the variable
     span_limits = _env.limit_overrides(_env.SPAN_LIMITS)
@@ -346,6 +350,7 @@ def configure(
         shutdown_on_exit=False,
         span_limits=SpanLimits(**span_limits) if span_limits else None,
     )
+    hint_sampler(tracer_provider.sampler, given_sampler)
     if processors:  # run ids on the spans other instrumentations start inside a run
         tracer_provider.add_span_processor(RunIdentityProcessor(scrub))
     for processor in processors:

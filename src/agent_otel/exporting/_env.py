@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 from agent_otel._guard import warn_once
 from agent_otel._plain import shown
+from agent_otel.exporting._failures import NOT_FOUND, OTHER_PROTOCOL, PLAIN_SERVER, foretold
 from agent_otel.scrubbing._scrubber import DEFAULT
 
 Protocol = Literal["grpc", "http/protobuf"]
@@ -167,6 +168,7 @@ def hint_port(setting: str, value: str, protocol: Protocol, switch: str) -> None
     fixed = text.replace(f":{port}", f":{_PORTS[protocol]}", 1)
     if other == GRPC:
         switch += " (it needs agent-otel[grpc])"
+    foretold(OTHER_PROTOCOL)
     warn_once(
         setting, text,
         "agent-otel: %s=%r is port %d, where a Collector listens for OTLP over %s, but the "
@@ -200,6 +202,7 @@ def hint_grpc_tls(setting: str, value: str, protocol: Protocol, signal: Signal =
         return
     if parts.hostname not in _LOOPBACK and port != _PORTS[GRPC]:
         return
+    foretold(PLAIN_SERVER)
     warn_once(
         setting, f"tls:{text}",
         "agent-otel: %s=%r has no scheme, so OTLP/gRPC connects to it with TLS (as "
@@ -223,6 +226,7 @@ def hint_signal_path(var: str, value: str, signal: Signal) -> None:
     if path not in ("", "/"):
         return
     base = text.removesuffix("/")
+    foretold(NOT_FOUND)
     warn_once(
         var, f"path:{text}",
         "agent-otel: %s=%r names no path, but it is the full URL %s are posted to, as it is, "

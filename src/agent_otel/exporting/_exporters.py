@@ -21,6 +21,7 @@ from opentelemetry.sdk.trace.export import SpanExporter
 from agent_otel._guard import logger as _log
 from agent_otel._guard import scrub_logs
 from agent_otel.exporting import _env
+from agent_otel.exporting._failures import tell_cause
 from agent_otel.exporting._session import ForkSafeSession
 from agent_otel.exporting._split import AnswerMeterProvider, SizeBoundLogExporter
 from agent_otel.exporting._tally import internal_metrics_on
@@ -94,13 +95,15 @@ class _RetryOnce(logging.Filter):
     counted and told by agent-otel's own warnings). And a shutdown that gave up (told once,
     with its reason) shuts the stuck exporters down to break their export off; the provider's
     own shutdown, still under way in :data:`SHUTDOWN_THREAD`, then shuts one down again once
-    its export ends, and the SDK's warning about that second call says nothing new."""
+    its export ends, and the SDK's warning about that second call says nothing new. Each
+    failure line is read first for a cause a newcomer can fix (:mod:`._failures`)."""
 
     def __init__(self) -> None:
         super().__init__()
         self._seen: set[str] = set()
 
     def filter(self, record: logging.LogRecord) -> bool:
+        tell_cause(record)
         template = str(record.msg)
         if template == _SHUT_TWICE and record.threadName == SHUTDOWN_THREAD:
             return False

@@ -21,7 +21,7 @@ from agent_otel import _attributes as A
 from agent_otel._block import Block, block, detach
 from agent_otel._plain import id_text, shown, text_of
 from agent_otel.recording._encodable import clean_text
-from agent_otel.recording._hints import keywords
+from agent_otel.recording._hints import keyworded_but, keywords
 from agent_otel.scrubbing._scrubber import DEFAULT, Scrub
 
 _KEY = otel_context.create_key("agent_otel.run_identity")
@@ -37,6 +37,7 @@ and claims where no detector finds them any more."""
 _BEFORE_CUT = Scrub(DEFAULT)
 
 
+@keyworded_but("over")  # per run
 @dataclass(frozen=True, slots=True)
 class RunIdentity:
     """The ids of a run; None is "not given" (the enclosing run's id, if any, applies)."""
@@ -81,9 +82,16 @@ def clean_id(value: object) -> str | None:
     return value[:MAX_ID_LENGTH]
 
 
+_NO_IDS = RunIdentity()
+
+
 def make_identity(
     session_id: object = None, user_id: object = None, conversation_id: object = None
 ) -> RunIdentity:
+    """The ids a run is given, cleaned; most runs are given none, and share one (made once:
+    the public constructor checks its keywords)."""
+    if session_id is None and user_id is None and conversation_id is None:
+        return _NO_IDS
     return RunIdentity(clean_id(session_id), clean_id(user_id), clean_id(conversation_id))
 
 

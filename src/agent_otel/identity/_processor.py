@@ -19,7 +19,7 @@ from opentelemetry.context.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
 from agent_otel.recording._encodable import clean_attributes
-from agent_otel.recording._hints import keyworded
+from agent_otel.recording._hints import keyworded_but
 from agent_otel.recording._scope import mcp_request_started
 from agent_otel.scrubbing import Scrub, Scrubber, resolve_scrubber
 from agent_otel.scrubbing._scrubber import DEFAULT
@@ -30,7 +30,7 @@ _OURS = "agent_otel"
 _SCRUB = Scrub(DEFAULT)  # ids recur: its memory of clean strings makes this a set lookup
 
 
-@keyworded
+@keyworded_but("on_start", "on_end")  # the SDK calls them per span
 class RunIdentityProcessor(SpanProcessor):
     """Adds ``session.id``, ``user.id`` and ``gen_ai.conversation.id`` at span start; an MCP
     tool's request id to its tool span (module doc). ``scrub``: ``True`` (the default

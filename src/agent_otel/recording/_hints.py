@@ -40,7 +40,9 @@ __all__ = [
     "hint_reinstrumented",
     "hint_unconfigured",
     "hint_untraced",
+    "UNCHECKED",
     "keyworded",
+    "keyworded_but",
     "keywords",
     "nearest",
     "positional",
@@ -141,8 +143,18 @@ def hint_unconfigured(tracer: Tracer) -> None:
     _log.warning(
         "agent-otel: no OpenTelemetry tracer provider is configured, so agent runs are not "
         "recorded. Call agent_otel.configure() once at startup (it prints each run in the "
-        "terminal, or exports over OTLP), or pass tracer_provider=."
+        "terminal, or exports over OTLP), or pass tracer_provider=.%s",
+        _IN_A_TEST if os.environ.get("PYTEST_CURRENT_TEST") else "",
     )
+
+
+_IN_A_TEST = (
+    " In a test, take the otel_telemetry fixture instead and run with stream_wrapper="
+    "otel_telemetry.wrapper() (or instrument(agent, **otel_telemetry.providers())), then read "
+    "its spans (docs/testing.md)"
+)
+"""What a run on no provider in a pytest test (``PYTEST_CURRENT_TEST`` set) is told too: the
+fixture that records it where the test can read it, not ``configure()``'s exporters."""
 
 
 PROVIDERS = {
@@ -332,16 +344,16 @@ def _checking(
     name: str,
     elsewhere: Mapping[str, str],
     hint: Callable[[str, Collection[str]], str] = did_you_mean,
+    bound: int = 0,
 ) -> Callable[P, R]:
-    """``fn`` (a function, or a constructor's ``__init__``, whose ``self`` is its first
-    argument) checking its keywords, and its positional arguments where it has keyword-only
-    ones, before it runs; told as ``name()``."""
+    """``fn`` (a function, or a method, whose ``self`` is its first argument: ``bound`` 1)
+    checking its keywords, and its positional arguments where it has keyword-only ones, before
+    it runs; told as ``name()``."""
     parameters = inspect.signature(fn).parameters.values()
     takes = frozenset(
         p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
     )
     given, named = _by_position(fn)
-    bound = 1 if fn.__name__ == "__init__" else 0  # self: no argument of the caller's
     most = len(given) if named else math.inf  # no keyword-only options: Python's own words
 
     @functools.wraps(fn)
@@ -371,14 +383,67 @@ def keywords(elsewhere: Mapping[str, str]) -> Callable[[Callable[P, R]], Callabl
 
 def keyworded(fn: C) -> C:
     """Any other public function or class: given a keyword it does not take, it says the
-    nearest one (``Scrubber(pattern=...)``: ``patterns``; a class told by its name, its
-    constructor checked). Not for a class the recorder makes per run, nor a function it calls
-    per run or event: the check costs each call one more."""
-    if isinstance(fn, type):
-        cls: Any = fn  # (mypy: neither reading nor assigning a class's __init__)
-        cls.__init__ = _checking(cls.__init__, fn.__name__, {}, nearest)
-        return fn
-    return cast(C, _checking(fn, fn.__name__, {}, nearest))
+    nearest one (``Scrubber(pattern=...)``: ``patterns``; ``telemetry.span(nme=...)``:
+    ``name``), as its own call (``InMemoryTelemetry.span()``). A class's constructor and each
+    public method it defines that takes a named argument are checked: for a class with methods
+    the recorder calls per run, span or event, :func:`keyworded_but`. Not for a function the
+    recorder calls per run or event, nor a class it makes per run whose constructor it cannot
+    avoid: the check costs each call one more."""
+    return _keyworded(fn, frozenset())
+
+
+def keyworded_but(*per_run: str) -> Callable[[C], C]:
+    """:func:`keyworded` for a class, except its methods named in ``per_run``: the recorder
+    (or the SDK, for a span processor's ``on_start``/``on_end``) calls them per run, span or
+    event, where the check would cost each call, and a mistake in them is Python's to tell."""
+    left = frozenset(per_run)
+    return lambda fn: _keyworded(fn, left)
+
+
+UNCHECKED: dict[str, frozenset[str]] = {}
+"""The methods :func:`keyworded_but` leaves to Python, by their class's name (a test reads it)."""
+
+
+def _keyworded(fn: C, left: frozenset[str]) -> C:
+    """``fn`` checked: a function, or a class's constructor and its public methods but ``left``."""
+    if not isinstance(fn, type):
+        return cast(C, _checking(fn, fn.__name__, {}, nearest))
+    cls: Any = fn  # (mypy: neither reading nor assigning a class's __init__)
+    if _named(cls.__init__, 1):
+        cls.__init__ = _checking(cls.__init__, fn.__name__, {}, nearest, bound=1)
+    if left:
+        UNCHECKED[fn.__qualname__] = left
+    for attribute, value in list(vars(fn).items()):
+        if attribute.startswith("_") or attribute in left:
+            continue
+        method, bound, wrap = _method(value)
+        if method is None or not _named(method, bound):
+            continue
+        name = f"{fn.__qualname__}.{attribute}"
+        setattr(fn, attribute, wrap(_checking(method, name, {}, nearest, bound=bound)))
+    return fn
+
+
+def _method(value: object) -> tuple[Callable[..., Any] | None, int, Callable[[Any], Any]]:
+    """The function a class attribute runs, how many of its arguments Python binds (``self``
+    or ``cls``), and what makes the attribute again of a function like it."""
+    if isinstance(value, staticmethod):
+        return value.__func__, 0, staticmethod
+    if isinstance(value, classmethod):
+        return value.__func__, 1, classmethod
+    if inspect.isfunction(value):
+        return value, 1, lambda checked: checked
+    return None, 0, lambda checked: checked  # a property, a nested class, a constant
+
+
+def _named(fn: Callable[..., Any], bound: int) -> bool:
+    """Whether ``fn`` takes an argument by name past the ``bound`` ones and no ``**options``
+    (which it checks itself, as ``RemoteAgentCall()`` does): else nothing to tell."""
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    parameters = list(inspect.signature(fn).parameters.values())[bound:]
+    if any(p.kind is p.VAR_KEYWORD for p in parameters):
+        return False
+    return any(p.kind in kinds for p in parameters)
 
 
 def check_provider(caller: str, name: str, provider: object, method: str) -> None:

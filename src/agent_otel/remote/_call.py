@@ -32,7 +32,7 @@ from agent_otel.decorating._propagation import check_context
 from agent_otel.identity._identity import clean_id, identity_of
 from agent_otel.recording._encodable import checked, checked_text, uncounted
 from agent_otel.recording._errors import error_type_of, fail_span, mark_error, report_failure
-from agent_otel.recording._hints import nearest, unexpected
+from agent_otel.recording._hints import keyworded, nearest, unexpected
 from agent_otel.recording._options import scrub_for, tracer_for
 from agent_otel.recording._span import GuardedSpan, start_span
 from agent_otel.scrubbing import Scrubber
@@ -78,6 +78,7 @@ _BAGGAGE = W3CBaggagePropagator()
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 
 
+@keyworded
 class RemoteAgentCall(Block["RemoteAgentCall"]):
     """One call of a remote agent and its ``invoke_agent {name}`` span (kind CLIENT).
 

@@ -21,7 +21,7 @@ from agent_otel import _attributes as A
 from agent_otel._fork import in_forked_child
 from agent_otel._guard import logger as _log
 from agent_otel._plain import a_kind, has_methods
-from agent_otel.recording._hints import keyworded
+from agent_otel.recording._hints import keyworded_but
 
 from ._policy import SamplerStats, TailSamplingPolicy
 from ._size import span_size
@@ -54,7 +54,7 @@ class _Decided:
         self.keep = keep
 
 
-@keyworded
+@keyworded_but("on_start", "on_end")  # the SDK calls them per span
 class TailSampler(SpanProcessor):
     """Hold each run's spans until the run ends; pass whole runs on to ``downstream``.
 

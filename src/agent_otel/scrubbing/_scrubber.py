@@ -28,7 +28,7 @@ from typing import Any
 
 from agent_otel._guard import report
 from agent_otel._plain import TRUNCATION_MARK, a_kind, items_of, plain_value, shown, text_of
-from agent_otel.recording._hints import keyworded
+from agent_otel.recording._hints import keyworded_but
 
 from ._detectors import (
     BUILT_IN,
@@ -181,7 +181,7 @@ def marker(name: str, length: int) -> str:
     return f"[REDACTED:{name} len={length}]"
 
 
-@keyworded
+@keyworded_but("text", "value", "tree")  # called per value recorded
 @dataclass(frozen=True, slots=True)
 class Scrubber:
     """What the default scrubber looks for, and what you add to it.

@@ -231,6 +231,13 @@ class InMemoryTelemetry(Block["InMemoryTelemetry"]):
                 f"no span named {name!r}: no span was recorded in this telemetry, which was "
                 "shut down (runs after that record nothing): make a new InMemoryTelemetry()"
             )
+        held_open = [] if found else self.open_spans()
+        if held_open:  # asked inside the run (the consumer's loop): its spans end with it
+            raise AssertionError(
+                f"no span named {name!r} has ended: the spans of a run still going are "
+                f"recorded as they end ({', '.join(map(repr, held_open))} still open): read "
+                "them once the run has ended, after the async for over its stream or invoke()"
+            )
         if not spans:  # nothing recorded here at all: most often, runs on other providers
             raise AssertionError(
                 f"no span named {name!r}: no span was recorded in this telemetry. Give the runs "

@@ -20,7 +20,7 @@ from typing import Any, Literal, get_args
 from agent_otel._guard import report, warn_once
 from agent_otel._plain import TRUNCATION_MARK, a_kind, int_of, shown, text_of
 from agent_otel.recording._encodable import MAX_TEXT_BYTES, Count
-from agent_otel.recording._hints import keyworded
+from agent_otel.recording._hints import keyworded_but
 from agent_otel.scrubbing import MARGIN, Scrub
 
 from ._fit import fit_json, fit_plain, plain_copy
@@ -55,7 +55,7 @@ _MODES: dict[str, tuple[bool, bool] | None] = {
 }
 
 
-@keyworded
+@keyworded_but("new_messages", "copied", "encode", "encode_within")  # per event
 @dataclass(frozen=True, slots=True)
 class ContentCapture:
     """How content is captured once it is on.
