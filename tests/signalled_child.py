@@ -83,7 +83,10 @@ def _fail_showing(process: subprocess.Popen[str], what: str) -> NoReturn:
         out, err = process.communicate(timeout=_DUMP_WAIT_S)
     except subprocess.TimeoutExpired:
         process.kill()
-        out, err = process.communicate()
+        try:  # a grandchild it started (a pool's worker) may hold the pipes open: not forever
+            out, err = process.communicate(timeout=_DUMP_WAIT_S)
+        except subprocess.TimeoutExpired:
+            out, err = "(its pipes still held open by another process)", ""
     pytest.fail(
         f"the child (pid {process.pid}) {what}; its signals: {state}\n"
         f"--- its stderr (each thread's stack, if it shows them) ---\n{err}\n"
