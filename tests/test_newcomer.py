@@ -615,6 +615,7 @@ def _export_two_runs(options: dict[str, Any], env: dict[str, str]) -> None:
     telemetry.shutdown()
 
 
+@pytest.mark.heavy  # real exports, each waiting out a retry
 @pytest.mark.parametrize(
     ("server", "options", "told"),
     [
@@ -648,6 +649,7 @@ def test_an_export_failing_on_a_mistake_in_the_endpoint_tells_it_once(
     assert "(docs/configure.md)" in next(line for line in ours if told in line)
 
 
+@pytest.mark.heavy  # real exports, each waiting out a retry
 def test_an_export_failure_configure_foretold_is_not_told_again(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -661,6 +663,7 @@ def test_an_export_failure_configure_foretold_is_not_told_again(
     assert "404 Not Found" not in caplog.text
 
 
+@pytest.mark.heavy  # real exports, each waiting out a retry
 def test_an_export_that_succeeds_tells_no_cause(caplog: pytest.LogCaptureFixture) -> None:
     with _receiver("http") as base, caplog.at_level(logging.WARNING, logger="agent_otel"):
         _export_two_runs({"endpoint": base}, {})
