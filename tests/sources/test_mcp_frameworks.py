@@ -19,7 +19,6 @@ checks the context each request is sent in.
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -598,14 +597,12 @@ async def test_an_mcp_one_streamable_http_server_that_dies_mid_call_fails_the_ca
 
     if importlib.util.find_spec("mcp.shared._otel") is not None:
         pytest.skip("the MCP SDK 2.x's own row is test_mcp.py's")
-    import anyio
     import httpx
     from benchmarks._process import free_port, port_open, serving
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
-    from agent_contract.protocol import FunctionCall, LLMCallEnd, LLMCallStart, ToolCall, ToolResult
-    from agent_contract.scope import McpServer, tool_scope
+    from agent_contract.scope import McpServer
 
     port = free_port()
     script = str(Path(_mcp.__file__))
@@ -621,34 +618,7 @@ async def test_an_mcp_one_streamable_http_server_that_dies_mid_call_fails_the_ca
             ):
                 await session.initialize()
                 server = McpServer(name=_mcp.SERVER_NAME)
-
-                async def body(cid: str, name: str) -> None:
-                    with tool_scope(cid, name, mcp=server):
-                        if name == "die":  # once the other call is in flight
-                            await anyio.sleep(0.5)
-                        await session.call_tool(name, {"x": 1})  # never answered
-
-                async def agent() -> AsyncIterator[AgentEvent]:
-                    yield LLMCallStart(model="m")
-                    for cid, name in (("c0", "add"), ("c1", "slow"), ("c2", "die")):
-                        call = FunctionCall(name=name, arguments='{"x": 1}')
-                        yield ToolCall(id=cid, function=call)
-                    yield LLMCallEnd(model="m")
-                    with tool_scope("c0", "add", mcp=server):
-                        await session.call_tool("add", {"x": 1})
-                    yield ToolResult(tool_call_id="c0", content="2")
-                    async with anyio.create_task_group() as group:
-                        group.start_soon(body, "c1", "slow")
-                        group.start_soon(body, "c2", "die")
-                    yield ToolResult(tool_call_id="c1", content="unreachable")
-
-                try:
-                    with anyio.fail_after(20):
-                        async for _ in otel_telemetry.wrapper(agent_name="calc")(agent()):
-                            pass
-                except asyncio.CancelledError as error:  # the agent's own, unchanged
-                    cancelled.append(error)
-                    raise
+                await _mcp.run_lost_calls(otel_telemetry, session.call_tool, server, cancelled)
         assert raised.group_contains(httpx.RemoteProtocolError)
         assert len(cancelled) == 1
     _mcp.check_lost_calls(otel_telemetry)
