@@ -736,7 +736,6 @@ async def test_an_mcp_one_servers_sampling_request_runs_under_the_tool_call_it_s
     if importlib.util.find_spec("mcp.shared._otel") is not None:
         pytest.skip("the MCP SDK 2.x refuses sampling on an in-memory connection")
     from mcp import types
-    from mcp.server.fastmcp import FastMCP
     from mcp.shared.memory import create_connected_server_and_client_session
 
     from agent_contract.protocol import (
@@ -745,15 +744,7 @@ async def test_an_mcp_one_servers_sampling_request_runs_under_the_tool_call_it_s
         TextDelta,
     )
 
-    server = FastMCP(_mcp.SERVER_NAME)
-
-    @server.tool()
-    async def ask(x: int) -> str:
-        """Ask the client's model."""
-        text = types.TextContent(type="text", text="hi")
-        question = types.SamplingMessage(role="user", content=text)
-        answer = await server.get_context().session.create_message([question], max_tokens=5)
-        return str(answer.content.text)  # type: ignore[union-attr]
+    server = _one_server_asking_its_client()
 
     async def sampling(context: Any, params: Any) -> Any:
         async def sampler() -> AsyncIterator[AgentEvent]:
@@ -861,23 +852,13 @@ async def test_an_mcp_one_servers_request_for_a_call_sent_outside_any_tool_is_no
     assert seen == [0]  # the session's own context: no span
 
 
-def _asking_one_server(started: Any, released: Any) -> tuple[Any, Any, list[int]]:
-    """An MCP 1.x server (``FastMCP``) whose ``wait`` answers once ``released`` is set (setting
-    ``started`` when it runs) and whose ``ask`` asks the client's model; the client's sampling
-    callback, which notes the span current as it runs (in the list returned) and releases
-    ``wait``."""
+def _one_server_asking_its_client() -> Any:
+    """An MCP 1.x server (``FastMCP``) whose ``ask`` asks the client's model
+    (``sampling/createMessage``) and answers with its text."""
     from mcp import types
     from mcp.server.fastmcp import FastMCP
-    from opentelemetry import trace
 
     server = FastMCP(_mcp.SERVER_NAME)
-
-    @server.tool()
-    async def wait(x: int) -> str:
-        """Answer once released."""
-        started.set()
-        await released.wait()
-        return str(x)
 
     @server.tool()
     async def ask(x: int) -> str:
@@ -886,6 +867,26 @@ def _asking_one_server(started: Any, released: Any) -> tuple[Any, Any, list[int]
         question = types.SamplingMessage(role="user", content=text)
         answer = await server.get_context().session.create_message([question], max_tokens=5)
         return str(answer.content.text)  # type: ignore[union-attr]
+
+    return server
+
+
+def _asking_one_server(started: Any, released: Any) -> tuple[Any, Any, list[int]]:
+    """An MCP 1.x server (``FastMCP``) whose ``wait`` answers once ``released`` is set (setting
+    ``started`` when it runs) and whose ``ask`` asks the client's model; the client's sampling
+    callback, which notes the span current as it runs (in the list returned) and releases
+    ``wait``."""
+    from mcp import types
+    from opentelemetry import trace
+
+    server = _one_server_asking_its_client()
+
+    @server.tool()
+    async def wait(x: int) -> str:
+        """Answer once released."""
+        started.set()
+        await released.wait()
+        return str(x)
 
     seen: list[int] = []
 
