@@ -31,8 +31,8 @@ from opentelemetry.sdk.metrics.export import HistogramDataPoint  # noqa: E402
 from opentelemetry.sdk.trace import ReadableSpan  # noqa: E402
 
 from agent_contract.protocol import LLMCallEnd, LLMCallStart  # noqa: E402
-from agent_contract.scope import framework_started  # noqa: E402
 from agent_otel.testing import InMemoryTelemetry  # noqa: E402
+from leaving_a_task import own_adapter_leaving_a_task, run_then_end  # noqa: E402
 
 from . import _frameworks as fw  # noqa: E402
 from ._cases import CASES, HISTORY, Case, weather  # noqa: E402
@@ -148,14 +148,10 @@ async def _chat_span_leaving_a_task(
     yield LLMCallEnd(model="m", finish_reason="stop")
 
 
-async def _framework_run_leaving_a_task(
+def _framework_run_leaving_a_task(
     client: Any, ended: asyncio.Event, left: list[asyncio.Task[None]]
 ) -> AsyncIterator[Any]:
-    """A framework adapter of the caller's own starting a task in its run."""
-    framework_started(__name__)
-    left.append(asyncio.create_task(_a_call(client, ended)))
-    yield LLMCallStart(model="m")
-    yield LLMCallEnd(model="m", finish_reason="stop")
+    return own_adapter_leaving_a_task(__name__, _a_call(client, ended), left)
 
 
 LEAVING_A_TASK = {"chat-span": _chat_span_leaving_a_task,
@@ -173,11 +169,7 @@ async def test_a_call_once_ours_ended_is_traced_by_the_official_package(
     case = SDK_CASES[0]
     done, left = asyncio.Event(), []
     stream = LEAVING_A_TASK[ended](case.client(case.body(False)), done, left)
-    async for _ in wrap(telemetry)(stream):
-        pass
-    assert left and telemetry.open_spans() == []  # ours has ended, its task not yet
-    done.set()
-    await asyncio.gather(*left)
+    await run_then_end(telemetry, wrap(telemetry), stream, done, left)
     theirs = [s for s in scopes(chat_spans(telemetry)) if s != OURS]
     assert theirs == ["opentelemetry.instrumentation.genai.openai"]
 
