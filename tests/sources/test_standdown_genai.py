@@ -16,6 +16,7 @@ Runs where util-genai 1.3b0 and those packages are installed (``.ci/run``'s .ven
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
@@ -379,15 +380,27 @@ def test_the_handlers_agent_and_tool_runs_outside_our_runs_are_recorded_as_befor
     telemetry.shutdown()
 
 
+@contextlib.contextmanager
+def _in_a_run_of_ours(covered: bool = True) -> Iterator[None]:
+    """The current context as a framework run of ours makes it (``covered``: the packages
+    stand down in it), or as it is."""
+    from opentelemetry import context as otel_context
+
+    from agent_otel.standdown._context import cover
+
+    context = otel_context.get_current()
+    token = otel_context.attach(cover(context, lambda: True) if covered else context)
+    try:
+        yield
+    finally:
+        otel_context.detach(token)
+
+
 @pytest.mark.internal_errors
 def test_a_handler_that_cannot_stand_in_records_as_before(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     """A later handler that cannot be copied: the stand-down is reported, theirs recorded."""
-    from opentelemetry import context as otel_context
-
-    from agent_otel.standdown._context import cover
-
     telemetry = InMemoryTelemetry()
     handler = handler_of(telemetry)
 
@@ -396,12 +409,8 @@ def test_a_handler_that_cannot_stand_in_records_as_before(
             raise TypeError("a handler that cannot be copied")
 
     handler.__class__ = Uncopyable
-    token = otel_context.attach(cover(otel_context.get_current(), lambda: True))
-    try:
-        with handler.tool("lookup"):
-            pass
-    finally:
-        otel_context.detach(token)
+    with _in_a_run_of_ours(), handler.tool("lookup"):
+        pass
     assert [s.name for s in telemetry.spans()] == ["execute_tool lookup"]
     assert "stand-down" in caplog.text
     telemetry.shutdown()
@@ -410,10 +419,6 @@ def test_a_handler_that_cannot_stand_in_records_as_before(
 def test_a_handler_of_another_shape_records_as_before() -> None:
     """A handler without util-genai 1.3b0's instruments (1.1b0 records through another
     attribute) is not half silenced: its span and metric stay."""
-    from opentelemetry import context as otel_context
-
-    from agent_otel.standdown._context import cover
-
     telemetry = InMemoryTelemetry()
     handler = handler_of(telemetry)
 
@@ -422,12 +427,8 @@ def test_a_handler_of_another_shape_records_as_before() -> None:
 
     Older._instruments = vars(handler).pop("_instruments")
     handler.__class__ = Older
-    token = otel_context.attach(cover(otel_context.get_current(), lambda: True))
-    try:
-        with handler.workflow("flow"):
-            pass
-    finally:
-        otel_context.detach(token)
+    with _in_a_run_of_ours(), handler.workflow("flow"):
+        pass
     assert [s.name for s in telemetry.spans()] == ["invoke_workflow flow"]
     telemetry.shutdown()
 
@@ -437,19 +438,14 @@ def test_a_handler_of_another_shape_records_as_before() -> None:
 def test_any_tool_or_agent_name_stands_down_in_our_runs_only(name: str, covered: bool) -> None:
     """Whatever the package names its tool or agent, in a framework run of ours it records
     nothing and raises nothing; elsewhere its spans are its own."""
-    from opentelemetry import context as otel_context
-
-    from agent_otel.standdown._context import cover
-
     telemetry = InMemoryTelemetry()
     handler = handler_of(telemetry)
-    context = otel_context.get_current()
-    token = otel_context.attach(cover(context, lambda: True) if covered else context)
-    try:
-        with handler.invoke_local_agent(agent_name=name), handler.tool(name):
-            pass
-    finally:
-        otel_context.detach(token)
+    with (
+        _in_a_run_of_ours(covered),
+        handler.invoke_local_agent(agent_name=name),
+        handler.tool(name),
+    ):
+        pass
     assert len(telemetry.spans()) == (0 if covered else 2)
     assert [measured(telemetry, metric) for metric in TOLD_METRICS] == [int(not covered)] * 2
     telemetry.shutdown()
