@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import gc
 import weakref
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from enum import Enum
 from typing import Any
 
@@ -50,6 +50,15 @@ def options(telemetry: InMemoryTelemetry, **extra: Any) -> dict[str, Any]:
         "meter_provider": telemetry.meter_provider,
         **extra,
     }
+
+
+def _bare_then_traced(
+    telemetry: InMemoryTelemetry, activate_context: bool
+) -> tuple[Callable[[Any], Any], ...]:
+    """No wrapper, then agent-otel's (run ``a``): a stream driven through each must behave
+    the same."""
+    traced = otel_wrapper(agent_name="a", activate_context=activate_context, **options(telemetry))
+    return (lambda s: s, traced)
 
 
 def runs(telemetry: InMemoryTelemetry) -> list[str]:
@@ -304,10 +313,7 @@ async def test_athrow_goes_where_a_bare_generator_sends_it(
     handle: bool, activate_context: bool, otel_telemetry: InMemoryTelemetry
 ) -> None:
     outcomes = []
-    for wrap in (
-        lambda s: s,
-        otel_wrapper(agent_name="a", activate_context=activate_context, **options(otel_telemetry)),
-    ):
+    for wrap in _bare_then_traced(otel_telemetry, activate_context):
         log: list[Any] = []
         stream = wrap(bare(log, handle))
         await stream.__anext__()
@@ -381,10 +387,7 @@ async def test_asend_goes_to_the_agent_as_on_a_bare_generator(
     activate_context: bool, otel_telemetry: InMemoryTelemetry
 ) -> None:
     outcomes = []
-    for wrap in (
-        lambda s: s,
-        otel_wrapper(agent_name="a", activate_context=activate_context, **options(otel_telemetry)),
-    ):
+    for wrap in _bare_then_traced(otel_telemetry, activate_context):
         log: list[Any] = []
         stream = wrap(echoing(log))
         texts = [(await stream.__anext__()).text]

@@ -32,6 +32,12 @@ def _one(telemetry: InMemoryTelemetry) -> ReadableSpan:
     return spans[0]
 
 
+def _answering_ab(telemetry: InMemoryTelemetry, streaming: bool) -> Any:
+    """An instrumented agent answering "ab": streamed (``STREAM_EVENTS``), or run whole."""
+    raw: Any = ScriptedStreamingAgent(STREAM_EVENTS) if streaming else NonStreamingAgent("ab")
+    return instrument(raw, **telemetry.providers())
+
+
 def _reason(span: ReadableSpan) -> Any:
     return (span.attributes or {}).get("agent_otel.end_reason")
 
@@ -66,8 +72,7 @@ async def test_event_exhausted(otel_telemetry: InMemoryTelemetry, entry: str) ->
 async def test_agent_exhausted(
     otel_telemetry: InMemoryTelemetry, entry: str, streaming: bool
 ) -> None:
-    raw: Any = ScriptedStreamingAgent(STREAM_EVENTS) if streaming else NonStreamingAgent("ab")
-    agent = instrument(raw, **otel_telemetry.providers())
+    agent = _answering_ab(otel_telemetry, streaming)
     if entry == "run":
         assert await agent.run() == "ab"
     else:
@@ -142,8 +147,7 @@ async def test_event_consumer_stops(otel_telemetry: InMemoryTelemetry, how: str)
 async def test_agent_consumer_stops(
     otel_telemetry: InMemoryTelemetry, how: str, streaming: bool
 ) -> None:
-    raw: Any = ScriptedStreamingAgent(STREAM_EVENTS) if streaming else NonStreamingAgent("ab")
-    agent = instrument(raw, **otel_telemetry.providers())
+    agent = _answering_ab(otel_telemetry, streaming)
     stream = agent.astream()
     if how == "break":
         async for _ in stream:

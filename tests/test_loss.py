@@ -24,8 +24,8 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from agent_contract.protocol import TextDelta
+from agent_otel import Telemetry, otel_wrapper
 from agent_otel import _attributes as A
-from agent_otel import otel_wrapper
 from agent_otel.exporting._configure import configure
 from agent_otel.exporting._loss import EXPORT_FAILED, QUEUE_FULL, SHUTDOWN, SpanLoss
 from agent_otel.exporting._pipeline import (
@@ -202,6 +202,19 @@ def silent_endpoint() -> Iterator[str]:
         sock.bind(("127.0.0.1", 0))
         sock.listen(64)
         yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
+def _configured_to(traces_endpoint: str, reader: InMemoryMetricReader, timeout: float) -> Telemetry:
+    """``configure()`` exporting to an OTLP receiver's traces endpoint (its base given), the
+    SDK's own metrics read by ``reader``, no console."""
+    return configure(
+        "loss-test",
+        endpoint=traces_endpoint.removesuffix("/v1/traces"),
+        timeout=timeout,
+        metric_readers=[reader],
+        console=False,
+        set_global=False,
+    )
 
 
 def _spans(tel: object, count: int) -> None:
@@ -393,14 +406,7 @@ def test_spans_a_collector_refuses_by_http_status_are_counted_lost_with_that_sta
     logging.getLogger("opentelemetry").setLevel(logging.CRITICAL)  # the SDK's own error line
     reader = InMemoryMetricReader()
     with receiving(status=status) as received:
-        tel = configure(
-            "loss-test",
-            endpoint=received.endpoint.removesuffix("/v1/traces"),
-            timeout=2,
-            metric_readers=[reader],
-            console=False,
-            set_global=False,
-        )
+        tel = _configured_to(received.endpoint, reader, timeout=2)
         try:
             _spans(tel, 10)
             tel.force_flush(5_000)
@@ -433,14 +439,7 @@ def test_a_collector_with_a_lower_request_limit_gets_every_span_in_smaller_reque
     reader = InMemoryMetricReader()
     heavy = "x" * 150_000
     with receiving(max_bytes=1024 * 1024) as received:
-        tel = configure(
-            "loss-test",
-            endpoint=received.endpoint.removesuffix("/v1/traces"),
-            timeout=5,
-            metric_readers=[reader],
-            console=False,
-            set_global=False,
-        )
+        tel = _configured_to(received.endpoint, reader, timeout=5)
         try:
             tracer = tel.tracer_provider.get_tracer("test")
             for i in range(20):  # 3 MB: one request by the estimate, three times the limit

@@ -501,6 +501,15 @@ QUIET = {"OTEL_METRICS_EXPORTER": "none", "OTEL_LOGS_EXPORTER": "none"}  # a pro
 OTLP_DEAD = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9"}  # OTLP on, nobody there
 
 
+def _only_otel_variables(monkeypatch: pytest.MonkeyPatch, env: dict[str, str]) -> None:
+    """Every OTEL_ variable of the process unset, then ``env`` set: what ``configure()``
+    reads is the test's alone, whatever the shell running it exports."""
+    for var in [v for v in os.environ if v.startswith("OTEL_")]:
+        monkeypatch.delenv(var)
+    for var, value in env.items():
+        monkeypatch.setenv(var, value)
+
+
 @pytest.mark.parametrize(
     ("options", "env", "told"),
     [
@@ -709,10 +718,7 @@ def test_an_argument_overriding_a_variable_set_otherwise_is_told_once(
     sets ``OTEL_EXPORTER_OTLP_ENDPOINT`` and ``OTEL_SERVICE_NAME`` sent every span to the
     laptop's address under the quickstart's name, and a header the deployment set (its API
     key) was dropped, all without a word. Each is told once, naming both, quoting neither."""
-    for var in [v for v in os.environ if v.startswith("OTEL_")]:
-        monkeypatch.delenv(var)
-    for var, value in {**QUIET, **env}.items():
-        monkeypatch.setenv(var, value)
+    _only_otel_variables(monkeypatch, {**QUIET, **env})
     with caplog.at_level(logging.WARNING, logger="agent_otel"):
         telemetry = configure("my-service", set_global=False, console=False, **options)
         telemetry.shutdown()
@@ -723,7 +729,7 @@ def test_an_argument_overriding_a_variable_set_otherwise_is_told_once(
 
 
 @pytest.mark.parametrize(
-    ("options", "env"),
+    ("options", "env", "unwanted"),
     [
         (
             {"endpoint": "http://localhost:4318/"},
@@ -731,26 +737,50 @@ def test_an_argument_overriding_a_variable_set_otherwise_is_told_once(
                 "OTEL_EXPORTER_OTLP_ENDPOINT": "http://localhost:4318",
                 "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://localhost:4318/v1/traces",
             },
+            "wins over",
         ),
-        ({"headers": {"X-Api-Key": "a", "b": "c"}}, {"OTEL_EXPORTER_OTLP_HEADERS": "x-api-key=a"}),
-        ({}, {"OTEL_SERVICE_NAME": "my-service"}),
-        ({"max_queue_size": 4096}, {"OTEL_BSP_MAX_QUEUE_SIZE": "4096"}),
+        (
+            {"headers": {"X-Api-Key": "a", "b": "c"}},
+            {"OTEL_EXPORTER_OTLP_HEADERS": "x-api-key=a"},
+            "wins over",
+        ),
+        ({}, {"OTEL_SERVICE_NAME": "my-service"}, "wins over"),
+        ({"max_queue_size": 4096}, {"OTEL_BSP_MAX_QUEUE_SIZE": "4096"}, "wins over"),
+        ({}, {}, "sampler"),
+        ({"sampler": TraceIdRatioBased(0.5)}, {}, "sampler"),
+        (
+            {},
+            {"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "1"},
+            "sampler",
+        ),
+        (  # the argument wins over the variable, as told, and the variable's ratio is not
+            {"sampler": ALWAYS_ON},
+            {"OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "9"},
+            "is not a ratio",
+        ),
     ],
-    ids=["same endpoint", "headers kept", "same name", "same queue"],
+    ids=[
+        "same endpoint",
+        "headers kept",
+        "same name",
+        "same queue",
+        "default sampler",
+        "half",
+        "ratio 1",
+        "sampler variable not in force",
+    ],
 )
-def test_an_argument_agreeing_with_its_variable_is_told_nothing(
+def test_an_argument_agreeing_with_its_variable_or_a_sampler_keeping_traces_is_told_nothing(
     options: dict[str, Any],
     env: dict[str, str],
+    unwanted: str,
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    for var in [v for v in os.environ if v.startswith("OTEL_")]:
-        monkeypatch.delenv(var)
-    for var, value in {**QUIET, **env}.items():
-        monkeypatch.setenv(var, value)
+    _only_otel_variables(monkeypatch, {**QUIET, **env})
     with caplog.at_level(logging.WARNING, logger="agent_otel"):
         configure("my-service", set_global=False, console=False, **options).shutdown()
-    assert "wins over" not in caplog.text, caplog.text
+    assert unwanted not in caplog.text.lower(), caplog.text
 
 
 @pytest.mark.parametrize(
@@ -788,10 +818,7 @@ def test_a_sampler_that_keeps_nothing_or_a_ratio_past_one_is_told_once(
     exported nothing, without a word (``OTEL_SDK_DISABLED`` is told); a ratio written as a
     percentage (``OTEL_TRACES_SAMPLER_ARG=10``) kept every trace, the SDK saying only that
     it could not convert it to a float."""
-    for var in [v for v in os.environ if v.startswith("OTEL_")]:
-        monkeypatch.delenv(var)
-    for var, value in {**QUIET, **env}.items():
-        monkeypatch.setenv(var, value)
+    _only_otel_variables(monkeypatch, {**QUIET, **env})
     stream = io.StringIO()
     with caplog.at_level(logging.WARNING, logger="agent_otel"):
         telemetry = configure("t", set_global=False, console_stream=stream, **options)
@@ -804,34 +831,6 @@ def test_a_sampler_that_keeps_nothing_or_a_ratio_past_one_is_told_once(
     assert sum(told in line for line in ours) == 1, ours
     kept = "invoke_agent" in stream.getvalue()
     assert kept is ("ratio" in told), stream.getvalue()  # told as it is in force
-
-
-@pytest.mark.parametrize(
-    ("options", "env"),
-    [
-        ({}, {}),
-        ({"sampler": TraceIdRatioBased(0.5)}, {}),
-        ({}, {"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "1"}),
-        (
-            {"sampler": ALWAYS_ON},
-            {"OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "9"},
-        ),
-    ],
-    ids=["default", "half", "ratio 1", "variable not in force"],
-)
-def test_a_sampler_that_keeps_traces_is_told_nothing(
-    options: dict[str, Any],
-    env: dict[str, str],
-    monkeypatch: pytest.MonkeyPatch,
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    for var in [v for v in os.environ if v.startswith("OTEL_")]:
-        monkeypatch.delenv(var)
-    for var, value in {**QUIET, **env}.items():
-        monkeypatch.setenv(var, value)
-    with caplog.at_level(logging.WARNING, logger="agent_otel"):
-        configure("t", set_global=False, console=False, **options).shutdown()
-    assert "sampler" not in caplog.text.lower() or "wins over" in caplog.text, caplog.text
 
 
 def _run_alone(code: str) -> subprocess.CompletedProcess[str]:
@@ -879,14 +878,17 @@ def test_an_otel_variable_misspelt_is_told_with_the_one_meant(
     """``OTEL_EXPORTER_OTLP_ENDPIONT=...`` left the endpoint unset without a word: the traces
     showed in the terminal and never reached the Collector. The names meant are the OTel
     specification's (its SDK environment variables and the OTLP exporter's)."""
-    for name in [v for v in os.environ if v.startswith("OTEL_")]:
-        monkeypatch.delenv(name)
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPIONT", "http://localhost:4318")
-    monkeypatch.setenv("OTEL_TRACE_EXPORTER", "otlp")
-    monkeypatch.setenv("OTEL_SERVICENAME", "svc")
-    monkeypatch.setenv("OTEL_SOME_OTHER_LIBRARY_SETTING", "1")  # far from every name: not ours
-    monkeypatch.setenv("OTEL_METRIC_EXPORTER", "none")  # one of a name set beside it: its own
-    monkeypatch.setenv("OTEL_METRICS_EXPORTER", "none")
+    _only_otel_variables(
+        monkeypatch,
+        {
+            "OTEL_EXPORTER_OTLP_ENDPIONT": "http://localhost:4318",
+            "OTEL_TRACE_EXPORTER": "otlp",
+            "OTEL_SERVICENAME": "svc",
+            "OTEL_SOME_OTHER_LIBRARY_SETTING": "1",  # far from every name: not ours
+            "OTEL_METRIC_EXPORTER": "none",  # one of a name set beside it: its own
+            "OTEL_METRICS_EXPORTER": "none",
+        },
+    )
     for _ in range(2):
         configure(set_global=False, console=False).shutdown()
     told = sorted(r.getMessage() for r in caplog.records if "did you mean OTEL_" in r.getMessage())
@@ -906,10 +908,13 @@ def test_a_misspelt_capture_variable_is_told_by_the_first_wrapper_without_config
 ) -> None:
     """The content variable is read by every run, configured or not: its typo (``MESSAGES``)
     left content off without a word. A longer name of another library is not its typo."""
-    for name in [v for v in os.environ if v.startswith("OTEL_")]:
-        monkeypatch.delenv(name)
-    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGES_CONTENT", "true")
-    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT_MODE", "SPAN_ONLY")
+    _only_otel_variables(
+        monkeypatch,
+        {
+            "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGES_CONTENT": "true",
+            "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT_MODE": "SPAN_ONLY",
+        },
+    )
     monkeypatch.setattr(_hints, "_variables_read", [])  # as in a process's first wrapper
     for _ in range(3):
         otel_wrapper()
@@ -1956,13 +1961,15 @@ def test_a_headers_variable_written_as_http_headers_is_told_with_the_form_the_ex
     warning names no variable. The OTLP exporter's specification wants comma-separated
     ``name=value`` entries, URL-encoded; the entry is quoted scrubbed, never with its token."""
     token = "ghp_" + "a1B2c3D4e5" * 4
-    for name in [v for v in os.environ if v.startswith("OTEL_")]:
-        monkeypatch.delenv(name)
-    monkeypatch.setenv("OTEL_TRACES_EXPORTER", "none")
-    monkeypatch.setenv("OTEL_METRICS_EXPORTER", "none")
-    monkeypatch.setenv("OTEL_LOGS_EXPORTER", "none")
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", f"x-tenant=acme,Authorization: Bearer {token}")
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "api-key=abc, Authorization=Bearer%20x")
+    _only_otel_variables(
+        monkeypatch,
+        {
+            **QUIET,
+            "OTEL_TRACES_EXPORTER": "none",
+            "OTEL_EXPORTER_OTLP_HEADERS": f"x-tenant=acme,Authorization: Bearer {token}",
+            "OTEL_EXPORTER_OTLP_TRACES_HEADERS": "api-key=abc, Authorization=Bearer%20x",
+        },
+    )
     for _ in range(2):
         configure(set_global=False, console=False).shutdown()
     told = [r.getMessage() for r in caplog.records if "is not name=value" in r.getMessage()]

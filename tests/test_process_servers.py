@@ -60,6 +60,20 @@ def received() -> Iterator[Received]:
         yield received
 
 
+def serving(command: list[str], tmp_path: Path, received: Received) -> subprocess.Popen[str]:
+    """``command`` started in ``tmp_path``, exporting to ``received`` with this checkout's
+    code, its output (both streams) read as text."""
+    return subprocess.Popen(
+        started_plainly(command),
+        cwd=tmp_path,
+        env={**received.child_environment(), "PYTHONPATH": os.pathsep.join(sys.path)},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
 def runs_of(received: Received, name: str) -> Counter[str]:
     """The end reasons of the runs received under the agent name ``name``."""
     return Counter(
@@ -127,15 +141,7 @@ def test_a_celery_prefork_workers_warm_shutdown_delivers_every_tasks_run(
     (tmp_path / "tasks.py").write_text(
         f"CONFIGURE = {configure!r}\n" + AGENT + textwrap.dedent(CELERY_APP)
     )
-    process = subprocess.Popen(
-        started_plainly(CELERY_WORKER),
-        cwd=tmp_path,
-        env={**received.child_environment(), "PYTHONPATH": os.pathsep.join(sys.path)},
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    process = serving(CELERY_WORKER, tmp_path, received)
     from celery import Celery
 
     sender = Celery("sender", broker="filesystem://")
@@ -193,15 +199,7 @@ def gunicorn(tmp_path: Path, received: Received, *options: str) -> subprocess.Po
         "--control-socket",
         str(tmp_path / "ctl"),
     ]
-    return subprocess.Popen(
-        started_plainly([*server, *options]),
-        cwd=tmp_path,
-        env={**received.child_environment(), "PYTHONPATH": os.pathsep.join(sys.path)},
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    return serving([*server, *options], tmp_path, received)
 
 
 def port_of(process: subprocess.Popen[str]) -> int:

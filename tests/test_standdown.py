@@ -44,6 +44,7 @@ from agent_contract.scope import framework_started, tool_scope  # noqa: E402
 from agent_otel import configure  # noqa: E402
 from agent_otel.standdown import inference_span  # noqa: E402
 from agent_otel.testing import InMemoryTelemetry  # noqa: E402
+from leaving_a_task import own_adapter_leaving_a_task, run_then_end  # noqa: E402
 from sources._trace import input_tokens_counted  # noqa: E402
 
 MODEL = "gpt-4o-mini"
@@ -585,15 +586,10 @@ async def _late_call(client: Any, run_ended: asyncio.Event) -> None:
     await client.chat.completions.create(model=MODEL, messages=later)
 
 
-async def _own_adapter_leaving_a_task(
+def _own_adapter_leaving_a_task(
     client: Any, run_ended: asyncio.Event, left: list[asyncio.Task[None]]
 ) -> AsyncIterator[Any]:
-    """A framework adapter of the caller's own (it says it starts) whose framework starts a
-    task during the run that outlives it."""
-    framework_started(__name__)
-    left.append(asyncio.create_task(_late_call(client, run_ended)))
-    yield LLMCallStart(model="m")
-    yield LLMCallEnd(model="m", finish_reason="stop")
+    return own_adapter_leaving_a_task(__name__, _late_call(client, run_ended), left)
 
 
 def _pydantic_ai_leaving_a_task(
@@ -631,11 +627,9 @@ async def test_a_model_call_after_a_framework_run_ended_is_traced_by_the_provide
     runs."""
     run_ended, left = asyncio.Event(), []
     stream = LEAVING_A_TASK[adapter](api(telemetry), run_ended, left)
-    async for _ in telemetry.wrapper(agent_name="framework")(stream):
-        pass
-    assert left and telemetry.open_spans() == []  # the run has ended, its task not yet
-    run_ended.set()
-    await asyncio.gather(*left)
+    await run_then_end(
+        telemetry, telemetry.wrapper(agent_name="framework"), stream, run_ended, left
+    )
     theirs = sorted(
         s.instrumentation_scope.name for s in telemetry.spans()
         if s.instrumentation_scope is not None and s.instrumentation_scope.name in PROVIDER_SCOPES

@@ -11,7 +11,7 @@ last one with usage (cache and reasoning tokens). ``fail`` raises ``Overloaded``
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from opentelemetry.trace import Tracer
@@ -44,55 +44,56 @@ def chunk(turn: int, **delta: Any) -> Any:
     return ChatCompletionChunk.model_validate({**head, "choices": [choice]})
 
 
-def llm(run: s.Run) -> Any:
-    from llama_index.core.base.llms.types import (
-        ChatMessage,
-        ChatResponse,
-        LLMMetadata,
-        ToolCallBlock,
-    )
+def _mock_llm(model: str, answer: Callable[[int], AsyncIterator[Any]]) -> Any:
+    """LlamaIndex's mock function-calling LLM, its metadata naming ``model``: each call
+    streams ``answer(turn)``, the calls counted from 0."""
+    from llama_index.core.base.llms.types import LLMMetadata
     from llama_index.core.llms.mock import MockFunctionCallingLLM
 
     class Scripted(MockFunctionCallingLLM):
-        """LlamaIndex's mock function-calling LLM, streaming the script with raw payloads."""
-
         turns: int = 0
 
         @property
         def metadata(self) -> LLMMetadata:
-            return LLMMetadata(is_function_calling_model=True, model_name=MODEL)
+            return LLMMetadata(is_function_calling_model=True, model_name=model)
 
         async def astream_chat(self, messages: Any, **kwargs: Any) -> Any:
-            turn = min(self.turns, len(s.TURNS) - 1)
             self.turns += 1
-
-            async def stream() -> AsyncIterator[Any]:
-                if run.refuse and turn == 1:
-                    raise s.Overloaded("rate limited")  # before the first chunk
-                text, blocks = "", []
-                if turn == 0:
-                    thinking = {"thinking_delta": s.REASONING}
-                    yield ChatResponse(message=ChatMessage(role="assistant", content=""),
-                                       delta="", raw=chunk(0, role="assistant"),
-                                       additional_kwargs=thinking)  # fmt: skip
-                for i, word in enumerate(s.WORDS if turn == 0 else s.ANSWER):
-                    if run.fail and turn == 0 and i == 1:
-                        raise s.Overloaded("overloaded")
-                    text += word
-                    yield ChatResponse(message=ChatMessage(role="assistant", content=text),
-                                       delta=word, raw=chunk(turn, content=word))  # fmt: skip
-                if turn == 0:
-                    blocks = [ToolCallBlock(tool_call_id=c.id, tool_name=c.name,
-                                            tool_kwargs=c.arguments) for c in s.CALLS]  # fmt: skip
-                message = ChatMessage(role="assistant", content=text)
-                message.blocks.extend(blocks)
-                reason = "tool_calls" if blocks else "stop"
-                yield ChatResponse(message=message, delta="", raw=chunk(turn, finish_reason=reason))
-                yield ChatResponse(message=message, delta="", raw=chunk(turn))  # usage
-
-            return stream()
+            return answer(self.turns - 1)
 
     return Scripted()
+
+
+def llm(run: s.Run) -> Any:
+    """The script streamed with raw payloads (OpenAI chunks)."""
+    from llama_index.core.base.llms.types import ChatMessage, ChatResponse, ToolCallBlock
+
+    async def stream(called: int) -> AsyncIterator[Any]:
+        turn = min(called, len(s.TURNS) - 1)
+        if run.refuse and turn == 1:
+            raise s.Overloaded("rate limited")  # before the first chunk
+        text, blocks = "", []
+        if turn == 0:
+            thinking = {"thinking_delta": s.REASONING}
+            yield ChatResponse(message=ChatMessage(role="assistant", content=""),
+                               delta="", raw=chunk(0, role="assistant"),
+                               additional_kwargs=thinking)  # fmt: skip
+        for i, word in enumerate(s.WORDS if turn == 0 else s.ANSWER):
+            if run.fail and turn == 0 and i == 1:
+                raise s.Overloaded("overloaded")
+            text += word
+            yield ChatResponse(message=ChatMessage(role="assistant", content=text),
+                               delta=word, raw=chunk(turn, content=word))  # fmt: skip
+        if turn == 0:
+            blocks = [ToolCallBlock(tool_call_id=c.id, tool_name=c.name,
+                                    tool_kwargs=c.arguments) for c in s.CALLS]  # fmt: skip
+        message = ChatMessage(role="assistant", content=text)
+        message.blocks.extend(blocks)
+        reason = "tool_calls" if blocks else "stop"
+        yield ChatResponse(message=message, delta="", raw=chunk(turn, finish_reason=reason))
+        yield ChatResponse(message=message, delta="", raw=chunk(turn))  # usage
+
+    return _mock_llm(MODEL, stream)
 
 
 def agent(run: s.Run, name: str = "weatherbot") -> Any:
@@ -114,30 +115,17 @@ def replies(*answers: Any, model: str = MODEL) -> Any:
     """LlamaIndex's mock function-calling LLM answering ``answers`` in turn (the last again),
     one message each: a text, a tool-call block, or a list of blocks (parallel calls); its
     metadata names ``model``."""
-    from llama_index.core.base.llms.types import ChatMessage, ChatResponse, LLMMetadata
-    from llama_index.core.llms.mock import MockFunctionCallingLLM
+    from llama_index.core.base.llms.types import ChatMessage, ChatResponse
 
-    class Replies(MockFunctionCallingLLM):
-        turns: int = 0
+    async def stream(called: int) -> AsyncIterator[Any]:
+        reply = answers[min(called, len(answers) - 1)]
+        text = reply if isinstance(reply, str) else ""
+        message = ChatMessage(role="assistant", content=text)
+        if not isinstance(reply, str):
+            message.blocks.extend(reply if isinstance(reply, list) else [reply])
+        yield ChatResponse(message=message, delta=text)
 
-        @property
-        def metadata(self) -> LLMMetadata:
-            return LLMMetadata(is_function_calling_model=True, model_name=model)
-
-        async def astream_chat(self, messages: Any, **kwargs: Any) -> Any:
-            reply = answers[min(self.turns, len(answers) - 1)]
-            self.turns += 1
-
-            async def stream() -> AsyncIterator[Any]:
-                text = reply if isinstance(reply, str) else ""
-                message = ChatMessage(role="assistant", content=text)
-                if not isinstance(reply, str):
-                    message.blocks.extend(reply if isinstance(reply, list) else [reply])
-                yield ChatResponse(message=message, delta=text)
-
-            return stream()
-
-    return Replies()
+    return _mock_llm(model, stream)
 
 
 async def subagent(telemetry: Any) -> None:
@@ -177,42 +165,24 @@ async def three_levels(telemetry: Any, tracer: Tracer) -> tuple[str, str]:
     each tool streams the agent through the adapter and its own ``otel_wrapper``. The mock
     LLM streams raw OpenAI chunks with ``s.TURNS`` usage."""
     from llama_index.core.agent.workflow import FunctionAgent
-    from llama_index.core.base.llms.types import (
-        ChatMessage,
-        ChatResponse,
-        LLMMetadata,
-        ToolCallBlock,
-    )
-    from llama_index.core.llms.mock import MockFunctionCallingLLM
+    from llama_index.core.base.llms.types import ChatMessage, ChatResponse, ToolCallBlock
 
     from . import _deep as d
 
     def level(name: str, tool: str, args: dict[str, Any], tools: list[Any]) -> Any:
         ask = ToolCallBlock(tool_call_id=d.CALL_IDS[name], tool_name=tool, tool_kwargs=args)
 
-        class Scripted(MockFunctionCallingLLM):
-            turns: int = 0
+        async def stream(called: int) -> AsyncIterator[Any]:
+            turn = min(called, 1)
+            text = d.ANSWERS[name] if turn else ""
+            message = ChatMessage(role="assistant", content=text)
+            if not turn:
+                message.blocks.append(ask)
+            yield ChatResponse(message=message, delta=text,
+                               raw=chunk(turn, content=text))  # fmt: skip
+            yield ChatResponse(message=message, delta="", raw=chunk(turn))  # usage
 
-            @property
-            def metadata(self) -> LLMMetadata:
-                return LLMMetadata(is_function_calling_model=True, model_name=MODEL)
-
-            async def astream_chat(self, messages: Any, **kwargs: Any) -> Any:
-                turn = min(self.turns, 1)
-                self.turns += 1
-
-                async def stream() -> AsyncIterator[Any]:
-                    text = d.ANSWERS[name] if turn else ""
-                    message = ChatMessage(role="assistant", content=text)
-                    if not turn:
-                        message.blocks.append(ask)
-                    yield ChatResponse(message=message, delta=text,
-                                       raw=chunk(turn, content=text))  # fmt: skip
-                    yield ChatResponse(message=message, delta="", raw=chunk(turn))  # usage
-
-                return stream()
-
-        return FunctionAgent(name=name, tools=tools, llm=Scripted(), streaming=True)
+        return FunctionAgent(name=name, tools=tools, llm=_mock_llm(MODEL, stream), streaming=True)
 
     async def delegate(agent: Any, q: str) -> str:
         kept: list[Any] = []

@@ -73,7 +73,11 @@ def usage(run: s.Run) -> Totals:
     return {"input": used.input_tokens, "output": used.output_tokens}
 
 
-async def subagent(telemetry: InMemoryTelemetry) -> None:
+async def subagent(
+    telemetry: InMemoryTelemetry, lead_model: str = "scripted-model", expert_model: str = ""
+) -> None:
+    """A lead agent (run ``lead``, its model ``lead_model``) whose tool ``ask_expert`` runs an
+    expert agent (run ``expert``, its model ``expert_model``, else the lead's)."""
     from pydantic_ai import Agent
     from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 
@@ -87,8 +91,8 @@ async def subagent(telemetry: InMemoryTelemetry) -> None:
     async def answer(messages: list[Any], info: AgentInfo) -> AsyncIterator[Any]:
         yield "sunny"
 
-    expert = Agent(FunctionModel(stream_function=answer, model_name="scripted-model"))
-    boss = Agent(FunctionModel(stream_function=lead, model_name="scripted-model"))
+    expert = Agent(FunctionModel(stream_function=answer, model_name=expert_model or lead_model))
+    boss = Agent(FunctionModel(stream_function=lead, model_name=lead_model))
 
     @boss.tool_plain
     async def ask_expert(q: str) -> str:

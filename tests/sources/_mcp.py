@@ -232,6 +232,49 @@ def _seen() -> str:
     return f"trace={trace_id:032x} parent={parent.span_id if parent else 0:016x}"
 
 
+async def run_lost_calls(
+    telemetry: Any, call_tool: Any, server: Any, cancelled: list[BaseException]
+) -> None:
+    """The run ``check_lost_calls`` reads: ``add`` (``c0``) called through ``call_tool`` (a
+    session's or client's) and answered, then ``slow`` (``c1``) and ``die`` (``c2``) in two
+    tool bodies at once, ``die`` once ``slow`` is in flight, so that a server that dies on
+    ``die`` loses both. The ``CancelledError`` the run ends with is kept in ``cancelled``
+    and raised on, unchanged."""
+    import asyncio
+
+    import anyio
+
+    from agent_contract.protocol import FunctionCall, LLMCallEnd, LLMCallStart, ToolCall, ToolResult
+    from agent_contract.scope import tool_scope
+
+    async def body(cid: str, name: str) -> None:
+        with tool_scope(cid, name, mcp=server):
+            if name == "die":  # once the other call is in flight
+                await anyio.sleep(0.5)
+            await call_tool(name, {"x": 1})  # never answered
+
+    async def agent() -> Any:
+        yield LLMCallStart(model="m")
+        for cid, name in (("c0", "add"), ("c1", "slow"), ("c2", "die")):
+            yield ToolCall(id=cid, function=FunctionCall(name=name, arguments='{"x": 1}'))
+        yield LLMCallEnd(model="m")
+        with tool_scope("c0", "add", mcp=server):
+            await call_tool("add", {"x": 1})
+        yield ToolResult(tool_call_id="c0", content="2")
+        async with anyio.create_task_group() as group:
+            group.start_soon(body, "c1", "slow")
+            group.start_soon(body, "c2", "die")
+        yield ToolResult(tool_call_id="c1", content="unreachable")
+
+    try:
+        with anyio.fail_after(20):
+            async for _ in telemetry.wrapper(agent_name="calc")(agent()):
+                pass
+    except asyncio.CancelledError as error:  # the agent's own, unchanged
+        cancelled.append(error)
+        raise
+
+
 def check_lost_calls(telemetry: Any) -> None:
     """A run whose ``add`` (``c0``) was answered, then ``slow`` (``c1``) and ``die`` (``c2``)
     lost in flight with a streamable HTTP server that died: each lost call's span failed by

@@ -38,15 +38,13 @@ def book(on: Any) -> str:
     return "booked"
 
 
-def langgraph_model(kept: list[Any]) -> AsyncIterator[Any]:
-    """A prebuilt ReAct agent on a LangChain chat model of this test's whose answer's
-    ``tool_calls`` hold ``VALUES`` (LangChain keeps ``args`` as the model built them)."""
+def langchain_asking(tool: str, call_id: str) -> Any:
+    """A LangChain chat model of this test's whose first answer asks for ``tool`` once (call
+    id ``call_id``) with ``VALUES`` (LangChain keeps ``args`` as the model built them), and
+    whose next answers say "Done."."""
     from langchain_core.language_models import BaseChatModel
     from langchain_core.messages import AIMessage
     from langchain_core.outputs import ChatGeneration, ChatResult
-    from langgraph.prebuilt import create_react_agent
-
-    from agent_contract.sources.langgraph_stream import langgraph_events
 
     class Asking(BaseChatModel):
         turns: int = 0
@@ -60,12 +58,21 @@ def langgraph_model(kept: list[Any]) -> AsyncIterator[Any]:
 
         def _generate(self, messages: Any, *args: Any, **kwargs: Any) -> ChatResult:
             self.turns += 1
-            asked = [{"name": "book", "args": VALUES, "id": "b1"}] if self.turns == 1 else []
+            asked = [{"name": tool, "args": VALUES, "id": call_id}] if self.turns == 1 else []
             text = "" if asked else "Done."
             message = AIMessage(content=text, tool_calls=asked, id=f"m{self.turns}")
             return ChatResult(generations=[ChatGeneration(message=message)])
 
-    graph = create_react_agent(Asking(), [book], name="booker")
+    return Asking()
+
+
+def langgraph_model(kept: list[Any]) -> AsyncIterator[Any]:
+    """A prebuilt ReAct agent on ``langchain_asking``'s model, asking for ``book``."""
+    from langgraph.prebuilt import create_react_agent
+
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    graph = create_react_agent(langchain_asking("book", "b1"), [book], name="booker")
     return langgraph_events(graph, {"messages": [("user", "Book?")]}, sink=kept.append)
 
 

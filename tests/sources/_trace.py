@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
+from opentelemetry.trace import StatusCode
+
 from agent_contract.protocol import (
     AgentEvent,
     Message,
@@ -89,6 +91,25 @@ def phases(telemetry: InMemoryTelemetry) -> list[Any]:
 def attributes(telemetry: InMemoryTelemetry, prefix: str) -> dict[str, Any]:
     [span] = [s for s in telemetry.spans() if s.name.startswith(prefix)]
     return dict(span.attributes or {})
+
+
+def check_answered_then_failed(
+    telemetry: InMemoryTelemetry, chat: str, error_type: str, input_tokens: int
+) -> None:
+    """The run ``bot``, one step of one model call (``chat``) that answered, then failed by an
+    exception raised once the answer was whole (a callback's, a hook's: ``error_type``): the
+    call ends answered, not cut short; the step and the run fail with that exception; the
+    answer's ``input_tokens`` are counted, once."""
+    assert telemetry.outline() == [["invoke_agent bot", [["step 0", [chat]]]]]
+    answered = telemetry.span(chat)
+    assert answered.status.status_code == StatusCode.UNSET
+    assert "agent_otel.incomplete" not in (answered.attributes or {})
+    for name in ("step 0", "invoke_agent bot"):
+        span = telemetry.span(name)
+        assert span.status.status_code == StatusCode.ERROR
+        assert (span.attributes or {})["error.type"] == error_type
+    assert tokens(telemetry) == input_tokens
+    assert telemetry.open_spans() == []
 
 
 Source = Callable[[list[Message]], AsyncIterator[AgentEvent]]

@@ -13,7 +13,6 @@ import json
 from typing import Any
 
 import pytest
-from opentelemetry.trace import StatusCode
 
 from agent_otel.testing import InMemoryTelemetry, run_script
 
@@ -171,7 +170,7 @@ async def test_an_after_model_callback_raising_fails_the_run_not_the_call(
     its call ends answered, with its text and tokens; the exception fails the step and the
     run. Before, the call failed with the callback's exception, cut short, its tokens lost."""
     from . import _script as s
-    from ._trace import tokens
+    from ._trace import check_answered_then_failed
 
     failure = _CheckFailed("the check itself broke")
 
@@ -183,14 +182,5 @@ async def test_an_after_model_callback_raising_fails_the_run_not_the_call(
         await _run_bot(otel_telemetry, streamed, after_model_callback=check)
 
     assert raised.value is failure
-    assert otel_telemetry.outline() == [["invoke_agent bot", [["step 0", [CHAT]]]]]
-    chat = otel_telemetry.span(CHAT)
-    assert chat.status.status_code == StatusCode.UNSET
-    assert "agent_otel.incomplete" not in (chat.attributes or {})
+    check_answered_then_failed(otel_telemetry, CHAT, "_CheckFailed", s.TURNS[0].input)
     assert _answer(otel_telemetry, CHAT) == [{"type": "text", "content": "model answer"}]
-    for name in ("step 0", "invoke_agent bot"):
-        span = otel_telemetry.span(name)
-        assert span.status.status_code == StatusCode.ERROR
-        assert (span.attributes or {})["error.type"] == "_CheckFailed"
-    assert tokens(otel_telemetry) == s.TURNS[0].input
-    assert otel_telemetry.open_spans() == []

@@ -140,9 +140,6 @@ async def test_a_paused_call_whose_arguments_json_cannot_hold_is_told_again_repa
     arguments (a date, a set, a NaN, a tuple key: LangChain keeps a model's ``args`` as the
     model built them) written by the repair rule and the repair told; the resumption runs and
     ends its call. Before: the resumed run raised ``TypeError`` into the agent."""
-    from langchain_core.language_models import BaseChatModel
-    from langchain_core.messages import AIMessage
-    from langchain_core.outputs import ChatGeneration, ChatResult
     from langchain_core.tools import tool
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.prebuilt import create_react_agent
@@ -151,30 +148,16 @@ async def test_a_paused_call_whose_arguments_json_cannot_hold_is_told_again_repa
     from agent_contract.protocol import Error, ToolCall
     from agent_contract.sources.langgraph_stream import langgraph_events
 
-    from ._odd_arguments import VALUES, VALUES_JSON
-
-    class Asking(BaseChatModel):
-        turns: int = 0
-
-        @property
-        def _llm_type(self) -> str:
-            return "asking"
-
-        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
-            return self
-
-        def _generate(self, messages: Any, *args: Any, **kwargs: Any) -> ChatResult:
-            self.turns += 1
-            asked = [{"name": "approve", "args": VALUES, "id": "a1"}] if self.turns == 1 else []
-            message = AIMessage(content="" if asked else "Done.", tool_calls=asked)
-            return ChatResult(generations=[ChatGeneration(message=message)])
+    from ._odd_arguments import VALUES_JSON, langchain_asking
 
     @tool
     def approve(on: Any) -> str:
         """Ask a human."""
         return f"human said {interrupt({'question': 'ok?'})}"
 
-    built = create_react_agent(Asking(), [approve], name="bot", checkpointer=InMemorySaver())
+    built = create_react_agent(
+        langchain_asking("approve", "a1"), [approve], name="bot", checkpointer=InMemorySaver()
+    )
     await run_script(otel_telemetry, langgraph_events(built, QUESTION, THREAD), agent_name="bot")
     resumed = await run_script(
         otel_telemetry, langgraph_events(built, Command(resume="yes"), THREAD), agent_name="bot"

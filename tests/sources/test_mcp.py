@@ -14,7 +14,6 @@ counts each call once.
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import re
 import sys
@@ -1107,14 +1106,12 @@ async def test_a_streamable_http_server_that_dies_mid_call_fails_the_call_with_t
     only a ``CancelledError`` it did not ask for. Each call's span fails with the cause
     instead (its class, its message, its ``exception`` event, on the metric too), whichever
     request's task failed first; the call answered before stays OK."""
-    import anyio
     import httpx2
     from benchmarks._process import free_port, port_open, serving
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
-    from agent_contract.protocol import FunctionCall, LLMCallEnd, LLMCallStart, ToolCall, ToolResult
-    from agent_contract.scope import McpServer, tool_scope
+    from agent_contract.scope import McpServer
 
     _mcp.sdk_tracing_to(monkeypatch, otel_telemetry.tracer_provider)
     port = free_port()
@@ -1126,33 +1123,7 @@ async def test_a_streamable_http_server_that_dies_mid_call_fails_the_call_with_t
         with pytest.raises(Exception) as raised:  # the SDK's group of it, on the way out
             async with Client(streamable_http_client(url)) as client:
                 server = McpServer(name=_mcp.SERVER_NAME, protocol_version=client.protocol_version)
-
-                async def body(cid: str, name: str) -> None:
-                    with tool_scope(cid, name, mcp=server):
-                        if name == "die":  # once the other call is in flight
-                            await anyio.sleep(0.5)
-                        await client.call_tool(name, {"x": 1})  # never answered
-
-                async def agent() -> Any:
-                    yield LLMCallStart(model="m")
-                    for cid, name in (("c0", "add"), ("c1", "slow"), ("c2", "die")):
-                        call = FunctionCall(name=name, arguments='{"x": 1}')
-                        yield ToolCall(id=cid, function=call)
-                    yield LLMCallEnd(model="m")
-                    with tool_scope("c0", "add", mcp=server):
-                        await client.call_tool("add", {"x": 1})
-                    yield ToolResult(tool_call_id="c0", content="2")
-                    async with anyio.create_task_group() as group:
-                        group.start_soon(body, "c1", "slow")
-                        group.start_soon(body, "c2", "die")
-                    yield ToolResult(tool_call_id="c1", content="unreachable")
-
-                try:
-                    async for _ in otel_telemetry.wrapper(agent_name="calc")(agent()):
-                        pass
-                except asyncio.CancelledError as error:  # the agent's own, unchanged
-                    cancelled.append(error)
-                    raise
+                await _mcp.run_lost_calls(otel_telemetry, client.call_tool, server, cancelled)
         assert raised.group_contains(httpx2.RemoteProtocolError)
         assert len(cancelled) == 1
     assert client.protocol_version == "2026-07-28"

@@ -19,7 +19,6 @@ checks the context each request is sent in.
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -598,14 +597,12 @@ async def test_an_mcp_one_streamable_http_server_that_dies_mid_call_fails_the_ca
 
     if importlib.util.find_spec("mcp.shared._otel") is not None:
         pytest.skip("the MCP SDK 2.x's own row is test_mcp.py's")
-    import anyio
     import httpx
     from benchmarks._process import free_port, port_open, serving
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
-    from agent_contract.protocol import FunctionCall, LLMCallEnd, LLMCallStart, ToolCall, ToolResult
-    from agent_contract.scope import McpServer, tool_scope
+    from agent_contract.scope import McpServer
 
     port = free_port()
     script = str(Path(_mcp.__file__))
@@ -621,34 +618,7 @@ async def test_an_mcp_one_streamable_http_server_that_dies_mid_call_fails_the_ca
             ):
                 await session.initialize()
                 server = McpServer(name=_mcp.SERVER_NAME)
-
-                async def body(cid: str, name: str) -> None:
-                    with tool_scope(cid, name, mcp=server):
-                        if name == "die":  # once the other call is in flight
-                            await anyio.sleep(0.5)
-                        await session.call_tool(name, {"x": 1})  # never answered
-
-                async def agent() -> AsyncIterator[AgentEvent]:
-                    yield LLMCallStart(model="m")
-                    for cid, name in (("c0", "add"), ("c1", "slow"), ("c2", "die")):
-                        call = FunctionCall(name=name, arguments='{"x": 1}')
-                        yield ToolCall(id=cid, function=call)
-                    yield LLMCallEnd(model="m")
-                    with tool_scope("c0", "add", mcp=server):
-                        await session.call_tool("add", {"x": 1})
-                    yield ToolResult(tool_call_id="c0", content="2")
-                    async with anyio.create_task_group() as group:
-                        group.start_soon(body, "c1", "slow")
-                        group.start_soon(body, "c2", "die")
-                    yield ToolResult(tool_call_id="c1", content="unreachable")
-
-                try:
-                    with anyio.fail_after(20):
-                        async for _ in otel_telemetry.wrapper(agent_name="calc")(agent()):
-                            pass
-                except asyncio.CancelledError as error:  # the agent's own, unchanged
-                    cancelled.append(error)
-                    raise
+                await _mcp.run_lost_calls(otel_telemetry, session.call_tool, server, cancelled)
         assert raised.group_contains(httpx.RemoteProtocolError)
         assert len(cancelled) == 1
     _mcp.check_lost_calls(otel_telemetry)
@@ -766,7 +736,6 @@ async def test_an_mcp_one_servers_sampling_request_runs_under_the_tool_call_it_s
     if importlib.util.find_spec("mcp.shared._otel") is not None:
         pytest.skip("the MCP SDK 2.x refuses sampling on an in-memory connection")
     from mcp import types
-    from mcp.server.fastmcp import FastMCP
     from mcp.shared.memory import create_connected_server_and_client_session
 
     from agent_contract.protocol import (
@@ -775,15 +744,7 @@ async def test_an_mcp_one_servers_sampling_request_runs_under_the_tool_call_it_s
         TextDelta,
     )
 
-    server = FastMCP(_mcp.SERVER_NAME)
-
-    @server.tool()
-    async def ask(x: int) -> str:
-        """Ask the client's model."""
-        text = types.TextContent(type="text", text="hi")
-        question = types.SamplingMessage(role="user", content=text)
-        answer = await server.get_context().session.create_message([question], max_tokens=5)
-        return str(answer.content.text)  # type: ignore[union-attr]
+    server = _one_server_asking_its_client()
 
     async def sampling(context: Any, params: Any) -> Any:
         async def sampler() -> AsyncIterator[AgentEvent]:
@@ -891,23 +852,13 @@ async def test_an_mcp_one_servers_request_for_a_call_sent_outside_any_tool_is_no
     assert seen == [0]  # the session's own context: no span
 
 
-def _asking_one_server(started: Any, released: Any) -> tuple[Any, Any, list[int]]:
-    """An MCP 1.x server (``FastMCP``) whose ``wait`` answers once ``released`` is set (setting
-    ``started`` when it runs) and whose ``ask`` asks the client's model; the client's sampling
-    callback, which notes the span current as it runs (in the list returned) and releases
-    ``wait``."""
+def _one_server_asking_its_client() -> Any:
+    """An MCP 1.x server (``FastMCP``) whose ``ask`` asks the client's model
+    (``sampling/createMessage``) and answers with its text."""
     from mcp import types
     from mcp.server.fastmcp import FastMCP
-    from opentelemetry import trace
 
     server = FastMCP(_mcp.SERVER_NAME)
-
-    @server.tool()
-    async def wait(x: int) -> str:
-        """Answer once released."""
-        started.set()
-        await released.wait()
-        return str(x)
 
     @server.tool()
     async def ask(x: int) -> str:
@@ -916,6 +867,26 @@ def _asking_one_server(started: Any, released: Any) -> tuple[Any, Any, list[int]
         question = types.SamplingMessage(role="user", content=text)
         answer = await server.get_context().session.create_message([question], max_tokens=5)
         return str(answer.content.text)  # type: ignore[union-attr]
+
+    return server
+
+
+def _asking_one_server(started: Any, released: Any) -> tuple[Any, Any, list[int]]:
+    """An MCP 1.x server (``FastMCP``) whose ``wait`` answers once ``released`` is set (setting
+    ``started`` when it runs) and whose ``ask`` asks the client's model; the client's sampling
+    callback, which notes the span current as it runs (in the list returned) and releases
+    ``wait``."""
+    from mcp import types
+    from opentelemetry import trace
+
+    server = _one_server_asking_its_client()
+
+    @server.tool()
+    async def wait(x: int) -> str:
+        """Answer once released."""
+        started.set()
+        await released.wait()
+        return str(x)
 
     seen: list[int] = []
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from agent_contract.protocol import PhaseMarker, TextDelta
+from agent_contract.protocol import AgentEvent, PhaseMarker, TextDelta
 from agent_otel.testing import InMemoryTelemetry, run_script
 
 from . import _frameworks as fw
@@ -56,16 +56,24 @@ def _usage_in(update_items: list[Any]) -> int:
     return sum(seen.values())
 
 
-async def test_a_langgraph_sub_graph_used_as_a_node_keeps_its_calls_tokens_and_answer(
-    otel_telemetry: InMemoryTelemetry,
-) -> None:
+async def _one_worker_run(
+    telemetry: InMemoryTelemetry, **options: Any
+) -> tuple[list[AgentEvent], list[Any]]:
+    """A supervisor graph of one ReAct worker graph, run through ``langgraph_events`` (with
+    ``options``): its events, and the items its sink kept."""
     pytest.importorskip("langgraph")
     from agent_contract.sources.langgraph_stream import langgraph_events
 
     kept: list[Any] = []
     graph = _supervisor(("worker", fw.langgraph_graph()))
-    source = langgraph_events(graph, QUESTION, sink=kept.append)
-    events = await run_script(otel_telemetry, source, agent_name="agent")
+    source = langgraph_events(graph, QUESTION, sink=kept.append, **options)
+    return await run_script(telemetry, source, agent_name="agent"), kept
+
+
+async def test_a_langgraph_sub_graph_used_as_a_node_keeps_its_calls_tokens_and_answer(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    events, kept = await _one_worker_run(otel_telemetry)
 
     assert (
         "".join(e.text for e in events if isinstance(e, TextDelta))
@@ -84,13 +92,7 @@ async def test_a_langgraph_sub_graph_used_as_a_node_keeps_its_calls_tokens_and_a
 async def test_langgraph_with_subgraphs_streams_the_nested_items_to_the_sink(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:
-    pytest.importorskip("langgraph")
-    from agent_contract.sources.langgraph_stream import langgraph_events
-
-    kept: list[Any] = []
-    graph = _supervisor(("worker", fw.langgraph_graph()))
-    source = langgraph_events(graph, QUESTION, sink=kept.append, subgraphs=True)
-    await run_script(otel_telemetry, source, agent_name="agent")
+    _, kept = await _one_worker_run(otel_telemetry, subgraphs=True)
 
     assert otel_telemetry.outline() == REACT
     assert tokens(otel_telemetry) == 240

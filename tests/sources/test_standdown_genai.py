@@ -16,6 +16,7 @@ Runs where util-genai 1.3b0 and those packages are installed (``.ci/run``'s .ven
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
@@ -31,8 +32,8 @@ from opentelemetry.sdk.metrics.export import HistogramDataPoint  # noqa: E402
 from opentelemetry.sdk.trace import ReadableSpan  # noqa: E402
 
 from agent_contract.protocol import LLMCallEnd, LLMCallStart  # noqa: E402
-from agent_contract.scope import framework_started  # noqa: E402
 from agent_otel.testing import InMemoryTelemetry  # noqa: E402
+from leaving_a_task import own_adapter_leaving_a_task, run_then_end  # noqa: E402
 
 from . import _frameworks as fw  # noqa: E402
 from ._cases import CASES, HISTORY, Case, weather  # noqa: E402
@@ -148,14 +149,10 @@ async def _chat_span_leaving_a_task(
     yield LLMCallEnd(model="m", finish_reason="stop")
 
 
-async def _framework_run_leaving_a_task(
+def _framework_run_leaving_a_task(
     client: Any, ended: asyncio.Event, left: list[asyncio.Task[None]]
 ) -> AsyncIterator[Any]:
-    """A framework adapter of the caller's own starting a task in its run."""
-    framework_started(__name__)
-    left.append(asyncio.create_task(_a_call(client, ended)))
-    yield LLMCallStart(model="m")
-    yield LLMCallEnd(model="m", finish_reason="stop")
+    return own_adapter_leaving_a_task(__name__, _a_call(client, ended), left)
 
 
 LEAVING_A_TASK = {"chat-span": _chat_span_leaving_a_task,
@@ -173,11 +170,7 @@ async def test_a_call_once_ours_ended_is_traced_by_the_official_package(
     case = SDK_CASES[0]
     done, left = asyncio.Event(), []
     stream = LEAVING_A_TASK[ended](case.client(case.body(False)), done, left)
-    async for _ in wrap(telemetry)(stream):
-        pass
-    assert left and telemetry.open_spans() == []  # ours has ended, its task not yet
-    done.set()
-    await asyncio.gather(*left)
+    await run_then_end(telemetry, wrap(telemetry), stream, done, left)
     theirs = [s for s in scopes(chat_spans(telemetry)) if s != OURS]
     assert theirs == ["opentelemetry.instrumentation.genai.openai"]
 
@@ -387,15 +380,27 @@ def test_the_handlers_agent_and_tool_runs_outside_our_runs_are_recorded_as_befor
     telemetry.shutdown()
 
 
+@contextlib.contextmanager
+def _in_a_run_of_ours(covered: bool = True) -> Iterator[None]:
+    """The current context as a framework run of ours makes it (``covered``: the packages
+    stand down in it), or as it is."""
+    from opentelemetry import context as otel_context
+
+    from agent_otel.standdown._context import cover
+
+    context = otel_context.get_current()
+    token = otel_context.attach(cover(context, lambda: True) if covered else context)
+    try:
+        yield
+    finally:
+        otel_context.detach(token)
+
+
 @pytest.mark.internal_errors
 def test_a_handler_that_cannot_stand_in_records_as_before(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     """A later handler that cannot be copied: the stand-down is reported, theirs recorded."""
-    from opentelemetry import context as otel_context
-
-    from agent_otel.standdown._context import cover
-
     telemetry = InMemoryTelemetry()
     handler = handler_of(telemetry)
 
@@ -404,12 +409,8 @@ def test_a_handler_that_cannot_stand_in_records_as_before(
             raise TypeError("a handler that cannot be copied")
 
     handler.__class__ = Uncopyable
-    token = otel_context.attach(cover(otel_context.get_current(), lambda: True))
-    try:
-        with handler.tool("lookup"):
-            pass
-    finally:
-        otel_context.detach(token)
+    with _in_a_run_of_ours(), handler.tool("lookup"):
+        pass
     assert [s.name for s in telemetry.spans()] == ["execute_tool lookup"]
     assert "stand-down" in caplog.text
     telemetry.shutdown()
@@ -418,10 +419,6 @@ def test_a_handler_that_cannot_stand_in_records_as_before(
 def test_a_handler_of_another_shape_records_as_before() -> None:
     """A handler without util-genai 1.3b0's instruments (1.1b0 records through another
     attribute) is not half silenced: its span and metric stay."""
-    from opentelemetry import context as otel_context
-
-    from agent_otel.standdown._context import cover
-
     telemetry = InMemoryTelemetry()
     handler = handler_of(telemetry)
 
@@ -430,12 +427,8 @@ def test_a_handler_of_another_shape_records_as_before() -> None:
 
     Older._instruments = vars(handler).pop("_instruments")
     handler.__class__ = Older
-    token = otel_context.attach(cover(otel_context.get_current(), lambda: True))
-    try:
-        with handler.workflow("flow"):
-            pass
-    finally:
-        otel_context.detach(token)
+    with _in_a_run_of_ours(), handler.workflow("flow"):
+        pass
     assert [s.name for s in telemetry.spans()] == ["invoke_workflow flow"]
     telemetry.shutdown()
 
@@ -445,19 +438,14 @@ def test_a_handler_of_another_shape_records_as_before() -> None:
 def test_any_tool_or_agent_name_stands_down_in_our_runs_only(name: str, covered: bool) -> None:
     """Whatever the package names its tool or agent, in a framework run of ours it records
     nothing and raises nothing; elsewhere its spans are its own."""
-    from opentelemetry import context as otel_context
-
-    from agent_otel.standdown._context import cover
-
     telemetry = InMemoryTelemetry()
     handler = handler_of(telemetry)
-    context = otel_context.get_current()
-    token = otel_context.attach(cover(context, lambda: True) if covered else context)
-    try:
-        with handler.invoke_local_agent(agent_name=name), handler.tool(name):
-            pass
-    finally:
-        otel_context.detach(token)
+    with (
+        _in_a_run_of_ours(covered),
+        handler.invoke_local_agent(agent_name=name),
+        handler.tool(name),
+    ):
+        pass
     assert len(telemetry.spans()) == (0 if covered else 2)
     assert [measured(telemetry, metric) for metric in TOLD_METRICS] == [int(not covered)] * 2
     telemetry.shutdown()

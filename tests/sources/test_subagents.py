@@ -14,33 +14,9 @@ async def test_a_pydantic_ai_agent_delegating_to_another_nests_its_run_under_the
     otel_telemetry: InMemoryTelemetry,
 ) -> None:
     pytest.importorskip("pydantic_ai")
-    from pydantic_ai import Agent
-    from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
+    from . import _fw_pydantic_ai
 
-    from agent_contract.sources.pydantic_ai_stream import pydantic_ai_events
-
-    async def lead(messages: list[Any], info: AgentInfo) -> AsyncIterator[Any]:
-        if len(messages) == 1:
-            yield {
-                0: DeltaToolCall(name="ask_expert", json_args='{"q": "Paris?"}', tool_call_id="d")
-            }
-        else:
-            yield "The expert says: sunny."
-
-    async def answer(messages: list[Any], info: AgentInfo) -> AsyncIterator[Any]:
-        yield "sunny"
-
-    expert = Agent(FunctionModel(stream_function=answer, model_name="expert-model"), name="expert")
-    boss = Agent(FunctionModel(stream_function=lead, model_name="lead-model"), name="lead")
-
-    @boss.tool_plain
-    async def ask_expert(q: str) -> str:
-        results: list[Any] = []
-        inner = pydantic_ai_events(expert, q, on_result=results.append)
-        await run_script(otel_telemetry, inner, agent_name="expert")
-        return str(results[0].output)
-
-    await run_script(otel_telemetry, pydantic_ai_events(boss, "Weather?"), agent_name="lead")
+    await _fw_pydantic_ai.subagent(otel_telemetry, "lead-model", "expert-model")
 
     assert otel_telemetry.outline() == [
         ["invoke_agent lead", [

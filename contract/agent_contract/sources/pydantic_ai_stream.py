@@ -187,20 +187,12 @@ async def pydantic_ai_events(
                             events = (*earlier, *events)
                         for out in events:
                             called = True
-                            if isinstance(out, ToolCall):
-                                waiting.add(out.id)
-                                if out.id is not None:
-                                    asked.add(out.id)
-                            elif isinstance(out, ToolResult):
-                                waiting.discard(out.tool_call_id)
+                            _track(out, waiting, asked)
                             yield out
                 for told in unrun.values():  # never answered here: waiting, as told calls do
                     for out in told:
                         called = True
-                        if isinstance(out, ToolCall):
-                            waiting.add(out.id)
-                            if out.id is not None:
-                                asked.add(out.id)
+                        _track(out, waiting, asked)
                         yield out
                 held = bool(waiting)  # deferred calls: the run ends paused on them, in it
                 if called and not held:
@@ -219,6 +211,17 @@ async def pydantic_ai_events(
 _SKIPPED = "Tool not executed - a final result was already processed."
 """pydantic-ai's answer to a function tool call it skips because the output was final
 (``end_strategy="early"``): the call never ran."""
+
+
+def _track(out: AgentEvent, waiting: set[Any], asked: set[str]) -> None:
+    """A call told waits for its result (``waiting``) and is one the last response asked for
+    (``asked``); its result ends the wait."""
+    if isinstance(out, ToolCall):
+        waiting.add(out.id)
+        if out.id is not None:
+            asked.add(out.id)
+    elif isinstance(out, ToolResult):
+        waiting.discard(out.tool_call_id)
 
 
 def _unvalidated(event: Any) -> bool:
