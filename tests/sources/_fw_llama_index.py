@@ -113,7 +113,8 @@ def events(run: s.Run) -> AsyncIterator[AgentEvent]:
 def replies(*answers: Any, model: str = MODEL) -> Any:
     """LlamaIndex's mock function-calling LLM answering ``answers`` in turn (the last again),
     one message each: a text, a tool-call block, or a list of blocks (parallel calls); its
-    metadata names ``model``."""
+    metadata names ``model``. Streamed (``astream_chat``), or whole (``achat``: an agent made
+    with ``streaming=False``)."""
     from llama_index.core.base.llms.types import ChatMessage, ChatResponse, LLMMetadata
     from llama_index.core.llms.mock import MockFunctionCallingLLM
 
@@ -124,18 +125,25 @@ def replies(*answers: Any, model: str = MODEL) -> Any:
         def metadata(self) -> LLMMetadata:
             return LLMMetadata(is_function_calling_model=True, model_name=model)
 
-        async def astream_chat(self, messages: Any, **kwargs: Any) -> Any:
+        def _next(self) -> tuple[str, Any]:
             reply = answers[min(self.turns, len(answers) - 1)]
             self.turns += 1
+            text = reply if isinstance(reply, str) else ""
+            message = ChatMessage(role="assistant", content=text)
+            if not isinstance(reply, str):
+                message.blocks.extend(reply if isinstance(reply, list) else [reply])
+            return text, message
+
+        async def astream_chat(self, messages: Any, **kwargs: Any) -> Any:
+            text, message = self._next()
 
             async def stream() -> AsyncIterator[Any]:
-                text = reply if isinstance(reply, str) else ""
-                message = ChatMessage(role="assistant", content=text)
-                if not isinstance(reply, str):
-                    message.blocks.extend(reply if isinstance(reply, list) else [reply])
                 yield ChatResponse(message=message, delta=text)
 
             return stream()
+
+        async def achat(self, messages: Any, **kwargs: Any) -> Any:
+            return ChatResponse(message=self._next()[1])
 
     return Replies()
 
