@@ -33,7 +33,9 @@ reads its stream by class name (nothing of LlamaIndex is imported here):
 * ``StopEvent``: the run's end. Its result is the last ``AgentOutput`` written, except after
   a tool made with ``return_direct=True``: LlamaIndex then answers with that tool's output,
   asking the LLM nothing more, in an ``AgentOutput`` of its own written nowhere else; its
-  text is the run's answer (a ``MessageFinal``).
+  text is the run's answer (a ``MessageFinal``). So is the text of a last ``AgentOutput``
+  the agent's ``finalize`` changed after it was written: a ``ReActAgent`` takes its answer
+  out of the model's text (``Thought: ... Answer: ...``), which the call keeps.
 
 **Usage.** LlamaIndex's agent events carry no token counts: only each provider's own payload,
 as ``raw`` on ``AgentStream`` (a stream chunk) and ``AgentOutput`` (the response, or the last
@@ -307,6 +309,7 @@ class _Reader:
         self.running: set[Any] = set()
         self.structuring = False  # the open call is the request for the structured output
         self.streamed = False  # the open call streamed text or thinking (``AgentStream``)
+        self.said: str | None = None  # the last output's text as it was written
 
     def feed(self, event: Any) -> Iterator[AgentEvent | StreamEvent]:
         kind = type(event).__name__
@@ -329,6 +332,8 @@ class _Reader:
             if not self.calling:
                 yield from self._start(event.current_agent_name)
             self.last_output = event
+            said = getattr(getattr(event, "response", None), "content", None)
+            self.said = said if isinstance(said, str) else None  # as the model said it
             if not self.streamed:  # not streamed (``streaming=False``): the response tells it
                 yield from _blocks(getattr(event, "response", None))
             yield from self._end(event.raw)
@@ -365,10 +370,11 @@ class _Reader:
                 yield ToolResult(tool_call_id=call_id, content=content, name=event.tool_name)
         elif kind == "StopEvent":
             result = getattr(event, "result", None)
-            if type(result).__name__ == "AgentOutput" and result is not self.last_output:
-                # a return_direct tool's output answered (module doc)
+            if type(result).__name__ == "AgentOutput":
                 text = getattr(getattr(result, "response", None), "content", None)
-                if isinstance(text, str):
+                # a return_direct tool's output answered, or the agent's ``finalize`` took
+                # the answer out of the model's text (a ReActAgent's): module doc
+                if isinstance(text, str) and (result is not self.last_output or text != self.said):
                     yield MessageFinal(text=text)
 
     def _restated(self, output: Any) -> bool:
