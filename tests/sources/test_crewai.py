@@ -478,3 +478,38 @@ async def test_a_tool_hook_is_no_nested_run_and_a_blocked_call_fails(
     else:
         assert call.status.status_code is StatusCode.UNSET
     assert otel_telemetry.open_spans() == []
+
+
+@pytest.mark.parametrize("crew", [False, True], ids=["agent", "crew"])
+async def test_a_structured_result_is_the_runs_answer_as_json(
+    otel_telemetry: Any, crew: bool
+) -> None:
+    """An agent's ``response_format`` or a task's ``output_pydantic``: ``kickoff`` returns the
+    model CrewAI validated (``pydantic``). The run's answer is that value as JSON
+    (``gen_ai.output.type=json``), as a structured answer is in the other adapters. Before, it
+    was the model's text, typed as text."""
+    import json
+
+    from crewai import Agent, Crew, Task
+    from pydantic import BaseModel
+
+    class Sky(BaseModel):
+        city: str
+        sky: str
+
+    said = '{"city": "Paris", "sky": "sunny"}'
+    bot = Agent(role="bot", goal="Answer.", backstory="A forecaster.", verbose=False,
+                llm=fw.llm(lambda turn: fw.completion(turn, said, [])))  # fmt: skip
+    if crew:
+        task = Task(description="Sky in Paris?", expected_output="the sky", agent=bot,
+                    output_pydantic=Sky)  # fmt: skip
+        source = fw.crewai_events(Crew(agents=[bot], tasks=[task], verbose=False))
+    else:
+        source = fw.crewai_events(bot, "Sky in Paris?", response_format=Sky)
+    await run_script(otel_telemetry, source, agent_name="bot", capture_content=True)
+
+    run = otel_telemetry.span("invoke_agent bot").attributes or {}
+    assert run["gen_ai.output.type"] == "json"
+    [message] = json.loads(str(run["gen_ai.output.messages"]))
+    assert message["parts"] == [{"type": "json", "content": {"city": "Paris", "sky": "sunny"}}]
+    assert otel_telemetry.open_spans() == []

@@ -92,7 +92,9 @@ the event is still read, and an ``Error`` (``unreadable_chunk``) follows it.
 
 The ``kickoff`` result's text (``raw``) is the run's answer where it is not the last call's
 text: an ``after_llm_call`` hook replaced the model's response (a redaction, CrewAI's own
-example of one), or CrewAI took the answer out of the model's text.
+example of one), or CrewAI took the answer out of the model's text. A structured result (an
+agent's ``response_format``, the last task's ``output_pydantic`` or ``output_json``: its
+``pydantic`` or ``json_dict``) is the run's answer as JSON (a ``StructuredFinal``).
 
 Every CrewAI event of the run goes to ``sink`` untouched, then the ``kickoff`` result last.
 Stopping early or cancelling stops delivering at once and takes the sink off; CrewAI has no
@@ -110,7 +112,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import suppress
 from typing import Any
 
-from agent_contract.agent.events import MessageFinal, StreamEvent
+from agent_contract.agent.events import MessageFinal, StreamEvent, StructuredFinal
 from agent_contract.events import (
     AgentEvent,
     Error,
@@ -135,6 +137,7 @@ from agent_contract.sources._raw_usage import get
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._scoping import OpenScopes
 from agent_contract.sources._stream import Sink, told, unreadable
+from agent_contract.sources._structured import structured_final
 
 __all__ = ["crewai_events"]
 
@@ -253,7 +256,7 @@ async def crewai_events(
                 if sink is not None:
                     sink(value)
                 await nested.close(None)
-                for event in told(reader.finish, getattr(value, "raw", None)):
+                for event in told(reader.finish, value):
                     yield event
                 return
             event, inside, unheard = value
@@ -470,10 +473,16 @@ class _Reader:
         if handle is not None:
             yield from handle(event)
 
-    def finish(self, raw: Any) -> Iterator[AgentEvent | StreamEvent]:
-        """The run ended with ``raw``, its answer's text: told when no model text was one, the
-        run's answer when it is not the last call's text (module doc)."""
+    def finish(self, result: Any) -> Iterator[AgentEvent | StreamEvent]:
+        """The run ended with ``result`` (``kickoff``'s; ``None``: a nested run's end): its
+        structured answer is the run's; else its text (``raw``) is told when no model text
+        was one, and is the run's answer when it is not the last call's text (module doc)."""
         yield from self._end_failed()
+        structured = _structured(result)
+        if structured is not None:
+            yield structured
+            return
+        raw = getattr(result, "raw", None)
         if not isinstance(raw, str) or not raw:
             return
         if not self.answered:
@@ -637,6 +646,12 @@ class _Reader:
             if _runs_as(n, name) and _same(a, args):
                 return self.running.pop(i)
         return None
+
+
+def _structured(result: Any) -> StructuredFinal | None:
+    """The structured answer of a ``kickoff`` result (an agent's ``response_format``, a
+    task's ``output_pydantic`` or ``output_json``), as JSON; ``None`` for a text answer."""
+    return structured_final(getattr(result, "pydantic", None) or getattr(result, "json_dict", None))
 
 
 def _role(agent: Any) -> str | None:
