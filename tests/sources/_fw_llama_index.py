@@ -46,7 +46,8 @@ def chunk(turn: int, **delta: Any) -> Any:
 
 def _mock_llm(model: str, answer: Callable[[int], AsyncIterator[Any]]) -> Any:
     """LlamaIndex's mock function-calling LLM, its metadata naming ``model``: each call
-    streams ``answer(turn)``, the calls counted from 0."""
+    streams ``answer(turn)``, the calls counted from 0; a whole call (``achat``) answers with
+    the stream's last response."""
     from llama_index.core.base.llms.types import LLMMetadata
     from llama_index.core.llms.mock import MockFunctionCallingLLM
 
@@ -60,6 +61,10 @@ def _mock_llm(model: str, answer: Callable[[int], AsyncIterator[Any]]) -> Any:
         async def astream_chat(self, messages: Any, **kwargs: Any) -> Any:
             self.turns += 1
             return answer(self.turns - 1)
+
+        async def achat(self, messages: Any, **kwargs: Any) -> Any:
+            said = [said async for said in await self.astream_chat(messages, **kwargs)]
+            return said[-1]
 
     return Scripted()
 
@@ -114,7 +119,8 @@ def events(run: s.Run) -> AsyncIterator[AgentEvent]:
 def replies(*answers: Any, model: str = MODEL) -> Any:
     """LlamaIndex's mock function-calling LLM answering ``answers`` in turn (the last again),
     one message each: a text, a tool-call block, or a list of blocks (parallel calls); its
-    metadata names ``model``."""
+    metadata names ``model``. Streamed (``astream_chat``), or whole (``achat``: an agent made
+    with ``streaming=False``)."""
     from llama_index.core.base.llms.types import ChatMessage, ChatResponse
 
     async def stream(called: int) -> AsyncIterator[Any]:

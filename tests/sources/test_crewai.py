@@ -423,3 +423,93 @@ async def test_an_answer_an_after_llm_call_hook_replaced_is_the_runs(
     assert said("chat gpt-4o-mini") == [{"type": "text", "content": "The secret is sunny."}]
     assert said("invoke_agent bot") == [{"type": "text", "content": "The [redacted] is sunny."}]
     assert otel_telemetry.open_spans() == []
+
+
+@pytest.mark.parametrize("blocked", [True, False], ids=["blocked", "let_through"])
+async def test_a_tool_hook_is_no_nested_run_and_a_blocked_call_fails(
+    otel_telemetry: Any, blocked: bool
+) -> None:
+    """A ``before_tool_call`` hook blocking a call (returning ``False``): CrewAI runs no tool
+    and answers with its own text, reporting no failure; the call fails
+    ``guardrail_rejected``, as a guard's refusal does in Strands and Google ADK. Tool hooks
+    run inside the tool, where CrewAI reports their dispatch: that is no agent's run. Before,
+    every call a tool hook saw had an empty nested ``invoke_agent`` under it, and a blocked
+    call was a call that succeeded."""
+    from crewai import Agent
+    from crewai.hooks.tool_hooks import (
+        register_before_tool_call_hook,
+        unregister_before_tool_call_hook,
+    )
+    from crewai.tools import tool
+    from opentelemetry.trace import StatusCode
+
+    ran: list[str] = []
+
+    @tool("weather")
+    def weather(city: str) -> str:
+        """Current weather of a city."""
+        ran.append(city)
+        return "sunny"
+
+    def respond(turn: int) -> bytes:
+        if turn == 0:
+            return fw.completion(0, None, [("c1", "weather", '{"city": "Paris"}')])
+        return fw.completion(1, "Done.", [])
+
+    def guard(context: Any) -> bool | None:
+        return False if blocked else None
+
+    bot = Agent(role="bot", goal="Answer.", backstory="A forecaster.", llm=fw.llm(respond),
+                tools=[weather], verbose=False)  # fmt: skip
+    register_before_tool_call_hook(guard)
+    try:
+        await run_script(otel_telemetry, fw.crewai_events(bot, s.QUESTION), agent_name="bot")
+    finally:
+        unregister_before_tool_call_hook(guard)
+
+    assert ran == ([] if blocked else ["Paris"])
+    assert otel_telemetry.outline() == [["invoke_agent bot", [
+        ["step 0", ["chat gpt-4o-mini", "execute_tool weather"]], ["step 1", ["chat gpt-4o-mini"]],
+    ]]]  # fmt: skip
+    call = otel_telemetry.span("execute_tool weather")
+    if blocked:
+        assert call.status.status_code is StatusCode.ERROR
+        assert (call.attributes or {})["error.type"] == "guardrail_rejected"
+    else:
+        assert call.status.status_code is StatusCode.UNSET
+    assert otel_telemetry.open_spans() == []
+
+
+@pytest.mark.parametrize("crew", [False, True], ids=["agent", "crew"])
+async def test_a_structured_result_is_the_runs_answer_as_json(
+    otel_telemetry: Any, crew: bool
+) -> None:
+    """An agent's ``response_format`` or a task's ``output_pydantic``: ``kickoff`` returns the
+    model CrewAI validated (``pydantic``). The run's answer is that value as JSON
+    (``gen_ai.output.type=json``), as a structured answer is in the other adapters. Before, it
+    was the model's text, typed as text."""
+    import json
+
+    from crewai import Agent, Crew, Task
+    from pydantic import BaseModel
+
+    class Sky(BaseModel):
+        city: str
+        sky: str
+
+    said = '{"city": "Paris", "sky": "sunny"}'
+    bot = Agent(role="bot", goal="Answer.", backstory="A forecaster.", verbose=False,
+                llm=fw.llm(lambda turn: fw.completion(turn, said, [])))  # fmt: skip
+    if crew:
+        task = Task(description="Sky in Paris?", expected_output="the sky", agent=bot,
+                    output_pydantic=Sky)  # fmt: skip
+        source = fw.crewai_events(Crew(agents=[bot], tasks=[task], verbose=False))
+    else:
+        source = fw.crewai_events(bot, "Sky in Paris?", response_format=Sky)
+    await run_script(otel_telemetry, source, agent_name="bot", capture_content=True)
+
+    run = otel_telemetry.span("invoke_agent bot").attributes or {}
+    assert run["gen_ai.output.type"] == "json"
+    [message] = json.loads(str(run["gen_ai.output.messages"]))
+    assert message["parts"] == [{"type": "json", "content": {"city": "Paris", "sky": "sunny"}}]
+    assert otel_telemetry.open_spans() == []

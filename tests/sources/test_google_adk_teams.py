@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 import pytest
+from opentelemetry.trace import StatusCode
 
 from agent_otel.testing import InMemoryTelemetry, run_script
 
@@ -228,4 +229,42 @@ async def test_each_round_of_a_loop_is_a_step_of_its_own(
     ]]]  # fmt: skip
     assert phases(otel_telemetry) == ["writer", "writer"]
     assert _said(otel_telemetry) == ["First draft.", "Second draft."]
+    assert otel_telemetry.open_spans() == []
+
+
+@pytest.mark.parametrize("streamed", [True, False], ids=["sse", "unstreamed"])
+async def test_a_loop_ended_by_exit_loop_answers_with_its_last_draft(
+    otel_telemetry: InMemoryTelemetry, streamed: bool
+) -> None:
+    """A ``LoopAgent`` of a writer and a critic, the critic ending the loop with ADK's
+    ``exit_loop`` (it escalates and skips the summary: no model speaks after its call). The
+    run's answer is the last final response with text, the writer's second draft, as ADK's
+    own final responses show it. Before, it was the critic's call of ``exit_loop``."""
+    from google.adk.agents import LlmAgent, LoopAgent
+    from google.adk.agents.run_config import RunConfig, StreamingMode
+    from google.adk.tools import exit_loop
+    from google.genai import types
+
+    from agent_contract.sources.google_adk_stream import google_adk_events
+
+    from ._fw_google_adk import _model
+
+    drafts = [[types.Part(text="Draft one.")], [types.Part(text="Draft two.")]]
+    writer = LlmAgent(name="writer", model=_model(drafts))
+    stop = types.Part(function_call=types.FunctionCall(id="x1", name="exit_loop", args={}))
+    critic_model = _model([[types.Part(text="Needs work.")], [stop]])
+    critic = LlmAgent(name="critic", model=critic_model, tools=[exit_loop])
+    loop = LoopAgent(name="loop", sub_agents=[writer, critic], max_iterations=5)
+    mode = StreamingMode.SSE if streamed else StreamingMode.NONE
+    source = google_adk_events(loop, "Go", run_config=RunConfig(streaming_mode=mode))
+    await run_script(otel_telemetry, source, agent_name="loop", capture_content=True)
+
+    assert critic_model.calls == 2
+    assert phases(otel_telemetry) == ["writer", "critic", "writer", "critic"]
+    tool = otel_telemetry.span("execute_tool exit_loop")
+    assert tool.status.status_code is StatusCode.UNSET
+    [answer] = json.loads(
+        str((otel_telemetry.span("invoke_agent loop").attributes or {})["gen_ai.output.messages"])
+    )
+    assert answer["parts"] == [{"type": "text", "content": "Draft two."}]
     assert otel_telemetry.open_spans() == []

@@ -56,7 +56,10 @@ loop never blocks; its events cross to the loop through a queue, one by one as t
   ``code`` CrewAI fills with the name the model made up. A delegation tool (``Delegate work
   to coworker``, ``Ask question to coworker``) returns CrewAI's error text instead of
   raising: a coworker the agent lacks is ``coworker_not_found``, a coworker that raised
-  ``coworker_failed`` (the text read from CrewAI's own translations). The model's call is
+  ``coworker_failed`` (the text read from CrewAI's own translations). A call a
+  ``before_tool_call`` hook blocked (CrewAI runs no tool and answers with its own text,
+  reporting no failure) fails ``guardrail_rejected``: the hook's dispatch inside the tool
+  (``HookDispatchedEvent``, ``pre_tool_call``, ``aborted``) names it. The model's call is
   matched by the name CrewAI runs, which it sanitizes (``Get Weather`` runs ``get_weather``).
 
 Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call, through the same
@@ -74,12 +77,12 @@ marks the context the tool runs in (``_INSIDE``, set at its ``ToolUsageStartedEv
 at its end), and the consumer reads those events, as any CrewAI run, into a nested run
 (``agent_contract.scope.nested_run``) under the call's span, started inside the call's scope at
 the first of them, named after its agent's role and ended before the call's result (the
-events of CrewAI's MCP client, an agent's ``mcps`` connecting to and calling the server, are
-the tool's own request and start none). A tool CrewAI's MCP client made (``MCPNativeTool``,
-``MCPToolWrapper``), found among the tools of the executor emitting its start (or of its
-agent), is scoped with its server (``McpServer``: the name CrewAI gave it). Its own
-tools are scoped as the run's are, and what runs inside them nests again, at any depth (the
-context holds the path of tools it runs in).
+events of CrewAI's MCP client, an agent's ``mcps`` connecting to and calling the server, and
+the dispatch of its tool hooks around the tool are the tool's own and start none). A tool
+CrewAI's MCP client made (``MCPNativeTool``, ``MCPToolWrapper``), found among the tools of the
+executor emitting its start (or of its agent), is scoped with its server (``McpServer``: the
+name CrewAI gave it). Its own tools are scoped as the run's are, and what runs inside them
+nests again, at any depth (the context holds the path of tools it runs in).
 
 An event the reader cannot read (a field of a shape it does not read) is skipped and told
 (``_stream.told``: what it gave before is kept), the run's or a nested run's, as
@@ -89,7 +92,9 @@ the event is still read, and an ``Error`` (``unreadable_chunk``) follows it.
 
 The ``kickoff`` result's text (``raw``) is the run's answer where it is not the last call's
 text: an ``after_llm_call`` hook replaced the model's response (a redaction, CrewAI's own
-example of one), or CrewAI took the answer out of the model's text.
+example of one), or CrewAI took the answer out of the model's text. A structured result (an
+agent's ``response_format``, the last task's ``output_pydantic`` or ``output_json``: its
+``pydantic`` or ``json_dict``) is the run's answer as JSON (a ``StructuredFinal``).
 
 Every CrewAI event of the run goes to ``sink`` untouched, then the ``kickoff`` result last.
 Stopping early or cancelling stops delivering at once and takes the sink off; CrewAI has no
@@ -107,7 +112,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import suppress
 from typing import Any
 
-from agent_contract.agent.events import MessageFinal, StreamEvent
+from agent_contract.agent.events import MessageFinal, StreamEvent, StructuredFinal
 from agent_contract.events import (
     AgentEvent,
     Error,
@@ -132,6 +137,7 @@ from agent_contract.sources._raw_usage import get
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._scoping import OpenScopes
 from agent_contract.sources._stream import Sink, told, unreadable
+from agent_contract.sources._structured import structured_final
 
 __all__ = ["crewai_events"]
 
@@ -142,6 +148,7 @@ _USAGE = ("prompt_tokens", "completion_tokens", "total_tokens", "cached_prompt_t
 _EVENT, _DONE, _FAILED, _CAUGHT_UP = "event", "done", "failed", "caught up"
 _CALL_ENDS = ("LLMCallCompletedEvent", "LLMCallFailedEvent")
 _TOOL_ENDS = ("ToolUsageFinishedEvent", "ToolUsageErrorEvent")
+_TOOLS_OWN = ("MCPEvent", "HookDispatchedEvent")  # a tool's own work, no agent's (_tools_own)
 _RUN: contextvars.ContextVar[object] = contextvars.ContextVar("crewai_run")
 """The innermost run of this context: a run inside a tool inherits the outer run's sink too."""
 Path = tuple[str, ...]
@@ -249,7 +256,7 @@ async def crewai_events(
                 if sink is not None:
                     sink(value)
                 await nested.close(None)
-                for event in told(reader.finish, getattr(value, "raw", None)):
+                for event in told(reader.finish, value):
                     yield event
                 return
             event, inside, unheard = value
@@ -302,8 +309,18 @@ def _mcp_server(source: Any, event: Any) -> McpServer | None:
 def _tools_own(event: Any) -> bool:
     """Whether ``event`` tells of the tool's own work rather than of an agent run inside it:
     CrewAI's MCP client (an agent's ``mcps``) emits its connection and request events
-    (``MCPEvent``'s family) from inside the tool that calls the server."""
-    return any(c.__name__ == "MCPEvent" for c in type(event).__mro__)
+    (``MCPEvent``'s family) from inside the tool that calls the server, and its hook dispatch
+    (``HookDispatchedEvent``) from inside the tool its tool hooks run around."""
+    return any(c.__name__ in _TOOLS_OWN for c in type(event).__mro__)
+
+
+def _blocks(event: Any) -> bool:
+    """Whether ``event`` says a ``before_tool_call`` hook blocked the tool it runs in."""
+    return (
+        type(event).__name__ == "HookDispatchedEvent"
+        and getattr(event, "interception_point", None) == "pre_tool_call"
+        and getattr(event, "outcome", None) == "aborted"
+    )
 
 
 def _scope(scopes: OpenScopes, event: Any, called: str | None = None, source: Any = None) -> None:
@@ -375,9 +392,11 @@ class _Nested:
     async def feed(self, inside: Path, event: Any, unheard: bool = False) -> None:
         """Read ``event`` into the run at ``inside`` (``unheard``: the sink failed on it,
         told after its events)."""
+        if _blocks(event) and (owner := self._reader_of(inside[:-1])) is not None:
+            owner.blocked.add(inside[-1])  # its result is the hook's refusal (module doc)
         found = self._runs.get(inside)
         if found is None:
-            if _tools_own(event):  # the tool's own MCP request: no agent runs in it
+            if _tools_own(event):  # the tool's own MCP request or hook: no agent runs in it
                 return
             role = _role(getattr(event, "agent", None)) or _role(event)
             found = self._runs[inside] = (self._start(inside, role), _Reader(self._raised, role))
@@ -446,6 +465,7 @@ class _Reader:
         # call's exception, a completed call's usage counted by its LLM
         self.started: dict[str, tuple[str, str]] = {}  # tool's started event id -> (call id, name)
         self.failed: tuple[str, str, str | None] | None = None  # (call id, type, message)
+        self.blocked: set[str] = set()  # started event ids of calls a hook blocked
 
     def feed(self, event: Any) -> Iterator[AgentEvent]:
         kind = type(event).__name__
@@ -453,10 +473,16 @@ class _Reader:
         if handle is not None:
             yield from handle(event)
 
-    def finish(self, raw: Any) -> Iterator[AgentEvent | StreamEvent]:
-        """The run ended with ``raw``, its answer's text: told when no model text was one, the
-        run's answer when it is not the last call's text (module doc)."""
+    def finish(self, result: Any) -> Iterator[AgentEvent | StreamEvent]:
+        """The run ended with ``result`` (``kickoff``'s; ``None``: a nested run's end): its
+        structured answer is the run's; else its text (``raw``) is told when no model text
+        was one, and is the run's answer when it is not the last call's text (module doc)."""
         yield from self._end_failed()
+        structured = _structured(result)
+        if structured is not None:
+            yield structured
+            return
+        raw = getattr(result, "raw", None)
         if not isinstance(raw, str) or not raw:
             return
         if not self.answered:
@@ -599,6 +625,10 @@ class _Reader:
             return
         failure = getattr(event, "failure", None)  # a ToolFailure the tool returned
         kind = _failure_type(failure) if failure is not None else _delegation_failed(event)
+        started = str(getattr(event, "started_event_id", None))
+        if started in self.blocked:  # a before_tool_call hook blocked it (module doc)
+            self.blocked.discard(started)
+            kind = "guardrail_rejected"
         if kind is None:
             yield ToolResult(tool_call_id=found[0], content=event.output, name=found[1])
         else:
@@ -616,6 +646,12 @@ class _Reader:
             if _runs_as(n, name) and _same(a, args):
                 return self.running.pop(i)
         return None
+
+
+def _structured(result: Any) -> StructuredFinal | None:
+    """The structured answer of a ``kickoff`` result (an agent's ``response_format``, a
+    task's ``output_pydantic`` or ``output_json``), as JSON; ``None`` for a text answer."""
+    return structured_final(getattr(result, "pydantic", None) or getattr(result, "json_dict", None))
 
 
 def _role(agent: Any) -> str | None:

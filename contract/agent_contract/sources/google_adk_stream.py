@@ -73,7 +73,10 @@ agent or a string):
   the response of a tool that skips the summary (``tool_context.actions.skip_summarization``:
   ADK asks the model nothing more, that response is the agent's final one): a lone tool's
   value (the ``result`` ADK wraps a value that is no dict in), its text as it is, else as
-  JSON; ``exit_loop``'s, which is nothing, leaves the answer to the model's last call.
+  JSON. ``exit_loop``'s, which is nothing (the loop ends on the tool's call, no model
+  answering after it), leaves the answer to the last final response with text any agent gave
+  (a model's, or a callback's for it): the loop's last draft, as ADK's own final responses
+  show it, not the call of ``exit_loop``.
 * A callback raising after the model answered whole (an ``after_model_callback``): ADK never
   streams that response, and reports the exception as an error event of the agent before it
   comes out of the run. The plugin's ``after_model_callback`` (the first to hear it) notes each
@@ -371,9 +374,9 @@ async def _end_nested(nested: dict[Any, Any], tool_context: Any, error: Any) -> 
 
 
 class _State:
-    __slots__ = ("answered", "asked", "called", "failed", "failures", "held", "live", "open",
-                 "paused", "phase", "requests", "root", "said", "step", "streamed", "text",
-                 "tools_ran", "watched", "whole")  # fmt: skip
+    __slots__ = ("answered", "asked", "called", "failed", "failures", "held", "last", "live",
+                 "open", "paused", "phase", "requests", "root", "said", "step", "streamed",
+                 "text", "tools_ran", "watched", "whole")  # fmt: skip
 
     def __init__(
         self,
@@ -402,6 +405,7 @@ class _State:
         # the answer no model call told, none since: an agent callback's, a callback's
         # replacement, a tool's that skips the summary (module doc)
         self.said: MessageFinal | StructuredFinal | None = None
+        self.last: str | None = None  # the text of the last final response with text
         self.text = ""  # the text the open call's partials streamed
 
     def end(self) -> list[AgentEvent | StreamEvent]:
@@ -497,7 +501,9 @@ class _State:
                 else:
                     out.append(_result(response, self.failures))
             if getattr(getattr(event, "actions", None), "skip_summarization", False) is True:
-                self.said = _direct(results) or self.said  # the tools answered (module doc)
+                # the tools answered, else (exit_loop) the last final text (module doc)
+                last = MessageFinal(text=self.last) if self.last is not None else None
+                self.said = _direct(results) or self.said or last
             return
         asks = [p.function_call for p in parts if _asks_confirmation(p.function_call)]
         if asks and len(asks) == len(parts):  # ADK's own call, no model's (module doc)
@@ -519,6 +525,7 @@ class _State:
             self.said = MessageFinal(
                 text="".join(p.text for p in parts if p.text and not p.thought)
             )
+            self.last = self.said.text or self.last
             return
         if role == "model" or event.usage_metadata is not None or event.error_code:
             self._open(out, author, held=held)
@@ -533,7 +540,10 @@ class _State:
                     out += final
                 self._close(out, event, parts)
                 self._unshown(author)  # its whole response, shown now
-                if self.streamed and (answer := _answer(final)) and answer != self.text:
+                answer = _answer(final)
+                if self.answered and answer:  # a final response (no call asked, no error)
+                    self.last = answer
+                if self.streamed and answer and answer != self.text:
                     self.said = MessageFinal(text=answer)  # a callback replaced it (module doc)
 
     def _unshown(self, author: Any) -> Any:

@@ -13,15 +13,18 @@ reads its stream by class name (nothing of LlamaIndex is imported here):
   it (an agent past its ``max_iterations`` with ``early_stopping_method="generate"`` asks its
   LLM once more for a final answer), as an ``AgentOutput`` with none before it does;
 * ``AgentOutput``: the call ended: ``Usage`` and ``LLMCallEnd`` (response id, model and
-  finish reason from the provider's payload). One with ``retry_messages`` sends its answer
-  back (a ``ReActAgent`` output its parser refused, an empty one): an ``Error`` of its step
-  (``ValueError``, the parser's, else ``output_rejected``; its message, which quotes the
-  answer, is content), the retried request the next step. The final one (no tool calls) of
-  an agent or ``AgentWorkflow`` given ``output_cls`` is followed by a request of its own, not
-  streamed: LlamaIndex asks the LLM for the answer as that class (``as_structured_llm``): an
-  ``LLMCallStart`` after its ``LLMCallEnd``, ended by ``AgentStreamStructuredOutput``, or
-  failed (``structured_output_failed``) when the stream ends without one (LlamaIndex warns
-  and goes on);
+  finish reason from the provider's payload). A call that streamed nothing (an agent made
+  with ``streaming=False``: LlamaIndex writes no ``AgentStream`` then) tells its response's
+  text and thinking blocks first, as ``TextDelta`` and ``ReasoningDelta``. One with
+  ``retry_messages`` sends its answer back (a ``ReActAgent`` output its parser refused, an
+  empty one): an ``Error`` of its step (``ValueError``, the parser's, else
+  ``output_rejected``; its message, which quotes the answer, is content), the retried
+  request the next step. The final one (no tool calls) of an agent or ``AgentWorkflow``
+  given ``output_cls`` is followed by a request of its own, not streamed: LlamaIndex asks
+  the LLM for the answer as that class (``as_structured_llm``): an ``LLMCallStart`` after
+  its ``LLMCallEnd``, ended by ``AgentStreamStructuredOutput``, or failed
+  (``structured_output_failed``) when the stream ends without one (LlamaIndex warns and goes
+  on);
 * ``ToolCall`` / ``ToolCallResult``: a tool starts / returns (``tool_output.is_error``: an
   error result; LlamaIndex catches a tool's exception and reports it this way, keeping it as
   ``exception``; a name the agent lacks is its fixed text, ``tool_not_found``). A tool that
@@ -30,7 +33,9 @@ reads its stream by class name (nothing of LlamaIndex is imported here):
 * ``StopEvent``: the run's end. Its result is the last ``AgentOutput`` written, except after
   a tool made with ``return_direct=True``: LlamaIndex then answers with that tool's output,
   asking the LLM nothing more, in an ``AgentOutput`` of its own written nowhere else; its
-  text is the run's answer (a ``MessageFinal``).
+  text is the run's answer (a ``MessageFinal``). So is the text of a last ``AgentOutput``
+  the agent's ``finalize`` changed after it was written: a ``ReActAgent`` takes its answer
+  out of the model's text (``Thought: ... Answer: ...``), which the call keeps.
 
 **Usage.** LlamaIndex's agent events carry no token counts: only each provider's own payload,
 as ``raw`` on ``AgentStream`` (a stream chunk) and ``AgentOutput`` (the response, or the last
@@ -303,6 +308,8 @@ class _Reader:
         # ``ToolCall`` again; it is the same call.
         self.running: set[Any] = set()
         self.structuring = False  # the open call is the request for the structured output
+        self.streamed = False  # the open call streamed text or thinking (``AgentStream``)
+        self.said: str | None = None  # the last output's text as it was written
 
     def feed(self, event: Any) -> Iterator[AgentEvent | StreamEvent]:
         kind = type(event).__name__
@@ -310,9 +317,11 @@ class _Reader:
             if not self.calling:  # a request with no input event (early stopping's: module doc)
                 yield from self._start(event.current_agent_name)
             if event.delta:
+                self.streamed = True
                 yield TextDelta(text=event.delta)
             thinking = getattr(event, "thinking_delta", None)
             if thinking and isinstance(thinking, str):
+                self.streamed = True
                 yield ReasoningDelta(text=thinking)
             self._count(event.raw)
         elif kind == "AgentInput":
@@ -323,6 +332,10 @@ class _Reader:
             if not self.calling:
                 yield from self._start(event.current_agent_name)
             self.last_output = event
+            said = getattr(getattr(event, "response", None), "content", None)
+            self.said = said if isinstance(said, str) else None  # as the model said it
+            if not self.streamed:  # not streamed (``streaming=False``): the response tells it
+                yield from _blocks(getattr(event, "response", None))
             yield from self._end(event.raw)
             retry = _sent_back(getattr(event, "retry_messages", None))
             if retry is not None:  # the answer was refused: its step failed, the retry is next
@@ -357,10 +370,11 @@ class _Reader:
                 yield ToolResult(tool_call_id=call_id, content=content, name=event.tool_name)
         elif kind == "StopEvent":
             result = getattr(event, "result", None)
-            if type(result).__name__ == "AgentOutput" and result is not self.last_output:
-                # a return_direct tool's output answered (module doc)
+            if type(result).__name__ == "AgentOutput":
                 text = getattr(getattr(result, "response", None), "content", None)
-                if isinstance(text, str):
+                # a return_direct tool's output answered, or the agent's ``finalize`` took
+                # the answer out of the model's text (a ReActAgent's): module doc
+                if isinstance(text, str) and (result is not self.last_output or text != self.said):
                     yield MessageFinal(text=text)
 
     def _restated(self, output: Any) -> bool:
@@ -389,7 +403,7 @@ class _Reader:
             if self.current is not None or _agents(self.agent):
                 yield PhaseMarker(name=name)
             self.current = name
-        self.calling, self.usage = True, None
+        self.calling, self.usage, self.streamed = True, None, False
         agent = _agent(self.agent, name, self.named)
         llm = getattr(agent, "llm", None)
         metadata = getattr(llm, "metadata", None)
@@ -425,6 +439,15 @@ class _Reader:
             finish_reason=_finish(raw),
             response_id=response_id if isinstance(response_id, str) else None,
         )
+
+
+def _blocks(message: Any) -> Iterator[AgentEvent]:
+    """The text and thinking blocks of a response ``message`` (a ``ChatMessage``), in order."""
+    for block in getattr(message, "blocks", None) or ():
+        kind = getattr(block, "block_type", None)
+        text = getattr(block, "text" if kind == "text" else "content", None)
+        if isinstance(text, str) and text and kind in ("text", "thinking"):
+            yield TextDelta(text=text) if kind == "text" else ReasoningDelta(text=text)
 
 
 def _handoff_refused(event: Any, content: Any) -> str | None:
