@@ -42,7 +42,9 @@ their own after a ``PhaseMarker`` naming the workflow step); the run's answer is
 workflow returns (``WorkflowCompleted``: a ``MessageFinal``, or a ``StructuredFinal``), a
 function step's output too. Steps a ``Parallel`` runs at once are read one at a time
 (``_Steps``); the hooks below go on every agent and team the workflow's steps run, at any
-depth.
+depth, and each goes on past a tool call only once it is told, as a member does (``_Taker``).
+A team run by a step names the workflow's run to its tools (its ``run_context``): the
+workflow's run id is served too.
 
 Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call, through Agno's own
 seam: the adapter appends one hook to ``agent.tool_hooks`` (once per agent; outside a traced
@@ -130,6 +132,8 @@ async def agno_events(
     expect(agent, "agno_events", "an agno Agent, Team or Workflow", "arun", hint=_HINT)
     for runner in _runners(agent, set()):
         _add_scope_hook(runner, set())
+        if runner is not agent:  # a workflow step's: kept in step as a member is
+            _stepping_arun(runner)
         pre = list(getattr(runner, "pre_hooks", None) or ())
         if agent_contract_request_messages not in pre:
             runner.pre_hooks = [*pre, agent_contract_request_messages]
@@ -144,18 +148,10 @@ async def agno_events(
             if sink is not None and getattr(event, "pre_hook_name", None) != _HOOK_NAME:
                 sink(event)
             for item in steps.order(event) if state.workflow is not None else (event,):
-                if members.claims(item):
-                    await members.feed(item)
-                    taker.took(item)
-                    continue
-                for out in told(state.feed, item, passing=AgnoRunError):  # an odd one skipped
+                async for out in _read(item, state, members, taker):
                     yield out
-                if not state.calling and getattr(item, "event", None) == "TeamRunContent":
-                    await members.echo(item)  # a member's text, told as the team's?
-                if state.run_id is not None:
-                    taker.serve(state.run_id)
         for item in steps.rest():  # (a step the workflow left unfinished)
-            for out in told(state.feed, item, passing=AgnoRunError):
+            async for out in _read(item, state, members, taker):
                 yield out
     except BaseException as raised:
         error = raised
@@ -170,6 +166,26 @@ async def agno_events(
         close = getattr(stream, "aclose", None)
         if close is not None:
             await close()
+
+
+async def _read(
+    item: Any, state: _State, members: _Members, taker: _Taker
+) -> AsyncIterator[AgentEvent | StreamEvent]:
+    """One Agno event read: a member's into its nested run, else the run's own (module doc),
+    live or held for its workflow step (``_Steps``) alike."""
+    if members.claims(item):
+        await members.feed(item)
+        taker.took(item)
+        return
+    for out in told(state.feed, item, passing=AgnoRunError):  # an odd one skipped
+        yield out
+    taker.took(item)  # its call told: a workflow step's tool may run (``_stepping_arun``)
+    if not state.calling and getattr(item, "event", None) == "TeamRunContent":
+        await members.echo(item)  # a member's text, told as the team's?
+    if state.run_id is not None:
+        taker.serve(state.run_id)
+    if state.workflow is not None:  # a step's team names the workflow's run to its tools
+        taker.serve(state.workflow)
 
 
 _STEPS = ("agent", "team", "steps", "else_steps", "choices")
@@ -322,13 +338,17 @@ def _stepping_arun(member: Any) -> None:
     around the delegation's merged events, so a member's tool started before the adapter had
     read its ``ToolCallStarted``: its scope found no call in the member's run (not started
     yet) and its body opened a span of its own in the team's step, the call told twice.
-    Anywhere else ``arun`` is Agno's."""
+    A workflow's step agent or team is kept in step the same way, by the taker of the adapter
+    reading the workflow (the run its ``run_context`` names): a ``Parallel``'s step held
+    (``_Steps``) ran its tools before its calls were told, so their spans opened early in the
+    live step's step. Anywhere else ``arun`` is Agno's."""
     original = getattr(member, "arun", None)
     if original is None or getattr(original, "_agent_contract_stepping", False):
         return
 
     def arun(*args: Any, **kwargs: Any) -> Any:
-        return _stepped(original(*args, **kwargs), _STEPPER.get())
+        taker = _STEPPER.get() or _TAKERS.get(getattr(kwargs.get("run_context"), "run_id", None))
+        return _stepped(original(*args, **kwargs), taker)
 
     arun._agent_contract_stepping = True  # type: ignore[attr-defined]
     try:
@@ -631,7 +651,9 @@ class _Steps:
     their runs' events interleaved, and the contract tells one call at a time, so the first
     step to start is read live and each other one's events (by ``step_id``) are held until
     the live step completes (``StepCompleted``), then read whole, in the order they started:
-    each call with its own text and tokens, its span starting when it is told."""
+    each call with its own text and tokens, its span starting when it is told. A held step's
+    agent or team waits at each tool call until the adapter has told it (``_stepping_arun``),
+    so the held steps are read as soon as the live one completes."""
 
     __slots__ = ("done", "held", "live")
 
@@ -641,16 +663,21 @@ class _Steps:
         self.done = False  # it has completed
 
     def order(self, event: Any) -> list[Any]:
-        """The events to read now, ``event`` included unless it is held."""
-        step = getattr(event, "step_id", None)
-        out = self.release() if self.done and step != self.live else []
-        if step is None or step == self.live or self.live is None or self.done:
-            if step is not None:
-                self.live, self.done = step, self.done and step == self.live
-            self.done = self.done or _completes(event, self.live)
-            out.append(event)
-        else:
-            self.held.setdefault(step, []).append(event)
+        """The events to read now, ``event`` included unless it is held. A container's own
+        events (a ``Parallel``'s, a ``Loop``'s...) carry its id as ``step_id`` but belong to
+        no one step: read as they come, they neither take nor wait for the live slot."""
+        kind = getattr(event, "event", None)
+        container = isinstance(kind, str) and kind.startswith(_CONTAINERS)
+        step = None if container else getattr(event, "step_id", None)
+        if step is not None and step != self.live:
+            if self.live is not None and not self.done:
+                self.held.setdefault(step, []).append(event)
+                return []
+            self.live, self.done = step, False  # the next step to start goes live
+        out = [event]
+        if _completes(event, self.live):  # the held steps now, not at the next event: a held
+            self.done = True  # step's tool waits to be told (``_stepping_arun``)
+            out += self.release()
         return out
 
     def release(self) -> list[Any]:
@@ -667,6 +694,11 @@ class _Steps:
         """Every event still held (the stream ended): oldest step first."""
         self.done = True
         return self.release()
+
+
+_CONTAINERS = ("Parallel", "Loop", "Condition", "Router", "StepsExecution")
+"""How the events of the workflow's containers of steps are named (``ParallelExecutionStarted``,
+``LoopIterationCompleted``...): each carries the container's id as its ``step_id``."""
 
 
 def _completes(event: Any, step: Any) -> bool:
