@@ -210,3 +210,63 @@ async def test_a_held_parallel_steps_tool_is_in_that_steps_own_step(
     assert tools == {"w_rome": "step 0", "w_paris": "step 2"}
     assert phases(otel_telemetry) == ["rome", "rome", "paris", "paris"]
     assert otel_telemetry.open_spans() == []
+
+
+def _refusing(name: str) -> Any:
+    """An agent whose model refuses every request (a 400): its run ends with a ``RunError``."""
+    from ._http import httpx
+
+    def refuse(request: Any) -> Any:
+        error = {"error": {"message": "bad request", "type": "invalid_request_error"}}
+        return httpx.Response(400, json=error)
+
+    return agent(refuse, tools=[], name=name)
+
+
+@pytest.mark.parametrize("parallel", [False, True], ids=["in-turn", "parallel"])
+async def test_a_step_whose_agent_fails_fails_its_calls_and_the_workflow_goes_on(
+    otel_telemetry: InMemoryTelemetry, parallel: bool
+) -> None:
+    """Agno runs a failed step again (``max_retries``) and then skips it (its
+    default): the workflow answers with the next step's output. Each attempt's call fails with
+    the model's error; the run does not, and goes on to the other step, whose tool is in its
+    own step (before, the adapter raised at the first attempt's ``RunError`` and closed the
+    stream, cancelling the workflow Agno would have finished)."""
+    from agno.workflow import Parallel, Step, Workflow
+    from opentelemetry.trace import StatusCode
+
+    from agent_contract.sources.agno_stream import agno_events
+
+    def weather(city: str) -> str:
+        """The weather."""
+        return "sunny"
+
+    paris = agent(chat.call("weather", {"city": "Paris"}, "w1"), chat.answer("Paris: sunny"),
+                  tools=[weather], name="paris")  # fmt: skip
+    steps = [Step(name="rome", agent=_refusing("rome"), max_retries=1),
+             Step(name="paris", agent=paris)]  # fmt: skip
+    flow = Workflow(name="flow", telemetry=False,
+                    steps=[Parallel(*steps, name="both")] if parallel else steps)  # fmt: skip
+    kept: list[Any] = []
+    await run_script(otel_telemetry, agno_events(flow, "Weather?", sink=kept.append),
+                     agent_name="flow", capture_content=True)  # fmt: skip
+
+    assert [getattr(e, "event", None) for e in kept].count("RunError") == 2  # two attempts
+    run = otel_telemetry.span("invoke_agent flow")
+    assert run.status.status_code is StatusCode.UNSET
+    assert "Paris: sunny" in str((run.attributes or {}).get("gen_ai.output.messages"))
+    by_phase: dict[str, list[list[str]]] = {}
+    for step in sorted((s for s in otel_telemetry.spans() if s.name.startswith("step ")),
+                       key=lambda s: s.start_time or 0):  # fmt: skip
+        under = step.context.span_id
+        children = [s for s in otel_telemetry.spans() if s.parent and s.parent.span_id == under]
+        phase = str((step.attributes or {}).get("agent_otel.phase"))
+        by_phase.setdefault(phase, []).append(sorted(s.name for s in children))
+    assert by_phase == {
+        "rome": [["chat gpt-4o-mini"], ["chat gpt-4o-mini"]],
+        "paris": [["chat gpt-4o-mini", "execute_tool weather"], ["chat gpt-4o-mini"]],
+    }
+    failed = [(s.attributes or {}).get("error.type") for s in otel_telemetry.spans()
+              if s.status.status_code is StatusCode.ERROR]  # fmt: skip
+    assert failed == ["model_provider_error", "model_provider_error"]  # rome's two calls
+    assert otel_telemetry.open_spans() == []

@@ -88,6 +88,7 @@ from typing import Any
 from agent_contract.agent.events import InterruptFinal, MessageFinal, StreamEvent
 from agent_contract.events import (
     AgentEvent,
+    Error,
     FunctionCall,
     LLMCallEnd,
     LLMCallStart,
@@ -444,8 +445,8 @@ class _State:
     """The run being read: its id, the open call's response id, tools seen and step."""
 
     __slots__ = (
-        "calling", "failed_members", "live", "open_calls", "read", "response_id", "run_id", "runs",
-        "said", "seen", "step", "tools_ran", "workflow",
+        "calling", "failed_members", "live", "open_calls", "phase_name", "read", "response_id",
+        "run_id", "runs", "said", "seen", "step", "tools_ran", "workflow",
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -462,6 +463,7 @@ class _State:
         self.said = False  # a model request was told
         self.workflow: str | None = None  # the workflow's run id, when it is one
         self.runs: list[Any] = []  # the run ids read: the run's, or each workflow step's
+        self.phase_name: str | None = None  # the workflow step named last
 
     def feed(self, event: Any) -> tuple[AgentEvent | StreamEvent, ...]:
         kind = getattr(event, "event", None)
@@ -501,8 +503,23 @@ class _State:
         if kind == "RunCancelled":  # Agent.cancel_run(run_id): the run ends cancelled
             return (cancelled_run("cancel_run"),)
         if kind == "RunError":
+            if self.workflow is not None:  # a step's: Agno retries or skips the step, goes on
+                return self.step_failed(event)
             raise AgnoRunError(str(event.content or "the Agno run failed"), event.error_type)
         return ()
+
+    def step_failed(self, event: Any) -> tuple[AgentEvent, ...]:
+        """A workflow step's run failed (its ``RunError``): its open call fails with it and
+        ends, and the workflow goes on, as Agno's does (it runs the step again, up to its
+        ``max_retries``, then skips it)."""
+        error_type = event.error_type if isinstance(event.error_type, str) else None
+        out: list[AgentEvent] = [
+            Error(message=str(event.content or "the Agno run failed"), error_type=error_type)
+        ]
+        if self.calling:
+            self.calling = False
+            out.append(LLMCallEnd())
+        return tuple(out)
 
     def follow(self, run_id: Any) -> None:
         """Read the run ``run_id`` from here: the run's own, or a workflow step's (the next
@@ -518,8 +535,7 @@ class _State:
         it; the run a step starts (its agent's or team's, the workflow's run id its
         ``workflow_run_id``) is read from here on as the workflow's."""
         if kind == "StepStarted" and event.run_id == self.workflow:
-            name = getattr(event, "step_name", None)
-            return (PhaseMarker(name=name),) if isinstance(name, str) and name else ()
+            return self.phase(event)
         if kind == "WorkflowCompleted" and event.run_id == self.workflow:
             answer = event.content  # what the workflow returns (its last step's output)
             if isinstance(answer, str):
@@ -532,8 +548,16 @@ class _State:
             and getattr(event, "parent_run_id", None) is None
         ):
             self.follow(event.run_id)
-            return ()
+            return self.phase(event)  # (a step run again tells no StepStarted)
         return None
+
+    def phase(self, event: Any) -> tuple[AgentEvent, ...]:
+        """A phase naming the workflow step ``event`` is of, unless it is the one told last."""
+        name = getattr(event, "step_name", None)
+        if not isinstance(name, str) or not name or name == self.phase_name:
+            return ()
+        self.phase_name = name
+        return (PhaseMarker(name=name),)
 
     def start(self, event: Any) -> tuple[AgentEvent, ...]:
         self.response_id = None
@@ -678,6 +702,8 @@ class _Steps:
         if _completes(event, self.live):  # the held steps now, not at the next event: a held
             self.done = True  # step's tool waits to be told (``_stepping_arun``)
             out += self.release()
+        elif step is not None and self.done:  # the step runs again (Agno retries it)
+            self.done = False
         return out
 
     def release(self) -> list[Any]:
@@ -701,8 +727,21 @@ _CONTAINERS = ("Parallel", "Loop", "Condition", "Router", "StepsExecution")
 ``LoopIterationCompleted``...): each carries the container's id as its ``step_id``."""
 
 
+_STEP_ENDS = frozenset({
+    "StepCompleted", "RunCompleted", "RunError", "RunCancelled",
+    "TeamRunCompleted", "TeamRunError", "TeamRunCancelled",
+})  # fmt: skip
+"""A step's end: its ``StepCompleted``, or the end of the run it started (not a member's):
+a step whose run failed in a ``Parallel`` has no ``StepCompleted`` (Agno keeps its failure to
+itself), and a run Agno retries runs the step again."""
+
+
 def _completes(event: Any, step: Any) -> bool:
-    return getattr(event, "event", None) == "StepCompleted" and event.step_id == step
+    return (
+        getattr(event, "event", None) in _STEP_ENDS
+        and event.step_id == step
+        and getattr(event, "parent_run_id", None) is None
+    )
 
 
 class _Members:
