@@ -42,7 +42,9 @@ their own after a ``PhaseMarker`` naming the workflow step); the run's answer is
 workflow returns (``WorkflowCompleted``: a ``MessageFinal``, or a ``StructuredFinal``), a
 function step's output too. Steps a ``Parallel`` runs at once are read one at a time
 (``_Steps``); the hooks below go on every agent and team the workflow's steps run, at any
-depth.
+depth, and each goes on past a tool call only once it is told, as a member does (``_Taker``).
+A team run by a step names the workflow's run to its tools (its ``run_context``): the
+workflow's run id is served too.
 
 Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call, through Agno's own
 seam: the adapter appends one hook to ``agent.tool_hooks`` (once per agent; outside a traced
@@ -86,6 +88,7 @@ from typing import Any
 from agent_contract.agent.events import InterruptFinal, MessageFinal, StreamEvent
 from agent_contract.events import (
     AgentEvent,
+    Error,
     FunctionCall,
     LLMCallEnd,
     LLMCallStart,
@@ -130,6 +133,8 @@ async def agno_events(
     expect(agent, "agno_events", "an agno Agent, Team or Workflow", "arun", hint=_HINT)
     for runner in _runners(agent, set()):
         _add_scope_hook(runner, set())
+        if runner is not agent:  # a workflow step's: kept in step as a member is
+            _stepping_arun(runner)
         pre = list(getattr(runner, "pre_hooks", None) or ())
         if agent_contract_request_messages not in pre:
             runner.pre_hooks = [*pre, agent_contract_request_messages]
@@ -144,18 +149,10 @@ async def agno_events(
             if sink is not None and getattr(event, "pre_hook_name", None) != _HOOK_NAME:
                 sink(event)
             for item in steps.order(event) if state.workflow is not None else (event,):
-                if members.claims(item):
-                    await members.feed(item)
-                    taker.took(item)
-                    continue
-                for out in told(state.feed, item, passing=AgnoRunError):  # an odd one skipped
+                async for out in _read(item, state, members, taker):
                     yield out
-                if not state.calling and getattr(item, "event", None) == "TeamRunContent":
-                    await members.echo(item)  # a member's text, told as the team's?
-                if state.run_id is not None:
-                    taker.serve(state.run_id)
         for item in steps.rest():  # (a step the workflow left unfinished)
-            for out in told(state.feed, item, passing=AgnoRunError):
+            async for out in _read(item, state, members, taker):
                 yield out
     except BaseException as raised:
         error = raised
@@ -170,6 +167,26 @@ async def agno_events(
         close = getattr(stream, "aclose", None)
         if close is not None:
             await close()
+
+
+async def _read(
+    item: Any, state: _State, members: _Members, taker: _Taker
+) -> AsyncIterator[AgentEvent | StreamEvent]:
+    """One Agno event read: a member's into its nested run, else the run's own (module doc),
+    live or held for its workflow step (``_Steps``) alike."""
+    if members.claims(item):
+        await members.feed(item)
+        taker.took(item)
+        return
+    for out in told(state.feed, item, passing=AgnoRunError):  # an odd one skipped
+        yield out
+    taker.took(item)  # its call told: a workflow step's tool may run (``_stepping_arun``)
+    if not state.calling and getattr(item, "event", None) == "TeamRunContent":
+        await members.echo(item)  # a member's text, told as the team's?
+    if state.run_id is not None:
+        taker.serve(state.run_id)
+    if state.workflow is not None:  # a step's team names the workflow's run to its tools
+        taker.serve(state.workflow)
 
 
 _STEPS = ("agent", "team", "steps", "else_steps", "choices")
@@ -322,13 +339,17 @@ def _stepping_arun(member: Any) -> None:
     around the delegation's merged events, so a member's tool started before the adapter had
     read its ``ToolCallStarted``: its scope found no call in the member's run (not started
     yet) and its body opened a span of its own in the team's step, the call told twice.
-    Anywhere else ``arun`` is Agno's."""
+    A workflow's step agent or team is kept in step the same way, by the taker of the adapter
+    reading the workflow (the run its ``run_context`` names): a ``Parallel``'s step held
+    (``_Steps``) ran its tools before its calls were told, so their spans opened early in the
+    live step's step. Anywhere else ``arun`` is Agno's."""
     original = getattr(member, "arun", None)
     if original is None or getattr(original, "_agent_contract_stepping", False):
         return
 
     def arun(*args: Any, **kwargs: Any) -> Any:
-        return _stepped(original(*args, **kwargs), _STEPPER.get())
+        taker = _STEPPER.get() or _TAKERS.get(getattr(kwargs.get("run_context"), "run_id", None))
+        return _stepped(original(*args, **kwargs), taker)
 
     arun._agent_contract_stepping = True  # type: ignore[attr-defined]
     try:
@@ -424,8 +445,8 @@ class _State:
     """The run being read: its id, the open call's response id, tools seen and step."""
 
     __slots__ = (
-        "calling", "failed_members", "live", "open_calls", "read", "response_id", "run_id", "runs",
-        "said", "seen", "step", "tools_ran", "workflow",
+        "calling", "failed_members", "live", "open_calls", "phase_name", "read", "response_id",
+        "run_id", "runs", "said", "seen", "step", "tools_ran", "workflow",
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -442,6 +463,7 @@ class _State:
         self.said = False  # a model request was told
         self.workflow: str | None = None  # the workflow's run id, when it is one
         self.runs: list[Any] = []  # the run ids read: the run's, or each workflow step's
+        self.phase_name: str | None = None  # the workflow step named last
 
     def feed(self, event: Any) -> tuple[AgentEvent | StreamEvent, ...]:
         kind = getattr(event, "event", None)
@@ -481,8 +503,23 @@ class _State:
         if kind == "RunCancelled":  # Agent.cancel_run(run_id): the run ends cancelled
             return (cancelled_run("cancel_run"),)
         if kind == "RunError":
+            if self.workflow is not None:  # a step's: Agno retries or skips the step, goes on
+                return self.step_failed(event)
             raise AgnoRunError(str(event.content or "the Agno run failed"), event.error_type)
         return ()
+
+    def step_failed(self, event: Any) -> tuple[AgentEvent, ...]:
+        """A workflow step's run failed (its ``RunError``): its open call fails with it and
+        ends, and the workflow goes on, as Agno's does (it runs the step again, up to its
+        ``max_retries``, then skips it)."""
+        error_type = event.error_type if isinstance(event.error_type, str) else None
+        out: list[AgentEvent] = [
+            Error(message=str(event.content or "the Agno run failed"), error_type=error_type)
+        ]
+        if self.calling:
+            self.calling = False
+            out.append(LLMCallEnd())
+        return tuple(out)
 
     def follow(self, run_id: Any) -> None:
         """Read the run ``run_id`` from here: the run's own, or a workflow step's (the next
@@ -498,8 +535,7 @@ class _State:
         it; the run a step starts (its agent's or team's, the workflow's run id its
         ``workflow_run_id``) is read from here on as the workflow's."""
         if kind == "StepStarted" and event.run_id == self.workflow:
-            name = getattr(event, "step_name", None)
-            return (PhaseMarker(name=name),) if isinstance(name, str) and name else ()
+            return self.phase(event)
         if kind == "WorkflowCompleted" and event.run_id == self.workflow:
             answer = event.content  # what the workflow returns (its last step's output)
             if isinstance(answer, str):
@@ -512,8 +548,16 @@ class _State:
             and getattr(event, "parent_run_id", None) is None
         ):
             self.follow(event.run_id)
-            return ()
+            return self.phase(event)  # (a step run again tells no StepStarted)
         return None
+
+    def phase(self, event: Any) -> tuple[AgentEvent, ...]:
+        """A phase naming the workflow step ``event`` is of, unless it is the one told last."""
+        name = getattr(event, "step_name", None)
+        if not isinstance(name, str) or not name or name == self.phase_name:
+            return ()
+        self.phase_name = name
+        return (PhaseMarker(name=name),)
 
     def start(self, event: Any) -> tuple[AgentEvent, ...]:
         self.response_id = None
@@ -631,7 +675,9 @@ class _Steps:
     their runs' events interleaved, and the contract tells one call at a time, so the first
     step to start is read live and each other one's events (by ``step_id``) are held until
     the live step completes (``StepCompleted``), then read whole, in the order they started:
-    each call with its own text and tokens, its span starting when it is told."""
+    each call with its own text and tokens, its span starting when it is told. A held step's
+    agent or team waits at each tool call until the adapter has told it (``_stepping_arun``),
+    so the held steps are read as soon as the live one completes."""
 
     __slots__ = ("done", "held", "live")
 
@@ -641,16 +687,23 @@ class _Steps:
         self.done = False  # it has completed
 
     def order(self, event: Any) -> list[Any]:
-        """The events to read now, ``event`` included unless it is held."""
-        step = getattr(event, "step_id", None)
-        out = self.release() if self.done and step != self.live else []
-        if step is None or step == self.live or self.live is None or self.done:
-            if step is not None:
-                self.live, self.done = step, self.done and step == self.live
-            self.done = self.done or _completes(event, self.live)
-            out.append(event)
-        else:
-            self.held.setdefault(step, []).append(event)
+        """The events to read now, ``event`` included unless it is held. A container's own
+        events (a ``Parallel``'s, a ``Loop``'s...) carry its id as ``step_id`` but belong to
+        no one step: read as they come, they neither take nor wait for the live slot."""
+        kind = getattr(event, "event", None)
+        container = isinstance(kind, str) and kind.startswith(_CONTAINERS)
+        step = None if container else getattr(event, "step_id", None)
+        if step is not None and step != self.live:
+            if self.live is not None and not self.done:
+                self.held.setdefault(step, []).append(event)
+                return []
+            self.live, self.done = step, False  # the next step to start goes live
+        out = [event]
+        if _completes(event, self.live):  # the held steps now, not at the next event: a held
+            self.done = True  # step's tool waits to be told (``_stepping_arun``)
+            out += self.release()
+        elif step is not None and self.done:  # the step runs again (Agno retries it)
+            self.done = False
         return out
 
     def release(self) -> list[Any]:
@@ -669,8 +722,26 @@ class _Steps:
         return self.release()
 
 
+_CONTAINERS = ("Parallel", "Loop", "Condition", "Router", "StepsExecution")
+"""How the events of the workflow's containers of steps are named (``ParallelExecutionStarted``,
+``LoopIterationCompleted``...): each carries the container's id as its ``step_id``."""
+
+
+_STEP_ENDS = frozenset({
+    "StepCompleted", "RunCompleted", "RunError", "RunCancelled",
+    "TeamRunCompleted", "TeamRunError", "TeamRunCancelled",
+})  # fmt: skip
+"""A step's end: its ``StepCompleted``, or the end of the run it started (not a member's):
+a step whose run failed in a ``Parallel`` has no ``StepCompleted`` (Agno keeps its failure to
+itself), and a run Agno retries runs the step again."""
+
+
 def _completes(event: Any, step: Any) -> bool:
-    return getattr(event, "event", None) == "StepCompleted" and event.step_id == step
+    return (
+        getattr(event, "event", None) in _STEP_ENDS
+        and event.step_id == step
+        and getattr(event, "parent_run_id", None) is None
+    )
 
 
 class _Members:
