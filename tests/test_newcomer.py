@@ -2352,3 +2352,96 @@ def test_headers_that_name_no_parent_are_told_nothing(caplog: pytest.LogCaptureF
         for carrier in ({}, None, [], {"traceparent": _TRACEPARENT}):
             extract_context(carrier)
     assert caplog.records == []
+
+
+def _section(page: str) -> str:
+    """The text of ``page`` (``docs/x.md``), or of its section when it names one
+    (``docs/x.md#a-heading``: up to the next heading of any level), as the site anchors it."""
+    path, _, anchor = page.partition("#")
+    text = (ROOT / path).read_text()
+    if not anchor:
+        return text
+    parts = re.split(r"^#+ (.*)$", text, flags=re.MULTILINE)
+    slugs = {re.sub(r"[^\w\s-]", "", h.lower()).strip().replace(" ", "-"): body
+             for h, body in zip(parts[1::2], parts[2::2], strict=True)}  # fmt: skip
+    assert anchor in slugs, f"{path} has no heading #{anchor}"
+    return slugs[anchor]
+
+
+def _points_where_documented(told: str, name: str) -> None:
+    """``told`` names one page of docs/, which exists and mentions ``name``'s callable (a
+    method by its own name)."""
+    pages = re.findall(r"docs/[\w-]+\.md(?:#[\w-]+)?", told)
+    assert len(pages) == 1, f"names no page (or several): {told}"
+    callable_name = name.rpartition(".")[2]
+    assert re.search(rf"\b{re.escape(callable_name)}\b", _section(pages[0])), (
+        f"{pages[0]} does not mention {callable_name}: {told}"
+    )
+
+
+@pytest.mark.parametrize(("name", "callable_", "takes"), _public_callables())
+def test_a_misspelt_keyword_is_told_the_page_that_documents_the_callable(
+    name: str, callable_: Any, takes: set[str]
+) -> None:
+    """``run_identity(sesion=...)`` and ``record_evaluation(scor=...)`` were sent to
+    docs/options.md, which documents neither; ``Scrubber(pattern=...)`` to no page at all."""
+    typo = _misspelt(min(takes), takes)
+    with pytest.raises(TypeError) as raised:
+        callable_(**{typo: None})
+    _points_where_documented(str(raised.value), name)
+
+
+@pytest.mark.parametrize(("name", "method", "bound", "takes"), _public_methods())
+def test_a_methods_misspelt_keyword_is_told_the_page_that_documents_it(
+    name: str, method: Any, bound: bool, takes: set[str]
+) -> None:
+    """``otel_telemetry.span(nme=...)``: its page (docs/testing.md), as a function's."""
+    typo = _misspelt(min(takes), takes)
+    with pytest.raises(TypeError) as raised:
+        method(*[object()] * bound, **{typo: None})
+    _points_where_documented(str(raised.value), name)
+
+
+def _keyword_only() -> list[Any]:
+    """The public callables and methods whose options are keyword-only (a positional one too
+    many is told by the check, not Python; one taking ``**options`` checks them itself), with
+    how many they take by position."""
+    found = []
+    for param in [*_public_callables(), *_public_methods()]:
+        name, fn = param.values[0], param.values[1]
+        bound = param.values[2] if len(param.values) == 4 else False
+        target = fn.__init__ if isinstance(fn, type) else fn
+        kinds = [p.kind for p in inspect.signature(target).parameters.values()]
+        by_position = [k for k in kinds if k in (k.POSITIONAL_ONLY, k.POSITIONAL_OR_KEYWORD)]
+        loose = {inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD}  # own checks
+        if inspect.Parameter.KEYWORD_ONLY in kinds and not loose & set(kinds):
+            first = isinstance(fn, type) or bound  # self, given by Python or here
+            found.append(pytest.param(name, fn, bool(bound), len(by_position) - first, id=name))
+    return found
+
+
+@pytest.mark.parametrize(("name", "callable_", "bound", "count"), _keyword_only())
+def test_an_option_given_by_position_is_told_the_page_that_documents_the_callable(
+    name: str, callable_: Any, bound: bool, count: int
+) -> None:
+    """``record_evaluation("relevance", 0.9, "good")``, ``continue_trace(headers, "conv")``
+    were told to name their options and sent to docs/options.md, which documents neither."""
+    with pytest.raises(TypeError, match="by position") as raised:
+        callable_(*[object()] * (bound + count + 1))
+    _points_where_documented(str(raised.value), name)
+
+
+def test_every_callable_checked_has_a_page_that_documents_it() -> None:
+    """The one table the messages read: each name the checks tell, and each entry, is on a page
+    that exists and mentions it (a method by its own name, in its class's page)."""
+    from agent_otel.recording import _pages
+
+    for module in _PUBLIC_MODULES:  # every public callable decorated: its name in CHECKED
+        imported = __import__(module, fromlist=["__all__"])
+        for name in imported.__all__:
+            getattr(imported, name)
+    assert {"record_evaluation", "InMemoryTelemetry.span", "telemetry.wrapper"} <= _hints.CHECKED
+    for name in sorted(_hints.CHECKED | set(_pages.PAGES)):
+        page = _pages.page_of(name)
+        assert page, f"{name}: no page in the table"
+        _points_where_documented(page, name)

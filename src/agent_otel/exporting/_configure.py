@@ -124,7 +124,7 @@ def _where(option: str) -> str:
     }.get(option, "")
     return (
         f"{option!r} is an option of each run, given to otel_wrapper() or instrument(), not to "
-        f"configure(){extra} (the options: docs/options.md)"
+        f"configure(){extra}"
     )
 
 
