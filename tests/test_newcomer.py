@@ -658,7 +658,53 @@ def test_an_export_failure_configure_foretold_is_not_told_again(
     with _receiver("http 404") as base, caplog.at_level(logging.WARNING, logger="agent_otel"):
         _export_two_runs({}, {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": base})
     assert caplog.text.count("names no path") == 1, caplog.text
-    assert "404 Not Found" not in caplog.text
+    assert "so no receiver serves the URL" not in caplog.text  # (the 404's own telling)
+
+
+@pytest.mark.parametrize(
+    ("server", "given_as", "cause"),
+    [
+        ("grpc", "endpoint", "the endpoint speaks the other OTLP protocol"),
+        ("http 404", "endpoint", "404 Not Found"),
+        ("http 404", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "404 Not Found"),
+    ],
+    ids=["other protocol", "not found", "not found, foretold by configure"],
+)
+def test_the_loss_line_after_a_cause_was_told_names_it_not_the_collectors_reach(
+    server: str,
+    given_as: str,
+    cause: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Once the mistake in the endpoint was told with its fix, the spans it cost were told
+    with "is the collector reachable?", which it was: a newcomer went looking for a network
+    fault. The loss line now names the cause told, and the question is asked nowhere."""
+    for var in [v for v in os.environ if v.startswith("OTEL_EXPORTER_OTLP_")]:
+        monkeypatch.delenv(var)
+    with _receiver(server) as base, caplog.at_level(logging.WARNING, logger="agent_otel"):
+        if given_as == "endpoint":
+            _export_two_runs({"endpoint": base}, {})
+        else:  # the signal's full URL, its path left out: told by configure()
+            _export_two_runs({}, {given_as: base})
+    ours = [r.getMessage() for r in caplog.records if r.name == "agent_otel"]
+    lost = [line for line in ours if "spans lost so far" in line]
+    assert lost and all(cause in line for line in lost), ours
+    assert not [line for line in ours if "reachable" in line], ours
+
+
+def test_a_collector_that_refuses_after_a_told_cause_is_asked_about_again(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The cause named is the latest failure's: after another ``configure()`` whose collector
+    is down, the loss line asks whether it is reachable, not the earlier endpoint's mistake."""
+    with _receiver("http 404") as base, caplog.at_level(logging.WARNING, logger="agent_otel"):
+        _export_two_runs({"endpoint": base}, {})
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        _export_two_runs({"endpoint": base}, {})  # the receiver is gone: refused
+    lost = [r.getMessage() for r in caplog.records if "spans lost so far" in r.getMessage()]
+    assert lost and all("is the collector reachable?" in line for line in lost), caplog.text
 
 
 def test_an_export_that_succeeds_tells_no_cause(caplog: pytest.LogCaptureFixture) -> None:
