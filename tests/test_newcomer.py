@@ -30,6 +30,7 @@ from agent_contract.agent import Agent
 from agent_contract.examples import ScriptedAgent
 from agent_contract.protocol import LLMCallEnd, LLMCallStart, Message, TextDelta
 from agent_otel import (
+    Scrubber,
     Telemetry,
     _clock,
     configure,
@@ -2491,3 +2492,21 @@ def test_every_callable_checked_has_a_page_that_documents_it() -> None:
         page = _pages.page_of(name)
         assert page, f"{name}: no page in the table"
         _points_where_documented(page, name)
+
+
+def test_a_misspelt_detector_to_disable_is_told_the_one_meant_not_every_name() -> None:
+    """``Scrubber(disable=["emial"])`` was told ``unknown detectors`` and the tuple of all
+    eighty-odd names, without saying which call: it names the call, the one meant and the
+    page that lists them."""
+    with pytest.raises(ValueError, match="unknown detectors") as raised:
+        Scrubber(disable=["bearer_tokn"])
+    told = str(raised.value)
+    assert told.startswith("Scrubber(disable=...)"), told
+    assert "did you mean 'bearer_token'?" in told and "docs/scrubbing.md" in told, told
+    assert "openai_api_key" not in told, told  # (not the whole list)
+
+
+def test_an_endpoint_that_is_no_url_is_told_as_the_configure_argument_it_is() -> None:
+    with pytest.raises(ValueError, match="not an OTLP endpoint") as raised:
+        configure(endpoint="localhost", console=False, set_global=False)
+    assert str(raised.value).startswith("configure(endpoint='localhost')"), raised.value
