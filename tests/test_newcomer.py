@@ -2510,3 +2510,25 @@ def test_an_endpoint_that_is_no_url_is_told_as_the_configure_argument_it_is() ->
     with pytest.raises(ValueError, match="not an OTLP endpoint") as raised:
         configure(endpoint="localhost", console=False, set_global=False)
     assert str(raised.value).startswith("configure(endpoint='localhost')"), raised.value
+
+
+def test_a_global_provider_set_before_configure_is_told_where_runs_go_and_what_to_pass(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Another library's global tracer provider, set first, was told only "Pass
+    Telemetry.tracer_provider explicitly": not that runs on the globals record there instead of
+    through configure()'s exporters, nor where to pass it."""
+    from opentelemetry.trace import ProxyTracerProvider
+
+    from agent_otel.exporting._globals import _set_global
+
+    theirs, ours = TracerProvider(), TracerProvider()
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        kept = _set_global(
+            "TracerProvider", lambda: theirs, ProxyTracerProvider, lambda _: None, ours
+        )
+    assert kept is False
+    told = caplog.records[-1].getMessage()
+    assert "runs on the global one record there" in told, told
+    assert "otel_wrapper(tracer_provider=telemetry.tracer_provider)" in told, told
+    assert "docs/configure.md" in told, told
