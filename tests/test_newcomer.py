@@ -2522,11 +2522,17 @@ def test_a_global_provider_set_before_configure_is_told_where_runs_go_and_what_t
 
     from agent_otel.exporting._globals import _set_global
 
-    theirs, ours = TracerProvider(), TracerProvider()
+    theirs, ours = InMemoryTelemetry(), InMemoryTelemetry()
     with caplog.at_level(logging.WARNING, logger="agent_otel"):
         kept = _set_global(
-            "TracerProvider", lambda: theirs, ProxyTracerProvider, lambda _: None, ours
+            "TracerProvider",
+            lambda: theirs.tracer_provider,
+            ProxyTracerProvider,
+            lambda _: None,
+            ours.tracer_provider,
         )
+    theirs.shutdown()
+    ours.shutdown()
     assert kept is False
     told = caplog.records[-1].getMessage()
     assert "runs on the global one record there" in told, told
