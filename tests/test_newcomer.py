@@ -30,6 +30,7 @@ from agent_contract.agent import Agent
 from agent_contract.examples import ScriptedAgent
 from agent_contract.protocol import LLMCallEnd, LLMCallStart, Message, TextDelta
 from agent_otel import (
+    Scrubber,
     Telemetry,
     _clock,
     configure,
@@ -669,7 +670,53 @@ def test_an_export_failure_configure_foretold_is_not_told_again(
     with _receiver("http 404") as base, caplog.at_level(logging.WARNING, logger="agent_otel"):
         _export_two_runs({}, {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": base})
     assert caplog.text.count("names no path") == 1, caplog.text
-    assert "404 Not Found" not in caplog.text
+    assert "so no receiver serves the URL" not in caplog.text  # (the 404's own telling)
+
+
+@pytest.mark.parametrize(
+    ("server", "given_as", "cause"),
+    [
+        ("grpc", "endpoint", "the endpoint speaks the other OTLP protocol"),
+        ("http 404", "endpoint", "404 Not Found"),
+        ("http 404", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "404 Not Found"),
+    ],
+    ids=["other protocol", "not found", "not found, foretold by configure"],
+)
+def test_the_loss_line_after_a_cause_was_told_names_it_not_the_collectors_reach(
+    server: str,
+    given_as: str,
+    cause: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Once the mistake in the endpoint was told with its fix, the spans it cost were told
+    with "is the collector reachable?", which it was: a newcomer went looking for a network
+    fault. The loss line now names the cause told, and the question is asked nowhere."""
+    for var in [v for v in os.environ if v.startswith("OTEL_EXPORTER_OTLP_")]:
+        monkeypatch.delenv(var)
+    with _receiver(server) as base, caplog.at_level(logging.WARNING, logger="agent_otel"):
+        if given_as == "endpoint":
+            _export_two_runs({"endpoint": base}, {})
+        else:  # the signal's full URL, its path left out: told by configure()
+            _export_two_runs({}, {given_as: base})
+    ours = [r.getMessage() for r in caplog.records if r.name == "agent_otel"]
+    lost = [line for line in ours if "spans lost so far" in line]
+    assert lost and all(cause in line for line in lost), ours
+    assert not [line for line in ours if "reachable" in line], ours
+
+
+def test_a_collector_that_refuses_after_a_told_cause_is_asked_about_again(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The cause named is the latest failure's: after another ``configure()`` whose collector
+    is down, the loss line asks whether it is reachable, not the earlier endpoint's mistake."""
+    with _receiver("http 404") as base, caplog.at_level(logging.WARNING, logger="agent_otel"):
+        _export_two_runs({"endpoint": base}, {})
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        _export_two_runs({"endpoint": base}, {})  # the receiver is gone: refused
+    lost = [r.getMessage() for r in caplog.records if "spans lost so far" in r.getMessage()]
+    assert lost and all("is the collector reachable?" in line for line in lost), caplog.text
 
 
 @pytest.mark.heavy  # real exports, each waiting out a retry
@@ -2362,3 +2409,142 @@ def test_headers_that_name_no_parent_are_told_nothing(caplog: pytest.LogCaptureF
         for carrier in ({}, None, [], {"traceparent": _TRACEPARENT}):
             extract_context(carrier)
     assert caplog.records == []
+
+
+def _section(page: str) -> str:
+    """The text of ``page`` (``docs/x.md``), or of its section when it names one
+    (``docs/x.md#a-heading``: up to the next heading of any level), as the site anchors it."""
+    path, _, anchor = page.partition("#")
+    text = (ROOT / path).read_text()
+    if not anchor:
+        return text
+    parts = re.split(r"^#+ (.*)$", text, flags=re.MULTILINE)
+    slugs = {re.sub(r"[^\w\s-]", "", h.lower()).strip().replace(" ", "-"): body
+             for h, body in zip(parts[1::2], parts[2::2], strict=True)}  # fmt: skip
+    assert anchor in slugs, f"{path} has no heading #{anchor}"
+    return slugs[anchor]
+
+
+def _points_where_documented(told: str, name: str) -> None:
+    """``told`` names one page of docs/, which exists and mentions ``name``'s callable (a
+    method by its own name)."""
+    pages = re.findall(r"docs/[\w-]+\.md(?:#[\w-]+)?", told)
+    assert len(pages) == 1, f"names no page (or several): {told}"
+    callable_name = name.rpartition(".")[2]
+    assert re.search(rf"\b{re.escape(callable_name)}\b", _section(pages[0])), (
+        f"{pages[0]} does not mention {callable_name}: {told}"
+    )
+
+
+@pytest.mark.parametrize(("name", "callable_", "takes"), _public_callables())
+def test_a_misspelt_keyword_is_told_the_page_that_documents_the_callable(
+    name: str, callable_: Any, takes: set[str]
+) -> None:
+    """``run_identity(sesion=...)`` and ``record_evaluation(scor=...)`` were sent to
+    docs/options.md, which documents neither; ``Scrubber(pattern=...)`` to no page at all."""
+    typo = _misspelt(min(takes), takes)
+    with pytest.raises(TypeError) as raised:
+        callable_(**{typo: None})
+    _points_where_documented(str(raised.value), name)
+
+
+@pytest.mark.parametrize(("name", "method", "bound", "takes"), _public_methods())
+def test_a_methods_misspelt_keyword_is_told_the_page_that_documents_it(
+    name: str, method: Any, bound: bool, takes: set[str]
+) -> None:
+    """``otel_telemetry.span(nme=...)``: its page (docs/testing.md), as a function's."""
+    typo = _misspelt(min(takes), takes)
+    with pytest.raises(TypeError) as raised:
+        method(*[object()] * bound, **{typo: None})
+    _points_where_documented(str(raised.value), name)
+
+
+def _keyword_only() -> list[Any]:
+    """The public callables and methods whose options are keyword-only (a positional one too
+    many is told by the check, not Python; one taking ``**options`` checks them itself), with
+    how many they take by position."""
+    found = []
+    for param in [*_public_callables(), *_public_methods()]:
+        name, fn = param.values[0], param.values[1]
+        bound = param.values[2] if len(param.values) == 4 else False
+        target = fn.__init__ if isinstance(fn, type) else fn
+        kinds = [p.kind for p in inspect.signature(target).parameters.values()]
+        by_position = [k for k in kinds if k in (k.POSITIONAL_ONLY, k.POSITIONAL_OR_KEYWORD)]
+        loose = {inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD}  # own checks
+        if inspect.Parameter.KEYWORD_ONLY in kinds and not loose & set(kinds):
+            first = isinstance(fn, type) or bound  # self, given by Python or here
+            found.append(pytest.param(name, fn, bool(bound), len(by_position) - first, id=name))
+    return found
+
+
+@pytest.mark.parametrize(("name", "callable_", "bound", "count"), _keyword_only())
+def test_an_option_given_by_position_is_told_the_page_that_documents_the_callable(
+    name: str, callable_: Any, bound: bool, count: int
+) -> None:
+    """``record_evaluation("relevance", 0.9, "good")``, ``continue_trace(headers, "conv")``
+    were told to name their options and sent to docs/options.md, which documents neither."""
+    with pytest.raises(TypeError, match="by position") as raised:
+        callable_(*[object()] * (bound + count + 1))
+    _points_where_documented(str(raised.value), name)
+
+
+def test_every_callable_checked_has_a_page_that_documents_it() -> None:
+    """The one table the messages read: each name the checks tell, and each entry, is on a page
+    that exists and mentions it (a method by its own name, in its class's page)."""
+    from agent_otel.recording import _pages
+
+    for module in _PUBLIC_MODULES:  # every public callable decorated: its name in CHECKED
+        imported = __import__(module, fromlist=["__all__"])
+        for name in imported.__all__:
+            getattr(imported, name)
+    assert {"record_evaluation", "InMemoryTelemetry.span", "telemetry.wrapper"} <= _hints.CHECKED
+    for name in sorted(_hints.CHECKED | set(_pages.PAGES)):
+        page = _pages.page_of(name)
+        assert page, f"{name}: no page in the table"
+        _points_where_documented(page, name)
+
+
+def test_a_misspelt_detector_to_disable_is_told_the_one_meant_not_every_name() -> None:
+    """``Scrubber(disable=["emial"])`` was told ``unknown detectors`` and the tuple of all
+    eighty-odd names, without saying which call: it names the call, the one meant and the
+    page that lists them."""
+    with pytest.raises(ValueError, match="unknown detectors") as raised:
+        Scrubber(disable=["bearer_tokn"])
+    told = str(raised.value)
+    assert told.startswith("Scrubber(disable=...)"), told
+    assert "did you mean 'bearer_token'?" in told and "docs/scrubbing.md" in told, told
+    assert "openai_api_key" not in told, told  # (not the whole list)
+
+
+def test_an_endpoint_that_is_no_url_is_told_as_the_configure_argument_it_is() -> None:
+    with pytest.raises(ValueError, match="not an OTLP endpoint") as raised:
+        configure(endpoint="localhost", console=False, set_global=False)
+    assert str(raised.value).startswith("configure(endpoint='localhost')"), raised.value
+
+
+def test_a_global_provider_set_before_configure_is_told_where_runs_go_and_what_to_pass(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Another library's global tracer provider, set first, was told only "Pass
+    Telemetry.tracer_provider explicitly": not that runs on the globals record there instead of
+    through configure()'s exporters, nor where to pass it."""
+    from opentelemetry.trace import ProxyTracerProvider
+
+    from agent_otel.exporting._globals import _set_global
+
+    theirs, ours = InMemoryTelemetry(), InMemoryTelemetry()
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        kept = _set_global(
+            "TracerProvider",
+            lambda: theirs.tracer_provider,
+            ProxyTracerProvider,
+            lambda _: None,
+            ours.tracer_provider,
+        )
+    theirs.shutdown()
+    ours.shutdown()
+    assert kept is False
+    told = caplog.records[-1].getMessage()
+    assert "runs on the global one record there" in told, told
+    assert "otel_wrapper(tracer_provider=telemetry.tracer_provider)" in told, told
+    assert "docs/configure.md" in told, told

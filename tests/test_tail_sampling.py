@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import logging
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any
@@ -336,3 +337,18 @@ async def test_configure_puts_the_sampler_in_front_of_its_exporters() -> None:
         assert out.getvalue().count("invoke_agent root") == 1
     finally:
         telemetry.shutdown()
+
+
+@pytest.mark.parametrize("bound", ["max_run_spans", "max_spans"])
+async def test_a_run_outgrowing_the_buffer_is_told_the_bound_it_passed_and_its_option(
+    bound: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The warning said only that a run outgrew the buffer: not which bound, nor that the run
+    is then kept whatever the policy decides, nor what to raise to sample such runs whole."""
+    rig = Rig(keep_ratio=0.0, **{bound: 5})
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        await drive(rig.wrap()(stream(many_tools(10))))
+    told = [r.getMessage() for r in caplog.records if "outgrew" in r.getMessage()]
+    assert len(told) == 1, caplog.text
+    assert f"TailSamplingPolicy({bound}=5)" in told[0], told
+    assert f"raise {bound}" in told[0] and "docs/production.md" in told[0], told

@@ -280,6 +280,49 @@ def test_instrumented_puts_other_instrumentors_on_the_kits_providers_and_takes_t
     telemetry.shutdown()
 
 
+class Named(BaseInstrumentor):  # type: ignore[misc]
+    """An instrumentor whose ``_instrument`` names what it takes (no ``**kwargs``)."""
+
+    def instrumentation_dependencies(self) -> list[str]:
+        return []
+
+    def _instrument(
+        self, *, tracer_provider: Any, meter_provider: Any, logger_provider: Any, capture: bool
+    ) -> None:
+        told.append(("instrument Named", capture))
+
+    def _uninstrument(self, **kwargs: Any) -> None:
+        told.append(("uninstrument Named", None))
+
+
+@pytest.mark.parametrize(
+    ("instrumentors", "options", "says"),
+    [
+        ((A(),), {"tracer_provider": None}, "tracer_provider= is given twice: leave it out"),
+        ((A(), Named()), {"captur": True}, "not an option of Named: did you mean 'capture'?"),
+    ],
+    ids=["a provider", "a misspelt option"],
+)
+def test_an_option_no_instrumentor_can_take_is_told_before_any_is_instrumented(
+    instrumentors: tuple[Any, ...], options: dict[str, Any], says: str
+) -> None:
+    """``instrumented(OpenAIInstrumentor(), tracer_provider=tp)`` got Python's "multiple values
+    for keyword argument", an option misspelt to an instrumentor that names what it takes a
+    ``TypeError`` from its ``_instrument`` after those before it were instrumented. Both are
+    told at the call, none instrumented; an instrumentor taking ``**kwargs`` gets any option
+    (the test above: ``option="x"``)."""
+    telemetry = InMemoryTelemetry()
+    told.clear()
+    with pytest.raises(TypeError) as raised, telemetry.instrumented(*instrumentors, **options):
+        pass
+    assert says in str(raised.value)
+    assert "docs/testing.md" in str(raised.value)
+    assert told == []
+    with telemetry.instrumented(Named(), capture=True):  # what it takes goes through
+        assert told == [("instrument Named", True)]
+    telemetry.shutdown()
+
+
 async def test_a_telemetry_in_a_with_block_ends_with_it_and_keeps_what_it_recorded() -> None:
     """``with InMemoryTelemetry() as telemetry:`` (or ``async with``) raised "does not support
     the context manager protocol"; now the block shuts it down on leaving."""

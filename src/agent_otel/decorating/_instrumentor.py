@@ -29,6 +29,7 @@ from agent_otel._guard import logger as _log
 from agent_otel._plain import items_of
 from agent_otel.recording._hints import did_you_mean
 from agent_otel.recording._options import OPTION_NAMES
+from agent_otel.recording._pages import see
 
 from ._instrument import instrument, uninstrument
 
@@ -69,9 +70,10 @@ class AgentInstrumentor(BaseInstrumentor):  # type: ignore[misc]
         options: Any = {k: v for k, v in kwargs.items() if k in OPTION_NAMES}
         for unknown in sorted(set(kwargs) - OPTION_NAMES - _INSTRUMENTOR_KEYS):
             _log.warning(
-                "agent-otel: AgentInstrumentor().instrument() ignores %r, not an option%s",
+                "agent-otel: AgentInstrumentor().instrument() ignores %r, not an option%s%s",
                 unknown,
                 did_you_mean(str(unknown), OPTION_NAMES | _INSTRUMENTOR_KEYS),
+                see("AgentInstrumentor"),
             )
         for base in self._bases:
             instrument(base, **options)

@@ -44,6 +44,7 @@ from agent_otel.exporting._exporters import (
     quiet_retries,
     start_prometheus,
 )
+from agent_otel.exporting._failures import forget_cause
 from agent_otel.exporting._globals import Asked, installed, set_globals
 from agent_otel.exporting._live import live_runs_for
 from agent_otel.exporting._loss import SpanLoss
@@ -124,7 +125,7 @@ def _where(option: str) -> str:
     }.get(option, "")
     return (
         f"{option!r} is an option of each run, given to otel_wrapper() or instrument(), not to "
-        f"configure(){extra} (the options: docs/options.md)"
+        f"configure(){extra}"
     )
 
 
@@ -257,6 +258,7 @@ def configure(
     _env.hint_flags()
     _env.hint_headers()
     quiet_retries()
+    forget_cause()
     resource = _resource(service_name, resource_attributes, scrubber)
     timeout_s = timeout
     trace_names = _env.exporter_names("traces")

@@ -345,7 +345,7 @@ def check_endpoint_argument(endpoint: str, protocol: str | None) -> None:
     if problem is not None:
         shown = DEFAULT.text(endpoint)  # the message may be logged: no user:token@ in it
         raise ValueError(
-            f"endpoint={shown!r} is not an OTLP endpoint ({problem}); "
+            f"configure(endpoint={shown!r}) is not an OTLP endpoint ({problem}); "
             f"pass a URL such as {endpoint_example(resolved)!r}"
         )
     hint_port("endpoint", endpoint, resolved, f"protocol={_other(resolved)!r}")

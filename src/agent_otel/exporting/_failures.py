@@ -73,6 +73,30 @@ _TOLD: Final = {
 
 _SETTING: Final = "export failure"
 
+_BECAUSE: Final = {
+    OTHER_PROTOCOL: "the endpoint speaks the other OTLP protocol (told above, with the fix)",
+    PLAIN_SERVER: "TLS meets a plain receiver (told above, with the fix)",
+    NOT_FOUND: "the endpoint's URL answers 404 Not Found (told above, with the fix)",
+}
+"""A cause, as the loss line names it once it was told: "is the collector reachable?" asked
+after the mistake was told sent a newcomer looking for a network fault."""
+
+_UNREASONED: Final = "due to timeout, max retries or shutdown"  # the SDK's last line: no reason
+_latest: list[str | None] = [None]
+"""The cause the latest failure line naming a reason showed (``None``: none known)."""
+
+
+def why_exports_fail() -> str:
+    """What a line telling lost or unsent spans says of the cause: the one the latest failure
+    line naming a reason showed, told already with its fix, else the question left."""
+    cause = _latest[0]
+    return "is the collector reachable?" if cause is None else f"exports fail: {_BECAUSE[cause]}"
+
+
+def forget_cause() -> None:
+    """A new pipeline (``configure()``): an earlier endpoint's cause is not this one's."""
+    _latest[0] = None
+
 
 def foretold(cause: str) -> None:
     """``configure()`` told the cause already, from the endpoint it was given (the other
@@ -82,15 +106,23 @@ def foretold(cause: str) -> None:
 
 
 def tell_cause(record: logging.LogRecord) -> None:
-    """Tell once per cause what an SDK exporter's failure line says is wrong. Never raises."""
+    """Tell once per cause what an SDK exporter's failure line says is wrong, and keep the
+    cause for the lines telling what it costs (:func:`why_exports_fail`). Never raises."""
     if record.levelno < logging.WARNING:
         return
     try:
         exporter = _GRPC if ".grpc." in record.name else _HTTP
+        template = str(record.msg)
+        if not template.startswith(("Transient error", "Failed to export")):
+            return  # (not an export's failure: an encoding error, a second shutdown)
+        if _UNREASONED in template:
+            return  # (the reason was in the retry line before it)
         line = record.getMessage()
         for kind, words, cause in _SIGNS:
             if kind == exporter and all(word in line for word in words):
+                _latest[0] = cause
                 warn_once(_SETTING, cause, _TOLD[exporter, cause])
                 return
+        _latest[0] = None  # another reason (a refused connection): asked as before
     except Exception:  # a line of another shape: only the hint is lost
         report("export failure cause")

@@ -170,10 +170,14 @@ def _set_global(
     else:
         attribute = kind[0].lower() + kind[1:].replace("Provider", "_provider")
         _log.warning(
-            "agent-otel: a global %s (%s) is already configured; configure() left it in place. "
-            "Pass Telemetry.%s explicitly to use the new one.",
+            "agent-otel: a global %s (%s) is already configured; configure() left it in place "
+            "(OpenTelemetry sets a global once), so runs on the global one record there, not "
+            "through what configure() built. Pass the handle's, as otel_wrapper(%s=telemetry."
+            "%s) (instrument() takes the same), or call configure() before what set it "
+            "(docs/configure.md)",
             kind,
             type(found).__name__,
+            attribute,
             attribute,
         )
     return current() is provider

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 
 from agent_otel._guard import logger as _log
+from agent_otel.exporting._failures import why_exports_fail
 
 QUEUE_FULL = "queue_full"
 EXPORT_FAILED = "export_failed"
@@ -25,7 +26,6 @@ CAUSES = (QUEUE_FULL, EXPORT_FAILED, SHUTDOWN)
 
 _HINTS = {
     QUEUE_FULL: "spans end faster than they export: raise max_queue_size / OTEL_BSP_MAX_QUEUE_SIZE",
-    EXPORT_FAILED: "is the collector reachable?",
     SHUTDOWN: "shutdown ended before the queue drained: raise shutdown_timeout_millis",
     ALREADY_SHUTDOWN: "spans ended after shutdown() (a run started or still going after it, "
     "from an exit hook registered before configure()?): end them before shutting down",
@@ -156,5 +156,5 @@ class SpanLoss:
             "agent-otel: %s spans lost so far (%s); %s",
             f"{sum(lost.values()):,}",
             parts,
-            _HINTS[cause],
+            why_exports_fail() if cause == EXPORT_FAILED else _HINTS[cause],
         )

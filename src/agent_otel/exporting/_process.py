@@ -84,6 +84,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 from agent_otel._fork import in_forked_child
 from agent_otel._guard import logger as _log
 from agent_otel._guard import warn_once
+from agent_otel.exporting._failures import why_exports_fail
 from agent_otel.recording._open import at_next_run_start, draining, undrain
 
 if TYPE_CHECKING:
@@ -288,10 +289,11 @@ class ProcessHooks:
         if telemetry is None or telemetry.force_flush(max(int(timeout_s * 1000), 1)):
             return
         _log.warning(
-            "agent-otel: the flush %s did not finish within %.1f s (is the collector "
-            "reachable?): %d span(s) not exported yet are lost if the process ends now",
+            "agent-otel: the flush %s did not finish within %.1f s (%s): %d span(s) not "
+            "exported yet are lost if the process ends now",
             when,
             timeout_s,
+            why_exports_fail(),
             telemetry.spans_unsent(),
         )
 

@@ -29,6 +29,7 @@ from agent_otel.exporting._exporters import (
     SHUTDOWN_THREAD,
     shut_down,
 )
+from agent_otel.exporting._failures import why_exports_fail
 from agent_otel.exporting._loss import SpanLoss
 from agent_otel.exporting._process import ProcessHooks, forget_parents_metrics, interrupts_held
 from agent_otel.recording._hints import PROVIDERS, keyworded
@@ -197,10 +198,10 @@ class Telemetry:
         done = _bounded(stop, budget, SHUTDOWN_THREAD)
         if not done:
             _log.warning(
-                "agent-otel: the exporters did not finish within %.1f s (is the collector "
-                "reachable?); pending data dropped. Pass configure(shutdown_timeout_millis=...) "
-                "to wait longer",
+                "agent-otel: the exporters did not finish within %.1f s (%s); pending data "
+                "dropped. Pass configure(shutdown_timeout_millis=...) to wait longer",
                 budget,
+                why_exports_fail(),
             )
             for exporter in self._exporters:  # aborts retry back-off in the stuck thread
                 if not shut_down(exporter):  # (its provider's shutdown may have done it)

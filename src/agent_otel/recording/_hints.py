@@ -23,6 +23,7 @@ from opentelemetry.trace import ProxyTracer, Tracer
 from agent_otel._guard import logger as _log
 from agent_otel._guard import report, warn_once
 from agent_otel._plain import a_kind, shown, text_of
+from agent_otel.recording._pages import see
 
 __all__ = [
     "CONFIGURE_OPTIONS",
@@ -40,6 +41,7 @@ __all__ = [
     "hint_reinstrumented",
     "hint_unconfigured",
     "hint_untraced",
+    "CHECKED",
     "UNCHECKED",
     "keyworded",
     "keyworded_but",
@@ -63,12 +65,16 @@ C = TypeVar("C", bound=Callable[..., object])
 _told: list[bool] = []
 _untraced: set[tuple[str, str]] = set()  # (class, what): told once each
 
+CHECKED: set[str] = set()
+"""The names the checks tell (``InMemoryTelemetry.span``): a test holds each to its page."""
+
 
 def factory(fn: Callable[P, R]) -> Callable[P, R]:
     """``fn`` takes keyword options only and returns a stream wrapper. Called with a positional
     argument it was passed where its result belongs (``stream_wrapper=otel_wrapper``): say so.
     The signature seen by ``inspect`` and type checkers stays ``fn``'s."""
     name = fn.__name__
+    CHECKED.add(name)
 
     @functools.wraps(fn)
     def checked(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -84,6 +90,8 @@ def bound_factory(name: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
     ``telemetry.wrapper``), told as ``name``: ``stream_wrapper=otel_telemetry.wrapper``, passed
     uncalled, is the same mistake as ``stream_wrapper=otel_wrapper``, and was told only as
     Python's ``takes 1 positional argument but 2 were given``."""
+
+    CHECKED.add(name)
 
     def decorate(fn: Callable[P, R]) -> Callable[P, R]:
         @functools.wraps(fn)
@@ -103,8 +111,8 @@ def _positional(name: str, given: object) -> str:
     or the agent where the wrapper ``name()`` returns belongs."""
     if issubclass(type(given), str):  # shown as the plain text it is, at most 64 characters
         return (
-            f"{name}() takes its options as keywords, as in {name}(agent_name={shown(given)}) "
-            "(the options: docs/options.md)"
+            f"{name}() takes its options as keywords, as in {name}(agent_name={shown(given)})"
+            f"{see(name)}"
         )
     return (
         f"{name}() takes keyword options and returns the stream wrapper: pass "
@@ -262,10 +270,9 @@ def did_you_mean(name: str, names: Collection[str]) -> str:
         return (
             f": {name!r} is an option of configure(), which builds the providers and exporters "
             "once per process; a run writes to the providers it is given (tracer_provider=, "
-            "meter_provider=, logger_provider=) or to the global ones configure() set "
-            "(the options: docs/options.md)"
+            "meter_provider=, logger_provider=) or to the global ones configure() set"
         )
-    return f"{nearest(name, names)} (the options: docs/options.md)"
+    return nearest(name, names)
 
 
 def nearest(name: str, names: Collection[str]) -> str:
@@ -304,7 +311,7 @@ def _too_many(name: str, given: list[str], named: list[str], args: tuple[object,
     takes = f"{count} argument by position" if count == 1 else f"{count} arguments by position"
     return (
         f"{name}() takes {takes} and its options as keywords, {len(args)} were given by "
-        f"position: name them, as in {example} (the options: docs/options.md)"
+        f"position: name them, as in {example}{see(name)}"
     )
 
 
@@ -314,6 +321,7 @@ def positional(fn: Callable[P, R]) -> Callable[P, R]:
     ``endpoint=``). The signature seen by ``inspect`` and type checkers stays ``fn``'s."""
     name = fn.__name__
     given, named = _by_position(fn)
+    CHECKED.add(name)
 
     @functools.wraps(fn)
     def checked(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -333,10 +341,10 @@ def unexpected(
 ) -> str:
     """What ``name()`` given a keyword it does not take is told, as Python says it, with
     ``where`` that option belongs, else ``hint``: the nearest name it takes (for a run's or
-    ``configure()``'s options, :func:`did_you_mean`: also the other's, and the options' page)."""
-    return f"{name}() got an unexpected keyword argument {unknown!r}" + (
-        f": {where}" if where else hint(unknown, takes)
-    )
+    ``configure()``'s options, :func:`did_you_mean`: also the other's); then the page that
+    documents what ``name()`` takes."""
+    told = f": {where}" if where else hint(unknown, takes)
+    return f"{name}() got an unexpected keyword argument {unknown!r}{told}{see(name)}"
 
 
 def _checking(
@@ -355,6 +363,7 @@ def _checking(
     )
     given, named = _by_position(fn)
     most = len(given) if named else math.inf  # no keyword-only options: Python's own words
+    CHECKED.add(name)
 
     @functools.wraps(fn)
     def checked(*args: P.args, **kwargs: P.kwargs) -> R:

@@ -181,11 +181,24 @@ class TailSampler(SpanProcessor):
         self._counts["runs_overflowed"] += 1
         if not self._warned:
             self._warned = True
+            bound, value = self._passed(run)
             _log.warning(
-                "agent-otel: a run outgrew the tail sampler's buffer; it is exported as it goes "
-                "(counted in TailSampler.stats().runs_overflowed)"
+                "agent-otel: a run outgrew the tail sampler's buffer (TailSamplingPolicy(%s=%s)), "
+                "so it is exported as it goes, kept whatever the policy would have decided "
+                "(counted in TailSampler.stats().runs_overflowed): raise %s if runs this big "
+                "should be sampled whole (docs/production.md#tail-sampling-of-whole-runs)",
+                bound,
+                value,
+                bound,
             )
         return self._release(run)
+
+    def _passed(self, run: _Run) -> tuple[str, int]:
+        """The bound ``run`` (or all runs held) passed, as the policy's field and its value."""
+        names = ("max_run_spans", "max_run_bytes", "max_spans", "max_bytes")
+        held = (len(run.spans), run.bytes, self._held_spans, self._held_bytes)
+        passed = [(n, b) for n, b, h in zip(names, self._bounds, held, strict=True) if h > b]
+        return passed[0] if passed else (names[0], self._bounds[0])
 
     def _release(self, run: _Run) -> list[ReadableSpan]:
         spans, run.spans = run.spans, []

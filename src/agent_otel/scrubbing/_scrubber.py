@@ -28,7 +28,8 @@ from typing import Any
 
 from agent_otel._guard import report
 from agent_otel._plain import TRUNCATION_MARK, a_kind, items_of, plain_value, shown, text_of
-from agent_otel.recording._hints import keyworded_but
+from agent_otel.recording._hints import keyworded_but, nearest
+from agent_otel.recording._pages import see
 
 from ._detectors import (
     BUILT_IN,
@@ -220,7 +221,11 @@ class Scrubber:
         object.__setattr__(self, "patterns", _patterns(self.patterns))
         unknown = set(self.disable) - set(DETECTORS)
         if unknown:
-            raise ValueError(f"unknown detectors {sorted(unknown)}; built-in: {DETECTORS}")
+            first = sorted(unknown)[0]
+            raise ValueError(
+                f"Scrubber(disable=...) names unknown detectors {sorted(unknown)}"
+                f"{nearest(first, DETECTORS)}{see('Scrubber')}"
+            )
         detectors = tuple(d for d in BUILT_IN + _named(self.keys) if d.name not in self.disable)
         always = tuple(
             Detector(name, re.compile(pattern) if isinstance(pattern, str) else pattern, ())

@@ -23,6 +23,7 @@ from agent_otel._plain import a_kind, has_methods, items_of
 from agent_otel.recording._hints import bound_factory, keyworded
 from agent_otel.recording._open import held as _held
 
+from ._instrumented import check_options
 from ._tree import span_outline, span_tree
 
 if TYPE_CHECKING:
@@ -175,8 +176,9 @@ class InMemoryTelemetry(Block["InMemoryTelemetry"]):
     def instrumented(self, *instrumentors: Any, **options: Any) -> Iterator[InMemoryTelemetry]:
         """Another library's OpenTelemetry instrumentors (``BaseInstrumentor``: openai-v2,
         OpenInference's, OpenLLMetry's, botocore's...) instrumented into this telemetry's
-        providers, with ``options`` (``skip_dep_check=True``...), and uninstrumented on
-        leaving, in reverse order: to test agent-otel's spans beside theirs."""
+        providers, with ``options`` (``skip_dep_check=True``...; checked against what each
+        takes where its signature says), and uninstrumented on leaving, in reverse order: to
+        test agent-otel's spans beside theirs."""
         self._live("instrumented()")
         for instrumentor in instrumentors:  # all checked before any is instrumented
             if not has_methods(instrumentor, ("instrument", "uninstrument")):
@@ -186,6 +188,7 @@ class InMemoryTelemetry(Block["InMemoryTelemetry"]):
                     f"{a_kind(instrumentor)}"
                     + (": pass an instance" if issubclass(type(instrumentor), type) else "")
                 )
+        check_options(instrumentors, options)
         done: list[Any] = []
         try:
             for instrumentor in instrumentors:
