@@ -70,7 +70,7 @@ from opentelemetry import trace
 from opentelemetry.context.context import Context
 
 from agent_otel import _clock
-from agent_otel._attributes import END_CANCELLED, END_EXHAUSTED, END_INTERRUPTED
+from agent_otel._attributes import END_CANCELLED, END_ERROR, END_EXHAUSTED, END_INTERRUPTED
 from agent_otel._guard import counted, guarded
 from agent_otel._plain import text_of
 from agent_otel.standdown._context import chat_context, suppressed
@@ -792,6 +792,20 @@ class RunRecorder:
             return tools[0]
         return self._step or self.run
 
+    def _lost(self) -> BaseException | None:
+        """The error an open MCP tool call's request was lost with below the session
+        (``McpState.lost``: its ``body_error``), if any: the MCP SDK's transport then cancels
+        every request in flight and their callers, the run's task too, so the cancellation the
+        run ends by is that failure's, which nobody asked for. None for every other cancelled
+        run."""
+        with self.scopes.lock:  # (a tool body on another thread may be opening a call)
+            tools = list(self._tools.values())
+        for tool in tools:
+            mcp, lost = tool.mcp, tool.body_error  # (written by the body's thread: read once)
+            if mcp is not None and mcp.lost and lost is not None:
+                return lost
+        return None
+
     def end(self, end_reason: str, error: BaseException | None = None) -> None:
         """End every span exactly once; ``error`` is the exception the run ended with.
 
@@ -811,6 +825,10 @@ class RunRecorder:
             elif error is not None:
                 if run.told_end == END_CANCELLED:  # a framework's cancel, then its exception
                     end_reason = END_CANCELLED
+                elif end_reason == END_CANCELLED and self._tools:
+                    lost = self._lost()
+                    if lost is not None:  # the transport's cancel, for its own failure
+                        error, end_reason = lost, END_ERROR
                 error_type = error_type_of(error)
                 inner = self._failure_site(error, now)
                 inner.fail(error, error_type, now)

@@ -401,7 +401,8 @@ class _Activation:
     failing, ``_failed``) is noted on its call (``ToolCall.body_error``): a result the
     framework made of it that names no class is named by it, and a run that ends while the call
     is open marks the call failed with it (``RunRecorder.end``). A body entered again (a
-    retry of the same call) starts with nothing noted (nor an MCP server's failed answer)."""
+    retry of the same call) starts with nothing noted (nor an MCP server's failed answer, nor
+    a request lost)."""
 
     __slots__ = ("_context", "_token", "_tool")
 
@@ -416,7 +417,7 @@ class _Activation:
             self._tool.body_error = None
             mcp = self._tool.mcp
             if mcp is not None:
-                mcp.error = False
+                mcp.error = mcp.lost = False
         self._token = activate(self._context)
 
     def __exit__(
