@@ -661,7 +661,7 @@ async def test_a_session_per_call_lost_with_its_server_fails_each_call_with_the_
     server over streamable HTTP (a process of its own) dies with both calls in flight, and
     the transport's task group, closing in the body, raises its ``ExceptionGroup`` of the HTTP
     client's error out of it, and out of the run. Each call's span names the cause
-    (``RemoteProtocolError``), not the group that carried it."""
+    (``RemoteProtocolError``), not the group that carried it, and so does the run's."""
     pytest.importorskip("langchain_mcp_adapters", exc_type=ImportError)
     import httpx
     from benchmarks._process import free_port, port_open, serving
@@ -689,6 +689,10 @@ async def test_a_session_per_call_lost_with_its_server_fails_each_call_with_the_
     failed = {str(p.attributes.get("gen_ai.tool.name")): p.attributes.get("error.type")
               for p in otel_telemetry.histograms()["gen_ai.execute_tool.duration"]}  # fmt: skip
     assert failed == {"slow": "RemoteProtocolError", "die": "RemoteProtocolError"}
+    run = otel_telemetry.span("invoke_agent calc")
+    assert run.status.status_code is StatusCode.ERROR
+    assert dict(run.attributes or {})["error.type"] == "RemoteProtocolError"
+    assert "Server disconnected" in str(run.status.description)
 
 
 async def test_an_mcp_one_server_that_calls_another_server_carries_the_trace_to_it(

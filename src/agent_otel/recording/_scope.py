@@ -431,7 +431,7 @@ class _Activation:
             tool is not None
             and error is not None
             and _failed(type(error))
-            and not _carries(error, tool.body_error)
+            and not carries(error, tool.body_error)
         ):
             tool.body_error = error
         token, self._token = self._token, None
@@ -442,17 +442,18 @@ class _Activation:
                 pass
 
 
-def _carries(error: BaseException, cause: BaseException | None) -> bool:
-    """Whether ``error``, leaving a tool body, is an exception group that holds ``cause``, what
-    the body's MCP request was lost with (``ToolCall.on_mcp_lost``): the SDK's task group, closed
-    in the body (a session opened for the call), raises the transport's failure so. The cause
-    names the call's failure, not the group that carried it."""
+def carries(error: BaseException, cause: BaseException | None) -> bool:
+    """Whether ``error``, leaving a tool body (or the run), is an exception group that holds
+    ``cause``, what the body's MCP request was lost with (``ToolCall.on_mcp_lost``): the SDK's
+    task group, closed in the body (a session opened for the call), raises the transport's
+    failure so. The cause names the call's failure (and the run's), not the group that carried
+    it."""
     if cause is None or not any(c.__name__ == "BaseExceptionGroup" for c in type(error).__mro__):
         return False  # (by name: Python 3.10's is the ``exceptiongroup`` backport's)
     members = getattr(error, "exceptions", ())
     if type(members) is not tuple:
         return False
-    return any(member is cause or _carries(member, cause) for member in members[:MAX_MEMBERS])
+    return any(member is cause or carries(member, cause) for member in members[:MAX_MEMBERS])
 
 
 MAX_MEMBERS = 64
