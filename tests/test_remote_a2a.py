@@ -866,6 +866,57 @@ async def test_a_call_whose_task_nobody_follows_ends_at_shutdown(
     assert not other.open_spans()
 
 
+async def _cancelled_mid_stream(client: Any, message: Any) -> int:
+    """Cancel the task from another task while its stream is still read to its end."""
+    cancels: list[Any] = []
+    states = []
+    async for response in client.send_message(SendMessageRequest(message=message)):
+        kind = response.WhichOneof("payload")
+        update = getattr(response, kind)
+        states.append(int(update.status.state))
+        if kind == "status_update" and states[-1] == TaskState.TASK_STATE_WORKING:
+            cancels.append(
+                asyncio.create_task(client.cancel_task(CancelTaskRequest(id=update.task_id)))
+            )
+        await asyncio.sleep(0)
+    await asyncio.gather(*cancels)
+    return states[-1]
+
+
+async def _cancelled_after_reading(client: Any, message: Any) -> int:
+    """Stop reading the stream once the task works (the call is held), then cancel it."""
+    responses = client.send_message(SendMessageRequest(message=message))
+    async for response in responses:
+        if response.HasField("status_update"):
+            task_id = response.status_update.task_id
+            break
+    await responses.aclose()
+    return int((await client.cancel_task(CancelTaskRequest(id=task_id))).status.state)
+
+
+@pytest.mark.parametrize(
+    "cancel", [_cancelled_mid_stream, _cancelled_after_reading], ids=["mid-stream", "held"]
+)
+async def test_a_remote_task_cancelled_by_the_caller_ends_the_call_span_cancelled(
+    otel_telemetry: InMemoryTelemetry, cancel: Any
+) -> None:
+    """The caller cancels the remote task (``tasks/cancel``) while the call's stream is read,
+    or after it stopped reading: the task ends ``TASK_STATE_CANCELED``, its work undone. The
+    CLIENT span, the remote agent's invocation, ends failed with that state's name, as a
+    cancelled run ends failed (``CancelledError``) and a failed or rejected task fails it:
+    a UI shows the invocation as not done, not as a success."""
+    for server in _serve(trace_a2a_executor(LongWeather()), streaming=True):
+        inner = await create_client(server.card, ClientConfig(streaming=True))
+        client = trace_a2a_client(inner, tracer_provider=otel_telemetry.tracer_provider)
+        message = new_text_message("Oslo", role=Role.ROLE_USER)
+        async with client:
+            assert await cancel(client, message) == TaskState.TASK_STATE_CANCELED
+    span = _client_span(otel_telemetry)
+    assert span.status.status_code.name == "ERROR"
+    assert span.attributes[A.ERROR_TYPE] == "TASK_STATE_CANCELED"  # type: ignore[index]
+    assert [e.name for e in span.events] == ["exception"]
+
+
 # --- with a2a-sdk's own spans recorded -----------------------------------------------------------
 SDK_TELEMETRY_ON = """
 import asyncio, json, sys

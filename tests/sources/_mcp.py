@@ -279,7 +279,9 @@ def check_lost_calls(telemetry: Any) -> None:
     """A run whose ``add`` (``c0``) was answered, then ``slow`` (``c1``) and ``die`` (``c2``)
     lost in flight with a streamable HTTP server that died: each lost call's span failed by
     the HTTP client's ``RemoteProtocolError`` (class, message, ``exception`` event, metric),
-    the answered one's OK."""
+    the answered one's OK. The run failed with that cause too (docs/endings.md: the transport's
+    task group cancelled it, a cancel nobody asked for): ERROR, ``error.type``, its message and
+    ``exception`` event, ``end_reason=error``, on the run's metric too."""
     from opentelemetry.trace import StatusCode
 
     tools = {str(s.attributes["gen_ai.tool.call.id"]): s for s in telemetry.spans()
@@ -295,6 +297,16 @@ def check_lost_calls(telemetry: Any) -> None:
     failed = {str(p.attributes.get("gen_ai.tool.name")): p.attributes.get("error.type")
               for p in telemetry.histograms()["gen_ai.execute_tool.duration"]}  # fmt: skip
     assert failed == {"add": None, "slow": "RemoteProtocolError", "die": "RemoteProtocolError"}
+    run = telemetry.span("invoke_agent calc")
+    attributes = dict(run.attributes or {})
+    assert run.status.status_code is StatusCode.ERROR
+    assert "Server disconnected" in str(run.status.description)
+    assert (attributes["error.type"], attributes["agent_otel.end_reason"]) == (
+        "RemoteProtocolError", "error")  # fmt: skip
+    [event] = [e for e in run.events if e.name == "exception"]
+    assert dict(event.attributes or {})["exception.type"].endswith("RemoteProtocolError")
+    [point] = telemetry.histograms()["gen_ai.invoke_agent.duration"]
+    assert point.attributes.get("error.type") == "RemoteProtocolError"
 
 
 def sdk_tracing_to(monkeypatch: Any, provider: Any) -> None:

@@ -631,7 +631,7 @@ async def test_a_session_per_call_lost_with_its_server_fails_each_call_with_the_
     server over streamable HTTP (a process of its own) dies with both calls in flight, and
     the transport's task group, closing in the body, raises its ``ExceptionGroup`` of the HTTP
     client's error out of it, and out of the run. Each call's span names the cause
-    (``RemoteProtocolError``), not the group that carried it."""
+    (``RemoteProtocolError``), not the group that carried it, and so does the run's."""
     pytest.importorskip("langchain_mcp_adapters", exc_type=ImportError)
     import httpx
     from benchmarks._process import free_port, port_open, serving
@@ -659,6 +659,10 @@ async def test_a_session_per_call_lost_with_its_server_fails_each_call_with_the_
     failed = {str(p.attributes.get("gen_ai.tool.name")): p.attributes.get("error.type")
               for p in otel_telemetry.histograms()["gen_ai.execute_tool.duration"]}  # fmt: skip
     assert failed == {"slow": "RemoteProtocolError", "die": "RemoteProtocolError"}
+    run = otel_telemetry.span("invoke_agent calc")
+    assert run.status.status_code is StatusCode.ERROR
+    assert dict(run.attributes or {})["error.type"] == "RemoteProtocolError"
+    assert "Server disconnected" in str(run.status.description)
 
 
 async def test_an_mcp_one_server_that_calls_another_server_carries_the_trace_to_it(
@@ -946,3 +950,98 @@ async def test_an_mcp_one_session_opened_in_a_runs_tool_leaks_nothing_of_it_afte
 
     assert seen == [later.get_span_context().span_id]
     assert trace.get_current_span() is trace.INVALID_SPAN
+
+
+async def _google_adk_timing_out(url: str, run: Callable[[AsyncIterator[AgentEvent]], Any]) -> None:
+    """ADK's ``McpToolset`` whose connection gives each request 0.5 s (``sse_read_timeout``,
+    the MCP SDK session's read timeout); its model asks for ``slow`` and ``add`` at once."""
+    from google.adk.tools.mcp_tool import McpToolset, StreamableHTTPConnectionParams
+    from google.genai import types
+
+    from agent_contract.sources.google_adk_stream import google_adk_events
+
+    from ._fw_google_adk import _model, agent
+
+    calls = [types.Part(function_call=types.FunctionCall(id=cid, name=name, args={"x": 1}))
+             for cid, name in TIMED_CALLS]  # fmt: skip
+    params = StreamableHTTPConnectionParams(url=url, sse_read_timeout=0.5)
+    toolset = McpToolset(connection_params=params)
+    try:
+        model = _model([calls, [types.Part(text="done")]])
+        await run(google_adk_events(agent(model, [toolset], name="calc"), "go"))
+    finally:
+        await toolset.close()
+
+
+async def _strands_timing_out(url: str, run: Callable[[AsyncIterator[AgentEvent]], Any]) -> None:
+    """Strands' ``MCPClient`` whose tools give each call 0.5 s (``MCPAgentTool.timeout``,
+    passed to the MCP SDK's ``read_timeout_seconds``); its model asks for ``slow`` and
+    ``add`` at once."""
+    from datetime import timedelta
+
+    from mcp.client.streamable_http import streamable_http_client
+    from strands import Agent
+    from strands.tools.mcp import MCPClient
+
+    from agent_contract.sources.strands_stream import strands_events
+
+    from . import _script as s
+    from ._fw_strands import _model, _text, _uses
+
+    first = [{"messageStart": {"role": "assistant"}},
+             *_uses(*(s.Call(cid, name, {"x": 1}) for cid, name in TIMED_CALLS)),
+             {"messageStop": {"stopReason": "tool_use"}}]  # fmt: skip
+    second = [{"messageStart": {"role": "assistant"}}, *_text("done"),
+              {"messageStop": {"stopReason": "end_turn"}}]  # fmt: skip
+    with MCPClient(lambda: streamable_http_client(url)) as client:
+        tools = client.list_tools_sync()
+        for tool in tools:
+            tool.timeout = timedelta(seconds=0.5)
+        agent = Agent(model=_model([first, second]), tools=list(tools), name="calc",
+                      callback_handler=None)  # fmt: skip
+        await run(strands_events(agent, "go"))
+
+
+TIMED_CALLS = [("c1", "slow"), ("c2", "add")]
+TIMING_OUT = {
+    "google_adk": ("google.adk.tools.mcp_tool.mcp_toolset", _google_adk_timing_out),
+    "strands": ("strands.tools.mcp", _strands_timing_out),
+}
+
+
+@pytest.mark.parametrize("framework", TIMING_OUT)
+async def test_a_frameworks_mcp_call_that_times_out_names_the_failure_by_its_json_rpc_code(
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch, framework: str
+) -> None:
+    """A request that outlives the client's read timeout raises the MCP SDK's ``MCPError`` of
+    ``REQUEST_TIMEOUT`` (``-32001``); ADK's error callback and Strands turn it into the call's
+    failed result. The call's span names the failure by that code, as the MCP conventions do,
+    on its metric too; the parallel call answered is OK, and the run goes on."""
+    module, runner = TIMING_OUT[framework]
+    pytest.importorskip(module)
+    from opentelemetry.trace import StatusCode
+
+    from _serving import serve
+
+    _mcp.sdk_tracing_to(monkeypatch, otel_telemetry.tracer_provider)
+
+    async def run(events: AsyncIterator[AgentEvent]) -> None:
+        async for _ in otel_telemetry.wrapper(agent_name="calc")(events):
+            pass
+
+    with serve(_mcp.erring_server().streamable_http_app()) as port:
+        await runner(f"http://127.0.0.1:{port}/mcp", run)
+
+    mine = [s for s in otel_telemetry.spans() if s.instrumentation_scope and
+            s.instrumentation_scope.name == "agent_otel"]  # fmt: skip
+    tools = {s.attributes["gen_ai.tool.call.id"]: s for s in mine  # type: ignore[index]
+             if s.name.startswith("execute_tool ")}  # fmt: skip
+    slow, add = dict(tools["c1"].attributes or {}), dict(tools["c2"].attributes or {})
+    assert tools["c1"].status.status_code is StatusCode.ERROR
+    assert slow["error.type"] == "-32001"
+    assert tools["c2"].status.status_code is StatusCode.UNSET and "error.type" not in add
+    failed = {str(p.attributes.get("gen_ai.tool.name")): p.attributes.get("error.type")
+              for p in otel_telemetry.histograms()["gen_ai.execute_tool.duration"]}  # fmt: skip
+    assert failed == {"slow": "-32001", "add": None}
+    [root] = [s for s in mine if s.name == "invoke_agent calc"]
+    assert root.status.status_code is StatusCode.UNSET

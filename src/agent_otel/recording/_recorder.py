@@ -70,7 +70,7 @@ from opentelemetry import trace
 from opentelemetry.context.context import Context
 
 from agent_otel import _clock
-from agent_otel._attributes import END_CANCELLED, END_EXHAUSTED, END_INTERRUPTED
+from agent_otel._attributes import END_CANCELLED, END_ERROR, END_EXHAUSTED, END_INTERRUPTED
 from agent_otel._guard import counted, guarded
 from agent_otel._plain import text_of
 from agent_otel.standdown._context import chat_context, suppressed
@@ -84,7 +84,7 @@ from ._encodable import id_text
 from ._errors import PendingError, error_type_of, raised_from, raised_in
 from ._open import is_open
 from ._run import Run
-from ._scope import ToolScopes, install
+from ._scope import ToolScopes, carries, install
 from ._settings import RunSettings
 from ._step import Step
 from ._tool import TOOL_ERROR, ToolCall
@@ -792,6 +792,24 @@ class RunRecorder:
             return tools[0]
         return self._step or self.run
 
+    def _lost(self, error: BaseException, cancelled: bool) -> BaseException | None:
+        """The error an open MCP tool call's request was lost with below the session
+        (``McpState.lost``: its ``body_error``), if any: the MCP SDK's transport then cancels
+        every request in flight and their callers, the run's task too, so the cancellation the
+        run ends by is that failure's, which nobody asked for; where the transport's task group
+        closes in a tool body (a session opened for the call), the run ends by the group that
+        carries it (``error``: the one of the calls' causes it holds). The run fails with that
+        cause, as its calls do; None when ``error`` is neither (``cancelled``: the run ended
+        by a cancellation)."""
+        with self.scopes.lock:  # (a tool body on another thread may be opening a call)
+            tools = list(self._tools.values())
+        for tool in tools:
+            mcp, lost = tool.mcp, tool.body_error  # (written by the body's thread: read once)
+            lost_here = mcp is not None and mcp.lost and lost is not None
+            if lost_here and (cancelled or carries(error, lost)):
+                return lost
+        return None
+
     def end(self, end_reason: str, error: BaseException | None = None) -> None:
         """End every span exactly once; ``error`` is the exception the run ended with.
 
@@ -811,6 +829,10 @@ class RunRecorder:
             elif error is not None:
                 if run.told_end == END_CANCELLED:  # a framework's cancel, then its exception
                     end_reason = END_CANCELLED
+                elif self._tools:
+                    lost = self._lost(error, end_reason == END_CANCELLED)
+                    if lost is not None:  # the transport's cancel or group, for its failure
+                        error, end_reason = lost, END_ERROR
                 error_type = error_type_of(error)
                 inner = self._failure_site(error, now)
                 inner.fail(error, error_type, now)

@@ -401,7 +401,8 @@ class _Activation:
     failing, ``_failed``) is noted on its call (``ToolCall.body_error``): a result the
     framework made of it that names no class is named by it, and a run that ends while the call
     is open marks the call failed with it (``RunRecorder.end``). A body entered again (a
-    retry of the same call) starts with nothing noted (nor an MCP server's failed answer)."""
+    retry of the same call) starts with nothing noted (nor an MCP server's failed answer, nor
+    a request lost)."""
 
     __slots__ = ("_context", "_token", "_tool")
 
@@ -416,7 +417,7 @@ class _Activation:
             self._tool.body_error = None
             mcp = self._tool.mcp
             if mcp is not None:
-                mcp.error = False
+                mcp.error = mcp.lost = False
         self._token = activate(self._context)
 
     def __exit__(
@@ -430,7 +431,7 @@ class _Activation:
             tool is not None
             and error is not None
             and _failed(type(error))
-            and not _carries(error, tool.body_error)
+            and not carries(error, tool.body_error)
         ):
             tool.body_error = error
         token, self._token = self._token, None
@@ -441,17 +442,18 @@ class _Activation:
                 pass
 
 
-def _carries(error: BaseException, cause: BaseException | None) -> bool:
-    """Whether ``error``, leaving a tool body, is an exception group that holds ``cause``, what
-    the body's MCP request was lost with (``ToolCall.on_mcp_lost``): the SDK's task group, closed
-    in the body (a session opened for the call), raises the transport's failure so. The cause
-    names the call's failure, not the group that carried it."""
+def carries(error: BaseException, cause: BaseException | None) -> bool:
+    """Whether ``error``, leaving a tool body (or the run), is an exception group that holds
+    ``cause``, what the body's MCP request was lost with (``ToolCall.on_mcp_lost``): the SDK's
+    task group, closed in the body (a session opened for the call), raises the transport's
+    failure so. The cause names the call's failure (and the run's), not the group that carried
+    it."""
     if cause is None or not any(c.__name__ == "BaseExceptionGroup" for c in type(error).__mro__):
         return False  # (by name: Python 3.10's is the ``exceptiongroup`` backport's)
     members = getattr(error, "exceptions", ())
     if type(members) is not tuple:
         return False
-    return any(member is cause or _carries(member, cause) for member in members[:MAX_MEMBERS])
+    return any(member is cause or carries(member, cause) for member in members[:MAX_MEMBERS])
 
 
 MAX_MEMBERS = 64

@@ -37,16 +37,19 @@ Start = tuple[str, dict[str, AttributeValue], dict[str, AttributeValue]]
 class McpState:
     """What the call of a tool that runs on an MCP server learned of it: the ``mcp.*`` keys its
     caller told (:meth:`ToolCall.on_mcp_server`), whether the server's last answer said the
-    tool failed (``isError``), and the MCP SDK's error its body's last request raised (its
-    class's name, and the JSON-RPC code that names the failure instead). Made only for an MCP
-    tool: every other call holds one ``None`` (figure 2's tool call)."""
+    tool failed (``isError``), the MCP SDK's error its body's last request raised (its
+    class's name, and the JSON-RPC code that names the failure instead), and whether its
+    request was lost below the session (``lost``: its ``body_error`` is then the cause of the
+    cancellation the transport sent its body, and its run). Made only for an MCP tool: every
+    other call holds one ``None`` (figure 2's tool call)."""
 
-    __slots__ = ("error", "failure", "told")
+    __slots__ = ("error", "failure", "lost", "told")
 
     def __init__(self) -> None:
         self.told: set[str] = set()
         self.error = False
         self.failure: tuple[str, str] | None = None
+        self.lost = False
 
 
 class ToolCall:
@@ -263,9 +266,12 @@ class ToolCall:
         """Its body's request was lost below the session (``_mcp``: the transport's task that
         carried it failed with ``error``, and the MCP SDK cancelled the body instead of raising
         it there): an MCP tool's body failed with it, as if it had raised it (``body_error``),
-        so the call's span names that cause, not the cancellation its body got."""
-        if self.mcp is not None:
+        so the call's span names that cause, not the cancellation its body got; so does the
+        run, should it end by that cancellation while the call is open (``RunRecorder.end``)."""
+        mcp = self.mcp
+        if mcp is not None:
             self.body_error = error
+            mcp.lost = True
 
     def on_mcp_declined(self, code: int) -> None:
         """Its body declined what the server's answer asked for (a callback answered with the

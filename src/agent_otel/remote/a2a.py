@@ -81,9 +81,10 @@ def trace_a2a_client(
     when the call runs in a tool body), named and addressed from the agent card (``card``, else
     the card the SDK calls the agent with; ``agent_name`` and ``url`` win over it), with the
     message's ``contextId`` as ``gen_ai.conversation.id`` (else the one the agent answers
-    with), and its W3C context sent on the request. A remote task that ends failed or
-    rejected fails the span (``error.type``: ``TASK_STATE_FAILED``, ``TASK_STATE_REJECTED``):
-    the call raised nothing, but the work was not done. A call answered with its task still
+    with), and its W3C context sent on the request. A remote task that ends failed, rejected
+    or cancelled fails the span (``error.type``: ``TASK_STATE_FAILED``,
+    ``TASK_STATE_REJECTED``, ``TASK_STATE_CANCELED``): the call raised nothing, but the work
+    was not done. A call answered with its task still
     at work (submitted, working: a client that polls, a stream the caller stopped reading)
     keeps its span open until a later response of this client or another traced one
     (``get_task``, ``subscribe``, ``cancel_task``, ``list_tasks``, a message on the task) says
@@ -149,13 +150,16 @@ def _context_id(response: object) -> str | None:
 _FAILED_STATES = {
     TaskState.TASK_STATE_FAILED: "TASK_STATE_FAILED",
     TaskState.TASK_STATE_REJECTED: "TASK_STATE_REJECTED",
+    TaskState.TASK_STATE_CANCELED: "TASK_STATE_CANCELED",
 }
+"""The states of a task that ended with its work undone: each fails the call, named by it (a
+task cancelled, by the caller or the agent, as a cancelled run fails, ``CancelledError``)."""
 
 
 def _failed_state(response: object) -> str | None:
-    """The state's name when a response says the remote task failed or was rejected (a task,
-    or an update of its status); None otherwise (a response of another SDK version is read,
-    never trusted)."""
+    """The state's name when a response says the remote task failed, was rejected or was
+    cancelled (a task, or an update of its status); None otherwise (a response of another SDK
+    version is read, never trusted)."""
     try:
         kind = response.WhichOneof("payload")  # type: ignore[attr-defined]
         if kind not in ("task", "status_update"):
@@ -240,7 +244,8 @@ class _TracedClient(Client):
 
     def _saw(self, response: object) -> None:
         """A response of this client naming a task: a call held for it (by any traced client
-        of the process) ends when it says the task ended (failed or rejected: failed)."""
+        of the process) ends when it says the task ended (failed, rejected or cancelled:
+        failed)."""
         if not HELD:  # (the usual: nothing held)
             return
         seen = _task_of(response)
