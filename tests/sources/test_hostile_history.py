@@ -1,0 +1,120 @@
+"""Hostile values in the history an SDK source builds its request from, sent by the real SDKs
+over their mock transports.
+
+The agent's history is the agent's: building the request from it never raises our exception
+into the run (a value the SDK itself refuses is the SDK's error). A call whose arguments are no
+JSON object goes to Anthropic as ``{"INVALID_JSON": text}`` (the key Anthropic's tool-use docs
+name; ``tool_use.input`` must be an object), told by an ``Error`` (``unencodable_arguments``,
+not fatal) after the ``LLMCallStart`` and counted; a tool result the Responses API takes as
+text is written as strict JSON by the rule every adapter's arguments follow (docs/hostile.md).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+from typing import Any
+
+import pytest
+
+from agent_contract.protocol import Error, FunctionCall, LLMCallEnd, Message, ToolCall
+from agent_otel import otel_wrapper
+from otlp_check import Exported
+
+from . import _recorded
+from ._http import anthropic_client, openai_client, sse
+
+pytest.importorskip("openai")
+pytest.importorskip("anthropic")
+
+
+def _history(arguments: Any = "{}", result: Any = "sunny") -> list[Message]:
+    call = ToolCall(id="c1", function=FunctionCall("weather", arguments))
+    return [
+        Message(role="user", content="Weather?"),
+        Message(role="assistant", tool_calls=[call]),
+        Message(role="tool", tool_call_id="c1", content=result),
+    ]
+
+
+def _refuse(name: str) -> Any:
+    raise ValueError(name)
+
+
+_DEEP = '{"a": ' * 5000 + "1" + "}" * 5000  # whole JSON, past the parser's nesting
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    ['{"city": "Par', "[1, 2]", '"Paris"', '{"city": NaN}', _DEEP],
+    ids=["cut short", "a list", "a string", "NaN", "past the parser"],
+)
+async def test_a_history_call_whose_arguments_are_no_json_object_goes_as_invalid_json(
+    arguments: str,
+) -> None:
+    from agent_contract.sources.anthropic_messages import stream_messages
+
+    seen: list[Any] = []
+    client = anthropic_client(sse(_recorded.messages(tools=False), named=True), seen=seen)
+    with Exported() as telemetry:
+        wrapper = otel_wrapper(**telemetry.providers())
+        source = stream_messages(client, _history(arguments), "claude-sonnet-4-5", max_tokens=64)
+        events = [e async for e in wrapper(source)]
+    telemetry.assert_encodes()
+
+    [request] = seen
+    turns = json.loads(request.content)["messages"]
+    assert turns[1]["content"] == [
+        {"type": "tool_use", "id": "c1", "name": "weather", "input": {"INVALID_JSON": arguments}}
+    ]
+    assert isinstance(events[-1], LLMCallEnd) and events[-1].finish_reason == "end_turn"
+    [told] = [e for e in events if isinstance(e, Error)]
+    assert events.index(told) == 1 and told.error_type == "unencodable_arguments"
+    assert told.fatal is not True
+    run = telemetry.span("invoke_agent")
+    assert run.attributes is not None
+    assert run.attributes["agent_otel.anomalies"] == 1
+    assert run.attributes["agent_otel.anomaly.kinds"] == ("unencodable_arguments",)
+
+
+async def test_a_history_call_whose_arguments_are_an_object_goes_as_that_object_untold() -> None:
+    from agent_contract.sources.anthropic_messages import stream_messages
+
+    seen: list[Any] = []
+    client = anthropic_client(sse(_recorded.messages(tools=False), named=True), seen=seen)
+    history = _history('{"city": "Paris", "days": [1, 2]}')
+    events = [e async for e in stream_messages(client, history, "claude-sonnet-4-5", max_tokens=64)]
+
+    [request] = seen
+    [block] = json.loads(request.content)["messages"][1]["content"]
+    assert block["input"] == {"city": "Paris", "days": [1, 2]}
+    assert not [e for e in events if isinstance(e, Error)]
+
+
+@pytest.mark.parametrize(
+    ("result", "output"),
+    [
+        ({1, 2}, '"{1, 2}"'),  # JSON has no set: its str()
+        ({"at": datetime.date(2026, 1, 2)}, '{"at": "2026-01-02"}'),
+        ({"score": math.nan, "top": math.inf}, '{"score": null, "top": null}'),
+        (b"\x00\xff", json.dumps(str(b"\x00\xff"))),
+        (ValueError("tool broke"), '"tool broke"'),
+    ],
+    ids=["a set", "a date", "NaN and infinity", "bytes", "an exception"],
+)
+async def test_a_tool_result_json_has_no_form_for_goes_to_the_responses_api_as_strict_json(
+    result: Any, output: str
+) -> None:
+    from agent_contract.sources.openai_responses import stream_responses
+
+    seen: list[Any] = []
+    client = openai_client(sse(_recorded.responses(tools=False)), seen=seen)
+    events = [e async for e in stream_responses(client, _history(result=result), "gpt-5-mini")]
+
+    [request] = seen
+    items = json.loads(request.content)["input"]
+    [sent] = [item for item in items if item.get("type") == "function_call_output"]
+    assert sent == {"type": "function_call_output", "call_id": "c1", "output": output}
+    json.loads(sent["output"], parse_constant=_refuse)  # strict JSON: no NaN
+    assert isinstance(events[-1], LLMCallEnd) and events[-1].finish_reason == "completed"
