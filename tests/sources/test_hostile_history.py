@@ -17,9 +17,12 @@ import math
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agent_contract.protocol import Error, FunctionCall, LLMCallEnd, Message, ToolCall
 from agent_otel import otel_wrapper
+from hostile_types import BadHash, LyingDict, LyingStr, NoStr, Unreadable
 from otlp_check import Exported
 
 from . import _recorded
@@ -118,3 +121,51 @@ async def test_a_tool_result_json_has_no_form_for_goes_to_the_responses_api_as_s
     assert sent == {"type": "function_call_output", "call_id": "c1", "output": output}
     json.loads(sent["output"], parse_constant=_refuse)  # strict JSON: no NaN
     assert isinstance(events[-1], LLMCallEnd) and events[-1].finish_reason == "completed"
+
+
+# --- any history: the request is built, never our exception --------------------------------------
+def _too_long() -> int:
+    return 10**5000  # an integer Python will not write as text
+
+
+_LEAVES = (
+    st.none() | st.booleans() | st.integers() | st.builds(_too_long) | st.floats()
+    | st.text(max_size=8) | st.binary(max_size=4) | st.dates()
+    | st.builds(NoStr) | st.builds(BadHash) | st.builds(Unreadable)
+    | st.builds(ValueError, st.text(max_size=3))
+    | st.builds(LyingStr, st.text(max_size=4)) | st.builds(LyingDict, st.just({"a": 1}))
+)  # fmt: skip
+_KEYS = st.text(max_size=3) | st.integers() | st.tuples(st.integers())
+_VALUES = st.recursive(
+    _LEAVES,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.frozensets(st.integers(), max_size=3)
+        | st.dictionaries(_KEYS, inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+_ARGUMENTS = st.text(max_size=12) | st.sampled_from(['{"a": 1', "[]", "NaN", '{"a": Infinity}',
+                                                    "null", _DEEP]) | _VALUES  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None)
+@given(arguments=_ARGUMENTS, result=_VALUES)
+def test_any_history_builds_a_request_the_sdks_can_send(arguments: Any, result: Any) -> None:
+    """Whatever an agent's history holds, ``anthropic_input`` and ``response_input`` return:
+    Anthropic's ``tool_use.input`` is a JSON object, the Responses ``output`` text (strict JSON
+    where the result was no text)."""
+    from agent_contract.sources.anthropic_messages import anthropic_input
+    from agent_contract.sources.openai_responses import response_input
+
+    history = _history(arguments, result)
+
+    _, turns = anthropic_input(history)
+    [block] = turns[1]["content"]
+    assert type(block["input"]) is dict
+    json.dumps(block["input"], allow_nan=False)
+    _, items = response_input(history)
+    output = items[-1]["output"]
+    assert isinstance(output, str)
+    if not isinstance(result, str):
+        json.loads(output, parse_constant=_refuse)
