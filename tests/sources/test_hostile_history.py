@@ -95,6 +95,22 @@ async def test_a_history_call_whose_arguments_are_an_object_goes_as_that_object_
     assert not [e for e in events if isinstance(e, Error)]
 
 
+async def test_a_tool_result_of_no_content_goes_to_anthropic_without_content_not_null() -> None:
+    """``tool_result.content`` is optional in Anthropic's API and never ``null``: a contract tool
+    message may have ``content=None`` (a tool that returned nothing)."""
+    from agent_contract.sources.anthropic_messages import stream_messages
+
+    seen: list[Any] = []
+    client = anthropic_client(sse(_recorded.messages(tools=False), named=True), seen=seen)
+    history = _history(result=None)
+    events = [e async for e in stream_messages(client, history, "claude-sonnet-4-5", max_tokens=64)]
+
+    [request] = seen
+    [block] = json.loads(request.content)["messages"][2]["content"]
+    assert block == {"type": "tool_result", "tool_use_id": "c1"}
+    assert isinstance(events[-1], LLMCallEnd)
+
+
 @pytest.mark.parametrize(
     ("result", "output"),
     [

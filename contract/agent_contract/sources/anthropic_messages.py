@@ -157,7 +157,8 @@ def anthropic_input(messages: list[Message]) -> tuple[str | None, list[dict[str,
 
     System messages join into ``system``; an assistant's tool calls become ``tool_use``
     blocks (their ``input`` by ``arguments_object``: arguments that are no JSON object go as
-    ``{"INVALID_JSON": text}``) and tool messages ``tool_result`` blocks of a user turn.
+    ``{"INVALID_JSON": text}``) and tool messages ``tool_result`` blocks of a user turn (with
+    no ``content`` when the message has none: Anthropic takes it optional, not ``null``).
     """
     system, turns, _ = _request(messages)
     return system, turns
@@ -169,7 +170,9 @@ def _request(messages: list[Message]) -> tuple[str | None, list[dict[str, Any]],
     repaired = False
     for m in messages:
         if m.role == "tool":
-            block = {"type": "tool_result", "tool_use_id": m.tool_call_id, "content": m.content}
+            block: dict[str, Any] = {"type": "tool_result", "tool_use_id": m.tool_call_id}
+            if m.content is not None:  # optional, never null: a result of no content has none
+                block["content"] = m.content
             out.append({"role": "user", "content": [block]})
         elif m.role == "assistant" and m.tool_calls:
             blocks: list[dict[str, Any]] = [{"type": "text", "text": m.content}] * bool(m.content)
