@@ -111,6 +111,51 @@ async def test_a_tool_result_of_no_content_goes_to_anthropic_without_content_not
     assert isinstance(events[-1], LLMCallEnd)
 
 
+async def _sent(source: str, messages: Any) -> tuple[Any, Any]:
+    """What a request of ``messages`` does: (the messages sent, the exception raised), through
+    the source (``messages`` a contract history) or straight through the SDK (dicts)."""
+    from agent_contract.sources.litellm_chat import stream_litellm
+    from agent_contract.sources.openai_chat import stream_chat
+
+    seen: list[Any] = []
+    client = openai_client(sse(_recorded.chat(tools=False), done=True), seen=seen)
+    chat = source == "openai_chat"
+    model = "gpt-4o-mini" if chat else "openai/gpt-4o-mini"
+    key: dict[str, Any] = {} if chat else {"api_key": "sk-test"}
+    try:
+        if isinstance(messages[0], Message):
+            read = stream_chat if chat else stream_litellm
+            [e async for e in read(client, messages, model, **key)]
+        elif chat:
+            [c async for c in await client.chat.completions.create(
+                model=model, messages=messages, stream=True,
+                stream_options={"include_usage": True})]  # fmt: skip
+        else:
+            import litellm
+
+            [c async for c in await litellm.acompletion(
+                model=model, messages=messages, client=client, stream=True,
+                stream_options={"include_usage": True}, **key)]  # fmt: skip
+    except Exception as error:
+        return None, (type(error), str(error))
+    return json.loads(seen[0].content)["messages"], None
+
+
+@pytest.mark.parametrize("part", ["Paris?", b"\x89PNG", None], ids=["a string", "bytes", "None"])
+@pytest.mark.parametrize("source", ["openai_chat", "litellm_chat"])
+async def test_a_content_part_that_is_no_mapping_goes_to_the_sdk_as_it_is(
+    source: str, part: Any
+) -> None:
+    """A Chat Completions request hands the history's content on: a part that is no mapping is
+    the SDK's to send or refuse (its own exception, as it raises it for the same message
+    given to it directly), never our ``ValueError`` from copying it."""
+    text = {"type": "text", "text": "Weather?"}
+    ours = await _sent(source, [Message(role="user", content=[text, part])])
+    theirs = await _sent(source, [{"role": "user", "content": [text, part]}])
+
+    assert ours == theirs
+
+
 @pytest.mark.parametrize(
     ("result", "output"),
     [
