@@ -111,6 +111,25 @@ async def test_a_tool_result_of_no_content_goes_to_anthropic_without_content_not
     assert isinstance(events[-1], LLMCallEnd)
 
 
+async def test_an_assistant_turn_of_parts_and_calls_goes_to_anthropic_as_its_blocks() -> None:
+    """An assistant message whose content is parts (the contract's list) and which calls a
+    tool: its parts are the turn's blocks before the ``tool_use`` one, as a user turn's parts
+    are, not one text block whose ``text`` is the list."""
+    from agent_contract.sources.anthropic_messages import stream_messages
+
+    seen: list[Any] = []
+    client = anthropic_client(sse(_recorded.messages(tools=False), named=True), seen=seen)
+    history = _history()
+    history[1].content = [{"type": "text", "text": "Checking."}]
+    [e async for e in stream_messages(client, history, "claude-sonnet-4-5", max_tokens=64)]
+
+    [request] = seen
+    assert json.loads(request.content)["messages"][1]["content"] == [
+        {"type": "text", "text": "Checking."},
+        {"type": "tool_use", "id": "c1", "name": "weather", "input": {}},
+    ]
+
+
 async def _sent(source: str, messages: Any) -> tuple[Any, Any]:
     """What a request of ``messages`` does: (the messages sent, the exception raised), through
     the source (``messages`` a contract history) or straight through the SDK (dicts)."""

@@ -175,7 +175,11 @@ def _request(messages: list[Message]) -> tuple[str | None, list[dict[str, Any]],
                 block["content"] = m.content
             out.append({"role": "user", "content": [block]})
         elif m.role == "assistant" and m.tool_calls:
-            blocks: list[dict[str, Any]] = [{"type": "text", "text": m.content}] * bool(m.content)
+            blocks: list[dict[str, Any]] = (
+                list(m.content)  # parts, as a user turn's go: its blocks
+                if isinstance(m.content, list)
+                else [{"type": "text", "text": m.content}] * bool(m.content)
+            )
             for call in m.tool_calls:
                 given, fixed = arguments_object(call.function.arguments)
                 repaired = repaired or fixed
