@@ -156,11 +156,14 @@ class Message:
     name: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the OpenAI/LiteLLM message dict; keys whose value is None are omitted."""
+        """Return the OpenAI/LiteLLM message dict; keys whose value is None are omitted.
+
+        A content part that is no mapping (a bare string, bytes) is handed on as it is, for
+        the SDK to send or refuse as it does: copying it raised our exception into the run."""
         out: dict[str, Any] = {"role": self.role}
         content = self.content
         if isinstance(content, list):  # fresh part dicts; large payloads are shared, not copied
-            out["content"] = [dict(part) for part in content]
+            out["content"] = [dict(part) if isinstance(part, Mapping) else part for part in content]
         elif content is not None:
             out["content"] = content
         if self.tool_calls is not None:

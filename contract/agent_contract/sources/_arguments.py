@@ -19,6 +19,11 @@ imports ``printed`` and ``json_key`` from here):
 A repaired call is told: ``tool_call`` gives its ``ToolCall`` and then an ``Error``
 (``unencodable_arguments``, not fatal), which the recorder counts as a repair
 (``agent_otel.anomalies``), not as a failure of the call.
+
+The SDK sources build their request from the agent's history by the same rule: a value they
+send as JSON text (a tool result the Responses API takes as a string) is ``json_text``'s, and
+a call's arguments an API takes as an object (Anthropic's ``tool_use.input``) are
+``arguments_object``'s, so no value of the agent's history raises our exception into its run.
 """
 
 from __future__ import annotations
@@ -32,11 +37,15 @@ from agent_contract.events import AgentEvent, Error, FunctionCall, ToolCall
 __all__ = [
     "MAX_DEPTH",
     "TRUNCATION_MARK",
+    "INVALID_JSON",
     "UNENCODABLE_ARGUMENTS",
     "arguments_json",
+    "arguments_object",
     "arguments_text",
     "json_key",
+    "json_text",
     "printed",
+    "repaired_history",
     "tool_call",
 ]
 
@@ -44,7 +53,14 @@ MAX_DEPTH = 64
 TRUNCATION_MARK = "...[truncated]"
 UNENCODABLE_ARGUMENTS = "unencodable_arguments"
 """The ``error_type`` of the ``Error`` told after a ``ToolCall`` whose arguments were repaired."""
+INVALID_JSON = "INVALID_JSON"
+"""The key ``arguments_object`` keeps arguments under when they are no JSON object: the one
+Anthropic's tool-use docs name for a call whose input could not be read."""
 _REPAIRED = "a tool call's arguments held values JSON has no form for: written by the repair rule"
+_SENT_REPAIRED = (
+    "a tool call's arguments in the request's history were no JSON object: sent as "
+    '{"INVALID_JSON": their text}'
+)
 _STRICT = json.JSONEncoder(allow_nan=False)
 
 
@@ -55,11 +71,38 @@ def arguments_json(value: Any) -> tuple[str, bool]:
         return str.__str__(value), False  # a subclass as the str it is: none of its code runs
     if value is None:
         return "{}", False
+    return json_text(value)
+
+
+def json_text(value: Any) -> tuple[str, bool]:
+    """Any ``value`` as strict JSON text by the module's rule (a str is a JSON string, None
+    ``null``), and whether it was repaired. Never raises."""
     try:
         return _STRICT.encode(value), False
     except Exception:  # a value JSON has no form for, a NaN, a cycle, a depth, a raising dict
         pass
     return json.dumps(_plain(value, 0, set())), True
+
+
+def arguments_object(value: Any) -> tuple[dict[str, Any], bool]:
+    """A call's arguments as the JSON object an API takes for them, and whether they were
+    repaired. Text that is no JSON object (cut short, Python's ``NaN``, a list, nesting past
+    the parser) goes as ``{"INVALID_JSON": text}``: the call stays in the history and the model
+    reads what it wrote. Never raises."""
+    text = arguments_text(value)
+    if not text.strip():
+        return {}, False
+    try:
+        read = json.loads(text, parse_constant=_refused)
+    except (ValueError, RecursionError):
+        read = None
+    if type(read) is dict:
+        return read, False
+    return {INVALID_JSON: text}, True
+
+
+def _refused(name: str) -> Any:
+    raise ValueError(f"{name} is no JSON")
 
 
 def arguments_text(value: Any) -> str:
@@ -76,6 +119,13 @@ def tool_call(call_id: Any, name: Any, arguments: Any) -> tuple[AgentEvent, ...]
     if repaired:
         return call, Error(message=_REPAIRED, error_type=UNENCODABLE_ARGUMENTS)
     return (call,)
+
+
+def repaired_history() -> Error:
+    """The ``Error`` an SDK source tells after its ``LLMCallStart`` when it sent a call of the
+    request's history with its arguments repaired (``arguments_object``): counted as every
+    adapter's repair of arguments is, not a failure."""
+    return Error(message=_SENT_REPAIRED, error_type=UNENCODABLE_ARGUMENTS)
 
 
 def _plain(value: Any, depth: int, path: set[int]) -> Any:

@@ -332,14 +332,17 @@ def read_stream(
     open_stream: Callable[[], Any],
     reader: Reader,
     sink: Sink | None = None,
+    *,
+    told: Sequence[AgentEvent] = NOTHING,
 ) -> AsyncIterator[AgentEvent]:
-    """Yield ``start``, then open the SDK stream and translate it chunk by chunk.
+    """Yield ``start`` (and ``told``: what building the request repaired), then open the SDK
+    stream and translate it chunk by chunk.
 
     ``open_stream`` is called after ``start`` is yielded, so a request that fails before its
     first chunk (a refused key, a timeout) still ends an LLM call the consumer saw begin.
     It returns the SDK's async iterable, or an awaitable of it (``await create(...)``).
     """
-    return _read((start,), open_stream, reader.feed, sink, reader.close)
+    return _read((start, *told), open_stream, reader.feed, sink, reader.close)
 
 
 def read_events(

@@ -16,7 +16,6 @@ that ends before ``message_stop`` was cut short (``cut_short``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -30,6 +29,7 @@ from agent_contract.events import (
     ToolCall,
     Usage,
 )
+from agent_contract.sources._arguments import arguments_object, repaired_history
 from agent_contract.sources._joined import joined
 from agent_contract.sources._raw_usage import counted, is_count
 from agent_contract.sources._require import expect, expect_messages
@@ -156,28 +156,40 @@ def anthropic_input(messages: list[Message]) -> tuple[str | None, list[dict[str,
     """Contract history as Anthropic ``(system, messages)``.
 
     System messages join into ``system``; an assistant's tool calls become ``tool_use``
-    blocks and tool messages ``tool_result`` blocks of a user turn.
+    blocks (their ``input`` by ``arguments_object``: arguments that are no JSON object go as
+    ``{"INVALID_JSON": text}``) and tool messages ``tool_result`` blocks of a user turn (with
+    no ``content`` when the message has none: Anthropic takes it optional, not ``null``).
     """
+    system, turns, _ = _request(messages)
+    return system, turns
+
+
+def _request(messages: list[Message]) -> tuple[str | None, list[dict[str, Any]], bool]:
+    """``anthropic_input``'s pair, and whether a call's arguments were repaired."""
     out: list[dict[str, Any]] = []
+    repaired = False
     for m in messages:
         if m.role == "tool":
-            block = {"type": "tool_result", "tool_use_id": m.tool_call_id, "content": m.content}
+            block: dict[str, Any] = {"type": "tool_result", "tool_use_id": m.tool_call_id}
+            if m.content is not None:  # optional, never null: a result of no content has none
+                block["content"] = m.content
             out.append({"role": "user", "content": [block]})
         elif m.role == "assistant" and m.tool_calls:
-            blocks: list[dict[str, Any]] = [{"type": "text", "text": m.content}] * bool(m.content)
-            blocks += [
-                {
-                    "type": "tool_use",
-                    "id": call.id,
-                    "name": call.function.name,
-                    "input": json.loads(call.function.arguments or "{}"),
-                }
-                for call in m.tool_calls
-            ]
+            blocks: list[dict[str, Any]] = (
+                list(m.content)  # parts, as a user turn's go: its blocks
+                if isinstance(m.content, list)
+                else [{"type": "text", "text": m.content}] * bool(m.content)
+            )
+            for call in m.tool_calls:
+                given, fixed = arguments_object(call.function.arguments)
+                repaired = repaired or fixed
+                blocks.append(
+                    {"type": "tool_use", "id": call.id, "name": call.function.name, "input": given}
+                )
             out.append({"role": "assistant", "content": blocks})
         elif m.role != "system":
             out.append({"role": m.role, "content": m.content or ""})
-    return system_text(messages), out
+    return system_text(messages), out, repaired
 
 
 _TAKES = "an anthropic.AsyncAnthropic client"
@@ -194,7 +206,7 @@ def stream_messages(
     expect(client, "stream_messages", _TAKES, "messages.create", hint=_HINT, sdk="anthropic")
     expect_messages(messages, "stream_messages")
     start = start_event(model, "anthropic", messages, params)
-    system, turns = anthropic_input(messages)
+    system, turns, repaired = _request(messages)
     if system is not None:
         params = {"system": system, **params}
     return read_stream(
@@ -202,6 +214,7 @@ def stream_messages(
         lambda: client.messages.create(model=model, messages=turns, **request(params, stream=True)),
         MessagesReader(),
         sink,
+        told=(repaired_history(),) if repaired else NOTHING,
     )
 
 

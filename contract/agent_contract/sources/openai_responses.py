@@ -16,7 +16,6 @@ agent decides); the SDK raises for HTTP-level stream errors itself.
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -31,6 +30,7 @@ from agent_contract.events import (
     ToolCall,
     Usage,
 )
+from agent_contract.sources._arguments import json_text
 from agent_contract.sources._joined import joined
 from agent_contract.sources._require import expect, expect_messages
 from agent_contract.sources._stream import (
@@ -149,12 +149,13 @@ def response_input(messages: list[Message]) -> tuple[str | None, list[dict[str, 
     """Contract history as Responses ``(instructions, input items)``.
 
     System messages join into ``instructions``; an assistant's tool calls become
-    ``function_call`` items and tool messages ``function_call_output`` items.
+    ``function_call`` items and tool messages ``function_call_output`` items (a result that
+    is no text as ``json_text`` writes it: strict JSON, whatever it holds).
     """
     items: list[dict[str, Any]] = []
     for m in messages:
         if m.role == "tool":
-            output = m.content if isinstance(m.content, str) else json.dumps(m.content)
+            output = m.content if isinstance(m.content, str) else json_text(m.content)[0]
             items.append(
                 {"type": "function_call_output", "call_id": m.tool_call_id, "output": output}
             )
