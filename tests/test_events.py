@@ -162,6 +162,7 @@ async def test_a_failing_logger_costs_the_event_only(
     assert caplog.text.count("content event") == 1  # logged once
 
 
+@pytest.mark.heavy  # waits on a real exporter's retry or shutdown (seconds)
 async def test_configure_wires_log_export(monkeypatch: pytest.MonkeyPatch) -> None:
     """configure()'s logger provider feeds its log processors and, with OTLP, a log exporter."""
     monkeypatch.setenv(ENV_CAPTURE, "EVENT_ONLY")
@@ -185,6 +186,7 @@ async def test_configure_wires_log_export(monkeypatch: pytest.MonkeyPatch) -> No
         tel.shutdown(timeout_millis=2000)
 
 
+@pytest.mark.heavy  # waits on a real exporter's retry or shutdown (seconds)
 def test_otel_logs_exporter_none_switches_log_export_off(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9")
     monkeypatch.setenv("OTEL_LOGS_EXPORTER", "none")

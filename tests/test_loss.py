@@ -297,6 +297,7 @@ def test_shutdown_that_gives_up_counts_queued_and_in_flight_spans(
     assert "agent-otel: 700 spans lost (700 shutdown)" in _warnings(caplog)
 
 
+@pytest.mark.heavy  # waits on a real exporter's retry or shutdown (seconds)
 @pytest.mark.parametrize("protocol", ["http/protobuf", "grpc"])
 def test_the_totals_told_at_a_shutdown_that_gave_up_stay_final(
     protocol: str, silent_endpoint: str, caplog: pytest.LogCaptureFixture
@@ -465,6 +466,7 @@ def test_a_collector_with_a_lower_request_limit_gets_every_span_in_smaller_reque
     assert len(told) == 1 and "too large" in told[0], _warnings(caplog)
 
 
+@pytest.mark.heavy  # waits on a real exporter's retry or shutdown (seconds)
 def test_a_shutdown_that_gives_up_tells_its_reason_once_not_the_sdks_double_shutdowns(
     silent_endpoint: str, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -537,6 +537,7 @@ def test_an_endpoint_on_the_other_protocols_port_is_told(
     assert told in caplog.text
 
 
+@pytest.mark.heavy  # waits on a real exporter's retry or shutdown (seconds)
 def test_an_endpoint_on_its_own_port_is_told_nothing(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -673,6 +674,7 @@ def test_an_export_failure_configure_foretold_is_not_told_again(
     assert "so no receiver serves the URL" not in caplog.text  # (the 404's own telling)
 
 
+@pytest.mark.heavy  # waits on a real exporter's retry or shutdown (seconds)
 @pytest.mark.parametrize(
     ("server", "given_as", "cause"),
     [
@@ -705,6 +707,7 @@ def test_the_loss_line_after_a_cause_was_told_names_it_not_the_collectors_reach(
     assert not [line for line in ours if "reachable" in line], ours
 
 
+@pytest.mark.heavy  # waits on a real exporter's retry or shutdown (seconds)
 def test_a_collector_that_refuses_after_a_told_cause_is_asked_about_again(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

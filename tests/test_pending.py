@@ -62,6 +62,7 @@ def test_true_is_the_default_interval() -> None:
     assert _pending.interval_from(2) == 2.0
 
 
+@pytest.mark.heavy  # waits out snapshot intervals (a second each)
 def test_a_run_is_shown_at_start_and_its_open_spans_every_interval() -> None:
     """An agent stuck inside a tool: its run, step, call and tool are shown while it waits;
     after the end each snapshot sits under the span it describes, and the totals count each
@@ -299,6 +300,7 @@ def test_a_call_that_ended_is_not_shown_open_while_the_run_holds_it(
     assert telemetry.open_spans() == []
 
 
+@pytest.mark.heavy  # waits out snapshot intervals (a second each)
 def test_a_provider_shut_down_under_an_open_run_ends_its_snapshots(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -335,6 +337,7 @@ def test_a_provider_shut_down_under_an_open_run_ends_its_snapshots(
         runner.join(10)
 
 
+@pytest.mark.heavy  # waits out snapshot intervals (a second each)
 @pytest.mark.parametrize("budget", [None, 100_000], ids=["no_budget", "max_run_bytes"])
 def test_a_run_budget_bounds_what_its_snapshots_record_too(budget: int | None) -> None:
     """Without a run budget a snapshot shows the content captured so far; with one

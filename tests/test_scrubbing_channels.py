@@ -161,6 +161,7 @@ def test_the_sdk_exporters_log_lines_are_scrubbed_once_configure_builds_them(
     assert "401" in caplog.text
 
 
+@pytest.mark.heavy  # waits on a real exporter's retry or shutdown (seconds)
 def test_a_grpc_exporters_failure_never_quotes_its_endpoints_password(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

@@ -243,6 +243,7 @@ async def test_a_run_too_large_is_exported_as_it_goes_and_counted() -> None:
     assert stats.held_spans == stats.held_bytes == 0
 
 
+@pytest.mark.heavy  # waits out snapshot intervals (a second each)
 @pytest.mark.parametrize(("ratio", "kept"), [(0.0, []), (1.0, FULL)])
 async def test_pending_snapshots_are_not_held_and_never_outgrow_the_buffer(
     ratio: float, kept: list[str]
