@@ -943,6 +943,10 @@ def test_a_requests_meta_naming_a_trace_of_its_own_keeps_it_whole(
 # --- a request that fails below the tool: a JSON-RPC error, a timeout --------------------------
 
 FAILED_REQUESTS = [("invalid", "-32602"), ("slow", "-32001")]
+TIMEOUT_S = 1.5
+"""The client's request timeout in these tests: ``slow`` answers after 30 s, the other calls (and
+the session's start) well inside it, even in a loaded full run (with 0.5 s, the pydantic-ai case
+failed once there and never alone)."""
 """A tool of ``_mcp.erring_server()`` and the JSON-RPC code its request fails with (the MCP
 SDK's ``REQUEST_TIMEOUT`` for the call a timeout gave up on)."""
 
@@ -987,7 +991,7 @@ async def test_a_contract_agents_mcp_request_that_fails_names_the_failure_by_its
 
     _mcp.sdk_tracing_to(monkeypatch, otel_telemetry.tracer_provider)
     calls = [(f"c{i}", name) for i, name in enumerate([n for n, _ in FAILED_REQUESTS] + ["add"])]
-    give_up = 5.0 if cancel is None else 0.1  # (the SDK's timeout: 0.5 s)
+    give_up = 5.0 if cancel is None else 0.1  # (the SDK's timeout: TIMEOUT_S)
     if cancel is not None:
         calls = [(cid, "slow" if cid == cancel else "add") for cid, _ in calls]
     async with Client(InMemoryTransport(_mcp.erring_server())) as client:
@@ -998,7 +1002,7 @@ async def test_a_contract_agents_mcp_request_that_fails_names_the_failure_by_its
             results[cid] = "cancelled"  # what the agent tells its model when it gave up
             with tool_scope(cid, name, mcp=server), anyio.move_on_after(give_up):
                 try:
-                    await client.call_tool(name, {"x": 1}, read_timeout_seconds=0.5)
+                    await client.call_tool(name, {"x": 1}, read_timeout_seconds=TIMEOUT_S)
                     results[cid] = None
                 except Exception as error:
                     results[cid] = str(error)
@@ -1052,7 +1056,7 @@ async def test_a_frameworks_mcp_request_that_fails_names_the_failure_by_its_json
         MCPServerStdio({"command": sys.executable, "args": [str(SERVER_SCRIPT), "--erring"]},
                        name="calc", client_session_timeout_seconds=30)
         if tool == "die"
-        else InProcess({"command": "unused"}, name="calc", client_session_timeout_seconds=0.5)
+        else InProcess({"command": "unused"}, name="calc", client_session_timeout_seconds=TIMEOUT_S)
     )  # fmt: skip
     model = scripted(
         [function_call(tool, {"x": 1}, call_id="c0"), function_call("add", {"x": 1}, call_id="c1")],
@@ -1088,7 +1092,7 @@ async def test_a_pydantic_ai_mcp_request_that_fails_names_the_failure_by_its_jso
     from pydantic_ai.mcp import MCPToolset
 
     _mcp.sdk_tracing_to(monkeypatch, otel_telemetry.tracer_provider)
-    toolset = MCPToolset(FastMCPTransport(_mcp.erring_server()), read_timeout=0.5)
+    toolset = MCPToolset(FastMCPTransport(_mcp.erring_server()), read_timeout=TIMEOUT_S)
     monkeypatch.setattr(sys.modules[__name__], "_turns",
                         lambda pattern: [[("c0", tool, 1), ("c1", "add", 1)]])  # fmt: skip
     outputs = await _run_pydantic_ai(otel_telemetry, "parallel", True, toolset=toolset)
