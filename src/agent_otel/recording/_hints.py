@@ -26,8 +26,11 @@ from agent_otel._plain import a_kind, shown, text_of
 from agent_otel.recording._pages import see
 
 __all__ = [
+    "CHECKED",
     "CONFIGURE_OPTIONS",
+    "OWN_VARIABLES",
     "PROVIDERS",
+    "UNCHECKED",
     "OptionTypeError",
     "a_kind",
     "bound_factory",
@@ -35,14 +38,11 @@ __all__ = [
     "configured_apart",
     "did_you_mean",
     "factory",
-    "OWN_VARIABLES",
     "hint_own_variables",
-    "hint_unattached",
     "hint_reinstrumented",
+    "hint_unattached",
     "hint_unconfigured",
     "hint_untraced",
-    "CHECKED",
-    "UNCHECKED",
     "keyworded",
     "keyworded_but",
     "keywords",

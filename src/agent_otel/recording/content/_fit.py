@@ -27,7 +27,7 @@ from itertools import islice
 from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, Any
 
-from agent_contract.sources._arguments import json_key, printed
+from agent_contract.sources._arguments import MAX_DEPTH, json_key, printed
 from agent_otel._guard import reads_values
 from agent_otel._plain import TRUNCATION_MARK
 from agent_otel.scrubbing import MARGIN
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
 
 reads_values(__name__)  # its reads run the agent's code: what that raises is the agent's
 
-MAX_DEPTH = 64
 # Values under these keys are the message-part schema's labels, never shortened: a cut
 # "tool_call_response" would leave a part no consumer recognises.
 LABELS = frozenset({"type", "role", "finish_reason"})
