@@ -119,7 +119,6 @@ class ProcessHooks:
         self._deferred = 0  # a signal for the application's handler, come while shutting down
         self._waiting = False
         self._wake = threading.Lock()
-        self._keeps: tuple[int, ...] = ()  # the fatal signals whose default action is ours
         self._start_waiter()
         self._install_handlers()
         _LIVE.add(telemetry)
@@ -161,8 +160,7 @@ class ProcessHooks:
             except (ValueError, OSError):
                 continue
             self._handled.add(signum)
-        self._keeps = tuple(signum for signum in FATAL_SIGNALS if signum in self._handled)
-        if self._keeps:
+        if not self._handled.isdisjoint(FATAL_SIGNALS):
             _keep_ours_in_front(self)
 
     @property
@@ -175,7 +173,8 @@ class ProcessHooks:
         a fatal signal ``configure()`` handled, telemetry running, no such signal under way."""
         telemetry = self._telemetry()
         return (
-            signum in self._keeps
+            signum in FATAL_SIGNALS
+            and signum in self._handled
             and self._waiting
             and not self._signum
             and telemetry is not None
