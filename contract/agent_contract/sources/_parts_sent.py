@@ -42,6 +42,7 @@ from typing import Any
 
 from agent_contract._parts import PART_KINDS
 from agent_contract.events import Error, Message
+from agent_contract.sources._turns import fields
 
 __all__ = [
     "ANTHROPIC",
@@ -136,9 +137,9 @@ def system_text(messages: list[Message]) -> tuple[str | None, bool]:
     texts: list[str] = []
     marked = False
     for m in messages:
-        if m.role != "system":
+        role, content, _ = fields(m)
+        if role != "system":
             continue
-        content = m.content
         if isinstance(content, str):
             texts.append(content)
         elif isinstance(content, list):

@@ -49,6 +49,7 @@ from agent_contract.sources._stream import (
     request,
     start_event,
 )
+from agent_contract.sources._turns import fields, is_empty
 
 __all__ = ["AnthropicAgent", "MessagesReader", "anthropic_input", "stream_messages"]
 
@@ -180,30 +181,30 @@ def _request(messages: list[Message]) -> tuple[str | None, list[dict[str, Any]],
     repaired = False
     system, marked = system_text(messages)
     for m in messages:
-        content: Any = m.content
-        if isinstance(content, list) and content and (m.role != "tool" or is_parts(content)):
+        role, content, calls = fields(m)
+        if isinstance(content, list) and content and (role != "tool" or is_parts(content)):
             content, unsent = sent_parts(content, ANTHROPIC)  # a tool's non-parts: as given
             marked = marked or unsent
-        if m.role == "tool":
+        if role == "tool":
             block: dict[str, Any] = {"type": "tool_result", "tool_use_id": m.tool_call_id}
             if content is not None:  # optional, never null: a result of no content has none
                 block["content"] = content
             out.append({"role": "user", "content": [block]})
-        elif m.role == "assistant" and m.tool_calls:
+        elif role == "assistant" and calls:
             blocks: list[dict[str, Any]] = (
                 list(content)  # parts, as a user turn's go: its blocks (the agent's list kept)
                 if isinstance(content, list)
-                else [{"type": "text", "text": content}] * bool(content)
+                else [{"type": "text", "text": content}] * (not is_empty(content))
             )
-            for call in m.tool_calls:
+            for call in calls:
                 given, fixed = arguments_object(call.function.arguments)
                 repaired = repaired or fixed
                 blocks.append(
                     {"type": "tool_use", "id": call.id, "name": call.function.name, "input": given}
                 )
             out.append({"role": "assistant", "content": blocks})
-        elif m.role != "system":
-            out.append({"role": m.role, "content": content or ""})
+        elif role != "system":
+            out.append({"role": role, "content": "" if is_empty(content) else content})
     return system, out, repaired, marked
 
 

@@ -50,6 +50,7 @@ from agent_contract.sources._stream import (
     request,
     start_event,
 )
+from agent_contract.sources._turns import fields, is_empty
 
 __all__ = ["OpenAIResponsesAgent", "ResponsesReader", "response_input", "stream_responses"]
 
@@ -171,11 +172,11 @@ def _request(messages: list[Message]) -> tuple[str | None, list[dict[str, Any]],
     items: list[dict[str, Any]] = []
     instructions, marked = system_text(messages)
     for m in messages:
-        content: Any = m.content
-        if m.role == "tool":
+        role, content, calls = fields(m)
+        if role == "tool":
             if isinstance(content, str):
                 output: Any = content
-            elif content and is_parts(content):
+            elif not is_empty(content) and is_parts(content):
                 output, unsent = sent_parts(content, RESPONSES_INPUT)
                 marked = marked or unsent
             else:
@@ -183,14 +184,14 @@ def _request(messages: list[Message]) -> tuple[str | None, list[dict[str, Any]],
             items.append(
                 {"type": "function_call_output", "call_id": m.tool_call_id, "output": output}
             )
-        elif m.role != "system":
+        elif role != "system":
             if isinstance(content, list) and content:
-                target = RESPONSES_ASSISTANT if m.role == "assistant" else RESPONSES_INPUT
+                target = RESPONSES_ASSISTANT if role == "assistant" else RESPONSES_INPUT
                 content, unsent = sent_parts(content, target)
                 marked = marked or unsent
-            if content:
-                items.append({"role": m.role, "content": content})
-            for call in m.tool_calls or ():
+            if not is_empty(content):
+                items.append({"role": role, "content": content})
+            for call in calls:
                 items.append(
                     {
                         "type": "function_call",
