@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from agent_contract.protocol import Error, FunctionCall, LLMCallEnd, Message, ToolCall
 from agent_otel import otel_wrapper
-from hostile_types import BadHash, LyingDict, LyingStr, NoStr, Unreadable
+from hostile_types import BadHash, LyingDict, LyingList, LyingStr, NoStr, Unreadable
 from otlp_check import Exported
 
 from . import _recorded
@@ -249,3 +249,67 @@ def test_any_history_builds_a_request_the_sdks_can_send(arguments: Any, result: 
     assert isinstance(output, str)
     if not isinstance(result, str):
         json.loads(output, parse_constant=_refuse)
+
+
+# --- subclasses of the built-ins: read as the plain values they are -------------------------------
+def _subclassed(case: str) -> list[Message]:
+    """A history whose ``case`` field is a subclass whose own methods raise (``hostile_types``)."""
+    history = _history()
+    history.insert(0, Message(role="system", content="Be brief."))
+    text = [{"type": "text", "text": "Weather?"}]
+    if case == "role":
+        history[1].role = LyingStr("user")  # type: ignore[assignment]
+    elif case == "text":
+        history[0].content, history[1].content = LyingStr("Be brief."), LyingStr("Weather?")
+        history[2].content, history[3].content = LyingStr(""), LyingStr("sunny")
+    elif case == "parts":
+        history[1].content = LyingList(text)
+        history[3].content = LyingList([{"type": "text", "text": "sunny"}])
+    else:
+        history[2].tool_calls = LyingList(history[2].tool_calls or [])
+    return history
+
+
+_PLAIN = {"role": "user", "content": "Weather?"}
+
+
+@pytest.mark.parametrize("case", ["role", "text", "parts", "tool calls"])
+@pytest.mark.parametrize("target", ["anthropic", "responses"])
+async def test_a_history_of_builtin_subclasses_goes_as_the_plain_values_they_are(
+    target: str, case: str
+) -> None:
+    """A ``str`` enum role, a typed list of parts or of tool calls, a ``str`` subclass as a
+    message's text: the request is built by the base types' own methods (none of the agent's
+    code runs, nothing of ours raises) and carries the plain values."""
+    from agent_contract.sources.anthropic_messages import stream_messages
+    from agent_contract.sources.openai_responses import stream_responses
+
+    seen: list[Any] = []
+    history = _subclassed(case)
+    if target == "anthropic":
+        client = anthropic_client(sse(_recorded.messages(tools=False), named=True), seen=seen)
+        source = stream_messages(client, history, "claude-sonnet-4-5", max_tokens=64)
+    else:
+        client = openai_client(sse(_recorded.responses(tools=False)), seen=seen)
+        source = stream_responses(client, history, "gpt-5-mini")
+    events = [e async for e in source]
+
+    [request] = seen
+    body = json.loads(request.content)
+    assert isinstance(events[-1], LLMCallEnd)
+    if target == "anthropic":
+        user, assistant, tool = body["messages"]
+        assert body["system"] == "Be brief."
+        assert user["role"] == "user"
+        assert user["content"] in ("Weather?", [{"type": "text", "text": "Weather?"}])
+        assert assistant["content"] == [
+            {"type": "tool_use", "id": "c1", "name": "weather", "input": {}}
+        ]
+        assert tool["content"][0]["content"] in ("sunny", [{"type": "text", "text": "sunny"}])
+    else:
+        user, call, result = body["input"]
+        assert body["instructions"] == "Be brief."
+        assert user in (_PLAIN, {"role": "user", "content": [{"type": "input_text",
+                                                               "text": "Weather?"}]})  # fmt: skip
+        assert call["type"] == "function_call" and call["call_id"] == "c1"
+        assert result["output"] in ("sunny", [{"type": "input_text", "text": "sunny"}])

@@ -45,7 +45,6 @@ __all__ = [
     "read_stream",
     "request",
     "start_event",
-    "system_text",
     "told",
     "unreadable",
 ]
@@ -289,13 +288,6 @@ def start_event(
     return LLMCallStart(
         model=model, provider=provider, params={**kept, "stream": True}, messages=messages
     )
-
-
-def system_text(messages: list[Message]) -> str | None:
-    """The system messages' texts joined by blank lines (None: no such text), for an API that
-    takes them apart from the turns (Anthropic's ``system``, the Responses ``instructions``)."""
-    system = [m.content for m in messages if m.role == "system" and isinstance(m.content, str)]
-    return "\n\n".join(system) or None
 
 
 def request(params: dict[str, Any], **fixed: Any) -> dict[str, Any]:

@@ -31,6 +31,13 @@ from agent_contract.events import (
 )
 from agent_contract.sources._arguments import arguments_object, repaired_history
 from agent_contract.sources._joined import joined
+from agent_contract.sources._parts_sent import (
+    ANTHROPIC,
+    is_parts,
+    sent_parts,
+    system_text,
+    untranslated,
+)
 from agent_contract.sources._raw_usage import counted, is_count
 from agent_contract.sources._require import expect, expect_messages
 from agent_contract.sources._stream import (
@@ -41,8 +48,8 @@ from agent_contract.sources._stream import (
     read_stream,
     request,
     start_event,
-    system_text,
 )
+from agent_contract.sources._turns import fields, is_empty
 
 __all__ = ["AnthropicAgent", "MessagesReader", "anthropic_input", "stream_messages"]
 
@@ -159,37 +166,46 @@ def anthropic_input(messages: list[Message]) -> tuple[str | None, list[dict[str,
     blocks (their ``input`` by ``arguments_object``: arguments that are no JSON object go as
     ``{"INVALID_JSON": text}``) and tool messages ``tool_result`` blocks of a user turn (with
     no ``content`` when the message has none: Anthropic takes it optional, not ``null``).
+    Content parts go as Anthropic's blocks (``_parts_sent``: ``text``, ``image`` with a
+    ``base64`` or ``url`` source, ``document``), a part it has no form for (audio) as a text
+    block saying so.
     """
-    system, turns, _ = _request(messages)
+    system, turns, _, _ = _request(messages)
     return system, turns
 
 
-def _request(messages: list[Message]) -> tuple[str | None, list[dict[str, Any]], bool]:
-    """``anthropic_input``'s pair, and whether a call's arguments were repaired."""
+def _request(messages: list[Message]) -> tuple[str | None, list[dict[str, Any]], bool, bool]:
+    """``anthropic_input``'s pair, whether a call's arguments were repaired, and whether a
+    part went as ``mark`` (untranslated)."""
     out: list[dict[str, Any]] = []
     repaired = False
+    system, marked = system_text(messages)
     for m in messages:
-        if m.role == "tool":
+        role, content, calls = fields(m)
+        if isinstance(content, list) and content and (role != "tool" or is_parts(content)):
+            content, unsent = sent_parts(content, ANTHROPIC)  # a tool's non-parts: as given
+            marked = marked or unsent
+        if role == "tool":
             block: dict[str, Any] = {"type": "tool_result", "tool_use_id": m.tool_call_id}
-            if m.content is not None:  # optional, never null: a result of no content has none
-                block["content"] = m.content
+            if content is not None:  # optional, never null: a result of no content has none
+                block["content"] = content
             out.append({"role": "user", "content": [block]})
-        elif m.role == "assistant" and m.tool_calls:
+        elif role == "assistant" and calls:
             blocks: list[dict[str, Any]] = (
-                list(m.content)  # parts, as a user turn's go: its blocks
-                if isinstance(m.content, list)
-                else [{"type": "text", "text": m.content}] * bool(m.content)
+                list(content)  # parts, as a user turn's go: its blocks (the agent's list kept)
+                if isinstance(content, list)
+                else [{"type": "text", "text": content}] * (not is_empty(content))
             )
-            for call in m.tool_calls:
+            for call in calls:
                 given, fixed = arguments_object(call.function.arguments)
                 repaired = repaired or fixed
                 blocks.append(
                     {"type": "tool_use", "id": call.id, "name": call.function.name, "input": given}
                 )
             out.append({"role": "assistant", "content": blocks})
-        elif m.role != "system":
-            out.append({"role": m.role, "content": m.content or ""})
-    return system_text(messages), out, repaired
+        elif role != "system":
+            out.append({"role": role, "content": "" if is_empty(content) else content})
+    return system, out, repaired, marked
 
 
 _TAKES = "an anthropic.AsyncAnthropic client"
@@ -206,7 +222,7 @@ def stream_messages(
     expect(client, "stream_messages", _TAKES, "messages.create", hint=_HINT, sdk="anthropic")
     expect_messages(messages, "stream_messages")
     start = start_event(model, "anthropic", messages, params)
-    system, turns, repaired = _request(messages)
+    system, turns, repaired, marked = _request(messages)
     if system is not None:
         params = {"system": system, **params}
     return read_stream(
@@ -214,7 +230,7 @@ def stream_messages(
         lambda: client.messages.create(model=model, messages=turns, **request(params, stream=True)),
         MessagesReader(),
         sink,
-        told=(repaired_history(),) if repaired else NOTHING,
+        told=(repaired_history(),) * repaired + (untranslated(),) * marked,
     )
 
 

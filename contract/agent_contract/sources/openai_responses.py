@@ -32,6 +32,14 @@ from agent_contract.events import (
 )
 from agent_contract.sources._arguments import json_text
 from agent_contract.sources._joined import joined
+from agent_contract.sources._parts_sent import (
+    RESPONSES_ASSISTANT,
+    RESPONSES_INPUT,
+    is_parts,
+    sent_parts,
+    system_text,
+    untranslated,
+)
 from agent_contract.sources._require import expect, expect_messages
 from agent_contract.sources._stream import (
     NOTHING,
@@ -41,8 +49,8 @@ from agent_contract.sources._stream import (
     read_stream,
     request,
     start_event,
-    system_text,
 )
+from agent_contract.sources._turns import fields, is_empty
 
 __all__ = ["OpenAIResponsesAgent", "ResponsesReader", "response_input", "stream_responses"]
 
@@ -150,19 +158,40 @@ def response_input(messages: list[Message]) -> tuple[str | None, list[dict[str, 
 
     System messages join into ``instructions``; an assistant's tool calls become
     ``function_call`` items and tool messages ``function_call_output`` items (a result that
-    is no text as ``json_text`` writes it: strict JSON, whatever it holds).
+    is no text nor parts as ``json_text`` writes it: strict JSON, whatever it holds). Content
+    parts go in the Responses API's forms (``_parts_sent``: ``input_text``, ``input_image``,
+    ``input_file``; an assistant's ``output_text`` and ``refusal``), a part it has no form for
+    (audio; an image or a file in an assistant message) as a text part saying so.
     """
+    instructions, items, _ = _request(messages)
+    return instructions, items
+
+
+def _request(messages: list[Message]) -> tuple[str | None, list[dict[str, Any]], bool]:
+    """``response_input``'s pair, and whether a part went as ``mark`` (untranslated)."""
     items: list[dict[str, Any]] = []
+    instructions, marked = system_text(messages)
     for m in messages:
-        if m.role == "tool":
-            output = m.content if isinstance(m.content, str) else json_text(m.content)[0]
+        role, content, calls = fields(m)
+        if role == "tool":
+            if isinstance(content, str):
+                output: Any = content
+            elif not is_empty(content) and is_parts(content):
+                output, unsent = sent_parts(content, RESPONSES_INPUT)
+                marked = marked or unsent
+            else:
+                output = json_text(content)[0]
             items.append(
                 {"type": "function_call_output", "call_id": m.tool_call_id, "output": output}
             )
-        elif m.role != "system":
-            if m.content:
-                items.append({"role": m.role, "content": m.content})
-            for call in m.tool_calls or ():
+        elif role != "system":
+            if isinstance(content, list) and content:
+                target = RESPONSES_ASSISTANT if role == "assistant" else RESPONSES_INPUT
+                content, unsent = sent_parts(content, target)
+                marked = marked or unsent
+            if not is_empty(content):
+                items.append({"role": role, "content": content})
+            for call in calls:
                 items.append(
                     {
                         "type": "function_call",
@@ -171,7 +200,7 @@ def response_input(messages: list[Message]) -> tuple[str | None, list[dict[str, 
                         "arguments": call.function.arguments,
                     }
                 )
-    return system_text(messages), items
+    return instructions, items, marked
 
 
 _TAKES = "an openai.AsyncOpenAI client"
@@ -185,7 +214,7 @@ def stream_responses(
     expect(client, "stream_responses", _TAKES, "responses.create", hint=_HINT, sdk="openai")
     expect_messages(messages, "stream_responses")
     start = start_event(model, "openai", messages, params)
-    instructions, items = response_input(messages)
+    instructions, items, marked = _request(messages)
     if instructions is not None:
         params = {"instructions": instructions, **params}
     return read_stream(
@@ -193,6 +222,7 @@ def stream_responses(
         lambda: client.responses.create(model=model, input=items, **request(params, stream=True)),
         ResponsesReader(),
         sink,
+        told=(untranslated(),) if marked else NOTHING,
     )
 
 

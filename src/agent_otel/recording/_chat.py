@@ -59,6 +59,14 @@ UNENCODABLE_ARGUMENTS = "unencodable_arguments"
 values JSON has no form for, written by its repair rule (agent_contract.sources): counted as a
 repair (``agent_otel.anomalies``), not recorded as a failure of the call."""
 
+UNTRANSLATABLE_PART = "untranslatable_part"
+"""The ``error_type`` of the ``Error`` an SDK source tells after its ``LLMCallStart`` when a
+content part of its request's history went as a text saying so, its API having no form for
+it (agent_contract.sources): counted as a repair, not recorded as a failure of the call."""
+
+REPAIRS = frozenset({UNENCODABLE_ARGUMENTS, UNTRANSLATABLE_PART})
+"""The ``error_type`` of the ``Error`` events that tell a repair: counted, no failure."""
+
 
 def request_attributes(
     params: Any, conventions: A.Conventions = A.V1_41

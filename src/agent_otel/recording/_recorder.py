@@ -54,9 +54,10 @@ Repairs of malformed streams (each counted under ``agent_otel.anomalies`` by kin
 - ``unusable_id`` (unhashable, or ``str()`` raising), ``unparseable_arguments``,
   ``unencodable_string``, ``integer_out_of_range``, ``invalid_token_count``: hostile values,
   see ``docs/hostile.md``.
-- ``unreadable_chunk`` / ``unencodable_arguments``: a source's ``Error`` telling a chunk it
-  skipped / a tool call whose arguments it wrote by its repair rule (the latter is no failure:
-  counted only).
+- ``unreadable_chunk`` / ``unencodable_arguments`` / ``untranslatable_part``: a source's
+  ``Error`` telling a chunk it skipped / a tool call whose arguments it wrote by its repair
+  rule / a request's content part its API has no form for, sent as a text saying so (the last
+  two are no failure: counted only).
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ from agent_otel.standdown._frameworks import covered_run, framework_context
 from agent_otel.standdown._guards import guard_providers
 
 from ._activation import activate
-from ._chat import UNENCODABLE_ARGUMENTS, UNREADABLE_CHUNK, LLMCall
+from ._chat import REPAIRS, UNREADABLE_CHUNK, LLMCall
 from ._costs import plus
 from ._encodable import id_text
 from ._errors import PendingError, error_type_of, raised_from, raised_in
@@ -656,8 +657,8 @@ class RunRecorder:
         kind = text_of(error_type) or "agent_error"
         if kind == UNREADABLE_CHUNK:  # a source skipped a chunk: a repair, counted as one
             self.anomaly(kind)
-        elif kind == UNENCODABLE_ARGUMENTS and fatal is not True:
-            self.anomaly(kind)  # a source repaired a call's arguments: nothing failed
+        elif kind in REPAIRS and fatal is not True:
+            self.anomaly(kind)  # a source repaired a call's arguments or a part: nothing failed
             return
         description = text_of(message)
         fatal = fatal is True
