@@ -49,7 +49,10 @@ tools through pydantic-ai's own hooks (``_Delegated``); anywhere else it is pyda
 What pydantic-ai sends back there reads as in a streamed run: a call whose arguments failed
 validation (no body runs: ``on_tool_validate_error``) a failed call, as is a call of a tool
 the agent lacks (its retry in the next request), an answer refused (the
-next request's retry part, ``_output_retry``) an error of its step.
+next request's retry part, ``_output_retry``) an error of its step. An agent run while a
+request of a run this module reads is prepared (a ``ProcessHistory`` history processor, any
+capability's ``before_model_request``: the run capability's ``wrap_model_request`` holds them)
+is recorded the same way, nested where the request is: in its step, beside its call.
 
 A run that ends on deferred tool calls (its output a ``DeferredToolRequests``: a
 ``requires_approval`` tool's call, or one a tool defers with ``ApprovalRequired`` or
@@ -343,6 +346,17 @@ def _scoping() -> Any:
         class ToolScope(AbstractCapability[Any]):
             def get_wrapper_toolset(self, toolset: Any) -> Any:
                 return ScopedToolset(toolset)
+
+            async def wrap_model_request(
+                self, ctx: Any, *, request_context: Any, handler: Any
+            ) -> Any:
+                # the request's preparation (its history processors, every capability's
+                # before_model_request) runs in the handler: an agent run there is nested
+                delegating = _DELEGATING.set(True)
+                try:
+                    return await handler(request_context)
+                finally:
+                    _DELEGATING.reset(delegating)
 
         _ToolScope = ToolScope
     return _ToolScope()
