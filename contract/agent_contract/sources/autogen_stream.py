@@ -26,6 +26,9 @@ comes out, so the error lands on that call. It closes at the response:
   reasoning counts do not reach its events.
 * ``ToolCallExecutionEvent``: each ``FunctionExecutionResult`` a ``ToolResult`` by
   ``call_id`` (``is_error`` marks a tool that raised); the next model call starts a new step.
+  An agent that does not reflect on its tools' results (``reflect_on_tool_use=False``)
+  answers with them: its ``ToolCallSummaryMessage`` (the results in its
+  ``tool_call_summary_format``) is text told after the call, the run's answer.
   AutoGen keeps only a failure's text; ``AssistantAgent``'s own outcomes are read from its
   fixed texts (``tool_not_found``: a name no workbench has; ``JSONDecodeError``: arguments
   that do not parse), and a tool's exception is seen by its scope (below).
@@ -119,7 +122,7 @@ from agent_contract.sources._stream import Sink, read_events
 __all__ = ["autogen_events"]
 
 _THINK, _THOUGHT = "<think>", "</think>"
-_NOT_A_RESPONSE = frozenset({"ToolCallSummaryMessage", "TaskResult", "UserInputRequestedEvent"})
+_NOT_A_RESPONSE = frozenset({"TaskResult", "UserInputRequestedEvent"})
 
 
 _TAKES = "an AutoGen AgentChat agent or team"
@@ -596,6 +599,9 @@ class _State:
         if kind == "ToolCallExecutionEvent":
             self.tools_ran = True
             out += [_result(result) for result in item.content]
+        elif kind == "ToolCallSummaryMessage":  # no reflection: the results are the answer
+            if isinstance(item.content, str) and item.content:
+                out.append(TextDelta(text=item.content))  # after the call: no model said it
         elif kind == "ModelClientStreamingChunkEvent":
             self._open(out)
             if item.content:
