@@ -9,7 +9,9 @@ The stream reaches the adapter only with the call's first output, so the LLM cal
 (``LLMCallStart``, with the noted messages) opens at the first
 ``ModelClientStreamingChunkEvent`` or ``ThoughtEvent`` of a response, else when the response
 itself arrives; a request that raises before any output (a 429) opens its call as the error
-comes out, so the error lands on that call. It closes at the response:
+comes out, so the error lands on that call, as does one cancelled before any output (the
+run's ``CancellationToken``, the caller's time limit): it was sent, and is cut short. It
+closes at the response:
 
 * ``ModelClientStreamingChunkEvent`` (with ``model_client_stream=True``) is a ``TextDelta``,
   or a ``ReasoningDelta`` between ``<think>`` tags: AutoGen's OpenAI client streams the
@@ -154,8 +156,10 @@ async def autogen_events(
     try:
         async for out in read_events(stream, read, sink):  # an item of odd fields skipped
             yield out
-    except Exception:
-        for out in state.refused():  # a request that failed before its first output: its call
+    except (Exception, asyncio.CancelledError):
+        # a request that failed (or was cancelled: a CancellationToken, the caller's time
+        # limit) before its first output: its call
+        for out in state.refused():
             yield out
         raise
     finally:
