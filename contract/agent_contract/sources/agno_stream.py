@@ -47,9 +47,9 @@ A team run by a step names the workflow's run to its tools (its ``run_context``)
 workflow's run id is served too.
 
 Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call, through Agno's own
-seam: the adapter appends one hook to ``agent.tool_hooks`` (once per agent; outside a traced
-run it does nothing), which Agno wraps around every tool execution, sync or async, in the
-body's own context. Agno does not give a hook the call's id, so the hook names the tool and
+seam: the adapter puts one hook first in ``agent.tool_hooks`` (once per agent; outside a
+traced run it does nothing), which Agno wraps around every tool execution and the
+application's own hooks, sync or async, in the body's own context. Agno does not give a hook the call's id, so the hook names the tool and
 its arguments, which pick the call (``agent_contract.scope``). A tool of an ``MCPTools``
 toolkit of the agent (or team) running it is scoped with its server (``McpServer``: the name
 the server gives itself, else the toolkit's, the protocol version and the HTTP session, from
@@ -264,14 +264,17 @@ def _runners(agent: Any, seen: set[int]) -> list[Any]:
 
 
 def _add_scope_hook(agent: Any, seen: set[int]) -> None:
-    """Append the scope hook to ``agent``'s tool hooks and to its members', at any depth
-    (a team's members run their tools under their own hooks, not the team's)."""
+    """Put the scope hook first in ``agent``'s tool hooks and in its members', at any depth
+    (a team's members run their tools under their own hooks, not the team's). Agno chains
+    them first outermost: the application's hooks run inside the call's scope, so one that
+    raises fails the call by its class, and the call is picked by the arguments the model
+    gave, before any hook changed them."""
     if id(agent) in seen:
         return
     seen.add(id(agent))
     hooks = list(getattr(agent, "tool_hooks", None) or ())
     if _scope_hook not in hooks:
-        agent.tool_hooks = [*hooks, _scope_hook]
+        agent.tool_hooks = [_scope_hook, *hooks]
     for member in getattr(agent, "members", None) or ():
         _stepping_arun(member)
         _add_scope_hook(member, seen)
