@@ -49,8 +49,9 @@ workflow's run id is served too.
 Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call, through Agno's own
 seam: the adapter puts one hook first in ``agent.tool_hooks`` (once per agent; outside a
 traced run it does nothing), which Agno wraps around every tool execution and the
-application's own hooks, sync or async, in the body's own context. Agno does not give a hook the call's id, so the hook names the tool and
-its arguments, which pick the call (``agent_contract.scope``). A tool of an ``MCPTools``
+application's own hooks, sync or async, in the body's own context. Agno does not give a
+hook the call's id, so the hook names the tool and its arguments, which pick the call
+(``agent_contract.scope``). A tool of an ``MCPTools``
 toolkit of the agent (or team) running it is scoped with its server (``McpServer``: the name
 the server gives itself, else the toolkit's, the protocol version and the HTTP session, from
 its client); a ``MultiMCPTools``'s as an MCP tool of an unnamed server.
