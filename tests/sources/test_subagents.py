@@ -373,3 +373,46 @@ async def test_an_agent_run_preparing_a_pydantic_ai_request_nests_in_that_reques
     expected = results[0].usage.input_tokens + sum(u.input_tokens for u in summaries)
     assert tokens(otel_telemetry) == expected  # every call, once
     assert otel_telemetry.open_spans() == []
+
+
+async def test_an_agent_run_checking_a_pydantic_ai_answer_nests_in_that_answers_step(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """An output validator asking a judge agent about the answer: the judge's run was in no
+    span. It is a run of its own in the answer's step, its tokens counted once."""
+    pytest.importorskip("pydantic_ai")
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelResponse, TextPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    from agent_contract.sources.pydantic_ai_stream import pydantic_ai_events
+
+    from ._trace import tokens
+
+    verdicts: list[Any] = []
+    judge = Agent(FunctionModel(lambda m, i: ModelResponse(parts=[TextPart("fine")]),
+                                model_name="judge-model"), name="judge")  # fmt: skip
+
+    async def lead(messages: list[Any], info: AgentInfo) -> AsyncIterator[Any]:
+        yield "Sunny."
+
+    boss = Agent(FunctionModel(stream_function=lead, model_name="lead-model"), name="lead")
+
+    @boss.output_validator
+    async def judged(output: str) -> str:
+        verdicts.append((await judge.run(f"Is {output!r} right?")).usage)
+        return output
+
+    results: list[Any] = []
+    source = pydantic_ai_events(boss, "Weather?", on_result=results.append)
+    await run_script(otel_telemetry, source, agent_name="lead")
+
+    assert results[0].output == "Sunny."
+    judged_run = ["invoke_agent judge", [["step 0", ["chat judge-model"]]]]
+    assert otel_telemetry.outline() == [["invoke_agent lead", [
+        ["step 0", ["chat lead-model", *[judged_run] * len(verdicts)]],
+    ]]]  # fmt: skip
+    assert verdicts
+    expected = results[0].usage.input_tokens + sum(u.input_tokens for u in verdicts)
+    assert tokens(otel_telemetry) == expected
+    assert otel_telemetry.open_spans() == []
