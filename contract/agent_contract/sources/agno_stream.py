@@ -188,9 +188,9 @@ def _nest_reasoning() -> None:
         from agno.reasoning.manager import ReasoningManager
     except ImportError:  # a version without it: no reasoning agent to follow
         return
-    original = ReasoningManager._get_reasoning_agent
-    if getattr(original, "_agent_contract_nesting", False):
-        return
+    original = getattr(ReasoningManager, "_get_reasoning_agent", None)
+    if original is None or getattr(original, "_agent_contract_nesting", False):
+        return  # (a version that makes its reasoning agent elsewhere: Agno's own)
 
     @functools.wraps(original)
     def reasoning_agent(self: Any, model: Any) -> Any:
