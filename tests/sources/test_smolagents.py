@@ -277,3 +277,59 @@ async def test_a_run_reaching_max_steps_counts_its_final_call_once_and_fails_its
     assert (root.attributes or {})["output.value"] == ANSWER
     assert (root.attributes or {})["agent_otel.end_reason"] == "exhausted"
     assert otel_telemetry.open_spans() == []
+
+
+class CallbackFailed(RuntimeError):
+    """A step callback of the application's failing."""
+
+
+@pytest.mark.parametrize("at", ["first step", "max_steps step"])
+@pytest.mark.parametrize("kind", ["ToolCallingAgent", "CodeAgent"])
+async def test_a_step_callback_that_raises_leaves_each_call_its_tokens(
+    kind: str, at: str, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """A ``step_callbacks`` callback raising ends the run with its exception, the same object;
+    smolagents never yields the step it was handed, so its answered call lost its tokens (the
+    step's usage). Each call keeps them, once, and the run fails with the callback's class."""
+    import httpx2 as httpx
+    from opentelemetry.trace import StatusCode
+
+    from agent_contract.sources.smolagents_stream import smolagents_events
+
+    turns = iter(range(3))
+
+    def respond(request: httpx.Request) -> httpx.Response:
+        turn = next(turns)
+        text, calls = _LOOPING[kind] if turn < 2 else (ANSWER, [])
+        return _reply(turn, text, calls, stream=False)  # type: ignore[no-any-return]
+
+    raised = CallbackFailed("the application's callback")
+
+    def callback(step: Any, agent: Any) -> None:
+        last = type(getattr(step, "error", None)).__name__ == "AgentMaxStepsError"
+        if at == "first step" or last:
+            raise raised
+
+    agent = _over_mock(respond, kind, stream=False)
+    agent.max_steps = 2
+    agent.step_callbacks.register(_action_step(), callback)
+    traced = otel_telemetry.wrapper(agent_name="agent")
+    with pytest.raises(CallbackFailed) as caught:
+        [_ async for _ in traced(smolagents_events(agent, "?"))]
+
+    assert caught.value is raised
+    made = [50] if at == "first step" else [50, 51, 52]
+    chats = sorted((s for s in otel_telemetry.spans() if s.name == "chat gpt-4o-mini"),
+                   key=lambda s: s.start_time or 0)  # fmt: skip
+    assert [(s.attributes or {}).get("gen_ai.usage.input_tokens") for s in chats] == made
+    assert tokens(otel_telemetry) == sum(made)
+    root = otel_telemetry.span("invoke_agent agent")
+    assert root.status.status_code is StatusCode.ERROR
+    assert (root.attributes or {})["error.type"] == "CallbackFailed"
+    assert otel_telemetry.open_spans() == []
+
+
+def _action_step() -> Any:
+    from smolagents.memory import ActionStep
+
+    return ActionStep

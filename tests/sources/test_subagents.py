@@ -309,3 +309,110 @@ async def test_a_delegates_retried_answer_fails_its_call_or_step_as_a_run_of_its
             refused.parent.span_id if refused.parent else None
         )
     assert otel_telemetry.open_spans() == []
+
+
+@pytest.mark.parametrize("seam", ["history processor", "before_model_request"])
+async def test_an_agent_run_preparing_a_pydantic_ai_request_nests_in_that_requests_step(
+    otel_telemetry: InMemoryTelemetry, seam: str
+) -> None:
+    """An agent run while pydantic-ai prepares a request (a ``ProcessHistory`` function
+    summarising the history with another agent, or any capability's ``before_model_request``)
+    was in no span: its model call and tokens were lost. It is a run of its own in the step
+    of the request it prepared, beside that request's call, its tokens counted once."""
+    pytest.importorskip("pydantic_ai")
+    from pydantic_ai import Agent
+    from pydantic_ai.capabilities import AbstractCapability, ProcessHistory
+    from pydantic_ai.messages import ModelResponse, TextPart
+    from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
+
+    from agent_contract.sources.pydantic_ai_stream import pydantic_ai_events
+
+    from ._trace import tokens
+
+    summaries: list[Any] = []
+    summarizer = Agent(
+        FunctionModel(lambda m, i: ModelResponse(parts=[TextPart("short")]),
+                      model_name="summary-model"),
+        name="summarizer",
+    )  # fmt: skip
+
+    async def summarise(messages: list[Any]) -> list[Any]:
+        summaries.append((await summarizer.run("Summarise the conversation.")).usage)
+        return messages
+
+    class Summarising(AbstractCapability[Any]):
+        async def before_model_request(self, ctx: Any, request_context: Any) -> Any:
+            await summarise([])
+            return request_context
+
+    async def lead(messages: list[Any], info: AgentInfo) -> AsyncIterator[Any]:
+        if len(messages) == 1:
+            yield {0: DeltaToolCall(name="lookup", json_args='{"city": "Paris"}',
+                                    tool_call_id="l-1")}  # fmt: skip
+        else:
+            yield "Sunny."
+
+    capability = ProcessHistory(summarise) if seam == "history processor" else Summarising()
+    boss = Agent(FunctionModel(stream_function=lead, model_name="lead-model"), name="lead",
+                 capabilities=[capability])  # fmt: skip
+
+    @boss.tool_plain
+    def lookup(city: str) -> str:
+        return f"sunny in {city}"
+
+    results: list[Any] = []
+    source = pydantic_ai_events(boss, "Weather?", on_result=results.append)
+    await run_script(otel_telemetry, source, agent_name="lead")
+
+    summary = ["invoke_agent summarizer", [["step 0", ["chat summary-model"]]]]
+    assert otel_telemetry.outline() == [["invoke_agent lead", [
+        ["step 0", ["chat lead-model", summary, "execute_tool lookup"]],
+        ["step 1", ["chat lead-model", summary]],
+    ]]]  # fmt: skip
+    assert len(summaries) == 2
+    expected = results[0].usage.input_tokens + sum(u.input_tokens for u in summaries)
+    assert tokens(otel_telemetry) == expected  # every call, once
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_an_agent_run_checking_a_pydantic_ai_answer_nests_in_that_answers_step(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """An output validator asking a judge agent about the answer: the judge's run was in no
+    span. It is a run of its own in the answer's step, its tokens counted once."""
+    pytest.importorskip("pydantic_ai")
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelResponse, TextPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    from agent_contract.sources.pydantic_ai_stream import pydantic_ai_events
+
+    from ._trace import tokens
+
+    verdicts: list[Any] = []
+    judge = Agent(FunctionModel(lambda m, i: ModelResponse(parts=[TextPart("fine")]),
+                                model_name="judge-model"), name="judge")  # fmt: skip
+
+    async def lead(messages: list[Any], info: AgentInfo) -> AsyncIterator[Any]:
+        yield "Sunny."
+
+    boss = Agent(FunctionModel(stream_function=lead, model_name="lead-model"), name="lead")
+
+    @boss.output_validator
+    async def judged(output: str) -> str:
+        verdicts.append((await judge.run(f"Is {output!r} right?")).usage)
+        return output
+
+    results: list[Any] = []
+    source = pydantic_ai_events(boss, "Weather?", on_result=results.append)
+    await run_script(otel_telemetry, source, agent_name="lead")
+
+    assert results[0].output == "Sunny."
+    judged_run = ["invoke_agent judge", [["step 0", ["chat judge-model"]]]]
+    assert otel_telemetry.outline() == [["invoke_agent lead", [
+        ["step 0", ["chat lead-model", *[judged_run] * len(verdicts)]],
+    ]]]  # fmt: skip
+    assert verdicts
+    expected = results[0].usage.input_tokens + sum(u.input_tokens for u in verdicts)
+    assert tokens(otel_telemetry) == expected
+    assert otel_telemetry.open_spans() == []

@@ -47,10 +47,11 @@ A team run by a step names the workflow's run to its tools (its ``run_context``)
 workflow's run id is served too.
 
 Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call, through Agno's own
-seam: the adapter appends one hook to ``agent.tool_hooks`` (once per agent; outside a traced
-run it does nothing), which Agno wraps around every tool execution, sync or async, in the
-body's own context. Agno does not give a hook the call's id, so the hook names the tool and
-its arguments, which pick the call (``agent_contract.scope``). A tool of an ``MCPTools``
+seam: the adapter puts one hook first in ``agent.tool_hooks`` (once per agent; outside a
+traced run it does nothing), which Agno wraps around every tool execution and the
+application's own hooks, sync or async, in the body's own context. Agno does not give a
+hook the call's id, so the hook names the tool and its arguments, which pick the call
+(``agent_contract.scope``). A tool of an ``MCPTools``
 toolkit of the agent (or team) running it is scoped with its server (``McpServer``: the name
 the server gives itself, else the toolkit's, the protocol version and the HTTP session, from
 its client); a ``MultiMCPTools``'s as an MCP tool of an unnamed server.
@@ -74,11 +75,15 @@ that call is open, and the team's answer. An event the adapter cannot read (a fi
 shape it does not read) is skipped and told (``_stream.told``), as ``read_events`` skips one,
 the team's or a member's; the events after it are read. ``sink`` receives every Agno event
 untouched, in order. Closing the stream early closes Agno's generator (which cancels the run).
+An agent's reasoning agent (its ``reasoning_model``'s, or its ``reasoning_agent``), which Agno
+runs streamed inside the run and of which it tells only the text, is a run nested where Agno
+reasons, its model request a call with its tokens (``_nest_reasoning``).
 Needs ``agno`` (extra ``agno``)."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from collections.abc import AsyncIterator
 from contextvars import ContextVar
@@ -105,7 +110,7 @@ from agent_contract.sources._arguments import tool_call
 from agent_contract.sources._failure import cancelled_run, error_name, failed_result
 from agent_contract.sources._history import agno_messages, call_start
 from agent_contract.sources._mcp import server_of
-from agent_contract.sources._nested import Pushed
+from agent_contract.sources._nested import Pushed, through
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._stream import Sink, told
 from agent_contract.sources._structured import structured_final
@@ -138,6 +143,7 @@ async def agno_events(
         pre = list(getattr(runner, "pre_hooks", None) or ())
         if agent_contract_request_messages not in pre:
             runner.pre_hooks = [*pre, agent_contract_request_messages]
+    _nest_reasoning()
     stream = agent.arun(input, stream=True, stream_events=True, **run)
     taker = _Taker()
     state = _State()
@@ -167,6 +173,53 @@ async def agno_events(
         close = getattr(stream, "aclose", None)
         if close is not None:
             await close()
+
+
+def _nest_reasoning() -> None:
+    """Make the reasoning agent Agno runs inside a run (its ``reasoning_model``'s, or the
+    ``reasoning_agent`` given) a nested run where a tracer claims it: Agno reads that agent's
+    own streamed events (``arun(stream=True, stream_events=True)``) and tells the run only
+    its reasoning text, so the reasoning model's request, its tokens included, was in no span.
+    ``ReasoningManager._get_reasoning_agent`` is set once, on the class; the agent it returns
+    gets its ``arun`` wrapped once (an instance attribute) so that each streamed run's events
+    pass on to Agno unchanged and are read, as any Agno run, into a run nested where Agno
+    reasons (``agent_contract.sources._nested.through``). Anywhere else it is Agno's."""
+    try:
+        from agno.reasoning.manager import ReasoningManager
+    except ImportError:  # a version without it: no reasoning agent to follow
+        return
+    original = getattr(ReasoningManager, "_get_reasoning_agent", None)
+    if original is None or getattr(original, "_agent_contract_nesting", False):
+        return  # (a version that makes its reasoning agent elsewhere: Agno's own)
+
+    @functools.wraps(original)
+    def reasoning_agent(self: Any, model: Any) -> Any:
+        made = original(self, model)
+        _nested_arun(made)
+        return made
+
+    reasoning_agent._agent_contract_nesting = True  # type: ignore[attr-defined]
+    ReasoningManager._get_reasoning_agent = reasoning_agent  # type: ignore[method-assign]
+
+
+def _nested_arun(agent: Any) -> None:
+    """``agent.arun`` reading each streamed run of it into a nested run (``_nest_reasoning``)."""
+    arun = getattr(agent, "arun", None)
+    if arun is None or getattr(arun, "_agent_contract_nested", False):
+        return
+
+    def nested(*args: Any, **kwargs: Any) -> Any:
+        items = arun(*args, **kwargs)
+        if not (kwargs.get("stream") and kwargs.get("stream_events")) or not isasyncgen(items):
+            return items  # not streamed: no events to read
+        return through(getattr(agent, "name", None) or _REASONING, items, _State().feed)
+
+    nested._agent_contract_nested = True  # type: ignore[attr-defined]
+    agent.arun = nested
+
+
+_REASONING = "reasoning"
+"""The name of a reasoning agent's nested run when Agno gives it none."""
 
 
 async def _read(
@@ -212,14 +265,17 @@ def _runners(agent: Any, seen: set[int]) -> list[Any]:
 
 
 def _add_scope_hook(agent: Any, seen: set[int]) -> None:
-    """Append the scope hook to ``agent``'s tool hooks and to its members', at any depth
-    (a team's members run their tools under their own hooks, not the team's)."""
+    """Put the scope hook first in ``agent``'s tool hooks and in its members', at any depth
+    (a team's members run their tools under their own hooks, not the team's). Agno chains
+    them first outermost: the application's hooks run inside the call's scope, so one that
+    raises fails the call by its class, and the call is picked by the arguments the model
+    gave, before any hook changed them."""
     if id(agent) in seen:
         return
     seen.add(id(agent))
     hooks = list(getattr(agent, "tool_hooks", None) or ())
     if _scope_hook not in hooks:
-        agent.tool_hooks = [*hooks, _scope_hook]
+        agent.tool_hooks = [_scope_hook, *hooks]
     for member in getattr(agent, "members", None) or ():
         _stepping_arun(member)
         _add_scope_hook(member, seen)

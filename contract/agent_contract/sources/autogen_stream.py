@@ -9,7 +9,9 @@ The stream reaches the adapter only with the call's first output, so the LLM cal
 (``LLMCallStart``, with the noted messages) opens at the first
 ``ModelClientStreamingChunkEvent`` or ``ThoughtEvent`` of a response, else when the response
 itself arrives; a request that raises before any output (a 429) opens its call as the error
-comes out, so the error lands on that call. It closes at the response:
+comes out, so the error lands on that call, as does one cancelled before any output (the
+run's ``CancellationToken``, the caller's time limit): it was sent, and is cut short. It
+closes at the response:
 
 * ``ModelClientStreamingChunkEvent`` (with ``model_client_stream=True``) is a ``TextDelta``,
   or a ``ReasoningDelta`` between ``<think>`` tags: AutoGen's OpenAI client streams the
@@ -26,6 +28,9 @@ comes out, so the error lands on that call. It closes at the response:
   reasoning counts do not reach its events.
 * ``ToolCallExecutionEvent``: each ``FunctionExecutionResult`` a ``ToolResult`` by
   ``call_id`` (``is_error`` marks a tool that raised); the next model call starts a new step.
+  An agent that does not reflect on its tools' results (``reflect_on_tool_use=False``)
+  answers with them: its ``ToolCallSummaryMessage`` (the results in its
+  ``tool_call_summary_format``) is text told after the call, the run's answer.
   AutoGen keeps only a failure's text; ``AssistantAgent``'s own outcomes are read from its
   fixed texts (``tool_not_found``: a name no workbench has; ``JSONDecodeError``: arguments
   that do not parse), and a tool's exception is seen by its scope (below).
@@ -119,7 +124,7 @@ from agent_contract.sources._stream import Sink, read_events
 __all__ = ["autogen_events"]
 
 _THINK, _THOUGHT = "<think>", "</think>"
-_NOT_A_RESPONSE = frozenset({"ToolCallSummaryMessage", "TaskResult", "UserInputRequestedEvent"})
+_NOT_A_RESPONSE = frozenset({"TaskResult", "UserInputRequestedEvent"})
 
 
 _TAKES = "an AutoGen AgentChat agent or team"
@@ -151,8 +156,10 @@ async def autogen_events(
     try:
         async for out in read_events(stream, read, sink):  # an item of odd fields skipped
             yield out
-    except Exception:
-        for out in state.refused():  # a request that failed before its first output: its call
+    except (Exception, asyncio.CancelledError):
+        # a request that failed (or was cancelled: a CancellationToken, the caller's time
+        # limit) before its first output: its call
+        for out in state.refused():
             yield out
         raise
     finally:
@@ -596,6 +603,9 @@ class _State:
         if kind == "ToolCallExecutionEvent":
             self.tools_ran = True
             out += [_result(result) for result in item.content]
+        elif kind == "ToolCallSummaryMessage":  # no reflection: the results are the answer
+            if isinstance(item.content, str) and item.content:
+                out.append(TextDelta(text=item.content))  # after the call: no model said it
         elif kind == "ModelClientStreamingChunkEvent":
             self._open(out)
             if item.content:

@@ -49,7 +49,11 @@ tools through pydantic-ai's own hooks (``_Delegated``); anywhere else it is pyda
 What pydantic-ai sends back there reads as in a streamed run: a call whose arguments failed
 validation (no body runs: ``on_tool_validate_error``) a failed call, as is a call of a tool
 the agent lacks (its retry in the next request), an answer refused (the
-next request's retry part, ``_output_retry``) an error of its step.
+next request's retry part, ``_output_retry``) an error of its step. An agent run while a
+request of a run this module reads is prepared (a ``ProcessHistory`` history processor, any
+capability's ``before_model_request``: the run capability's ``wrap_model_request`` holds them)
+or its output validated or processed (an output validator, an output function) is recorded
+the same way, nested where it runs: in the step, beside its call.
 
 A run that ends on deferred tool calls (its output a ``DeferredToolRequests``: a
 ``requires_approval`` tool's call, or one a tool defers with ``ApprovalRequired`` or
@@ -344,8 +348,35 @@ def _scoping() -> Any:
             def get_wrapper_toolset(self, toolset: Any) -> Any:
                 return ScopedToolset(toolset)
 
+            # An agent run while a request is prepared (its history processors, every
+            # capability's before_model_request: in the handler) or its output validated or
+            # processed (output validators and functions) is nested where it runs.
+            async def wrap_model_request(
+                self, ctx: Any, *, request_context: Any, handler: Any
+            ) -> Any:
+                return await _delegating(handler, request_context)
+
+            async def wrap_output_validate(
+                self, ctx: Any, *, output_context: Any, output: Any, handler: Any
+            ) -> Any:
+                return await _delegating(handler, output)
+
+            async def wrap_output_process(
+                self, ctx: Any, *, output_context: Any, output: Any, handler: Any
+            ) -> Any:
+                return await _delegating(handler, output)
+
         _ToolScope = ToolScope
     return _ToolScope()
+
+
+async def _delegating(handler: Any, argument: Any) -> Any:
+    """``handler(argument)`` awaited with an agent run started there nested (``_DELEGATING``)."""
+    delegating = _DELEGATING.set(True)
+    try:
+        return await handler(argument)
+    finally:
+        _DELEGATING.reset(delegating)
 
 
 # Set while a tool body of a run this module reads (or records, ``_Delegated``) runs: an agent

@@ -45,6 +45,11 @@ tool span while one tool runs) is current in the agent's code. Items are read by
   its step fails with ``AgentMaxStepsError``;
 * ``FinalAnswerStep`` ends the run (its output is the text when no step gave it).
 
+A ``step_callbacks`` callback that raises ends the run with its exception before smolagents
+yields the step it was handed: the adapter wraps the agent's callback registry once (an
+instance attribute) and tells that step first, as if yielded (its call's usage, its end), so
+the call keeps its tokens; the exception then ends the run, the same object.
+
 Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call. smolagents has no
 tool-wrapping seam, but every tool and managed agent a ``ToolCallingAgent`` calls goes through
 its ``execute_tool_call(name, arguments)``, on the thread (a copy of the step's context) that
@@ -144,8 +149,11 @@ async def _read(
     channel = Channel()
     workers: list[int] = []
 
-    def heard(message: _Request | _Response) -> None:
-        if not reader.tools:  # else a managed agent's call, inside one of the step's tools
+    def heard(message: _Request | _Response | _Unyielded) -> None:
+        if isinstance(message, _Unyielded):  # this agent's own step, on this thread
+            if message.agent is agent:
+                channel.emit(message)
+        elif not reader.tools:  # else a managed agent's call, inside one of the step's tools
             channel.emit(message)
 
     def start() -> Iterator[Any]:
@@ -228,7 +236,16 @@ class _Response:
         self.text, self.answer = text, answer
 
 
-_HEARD: dict[int, Callable[[_Request | _Response], None]] = {}
+class _Unyielded:
+    """A step ``agent``'s step callbacks raised on: smolagents never yields it (module doc)."""
+
+    __slots__ = ("agent", "step")
+
+    def __init__(self, agent: Any, step: Any) -> None:
+        self.agent, self.step = agent, step
+
+
+_HEARD: dict[int, Callable[[_Request | _Response | _Unyielded], None]] = {}
 """The running adapters' ears, by their worker thread: a model call there is that run's."""
 
 
@@ -311,6 +328,7 @@ def _scope_tools(agent: Any) -> None:
     nested run (module doc); once per agent."""
     if hasattr(agent, "python_executor"):
         _code_in_context()
+    _tell_unyielded(agent)
     managed = getattr(agent, "managed_agents", None)
     for member in managed.values() if isinstance(managed, dict) else ():
         _nest(member)
@@ -326,6 +344,29 @@ def _scope_tools(agent: Any) -> None:
 
     scoped._agent_contract_scoped = True  # type: ignore[attr-defined]
     agent.execute_tool_call = scoped
+
+
+def _tell_unyielded(agent: Any) -> None:
+    """Wrap ``agent.step_callbacks.callback`` once (an instance attribute): smolagents runs the
+    callbacks before it yields the step, so a callback that raises ends the run with the step
+    never yielded, its call's usage unknown. The step is then told first, as if yielded, and
+    the exception goes on, the same object."""
+    registry: Any = getattr(agent, "step_callbacks", None)
+    callback = getattr(registry, "callback", None)
+    if callback is None or getattr(callback, "_agent_contract_told", False):
+        return
+
+    def told(memory_step: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return callback(memory_step, *args, **kwargs)
+        except BaseException:
+            heard = _HEARD.get(threading.get_ident())
+            if heard is not None:  # a run this module reads: the step is told before the end
+                heard(_Unyielded(agent, memory_step))
+            raise
+
+    told._agent_contract_told = True  # type: ignore[attr-defined]
+    registry.callback = told
 
 
 def _mcp_server(agent: Any, tool_name: Any) -> McpServer | None:
@@ -396,6 +437,8 @@ class _Reader:
             yield from self.request(item.messages)
         elif isinstance(item, _Response):
             yield from self.response(item)
+        elif isinstance(item, _Unyielded):
+            yield from self.feed(item.step)
         else:
             yield from self.feed(item)
 

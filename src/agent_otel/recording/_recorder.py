@@ -142,7 +142,7 @@ class RunRecorder:
         self._tools: dict[object, ToolCall] = {}
         # Tool bodies run under their tool's span (._scope): every context of the run says so.
         install()
-        self.scopes = ToolScopes(self._tools, self._open_early, given)
+        self.scopes = ToolScopes(self._tools, self, given)
         self.scopes.framework = self._framework_started
         parent = self.scopes.mark(parent)
         self.run = Run(settings, parent, self.now, began)
@@ -567,7 +567,7 @@ class RunRecorder:
                     kind = error_type_of(raised)
         tool.end(now, kind, incomplete, content)
 
-    def _open_early(self, call_id: str | None, name: str | None) -> ToolCall:
+    def open_early(self, call_id: str | None, name: str | None) -> ToolCall:
         """A tool body started before its ``ToolCall`` event was read (under the scopes' lock,
         on the body's thread): its span starts now, under the open step (._scope); with none
         open (the framework ran ahead of the consumer into a step not told yet) the step starts
@@ -577,6 +577,16 @@ class RunRecorder:
         return ToolCall(
             self.s, self.anomaly, self._parent(), self.run.identity, call_id, name, self.now()
         )
+
+    def nested_parent(self, current: Context) -> Context:
+        """Where a run started in ``current`` nests (``agent_contract.scope.nested_run``):
+        there (a tool body's context), except in an open model call's own context: an agent
+        the framework runs while it prepares or reads that request (pydantic-ai's history
+        processors) is beside the call, in its step, as a chat span tells one request."""
+        call = self.current_call
+        if call is not None and trace.get_current_span(current) is call.span.raw:
+            return self._parent()
+        return current
 
     # --- steps ---------------------------------------------------------------------------------
     def ensure_step(self) -> None:
@@ -589,7 +599,7 @@ class RunRecorder:
         caller refreshes :attr:`context` (a call or tool starting in it does so anyway)."""
         if self._step is not None or not self.s.step_spans:
             return False
-        with self.scopes.lock:  # a tool body on another thread may be opening it (_open_early)
+        with self.scopes.lock:  # a tool body on another thread may be opening it (open_early)
             return self._start_step()
 
     def _start_step(self) -> bool:

@@ -56,7 +56,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractContextManager
 from inspect import CO_ASYNC_GENERATOR, CO_COROUTINE, currentframe
 from types import FrameType, TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from opentelemetry import baggage, trace
 from opentelemetry import context as otel_context
@@ -85,7 +85,15 @@ def watch_sessions() -> None:
     watch(_TOOL, load=False)
 
 
-OpenEarly = Callable[[str | None, str | None], ToolCall]
+class Runner(Protocol):
+    """The recorder of a run, as its scopes reach it (from a tool body's thread too)."""
+
+    def open_early(self, call_id: str | None, name: str | None) -> ToolCall:
+        """Open the span of a call whose body started before its event (under the lock)."""
+
+    def nested_parent(self, current: Context) -> Context:
+        """Where a run started in ``current`` nests (``_nested``)."""
+
 
 MAX_ENDED = 256
 """How many ended call ids a run remembers at most (the newest), so that a body scoped after
@@ -99,7 +107,6 @@ class ToolScopes:
 
     __slots__ = (
         "_ended",
-        "_open_early",
         "_tools",
         "early",
         "framework",
@@ -108,20 +115,21 @@ class ToolScopes:
         "lock",
         "outer",
         "parent",
+        "runner",
         "settings",
     )
 
     def __init__(
         self,
         tools: dict[object, ToolCall],
-        open_early: OpenEarly,
+        runner: Runner,
         settings: RunSettings,
     ) -> None:
         self.settings = settings  # what a run nested in this one is recorded with
         self.lock = threading.Lock()
         self.live = True
         self._tools = tools  # the recorder's open tool calls, by key (read under the lock)
-        self._open_early = open_early
+        self.runner = runner  # the run's recorder
         # Opened by a body, not yet adopted by their event (the recorder reads whether any
         # are before it asks: a Python call less per tool call).
         self.early: list[ToolCall] = []
@@ -270,7 +278,7 @@ class ToolScopes:
 
     def open_early(self, call_id: str | None, name: str | None, arguments: Any) -> ToolCall:
         """Open the span of a call whose body started before its event (under the lock)."""
-        tool = self._open_early(call_id, name)
+        tool = self.runner.open_early(call_id, name)
         tool.arguments = arguments
         tool.scoped = True
         self.early.append(tool)
@@ -496,7 +504,9 @@ def _hook(
 
 def _nested(name: str | None) -> Callable[[AsyncIterator[Any]], AsyncIterator[Any]] | None:
     """``agent_contract.scope.nested_run``'s hook: a wrapper recording a stream as a run
-    nested under the span current now (a tool's, in its scope), with the current run's settings
+    nested under the span current now (a tool's, in its scope; where that is a model call's,
+    the framework preparing the request runs the agent: beside that call, in its step, as a
+    chat span tells one request), with the current run's settings
     but its own agent (name, no id, description or attributes of the outer one) and input.
     The run starts as the stream is wrapped, not at its first pull: an agent on a thread of its
     own (a graph a sync tool runs) may run its tools before the consumer pulls, and each must
@@ -518,7 +528,8 @@ def _nested(name: str | None) -> Callable[[AsyncIterator[Any]], AsyncIterator[An
         system_instructions=None,
     )
 
-    parent = otel_context.get_current()  # the run nests here, wherever it is pulled from
+    # the run nests here, wherever it is pulled from (beside a model call current here)
+    parent = scopes.runner.nested_parent(otel_context.get_current())
 
     def wrap(stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
         defer(stream)
