@@ -1,10 +1,10 @@
-"""A run the process stops from outside its agent: Ctrl-C raised in the agent's own code
-(``KeyboardInterrupt`` outside ``asyncio.run()``'s own handling, which cancels the task
-instead), or ``sys.exit()`` from a signal handler (``SystemExit`` raised where the main thread
-was, inside the agent's stream).
+"""A run Ctrl-C stops from outside its agent: ``KeyboardInterrupt`` raised in the agent's own
+code (outside ``asyncio.run()``'s own handling, which cancels the task instead).
 
 The agent did not fail there: the run ends ``cancelled``, as a cancelled task's run does (the
 exception named by ``error.type``), and the exception comes out as the same object.
+(``SystemExit`` stays a failure: an agent's own ``sys.exit(1)`` cannot be told from a signal
+handler's, docs/export.md.)
 """
 
 from __future__ import annotations
@@ -25,17 +25,15 @@ async def stopped_by(stop: BaseException) -> AsyncIterator[Any]:
     raise stop
 
 
-@pytest.mark.parametrize(
-    "stop", [KeyboardInterrupt(), SystemExit(3)], ids=["KeyboardInterrupt", "SystemExit"]
-)
-async def test_a_run_the_process_stops_ends_cancelled_not_failed(
-    otel_telemetry: InMemoryTelemetry, stop: BaseException
+async def test_a_run_ctrl_c_stops_in_its_agents_code_ends_cancelled_not_failed(
+    otel_telemetry: InMemoryTelemetry,
 ) -> None:
-    """Both ended the run ``error`` (the agent's failure), where the same Ctrl-C inside
+    """It ended the run ``error`` (the agent's failure), where the same Ctrl-C inside
     ``asyncio.run()`` ends it ``cancelled``: a dashboard counting failed runs counted each
     interrupted one."""
+    stop = KeyboardInterrupt()
     received = []
-    with pytest.raises(type(stop)) as raised:
+    with pytest.raises(KeyboardInterrupt) as raised:
         async for event in otel_telemetry.wrapper(agent_name="a")(stopped_by(stop)):
             received.append(event)
 
@@ -44,7 +42,7 @@ async def test_a_run_the_process_stops_ends_cancelled_not_failed(
     run = otel_telemetry.span("invoke_agent a")
     attributes = run.attributes or {}
     assert attributes["agent_otel.end_reason"] == "cancelled"
-    assert attributes["error.type"] == type(stop).__name__
+    assert attributes["error.type"] == "KeyboardInterrupt"
     assert run.status.status_code is StatusCode.ERROR  # as a cancelled task's run
     assert (otel_telemetry.span("chat m").attributes or {})["agent_otel.incomplete"] is True
     assert otel_telemetry.open_spans() == []
