@@ -344,6 +344,46 @@ def test_a_worker_that_configures_itself_delivers_at_its_exit(method: str, tmp_p
     assert ended.runs == {"process": 1, "pooled": 6}, ended.err
 
 
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_a_process_pool_executors_workers_deliver_every_task_that_ran(
+    method: str, tmp_path: Path
+) -> None:
+    """``ProcessPoolExecutor`` as a production user runs it: workers inheriting the parent's
+    ``configure()`` (fork) or configuring themselves in the initializer (spawn, each retired
+    after one task: ``max_tasks_per_child``), and a pool shut down with ``cancel_futures``:
+    every task that ran is delivered, and none that was cancelled."""
+    ended = run_child(
+        f"""
+        import concurrent.futures, multiprocessing
+        def work(i):
+            runs(1, "pooled")
+            return i
+        def slow(i):
+            time.sleep(0.3)
+            runs(1, "slow")
+            return i
+        if __name__ == "__main__":
+            configure("executor")
+            context = multiprocessing.get_context("{method}")
+            options = {{}}
+            if "{method}" == "spawn":
+                options = dict(initializer=configure, initargs=("worker",), max_tasks_per_child=1)
+            with concurrent.futures.ProcessPoolExecutor(2, mp_context=context, **options) as pool:
+                print(list(pool.map(work, range(4))), flush=True)
+            pool = concurrent.futures.ProcessPoolExecutor(1, mp_context=context, **options)
+            futures = [pool.submit(slow, i) for i in range(6)]
+            futures[0].result()
+            pool.shutdown(wait=True, cancel_futures=True)
+            print("ran", sum(not f.cancelled() for f in futures), flush=True)
+        """,
+        as_file=tmp_path / "executor.py",
+    )
+    assert ended.code == 0, ended.err
+    ran = int(ended.out.rpartition("ran ")[2])
+    assert ran >= 1, ended.out  # the first ran; what was queued behind it, mostly cancelled
+    assert ended.runs == {"pooled": 4, "slow": ran}, ended.err
+
+
 def test_every_telemetry_is_shut_down_before_a_signal_kills() -> None:
     """With two ``configure()`` telemetries, the later one's handler chains to the earlier
     one's, which shut only its own down before the default action: the later one's open run
