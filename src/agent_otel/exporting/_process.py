@@ -199,8 +199,10 @@ class ProcessHooks:
                 signal.getsignal(signum) is signal.SIG_DFL
                 and self.keeps(signum)
                 and threading.current_thread() is threading.main_thread()
-                and not _caught_outside(signum)
             ):
+                if _caught_outside(signum):  # handled outside Python since: left as it is
+                    self._handled.discard(signum)  # (and the kernel's view never read again)
+                    continue
                 with contextlib.suppress(ValueError, OSError):
                     self.keep(signum, signal.signal)
 
