@@ -344,6 +344,46 @@ def test_a_worker_that_configures_itself_delivers_at_its_exit(method: str, tmp_p
     assert ended.runs == {"process": 1, "pooled": 6}, ended.err
 
 
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_a_process_pool_executors_workers_deliver_every_task_that_ran(
+    method: str, tmp_path: Path
+) -> None:
+    """``ProcessPoolExecutor`` as a production user runs it: workers inheriting the parent's
+    ``configure()`` (fork) or configuring themselves in the initializer (spawn, each retired
+    after one task: ``max_tasks_per_child``), and a pool shut down with ``cancel_futures``:
+    every task that ran is delivered, and none that was cancelled."""
+    ended = run_child(
+        f"""
+        import concurrent.futures, multiprocessing
+        def work(i):
+            runs(1, "pooled")
+            return i
+        def slow(i):
+            time.sleep(0.3)
+            runs(1, "slow")
+            return i
+        if __name__ == "__main__":
+            configure("executor")
+            context = multiprocessing.get_context("{method}")
+            options = {{}}
+            if "{method}" == "spawn":
+                options = dict(initializer=configure, initargs=("worker",), max_tasks_per_child=1)
+            with concurrent.futures.ProcessPoolExecutor(2, mp_context=context, **options) as pool:
+                print(list(pool.map(work, range(4))), flush=True)
+            pool = concurrent.futures.ProcessPoolExecutor(1, mp_context=context, **options)
+            futures = [pool.submit(slow, i) for i in range(6)]
+            futures[0].result()
+            pool.shutdown(wait=True, cancel_futures=True)
+            print("ran", sum(not f.cancelled() for f in futures), flush=True)
+        """,
+        as_file=tmp_path / "executor.py",
+    )
+    assert ended.code == 0, ended.err
+    ran = int(ended.out.rpartition("ran ")[2])
+    assert ran >= 1, ended.out  # the first ran; what was queued behind it, mostly cancelled
+    assert ended.runs == {"pooled": 4, "slow": ran}, ended.err
+
+
 def test_every_telemetry_is_shut_down_before_a_signal_kills() -> None:
     """With two ``configure()`` telemetries, the later one's handler chains to the earlier
     one's, which shut only its own down before the default action: the later one's open run
@@ -778,6 +818,78 @@ def test_a_sigterm_handler_installed_outside_python_before_configure_is_left_as_
     assert "most recent call first" in ended.err, ended.err  # faulthandler's dump
 
 
+DEFAULT_ACTION_PAST_SIGNAL_SIGNAL = {
+    "from signal import signal": """
+        from signal import signal as set_handler  # before configure(): the function itself
+        def handled(work):
+            set_handler(signal.SIGTERM, lambda signum, frame: None)
+            work()
+            set_handler(signal.SIGTERM, signal.SIG_DFL)
+        """,
+    "uvloop": """
+        import uvloop  # before configure(): its loop keeps signal.signal as it found it
+        def handled(work):
+            async def main():
+                loop = asyncio.get_running_loop()
+                loop.add_signal_handler(signal.SIGTERM, lambda: None)
+                await asyncio.to_thread(work)
+                loop.remove_signal_handler(signal.SIGTERM)  # the default action, by uvloop
+            uvloop.run(main())
+        """,
+}
+"""A handler installed after ``configure()``, then the default action put back, through a
+reference to ``signal.signal`` taken before ``configure()`` stood in front of it."""
+
+
+@pytest.mark.parametrize("setter", list(DEFAULT_ACTION_PAST_SIGNAL_SIGNAL))
+def test_sigterm_after_a_default_action_set_past_signal_signal_still_flushes(setter: str) -> None:
+    """Only calls through ``signal.signal`` itself were seen: code holding the function from
+    before ``configure()`` (``from signal import signal``, uvloop's loop, which binds it at
+    import) that put the default action back left the next SIGTERM to kill the process with
+    every queued span and the open run lost, untold. Ours now goes back in front of a default
+    action at the next span queued for export in the main thread."""
+    script = textwrap.dedent(DEFAULT_ACTION_PAST_SIGNAL_SIGNAL[setter]) + textwrap.dedent(
+        """
+        configure("past-signal-signal")
+        handled(lambda: runs(1, "handled"))
+        runs(2)
+        held_open("open")
+        ready()
+        """
+    )
+    ended = run_child(script, send=signal.SIGTERM)
+    assert ended.code == -signal.SIGTERM, ended.err
+    assert ended.runs == {"handled": 1, "run": 2, "open": 1}, ended.err
+    assert ended.end_reasons == {"exhausted": 3, "shutdown": 1}, ended.err
+
+
+def test_a_reference_to_signal_signal_taken_while_telemetry_ran_still_works_after_it() -> None:
+    """uvloop imported after ``configure()`` (uvicorn imports it as it starts) keeps the
+    ``signal.signal`` it found, ours, for good, as does ``from signal import signal`` there:
+    once telemetry was shut down (a lifespan's shutdown step), every call of it raised
+    ``IndexError`` from agent-otel, the loop's ``remove_signal_handler`` at its close
+    included. It now sets the handler as asked."""
+    ended = run_child(
+        """
+        telemetry = configure("kept-reference")
+        from signal import signal as set_handler
+        import uvloop
+        async def main():
+            loop = asyncio.get_running_loop()
+            loop.add_signal_handler(signal.SIGTERM, lambda: None)
+            [_ async for _ in otel_wrapper(agent_name="served")(agent())]
+            telemetry.shutdown()
+            print("removed", loop.remove_signal_handler(signal.SIGTERM), flush=True)
+        uvloop.run(main())
+        set_handler(signal.SIGHUP, signal.SIG_IGN)
+        print("set", signal.getsignal(signal.SIGHUP) is signal.SIG_IGN, flush=True)
+        """
+    )
+    assert ended.code == 0, ended.err
+    assert "removed True" in ended.out and "set True" in ended.out, ended.out + ended.err
+    assert ended.runs == {"served": 1}, ended.err
+
+
 # --- a real ASGI server ----------------------------------------------------------------------
 SERVED = """
 import socket, urllib.request
@@ -837,12 +949,15 @@ def client():
 
 def serve():
     threading.Thread(target=client, daemon=True).start()
-    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+    uvicorn.Server(uvicorn.Config(app, log_level="warning", loop=LOOP)).run(sockets=[sock])
 """
 
 
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
 @pytest.mark.parametrize("configure", ["at-import", "in-lifespan", "lifespan-shuts-down"])
-def test_sigterm_to_a_uvicorn_server_mid_stream_delivers_every_run(configure: str) -> None:
+def test_sigterm_to_a_uvicorn_server_mid_stream_delivers_every_run(
+    configure: str, loop: str
+) -> None:
     """uvicorn handles SIGTERM itself: it lets the streaming response finish, runs the
     lifespan's shutdown, puts back the handler it found and raises the signal again.
 
@@ -854,8 +969,9 @@ def test_sigterm_to_a_uvicorn_server_mid_stream_delivers_every_run(configure: st
     during the graceful drain was still queued when uvicorn's re-raised signal killed the
     process. Now the exit waits for the signal's shutdown, and a run that ends after a signal
     the application handles is exported as it ends. A lifespan that shuts telemetry down
-    (twice) loses nothing either. Each way the process ends killed by the signal."""
-    script = f"CONFIGURE = {configure!r}\n" + SERVED + "serve()"
+    (twice) loses nothing either. Each way the process ends killed by the signal, on
+    asyncio's loop as on uvloop's (uvicorn sets its handlers through ``signal.signal``)."""
+    script = f"CONFIGURE = {configure!r}\nLOOP = {loop!r}\n" + SERVED + "serve()"
     ended = run_child(script, send=signal.SIGTERM, delay_s=0.05)
     assert ended.code == -signal.SIGTERM, ended.err
     assert ended.runs == {"quick": 2, "streamed": 1}, ended.err
@@ -875,7 +991,7 @@ def test_sigterm_to_a_pre_forking_servers_worker_mid_stream_delivers_every_run()
     ``configure()``: flushed, then drained run by run, then the worker dies of the signal.
     (The master and worker here do what gunicorn's do, without gunicorn.)"""
     ended = run_child(
-        "CONFIGURE = 'at-import'\n"
+        "CONFIGURE = 'at-import'\nLOOP = 'auto'\n"
         + SERVED
         + """
 worker = 0

@@ -35,7 +35,13 @@
   function it found (:func:`_setting_a_handler`): the default action asked for SIGTERM or
   SIGHUP in the main thread installs ours, which ends in that default action (the first
   case above). Any other handler is set as asked; nothing polls; the function is put back
-  once every telemetry is shut down.
+  once every telemetry is shut down (a reference to ours taken meanwhile still works). The
+  default action put back past ``signal.signal`` (by a reference to it taken before
+  ``configure()``: ``from signal import signal``, uvloop's loop, which binds it at import) is
+  seen at the next span queued for export in the main thread, where ours goes back in front
+  of it (:meth:`ProcessHooks.span_queued`). Out of reach: such a signal before a span is
+  queued in the main thread, and a handler set from C (``PyOS_setsig``), which Python's
+  table never shows.
 * **Ctrl-C during a shutdown** (SIGINT): not handled otherwise, but held back while telemetry
   shuts down in the main thread and delivered once that is done (:func:`interrupts_held`),
   so a second Ctrl-C during the exit flush no longer breaks the export off.
@@ -180,6 +186,25 @@ class ProcessHooks:
             and telemetry is not None
             and not telemetry.is_shutdown
         )
+
+    def span_queued(self) -> None:
+        """A span was just queued for export, which a fatal signal's default action would lose:
+        if one ``configure()`` handled is at its default action again, put there by a path
+        that passed ``signal.signal`` by (a reference to it taken before ``configure()``:
+        ``from signal import signal``, uvloop's loop), ours goes in front of it, as
+        :func:`_setting_a_handler` puts it. Two C calls per span where nothing changed; only
+        the main thread can set a handler."""
+        for signum in FATAL_SIGNALS:
+            if (
+                signal.getsignal(signum) is signal.SIG_DFL
+                and self.keeps(signum)
+                and threading.current_thread() is threading.main_thread()
+            ):
+                if _caught_outside(signum):  # handled outside Python since: left as it is
+                    self._handled.discard(signum)  # (and the kernel's view never read again)
+                    continue
+                with contextlib.suppress(ValueError, OSError):
+                    self.keep(signum, signal.signal)
 
     def keep(self, signum: int, set_handler: Any) -> Any:
         """Install ours where the default action was asked (``set_handler`` is the
@@ -493,7 +518,7 @@ def _die(signum: int) -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
 
-_SET_HANDLER: list[Any] = []  # the ``signal.signal`` found, once ours stood in front of it
+_SET_HANDLER: list[Any] = []  # the ``signal.signal`` found when ours first stood in front of it
 _KEEPERS: list[weakref.ref[ProcessHooks]] = []  # hooks that handled a fatal signal, oldest first
 
 
@@ -504,17 +529,20 @@ def _keep_ours_in_front(hooks: ProcessHooks) -> None:
     _KEEPERS.append(weakref.ref(hooks))
     if not _SET_HANDLER:
         _SET_HANDLER.append(signal.signal)
+    if signal.signal is _SET_HANDLER[0]:  # not stood in front of since ours was put back
         setattr(signal, "signal", _setting_a_handler)  # noqa: B010 (a function, to mypy)
 
 
 def _no_longer_in_front() -> None:
     """Once no telemetry keeps a default action, put ``signal.signal`` back as it was found
-    (unless something stood in front of ours since: ours then passes every call on)."""
+    (unless something stood in front of ours since: ours then passes every call on). The
+    function found stays known: a reference to ours taken meanwhile (``from signal import
+    signal`` after ``configure()``, uvloop imported after it) still passes every call on."""
     if any(hooks is not None and hooks.running for hooks in (ref() for ref in _KEEPERS)):
         return
     _KEEPERS.clear()
     if _SET_HANDLER and signal.signal is _setting_a_handler:
-        setattr(signal, "signal", _SET_HANDLER.pop())  # noqa: B010
+        setattr(signal, "signal", _SET_HANDLER[0])  # noqa: B010
 
 
 def _setting_a_handler(signalnum: Any, handler: Any) -> Any:

@@ -419,7 +419,12 @@ def _outcome(future: Any) -> tuple[str, BaseException | None, Any]:
 
 def _raised(error: BaseException) -> str:
     """The end reason of a run its agent raised ``error`` in: an ``AgentInterruptedError``
-    (recognised by class name, like events) is a pause, anything else a failure."""
+    (recognised by class name, like events) is a pause; Ctrl-C raised in the agent's code
+    (``KeyboardInterrupt``) stopped it from outside, as inside ``asyncio.run()``, which turns
+    it into the task's cancellation; anything else a failure (``SystemExit`` too: an agent's
+    or tool's own ``sys.exit(1)`` cannot be told from a signal handler's)."""
+    if isinstance(error, KeyboardInterrupt):
+        return A.END_CANCELLED
     interrupted = text_of(type(error).__name__) == INTERRUPTED_ERROR
     return A.END_INTERRUPTED if interrupted else A.END_ERROR
 
