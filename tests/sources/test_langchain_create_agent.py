@@ -291,3 +291,43 @@ async def test_a_rejected_call_of_the_human_in_the_loop_is_approval_rejected(
     assert resumed.status.status_code is StatusCode.ERROR
     assert (resumed.attributes or {}).get("error.type") == "approval_rejected"
     assert otel_telemetry.open_spans() == []
+
+
+async def test_a_retried_tool_raising_out_of_the_run_fails_each_attempt(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """``ToolRetryMiddleware(on_failure="error")``: the tool raises, is run again, raises again,
+    and the last exception fails the run. Each attempt is an ``execute_tool`` span failed with
+    its class, as a tool raising out of the run without a retry is; the retry's span was left
+    cut short, not failed (the run's failure was written on the first attempt's span after it
+    had ended)."""
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import ToolRetryMiddleware
+    from langchain_core.tools import tool
+    from opentelemetry.trace import StatusCode
+
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    from ._frameworks import Overloaded
+
+    @tool
+    def flaky(city: str) -> str:
+        """The weather in ``city``."""
+        raise Overloaded("the weather service is overloaded")
+
+    retry = ToolRetryMiddleware(max_retries=1, initial_delay=0, jitter=False, on_failure="error")
+    agent = create_agent(model([[("call-1", "flaky", '{"city": "Paris"}')], "x"], "agent"),
+                         [flaky], middleware=[retry])  # fmt: skip
+    with pytest.raises(Overloaded):
+        await run_script(otel_telemetry, langgraph_events(agent, QUESTION), agent_name="bot")
+
+    assert otel_telemetry.outline() == [["invoke_agent bot", [
+        ["step 0", ["chat agent", "execute_tool flaky", "execute_tool flaky"]],
+    ]]]  # fmt: skip
+    for attempt in [s for s in otel_telemetry.spans() if s.name == "execute_tool flaky"]:
+        assert attempt.status.status_code is StatusCode.ERROR
+        assert (attempt.attributes or {}).get("error.type") == "Overloaded"
+    run = otel_telemetry.span("invoke_agent bot")
+    assert run.status.status_code is StatusCode.ERROR
+    assert (run.attributes or {}).get("error.type") == "Overloaded"
+    assert otel_telemetry.open_spans() == []
