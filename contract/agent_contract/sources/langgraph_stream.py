@@ -25,7 +25,14 @@ where the callbacks did not see the request: a model may set its own ids on its 
   is told, its tool calls only with their results, when a tool ran them.
 * A request asking for a structured answer (``with_structured_output``, the prebuilt agent's
   ``response_format``) tells no tool calls: the one carrying its answer runs no tool; the
-  graph's ``structured_response`` is the run's answer (``StructuredFinal``).
+  graph's ``structured_response`` is the run's answer (``StructuredFinal``). A tool call the
+  node that asked for it answers itself, no tool running it (LangChain's ``create_agent`` with
+  ``ToolStrategy``), is no tool call either; a result of a tool the node ran itself (a
+  ``ToolNode`` inside it), handed before the node's update ends its request, is told after it.
+* A request LangGraph keeps out of ``messages`` (tagged ``nostream``: a middleware's summary or
+  choice of tools) is told whole from the callbacks once it ended: its messages, answer, usage.
+* A result ``HumanInTheLoopMiddleware`` marks as a human's rejection fails as
+  ``approval_rejected``, as a refused approval does in the other adapters.
 
 Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call, through
 LangChain's own seam: a callback handler (added to ``config``'s callbacks, beside the
@@ -111,18 +118,35 @@ _MODES = (_MSG, "updates")  # what the adapter reads
 _MODEL_KEYS = ("model_name", "model", "model_provider", "finish_reason", "stop_reason")
 _RUN_ID = re.compile(r"(?:lc_)?run--?[0-9a-f]{8}-[0-9a-f]{4}-")
 _PARAMS = {"ls_temperature": "temperature", "ls_max_tokens": "max_tokens", "ls_stop": "stop"}
+# LangGraph's tag (``langgraph.constants.TAG_NOSTREAM``) keeping a request out of ``messages``
+_NOSTREAM = "nostream"
+# LangChain's ``HumanInTheLoopMiddleware``: the source it marks its answer to a decision with
+_HITL_DECISION = "hitl_interrupt_decision"
 
 
 class _Call:
     """The LLM call a model node is streaming: its request, id and tool-call chunks by index."""
 
-    __slots__ = ("id", "read", "run", "tools")
+    __slots__ = ("id", "read", "run", "tools", "whole")
 
     def __init__(self, message_id: str | None, run: Any = None) -> None:
         self.id = message_id
         self.run = run  # LangChain's run_id of the request, when the callbacks saw it
         self.read = 0  # its chunks read so far
         self.tools: dict[int, list[Any]] = {}  # index -> [id, name, args parts]
+        # the whole message a request that did not stream answered with, while its call waits
+        # for its node's update to end it (``_Reader._whole``)
+        self.whole: Any = None
+
+    def asking(self, ended: Any) -> set[str]:
+        """The ids of the tool calls this call asks for so far: its chunks', its whole
+        message's and ``ended``'s (its request's final message, when the callbacks saw it)."""
+        ids = {str(slot[0]) for slot in self.tools.values() if slot[0]}
+        for message in (self.whole, ended):
+            for tool in getattr(message, "tool_calls", None) or ():
+                if isinstance(tool, dict) and tool.get("id"):
+                    ids.add(str(tool["id"]))
+        return ids
 
 
 class _Held:
@@ -181,6 +205,12 @@ class _Requests:
         # ``ls_structured_output_format`` option): the tool call that carries it is the answer
         # (the prebuilt agent's ``response_format`` call), not a tool the graph runs
         self.shaped: set[Any] = set()
+        # Requests LangGraph keeps out of its ``messages`` stream (tagged ``nostream``: the
+        # summary of LangChain's ``SummarizationMiddleware``, ``LLMToolSelectorMiddleware``'s
+        # choice, a caller's own hidden call): run_id -> metadata; once ended, in ``unheard``
+        # (in order) until the reader tells them from the callbacks alone
+        self.quiet: dict[Any, Any] = {}
+        self.unheard: list[Any] = []
 
     def on_chat_model_start(self, serialized: Any, messages: Any, *, run_id: Any,
                             metadata: Any = None, **kwargs: Any) -> None:  # fmt: skip
@@ -189,18 +219,20 @@ class _Requests:
         options = kwargs.get("options")
         if isinstance(options, dict) and options.get("ls_structured_output_format"):
             self.shaped.add(run_id)
-        self._note(run_id)
+        self._note(run_id, metadata, kwargs.get("tags"))
 
     def on_llm_start(self, serialized: Any, prompts: Any, *, run_id: Any,
                      metadata: Any = None, **kwargs: Any) -> None:  # fmt: skip
         self.started[run_id] = metadata
         self.requests[run_id] = prompts[:1] if prompts else None
-        self._note(run_id)
+        self._note(run_id, metadata, kwargs.get("tags"))
 
-    def _note(self, run_id: Any) -> None:
+    def _note(self, run_id: Any, metadata: Any, tags: Any) -> None:
         inside = self.inside.get()
         if inside is not None:  # a request of a graph a tool body runs
             self.within[run_id] = inside
+        if isinstance(tags, (list, tuple)) and _NOSTREAM in tags:
+            self.quiet[run_id] = metadata
 
     def run_of(self, call_id: str) -> Pushed | None:
         """The run of the graph ``call_id``'s body runs, for the reader (in that call's scope):
@@ -228,7 +260,7 @@ class _Requests:
 
     def on_llm_new_token(self, token: Any, *, chunk: Any = None, run_id: Any, **kw: Any) -> None:
         message = getattr(chunk, "message", None)
-        if message is not None:
+        if message is not None and run_id not in self.quiet:  # (a quiet one's never come)
             self.owners[id(message)] = run_id
             self.sent[run_id] = self.sent.get(run_id, 0) + 1
 
@@ -237,8 +269,11 @@ class _Requests:
         generations = getattr(response, "generations", None)
         if generations and generations[0]:
             self.ended[run_id] = getattr(generations[0][0], "message", None)
+        if run_id in self.quiet:
+            self.unheard.append(run_id)
 
     def on_llm_error(self, error: BaseException, *, run_id: Any, **kwargs: Any) -> None:
+        self.quiet.pop(run_id, None)  # failed from its start, as any request that raised
         self.raised[run_id] = error
         self.failed.append(run_id)
 
@@ -414,7 +449,8 @@ class _Reader:
     """One run: the LLM call streaming, the messages already told, the step and its phase."""
 
     __slots__ = (
-        "answer", "asked", "asked_by", "base", "bodies", "branch", "call", "held", "interrupts",
+        "answer", "asked", "asked_by", "base", "bodies", "branch", "call", "carried", "held",
+        "interrupts",
         "level", "phase", "requests", "results", "results_held", "spoke", "step", "told",
         "waiting", "written",
     )  # fmt: skip
@@ -448,6 +484,9 @@ class _Reader:
         # with their result when a tool ran them, never when the node wrote the answer too.
         self.written: dict[str, tuple[AgentEvent, ...]] = {}  # a call's events (tool_call)
         self.answer: tuple[Any] | None = None  # the graph's structured answer, once given
+        # The tool calls the node that asked for them answered itself, no tool running them
+        # (``create_agent``'s ``ToolStrategy`` carrying its structured answer): no tool calls.
+        self.carried: set[str] = set()
 
     async def route(self, namespace: Any, mode: Any, payload: Any) -> list[AgentEvent]:
         """Read one item where it ran: a graph a tool body ran is a run of its own under that
@@ -574,6 +613,8 @@ class _Reader:
                 namespace = namespace[len(self.base) :]
         if self.requests.raised:
             yield from self._raised()
+        if self.requests.unheard:
+            yield from self._unheard()
         if mode == "messages":
             message, meta = payload
             kind = type(message).__name__
@@ -599,7 +640,7 @@ class _Reader:
                     yield from self._tool(message)
                 elif kind == "AIMessage" and (ending := self._ends(message)) is not None:
                     yield from self._end(message, ending[0])
-        if self.call is None and self.held:
+        if self.call is None and (self.held or self.results_held):
             yield from self._flush()
 
     def _answer(self, update: dict[str, Any]) -> None:
@@ -662,7 +703,7 @@ class _Reader:
             key = next(iter(self.held))
             held = self.held.pop(key)
             if held.whole is not None:
-                yield from self._whole(held.namespace, held.meta, held.whole)
+                yield from self._whole(held.namespace, held.meta, held.whole, True)
                 continue
             first = held.chunks[0]
             yield from self._open(held.namespace, held.meta, held.run)
@@ -678,6 +719,7 @@ class _Reader:
 
     def close(self) -> Iterator[AgentEvent]:
         yield from self._raised()
+        yield from self._unheard()
         if self.call is not None:
             yield from self._end(self._final(self.call))
         while self.held:
@@ -689,8 +731,33 @@ class _Reader:
         self.results_held.clear()
 
     def _final(self, call: _Call) -> Any:
-        """The message ``call``'s request ended with, when the callbacks saw it (its usage)."""
-        return self.requests.ended.pop(call.run, None) if call.run is not None else None
+        """The message ``call``'s request ended with, when the callbacks saw it (its usage), or
+        the whole message it answered with."""
+        found = self.requests.ended.pop(call.run, None) if call.run is not None else None
+        return found if found is not None else call.whole
+
+    def _unheard(self) -> Iterator[AgentEvent]:
+        """The requests of this run that ended out of LangGraph's ``messages`` stream (tagged
+        ``nostream``: a middleware's summary or tool choice): each is a call of its own, told
+        whole from the callbacks (its messages, answer and usage) once no other streams."""
+        requests = self.requests
+        for run in list(requests.unheard):  # (callbacks add from threads)
+            if requests.within.get(run) != self.level:
+                continue
+            if self.call is not None and self._in_flight(self.call):
+                return  # another request streams: told when it ends
+            with suppress(ValueError):
+                requests.unheard.remove(run)
+            meta = requests.quiet.pop(run, None)
+            message = requests.ended.pop(run, None)
+            namespace = _namespace(meta)
+            if _CLAIMED and self._claimed(namespace):  # another run reads it
+                continue
+            yield from self._open(namespace[len(self.base) :], meta, run)
+            self.call = _Call(getattr(message, "id", None), run)
+            if message is not None:
+                yield from _deltas(message, self.call)
+            yield from self._end(message)
 
     def _claimed(self, namespace: tuple[str, ...]) -> bool:
         """Whether another run reads the graph ``namespace`` is in: a graph streamed through
@@ -813,7 +880,7 @@ class _Reader:
             shaped = call.run is not None and call.run in self.requests.shaped
             self.requests.shaped.discard(call.run)
             for event in _end(call, message, spent):
-                if shaped and isinstance(event, ToolCall):
+                if isinstance(event, ToolCall) and (shaped or event.id in self.carried):
                     continue  # the structured answer's carrier: no tool runs it
                 if isinstance(event, ToolCall) and event.id:
                     self.asked.add(event.id)
@@ -821,7 +888,9 @@ class _Reader:
                     self.asked_by.setdefault(self.branch, []).append(event.id)
                 yield event
 
-    def _whole(self, namespace: Any, meta: Any, message: Any) -> Iterator[AgentEvent]:
+    def _whole(
+        self, namespace: Any, meta: Any, message: Any, flushed: bool = False
+    ) -> Iterator[AgentEvent]:
         if message.id and message.id in self.told:
             return
         if self.call is not None and message.id == self.call.id:
@@ -835,8 +904,12 @@ class _Reader:
             return
         ended.pop(run, None)
         yield from self._open(namespace, meta, run)
-        self.call = _Call(message.id, run)
-        yield from _deltas(message, self.call)
+        self.call = call = _Call(message.id, run)
+        yield from _deltas(message, call)
+        if run is not None and message.tool_calls and not flushed:
+            # its node's update ends it (``_ends``): the node may answer a call itself first
+            call.whole = ended[run] = message
+            return
         yield from self._end(message)
 
     def _written(self, message: Any) -> Iterator[AgentEvent]:
@@ -866,6 +939,19 @@ class _Reader:
         ):
             return
         marks = (key, call) if message.id else (call, f"bare:{message.tool_call_id}")
+        call_id, asking = str(message.tool_call_id), self.call
+        if (
+            not orphan
+            and asking is not None
+            and call_id not in self.asked
+            and call_id in asking.asking(self.requests.ended.get(asking.run))
+        ):  # a result of the call still open: its node answered it before its end was told
+            if call_id in self.requests.parents:  # a tool ran (the node runs its own tools)
+                self.results_held.setdefault(key, message)  # told after its call
+            else:  # the node answered it itself (the structured answer's carrier): no tool
+                self.carried.add(call_id)
+                self.told.update(marks)
+            return
         if self.written and (asked := self._asked_written(message)) is not None:
             if not asked:  # the node wrote the answer too: no tool ran
                 self.told.update(marks)
@@ -1174,8 +1260,20 @@ def _end(call: _Call, message: Any, spent: Any = None) -> Iterator[AgentEvent]:
 def _result(message: Any) -> ToolResult:
     call_id, content = str(message.tool_call_id), message.content
     if message.status == "error":
-        return failed_result(call_id, content, message.name, _error_type(content, message.name))
+        kind = "approval_rejected" if _rejected(message) else _error_type(content, message.name)
+        return failed_result(call_id, content, message.name, kind)
     return ToolResult(tool_call_id=call_id, content=content, name=message.name)
+
+
+def _rejected(message: Any) -> bool:
+    """Whether an error result is a human's refusal of the call, which never ran: LangChain's
+    ``HumanInTheLoopMiddleware`` marks the message it answers a rejected call with
+    (``additional_kwargs``: ``lc_source`` its decision's, ``lc_data`` the decision)."""
+    extra = getattr(message, "additional_kwargs", None)
+    if not isinstance(extra, dict) or extra.get("lc_source") != _HITL_DECISION:
+        return False
+    data = extra.get("lc_data")
+    return isinstance(data, dict) and data.get("decision") == "reject"
 
 
 def _error_type(content: Any, name: Any) -> str:

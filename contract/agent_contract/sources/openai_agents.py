@@ -44,7 +44,10 @@ Its stream carries three kinds of event, read by their ``type``:
 The SDK's streamed events begin with the model's response, so a request refused before it
 (a 429) would show no call: run hooks the adapter adds (``on_llm_start``, beside the caller's
 own ``hooks``, which still get every callback) say the request started, and a run failing
-before its ``response.created`` still has that call, which carries the error.
+before its ``response.created`` still has that call, which carries the error. An attempt the
+runner's retry policy runs again (``ModelSettings.retry``) streams nothing either: the
+runner's ``_evaluate_retry`` (wrapped once) notes what it raised when it decides to retry, and
+each such attempt is told as a failed call before the request's next one.
 
 Each function tool's body (an MCP server's tools included) runs under
 ``agent_contract.scope.tool_scope`` of its call. The SDK has no tool-wrapping seam, but it runs
@@ -93,6 +96,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import suppress
 from contextvars import ContextVar
 from time import monotonic
 from types import new_class
@@ -108,7 +112,7 @@ from agent_contract.events import (
     ToolResult,
 )
 from agent_contract.scope import McpServer, framework_started, nested_run, tool_scope
-from agent_contract.sources._failure import cancelled_run, error_name, failed_result
+from agent_contract.sources._failure import Error, cancelled_run, error_name, failed_result
 from agent_contract.sources._history import call_start, responses_messages
 from agent_contract.sources._nested import through
 from agent_contract.sources._require import expect, require
@@ -150,6 +154,12 @@ _REJECTED: ContextVar[_Refusals | None] = ContextVar(
 )
 """The run's refused calls, set as ``Runner.run_streamed`` makes the run's task (which copies
 it): where the SDK's refusals in that run are noted."""
+
+_RETRIED: ContextVar[list[BaseException] | None] = ContextVar(
+    "agent_contract_openai_agents_retried", default=None
+)
+"""What each model request the SDK's retry policy runs again raised, set as ``_REJECTED`` is:
+where the run's retried attempts are noted, until the reader tells them."""
 
 
 async def openai_agents_events(
@@ -220,7 +230,7 @@ class _Reading:
 
     __slots__ = (
         "answered", "asked", "concluded", "config", "current", "ended", "failures", "open",
-        "raised", "reader", "rejected", "requested", "running", "step",
+        "raised", "reader", "rejected", "requested", "retried", "running", "step",
     )  # fmt: skip
 
     def __init__(self, agent: Any) -> None:
@@ -231,6 +241,7 @@ class _Reading:
         self.raised: dict[str, BaseException] = {}  # call id -> what its tool raised out of the run
         self.rejected: _Refusals = {}  # each call an approval or a guardrail refused
         self.requested: list[tuple[Any, Any, Any]] = []  # each request: agent, prompt, items
+        self.retried: list[BaseException] = []  # what each attempt the SDK retried raised
         self.current, self.step = agent, 0
         self.reader: ResponsesReader | None = None
         self.open = False  # a model response begun and not ended
@@ -249,10 +260,11 @@ class _Reading:
     def started(self, run_streamed: Any, agent: Any, input: Any, run: dict[str, Any]) -> Any:
         """``run_streamed(agent, input, ...)`` with ``run`` prepared; the task it makes for the
         run notes the calls whose approval was refused into this reading."""
-        token = _REJECTED.set(self.rejected)
+        token, again = _REJECTED.set(self.rejected), _RETRIED.set(self.retried)
         try:
             return run_streamed(agent, input, **self.prepared(run))
         finally:
+            _RETRIED.reset(again)
             _REJECTED.reset(token)
 
     def feed(self, event: Any) -> Iterator[AgentEvent | StreamEvent]:
@@ -265,6 +277,7 @@ class _Reading:
                 if self.reader is not None:
                     yield StepBoundary(index=self.step)
                     self.step += 1
+                yield from self._attempts()
                 self.reader = ResponsesReader()
                 self.answered = False
                 request = self.requested.pop(0) if self.requested else (self.current, None, None)
@@ -347,8 +360,21 @@ class _Reading:
         if self.requested:  # refused before its response began: the call is shown, and fails
             if self.reader is not None:
                 out.append(StepBoundary(index=self.step))
+            out.extend(self._attempts())
             out.append(_start(self.requested[0][0], self.requested[0], self.config))
         return out
+
+    def _attempts(self) -> Iterator[AgentEvent]:
+        """The attempts of the coming request that failed and the SDK's retry policy ran again
+        (``ModelSettings.retry``; the SDK streams nothing of them): each a call of its own with
+        that request's messages, failed with what it raised, in the step of the one after."""
+        failed, self.retried[:] = list(self.retried), []
+        request = self.requested[0] if self.requested else (self.current, None, None)
+        for error in failed:
+            kind = error_name(error)
+            yield _start(request[0], request, self.config)
+            yield Error(message=str(error) or kind, error_type=kind)
+            yield LLMCallEnd()
 
     def tools_answer(self, result: Any) -> StreamEvent | None:
         """The run's answer when its tools gave it (``tool_use_behavior``:
@@ -519,6 +545,7 @@ def _install_nesting() -> None:
     _install_failure_noting()
     _install_rejection_noting()
     _install_guardrail_noting()
+    _install_retry_noting()
 
 
 def _install_failure_noting() -> None:
@@ -580,6 +607,31 @@ def _install_rejection_noting() -> None:
         if current is None or getattr(current, "_agent_contract_noting", False):
             continue
         module.function_rejection_item = _noting_rejection(current)  # type: ignore[attr-defined]
+
+
+def _install_retry_noting() -> None:
+    """Note each model request the SDK's retry policy runs again (``ModelSettings.retry``):
+    its runner asks ``_evaluate_retry`` by its module's name whether to, with what the request
+    raised; wrapped (once), returning the SDK's decision unchanged."""
+    try:
+        from agents.run_internal import model_retry as module
+    except ImportError:  # an SDK without runner-managed retries: nothing to note
+        return
+    current = getattr(module, "_evaluate_retry", None)
+    if current is None or getattr(current, "_agent_contract_noting", False):
+        return
+
+    async def noting(*args: Any, **kwargs: Any) -> Any:
+        decision = await current(*args, **kwargs)
+        retried, error = _RETRIED.get(), kwargs.get("error")
+        if retried is not None and isinstance(error, BaseException):
+            with suppress(Exception):  # a decision of another shape: nothing noted
+                if decision.retry:
+                    retried.append(error)
+        return decision
+
+    noting._agent_contract_noting = True  # type: ignore[attr-defined]
+    module._evaluate_retry = noting
 
 
 def _install_guardrail_noting() -> None:

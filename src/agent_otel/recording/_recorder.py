@@ -832,7 +832,10 @@ class RunRecorder:
         run = self.run
         run.now = lambda: now  # what the ending counts (an anomaly's event) lies within the run
         for tool in self.scopes.close():  # opened by bodies whose ToolCall never came
-            tool.end(now, incomplete=True)
+            if tool.body_error is None:
+                tool.end(now, incomplete=True)
+            else:  # a retry of a told call (``ToolScopes.retried``) whose body raised: an open
+                self._tools[tool] = tool  # call whose body raised, the run's failure site or not
         with guarded("run finish"):
             if error is not None and end_reason == END_INTERRUPTED:
                 run.paused(error, now)  # AgentInterruptedError: an event, not a failure

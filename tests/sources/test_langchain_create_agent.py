@@ -1,0 +1,333 @@
+"""LangChain 1.x's ``create_agent`` through the LangGraph adapter: the graph it compiles, its
+middleware's own model calls and its structured answer.
+
+* A request LangGraph keeps out of its ``messages`` stream (tagged ``nostream``: the summary
+  ``SummarizationMiddleware`` asks for, ``LLMToolSelectorMiddleware``'s choice of tools, a
+  caller's own hidden call) is still a model call: a chat span of its own, with its model and
+  tokens, in the step it was made in.
+* ``response_format=ToolStrategy(...)``: the model answers by calling the schema's tool and the
+  model node answers that call itself (no tool runs it), so it is no tool call, as the prebuilt
+  agent's structured answer is not; the run's answer is the structured one.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from agent_otel.testing import InMemoryTelemetry, run_script
+
+from ._trace import tokens
+
+pytest.importorskip("langchain.agents")
+
+USAGE = {"input_tokens": 10, "output_tokens": 3, "total_tokens": 13}
+QUESTION = {"messages": [("user", "weather in Paris?")]}
+LOOKUP = [("call-1", "lookup", '{"city": "Paris"}')]
+
+
+class Weather(BaseModel):
+    city: str
+    sky: str
+
+
+def model(turns: list[Any], name: str, *, streams: bool = True) -> Any:
+    """LangChain's fake chat model named ``name``, binding tools as a real one does: each turn
+    (the last repeated) a text answer or the tool calls ``(id, name, args)`` it asks for, with
+    ``USAGE``; streamed, or whole when ``streams`` is false."""
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage, AIMessageChunk
+    from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+
+    class Scripted(GenericFakeChatModel):
+        turn: int = 0
+        model_name: str = name  # LangChain reports it as the request's model (ls_model_name)
+
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self.bind(tools=tools, **kwargs)
+
+        def _next(self) -> Any:
+            step = turns[min(self.turn, len(turns) - 1)]
+            self.turn += 1
+            meta = {"model_name": name}
+            if isinstance(step, str):
+                return AIMessageChunk(content=step, usage_metadata=USAGE, response_metadata=meta)  # type: ignore[arg-type]
+            ask = [{"index": i, "id": c, "name": n, "args": a} for i, (c, n, a) in enumerate(step)]
+            return AIMessageChunk(content="", tool_call_chunks=ask, usage_metadata=USAGE,  # type: ignore[arg-type]
+                                  response_metadata=meta)  # fmt: skip
+
+        async def _astream(self, messages: Any, *args: Any, **kw: Any) -> Any:
+            yield ChatGenerationChunk(message=self._next())
+
+        def _stream(self, messages: Any, *args: Any, **kw: Any) -> Any:
+            yield ChatGenerationChunk(message=self._next())
+
+        def _whole(self) -> ChatResult:
+            chunk = self._next()
+            whole = AIMessage(content=chunk.content, tool_calls=chunk.tool_calls,
+                              usage_metadata=chunk.usage_metadata,
+                              response_metadata=chunk.response_metadata)  # fmt: skip
+            return ChatResult(generations=[ChatGeneration(message=whole)])
+
+        async def _agenerate(self, messages: Any, *args: Any, **kw: Any) -> ChatResult:
+            return self._whole()
+
+        def _generate(self, messages: Any, *args: Any, **kw: Any) -> ChatResult:
+            return self._whole()
+
+    return Scripted(messages=iter(()), disable_streaming=not streams)
+
+
+def lookup() -> Any:
+    from langchain_core.tools import tool
+
+    @tool
+    def lookup(city: str) -> str:
+        """The weather in ``city``."""
+        return "sunny"
+
+    return lookup
+
+
+async def _run(telemetry: InMemoryTelemetry, graph: Any, question: Any = QUESTION) -> None:
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    await run_script(telemetry, langgraph_events(graph, question), agent_name="bot",
+                     capture_content=True)  # fmt: skip
+
+
+def _chat_models(telemetry: InMemoryTelemetry) -> list[tuple[str, Any, Any]]:
+    """Each chat span's name, response model and input tokens, in start order."""
+    chats = sorted((s for s in telemetry.spans() if s.name.startswith("chat")),
+                   key=lambda s: s.start_time or 0)  # fmt: skip
+    return [(s.name, (s.attributes or {}).get("gen_ai.response.model"),
+             (s.attributes or {}).get("gen_ai.usage.input_tokens")) for s in chats]  # fmt: skip
+
+
+async def test_the_summary_call_is_a_chat_span_with_its_tokens(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """The summary model's request (``nostream``) was lost with its tokens: six messages meet
+    the trigger once, before the first model call, so the first step holds the summary's chat
+    span, then the agent's call and its tool."""
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import SummarizationMiddleware
+
+    history = [("user", "a"), ("ai", "b"), ("user", "c"), ("ai", "d"), ("user", "e"),
+               ("user", "weather in Paris?")]  # fmt: skip
+    summary = SummarizationMiddleware(model([("Earlier: a to e.")], "summarizer"),
+                                      trigger=("messages", 6), keep=("messages", 2))  # fmt: skip
+    agent = create_agent(model([LOOKUP, "It is sunny."], "agent"), [lookup()], middleware=[summary])
+    await _run(otel_telemetry, agent, {"messages": history})
+
+    assert otel_telemetry.outline() == [["invoke_agent bot", [
+        ["step 0", ["chat summarizer", "chat agent", "execute_tool lookup"]],
+        ["step 1", ["chat agent"]],
+    ]]]  # fmt: skip
+    assert _chat_models(otel_telemetry) == [
+        ("chat summarizer", "summarizer", 10), ("chat agent", "agent", 10),
+        ("chat agent", "agent", 10),
+    ]  # fmt: skip
+    assert tokens(otel_telemetry) == 30
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_the_tool_selector_call_is_a_chat_span_with_its_tokens(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """``LLMToolSelectorMiddleware`` asks its model which tools the agent may use before each
+    agent call (``nostream``, a structured answer): each is a chat span before that call."""
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import LLMToolSelectorMiddleware
+    from langchain_core.tools import tool
+
+    @tool
+    def forecast(city: str) -> str:
+        """Tomorrow's weather in ``city``."""
+        return "rain"
+
+    chosen = [("s", "ToolSelectionResponse", '{"tools": ["lookup"]}')]
+    selector = LLMToolSelectorMiddleware(model=model([chosen], "selector"), max_tools=1)
+    agent = create_agent(model([LOOKUP, "It is sunny."], "agent"), [lookup(), forecast],
+                         middleware=[selector])  # fmt: skip
+    await _run(otel_telemetry, agent)
+
+    assert otel_telemetry.outline() == [["invoke_agent bot", [
+        ["step 0", ["chat selector", "chat agent", "execute_tool lookup"]],
+        ["step 1", ["chat selector", "chat agent"]],
+    ]]]  # fmt: skip
+    assert tokens(otel_telemetry) == 40
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_a_nostream_request_of_a_node_is_a_chat_span(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """The class, in a plain LangGraph graph: a node's own request tagged ``nostream`` (kept
+    out of the ``messages`` stream, as LangGraph documents for hiding a call) is a chat span
+    with its tokens, beside the streamed one's."""
+    from langgraph.graph import END, START, MessagesState, StateGraph
+
+    hidden = model(["internal note"], "hidden").with_config(tags=["nostream"])
+    shown = model(["It is sunny."], "shown")
+
+    async def node(state: Any) -> dict[str, Any]:
+        await hidden.ainvoke(state["messages"])
+        return {"messages": [await shown.ainvoke(state["messages"])]}
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("model", node)
+    graph.add_edge(START, "model")
+    graph.add_edge("model", END)
+    await _run(otel_telemetry, graph.compile())
+
+    assert otel_telemetry.outline() == [["invoke_agent bot", [
+        ["step 0", ["chat hidden", "chat shown"]],
+    ]]]  # fmt: skip
+    assert tokens(otel_telemetry) == 20
+    run = dict(otel_telemetry.span("invoke_agent bot").attributes or {})
+    [answer] = json.loads(str(run["gen_ai.output.messages"]))
+    assert answer["parts"] == [{"type": "text", "content": "It is sunny."}]
+
+
+@pytest.mark.parametrize("streams", [True, False], ids=["streamed", "whole"])
+async def test_the_tool_strategy_answer_is_no_tool_call(
+    otel_telemetry: InMemoryTelemetry, streams: bool
+) -> None:
+    """The schema tool's call the model node answers itself was an ``execute_tool Weather``
+    span no tool ran (two, streamed: its answer told before its call); now the request is one
+    chat span with its tokens and the run answers with the structured response."""
+    from langchain.agents import create_agent
+    from langchain.agents.structured_output import ToolStrategy
+
+    answer = [("call-2", "Weather", '{"city": "Paris", "sky": "sunny"}')]
+    agent = create_agent(model([LOOKUP, answer], "agent", streams=streams), [lookup()],
+                         response_format=ToolStrategy(Weather))  # fmt: skip
+    await _run(otel_telemetry, agent)
+
+    assert otel_telemetry.outline() == [["invoke_agent bot", [
+        ["step 0", ["chat agent", "execute_tool lookup"]], ["step 1", ["chat agent"]],
+    ]]]  # fmt: skip
+    assert tokens(otel_telemetry) == 20
+    run = dict(otel_telemetry.span("invoke_agent bot").attributes or {})
+    assert run["gen_ai.output.type"] == "json"
+    [said] = json.loads(str(run["gen_ai.output.messages"]))
+    assert said["parts"] == [{"type": "json", "content": {"city": "Paris", "sky": "sunny"}}]
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_a_node_running_its_own_tools_tells_each_call_once(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """The class beside it: a node that streams its request and runs the tool calls itself (a
+    ``ToolNode`` inside it) hands LangGraph the results before its update ends the request, so
+    each result was told before its call and the tool was two ``execute_tool`` spans; now one,
+    after its chat span, with its answer."""
+    from langgraph.graph import END, START, MessagesState, StateGraph
+    from langgraph.prebuilt import ToolNode
+
+    chat, tools = model([LOOKUP], "agent"), ToolNode([lookup()])
+
+    async def node(state: Any) -> dict[str, Any]:
+        asked = await chat.ainvoke(state["messages"])
+        ran = await tools.ainvoke({"messages": [*state["messages"], asked]})
+        return {"messages": [asked, *ran["messages"]]}
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("agent", node)
+    graph.add_edge(START, "agent")
+    graph.add_edge("agent", END)
+    await _run(otel_telemetry, graph.compile())
+
+    assert otel_telemetry.outline() == [["invoke_agent bot", [
+        ["step 0", ["chat agent", "execute_tool lookup"]],
+    ]]]  # fmt: skip
+    tool = dict(otel_telemetry.span("execute_tool lookup").attributes or {})
+    assert tool["gen_ai.tool.call.id"] == "call-1"
+    assert json.loads(str(tool["gen_ai.tool.call.result"])) == "sunny"
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_a_rejected_call_of_the_human_in_the_loop_is_approval_rejected(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """``HumanInTheLoopMiddleware`` pauses the run before the tool; resumed with a rejection, the
+    call never runs and the model gets the rejection as an error result. The paused run ends
+    interrupted; in the resumed one the call fails as ``approval_rejected`` (the name the
+    Agents SDK and Google ADK rows give a refused approval), not a tool's ``tool_error``."""
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import HumanInTheLoopMiddleware
+    from langchain_core.tools import tool
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command
+    from opentelemetry.trace import StatusCode
+
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    ran: list[str] = []
+
+    @tool
+    async def guarded(city: str) -> str:
+        """The weather in ``city``."""
+        ran.append(city)
+        return "sunny"
+
+    asks = model([[("call-1", "guarded", '{"city": "Paris"}')], "Not allowed."], "agent")
+    hitl = HumanInTheLoopMiddleware(interrupt_on={"guarded": True})
+    agent = create_agent(asks, [guarded], middleware=[hitl], checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t1"}}
+    await run_script(otel_telemetry, langgraph_events(agent, QUESTION, config), agent_name="bot")
+    rejected = Command(resume={"decisions": [{"type": "reject", "message": "not today"}]})
+    await run_script(otel_telemetry, langgraph_events(agent, rejected, config), agent_name="bot")
+
+    assert ran == []
+    calls = [s for s in otel_telemetry.spans() if s.name == "execute_tool guarded"]
+    paused, resumed = sorted(calls, key=lambda s: s.start_time or 0)
+    assert (paused.attributes or {}).get("agent_otel.incomplete") is True
+    assert paused.status.status_code is StatusCode.UNSET
+    assert resumed.status.status_code is StatusCode.ERROR
+    assert (resumed.attributes or {}).get("error.type") == "approval_rejected"
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_a_retried_tool_raising_out_of_the_run_fails_each_attempt(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """``ToolRetryMiddleware(on_failure="error")``: the tool raises, is run again, raises again,
+    and the last exception fails the run. Each attempt is an ``execute_tool`` span failed with
+    its class, as a tool raising out of the run without a retry is; the retry's span was left
+    cut short, not failed (the run's failure was written on the first attempt's span after it
+    had ended)."""
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import ToolRetryMiddleware
+    from langchain_core.tools import tool
+    from opentelemetry.trace import StatusCode
+
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    from ._frameworks import Overloaded
+
+    @tool
+    def flaky(city: str) -> str:
+        """The weather in ``city``."""
+        raise Overloaded("the weather service is overloaded")
+
+    retry = ToolRetryMiddleware(max_retries=1, initial_delay=0, jitter=False, on_failure="error")
+    agent = create_agent(model([[("call-1", "flaky", '{"city": "Paris"}')], "x"], "agent"),
+                         [flaky], middleware=[retry])  # fmt: skip
+    with pytest.raises(Overloaded):
+        await run_script(otel_telemetry, langgraph_events(agent, QUESTION), agent_name="bot")
+
+    assert otel_telemetry.outline() == [["invoke_agent bot", [
+        ["step 0", ["chat agent", "execute_tool flaky", "execute_tool flaky"]],
+    ]]]  # fmt: skip
+    for attempt in [s for s in otel_telemetry.spans() if s.name == "execute_tool flaky"]:
+        assert attempt.status.status_code is StatusCode.ERROR
+        assert (attempt.attributes or {}).get("error.type") == "Overloaded"
+    run = otel_telemetry.span("invoke_agent bot")
+    assert run.status.status_code is StatusCode.ERROR
+    assert (run.attributes or {}).get("error.type") == "Overloaded"
+    assert otel_telemetry.open_spans() == []
