@@ -891,21 +891,21 @@ def test_a_result_with_the_2x_flag_is_never_asked_for_the_deprecated_one() -> No
 def test_a_requests_meta_gets_the_trace_context_and_keeps_the_callers_own(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:
-    """The MCP SDK 1.x's request ``meta``: the current context added, the caller's keys kept;
-    a ``meta`` that is no plain dict is left as it is."""
+    """The MCP SDK 1.x's request ``_meta``: the current context added, the caller's keys kept;
+    a ``_meta`` that is no plain dict is left as it is."""
     from agent_otel.recording._mcp import _with_context
 
     tracer = otel_telemetry.tracer_provider.get_tracer("t")
     with tracer.start_as_current_span("tool") as span:
         ids = span.get_span_context()
-        added = _with_context({"read_timeout_seconds": 3})
-        kept = _with_context({"meta": {"traceparent": "mine", "progressToken": 7}})
+        added = _with_context(None)
+        kept = _with_context({"traceparent": "mine", "progressToken": 7})
         odd = _Raising()
-        untouched = _with_context({"meta": odd})
+        untouched = _with_context(odd)
     traceparent = f"00-{ids.trace_id:032x}-{ids.span_id:016x}-01"
-    assert added == {"read_timeout_seconds": 3, "meta": {"traceparent": traceparent}}
-    assert kept == {"meta": {"traceparent": "mine", "progressToken": 7}}
-    assert untouched["meta"] is odd
+    assert added == {"traceparent": traceparent}
+    assert kept == {"traceparent": "mine", "progressToken": 7}
+    assert untouched is odd
     assert _with_context({}) == {}  # no span current: nothing to add
 
 
@@ -927,17 +927,16 @@ def test_a_requests_meta_naming_a_trace_of_its_own_keeps_it_whole(
     try:
         with tracer.start_as_current_span("tool") as span:
             ids = span.get_span_context()
-            theirs = _with_context({"meta": {"traceparent": "00-theirs-01", "progressToken": 7}})
-            state = _with_context({"meta": {"tracestate": "theirs=1"}})
-            ours = _with_context({"meta": {"progressToken": 7}})
+            theirs = _with_context({"traceparent": "00-theirs-01", "progressToken": 7})
+            state = _with_context({"tracestate": "theirs=1"})
+            ours = _with_context({"progressToken": 7})
     finally:
         context.detach(token)
-    assert theirs == {"meta": {"traceparent": "00-theirs-01", "progressToken": 7,
-                               "baggage": "tenant=t1"}}  # fmt: skip
-    assert state == {"meta": {"tracestate": "theirs=1", "baggage": "tenant=t1"}}
+    assert theirs == {"traceparent": "00-theirs-01", "progressToken": 7, "baggage": "tenant=t1"}
+    assert state == {"tracestate": "theirs=1", "baggage": "tenant=t1"}
     traceparent = f"00-{ids.trace_id:032x}-{ids.span_id:016x}-01"
-    assert ours == {"meta": {"progressToken": 7, "traceparent": traceparent,
-                             "tracestate": "vendor=v1", "baggage": "tenant=t1"}}  # fmt: skip
+    assert ours == {"progressToken": 7, "traceparent": traceparent,
+                    "tracestate": "vendor=v1", "baggage": "tenant=t1"}  # fmt: skip
 
 
 # --- a request that fails below the tool: a JSON-RPC error, a timeout --------------------------
