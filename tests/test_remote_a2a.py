@@ -794,7 +794,7 @@ async def test_a_remote_task_that_ends_after_the_call_returned_ends_the_call_spa
     if state == TaskState.TASK_STATE_FAILED:
         assert span.status.status_code.name == "ERROR"
         assert span.attributes[A.ERROR_TYPE] == "TASK_STATE_FAILED"  # type: ignore[index]
-        assert [e.name for e in span.events] == ["exception"]
+        assert [e.name for e in span.events] == ["agent_otel.held", "exception"]
     else:
         assert span.status.status_code.name == "UNSET"
         assert A.ERROR_TYPE not in (span.attributes or {})
@@ -866,6 +866,55 @@ async def test_a_call_whose_task_nobody_follows_ends_at_shutdown(
     assert not other.open_spans()
 
 
+class LeavingWeather(AgentExecutor):
+    """A remote agent that takes the task, says it works on it and returns: the server closes
+    the call's stream cleanly, its last word ``TASK_STATE_WORKING``, and the task stays so."""
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        assert context.message is not None
+        task = new_task_from_user_message(context.message)
+        await event_queue.enqueue_event(task)
+        await TaskUpdater(event_queue, task.id, task.context_id).start_work()
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        raise NotImplementedError
+
+
+async def test_a_stream_closed_before_its_task_ended_says_so_on_the_held_call(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """The server closes the call's stream cleanly with its task still working (A2A: a stream
+    ends at a final or interrupted state; one that ends before leaves a task the caller can
+    still poll or resubscribe to). The call is held, as a call sent without waiting is, and
+    nobody learns the task's end: its span ended at shutdown saying nothing of why it lasted
+    past its stream. It now tells when its stream left it at work (an ``agent_otel.held``
+    event, the task's state) and that it ended unfinished at shutdown
+    (``agent_otel.incomplete``, ``agent_otel.end_reason=shutdown``), not failed."""
+    for server in _serve(trace_a2a_executor(LeavingWeather()), True):
+        inner = await create_client(server.card, ClientConfig(streaming=True))
+        client = trace_a2a_client(inner, tracer_provider=otel_telemetry.tracer_provider)
+        message = new_text_message("Oslo", role=Role.ROLE_USER)
+        async with client:
+            answers = [r async for r in client.send_message(SendMessageRequest(message=message))]
+            returned = time.time_ns()
+            polled = await client.get_task(GetTaskRequest(id=answers[0].task.id))
+    last = answers[-1]
+    assert last.HasField("status_update")
+    assert last.status_update.status.state == TaskState.TASK_STATE_WORKING
+    assert polled.status.state == TaskState.TASK_STATE_WORKING  # the task is still there
+    assert otel_telemetry.open_spans()  # held: the task may still end
+    end_open_runs(otel_telemetry.tracer_provider)
+    span = _client_span(otel_telemetry)
+    [held] = [e for e in span.events if e.name == "agent_otel.held"]
+    assert dict(held.attributes or {}) == {"state": "TASK_STATE_WORKING"}
+    assert span.start_time is not None and span.start_time <= held.timestamp <= returned
+    attributes = dict(span.attributes or {})
+    assert attributes[A.INCOMPLETE] is True
+    assert attributes[A.END_REASON] == A.END_SHUTDOWN
+    assert span.status.status_code.name == "UNSET"
+    assert A.ERROR_TYPE not in attributes
+
+
 async def _cancelled_mid_stream(client: Any, message: Any) -> int:
     """Cancel the task from another task while its stream is still read to its end."""
     cancels: list[Any] = []
@@ -914,7 +963,9 @@ async def test_a_remote_task_cancelled_by_the_caller_ends_the_call_span_cancelle
     span = _client_span(otel_telemetry)
     assert span.status.status_code.name == "ERROR"
     assert span.attributes[A.ERROR_TYPE] == "TASK_STATE_CANCELED"  # type: ignore[index]
-    assert [e.name for e in span.events] == ["exception"]
+    held = ["agent_otel.held"] if cancel is _cancelled_after_reading else []
+    assert [e.name for e in span.events] == [*held, "exception"]
+    assert A.INCOMPLETE not in (span.attributes or {})  # its end was learned
 
 
 # --- with a2a-sdk's own spans recorded -----------------------------------------------------------
