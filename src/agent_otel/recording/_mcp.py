@@ -91,6 +91,7 @@ from opentelemetry import propagate, trace
 from opentelemetry.context.context import Context
 
 from agent_otel._guard import report
+from agent_otel.standdown._context import uncovered
 
 from ._tool import ToolCall
 
@@ -496,7 +497,7 @@ def _in_tool_context(
     @functools.wraps(callback)
     async def in_tool_context(*args: Any, **kwargs: Any) -> Any:
         if _ASKED.get() is session:
-            answer = await callback(*args, **kwargs)
+            answer = await _in_context(callback, otel_context.get_current())(*args, **kwargs)
             _declined(answer, tool_key)
             return answer
         if len(calls) != 1:
@@ -556,11 +557,14 @@ def _declined(answer: object, tool_key: str) -> None:
 
 def _in_context(callback: Callable[..., Any], context: Context) -> Callable[..., Any]:
     """``callback`` (an async callback of the session's, as the SDK calls it) run in
-    ``context``; what it returns or raises passes through unchanged. Nothing of the
-    callback is read (a callable whose attributes raise is called all the same)."""
+    ``context``, uncovered: a model call it makes (sampling's, the client's model) is none a
+    framework run's chat spans tell, so the provider instrumentations trace it there (in a
+    framework run, a tool body's context stands them down). What it returns or raises passes
+    through unchanged. Nothing of the callback is read (a callable whose attributes raise is
+    called all the same)."""
 
     async def in_context(*args: Any, **kwargs: Any) -> Any:
-        token = otel_context.attach(context)
+        token = otel_context.attach(uncovered(context))
         try:
             answer = callback(*args, **kwargs)
             return await answer if inspect.isawaitable(answer) else answer
