@@ -183,6 +183,49 @@ def _serve(
         yield server
 
 
+def _serve_grpc(executor: AgentExecutor, streaming: bool) -> Iterator[Server]:
+    """The a2a-sdk gRPC service (``GrpcHandler``), served for real on a loopback port by
+    ``grpc.aio`` on a loop and thread of its own (nothing of the caller's context reaches it
+    but what a call carries: its metadata)."""
+    import a2a.types.a2a_pb2_grpc as a2a_grpc
+    import grpc.aio
+    from a2a.server.request_handlers import GrpcHandler
+
+    port = free_port()
+    card = _card(f"127.0.0.1:{port}", streaming, "GRPC")
+    handler = DefaultRequestHandler(
+        agent_executor=executor, task_store=InMemoryTaskStore(), agent_card=card
+    )
+    loop = asyncio.new_event_loop()
+    started, stopping = threading.Event(), asyncio.Event()
+
+    async def run() -> None:
+        server = grpc.aio.server()
+        a2a_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), server)
+        server.add_insecure_port(f"127.0.0.1:{port}")
+        await server.start()
+        started.set()
+        await stopping.wait()
+        await server.stop(None)
+
+    thread = threading.Thread(target=loop.run_until_complete, args=(run(),), daemon=True)
+    thread.start()
+    assert started.wait(10), "the gRPC server did not start"
+    try:
+        yield Server(url=card.supported_interfaces[0].url, port=port, card=card)
+    finally:
+        loop.call_soon_threadsafe(stopping.set)
+        thread.join(10)
+        loop.close()
+
+
+def _grpc_channel(url: str) -> Any:
+    """The channel the a2a-sdk's gRPC transport calls ``url`` on (plain, on loopback)."""
+    import grpc.aio
+
+    return grpc.aio.insecure_channel(url)
+
+
 @pytest.fixture(params=[False, True], ids=["message:send", "message:stream"])
 def weather(otel_telemetry: InMemoryTelemetry, request: pytest.FixtureRequest) -> Iterator[Server]:
     """The remote agent, answering in one response or over a stream (server-sent events)."""
@@ -195,7 +238,9 @@ async def _ask(
 ) -> str:
     """One call of the remote agent, as a tool body would make it with a2a-sdk's client."""
     bindings = [i.protocol_binding for i in server.card.supported_interfaces]
-    config = ClientConfig(streaming=True, supported_protocol_bindings=bindings)
+    config = ClientConfig(
+        streaming=True, supported_protocol_bindings=bindings, grpc_channel_factory=_grpc_channel
+    )
     client = await create_client(server.card, config)
     client = trace_a2a_client(client, tracer_provider=telemetry.tracer_provider, **options)
     message = new_text_message(city, context_id=context_id, role=Role.ROLE_USER)
@@ -332,6 +377,25 @@ async def test_a_remote_agent_traced_by_instrument_is_the_child_too(
         spans = otel_telemetry.spans()
         _caller_tree(spans, ["call-1"])
         _assert_chain(spans, "call-1", server.port, "ctx-oslo")
+
+
+@pytest.mark.parametrize("streaming", [False, True], ids=["SendMessage", "SendStreamingMessage"])
+async def test_the_grpc_binding_continues_the_trace_too(
+    otel_telemetry: InMemoryTelemetry, streaming: bool
+) -> None:
+    """Over gRPC the SDK sends the call's service parameters as its metadata, and the
+    executor reads the W3C context there: two parallel calls, each remote run under its own
+    CLIENT span, the agent's address read off its ``host:port`` target."""
+    pytest.importorskip("grpc", reason="a2a-sdk[grpc] is not installed")
+    executor = trace_a2a_executor(WeatherExecutor(otel_telemetry))
+    for server in _serve_grpc(executor, streaming):
+        calls = [("call-1", "Paris", "ctx-paris"), ("call-2", "Oslo", "ctx-oslo")]
+        answers = await _caller_run(otel_telemetry, calls, server)
+        assert answers == ["sunny in Paris", "sunny in Oslo"]
+        spans = otel_telemetry.spans()
+        _caller_tree(spans, ["call-1", "call-2"])
+        _assert_chain(spans, "call-1", server.port, "ctx-paris")
+        _assert_chain(spans, "call-2", server.port, "ctx-oslo")
 
 
 @pytest.mark.parametrize("streaming", [False, True], ids=["message:send", "message:stream"])
