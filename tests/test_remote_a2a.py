@@ -903,6 +903,73 @@ async def test_a_task_sent_with_one_client_and_polled_with_another_ends_the_call
         assert A.ERROR_TYPE not in (span.attributes or {})
 
 
+async def test_a_push_notifications_webhook_that_polls_the_task_ends_the_call_span_then(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A call sent without waiting, with a push notification config: the agent's server
+    posts the task's updates to the caller's webhook (a2a-sdk's ``BasePushNotificationSender``,
+    a server of its own on loopback), not to the client. The webhook's handler, told the task
+    completed, asks it with a traced client of its own (``tasks/get``): the call, held until
+    then, ends there as a success, its ``agent_otel.held`` event at the send's answer."""
+    import httpx
+    from a2a.server.tasks import BasePushNotificationSender, InMemoryPushNotificationConfigStore
+    from a2a.types.a2a_pb2 import TaskPushNotificationConfig
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    pushed: list[dict[str, Any]] = []
+
+    async def webhook(request: Request) -> Response:
+        pushed.append(await request.json())
+        return Response(status_code=200)
+
+    executor = LateWeather(TaskState.TASK_STATE_COMPLETED)
+    port = free_port()
+    card = _card(f"http://127.0.0.1:{port}/")
+    card.capabilities.push_notifications = True
+    store = InMemoryPushNotificationConfigStore()
+    async with httpx.AsyncClient() as pushing:
+        handler = DefaultRequestHandler(
+            agent_executor=trace_a2a_executor(executor), task_store=InMemoryTaskStore(),
+            agent_card=card, push_config_store=store,
+            push_sender=BasePushNotificationSender(pushing, store),
+        )  # fmt: skip
+        app = Starlette(
+            routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/")]
+        )
+        hook = Starlette(routes=[Route("/hook", webhook, methods=["POST"])])
+        with serve(app, port=port), serve(hook) as hook_port:
+            config = ClientConfig(
+                streaming=False, polling=True,
+                push_notification_config=TaskPushNotificationConfig(
+                    url=f"http://127.0.0.1:{hook_port}/hook"
+                ),
+            )  # fmt: skip
+            provider = otel_telemetry.tracer_provider
+            sender = trace_a2a_client(await create_client(card, config), tracer_provider=provider)
+            message = new_text_message("Rome", role=Role.ROLE_USER)
+            async with sender:
+                [sent] = [r async for r in sender.send_message(SendMessageRequest(message=message))]
+            answered = time.time_ns()
+            executor.go.set()
+            for _ in range(500):  # the webhook is told the task completed
+                if any("COMPLETED" in str(p) for p in pushed):
+                    break
+                await asyncio.sleep(0.02)
+            assert any("COMPLETED" in str(p) for p in pushed), pushed
+            assert otel_telemetry.open_spans()  # held: the client was never told
+            poller = trace_a2a_client(await create_client(card, config), tracer_provider=provider)
+            async with poller:  # the webhook handler's own client
+                task = await poller.get_task(GetTaskRequest(id=sent.task.id))
+                span = _client_span(otel_telemetry)
+    assert task.status.state == TaskState.TASK_STATE_COMPLETED
+    assert span.status.status_code.name == "UNSET"
+    assert [e.name for e in span.events] == ["agent_otel.held"]
+    assert span.events[0].timestamp <= answered < executor.ending <= (span.end_time or 0)
+    assert A.INCOMPLETE not in (span.attributes or {})
+
+
 async def test_a_call_whose_task_nobody_follows_ends_at_shutdown(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:
