@@ -240,8 +240,9 @@ class RemoteAgentCall(Block["RemoteAgentCall"]):
         ``agent_otel.end_reason`` when ``reason`` is given; neither failed nor a success."""
         if self._ended:
             return
+        said = _text(reason)
         self._span.set_attributes(
-            {A.INCOMPLETE: True} if reason is None else {A.INCOMPLETE: True, A.END_REASON: reason}
+            {A.INCOMPLETE: True} if said is None else {A.INCOMPLETE: True, A.END_REASON: said}
         )
         self.end()
 
