@@ -183,6 +183,49 @@ def _serve(
         yield server
 
 
+def _serve_grpc(executor: AgentExecutor, streaming: bool) -> Iterator[Server]:
+    """The a2a-sdk gRPC service (``GrpcHandler``), served for real on a loopback port by
+    ``grpc.aio`` on a loop and thread of its own (nothing of the caller's context reaches it
+    but what a call carries: its metadata)."""
+    import a2a.types.a2a_pb2_grpc as a2a_grpc
+    import grpc.aio
+    from a2a.server.request_handlers import GrpcHandler
+
+    port = free_port()
+    card = _card(f"127.0.0.1:{port}", streaming, "GRPC")
+    handler = DefaultRequestHandler(
+        agent_executor=executor, task_store=InMemoryTaskStore(), agent_card=card
+    )
+    loop = asyncio.new_event_loop()
+    started, stopping = threading.Event(), asyncio.Event()
+
+    async def run() -> None:
+        server = grpc.aio.server()
+        a2a_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), server)
+        server.add_insecure_port(f"127.0.0.1:{port}")
+        await server.start()
+        started.set()
+        await stopping.wait()
+        await server.stop(None)
+
+    thread = threading.Thread(target=loop.run_until_complete, args=(run(),), daemon=True)
+    thread.start()
+    assert started.wait(10), "the gRPC server did not start"
+    try:
+        yield Server(url=card.supported_interfaces[0].url, port=port, card=card)
+    finally:
+        loop.call_soon_threadsafe(stopping.set)
+        thread.join(10)
+        loop.close()
+
+
+def _grpc_channel(url: str) -> Any:
+    """The channel the a2a-sdk's gRPC transport calls ``url`` on (plain, on loopback)."""
+    import grpc.aio
+
+    return grpc.aio.insecure_channel(url)
+
+
 @pytest.fixture(params=[False, True], ids=["message:send", "message:stream"])
 def weather(otel_telemetry: InMemoryTelemetry, request: pytest.FixtureRequest) -> Iterator[Server]:
     """The remote agent, answering in one response or over a stream (server-sent events)."""
@@ -195,7 +238,9 @@ async def _ask(
 ) -> str:
     """One call of the remote agent, as a tool body would make it with a2a-sdk's client."""
     bindings = [i.protocol_binding for i in server.card.supported_interfaces]
-    config = ClientConfig(streaming=True, supported_protocol_bindings=bindings)
+    config = ClientConfig(
+        streaming=True, supported_protocol_bindings=bindings, grpc_channel_factory=_grpc_channel
+    )
     client = await create_client(server.card, config)
     client = trace_a2a_client(client, tracer_provider=telemetry.tracer_provider, **options)
     message = new_text_message(city, context_id=context_id, role=Role.ROLE_USER)
@@ -332,6 +377,25 @@ async def test_a_remote_agent_traced_by_instrument_is_the_child_too(
         spans = otel_telemetry.spans()
         _caller_tree(spans, ["call-1"])
         _assert_chain(spans, "call-1", server.port, "ctx-oslo")
+
+
+@pytest.mark.parametrize("streaming", [False, True], ids=["SendMessage", "SendStreamingMessage"])
+async def test_the_grpc_binding_continues_the_trace_too(
+    otel_telemetry: InMemoryTelemetry, streaming: bool
+) -> None:
+    """Over gRPC the SDK sends the call's service parameters as its metadata, and the
+    executor reads the W3C context there: two parallel calls, each remote run under its own
+    CLIENT span, the agent's address read off its ``host:port`` target."""
+    pytest.importorskip("grpc", reason="a2a-sdk[grpc] is not installed")
+    executor = trace_a2a_executor(WeatherExecutor(otel_telemetry))
+    for server in _serve_grpc(executor, streaming):
+        calls = [("call-1", "Paris", "ctx-paris"), ("call-2", "Oslo", "ctx-oslo")]
+        answers = await _caller_run(otel_telemetry, calls, server)
+        assert answers == ["sunny in Paris", "sunny in Oslo"]
+        spans = otel_telemetry.spans()
+        _caller_tree(spans, ["call-1", "call-2"])
+        _assert_chain(spans, "call-1", server.port, "ctx-paris")
+        _assert_chain(spans, "call-2", server.port, "ctx-oslo")
 
 
 @pytest.mark.parametrize("streaming", [False, True], ids=["message:send", "message:stream"])
@@ -794,7 +858,7 @@ async def test_a_remote_task_that_ends_after_the_call_returned_ends_the_call_spa
     if state == TaskState.TASK_STATE_FAILED:
         assert span.status.status_code.name == "ERROR"
         assert span.attributes[A.ERROR_TYPE] == "TASK_STATE_FAILED"  # type: ignore[index]
-        assert [e.name for e in span.events] == ["exception"]
+        assert [e.name for e in span.events] == ["agent_otel.held", "exception"]
     else:
         assert span.status.status_code.name == "UNSET"
         assert A.ERROR_TYPE not in (span.attributes or {})
@@ -839,6 +903,73 @@ async def test_a_task_sent_with_one_client_and_polled_with_another_ends_the_call
         assert A.ERROR_TYPE not in (span.attributes or {})
 
 
+async def test_a_push_notifications_webhook_that_polls_the_task_ends_the_call_span_then(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A call sent without waiting, with a push notification config: the agent's server
+    posts the task's updates to the caller's webhook (a2a-sdk's ``BasePushNotificationSender``,
+    a server of its own on loopback), not to the client. The webhook's handler, told the task
+    completed, asks it with a traced client of its own (``tasks/get``): the call, held until
+    then, ends there as a success, its ``agent_otel.held`` event at the send's answer."""
+    import httpx
+    from a2a.server.tasks import BasePushNotificationSender, InMemoryPushNotificationConfigStore
+    from a2a.types.a2a_pb2 import TaskPushNotificationConfig
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    pushed: list[dict[str, Any]] = []
+
+    async def webhook(request: Request) -> Response:
+        pushed.append(await request.json())
+        return Response(status_code=200)
+
+    executor = LateWeather(TaskState.TASK_STATE_COMPLETED)
+    port = free_port()
+    card = _card(f"http://127.0.0.1:{port}/")
+    card.capabilities.push_notifications = True
+    store = InMemoryPushNotificationConfigStore()
+    async with httpx.AsyncClient() as pushing:
+        handler = DefaultRequestHandler(
+            agent_executor=trace_a2a_executor(executor), task_store=InMemoryTaskStore(),
+            agent_card=card, push_config_store=store,
+            push_sender=BasePushNotificationSender(pushing, store),
+        )  # fmt: skip
+        app = Starlette(
+            routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/")]
+        )
+        hook = Starlette(routes=[Route("/hook", webhook, methods=["POST"])])
+        with serve(app, port=port), serve(hook) as hook_port:
+            config = ClientConfig(
+                streaming=False, polling=True,
+                push_notification_config=TaskPushNotificationConfig(
+                    url=f"http://127.0.0.1:{hook_port}/hook"
+                ),
+            )  # fmt: skip
+            provider = otel_telemetry.tracer_provider
+            sender = trace_a2a_client(await create_client(card, config), tracer_provider=provider)
+            message = new_text_message("Rome", role=Role.ROLE_USER)
+            async with sender:
+                [sent] = [r async for r in sender.send_message(SendMessageRequest(message=message))]
+            answered = time.time_ns()
+            executor.go.set()
+            for _ in range(500):  # the webhook is told the task completed
+                if any("COMPLETED" in str(p) for p in pushed):
+                    break
+                await asyncio.sleep(0.02)
+            assert any("COMPLETED" in str(p) for p in pushed), pushed
+            assert otel_telemetry.open_spans()  # held: the client was never told
+            poller = trace_a2a_client(await create_client(card, config), tracer_provider=provider)
+            async with poller:  # the webhook handler's own client
+                task = await poller.get_task(GetTaskRequest(id=sent.task.id))
+                span = _client_span(otel_telemetry)
+    assert task.status.state == TaskState.TASK_STATE_COMPLETED
+    assert span.status.status_code.name == "UNSET"
+    assert [e.name for e in span.events] == ["agent_otel.held"]
+    assert span.events[0].timestamp <= answered < executor.ending <= (span.end_time or 0)
+    assert A.INCOMPLETE not in (span.attributes or {})
+
+
 async def test_a_call_whose_task_nobody_follows_ends_at_shutdown(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:
@@ -864,6 +995,55 @@ async def test_a_call_whose_task_nobody_follows_ends_at_shutdown(
     assert other.open_spans()  # another provider's: its own shutdown ends it
     end_open_runs(other.tracer_provider)
     assert not other.open_spans()
+
+
+class LeavingWeather(AgentExecutor):
+    """A remote agent that takes the task, says it works on it and returns: the server closes
+    the call's stream cleanly, its last word ``TASK_STATE_WORKING``, and the task stays so."""
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        assert context.message is not None
+        task = new_task_from_user_message(context.message)
+        await event_queue.enqueue_event(task)
+        await TaskUpdater(event_queue, task.id, task.context_id).start_work()
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        raise NotImplementedError
+
+
+async def test_a_stream_closed_before_its_task_ended_says_so_on_the_held_call(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """The server closes the call's stream cleanly with its task still working (A2A: a stream
+    ends at a final or interrupted state; one that ends before leaves a task the caller can
+    still poll or resubscribe to). The call is held, as a call sent without waiting is, and
+    nobody learns the task's end: its span ended at shutdown saying nothing of why it lasted
+    past its stream. It now tells when its stream left it at work (an ``agent_otel.held``
+    event, the task's state) and that it ended unfinished at shutdown
+    (``agent_otel.incomplete``, ``agent_otel.end_reason=shutdown``), not failed."""
+    for server in _serve(trace_a2a_executor(LeavingWeather()), True):
+        inner = await create_client(server.card, ClientConfig(streaming=True))
+        client = trace_a2a_client(inner, tracer_provider=otel_telemetry.tracer_provider)
+        message = new_text_message("Oslo", role=Role.ROLE_USER)
+        async with client:
+            answers = [r async for r in client.send_message(SendMessageRequest(message=message))]
+            returned = time.time_ns()
+            polled = await client.get_task(GetTaskRequest(id=answers[0].task.id))
+    last = answers[-1]
+    assert last.HasField("status_update")
+    assert last.status_update.status.state == TaskState.TASK_STATE_WORKING
+    assert polled.status.state == TaskState.TASK_STATE_WORKING  # the task is still there
+    assert otel_telemetry.open_spans()  # held: the task may still end
+    end_open_runs(otel_telemetry.tracer_provider)
+    span = _client_span(otel_telemetry)
+    [held] = [e for e in span.events if e.name == "agent_otel.held"]
+    assert dict(held.attributes or {}) == {"state": "TASK_STATE_WORKING"}
+    assert span.start_time is not None and span.start_time <= held.timestamp <= returned
+    attributes = dict(span.attributes or {})
+    assert attributes[A.INCOMPLETE] is True
+    assert attributes[A.END_REASON] == A.END_SHUTDOWN
+    assert span.status.status_code.name == "UNSET"
+    assert A.ERROR_TYPE not in attributes
 
 
 async def _cancelled_mid_stream(client: Any, message: Any) -> int:
@@ -914,7 +1094,9 @@ async def test_a_remote_task_cancelled_by_the_caller_ends_the_call_span_cancelle
     span = _client_span(otel_telemetry)
     assert span.status.status_code.name == "ERROR"
     assert span.attributes[A.ERROR_TYPE] == "TASK_STATE_CANCELED"  # type: ignore[index]
-    assert [e.name for e in span.events] == ["exception"]
+    held = ["agent_otel.held"] if cancel is _cancelled_after_reading else []
+    assert [e.name for e in span.events] == [*held, "exception"]
+    assert A.INCOMPLETE not in (span.attributes or {})  # its end was learned
 
 
 # --- with a2a-sdk's own spans recorded -----------------------------------------------------------

@@ -1019,3 +1019,35 @@ def test_a_call_held_for_its_task_is_the_parents_in_a_forked_child(
     HELD.ended("task-forked", "TASK_STATE_FAILED")
     [span] = otel_telemetry.spans()
     assert span.status.status_code is StatusCode.ERROR
+
+
+def test_a_held_call_dropped_or_followed_on_ends_incomplete_and_one_told_its_end_does_not(
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Calls held for their remote tasks: one whose task a newer call follows on (the caller
+    sent another message on it), and the oldest once more than the limit are held, end without
+    anyone learning how their task ended. They ended as plain successes; each now says
+    ``agent_otel.incomplete`` (no end reason: the process is not shutting down). A held call
+    told its task's end (``tasks/get``) is complete: neither key."""
+    from agent_otel.remote import _held
+
+    monkeypatch.setattr(_held, "MAX_HELD", 2)
+    held = _held.HeldCalls()
+    provider = otel_telemetry.tracer_provider
+    calls = {name: RemoteAgentCall(name, tracer_provider=provider) for name in "abcde"}
+    held.hold("t1", calls["a"])
+    held.hold("t1", calls["b"])  # follows t1 on: a ends
+    held.hold("t2", calls["c"])
+    held.hold("t3", calls["d"])  # past the limit: b, the oldest, ends
+    held.ended("t2", None)  # c: told its task completed
+    assert sorted(otel_telemetry.open_spans()) == ["invoke_agent d", "invoke_agent e"]
+    held.hold("t4", calls["e"])
+    held.end_where(lambda span: True)  # a shutdown
+    ended = {s.name.split()[-1]: dict(s.attributes or {}) for s in otel_telemetry.spans()}
+    for name in "ab":
+        assert ended[name][A.INCOMPLETE] is True, name
+        assert A.END_REASON not in ended[name], name
+    assert A.INCOMPLETE not in ended["c"] and A.END_REASON not in ended["c"]
+    for name in "de":
+        assert (ended[name][A.INCOMPLETE], ended[name][A.END_REASON]) == (True, "shutdown"), name
+    assert all(s.status.status_code is StatusCode.UNSET for s in otel_telemetry.spans())

@@ -191,9 +191,12 @@ EVENT_PHASE: Final = "agent_otel.phase"
 EVENT_ERROR: Final = "agent_otel.error"
 EVENT_INTERRUPT: Final = "agent_otel.interrupt"
 EVENT_ANOMALY: Final = "agent_otel.anomaly"
+# A remote agent's call that returned with its task still at work, its span held open.
+EVENT_HELD: Final = "agent_otel.held"
 # The attributes of our own span events: short keys, scoped by the event's name.
 EVENT_PHASE_NAME: Final = "name"  # on agent_otel.phase: the phase
 EVENT_ANOMALY_KIND: Final = "kind"  # on agent_otel.anomaly: the repair
+EVENT_HELD_STATE: Final = "state"  # on agent_otel.held: the remote task's state
 # The SDK's exception event (semconv exception.*), written by us so a hostile exception cannot
 # stop it (see recording/_span.py).
 EVENT_EXCEPTION: Final = "exception"

@@ -121,13 +121,13 @@ def legacy_server(failing: bool = False) -> Any:
     def add(x: int) -> str:
         """Add one."""
         _fail(failing, "mcp.server.fastmcp.exceptions")
-        return f"{x + 1} {_continued(calc)}"
+        return f"{x + 1} {continued(calc)}"
 
     @calc.tool()
     def mul(x: int) -> str:
         """Double."""
         _fail(failing, "mcp.server.fastmcp.exceptions")
-        return f"{x * 2} {_continued(calc)}"
+        return f"{x * 2} {continued(calc)}"
 
     return calc
 
@@ -200,7 +200,7 @@ def _fail(failing: bool, module: str) -> None:
         raise importlib.import_module(module).ToolError("the tool broke")
 
 
-def _continued(server: Any) -> str:
+def continued(server: Any) -> str:
     """``trace=<id> parent=<id>`` of the context the request's ``_meta`` names, as a 1.x
     server reads it with agent-otel's ``continue_trace`` (zeros: it names none)."""
     from opentelemetry import trace

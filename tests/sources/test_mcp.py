@@ -891,21 +891,21 @@ def test_a_result_with_the_2x_flag_is_never_asked_for_the_deprecated_one() -> No
 def test_a_requests_meta_gets_the_trace_context_and_keeps_the_callers_own(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:
-    """The MCP SDK 1.x's request ``meta``: the current context added, the caller's keys kept;
-    a ``meta`` that is no plain dict is left as it is."""
+    """The MCP SDK 1.x's request ``_meta``: the current context added, the caller's keys kept;
+    a ``_meta`` that is no plain dict is left as it is."""
     from agent_otel.recording._mcp import _with_context
 
     tracer = otel_telemetry.tracer_provider.get_tracer("t")
     with tracer.start_as_current_span("tool") as span:
         ids = span.get_span_context()
-        added = _with_context({"read_timeout_seconds": 3})
-        kept = _with_context({"meta": {"traceparent": "mine", "progressToken": 7}})
+        added = _with_context(None)
+        kept = _with_context({"traceparent": "mine", "progressToken": 7})
         odd = _Raising()
-        untouched = _with_context({"meta": odd})
+        untouched = _with_context(odd)
     traceparent = f"00-{ids.trace_id:032x}-{ids.span_id:016x}-01"
-    assert added == {"read_timeout_seconds": 3, "meta": {"traceparent": traceparent}}
-    assert kept == {"meta": {"traceparent": "mine", "progressToken": 7}}
-    assert untouched["meta"] is odd
+    assert added == {"traceparent": traceparent}
+    assert kept == {"traceparent": "mine", "progressToken": 7}
+    assert untouched is odd
     assert _with_context({}) == {}  # no span current: nothing to add
 
 
@@ -927,17 +927,16 @@ def test_a_requests_meta_naming_a_trace_of_its_own_keeps_it_whole(
     try:
         with tracer.start_as_current_span("tool") as span:
             ids = span.get_span_context()
-            theirs = _with_context({"meta": {"traceparent": "00-theirs-01", "progressToken": 7}})
-            state = _with_context({"meta": {"tracestate": "theirs=1"}})
-            ours = _with_context({"meta": {"progressToken": 7}})
+            theirs = _with_context({"traceparent": "00-theirs-01", "progressToken": 7})
+            state = _with_context({"tracestate": "theirs=1"})
+            ours = _with_context({"progressToken": 7})
     finally:
         context.detach(token)
-    assert theirs == {"meta": {"traceparent": "00-theirs-01", "progressToken": 7,
-                               "baggage": "tenant=t1"}}  # fmt: skip
-    assert state == {"meta": {"tracestate": "theirs=1", "baggage": "tenant=t1"}}
+    assert theirs == {"traceparent": "00-theirs-01", "progressToken": 7, "baggage": "tenant=t1"}
+    assert state == {"tracestate": "theirs=1", "baggage": "tenant=t1"}
     traceparent = f"00-{ids.trace_id:032x}-{ids.span_id:016x}-01"
-    assert ours == {"meta": {"progressToken": 7, "traceparent": traceparent,
-                             "tracestate": "vendor=v1", "baggage": "tenant=t1"}}  # fmt: skip
+    assert ours == {"progressToken": 7, "traceparent": traceparent,
+                    "tracestate": "vendor=v1", "baggage": "tenant=t1"}  # fmt: skip
 
 
 # --- a request that fails below the tool: a JSON-RPC error, a timeout --------------------------
@@ -1738,3 +1737,59 @@ async def _sample_in_parallel(
         with anyio.fail_after(30):
             async for _ in telemetry.wrapper(agent_name="calc")(agent()):
                 pass
+
+
+@pytest.mark.parametrize("framework", [False, True], ids=["contract-agent", "framework-run"])
+async def test_a_sampling_callbacks_own_model_call_is_traced_under_the_tool_call(
+    otel_telemetry: InMemoryTelemetry, framework: bool
+) -> None:
+    """A server's tool asks the client's model (``sampling/createMessage``; over stdio, the
+    server a process of its own) and the client's sampling callback calls the OpenAI SDK
+    itself, traced by openai-v2: no span of ours tells that call. In a framework adapter's run
+    (one that said it started, ``framework_started``), the providers stand down for the whole
+    run, and the callback runs in the tool body's context: the call went untraced. It is no
+    call of the framework's: openai-v2's chat span now nests under the tool call the server
+    was serving, in either run."""
+    from mcp import Client, StdioServerParameters, types
+
+    from agent_contract.protocol import FunctionCall, LLMCallEnd, LLMCallStart, ToolCall, ToolResult
+    from agent_contract.scope import McpServer, framework_started, tool_scope
+
+    from . import _conformance
+    from . import _http as http
+    from . import _script_chat as chat
+
+    model = http.openai_client(chat.answer("sampled"))
+
+    async def sample(context: Any, params: Any) -> Any:
+        stream = await model.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}], stream=True
+        )
+        words = [c.choices[0].delta.content or "" async for c in stream if c.choices]
+        text = types.TextContent(type="text", text="".join(words))
+        return types.CreateMessageResult(role="assistant", content=text, model="gpt-4o-mini")
+
+    params = StdioServerParameters(command=sys.executable, args=[str(SERVER_SCRIPT), "--erring"])
+    answers: list[str] = []
+    with _conformance.OPENAI_V2.instrumented(otel_telemetry):
+        async with Client(params, mode="legacy", sampling_callback=sample) as client:
+
+            async def agent() -> Any:
+                if framework:  # as a framework adapter of one's own says it runs its framework
+                    framework_started(__name__)
+                yield LLMCallStart(model="m")
+                yield ToolCall(id="c1", function=FunctionCall(name="sample", arguments='{"x": 1}'))
+                yield LLMCallEnd(model="m")
+                with tool_scope("c1", "sample", mcp=McpServer(name=_mcp.SERVER_NAME)):
+                    result = await client.call_tool("sample", {"x": 1})
+                answers.append(str(result.content[0].text))  # type: ignore[union-attr]
+                yield ToolResult(tool_call_id="c1", content=answers[0])
+
+            async for _ in otel_telemetry.wrapper(agent_name="calc")(agent()):
+                pass
+
+    assert answers[0].startswith("sampled ")
+    tool = otel_telemetry.span("execute_tool sample")
+    [sampled] = [s for s in otel_telemetry.spans() if s.name == "chat gpt-4o-mini"]
+    assert sampled.parent is not None and sampled.parent.span_id == tool.context.span_id
+    assert dict(sampled.attributes or {})["gen_ai.usage.output_tokens"] > 0

@@ -711,6 +711,69 @@ async def test_an_mcp_one_server_that_calls_another_server_carries_the_trace_to_
     assert int(seen.group(2), 16) == tool.context.span_id
 
 
+async def test_an_mcp_one_resource_read_prompt_and_listing_carry_the_trace_to_the_server(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A tool body that reads a resource, gets a prompt and lists the tools of an MCP SDK 1.x
+    server: only ``tools/call`` carried the trace (agent-otel added it to that request alone),
+    so a server that continues each request's ``_meta`` served the others in a trace of its
+    own. Every request now carries the context it is sent in, as the SDK 2.x sends it: each
+    handler runs under the tool span; a request sent outside any trace names no parent."""
+    import importlib.util
+
+    if importlib.util.find_spec("mcp.shared._otel") is not None:
+        pytest.skip("the MCP SDK 2.x propagates itself")
+    from mcp import types
+    from mcp.server.fastmcp import FastMCP
+    from mcp.shared.memory import create_connected_server_and_client_session
+
+    from agent_contract.protocol import FunctionCall, LLMCallEnd, LLMCallStart, ToolCall, ToolResult
+    from agent_contract.scope import tool_scope
+
+    server = FastMCP(_mcp.SERVER_NAME)
+    seen: list[tuple[str, str]] = []
+
+    @server.resource("notes://today")
+    def today() -> str:
+        seen.append(("resources/read", _mcp.continued(server)))
+        return "sunny"
+
+    @server.prompt()
+    def greet(who: str) -> str:
+        seen.append(("prompts/get", _mcp.continued(server)))
+        return f"hello {who}"
+
+    handlers = server._mcp_server.request_handlers
+    listing = handlers[types.ListToolsRequest]
+
+    async def listed(request: Any) -> Any:  # (the listing runs no function of the server's)
+        seen.append(("tools/list", _mcp.continued(server)))
+        return await listing(request)
+
+    handlers[types.ListToolsRequest] = listed
+
+    async def agent(session: Any) -> AsyncIterator[AgentEvent]:
+        yield LLMCallStart(model="m")
+        yield ToolCall(id="c1", function=FunctionCall(name="lookup", arguments="{}"))
+        yield LLMCallEnd(model="m")
+        with tool_scope("c1", "lookup"):
+            await session.read_resource("notes://today")
+            await session.get_prompt("greet", {"who": "you"})
+            await session.list_tools()
+        yield ToolResult(tool_call_id="c1", content="sunny")
+
+    async with create_connected_server_and_client_session(server._mcp_server) as session:
+        async for _ in otel_telemetry.wrapper(agent_name="calc")(agent(session)):
+            pass
+        await session.read_resource("notes://today")  # after the run, outside any trace
+
+    tool = otel_telemetry.span("execute_tool lookup").context
+    inside = f"trace={tool.trace_id:032x} parent={tool.span_id:016x}"
+    outside = f"trace={0:032x} parent={0:016x}"
+    assert seen == [("resources/read", inside), ("prompts/get", inside),
+                    ("tools/list", inside), ("resources/read", outside)]  # fmt: skip
+
+
 # --- The server asks the client's model: sampling/createMessage --------------------------------
 
 

@@ -29,13 +29,14 @@ raises the SDK's error instead: the wrapper notes its JSON-RPC code on the call
 (:meth:`ToolCall.on_mcp_failure`), which names the call's failure by it, as the MCP
 conventions' ``error.type`` does, however the call then ends failed.
 
-The MCP SDK 1.x sends no trace context at all (2.x puts it in the request's ``params._meta``),
-so over stdio nothing told its server which trace a call belongs to. The wrapper adds the
-current one to 1.x's request ``meta`` as 2.x does (the keys the caller's ``meta`` has are
-kept): a server that reads it (``continue_trace(ctx.request_context.meta)``, or 2.x's own
-server) runs the call under the tool span, and a server's tool that runs so and calls
-another server hands the trace on to it (the remote side's entries watch the SDK too:
-``remote/_continue``).
+The MCP SDK 1.x sends no trace context at all (2.x puts it in every request's
+``params._meta``), so over stdio nothing told its server which trace a request belongs to.
+The session's ``send_request`` adds the current one to each 1.x request's ``_meta`` as 2.x
+does, whatever its kind (a tool call, a resource read, a prompt got; the keys the caller's
+``meta`` has are kept): a server that reads it (``continue_trace(ctx.request_context.meta)``,
+or 2.x's own server) runs the request under the tool span, and a server's tool that runs so
+and calls another server hands the trace on to it (the remote side's entries watch the SDK
+too: ``remote/_continue``).
 
 A request lost below the session (over streamable HTTP, both SDK generations carry each
 request's POST in a task of its own: a server that dies before it answers fails that task
@@ -90,6 +91,7 @@ from opentelemetry import propagate, trace
 from opentelemetry.context.context import Context
 
 from agent_otel._guard import report
+from agent_otel.standdown._context import uncovered
 
 from ._tool import ToolCall
 
@@ -136,16 +138,16 @@ def watch(tool_key: str, load: bool = True) -> None:
         send = getattr(session, "send_request", None)
         if send is not None and not getattr(send, _MARK, False):
             try:
-                session.send_request = _sending(send, tool_key)  # type: ignore[attr-defined]
+                carries = _sends_no_context(module)
+                session.send_request = _sending(send, tool_key, carries)  # type: ignore[attr-defined]
             except Exception:
                 report("mcp result watch")
         call_tool = getattr(session, "call_tool", None)
         if call_tool is None or getattr(call_tool, _MARK, False):
             continue
         try:
-            carries = _sends_no_context(module, call_tool)
             progress = _progress_position(call_tool)
-            session.call_tool = _watching(call_tool, tool_key, carries, progress)  # type: ignore[attr-defined]
+            session.call_tool = _watching(call_tool, tool_key, progress)  # type: ignore[attr-defined]
         except Exception:
             report("mcp result watch")
     done: set[object] = set()  # the classes whose method was looked at: one each
@@ -164,15 +166,12 @@ def watch(tool_key: str, load: bool = True) -> None:
                 report("mcp result watch")
 
 
-def _sends_no_context(module: Any, call_tool: Callable[..., Any]) -> bool:
-    """Whether requests of this SDK go without the trace context (the MCP SDK 1.x, which has no
-    ``mcp.shared._otel``) while its ``call_tool`` takes the request's ``meta`` (or whatever a
-    wrapper of it passes on)."""
+def _sends_no_context(module: Any) -> bool:
+    """Whether requests of this SDK go without the trace context: the MCP SDK 1.x, which has
+    no ``mcp.shared._otel`` (2.x puts it in every request's ``_meta`` itself, from its own
+    request span)."""
     package = module.__name__.split(".", 1)[0]
-    if importlib.util.find_spec(f"{package}.shared._otel") is not None:
-        return False  # the SDK 2.x puts it in _meta itself, from its own request span
-    parameters = inspect.signature(call_tool).parameters.values()
-    return any(p.name == "meta" or p.kind is p.VAR_KEYWORD for p in parameters)
+    return importlib.util.find_spec(f"{package}.shared._otel") is None
 
 
 def _progress_position(call_tool: Callable[..., Any]) -> int | None:
@@ -187,12 +186,10 @@ _PROGRESS = "progress_callback"
 
 
 def _watching(
-    call_tool: Callable[..., Any], tool_key: str, carries: bool, progress: int | None
+    call_tool: Callable[..., Any], tool_key: str, progress: int | None
 ) -> Callable[..., Any]:
     @functools.wraps(call_tool)
     async def call_tool_watched(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if carries:  # whoever sends it: a tool body, a server's tool in its caller's trace
-            kwargs = _with_context(kwargs)
         tool = otel_context.get_value(tool_key)  # the call whose body sends it, if any
         if not isinstance(tool, ToolCall):  # its request is noted in flight as any other
             return await call_tool(self, *args, **kwargs)
@@ -371,7 +368,7 @@ def _outside(call_tool: Callable[..., Any], tool_key: str) -> Callable[..., Any]
     return outside
 
 
-def _sending(send_request: Callable[..., Any], tool_key: str) -> Callable[..., Any]:
+def _sending(send_request: Callable[..., Any], tool_key: str, carries: bool) -> Callable[..., Any]:
     """``send_request``, the one door every request of a session goes through (both SDK
     generations'), noting each request in flight with its caller's context for as long as it
     awaits its answer, from the session's first request of any kind (``initialize`` when the
@@ -379,10 +376,16 @@ def _sending(send_request: Callable[..., Any], tool_key: str) -> Callable[..., A
     traced tool body), and noting in the caller's context whether its result asks for input
     (:func:`_asking`): every kind that can ask (``tools/call``, ``resources/read``,
     ``prompts/get``), by one rule. A request the server sends while a call is served is
-    thereby never taken for another call's. What it returns or raises passes through."""
+    thereby never taken for another call's. ``carries``: the SDK sends no trace context (1.x):
+    each request gets the current one in its ``_meta`` here (:func:`_request_with_context`),
+    whoever sends it (a tool body, a server's tool in its caller's trace) and whatever its
+    kind (``tools/call``, ``resources/read``, ``prompts/get``, ``tools/list``), as the SDK 2.x
+    sends it. What it returns or raises passes through."""
 
     @functools.wraps(send_request)
     async def send_request_watched(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if carries and args:  # (the SDK passes the request first, by position)
+            args = (_request_with_context(args[0]), *args[1:])
         calls = _in_flight(self, tool_key)
         if calls is None:
             return await send_request(self, *args, **kwargs)
@@ -494,7 +497,7 @@ def _in_tool_context(
     @functools.wraps(callback)
     async def in_tool_context(*args: Any, **kwargs: Any) -> Any:
         if _ASKED.get() is session:
-            answer = await callback(*args, **kwargs)
+            answer = await _in_context(callback, otel_context.get_current())(*args, **kwargs)
             _declined(answer, tool_key)
             return answer
         if len(calls) != 1:
@@ -554,11 +557,14 @@ def _declined(answer: object, tool_key: str) -> None:
 
 def _in_context(callback: Callable[..., Any], context: Context) -> Callable[..., Any]:
     """``callback`` (an async callback of the session's, as the SDK calls it) run in
-    ``context``; what it returns or raises passes through unchanged. Nothing of the
-    callback is read (a callable whose attributes raise is called all the same)."""
+    ``context``, uncovered: a model call it makes (sampling's, the client's model) is none a
+    framework run's chat spans tell, so the provider instrumentations trace it there (in a
+    framework run, a tool body's context stands them down). What it returns or raises passes
+    through unchanged. Nothing of the callback is read (a callable whose attributes raise is
+    called all the same)."""
 
     async def in_context(*args: Any, **kwargs: Any) -> Any:
-        token = otel_context.attach(context)
+        token = otel_context.attach(uncovered(context))
         try:
             answer = callback(*args, **kwargs)
             return await answer if inspect.isawaitable(answer) else answer
@@ -571,16 +577,38 @@ def _in_context(callback: Callable[..., Any], context: Context) -> Callable[...,
 _BAGGAGE = "baggage"  # the W3C baggage header: the caller's entries, not a trace
 
 
-def _with_context(kwargs: dict[str, Any]) -> dict[str, Any]:
-    """``kwargs`` with the current trace context in the request's ``meta`` (what the global
-    propagator writes: ``traceparent``, ``tracestate``, ``baggage``), as the MCP SDK 2.x
-    sends it; keys the caller's own ``meta`` has are kept, and a ``meta`` that carries a
-    trace header of its own (another tracer's) keeps its trace whole: only the ``baggage`` it
-    lacks is added (a ``tracestate`` belongs to the trace its ``traceparent`` names).
-    Unchanged when there is nothing to add or the caller's ``meta`` is no dict."""
-    meta = kwargs.get("meta")
+def _request_with_context(request: Any) -> Any:
+    """``request`` (the MCP SDK 1.x's ``ClientRequest``, of any method) with the current trace
+    context in its ``params._meta`` by :func:`_with_context`'s rule: a copy, made by the SDK's
+    own model from what the request holds (the caller's request is left as it was; a request
+    with no params gets them, as the wire allows any request). The request itself when there
+    is nothing to add or it is of no model known here. Never raises."""
+    root: Any = getattr(request, "root", None)
+    if not hasattr(root, "model_dump") or not hasattr(request, "model_dump"):
+        return request
+    try:
+        meta: Any = getattr(getattr(root, "params", None), "meta", None)
+        own = meta.model_dump() if hasattr(meta, "model_dump") else {}
+        merged = _with_context(own)
+        if merged is own:
+            return request
+        data = request.model_dump(by_alias=True)
+        data["params"] = {**(data.get("params") or {}), "_meta": merged}
+        return type(request).model_validate(data)
+    except Exception:
+        report("mcp request context")
+        return request
+
+
+def _with_context(meta: Any) -> Any:
+    """``meta`` (a request's ``_meta``, ``None`` for none) with the current trace context added
+    (what the global propagator writes: ``traceparent``, ``tracestate``, ``baggage``), as the
+    MCP SDK 2.x sends it; the keys it has are kept, and a ``meta`` that carries a trace header
+    of its own (another tracer's) keeps its trace whole: only the ``baggage`` it lacks is added
+    (a ``tracestate`` belongs to the trace its ``traceparent`` names). ``meta`` itself when
+    there is nothing to add or it is no dict."""
     if meta is not None and type(meta) is not dict:
-        return kwargs
+        return meta
     try:
         carrier: dict[str, str] = {}
         propagator = propagate.get_global_textmap()
@@ -592,10 +620,10 @@ def _with_context(kwargs: dict[str, Any]) -> dict[str, Any]:
         added = {k: v for k, v in carrier.items() if k not in own}
     except Exception:
         report("mcp request context")
-        return kwargs
+        return meta
     if not added:
-        return kwargs
-    return {**kwargs, "meta": {**(meta or {}), **added}}
+        return meta
+    return {**(meta or {}), **added}
 
 
 def error_code(error: BaseException) -> str | None:

@@ -100,7 +100,13 @@ class RemoteAgentCall(Block["RemoteAgentCall"]):
                                                   or when the remote side answered with a
                                                   failure (:meth:`fail`: an A2A task that
                                                   ended ``TASK_STATE_FAILED``)
+    ``agent_otel.incomplete``,                    at the end of a call whose remote task's
+    ``agent_otel.end_reason``                     end was never learned (:meth:`unfinished`)
     ============================================  ======================================
+
+    A call that returned with its remote task still at work says so by an ``agent_otel.held``
+    event, when it returned (:meth:`held`): its span stays open until the caller learns how the
+    task ended.
 
     ``context`` is the caller's context with this span current: attach it around whatever
     sends the request (``with`` does). ``headers`` is the W3C trace context naming this span,
@@ -218,6 +224,27 @@ class RemoteAgentCall(Block["RemoteAgentCall"]):
             report_failure(self._span, kind, None, _clock.now_ns())
         except Exception:
             report("remote agent failure")
+
+    def held(self, state: object) -> None:
+        """The call returned with its remote task still at work, in ``state`` (its name:
+        ``TASK_STATE_WORKING``): an ``agent_otel.held`` event, now, tells where its span's
+        time past the response went; the span stays open until the task's end is learned."""
+        if not self._ended:
+            attributes = {A.EVENT_HELD_STATE: _text(state) or A.ERROR_TYPE_OTHER}
+            self._span.add_event(A.EVENT_HELD, attributes, _clock.now_ns())
+
+    def unfinished(self, reason: str | None = None) -> None:
+        """End the span of a call whose remote task's end was never learned (a held call the
+        process shut down with, ``reason`` ``shutdown``; one dropped past the limit, or
+        followed on by a newer call on its task): ``agent_otel.incomplete``, and
+        ``agent_otel.end_reason`` when ``reason`` is given; neither failed nor a success."""
+        if self._ended:
+            return
+        said = _text(reason)
+        self._span.set_attributes(
+            {A.INCOMPLETE: True} if said is None else {A.INCOMPLETE: True, A.END_REASON: said}
+        )
+        self.end()
 
     def end(self, error: BaseException | None = None) -> None:
         """End the span once (later calls do nothing); ``error``: the call raised it."""

@@ -8,7 +8,8 @@ task that ended failed fails it then. The caller may learn it with another clien
 one that sent the call (a request handler's client sent it and closed; a later handler's, or
 a webhook's, polls): :data:`HELD`, the calls held in this process by task id, is every traced
 client's. A call nobody follows to its end ends at shutdown, with the runs
-(``recording/_open.also_end``), or once :data:`MAX_HELD` newer calls are held.
+(``recording/_open.also_end``), or once :data:`MAX_HELD` newer calls are held: its span then
+says it never learned the task's end (``RemoteAgentCall.unfinished``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 from opentelemetry import trace
 
+from agent_otel import _attributes as A
 from agent_otel._guard import report
 from agent_otel.recording._open import also_end
 
@@ -53,13 +55,13 @@ class HeldCalls:
             self._calls[task_id] = call
             while len(self._calls) > MAX_HELD:
                 oldest = next(iter(self._calls))
-                self._calls.pop(oldest).end()
+                self._calls.pop(oldest).unfinished()
         except Exception:
             report("a2a held call")
             call.end()
             return
         if earlier is not None and earlier is not call:
-            earlier.end()
+            earlier.unfinished()
 
     def ended(self, task_id: str, failed: str | None) -> None:
         """The caller learned that the task ``task_id`` ended: the call held for it ends,
@@ -77,11 +79,11 @@ class HeldCalls:
 
     def end_where(self, belongs: Callable[[Any], bool]) -> None:
         """A shutdown: every call held whose span ``belongs`` to the provider shutting down
-        ends (what became of its task is not known here)."""
+        ends, unfinished (what became of its task is not known here)."""
         for task_id, call in list(self._calls.items()):
             span = trace.get_current_span(call.context)
             if belongs(span) and self._calls.pop(task_id, None) is call:
-                call.end()
+                call.unfinished(A.END_SHUTDOWN)
 
 
 HELD = HeldCalls()

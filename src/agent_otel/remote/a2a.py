@@ -174,6 +174,15 @@ _WORKING = (TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING)
 (input, authorisation), which ends that call's part of it."""
 
 
+def _state_name(state: int) -> str | None:
+    """A task state's name (``TASK_STATE_WORKING``); None for a number the SDK does not
+    name."""
+    try:
+        return str(TaskState.Name(state))
+    except ValueError:
+        return None
+
+
 def _task_of(response: object) -> tuple[str, int] | None:
     """The task a response names (a task, an update of its status, or a ``Task`` itself) and
     its state; None for anything else (a response of another SDK version is read, never
@@ -260,6 +269,7 @@ class _TracedClient(Client):
         said so) and nothing failed: it is held until the caller learns the end, with this
         client or another."""
         if task is not None and task[1] in _WORKING and not _raised_in(error):
+            call.held(_state_name(task[1]))
             HELD.hold(task[0], call)
         else:
             call.end(error)

@@ -404,6 +404,16 @@ def cover(context: Context, still_open: Callable[[], bool]) -> Context:
     return otel_context.set_value(COVERED, RunCover(still_open), _providers_stand_down(context))
 
 
+def uncovered(context: Context) -> Context:
+    """``context`` where no model call is ours to tell: neither a chat span of ours nor a
+    framework run covers it, so the providers trace what is called there (a callback an MCP
+    server's request runs in a tool body's context: its model call is no framework's, and no
+    chat span of ours tells it)."""
+    return otel_context.set_value(
+        INFERENCE_SPAN, None, otel_context.set_value(COVERED, None, context)
+    )
+
+
 def _providers_stand_down(context: Context) -> Context:
     return covered(suppressed(context))
 
