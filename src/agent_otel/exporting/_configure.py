@@ -367,8 +367,6 @@ def configure(
         prometheus_server=prometheus[1] if prometheus else None,
         shutdown_timeout_millis=shutdown_timeout_millis,
     )
-    if loss is not None:  # each span queued: a default action put back around us is retaken
-        batch.queued = handle._hooks.span_queued
     if set_global:
         (
             handle.global_tracer_provider,

@@ -49,6 +49,9 @@ class SpanLoss:
         self._settled = False
         self.on_stranded: Callable[[int], None] | None = None  # records them as a metric
         self.queue_length: Callable[[], int] | None = None  # the SDK processor's queue size
+        # told once a span is queued, which a signal's default action would lose: the process
+        # hooks of the telemetry it serves (``_process.ProcessHooks.span_queued``)
+        self.on_queued: Callable[[], object] | None = None
 
     def reset_in_child(self) -> None:
         """In a forked child: count only the child's own spans, with a lock nobody holds (the

@@ -13,7 +13,7 @@ arguments over both.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from opentelemetry.sdk.metrics import MeterProvider
@@ -98,17 +98,14 @@ class CountingBatchSpanProcessor(BatchSpanProcessor):
             meter_provider=meter_provider,
         )
         self.loss = loss
-        # told once a span is queued, which a signal's default action would lose: the process
-        # hooks of the telemetry it serves (``_process.ProcessHooks.span_queued``)
-        self.queued: Callable[[], object] | None = None
 
     def on_end(self, span: ReadableSpan) -> None:
         context = span.context
         if context is not None and context.trace_flags.sampled:
             self.loss.enter()
         super().on_end(span)
-        if self.queued is not None:
-            self.queued()
+        if self.loss.on_queued is not None:
+            self.loss.on_queued()
 
 
 def otlp_span_pipeline(

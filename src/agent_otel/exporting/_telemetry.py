@@ -124,6 +124,8 @@ class Telemetry:
         manage(self._ours, self._end_open_runs)  # its runs: ended by it, and counted
         in_forked_child(self._after_fork_in_child)
         self._hooks = ProcessHooks(self, shutdown_timeout_millis / 1000)  # signals, fork, workers
+        if loss is not None:  # each span queued: a default action put back around us is retaken
+            loss.on_queued = self._hooks.span_queued
 
     @property
     def prometheus_port(self) -> int | None:
