@@ -74,6 +74,15 @@ def fakes() -> dict[str, str]:
         + "".join(RNG.choice(string.ascii_uppercase + "0123456789") for _ in range(56)),
         "github_token": "gh" + "p_" + chars(36),
         "gitlab_token": "gl" + "pat-" + chars(20),
+        # GitLab's other tokens, by the prefixes its docs give them
+        "gitlab_token/deploy": "gl" + "dt-" + chars(20, ALNUM + "_-"),
+        "gitlab_token/runner": "gl" + "rt-" + chars(20, ALNUM + "_-"),
+        "gitlab_token/runner_registration": "gl" + "rtr-" + chars(20, ALNUM + "_-"),
+        "gitlab_token/oauth_secret": "gl" + "oas-" + chars(64, HEX),
+        "gitlab_token/job": "gl" + "cbt-" + chars(30, ALNUM + "_-"),
+        "gitlab_token/trigger": "gl" + "ptt-" + chars(40, HEX),
+        "gitlab_token/feed": "gl" + "ft-" + chars(20, ALNUM + "_-"),
+        "gitlab_token/agent": "gl" + "agent-" + chars(50, ALNUM + "_-"),
         "slack_token": "xo" + "xb-" + "1234567890" + "-" + "2345678901234" + "-" + chars(24),
         "stripe_key": "sk" + "_live_" + chars(24),
         "jwt": fake_jwt(),
@@ -206,6 +215,20 @@ def context_fakes() -> dict[str, tuple[str, str]]:
             telegram * 2,
         ),
         "basic_auth/docker_config": (f'{{"auths": {{"ghcr.io": {{"auth": "{basic}"}}}}}}', basic),
+        # an .npmrc's login: base64 of user:password under _auth (quoted in YAML too)
+        "basic_auth/npmrc": (f"registry=https://npm.example.com/\n_auth={basic}", basic),
+        "basic_auth/yaml": (f"registries:\n  ghcr.io:\n    auth: '{basic}'", basic),
+        # a Slack Workflow Builder's webhook trigger: whoever holds the URL starts the workflow
+        "slack_webhook/trigger": (
+            "POST https://hooks.slack.com/triggers/" + hook + " failed",
+            hook,
+        ),
+        # a .pgpass file's line, as a tool that read it shows it: the password ends the line
+        "key_value/pgpass": (
+            f"$ cat ~/.pgpass\ndb.internal:5432:prod:app:{password}\r\n$ ls",
+            password,
+        ),
+        "key_value/pgpass_any": (f"read:\n*:*:*:postgres:{password} a", f"{password} a"),
         "key_value/netrc": (
             f"machine api.example.com\n  login bob\n  password {password}",
             password,
@@ -411,6 +434,8 @@ def encoded_cases() -> dict[str, tuple[str, str, str]]:
     pretty_login = pretty({"user": "bob", "password": "Zk39a"})
     pretty_tab = pretty({"k": google}, indent="\t")
     pretty_crlf = pretty({"k": openai}, crlf=True)
+    pem = base64.b64encode((fake_private_key() + "\n").encode()).decode()
+    wrapped = "\n".join(pem[i : i + 76] for i in range(0, len(pem), 76))  # as `base64` writes
     return {
         "redirect_uri": (
             f"GET /authorize?redirect_uri=https%3A%2F%2Fdeploy%3A{password}%40h.example%2Fcb&s=1",
@@ -491,6 +516,10 @@ def encoded_cases() -> dict[str, tuple[str, str, str]]:
         "base64_pretty_json": (f"CREDENTIALS_B64 {pretty_login} set", pretty_login, "key_value"),
         "base64_pretty_tab": (f"creds {pretty_tab} loaded", pretty_tab, "google_api_key"),
         "base64_pretty_crlf": (f"creds {pretty_crlf} loaded", pretty_crlf, "openai_api_key"),
+        # A PEM private key block as base64: a kubeconfig's client-key-data, a Kubernetes
+        # secret's tls.key, `base64 key.pem` (wrapped at 76 characters)
+        "base64_pem": (f"    client-key-data: {pem}\n    token: x", pem, "private_key"),
+        "base64_pem_wrapped": (f"$ base64 key.pem\n{wrapped}\n$ ls", wrapped, "private_key"),
     }
 
 
@@ -524,6 +553,11 @@ ENCODED_NEAR_MISSES = [
     "a=1&b=2; c=3&d=4;",
     "ctx=" + base64.b64encode(json.dumps({"user": "bob", "input_tokens": 12}).encode()).decode(),
     "ctx=" + base64.b64encode(json.dumps({"user": "bob", "n": 12}, indent=2).encode()).decode(),
+    # a certificate's PEM block as base64 (a kubeconfig's certificate-authority-data): public
+    "certificate-authority-data: "
+    + base64.b64encode(
+        b"-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIU\n-----END CERTIFICATE-----\n"
+    ).decode(),
 ]
 
 
@@ -631,6 +665,10 @@ NEAR_MISSES = [
     + ", commit "
     + chars(40, HEX),
     "the access token expired at 2024-05-06T12:00:00Z; token count 123456789012345678901234",
+    # GitLab's prefixes before a name, "auth" over what is no user:password, host:port lines
+    "gldt- and glrt- are GitLab's; glft-rollout-plan-for-the-team, glagent-config-reference",
+    "auth=none auth: oauth2 _auth=dXNlcm5hbWU= x-auth: required",
+    "db.internal:5432:prod is up; localhost:5432:app:ready\n  at 10:5432:1:2:3 and a:b:c:d:e",
     # a name before a host, without a scheme, where no DSN is written
     "see user:alice@example.com for access, at 12:30@home/kitchen, From:bob@example.com",
 ]

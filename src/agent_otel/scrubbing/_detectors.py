@@ -196,6 +196,13 @@ quotes escaped as JSON writes them, too)."""
 
 
 _T = r"A-Za-z0-9_\-"  # a key's characters
+_GITLAB_PREFIXES = tuple(
+    f"gl{kind}-"
+    for kind in ("oas", "dt", "rt", "rtr", "cbt", "ptt", "ft", "imt", "agent", "soat", "ffct")
+)
+"""GitLab's tokens other than ``glpat-``: an OAuth application's secret, a deploy token, a
+runner's (``glrt-``, ``glrtr-``), a CI/CD job's, a pipeline trigger's, a feed's, an incoming
+mail's, a Kubernetes agent's, a SCIM token, a feature flags client's."""
 # Key names that announce a secret in text (matched lower case; db_password, x-api-key too):
 # the key names' table (._keys), so a name that hides a value in content hides it in text.
 _KEY_WORDS = text_names()
@@ -641,6 +648,12 @@ BUILT_IN: tuple[Detector, ...] = (
     Detector("new_relic_key", _rx(r"NRAK-[A-Z0-9]{27}|NRJS-[a-f0-9]{19}"), ("nrak-", "nrjs-")),
     Detector("gitlab_token", _rx(r"glpat-[A-Za-z0-9_-]{20,}"), ("glpat-",)),
     Detector(
+        "gitlab_token",  # GitLab's other tokens, each named by its prefix in GitLab's docs
+        _rx(r"gl(?:oas|dt|rtr?|cbt|ptt|ft|imt|agent|soat|ffct)-[A-Za-z0-9_-]{20,}"),
+        _GITLAB_PREFIXES,
+        random_body,
+    ),
+    Detector(
         "slack_token",
         _rx(r"xox[abposre]-[A-Za-z0-9-]{10,}|xapp-[0-9]-[A-Za-z0-9-]{20,}"),
         ("xox", "xapp-"),
@@ -648,7 +661,7 @@ BUILT_IN: tuple[Detector, ...] = (
     ),
     Detector(
         "slack_webhook",
-        _rx(r"hooks\.slack\.com/(?:services|workflows)/(?P<secret>[A-Za-z0-9/_-]{20,})"),
+        _rx(r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9/_-]{20,})"),
         ("hooks.slack",),
     ),
     Detector(
@@ -843,9 +856,13 @@ BUILT_IN: tuple[Detector, ...] = (
     Detector(
         "basic_auth",
         # a registry's login as a Docker or Podman config.json keeps it: "auth": base64 of
-        # user:password ("auth" alone names no secret: the value must decode to one)
-        _rx(r"\"auth\"\s{0,3}:\s{0,3}\"(?P<secret>[A-Za-z0-9+/]{6,1024}={0,2})\""),
-        ('"auth"',),
+        # user:password ("auth" alone names no secret: the value must decode to one), and
+        # an .npmrc's _auth=, quoted or not
+        _rx(
+            r"(?<![A-Za-z0-9])(?:\"auth\"|_?auth)\s{0,3}[:=]\s{0,3}([\"']?)"
+            r"(?P<secret>[A-Za-z0-9+/]{6,1024}={0,2})(?![A-Za-z0-9+/=])"
+        ),
+        ("auth",),
         basic_credentials,
     ),
     *named_rows(_KEY_WORDS, _KEY_ANCHORS, pair_also="authorization"),
@@ -861,6 +878,17 @@ BUILT_IN: tuple[Detector, ...] = (
         ),
         ("password",),
         lower=True,
+    ),
+    Detector(
+        "key_value",
+        # a .pgpass line (a tool that read the file): host:port:database:user:password, the
+        # line whole, the port PostgreSQL's or "*" (any field may be "*"); the rest of the
+        # line is the password
+        _rx(
+            r"(?<![^\r\n])[^\s:#]{1,253}:(?:5432|\*):[^\s:]{1,63}:[^\s:]{1,63}:"
+            r"(?P<secret>[^\r\n]{1,512})(?![^\r\n])"
+        ),
+        (":5432:", ":*:"),
     ),
     Detector(
         "key_value",

@@ -39,7 +39,7 @@ from ._detectors import (
     named_rows,
     random_value,
 )
-from ._encoded import base64_json, lookalike_view, may_hold, may_hold_base64_json, views
+from ._encoded import base64_blobs, lookalike_view, may_hold, may_hold_base64, views
 from ._keys import JOIN, is_secret_key, names_a_key, normalise, words
 
 Found = Callable[[str], None]
@@ -288,9 +288,9 @@ class Scrubber:
 
     def _spans(self, text: str, decoded: bool = False) -> list[tuple[int, int, str]]:
         """Where the detectors whose anchors ``text`` holds find secrets in it: (start, end,
-        detector name). A base64 token of JSON (``eyJ...``, ``ewog...``) in which they find one is
-        replaced whole, named by the first find (``decoded``: ``text`` is such a token's
-        JSON, not read for more)."""
+        detector name). A base64 token of JSON (``eyJ...``, ``ewog...``) or of a PEM block
+        in which they find one is replaced whole, named by the first find (``decoded``:
+        ``text`` is such a token's decoded text, not read for more)."""
         lowered = text.lower()
         if len(lowered) != len(text):  # a few non-ASCII letters lower to two characters
             lowered = text.translate(_ASCII_LOWER)
@@ -307,9 +307,9 @@ class Scrubber:
             spans.extend((s, e, detector.name) for s, e in detector.spans(text, lowered))
         for detector in self._always:
             spans.extend((s, e, detector.name) for s, e in detector.spans(text, lowered))
-        if not decoded and may_hold_base64_json(text):
-            for start, end, json_text in base64_json(text):
-                inner = self._spans(json_text, decoded=True)
+        if not decoded and may_hold_base64(text):
+            for start, end, blob in base64_blobs(text):
+                inner = self._spans(blob, decoded=True)
                 if inner:
                     spans.append((start, end, min(inner)[2]))
         return spans
