@@ -317,6 +317,9 @@ def context_fakes() -> dict[str, tuple[str, str]]:
             f'{{"kty": "oct", "k": "{telegram[:22]}", "alg": "HS256"}}',
             telegram[:22],
         ),
+        # a short password named in prose: a generated one's both cases, digit and symbol
+        "key_value/prose_password": ("the database password is Xy7!pq2 (rotate it)", "Xy7!pq2"),
+        "key_value/prose_passphrase": ("my passphrase was 'k9#Lm2xQ' today", "k9#Lm2xQ"),
         "key_value/short_pass": (f"DB_HOST=db\nDB_PASS={password}\nDB_PORT=5432", password),
         # Oracle's login, user/password[@connect identifier], to its tools and drivers
         "command_line/sqlplus": ("sqlplus -s scott/tiger@//db:1521/orcl @report.sql", "tiger"),
@@ -669,6 +672,9 @@ NEAR_MISSES = [
     "gldt- and glrt- are GitLab's; glft-rollout-plan-for-the-team, glagent-config-reference",
     "auth=none auth: oauth2 _auth=dXNlcm5hbWU= x-auth: required",
     "db.internal:5432:prod is up; localhost:5432:app:ready\n  at 10:5432:1:2:3 and a:b:c:d:e",
+    # a short word after a password's name in prose: no generated password's mix
+    "the password is required! The password is 8+chars, was SHA256-hashed or is v2.1-rc",
+    "Password was: Changed, password is #1 priority, the passcode is 4-digit",
     # a name before a host, without a scheme, where no DSN is written
     "see user:alice@example.com for access, at 12:30@home/kitchen, From:bob@example.com",
 ]

@@ -250,6 +250,23 @@ def labelled_key(value: str) -> bool:
     )
 
 
+_SYMBOLS = frozenset("!@#$%^&*~+=?")
+"""The symbols a generated password holds and a word in prose does not (``-``, ``.``, ``_``
+join the words of a name: ``v2-compatible``, ``App.Config``)."""
+
+
+def generated_password(value: str) -> bool:
+    """A password too short to be told random by its letters alone (under 16 characters) that
+    is one, not a word: letters of both cases, a digit and a symbol a generated password
+    holds, inside it (a sentence's closing ``!`` or ``?`` is not one)."""
+    body = value.rstrip(".,;:!?")
+    return (
+        looks_random(body)
+        and any(c in _SYMBOLS for c in body)
+        and not any(c.isspace() for c in body)
+    )
+
+
 def credential_like(value: str) -> bool:
     """An unlabelled value that is a credential rather than prose: a letter and a digit."""
     return has_digit(value) and any(c.isalpha() for c in value)
@@ -866,6 +883,19 @@ BUILT_IN: tuple[Detector, ...] = (
         basic_credentials,
     ),
     *named_rows(_KEY_WORDS, _KEY_ANCHORS, pair_also="authorization"),
+    Detector(
+        "key_value",
+        # a password named in prose, short: "the db password is Xy7!pq2", "my passphrase was
+        # 'k9#Lm2x'" (labelled_key reads 16+ characters; shorter, only a generated one's
+        # letters of both cases, digit and symbol tell it from "is required")
+        _rx(
+            r"(?:password|passphrase|passcode|passwd)[ \t]{1,3}(?:is|was)(?:[ \t]{1,3}set[ \t]to)?"
+            r"[ \t]{0,3}:?[ \t]{1,3}[\"'`]?(?!\[redacted:)(?P<secret>[^\s\"'`]{6,16})(?![^\s\"'`])"
+        ),
+        ("password", "passphrase", "passcode", "passwd"),
+        generated_password,
+        lower=True,
+    ),
     Detector(
         "key_value",
         # a .netrc entry (a tool that read the file, curl's or git's): machine HOST (or
