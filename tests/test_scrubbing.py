@@ -324,6 +324,9 @@ def context_fakes() -> dict[str, tuple[str, str]]:
         # Oracle's login, user/password[@connect identifier], to its tools and drivers
         "command_line/sqlplus": ("sqlplus -s scott/tiger@//db:1521/orcl @report.sql", "tiger"),
         "command_line/expdp": ("expdp system/Manag3r directory=dp dumpfile=x.dmp", "Manag3r"),
+        # the same login as a setting whose name says it is one
+        "command_line/login_setting": (f"DB_LOGIN=scott/{password}@db.internal", password),
+        "command_line/dsn_field": ('{"dsn": "hr/swordfish@orclpdb", "pool": 4}', "swordfish"),
         "command_line/oracle_connect": (
             f"oracledb.connect('scott/{password}@db.example.com/orclpdb1')",
             password,
@@ -675,6 +678,9 @@ NEAR_MISSES = [
     # a short word after a password's name in prose: no generated password's mix
     "the password is required! The password is 8+chars, was SHA256-hashed or is v2.1-rc",
     "Password was: Changed, password is #1 priority, the passcode is 4-digit",
+    # a path or a package with an "@" under a setting's name that is no login
+    "IMAGE=library/python@sha256:abc, connect=react/jsx-runtime@18, last_login=2024/05@home",
+    "uses: actions/checkout@v4 and the login with scott/tiger@orcl failed",
     # a name before a host, without a scheme, where no DSN is written
     "see user:alice@example.com for access, at 12:30@home/kitchen, From:bob@example.com",
 ]
@@ -928,6 +934,31 @@ def test_an_environment_variable_listed_as_name_and_value_hides_its_value() -> N
     }
     plain = {"name": "max_tokens", "value": 100}
     assert Scrubber().value(plain) is plain
+
+
+def test_a_connection_string_in_content_is_found_under_its_key_as_in_text() -> None:
+    """Text finds a password of letters alone, or a user/password login, by the label before it
+    (``"dsn": "app:PASSWORD@db"``, ``DB_LOGIN=scott/tiger@db``); in structured content that
+    label is the key: tool arguments, a parsed JSON string and an attribute's map lose it the
+    same, and an address, a URL without a password and an image digest are kept."""
+    content = {
+        "dsn": "app:swordfish@db.internal",
+        "db_login": "scott/tiger@orclpdb",
+        "email": "bob@example.com",
+        "image": "library/python@sha256:" + "ab" * 32,
+        "repo": "https://github.com/o/r@main",
+    }
+    kept = {k: content[k] for k in ("email", "image", "repo")}
+    for out in (
+        Scrubber().value(content),
+        json.loads(Scrubber().value(json.dumps(content))),
+        Scrubber().tree(content),
+        Scrubber().value({"call": {"arguments": [content]}})["call"]["arguments"][0],
+    ):
+        assert out["dsn"] == "app:[REDACTED:url_credentials len=9]@db.internal"
+        assert out["db_login"] == "scott/[REDACTED:command_line len=5]@orclpdb"
+        assert {k: out[k] for k in kept} == kept
+        assert Scrubber().text(json.dumps(content)) == json.dumps(out)  # as its text reads
 
 
 def test_a_json_string_of_tool_arguments_is_read_as_the_object_it_holds() -> None:

@@ -995,6 +995,21 @@ BUILT_IN: tuple[Detector, ...] = (
     ),
     Detector(
         "command_line",
+        # the same login as a setting whose name says it is one (DB_LOGIN=scott/tiger@db,
+        # "dsn": "scott/tiger@orcl", ORACLE_CONN_STR=...), the user a name and the connect
+        # identifier a host, an address or a descriptor: a path with an "@" in it
+        # (library/python@sha256:..., IMAGE=...) is under another name, a package's
+        # version (react/jsx-runtime@18) is no host
+        _rx(
+            r"(?<![a-z])(?:login|conn(?:ect(?:ion)?)?(?:[_-]?str(?:ing)?)?|dsn|userid)[\"']?"
+            r"[ \t]{0,3}[:=][ \t]{0,3}[\"']?[a-z][a-z0-9_$#.]{0,127}/(?!\[redacted:)"
+            r"(?P<secret>[^\s/@\"']{1,256})@(?=[a-z(/\[]|[0-9]{1,3}\.[0-9])"
+        ),
+        ("login", "conn", "dsn", "userid"),
+        lower=True,
+    ),
+    Detector(
+        "command_line",
         _rx(
             r"-(?:u|-user)(?<![a-z0-9_-]-u)(?<![a-z0-9_-]--user)(?:[ \t=]{1,3}[\"']?|"
             rf"{_ITEM})(?P<user>[^\s:\"'/@$\[]{{1,128}}:[^\s\"'$]{{1,256}})"

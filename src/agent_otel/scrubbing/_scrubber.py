@@ -341,7 +341,7 @@ class Scrubber:
                 ):
                     fixed = _redact_all(item, found, depth + 1)
                 else:
-                    fixed = self.value(item, found, depth + 1)
+                    fixed = self._labelled(key, item, self.value(item, found, depth + 1), found)
                 if out is None and (fixed is not item or name is not key):
                     out = {}
                     for done, kept in value.items():  # the unchanged prefix, as it was
@@ -420,10 +420,25 @@ class Scrubber:
                 or key in private
                 or is_secret_key(key, self._keys)
                 or _random_key(key, item)
-                else self.tree(item, found, depth + 1)
+                else self._labelled(key, item, self.tree(item, found, depth + 1), found)
                 for key, item in value.items()
             }
         return value
+
+    def _labelled(self, key: Any, item: Any, fixed: Any, found: Found) -> Any:
+        """``fixed``, or, when ``item`` is a string with an ``@`` its own scan found clean,
+        ``item`` read as text writes it under its key, ``key=item``: a connection string
+        whose password only its label tells (``{"dsn": "app:PASSWORD@db"}``,
+        ``{"db_login": "scott/tiger@db"}``) is found in content as in text. Only a clean
+        string with an ``@`` (an address, a URL) pays the second scan."""
+        if fixed is not item or type(item) is not str or type(key) is not str or "@" not in item:
+            return fixed
+        labelled = f"{key}={item}"
+        out = self.text(labelled, found)
+        head = len(key) + 1
+        if out == labelled or out[:head] != labelled[:head]:
+            return fixed
+        return out[head:]
 
     def _value_slot(self, value: dict[Any, Any]) -> str | None:
         """The ``value`` key of a {name, value} entry whose name is a secret key's: an
