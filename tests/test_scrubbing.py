@@ -1113,6 +1113,12 @@ HOSTILE = [
     "apikey: '" + "a" * 20, "=a:b@a", "=a:", "=a:b@a.", '"dsn": "a:b@', "a:b@a/",
     "a:b@" + "a." * 30 + "/", "sqlplus ", "sqlplus a/", "sqlplus -s -s -s -s a/b", "connect('a/",
     "rman target ", "expdp a/b@", "pass=", "_pass ", "pass is ", '"kty" "d": "', "'k':'" + "a" * 16,
+    # GitLab's prefixes, a webhook trigger, an .npmrc login, .pgpass lines, a PEM's base64, a
+    # short password in prose, a login under a setting's name
+    "glrt-", "glagent-a", "hooks.slack.com/triggers/", "_auth=", "auth: 'YWI6",
+    "_auth=YWI6" + "a" * 30, "a:5432:a:a:", "\na:*:a:a:a", "a:5432:", "LS0tLS1CRUdJTi",
+    "LS0tLS1CRUdJTiA\n", "LS0tLS1CRUdJTiA\r\n\n",
+    "password is A1!", "password was a", "db_login=a/", "dsn: a/b@", "login=a/b@1", "conn=a/b@a",
 ]  # fmt: skip
 
 
