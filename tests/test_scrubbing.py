@@ -1008,6 +1008,18 @@ def test_a_registry_login_under_auth_is_hidden_and_other_values_there_are_kept()
     assert Scrubber().text(json.dumps(plain)) == json.dumps(plain)
 
 
+def test_an_npmrc_login_under_auth_is_hidden_in_content_as_in_text() -> None:
+    """An ``.npmrc``'s ``_auth`` (``npm config list --json``, a tool's settings) holds base64 of
+    ``user:password`` as Docker's ``auth`` does: under any key that ends in ``auth`` it is
+    replaced, in content and in text; a value that is no such credential stays."""
+    login = base64.b64encode(b"deploy:" + chars(16).encode()).decode()
+    for key in ("_auth", "//npm.example.com/:_auth", "npm_config__auth", "registryAuth"):
+        assert Scrubber().value({key: login}) == {key: f"[REDACTED:key_name len={len(login)}]"}
+        assert_scrubbed(Scrubber().text(f"{key}={login}"), login, "basic_auth")
+    plain = {"_auth": "none", "oauth": base64.b64encode(b"no colon").decode()}
+    assert Scrubber().value(plain) is plain
+
+
 def test_an_unchanged_value_is_the_same_object() -> None:
     value = {"a": ["x", {"b": 1}], "input_tokens": 3}
     assert Scrubber().value(value) is value

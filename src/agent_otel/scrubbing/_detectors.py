@@ -874,9 +874,9 @@ BUILT_IN: tuple[Detector, ...] = (
         "basic_auth",
         # a registry's login as a Docker or Podman config.json keeps it: "auth": base64 of
         # user:password ("auth" alone names no secret: the value must decode to one), and
-        # an .npmrc's _auth=, quoted or not
+        # under any name that ends in "auth", quoted or not: an .npmrc's _auth=, registryAuth
         _rx(
-            r"(?<![A-Za-z0-9])(?:\"auth\"|_?auth)\s{0,3}[:=]\s{0,3}([\"']?)"
+            r"(?i:\"[a-z0-9_./:-]{0,64}auth\"|auth)\s{0,3}[:=]\s{0,3}([\"']?)"
             r"(?P<secret>[A-Za-z0-9+/]{6,1024}={0,2})(?![A-Za-z0-9+/=])"
         ),
         ("auth",),

@@ -472,14 +472,14 @@ RSA key's private exponent and primes, an EC or OKP key's ``d``, a symmetric key
 def _random_key(key: str, item: Any) -> bool:
     """``item`` is a random string under a key named ``..._key`` (``azure_openai_key``): the
     same rule as the text's ``AZURE_OPENAI_KEY=...`` (:func:`random_value`); or a ``Basic``
-    credential (base64 of ``user:password``) under ``auth``, as a Docker or Podman
-    ``config.json`` keeps a registry's login (``auth`` alone names no secret: its value
-    must be one)."""
+    credential (base64 of ``user:password``) under a key that ends in ``auth``, as a Docker
+    or Podman ``config.json`` keeps a registry's login and an ``.npmrc`` its ``_auth``
+    (``auth`` alone names no secret: its value must be one)."""
     if type(item) is not str:
         return False
     if names_a_key(key):
         return random_value(item)
-    return key == "auth" and basic_credentials(item)
+    return key[-4:].lower() == "auth" and basic_credentials(item)
 
 
 def _outside_markers(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
