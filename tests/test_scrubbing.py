@@ -74,6 +74,15 @@ def fakes() -> dict[str, str]:
         + "".join(RNG.choice(string.ascii_uppercase + "0123456789") for _ in range(56)),
         "github_token": "gh" + "p_" + chars(36),
         "gitlab_token": "gl" + "pat-" + chars(20),
+        # GitLab's other tokens, by the prefixes its docs give them
+        "gitlab_token/deploy": "gl" + "dt-" + chars(20, ALNUM + "_-"),
+        "gitlab_token/runner": "gl" + "rt-" + chars(20, ALNUM + "_-"),
+        "gitlab_token/runner_registration": "gl" + "rtr-" + chars(20, ALNUM + "_-"),
+        "gitlab_token/oauth_secret": "gl" + "oas-" + chars(64, HEX),
+        "gitlab_token/job": "gl" + "cbt-" + chars(30, ALNUM + "_-"),
+        "gitlab_token/trigger": "gl" + "ptt-" + chars(40, HEX),
+        "gitlab_token/feed": "gl" + "ft-" + chars(20, ALNUM + "_-"),
+        "gitlab_token/agent": "gl" + "agent-" + chars(50, ALNUM + "_-"),
         "slack_token": "xo" + "xb-" + "1234567890" + "-" + "2345678901234" + "-" + chars(24),
         "stripe_key": "sk" + "_live_" + chars(24),
         "jwt": fake_jwt(),
@@ -206,6 +215,20 @@ def context_fakes() -> dict[str, tuple[str, str]]:
             telegram * 2,
         ),
         "basic_auth/docker_config": (f'{{"auths": {{"ghcr.io": {{"auth": "{basic}"}}}}}}', basic),
+        # an .npmrc's login: base64 of user:password under _auth (quoted in YAML too)
+        "basic_auth/npmrc": (f"registry=https://npm.example.com/\n_auth={basic}", basic),
+        "basic_auth/yaml": (f"registries:\n  ghcr.io:\n    auth: '{basic}'", basic),
+        # a Slack Workflow Builder's webhook trigger: whoever holds the URL starts the workflow
+        "slack_webhook/trigger": (
+            "POST https://hooks.slack.com/triggers/" + hook + " failed",
+            hook,
+        ),
+        # a .pgpass file's line, as a tool that read it shows it: the password ends the line
+        "key_value/pgpass": (
+            f"$ cat ~/.pgpass\ndb.internal:5432:prod:app:{password}\r\n$ ls",
+            password,
+        ),
+        "key_value/pgpass_any": (f"read:\n*:*:*:postgres:{password} a", f"{password} a"),
         "key_value/netrc": (
             f"machine api.example.com\n  login bob\n  password {password}",
             password,
@@ -294,10 +317,16 @@ def context_fakes() -> dict[str, tuple[str, str]]:
             f'{{"kty": "oct", "k": "{telegram[:22]}", "alg": "HS256"}}',
             telegram[:22],
         ),
+        # a short password named in prose: a generated one's both cases, digit and symbol
+        "key_value/prose_password": ("the database password is Xy7!pq2 (rotate it)", "Xy7!pq2"),
+        "key_value/prose_passphrase": ("my passphrase was 'k9#Lm2xQ' today", "k9#Lm2xQ"),
         "key_value/short_pass": (f"DB_HOST=db\nDB_PASS={password}\nDB_PORT=5432", password),
         # Oracle's login, user/password[@connect identifier], to its tools and drivers
         "command_line/sqlplus": ("sqlplus -s scott/tiger@//db:1521/orcl @report.sql", "tiger"),
         "command_line/expdp": ("expdp system/Manag3r directory=dp dumpfile=x.dmp", "Manag3r"),
+        # the same login as a setting whose name says it is one
+        "command_line/login_setting": (f"DB_LOGIN=scott/{password}@db.internal", password),
+        "command_line/dsn_field": ('{"dsn": "hr/swordfish@orclpdb", "pool": 4}', "swordfish"),
         "command_line/oracle_connect": (
             f"oracledb.connect('scott/{password}@db.example.com/orclpdb1')",
             password,
@@ -411,6 +440,8 @@ def encoded_cases() -> dict[str, tuple[str, str, str]]:
     pretty_login = pretty({"user": "bob", "password": "Zk39a"})
     pretty_tab = pretty({"k": google}, indent="\t")
     pretty_crlf = pretty({"k": openai}, crlf=True)
+    pem = base64.b64encode((fake_private_key() + "\n").encode()).decode()
+    wrapped = "\n".join(pem[i : i + 76] for i in range(0, len(pem), 76))  # as `base64` writes
     return {
         "redirect_uri": (
             f"GET /authorize?redirect_uri=https%3A%2F%2Fdeploy%3A{password}%40h.example%2Fcb&s=1",
@@ -491,6 +522,10 @@ def encoded_cases() -> dict[str, tuple[str, str, str]]:
         "base64_pretty_json": (f"CREDENTIALS_B64 {pretty_login} set", pretty_login, "key_value"),
         "base64_pretty_tab": (f"creds {pretty_tab} loaded", pretty_tab, "google_api_key"),
         "base64_pretty_crlf": (f"creds {pretty_crlf} loaded", pretty_crlf, "openai_api_key"),
+        # A PEM private key block as base64: a kubeconfig's client-key-data, a Kubernetes
+        # secret's tls.key, `base64 key.pem` (wrapped at 76 characters)
+        "base64_pem": (f"    client-key-data: {pem}\n    token: x", pem, "private_key"),
+        "base64_pem_wrapped": (f"$ base64 key.pem\n{wrapped}\n$ ls", wrapped, "private_key"),
     }
 
 
@@ -524,6 +559,11 @@ ENCODED_NEAR_MISSES = [
     "a=1&b=2; c=3&d=4;",
     "ctx=" + base64.b64encode(json.dumps({"user": "bob", "input_tokens": 12}).encode()).decode(),
     "ctx=" + base64.b64encode(json.dumps({"user": "bob", "n": 12}, indent=2).encode()).decode(),
+    # a certificate's PEM block as base64 (a kubeconfig's certificate-authority-data): public
+    "certificate-authority-data: "
+    + base64.b64encode(
+        b"-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIU\n-----END CERTIFICATE-----\n"
+    ).decode(),
 ]
 
 
@@ -631,6 +671,16 @@ NEAR_MISSES = [
     + ", commit "
     + chars(40, HEX),
     "the access token expired at 2024-05-06T12:00:00Z; token count 123456789012345678901234",
+    # GitLab's prefixes before a name, "auth" over what is no user:password, host:port lines
+    "gldt- and glrt- are GitLab's; glft-rollout-plan-for-the-team, glagent-config-reference",
+    "auth=none auth: oauth2 _auth=dXNlcm5hbWU= x-auth: required",
+    "db.internal:5432:prod is up; localhost:5432:app:ready\n  at 10:5432:1:2:3 and a:b:c:d:e",
+    # a short word after a password's name in prose: no generated password's mix
+    "the password is required! The password is 8+chars, was SHA256-hashed or is v2.1-rc",
+    "Password was: Changed, password is #1 priority, the passcode is 4-digit",
+    # a path or a package with an "@" under a setting's name that is no login
+    "IMAGE=library/python@sha256:abc, connect=react/jsx-runtime@18, last_login=2024/05@home",
+    "uses: actions/checkout@v4 and the login with scott/tiger@orcl failed",
     # a name before a host, without a scheme, where no DSN is written
     "see user:alice@example.com for access, at 12:30@home/kitchen, From:bob@example.com",
 ]
@@ -886,6 +936,31 @@ def test_an_environment_variable_listed_as_name_and_value_hides_its_value() -> N
     assert Scrubber().value(plain) is plain
 
 
+def test_a_connection_string_in_content_is_found_under_its_key_as_in_text() -> None:
+    """Text finds a password of letters alone, or a user/password login, by the label before it
+    (``"dsn": "app:PASSWORD@db"``, ``DB_LOGIN=scott/tiger@db``); in structured content that
+    label is the key: tool arguments, a parsed JSON string and an attribute's map lose it the
+    same, and an address, a URL without a password and an image digest are kept."""
+    content = {
+        "dsn": "app:swordfish@db.internal",
+        "db_login": "scott/tiger@orclpdb",
+        "email": "bob@example.com",
+        "image": "library/python@sha256:" + "ab" * 32,
+        "repo": "https://github.com/o/r@main",
+    }
+    kept = {k: content[k] for k in ("email", "image", "repo")}
+    for out in (
+        Scrubber().value(content),
+        json.loads(Scrubber().value(json.dumps(content))),
+        Scrubber().tree(content),
+        Scrubber().value({"call": {"arguments": [content]}})["call"]["arguments"][0],
+    ):
+        assert out["dsn"] == "app:[REDACTED:url_credentials len=9]@db.internal"
+        assert out["db_login"] == "scott/[REDACTED:command_line len=5]@orclpdb"
+        assert {k: out[k] for k in kept} == kept
+        assert Scrubber().text(json.dumps(content)) == json.dumps(out)  # as its text reads
+
+
 def test_a_json_string_of_tool_arguments_is_read_as_the_object_it_holds() -> None:
     text = json.dumps({"query": "weather", "api_key": "k-123456"})
     assert json.loads(Scrubber().value(text)) == {
@@ -931,6 +1006,18 @@ def test_a_registry_login_under_auth_is_hidden_and_other_values_there_are_kept()
     plain = {"auth": "oauth2", "mode": {"auth": base64.b64encode(b"no colon").decode()}}
     assert Scrubber().value(plain) is plain
     assert Scrubber().text(json.dumps(plain)) == json.dumps(plain)
+
+
+def test_an_npmrc_login_under_auth_is_hidden_in_content_as_in_text() -> None:
+    """An ``.npmrc``'s ``_auth`` (``npm config list --json``, a tool's settings) holds base64 of
+    ``user:password`` as Docker's ``auth`` does: under any key that ends in ``auth`` it is
+    replaced, in content and in text; a value that is no such credential stays."""
+    login = base64.b64encode(b"deploy:" + chars(16).encode()).decode()
+    for key in ("_auth", "//npm.example.com/:_auth", "npm_config__auth", "registryAuth"):
+        assert Scrubber().value({key: login}) == {key: f"[REDACTED:key_name len={len(login)}]"}
+        assert_scrubbed(Scrubber().text(f"{key}={login}"), login, "basic_auth")
+    plain = {"_auth": "none", "oauth": base64.b64encode(b"no colon").decode()}
+    assert Scrubber().value(plain) is plain
 
 
 def test_an_unchanged_value_is_the_same_object() -> None:
@@ -1038,6 +1125,12 @@ HOSTILE = [
     "apikey: '" + "a" * 20, "=a:b@a", "=a:", "=a:b@a.", '"dsn": "a:b@', "a:b@a/",
     "a:b@" + "a." * 30 + "/", "sqlplus ", "sqlplus a/", "sqlplus -s -s -s -s a/b", "connect('a/",
     "rman target ", "expdp a/b@", "pass=", "_pass ", "pass is ", '"kty" "d": "', "'k':'" + "a" * 16,
+    # GitLab's prefixes, a webhook trigger, an .npmrc login, .pgpass lines, a PEM's base64, a
+    # short password in prose, a login under a setting's name
+    "glrt-", "glagent-a", "hooks.slack.com/triggers/", "_auth=", "auth: 'YWI6",
+    "_auth=YWI6" + "a" * 30, "a:5432:a:a:", "\na:*:a:a:a", "a:5432:", "LS0tLS1CRUdJTi",
+    "LS0tLS1CRUdJTiA\n", "LS0tLS1CRUdJTiA\r\n\n",
+    "password is A1!", "password was a", "db_login=a/", "dsn: a/b@", "login=a/b@1", "conn=a/b@a",
 ]  # fmt: skip
 
 

@@ -196,6 +196,13 @@ quotes escaped as JSON writes them, too)."""
 
 
 _T = r"A-Za-z0-9_\-"  # a key's characters
+_GITLAB_PREFIXES = tuple(
+    f"gl{kind}-"
+    for kind in ("oas", "dt", "rt", "rtr", "cbt", "ptt", "ft", "imt", "agent", "soat", "ffct")
+)
+"""GitLab's tokens other than ``glpat-``: an OAuth application's secret, a deploy token, a
+runner's (``glrt-``, ``glrtr-``), a CI/CD job's, a pipeline trigger's, a feed's, an incoming
+mail's, a Kubernetes agent's, a SCIM token, a feature flags client's."""
 # Key names that announce a secret in text (matched lower case; db_password, x-api-key too):
 # the key names' table (._keys), so a name that hides a value in content hides it in text.
 _KEY_WORDS = text_names()
@@ -240,6 +247,23 @@ def labelled_key(value: str) -> bool:
         and (body.islower() or body.isupper())
         and has_digit(body)
         and not body.isdigit()
+    )
+
+
+_SYMBOLS = frozenset("!@#$%^&*~+=?")
+"""The symbols a generated password holds and a word in prose does not (``-``, ``.``, ``_``
+join the words of a name: ``v2-compatible``, ``App.Config``)."""
+
+
+def generated_password(value: str) -> bool:
+    """A password too short to be told random by its letters alone (under 16 characters) that
+    is one, not a word: letters of both cases, a digit and a symbol a generated password
+    holds, inside it (a sentence's closing ``!`` or ``?`` is not one)."""
+    body = value.rstrip(".,;:!?")
+    return (
+        looks_random(body)
+        and any(c in _SYMBOLS for c in body)
+        and not any(c.isspace() for c in body)
     )
 
 
@@ -641,6 +665,12 @@ BUILT_IN: tuple[Detector, ...] = (
     Detector("new_relic_key", _rx(r"NRAK-[A-Z0-9]{27}|NRJS-[a-f0-9]{19}"), ("nrak-", "nrjs-")),
     Detector("gitlab_token", _rx(r"glpat-[A-Za-z0-9_-]{20,}"), ("glpat-",)),
     Detector(
+        "gitlab_token",  # GitLab's other tokens, each named by its prefix in GitLab's docs
+        _rx(r"gl(?:oas|dt|rtr?|cbt|ptt|ft|imt|agent|soat|ffct)-[A-Za-z0-9_-]{20,}"),
+        _GITLAB_PREFIXES,
+        random_body,
+    ),
+    Detector(
         "slack_token",
         _rx(r"xox[abposre]-[A-Za-z0-9-]{10,}|xapp-[0-9]-[A-Za-z0-9-]{20,}"),
         ("xox", "xapp-"),
@@ -648,7 +678,7 @@ BUILT_IN: tuple[Detector, ...] = (
     ),
     Detector(
         "slack_webhook",
-        _rx(r"hooks\.slack\.com/(?:services|workflows)/(?P<secret>[A-Za-z0-9/_-]{20,})"),
+        _rx(r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9/_-]{20,})"),
         ("hooks.slack",),
     ),
     Detector(
@@ -843,12 +873,29 @@ BUILT_IN: tuple[Detector, ...] = (
     Detector(
         "basic_auth",
         # a registry's login as a Docker or Podman config.json keeps it: "auth": base64 of
-        # user:password ("auth" alone names no secret: the value must decode to one)
-        _rx(r"\"auth\"\s{0,3}:\s{0,3}\"(?P<secret>[A-Za-z0-9+/]{6,1024}={0,2})\""),
-        ('"auth"',),
+        # user:password ("auth" alone names no secret: the value must decode to one), and
+        # under any name that ends in "auth", quoted or not: an .npmrc's _auth=, registryAuth
+        _rx(
+            r"(?i:\"[a-z0-9_./:-]{0,64}auth\"|auth)\s{0,3}[:=]\s{0,3}([\"']?)"
+            r"(?P<secret>[A-Za-z0-9+/]{6,1024}={0,2})(?![A-Za-z0-9+/=])"
+        ),
+        ("auth",),
         basic_credentials,
     ),
     *named_rows(_KEY_WORDS, _KEY_ANCHORS, pair_also="authorization"),
+    Detector(
+        "key_value",
+        # a password named in prose, short: "the db password is Xy7!pq2", "my passphrase was
+        # 'k9#Lm2x'" (labelled_key reads 16+ characters; shorter, only a generated one's
+        # letters of both cases, digit and symbol tell it from "is required")
+        _rx(
+            r"(?:password|passphrase|passcode|passwd)[ \t]{1,3}(?:is|was)(?:[ \t]{1,3}set[ \t]to)?"
+            r"[ \t]{0,3}:?[ \t]{1,3}[\"'`]?(?!\[redacted:)(?P<secret>[^\s\"'`]{6,16})(?![^\s\"'`])"
+        ),
+        ("password", "passphrase", "passcode", "passwd"),
+        generated_password,
+        lower=True,
+    ),
     Detector(
         "key_value",
         # a .netrc entry (a tool that read the file, curl's or git's): machine HOST (or
@@ -861,6 +908,17 @@ BUILT_IN: tuple[Detector, ...] = (
         ),
         ("password",),
         lower=True,
+    ),
+    Detector(
+        "key_value",
+        # a .pgpass line (a tool that read the file): host:port:database:user:password, the
+        # line whole, the port PostgreSQL's or "*" (any field may be "*"); the rest of the
+        # line is the password
+        _rx(
+            r"(?<![^\r\n])[^\s:#]{1,253}:(?:5432|\*):[^\s:]{1,63}:[^\s:]{1,63}:"
+            r"(?P<secret>[^\r\n]{1,512})(?![^\r\n])"
+        ),
+        (":5432:", ":*:"),
     ),
     Detector(
         "key_value",
@@ -933,6 +991,21 @@ BUILT_IN: tuple[Detector, ...] = (
             r"|connect\(\s{0,3}[\"'][a-z0-9_$#.]{1,128}/(?P<orac>[^\s/@\"']{1,256})@"
         ),
         ("sqlplus", "sqlldr", "rman", "expdp", "impdp", "dgmgrl", "connect("),
+        lower=True,
+    ),
+    Detector(
+        "command_line",
+        # the same login as a setting whose name says it is one (DB_LOGIN=scott/tiger@db,
+        # "dsn": "scott/tiger@orcl", ORACLE_CONN_STR=...), the user a name and the connect
+        # identifier a host, an address or a descriptor: a path with an "@" in it
+        # (library/python@sha256:..., IMAGE=...) is under another name, a package's
+        # version (react/jsx-runtime@18) is no host
+        _rx(
+            r"(?<![a-z])(?:login|conn(?:ect(?:ion)?)?(?:[_-]?str(?:ing)?)?|dsn|userid)[\"']?"
+            r"[ \t]{0,3}[:=][ \t]{0,3}[\"']?[a-z][a-z0-9_$#.]{0,127}/(?!\[redacted:)"
+            r"(?P<secret>[^\s/@\"']{1,256})@(?=[a-z(/\[]|[0-9]{1,3}\.[0-9])"
+        ),
+        ("login", "conn", "dsn", "userid"),
         lower=True,
     ),
     Detector(

@@ -17,8 +17,8 @@ pass and a list of its escapes (a match is mapped back by bisection): linear. A 
 ``%``, no backslash and no ``&...;`` has no view (:func:`may_hold`).
 
 A base64 token of JSON (``eyJ...``, or ``ewog...`` pretty-printed: a credentials blob or key
-file passed as one string) is decoded too,
-whole (:func:`base64_json`): the scrubber replaces the token when a detector finds a
+file passed as one string) or of a PEM block (``LS0tLS1CRUdJTi...``) is decoded too,
+whole (:func:`base64_blobs`): the scrubber replaces the token when a detector finds a
 credential in its decoded text.
 """
 
@@ -185,29 +185,35 @@ def lookalike_view(text: str) -> View | None:
     return View(folded, positions, positions, [at + 1 for at in positions], None)
 
 
-BASE64_JSON_OPENINGS = ("eyJ", "ewog", "ewoJ", "ew0K")
+BASE64_OPENINGS = ("eyJ", "ewog", "ewoJ", "ew0K", "LS0tLS1CRUdJTi")
 """How base64 of a JSON object starts: ``{"`` encodes as ``eyJ``; pretty-printed (a service
 account's key file, a ``config.json``: ``{`` then a newline and an indent of spaces or a tab,
-or ``{\r\n``) as ``ewog``, ``ewoJ``, ``ew0K``. Four substring checks: each more costs long
-prose about a twentieth of its screening."""
+or ``{\r\n``) as ``ewog``, ``ewoJ``, ``ew0K``; and how a PEM block's does, ``-----BEGIN``
+(a kubeconfig's ``client-key-data``, a Kubernetes secret's ``tls.key``). Five substring
+checks: each more costs long prose about a twentieth of its screening."""
 
-_BASE64_JSON = re.compile(r"(?:eyJ|ewo[gJ]|ew0K)[A-Za-z0-9+/_-]{12,}={0,2}")
-"""Base64 of a JSON object (:data:`BASE64_JSON_OPENINGS`), standard or URL-safe alphabet."""
+_BASE64_BLOB = re.compile(
+    r"(?:eyJ|ewo[gJ]|ew0K)[A-Za-z0-9+/_-]{12,}={0,2}"
+    r"|LS0tLS1CRUdJTi(?:[A-Za-z0-9+/]|\r?\n(?=[A-Za-z0-9+/]))+={0,2}"
+)
+"""Base64 of a JSON object, standard or URL-safe alphabet, or of a PEM block, on one line or
+wrapped as ``base64`` wraps it (:data:`BASE64_OPENINGS`)."""
 
 
-def may_hold_base64_json(text: str) -> bool:
-    """Whether ``text`` holds how a JSON object's base64 starts: a few substring checks."""
-    return any(opening in text for opening in BASE64_JSON_OPENINGS)
+def may_hold_base64(text: str) -> bool:
+    """Whether ``text`` holds how a JSON object's or a PEM block's base64 starts: a few
+    substring checks."""
+    return any(opening in text for opening in BASE64_OPENINGS)
 
 
-def base64_json(text: str) -> list[tuple[int, int, str]]:
-    """Each base64 token in ``text`` that decodes to JSON text (a config or credentials blob
-    passed as one string, compact or pretty-printed, a JWT's segments): (start, end, the
-    decoded text). Read only when ``text`` holds one of :data:`BASE64_JSON_OPENINGS`; one
-    regex pass and one decoding per token: linear."""
+def base64_blobs(text: str) -> list[tuple[int, int, str]]:
+    """Each base64 token in ``text`` that decodes to text (a config or credentials blob
+    passed as one string, compact or pretty-printed, a JWT's segments, a key file's PEM
+    block): (start, end, the decoded text). Read only when ``text`` holds one of
+    :data:`BASE64_OPENINGS`; one regex pass and one decoding per token: linear."""
     out: list[tuple[int, int, str]] = []
-    for found in _BASE64_JSON.finditer(text):
-        token = found.group().rstrip("=").replace("-", "+").replace("_", "/")
+    for found in _BASE64_BLOB.finditer(text):
+        token = "".join(found.group().split()).rstrip("=").replace("-", "+").replace("_", "/")
         whole = len(token) - len(token) % 4  # text glued after it: read what decodes whole
         try:
             data = base64.b64decode(token[:whole], validate=True)

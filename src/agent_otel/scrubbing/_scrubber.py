@@ -39,7 +39,7 @@ from ._detectors import (
     named_rows,
     random_value,
 )
-from ._encoded import base64_json, lookalike_view, may_hold, may_hold_base64_json, views
+from ._encoded import base64_blobs, lookalike_view, may_hold, may_hold_base64, views
 from ._keys import JOIN, is_secret_key, names_a_key, normalise, words
 
 Found = Callable[[str], None]
@@ -288,9 +288,9 @@ class Scrubber:
 
     def _spans(self, text: str, decoded: bool = False) -> list[tuple[int, int, str]]:
         """Where the detectors whose anchors ``text`` holds find secrets in it: (start, end,
-        detector name). A base64 token of JSON (``eyJ...``, ``ewog...``) in which they find one is
-        replaced whole, named by the first find (``decoded``: ``text`` is such a token's
-        JSON, not read for more)."""
+        detector name). A base64 token of JSON (``eyJ...``, ``ewog...``) or of a PEM block
+        in which they find one is replaced whole, named by the first find (``decoded``:
+        ``text`` is such a token's decoded text, not read for more)."""
         lowered = text.lower()
         if len(lowered) != len(text):  # a few non-ASCII letters lower to two characters
             lowered = text.translate(_ASCII_LOWER)
@@ -307,9 +307,9 @@ class Scrubber:
             spans.extend((s, e, detector.name) for s, e in detector.spans(text, lowered))
         for detector in self._always:
             spans.extend((s, e, detector.name) for s, e in detector.spans(text, lowered))
-        if not decoded and may_hold_base64_json(text):
-            for start, end, json_text in base64_json(text):
-                inner = self._spans(json_text, decoded=True)
+        if not decoded and may_hold_base64(text):
+            for start, end, blob in base64_blobs(text):
+                inner = self._spans(blob, decoded=True)
                 if inner:
                     spans.append((start, end, min(inner)[2]))
         return spans
@@ -341,7 +341,7 @@ class Scrubber:
                 ):
                     fixed = _redact_all(item, found, depth + 1)
                 else:
-                    fixed = self.value(item, found, depth + 1)
+                    fixed = self._labelled(key, item, self.value(item, found, depth + 1), found)
                 if out is None and (fixed is not item or name is not key):
                     out = {}
                     for done, kept in value.items():  # the unchanged prefix, as it was
@@ -420,10 +420,25 @@ class Scrubber:
                 or key in private
                 or is_secret_key(key, self._keys)
                 or _random_key(key, item)
-                else self.tree(item, found, depth + 1)
+                else self._labelled(key, item, self.tree(item, found, depth + 1), found)
                 for key, item in value.items()
             }
         return value
+
+    def _labelled(self, key: Any, item: Any, fixed: Any, found: Found) -> Any:
+        """``fixed``, or, when ``item`` is a string with an ``@`` its own scan found clean,
+        ``item`` read as text writes it under its key, ``key=item``: a connection string
+        whose password only its label tells (``{"dsn": "app:PASSWORD@db"}``,
+        ``{"db_login": "scott/tiger@db"}``) is found in content as in text. Only a clean
+        string with an ``@`` (an address, a URL) pays the second scan."""
+        if fixed is not item or type(item) is not str or type(key) is not str or "@" not in item:
+            return fixed
+        labelled = f"{key}={item}"
+        out = self.text(labelled, found)
+        head = len(key) + 1
+        if out == labelled or out[:head] != labelled[:head]:
+            return fixed
+        return out[head:]
 
     def _value_slot(self, value: dict[Any, Any]) -> str | None:
         """The ``value`` key of a {name, value} entry whose name is a secret key's: an
@@ -457,14 +472,14 @@ RSA key's private exponent and primes, an EC or OKP key's ``d``, a symmetric key
 def _random_key(key: str, item: Any) -> bool:
     """``item`` is a random string under a key named ``..._key`` (``azure_openai_key``): the
     same rule as the text's ``AZURE_OPENAI_KEY=...`` (:func:`random_value`); or a ``Basic``
-    credential (base64 of ``user:password``) under ``auth``, as a Docker or Podman
-    ``config.json`` keeps a registry's login (``auth`` alone names no secret: its value
-    must be one)."""
+    credential (base64 of ``user:password``) under a key that ends in ``auth``, as a Docker
+    or Podman ``config.json`` keeps a registry's login and an ``.npmrc`` its ``_auth``
+    (``auth`` alone names no secret: its value must be one)."""
     if type(item) is not str:
         return False
     if names_a_key(key):
         return random_value(item)
-    return key == "auth" and basic_credentials(item)
+    return key[-4:].lower() == "auth" and basic_credentials(item)
 
 
 def _outside_markers(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
