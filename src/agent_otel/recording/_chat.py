@@ -13,6 +13,7 @@ from opentelemetry.context.context import Context
 from opentelemetry.trace import SpanKind
 from opentelemetry.util.types import AttributeValue
 
+from agent_contract.sources._stream import STREAM_INCOMPLETE
 from agent_otel import _attributes as A
 from agent_otel._guard import counted, report
 from agent_otel._plain import items_of, text_of
@@ -46,18 +47,11 @@ _PARAMS: dict[str, tuple[str, type[float] | type[int] | type[bool]]] = {
     "stream": (A.REQUEST_STREAM, bool),
 }
 
-STREAM_INCOMPLETE = "stream_incomplete"
-"""The ``error.type`` of a call whose stream ended before the provider's end marker (the SDK
-sources' ``Error``, agent_contract.sources): its span is marked ``agent_otel.incomplete``."""
-
-UNREADABLE_CHUNK = "unreadable_chunk"
-"""The ``error.type`` of the SDK sources' ``Error`` for a chunk their reader could not read and
-skipped (agent_contract.sources): also counted as a repair (``agent_otel.anomalies``)."""
-
-UNENCODABLE_ARGUMENTS = "unencodable_arguments"
-"""The ``error_type`` of the ``Error`` an adapter tells after a ``ToolCall`` whose arguments held
-values JSON has no form for, written by its repair rule (agent_contract.sources): counted as a
-repair (``agent_otel.anomalies``), not recorded as a failure of the call."""
+# The error types the contract's sources tell, as they spell them: STREAM_INCOMPLETE (the
+# stream ended before the provider's end marker: the call's span is marked
+# agent_otel.incomplete), UNREADABLE_CHUNK (a chunk skipped) and UNENCODABLE_ARGUMENTS (a tool
+# call's arguments repaired): the two last are counted as repairs (agent_otel.anomalies), not
+# recorded as failures of the call.
 
 
 def request_attributes(

@@ -17,8 +17,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
+from agent_contract.sources._arguments import TRUNCATION_MARK
 from agent_otel._guard import report, warn_once
-from agent_otel._plain import TRUNCATION_MARK, a_kind, int_of, shown, text_of
+from agent_otel._plain import a_kind, int_of, shown, text_of
 from agent_otel.recording._encodable import MAX_TEXT_BYTES, Count
 from agent_otel.recording._hints import keyworded_but
 from agent_otel.scrubbing import MARGIN, Scrub
