@@ -2551,3 +2551,36 @@ def test_a_global_provider_set_before_configure_is_told_where_runs_go_and_what_t
     assert "runs on the global one record there" in told, told
     assert "otel_wrapper(tracer_provider=telemetry.tracer_provider)" in told, told
     assert "docs/configure.md" in told, told
+
+
+_ENDED = re.compile(r"still open .*were ended")
+
+
+@pytest.mark.parametrize("shutdown", ["end_open_runs", "Telemetry.shutdown"])
+async def test_runs_ended_at_shutdown_are_told_which_why_open_and_what_to_do(
+    shutdown: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``end_open_runs()``, ``Telemetry.shutdown()`` and the exit hook each said only "N run(s)
+    still open ... were ended", three near-copies: not which run, not why it was still open (a
+    stream never consumed to its end nor closed), not what to do. One line now, naming the run,
+    the cause, the remedy and the page that explains it."""
+    telemetry = InMemoryTelemetry()
+    agent = ScriptedAgent([LLMCallStart(model="m"), TextDelta(text="a"), LLMCallEnd()])
+    stream = telemetry.wrapper(agent_name="greeter")(agent.stream([USER]))
+    await anext(stream)  # pulled once, then left: the run stays open
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        if shutdown == "end_open_runs":
+            assert end_open_runs(telemetry.tracer_provider) == 1
+        else:
+            Telemetry(telemetry.tracer_provider, telemetry.meter_provider).shutdown()
+    told = [r.getMessage() for r in caplog.records if _ENDED.search(r.getMessage())]
+    assert len(told) == 1, told
+    line = told[0]
+    assert "1 run(s)" in line and "invoke_agent greeter" in line, line  # which
+    assert "consumed to its end" in line, line  # why it was open
+    assert "aclosing" in line, line  # what to do
+    pages = re.findall(r"docs/[\w-]+\.md(?:#[\w-]+)?", line)
+    assert len(pages) == 1, line
+    assert "end_open_runs" in _section(pages[0]) and "aclosing" in _section(pages[0])
+    await stream.aclose()
+    telemetry.shutdown()
