@@ -2584,3 +2584,74 @@ async def test_runs_ended_at_shutdown_are_told_which_why_open_and_what_to_do(
     assert "end_open_runs" in _section(pages[0]) and "aclosing" in _section(pages[0])
     await stream.aclose()
     telemetry.shutdown()
+
+
+class _OwnInvoke:
+    """An object whose ``invoke`` is not the event contract's (``invoke(messages,
+    stream_wrapper, config)``): a framework's own, LangGraph's ``invoke(input, config)``."""
+
+    def invoke(self, input: Any, config: Any = None) -> Any:
+        return {"input": input, "config": config}
+
+
+def _compiled_graph() -> Any:
+    from typing import TypedDict
+
+    from langgraph.graph import END, START, StateGraph
+
+    class State(TypedDict):
+        x: int
+
+    graph = StateGraph(State)
+    graph.add_node("add", lambda state: {"x": state["x"] + 1})
+    graph.add_edge(START, "add")
+    graph.add_edge("add", END)
+    return graph.compile()
+
+
+@pytest.mark.parametrize(
+    ("make", "expected"),
+    [
+        (_OwnInvoke, {"input": {"x": 1}, "config": {"c": 1}}),
+        (_compiled_graph, {"x": 2}),
+    ],
+    ids=["own invoke", "langgraph"],
+)
+def test_an_invoke_that_takes_no_stream_wrapper_is_called_as_written(
+    make: Any, expected: Any, otel_telemetry: InMemoryTelemetry, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``instrument(graph)`` took a compiled LangGraph graph by its ``invoke``; the traced
+    ``graph.invoke({"x": 1}, config)`` then handed the graph our stream wrapper as its config and
+    raised ``TypeError: Pregel.invoke() takes from 2 to 3 positional arguments but 4 were
+    given``: tracing broke the agent. Such an ``invoke`` runs with its caller's arguments, told
+    once that it is not traced and what traces it."""
+    traced = instrument(make(), **otel_telemetry.providers())
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        args = ({"x": 1}, {"c": 1}) if make is _OwnInvoke else ({"x": 1},)
+        assert traced.invoke(*args) == expected
+        assert traced.invoke(*args) == expected
+    told = [r.getMessage() for r in caplog.records if "invoke()" in r.getMessage()]
+    assert len(told) == 1, told
+    assert "stream_wrapper" in told[0] and "not traced" in told[0], told[0]
+    assert "docs/adapters.md" in told[0], told[0]
+
+
+def test_a_framework_agent_given_to_instrument_is_told_its_adapter(
+    otel_telemetry: InMemoryTelemetry, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``instrument()`` of a framework's agent recorded a bare ``invoke_agent`` span per run (a
+    pydantic-ai agent's ``run``), its model and tool calls lost, or refused it (an Agents SDK
+    agent: "not an Agent") without a word of the adapter that traces it whole."""
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        instrument(_pydantic_ai_agent(), **otel_telemetry.providers())
+        instrument(_pydantic_ai_agent(), **otel_telemetry.providers())
+    told = [r.getMessage() for r in caplog.records if "pydantic" in r.getMessage()]
+    assert len(told) == 1, told
+    assert "pydantic_ai_events(" in told[0] and "docs/adapters.md" in told[0], told[0]
+
+    import agents
+
+    with pytest.raises(TypeError) as raised:
+        instrument(agents.Agent(name="a"))
+    assert "openai_agents_events(" in str(raised.value), raised.value
+    assert "docs/adapters.md" in str(raised.value), raised.value

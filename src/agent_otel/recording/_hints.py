@@ -490,9 +490,14 @@ def _holds(handle: object, name: str, method: str) -> bool:
         return False
 
 
-def hint_untraced(agent: object, method: str, why: str) -> None:
+def hint_untraced(
+    agent: object,
+    method: str,
+    why: str,
+    fix: str = "see docs/faq.md (a synchronous agent) and docs/contract.md",
+) -> None:
     """Once per agent class and method: an instrumented agent's run could not be traced
-    (``why``), so it ran untraced; say why and what to do."""
+    (``why``), so it ran untraced; say why and what to do (``fix``)."""
     owner = type(agent).__qualname__
     if (owner, method) in _untraced or len(_untraced) >= 256:
         return
@@ -502,7 +507,7 @@ def hint_untraced(agent: object, method: str, why: str) -> None:
         owner,
         method,
         why,
-        "see docs/faq.md (a synchronous agent) and docs/contract.md",
+        fix,
     )
 
 
