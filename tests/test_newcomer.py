@@ -2655,3 +2655,34 @@ def test_a_framework_agent_given_to_instrument_is_told_its_adapter(
         instrument(agents.Agent(name="a"))
     assert "openai_agents_events(" in str(raised.value), raised.value
     assert "docs/adapters.md" in str(raised.value), raised.value
+
+
+@pytest.mark.parametrize(
+    ("variable", "library"),
+    [("TRACELOOP_TRACE_CONTENT", "OpenLLMetry"), ("ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS", "ADK")],
+)
+async def test_content_switched_on_by_another_librarys_variable_is_told_ours(
+    variable: str,
+    library: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """Content capture switched on by another library's variable (OpenLLMetry's, Google ADK's)
+    left agent-otel's off without a word: the newcomer looked for prompts on our spans and
+    found none. Told once, naming our variable, the option and the page; content stays off."""
+    _only_otel_variables(monkeypatch, {})
+    monkeypatch.setenv(variable, "true")
+    monkeypatch.setattr(_hints, "_variables_read", [])  # as in a process's first wrapper
+    agent = ScriptedAgent([LLMCallStart(model="m"), TextDelta(text="secret"), LLMCallEnd()])
+    for _ in range(2):
+        await agent.invoke([USER], stream_wrapper=otel_telemetry.wrapper())
+    told = [r.getMessage() for r in caplog.records if variable in r.getMessage()]
+    assert len(told) == 1, told
+    assert library in told[0], told[0]
+    assert "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT" in told[0], told[0]
+    assert "capture_content=" in told[0], told[0]
+    pages = re.findall(r"docs/[\w-]+\.md(?:#[\w-]+)?", told[0])
+    assert len(pages) == 1 and "capture_content" in _section(pages[0]), told[0]
+    for span in otel_telemetry.spans():  # still private: the variable is not ours
+        assert "secret" not in str(dict(span.attributes or {})), span.name
