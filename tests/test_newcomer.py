@@ -2686,3 +2686,22 @@ async def test_content_switched_on_by_another_librarys_variable_is_told_ours(
     assert len(pages) == 1 and "capture_content" in _section(pages[0]), told[0]
     for span in otel_telemetry.spans():  # still private: the variable is not ours
         assert "secret" not in str(dict(span.attributes or {})), span.name
+
+
+async def test_a_span_asked_for_before_the_stream_was_consumed_says_so() -> None:
+    """A test that wraps the stream and asserts before it iterates it: the run starts at the
+    stream's first pull, so nothing is recorded yet; it was told only that its runs went to
+    other providers (give them ``telemetry.wrapper(...)``), which it had already done."""
+    telemetry = InMemoryTelemetry()
+    agent = ScriptedAgent([LLMCallStart(model="m"), TextDelta(text="a"), LLMCallEnd()])
+    stream = telemetry.wrapper(agent_name="a")(agent.stream([USER]))
+    with pytest.raises(AssertionError) as raised:
+        telemetry.span("invoke_agent a")
+    told = str(raised.value)
+    assert "first pull" in told and "consumed" in told, told
+    assert "telemetry.wrapper(" in told, told  # the other cause, still named
+    pages = re.findall(r"docs/[\w-]+\.md(?:#[\w-]+)?", told)
+    assert len(pages) == 1 and "consumed" in _section(pages[0]), told
+    assert [e async for e in stream]  # consumed: now it is there
+    assert telemetry.span("invoke_agent a").name == "invoke_agent a"
+    telemetry.shutdown()
