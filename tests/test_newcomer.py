@@ -552,6 +552,11 @@ def test_an_endpoint_on_its_own_port_is_told_nothing(
     [
         ({"endpoint": "localhost:14317", "protocol": "grpc"}, {}, "endpoint='localhost:14317'"),
         ({"endpoint": "collector.invalid:4317", "protocol": "grpc"}, {}, "'http://collector"),
+        (  # OTLP/HTTP's path, which gRPC has no use for: the fix given is host and port alone
+            {"endpoint": "localhost:14317/v1/traces", "protocol": "grpc"},
+            {},
+            "use 'http://localhost:14317' for a Collector without TLS",
+        ),
         (
             {},
             {
