@@ -30,8 +30,8 @@ from agent_contract.protocol import (
     ToolCall,
     ToolResult,
 )
+from agent_contract.sources._arguments import TRUNCATION_MARK
 from agent_otel import ContentCapture, otel_wrapper, record_evaluation
-from agent_otel._plain import TRUNCATION_MARK
 from agent_otel.exporting._split import MAX_REQUEST_BYTES, SizeBoundSpanExporter, requests
 from agent_otel.recording._encodable import MAX_TEXT_BYTES, clean_text
 from agent_otel.recording._span import MAX_EXCEPTION_MESSAGE_BYTES, MAX_STACKTRACE_BYTES

@@ -528,6 +528,9 @@ def test_a_run_open_at_exit_on_a_provider_wired_by_hand_is_ended_not_lost() -> N
     assert "invoke_agent a shutdown None" in lines
     assert lines[-1] == "invoke_agent a shutdown None"  # innermost first, the run last
     assert "1 run(s) still open at interpreter exit were ended" in done.stderr
+    told = done.stderr  # which run, why it was open, what to do: as every shutdown tells it
+    assert "'invoke_agent a'" in told and "consumed to its end" in told, told
+    assert "docs/endings.md#runs-still-open-at-shutdown" in told, told
 
 
 FORK_CHILD = EXIT_CHILD.replace(

@@ -161,3 +161,41 @@ def test_entry_points_name_importable_objects() -> None:
     )
     for point in points.values():
         assert point.load() is not None, point.value
+
+
+def _constants(path: Path) -> dict[str, str]:
+    """The module-level names in capitals ``path`` assigns a literal to, with the literal."""
+    found = {}
+    for node in ast.parse(path.read_text()).body:
+        value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+        if not isinstance(value, ast.Constant):
+            continue
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        for target in targets:
+            if isinstance(target, ast.Name) and target.id.lstrip("_").isupper():
+                found[target.id] = repr(value.value)
+    return found
+
+
+def test_a_shared_constant_is_written_once() -> None:
+    """A constant agent-otel and the contract (or two of agent-otel's modules) share is written
+    in one module and imported by the others (the contract never imports agent-otel, so the
+    contract's is the one): a second copy drifts (a truncation mark spelt two ways, two depth
+    limits where the content rule has one). Two meanings take two names: one name on both
+    sides of the contract's line with another value reads as the same limit. Private names,
+    and a public name each module of a family sets for itself (``MODULE``), are their own."""
+    where: dict[str, list[tuple[str, str]]] = {}
+    for path in modules():
+        for name, value in _constants(path).items():
+            if not name.startswith("_"):
+                where.setdefault(name, []).append((str(path.relative_to(ROOT)), value))
+    copied = {
+        name: [path for path, _ in found]
+        for name, found in where.items()
+        if len(found) > 1
+        and (
+            len({value for _, value in found}) < len(found)  # the same value twice: a copy
+            or len({path.startswith("contract/") for path, _ in found}) == 2  # both sides
+        )
+    }
+    assert not copied, f"written in more than one module: {copied}"

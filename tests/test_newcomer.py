@@ -552,6 +552,11 @@ def test_an_endpoint_on_its_own_port_is_told_nothing(
     [
         ({"endpoint": "localhost:14317", "protocol": "grpc"}, {}, "endpoint='localhost:14317'"),
         ({"endpoint": "collector.invalid:4317", "protocol": "grpc"}, {}, "'http://collector"),
+        (  # OTLP/HTTP's path, which gRPC has no use for: the fix given is host and port alone
+            {"endpoint": "localhost:14317/v1/traces", "protocol": "grpc"},
+            {},
+            "use 'http://localhost:14317' for a Collector without TLS",
+        ),
         (
             {},
             {
@@ -2551,3 +2556,157 @@ def test_a_global_provider_set_before_configure_is_told_where_runs_go_and_what_t
     assert "runs on the global one record there" in told, told
     assert "otel_wrapper(tracer_provider=telemetry.tracer_provider)" in told, told
     assert "docs/configure.md" in told, told
+
+
+_ENDED = re.compile(r"still open .*were ended")
+
+
+@pytest.mark.parametrize("shutdown", ["end_open_runs", "Telemetry.shutdown"])
+async def test_runs_ended_at_shutdown_are_told_which_why_open_and_what_to_do(
+    shutdown: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``end_open_runs()``, ``Telemetry.shutdown()`` and the exit hook each said only "N run(s)
+    still open ... were ended", three near-copies: not which run, not why it was still open (a
+    stream never consumed to its end nor closed), not what to do. One line now, naming the run,
+    the cause, the remedy and the page that explains it."""
+    telemetry = InMemoryTelemetry()
+    agent = ScriptedAgent([LLMCallStart(model="m"), TextDelta(text="a"), LLMCallEnd()])
+    stream = telemetry.wrapper(agent_name="greeter")(agent.stream([USER]))
+    await anext(stream)  # pulled once, then left: the run stays open
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        if shutdown == "end_open_runs":
+            assert end_open_runs(telemetry.tracer_provider) == 1
+        else:
+            Telemetry(telemetry.tracer_provider, telemetry.meter_provider).shutdown()
+    told = [r.getMessage() for r in caplog.records if _ENDED.search(r.getMessage())]
+    assert len(told) == 1, told
+    line = told[0]
+    assert "1 run(s)" in line and "invoke_agent greeter" in line, line  # which
+    assert "consumed to its end" in line, line  # why it was open
+    assert "aclosing" in line, line  # what to do
+    pages = re.findall(r"docs/[\w-]+\.md(?:#[\w-]+)?", line)
+    assert len(pages) == 1, line
+    assert "end_open_runs" in _section(pages[0]) and "aclosing" in _section(pages[0])
+    await stream.aclose()
+    telemetry.shutdown()
+
+
+class _OwnInvoke:
+    """An object whose ``invoke`` is not the event contract's (``invoke(messages,
+    stream_wrapper, config)``): a framework's own, LangGraph's ``invoke(input, config)``."""
+
+    def invoke(self, input: Any, config: Any = None) -> Any:
+        return {"input": input, "config": config}
+
+
+def _compiled_graph() -> Any:
+    from typing import TypedDict
+
+    from langgraph.graph import END, START, StateGraph
+
+    class State(TypedDict):
+        x: int
+
+    graph = StateGraph(State)
+    graph.add_node("add", lambda state: {"x": state["x"] + 1})
+    graph.add_edge(START, "add")
+    graph.add_edge("add", END)
+    return graph.compile()
+
+
+@pytest.mark.parametrize(
+    ("make", "expected"),
+    [
+        (_OwnInvoke, {"input": {"x": 1}, "config": {"c": 1}}),
+        (_compiled_graph, {"x": 2}),
+    ],
+    ids=["own invoke", "langgraph"],
+)
+def test_an_invoke_that_takes_no_stream_wrapper_is_called_as_written(
+    make: Any, expected: Any, otel_telemetry: InMemoryTelemetry, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``instrument(graph)`` took a compiled LangGraph graph by its ``invoke``; the traced
+    ``graph.invoke({"x": 1}, config)`` then handed the graph our stream wrapper as its config and
+    raised ``TypeError: Pregel.invoke() takes from 2 to 3 positional arguments but 4 were
+    given``: tracing broke the agent. Such an ``invoke`` runs with its caller's arguments, told
+    once that it is not traced and what traces it."""
+    traced = instrument(make(), **otel_telemetry.providers())
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        args = ({"x": 1}, {"c": 1}) if make is _OwnInvoke else ({"x": 1},)
+        assert traced.invoke(*args) == expected
+        assert traced.invoke(*args) == expected
+    told = [r.getMessage() for r in caplog.records if "invoke()" in r.getMessage()]
+    assert len(told) == 1, told
+    assert "stream_wrapper" in told[0] and "not traced" in told[0], told[0]
+    assert "docs/adapters.md" in told[0], told[0]
+
+
+def test_a_framework_agent_given_to_instrument_is_told_its_adapter(
+    otel_telemetry: InMemoryTelemetry, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``instrument()`` of a framework's agent recorded a bare ``invoke_agent`` span per run (a
+    pydantic-ai agent's ``run``), its model and tool calls lost, or refused it (an Agents SDK
+    agent: "not an Agent") without a word of the adapter that traces it whole."""
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        instrument(_pydantic_ai_agent(), **otel_telemetry.providers())
+        instrument(_pydantic_ai_agent(), **otel_telemetry.providers())
+    told = [r.getMessage() for r in caplog.records if "pydantic" in r.getMessage()]
+    assert len(told) == 1, told
+    assert "pydantic_ai_events(" in told[0] and "docs/adapters.md" in told[0], told[0]
+
+    import agents
+
+    with pytest.raises(TypeError) as raised:
+        instrument(agents.Agent(name="a"))
+    assert "openai_agents_events(" in str(raised.value), raised.value
+    assert "docs/adapters.md" in str(raised.value), raised.value
+
+
+@pytest.mark.parametrize(
+    ("variable", "library"),
+    [("TRACELOOP_TRACE_CONTENT", "OpenLLMetry"), ("ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS", "ADK")],
+)
+async def test_content_switched_on_by_another_librarys_variable_is_told_ours(
+    variable: str,
+    library: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """Content capture switched on by another library's variable (OpenLLMetry's, Google ADK's)
+    left agent-otel's off without a word: the newcomer looked for prompts on our spans and
+    found none. Told once, naming our variable, the option and the page; content stays off."""
+    _only_otel_variables(monkeypatch, {})
+    monkeypatch.setenv(variable, "true")
+    monkeypatch.setattr(_hints, "_variables_read", [])  # as in a process's first wrapper
+    agent = ScriptedAgent([LLMCallStart(model="m"), TextDelta(text="secret"), LLMCallEnd()])
+    for _ in range(2):
+        await agent.invoke([USER], stream_wrapper=otel_telemetry.wrapper())
+    told = [r.getMessage() for r in caplog.records if variable in r.getMessage()]
+    assert len(told) == 1, told
+    assert library in told[0], told[0]
+    assert "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT" in told[0], told[0]
+    assert "capture_content=" in told[0], told[0]
+    pages = re.findall(r"docs/[\w-]+\.md(?:#[\w-]+)?", told[0])
+    assert len(pages) == 1 and "capture_content" in _section(pages[0]), told[0]
+    for span in otel_telemetry.spans():  # still private: the variable is not ours
+        assert "secret" not in str(dict(span.attributes or {})), span.name
+
+
+async def test_a_span_asked_for_before_the_stream_was_consumed_says_so() -> None:
+    """A test that wraps the stream and asserts before it iterates it: the run starts at the
+    stream's first pull, so nothing is recorded yet; it was told only that its runs went to
+    other providers (give them ``telemetry.wrapper(...)``), which it had already done."""
+    telemetry = InMemoryTelemetry()
+    agent = ScriptedAgent([LLMCallStart(model="m"), TextDelta(text="a"), LLMCallEnd()])
+    stream = telemetry.wrapper(agent_name="a")(agent.stream([USER]))
+    with pytest.raises(AssertionError) as raised:
+        telemetry.span("invoke_agent a")
+    told = str(raised.value)
+    assert "first pull" in told and "consumed" in told, told
+    assert "telemetry.wrapper(" in told, told  # the other cause, still named
+    pages = re.findall(r"docs/[\w-]+\.md(?:#[\w-]+)?", told)
+    assert len(pages) == 1 and "consumed" in _section(pages[0]), told
+    assert [e async for e in stream]  # consumed: now it is there
+    assert telemetry.span("invoke_agent a").name == "invoke_agent a"
+    telemetry.shutdown()

@@ -110,16 +110,17 @@ ENV = r"[A-Z][A-Z0-9]*_[A-Z0-9_]+"  # a variable named as the default: read, not
 
 
 def literal_defaults(section: str) -> dict[str, str]:
-    """Each option whose default cell is one backticked literal per name, by name (``| `a`,
-    `b` | `1`, `2` |``); a default told in words (the global ones, a variable) is not read."""
+    """Each option whose default cell (after its type's) is one backticked literal per name, by
+    name (``| `a`, `b` | `int` | `1`, `2` |``); a default told in words (the global ones, a
+    variable) is not read."""
     found: dict[str, str] = {}
     for line in section.splitlines():
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
-        if not line.startswith("| `") or len(cells) < 2:
+        if not line.startswith("| `") or len(cells) < 3:
             continue
         names = re.findall(r"`(\w+)`", cells[0])
-        values = re.fullmatch(r"`([^`]+)`(?:, `([^`]+)`)*", cells[1])
-        literals = re.findall(r"`([^`]+)`", cells[1]) if values else []
+        values = re.fullmatch(r"`([^`]+)`(?:, `([^`]+)`)*", cells[2])
+        literals = re.findall(r"`([^`]+)`", cells[2]) if values else []
         if len(literals) == len(names) and not any(re.fullmatch(ENV, v) for v in literals):
             found.update(zip(names, literals, strict=True))
     return found
@@ -158,8 +159,55 @@ def test_every_literal_default_is_the_codes(title: str) -> None:
 
 def test_the_default_check_reads_literals_only() -> None:
     section = (
-        "| option | default | meaning |\n|---|---|---|\n| `a` | `True` | x |\n"
-        "| `b`, `c` | `1`, `'x'` | y |\n| `d` | the global one | z |\n| `e` | `V`, else `2` | w |\n"
-        "| `f` | `127.0.0.1` | v |\n| `g` | `OTEL_X_Y` | u |\n"
+        "| option | type | default | meaning |\n|---|---|---|---|\n| `a` | `bool` | `True` | x |\n"
+        "| `b`, `c` | `int` | `1`, `'x'` | y |\n| `d` | `P` | the global one | z |\n"
+        "| `e` | `int` | `V`, else `2` | w |\n| `f` | `str` | `127.0.0.1` | v |\n"
+        "| `g` | `str` | `OTEL_X_Y` | u |\n"
     )
     assert literal_defaults(section) == {"a": "True", "b": "1", "c": "'x'", "f": "127.0.0.1"}
+
+
+def _annotation(title: str, name: str) -> str:
+    """The annotation of option ``name`` as written in the code: the signature's, else (an
+    option of ``**options: Unpack[Options]``) the TypedDict's."""
+    from agent_otel.recording._options import Options
+
+    parameter = inspect.signature(DOCUMENTED[title]).parameters.get(name)
+    if parameter is not None and parameter.kind is not inspect.Parameter.VAR_KEYWORD:
+        annotation = parameter.annotation
+    else:
+        annotation = Options.__annotations__[name]
+    return getattr(annotation, "__forward_arg__", annotation)
+
+
+def _alternatives(annotation: str) -> list[str]:
+    """``a | b[c | d] | None`` as its top-level alternatives: ``a``, ``b[c | d]``, ``None``."""
+    found, depth, start = [], 0, 0
+    for i, char in enumerate(annotation):
+        depth += (char == "[") - (char == "]")
+        if char == "|" and depth == 0:
+            found.append(annotation[start:i].strip())
+            start = i + 1
+    return [*found, annotation[start:].strip()]
+
+
+@pytest.mark.parametrize("title", DOCUMENTED)
+def test_every_option_states_its_type_as_the_signature_does(title: str) -> None:
+    """Each row says the option's type (its column after the name): the alternatives of its
+    annotation, each in backticks, ``or`` between them. A newcomer read ``scrub`` or
+    ``capture_content``'s accepted types only from prose, and a type changed in the code
+    changed no page."""
+    section = sections(PAGE.read_text())[title]
+    header = next(line for line in section.splitlines() if line.startswith("| option"))
+    assert [c.strip() for c in header.strip("|").split("|")][:3] == ["option", "type", "default"]
+    wrong = []
+    for line in section.splitlines():
+        if not line.startswith("| `"):
+            continue
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        said = re.findall(r"`([^`]+)`", cells[1])
+        for name in re.findall(r"`(\w+)`", cells[0]):
+            expected = _alternatives(_annotation(title, name))
+            if said != expected:
+                wrong.append(f"{name}: documented {said}, is {expected}")
+    assert not wrong, f"docs/options.md, {title}: {wrong}"

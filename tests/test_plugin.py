@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -136,3 +137,32 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
     for package in (agent_otel, agent_otel.testing):
         with pytest.raises(AttributeError, match="no_such_name"):
             package.no_such_name  # type: ignore[attr-defined]  # noqa: B018
+
+
+def test_with_plugin_autoload_off_the_page_says_how_to_load_it(tmp_path: Path) -> None:
+    """``PYTEST_DISABLE_PLUGIN_AUTOLOAD=1`` (a common CI setting) leaves the fixtures unknown:
+    pytest says only "fixture 'otel_telemetry' not found", before any code of ours runs. The
+    testing page names that cause and the load it needs; the load it gives works."""
+    (tmp_path / "test_fixture.py").write_text(
+        "def test_needs_fixture(otel_telemetry):\n    assert otel_telemetry.spans() == []\n"
+    )
+
+    def pytest_run(*options: str) -> str:
+        return subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *options],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**_env(), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
+            check=False,
+        ).stdout
+
+    assert "fixture 'otel_telemetry' not found" in pytest_run()
+    page = (Path(__file__).resolve().parents[1] / "docs" / "testing.md").read_text()
+    assert "PYTEST_DISABLE_PLUGIN_AUTOLOAD" in page, "the page names no cause"
+    assert "fixture 'otel_telemetry' not found" in page, "the page quotes no message"
+    loads = re.findall(r"`pytest (-p [\w.]+)`", page)
+    assert loads, "the page shows no -p option that loads the plugin"
+    done = pytest_run(*loads[0].split())
+    assert "1 passed" in done, done

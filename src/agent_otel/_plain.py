@@ -16,6 +16,7 @@ from numbers import Real
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 from uuid import UUID
 
+from agent_contract.sources._arguments import TRUNCATION_MARK
 from agent_otel._guard import reads_values
 
 if TYPE_CHECKING:
@@ -28,13 +29,11 @@ _B = TypeVar("_B")
 _C = TypeVar("_C")
 _N = TypeVar("_N", int, float)
 
-MAX_DEPTH = 16
-"""How deep an attribute value may nest (a list in a map in a list...); deeper: the mark.
-Each level is two protobuf messages on the wire, and a receiver's parser stops at 100 (the
-Python protobuf runtime's default): 64 levels made a batch no such receiver reads."""
-TRUNCATION_MARK = "...[truncated]"
-"""What ends a cut value: a string cut to its bound, content cut to its budget or depth, an
-attribute value nested past :data:`MAX_DEPTH` (or a cycle), which becomes the mark alone."""
+MAX_ATTRIBUTE_DEPTH = 16
+"""How deep an attribute value may nest (a list in a map in a list...); deeper: the contract's
+``TRUNCATION_MARK``. Each level is two protobuf messages on the wire, and a receiver's parser
+stops at 100 (the Python protobuf runtime's default): content's depth (the contract's
+``MAX_DEPTH``, 64) made a batch no such receiver reads, so an attribute's limit is its own."""
 _KEY_TYPES = (int, float, bool, type(None))  # keys that are not strings but have a plain text
 
 
@@ -181,7 +180,7 @@ def plain_value(value: Any, depth: int = 0) -> Any:
     """An attribute value (the SDK's ``AnyValue``: scalars, sequences, maps, nested) as plain
     built-ins: subclasses as their base type, lists and tuples as lists, mappings as dicts
     with string keys (an int, float, bool or None key as its text; other keys dropped), and
-    what nests past :data:`MAX_DEPTH` as :data:`TRUNCATION_MARK`. Other values as they are."""
+    what nests past :data:`MAX_ATTRIBUTE_DEPTH` as ``TRUNCATION_MARK``. Other values as they are."""
     kind = type(value)
     if kind is str or kind is bool or kind is float or kind is int or value is None:
         return value
@@ -192,7 +191,7 @@ def plain_value(value: Any, depth: int = 0) -> Any:
     if _is(value, float):
         return float.__float__(value)
     kind_of_many = issubclass(kind, (list, tuple, Mapping))  # (never its own __class__)
-    if kind_of_many and depth >= MAX_DEPTH:
+    if kind_of_many and depth >= MAX_ATTRIBUTE_DEPTH:
         return TRUNCATION_MARK
     if _is(value, (list, tuple)):
         return [plain_value(item, depth + 1) for item in items_of(value)]

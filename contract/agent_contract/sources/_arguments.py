@@ -50,7 +50,11 @@ __all__ = [
 ]
 
 MAX_DEPTH = 64
+"""How deep content is read (a tool call's arguments here, captured content and the scrubber
+in agent-otel): deeper, or a container inside itself, becomes :data:`TRUNCATION_MARK`."""
 TRUNCATION_MARK = "...[truncated]"
+"""What ends a value cut to its bound, or stands for what nests past one: the one mark of the
+contract and of agent-otel (which imports it from here)."""
 UNENCODABLE_ARGUMENTS = "unencodable_arguments"
 """The ``error_type`` of the ``Error`` told after a ``ToolCall`` whose arguments were repaired."""
 INVALID_JSON = "INVALID_JSON"

@@ -35,6 +35,7 @@ from agent_otel.recording._hints import (
 )
 from agent_otel.recording._options import OPTION_NAMES, Options, settings_from
 
+from ._adapted import PAGE, adapter_of, tell_adapted
 from ._base import DELEGATES, INSTANCE, Bound
 from ._classes import (
     instrument_class,
@@ -268,11 +269,22 @@ def instrument(
             f"not the module {text_of(vars(agent_or_class).get('__name__')) or '(unnamed)'}: "
             "pass the agent it defines or makes, as in instrument(MyAgent())"
         )
+    is_class = issubclass(type(agent_or_class), type)
+    kind = agent_or_class if is_class else type(agent_or_class)
+    adapter = adapter_of(kind)
     if not any(callable(getattr(agent_or_class, n, None)) for n in ENTRY_POINTS):
+        fix = (
+            f"a framework's agent is traced through its adapter, otel_wrapper(...)({adapter}) "
+            f"({PAGE})"
+            if adapter
+            else "pass the agent, as in instrument(MyAgent())"
+        )
         raise TypeError(
             f"instrument() takes an agent (an object or class with stream/invoke or run/astream), "
-            f"not {a_kind(agent_or_class)}: pass the agent, as in instrument(MyAgent())"
+            f"not {a_kind(agent_or_class)}: {fix}"
         )
+    if adapter:
+        tell_adapted(agent_or_class, adapter)
     # Read as the str each is (a str enum member: its value); a subclass's methods never run.
     # A name of another type (the decorator's argument is often computed) names nothing: the
     # run is named as without it, and the agent is traced all the same (never a raise).

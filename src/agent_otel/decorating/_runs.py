@@ -56,6 +56,7 @@ from agent_otel._plain import get
 from agent_otel.recording._hints import a_kind, hint_untraced
 from agent_otel.recording._wrapper import defer, traced, traced_future, traced_return
 
+from ._adapted import PAGE, adapter_of
 from ._base import (
     CLAIM,
     DELEGATES,
@@ -112,6 +113,64 @@ def _read_synchronous(fn: Any) -> bool:
     with suppress(Exception):  # a wraps chain that loops or raises: read as it is
         return not inspect.iscoroutinefunction(inspect.unwrap(fn))
     return True
+
+
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
+def _takes_stream_wrapper(fn: Any) -> bool:
+    """Whether ``fn``, an ``invoke``, can be called as the event contract's is, ``invoke(messages,
+    stream_wrapper, config)``: three by position after ``self`` (or ``*args``), the second no
+    ``config`` (a LangChain runnable's, LangGraph's ``invoke(input, config)``). What cannot be
+    read is taken for the contract's."""
+    try:
+        fn = read(fn, "__func__", fn)
+        while isinstance(fn, EntryPoint):  # ours, over what a base class holds: read that
+            fn = read(fn.__wrapped__, "__func__", fn.__wrapped__)
+        if not inspect.isfunction(fn):
+            return True
+        parameters = list(inspect.signature(fn).parameters.values())[1:]  # after self
+    except Exception:
+        return True
+    if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters):
+        return True
+    named = [p.name for p in parameters if p.kind in _POSITIONAL]
+    return len(named) >= 3 and named[1] != "config"
+
+
+def _foreign_invoke(lookup: Lookup, synchronous: bool) -> Bound:
+    """An ``invoke`` that takes no ``stream_wrapper`` (a framework's own): called with its
+    caller's arguments as they are, never ours (handed its config, it raised), and told once
+    per class that it is not traced, and what traces it."""
+
+    def told(agent: Any) -> Any:
+        original, options = lookup(agent)
+        if options is not None:
+            adapter = adapter_of(type(agent))
+            hint_untraced(
+                agent,
+                "invoke",
+                "takes no stream_wrapper, as the event contract's invoke(messages, "
+                "stream_wrapper, config) does (a framework's own, as LangGraph's invoke(input, "
+                "config))",
+                f"trace it through its adapter, otel_wrapper(...)({adapter}) ({PAGE})"
+                if adapter
+                else f"a framework's agent through its adapter ({PAGE}); an agent of your own "
+                "by the contract's invoke (docs/contract.md)",
+            )
+        return original
+
+    if synchronous:
+
+        def invoke(self: Any, *args: Any, **kwargs: Any) -> Any:
+            return told(self)(*args, **kwargs)
+
+        return invoke
+
+    async def ainvoke(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return await told(self)(*args, **kwargs)
+
+    return ainvoke
 
 
 def _passed_through(name: str, lookup: Lookup) -> Bound:
@@ -192,6 +251,8 @@ def _recorded_run(
 
 def entry(name: str, lookup: Lookup, wrapped: Any) -> Bound:
     """The wrapper of entry point ``name`` for ``wrapped``, the method it stands in for."""
+    if name == "invoke" and not _takes_stream_wrapper(wrapped):
+        return _foreign_invoke(lookup, _synchronous(wrapped))
     if name in ("invoke", "run") and _synchronous(wrapped):
         return _passed_through(name, lookup)
     return ENTRY_POINTS[name](lookup)

@@ -203,12 +203,14 @@ def hint_grpc_tls(setting: str, value: str, protocol: Protocol, signal: Signal =
     if parts.hostname not in _LOOPBACK and port != _PORTS[GRPC]:
         return
     foretold(PLAIN_SERVER)
+    target = parts.netloc  # a path (OTLP/HTTP's /v1/traces) means nothing to gRPC: left out
+    path = " (OTLP/gRPC takes no path)" if parts.path not in ("", "/") else ""
     warn_once(
         setting, f"tls:{text}",
         "agent-otel: %s=%r has no scheme, so OTLP/gRPC connects to it with TLS (as "
         "OTEL_EXPORTER_OTLP_INSECURE is unset), which a Collector's receiver, plain by default, "
-        "refuses at every export: use %r for a Collector without TLS, or %r with it",
-        setting, text, f"http://{text}", f"https://{text}",
+        "refuses at every export: use %r for a Collector without TLS, or %r with it%s",
+        setting, text, f"http://{target}", f"https://{target}", path,
     )  # fmt: skip
 
 

@@ -231,15 +231,8 @@ class Telemetry:
 
     def _end_open_runs(self) -> None:
         """End the runs still open on our tracer provider (``agent_otel.end_reason=shutdown``),
-        so their spans are exported rather than lost, and say how many."""
-        ended = end_runs(self._ours)
-        self.runs_ended_at_shutdown += ended
-        if ended:
-            _log.warning(
-                "agent-otel: %d run(s) still open at shutdown were ended "
-                "(agent_otel.end_reason=shutdown)",
-                ended,
-            )
+        so their spans are exported rather than lost, told as every shutdown tells them."""
+        self.runs_ended_at_shutdown += end_runs(self._ours, "at shutdown")
 
     def _after_fork_in_child(self) -> None:
         """In a forked child: fresh locks, and only the child's own spans and metrics counted.

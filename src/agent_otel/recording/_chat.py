@@ -13,6 +13,9 @@ from opentelemetry.context.context import Context
 from opentelemetry.trace import SpanKind
 from opentelemetry.util.types import AttributeValue
 
+from agent_contract.sources._arguments import UNENCODABLE_ARGUMENTS
+from agent_contract.sources._parts_sent import UNTRANSLATABLE_PART
+from agent_contract.sources._stream import STREAM_INCOMPLETE
 from agent_otel import _attributes as A
 from agent_otel._guard import counted, report
 from agent_otel._plain import items_of, text_of
@@ -46,23 +49,12 @@ _PARAMS: dict[str, tuple[str, type[float] | type[int] | type[bool]]] = {
     "stream": (A.REQUEST_STREAM, bool),
 }
 
-STREAM_INCOMPLETE = "stream_incomplete"
-"""The ``error.type`` of a call whose stream ended before the provider's end marker (the SDK
-sources' ``Error``, agent_contract.sources): its span is marked ``agent_otel.incomplete``."""
-
-UNREADABLE_CHUNK = "unreadable_chunk"
-"""The ``error.type`` of the SDK sources' ``Error`` for a chunk their reader could not read and
-skipped (agent_contract.sources): also counted as a repair (``agent_otel.anomalies``)."""
-
-UNENCODABLE_ARGUMENTS = "unencodable_arguments"
-"""The ``error_type`` of the ``Error`` an adapter tells after a ``ToolCall`` whose arguments held
-values JSON has no form for, written by its repair rule (agent_contract.sources): counted as a
-repair (``agent_otel.anomalies``), not recorded as a failure of the call."""
-
-UNTRANSLATABLE_PART = "untranslatable_part"
-"""The ``error_type`` of the ``Error`` an SDK source tells after its ``LLMCallStart`` when a
-content part of its request's history went as a text saying so, its API having no form for
-it (agent_contract.sources): counted as a repair, not recorded as a failure of the call."""
+# The error types the contract's sources tell, as they spell them: STREAM_INCOMPLETE (the
+# stream ended before the provider's end marker: the call's span is marked
+# agent_otel.incomplete), UNREADABLE_CHUNK (a chunk skipped), UNENCODABLE_ARGUMENTS (a tool
+# call's arguments repaired) and UNTRANSLATABLE_PART (a request's content part its API has no
+# form for, sent as a text saying so): the three last are counted as repairs
+# (agent_otel.anomalies), not recorded as failures of the call.
 
 REPAIRS = frozenset({UNENCODABLE_ARGUMENTS, UNTRANSLATABLE_PART})
 """The ``error_type`` of the ``Error`` events that tell a repair: counted, no failure."""

@@ -19,9 +19,10 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
+from agent_contract.sources._arguments import TRUNCATION_MARK
 from agent_contract.sources._joined import pairs_joined
 from agent_otel import _attributes as A
-from agent_otel._plain import TRUNCATION_MARK, plain_value
+from agent_otel._plain import plain_value
 
 if TYPE_CHECKING:
     from agent_otel.scrubbing import Scrub

@@ -28,6 +28,7 @@ from agent_otel.recording._pages import see
 __all__ = [
     "CHECKED",
     "CONFIGURE_OPTIONS",
+    "ENV_CAPTURE",
     "OWN_VARIABLES",
     "PROVIDERS",
     "UNCHECKED",
@@ -196,8 +197,35 @@ _TOOLING = frozenset(
 _variables_read: list[bool] = []
 
 
-_RUN_VARIABLES = frozenset({"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"})
+ENV_CAPTURE = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+"""The variable every run reads for content capture (``content/_capture``)."""
+_RUN_VARIABLES = frozenset({ENV_CAPTURE})
 """The ``OTEL_*`` variables a run reads (with no SDK: ``configure()`` adds the SDK's)."""
+
+
+_OTHERS_CONTENT = {
+    "TRACELOOP_TRACE_CONTENT": "OpenLLMetry's",
+    "ADK_CAPTURE_MESSAGE_CONTENT_IN_SPANS": "Google ADK's",
+}
+"""Other libraries' variables that switch their own content capture on: set, with ours not,
+a newcomer expects prompts on our spans too."""
+_CONTENT_PAGE = "docs/tracing.md#content-capture-and-privacy"
+
+
+def _hint_others_content(names: Mapping[str, str]) -> None:
+    """Tell each of :data:`_OTHERS_CONTENT` set to a true value while ours is unset: content
+    stays off on agent-otel's spans (private by default), and nothing said why."""
+    if ENV_CAPTURE in names:
+        return
+    for name, library in _OTHERS_CONTENT.items():
+        if names.get(name, "").strip().lower() in ("true", "1", "yes"):
+            warn_once(
+                "variable", name,
+                "agent-otel: %s=%s switches on %s content capture, not agent-otel's, which stays "
+                "off unless %s=true (or a mode such as SPAN_ONLY) or capture_content=True is given "
+                "to the wrapper (%s)",
+                name, names[name], library, ENV_CAPTURE, _CONTENT_PAGE,
+            )  # fmt: skip
 
 
 def _within_two_edits(a: str, b: str) -> bool:
@@ -249,6 +277,7 @@ def hint_own_variables(
     _variables_read.append(True)
     names = os.environ if env is None else env
     _hint_misspelt_otel(names, _RUN_VARIABLES | frozenset(otel))
+    _hint_others_content(names)
     known = OWN_VARIABLES | _TOOLING
     ours = {variable.removeprefix(_PREFIX): variable for variable in OWN_VARIABLES}
     for name in sorted(n for n in names if n.startswith(_PREFIX) and n not in known):
@@ -490,9 +519,14 @@ def _holds(handle: object, name: str, method: str) -> bool:
         return False
 
 
-def hint_untraced(agent: object, method: str, why: str) -> None:
+def hint_untraced(
+    agent: object,
+    method: str,
+    why: str,
+    fix: str = "see docs/faq.md (a synchronous agent) and docs/contract.md",
+) -> None:
     """Once per agent class and method: an instrumented agent's run could not be traced
-    (``why``), so it ran untraced; say why and what to do."""
+    (``why``), so it ran untraced; say why and what to do (``fix``)."""
     owner = type(agent).__qualname__
     if (owner, method) in _untraced or len(_untraced) >= 256:
         return
@@ -502,7 +536,7 @@ def hint_untraced(agent: object, method: str, why: str) -> None:
         owner,
         method,
         why,
-        "see docs/faq.md (a synchronous agent) and docs/contract.md",
+        fix,
     )
 
 

@@ -118,26 +118,50 @@ def also_end(end: Callable[[Callable[[Any], bool]], object]) -> None:
         atexit.register(_at_exit)
 
 
-def end_runs(belongs: Callable[[Any], bool]) -> int:
+_SHOWN = 3  # runs a shutdown's line names; the others by their count
+_WHY = (
+    "A run ends when its stream does: one still open then is a stream not consumed to its "
+    "end nor closed (a loop left by break, return or an exception outside "
+    "contextlib.aclosing(), a stream kept for later) or an agent still at work. Consume each "
+    "traced stream to its end inside async with contextlib.aclosing(stream), and in a shutdown "
+    "step of your own call agent_otel.end_open_runs() before shutting your providers down "
+    "(docs/endings.md#runs-still-open-at-shutdown)"
+)
+
+
+def end_runs(belongs: Callable[[Any], bool], when: str = "") -> int:
     """End every open run ``belongs`` accepts (given its agent span), newest first; how many.
-    What :func:`also_end` registered ends its spans ``belongs`` accepts first."""
+    What :func:`also_end` registered ends its spans ``belongs`` accepts first. Given ``when``
+    (``"at interpreter exit"``), the runs it ended are told in one line for every shutdown:
+    which, why they were still open, and what to do."""
     for end in list(_ALSO):
         try:
             end(belongs)
         except Exception:
             report("held spans end at shutdown")
-    ended = 0
+    names: list[str] = []
     for run in reversed(list(_OPEN.values())):
         try:
             if not belongs(run.run.span.raw) or not claim(run):
                 continue
             run.end(A.END_SHUTDOWN, None)
             run.ended_by_shutdown()
-            ended += 1
+            names.append(str(getattr(run.run.span.raw, "name", "")))
             told(run)
         except Exception:
             report("run end at shutdown")
-    return ended
+    if names and when:
+        more = f" and {len(names) - _SHOWN} more" if len(names) > _SHOWN else ""
+        logger.warning(
+            "agent-otel: %d run(s) still open %s were ended (agent_otel.end_reason=shutdown): "
+            "%s%s. %s",
+            len(names),
+            when,
+            ", ".join(map(repr, names[:_SHOWN])),
+            more,
+            _WHY,
+        )
+    return len(names)
 
 
 @keyworded
@@ -158,16 +182,10 @@ def end_open_runs(tracer_provider: Any = None) -> int:
     """
     check_provider("end_open_runs", "tracer_provider", tracer_provider, "get_tracer")
     try:
-        belongs = _on(tracer_provider)
-        ended = end_runs(belongs)
+        return end_runs(_on(tracer_provider), "when end_open_runs() was called")
     except Exception:
         report("end open runs")
         return 0
-    if ended:
-        logger.warning(
-            "agent-otel: %d run(s) still open were ended (agent_otel.end_reason=shutdown)", ended
-        )
-    return ended
 
 
 def _on(tracer_provider: Any) -> Callable[[Any], bool]:
@@ -299,13 +317,7 @@ def _at_exit() -> None:
             end()
         except Exception:
             report("run end at exit")
-    ended = end_runs(lambda span: not any(belongs(span) for belongs, _ in managed))
-    if ended:
-        logger.warning(
-            "agent-otel: %d run(s) still open at interpreter exit were ended "
-            "(agent_otel.end_reason=shutdown)",
-            ended,
-        )
+    end_runs(lambda span: not any(belongs(span) for belongs, _ in managed), "at interpreter exit")
 
 
 def held() -> set[int]:

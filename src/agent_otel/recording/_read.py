@@ -187,7 +187,7 @@ reads_values(
 )
 
 
-MAX_CLASSES = 1024
+MAX_EVENT_CLASSES = 1024  # event classes whose handler is remembered
 
 
 def handler_for(
@@ -204,11 +204,11 @@ def handler_for(
     """
     cls = event.__class__
     handler = LATENT.get(text_of(cls.__name__) or "", by_type)  # (a name of a str subclass)
-    if len(handlers) >= MAX_CLASSES:  # classes made on the fly must not pile up
+    if len(handlers) >= MAX_EVENT_CLASSES:  # classes made on the fly must not pile up
         handlers.clear()
     handlers[cls] = handler
     if _module_level(cls):
-        if len(shared) >= MAX_CLASSES:
+        if len(shared) >= MAX_EVENT_CLASSES:
             shared.clear()
         shared[cls] = handler
     return handler

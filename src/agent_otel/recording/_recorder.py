@@ -70,6 +70,7 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry.context.context import Context
 
+from agent_contract.sources._stream import UNREADABLE_CHUNK
 from agent_otel import _clock
 from agent_otel._attributes import END_CANCELLED, END_ERROR, END_EXHAUSTED, END_INTERRUPTED
 from agent_otel._guard import counted, guarded
@@ -79,7 +80,7 @@ from agent_otel.standdown._frameworks import covered_run, framework_context
 from agent_otel.standdown._guards import guard_providers
 
 from ._activation import activate
-from ._chat import REPAIRS, UNREADABLE_CHUNK, LLMCall
+from ._chat import REPAIRS, LLMCall
 from ._costs import plus
 from ._encodable import id_text
 from ._errors import PendingError, error_type_of, raised_from, raised_in

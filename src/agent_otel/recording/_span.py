@@ -20,9 +20,10 @@ from opentelemetry.context.context import Context
 from opentelemetry.trace import INVALID_SPAN, Span, SpanContext, SpanKind, Status, Tracer
 from opentelemetry.util.types import Attributes, AttributeValue
 
+from agent_contract.sources._arguments import TRUNCATION_MARK
 from agent_otel import _attributes as A
 from agent_otel._guard import report
-from agent_otel._plain import TRUNCATION_MARK, text_of
+from agent_otel._plain import text_of
 from agent_otel.scrubbing import MARGIN, Scrub
 
 from ._encodable import (

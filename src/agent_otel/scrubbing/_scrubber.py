@@ -26,8 +26,9 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent_contract.sources._arguments import MAX_DEPTH, TRUNCATION_MARK
 from agent_otel._guard import report
-from agent_otel._plain import TRUNCATION_MARK, a_kind, items_of, plain_value, shown, text_of
+from agent_otel._plain import a_kind, items_of, plain_value, shown, text_of
 from agent_otel.recording._hints import keyworded_but, nearest
 from agent_otel.recording._pages import see
 
@@ -45,10 +46,9 @@ from ._keys import JOIN, is_secret_key, names_a_key, normalise, words
 Found = Callable[[str], None]
 CALLBACK = "callback"
 KEY_NAME = "key_name"
-MAX_DEPTH = 64
-"""How deep :meth:`Scrubber.value` reads nested content (content's budget cuts it at the same
-depth): deeper, or a cycle, is not read but replaced, so it is never sent unscrubbed, and a
-value that holds itself cannot exhaust the stack in the middle of a run."""
+# MAX_DEPTH (the contract's, content's own): how deep Scrubber.value reads nested content;
+# deeper, or a cycle, is replaced unread, so it is never sent unscrubbed, and a value that
+# holds itself cannot exhaust the stack in the middle of a run.
 DETECTORS = tuple(dict.fromkeys(d.name for d in BUILT_IN))
 """The built-in detectors' names, as markers and the self-metric name them."""
 

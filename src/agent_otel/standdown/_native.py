@@ -102,6 +102,7 @@ from agent_otel._guard import report
 
 from ._context import covering
 from ._langsmith import restore_langsmith
+from ._openai_v2 import WRAPPER_DEPTH
 
 NATIVE = otel_context.create_key("agent_otel.native_stand_down")
 """The framework whose own spans stand down in this context (a run of its adapter's)."""
@@ -476,7 +477,6 @@ def _install_pydantic_ai() -> bool:
 
 _LANGGRAPH = ("langgraph.pregel", "Pregel", ("stream", "astream"))
 _OPENLLMETRY_LANGCHAIN = "opentelemetry.instrumentation.langchain"
-_DEPTH = 8  # wrappers followed down from the class attribute; more is no real stack
 
 
 def _langgraph_tracers() -> Iterator[Tracer]:
@@ -486,7 +486,7 @@ def _langgraph_tracers() -> Iterator[Tracer]:
     cls = getattr(sys.modules.get(module), class_name, None)
     for method in methods if isinstance(cls, type) else ():
         current = vars(cls).get(method)
-        for _ in range(_DEPTH):
+        for _ in range(WRAPPER_DEPTH):
             wrapper = getattr(current, "_self_wrapper", None)
             if wrapper is None:
                 break
@@ -553,7 +553,7 @@ def _agents_providers() -> Iterator[Any]:
     """The Agents SDK's global trace provider and every provider wrapped in it (Logfire's
     ``instrument_openai_agents()`` wraps it: ``.wrapped``); none before the SDK made one."""
     provider = getattr(sys.modules.get(_AGENTS_SETUP), "GLOBAL_TRACE_PROVIDER", None)
-    for _ in range(_DEPTH):
+    for _ in range(WRAPPER_DEPTH):
         if provider is None:
             return
         yield provider

@@ -26,7 +26,7 @@ from ._context import covering
 PACKAGE = "opentelemetry.instrumentation.openai_v2"
 _TARGETS = (("openai.resources.chat.completions", ("Completions", "AsyncCompletions")),)
 _MARK = "_agent_otel_stand_down"
-_DEPTH = 8  # wrappers followed down from the class attribute; more is no real stack
+WRAPPER_DEPTH = 8  # wrappers followed down from the class attribute; more is no real stack
 
 Wrapper = Callable[[Any, Any, tuple[Any, ...], dict[str, Any]], Any]
 
@@ -59,7 +59,7 @@ def _guard_chain(cls: type) -> int:
     """Guard openai-v2's wrapper of ``cls.create``, at whatever depth of wrappers it sits."""
     outer: Any = None
     current: Any = cls.__dict__.get("create")
-    for _ in range(_DEPTH):
+    for _ in range(WRAPPER_DEPTH):
         theirs = getattr(current, "_self_wrapper", None)
         if theirs is None or getattr(theirs, _MARK, False):
             return 0

@@ -239,13 +239,16 @@ class InMemoryTelemetry(Block["InMemoryTelemetry"]):
             raise AssertionError(
                 f"no span named {name!r} has ended: the spans of a run still going are "
                 f"recorded as they end ({', '.join(map(repr, held_open))} still open): read "
-                "them once the run has ended, after the async for over its stream or invoke()"
+                "them once the run has ended, after the async for over its stream or invoke() "
+                "(docs/testing.md)"
             )
-        if not spans:  # nothing recorded here at all: most often, runs on other providers
+        if not spans:  # nothing recorded here at all: not run yet, or run on other providers
             raise AssertionError(
-                f"no span named {name!r}: no span was recorded in this telemetry. Give the runs "
-                "its providers: telemetry.wrapper(...) for otel_wrapper(...), "
-                "instrument(agent, **telemetry.providers())"
+                f"no span named {name!r}: no span was recorded in this telemetry. A run starts "
+                "at its stream's first pull: a stream not consumed yet has recorded nothing, so "
+                "iterate it (async for) or await invoke() first; and give the runs its "
+                "providers: telemetry.wrapper(...) for otel_wrapper(...), "
+                "instrument(agent, **telemetry.providers()) (docs/testing.md)"
             )
         assert len(found) == 1, f"{len(found)} spans named {name!r}; names: {sorted(spans)}"
         return found[0]

@@ -17,15 +17,23 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
+from agent_contract.sources._arguments import TRUNCATION_MARK
 from agent_otel._guard import report, warn_once
-from agent_otel._plain import TRUNCATION_MARK, a_kind, int_of, shown, text_of
+from agent_otel._plain import a_kind, int_of, shown, text_of
 from agent_otel.recording._encodable import MAX_TEXT_BYTES, Count
-from agent_otel.recording._hints import keyworded_but
+from agent_otel.recording._hints import ENV_CAPTURE, keyworded_but
 from agent_otel.scrubbing import MARGIN, Scrub
 
 from ._fit import fit_json, fit_plain, plain_copy
 
-__all__ = ["TRUNCATION_MARK", "ContentCapture", "TextBuffer", "fit_json", "capture_from"]
+__all__ = [
+    "ENV_CAPTURE",
+    "TRUNCATION_MARK",
+    "ContentCapture",
+    "TextBuffer",
+    "fit_json",
+    "capture_from",
+]
 
 ContentKind = Literal[
     "input_messages",
@@ -42,7 +50,6 @@ Redactor = Callable[[ContentKind, Any], Any]
 plain-JSON copy (dicts, lists, strings, numbers) it may edit in place: never the agent's own
 objects. Lists in the copy hold only the newest items the budget can show."""
 
-ENV_CAPTURE = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 # value -> (on spans, as events); None is off. util-genai reads the mode names,
 # opentelemetry-instrumentation-openai-v2's default path reads true/false.
 _MODES: dict[str, tuple[bool, bool] | None] = {

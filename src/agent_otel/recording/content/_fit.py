@@ -27,9 +27,8 @@ from itertools import islice
 from json.encoder import encode_basestring
 from typing import TYPE_CHECKING, Any
 
-from agent_contract.sources._arguments import MAX_DEPTH, json_key, printed
+from agent_contract.sources._arguments import MAX_DEPTH, TRUNCATION_MARK, json_key, printed
 from agent_otel._guard import reads_values
-from agent_otel._plain import TRUNCATION_MARK
 from agent_otel.scrubbing import MARGIN
 
 if TYPE_CHECKING:
