@@ -148,3 +148,75 @@ async def test_strands_an_agent_tool_whose_run_fails_fails_its_run_and_call(
     run = dict(otel_telemetry.span("invoke_agent expert").attributes or {})
     assert run["agent_otel.end_reason"] == "exhausted"
     assert otel_telemetry.open_spans() == []
+
+
+@pytest.mark.parametrize("sync", [True, False], ids=["sync_tool", "async_tool"])
+async def test_strands_an_agent_a_tool_body_runs_itself_is_a_nested_run_under_its_call(
+    otel_telemetry: InMemoryTelemetry, sync: bool
+) -> None:
+    """A ``@tool`` calling another ``Agent`` directly (``expert(q)``, ``await
+    expert.invoke_async(q)``), not through ``as_tool()``: that agent's run is a run of its own
+    under the tool's span, as an agent tool's is, with its calls, its own tool, tokens (once)
+    and answer. Before, it was invisible (its model calls stood down in the lead's run)."""
+    pytest.importorskip("strands")
+    from . import _fw_strands as fs
+    from . import _script as s
+
+    await fs.agent_in_tool(otel_telemetry, sync=sync)
+
+    chat = "chat scripted-converse"
+    nested = [
+        "invoke_agent expert",
+        [["step 0", [chat, ["execute_tool lookup", ["client lookup"]]]], ["step 1", [chat]]],
+    ]
+    assert otel_telemetry.outline() == [
+        ["invoke_agent lead", [
+            ["step 0", [chat, ["execute_tool ask", [nested]]]],
+            ["step 1", [chat]],
+        ]],
+    ]  # fmt: skip
+    run = dict(otel_telemetry.span("invoke_agent expert").attributes or {})
+    assert "sunny" in str(run["gen_ai.output.messages"])
+    assert tokens(otel_telemetry) == 2 * (s.TURNS[0].input + s.TURNS[1].input)
+    lead_run = attributes(otel_telemetry, "invoke_agent lead")
+    assert lead_run["agent_otel.usage.input_tokens"] == s.TURNS[0].input + s.TURNS[1].input
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_strands_an_agent_a_tool_body_runs_itself_that_fails_fails_its_run_and_call(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """The expert a ``@tool`` asks itself fails mid-stream: its exception leaves ``expert(q)``
+    into the body, which Strands turns into the lead's error result. The nested run and its
+    call fail with the exception's class, so does the tool call, and the lead goes on."""
+    pytest.importorskip("strands")
+    from opentelemetry.trace import StatusCode
+
+    from agent_contract.sources.strands_stream import strands_events
+    from agent_otel.testing import run_script
+
+    from ._fw_strands import _model, _text, agent
+    from .test_strands_teams import CHAT, _asks, _says, _turn
+
+    expert = agent(_says("never", "said", "at", "all", fail=True), [], name="expert")
+
+    def ask(question: str) -> str:
+        """Ask the expert."""
+        return str(expert(question))
+
+    lead = agent(_model([_asks("e1", "ask", {"question": "Paris?"}, 10),
+                         _turn(*_text("Sorry."), tokens_in=12)]), [ask], name="lead")  # fmt: skip
+    await run_script(otel_telemetry, strands_events(lead, "Go"), agent_name="lead")
+
+    nested = ["invoke_agent expert", [["step 0", [CHAT]]]]
+    assert otel_telemetry.outline() == [["invoke_agent lead", [
+        ["step 0", [CHAT, ["execute_tool ask", [nested]]]], ["step 1", [CHAT]],
+    ]]]  # fmt: skip
+    failed = sorted((s.name, dict(s.attributes or {}).get("error.type"))
+                    for s in otel_telemetry.spans()
+                    if s.status.status_code is StatusCode.ERROR)  # fmt: skip
+    assert failed == [(CHAT, "Overloaded"), ("execute_tool ask", "Overloaded"),
+                      ("invoke_agent expert", "Overloaded")]  # fmt: skip
+    lead_run = otel_telemetry.span("invoke_agent lead")
+    assert lead_run.status.status_code is not StatusCode.ERROR
+    assert otel_telemetry.open_spans() == []

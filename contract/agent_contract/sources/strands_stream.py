@@ -91,6 +91,12 @@ adapter passes over it). The adapter wraps that tool's ``stream`` once (an insta
 and reads the inner events there, in the call's task, as a nested run
 (``agent_contract.scope.nested_run``, named after the agent) with that run's context current,
 so the inner agent's own tools scope under it; at any depth. Its hooks are added as above.
+An agent a tool body starts itself (``expert(q)``, ``await expert.invoke_async(q)``, its
+``stream_async``: not through ``as_tool()``) is that call's work too: ``Agent.stream_async``,
+set once on the class, reads it the same way, as a nested run under the tool's span, only in
+the body of a tool of an agent a run here reads and with a tracer claiming it; its items reach
+the body unchanged, and its exception too, after its run ended with it. Anywhere else (this
+module's own runs included) ``stream_async`` is Strands', untouched.
 
 A multi-agent run (a ``Swarm``, a ``Graph``, a team as a graph's node) is one run: its
 ``multiagent_node_stream`` items carry each node's agent items, read as that agent's (its hooks
@@ -110,9 +116,12 @@ left out. Needs ``strands-agents`` (extra ``strands-agents``).
 from __future__ import annotations
 
 import asyncio
+import functools
 import re
 from collections import deque
 from collections.abc import AsyncIterator, Iterator
+from contextlib import suppress
+from contextvars import ContextVar
 from typing import Any
 from weakref import WeakKeyDictionary
 
@@ -129,7 +138,7 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
-from agent_contract.scope import McpServer, framework_started, tool_scope
+from agent_contract.scope import McpServer, framework_started, nested_run, tool_scope
 from agent_contract.sources._arguments import tool_call
 from agent_contract.sources._failure import CANCELLED, cancelled_run, error_name, failed_result
 from agent_contract.sources._history import call_start, converse_text, strands_messages
@@ -184,25 +193,18 @@ async def strands_events(
     requests = _add_hooks(agent)
     requests.reset()
     _nest_agent_tools(agent)
-    stream = agent.stream_async(prompt, **run)
+    body = _IN_BODY.set(False)  # this run is read here: never a nested one (_nest_started)
+    try:
+        stream = agent.stream_async(prompt, **run)
+    finally:
+        _IN_BODY.reset(body)
     state = _State(_model_id(agent), agent, requests)
 
-    def read(item: Any) -> Iterator[AgentEvent | StreamEvent]:
-        if isinstance(item, dict):
-            yield from state.feed(item)
-            yield from _paused(item)
-            if (answer := _structured(item)) is not None:
-                yield answer
-            if _stopped(item):
-                yield cancelled_run("agent.cancel()")
-
     try:
-        async for out in read_events(stream, read, sink):  # an item of odd fields skipped
+        async for out in read_events(stream, state.read, sink):  # an item of odd fields skipped
             yield out
-        for out in state.drain([]):
-            yield out
-        if state.said is not None:  # a hook answered last, no model after it (module doc)
-            yield MessageFinal(text=state.said)
+        for last in state.finish():
+            yield last
     except Exception:
         for out in state.refused():
             yield out
@@ -422,8 +424,13 @@ def _scope_body(tool: Any) -> None:
     if not callable(stream):
         return
 
+    # an agent tool's run is read by its own wrapper (``_nest_agent_tools``), not as one the
+    # body starts (``_nest_started``)
+    body = getattr(tool, "_agent", None) is None
+
     async def scoped(tool_use: Any, invocation_state: Any, *args: Any, **kwargs: Any) -> Any:
         use = tool_use if isinstance(tool_use, dict) else {}
+        marked = _IN_BODY.set(body)  # a sync body's thread copies the context with it
         try:
             with tool_scope(use.get("toolUseId"), use.get("name"), mcp=_mcp_server(tool)):
                 async for item in stream(tool_use, invocation_state, *args, **kwargs):
@@ -433,6 +440,9 @@ def _scope_body(tool: Any) -> None:
             # ends here, failed if the body raised it itself, else cut short (its task's)
             _SCOPES.exit(id(tool_use), cancelled)
             raise
+        finally:
+            with suppress(ValueError):  # closed from another context: that one never saw it
+                _IN_BODY.reset(marked)
 
     try:
         tool.stream = scoped
@@ -447,6 +457,55 @@ def _mcp_server(tool: Any) -> McpServer | None:
     if tool is None or type(tool).__name__ != "MCPAgentTool":
         return None
     return server_of(getattr(getattr(tool, "mcp_client", None), "_background_thread_session", None))
+
+
+_IN_BODY: ContextVar[bool] = ContextVar("agent_contract_strands_tool_body", default=False)
+"""Set while the body of a tool of an agent a run of ours reads runs (``_scope_body``): an
+agent started there is that call's work, a nested run (``_nest_started``)."""
+
+
+def _nest_started() -> None:
+    """Make ``Agent.stream_async`` (which ``agent(...)``, ``invoke_async`` and
+    ``structured_output`` run through) record an agent a tool body starts itself (module doc):
+    in a tool body of a run this module reads, with a tracer claiming it (``nested_run``), its
+    items pass on unchanged while they are read as a run nested under the tool's span. Set
+    once, on the class; anywhere else ``stream_async`` is Strands', untouched."""
+    Agent = require("strands", "Agent")
+    original = Agent.stream_async
+    if getattr(original, "_agent_contract_nesting", False):
+        return
+
+    @functools.wraps(original)
+    def stream_async(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not _IN_BODY.get():
+            return original(self, *args, **kwargs)
+        name = getattr(self, "name", None)
+        if nested_run(name) is None:
+            return original(self, *args, **kwargs)
+        requests = _add_hooks(self)
+        requests.reset()
+        _nest_agent_tools(self)
+        state = _State(_model_id(self), self, requests)
+
+        def failed() -> list[AgentEvent]:
+            out = state.refused()  # the requests that failed before any event (module doc)
+            requests.side = None
+            return out
+
+        def finish() -> list[AgentEvent | StreamEvent]:
+            out = state.finish()
+            requests.side = None
+            return out
+
+        body = _IN_BODY.set(False)  # what this run's loop starts is not the body's
+        try:
+            items = original(self, *args, **kwargs)
+        finally:
+            _IN_BODY.reset(body)
+        return through(name, items, state.read, finish, failed)
+
+    stream_async._agent_contract_nesting = True  # type: ignore[attr-defined]
+    Agent.stream_async = stream_async
 
 
 def _nest_agent_tools(agent: Any) -> None:
@@ -610,6 +669,7 @@ def _add_hooks(agent: Any) -> _Requests:
     hooks.add_callback(BeforeModelCallEvent, requests.before)
     hooks.add_callback(AfterModelCallEvent, requests.after)
     _HOOKED[agent] = requests
+    _nest_started()
     for model in _side_models(agent):
         _watch_model(model, requests)
     return requests
@@ -770,6 +830,24 @@ class _State:
         self.stop: str | None = None
         self.usage: dict[str, Any] | None = None
         self.said: str | None = None  # a hook's answer for a request it cancelled (module doc)
+
+    def read(self, item: Any) -> Iterator[AgentEvent | StreamEvent]:
+        """The events of one item of the agent's ``stream_async``, its final ``result`` too."""
+        if isinstance(item, dict):
+            yield from self.feed(item)
+            yield from _paused(item)
+            if (answer := _structured(item)) is not None:
+                yield answer
+            if _stopped(item):
+                yield cancelled_run("agent.cancel()")
+
+    def finish(self) -> list[AgentEvent | StreamEvent]:
+        """The run's items ended: the side requests not told yet, and a hook's answer when
+        it answered last, no model after it (module doc)."""
+        out: list[AgentEvent | StreamEvent] = [*self.drain([])]
+        if self.said is not None:
+            out.append(MessageFinal(text=self.said))
+        return out
 
     def feed(self, item: dict[str, Any]) -> list[AgentEvent]:
         out: list[AgentEvent] = []
