@@ -73,6 +73,51 @@ async def test_a_response_a_hook_drops_is_a_call_of_its_own_in_a_failed_step(
     assert otel_telemetry.open_spans() == []
 
 
+async def test_the_tool_calls_of_a_dropped_response_are_its_output_and_no_tool_span(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """The dropped response asked for a tool, which never ran (Strands threw the message
+    away). The conventions tell what the model asked for in the chat span's output messages
+    (a ``tool_call`` part) and a tool's execution as an ``execute_tool`` span: the dropped
+    call's output holds its text and its tool call, and no tool span tells a run that never
+    happened. Before, its output held the text alone."""
+    from strands.hooks import AfterModelCallEvent
+
+    from agent_contract.sources.strands_stream import strands_events
+
+    from . import _script as s
+    from ._fw_strands import _model, _text, _usage, _uses, agent
+
+    dropped = [{"messageStart": {"role": "assistant"}}, *_text("Guess."),
+               *_uses(s.Call("d1", "weather", {"city": "Paris"})),
+               {"messageStop": {"stopReason": "tool_use"}}, _usage(s.TURNS[0])]  # fmt: skip
+    kept = [{"messageStart": {"role": "assistant"}}, *_text("Sunny."),
+            {"messageStop": {"stopReason": "end_turn"}}, _usage(s.TURNS[1])]  # fmt: skip
+    bot = agent(_model([dropped, kept]), [s.weather_tool()], name="bot")
+
+    def check(event: AfterModelCallEvent) -> None:
+        event.retry = event.stop_response is not None and event.stop_response.stop_reason == (
+            "tool_use"
+        )  # a response asking for a tool is refused, asked again
+
+    bot.hooks.add_callback(AfterModelCallEvent, check)
+    await run_script(otel_telemetry, strands_events(bot, s.QUESTION), agent_name="bot",
+                     capture_content=True)  # fmt: skip
+
+    assert otel_telemetry.outline() == [["invoke_agent bot", [
+        ["step 0", [CHAT]], ["step 1", [CHAT]],
+    ]]]  # fmt: skip
+    first = min((x for x in otel_telemetry.spans() if x.name == CHAT),
+                key=lambda x: x.start_time or 0)  # fmt: skip
+    [message] = json.loads(str((first.attributes or {})["gen_ai.output.messages"]))
+    calls = [p for p in message["parts"] if p["type"] == "tool_call"]
+    assert calls == [{"type": "tool_call", "id": "d1", "name": "weather",
+                      "arguments": {"city": "Paris"}}]  # fmt: skip
+    assert _said(first) == "Guess."
+    assert tokens(otel_telemetry) == s.TURNS[0].input + s.TURNS[1].input
+    assert otel_telemetry.open_spans() == []
+
+
 async def test_a_request_throttled_mid_stream_and_retried_fails_its_own_call(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:

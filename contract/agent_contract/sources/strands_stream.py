@@ -43,17 +43,18 @@ Strands yields dicts; the adapter reads three kinds by key (nothing of Strands i
 ``exception``) when one fails. The adapter's hooks (below) count them, so a request that fails
 before its first event (a 429) still has its call: the adapter opens it with the request's
 messages as the error comes out of the run, which ends it with that exception; a refused
-attempt Strands retries is a call of its own, ended with an ``Error`` naming its class.
-A response Strands drops to ask the model again (an ``AfterModelCallEvent`` hook setting
+attempt Strands retries is a call of its own, ended with an ``Error`` naming its class. A
+response Strands drops to ask the model again (an ``AfterModelCallEvent`` hook setting
 ``retry``) sends no message: the next ``messageStart`` ends its call, with its usage. One that
 raised mid-stream (the hook heard the exception) fails its call with that class, in the same
-step; one that answered was refused by the hook: its step fails ``output_rejected`` (its tool
-calls never ran: none is told) and the request asked again is the next step. A request a
+step; one that answered was refused by the hook: its step fails ``output_rejected`` and the
+request asked again is the next step; its tool calls never ran: each is an ``UnrunToolCall`` of
+its call (read from the message the hook heard), in its output and no tool's span. A request a
 ``BeforeModelCallEvent`` hook cancels (``cancel``) calls no model: Strands answers with the
-hook's text, an assistant message with no call open, which is no call; the last such text
-with no model call after it is the run's answer (a ``MessageFinal`` at the end). A hook that
-raises after a response came whole (its ``messageStop`` streamed) fails the run, not the
-call: the call ends answered, with its usage, before the exception comes out.
+hook's text, an assistant message with no call open, which is no call; the last such text with
+no model call after it is the run's answer (a ``MessageFinal`` at the end). A hook that raises
+after a response came whole (its ``messageStop`` streamed) fails the run, not the call: the
+call ends answered, with its usage, before the exception comes out.
 
 **Side requests.** Strands asks the model outside the agent loop too, with no hook and no
 stream event: a ``SummarizingConversationManager`` summarising the conversation (on a context
@@ -148,6 +149,7 @@ from agent_contract.sources._require import expect, require
 from agent_contract.sources._scoping import OpenScopes
 from agent_contract.sources._stream import Sink, read_events
 from agent_contract.sources._structured import structured_final
+from agent_contract.sources._unrun import unrun_call
 
 __all__ = ["strands_events"]
 
@@ -587,7 +589,7 @@ def _config_id(model: Any) -> str | None:
 class _Requests:
     """An agent's model requests the hooks heard and the stream has not shown yet."""
 
-    __slots__ = ("error", "failed", "midway", "model", "side", "started")
+    __slots__ = ("answered", "error", "failed", "midway", "model", "side", "started")
 
     def __init__(self) -> None:
         self.started = 0  # started, no event of theirs seen yet
@@ -599,6 +601,7 @@ class _Requests:
         # None); filled from the thread Strands makes a side request in (module doc)
         self.side: deque[AgentEvent] | None = None
         self.model: str | None = None  # the model the latest request was streamed from
+        self.answered: Any = None  # the latest response's message, as Strands made it
 
     def reset(self) -> None:
         """A run of ours starts reading the agent."""
@@ -608,6 +611,7 @@ class _Requests:
         self.started += 1
 
     def after(self, event: Any) -> None:
+        self.answered = getattr(getattr(event, "stop_response", None), "message", None)
         error = getattr(event, "exception", None)
         if isinstance(error, BaseException):
             self.error = error
@@ -928,7 +932,8 @@ class _State:
         if error is not None:
             kind = error_name(error)
             out += [Error(message=str(error) or kind, error_type=kind), LLMCallEnd()]
-        else:
+        else:  # the calls it asked for never ran: its output, no tool's (the module doc)
+            out += _unrun(self.requests.answered)
             out.append(LLMCallEnd(model=self.model, finish_reason=self.stop))
             out.append(Error(message=_DROPPED, error_type="output_rejected"))
             self.tools_ran = True  # the request asked again starts the next step
@@ -982,6 +987,18 @@ class _State:
                 self.tools_ran = True
                 out.append(_result(result))
         return out
+
+
+def _unrun(message: Any) -> list[AgentEvent]:
+    """The ``toolUse`` blocks of a response Strands dropped (its message, as the
+    ``AfterModelCallEvent`` hook heard it), as calls that never ran."""
+    blocks = message.get("content") if isinstance(message, dict) else None
+    out: list[AgentEvent] = []
+    for block in blocks if isinstance(blocks, list) else ():
+        use = block.get("toolUse") if isinstance(block, dict) else None
+        if isinstance(use, dict):
+            out.append(unrun_call(use.get("toolUseId"), use.get("name"), use.get("input")))
+    return out
 
 
 def _deltas(raw: dict[str, Any]) -> list[AgentEvent]:
