@@ -220,3 +220,29 @@ async def test_strands_an_agent_a_tool_body_runs_itself_that_fails_fails_its_run
     lead_run = otel_telemetry.span("invoke_agent lead")
     assert lead_run.status.status_code is not StatusCode.ERROR
     assert otel_telemetry.open_spans() == []
+
+
+async def test_google_adk_a_runner_a_tool_body_makes_itself_is_a_nested_run_under_its_call(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A function tool running another agent on a runner it makes itself (not an
+    ``AgentTool``, whose runner inherits the outer runner's plugins): that run is a nested run
+    under the tool's span, with its call, tokens (once) and answer. Before, it was invisible."""
+    pytest.importorskip("google.adk")
+    from . import _fw_google_adk as fa
+    from . import _script as s
+
+    await fa.runner_in_tool(otel_telemetry)
+
+    chat = f"chat {fa.MODEL}"
+    nested = ["invoke_agent expert", [["step 0", [chat]]]]
+    assert otel_telemetry.outline() == [
+        ["invoke_agent lead", [
+            ["step 0", [chat, ["execute_tool ask", [nested]]]],
+            ["step 1", [chat]],
+        ]],
+    ]  # fmt: skip
+    run = dict(otel_telemetry.span("invoke_agent expert").attributes or {})
+    assert "sunny" in str(run["gen_ai.output.messages"])
+    assert tokens(otel_telemetry) == 2 * s.TURNS[0].input + s.TURNS[1].input
+    assert otel_telemetry.open_spans() == []

@@ -113,7 +113,10 @@ plugins: that runner's run is a nested run (``agent_contract.scope.nested_run``,
 (``on_event_callback``, read as any ADK run) and ended at ``after_run_callback``, or with the
 call. The nested agent's own tools are scoped as the run's are: their calls are that run's
 (the tracer finds a call among the runs nested in the one the context carries), so an
-``AgentTool`` inside it nests again, at any depth.
+``AgentTool`` inside it nests again, at any depth. A runner a tool body makes and runs itself
+(``InMemoryRunner(agent=expert).run_async(...)``) inherits nothing: ``Runner.run_async``, set
+once on the class, puts the plugin first on it when it runs in a tool body of a run read here,
+so its run nests the same way; anywhere else ``run_async`` is ADK's, untouched.
 
 ``agent`` is a ``Runner``, an agent or a workflow node that is no agent (ADK 2's
 ``Workflow`` graph: run by a fresh ``InMemoryRunner``, ``node=`` for the graph); with no
@@ -124,6 +127,7 @@ Needs ``google-adk`` (extra ``google-adk``).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import AsyncIterator, Iterator
 from contextvars import ContextVar
@@ -251,6 +255,7 @@ def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str], bool, Raised, Wh
     for plugin in plugins:
         if plugin.name == _PLUGIN:
             return plugin.requests, plugin.failures, True, plugin.raised, plugin.whole
+    _plug_started_runners()
     from google.adk.plugins.base_plugin import BasePlugin  # type: ignore[import-untyped,unused-ignore]
     from google.adk.tools.base_tool import BaseTool  # type: ignore[import-untyped,unused-ignore]
 
@@ -358,6 +363,26 @@ def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str], bool, Raised, Wh
 
 _CALL: ContextVar[str | None] = ContextVar("agent_contract_google_adk_call", default=None)
 """The id of the tool call whose body runs (set in its task by the plugin)."""
+
+
+def _plug_started_runners() -> None:
+    """Make ``Runner.run_async`` put the plugin on a runner a tool body makes and runs itself
+    (module doc), so its run nests as an ``AgentTool``'s does: only in a tool body of a run
+    read here (``_CALL``); anywhere else ``run_async`` is ADK's, untouched. Set once, on the
+    class."""
+    Runner = require("google.adk.runners", "Runner")
+    original = Runner.run_async
+    if getattr(original, "_agent_contract_plugging", False):
+        return
+
+    @functools.wraps(original)
+    def run_async(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if _CALL.get() is not None:
+            _add_plugin(self)  # once per runner; it does nothing outside a traced run
+        return original(self, *args, **kwargs)
+
+    run_async._agent_contract_plugging = True  # type: ignore[attr-defined]
+    Runner.run_async = run_async
 
 
 def _invocation(tool_context: Any) -> Any:
