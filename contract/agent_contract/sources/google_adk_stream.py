@@ -76,7 +76,10 @@ agent or a string):
   JSON. ``exit_loop``'s, which is nothing (the loop ends on the tool's call, no model
   answering after it), leaves the answer to the last final response with text any agent gave
   (a model's, or a callback's for it): the loop's last draft, as ADK's own final responses
-  show it, not the call of ``exit_loop``.
+  show it, not the call of ``exit_loop``. The final text of an agent given an
+  ``output_schema`` is JSON ADK validates as that model (and keeps under ``output_key``): the
+  run's answer, when no model spoke after it, is that value (a ``StructuredFinal``, dumped as
+  ADK keeps it), the call keeping the text; text the schema refuses makes ADK raise.
 * A callback raising after the model answered whole (an ``after_model_callback``): ADK never
   streams that response, and reports the exception as an error event of the agent before it
   comes out of the run. The plugin's ``after_model_callback`` (the first to hear it) notes each
@@ -570,6 +573,8 @@ class _State:
                     self.last = answer
                 if self.streamed and answer and answer != self.text:
                     self.said = MessageFinal(text=answer)  # a callback replaced it (module doc)
+                if self.answered and answer:  # an ``output_schema``'s value (module doc)
+                    self.said = _schema_answer(_agent(self.root, author), answer) or self.said
 
     def _unshown(self, author: Any) -> Any:
         """Take the first whole response of ``author``'s model no event showed, if any."""
@@ -750,11 +755,29 @@ def _node(agent: Any) -> bool:
     return isinstance(agent, BaseNode)
 
 
-def _model(root: Any, author: str | None) -> str | None:
-    agent = root
+def _agent(root: Any, author: str | None) -> Any:
+    """The agent named ``author`` under ``root`` (``root`` when none is found)."""
     if author and getattr(root, "name", None) != author:
         find = getattr(root, "find_agent", None)
-        agent = (find(author) if find is not None else None) or root
+        return (find(author) if find is not None else None) or root
+    return root
+
+
+def _schema_answer(agent: Any, text: str) -> StructuredFinal | None:
+    """The final answer of an agent given an ``output_schema``: the value ADK validates its
+    text as and keeps (``model_validate_json``, dumped without ``None`` fields), as JSON
+    (module doc); ``None`` for another agent, or text the schema refuses (ADK raises)."""
+    validate = getattr(getattr(agent, "output_schema", None), "model_validate_json", None)
+    if not callable(validate):
+        return None
+    try:
+        return structured_final(validate(text).model_dump(exclude_none=True))
+    except Exception:
+        return None
+
+
+def _model(root: Any, author: str | None) -> str | None:
+    agent = _agent(root, author)
     model = getattr(agent, "model", None)
     name = model if isinstance(model, str) else getattr(model, "model", None)
     return name if isinstance(name, str) and name else None
