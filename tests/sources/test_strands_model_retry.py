@@ -233,6 +233,38 @@ async def test_a_hook_raising_after_a_whole_response_fails_the_run_not_the_call(
     assert (chat.attributes or {})["gen_ai.usage.input_tokens"] == s.TURNS[0].input
 
 
+async def test_the_tool_calls_of_a_response_a_raising_hook_ended_are_its_output(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """The hook raises once the model answered whole with tool calls: Strands tells no
+    message, and no tool runs. The calls the model asked for are the call's output (content
+    on), no tool spans, as a dropped response's are. Before, they were nowhere."""
+    from strands.hooks import AfterModelCallEvent
+
+    from agent_contract.sources.strands_stream import strands_events
+
+    from . import _script as s
+    from ._fw_strands import _model, _turns, agent
+
+    bot = agent(_model(_turns()), [s.weather_tool(), s.forecast_tool()], name="bot")
+
+    def check(event: AfterModelCallEvent) -> None:
+        if event.exception is None:
+            raise _HookFailed("the check itself broke")
+
+    bot.hooks.add_callback(AfterModelCallEvent, check)
+    with pytest.raises(_HookFailed):
+        await run_script(otel_telemetry, strands_events(bot, s.QUESTION), agent_name="bot",
+                         capture_content=True)  # fmt: skip
+
+    assert otel_telemetry.outline() == [["invoke_agent bot", [["step 0", [CHAT]]]]]
+    [message] = json.loads(str((otel_telemetry.span(CHAT).attributes or {})[
+        "gen_ai.output.messages"]))  # fmt: skip
+    calls = [(p["id"], p["name"], p["arguments"]) for p in message["parts"]
+             if p["type"] == "tool_call"]  # fmt: skip
+    assert calls == [(c.id, c.name, c.arguments) for c in s.CALLS]
+
+
 @pytest.mark.parametrize("routing", ["fallback", "picked"])
 async def test_each_call_of_a_model_router_names_the_model_it_went_to(
     otel_telemetry: InMemoryTelemetry, routing: str

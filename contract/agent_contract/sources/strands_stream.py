@@ -54,7 +54,8 @@ its call (read from the message the hook heard), in its output and no tool's spa
 hook's text, an assistant message with no call open, which is no call; the last such text with
 no model call after it is the run's answer (a ``MessageFinal`` at the end). A hook that raises
 after a response came whole (its ``messageStop`` streamed) fails the run, not the call: the
-call ends answered, with its usage, before the exception comes out.
+call ends answered, with its usage and its tool calls (``UnrunToolCall``\\ s: none ran), before
+the exception comes out.
 
 **Side requests.** Strands asks the model outside the agent loop too, with no hook and no
 stream event: a ``SummarizingConversationManager`` summarising the conversation (on a context
@@ -601,17 +602,20 @@ class _Requests:
         # None); filled from the thread Strands makes a side request in (module doc)
         self.side: deque[AgentEvent] | None = None
         self.model: str | None = None  # the model the latest request was streamed from
-        self.answered: Any = None  # the latest response's message, as Strands made it
+        self.answered: Any = None  # the open call's response's message, as Strands made it
 
     def reset(self) -> None:
         """A run of ours starts reading the agent."""
         self.started, self.failed, self.error, self.model, self.side = 0, [], None, None, deque()
+        self.answered = None
 
     def before(self, event: Any) -> None:
         self.started += 1
 
     def after(self, event: Any) -> None:
-        self.answered = getattr(getattr(event, "stop_response", None), "message", None)
+        response = getattr(event, "stop_response", None)
+        if response is not None:  # (a hook that raised on it is told again with no response)
+            self.answered = getattr(response, "message", None)
         error = getattr(event, "exception", None)
         if isinstance(error, BaseException):
             self.error = error
@@ -881,17 +885,18 @@ class _State:
 
     def refused(self) -> list[AgentEvent]:
         """The run failed: a call whose response came whole (its ``messageStop`` streamed)
-        ends as answered, with its usage, for what failed came after it (an
-        ``AfterModelCallEvent`` hook raising); the requests that failed before any
-        event open their calls (those before the last end with their own error; the last one,
-        the run's, stays open and ends with the exception, unless a side request came after
-        it: a summary failing after an overflow, whose call holds its own failure), then the
-        side requests."""
+        ends as answered, with its usage and the tool calls it asked for, which never ran, for
+        what failed came after it (an ``AfterModelCallEvent`` hook raising); the requests
+        that failed before any event open their calls (those before the last end with their
+        own error; the last one, the run's, stays open and ends with the exception, unless a
+        side request came after it: a summary failing after an overflow, whose call holds its
+        own failure), then the side requests."""
         out: list[AgentEvent] = []
         if self.open and self.stop is not None:  # (Strands tells its hooks that exception too)
             self.requests.midway = None
             if self.usage is not None:
                 out.append(_usage(self.usage, self.model))
+            out += _unrun(self.requests.answered)  # no message told them: they never ran
             out.append(LLMCallEnd(model=self.model, finish_reason=self.stop))
             self.open = False
         failed, self.requests.failed = self.requests.failed, []
@@ -959,7 +964,7 @@ class _State:
         out.append(call_start(self.model, None, {"stream": True}, strands_messages, system,
                               messages))  # fmt: skip
         self.open, self.stop, self.usage, self.said = True, None, None, None
-        self.requests.midway = None
+        self.requests.midway = self.requests.answered = None
 
     def _message(self, message: dict[str, Any]) -> list[AgentEvent]:
         blocks = message.get("content") or []
