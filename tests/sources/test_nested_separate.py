@@ -246,3 +246,38 @@ async def test_google_adk_a_runner_a_tool_body_makes_itself_is_a_nested_run_unde
     assert "sunny" in str(run["gen_ai.output.messages"])
     assert tokens(otel_telemetry) == 2 * s.TURNS[0].input + s.TURNS[1].input
     assert otel_telemetry.open_spans() == []
+
+
+async def test_strands_a_team_a_tool_body_streams_through_the_adapter_is_one_run(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A ``@tool`` streaming a ``Swarm`` through ``strands_events`` and its own traced run: the
+    team's members run in its tasks, in the tool body's context, and are that run's steps,
+    not also runs nested of their own (each call once, its tokens once)."""
+    pytest.importorskip("strands")
+    from strands.multiagent import Swarm
+
+    from agent_contract.sources.strands_stream import strands_events
+    from agent_otel.testing import run_script
+
+    from ._fw_strands import _model, _text, agent
+    from .test_strands_teams import CHAT, _asks, _says, _turn
+
+    member = agent(_says("one", tokens_in=10), [], name="member")
+
+    async def ask(question: str) -> str:
+        """Ask the team."""
+        await run_script(otel_telemetry, strands_events(Swarm([member]), question),
+                         agent_name="team")  # fmt: skip
+        return "done"
+
+    lead = agent(_model([_asks("e1", "ask", {"question": "Q"}, 5),
+                         _turn(*_text("Ok."), tokens_in=7)]), [ask], name="lead")  # fmt: skip
+    await run_script(otel_telemetry, strands_events(lead, "Go"), agent_name="lead")
+
+    team = ["invoke_agent team", [["step 0", [CHAT]]]]
+    assert otel_telemetry.outline() == [["invoke_agent lead", [
+        ["step 0", [CHAT, ["execute_tool ask", [team]]]], ["step 1", [CHAT]],
+    ]]]  # fmt: skip
+    assert tokens(otel_telemetry) == 5 + 10 + 7
+    assert otel_telemetry.open_spans() == []

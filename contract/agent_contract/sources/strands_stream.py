@@ -125,7 +125,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import suppress
 from contextvars import ContextVar
 from typing import Any
-from weakref import WeakKeyDictionary
+from weakref import WeakKeyDictionary, WeakSet
 
 from agent_contract.agent.events import InterruptFinal, MessageFinal, StreamEvent, StructuredFinal
 from agent_contract.events import (
@@ -228,6 +228,9 @@ async def _team_events(
     """A ``Swarm`` or ``Graph`` run: one run, each node's turn steps after a phase naming it
     (module doc)."""
     reader = _Team(team)
+    members = _members(team)
+    with suppress(TypeError):  # (an unhashable look-alike: nothing nests it)
+        _READ.update(members)  # their runs are this one's, never nested ones (_nest_started)
     stream = team.stream_async(prompt, **run)
     try:
         async for out in read_events(stream, reader.read, sink):  # an item of odd fields skipped
@@ -241,7 +244,20 @@ async def _team_events(
     finally:
         for state in reader.nodes.values():
             state.requests.side = None
+        with suppress(TypeError):
+            _READ.difference_update(members)
         await stream.aclose()
+
+
+def _members(team: Any) -> list[Any]:
+    """The agents of ``team``'s nodes, at any depth."""
+    nodes = getattr(team, "nodes", None)
+    found: list[Any] = []
+    for node in list(nodes.values()) if isinstance(nodes, dict) else ():
+        agent = getattr(node, "executor", None)
+        if agent is not None:
+            found += _members(agent) if _is_team(agent) else [agent]
+    return found
 
 
 class _Team:
@@ -462,17 +478,29 @@ def _mcp_server(tool: Any) -> McpServer | None:
     return server_of(getattr(getattr(tool, "mcp_client", None), "_background_thread_session", None))
 
 
+_READ: WeakSet[Any] = WeakSet()
+"""The member agents of the teams a run here reads now (``_team_events``): the team runs
+them in tasks of its own, which may be in a tool body's context."""
+
 _IN_BODY: ContextVar[bool] = ContextVar("agent_contract_strands_tool_body", default=False)
 """Set while the body of a tool of an agent a run of ours reads runs (``_scope_body``): an
 agent started there is that call's work, a nested run (``_nest_started``)."""
 
 
+def _read_here(agent: Any) -> bool:
+    """``agent`` is a member of a team a run here reads (its run is that one's)."""
+    try:
+        return agent in _READ
+    except TypeError:  # an agent class without a hash: no team of ours holds it
+        return False
+
+
 def _nest_started() -> None:
-    """Make ``Agent.stream_async`` (which ``agent(...)``, ``invoke_async`` and
-    ``structured_output`` run through) record an agent a tool body starts itself (module doc):
-    in a tool body of a run this module reads, with a tracer claiming it (``nested_run``), its
-    items pass on unchanged while they are read as a run nested under the tool's span. Set
-    once, on the class; anywhere else ``stream_async`` is Strands', untouched."""
+    """Make ``Agent.stream_async`` (which ``agent(...)`` and ``invoke_async`` run through;
+    the deprecated ``structured_output`` does not) record an agent a tool body starts itself
+    (module doc): in a tool body of a run this module reads, with a tracer claiming it
+    (``nested_run``), its items pass on unchanged while they are read as a run nested under
+    the tool's span. Set once, on the class; anywhere else ``stream_async`` is Strands'."""
     Agent = require("strands", "Agent")
     original = Agent.stream_async
     if getattr(original, "_agent_contract_nesting", False):
@@ -480,7 +508,7 @@ def _nest_started() -> None:
 
     @functools.wraps(original)
     def stream_async(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if not _IN_BODY.get():
+        if not _IN_BODY.get() or _read_here(self):
             return original(self, *args, **kwargs)
         name = getattr(self, "name", None)
         if nested_run(name) is None:
