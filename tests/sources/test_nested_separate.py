@@ -281,3 +281,38 @@ async def test_strands_a_team_a_tool_body_streams_through_the_adapter_is_one_run
     ]]]  # fmt: skip
     assert tokens(otel_telemetry) == 5 + 10 + 7
     assert otel_telemetry.open_spans() == []
+
+
+async def test_strands_a_delegation_tool_is_a_nested_run_told_once(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """``agent.as_tool(delegate=True)``: Strands also puts the delegate's own events, unwrapped,
+    in the lead's stream, and ends the lead's turn with the delegate's answer, asking the
+    lead's model nothing more. The delegate's call is its nested run's alone: before, the
+    lead's step had a second chat span telling it again (its tokens counted twice)."""
+    pytest.importorskip("strands")
+    from strands import Agent
+
+    from agent_contract.sources.strands_stream import strands_events
+    from agent_otel.testing import run_script
+
+    from ._fw_strands import _model, _text
+    from .test_strands_teams import CHAT, _asks, _says, _turn
+
+    billing = Agent(model=_says("Paid.", tokens_in=10), name="billing", description="Bills.",
+                    callback_handler=None)  # fmt: skip
+    lead = Agent(model=_model([_asks("e1", "billing", {"input": "Pay"}, 5),
+                               _turn(*_text("Never."), tokens_in=7)]),
+                 tools=[billing.as_tool(delegate=True)], name="lead",
+                 callback_handler=None)  # fmt: skip
+    await run_script(otel_telemetry, strands_events(lead, "Go"), agent_name="lead",
+                     capture_content=True)  # fmt: skip
+
+    nested = ["invoke_agent billing", [["step 0", [CHAT]]]]
+    assert otel_telemetry.outline() == [["invoke_agent lead", [
+        ["step 0", [CHAT, ["execute_tool billing", [nested]]]],
+    ]]]  # fmt: skip
+    assert tokens(otel_telemetry) == 5 + 10
+    run = dict(otel_telemetry.span("invoke_agent lead").attributes or {})
+    assert "Paid." in str(run["gen_ai.output.messages"])  # the delegate's answer is the lead's
+    assert otel_telemetry.open_spans() == []

@@ -265,6 +265,36 @@ async def test_the_tool_calls_of_a_response_a_raising_hook_ended_are_its_output(
     assert calls == [(c.id, c.name, c.arguments) for c in s.CALLS]
 
 
+async def test_a_turn_a_hook_ends_after_its_tools_answers_with_the_hooks_message(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """An ``AfterToolsEvent`` hook ending the turn once the tools ran (``end_turn``): Strands
+    asks the model nothing more and ends with the hook's message, told only in its final
+    result. That message is the run's answer; before, the answer was the text the model said
+    beside its tool calls."""
+    from strands.hooks import AfterToolsEvent
+
+    from agent_contract.sources.strands_stream import strands_events
+
+    from . import _script as s
+    from ._fw_strands import _model, _turns, agent
+
+    bot = agent(_model(_turns()), [s.weather_tool(), s.forecast_tool()], name="bot")
+
+    def stop(event: AfterToolsEvent) -> None:
+        event.end_turn = "Enough for now."
+
+    bot.hooks.add_callback(AfterToolsEvent, stop)
+    await run_script(otel_telemetry, strands_events(bot, s.QUESTION), agent_name="bot",
+                     capture_content=True)  # fmt: skip
+
+    assert otel_telemetry.outline() == [["invoke_agent bot", [
+        ["step 0", [CHAT, "execute_tool weather", "execute_tool forecast"]],
+    ]]]  # fmt: skip
+    assert _said(otel_telemetry.span("invoke_agent bot")) == "Enough for now."
+    assert otel_telemetry.open_spans() == []
+
+
 @pytest.mark.parametrize("routing", ["fallback", "picked"])
 async def test_each_call_of_a_model_router_names_the_model_it_went_to(
     otel_telemetry: InMemoryTelemetry, routing: str

@@ -130,7 +130,12 @@ class Taken:
         self._items: OrderedDict[int, Any] = OrderedDict()  # id -> the item, kept alive
         self._limit = limit
 
+    def __len__(self) -> int:
+        return len(self._items)
+
     def add(self, item: Any) -> None:
+        if item is None:  # nothing to pass over
+            return
         self._items[id(item)] = item
         while len(self._items) > self._limit:
             self._items.popitem(last=False)

@@ -32,6 +32,9 @@ Strands yields dicts; the adapter reads three kinds by key (nothing of Strands i
 * The final ``result`` of a run with ``structured_output_model`` (the model answered by
   calling Strands' structured output tool, a tool of the run, and no text told the answer)
   gives a ``StructuredFinal``: the run's answer is its ``structured_output``, as JSON.
+* A turn an ``AfterToolsEvent`` hook ended right after its tools ran (``end_turn``; Strands'
+  delegation does so with a delegate's answer) asks the model nothing more: the message it
+  ends with, in the final ``result`` only, is the run's answer (a ``MessageFinal``).
 * A run ``agent.cancel()`` stopped (its final ``result``'s ``stop_reason == "cancelled"``)
   ends with a fatal ``Error`` of type ``CancelledError``: the run ends ``cancelled``, as a
   cancelled task does; the text ``agent.cancel(message)`` gives the model is not its message.
@@ -89,8 +92,9 @@ server gives itself and the protocol version, from the client's session).
 
 An agent used as a tool (``agent.as_tool()``) streams its run inside the call, each of its
 events wrapped in an ``AgentAsToolStreamEvent`` that also reaches the outer stream (where the
-adapter passes over it). The adapter wraps that tool's ``stream`` once (an instance attribute)
-and reads the inner events there, in the call's task, as a nested run
+adapter passes over it; a delegation tool's, ``as_tool(delegate=True)``, reach it unwrapped,
+and are passed over too: ``_delegated``). The adapter wraps that tool's ``stream`` once (an
+instance attribute) and reads the inner events there, in the call's task, as a nested run
 (``agent_contract.scope.nested_run``, named after the agent) with that run's context current,
 so the inner agent's own tools scope under it; at any depth. Its hooks are added as above.
 An agent a tool body starts itself (``expert(q)``, ``await expert.invoke_async(q)``, its
@@ -145,7 +149,7 @@ from agent_contract.sources._arguments import tool_call
 from agent_contract.sources._failure import CANCELLED, cancelled_run, error_name, failed_result
 from agent_contract.sources._history import call_start, converse_text, strands_messages
 from agent_contract.sources._mcp import server_of
-from agent_contract.sources._nested import through
+from agent_contract.sources._nested import Taken, through
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._scoping import OpenScopes
 from agent_contract.sources._stream import Sink, read_events
@@ -551,7 +555,7 @@ def _nest_agent_tools(agent: Any) -> None:
 
         def nested(
             tool_use: Any, invocation_state: Any, *args: Any, _stream: Any = stream,
-            _inner: Any = inner, **kwargs: Any,
+            _inner: Any = inner, tool: Any = tool, **kwargs: Any,
         ) -> Any:  # fmt: skip
             items = _stream(tool_use, invocation_state, *args, **kwargs)
             requests = _add_hooks(_inner)
@@ -565,14 +569,47 @@ def _nest_agent_tools(agent: Any) -> None:
                 requests.side = None
                 return out
 
-            return through(
-                getattr(_inner, "name", None), items,
-                lambda item: _inner_events(state, item, use_id, failed), finish,
-            )  # fmt: skip
+            delegate = getattr(tool, "delegate", False) is True  # (read as the call runs)
+
+            def read(item: Any) -> list[AgentEvent]:
+                if delegate:  # Strands also puts its items in the outer stream (_delegated)
+                    _DELEGATED.add(_told_value(item))
+                return _inner_events(state, item, use_id, failed)
+
+            return through(getattr(_inner, "name", None), items, read, finish)
 
         tool.stream = nested
         tool._agent_contract_nested = True
         _nest_agent_tools(inner)
+
+
+_DELEGATED = Taken()
+"""What a delegation tool's nested run told (``agent.as_tool(delegate=True)``): Strands' own
+delegation middleware also puts each of the delegate's items, unwrapped, in the outer agent's
+stream (a copy sharing its values), where the outer reader passes over them."""
+
+_TOLD_KEYS = ("event", "message", "result")
+"""The keys of the delegate's items that tell something (its model's raw events, its
+messages, its result), each an object of its own that the outer copy shares."""
+
+
+def _told_value(item: Any) -> Any:
+    """The object an agent-as-tool's stream event ``item`` tells (its inner item's raw event,
+    message or result), else ``None``."""
+    event = item.get("tool_stream_event") if isinstance(item, dict) else None
+    data = event.get("data") if isinstance(event, dict) else None
+    if not isinstance(data, dict):
+        return None
+    for key in _TOLD_KEYS:
+        value = data.get(key)
+        if value is not None and not isinstance(value, str):
+            return value
+    return None
+
+
+def _delegated(item: dict[str, Any]) -> bool:
+    """``item`` of the outer stream is the copy of a delegate's item its nested run told."""
+    return any(key in item and _DELEGATED.take(item[key]) for key in _TOLD_KEYS)
 
 
 def _inner_events(
@@ -868,14 +905,32 @@ class _State:
         self.said: str | None = None  # a hook's answer for a request it cancelled (module doc)
 
     def read(self, item: Any) -> Iterator[AgentEvent | StreamEvent]:
-        """The events of one item of the agent's ``stream_async``, its final ``result`` too."""
-        if isinstance(item, dict):
+        """The events of one item of the agent's ``stream_async``, its final ``result`` too
+        (none for a delegate's item its nested run told: ``_delegated``)."""
+        if isinstance(item, dict) and not (_DELEGATED and _delegated(item)):
             yield from self.feed(item)
+            self._ended_turn(item)
             yield from _paused(item)
             if (answer := _structured(item)) is not None:
                 yield answer
             if _stopped(item):
                 yield cancelled_run("agent.cancel()")
+
+    def _ended_turn(self, item: dict[str, Any]) -> None:
+        """A final ``result`` ending the turn right after tools ran, no model asked after
+        them: an ``AfterToolsEvent`` hook's ``end_turn`` (Strands' delegation to an
+        ``as_tool(delegate=True)`` agent sets it to the delegate's answer). The message it
+        ends with, told in no other item, is the run's answer (module doc)."""
+        result = item.get("result") if len(item) == 1 else None
+        if result is None or not self.tools_ran or self.open:
+            return
+        if getattr(result, "stop_reason", None) != "end_turn":
+            return
+        message = getattr(result, "message", None)
+        blocks = message.get("content") if isinstance(message, dict) else None
+        text = converse_text(blocks) if isinstance(blocks, list) else None
+        if isinstance(text, str) and text:
+            self.said = text
 
     def finish(self) -> list[AgentEvent | StreamEvent]:
         """The run's items ended: the side requests not told yet, and a hook's answer when
