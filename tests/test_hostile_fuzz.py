@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 from agent_contract import agent as agent_events
 from agent_contract import protocol
+from agent_contract.sources._unrun import UnrunToolCall
 from agent_otel import ContentCapture, instrument, otel_wrapper
 from hostile_types import (
     BadHash,
@@ -120,6 +121,7 @@ LATENT = [
     protocol.Error,
     protocol.JourneyMarker,
     protocol.PhaseMarker,
+    UnrunToolCall,  # an adapter's call that never ran (agent_contract.sources._unrun)
 ]
 AGENT = [
     agent_events.MessageDelta,
@@ -137,7 +139,7 @@ def _latent(cls: type, values: dict[str, Any]) -> Any:
     event = object.__new__(cls)  # every field hostile, validation included
     for field in dataclasses.fields(cls):
         object.__setattr__(event, field.name, values.get(field.name))
-    if cls is protocol.ToolCall and values.get("function_shape"):
+    if cls in (protocol.ToolCall, UnrunToolCall) and values.get("function_shape"):
         event.function = protocol.FunctionCall(name=values.get("id"), arguments=values.get("type"))
     return event
 

@@ -181,3 +181,31 @@ async def three_levels(telemetry: InMemoryTelemetry, tracer: Tracer) -> tuple[st
     lead = level("lead", "expert", {"request": "Paris?"}, [AgentTool(expert)])
     await run_script(telemetry, google_adk_events(lead, d.QUESTION), agent_name="lead")
     return "expert", "clerk"
+
+
+async def runner_in_tool(telemetry: InMemoryTelemetry) -> None:
+    """A function tool whose body runs another agent on a runner it makes itself
+    (``InMemoryRunner(agent=expert).run_async``), not an ``AgentTool``: the expert answers
+    "sunny"."""
+    from google.adk.runners import InMemoryRunner
+    from google.genai import types
+
+    expert = agent(_model([[types.Part(text="sunny")]]), [], name="expert")
+
+    async def ask(question: str) -> str:
+        """Ask the expert."""
+        runner = InMemoryRunner(agent=expert, app_name="expert")
+        session = await runner.session_service.create_session(app_name="expert", user_id="u")
+        said = ""
+        message = types.Content(role="user", parts=[types.Part(text=question)])
+        async for event in runner.run_async(user_id="u", session_id=session.id,
+                                            new_message=message):  # fmt: skip
+            if event.is_final_response() and event.content and event.content.parts:
+                said = "".join(p.text or "" for p in event.content.parts)
+        return said
+
+    call = types.Part(function_call=types.FunctionCall(id="e1", name="ask",
+                                                       args={"question": "Paris?"}))  # fmt: skip
+    lead = agent(_model([[call], [types.Part(text="Sunny.")]]), [ask], name="lead")
+    await run_script(telemetry, google_adk_events(lead, s.QUESTION), agent_name="lead",
+                     capture_content=True)  # fmt: skip

@@ -200,3 +200,46 @@ async def three_levels(telemetry: InMemoryTelemetry, tracer: Tracer) -> tuple[st
     lead = level("lead", "expert", {"input": "Paris?"}, [expert.as_tool()])
     await run_script(telemetry, strands_events(lead, d.QUESTION), agent_name="lead")
     return "expert", "clerk"
+
+
+async def agent_in_tool(telemetry: InMemoryTelemetry, *, sync: bool) -> None:
+    """A ``@tool`` whose body asks another agent itself (``expert(q)`` in a sync tool,
+    ``await expert.invoke_async(q)`` in an async one), not through ``as_tool()``: the expert
+    calls its own tool ``lookup`` (a client span inside it) and answers "sunny"."""
+    from strands import Agent, tool
+
+    tracer = telemetry.tracer_provider.get_tracer("some.client")
+
+    @tool
+    def lookup(city: str) -> str:
+        """Look a city up."""
+        with tracer.start_as_current_span("client lookup"):
+            return "sunny"
+
+    look = s.Call("k1", "lookup", {"city": "Paris"})
+    expert = Agent(model=_model([
+        [{"messageStart": {"role": "assistant"}}, *_uses(look),
+         {"messageStop": {"stopReason": "tool_use"}}, _usage(s.TURNS[0])],
+        [{"messageStart": {"role": "assistant"}}, *_text("sunny"),
+         {"messageStop": {"stopReason": "end_turn"}}, _usage(s.TURNS[1])],
+    ]), tools=[lookup], name="expert", callback_handler=None)  # fmt: skip
+
+    def ask_sync(question: str) -> str:
+        """Ask the expert."""
+        return str(expert(question))
+
+    async def ask_async(question: str) -> str:
+        """Ask the expert."""
+        return str(await expert.invoke_async(question))
+
+    ask = s.Call("call_e", "ask", {"question": "Paris?"})
+    body = ask_sync if sync else ask_async
+    body.__name__ = "ask"
+    lead = Agent(model=_model([
+        [{"messageStart": {"role": "assistant"}}, *_uses(ask),
+         {"messageStop": {"stopReason": "tool_use"}}, _usage(s.TURNS[0])],
+        [{"messageStart": {"role": "assistant"}}, *_text("It is sunny."),
+         {"messageStop": {"stopReason": "end_turn"}}, _usage(s.TURNS[1])],
+    ]), tools=[tool(body)], name="lead", callback_handler=None)  # fmt: skip
+    await run_script(telemetry, strands_events(lead, s.QUESTION), agent_name="lead",
+                     capture_content=True)  # fmt: skip

@@ -73,6 +73,51 @@ async def test_a_response_a_hook_drops_is_a_call_of_its_own_in_a_failed_step(
     assert otel_telemetry.open_spans() == []
 
 
+async def test_the_tool_calls_of_a_dropped_response_are_its_output_and_no_tool_span(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """The dropped response asked for a tool, which never ran (Strands threw the message
+    away). The conventions tell what the model asked for in the chat span's output messages
+    (a ``tool_call`` part) and a tool's execution as an ``execute_tool`` span: the dropped
+    call's output holds its text and its tool call, and no tool span tells a run that never
+    happened. Before, its output held the text alone."""
+    from strands.hooks import AfterModelCallEvent
+
+    from agent_contract.sources.strands_stream import strands_events
+
+    from . import _script as s
+    from ._fw_strands import _model, _text, _usage, _uses, agent
+
+    dropped = [{"messageStart": {"role": "assistant"}}, *_text("Guess."),
+               *_uses(s.Call("d1", "weather", {"city": "Paris"})),
+               {"messageStop": {"stopReason": "tool_use"}}, _usage(s.TURNS[0])]  # fmt: skip
+    kept = [{"messageStart": {"role": "assistant"}}, *_text("Sunny."),
+            {"messageStop": {"stopReason": "end_turn"}}, _usage(s.TURNS[1])]  # fmt: skip
+    bot = agent(_model([dropped, kept]), [s.weather_tool()], name="bot")
+
+    def check(event: AfterModelCallEvent) -> None:
+        event.retry = event.stop_response is not None and event.stop_response.stop_reason == (
+            "tool_use"
+        )  # a response asking for a tool is refused, asked again
+
+    bot.hooks.add_callback(AfterModelCallEvent, check)
+    await run_script(otel_telemetry, strands_events(bot, s.QUESTION), agent_name="bot",
+                     capture_content=True)  # fmt: skip
+
+    assert otel_telemetry.outline() == [["invoke_agent bot", [
+        ["step 0", [CHAT]], ["step 1", [CHAT]],
+    ]]]  # fmt: skip
+    first = min((x for x in otel_telemetry.spans() if x.name == CHAT),
+                key=lambda x: x.start_time or 0)  # fmt: skip
+    [message] = json.loads(str((first.attributes or {})["gen_ai.output.messages"]))
+    calls = [p for p in message["parts"] if p["type"] == "tool_call"]
+    assert calls == [{"type": "tool_call", "id": "d1", "name": "weather",
+                      "arguments": {"city": "Paris"}}]  # fmt: skip
+    assert _said(first) == "Guess."
+    assert tokens(otel_telemetry) == s.TURNS[0].input + s.TURNS[1].input
+    assert otel_telemetry.open_spans() == []
+
+
 async def test_a_request_throttled_mid_stream_and_retried_fails_its_own_call(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:
@@ -186,6 +231,68 @@ async def test_a_hook_raising_after_a_whole_response_fails_the_run_not_the_call(
     check_answered_then_failed(otel_telemetry, CHAT, "_HookFailed", s.TURNS[0].input)
     chat = otel_telemetry.span(CHAT)
     assert (chat.attributes or {})["gen_ai.usage.input_tokens"] == s.TURNS[0].input
+
+
+async def test_the_tool_calls_of_a_response_a_raising_hook_ended_are_its_output(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """The hook raises once the model answered whole with tool calls: Strands tells no
+    message, and no tool runs. The calls the model asked for are the call's output (content
+    on), no tool spans, as a dropped response's are. Before, they were nowhere."""
+    from strands.hooks import AfterModelCallEvent
+
+    from agent_contract.sources.strands_stream import strands_events
+
+    from . import _script as s
+    from ._fw_strands import _model, _turns, agent
+
+    bot = agent(_model(_turns()), [s.weather_tool(), s.forecast_tool()], name="bot")
+
+    def check(event: AfterModelCallEvent) -> None:
+        if event.exception is None:
+            raise _HookFailed("the check itself broke")
+
+    bot.hooks.add_callback(AfterModelCallEvent, check)
+    with pytest.raises(_HookFailed):
+        await run_script(otel_telemetry, strands_events(bot, s.QUESTION), agent_name="bot",
+                         capture_content=True)  # fmt: skip
+
+    assert otel_telemetry.outline() == [["invoke_agent bot", [["step 0", [CHAT]]]]]
+    [message] = json.loads(str((otel_telemetry.span(CHAT).attributes or {})[
+        "gen_ai.output.messages"]))  # fmt: skip
+    calls = [(p["id"], p["name"], p["arguments"]) for p in message["parts"]
+             if p["type"] == "tool_call"]  # fmt: skip
+    assert calls == [(c.id, c.name, c.arguments) for c in s.CALLS]
+
+
+async def test_a_turn_a_hook_ends_after_its_tools_answers_with_the_hooks_message(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """An ``AfterToolsEvent`` hook ending the turn once the tools ran (``end_turn``): Strands
+    asks the model nothing more and ends with the hook's message, told only in its final
+    result. That message is the run's answer; before, the answer was the text the model said
+    beside its tool calls."""
+    from strands.hooks import AfterToolsEvent
+
+    from agent_contract.sources.strands_stream import strands_events
+
+    from . import _script as s
+    from ._fw_strands import _model, _turns, agent
+
+    bot = agent(_model(_turns()), [s.weather_tool(), s.forecast_tool()], name="bot")
+
+    def stop(event: AfterToolsEvent) -> None:
+        event.end_turn = "Enough for now."
+
+    bot.hooks.add_callback(AfterToolsEvent, stop)
+    await run_script(otel_telemetry, strands_events(bot, s.QUESTION), agent_name="bot",
+                     capture_content=True)  # fmt: skip
+
+    assert otel_telemetry.outline() == [["invoke_agent bot", [
+        ["step 0", [CHAT, "execute_tool weather", "execute_tool forecast"]],
+    ]]]  # fmt: skip
+    assert _said(otel_telemetry.span("invoke_agent bot")) == "Enough for now."
+    assert otel_telemetry.open_spans() == []
 
 
 @pytest.mark.parametrize("routing", ["fallback", "picked"])

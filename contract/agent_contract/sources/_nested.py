@@ -31,10 +31,11 @@ async def through(
     items: AsyncIterator[Any],
     translate: Callable[[Any], Iterable[Any]],
     finish: Callable[[], Iterable[Any]] | None = None,
+    failed: Callable[[], Iterable[Any]] | None = None,
 ) -> AsyncIterator[Any]:
     """Every item of ``items``, in order; with a tracer, a nested run named ``name`` records
-    each item's ``translate(item)`` events, then ``finish()``'s once the items ended (see the
-    module docstring)."""
+    each item's ``translate(item)`` events, then ``finish()``'s once the items ended, or
+    ``failed()``'s before the exception they raised ends it (see the module docstring)."""
     wrap = nested_run(name)
     if wrap is None:
         async for item in items:
@@ -45,8 +46,13 @@ async def through(
 
     async def source() -> AsyncIterator[Any]:
         nonlocal ended
-        async for event in read_events(items, translate, ready.append):  # an odd item skipped
-            yield event
+        try:
+            async for event in read_events(items, translate, ready.append):  # odd items skipped
+                yield event
+        except Exception:
+            for event in failed() if failed is not None else ():
+                yield event
+            raise
         ended = True  # the last items wait until the run has ended (its caller may stop there)
         for event in finish() if finish is not None else ():
             yield event
@@ -124,7 +130,12 @@ class Taken:
         self._items: OrderedDict[int, Any] = OrderedDict()  # id -> the item, kept alive
         self._limit = limit
 
+    def __len__(self) -> int:
+        return len(self._items)
+
     def add(self, item: Any) -> None:
+        if item is None:  # nothing to pass over
+            return
         self._items[id(item)] = item
         while len(self._items) > self._limit:
             self._items.popitem(last=False)

@@ -76,7 +76,10 @@ agent or a string):
   JSON. ``exit_loop``'s, which is nothing (the loop ends on the tool's call, no model
   answering after it), leaves the answer to the last final response with text any agent gave
   (a model's, or a callback's for it): the loop's last draft, as ADK's own final responses
-  show it, not the call of ``exit_loop``.
+  show it, not the call of ``exit_loop``. The final text of an agent given an
+  ``output_schema`` is JSON ADK validates as that model (and keeps under ``output_key``): the
+  run's answer, when no model spoke after it, is that value (a ``StructuredFinal``, dumped as
+  ADK keeps it), the call keeping the text; text the schema refuses makes ADK raise.
 * A callback raising after the model answered whole (an ``after_model_callback``): ADK never
   streams that response, and reports the exception as an error event of the agent before it
   comes out of the run. The plugin's ``after_model_callback`` (the first to hear it) notes each
@@ -113,7 +116,10 @@ plugins: that runner's run is a nested run (``agent_contract.scope.nested_run``,
 (``on_event_callback``, read as any ADK run) and ended at ``after_run_callback``, or with the
 call. The nested agent's own tools are scoped as the run's are: their calls are that run's
 (the tracer finds a call among the runs nested in the one the context carries), so an
-``AgentTool`` inside it nests again, at any depth.
+``AgentTool`` inside it nests again, at any depth. A runner a tool body makes and runs itself
+(``InMemoryRunner(agent=expert).run_async(...)``) inherits nothing: ``Runner.run_async``, set
+once on the class, puts the plugin first on it when it runs in a tool body of a run read here,
+so its run nests the same way; anywhere else ``run_async`` is ADK's, untouched.
 
 ``agent`` is a ``Runner``, an agent or a workflow node that is no agent (ADK 2's
 ``Workflow`` graph: run by a fresh ``InMemoryRunner``, ``node=`` for the graph); with no
@@ -124,6 +130,7 @@ Needs ``google-adk`` (extra ``google-adk``).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import AsyncIterator, Iterator
 from contextvars import ContextVar
@@ -251,6 +258,7 @@ def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str], bool, Raised, Wh
     for plugin in plugins:
         if plugin.name == _PLUGIN:
             return plugin.requests, plugin.failures, True, plugin.raised, plugin.whole
+    _plug_started_runners()
     from google.adk.plugins.base_plugin import BasePlugin  # type: ignore[import-untyped,unused-ignore]
     from google.adk.tools.base_tool import BaseTool  # type: ignore[import-untyped,unused-ignore]
 
@@ -358,6 +366,26 @@ def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str], bool, Raised, Wh
 
 _CALL: ContextVar[str | None] = ContextVar("agent_contract_google_adk_call", default=None)
 """The id of the tool call whose body runs (set in its task by the plugin)."""
+
+
+def _plug_started_runners() -> None:
+    """Make ``Runner.run_async`` put the plugin on a runner a tool body makes and runs itself
+    (module doc), so its run nests as an ``AgentTool``'s does: only in a tool body of a run
+    read here (``_CALL``); anywhere else ``run_async`` is ADK's, untouched. Set once, on the
+    class."""
+    Runner = require("google.adk.runners", "Runner")
+    original = Runner.run_async
+    if getattr(original, "_agent_contract_plugging", False):
+        return
+
+    @functools.wraps(original)
+    def run_async(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if _CALL.get() is not None:
+            _add_plugin(self)  # once per runner; it does nothing outside a traced run
+        return original(self, *args, **kwargs)
+
+    run_async._agent_contract_plugging = True  # type: ignore[attr-defined]
+    Runner.run_async = run_async
 
 
 def _invocation(tool_context: Any) -> Any:
@@ -545,6 +573,8 @@ class _State:
                     self.last = answer
                 if self.streamed and answer and answer != self.text:
                     self.said = MessageFinal(text=answer)  # a callback replaced it (module doc)
+                if self.answered and answer:  # an ``output_schema``'s value (module doc)
+                    self.said = _schema_answer(_agent(self.root, author), answer) or self.said
 
     def _unshown(self, author: Any) -> Any:
         """Take the first whole response of ``author``'s model no event showed, if any."""
@@ -725,11 +755,29 @@ def _node(agent: Any) -> bool:
     return isinstance(agent, BaseNode)
 
 
-def _model(root: Any, author: str | None) -> str | None:
-    agent = root
+def _agent(root: Any, author: str | None) -> Any:
+    """The agent named ``author`` under ``root`` (``root`` when none is found)."""
     if author and getattr(root, "name", None) != author:
         find = getattr(root, "find_agent", None)
-        agent = (find(author) if find is not None else None) or root
+        return (find(author) if find is not None else None) or root
+    return root
+
+
+def _schema_answer(agent: Any, text: str) -> StructuredFinal | None:
+    """The final answer of an agent given an ``output_schema``: the value ADK validates its
+    text as and keeps (``model_validate_json``, dumped without ``None`` fields), as JSON
+    (module doc); ``None`` for another agent, or text the schema refuses (ADK raises)."""
+    validate = getattr(getattr(agent, "output_schema", None), "model_validate_json", None)
+    if not callable(validate):
+        return None
+    try:
+        return structured_final(validate(text).model_dump(exclude_none=True))
+    except Exception:
+        return None
+
+
+def _model(root: Any, author: str | None) -> str | None:
+    agent = _agent(root, author)
     model = getattr(agent, "model", None)
     name = model if isinstance(model, str) else getattr(model, "model", None)
     return name if isinstance(name, str) and name else None

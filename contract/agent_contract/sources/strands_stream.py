@@ -32,6 +32,9 @@ Strands yields dicts; the adapter reads three kinds by key (nothing of Strands i
 * The final ``result`` of a run with ``structured_output_model`` (the model answered by
   calling Strands' structured output tool, a tool of the run, and no text told the answer)
   gives a ``StructuredFinal``: the run's answer is its ``structured_output``, as JSON.
+* A turn an ``AfterToolsEvent`` hook ended right after its tools ran (``end_turn``; Strands'
+  delegation does so with a delegate's answer) asks the model nothing more: the message it
+  ends with, in the final ``result`` only, is the run's answer (a ``MessageFinal``).
 * A run ``agent.cancel()`` stopped (its final ``result``'s ``stop_reason == "cancelled"``)
   ends with a fatal ``Error`` of type ``CancelledError``: the run ends ``cancelled``, as a
   cancelled task does; the text ``agent.cancel(message)`` gives the model is not its message.
@@ -43,17 +46,19 @@ Strands yields dicts; the adapter reads three kinds by key (nothing of Strands i
 ``exception``) when one fails. The adapter's hooks (below) count them, so a request that fails
 before its first event (a 429) still has its call: the adapter opens it with the request's
 messages as the error comes out of the run, which ends it with that exception; a refused
-attempt Strands retries is a call of its own, ended with an ``Error`` naming its class.
-A response Strands drops to ask the model again (an ``AfterModelCallEvent`` hook setting
+attempt Strands retries is a call of its own, ended with an ``Error`` naming its class. A
+response Strands drops to ask the model again (an ``AfterModelCallEvent`` hook setting
 ``retry``) sends no message: the next ``messageStart`` ends its call, with its usage. One that
 raised mid-stream (the hook heard the exception) fails its call with that class, in the same
-step; one that answered was refused by the hook: its step fails ``output_rejected`` (its tool
-calls never ran: none is told) and the request asked again is the next step. A request a
+step; one that answered was refused by the hook: its step fails ``output_rejected`` and the
+request asked again is the next step; its tool calls never ran: each is an ``UnrunToolCall`` of
+its call (read from the message the hook heard), in its output and no tool's span. A request a
 ``BeforeModelCallEvent`` hook cancels (``cancel``) calls no model: Strands answers with the
-hook's text, an assistant message with no call open, which is no call; the last such text
-with no model call after it is the run's answer (a ``MessageFinal`` at the end). A hook that
-raises after a response came whole (its ``messageStop`` streamed) fails the run, not the
-call: the call ends answered, with its usage, before the exception comes out.
+hook's text, an assistant message with no call open, which is no call; the last such text with
+no model call after it is the run's answer (a ``MessageFinal`` at the end). A hook that raises
+after a response came whole (its ``messageStop`` streamed) fails the run, not the call: the
+call ends answered, with its usage and its tool calls (``UnrunToolCall``\\ s: none ran), before
+the exception comes out.
 
 **Side requests.** Strands asks the model outside the agent loop too, with no hook and no
 stream event: a ``SummarizingConversationManager`` summarising the conversation (on a context
@@ -87,10 +92,17 @@ server gives itself and the protocol version, from the client's session).
 
 An agent used as a tool (``agent.as_tool()``) streams its run inside the call, each of its
 events wrapped in an ``AgentAsToolStreamEvent`` that also reaches the outer stream (where the
-adapter passes over it). The adapter wraps that tool's ``stream`` once (an instance attribute)
-and reads the inner events there, in the call's task, as a nested run
+adapter passes over it; a delegation tool's, ``as_tool(delegate=True)``, reach it unwrapped,
+and are passed over too: ``_delegated``). The adapter wraps that tool's ``stream`` once (an
+instance attribute) and reads the inner events there, in the call's task, as a nested run
 (``agent_contract.scope.nested_run``, named after the agent) with that run's context current,
 so the inner agent's own tools scope under it; at any depth. Its hooks are added as above.
+An agent a tool body starts itself (``expert(q)``, ``await expert.invoke_async(q)``, its
+``stream_async``: not through ``as_tool()``) is that call's work too: ``Agent.stream_async``,
+set once on the class, reads it the same way, as a nested run under the tool's span, only in
+the body of a tool of an agent a run here reads and with a tracer claiming it; its items reach
+the body unchanged, and its exception too, after its run ended with it. Anywhere else (this
+module's own runs included) ``stream_async`` is Strands', untouched.
 
 A multi-agent run (a ``Swarm``, a ``Graph``, a team as a graph's node) is one run: its
 ``multiagent_node_stream`` items carry each node's agent items, read as that agent's (its hooks
@@ -110,11 +122,14 @@ left out. Needs ``strands-agents`` (extra ``strands-agents``).
 from __future__ import annotations
 
 import asyncio
+import functools
 import re
 from collections import deque
 from collections.abc import AsyncIterator, Iterator
+from contextlib import suppress
+from contextvars import ContextVar
 from typing import Any
-from weakref import WeakKeyDictionary
+from weakref import WeakKeyDictionary, WeakSet
 
 from agent_contract.agent.events import InterruptFinal, MessageFinal, StreamEvent, StructuredFinal
 from agent_contract.events import (
@@ -129,16 +144,17 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
-from agent_contract.scope import McpServer, framework_started, tool_scope
+from agent_contract.scope import McpServer, framework_started, nested_run, tool_scope
 from agent_contract.sources._arguments import tool_call
 from agent_contract.sources._failure import CANCELLED, cancelled_run, error_name, failed_result
 from agent_contract.sources._history import call_start, converse_text, strands_messages
 from agent_contract.sources._mcp import server_of
-from agent_contract.sources._nested import through
+from agent_contract.sources._nested import Taken, through
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._scoping import OpenScopes
 from agent_contract.sources._stream import Sink, read_events
 from agent_contract.sources._structured import structured_final
+from agent_contract.sources._unrun import unrun_call
 
 __all__ = ["strands_events"]
 
@@ -184,25 +200,18 @@ async def strands_events(
     requests = _add_hooks(agent)
     requests.reset()
     _nest_agent_tools(agent)
-    stream = agent.stream_async(prompt, **run)
+    body = _IN_BODY.set(False)  # this run is read here: never a nested one (_nest_started)
+    try:
+        stream = agent.stream_async(prompt, **run)
+    finally:
+        _IN_BODY.reset(body)
     state = _State(_model_id(agent), agent, requests)
 
-    def read(item: Any) -> Iterator[AgentEvent | StreamEvent]:
-        if isinstance(item, dict):
-            yield from state.feed(item)
-            yield from _paused(item)
-            if (answer := _structured(item)) is not None:
-                yield answer
-            if _stopped(item):
-                yield cancelled_run("agent.cancel()")
-
     try:
-        async for out in read_events(stream, read, sink):  # an item of odd fields skipped
+        async for out in read_events(stream, state.read, sink):  # an item of odd fields skipped
             yield out
-        for out in state.drain([]):
-            yield out
-        if state.said is not None:  # a hook answered last, no model after it (module doc)
-            yield MessageFinal(text=state.said)
+        for last in state.finish():
+            yield last
     except Exception:
         for out in state.refused():
             yield out
@@ -223,6 +232,9 @@ async def _team_events(
     """A ``Swarm`` or ``Graph`` run: one run, each node's turn steps after a phase naming it
     (module doc)."""
     reader = _Team(team)
+    members = _members(team)
+    with suppress(TypeError):  # (an unhashable look-alike: nothing nests it)
+        _READ.update(members)  # their runs are this one's, never nested ones (_nest_started)
     stream = team.stream_async(prompt, **run)
     try:
         async for out in read_events(stream, reader.read, sink):  # an item of odd fields skipped
@@ -236,7 +248,20 @@ async def _team_events(
     finally:
         for state in reader.nodes.values():
             state.requests.side = None
+        with suppress(TypeError):
+            _READ.difference_update(members)
         await stream.aclose()
+
+
+def _members(team: Any) -> list[Any]:
+    """The agents of ``team``'s nodes, at any depth."""
+    nodes = getattr(team, "nodes", None)
+    found: list[Any] = []
+    for node in list(nodes.values()) if isinstance(nodes, dict) else ():
+        agent = getattr(node, "executor", None)
+        if agent is not None:
+            found += _members(agent) if _is_team(agent) else [agent]
+    return found
 
 
 class _Team:
@@ -422,8 +447,13 @@ def _scope_body(tool: Any) -> None:
     if not callable(stream):
         return
 
+    # an agent tool's run is read by its own wrapper (``_nest_agent_tools``), not as one the
+    # body starts (``_nest_started``)
+    body = getattr(tool, "_agent", None) is None
+
     async def scoped(tool_use: Any, invocation_state: Any, *args: Any, **kwargs: Any) -> Any:
         use = tool_use if isinstance(tool_use, dict) else {}
+        marked = _IN_BODY.set(body)  # a sync body's thread copies the context with it
         try:
             with tool_scope(use.get("toolUseId"), use.get("name"), mcp=_mcp_server(tool)):
                 async for item in stream(tool_use, invocation_state, *args, **kwargs):
@@ -433,6 +463,9 @@ def _scope_body(tool: Any) -> None:
             # ends here, failed if the body raised it itself, else cut short (its task's)
             _SCOPES.exit(id(tool_use), cancelled)
             raise
+        finally:
+            with suppress(ValueError):  # closed from another context: that one never saw it
+                _IN_BODY.reset(marked)
 
     try:
         tool.stream = scoped
@@ -449,6 +482,67 @@ def _mcp_server(tool: Any) -> McpServer | None:
     return server_of(getattr(getattr(tool, "mcp_client", None), "_background_thread_session", None))
 
 
+_READ: WeakSet[Any] = WeakSet()
+"""The member agents of the teams a run here reads now (``_team_events``): the team runs
+them in tasks of its own, which may be in a tool body's context."""
+
+_IN_BODY: ContextVar[bool] = ContextVar("agent_contract_strands_tool_body", default=False)
+"""Set while the body of a tool of an agent a run of ours reads runs (``_scope_body``): an
+agent started there is that call's work, a nested run (``_nest_started``)."""
+
+
+def _read_here(agent: Any) -> bool:
+    """``agent`` is a member of a team a run here reads (its run is that one's)."""
+    try:
+        return agent in _READ
+    except TypeError:  # an agent class without a hash: no team of ours holds it
+        return False
+
+
+def _nest_started() -> None:
+    """Make ``Agent.stream_async`` (which ``agent(...)`` and ``invoke_async`` run through;
+    the deprecated ``structured_output`` does not) record an agent a tool body starts itself
+    (module doc): in a tool body of a run this module reads, with a tracer claiming it
+    (``nested_run``), its items pass on unchanged while they are read as a run nested under
+    the tool's span. Set once, on the class; anywhere else ``stream_async`` is Strands'."""
+    Agent = require("strands", "Agent")
+    original = Agent.stream_async
+    if getattr(original, "_agent_contract_nesting", False):
+        return
+
+    @functools.wraps(original)
+    def stream_async(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not _IN_BODY.get() or _read_here(self):
+            return original(self, *args, **kwargs)
+        name = getattr(self, "name", None)
+        if nested_run(name) is None:
+            return original(self, *args, **kwargs)
+        requests = _add_hooks(self)
+        requests.reset()
+        _nest_agent_tools(self)
+        state = _State(_model_id(self), self, requests)
+
+        def failed() -> list[AgentEvent]:
+            out = state.refused()  # the requests that failed before any event (module doc)
+            requests.side = None
+            return out
+
+        def finish() -> list[AgentEvent | StreamEvent]:
+            out = state.finish()
+            requests.side = None
+            return out
+
+        body = _IN_BODY.set(False)  # what this run's loop starts is not the body's
+        try:
+            items = original(self, *args, **kwargs)
+        finally:
+            _IN_BODY.reset(body)
+        return through(name, items, state.read, finish, failed)
+
+    stream_async._agent_contract_nesting = True  # type: ignore[attr-defined]
+    Agent.stream_async = stream_async
+
+
 def _nest_agent_tools(agent: Any) -> None:
     """Wrap ``stream`` of each agent used as a tool (``agent.as_tool()``) of ``agent``, once,
     as an instance attribute: its run is a nested run (module doc), at any depth."""
@@ -461,7 +555,7 @@ def _nest_agent_tools(agent: Any) -> None:
 
         def nested(
             tool_use: Any, invocation_state: Any, *args: Any, _stream: Any = stream,
-            _inner: Any = inner, **kwargs: Any,
+            _inner: Any = inner, tool: Any = tool, **kwargs: Any,
         ) -> Any:  # fmt: skip
             items = _stream(tool_use, invocation_state, *args, **kwargs)
             requests = _add_hooks(_inner)
@@ -475,14 +569,47 @@ def _nest_agent_tools(agent: Any) -> None:
                 requests.side = None
                 return out
 
-            return through(
-                getattr(_inner, "name", None), items,
-                lambda item: _inner_events(state, item, use_id, failed), finish,
-            )  # fmt: skip
+            delegate = getattr(tool, "delegate", False) is True  # (read as the call runs)
+
+            def read(item: Any) -> list[AgentEvent]:
+                if delegate:  # Strands also puts its items in the outer stream (_delegated)
+                    _DELEGATED.add(_told_value(item))
+                return _inner_events(state, item, use_id, failed)
+
+            return through(getattr(_inner, "name", None), items, read, finish)
 
         tool.stream = nested
         tool._agent_contract_nested = True
         _nest_agent_tools(inner)
+
+
+_DELEGATED = Taken()
+"""What a delegation tool's nested run told (``agent.as_tool(delegate=True)``): Strands' own
+delegation middleware also puts each of the delegate's items, unwrapped, in the outer agent's
+stream (a copy sharing its values), where the outer reader passes over them."""
+
+_TOLD_KEYS = ("event", "message", "result")
+"""The keys of the delegate's items that tell something (its model's raw events, its
+messages, its result), each an object of its own that the outer copy shares."""
+
+
+def _told_value(item: Any) -> Any:
+    """The object an agent-as-tool's stream event ``item`` tells (its inner item's raw event,
+    message or result), else ``None``."""
+    event = item.get("tool_stream_event") if isinstance(item, dict) else None
+    data = event.get("data") if isinstance(event, dict) else None
+    if not isinstance(data, dict):
+        return None
+    for key in _TOLD_KEYS:
+        value = data.get(key)
+        if value is not None and not isinstance(value, str):
+            return value
+    return None
+
+
+def _delegated(item: dict[str, Any]) -> bool:
+    """``item`` of the outer stream is the copy of a delegate's item its nested run told."""
+    return any(key in item and _DELEGATED.take(item[key]) for key in _TOLD_KEYS)
 
 
 def _inner_events(
@@ -528,7 +655,7 @@ def _config_id(model: Any) -> str | None:
 class _Requests:
     """An agent's model requests the hooks heard and the stream has not shown yet."""
 
-    __slots__ = ("error", "failed", "midway", "model", "side", "started")
+    __slots__ = ("answered", "error", "failed", "midway", "model", "side", "started")
 
     def __init__(self) -> None:
         self.started = 0  # started, no event of theirs seen yet
@@ -540,15 +667,20 @@ class _Requests:
         # None); filled from the thread Strands makes a side request in (module doc)
         self.side: deque[AgentEvent] | None = None
         self.model: str | None = None  # the model the latest request was streamed from
+        self.answered: Any = None  # the open call's response's message, as Strands made it
 
     def reset(self) -> None:
         """A run of ours starts reading the agent."""
         self.started, self.failed, self.error, self.model, self.side = 0, [], None, None, deque()
+        self.answered = None
 
     def before(self, event: Any) -> None:
         self.started += 1
 
     def after(self, event: Any) -> None:
+        response = getattr(event, "stop_response", None)
+        if response is not None:  # (a hook that raised on it is told again with no response)
+            self.answered = getattr(response, "message", None)
         error = getattr(event, "exception", None)
         if isinstance(error, BaseException):
             self.error = error
@@ -610,6 +742,7 @@ def _add_hooks(agent: Any) -> _Requests:
     hooks.add_callback(BeforeModelCallEvent, requests.before)
     hooks.add_callback(AfterModelCallEvent, requests.after)
     _HOOKED[agent] = requests
+    _nest_started()
     for model in _side_models(agent):
         _watch_model(model, requests)
     return requests
@@ -771,6 +904,42 @@ class _State:
         self.usage: dict[str, Any] | None = None
         self.said: str | None = None  # a hook's answer for a request it cancelled (module doc)
 
+    def read(self, item: Any) -> Iterator[AgentEvent | StreamEvent]:
+        """The events of one item of the agent's ``stream_async``, its final ``result`` too
+        (none for a delegate's item its nested run told: ``_delegated``)."""
+        if isinstance(item, dict) and not (_DELEGATED and _delegated(item)):
+            yield from self.feed(item)
+            self._ended_turn(item)
+            yield from _paused(item)
+            if (answer := _structured(item)) is not None:
+                yield answer
+            if _stopped(item):
+                yield cancelled_run("agent.cancel()")
+
+    def _ended_turn(self, item: dict[str, Any]) -> None:
+        """A final ``result`` ending the turn right after tools ran, no model asked after
+        them: an ``AfterToolsEvent`` hook's ``end_turn`` (Strands' delegation to an
+        ``as_tool(delegate=True)`` agent sets it to the delegate's answer). The message it
+        ends with, told in no other item, is the run's answer (module doc)."""
+        result = item.get("result") if len(item) == 1 else None
+        if result is None or not self.tools_ran or self.open:
+            return
+        if getattr(result, "stop_reason", None) != "end_turn":
+            return
+        message = getattr(result, "message", None)
+        blocks = message.get("content") if isinstance(message, dict) else None
+        text = converse_text(blocks) if isinstance(blocks, list) else None
+        if isinstance(text, str) and text:
+            self.said = text
+
+    def finish(self) -> list[AgentEvent | StreamEvent]:
+        """The run's items ended: the side requests not told yet, and a hook's answer when
+        it answered last, no model after it (module doc)."""
+        out: list[AgentEvent | StreamEvent] = [*self.drain([])]
+        if self.said is not None:
+            out.append(MessageFinal(text=self.said))
+        return out
+
     def feed(self, item: dict[str, Any]) -> list[AgentEvent]:
         out: list[AgentEvent] = []
         if self.requests.failed and not item.get("force_stop"):  # Strands retried them
@@ -799,17 +968,18 @@ class _State:
 
     def refused(self) -> list[AgentEvent]:
         """The run failed: a call whose response came whole (its ``messageStop`` streamed)
-        ends as answered, with its usage, for what failed came after it (an
-        ``AfterModelCallEvent`` hook raising); the requests that failed before any
-        event open their calls (those before the last end with their own error; the last one,
-        the run's, stays open and ends with the exception, unless a side request came after
-        it: a summary failing after an overflow, whose call holds its own failure), then the
-        side requests."""
+        ends as answered, with its usage and the tool calls it asked for, which never ran, for
+        what failed came after it (an ``AfterModelCallEvent`` hook raising); the requests
+        that failed before any event open their calls (those before the last end with their
+        own error; the last one, the run's, stays open and ends with the exception, unless a
+        side request came after it: a summary failing after an overflow, whose call holds its
+        own failure), then the side requests."""
         out: list[AgentEvent] = []
         if self.open and self.stop is not None:  # (Strands tells its hooks that exception too)
             self.requests.midway = None
             if self.usage is not None:
                 out.append(_usage(self.usage, self.model))
+            out += _unrun(self.requests.answered)  # no message told them: they never ran
             out.append(LLMCallEnd(model=self.model, finish_reason=self.stop))
             self.open = False
         failed, self.requests.failed = self.requests.failed, []
@@ -850,7 +1020,8 @@ class _State:
         if error is not None:
             kind = error_name(error)
             out += [Error(message=str(error) or kind, error_type=kind), LLMCallEnd()]
-        else:
+        else:  # the calls it asked for never ran: its output, no tool's (the module doc)
+            out += _unrun(self.requests.answered)
             out.append(LLMCallEnd(model=self.model, finish_reason=self.stop))
             out.append(Error(message=_DROPPED, error_type="output_rejected"))
             self.tools_ran = True  # the request asked again starts the next step
@@ -876,7 +1047,7 @@ class _State:
         out.append(call_start(self.model, None, {"stream": True}, strands_messages, system,
                               messages))  # fmt: skip
         self.open, self.stop, self.usage, self.said = True, None, None, None
-        self.requests.midway = None
+        self.requests.midway = self.requests.answered = None
 
     def _message(self, message: dict[str, Any]) -> list[AgentEvent]:
         blocks = message.get("content") or []
@@ -904,6 +1075,18 @@ class _State:
                 self.tools_ran = True
                 out.append(_result(result))
         return out
+
+
+def _unrun(message: Any) -> list[AgentEvent]:
+    """The ``toolUse`` blocks of a response Strands dropped (its message, as the
+    ``AfterModelCallEvent`` hook heard it), as calls that never ran."""
+    blocks = message.get("content") if isinstance(message, dict) else None
+    out: list[AgentEvent] = []
+    for block in blocks if isinstance(blocks, list) else ():
+        use = block.get("toolUse") if isinstance(block, dict) else None
+        if isinstance(use, dict):
+            out.append(unrun_call(use.get("toolUseId"), use.get("name"), use.get("input")))
+    return out
 
 
 def _deltas(raw: dict[str, Any]) -> list[AgentEvent]:

@@ -56,6 +56,14 @@ def tool_call(rec: RunRecorder, ev: Any) -> None:
     rec.tool_call(call_id, name, arguments, kind)
 
 
+def unrun_tool_call(rec: RunRecorder, ev: Any) -> None:
+    """A tool call the model asked for that never ran
+    (``agent_contract.sources._unrun.UnrunToolCall``): its call's output, no tool span."""
+    function = getattr(ev, "function", None)
+    name, arguments = getattr(function, "name", None), getattr(function, "arguments", None)
+    rec.unrun_tool_call(getattr(ev, "id", None), name, arguments)
+
+
 def tool_result(rec: RunRecorder, ev: Any) -> None:
     try:
         call_id, name, content, is_error = ev.tool_call_id, ev.name, ev.content, ev.is_error
@@ -102,6 +110,7 @@ LATENT: dict[str, Handler] = {
     "LLMCallStart": llm_call_start,
     "LLMCallEnd": llm_call_end,
     "ToolCall": tool_call,
+    "UnrunToolCall": unrun_tool_call,
     "ToolResult": tool_result,
     "StepBoundary": step_boundary,
     "Usage": usage,

@@ -518,6 +518,19 @@ class RunRecorder:
         if self.s.capture is not None:
             tool.capture_arguments(arguments, self.anomaly)
 
+    def unrun_tool_call(self, call_id: Any, name: Any, arguments: Any) -> None:
+        """A tool call the model asked for that never ran (a response the framework threw
+        away): a part of its call's output message, as any call it asked for; no tool span,
+        no count of the run's tool calls."""
+        asker = self.current_call
+        if asker is None:  # told after its response's end: still its (held only with capture)
+            asker = self._asking
+        if asker is None:
+            return
+        if call_id is not None and type(call_id) is not str:
+            call_id = id_text(call_id, self.anomaly)
+        asker.add_tool_call(call_id, name, arguments)
+
     def tool_result(
         self, call_id: Any, name: Any, content: Any, is_error: Any, error_type: Any = None
     ) -> None:
