@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from agent_contract import agent as agent_events
 from agent_contract import protocol
-from agent_contract.sources._unrun import UnrunToolCall
+from agent_contract.sources._unrun import UnrunCallsEnd
 from agent_otel import ContentCapture, instrument, otel_wrapper
 from hostile_types import (
     BadHash,
@@ -121,7 +121,7 @@ LATENT = [
     protocol.Error,
     protocol.JourneyMarker,
     protocol.PhaseMarker,
-    UnrunToolCall,  # an adapter's call that never ran (agent_contract.sources._unrun)
+    UnrunCallsEnd,  # an adapter's call whose tool calls never ran (agent_contract.sources._unrun)
 ]
 AGENT = [
     agent_events.MessageDelta,
@@ -139,8 +139,10 @@ def _latent(cls: type, values: dict[str, Any]) -> Any:
     event = object.__new__(cls)  # every field hostile, validation included
     for field in dataclasses.fields(cls):
         object.__setattr__(event, field.name, values.get(field.name))
-    if cls in (protocol.ToolCall, UnrunToolCall) and values.get("function_shape"):
+    if cls is protocol.ToolCall and values.get("function_shape"):
         event.function = protocol.FunctionCall(name=values.get("id"), arguments=values.get("type"))
+    if cls is UnrunCallsEnd and values.get("function_shape"):  # its calls as hostile as a call
+        object.__setattr__(event, "unrun", (_latent(protocol.ToolCall, values),))
     return event
 
 

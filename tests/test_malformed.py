@@ -138,17 +138,16 @@ async def test_a_tool_call_that_never_ran_is_its_calls_output_and_no_tool_span(
     otel_telemetry: InMemoryTelemetry, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A response the framework threw away asked for a tool that never ran (an adapter's
-    ``UnrunToolCall``): the call's output message holds it as a ``tool_call`` part, as any
-    call the model asked for, and no ``execute_tool`` span tells a run that never happened;
-    one told with no call to hold it is dropped, nothing else recorded."""
-    from agent_contract.sources._unrun import UnrunToolCall, unrun_call
+    ``UnrunCallsEnd``): the call's output message holds it as a ``tool_call`` part, as any
+    call the model asked for, and no ``execute_tool`` span tells a run that never happened."""
+    from agent_contract.sources._unrun import UnrunCallsEnd, unrun_call
 
     script = [
-        UnrunToolCall(id="early", function=FunctionCall("search", "{}")),  # no call yet
         LLMCallStart(model="m"),
         TextDelta(text="Let me look."),
-        unrun_call("u1", "search", {"q": "otel"}),
-        LLMCallEnd(finish_reason="tool_calls"),
+        UnrunCallsEnd(
+            finish_reason="tool_calls", unrun=(unrun_call("u1", "search", {"q": "otel"}),)
+        ),
     ]
     spans = await run(otel_telemetry, script, caplog, capture_content=True)
     assert [str(s.name) for s in spans if str(s.name).startswith("execute_tool")] == []

@@ -1,38 +1,39 @@
-"""``UnrunToolCall``: a tool call the model asked for that never ran.
+"""``UnrunCallsEnd``: an LLM call's end whose response asked for tool calls that never ran.
 
 A framework may throw a response away after it came whole (Strands' ``AfterModelCallEvent``
 hook asking the model again): the model asked for its tool calls, and the response was billed,
 but no tool ever runs for them. The GenAI conventions tell what the model asked for in the
 chat span's output messages (a ``tool_call`` part) and a tool's execution as an
-``execute_tool`` span; a ``ToolCall`` tells both. An adapter tells such a call as an
-``UnrunToolCall`` inside the response's call (before its ``LLMCallEnd``): agent-otel's recorder
-puts it in that call's output message and opens no tool span; any other reader (``collect()``)
-passes over it, as no call that ran.
+``execute_tool`` span; a ``ToolCall`` event tells both. An adapter ends such a call with an
+``UnrunCallsEnd``: an ``LLMCallEnd`` to any reader (``collect()`` ends the call, no tool
+ran), whose ``unrun`` calls agent-otel's recorder puts in that call's output message, opening
+no tool span. A subclass of a contract event, as ``CallUsage`` is, so the contract keeps its
+eleven kinds.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from agent_contract.events import AgentEvent, FunctionCall
+from agent_contract.events import FunctionCall, LLMCallEnd, ToolCall
 from agent_contract.sources._arguments import arguments_json
 
-__all__ = ["UnrunToolCall", "unrun_call"]
+__all__ = ["UnrunCallsEnd", "unrun_call"]
 
 
 @dataclass(slots=True)
-class UnrunToolCall(AgentEvent):
-    """A tool call of the open LLM call's response that never ran (the module docstring)."""
+class UnrunCallsEnd(LLMCallEnd):
+    """The end of an LLM call whose response's tool calls ``unrun`` never ran."""
 
-    id: str | None = None
-    function: FunctionCall = field(default_factory=FunctionCall)
+    unrun: tuple[ToolCall, ...] = ()
 
 
-def unrun_call(call_id: Any, name: Any, arguments: Any) -> UnrunToolCall:
-    """The ``UnrunToolCall`` of a framework's call, its ``arguments`` written by the one rule
-    of every ``ToolCall`` (``arguments_json``; a repair is not told: no call ran to fail)."""
+def unrun_call(call_id: Any, name: Any, arguments: Any) -> ToolCall:
+    """A framework's call that never ran, for ``UnrunCallsEnd.unrun``: its ``arguments``
+    written by the one rule of every ``ToolCall`` (``arguments_json``; a repair is not told:
+    no call ran to fail)."""
     text, _ = arguments_json(arguments)
     call_id = call_id if isinstance(call_id, str) else None
     name = name if isinstance(name, str) else None
-    return UnrunToolCall(id=call_id, function=FunctionCall(name, text))
+    return ToolCall(id=call_id, function=FunctionCall(name, text))

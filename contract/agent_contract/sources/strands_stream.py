@@ -51,13 +51,14 @@ response Strands drops to ask the model again (an ``AfterModelCallEvent`` hook s
 ``retry``) sends no message: the next ``messageStart`` ends its call, with its usage. One that
 raised mid-stream (the hook heard the exception) fails its call with that class, in the same
 step; one that answered was refused by the hook: its step fails ``output_rejected`` and the
-request asked again is the next step; its tool calls never ran: each is an ``UnrunToolCall`` of
-its call (read from the message the hook heard), in its output and no tool's span. A request a
+request asked again is the next step; its tool calls never ran: its call ends with an
+``UnrunCallsEnd`` holding them (read from the message the hook heard), in its output and no
+tool's span. A request a
 ``BeforeModelCallEvent`` hook cancels (``cancel``) calls no model: Strands answers with the
 hook's text, an assistant message with no call open, which is no call; the last such text with
 no model call after it is the run's answer (a ``MessageFinal`` at the end). A hook that raises
 after a response came whole (its ``messageStop`` streamed) fails the run, not the call: the
-call ends answered, with its usage and its tool calls (``UnrunToolCall``\\ s: none ran), before
+call ends answered, with its usage and its tool calls (``UnrunCallsEnd``: none ran), before
 the exception comes out.
 
 **Side requests.** Strands asks the model outside the agent loop too, with no hook and no
@@ -154,7 +155,7 @@ from agent_contract.sources._require import expect, require
 from agent_contract.sources._scoping import OpenScopes
 from agent_contract.sources._stream import Sink, read_events
 from agent_contract.sources._structured import structured_final
-from agent_contract.sources._unrun import unrun_call
+from agent_contract.sources._unrun import UnrunCallsEnd, unrun_call
 
 __all__ = ["strands_events"]
 
@@ -979,8 +980,7 @@ class _State:
             self.requests.midway = None
             if self.usage is not None:
                 out.append(_usage(self.usage, self.model))
-            out += _unrun(self.requests.answered)  # no message told them: they never ran
-            out.append(LLMCallEnd(model=self.model, finish_reason=self.stop))
+            out.append(_answered_end(self.requests.answered, self.model, self.stop))
             self.open = False
         failed, self.requests.failed = self.requests.failed, []
         last = len(failed) - (0 if self.requests.side else 1)
@@ -1021,8 +1021,7 @@ class _State:
             kind = error_name(error)
             out += [Error(message=str(error) or kind, error_type=kind), LLMCallEnd()]
         else:  # the calls it asked for never ran: its output, no tool's (the module doc)
-            out += _unrun(self.requests.answered)
-            out.append(LLMCallEnd(model=self.model, finish_reason=self.stop))
+            out.append(_answered_end(self.requests.answered, self.model, self.stop))
             out.append(Error(message=_DROPPED, error_type="output_rejected"))
             self.tools_ran = True  # the request asked again starts the next step
         self.open = False
@@ -1077,16 +1076,19 @@ class _State:
         return out
 
 
-def _unrun(message: Any) -> list[AgentEvent]:
-    """The ``toolUse`` blocks of a response Strands dropped (its message, as the
-    ``AfterModelCallEvent`` hook heard it), as calls that never ran."""
+def _answered_end(message: Any, model: Any, stop: Any) -> LLMCallEnd:
+    """The end of a response Strands dropped after it came whole, with its ``toolUse``
+    blocks (its message, as the ``AfterModelCallEvent`` hook heard it) as calls that never
+    ran."""
     blocks = message.get("content") if isinstance(message, dict) else None
-    out: list[AgentEvent] = []
+    unrun = []
     for block in blocks if isinstance(blocks, list) else ():
         use = block.get("toolUse") if isinstance(block, dict) else None
         if isinstance(use, dict):
-            out.append(unrun_call(use.get("toolUseId"), use.get("name"), use.get("input")))
-    return out
+            unrun.append(unrun_call(use.get("toolUseId"), use.get("name"), use.get("input")))
+    if not unrun:
+        return LLMCallEnd(model=model, finish_reason=stop)
+    return UnrunCallsEnd(model=model, finish_reason=stop, unrun=tuple(unrun))
 
 
 def _deltas(raw: dict[str, Any]) -> list[AgentEvent]:

@@ -56,12 +56,16 @@ def tool_call(rec: RunRecorder, ev: Any) -> None:
     rec.tool_call(call_id, name, arguments, kind)
 
 
-def unrun_tool_call(rec: RunRecorder, ev: Any) -> None:
-    """A tool call the model asked for that never ran
-    (``agent_contract.sources._unrun.UnrunToolCall``): its call's output, no tool span."""
-    function = getattr(ev, "function", None)
-    name, arguments = getattr(function, "name", None), getattr(function, "arguments", None)
-    rec.unrun_tool_call(getattr(ev, "id", None), name, arguments)
+def unrun_calls_end(rec: RunRecorder, ev: Any) -> None:
+    """The end of an LLM call whose response's tool calls never ran
+    (``agent_contract.sources._unrun.UnrunCallsEnd``): each a part of its output, no tool
+    span; then the call ends as any."""
+    unrun = getattr(ev, "unrun", ())
+    for call in unrun if type(unrun) is tuple else ():  # a subclass may iterate as it likes
+        function = getattr(call, "function", None)
+        name, arguments = getattr(function, "name", None), getattr(function, "arguments", None)
+        rec.unrun_tool_call(getattr(call, "id", None), name, arguments)
+    llm_call_end(rec, ev)
 
 
 def tool_result(rec: RunRecorder, ev: Any) -> None:
@@ -109,8 +113,8 @@ LATENT: dict[str, Handler] = {
     "ReasoningDelta": RunRecorder.reasoning_delta,
     "LLMCallStart": llm_call_start,
     "LLMCallEnd": llm_call_end,
+    "UnrunCallsEnd": unrun_calls_end,
     "ToolCall": tool_call,
-    "UnrunToolCall": unrun_tool_call,
     "ToolResult": tool_result,
     "StepBoundary": step_boundary,
     "Usage": usage,
