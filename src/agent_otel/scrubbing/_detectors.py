@@ -877,7 +877,7 @@ BUILT_IN: tuple[Detector, ...] = (
         # under any name that ends in "auth", quoted or not: an .npmrc's _auth=, registryAuth
         _rx(
             r"(?i:\"[a-z0-9_./:-]{0,64}auth\"|auth)\s{0,3}[:=]\s{0,3}([\"']?)"
-            r"(?P<secret>[A-Za-z0-9+/]{6,1024}={0,2})(?![A-Za-z0-9+/=])"
+            r"(?P<secret>[A-Za-z0-9+/]{6,1024}(?:={1,2}|(?![A-Za-z0-9+/=])))"  # padding ends it
         ),
         ("auth",),
         basic_credentials,
