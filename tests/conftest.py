@@ -3,6 +3,7 @@ plugin (``otel_telemetry``, ``otel_clock``), the one users get."""
 
 from __future__ import annotations
 
+import gc
 import logging
 from collections.abc import Iterator
 
@@ -16,6 +17,14 @@ def _no_context_detach_failures(caplog: pytest.LogCaptureFixture) -> Iterator[No
     yield
     failures = [r for r in caplog.records if "Failed to detach context" in r.getMessage()]
     assert not failures, "a context token was detached in the wrong context"
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What collection built (every test module, its items and parameters) lives all session:
+    moved out of the collector's sight, so each collection a test asks for (``gc.collect()``
+    where it checks that something was freed) or the interpreter runs scans only what the
+    tests made since, not the whole suite's objects again."""
+    gc.freeze()
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -23,6 +23,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+POLL = {"poll_interval": 0.05}
+"""``serve_forever``'s keywords for a test's HTTP server: its ``shutdown()`` waits out one
+poll, half a second by default, at every test's teardown."""
+
 
 @dataclass
 class Received:
@@ -132,7 +136,7 @@ def receiving(
             pass
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs=POLL, daemon=True)
     thread.start()
     received.endpoint = f"http://127.0.0.1:{server.server_port}/v1/traces"
     try:

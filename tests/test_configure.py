@@ -30,6 +30,7 @@ from agent_otel.exporting._configure import configure, histogram_views
 from agent_otel.exporting._exporters import metric_exporter, span_exporter
 from agent_otel.exporting._telemetry import Telemetry
 from hostile_types import LyingClass, LyingDict, LyingFloat, LyingInt, LyingKey, LyingStr, NoStr
+from otlp_receiver import POLL
 
 OTEL_VARS = [
     "OTEL_EXPORTER_OTLP_ENDPOINT",
@@ -142,7 +143,7 @@ class _Capture(http.server.BaseHTTPRequestHandler):
 def capture_server() -> Iterator[str]:
     _Capture.requests = []
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Capture)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs=POLL, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_port}"
     server.shutdown()

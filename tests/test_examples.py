@@ -17,7 +17,7 @@ import pytest
 
 from agent_contract.protocol import Message
 from agent_otel.testing import InMemoryTelemetry
-from otlp_receiver import receiving
+from otlp_receiver import POLL, receiving
 
 pytestmark = pytest.mark.heavy  # every example in a process of its own, 7 s: run by the heavy suite
 
@@ -110,7 +110,7 @@ class _NotOtlp(http.server.BaseHTTPRequestHandler):
 
 def test_send_to_collector_reports_no_delivery_when_the_export_fails() -> None:
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _NotOtlp)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs=POLL, daemon=True)
     thread.start()
     try:
         endpoint = f"http://127.0.0.1:{server.server_port}"

@@ -41,6 +41,7 @@ from agent_otel.remote._call import address_of
 from agent_otel.testing import InMemoryTelemetry
 from hostile_types import LyingStr
 from otlp_check import assert_encodes
+from otlp_receiver import POLL
 from test_hostile_endings import METHODS, HostileTracerProvider
 
 CLIENT_SPAN = "span.gen_ai.invoke_agent.client"
@@ -630,7 +631,9 @@ def _wsgi_served(app: Any) -> Iterator[int]:
             pass
 
     server = make_server("127.0.0.1", 0, app, server_class=Threading, handler_class=Quiet)
-    thread = threading.Thread(target=server.serve_forever, name="wsgi-agent", daemon=True)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs=POLL, name="wsgi-agent", daemon=True
+    )
     thread.start()
     try:
         yield server.server_port

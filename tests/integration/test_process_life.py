@@ -23,6 +23,7 @@ from _otlp_grpc import otlp_grpc_receiver
 from _support import REPO
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
+from otlp_receiver import POLL
 from signalled_child import (
     SHOWS_ITS_THREADS,
     ended_within,
@@ -89,7 +90,7 @@ def receiver() -> Iterator[tuple[str, Spans]]:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs=POLL, daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}", spans
