@@ -137,23 +137,9 @@ async def subagent(telemetry: InMemoryTelemetry) -> None:
 async def agent_tool(telemetry: InMemoryTelemetry) -> None:
     """``agent.as_tool()``: a lead asking an expert agent, which calls its own tool
     ``lookup`` (a client span inside it) and answers "sunny"; every call with usage."""
-    from strands import Agent, tool
+    from strands import Agent
 
-    tracer = telemetry.tracer_provider.get_tracer("some.client")
-
-    @tool
-    def lookup(city: str) -> str:
-        """Look a city up."""
-        with tracer.start_as_current_span("client lookup"):
-            return "sunny"
-
-    look = s.Call("k1", "lookup", {"city": "Paris"})
-    expert = Agent(model=_model([
-        [{"messageStart": {"role": "assistant"}}, *_uses(look),
-         {"messageStop": {"stopReason": "tool_use"}}, _usage(s.TURNS[0])],
-        [{"messageStart": {"role": "assistant"}}, *_text("sunny"),
-         {"messageStop": {"stopReason": "end_turn"}}, _usage(s.TURNS[1])],
-    ]), tools=[lookup], name="expert", description="Knows.", callback_handler=None)  # fmt: skip
+    expert = _expert(telemetry, description="Knows.")
     ask = s.Call("call_e", "expert", {"input": "Paris?"})
     lead = Agent(model=_model([
         [{"messageStart": {"role": "assistant"}}, *_uses(ask),
@@ -208,21 +194,7 @@ async def agent_in_tool(telemetry: InMemoryTelemetry, *, sync: bool) -> None:
     calls its own tool ``lookup`` (a client span inside it) and answers "sunny"."""
     from strands import Agent, tool
 
-    tracer = telemetry.tracer_provider.get_tracer("some.client")
-
-    @tool
-    def lookup(city: str) -> str:
-        """Look a city up."""
-        with tracer.start_as_current_span("client lookup"):
-            return "sunny"
-
-    look = s.Call("k1", "lookup", {"city": "Paris"})
-    expert = Agent(model=_model([
-        [{"messageStart": {"role": "assistant"}}, *_uses(look),
-         {"messageStop": {"stopReason": "tool_use"}}, _usage(s.TURNS[0])],
-        [{"messageStart": {"role": "assistant"}}, *_text("sunny"),
-         {"messageStop": {"stopReason": "end_turn"}}, _usage(s.TURNS[1])],
-    ]), tools=[lookup], name="expert", callback_handler=None)  # fmt: skip
+    expert = _expert(telemetry)
 
     def ask_sync(question: str) -> str:
         """Ask the expert."""
@@ -243,3 +215,25 @@ async def agent_in_tool(telemetry: InMemoryTelemetry, *, sync: bool) -> None:
     ]), tools=[tool(body)], name="lead", callback_handler=None)  # fmt: skip
     await run_script(telemetry, strands_events(lead, s.QUESTION), agent_name="lead",
                      capture_content=True)  # fmt: skip
+
+
+def _expert(telemetry: InMemoryTelemetry, **settings: Any) -> Any:
+    """An expert agent that calls its own tool ``lookup`` (a client span inside it) and
+    answers "sunny", each call with usage; ``settings`` go to its ``Agent``."""
+    from strands import Agent, tool
+
+    tracer = telemetry.tracer_provider.get_tracer("some.client")
+
+    @tool
+    def lookup(city: str) -> str:
+        """Look a city up."""
+        with tracer.start_as_current_span("client lookup"):
+            return "sunny"
+
+    look = s.Call("k1", "lookup", {"city": "Paris"})
+    return Agent(model=_model([
+        [{"messageStart": {"role": "assistant"}}, *_uses(look),
+         {"messageStop": {"stopReason": "tool_use"}}, _usage(s.TURNS[0])],
+        [{"messageStart": {"role": "assistant"}}, *_text("sunny"),
+         {"messageStop": {"stopReason": "end_turn"}}, _usage(s.TURNS[1])],
+    ]), tools=[lookup], name="expert", callback_handler=None, **settings)  # fmt: skip

@@ -49,27 +49,10 @@ async def test_strands_agents_as_tools_are_nested_runs_under_their_calls(
     in it."""
     pytest.importorskip("strands")
     from . import _fw_strands as fs
-    from . import _script as s
 
     await fs.agent_tool(otel_telemetry)
 
-    chat = "chat scripted-converse"
-    nested = [
-        "invoke_agent expert",
-        [["step 0", [chat, ["execute_tool lookup", ["client lookup"]]]], ["step 1", [chat]]],
-    ]
-    assert otel_telemetry.outline() == [
-        ["invoke_agent lead", [
-            ["step 0", [chat, ["execute_tool expert", [nested]]]],
-            ["step 1", [chat]],
-        ]],
-    ]  # fmt: skip
-    run = dict(otel_telemetry.span("invoke_agent expert").attributes or {})
-    assert "sunny" in str(run["gen_ai.output.messages"])
-    assert tokens(otel_telemetry) == 2 * (s.TURNS[0].input + s.TURNS[1].input)
-    lead_run = attributes(otel_telemetry, "invoke_agent lead")
-    assert lead_run["agent_otel.usage.input_tokens"] == s.TURNS[0].input + s.TURNS[1].input
-    assert otel_telemetry.open_spans() == []
+    _expert_nested_under(otel_telemetry, "execute_tool expert")
 
 
 async def test_crewai_delegations_are_nested_runs_under_their_calls(
@@ -160,27 +143,10 @@ async def test_strands_an_agent_a_tool_body_runs_itself_is_a_nested_run_under_it
     and answer. Before, it was invisible (its model calls stood down in the lead's run)."""
     pytest.importorskip("strands")
     from . import _fw_strands as fs
-    from . import _script as s
 
     await fs.agent_in_tool(otel_telemetry, sync=sync)
 
-    chat = "chat scripted-converse"
-    nested = [
-        "invoke_agent expert",
-        [["step 0", [chat, ["execute_tool lookup", ["client lookup"]]]], ["step 1", [chat]]],
-    ]
-    assert otel_telemetry.outline() == [
-        ["invoke_agent lead", [
-            ["step 0", [chat, ["execute_tool ask", [nested]]]],
-            ["step 1", [chat]],
-        ]],
-    ]  # fmt: skip
-    run = dict(otel_telemetry.span("invoke_agent expert").attributes or {})
-    assert "sunny" in str(run["gen_ai.output.messages"])
-    assert tokens(otel_telemetry) == 2 * (s.TURNS[0].input + s.TURNS[1].input)
-    lead_run = attributes(otel_telemetry, "invoke_agent lead")
-    assert lead_run["agent_otel.usage.input_tokens"] == s.TURNS[0].input + s.TURNS[1].input
-    assert otel_telemetry.open_spans() == []
+    _expert_nested_under(otel_telemetry, "execute_tool ask")
 
 
 async def test_strands_an_agent_a_tool_body_runs_itself_that_fails_fails_its_run_and_call(
@@ -315,4 +281,25 @@ async def test_strands_a_delegation_tool_is_a_nested_run_told_once(
     assert tokens(otel_telemetry) == 5 + 10
     run = dict(otel_telemetry.span("invoke_agent lead").attributes or {})
     assert "Paid." in str(run["gen_ai.output.messages"])  # the delegate's answer is the lead's
+    assert otel_telemetry.open_spans() == []
+
+
+def _expert_nested_under(otel_telemetry: InMemoryTelemetry, tool: str) -> None:
+    """The Strands lead's ``tool`` holds the expert's whole run (its own tool and two calls,
+    its answer); tokens are counted on each run once, nothing left open."""
+    from . import _script as s
+
+    chat = "chat scripted-converse"
+    nested = [
+        "invoke_agent expert",
+        [["step 0", [chat, ["execute_tool lookup", ["client lookup"]]]], ["step 1", [chat]]],
+    ]
+    assert otel_telemetry.outline() == [
+        ["invoke_agent lead", [["step 0", [chat, [tool, [nested]]]], ["step 1", [chat]]]],
+    ]
+    run = dict(otel_telemetry.span("invoke_agent expert").attributes or {})
+    assert "sunny" in str(run["gen_ai.output.messages"])
+    assert tokens(otel_telemetry) == 2 * (s.TURNS[0].input + s.TURNS[1].input)
+    lead_run = attributes(otel_telemetry, "invoke_agent lead")
+    assert lead_run["agent_otel.usage.input_tokens"] == s.TURNS[0].input + s.TURNS[1].input
     assert otel_telemetry.open_spans() == []
