@@ -164,6 +164,32 @@ async def test_open_spans_names_what_started_and_has_not_ended(
     assert otel_telemetry.open_spans() == []
 
 
+async def test_reading_spans_while_the_run_is_open_says_so_once(
+    otel_telemetry: InMemoryTelemetry, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A test asserting inside the consumer's loop got ``[]`` from ``spans()``, ``tree()`` and
+    ``outline()`` with no word: a run's spans are recorded as they end. The result is still what
+    ended (nothing), and a warning says why, once, naming the open spans and the doc page."""
+
+    async def agent() -> AsyncIterator[Any]:
+        yield LLMCallStart(model="m", call_id="c")
+        yield TextDelta("hi")
+        yield LLMCallEnd(call_id="c")
+
+    assert otel_telemetry.outline() == []  # nothing run, nothing open: a legitimate answer
+    assert not [r for r in caplog.records if r.name.startswith("agent_otel")]
+    stream = otel_telemetry.wrapper(agent_name="kit")(agent())
+    await stream.__anext__()
+    assert otel_telemetry.outline() == []
+    assert otel_telemetry.spans() == []
+    assert otel_telemetry.tree() == []
+    told = [r.getMessage() for r in caplog.records if "still open" in r.getMessage()]
+    assert len(told) == 1, told
+    assert "'invoke_agent kit'" in told[0] and "docs/testing.md" in told[0], told
+    await stream.aclose()
+    assert otel_telemetry.outline() == [["invoke_agent kit", [["step 0", ["chat m"]]]]]
+
+
 async def test_processors_run_before_the_export_and_export_through_wraps_it() -> None:
     seen: list[str] = []
 

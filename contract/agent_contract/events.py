@@ -29,6 +29,7 @@ __all__ = [
     "PhaseMarker",
     "ReasoningDelta",
     "Role",
+    "SideCallStart",
     "StepBoundary",
     "TextDelta",
     "ToolCall",
@@ -235,6 +236,14 @@ class LLMCallStart(AgentEvent):
     call_id: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
     messages: list[Message] | None = None
+
+
+@dataclass(slots=True)
+class SideCallStart(LLMCallStart):
+    """A model request the framework makes beside the agent's own (a conversation summary, a
+    choice of tools, a judge on an auxiliary model): a call like any, which a consumer reading
+    by ``isinstance`` takes as an ``LLMCallStart``, but not the agent's, so it does not name the
+    run (the run's model, provider and input are its first own call's)."""
 
 
 @dataclass(slots=True)

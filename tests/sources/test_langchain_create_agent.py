@@ -5,6 +5,8 @@ middleware's own model calls and its structured answer.
   ``SummarizationMiddleware`` asks for, ``LLMToolSelectorMiddleware``'s choice of tools, a
   caller's own hidden call) is still a model call: a chat span of its own, with its model and
   tokens, in the step it was made in.
+  Such a side call does not name the run: the ``invoke_agent`` span's model and provider are
+  the agent's own (its first call that is not one), and so is its input.
 * ``response_format=ToolStrategy(...)``: the model answers by calling the schema's tool and the
   model node answers that call itself (no tool runs it), so it is no tool call, as the prebuilt
   agent's structured answer is not; the run's answer is the structured one.
@@ -107,6 +109,15 @@ def _chat_models(telemetry: InMemoryTelemetry) -> list[tuple[str, Any, Any]]:
              (s.attributes or {}).get("gen_ai.usage.input_tokens")) for s in chats]  # fmt: skip
 
 
+def _named_by_the_agent(telemetry: InMemoryTelemetry, asked: str) -> None:
+    """The run's model is the agent's (``agent``), not the side model that was asked first,
+    and its input is the agent's request, whose last message is ``asked``."""
+    run = dict(telemetry.span("invoke_agent bot").attributes or {})
+    assert run["gen_ai.request.model"] == "agent"
+    *_, last = json.loads(str(run["gen_ai.input.messages"]))
+    assert last["parts"] == [{"type": "text", "content": asked}]
+
+
 async def test_the_summary_call_is_a_chat_span_with_its_tokens(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:
@@ -133,6 +144,7 @@ async def test_the_summary_call_is_a_chat_span_with_its_tokens(
     ]  # fmt: skip
     assert tokens(otel_telemetry) == 30
     assert otel_telemetry.open_spans() == []
+    _named_by_the_agent(otel_telemetry, "weather in Paris?")
 
 
 async def test_the_tool_selector_call_is_a_chat_span_with_its_tokens(
@@ -161,6 +173,7 @@ async def test_the_tool_selector_call_is_a_chat_span_with_its_tokens(
     ]]]  # fmt: skip
     assert tokens(otel_telemetry) == 40
     assert otel_telemetry.open_spans() == []
+    _named_by_the_agent(otel_telemetry, "weather in Paris?")
 
 
 async def test_a_nostream_request_of_a_node_is_a_chat_span(

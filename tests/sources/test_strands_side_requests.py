@@ -28,7 +28,9 @@ def _said(span: Any, key: str = "gen_ai.output.messages") -> str:
     return "".join(p.get("content", "") for m in messages for p in m["parts"])
 
 
-@pytest.mark.parametrize("case", ["overflow", "aux_model", "summarization_agent", "proactive"])
+@pytest.mark.parametrize(
+    "case", ["overflow", "aux_model", "summarization_agent", "proactive", "proactive_aux_model"]
+)
 async def test_a_conversation_summary_is_a_call_of_its_own(
     otel_telemetry: InMemoryTelemetry, case: str
 ) -> None:
@@ -45,9 +47,10 @@ async def test_a_conversation_summary_is_a_call_of_its_own(
                 {"messageStop": {"stopReason": "end_turn"}}, _usage(usage)]  # fmt: skip
 
     summary, answer = turn("They talked.", s.TURNS[0]), turn("Sunny.", s.TURNS[1])
-    aux, proactive = case in ("aux_model", "summarization_agent"), case == "proactive"
+    aux = case in ("aux_model", "summarization_agent", "proactive_aux_model")
+    proactive = case.startswith("proactive")
     if aux:
-        model = _model([answer], overflow=True)
+        model = _model([answer], overflow=not proactive)
         side = _model([summary], name="scripted-aux")
     else:
         model = side = _model([summary, answer], overflow=not proactive)
@@ -61,7 +64,7 @@ async def test_a_conversation_summary_is_a_call_of_its_own(
     manager = SummarizingConversationManager(preserve_recent_messages=2,
                                              proactive_compression=proactive or None,
                                              summarization_agent=summarizer)  # fmt: skip
-    bot = Agent(model=model, aux_model=side if case == "aux_model" else None, name="bot",
+    bot = Agent(model=model, aux_model=side if case.endswith("aux_model") else None, name="bot",
                 messages=history, conversation_manager=manager, callback_handler=None)  # fmt: skip
     await run_script(otel_telemetry, strands_events(bot, s.QUESTION), agent_name="bot",
                      capture_content=True)  # fmt: skip
@@ -84,7 +87,10 @@ async def test_a_conversation_summary_is_a_call_of_its_own(
     )
     assert (summarising.attributes or {})["gen_ai.usage.input_tokens"] == s.TURNS[0].input
     assert _said(asked) == "Sunny."
-    assert _said(otel_telemetry.span("invoke_agent bot")) == "Sunny."
+    run = otel_telemetry.span("invoke_agent bot")
+    assert _said(run) == "Sunny."
+    # the summary made first (proactively, on the aux model) does not name the run's model
+    assert (run.attributes or {})["gen_ai.request.model"] == "scripted-converse"
     assert tokens(otel_telemetry) == s.TURNS[0].input + s.TURNS[1].input
     assert otel_telemetry.open_spans() == []
 

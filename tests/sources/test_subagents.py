@@ -370,6 +370,13 @@ async def test_an_agent_run_preparing_a_pydantic_ai_request_nests_in_that_reques
         ["step 1", ["chat lead-model", summary]],
     ]]]  # fmt: skip
     assert len(summaries) == 2
+    runs = {name: spans for name, spans in otel_telemetry.by_name().items()
+            if name.startswith("invoke_agent")}  # fmt: skip
+    models = {name: {dict(s.attributes or {}).get("gen_ai.request.model") for s in spans}
+              for name, spans in runs.items()}  # fmt: skip
+    # the nested runs name only their own model, never the run they prepare a request of
+    assert models == {"invoke_agent lead": {"lead-model"},
+                      "invoke_agent summarizer": {"summary-model"}}  # fmt: skip
     expected = results[0].usage.input_tokens + sum(u.input_tokens for u in summaries)
     assert tokens(otel_telemetry) == expected  # every call, once
     assert otel_telemetry.open_spans() == []

@@ -30,6 +30,7 @@ from agent_contract.sources._arguments import arguments_text
 
 __all__ = [
     "LLMCallStart",
+    "SideCallStart",
     "agno_messages",
     "autogen_messages",
     "call_start",
@@ -553,18 +554,28 @@ class LLMCallStart(events.LLMCallStart):
         _MESSAGES.__set__(self, value)
 
 
+class SideCallStart(LLMCallStart, events.SideCallStart):
+    """``events.SideCallStart`` (a request beside the agent's own) whose ``messages`` are read
+    when first read, as ``LLMCallStart``'s here."""
+
+    __slots__ = ()
+
+
 def call_start(
     model: Any,
     provider: Any,
     params: dict[str, Any],
     read: Callable[..., list[Message] | None],
     *request: Any,
+    side: bool = False,
 ) -> LLMCallStart:
-    """An ``LLMCallStart`` whose ``messages`` are ``read(*request)``, computed when first read.
+    """An ``LLMCallStart`` whose ``messages`` are ``read(*request)``, computed when first read;
+    a ``SideCallStart`` when ``side`` (a request beside the agent's own).
 
     Pass the framework's lists as copies (``tuple(history)``): a framework may grow its own
     list after the call (the next call's messages), and the event must keep this call's.
     """
-    start = LLMCallStart(model=model, provider=provider, params=params)
+    kind = SideCallStart if side else LLMCallStart
+    start = kind(model=model, provider=provider, params=params)
     start._request = (read, request)
     return start

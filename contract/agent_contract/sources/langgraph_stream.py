@@ -81,6 +81,7 @@ from agent_contract.events import (
     LLMCallStart,
     PhaseMarker,
     ReasoningDelta,
+    SideCallStart,
     StepBoundary,
     TextDelta,
     ToolCall,
@@ -753,7 +754,7 @@ class _Reader:
             namespace = _namespace(meta)
             if _CLAIMED and self._claimed(namespace):  # another run reads it
                 continue
-            yield from self._open(namespace[len(self.base) :], meta, run)
+            yield from self._open(namespace[len(self.base) :], meta, run, side=True)
             self.call = _Call(getattr(message, "id", None), run)
             if message is not None:
                 yield from _deltas(message, self.call)
@@ -843,9 +844,12 @@ class _Reader:
             yield from self._open(namespace[len(self.base) :], meta, run)
             self.call = _Call(None, run)
 
-    def _open(self, namespace: Any, meta: Any, run: Any) -> Iterator[AgentEvent]:
+    def _open(
+        self, namespace: Any, meta: Any, run: Any, *, side: bool = False
+    ) -> Iterator[AgentEvent]:
         """End the call before, start a step after tool results, and announce a new call, with
-        the messages request ``run`` sent (the caller then makes it ``self.call``)."""
+        the messages request ``run`` sent (the caller then makes it ``self.call``); a side
+        call (``side``: a request kept out of ``messages``) does not name the run."""
         if self.call is not None:
             yield from self._end(self._final(self.call))
         self.branch = branch = namespace if isinstance(namespace, tuple) else ()
@@ -861,7 +865,7 @@ class _Reader:
         if moved:
             yield PhaseMarker(name=phase or "root")
         self.phase, self.spoke = phase, True
-        yield _start(meta, self.requests.request(run))
+        yield _start(meta, self.requests.request(run), side)
 
     def _end(self, message: Any, spent: Any = None) -> Iterator[AgentEvent]:
         call, self.call = self.call, None
@@ -1174,14 +1178,17 @@ def _messages(update: dict[str, Any]) -> Iterator[Any]:
             yield from messages if isinstance(messages, (list, tuple)) else (messages,)
 
 
-def _start(meta: Any, messages: tuple[Any, ...] | None) -> LLMCallStart:
-    """The call's start; its ``messages`` are LangChain's ``messages``, read when read."""
+def _start(meta: Any, messages: tuple[Any, ...] | None, side: bool = False) -> LLMCallStart:
+    """The call's start (a ``SideCallStart`` when ``side``); its ``messages`` are LangChain's
+    ``messages``, read when read."""
     meta = meta if isinstance(meta, dict) else {}
     params = {name: meta[key] for key, name in _PARAMS.items() if meta.get(key) is not None}
     model, provider = meta.get("ls_model_name"), meta.get("ls_provider")
     if messages is None:
-        return LLMCallStart(model=model, provider=provider, params={**params, "stream": True})
-    return call_start(model, provider, {**params, "stream": True}, langchain_messages, messages)
+        kind = SideCallStart if side else LLMCallStart
+        return kind(model=model, provider=provider, params={**params, "stream": True})
+    return call_start(model, provider, {**params, "stream": True}, langchain_messages, messages,
+                      side=side)  # fmt: skip
 
 
 def _from_model(message: Any) -> bool:

@@ -804,7 +804,7 @@ def _watch_model(model: Any, requests: _Requests) -> None:
         messages = kwargs.get("messages", args[0] if args else None)
         system = kwargs.get("system_prompt", args[2] if len(args) > 2 else None)
         start = call_start(_config_id(model), None, {"stream": True}, strands_messages, system,
-                           tuple(messages or ()))  # fmt: skip
+                           tuple(messages or ()), side=True)  # fmt: skip
         return _side(items, start, told)
 
     try:

@@ -34,6 +34,13 @@ def llm_call_start(rec: RunRecorder, ev: Any) -> None:
     rec.llm_start(model, provider, call_id, params, ev, getattr(ev, "tools", None))
 
 
+def side_call_start(rec: RunRecorder, ev: Any) -> None:
+    """A request beside the agent's own: its call, which leaves the run's model to the
+    agent's calls (``SideCallStart``)."""
+    with rec.run.aside():
+        llm_call_start(rec, ev)
+
+
 def llm_call_end(rec: RunRecorder, ev: Any) -> None:
     try:
         model, call_id, reason, response_id = ev.model, ev.call_id, ev.finish_reason, ev.response_id
@@ -112,6 +119,7 @@ LATENT: dict[str, Handler] = {
     "TextDelta": RunRecorder.text_delta,  # the hot path: the method itself, no extra call
     "ReasoningDelta": RunRecorder.reasoning_delta,
     "LLMCallStart": llm_call_start,
+    "SideCallStart": side_call_start,
     "LLMCallEnd": llm_call_end,
     "UnrunCallsEnd": unrun_calls_end,
     "ToolCall": tool_call,

@@ -7,7 +7,8 @@ the run's totals (usage, cost, anomalies) that end up on it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from opentelemetry import trace
@@ -209,6 +210,18 @@ class Run:
         self.first_model = self.first_model or model
         self.inference_calls += 1
         self.after = None  # text told before this call is not the answer
+
+    @contextmanager
+    def aside(self) -> Iterator[None]:
+        """A call started inside is a side call (``SideCallStart``: a summary, a choice of
+        tools): counted as any, but the run's model, provider and input stay its first own
+        call's. A context of its own, so the agent's own calls pay nothing for it."""
+        kept = self.first_model, self.first_provider, self.has_input
+        self.has_input = True  # its messages are not the run's input
+        try:
+            yield
+        finally:
+            self.first_model, self.first_provider, self.has_input = kept
 
     def told(self, text: Any) -> None:
         """Visible text told outside any model call (capture on): kept, as the run's answer

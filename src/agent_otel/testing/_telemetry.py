@@ -19,6 +19,7 @@ from opentelemetry.sdk.trace.sampling import Sampler
 
 from agent_otel._attributes import PENDING
 from agent_otel._block import Block, block
+from agent_otel._guard import warn_once
 from agent_otel._plain import a_kind, has_methods, items_of
 from agent_otel.recording._hints import bound_factory, keyworded
 from agent_otel.recording._open import held as _held
@@ -35,6 +36,15 @@ if TYPE_CHECKING:
 
 def _is_snapshot(span: ReadableSpan) -> bool:
     return bool((span.attributes or {}).get(PENDING))
+
+
+def _still_open(names: list[str]) -> str:
+    """Why a run's spans are not there yet: ``span()``'s failure and the readers' warning."""
+    return (
+        f"the spans of a run still going are recorded as they end ({', '.join(map(repr, names))} "
+        "still open): read them once the run has ended, after the async for over its stream or "
+        "invoke() (docs/testing.md)"
+    )
 
 
 class _Open(SpanProcessor):
@@ -200,7 +210,19 @@ class InMemoryTelemetry(Block["InMemoryTelemetry"]):
                 instrumentor.uninstrument()
 
     def spans(self) -> list[ReadableSpan]:
-        """Finished spans, in the order they ended."""
+        """Finished spans, in the order they ended. Read while a run is open and none has
+        ended, the answer is ``[]``, and a warning says why (once)."""
+        finished = self._finished()
+        if all(_is_snapshot(span) for span in finished):  # none ended (or none at all)
+            held_open = self.open_spans()
+            if held_open:  # asked inside the run: an empty answer is not "nothing recorded"
+                warn_once("InMemoryTelemetry", "read while open",
+                          "agent-otel: no span has ended in this InMemoryTelemetry yet: %s",
+                          _still_open(held_open))  # fmt: skip
+        return finished
+
+    def _finished(self) -> list[ReadableSpan]:
+        """Finished spans, for a reader that tells what is open itself (``span()``)."""
         return list(self.exporter.get_finished_spans())
 
     def open_spans(self) -> list[str]:
@@ -214,20 +236,16 @@ class InMemoryTelemetry(Block["InMemoryTelemetry"]):
 
     def pending(self) -> list[ReadableSpan]:
         """The snapshots option ``pending_spans`` exported (``agent_otel.pending``), in order."""
-        return [s for s in self.spans() if _is_snapshot(s)]
+        return [s for s in self._finished() if _is_snapshot(s)]
 
     def by_name(self) -> dict[str, list[ReadableSpan]]:
         """Finished spans by name, each list in the order they ended; snapshots left out."""
-        out: defaultdict[str, list[ReadableSpan]] = defaultdict(list)
-        for span in self.spans():
-            if not _is_snapshot(span):
-                out[span.name].append(span)
-        return dict(out)
+        return _by_name(self.spans())
 
     def span(self, name: str) -> ReadableSpan:
         """The one finished span named ``name``, snapshots left out (``AssertionError`` unless
         exactly one)."""
-        spans = self.by_name()
+        spans = _by_name(self._finished())
         found = spans.get(name, [])
         if not spans and self._ended:
             raise AssertionError(
@@ -236,12 +254,7 @@ class InMemoryTelemetry(Block["InMemoryTelemetry"]):
             )
         held_open = [] if found else self.open_spans()
         if held_open:  # asked inside the run (the consumer's loop): its spans end with it
-            raise AssertionError(
-                f"no span named {name!r} has ended: the spans of a run still going are "
-                f"recorded as they end ({', '.join(map(repr, held_open))} still open): read "
-                "them once the run has ended, after the async for over its stream or invoke() "
-                "(docs/testing.md)"
-            )
+            raise AssertionError(f"no span named {name!r} has ended: {_still_open(held_open)}")
         if not spans:  # nothing recorded here at all: not run yet, or run on other providers
             raise AssertionError(
                 f"no span named {name!r}: no span was recorded in this telemetry. A run starts "
@@ -297,6 +310,15 @@ class InMemoryTelemetry(Block["InMemoryTelemetry"]):
 
 
 _SPAN_PROCESSOR = ("on_start", "on_end", "shutdown", "force_flush")
+
+
+def _by_name(spans: list[ReadableSpan]) -> dict[str, list[ReadableSpan]]:
+    """``spans`` by name, each list in the order they ended; snapshots left out."""
+    out: defaultdict[str, list[ReadableSpan]] = defaultdict(list)
+    for span in spans:
+        if not _is_snapshot(span):
+            out[span.name].append(span)
+    return dict(out)
 
 
 def _checked(

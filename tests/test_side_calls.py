@@ -1,0 +1,63 @@
+"""A side call (``SideCallStart``: a request a framework makes beside the agent's own, such as a
+conversation summary or a choice of tools) is a chat span like any, counted as a call, but it
+does not name the run: the ``invoke_agent`` span's ``gen_ai.request.model``, its provider and
+its input are the agent's own first call's, whichever came first (docs/attributes.md)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agent_contract.protocol import (
+    LLMCallEnd,
+    LLMCallStart,
+    Message,
+    SideCallStart,
+    TextDelta,
+    Usage,
+)
+from agent_otel.testing import InMemoryTelemetry, run_script
+
+QUESTION = [Message(role="user", content="weather in Paris?")]
+SUMMARY_ASK = [Message(role="user", content="Summarise: a, b, c")]
+
+
+def _side() -> list[Any]:
+    return [SideCallStart(model="summarizer", provider="anthropic", messages=SUMMARY_ASK),
+            TextDelta(text="a to c"), Usage(input_tokens=5, output_tokens=2),
+            LLMCallEnd(model="summarizer")]  # fmt: skip
+
+
+def _own() -> list[Any]:
+    return [LLMCallStart(model="agent-model", provider="openai", messages=QUESTION),
+            TextDelta(text="Sunny."), Usage(input_tokens=7, output_tokens=1),
+            LLMCallEnd(model="agent-model")]  # fmt: skip
+
+
+def _run(telemetry: InMemoryTelemetry) -> dict[str, Any]:
+    return dict(telemetry.span("invoke_agent bot").attributes or {})
+
+
+async def test_a_side_call_first_does_not_name_the_run(otel_telemetry: InMemoryTelemetry) -> None:
+    await run_script(otel_telemetry, [*_side(), *_own(), *_side()], agent_name="bot",
+                     capture_content=True)  # fmt: skip
+
+    assert otel_telemetry.outline() == [["invoke_agent bot", [
+        ["step 0", ["chat summarizer", "chat agent-model", "chat summarizer"]],
+    ]]]  # fmt: skip
+    run = _run(otel_telemetry)
+    assert run["gen_ai.request.model"] == "agent-model"
+    assert run["gen_ai.provider.name"] == "openai"
+    [asked] = json.loads(str(run["gen_ai.input.messages"]))
+    assert asked["parts"] == [{"type": "text", "content": "weather in Paris?"}]
+    assert run["agent_otel.usage.input_tokens"] == 5 + 7 + 5  # every call's tokens still count
+
+
+async def test_a_run_of_side_calls_alone_names_no_model(otel_telemetry: InMemoryTelemetry) -> None:
+    """The agent never asked its own model: no model is the run's (not the summarizer's)."""
+    await run_script(otel_telemetry, _side(), agent_name="bot", capture_content=True)
+
+    assert otel_telemetry.outline() == [["invoke_agent bot", [["step 0", ["chat summarizer"]]]]]
+    run = _run(otel_telemetry)
+    assert "gen_ai.request.model" not in run
+    assert "gen_ai.input.messages" not in run
