@@ -448,6 +448,48 @@ async def test_unknown_objects_pass_through_and_are_counted(
     assert anomalies(spans) == (n, ["unknown_event"], ["unknown_event"] * n)
 
 
+@dataclass
+class TracedDelta(TextDelta):  # an agent's own event class: a TextDelta with a field more
+    source: str = "planner"
+
+
+class PlannerCallStart(LLMCallStart):  # a subclass of a subclass, below
+    pass
+
+
+class CheapCallStart(PlannerCallStart):
+    pass
+
+
+class ToolCallSeen(ToolCall):
+    pass
+
+
+async def test_an_agents_subclass_of_an_event_is_read_as_that_event(
+    otel_telemetry: InMemoryTelemetry, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An agent may yield its own subclasses of the contract's events (``isinstance`` says
+    each is that event): each is read as its nearest base the contract names, at any depth,
+    not passed over as an unknown event (before, the text, the call and the tool were lost and
+    counted as ``unknown_event``)."""
+    script = [
+        CheapCallStart(model="m"),
+        TracedDelta(text="Looking "),
+        TextDelta(text="it up."),
+        ToolCallSeen(id="t1", function=FunctionCall("search", "{}")),
+        LLMCallEnd(finish_reason="tool_calls"),
+        ToolResult(tool_call_id="t1", content="found", name="search"),
+    ]
+    spans = await run(otel_telemetry, script, caplog, capture_content=True)
+    assert otel_telemetry.outline() == [
+        ["invoke_agent m", [["step 0", ["chat m", "execute_tool search"]]]]
+    ]
+    (chat,) = named(spans, "chat m")
+    [message] = json.loads(str((chat.attributes or {})["gen_ai.output.messages"]))
+    assert message["parts"][0] == {"type": "text", "content": "Looking it up."}
+    assert anomalies(spans) == (None, [], [])
+
+
 async def test_anomaly_span_events_are_capped_but_the_count_is_not(
     otel_telemetry: InMemoryTelemetry, caplog: pytest.LogCaptureFixture
 ) -> None:

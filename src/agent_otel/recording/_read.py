@@ -224,7 +224,9 @@ def handler_for(
     be kept alive by the wrapper; it is the run's alone. Both tables are bounded.
     """
     cls = event.__class__
-    handler = LATENT.get(text_of(cls.__name__) or "", by_type)  # (a name of a str subclass)
+    handler = LATENT.get(text_of(cls.__name__) or "")  # (a name of a str subclass)
+    if handler is None:
+        handler = by_base(cls)
     if len(handlers) >= MAX_EVENT_CLASSES:  # classes made on the fly must not pile up
         handlers.clear()
     handlers[cls] = handler
@@ -233,6 +235,21 @@ def handler_for(
             shared.clear()
         shared[cls] = handler
     return handler
+
+
+def by_base(cls: type) -> Handler:
+    """A class outside the vocabulary by its own name: read as its nearest base that is in it
+    (the agent's subclass of ``TextDelta`` is a ``TextDelta``, as ``isinstance`` says), else
+    by its ``type`` field (the Agent vocabulary)."""
+    try:
+        bases = cls.__mro__[1:]
+    except Exception:  # a metaclass's own __mro__ that raises: no base to read it by
+        return by_type
+    for base in bases if type(bases) is tuple else ():
+        handler = LATENT.get(text_of(getattr(base, "__name__", None)) or "")
+        if handler is not None:
+            return handler
+    return by_type
 
 
 def _module_level(cls: type) -> bool:
