@@ -414,6 +414,19 @@ def uncovered(context: Context) -> Context:
     )
 
 
+def tool_body(context: Context, nested: Callable[[], bool]) -> Context:
+    """``context`` (a framework run's, made current for one of its tool bodies) where a model
+    call is covered only while ``nested()`` says a run of ours started in that body is open
+    (an agent the tool runs: its calls are that run's chat spans). The run's cover stood the
+    providers down for every call made in the run, a tool's own call to a provider's SDK
+    among them, which no chat span of ours tells: it went untraced. A context no framework
+    run covers is returned as it is."""
+    run = otel_context.get_value(COVERED, context)
+    if run is None:
+        return context
+    return otel_context.set_value(COVERED, RunCover(lambda: bool(run) and nested()), context)
+
+
 def _providers_stand_down(context: Context) -> Context:
     return covered(suppressed(context))
 
