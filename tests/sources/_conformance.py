@@ -61,6 +61,7 @@ class Provider:
         """The instrumentation active into ``telemetry``'s providers, then removed."""
         module = pytest.importorskip(self.module)
         _unpatch(*(p.module for p in PROVIDERS), GUARD)  # an earlier test's, never undone
+        _unhandle(LLAMA_INDEX_HANDLERS)
         instrumentor = getattr(module, self.instrumentor)()
         providers: dict[str, Any] = {"tracer_provider": telemetry.tracer_provider}
         if self.meters:
@@ -107,6 +108,25 @@ def _unpatch(*modules: str) -> None:
 def _owned(value: object, modules: tuple[str, ...]) -> bool:
     owner = str(getattr(getattr(value, "_self_wrapper", None), "__module__", ""))
     return any(owner == module or owner.startswith(f"{module}.") for module in modules)
+
+
+LLAMA_INDEX_HANDLERS = "opentelemetry.instrumentation.llamaindex"
+"""OpenLLMetry's LlamaIndex instrumentation: its ``uninstrument()`` leaves its span and event
+handlers on LlamaIndex's root dispatcher, and each attaches a context of its own (its parent's,
+with OpenLLMetry's model-call key set) around every dispatcher span: a tool body's own call
+stood down there in every later test."""
+
+
+def _unhandle(module: str) -> None:
+    """Take ``module``'s handlers off LlamaIndex's root dispatcher (if LlamaIndex is loaded)."""
+    instrumentation = sys.modules.get("llama_index.core.instrumentation")
+    if instrumentation is None:
+        return
+    root = instrumentation.get_dispatcher()
+    for kind in ("span_handlers", "event_handlers"):
+        handlers = getattr(root, kind, None)
+        if isinstance(handlers, list):
+            handlers[:] = [h for h in handlers if not type(h).__module__.startswith(module)]
 
 
 GUARD = "agent_otel.standdown._openai_v2"
