@@ -80,6 +80,18 @@ def openai_client(*bodies: Answer, seen: list[httpx.Request] | None = None) -> A
     )
 
 
+def openai_sync_client(body: bytes) -> Any:
+    """A synchronous ``OpenAI`` client answering every request with the JSON ``body`` (a
+    tool's own blocking call)."""
+    import openai
+
+    def respond(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"content-type": "application/json"}, content=body)
+
+    client = httpx.Client(transport=httpx.MockTransport(respond))
+    return openai.OpenAI(api_key="test", base_url="http://mock.invalid/v1", http_client=client)
+
+
 def anthropic_client(*bodies: Answer, seen: list[httpx.Request] | None = None) -> Any:
     import anthropic
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,8 +69,25 @@ class ToolFailure(RuntimeError):
     """What ``forecast`` raises."""
 
 
+BODY_WORK: list[Callable[[], object]] = []
+"""What ``weather``'s body does besides answering, in every row (a test's own work in a tool
+body: a model call the tool makes itself); empty but inside :func:`body_work`."""
+
+
+@contextmanager
+def body_work(work: Callable[[], object]) -> Iterator[None]:
+    """``weather``'s body also runs ``work`` inside this block."""
+    BODY_WORK.append(work)
+    try:
+        yield
+    finally:
+        BODY_WORK.remove(work)
+
+
 def weather_sync(city: str) -> str:
     """Current weather of a city."""
+    for work in BODY_WORK:
+        work()
     return f"sunny in {city}"
 
 

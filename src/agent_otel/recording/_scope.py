@@ -54,6 +54,7 @@ import json
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractContextManager
+from functools import partial
 from inspect import CO_ASYNC_GENERATOR, CO_COROUTINE, currentframe
 from types import FrameType, TracebackType
 from typing import TYPE_CHECKING, Any, Protocol
@@ -65,6 +66,7 @@ from opentelemetry.trace import SpanKind
 
 from agent_otel import _attributes as A
 from agent_otel._guard import report
+from agent_otel.standdown._context import tool_body
 
 from ._activation import activate, deactivate
 from ._errors import error_type_of
@@ -205,6 +207,8 @@ class ToolScopes:
             context = otel_context.set_value(
                 _TOOL, tool, trace.set_span_in_context(tool.span.raw, parent)
             )
+            # the body's own model calls are traced by the providers, an agent's it runs not
+            context = tool_body(context, partial(owner.runs_in, tool))
         if body is not None:
             entries = baggage.get_all(body)
             if entries != baggage.get_all(context):  # the body's baggage, as it is there
@@ -233,6 +237,17 @@ class ToolScopes:
             if found is not None:
                 return found
         return None
+
+    def runs_in(self, tool: ToolCall) -> bool:
+        """Whether a run of ours started in ``tool``'s body is open (an agent the tool runs,
+        recorded as an inner run of this one): its model calls are its chat spans, so the
+        providers stand down for them. Asked by a provider's request from that body, on any
+        thread, without the lock (:meth:`mark` replaces the list of inner runs; a run's
+        ``live`` and ``parent`` are single reads)."""
+        for inner in self.inner:
+            if inner.live and otel_context.get_value(_TOOL, inner.parent) is tool:
+                return True
+        return False
 
     def claim(
         self, call_id: str | None, name: str | None, arguments: Any

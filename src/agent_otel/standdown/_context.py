@@ -65,6 +65,9 @@ COVERED = otel_context.create_key("agent_otel.model_calls_covered")
 every model call the framework makes is one of our chat spans, though the framework starts it
 in a task of its own before its chat span opens. A task of the run still calling once the run
 has ended calls outside our runs."""
+TOOL_BODY = otel_context.create_key("agent_otel.tool_body")
+"""In a framework run's tool body, what tells whether a run of ours started there is open
+(:func:`tool_body`)."""
 LANGUAGE_MODEL_KEY = "suppress_language_model_instrumentation"
 _PLAIN_KEY = "suppress_instrumentation"  # the general key's older spelling, still set and read
 PROVIDER_MODULES = (
@@ -103,6 +106,41 @@ PROVIDER_MODULES = (
 model call it describes, :func:`_covers`): the GenAI instrumentations that read it. In a
 framework run (:func:`cover`) a framework instrumentation among them records nothing, its
 chain and task spans included, as it reads the one key for every span it starts."""
+MODEL_CALL_MODULES = (
+    "openinference.instrumentation.openai",
+    "openinference.instrumentation.anthropic",
+    "openinference.instrumentation.google_genai",
+    "openinference.instrumentation.vertexai",
+    "openinference.instrumentation.mistralai",
+    "openinference.instrumentation.groq",
+    "openinference.instrumentation.bedrock",
+    "openinference.instrumentation.litellm",
+    "opentelemetry.instrumentation.openai",
+    "opentelemetry.instrumentation.openai_v2",
+    "opentelemetry.instrumentation.anthropic",
+    "opentelemetry.instrumentation.google_genai",
+    "opentelemetry.instrumentation.vertexai",
+    "opentelemetry.instrumentation.mistralai",
+    "opentelemetry.instrumentation.groq",
+    "opentelemetry.instrumentation.cohere",
+    "opentelemetry.instrumentation.bedrock",
+    "opentelemetry.instrumentation.ollama",
+    "opentelemetry.instrumentation.botocore",
+    "opentelemetry.instrumentation.litellm",
+    "opentelemetry.instrumentation.together",
+    "opentelemetry.instrumentation.replicate",
+    "opentelemetry.instrumentation.sagemaker",
+    "opentelemetry.instrumentation.watsonx",
+    "opentelemetry.instrumentation.transformers",
+    "opentelemetry.instrumentation.google_generativeai",
+    "opentelemetry.instrumentation.alephalpha",
+    "opentelemetry.instrumentation.writer",
+    "logfire._internal.integrations.llm_providers",
+)
+"""The instrumentations of a provider's SDK (each module, or a module inside it), on the
+asking stack: the request is a model call through that SDK, which a tool body may make itself
+(:func:`own_call`). A framework's instrumentation (OpenInference's LangChain one, a tool span
+of theirs) is none of them: our spans tell what it records, in a tool body too."""
 _HELPERS = (
     "opentelemetry.instrumentation.utils",
     "opentelemetry.context",
@@ -248,7 +286,8 @@ def _covers(asker: FrameType) -> bool:
     if not covering():
         return False  # our chat span has ended: a task it spawned calls on its own
     if asker.f_globals.get("__name__") == _BOTOCORE:
-        return _bedrock_model_call(asker)
+        return _bedrock_model_call(asker) and not own_call()
+    sdk = False  # a provider SDK's instrumentation is on the asking stack
     frame: FrameType | None = asker
     for _ in range(_CALLERS_READ):
         if frame is None:
@@ -262,8 +301,14 @@ def _covers(asker: FrameType) -> bool:
             return False
         if name.startswith(PROVIDER_MODULES) and _embedding_request(frame.f_locals):
             return False
+        sdk = sdk or _model_call_module(name)
         frame = frame.f_back
-    return True
+    return not (sdk and own_call())
+
+
+def _model_call_module(name: str) -> bool:
+    """Whether module ``name`` is one of :data:`MODEL_CALL_MODULES` or inside one."""
+    return any(name == m or name.startswith(f"{m}.") for m in MODEL_CALL_MODULES)
 
 
 def _embedding_request(local: dict[str, object]) -> bool:
@@ -412,6 +457,43 @@ def uncovered(context: Context) -> Context:
     return otel_context.set_value(
         INFERENCE_SPAN, None, otel_context.set_value(COVERED, None, context)
     )
+
+
+def tool_body(context: Context, nested: Callable[[], bool]) -> Context:
+    """``context`` (a framework run's, made current for one of its tool bodies) where a model
+    call the body makes itself through a provider's SDK is no longer covered, except while
+    ``nested()`` says a run of ours started in that body is open (an agent the tool runs: its
+    calls are that run's chat spans). The run's cover stood the providers down for every call
+    made in the run, a tool's own among them, which no chat span of ours tells: it went
+    untraced. The framework's own spans and its instrumentations' (a tool span of theirs)
+    still stand down there: our spans tell those. A context no framework run covers is
+    returned as it is."""
+    if otel_context.get_value(COVERED, context) is None:
+        return context
+    return otel_context.set_value(TOOL_BODY, nested, context)
+
+
+def own_call(context: Context | None = None) -> bool:
+    """Whether a model call through a provider's SDK made in ``context`` (default: current)
+    is a tool body's own (:func:`tool_body`): no chat span of ours is open there and no run
+    of ours started in the body is."""
+    nested = otel_context.get_value(TOOL_BODY, context)
+    if nested is None:
+        return False
+    span = otel_context.get_value(INFERENCE_SPAN, context)
+    if span is not None and not _ended(span):
+        return False
+    try:  # asked inside another library's call: nothing may raise there
+        return not nested()  # type: ignore[operator]
+    except Exception:
+        report("stand-down")
+        return False  # stood down, as before the tool body's own calls were traced
+
+
+def covering_call(context: Context | None = None) -> bool:
+    """:func:`covering`, for a model call through a provider's SDK: not a tool body's own
+    (:func:`own_call`)."""
+    return covering(context) and not own_call(context)
 
 
 def _providers_stand_down(context: Context) -> Context:

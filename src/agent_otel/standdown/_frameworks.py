@@ -6,9 +6,10 @@ request only once the framework says so: at its start where the framework has a 
 (LangGraph's callbacks), else at its first chunk. Our chat span is then never current where
 the provider instrumentation looks. So a run fed by a framework adapter carries the
 stand-down from its start (:func:`~._context.cover`): every model call the framework makes is
-reported by the adapter and becomes our chat span, and no provider makes a second one. The
-price, said in docs/production.md: a model call a tool makes on its own, with the provider's
-SDK, inside such a run is not traced by the provider instrumentation either.
+reported by the adapter and becomes our chat span, and no provider makes a second one. A
+tool body's context is the exception (``_context.tool_body``): a model call a tool makes on its
+own, with the provider's SDK, is none the framework reports, and the providers trace it there
+unless a run of ours started in that body (an agent the tool runs) is open to tell it.
 """
 
 from __future__ import annotations

@@ -25,11 +25,12 @@ something has imported util-genai's handler: agent-otel never imports util-genai
 after (a package on the handler instrumented inside our chat span, or inside a framework run
 of ours, whose context was made at its start) found no key, and its first call was told twice:
 so ``inference()`` is guarded too, and where one of our chat spans covers the call
-(:func:`~._context.covering`) and the key is missing, it is given the context with the key set.
-Where none covers it and the key holds our ``InferenceData`` (a task our chat span or framework
-run started, calling once that span or run ended: the key outlived it in the task's copy of
-the context), it is given the context without it: the call is none of ours, and is traced as
-openai-v2's, OpenInference's and OpenLLMetry's are there.
+(:func:`~._context.covering_call`) and the key is missing, it is given the context with the key
+set. Where none covers it and the key holds our ``InferenceData`` (a task our chat span or
+framework run started, calling once that span or run ended: the key outlived it in the task's
+copy of the context; a tool body's own call in a framework run), it is given the context
+without it: the call is none of ours, and is traced as openai-v2's, OpenInference's and
+OpenLLMetry's are there.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ from opentelemetry.trace import INVALID_SPAN_CONTEXT, NonRecordingSpan, Span
 
 from agent_otel._guard import report
 
-from ._context import COVERED, covering
+from ._context import COVERED, covering_call
 from ._methods import MARK, guard_methods
 from ._util_genai import covered, missing, released
 
@@ -115,7 +116,7 @@ def _inference_context(kwargs: dict[str, Any]) -> dict[str, Any]:
     of ours covers it any more; else as they were."""
     try:  # inside the package's call: nothing may raise there
         context = kwargs.get("context")
-        if covering(context):
+        if covering_call(context):
             if missing(context):
                 here = context if context is not None else otel_context.get_current()
                 return {**kwargs, "context": covered(here)}

@@ -1,11 +1,12 @@
 """``opentelemetry-instrumentation-openai-v2`` reads no context key, so it is guarded instead.
 
 Its 2.4b0 ``traced_method`` always starts a chat span and records token metrics. While one of
-our chat spans covers the call (:func:`~._context.covering`: it is open in the context, or a
-framework run's :data:`~._context.COVERED` is set), the guard calls the SDK method underneath
-it; everywhere else its wrapper runs as before. The guard replaces the instrumentation's wrapt
-``FunctionWrapper`` with one around the same original method, so its own ``uninstrument()``
-(which restores ``__wrapped__``) still restores the SDK. HTTP spans are untouched: the
+our chat spans covers the call (:func:`~._context.covering_call`: it is open in the context, or a
+framework run's :data:`~._context.COVERED` is set, and the call is no tool body's own), the
+guard calls the SDK method underneath it; everywhere else its wrapper runs as before. The
+guard replaces the instrumentation's wrapt ``FunctionWrapper`` with one around the same
+original method, so its own ``uninstrument()`` (which restores ``__wrapped__``) still restores
+the SDK. HTTP spans are untouched: the
 request goes out in the same context.
 
 Another instrumentation instrumented after openai-v2 (OpenLLMetry's wraps the same ``create``
@@ -21,7 +22,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from ._context import covering
+from ._context import covering_call
 
 PACKAGE = "opentelemetry.instrumentation.openai_v2"
 _TARGETS = (("openai.resources.chat.completions", ("Completions", "AsyncCompletions")),)
@@ -33,7 +34,7 @@ Wrapper = Callable[[Any, Any, tuple[Any, ...], dict[str, Any]], Any]
 
 def _guarded(theirs: Wrapper) -> Wrapper:
     def guard(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        if covering():
+        if covering_call():
             return wrapped(*args, **kwargs)
         return theirs(wrapped, instance, args, kwargs)
 

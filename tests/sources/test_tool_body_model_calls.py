@@ -1,0 +1,103 @@
+"""A model call a tool body makes itself, with a provider's SDK, inside a framework adapter's run.
+
+A framework run stands the provider instrumentations down from its start (its model requests
+start in tasks of the framework's own, before our chat span is current: docs/adapters.md), but
+a call the tool's own code makes is none the framework reports: no chat span of ours tells it,
+so the provider's span of it is the only one. It nests under our ``execute_tool`` span, its
+tokens on the provider's metric, while the run's own model calls keep one chat span each
+(ours), and an agent a tool runs as a nested run of ours still has its calls told once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agent_otel.testing import InMemoryTelemetry, run_script
+
+from . import _http as http
+from . import _script as s
+from . import _script_chat as chat
+from ._conformance import OPENAI_SDK, ROWS, Provider, Row
+from ._trace import OURS, input_tokens_counted
+
+TOOL_MODEL = "gpt-4.1-nano"
+"""The model the tool body asks (no row's own)."""
+TOOL_INPUT = s.TURNS[0].input
+"""The input tokens the tool body's call reports (``_script_chat.completion``'s first turn)."""
+
+PARAMS = [
+    pytest.param(row, provider, id=f"{row.name}-{provider.name}", marks=row.param().marks)
+    for row in ROWS
+    if row.runs_tools
+    for provider in OPENAI_SDK
+]
+
+
+def _model_calls(telemetry: InMemoryTelemetry) -> tuple[list[Any], list[Any]]:
+    """The spans describing a model call: ours, and every other scope's."""
+    calls = [
+        sp
+        for sp in telemetry.spans()
+        if (sp.attributes or {}).get("gen_ai.operation.name") in ("chat", "text_completion")
+        or (sp.attributes or {}).get("openinference.span.kind") == "LLM"
+    ]
+    ours = [sp for sp in calls if getattr(sp.instrumentation_scope, "name", None) == OURS]
+    return ours, [sp for sp in calls if sp not in ours]
+
+
+@pytest.mark.parametrize(("row", "provider"), PARAMS)
+async def test_a_tool_bodys_own_model_call_is_traced_under_its_tool_span(
+    row: Row, provider: Provider, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """``weather``'s body calls ``chat.completions.create`` itself: the provider's span of that
+    call is a child of ``execute_tool weather`` and its tokens are on the provider's metric;
+    the run's own model calls are still one chat span each, ours."""
+    client = http.openai_sync_client(chat.completion(0, "cloudy", [], model=TOOL_MODEL))
+    answers: list[str] = []
+
+    def ask() -> None:
+        reply = client.chat.completions.create(
+            model=TOOL_MODEL, messages=[{"role": "user", "content": "sky?"}]
+        )
+        answers.append(reply.choices[0].message.content)
+
+    with provider.instrumented(otel_telemetry), s.body_work(ask):
+        run = s.Run()
+        await run_script(otel_telemetry, row.events(run), agent_name="agent")
+
+    assert answers == ["cloudy"]
+    ours, theirs = _model_calls(otel_telemetry)
+    assert len(ours) == len(s.TURNS)
+    [tool_call] = theirs
+    tool = otel_telemetry.span("execute_tool weather")
+    assert tool_call.parent is not None and tool_call.parent.span_id == tool.context.span_id
+    counted = row.totals(run)["input"] + (TOOL_INPUT if provider.meters else 0)
+    assert input_tokens_counted(otel_telemetry) == counted
+    assert otel_telemetry.open_spans() == []
+
+
+SUBAGENT_PARAMS = [
+    pytest.param(row, provider, id=f"{row.name}-{provider.name}", marks=row.param().marks)
+    for row in ROWS
+    if row.runs_tools
+    for provider in row.providers
+]
+
+
+@pytest.mark.parametrize(("row", "provider"), SUBAGENT_PARAMS)
+async def test_a_sub_agents_model_calls_in_a_tool_body_are_told_once(
+    row: Row, provider: Provider, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """An agent a tool runs (the row's ``expert``, a run of ours nested under the tool): its
+    model call is our chat span alone, as the lead's are, with ``provider`` instrumented in."""
+    subagent = row.subagent()
+    if subagent is None:
+        pytest.skip(f"{row.name}: no sub-agent builder yet")
+    with provider.instrumented(otel_telemetry):
+        await subagent(otel_telemetry)
+
+    ours, theirs = _model_calls(otel_telemetry)
+    assert (len(ours), theirs) == (3, [])  # the lead's two calls, the expert's one
+    assert otel_telemetry.open_spans() == []
