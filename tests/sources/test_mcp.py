@@ -37,7 +37,9 @@ LOCAL_CALL = ("c4", "square", 4)
 CALLS = [*MCP_CALLS, LOCAL_CALL]
 SEEN = re.compile(r"trace=([0-9a-f]{32}) parent=([0-9a-f]{16})")
 CLIENTS = ["pydantic-ai", "agents-sdk"]
-TRANSPORTS = ["in-memory", "stdio"]
+STDIO = pytest.param("stdio", marks=pytest.mark.heavy)
+"""A server in a child process of its own (a second or more each to start): the heavy suite."""
+TRANSPORTS = ["in-memory", STDIO]
 PATTERNS = ["parallel", "sequential"]
 
 
@@ -445,7 +447,11 @@ def _check_failed(telemetry: InMemoryTelemetry, error_type: str) -> None:
 
 @pytest.mark.parametrize(
     ("client", "transport"),
-    [("agents-sdk", "in-memory"), ("agents-sdk", "stdio"), ("pydantic-ai", "in-memory")],
+    [
+        ("agents-sdk", "in-memory"),
+        pytest.param("agents-sdk", "stdio", marks=pytest.mark.heavy),
+        ("pydantic-ai", "in-memory"),
+    ],
 )
 async def test_an_mcp_tool_whose_server_answers_is_error_fails_its_own_tool_span(
     otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch, client: str,
@@ -1644,7 +1650,7 @@ async def test_a_callback_a_prompt_asks_for_stays_with_its_caller(
     assert seen == reader
 
 
-@pytest.mark.parametrize("transport", ["stdio", "sse"])
+@pytest.mark.parametrize("transport", [STDIO, "sse"])
 async def test_a_servers_requests_for_parallel_calls_each_land_under_their_own_call(
     otel_telemetry: InMemoryTelemetry, transport: str
 ) -> None:
