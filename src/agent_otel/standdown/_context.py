@@ -70,42 +70,6 @@ TOOL_BODY = otel_context.create_key("agent_otel.tool_body")
 (:func:`tool_body`)."""
 LANGUAGE_MODEL_KEY = "suppress_language_model_instrumentation"
 _PLAIN_KEY = "suppress_instrumentation"  # the general key's older spelling, still set and read
-PROVIDER_MODULES = (
-    "openinference.instrumentation",
-    "opentelemetry.instrumentation.openai",
-    "opentelemetry.instrumentation.anthropic",
-    "opentelemetry.instrumentation.google_genai",
-    "opentelemetry.instrumentation.vertexai",
-    "opentelemetry.instrumentation.mistralai",
-    "opentelemetry.instrumentation.groq",
-    "opentelemetry.instrumentation.cohere",
-    "opentelemetry.instrumentation.bedrock",
-    "opentelemetry.instrumentation.ollama",
-    "opentelemetry.instrumentation.botocore",
-    "logfire._internal.integrations.llm_providers",
-    # OpenLLMetry's framework instrumentations (0.62.4): each reads the general key before
-    # every span it starts (LangChain's callback handler, Agno's, LiteLLM's, CrewAI's, ...),
-    # and each tells the model calls, agent runs and tool calls our spans tell.
-    "opentelemetry.instrumentation.langchain",
-    "opentelemetry.instrumentation.llamaindex",
-    "opentelemetry.instrumentation.agno",
-    "opentelemetry.instrumentation.crewai",
-    "opentelemetry.instrumentation.haystack",
-    "opentelemetry.instrumentation.litellm",
-    "opentelemetry.instrumentation.openai_agents",
-    "opentelemetry.instrumentation.together",
-    "opentelemetry.instrumentation.replicate",
-    "opentelemetry.instrumentation.sagemaker",
-    "opentelemetry.instrumentation.watsonx",
-    "opentelemetry.instrumentation.transformers",
-    "opentelemetry.instrumentation.google_generativeai",
-    "opentelemetry.instrumentation.alephalpha",
-    "opentelemetry.instrumentation.writer",
-)
-"""Modules whose check of the general suppression key sees True inside our chat span (for a
-model call it describes, :func:`_covers`): the GenAI instrumentations that read it. In a
-framework run (:func:`cover`) a framework instrumentation among them records nothing, its
-chain and task spans included, as it reads the one key for every span it starts."""
 MODEL_CALL_MODULES = (
     "openinference.instrumentation.openai",
     "openinference.instrumentation.anthropic",
@@ -141,6 +105,26 @@ MODEL_CALL_MODULES = (
 asking stack: the request is a model call through that SDK, which a tool body may make itself
 (:func:`own_call`). A framework's instrumentation (OpenInference's LangChain one, a tool span
 of theirs) is none of them: our spans tell what it records, in a tool body too."""
+FRAMEWORK_MODULES = (
+    "opentelemetry.instrumentation.langchain",
+    "opentelemetry.instrumentation.llamaindex",
+    "opentelemetry.instrumentation.agno",
+    "opentelemetry.instrumentation.crewai",
+    "opentelemetry.instrumentation.haystack",
+    "opentelemetry.instrumentation.openai_agents",
+)
+"""OpenLLMetry's framework instrumentations (0.62.4): each reads the general key before every
+span it starts (LangChain's callback handler, Agno's, CrewAI's, ...), and each tells the model
+calls, agent runs and tool calls our spans tell."""
+PROVIDER_MODULES = (
+    "openinference.instrumentation",  # every OpenInference one, its framework ones too
+    *(m for m in MODEL_CALL_MODULES if not m.startswith("openinference.")),
+    *FRAMEWORK_MODULES,
+)
+"""Modules whose check of the general suppression key sees True inside our chat span (for a
+model call it describes, :func:`_covers`): the GenAI instrumentations that read it. In a
+framework run (:func:`cover`) a framework instrumentation among them records nothing, its
+chain and task spans included, as it reads the one key for every span it starts."""
 _HELPERS = (
     "opentelemetry.instrumentation.utils",
     "opentelemetry.context",
