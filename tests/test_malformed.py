@@ -160,6 +160,26 @@ async def test_a_tool_call_that_never_ran_is_its_calls_output_and_no_tool_span(
     assert anomalies(spans) == (None, [], [])
 
 
+async def test_an_end_with_calls_that_never_ran_and_no_call_open_gives_them_to_none(
+    otel_telemetry: InMemoryTelemetry, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An ``UnrunCallsEnd`` after its call already ended is an end without a start: counted,
+    and its calls go to no call (not the one that ended before it)."""
+    from agent_contract.sources._unrun import UnrunCallsEnd, unrun_call
+
+    script = [
+        LLMCallStart(model="m"),
+        TextDelta(text="Done."),
+        LLMCallEnd(finish_reason="stop"),
+        UnrunCallsEnd(unrun=(unrun_call("u1", "search", {}),)),
+    ]
+    spans = await run(otel_telemetry, script, caplog, capture_content=True)
+    (chat,) = named(spans, "chat m")
+    [message] = json.loads(str((chat.attributes or {})["gen_ai.output.messages"]))
+    assert message["parts"] == [{"type": "text", "content": "Done."}]
+    assert anomalies(spans)[:2] == (1, ["llm_end_without_start"])
+
+
 # --- tool results and calls --------------------------------------------------------------------
 
 

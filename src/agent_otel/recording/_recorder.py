@@ -521,10 +521,9 @@ class RunRecorder:
     def unrun_tool_call(self, call_id: Any, name: Any, arguments: Any) -> None:
         """A tool call the model asked for that never ran (a response the framework threw
         away): a part of its call's output message, as any call it asked for; no tool span,
-        no count of the run's tool calls."""
+        no count of the run's tool calls. Told by its call's end (``UnrunCallsEnd``), before
+        the call ends: an end with no call open has none to give them to."""
         asker = self.current_call
-        if asker is None:  # told after its response's end: still its (held only with capture)
-            asker = self._asking
         if asker is None:
             return
         if call_id is not None and type(call_id) is not str:
