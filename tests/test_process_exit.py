@@ -863,6 +863,31 @@ def test_sigterm_after_a_default_action_set_past_signal_signal_still_flushes(set
     assert ended.end_reasons == {"exhausted": 3, "shutdown": 1}, ended.err
 
 
+@pytest.mark.parametrize("setter", list(DEFAULT_ACTION_PAST_SIGNAL_SIGNAL))
+def test_sigterm_right_after_a_default_action_set_past_signal_signal_still_flushes(
+    setter: str,
+) -> None:
+    """The default action put back past ``signal.signal`` (a reference to it from before
+    ``configure()``) with no span queued in the main thread after it (the open run is in a
+    thread of its own, the others had ended before): ours went back in front only at such a
+    span, so the SIGTERM killed the process with the queued runs and the open one lost,
+    untold. The default action asked for through any reference to ``signal.signal`` now
+    installs ours at once: flushed, the open run ended, then killed by the signal."""
+    script = textwrap.dedent(DEFAULT_ACTION_PAST_SIGNAL_SIGNAL[setter]) + textwrap.dedent(
+        """
+        configure("right-after")
+        runs(2)
+        handled(lambda: None)
+        held_open("open")
+        ready()
+        """
+    )
+    ended = run_child(script, send=signal.SIGTERM)
+    assert ended.code == -signal.SIGTERM, ended.err
+    assert ended.runs == {"run": 2, "open": 1}, ended.err
+    assert ended.end_reasons == {"exhausted": 2, "shutdown": 1}, ended.err
+
+
 def test_a_reference_to_signal_signal_taken_while_telemetry_ran_still_works_after_it() -> None:
     """uvloop imported after ``configure()`` (uvicorn imports it as it starts) keeps the
     ``signal.signal`` it found, ours, for good, as does ``from signal import signal`` there:

@@ -774,6 +774,41 @@ async def test_an_mcp_one_resource_read_prompt_and_listing_carry_the_trace_to_th
                     ("tools/list", inside), ("resources/read", outside)]  # fmt: skip
 
 
+@pytest.mark.parametrize("setup", ["configure", "wrapper"])
+def test_an_mcp_one_sdk_imported_after_the_setup_carries_the_trace_from_its_first_request(
+    setup: str,
+) -> None:
+    """The MCP SDK 1.x first imported after ``configure()`` or a wrapper was made (a lazy
+    import in the handler), a call sent in the application's own span before any traced tool
+    body ran: it went without the trace (the session was wrapped only when the SDK was loaded
+    as a wrapper was made, and never by ``configure()``), so the server served it in a trace
+    of its own. It now names the span it is sent in, as the SDK 2.x's requests do. A fresh
+    process, so the import really is the first."""
+    import importlib.util
+    import json
+    import os
+    import subprocess
+
+    if importlib.util.find_spec("mcp.shared._otel") is not None:
+        pytest.skip("the MCP SDK 2.x propagates itself")
+    child = Path(__file__).with_name("mcp_late_child.py")
+    off = {f"OTEL_{signal}_EXPORTER": "none" for signal in ("TRACES", "METRICS", "LOGS")}
+    done = subprocess.run(
+        [sys.executable, str(child), setup],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, **off, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["loaded_before"] == []
+    want = result["want"]
+    assert want.startswith("00-") and len(want) == 55
+    assert result["seen"] == [want]
+
+
 # --- The server asks the client's model: sampling/createMessage --------------------------------
 
 
@@ -837,6 +872,82 @@ async def test_an_mcp_one_servers_sampling_request_runs_under_the_tool_call_it_s
     [sampler] = tool["children"]
     assert sampler["name"] == "invoke_agent sampler"
     assert [c["name"] for c in sampler["children"][0]["children"]] == ["chat sampler"]
+
+
+async def test_an_mcp_one_servers_sampling_requests_on_parallel_sessions_each_run_in_their_call(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """Two sessions (two servers), one call each in flight at once from one run's parallel
+    tool bodies, and each server asks the client's model while it serves its call: both
+    sampling callbacks are running together (each waits for the other), each on its own
+    session's receiving task. Each runs under the tool call its own session is serving, not the
+    other's nor the session's opening context."""
+    import importlib.util
+
+    if importlib.util.find_spec("mcp.shared._otel") is not None:
+        pytest.skip("the MCP SDK 2.x refuses sampling on an in-memory connection")
+    from contextlib import AsyncExitStack
+
+    import anyio
+    from mcp import types
+    from mcp.shared.memory import create_connected_server_and_client_session
+    from opentelemetry import trace
+
+    from agent_contract.protocol import FunctionCall, LLMCallEnd, LLMCallStart, ToolCall, ToolResult
+    from agent_contract.scope import McpServer, tool_scope
+
+    seen: dict[str, int] = {}
+    both = anyio.Event()
+
+    def sampling_for(call_id: str) -> Any:
+        async def sampling(context: Any, params: Any) -> Any:
+            seen[call_id] = trace.get_current_span().get_span_context().span_id
+            if len(seen) == 2:
+                both.set()
+            await both.wait()  # the other session's callback is running too
+            text = types.TextContent(type="text", text=f"sampled {call_id}")
+            return types.CreateMessageResult(role="assistant", content=text, model="sampler")
+
+        return sampling
+
+    ids = ["c1", "c2"]
+    answers: dict[str, str] = {}
+    async with AsyncExitStack() as stack:
+        sessions = {
+            cid: await stack.enter_async_context(
+                create_connected_server_and_client_session(
+                    _one_server_asking_its_client()._mcp_server, sampling_callback=sampling_for(cid)
+                )
+            )
+            for cid in ids
+        }
+
+        async def body(cid: str) -> None:
+            with tool_scope(cid, "ask", mcp=McpServer(name=_mcp.SERVER_NAME)):
+                answer = await sessions[cid].call_tool("ask", {"x": 1})
+            answers[cid] = str(answer.content[0].text)  # type: ignore[union-attr]
+
+        async def agent() -> AsyncIterator[AgentEvent]:
+            yield LLMCallStart(model="m")
+            for cid in ids:
+                yield ToolCall(id=cid, function=FunctionCall(name="ask", arguments='{"x": 1}'))
+            yield LLMCallEnd(model="m")
+            async with anyio.create_task_group() as group:
+                for cid in ids:
+                    group.start_soon(body, cid)
+            for cid in ids:
+                yield ToolResult(tool_call_id=cid, content=answers[cid])
+
+        with anyio.fail_after(10):
+            async for _ in otel_telemetry.wrapper(agent_name="calc")(agent()):
+                pass
+
+    assert answers == {"c1": "sampled c1", "c2": "sampled c2"}
+    tools = {
+        dict(span.attributes or {})["gen_ai.tool.call.id"]: span.context.span_id
+        for span in otel_telemetry.by_name()["execute_tool ask"]
+    }
+    assert seen == tools and len(set(tools.values())) == 2
 
 
 async def test_an_mcp_one_servers_log_messages_are_told_in_the_tool_call_they_serve(

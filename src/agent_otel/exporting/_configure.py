@@ -60,6 +60,7 @@ from agent_otel.recording._hints import (
     keywords,
 )
 from agent_otel.recording._options import OPTION_NAMES, check_scrub
+from agent_otel.recording._scope import watch_sessions
 from agent_otel.recording._semconv import check_semconv, set_default_semconv
 from agent_otel.sampling import TailSampler, TailSamplingPolicy
 from agent_otel.scrubbing._scrubber import Scrubber, resolve_scrubber, set_default_scrub
@@ -380,6 +381,7 @@ def configure(
     if not handle.global_tracer_provider:
         configured_apart()  # a run on the global providers is told to pass these
     guard_from_now()  # provider instrumentations, before the application's first model call
+    watch_sessions()  # the MCP SDK 1.x's requests carry the trace (recording/_mcp), loaded or not
     return handle
 
 

@@ -31,17 +31,17 @@
   sets it for every signal ``loop.add_signal_handler`` handled, whatever it found: anyio's
   signal receiver, hypercorn, aiohttp's ``run_app``; a pre-forking server's worker resetting
   its master's handlers): a later SIGTERM or SIGHUP killed the process with its queue and its
-  open runs lost, untold. While telemetry runs, ``signal.signal`` stands in front of the
-  function it found (:func:`_setting_a_handler`): the default action asked for SIGTERM or
+  open runs lost, untold. While telemetry runs, ours stands in front of ``_signal.signal``,
+  which ``signal.signal`` calls at each call (:func:`_setting_a_handler`), so every reference
+  to ``signal.signal`` meets it, one taken before ``configure()`` too (``from signal import
+  signal``, uvloop's loop, which binds it at import): the default action asked for SIGTERM or
   SIGHUP in the main thread installs ours, which ends in that default action (the first
   case above). Any other handler is set as asked; nothing polls; the function is put back
-  once every telemetry is shut down (a reference to ours taken meanwhile still works). The
-  default action put back past ``signal.signal`` (by a reference to it taken before
-  ``configure()``: ``from signal import signal``, uvloop's loop, which binds it at import) is
-  seen at the next span queued for export in the main thread, where ours goes back in front
-  of it (:meth:`ProcessHooks.span_queued`). Out of reach: such a signal before a span is
-  queued in the main thread, and a handler set from C (``PyOS_setsig``), which Python's
-  table never shows.
+  once every telemetry is shut down. The default action put back past both (a reference to
+  ``_signal.signal`` itself) is seen at the next span queued for export in the main thread,
+  where ours goes back in front of it (:meth:`ProcessHooks.span_queued`). Out of reach: such
+  a signal before a span is queued in the main thread, and a handler set from C
+  (``PyOS_setsig``), which Python's table never shows.
 * **Ctrl-C during a shutdown** (SIGINT): not handled otherwise, but held back while telemetry
   shuts down in the main thread and delivered once that is done (:func:`interrupts_held`),
   so a second Ctrl-C during the exit flush no longer breaks the export off.
@@ -191,8 +191,8 @@ class ProcessHooks:
     def span_queued(self) -> None:
         """A span was just queued for export, which a fatal signal's default action would lose:
         if one ``configure()`` handled is at its default action again, put there by a path
-        that passed ``signal.signal`` by (a reference to it taken before ``configure()``:
-        ``from signal import signal``, uvloop's loop), ours goes in front of it, as
+        that passed ``_signal.signal`` by (a reference to the C function itself taken before
+        ``configure()``), ours goes in front of it, as
         :func:`_setting_a_handler` puts it. One C call per signal per span where nothing
         changed: ``_signal.getsignal``, the module's own, returns the default handler as its
         ``SIG_DFL`` object (about 0.1 µs for both signals, against 1.3 to 1.9 µs through
@@ -522,35 +522,39 @@ def _die(signum: int) -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
 
-_SET_HANDLER: list[Any] = []  # the ``signal.signal`` found when ours first stood in front of it
+_SET_HANDLER: list[Any] = []  # the ``_signal.signal`` found when ours first stood in front of it
 _KEEPERS: list[weakref.ref[ProcessHooks]] = []  # hooks that handled a fatal signal, oldest first
 
 
 def _keep_ours_in_front(hooks: ProcessHooks) -> None:
     """Have the default action asked for a fatal signal ``hooks`` handles install ours (in the
-    main thread, by ``configure()``: its globals)."""
+    main thread, by ``configure()``: its globals). Ours stands in front of ``_signal.signal``,
+    the C core that ``signal.signal`` (``signal.py``'s function) calls at each call: so every
+    reference to ``signal.signal`` goes through it, one taken before ``configure()`` too
+    (``from signal import signal``, uvloop's loop, which binds it at import)."""
     _KEEPERS[:] = [ref for ref in _KEEPERS if ref() is not None]
     _KEEPERS.append(weakref.ref(hooks))
     if not _SET_HANDLER:
-        _SET_HANDLER.append(signal.signal)
-    if signal.signal is _SET_HANDLER[0]:  # not stood in front of since ours was put back
-        setattr(signal, "signal", _setting_a_handler)  # noqa: B010 (a function, to mypy)
+        _SET_HANDLER.append(_signal.signal)
+    if _signal.signal is _SET_HANDLER[0]:  # not stood in front of since ours was put back
+        _signal.signal = _setting_a_handler
 
 
 def _no_longer_in_front() -> None:
-    """Once no telemetry keeps a default action, put ``signal.signal`` back as it was found
+    """Once no telemetry keeps a default action, put ``_signal.signal`` back as it was found
     (unless something stood in front of ours since: ours then passes every call on). The
-    function found stays known: a reference to ours taken meanwhile (``from signal import
-    signal`` after ``configure()``, uvloop imported after it) still passes every call on."""
+    function found stays known: a reference to ours taken meanwhile (``from _signal import
+    signal``) still passes every call on."""
     if any(hooks is not None and hooks.running for hooks in (ref() for ref in _KEEPERS)):
         return
     _KEEPERS.clear()
-    if _SET_HANDLER and signal.signal is _setting_a_handler:
-        setattr(signal, "signal", _SET_HANDLER[0])  # noqa: B010
+    if _SET_HANDLER and _signal.signal is _setting_a_handler:
+        _signal.signal = _SET_HANDLER[0]
 
 
 def _setting_a_handler(signalnum: Any, handler: Any) -> Any:
-    """``signal.signal`` while a telemetry handles SIGTERM or SIGHUP (:class:`ProcessHooks`).
+    """``_signal.signal`` (what every ``signal.signal`` call runs) while a telemetry handles
+    SIGTERM or SIGHUP (:class:`ProcessHooks`).
 
     The default action asked for one of them in the main thread, while telemetry runs and no
     such signal is under way, installs ours instead, which shuts telemetry down and then takes

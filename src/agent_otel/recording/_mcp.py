@@ -95,7 +95,7 @@ from agent_otel.standdown._context import uncovered
 
 from ._tool import ToolCall
 
-__all__ = ["watch"]
+__all__ = ["MODULES", "watch"]
 
 _MARK = "_agent_otel_watched"
 _SESSIONS = ("mcp.client.session",)  # where ClientSession lives, in both SDK generations
@@ -114,6 +114,11 @@ POST): module, class, method; a class's first method listed is wrapped, the othe
 MCP SDK 2.x runs that task in a copy of its sender's context; 1.x in the transport's own, its
 request context (``ctx``) naming the stream the answer goes back on."""
 _absent: set[str] = set()  # modules that failed to import: not tried again
+MODULES = frozenset(
+    [*_SESSIONS, *(name for table in (_CLIENTS, _CARRIERS) for name, _, _ in table)]
+)
+"""Every module whose classes :func:`watch` wraps: each is watched as it loads
+(``_scope.watch_sessions``), whoever imports it and whenever."""
 
 
 def watch(tool_key: str, load: bool = True) -> None:

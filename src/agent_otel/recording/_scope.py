@@ -67,9 +67,11 @@ from opentelemetry.trace import SpanKind
 from agent_otel import _attributes as A
 from agent_otel._guard import report
 from agent_otel.standdown._context import tool_body
+from agent_otel.standdown._imports import guard_on_import
 
 from ._activation import activate, deactivate
 from ._errors import error_type_of
+from ._mcp import MODULES as MCP_MODULES
 from ._mcp import watch
 from ._tool import ToolCall
 
@@ -82,8 +84,19 @@ _TOOL = otel_context.create_key("agent_otel.tool_call")  # the call whose body r
 
 def watch_sessions() -> None:
     """The MCP SDK's sessions watched already, if it is loaded, when a wrapper or an
-    instrumented agent is made (not only once the first traced tool body runs): the requests
-    a session sends before its first traced call are counted in flight too. Never raises."""
+    instrumented agent is made or ``configure()`` returns (not only once the first traced tool
+    body runs), and, if it is not, as it loads: the requests a session sends before its first
+    traced call are counted in flight too, and the MCP SDK 1.x's carry the trace they are sent
+    in (an application's own span, a run's) however late the SDK is imported. Never raises."""
+    watch(_TOOL, load=False)
+    try:
+        guard_on_import(MCP_MODULES, _watch_loaded)
+    except Exception:
+        report("mcp result watch")
+
+
+def _watch_loaded() -> None:
+    """:func:`watch` what has loaded (an MCP module has just loaded)."""
     watch(_TOOL, load=False)
 
 

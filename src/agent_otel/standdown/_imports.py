@@ -13,6 +13,10 @@ So :func:`guard_on_import` puts a finder first on ``sys.meta_path`` that answers
 watched modules (the ones each guard looks for): it asks the finders after it for the module's
 spec and hands the import system a :class:`~._loader.GuardingLoader`, which runs the module's
 own loader and then the guards. Every other import pays one set lookup.
+
+The MCP SDK's client is watched so too (``recording/_mcp``): a finder of its own, for its own
+modules, wraps the session as it loads, so a request sent before any traced tool body, after
+``configure()`` or a wrapper was made, carries the trace as every later one does.
 """
 
 from __future__ import annotations
@@ -30,7 +34,8 @@ _MARK = "_agent_otel_guard_on_import"
 
 
 class GuardOnImport:
-    """A meta path finder for the ``watched`` modules only, whose loaders then run ``then``."""
+    """A meta path finder for the ``watched`` modules only, whose loaders then run ``then``
+    (one finder per set of modules watched)."""
 
     _agent_otel_guard_on_import = True  # (:data:`_MARK`: one per process, across reloads)
 
@@ -71,7 +76,9 @@ def _spec(
 
 
 def guard_on_import(watched: frozenset[str], then: Callable[[], object]) -> None:
-    """A :class:`GuardOnImport` first on ``sys.meta_path``, once per process."""
-    if any(getattr(finder, _MARK, False) for finder in sys.meta_path):
+    """A :class:`GuardOnImport` first on ``sys.meta_path``, once per process for ``watched``
+    (a finder of ours for other modules is another's: the MCP SDK's beside the guards')."""
+    if any(getattr(finder, _MARK, False) and getattr(finder, "watched", None) == watched
+           for finder in sys.meta_path):  # fmt: skip
         return
     sys.meta_path.insert(0, GuardOnImport(watched, then))
