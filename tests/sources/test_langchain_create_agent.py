@@ -344,3 +344,77 @@ async def test_a_retried_tool_raising_out_of_the_run_fails_each_attempt(
     assert run.status.status_code is StatusCode.ERROR
     assert (run.attributes or {}).get("error.type") == "Overloaded"
     assert otel_telemetry.open_spans() == []
+
+
+def _outputs(telemetry: InMemoryTelemetry) -> list[Any]:
+    """Each chat span's output parts (content on), in start order."""
+    chats = sorted((s for s in telemetry.spans() if s.name.startswith("chat")),
+                   key=lambda s: s.start_time or 0)  # fmt: skip
+    return [[part for message in json.loads(str((s.attributes or {})["gen_ai.output.messages"]))
+             for part in message["parts"]] for s in chats]  # fmt: skip
+
+
+@pytest.mark.parametrize("streams", [True, False], ids=["streamed", "whole"])
+async def test_a_tool_strategy_answer_that_failed_validation_fails_its_step(
+    otel_telemetry: InMemoryTelemetry, streams: bool
+) -> None:
+    """``ToolStrategy`` answers a call whose arguments fail the schema with an error result the
+    node writes itself and asks the model again (``handle_errors``' default). The refused answer
+    was a chat span with no output and nothing failed: the model's call of the schema's tool is
+    now its chat span's output (a ``tool_call`` part, no tool span: no tool runs it), its step
+    fails with the class LangChain raises when it does not retry
+    (``StructuredOutputValidationError``), and the retried request is the next step."""
+    from langchain.agents import create_agent
+    from langchain.agents.structured_output import ToolStrategy
+    from opentelemetry.trace import StatusCode
+
+    bad = [("call-2", "Weather", '{"city": "Paris"}')]
+    good = [("call-3", "Weather", '{"city": "Paris", "sky": "sunny"}')]
+    agent = create_agent(model([bad, good], "agent", streams=streams), [lookup()],
+                         response_format=ToolStrategy(Weather))  # fmt: skip
+    await _run(otel_telemetry, agent)
+
+    assert otel_telemetry.outline() == [["invoke_agent bot", [
+        ["step 0", ["chat agent"]], ["step 1", ["chat agent"]],
+    ]]]  # fmt: skip
+    assert _outputs(otel_telemetry) == [
+        [{"type": "tool_call", "id": "call-2", "name": "Weather", "arguments": {"city": "Paris"}}],
+        [{"type": "tool_call", "id": "call-3", "name": "Weather",
+          "arguments": {"city": "Paris", "sky": "sunny"}}],
+    ]  # fmt: skip
+    first = otel_telemetry.span("step 0")
+    assert first.status.status_code is StatusCode.ERROR
+    assert (first.attributes or {})["error.type"] == "StructuredOutputValidationError"
+    assert otel_telemetry.span("step 1").status.status_code is StatusCode.UNSET
+    run = otel_telemetry.span("invoke_agent bot")
+    assert run.status.status_code is StatusCode.UNSET
+    [said] = json.loads(str((run.attributes or {})["gen_ai.output.messages"]))
+    assert said["parts"] == [{"type": "json", "content": {"city": "Paris", "sky": "sunny"}}]
+    assert tokens(otel_telemetry) == 20
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_two_tool_strategy_answers_at_once_fail_their_step_as_multiple(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """Two calls of the schema's tools in one answer: LangChain answers each with an error and
+    asks again; the step fails ``MultipleStructuredOutputsError``, the class it raises when it
+    does not retry, and both calls are the refused chat span's output."""
+    from langchain.agents import create_agent
+    from langchain.agents.structured_output import ToolStrategy
+
+    two = [("call-2", "Weather", '{"city": "Paris", "sky": "sunny"}'),
+           ("call-3", "Weather", '{"city": "Rome", "sky": "grey"}')]  # fmt: skip
+    good = [("call-4", "Weather", '{"city": "Paris", "sky": "sunny"}')]
+    agent = create_agent(model([two, good], "agent"), [lookup()],
+                         response_format=ToolStrategy(Weather))  # fmt: skip
+    await _run(otel_telemetry, agent)
+
+    assert otel_telemetry.outline() == [["invoke_agent bot", [
+        ["step 0", ["chat agent"]], ["step 1", ["chat agent"]],
+    ]]]  # fmt: skip
+    refused, _ = _outputs(otel_telemetry)
+    assert [part["id"] for part in refused] == ["call-2", "call-3"]
+    first = otel_telemetry.span("step 0")
+    assert (first.attributes or {})["error.type"] == "MultipleStructuredOutputsError"
+    assert otel_telemetry.open_spans() == []
