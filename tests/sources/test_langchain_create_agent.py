@@ -418,3 +418,77 @@ async def test_two_tool_strategy_answers_at_once_fail_their_step_as_multiple(
     first = otel_telemetry.span("step 0")
     assert (first.attributes or {})["error.type"] == "MultipleStructuredOutputsError"
     assert otel_telemetry.open_spans() == []
+
+
+def _arguments(telemetry: InMemoryTelemetry, name: str) -> list[Any]:
+    """Each ``execute_tool name`` span's arguments (content on), in start order."""
+    calls = sorted((s for s in telemetry.spans() if s.name == f"execute_tool {name}"),
+                   key=lambda s: s.start_time or 0)  # fmt: skip
+    return [json.loads(str((s.attributes or {})["gen_ai.tool.call.arguments"])) for s in calls]
+
+
+async def test_a_call_the_human_in_the_loop_edited_runs_with_the_edited_arguments(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """Resumed with an ``edit`` decision, the tool runs with the reviewer's arguments (the
+    middleware's ``wrap_tool_call`` overrides the request; the model's message keeps its own).
+    The conventions' ``gen_ai.tool.call.arguments`` is what the tool was called with: the
+    resumed call's span had the model's; the chat span's output still says what it asked."""
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import HumanInTheLoopMiddleware
+    from langchain_core.tools import tool
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command
+
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    ran: list[str] = []
+
+    @tool
+    async def guarded(city: str) -> str:
+        """The weather in ``city``."""
+        ran.append(city)
+        return "sunny"
+
+    asks = model([[("call-1", "guarded", '{"city": "Paris"}')], "Sunny in Rome."], "agent")
+    hitl = HumanInTheLoopMiddleware(interrupt_on={"guarded": True})
+    agent = create_agent(asks, [guarded], middleware=[hitl], checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t1"}}
+    await run_script(otel_telemetry, langgraph_events(agent, QUESTION, config), agent_name="bot",
+                     capture_content=True)  # fmt: skip
+    edited = {"type": "edit", "edited_action": {"name": "guarded", "args": {"city": "Rome"}}}
+    resume = Command(resume={"decisions": [edited]})
+    await run_script(otel_telemetry, langgraph_events(agent, resume, config), agent_name="bot",
+                     capture_content=True)  # fmt: skip
+
+    assert ran == ["Rome"]
+    assert _arguments(otel_telemetry, "guarded") == [{"city": "Paris"}, {"city": "Rome"}]
+    asked, _ = _outputs(otel_telemetry)
+    assert asked == [{"type": "tool_call", "id": "call-1", "name": "guarded",
+                      "arguments": {"city": "Paris"}}]  # fmt: skip
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_a_tool_call_a_middleware_overrides_runs_with_its_arguments(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """The class in one run: a ``wrap_tool_call`` middleware handing the tool an overridden
+    request (``request.override(tool_call=...)``, the documented way to change a call's
+    arguments) runs the tool with those; its span records them, not the model's."""
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import wrap_tool_call
+
+    @wrap_tool_call
+    async def to_rome(request: Any, handler: Any) -> Any:
+        edited = {**request.tool_call, "args": {"city": "Rome"}}
+        return await handler(request.override(tool_call=edited))
+
+    agent = create_agent(model([LOOKUP, "It is sunny."], "agent"), [lookup()],
+                         middleware=[to_rome])  # fmt: skip
+    await _run(otel_telemetry, agent)
+
+    assert otel_telemetry.outline() == [["invoke_agent bot", [
+        ["step 0", ["chat agent", "execute_tool lookup"]], ["step 1", ["chat agent"]],
+    ]]]  # fmt: skip
+    assert _arguments(otel_telemetry, "lookup") == [{"city": "Rome"}]
+    assert otel_telemetry.open_spans() == []

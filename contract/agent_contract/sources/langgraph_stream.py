@@ -29,8 +29,9 @@ where the callbacks did not see the request: a model may set its own ids on its 
   node that asked for it answers itself, no tool running it (LangChain's ``create_agent`` with
   ``ToolStrategy``), is no tool call either (both stay in the call's output:
   ``UnrunCallsEnd``); a ``ToolStrategy`` answer the node refused (its error results, no
-  structured response) fails the step, and the model asked again starts the next; a result of a tool the node ran itself (a
-  ``ToolNode`` inside it), handed before the node's update ends its request, is told after it.
+  structured response) fails the step, and the model asked again starts the next; a result
+  of a tool the node ran itself (a ``ToolNode`` inside it), handed before the node's update
+  ends its request, is told after it.
 * A request LangGraph keeps out of ``messages`` (tagged ``nostream``: a middleware's summary or
   choice of tools) is told whole from the callbacks once it ended: its messages, answer, usage.
 * A result ``HumanInTheLoopMiddleware`` marks as a human's rejection fails as
@@ -1147,9 +1148,13 @@ def _scoped(config: Any, requests: _Requests, servers: dict[str, McpServer]) -> 
             run, call_id = kwargs.get("run_id"), kwargs.get("tool_call_id")
             if isinstance(call_id, str) and call_id:  # a graph's tool inside another's body
                 requests.ahead(requests.inside.get())
+            # the arguments the tool runs with (LangChain's, injected ones left out): a
+            # ``wrap_tool_call`` middleware may have changed the model's (a reviewer's edit)
+            inputs = kwargs.get("inputs")
             self.scopes.enter(
-                run, call_id, name, mcp=servers.get(name) if isinstance(name, str) else None
-            )
+                run, call_id, name, mcp=servers.get(name) if isinstance(name, str) else None,
+                called_with=inputs if isinstance(inputs, dict) else None,
+            )  # fmt: skip
             if isinstance(call_id, str) and call_id:
                 requests.parents[call_id] = requests.inside.get()
                 requests.tasks[call_id] = _task()
