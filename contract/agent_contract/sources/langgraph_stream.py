@@ -372,6 +372,8 @@ async def langgraph_events(
     except Exception as error:  # the graph's: it comes out as it is, whatever ours does
         with suppress(Exception):
             await reader.end_bodies(error)
+        for event in reader.drain(reader.finished):  # a request that answered before it
+            yield event
         for event in reader.drain(reader.returned):  # a tool's answer the graph never streamed
             yield event
         for event in reader.drain(reader.refused):  # a request that raised before its chunk
@@ -597,7 +599,11 @@ class _Reader:
         raised = self.requests.errors.pop(call_id, None) or error
         await body.reader.end_bodies(raised)
         reader = body.reader
-        ended = [*reader.returned(), *reader.refused()] if raised is not None else reader.close()
+        ended = (
+            [*reader.finished(), *reader.returned(), *reader.refused()]
+            if raised is not None
+            else reader.close()
+        )
         await body.pushed.push(list(ended))
         await body.pushed.end(raised)
 
@@ -845,6 +851,21 @@ class _Reader:
             yield from self._open(namespace[len(self.base) :], meta, run)
             self.call = _Call(None, run)
             yield from self._end(None)
+
+    def finished(self) -> Iterator[AgentEvent]:
+        """The run failed: the call streaming whose request had ended (the callbacks saw its
+        final message, every chunk read) ends with it, its answer and tokens, as the request
+        did: a node raising after its model answered fails the step and the run, not the call
+        (a request still streaming stays open, cut short by the failure; one that raised
+        fails with the run's error)."""
+        call = self.call
+        if (
+            call is not None
+            and call.run is not None
+            and call.run not in self.requests.raised
+            and not self._in_flight(call)
+        ):
+            yield from self._end(self._final(call))
 
     def returned(self) -> Iterator[AgentEvent]:
         """The run failed: each call of this run whose tool returned its answer (LangChain's
