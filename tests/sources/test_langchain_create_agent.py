@@ -492,3 +492,58 @@ async def test_a_tool_call_a_middleware_overrides_runs_with_its_arguments(
     ]]]  # fmt: skip
     assert _arguments(otel_telemetry, "lookup") == [{"city": "Rome"}]
     assert otel_telemetry.open_spans() == []
+
+
+async def test_a_tool_call_a_middleware_answers_itself_is_one_call_with_that_answer(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A ``wrap_tool_call`` middleware returning its own ``ToolMessage`` (a cache) runs no tool
+    body: still one ``execute_tool`` span, ended with the answer the model gets."""
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import wrap_tool_call
+    from langchain_core.messages import ToolMessage
+
+    @wrap_tool_call
+    async def cached(request: Any, handler: Any) -> Any:
+        call = request.tool_call
+        return ToolMessage(content="cached: sunny", tool_call_id=call["id"], name=call["name"])
+
+    agent = create_agent(model([LOOKUP, "It is sunny."], "agent"), [lookup()],
+                         middleware=[cached])  # fmt: skip
+    await _run(otel_telemetry, agent)
+
+    assert otel_telemetry.outline() == [["invoke_agent bot", [
+        ["step 0", ["chat agent", "execute_tool lookup"]], ["step 1", ["chat agent"]],
+    ]]]  # fmt: skip
+    tool = dict(otel_telemetry.span("execute_tool lookup").attributes or {})
+    assert json.loads(str(tool["gen_ai.tool.call.result"])) == "cached: sunny"
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_a_model_a_middleware_swaps_in_names_its_chat_span(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """Dynamic model selection (``wrap_model_call`` handing ``request.override(model=...)``):
+    each chat span names the model actually called; the run keeps its first call's model."""
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import wrap_model_call
+
+    big = model(["It is sunny."], "big")
+
+    @wrap_model_call
+    async def choose(request: Any, handler: Any) -> Any:
+        after_tools = any(type(m).__name__ == "ToolMessage" for m in request.messages)
+        return await handler(request.override(model=big) if after_tools else request)
+
+    agent = create_agent(model([LOOKUP], "small"), [lookup()], middleware=[choose])
+    await _run(otel_telemetry, agent)
+
+    assert otel_telemetry.outline() == [["invoke_agent bot", [
+        ["step 0", ["chat small", "execute_tool lookup"]], ["step 1", ["chat big"]],
+    ]]]  # fmt: skip
+    assert [(name, response) for name, response, _ in _chat_models(otel_telemetry)] == [
+        ("chat small", "small"), ("chat big", "big"),
+    ]  # fmt: skip
+    run = dict(otel_telemetry.span("invoke_agent bot").attributes or {})
+    assert run["gen_ai.request.model"] == "small"
+    assert otel_telemetry.open_spans() == []
