@@ -547,3 +547,32 @@ async def test_a_model_a_middleware_swaps_in_names_its_chat_span(
     run = dict(otel_telemetry.span("invoke_agent bot").attributes or {})
     assert run["gen_ai.request.model"] == "small"
     assert otel_telemetry.open_spans() == []
+
+
+@pytest.mark.parametrize("streams", [True, False], ids=["streamed", "whole"])
+async def test_a_tool_strategy_answer_refused_without_a_retry_fails_the_run_and_no_tool(
+    otel_telemetry: InMemoryTelemetry, streams: bool
+) -> None:
+    """``ToolStrategy(handle_errors=False)``: the refused answer raises out of the run
+    (``StructuredOutputValidationError``). The schema tool's call still ran no tool: no
+    ``execute_tool`` span (one was told, failed with the run's error), the call a part of its
+    chat span's output, which answered; the run fails with the class."""
+    from langchain.agents import create_agent
+    from langchain.agents.structured_output import StructuredOutputValidationError, ToolStrategy
+    from opentelemetry.trace import StatusCode
+
+    bad = [("call-2", "Weather", '{"city": "Paris"}')]
+    agent = create_agent(model([bad], "agent", streams=streams), [lookup()],
+                         response_format=ToolStrategy(Weather, handle_errors=False))  # fmt: skip
+    with pytest.raises(StructuredOutputValidationError):
+        await _run(otel_telemetry, agent)
+
+    assert otel_telemetry.outline() == [["invoke_agent bot", [["step 0", ["chat agent"]]]]]
+    assert _outputs(otel_telemetry) == [
+        [{"type": "tool_call", "id": "call-2", "name": "Weather", "arguments": {"city": "Paris"}}],
+    ]
+    assert otel_telemetry.span("chat agent").status.status_code is StatusCode.UNSET
+    run = otel_telemetry.span("invoke_agent bot")
+    assert run.status.status_code is StatusCode.ERROR
+    assert (run.attributes or {})["error.type"] == "StructuredOutputValidationError"
+    assert otel_telemetry.open_spans() == []

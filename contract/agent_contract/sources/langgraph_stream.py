@@ -372,7 +372,7 @@ async def langgraph_events(
     except Exception as error:  # the graph's: it comes out as it is, whatever ours does
         with suppress(Exception):
             await reader.end_bodies(error)
-        for event in reader.drain(reader.finished):  # a request that answered before it
+        for event in reader.drain(reader.finished, error):  # a request that answered before
             yield event
         for event in reader.drain(reader.returned):  # a tool's answer the graph never streamed
             yield event
@@ -600,7 +600,7 @@ class _Reader:
         await body.reader.end_bodies(raised)
         reader = body.reader
         ended = (
-            [*reader.finished(), *reader.returned(), *reader.refused()]
+            [*reader.finished(raised), *reader.returned(), *reader.refused()]
             if raised is not None
             else reader.close()
         )
@@ -852,20 +852,29 @@ class _Reader:
             self.call = _Call(None, run)
             yield from self._end(None)
 
-    def finished(self) -> Iterator[AgentEvent]:
-        """The run failed: the call streaming whose request had ended (the callbacks saw its
-        final message, every chunk read) ends with it, its answer and tokens, as the request
-        did: a node raising after its model answered fails the step and the run, not the call
-        (a request still streaming stays open, cut short by the failure; one that raised
-        fails with the run's error)."""
+    def finished(self, error: BaseException) -> Iterator[AgentEvent]:
+        """The run failed with ``error``: the call streaming whose request had ended (the
+        callbacks saw its final message, every chunk read) ends with it, its answer and tokens,
+        as the request did: a node raising after its model answered fails the step and the
+        run, not the call (a request still streaming stays open, cut short by the failure; one
+        that raised fails with the run's error). A structured answer ``ToolStrategy`` refused
+        without asking again (``error`` is its exception, naming the schema's tools) ran no
+        tool: its calls are no tool calls."""
         call = self.call
         if (
-            call is not None
-            and call.run is not None
-            and call.run not in self.requests.raised
-            and not self._in_flight(call)
+            call is None
+            or call.run is None
+            or call.run in self.requests.raised
+            or self._in_flight(call)
         ):
-            yield from self._end(self._final(call))
+            return
+        final = self._final(call)
+        if type(error).__name__ in _REFUSED:
+            names = getattr(error, "tool_names", None) or [getattr(error, "tool_name", None)]
+            for tool in getattr(final, "tool_calls", None) or ():
+                if isinstance(tool, dict) and tool.get("name") in names and tool.get("id"):
+                    self.carried.add(str(tool["id"]))
+        yield from self._end(final)
 
     def returned(self) -> Iterator[AgentEvent]:
         """The run failed: each call of this run whose tool returned its answer (LangChain's
