@@ -10,8 +10,11 @@ Its stream carries three kinds of event, read by their ``type``:
   (or failed, incomplete) closes it with ``Usage`` and ``LLMCallEnd``. Tool calls, handoffs included
   (``transfer_to_<agent>``), come from the response's ``function_call`` items.
 * ``run_item_stream_event``: ``tool_output`` and ``handoff_occured`` items are the calls'
-  results (``ToolResult`` by ``call_id``); the other items repeat what the raw events said,
-  but for a message item after a turn's results with no response before it: the final
+  results (``ToolResult`` by ``call_id``); a ``tool_called`` item of a tool the provider ran
+  inside the response (a hosted tool: web search, file search, code interpreter, hosted MCP,
+  no result item after it) is that call and at once its result, read from the item, its
+  ``type`` the item's (``gen_ai.tool.type``); the other items repeat what the raw events
+  said, but for a message item after a turn's results with no response before it: the final
   output a ``max_turns`` error handler gave, the run's answer (``MessageFinal``). A run that
   ends on a turn's results (a tool ended it: ``tool_use_behavior``) has the SDK's final
   output, the tools', as its answer (``MessageFinal``, or ``StructuredFinal``).
