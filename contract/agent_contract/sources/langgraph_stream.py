@@ -681,7 +681,7 @@ class _Reader:
                 continue
             self.told.update(f"refused:{i}" for i in ids)
             kind = _REFUSED[len(ids) > 1]
-            yield Error(message="the structured output failed validation", error_type=kind)
+            yield Error(message="the structured answer was refused", error_type=kind)
             self.results = True
 
     def _chunk(self, namespace: Any, meta: Any, message: Any) -> Iterator[AgentEvent]:
