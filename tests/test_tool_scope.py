@@ -949,3 +949,37 @@ async def test_a_nested_runs_call_scoped_after_it_ended_opens_nothing(
     leaves = [attrs for name, attrs, _ in _tools(otel_telemetry) if name == "execute_tool leaf"]
     assert leaves == [{"gen_ai.tool.call.id": "a-leaf"}]
     assert otel_telemetry.open_spans() == []
+
+
+@pytest.mark.parametrize("run_ahead", [False, True], ids=["after_its_event", "before_its_event"])
+async def test_a_body_run_with_other_arguments_records_those_it_ran_with(
+    otel_telemetry: InMemoryTelemetry, run_ahead: bool
+) -> None:
+    """``called_with``: a middleware edited the call's arguments before its body ran. The
+    conventions' ``gen_ai.tool.call.arguments`` is what the tool was called with: those, whether
+    the body starts before the consumer reads the call's event or after; the chat span's output
+    keeps what the model asked."""
+    import json
+
+    async def body() -> None:
+        with tool_scope("a", "add", called_with={"x": 2}):
+            await asyncio.sleep(0)
+
+    async def stream() -> AsyncIterator[Any]:
+        yield LLMCallStart(model="m", provider="openai")
+        task = asyncio.create_task(body())
+        if run_ahead:
+            await task
+        yield _call("a", "add", '{"x": 1}')
+        yield LLMCallEnd(model="m")
+        await task
+        yield ToolResult(tool_call_id="a", name="add", content="3")
+
+    await run_script(otel_telemetry, stream(), agent_name="calc", capture_content=True)
+
+    tool = dict(otel_telemetry.span("execute_tool add").attributes or {})
+    assert json.loads(str(tool["gen_ai.tool.call.arguments"])) == {"x": 2}
+    chat = dict(otel_telemetry.span("chat m").attributes or {})
+    [said] = json.loads(str(chat["gen_ai.output.messages"]))
+    assert [part.get("arguments") for part in said["parts"]] == [{"x": 1}]
+    assert otel_telemetry.open_spans() == []

@@ -34,6 +34,10 @@ A tool that runs on an MCP server says so with ``mcp=McpServer(...)`` (what the 
 of the server: its name, the session, the negotiated protocol version); the tracer records it
 on the tool's span.
 
+A body that runs with other arguments than its call's (a framework's middleware or a reviewer
+edited them) says so with ``called_with=arguments`` beside the call's id: the tracer records
+them as what the tool was called with.
+
 The tool's own exceptions pass through unchanged; a hook that fails costs only the scope.
 
 A framework may run a whole agent inside a tool body, where no consumer of the outer stream
@@ -67,6 +71,7 @@ from typing import Any, Generic, TypeVar
 __all__ = [
     "McpServer",
     "RunHook",
+    "CalledWith",
     "ScopeHook",
     "FrameworkHook",
     "ToolScope",
@@ -92,6 +97,14 @@ class McpServer:
     """The MCP session (streamable HTTP's ``Mcp-Session-Id``); stdio has none."""
     protocol_version: str | None = None
     """The protocol version the session negotiated (``2025-06-18``...)."""
+
+
+@dataclass(frozen=True)
+class CalledWith:
+    """What a scope hook gets as ``arguments`` for a body that runs with other arguments than
+    its call's (``tool_scope(..., called_with=...)``): the ones it runs with."""
+
+    arguments: Any
 
 
 ScopeHook = Callable[
@@ -199,21 +212,30 @@ class _Guarded(ToolScope):
 
 
 def tool_scope(
-    call_id: Any, name: Any = None, arguments: Any = None, *, mcp: McpServer | None = None
+    call_id: Any,
+    name: Any = None,
+    arguments: Any = None,
+    *,
+    mcp: McpServer | None = None,
+    called_with: Any = None,
 ) -> ToolScope:
     """A context manager running its body under the span of tool call ``call_id``.
 
     ``call_id``: the ``ToolCall`` event's id (``None`` when unknown: then ``name`` and
     ``arguments``, a dict or its JSON text, pick the call, see the module docstring); ``name``:
-    the tool's name; ``mcp``: the MCP server the tool runs on. Works as ``with`` around sync
-    code and around ``await``, and as ``async with``; a no-op when no tracer is installed or
-    no run is current.
+    the tool's name; ``mcp``: the MCP server the tool runs on; ``called_with``: with a
+    ``call_id``, the arguments the body runs with when they are not the call's (a framework's
+    middleware or a reviewer edited them): the tracer records them as the call's. Works as
+    ``with`` around sync code and around ``await``, and as ``async with``; a no-op when no
+    tracer is installed or no run is current.
     """
     hooks = _scope_hooks.installed
     if not hooks:
         return _NO_SCOPE
     call_id = call_id if isinstance(call_id, str) and call_id else None
     name = name if isinstance(name, str) and name else None
+    if called_with is not None and call_id is not None:
+        arguments = CalledWith(called_with)
     for hook in hooks:
         try:
             scope = hook(call_id, name, arguments, mcp)

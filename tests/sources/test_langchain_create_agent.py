@@ -344,3 +344,235 @@ async def test_a_retried_tool_raising_out_of_the_run_fails_each_attempt(
     assert run.status.status_code is StatusCode.ERROR
     assert (run.attributes or {}).get("error.type") == "Overloaded"
     assert otel_telemetry.open_spans() == []
+
+
+def _outputs(telemetry: InMemoryTelemetry) -> list[Any]:
+    """Each chat span's output parts (content on), in start order."""
+    chats = sorted((s for s in telemetry.spans() if s.name.startswith("chat")),
+                   key=lambda s: s.start_time or 0)  # fmt: skip
+    return [[part for message in json.loads(str((s.attributes or {})["gen_ai.output.messages"]))
+             for part in message["parts"]] for s in chats]  # fmt: skip
+
+
+@pytest.mark.parametrize("streams", [True, False], ids=["streamed", "whole"])
+async def test_a_tool_strategy_answer_that_failed_validation_fails_its_step(
+    otel_telemetry: InMemoryTelemetry, streams: bool
+) -> None:
+    """``ToolStrategy`` answers a call whose arguments fail the schema with an error result the
+    node writes itself and asks the model again (``handle_errors``' default). The refused answer
+    was a chat span with no output and nothing failed: the model's call of the schema's tool is
+    now its chat span's output (a ``tool_call`` part, no tool span: no tool runs it), its step
+    fails with the class LangChain raises when it does not retry
+    (``StructuredOutputValidationError``), and the retried request is the next step."""
+    from langchain.agents import create_agent
+    from langchain.agents.structured_output import ToolStrategy
+    from opentelemetry.trace import StatusCode
+
+    bad = [("call-2", "Weather", '{"city": "Paris"}')]
+    good = [("call-3", "Weather", '{"city": "Paris", "sky": "sunny"}')]
+    agent = create_agent(model([bad, good], "agent", streams=streams), [lookup()],
+                         response_format=ToolStrategy(Weather))  # fmt: skip
+    await _run(otel_telemetry, agent)
+
+    assert otel_telemetry.outline() == [["invoke_agent bot", [
+        ["step 0", ["chat agent"]], ["step 1", ["chat agent"]],
+    ]]]  # fmt: skip
+    assert _outputs(otel_telemetry) == [
+        [{"type": "tool_call", "id": "call-2", "name": "Weather", "arguments": {"city": "Paris"}}],
+        [{"type": "tool_call", "id": "call-3", "name": "Weather",
+          "arguments": {"city": "Paris", "sky": "sunny"}}],
+    ]  # fmt: skip
+    first = otel_telemetry.span("step 0")
+    assert first.status.status_code is StatusCode.ERROR
+    assert (first.attributes or {})["error.type"] == "StructuredOutputValidationError"
+    assert otel_telemetry.span("step 1").status.status_code is StatusCode.UNSET
+    run = otel_telemetry.span("invoke_agent bot")
+    assert run.status.status_code is StatusCode.UNSET
+    [said] = json.loads(str((run.attributes or {})["gen_ai.output.messages"]))
+    assert said["parts"] == [{"type": "json", "content": {"city": "Paris", "sky": "sunny"}}]
+    assert tokens(otel_telemetry) == 20
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_two_tool_strategy_answers_at_once_fail_their_step_as_multiple(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """Two calls of the schema's tools in one answer: LangChain answers each with an error and
+    asks again; the step fails ``MultipleStructuredOutputsError``, the class it raises when it
+    does not retry, and both calls are the refused chat span's output."""
+    from langchain.agents import create_agent
+    from langchain.agents.structured_output import ToolStrategy
+
+    two = [("call-2", "Weather", '{"city": "Paris", "sky": "sunny"}'),
+           ("call-3", "Weather", '{"city": "Rome", "sky": "grey"}')]  # fmt: skip
+    good = [("call-4", "Weather", '{"city": "Paris", "sky": "sunny"}')]
+    agent = create_agent(model([two, good], "agent"), [lookup()],
+                         response_format=ToolStrategy(Weather))  # fmt: skip
+    await _run(otel_telemetry, agent)
+
+    assert otel_telemetry.outline() == [["invoke_agent bot", [
+        ["step 0", ["chat agent"]], ["step 1", ["chat agent"]],
+    ]]]  # fmt: skip
+    refused, _ = _outputs(otel_telemetry)
+    assert [part["id"] for part in refused] == ["call-2", "call-3"]
+    first = otel_telemetry.span("step 0")
+    assert (first.attributes or {})["error.type"] == "MultipleStructuredOutputsError"
+    assert otel_telemetry.open_spans() == []
+
+
+def _arguments(telemetry: InMemoryTelemetry, name: str) -> list[Any]:
+    """Each ``execute_tool name`` span's arguments (content on), in start order."""
+    calls = sorted((s for s in telemetry.spans() if s.name == f"execute_tool {name}"),
+                   key=lambda s: s.start_time or 0)  # fmt: skip
+    return [json.loads(str((s.attributes or {})["gen_ai.tool.call.arguments"])) for s in calls]
+
+
+async def test_a_call_the_human_in_the_loop_edited_runs_with_the_edited_arguments(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """Resumed with an ``edit`` decision, the tool runs with the reviewer's arguments (the
+    middleware's ``wrap_tool_call`` overrides the request; the model's message keeps its own).
+    The conventions' ``gen_ai.tool.call.arguments`` is what the tool was called with: the
+    resumed call's span had the model's; the chat span's output still says what it asked."""
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import HumanInTheLoopMiddleware
+    from langchain_core.tools import tool
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command
+
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    ran: list[str] = []
+
+    @tool
+    async def guarded(city: str) -> str:
+        """The weather in ``city``."""
+        ran.append(city)
+        return "sunny"
+
+    asks = model([[("call-1", "guarded", '{"city": "Paris"}')], "Sunny in Rome."], "agent")
+    hitl = HumanInTheLoopMiddleware(interrupt_on={"guarded": True})
+    agent = create_agent(asks, [guarded], middleware=[hitl], checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t1"}}
+    await run_script(otel_telemetry, langgraph_events(agent, QUESTION, config), agent_name="bot",
+                     capture_content=True)  # fmt: skip
+    edited = {"type": "edit", "edited_action": {"name": "guarded", "args": {"city": "Rome"}}}
+    resume = Command(resume={"decisions": [edited]})
+    await run_script(otel_telemetry, langgraph_events(agent, resume, config), agent_name="bot",
+                     capture_content=True)  # fmt: skip
+
+    assert ran == ["Rome"]
+    assert _arguments(otel_telemetry, "guarded") == [{"city": "Paris"}, {"city": "Rome"}]
+    asked, _ = _outputs(otel_telemetry)
+    assert asked == [{"type": "tool_call", "id": "call-1", "name": "guarded",
+                      "arguments": {"city": "Paris"}}]  # fmt: skip
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_a_tool_call_a_middleware_overrides_runs_with_its_arguments(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """The class in one run: a ``wrap_tool_call`` middleware handing the tool an overridden
+    request (``request.override(tool_call=...)``, the documented way to change a call's
+    arguments) runs the tool with those; its span records them, not the model's."""
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import wrap_tool_call
+
+    @wrap_tool_call
+    async def to_rome(request: Any, handler: Any) -> Any:
+        edited = {**request.tool_call, "args": {"city": "Rome"}}
+        return await handler(request.override(tool_call=edited))
+
+    agent = create_agent(model([LOOKUP, "It is sunny."], "agent"), [lookup()],
+                         middleware=[to_rome])  # fmt: skip
+    await _run(otel_telemetry, agent)
+
+    assert otel_telemetry.outline() == [["invoke_agent bot", [
+        ["step 0", ["chat agent", "execute_tool lookup"]], ["step 1", ["chat agent"]],
+    ]]]  # fmt: skip
+    assert _arguments(otel_telemetry, "lookup") == [{"city": "Rome"}]
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_a_tool_call_a_middleware_answers_itself_is_one_call_with_that_answer(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A ``wrap_tool_call`` middleware returning its own ``ToolMessage`` (a cache) runs no tool
+    body: still one ``execute_tool`` span, ended with the answer the model gets."""
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import wrap_tool_call
+    from langchain_core.messages import ToolMessage
+
+    @wrap_tool_call
+    async def cached(request: Any, handler: Any) -> Any:
+        call = request.tool_call
+        return ToolMessage(content="cached: sunny", tool_call_id=call["id"], name=call["name"])
+
+    agent = create_agent(model([LOOKUP, "It is sunny."], "agent"), [lookup()],
+                         middleware=[cached])  # fmt: skip
+    await _run(otel_telemetry, agent)
+
+    assert otel_telemetry.outline() == [["invoke_agent bot", [
+        ["step 0", ["chat agent", "execute_tool lookup"]], ["step 1", ["chat agent"]],
+    ]]]  # fmt: skip
+    tool = dict(otel_telemetry.span("execute_tool lookup").attributes or {})
+    assert json.loads(str(tool["gen_ai.tool.call.result"])) == "cached: sunny"
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_a_model_a_middleware_swaps_in_names_its_chat_span(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """Dynamic model selection (``wrap_model_call`` handing ``request.override(model=...)``):
+    each chat span names the model actually called; the run keeps its first call's model."""
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import wrap_model_call
+
+    big = model(["It is sunny."], "big")
+
+    @wrap_model_call
+    async def choose(request: Any, handler: Any) -> Any:
+        after_tools = any(type(m).__name__ == "ToolMessage" for m in request.messages)
+        return await handler(request.override(model=big) if after_tools else request)
+
+    agent = create_agent(model([LOOKUP], "small"), [lookup()], middleware=[choose])
+    await _run(otel_telemetry, agent)
+
+    assert otel_telemetry.outline() == [["invoke_agent bot", [
+        ["step 0", ["chat small", "execute_tool lookup"]], ["step 1", ["chat big"]],
+    ]]]  # fmt: skip
+    assert [(name, response) for name, response, _ in _chat_models(otel_telemetry)] == [
+        ("chat small", "small"), ("chat big", "big"),
+    ]  # fmt: skip
+    run = dict(otel_telemetry.span("invoke_agent bot").attributes or {})
+    assert run["gen_ai.request.model"] == "small"
+    assert otel_telemetry.open_spans() == []
+
+
+@pytest.mark.parametrize("streams", [True, False], ids=["streamed", "whole"])
+async def test_a_tool_strategy_answer_refused_without_a_retry_fails_the_run_and_no_tool(
+    otel_telemetry: InMemoryTelemetry, streams: bool
+) -> None:
+    """``ToolStrategy(handle_errors=False)``: the refused answer raises out of the run
+    (``StructuredOutputValidationError``). The schema tool's call still ran no tool: no
+    ``execute_tool`` span (one was told, failed with the run's error), the call a part of its
+    chat span's output, which answered; the run fails with the class."""
+    from langchain.agents import create_agent
+    from langchain.agents.structured_output import StructuredOutputValidationError, ToolStrategy
+    from opentelemetry.trace import StatusCode
+
+    bad = [("call-2", "Weather", '{"city": "Paris"}')]
+    agent = create_agent(model([bad], "agent", streams=streams), [lookup()],
+                         response_format=ToolStrategy(Weather, handle_errors=False))  # fmt: skip
+    with pytest.raises(StructuredOutputValidationError):
+        await _run(otel_telemetry, agent)
+
+    assert otel_telemetry.outline() == [["invoke_agent bot", [["step 0", ["chat agent"]]]]]
+    assert _outputs(otel_telemetry) == [
+        [{"type": "tool_call", "id": "call-2", "name": "Weather", "arguments": {"city": "Paris"}}],
+    ]
+    assert otel_telemetry.span("chat agent").status.status_code is StatusCode.UNSET
+    run = otel_telemetry.span("invoke_agent bot")
+    assert run.status.status_code is StatusCode.ERROR
+    assert (run.attributes or {})["error.type"] == "StructuredOutputValidationError"
+    assert otel_telemetry.open_spans() == []

@@ -235,3 +235,38 @@ async def test_a_tool_node_retried_by_its_retry_policy_fails_the_attempt_it_retr
     assert (answered.attributes or {})["gen_ai.tool.call.result"] == '"sunny"'
     assert otel_telemetry.span("invoke_agent fb").status.status_code is not StatusCode.ERROR
     assert otel_telemetry.open_spans() == []
+
+
+@pytest.mark.parametrize("depth", [0, 2], ids=["root", "two_sub_graphs_down"])
+async def test_a_node_raising_after_its_request_answered_keeps_that_calls_answer(
+    otel_telemetry: InMemoryTelemetry, depth: int
+) -> None:
+    """A node whose request answered and then raised itself (its own code, after the model):
+    the request ended well, billed, so its chat span ends with its answer and tokens, not failed
+    and cut short by the node's error, which fails the step and the run (also in a sub-graph
+    two levels down, streamed with ``subgraphs=True``)."""
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    chat = _chat(text="hi")
+
+    async def node(state: Any) -> dict[str, Any]:
+        await chat.ainvoke(state["messages"])
+        raise ValueError("the node's own bug")
+
+    graph = _one_node(node)
+    for _ in range(depth):
+        graph = _one_node(graph)
+    with pytest.raises(ValueError, match="own bug"):
+        await run_script(otel_telemetry, langgraph_events(graph, QUESTION), agent_name="fb")
+
+    assert otel_telemetry.outline() == [["invoke_agent fb", [["step 0", ["chat"]]]]]
+    [answered] = _chats(otel_telemetry)
+    attributes = dict(answered.attributes or {})
+    assert answered.status.status_code is StatusCode.UNSET
+    assert "agent_otel.incomplete" not in attributes
+    assert attributes.get("gen_ai.usage.input_tokens") == 10
+    for failed in ("step 0", "invoke_agent fb"):
+        span = otel_telemetry.span(failed)
+        assert span.status.status_code is StatusCode.ERROR
+        assert (span.attributes or {}).get("error.type") == "ValueError"
+    assert otel_telemetry.open_spans() == []

@@ -32,8 +32,9 @@ class OpenScopes:
         arguments: Any = None,
         *,
         mcp: McpServer | None = None,
+        called_with: Any = None,
     ) -> None:
-        scope = tool_scope(call_id, name, arguments, mcp=mcp)
+        scope = tool_scope(call_id, name, arguments, mcp=mcp, called_with=called_with)
         scope.__enter__()
         self._open[key] = scope
 

@@ -27,8 +27,11 @@ where the callbacks did not see the request: a model may set its own ids on its 
   ``response_format``) tells no tool calls: the one carrying its answer runs no tool; the
   graph's ``structured_response`` is the run's answer (``StructuredFinal``). A tool call the
   node that asked for it answers itself, no tool running it (LangChain's ``create_agent`` with
-  ``ToolStrategy``), is no tool call either; a result of a tool the node ran itself (a
-  ``ToolNode`` inside it), handed before the node's update ends its request, is told after it.
+  ``ToolStrategy``), is no tool call either (both stay in the call's output:
+  ``UnrunCallsEnd``); a ``ToolStrategy`` answer the node refused (its error results, no
+  structured response) fails the step, and the model asked again starts the next; a result
+  of a tool the node ran itself (a ``ToolNode`` inside it), handed before the node's update
+  ends its request, is told after it.
 * A request LangGraph keeps out of ``messages`` (tagged ``nostream``: a middleware's summary or
   choice of tools) is told whole from the callbacks once it ended: its messages, answer, usage.
 * A result ``HumanInTheLoopMiddleware`` marks as a human's rejection fails as
@@ -99,6 +102,7 @@ from agent_contract.sources._require import expect, require
 from agent_contract.sources._scoping import OpenScopes
 from agent_contract.sources._stream import UNREADABLE_CHUNK, Sink, told, unreadable
 from agent_contract.sources._structured import structured_final
+from agent_contract.sources._unrun import UnrunCallsEnd
 
 __all__ = ["langgraph_events"]
 
@@ -123,6 +127,9 @@ _PARAMS = {"ls_temperature": "temperature", "ls_max_tokens": "max_tokens", "ls_s
 _NOSTREAM = "nostream"
 # LangChain's ``HumanInTheLoopMiddleware``: the source it marks its answer to a decision with
 _HITL_DECISION = "hitl_interrupt_decision"
+# The exception LangChain's ``ToolStrategy`` raises for a refused structured answer (one call
+# that failed its schema, or several at once) when it does not ask the model again
+_REFUSED = ("StructuredOutputValidationError", "MultipleStructuredOutputsError")
 
 
 class _Call:
@@ -365,6 +372,8 @@ async def langgraph_events(
     except Exception as error:  # the graph's: it comes out as it is, whatever ours does
         with suppress(Exception):
             await reader.end_bodies(error)
+        for event in reader.drain(reader.finished, error):  # a request that answered before
+            yield event
         for event in reader.drain(reader.returned):  # a tool's answer the graph never streamed
             yield event
         for event in reader.drain(reader.refused):  # a request that raised before its chunk
@@ -590,7 +599,11 @@ class _Reader:
         raised = self.requests.errors.pop(call_id, None) or error
         await body.reader.end_bodies(raised)
         reader = body.reader
-        ended = [*reader.returned(), *reader.refused()] if raised is not None else reader.close()
+        ended = (
+            [*reader.finished(raised), *reader.returned(), *reader.refused()]
+            if raised is not None
+            else reader.close()
+        )
         await body.pushed.push(list(ended))
         await body.pushed.end(raised)
 
@@ -641,6 +654,8 @@ class _Reader:
                     yield from self._tool(message)
                 elif kind == "AIMessage" and (ending := self._ends(message)) is not None:
                     yield from self._end(message, ending[0])
+            if self.carried:
+                yield from self._refused(payload)
         if self.call is None and (self.held or self.results_held):
             yield from self._flush()
 
@@ -650,6 +665,24 @@ class _Reader:
         for state in update.values():
             if isinstance(state, dict) and state.get("structured_response") is not None:
                 self.answer = (state["structured_response"],)
+
+    def _refused(self, update: dict[str, Any]) -> Iterator[AgentEvent]:
+        """A node's update answering the structured answer's calls itself with no structured
+        response (``ToolStrategy``'s error results, the model asked again): the answer was
+        refused, a failure of its step, named as LangChain's exception is when it does not
+        retry; the retried request starts the next step."""
+        for state in update.values():
+            messages = state.get("messages") if isinstance(state, dict) else None
+            if not isinstance(messages, (list, tuple)) or state.get("structured_response"):
+                continue
+            ids = [str(m.tool_call_id) for m in messages if type(m).__name__ == "ToolMessage"
+                   and str(m.tool_call_id) in self.carried]  # fmt: skip
+            if not ids or f"refused:{ids[0]}" in self.told:
+                continue
+            self.told.update(f"refused:{i}" for i in ids)
+            kind = _REFUSED[len(ids) > 1]
+            yield Error(message="the structured answer was refused", error_type=kind)
+            self.results = True
 
     def _chunk(self, namespace: Any, meta: Any, message: Any) -> Iterator[AgentEvent]:
         """A streamed chunk: the live call's, a held request's, or a new request's."""
@@ -819,6 +852,30 @@ class _Reader:
             self.call = _Call(None, run)
             yield from self._end(None)
 
+    def finished(self, error: BaseException) -> Iterator[AgentEvent]:
+        """The run failed with ``error``: the call streaming whose request had ended (the
+        callbacks saw its final message, every chunk read) ends with it, its answer and tokens,
+        as the request did: a node raising after its model answered fails the step and the
+        run, not the call (a request still streaming stays open, cut short by the failure; one
+        that raised fails with the run's error). A structured answer ``ToolStrategy`` refused
+        without asking again (``error`` is its exception, naming the schema's tools) ran no
+        tool: its calls are no tool calls."""
+        call = self.call
+        if (
+            call is None
+            or call.run is None
+            or call.run in self.requests.raised
+            or self._in_flight(call)
+        ):
+            return
+        final = self._final(call)
+        if type(error).__name__ in _REFUSED:
+            names = getattr(error, "tool_names", None) or [getattr(error, "tool_name", None)]
+            for tool in getattr(final, "tool_calls", None) or ():
+                if isinstance(tool, dict) and tool.get("name") in names and tool.get("id"):
+                    self.carried.add(str(tool["id"]))
+        yield from self._end(final)
+
     def returned(self) -> Iterator[AgentEvent]:
         """The run failed: each call of this run whose tool returned its answer (LangChain's
         ``on_tool_end``) that the graph never streamed (the node raised after its tool ran) is
@@ -883,9 +940,16 @@ class _Reader:
                 return
             shaped = call.run is not None and call.run in self.requests.shaped
             self.requests.shaped.discard(call.run)
+            unrun: list[ToolCall] = []
             for event in _end(call, message, spent):
                 if isinstance(event, ToolCall) and (shaped or event.id in self.carried):
-                    continue  # the structured answer's carrier: no tool runs it
+                    unrun.append(event)  # the structured answer's carrier: no tool runs it
+                    continue
+                if unrun and type(event) is LLMCallEnd:  # its output still says it was asked
+                    event = UnrunCallsEnd(
+                        model=event.model, finish_reason=event.finish_reason,
+                        response_id=event.response_id, unrun=tuple(unrun),
+                    )  # fmt: skip
                 if isinstance(event, ToolCall) and event.id:
                     self.asked.add(event.id)
                     self.waiting.add(event.id)
@@ -1114,9 +1178,13 @@ def _scoped(config: Any, requests: _Requests, servers: dict[str, McpServer]) -> 
             run, call_id = kwargs.get("run_id"), kwargs.get("tool_call_id")
             if isinstance(call_id, str) and call_id:  # a graph's tool inside another's body
                 requests.ahead(requests.inside.get())
+            # the arguments the tool runs with (LangChain's, injected ones left out): a
+            # ``wrap_tool_call`` middleware may have changed the model's (a reviewer's edit)
+            inputs = kwargs.get("inputs")
             self.scopes.enter(
-                run, call_id, name, mcp=servers.get(name) if isinstance(name, str) else None
-            )
+                run, call_id, name, mcp=servers.get(name) if isinstance(name, str) else None,
+                called_with=inputs if isinstance(inputs, dict) else None,
+            )  # fmt: skip
             if isinstance(call_id, str) and call_id:
                 requests.parents[call_id] = requests.inside.get()
                 requests.tasks[call_id] = _task()

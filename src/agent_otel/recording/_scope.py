@@ -64,6 +64,7 @@ from opentelemetry import context as otel_context
 from opentelemetry.context.context import Context
 from opentelemetry.trace import SpanKind
 
+from agent_contract.scope import CalledWith
 from agent_otel import _attributes as A
 from agent_otel._guard import report
 from agent_otel.standdown._context import tool_body
@@ -189,6 +190,9 @@ class ToolScopes:
         # the body sends it (the SDK imported for an MCP tool, else only once it is loaded;
         # outside the lock: a first import takes a while)
         watch(_TOOL, load=mcp is not None)
+        called = None
+        if type(arguments) is CalledWith:  # the body runs with other arguments: found by id
+            called, arguments = arguments.arguments, None
         with self.lock:
             if not self.live or self.parent is None:
                 return None
@@ -211,6 +215,10 @@ class ToolScopes:
                     with owner.lock:
                         tool = owner.retried(tool)
             parent = owner.parent or self.parent
+            if called is not None and (
+                tool.arguments is None or _parsed(called) != _parsed(tool.arguments)
+            ):
+                tool.called_with(called)
             if mcp is not None:
                 tool.on_mcp_server(
                     getattr(mcp, "name", None),

@@ -104,6 +104,7 @@ class ToolCall:
         "arguments",
         "body_error",
         "call_id",
+        "called",
         "context",
         "count",
         "error_text",
@@ -297,10 +298,20 @@ class ToolCall:
             return failure[1] if coded or error_type in (failure[0], TOOL_ERROR) else error_type
         return TOOL_ERROR if mcp.error else error_type
 
+    def called_with(self, arguments: Any) -> None:
+        """Its body runs with ``arguments``, not the call's (a middleware or a reviewer edited
+        them): the conventions' arguments are what the tool was called with, so the span
+        tells these, whether its event came before or comes after."""
+        self.called = arguments
+        self.capture_arguments(arguments, self.count)
+
     def capture_arguments(self, arguments: Any, count: Count) -> None:
-        """The call's arguments (content capture on; a JSON text is parsed first)."""
+        """The call's arguments, or those its body ran with (content capture on; a JSON text
+        is parsed first)."""
         if self.settings.capture is not None and arguments is not None:
-            value = parse_arguments(arguments, count)
+            # (``called`` is set only by ``called_with``: unset costs a plain call nothing)
+            called = getattr(self, "called", None)
+            value = parse_arguments(arguments if called is None else called, count)
             put(self.settings.capture, self.span, "tool_arguments", A.TOOL_CALL_ARGUMENTS, value)
 
     def record_error(self, kind: str, description: str | None, fatal: bool, time: int) -> None:
