@@ -994,6 +994,61 @@ async def test_a_failed_llama_index_agent_a_tool_body_runs_fails_its_nested_run(
     assert otel_telemetry.open_spans() == []
 
 
+async def test_a_llama_index_tool_body_awaiting_its_nested_agent_is_cancelled_with_the_run(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """The run is closed while a tool body awaits the agent it runs: LlamaIndex tears both
+    workflows down, the inner one's stream never ending. The body gets its ``CancelledError``
+    (the wait for the nested run's end never holds it), and the nested run ends cancelled."""
+    pytest.importorskip("llama_index.core")
+    from llama_index.core.agent.workflow import FunctionAgent
+    from llama_index.core.base.llms.types import ToolCallBlock
+
+    from agent_contract.sources.llama_index_stream import llama_index_events
+
+    from . import _fw_llama_index as fl
+
+    working, cancelled = asyncio.Event(), asyncio.Event()
+
+    async def slow(q: str) -> str:
+        """Work for ever."""
+        working.set()
+        await asyncio.Event().wait()
+        return q
+
+    asks_slow = ToolCallBlock(tool_call_id="w1", tool_name="slow", tool_kwargs={"q": "x"})
+    expert = FunctionAgent(name="expert", tools=[slow],
+                           llm=fl.replies(asks_slow, "done", model="inner"))  # fmt: skip
+
+    async def ask(q: str) -> str:
+        """Ask the expert."""
+        try:
+            return str(await expert.run(user_msg=q))
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    asks = ToolCallBlock(tool_call_id="q1", tool_name="ask", tool_kwargs={"q": "x"})
+    lead = FunctionAgent(name="lead", tools=[ask], llm=fl.replies(asks, "done"))
+    stream = otel_telemetry.wrapper(agent_name="lead")(llama_index_events(lead, "go"))
+    async for event in stream:
+        if type(event).__name__ == "ToolCall":
+            await asyncio.wait_for(working.wait(), 10)
+            break
+    await stream.aclose()
+    await asyncio.wait_for(cancelled.wait(), 10)  # the body was not held
+    for _ in range(100):
+        if not otel_telemetry.open_spans():
+            break
+        await asyncio.sleep(0.05)
+
+    run = otel_telemetry.span("invoke_agent expert")
+    assert (run.attributes or {}).get("agent_otel.end_reason") == "cancelled"
+    assert run.parent is not None
+    assert run.parent.span_id == otel_telemetry.span("execute_tool ask").context.span_id
+    assert otel_telemetry.open_spans() == []
+
+
 async def test_a_llama_index_tool_waiting_for_a_human_is_one_call(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:

@@ -83,8 +83,8 @@ the tool's: the adapter reads its events as they come and keeps them for the han
 handler waits for the nested run's end. Those events the tool forwards into the run's stream
 (``ctx.write_event_to_stream``) were told in the nested run: the run's reader passes over
 them. The span handler notes each workflow agent whose steps run in the run's context, by
-name (``_NAMED``), so a call is told with its own agent's LLM's model and parameters. Needs ``llama-index-core`` (extra
-``llama-index``).
+name (``_NAMED``), so a call is told with its own agent's LLM's model and parameters.
+Needs ``llama-index-core`` (extra ``llama-index``).
 """
 
 from __future__ import annotations
@@ -379,12 +379,28 @@ def _nest(agent: Any, named: dict[str, Any], handler: Any, wrap: Any) -> None:
     reading = asyncio.ensure_future(record())
     _NESTING.add(reading)
     reading.add_done_callback(_NESTING.discard)
+    watching = asyncio.ensure_future(finished())
+    _NESTING.add(watching)
+    watching.add_done_callback(_NESTING.discard)
+
+    def ended(watched: asyncio.Future[Any]) -> None:
+        if watched.cancelled():  # torn down (its caller's run stopped): its stream never ends
+            reading.cancel()
+        else:
+            watched.exception()  # (the application's own await raises it)
+
+    watching.add_done_callback(ended)
 
     async def stop_event_result() -> Any:
         try:
-            return await finished()
-        finally:
-            await asyncio.wait((reading,))  # the nested run has ended (never cancelled here)
+            result = await finished()
+        except asyncio.CancelledError:  # the awaiting body is cancelled: it never waits
+            raise
+        except BaseException:
+            await asyncio.wait((reading,))  # the nested run ended with the failure
+            raise
+        await asyncio.wait((reading,))  # the nested run has ended (never cancelled here)
+        return result
 
     handler.stream_events = copied
     handler.stop_event_result = stop_event_result
