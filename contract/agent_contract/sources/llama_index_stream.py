@@ -368,10 +368,13 @@ def _nest(agent: Any, named: dict[str, Any], handler: Any, wrap: Any) -> None:
             _TAKEN.add(event)  # forwarded into the run's stream, it is passed over there
             yield event
 
+    # wrapped now, before the workflow's steps run: a tool body of its own starting before the
+    # nested run read its call finds the run (its span opens early there)
+    recorded = wrap(_events_of(agent, named, handler, tee.read(), finished, None, own=False))
+
     async def record() -> None:
-        events = _events_of(agent, named, handler, tee.read(), finished, None, own=False)
         try:
-            async for _ in wrap(events):
+            async for _ in recorded:
                 pass
         except Exception:  # the workflow's own failure: recorded, and the application's
             pass
