@@ -843,9 +843,10 @@ async def test_a_llama_index_agents_events_a_tool_forwards_name_its_own_model(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:
     """A tool runs an agent and forwards its events into the run's stream with
-    ``ctx.write_event_to_stream`` (LlamaIndex's way to stream a sub-agent): its model call is
-    the run's, told with its own agent's model. Before, the model was the run's agent's (an
-    agent the run did not know by name: its own agent's LLM was read)."""
+    ``ctx.write_event_to_stream`` (LlamaIndex's way to stream a sub-agent): it is a run nested
+    under the tool's span, its model call told once there (the forwarded copies passed over),
+    with its own agent's model. Before, the model was the run's agent's (an agent the run did
+    not know by name: its own agent's LLM was read)."""
     pytest.importorskip("llama_index.core")
     from llama_index.core.agent.workflow import FunctionAgent
     from llama_index.core.base.llms.types import ToolCallBlock
@@ -869,13 +870,182 @@ async def test_a_llama_index_agents_events_a_tool_forwards_name_its_own_model(
     research.__annotations__["ctx"] = Context  # (this module's annotations are strings)
     asks = ToolCallBlock(tool_call_id="r1", tool_name="research", tool_kwargs={"q": "x"})
     lead = FunctionAgent(name="lead", tools=[research], llm=fl.replies(asks, "Done."))
-    events = await run_script(otel_telemetry, llama_index_events(lead, "Go"), agent_name="lead")
+    await run_script(otel_telemetry, llama_index_events(lead, "Go"), agent_name="lead")
 
     chats = sorted((sp for sp in otel_telemetry.spans() if sp.name.startswith("chat ")),
                    key=lambda sp: sp.start_time or 0)  # fmt: skip
     models = [(sp.attributes or {}).get("gen_ai.request.model") for sp in chats]
     assert models == [fl.MODEL, "inner-model", fl.MODEL]
-    assert [e.name for e in events if isinstance(e, PhaseMarker)] == ["researcher", "lead"]
+    chat = f"chat {fl.MODEL}"
+    researcher = ["invoke_agent researcher", [["step 0", ["chat inner-model"]]]]
+    assert otel_telemetry.outline() == [["invoke_agent lead", [
+        ["step 0", [chat, ["execute_tool research", [researcher]]]], ["step 1", [chat]],
+    ]]]  # fmt: skip
+    assert otel_telemetry.open_spans() == []
+
+
+def _llama_index_expert(fail: bool) -> Any:
+    """A ``FunctionAgent`` ``expert`` on LlamaIndex's mock LLM (model ``inner``): it calls
+    ``add`` (``s.TURNS[0]``'s usage in the raw OpenAI chunk), then answers ``3`` (turn 1's);
+    ``fail``: its second request raises ``Overloaded`` before any chunk."""
+    from llama_index.core.agent.workflow import FunctionAgent
+    from llama_index.core.base.llms.types import ChatMessage, ChatResponse, ToolCallBlock
+
+    from . import _fw_llama_index as fl
+    from . import _script as s
+
+    async def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    async def stream(turn: int) -> AsyncIterator[Any]:
+        if fail and turn:
+            raise s.Overloaded("overloaded")
+        text = "3" if turn else ""
+        message = ChatMessage(role="assistant", content=text)
+        if not turn:
+            message.blocks.append(ToolCallBlock(tool_call_id="a1", tool_name="add",
+                                                tool_kwargs={"a": 1, "b": 2}))  # fmt: skip
+        yield ChatResponse(message=message, delta=text, raw=fl.chunk(turn, content=text))
+        yield ChatResponse(message=message, delta="", raw=fl.chunk(turn))  # usage
+
+    return FunctionAgent(name="expert", tools=[add], llm=fl._mock_llm("inner", stream))
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["awaited", "streamed"])
+async def test_a_llama_index_agent_a_tool_body_runs_is_a_run_nested_under_its_call(
+    otel_telemetry: InMemoryTelemetry, streamed: bool
+) -> None:
+    """A ``FunctionTool`` whose function runs an agent itself (``await expert.run(q)``, its
+    handler's events streamed by the tool or not): that agent was nowhere in the trace, its
+    calls and tokens lost. It is a run of its own under the tool's ``execute_tool`` span, with
+    its steps, calls, tokens (once) and tool; the handler's events still reach the tool whole."""
+    pytest.importorskip("llama_index.core")
+    from llama_index.core.agent.workflow import FunctionAgent
+    from llama_index.core.base.llms.types import ToolCallBlock
+
+    from agent_contract.sources.llama_index_stream import llama_index_events
+
+    from . import _fw_llama_index as fl
+    from . import _script as s
+
+    expert = _llama_index_expert(fail=False)
+    seen: list[str] = []
+
+    async def ask(q: str) -> str:
+        """Ask the expert."""
+        handler = expert.run(user_msg=q)
+        if streamed:
+            seen.extend([type(event).__name__ async for event in handler.stream_events()])
+        return str(await handler)
+
+    asks = ToolCallBlock(tool_call_id="q1", tool_name="ask", tool_kwargs={"q": "1+2?"})
+    lead = FunctionAgent(name="lead", tools=[ask], llm=fl.replies(asks, "It is 3."))
+    await run_script(otel_telemetry, llama_index_events(lead, "1+2?"), agent_name="lead")
+
+    chat = f"chat {fl.MODEL}"
+    nested = ["invoke_agent expert", [["step 0", ["chat inner", "execute_tool add"]],
+                                      ["step 1", ["chat inner"]]]]  # fmt: skip
+    assert otel_telemetry.outline() == [["invoke_agent lead", [
+        ["step 0", [chat, ["execute_tool ask", [nested]]]], ["step 1", [chat]],
+    ]]]  # fmt: skip
+    assert tokens(otel_telemetry) == s.TURNS[0].input + s.TURNS[1].input  # the expert's, once
+    if streamed:  # the tool's own reading of the handler lost nothing
+        assert seen.count("AgentOutput") == 2 and seen[-1] == "StopEvent"
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_a_failed_llama_index_agent_a_tool_body_runs_fails_its_nested_run(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """The agent a tool body runs fails (its model raises): its nested run fails with that
+    exception's class, and the tool's call too (LlamaIndex catches the tool's exception); the
+    tool body gets the exception as the same object."""
+    pytest.importorskip("llama_index.core")
+    from llama_index.core.agent.workflow import FunctionAgent
+    from llama_index.core.base.llms.types import ToolCallBlock
+
+    from agent_contract.sources.llama_index_stream import llama_index_events
+
+    from . import _fw_llama_index as fl
+    from . import _script as s
+
+    expert = _llama_index_expert(fail=True)
+    raised: list[BaseException] = []
+
+    async def ask(q: str) -> str:
+        """Ask the expert."""
+        try:
+            return str(await expert.run(user_msg=q))
+        except Exception as error:
+            raised.append(error)
+            raise
+
+    asks = ToolCallBlock(tool_call_id="q1", tool_name="ask", tool_kwargs={"q": "1+2?"})
+    lead = FunctionAgent(name="lead", tools=[ask], llm=fl.replies(asks, "No answer."))
+    await run_script(otel_telemetry, llama_index_events(lead, "1+2?"), agent_name="lead")
+
+    assert [type(e) for e in raised] == [s.Overloaded]
+    run = otel_telemetry.span("invoke_agent expert")
+    call = otel_telemetry.span("execute_tool ask")
+    assert run.parent is not None and run.parent.span_id == call.context.span_id
+    assert (run.attributes or {}).get("error.type") == "Overloaded"
+    assert (call.attributes or {}).get("error.type") == "Overloaded"
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_a_llama_index_tool_body_awaiting_its_nested_agent_is_cancelled_with_the_run(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """The run is closed while a tool body awaits the agent it runs: LlamaIndex tears both
+    workflows down, the inner one's stream never ending. The body gets its ``CancelledError``
+    (the wait for the nested run's end never holds it), and the nested run ends cancelled."""
+    pytest.importorskip("llama_index.core")
+    from llama_index.core.agent.workflow import FunctionAgent
+    from llama_index.core.base.llms.types import ToolCallBlock
+
+    from agent_contract.sources.llama_index_stream import llama_index_events
+
+    from . import _fw_llama_index as fl
+
+    working, cancelled = asyncio.Event(), asyncio.Event()
+
+    async def slow(q: str) -> str:
+        """Work for ever."""
+        working.set()
+        await asyncio.Event().wait()
+        return q
+
+    asks_slow = ToolCallBlock(tool_call_id="w1", tool_name="slow", tool_kwargs={"q": "x"})
+    expert = FunctionAgent(name="expert", tools=[slow],
+                           llm=fl.replies(asks_slow, "done", model="inner"))  # fmt: skip
+
+    async def ask(q: str) -> str:
+        """Ask the expert."""
+        try:
+            return str(await expert.run(user_msg=q))
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    asks = ToolCallBlock(tool_call_id="q1", tool_name="ask", tool_kwargs={"q": "x"})
+    lead = FunctionAgent(name="lead", tools=[ask], llm=fl.replies(asks, "done"))
+    stream = otel_telemetry.wrapper(agent_name="lead")(llama_index_events(lead, "go"))
+    async for event in stream:
+        if type(event).__name__ == "ToolCall":
+            await asyncio.wait_for(working.wait(), 10)
+            break
+    await stream.aclose()
+    await asyncio.wait_for(cancelled.wait(), 10)  # the body was not held
+    for _ in range(100):
+        if not otel_telemetry.open_spans():
+            break
+        await asyncio.sleep(0.05)
+
+    run = otel_telemetry.span("invoke_agent expert")
+    assert (run.attributes or {}).get("agent_otel.end_reason") == "cancelled"
+    assert run.parent is not None
+    assert run.parent.span_id == otel_telemetry.span("execute_tool ask").context.span_id
     assert otel_telemetry.open_spans() == []
 
 

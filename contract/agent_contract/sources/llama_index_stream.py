@@ -74,18 +74,26 @@ MCP tools.
 ``PhaseMarker`` naming the next agent. A handoff the workflow refuses (its ``handoff`` tool
 returns its own text, raising nothing) is a failed call: ``agent_not_found`` for an agent
 the workflow lacks, ``handoff_not_allowed`` for one not in the agent's ``can_handoff_to``.
-An agent a tool runs whose events it forwards into the run's stream
-(``ctx.write_event_to_stream``) names itself in them only: the span handler notes each
-workflow agent whose steps run in the run's context, by name (``_NAMED``), so its calls are
-told with its own LLM's model and parameters. Needs ``llama-index-core`` (extra
-``llama-index``).
+A workflow (an agent) a tool's body starts itself (``await expert.run(q)``) is that call's
+work: ``Workflow.run``, set once on the class (``_nest_started``), records it as a run nested
+under the tool's span (``agent_contract.scope.nested_run``), only in a tool body of a run
+here and with a tracer claiming it; anywhere else ``run`` is LlamaIndex's. Its handler stays
+the tool's: the adapter reads its events as they come and keeps them for the handler's
+``stream_events()`` (``Tee``: the workflow's internal events are not kept), and awaiting the
+handler waits for the nested run's end. Those events the tool forwards into the run's stream
+(``ctx.write_event_to_stream``) were told in the nested run: the run's reader passes over
+them. The span handler notes each workflow agent whose steps run in the run's context, by
+name (``_NAMED``), so a call is told with its own agent's LLM's model and parameters.
+Needs ``llama-index-core`` (extra ``llama-index``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
-from collections.abc import AsyncIterator, Callable, Iterator
+import functools
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import suppress
 from typing import Any
 
 from agent_contract.agent.events import MessageFinal, StreamEvent
@@ -101,16 +109,18 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
-from agent_contract.scope import McpServer, framework_started
+from agent_contract.scope import McpServer, framework_started, nested_run
 from agent_contract.sources._arguments import tool_call
 from agent_contract.sources._failure import Error as ContentError
 from agent_contract.sources._failure import cancelled_run, error_name, failed_result
 from agent_contract.sources._history import call_start, llama_index_messages
 from agent_contract.sources._mcp import server_of
+from agent_contract.sources._nested import Taken
 from agent_contract.sources._raw_usage import get, usage_from_raw
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._scoping import OpenScopes
 from agent_contract.sources._stream import Sink, read_events, told
+from agent_contract.sources._tee import Tee
 
 __all__ = ["llama_index_events"]
 
@@ -143,32 +153,58 @@ async def llama_index_events(
         agent, "llama_index_events", "a LlamaIndex agent workflow", "run", "add_step", hint=_HINT
     )
     _install_scopes()
-    # the workflow's tasks, made in ``run``, copy the context: the servers go with them only
+    handler, named = _launch(agent, lambda: agent.run(user_msg=user_msg, **run))
+    if on_handler is not None:
+        on_handler(handler)
+    async for out in _events_of(agent, named, handler, handler.stream_events(), lambda: handler,
+                                sink, own=True):  # fmt: skip
+        yield out
+
+
+def _launch(agent: Any, start: Callable[[], Any]) -> tuple[Any, dict[str, Any]]:
+    """``start()`` (the call of ``agent.run``) with what the workflow's tasks, made there, copy
+    from the context: the MCP servers of its tools, the workflows streamed, the agents it
+    names; never a tool body's (``_IN_BODY``). Its handler and the agents noted by name."""
     token = _SERVERS.set(_mcp_servers(agent))
     own = _STREAMED.set((*_STREAMED.get(), agent))
     named: dict[str, Any] = {}
     noting = _NAMED.set(named)
+    body = _IN_BODY.set(False)
     try:
-        handler = agent.run(user_msg=user_msg, **run)
+        return start(), named
     finally:
+        _IN_BODY.reset(body)
         _NAMED.reset(noting)
         _STREAMED.reset(own)
         _SERVERS.reset(token)
-    if on_handler is not None:
-        on_handler(handler)
+
+
+async def _events_of(
+    agent: Any,
+    named: dict[str, Any],
+    handler: Any,
+    items: AsyncIterator[Any],
+    finished: Callable[[], Awaitable[Any]],
+    sink: Sink | None,
+    *,
+    own: bool,
+) -> AsyncIterator[AgentEvent | StreamEvent]:
+    """The events of the run ``handler`` handles, read from its stream ``items``; awaits
+    ``finished()`` after them (a failed run ends its stream quietly: its exception comes out
+    there). ``own``: the run is this stream's, cancelled when the stream stops early."""
     reader = _Reader(agent, named)
     try:
-        async for out in read_events(handler.stream_events(), reader.feed, sink):
+        async for out in read_events(items, reader.feed, sink):
             yield out
         for out in told(reader.finish):
             yield out
-        await handler  # a failed run ends its stream quietly: its exception comes out here
+        await finished()
     except Exception as error:
         if type(error).__name__ == "WorkflowCancelledByUser":  # handler.cancel_run(): told
             yield cancelled_run("cancel_run()")
         raise
     finally:
-        if not handler.is_done():
+        if own and not handler.is_done():
             stopping = asyncio.ensure_future(handler.cancel_run())
             _STOPPING.add(stopping)
             stopping.add_done_callback(_STOPPING.discard)
@@ -189,6 +225,15 @@ _NAMED: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
 )
 """The workflow agents whose steps ran in a run's context (its own, and agents its steps run:
 their events may be forwarded into its stream), by name, the first of a name kept."""
+_IN_BODY: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "agent_contract_llama_index_tool_body", default=False
+)
+"""Set while a tool body of a run here runs (its step's scope is entered): a workflow started
+there is that call's work, a nested run (``_nest_started``)."""
+_TAKEN = Taken()
+"""The events of a nested run's workflow that its application read (``Tee.copy``): forwarded
+into the run's stream (``ctx.write_event_to_stream``), the outer reader passes over them."""
+_NESTING: set[asyncio.Future[Any]] = set()  # nested runs being read, kept until they end
 _MCP_TOOL = "McpToolSpec._create_tool_fn.<locals>.async_tool_fn"
 
 
@@ -250,6 +295,14 @@ def _install_scopes() -> None:
     from llama_index_instrumentation.span_handlers import BaseSpanHandler
 
     scopes = OpenScopes()
+    bodies: dict[str, contextvars.Token[bool]] = {}
+
+    def leave(id_: str) -> None:
+        scopes.exit(id_)
+        token = bodies.pop(id_, None)
+        if token is not None:
+            with suppress(ValueError):  # left in another context: its flag goes with it
+                _IN_BODY.reset(token)
 
     class ToolScopes(BaseSpanHandler[Any]):
         def new_span(self, id_: str, bound_args: Any, *args: Any, **kwargs: Any) -> Any:
@@ -260,18 +313,100 @@ def _install_scopes() -> None:
                     name = value.tool_name
                     mcp = (_SERVERS.get() or {}).get(name) if isinstance(name, str) else None
                     scopes.enter(id_, getattr(value, "tool_id", None), name, mcp=mcp)
+                    bodies[id_] = _IN_BODY.set(True)
                     break
             return None  # nothing for the dispatcher to keep
 
         def prepare_to_exit_span(self, id_: str, *args: Any, **kwargs: Any) -> Any:
-            scopes.exit(id_)
+            leave(id_)
             return None
 
         def prepare_to_drop_span(self, id_: str, *args: Any, **kwargs: Any) -> Any:
-            scopes.exit(id_)
+            leave(id_)
             return None
 
     get_dispatcher().add_span_handler(ToolScopes())
+    _nest_started()
+
+
+def _nest_started() -> None:
+    """Make ``Workflow.run`` record a workflow (an agent) a tool body starts itself (``await
+    expert.run(q)``) as a run nested under the tool's span: only in a tool body of a run here
+    (``_IN_BODY``) with a tracer claiming it (``nested_run``). Its handler stays the
+    application's: its events are read as they come and kept for its ``stream_events()``
+    (``Tee``), and awaiting it waits for the nested run's end. Set once, on the class;
+    anywhere else ``run`` is LlamaIndex's."""
+    Workflow = require("llama_index.core.workflow", "Workflow")
+    original = Workflow.run
+    if getattr(original, "_agent_contract_nesting", False):
+        return
+
+    @functools.wraps(original)
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not _IN_BODY.get():
+            return original(self, *args, **kwargs)
+        wrap = nested_run(getattr(self, "name", None))
+        if wrap is None:
+            return original(self, *args, **kwargs)
+        handler, named = _launch(self, lambda: original(self, *args, **kwargs))
+        with suppress(Exception):  # a handler of another shape: the run goes on untraced
+            _nest(self, named, handler, wrap)
+        return handler
+
+    run._agent_contract_nesting = True  # type: ignore[attr-defined]
+    Workflow.run = run
+
+
+def _nest(agent: Any, named: dict[str, Any], handler: Any, wrap: Any) -> None:
+    """Record the run ``handler`` handles through ``wrap`` (a nested run) in a task of the
+    tool body's context, its events kept for the handler's own ``stream_events()``."""
+    stream, finished = handler.stream_events, handler.stop_event_result
+    tee = Tee(stream())
+
+    async def copied(*args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        async for event in tee.copy():  # (the workflow's internal events are not kept)
+            _TAKEN.add(event)  # forwarded into the run's stream, it is passed over there
+            yield event
+
+    # wrapped now, before the workflow's steps run: a tool body of its own starting before the
+    # nested run read its call finds the run (its span opens early there)
+    recorded = wrap(_events_of(agent, named, handler, tee.read(), finished, None, own=False))
+
+    async def record() -> None:
+        try:
+            async for _ in recorded:
+                pass
+        except Exception:  # the workflow's own failure: recorded, and the application's
+            pass
+
+    reading = asyncio.ensure_future(record())
+    _NESTING.add(reading)
+    reading.add_done_callback(_NESTING.discard)
+    watching = asyncio.ensure_future(finished())
+    _NESTING.add(watching)
+    watching.add_done_callback(_NESTING.discard)
+
+    def ended(watched: asyncio.Future[Any]) -> None:
+        if watched.cancelled():  # torn down (its caller's run stopped): its stream never ends
+            reading.cancel()
+        else:
+            watched.exception()  # (the application's own await raises it)
+
+    watching.add_done_callback(ended)
+
+    async def stop_event_result() -> Any:
+        try:
+            result = await finished()
+        except asyncio.CancelledError:  # the awaiting body is cancelled: it never waits
+            raise
+        except BaseException:
+            await asyncio.wait((reading,))  # the nested run ended with the failure
+            raise
+        await asyncio.wait((reading,))  # the nested run has ended (never cancelled here)
+        return result
+
+    handler.stream_events = copied
+    handler.stop_event_result = stop_event_result
 
 
 # A workflow agent's output for a call to a tool it lacks (``BaseWorkflowAgent``,
@@ -312,6 +447,8 @@ class _Reader:
         self.said: str | None = None  # the last output's text as it was written
 
     def feed(self, event: Any) -> Iterator[AgentEvent | StreamEvent]:
+        if _TAKEN and _TAKEN.take(event):  # a nested run's event, forwarded: told there
+            return
         kind = type(event).__name__
         if kind == "AgentStream":
             if not self.calling:  # a request with no input event (early stopping's: module doc)
