@@ -400,6 +400,38 @@ def test_a_key_in_fullwidth_characters_is_found_and_prose_in_other_scripts_kept(
         assert Scrubber().text(prose) == prose
 
 
+INVISIBLE = "\u200b\u200c\u200d\u2060\u00ad\ufeff\u202e\u2066"
+
+
+@pytest.mark.parametrize("invisible", INVISIBLE)
+@pytest.mark.parametrize("detector", ["openai_api_key", "github_token", "jwt", "aws_access_key_id"])
+def test_a_key_with_characters_drawn_as_nothing_inside_is_still_replaced(
+    detector: str, invisible: str
+) -> None:
+    """A key pasted from a chat or a rich-text page, or written to slip past a filter, can carry
+    a zero-width space, a joiner, a soft hyphen or a bidirectional mark inside it: it reads the
+    same, and a copy of it from the export works once they are taken out, but it matched no
+    detector and went out whole. It is read without them now, and they go with it."""
+    key = F[detector]
+    hidden = key[:6] + invisible + key[6:12] + invisible * 2 + key[12:]
+    out = Scrubber().text(f"use {hidden} now{invisible}")
+    assert out == f"use [REDACTED:{detector} len={len(hidden)}] now{invisible}"
+    assert Scrubber().text(out) == out
+    label = f"pass{invisible}word={PASSWORD}"  # in a label too
+    assert_scrubbed(Scrubber().text(label), PASSWORD, "key_value")
+
+
+def test_text_that_joins_with_invisible_characters_is_kept() -> None:
+    """Emoji sequences, Persian and Hindi words and soft-hyphenated prose use these
+    characters as they are meant: nothing there is a key."""
+    for prose in (
+        "\U0001f468\u200d\U0001f469\u200d\U0001f467 family, \u2764\ufe0f\u200d\U0001f525",
+        "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645 \u0915\u094d\u200d\u0937",
+        "hyphen\u00adation of a very\u00adlong\u00adword and \ufeffa byte order mark",
+    ):
+        assert Scrubber().text(prose) == prose
+
+
 @pytest.mark.parametrize(
     "text",
     ["redis-cli -a Zq9xH2", "sqlcmd -P Zq9xH2ab", "ldapsearch -w Zq9xH2", "htpasswd -nb u Zq9xH2"],

@@ -169,20 +169,48 @@ _LOOKALIKES = {
     **dict(zip(_CYRILLIC + _CYRILLIC_UPPER, "aeopcsijxyABEKMHOPCSIJTX", strict=True)),
 }
 _FOLD = str.maketrans(_LOOKALIKES)
-_LOOKALIKE = re.compile("[" + "".join(sorted(_LOOKALIKES)) + "]")
+# Characters drawn as nothing (Unicode's format characters a key can carry unseen): a soft
+# hyphen, the zero-width space, joiners and non-joiner, the word joiner and invisible
+# operators, the byte order mark, and the bidirectional marks, embeddings and isolates (a
+# key pasted from a chat or a rich-text page, or typed in to slip past a filter). Read
+# without them, each taken with the character after it.
+_INVISIBLE = "\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
+_HIDDEN = re.compile(f"[{_INVISIBLE}]")
+_LOOKALIKE = re.compile(
+    f"[{_INVISIBLE}]+(?:.|\\Z)|[" + "".join(sorted(_LOOKALIKES)) + "]", re.DOTALL
+)
 
 
 def lookalike_view(text: str) -> View | None:
-    """``text`` with each look-alike character read as the ASCII one it is drawn as; None for
-    an ASCII text or one without any. A C-speed translation decides; the positions are one
-    regex pass: linear."""
+    """``text`` with each look-alike character read as the ASCII one it is drawn as, and
+    without the characters drawn as nothing; None for an ASCII text or one without any. A
+    C-speed translation and search decide; the positions are one regex pass: linear."""
     if text.isascii():
         return None
     folded = text.translate(_FOLD)
-    if folded == text:
-        return None
-    positions = [found.start() for found in _LOOKALIKE.finditer(text)]
-    return View(folded, positions, positions, [at + 1 for at in positions], None)
+    if _HIDDEN.search(text) is None:
+        if folded == text:
+            return None
+        positions = [found.start() for found in _LOOKALIKE.finditer(text)]
+        return View(folded, positions, positions, [at + 1 for at in positions], None)
+    parts: list[str] = []
+    positions, starts, ends = [], [], []
+    kept = length = 0
+    for found in _LOOKALIKE.finditer(text):
+        start, end = found.span()
+        shown = folded[end - 1] if not _HIDDEN.match(text, end - 1) else ""
+        parts.append(folded[kept:start])
+        length += start - kept
+        kept = end
+        if not shown:  # invisible to the text's end: nothing follows to map
+            continue
+        parts.append(shown)
+        positions.append(length)
+        starts.append(start)
+        ends.append(end)
+        length += 1
+    parts.append(folded[kept:])
+    return View("".join(parts), positions, starts, ends, None)
 
 
 BASE64_OPENINGS = ("eyJ", "ewog", "ewoJ", "ew0K", "LS0tLS1CRUdJTi")
