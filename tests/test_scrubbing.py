@@ -198,6 +198,7 @@ def context_fakes() -> dict[str, tuple[str, str]]:
     sas = chars(40, ALNUM) + "%3D"
     signature = hashlib.sha256(RNG.randbytes(8)).hexdigest()
     session = "IQoJb3JpZ2luX2VjE" + chars(120) + "%2F" + chars(40)
+    secret_data = base64.b64encode(chars(12).encode()).decode()
     telegram = chars(35, ALNUM + "_-")
     at = "Zq@" + chars(10)  # a password written into a URL with its "@" unescaped
     legacy = str(uuid.UUID(int=RNG.getrandbits(128)))
@@ -327,6 +328,11 @@ def context_fakes() -> dict[str, tuple[str, str]]:
         # the same login as a setting whose name says it is one
         "command_line/login_setting": (f"DB_LOGIN=scott/{password}@db.internal", password),
         "command_line/dsn_field": ('{"dsn": "hr/swordfish@orclpdb", "pool": 4}', "swordfish"),
+        # a Kubernetes Secret's data, whatever its keys' names: base64 as YAML writes it
+        "kubernetes_secret": (
+            f"kind: Secret\ntype: Opaque\ndata:\n  config: {secret_data}\n",
+            secret_data,
+        ),
         "command_line/oracle_connect": (
             f"oracledb.connect('scott/{password}@db.example.com/orclpdb1')",
             password,
@@ -1131,6 +1137,9 @@ HOSTILE = [
     "_auth=YWI6" + "a" * 30, "a:5432:a:a:", "\na:*:a:a:a", "a:5432:", "LS0tLS1CRUdJTi",
     "LS0tLS1CRUdJTiA\n", "LS0tLS1CRUdJTiA\r\n\n",
     "password is A1!", "password was a", "db_login=a/", "dsn: a/b@", "login=a/b@1", "conn=a/b@a",
+    # a Kubernetes Secret's data: blocks, documents, values folded on, objects never closed
+    "kind: Secret\ndata:\n", "kind: Secret\n---\ndata:\n a: b\n", " data:\n  a: |\n   b\n",
+    'kind: Secret "data": {"a": "', "kind: Secret\n  " + "a" * 300 + "\n",
 ]  # fmt: skip
 
 

@@ -441,3 +441,95 @@ def test_a_short_command_with_a_clients_flag_loses_its_password(text: str) -> No
     short tool argument skipped every detector and went out whole."""
     out = Scrubber().text(text)
     assert_scrubbed(out, "Zq9xH2", "command_line")
+
+
+# --- a Kubernetes Secret: secrets by its kind, whatever their keys' names ------------------------
+SECRET_VALUES = (
+    base64.b64encode(b"Zq9xHunter2Abc").decode(),  # data: base64, no format of its own
+    base64.b64encode(b'{"auths": {"r.example": {"auth": "x"}}}').decode(),
+    "mongodb://app:letmein@db",  # stringData: as it is
+)
+MANIFEST = """apiVersion: v1
+kind: Secret
+metadata:
+  name: app-secrets
+  labels: {{app: web}}
+type: Opaque
+data:
+  config: {0}
+  .dockerconfigjson: "{1}"
+  ca.bundle: |
+    {0}
+    {1}
+stringData:
+  uri: {2}
+---
+apiVersion: v1
+kind: ConfigMap
+data:
+  color: blue
+"""
+
+
+def test_the_values_of_a_secret_manifests_data_are_replaced_whatever_their_names() -> None:
+    """A Secret's ``data`` holds base64 (``cGFzc3dvcmQ=``), which no detector reads as a
+    credential, under names that say nothing (``config``, ``.dockerconfigjson``): a manifest
+    a tool read or printed (``kubectl get secret -o yaml``) went out with them. Every value of
+    its ``data`` and ``stringData`` is a secret now, its keys and the rest of the manifest
+    kept, and another document's data (a ConfigMap's) too."""
+    out = Scrubber().text(MANIFEST.format(*SECRET_VALUES))
+    for value in SECRET_VALUES:
+        assert_scrubbed(out, value, "kubernetes_secret")
+    for kept in (
+        "name: app-secrets",
+        "config: [",
+        '.dockerconfigjson: "[',
+        "uri: [",
+        "color: blue",
+    ):
+        assert kept in out
+    config, tls_key = SECRET_VALUES[:2]
+    as_json = (
+        f'{{"apiVersion": "v1", "data": {{"config": "{config}", "tls.key": "{tls_key}"}}, '
+        '"kind": "Secret", "metadata": {"name": "app-secrets"}}'
+    )
+    for text in (as_json, as_json.replace('"', "'")):  # kubectl's JSON, a dict's repr
+        out = Scrubber().text(f"kubectl said: {text}")
+        assert_scrubbed(out, SECRET_VALUES[0], "kubernetes_secret")
+        assert_scrubbed(out, SECRET_VALUES[1])
+        assert "app-secrets" in out and "tls.key" in out
+    for text in (MANIFEST.format(*SECRET_VALUES), as_json):
+        assert Scrubber().text(Scrubber().text(text)) == Scrubber().text(text)
+
+
+def test_a_secret_object_in_structured_content_loses_its_data_values() -> None:
+    """The same Secret as a tool's result (a client's ``to_dict()``, parsed JSON): its data's
+    values went out; they are replaced now, its metadata and another kind's data kept."""
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "app-secrets"},
+        "data": {"config": SECRET_VALUES[0], "ca.bundle": SECRET_VALUES[1]},
+        "stringData": {"uri": SECRET_VALUES[2]},
+    }
+    listed = {"kind": "List", "items": [secret, {"kind": "ConfigMap", "data": {"color": "blue"}}]}
+    out = Scrubber().value(listed)
+    text = str(out)
+    for value in SECRET_VALUES:
+        assert_scrubbed(text, value)
+    assert out["items"][0]["metadata"] == {"name": "app-secrets"}
+    assert out["items"][0]["data"]["config"] == f"[REDACTED:key_name len={len(SECRET_VALUES[0])}]"
+    assert out["items"][1] == {"kind": "ConfigMap", "data": {"color": "blue"}}
+    assert Scrubber().tree(secret)["data"] == out["items"][0]["data"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "kind: ConfigMap\ndata:\n  color: blue\n  api_url: https://api.example.com\n",
+        "kind: SealedSecret\nspec:\n  encryptedData:\n    config: AgBy3i4OJSWK+PXeaz\n",
+        "a Secret's data: is base64; kind: Secret objects hold data: maps",
+    ],
+)
+def test_data_of_other_kinds_and_prose_about_secrets_is_kept(text: str) -> None:
+    assert Scrubber().text(text) == text

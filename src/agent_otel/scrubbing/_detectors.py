@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from ._keys import JOIN, PROSE_JOIN, text_names
+from ._manifest import KIND, KUBERNETES_SECRET, secret_data_spans
 
 Check = Callable[[str], bool]
 PRIVATE_KEY = "private_key"
@@ -59,6 +60,8 @@ class Detector:
             return private_key_spans(self.pattern, text)
         if self.name == JWT:
             return jwt_spans(self.pattern, text)
+        if self.name == KUBERNETES_SECRET:
+            return secret_data_spans(text)
         out = []
         check = self.check
         only = self.checked
@@ -697,6 +700,8 @@ BUILT_IN: tuple[Detector, ...] = (
         _rx(r"[sr]k_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9]{24,}"),
         ("sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_"),
     ),
+    # every value of a Kubernetes Secret's data and stringData, in a text that holds its kind
+    Detector(KUBERNETES_SECRET, KIND, ("secret",)),
     Detector(JWT, _rx(r"\.eyJ[A-Za-z0-9_-]{8,}(?=\.)"), ("eyj",)),
     Detector(
         "url_credentials",
