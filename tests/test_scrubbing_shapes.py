@@ -176,6 +176,39 @@ def test_a_label_in_prose_keeps_its_words(text: str) -> None:
     assert Scrubber().text(text) == text
 
 
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("my api key is {}", "abcdefghijklmnopqrstuv"),
+        ("My Mistral API key is {}.", "QwZxKjVbNmRtPlKjHgFdSwEr"),
+        ("the access token was set to '{}' yesterday", "XKCDQZJWVBPLMFGHYTRSNKQW"),
+        ("Incorrect API key provided: {}", "jfkwqpzmvxbnqlrtyghcwdkp"),
+    ],
+)
+def test_a_key_of_letters_alone_after_its_label_in_prose_is_replaced(text: str, key: str) -> None:
+    """A key with no prefix of its own that drew no digit (letters alone, which 20 random
+    letters and digits draw about once in a hundred keys, and a tester or a user writes) went
+    out whole after its label in prose: letters alone were kept as a name. Letters drawn at
+    random are told from a name or words run together by which letters they are."""
+    out = Scrubber().text(text.format(key))
+    assert_scrubbed(out, key, "key_value")
+    assert out.startswith(text.partition("{}")[0])
+    assert Scrubber().text(out) == out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the api key is internationalization; the api key is AzureKeyVaultSecretName",
+        "set your api key via AgentSettingsFromEnvironment, the token was ThisIsAVeryLongName",
+        "the api key is missingfromtheenvironment; the secret is GLKEffectPropertyFogColor",
+        "the access token is MMMMMMMMVMMMMMMMMMMMMMMMXM and the api key is TRANSFORMERSCACHE",
+    ],
+)
+def test_a_name_or_words_run_together_after_a_label_in_prose_are_kept(text: str) -> None:
+    assert Scrubber().text(text) == text
+
+
 # --- a label that ends in "key", over a random value -----------------------------------------
 KEY_LABELS = ("AZURE_OPENAI_KEY", "storage_key", "searchAdminKey", "license-key", "SPEECH_KEY")
 RANDOM_KEYS = st.one_of(

@@ -236,21 +236,34 @@ def labelled_key(value: str) -> bool:
     """A value a credential's label names in prose or a header (``pinecone api key is
     <uuid>``, ``Api-Key <hex>``) that is a key, not a word or a name: a UUID (Pinecone's
     earlier keys), lower-case hex of 32+ digits, 16+ characters of both cases and a digit
-    (Mistral's, Cohere's), or 24+ letters and digits of one case. Letters alone are kept: a
-    random key's cannot be told from a name's (``secret: AzureKeyVaultSecretName``)."""
+    (Mistral's, Cohere's), 24+ letters and digits of one case, or 20+ letters that are
+    :func:`random_letters` (a name or words run together, ``AzureKeyVaultSecretName``, are
+    kept)."""
     if _UUID.fullmatch(value) or hex_body(value.lower()):
         return True
     body = value.rstrip("=")
     if len(body) >= 16 and looks_random(body):
         return True
-    return (
-        len(body) >= 24
-        and body.isascii()
-        and body.isalnum()
-        and (body.islower() or body.isupper())
-        and has_digit(body)
-        and not body.isdigit()
-    )
+    if not (len(body) >= 20 and body.isascii() and body.isalnum()):
+        return False
+    if body.isalpha():
+        return random_letters(body)
+    return len(body) >= 24 and (body.islower() or body.isupper()) and not body.isdigit()
+
+
+_COMMON = frozenset("etaoinshrdluETAOINSHRDLU")
+"""English's twelve commonest letters: seven in ten of a word's, under half of random ones'."""
+
+
+def random_letters(body: str) -> bool:
+    """20+ ASCII letters drawn at random, not words run together nor a name: 10+ different
+    letters (not ``MMVMMVM``), under three in five of them among English's commonest twelve
+    (random letters: 46%; ``AzureKeyVaultSecretName``: 74%), and of one case, or of both
+    about evenly (a name's capitals only start its words: ``GLKEffectPropertyFog``)."""
+    if len(set(body.lower())) < 10 or sum(c in _COMMON for c in body) * 5 >= len(body) * 3:
+        return False
+    upper = sum(c.isupper() for c in body)
+    return upper in (0, len(body)) or 0.35 <= upper / len(body) <= 0.65
 
 
 _SYMBOLS = frozenset("!@#$%^&*~+=?")
