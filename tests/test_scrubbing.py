@@ -330,7 +330,7 @@ def context_fakes() -> dict[str, tuple[str, str]]:
         "command_line/dsn_field": ('{"dsn": "hr/swordfish@orclpdb", "pool": 4}', "swordfish"),
         # a Kubernetes Secret's data, whatever its keys' names: base64 as YAML writes it
         "kubernetes_secret": (
-            f"kind: Secret\ntype: Opaque\ndata:\n  config: {secret_data}\n",
+            f"kind: Secret\ntype: Opaque\ndata:\n  config: {secret_data}",
             secret_data,
         ),
         "command_line/oracle_connect": (
@@ -1140,6 +1140,8 @@ HOSTILE = [
     # a Kubernetes Secret's data: blocks, documents, values folded on, objects never closed
     "kind: Secret\ndata:\n", "kind: Secret\n---\ndata:\n a: b\n", " data:\n  a: |\n   b\n",
     'kind: Secret "data": {"a": "', "kind: Secret\n  " + "a" * 300 + "\n",
+    # a user and a letters-only password before a host, in prose
+    " a:b@a.", " a" * 40 + ":b@c ",
 ]  # fmt: skip
 
 

@@ -209,6 +209,40 @@ def test_a_name_or_words_run_together_after_a_label_in_prose_are_kept(text: str)
     assert Scrubber().text(text) == text
 
 
+@pytest.mark.parametrize(
+    ("text", "password"),
+    [
+        ("connect with app:swordfish@db.example.com now", "swordfish"),
+        ("the database is at app:letmein@db.example.com.", "letmein"),
+        ("ssh deploy:hunter@build-server and retry", "hunter"),
+        ("(admin:changeme@10.0.0.5)", "changeme"),
+        ("the database is at app:s3cret@db.example.com.", "s3cret"),  # a sentence's stop
+    ],
+)
+def test_a_user_and_password_before_a_host_in_prose_lose_the_password(
+    text: str, password: str
+) -> None:
+    """``app:PASSWORD@db.example.com`` in prose went out whole when the password was letters
+    alone (read as a label before an address, ``From:bob@example.com``), and any password
+    before a host that ended a sentence. RFC 5322 keeps ``:`` out of an address's local part:
+    ``word:word@host`` is a label and an address only when the word names an address."""
+    out = Scrubber().text(text)
+    assert_scrubbed(out, password, "url_credentials")
+    user = text.split(":")[0].split()[-1].strip("(")
+    assert f"{user}:[REDACTED:url_credentials len={len(password)}]@" in out
+    assert Scrubber().text(out) == out
+
+
+def test_a_label_before_an_address_in_prose_is_kept() -> None:
+    text = (
+        "From:bob@example.com To:ann@example.org cc:team@example.net mailto:ops@example.com, "
+        "sip:alice@atlanta.example, xmpp:juliet@example.com, Email:carol@example.com, "
+        "see user:alice@example.com, Owner:dave@example.com; https://host/#x:y@z "
+        "at 12:30@home, python:slim@sha256:abc, x:y@db.example/"
+    )
+    assert Scrubber().text(text) == text
+
+
 # --- a label that ends in "key", over a random value -----------------------------------------
 KEY_LABELS = ("AZURE_OPENAI_KEY", "storage_key", "searchAdminKey", "license-key", "SPEECH_KEY")
 RANDOM_KEYS = st.one_of(

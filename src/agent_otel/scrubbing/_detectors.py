@@ -22,8 +22,10 @@ from dataclasses import dataclass
 
 from ._keys import JOIN, PROSE_JOIN, text_names
 from ._manifest import KIND, KUBERNETES_SECRET, secret_data_spans
+from ._userinfo import USERINFO_LETTERS, prose_userinfo_spans
 
 Check = Callable[[str], bool]
+Finder = Callable[[re.Pattern[str], str], list[tuple[int, int]]]
 PRIVATE_KEY = "private_key"
 JWT = "jwt"
 
@@ -43,6 +45,9 @@ class Detector:
     """The group ``check`` applies to, when only one of the pattern's forms needs it."""
     group_checks: Mapping[str, Check] | None = None
     """A check of its own for a group (one form of several that needs another rule)."""
+    finder: Finder | None = None
+    """Where the secrets are, when a pattern alone cannot say (what is before its match, the
+    lines after it): given the pattern and the text."""
     lead: int = 0
     """How many characters before its match a secret starts: a pattern that starts at a
     literal inside the secret (the regex engine's fast search), its lookbehind having read
@@ -60,8 +65,8 @@ class Detector:
             return private_key_spans(self.pattern, text)
         if self.name == JWT:
             return jwt_spans(self.pattern, text)
-        if self.name == KUBERNETES_SECRET:
-            return secret_data_spans(text)
+        if self.finder is not None:
+            return self.finder(self.pattern, text)
         out = []
         check = self.check
         only = self.checked
@@ -714,7 +719,7 @@ BUILT_IN: tuple[Detector, ...] = (
         ("sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_"),
     ),
     # every value of a Kubernetes Secret's data and stringData, in a text that holds its kind
-    Detector(KUBERNETES_SECRET, KIND, ("secret",)),
+    Detector(KUBERNETES_SECRET, KIND, ("secret",), finder=secret_data_spans),
     Detector(JWT, _rx(r"\.eyJ[A-Za-z0-9_-]{8,}(?=\.)"), ("eyj",)),
     Detector(
         "url_credentials",
@@ -756,11 +761,19 @@ BUILT_IN: tuple[Detector, ...] = (
         _rx(
             r":(?<=[A-Za-z0-9._~%+-]:)"
             r"(?:(?P<secret>" + _USERINFO_PASSWORD + r")@" + _NET_HOST + r":[0-9]{1,5}(?![0-9])"
-            r"|(?P<bare>" + _USERINFO_PASSWORD + r")@" + _NET_HOST + r"(?![\w.@:-]))"
+            r"|(?P<bare>" + _USERINFO_PASSWORD + r")@" + _NET_HOST + r"(?![\w@:-]|\.[\w-]))"
         ),
         ("@",),
         lambda value: not value.isalpha() and not value.isdigit(),
         checked="bare",
+    ),
+    Detector(
+        "url_credentials",
+        # in prose, a letters-only password before a host alone, when the name before its
+        # ":" introduces no address (From:bob@example.com, mailto:, user:alice@... are kept)
+        USERINFO_LETTERS,
+        ("@",),
+        finder=prose_userinfo_spans,
     ),
     Detector(
         "url_credentials",
@@ -771,7 +784,7 @@ BUILT_IN: tuple[Detector, ...] = (
         # user:alice@example.com) has neither, and digits are a time (at 12:30@home/x)
         _rx(
             r"(?:(?:=|[\"']\s{0,3}:)[ \t]{0,3}[\"']?[A-Za-z0-9._~%+-]{1,64}:"
-            rf"(?P<env>{_USERINFO_PASSWORD})@{_NET_HOST}(?![\w.@-])"
+            rf"(?P<env>{_USERINFO_PASSWORD})@{_NET_HOST}(?![\w@-]|\.[\w-])"
             rf"|:(?<=[A-Za-z0-9._~%+-]:)(?P<path>{_USERINFO_PASSWORD})@{_NET_HOST}/(?=\w))"
         ),
         ("@",),

@@ -30,10 +30,10 @@ _JSON_VALUE = re.compile(
 )
 
 
-def secret_data_spans(text: str) -> list[tuple[int, int]]:
+def secret_data_spans(kind: re.Pattern[str], text: str) -> list[tuple[int, int]]:
     """Where the values of a Secret's ``data`` and ``stringData`` are in ``text``: none
-    unless it holds a Secret's ``kind``."""
-    kinds = [found.start() for found in KIND.finditer(text)]
+    unless it holds a Secret's ``kind`` (:data:`KIND`)."""
+    kinds = [found.start() for found in kind.finditer(text)]
     if not kinds:
         return []
     out: list[tuple[int, int]] = []
