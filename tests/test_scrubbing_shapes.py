@@ -183,15 +183,20 @@ def test_a_label_in_prose_keeps_its_words(text: str) -> None:
         ("My Mistral API key is {}.", "QwZxKjVbNmRtPlKjHgFdSwEr"),
         ("the access token was set to '{}' yesterday", "XKCDQZJWVBPLMFGHYTRSNKQW"),
         ("Incorrect API key provided: {}", "jfkwqpzmvxbnqlrtyghcwdkp"),
+        ("OPENAI_API_KEY: {}", "abcdefghijklmnopqrstuvwx"),  # YAML, a settings dump
+        ("X-Auth-Token: {}", "QwZxKjVbNmRtPlKjHgFdSwEr"),  # a header
+        ("curl -H 'x-api-key: {}' https://api", "abcdefghijklmnopqrstuvwx"),
+        ("api-key: {}", "jfkwqpzmvxbnqlrtyghcwdkp"),  # Azure OpenAI's header
     ],
 )
 def test_a_key_of_letters_alone_after_its_label_in_prose_is_replaced(text: str, key: str) -> None:
     """A key with no prefix of its own that drew no digit (letters alone, which 20 random
     letters and digits draw about once in a hundred keys, and a tester or a user writes) went
-    out whole after its label in prose: letters alone were kept as a name. Letters drawn at
-    random are told from a name or words run together by which letters they are."""
+    out whole after its label in prose, a header's name or an unquoted ``name: value``: letters
+    alone were kept as a name. Letters drawn at random are told from a name or words run
+    together by which letters they are."""
     out = Scrubber().text(text.format(key))
-    assert_scrubbed(out, key, "key_value")
+    assert_scrubbed(out, key)
     assert out.startswith(text.partition("{}")[0])
     assert Scrubber().text(out) == out
 
@@ -203,6 +208,7 @@ def test_a_key_of_letters_alone_after_its_label_in_prose_is_replaced(text: str, 
         "set your api key via AgentSettingsFromEnvironment, the token was ThisIsAVeryLongName",
         "the api key is missingfromtheenvironment; the secret is GLKEffectPropertyFogColor",
         "the access token is MMMMMMMMVMMMMMMMMMMMMMMMXM and the api key is TRANSFORMERSCACHE",
+        "password: PasswordFromEnvironmentVariable, token: AuthenticationRequiredForThis",
     ],
 )
 def test_a_name_or_words_run_together_after_a_label_in_prose_are_kept(text: str) -> None:

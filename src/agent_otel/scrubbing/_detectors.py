@@ -293,6 +293,24 @@ def credential_like(value: str) -> bool:
     return has_digit(value) and any(c.isalpha() for c in value)
 
 
+def letters_key(value: str) -> bool:
+    """20+ letters alone drawn at random (:func:`random_letters`): a key that drew no digit."""
+    body = value.rstrip("=")
+    return len(body) >= 20 and body.isascii() and body.isalpha() and random_letters(body)
+
+
+def named_value(value: str) -> bool:
+    """A value after its name and a colon, unquoted (``OPENAI_API_KEY: ...``, YAML, a header):
+    a letter and a digit (:func:`credential_like`), or a key of letters alone."""
+    return credential_like(value) or letters_key(value)
+
+
+def header_key(value: str) -> bool:
+    """A key after its header's name (``x-api-key: ...``): :func:`random_body`, or letters alone
+    drawn at random."""
+    return random_body(value) or letters_key(value)
+
+
 def named_rows(names: str, anchors: tuple[str, ...], pair_also: str = "") -> tuple[Detector, ...]:
     """The forms in which a named value shows in text, for the key names' alternation
     ``names`` (lower case; the built-in table's, or a ``Scrubber``'s added ``keys``): key=value
@@ -361,7 +379,7 @@ def named_rows(names: str, anchors: tuple[str, ...], pair_also: str = "") -> tup
                 r"(?P<prose>[a-z0-9][a-z0-9_+/=-]{15,511})(?![a-z0-9_+/=-]))"
             ),
             anchors,
-            credential_like,
+            named_value,
             lower=True,
             checked="checked",
             group_checks={"prose": labelled_key},
@@ -813,7 +831,7 @@ BUILT_IN: tuple[Detector, ...] = (
         # HTTP headers as a request dump or an error shows them (key: value, unquoted)
         _rx(r"(?:api|subscription)-key:\s{0,3}[\"']?(?P<secret>[^\s\"',;]{16,})"),
         ("api-key", "subscription-key"),
-        random_body,
+        header_key,
         lower=True,
     ),
     Detector(

@@ -17,7 +17,7 @@ from bisect import bisect_right
 
 KUBERNETES_SECRET = "kubernetes_secret"
 
-KIND = re.compile(r"""(?<![A-Za-z])["']?kind["']?[ \t]*:[ \t]*["']?Secret(?![A-Za-z])""")
+KIND = re.compile(r"""["']?kind["']?[ \t]*:[ \t]*["']?Secret(?![A-Za-z])""")
 """A Secret's kind, as YAML, JSON or a dict's repr writes it (``SealedSecret``'s values are
 encrypted for the cluster, and ``ExternalSecret`` names where they are: neither is one)."""
 _DOCUMENT = re.compile(r"^---", re.MULTILINE)
