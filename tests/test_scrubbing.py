@@ -199,6 +199,9 @@ def context_fakes() -> dict[str, tuple[str, str]]:
     signature = hashlib.sha256(RNG.randbytes(8)).hexdigest()
     session = "IQoJb3JpZ2luX2VjE" + chars(120) + "%2F" + chars(40)
     secret_data = base64.b64encode(chars(12).encode()).decode()
+    teams_id = str(uuid.UUID(int=RNG.getrandbits(128)))
+    teams_key = chars(32, HEX)
+    zap = chars(7, string.ascii_lowercase + "0123456789")
     telegram = chars(35, ALNUM + "_-")
     at = "Zq@" + chars(10)  # a password written into a URL with its "@" unescaped
     legacy = str(uuid.UUID(int=RNG.getrandbits(128)))
@@ -215,6 +218,17 @@ def context_fakes() -> dict[str, tuple[str, str]]:
             f"https://discord.com/api/webhooks/{'7' * 18}/{telegram * 2}",
             telegram * 2,
         ),
+        # a Teams incoming webhook's key and a Zapier catch hook's: the URL is the credential
+        "teams_webhook": (
+            f"https://contoso.webhook.office.com/webhookb2/{teams_id}@{teams_id}"
+            f"/IncomingWebhook/{teams_key}/{teams_id}",
+            f"{teams_key}/{teams_id}",
+        ),
+        "teams_webhook/outlook": (
+            f"POST https://outlook.office.com/webhook/{teams_id}/IncomingWebhook/{teams_key}/x",
+            teams_key,
+        ),
+        "zapier_webhook": (f"https://hooks.zapier.com/hooks/catch/1234567/{zap}/", zap),
         "basic_auth/docker_config": (f'{{"auths": {{"ghcr.io": {{"auth": "{basic}"}}}}}}', basic),
         # an .npmrc's login: base64 of user:password under _auth (quoted in YAML too)
         "basic_auth/npmrc": (f"registry=https://npm.example.com/\n_auth={basic}", basic),
@@ -1142,6 +1156,9 @@ HOSTILE = [
     'kind: Secret "data": {"a": "', "kind: Secret\n  " + "a" * 300 + "\n",
     # a user and a letters-only password before a host, in prose
     " a:b@a.", " a" * 40 + ":b@c ",
+    # a Teams webhook's path, a Zapier catch hook's
+    "webhook.office.com/webhookb2/a/incomingwebhook/", "/incomingwebhook/" + "a" * 16 + "/",
+    "hooks.zapier.com/hooks/catch/1/",
 ]  # fmt: skip
 
 

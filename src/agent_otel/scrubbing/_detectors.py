@@ -726,6 +726,21 @@ BUILT_IN: tuple[Detector, ...] = (
         ("/api/webhooks/",),
     ),
     Detector(
+        "teams_webhook",  # a Microsoft Teams incoming webhook: whoever holds the URL posts to
+        # the channel; its key, the path after IncomingWebhook/ (the tenant's ids kept)
+        _rx(
+            r"(?:webhook\.office\.com/webhookb2|outlook\.office(?:365)?\.com/webhook)"
+            r"/[^\s/]{1,200}/incomingwebhook/(?P<secret>[a-z0-9_-]{16,}(?:/[a-z0-9_-]{8,}){0,3})"
+        ),
+        ("/incomingwebhook/",),
+        lower=True,
+    ),
+    Detector(
+        "zapier_webhook",  # a Zap's catch hook: whoever holds the URL starts the Zap
+        _rx(r"hooks\.zapier\.com/hooks/catch/[0-9]{1,12}/(?P<secret>[A-Za-z0-9]{5,40})"),
+        ("hooks.zapier.com",),
+    ),
+    Detector(
         "vault_token",  # HashiCorp Vault's service, batch and recovery tokens
         _rx(r"hv[sbr]\.[A-Za-z0-9_-]{24,}"),
         ("hvs.", "hvb.", "hvr."),
