@@ -1159,6 +1159,8 @@ HOSTILE = [
     # a Teams webhook's path, a Zapier catch hook's
     "webhook.office.com/webhookb2/a/incomingwebhook/", "/incomingwebhook/" + "a" * 16 + "/",
     "hooks.zapier.com/hooks/catch/1/",
+    # characters drawn as nothing, alone and between a key's
+    "\u200b", "sk-a\u200b\u00ad", "password\u200d=",
 ]  # fmt: skip
 
 
