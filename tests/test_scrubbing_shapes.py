@@ -473,6 +473,50 @@ def test_a_key_in_fullwidth_characters_is_found_and_prose_in_other_scripts_kept(
         assert Scrubber().text(prose) == prose
 
 
+def styled(text: str, upper: int, lower: int, digit: int) -> str:
+    """``text`` in a Unicode style: each letter and digit from the block that starts there."""
+    return "".join(
+        chr(upper + ord(c) - 65)
+        if "A" <= c <= "Z"
+        else chr(lower + ord(c) - 97)
+        if "a" <= c <= "z"
+        else chr(digit + ord(c) - 48)
+        if c.isdigit()
+        else c
+        for c in text
+    )
+
+
+@pytest.mark.parametrize(
+    "style",
+    [(0x1D400, 0x1D41A, 0x1D7CE), (0x1D670, 0x1D68A, 0x1D7F6), (0x24B6, 0x24D0, 0x2460)],
+    ids=["bold", "monospace", "circled"],
+)
+def test_a_key_or_label_in_styled_letters_is_read_as_the_ascii_it_stands_for(
+    style: tuple[int, int, int],
+) -> None:
+    """Mathematical bold or monospace letters (a rich-text editor's, a chat's "fancy text")
+    and circled ones are the ASCII letters NFKC says they are: a key written in them, or its
+    label, matched nothing and went out whole. So did a value after a no-break space."""
+    key = F["openai_api_key"]
+    if style[2] == 0x2460:  # circled digits start at one: keep the key's digits as they are
+        shown = styled(key, style[0], style[1], ord("0")).replace(chr(ord("0")), "0")
+    else:
+        shown = styled(key, *style)
+    out = Scrubber().text(f"key {shown} end")
+    assert out == f"key [REDACTED:openai_api_key len={len(shown)}] end"
+    assert_scrubbed(Scrubber().text(styled("PASSWORD=", *style) + PASSWORD), PASSWORD, "key_value")
+    assert_scrubbed(Scrubber().text(f"password:\u00a0{PASSWORD}"), PASSWORD, "key_value")
+
+
+def test_math_and_typography_in_compatible_characters_is_kept() -> None:
+    for prose in (
+        "x\u00b2 + y\u00b2 = z\u00b2, \u2116 5, \u2139 info, \u216b o'clock, \u2460 first",
+        "\U0001d453(\U0001d465) = \U0001d465\u00b2 and \u210c, caf\u00e9 \u2122 \u00bd \u2026",
+    ):
+        assert Scrubber().text(prose) == prose
+
+
 INVISIBLE = "\u200b\u200c\u200d\u2060\u00ad\ufeff\u202e\u2066"
 
 

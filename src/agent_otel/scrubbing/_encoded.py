@@ -27,6 +27,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+import unicodedata
 from bisect import bisect_right
 
 ROUNDS = 3
@@ -163,7 +164,32 @@ _CYRILLIC = "\u0430\u0435\u043e\u0440\u0441\u0455\u0456\u0458\u0445\u0443"  # a 
 _CYRILLIC_UPPER = (
     "\u0410\u0412\u0415\u041a\u041c\u041d\u041e\u0420\u0421\u0405\u0406\u0408\u0422\u0425"
 )
+_COMPATIBLE = (  # blocks whose characters NFKC reads as one ASCII character
+    (0x00A0, 0x00A1),  # the no-break space
+    (0x2000, 0x200B),  # the typographic spaces
+    (0x2070, 0x20A0),  # superscripts and subscripts
+    (0x2100, 0x2190),  # letterlike symbols and number forms (black-letter H, Roman I)
+    (0x2460, 0x2500),  # enclosed alphanumerics (circled A, circled 1)
+    (0x1D400, 0x1D800),  # mathematical alphanumerics (bold, italic, monospace letters)
+    (0x1F100, 0x1F200),  # their supplement (squared and parenthesised letters)
+)
+
+
+def _compatible() -> dict[str, str]:
+    """Each character of :data:`_COMPATIBLE` that NFKC normalises to one printable ASCII one:
+    a key or label written in styled letters (a rich-text editor's bold, a chat's fancy
+    text) reads as the ASCII it stands for. About 900 characters, a few milliseconds once."""
+    out = {}
+    for low, high in _COMPATIBLE:
+        for code in range(low, high):
+            normal = unicodedata.normalize("NFKC", chr(code))
+            if len(normal) == 1 and normal.isascii() and normal.isprintable():
+                out[chr(code)] = normal
+    return out
+
+
 _LOOKALIKES = {
+    **_compatible(),
     **{chr(code): chr(code - 0xFEE0) for code in range(0xFF01, 0xFF5F)},
     "\u3000": " ",
     **dict(zip(_CYRILLIC + _CYRILLIC_UPPER, "aeopcsijxyABEKMHOPCSIJTX", strict=True)),
