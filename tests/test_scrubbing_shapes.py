@@ -243,7 +243,8 @@ def test_a_label_before_an_address_in_prose_is_kept() -> None:
     text = (
         "From:bob@example.com To:ann@example.org cc:team@example.net mailto:ops@example.com, "
         "sip:alice@atlanta.example, xmpp:juliet@example.com, Email:carol@example.com, "
-        "see user:alice@example.com, Owner:dave@example.com; https://host/#x:y@z "
+        "see user:alice@example.com, Owner:dave@example.com, Support:help@example.com; "
+        "https://host/#x:y@z "
         "at 12:30@home, python:slim@sha256:abc, x:y@db.example/"
     )
     assert Scrubber().text(text) == text

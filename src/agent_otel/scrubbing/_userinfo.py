@@ -36,7 +36,9 @@ ADDRESS_LABELS = frozenset(
         "login", "owner", "author", "maintainer", "assignee", "reviewer", "reporter",
         "approver", "requester", "recipient", "rcpt", "attendee", "organizer", "member",
         "name", "id", "account", "principal", "upn", "signed-off-by", "co-authored-by",
-        "by", "at", "see", "via", "ping", "cc'd", "fwd", "re",
+        "by", "at", "see", "via", "ping", "cc'd", "fwd", "re", "note", "send", "write", "ask",
+        "support", "help", "info", "sales", "billing", "security", "abuse", "feedback", "team",
+        "group", "list", "alias", "notify", "alert", "alerts", "admin-contact", "poc",
     }
 )  # fmt: skip
 """Names before ``:`` that introduce an address, not a user (compared in lower case)."""
