@@ -7,6 +7,7 @@ the result again changes nothing; the text around stays readable."""
 from __future__ import annotations
 
 import base64
+import json
 import string
 
 import pytest
@@ -537,6 +538,21 @@ def test_a_key_with_characters_drawn_as_nothing_inside_is_still_replaced(
     assert Scrubber().text(out) == out
     label = f"pass{invisible}word={PASSWORD}"  # in a label too
     assert_scrubbed(Scrubber().text(label), PASSWORD, "key_value")
+
+
+@pytest.mark.parametrize("form", ["zero-width", "fullwidth"])
+def test_such_a_key_escaped_by_a_json_dump_is_still_replaced(form: str) -> None:
+    """``json.dumps`` escapes every non-ASCII character by default (``\\u200b``,
+    ``\\uff53``): a key with an invisible character inside, or in fullwidth forms, was read
+    decoded but not as ASCII, and went out whole in any JSON text a tool or an error printed."""
+    key = F["openai_api_key"]
+    shown = key[:8] + "\u200b" + key[8:] if form == "zero-width" else fullwidth(key)
+    text = json.dumps({"note": f"use {shown} now", "n": 1})
+    out = Scrubber().text(text)
+    assert out.startswith('{"note": "use [REDACTED:openai_api_key len=')
+    assert out.endswith(' now", "n": 1}')
+    assert_scrubbed(out, json.dumps(shown)[12:-1])
+    assert Scrubber().text(out) == out
 
 
 def test_text_that_joins_with_invisible_characters_is_kept() -> None:

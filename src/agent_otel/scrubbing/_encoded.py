@@ -207,10 +207,12 @@ _LOOKALIKE = re.compile(
 )
 
 
-def lookalike_view(text: str) -> View | None:
+def lookalike_view(text: str, parent: View | None = None) -> View | None:
     """``text`` with each look-alike character read as the ASCII one it is drawn as, and
-    without the characters drawn as nothing; None for an ASCII text or one without any. A
-    C-speed translation and search decide; the positions are one regex pass: linear."""
+    without the characters drawn as nothing; None for an ASCII text or one without any.
+    ``parent``: the view ``text`` is the decoded text of (a JSON dump's ``\\u200b``, a
+    ``\\uff53``). A C-speed translation and search decide; the positions are one regex pass:
+    linear."""
     if text.isascii():
         return None
     folded = text.translate(_FOLD)
@@ -218,7 +220,7 @@ def lookalike_view(text: str) -> View | None:
         if folded == text:
             return None
         positions = [found.start() for found in _LOOKALIKE.finditer(text)]
-        return View(folded, positions, positions, [at + 1 for at in positions], None)
+        return View(folded, positions, positions, [at + 1 for at in positions], parent)
     parts: list[str] = []
     positions, starts, ends = [], [], []
     kept = length = 0
@@ -236,7 +238,7 @@ def lookalike_view(text: str) -> View | None:
         ends.append(end)
         length += 1
     parts.append(folded[kept:])
-    return View("".join(parts), positions, starts, ends, None)
+    return View("".join(parts), positions, starts, ends, parent)
 
 
 BASE64_OPENINGS = ("eyJ", "ewog", "ewoJ", "ew0K", "LS0tLS1CRUdJTi")

@@ -262,6 +262,9 @@ class Scrubber:
         if may_hold(text):  # an encoded secret: found decoded, redacted as it was encoded
             for view in views(text):
                 spans.extend((*view.span(s, e), n) for s, e, n in self._spans(view.text))
+                shown = lookalike_view(view.text, view)  # a JSON dump's \u200b, \uff53
+                if shown is not None:
+                    spans.extend((*shown.span(s, e), n) for s, e, n in self._spans(shown.text))
         folded = lookalike_view(text)  # fullwidth PASSWORD=, a Cyrillic letter in a label
         if folded is not None:
             spans.extend((*folded.span(s, e), n) for s, e, n in self._spans(folded.text))
