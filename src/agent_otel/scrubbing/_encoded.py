@@ -27,8 +27,8 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-import unicodedata
 from bisect import bisect_right
+from functools import cache
 
 ROUNDS = 3
 """Decodings at most: a URL encoded twice in a JSON string escaped once is three."""
@@ -159,7 +159,8 @@ def _character(
 
 # Characters that read as ASCII: the fullwidth forms (U+FF01 to U+FF5E, as an East Asian
 # input method types PASSWORD=, and the ideographic space) and the Cyrillic letters drawn as
-# Latin ones (a Cyrillic a in "password"). One character each, so a find maps back one to one.
+# Latin ones (a Cyrillic a in "password"), and the styled letters NFKC reads as ASCII ones.
+# One character each, so a find maps back one to one.
 _CYRILLIC = "\u0430\u0435\u043e\u0440\u0441\u0455\u0456\u0458\u0445\u0443"  # a e o p c s i j x y
 _CYRILLIC_UPPER = (
     "\u0410\u0412\u0415\u041a\u041c\u041d\u041e\u0420\u0421\u0405\u0406\u0408\u0422\u0425"
@@ -175,10 +176,29 @@ _COMPATIBLE = (  # blocks whose characters NFKC reads as one ASCII character
 )
 
 
+@cache
+def _folding() -> tuple[dict[int, str], re.Pattern[str]]:
+    """The translation to ASCII and the pattern of what it changes (an invisible run with the
+    character after it, or one look-alike): built the first time a non-ASCII text is read,
+    not at import (NFKC of the styled blocks and a class of a thousand characters)."""
+    lookalikes = {
+        **_compatible(),
+        **{chr(code): chr(code - 0xFEE0) for code in range(0xFF01, 0xFF5F)},
+        "\u3000": " ",
+        **dict(zip(_CYRILLIC + _CYRILLIC_UPPER, "aeopcsijxyABEKMHOPCSIJTX", strict=True)),
+    }
+    changed = re.compile(
+        f"[{_INVISIBLE}]+(?:.|\\Z)|[" + _ranges(sorted(lookalikes)) + "]", re.DOTALL
+    )
+    return str.maketrans(lookalikes), changed
+
+
 def _compatible() -> dict[str, str]:
     """Each character of :data:`_COMPATIBLE` that NFKC normalises to one printable ASCII one:
     a key or label written in styled letters (a rich-text editor's bold, a chat's fancy
-    text) reads as the ASCII it stands for. About 900 characters, a few milliseconds once."""
+    text) reads as the ASCII it stands for: about 900 characters."""
+    import unicodedata  # here: the first non-ASCII text pays for it, not every import
+
     out = {}
     for low, high in _COMPATIBLE:
         for code in range(low, high):
@@ -188,13 +208,6 @@ def _compatible() -> dict[str, str]:
     return out
 
 
-_LOOKALIKES = {
-    **_compatible(),
-    **{chr(code): chr(code - 0xFEE0) for code in range(0xFF01, 0xFF5F)},
-    "\u3000": " ",
-    **dict(zip(_CYRILLIC + _CYRILLIC_UPPER, "aeopcsijxyABEKMHOPCSIJTX", strict=True)),
-}
-_FOLD = str.maketrans(_LOOKALIKES)
 # Characters drawn as nothing (Unicode's format characters a key can carry unseen): a soft
 # hyphen, the zero-width space, joiners and non-joiner, the word joiner and invisible
 # operators, the byte order mark, and the bidirectional marks, embeddings and isolates (a
@@ -202,9 +215,20 @@ _FOLD = str.maketrans(_LOOKALIKES)
 # without them, each taken with the character after it.
 _INVISIBLE = "\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
 _HIDDEN = re.compile(f"[{_INVISIBLE}]")
-_LOOKALIKE = re.compile(
-    f"[{_INVISIBLE}]+(?:.|\\Z)|[" + "".join(sorted(_LOOKALIKES)) + "]", re.DOTALL
-)
+
+
+def _ranges(characters: list[str]) -> str:
+    """A regex character class's body for ``characters`` (sorted), runs of consecutive code
+    points written as ranges: it compiles in a fraction of the time a list of them takes."""
+    out: list[str] = []
+    start = previous = ord(characters[0])
+    for code in [*(ord(c) for c in characters[1:]), -1]:
+        if code != previous + 1:
+            last = "-" + re.escape(chr(previous)) if previous > start else ""
+            out.append(re.escape(chr(start)) + last)
+            start = code
+        previous = code
+    return "".join(out)
 
 
 def lookalike_view(text: str, parent: View | None = None) -> View | None:
@@ -215,16 +239,17 @@ def lookalike_view(text: str, parent: View | None = None) -> View | None:
     linear."""
     if text.isascii():
         return None
-    folded = text.translate(_FOLD)
+    fold, changed = _folding()
+    folded = text.translate(fold)
     if _HIDDEN.search(text) is None:
         if folded == text:
             return None
-        positions = [found.start() for found in _LOOKALIKE.finditer(text)]
+        positions = [found.start() for found in changed.finditer(text)]
         return View(folded, positions, positions, [at + 1 for at in positions], parent)
     parts: list[str] = []
     positions, starts, ends = [], [], []
     kept = length = 0
-    for found in _LOOKALIKE.finditer(text):
+    for found in changed.finditer(text):
         start, end = found.span()
         shown = folded[end - 1] if not _HIDDEN.match(text, end - 1) else ""
         parts.append(folded[kept:start])
