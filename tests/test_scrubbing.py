@@ -198,6 +198,10 @@ def context_fakes() -> dict[str, tuple[str, str]]:
     sas = chars(40, ALNUM) + "%3D"
     signature = hashlib.sha256(RNG.randbytes(8)).hexdigest()
     session = "IQoJb3JpZ2luX2VjE" + chars(120) + "%2F" + chars(40)
+    secret_data = base64.b64encode(chars(12).encode()).decode()
+    teams_id = str(uuid.UUID(int=RNG.getrandbits(128)))
+    teams_key = chars(32, HEX)
+    zap = chars(7, string.ascii_lowercase + "0123456789")
     telegram = chars(35, ALNUM + "_-")
     at = "Zq@" + chars(10)  # a password written into a URL with its "@" unescaped
     legacy = str(uuid.UUID(int=RNG.getrandbits(128)))
@@ -214,6 +218,17 @@ def context_fakes() -> dict[str, tuple[str, str]]:
             f"https://discord.com/api/webhooks/{'7' * 18}/{telegram * 2}",
             telegram * 2,
         ),
+        # a Teams incoming webhook's key and a Zapier catch hook's: the URL is the credential
+        "teams_webhook": (
+            f"https://contoso.webhook.office.com/webhookb2/{teams_id}@{teams_id}"
+            f"/IncomingWebhook/{teams_key}/{teams_id}",
+            f"{teams_key}/{teams_id}",
+        ),
+        "teams_webhook/outlook": (
+            f"POST https://outlook.office.com/webhook/{teams_id}/IncomingWebhook/{teams_key}/x",
+            teams_key,
+        ),
+        "zapier_webhook": (f"https://hooks.zapier.com/hooks/catch/1234567/{zap}/", zap),
         "basic_auth/docker_config": (f'{{"auths": {{"ghcr.io": {{"auth": "{basic}"}}}}}}', basic),
         # an .npmrc's login: base64 of user:password under _auth (quoted in YAML too)
         "basic_auth/npmrc": (f"registry=https://npm.example.com/\n_auth={basic}", basic),
@@ -327,6 +342,11 @@ def context_fakes() -> dict[str, tuple[str, str]]:
         # the same login as a setting whose name says it is one
         "command_line/login_setting": (f"DB_LOGIN=scott/{password}@db.internal", password),
         "command_line/dsn_field": ('{"dsn": "hr/swordfish@orclpdb", "pool": 4}', "swordfish"),
+        # a Kubernetes Secret's data, whatever its keys' names: base64 as YAML writes it
+        "kubernetes_secret": (
+            f"kind: Secret\ntype: Opaque\ndata:\n  config: {secret_data}",
+            secret_data,
+        ),
         "command_line/oracle_connect": (
             f"oracledb.connect('scott/{password}@db.example.com/orclpdb1')",
             password,
@@ -1131,6 +1151,16 @@ HOSTILE = [
     "_auth=YWI6" + "a" * 30, "a:5432:a:a:", "\na:*:a:a:a", "a:5432:", "LS0tLS1CRUdJTi",
     "LS0tLS1CRUdJTiA\n", "LS0tLS1CRUdJTiA\r\n\n",
     "password is A1!", "password was a", "db_login=a/", "dsn: a/b@", "login=a/b@1", "conn=a/b@a",
+    # a Kubernetes Secret's data: blocks, documents, values folded on, objects never closed
+    "kind: Secret\ndata:\n", "kind: Secret\n---\ndata:\n a: b\n", " data:\n  a: |\n   b\n",
+    'kind: Secret "data": {"a": "', "kind: Secret\n  " + "a" * 300 + "\n",
+    # a user and a letters-only password before a host, in prose
+    " a:b@a.", " a" * 40 + ":b@c ",
+    # a Teams webhook's path, a Zapier catch hook's
+    "webhook.office.com/webhookb2/a/incomingwebhook/", "/incomingwebhook/" + "a" * 16 + "/",
+    "hooks.zapier.com/hooks/catch/1/",
+    # characters drawn as nothing, alone and between a key's
+    "\u200b", "sk-a\u200b\u00ad", "password\u200d=",
 ]  # fmt: skip
 
 

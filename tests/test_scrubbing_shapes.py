@@ -7,6 +7,7 @@ the result again changes nothing; the text around stays readable."""
 from __future__ import annotations
 
 import base64
+import json
 import string
 
 import pytest
@@ -173,6 +174,80 @@ def test_every_separator_between_a_label_and_its_value(text: str, secret: str) -
     ],
 )
 def test_a_label_in_prose_keeps_its_words(text: str) -> None:
+    assert Scrubber().text(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("my api key is {}", "abcdefghijklmnopqrstuv"),
+        ("My Mistral API key is {}.", "QwZxKjVbNmRtPlKjHgFdSwEr"),
+        ("the access token was set to '{}' yesterday", "XKCDQZJWVBPLMFGHYTRSNKQW"),
+        ("Incorrect API key provided: {}", "jfkwqpzmvxbnqlrtyghcwdkp"),
+        ("OPENAI_API_KEY: {}", "abcdefghijklmnopqrstuvwx"),  # YAML, a settings dump
+        ("X-Auth-Token: {}", "QwZxKjVbNmRtPlKjHgFdSwEr"),  # a header
+        ("curl -H 'x-api-key: {}' https://api", "abcdefghijklmnopqrstuvwx"),
+        ("api-key: {}", "jfkwqpzmvxbnqlrtyghcwdkp"),  # Azure OpenAI's header
+    ],
+)
+def test_a_key_of_letters_alone_after_its_label_in_prose_is_replaced(text: str, key: str) -> None:
+    """A key with no prefix of its own that drew no digit (letters alone, which 20 random
+    letters and digits draw about once in a hundred keys, and a tester or a user writes) went
+    out whole after its label in prose, a header's name or an unquoted ``name: value``: letters
+    alone were kept as a name. Letters drawn at random are told from a name or words run
+    together by which letters they are."""
+    out = Scrubber().text(text.format(key))
+    assert_scrubbed(out, key)
+    assert out.startswith(text.partition("{}")[0])
+    assert Scrubber().text(out) == out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the api key is internationalization; the api key is AzureKeyVaultSecretName",
+        "set your api key via AgentSettingsFromEnvironment, the token was ThisIsAVeryLongName",
+        "the api key is missingfromtheenvironment; the secret is GLKEffectPropertyFogColor",
+        "the access token is MMMMMMMMVMMMMMMMMMMMMMMMXM and the api key is TRANSFORMERSCACHE",
+        "password: PasswordFromEnvironmentVariable, token: AuthenticationRequiredForThis",
+    ],
+)
+def test_a_name_or_words_run_together_after_a_label_in_prose_are_kept(text: str) -> None:
+    assert Scrubber().text(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "password"),
+    [
+        ("connect with app:swordfish@db.example.com now", "swordfish"),
+        ("the database is at app:letmein@db.example.com.", "letmein"),
+        ("ssh deploy:hunter@build-server and retry", "hunter"),
+        ("(admin:changeme@10.0.0.5)", "changeme"),
+        ("the database is at app:s3cret@db.example.com.", "s3cret"),  # a sentence's stop
+    ],
+)
+def test_a_user_and_password_before_a_host_in_prose_lose_the_password(
+    text: str, password: str
+) -> None:
+    """``app:PASSWORD@db.example.com`` in prose went out whole when the password was letters
+    alone (read as a label before an address, ``From:bob@example.com``), and any password
+    before a host that ended a sentence. RFC 5322 keeps ``:`` out of an address's local part:
+    ``word:word@host`` is a label and an address only when the word names an address."""
+    out = Scrubber().text(text)
+    assert_scrubbed(out, password, "url_credentials")
+    user = text.split(":")[0].split()[-1].strip("(")
+    assert f"{user}:[REDACTED:url_credentials len={len(password)}]@" in out
+    assert Scrubber().text(out) == out
+
+
+def test_a_label_before_an_address_in_prose_is_kept() -> None:
+    text = (
+        "From:bob@example.com To:ann@example.org cc:team@example.net mailto:ops@example.com, "
+        "sip:alice@atlanta.example, xmpp:juliet@example.com, Email:carol@example.com, "
+        "see user:alice@example.com, Owner:dave@example.com, Support:help@example.com; "
+        "https://host/#x:y@z "
+        "at 12:30@home, python:slim@sha256:abc, x:y@db.example/"
+    )
     assert Scrubber().text(text) == text
 
 
@@ -400,6 +475,97 @@ def test_a_key_in_fullwidth_characters_is_found_and_prose_in_other_scripts_kept(
         assert Scrubber().text(prose) == prose
 
 
+def styled(text: str, upper: int, lower: int, digit: int) -> str:
+    """``text`` in a Unicode style: each letter and digit from the block that starts there."""
+    return "".join(
+        chr(upper + ord(c) - 65)
+        if "A" <= c <= "Z"
+        else chr(lower + ord(c) - 97)
+        if "a" <= c <= "z"
+        else chr(digit + ord(c) - 48)
+        if c.isdigit()
+        else c
+        for c in text
+    )
+
+
+@pytest.mark.parametrize(
+    "style",
+    [(0x1D400, 0x1D41A, 0x1D7CE), (0x1D670, 0x1D68A, 0x1D7F6), (0x24B6, 0x24D0, 0x2460)],
+    ids=["bold", "monospace", "circled"],
+)
+def test_a_key_or_label_in_styled_letters_is_read_as_the_ascii_it_stands_for(
+    style: tuple[int, int, int],
+) -> None:
+    """Mathematical bold or monospace letters (a rich-text editor's, a chat's "fancy text")
+    and circled ones are the ASCII letters NFKC says they are: a key written in them, or its
+    label, matched nothing and went out whole. So did a value after a no-break space."""
+    key = F["openai_api_key"]
+    if style[2] == 0x2460:  # circled digits start at one: keep the key's digits as they are
+        shown = styled(key, style[0], style[1], ord("0")).replace(chr(ord("0")), "0")
+    else:
+        shown = styled(key, *style)
+    out = Scrubber().text(f"key {shown} end")
+    assert out == f"key [REDACTED:openai_api_key len={len(shown)}] end"
+    assert_scrubbed(Scrubber().text(styled("PASSWORD=", *style) + PASSWORD), PASSWORD, "key_value")
+    assert_scrubbed(Scrubber().text(f"password:\u00a0{PASSWORD}"), PASSWORD, "key_value")
+
+
+def test_math_and_typography_in_compatible_characters_is_kept() -> None:
+    for prose in (
+        "x\u00b2 + y\u00b2 = z\u00b2, \u2116 5, \u2139 info, \u216b o'clock, \u2460 first",
+        "\U0001d453(\U0001d465) = \U0001d465\u00b2 and \u210c, caf\u00e9 \u2122 \u00bd \u2026",
+    ):
+        assert Scrubber().text(prose) == prose
+
+
+INVISIBLE = "\u200b\u200c\u200d\u2060\u00ad\ufeff\u202e\u2066"
+
+
+@pytest.mark.parametrize("invisible", INVISIBLE)
+@pytest.mark.parametrize("detector", ["openai_api_key", "github_token", "jwt", "aws_access_key_id"])
+def test_a_key_with_characters_drawn_as_nothing_inside_is_still_replaced(
+    detector: str, invisible: str
+) -> None:
+    """A key pasted from a chat or a rich-text page, or written to slip past a filter, can carry
+    a zero-width space, a joiner, a soft hyphen or a bidirectional mark inside it: it reads the
+    same, and a copy of it from the export works once they are taken out, but it matched no
+    detector and went out whole. It is read without them now, and they go with it."""
+    key = F[detector]
+    hidden = key[:6] + invisible + key[6:12] + invisible * 2 + key[12:]
+    out = Scrubber().text(f"use {hidden} now{invisible}")
+    assert out == f"use [REDACTED:{detector} len={len(hidden)}] now{invisible}"
+    assert Scrubber().text(out) == out
+    label = f"pass{invisible}word={PASSWORD}"  # in a label too
+    assert_scrubbed(Scrubber().text(label), PASSWORD, "key_value")
+
+
+@pytest.mark.parametrize("form", ["zero-width", "fullwidth"])
+def test_such_a_key_escaped_by_a_json_dump_is_still_replaced(form: str) -> None:
+    """``json.dumps`` escapes every non-ASCII character by default (``\\u200b``,
+    ``\\uff53``): a key with an invisible character inside, or in fullwidth forms, was read
+    decoded but not as ASCII, and went out whole in any JSON text a tool or an error printed."""
+    key = F["openai_api_key"]
+    shown = key[:8] + "\u200b" + key[8:] if form == "zero-width" else fullwidth(key)
+    text = json.dumps({"note": f"use {shown} now", "n": 1})
+    out = Scrubber().text(text)
+    assert out.startswith('{"note": "use [REDACTED:openai_api_key len=')
+    assert out.endswith(' now", "n": 1}')
+    assert_scrubbed(out, json.dumps(shown)[12:-1])
+    assert Scrubber().text(out) == out
+
+
+def test_text_that_joins_with_invisible_characters_is_kept() -> None:
+    """Emoji sequences, Persian and Hindi words and soft-hyphenated prose use these
+    characters as they are meant: nothing there is a key."""
+    for prose in (
+        "\U0001f468\u200d\U0001f469\u200d\U0001f467 family, \u2764\ufe0f\u200d\U0001f525",
+        "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645 \u0915\u094d\u200d\u0937",
+        "hyphen\u00adation of a very\u00adlong\u00adword and \ufeffa byte order mark",
+    ):
+        assert Scrubber().text(prose) == prose
+
+
 @pytest.mark.parametrize(
     "text",
     ["redis-cli -a Zq9xH2", "sqlcmd -P Zq9xH2ab", "ldapsearch -w Zq9xH2", "htpasswd -nb u Zq9xH2"],
@@ -409,3 +575,95 @@ def test_a_short_command_with_a_clients_flag_loses_its_password(text: str) -> No
     short tool argument skipped every detector and went out whole."""
     out = Scrubber().text(text)
     assert_scrubbed(out, "Zq9xH2", "command_line")
+
+
+# --- a Kubernetes Secret: secrets by its kind, whatever their keys' names ------------------------
+SECRET_VALUES = (
+    base64.b64encode(b"Zq9xHunter2Abc").decode(),  # data: base64, no format of its own
+    base64.b64encode(b'{"auths": {"r.example": {"auth": "x"}}}').decode(),
+    "mongodb://app:letmein@db",  # stringData: as it is
+)
+MANIFEST = """apiVersion: v1
+kind: Secret
+metadata:
+  name: app-secrets
+  labels: {{app: web}}
+type: Opaque
+data:
+  config: {0}
+  .dockerconfigjson: "{1}"
+  ca.bundle: |
+    {0}
+    {1}
+stringData:
+  uri: {2}
+---
+apiVersion: v1
+kind: ConfigMap
+data:
+  color: blue
+"""
+
+
+def test_the_values_of_a_secret_manifests_data_are_replaced_whatever_their_names() -> None:
+    """A Secret's ``data`` holds base64 (``cGFzc3dvcmQ=``), which no detector reads as a
+    credential, under names that say nothing (``config``, ``.dockerconfigjson``): a manifest
+    a tool read or printed (``kubectl get secret -o yaml``) went out with them. Every value of
+    its ``data`` and ``stringData`` is a secret now, its keys and the rest of the manifest
+    kept, and another document's data (a ConfigMap's) too."""
+    out = Scrubber().text(MANIFEST.format(*SECRET_VALUES))
+    for value in SECRET_VALUES:
+        assert_scrubbed(out, value, "kubernetes_secret")
+    for kept in (
+        "name: app-secrets",
+        "config: [",
+        '.dockerconfigjson: "[',
+        "uri: [",
+        "color: blue",
+    ):
+        assert kept in out
+    config, tls_key = SECRET_VALUES[:2]
+    as_json = (
+        f'{{"apiVersion": "v1", "data": {{"config": "{config}", "tls.key": "{tls_key}"}}, '
+        '"kind": "Secret", "metadata": {"name": "app-secrets"}}'
+    )
+    for text in (as_json, as_json.replace('"', "'")):  # kubectl's JSON, a dict's repr
+        out = Scrubber().text(f"kubectl said: {text}")
+        assert_scrubbed(out, SECRET_VALUES[0], "kubernetes_secret")
+        assert_scrubbed(out, SECRET_VALUES[1])
+        assert "app-secrets" in out and "tls.key" in out
+    for text in (MANIFEST.format(*SECRET_VALUES), as_json):
+        assert Scrubber().text(Scrubber().text(text)) == Scrubber().text(text)
+
+
+def test_a_secret_object_in_structured_content_loses_its_data_values() -> None:
+    """The same Secret as a tool's result (a client's ``to_dict()``, parsed JSON): its data's
+    values went out; they are replaced now, its metadata and another kind's data kept."""
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "app-secrets"},
+        "data": {"config": SECRET_VALUES[0], "ca.bundle": SECRET_VALUES[1]},
+        "stringData": {"uri": SECRET_VALUES[2]},
+    }
+    listed = {"kind": "List", "items": [secret, {"kind": "ConfigMap", "data": {"color": "blue"}}]}
+    out = Scrubber().value(listed)
+    text = str(out)
+    for value in SECRET_VALUES:
+        assert_scrubbed(text, value)
+    assert out["items"][0]["metadata"] == {"name": "app-secrets"}
+    assert out["items"][0]["data"]["config"] == f"[REDACTED:key_name len={len(SECRET_VALUES[0])}]"
+    assert out["items"][1] == {"kind": "ConfigMap", "data": {"color": "blue"}}
+    assert Scrubber().tree(secret)["data"] == out["items"][0]["data"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "kind: ConfigMap\ndata:\n  color: blue\n  api_url: https://api.example.com\n",
+        "kind: SealedSecret\nspec:\n  encryptedData:\n    config: AgBy3i4OJSWK+PXeaz\n",
+        "a Secret's data: is base64; kind: Secret objects hold data: maps",
+    ],
+)
+def test_data_of_other_kinds_and_prose_about_secrets_is_kept(text: str) -> None:
+    assert Scrubber().text(text) == text

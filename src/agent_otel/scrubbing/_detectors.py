@@ -21,8 +21,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from ._keys import JOIN, PROSE_JOIN, text_names
+from ._manifest import KIND, KUBERNETES_SECRET, secret_data_spans
+from ._userinfo import USERINFO_LETTERS, prose_userinfo_spans
 
 Check = Callable[[str], bool]
+Finder = Callable[[re.Pattern[str], str], list[tuple[int, int]]]
 PRIVATE_KEY = "private_key"
 JWT = "jwt"
 
@@ -42,6 +45,9 @@ class Detector:
     """The group ``check`` applies to, when only one of the pattern's forms needs it."""
     group_checks: Mapping[str, Check] | None = None
     """A check of its own for a group (one form of several that needs another rule)."""
+    finder: Finder | None = None
+    """Where the secrets are, when a pattern alone cannot say (what is before its match, the
+    lines after it): given the pattern and the text."""
     lead: int = 0
     """How many characters before its match a secret starts: a pattern that starts at a
     literal inside the secret (the regex engine's fast search), its lookbehind having read
@@ -59,6 +65,8 @@ class Detector:
             return private_key_spans(self.pattern, text)
         if self.name == JWT:
             return jwt_spans(self.pattern, text)
+        if self.finder is not None:
+            return self.finder(self.pattern, text)
         out = []
         check = self.check
         only = self.checked
@@ -233,21 +241,34 @@ def labelled_key(value: str) -> bool:
     """A value a credential's label names in prose or a header (``pinecone api key is
     <uuid>``, ``Api-Key <hex>``) that is a key, not a word or a name: a UUID (Pinecone's
     earlier keys), lower-case hex of 32+ digits, 16+ characters of both cases and a digit
-    (Mistral's, Cohere's), or 24+ letters and digits of one case. Letters alone are kept: a
-    random key's cannot be told from a name's (``secret: AzureKeyVaultSecretName``)."""
+    (Mistral's, Cohere's), 24+ letters and digits of one case, or 20+ letters that are
+    :func:`random_letters` (a name or words run together, ``AzureKeyVaultSecretName``, are
+    kept)."""
     if _UUID.fullmatch(value) or hex_body(value.lower()):
         return True
     body = value.rstrip("=")
     if len(body) >= 16 and looks_random(body):
         return True
-    return (
-        len(body) >= 24
-        and body.isascii()
-        and body.isalnum()
-        and (body.islower() or body.isupper())
-        and has_digit(body)
-        and not body.isdigit()
-    )
+    if not (len(body) >= 20 and body.isascii() and body.isalnum()):
+        return False
+    if body.isalpha():
+        return random_letters(body)
+    return len(body) >= 24 and (body.islower() or body.isupper()) and not body.isdigit()
+
+
+_COMMON = frozenset("etaoinshrdluETAOINSHRDLU")
+"""English's twelve commonest letters: seven in ten of a word's, under half of random ones'."""
+
+
+def random_letters(body: str) -> bool:
+    """20+ ASCII letters drawn at random, not words run together nor a name: 10+ different
+    letters (not ``MMVMMVM``), under three in five of them among English's commonest twelve
+    (random letters: 46%; ``AzureKeyVaultSecretName``: 74%), and of one case, or of both
+    about evenly (a name's capitals only start its words: ``GLKEffectPropertyFog``)."""
+    if len(set(body.lower())) < 10 or sum(c in _COMMON for c in body) * 5 >= len(body) * 3:
+        return False
+    upper = sum(c.isupper() for c in body)
+    return upper in (0, len(body)) or 0.35 <= upper / len(body) <= 0.65
 
 
 _SYMBOLS = frozenset("!@#$%^&*~+=?")
@@ -270,6 +291,24 @@ def generated_password(value: str) -> bool:
 def credential_like(value: str) -> bool:
     """An unlabelled value that is a credential rather than prose: a letter and a digit."""
     return has_digit(value) and any(c.isalpha() for c in value)
+
+
+def letters_key(value: str) -> bool:
+    """20+ letters alone drawn at random (:func:`random_letters`): a key that drew no digit."""
+    body = value.rstrip("=")
+    return len(body) >= 20 and body.isascii() and body.isalpha() and random_letters(body)
+
+
+def named_value(value: str) -> bool:
+    """A value after its name and a colon, unquoted (``OPENAI_API_KEY: ...``, YAML, a header):
+    a letter and a digit (:func:`credential_like`), or a key of letters alone."""
+    return credential_like(value) or letters_key(value)
+
+
+def header_key(value: str) -> bool:
+    """A key after its header's name (``x-api-key: ...``): :func:`random_body`, or letters alone
+    drawn at random."""
+    return random_body(value) or letters_key(value)
 
 
 def named_rows(names: str, anchors: tuple[str, ...], pair_also: str = "") -> tuple[Detector, ...]:
@@ -340,7 +379,7 @@ def named_rows(names: str, anchors: tuple[str, ...], pair_also: str = "") -> tup
                 r"(?P<prose>[a-z0-9][a-z0-9_+/=-]{15,511})(?![a-z0-9_+/=-]))"
             ),
             anchors,
-            credential_like,
+            named_value,
             lower=True,
             checked="checked",
             group_checks={"prose": labelled_key},
@@ -687,6 +726,21 @@ BUILT_IN: tuple[Detector, ...] = (
         ("/api/webhooks/",),
     ),
     Detector(
+        "teams_webhook",  # a Microsoft Teams incoming webhook: whoever holds the URL posts to
+        # the channel; its key, the path after IncomingWebhook/ (the tenant's ids kept)
+        _rx(
+            r"(?:webhook\.office\.com/webhookb2|outlook\.office(?:365)?\.com/webhook)"
+            r"/[^\s/]{1,200}/incomingwebhook/(?P<secret>[a-z0-9_-]{16,}(?:/[a-z0-9_-]{8,}){0,3})"
+        ),
+        ("/incomingwebhook/",),
+        lower=True,
+    ),
+    Detector(
+        "zapier_webhook",  # a Zap's catch hook: whoever holds the URL starts the Zap
+        _rx(r"hooks\.zapier\.com/hooks/catch/[0-9]{1,12}/(?P<secret>[A-Za-z0-9]{5,40})"),
+        ("hooks.zapier.com",),
+    ),
+    Detector(
         "vault_token",  # HashiCorp Vault's service, batch and recovery tokens
         _rx(r"hv[sbr]\.[A-Za-z0-9_-]{24,}"),
         ("hvs.", "hvb.", "hvr."),
@@ -697,6 +751,8 @@ BUILT_IN: tuple[Detector, ...] = (
         _rx(r"[sr]k_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9]{24,}"),
         ("sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_"),
     ),
+    # every value of a Kubernetes Secret's data and stringData, in a text that holds its kind
+    Detector(KUBERNETES_SECRET, KIND, ("secret",), finder=secret_data_spans),
     Detector(JWT, _rx(r"\.eyJ[A-Za-z0-9_-]{8,}(?=\.)"), ("eyj",)),
     Detector(
         "url_credentials",
@@ -738,11 +794,19 @@ BUILT_IN: tuple[Detector, ...] = (
         _rx(
             r":(?<=[A-Za-z0-9._~%+-]:)"
             r"(?:(?P<secret>" + _USERINFO_PASSWORD + r")@" + _NET_HOST + r":[0-9]{1,5}(?![0-9])"
-            r"|(?P<bare>" + _USERINFO_PASSWORD + r")@" + _NET_HOST + r"(?![\w.@:-]))"
+            r"|(?P<bare>" + _USERINFO_PASSWORD + r")@" + _NET_HOST + r"(?![\w@:-]|\.[\w-]))"
         ),
         ("@",),
         lambda value: not value.isalpha() and not value.isdigit(),
         checked="bare",
+    ),
+    Detector(
+        "url_credentials",
+        # in prose, a letters-only password before a host alone, when the name before its
+        # ":" introduces no address (From:bob@example.com, mailto:, user:alice@... are kept)
+        USERINFO_LETTERS,
+        ("@",),
+        finder=prose_userinfo_spans,
     ),
     Detector(
         "url_credentials",
@@ -753,7 +817,7 @@ BUILT_IN: tuple[Detector, ...] = (
         # user:alice@example.com) has neither, and digits are a time (at 12:30@home/x)
         _rx(
             r"(?:(?:=|[\"']\s{0,3}:)[ \t]{0,3}[\"']?[A-Za-z0-9._~%+-]{1,64}:"
-            rf"(?P<env>{_USERINFO_PASSWORD})@{_NET_HOST}(?![\w.@-])"
+            rf"(?P<env>{_USERINFO_PASSWORD})@{_NET_HOST}(?![\w@-]|\.[\w-])"
             rf"|:(?<=[A-Za-z0-9._~%+-]:)(?P<path>{_USERINFO_PASSWORD})@{_NET_HOST}/(?=\w))"
         ),
         ("@",),
@@ -782,7 +846,7 @@ BUILT_IN: tuple[Detector, ...] = (
         # HTTP headers as a request dump or an error shows them (key: value, unquoted)
         _rx(r"(?:api|subscription)-key:\s{0,3}[\"']?(?P<secret>[^\s\"',;]{16,})"),
         ("api-key", "subscription-key"),
-        random_body,
+        header_key,
         lower=True,
     ),
     Detector(

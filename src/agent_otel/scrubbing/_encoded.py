@@ -28,6 +28,7 @@ import base64
 import binascii
 import re
 from bisect import bisect_right
+from functools import cache
 
 ROUNDS = 3
 """Decodings at most: a URL encoded twice in a JSON string escaped once is three."""
@@ -158,31 +159,111 @@ def _character(
 
 # Characters that read as ASCII: the fullwidth forms (U+FF01 to U+FF5E, as an East Asian
 # input method types PASSWORD=, and the ideographic space) and the Cyrillic letters drawn as
-# Latin ones (a Cyrillic a in "password"). One character each, so a find maps back one to one.
+# Latin ones (a Cyrillic a in "password"), and the styled letters NFKC reads as ASCII ones.
+# One character each, so a find maps back one to one.
 _CYRILLIC = "\u0430\u0435\u043e\u0440\u0441\u0455\u0456\u0458\u0445\u0443"  # a e o p c s i j x y
 _CYRILLIC_UPPER = (
     "\u0410\u0412\u0415\u041a\u041c\u041d\u041e\u0420\u0421\u0405\u0406\u0408\u0422\u0425"
 )
-_LOOKALIKES = {
-    **{chr(code): chr(code - 0xFEE0) for code in range(0xFF01, 0xFF5F)},
-    "\u3000": " ",
-    **dict(zip(_CYRILLIC + _CYRILLIC_UPPER, "aeopcsijxyABEKMHOPCSIJTX", strict=True)),
-}
-_FOLD = str.maketrans(_LOOKALIKES)
-_LOOKALIKE = re.compile("[" + "".join(sorted(_LOOKALIKES)) + "]")
+_COMPATIBLE = (  # blocks whose characters NFKC reads as one ASCII character
+    (0x00A0, 0x00A1),  # the no-break space
+    (0x2000, 0x200B),  # the typographic spaces
+    (0x2070, 0x20A0),  # superscripts and subscripts
+    (0x2100, 0x2190),  # letterlike symbols and number forms (black-letter H, Roman I)
+    (0x2460, 0x2500),  # enclosed alphanumerics (circled A, circled 1)
+    (0x1D400, 0x1D800),  # mathematical alphanumerics (bold, italic, monospace letters)
+    (0x1F100, 0x1F200),  # their supplement (squared and parenthesised letters)
+)
 
 
-def lookalike_view(text: str) -> View | None:
-    """``text`` with each look-alike character read as the ASCII one it is drawn as; None for
-    an ASCII text or one without any. A C-speed translation decides; the positions are one
-    regex pass: linear."""
+@cache
+def _folding() -> tuple[dict[int, str], re.Pattern[str]]:
+    """The translation to ASCII and the pattern of what it changes (an invisible run with the
+    character after it, or one look-alike): built the first time a non-ASCII text is read,
+    not at import (NFKC of the styled blocks and a class of a thousand characters)."""
+    lookalikes = {
+        **_compatible(),
+        **{chr(code): chr(code - 0xFEE0) for code in range(0xFF01, 0xFF5F)},
+        "\u3000": " ",
+        **dict(zip(_CYRILLIC + _CYRILLIC_UPPER, "aeopcsijxyABEKMHOPCSIJTX", strict=True)),
+    }
+    changed = re.compile(
+        f"[{_INVISIBLE}]+(?:.|\\Z)|[" + _ranges(sorted(lookalikes)) + "]", re.DOTALL
+    )
+    return str.maketrans(lookalikes), changed
+
+
+def _compatible() -> dict[str, str]:
+    """Each character of :data:`_COMPATIBLE` that NFKC normalises to one printable ASCII one:
+    a key or label written in styled letters (a rich-text editor's bold, a chat's fancy
+    text) reads as the ASCII it stands for: about 900 characters."""
+    import unicodedata  # here: the first non-ASCII text pays for it, not every import
+
+    out = {}
+    for low, high in _COMPATIBLE:
+        for code in range(low, high):
+            normal = unicodedata.normalize("NFKC", chr(code))
+            if len(normal) == 1 and normal.isascii() and normal.isprintable():
+                out[chr(code)] = normal
+    return out
+
+
+# Characters drawn as nothing (Unicode's format characters a key can carry unseen): a soft
+# hyphen, the zero-width space, joiners and non-joiner, the word joiner and invisible
+# operators, the byte order mark, and the bidirectional marks, embeddings and isolates (a
+# key pasted from a chat or a rich-text page, or typed in to slip past a filter). Read
+# without them, each taken with the character after it.
+_INVISIBLE = "\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
+_HIDDEN = re.compile(f"[{_INVISIBLE}]")
+
+
+def _ranges(characters: list[str]) -> str:
+    """A regex character class's body for ``characters`` (sorted), runs of consecutive code
+    points written as ranges: it compiles in a fraction of the time a list of them takes."""
+    out: list[str] = []
+    start = previous = ord(characters[0])
+    for code in [*(ord(c) for c in characters[1:]), -1]:
+        if code != previous + 1:
+            last = "-" + re.escape(chr(previous)) if previous > start else ""
+            out.append(re.escape(chr(start)) + last)
+            start = code
+        previous = code
+    return "".join(out)
+
+
+def lookalike_view(text: str, parent: View | None = None) -> View | None:
+    """``text`` with each look-alike character read as the ASCII one it is drawn as, and
+    without the characters drawn as nothing; None for an ASCII text or one without any.
+    ``parent``: the view ``text`` is the decoded text of (a JSON dump's ``\\u200b``, a
+    ``\\uff53``). A C-speed translation and search decide; the positions are one regex pass:
+    linear."""
     if text.isascii():
         return None
-    folded = text.translate(_FOLD)
-    if folded == text:
-        return None
-    positions = [found.start() for found in _LOOKALIKE.finditer(text)]
-    return View(folded, positions, positions, [at + 1 for at in positions], None)
+    fold, changed = _folding()
+    folded = text.translate(fold)
+    if _HIDDEN.search(text) is None:
+        if folded == text:
+            return None
+        positions = [found.start() for found in changed.finditer(text)]
+        return View(folded, positions, positions, [at + 1 for at in positions], parent)
+    parts: list[str] = []
+    positions, starts, ends = [], [], []
+    kept = length = 0
+    for found in changed.finditer(text):
+        start, end = found.span()
+        shown = folded[end - 1] if not _HIDDEN.match(text, end - 1) else ""
+        parts.append(folded[kept:start])
+        length += start - kept
+        kept = end
+        if not shown:  # invisible to the text's end: nothing follows to map
+            continue
+        parts.append(shown)
+        positions.append(length)
+        starts.append(start)
+        ends.append(end)
+        length += 1
+    parts.append(folded[kept:])
+    return View("".join(parts), positions, starts, ends, parent)
 
 
 BASE64_OPENINGS = ("eyJ", "ewog", "ewoJ", "ew0K", "LS0tLS1CRUdJTi")

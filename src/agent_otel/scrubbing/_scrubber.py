@@ -262,6 +262,9 @@ class Scrubber:
         if may_hold(text):  # an encoded secret: found decoded, redacted as it was encoded
             for view in views(text):
                 spans.extend((*view.span(s, e), n) for s, e, n in self._spans(view.text))
+                shown = lookalike_view(view.text, view)  # a JSON dump's \u200b, \uff53
+                if shown is not None:
+                    spans.extend((*shown.span(s, e), n) for s, e, n in self._spans(shown.text))
         folded = lookalike_view(text)  # fullwidth PASSWORD=, a Cyrillic letter in a label
         if folded is not None:
             spans.extend((*folded.span(s, e), n) for s, e, n in self._spans(folded.text))
@@ -330,7 +333,7 @@ class Scrubber:
         if kind is dict:
             out: dict[Any, Any] | None = None
             slot = self._value_slot(value)
-            private = JWK_PRIVATE if "kty" in value else ()
+            private = _private_members(value)
             for key, item in value.items():
                 name = self.text(key, found) if type(key) is str else key
                 if type(key) is str and (
@@ -413,7 +416,7 @@ class Scrubber:
             return self._argv([self.tree(item, found, depth + 1) for item in value], found)
         if kind is dict:
             slot = self._value_slot(value)
-            private = JWK_PRIVATE if "kty" in value else ()
+            private = _private_members(value)
             return {
                 key: _redact_all(item, found, depth + 1)
                 if key is slot
@@ -467,6 +470,22 @@ class Scrubber:
 JWK_PRIVATE = frozenset({"d", "p", "q", "dp", "dq", "qi", "k"})
 """A JSON Web Key's private members (RFC 7518), secrets in an object that has a ``kty``: an
 RSA key's private exponent and primes, an EC or OKP key's ``d``, a symmetric key's ``k``."""
+
+
+SECRET_DATA = frozenset({"data", "stringData"})
+"""A Kubernetes Secret's maps of secrets (a manifest, ``kubectl get secret -o json``, a client's
+``to_dict()``): their values are secrets whatever their keys' names (``config.json``)."""
+
+
+def _private_members(value: dict[Any, Any]) -> frozenset[str] | tuple[()]:
+    """The members of ``value`` that are secrets by what the object is, not by their names: a
+    JSON Web Key's private ones, a Kubernetes Secret's data."""
+    if "kty" in value:
+        return JWK_PRIVATE
+    kind = value.get("kind")
+    if type(kind) is str and kind == "Secret":
+        return SECRET_DATA
+    return ()
 
 
 def _random_key(key: str, item: Any) -> bool:
