@@ -246,6 +246,21 @@ class _Layer:
 
 _LAYERS: weakref.WeakKeyDictionary[AsyncIterator[Any], _Layer] = weakref.WeakKeyDictionary()
 
+
+def unpulled(tracer: object) -> bool:
+    """Whether a stream traced with ``tracer`` is alive and not pulled yet: its run starts at
+    its first pull, so it has recorded nothing (what the test kit tells a test that reads
+    spans before it consumed its stream). Its tracer is read off the stream's own frame, whose
+    arguments are bound before that pull, so that nothing on a run's path stores it; no method
+    of the agent's stream runs."""
+    for run, layer in list(_LAYERS.items()):
+        frame = None if layer.started else getattr(run, "ag_frame", None)
+        settings = frame.f_locals.get("settings") if frame is not None else None
+        if settings is not None and getattr(settings, "tracer", None) is tracer:
+            return True
+    return False
+
+
 # Per context (so per task and thread), the run an otel_wrapper() last wrapped the stream
 # of, or last saw end, there: run_context(wrapper) names it if that wrapper traced it, in
 # the task that wrapped it (a task started from here inherits the slot: it names none of

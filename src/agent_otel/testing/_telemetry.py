@@ -38,6 +38,12 @@ def _is_snapshot(span: ReadableSpan) -> bool:
     return bool((span.attributes or {}).get(PENDING))
 
 
+_UNPULLED = (
+    "A run starts at its stream's first pull: a stream not consumed yet has recorded nothing, "
+    "so iterate it (async for) or await invoke() first"
+)
+
+
 def _still_open(names: list[str]) -> str:
     """Why a run's spans are not there yet: ``span()``'s failure and the readers' warning."""
     return (
@@ -219,7 +225,20 @@ class InMemoryTelemetry(Block["InMemoryTelemetry"]):
                 warn_once("InMemoryTelemetry", "read while open",
                           "agent-otel: no span has ended in this InMemoryTelemetry yet: %s",
                           _still_open(held_open))  # fmt: skip
+            elif self._unpulled():  # asked before the run: it has not started
+                warn_once("InMemoryTelemetry", "read before pulled",
+                          "agent-otel: no span has ended in this InMemoryTelemetry yet: a "
+                          "stream traced on its providers has not been pulled. %s "
+                          "(docs/testing.md)", _UNPULLED)  # fmt: skip
         return finished
+
+    def _unpulled(self) -> bool:
+        """Whether a stream traced on this telemetry's tracer provider waits for its first
+        pull (a test that made nothing, or whose runs ended unsampled, expects nothing)."""
+        from agent_otel.recording._options import tracer_for
+        from agent_otel.recording._wrapper import unpulled
+
+        return unpulled(tracer_for(self.tracer_provider))
 
     def _finished(self) -> list[ReadableSpan]:
         """Finished spans, for a reader that tells what is open itself (``span()``)."""
@@ -257,9 +276,8 @@ class InMemoryTelemetry(Block["InMemoryTelemetry"]):
             raise AssertionError(f"no span named {name!r} has ended: {_still_open(held_open)}")
         if not spans:  # nothing recorded here at all: not run yet, or run on other providers
             raise AssertionError(
-                f"no span named {name!r}: no span was recorded in this telemetry. A run starts "
-                "at its stream's first pull: a stream not consumed yet has recorded nothing, so "
-                "iterate it (async for) or await invoke() first; and give the runs its "
+                f"no span named {name!r}: no span was recorded in this telemetry. "
+                f"{_UNPULLED}; and give the runs its "
                 "providers: telemetry.wrapper(...) for otel_wrapper(...), "
                 "instrument(agent, **telemetry.providers()) (docs/testing.md)"
             )
