@@ -21,6 +21,7 @@ from agent_otel._attributes import PENDING
 from agent_otel._block import Block, block
 from agent_otel._guard import warn_once
 from agent_otel._plain import a_kind, has_methods, items_of
+from agent_otel.exporting._arguments import SPAN_PROCESSOR
 from agent_otel.recording._hints import bound_factory, keyworded
 from agent_otel.recording._open import held as _held
 
@@ -327,9 +328,6 @@ class InMemoryTelemetry(Block["InMemoryTelemetry"]):
         self.logger_provider.shutdown()
 
 
-_SPAN_PROCESSOR = ("on_start", "on_end", "shutdown", "force_flush")
-
-
 def _by_name(spans: list[ReadableSpan]) -> dict[str, list[ReadableSpan]]:
     """``spans`` by name, each list in the order they ended; snapshots left out."""
     out: defaultdict[str, list[ReadableSpan]] = defaultdict(list)
@@ -362,6 +360,6 @@ def _checked(
         raise told("processors", given, "a list of span processors")
     listed = items_of(given) if issubclass(type(given), (list, tuple)) else list(given)
     for processor in listed:
-        if not has_methods(processor, _SPAN_PROCESSOR):
+        if not has_methods(processor, SPAN_PROCESSOR):
             raise told("processors", processor, "span processors (as RunIdentityProcessor())")
     return listed
