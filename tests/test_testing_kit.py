@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from opentelemetry.instrumentation.instrumentor import BaseInstrumentor
 from opentelemetry.instrumentation.utils import suppress_instrumentation
-from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 from opentelemetry.sdk.trace.id_generator import IdGenerator
 from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 
@@ -23,7 +23,7 @@ from agent_contract.protocol import (
     ToolCall,
     ToolResult,
 )
-from agent_otel import ContentCapture, instrument, otel_wrapper
+from agent_otel import ContentCapture, instrument
 from agent_otel.testing import InMemoryTelemetry, run_script, span_outline
 
 EVENTS = [LLMCallStart(model="m", call_id="c"), TextDelta("hi"), LLMCallEnd(call_id="c")]
@@ -234,8 +234,8 @@ async def test_an_empty_answer_with_no_stream_of_the_kit_left_unpulled_is_told_n
         with suppress_instrumentation():
             assert [e async for e in telemetry.wrapper()(ScriptedAgent(EVENTS).stream([USER]))]
         telemetry.wrapper()(ScriptedAgent(EVENTS).stream([USER]))  # made and dropped
-        elsewhere = TracerProvider()
-        kept = otel_wrapper(tracer_provider=elsewhere)(ScriptedAgent(EVENTS).stream([USER]))
+        elsewhere = InMemoryTelemetry()  # another telemetry's providers
+        kept = elsewhere.wrapper()(ScriptedAgent(EVENTS).stream([USER]))
         assert telemetry.spans() == [] and telemetry.outline() == []
         assert not [r for r in caplog.records if r.name.startswith("agent_otel")]
         assert [e async for e in kept] == EVENTS
