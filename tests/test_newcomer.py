@@ -2486,6 +2486,40 @@ def test_an_option_of_the_wrong_value_is_told_the_page_that_documents_it(
     _points_where_documented(told, "otel_wrapper" if entry is otel_wrapper else "instrument")
 
 
+class _NoAgent:
+    """What is no agent: no stream/invoke, no run/astream."""
+
+
+def _invoked_with(wrapper: Any) -> None:
+    asyncio.run(ScriptedAgent([]).invoke([USER], stream_wrapper=wrapper))
+
+
+_MISUSES = [
+    ("otel_wrapper", lambda t: _invoked_with(otel_wrapper)),
+    ("telemetry.wrapper", lambda t: _invoked_with(t.wrapper)),
+    ("otel_wrapper", lambda t: otel_wrapper()()),
+    ("otel_wrapper", lambda t: otel_wrapper()(ScriptedAgent([]).invoke([USER]))),
+    ("instrument", lambda t: instrument(_NoAgent())),
+    ("instrument", lambda t: instrument(sys)),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "misuse"),
+    _MISUSES,
+    ids=["uncalled", "kit-uncalled", "no-stream", "coroutine", "no-agent", "module"],
+)
+def test_a_misuse_at_the_call_names_the_page_that_documents_it(
+    name: str, misuse: Any, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """``stream_wrapper=otel_wrapper`` uncalled, ``otel_wrapper()(agent.invoke(...))``,
+    ``instrument(NotAnAgent())``: told the fix, but not where the docs say it (only an option
+    given by position or misspelt was sent to a page)."""
+    with pytest.raises(TypeError) as raised:
+        misuse(otel_telemetry)
+    _points_where_documented(str(raised.value), name)
+
+
 _WRONG_CONFIGURE_VALUES = [
     ("set_global", "false"),
     ("console", "1"),

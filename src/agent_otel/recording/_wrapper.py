@@ -50,7 +50,7 @@ _NO_STREAM: Any = object()
 _NO_STREAM_GIVEN = (
     "the stream wrapper otel_wrapper() returned was called with no stream: pass it as "
     "stream_wrapper=otel_wrapper() (called once, not twice), or wrap a stream, as in "
-    "otel_wrapper()(agent.stream(messages))"
+    "otel_wrapper()(agent.stream(messages)) (docs/options.md)"
 )
 INTERRUPTED_ERROR = "AgentInterruptedError"
 """Class name of the Agent contract's "run paused on an interrupt" error: not a failure."""
@@ -213,7 +213,7 @@ def _not_a_stream(given: object) -> str:
         return (
             "otel_wrapper() wraps an async iterator of agent events, not a coroutine: "
             "await agent.invoke(messages, stream_wrapper=otel_wrapper()), or wrap the stream, "
-            "as in otel_wrapper()(agent.stream(messages))"
+            "as in otel_wrapper()(agent.stream(messages)) (docs/options.md)"
         )
     return (
         f"otel_wrapper() wraps an async iterator of agent events, not "
