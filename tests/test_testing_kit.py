@@ -223,6 +223,24 @@ async def test_reading_spans_before_the_stream_was_pulled_says_so_once(
     assert otel_telemetry.outline() == [["invoke_agent kit", [["step 0", ["chat m"]]]]]
 
 
+async def test_a_telemetry_made_with_the_sdk_disabled_says_why_it_recorded_nothing(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``OTEL_SDK_DISABLED=true`` left in a test's environment (set to keep tests from
+    exporting) turns the kit's SDK providers off too: its runs recorded nothing, and
+    ``span(name)`` blamed a stream not consumed or other providers, neither the cause."""
+    monkeypatch.setenv("OTEL_SDK_DISABLED", "true")
+    with InMemoryTelemetry() as telemetry:
+        assert await run_script(telemetry, EVENTS) == EVENTS  # the agent runs as ever
+        with pytest.raises(AssertionError) as raised:
+            telemetry.span("invoke_agent")
+        assert "OTEL_SDK_DISABLED" in str(raised.value), raised.value
+        assert "docs/testing.md" in str(raised.value), raised.value
+        assert telemetry.outline() == [] and telemetry.spans() == []
+        told = [r.getMessage() for r in caplog.records if r.name.startswith("agent_otel")]
+        assert len(told) == 1 and "OTEL_SDK_DISABLED" in told[0], told
+
+
 async def test_an_empty_answer_with_no_stream_of_the_kit_left_unpulled_is_told_nothing(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

@@ -22,6 +22,7 @@ from agent_otel._block import Block, block
 from agent_otel._guard import warn_once
 from agent_otel._plain import a_kind, has_methods, items_of
 from agent_otel.exporting._arguments import SPAN_PROCESSOR
+from agent_otel.exporting._env import flag
 from agent_otel.recording._hints import bound_factory, keyworded
 from agent_otel.recording._open import held as _held
 
@@ -42,6 +43,13 @@ def _is_snapshot(span: ReadableSpan) -> bool:
 _UNPULLED = (
     "A run starts at its stream's first pull: a stream not consumed yet has recorded nothing, "
     "so iterate it (async for) or await invoke() first"
+)
+
+
+_DISABLED = (
+    "OTEL_SDK_DISABLED=true was set when this telemetry was made, so its SDK providers record "
+    "nothing: unset it for the tests, as monkeypatch.delenv('OTEL_SDK_DISABLED') "
+    "(docs/testing.md)"
 )
 
 
@@ -150,6 +158,7 @@ class InMemoryTelemetry(Block["InMemoryTelemetry"]):
         self.logger_provider = LoggerProvider(shutdown_on_exit=False)
         self.logger_provider.add_log_record_processor(SimpleLogRecordProcessor(self.log_exporter))
         self._ended = False
+        self._disabled = flag("OTEL_SDK_DISABLED")  # read by the SDK's providers just now
 
     def __enter__(self) -> InMemoryTelemetry:
         return self
@@ -231,6 +240,10 @@ class InMemoryTelemetry(Block["InMemoryTelemetry"]):
                           "agent-otel: no span has ended in this InMemoryTelemetry yet: a "
                           "stream traced on its providers has not been pulled. %s "
                           "(docs/testing.md)", _UNPULLED)  # fmt: skip
+            elif self._disabled:  # its providers record nothing
+                warn_once("InMemoryTelemetry", "sdk disabled",
+                          "agent-otel: no span was recorded in this InMemoryTelemetry: %s",
+                          _DISABLED)  # fmt: skip
         return finished
 
     def _unpulled(self) -> bool:
@@ -275,6 +288,8 @@ class InMemoryTelemetry(Block["InMemoryTelemetry"]):
         held_open = [] if found else self.open_spans()
         if held_open:  # asked inside the run (the consumer's loop): its spans end with it
             raise AssertionError(f"no span named {name!r} has ended: {_still_open(held_open)}")
+        if not spans and self._disabled:
+            raise AssertionError(f"no span named {name!r}: {_DISABLED}")
         if not spans:  # nothing recorded here at all: not run yet, or run on other providers
             raise AssertionError(
                 f"no span named {name!r}: no span was recorded in this telemetry. "
