@@ -199,3 +199,63 @@ def test_a_shared_constant_is_written_once() -> None:
         )
     }
     assert not copied, f"written in more than one module: {copied}"
+
+
+def _private_constants(path: Path) -> dict[str, str]:
+    """The module-level private names in capitals ``path`` assigns a constant to: a literal (a
+    tuple of literals too), or a stateless helper made with no arguments (``Propagator()``);
+    each with its source text. Mutable state (``{}``, ``set()``) and sentinels
+    (``object()``) are each module's own."""
+    found = {}
+    for node in ast.parse(path.read_text()).body:
+        value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+        if value is None:
+            continue
+        literal = isinstance(value, ast.Constant) or (
+            isinstance(value, ast.Tuple) and all(isinstance(e, ast.Constant) for e in value.elts)
+        )
+        made = (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Name)
+            and value.func.id[:1].isupper()
+            and not value.args
+            and not value.keywords
+        )
+        if not (literal or made):
+            continue
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        for target in targets:
+            if isinstance(target, ast.Name) and target.id.lstrip("_").isupper():
+                found[target.id] = ast.unparse(value)
+    return found
+
+
+def test_a_private_constant_is_written_once() -> None:
+    """A private constant two modules need (a factor, a header's name, a hint both adapters of
+    one client give, a propagator) is written in one module and imported by the other: two
+    copies drift apart. Caught: one private name given the same value in two modules, a key or
+    mark (a string of no spaces) that a private name writes again where another module has
+    it, and an attribute key (dotted) written again outside ``_attributes.py``, which names
+    them."""
+    by_name: dict[tuple[str, str], list[str]] = {}
+    by_key: dict[str, list[tuple[str, str]]] = {}
+    for path in modules():
+        where = str(path.relative_to(ROOT))
+        for name, value in _private_constants(path).items():
+            if name.startswith("_"):
+                by_name.setdefault((name, value), []).append(where)
+        for name, value in {**_constants(path), **_private_constants(path)}.items():
+            if value.startswith(("'", '"')) and len(value) >= 10 and " " not in value:
+                by_key.setdefault(value, []).append((where, name))
+    copied = [f"{name} = {value}: {paths}" for (name, value), paths in by_name.items()
+              if len(paths) > 1]  # fmt: skip
+    copied += [
+        f"{value}: {found}"
+        for value, found in by_key.items()
+        if len({where for where, _ in found}) > 1
+        and (
+            any(name.startswith("_") for _, name in found)
+            or ("." in value and any(w.endswith("/_attributes.py") for w, _ in found))
+        )
+    ]
+    assert not copied, f"written in more than one module: {copied}"

@@ -2456,6 +2456,97 @@ def test_a_misspelt_keyword_is_told_the_page_that_documents_the_callable(
     _points_where_documented(str(raised.value), name)
 
 
+_WRONG_VALUES = [
+    ("step_spans", "false"),  # a variable's text: refused, never read as true
+    ("activate_context", "0"),
+    ("capture_content", "yes"),
+    ("scrub", "no"),
+    ("pending_spans", "5"),
+    ("semconv", "newest"),
+    ("prices", {"m": 1.0}),
+    ("attributes", ["team"]),
+    ("agent_name", 3),
+    ("conversation_id", 1.5),
+    ("meter_provider", trace.NoOpTracerProvider()),
+]
+
+
+@pytest.mark.parametrize(("option", "value"), _WRONG_VALUES, ids=[o for o, _ in _WRONG_VALUES])
+@pytest.mark.parametrize("entry", [otel_wrapper, _instrumented], ids=["otel_wrapper", "instrument"])
+def test_an_option_of_the_wrong_value_is_told_the_page_that_documents_it(
+    entry: Any, option: str, value: object
+) -> None:
+    """``otel_wrapper(step_spans="false")`` (an option read from a variable as text) was told
+    what the option takes, and ``capture_content="yes"`` its modes, but not where the options
+    are documented: a misspelt name was sent to docs/options.md, a wrong value to no page."""
+    with pytest.raises((TypeError, ValueError)) as raised:
+        entry(**{option: value})
+    told = str(raised.value)
+    assert f"{option}=" in told, told
+    _points_where_documented(told, "otel_wrapper" if entry is otel_wrapper else "instrument")
+
+
+class _NoAgent:
+    """What is no agent: no stream/invoke, no run/astream."""
+
+
+def _invoked_with(wrapper: Any) -> None:
+    asyncio.run(ScriptedAgent([]).invoke([USER], stream_wrapper=wrapper))
+
+
+_MISUSES = [
+    ("otel_wrapper", lambda t: _invoked_with(otel_wrapper)),
+    ("telemetry.wrapper", lambda t: _invoked_with(t.wrapper)),
+    ("otel_wrapper", lambda t: otel_wrapper()()),
+    ("otel_wrapper", lambda t: otel_wrapper()(ScriptedAgent([]).invoke([USER]))),
+    ("instrument", lambda t: instrument(_NoAgent())),
+    ("instrument", lambda t: instrument(sys)),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "misuse"),
+    _MISUSES,
+    ids=["uncalled", "kit-uncalled", "no-stream", "coroutine", "no-agent", "module"],
+)
+def test_a_misuse_at_the_call_names_the_page_that_documents_it(
+    name: str, misuse: Any, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """``stream_wrapper=otel_wrapper`` uncalled, ``otel_wrapper()(agent.invoke(...))``,
+    ``instrument(NotAnAgent())``: told the fix, but not where the docs say it (only an option
+    given by position or misspelt was sent to a page)."""
+    with pytest.raises(TypeError) as raised:
+        misuse(otel_telemetry)
+    _points_where_documented(str(raised.value), name)
+
+
+_WRONG_CONFIGURE_VALUES = [
+    ("set_global", "false"),
+    ("console", "1"),
+    ("protocol", "http"),
+    ("endpoint", 4318),
+    ("service_name", 3),
+    ("max_queue_size", "2048"),
+    ("scrub", "no"),
+    ("semconv", "newest"),
+]
+
+
+@pytest.mark.parametrize(
+    ("option", "value"), _WRONG_CONFIGURE_VALUES, ids=[o for o, _ in _WRONG_CONFIGURE_VALUES]
+)
+def test_a_configure_option_of_the_wrong_value_is_told_the_page_that_documents_it(
+    option: str, value: object
+) -> None:
+    """``configure(set_global="false")``, ``configure(protocol="http")``: told what the option
+    takes, but not where configure()'s options are documented."""
+    with pytest.raises((TypeError, ValueError)) as raised:
+        configure(**{option: value})
+    told = str(raised.value)
+    assert f"configure({option}=" in told, told
+    _points_where_documented(told, "configure")
+
+
 @pytest.mark.parametrize(("name", "method", "bound", "takes"), _public_methods())
 def test_a_methods_misspelt_keyword_is_told_the_page_that_documents_it(
     name: str, method: Any, bound: bool, takes: set[str]

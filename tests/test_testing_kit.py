@@ -8,21 +8,26 @@ from typing import Any
 
 import pytest
 from opentelemetry.instrumentation.instrumentor import BaseInstrumentor
+from opentelemetry.instrumentation.utils import suppress_instrumentation
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 from opentelemetry.sdk.trace.id_generator import IdGenerator
+from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 
+from agent_contract.examples import ScriptedAgent
 from agent_contract.protocol import (
     FunctionCall,
     LLMCallEnd,
     LLMCallStart,
+    Message,
     TextDelta,
     ToolCall,
     ToolResult,
 )
-from agent_otel import ContentCapture
+from agent_otel import ContentCapture, instrument
 from agent_otel.testing import InMemoryTelemetry, run_script, span_outline
 
 EVENTS = [LLMCallStart(model="m", call_id="c"), TextDelta("hi"), LLMCallEnd(call_id="c")]
+USER = Message(role="user", content="hi")
 
 
 async def test_run_script_returns_the_very_events_and_writes_to_the_telemetry(
@@ -188,6 +193,71 @@ async def test_reading_spans_while_the_run_is_open_says_so_once(
     assert "'invoke_agent kit'" in told[0] and "docs/testing.md" in told[0], told
     await stream.aclose()
     assert otel_telemetry.outline() == [["invoke_agent kit", [["step 0", ["chat m"]]]]]
+
+
+def _wrapped(telemetry: InMemoryTelemetry, agent: ScriptedAgent) -> Any:
+    return telemetry.wrapper(agent_name="kit")(agent.stream([USER]))
+
+
+def _instrumented(telemetry: InMemoryTelemetry, agent: ScriptedAgent) -> Any:
+    return instrument(agent, agent_name="kit", **telemetry.providers()).stream([USER])
+
+
+@pytest.mark.parametrize("make", [_wrapped, _instrumented])
+async def test_reading_spans_before_the_stream_was_pulled_says_so_once(
+    make: Any, otel_telemetry: InMemoryTelemetry, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A newcomer's test that made the traced stream and asserted before iterating it got
+    ``[]`` from ``spans()``, ``tree()`` and ``outline()`` with no word: a run starts at its
+    stream's first pull, so nothing was open yet either. The answer is still what ended
+    (nothing), and a warning says why, once, with what to do and the doc page."""
+    stream = make(otel_telemetry, ScriptedAgent(EVENTS))
+    assert otel_telemetry.outline() == []
+    assert otel_telemetry.spans() == []
+    assert otel_telemetry.tree() == []
+    told = [r.getMessage() for r in caplog.records if r.name.startswith("agent_otel")]
+    assert len(told) == 1, told
+    assert "first pull" in told[0] and "async for" in told[0], told
+    assert "docs/testing.md" in told[0], told
+    assert [event async for event in stream] == EVENTS  # pulled: its run is recorded
+    assert otel_telemetry.outline() == [["invoke_agent kit", [["step 0", ["chat m"]]]]]
+
+
+async def test_a_telemetry_made_with_the_sdk_disabled_says_why_it_recorded_nothing(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``OTEL_SDK_DISABLED=true`` left in a test's environment (set to keep tests from
+    exporting) turns the kit's SDK providers off too: its runs recorded nothing, and
+    ``span(name)`` blamed a stream not consumed or other providers, neither the cause."""
+    monkeypatch.setenv("OTEL_SDK_DISABLED", "true")
+    with InMemoryTelemetry() as telemetry:
+        assert await run_script(telemetry, EVENTS) == EVENTS  # the agent runs as ever
+        with pytest.raises(AssertionError) as raised:
+            telemetry.span("invoke_agent")
+        assert "OTEL_SDK_DISABLED" in str(raised.value), raised.value
+        assert "docs/testing.md" in str(raised.value), raised.value
+        assert telemetry.outline() == [] and telemetry.spans() == []
+        told = [r.getMessage() for r in caplog.records if r.name.startswith("agent_otel")]
+        assert len(told) == 1 and "OTEL_SDK_DISABLED" in told[0], told
+
+
+async def test_an_empty_answer_with_no_stream_of_the_kit_left_unpulled_is_told_nothing(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A test may rightly expect nothing: a run its sampler dropped, a run with
+    instrumentation suppressed, a stream made and dropped, a stream left unpulled on other
+    providers. None is told off."""
+    with InMemoryTelemetry(sampler=ALWAYS_OFF) as telemetry:
+        assert await run_script(telemetry, EVENTS) == EVENTS  # consumed, sampled out
+        with suppress_instrumentation():
+            assert [e async for e in telemetry.wrapper()(ScriptedAgent(EVENTS).stream([USER]))]
+        telemetry.wrapper()(ScriptedAgent(EVENTS).stream([USER]))  # made and dropped
+        elsewhere = InMemoryTelemetry()  # another telemetry's providers
+        kept = elsewhere.wrapper()(ScriptedAgent(EVENTS).stream([USER]))
+        assert telemetry.spans() == [] and telemetry.outline() == []
+        assert not [r for r in caplog.records if r.name.startswith("agent_otel")]
+        assert [e async for e in kept] == EVENTS
+        elsewhere.shutdown()
 
 
 async def test_processors_run_before_the_export_and_export_through_wraps_it() -> None:

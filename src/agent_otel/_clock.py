@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable
 
 now_ns: Callable[[], int] = time.time_ns
+SECONDS_PER_NS = 1e-9
+"""A clock reading's nanoseconds to the seconds a duration is recorded in."""
 
 
 def run_clock() -> Callable[[], int]:

@@ -235,8 +235,8 @@ def chat_usage(usage: Any, model: str | None) -> Usage:
     )
 
 
-_TAKES = "an openai.AsyncOpenAI client"
-_HINT = "Make one with openai.AsyncOpenAI(); a model name goes in model=."
+OPENAI_CLIENT = "an openai.AsyncOpenAI client"
+OPENAI_CLIENT_HINT = "Make one with openai.AsyncOpenAI(); a model name goes in model=."
 
 
 def stream_chat(
@@ -253,7 +253,14 @@ def stream_chat(
     ``params`` go to the SDK as they are (``temperature``, ``tools``, ...) and onto
     ``LLMCallStart.params``; ``sink`` receives every ``ChatCompletionChunk``.
     """
-    expect(client, "stream_chat", _TAKES, "chat.completions.create", hint=_HINT, sdk="openai")
+    expect(
+        client,
+        "stream_chat",
+        OPENAI_CLIENT,
+        "chat.completions.create",
+        hint=OPENAI_CLIENT_HINT,
+        sdk="openai",
+    )
     expect_messages(messages, "stream_chat")
     start = start_event(model, provider, messages, params)
     return read_stream(

@@ -51,6 +51,7 @@ from agent_contract.sources._stream import (
     start_event,
 )
 from agent_contract.sources._turns import fields, is_empty
+from agent_contract.sources.openai_chat import OPENAI_CLIENT, OPENAI_CLIENT_HINT
 
 __all__ = ["OpenAIResponsesAgent", "ResponsesReader", "response_input", "stream_responses"]
 
@@ -203,15 +204,18 @@ def _request(messages: list[Message]) -> tuple[str | None, list[dict[str, Any]],
     return instructions, items, marked
 
 
-_TAKES = "an openai.AsyncOpenAI client"
-_HINT = "Make one with openai.AsyncOpenAI(); a model name goes in model=."
-
-
 def stream_responses(
     client: Any, messages: list[Message], model: str, *, sink: Sink | None = None, **params: Any
 ) -> AsyncIterator[AgentEvent]:
     """One streamed ``client.responses.create`` call (an ``AsyncOpenAI``), as events."""
-    expect(client, "stream_responses", _TAKES, "responses.create", hint=_HINT, sdk="openai")
+    expect(
+        client,
+        "stream_responses",
+        OPENAI_CLIENT,
+        "responses.create",
+        hint=OPENAI_CLIENT_HINT,
+        sdk="openai",
+    )
     expect_messages(messages, "stream_responses")
     start = start_event(model, "openai", messages, params)
     instructions, items, marked = _request(messages)

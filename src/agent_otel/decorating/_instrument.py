@@ -205,7 +205,7 @@ def _instrument_instance(agent: _T, options: AgentSetup) -> _T:
     if not isinstance(state, dict):
         raise TypeError(
             "instrument() needs an agent with a __dict__ to share its state; "
-            "instrument its class instead"
+            "instrument its class instead (docs/instrument.md)"
         )
     sub = _subclass_for(cls, _entries(cls, agent))
     drop_in: Any = object.__new__(sub)
@@ -267,7 +267,7 @@ def instrument(
         raise TypeError(
             f"instrument() takes an agent (an object or class with stream/invoke or run/astream), "
             f"not the module {text_of(vars(agent_or_class).get('__name__')) or '(unnamed)'}: "
-            "pass the agent it defines or makes, as in instrument(MyAgent())"
+            "pass the agent it defines or makes, as in instrument(MyAgent()) (docs/instrument.md)"
         )
     is_class = issubclass(type(agent_or_class), type)
     kind = agent_or_class if is_class else type(agent_or_class)
@@ -277,7 +277,7 @@ def instrument(
             f"a framework's agent is traced through its adapter, otel_wrapper(...)({adapter}) "
             f"({PAGE})"
             if adapter
-            else "pass the agent, as in instrument(MyAgent())"
+            else "pass the agent, as in instrument(MyAgent()) (docs/instrument.md)"
         )
         raise TypeError(
             f"instrument() takes an agent (an object or class with stream/invoke or run/astream), "

@@ -32,8 +32,8 @@ __all__ = [
     "parent_from",
 ]
 
-_TRACE = TraceContextTextMapPropagator()
-_BAGGAGE = W3CBaggagePropagator()
+TRACE = TraceContextTextMapPropagator()
+BAGGAGE = W3CBaggagePropagator()
 
 
 @keyworded
@@ -46,11 +46,11 @@ def inject_context(context: Context | None = None) -> dict[str, str]:
     """
     check_context("inject_context", "context", context)
     carrier: dict[str, str] = {}
-    _TRACE.inject(carrier, context=context)
+    TRACE.inject(carrier, context=context)
     # The run ids are encodable (identity_to_baggage); a caller's own baggage entry with a
     # lone surrogate is not: then the carrier goes without baggage, the run is not hurt.
     with suppress(UnicodeEncodeError):
-        _BAGGAGE.inject(carrier, context=identity_to_baggage(context))
+        BAGGAGE.inject(carrier, context=identity_to_baggage(context))
     return carrier
 
 
@@ -69,8 +69,8 @@ def extract_context(carrier: Any, context: Context | None = None) -> Context:
     """
     check_context("extract_context", "context", context)
     headers = text_carrier(carrier)
-    extracted = _TRACE.extract(headers, context=context if context is not None else Context())
-    return identity_from_baggage(_BAGGAGE.extract(headers, context=extracted))
+    extracted = TRACE.extract(headers, context=context if context is not None else Context())
+    return identity_from_baggage(BAGGAGE.extract(headers, context=extracted))
 
 
 def check_context(caller: str, name: str, value: object) -> None:

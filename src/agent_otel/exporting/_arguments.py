@@ -29,7 +29,7 @@ from agent_otel.exporting import _env
 __all__ = ["check_arguments"]
 
 _SCALARS = (str, bool, int, float)
-_SPAN_PROCESSOR = ("on_start", "on_end", "shutdown", "force_flush")
+SPAN_PROCESSOR = ("on_start", "on_end", "shutdown", "force_flush")
 _LOG_PROCESSOR = ("on_emit", "shutdown", "force_flush")
 _SAMPLER = ("should_sample", "get_description")
 
@@ -177,7 +177,7 @@ def check_arguments(**given: Any) -> dict[str, Any]:
         )  # fmt: skip
     out["resource_attributes"] = _resource_attributes(given["resource_attributes"])
     out["span_processors"] = _listed_instances(
-        "span_processors", given["span_processors"], _SPAN_PROCESSOR, "span processors",
+        "span_processors", given["span_processors"], SPAN_PROCESSOR, "span processors",
         "pass SpanProcessor instances, as BatchSpanProcessor(exporter)",
     )  # fmt: skip
 

@@ -60,6 +60,7 @@ from agent_otel.recording._hints import (
     keywords,
 )
 from agent_otel.recording._options import OPTION_NAMES, check_scrub
+from agent_otel.recording._pages import documented
 from agent_otel.recording._scope import watch_sessions
 from agent_otel.recording._semconv import check_semconv, set_default_semconv
 from agent_otel.sampling import TailSampler, TailSamplingPolicy
@@ -211,17 +212,18 @@ def configure(
     that does not choose its own (docs/scrubbing.md). Not given: the default scrubber, or an
     earlier call's choice.
     """
-    checked = check_arguments(
-        service_name=service_name, endpoint=endpoint, protocol=protocol, headers=headers,
-        timeout=timeout, console=console, console_stream=console_stream, sampler=sampler,
-        resource_attributes=resource_attributes, prometheus_port=prometheus_port,
-        prometheus_host=prometheus_host,
-        metric_export_interval_millis=metric_export_interval_millis,
-        max_queue_size=max_queue_size, span_processors=span_processors,
-        tail_sampling=tail_sampling, metric_readers=metric_readers,
-        log_processors=log_processors, set_global=set_global,
-        shutdown_timeout_millis=shutdown_timeout_millis,
-    )  # fmt: skip
+    with documented("configure"):
+        checked = check_arguments(
+            service_name=service_name, endpoint=endpoint, protocol=protocol, headers=headers,
+            timeout=timeout, console=console, console_stream=console_stream, sampler=sampler,
+            resource_attributes=resource_attributes, prometheus_port=prometheus_port,
+            prometheus_host=prometheus_host,
+            metric_export_interval_millis=metric_export_interval_millis,
+            max_queue_size=max_queue_size, span_processors=span_processors,
+            tail_sampling=tail_sampling, metric_readers=metric_readers,
+            log_processors=log_processors, set_global=set_global,
+            shutdown_timeout_millis=shutdown_timeout_millis,
+        )  # fmt: skip
     # From here on, each as the plain value it is (none of its own methods runs again).
     service_name, endpoint, protocol = (
         checked[k] for k in ("service_name", "endpoint", "protocol")
@@ -237,12 +239,14 @@ def configure(
     span_processors, metric_readers, log_processors = (
         checked[k] for k in ("span_processors", "metric_readers", "log_processors")
     )
-    check_scrub("configure", scrub)
+    with documented("configure"):
+        check_scrub("configure", scrub)
     if scrub is not None:
         set_default_scrub(scrub)
     scrubber = resolve_scrubber(scrub)
     if semconv is not None:
-        set_default_semconv(check_semconv(semconv, "configure"))
+        with documented("configure"):
+            set_default_semconv(check_semconv(semconv, "configure"))
     asked = ({**checked, "semconv": semconv, "scrub": scrub}, _env.settings())
     again = _again(asked) if set_global else None
     if again is not None:  # a request handler's, a notebook cell's run again: nothing built

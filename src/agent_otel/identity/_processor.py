@@ -18,6 +18,7 @@ from __future__ import annotations
 from opentelemetry.context.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
+from agent_otel._attributes import SCOPE_NAME
 from agent_otel.recording._encodable import clean_attributes
 from agent_otel.recording._hints import keyworded_but
 from agent_otel.recording._scope import mcp_request_started
@@ -26,7 +27,6 @@ from agent_otel.scrubbing._scrubber import DEFAULT
 
 from ._identity import identity_of
 
-_OURS = "agent_otel"
 _SCRUB = Scrub(DEFAULT)  # ids recur: its memory of clean strings makes this a set lookup
 
 
@@ -45,7 +45,7 @@ class RunIdentityProcessor(SpanProcessor):
 
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
         scope = span.instrumentation_scope
-        if scope is not None and scope.name == _OURS:
+        if scope is not None and scope.name == SCOPE_NAME:
             return  # set when the span started
         mcp_request_started(span.kind, span.attributes, parent_context)
         identity = identity_of(parent_context)

@@ -17,6 +17,7 @@ from agent_contract.sources._arguments import UNENCODABLE_ARGUMENTS
 from agent_contract.sources._parts_sent import UNTRANSLATABLE_PART
 from agent_contract.sources._stream import STREAM_INCOMPLETE
 from agent_otel import _attributes as A
+from agent_otel._clock import SECONDS_PER_NS as _NS
 from agent_otel._guard import counted, report
 from agent_otel._plain import items_of, text_of
 from agent_otel.cost._compute import call_cost
@@ -32,8 +33,6 @@ from .content._inference_event import inference_details
 from .content._messages import output_message, told_part
 from .content._spans import put, put_input
 from .content._tool_definitions import tool_definitions
-
-_NS = 1e-9
 
 # LLMCallStart.params keys -> request attributes (with the type the registry gives them).
 _PARAMS: dict[str, tuple[str, type[float] | type[int] | type[bool]]] = {

@@ -23,7 +23,7 @@ from opentelemetry.trace import ProxyTracer, Tracer
 from agent_otel._guard import logger as _log
 from agent_otel._guard import report, warn_once
 from agent_otel._plain import a_kind, shown, text_of
-from agent_otel.recording._pages import see
+from agent_otel.recording._pages import page_of, see
 
 __all__ = [
     "CHECKED",
@@ -115,9 +115,11 @@ def _positional(name: str, given: object) -> str:
             f"{name}() takes its options as keywords, as in {name}(agent_name={shown(given)})"
             f"{see(name)}"
         )
+    page = page_of(name)
     return (
         f"{name}() takes keyword options and returns the stream wrapper: pass "
         f"stream_wrapper={name}() (called, with any options), not {name} itself"
+        + (f" ({page})" if page else "")
     )
 
 

@@ -579,7 +579,7 @@ def _in_context(callback: Callable[..., Any], context: Context) -> Callable[...,
     return in_context
 
 
-_BAGGAGE = "baggage"  # the W3C baggage header: the caller's entries, not a trace
+BAGGAGE_HEADER = "baggage"  # the W3C baggage header: the caller's entries, not a trace
 
 
 def _request_with_context(request: Any) -> Any:
@@ -619,9 +619,9 @@ def _with_context(meta: Any) -> Any:
         propagator = propagate.get_global_textmap()
         propagator.inject(carrier)
         own = meta or {}
-        traced = {*propagator.fields, *carrier} - {_BAGGAGE}  # the trace headers it may write
+        traced = {*propagator.fields, *carrier} - {BAGGAGE_HEADER}  # the trace headers it may write
         if any(key in own for key in traced):  # the caller's trace: only what it lacks of ours
-            carrier = {k: v for k, v in carrier.items() if k == _BAGGAGE}
+            carrier = {k: v for k, v in carrier.items() if k == BAGGAGE_HEADER}
         added = {k: v for k, v in carrier.items() if k not in own}
     except Exception:
         report("mcp request context")

@@ -25,6 +25,7 @@ from agent_otel.standdown._guards import guard_from_now
 
 from ._hints import PROVIDERS, check_provider, hint_own_variables, unexpected
 from ._metrics import Instruments
+from ._pages import documented
 from ._pending import interval_from
 from ._semconv import check_semconv, conventions_for
 from ._settings import RunSettings
@@ -212,16 +213,18 @@ def settings_from(options: Options, caller: str = "otel_wrapper") -> RunSettings
     unknown = sorted(set(options) - OPTION_NAMES)
     if unknown:
         raise TypeError(unexpected(caller, unknown[0], OPTION_NAMES))
-    for name, method in PROVIDERS.items():
-        check_provider(caller, name, options.get(name), method)
-    _check_values(options, caller)
+    with documented(caller):
+        for name, method in PROVIDERS.items():
+            check_provider(caller, name, options.get(name), method)
+        _check_values(options, caller)
     hint_own_variables()  # (the environment read once per process)
     from ._scope import watch_sessions  # (it imports the recorder's modules)
 
     watch_sessions()
     if options.get("stand_down_providers", True):
         guard_from_now()  # before the application's first model call, not its first chat span
-    capture = capture_from(options.get("capture_content"), caller)
+    with documented(caller):
+        capture = capture_from(options.get("capture_content"), caller)
     scrubber = resolve_scrubber(options.get("scrub"))
     conventions = conventions_for(options.get("semconv"))
     instruments, bound = _instruments_for(options.get("meter_provider"), conventions).scrub(

@@ -5,7 +5,8 @@ options). A test holds every entry to a page that exists and mentions the callab
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 
 _OPTIONS = "docs/options.md"
 _TESTING = "docs/testing.md"
@@ -61,3 +62,17 @@ def see(name: str) -> str:
     """`` (the options: <page>)``, where ``name``'s arguments are documented, or nothing."""
     page = page_of(name)
     return f" (the options: {page})" if page else ""
+
+
+@contextmanager
+def documented(caller: str) -> Iterator[None]:
+    """A value ``caller`` cannot take, told (``TypeError`` or ``ValueError``, naming
+    ``caller(option=...)``) with the page documenting its options, as a misspelt option's name
+    is: one place for every check of its values, so none is left without the page."""
+    try:
+        yield
+    except (TypeError, ValueError) as error:
+        told = error.args[0] if len(error.args) == 1 else None
+        if type(told) is str and told.startswith(f"{caller}(") and "docs/" not in told:
+            error.args = (f"{told}{see(caller)}",)
+        raise

@@ -18,6 +18,7 @@ from opentelemetry.trace import SpanKind
 from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
+from agent_otel._clock import SECONDS_PER_NS as _NS
 from agent_otel._guard import ending
 from agent_otel._plain import text_of
 from agent_otel.identity._identity import identity_of, make_identity, with_identity
@@ -33,7 +34,6 @@ from .content._previews import set_root_content
 from .content._spans import encode, put
 
 MAX_ANOMALY_EVENTS = 16
-_NS = 1e-9
 # A fatal Error of the type a cancelled task's run records: the framework cancelled the run.
 CANCELLED = asyncio.CancelledError.__name__
 # Set in the context of every span of a run: a run started under it is nested.

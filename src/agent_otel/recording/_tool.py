@@ -15,6 +15,7 @@ from opentelemetry.trace import SpanKind
 from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
+from agent_otel._clock import SECONDS_PER_NS as _NS
 from agent_otel._guard import report
 from agent_otel._plain import text_of
 from agent_otel.scrubbing import Scrub
@@ -26,7 +27,6 @@ from ._span import current_in, known_start, remember, start_span
 from .content._messages import parse_arguments
 from .content._spans import failure_text, put
 
-_NS = 1e-9
 TOOL_ERROR = "tool_error"  # a failed tool's error.type when nothing names its class
 NO_RESULT: Any = object()
 """What :meth:`ToolCall.end` gets for a tool that returned nothing (it was cut short)."""

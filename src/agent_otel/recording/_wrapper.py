@@ -50,7 +50,7 @@ _NO_STREAM: Any = object()
 _NO_STREAM_GIVEN = (
     "the stream wrapper otel_wrapper() returned was called with no stream: pass it as "
     "stream_wrapper=otel_wrapper() (called once, not twice), or wrap a stream, as in "
-    "otel_wrapper()(agent.stream(messages))"
+    "otel_wrapper()(agent.stream(messages)) (docs/options.md)"
 )
 INTERRUPTED_ERROR = "AgentInterruptedError"
 """Class name of the Agent contract's "run paused on an interrupt" error: not a failure."""
@@ -213,7 +213,7 @@ def _not_a_stream(given: object) -> str:
         return (
             "otel_wrapper() wraps an async iterator of agent events, not a coroutine: "
             "await agent.invoke(messages, stream_wrapper=otel_wrapper()), or wrap the stream, "
-            "as in otel_wrapper()(agent.stream(messages))"
+            "as in otel_wrapper()(agent.stream(messages)) (docs/options.md)"
         )
     return (
         f"otel_wrapper() wraps an async iterator of agent events, not "
@@ -245,6 +245,21 @@ class _Layer:
 
 
 _LAYERS: weakref.WeakKeyDictionary[AsyncIterator[Any], _Layer] = weakref.WeakKeyDictionary()
+
+
+def unpulled(tracer: object) -> bool:
+    """Whether a stream traced with ``tracer`` is alive and not pulled yet: its run starts at
+    its first pull, so it has recorded nothing (what the test kit tells a test that reads
+    spans before it consumed its stream). Its tracer is read off the stream's own frame, whose
+    arguments are bound before that pull, so that nothing on a run's path stores it; no method
+    of the agent's stream runs."""
+    for run, layer in list(_LAYERS.items()):
+        frame = None if layer.started else getattr(run, "ag_frame", None)
+        settings = frame.f_locals.get("settings") if frame is not None else None
+        if settings is not None and getattr(settings, "tracer", None) is tracer:
+            return True
+    return False
+
 
 # Per context (so per task and thread), the run an otel_wrapper() last wrapped the stream
 # of, or last saw end, there: run_context(wrapper) names it if that wrapper traced it, in

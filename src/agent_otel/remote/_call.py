@@ -16,11 +16,9 @@ from urllib.parse import urlsplit
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
-from opentelemetry.baggage.propagation import W3CBaggagePropagator
 from opentelemetry.context.context import Context
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import SpanKind, TracerProvider
-from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
@@ -28,7 +26,7 @@ from agent_otel import _clock
 from agent_otel._block import Block, detach
 from agent_otel._guard import ending, report
 from agent_otel._plain import text_of
-from agent_otel.decorating._propagation import check_context
+from agent_otel.decorating._propagation import BAGGAGE, TRACE, check_context
 from agent_otel.identity._identity import clean_id, identity_of
 from agent_otel.recording._encodable import checked, checked_text, uncounted
 from agent_otel.recording._errors import error_type_of, fail_span, mark_error, report_failure
@@ -73,8 +71,6 @@ def _check_options(name: str, options: Mapping[str, object], takes: frozenset[st
         raise TypeError(unexpected(name, min(unknown), takes | _CALL_OPTIONS, hint=nearest))
 
 
-_TRACE = TraceContextTextMapPropagator()
-_BAGGAGE = W3CBaggagePropagator()
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 
 
@@ -278,8 +274,8 @@ def w3c_headers(context: Context) -> dict[str, str]:
     which are not baggage): ``traceparent``, ``tracestate``, ``baggage``. Never raises."""
     carrier: dict[str, str] = {}
     try:
-        _TRACE.inject(carrier, context=context)
-        _BAGGAGE.inject(carrier, context=context)
+        TRACE.inject(carrier, context=context)
+        BAGGAGE.inject(carrier, context=context)
     except Exception:
         report("remote agent headers")
     return carrier

@@ -22,6 +22,7 @@ from opentelemetry.propagators.textmap import TextMapPropagator
 from agent_otel._guard import report
 from agent_otel._plain import a_kind, has_methods, items_of
 from agent_otel.recording._hints import keyworded
+from agent_otel.recording._mcp import BAGGAGE_HEADER
 
 __all__ = ["with_trace_headers"]
 
@@ -31,7 +32,6 @@ Client = TypeVar("Client")
 # LF would end the header, and the request would fail in the HTTP library).
 _NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _VALUE = re.compile(r"[\t\x20-\x7e]*")
-_BAGGAGE = "baggage"
 # Headers that frame or route the message itself: a propagator's value for one would break the
 # request (a Content-Length with no body) or redirect it, so none is ever added.
 _FRAMING = frozenset(
@@ -164,9 +164,10 @@ def _inject(request: Any, propagator: Callable[[], TextMapPropagator]) -> None:
         headers = request.headers
         # the trace headers the propagator may write (tracestate only when the context has one)
         trace_names = {n for n in (*writer.fields, *(n for n, _ in fields)) if type(n) is str}
-        trace_names.discard(_BAGGAGE)
+        trace_names.discard(BAGGAGE_HEADER)
+        # the caller's trace already there: only the baggage is added
         if any(name in headers for name in trace_names if _NAME.fullmatch(name)):
-            fields = [(n, v) for n, v in fields if n.lower() == _BAGGAGE]  # the caller's trace
+            fields = [(n, v) for n, v in fields if n.lower() == BAGGAGE_HEADER]
         for name, value in fields:
             if name not in headers:
                 headers[name] = value

@@ -134,7 +134,6 @@ ADAPTERS = {
 }
 """The framework adapters whose framework (or an instrumentation of it that reads no context
 key) traces on its own."""
-OPERATION = "gen_ai.operation.name"
 OI_TOLD = frozenset({"AGENT", "LLM", "TOOL"})
 """OpenInference's span kinds (``openinference.span.kind``) our spans tell."""
 
@@ -149,7 +148,7 @@ def told(name: object, attributes: object = None) -> bool:
         return True
     if not isinstance(attributes, dict):
         return False
-    operation = attributes.get(OPERATION)
+    operation = attributes.get(A.OPERATION_NAME)
     if isinstance(operation, str) and operation in TOLD:
         return True
     kind = attributes.get(A.OI_SPAN_KIND)

@@ -23,10 +23,10 @@ from collections.abc import Callable
 from typing import Any
 
 from ._context import covering_call
+from ._methods import MARK
 
 PACKAGE = "opentelemetry.instrumentation.openai_v2"
 _TARGETS = (("openai.resources.chat.completions", ("Completions", "AsyncCompletions")),)
-_MARK = "_agent_otel_stand_down"
 WRAPPER_DEPTH = 8  # wrappers followed down from the class attribute; more is no real stack
 
 Wrapper = Callable[[Any, Any, tuple[Any, ...], dict[str, Any]], Any]
@@ -38,7 +38,7 @@ def _guarded(theirs: Wrapper) -> Wrapper:
             return wrapped(*args, **kwargs)
         return theirs(wrapped, instance, args, kwargs)
 
-    setattr(guard, _MARK, True)
+    setattr(guard, MARK, True)
     return guard
 
 
@@ -62,7 +62,7 @@ def _guard_chain(cls: type) -> int:
     current: Any = cls.__dict__.get("create")
     for _ in range(WRAPPER_DEPTH):
         theirs = getattr(current, "_self_wrapper", None)
-        if theirs is None or getattr(theirs, _MARK, False):
+        if theirs is None or getattr(theirs, MARK, False):
             return 0
         if str(getattr(theirs, "__module__", "")).startswith(PACKAGE):
             from wrapt import FunctionWrapper  # present wherever openai-v2 is

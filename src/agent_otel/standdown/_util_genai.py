@@ -26,9 +26,9 @@ from opentelemetry.context.context import Context
 
 from agent_otel import _guard
 
+from ._methods import MARK  # also marks an InferenceData covered() made (theirs carry none)
+
 MODULE = "opentelemetry.util.genai._inference_invocation"
-_OURS = "_agent_otel_stand_down"
-"""Marks an ``InferenceData`` :func:`covered` made (the package's own carry none)."""
 
 
 def missing(context: Context | None) -> bool:
@@ -54,7 +54,7 @@ def covered(context: Context) -> Context:
         _guard.report("standdown.util_genai")
         return context
     with suppress(TypeError):  # (one without a __dict__ still stands down, never released)
-        vars(ours)[_OURS] = True
+        vars(ours)[MARK] = True
     return otel_context.set_value(key, ours, context)
 
 
@@ -67,6 +67,6 @@ def released(context: Context | None) -> Context | None:
     if not isinstance(key, str):
         return None
     here = context if context is not None else otel_context.get_current()
-    if getattr(otel_context.get_value(key, here), _OURS, False) is not True:
+    if getattr(otel_context.get_value(key, here), MARK, False) is not True:
         return None
     return otel_context.set_value(key, None, here)

@@ -21,6 +21,8 @@ from agent_otel._attributes import PENDING
 from agent_otel._block import Block, block
 from agent_otel._guard import warn_once
 from agent_otel._plain import a_kind, has_methods, items_of
+from agent_otel.exporting._arguments import SPAN_PROCESSOR
+from agent_otel.exporting._env import flag
 from agent_otel.recording._hints import bound_factory, keyworded
 from agent_otel.recording._open import held as _held
 
@@ -36,6 +38,19 @@ if TYPE_CHECKING:
 
 def _is_snapshot(span: ReadableSpan) -> bool:
     return bool((span.attributes or {}).get(PENDING))
+
+
+_UNPULLED = (
+    "A run starts at its stream's first pull: a stream not consumed yet has recorded nothing, "
+    "so iterate it (async for) or await invoke() first"
+)
+
+
+_DISABLED = (
+    "OTEL_SDK_DISABLED=true was set when this telemetry was made, so its SDK providers record "
+    "nothing: unset it for the tests, as monkeypatch.delenv('OTEL_SDK_DISABLED') "
+    "(docs/testing.md)"
+)
 
 
 def _still_open(names: list[str]) -> str:
@@ -143,6 +158,7 @@ class InMemoryTelemetry(Block["InMemoryTelemetry"]):
         self.logger_provider = LoggerProvider(shutdown_on_exit=False)
         self.logger_provider.add_log_record_processor(SimpleLogRecordProcessor(self.log_exporter))
         self._ended = False
+        self._disabled = flag("OTEL_SDK_DISABLED")  # read by the SDK's providers just now
 
     def __enter__(self) -> InMemoryTelemetry:
         return self
@@ -219,7 +235,24 @@ class InMemoryTelemetry(Block["InMemoryTelemetry"]):
                 warn_once("InMemoryTelemetry", "read while open",
                           "agent-otel: no span has ended in this InMemoryTelemetry yet: %s",
                           _still_open(held_open))  # fmt: skip
+            elif self._unpulled():  # asked before the run: it has not started
+                warn_once("InMemoryTelemetry", "read before pulled",
+                          "agent-otel: no span has ended in this InMemoryTelemetry yet: a "
+                          "stream traced on its providers has not been pulled. %s "
+                          "(docs/testing.md)", _UNPULLED)  # fmt: skip
+            elif self._disabled:  # its providers record nothing
+                warn_once("InMemoryTelemetry", "sdk disabled",
+                          "agent-otel: no span was recorded in this InMemoryTelemetry: %s",
+                          _DISABLED)  # fmt: skip
         return finished
+
+    def _unpulled(self) -> bool:
+        """Whether a stream traced on this telemetry's tracer provider waits for its first
+        pull (a test that made nothing, or whose runs ended unsampled, expects nothing)."""
+        from agent_otel.recording._options import tracer_for
+        from agent_otel.recording._wrapper import unpulled
+
+        return unpulled(tracer_for(self.tracer_provider))
 
     def _finished(self) -> list[ReadableSpan]:
         """Finished spans, for a reader that tells what is open itself (``span()``)."""
@@ -255,11 +288,12 @@ class InMemoryTelemetry(Block["InMemoryTelemetry"]):
         held_open = [] if found else self.open_spans()
         if held_open:  # asked inside the run (the consumer's loop): its spans end with it
             raise AssertionError(f"no span named {name!r} has ended: {_still_open(held_open)}")
+        if not spans and self._disabled:
+            raise AssertionError(f"no span named {name!r}: {_DISABLED}")
         if not spans:  # nothing recorded here at all: not run yet, or run on other providers
             raise AssertionError(
-                f"no span named {name!r}: no span was recorded in this telemetry. A run starts "
-                "at its stream's first pull: a stream not consumed yet has recorded nothing, so "
-                "iterate it (async for) or await invoke() first; and give the runs its "
+                f"no span named {name!r}: no span was recorded in this telemetry. "
+                f"{_UNPULLED}; and give the runs its "
                 "providers: telemetry.wrapper(...) for otel_wrapper(...), "
                 "instrument(agent, **telemetry.providers()) (docs/testing.md)"
             )
@@ -309,9 +343,6 @@ class InMemoryTelemetry(Block["InMemoryTelemetry"]):
         self.logger_provider.shutdown()
 
 
-_SPAN_PROCESSOR = ("on_start", "on_end", "shutdown", "force_flush")
-
-
 def _by_name(spans: list[ReadableSpan]) -> dict[str, list[ReadableSpan]]:
     """``spans`` by name, each list in the order they ended; snapshots left out."""
     out: defaultdict[str, list[ReadableSpan]] = defaultdict(list)
@@ -344,6 +375,6 @@ def _checked(
         raise told("processors", given, "a list of span processors")
     listed = items_of(given) if issubclass(type(given), (list, tuple)) else list(given)
     for processor in listed:
-        if not has_methods(processor, _SPAN_PROCESSOR):
+        if not has_methods(processor, SPAN_PROCESSOR):
             raise told("processors", processor, "span processors (as RunIdentityProcessor())")
     return listed
