@@ -1,0 +1,165 @@
+"""Strands' background tool execution (``Agent(background_tasks=...)``): the model asks a tool
+to run in the background (``_background_execution: true``), Strands answers the call at once
+with a dispatch acknowledgement and runs the tool on its background runtime, delivering the
+real result later as a synthetic ``strands_manage_background_task`` exchange before a later
+model request. The call's ``execute_tool`` span is the tool's execution: its body's spans under
+it, its real result (or failure) on it, not the acknowledgement. Runs in Strands' own
+environment (``.ci/separate-envs``)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.trace import StatusCode
+
+from agent_otel.testing import InMemoryTelemetry, run_script
+
+from . import _script as s
+from ._trace import tokens
+
+pytest.importorskip("strands")
+pytest.importorskip("strands.background_tasks")
+
+TOOL = "execute_tool weather"
+
+
+def _turns(first_words: str = "Checking.") -> list[list[dict[str, Any]]]:
+    """The model asks for ``weather`` in the background, answers while it runs, then answers
+    again once its result was delivered."""
+    from ._fw_strands import _text, _usage, _uses
+
+    call = s.Call("b1", "weather", {"city": "Paris", "_background_execution": True})
+    ask = [{"messageStart": {"role": "assistant"}}, *_text(first_words), *_uses(call),
+           {"messageStop": {"stopReason": "tool_use"}}, _usage(s.TURNS[0])]  # fmt: skip
+    meanwhile = [{"messageStart": {"role": "assistant"}}, *_text("Waiting."),
+                 {"messageStop": {"stopReason": "end_turn"}}, _usage(s.TURNS[1])]  # fmt: skip
+    after = [{"messageStart": {"role": "assistant"}}, *_text("Sunny."),
+             {"messageStop": {"stopReason": "end_turn"}}, _usage(s.TURNS[1])]  # fmt: skip
+    return [ask, meanwhile, after]
+
+
+def _bot(weather: Any, **background: Any) -> Any:
+    from strands import Agent, tool
+
+    from ._fw_strands import _model
+
+    return Agent(model=_model(_turns()), tools=[tool(weather)], name="bot",
+                 callback_handler=None, background_tasks=background or True)  # fmt: skip
+
+
+async def test_a_background_tool_s_body_and_result_are_on_its_execute_tool_span(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """Strands waits for the task before the invocation returns (its default): the tool span
+    holds the body's own span and the tool's answer, and ends after the body did."""
+    from agent_contract.sources.strands_stream import strands_events
+
+    tracer = otel_telemetry.tracer_provider.get_tracer("the-tool")
+
+    async def weather(city: str) -> str:
+        """Current weather of a city."""
+        with tracer.start_as_current_span("lookup"):
+            await asyncio.sleep(0.02)
+        return f"sunny in {city}"
+
+    bot = _bot(weather)
+    await run_script(otel_telemetry, strands_events(bot, s.QUESTION), agent_name="bot",
+                     capture_content=True)  # fmt: skip
+
+    # the call's step goes on while its tool runs (the model answered meanwhile): a span
+    # outlives no parent; the request after the result came is the next step
+    assert otel_telemetry.outline() == [["invoke_agent bot", [
+        ["step 0", ["chat scripted-converse", [TOOL, ["lookup"]], "chat scripted-converse"]],
+        ["step 1", ["chat scripted-converse"]],
+    ]]]  # fmt: skip
+    tool = otel_telemetry.span(TOOL)
+    lookup = otel_telemetry.span("lookup")
+    assert lookup.parent is not None and lookup.parent.span_id == tool.context.span_id
+    assert json.loads(str((tool.attributes or {})["gen_ai.tool.call.result"])) == "sunny in Paris"
+    assert tool.status.status_code is StatusCode.UNSET
+    assert "agent_otel.incomplete" not in (tool.attributes or {})
+    assert (tool.end_time or 0) >= (lookup.end_time or 0)
+    step = next(x for x in otel_telemetry.spans() if x.context.span_id == tool.parent.span_id)  # type: ignore[union-attr]
+    assert step.name.startswith("step ")
+    # the three model calls, each once, the run's answer the one after the result came
+    assert tokens(otel_telemetry) == s.TURNS[0].input + 2 * s.TURNS[1].input
+    assert [x.name for x in otel_telemetry.spans()].count("chat scripted-converse") == 3
+    run = otel_telemetry.span("invoke_agent bot")
+    assert run.status.status_code is StatusCode.UNSET
+    assert "Sunny." in str((run.attributes or {})["gen_ai.output.messages"])
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_a_background_tool_that_raises_fails_its_execute_tool_span(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    from agent_contract.sources.strands_stream import strands_events
+
+    async def weather(city: str) -> str:
+        """Current weather of a city."""
+        raise LookupError(f"no station in {city}")
+
+    bot = _bot(weather)
+    await run_script(otel_telemetry, strands_events(bot, s.QUESTION), agent_name="bot")
+
+    tool = otel_telemetry.span(TOOL)
+    assert tool.status.status_code is StatusCode.ERROR
+    assert (tool.attributes or {})["error.type"] == "LookupError"
+    assert otel_telemetry.span("invoke_agent bot").status.status_code is StatusCode.UNSET
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_a_background_tool_past_its_time_limit_fails_timeout(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    from agent_contract.sources.strands_stream import strands_events
+
+    async def weather(city: str) -> str:
+        """Current weather of a city."""
+        await asyncio.sleep(5)
+        return f"sunny in {city}"
+
+    bot = _bot(weather, timeout=0.05)
+    await run_script(otel_telemetry, strands_events(bot, s.QUESTION), agent_name="bot")
+
+    tool = otel_telemetry.span(TOOL)
+    assert tool.status.status_code is StatusCode.ERROR
+    assert (tool.attributes or {})["error.type"] == "timeout"
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_a_background_tool_still_running_when_the_run_returns_ends_incomplete(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """``wait_for_completion=False``: the invocation returns while the tool runs. The run
+    ends then, and so does the call's span, marked incomplete with no result: neither the
+    acknowledgement (not the tool's answer) nor a failure (the tool has not failed)."""
+    from agent_contract.sources.strands_stream import strands_events
+
+    release = asyncio.Event()
+    started = asyncio.Event()
+
+    async def weather(city: str) -> str:
+        """Current weather of a city."""
+        started.set()
+        await release.wait()
+        return f"sunny in {city}"
+
+    bot = _bot(weather, wait_for_completion=False)
+    try:
+        await run_script(otel_telemetry, strands_events(bot, s.QUESTION), agent_name="bot",
+                         capture_content=True)  # fmt: skip
+        await asyncio.wait_for(started.wait(), 5)
+        tool = otel_telemetry.span(TOOL)
+        assert (tool.attributes or {}).get("agent_otel.incomplete") is True
+        assert "gen_ai.tool.call.result" not in (tool.attributes or {})
+        assert tool.status.status_code is StatusCode.UNSET
+        assert otel_telemetry.open_spans() == []
+    finally:
+        release.set()
+        await asyncio.sleep(0.05)  # the task settles (nothing of it recorded: the run ended)
+    assert trace.get_current_span() is trace.INVALID_SPAN
