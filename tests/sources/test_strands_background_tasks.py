@@ -163,3 +163,44 @@ async def test_a_background_tool_still_running_when_the_run_returns_ends_incompl
         release.set()
         await asyncio.sleep(0.05)  # the task settles (nothing of it recorded: the run ended)
     assert trace.get_current_span() is trace.INVALID_SPAN
+
+
+async def test_a_foreground_call_of_an_agent_with_background_tasks_leaves_its_scope(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """With background tasks on, Strands hands every call's ``AfterToolCallEvent`` a copy of
+    the call's ``tool_use`` (its routing strips the selection flag): a call run in the
+    foreground still leaves its tool's scope when it ends, so what runs after a sequential
+    batch in the loop's task is not under its last call's span."""
+    from strands import Agent, tool
+    from strands.hooks import AfterToolsEvent
+    from strands.tools.executors import SequentialToolExecutor
+
+    from agent_contract.sources.strands_stream import strands_events
+
+    from ._fw_strands import _model, _text, _usage, _uses
+
+    tracer = otel_telemetry.tracer_provider.get_tracer("the-agent")
+
+    async def weather(city: str) -> str:
+        """Current weather of a city."""
+        return f"sunny in {city}"
+
+    def audit(event: Any) -> None:  # runs in the loop's task, after the batch
+        tracer.start_span("after the tools").end()
+
+    calls = (s.Call("f1", "weather", {"city": "Paris"}), s.Call("f2", "weather", {"city": "Rome"}))
+    ask = [{"messageStart": {"role": "assistant"}}, *_uses(*calls),
+           {"messageStop": {"stopReason": "tool_use"}}, _usage(s.TURNS[0])]  # fmt: skip
+    answer = [{"messageStart": {"role": "assistant"}}, *_text("Sunny."),
+              {"messageStop": {"stopReason": "end_turn"}}, _usage(s.TURNS[1])]  # fmt: skip
+    bot = Agent(model=_model([ask, answer]), tools=[tool(weather)], name="bot",
+                callback_handler=None, background_tasks={"never": ["weather"]},
+                tool_executor=SequentialToolExecutor())  # fmt: skip
+    bot.hooks.add_callback(AfterToolsEvent, audit)
+    await run_script(otel_telemetry, strands_events(bot, s.QUESTION), agent_name="bot")
+
+    audited = otel_telemetry.span("after the tools")
+    parent = next(x for x in otel_telemetry.spans() if x.context.span_id == audited.parent.span_id)  # type: ignore[union-attr]
+    assert not parent.name.startswith("execute_tool")
+    assert otel_telemetry.open_spans() == []

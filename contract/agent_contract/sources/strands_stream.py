@@ -761,8 +761,9 @@ def _add_hooks(agent: Any) -> _Requests:
             _failed_agent_tool(call_id, "guardrail_rejected")  # its result names it (_result)
         elif isinstance(call_id, str):  # the exception it raised, if any (the last attempt's)
             _raised(call_id, getattr(event, "exception", None))
-        requests.admitted.pop(call_id, None)
-        scopes.exit(key(event))
+        # with background tasks Strands hands this event a copy of the call's ``tool_use``
+        admitted = requests.admitted.pop(call_id, None)
+        scopes.exit(key(event) if admitted is None else admitted)
 
     hooks.add_callback(BeforeToolCallEvent, before)
     hooks.add_callback(AfterToolCallEvent, after)
