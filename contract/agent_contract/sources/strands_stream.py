@@ -105,6 +105,10 @@ call's ``ToolResult`` (its answer; failed with the class it raised, ``timeout``,
 runs no ``StepBoundary`` is told (its step, the tool span's parent, goes on); a call still
 running when the run's items end is left open: the run's end ends it, incomplete.
 
+A direct tool call (``agent.tool.weather(...)``, no loop cycle in its invocation state) is no
+call of the run: no scope is entered for it, so made in a tool's body it is that body's work,
+its own spans under that call's span (outside a run nothing records it).
+
 An agent used as a tool (``agent.as_tool()``) streams its run inside the call, each of its
 events wrapped in an ``AgentAsToolStreamEvent`` that also reaches the outer stream (where the
 adapter passes over it; a delegation tool's, ``as_tool(delegate=True)``, reach it unwrapped,
@@ -141,7 +145,7 @@ import functools
 import re
 from collections import deque
 from collections.abc import AsyncIterator, Iterator
-from contextlib import suppress
+from contextlib import nullcontext, suppress
 from contextvars import Context, ContextVar, copy_context
 from typing import Any
 from weakref import WeakKeyDictionary, WeakSet
@@ -470,7 +474,12 @@ def _scope_body(tool: Any) -> None:
         use = tool_use if isinstance(tool_use, dict) else {}
         marked = _IN_BODY.set(body)  # a sync body's thread copies the context with it
         try:
-            with tool_scope(use.get("toolUseId"), use.get("name"), mcp=_mcp_server(tool)):
+            scope = (
+                nullcontext()
+                if _direct(invocation_state)  # its caller's work (_direct)
+                else tool_scope(use.get("toolUseId"), use.get("name"), mcp=_mcp_server(tool))
+            )
+            with scope:
                 async for item in stream(tool_use, invocation_state, *args, **kwargs):
                     yield item
         except asyncio.CancelledError as cancelled:
@@ -487,6 +496,14 @@ def _scope_body(tool: Any) -> None:
         tool._agent_contract_scoped = True
     except Exception:  # a tool that takes no attributes keeps the hook's scope only
         return
+
+
+def _direct(invocation_state: Any) -> bool:
+    """A direct tool call (``agent.tool.weather(...)``): Strands runs it outside its agent loop,
+    with no loop cycle in its invocation state (Strands tells it so too). No model asked for
+    it, so it is no call of the run: made in a tool's body, it is that body's work, under that
+    call's span (module doc)."""
+    return isinstance(invocation_state, dict) and "event_loop_cycle_id" not in invocation_state
 
 
 def _mcp_server(tool: Any) -> McpServer | None:
@@ -750,12 +767,16 @@ def _add_hooks(agent: Any) -> _Requests:
     def before(event: Any) -> None:
         use = event.tool_use
         tool = getattr(event, "selected_tool", None)
+        _scope_body(tool)
+        if _direct(event.invocation_state):  # its caller's work: no call of the run
+            return
         scopes.enter(key(event), use.get("toolUseId"), use.get("name"), mcp=_mcp_server(tool))
         if requests.background is not None:  # Strands may dispatch it (_watch_background)
             requests.admitted[use.get("toolUseId")] = key(event)
-        _scope_body(tool)
 
     def after(event: Any) -> None:
+        if _direct(event.invocation_state):
+            return
         call_id = event.tool_use.get("toolUseId")
         if isinstance(getattr(event, "cancel_message", None), str) and isinstance(call_id, str):
             _failed_agent_tool(call_id, "guardrail_rejected")  # its result names it (_result)
@@ -890,19 +911,25 @@ def _watch_background(agent: Any, requests: _Requests) -> None:
     scopes = _SCOPES
 
     async def submitted(tool_use: Any, *args: Any, **kwargs: Any) -> Any:
-        # in the admitting task, the hook's scope current: the body runs in this context
-        call_id = tool_use.get("toolUseId") if isinstance(tool_use, dict) else None
-        context = copy_context()
+        # in the admitting task, the hook's scope current: the body runs in this context.
+        # Kept before the task is submitted: Strands may start it (and end it) before
+        # ``submit_tool_call`` returns here
+        use = tool_use if isinstance(tool_use, dict) else {}
+        call_id = use.get("toolUseId")
+        running = requests.background if requests.side is not None else None
+        kept = call_id if running is not None and isinstance(call_id, str) else None
+        if running is not None and kept is not None:
+            running[kept] = copy_context()
+            requests.dispatched.add(kept)
+        answer: Any = None
         try:
             answer = await submit(tool_use, *args, **kwargs)
         finally:  # Strands fires no AfterToolCallEvent for a dispatch: its scope ends here
             scopes.exit(requests.admitted.pop(call_id, None))
-        running = requests.background
-        read = running is not None and requests.side is not None  # by a run of ours
-        accepted = isinstance(answer, dict) and answer.get("status") == "success"
-        if running is not None and read and accepted and isinstance(call_id, str):
-            running[call_id] = context
-            requests.dispatched.add(call_id)
+            refused = not isinstance(answer, dict) or answer.get("status") != "success"
+            if kept is not None and refused and running is not None:  # told as any call's
+                running.pop(kept, None)
+                requests.dispatched.discard(kept)
         return answer
 
     async def executed(tool: Any, context: Any, *args: Any, **kwargs: Any) -> Any:
@@ -918,16 +945,17 @@ def _watch_background(agent: Any, requests: _Requests) -> None:
         return await dispatched_in.run(asyncio.ensure_future, work)
 
     def settled(task: Any) -> None:  # on Strands' background runtime thread
-        if callable(updated):
-            updated(task)
-        running, told = requests.background, requests.side
-        call_id = task.get("tool_use_id") if isinstance(task, dict) else None
-        if running is None or not isinstance(call_id, str) or call_id not in running:
-            return
-        if task.get("status") in _SETTLED:
-            del running[call_id]
-            if told is not None:
-                told.append(_settled(call_id, task))
+        try:  # told before the plugin's own snapshot shows it, which the agent's loop waits on
+            running, told = requests.background, requests.side
+            call_id = task.get("tool_use_id") if isinstance(task, dict) else None
+            found = call_id if isinstance(call_id, str) else None
+            if running and found in running and task.get("status") in _SETTLED:
+                del running[found]
+                if told is not None and found is not None:
+                    told.append(_settled(found, task))
+        finally:
+            if callable(updated):
+                updated(task)
 
     plugin.submit_tool_call = submitted
     manager._execute_tool = executed
