@@ -25,8 +25,9 @@ pytest.importorskip("google.adk")
 CHAT = "chat scripted-gemini"
 
 
-async def _run(telemetry: InMemoryTelemetry, code: str) -> Any:
+async def _run(telemetry: InMemoryTelemetry, code: str, *, streamed: bool = True) -> Any:
     from google.adk.agents import LlmAgent
+    from google.adk.agents.run_config import RunConfig, StreamingMode
     from google.adk.code_executors import UnsafeLocalCodeExecutor
     from google.genai import types
 
@@ -37,15 +38,17 @@ async def _run(telemetry: InMemoryTelemetry, code: str) -> Any:
     model = _model([[types.Part(text=f"Let me compute.\n```tool_code\n{code}\n```\n")],
                     [types.Part(text="It is 42.")]])  # fmt: skip
     bot = LlmAgent(name="bot", model=model, code_executor=UnsafeLocalCodeExecutor())
-    await run_script(telemetry, google_adk_events(bot, "6*7?"), agent_name="bot",
-                     capture_content=True)  # fmt: skip
+    mode = RunConfig(streaming_mode=StreamingMode.SSE if streamed else StreamingMode.NONE)
+    await run_script(telemetry, google_adk_events(bot, "6*7?", run_config=mode),
+                     agent_name="bot", capture_content=True)  # fmt: skip
     return model
 
 
+@pytest.mark.parametrize("streamed", [True, False], ids=["sse", "unstreamed"])
 async def test_code_the_agent_runs_is_a_tool_call_and_no_model_call(
-    otel_telemetry: InMemoryTelemetry,
+    otel_telemetry: InMemoryTelemetry, streamed: bool
 ) -> None:
-    model = await _run(otel_telemetry, "print(6*7)")
+    model = await _run(otel_telemetry, "print(6*7)", streamed=streamed)
 
     assert model.calls == 2
     assert otel_telemetry.outline() == [["invoke_agent bot", [
