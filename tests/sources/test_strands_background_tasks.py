@@ -204,3 +204,46 @@ async def test_a_foreground_call_of_an_agent_with_background_tasks_leaves_its_sc
     parent = next(x for x in otel_telemetry.spans() if x.context.span_id == audited.parent.span_id)  # type: ignore[union-attr]
     assert not parent.name.startswith("execute_tool")
     assert otel_telemetry.open_spans() == []
+
+
+async def test_a_background_call_an_interrupt_paused_is_the_resuming_run_s(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """The tool's body asks for input (``tool_context.interrupt``): its task waits, and the
+    run ends interrupted, the call cut short. The run given the responses resumes the task:
+    that run holds the call from then on, its span ending with the tool's answer. Before,
+    the resumed body opened a span there that nothing ended (incomplete, no result)."""
+    from strands import Agent, tool
+
+    from agent_contract.sources.strands_stream import strands_events
+
+    from ._fw_strands import _model
+
+    @tool(context=True)
+    async def weather(city: str, tool_context: Any) -> str:
+        """Current weather of a city."""
+        approved = tool_context.interrupt("approve", reason="look it up?")
+        return f"sunny in {city} ({approved})"
+
+    bot = Agent(model=_model(_turns()), tools=[weather], name="bot", callback_handler=None,
+                background_tasks=True)  # fmt: skip
+    kept: list[Any] = []
+    await run_script(otel_telemetry, strands_events(bot, s.QUESTION, sink=kept.append),
+                     agent_name="bot", capture_content=True)  # fmt: skip
+    [paused] = [item["result"] for item in kept if isinstance(item, dict) and "result" in item]
+    assert paused.stop_reason == "interrupt"
+    answers = [{"interruptResponse": {"interruptId": x.id, "response": "yes"}}
+               for x in paused.interrupts]  # fmt: skip
+    await run_script(otel_telemetry, strands_events(bot, answers), agent_name="bot",
+                     capture_content=True)  # fmt: skip
+
+    first, second = sorted((x for x in otel_telemetry.spans() if x.name == TOOL),
+                           key=lambda x: x.start_time or 0)  # fmt: skip
+    assert (first.attributes or {}).get("agent_otel.incomplete") is True
+    assert (second.attributes or {}).get("agent_otel.incomplete") is None
+    result = (second.attributes or {})["gen_ai.tool.call.result"]
+    assert json.loads(str(result)) == "sunny in Paris (yes)"
+    runs = sorted((x for x in otel_telemetry.spans() if x.name == "invoke_agent bot"),
+                  key=lambda x: x.start_time or 0)  # fmt: skip
+    assert second.context.trace_id == runs[1].context.trace_id
+    assert otel_telemetry.open_spans() == []

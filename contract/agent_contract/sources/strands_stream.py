@@ -103,7 +103,10 @@ call's span), the acknowledgement is no ``ToolResult``, and the task's final sna
 call's ``ToolResult`` (its answer; failed with the class it raised, ``timeout``,
 ``CancelledError``), told before the next item as side requests are. While a background call
 runs no ``StepBoundary`` is told (its step, the tool span's parent, goes on); a call still
-running when the run's items end is left open: the run's end ends it, incomplete.
+running when the run's items end is left open: the run's end ends it, incomplete. A task an
+interrupt in its body paused (``tool_context.interrupt``: the run ends interrupted, the call
+cut short) is resumed by the run given the responses: that run holds the call from then on
+(its body, then its result), as a foreground call resumed is.
 
 A direct tool call (``agent.tool.weather(...)``, no loop cycle in its invocation state) is no
 call of the run: no scope is entered for it, so made in a tool's body it is that body's work,
@@ -898,13 +901,14 @@ async def _side(
 def _watch_background(agent: Any, requests: _Requests) -> None:
     """Trace the calls ``agent`` runs in the background (``Agent(background_tasks=...)``), once
     per agent (module doc): its background plugin's ``submit_tool_call``, its task manager's
-    ``_execute_tool`` and ``_on_task_updated``, wrapped as instance attributes. A Strands
-    without background tasks, or an agent not given them, has nothing to wrap."""
+    ``_execute_tool``, ``_on_task_updated`` and ``resume``, wrapped as instance attributes. A
+    Strands without background tasks, or an agent not given them, has nothing to wrap."""
     plugin = getattr(agent, "_background_tasks", None)
     manager = getattr(plugin, "_manager", None)
     submit = getattr(plugin, "submit_tool_call", None)
     execute = getattr(manager, "_execute_tool", None)
     updated = getattr(manager, "_on_task_updated", None)
+    resume = getattr(manager, "resume", None)
     if plugin is None or manager is None or not callable(submit) or not callable(execute):
         return
     requests.background = {}
@@ -944,6 +948,16 @@ def _watch_background(agent: Any, requests: _Requests) -> None:
         # timeout or cancel, cancels the one it awaits)
         return await dispatched_in.run(asyncio.ensure_future, work)
 
+    async def resumed(task_id: Any, *args: Any, **kwargs: Any) -> Any:
+        # a run of ours resuming a task an interrupt paused (its responses given): the call
+        # is this run's now, its body run in this context, its result told here
+        running = requests.background if requests.side is not None else None
+        task = await manager.get(task_id) if running is not None else None
+        call_id = task.get("tool_use_id") if isinstance(task, dict) else None
+        if running is not None and isinstance(call_id, str):
+            running[call_id] = copy_context()
+        return await resume(task_id, *args, **kwargs)  # type: ignore[misc]  # (wrapped if callable)
+
     def settled(task: Any) -> None:  # on Strands' background runtime thread
         try:  # told before the plugin's own snapshot shows it, which the agent's loop waits on
             running, told = requests.background, requests.side
@@ -960,6 +974,8 @@ def _watch_background(agent: Any, requests: _Requests) -> None:
     plugin.submit_tool_call = submitted
     manager._execute_tool = executed
     manager._on_task_updated = settled
+    if callable(resume) and callable(getattr(manager, "get", None)):
+        manager.resume = resumed
 
 
 _SETTLED = frozenset(("completed", "failed", "cancelled"))
