@@ -771,14 +771,14 @@ def _add_hooks(agent: Any) -> _Requests:
         use = event.tool_use
         tool = getattr(event, "selected_tool", None)
         _scope_body(tool)
-        if _direct(event.invocation_state):  # its caller's work: no call of the run
+        if _direct(getattr(event, "invocation_state", None)):  # its caller's work, no call
             return
         scopes.enter(key(event), use.get("toolUseId"), use.get("name"), mcp=_mcp_server(tool))
         if requests.background is not None:  # Strands may dispatch it (_watch_background)
             requests.admitted[use.get("toolUseId")] = key(event)
 
     def after(event: Any) -> None:
-        if _direct(event.invocation_state):
+        if _direct(getattr(event, "invocation_state", None)):
             return
         call_id = event.tool_use.get("toolUseId")
         if isinstance(getattr(event, "cancel_message", None), str) and isinstance(call_id, str):
