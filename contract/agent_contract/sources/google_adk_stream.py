@@ -56,6 +56,16 @@ agent or a string):
   ``on_model_error_callback`` notes whose model raised which exception), that agent's call
   opens if another's streams or none does (its request, its held text): the run's exception
   lands on it, the sibling's call cut short, not failed.
+* Code an agent's code executor runs on the agent's side (``UnsafeLocalCodeExecutor``, a
+  container's, Vertex's; not ``BuiltInCodeExecutor``, whose code the model's own tool runs in
+  the request, its result in the same response): ADK cuts the model's final response at its
+  first code block, rebuilt without the model's usage (the call's usage is then the whole
+  response's the plugin heard), runs it, and streams its result as content of role
+  ``model`` that no model made. Each ``executable_code`` part of such a final response is a
+  ``ToolCall`` named ``code_execution`` (its ``code`` and ``language`` the arguments; the id
+  ``code-{event id}-{index}``), and the result event its ``ToolResult`` (failed,
+  ``tool_error``, unless its outcome is ``OUTCOME_OK``), no call; the model asked again is
+  the next step.
 * A call a ``before_tool_callback`` answered in ADK's error shape before its tool ran (a
   guard refusing it: the plugin wraps each tool's ``run_async`` once to note the calls it
   runs) is a failed result ``guardrail_rejected``, the text the model is told unchanged; any
@@ -402,9 +412,9 @@ async def _end_nested(nested: dict[Any, Any], tool_context: Any, error: Any) -> 
 
 
 class _State:
-    __slots__ = ("answered", "asked", "called", "failed", "failures", "held", "last", "live",
-                 "open", "paused", "phase", "requests", "root", "said", "step", "streamed",
-                 "text", "tools_ran", "watched", "whole")  # fmt: skip
+    __slots__ = ("answered", "asked", "called", "coding", "failed", "failures", "held", "last",
+                 "live", "open", "paused", "phase", "requests", "root", "said", "step",
+                 "streamed", "text", "tools_ran", "watched", "whole")  # fmt: skip
 
     def __init__(
         self,
@@ -435,6 +445,7 @@ class _State:
         self.said: MessageFinal | StructuredFinal | None = None
         self.last: str | None = None  # the text of the last final response with text
         self.text = ""  # the text the open call's partials streamed
+        self.coding: list[str] = []  # the code runs told, no result yet (module doc)
 
     def end(self) -> list[AgentEvent | StreamEvent]:
         """The stream ended: the held end, then a pause for each id still unanswered."""
@@ -533,6 +544,14 @@ class _State:
                 last = MessageFinal(text=self.last) if self.last is not None else None
                 self.said = _direct(results) or self.said or last
             return
+        ran = [p.code_execution_result for p in parts if p.code_execution_result is not None]
+        if ran and len(ran) == len(parts) and role == "model" and event.usage_metadata is None:
+            # the code the agent's executor ran: its result, no model's (module doc)
+            self.tools_ran = True
+            for result in ran:
+                if self.coding:
+                    out.append(_code_result(self.coding.pop(0), result))
+            return
         asks = [p.function_call for p in parts if _asks_confirmation(p.function_call)]
         if asks and len(asks) == len(parts):  # ADK's own call, no model's (module doc)
             for ask in asks:
@@ -566,8 +585,8 @@ class _State:
                 final = _texts(parts)
                 if not self.streamed:
                     out += final
-                self._close(out, event, parts)
-                self._unshown(author)  # its whole response, shown now
+                heard = self._unshown(author)  # its whole response, shown now
+                self._close(out, event, parts, heard)
                 answer = _answer(final)
                 if self.answered and answer:  # a final response (no call asked, no error)
                     self.last = answer
@@ -627,28 +646,69 @@ class _State:
             out.append(call_start(model, None, params, google_adk_messages, *request[2:]))
         self.open, self.streamed, self.text = True, False, ""
 
-    def _close(self, out: list[AgentEvent], event: Any, parts: Any) -> None:
+    def _close(self, out: list[AgentEvent], event: Any, parts: Any, heard: Any = None) -> None:
+        """End the open call with its final ``event`` (``parts`` its content's); ``heard``: the
+        whole response the plugin heard, whose usage counts when ADK rebuilt the event
+        without it (a code executor's cut of it: module doc)."""
         for part in parts:
             call = part.function_call
             if call is not None:
                 out += tool_call(call.id, call.name, call.args)
                 self.asked.add(str(call.id or ""))
+        code = _code_runs(event, parts)
+        for i, ran in enumerate(code):
+            call_id = f"code-{event.id}-{i}"
+            out += tool_call(call_id, CODE_EXECUTION, ran)
+            self.coding.append(call_id)
         usage = event.usage_metadata
+        if usage is None and heard is not None:
+            usage = getattr(heard, "usage_metadata", None)
         if usage is not None:
-            out.append(_usage(usage, event.model_version))
+            out.append(_usage(usage, event.model_version or getattr(heard, "model_version", None)))
         finish = event.finish_reason
         end = LLMCallEnd(
             model=event.model_version,
             finish_reason=str(getattr(finish, "value", finish)) if finish is not None else None,
         )  # fmt: skip
         self.open, self.live = False, None
-        self.answered = not event.error_code and not any(p.function_call for p in parts)
+        asked = bool(code) or any(p.function_call for p in parts)
+        self.answered = not event.error_code and not asked
         if event.error_code:
             message = str(event.error_message or event.error_code)
             out.append(Error(message=message, error_type=str(event.error_code)))
             self.failed = end
         else:
             out.append(end)
+
+
+CODE_EXECUTION = "code_execution"
+"""The tool name of the code an agent's code executor runs (Gemini's own name for its code
+tool)."""
+
+
+def _code_runs(event: Any, parts: Any) -> list[dict[str, Any]]:
+    """The code blocks of a model's final ``event`` that the agent's executor runs next (its
+    response cut at them, no result in it: a result beside them is the model's own code
+    tool's, run in the request), as tool arguments."""
+    if any(p.code_execution_result is not None for p in parts):
+        return []
+    runs = []
+    for part in parts:
+        code = part.executable_code
+        if code is not None:
+            language = getattr(code.language, "value", code.language)
+            runs.append({"code": code.code, "language": language})
+    # (an event has an id; a response the plugin heard, closing a call, has none)
+    return runs if runs and getattr(event, "id", None) else []
+
+
+def _code_result(call_id: str, result: Any) -> ToolResult:
+    """The result of code an agent's executor ran: failed (``tool_error``) unless its outcome
+    is ``OUTCOME_OK`` (ADK writes the code's stderr as a failed outcome's output)."""
+    outcome = getattr(result.outcome, "value", result.outcome)
+    if outcome != "OUTCOME_OK":
+        return failed_result(call_id, result.output, CODE_EXECUTION, "tool_error")
+    return ToolResult(tool_call_id=call_id, content=result.output, name=CODE_EXECUTION)
 
 
 def _direct(results: list[Any]) -> MessageFinal | StructuredFinal | None:

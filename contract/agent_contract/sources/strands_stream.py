@@ -91,6 +91,27 @@ once (an instance attribute) in the call's scope, and the body runs under our sp
 an ``MCPClient`` (an ``MCPAgentTool``) is scoped with its server (``McpServer``: the name the
 server gives itself and the protocol version, from the client's session).
 
+A call Strands runs in the background (``Agent(background_tasks=...)``; the model asks with
+``_background_execution``) is admitted with its ``BeforeToolCallEvent``, then answered at once
+with a dispatch acknowledgement (no ``AfterToolCallEvent``), and its tool runs later on
+Strands' background runtime, its ``AfterToolCallEvent`` fired there; the result reaches the
+model as a synthetic ``strands_manage_background_task`` exchange the stream never shows. The
+adapter wraps the agent's background plugin's ``submit_tool_call`` and its task manager's
+``_execute_tool`` and ``_on_task_updated`` once (instance attributes): the context of the
+dispatch (the call's scope current) is kept, the body runs in a task made in it (so under the
+call's span), the acknowledgement is no ``ToolResult``, and the task's final snapshot is the
+call's ``ToolResult`` (its answer; failed with the class it raised, ``timeout``,
+``CancelledError``), told before the next item as side requests are. While a background call
+runs no ``StepBoundary`` is told (its step, the tool span's parent, goes on); a call still
+running when the run's items end is left open: the run's end ends it, incomplete. A task an
+interrupt in its body paused (``tool_context.interrupt``: the run ends interrupted, the call
+cut short) is resumed by the run given the responses: that run holds the call from then on
+(its body, then its result), as a foreground call resumed is.
+
+A direct tool call (``agent.tool.weather(...)``, no loop cycle in its invocation state) is no
+call of the run: no scope is entered for it, so made in a tool's body it is that body's work,
+its own spans under that call's span (outside a run nothing records it).
+
 An agent used as a tool (``agent.as_tool()``) streams its run inside the call, each of its
 events wrapped in an ``AgentAsToolStreamEvent`` that also reaches the outer stream (where the
 adapter passes over it; a delegation tool's, ``as_tool(delegate=True)``, reach it unwrapped,
@@ -127,8 +148,8 @@ import functools
 import re
 from collections import deque
 from collections.abc import AsyncIterator, Iterator
-from contextlib import suppress
-from contextvars import ContextVar
+from contextlib import nullcontext, suppress
+from contextvars import Context, ContextVar, copy_context
 from typing import Any
 from weakref import WeakKeyDictionary, WeakSet
 
@@ -456,7 +477,12 @@ def _scope_body(tool: Any) -> None:
         use = tool_use if isinstance(tool_use, dict) else {}
         marked = _IN_BODY.set(body)  # a sync body's thread copies the context with it
         try:
-            with tool_scope(use.get("toolUseId"), use.get("name"), mcp=_mcp_server(tool)):
+            scope = (
+                nullcontext()
+                if _direct(invocation_state)  # its caller's work (_direct)
+                else tool_scope(use.get("toolUseId"), use.get("name"), mcp=_mcp_server(tool))
+            )
+            with scope:
                 async for item in stream(tool_use, invocation_state, *args, **kwargs):
                     yield item
         except asyncio.CancelledError as cancelled:
@@ -473,6 +499,14 @@ def _scope_body(tool: Any) -> None:
         tool._agent_contract_scoped = True
     except Exception:  # a tool that takes no attributes keeps the hook's scope only
         return
+
+
+def _direct(invocation_state: Any) -> bool:
+    """A direct tool call (``agent.tool.weather(...)``): Strands runs it outside its agent loop,
+    with no loop cycle in its invocation state (Strands tells it so too). No model asked for
+    it, so it is no call of the run: made in a tool's body, it is that body's work, under that
+    call's span (module doc)."""
+    return isinstance(invocation_state, dict) and "event_loop_cycle_id" not in invocation_state
 
 
 def _mcp_server(tool: Any) -> McpServer | None:
@@ -656,7 +690,8 @@ def _config_id(model: Any) -> str | None:
 class _Requests:
     """An agent's model requests the hooks heard and the stream has not shown yet."""
 
-    __slots__ = ("answered", "error", "failed", "midway", "model", "side", "started")
+    __slots__ = ("admitted", "answered", "background", "dispatched", "error", "failed", "midway",
+                 "model", "side", "started")  # fmt: skip
 
     def __init__(self) -> None:
         self.started = 0  # started, no event of theirs seen yet
@@ -669,11 +704,20 @@ class _Requests:
         self.side: deque[AgentEvent] | None = None
         self.model: str | None = None  # the model the latest request was streamed from
         self.answered: Any = None  # the open call's response's message, as Strands made it
+        # background tool calls (``_watch_background``; ``None``: the agent runs none): the
+        # context each was dispatched in, by call id, until its task settles; the calls whose
+        # dispatch acknowledgement the stream has not shown yet; the hook's scope key of each
+        # call admitted and not yet dispatched or ended
+        self.background: dict[str, Context] | None = None
+        self.dispatched: set[str] = set()
+        self.admitted: dict[Any, object] = {}
 
     def reset(self) -> None:
         """A run of ours starts reading the agent."""
         self.started, self.failed, self.error, self.model, self.side = 0, [], None, None, deque()
         self.answered = None
+        if self.background is not None:  # a task of a run before settles in no run of ours
+            self.background, self.dispatched = {}, set()
 
     def before(self, event: Any) -> None:
         self.started += 1
@@ -726,16 +770,24 @@ def _add_hooks(agent: Any) -> _Requests:
     def before(event: Any) -> None:
         use = event.tool_use
         tool = getattr(event, "selected_tool", None)
-        scopes.enter(key(event), use.get("toolUseId"), use.get("name"), mcp=_mcp_server(tool))
         _scope_body(tool)
+        if _direct(getattr(event, "invocation_state", None)):  # its caller's work, no call
+            return
+        scopes.enter(key(event), use.get("toolUseId"), use.get("name"), mcp=_mcp_server(tool))
+        if requests.background is not None:  # Strands may dispatch it (_watch_background)
+            requests.admitted[use.get("toolUseId")] = key(event)
 
     def after(event: Any) -> None:
+        if _direct(getattr(event, "invocation_state", None)):
+            return
         call_id = event.tool_use.get("toolUseId")
         if isinstance(getattr(event, "cancel_message", None), str) and isinstance(call_id, str):
             _failed_agent_tool(call_id, "guardrail_rejected")  # its result names it (_result)
         elif isinstance(call_id, str):  # the exception it raised, if any (the last attempt's)
             _raised(call_id, getattr(event, "exception", None))
-        scopes.exit(key(event))
+        # with background tasks Strands hands this event a copy of the call's ``tool_use``
+        admitted = requests.admitted.pop(call_id, None)
+        scopes.exit(key(event) if admitted is None else admitted)
 
     hooks.add_callback(BeforeToolCallEvent, before)
     hooks.add_callback(AfterToolCallEvent, after)
@@ -743,6 +795,7 @@ def _add_hooks(agent: Any) -> _Requests:
     hooks.add_callback(BeforeModelCallEvent, requests.before)
     hooks.add_callback(AfterModelCallEvent, requests.after)
     _HOOKED[agent] = requests
+    _watch_background(agent, requests)
     _nest_started()
     for model in _side_models(agent):
         _watch_model(model, requests)
@@ -843,6 +896,109 @@ async def _side(
         out.append(LLMCallEnd(model=start.model, finish_reason=stop))
     finally:
         told.extend(out)
+
+
+def _watch_background(agent: Any, requests: _Requests) -> None:
+    """Trace the calls ``agent`` runs in the background (``Agent(background_tasks=...)``), once
+    per agent (module doc): its background plugin's ``submit_tool_call``, its task manager's
+    ``_execute_tool``, ``_on_task_updated`` and ``resume``, wrapped as instance attributes. A
+    Strands without background tasks, or an agent not given them, has nothing to wrap."""
+    plugin = getattr(agent, "_background_tasks", None)
+    manager = getattr(plugin, "_manager", None)
+    submit = getattr(plugin, "submit_tool_call", None)
+    execute = getattr(manager, "_execute_tool", None)
+    updated = getattr(manager, "_on_task_updated", None)
+    resume = getattr(manager, "resume", None)
+    if plugin is None or manager is None or not callable(submit) or not callable(execute):
+        return
+    requests.background = {}
+    scopes = _SCOPES
+
+    async def submitted(tool_use: Any, *args: Any, **kwargs: Any) -> Any:
+        # in the admitting task, the hook's scope current: the body runs in this context.
+        # Kept before the task is submitted: Strands may start it (and end it) before
+        # ``submit_tool_call`` returns here
+        use = tool_use if isinstance(tool_use, dict) else {}
+        call_id = use.get("toolUseId")
+        running = requests.background if requests.side is not None else None
+        kept = call_id if running is not None and isinstance(call_id, str) else None
+        if running is not None and kept is not None:
+            running[kept] = copy_context()
+            requests.dispatched.add(kept)
+        answer: Any = None
+        try:
+            answer = await submit(tool_use, *args, **kwargs)
+        finally:  # Strands fires no AfterToolCallEvent for a dispatch: its scope ends here
+            scopes.exit(requests.admitted.pop(call_id, None))
+            refused = not isinstance(answer, dict) or answer.get("status") != "success"
+            if kept is not None and refused and running is not None:  # told as any call's
+                running.pop(kept, None)
+                requests.dispatched.discard(kept)
+        return answer
+
+    async def executed(tool: Any, context: Any, *args: Any, **kwargs: Any) -> Any:
+        use = getattr(context, "tool_use", None)
+        call_id = use.get("toolUseId") if isinstance(use, dict) else None
+        running = requests.background
+        dispatched_in = running.get(call_id) if running is not None and call_id else None
+        work = execute(tool, context, *args, **kwargs)
+        if dispatched_in is None:  # dispatched outside a run of ours
+            return await work
+        # a task made in that context runs in a copy of it (a cancel of this one, Strands'
+        # timeout or cancel, cancels the one it awaits)
+        return await dispatched_in.run(asyncio.ensure_future, work)
+
+    async def resumed(task_id: Any, *args: Any, **kwargs: Any) -> Any:
+        # a run of ours resuming a task an interrupt paused (its responses given): the call
+        # is this run's now, its body run in this context, its result told here
+        running = requests.background if requests.side is not None else None
+        task = await manager.get(task_id) if running is not None else None
+        call_id = task.get("tool_use_id") if isinstance(task, dict) else None
+        if running is not None and isinstance(call_id, str):
+            running[call_id] = copy_context()
+        return await resume(task_id, *args, **kwargs)  # type: ignore[misc]  # (wrapped if callable)
+
+    def settled(task: Any) -> None:  # on Strands' background runtime thread
+        try:  # told before the plugin's own snapshot shows it, which the agent's loop waits on
+            running, told = requests.background, requests.side
+            call_id = task.get("tool_use_id") if isinstance(task, dict) else None
+            found = call_id if isinstance(call_id, str) else None
+            if running and found in running and task.get("status") in _SETTLED:
+                del running[found]
+                if told is not None and found is not None:
+                    told.append(_settled(found, task))
+        finally:
+            if callable(updated):
+                updated(task)
+
+    plugin.submit_tool_call = submitted
+    manager._execute_tool = executed
+    manager._on_task_updated = settled
+    if callable(resume) and callable(getattr(manager, "get", None)):
+        manager.resume = resumed
+
+
+_SETTLED = frozenset(("completed", "failed", "cancelled"))
+"""A background task's final statuses."""
+
+
+def _settled(call_id: str, task: dict[str, Any]) -> ToolResult:
+    """The result of the background call ``call_id`` its final task snapshot ``task`` tells:
+    the tool's own answer; failed as a call run in the foreground is (the class it raised),
+    ``timeout`` past the task's time limit, ``CancelledError`` cancelled."""
+    result = task.get("result")
+    content = converse_text((result.get("content") if isinstance(result, dict) else None) or [])
+    raised = _RAISED.pop(call_id, None)
+    status = task.get("status")
+    if status == "completed":
+        return ToolResult(tool_call_id=call_id, content=content)
+    error = task.get("error")
+    error = error if isinstance(error, dict) else {}
+    said = content or error.get("message")
+    if status == "cancelled":
+        return failed_result(call_id, said, None, CANCELLED)
+    kind = "timeout" if error.get("type") == "timeout" else _error_type(content, raised)
+    return failed_result(call_id, said, None, kind)
 
 
 def _add_batch_hooks(hooks: Any) -> None:
@@ -964,7 +1120,10 @@ class _State:
         """``out`` with the side requests made since (module doc), while no call is open."""
         told = self.requests.side
         while told and not self.open:
-            out.append(told.popleft())
+            event = told.popleft()
+            if isinstance(event, ToolResult):  # a background call settled (_watch_background)
+                self.tools_ran = True
+            out.append(event)
         return out
 
     def refused(self) -> list[AgentEvent]:
@@ -1037,7 +1196,7 @@ class _State:
         """Open a call, of ``model`` (a failed request's), else of the model the latest
         request was streamed from (a router's pick: module doc), else the agent's."""
         self.model = model or self.requests.model or self.default
-        if self.tools_ran:
+        if self.tools_ran and not self.requests.background:  # (its call's step goes on)
             out.append(StepBoundary(index=self.step))
             self.step, self.tools_ran = self.step + 1, False
         agent = self.agent
@@ -1068,11 +1227,16 @@ class _State:
             out.append(LLMCallEnd(model=self.model, finish_reason=self.stop))
             self.open = False
             return out
+        dispatched = self.requests.dispatched
         for block in blocks:
             result = block.get("toolResult") if isinstance(block, dict) else None
-            if isinstance(result, dict):
-                self.tools_ran = True
-                out.append(_result(result))
+            if not isinstance(result, dict):
+                continue
+            if dispatched and result.get("toolUseId") in dispatched:  # an acknowledgement
+                dispatched.discard(result.get("toolUseId"))
+                continue
+            self.tools_ran = True
+            out.append(_result(result))
         return out
 
 

@@ -1,0 +1,80 @@
+"""Google ADK's code executors run on the agent's side (``UnsafeLocalCodeExecutor``, a
+container's, Vertex's): the model writes a code block, ADK cuts its response at that block,
+runs the code, and streams two events the model never made, the code it runs (the cut
+response, rebuilt without the model's usage) and the execution's result (content of role
+``model``), then asks the model again. The code's run is a tool execution of the agent's (an
+``execute_tool code_execution`` span, its output the result), the request that wrote it keeps
+its tokens, and no chat span tells the result as a model call. Runs in ADK's own environment
+(``.ci/separate-envs``)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from opentelemetry.trace import StatusCode
+
+from agent_otel.testing import InMemoryTelemetry, run_script
+
+from . import _script as s
+from ._trace import tokens
+
+pytest.importorskip("google.adk")
+
+CHAT = "chat scripted-gemini"
+
+
+async def _run(telemetry: InMemoryTelemetry, code: str, *, streamed: bool = True) -> Any:
+    from google.adk.agents import LlmAgent
+    from google.adk.agents.run_config import RunConfig, StreamingMode
+    from google.adk.code_executors import UnsafeLocalCodeExecutor
+    from google.genai import types
+
+    from agent_contract.sources.google_adk_stream import google_adk_events
+
+    from ._fw_google_adk import _model
+
+    model = _model([[types.Part(text=f"Let me compute.\n```tool_code\n{code}\n```\n")],
+                    [types.Part(text="It is 42.")]])  # fmt: skip
+    bot = LlmAgent(name="bot", model=model, code_executor=UnsafeLocalCodeExecutor())
+    mode = RunConfig(streaming_mode=StreamingMode.SSE if streamed else StreamingMode.NONE)
+    await run_script(telemetry, google_adk_events(bot, "6*7?", run_config=mode),
+                     agent_name="bot", capture_content=True)  # fmt: skip
+    return model
+
+
+@pytest.mark.parametrize("streamed", [True, False], ids=["sse", "unstreamed"])
+async def test_code_the_agent_runs_is_a_tool_call_and_no_model_call(
+    otel_telemetry: InMemoryTelemetry, streamed: bool
+) -> None:
+    model = await _run(otel_telemetry, "print(6*7)", streamed=streamed)
+
+    assert model.calls == 2
+    assert otel_telemetry.outline() == [["invoke_agent bot", [
+        ["step 0", [CHAT, "execute_tool code_execution"]], ["step 1", [CHAT]],
+    ]]]  # fmt: skip
+    # each request's tokens on its own call, once (the first one's event lost them)
+    first, second = sorted((x for x in otel_telemetry.spans() if x.name == CHAT),
+                           key=lambda x: x.start_time or 0)  # fmt: skip
+    assert (first.attributes or {})["gen_ai.usage.input_tokens"] == s.TURNS[0].input
+    assert (second.attributes or {})["gen_ai.usage.input_tokens"] == s.TURNS[1].input
+    assert tokens(otel_telemetry) == s.TURNS[0].input + s.TURNS[1].input
+    ran = otel_telemetry.span("execute_tool code_execution")
+    assert ran.status.status_code is StatusCode.UNSET
+    assert "42" in str((ran.attributes or {})["gen_ai.tool.call.result"])
+    assert "print(6*7)" in str((ran.attributes or {})["gen_ai.tool.call.arguments"])
+    run = otel_telemetry.span("invoke_agent bot")
+    assert json.loads(str((run.attributes or {})["gen_ai.output.messages"]))[0]["parts"] == [
+        {"type": "text", "content": "It is 42."}
+    ]
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_code_that_fails_fails_its_tool_call(otel_telemetry: InMemoryTelemetry) -> None:
+    await _run(otel_telemetry, "raise ValueError('no')")
+
+    ran = otel_telemetry.span("execute_tool code_execution")
+    assert ran.status.status_code is StatusCode.ERROR
+    assert (ran.attributes or {})["error.type"] == "tool_error"
+    assert otel_telemetry.open_spans() == []
