@@ -78,6 +78,10 @@ untouched, in order. Closing the stream early closes Agno's generator (which can
 An agent's reasoning agent (its ``reasoning_model``'s, or its ``reasoning_agent``), which Agno
 runs streamed inside the run and of which it tells only the text, is a run nested where Agno
 reasons, its model request a call with its tokens (``_nest_reasoning``).
+The requests Agno makes beside the agent's own, unstreamed and untold in the stream (its
+``MemoryManager``'s, a session summary's), are side calls (``SideCallStart``) with their tokens,
+told once no request of the run's is open (``_watch_side_requests``); a tool body's own model
+requests stay its own.
 Needs ``agno`` (extra ``agno``)."""
 
 from __future__ import annotations
@@ -85,6 +89,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+from collections import deque
 from collections.abc import AsyncIterator
 from contextvars import ContextVar
 from inspect import isasyncgen, isawaitable
@@ -144,22 +149,28 @@ async def agno_events(
         if agent_contract_request_messages not in pre:
             runner.pre_hooks = [*pre, agent_contract_request_messages]
     _nest_reasoning()
+    _watch_side_requests()
     stream = agent.arun(input, stream=True, stream_events=True, **run)
     taker = _Taker()
     state = _State()
     members = _Members(state, taker)
     steps = _Steps()
+    side: deque[AgentEvent] = deque()
     error: BaseException | None = None
     try:
-        async for event in stream:
+        async for event in _asking_aside(stream, side):
             if sink is not None and getattr(event, "pre_hook_name", None) != _HOOK_NAME:
                 sink(event)
+            for aside in _drained(side, state):
+                yield aside
             for item in steps.order(event) if state.workflow is not None else (event,):
                 async for out in _read(item, state, members, taker):
                     yield out
         for item in steps.rest():  # (a step the workflow left unfinished)
             async for out in _read(item, state, members, taker):
                 yield out
+        for aside in _drained(side, state):
+            yield aside
     except BaseException as raised:
         error = raised
         raise
@@ -220,6 +231,138 @@ def _nested_arun(agent: Any) -> None:
 
 _REASONING = "reasoning"
 """The name of a reasoning agent's nested run when Agno gives it none."""
+
+
+_SIDE: ContextVar[deque[AgentEvent] | None] = ContextVar("agent_contract_agno_side", default=None)
+"""Where the side requests made here go (``_watch_side_requests``): set while Agno computes
+the next event of a run an adapter reads, so the tasks Agno starts then (its memory manager's)
+carry it; ``None`` in the run's tool bodies, whose own model requests are theirs."""
+
+
+async def _asking_aside(stream: AsyncIterator[Any], side: deque[AgentEvent]) -> AsyncIterator[Any]:
+    """Agno's events, each computed with ``_SIDE`` set to ``side`` (reset before it is
+    handed on: the context it is set in is the consumer's)."""
+    while True:
+        token = _SIDE.set(side)
+        try:
+            event = await stream.__anext__()
+        except StopAsyncIteration:
+            return
+        finally:
+            _SIDE.reset(token)
+        yield event
+
+
+def _drained(side: deque[AgentEvent], state: _State) -> list[AgentEvent]:
+    """The side requests made since, told whole while no request of the run's is open."""
+    out: list[AgentEvent] = []
+    while side and not state.calling:
+        out.append(side.popleft())
+    return out
+
+
+def _watch_side_requests() -> None:
+    """Tell the model requests Agno makes beside the agent's own as side calls
+    (``SideCallStart``): its memory manager (``update_memory_on_run``, a ``MemoryManager``),
+    session summaries, and any other unstreamed request of a run an adapter reads. Agno
+    makes them on a copy of the manager's model, unstreamed, in tasks of their own, and
+    tells nothing of them in the run's stream, while the provider instrumentations stand
+    down inside the run: a billed request and its tokens were in no span. Agno's model base
+    class makes each request in ``_aprocess_model_response`` (``_process_model_response``
+    synchronously), wrapped once on the class: where ``_SIDE`` is set (``_asking_aside``)
+    each request's call, with its usage, is kept for the run (``_drained``); anywhere else
+    it is Agno's, unchanged."""
+    try:
+        from agno.models.base import Model
+    except ImportError:  # a version without it: no side requests to follow
+        return
+    for name, wrap in (("_aprocess_model_response", _side_async),
+                       ("_process_model_response", _side_sync)):  # fmt: skip
+        original = getattr(Model, name, None)
+        if original is not None and not getattr(original, "_agent_contract_side", False):
+            watched = functools.wraps(original)(wrap(original))
+            watched._agent_contract_side = True  # type: ignore[attr-defined]
+            setattr(Model, name, watched)
+
+
+def _side_async(original: Any) -> Any:
+    async def watched(self: Any, *args: Any, **kwargs: Any) -> Any:
+        side = _SIDE.get()
+        if side is None:
+            return await original(self, *args, **kwargs)
+        start = _side_start(self, args, kwargs)
+        try:
+            result = await original(self, *args, **kwargs)
+        except BaseException as error:
+            side.extend((start, *_side_failed(error)))
+            raise
+        side.extend((start, *_side_answered(start, args, kwargs)))
+        return result
+
+    return watched
+
+
+def _side_sync(original: Any) -> Any:
+    def watched(self: Any, *args: Any, **kwargs: Any) -> Any:
+        side = _SIDE.get()
+        if side is None:
+            return original(self, *args, **kwargs)
+        start = _side_start(self, args, kwargs)
+        try:
+            result = original(self, *args, **kwargs)
+        except BaseException as error:
+            side.extend((start, *_side_failed(error)))
+            raise
+        side.extend((start, *_side_answered(start, args, kwargs)))
+        return result
+
+    return watched
+
+
+def _side_start(model: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> LLMCallStart:
+    """The call of a side request to ``model`` (``_process_model_response``'s arguments)."""
+    messages = kwargs.get("messages", args[0] if args else None)
+    provider = getattr(model, "provider", None)
+    provider = provider.lower() if isinstance(provider, str) and provider else None
+    model_id = getattr(model, "id", None)
+    request = tuple(messages) if isinstance(messages, list) else ()
+    return call_start(model_id if isinstance(model_id, str) else None, provider,
+                      {"stream": False}, agno_messages, request, side=True)  # fmt: skip
+
+
+def _side_answered(
+    start: LLMCallStart, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[AgentEvent, ...]:
+    """A side request's answer: its text and usage, read off the assistant message Agno
+    filled in (its ``metrics`` this request's)."""
+    message = kwargs.get("assistant_message", args[1] if len(args) > 1 else None)
+    out: list[AgentEvent] = []
+    content = getattr(message, "content", None)
+    if isinstance(content, str) and content:
+        out.append(TextDelta(text=content))
+    metrics = getattr(message, "metrics", None)
+    if metrics is not None:
+        out.append(_usage(metrics, start.model))
+    data = getattr(message, "provider_data", None)
+    response_id = data.get("id") if isinstance(data, dict) else None
+    response_id = response_id if isinstance(response_id, str) else None
+    out.append(LLMCallEnd(model=start.model, response_id=response_id))
+    return tuple(out)
+
+
+def _side_failed(error: BaseException) -> tuple[AgentEvent, ...]:
+    kind = error_name(error)
+    return (Error(message=str(error) or kind, error_type=kind), LLMCallEnd())
+
+
+def _usage(counts: Any, model: str | None) -> Usage:
+    """The token counts Agno keeps (a request's event, or a message's metrics)."""
+    return Usage(
+        input_tokens=counts.input_tokens, output_tokens=counts.output_tokens,
+        total_tokens=counts.total_tokens, cache_read_tokens=counts.cache_read_tokens or None,
+        cache_creation_tokens=counts.cache_write_tokens or None,
+        reasoning_tokens=counts.reasoning_tokens or None, model=model,
+    )  # fmt: skip
 
 
 async def _read(
@@ -319,12 +462,15 @@ def _scope_hook(
     scope = tool_scope(None, function_name, arguments, mcp=mcp)
     scope.__enter__()
     run_id = getattr(run_context, "run_id", None)
+    aside = _SIDE.set(None)  # the body's own model requests are its own (``_SIDE``)
     try:
         result = function_call(**arguments)
     except BaseException as error:
         _raised(run_id, function_name, arguments, error)
         scope.__exit__(type(error), error, error.__traceback__)
         raise
+    finally:
+        _SIDE.reset(aside)
     if isinstance(result, Exception):  # returned, not raised: failed all the same
         _raised(run_id, function_name, arguments, result, returned=True)
     stepping = getattr(team, "stream_member_events", True) is not False
@@ -343,6 +489,7 @@ def _stepped(result: Any, taker: _Taker | None) -> Any:
 async def _awaited(
     scope: Any, result: Any, taker: _Taker | None, call: tuple[Any, str, dict[str, Any]]
 ) -> Any:
+    aside = _SIDE.set(None)  # the body's own model requests are its own (``_SIDE``)
     try:
         value = await result
     except BaseException as error:
@@ -353,6 +500,7 @@ async def _awaited(
             _raised(*call, value, returned=True)
         return _stepped(value, taker)
     finally:
+        _SIDE.reset(aside)
         scope.__exit__(None, None, None)
 
 
@@ -686,12 +834,7 @@ class _State:
         return found
 
     def end(self, event: Any) -> tuple[AgentEvent, ...]:
-        usage = Usage(
-            input_tokens=event.input_tokens, output_tokens=event.output_tokens,
-            total_tokens=event.total_tokens, cache_read_tokens=event.cache_read_tokens or None,
-            cache_creation_tokens=event.cache_write_tokens or None,
-            reasoning_tokens=event.reasoning_tokens or None, model=event.model or None,
-        )  # fmt: skip
+        usage = _usage(event, event.model or None)
         self.calling = False
         return (usage, LLMCallEnd(model=event.model or None, response_id=self.response_id))
 

@@ -37,7 +37,7 @@ def llm_call_start(rec: RunRecorder, ev: Any) -> None:
 def side_call_start(rec: RunRecorder, ev: Any) -> None:
     """A request beside the agent's own: its call, which leaves the run's model to the
     agent's calls (``SideCallStart``)."""
-    with rec.run.aside():
+    with rec.aside():
         llm_call_start(rec, ev)
 
 

@@ -62,7 +62,8 @@ Repairs of malformed streams (each counted under ``agent_otel.anomalies`` by kin
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from functools import partial
 from typing import Any
@@ -234,6 +235,17 @@ class RunRecorder:
         self._text_fast = self._reasoning_fast = False
         if self._quiet:
             self._wake()
+
+    @contextmanager
+    def aside(self) -> Iterator[None]:
+        """A call started inside is a side call (``SideCallStart``): it does not name the run
+        (``Run.aside``), and its answer is not the run's, which stays the last own call's (a
+        summary or memory request told after the agent's answer). A context of its own, so
+        the agent's own calls pay nothing for it."""
+        last = self._last_call
+        with self.run.aside():
+            yield
+        self._last_call = last
 
     def _key(self) -> object:
         self._keys += 1
