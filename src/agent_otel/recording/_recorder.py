@@ -607,9 +607,16 @@ class RunRecorder:
         """Where a run started in ``current`` nests (``agent_contract.scope.nested_run``):
         there (a tool body's context), except in an open model call's own context: an agent
         the framework runs while it prepares or reads that request (pydantic-ai's history
-        processors) is beside the call, in its step, as a chat span tells one request."""
+        processors) is beside the call, in its step, as a chat span tells one request; and
+        in the run's own context: an agent the framework runs on its way to a request not
+        told yet (Agno's reasoning agent) is in the step that request is in, which starts
+        now when none is open (step spans on)."""
         call = self.current_call
-        if call is not None and trace.get_current_span(current) is call.span.raw:
+        span = trace.get_current_span(current)
+        if call is not None and span is call.span.raw:
+            return self._parent()
+        if span is self.run.span.raw:
+            self.ensure_step()
             return self._parent()
         return current
 
