@@ -75,6 +75,19 @@ def unrun_calls_end(rec: RunRecorder, ev: Any) -> None:
     llm_call_end(rec, ev)
 
 
+def server_calls_end(rec: RunRecorder, ev: Any) -> None:
+    """The end of an LLM call whose response tells tools the provider ran itself
+    (``agent_contract.sources._server_tools.ServerToolCallsEnd``): each a part of its output,
+    no tool span; then the call ends as any."""
+    calls = getattr(ev, "calls", ())
+    for call in calls if type(calls) is tuple else ():
+        rec.server_tool_call(
+            getattr(call, "id", None), getattr(call, "name", None),
+            getattr(call, "arguments", None), getattr(call, "result", None),
+        )  # fmt: skip
+    llm_call_end(rec, ev)
+
+
 def tool_result(rec: RunRecorder, ev: Any) -> None:
     try:
         call_id, name, content, is_error = ev.tool_call_id, ev.name, ev.content, ev.is_error
@@ -122,6 +135,7 @@ LATENT: dict[str, Handler] = {
     "SideCallStart": side_call_start,
     "LLMCallEnd": llm_call_end,
     "UnrunCallsEnd": unrun_calls_end,
+    "ServerToolCallsEnd": server_calls_end,
     "ToolCall": tool_call,
     "ToolResult": tool_result,
     "StepBoundary": step_boundary,
