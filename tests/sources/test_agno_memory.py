@@ -11,6 +11,7 @@ span in the run, with its tokens, that does not name the run.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -118,4 +119,39 @@ async def test_a_tool_bodys_own_unstreamed_agent_is_no_side_call(
     chats = [sp.name for sp in otel_telemetry.spans() if sp.name.startswith("chat")]
     assert "chat gpt-4.1" not in chats  # no side call of the run's
     assert sorted(chats).count(f"chat {MEMORY}") == 2
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_a_run_that_fails_keeps_the_memory_managers_calls(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """The agent's second request is refused, after the memory manager's requests ended
+    (beside its first): the run fails (Agno's ``RunError``), and the side calls made before
+    are still told, with their tokens."""
+    from agent_contract.sources.agno_stream import AgnoRunError, agno_events
+
+    from ._sdk_row import refused
+
+    sent: list[Any] = []
+
+    async def weather(city: str) -> str:
+        """Current weather of a city."""
+        for _ in range(500):  # until the memory manager is done asking (bounded: 5 s)
+            if len(sent) >= 2:
+                break
+            await asyncio.sleep(0.01)
+        return f"sunny in {city}"
+
+    asks = chat.call("weather", {"city": "Paris"}, "call_w")
+    agent = _agent(sent, _summary(), asks, refused, tools=[weather])  # then a 429
+    source = agno_events(agent, "I live in Paris. Weather?", user_id="u1")
+    with pytest.raises(AgnoRunError):
+        await run_script(otel_telemetry, source, agent_name="a")
+
+    assert [json.loads(r.content)["model"] for r in sent] == [MEMORY, MEMORY]  # made, billed
+    chats = otel_telemetry.by_name()
+    assert len(chats.get(f"chat {MEMORY}", [])) == 2
+    assert tokens(otel_telemetry) >= s.TURNS[0].input + s.TURNS[1].input
+    run = otel_telemetry.span("invoke_agent a")
+    assert run.status.status_code == StatusCode.ERROR
     assert otel_telemetry.open_spans() == []
