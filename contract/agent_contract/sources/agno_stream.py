@@ -81,7 +81,9 @@ reasons, its model request a call with its tokens (``_nest_reasoning``).
 The requests Agno makes beside the agent's own, unstreamed and untold in the stream (its
 ``MemoryManager``'s, a session summary's), are side calls (``SideCallStart``) with their tokens,
 told once no request of the run's is open (``_watch_side_requests``); a tool body's own model
-requests stay its own.
+requests stay its own. An agent's ``output_model``'s request, which Agno tells only as its
+text, is told the same way, as the run's own last call (``_watch_output_model``); the agent
+model's text it rewrites (``RunIntermediateContent``) is its call's.
 Needs ``agno`` (extra ``agno``)."""
 
 from __future__ import annotations
@@ -150,6 +152,8 @@ async def agno_events(
             runner.pre_hooks = [*pre, agent_contract_request_messages]
     _nest_reasoning()
     _watch_side_requests()
+    for runner in _runners(agent, set()):
+        _watch_output_model(runner)
     stream = agent.arun(input, stream=True, stream_events=True, **run)
     taker = _Taker()
     state = _State()
@@ -319,15 +323,77 @@ def _side_sync(original: Any) -> Any:
     return watched
 
 
-def _side_start(model: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> LLMCallStart:
-    """The call of a side request to ``model`` (``_process_model_response``'s arguments)."""
+def _side_start(
+    model: Any, args: tuple[Any, ...], kwargs: dict[str, Any], *, side: bool = True
+) -> LLMCallStart:
+    """The call of a side request to ``model`` (``_process_model_response``'s arguments; the
+    agent's own call, not ``side``, for its output model's)."""
     messages = kwargs.get("messages", args[0] if args else None)
     provider = getattr(model, "provider", None)
     provider = provider.lower() if isinstance(provider, str) and provider else None
     model_id = getattr(model, "id", None)
     request = tuple(messages) if isinstance(messages, list) else ()
     return call_start(model_id if isinstance(model_id, str) else None, provider,
-                      {"stream": False}, agno_messages, request, side=True)  # fmt: skip
+                      {"stream": not side}, agno_messages, request, side=side)  # fmt: skip
+
+
+def _watch_output_model(agent: Any) -> None:
+    """Tell the request of ``agent``'s ``output_model`` (the model that writes the answer
+    from the run's messages, once the agent's model is done) as a call of the run: Agno
+    streams it (``aresponse_stream`` on that model) and tells only its text, between its
+    ``OutputModelResponseStarted`` and ``...Completed``, no request event, so its request and
+    tokens were in no span. Its ``aresponse_stream`` is wrapped once (an instance attribute):
+    within a run an adapter reads (``_SIDE`` set) its items pass on unchanged and, once they
+    ended, its call (the messages, the answer, the usage Agno's own request-completed item
+    carries) is told whole, as a side request is (``_drained``), the run's last own call, whose
+    answer is the run's. Anywhere else it is Agno's."""
+    model: Any = getattr(agent, "output_model", None)
+    stream = getattr(model, "aresponse_stream", None)
+    if stream is None or getattr(stream, "_agent_contract_output", False):
+        return
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        items = stream(*args, **kwargs)
+        told = _SIDE.get()
+        if told is None or not isasyncgen(items):
+            return items
+        return _answered(items, _side_start(model, args, kwargs, side=False), told)
+
+    watched._agent_contract_output = True  # type: ignore[attr-defined]
+    try:
+        model.aresponse_stream = watched
+    except Exception:  # a model that takes no attribute stays unwatched
+        return
+
+
+async def _answered(
+    items: AsyncIterator[Any], start: LLMCallStart, told: deque[AgentEvent]
+) -> AsyncIterator[Any]:
+    """Every item of an output model's stream, unchanged; its call's events go to ``told``
+    whole once the stream ended (``_watch_output_model``), ended with what ended it."""
+    out: list[AgentEvent] = [start]
+    said: list[str] = []
+    try:
+        async for item in items:
+            kind = getattr(item, "event", None)
+            content = getattr(item, "content", None)
+            if kind == "AssistantResponse" and isinstance(content, str):
+                said.append(content)
+            elif kind == "ModelRequestCompleted":
+                out.append(_usage(item, start.model))
+            yield item
+    except GeneratorExit:  # closed early: cut short
+        out.append(LLMCallEnd())
+        raise
+    except BaseException as error:
+        out += _side_failed(error)
+        raise
+    else:
+        if said:
+            out.insert(1, TextDelta(text="".join(said)))
+        out.append(LLMCallEnd(model=start.model))
+    finally:
+        told.extend(out)
 
 
 def _side_answered(
@@ -683,6 +749,10 @@ class _State:
         elif kind == "WorkflowStarted" and self.run_id is None:
             self.workflow = event.run_id
             return ()
+        if kind == "RunIntermediateContent" and getattr(event, "run_id", None) is None:
+            # the model's text an output model rewrites (Agno names no run on it): its call's
+            content = event.content
+            return (TextDelta(text=content),) if isinstance(content, str) and content else ()
         if self.run_id is not None and getattr(event, "run_id", self.run_id) != self.run_id:
             return ()  # a member's or nested run's event
         if kind == "RunContent":
