@@ -83,7 +83,9 @@ The requests Agno makes beside the agent's own, unstreamed and untold in the str
 told once no request of the run's is open (``_watch_side_requests``); a tool body's own model
 requests stay its own. An agent's ``output_model``'s request, which Agno tells only as its
 text, is told the same way, as the run's own last call (``_watch_output_model``); the agent
-model's text it rewrites (``RunIntermediateContent``) is its call's.
+model's text it rewrites (``RunIntermediateContent``) is its call's. A request of the agent's
+model that falls back to its ``fallback_models`` fails its call with the class Agno moved on
+from, and the next call names the fallback model (``_watch_fallbacks``).
 Needs ``agno`` (extra ``agno``)."""
 
 from __future__ import annotations
@@ -152,6 +154,7 @@ async def agno_events(
             runner.pre_hooks = [*pre, agent_contract_request_messages]
     _nest_reasoning()
     _watch_side_requests()
+    _watch_fallbacks()
     for runner in _runners(agent, set()):
         _watch_output_model(runner)
     stream = agent.arun(input, stream=True, stream_events=True, **run)
@@ -162,7 +165,7 @@ async def agno_events(
     side: deque[AgentEvent] = deque()
     error: BaseException | None = None
     try:
-        async for event in _asking_aside(stream, side):
+        async for event in _asking_aside(stream, side, state.fell):
             if sink is not None and getattr(event, "pre_hook_name", None) != _HOOK_NAME:
                 sink(event)
             for aside in _drained(side, state):
@@ -243,18 +246,55 @@ the next event of a run an adapter reads, so the tasks Agno starts then (its mem
 carry it; ``None`` in the run's tool bodies, whose own model requests are theirs."""
 
 
-async def _asking_aside(stream: AsyncIterator[Any], side: deque[AgentEvent]) -> AsyncIterator[Any]:
-    """Agno's events, each computed with ``_SIDE`` set to ``side`` (reset before it is
-    handed on: the context it is set in is the consumer's)."""
+async def _asking_aside(
+    stream: AsyncIterator[Any], side: deque[AgentEvent], fell: list[tuple[str, list[Any]]]
+) -> AsyncIterator[Any]:
+    """Agno's events, each computed with ``_SIDE`` set to ``side`` and ``_FELL`` to ``fell``
+    (reset before it is handed on: the context they are set in is the consumer's)."""
     while True:
-        token = _SIDE.set(side)
+        token, falling = _SIDE.set(side), _FELL.set(fell)
         try:
             event = await stream.__anext__()
         except StopAsyncIteration:
             return
         finally:
+            _FELL.reset(falling)
             _SIDE.reset(token)
         yield event
+
+
+_FELL: ContextVar[list[tuple[str, list[Any]]] | None] = ContextVar(
+    "agent_contract_agno_fell", default=None
+)
+"""Where the requests that fell back are noted (``_watch_fallbacks``): the class of the error
+the agent's model failed with, and the fallback models Agno tries, in order."""
+
+
+def _watch_fallbacks() -> None:
+    """Note, within a run an adapter reads, each request of the agent's model that failed and
+    moved on to its ``fallback_models``: Agno tells only a second ``ModelRequestStarted``,
+    named after the agent's model, and never the failure, so the failed request looked
+    answered and the fallback's was named after the model that failed. Agno's module function
+    that tries the fallbacks is given the error and the models, wrapped once (on the module);
+    ``_State.start`` reads what it noted. Anywhere else it is Agno's."""
+    try:
+        from agno.models import fallback
+    except ImportError:  # a version without fallbacks: none to tell
+        return
+    for name in ("_atry_fallback_models_stream", "_try_fallback_models_stream"):
+        original = getattr(fallback, name, None)
+        if original is None or getattr(original, "_agent_contract_fell", False):
+            continue
+
+        def noting(models: Any, error: Any, *args: Any, _original: Any = original,
+                   **kwargs: Any) -> Any:  # fmt: skip
+            fell = _FELL.get()
+            if fell is not None and isinstance(models, list):
+                fell.append((error_name(error), [getattr(m, "id", None) for m in models]))
+            return _original(models, error, *args, **kwargs)
+
+        noting._agent_contract_fell = True  # type: ignore[attr-defined]
+        setattr(fallback, name, functools.wraps(original)(noting))
 
 
 def _drained(side: deque[AgentEvent], state: _State) -> list[AgentEvent]:
@@ -715,8 +755,9 @@ class _State:
     """The run being read: its id, the open call's response id, tools seen and step."""
 
     __slots__ = (
-        "calling", "failed_members", "live", "open_calls", "phase_name", "read", "response_id",
-        "run_id", "runs", "said", "seen", "step", "tools_ran", "workflow",
+        "calling", "failed_members", "fallbacks", "fell", "live", "model", "open_calls",
+        "phase_name", "read", "response_id", "run_id", "runs", "said", "seen", "step",
+        "tools_ran", "workflow",
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -734,6 +775,9 @@ class _State:
         self.workflow: str | None = None  # the workflow's run id, when it is one
         self.runs: list[Any] = []  # the run ids read: the run's, or each workflow step's
         self.phase_name: str | None = None  # the workflow step named last
+        self.fell: list[tuple[str, list[Any]]] = []  # requests that fell back (_watch_fallbacks)
+        self.fallbacks: list[Any] = []  # the fallback models still to try for the open request
+        self.model: str | None = None  # the open call's model, when a fallback's
 
     def feed(self, event: Any) -> tuple[AgentEvent | StreamEvent, ...]:
         kind = getattr(event, "event", None)
@@ -835,9 +879,13 @@ class _State:
 
     def start(self, event: Any) -> tuple[AgentEvent, ...]:
         self.response_id = None
-        self.calling = self.said = True
         provider = event.model_provider
         model = event.model or None
+        if self.calling:  # the open request failed: Agno moved on to a fallback model
+            return (*self.fell_back(), *self.start(event))
+        self.calling = self.said = True
+        if self.model is not None:  # a fallback's (Agno names the agent's model)
+            model = self.model
         provider = provider.lower() if isinstance(provider, str) and provider else None
         before = self.live
         request = self.messages(getattr(_CONTEXTS.get(self.run_id), "messages", None))
@@ -904,9 +952,23 @@ class _State:
         return found
 
     def end(self, event: Any) -> tuple[AgentEvent, ...]:
-        usage = _usage(event, event.model or None)
+        model = self.model or event.model or None
+        usage = _usage(event, model)
+        self.calling, self.model, self.fallbacks = False, None, []
+        return (usage, LLMCallEnd(model=model, response_id=self.response_id))
+
+    def fell_back(self) -> tuple[AgentEvent, ...]:
+        """The open request failed and Agno tries the next fallback model: the call fails
+        with the error Agno moved on from (the agent's model's, noted by
+        ``_watch_fallbacks``; a fallback's own failure Agno keeps to itself), and the next
+        call is the next fallback model's."""
+        kind = "ModelProviderError"  # (Agno moves on from these only)
+        if self.model is None and self.fell:  # the agent's model failed
+            kind, self.fallbacks = self.fell.pop(0)
         self.calling = False
-        return (usage, LLMCallEnd(model=event.model or None, response_id=self.response_id))
+        self.model = self.fallbacks.pop(0) if self.fallbacks else None
+        message = "the request failed; Agno moved on to a fallback model"
+        return (Error(message=message, error_type=kind), LLMCallEnd())
 
     def paused(self, tools: Any) -> tuple[AgentEvent | InterruptFinal, ...]:
         """The run paused on calls waiting for the user (module doc): each one's call (Agno
