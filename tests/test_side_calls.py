@@ -61,3 +61,17 @@ async def test_a_run_of_side_calls_alone_names_no_model(otel_telemetry: InMemory
     run = _run(otel_telemetry)
     assert "gen_ai.request.model" not in run
     assert "gen_ai.input.messages" not in run
+
+
+async def test_a_side_call_after_the_answer_is_not_the_runs_answer(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A summary or memory request told after the agent's own last call: the run's answer
+    stays that call's, the side call's text on its own chat span."""
+    await run_script(otel_telemetry, [*_own(), *_side()], agent_name="bot", capture_content=True)
+
+    [answer] = json.loads(str(_run(otel_telemetry)["gen_ai.output.messages"]))
+    assert answer["parts"] == [{"type": "text", "content": "Sunny."}]
+    side = otel_telemetry.span("chat summarizer").attributes or {}
+    [said] = json.loads(str(side["gen_ai.output.messages"]))
+    assert said["parts"] == [{"type": "text", "content": "a to c"}]

@@ -27,6 +27,7 @@ from agent_contract.protocol import (
     FunctionCall,
     LLMCallEnd,
     LLMCallStart,
+    PhaseMarker,
     StepBoundary,
     TextDelta,
     ToolCall,
@@ -594,6 +595,33 @@ async def test_a_nested_run_asked_for_in_a_tool_body_is_a_run_under_that_tool_sp
     outer = dict(otel_telemetry.span("invoke_agent calc").attributes or {})
     assert "agent_otel.usage.input_tokens" not in outer  # the helpers' tokens are their own
     assert sorted(e.text for e in seen if isinstance(e, TextDelta)) == ["a", "b"]
+
+
+async def test_a_nested_run_before_the_first_call_is_in_that_calls_step(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A run nested in the run's own context before any call (a framework's reasoning agent,
+    on its way to the request it prepares) opens the step that request is in and nests
+    there, beside it; an adapter only asking whether a run would be traced opens nothing."""
+
+    async def stream() -> AsyncIterator[Any]:
+        assert nested_run() is not None  # asked, never wrapped: no step yet
+        yield PhaseMarker(name="planning")
+        wrap = nested_run("thinker")
+        assert wrap is not None
+        async for _ in wrap(_helper("think")):
+            pass
+        yield LLMCallStart(model="m", provider="openai")
+        yield TextDelta(text="Sunny.")
+        yield LLMCallEnd(model="m")
+
+    await run_script(otel_telemetry, stream(), agent_name="calc")
+
+    thinker = ["invoke_agent thinker", [["step 0", ["chat helper-model"]]]]
+    assert otel_telemetry.outline() == [["invoke_agent calc", [["step 0", [thinker, "chat m"]]]]]
+    outer = otel_telemetry.span("invoke_agent calc").context.span_id
+    [step] = [sp for sp in otel_telemetry.by_name()["step 0"] if sp.parent.span_id == outer]
+    assert dict(step.attributes or {})["agent_otel.phase"] == "planning"  # opened by the run
 
 
 async def _helper_asking(call_id: str) -> AsyncIterator[Any]:

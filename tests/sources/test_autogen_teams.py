@@ -309,6 +309,30 @@ async def test_a_failing_pick_is_a_failed_chat_span_of_the_team(
     assert otel_telemetry.open_spans() == []
 
 
+@pytest.mark.parametrize("streaming", [False, True])
+async def test_a_selectors_picks_are_side_calls_not_the_teams_input(
+    otel_telemetry: InMemoryTelemetry, streaming: bool
+) -> None:
+    """A ``SelectorGroupChat``'s own model picks the next speaker: each pick a chat span with
+    its tokens, but a side call: the run's input is what its members were asked (the task),
+    not the selector's role-play prompt, and its answer the last speaker's."""
+    from agent_contract.sources.autogen_stream import autogen_events
+
+    await run_script(otel_telemetry, autogen_events(selector(streaming=streaming), "Weather?"),
+                     agent_name="crew", capture_content=True)  # fmt: skip
+
+    assert otel_telemetry.outline() == [["invoke_agent crew", PICKED]]
+    run = otel_telemetry.span("invoke_agent crew").attributes or {}
+    asked = json.loads(str(run["gen_ai.input.messages"]))
+    said = [p["content"] for m in asked for p in m["parts"] if p["type"] == "text"]
+    assert "Weather?" in said
+    assert not any("role play" in text for text in said)  # the selector's own prompt
+    [answer] = json.loads(str(run["gen_ai.output.messages"]))
+    assert answer["parts"] == [{"type": "text", "content": "Sunny. TERMINATE"}]
+    assert tokens(otel_telemetry) == ASKED + 40 + 50 + 7 + 8  # the picks still count
+    assert otel_telemetry.open_spans() == []
+
+
 async def test_a_society_of_minds_team_runs_its_tools_under_their_spans(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:

@@ -78,6 +78,14 @@ untouched, in order. Closing the stream early closes Agno's generator (which can
 An agent's reasoning agent (its ``reasoning_model``'s, or its ``reasoning_agent``), which Agno
 runs streamed inside the run and of which it tells only the text, is a run nested where Agno
 reasons, its model request a call with its tokens (``_nest_reasoning``).
+The requests Agno makes beside the agent's own, unstreamed and untold in the stream (its
+``MemoryManager``'s, a session summary's), are side calls (``SideCallStart``) with their tokens,
+told once no request of the run's is open (``_watch_side_requests``); a tool body's own model
+requests stay its own. An agent's ``output_model``'s request, which Agno tells only as its
+text, is told the same way, as the run's own last call (``_watch_output_model``); the agent
+model's text it rewrites (``RunIntermediateContent``) is its call's. A request of the agent's
+model that falls back to its ``fallback_models`` fails its call with the class Agno moved on
+from, and the next call names the fallback model (``_watch_fallbacks``).
 Needs ``agno`` (extra ``agno``)."""
 
 from __future__ import annotations
@@ -85,6 +93,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+from collections import deque
 from collections.abc import AsyncIterator
 from contextvars import ContextVar
 from inspect import isasyncgen, isawaitable
@@ -144,22 +153,31 @@ async def agno_events(
         if agent_contract_request_messages not in pre:
             runner.pre_hooks = [*pre, agent_contract_request_messages]
     _nest_reasoning()
+    _watch_side_requests()
+    _watch_fallbacks()
+    for runner in _runners(agent, set()):
+        _watch_output_model(runner)
     stream = agent.arun(input, stream=True, stream_events=True, **run)
     taker = _Taker()
     state = _State()
     members = _Members(state, taker)
     steps = _Steps()
+    side: deque[AgentEvent] = deque()
     error: BaseException | None = None
     try:
-        async for event in stream:
+        async for event in _asking_aside(stream, side, state.fell):
             if sink is not None and getattr(event, "pre_hook_name", None) != _HOOK_NAME:
                 sink(event)
+            for aside in _drained(side, state):
+                yield aside
             for item in steps.order(event) if state.workflow is not None else (event,):
                 async for out in _read(item, state, members, taker):
                     yield out
         for item in steps.rest():  # (a step the workflow left unfinished)
             async for out in _read(item, state, members, taker):
                 yield out
+        for aside in _drained(side, state):
+            yield aside
     except BaseException as raised:
         error = raised
         raise
@@ -220,6 +238,237 @@ def _nested_arun(agent: Any) -> None:
 
 _REASONING = "reasoning"
 """The name of a reasoning agent's nested run when Agno gives it none."""
+
+
+_SIDE: ContextVar[deque[AgentEvent] | None] = ContextVar("agent_contract_agno_side", default=None)
+"""Where the side requests made here go (``_watch_side_requests``): set while Agno computes
+the next event of a run an adapter reads, so the tasks Agno starts then (its memory manager's)
+carry it; ``None`` in the run's tool bodies, whose own model requests are theirs."""
+
+
+async def _asking_aside(
+    stream: AsyncIterator[Any], side: deque[AgentEvent], fell: list[tuple[str, list[Any]]]
+) -> AsyncIterator[Any]:
+    """Agno's events, each computed with ``_SIDE`` set to ``side`` and ``_FELL`` to ``fell``
+    (reset before it is handed on: the context they are set in is the consumer's)."""
+    while True:
+        token, falling = _SIDE.set(side), _FELL.set(fell)
+        try:
+            event = await stream.__anext__()
+        except StopAsyncIteration:
+            return
+        finally:
+            _FELL.reset(falling)
+            _SIDE.reset(token)
+        yield event
+
+
+_FELL: ContextVar[list[tuple[str, list[Any]]] | None] = ContextVar(
+    "agent_contract_agno_fell", default=None
+)
+"""Where the requests that fell back are noted (``_watch_fallbacks``): the class of the error
+the agent's model failed with, and the fallback models Agno tries, in order."""
+
+
+def _watch_fallbacks() -> None:
+    """Note, within a run an adapter reads, each request of the agent's model that failed and
+    moved on to its ``fallback_models``: Agno tells only a second ``ModelRequestStarted``,
+    named after the agent's model, and never the failure, so the failed request looked
+    answered and the fallback's was named after the model that failed. Agno's module function
+    that tries the fallbacks is given the error and the models, wrapped once (on the module);
+    ``_State.start`` reads what it noted. Anywhere else it is Agno's."""
+    try:
+        from agno.models import fallback
+    except ImportError:  # a version without fallbacks: none to tell
+        return
+    for name in ("_atry_fallback_models_stream", "_try_fallback_models_stream"):
+        original = getattr(fallback, name, None)
+        if original is None or getattr(original, "_agent_contract_fell", False):
+            continue
+
+        def noting(models: Any, error: Any, *args: Any, _original: Any = original,
+                   **kwargs: Any) -> Any:  # fmt: skip
+            fell = _FELL.get()
+            if fell is not None and isinstance(models, list):
+                fell.append((error_name(error), [getattr(m, "id", None) for m in models]))
+            return _original(models, error, *args, **kwargs)
+
+        noting._agent_contract_fell = True  # type: ignore[attr-defined]
+        setattr(fallback, name, functools.wraps(original)(noting))
+
+
+def _drained(side: deque[AgentEvent], state: _State) -> list[AgentEvent]:
+    """The side requests made since, told whole while no request of the run's is open."""
+    out: list[AgentEvent] = []
+    while side and not state.calling:
+        out.append(side.popleft())
+    return out
+
+
+def _watch_side_requests() -> None:
+    """Tell the model requests Agno makes beside the agent's own as side calls
+    (``SideCallStart``): its memory manager (``update_memory_on_run``, a ``MemoryManager``),
+    session summaries, and any other unstreamed request of a run an adapter reads. Agno
+    makes them on a copy of the manager's model, unstreamed, in tasks of their own, and
+    tells nothing of them in the run's stream, while the provider instrumentations stand
+    down inside the run: a billed request and its tokens were in no span. Agno's model base
+    class makes each request in ``_aprocess_model_response`` (``_process_model_response``
+    synchronously), wrapped once on the class: where ``_SIDE`` is set (``_asking_aside``)
+    each request's call, with its usage, is kept for the run (``_drained``); anywhere else
+    it is Agno's, unchanged."""
+    try:
+        from agno.models.base import Model
+    except ImportError:  # a version without it: no side requests to follow
+        return
+    for name, wrap in (("_aprocess_model_response", _side_async),
+                       ("_process_model_response", _side_sync)):  # fmt: skip
+        original = getattr(Model, name, None)
+        if original is not None and not getattr(original, "_agent_contract_side", False):
+            watched = functools.wraps(original)(wrap(original))
+            watched._agent_contract_side = True  # type: ignore[attr-defined]
+            setattr(Model, name, watched)
+
+
+def _side_async(original: Any) -> Any:
+    async def watched(self: Any, *args: Any, **kwargs: Any) -> Any:
+        side = _SIDE.get()
+        if side is None:
+            return await original(self, *args, **kwargs)
+        start = _side_start(self, args, kwargs)
+        try:
+            result = await original(self, *args, **kwargs)
+        except BaseException as error:
+            side.extend((start, *_side_failed(error)))
+            raise
+        side.extend((start, *_side_answered(start, args, kwargs)))
+        return result
+
+    return watched
+
+
+def _side_sync(original: Any) -> Any:
+    def watched(self: Any, *args: Any, **kwargs: Any) -> Any:
+        side = _SIDE.get()
+        if side is None:
+            return original(self, *args, **kwargs)
+        start = _side_start(self, args, kwargs)
+        try:
+            result = original(self, *args, **kwargs)
+        except BaseException as error:
+            side.extend((start, *_side_failed(error)))
+            raise
+        side.extend((start, *_side_answered(start, args, kwargs)))
+        return result
+
+    return watched
+
+
+def _side_start(
+    model: Any, args: tuple[Any, ...], kwargs: dict[str, Any], *, side: bool = True
+) -> LLMCallStart:
+    """The call of a side request to ``model`` (``_process_model_response``'s arguments; the
+    agent's own call, not ``side``, for its output model's)."""
+    messages = kwargs.get("messages", args[0] if args else None)
+    provider = getattr(model, "provider", None)
+    provider = provider.lower() if isinstance(provider, str) and provider else None
+    model_id = getattr(model, "id", None)
+    request = tuple(messages) if isinstance(messages, list) else ()
+    return call_start(model_id if isinstance(model_id, str) else None, provider,
+                      {"stream": not side}, agno_messages, request, side=side)  # fmt: skip
+
+
+def _watch_output_model(agent: Any) -> None:
+    """Tell the request of ``agent``'s ``output_model`` (the model that writes the answer
+    from the run's messages, once the agent's model is done) as a call of the run: Agno
+    streams it (``aresponse_stream`` on that model) and tells only its text, between its
+    ``OutputModelResponseStarted`` and ``...Completed``, no request event, so its request and
+    tokens were in no span. Its ``aresponse_stream`` is wrapped once (an instance attribute):
+    within a run an adapter reads (``_SIDE`` set) its items pass on unchanged and, once they
+    ended, its call (the messages, the answer, the usage Agno's own request-completed item
+    carries) is told whole, as a side request is (``_drained``), the run's last own call, whose
+    answer is the run's. Anywhere else it is Agno's."""
+    model: Any = getattr(agent, "output_model", None)
+    stream = getattr(model, "aresponse_stream", None)
+    if stream is None or getattr(stream, "_agent_contract_output", False):
+        return
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        items = stream(*args, **kwargs)
+        told = _SIDE.get()
+        if told is None or not isasyncgen(items):
+            return items
+        return _answered(items, _side_start(model, args, kwargs, side=False), told)
+
+    watched._agent_contract_output = True  # type: ignore[attr-defined]
+    try:
+        model.aresponse_stream = watched
+    except Exception:  # a model that takes no attribute stays unwatched
+        return
+
+
+async def _answered(
+    items: AsyncIterator[Any], start: LLMCallStart, told: deque[AgentEvent]
+) -> AsyncIterator[Any]:
+    """Every item of an output model's stream, unchanged; its call's events go to ``told``
+    whole once the stream ended (``_watch_output_model``), ended with what ended it."""
+    out: list[AgentEvent] = [start]
+    said: list[str] = []
+    try:
+        async for item in items:
+            kind = getattr(item, "event", None)
+            content = getattr(item, "content", None)
+            if kind == "AssistantResponse" and isinstance(content, str):
+                said.append(content)
+            elif kind == "ModelRequestCompleted":
+                out.append(_usage(item, start.model))
+            yield item
+    except GeneratorExit:  # closed early: cut short
+        out.append(LLMCallEnd())
+        raise
+    except BaseException as error:
+        out += _side_failed(error)
+        raise
+    else:
+        if said:
+            out.insert(1, TextDelta(text="".join(said)))
+        out.append(LLMCallEnd(model=start.model))
+    finally:
+        told.extend(out)
+
+
+def _side_answered(
+    start: LLMCallStart, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[AgentEvent, ...]:
+    """A side request's answer: its text and usage, read off the assistant message Agno
+    filled in (its ``metrics`` this request's)."""
+    message = kwargs.get("assistant_message", args[1] if len(args) > 1 else None)
+    out: list[AgentEvent] = []
+    content = getattr(message, "content", None)
+    if isinstance(content, str) and content:
+        out.append(TextDelta(text=content))
+    metrics = getattr(message, "metrics", None)
+    if metrics is not None:
+        out.append(_usage(metrics, start.model))
+    data = getattr(message, "provider_data", None)
+    response_id = data.get("id") if isinstance(data, dict) else None
+    response_id = response_id if isinstance(response_id, str) else None
+    out.append(LLMCallEnd(model=start.model, response_id=response_id))
+    return tuple(out)
+
+
+def _side_failed(error: BaseException) -> tuple[AgentEvent, ...]:
+    kind = error_name(error)
+    return (Error(message=str(error) or kind, error_type=kind), LLMCallEnd())
+
+
+def _usage(counts: Any, model: str | None) -> Usage:
+    """The token counts Agno keeps (a request's event, or a message's metrics)."""
+    return Usage(
+        input_tokens=counts.input_tokens, output_tokens=counts.output_tokens,
+        total_tokens=counts.total_tokens, cache_read_tokens=counts.cache_read_tokens or None,
+        cache_creation_tokens=counts.cache_write_tokens or None,
+        reasoning_tokens=counts.reasoning_tokens or None, model=model,
+    )  # fmt: skip
 
 
 async def _read(
@@ -319,12 +568,15 @@ def _scope_hook(
     scope = tool_scope(None, function_name, arguments, mcp=mcp)
     scope.__enter__()
     run_id = getattr(run_context, "run_id", None)
+    aside = _SIDE.set(None)  # the body's own model requests are its own (``_SIDE``)
     try:
         result = function_call(**arguments)
     except BaseException as error:
         _raised(run_id, function_name, arguments, error)
         scope.__exit__(type(error), error, error.__traceback__)
         raise
+    finally:
+        _SIDE.reset(aside)
     if isinstance(result, Exception):  # returned, not raised: failed all the same
         _raised(run_id, function_name, arguments, result, returned=True)
     stepping = getattr(team, "stream_member_events", True) is not False
@@ -343,6 +595,7 @@ def _stepped(result: Any, taker: _Taker | None) -> Any:
 async def _awaited(
     scope: Any, result: Any, taker: _Taker | None, call: tuple[Any, str, dict[str, Any]]
 ) -> Any:
+    aside = _SIDE.set(None)  # the body's own model requests are its own (``_SIDE``)
     try:
         value = await result
     except BaseException as error:
@@ -353,6 +606,7 @@ async def _awaited(
             _raised(*call, value, returned=True)
         return _stepped(value, taker)
     finally:
+        _SIDE.reset(aside)
         scope.__exit__(None, None, None)
 
 
@@ -501,8 +755,9 @@ class _State:
     """The run being read: its id, the open call's response id, tools seen and step."""
 
     __slots__ = (
-        "calling", "failed_members", "live", "open_calls", "phase_name", "read", "response_id",
-        "run_id", "runs", "said", "seen", "step", "tools_ran", "workflow",
+        "calling", "failed_members", "fallbacks", "fell", "live", "model", "open_calls",
+        "phase_name", "read", "response_id", "run_id", "runs", "said", "seen", "step",
+        "tools_ran", "workflow",
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -520,6 +775,9 @@ class _State:
         self.workflow: str | None = None  # the workflow's run id, when it is one
         self.runs: list[Any] = []  # the run ids read: the run's, or each workflow step's
         self.phase_name: str | None = None  # the workflow step named last
+        self.fell: list[tuple[str, list[Any]]] = []  # requests that fell back (_watch_fallbacks)
+        self.fallbacks: list[Any] = []  # the fallback models still to try for the open request
+        self.model: str | None = None  # the open call's model, when a fallback's
 
     def feed(self, event: Any) -> tuple[AgentEvent | StreamEvent, ...]:
         kind = getattr(event, "event", None)
@@ -535,6 +793,10 @@ class _State:
         elif kind == "WorkflowStarted" and self.run_id is None:
             self.workflow = event.run_id
             return ()
+        if kind == "RunIntermediateContent" and getattr(event, "run_id", None) is None:
+            # the model's text an output model rewrites (Agno names no run on it): its call's
+            content = event.content
+            return (TextDelta(text=content),) if isinstance(content, str) and content else ()
         if self.run_id is not None and getattr(event, "run_id", self.run_id) != self.run_id:
             return ()  # a member's or nested run's event
         if kind == "RunContent":
@@ -617,9 +879,13 @@ class _State:
 
     def start(self, event: Any) -> tuple[AgentEvent, ...]:
         self.response_id = None
-        self.calling = self.said = True
         provider = event.model_provider
         model = event.model or None
+        if self.calling:  # the open request failed: Agno moved on to a fallback model
+            return (*self.fell_back(), *self.start(event))
+        self.calling = self.said = True
+        if self.model is not None:  # a fallback's (Agno names the agent's model)
+            model = self.model
         provider = provider.lower() if isinstance(provider, str) and provider else None
         before = self.live
         request = self.messages(getattr(_CONTEXTS.get(self.run_id), "messages", None))
@@ -686,14 +952,23 @@ class _State:
         return found
 
     def end(self, event: Any) -> tuple[AgentEvent, ...]:
-        usage = Usage(
-            input_tokens=event.input_tokens, output_tokens=event.output_tokens,
-            total_tokens=event.total_tokens, cache_read_tokens=event.cache_read_tokens or None,
-            cache_creation_tokens=event.cache_write_tokens or None,
-            reasoning_tokens=event.reasoning_tokens or None, model=event.model or None,
-        )  # fmt: skip
+        model = self.model or event.model or None
+        usage = _usage(event, model)
+        self.calling, self.model, self.fallbacks = False, None, []
+        return (usage, LLMCallEnd(model=model, response_id=self.response_id))
+
+    def fell_back(self) -> tuple[AgentEvent, ...]:
+        """The open request failed and Agno tries the next fallback model: the call fails
+        with the error Agno moved on from (the agent's model's, noted by
+        ``_watch_fallbacks``; a fallback's own failure Agno keeps to itself), and the next
+        call is the next fallback model's."""
+        kind = "ModelProviderError"  # (Agno moves on from these only)
+        if self.model is None and self.fell:  # the agent's model failed
+            kind, self.fallbacks = self.fell.pop(0)
         self.calling = False
-        return (usage, LLMCallEnd(model=event.model or None, response_id=self.response_id))
+        self.model = self.fallbacks.pop(0) if self.fallbacks else None
+        message = "the request failed; Agno moved on to a fallback model"
+        return (Error(message=message, error_type=kind), LLMCallEnd())
 
     def paused(self, tools: Any) -> tuple[AgentEvent | InterruptFinal, ...]:
         """The run paused on calls waiting for the user (module doc): each one's call (Agno

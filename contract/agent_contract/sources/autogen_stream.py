@@ -47,7 +47,9 @@ closes at the response:
   places the call among the stream's items: once the reader is past them, it is a call of its
   own (messages, answer, usage; it lasts no time) in a step after a ``PhaseMarker`` named
   after the team's manager; the manager's own items pass to ``sink`` only. A call that raised
-  opens as the run's error comes out, which ends it.
+  opens as the run's error comes out, which ends it. A selector's picks are side calls
+  (``SideCallStart``): the run's model, input and answer stay its members' (Magentic-One's
+  orchestrator's calls are the team's own: its last one answers).
 
 Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call. AutoGen has no
 public tool-wrapping seam; every tool of an ``AssistantAgent`` (MCP workbenches' too) runs
@@ -114,7 +116,7 @@ from agent_contract.events import (
 )
 from agent_contract.scope import McpServer, framework_started, nested_run, tool_scope
 from agent_contract.sources._failure import failed_result
-from agent_contract.sources._history import autogen_messages, call_start
+from agent_contract.sources._history import SideCallStart, autogen_messages, call_start
 from agent_contract.sources._mcp import server_of
 from agent_contract.sources._nested import Taken, through
 from agent_contract.sources._raw_usage import is_count
@@ -488,10 +490,12 @@ class _Puts:
 class _Made(list[tuple[int, Any, Any, BaseException | None]]):
     """A team's own model calls made and not yet reported: ``(after, messages, result,
     error)``, ``after`` the number of the stream's items put before the call started. Recorded
-    only while a run of the adapter reads the team (``active``)."""
+    only while a run of the adapter reads the team (``active``). ``side``: they pick the next
+    speaker (a ``SelectorGroupChat``'s), side calls beside the members' own."""
 
     active = False
     puts: _Puts | None = None
+    side = False
 
 
 class _MakingClient(_NotingClient):
@@ -551,6 +555,7 @@ def _team_clients(
         made: _Made = client._agent_contract_made
         made.clear()
         made.active, made.puts = True, puts
+        made.side = any(kind.__name__ == "SelectorGroupChat" for kind in type(agent).__mro__)
         out.setdefault(name, []).append(made)
     for member in members:
         _team_clients(member, puts, out)
@@ -690,7 +695,7 @@ class _State:
                 while made and (failed or (made[0][3] is None and made[0][0] < self.got)):
                     _, messages, result, error = made.pop(0)
                     self._speaker(name, out)
-                    self._open(out, messages)
+                    self._open(out, messages, side=made.side)
                     if error is not None:
                         return
                     content = getattr(result, "content", None)
@@ -698,7 +703,7 @@ class _State:
                         out.append(TextDelta(text=content))
                     self._close(out, getattr(result, "usage", None))
 
-    def _open(self, out: list[AgentEvent], messages: Any = None) -> None:
+    def _open(self, out: list[AgentEvent], messages: Any = None, *, side: bool = False) -> None:
         if self.open:
             return
         if self.tools_ran:
@@ -710,9 +715,10 @@ class _State:
             messages = noted.pop(0)
         if messages is not None:
             out.append(call_start(self.model, None, {"stream": True}, autogen_messages,
-                                  messages))  # fmt: skip
+                                  messages, side=side))  # fmt: skip
         else:
-            out.append(LLMCallStart(model=self.model, params={"stream": True}))
+            kind = SideCallStart if side else LLMCallStart
+            out.append(kind(model=self.model, params={"stream": True}))
         self.open, self.texted, self.reasoned, self.thinking = True, False, False, False
         self.said.clear()
 

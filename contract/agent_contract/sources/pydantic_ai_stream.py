@@ -28,6 +28,10 @@ streams each node's own events (``node.stream(run.ctx)``):
   a tool's retry is named; the validator's message, content as a tool's retry prompt is:
   recorded only where content goes on spans), and that step ends: the retried request is the
   next step.
+* the built-in tools the provider ran within a request (``WebSearchTool``,
+  ``CodeExecutionTool``: ``builtin-tool-call`` parts and their returns in the response) end its
+  call with a ``ServerToolCallsEnd`` holding them (``_provider_ran``): parts of the call's
+  output, no tool call;
 * a request that fell back (a ``FallbackModel``, the ``ModelFallback`` capability) is one call
   per model tried, in its step: each model it moved on from a failed call, then the answering
   model's (``_fell_back``).
@@ -100,6 +104,7 @@ from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._history import call_start, pydantic_ai_messages
 from agent_contract.sources._nested import Pushed
 from agent_contract.sources._require import expect, require
+from agent_contract.sources._server_tools import ServerToolCall, ServerToolCallsEnd
 from agent_contract.sources._structured import structured_final
 
 __all__ = ["pydantic_ai_events"]
@@ -722,12 +727,26 @@ def _usage(usage: Any, model: str | None) -> Usage:
 
 def _end(response: Any) -> tuple[AgentEvent, ...]:
     counted = _usage(response.usage, response.model_name)
-    end = LLMCallEnd(
-        model=response.model_name,
-        finish_reason=response.finish_reason,
-        response_id=response.provider_response_id,
-    )
+    done = {"model": response.model_name, "finish_reason": response.finish_reason,
+            "response_id": response.provider_response_id}  # fmt: skip
+    calls = _provider_ran(response.parts)
+    end = ServerToolCallsEnd(**done, calls=calls) if calls else LLMCallEnd(**done)
     return (counted, end)
+
+
+def _provider_ran(parts: Any) -> tuple[ServerToolCall, ...]:
+    """The built-in tools the provider ran within the request (``WebSearchTool``,
+    ``CodeExecutionTool``...: a ``builtin-tool-call`` part, and its ``builtin-tool-return``
+    with the same id), told in the call's output message (``ServerToolCallsEnd``): the
+    application ran nothing, so no tool span."""
+    results = {
+        part.tool_call_id: part.content
+        for part in parts if getattr(part, "part_kind", None) == "builtin-tool-return"
+    }  # fmt: skip
+    return tuple(
+        ServerToolCall(part.tool_call_id, part.tool_name, part.args, results.get(part.tool_call_id))
+        for part in parts if getattr(part, "part_kind", None) == "builtin-tool-call"
+    )  # fmt: skip
 
 
 def _tool_event(event: Any) -> tuple[AgentEvent, ...]:

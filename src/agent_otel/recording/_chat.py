@@ -30,7 +30,7 @@ from ._span import current_in, known_start, start_span
 from ._usage import Tokens
 from .content._capture import TextBuffer, buffer_for
 from .content._inference_event import inference_details
-from .content._messages import output_message, told_part
+from .content._messages import output_message, server_parts, told_part
 from .content._spans import put, put_input
 from .content._tool_definitions import tool_definitions
 
@@ -325,6 +325,19 @@ class LLMCall:
                 part, used = told_part(call_id, name, arguments, self.told_room, self.span.scrub)
                 self.told_room -= used
                 self.tool_calls.append(part)
+            except Exception:
+                report("content capture", self.count)
+
+    def add_server_tool_call(self, call_id: Any, name: Any, arguments: Any, result: Any) -> None:
+        """A tool the provider ran (``server_tool_call`` and its response), for the captured
+        output message: copied now, within the room the told tool calls share."""
+        if self.output is not None:
+            try:
+                parts, used = server_parts(
+                    call_id, name, arguments, result, self.told_room, self.span.scrub
+                )
+                self.told_room -= used
+                self.tool_calls += parts
             except Exception:
                 report("content capture", self.count)
 

@@ -37,7 +37,7 @@ def llm_call_start(rec: RunRecorder, ev: Any) -> None:
 def side_call_start(rec: RunRecorder, ev: Any) -> None:
     """A request beside the agent's own: its call, which leaves the run's model to the
     agent's calls (``SideCallStart``)."""
-    with rec.run.aside():
+    with rec.aside():
         llm_call_start(rec, ev)
 
 
@@ -72,6 +72,19 @@ def unrun_calls_end(rec: RunRecorder, ev: Any) -> None:
         function = getattr(call, "function", None)
         name, arguments = getattr(function, "name", None), getattr(function, "arguments", None)
         rec.unrun_tool_call(getattr(call, "id", None), name, arguments)
+    llm_call_end(rec, ev)
+
+
+def server_calls_end(rec: RunRecorder, ev: Any) -> None:
+    """The end of an LLM call whose response tells tools the provider ran itself
+    (``agent_contract.sources._server_tools.ServerToolCallsEnd``): each a part of its output,
+    no tool span; then the call ends as any."""
+    calls = getattr(ev, "calls", ())
+    for call in calls if type(calls) is tuple else ():
+        rec.server_tool_call(
+            getattr(call, "id", None), getattr(call, "name", None),
+            getattr(call, "arguments", None), getattr(call, "result", None),
+        )  # fmt: skip
     llm_call_end(rec, ev)
 
 
@@ -122,6 +135,7 @@ LATENT: dict[str, Handler] = {
     "SideCallStart": side_call_start,
     "LLMCallEnd": llm_call_end,
     "UnrunCallsEnd": unrun_calls_end,
+    "ServerToolCallsEnd": server_calls_end,
     "ToolCall": tool_call,
     "ToolResult": tool_result,
     "StepBoundary": step_boundary,

@@ -62,7 +62,8 @@ Repairs of malformed streams (each counted under ``agent_otel.anomalies`` by kin
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from functools import partial
 from typing import Any
@@ -234,6 +235,17 @@ class RunRecorder:
         self._text_fast = self._reasoning_fast = False
         if self._quiet:
             self._wake()
+
+    @contextmanager
+    def aside(self) -> Iterator[None]:
+        """A call started inside is a side call (``SideCallStart``): it does not name the run
+        (``Run.aside``), and its answer is not the run's, which stays the last own call's (a
+        summary or memory request told after the agent's answer). A context of its own, so
+        the agent's own calls pay nothing for it."""
+        last = self._last_call
+        with self.run.aside():
+            yield
+        self._last_call = last
 
     def _key(self) -> object:
         self._keys += 1
@@ -530,6 +542,17 @@ class RunRecorder:
             call_id = id_text(call_id, self.anomaly)
         asker.add_tool_call(call_id, name, arguments)
 
+    def server_tool_call(self, call_id: Any, name: Any, arguments: Any, result: Any) -> None:
+        """A tool the provider ran within the request (``ServerToolCallsEnd``): parts of its
+        call's output message (``server_tool_call`` and its response); no tool span, no count
+        of the run's tool calls. Told by its call's end, before the call ends."""
+        asker = self.current_call
+        if asker is None:
+            return
+        if call_id is not None and type(call_id) is not str:
+            call_id = id_text(call_id, self.anomaly)
+        asker.add_server_tool_call(call_id, name, arguments, result)
+
     def tool_result(
         self, call_id: Any, name: Any, content: Any, is_error: Any, error_type: Any = None
     ) -> None:
@@ -595,9 +618,16 @@ class RunRecorder:
         """Where a run started in ``current`` nests (``agent_contract.scope.nested_run``):
         there (a tool body's context), except in an open model call's own context: an agent
         the framework runs while it prepares or reads that request (pydantic-ai's history
-        processors) is beside the call, in its step, as a chat span tells one request."""
+        processors) is beside the call, in its step, as a chat span tells one request; and
+        in the run's own context: an agent the framework runs on its way to a request not
+        told yet (Agno's reasoning agent) is in the step that request is in, which starts
+        now when none is open (step spans on)."""
         call = self.current_call
-        if call is not None and trace.get_current_span(current) is call.span.raw:
+        span = trace.get_current_span(current)
+        if call is not None and span is call.span.raw:
+            return self._parent()
+        if span is self.run.span.raw:
+            self.ensure_step()
             return self._parent()
         return current
 

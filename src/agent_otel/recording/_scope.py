@@ -564,10 +564,13 @@ def _nested(name: str | None) -> Callable[[AsyncIterator[Any]], AsyncIterator[An
         system_instructions=None,
     )
 
-    # the run nests here, wherever it is pulled from (beside a model call current here)
-    parent = scopes.runner.nested_parent(otel_context.get_current())
+    current = otel_context.get_current()
 
     def wrap(stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        # the run nests where it was asked for, wherever it is pulled from (beside a model
+        # call current there), found once it is wrapped: a step it opens is opened by a run,
+        # not by an adapter asking whether one would be traced
+        parent = scopes.runner.nested_parent(current)
         defer(stream)
         return traced(stream, settings, parent, eager=True)
 

@@ -103,6 +103,32 @@ def told_part(
     return part, size(text)
 
 
+def server_parts(
+    call_id: Any, name: Any, arguments: Any, result: Any, room: int, scrub: Scrub | None = None
+) -> tuple[list[dict[str, Any]], int]:
+    """The parts of a tool the provider ran (``server_tool_call``, then its
+    ``server_tool_call_response`` when an outcome was told), each detail typed by the tool's
+    name as the conventions' generic server tool call is, and the bytes they took: its
+    arguments and its outcome copied as JSON within ``room`` (scrubbed by ``scrub`` first)."""
+    said = _text(name) if name is not None else None
+    call_text = _text(call_id) if call_id is not None else None
+    ident = {"id": call_text} if call_text is not None else {}
+    detail: dict[str, Any] = {"type": said or ""}
+    used = 0
+    if arguments is not None:
+        text = fit_json(parse_arguments(arguments), room, scrub)
+        detail["arguments"] = json.loads(text)
+        used += size(text)
+    parts = [{"type": "server_tool_call", **ident, "name": said or "", "server_tool_call": detail}]
+    if result is not None:
+        text = fit_json(result, max(room - used, 0), scrub)
+        used += size(text)
+        outcome = {"type": said or "", "result": json.loads(text)}
+        parts.append({"type": "server_tool_call_response", **ident,
+                      "server_tool_call_response": outcome})  # fmt: skip
+    return parts, used
+
+
 def _content_parts(content: Any, budget: int) -> list[dict[str, Any]]:
     """A message's content as parts (a subclass of ``str`` or ``list`` read by the base type;
     content whose ``str()`` raises: no part)."""
@@ -161,6 +187,7 @@ def output_message(
         parts.append({"type": "text", "content": text})
     parts += calls
     reason = _FINISH_REASONS.get(finish_reason or "", finish_reason) or "stop"
-    if calls and reason == "stop":  # it stopped to call tools (Gemini, a framework: no name)
-        reason = "tool_call"
+    if calls and reason == "stop" and any(part["type"] == "tool_call" for part in calls):
+        reason = "tool_call"  # it stopped to call tools (Gemini, a framework: no name), not
+        # only told the tools its provider ran (server_tool_call: it answered)
     return [{"role": "assistant", "parts": parts, "finish_reason": reason}]
