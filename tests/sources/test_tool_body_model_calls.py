@@ -17,6 +17,7 @@ import pytest
 from agent_otel.testing import InMemoryTelemetry, run_script
 
 from . import _http as http
+from . import _litellm_callback as _litellm
 from . import _script as s
 from . import _script_chat as chat
 from ._conformance import OPENAI_SDK, ROWS, Provider, Row
@@ -100,4 +101,34 @@ async def test_a_sub_agents_model_calls_in_a_tool_body_are_told_once(
 
     ours, theirs = _model_calls(otel_telemetry)
     assert (len(ours), theirs) == (3, [])  # the lead's two calls, the expert's one
+    assert otel_telemetry.open_spans() == []
+
+
+@pytest.mark.parametrize("row", [row.param() for row in ROWS if row.runs_tools])
+async def test_a_tool_bodys_own_litellm_call_is_logged_by_its_callback_under_its_tool_span(
+    row: Row, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """``weather``'s body calls ``litellm.completion`` itself, with LiteLLM's own OpenTelemetry
+    callback on (``litellm.callbacks``): no chat span of ours tells that call, so the callback's
+    ``litellm_request`` span of it is a child of ``execute_tool weather`` and its tokens are on
+    the callback's metric, as the other providers' instrumentations trace a tool's own call."""
+    litellm = pytest.importorskip("litellm")
+    answers: list[str] = []
+
+    def ask() -> None:
+        client = http.openai_sync_client(chat.completion(0, "cloudy", [], model=TOOL_MODEL))
+        reply = litellm.completion(model=f"openai/{TOOL_MODEL}", client=client, api_key="test",
+                                   messages=[{"role": "user", "content": "sky?"}])  # fmt: skip
+        answers.append(reply.choices[0].message.content)
+
+    with _litellm.callback(otel_telemetry), s.body_work(ask):
+        run = s.Run()
+        await run_script(otel_telemetry, row.events(run), agent_name="agent")
+        await _litellm.logged_into(otel_telemetry)
+
+    assert answers == ["cloudy"]
+    [logged] = _litellm.spans(otel_telemetry)
+    tool = otel_telemetry.span("execute_tool weather")
+    assert logged.parent is not None and logged.parent.span_id == tool.context.span_id
+    assert input_tokens_counted(otel_telemetry) == row.totals(run)["input"] + TOOL_INPUT
     assert otel_telemetry.open_spans() == []

@@ -248,10 +248,13 @@ def covering(context: Context | None = None) -> bool:
 def told_call() -> bool:
     """Whether a model call logged now, after it ended, from the context it was made in (a
     callback's), is one our chat span told: that span is in the context, ended or not, or a
-    framework run's :data:`COVERED` is."""
+    framework run's :data:`COVERED` is, unless the call is a tool body's own
+    (:func:`own_call`: no chat span of ours tells it; asked when it is logged)."""
     if otel_context.get_value(INFERENCE_SPAN) is not None:
         return True
-    return otel_context.get_value(COVERED) is not None  # made in the run, logged after its end
+    if otel_context.get_value(COVERED) is None:
+        return False
+    return not own_call()  # made in the run (logged after its end too), not a tool's own
 
 
 def _asker(frame: FrameType | None) -> FrameType | None:
