@@ -45,6 +45,7 @@ from agent_otel import configure  # noqa: E402
 from agent_otel.standdown import inference_span  # noqa: E402
 from agent_otel.testing import InMemoryTelemetry  # noqa: E402
 from leaving_a_task import own_adapter_leaving_a_task, run_then_end  # noqa: E402
+from sources._conformance import GUARD, unpatch  # noqa: E402
 from sources._trace import input_tokens_counted  # noqa: E402
 
 MODEL = "gpt-4o-mini"
@@ -125,6 +126,17 @@ class OpenAIAgent:
             yield TextDelta(response.choices[0].message.content)
         yield Usage(input_tokens=usage.prompt_tokens, output_tokens=usage.completion_tokens)
         yield LLMCallEnd(call_id="c1", model=MODEL, finish_reason="stop")
+
+
+@pytest.fixture(autouse=True)
+def leaves_the_sdk_as_it_was() -> Iterator[None]:
+    """Every wrapper the instrumentations here leave on the OpenAI SDK after their
+    ``uninstrument()`` (OpenLLMetry's around openai-v2's guard, a guard around a wrapper a test
+    put there), undone after each test: every later test's OpenAI client went through them,
+    a synchronous client's stream read as an async one by openai-v2's wrapper."""
+    yield
+    unpatch("opentelemetry.instrumentation.openai", "opentelemetry.instrumentation.openai_v2",
+            "openinference.instrumentation.openai", GUARD)  # fmt: skip
 
 
 @pytest.fixture

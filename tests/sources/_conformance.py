@@ -60,7 +60,7 @@ class Provider:
     def instrumented(self, telemetry: InMemoryTelemetry) -> Iterator[None]:
         """The instrumentation active into ``telemetry``'s providers, then removed."""
         module = pytest.importorskip(self.module)
-        _unpatch(*(p.module for p in PROVIDERS), GUARD)  # an earlier test's, never undone
+        unpatch(*(p.module for p in PROVIDERS), GUARD)  # an earlier test's, never undone
         _unhandle(LLAMA_INDEX_HANDLERS)
         instrumentor = getattr(module, self.instrumentor)()
         providers: dict[str, Any] = {"tracer_provider": telemetry.tracer_provider}
@@ -71,14 +71,14 @@ class Provider:
             yield
         finally:
             instrumentor.uninstrument()
-            _unpatch(self.module)
+            unpatch(self.module)
 
 
 _PATCHED = ("openai.resources", "anthropic.resources", "agno.", "langchain_core.", "langgraph.")
 """The packages whose classes the instrumentations under test wrap (and may leave wrapped)."""
 
 
-def _unpatch(*modules: str) -> None:
+def unpatch(*modules: str) -> None:
     """Undo every wrapper of ``modules``' left on an SDK class after its ``uninstrument()``
     (the outer ones, down to the first wrapper of another's).
 
@@ -99,7 +99,7 @@ def _unpatch(*modules: str) -> None:
                 continue
             for attr, value in list(vars(cls).items()):
                 plain = value
-                while _owned(plain, modules):
+                while _owned(plain, modules) and hasattr(plain, "__wrapped__"):
                     plain = plain.__wrapped__
                 if plain is not value:
                     setattr(cls, attr, plain)

@@ -29,6 +29,7 @@ import pytest
 
 from agent_otel.testing import InMemoryTelemetry, run_script
 
+from . import _litellm_callback as _litellm
 from . import _script as s
 from ._conformance import ROWS, Provider, Row
 from ._trace import input_tokens_counted, ours_recorded_twice, theirs, tokens
@@ -52,39 +53,6 @@ def _pydantic_ai(telemetry: InMemoryTelemetry) -> Iterator[None]:
         yield
     finally:
         Agent.instrument_all(False)
-
-
-@contextmanager
-def _litellm_callback(telemetry: InMemoryTelemetry, kind: str = "") -> Iterator[None]:
-    """LiteLLM's own OpenTelemetry callback (``litellm.callbacks = ["otel"]``, metrics on), or
-    the one built on it at ``kind`` (``"module:Class"`` under ``litellm.integrations``), into
-    ``telemetry``'s providers; every callback list as it was afterwards."""
-    litellm = pytest.importorskip("litellm")
-    from importlib import import_module
-
-    from litellm.integrations.opentelemetry import OpenTelemetry, OpenTelemetryConfig
-
-    module, _, name = kind.partition(":")
-    cls = getattr(import_module(f"litellm.integrations.{module}"), name) if kind else OpenTelemetry
-    config = OpenTelemetryConfig(exporter="console", enable_metrics=True)
-    callback = cls(
-        config=config,
-        tracer_provider=telemetry.tracer_provider,
-        meter_provider=telemetry.meter_provider,
-    )
-    litellm.logging_callback_manager._reset_all_callbacks()
-    litellm.callbacks = [callback]
-    try:
-        yield
-    finally:
-        litellm.logging_callback_manager._reset_all_callbacks()
-
-
-async def _litellm_logged() -> None:
-    """LiteLLM's success callbacks run on its logging worker after the call: wait for them."""
-    from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
-
-    await GLOBAL_LOGGING_WORKER.flush()
 
 
 def _distribution(
@@ -249,13 +217,13 @@ CASES = [
          _provider("openinference.instrumentation.agno", "AgnoInstrumentor")),
     Case("pydantic_ai", "own", _pydantic_ai),
     Case("pydantic_ai_openai", "own", _pydantic_ai),
-    Case("litellm_chat", "own-otel-callback", _litellm_callback, settled=_litellm_logged),
+    Case("litellm_chat", "own-otel-callback", _litellm.callback, settled=_litellm.logged),
     # callbacks built on it with handlers of their own (a root span in Phoenix's trace; a
     # span under the current one, Weave's)
     Case("litellm_chat", "arize-phoenix-callback", partial(
-        _litellm_callback, kind="arize.arize_phoenix:ArizePhoenixLogger"), settled=_litellm_logged),
+        _litellm.callback, kind="arize.arize_phoenix:ArizePhoenixLogger"), settled=_litellm.logged),
     Case("litellm_chat", "weave-otel-callback", partial(
-        _litellm_callback, kind="weave.weave_otel:WeaveOtelLogger"), settled=_litellm_logged),
+        _litellm.callback, kind="weave.weave_otel:WeaveOtelLogger"), settled=_litellm.logged),
     # trace processors of the Agents SDK's own tracing (left on): OpenInference's reads the key,
     # OpenLLMetry's reads none
     Case("openai_agents", "openinference-openai-agents", _sdk_tracing(
@@ -497,25 +465,6 @@ COMPLETION = {"id": "r1", "object": "chat.completion", "created": 0, "model": "g
 REFUSED = {"error": {"message": "bad request", "type": "invalid_request_error", "code": None}}
 
 
-def _litellm_spans(telemetry: InMemoryTelemetry) -> list[Any]:
-    """LiteLLM's callback's account of each call (not the raw request's span under it)."""
-    return [sp for sp in telemetry.spans()
-            if sp.instrumentation_scope and sp.instrumentation_scope.name == "litellm"
-            and not sp.name.startswith("raw_")]  # fmt: skip
-
-
-async def _litellm_logged_into(telemetry: InMemoryTelemetry) -> None:
-    """LiteLLM enqueues its logging once the call's wrappers have returned, some loop turns
-    after the call: wait (up to about 3 s) until its callback made a span of its own."""
-    import asyncio
-
-    for _ in range(300):
-        await _litellm_logged()
-        if _litellm_spans(telemetry):
-            return
-        await asyncio.sleep(0.01)
-
-
 @pytest.mark.parametrize(
     ("where", "request_made", "failed"),
     [("chat", "embedding", False), ("execute_tool", "completion", True),
@@ -564,7 +513,7 @@ async def test_litellm_callback_logs_the_calls_ours_do_not_tell_in_a_span_of_its
                                           client=openai_client(answer), api_key="test")  # fmt: skip
             except litellm.BadRequestError:
                 assert request_made == "refused"  # the tool recovers from it
-        await _litellm_logged_into(otel_telemetry)  # logged while our span is open
+        await _litellm.logged_into(otel_telemetry)  # logged while our span is open
 
     async def agent() -> AsyncIterator[Any]:
         if where == "chat":
@@ -578,7 +527,7 @@ async def test_litellm_callback_logs_the_calls_ours_do_not_tell_in_a_span_of_its
                 await request()
             yield ToolResult(tool_call_id="t1", content="done", is_error=failed)
 
-    with _litellm_callback(otel_telemetry):
+    with _litellm.callback(otel_telemetry):
         await run_script(otel_telemetry, agent(), agent_name="agent")
     (ours,) = [sp for sp in otel_telemetry.spans() if sp.name.startswith(where)]
     attributes = dict(ours.attributes or {})
@@ -589,7 +538,7 @@ async def test_litellm_callback_logs_the_calls_ours_do_not_tell_in_a_span_of_its
     if where == "chat":
         assert attributes["gen_ai.request.model"] == "gpt-4o-mini"
         assert attributes["gen_ai.usage.input_tokens"] == 12
-    (logged,) = _litellm_spans(otel_telemetry)  # the call traced once, by LiteLLM, under ours
+    (logged,) = _litellm.spans(otel_telemetry)  # the call traced once, by LiteLLM, under ours
     assert logged.parent is not None and ours.context is not None
     assert logged.parent.span_id == ours.context.span_id
     assert (logged.status.status_code is StatusCode.ERROR) is (request_made == "refused")
@@ -633,12 +582,12 @@ async def test_litellm_callback_stands_down_for_a_synchronous_completion_too(
         yield Usage(input_tokens=7, output_tokens=2)
         yield LLMCallEnd(call_id="c1", model="gpt-4o-mini", finish_reason="stop")
 
-    with _litellm_callback(otel_telemetry):
+    with _litellm.callback(otel_telemetry):
         litellm.callbacks.append(heard)
         await run_script(otel_telemetry, agent(), stand_down_providers=stand_down)
     (chat,) = [sp for sp in otel_telemetry.spans() if sp.name.startswith("chat")]
     assert input_tokens_counted(otel_telemetry) == (7 if stand_down else 14)
-    theirs = _litellm_spans(otel_telemetry)
+    theirs = _litellm.spans(otel_telemetry)
     assert chat.context is not None
     assert [sp.parent.span_id if sp.parent else None for sp in theirs] == (
         [] if stand_down else [chat.context.span_id]

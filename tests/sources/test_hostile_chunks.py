@@ -175,8 +175,9 @@ async def test_a_reader_failing_at_the_end_still_ends_the_call() -> None:
     client = anthropic_client(sse(raw, named=True))
     events = [e async for e in stream_messages(client, [], "claude", max_tokens=10)]
 
-    assert [type(e).__name__ for e in events] == ["LLMCallStart", "Error", "LLMCallEnd"]
-    assert isinstance(events[1], Error) and events[1].error_type == "unreadable_chunk"
+    # the prompt's tokens, told as message_start came, are kept
+    assert [type(e).__name__ for e in events] == ["LLMCallStart", "Usage", "Error", "LLMCallEnd"]
+    assert isinstance(events[2], Error) and events[2].error_type == "unreadable_chunk"
 
 
 def _split_emoji_streams() -> dict[str, tuple[str, bytes]]:

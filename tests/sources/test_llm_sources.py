@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from opentelemetry.trace import StatusCode
 
+from agent_contract.invoke import sum_usage
 from agent_contract.protocol import (
     AgentEvent,
     Error,
@@ -40,10 +41,13 @@ pytest.importorskip("anthropic")
 async def test_one_call_becomes_contract_events_with_the_providers_names(case: Case) -> None:
     events = [e async for e in case.source(case.client(case.body(True)))(HISTORY)]
 
-    assert [type(e) for e in events] == [
-        LLMCallStart, ReasoningDelta, TextDelta, TextDelta, ToolCall, ToolCall, Usage, LLMCallEnd,
+    told = [e for e in events if not isinstance(e, Usage)]
+    assert [type(e) for e in told] == [
+        LLMCallStart, ReasoningDelta, TextDelta, TextDelta, ToolCall, ToolCall, LLMCallEnd,
     ]  # fmt: skip
-    start, reasoning, *texts, paris, rome, usage, end = events
+    assert isinstance(events[-2], Usage)  # the call's usage, last (Anthropic's input at once)
+    start, reasoning, *texts, paris, rome, end = told
+    usage = sum_usage([e for e in events if isinstance(e, Usage)])
     assert isinstance(start, LLMCallStart) and start.messages is HISTORY
     assert (start.model, start.provider) == (case.request_model, case.provider)
     assert start.params["stream"] is True
@@ -80,7 +84,7 @@ async def test_the_caller_keeps_every_sdk_object_and_every_event_passes_unchange
 
     seen = await run_script(otel_telemetry, tap(), agent_name="agent")
 
-    assert len(seen) == len(produced) == 8
+    assert len(seen) == len(produced) == 8 + (case.name == "anthropic_messages")  # its input
     assert all(a is b for a, b in zip(seen, produced))  # the very objects, in order
     assert case.sdk_type in {type(chunk).__name__ for chunk in kept}
     assert len(kept) >= 8  # every SDK object streamed reaches the sink
@@ -388,3 +392,36 @@ async def test_a_stream_cut_inside_an_sse_event_is_told_the_same(
     assert not [e for e in events if isinstance(e, ToolCall)]
     chat = attributes(otel_telemetry, f"chat {case.request_model}")
     assert chat["agent_otel.incomplete"] is True
+
+
+@pytest.mark.parametrize("case", CASES, ids=ids)
+async def test_a_stream_abandoned_midway_keeps_the_tokens_told_so_far(
+    case: Case, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """The consumer stops reading after the first text: the call's span ends with what the
+    provider had told of its usage by then. Anthropic's ``message_start`` tells the prompt's
+    tokens (billed whatever the stream's end): 20 fresh, 64 read from the cache, the cache
+    write's tokens, all input by the GenAI conventions; the other APIs tell usage only at
+    their stream's end, never reached."""
+    body = Body(split(case.body(True)))
+    events = otel_telemetry.wrapper(agent_name="agent")(
+        case.source(case.client(body.response))(HISTORY)
+    )
+    async for event in events:
+        if isinstance(event, TextDelta):
+            break
+    await events.aclose()
+
+    chat = attributes(otel_telemetry, "chat ")
+    told = {k: v for k, v in chat.items() if k.startswith("gen_ai.usage.")}
+    if case.name == "anthropic_messages":
+        assert told == {
+            "gen_ai.usage.input_tokens": 20 + 64 + case.cache_creation,
+            "gen_ai.usage.cache_read.input_tokens": 64,
+            "gen_ai.usage.cache_creation.input_tokens": case.cache_creation,
+        }
+        run = attributes(otel_telemetry, "invoke_agent")
+        assert run["agent_otel.usage.input_tokens"] == 20 + 64 + case.cache_creation
+    else:
+        assert told == {}
+    assert otel_telemetry.open_spans() == []

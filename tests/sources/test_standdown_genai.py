@@ -1,7 +1,8 @@
 """One chat span per model call beside the official GenAI instrumentations (util-genai 1.3b0).
 
 ``opentelemetry-instrumentation-genai-openai``, ``-anthropic``, ``-openai-agents`` and
-``-langchain`` 1.3b0, and ``opentelemetry-instrumentation-google-genai`` 1.3b0 (the Google
+``-langchain`` 1.3b0, ``-bedrock`` 1.3b0 (boto3's clients answering from botocore's
+``Stubber``), and ``opentelemetry-instrumentation-google-genai`` 1.3b0 (the Google
 Gen AI SDK's, which Google ADK's Gemini model calls), are instrumented into the test's
 providers; the real SDKs run over their mock transports (``_http``, httpx's for Google's),
 the frameworks on their test models (``_frameworks``).
@@ -31,7 +32,7 @@ genai_anthropic = pytest.importorskip("opentelemetry.instrumentation.genai.anthr
 from opentelemetry.sdk.metrics.export import HistogramDataPoint  # noqa: E402
 from opentelemetry.sdk.trace import ReadableSpan  # noqa: E402
 
-from agent_contract.protocol import LLMCallEnd, LLMCallStart  # noqa: E402
+from agent_contract.protocol import LLMCallEnd, LLMCallStart, Usage  # noqa: E402
 from agent_otel.testing import InMemoryTelemetry  # noqa: E402
 from leaving_a_task import own_adapter_leaving_a_task, run_then_end  # noqa: E402
 
@@ -449,3 +450,74 @@ def test_any_tool_or_agent_name_stands_down_in_our_runs_only(name: str, covered:
     assert len(telemetry.spans()) == (0 if covered else 2)
     assert [measured(telemetry, metric) for metric in TOLD_METRICS] == [int(not covered)] * 2
     telemetry.shutdown()
+
+
+BEDROCK_MODEL = "amazon.nova-micro-v1:0"
+BEDROCK_ASK = {
+    "modelId": BEDROCK_MODEL,
+    "messages": [{"role": "user", "content": [{"text": "hi"}]}],
+}
+BEDROCK_ANSWER = {"output": {"message": {"role": "assistant", "content": [{"text": "hi"}]}},
+                  "stopReason": "end_turn", "metrics": {"latencyMs": 1},
+                  "usage": {"inputTokens": 12, "outputTokens": 3, "totalTokens": 15}}  # fmt: skip
+
+
+@pytest.fixture
+def bedrock_telemetry() -> Iterator[InMemoryTelemetry]:
+    """The official Bedrock package (``opentelemetry-instrumentation-genai-bedrock``, on
+    util-genai's handler, wrapping botocore's ``BaseClient._make_api_call``) instrumented in."""
+    bedrock = pytest.importorskip("opentelemetry.instrumentation.genai.bedrock")
+    telemetry = InMemoryTelemetry()
+    with telemetry.instrumented(bedrock.BedrockInstrumentor()):
+        yield telemetry
+    telemetry.shutdown()
+
+
+def _bedrock_embeddings_answer() -> dict[str, Any]:
+    import io
+    import json
+
+    from botocore.response import StreamingBody
+
+    body = json.dumps({"embedding": [0.1, 0.2], "inputTextTokenCount": 5}).encode()
+    return {"body": StreamingBody(io.BytesIO(body), len(body)), "contentType": "application/json"}
+
+
+async def test_official_bedrock_converse_stands_down_in_our_chat_span_only(
+    bedrock_telemetry: InMemoryTelemetry,
+) -> None:
+    """A ``Converse`` inside our chat span is that span alone, its tokens counted once; an
+    embedding model's ``InvokeModel`` there keeps the package's embeddings span (no call our
+    chat span tells); a ``Converse`` outside our runs is the package's chat span, as before."""
+    boto3 = pytest.importorskip("boto3")
+    from botocore.stub import Stubber
+
+    bedrock = boto3.client("bedrock-runtime", region_name="us-east-1",
+                           aws_access_key_id="k", aws_secret_access_key="s")  # fmt: skip
+    embed = {"modelId": "amazon.titan-embed-text-v2:0", "body": '{"inputText": "hi"}',
+             "contentType": "application/json", "accept": "application/json"}  # fmt: skip
+
+    async def agent() -> AsyncIterator[Any]:
+        yield LLMCallStart(model=BEDROCK_MODEL, provider="aws.bedrock", call_id="c1")
+        bedrock.converse(**BEDROCK_ASK)
+        bedrock.invoke_model(**embed)["body"].read()
+        yield Usage(input_tokens=12, output_tokens=3)
+        yield LLMCallEnd(call_id="c1", model=BEDROCK_MODEL, finish_reason="stop")
+
+    with Stubber(bedrock) as stub:
+        stub.add_response("converse", BEDROCK_ANSWER)
+        stub.add_response("invoke_model", _bedrock_embeddings_answer())
+        stub.add_response("converse", BEDROCK_ANSWER)
+        [_ async for _ in wrap(bedrock_telemetry)(agent())]
+        assert scopes(chat_spans(bedrock_telemetry)) == [OURS]
+        operations = [(s, (s.attributes or {}).get("gen_ai.operation.name"))
+                      for s in bedrock_telemetry.spans()]  # fmt: skip
+        [embeddings] = [s for s, operation in operations if operation == "embeddings"]
+        assert embeddings.instrumentation_scope is not None
+        assert embeddings.instrumentation_scope.name != OURS
+        assert input_tokens_counted(bedrock_telemetry) == 12 + 5  # ours once, the embeddings'
+        bedrock_telemetry.clear()
+        bedrock.converse(**BEDROCK_ASK)
+    [theirs] = chat_spans(bedrock_telemetry)
+    assert theirs.instrumentation_scope is not None
+    assert theirs.instrumentation_scope.name != OURS

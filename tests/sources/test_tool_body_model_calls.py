@@ -10,6 +10,7 @@ tokens on the provider's metric, while the run's own model calls keep one chat s
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ import pytest
 from agent_otel.testing import InMemoryTelemetry, run_script
 
 from . import _http as http
+from . import _litellm_callback as _litellm
 from . import _script as s
 from . import _script_chat as chat
 from ._conformance import OPENAI_SDK, ROWS, Provider, Row
@@ -100,4 +102,95 @@ async def test_a_sub_agents_model_calls_in_a_tool_body_are_told_once(
 
     ours, theirs = _model_calls(otel_telemetry)
     assert (len(ours), theirs) == (3, [])  # the lead's two calls, the expert's one
+    assert otel_telemetry.open_spans() == []
+
+
+@pytest.mark.parametrize("row", [row.param() for row in ROWS if row.runs_tools])
+async def test_a_tool_bodys_own_litellm_call_is_logged_by_its_callback_under_its_tool_span(
+    row: Row, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """``weather``'s body calls ``litellm.completion`` itself, with LiteLLM's own OpenTelemetry
+    callback on (``litellm.callbacks``): no chat span of ours tells that call, so the callback's
+    ``litellm_request`` span of it is a child of ``execute_tool weather`` and its tokens are on
+    the callback's metric, as the other providers' instrumentations trace a tool's own call."""
+    litellm = pytest.importorskip("litellm")
+    answers: list[str] = []
+
+    def ask() -> None:
+        client = http.openai_sync_client(chat.completion(0, "cloudy", [], model=TOOL_MODEL))
+        reply = litellm.completion(model=f"openai/{TOOL_MODEL}", client=client, api_key="test",
+                                   messages=[{"role": "user", "content": "sky?"}])  # fmt: skip
+        answers.append(reply.choices[0].message.content)
+
+    with _litellm.callback(otel_telemetry), s.body_work(ask):
+        run = s.Run()
+        await run_script(otel_telemetry, row.events(run), agent_name="agent")
+        await _litellm.logged_into(otel_telemetry)
+
+    assert answers == ["cloudy"]
+    [logged] = _litellm.spans(otel_telemetry)
+    tool = otel_telemetry.span("execute_tool weather")
+    assert logged.parent is not None and logged.parent.span_id == tool.context.span_id
+    assert input_tokens_counted(otel_telemetry) == row.totals(run)["input"] + TOOL_INPUT
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_a_litellm_call_of_an_agent_a_tool_ran_stays_its_chat_span_once_logged_late(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """An agent ``weather``'s body runs (a run of ours nested there) makes its
+    ``litellm.completion`` before it tells the call, as a framework does; LiteLLM logs the
+    call once that agent's run has ended (its logging is held until then): the call is the
+    agent's, its chat span of ours alone tells it, its tokens counted once."""
+    import contextvars
+    import threading
+
+    litellm = pytest.importorskip("litellm")
+    from litellm.integrations.custom_logger import CustomLogger
+
+    from agent_contract.protocol import LLMCallEnd, LLMCallStart, TextDelta, Usage
+
+    row = next(r for r in ROWS if r.name == "langgraph")
+    expert_ended, logged = threading.Event(), threading.Event()
+
+    class Held(CustomLogger):  # type: ignore[misc]
+        """Before the OpenTelemetry callback: holds the call's logging until the agent's end."""
+
+        def log_success_event(self, *args: Any, **kwargs: Any) -> None:
+            expert_ended.wait(10)
+
+    class Heard(CustomLogger):  # type: ignore[misc]
+        """After it: the call's logging has run."""
+
+        def log_success_event(self, *args: Any, **kwargs: Any) -> None:
+            logged.set()
+
+    async def expert() -> Any:
+        client = http.openai_sync_client(chat.completion(0, "cloudy", [], model=TOOL_MODEL))
+        litellm.completion(model=f"openai/{TOOL_MODEL}", client=client, api_key="test",
+                           messages=[{"role": "user", "content": "sky?"}])  # fmt: skip
+        yield LLMCallStart(model=TOOL_MODEL, provider="openai", call_id="e1")
+        yield TextDelta("cloudy")
+        yield Usage(input_tokens=TOOL_INPUT, output_tokens=1)
+        yield LLMCallEnd(call_id="e1", model=TOOL_MODEL, finish_reason="stop")
+
+    def ask() -> None:  # the agent, run on a thread of the body's (its context copied)
+        async def run() -> None:
+            await run_script(otel_telemetry, expert(), agent_name="expert")
+            expert_ended.set()
+
+        there = contextvars.copy_context()
+        worker = threading.Thread(target=lambda: there.run(asyncio.run, run()))
+        worker.start()
+        worker.join(20)
+
+    with _litellm.callback(otel_telemetry), s.body_work(ask):
+        litellm.callbacks[:0] = [Held()]
+        litellm.callbacks.append(Heard())
+        run = s.Run()
+        await run_script(otel_telemetry, row.events(run), agent_name="agent")
+        assert logged.wait(10)
+
+    assert _litellm.spans(otel_telemetry) == []
+    assert input_tokens_counted(otel_telemetry) == row.totals(run)["input"] + TOOL_INPUT
     assert otel_telemetry.open_spans() == []

@@ -1,6 +1,7 @@
 """Anthropic Messages: a streamed ``messages.create(stream=True)`` as contract events.
 
-Read by each event's ``type``: ``message_start`` gives the id, model and input usage;
+Read by each event's ``type``: ``message_start`` gives the id, model and input usage (told at
+once as a ``Usage`` of its own: a stream the consumer abandons keeps its prompt's tokens);
 ``text_delta`` / ``thinking_delta`` become ``TextDelta`` / ``ReasoningDelta``; a
 ``tool_use`` block is assembled from its ``input_json_delta`` parts and yielded as a
 ``ToolCall`` at its ``content_block_stop`` (or where another ``tool_use`` block starts at its
@@ -53,6 +54,9 @@ from agent_contract.sources._turns import fields, is_empty
 
 __all__ = ["AnthropicAgent", "MessagesReader", "anthropic_input", "stream_messages"]
 
+_WRITTEN = "cache_creation_input_tokens"
+_INPUT_SIDE = ("input_tokens", "cache_read_input_tokens", _WRITTEN)
+"""The counts of ``message_start``'s usage told at once (:meth:`MessagesReader._input_told`)."""
 _COUNTS = (
     "input_tokens",
     "output_tokens",
@@ -64,11 +68,12 @@ _COUNTS = (
 class MessagesReader:
     """Feeds on Anthropic's raw message stream events; see the module docstring."""
 
-    __slots__ = ("_blocks", "_counts", "_finish", "_id", "_model", "_stopped", "_thinking")
+    __slots__ = ("_blocks", "_counts", "_finish", "_id", "_model", "_stopped", "_thinking", "_told")
 
     def __init__(self) -> None:
         self._blocks: dict[int, list[Any]] = {}  # index -> [id, name, json parts]
         self._counts: dict[str, int] = {}
+        self._told: dict[str, int] = {}  # the input side already told at message_start
         self._finish: str | None = None
         self._id: str | None = None
         self._model: str | None = None
@@ -104,7 +109,8 @@ class MessagesReader:
             message = event.message
             self._id, self._model = message.id, message.model
             self._count(message.usage)
-        elif kind == "message_delta":
+            return self._input_told()
+        if kind == "message_delta":
             self._finish = event.delta.stop_reason or self._finish
             self._count(event.usage)
         elif kind == "message_stop":
@@ -122,6 +128,28 @@ class MessagesReader:
         thinking = getattr(details, "thinking_tokens", None)
         self._thinking = thinking if thinking is not None else self._thinking
 
+    def _input_told(self) -> Sequence[AgentEvent]:
+        """The input side of ``message_start``'s usage as a ``Usage`` of its own, told at once:
+        Anthropic bills the prompt of a stream the consumer abandons, whose last events
+        (:meth:`close`'s) never come. Told only when each of its counts is a count; the
+        final ``Usage`` then carries the rest (:meth:`_usage`)."""
+        counts = self._counts
+        given = [counts.get(name) for name in _INPUT_SIDE]
+        if given[0] is None or not all(v is None or is_count(v) for v in given):
+            return NOTHING
+        read, written = counts.get("cache_read_input_tokens"), counts.get(_WRITTEN)
+        total_in = counted(*given)
+        self._told = {"input": total_in, "read": read or 0, "written": written or 0}
+        return (
+            Usage(
+                input_tokens=total_in,
+                total_tokens=total_in,
+                cache_read_tokens=read,
+                cache_creation_tokens=written,
+                model=self._model,
+            ),
+        )
+
     def close(self) -> Sequence[AgentEvent]:
         out: list[AgentEvent]
         if not self._stopped:  # cut short: only the open blocks whose input is whole JSON
@@ -135,22 +163,38 @@ class MessagesReader:
         return out
 
     def _usage(self) -> Usage:
+        """The call's usage, less what :meth:`_input_told` told already (the input side a later
+        count raised, as a server tool's ``message_delta`` does)."""
         counts = self._counts
         read = counts.get("cache_read_input_tokens")
-        written = counts.get("cache_creation_input_tokens")
+        written = counts.get(_WRITTEN)
         given = counts.get("input_tokens")
         # a part that is no count adds nothing (it stays on its own field, counted there)
         total_in = counted(given, read, written) if is_count(given) else given
         out = counts.get("output_tokens")
+        total = total_in + out if is_count(total_in) and is_count(out) else None
+        told = self._told
+        if told:
+            total_in = _more(total_in, told["input"])
+            read, written = _more(read, told["read"]), _more(written, told["written"])
+            total = _more(total, told["input"])
         return Usage(
             input_tokens=total_in,
             output_tokens=out,
-            total_tokens=total_in + out if is_count(total_in) and is_count(out) else None,
+            total_tokens=total,
             cache_read_tokens=read,
             cache_creation_tokens=written,
             reasoning_tokens=self._thinking,
             model=self._model,
         )
+
+
+def _more(value: Any, told: int) -> Any:
+    """What ``value`` (a final count) adds to the ``told`` part of it: ``None`` for nothing
+    more; a value that is no count as it is (the recorder drops and counts it)."""
+    if not is_count(value):
+        return value
+    return value - told if value > told else None
 
 
 def _tool_call(block: list[Any], empty: str = "{}") -> ToolCall:

@@ -124,6 +124,7 @@ class ToolScopes:
     __slots__ = (
         "_ended",
         "_tools",
+        "agents",
         "early",
         "framework",
         "inner",
@@ -134,6 +135,8 @@ class ToolScopes:
         "runner",
         "settings",
     )
+    agents: list[ToolCall]
+    """The calls whose body started a run of ours (:meth:`mark`); unset until one did."""
 
     def __init__(
         self,
@@ -166,9 +169,12 @@ class ToolScopes:
         what a tool body's context is made of."""
         outer = otel_context.get_value(_RUN, parent)
         if isinstance(outer, ToolScopes) and outer is not self:
+            tool = otel_context.get_value(_TOOL, parent)
             with outer.lock:
                 outer.inner = [s for s in outer.inner if s.live]
                 outer.inner.append(self)
+                if isinstance(tool, ToolCall):  # (set at the first: a plain run pays nothing)
+                    outer.agents = [*getattr(outer, "agents", ()), tool]
             self.outer = outer
         self.parent = otel_context.set_value(_RUN, self, parent)
         return self.parent
@@ -259,12 +265,16 @@ class ToolScopes:
                 return found
         return None
 
-    def runs_in(self, tool: ToolCall) -> bool:
+    def runs_in(self, tool: ToolCall, ever: bool = False) -> bool:
         """Whether a run of ours started in ``tool``'s body is open (an agent the tool runs,
         recorded as an inner run of this one): its model calls are its chat spans, so the
         providers stand down for them. Asked by a provider's request from that body, on any
         thread, without the lock (:meth:`mark` replaces the list of inner runs; a run's
-        ``live`` and ``parent`` are single reads)."""
+        ``live`` and ``parent`` are single reads). ``ever``: open or ended, for a call
+        logged after it ended (LiteLLM's callback), which an agent's run then ended may have
+        made."""
+        if ever and any(t is tool for t in getattr(self, "agents", ())):
+            return True
         for inner in self.inner:
             if inner.live and otel_context.get_value(_TOOL, inner.parent) is tool:
                 return True

@@ -16,7 +16,8 @@ So the four methods LiteLLM's logging calls on it (``log_success_event``,
 callback built on it inherits them: some of those replace its handlers (``_handle_success``,
 ``_handle_failure``) with their own (Arize Phoenix's, Weave's), which a guard of the handlers
 never saw. For a chat call our chat span told (:func:`~._context.told_call`: our chat span is
-in the context the call is logged from, ended or not, or a framework run's), the method does
+in the context the call is logged from, ended or not, or a framework run's, but for a tool
+body's own call, which no chat span of ours tells), the method does
 nothing (on success it still closes LiteLLM's proxy span, as its own skip path does); for
 every other call (an embeddings request, an image, any call outside our chat spans) it runs
 as before.
@@ -28,7 +29,9 @@ request's messages (past our content opt-in) and its status (an ``OK`` is final:
 then failed stayed ``OK``; a refused request the tool recovered from failed the tool). So where
 the parent it finds (``_get_span_context``) is a span of ours, it is told there is none, and it
 makes its own ``litellm_request`` span under ours, as it does with
-``USE_OTEL_LITELLM_REQUEST_SPAN`` set; a parent of anyone else's is left to LiteLLM.
+``USE_OTEL_LITELLM_REQUEST_SPAN`` set. So too under the stand-in of a framework's own span in
+a framework run of ours (AutoGen's tool span around its tool body), which records nothing
+written on it. A parent of anyone else's is left to LiteLLM.
 """
 
 from __future__ import annotations
@@ -36,10 +39,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from opentelemetry import context as otel_context
+from opentelemetry.context.context import Context
+from opentelemetry.trace import NonRecordingSpan
+
 from agent_otel._attributes import SCOPE_NAME
 from agent_otel._guard import report
 
-from ._context import told_call
+from ._context import COVERED, told_call
 from ._methods import MARK, guard_methods
 
 MODULE = "litellm.integrations.opentelemetry"
@@ -63,16 +70,25 @@ def _told(kwargs: object) -> bool:
         return False  # theirs is recorded: a second account, not a lost one
 
 
-def _ours(span: object) -> bool:
-    """Whether ``span`` is one of agent-otel's (our tracer's scope)."""
-    return getattr(getattr(span, "instrumentation_scope", None), "name", None) == SCOPE_NAME
+def _ours(context: object, span: object) -> bool:
+    """Whether ``span``, current in ``context``, is one of agent-otel's (our tracer's scope) or
+    the stand-in of a framework's own span in a framework run of ours (a non-recording span,
+    :func:`~._native.stand_in`: AutoGen's tool span in its tool body), which records nothing
+    LiteLLM writes on it."""
+    if getattr(getattr(span, "instrumentation_scope", None), "name", None) == SCOPE_NAME:
+        return True
+    return (
+        type(span) is NonRecordingSpan
+        and isinstance(context, Context)
+        and otel_context.get_value(COVERED, context) is not None
+    )
 
 
 def _own_span(theirs: Callable[..., Any]) -> Callable[..., Any]:
     def parent(self: Any, *args: Any, **kwargs: Any) -> Any:
         found = theirs(self, *args, **kwargs)
         try:  # inside LiteLLM's logging: nothing may raise there
-            if isinstance(found, tuple) and len(found) == 2 and _ours(found[1]):
+            if isinstance(found, tuple) and len(found) == 2 and _ours(*found):
                 return found[0], None  # its own span, in that context: under ours
         except Exception:
             report("stand-down")
