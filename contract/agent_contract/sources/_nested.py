@@ -150,3 +150,9 @@ class Taken:
             del self._items[id(item)]
             return True
         return False
+
+
+TAKEN = Taken()
+"""The items nested runs recorded, for every framework whose outer stream also carries them
+(AutoGen's tools' inner items; the LlamaIndex events a nested workflow's application read,
+``Tee.copy``, and forwarded with ``ctx.write_event_to_stream``): one registry, items by identity."""

@@ -118,7 +118,7 @@ from agent_contract.scope import McpServer, framework_started, nested_run, tool_
 from agent_contract.sources._failure import failed_result
 from agent_contract.sources._history import SideCallStart, autogen_messages, call_start
 from agent_contract.sources._mcp import server_of
-from agent_contract.sources._nested import Taken, through
+from agent_contract.sources._nested import TAKEN, through
 from agent_contract.sources._raw_usage import is_count
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._stream import Sink, read_events
@@ -148,7 +148,7 @@ async def autogen_events(
 
     def read(item: Any) -> Iterator[AgentEvent]:
         state.got += 1
-        if _TAKEN.take(item):  # a nested run's, recorded under its tool already
+        if TAKEN.take(item):  # a nested run's, recorded under its tool already
             return
         try:
             yield from state.feed(item)
@@ -278,10 +278,6 @@ def _members(agent: Any) -> list[Any]:
     return members
 
 
-_TAKEN = Taken()
-"""AutoGen items a nested run recorded: AutoGen also puts them in the outer agent's stream."""
-
-
 def _nest(tool: Any) -> None:
     """Wrap ``run_json_stream`` of an agent or team used as a tool (once, as an instance
     attribute): its run is a nested run (module doc). Read there, not from the workbench,
@@ -321,9 +317,9 @@ class _Inner:
         """The item's events; once the nested run recorded them all, its tools may start."""
         self.state.got += 1
         names = {base.__name__ for base in type(item).__mro__}
-        if not names & {"BaseAgentEvent", "BaseChatMessage"} or item in _TAKEN:
+        if not names & {"BaseAgentEvent", "BaseChatMessage"} or item in TAKEN:
             return  # the tool's own result; an item of a run nested deeper, recorded there
-        _TAKEN.add(item)
+        TAKEN.add(item)
         try:
             yield from self.state.feed(item)
         finally:

@@ -115,7 +115,7 @@ from agent_contract.sources._failure import Error as ContentError
 from agent_contract.sources._failure import cancelled_run, error_name, failed_result
 from agent_contract.sources._history import call_start, llama_index_messages
 from agent_contract.sources._mcp import server_of
-from agent_contract.sources._nested import Taken
+from agent_contract.sources._nested import TAKEN
 from agent_contract.sources._raw_usage import get, usage_from_raw
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._scoping import OpenScopes
@@ -230,9 +230,6 @@ _IN_BODY: contextvars.ContextVar[bool] = contextvars.ContextVar(
 )
 """Set while a tool body of a run here runs (its step's scope is entered): a workflow started
 there is that call's work, a nested run (``_nest_started``)."""
-_TAKEN = Taken()
-"""The events of a nested run's workflow that its application read (``Tee.copy``): forwarded
-into the run's stream (``ctx.write_event_to_stream``), the outer reader passes over them."""
 _NESTING: set[asyncio.Future[Any]] = set()  # nested runs being read, kept until they end
 _MCP_TOOL = "McpToolSpec._create_tool_fn.<locals>.async_tool_fn"
 
@@ -365,7 +362,7 @@ def _nest(agent: Any, named: dict[str, Any], handler: Any, wrap: Any) -> None:
 
     async def copied(*args: Any, **kwargs: Any) -> AsyncIterator[Any]:
         async for event in tee.copy():  # (the workflow's internal events are not kept)
-            _TAKEN.add(event)  # forwarded into the run's stream, it is passed over there
+            TAKEN.add(event)  # forwarded into the run's stream, it is passed over there
             yield event
 
     # wrapped now, before the workflow's steps run: a tool body of its own starting before the
@@ -447,7 +444,7 @@ class _Reader:
         self.said: str | None = None  # the last output's text as it was written
 
     def feed(self, event: Any) -> Iterator[AgentEvent | StreamEvent]:
-        if _TAKEN and _TAKEN.take(event):  # a nested run's event, forwarded: told there
+        if TAKEN and TAKEN.take(event):  # a nested run's event, forwarded: told there
             return
         kind = type(event).__name__
         if kind == "AgentStream":
