@@ -597,3 +597,28 @@ async def test_each_kickoff_of_an_instrumented_crew_is_one_run_per_input(
     assert (lima.attributes or {}).get("error.type")
     assert chats["Lima"] and all(c.status.status_code is StatusCode.ERROR for c in chats["Lima"])
     assert otel_telemetry.open_spans() == []
+
+
+async def test_an_instrumented_agents_kickoff_is_a_run_and_akickoff_is_told_untraced(
+    otel_telemetry: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An ``Agent``'s ``kickoff`` through ``instrument()`` is a whole run, as a crew's; a
+    crew's ``akickoff`` (CrewAI's native async run, which the adapter does not read) runs as
+    it would, untraced, and says so once with what traces it."""
+    import logging
+
+    from agent_otel import instrument
+
+    bot = fw.agent(fw.llm(lambda turn: b"", by_prompt=_by_city), [])
+    traced = instrument(bot, name="bot", **otel_telemetry.providers())
+    assert traced.kickoff("The weather in Paris?").raw == "Sunny in Paris."
+    assert otel_telemetry.outline() == [["invoke_agent bot", [["step 0", ["chat gpt-4o-mini"]]]]], (
+        otel_telemetry.outline()
+    )
+
+    crew = instrument(_weather_crew(), name="weather", **otel_telemetry.providers())
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        for _ in range(2):
+            assert (await crew.akickoff({"city": "Oslo"})).raw == "Sunny in Oslo."
+    told = [r.getMessage() for r in caplog.records if "akickoff()" in r.getMessage()]
+    assert len(told) == 1 and "kickoff_async" in told[0], told

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import importlib
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -35,7 +36,9 @@ __all__ = ["COPY", "KICKOFFS", "kickoff_entry", "kicks_off"]
 COPY = "copy"
 KICKOFFS = ("kickoff", "kickoff_async", "akickoff", COPY)
 """A CrewAI drop-in's methods: the kickoffs every other one runs through, and ``copy``."""
-_FIX = "call kickoff() or await kickoff_async(), each traced as a run (docs/adapters.md)"
+_SEAM, _SEAM_NAMES = "crewai.events.stream_context", ("add_stream_sink", "reset_stream_sinks")
+"""Where the adapter listens (it raises without it: here the kickoff runs untraced instead)."""
+_FIX = "call kickoff() or await kickoff_async(), each traced as a run (docs/instrument.md)"
 
 
 def kicks_off(cls: type) -> bool:
@@ -102,10 +105,16 @@ def _blocking(agent: Any, settings: Any, args: Any, kwargs: Any) -> Any:
 
 
 def _settings(agent: Any, lookup: Lookup) -> tuple[Bound, Any]:
+    """The kickoff as CrewAI has it and the run's settings (None: the kickoff runs as it is,
+    not instrumented, or a CrewAI without the seam the adapter listens at)."""
     original, options = lookup(agent)
     if options is None:
         return original, None
     try:
+        seam = importlib.import_module(_SEAM)
+        if not all(callable(getattr(seam, name, None)) for name in _SEAM_NAMES):
+            hint_untraced(agent, "kickoff", f"has a CrewAI without {_SEAM}", "see docs/adapters.md")
+            return original, None
         return original, agent_settings(options, agent, {})
     except Exception:
         report("instrument kickoff")
