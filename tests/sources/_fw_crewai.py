@@ -40,8 +40,9 @@ class Refused:
     """A 429 the SDK does not retry (its own ``x-should-retry`` header), before any output."""
 
 
-def llm(respond: Respond) -> Any:
-    """CrewAI's OpenAI LLM whose SDK client answers ``respond(turn)`` for each chat call."""
+def llm(respond: Respond, by_prompt: Callable[[str], bytes | Exception] | None = None) -> Any:
+    """CrewAI's OpenAI LLM whose SDK client answers ``respond(turn)`` for each chat call
+    (``by_prompt``: the call's request body instead, for runs at once on one LLM)."""
     import httpx
     import openai
     from crewai import LLM
@@ -52,7 +53,7 @@ def llm(respond: Respond) -> Any:
         if request.url.path.endswith("/input_tokens"):  # CrewAI counting the prompt first
             return httpx.Response(200, json={"object": "response.input_tokens", "input_tokens": 9})
         turns.append(len(turns))
-        body = respond(len(turns) - 1)
+        body = respond(len(turns) - 1) if by_prompt is None else by_prompt(request.read().decode())
         if isinstance(body, Exception):
             raise body
         if isinstance(body, Refused):

@@ -513,3 +513,112 @@ async def test_a_structured_result_is_the_runs_answer_as_json(
     [message] = json.loads(str(run["gen_ai.output.messages"]))
     assert message["parts"] == [{"type": "json", "content": {"city": "Paris", "sky": "sunny"}}]
     assert otel_telemetry.open_spans() == []
+
+
+_CITIES = ("Paris", "Oslo", "Lima")
+
+
+def _by_city(prompt: str) -> bytes | Exception:
+    """Each city's answer, read off its own request: Lima's model call fails."""
+    city = next(c for c in _CITIES if c in prompt)
+    if city == "Lima":
+        return s.Overloaded(f"overloaded for {city}")
+    return fw.completion(0, f"Sunny in {city}.", [])
+
+
+def _weather_crew() -> Any:
+    from crewai import Crew, Task
+
+    bot = fw.agent(fw.llm(lambda turn: b"", by_prompt=_by_city), [])
+    task = Task(description="The weather in {city}.", expected_output="a line", agent=bot)
+    return Crew(agents=[bot], tasks=[task], verbose=False)
+
+
+@pytest.mark.parametrize(
+    "variant", ["kickoff", "kickoff_async", "kickoff_for_each", "kickoff_for_each_async"]
+)
+async def test_each_kickoff_of_an_instrumented_crew_is_one_run_per_input(
+    variant: str, otel_telemetry: Any
+) -> None:
+    """``instrument(crew)``, then any of CrewAI's kickoffs: one run per input (a whole run,
+    its step and chat span, the call's tokens on it and on its run), each run its own input's
+    (those at once do not cross), and an input whose model call fails fails its run alone, its
+    exception out of the kickoff as CrewAI raises it."""
+    from opentelemetry.trace import StatusCode
+
+    from agent_otel import instrument
+
+    crew = instrument(
+        _weather_crew(), name="weather", capture_content=True, **otel_telemetry.providers()
+    )
+    each = variant.startswith("kickoff_for_each")
+
+    async def kickoff(*inputs: str) -> list[Any]:
+        given = [{"city": c} for c in inputs]
+        if each:
+            out = getattr(crew, variant)(given)
+            return list(await out if asyncio.iscoroutine(out) else out)
+        outs = [getattr(crew, variant)(one) for one in given]
+        if all(asyncio.iscoroutine(out) for out in outs):
+            return list(await asyncio.gather(*outs))  # at once
+        return outs
+
+    outputs = await kickoff("Paris", "Oslo")
+    assert [o.raw for o in outputs] == ["Sunny in Paris.", "Sunny in Oslo."]
+    with pytest.raises(ConnectionError):  # CrewAI's, for the SDK's connection error
+        await kickoff("Lima")
+
+    spans = otel_telemetry.spans()
+    by_id = {span.context.span_id: span for span in spans}
+
+    def run_of(span: Any) -> Any:
+        while span.parent is not None and span.parent.span_id in by_id:
+            span = by_id[span.parent.span_id]
+        return span
+
+    runs = [span for span in spans if span.name == "invoke_agent weather"]
+    assert len(runs) == 3 and all(span.parent is None for span in runs)
+    told: dict[str, Any] = {}
+    chats: dict[str, list[Any]] = {}
+    for run in runs:
+        own = [span for span in spans if span.name.startswith("chat") and run_of(span) is run]
+        said = " ".join(str((c.attributes or {}).get("gen_ai.input.messages")) for c in own)
+        [city] = [c for c in _CITIES if c in said]  # its own input's calls alone
+        told[city], chats[city] = run, own
+    assert sorted(told) == sorted(_CITIES)
+    for city in ("Paris", "Oslo"):
+        run = told[city]
+        assert len(chats[city]) == 1, city
+        assert run.status.status_code is StatusCode.UNSET, city
+        assert f"Sunny in {city}." in str((run.attributes or {}).get("gen_ai.output.messages"))
+        assert (run.attributes or {}).get("agent_otel.usage.input_tokens")
+    lima = told["Lima"]
+    assert lima.status.status_code is StatusCode.ERROR
+    assert (lima.attributes or {}).get("error.type")
+    assert chats["Lima"] and all(c.status.status_code is StatusCode.ERROR for c in chats["Lima"])
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_an_instrumented_agents_kickoff_is_a_run_and_akickoff_is_told_untraced(
+    otel_telemetry: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An ``Agent``'s ``kickoff`` through ``instrument()`` is a whole run, as a crew's; a
+    crew's ``akickoff`` (CrewAI's native async run, which the adapter does not read) runs as
+    it would, untraced, and says so once with what traces it."""
+    import logging
+
+    from agent_otel import instrument
+
+    bot = fw.agent(fw.llm(lambda turn: b"", by_prompt=_by_city), [])
+    traced = instrument(bot, name="bot", **otel_telemetry.providers())
+    assert traced.kickoff("The weather in Paris?").raw == "Sunny in Paris."
+    assert otel_telemetry.outline() == [["invoke_agent bot", [["step 0", ["chat gpt-4o-mini"]]]]], (
+        otel_telemetry.outline()
+    )
+
+    crew = instrument(_weather_crew(), name="weather", **otel_telemetry.providers())
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        for _ in range(2):
+            assert (await crew.akickoff({"city": "Oslo"})).raw == "Sunny in Oslo."
+    told = [r.getMessage() for r in caplog.records if "akickoff()" in r.getMessage()]
+    assert len(told) == 1 and "kickoff_async" in told[0], told

@@ -62,6 +62,32 @@ def _run_of(span: Any, by_id: dict[Any, Any]) -> Any:
 async def test_three_agents_deep_each_nest_under_the_call_that_ran_them(
     row: Row, otel_telemetry: InMemoryTelemetry
 ) -> None:
+    await _check_three_levels(row, otel_telemetry)
+
+
+@pytest.mark.parametrize("left_on", [False, True], ids=["instrumented", "left_on"])
+@pytest.mark.parametrize("row", [row.param() for row in FRAMEWORKS if row.name == "llama_index"])
+async def test_three_agents_deep_beside_openllmetrys_llama_index_handler(
+    row: Row, left_on: bool, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """OpenLLMetry's span handler on LlamaIndex's dispatcher makes a context current around
+    each dispatcher span, built from its own record of parents: the context current when the
+    outer workflow started, the outer run's. Instrumented, or left on the dispatcher by its
+    ``uninstrument()`` (which does nothing), it made the second level's tool calls and the
+    third level's run land in the outer run; it must not move a span of ours."""
+    instrumentation = pytest.importorskip("opentelemetry.instrumentation.llamaindex")
+    if left_on:
+        with otel_telemetry.instrumented(instrumentation.LlamaIndexInstrumentor()):
+            pass
+        await _check_three_levels(row, otel_telemetry)
+        return
+    with otel_telemetry.instrumented(instrumentation.LlamaIndexInstrumentor()):
+        await _check_three_levels(row, otel_telemetry)
+
+
+async def _check_three_levels(row: Row, otel_telemetry: InMemoryTelemetry) -> None:
+    """The three levels run under ``row``'s builder, each nested under the call that ran it,
+    each level's tokens on its own run."""
     three_levels: Builder | None = getattr(row.builder, "three_levels", None)
     assert three_levels is not None, f"_fw_{row.name} has no three_levels builder"
     tracer = otel_telemetry.tracer_provider.get_tracer("some.client")

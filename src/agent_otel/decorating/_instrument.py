@@ -45,6 +45,7 @@ from ._classes import (
     self_first,
     uninstrument_class,
 )
+from ._kickoffs import KICKOFFS, kickoff_entry, kicks_off
 from ._params import AgentSetup
 from ._runs import ENTRY_POINTS, entry
 
@@ -106,6 +107,8 @@ def _instance_wrapper(cls: type, name: str, method: Any) -> Any:
         return _bound(cls, name, self), binding.options if binding.enabled else None
 
     like = _held(cls, name)
+    if name in KICKOFFS and kicks_off(cls):  # CrewAI's: each through the adapter
+        return mark(kickoff_entry(name, lookup), like, **{DELEGATES: True})
     if is_function(like):  # a method of the class: the wrapper looks like it
         return mark(entry(name, lookup, like), like, **{DELEGATES: True})
     # Anything else (a static or class method, a callable object, a proxy's): the wrapper is
@@ -175,7 +178,7 @@ def _entries(cls: type, agent: Any) -> dict[str, Any]:
     One in the agent's own ``__dict__`` is left out: the instance's value wins over any class
     attribute that is not a data descriptor, so no drop-in class could trace it."""
     entries: dict[str, Any] = {}
-    for name in ENTRY_POINTS:
+    for name in (*ENTRY_POINTS, *KICKOFFS) if kicks_off(cls) else ENTRY_POINTS:
         with suppress(Exception):  # a proxy's __getattr__ that raises: no such entry point
             method = _bound(cls, name, agent)
             if callable(method):
@@ -218,6 +221,12 @@ def _instrument_instance(agent: _T, options: AgentSetup) -> _T:
     with suppress(TypeError):  # a class without weak references: nothing told
         weakref.finalize(drop_in, _dropped, binding, cls).atexit = False
     return drop_in  # type: ignore[no-any-return]
+
+
+def instrument_copy(agent: _T, options: AgentSetup) -> _T:
+    """A copy an instrumented CrewAI crew made of itself (``kickoff_for_each`` runs each
+    input on one), instrumented with the crew's options."""
+    return _instrument_instance(agent, options)
 
 
 def _dropped(binding: _Binding, cls: type) -> None:
@@ -272,7 +281,9 @@ def instrument(
     is_class = issubclass(type(agent_or_class), type)
     kind = agent_or_class if is_class else type(agent_or_class)
     adapter = adapter_of(kind)
-    if not any(callable(getattr(agent_or_class, n, None)) for n in ENTRY_POINTS):
+    if not is_class and kicks_off(kind):  # CrewAI's kickoffs: traced whole (._kickoffs)
+        adapter = ""
+    elif not any(callable(getattr(agent_or_class, n, None)) for n in ENTRY_POINTS):
         fix = (
             f"a framework's agent is traced through its adapter, otel_wrapper(...)({adapter}) "
             f"({PAGE})"

@@ -48,10 +48,12 @@ The seams, read in their sources (the versions in ``tests/constraints.txt``):
 - Peers hooking a framework's own tracing that read no context key (:data:`HELD`):
   OpenLLMetry's trace processor for the OpenAI Agents SDK's tracing (``.tracer``), the official
   one (``opentelemetry-instrumentation-openai-agents-v2``, ``._tracer``, and its token and
-  duration histograms) and OpenLLMetry's span handler on LlamaIndex's dispatcher
-  (``._tracer``) hold a gated tracer, every span of theirs standing down in their adapter's
-  run; Logfire's ``instrument_openai_agents()`` wrapper of the SDK's trace provider gives the
-  SDK's own trace and spans there (``create_trace``, ``create_span``). Its run spans tell our
+  duration histograms) hold a gated tracer, every span of theirs standing down in their
+  adapter's run; OpenLLMetry's span and event handlers on LlamaIndex's dispatcher (whose
+  ``uninstrument()`` leaves them there) do nothing in a run of its adapter's, so no context of
+  theirs is made current there; Logfire's ``instrument_openai_agents()`` wrapper of the SDK's
+  trace provider gives the SDK's own trace and spans there (``create_trace``,
+  ``create_span``). Its run spans tell our
   agent run (``openinference.span.kind`` ``AGENT``); its model and tool wrappers read the key
   and stand down as every provider instrumentation does.
 
@@ -599,7 +601,6 @@ HELD: dict[str, Held] = {
         True,
         ("_duration_histogram", "_token_usage_histogram"),
     ),
-    "llama_index": Held(_llama_index_handlers, ("_tracer",), True),
 }
 """Per framework: the objects of a peer's instrumentation holding a tracer, where they hold it,
 whether every span of theirs stands down, and the instruments of theirs that stand down.
@@ -607,9 +608,10 @@ OpenInference's Agno run wrapper is told apart (its run spans tell our run; its 
 is broken, :mod:`._context`). OpenLLMetry's Agents SDK trace processor (``.tracer``), the
 official ``opentelemetry-instrumentation-openai-agents-v2``'s (0.1.0, the same module path:
 ``._tracer``, and its ``gen_ai.client.operation.duration`` and ``gen_ai.client.token.usage``
-histograms, our metrics' names, on the global meter) and OpenLLMetry's LlamaIndex span handler
-read no context key: every span they start in their framework's run stands down, as their
-siblings' that read the general key do (workflow, task and handoff spans included)."""
+histograms, our metrics' names, on the global meter) read no context key: every span they
+start in their framework's run stands down, as their siblings' that read the general key do
+(workflow, task and handoff spans included). OpenLLMetry's LlamaIndex handlers are quieted
+whole instead (:func:`_install_llama_index`)."""
 
 
 def _install_held(framework: str) -> bool:
@@ -626,6 +628,110 @@ def _install_held(framework: str) -> bool:
                 setattr(holder, attribute, _GatedInstrument(framework, instrument))
         gated = True
     return gated
+
+
+def _llama_index_event_handlers() -> Iterator[Any]:
+    """OpenLLMetry's event handlers on LlamaIndex's root dispatcher."""
+    get_dispatcher = getattr(sys.modules.get(_LLAMA_INDEX_DISPATCHER), "get_dispatcher", None)
+    if not callable(get_dispatcher):
+        return
+    for handler in list(getattr(get_dispatcher(), "event_handlers", None) or ()):
+        if _theirs(handler, _OPENLLMETRY_LLAMA_INDEX):
+            yield handler
+
+
+def _quiet_enter(framework: str, theirs: Callable[..., Any]) -> Callable[..., Any]:
+    """A span handler's ``span_enter`` that opens nothing in a run of ``framework``'s adapter."""
+
+    def span_enter(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return None if stands_down(framework) else theirs(self, *args, **kwargs)
+
+    return span_enter
+
+
+def _opened(handler: Any, id_: object) -> bool:
+    """Whether a LlamaIndex span handler holds the span ``id_`` (open, or waiting for its
+    stream's end)."""
+    for held in ("open_spans", "waiting_for_streaming_spans"):
+        spans = getattr(handler, held, None)
+        if isinstance(spans, dict) and id_ in spans:
+            return True
+    return False
+
+
+def _quiet_exit(framework: str, theirs: Callable[..., Any]) -> Callable[..., Any]:
+    """A span handler's ``span_exit`` or ``span_drop`` that leaves a span it never opened
+    (one a run of ``framework``'s adapter entered) alone."""
+
+    def span_exit(self: Any, *args: Any, **kwargs: Any) -> Any:
+        id_ = kwargs.get("id_", args[0] if args else None)
+        if not _opened(self, id_) and stands_down(framework):
+            return None
+        return theirs(self, *args, **kwargs)
+
+    return span_exit
+
+
+def _quiet_handle(framework: str, theirs: Callable[..., Any]) -> Callable[..., Any]:
+    """An event handler's ``handle`` that reads no event of a span its span handler never
+    opened (it prints each such event) in a run of ``framework``'s adapter."""
+
+    def handle(self: Any, event: Any, *args: Any, **kwargs: Any) -> Any:
+        spans = getattr(self, "_span_handler", None)
+        if not _opened(spans, getattr(event, "span_id", None)) and stands_down(framework):
+            return None
+        return theirs(self, event, *args, **kwargs)
+
+    return handle
+
+
+_LLAMA_INDEX_QUIET: dict[str, Callable[[str, Callable[..., Any]], Callable[..., Any]]] = {
+    "span_enter": _quiet_enter,
+    "span_exit": _quiet_exit,
+    "span_drop": _quiet_exit,
+}
+"""OpenLLMetry's LlamaIndex span handler's methods, quieted in a run of the adapter."""
+
+
+def _llama_index_quiet() -> Iterator[tuple[type, str, Callable[..., Any]]]:
+    """Each class of OpenLLMetry's LlamaIndex handlers (on the dispatcher now), each method
+    of it quieted, and its quieting."""
+    for handler_class in {type(handler) for handler in _llama_index_handlers()}:
+        for name, quiet in _LLAMA_INDEX_QUIET.items():
+            yield handler_class, name, quiet
+    for handler_class in {type(handler) for handler in _llama_index_event_handlers()}:
+        yield handler_class, "handle", _quiet_handle
+
+
+def _install_llama_index() -> bool:
+    """OpenLLMetry's handlers on LlamaIndex's dispatcher do nothing in a run of the adapter.
+
+    They read no context key, and its ``uninstrument()`` leaves them on the dispatcher: its
+    span handler makes a context current around each dispatcher span, built from its own
+    record of parents (the context current when the outermost workflow started), so in a run
+    nested in a tool's body it made the outer run's context current again and our spans of
+    the inner runs landed there. Every span of theirs there told what ours tell (it stood
+    down); now none is opened, no context of theirs is made current, and the events of spans
+    they never opened are not read (their handler prints each)."""
+    gated = False
+    for handler_class, name, quiet in _llama_index_quiet():
+        if not hasattr(getattr(handler_class, name, None), _MARK):
+            theirs = vars(handler_class).get(name)
+            method = quiet("llama_index", getattr(handler_class, name))
+            setattr(method, _MARK, (theirs,))
+            setattr(handler_class, name, method)
+        gated = True
+    return gated
+
+
+def _restore_llama_index() -> None:
+    for handler_class, name, _ in list(_llama_index_quiet()):
+        marked = getattr(vars(handler_class).get(name), _MARK, None)
+        if isinstance(marked, tuple):
+            if marked[0] is None:
+                delattr(handler_class, name)
+            else:
+                setattr(handler_class, name, marked[0])
 
 
 def _restore_held() -> None:
@@ -680,7 +786,7 @@ def _install_openai_agents() -> bool:
 
 _SPANS: dict[str, Callable[[], bool]] = {
     "agno": lambda: _install_held("agno"),
-    "llama_index": lambda: _install_held("llama_index"),
+    "llama_index": _install_llama_index,
     "openai_agents": _install_openai_agents,
     "autogen": _install_autogen,
     "google_adk": _install_adk,
@@ -716,6 +822,7 @@ def restore() -> None:
         ungate(tracer)
     restore_langsmith()
     _restore_held()
+    _restore_llama_index()
     _restore_logfire_agents()
     for name in _PYDANTIC_AI_SPANS:
         module = sys.modules.get(name)
