@@ -5,8 +5,12 @@ visible answer too) become ``TextDelta``; ``response.reasoning_summary_text.delt
 ``response.reasoning_text.delta`` become ``ReasoningDelta``. A function call is assembled
 from ``output_item.added`` and its ``function_call_arguments.delta`` events and yielded as
 a ``ToolCall`` (id = the ``call_id`` its output must name) at ``output_item.done``, whose
-item is authoritative. ``response.completed`` / ``incomplete`` / ``failed`` carry usage
-(cached input and reasoning tokens included) and the status: ``LLMCallEnd.finish_reason``
+item is authoritative. A tool the provider ran (a ``web_search_call``, ``file_search_call``,
+``code_interpreter_call``, ``mcp_call``, ``image_generation_call``... item, done or in the
+terminal event's whole response) ends the call with a ``ServerToolCallsEnd``: a
+``server_tool_call`` part of its output, no tool call. ``response.completed`` /
+``incomplete`` / ``failed`` carry usage (cached input and reasoning tokens included) and the
+status: ``LLMCallEnd.finish_reason``
 is the provider's own word, ``incomplete_details.reason`` when incomplete, else ``status``.
 A ``response.failed`` or ``error`` event also becomes an ``Error`` event (not fatal: the
 agent decides); the SDK raises for HTTP-level stream errors itself.
@@ -41,6 +45,12 @@ from agent_contract.sources._parts_sent import (
     untranslated,
 )
 from agent_contract.sources._require import expect, expect_messages
+from agent_contract.sources._server_tools import (
+    RESPONSES_SERVER_TOOLS,
+    ServerToolCall,
+    ServerToolCallsEnd,
+    responses_server_call,
+)
 from agent_contract.sources._stream import (
     NOTHING,
     OneCallAgent,
@@ -63,7 +73,7 @@ _ENDS = frozenset({"response.completed", "response.incomplete", "response.failed
 class ResponsesReader:
     """Feeds on Responses stream events; see the module docstring."""
 
-    __slots__ = ("_calls", "_done", "_finish", "_id", "_model", "_usage")
+    __slots__ = ("_calls", "_done", "_finish", "_id", "_model", "_server", "_usage")
 
     def __init__(self) -> None:
         self._calls: dict[str, list[str]] = {}  # item id -> [call_id, name, arguments]
@@ -71,6 +81,7 @@ class ResponsesReader:
         self._finish: str | None = None
         self._id: str | None = None
         self._model: str | None = None
+        self._server: dict[Any, ServerToolCall] = {}  # the provider's tool items, by item id
         self._usage: Any = None
 
     @property
@@ -102,6 +113,8 @@ class ResponsesReader:
 
     def _item(self, item: Any, done: bool) -> Sequence[AgentEvent]:
         if getattr(item, "type", None) != "function_call":
+            if done:
+                self._ran(item)
             return NOTHING
         key = item.id or item.call_id
         if not done:
@@ -109,6 +122,13 @@ class ResponsesReader:
             return NOTHING
         self._calls.pop(key, None)
         return (ToolCall(id=item.call_id, function=FunctionCall(item.name, item.arguments)),)
+
+    def _ran(self, item: Any) -> None:
+        """Keeps ``item`` if it tells a tool the provider ran (the latest told of an id)."""
+        call = responses_server_call(item)
+        if call is not None:
+            key = getattr(item, "id", None) or call.id or len(self._server)
+            self._server[key] = call
 
     def _response(self, response: Any) -> None:
         self._id = response.id or self._id
@@ -118,6 +138,9 @@ class ResponsesReader:
         self._response(response)
         self._done = True
         self._usage = response.usage
+        for item in response.output or ():  # the whole response: its items none streamed
+            if getattr(item, "type", None) in RESPONSES_SERVER_TOOLS:
+                self._ran(item)
         details = response.incomplete_details
         self._finish = (details.reason if details is not None else None) or response.status
         error = response.error
@@ -135,7 +158,10 @@ class ResponsesReader:
         self._calls.clear()
         if self._usage is not None:
             out.append(responses_usage(self._usage, self._model))
-        out.append(LLMCallEnd(model=self._model, finish_reason=self._finish, response_id=self._id))
+        done = {"model": self._model, "finish_reason": self._finish, "response_id": self._id}
+        ran = tuple(self._server.values())
+        self._server.clear()
+        out.append(ServerToolCallsEnd(**done, calls=ran) if ran else LLMCallEnd(**done))
         return out
 
 
