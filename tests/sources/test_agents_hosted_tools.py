@@ -170,3 +170,89 @@ async def test_a_hosted_mcp_call_is_named_after_its_tool_and_private_by_default(
     assert otel_telemetry.outline() == [["invoke_agent a", [["step 0", ["chat"]]]]]
     assert not any("forecast" in str(v) or "Paris" in str(v) for sp in otel_telemetry.spans()
                    for v in (sp.attributes or {}).values())  # fmt: skip
+
+
+async def test_a_computer_call_the_application_ran_is_a_tool_span_with_its_action(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A ``computer_call`` is the model asking the application to act (``ComputerTool``: the
+    SDK runs the action on the agent's computer and answers with a screenshot, its
+    ``computer_call_output``): a tool call the client ran, so an ``execute_tool computer``
+    span with the action as its arguments and a ``tool_call`` part of the asking chat span.
+    It was an ``execute_tool unknown`` span with no arguments, the asking call telling none."""
+    from agents import Agent, AsyncComputer, ComputerTool
+    from agents.testing import ModelStep, assistant_message
+    from openai.types.responses import (
+        Response,
+        ResponseCompletedEvent,
+        ResponseComputerToolCall,
+        ResponseCreatedEvent,
+        ResponseOutputItemDoneEvent,
+    )
+
+    from agent_contract.sources.openai_agents import openai_agents_events
+
+    class Screen(AsyncComputer):
+        """A browser the agent clicks in, each click kept."""
+
+        def __init__(self) -> None:
+            self.clicked: list[tuple[int, int]] = []
+
+        environment = "browser"  # type: ignore[assignment]
+        dimensions = (800, 600)  # type: ignore[assignment]
+
+        async def screenshot(self) -> str:
+            return "aGVsbG8="
+
+        async def click(self, x: int, y: int, button: str) -> None:
+            self.clicked.append((x, y))
+
+        async def double_click(self, x: int, y: int) -> None: ...
+        async def scroll(self, x: int, y: int, scroll_x: int, scroll_y: int) -> None: ...
+        async def type(self, text: str) -> None: ...
+        async def wait(self) -> None: ...
+        async def move(self, x: int, y: int) -> None: ...
+        async def keypress(self, keys: list[str]) -> None: ...
+        async def drag(self, path: list[tuple[int, int]]) -> None: ...
+
+    call = ResponseComputerToolCall.model_validate({
+        "id": "cu_1", "call_id": "call_1", "type": "computer_call", "status": "completed",
+        "action": {"type": "click", "x": 1, "y": 2, "button": "left"},
+        "pending_safety_checks": [],
+    })  # fmt: skip
+
+    def response(output: list[Any], status: Any) -> Response:
+        return Response(id="resp_1", created_at=0, model="gpt-4o", object="response",
+                        output=output, parallel_tool_calls=True, tool_choice="auto", tools=[],
+                        status=status)  # fmt: skip
+
+    asking = ModelStep.stream([
+        ResponseCreatedEvent(type="response.created", response=response([], "in_progress"),
+                             sequence_number=0),
+        ResponseOutputItemDoneEvent(type="response.output_item.done", item=call,
+                                    output_index=0, sequence_number=1),
+        ResponseCompletedEvent(type="response.completed",
+                               response=response([call], "completed"), sequence_number=2),
+    ])  # fmt: skip
+    model = fw.scripted(asking, ModelStep(output=[assistant_message("Clicked.")]))
+    screen = Screen()
+    agent = Agent(name="a", tools=[ComputerTool(computer=screen)], model=model)
+    await run_script(otel_telemetry, openai_agents_events(agent, "Click it"), agent_name="a",
+                     capture_content=True)  # fmt: skip
+
+    assert screen.clicked == [(1, 2)]
+    assert otel_telemetry.outline() == [["invoke_agent a", [
+        ["step 0", ["chat", "execute_tool computer"]], ["step 1", ["chat"]],
+    ]]]  # fmt: skip
+    ran = dict(otel_telemetry.span("execute_tool computer").attributes or {})
+    assert ran["gen_ai.tool.call.id"] == "call_1"
+    assert json.loads(str(ran["gen_ai.tool.call.arguments"])) == {
+        "type": "click", "x": 1, "y": 2, "button": "left"
+    }  # fmt: skip
+    asker = min((sp for sp in otel_telemetry.spans() if sp.name == "chat"),
+                key=lambda sp: sp.start_time or 0)  # fmt: skip
+    [said] = json.loads(str((asker.attributes or {})["gen_ai.output.messages"]))
+    assert [(p["type"], p["name"], p["id"]) for p in said["parts"]] == [
+        ("tool_call", "computer", "call_1")
+    ]
+    assert otel_telemetry.open_spans() == []

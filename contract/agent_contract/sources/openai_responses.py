@@ -8,7 +8,10 @@ a ``ToolCall`` (id = the ``call_id`` its output must name) at ``output_item.done
 item is authoritative. A tool the provider ran (a ``web_search_call``, ``file_search_call``,
 ``code_interpreter_call``, ``mcp_call``, ``image_generation_call``... item, done or in the
 terminal event's whole response) ends the call with a ``ServerToolCallsEnd``: a
-``server_tool_call`` part of its output, no tool call. ``response.completed`` /
+``server_tool_call`` part of its output, no tool call; one the application runs (a
+``computer_call``, ``local_shell_call``, ``shell_call``, ``apply_patch_call``) is a ``ToolCall``
+named ``computer``, ``local_shell``, ``shell``, ``apply_patch``, its ``action`` (``operation``)
+the arguments. ``response.completed`` /
 ``incomplete`` / ``failed`` carry usage (cached input and reasoning tokens included) and the
 status: ``LLMCallEnd.finish_reason``
 is the provider's own word, ``incomplete_details.reason`` when incomplete, else ``status``.
@@ -20,6 +23,7 @@ agent decides); the SDK raises for HTTP-level stream errors itself.
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -49,6 +53,7 @@ from agent_contract.sources._server_tools import (
     RESPONSES_SERVER_TOOLS,
     ServerToolCall,
     ServerToolCallsEnd,
+    item_fields,
     responses_server_call,
 )
 from agent_contract.sources._stream import (
@@ -68,6 +73,14 @@ __all__ = ["OpenAIResponsesAgent", "ResponsesReader", "response_input", "stream_
 _TEXT = frozenset({"response.output_text.delta", "response.refusal.delta"})
 _REASONING = frozenset({"response.reasoning_summary_text.delta", "response.reasoning_text.delta"})
 _ENDS = frozenset({"response.completed", "response.incomplete", "response.failed"})
+_CLIENT_TOOLS = {
+    "computer_call": ("computer", "action"),
+    "local_shell_call": ("local_shell", "action"),
+    "shell_call": ("shell", "action"),
+    "apply_patch_call": ("apply_patch", "operation"),
+}
+"""The items of the built-in tools the application runs (the model asks, the client answers
+with their ``*_output`` item): each a tool call by the tool's name, and the field it asks with."""
 
 
 class ResponsesReader:
@@ -112,7 +125,10 @@ class ResponsesReader:
         return NOTHING
 
     def _item(self, item: Any, done: bool) -> Sequence[AgentEvent]:
-        if getattr(item, "type", None) != "function_call":
+        kind = getattr(item, "type", None)
+        if kind != "function_call":
+            if done and kind in _CLIENT_TOOLS:
+                return (_client_call(item, *_CLIENT_TOOLS[kind]),)
             if done:
                 self._ran(item)
             return NOTHING
@@ -163,6 +179,13 @@ class ResponsesReader:
         self._server.clear()
         out.append(ServerToolCallsEnd(**done, calls=ran) if ran else LLMCallEnd(**done))
         return out
+
+
+def _client_call(item: Any, name: str, asks: str) -> ToolCall:
+    """A call of a built-in tool the application runs (its ``call_id`` the id its output
+    names), its arguments the item's ``asks`` field (the action, the patch) as JSON."""
+    asked = item_fields(item).get(asks)
+    return ToolCall(id=item.call_id, function=FunctionCall(name, json.dumps(asked)))
 
 
 def responses_usage(usage: Any, model: str | None) -> Usage:
