@@ -18,7 +18,7 @@ output items (``responses_server_call``), Anthropic's content blocks
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -124,27 +124,50 @@ def anthropic_server_calls(blocks: Iterable[Any]) -> tuple[ServerToolCall, ...]:
     return tuple(ServerToolCall(key or None, *told) for key, told in calls.items())
 
 
-def gemini_server_calls(parts: Iterable[Any]) -> tuple[ServerToolCall, ...]:
-    """The code Gemini's own code execution tool ran within the request (Google GenAI
-    ``Part``s): each ``executable_code`` part a ``code_execution`` call (its ``code`` and
-    ``language``), each ``code_execution_result`` the response (``outcome``, ``output``) of
-    the code before it, in order (Gemini numbers neither)."""
+def gemini_server_calls(parts: Sequence[Any]) -> tuple[ServerToolCall, ...]:
+    """The tools Gemini ran within the request (Google GenAI ``Part``s), as the official
+    instrumentation tells them: each ``tool_call`` part (a search, URL context, maps...) a call
+    named by its ``tool_type`` (lowercase), its ``args`` the ``arguments``, and the
+    ``tool_response`` naming its id that call's ``response``; each ``executable_code`` part a
+    ``code_execution`` call (``code``, ``language``), and the ``code_execution_result`` after
+    it its response (``outcome``, ``output``), Gemini numbering neither: code with no result
+    in the response is no code Gemini ran (an agent's executor runs it)."""
     out: list[ServerToolCall] = []
+    ran_code = any(getattr(p, "code_execution_result", None) is not None for p in parts)
     for part in parts:
+        asked, told = getattr(part, "tool_call", None), getattr(part, "tool_response", None)
         code = getattr(part, "executable_code", None)
         result = getattr(part, "code_execution_result", None)
-        if code is not None:
+        if asked is not None:
+            name = _tool_type(asked)
+            out.append(ServerToolCall(asked.id, name, {"type": name, "arguments": asked.args}))
+        elif told is not None:
+            name = _tool_type(told)
+            detail = {"type": name, "response": told.response}
+            at = next((i for i, c in enumerate(out) if told.id and c.id == told.id), None)
+            if at is None:  # a response of no call told
+                out.append(ServerToolCall(told.id, name, None, detail))
+            else:
+                out[at] = ServerToolCall(told.id, out[at].name, out[at].call, detail)
+        elif code is not None and ran_code:
             call = {"type": "code_execution", "code": code.code, "language": _value(code.language)}
             out.append(ServerToolCall(getattr(code, "id", None), "code_execution", call))
         elif result is not None:
-            told = {"type": "code_execution", "outcome": _value(result.outcome),
-                    "output": result.output}  # fmt: skip
-            if out and out[-1].response is None:
-                out[-1] = ServerToolCall(out[-1].id, out[-1].name, out[-1].call, told)
+            detail = {"type": "code_execution", "outcome": _value(result.outcome),
+                      "output": result.output}  # fmt: skip
+            last = out[-1] if out else None
+            if last is not None and last.name == "code_execution" and last.response is None:
+                out[-1] = ServerToolCall(last.id, last.name, last.call, detail)
             else:
-                told_id = getattr(result, "id", None)
-                out.append(ServerToolCall(told_id, "code_execution", None, told))
+                alone = getattr(result, "id", None)
+                out.append(ServerToolCall(alone, "code_execution", None, detail))
     return tuple(out)
+
+
+def _tool_type(told: Any) -> str:
+    """A Gemini server tool's name: its ``tool_type``, lowercase (``unknown``: none)."""
+    kind = _value(getattr(told, "tool_type", None))
+    return str(kind).lower() if kind else "unknown"
 
 
 def item_fields(item: Any) -> dict[str, Any]:

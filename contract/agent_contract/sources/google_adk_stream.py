@@ -66,8 +66,10 @@ agent or a string):
   ``code-{event id}-{index}``), and the result event its ``ToolResult`` (failed,
   ``tool_error``, unless its outcome is ``OUTCOME_OK``), no call; the model asked again is
   the next step. The code Gemini's own tool ran (``BuiltInCodeExecutor``: its
-  ``executable_code`` and ``code_execution_result`` in one response) ends that call with a
-  ``ServerToolCallsEnd``: ``server_tool_call`` parts of its output, no tool call.
+  ``executable_code`` and ``code_execution_result`` in one response), and the tools Gemini
+  ran on its side (``tool_call`` and ``tool_response`` parts: a search, URL context), end
+  that call with a ``ServerToolCallsEnd``: ``server_tool_call`` parts of its output, no tool
+  call.
 * A call a ``before_tool_callback`` answered in ADK's error shape before its tool ran (a
   guard refusing it: the plugin wraps each tool's ``run_async`` once to note the calls it
   runs) is a failed result ``guardrail_rejected``, the text the model is told unchanged; any
@@ -671,8 +673,8 @@ class _State:
         finish = event.finish_reason
         reason = str(getattr(finish, "value", finish)) if finish is not None else None
         done = {"model": event.model_version, "finish_reason": reason}
-        # the code Gemini's own tool ran in the request (its result beside it): the provider's
-        served = gemini_server_calls(parts) if not code and _provider_ran(parts) else ()
+        # the tools Gemini ran in the request (its search, its code with its result beside)
+        served = () if code else gemini_server_calls(parts)
         end = ServerToolCallsEnd(**done, calls=served) if served else LLMCallEnd(**done)
         self.open, self.live = False, None
         asked = bool(code) or any(p.function_call for p in parts)
