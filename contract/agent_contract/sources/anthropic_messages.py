@@ -123,7 +123,8 @@ class MessagesReader:
                 blocks[index] = [block.id, block.name, []]
                 if open_block is not None:  # a block at an open one's index: that one is done
                     return (_tool_call(open_block),)
-            elif _SERVER_BLOCK.search(block.type):  # the provider's own tool, or its result
+            elif isinstance(block.type, str) and _SERVER_BLOCK.search(block.type):
+                # the provider's own tool, or its result
                 self._server.append((block, [], event.index))
             return NOTHING
         if kind == "content_block_stop":

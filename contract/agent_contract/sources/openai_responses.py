@@ -143,8 +143,7 @@ class ResponsesReader:
         """Keeps ``item`` if it tells a tool the provider ran (the latest told of an id)."""
         call = responses_server_call(item)
         if call is not None:
-            key = getattr(item, "id", None) or call.id or len(self._server)
-            self._server[key] = call
+            self._server[call.id if call.id is not None else len(self._server)] = call
 
     def _response(self, response: Any) -> None:
         self._id = response.id or self._id
