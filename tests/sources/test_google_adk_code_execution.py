@@ -78,3 +78,85 @@ async def test_code_that_fails_fails_its_tool_call(otel_telemetry: InMemoryTelem
     assert ran.status.status_code is StatusCode.ERROR
     assert (ran.attributes or {})["error.type"] == "tool_error"
     assert otel_telemetry.open_spans() == []
+
+
+@pytest.mark.parametrize("streamed", [True, False], ids=["sse", "unstreamed"])
+async def test_code_gemini_ran_in_the_request_is_a_server_tool_call_part(
+    otel_telemetry: InMemoryTelemetry, streamed: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``BuiltInCodeExecutor``: Gemini's own code execution tool runs the code within the
+    request, the response telling the code (``executable_code``) and its outcome
+    (``code_execution_result``) beside the text. The application ran nothing: a
+    ``server_tool_call`` part and its response in the chat span's output, shaped as the
+    official Google GenAI instrumentation writes them, and no tool span. They were dropped."""
+    from google.adk.agents import LlmAgent
+    from google.adk.agents.run_config import RunConfig, StreamingMode
+    from google.adk.code_executors import BuiltInCodeExecutor
+    from google.genai import types
+
+    from agent_contract.sources.google_adk_stream import google_adk_events
+
+    from ._fw_google_adk import _model
+
+    monkeypatch.setenv("ADK_DISABLE_GEMINI_MODEL_ID_CHECK", "1")  # (a scripted Gemini's name)
+    code = types.ExecutableCode(code="print(6*7)", language=types.Language.PYTHON)
+    ran = types.CodeExecutionResult(outcome=types.Outcome.OUTCOME_OK, output="42\n")
+    model = _model([[types.Part(executable_code=code), types.Part(code_execution_result=ran),
+                     types.Part(text="It is 42.")]])  # fmt: skip
+    bot = LlmAgent(name="bot", model=model, code_executor=BuiltInCodeExecutor())
+    mode = RunConfig(streaming_mode=StreamingMode.SSE if streamed else StreamingMode.NONE)
+    await run_script(otel_telemetry, google_adk_events(bot, "6*7?", run_config=mode),
+                     agent_name="bot", capture_content=True)  # fmt: skip
+
+    assert model.calls == 1
+    assert otel_telemetry.outline() == [["invoke_agent bot", [["step 0", [CHAT]]]]]
+    chat = otel_telemetry.span(CHAT)
+    [said] = json.loads(str((chat.attributes or {})["gen_ai.output.messages"]))
+    assert said["parts"] == [
+        {"type": "text", "content": "It is 42."},
+        {"type": "server_tool_call", "name": "code_execution",
+         "server_tool_call": {"type": "code_execution", "code": "print(6*7)",
+                              "language": "PYTHON"}},
+        {"type": "server_tool_call_response",
+         "server_tool_call_response": {"type": "code_execution", "outcome": "OUTCOME_OK",
+                                       "output": "42\n"}},
+    ]  # fmt: skip
+    assert said["finish_reason"] == "stop"
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_a_search_gemini_ran_in_the_request_is_a_server_tool_call_part(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A tool Gemini runs on its side (``tool_call`` and ``tool_response`` parts: its web
+    search, named by their ``tool_type``): a ``server_tool_call`` part and its response in the
+    chat span's output, as the official Google GenAI instrumentation writes them (``type`` the
+    tool type, lowercase; ``arguments``; ``response``), no tool span. They were dropped."""
+    from google.adk.agents import LlmAgent
+    from google.genai import types
+
+    from agent_contract.sources.google_adk_stream import google_adk_events
+
+    from ._fw_google_adk import _model
+
+    web = types.ToolType.GOOGLE_SEARCH_WEB
+    asked = types.ToolCall(id="tc_1", tool_type=web, args={"queries": ["Paris weather"]})
+    found = types.ToolResponse(id="tc_1", tool_type=web, response={"results": ["sunny"]})
+    model = _model([[types.Part(tool_call=asked), types.Part(tool_response=found),
+                     types.Part(text="Sunny.")]])  # fmt: skip
+    bot = LlmAgent(name="bot", model=model)
+    await run_script(otel_telemetry, google_adk_events(bot, "Weather?"), agent_name="bot",
+                     capture_content=True)  # fmt: skip
+
+    assert otel_telemetry.outline() == [["invoke_agent bot", [["step 0", [CHAT]]]]]
+    [said] = json.loads(str((otel_telemetry.span(CHAT).attributes or {})["gen_ai.output.messages"]))
+    assert said["parts"] == [
+        {"type": "text", "content": "Sunny."},
+        {"type": "server_tool_call", "id": "tc_1", "name": "google_search_web",
+         "server_tool_call": {"type": "google_search_web",
+                              "arguments": {"queries": ["Paris weather"]}}},
+        {"type": "server_tool_call_response", "id": "tc_1",
+         "server_tool_call_response": {"type": "google_search_web",
+                                       "response": {"results": ["sunny"]}}},
+    ]  # fmt: skip
+    assert otel_telemetry.open_spans() == []

@@ -10,13 +10,18 @@ index: a server numbering two open blocks alike loses neither); ``message_delta`
 the cumulative output usage. ``Usage.input_tokens`` is Anthropic's ``input_tokens`` plus its
 cache reads and cache writes, because the GenAI conventions count cached tokens as input
 (Anthropic does not); the two cache counts are kept on their own fields and
-``thinking_tokens`` as reasoning tokens.
+``thinking_tokens`` as reasoning tokens. A tool the provider ran (a ``server_tool_use`` block,
+its input streamed as a ``tool_use``'s is, and its result block, ``web_search_tool_result``,
+``code_execution_tool_result``...) ends the call with a ``ServerToolCallsEnd``: parts of its
+output, no tool call.
 An ``error`` event mid-stream is raised by the SDK itself, as the SDK's exception; a stream
 that ends before ``message_stop`` was cut short (``cut_short``).
 """
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -41,6 +46,11 @@ from agent_contract.sources._parts_sent import (
 )
 from agent_contract.sources._raw_usage import counted, is_count
 from agent_contract.sources._require import expect, expect_messages
+from agent_contract.sources._server_tools import (
+    ServerToolCallsEnd,
+    anthropic_server_calls,
+    item_fields,
+)
 from agent_contract.sources._stream import (
     NOTHING,
     OneCallAgent,
@@ -57,6 +67,11 @@ __all__ = ["AnthropicAgent", "MessagesReader", "anthropic_input", "stream_messag
 _WRITTEN = "cache_creation_input_tokens"
 _INPUT_SIDE = ("input_tokens", "cache_read_input_tokens", _WRITTEN)
 """The counts of ``message_start``'s usage told at once (:meth:`MessagesReader._input_told`)."""
+_SERVER_BLOCK = re.compile(r"^(server_tool_use|mcp_tool_use)$|_tool_result$")
+"""The content blocks of a tool the provider runs (``server_tool_use``) and of its result
+(``web_search_tool_result``, ``code_execution_tool_result``...; a ``tool_result`` is the
+application's, sent, never streamed back)."""
+
 _COUNTS = (
     "input_tokens",
     "output_tokens",
@@ -68,7 +83,17 @@ _COUNTS = (
 class MessagesReader:
     """Feeds on Anthropic's raw message stream events; see the module docstring."""
 
-    __slots__ = ("_blocks", "_counts", "_finish", "_id", "_model", "_stopped", "_thinking", "_told")
+    __slots__ = (
+        "_blocks",
+        "_counts",
+        "_finish",
+        "_id",
+        "_model",
+        "_server",
+        "_stopped",
+        "_thinking",
+        "_told",
+    )
 
     def __init__(self) -> None:
         self._blocks: dict[int, list[Any]] = {}  # index -> [id, name, json parts]
@@ -78,6 +103,7 @@ class MessagesReader:
         self._id: str | None = None
         self._model: str | None = None
         self._thinking: int | None = None
+        self._server: list[tuple[Any, list[str], int]] = []  # the provider's tool blocks, in order
         self._stopped = False
 
     def feed(self, event: Any) -> Sequence[AgentEvent]:
@@ -92,6 +118,8 @@ class MessagesReader:
                 block = self._blocks.get(event.index)
                 if block is not None:
                     block[2].append(delta.partial_json)
+                elif self._server and self._server[-1][2] == event.index:
+                    self._server[-1][1].append(delta.partial_json)  # (input of the latest)
             return NOTHING
         if kind == "content_block_start":
             block = event.content_block
@@ -101,6 +129,9 @@ class MessagesReader:
                 blocks[index] = [block.id, block.name, []]
                 if open_block is not None:  # a block at an open one's index: that one is done
                     return (_tool_call(open_block),)
+            elif isinstance(block.type, str) and _SERVER_BLOCK.search(block.type):
+                # the provider's own tool, or its result
+                self._server.append((block, [], event.index))
             return NOTHING
         if kind == "content_block_stop":
             done = self._blocks.pop(event.index, None)
@@ -159,7 +190,10 @@ class MessagesReader:
         self._blocks.clear()
         if self._counts:
             out.append(self._usage())
-        out.append(LLMCallEnd(model=self._model, finish_reason=self._finish, response_id=self._id))
+        done = {"model": self._model, "finish_reason": self._finish, "response_id": self._id}
+        calls = anthropic_server_calls(_whole(block, parts) for block, parts, _ in self._server)
+        self._server.clear()
+        out.append(ServerToolCallsEnd(**done, calls=calls) if calls else LLMCallEnd(**done))
         return out
 
     def _usage(self) -> Usage:
@@ -195,6 +229,18 @@ def _more(value: Any, told: int) -> Any:
     if not is_count(value):
         return value
     return value - told if value > told else None
+
+
+def _whole(block: Any, parts: list[str]) -> Any:
+    """A server tool's block as a dict, its ``input`` the JSON its deltas streamed (when any
+    came, and it reads whole)."""
+    fields = item_fields(block)
+    if parts:
+        try:
+            fields["input"] = json.loads("".join(parts))
+        except ValueError:
+            fields["input"] = "".join(parts)  # (cut short: the text it got)
+    return fields
 
 
 def _tool_call(block: list[Any], empty: str = "{}") -> ToolCall:

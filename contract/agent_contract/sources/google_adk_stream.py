@@ -65,7 +65,11 @@ agent or a string):
   ``ToolCall`` named ``code_execution`` (its ``code`` and ``language`` the arguments; the id
   ``code-{event id}-{index}``), and the result event its ``ToolResult`` (failed,
   ``tool_error``, unless its outcome is ``OUTCOME_OK``), no call; the model asked again is
-  the next step.
+  the next step. The code Gemini's own tool ran (``BuiltInCodeExecutor``: its
+  ``executable_code`` and ``code_execution_result`` in one response), and the tools Gemini
+  ran on its side (``tool_call`` and ``tool_response`` parts: a search, URL context), end
+  that call with a ``ServerToolCallsEnd``: ``server_tool_call`` parts of its output, no tool
+  call.
 * A call a ``before_tool_callback`` answered in ADK's error shape before its tool ran (a
   guard refusing it: the plugin wraps each tool's ``run_async`` once to note the calls it
   runs) is a failed result ``guardrail_rejected``, the text the model is told unchanged; any
@@ -168,6 +172,7 @@ from agent_contract.sources._nested import Pushed
 from agent_contract.sources._raw_usage import counted, is_count
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._scoping import OpenScopes
+from agent_contract.sources._server_tools import ServerToolCallsEnd, gemini_server_calls
 from agent_contract.sources._stream import Sink, read_events, told
 from agent_contract.sources._structured import structured_final
 
@@ -666,10 +671,11 @@ class _State:
         if usage is not None:
             out.append(_usage(usage, event.model_version or getattr(heard, "model_version", None)))
         finish = event.finish_reason
-        end = LLMCallEnd(
-            model=event.model_version,
-            finish_reason=str(getattr(finish, "value", finish)) if finish is not None else None,
-        )  # fmt: skip
+        reason = str(getattr(finish, "value", finish)) if finish is not None else None
+        done = {"model": event.model_version, "finish_reason": reason}
+        # the tools Gemini ran in the request (its search, its code with its result beside)
+        served = () if code else gemini_server_calls(parts)
+        end = ServerToolCallsEnd(**done, calls=served) if served else LLMCallEnd(**done)
         self.open, self.live = False, None
         asked = bool(code) or any(p.function_call for p in parts)
         self.answered = not event.error_code and not asked
@@ -686,11 +692,17 @@ CODE_EXECUTION = "code_execution"
 tool)."""
 
 
+def _provider_ran(parts: Any) -> bool:
+    """Whether a response tells code Gemini's own code execution tool ran within the request
+    (``BuiltInCodeExecutor``): a ``code_execution_result`` beside the code."""
+    return any(p.code_execution_result is not None for p in parts)
+
+
 def _code_runs(event: Any, parts: Any) -> list[dict[str, Any]]:
     """The code blocks of a model's final ``event`` that the agent's executor runs next (its
     response cut at them, no result in it: a result beside them is the model's own code
     tool's, run in the request), as tool arguments."""
-    if any(p.code_execution_result is not None for p in parts):
+    if _provider_ran(parts):
         return []
     runs = []
     for part in parts:

@@ -8,12 +8,13 @@ Its stream carries three kinds of event, read by their ``type``:
   ``RunConfig.model_settings`` over its settings; a ``StepBoundary`` first when a call came
   before, so each step is one model call plus the tools it asked for); ``response.completed``
   (or failed, incomplete) closes it with ``Usage`` and ``LLMCallEnd``. Tool calls, handoffs included
-  (``transfer_to_<agent>``), come from the response's ``function_call`` items.
+  (``transfer_to_<agent>``), come from the response's ``function_call`` items; a tool the
+  provider ran inside the response (a hosted tool: web search, file search, code interpreter,
+  hosted MCP, image generation) is, as the reader tells it, a ``server_tool_call`` part of
+  the call's output (``ServerToolCallsEnd``), no tool call: the SDK's ``tool_called`` item
+  for it repeats the raw item.
 * ``run_item_stream_event``: ``tool_output`` and ``handoff_occured`` items are the calls'
-  results (``ToolResult`` by ``call_id``); a ``tool_called`` item of a tool the provider ran
-  inside the response (a hosted tool: web search, file search, code interpreter, hosted MCP,
-  no result item after it) is that call and at once its result, read from the item, its
-  ``type`` the item's (``gen_ai.tool.type``); the other items repeat what the raw events
+  results (``ToolResult`` by ``call_id``); the other items repeat what the raw events
   said, but for a message item after a turn's results with no response before it: the final
   output a ``max_turns`` error handler gave, the run's answer (``MessageFinal``). A run that
   ends on a turn's results (a tool ended it: ``tool_use_behavior``) has the SDK's final
@@ -108,12 +109,10 @@ from typing import Any
 from agent_contract.agent.events import InterruptFinal, MessageFinal, StreamEvent
 from agent_contract.events import (
     AgentEvent,
-    FunctionCall,
     LLMCallEnd,
     LLMCallStart,
     PhaseMarker,
     StepBoundary,
-    ToolCall,
     ToolResult,
 )
 from agent_contract.scope import McpServer, framework_started, nested_run, tool_scope
@@ -130,11 +129,6 @@ __all__ = ["openai_agents_events"]
 _RESULTS = frozenset({"tool_output", "handoff_occured", "handoff_occurred"})
 _ASKED = frozenset({"tool_called", "handoff_requested"})
 _OTHER_HANDOFF = "Multiple handoffs detected, ignoring this one."
-# The output items of the tools the provider runs inside a response (hosted tools): their
-# fields that say what was asked, and those that hold the answer
-_HOSTED = frozenset({"web_search_call", "file_search_call", "code_interpreter_call", "mcp_call"})
-_ASKS = ("queries", "code", "container_id")
-_ANSWERS = ("output", "results", "outputs")
 """The SDK's answer to each handoff a response asked for beyond the first, which it takes."""
 
 
@@ -315,8 +309,6 @@ class _Reading:
             elif name in _ASKED and _field(event.item.raw_item, "type") == "function_call":
                 call_id = str(_field(event.item.raw_item, "call_id") or "")
                 self.asked[call_id] = name == "handoff_requested"
-            elif name == "tool_called" and _field(event.item.raw_item, "type") in _HOSTED:
-                yield from _hosted(event.item.raw_item)
         elif kind == "agent_updated_stream_event":
             if self.asked:  # a handoff: its turn's results the stream did not show
                 yield from self.handed_off(event.new_agent)
@@ -415,29 +407,6 @@ class _Reading:
             and not self.raised
             and not self.requested
         )
-
-
-def _hosted(raw: Any) -> Iterator[AgentEvent]:
-    """A call of a tool the provider ran inside the response (its output item, streamed once
-    the response ended, with no result item after): its call, ``type`` the item's (what says
-    the tool's kind), and at once its result, the item's own (a failed status fails it). Not a
-    result the run's loop read: the response's message is still the model's."""
-    kind = str(_field(raw, "type"))
-    call_id = str(_field(raw, "id") or "")
-    name = _field(raw, "name") if kind == "mcp_call" else kind.removesuffix("_call")
-    arguments = _field(raw, "arguments")
-    if arguments is None:
-        fields = raw.model_dump(exclude_none=True) if hasattr(raw, "model_dump") else dict(raw)
-        asked = fields.get("action") or {k: v for k, v in fields.items() if k in _ASKS}
-        arguments = json.dumps(asked, default=str)
-    yield ToolCall(id=call_id, type=kind, function=FunctionCall(name, arguments))  # type: ignore[arg-type]
-    content = next((v for k in _ANSWERS if (v := _field(raw, k)) is not None), None)
-    if content is not None and not isinstance(content, str):
-        content = [v.model_dump() if hasattr(v, "model_dump") else v for v in content]
-    if _field(raw, "status") == "failed" or _field(raw, "error"):
-        yield failed_result(call_id, _field(raw, "error") or content, name, "tool_error")
-    else:
-        yield ToolResult(tool_call_id=call_id, content=content, name=name)
 
 
 def _answer(item: Any) -> MessageFinal:

@@ -5,8 +5,15 @@ visible answer too) become ``TextDelta``; ``response.reasoning_summary_text.delt
 ``response.reasoning_text.delta`` become ``ReasoningDelta``. A function call is assembled
 from ``output_item.added`` and its ``function_call_arguments.delta`` events and yielded as
 a ``ToolCall`` (id = the ``call_id`` its output must name) at ``output_item.done``, whose
-item is authoritative. ``response.completed`` / ``incomplete`` / ``failed`` carry usage
-(cached input and reasoning tokens included) and the status: ``LLMCallEnd.finish_reason``
+item is authoritative. A tool the provider ran (a ``web_search_call``, ``file_search_call``,
+``code_interpreter_call``, ``mcp_call``, ``image_generation_call``... item, done or in the
+terminal event's whole response) ends the call with a ``ServerToolCallsEnd``: a
+``server_tool_call`` part of its output, no tool call; one the application runs (a
+``computer_call``, ``local_shell_call``, ``shell_call``, ``apply_patch_call``) is a ``ToolCall``
+named ``computer``, ``local_shell``, ``shell``, ``apply_patch``, its ``action`` (``operation``)
+the arguments. ``response.completed`` /
+``incomplete`` / ``failed`` carry usage (cached input and reasoning tokens included) and the
+status: ``LLMCallEnd.finish_reason``
 is the provider's own word, ``incomplete_details.reason`` when incomplete, else ``status``.
 A ``response.failed`` or ``error`` event also becomes an ``Error`` event (not fatal: the
 agent decides); the SDK raises for HTTP-level stream errors itself.
@@ -16,6 +23,7 @@ agent decides); the SDK raises for HTTP-level stream errors itself.
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -41,6 +49,13 @@ from agent_contract.sources._parts_sent import (
     untranslated,
 )
 from agent_contract.sources._require import expect, expect_messages
+from agent_contract.sources._server_tools import (
+    RESPONSES_SERVER_TOOLS,
+    ServerToolCall,
+    ServerToolCallsEnd,
+    item_fields,
+    responses_server_call,
+)
 from agent_contract.sources._stream import (
     NOTHING,
     OneCallAgent,
@@ -58,12 +73,20 @@ __all__ = ["OpenAIResponsesAgent", "ResponsesReader", "response_input", "stream_
 _TEXT = frozenset({"response.output_text.delta", "response.refusal.delta"})
 _REASONING = frozenset({"response.reasoning_summary_text.delta", "response.reasoning_text.delta"})
 _ENDS = frozenset({"response.completed", "response.incomplete", "response.failed"})
+_CLIENT_TOOLS = {
+    "computer_call": ("computer", "action"),
+    "local_shell_call": ("local_shell", "action"),
+    "shell_call": ("shell", "action"),
+    "apply_patch_call": ("apply_patch", "operation"),
+}
+"""The items of the built-in tools the application runs (the model asks, the client answers
+with their ``*_output`` item): each a tool call by the tool's name, and the field it asks with."""
 
 
 class ResponsesReader:
     """Feeds on Responses stream events; see the module docstring."""
 
-    __slots__ = ("_calls", "_done", "_finish", "_id", "_model", "_usage")
+    __slots__ = ("_calls", "_done", "_finish", "_id", "_model", "_server", "_usage")
 
     def __init__(self) -> None:
         self._calls: dict[str, list[str]] = {}  # item id -> [call_id, name, arguments]
@@ -71,6 +94,7 @@ class ResponsesReader:
         self._finish: str | None = None
         self._id: str | None = None
         self._model: str | None = None
+        self._server: dict[Any, ServerToolCall] = {}  # the provider's tool items, by item id
         self._usage: Any = None
 
     @property
@@ -101,7 +125,12 @@ class ResponsesReader:
         return NOTHING
 
     def _item(self, item: Any, done: bool) -> Sequence[AgentEvent]:
-        if getattr(item, "type", None) != "function_call":
+        kind = getattr(item, "type", None)
+        if kind != "function_call":
+            if done and kind in _CLIENT_TOOLS:
+                return (_client_call(item, *_CLIENT_TOOLS[kind]),)
+            if done:
+                self._ran(item)
             return NOTHING
         key = item.id or item.call_id
         if not done:
@@ -109,6 +138,12 @@ class ResponsesReader:
             return NOTHING
         self._calls.pop(key, None)
         return (ToolCall(id=item.call_id, function=FunctionCall(item.name, item.arguments)),)
+
+    def _ran(self, item: Any) -> None:
+        """Keeps ``item`` if it tells a tool the provider ran (the latest told of an id)."""
+        call = responses_server_call(item)
+        if call is not None:
+            self._server[call.id if call.id is not None else len(self._server)] = call
 
     def _response(self, response: Any) -> None:
         self._id = response.id or self._id
@@ -118,6 +153,9 @@ class ResponsesReader:
         self._response(response)
         self._done = True
         self._usage = response.usage
+        for item in response.output or ():  # the whole response: its items none streamed
+            if getattr(item, "type", None) in RESPONSES_SERVER_TOOLS:
+                self._ran(item)
         details = response.incomplete_details
         self._finish = (details.reason if details is not None else None) or response.status
         error = response.error
@@ -135,8 +173,18 @@ class ResponsesReader:
         self._calls.clear()
         if self._usage is not None:
             out.append(responses_usage(self._usage, self._model))
-        out.append(LLMCallEnd(model=self._model, finish_reason=self._finish, response_id=self._id))
+        done = {"model": self._model, "finish_reason": self._finish, "response_id": self._id}
+        ran = tuple(self._server.values())
+        self._server.clear()
+        out.append(ServerToolCallsEnd(**done, calls=ran) if ran else LLMCallEnd(**done))
         return out
+
+
+def _client_call(item: Any, name: str, asks: str) -> ToolCall:
+    """A call of a built-in tool the application runs (its ``call_id`` the id its output
+    names), its arguments the item's ``asks`` field (the action, the patch) as JSON."""
+    asked = item_fields(item).get(asks)
+    return ToolCall(id=item.call_id, function=FunctionCall(name, json.dumps(asked)))
 
 
 def responses_usage(usage: Any, model: str | None) -> Usage:

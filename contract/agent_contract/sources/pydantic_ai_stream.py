@@ -744,9 +744,16 @@ def _provider_ran(parts: Any) -> tuple[ServerToolCall, ...]:
         for part in parts if getattr(part, "part_kind", None) == "builtin-tool-return"
     }  # fmt: skip
     return tuple(
-        ServerToolCall(part.tool_call_id, part.tool_name, part.args, results.get(part.tool_call_id))
+        ServerToolCall(part.tool_call_id, part.tool_name,
+                       {"type": part.tool_name, "arguments": part.args_as_dict()},
+                       _returned(part.tool_name, results, part.tool_call_id))
         for part in parts if getattr(part, "part_kind", None) == "builtin-tool-call"
     )  # fmt: skip
+
+
+def _returned(name: str, results: dict[Any, Any], call_id: Any) -> dict[str, Any] | None:
+    """A built-in tool's outcome as its response's details (``None``: none told)."""
+    return {"type": name, "result": results[call_id]} if call_id in results else None
 
 
 def _tool_event(event: Any) -> tuple[AgentEvent, ...]:

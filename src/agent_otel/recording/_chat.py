@@ -328,13 +328,13 @@ class LLMCall:
             except Exception:
                 report("content capture", self.count)
 
-    def add_server_tool_call(self, call_id: Any, name: Any, arguments: Any, result: Any) -> None:
+    def add_server_tool_call(self, call_id: Any, name: Any, call: Any, response: Any) -> None:
         """A tool the provider ran (``server_tool_call`` and its response), for the captured
         output message: copied now, within the room the told tool calls share."""
         if self.output is not None:
             try:
                 parts, used = server_parts(
-                    call_id, name, arguments, result, self.told_room, self.span.scrub
+                    call_id, name, call, response, self.told_room, self.span.scrub
                 )
                 self.told_room -= used
                 self.tool_calls += parts

@@ -83,7 +83,7 @@ def server_calls_end(rec: RunRecorder, ev: Any) -> None:
     for call in calls if type(calls) is tuple else ():
         rec.server_tool_call(
             getattr(call, "id", None), getattr(call, "name", None),
-            getattr(call, "arguments", None), getattr(call, "result", None),
+            getattr(call, "call", None), getattr(call, "response", None),
         )  # fmt: skip
     llm_call_end(rec, ev)
 

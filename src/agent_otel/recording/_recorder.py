@@ -542,7 +542,7 @@ class RunRecorder:
             call_id = id_text(call_id, self.anomaly)
         asker.add_tool_call(call_id, name, arguments)
 
-    def server_tool_call(self, call_id: Any, name: Any, arguments: Any, result: Any) -> None:
+    def server_tool_call(self, call_id: Any, name: Any, call: Any, response: Any) -> None:
         """A tool the provider ran within the request (``ServerToolCallsEnd``): parts of its
         call's output message (``server_tool_call`` and its response); no tool span, no count
         of the run's tool calls. Told by its call's end, before the call ends."""
@@ -551,7 +551,7 @@ class RunRecorder:
             return
         if call_id is not None and type(call_id) is not str:
             call_id = id_text(call_id, self.anomaly)
-        asker.add_server_tool_call(call_id, name, arguments, result)
+        asker.add_server_tool_call(call_id, name, call, response)
 
     def tool_result(
         self, call_id: Any, name: Any, content: Any, is_error: Any, error_type: Any = None

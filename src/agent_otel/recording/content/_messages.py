@@ -8,7 +8,7 @@ dict. The output validates against ``gen-ai-input-messages.json`` / ``-output-me
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from agent_otel._guard import reads_values
@@ -104,28 +104,31 @@ def told_part(
 
 
 def server_parts(
-    call_id: Any, name: Any, arguments: Any, result: Any, room: int, scrub: Scrub | None = None
+    call_id: Any, name: Any, call: Any, response: Any, room: int, scrub: Scrub | None = None
 ) -> tuple[list[dict[str, Any]], int]:
-    """The parts of a tool the provider ran (``server_tool_call``, then its
-    ``server_tool_call_response`` when an outcome was told), each detail typed by the tool's
-    name as the conventions' generic server tool call is, and the bytes they took: its
-    arguments and its outcome copied as JSON within ``room`` (scrubbed by ``scrub`` first)."""
+    """The parts of a tool the provider ran: a ``server_tool_call`` part when ``call`` (its
+    details) was told, a ``server_tool_call_response`` part when ``response`` was, and the
+    bytes they took. Each detail keeps its ``type`` (the tool's kind: the tool's name when it
+    has none); its other fields are copied as JSON within ``room`` (scrubbed by ``scrub``
+    first), a detail that is no mapping as its ``content``."""
     said = _text(name) if name is not None else None
     call_text = _text(call_id) if call_id is not None else None
     ident = {"id": call_text} if call_text is not None else {}
-    detail: dict[str, Any] = {"type": said or ""}
+    parts: list[dict[str, Any]] = []
     used = 0
-    if arguments is not None:
-        text = fit_json(parse_arguments(arguments), room, scrub)
-        detail["arguments"] = json.loads(text)
+    for key, detail in (("server_tool_call", call), ("server_tool_call_response", response)):
+        if detail is None:
+            continue
+        fields = dict(detail) if isinstance(detail, Mapping) else {"content": detail}
+        kind = _text(fields.pop("type", None) or said or "") or ""
+        text = fit_json(fields, max(room - used, 0), scrub)
         used += size(text)
-    parts = [{"type": "server_tool_call", **ident, "name": said or "", "server_tool_call": detail}]
-    if result is not None:
-        text = fit_json(result, max(room - used, 0), scrub)
-        used += size(text)
-        outcome = {"type": said or "", "result": json.loads(text)}
-        parts.append({"type": "server_tool_call_response", **ident,
-                      "server_tool_call_response": outcome})  # fmt: skip
+        kept = json.loads(text)
+        told = {"type": kind, **kept} if isinstance(kept, dict) else {"type": kind, "content": kept}
+        part = {"type": key, **ident, "name": said or kind, key: told}
+        if key == "server_tool_call_response":
+            del part["name"]  # (the conventions' response part names no tool)
+        parts.append(part)
     return parts, used
 
 
