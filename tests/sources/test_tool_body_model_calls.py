@@ -194,3 +194,54 @@ async def test_a_litellm_call_of_an_agent_a_tool_ran_stays_its_chat_span_once_lo
     assert _litellm.spans(otel_telemetry) == []
     assert input_tokens_counted(otel_telemetry) == row.totals(run)["input"] + TOOL_INPUT
     assert otel_telemetry.open_spans() == []
+
+
+async def test_a_tool_bodys_own_litellm_call_after_an_agent_it_ran_is_still_logged(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """``weather``'s body runs an agent (a run of ours nested there, its call told by its own
+    chat span), then calls ``litellm.completion`` itself: that call is the body's own, logged
+    by LiteLLM's callback under ``execute_tool weather`` with its tokens, whatever ran in the
+    body before it; the agent's call is still told once."""
+    import contextvars
+    import threading
+
+    litellm = pytest.importorskip("litellm")
+
+    from agent_contract.protocol import LLMCallEnd, LLMCallStart, TextDelta, Usage
+
+    row = next(r for r in ROWS if r.name == "langgraph")
+    answers: list[str] = []
+
+    async def expert() -> Any:
+        yield LLMCallStart(model=TOOL_MODEL, provider="openai", call_id="e1")
+        yield TextDelta("cloudy")
+        yield Usage(input_tokens=TOOL_INPUT, output_tokens=1)
+        yield LLMCallEnd(call_id="e1", model=TOOL_MODEL, finish_reason="stop")
+
+    def ask() -> None:  # the agent, run on a thread of the body's (its context copied)
+        there = contextvars.copy_context()
+        worker = threading.Thread(
+            target=lambda: there.run(
+                asyncio.run, run_script(otel_telemetry, expert(), agent_name="expert")
+            )
+        )
+        worker.start()
+        worker.join(20)
+        client = http.openai_sync_client(chat.completion(0, "sunny", [], model=TOOL_MODEL))
+        reply = litellm.completion(model=f"openai/{TOOL_MODEL}", client=client, api_key="test",
+                                   messages=[{"role": "user", "content": "sky?"}])  # fmt: skip
+        answers.append(reply.choices[0].message.content)
+
+    with _litellm.callback(otel_telemetry), s.body_work(ask):
+        run = s.Run()
+        await run_script(otel_telemetry, row.events(run), agent_name="agent")
+        await _litellm.logged_into(otel_telemetry)
+
+    assert answers == ["sunny"]
+    [logged] = _litellm.spans(otel_telemetry)
+    tool = otel_telemetry.span("execute_tool weather")
+    assert logged.parent is not None and logged.parent.span_id == tool.context.span_id
+    expected = row.totals(run)["input"] + 2 * TOOL_INPUT  # the agent's call and the body's
+    assert input_tokens_counted(otel_telemetry) == expected
+    assert otel_telemetry.open_spans() == []
