@@ -542,8 +542,9 @@ async def test_each_kickoff_of_an_instrumented_crew_is_one_run_per_input(
 ) -> None:
     """``instrument(crew)``, then any of CrewAI's kickoffs: one run per input (a whole run,
     its step and chat span, the call's tokens on it and on its run), each run its own input's
-    (those at once do not cross), and an input whose model call fails fails its run alone, its
-    exception out of the kickoff as CrewAI raises it."""
+    (``kickoff_for_each_async``'s, at once on copies of the crew, do not cross), and an input
+    whose model call fails fails its run alone, its exception out of the kickoff as CrewAI
+    raises it."""
     from opentelemetry.trace import StatusCode
 
     from agent_otel import instrument
@@ -558,9 +559,10 @@ async def test_each_kickoff_of_an_instrumented_crew_is_one_run_per_input(
         if each:
             out = getattr(crew, variant)(given)
             return list(await out if asyncio.iscoroutine(out) else out)
-        outs = [getattr(crew, variant)(one) for one in given]
-        if all(asyncio.iscoroutine(out) for out in outs):
-            return list(await asyncio.gather(*outs))  # at once
+        outs = []
+        for one in given:  # one at a time: CrewAI refuses one crew's kickoffs at once
+            out = getattr(crew, variant)(one)  # ("Executor is already running")
+            outs.append(await out if asyncio.iscoroutine(out) else out)
         return outs
 
     outputs = await kickoff("Paris", "Oslo")
@@ -622,3 +624,21 @@ async def test_an_instrumented_agents_kickoff_is_a_run_and_akickoff_is_told_untr
             assert (await crew.akickoff({"city": "Oslo"})).raw == "Sunny in Oslo."
     told = [r.getMessage() for r in caplog.records if "akickoff()" in r.getMessage()]
     assert len(told) == 1 and "kickoff_async" in told[0], told
+
+
+def test_a_copy_of_an_instrumented_agent_is_instrumented_too(otel_telemetry: Any) -> None:
+    """CrewAI's ``Agent.copy()`` (a crew's ``copy()`` calls it for each of its agents, as
+    ``kickoff_for_each`` does) builds ``type(self)(...)``: of an instrumented agent, a copy
+    with the agent's options whose kickoff is a run of its own, the original untouched."""
+    from agent_otel import instrument
+
+    bot = fw.agent(fw.llm(lambda turn: b"", by_prompt=_by_city), [])
+    traced = instrument(bot, name="bot", **otel_telemetry.providers())
+    twin = traced.copy()
+    assert twin is not traced and twin.role == bot.role
+    assert twin.kickoff("The weather in Oslo?").raw == "Sunny in Oslo."
+    assert traced.kickoff("The weather in Paris?").raw == "Sunny in Paris."
+    assert otel_telemetry.outline() == [
+        ["invoke_agent bot", [["step 0", ["chat gpt-4o-mini"]]]],
+        ["invoke_agent bot", [["step 0", ["chat gpt-4o-mini"]]]],
+    ], otel_telemetry.outline()

@@ -194,19 +194,23 @@ async def test_an_error_mid_stream_comes_out_as_the_sdks_own_exception(
     assert otel_telemetry.open_spans() == []
 
 
-@pytest.mark.parametrize("case", CASES, ids=ids)
-async def test_a_consumer_stopping_early_closes_the_http_response(
-    case: Case, otel_telemetry: InMemoryTelemetry
-) -> None:
+async def _stopped_after_first_text(case: Case, telemetry: InMemoryTelemetry) -> Body:
+    """``case``'s streamed answer traced, its consumer stopping at the first text and closing
+    the stream; the response body it read from."""
     body = Body(split(case.body(True)))
-    events = otel_telemetry.wrapper(agent_name="agent")(
-        case.source(case.client(body.response))(HISTORY)
-    )
-
+    events = telemetry.wrapper(agent_name="agent")(case.source(case.client(body.response))(HISTORY))
     async for event in events:
         if isinstance(event, TextDelta):
             break
     await events.aclose()
+    return body
+
+
+@pytest.mark.parametrize("case", CASES, ids=ids)
+async def test_a_consumer_stopping_early_closes_the_http_response(
+    case: Case, otel_telemetry: InMemoryTelemetry
+) -> None:
+    body = await _stopped_after_first_text(case, otel_telemetry)
 
     assert body.closed and body.sent < len(body.events)
     assert attributes(otel_telemetry, "invoke_agent")["agent_otel.end_reason"] == "closed_early"
@@ -403,14 +407,7 @@ async def test_a_stream_abandoned_midway_keeps_the_tokens_told_so_far(
     tokens (billed whatever the stream's end): 20 fresh, 64 read from the cache, the cache
     write's tokens, all input by the GenAI conventions; the other APIs tell usage only at
     their stream's end, never reached."""
-    body = Body(split(case.body(True)))
-    events = otel_telemetry.wrapper(agent_name="agent")(
-        case.source(case.client(body.response))(HISTORY)
-    )
-    async for event in events:
-        if isinstance(event, TextDelta):
-            break
-    await events.aclose()
+    await _stopped_after_first_text(case, otel_telemetry)
 
     chat = attributes(otel_telemetry, "chat ")
     told = {k: v for k, v in chat.items() if k.startswith("gen_ai.usage.")}

@@ -105,6 +105,22 @@ async def test_a_sub_agents_model_calls_in_a_tool_body_are_told_once(
     assert otel_telemetry.open_spans() == []
 
 
+def _litellm_answer(litellm: Any, text: str) -> str:
+    """``litellm.completion`` of ``TOOL_MODEL`` (the OpenAI SDK's mock transport answering
+    ``text``), as a tool body calls it itself: its answer."""
+    client = http.openai_sync_client(chat.completion(0, text, [], model=TOOL_MODEL))
+    reply = litellm.completion(model=f"openai/{TOOL_MODEL}", client=client, api_key="test",
+                               messages=[{"role": "user", "content": "sky?"}])  # fmt: skip
+    return str(reply.choices[0].message.content)
+
+
+def _logged_under_weather(telemetry: InMemoryTelemetry) -> None:
+    """LiteLLM's callback logged one call, in its span under ``execute_tool weather``."""
+    [logged] = _litellm.spans(telemetry)
+    tool = telemetry.span("execute_tool weather")
+    assert logged.parent is not None and logged.parent.span_id == tool.context.span_id
+
+
 @pytest.mark.parametrize("row", [row.param() for row in ROWS if row.runs_tools])
 async def test_a_tool_bodys_own_litellm_call_is_logged_by_its_callback_under_its_tool_span(
     row: Row, otel_telemetry: InMemoryTelemetry
@@ -117,10 +133,7 @@ async def test_a_tool_bodys_own_litellm_call_is_logged_by_its_callback_under_its
     answers: list[str] = []
 
     def ask() -> None:
-        client = http.openai_sync_client(chat.completion(0, "cloudy", [], model=TOOL_MODEL))
-        reply = litellm.completion(model=f"openai/{TOOL_MODEL}", client=client, api_key="test",
-                                   messages=[{"role": "user", "content": "sky?"}])  # fmt: skip
-        answers.append(reply.choices[0].message.content)
+        answers.append(_litellm_answer(litellm, "cloudy"))
 
     with _litellm.callback(otel_telemetry), s.body_work(ask):
         run = s.Run()
@@ -128,9 +141,7 @@ async def test_a_tool_bodys_own_litellm_call_is_logged_by_its_callback_under_its
         await _litellm.logged_into(otel_telemetry)
 
     assert answers == ["cloudy"]
-    [logged] = _litellm.spans(otel_telemetry)
-    tool = otel_telemetry.span("execute_tool weather")
-    assert logged.parent is not None and logged.parent.span_id == tool.context.span_id
+    _logged_under_weather(otel_telemetry)
     assert input_tokens_counted(otel_telemetry) == row.totals(run)["input"] + TOOL_INPUT
     assert otel_telemetry.open_spans() == []
 
@@ -166,9 +177,7 @@ async def test_a_litellm_call_of_an_agent_a_tool_ran_stays_its_chat_span_once_lo
             logged.set()
 
     async def expert() -> Any:
-        client = http.openai_sync_client(chat.completion(0, "cloudy", [], model=TOOL_MODEL))
-        litellm.completion(model=f"openai/{TOOL_MODEL}", client=client, api_key="test",
-                           messages=[{"role": "user", "content": "sky?"}])  # fmt: skip
+        _litellm_answer(litellm, "cloudy")
         yield LLMCallStart(model=TOOL_MODEL, provider="openai", call_id="e1")
         yield TextDelta("cloudy")
         yield Usage(input_tokens=TOOL_INPUT, output_tokens=1)
@@ -193,4 +202,50 @@ async def test_a_litellm_call_of_an_agent_a_tool_ran_stays_its_chat_span_once_lo
 
     assert _litellm.spans(otel_telemetry) == []
     assert input_tokens_counted(otel_telemetry) == row.totals(run)["input"] + TOOL_INPUT
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_a_tool_bodys_own_litellm_call_after_an_agent_it_ran_is_still_logged(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """``weather``'s body runs an agent (a run of ours nested there, its call told by its own
+    chat span), then calls ``litellm.completion`` itself: that call is the body's own, logged
+    by LiteLLM's callback under ``execute_tool weather`` with its tokens, whatever ran in the
+    body before it; the agent's call is still told once."""
+    import contextvars
+    import threading
+
+    litellm = pytest.importorskip("litellm")
+
+    from agent_contract.protocol import LLMCallEnd, LLMCallStart, TextDelta, Usage
+
+    row = next(r for r in ROWS if r.name == "langgraph")
+    answers: list[str] = []
+
+    async def expert() -> Any:
+        yield LLMCallStart(model=TOOL_MODEL, provider="openai", call_id="e1")
+        yield TextDelta("cloudy")
+        yield Usage(input_tokens=TOOL_INPUT, output_tokens=1)
+        yield LLMCallEnd(call_id="e1", model=TOOL_MODEL, finish_reason="stop")
+
+    def ask() -> None:  # the agent, run on a thread of the body's (its context copied)
+        there = contextvars.copy_context()
+        worker = threading.Thread(
+            target=lambda: there.run(
+                asyncio.run, run_script(otel_telemetry, expert(), agent_name="expert")
+            )
+        )
+        worker.start()
+        worker.join(20)
+        answers.append(_litellm_answer(litellm, "sunny"))
+
+    with _litellm.callback(otel_telemetry), s.body_work(ask):
+        run = s.Run()
+        await run_script(otel_telemetry, row.events(run), agent_name="agent")
+        await _litellm.logged_into(otel_telemetry)
+
+    assert answers == ["sunny"]
+    _logged_under_weather(otel_telemetry)
+    expected = row.totals(run)["input"] + 2 * TOOL_INPUT  # the agent's call and the body's
+    assert input_tokens_counted(otel_telemetry) == expected
     assert otel_telemetry.open_spans() == []

@@ -223,10 +223,14 @@ def _instrument_instance(agent: _T, options: AgentSetup) -> _T:
     return drop_in  # type: ignore[no-any-return]
 
 
-def instrument_copy(agent: _T, options: AgentSetup) -> _T:
-    """A copy an instrumented CrewAI crew made of itself (``kickoff_for_each`` runs each
-    input on one), instrumented with the crew's options."""
-    return _instrument_instance(agent, options)
+def instrument_copy(drop_in: Any, options: AgentSetup | None, args: Any, kwargs: Any) -> Any:
+    """The ``copy()`` of a CrewAI drop-in (a crew's: ``kickoff_for_each`` runs each input on
+    one; an agent's, which a crew's copy calls), made by its plain agent: CrewAI's
+    ``type(self)(...)`` made from the drop-in a drop-in with no options, whose entry points
+    raised. Instrumented with ``options`` (``None``: disabled, the plain copy)."""
+    target = _target(drop_in)
+    made = _bound(type(target), "copy", target)(*args, **kwargs)
+    return made if options is None else _instrument_instance(made, options)
 
 
 def _dropped(binding: _Binding, cls: type) -> None:

@@ -126,13 +126,9 @@ def kickoff_entry(name: str, lookup: Lookup) -> Bound:
     if name == COPY:
 
         def copy(self: Any, *args: Any, **kwargs: Any) -> Any:
-            original, options = lookup(self)
-            made = original(*args, **kwargs)
-            if options is None:
-                return made
             from ._instrument import instrument_copy  # (it imports this module)
 
-            return instrument_copy(made, options)
+            return instrument_copy(self, lookup(self)[1], args, kwargs)
 
         return copy
 

@@ -135,8 +135,9 @@ class ToolScopes:
         "runner",
         "settings",
     )
-    agents: list[ToolCall]
-    """The calls whose body started a run of ours (:meth:`mark`); unset until one did."""
+    agents: list[tuple[ToolCall, ToolScopes]]
+    """The calls whose body started a run of ours, each with that run's scopes (:meth:`mark`);
+    unset until one did."""
 
     def __init__(
         self,
@@ -174,7 +175,7 @@ class ToolScopes:
                 outer.inner = [s for s in outer.inner if s.live]
                 outer.inner.append(self)
                 if isinstance(tool, ToolCall):  # (set at the first: a plain run pays nothing)
-                    outer.agents = [*getattr(outer, "agents", ()), tool]
+                    outer.agents = [*getattr(outer, "agents", ()), (tool, self)]
             self.outer = outer
         self.parent = otel_context.set_value(_RUN, self, parent)
         return self.parent
@@ -265,20 +266,29 @@ class ToolScopes:
                 return found
         return None
 
-    def runs_in(self, tool: ToolCall, ever: bool = False) -> bool:
+    def runs_in(self, tool: ToolCall, at: int | None = None) -> bool:
         """Whether a run of ours started in ``tool``'s body is open (an agent the tool runs,
         recorded as an inner run of this one): its model calls are its chat spans, so the
         providers stand down for them. Asked by a provider's request from that body, on any
         thread, without the lock (:meth:`mark` replaces the list of inner runs; a run's
-        ``live`` and ``parent`` are single reads). ``ever``: open or ended, for a call
-        logged after it ended (LiteLLM's callback), which an agent's run then ended may have
-        made."""
-        if ever and any(t is tool for t in getattr(self, "agents", ())):
-            return True
+        ``live`` and ``parent`` are single reads). ``at``: was open at that time (ns), for a
+        call logged after it ended (LiteLLM's callback), made then: an agent's, whose run may
+        have ended since, or the body's own, made before or after any agent it ran."""
+        if at is not None:
+            return any(t is tool and inner.open_at(at) for t, inner in getattr(self, "agents", ()))
         for inner in self.inner:
             if inner.live and otel_context.get_value(_TOOL, inner.parent) is tool:
                 return True
         return False
+
+    def open_at(self, at: int) -> bool:
+        """Whether this run was open at ``at`` (ns), by its span's times; a run whose span
+        keeps none (not sampled) is taken as open."""
+        raw = getattr(getattr(getattr(self.runner, "run", None), "span", None), "raw", None)
+        start, end = getattr(raw, "start_time", None), getattr(raw, "end_time", None)
+        if type(start) is not int:
+            return True
+        return start <= at and (type(end) is not int or at <= end)
 
     def claim(
         self, call_id: str | None, name: str | None, arguments: Any

@@ -245,16 +245,17 @@ def covering(context: Context | None = None) -> bool:
     return bool(otel_context.get_value(COVERED, context))
 
 
-def told_call() -> bool:
+def told_call(made_at: int | None = None) -> bool:
     """Whether a model call logged now, after it ended, from the context it was made in (a
-    callback's), is one our chat span told: that span is in the context, ended or not, or a
-    framework run's :data:`COVERED` is, unless the call is a tool body's own
-    (:func:`own_call`: no chat span of ours tells it; asked when it is logged)."""
+    callback's), at ``made_at`` (ns), is one our chat span told: that span is in the context,
+    ended or not, or a framework run's :data:`COVERED` is, unless the call is a tool body's own
+    (:func:`own_call`: no chat span of ours tells it)."""
     if otel_context.get_value(INFERENCE_SPAN) is not None:
         return True
     if otel_context.get_value(COVERED) is None:
         return False
-    return not own_call(logged=True)  # made in the run (logged after its end too)
+    # made in the run (logged after its end too), at ``made_at`` (unknown: no later than now)
+    return not own_call(made_at=made_at if made_at is not None else time_ns())
 
 
 def _asker(frame: FrameType | None) -> FrameType | None:
@@ -446,26 +447,26 @@ def uncovered(context: Context) -> Context:
     )
 
 
-def tool_body(context: Context, nested: Callable[[bool], bool]) -> Context:
+def tool_body(context: Context, nested: Callable[[int | None], bool]) -> Context:
     """``context`` (a framework run's, made current for one of its tool bodies) where a model
     call the body makes itself through a provider's SDK is no longer covered, except while
-    ``nested(False)`` says a run of ours started in that body is open (``nested(True)``: was
-    ever started there; an agent the tool runs: its
-    calls are that run's chat spans). The run's cover stood the providers down for every call
-    made in the run, a tool's own among them, which no chat span of ours tells: it went
-    untraced. The framework's own spans and its instrumentations' (a tool span of theirs)
-    still stand down there: our spans tell those. A context no framework run covers is
-    returned as it is."""
+    ``nested(None)`` says a run of ours started in that body is open (``nested(at)``: was
+    open at that time, in ns; an agent the tool runs: its calls are that run's chat spans).
+    The run's cover stood the providers down for every call made in the run, a tool's own
+    among them, which no chat span of ours tells: it went untraced. The framework's own spans
+    and its instrumentations' (a tool span of theirs) still stand down there: our spans tell
+    those. A context no framework run covers is returned as it is."""
     if otel_context.get_value(COVERED, context) is None:
         return context
     return otel_context.set_value(TOOL_BODY, nested, context)
 
 
-def own_call(context: Context | None = None, logged: bool = False) -> bool:
+def own_call(context: Context | None = None, made_at: int | None = None) -> bool:
     """Whether a model call through a provider's SDK made in ``context`` (default: current)
     is a tool body's own (:func:`tool_body`): no chat span of ours is open there and no run
-    of ours started in the body is. ``logged``: asked once the call has ended, when an agent
-    the body ran may have made it and ended since: no run of ours ever started there."""
+    of ours started in the body is. ``made_at``: asked once the call has ended, the time it
+    was made (ns): no run of ours started in the body was open then (an agent the body ran
+    may have made it and ended since; the body's own call before or after it is the body's)."""
     nested = otel_context.get_value(TOOL_BODY, context)
     if nested is None:
         return False
@@ -473,7 +474,7 @@ def own_call(context: Context | None = None, logged: bool = False) -> bool:
     if span is not None and not _ended(span):
         return False
     try:  # asked inside another library's call: nothing may raise there
-        return not nested(logged)  # type: ignore[operator]
+        return not nested(made_at)  # type: ignore[operator]
     except Exception:
         report("stand-down")
         return False  # stood down, as before the tool body's own calls were traced

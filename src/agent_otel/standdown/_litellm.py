@@ -37,6 +37,7 @@ written on it. A parent of anyone else's is left to LiteLLM.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -61,10 +62,16 @@ CHAT_CALLS = frozenset(
 """LiteLLM's ``call_type`` of a model call a chat span of ours describes."""
 
 
-def _told(kwargs: object) -> bool:
+def _told(kwargs: object, args: tuple[Any, ...] = (), more: Any = None) -> bool:
+    """Whether the call a logging method was given (``kwargs, response_obj, start_time,
+    end_time``) is one our chat span told, asked as of its ``start_time``."""
     try:  # inside LiteLLM's logging: nothing may raise there
         call_type = kwargs.get("call_type") if isinstance(kwargs, dict) else None
-        return isinstance(call_type, str) and call_type in CHAT_CALLS and told_call()
+        if not isinstance(call_type, str) or call_type not in CHAT_CALLS:
+            return False
+        start = args[1] if len(args) >= 2 else (more or {}).get("start_time")
+        made_at = int(start.timestamp() * 1e9) if isinstance(start, datetime) else None
+        return told_call(made_at)
     except Exception:
         report("stand-down")
         return False  # theirs is recorded: a second account, not a lost one
@@ -113,7 +120,7 @@ def _guarded(name: str, theirs: Callable[..., Any]) -> Callable[..., Any]:
     if name in _ASYNC_LOGGED:
 
         async def logged(self: Any, kwargs: Any, *args: Any, **more: Any) -> Any:
-            if not _told(kwargs):
+            if not _told(kwargs, args, more):
                 return await theirs(self, kwargs, *args, **more)
             return _skipped(self, name, kwargs, args)
 
@@ -121,7 +128,7 @@ def _guarded(name: str, theirs: Callable[..., Any]) -> Callable[..., Any]:
         return logged
 
     def guard(self: Any, kwargs: Any, *args: Any, **more: Any) -> Any:
-        if not _told(kwargs):
+        if not _told(kwargs, args, more):
             return theirs(self, kwargs, *args, **more)
         return _skipped(self, name, kwargs, args)
 

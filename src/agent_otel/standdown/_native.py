@@ -570,12 +570,13 @@ def _agents_processors() -> Iterator[Any]:
                 yield processor
 
 
-def _llama_index_handlers() -> Iterator[Any]:
-    """OpenLLMetry's span handlers on LlamaIndex's root dispatcher."""
+def _llama_index_handlers(kind: str) -> Iterator[Any]:
+    """OpenLLMetry's handlers on LlamaIndex's root dispatcher of ``kind`` (``span_handlers``,
+    ``event_handlers``)."""
     get_dispatcher = getattr(sys.modules.get(_LLAMA_INDEX_DISPATCHER), "get_dispatcher", None)
     if not callable(get_dispatcher):
         return
-    for handler in list(getattr(get_dispatcher(), "span_handlers", None) or ()):
+    for handler in list(getattr(get_dispatcher(), kind, None) or ()):
         if _theirs(handler, _OPENLLMETRY_LLAMA_INDEX):
             yield handler
 
@@ -628,16 +629,6 @@ def _install_held(framework: str) -> bool:
                 setattr(holder, attribute, _GatedInstrument(framework, instrument))
         gated = True
     return gated
-
-
-def _llama_index_event_handlers() -> Iterator[Any]:
-    """OpenLLMetry's event handlers on LlamaIndex's root dispatcher."""
-    get_dispatcher = getattr(sys.modules.get(_LLAMA_INDEX_DISPATCHER), "get_dispatcher", None)
-    if not callable(get_dispatcher):
-        return
-    for handler in list(getattr(get_dispatcher(), "event_handlers", None) or ()):
-        if _theirs(handler, _OPENLLMETRY_LLAMA_INDEX):
-            yield handler
 
 
 def _quiet_enter(framework: str, theirs: Callable[..., Any]) -> Callable[..., Any]:
@@ -696,10 +687,10 @@ _LLAMA_INDEX_QUIET: dict[str, Callable[[str, Callable[..., Any]], Callable[..., 
 def _llama_index_quiet() -> Iterator[tuple[type, str, Callable[..., Any]]]:
     """Each class of OpenLLMetry's LlamaIndex handlers (on the dispatcher now), each method
     of it quieted, and its quieting."""
-    for handler_class in {type(handler) for handler in _llama_index_handlers()}:
+    for handler_class in {type(handler) for handler in _llama_index_handlers("span_handlers")}:
         for name, quiet in _LLAMA_INDEX_QUIET.items():
             yield handler_class, name, quiet
-    for handler_class in {type(handler) for handler in _llama_index_event_handlers()}:
+    for handler_class in {type(handler) for handler in _llama_index_handlers("event_handlers")}:
         yield handler_class, "handle", _quiet_handle
 
 
