@@ -84,8 +84,13 @@ async def _drained(agent: Any, settings: Any, args: Any, kwargs: Any) -> Any:
 
 
 def _blocking(agent: Any, settings: Any, args: Any, kwargs: Any) -> Any:
-    """:func:`_drained` from a plain call: on a thread of its own with its own loop (the
-    caller's thread may run a loop), in a copy of the caller's context."""
+    """:func:`_drained` from a plain call: on the caller's thread when no loop runs there (so
+    a Ctrl-C reaches the run, which ends cancelled), else on a thread of its own with its own
+    loop, in a copy of the caller's context."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_drained(agent, settings, args, kwargs))
     outcome: list[Any] = []
     failed: list[BaseException] = []
 
