@@ -54,13 +54,15 @@ def spans(telemetry: InMemoryTelemetry) -> list[Any]:
             and not sp.name.startswith("raw_")]  # fmt: skip
 
 
-async def logged_into(telemetry: InMemoryTelemetry) -> None:
+async def logged_into(telemetry: InMemoryTelemetry, until: Any = None) -> None:
     """LiteLLM enqueues its logging once the call's wrappers have returned, some loop turns
-    after the call: wait (up to about 3 s) until its callback made a span of its own."""
+    after the call, and records its metrics after its span: wait (up to about 10 s, for a
+    loaded machine) until its callback made a span of its own and ``until()``, if given, holds
+    (e.g. the call's tokens are on its metric)."""
     import asyncio
 
-    for _ in range(300):
+    for _ in range(1000):
         await logged()
-        if spans(telemetry):
+        if spans(telemetry) and (until is None or until()):
             return
         await asyncio.sleep(0.01)
