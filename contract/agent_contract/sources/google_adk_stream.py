@@ -192,7 +192,7 @@ async def google_adk_events(
     **run: Any,
 ) -> AsyncIterator[AgentEvent | StreamEvent]:
     """Run ``agent`` (a ``Runner`` or an agent) on ``new_message``, yielding contract events."""
-    framework_started(__name__)  # before the framework makes any request
+    framework_started(__name__, session_id)  # before the framework makes any request
     require("google.adk.runners", "InMemoryRunner")
     node = _node(agent)  # a workflow graph (ADK 2's ``Workflow``), which has no run_async
     if not node:

@@ -92,6 +92,7 @@ from agent_contract.events import (
     Usage,
 )
 from agent_contract.scope import McpServer, framework_started, tool_scope
+from agent_contract.sources import _conversation
 from agent_contract.sources._arguments import tool_call
 from agent_contract.sources._failure import Error, error_name, failed_result
 from agent_contract.sources._history import call_start, langchain_messages
@@ -327,7 +328,9 @@ async def langgraph_events(
     ``(namespace, mode, payload)`` items when it passed ``subgraphs=True``, else the root
     graph's ``(mode, payload)`` items (the payload alone for one mode given by name).
     """
-    framework_started(__name__)  # before the framework makes any request
+    # before the framework makes any request; the thread its checkpointer keeps
+    thread = _conversation.thread_id(config) or _conversation.thread_id(getattr(graph, "config", 0))
+    framework_started(__name__, thread)
     require("langgraph")
     require("langchain_core.callbacks", "BaseCallbackHandler")
     expect(graph, "langgraph_events", "a compiled LangGraph graph", "astream", hint=_HINT)
