@@ -230,3 +230,49 @@ async def test_a_strands_run_names_its_session_managers_session(
     spans = _conversations(otel_telemetry)
     assert "chat" in spans
     assert set().union(*spans.values()) == {"s-5"}
+
+
+async def test_a_pydantic_ai_run_names_its_conversation_given_or_inherited(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    pytest.importorskip("pydantic_ai")
+    from pydantic_ai import Agent
+    from pydantic_ai.models.test import TestModel
+
+    from agent_contract.sources.pydantic_ai_stream import pydantic_ai_events
+
+    agent = Agent(TestModel(custom_output_text="Sunny."))
+    results: list[Any] = []
+    first = pydantic_ai_events(
+        agent, "Weather?", conversation_id="conv-p", on_result=results.append
+    )
+    await run_script(otel_telemetry, first, agent_name="pyd")
+    assert set().union(*_conversations(otel_telemetry).values()) == {"conv-p"}
+
+    otel_telemetry.clear()  # the next turn: pydantic-ai reads the id from the history
+    then = pydantic_ai_events(agent, "And tomorrow?", message_history=results[0].all_messages())
+    await run_script(otel_telemetry, then, agent_name="pyd")
+
+    spans = _conversations(otel_telemetry)
+    assert "chat" in spans
+    assert set().union(*spans.values()) == {"conv-p"}
+
+
+async def test_a_llama_index_run_names_its_memorys_session(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    pytest.importorskip("llama_index.core")
+    from llama_index.core.memory import Memory
+
+    from agent_contract.sources.llama_index_stream import llama_index_events
+
+    from . import _fw_llama_index as fw
+    from . import _script as s
+
+    memory = Memory.from_defaults(session_id="chat-4")
+    source = llama_index_events(fw.agent(s.Run()), s.QUESTION, memory=memory)
+    await run_script(otel_telemetry, source, agent_name="li")
+
+    spans = _conversations(otel_telemetry)
+    assert "chat" in spans
+    assert set().union(*spans.values()) == {"chat-4"}

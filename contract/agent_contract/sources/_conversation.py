@@ -21,7 +21,7 @@ from agent_contract.events import LLMCallStart
 from agent_contract.sources import _history
 
 __all__ = [
-    "ConversationCallStart", "in_conversation", "requested_conversation", "session_id", "thread_id",
+    "ConversationCallStart", "in_conversation", "requested_conversation", "id_of", "thread_id",
 ]  # fmt: skip
 
 
@@ -63,12 +63,13 @@ def requested_conversation(params: dict[str, Any]) -> Any:
     return getattr(conversation, "id", conversation)
 
 
-def session_id(session: Any) -> Any:
-    """The id of a framework's ``session`` (an object with a ``session_id``: an Agents SDK
-    session, a Strands session manager), None when it has none yet (a property that raises,
-    as the Agents SDK's conversations session does before its first request)."""
+def id_of(owner: Any, name: str = "session_id") -> Any:
+    """The conversation id a framework's object keeps as ``name`` (an Agents SDK session's, a
+    Strands session manager's or a LlamaIndex memory's ``session_id``, a pydantic-ai run's
+    ``conversation_id``); None when it has none yet (a property that raises, as the Agents
+    SDK's conversations session does before its first request)."""
     try:
-        return getattr(session, "session_id", None)
+        return getattr(owner, name, None)
     except Exception:
         return None
 

@@ -176,7 +176,7 @@ async def openai_agents_events(
 ) -> AsyncIterator[AgentEvent | StreamEvent]:
     """Run ``agent`` on ``input`` with ``Runner.run_streamed`` (``run`` passed on), as events."""
     # before the framework makes any request; the conversation the provider or a session keeps
-    conversation = run.get("conversation_id") or _conversation.session_id(run.get("session"))
+    conversation = run.get("conversation_id") or _conversation.id_of(run.get("session"))
     framework_started(__name__, conversation)
     require("agents", "Runner", "RunHooks", "RunConfig")
     expect(agent, "openai_agents_events", "an agents.Agent", "handoffs", "tools", hint=_HINT)

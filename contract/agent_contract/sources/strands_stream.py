@@ -215,7 +215,7 @@ async def strands_events(
 ) -> AsyncIterator[AgentEvent | StreamEvent]:
     """Run ``agent`` on ``prompt`` with ``stream_async`` (``run`` passed on), as events."""
     # before the framework makes any request; the session its session manager keeps
-    framework_started(__name__, _conversation.session_id(getattr(agent, "_session_manager", None)))
+    framework_started(__name__, _conversation.id_of(getattr(agent, "_session_manager", None)))
     expect(agent, "strands_events", "a strands.Agent", "stream_async", hint=_HINT)
     if _is_team(agent):
         async for out in _team_events(agent, prompt, sink, run):
