@@ -67,9 +67,10 @@ agent or a string):
   ``tool_error``, unless its outcome is ``OUTCOME_OK``), no call; the model asked again is
   the next step. The code Gemini's own tool ran (``BuiltInCodeExecutor``: its
   ``executable_code`` and ``code_execution_result`` in one response), and the tools Gemini
-  ran on its side (``tool_call`` and ``tool_response`` parts: a search, URL context), end
-  that call with a ``ServerToolCallsEnd``: ``server_tool_call`` parts of its output, no tool
-  call.
+  ran on its side (``tool_call`` and ``tool_response`` parts: a search, URL context; a
+  Google Search it grounded its answer in, told only by the event's ``grounding_metadata``),
+  end that call with a ``ServerToolCallsEnd``: ``server_tool_call`` parts of its output, no
+  tool call.
 * A call a ``before_tool_callback`` answered in ADK's error shape before its tool ran (a
   guard refusing it: the plugin wraps each tool's ``run_async`` once to note the calls it
   runs) is a failed result ``guardrail_rejected``, the text the model is told unchanged; any
@@ -172,7 +173,11 @@ from agent_contract.sources._nested import Pushed
 from agent_contract.sources._raw_usage import counted, is_count
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._scoping import OpenScopes
-from agent_contract.sources._server_tools import ServerToolCallsEnd, gemini_server_calls
+from agent_contract.sources._server_tools import (
+    ServerToolCallsEnd,
+    gemini_grounding,
+    gemini_server_calls,
+)
 from agent_contract.sources._stream import Sink, read_events, told
 from agent_contract.sources._structured import structured_final
 
@@ -675,6 +680,7 @@ class _State:
         done = {"model": event.model_version, "finish_reason": reason}
         # the tools Gemini ran in the request (its search, its code with its result beside)
         served = () if code else gemini_server_calls(parts)
+        served += gemini_grounding(getattr(event, "grounding_metadata", None), served)
         end = ServerToolCallsEnd(**done, calls=served) if served else LLMCallEnd(**done)
         self.open, self.live = False, None
         asked = bool(code) or any(p.function_call for p in parts)
