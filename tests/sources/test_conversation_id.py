@@ -79,6 +79,27 @@ async def test_a_request_in_no_kept_conversation_names_none(
     assert set().union(*_conversations(otel_telemetry).values()) == {None}
 
 
+async def test_a_conversation_named_after_the_step_began_is_on_that_step_too(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    from agent_contract.events import LLMCallEnd, LLMCallStart, StepBoundary, TextDelta
+    from agent_contract.sources._conversation import in_conversation
+
+    events = [
+        TextDelta(text="Let me look."),  # the step's first content: no call yet
+        in_conversation(LLMCallStart(model="m", provider="openai"), "conv_late"),
+        LLMCallEnd(),
+        StepBoundary(index=0),
+        LLMCallStart(model="m", provider="openai"),
+        LLMCallEnd(),
+    ]
+    await run_script(otel_telemetry, events, agent_name="agent")
+
+    steps = [s for s in otel_telemetry.spans() if s.name.startswith("step")]
+    assert len(steps) == 2
+    assert set().union(*_conversations(otel_telemetry).values()) == {"conv_late"}
+
+
 def _agents_session(session_id: str) -> Any:
     from agents import SQLiteSession
 
@@ -145,15 +166,19 @@ def _langgraph(answer: bool) -> Any:
     return graph.compile(checkpointer=InMemorySaver())
 
 
-@pytest.mark.parametrize("answer", [True, False], ids=["model-call", "no-model-call"])
+@pytest.mark.parametrize(
+    ("answer", "stand_down"),
+    [(True, True), (False, True), (True, False)],
+    ids=["model-call", "no-model-call", "providers-not-standing-down"],
+)
 async def test_a_langgraph_run_names_its_thread(
-    otel_telemetry: InMemoryTelemetry, answer: bool
+    otel_telemetry: InMemoryTelemetry, answer: bool, stand_down: bool
 ) -> None:
     from agent_contract.sources.langgraph_stream import langgraph_events
 
     config = {"configurable": {"thread_id": "thread-7"}}
     source = langgraph_events(_langgraph(answer), {"messages": [("user", "Weather?")]}, config)
-    await run_script(otel_telemetry, source, agent_name="graph")
+    await run_script(otel_telemetry, source, agent_name="graph", stand_down_providers=stand_down)
 
     spans = _conversations(otel_telemetry)
     assert spans["invoke_agent"] == {"thread-7"}
