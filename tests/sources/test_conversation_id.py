@@ -215,7 +215,11 @@ async def test_an_agno_run_names_its_session(otel_telemetry: InMemoryTelemetry) 
     assert set().union(*spans.values()) == {"sess-9"}
 
 
-async def test_a_google_adk_run_names_its_session(otel_telemetry: InMemoryTelemetry) -> None:
+@pytest.mark.parametrize("given", [True, False], ids=["given-session", "session-made"])
+async def test_a_google_adk_run_names_its_session(
+    otel_telemetry: InMemoryTelemetry, given: bool
+) -> None:
+    """ADK keeps a run's history in its session, the one given or one the adapter makes."""
     pytest.importorskip("google.adk")
     from google.adk.runners import InMemoryRunner
     from google.genai import types
@@ -226,13 +230,16 @@ async def test_a_google_adk_run_names_its_session(otel_telemetry: InMemoryTeleme
 
     model = fw._model([[types.Part(text="Sunny.")]])
     runner = InMemoryRunner(agent=fw.agent(model, []), app_name="app")
-    await runner.session_service.create_session(app_name="app", user_id="u", session_id="s-3")
-    source = google_adk_events(runner, "Weather?", user_id="u", session_id="s-3")
+    if given:
+        await runner.session_service.create_session(app_name="app", user_id="u", session_id="s-3")
+    source = google_adk_events(runner, "Weather?", user_id="u", session_id="s-3" if given else None)
     await run_script(otel_telemetry, source, agent_name="adk")
 
+    [session] = (await runner.session_service.list_sessions(app_name="app", user_id="u")).sessions
+    assert session.id == "s-3" or not given
     spans = _conversations(otel_telemetry)
     assert "chat" in spans
-    assert set().union(*spans.values()) == {"s-3"}
+    assert set().union(*spans.values()) == {session.id}
 
 
 async def test_a_strands_run_names_its_session_managers_session(

@@ -217,6 +217,7 @@ async def google_adk_events(
             app_name=runner.app_name, user_id=user_id
         )
         session_id = session.id
+        framework_started(__name__, session_id)  # its conversation too, before any request
     if isinstance(new_message, str):
         from google.genai import types  # type: ignore[import-untyped,unused-ignore]
 
