@@ -242,11 +242,13 @@ async def test_a_google_adk_run_names_its_session(
     assert set().union(*spans.values()) == {session.id}
 
 
+@pytest.mark.parametrize("team", [False, True], ids=["agent", "swarm"])
 async def test_a_strands_run_names_its_session_managers_session(
-    otel_telemetry: InMemoryTelemetry, tmp_path: Path
+    otel_telemetry: InMemoryTelemetry, tmp_path: Path, team: bool
 ) -> None:
     pytest.importorskip("strands")
     from strands import Agent
+    from strands.multiagent import Swarm
     from strands.session.file_session_manager import FileSessionManager
 
     from agent_contract.sources.strands_stream import strands_events
@@ -256,8 +258,12 @@ async def test_a_strands_run_names_its_session_managers_session(
     manager = FileSessionManager(session_id="s-5", storage_dir=str(tmp_path))
     turn = [{"messageStart": {"role": "assistant"}}, *fw._text("Sunny."),
             {"messageStop": {"stopReason": "end_turn"}}]  # fmt: skip
-    agent = Agent(model=fw._model([turn]), session_manager=manager, callback_handler=None)
-    await run_script(otel_telemetry, strands_events(agent, "Weather?"), agent_name="strands")
+    if team:  # the swarm keeps the session, its agent none of its own
+        agent = Agent(model=fw._model([turn]), name="only", callback_handler=None)
+        ran: Any = Swarm([agent], session_manager=manager)
+    else:
+        ran = Agent(model=fw._model([turn]), session_manager=manager, callback_handler=None)
+    await run_script(otel_telemetry, strands_events(ran, "Weather?"), agent_name="strands")
 
     spans = _conversations(otel_telemetry)
     assert "chat" in spans
