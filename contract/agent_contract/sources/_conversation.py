@@ -1,4 +1,4 @@
-"""``ConversationCallStart``: an LLM call's start that names the conversation it continues.
+"""Conversation ids a run's source knows: ``ConversationCallStart`` and the frameworks' ids.
 
 A request can continue a conversation the provider keeps (the Responses API's
 ``conversation``). The GenAI conventions put that id on the spans as
@@ -6,11 +6,14 @@ A request can continue a conversation the provider keeps (the Responses API's
 conversation on the backend side"). A ``previous_response_id`` is no such id: it names the
 turn before, a new one every turn, so a conversation's turns would share none. The run's span
 starts before the source's code runs, so an SDK source tells it by an event: it starts such a
-call with this subclass, an
-``LLMCallStart`` to any reader (``collect()`` starts the call), whose ``conversation_id``
-agent-otel's recorder puts on the run (unless the caller gave the run one), on the call's span
-and on every span of the run started after it. A subclass of a contract event, as
-``CallUsage`` is, so the contract keeps its eleven kinds.
+call with ``ConversationCallStart``, an ``LLMCallStart`` to any reader (``collect()`` starts
+the call), whose ``conversation_id`` agent-otel's recorder puts on the run (unless the caller
+gave the run one), on the call's span and on every span of the run started after it. A
+subclass of a contract event, as ``CallUsage`` is, so the contract keeps its eleven kinds.
+
+A framework adapter knows the conversation its framework keeps the run in ("when client
+framework being instrumented manages conversation history") as it starts, and names it to
+``agent_contract.scope.framework_started``; :func:`id_of` and :func:`thread_id` read it.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from agent_contract.events import LLMCallStart
 from agent_contract.sources import _history
 
 __all__ = [
-    "ConversationCallStart", "in_conversation", "requested_conversation", "id_of", "thread_id",
+    "ConversationCallStart", "id_of", "in_conversation", "requested_conversation", "thread_id",
 ]  # fmt: skip
 
 
