@@ -119,9 +119,11 @@ RunHook = Callable[[str | None], Wrapper | None]
 """``hook(name)``: a stream wrapper recording a stream as a run named ``name`` nested in the
 current one, or ``None`` when the hook has no current run (the next hook is asked)."""
 
-FrameworkHook = Callable[[str], None]
+FrameworkHook = Callable[..., None]
 """``hook(source)``: the framework adapter ``source`` (its module's name) starts its framework
-in the current context; the hook covers the run current there, if it has one."""
+in the current context; the hook covers the run current there, if it has one.
+``hook(source, conversation_id)`` when the adapter names the conversation the framework keeps
+the run in (its thread or session): the run's conversation id, where it has none."""
 
 _H = TypeVar("_H")
 
@@ -280,15 +282,24 @@ def remove_run_hook(hook: RunHook) -> None:
     _run_hooks.remove(hook)
 
 
-def framework_started(source: str) -> None:
+def framework_started(source: str, conversation_id: Any = None) -> None:
     """A framework adapter (``source``: its module's ``__name__``) is about to run its
     framework in the current context: each installed hook is told (none: nothing happens).
-    Called first in the adapter's stream, before the framework makes any request."""
+    Called first in the adapter's stream, before the framework makes any request.
+    ``conversation_id``: the conversation the framework keeps this run in, when it keeps one
+    (LangGraph's ``thread_id``, a session's id): the run's ``gen_ai.conversation.id`` unless
+    the caller gave the run one, also when the run makes no model call. A framework that
+    resolves it only once started (pydantic-ai's run, a session ADK's adapter makes) is
+    told again with it, before its first request: the run is covered once, and the first id
+    it is told stands."""
     if type(source) is not str:  # a module's name, nothing else (not even a str subclass)
         return
     for hook in _framework_hooks.installed:
         with suppress(Exception):
-            hook(source)
+            if conversation_id is None:
+                hook(source)
+            else:
+                hook(source, conversation_id)
 
 
 def add_framework_hook(hook: FrameworkHook) -> None:

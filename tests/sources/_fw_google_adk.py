@@ -47,12 +47,14 @@ def _model(
     refuse: bool = False,
     barrier: Any = None,
     stall: bool = False,
+    grounding: Any = None,
 ) -> Any:
     """A model answering call ``i`` with ``turns[i]``: parts, streamed then aggregated
     (``refuse``: call 2 raises before any, past ``barrier`` when given; ``barrier``: an
     ``asyncio.Barrier`` each call waits at after its first part, so models sharing it stream
     interleaved; ``stall``: then waits until cancelled, a call still streaming when a
-    sibling's failure ends the run)."""
+    sibling's failure ends the run; ``grounding``: the ``grounding_metadata`` of each final
+    response, a search Gemini grounded it in)."""
     from google.adk.models.base_llm import BaseLlm
     from google.adk.models.llm_response import LlmResponse
     from google.genai import types
@@ -84,7 +86,7 @@ def _model(
             finish = types.FinishReason.STOP
             yield LlmResponse(content=types.Content(role="model", parts=parts),
                               usage_metadata=usage, finish_reason=finish, model_version=MODEL,
-                              turn_complete=True)  # fmt: skip
+                              grounding_metadata=grounding, turn_complete=True)  # fmt: skip
 
     return Scripted(model=MODEL)
 

@@ -160,3 +160,47 @@ async def test_a_search_gemini_ran_in_the_request_is_a_server_tool_call_part(
                                        "response": {"results": ["sunny"]}}},
     ]  # fmt: skip
     assert otel_telemetry.open_spans() == []
+
+
+@pytest.mark.parametrize("chunks", [True, False], ids=["found", "nothing-found"])
+async def test_a_google_search_gemini_grounded_its_answer_in_is_a_server_tool_call_part(
+    otel_telemetry: InMemoryTelemetry, chunks: bool
+) -> None:
+    """ADK's ``google_search`` tool: Gemini searches within the request and tells it only in
+    the response's ``grounding_metadata`` (the ``web_search_queries`` it ran, the
+    ``grounding_chunks`` it found). A ``google_search`` server tool call part, its response
+    the chunks found, no tool span. It was dropped."""
+    from google.adk.agents import LlmAgent
+    from google.genai import types
+
+    from agent_contract.sources.google_adk_stream import google_adk_events
+
+    from ._fw_google_adk import _model
+
+    web = types.GroundingChunkWeb(uri="https://example.org/paris", title="Paris")
+    found = [types.GroundingChunk(web=web)] if chunks else None
+    grounding = types.GroundingMetadata(web_search_queries=["Paris weather"],
+                                        grounding_chunks=found)  # fmt: skip
+    model = _model([[types.Part(text="Sunny.")]], grounding=grounding)
+    bot = LlmAgent(name="bot", model=model)
+    await run_script(otel_telemetry, google_adk_events(bot, "Weather?"), agent_name="bot",
+                     capture_content=True)  # fmt: skip
+
+    assert otel_telemetry.outline() == [["invoke_agent bot", [["step 0", [CHAT]]]]]
+    [said] = json.loads(str((otel_telemetry.span(CHAT).attributes or {})["gen_ai.output.messages"]))
+    search = {
+        "type": "server_tool_call",
+        "name": "google_search",
+        "server_tool_call": {"type": "google_search", "queries": ["Paris weather"]},
+    }
+    result = [{"web": {"uri": "https://example.org/paris", "title": "Paris"}}]
+    response = {
+        "type": "server_tool_call_response",
+        "server_tool_call_response": {"type": "google_search", "result": result},
+    }
+    assert said["parts"] == [{"type": "text", "content": "Sunny."}, search,
+                             *([response] if chunks else [])]  # fmt: skip
+    assert said["finish_reason"] == "stop"
+    counted = otel_telemetry.histograms()["gen_ai.invoke_agent.tool_calls"]
+    assert sum(point.sum for point in counted) == 0
+    assert otel_telemetry.open_spans() == []

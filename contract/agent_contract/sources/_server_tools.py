@@ -13,7 +13,8 @@ so the contract keeps its eleven kinds.
 Each provider's items are read here once, in the official GenAI instrumentations' shapes
 (``server_tool_call`` the item's own fields, ``type`` the tool's name): the Responses API's
 output items (``responses_server_call``), Anthropic's content blocks
-(``anthropic_server_calls``) and Gemini's parts (``gemini_server_calls``).
+(``anthropic_server_calls``), Gemini's parts (``gemini_server_calls``) and LangChain's
+standard content blocks, whatever the provider (``langchain_server_calls``).
 """
 
 from __future__ import annotations
@@ -29,8 +30,10 @@ __all__ = [
     "ServerToolCall",
     "ServerToolCallsEnd",
     "anthropic_server_calls",
+    "gemini_grounding",
     "gemini_server_calls",
     "item_fields",
+    "langchain_server_calls",
     "responses_server_call",
 ]
 
@@ -162,6 +165,44 @@ def gemini_server_calls(parts: Sequence[Any]) -> tuple[ServerToolCall, ...]:
                 alone = getattr(result, "id", None)
                 out.append(ServerToolCall(alone, "code_execution", None, detail))
     return tuple(out)
+
+
+def gemini_grounding(
+    grounding: Any, told: tuple[ServerToolCall, ...] = ()
+) -> tuple[ServerToolCall, ...]:
+    """The Google Search Gemini grounded its answer in (a response's ``grounding_metadata``:
+    its ``web_search_queries`` the ``queries`` asked, its ``grounding_chunks`` the ``result``
+    found), as a ``google_search`` call; none when it searched nothing, or when its search is
+    among the calls ``told`` already (a ``tool_call`` part of it)."""
+    queries = getattr(grounding, "web_search_queries", None)
+    if not queries or any(call.name.startswith("google_search") for call in told):
+        return ()
+    chunks = [item_fields(chunk) for chunk in getattr(grounding, "grounding_chunks", None) or ()]
+    call = {"type": "google_search", "queries": list(queries)}
+    found = {"type": "google_search", "result": chunks} if chunks else None
+    return (ServerToolCall(None, "google_search", call, found),)
+
+
+def langchain_server_calls(blocks: Iterable[Any]) -> tuple[ServerToolCall, ...]:
+    """The server tools of a LangChain message's standard ``content_blocks`` (each provider's
+    own blocks translated by LangChain): each ``server_tool_call`` block a call named by its
+    ``name``, its ``args`` the ``arguments``; each ``server_tool_result`` the response of the
+    call its ``tool_call_id`` names (its ``status``, ``error`` for a failed one, and its
+    ``output`` as the ``result``; a result of no call told: a response alone), in order."""
+    calls: dict[str, list[Any]] = {}  # id -> [name, call, response]
+    for block in blocks:
+        if not isinstance(block, Mapping):
+            continue
+        kind = block.get("type")
+        if kind == "server_tool_call":
+            name = str(block.get("name") or "unknown")
+            told = calls.setdefault(str(block.get("id") or ""), [name, None, None])
+            told[0], told[1] = name, {"type": name, "arguments": block.get("args")}
+        elif kind == "server_tool_result":
+            told = calls.setdefault(str(block.get("tool_call_id") or ""), ["unknown", None, None])
+            detail = {"type": told[0], "status": block.get("status"), "result": block.get("output")}
+            told[2] = {k: v for k, v in detail.items() if v is not None}
+    return tuple(ServerToolCall(key or None, *told) for key, told in calls.items())
 
 
 def _tool_type(told: Any) -> str:

@@ -142,7 +142,8 @@ async def agno_events(
     agent: Any, input: Any, *, sink: Sink | None = None, **run: Any
 ) -> AsyncIterator[AgentEvent | StreamEvent]:
     """Run ``agent`` on ``input`` (``run`` goes to ``arun``), yielding contract events."""
-    framework_started(__name__)  # before the framework makes any request
+    # before the framework makes any request; the session it keeps the run's history in
+    framework_started(__name__, run.get("session_id") or getattr(agent, "session_id", None))
     require("agno")
     expect(agent, "agno_events", "an agno Agent, Team or Workflow", "arun", hint=_HINT)
     for runner in _runners(agent, set()):

@@ -67,9 +67,10 @@ agent or a string):
   ``tool_error``, unless its outcome is ``OUTCOME_OK``), no call; the model asked again is
   the next step. The code Gemini's own tool ran (``BuiltInCodeExecutor``: its
   ``executable_code`` and ``code_execution_result`` in one response), and the tools Gemini
-  ran on its side (``tool_call`` and ``tool_response`` parts: a search, URL context), end
-  that call with a ``ServerToolCallsEnd``: ``server_tool_call`` parts of its output, no tool
-  call.
+  ran on its side (``tool_call`` and ``tool_response`` parts: a search, URL context; a
+  Google Search it grounded its answer in, told only by the event's ``grounding_metadata``),
+  end that call with a ``ServerToolCallsEnd``: ``server_tool_call`` parts of its output, no
+  tool call.
 * A call a ``before_tool_callback`` answered in ADK's error shape before its tool ran (a
   guard refusing it: the plugin wraps each tool's ``run_async`` once to note the calls it
   runs) is a failed result ``guardrail_rejected``, the text the model is told unchanged; any
@@ -172,7 +173,11 @@ from agent_contract.sources._nested import Pushed
 from agent_contract.sources._raw_usage import counted, is_count
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._scoping import OpenScopes
-from agent_contract.sources._server_tools import ServerToolCallsEnd, gemini_server_calls
+from agent_contract.sources._server_tools import (
+    ServerToolCallsEnd,
+    gemini_grounding,
+    gemini_server_calls,
+)
 from agent_contract.sources._stream import Sink, read_events, told
 from agent_contract.sources._structured import structured_final
 
@@ -192,7 +197,7 @@ async def google_adk_events(
     **run: Any,
 ) -> AsyncIterator[AgentEvent | StreamEvent]:
     """Run ``agent`` (a ``Runner`` or an agent) on ``new_message``, yielding contract events."""
-    framework_started(__name__)  # before the framework makes any request
+    framework_started(__name__, session_id)  # before the framework makes any request
     require("google.adk.runners", "InMemoryRunner")
     node = _node(agent)  # a workflow graph (ADK 2's ``Workflow``), which has no run_async
     if not node:
@@ -212,6 +217,7 @@ async def google_adk_events(
             app_name=runner.app_name, user_id=user_id
         )
         session_id = session.id
+        framework_started(__name__, session_id)  # its conversation too, before any request
     if isinstance(new_message, str):
         from google.genai import types  # type: ignore[import-untyped,unused-ignore]
 
@@ -675,6 +681,7 @@ class _State:
         done = {"model": event.model_version, "finish_reason": reason}
         # the tools Gemini ran in the request (its search, its code with its result beside)
         served = () if code else gemini_server_calls(parts)
+        served += gemini_grounding(getattr(event, "grounding_metadata", None), served)
         end = ServerToolCallsEnd(**done, calls=served) if served else LLMCallEnd(**done)
         self.open, self.live = False, None
         asked = bool(code) or any(p.function_call for p in parts)

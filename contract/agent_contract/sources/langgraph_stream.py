@@ -15,7 +15,10 @@ where the callbacks did not see the request: a model may set its own ids on its 
   call (``Error`` of its class, callbacks' ``on_llm_error``) beside the one that answered.
 * ``updates``: a node finished. The model node's ``AIMessage`` closes its call with the
   final ``tool_calls``, ``usage_metadata`` (cache reads and reasoning included) and
-  ``response_metadata`` (``model_name``, ``finish_reason`` or ``stop_reason``, ``id``); the
+  ``response_metadata`` (``model_name``, ``finish_reason`` or ``stop_reason``, ``id``), and
+  the tools the provider ran inside the response (LangChain's ``content_blocks``, each
+  provider's own blocks translated: a ``server_tool_call`` and its ``server_tool_result``)
+  end it as a ``ServerToolCallsEnd`` (``agent_contract.sources._server_tools``); the
   tool node's ``ToolMessage``\\ s become ``ToolResult`` (``status="error"`` an error result,
   its ``error_type`` the exception class LangGraph's own error message names, or
   ``tool_not_found`` for its answer to a tool name the model made up),
@@ -92,6 +95,7 @@ from agent_contract.events import (
     Usage,
 )
 from agent_contract.scope import McpServer, framework_started, tool_scope
+from agent_contract.sources import _conversation
 from agent_contract.sources._arguments import tool_call
 from agent_contract.sources._failure import Error, error_name, failed_result
 from agent_contract.sources._history import call_start, langchain_messages
@@ -100,6 +104,11 @@ from agent_contract.sources._mcp import server_of
 from agent_contract.sources._nested import Pushed
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._scoping import OpenScopes
+from agent_contract.sources._server_tools import (
+    ServerToolCall,
+    ServerToolCallsEnd,
+    langchain_server_calls,
+)
 from agent_contract.sources._stream import UNREADABLE_CHUNK, Sink, told, unreadable
 from agent_contract.sources._structured import structured_final
 from agent_contract.sources._unrun import UnrunCallsEnd
@@ -327,7 +336,9 @@ async def langgraph_events(
     ``(namespace, mode, payload)`` items when it passed ``subgraphs=True``, else the root
     graph's ``(mode, payload)`` items (the payload alone for one mode given by name).
     """
-    framework_started(__name__)  # before the framework makes any request
+    # before the framework makes any request; the thread its checkpointer keeps
+    thread = _conversation.thread_id(config) or _conversation.thread_id(getattr(graph, "config", 0))
+    framework_started(__name__, thread)
     require("langgraph")
     require("langchain_core.callbacks", "BaseCallbackHandler")
     expect(graph, "langgraph_events", "a compiled LangGraph graph", "astream", hint=_HINT)
@@ -1329,7 +1340,20 @@ def _end(call: _Call, message: Any, spent: Any = None) -> Iterator[AgentEvent]:
             cache_creation_tokens=made, reasoning_tokens=thought, model=model,
         )  # fmt: skip
     finish = meta.get("finish_reason") or meta.get("stop_reason")
-    yield LLMCallEnd(model=model, finish_reason=finish, response_id=meta.get("id"))
+    done = {"model": model, "finish_reason": finish, "response_id": meta.get("id")}
+    served = _served(spent if spent is not None else message)
+    yield ServerToolCallsEnd(**done, calls=served) if served else LLMCallEnd(**done)
+
+
+def _served(message: Any) -> tuple[ServerToolCall, ...]:
+    """The tools the provider ran inside the response ``message`` (module doc): only a message
+    of content blocks has them."""
+    if not isinstance(getattr(message, "content", None), list):
+        return ()
+    try:
+        return langchain_server_calls(message.content_blocks)
+    except Exception:  # a message LangChain cannot translate: no such call read
+        return ()
 
 
 def _result(message: Any) -> ToolResult:

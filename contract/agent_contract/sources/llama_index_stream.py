@@ -110,6 +110,7 @@ from agent_contract.events import (
     Usage,
 )
 from agent_contract.scope import McpServer, framework_started, nested_run
+from agent_contract.sources import _conversation
 from agent_contract.sources._arguments import tool_call
 from agent_contract.sources._failure import Error as ContentError
 from agent_contract.sources._failure import cancelled_run, error_name, failed_result
@@ -146,7 +147,8 @@ async def llama_index_events(
     **run: Any,
 ) -> AsyncIterator[AgentEvent | StreamEvent]:
     """Run ``agent`` on ``user_msg`` (``run`` goes to ``agent.run``), yielding its events."""
-    framework_started(__name__)  # before the framework makes any request
+    # before the framework makes any request; the session its memory keeps the chat under
+    framework_started(__name__, _conversation.id_of(run.get("memory")))
     require("llama_index.core")
     require("llama_index_instrumentation", "get_dispatcher")
     expect(

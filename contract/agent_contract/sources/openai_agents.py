@@ -116,6 +116,7 @@ from agent_contract.events import (
     ToolResult,
 )
 from agent_contract.scope import McpServer, framework_started, nested_run, tool_scope
+from agent_contract.sources import _conversation
 from agent_contract.sources._failure import Error, cancelled_run, error_name, failed_result
 from agent_contract.sources._history import call_start, responses_messages
 from agent_contract.sources._nested import through
@@ -174,7 +175,9 @@ async def openai_agents_events(
     **run: Any,
 ) -> AsyncIterator[AgentEvent | StreamEvent]:
     """Run ``agent`` on ``input`` with ``Runner.run_streamed`` (``run`` passed on), as events."""
-    framework_started(__name__)  # before the framework makes any request
+    # before the framework makes any request; the conversation the provider or a session keeps
+    conversation = run.get("conversation_id") or _conversation.id_of(run.get("session"))
+    framework_started(__name__, conversation)
     require("agents", "Runner", "RunHooks", "RunConfig")
     expect(agent, "openai_agents_events", "an agents.Agent", "handoffs", "tools", hint=_HINT)
     from agents import Runner

@@ -18,6 +18,9 @@ is the provider's own word, ``incomplete_details.reason`` when incomplete, else 
 A ``response.failed`` or ``error`` event also becomes an ``Error`` event (not fatal: the
 agent decides); the SDK raises for HTTP-level stream errors itself.
 
+A request continuing a conversation the provider keeps (its ``conversation``) starts as a
+``ConversationCallStart`` naming it (``agent_contract.sources._conversation``).
+
 ``ResponsesReader`` is shared with the OpenAI Agents SDK adapter, whose raw events are these.
 """
 
@@ -39,6 +42,7 @@ from agent_contract.events import (
     Usage,
 )
 from agent_contract.sources._arguments import json_text
+from agent_contract.sources._conversation import in_conversation, requested_conversation
 from agent_contract.sources._joined import joined
 from agent_contract.sources._parts_sent import (
     RESPONSES_ASSISTANT,
@@ -265,7 +269,9 @@ def stream_responses(
         sdk="openai",
     )
     expect_messages(messages, "stream_responses")
-    start = start_event(model, "openai", messages, params)
+    start = in_conversation(
+        start_event(model, "openai", messages, params), requested_conversation(params)
+    )
     instructions, items, marked = _request(messages)
     if instructions is not None:
         params = {"instructions": instructions, **params}

@@ -98,6 +98,7 @@ from agent_contract.events import (
     Usage,
 )
 from agent_contract.scope import McpServer, framework_started, nested_run, tool_scope
+from agent_contract.sources import _conversation
 from agent_contract.sources._arguments import arguments_text, tool_call
 from agent_contract.sources._failure import Error as ContentError
 from agent_contract.sources._failure import error_name, failed_result
@@ -132,6 +133,9 @@ async def pydantic_ai_events(
     _nest_delegates()
     capabilities = [*(run.pop("capabilities", None) or ()), _scoping()]
     async with agent.iter(user_prompt, capabilities=capabilities, **run) as graph:
+        # the conversation pydantic-ai resolved (given, the history's, else a new one), told
+        # again once known: before any request
+        framework_started(__name__, _conversation.id_of(graph, "conversation_id"))
         async for node in graph:
             kind = type(node).__name__  # read by name: nothing of pydantic-ai is imported
             if kind == "ModelRequestNode":

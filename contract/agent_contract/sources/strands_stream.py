@@ -167,6 +167,7 @@ from agent_contract.events import (
     Usage,
 )
 from agent_contract.scope import McpServer, framework_started, nested_run, tool_scope
+from agent_contract.sources import _conversation
 from agent_contract.sources._arguments import tool_call
 from agent_contract.sources._failure import CANCELLED, cancelled_run, error_name, failed_result
 from agent_contract.sources._history import call_start, converse_text, strands_messages
@@ -213,7 +214,12 @@ async def strands_events(
     agent: Any, prompt: Any = None, *, sink: Sink | None = None, **run: Any
 ) -> AsyncIterator[AgentEvent | StreamEvent]:
     """Run ``agent`` on ``prompt`` with ``stream_async`` (``run`` passed on), as events."""
-    framework_started(__name__)  # before the framework makes any request
+    # before the framework makes any request; the session its session manager keeps (an
+    # agent's, private; a swarm's or graph's)
+    manager = _conversation.id_of(agent, "_session_manager") or _conversation.id_of(
+        agent, "session_manager"
+    )
+    framework_started(__name__, _conversation.id_of(manager))
     expect(agent, "strands_events", "a strands.Agent", "stream_async", hint=_HINT)
     if _is_team(agent):
         async for out in _team_events(agent, prompt, sink, run):

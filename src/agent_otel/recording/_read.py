@@ -41,6 +41,13 @@ def side_call_start(rec: RunRecorder, ev: Any) -> None:
         llm_call_start(rec, ev)
 
 
+def conversation_call_start(rec: RunRecorder, ev: Any) -> None:
+    """A call continuing a conversation (``ConversationCallStart``): the run's conversation
+    id first, so the call's span starts with it; then the call."""
+    rec.conversation(getattr(ev, "conversation_id", None))
+    llm_call_start(rec, ev)
+
+
 def llm_call_end(rec: RunRecorder, ev: Any) -> None:
     try:
         model, call_id, reason, response_id = ev.model, ev.call_id, ev.finish_reason, ev.response_id
@@ -133,6 +140,7 @@ LATENT: dict[str, Handler] = {
     "ReasoningDelta": RunRecorder.reasoning_delta,
     "LLMCallStart": llm_call_start,
     "SideCallStart": side_call_start,
+    "ConversationCallStart": conversation_call_start,
     "LLMCallEnd": llm_call_end,
     "UnrunCallsEnd": unrun_calls_end,
     "ServerToolCallsEnd": server_calls_end,

@@ -184,7 +184,7 @@ class RunRecorder:
         self.context: Context = self.run.context
         self._suppressing: Context | None = None  # the run's parent, providers standing down
 
-    def _framework_started(self, source: str, current: Context) -> None:
+    def _framework_started(self, source: str, current: Context, conversation_id: object) -> None:
         """A framework adapter's stream (``source``) starts in a pull of this run's own stream,
         ``current`` that pull's context: the caller's generator or agent class runs the adapter.
         The run is covered from here on as a run whose stream is the adapter's
@@ -195,7 +195,10 @@ class RunRecorder:
         covered parent, as every later one is (a call's or tool's when it is next current).
         Any adapter that says so (``source``, its module: one of ours or the caller's own,
         which ``standdown._frameworks.FRAMEWORK_SOURCES`` does not list), with the stand-down
-        and activation on, and once."""
+        and activation on, and once. ``conversation_id``: the conversation the framework keeps
+        the run in (:meth:`conversation`), whatever the stand-down."""
+        if conversation_id is not None:
+            self.conversation(conversation_id)
         run = self.run
         if (
             not self.s.stand_down_providers
@@ -204,10 +207,32 @@ class RunRecorder:
         ):
             return
         still_open = partial(is_open, self)  # its tasks calling after its end: not covered
-        parent = framework_context(run.parent, source, still_open)
-        run.parent = self.scopes.parent = parent
-        run.context = trace.set_span_in_context(run.span.raw, parent)
-        self._suppressing = None  # the chat spans' own, made again from the covered parent
+        run.parent = framework_context(run.parent, source, still_open)
+        run.context = trace.set_span_in_context(run.span.raw, run.parent)
+        self._reparented()
+        # The rest of this pull (the wrapper's reset after it undoes this too): the tasks the
+        # framework starts now copy it.
+        activate(framework_context(current, source, still_open))
+
+    def conversation(self, conversation_id: Any) -> None:
+        """The run continues the conversation ``conversation_id``, told once it had begun (a
+        framework adapter's thread or session as it starts, a ``ConversationCallStart``): the
+        run's ``gen_ai.conversation.id`` from now on (unless it has one), also on the step
+        open now, and in the contexts its calls, tools and nested runs start in."""
+        added = self.run.continues(conversation_id)
+        if added is None:
+            return
+        if self._step is not None:
+            self._step.identify(added)
+        self._reparented()
+
+    def _reparented(self) -> None:
+        """The run's parent context changed (covered as a framework run, or given an id): the
+        tool bodies' parent, the open step's context and those of the open calls and tools
+        (made again the next time each is current) follow it."""
+        run = self.run
+        parent = self.scopes.parent = run.parent
+        self._suppressing = None  # the chat spans' own, made again from the new parent
         if self._step is not None:
             self._step.context = trace.set_span_in_context(self._step.span.raw, parent)
         for call in self._calls.values():
@@ -216,9 +241,6 @@ class RunRecorder:
             tool.context = None
         self._inner, self.context = run, run.context
         self._refresh()  # the innermost open span's context, made again
-        # The rest of this pull (the wrapper's reset after it undoes this too): the tasks the
-        # framework starts now copy it.
-        activate(framework_context(current, source, still_open))
 
     # --- small helpers -----------------------------------------------------------------------
     def anomaly(self, kind: str) -> None:

@@ -54,7 +54,9 @@ class Run:
                                                   end (the first call's, or ``unknown``);
                                                   not under the head's names
     ``session.id``, ``user.id``,                  at start (the run's identity, also on
-    ``gen_ai.conversation.id``                    every span below)
+    ``gen_ai.conversation.id``                    every span below); the conversation id
+                                                  also once the run's source names one,
+                                                  when the run has none (``continues``)
     the agent's attributes (``attributes=``,      at start
     an instrumented call's allow-listed params)
     ``gen_ai.input.messages``,                    at start or with the first call's
@@ -210,6 +212,26 @@ class Run:
         self.first_model = self.first_model or model
         self.inference_calls += 1
         self.after = None  # text told before this call is not the answer
+
+    def continues(self, conversation_id: Any) -> dict[str, AttributeValue] | None:
+        """The run continues the conversation ``conversation_id``, which its source learnt only
+        once the run had begun (a framework's thread or session, told as the adapter starts;
+        a request's ``ConversationCallStart``): its ``gen_ai.conversation.id`` from now on, on
+        its span, on the spans started after and on the runs below, unless the run has one
+        (given by the caller: it stands). The new attribute, checked, for a span already open
+        below; None when nothing changed."""
+        if A.CONVERSATION_ID in self.identity:
+            return None
+        given = make_identity(conversation_id=conversation_id)
+        if not given:
+            return None
+        raw = given.attributes()  # kept as given, checked at each span's start
+        self.identity = {**self.identity, **raw}
+        self.parent = with_identity(given, self.parent)
+        self.context = trace.set_span_in_context(self.span.raw, self.parent)
+        added: dict[str, AttributeValue] = checked(raw, self.anomaly, self.settings.scrub)
+        self.span.set_checked(added)
+        return added
 
     @contextmanager
     def aside(self) -> Iterator[None]:

@@ -160,7 +160,7 @@ class ToolScopes:
         self.inner: list[ToolScopes] = []  # the runs started inside this one's tool bodies
         self.outer: ToolScopes | None = None  # the run this one started inside, if any
         # The recorder's, told a framework adapter's stream started in the run's own stream.
-        self.framework: Callable[[str, Context], None] | None = None
+        self.framework: Callable[[str, Context, object], None] | None = None
 
     def mark(self, parent: Context) -> Context:
         """``parent`` carrying this run's scopes: every context of the run derives from it.
@@ -597,21 +597,21 @@ def _nested(name: str | None) -> Callable[[AsyncIterator[Any]], AsyncIterator[An
     return wrap
 
 
-def _framework(source: str) -> None:
+def _framework(source: str, conversation_id: object = None) -> None:
     """``agent_contract.scope.framework_started``'s hook: a framework adapter's stream starts
     in the current context. When that is a pull of a run's own stream (the caller's generator
     or agent class around the adapter; also where that generator pulls it inside a tool's
     scope of its own, the tool's work being the adapter's run), the run is told, to cover
     itself as a framework run. An agent a tool body runs is no pull of the run's stream: a
     body draining it keeps its events, and one streaming it through ``nested_run`` feeds that
-    nested run, which is the one told."""
+    nested run, which is the one told, with the conversation the adapter names, if any."""
     current = otel_context.get_current()
     scopes = otel_context.get_value(_RUN, current)
     if not isinstance(scopes, ToolScopes) or not scopes.live or scopes.framework is None:
         return
     try:
         if _fed_to_a_run(currentframe(), source):
-            scopes.framework(source, current)
+            scopes.framework(source, current, conversation_id)
     except Exception:
         report("framework run")
 

@@ -36,7 +36,8 @@ class Step:
                                                   step; this is the kind Phoenix and
                                                   MLflow show
     ``session.id``, ``user.id``,                  at start (the run's identity)
-    ``gen_ai.conversation.id``
+    ``gen_ai.conversation.id``                    (a conversation id also when the run
+                                                  learns one later: ``identify``)
     ``agent_otel.phase``                          at start, the run's phase then (its
                                                   latest ``PhaseMarker``: a team member,
                                                   a handoff's agent, a graph node)
@@ -86,6 +87,11 @@ class Step:
         self.usage = Tokens()
         self.cost: float | None = None
         self.end_time = start
+
+    def identify(self, ids: dict[str, AttributeValue]) -> None:
+        """Ids of the run learnt after this step began (checked: the conversation its run
+        continues), on its span too."""
+        self.span.set_checked(ids)
 
     def record_error(self, kind: str, description: str | None, fatal: bool, time: int) -> None:
         """An ``Error`` event of this step; one told after its boundary (bookkeeping it took)
