@@ -142,10 +142,11 @@ async def agno_events(
     agent: Any, input: Any, *, sink: Sink | None = None, **run: Any
 ) -> AsyncIterator[AgentEvent | StreamEvent]:
     """Run ``agent`` on ``input`` (``run`` goes to ``arun``), yielding contract events."""
-    # before the framework makes any request; the session it keeps the run's history in
-    framework_started(__name__, run.get("session_id") or getattr(agent, "session_id", None))
     require("agno")
     expect(agent, "agno_events", "an agno Agent, Team or Workflow", "arun", hint=_HINT)
+    # before the framework makes any request (read once the agent is known to be one); the
+    # session it keeps the run's history in
+    framework_started(__name__, run.get("session_id") or getattr(agent, "session_id", None))
     for runner in _runners(agent, set()):
         _add_scope_hook(runner, set())
         if runner is not agent:  # a workflow step's: kept in step as a member is

@@ -336,12 +336,13 @@ async def langgraph_events(
     ``(namespace, mode, payload)`` items when it passed ``subgraphs=True``, else the root
     graph's ``(mode, payload)`` items (the payload alone for one mode given by name).
     """
-    # before the framework makes any request; the thread its checkpointer keeps
-    thread = _conversation.thread_id(config) or _conversation.thread_id(getattr(graph, "config", 0))
-    framework_started(__name__, thread)
     require("langgraph")
     require("langchain_core.callbacks", "BaseCallbackHandler")
     expect(graph, "langgraph_events", "a compiled LangGraph graph", "astream", hint=_HINT)
+    # before the framework makes any request (read once the graph is known to be one); the
+    # thread its checkpointer keeps
+    thread = _conversation.thread_id(config) or _conversation.thread_id(getattr(graph, "config", 0))
+    framework_started(__name__, thread)
     nested = bool(stream.pop("subgraphs", False))
     asked = stream.pop("stream_mode", None)
     single = isinstance(asked, str)

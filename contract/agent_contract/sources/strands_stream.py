@@ -214,13 +214,13 @@ async def strands_events(
     agent: Any, prompt: Any = None, *, sink: Sink | None = None, **run: Any
 ) -> AsyncIterator[AgentEvent | StreamEvent]:
     """Run ``agent`` on ``prompt`` with ``stream_async`` (``run`` passed on), as events."""
-    # before the framework makes any request; the session its session manager keeps (an
-    # agent's, private; a swarm's or graph's)
+    expect(agent, "strands_events", "a strands.Agent", "stream_async", hint=_HINT)
+    # before the framework makes any request (read once the agent is known to be one); the
+    # session its session manager keeps (an agent's, private; a swarm's or graph's)
     manager = _conversation.id_of(agent, "_session_manager") or _conversation.id_of(
         agent, "session_manager"
     )
     framework_started(__name__, _conversation.id_of(manager))
-    expect(agent, "strands_events", "a strands.Agent", "stream_async", hint=_HINT)
     if _is_team(agent):
         async for out in _team_events(agent, prompt, sink, run):
             yield out
