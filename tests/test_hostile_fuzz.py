@@ -53,7 +53,7 @@ from hostile_events import (
     fields_of,
 )
 from hostile_types import LyingDict, LyingList
-from otlp_check import Exported, assert_nested_in_time
+from otlp_check import Exported, assert_encodes, assert_nested_in_time
 from test_property import records_of
 
 EXAMPLES = int(os.environ.get("HOSTILE_FUZZ_EXAMPLES", "150"))
@@ -131,7 +131,14 @@ def test_a_new_subclass_or_field_is_fuzzed_unasked() -> None:
 
 
 # --- the events through each way in ------------------------------------------------------------
-CAPTURE = st.sampled_from([False, True, ContentCapture(max_bytes=64)])
+CAPTURE = st.sampled_from(
+    [
+        False,
+        True,
+        ContentCapture(max_bytes=64),
+        ContentCapture(events=True, history="new", max_run_bytes=512),
+    ]
+)
 WAYS = st.sampled_from(["wrapper", "instrument", "kit"])
 
 
@@ -163,7 +170,12 @@ async def _through(way: str, agent: ScriptAgent, exported: Exported, options: An
 
 
 def check_events(
-    script: list[Any], capture: Any, agent_error: type[BaseException] | None, names: Any, way: str
+    script: list[Any],
+    capture: Any,
+    agent_error: type[BaseException] | None,
+    names: Any,
+    way: str,
+    steps: bool,
 ) -> None:
     exported = Exported()
     error = agent_error() if agent_error is not None else None
@@ -172,7 +184,10 @@ def check_events(
         "agent_name": names if isinstance(names, str) else None,
         "tracer_provider": exported.tracer_provider,
         "meter_provider": exported.meter_provider,
+        "logger_provider": exported.logger_provider,
         "capture_content": capture,
+        "step_spans": steps,
+        "chunk_metric": not steps,
     }
 
     async def main() -> list[Any]:
@@ -198,7 +213,7 @@ def check_events(
     assert not ledger.double_ends
     assert sorted(ledger.ended) == sorted(ledger.started)
     assert_nested_in_time(exported.spans())
-    exported.assert_encodes()
+    assert_encodes(exported.spans(), exported.metric_reader.get_metrics_data(), exported.logs())
     assert exported.tree() and exported.outline()  # the kit reads what it holds
 
 
@@ -208,24 +223,35 @@ FUZZED_RUN = {
     "agent_error": st.sampled_from([None, BrokenError, ValueError]),
     "names": HOSTILE,
     "way": WAYS,
+    "steps": st.booleans(),
 }
 
 
 @FUZZ
 @given(**FUZZED_RUN)
 def test_hostile_events_never_cost_a_span_a_batch_or_the_agent(
-    script: list[Any], capture: Any, agent_error: type[BaseException] | None, names: Any, way: str
+    script: list[Any],
+    capture: Any,
+    agent_error: type[BaseException] | None,
+    names: Any,
+    way: str,
+    steps: bool,
 ) -> None:
-    check_events(script, capture, agent_error, names, way)
+    check_events(script, capture, agent_error, names, way, steps)
 
 
 @pytest.mark.heavy
 @HEAVY
 @given(**FUZZED_RUN)
 def test_hostile_events_hold_over_many_more_examples(
-    script: list[Any], capture: Any, agent_error: type[BaseException] | None, names: Any, way: str
+    script: list[Any],
+    capture: Any,
+    agent_error: type[BaseException] | None,
+    names: Any,
+    way: str,
+    steps: bool,
 ) -> None:
-    check_events(script, capture, agent_error, names, way)
+    check_events(script, capture, agent_error, names, way, steps)
 
 
 # --- instrumented agents: the caller's arguments and the agent's own name -----------------------
