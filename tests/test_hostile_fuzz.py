@@ -7,8 +7,8 @@ whose fields cannot be known fails the coverage test. Hostile values are those o
 docs/hostile.md (lone surrogates, integers beyond 64 bits, unhashable ids, ids whose ``str()``
 raises, JSON nested past the parser's limit, huge lists and strings, exceptions whose
 ``__str__`` raises, built-in subclasses whose own methods raise) plus wrong types and ``None``.
-On every example, through ``otel_wrapper()``, an ``instrument()``-ed agent or the testing
-kit's ``run_script``, with content capture off, on, or on with a tiny budget:
+On every example, through ``otel_wrapper()``, an ``instrument()``-ed agent of either contract
+or the testing kit's ``run_script``, with content capture off, on, or on with a tiny budget:
 
 * the consumer receives the agent's events, the same objects, in order;
 * every started span ends exactly once, and none ends after its parent;
@@ -139,7 +139,7 @@ CAPTURE = st.sampled_from(
         ContentCapture(events=True, history="new", max_run_bytes=512),
     ]
 )
-WAYS = st.sampled_from(["wrapper", "instrument", "kit"])
+WAYS = st.sampled_from(["wrapper", "instrument", "astream", "kit"])
 
 
 class ScriptAgent(protocol.StreamingAgent):
@@ -155,6 +155,22 @@ class ScriptAgent(protocol.StreamingAgent):
             raise self.error
 
 
+class ScriptToolAgent(agent_events.Agent):
+    """An ``Agent`` of the ABC streaming the same script from its ``astream``."""
+
+    tool_name = "scripted"
+
+    def __init__(self, agent: ScriptAgent) -> None:
+        self.agent = agent
+
+    async def run(self, **kwargs: Any) -> Any:
+        return "done"
+
+    async def astream(self, **kwargs: Any) -> AsyncIterator[Any]:
+        async for event in self.agent.stream([]):
+            yield event
+
+
 async def _through(way: str, agent: ScriptAgent, exported: Exported, options: Any) -> list[Any]:
     received: list[Any] = []
     if way == "wrapper":
@@ -162,6 +178,9 @@ async def _through(way: str, agent: ScriptAgent, exported: Exported, options: An
             received.append(event)
     elif way == "instrument":
         async for event in instrument(agent, **options).stream([]):
+            received.append(event)
+    elif way == "astream":
+        async for event in instrument(ScriptToolAgent(agent), **options).astream(q="look"):
             received.append(event)
     else:
         stream = agent.stream([]) if agent.error is not None else agent.script
