@@ -173,8 +173,11 @@ class ScriptToolAgent(agent_events.Agent):
             yield event
 
 
-async def _through(way: str, agent: ScriptAgent, exported: Exported, options: Any) -> list[Any]:
-    received: list[Any] = []
+async def _through(
+    way: str, agent: ScriptAgent, exported: Exported, options: Any, received: list[Any]
+) -> None:
+    """Consume the agent's events by ``way`` into ``received`` (as they come: an exception
+    leaves what came before it)."""
     if way == "wrapper":
         async for event in otel_wrapper(**options)(agent.stream([])):
             received.append(event)
@@ -184,10 +187,11 @@ async def _through(way: str, agent: ScriptAgent, exported: Exported, options: An
     elif way == "astream":
         async for event in instrument(ScriptToolAgent(agent), **options).astream(q="look"):
             received.append(event)
-    else:
-        stream = agent.stream([]) if agent.error is not None else agent.script
-        received = await run_script(exported, stream, **options)
-    return received
+    elif agent.error is None:
+        received += await run_script(exported, agent.script, **options)
+    else:  # the kit hands on the stream's exception: what came before it is its to check
+        received += agent.script
+        await run_script(exported, agent.stream([]), **options)
 
 
 def check_events(
@@ -216,7 +220,7 @@ def check_events(
         received: list[Any] = []
         escaped: BaseException | None = None
         try:
-            received = await _through(way, agent, exported, options)
+            await _through(way, agent, exported, options, received)
         except BaseException as exc:
             escaped = exc
         assert escaped is error  # only the agent's own exception, as the same object
@@ -227,9 +231,8 @@ def check_events(
     # the agent's value raising when read is a defined repair (``unreadable_event``)
     repaired = "the agent's value raised when read"
     assert not [m for m in records.messages if not m.startswith(repaired)], records.messages
-    if error is None:
-        assert len(received) == len(script)
-        assert all(a is b for a, b in zip(received, script, strict=True))
+    assert len(received) == len(script)  # every event, before the agent's failure too
+    assert all(a is b for a, b in zip(received, script, strict=True))
     ledger = exported.ledger
     assert ledger.started, "the run was traced"
     assert not ledger.double_ends
@@ -242,7 +245,9 @@ def check_events(
 FUZZED_RUN = {
     "script": st.lists(EVENTS, max_size=12),
     "capture": CAPTURE,
-    "agent_error": st.sampled_from([None, BrokenError, ValueError]),
+    "agent_error": st.sampled_from(
+        [None, BrokenError, ValueError, asyncio.CancelledError, KeyboardInterrupt]
+    ),
     "names": HOSTILE,
     "way": WAYS,
     "steps": st.booleans(),
