@@ -216,3 +216,30 @@ async def test_instrument_takes_a_logger_provider(
     assert json.loads(json.dumps(attributes[A.OUTPUT_MESSAGES]))[0]["parts"] == [
         {"type": "text", "content": "hi"}
     ]
+
+
+async def test_an_events_content_holding_lone_surrogates_encodes() -> None:
+    """Content with lone surrogates (a model's text, a tool call's id and name, a history
+    message) on the event: written encodable (each lone half as ``?``), as on the span; the
+    OTLP log encoder dropped the messages attribute with an error (a lone surrogate cannot be
+    UTF-8), where the span kept its JSON text."""
+    from agent_contract.protocol import FunctionCall, Message, ToolCall
+    from otlp_check import assert_encodes
+
+    telemetry = InMemoryTelemetry()
+    script = [
+        LLMCallStart(model="m", messages=[Message(role="user", content="hi \udc80")]),
+        TextDelta(text="a\ud800b"),
+        ToolCall(id="t\udfff", function=FunctionCall(name="s\udc80", arguments='{"q": "\ud83d"}')),
+        LLMCallEnd(),
+    ]
+    await run_script(telemetry, script, capture_content=ContentCapture(events=True))
+    (record,) = telemetry.logs()
+    attributes = validate_event(record)
+    assert_encodes(telemetry.spans(), None, telemetry.logs())
+    (output,) = attributes[A.OUTPUT_MESSAGES]
+    assert {"type": "text", "content": "a?b"} in output["parts"]
+    call = next(p for p in output["parts"] if p["type"] == "tool_call")
+    assert (call["id"], call["name"], call["arguments"]) == ("t?", "s?", {"q": "?"})
+    (given,) = attributes[A.INPUT_MESSAGES]  # (the SDK keeps a record's lists as tuples)
+    assert list(given["parts"]) == [{"type": "text", "content": "hi ?"}]

@@ -10,7 +10,9 @@ checked by running the real encoders over every span, metric point and exemplar.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+from collections import deque
 from collections.abc import AsyncIterator, Sequence
 from enum import Enum, IntEnum
 from typing import Any
@@ -27,6 +29,7 @@ from agent_contract.protocol import (
     FunctionCall,
     LLMCallEnd,
     LLMCallStart,
+    Message,
     StepBoundary,
     TextDelta,
     ToolCall,
@@ -759,3 +762,43 @@ async def test_a_value_whose_class_raises_costs_nothing(caplog: pytest.LogCaptur
     assert "Returns.stream() returned a LyingClass, not an async iterator" in caplog.text
     with pytest.raises(TypeError, match="wraps an async iterator of agent events, not a Lying"):
         otel_wrapper(**providers)(hostile)  # the documented misuse error, at the wrap call
+
+
+@pytest.mark.parametrize(
+    "calls", [True, 3, 0.5, "search", {"id": "t1"}, NoStr()], ids=lambda v: type(v).__name__
+)
+async def test_a_messages_tool_calls_that_are_no_collection_add_no_tool_call_parts(
+    calls: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A history message's ``tool_calls`` that is no list or tuple of calls (a bool, a number,
+    text, one call's dict, an object), content capture on: the chat span's input holds the
+    message's text and no tool call; no internal error (iterating it raised ours)."""
+    exported = Exported()
+    message = Message(role="assistant", content="let me look", tool_calls=calls)
+    await run(exported, [LLMCallStart(model="m", messages=[message]), LLMCallEnd()], caplog,
+              capture_content=True)  # fmt: skip
+    (chat,) = named(exported, "chat m")
+    items = json.loads(str((chat.attributes or {})["gen_ai.input.messages"]))
+    assert items == [{"role": "assistant", "parts": [{"type": "text", "content": "let me look"}]}]
+
+
+async def test_a_messages_one_shot_tool_calls_are_never_consumed(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A message's ``tool_calls`` given as a one-shot iterator: capture leaves it whole for the
+    agent (as a history given so is, docs/hostile.md), and records the calls of a reusable
+    collection that is no list (a ``deque``)."""
+    exported = Exported()
+    call = ToolCall(id="t1", function=FunctionCall(name="search", arguments='{"q": 1}'))
+    once = iter([call])
+    messages = [
+        Message(role="assistant", tool_calls=once),  # type: ignore[arg-type]
+        Message(role="assistant", tool_calls=deque([call])),  # type: ignore[arg-type]
+    ]
+    await run(exported, [LLMCallStart(model="m", messages=messages), LLMCallEnd()], caplog,
+              capture_content=True)  # fmt: skip
+    assert list(once) == [call]
+    (chat,) = named(exported, "chat m")
+    items = json.loads(str((chat.attributes or {})["gen_ai.input.messages"]))
+    told = {"type": "tool_call", "name": "search", "id": "t1", "arguments": {"q": 1}}
+    assert items == [{"role": "assistant", "parts": []}, {"role": "assistant", "parts": [told]}]

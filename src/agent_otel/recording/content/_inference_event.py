@@ -20,6 +20,7 @@ from opentelemetry.trace import Span
 from opentelemetry.util.types import AttributeValue
 
 from agent_otel import _attributes as A
+from agent_otel.recording._encodable import clean_attributes
 from agent_otel.scrubbing import Scrub
 
 _STRUCTURED = (A.INPUT_MESSAGES, A.OUTPUT_MESSAGES, A.SYSTEM_INSTRUCTIONS, A.TOOL_DEFINITIONS)
@@ -41,7 +42,7 @@ def inference_details(
 ) -> LogRecord:
     """The event for one chat call: ``span``'s attributes (``fallback`` when the span does not
     expose them) and ``content``, the captured JSON texts by attribute key; every string of
-    it scrubbed by ``scrub`` before the logger (and any processor) sees it."""
+    it scrubbed by ``scrub`` before the logger (and any processor) sees it, and encodable."""
     recorded = getattr(getattr(span, "raw", span), "attributes", None)  # a GuardedSpan's SDK span
     source = recorded if isinstance(recorded, Mapping) else fallback
     attributes: dict[str, Any] = {k: v for k, v in source.items() if _event_key(k)}
@@ -52,6 +53,10 @@ def inference_details(
             attributes[key] = json.loads(text)
     if scrub is not None:
         attributes = scrub.value(attributes)
+    # encodable as the span's: the JSON read back holds the lone surrogates it escaped, and
+    # the OTLP log encoder drops an attribute whose string UTF-8 cannot write (the span's
+    # repair counted them; a content text past 64 bits drops its attribute, as there)
+    attributes = clean_attributes(attributes)
     return LogRecord(
         event_name=A.EVENT_INFERENCE_DETAILS,
         attributes=attributes,

@@ -146,6 +146,19 @@ def _content_parts(content: Any, budget: int) -> list[dict[str, Any]]:
     return [{"type": "text", "content": said}] if said is not None else []
 
 
+def _calls(calls: Any) -> list[Any]:
+    """A message's tool calls: a list's or tuple's items (read by the base type), another
+    collection's; none for what holds no calls (``None``, a bool, a number, text, one call's
+    mapping, an object) or is a one-shot iterator, which reading would take from the agent."""
+    if isinstance(calls, (list, tuple)):
+        return items_of(calls)
+    if calls is None or isinstance(calls, (str, bytes, Mapping)):
+        return []
+    if not isinstance(calls, Iterable) or iter(calls) is calls:
+        return []
+    return list(calls)
+
+
 def input_messages(messages: Iterable[Any], budget: int) -> list[dict[str, Any]]:
     """The chat history as ``gen_ai.input.messages`` items; inline data cut to ``budget``."""
     out: list[dict[str, Any]] = []
@@ -164,9 +177,7 @@ def input_messages(messages: Iterable[Any], budget: int) -> list[dict[str, Any]]
             parts = [part]
         else:
             parts = _content_parts(field(message, "content"), budget)
-            calls = field(message, "tool_calls")
-            calls = items_of(calls) if isinstance(calls, (list, tuple)) else calls or ()
-            parts += [tool_call_part(c) for c in calls]
+            parts += [tool_call_part(c) for c in _calls(field(message, "tool_calls"))]
         item: dict[str, Any] = {"role": role, "parts": parts}
         name = field(message, "name")
         name = _text(name) if name is not None else None
