@@ -5,6 +5,7 @@ framework adapters' fuzz tests."""
 from __future__ import annotations
 
 import contextlib
+import copy
 from typing import Any
 
 from hypothesis import strategies as st
@@ -37,9 +38,11 @@ def replace(value: Any, path: tuple[Any, ...], new: Any) -> None:
 
 def spoil(data: st.DataObject, events: Any) -> None:
     """Put hostile JSON at one to three places inside ``events``, drawn from ``data`` (a place
-    whose parent an earlier draw replaced is left as it is)."""
+    whose parent an earlier draw replaced is left as it is). Each value placed is a copy: a
+    later draw placing a value inside it must not change the drawn constant itself (the same
+    ``{}`` placed twice became a dict holding itself, which no JSON can send)."""
     for path in data.draw(st.lists(st.sampled_from(paths(events)), min_size=1, max_size=3)):
-        new = data.draw(HOSTILE_JSON)
+        new = copy.deepcopy(data.draw(HOSTILE_JSON))  # a list or dict of its own: never shared
         with contextlib.suppress(KeyError, IndexError, TypeError):
             replace(events, path, new)
 
