@@ -263,11 +263,14 @@ class RunRecorder:
         """A call started inside is a side call (``SideCallStart``): it does not name the run
         (``Run.aside``), and its answer is not the run's, which stays the last own call's (a
         summary or memory request told after the agent's answer). A context of its own, so
-        the agent's own calls pay nothing for it."""
+        the agent's own calls pay nothing for it. Restored however the call's start ends (an
+        internal failure swallowed after it was tracked)."""
         last = self._last_call
-        with self.run.aside():
-            yield
-        self._last_call = last
+        try:
+            with self.run.aside():
+                yield
+        finally:
+            self._last_call = last
 
     def _key(self) -> object:
         self._keys += 1
