@@ -215,6 +215,33 @@ async def test_an_agno_run_names_its_session(otel_telemetry: InMemoryTelemetry) 
     assert set().union(*spans.values()) == {"sess-9"}
 
 
+async def test_an_agno_agent_given_no_session_names_the_one_agno_makes_from_its_first_run(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """Agno makes a session for an agent given none as its first run starts and keeps it on the
+    agent for the runs after: every run of it, the first one too, names that session."""
+    pytest.importorskip("agno")
+    from agent_contract.sources.agno_stream import agno_events
+
+    from . import _fw_agno as fw
+    from . import _script as s
+    from ._sdk_row import chat_bodies
+
+    built = fw.agent(*chat_bodies(s.Run()), *chat_bodies(s.Run()),
+                     tools=[s.weather_tool(), s.forecast_tool()])  # fmt: skip
+    assert built.session_id is None
+    await run_script(otel_telemetry, agno_events(built, s.QUESTION), agent_name="agno")
+    first = _conversations(otel_telemetry)
+    otel_telemetry.clear()
+    await run_script(otel_telemetry, agno_events(built, s.QUESTION), agent_name="agno")
+    then = _conversations(otel_telemetry)
+
+    made = built.session_id
+    assert isinstance(made, str) and made
+    assert "chat" in first and "chat" in then
+    assert set().union(*first.values()) == set().union(*then.values()) == {made}
+
+
 @pytest.mark.parametrize("given", [True, False], ids=["given-session", "session-made"])
 async def test_a_google_adk_run_names_its_session(
     otel_telemetry: InMemoryTelemetry, given: bool

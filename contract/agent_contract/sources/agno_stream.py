@@ -115,6 +115,7 @@ from agent_contract.events import (
     Usage,
 )
 from agent_contract.scope import McpServer, framework_started, tool_scope
+from agent_contract.sources import _conversation
 from agent_contract.sources._arguments import tool_call
 from agent_contract.sources._failure import cancelled_run, error_name, failed_result
 from agent_contract.sources._history import agno_messages, call_start
@@ -146,7 +147,8 @@ async def agno_events(
     expect(agent, "agno_events", "an agno Agent, Team or Workflow", "arun", hint=_HINT)
     # before the framework makes any request (read once the agent is known to be one); the
     # session it keeps the run's history in
-    framework_started(__name__, run.get("session_id") or getattr(agent, "session_id", None))
+    session = run.get("session_id") or getattr(agent, "session_id", None)
+    framework_started(__name__, session)
     for runner in _runners(agent, set()):
         _add_scope_hook(runner, set())
         if runner is not agent:  # a workflow step's: kept in step as a member is
@@ -168,6 +170,8 @@ async def agno_events(
     error: BaseException | None = None
     try:
         async for event in _asking_aside(stream, side, state.fell):
+            if session is None and (session := _conversation.id_of(event)) is not None:
+                framework_started(__name__, session)  # the one Agno made as the run started
             if sink is not None and getattr(event, "pre_hook_name", None) != _HOOK_NAME:
                 sink(event)
             for aside in _drained(side, state):
