@@ -197,3 +197,29 @@ async def test_anthropic_server_tools_are_server_tool_call_parts_with_their_resu
     assert outcome["id"] == "srvtoolu_2"
     told = outcome["server_tool_call_response"]
     assert (told["type"], told["content"]["stdout"]) == ("code_execution", "42\n")
+
+
+async def test_a_server_tool_detail_whose_type_cannot_be_read_costs_nothing_but_its_type(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A detail whose ``type`` runs code that raises when read (its truth, its text): the
+    call's parts are still written, typed by the tool's name, its other fields kept."""
+    from agent_contract.protocol import LLMCallStart, TextDelta, Usage
+    from agent_contract.sources._server_tools import ServerToolCall, ServerToolCallsEnd
+    from hostile_types import Unreadable
+
+    told = ServerToolCall("ws_1", "web_search", {"type": Unreadable(), "query": "Paris"},
+                          {"type": Unreadable(), "result": "Sunny"})  # fmt: skip
+    events = [LLMCallStart(model="m", provider="openai", messages=[Message(role="user",
+                                                                           content="Weather?")]),
+              TextDelta(text="Sunny."), Usage(input_tokens=3, output_tokens=1),
+              ServerToolCallsEnd(model="m", calls=(told,))]  # fmt: skip
+    await run_script(otel_telemetry, events, agent_name="a", capture_content=True)
+
+    [message] = json.loads(str(otel_telemetry.span("chat m").attributes["gen_ai.output.messages"]))
+    assert message["parts"][1:] == [
+        {"type": "server_tool_call", "id": "ws_1", "name": "web_search",
+         "server_tool_call": {"type": "web_search", "query": "Paris"}},
+        {"type": "server_tool_call_response", "id": "ws_1",
+         "server_tool_call_response": {"type": "web_search", "result": "Sunny"}},
+    ]  # fmt: skip
