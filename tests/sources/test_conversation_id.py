@@ -186,6 +186,43 @@ async def test_a_langgraph_run_names_its_thread(
     assert set().union(*spans.values()) == {"thread-7"}
 
 
+@pytest.mark.parametrize("stand_down", [True, False], ids=["standing-down", "not-standing-down"])
+async def test_a_run_nested_in_a_langgraph_node_names_the_graphs_thread(
+    otel_telemetry: InMemoryTelemetry, stand_down: bool
+) -> None:
+    """An agent the graph's node runs is a run nested in the graph's: it continues the graph's
+    thread, as it would an id the caller gave the graph's run."""
+    pytest.importorskip("langgraph")
+    from langchain_core.messages import AIMessage
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import START, MessagesState, StateGraph
+
+    from agent_contract.events import LLMCallEnd, LLMCallStart, Message, TextDelta, Usage
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    inner = [LLMCallStart(model="inner", provider="openai", messages=[Message("user", "Why?")]),
+             TextDelta(text="Because."), Usage(input_tokens=3, output_tokens=1),
+             LLMCallEnd(model="inner")]  # fmt: skip
+
+    async def respond(state: MessagesState) -> dict[str, Any]:
+        await run_script(otel_telemetry, inner, agent_name="helper")
+        return {"messages": [AIMessage("Sunny, always.")]}
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("respond", respond)
+    graph.add_edge(START, "respond")
+    config = {"configurable": {"thread_id": "thread-7"}}
+    source = langgraph_events(graph.compile(checkpointer=InMemorySaver()),
+                              {"messages": [("user", "Weather?")]}, config)  # fmt: skip
+    await run_script(otel_telemetry, source, agent_name="graph", stand_down_providers=stand_down)
+
+    helper = otel_telemetry.span("invoke_agent helper")
+    assert helper.parent is not None
+    assert helper.parent.span_id == otel_telemetry.span("invoke_agent graph").context.span_id
+    spans = _conversations(otel_telemetry)
+    assert spans["chat"] == spans["step"] == spans["invoke_agent"] == {"thread-7"}
+
+
 async def test_a_langgraph_thread_yields_to_the_id_the_caller_gave(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:

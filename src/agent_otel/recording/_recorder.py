@@ -76,6 +76,7 @@ from agent_otel import _clock
 from agent_otel._attributes import END_CANCELLED, END_ERROR, END_EXHAUSTED, END_INTERRUPTED
 from agent_otel._guard import counted, guarded
 from agent_otel._plain import text_of
+from agent_otel.identity._identity import identity_of, with_identity
 from agent_otel.standdown._context import chat_context, suppressed
 from agent_otel.standdown._frameworks import covered_run, framework_context
 from agent_otel.standdown._guards import guard_providers
@@ -196,9 +197,13 @@ class RunRecorder:
         Any adapter that says so (``source``, its module: one of ours or the caller's own,
         which ``standdown._frameworks.FRAMEWORK_SOURCES`` does not list), with the stand-down
         and activation on, and once. ``conversation_id``: the conversation the framework keeps
-        the run in (:meth:`conversation`), whatever the stand-down."""
-        if conversation_id is not None:
-            self.conversation(conversation_id)
+        the run in (:meth:`conversation`), whatever the stand-down; the rest of this pull
+        carries it too, so a run the framework's tasks started now start continues it."""
+        if conversation_id is not None and self.conversation(conversation_id):
+            held = identity_of(self.run.parent)  # the ids the run's own contexts now carry
+            current = with_identity(held, current) if held is not None else current
+            if self.s.activate_context:
+                activate(current)
         run = self.run
         if (
             not self.s.stand_down_providers
@@ -214,17 +219,19 @@ class RunRecorder:
         # framework starts now copy it.
         activate(framework_context(current, source, still_open))
 
-    def conversation(self, conversation_id: Any) -> None:
+    def conversation(self, conversation_id: Any) -> bool:
         """The run continues the conversation ``conversation_id``, told once it had begun (a
         framework adapter's thread or session as it starts, a ``ConversationCallStart``): the
         run's ``gen_ai.conversation.id`` from now on (unless it has one), also on the step
-        open now, and in the contexts its calls, tools and nested runs start in."""
+        open now, and in the contexts its calls, tools and nested runs start in. Whether the
+        run took it."""
         added = self.run.continues(conversation_id)
         if added is None:
-            return
+            return False
         if self._step is not None:
             self._step.identify(added)
         self._reparented()
+        return True
 
     def _reparented(self) -> None:
         """The run's parent context changed (covered as a framework run, or given an id): the
