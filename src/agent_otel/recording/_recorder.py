@@ -562,23 +562,36 @@ class RunRecorder:
         if self.s.capture is not None:
             tool.capture_arguments(arguments, self.anomaly)
 
-    def unrun_tool_call(self, call_id: Any, name: Any, arguments: Any) -> None:
+    def unrun_tool_call(self, call_id: Any, name: Any, arguments: Any, end_id: Any) -> None:
         """A tool call the model asked for that never ran (a response the framework threw
         away): a part of its call's output message, as any call it asked for; no tool span,
         no count of the run's tool calls. Told by its call's end (``UnrunCallsEnd``), before
-        the call ends: an end with no call open has none to give them to."""
-        asker = self.current_call
+        the call ends (``end_id`` its id): an end with no call open has none to give them to."""
+        asker = self._ending(end_id)
         if asker is None:
             return
         if call_id is not None and type(call_id) is not str:
             call_id = id_text(call_id, self.anomaly)
         asker.add_tool_call(call_id, name, arguments)
 
-    def server_tool_call(self, call_id: Any, name: Any, call: Any, response: Any) -> None:
+    def _ending(self, end_id: Any) -> LLMCall | None:
+        """The open call an end names by its id (``end_id``), as :meth:`llm_end` finds it: the
+        newest open one when it names none. Its id read as text without counting it: the end
+        itself counts an unusable one."""
+        if end_id is None:
+            return next(reversed(self._calls.values()), None)
+        if type(end_id) is not str:
+            end_id = id_text(end_id, lambda kind: None)
+        return self._calls.get(end_id) if end_id is not None else None
+
+    def server_tool_call(
+        self, call_id: Any, name: Any, call: Any, response: Any, end_id: Any
+    ) -> None:
         """A tool the provider ran within the request (``ServerToolCallsEnd``): parts of its
         call's output message (``server_tool_call`` and its response); no tool span, no count
-        of the run's tool calls. Told by its call's end, before the call ends."""
-        asker = self.current_call
+        of the run's tool calls. Told by its call's end (``end_id`` its id), before the call
+        ends."""
+        asker = self._ending(end_id)
         if asker is None:
             return
         if call_id is not None and type(call_id) is not str:
