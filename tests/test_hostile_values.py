@@ -802,3 +802,26 @@ async def test_a_messages_one_shot_tool_calls_are_never_consumed(
     items = json.loads(str((chat.attributes or {})["gen_ai.input.messages"]))
     told = {"type": "tool_call", "name": "search", "id": "t1", "arguments": {"q": 1}}
     assert items == [{"role": "assistant", "parts": []}, {"role": "assistant", "parts": [told]}]
+
+
+@pytest.mark.parametrize(
+    "events",
+    [
+        [LLMCallStart(model="m", call_id=LyingClass()), LLMCallEnd(model="m")],
+        [LLMCallStart(model="m", call_id="c1"), LLMCallEnd(model="m", call_id=LyingClass())],
+        [ToolCall(id=LyingClass(), function=FunctionCall(name="lookup", arguments="{}"))],
+        [
+            ToolCall(id="t1", function=FunctionCall(name="lookup", arguments="{}")),
+            ToolResult(LyingClass(), "done"),
+        ],
+    ],
+    ids=["call-start", "call-end", "tool-call", "tool-result"],
+)
+async def test_an_id_whose_class_raises_is_read_as_its_text(
+    events: list[Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    """An id whose ``__class__`` raises (ids are matched as text: only its type is read to
+    tell a ``str``): no internal error, every span ended once."""
+    exported = Exported()
+    await run(exported, events, caplog)  # every span ended once, no internal error
+    assert named(exported, "invoke_agent h")

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from agent_contract.protocol import (
     LLMCallEnd,
     LLMCallStart,
@@ -16,6 +18,7 @@ from agent_contract.protocol import (
     TextDelta,
     Usage,
 )
+from agent_otel.recording._recorder import RunRecorder
 from agent_otel.testing import InMemoryTelemetry, run_script
 
 QUESTION = [Message(role="user", content="weather in Paris?")]
@@ -75,3 +78,25 @@ async def test_a_side_call_after_the_answer_is_not_the_runs_answer(
     side = otel_telemetry.span("chat summarizer").attributes or {}
     [said] = json.loads(str(side["gen_ai.output.messages"]))
     assert said["parts"] == [{"type": "text", "content": "a to c"}]
+
+
+@pytest.mark.internal_errors
+async def test_a_side_call_that_fails_inside_agent_otel_is_still_not_the_runs_answer(
+    otel_telemetry: InMemoryTelemetry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An internal failure while the side call starts (logged and swallowed) leaves the run's
+    answer the agent's own last call's, as a side call that started cleanly does."""
+    point, calls = RunRecorder._point, []
+
+    def failing(rec: RunRecorder, call: Any, inner: Any) -> None:
+        point(rec, call, inner)
+        if call is not None and call not in calls:
+            calls.append(call)
+            if len(calls) == 2:  # the side call, as it starts
+                raise RuntimeError("provoked")
+
+    monkeypatch.setattr(RunRecorder, "_point", failing)
+    await run_script(otel_telemetry, [*_own(), *_side()], agent_name="bot", capture_content=True)
+
+    [answer] = json.loads(str(_run(otel_telemetry)["gen_ai.output.messages"]))
+    assert answer["parts"] == [{"type": "text", "content": "Sunny."}]

@@ -289,7 +289,7 @@ def framework_started(source: str, conversation_id: Any = None) -> None:
     ``conversation_id``: the conversation the framework keeps this run in, when it keeps one
     (LangGraph's ``thread_id``, a session's id): the run's ``gen_ai.conversation.id`` unless
     the caller gave the run one, also when the run makes no model call. A framework that
-    resolves it only once started (pydantic-ai's run, a session ADK's adapter makes) is
+    resolves it only once started (pydantic-ai's run, a session ADK's adapter or Agno makes) is
     told again with it, before its first request: the run is covered once, and the first id
     it is told stands."""
     if type(source) is not str:  # a module's name, nothing else (not even a str subclass)

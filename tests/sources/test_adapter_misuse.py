@@ -387,3 +387,34 @@ async def test_a_module_is_told_to_be_made_into_what_the_adapter_takes(adapter: 
     if adapter in SDK_SOURCES:
         sdk = pytest.importorskip(adapter.framework)
         assert "got the module" in str(await _raised(adapter, sdk))
+
+
+class _Watched:
+    """A run's keyword object (a session, a memory) that notes each attribute read of it."""
+
+    def __init__(self) -> None:
+        self.read: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:
+        self.read.append(name)
+        raise AttributeError(name)
+
+
+@pytest.mark.parametrize(
+    ("function", "keyword"),
+    [("openai_agents_events", "session"), ("llama_index_events", "memory")],
+    ids=lambda v: v,
+)
+async def test_a_wrong_object_is_told_before_the_runs_keywords_are_read(
+    function: str, keyword: str
+) -> None:
+    """The object a run keeps its conversation in (its session, its memory) is the
+    framework's only once the agent is: with the wrong agent it is not read at all."""
+    adapter = next(a for a in FRAMEWORK_ADAPTERS if a.function == function)
+    _installed(adapter)
+    module = importlib.import_module(f"agent_contract.sources.{adapter.module}")
+    watched = _Watched()
+    events: AsyncIterator[Any] = getattr(module, function)(object(), "Hi", **{keyword: watched})
+    with pytest.raises(TypeError, match=rf"^{function}\(\) takes "):
+        await anext(events)
+    assert watched.read == []

@@ -186,6 +186,43 @@ async def test_a_langgraph_run_names_its_thread(
     assert set().union(*spans.values()) == {"thread-7"}
 
 
+@pytest.mark.parametrize("stand_down", [True, False], ids=["standing-down", "not-standing-down"])
+async def test_a_run_nested_in_a_langgraph_node_names_the_graphs_thread(
+    otel_telemetry: InMemoryTelemetry, stand_down: bool
+) -> None:
+    """An agent the graph's node runs is a run nested in the graph's: it continues the graph's
+    thread, as it would an id the caller gave the graph's run."""
+    pytest.importorskip("langgraph")
+    from langchain_core.messages import AIMessage
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import START, MessagesState, StateGraph
+
+    from agent_contract.events import LLMCallEnd, LLMCallStart, Message, TextDelta, Usage
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    inner = [LLMCallStart(model="inner", provider="openai", messages=[Message("user", "Why?")]),
+             TextDelta(text="Because."), Usage(input_tokens=3, output_tokens=1),
+             LLMCallEnd(model="inner")]  # fmt: skip
+
+    async def respond(state: MessagesState) -> dict[str, Any]:
+        await run_script(otel_telemetry, inner, agent_name="helper")
+        return {"messages": [AIMessage("Sunny, always.")]}
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("respond", respond)
+    graph.add_edge(START, "respond")
+    config = {"configurable": {"thread_id": "thread-7"}}
+    source = langgraph_events(graph.compile(checkpointer=InMemorySaver()),
+                              {"messages": [("user", "Weather?")]}, config)  # fmt: skip
+    await run_script(otel_telemetry, source, agent_name="graph", stand_down_providers=stand_down)
+
+    helper = otel_telemetry.span("invoke_agent helper")
+    assert helper.parent is not None
+    assert helper.parent.span_id == otel_telemetry.span("invoke_agent graph").context.span_id
+    spans = _conversations(otel_telemetry)
+    assert spans["chat"] == spans["step"] == spans["invoke_agent"] == {"thread-7"}
+
+
 async def test_a_langgraph_thread_yields_to_the_id_the_caller_gave(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:
@@ -213,6 +250,33 @@ async def test_an_agno_run_names_its_session(otel_telemetry: InMemoryTelemetry) 
     spans = _conversations(otel_telemetry)
     assert "chat" in spans
     assert set().union(*spans.values()) == {"sess-9"}
+
+
+async def test_an_agno_agent_given_no_session_names_the_one_agno_makes_from_its_first_run(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """Agno makes a session for an agent given none as its first run starts and keeps it on the
+    agent for the runs after: every run of it, the first one too, names that session."""
+    pytest.importorskip("agno")
+    from agent_contract.sources.agno_stream import agno_events
+
+    from . import _fw_agno as fw
+    from . import _script as s
+    from ._sdk_row import chat_bodies
+
+    built = fw.agent(*chat_bodies(s.Run()), *chat_bodies(s.Run()),
+                     tools=[s.weather_tool(), s.forecast_tool()])  # fmt: skip
+    assert built.session_id is None
+    await run_script(otel_telemetry, agno_events(built, s.QUESTION), agent_name="agno")
+    first = _conversations(otel_telemetry)
+    otel_telemetry.clear()
+    await run_script(otel_telemetry, agno_events(built, s.QUESTION), agent_name="agno")
+    then = _conversations(otel_telemetry)
+
+    made = built.session_id
+    assert isinstance(made, str) and made
+    assert "chat" in first and "chat" in then
+    assert set().union(*first.values()) == set().union(*then.values()) == {made}
 
 
 @pytest.mark.parametrize("given", [True, False], ids=["given-session", "session-made"])

@@ -15,6 +15,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+import pytest
 from opentelemetry.trace import StatusCode
 
 from agent_contract.events import Message
@@ -197,3 +198,70 @@ async def test_anthropic_server_tools_are_server_tool_call_parts_with_their_resu
     assert outcome["id"] == "srvtoolu_2"
     told = outcome["server_tool_call_response"]
     assert (told["type"], told["content"]["stdout"]) == ("code_execution", "42\n")
+
+
+async def test_a_server_tool_detail_whose_type_cannot_be_read_costs_nothing_but_its_type(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A detail whose ``type`` runs code that raises when read (its truth, its text): the
+    call's parts are still written, typed by the tool's name, its other fields kept."""
+    from agent_contract.protocol import LLMCallStart, TextDelta, Usage
+    from agent_contract.sources._server_tools import ServerToolCall, ServerToolCallsEnd
+    from hostile_types import Unreadable
+
+    told = ServerToolCall("ws_1", "web_search", {"type": Unreadable(), "query": "Paris"},
+                          {"type": Unreadable(), "result": "Sunny"})  # fmt: skip
+    events = [LLMCallStart(model="m", provider="openai", messages=[Message(role="user",
+                                                                           content="Weather?")]),
+              TextDelta(text="Sunny."), Usage(input_tokens=3, output_tokens=1),
+              ServerToolCallsEnd(model="m", calls=(told,))]  # fmt: skip
+    await run_script(otel_telemetry, events, agent_name="a", capture_content=True)
+
+    [message] = json.loads(str(otel_telemetry.span("chat m").attributes["gen_ai.output.messages"]))
+    assert message["parts"][1:] == [
+        {"type": "server_tool_call", "id": "ws_1", "name": "web_search",
+         "server_tool_call": {"type": "web_search", "query": "Paris"}},
+        {"type": "server_tool_call_response", "id": "ws_1",
+         "server_tool_call_response": {"type": "web_search", "result": "Sunny"}},
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("ending", ["server", "unrun"])
+async def test_tools_told_by_a_calls_end_go_to_the_call_it_names(
+    otel_telemetry: InMemoryTelemetry, ending: str
+) -> None:
+    """Two requests open at once (by ``call_id``): the tools an end tells (the provider's own,
+    or calls that never ran) are parts of the output of the call that end names, as its
+    text and its end are, not of the other call, the newer."""
+    from agent_contract.protocol import FunctionCall, LLMCallEnd, LLMCallStart, ToolCall, Usage
+    from agent_contract.sources._server_tools import ServerToolCall, ServerToolCallsEnd
+    from agent_contract.sources._unrun import UnrunCallsEnd
+
+    asked = [Message(role="user", content="Weather?")]
+    if ending == "server":
+        told: Any = ServerToolCallsEnd(
+            model="first",
+            call_id="a",
+            calls=(ServerToolCall("ws_1", "web_search", {"type": "web_search", "query": "Paris"}),),
+        )
+        kind = "server_tool_call"
+    else:
+        told = UnrunCallsEnd(
+            model="first",
+            call_id="a",
+            unrun=(ToolCall(id="c1", function=FunctionCall("weather", '{"city": "Paris"}')),),
+        )
+        kind = "tool_call"
+    events = [LLMCallStart(model="first", provider="openai", call_id="a", messages=asked),
+              LLMCallStart(model="second", provider="openai", call_id="b", messages=asked),
+              Usage(input_tokens=3, output_tokens=1, model="first"), told,
+              Usage(input_tokens=3, output_tokens=1, model="second"),
+              LLMCallEnd(model="second", call_id="b")]  # fmt: skip
+    await run_script(otel_telemetry, events, agent_name="a", capture_content=True)
+
+    def kinds(name: str) -> list[str]:
+        said = (otel_telemetry.span(name).attributes or {}).get("gen_ai.output.messages")
+        return [part["type"] for m in json.loads(str(said or "[]")) for part in m["parts"]]
+
+    assert kinds("chat first") == [kind]
+    assert kind not in kinds("chat second")

@@ -115,6 +115,7 @@ from agent_contract.events import (
     Usage,
 )
 from agent_contract.scope import McpServer, framework_started, tool_scope
+from agent_contract.sources import _conversation
 from agent_contract.sources._arguments import tool_call
 from agent_contract.sources._failure import cancelled_run, error_name, failed_result
 from agent_contract.sources._history import agno_messages, call_start
@@ -123,6 +124,7 @@ from agent_contract.sources._nested import Pushed, through
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._stream import Sink, told
 from agent_contract.sources._structured import structured_final
+from agent_contract.sources._watched import failed_call, watched
 
 __all__ = ["AgnoRunError", "agno_events"]
 
@@ -146,7 +148,8 @@ async def agno_events(
     expect(agent, "agno_events", "an agno Agent, Team or Workflow", "arun", hint=_HINT)
     # before the framework makes any request (read once the agent is known to be one); the
     # session it keeps the run's history in
-    framework_started(__name__, run.get("session_id") or getattr(agent, "session_id", None))
+    session = run.get("session_id") or getattr(agent, "session_id", None)
+    framework_started(__name__, session)
     for runner in _runners(agent, set()):
         _add_scope_hook(runner, set())
         if runner is not agent:  # a workflow step's: kept in step as a member is
@@ -168,6 +171,8 @@ async def agno_events(
     error: BaseException | None = None
     try:
         async for event in _asking_aside(stream, side, state.fell):
+            if session is None and (session := _conversation.id_of(event)) is not None:
+                framework_started(__name__, session)  # the one Agno made as the run started
             if sink is not None and getattr(event, "pre_hook_name", None) != _HOOK_NAME:
                 sink(event)
             for aside in _drained(side, state):
@@ -340,7 +345,7 @@ def _side_async(original: Any) -> Any:
         try:
             result = await original(self, *args, **kwargs)
         except BaseException as error:
-            side.extend((start, *_side_failed(error)))
+            side.extend((start, *failed_call(error)))
             raise
         side.extend((start, *_side_answered(start, args, kwargs)))
         return result
@@ -357,7 +362,7 @@ def _side_sync(original: Any) -> Any:
         try:
             result = original(self, *args, **kwargs)
         except BaseException as error:
-            side.extend((start, *_side_failed(error)))
+            side.extend((start, *failed_call(error)))
             raise
         side.extend((start, *_side_answered(start, args, kwargs)))
         return result
@@ -408,34 +413,28 @@ def _watch_output_model(agent: Any) -> None:
         return
 
 
-async def _answered(
+def _answered(
     items: AsyncIterator[Any], start: LLMCallStart, told: deque[AgentEvent]
 ) -> AsyncIterator[Any]:
     """Every item of an output model's stream, unchanged; its call's events go to ``told``
-    whole once the stream ended (``_watch_output_model``), ended with what ended it."""
-    out: list[AgentEvent] = [start]
+    whole once the stream ended (``_watch_output_model``, ``_watched``): its text told as one,
+    its usage by its ``ModelRequestCompleted``."""
     said: list[str] = []
-    try:
-        async for item in items:
-            kind = getattr(item, "event", None)
-            content = getattr(item, "content", None)
-            if kind == "AssistantResponse" and isinstance(content, str):
-                said.append(content)
-            elif kind == "ModelRequestCompleted":
-                out.append(_usage(item, start.model))
-            yield item
-    except GeneratorExit:  # closed early: cut short
-        out.append(LLMCallEnd())
-        raise
-    except BaseException as error:
-        out += _side_failed(error)
-        raise
-    else:
-        if said:
-            out.insert(1, TextDelta(text="".join(said)))
-        out.append(LLMCallEnd(model=start.model))
-    finally:
-        told.extend(out)
+
+    def read(item: Any) -> tuple[AgentEvent, ...]:
+        kind = getattr(item, "event", None)
+        content = getattr(item, "content", None)
+        if kind == "AssistantResponse" and isinstance(content, str):
+            said.append(content)
+        elif kind == "ModelRequestCompleted":
+            return (_usage(item, start.model),)
+        return ()
+
+    def ended() -> list[AgentEvent]:
+        text = [TextDelta(text="".join(said))] if said else []
+        return [*text, LLMCallEnd(model=start.model)]
+
+    return watched(items, start, told, read, ended)
 
 
 def _side_answered(
@@ -456,11 +455,6 @@ def _side_answered(
     response_id = response_id if isinstance(response_id, str) else None
     out.append(LLMCallEnd(model=start.model, response_id=response_id))
     return tuple(out)
-
-
-def _side_failed(error: BaseException) -> tuple[AgentEvent, ...]:
-    kind = error_name(error)
-    return (Error(message=str(error) or kind, error_type=kind), LLMCallEnd())
 
 
 def _usage(counts: Any, model: str | None) -> Usage:

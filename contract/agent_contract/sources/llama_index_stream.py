@@ -147,13 +147,14 @@ async def llama_index_events(
     **run: Any,
 ) -> AsyncIterator[AgentEvent | StreamEvent]:
     """Run ``agent`` on ``user_msg`` (``run`` goes to ``agent.run``), yielding its events."""
-    # before the framework makes any request; the session its memory keeps the chat under
-    framework_started(__name__, _conversation.id_of(run.get("memory")))
     require("llama_index.core")
     require("llama_index_instrumentation", "get_dispatcher")
     expect(
         agent, "llama_index_events", "a LlamaIndex agent workflow", "run", "add_step", hint=_HINT
     )
+    # before the framework makes any request (read once the agent is known to be one); the
+    # session its memory keeps the chat under
+    framework_started(__name__, _conversation.id_of(run.get("memory")))
     _install_scopes()
     handler, named = _launch(agent, lambda: agent.run(user_msg=user_msg, **run))
     if on_handler is not None:

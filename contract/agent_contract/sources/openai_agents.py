@@ -175,11 +175,12 @@ async def openai_agents_events(
     **run: Any,
 ) -> AsyncIterator[AgentEvent | StreamEvent]:
     """Run ``agent`` on ``input`` with ``Runner.run_streamed`` (``run`` passed on), as events."""
-    # before the framework makes any request; the conversation the provider or a session keeps
-    conversation = run.get("conversation_id") or _conversation.id_of(run.get("session"))
-    framework_started(__name__, conversation)
     require("agents", "Runner", "RunHooks", "RunConfig")
     expect(agent, "openai_agents_events", "an agents.Agent", "handoffs", "tools", hint=_HINT)
+    # before the framework makes any request (read once the agent is known to be one); the
+    # conversation the provider or a session keeps
+    conversation = run.get("conversation_id") or _conversation.id_of(run.get("session"))
+    framework_started(__name__, conversation)
     from agents import Runner
 
     _install_nesting()

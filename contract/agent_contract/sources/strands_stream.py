@@ -178,6 +178,7 @@ from agent_contract.sources._scoping import OpenScopes
 from agent_contract.sources._stream import Sink, read_events
 from agent_contract.sources._structured import structured_final
 from agent_contract.sources._unrun import UnrunCallsEnd, unrun_call
+from agent_contract.sources._watched import watched
 
 __all__ = ["strands_events"]
 
@@ -872,36 +873,28 @@ def _watch_model(model: Any, requests: _Requests) -> None:
         return
 
 
-async def _side(
+def _side(
     items: AsyncIterator[Any], start: LLMCallStart, told: deque[AgentEvent]
 ) -> AsyncIterator[Any]:
     """Every item of a side request's stream, unchanged; its call's events go to ``told``
-    (module doc), whole once the request ended: ended with the exception that ended it."""
-    out: list[AgentEvent] = [start]
-    stop: Any = None
-    usage: Any = None
-    try:
-        async for item in items:
-            raw = item if isinstance(item, dict) else {}
-            out += _deltas(raw)
-            if isinstance(raw.get("messageStop"), dict):
-                stop = raw["messageStop"].get("stopReason")
-            if isinstance(raw.get("metadata"), dict):
-                usage = raw["metadata"].get("usage")
-            yield item
-    except GeneratorExit:  # closed early: cut short
-        out.append(LLMCallEnd())
-        raise
-    except BaseException as error:
-        kind = error_name(error)
-        out += [Error(message=str(error) or kind, error_type=kind), LLMCallEnd()]
-        raise
-    else:
-        if isinstance(usage, dict):
-            out.append(_usage(usage, start.model))
-        out.append(LLMCallEnd(model=start.model, finish_reason=stop))
-    finally:
-        told.extend(out)
+    (module doc, ``_watched``): its text and reasoning as they come, its usage and stop
+    reason at its end."""
+    heard: dict[str, Any] = {}
+
+    def read(item: Any) -> list[AgentEvent]:
+        raw = item if isinstance(item, dict) else {}
+        if isinstance(raw.get("messageStop"), dict):
+            heard["stop"] = raw["messageStop"].get("stopReason")
+        if isinstance(raw.get("metadata"), dict):
+            heard["usage"] = raw["metadata"].get("usage")
+        return _deltas(raw)
+
+    def ended() -> list[AgentEvent]:
+        usage = heard.get("usage")
+        counted = [_usage(usage, start.model)] if isinstance(usage, dict) else []
+        return [*counted, LLMCallEnd(model=start.model, finish_reason=heard.get("stop"))]
+
+    return watched(items, start, told, read, ended)
 
 
 def _watch_background(agent: Any, requests: _Requests) -> None:

@@ -34,6 +34,7 @@ __all__ = [
 
 TRACE = TraceContextTextMapPropagator()
 BAGGAGE = W3CBaggagePropagator()
+BAGGAGE_HEADER = "baggage"  # the W3C baggage header: the caller's entries, not a trace
 
 
 @keyworded

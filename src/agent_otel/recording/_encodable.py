@@ -245,7 +245,8 @@ def id_text(raw: Any, count: Count) -> str | None:
     """
     if raw is None or type(raw) is str:
         return raw
-    if isinstance(raw, str):  # a subclass, a str enum member: the str it is, not its str()
+    kind = type(raw)  # (its type only: an object's own ``__class__`` may raise)
+    if issubclass(kind, str):  # a subclass, a str enum member: the str it is, not its str()
         return str.__str__(raw)
     try:
         text = str(raw)
@@ -254,6 +255,6 @@ def id_text(raw: Any, count: Count) -> str | None:
     except Exception:
         count(UNUSABLE_ID)
         return None
-    if raw.__class__.__hash__ is None:
+    if kind.__hash__ is None:
         count(UNUSABLE_ID)
     return text

@@ -91,6 +91,7 @@ from opentelemetry import propagate, trace
 from opentelemetry.context.context import Context
 
 from agent_otel._guard import report
+from agent_otel.decorating._propagation import BAGGAGE_HEADER
 from agent_otel.standdown._context import uncovered
 
 from ._tool import ToolCall
@@ -577,9 +578,6 @@ def _in_context(callback: Callable[..., Any], context: Context) -> Callable[...,
             otel_context.detach(token)
 
     return in_context
-
-
-BAGGAGE_HEADER = "baggage"  # the W3C baggage header: the caller's entries, not a trace
 
 
 def _request_with_context(request: Any) -> Any:

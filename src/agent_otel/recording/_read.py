@@ -74,11 +74,11 @@ def unrun_calls_end(rec: RunRecorder, ev: Any) -> None:
     """The end of an LLM call whose response's tool calls never ran
     (``agent_contract.sources._unrun.UnrunCallsEnd``): each a part of its output, no tool
     span; then the call ends as any."""
-    unrun = getattr(ev, "unrun", ())
+    unrun, end_id = getattr(ev, "unrun", ()), getattr(ev, "call_id", None)
     for call in unrun if type(unrun) is tuple else ():  # a subclass may iterate as it likes
         function = getattr(call, "function", None)
         name, arguments = getattr(function, "name", None), getattr(function, "arguments", None)
-        rec.unrun_tool_call(getattr(call, "id", None), name, arguments)
+        rec.unrun_tool_call(getattr(call, "id", None), name, arguments, end_id)
     llm_call_end(rec, ev)
 
 
@@ -86,11 +86,11 @@ def server_calls_end(rec: RunRecorder, ev: Any) -> None:
     """The end of an LLM call whose response tells tools the provider ran itself
     (``agent_contract.sources._server_tools.ServerToolCallsEnd``): each a part of its output,
     no tool span; then the call ends as any."""
-    calls = getattr(ev, "calls", ())
+    calls, end_id = getattr(ev, "calls", ()), getattr(ev, "call_id", None)
     for call in calls if type(calls) is tuple else ():
         rec.server_tool_call(
             getattr(call, "id", None), getattr(call, "name", None),
-            getattr(call, "call", None), getattr(call, "response", None),
+            getattr(call, "call", None), getattr(call, "response", None), end_id,
         )  # fmt: skip
     llm_call_end(rec, ev)
 

@@ -76,6 +76,7 @@ from agent_otel import _clock
 from agent_otel._attributes import END_CANCELLED, END_ERROR, END_EXHAUSTED, END_INTERRUPTED
 from agent_otel._guard import counted, guarded
 from agent_otel._plain import text_of
+from agent_otel.identity._identity import identity_of, with_identity
 from agent_otel.standdown._context import chat_context, suppressed
 from agent_otel.standdown._frameworks import covered_run, framework_context
 from agent_otel.standdown._guards import guard_providers
@@ -196,9 +197,13 @@ class RunRecorder:
         Any adapter that says so (``source``, its module: one of ours or the caller's own,
         which ``standdown._frameworks.FRAMEWORK_SOURCES`` does not list), with the stand-down
         and activation on, and once. ``conversation_id``: the conversation the framework keeps
-        the run in (:meth:`conversation`), whatever the stand-down."""
-        if conversation_id is not None:
-            self.conversation(conversation_id)
+        the run in (:meth:`conversation`), whatever the stand-down; the rest of this pull
+        carries it too, so a run the framework's tasks started now start continues it."""
+        if conversation_id is not None and self.conversation(conversation_id):
+            held = identity_of(self.run.parent)  # the ids the run's own contexts now carry
+            current = with_identity(held, current) if held is not None else current
+            if self.s.activate_context:
+                activate(current)
         run = self.run
         if (
             not self.s.stand_down_providers
@@ -214,17 +219,19 @@ class RunRecorder:
         # framework starts now copy it.
         activate(framework_context(current, source, still_open))
 
-    def conversation(self, conversation_id: Any) -> None:
+    def conversation(self, conversation_id: Any) -> bool:
         """The run continues the conversation ``conversation_id``, told once it had begun (a
         framework adapter's thread or session as it starts, a ``ConversationCallStart``): the
         run's ``gen_ai.conversation.id`` from now on (unless it has one), also on the step
-        open now, and in the contexts its calls, tools and nested runs start in."""
+        open now, and in the contexts its calls, tools and nested runs start in. Whether the
+        run took it."""
         added = self.run.continues(conversation_id)
         if added is None:
-            return
+            return False
         if self._step is not None:
             self._step.identify(added)
         self._reparented()
+        return True
 
     def _reparented(self) -> None:
         """The run's parent context changed (covered as a framework run, or given an id): the
@@ -263,11 +270,14 @@ class RunRecorder:
         """A call started inside is a side call (``SideCallStart``): it does not name the run
         (``Run.aside``), and its answer is not the run's, which stays the last own call's (a
         summary or memory request told after the agent's answer). A context of its own, so
-        the agent's own calls pay nothing for it."""
+        the agent's own calls pay nothing for it. Restored however the call's start ends (an
+        internal failure swallowed after it was tracked)."""
         last = self._last_call
-        with self.run.aside():
-            yield
-        self._last_call = last
+        try:
+            with self.run.aside():
+                yield
+        finally:
+            self._last_call = last
 
     def _key(self) -> object:
         self._keys += 1
@@ -552,23 +562,36 @@ class RunRecorder:
         if self.s.capture is not None:
             tool.capture_arguments(arguments, self.anomaly)
 
-    def unrun_tool_call(self, call_id: Any, name: Any, arguments: Any) -> None:
+    def unrun_tool_call(self, call_id: Any, name: Any, arguments: Any, end_id: Any) -> None:
         """A tool call the model asked for that never ran (a response the framework threw
         away): a part of its call's output message, as any call it asked for; no tool span,
         no count of the run's tool calls. Told by its call's end (``UnrunCallsEnd``), before
-        the call ends: an end with no call open has none to give them to."""
-        asker = self.current_call
+        the call ends (``end_id`` its id): an end with no call open has none to give them to."""
+        asker = self._ending(end_id)
         if asker is None:
             return
         if call_id is not None and type(call_id) is not str:
             call_id = id_text(call_id, self.anomaly)
         asker.add_tool_call(call_id, name, arguments)
 
-    def server_tool_call(self, call_id: Any, name: Any, call: Any, response: Any) -> None:
+    def _ending(self, end_id: Any) -> LLMCall | None:
+        """The open call an end names by its id (``end_id``), as :meth:`llm_end` finds it: the
+        newest open one when it names none. Its id read as text without counting it: the end
+        itself counts an unusable one."""
+        if end_id is None:
+            return next(reversed(self._calls.values()), None)
+        if type(end_id) is not str:
+            end_id = id_text(end_id, lambda kind: None)
+        return self._calls.get(end_id) if end_id is not None else None
+
+    def server_tool_call(
+        self, call_id: Any, name: Any, call: Any, response: Any, end_id: Any
+    ) -> None:
         """A tool the provider ran within the request (``ServerToolCallsEnd``): parts of its
         call's output message (``server_tool_call`` and its response); no tool span, no count
-        of the run's tool calls. Told by its call's end, before the call ends."""
-        asker = self.current_call
+        of the run's tool calls. Told by its call's end (``end_id`` its id), before the call
+        ends."""
+        asker = self._ending(end_id)
         if asker is None:
             return
         if call_id is not None and type(call_id) is not str:

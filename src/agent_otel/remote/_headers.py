@@ -21,8 +21,8 @@ from opentelemetry.propagators.textmap import TextMapPropagator
 
 from agent_otel._guard import report
 from agent_otel._plain import a_kind, has_methods, items_of
+from agent_otel.decorating._propagation import BAGGAGE_HEADER
 from agent_otel.recording._hints import keyworded
-from agent_otel.recording._mcp import BAGGAGE_HEADER
 
 __all__ = ["with_trace_headers"]
 

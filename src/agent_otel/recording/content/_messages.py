@@ -120,7 +120,8 @@ def server_parts(
         if detail is None:
             continue
         fields = dict(detail) if isinstance(detail, Mapping) else {"content": detail}
-        kind = _text(fields.pop("type", None) or said or "") or ""
+        given = fields.pop("type", None)  # read as text only: its own truth may raise
+        kind = (_text(given) if given is not None else None) or said or ""
         text = fit_json(fields, max(room - used, 0), scrub)
         used += size(text)
         kept = json.loads(text)
