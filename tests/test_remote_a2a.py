@@ -1130,17 +1130,13 @@ def test_with_the_sdks_own_spans_and_the_middleware_the_whole_exchange_is_one_tr
     client spans nest under the CLIENT span; behind ``ContinueTraceMiddleware`` its server spans
     too, and the remote run under them, each call's under its own CLIENT span. Run in a
     process of its own: the global provider is set once per process."""
-    import json
-    import subprocess
-    import sys
     from pathlib import Path
+
+    from child_process import child_json
 
     tests = Path(__file__).resolve().parent
     script = SDK_TELEMETRY_ON.format(tests=str(tests), root=str(tests.parent))
-    out = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
-    )
-    spans = json.loads(out.stdout.strip().splitlines()[-1])
+    spans = child_json("-c", script, timeout=120)
     by_id = {s["id"]: s for s in spans}
     assert len({s["trace"] for s in spans}) == 1
 

@@ -11,14 +11,13 @@ process (``late_import_child.py``), so the import really is the first.
 from __future__ import annotations
 
 import importlib.util
-import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from child_process import child_json
 
 CHILD = Path(__file__).with_name("late_import_child.py")
 PROVIDERS = {
@@ -48,16 +47,7 @@ def test_a_provider_imported_inside_our_chat_span_stands_down_from_its_first_cal
     by it beside ours: it was active, so the first run shows a stand-down, not a silent one."""
     if not _installed(PROVIDERS[provider]):
         pytest.skip(f"{PROVIDERS[provider]} is not installed here")
-    done = subprocess.run(
-        [sys.executable, str(CHILD), provider],
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
-    )
-    assert done.returncode == 0, done.stderr[-4000:]
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    result: dict[str, Any] = child_json(str(CHILD), provider, timeout=240)
     assert result["loaded_before"] == []  # no instrumentation module before the chat span
     assert result["warnings"] == []  # nothing of ours swallowed
     assert result["standing_down"] == {"tokens": INPUT_TOKENS, "scopes": ["agent_otel"] * 3}

@@ -785,24 +785,14 @@ def test_an_mcp_one_sdk_imported_after_the_setup_carries_the_trace_from_its_firs
     of its own. It now names the span it is sent in, as the SDK 2.x's requests do. A fresh
     process, so the import really is the first."""
     import importlib.util
-    import json
-    import os
-    import subprocess
+
+    from child_process import child_json
 
     if importlib.util.find_spec("mcp.shared._otel") is not None:
         pytest.skip("the MCP SDK 2.x propagates itself")
     child = Path(__file__).with_name("mcp_late_child.py")
     off = {f"OTEL_{signal}_EXPORTER": "none" for signal in ("TRACES", "METRICS", "LOGS")}
-    done = subprocess.run(
-        [sys.executable, str(child), setup],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env={**os.environ, **off, "PYTHONPATH": os.pathsep.join(sys.path)},
-    )
-    assert done.returncode == 0, done.stderr[-4000:]
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result = child_json(str(child), setup, timeout=120, env=off)
     assert result["loaded_before"] == []
     want = result["want"]
     assert want.startswith("00-") and len(want) == 55
