@@ -3,6 +3,7 @@ another instrumentation recorded beside ours (the stand-down tests)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -86,6 +87,12 @@ def phases(telemetry: InMemoryTelemetry) -> list[Any]:
     steps = sorted((s for s in telemetry.spans() if s.name.startswith("step ")),
                    key=lambda s: s.start_time or 0)  # fmt: skip
     return [(s.attributes or {}).get("agent_otel.phase") for s in steps]
+
+
+def sent(span: Any) -> list[tuple[str, str]]:
+    """The role and text of each message of a span's ``gen_ai.input.messages`` (content on)."""
+    messages = json.loads(str((span.attributes or {})["gen_ai.input.messages"]))
+    return [(m["role"], "".join(p.get("content", "") for p in m["parts"])) for m in messages]
 
 
 def attributes(telemetry: InMemoryTelemetry, prefix: str) -> dict[str, Any]:

@@ -184,3 +184,70 @@ async def test_an_after_model_callback_raising_fails_the_run_not_the_call(
     assert raised.value is failure
     check_answered_then_failed(otel_telemetry, CHAT, "_CheckFailed", s.TURNS[0].input)
     assert _answer(otel_telemetry, CHAT) == [{"type": "text", "content": "model answer"}]
+
+
+class _GuardBroke(RuntimeError):
+    """What the test's ``before_tool_callback`` raises."""
+
+
+@pytest.mark.parametrize("owner", ["agent", "plugin"])
+async def test_a_before_tool_callback_raising_fails_the_calls_it_stopped(
+    otel_telemetry: InMemoryTelemetry, owner: str
+) -> None:
+    """A ``before_tool_callback`` (the agent's, or another plugin's) raising: ADK never runs
+    the tools nor answers their calls, and the run ends with the exception (the same object;
+    a plugin's in ADK's ``RuntimeError`` naming the plugin). Each call it stopped fails with
+    its class, as a tool raising it does; the model's call stays answered. Before, the calls
+    were only cut short (``incomplete``, no error)."""
+    from google.adk.apps import App
+    from google.adk.plugins.base_plugin import BasePlugin
+    from google.adk.runners import InMemoryRunner
+
+    from agent_contract.sources.google_adk_stream import google_adk_events
+
+    from . import _fw_google_adk as fw
+    from . import _script as s
+
+    ran: list[str] = []
+    failure = _GuardBroke("the guard itself broke")
+
+    def weather(city: str) -> str:
+        """Current weather of a city."""
+        ran.append(city)
+        return "sunny"
+
+    def forecast(city: str) -> str:
+        """Tomorrow's weather of a city."""
+        ran.append(city)
+        return "rain"
+
+    def guard(*args: Any, **kwargs: Any) -> None:
+        raise failure
+
+    class Guard(BasePlugin):  # type: ignore[misc,unused-ignore]
+        async def before_tool_callback(self, **kwargs: Any) -> None:
+            guard()
+
+    model = fw._model(fw._turns())
+    bot = fw.agent(model, [weather, forecast])
+    if owner == "agent":
+        bot.before_tool_callback = guard
+    plugins = [Guard(name="guard")] if owner == "plugin" else []
+    runner = InMemoryRunner(app=App(name="app", root_agent=bot, plugins=plugins))
+    with pytest.raises(Exception) as raised:
+        await run_script(otel_telemetry, google_adk_events(runner, s.QUESTION), agent_name="adk")
+
+    out = raised.value if owner == "agent" else raised.value.__cause__
+    assert out is failure
+    kind = "_GuardBroke" if owner == "agent" else "RuntimeError"  # ADK's, for a plugin's
+    assert (model.calls, ran) == (1, [])
+    assert otel_telemetry.outline() == [["invoke_agent adk", [
+        ["step 0", [CHAT, "execute_tool weather", "execute_tool forecast"]],
+    ]]]  # fmt: skip
+    failed = {x.name: (x.attributes or {}).get("error.type") for x in otel_telemetry.spans()
+              if x.name.startswith("execute_tool") and not x.status.is_ok}  # fmt: skip
+    assert failed == {"execute_tool weather": kind, "execute_tool forecast": kind}
+    assert otel_telemetry.span(CHAT).status.is_ok
+    assert (otel_telemetry.span(CHAT).attributes or {})["gen_ai.usage.input_tokens"] == 120
+    assert not otel_telemetry.span("invoke_agent adk").status.is_ok
+    assert otel_telemetry.open_spans() == []

@@ -18,7 +18,7 @@ from opentelemetry.trace import StatusCode
 
 from agent_otel.testing import InMemoryTelemetry, run_script
 
-from ._trace import check_answered_then_failed, tokens
+from ._trace import check_answered_then_failed, sent, tokens
 
 pytest.importorskip("strands")
 
@@ -160,6 +160,46 @@ async def test_a_request_throttled_mid_stream_and_retried_fails_its_own_call(
     assert (_said(throttled), _said(answered)) == ("Sun", "Sunny.")
     assert answered.status.status_code is StatusCode.UNSET
     assert tokens(otel_telemetry) == s.TURNS[1].input
+    assert otel_telemetry.span("invoke_agent bot").status.status_code is StatusCode.UNSET
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_a_request_that_overflowed_keeps_the_messages_it_sent(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A request the model refuses as too long (``ContextWindowOverflowException``): Strands'
+    default ``SlidingWindowConversationManager`` drops the oldest messages and asks again.
+    The refused call fails with the class and holds the whole history it sent; the retry holds
+    the shorter history it sent, ending with the question. Before, the refused call was told
+    with the trimmed messages, as the agent held them once the retry was under way."""
+    from strands import Agent
+    from strands.agent.conversation_manager import SlidingWindowConversationManager
+
+    from agent_contract.sources.strands_stream import strands_events
+
+    from . import _script as s
+    from ._fw_strands import _model, _text, _usage
+
+    answer = [{"messageStart": {"role": "assistant"}}, *_text("Sunny."),
+              {"messageStop": {"stopReason": "end_turn"}}, _usage(s.TURNS[1])]  # fmt: skip
+    history = [{"role": role, "content": [{"text": f"{role} {i}"}]}
+               for i in range(3) for role in ("user", "assistant")]  # fmt: skip
+    whole = [(m["role"], m["content"][0]["text"]) for m in history] + [("user", s.QUESTION)]
+    bot = Agent(model=_model([answer], overflow=True), messages=history, name="bot",
+                conversation_manager=SlidingWindowConversationManager(window_size=4),
+                callback_handler=None)  # fmt: skip
+    await run_script(otel_telemetry, strands_events(bot, s.QUESTION), agent_name="bot",
+                     capture_content=True)  # fmt: skip
+
+    assert otel_telemetry.outline() == [["invoke_agent bot", [["step 0", [CHAT, CHAT]]]]]
+    refused, answered = sorted((x for x in otel_telemetry.spans() if x.name == CHAT),
+                               key=lambda x: x.start_time or 0)  # fmt: skip
+    assert (refused.attributes or {})["error.type"] == "ContextWindowOverflowException"
+    assert sent(refused) == whole
+    retried = sent(answered)
+    assert retried[-1] == ("user", s.QUESTION)
+    assert len(retried) < len(whole) and whole[-len(retried) :] == retried
+    assert _said(answered) == "Sunny."
     assert otel_telemetry.span("invoke_agent bot").status.status_code is StatusCode.UNSET
     assert otel_telemetry.open_spans() == []
 

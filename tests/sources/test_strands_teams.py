@@ -14,7 +14,7 @@ from opentelemetry.trace import StatusCode
 
 from agent_otel.testing import InMemoryTelemetry, run_script
 
-from ._trace import phases, tokens
+from ._trace import phases, sent, tokens
 
 pytest.importorskip("strands")
 
@@ -146,6 +146,87 @@ async def test_a_team_as_a_graph_node_names_its_agents_by_path(
     ]]]  # fmt: skip
     assert phases(otel_telemetry) == ["first", "crew/solo"]
     assert tokens(otel_telemetry) == 12
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_a_graphs_conditional_edge_runs_its_node_and_each_call_holds_what_it_sent(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A ``Graph`` whose edges out of ``first`` hold a condition on its answer: only the node
+    whose condition holds runs, after a phase naming it. Each node's call holds the messages
+    its request sent, not its own answer: a node streams into the graph's queue while its
+    agent goes on (before, each call was told with the agent's messages as they were once its
+    first event was read, its answer among them); the run's input is the task alone."""
+    from strands.multiagent import GraphBuilder
+
+    from agent_contract.sources.strands_stream import strands_events
+
+    from ._fw_strands import agent
+
+    builder = GraphBuilder()
+    builder.add_node(agent(_says("rainy"), [], name="first"), "first")
+    for name, gear in (("sunny", "shades"), ("rainy", "umbrella")):
+        builder.add_node(agent(_says("take", gear), [], name=name), name)
+        builder.add_edge("first", name, condition=lambda state, word=name: word in str(
+            state.results["first"].result))  # fmt: skip
+    builder.set_entry_point("first")
+    builder.set_max_node_executions(5)
+    await run_script(otel_telemetry, strands_events(builder.build(), "Go"), agent_name="graph",
+                     capture_content=True)  # fmt: skip
+
+    assert otel_telemetry.outline() == [["invoke_agent graph", [
+        ["step 0", [CHAT]], ["step 1", [CHAT]],
+    ]]]  # fmt: skip
+    assert phases(otel_telemetry) == ["first", "rainy"]
+    first, then = sorted((c for c in otel_telemetry.spans() if c.name == CHAT),
+                         key=lambda c: c.start_time or 0)  # fmt: skip
+    assert sent(first) == [("user", "Go")]
+    assert [role for role, _ in sent(then)] == ["user"]
+    assert "rainy" in sent(then)[0][1] and "umbrella" not in sent(then)[0][1]
+    assert sent(otel_telemetry.span("invoke_agent graph")) == [("user", "Go")]
+    assert tokens(otel_telemetry) == 20
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_a_nodes_request_throttled_before_any_event_is_a_failed_call_of_its_own(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A node's request refused before its first event (a 429) and retried by Strands, as a
+    lone agent's is: a failed chat span of its own (``ModelThrottledException``) before the
+    one that answered, in the node's step. Before, it was lost: the adapter forgot the
+    requests a node made before the graph's queue handed the adapter its first item."""
+    from strands.multiagent import GraphBuilder
+    from strands.types.exceptions import ModelThrottledException
+
+    from agent_contract.sources.strands_stream import strands_events
+
+    from ._fw_strands import agent
+
+    model = _says("fine")
+    answering, attempts = model.stream, []
+
+    async def stream(*args: Any, **kwargs: Any) -> Any:
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise ModelThrottledException("429 Too Many Requests")
+        async for event in answering(*args, **kwargs):
+            yield event
+
+    model.stream = stream
+    builder = GraphBuilder()
+    builder.add_node(agent(_says("ok"), [], name="first"), "first")
+    builder.add_node(agent(model, [], name="second"), "second")
+    builder.add_edge("first", "second")
+    builder.set_entry_point("first")
+    builder.set_max_node_executions(5)
+    await run_script(otel_telemetry, strands_events(builder.build(), "Go"), agent_name="graph")
+
+    assert len(attempts) == 2
+    assert otel_telemetry.outline() == [["invoke_agent graph", [
+        ["step 0", [CHAT]], ["step 1", [CHAT, CHAT]],
+    ]]]  # fmt: skip
+    assert _failed(otel_telemetry) == {CHAT: "ModelThrottledException"}
+    assert tokens(otel_telemetry) == 20
     assert otel_telemetry.open_spans() == []
 
 

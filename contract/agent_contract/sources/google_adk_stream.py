@@ -75,7 +75,10 @@ agent or a string):
   guard refusing it: the plugin wraps each tool's ``run_async`` once to note the calls it
   runs) is a failed result ``guardrail_rejected``, the text the model is told unchanged; any
   other answer of a callback, before or after the tool, is the call's result, failed only in
-  ADK's error shapes (``tool_error``).
+  ADK's error shapes (``tool_error``). A callback before the tool raising (the agent's,
+  another plugin's) ends the run with no tool run and no answer: when the run raises an
+  exception no model raised, each call of its session whose scope is open and whose tool
+  never ran fails with it; a call whose tool runs is cut short by the run's end.
 * Content shaped as a model's answer that no model gave (no request waiting, no call open:
   a ``before_agent_callback`` answering for the agent, which is skipped, or an
   ``after_agent_callback`` replacing its answer) is no call: the last such text with no
@@ -147,7 +150,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextvars import ContextVar
 from typing import Any
 
@@ -211,7 +214,7 @@ async def google_adk_events(
             runner = InMemoryRunner(node=agent, app_name=str(agent.name))
         else:
             runner = InMemoryRunner(agent=agent, app_name=str(agent.name))
-    requests, failures, watched, raised, whole = _add_plugin(runner)
+    requests, failures, watched, raised, whole, unrun = _add_plugin(runner)
     if session_id is None:
         session = await runner.session_service.create_session(
             app_name=runner.app_name, user_id=user_id
@@ -240,7 +243,10 @@ async def google_adk_events(
             async for out in read_events(stream, state.feed, sink):  # an odd event skipped
                 yield out
         except Exception as error:  # told on the call of the model that raised it, then raised
-            for out in state.raised(next((a for e, a in models if e is error), None)):
+            model_of = next((a for e, a in models if e is error), None)
+            if model_of is None:  # no model's: a tool callback's, before its tool ran (module doc)
+                unrun(session_id, error)
+            for out in state.raised(model_of):
                 yield out
             raise
         for last in state.end():
@@ -268,29 +274,48 @@ Whole = dict[str, list[tuple[Any, Any]]]
 shown yet, with the agent of each, by session id: a callback raising after it (module doc)."""
 
 
-def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str], bool, Raised, Whole]:
+Unrun = Callable[[str, BaseException], None]
+"""Fails the calls of a session whose scope is open and whose tool never ran with the run's
+exception (``_add_plugin``)."""
+
+
+def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str], bool, Raised, Whole, Unrun]:
     """Put the plugin noting model requests and scoping each tool call (module doc) first in
     ``runner``'s plugins; its notes of requests, by session, and of the exception classes of
     failed tool calls, by call id; whether it is there (a runner with no plugins has none);
-    its notes of the models' exceptions and of their whole responses, by session."""
+    its notes of the models' exceptions and of their whole responses, by session; what fails
+    the calls a callback's exception ended before their tools ran."""
     plugins = getattr(getattr(runner, "plugin_manager", None), "plugins", None)
     if not isinstance(plugins, list):
-        return {}, {}, False, {}, {}
+        return {}, {}, False, {}, {}, _unrun_none
     for plugin in plugins:
         if plugin.name == _PLUGIN:
-            return plugin.requests, plugin.failures, True, plugin.raised, plugin.whole
+            return (plugin.requests, plugin.failures, True, plugin.raised, plugin.whole,
+                    plugin.unrun)  # fmt: skip
     _plug_started_runners()
     from google.adk.plugins.base_plugin import BasePlugin  # type: ignore[import-untyped,unused-ignore]
     from google.adk.tools.base_tool import BaseTool  # type: ignore[import-untyped,unused-ignore]
 
     scopes = OpenScopes()
     nested: dict[Any, tuple[Pushed, _State, str, Any]] = {}  # invocation id -> its nested run
+    entered: dict[int, Any] = {}  # each open scope's key -> its call's session id
+
+    def unrun(session: str, error: BaseException) -> None:
+        """A callback before the tool (another plugin's, the agent's) raised ``error``, which
+        ends the run: ADK never runs the tool nor answers the call, so the call fails with
+        it, as a tool raising it would (a call whose tool runs is cut short by the run's
+        end)."""
+        for key, of in list(entered.items()):
+            if of == session and key not in _RAN:
+                del entered[key]
+                scopes.exit(key, error)
 
     class ToolScopes(BasePlugin):  # type: ignore[misc,unused-ignore]
         requests: Requests
         failures: dict[str, str]
         raised: Raised
         whole: Whole
+        unrun: Unrun
 
         async def before_model_callback(self, *, callback_context: Any, llm_request: Any) -> None:
             session = getattr(callback_context.session, "id", None)
@@ -323,6 +348,7 @@ def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str], bool, Raised, Wh
             call_id = getattr(tool_context, "function_call_id", None)
             scopes.enter(id(tool_context), call_id, getattr(tool, "name", None),
                          mcp=_mcp_server(tool))  # fmt: skip
+            entered[id(tool_context)] = getattr(getattr(tool_context, "session", None), "id", None)
             _watch(tool)
             _CALL.set(call_id if isinstance(call_id, str) else "")  # a runner in it nests
 
@@ -337,6 +363,7 @@ def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str], bool, Raised, Wh
             if kind is not None and isinstance(call_id, str):  # (an exception heard first wins)
                 self.failures.setdefault(call_id, kind)  # its result names it (_result)
             await _end_nested(nested, tool_context, None)
+            entered.pop(id(tool_context), None)
             scopes.exit(id(tool_context))
 
         async def on_tool_error_callback(
@@ -352,6 +379,7 @@ def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str], bool, Raised, Wh
             await _end_nested(nested, tool_context, error)
             # a cancellation too (ADK tells it here, then drops the call): the scope tells the
             # body's own CancelledError (a failure) from a cancel of its task (cut short)
+            entered.pop(id(tool_context), None)
             scopes.exit(id(tool_context), error if isinstance(error, BaseException) else None)
 
         async def before_run_callback(self, *, invocation_context: Any) -> None:
@@ -381,8 +409,13 @@ def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str], bool, Raised, Wh
 
     plugin = ToolScopes(name=_PLUGIN)
     plugin.requests, plugin.failures, plugin.raised, plugin.whole = {}, {}, {}, {}
+    plugin.unrun = unrun
     plugins.insert(0, plugin)
-    return plugin.requests, plugin.failures, True, plugin.raised, plugin.whole
+    return plugin.requests, plugin.failures, True, plugin.raised, plugin.whole, unrun
+
+
+def _unrun_none(session: str, error: BaseException) -> None:
+    """A runner without plugins: no call was scoped."""
 
 
 _CALL: ContextVar[str | None] = ContextVar("agent_contract_google_adk_call", default=None)

@@ -3,9 +3,11 @@
 Strands yields dicts; the adapter reads three kinds by key (nothing of Strands is imported):
 
 * ``{"event": ...}``: the model's Converse stream, raw. ``messageStart`` opens an LLM call
-  (``LLMCallStart`` with the model's ``model_id`` and the messages Strands sends: the agent's
-  system prompt and ``messages``; a ``StepBoundary`` first when tools ran since the call
-  before); ``contentBlockDelta`` text is a ``TextDelta``, its
+  (``LLMCallStart`` with the model's ``model_id`` and the messages Strands sends: the system
+  prompt and messages the request's ``stream`` was called with, noted as it was called, for
+  the stream shows a request late: after a context overflow's trimming, or, from a team's
+  queue, after the node's agent went on; a ``StepBoundary`` first when tools ran since the
+  call before); ``contentBlockDelta`` text is a ``TextDelta``, its
   ``reasoningContent`` text a ``ReasoningDelta``; ``messageStop`` gives the stop reason and
   ``metadata`` the usage.
 * ``{"message": ...}``: a whole message. The assistant's closes the call: its ``toolUse``
@@ -262,6 +264,9 @@ async def _team_events(
     (module doc)."""
     reader = _Team(team)
     members = _members(team)
+    hooked = _hooked(members)
+    for requests in hooked:  # now: a node's requests come before its first item is read
+        requests.reset()
     with suppress(TypeError):  # (an unhashable look-alike: nothing nests it)
         _READ.update(members)  # their runs are this one's, never nested ones (_nest_started)
     stream = team.stream_async(prompt, **run)
@@ -275,11 +280,22 @@ async def _team_events(
             yield out
         raise
     finally:
-        for state in reader.nodes.values():
-            state.requests.side = None
+        for requests in [*hooked, *(state.requests for state in reader.nodes.values())]:
+            requests.side = None
         with suppress(TypeError):
             _READ.difference_update(members)
         await stream.aclose()
+
+
+def _hooked(agents: list[Any]) -> list[_Requests]:
+    """The requests of each of ``agents`` that ``_add_hooks`` hooked."""
+    found: list[_Requests] = []
+    for agent in agents:
+        with suppress(TypeError):  # (an unhashable look-alike: never hooked)
+            requests = _HOOKED.get(agent)
+            if requests is not None:
+                found.append(requests)
+    return found
 
 
 def _members(team: Any) -> list[Any]:
@@ -368,7 +384,8 @@ class _Team:
             return known
         agent = _executor(team, node)
         requests = _add_hooks(agent) if agent is not None else _Requests()
-        requests.reset()
+        if requests.side is None:  # a node the team's start did not reset (_team_events)
+            requests.reset()
         state = _State(_model_id(agent), agent, requests)
         self.nodes[path] = state
         return state
@@ -694,16 +711,47 @@ def _config_id(model: Any) -> str | None:
     return name if isinstance(name, str) else None
 
 
+class _Sent:
+    """What one model request of the loop sent: the agent's system prompt and messages as its
+    ``BeforeModelCallEvent`` found them, then as the model's ``stream`` was called with them
+    (after Strands added a continuation's input, a middleware's changes), and that model."""
+
+    __slots__ = ("messages", "model", "streamed", "system", "watched")
+
+    def __init__(self, model: str | None, system: Any, messages: tuple[Any, ...]) -> None:
+        self.model, self.system, self.messages = model, system, messages
+        self.watched = self.streamed = False  # its stream seen called; an item of it came
+
+
+async def _streaming(items: AsyncIterator[Any], sent: _Sent) -> AsyncIterator[Any]:
+    """Every item of a loop request's stream, unchanged, noting on ``sent`` that one came: a
+    request that fails before any is a call the stream never shows (``_Requests.after``),
+    whenever the adapter reads the items the agent streamed meanwhile (a team's queue)."""
+    try:
+        async for item in items:
+            sent.streamed = True
+            yield item
+    finally:
+        close = getattr(items, "aclose", None)
+        if callable(close):
+            await close()
+
+
 class _Requests:
     """An agent's model requests the hooks heard and the stream has not shown yet."""
 
     __slots__ = ("admitted", "answered", "background", "dispatched", "error", "failed", "midway",
-                 "model", "side", "started")  # fmt: skip
+                 "model", "sent", "side", "started")  # fmt: skip
 
     def __init__(self) -> None:
         self.started = 0  # started, no event of theirs seen yet
+        # what each of those sent, in order: the stream shows a request's first event late (a
+        # context overflow trims the messages before the retry's; a team's node streams into
+        # a queue while its agent goes on), so its call opens with what it sent, not with the
+        # agent's messages as they are by then
+        self.sent: deque[_Sent] = deque()
         # of those, the ones that raised, in order, with the model each was streamed from
-        self.failed: list[tuple[BaseException, str | None]] = []
+        self.failed: list[tuple[BaseException, str | None, _Sent | None]] = []
         self.error: BaseException | None = None  # the last request's that raised
         self.midway: BaseException | None = None  # the open call's, raised after its events
         # the side requests' events not told yet, while a run of ours reads the agent (else
@@ -722,12 +770,21 @@ class _Requests:
     def reset(self) -> None:
         """A run of ours starts reading the agent."""
         self.started, self.failed, self.error, self.model, self.side = 0, [], None, None, deque()
-        self.answered = None
+        self.answered, self.sent = None, deque()
         if self.background is not None:  # a task of a run before settles in no run of ours
             self.background, self.dispatched = {}, set()
 
     def before(self, event: Any) -> None:
         self.started += 1
+        agent = getattr(event, "agent", None)
+        messages = tuple(getattr(agent, "messages", None) or ())
+        self.sent.append(_Sent(None, getattr(agent, "system_prompt", None), messages))
+        _ASKING.set(self)  # the request this task makes next is this agent's (_watch_model)
+
+    def opened(self) -> _Sent | None:
+        """The oldest request not shown yet: its first event opens its call."""
+        self.started = max(self.started - 1, 0)
+        return self.sent.popleft() if self.sent else None
 
     def after(self, event: Any) -> None:
         response = getattr(event, "stop_response", None)
@@ -736,14 +793,23 @@ class _Requests:
         error = getattr(event, "exception", None)
         if isinstance(error, BaseException):
             self.error = error
-        if isinstance(error, BaseException) and self.started > 0:  # failed before any event
-            self.started -= 1
-            self.failed.append((error, self.model))
+        newest = self.sent[-1] if self.sent else None
+        # its stream seen called: whether no item came; else as the stream shows it: no event
+        # of it read yet
+        watched = newest is not None and newest.watched
+        unshown = not newest.streamed if newest is not None and watched else self.started > 0
+        if isinstance(error, BaseException) and unshown:  # failed before any event
+            self.started = max(self.started - 1, 0)
+            self.failed.append((error, self.model, self.sent.pop() if self.sent else None))
         elif isinstance(error, BaseException):  # the open call's, mid-stream
             self.midway = error
 
 
 _HOOKED: WeakKeyDictionary[Any, _Requests] = WeakKeyDictionary()
+
+_ASKING: ContextVar[_Requests | None] = ContextVar("agent_contract_strands_asking", default=None)
+"""The requests of the agent whose ``BeforeModelCallEvent`` this task heard last: the model
+request it makes next is that agent's (a model shared by a team's nodes streaming at once)."""
 
 _SCOPES = OpenScopes()
 """The tool calls the hooks entered, by ``id`` of their ``tool_use`` (every agent's: a tool's
@@ -853,16 +919,25 @@ def _watch_model(model: Any, requests: _Requests) -> None:
 
     def watched(*args: Any, **kwargs: Any) -> Any:
         items = stream(*args, **kwargs)
-        asking = [asker for asker in askers if asker.started > 0]
+        mine = _ASKING.get()
+        if mine is not None and mine.started > 0 and any(a is mine for a in askers):
+            asking = [mine]
+        else:
+            asking = [asker for asker in askers if asker.started > 0]
+        messages = kwargs.get("messages", args[0] if args else None)
+        system = kwargs.get("system_prompt", args[2] if len(args) > 2 else None)
         for asker in asking:  # the loop's own request: the model it goes to (module doc)
             asker.model = _config_id(model)
+        if len(asking) == 1 and asking[0].sent:  # and what it sent
+            sent = asking[0].sent[-1] = _Sent(asking[0].model, system, tuple(messages or ()))
+            if hasattr(items, "__aiter__"):  # (a look-alike's other value passes as it is)
+                sent.watched = True
+                return _streaming(items, sent)
         if asking:
             return items
         told = next((asker.side for asker in askers if asker.side is not None), None)
         if told is None:  # no run of ours reads an agent using it
             return items
-        messages = kwargs.get("messages", args[0] if args else None)
-        system = kwargs.get("system_prompt", args[2] if len(args) > 2 else None)
         start = call_start(_config_id(model), None, {"stream": True}, strands_messages, system,
                            tuple(messages or ()), side=True)  # fmt: skip
         return _side(items, start, told)
@@ -1099,8 +1174,8 @@ class _State:
     def feed(self, item: dict[str, Any]) -> list[AgentEvent]:
         out: list[AgentEvent] = []
         if self.requests.failed and not item.get("force_stop"):  # Strands retried them
-            for error, model in self.requests.failed:
-                self._start(out, model)
+            for error, model, sent in self.requests.failed:
+                self._start(out, model, sent)
                 kind = error_name(error)
                 out += [Error(message=str(error) or kind, error_type=kind), LLMCallEnd()]
                 self.open = False
@@ -1142,8 +1217,8 @@ class _State:
             self.open = False
         failed, self.requests.failed = self.requests.failed, []
         last = len(failed) - (0 if self.requests.side else 1)
-        for i, (error, model) in enumerate(failed):
-            self._start(out, model)
+        for i, (error, model, sent) in enumerate(failed):
+            self._start(out, model, sent)
             if i < last:
                 kind = error_name(error)
                 out += [Error(message=str(error) or kind, error_type=kind), LLMCallEnd()]
@@ -1188,19 +1263,24 @@ class _State:
     def _open(self, out: list[AgentEvent]) -> None:
         if self.open:
             return
-        self.requests.started = max(self.requests.started - 1, 0)
-        self._start(out)
+        self._start(out, sent=self.requests.opened())
 
-    def _start(self, out: list[AgentEvent], model: str | None = None) -> None:
-        """Open a call, of ``model`` (a failed request's), else of the model the latest
-        request was streamed from (a router's pick: module doc), else the agent's."""
-        self.model = model or self.requests.model or self.default
+    def _start(
+        self, out: list[AgentEvent], model: str | None = None, sent: _Sent | None = None
+    ) -> None:
+        """Open a call of the request that ``sent`` it (its messages: ``_Requests.sent``), of
+        ``model`` (a failed request's), else of the model the request was streamed from (a
+        router's pick: module doc), else the agent's."""
+        picked = sent.model if sent is not None else None
+        self.model = model or picked or self.requests.model or self.default
         if self.tools_ran and not self.requests.background:  # (its call's step goes on)
             out.append(StepBoundary(index=self.step))
             self.step, self.tools_ran = self.step + 1, False
-        agent = self.agent
-        messages = tuple(getattr(agent, "messages", None) or ())
-        system = getattr(agent, "system_prompt", None)
+        if sent is not None:
+            messages, system = sent.messages, sent.system
+        else:  # a request no hook heard (a look-alike's): the agent's, as they are now
+            messages = tuple(getattr(self.agent, "messages", None) or ())
+            system = getattr(self.agent, "system_prompt", None)
         out.append(call_start(self.model, None, {"stream": True}, strands_messages, system,
                               messages))  # fmt: skip
         self.open, self.stop, self.usage, self.said = True, None, None, None
@@ -1213,7 +1293,7 @@ class _State:
         # plugin's ``None``); the tool results' message is the user's
         if message.get("role") != "user":
             if not self.open:  # no model's: a hook cancelled the request (module doc)
-                self.requests.started = max(self.requests.started - 1, 0)
+                self.requests.opened()
                 texts = [b.get("text") for b in blocks if isinstance(b, dict)]
                 self.said = "".join(t for t in texts if isinstance(t, str)) or None
                 return out
