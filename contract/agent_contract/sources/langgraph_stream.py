@@ -228,6 +228,12 @@ class _Requests:
         # (in order) until the reader tells them from the callbacks alone
         self.quiet: dict[Any, Any] = {}
         self.unheard: list[Any] = []
+        # A request made for one tool call outside its body (a ``wrap_tool_call`` middleware
+        # answering the call with a model: LangChain's ``LLMToolEmulator``): the task running
+        # that one call (its chain's run_id -> the call's id), and the request's run_id -> the
+        # call, whose span it nests under
+        self.tool_tasks: dict[Any, str] = {}
+        self.stand_ins: dict[Any, str] = {}
 
     def on_chat_model_start(self, serialized: Any, messages: Any, *, run_id: Any,
                             metadata: Any = None, **kwargs: Any) -> None:  # fmt: skip
@@ -236,18 +242,20 @@ class _Requests:
         options = kwargs.get("options")
         if isinstance(options, dict) and options.get("ls_structured_output_format"):
             self.shaped.add(run_id)
-        self._note(run_id, metadata, kwargs.get("tags"))
+        self._note(run_id, metadata, kwargs.get("tags"), kwargs.get("parent_run_id"))
 
     def on_llm_start(self, serialized: Any, prompts: Any, *, run_id: Any,
                      metadata: Any = None, **kwargs: Any) -> None:  # fmt: skip
         self.started[run_id] = metadata
         self.requests[run_id] = prompts[:1] if prompts else None
-        self._note(run_id, metadata, kwargs.get("tags"))
+        self._note(run_id, metadata, kwargs.get("tags"), kwargs.get("parent_run_id"))
 
-    def _note(self, run_id: Any, metadata: Any, tags: Any) -> None:
+    def _note(self, run_id: Any, metadata: Any, tags: Any, parent: Any) -> None:
         inside = self.inside.get()
         if inside is not None:  # a request of a graph a tool body runs
             self.within[run_id] = inside
+        elif parent is not None and parent in self.tool_tasks:  # made for that call, no body
+            self.stand_ins[run_id] = self.tool_tasks[parent]
         if isinstance(tags, (list, tuple)) and _NOSTREAM in tags:
             self.quiet[run_id] = metadata
 
@@ -934,7 +942,8 @@ class _Reader:
         if moved:
             yield PhaseMarker(name=phase or "root")
         self.phase, self.spoke = phase, True
-        yield _start(meta, self.requests.request(run), side)
+        stand_in = self.requests.stand_ins.pop(run, None) if self.requests.stand_ins else None
+        yield _start(meta, self.requests.request(run), side or stand_in is not None, stand_in)
 
     def _end(self, message: Any, spent: Any = None) -> Iterator[AgentEvent]:
         call, self.call = self.call, None
@@ -1224,6 +1233,10 @@ def _scoped(config: Any, requests: _Requests, servers: dict[str, McpServer]) -> 
 
         def on_chain_start(self, serialized: Any, inputs: Any, *, run_id: Any,
                            parent_run_id: Any = None, **kwargs: Any) -> None:  # fmt: skip
+            if type(inputs) is list and len(inputs) == 1:  # a task running one tool call
+                call = inputs[0]  # (``create_agent``'s tools node, sent each call alone)
+                if isinstance(call, dict) and call.get("type") == "tool_call" and call.get("id"):
+                    requests.tool_tasks[run_id] = str(call["id"])
             body = self.bodies.get(parent_run_id)  # a graph (a runnable) a tool body runs
             name = kwargs.get("name")
             if body is not None and body[1] is not None and isinstance(name, str) and name:
@@ -1233,12 +1246,14 @@ def _scoped(config: Any, requests: _Requests, servers: dict[str, McpServer]) -> 
                     requests.own.add(body[0])
 
         def on_chain_error(self, error: BaseException, *, run_id: Any, **kwargs: Any) -> None:
+            requests.tool_tasks.pop(run_id, None)
             body = self.bodies.get(run_id)
             if body is not None and body[1] is None:
                 del self.bodies[run_id]
                 requests.errors.setdefault(body[0], error)
 
         def on_chain_end(self, outputs: Any, *, run_id: Any, **kwargs: Any) -> None:
+            requests.tool_tasks.pop(run_id, None)
             body = self.bodies.get(run_id)
             if body is not None and body[1] is None:
                 del self.bodies[run_id]
@@ -1258,17 +1273,23 @@ def _messages(update: dict[str, Any]) -> Iterator[Any]:
             yield from messages if isinstance(messages, (list, tuple)) else (messages,)
 
 
-def _start(meta: Any, messages: tuple[Any, ...] | None, side: bool = False) -> LLMCallStart:
-    """The call's start (a ``SideCallStart`` when ``side``); its ``messages`` are LangChain's
-    ``messages``, read when read."""
+def _start(
+    meta: Any, messages: tuple[Any, ...] | None, side: bool = False, stand_in: str | None = None
+) -> LLMCallStart:
+    """The call's start (a ``SideCallStart`` when ``side``, naming the tool call it does the
+    work of when ``stand_in``); its ``messages`` are LangChain's ``messages``, read when read."""
     meta = meta if isinstance(meta, dict) else {}
     params = {name: meta[key] for key, name in _PARAMS.items() if meta.get(key) is not None}
     model, provider = meta.get("ls_model_name"), meta.get("ls_provider")
     if messages is None:
         kind = SideCallStart if side else LLMCallStart
-        return kind(model=model, provider=provider, params={**params, "stream": True})
-    return call_start(model, provider, {**params, "stream": True}, langchain_messages, messages,
-                      side=side)  # fmt: skip
+        start = kind(model=model, provider=provider, params={**params, "stream": True})
+    else:
+        start = call_start(model, provider, {**params, "stream": True}, langchain_messages,
+                           messages, side=side)  # fmt: skip
+    if stand_in is not None and isinstance(start, SideCallStart):
+        start.tool_call_id = stand_in
+    return start
 
 
 def _from_model(message: Any) -> bool:
