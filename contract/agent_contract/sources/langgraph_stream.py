@@ -37,6 +37,10 @@ where the callbacks did not see the request: a model may set its own ids on its 
   ends its request, is told after it.
 * A request LangGraph keeps out of ``messages`` (tagged ``nostream``: a middleware's summary or
   choice of tools) is told whole from the callbacks once it ended: its messages, answer, usage.
+* A request made for one tool call outside the tool's body (a ``wrap_tool_call`` middleware
+  answering the call with a model, LangChain's ``LLMToolEmulator``, or asking one about its
+  result: its parent run is the task ``create_agent`` sends that one call to) is a side call
+  naming that call (``SideCallStart.tool_call_id``), its span under the call's.
 * A result ``HumanInTheLoopMiddleware`` marks as a human's rejection fails as
   ``approval_rejected``, as a refused approval does in the other adapters.
 
