@@ -138,6 +138,8 @@ _RUN_ID = re.compile(r"(?:lc_)?run--?[0-9a-f]{8}-[0-9a-f]{4}-")
 _PARAMS = {"ls_temperature": "temperature", "ls_max_tokens": "max_tokens", "ls_stop": "stop"}
 # LangGraph's tag (``langgraph.constants.TAG_NOSTREAM``) keeping a request out of ``messages``
 _NOSTREAM = "nostream"
+# The messages a task of the functional API may return that the adapter reads (``_messages``)
+_RETURNED = frozenset({"AIMessage", "ToolMessage"})
 # LangChain's ``HumanInTheLoopMiddleware``: the source it marks its answer to a decision with
 _HITL_DECISION = "hitl_interrupt_decision"
 # The exception LangChain's ``ToolStrategy`` raises for a refused structured answer (one call
@@ -1271,10 +1273,17 @@ def _task() -> tuple[str, ...]:
 
 
 def _messages(update: dict[str, Any]) -> Iterator[Any]:
+    """The messages of an ``updates`` item: each node's state's ``messages``, or what a task
+    of the functional API (``@task``, ``@entrypoint``) returned, a message or a list of them
+    (its update is its return value)."""
     for state in update.values():
         if isinstance(state, dict):
             messages = state.get("messages", ())
             yield from messages if isinstance(messages, (list, tuple)) else (messages,)
+        elif isinstance(state, (list, tuple)):
+            yield from (m for m in state if type(m).__name__ in _RETURNED)
+        elif type(state).__name__ in _RETURNED:
+            yield state
 
 
 def _start(
