@@ -30,8 +30,9 @@ async def test_a_functional_agent_loop_is_a_step_per_model_turn(
     """An entrypoint calling a model task, then a tool task per call (run at once), then the
     model again: each tool span ends with its call's result in the first step, before the
     second call, which opens the next step; tokens once per call."""
-    from agent_contract.sources.langgraph_stream import langgraph_events
     from langgraph.func import entrypoint, task
+
+    from agent_contract.sources.langgraph_stream import langgraph_events
 
     tool = lookup()
     asking = model([BOTH, "It is sunny."], "agent").bind_tools([tool])
