@@ -647,3 +647,66 @@ async def test_a_streamed_request_a_tool_middleware_makes_is_under_its_tool_span
     assert tokens(otel_telemetry) == 30
     assert otel_telemetry.open_spans() == []
     _named_by_the_agent(otel_telemetry, "weather in Paris?")
+
+
+def _answer_of_the_run(telemetry: InMemoryTelemetry) -> Any:
+    run = dict(telemetry.span("invoke_agent bot").attributes or {})
+    (answer,) = json.loads(str(run["gen_ai.output.messages"]))
+    return answer["parts"]
+
+
+async def test_the_prebuilt_agents_hooks_own_requests_are_side_calls(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """``create_react_agent``'s ``pre_model_hook`` summarising the history with a model of its
+    own (before each agent call) and ``post_model_hook`` asking a checker (after it): each is
+    a chat span in its step, but neither is the agent's: the run's model and input are the
+    agent's first request's (the summary it was sent included), its answer the agent's."""
+    from langgraph.prebuilt import create_react_agent
+
+    summarizer, checker = model(["Earlier: nothing."], "summarizer"), model(["fine"], "checker")
+
+    async def summarise(state: Any) -> dict[str, Any]:
+        summary = await summarizer.ainvoke(state["messages"])
+        return {"llm_input_messages": [summary, *state["messages"][-1:]]}
+
+    async def check(state: Any) -> dict[str, Any]:
+        await checker.ainvoke(state["messages"][-1:])
+        return {}
+
+    with pytest.warns(DeprecationWarning, match="create_react_agent"):  # (still documented)
+        agent = create_react_agent(model([LOOKUP, "It is sunny."], "agent"), [lookup()],
+                                   pre_model_hook=summarise, post_model_hook=check)  # fmt: skip
+    await _run(otel_telemetry, agent)
+
+    assert otel_telemetry.outline() == [["invoke_agent bot", [
+        ["step 0", ["chat summarizer", "chat agent", "execute_tool lookup", "chat checker"]],
+        ["step 1", ["chat summarizer", "chat agent", "chat checker"]],
+    ]]]  # fmt: skip
+    _named_by_the_agent(otel_telemetry, "weather in Paris?")
+    assert _answer_of_the_run(otel_telemetry) == [{"type": "text", "content": "It is sunny."}]
+    assert tokens(otel_telemetry) == 60
+
+
+async def test_a_middleware_hooks_own_request_is_a_side_call(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """The class in ``create_agent``: a ``before_model`` middleware's own request (its node is
+    ``<middleware>.before_model``) is a side call; the run is named by the agent's."""
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import before_model
+
+    noter = model(["noted"], "noter")
+
+    @before_model
+    async def note(state: Any, runtime: Any) -> None:
+        await noter.ainvoke(state["messages"][-1:])
+
+    agent = create_agent(model(["It is sunny."], "agent"), [lookup()], middleware=[note])
+    await _run(otel_telemetry, agent)
+
+    assert otel_telemetry.outline() == [["invoke_agent bot", [
+        ["step 0", ["chat noter", "chat agent"]],
+    ]]]  # fmt: skip
+    _named_by_the_agent(otel_telemetry, "weather in Paris?")
+    assert _answer_of_the_run(otel_telemetry) == [{"type": "text", "content": "It is sunny."}]

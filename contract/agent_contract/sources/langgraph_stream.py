@@ -138,6 +138,10 @@ _RUN_ID = re.compile(r"(?:lc_)?run--?[0-9a-f]{8}-[0-9a-f]{4}-")
 _PARAMS = {"ls_temperature": "temperature", "ls_max_tokens": "max_tokens", "ls_stop": "stop"}
 # LangGraph's tag (``langgraph.constants.TAG_NOSTREAM``) keeping a request out of ``messages``
 _NOSTREAM = "nostream"
+# The nodes the prebuilt agents run around their model node (``_in_hook``): LangGraph's
+# ``create_react_agent`` hooks' and LangChain's ``create_agent`` middleware's (``<name>.<hook>``)
+_HOOK_NODES = frozenset({"pre_model_hook", "post_model_hook"})
+_HOOK_SUFFIXES = (".before_agent", ".before_model", ".after_model", ".after_agent")
 # The messages a task of the functional API may return that the adapter reads (``_messages``)
 _RETURNED = frozenset({"AIMessage", "ToolMessage"})
 # LangChain's ``HumanInTheLoopMiddleware``: the source it marks its answer to a decision with
@@ -949,7 +953,8 @@ class _Reader:
             yield PhaseMarker(name=phase or "root")
         self.phase, self.spoke = phase, True
         stand_in = self.requests.stand_ins.pop(run, None) if self.requests.stand_ins else None
-        yield _start(meta, self.requests.request(run), side or stand_in is not None, stand_in)
+        side = side or stand_in is not None or _in_hook(meta)
+        yield _start(meta, self.requests.request(run), side, stand_in)
 
     def _end(self, message: Any, spent: Any = None) -> Iterator[AgentEvent]:
         call, self.call = self.call, None
@@ -1284,6 +1289,15 @@ def _messages(update: dict[str, Any]) -> Iterator[Any]:
             yield from (m for m in state if type(m).__name__ in _RETURNED)
         elif type(state).__name__ in _RETURNED:
             yield state
+
+
+def _in_hook(meta: Any) -> bool:
+    """Whether a request was made in a hook node a prebuilt agent runs around its model node
+    (``create_react_agent``'s ``pre_model_hook`` / ``post_model_hook``, ``create_agent``'s
+    middleware ``before_model`` ... nodes): the hook's own request (a summary, a check of
+    the answer) is a side call, not the agent's."""
+    node = meta.get("langgraph_node") if isinstance(meta, dict) else None
+    return isinstance(node, str) and (node in _HOOK_NODES or node.endswith(_HOOK_SUFFIXES))
 
 
 def _start(
