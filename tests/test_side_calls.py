@@ -11,11 +11,14 @@ from typing import Any
 import pytest
 
 from agent_contract.protocol import (
+    FunctionCall,
     LLMCallEnd,
     LLMCallStart,
     Message,
     SideCallStart,
     TextDelta,
+    ToolCall,
+    ToolResult,
     Usage,
 )
 from agent_otel.recording._recorder import RunRecorder
@@ -100,3 +103,25 @@ async def test_a_side_call_that_fails_inside_agent_otel_is_still_not_the_runs_an
 
     [answer] = json.loads(str(_run(otel_telemetry)["gen_ai.output.messages"]))
     assert answer["parts"] == [{"type": "text", "content": "Sunny."}]
+
+
+async def test_a_side_call_doing_a_tools_work_is_under_that_tools_span(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """``SideCallStart(tool_call_id=...)``: a request made in place of that open call's tool
+    (a model emulating it) is the child of its ``execute_tool`` span; one naming a call that
+    is not open (ended, unknown, not text) stays in the step. The run is still the agent's."""
+    calls = [ToolCall(id=i, function=FunctionCall(name="lookup", arguments="{}")) for i in "ab"]
+    emulated = [*_side()]
+    emulated[0] = SideCallStart(model="emulator", messages=SUMMARY_ASK, tool_call_id="b")
+    stray = [SideCallStart(model="stray", tool_call_id=t) for t in ("a", "nope", 7)]  # type: ignore[arg-type]
+    events = [*_own(), *calls, *emulated, ToolResult(tool_call_id="a", content="x"),
+              *(e for s in stray for e in (s, LLMCallEnd())),
+              ToolResult(tool_call_id="b", content="a to c")]  # fmt: skip
+    await run_script(otel_telemetry, events, agent_name="bot", capture_content=True)
+
+    assert otel_telemetry.outline() == [["invoke_agent bot", [["step 0", [
+        "chat agent-model", "execute_tool lookup", ["execute_tool lookup", ["chat emulator"]],
+        "chat stray", "chat stray", "chat stray",
+    ]]]]]  # fmt: skip
+    assert _run(otel_telemetry)["gen_ai.request.model"] == "agent-model"

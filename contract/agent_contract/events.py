@@ -243,7 +243,11 @@ class SideCallStart(LLMCallStart):
     """A model request the framework makes beside the agent's own (a conversation summary, a
     choice of tools, a judge on an auxiliary model): a call like any, which a consumer reading
     by ``isinstance`` takes as an ``LLMCallStart``, but not the agent's, so it does not name the
-    run (the run's model, provider and input are its first own call's)."""
+    run (the run's model, provider and input are its first own call's). ``tool_call_id``: the
+    tool call whose work the request does in place of its tool (a middleware answering the
+    call with a model: LangChain's ``LLMToolEmulator``); its span nests under that call's."""
+
+    tool_call_id: str | None = None
 
 
 @dataclass(slots=True)

@@ -576,3 +576,137 @@ async def test_a_tool_strategy_answer_refused_without_a_retry_fails_the_run_and_
     assert run.status.status_code is StatusCode.ERROR
     assert (run.attributes or {})["error.type"] == "StructuredOutputValidationError"
     assert otel_telemetry.open_spans() == []
+
+
+async def test_an_emulated_tools_request_is_a_chat_span_under_its_tool_span(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """``LLMToolEmulator`` answers each tool call with a model in place of the tool (its
+    ``wrap_tool_call``, no body running): that request does the tool's work, so its chat span
+    is the child of the call's ``execute_tool`` span, not a sibling in the step. Two calls at
+    once: each request sits under the call whose arguments it was sent, and the tool span
+    ends with that request's answer; the emulator's tokens are counted, the run is the
+    agent's."""
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import LLMToolEmulator
+
+    both = [("call-1", "lookup", '{"city": "Paris"}'), ("call-2", "lookup", '{"city": "Rome"}')]
+    emulator = LLMToolEmulator(model=model(["cloudy", "rainy"], "emulator"))
+    agent = create_agent(model([both, "It is sunny."], "agent"), [lookup()],
+                         middleware=[emulator])  # fmt: skip
+    await _run(otel_telemetry, agent)
+
+    tool = ["execute_tool lookup", ["chat emulator"]]
+    assert otel_telemetry.outline() == [["invoke_agent bot", [
+        ["step 0", ["chat agent", tool, tool]], ["step 1", ["chat agent"]],
+    ]]]  # fmt: skip
+    spans = otel_telemetry.spans()
+    for span in otel_telemetry.by_name()["execute_tool lookup"]:
+        tool_attributes = dict(span.attributes or {})
+        (chat,) = [s for s in spans if s.parent is not None and span.context is not None
+                   and s.parent.span_id == span.context.span_id]  # fmt: skip
+        chat_attributes = dict(chat.attributes or {})
+        city = json.loads(str(tool_attributes["gen_ai.tool.call.arguments"]))["city"]
+        assert f"'city': '{city}'" in str(chat_attributes["gen_ai.input.messages"])
+        (answer,) = json.loads(str(chat_attributes["gen_ai.output.messages"]))
+        assert (
+            json.loads(str(tool_attributes["gen_ai.tool.call.result"]))
+            == answer["parts"][0]["content"]
+        )
+    assert tokens(otel_telemetry) == 40
+    assert otel_telemetry.open_spans() == []
+    _named_by_the_agent(otel_telemetry, "weather in Paris?")
+
+
+async def test_a_streamed_request_a_tool_middleware_makes_is_under_its_tool_span(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """The class beyond the emulator: a ``wrap_tool_call`` middleware asking a model about the
+    tool's result (streamed, not ``nostream``) makes that request for the call: a chat span
+    under its ``execute_tool`` span, a side call that does not name the run."""
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import wrap_tool_call
+    from langchain_core.messages import HumanMessage
+
+    judge = model(["fine"], "judge")
+
+    @wrap_tool_call
+    async def judged(request: Any, handler: Any) -> Any:
+        result = await handler(request)
+        await judge.ainvoke([HumanMessage(f"Is {result.content} plausible?")])
+        return result
+
+    agent = create_agent(model([LOOKUP, "It is sunny."], "agent"), [lookup()],
+                         middleware=[judged])  # fmt: skip
+    await _run(otel_telemetry, agent)
+
+    assert otel_telemetry.outline() == [["invoke_agent bot", [
+        ["step 0", ["chat agent", ["execute_tool lookup", ["chat judge"]]]],
+        ["step 1", ["chat agent"]],
+    ]]]  # fmt: skip
+    assert tokens(otel_telemetry) == 30
+    assert otel_telemetry.open_spans() == []
+    _named_by_the_agent(otel_telemetry, "weather in Paris?")
+
+
+def _answer_of_the_run(telemetry: InMemoryTelemetry) -> Any:
+    run = dict(telemetry.span("invoke_agent bot").attributes or {})
+    (answer,) = json.loads(str(run["gen_ai.output.messages"]))
+    return answer["parts"]
+
+
+async def test_the_prebuilt_agents_hooks_own_requests_are_side_calls(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """``create_react_agent``'s ``pre_model_hook`` summarising the history with a model of its
+    own (before each agent call) and ``post_model_hook`` asking a checker (after it): each is
+    a chat span in its step, but neither is the agent's: the run's model and input are the
+    agent's first request's (the summary it was sent included), its answer the agent's."""
+    from langgraph.prebuilt import create_react_agent
+
+    summarizer, checker = model(["Earlier: nothing."], "summarizer"), model(["fine"], "checker")
+
+    async def summarise(state: Any) -> dict[str, Any]:
+        summary = await summarizer.ainvoke(state["messages"])
+        return {"llm_input_messages": [summary, *state["messages"][-1:]]}
+
+    async def check(state: Any) -> dict[str, Any]:
+        await checker.ainvoke(state["messages"][-1:])
+        return {}
+
+    with pytest.warns(DeprecationWarning, match="create_react_agent"):  # (still documented)
+        agent = create_react_agent(model([LOOKUP, "It is sunny."], "agent"), [lookup()],
+                                   pre_model_hook=summarise, post_model_hook=check)  # fmt: skip
+    await _run(otel_telemetry, agent)
+
+    assert otel_telemetry.outline() == [["invoke_agent bot", [
+        ["step 0", ["chat summarizer", "chat agent", "execute_tool lookup", "chat checker"]],
+        ["step 1", ["chat summarizer", "chat agent", "chat checker"]],
+    ]]]  # fmt: skip
+    _named_by_the_agent(otel_telemetry, "weather in Paris?")
+    assert _answer_of_the_run(otel_telemetry) == [{"type": "text", "content": "It is sunny."}]
+    assert tokens(otel_telemetry) == 60
+
+
+async def test_a_middleware_hooks_own_request_is_a_side_call(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """The class in ``create_agent``: a ``before_model`` middleware's own request (its node is
+    ``<middleware>.before_model``) is a side call; the run is named by the agent's."""
+    from langchain.agents import create_agent
+    from langchain.agents.middleware import before_model
+
+    noter = model(["noted"], "noter")
+
+    @before_model
+    async def note(state: Any, runtime: Any) -> None:
+        await noter.ainvoke(state["messages"][-1:])
+
+    agent = create_agent(model(["It is sunny."], "agent"), [lookup()], middleware=[note])
+    await _run(otel_telemetry, agent)
+
+    assert otel_telemetry.outline() == [["invoke_agent bot", [
+        ["step 0", ["chat noter", "chat agent"]],
+    ]]]  # fmt: skip
+    _named_by_the_agent(otel_telemetry, "weather in Paris?")
+    assert _answer_of_the_run(otel_telemetry) == [{"type": "text", "content": "It is sunny."}]

@@ -530,7 +530,33 @@ def smolagents_messages(messages: Iterable[Any]) -> list[Message]:
 _MESSAGES = events.LLMCallStart.__dict__["messages"]  # the base class's slot
 
 
-class LLMCallStart(events.LLMCallStart):
+class _ReadWhenRead:
+    """The ``messages`` of a start event read from the framework's request when first read
+    (module doc); setting them replaces the request. No layout of its own (each subclass has
+    the ``_request`` slot), so that a start event and a side call's, each with fields of its
+    own, can both have it."""
+
+    __slots__ = ()
+
+    @property
+    def messages(self) -> list[Message] | None:
+        event: Any = self  # (its subclass's slot)
+        request = getattr(event, "_request", None)
+        if request is not None:
+            event._request = None
+            read, args = request
+            _MESSAGES.__set__(event, read(*args))
+        value: list[Message] | None = _MESSAGES.__get__(event, type(event))
+        return value
+
+    @messages.setter
+    def messages(self, value: list[Message] | None) -> None:
+        event: Any = self
+        event._request = None
+        _MESSAGES.__set__(event, value)
+
+
+class LLMCallStart(_ReadWhenRead, events.LLMCallStart):
     """``events.LLMCallStart`` whose ``messages`` are read from the framework's request when
     first read (module doc). Still named ``LLMCallStart``: consumers read events by class
     name, and ``collect()`` by ``isinstance``. Setting ``messages`` replaces the request."""
@@ -538,27 +564,13 @@ class LLMCallStart(events.LLMCallStart):
     __slots__ = ("_request",)
     _request: tuple[Callable[..., list[Message] | None], tuple[Any, ...]] | None
 
-    @property
-    def messages(self) -> list[Message] | None:
-        request = getattr(self, "_request", None)
-        if request is not None:
-            self._request = None
-            read, args = request
-            _MESSAGES.__set__(self, read(*args))
-        value: list[Message] | None = _MESSAGES.__get__(self, LLMCallStart)
-        return value
 
-    @messages.setter
-    def messages(self, value: list[Message] | None) -> None:
-        self._request = None
-        _MESSAGES.__set__(self, value)
-
-
-class SideCallStart(LLMCallStart, events.SideCallStart):
+class SideCallStart(_ReadWhenRead, events.SideCallStart):
     """``events.SideCallStart`` (a request beside the agent's own) whose ``messages`` are read
     when first read, as ``LLMCallStart``'s here."""
 
-    __slots__ = ()
+    __slots__ = ("_request",)
+    _request: tuple[Callable[..., list[Message] | None], tuple[Any, ...]] | None
 
 
 def call_start(
@@ -568,7 +580,7 @@ def call_start(
     read: Callable[..., list[Message] | None],
     *request: Any,
     side: bool = False,
-) -> LLMCallStart:
+) -> LLMCallStart | SideCallStart:
     """An ``LLMCallStart`` whose ``messages`` are ``read(*request)``, computed when first read;
     a ``SideCallStart`` when ``side`` (a request beside the agent's own).
 

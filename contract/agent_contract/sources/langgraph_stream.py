@@ -37,6 +37,10 @@ where the callbacks did not see the request: a model may set its own ids on its 
   ends its request, is told after it.
 * A request LangGraph keeps out of ``messages`` (tagged ``nostream``: a middleware's summary or
   choice of tools) is told whole from the callbacks once it ended: its messages, answer, usage.
+* A request made for one tool call outside the tool's body (a ``wrap_tool_call`` middleware
+  answering the call with a model, LangChain's ``LLMToolEmulator``, or asking one about its
+  result: its parent run is the task ``create_agent`` sends that one call to) is a side call
+  naming that call (``SideCallStart.tool_call_id``), its span under the call's.
 * A result ``HumanInTheLoopMiddleware`` marks as a human's rejection fails as
   ``approval_rejected``, as a refused approval does in the other adapters.
 
@@ -134,6 +138,12 @@ _RUN_ID = re.compile(r"(?:lc_)?run--?[0-9a-f]{8}-[0-9a-f]{4}-")
 _PARAMS = {"ls_temperature": "temperature", "ls_max_tokens": "max_tokens", "ls_stop": "stop"}
 # LangGraph's tag (``langgraph.constants.TAG_NOSTREAM``) keeping a request out of ``messages``
 _NOSTREAM = "nostream"
+# The nodes the prebuilt agents run around their model node (``_in_hook``): LangGraph's
+# ``create_react_agent`` hooks' and LangChain's ``create_agent`` middleware's (``<name>.<hook>``)
+_HOOK_NODES = frozenset({"pre_model_hook", "post_model_hook"})
+_HOOK_SUFFIXES = (".before_agent", ".before_model", ".after_model", ".after_agent")
+# The messages a task of the functional API may return that the adapter reads (``_messages``)
+_RETURNED = frozenset({"AIMessage", "ToolMessage"})
 # LangChain's ``HumanInTheLoopMiddleware``: the source it marks its answer to a decision with
 _HITL_DECISION = "hitl_interrupt_decision"
 # The exception LangChain's ``ToolStrategy`` raises for a refused structured answer (one call
@@ -228,6 +238,12 @@ class _Requests:
         # (in order) until the reader tells them from the callbacks alone
         self.quiet: dict[Any, Any] = {}
         self.unheard: list[Any] = []
+        # A request made for one tool call outside its body (a ``wrap_tool_call`` middleware
+        # answering the call with a model: LangChain's ``LLMToolEmulator``): the task running
+        # that one call (its chain's run_id -> the call's id), and the request's run_id -> the
+        # call, whose span it nests under
+        self.tool_tasks: dict[Any, str] = {}
+        self.stand_ins: dict[Any, str] = {}
 
     def on_chat_model_start(self, serialized: Any, messages: Any, *, run_id: Any,
                             metadata: Any = None, **kwargs: Any) -> None:  # fmt: skip
@@ -236,18 +252,20 @@ class _Requests:
         options = kwargs.get("options")
         if isinstance(options, dict) and options.get("ls_structured_output_format"):
             self.shaped.add(run_id)
-        self._note(run_id, metadata, kwargs.get("tags"))
+        self._note(run_id, metadata, kwargs.get("tags"), kwargs.get("parent_run_id"))
 
     def on_llm_start(self, serialized: Any, prompts: Any, *, run_id: Any,
                      metadata: Any = None, **kwargs: Any) -> None:  # fmt: skip
         self.started[run_id] = metadata
         self.requests[run_id] = prompts[:1] if prompts else None
-        self._note(run_id, metadata, kwargs.get("tags"))
+        self._note(run_id, metadata, kwargs.get("tags"), kwargs.get("parent_run_id"))
 
-    def _note(self, run_id: Any, metadata: Any, tags: Any) -> None:
+    def _note(self, run_id: Any, metadata: Any, tags: Any, parent: Any) -> None:
         inside = self.inside.get()
         if inside is not None:  # a request of a graph a tool body runs
             self.within[run_id] = inside
+        elif parent is not None and parent in self.tool_tasks:  # made for that call, no body
+            self.stand_ins[run_id] = self.tool_tasks[parent]
         if isinstance(tags, (list, tuple)) and _NOSTREAM in tags:
             self.quiet[run_id] = metadata
 
@@ -934,7 +952,9 @@ class _Reader:
         if moved:
             yield PhaseMarker(name=phase or "root")
         self.phase, self.spoke = phase, True
-        yield _start(meta, self.requests.request(run), side)
+        stand_in = self.requests.stand_ins.pop(run, None) if self.requests.stand_ins else None
+        side = side or stand_in is not None or _in_hook(meta)
+        yield _start(meta, self.requests.request(run), side, stand_in)
 
     def _end(self, message: Any, spent: Any = None) -> Iterator[AgentEvent]:
         call, self.call = self.call, None
@@ -1224,6 +1244,10 @@ def _scoped(config: Any, requests: _Requests, servers: dict[str, McpServer]) -> 
 
         def on_chain_start(self, serialized: Any, inputs: Any, *, run_id: Any,
                            parent_run_id: Any = None, **kwargs: Any) -> None:  # fmt: skip
+            if type(inputs) is list and len(inputs) == 1:  # a task running one tool call
+                call = inputs[0]  # (``create_agent``'s tools node, sent each call alone)
+                if isinstance(call, dict) and call.get("type") == "tool_call" and call.get("id"):
+                    requests.tool_tasks[run_id] = str(call["id"])
             body = self.bodies.get(parent_run_id)  # a graph (a runnable) a tool body runs
             name = kwargs.get("name")
             if body is not None and body[1] is not None and isinstance(name, str) and name:
@@ -1233,12 +1257,14 @@ def _scoped(config: Any, requests: _Requests, servers: dict[str, McpServer]) -> 
                     requests.own.add(body[0])
 
         def on_chain_error(self, error: BaseException, *, run_id: Any, **kwargs: Any) -> None:
+            requests.tool_tasks.pop(run_id, None)
             body = self.bodies.get(run_id)
             if body is not None and body[1] is None:
                 del self.bodies[run_id]
                 requests.errors.setdefault(body[0], error)
 
         def on_chain_end(self, outputs: Any, *, run_id: Any, **kwargs: Any) -> None:
+            requests.tool_tasks.pop(run_id, None)
             body = self.bodies.get(run_id)
             if body is not None and body[1] is None:
                 del self.bodies[run_id]
@@ -1252,23 +1278,45 @@ def _task() -> tuple[str, ...]:
 
 
 def _messages(update: dict[str, Any]) -> Iterator[Any]:
+    """The messages of an ``updates`` item: each node's state's ``messages``, or what a task
+    of the functional API (``@task``, ``@entrypoint``) returned, a message or a list of them
+    (its update is its return value)."""
     for state in update.values():
         if isinstance(state, dict):
             messages = state.get("messages", ())
             yield from messages if isinstance(messages, (list, tuple)) else (messages,)
+        elif isinstance(state, (list, tuple)):
+            yield from (m for m in state if type(m).__name__ in _RETURNED)
+        elif type(state).__name__ in _RETURNED:
+            yield state
 
 
-def _start(meta: Any, messages: tuple[Any, ...] | None, side: bool = False) -> LLMCallStart:
-    """The call's start (a ``SideCallStart`` when ``side``); its ``messages`` are LangChain's
-    ``messages``, read when read."""
+def _in_hook(meta: Any) -> bool:
+    """Whether a request was made in a hook node a prebuilt agent runs around its model node
+    (``create_react_agent``'s ``pre_model_hook`` / ``post_model_hook``, ``create_agent``'s
+    middleware ``before_model`` ... nodes): the hook's own request (a summary, a check of
+    the answer) is a side call, not the agent's."""
+    node = meta.get("langgraph_node") if isinstance(meta, dict) else None
+    return isinstance(node, str) and (node in _HOOK_NODES or node.endswith(_HOOK_SUFFIXES))
+
+
+def _start(
+    meta: Any, messages: tuple[Any, ...] | None, side: bool = False, stand_in: str | None = None
+) -> LLMCallStart:
+    """The call's start (a ``SideCallStart`` when ``side``, naming the tool call it does the
+    work of when ``stand_in``); its ``messages`` are LangChain's ``messages``, read when read."""
     meta = meta if isinstance(meta, dict) else {}
     params = {name: meta[key] for key, name in _PARAMS.items() if meta.get(key) is not None}
     model, provider = meta.get("ls_model_name"), meta.get("ls_provider")
     if messages is None:
         kind = SideCallStart if side else LLMCallStart
-        return kind(model=model, provider=provider, params={**params, "stream": True})
-    return call_start(model, provider, {**params, "stream": True}, langchain_messages, messages,
-                      side=side)  # fmt: skip
+        start = kind(model=model, provider=provider, params={**params, "stream": True})
+    else:
+        start = call_start(model, provider, {**params, "stream": True}, langchain_messages,
+                           messages, side=side)  # fmt: skip
+    if stand_in is not None and isinstance(start, SideCallStart):
+        start.tool_call_id = stand_in
+    return start
 
 
 def _from_model(message: Any) -> bool:

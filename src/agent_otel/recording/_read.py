@@ -36,8 +36,8 @@ def llm_call_start(rec: RunRecorder, ev: Any) -> None:
 
 def side_call_start(rec: RunRecorder, ev: Any) -> None:
     """A request beside the agent's own: its call, which leaves the run's model to the
-    agent's calls (``SideCallStart``)."""
-    with rec.aside():
+    agent's calls (``SideCallStart``); under the tool call it stands in for, if it names one."""
+    with rec.aside(getattr(ev, "tool_call_id", None)):
         llm_call_start(rec, ev)
 
 

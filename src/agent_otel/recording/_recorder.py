@@ -266,18 +266,25 @@ class RunRecorder:
             self._wake()
 
     @contextmanager
-    def aside(self) -> Iterator[None]:
+    def aside(self, tool_call_id: Any = None) -> Iterator[None]:
         """A call started inside is a side call (``SideCallStart``): it does not name the run
         (``Run.aside``), and its answer is not the run's, which stays the last own call's (a
         summary or memory request told after the agent's answer). A context of its own, so
         the agent's own calls pay nothing for it. Restored however the call's start ends (an
-        internal failure swallowed after it was tracked)."""
-        last = self._last_call
+        internal failure swallowed after it was tracked). ``tool_call_id``: the open tool call
+        whose work the request does in place of its tool; the call's span starts under it."""
+        last, step = self._last_call, self._step
+        tool = self._tools.get(tool_call_id) if type(tool_call_id) is str else None
+        saved = step.context if step is not None else self.run.context
         try:
+            if step is not None and tool is not None:  # where ``_parent`` starts the call
+                step.context = trace.set_span_in_context(tool.span.raw, saved)
             with self.run.aside():
                 yield
         finally:
             self._last_call = last
+            if step is not None and tool is not None:
+                step.context = saved
 
     def _key(self) -> object:
         self._keys += 1
