@@ -43,6 +43,7 @@ __all__ = [
     "hint_reinstrumented",
     "hint_unattached",
     "hint_unconfigured",
+    "hint_unknown_event",
     "hint_untraced",
     "keyworded",
     "keyworded_but",
@@ -608,3 +609,25 @@ def hint_unattached(name: object) -> None:
         "(docs/tracing.md#evaluations)",
         name,
     )
+
+
+def hint_unknown_event(event: object) -> None:
+    """Once per kind of object (``a str``, ``a dict``, the agent's own class): a run's stream
+    yielded what is no event of the contracts, so it passed through with nothing recorded and
+    the run's span stayed bare; say what to yield instead. Never raises: an unknown event is
+    the agent's, and it reaches the consumer whatever is told here."""
+    try:
+        kind = a_kind(event)  # by its type alone: none of its own methods runs
+        warn_once(
+            "unknown event", kind,
+            "agent-otel: a run's stream yielded %s, which is no event agent-otel reads (the "
+            "events of agent_contract.protocol or agent_contract.agent): it reached the "
+            "consumer unchanged and nothing of it was recorded (counted on the run span as "
+            "the anomaly unknown_event). Yield the contract's events (TextDelta(text=...) for "
+            "text, LLMCallStart(...) and LLMCallEnd(...) around a model call), or wrap a "
+            "framework's stream through its adapter (docs/adapters.md); "
+            "docs/endings.md#malformed-streams",
+            kind,
+        )  # fmt: skip
+    except Exception:
+        report("unknown event")
