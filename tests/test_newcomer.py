@@ -2907,3 +2907,64 @@ async def test_a_span_asked_for_after_a_break_says_the_stream_is_open_until_clos
         assert "break" in str(raised.value) and "aclose()" in str(raised.value), raised.value
         await stream.aclose()  # what it says to do
         assert telemetry.span("invoke_agent a").name == "invoke_agent a"
+
+
+@pytest.mark.parametrize("call", ["otel_wrapper", "instrument"])
+def test_a_tracer_provider_with_no_span_processor_is_told_once_where_it_is_given(
+    caplog: pytest.LogCaptureFixture, call: str
+) -> None:
+    """``configure()`` in the script, then a run given ``tracer_provider=TracerProvider()`` (the
+    SDK's first line, its exporter never added): the provider given wins, as documented, and
+    its runs' spans went nowhere, no terminal view, no export, without a word. Told once where
+    it is given, with the three ways out; a provider with a processor is told nothing."""
+    caplog.set_level(logging.WARNING, logger="agent_otel")
+    for _ in range(2):
+        bare = TracerProvider()
+        if call == "otel_wrapper":
+            otel_wrapper(tracer_provider=bare)
+        else:
+            instrument(ScriptedAgent([]), tracer_provider=bare)
+    with InMemoryTelemetry() as telemetry:  # processors of its own: nothing to tell
+        otel_wrapper(**telemetry.providers())
+    told = [r.getMessage() for r in caplog.records if r.name == "agent_otel"]
+    told = [m for m in told if "dropped without a run" not in m]  # instrument()'s own tell
+    assert len(told) == 1, told
+    assert f"{call}(tracer_provider=...)" in told[0] and "no span processor" in told[0], told
+    assert "add_span_processor(" in told[0] and "telemetry.tracer_provider" in told[0], told
+    pages = re.findall(r"docs/[\w-]+\.md(?:#[\w-]+)?", told[0])
+    assert len(pages) == 1 and "tracer_provider" in _section(pages[0]), told[0]
+
+
+class _TracedByClass(ScriptedAgent):
+    pass
+
+
+class _TracedByBase(_TracedByClass):
+    pass
+
+
+def test_uninstrument_of_what_its_instrumented_class_traces_is_told_the_class(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """``@instrument`` on a class, then ``uninstrument(agent)`` on an instance (or on a
+    subclass): it returned what it was given and every run stayed traced, without a word,
+    as the class traces every instance and subclass. Told once per class, naming the class
+    whose ``uninstrument()`` undoes it; what was never instrumented is told nothing."""
+    caplog.set_level(logging.WARNING, logger="agent_otel")
+    instrument(_TracedByClass)
+    try:
+        agent = _TracedByClass([])
+        for _ in range(2):
+            assert uninstrument(agent) is agent
+        assert uninstrument(_TracedByBase) is _TracedByBase
+        assert is_instrumented(agent) and is_instrumented(_TracedByBase)  # as documented
+        plain = ScriptedAgent([])
+        assert uninstrument(plain) is plain  # never instrumented: nothing to tell
+    finally:
+        uninstrument(_TracedByClass)
+    told = [r.getMessage() for r in caplog.records if r.name == "agent_otel"]
+    assert len(told) == 2, told  # an instance once, the subclass once
+    for message in told:
+        assert "uninstrument(_TracedByClass)" in message and "still traced" in message, message
+        assert "docs/instrument.md" in message, message
+    assert not is_instrumented(agent)
