@@ -348,6 +348,8 @@ class InMemoryTelemetry(Block["InMemoryTelemetry"]):
         return out
 
     def clear(self) -> None:
+        """Forget the spans and log records recorded so far (a test's second phase reads only
+        its own); the metrics stay, cumulative as the SDK's reader keeps them."""
         self.exporter.clear()
         self.log_exporter.clear()
 
