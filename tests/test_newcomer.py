@@ -2801,3 +2801,170 @@ async def test_a_span_asked_for_before_the_stream_was_consumed_says_so() -> None
     assert [e async for e in stream]  # consumed: now it is there
     assert telemetry.span("invoke_agent a").name == "invoke_agent a"
     telemetry.shutdown()
+
+
+class _Progress:  # an agent's own progress object, no event of the contracts
+    stage = "planning"
+
+
+async def test_objects_that_are_no_events_are_told_once_per_kind_and_passed_through(
+    otel_telemetry: InMemoryTelemetry, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An agent yielding its text as plain strings, dicts or objects of its own: each passed
+    through and counted (``unknown_event``), but the run's span stayed bare without a word of
+    why. Each kind is told once, naming it, the events to yield instead and the page."""
+    caplog.set_level(logging.WARNING, logger="agent_otel")
+    script: list[Any] = [
+        "Hello",
+        {"type": "text", "text": "there"},
+        _Progress(),
+        "again",
+        {"text": "!"},
+    ]
+    for _ in range(2):  # a second run tells nothing new
+        assert await run_script(otel_telemetry, script, agent_name="a") == script
+    told = [r.getMessage() for r in caplog.records if r.name == "agent_otel"]
+    assert len(told) == 3, told  # a str, a dict, a _Progress: once each
+    for kind, message in zip(("a str", "a dict", "a _Progress"), told, strict=True):
+        assert f"yielded {kind}," in message, message
+        assert "TextDelta(" in message and "unknown_event" in message, message
+    pages = re.findall(r"docs/[\w-]+\.md(?:#[\w-]+)?", told[0])
+    assert len(pages) == 2 and "unknown objects" in _section(pages[-1]), told[0]
+    assert "adapter" in _section(pages[0]), told[0]
+    agent = otel_telemetry.by_name()["invoke_agent a"][0]
+    assert (agent.attributes or {})["agent_otel.anomalies"] == 5
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "fixed"),
+    [
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", "otel-collector:4318", "http://otel-collector:4318"),
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", "otel-collector", "http://otel-collector:4318"),
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", "otel-collector:4317", "http://otel-collector:4318"),
+        ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "collector.internal:4318/v1/traces",
+         "http://collector.internal:4318/v1/traces"),
+        ("endpoint", "otel-collector:4318", "http://otel-collector:4318"),
+    ],
+)  # fmt: skip
+def test_an_endpoint_without_a_scheme_is_told_as_itself_with_one(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+    variable: str, value: str, fixed: str,
+) -> None:  # fmt: skip
+    """``otel-collector:4318`` (the compose service a newcomer points at) was told to be "a URL
+    such as http://localhost:4318": another host, so the fix copied sent every span to a
+    port nothing listens on. The fix named is the endpoint given, with its scheme (and an
+    OTLP/HTTP Collector's port where it named none, or OTLP/gRPC's)."""
+    caplog.set_level(logging.WARNING, logger="agent_otel")
+    if variable == "endpoint":
+        with pytest.raises(ValueError) as raised:
+            configure(set_global=False, endpoint=value)
+        told = str(raised.value)
+    else:
+        monkeypatch.setenv(variable, value)
+        configure(
+            set_global=False, console_stream=io.StringIO(), shutdown_timeout_millis=0
+        ).shutdown()
+        [told] = [r.getMessage() for r in caplog.records if variable in r.getMessage()]
+    assert repr(fixed) in told or f"such as {fixed}" in told, told
+    assert "localhost" not in told, told
+    pages = re.findall(r"docs/[\w-]+\.md(?:#[\w-]+)?", told)
+    assert pages and "scheme" in _section(pages[0]), told
+
+
+async def test_a_kits_wrapper_an_agent_never_called_is_named_when_nothing_was_recorded() -> None:
+    """An agent whose ``invoke`` ignores ``stream_wrapper=`` runs untraced: the test then asked
+    for a span and was told to iterate its stream and to give the runs the telemetry's
+    providers, both done. The telemetry made a wrapper and no run came of it: that is said,
+    with the ways to trace such an agent."""
+
+    class Ignoring:
+        async def stream(self, messages: Any, config: Any = None) -> AsyncIterator[Any]:
+            yield TextDelta(text="hi")
+
+        async def invoke(self, messages: Any, stream_wrapper: Any = None) -> str:
+            return "".join([e.text async for e in self.stream(messages)])
+
+    with InMemoryTelemetry() as telemetry:
+        assert await Ignoring().invoke([USER], stream_wrapper=telemetry.wrapper()) == "hi"
+        with pytest.raises(AssertionError) as raised:
+            telemetry.span("invoke_agent")
+        told = str(raised.value)
+        assert "never called" in told and "stream_wrapper" in told, told
+        assert "telemetry.wrapper(...)(agent.stream(" in told and "instrument(" in told, told
+
+
+async def test_a_span_asked_for_after_a_break_says_the_stream_is_open_until_closed() -> None:
+    """A consumer that left its ``async for`` with ``break`` and asked for the run's span was
+    told to read it "after the async for", which it had done: the stream stays open, and its
+    run with it, until it is closed. The message names the way to close it."""
+    with InMemoryTelemetry() as telemetry:
+        agent = ScriptedAgent([LLMCallStart(model="m"), TextDelta(text="a"), LLMCallEnd()])
+        stream = telemetry.wrapper(agent_name="a")(agent.stream([USER]))
+        async for _ in stream:
+            break
+        with pytest.raises(AssertionError) as raised:
+            telemetry.span("invoke_agent a")
+        assert "break" in str(raised.value) and "aclose()" in str(raised.value), raised.value
+        await stream.aclose()  # what it says to do
+        assert telemetry.span("invoke_agent a").name == "invoke_agent a"
+
+
+@pytest.mark.parametrize("call", ["otel_wrapper", "instrument"])
+def test_a_tracer_provider_with_no_span_processor_is_told_once_where_it_is_given(
+    caplog: pytest.LogCaptureFixture, call: str
+) -> None:
+    """``configure()`` in the script, then a run given ``tracer_provider=TracerProvider()`` (the
+    SDK's first line, its exporter never added): the provider given wins, as documented, and
+    its runs' spans went nowhere, no terminal view, no export, without a word. Told once where
+    it is given, with the three ways out; a provider with a processor is told nothing."""
+    caplog.set_level(logging.WARNING, logger="agent_otel")
+    for _ in range(2):
+        bare = TracerProvider()
+        if call == "otel_wrapper":
+            otel_wrapper(tracer_provider=bare)
+        else:
+            instrument(ScriptedAgent([]), tracer_provider=bare)
+    with InMemoryTelemetry() as telemetry:  # processors of its own: nothing to tell
+        otel_wrapper(**telemetry.providers())
+    told = [r.getMessage() for r in caplog.records if r.name == "agent_otel"]
+    told = [m for m in told if "dropped without a run" not in m]  # instrument()'s own tell
+    assert len(told) == 1, told
+    assert f"{call}(tracer_provider=...)" in told[0] and "no span processor" in told[0], told
+    assert "add_span_processor(" in told[0] and "telemetry.tracer_provider" in told[0], told
+    pages = re.findall(r"docs/[\w-]+\.md(?:#[\w-]+)?", told[0])
+    assert len(pages) == 1 and "tracer_provider" in _section(pages[0]), told[0]
+
+
+class _TracedByClass(ScriptedAgent):
+    pass
+
+
+class _TracedByBase(_TracedByClass):
+    pass
+
+
+def test_uninstrument_of_what_its_instrumented_class_traces_is_told_the_class(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """``@instrument`` on a class, then ``uninstrument(agent)`` on an instance (or on a
+    subclass): it returned what it was given and every run stayed traced, without a word,
+    as the class traces every instance and subclass. Told once per class, naming the class
+    whose ``uninstrument()`` undoes it; what was never instrumented is told nothing."""
+    caplog.set_level(logging.WARNING, logger="agent_otel")
+    instrument(_TracedByClass)
+    try:
+        agent = _TracedByClass([])
+        for _ in range(2):
+            assert uninstrument(agent) is agent
+        assert uninstrument(_TracedByBase) is _TracedByBase
+        assert is_instrumented(agent) and is_instrumented(_TracedByBase)  # as documented
+        plain = ScriptedAgent([])
+        assert uninstrument(plain) is plain  # never instrumented: nothing to tell
+    finally:
+        uninstrument(_TracedByClass)
+    told = [r.getMessage() for r in caplog.records if r.name == "agent_otel"]
+    assert len(told) == 2, told  # an instance once, the subclass once
+    for message in told:
+        assert "uninstrument(_TracedByClass)" in message and "still traced" in message, message
+        assert "docs/instrument.md" in message, message
+    assert not is_instrumented(agent)

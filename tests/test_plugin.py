@@ -108,6 +108,55 @@ def test_fixtures_import_what_they_need_when_asked(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+_RUNNERS = """
+import asyncio
+import pytest
+from agent_contract.examples import ScriptedAgent
+from agent_contract.protocol import LLMCallEnd, LLMCallStart, Message, TextDelta
+
+TREE = [["invoke_agent a", [["step 0", ["chat m"]]]]]
+
+
+async def _run(telemetry):
+    agent = ScriptedAgent([LLMCallStart(model="m"), TextDelta(text="hi"), LLMCallEnd()])
+    wrapper = telemetry.wrapper(agent_name="a")
+    await agent.invoke([Message(role="user", content="x")], stream_wrapper=wrapper)
+
+
+@pytest.mark.asyncio
+async def test_pytest_asyncio(otel_telemetry, otel_clock, otel_internal_errors):
+    await _run(otel_telemetry)
+    assert otel_telemetry.outline() == TREE and otel_internal_errors == []
+
+
+@pytest.mark.anyio
+async def test_anyio(otel_telemetry, otel_clock, otel_internal_errors):
+    await _run(otel_telemetry)
+    assert otel_telemetry.outline() == TREE and otel_internal_errors == []
+
+
+class TestInAClass:
+    @pytest.mark.asyncio
+    async def test_method(self, otel_telemetry):
+        await _run(otel_telemetry)
+        assert otel_telemetry.outline() == TREE
+
+    def test_plain(self, otel_telemetry, otel_clock):
+        asyncio.run(_run(otel_telemetry))
+        assert otel_telemetry.outline() == TREE
+"""
+
+
+@pytest.mark.parametrize("mode", ["strict", "auto"])
+def test_the_fixtures_serve_every_async_runner_and_class_based_tests(
+    tmp_path: Path, mode: str
+) -> None:
+    """docs/testing.md: the fixtures are plain (synchronous) ones, so a test takes them under
+    pytest-asyncio in either mode, anyio's marker, or as a method of a test class."""
+    done = run_pytest(tmp_path, _RUNNERS, "-o", f"asyncio_mode={mode}", "-W", "ignore")
+    assert done.returncode == 0 and "4 passed" in done.stdout, done.stdout + done.stderr
+
+
 def test_dash_p_no_agent_otel_turns_the_plugin_off(tmp_path: Path) -> None:
     """The README's switch: with the plugin off, its fixtures are unknown and it is not loaded."""
     test = (

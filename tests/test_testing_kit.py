@@ -10,7 +10,7 @@ import pytest
 from opentelemetry.instrumentation.instrumentor import BaseInstrumentor
 from opentelemetry.instrumentation.utils import suppress_instrumentation
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
-from opentelemetry.sdk.trace.id_generator import IdGenerator
+from opentelemetry.sdk.trace.id_generator import IdGenerator, RandomIdGenerator
 from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 
 from agent_contract.examples import ScriptedAgent
@@ -492,3 +492,31 @@ def test_spans_sharing_one_id_are_told_not_nested_in_a_loop() -> None:
     spans = _one_run("a", _Ids(1, step=0))
     with pytest.raises(ValueError, match=r"share trace id 0+1 and span id 0+1"):
         span_outline(spans)
+
+
+@pytest.mark.parametrize("inner_ids", [None, RandomIdGenerator()], ids=["sequential", "random"])
+async def test_a_kits_run_inside_another_kits_run_is_told_or_nested_never_flattened(
+    inner_ids: IdGenerator | None,
+) -> None:
+    """Two kits in one test, the inner agent's run (a sub-agent) inside the outer's: both
+    number span ids from 1 in the outer's trace, so the inner run's span named as its parent
+    the outer's step, whose ids are its own step's. The inner tree came out flat
+    (``["invoke_agent inner", "step 0", "chat m"]``), a structure no run had, without a word;
+    it is told with the fix, and with that fix the tree is the run's."""
+    outer_kit, inner_kit = InMemoryTelemetry(), InMemoryTelemetry(ids=inner_ids)
+
+    async def outer() -> AsyncIterator[Any]:
+        yield LLMCallStart(model="m")
+        yield LLMCallEnd()
+        async for _ in inner_kit.wrapper(agent_name="inner")(ScriptedAgent(EVENTS).stream([USER])):
+            pass  # the sub-agent's run, inside the outer step
+        yield TextDelta("done")
+
+    await run_script(outer_kit, outer(), agent_name="outer")
+    assert outer_kit.outline() == [["invoke_agent outer", [["step 0", ["chat m"]]]]]
+    if inner_ids is None:
+        with pytest.raises(ValueError, match=r"RandomIdGenerator") as raised:
+            inner_kit.outline()
+        assert "'invoke_agent inner'" in str(raised.value), raised.value
+    else:
+        assert inner_kit.outline() == [["invoke_agent inner", [["step 0", ["chat m"]]]]]

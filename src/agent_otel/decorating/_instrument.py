@@ -29,6 +29,7 @@ from agent_otel.recording._hints import (
     a_kind,
     hint_dropped,
     hint_reinstrumented,
+    hint_uninstrumented_root,
     keyworded,
     positional,
     unexpected,
@@ -341,12 +342,28 @@ def uninstrument(agent_or_class: _T) -> _T:
         cls = cast("type", agent_or_class)
         if is_instrumented_class(cls):
             uninstrument_class(cls)
+        else:
+            _traced_by_root(cls, cls)
         return agent_or_class
     if is_drop_in_class(type(agent_or_class)):
         binding: _Binding = object.__getattribute__(agent_or_class, BINDING)
         binding.enabled = False
         return binding.target  # type: ignore[no-any-return]
+    _traced_by_root(type(agent_or_class), agent_or_class)
     return agent_or_class
+
+
+_TYPE_QUALNAME = type.__dict__["__qualname__"]
+
+
+def _traced_by_root(cls: type, given: object) -> None:
+    """Tell once that ``uninstrument(given)`` left it traced: an instrumented class ``cls``
+    derives from (or is the class of) traces it, and only ``uninstrument()`` of that class
+    undoes it. Read by the type alone, as :func:`is_instrumented` reads it."""
+    for klass in _TYPE_MRO.__get__(cls):
+        if is_instrumented_class(klass):
+            hint_uninstrumented_root(a_kind(given), str(_TYPE_QUALNAME.__get__(klass)))
+            return
 
 
 @keyworded

@@ -18,7 +18,7 @@ import os
 import re
 from collections.abc import Mapping
 from typing import Final, Literal
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from agent_otel._guard import warn_once
 from agent_otel._plain import shown
@@ -147,6 +147,26 @@ def endpoint_problem(value: str, protocol: Protocol) -> str | None:
 
 def endpoint_example(protocol: Protocol) -> str:
     return "http://localhost:4317" if protocol == GRPC else "http://localhost:4318"
+
+
+_MISTAKES: Final = "docs/configure.md#mistakes-are-told"
+
+
+def endpoint_fix(value: str, protocol: Protocol) -> str:
+    """The URL to name for ``value``, which is no OTLP endpoint: ``value`` itself with the
+    scheme it lacks (``otel-collector:4318`` is ``http://otel-collector:4318``: another host's
+    example sent the spans where nothing listens) and, where it names no port or the other
+    protocol's, a Collector's port for ``protocol``; else the local Collector's URL."""
+    text = value.strip()
+    fixed = "http://" + text
+    if "://" in text or endpoint_problem(fixed, protocol) is not None:
+        return endpoint_example(protocol)
+    parts = urlsplit(fixed)  # parsed above: no error left
+    port = _PORTS[protocol]
+    if parts.port is None or parts.port == _PORTS[_other(protocol)]:
+        host = parts.netloc.rsplit(":", 1)[0] if parts.port is not None else parts.netloc
+        fixed = urlunsplit(("http", f"{host}:{port}", parts.path, parts.query, parts.fragment))
+    return fixed
 
 
 _PORTS: Final = {GRPC: 4317, HTTP_PROTOBUF: 4318}
@@ -332,7 +352,8 @@ def endpoint_configured(
         warn_once(
             var, raw,
             "agent-otel: %s=%r is not an OTLP endpoint (%s); %s are not exported over OTLP. "
-            "Set it to a URL such as %s", var, raw, problem, signal, endpoint_example(protocol),
+            "Set it to a URL such as %s (%s)",
+            var, raw, problem, signal, endpoint_fix(raw, protocol), _MISTAKES,
         )  # fmt: skip
         return False
     return False
@@ -348,7 +369,8 @@ def check_endpoint_argument(endpoint: str, protocol: str | None) -> None:
         shown = DEFAULT.text(endpoint)  # the message may be logged: no user:token@ in it
         raise ValueError(
             f"configure(endpoint={shown!r}) is not an OTLP endpoint ({problem}); "
-            f"pass a URL such as {endpoint_example(resolved)!r}"
+            f"pass a URL such as {DEFAULT.text(endpoint_fix(endpoint, resolved))!r} "
+            f"({_MISTAKES})"
         )
     hint_port("endpoint", endpoint, resolved, f"protocol={_other(resolved)!r}")
     hint_grpc_tls("endpoint", endpoint, resolved)

@@ -39,10 +39,13 @@ __all__ = [
     "configured_apart",
     "did_you_mean",
     "factory",
+    "hint_bare_provider",
     "hint_own_variables",
     "hint_reinstrumented",
     "hint_unattached",
     "hint_unconfigured",
+    "hint_uninstrumented_root",
+    "hint_unknown_event",
     "hint_untraced",
     "keyworded",
     "keyworded_but",
@@ -608,3 +611,63 @@ def hint_unattached(name: object) -> None:
         "(docs/tracing.md#evaluations)",
         name,
     )
+
+
+def hint_unknown_event(event: object) -> None:
+    """Once per kind of object (``a str``, ``a dict``, the agent's own class): a run's stream
+    yielded what is no event of the contracts, so it passed through with nothing recorded and
+    the run's span stayed bare; say what to yield instead. Never raises: an unknown event is
+    the agent's, and it reaches the consumer whatever is told here."""
+    try:
+        kind = a_kind(event)  # by its type alone: none of its own methods runs
+        warn_once(
+            "unknown event", kind,
+            "agent-otel: a run's stream yielded %s, which is no event agent-otel reads (the "
+            "events of agent_contract.protocol or agent_contract.agent): it reached the "
+            "consumer unchanged and nothing of it was recorded (counted on the run span as "
+            "the anomaly unknown_event). Yield the contract's events (TextDelta(text=...) for "
+            "text, LLMCallStart(...) and LLMCallEnd(...) around a model call), or wrap a "
+            "framework's stream through its adapter (docs/adapters.md); "
+            "docs/endings.md#malformed-streams",
+            kind,
+        )  # fmt: skip
+    except Exception:
+        report("unknown event")
+
+
+def hint_bare_provider(caller: str, provider: object) -> None:
+    """Once per process: ``tracer_provider=`` given an SDK ``TracerProvider`` with no span
+    processor (its exporter never added): the provider given wins over the global one (over
+    ``configure()``'s), and the spans of its runs go nowhere, no export, no terminal view.
+    Read as ``end_open_runs`` reads a provider (its multi-processor), defensively: not the
+    SDK's, or not readable, is told nothing. Never raises."""
+    try:
+        processor = getattr(provider, "_active_span_processor", None)
+        held = getattr(processor, "_span_processors", None)
+        if type(held) is not tuple or held:
+            return
+        warn_once(
+            "tracer provider", "no span processor",
+            "agent-otel: %s(tracer_provider=...) was given an SDK TracerProvider with no span "
+            "processor: the spans of its runs go nowhere (no export, no terminal view; the "
+            "provider given is used, not the global one configure() set). Add one "
+            "(tracer_provider.add_span_processor(BatchSpanProcessor(exporter))), pass "
+            "configure()'s (tracer_provider=telemetry.tracer_provider), or leave "
+            "tracer_provider out for the global one (docs/configure.md#the-handle)",
+            caller,
+        )  # fmt: skip
+    except Exception:
+        report("tracer provider")
+
+
+def hint_uninstrumented_root(given: str, root: str) -> None:
+    """Once per kind given: ``uninstrument()`` of an instance or subclass of an instrumented
+    class (``@instrument``) returned it unchanged and its runs stayed traced, the class
+    tracing every instance and subclass; say which class to uninstrument."""
+    warn_once(
+        "uninstrument", given,
+        "agent-otel: uninstrument() of %s changes nothing: its runs are still traced, by "
+        "the instrumented class %s (instrument(%s) or @instrument), which traces every "
+        "instance and subclass; uninstrument(%s) undoes it (docs/instrument.md)",
+        given, root, root, root,
+    )  # fmt: skip

@@ -23,7 +23,7 @@ from agent_otel.cost import BUNDLED_PRICES, PriceTable
 from agent_otel.scrubbing import Scrub, Scrubber, resolve_scrubber
 from agent_otel.standdown._guards import guard_from_now
 
-from ._hints import PROVIDERS, check_provider, hint_own_variables, unexpected
+from ._hints import PROVIDERS, check_provider, hint_bare_provider, hint_own_variables, unexpected
 from ._metrics import Instruments
 from ._pages import documented
 from ._pending import interval_from
@@ -217,6 +217,7 @@ def settings_from(options: Options, caller: str = "otel_wrapper") -> RunSettings
         for name, method in PROVIDERS.items():
             check_provider(caller, name, options.get(name), method)
         _check_values(options, caller)
+    hint_bare_provider(caller, options.get("tracer_provider"))
     hint_own_variables()  # (the environment read once per process)
     from ._scope import watch_sessions  # (it imports the recorder's modules)
 

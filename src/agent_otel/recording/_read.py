@@ -15,6 +15,7 @@ from agent_otel import _attributes as A
 from agent_otel._guard import reads_values
 from agent_otel._plain import text_of
 
+from ._hints import hint_unknown_event
 from ._recorder import Handler, RunRecorder
 from ._usage import Tokens
 
@@ -215,6 +216,7 @@ def by_type(rec: RunRecorder, ev: Any) -> None:
     handler = AGENT.get(kind) if kind is not None else None
     if handler is None:
         rec.anomaly("unknown_event")
+        hint_unknown_event(ev)
     else:
         handler(rec, ev)
 

@@ -58,8 +58,19 @@ def _still_open(names: list[str]) -> str:
     return (
         f"the spans of a run still going are recorded as they end ({', '.join(map(repr, names))} "
         "still open): read them once the run has ended, after the async for over its stream or "
-        "invoke() (docs/testing.md)"
+        "invoke(); a loop left by break leaves the stream, and its run, open until it is "
+        "closed: await stream.aclose() first, or loop inside async with "
+        "contextlib.aclosing(stream) (docs/testing.md)"
     )
+
+
+_UNCALLED = (
+    "telemetry.wrapper() made {} wrapper(s) here and no run came of them: an agent whose "
+    "invoke never called the stream_wrapper it was given (it takes the argument and ignores "
+    "it) runs untraced, as does a wrapped stream dropped unconsumed. Trace such an agent's "
+    "stream yourself, telemetry.wrapper(...)(agent.stream(messages)), or instrument(agent, "
+    "**telemetry.providers()) (docs/testing.md)"
+)
 
 
 class _Open(SpanProcessor):
@@ -159,6 +170,7 @@ class InMemoryTelemetry(Block["InMemoryTelemetry"]):
         self.logger_provider.add_log_record_processor(SimpleLogRecordProcessor(self.log_exporter))
         self._ended = False
         self._disabled = flag("OTEL_SDK_DISABLED")  # read by the SDK's providers just now
+        self._wrappers = 0  # made by wrapper(): told when nothing was recorded (span())
 
     def __enter__(self) -> InMemoryTelemetry:
         return self
@@ -183,6 +195,7 @@ class InMemoryTelemetry(Block["InMemoryTelemetry"]):
         from agent_otel.recording._wrapper import otel_wrapper
 
         self._live("wrapper()")
+        self._wrappers += 1
         options.setdefault("tracer_provider", self.tracer_provider)
         options.setdefault("meter_provider", self.meter_provider)
         options.setdefault("logger_provider", self.logger_provider)
@@ -290,6 +303,11 @@ class InMemoryTelemetry(Block["InMemoryTelemetry"]):
             raise AssertionError(f"no span named {name!r} has ended: {_still_open(held_open)}")
         if not spans and self._disabled:
             raise AssertionError(f"no span named {name!r}: {_DISABLED}")
+        if not spans and self._wrappers and not self._unpulled():  # wrappers made, unused
+            raise AssertionError(
+                f"no span named {name!r}: no span was recorded in this telemetry. "
+                + _UNCALLED.format(self._wrappers)
+            )
         if not spans:  # nothing recorded here at all: not run yet, or run on other providers
             raise AssertionError(
                 f"no span named {name!r}: no span was recorded in this telemetry. "
@@ -330,6 +348,8 @@ class InMemoryTelemetry(Block["InMemoryTelemetry"]):
         return out
 
     def clear(self) -> None:
+        """Forget the spans and log records recorded so far (a test's second phase reads only
+        its own); the metrics stay, cumulative as the SDK's reader keeps them."""
         self.exporter.clear()
         self.log_exporter.clear()
 

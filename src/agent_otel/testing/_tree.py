@@ -99,9 +99,10 @@ def span_tree(
     Each node is ``{"name", "kind", "status"?, "attributes"?, "events"?, "children"}``.
     ``attributes`` may be a collection of keys to keep (timings and ids make poor snapshots).
     A span is known by its trace id and span id together (spans of two traces may share span
-    ids); a span whose parent is not among ``spans``,
-    or whose parents lead back to it, is a root. Two spans sharing both ids raise
-    ``ValueError``: no tree can tell whose children are whose.
+    ids); a span whose parent is not among ``spans`` is a root. Two spans sharing both ids,
+    or spans whose parents lead back to themselves (a parent's ids given again by another id
+    generator in the same trace), raise ``ValueError``: no tree can tell whose children are
+    whose.
     """
     keys = _keys("span_tree", attributes, events)
     ordered = sorted(_spans("span_tree", spans), key=_start_order)
@@ -123,23 +124,37 @@ def span_tree(
     roots: list[dict[str, Any]] = []
     for key, node in nodes.items():
         parent_key = parents[key]
-        if parent_key is not None and parent_key in nodes and not _loops(key, parents):
+        if parent_key is not None and parent_key in nodes:
+            _no_loop(key, parents, nodes)
             nodes[parent_key]["children"].append(node)
         else:
             roots.append(node)
     return roots
 
 
-def _loops(key: tuple[int, int], parents: dict[tuple[int, int], Any]) -> bool:
-    """Whether the parents of the span ``key`` lead back to it (hand-made spans can say so)."""
-    seen = {key}
+def _no_loop(
+    key: tuple[int, int],
+    parents: dict[tuple[int, int], Any],
+    nodes: dict[tuple[int, int], dict[str, Any]],
+) -> None:
+    """Raise ``ValueError`` when the parents of the span ``key`` lead back to it: a span's
+    parent, made by another id generator, has the ids one of these spans has (two test kits'
+    sequential ids, both from 1, a run of one inside a run of the other); nested as they
+    say, the spans vanished from the tree, and as roots they made a flat list."""
+    seen = [key]
     parent = parents.get(key)
-    while parent is not None:
+    while parent is not None and parent in nodes:
         if parent in seen:
-            return True
-        seen.add(parent)
+            names = ", ".join(shown(nodes[k]["name"]) for k in seen[seen.index(parent) :])
+            raise ValueError(
+                f"span_tree(): the spans {names} of trace {key[0]:032x} are each other's "
+                "ancestors: a parent from another id generator had the ids of one of them "
+                "(two InMemoryTelemetry in one trace, both numbering from 1, a run recorded "
+                "by one inside a run of the other): give the inner one "
+                "InMemoryTelemetry(ids=RandomIdGenerator()), or record both runs in one"
+            )
+        seen.append(parent)
         parent = parents.get(parent)
-    return False
 
 
 @keyworded
