@@ -120,3 +120,31 @@ async def test_an_answer_no_model_said_is_the_runs_answer(
         assert answer["parts"] == [{"type": "text", "content": said}]
         assert not [sp for sp in otel_telemetry.spans() if sp.name.startswith("chat")]
         assert otel_telemetry.open_spans() == []
+
+
+async def test_a_model_less_member_speaks_in_a_step_of_its_own(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """In a ``RoundRobinGroupChat``, a model-less ``CodeExecutorAgent`` runs the code its
+    teammate wrote: its turn is a step of its own, named after it, and the next speaker's
+    call starts the next step, not inside the executor's."""
+    from autogen_agentchat.agents import AssistantAgent, CodeExecutorAgent
+    from autogen_agentchat.conditions import TextMentionTermination
+    from autogen_agentchat.teams import RoundRobinGroupChat
+
+    from agent_contract.sources.autogen_stream import autogen_events
+
+    from ._trace import phases
+
+    writer = AssistantAgent("writer", model_client=_client(["```python\nprint(4)\n```",
+                                                            "It is 4. TERMINATE"]))  # fmt: skip
+    runner = CodeExecutorAgent("runner", code_executor=_executor(0, "4\n"))
+    done = TextMentionTermination("TERMINATE")
+    team = RoundRobinGroupChat([writer, runner], termination_condition=done)
+    await run_script(otel_telemetry, autogen_events(team, "2 + 2?"), agent_name="team")
+
+    assert otel_telemetry.outline() == [["invoke_agent team", [
+        ["step 0", ["chat"]], "step 1", ["step 2", ["chat"]],
+    ]]]  # fmt: skip
+    assert phases(otel_telemetry) == ["writer", "runner", "writer"]
+    assert otel_telemetry.open_spans() == []

@@ -616,7 +616,7 @@ class _State:
         self.thinking = False  # the open call's chunks are inside <think> tags
         self.said: list[str] = []  # the open call's streamed text
         self.thought: str | None = None  # a thought no chunk showed, its kind not known yet
-        self.called = False  # the current step has a model call
+        self.called = False  # the current step has a model call (or an answer no model said)
         self.source: str | None = None
         self.step = 0
         self.tools_ran = False
@@ -675,6 +675,7 @@ class _State:
             self._close(out, item.models_usage)
         elif kind == "TextMessage" and isinstance(item.content, str) and item.content:
             out.append(TextDelta(text=item.content))  # no model said it: an agent's own answer
+            self.called = True  # its step: the next speaker's starts a new one
         return out
 
     def _executed(self, result: Any) -> list[AgentEvent]:
