@@ -6,7 +6,8 @@ each asks a model of its own (a copy: Agno drops its clients, ``client_params`` 
 transport), unstreamed, the memory manager running the memory tools it asks for. Agno tells
 nothing of them in the run's stream, and inside the run the provider instrumentations stand
 down: the billed requests were in no span. Each is a side call (``SideCallStart``): a chat
-span in the run, with its tokens, that does not name the run.
+span in the run, with its tokens, that does not name the run; each memory tool it ran an
+``execute_tool`` span beside them; a team member's in the member's own run.
 """
 
 from __future__ import annotations
@@ -79,8 +80,14 @@ async def test_memory_and_summary_requests_are_side_calls_with_their_tokens(
     [[name, [[step, chats]]]] = otel_telemetry.outline()
     assert (name, step) == ("invoke_agent a", "step 0")
     assert sorted(chats) == sorted(["chat gpt-4o-mini", f"chat {MEMORY}", f"chat {MEMORY}",
-                                    f"chat {SUMMARY}"])  # fmt: skip
+                                    f"chat {SUMMARY}", "execute_tool add_memory"])  # fmt: skip
     assert chats[0] == "chat gpt-4o-mini"  # told after the agent's own request it ran beside
+    # the memory tool the manager's model asked for ran between its two requests
+    at = chats.index("execute_tool add_memory")
+    assert chats[at - 1] == chats[at + 1] == f"chat {MEMORY}"
+    [tool] = otel_telemetry.by_name()["execute_tool add_memory"]
+    assert (tool.attributes or {})["gen_ai.tool.call.id"] == "call_m"
+    assert tool.status.status_code != StatusCode.ERROR
     memory = otel_telemetry.by_name()[f"chat {MEMORY}"]
     assert [(sp.attributes or {})["gen_ai.usage.input_tokens"] for sp in memory] == [
         s.TURNS[0].input, s.TURNS[1].input]  # fmt: skip
@@ -154,4 +161,45 @@ async def test_a_run_that_fails_keeps_the_memory_managers_calls(
     assert tokens(otel_telemetry) >= s.TURNS[0].input + s.TURNS[1].input
     run = otel_telemetry.span("invoke_agent a")
     assert run.status.status_code == StatusCode.ERROR
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_a_team_members_memory_requests_are_in_its_own_run(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A member with a memory manager makes its side requests (and their tool) in its own
+    run, nested under the delegation that ran it, not in the leader's step."""
+    from agno.agent import Agent
+    from agno.db.in_memory import InMemoryDb
+    from agno.memory import MemoryManager
+    from agno.models.openai import OpenAIChat
+    from agno.team import Team
+
+    from agent_contract.sources.agno_stream import agno_events
+
+    sent: list[Any] = []
+    remember = chat.completion(0, None, [("call_m", "add_memory",
+                                          json.dumps({"memory": "Lives in Paris."}))])  # fmt: skip
+    manager = MemoryManager(model=_model(MEMORY, remember, chat.completion(1, "Noted.", []),
+                                         seen=sent))  # fmt: skip
+    clerk = Agent(model=OpenAIChat(id="gpt-4o-mini", async_client=openai_client(
+                      chat.answer("Paris: sunny"))), name="clerk", telemetry=False,
+                  db=InMemoryDb(), memory_manager=manager, update_memory_on_run=True)  # fmt: skip
+    ask = chat.call("delegate_task_to_member", {"member_id": "clerk", "task": "Paris?"}, "d1")
+    lead = OpenAIChat(id="gpt-4.1", async_client=openai_client(ask, chat.answer("Sunny.")))
+    team = Team(members=[clerk], model=lead, name="lead", telemetry=False, db=InMemoryDb())
+    await run_script(otel_telemetry, agno_events(team, "I live in Paris. Weather?",
+                                                 user_id="u1"), agent_name="lead")  # fmt: skip
+
+    assert [json.loads(r.content)["model"] for r in sent] == [MEMORY, MEMORY]
+    [[lead_run, [[step0, [chat0, [delegation, [member]]]], later]]] = otel_telemetry.outline()
+    assert (lead_run, step0, chat0) == ("invoke_agent lead", "step 0", "chat gpt-4.1")
+    assert delegation == "execute_tool delegate_task_to_member"
+    assert later == ["step 1", ["chat gpt-4.1"]]  # the leader's own steps: no side call
+    [name, [[_, chats]]] = member
+    assert name == "invoke_agent clerk"
+    assert chats[0] == "chat gpt-4o-mini"
+    assert sorted(chats[1:]) == sorted([f"chat {MEMORY}", f"chat {MEMORY}",
+                                        "execute_tool add_memory"])  # fmt: skip
+    assert tokens(otel_telemetry) == 4 * s.TURNS[0].input + s.TURNS[1].input  # each once
     assert otel_telemetry.open_spans() == []

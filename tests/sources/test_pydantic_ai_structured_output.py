@@ -100,3 +100,41 @@ async def test_a_call_the_end_strategy_skips_is_no_tool_span(
     tools = [s for s in otel_telemetry.spans() if s.name.startswith("execute_tool")]
     assert sorted((s.attributes or {})["gen_ai.tool.call.id"] for s in tools) == ran
     assert otel_telemetry.open_spans() == []
+
+
+@pytest.mark.parametrize("rewritten_by", ["TextOutput", "output_validator"])
+async def test_a_text_output_that_is_not_the_models_text_is_the_runs_answer(
+    rewritten_by: str, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """A text output pydantic-ai returns is not always the text the model said: a
+    ``TextOutput`` function's return, or what an output validator returns, is. The run's
+    answer is that output; the chat span keeps what the model said."""
+    from pydantic_ai import Agent, TextOutput
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    from agent_contract.sources.pydantic_ai_stream import pydantic_ai_events
+
+    async def model(messages: list[Any], info: AgentInfo) -> Any:
+        yield "paris"
+
+    def shout(text: str) -> str:
+        return text.upper()
+
+    scripted = FunctionModel(stream_function=model, model_name="scripted")
+    if rewritten_by == "TextOutput":
+        agent = Agent(scripted, name="geo", output_type=TextOutput(shout))
+    else:
+        agent = Agent(scripted, name="geo")
+        agent.output_validator(shout)
+    results: list[Any] = []
+    source = pydantic_ai_events(agent, "Paris?", on_result=results.append)
+    await run_script(otel_telemetry, source, agent_name="geo", capture_content=True)
+
+    assert results[0].output == "PARIS"
+    run = dict(otel_telemetry.span("invoke_agent geo").attributes or {})
+    [answer] = json.loads(str(run["gen_ai.output.messages"]))
+    assert answer["parts"] == [{"type": "text", "content": "PARIS"}]
+    chat = dict(otel_telemetry.span("chat scripted").attributes or {})
+    [said] = json.loads(str(chat["gen_ai.output.messages"]))
+    assert said["parts"] == [{"type": "text", "content": "paris"}]
+    assert otel_telemetry.open_spans() == []

@@ -80,12 +80,14 @@ runs streamed inside the run and of which it tells only the text, is a run neste
 reasons, its model request a call with its tokens (``_nest_reasoning``).
 The requests Agno makes beside the agent's own, unstreamed and untold in the stream (its
 ``MemoryManager``'s, a session summary's), are side calls (``SideCallStart``) with their tokens,
-told once no request of the run's is open (``_watch_side_requests``); a tool body's own model
-requests stay its own. An agent's ``output_model``'s request, which Agno tells only as its
-text, is told the same way, as the run's own last call (``_watch_output_model``); the agent
-model's text it rewrites (``RunIntermediateContent``) is its call's. A request of the agent's
-model that falls back to its ``fallback_models`` fails its call with the class Agno moved on
-from, and the next call names the fallback model (``_watch_fallbacks``).
+told once no request of the run's is open (``_watch_side_requests``), each tool they ran (the
+memory manager's) a call with its result; a team member's in its own nested run
+(``_member_asides``); a tool body's own model requests stay its own. An agent's
+``output_model``'s request, which Agno tells only as its text, is told the same way, as the
+run's own last call (``_watch_output_model``); the agent model's text it rewrites
+(``RunIntermediateContent``) is its call's. A request of the agent's model that falls back
+to its ``fallback_models`` fails its call with the class Agno moved on from, and the next
+call names the fallback model (``_watch_fallbacks``).
 Needs ``agno`` (extra ``agno``)."""
 
 from __future__ import annotations
@@ -165,9 +167,9 @@ async def agno_events(
     stream = agent.arun(input, stream=True, stream_events=True, **run)
     taker = _Taker()
     state = _State()
-    members = _Members(state, taker)
-    steps = _Steps()
     side: deque[AgentEvent] = deque()
+    members = _Members(state, taker, side)
+    steps = _Steps()
     error: BaseException | None = None
     try:
         async for event in _asking_aside(stream, side, state.fell):
@@ -328,12 +330,112 @@ def _watch_side_requests() -> None:
     except ImportError:  # a version without it: no side requests to follow
         return
     for name, wrap in (("_aprocess_model_response", _side_async),
-                       ("_process_model_response", _side_sync)):  # fmt: skip
+                       ("_process_model_response", _side_sync),
+                       ("aresponse", _side_tools_async), ("response", _side_tools_sync),
+                       ("arun_function_calls", _tools_async),
+                       ("run_function_calls", _tools_sync)):  # fmt: skip
         original = getattr(Model, name, None)
         if original is not None and not getattr(original, "_agent_contract_side", False):
             watched = functools.wraps(original)(wrap(original))
             watched._agent_contract_side = True  # type: ignore[attr-defined]
             setattr(Model, name, watched)
+
+
+_SIDE_TOOLS: ContextVar[deque[AgentEvent] | None] = ContextVar(
+    "agent_contract_agno_side_tools", default=None
+)
+"""Where the tools a side request asked for go (``_side_tools_async``): set while Agno's
+unstreamed ``aresponse`` (``response``) runs with ``_SIDE`` set, the loop in which a side
+model's requests and their tools are made (a ``MemoryManager``'s ``add_memory``...); the
+agent's own tools run in its streamed loop, under their scope hook, and are told by Agno."""
+
+
+def _side_tools_async(original: Any) -> Any:
+    async def watched(self: Any, *args: Any, **kwargs: Any) -> Any:
+        side = _SIDE.get()
+        if side is None:
+            return await original(self, *args, **kwargs)
+        token = _SIDE_TOOLS.set(side)
+        try:
+            return await original(self, *args, **kwargs)
+        finally:
+            _SIDE_TOOLS.reset(token)
+
+    return watched
+
+
+def _side_tools_sync(original: Any) -> Any:
+    def watched(self: Any, *args: Any, **kwargs: Any) -> Any:
+        side = _SIDE.get()
+        if side is None:
+            return original(self, *args, **kwargs)
+        token = _SIDE_TOOLS.set(side)
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            _SIDE_TOOLS.reset(token)
+
+    return watched
+
+
+def _tools_async(original: Any) -> Any:
+    def watched(self: Any, *args: Any, **kwargs: Any) -> Any:
+        items = original(self, *args, **kwargs)
+        side = _SIDE_TOOLS.get()
+        if side is None or not isasyncgen(items):
+            return items
+        return _side_tools_told(items, side)
+
+    return watched
+
+
+async def _side_tools_told(items: Any, side: deque[AgentEvent]) -> AsyncIterator[Any]:
+    """Each item of a side request's tool run, unchanged; each tool that completed is told
+    to ``side`` whole, its call and result (``_side_tool``)."""
+    try:
+        async for item in items:
+            side.extend(_side_tool(item))
+            yield item
+    finally:
+        await items.aclose()
+
+
+def _tools_sync(original: Any) -> Any:
+    def watched(self: Any, *args: Any, **kwargs: Any) -> Any:
+        side = _SIDE_TOOLS.get()
+        if side is None:
+            return original(self, *args, **kwargs)
+
+        def told() -> Any:
+            items = original(self, *args, **kwargs)
+            try:
+                for item in items:
+                    side.extend(_side_tool(item))
+                    yield item
+            finally:
+                close = getattr(items, "close", None)
+                if close is not None:
+                    close()
+
+        return told()
+
+    return watched
+
+
+def _side_tool(item: Any) -> tuple[AgentEvent, ...]:
+    """The call and result of a tool a side request asked for, once Agno ran it (its
+    ``tool_call_completed`` response, which carries both): told whole, so no request of the
+    run's is told inside it. Agno's memory tools catch their own errors and answer with text."""
+    if getattr(item, "event", None) != "ToolCallCompleted":  # (ModelResponseEvent's value)
+        return ()
+    out: list[AgentEvent] = []
+    for tool in getattr(item, "tool_executions", None) or ():
+        call_id = getattr(tool, "tool_call_id", None)
+        if call_id is None:
+            continue
+        out += tool_call(call_id, tool.tool_name, tool.tool_args)
+        out.append(_result(tool, None))
+    return tuple(out)
 
 
 def _side_async(original: Any) -> Any:
@@ -522,7 +624,7 @@ def _add_scope_hook(agent: Any, seen: set[int]) -> None:
     if _scope_hook not in hooks:
         agent.tool_hooks = [_scope_hook, *hooks]
     for member in getattr(agent, "members", None) or ():
-        _stepping_arun(member)
+        _stepping_arun(member, aside=True)
         _add_scope_hook(member, seen)
 
 
@@ -637,7 +739,7 @@ streamed by a task of its own into a queue, ahead of the stream) run in it, and 
 own stream is kept in step there (``_stepping_arun``)."""
 
 
-def _stepping_arun(member: Any) -> None:
+def _stepping_arun(member: Any, *, aside: bool = False) -> None:
     """Keep ``member``'s streamed runs in step with the adapter reading its team (``_Taker``)
     where a delegation runs it: its ``arun`` (an instance attribute, set once) hands back the
     member's stream wrapped by that delegation's taker. A broadcast streams its members from
@@ -648,14 +750,18 @@ def _stepping_arun(member: Any) -> None:
     A workflow's step agent or team is kept in step the same way, by the taker of the adapter
     reading the workflow (the run its ``run_context`` names): a ``Parallel``'s step held
     (``_Steps``) ran its tools before its calls were told, so their spans opened early in the
-    live step's step. Anywhere else ``arun`` is Agno's."""
+    live step's step. A team's member (``aside``) makes its side requests in its own run
+    (``_member_asides``). Anywhere else ``arun`` is Agno's."""
     original = getattr(member, "arun", None)
     if original is None or getattr(original, "_agent_contract_stepping", False):
         return
 
     def arun(*args: Any, **kwargs: Any) -> Any:
         taker = _STEPPER.get() or _TAKERS.get(getattr(kwargs.get("run_context"), "run_id", None))
-        return _stepped(original(*args, **kwargs), taker)
+        items = original(*args, **kwargs)
+        if aside and taker is not None and isasyncgen(items):
+            items = _member_asides(items)
+        return _stepped(items, taker)
 
     arun._agent_contract_stepping = True  # type: ignore[attr-defined]
     try:
@@ -663,6 +769,34 @@ def _stepping_arun(member: Any) -> None:
     except Exception:  # an agent that takes no attribute: its members run unheld, as before
         return
 
+
+async def _member_asides(items: Any) -> AsyncIterator[Any]:
+    """A team member's streamed run, each event computed with ``_SIDE`` set to a queue of
+    the member's own (kept in ``_SIDES`` by its run id), so the requests its memory manager
+    and session summaries make (and their tools) are told in the member's nested run
+    (``_Members``), not in the step of the leader whose stream Agno drains it in."""
+    side: deque[AgentEvent] = deque()
+    named = False
+    try:
+        while True:
+            token = _SIDE.set(side)
+            try:
+                item = await items.__anext__()
+            except StopAsyncIteration:
+                return
+            finally:
+                _SIDE.reset(token)
+            run_id = getattr(item, "run_id", None)
+            if not named and run_id is not None:  # its first event is its own run's
+                named = True
+                _SIDES.setdefault(run_id, side)
+            yield item
+    finally:
+        await items.aclose()
+
+
+_SIDES: dict[Any, deque[AgentEvent]] = {}
+"""run id of a team member's run an adapter reads -> its side requests (``_member_asides``)."""
 
 _TAKERS: dict[Any, _Taker] = {}
 """run_id of each run an adapter reads (a member's too) -> that adapter's ``_Taker``."""
@@ -1078,11 +1212,12 @@ class _Members:
     Agno stream the member's text as the team's own content (the team's run id), so the
     member's open call hears it only from the team's stream (``echo``)."""
 
-    __slots__ = ("_calls", "_runs", "_taken", "_taker", "_team")
+    __slots__ = ("_calls", "_runs", "_side", "_taken", "_taker", "_team")
 
-    def __init__(self, team: _State, taker: _Taker) -> None:
+    def __init__(self, team: _State, taker: _Taker, side: deque[AgentEvent]) -> None:
         self._team = team
         self._taker = taker
+        self._side = side  # the team's own side requests (a member run told nowhere else)
         self._runs: dict[Any, tuple[Pushed | None, _State]] = {}  # member run id -> its run
         self._calls: dict[Any, tuple[_State, str]] = {}  # member run id -> its delegation
         self._taken: set[str] = set()  # delegations a member run took (one each, in order)
@@ -1103,18 +1238,22 @@ class _Members:
             if found[0] is not None:
                 self._taker.serve(run_id)
         nested, state = found
-        if nested is None:
+        ends = getattr(event, "event", None) in _RUN_ENDS
+        if nested is None:  # no run of its own to tell its side requests in: the team's
+            self._side.extend(_member_side(run_id, state, ends=True))
             return
         try:
             out = told(state.feed, event, passing=AgnoRunError)  # an odd event skipped
         except AgnoRunError as error:
+            await nested.push(_member_side(run_id, state, ends=True))
             await nested.end(error)
             delegation = self._calls.get(run_id)
             if delegation is not None:  # its delegation fails with it (module doc)
                 delegation[0].failed_members[delegation[1]] = error_name(error)
             return
         await nested.push(out)
-        if getattr(event, "event", None) in _RUN_ENDS:
+        await nested.push(_member_side(run_id, state, ends=ends))
+        if ends:
             await nested.end()
 
     async def echo(self, event: Any) -> None:
@@ -1164,10 +1303,20 @@ class _Members:
 
     async def close(self, error: BaseException | None) -> None:
         """The team's run ended: so do the member runs still open, innermost first."""
-        for nested, _ in reversed(self._runs.values()):
+        for run_id, (nested, state) in reversed(self._runs.items()):
             if nested is not None:
+                await nested.push(_member_side(run_id, state, ends=True))
                 await nested.end(error)
         self._runs.clear()
+
+
+def _member_side(run_id: Any, state: _State, *, ends: bool) -> list[AgentEvent]:
+    """A member run's side requests made since (``_member_asides``), told whole while no
+    request of its own is open; all that is left once it ``ends``."""
+    side = _SIDES.pop(run_id, None) if ends else _SIDES.get(run_id)
+    if side is None:
+        return []
+    return list(side) if ends else _drained(side, state)
 
 
 _RUN_ENDS = frozenset({"RunCompleted", "RunCancelled", "RunError", "RunPaused"})

@@ -31,6 +31,12 @@ closes at the response:
   An agent that does not reflect on its tools' results (``reflect_on_tool_use=False``)
   answers with them: its ``ToolCallSummaryMessage`` (the results in its
   ``tool_call_summary_format``) is text told after the call, the run's answer.
+* A ``CodeExecutorAgent`` tells its request for code by a ``CodeGenerationEvent`` (a response
+  in text, its usage the one its noting client saw returned: the event has none), and the
+  code's run by a ``CodeExecutionEvent``: a ``code_execution`` call of that response (AutoGen
+  gives it no id: ``code_execution_<n>``), the code its arguments, the output its result,
+  failed on a non-zero exit code. A ``TextMessage`` no model call carries (a custom agent's
+  reply, a model-less ``CodeExecutorAgent``'s output) is text after the call, the answer.
   AutoGen keeps only a failure's text; ``AssistantAgent``'s own outcomes are read from its
   fixed texts (``tool_not_found``: a name no workbench has; ``JSONDecodeError``: arguments
   that do not parse), and a tool's exception is seen by its scope (below).
@@ -97,6 +103,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
+import json
 import re
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -399,9 +406,15 @@ def _set_gate(agent: Any, gate: _Gate, seen: set[int]) -> None:
 
 class _Noted(list[tuple[Any, ...]]):
     """One agent's model requests not yet shown by an event: copies of their messages, oldest
-    first. Noted only while a run of the adapter is active (``active``)."""
+    first, and the usage of the last one answered (``usage``: a ``CodeExecutorAgent`` tells
+    its code's request by a ``CodeGenerationEvent``, which carries none). Noted only while a
+    run of the adapter is active (``active``)."""
 
     active = False
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.usage: Any = None
 
 
 class _NotingClient:
@@ -421,11 +434,31 @@ class _NotingClient:
 
     def create_stream(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
         self._note(messages)
-        return self._agent_contract_client.create_stream(messages, *args, **kwargs)
+        items = self._agent_contract_client.create_stream(messages, *args, **kwargs)
+        noted = self._agent_contract_noted
+        return _usage_kept(items, noted) if noted.active else items
 
     async def create(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
         self._note(messages)
-        return await self._agent_contract_client.create(messages, *args, **kwargs)
+        result = await self._agent_contract_client.create(messages, *args, **kwargs)
+        noted = self._agent_contract_noted
+        if noted.active:
+            noted.usage = getattr(result, "usage", None)
+        return result
+
+
+async def _usage_kept(items: Any, noted: _Noted) -> AsyncIterator[Any]:
+    """A streamed request's items, unchanged; the usage of its ``CreateResult`` (the last
+    item) kept in ``noted``."""
+    try:
+        async for item in items:
+            if type(item).__name__ == "CreateResult":
+                noted.usage = getattr(item, "usage", None)
+            yield item
+    finally:
+        close = getattr(items, "aclose", None)
+        if close is not None:
+            await close()
 
 
 def _note_requests(agent: Any, out: dict[str, _Noted]) -> dict[str, _Noted]:
@@ -567,8 +600,8 @@ def _model_name(agent: Any) -> str | None:
 
 
 class _State:
-    __slots__ = ("called", "got", "group", "model", "open", "reasoned", "requests",
-                 "said", "source", "step", "team", "texted", "thinking", "thought",
+    __slots__ = ("called", "code", "got", "group", "model", "open", "ran", "reasoned",
+                 "requests", "said", "source", "step", "team", "texted", "thinking", "thought",
                  "tools_ran")  # fmt: skip
 
     def __init__(self, model: str | None, requests: dict[str, _Noted], team: Any = None) -> None:
@@ -583,10 +616,12 @@ class _State:
         self.thinking = False  # the open call's chunks are inside <think> tags
         self.said: list[str] = []  # the open call's streamed text
         self.thought: str | None = None  # a thought no chunk showed, its kind not known yet
-        self.called = False  # the current step has a model call
+        self.called = False  # the current step has a model call (or an answer no model said)
         self.source: str | None = None
         self.step = 0
         self.tools_ran = False
+        self.code = ""  # the code a CodeExecutorAgent's model wrote last
+        self.ran = 0  # code executions told
 
     def feed(self, item: Any) -> list[AgentEvent]:
         kind = type(item).__name__
@@ -619,13 +654,43 @@ class _State:
             self._open(out)
             out += [_call(call) for call in item.content]
             self._close(out, item.models_usage)
+        elif kind == "CodeGenerationEvent":  # a CodeExecutorAgent's request, answered
+            self._open(out)
+            if isinstance(item.content, str) and item.content and not self.texted:
+                out.append(TextDelta(text=item.content))
+            blocks = getattr(item, "code_blocks", None) or ()
+            self.code = "\n".join(str(getattr(block, "code", "")) for block in blocks)
+            noted = self.requests.get(self.source or "")
+            usage = None
+            if noted is not None:
+                usage, noted.usage = noted.usage, None
+            self._close(out, usage)
+        elif kind == "CodeExecutionEvent":
+            out += self._executed(item.result)
         elif getattr(item, "models_usage", None) is not None or (self.open and _is_message(item)):
             self._open(out)
             text = item.content if kind == "TextMessage" else None
             if text and isinstance(text, str) and not self.texted:  # a response not streamed
                 out.append(TextDelta(text=text))
             self._close(out, item.models_usage)
+        elif kind == "TextMessage" and isinstance(item.content, str) and item.content:
+            out.append(TextDelta(text=item.content))  # no model said it: an agent's own answer
+            self.called = True  # its step: the next speaker's starts a new one
         return out
+
+    def _executed(self, result: Any) -> list[AgentEvent]:
+        """A ``CodeExecutorAgent``'s run of the code its model wrote (its ``CodeResult``): a
+        ``code_execution`` call of that request, the code its arguments, the output its
+        result, failed (``tool_error``) on a non-zero exit code. AutoGen gives it no id."""
+        self.ran += 1
+        self.tools_ran = True
+        call_id = f"code_execution_{self.ran}"
+        arguments = json.dumps({"code": self.code})
+        call = ToolCall(id=call_id, function=FunctionCall(_CODE_EXECUTION, arguments))
+        output = getattr(result, "output", None)
+        if getattr(result, "exit_code", 0) != 0:
+            return [call, failed_result(call_id, output, _CODE_EXECUTION, "tool_error")]
+        return [call, ToolResult(tool_call_id=call_id, content=output, name=_CODE_EXECUTION)]
 
     def _chunk(self, text: str, out: list[AgentEvent]) -> None:
         """A streamed chunk: reasoning between ``<think>`` tags, else text. AutoGen's OpenAI
@@ -743,6 +808,10 @@ class _State:
                              model=self.model))  # fmt: skip
         out.append(LLMCallEnd(model=self.model))
         self.open = False
+
+
+_CODE_EXECUTION = "code_execution"
+"""The tool a ``CodeExecutorAgent``'s code run is told as (as Google ADK's code executor's)."""
 
 
 def _is_message(item: Any) -> bool:

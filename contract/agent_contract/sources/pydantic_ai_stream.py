@@ -69,7 +69,9 @@ scope unseen), in the step that asked for it.
 
 A run whose output is structured (``output_type`` a model, a dataclass, a dict: the model
 calls pydantic-ai's output tool, and no text tells the answer) ends with a ``StructuredFinal``
-of that output as the JSON value pydantic dumps it to: the run's answer.
+of that output as the JSON value pydantic dumps it to: the run's answer. A text output that
+is not the text the last response said (a ``TextOutput`` function's, one an output validator
+rewrote) ends with a ``MessageFinal`` of it.
 
 The run's result is handed to ``on_result`` when the run ends, so the caller keeps
 everything pydantic-ai returned. Needs ``pydantic-ai-slim`` (extra ``pydantic-ai``); the
@@ -84,7 +86,7 @@ from contextvars import ContextVar
 from dataclasses import replace
 from typing import Any
 
-from agent_contract.agent.events import InterruptFinal, StreamEvent
+from agent_contract.agent.events import InterruptFinal, MessageFinal, StreamEvent
 from agent_contract.events import (
     AgentEvent,
     Error,
@@ -214,11 +216,26 @@ async def pydantic_ai_events(
         paused = _deferred(graph.result)
         for pause in paused:
             yield pause
-        answer = None if paused else structured_final(getattr(graph.result, "output", None))
+        answer = None if paused else _answer(graph.result)
         if answer is not None:
             yield answer
         if on_result is not None:
             on_result(graph.result)
+
+
+def _answer(result: Any) -> StreamEvent | None:
+    """The run's answer when no text of its last call tells it: a structured output
+    (``StructuredFinal``), or a text output that is not the text its last response said (a
+    ``TextOutput`` function's return, an output validator's rewrite, a ``str`` output tool's
+    argument), as a ``MessageFinal``; ``None`` when that text is the answer."""
+    output = getattr(result, "output", None)
+    if not isinstance(output, str):
+        return structured_final(output)
+    try:
+        said = result.response.text
+    except Exception:  # a result with no response to read: the text told is the answer
+        return None
+    return None if said == output else MessageFinal(text=output)
 
 
 _SKIPPED = "Tool not executed - a final result was already processed."
