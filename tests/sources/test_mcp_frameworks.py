@@ -452,7 +452,14 @@ async def test_an_mcp_one_frameworks_requests_are_sent_under_our_tool_spans(
 ) -> None:
     """LangGraph (LangChain's MCP adapters, a session per call or one held open), smolagents
     (``MCPClient``: mcpadapt's session on a thread and loop of its own) and AutoGen
-    (``McpWorkbench``: its session in an actor task of its own), over the MCP SDK 1.x."""
+    (``McpWorkbench``: its session in an actor task of its own), over the MCP SDK 1.x.
+    Streamable HTTP's sessions have an id (the server's ``Mcp-Session-Id``, which the client
+    sends back with every request after ``initialize``) and the revision they negotiated:
+    each MCP tool span names both, as the MCP conventions ask (``mcp.session.id``,
+    ``mcp.protocol.version``), whether or not the framework keeps them (none of these does
+    keep the id: it was on none)."""
+    from mcp.types import LATEST_PROTOCOL_VERSION
+
     module, runner, server, versioned = LEGACY[framework]
     pytest.importorskip(module, exc_type=ImportError)  # beside the MCP SDK 2.x: no import
     from _serving import serve
@@ -463,9 +470,17 @@ async def test_an_mcp_one_frameworks_requests_are_sent_under_our_tool_spans(
         async for _ in otel_telemetry.wrapper(agent_name="calc", session_id=SESSION)(events):
             pass
 
-    with serve(_mcp.legacy_server().streamable_http_app()) as port:
+    posts: list[dict[str, str]] = []
+    with serve(_mcp.legacy_server().streamable_http_app(), posts) as port:
         await runner(f"http://127.0.0.1:{port}/mcp", run)
     _sent_under_own_tool_spans(otel_telemetry, sent, server, versioned)
+    sessions = {post["mcp-session-id"] for post in posts if "mcp-session-id" in post}
+    assert sessions  # (the server gave each session one)
+    for span in otel_telemetry.spans():
+        attributes = dict(span.attributes or {})
+        if attributes.get("gen_ai.tool.type") == "extension":
+            assert attributes.get("mcp.session.id") in sessions, span.name
+            assert attributes.get("mcp.protocol.version") == LATEST_PROTOCOL_VERSION, span.name
 
 
 @pytest.mark.parametrize("transport", ["stdio", "sse", "streamable-http"])

@@ -20,6 +20,9 @@ from ._span import GuardedSpan, exception_message, exception_names, exception_ty
 # A status description is a reason to read in a UI's banner, not a log: bounded.
 MAX_DESCRIPTION = 1024
 MAX_LINKS = 4  # how far back an exception's chain is read (causes and contexts)
+LEAVES_LOOP = (SystemExit, KeyboardInterrupt)
+"""What an asyncio task raises out of its event loop (every other exception stays in the
+task): ``asyncio.run()`` then cancels the tasks left, so a run there ends by a cancel."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -268,6 +268,7 @@ def _carrying(carry: Callable[..., Any], tool_key: str) -> Callable[..., Any]:
             return await carry(self, *args, **kwargs)
         tool = otel_context.get_value(tool_key)  # a traced call's request, or another
         calls.append(tool)
+        _told_session(self, [tool, *_awaiting(args, tool_key)])
         try:
             return await carry(self, *args, **kwargs)
         except Exception as error:
@@ -281,6 +282,24 @@ def _carrying(carry: Callable[..., Any], tool_key: str) -> Callable[..., Any]:
 
     setattr(carry_watched, _MARK, True)
     return carry_watched
+
+
+def _told_session(transport: Any, calls: list[Any]) -> None:
+    """The session a carried request goes on, as the MCP SDK 1.x's transport knows it and its
+    session does not (its id, the server's ``Mcp-Session-Id``, and the revision negotiated):
+    told on each traced MCP tool call awaiting answers on that session (of ``calls``). The
+    frameworks keep no session id for their tools (LangChain's MCP adapters, AutoGen,
+    smolagents). Never raises."""
+    try:
+        version = getattr(transport, "protocol_version", None)
+        if version is None:  # (the 2.x transport's: its session says the version, at answer)
+            return  # unknown yet: an id of a revision with no sessions is none
+        session_id = getattr(transport, "session_id", None)
+        for call in calls:
+            if isinstance(call, ToolCall):
+                call.on_mcp_session(None, version, session_id)
+    except Exception:
+        report("mcp session")
 
 
 _CARRIED = "_agent_otel_carried"

@@ -37,7 +37,6 @@ from collections.abc import Callable
 from contextlib import suppress
 from typing import Any
 
-from agent_otel import _attributes as A
 from agent_otel._guard import logger, report
 
 from . import _pending
@@ -144,9 +143,10 @@ def end_runs(belongs: Callable[[Any], bool], when: str = "") -> int:
         try:
             if not belongs(run.run.span.raw) or not claim(run):
                 continue
-            run.end(A.END_SHUTDOWN, None)
+            run.end_at_shutdown()
             run.ended_by_shutdown()
-            names.append(str(getattr(run.run.span.raw, "name", "")))
+            if run.run.error_type is None:  # (else a tool body's exit ended it: not told)
+                names.append(str(getattr(run.run.span.raw, "name", "")))
             told(run)
         except Exception:
             report("run end at shutdown")

@@ -73,7 +73,13 @@ from opentelemetry.context.context import Context
 
 from agent_contract.sources._stream import UNREADABLE_CHUNK
 from agent_otel import _clock
-from agent_otel._attributes import END_CANCELLED, END_ERROR, END_EXHAUSTED, END_INTERRUPTED
+from agent_otel._attributes import (
+    END_CANCELLED,
+    END_ERROR,
+    END_EXHAUSTED,
+    END_INTERRUPTED,
+    END_SHUTDOWN,
+)
 from agent_otel._guard import counted, guarded
 from agent_otel._plain import text_of
 from agent_otel.identity._identity import identity_of, with_identity
@@ -85,7 +91,7 @@ from ._activation import activate
 from ._chat import REPAIRS, LLMCall
 from ._costs import plus
 from ._encodable import id_text
-from ._errors import PendingError, error_type_of, raised_from, raised_in
+from ._errors import LEAVES_LOOP, PendingError, error_type_of, raised_from, raised_in
 from ._open import is_open
 from ._run import Run
 from ._scope import ToolScopes, carries, install
@@ -898,6 +904,31 @@ class RunRecorder:
             return tools[0]
         return self._step or self.run
 
+    def end_at_shutdown(self) -> None:
+        """End the run a shutdown found open (``end_reason=shutdown``), but by the exit an open
+        tool call's body raised, if any (:meth:`_left`): a framework whose cancel raises that
+        exit again stops ``asyncio.run()``'s cleanup, leaving the run open until then."""
+        left = self._left() if self._tools else None
+        if left is None:
+            self.end(END_SHUTDOWN)
+        else:
+            self.end(left[1], left[0])
+
+    def _left(self) -> tuple[BaseException, str] | None:
+        """The exit an open tool call's body raised (``sys.exit()``, ``KeyboardInterrupt``:
+        ``LEAVES_LOOP``) and the end reason it gives the run (a failure; Ctrl-C's a cancel, as
+        a run's own), if any: in a task of its own (a framework's tool task, a sync tool's
+        thread awaited there) it leaves the event loop, and ``asyncio.run()`` then cancels
+        every task left, the run's too: the run ends by the exit, not by that cancel."""
+        with self.scopes.lock:  # (a tool body on another thread may be opening a call)
+            tools = list(self._tools.values())
+        for tool in tools:
+            left = tool.body_error  # (written by the body's thread: read once)
+            if isinstance(left, LEAVES_LOOP):
+                cancel = isinstance(left, KeyboardInterrupt)
+                return left, END_CANCELLED if cancel else END_ERROR
+        return None
+
     def _lost(self, error: BaseException, cancelled: bool) -> BaseException | None:
         """The error an open MCP tool call's request was lost with below the session
         (``McpState.lost``: its ``body_error``), if any: the MCP SDK's transport then cancels
@@ -940,8 +971,11 @@ class RunRecorder:
                     end_reason = END_CANCELLED
                 elif self._tools:
                     lost = self._lost(error, end_reason == END_CANCELLED)
+                    left = self._left() if end_reason == END_CANCELLED else None
                     if lost is not None:  # the transport's cancel or group, for its failure
                         error, end_reason = lost, END_ERROR
+                    elif left is not None:  # asyncio.run()'s cancel, for a body's exit
+                        error, end_reason = left
                 error_type = error_type_of(error)
                 inner = self._failure_site(error, now)
                 inner.fail(error, error_type, now)

@@ -71,7 +71,7 @@ from agent_otel.standdown._context import tool_body
 from agent_otel.standdown._imports import guard_on_import
 
 from ._activation import activate, deactivate
-from ._errors import error_type_of
+from ._errors import LEAVES_LOOP, error_type_of
 from ._mcp import MODULES as MCP_MODULES
 from ._mcp import watch
 from ._tool import ToolCall
@@ -526,11 +526,12 @@ MAX_MEMBERS = 64
 
 def _failed(kind: type[BaseException]) -> bool:
     """An exception of class ``kind`` leaving a tool body is the body failing: an ``Exception``,
-    or a ``CancelledError`` the body raised itself (what it awaited was cancelled under it)
-    while its task is not being cancelled. A cancel of its task (the run stopped, a sibling
-    failed) cuts it short instead, as does any cancellation outside a task (a thread) or where
-    a task cannot tell (Python 3.10)."""
-    if issubclass(kind, Exception):
+    an exit (``sys.exit()``, ``KeyboardInterrupt``: ``LEAVES_LOOP``), or a ``CancelledError``
+    the body raised itself (what it awaited was cancelled under it) while its task is not
+    being cancelled. A cancel of its task (the run stopped, a sibling failed) cuts it short
+    instead, as does any cancellation outside a task (a thread) or where a task cannot tell
+    (Python 3.10)."""
+    if issubclass(kind, (Exception, *LEAVES_LOOP)):
         return True
     if not issubclass(kind, asyncio.CancelledError):
         return False

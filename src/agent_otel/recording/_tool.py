@@ -43,10 +43,10 @@ class McpState:
     cancellation the transport sent its body, and its run). Made only for an MCP tool: every
     other call holds one ``None`` (figure 2's tool call)."""
 
-    __slots__ = ("error", "failure", "lost", "told")
+    __slots__ = ("error", "failure", "lost", "told")  # told: each key's value
 
     def __init__(self) -> None:
-        self.told: set[str] = set()
+        self.told: dict[str, AttributeValue] = {}
         self.error = False
         self.failure: tuple[str, str] | None = None
         self.lost = False
@@ -214,15 +214,22 @@ class ToolCall:
             self.mcp = McpState()
         self.mcp.told.update(attributes)
 
-    def on_mcp_session(self, name: Any, protocol_version: Any) -> None:
+    def on_mcp_session(self, name: Any, protocol_version: Any, session_id: Any = None) -> None:
         """The session its body's request went on (initialised by then) names its server:
-        its name and protocol version, where the caller did not know them (a client that opens
-        a session per call, LlamaIndex's ``BasicMCPClient``)."""
+        its name, protocol version and id (streamable HTTP's, on a revision with sessions),
+        where the caller did not know them (a client that opens a session per call,
+        LlamaIndex's ``BasicMCPClient``; a framework that keeps no session id)."""
         mcp = self.mcp
         if mcp is None:
             return
+        if sessionless(mcp.told.get(A.MCP_PROTOCOL_VERSION, protocol_version)):
+            session_id = None
         attributes: dict[str, AttributeValue] = {}
-        for key, value in ((A.MCP_SERVER_NAME, name), (A.MCP_PROTOCOL_VERSION, protocol_version)):
+        for key, value in (
+            (A.MCP_SERVER_NAME, name),
+            (A.MCP_PROTOCOL_VERSION, protocol_version),
+            (A.MCP_SESSION_ID, session_id),
+        ):
             value = text_of(value)
             if value and key not in mcp.told:
                 attributes[key] = value
