@@ -6,6 +6,7 @@ hostile value met while the agent runs gets its defined repair, counted, and nev
 
 from __future__ import annotations
 
+import logging
 import math
 import uuid
 from fractions import Fraction
@@ -868,3 +869,21 @@ def test_record_evaluation_takes_hostile_subclasses_as_the_values_they_are(
     assert attributes["gen_ai.evaluation.evaluator.type"] == "human"
     with pytest.raises(ValueError, match=r"record_evaluation\(score=\.\.\.\) .* fit a double"):
         record_evaluation("n", score=10**400, logger_provider=otel_telemetry.logger_provider)
+
+
+def test_what_was_told_is_bounded_when_the_agent_drives_the_told_value(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An agent yielding an object of a new class per event is told about each kind, but the
+    process's memory of what it told stops growing at a bound, with one line saying so."""
+    from agent_otel import _guard
+    from agent_otel.recording._hints import hint_unknown_event
+
+    with caplog.at_level(logging.WARNING, logger="agent_otel"):
+        for n in range(_guard._TOLD_AT_MOST + 50):
+            hint_unknown_event(type(f"Kind{n}", (), {})())
+    assert len(_guard._told) == _guard._TOLD_AT_MOST
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == _guard._TOLD_AT_MOST + 1
+    assert "a Kind0" in lines[0]
+    assert "further ones go untold" in lines[-1]

@@ -76,21 +76,32 @@ UNREADABLE = "unreadable_event"
 """The anomaly an agent's value that raised when read is counted as."""
 _told: set[tuple[str, str]] = set()
 _told_lock = ChildLock()
+_TOLD_AT_MOST = 512
+"""How many different problems are told in a process: a value the agent drives (the name of a
+class it makes per event) must not grow the memory of what was told without bound."""
 
 
 def warn_once(setting: str, value: str, message: str, *args: object) -> None:
-    """Log a setting's problem once per (setting, value) for the process: told, not spammed."""
+    """Log a setting's problem once per (setting, value) for the process: told, not spammed.
+    Past :data:`_TOLD_AT_MOST` different problems, one more line says the rest go untold."""
     with _told_lock:
-        if (setting, value) in _told:
+        if (setting, value) in _told or len(_told) >= _TOLD_AT_MOST:
             return
         _told.add((setting, value))
+        last = len(_told) == _TOLD_AT_MOST
     logger.warning(message, *args)
+    if last:
+        logger.warning(
+            "agent-otel: %d different problems were told in this process; further ones go untold",
+            _TOLD_AT_MOST,
+        )
 
 
 def told_already(setting: str, value: str) -> None:
     """Count (``setting``, ``value``) told: another warning said what it would say."""
     with _told_lock:
-        _told.add((setting, value))
+        if len(_told) < _TOLD_AT_MOST:
+            _told.add((setting, value))
 
 
 # Where agent-otel reads the agent's values: a module's every function (None) or the named
