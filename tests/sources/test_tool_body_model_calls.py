@@ -254,3 +254,67 @@ async def test_a_tool_bodys_own_litellm_call_after_an_agent_it_ran_is_still_logg
     _logged_under_weather(otel_telemetry)
     assert input_tokens_counted(otel_telemetry) == expected
     assert otel_telemetry.open_spans() == []
+
+
+@pytest.mark.parametrize("provider", OPENAI_SDK, ids=lambda p: p.name)
+async def test_a_tool_bodys_own_model_call_while_an_agent_it_runs_is_open_is_still_traced(
+    provider: Provider, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """``weather``'s body runs an agent on a thread (a run of ours nested there, making its
+    own provider call as it streams) and, while that agent's run is still open, calls the model
+    itself: the body's call is its own, the provider's span of it under ``execute_tool
+    weather`` with its tokens; the agent's call is its chat span alone, its tokens once."""
+    import contextvars
+    import threading
+
+    from agent_contract.protocol import LLMCallEnd, LLMCallStart, TextDelta, Usage
+
+    row = next(r for r in ROWS if r.name == "langgraph")
+    body_client = http.openai_sync_client(chat.completion(0, "cloudy", [], model=TOOL_MODEL))
+    agent_client = http.openai_sync_client(chat.completion(0, "sunny", [], model=TOOL_MODEL))
+    answers: list[str] = []
+
+    def create(client: Any) -> str:
+        reply = client.chat.completions.create(
+            model=TOOL_MODEL, messages=[{"role": "user", "content": "sky?"}]
+        )
+        return str(reply.choices[0].message.content)
+
+    def ask() -> None:
+        opened, asked = threading.Event(), threading.Event()
+
+        async def expert() -> Any:
+            yield LLMCallStart(model=TOOL_MODEL, provider="openai", call_id="e1")
+            yield TextDelta(create(agent_client))
+            opened.set()  # the run stays open until the body has made its own call
+            asked.wait(10)
+            yield Usage(input_tokens=TOOL_INPUT, output_tokens=1)
+            yield LLMCallEnd(call_id="e1", model=TOOL_MODEL, finish_reason="stop")
+
+        there = contextvars.copy_context()
+        worker = threading.Thread(
+            target=lambda: there.run(
+                asyncio.run, run_script(otel_telemetry, expert(), agent_name="expert")
+            )
+        )
+        worker.start()
+        try:
+            assert opened.wait(10)
+            answers.append(create(body_client))
+        finally:
+            asked.set()
+            worker.join(20)
+
+    with provider.instrumented(otel_telemetry), s.body_work(ask):
+        run = s.Run()
+        await run_script(otel_telemetry, row.events(run), agent_name="agent")
+
+    assert answers == ["cloudy"]
+    ours, theirs = _model_calls(otel_telemetry)
+    assert len(ours) == len(s.TURNS) + 1  # the lead's calls, the agent's one
+    [body_call] = theirs
+    tool = otel_telemetry.span("execute_tool weather")
+    assert body_call.parent is not None and body_call.parent.span_id == tool.context.span_id
+    counted = row.totals(run)["input"] + TOOL_INPUT + (TOOL_INPUT if provider.meters else 0)
+    assert input_tokens_counted(otel_telemetry) == counted
+    assert otel_telemetry.open_spans() == []
