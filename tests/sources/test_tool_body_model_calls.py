@@ -256,7 +256,13 @@ async def test_a_tool_bodys_own_litellm_call_after_an_agent_it_ran_is_still_logg
     assert otel_telemetry.open_spans() == []
 
 
-@pytest.mark.parametrize("provider", OPENAI_SDK, ids=lambda p: p.name)
+GENAI_OPENAI = Provider("genai-openai", "opentelemetry.instrumentation.genai.openai",
+                        "OpenAIInstrumentor", meters=True)  # fmt: skip
+"""The official OpenAI package on util-genai's handler (the ``genai`` environment's): it stands
+down through the handler's context key, asked with the context of the call."""
+
+
+@pytest.mark.parametrize("provider", [*OPENAI_SDK, GENAI_OPENAI], ids=lambda p: p.name)
 async def test_a_tool_bodys_own_model_call_while_an_agent_it_runs_is_open_is_still_traced(
     provider: Provider, otel_telemetry: InMemoryTelemetry
 ) -> None:
