@@ -21,7 +21,7 @@ from . import _http as http
 from . import _litellm_callback as _litellm
 from . import _script as s
 from . import _script_chat as chat
-from ._conformance import OPENAI_SDK, ROWS, Provider, Row
+from ._conformance import OPENAI_SDK, OPENINFERENCE_OPENAI, ROWS, Provider, Row
 from ._trace import OURS, input_tokens_counted
 
 TOOL_MODEL = "gpt-4.1-nano"
@@ -323,4 +323,59 @@ async def test_a_tool_bodys_own_model_call_while_an_agent_it_runs_is_open_is_sti
     assert body_call.parent is not None and body_call.parent.span_id == tool.context.span_id
     counted = row.totals(run)["input"] + TOOL_INPUT + (TOOL_INPUT if provider.meters else 0)
     assert input_tokens_counted(otel_telemetry) == counted
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_a_function_tools_own_call_beside_the_agent_it_runs_is_the_tools_own(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """An Agents SDK function tool runs an agent (``Runner.run``: a run of ours nested under
+    the tool, the adapter's stream pulled there) and, at the same time, calls the model itself
+    (``asyncio.gather``): the tool's call is traced by the provider under the tool's span with
+    its tokens; the agent's call is its chat span alone, its tokens once."""
+    pytest.importorskip("agents")
+    from agents import (
+        Agent,
+        OpenAIChatCompletionsModel,
+        Runner,
+        function_tool,
+        set_tracing_disabled,
+    )
+
+    from agent_contract.sources.openai_agents import openai_agents_events
+
+    set_tracing_disabled(True)
+
+    def model(*bodies: bytes) -> Any:
+        return OpenAIChatCompletionsModel(
+            model="gpt-4o-mini", openai_client=http.openai_client(*bodies)
+        )
+
+    expert = Agent(name="expert", instructions="Be brief.", model=model(chat.answer("sunny")))
+    own = http.openai_client(chat.completion(0, "cloudy", [], model=TOOL_MODEL))
+    answers: list[str] = []
+
+    @function_tool
+    async def ask_expert(question: str) -> str:
+        """Ask the expert, and the model itself."""
+        ran, reply = await asyncio.gather(
+            Runner.run(expert, question),
+            own.chat.completions.create(model=TOOL_MODEL,
+                                        messages=[{"role": "user", "content": question}]),
+        )  # fmt: skip
+        answers.append(str(reply.choices[0].message.content))
+        return str(ran.final_output)
+
+    ask = chat.call("ask_expert", {"question": "Paris?"}, "call_e")
+    lead = Agent(name="lead", instructions="Delegate.", model=model(ask, chat.answer("Sunny.")),
+                 tools=[ask_expert])  # fmt: skip
+    with OPENINFERENCE_OPENAI.instrumented(otel_telemetry):
+        await run_script(otel_telemetry, openai_agents_events(lead, s.QUESTION), agent_name="lead")
+
+    assert answers == ["cloudy"]
+    ours, theirs = _model_calls(otel_telemetry)
+    assert len(ours) == 3  # the lead's two calls, the expert's one
+    [tool_call] = theirs
+    tool = otel_telemetry.span("execute_tool ask_expert")
+    assert tool_call.parent is not None and tool_call.parent.span_id == tool.context.span_id
     assert otel_telemetry.open_spans() == []

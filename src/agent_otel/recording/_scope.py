@@ -68,6 +68,7 @@ from agent_contract.scope import CalledWith
 from agent_otel import _attributes as A
 from agent_otel._guard import report
 from agent_otel.standdown._context import tool_body
+from agent_otel.standdown._frameworks import framework_source
 from agent_otel.standdown._imports import guard_on_import
 
 from ._activation import activate, deactivate
@@ -83,9 +84,11 @@ _RUN = otel_context.create_key("agent_otel.tool_scopes")
 _TOOL = otel_context.create_key("agent_otel.tool_call")  # the call whose body runs
 _IN_BODY = otel_context.create_key("agent_otel.runs_in_the_body")
 """In the parent of a run started in a tool body whose work runs in that body's own contexts,
-not in the run's (a framework's sub-agent told through ``nested_run``, the work an agent's
-plain ``def run`` did or left in a task): a model call made in the body's context while it
-is open may be that run's (:meth:`ToolScopes.tells`)."""
+not in the run's (a framework's sub-agent told through ``nested_run`` from the items the
+framework ran in the body, the work an agent's plain ``def run`` did or left in a task): a
+model call made in the body's context while it is open may be that run's
+(:meth:`ToolScopes.tells`). A framework adapter's own stream told through ``nested_run``
+starts its framework as it is pulled, in the run's contexts, as any stream our wrapper pulls."""
 
 
 def watch_sessions() -> None:
@@ -635,8 +638,9 @@ def _nested(name: str | None) -> Callable[[AsyncIterator[Any]], AsyncIterator[An
         # the run nests where it was asked for, wherever it is pulled from (beside a model
         # call current there), found once it is wrapped: a step it opens is opened by a run,
         # not by an adapter asking whether one would be traced
-        # its work runs in the body's contexts: the framework's, before and beside this run
-        parent = in_body(scopes.runner.nested_parent(current))
+        parent = scopes.runner.nested_parent(current)
+        if not framework_source(stream):  # the framework's work, before and beside this run,
+            parent = in_body(parent)  # runs in the body's contexts (an adapter's starts in it)
         defer(stream)
         return traced(stream, settings, parent, eager=True)
 
