@@ -68,7 +68,6 @@ from agent_contract.scope import CalledWith
 from agent_otel import _attributes as A
 from agent_otel._guard import report
 from agent_otel.standdown._context import tool_body
-from agent_otel.standdown._frameworks import framework_source
 from agent_otel.standdown._imports import guard_on_import
 
 from ._activation import activate, deactivate
@@ -87,8 +86,9 @@ _IN_BODY = otel_context.create_key("agent_otel.runs_in_the_body")
 not in the run's (a framework's sub-agent told through ``nested_run`` from the items the
 framework ran in the body, the work an agent's plain ``def run`` did or left in a task): a
 model call made in the body's context while it is open may be that run's
-(:meth:`ToolScopes.tells`). A framework adapter's own stream told through ``nested_run``
-starts its framework as it is pulled, in the run's contexts, as any stream our wrapper pulls."""
+(:meth:`ToolScopes.tells`). A framework adapter's own stream recorded so, which starts its
+framework in that run's pull (``framework_started``, heard by :func:`_framework`), makes it
+a run apart from then on, as any stream our wrapper pulls."""
 
 
 def watch_sessions() -> None:
@@ -152,8 +152,9 @@ class ToolScopes:
     unset until one did."""
     apart: bool
     """Set in a run started in a tool body (:meth:`mark`): True when the run's work runs in its
-    own contexts (a stream it pulls: the model calls it tells are made there), False when it
-    runs in the body's (:data:`_IN_BODY`); unset in a run started in none."""
+    own contexts (a stream it pulls: the model calls it tells are made there; a framework
+    adapter's stream told through ``nested_run`` once it starts its framework there), False
+    when it runs in the body's (:data:`_IN_BODY`); unset in a run started in none."""
 
     def __init__(
         self,
@@ -638,9 +639,9 @@ def _nested(name: str | None) -> Callable[[AsyncIterator[Any]], AsyncIterator[An
         # the run nests where it was asked for, wherever it is pulled from (beside a model
         # call current there), found once it is wrapped: a step it opens is opened by a run,
         # not by an adapter asking whether one would be traced
-        parent = scopes.runner.nested_parent(current)
-        if not framework_source(stream):  # the framework's work, before and beside this run,
-            parent = in_body(parent)  # runs in the body's contexts (an adapter's starts in it)
+        # the framework's work, before and beside this run, runs in the body's contexts
+        # (until an adapter's stream says it starts its framework in the run's: _framework)
+        parent = in_body(scopes.runner.nested_parent(current))
         defer(stream)
         return traced(stream, settings, parent, eager=True)
 
@@ -670,6 +671,8 @@ def _framework(source: str, conversation_id: object = None) -> None:
         return
     try:
         if _fed_to_a_run(currentframe(), source):
+            if getattr(scopes, "apart", None) is False:  # nested: its framework starts in its
+                scopes.apart = True  # own pulls, its calls in its contexts, not the body's
             scopes.framework(source, current, conversation_id)
     except Exception:
         report("framework run")
