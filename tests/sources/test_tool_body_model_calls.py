@@ -21,7 +21,7 @@ from . import _http as http
 from . import _litellm_callback as _litellm
 from . import _script as s
 from . import _script_chat as chat
-from ._conformance import OPENAI_SDK, ROWS, Provider, Row
+from ._conformance import OPENAI_SDK, OPENINFERENCE_OPENAI, ROWS, Provider, Row
 from ._trace import OURS, input_tokens_counted
 
 TOOL_MODEL = "gpt-4.1-nano"
@@ -253,4 +253,129 @@ async def test_a_tool_bodys_own_litellm_call_after_an_agent_it_ran_is_still_logg
     assert answers == ["sunny"]
     _logged_under_weather(otel_telemetry)
     assert input_tokens_counted(otel_telemetry) == expected
+    assert otel_telemetry.open_spans() == []
+
+
+GENAI_OPENAI = Provider("genai-openai", "opentelemetry.instrumentation.genai.openai",
+                        "OpenAIInstrumentor", meters=True)  # fmt: skip
+"""The official OpenAI package on util-genai's handler (the ``genai`` environment's): it stands
+down through the handler's context key, asked with the context of the call."""
+
+
+@pytest.mark.parametrize("provider", [*OPENAI_SDK, GENAI_OPENAI], ids=lambda p: p.name)
+async def test_a_tool_bodys_own_model_call_while_an_agent_it_runs_is_open_is_still_traced(
+    provider: Provider, otel_telemetry: InMemoryTelemetry
+) -> None:
+    """``weather``'s body runs an agent on a thread (a run of ours nested there, making its
+    own provider call as it streams) and, while that agent's run is still open, calls the model
+    itself: the body's call is its own, the provider's span of it under ``execute_tool
+    weather`` with its tokens; the agent's call is its chat span alone, its tokens once."""
+    import contextvars
+    import threading
+
+    from agent_contract.protocol import LLMCallEnd, LLMCallStart, TextDelta, Usage
+
+    row = next(r for r in ROWS if r.name == "langgraph")
+    body_client = http.openai_sync_client(chat.completion(0, "cloudy", [], model=TOOL_MODEL))
+    agent_client = http.openai_sync_client(chat.completion(0, "sunny", [], model=TOOL_MODEL))
+    answers: list[str] = []
+
+    def create(client: Any) -> str:
+        reply = client.chat.completions.create(
+            model=TOOL_MODEL, messages=[{"role": "user", "content": "sky?"}]
+        )
+        return str(reply.choices[0].message.content)
+
+    def ask() -> None:
+        opened, asked = threading.Event(), threading.Event()
+
+        async def expert() -> Any:
+            yield LLMCallStart(model=TOOL_MODEL, provider="openai", call_id="e1")
+            yield TextDelta(create(agent_client))
+            opened.set()  # the run stays open until the body has made its own call
+            asked.wait(10)
+            yield Usage(input_tokens=TOOL_INPUT, output_tokens=1)
+            yield LLMCallEnd(call_id="e1", model=TOOL_MODEL, finish_reason="stop")
+
+        there = contextvars.copy_context()
+        worker = threading.Thread(
+            target=lambda: there.run(
+                asyncio.run, run_script(otel_telemetry, expert(), agent_name="expert")
+            )
+        )
+        worker.start()
+        try:
+            assert opened.wait(10)
+            answers.append(create(body_client))
+        finally:
+            asked.set()
+            worker.join(20)
+
+    with provider.instrumented(otel_telemetry), s.body_work(ask):
+        run = s.Run()
+        await run_script(otel_telemetry, row.events(run), agent_name="agent")
+
+    assert answers == ["cloudy"]
+    ours, theirs = _model_calls(otel_telemetry)
+    assert len(ours) == len(s.TURNS) + 1  # the lead's calls, the agent's one
+    [body_call] = theirs
+    tool = otel_telemetry.span("execute_tool weather")
+    assert body_call.parent is not None and body_call.parent.span_id == tool.context.span_id
+    counted = row.totals(run)["input"] + TOOL_INPUT + (TOOL_INPUT if provider.meters else 0)
+    assert input_tokens_counted(otel_telemetry) == counted
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_a_function_tools_own_call_beside_the_agent_it_runs_is_the_tools_own(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """An Agents SDK function tool runs an agent (``Runner.run``: a run of ours nested under
+    the tool, the adapter's stream pulled there) and, at the same time, calls the model itself
+    (``asyncio.gather``): the tool's call is traced by the provider under the tool's span with
+    its tokens; the agent's call is its chat span alone, its tokens once."""
+    pytest.importorskip("agents")
+    from agents import (
+        Agent,
+        OpenAIChatCompletionsModel,
+        Runner,
+        function_tool,
+        set_tracing_disabled,
+    )
+
+    from agent_contract.sources.openai_agents import openai_agents_events
+
+    set_tracing_disabled(True)
+
+    def model(*bodies: bytes) -> Any:
+        return OpenAIChatCompletionsModel(
+            model="gpt-4o-mini", openai_client=http.openai_client(*bodies)
+        )
+
+    expert = Agent(name="expert", instructions="Be brief.", model=model(chat.answer("sunny")))
+    own = http.openai_client(chat.completion(0, "cloudy", [], model=TOOL_MODEL))
+    answers: list[str] = []
+
+    @function_tool
+    async def ask_expert(question: str) -> str:
+        """Ask the expert, and the model itself."""
+        ran, reply = await asyncio.gather(
+            Runner.run(expert, question),
+            own.chat.completions.create(model=TOOL_MODEL,
+                                        messages=[{"role": "user", "content": question}]),
+        )  # fmt: skip
+        answers.append(str(reply.choices[0].message.content))
+        return str(ran.final_output)
+
+    ask = chat.call("ask_expert", {"question": "Paris?"}, "call_e")
+    lead = Agent(name="lead", instructions="Delegate.", model=model(ask, chat.answer("Sunny.")),
+                 tools=[ask_expert])  # fmt: skip
+    with OPENINFERENCE_OPENAI.instrumented(otel_telemetry):
+        await run_script(otel_telemetry, openai_agents_events(lead, s.QUESTION), agent_name="lead")
+
+    assert answers == ["cloudy"]
+    ours, theirs = _model_calls(otel_telemetry)
+    assert len(ours) == 3  # the lead's two calls, the expert's one
+    [tool_call] = theirs
+    tool = otel_telemetry.span("execute_tool ask_expert")
+    assert tool_call.parent is not None and tool_call.parent.span_id == tool.context.span_id
     assert otel_telemetry.open_spans() == []

@@ -12,7 +12,8 @@ payload is a dict or the SDK's object; both are read by key. Recognised shapes:
   ``input_tokens`` excludes cache reads and writes, so they are added, as the Anthropic
   source does; ``cache_read_input_tokens``, ``cache_creation_input_tokens`` kept apart;
 * Google Gemini: ``usage_metadata`` (``prompt_token_count``, ``candidates_token_count``,
-  ``total_token_count``, ``cached_content_token_count``, ``thoughts_token_count``);
+  ``total_token_count``, ``cached_content_token_count``, ``thoughts_token_count``); the
+  candidates leave the thoughts out, which the output adds back (reasoning is output);
 * Amazon Bedrock Converse: ``usage`` / stream ``metadata.usage`` (``inputTokens``, ...);
 * Ollama: ``prompt_eval_count`` / ``eval_count``.
 
@@ -121,15 +122,24 @@ def _usage(usage: Any, model: str | None) -> Usage | None:
 
 
 def _gemini(usage: Any, model: str | None) -> Usage | None:
+    """Gemini's counts: its ``candidates_token_count`` leaves the thoughts out (its total
+    counts them on top), and the conventions count reasoning as output, so the output is the
+    two summed, as Google ADK's source and Gemini's official instrumentation count it (a
+    candidates count that is no count stays as it is, a thoughts count that is none adds
+    nothing: each is dropped and counted where it is recorded)."""
     inputs = _int(get(usage, "prompt_token_count"))
-    outputs = _int(get(usage, "candidates_token_count"))
-    if inputs is None and outputs is None:
+    candidates = _int(get(usage, "candidates_token_count"))
+    thoughts = _int(get(usage, "thoughts_token_count"))
+    if inputs is None and candidates is None and thoughts is None:
         return None
+    outputs = candidates
+    if is_count(thoughts) and (candidates is None or is_count(candidates)):
+        outputs = counted(candidates, thoughts)
     return Usage(
         input_tokens=inputs, output_tokens=outputs,
         total_tokens=_int(get(usage, "total_token_count")),
         cache_read_tokens=_int(get(usage, "cached_content_token_count")) or None,
-        reasoning_tokens=_int(get(usage, "thoughts_token_count")) or None, model=model,
+        reasoning_tokens=thoughts or None, model=model,
     )  # fmt: skip
 
 

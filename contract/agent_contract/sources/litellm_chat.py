@@ -2,8 +2,10 @@
 
 LiteLLM normalises every provider to OpenAI's Chat Completions chunk shape (with
 ``reasoning_content`` for reasoning), so its chunks go through the Chat Completions reader.
-The provider on ``LLMCallStart`` is LiteLLM's own routing name for the model (``openai``,
-``anthropic``...), from ``litellm.get_llm_provider``, or ``litellm`` when it cannot tell.
+The provider on ``LLMCallStart`` is the GenAI conventions' name for LiteLLM's routing name of
+the model (``litellm.get_llm_provider``: ``bedrock`` is ``aws.bedrock``, ``azure``
+``azure.ai.openai``), LiteLLM's own where the conventions list none, or ``litellm`` when it
+cannot tell.
 
 Needs the ``litellm`` package (extra ``litellm``), imported on the first call: importing
 LiteLLM takes seconds and, unless ``LITELLM_LOCAL_MODEL_COST_MAP=True``, fetches its cost map.
@@ -15,6 +17,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from agent_contract.events import AgentEvent, Message
+from agent_contract.sources._provider_names import litellm_provider
 from agent_contract.sources._require import expect_messages, require
 from agent_contract.sources._stream import OneCallAgent, Sink, read_stream, request, start_event
 from agent_contract.sources.openai_chat import ChatCompletionsReader
@@ -24,9 +27,10 @@ __all__ = ["LiteLLMAgent", "stream_litellm"]
 
 def _provider(litellm: Any, model: str, params: dict[str, Any]) -> str:
     try:
-        return str(litellm.get_llm_provider(model, params.get("custom_llm_provider"))[1])
+        routing = litellm.get_llm_provider(model, params.get("custom_llm_provider"))[1]
     except Exception:  # an unknown model: LiteLLM will say so itself when called
         return "litellm"
+    return litellm_provider(str(routing))
 
 
 def stream_litellm(

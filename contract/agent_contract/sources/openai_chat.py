@@ -40,6 +40,7 @@ from agent_contract.events import (
 )
 from agent_contract.sources._arguments import arguments_text
 from agent_contract.sources._joined import joined
+from agent_contract.sources._provider_names import openai_client_provider
 from agent_contract.sources._require import expect, expect_messages
 from agent_contract.sources._stream import (
     NOTHING,
@@ -245,13 +246,15 @@ def stream_chat(
     model: str,
     *,
     sink: Sink | None = None,
-    provider: str = "openai",
+    provider: str | None = None,
     **params: Any,
 ) -> AsyncIterator[AgentEvent]:
     """One streamed ``client.chat.completions.create`` call (an ``AsyncOpenAI``), as events.
 
     ``params`` go to the SDK as they are (``temperature``, ``tools``, ...) and onto
-    ``LLMCallStart.params``; ``sink`` receives every ``ChatCompletionChunk``.
+    ``LLMCallStart.params``; ``sink`` receives every ``ChatCompletionChunk``. ``provider``
+    names the call's provider; by default ``azure.ai.openai`` for the SDK's Azure client, else
+    ``openai``.
     """
     expect(
         client,
@@ -262,7 +265,8 @@ def stream_chat(
         sdk="openai",
     )
     expect_messages(messages, "stream_chat")
-    start = start_event(model, provider, messages, params)
+    named = provider if provider is not None else openai_client_provider(client)
+    start = start_event(model, named, messages, params)
     return read_stream(
         start,
         lambda: client.chat.completions.create(

@@ -52,6 +52,7 @@ from agent_contract.sources._parts_sent import (
     system_text,
     untranslated,
 )
+from agent_contract.sources._provider_names import openai_client_provider
 from agent_contract.sources._require import expect, expect_messages
 from agent_contract.sources._server_tools import (
     RESPONSES_SERVER_TOOLS,
@@ -270,7 +271,8 @@ def stream_responses(
     )
     expect_messages(messages, "stream_responses")
     start = in_conversation(
-        start_event(model, "openai", messages, params), requested_conversation(params)
+        start_event(model, openai_client_provider(client), messages, params),
+        requested_conversation(params),
     )
     instructions, items, marked = _request(messages)
     if instructions is not None:

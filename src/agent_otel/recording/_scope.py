@@ -81,6 +81,14 @@ if TYPE_CHECKING:
 
 _RUN = otel_context.create_key("agent_otel.tool_scopes")
 _TOOL = otel_context.create_key("agent_otel.tool_call")  # the call whose body runs
+_IN_BODY = otel_context.create_key("agent_otel.runs_in_the_body")
+"""In the parent of a run started in a tool body whose work runs in that body's own contexts,
+not in the run's (a framework's sub-agent told through ``nested_run`` from the items the
+framework ran in the body, the work an agent's plain ``def run`` did or left in a task): a
+model call made in the body's context while it is open may be that run's
+(:meth:`ToolScopes.tells`). A framework adapter's own stream recorded so, which starts its
+framework in that run's pull (``framework_started``, heard by :func:`_framework`), makes it
+a run apart from then on, as any stream our wrapper pulls."""
 
 
 def watch_sessions() -> None:
@@ -111,6 +119,9 @@ class Runner(Protocol):
         """Where a run started in ``current`` nests (``_nested``)."""
 
 
+_DEPTH = 64
+"""How many runs out from a call's own run :meth:`ToolScopes.tells` looks for the run asked
+about (agents nested in tools, at any real depth)."""
 MAX_ENDED = 256
 """How many ended call ids a run remembers at most (the newest), so that a body scoped after
 its call ended opens nothing."""
@@ -125,6 +136,7 @@ class ToolScopes:
         "_ended",
         "_tools",
         "agents",
+        "apart",
         "early",
         "framework",
         "inner",
@@ -138,6 +150,11 @@ class ToolScopes:
     agents: list[tuple[ToolCall, ToolScopes]]
     """The calls whose body started a run of ours, each with that run's scopes (:meth:`mark`);
     unset until one did."""
+    apart: bool
+    """Set in a run started in a tool body (:meth:`mark`): True when the run's work runs in its
+    own contexts (a stream it pulls: the model calls it tells are made there; a framework
+    adapter's stream told through ``nested_run`` once it starts its framework there), False
+    when it runs in the body's (:data:`_IN_BODY`); unset in a run started in none."""
 
     def __init__(
         self,
@@ -177,6 +194,9 @@ class ToolScopes:
                 if isinstance(tool, ToolCall):  # (set at the first: a plain run pays nothing)
                     outer.agents = [*getattr(outer, "agents", ()), (tool, self)]
             self.outer = outer
+            self.apart = otel_context.get_value(_IN_BODY, parent) is None
+            if not self.apart:  # the runs started in its own tool bodies decide for themselves
+                parent = otel_context.set_value(_IN_BODY, None, parent)
         self.parent = otel_context.set_value(_RUN, self, parent)
         return self.parent
 
@@ -266,19 +286,48 @@ class ToolScopes:
                 return found
         return None
 
-    def runs_in(self, tool: ToolCall, at: int | None = None) -> bool:
+    def runs_in(
+        self, tool: ToolCall, at: int | None = None, context: Context | None = None
+    ) -> bool:
         """Whether a run of ours started in ``tool``'s body is open (an agent the tool runs,
-        recorded as an inner run of this one): its model calls are its chat spans, so the
+        recorded as an inner run of this one) that tells a model call made in ``context``
+        (default: current; :meth:`tells`): its model calls are its chat spans, so the
         providers stand down for them. Asked by a provider's request from that body, on any
         thread, without the lock (:meth:`mark` replaces the list of inner runs; a run's
         ``live`` and ``parent`` are single reads). ``at``: was open at that time (ns), for a
         call logged after it ended (LiteLLM's callback), made then: an agent's, whose run may
         have ended since, or the body's own, made before or after any agent it ran."""
+        here = otel_context.get_value(_RUN, context)
         if at is not None:
-            return any(t is tool and inner.open_at(at) for t, inner in getattr(self, "agents", ()))
+            return any(
+                t is tool and inner.open_at(at) and inner.tells(here)
+                for t, inner in getattr(self, "agents", ())
+            )
         for inner in self.inner:
-            if inner.live and otel_context.get_value(_TOOL, inner.parent) is tool:
+            if (
+                inner.live
+                and otel_context.get_value(_TOOL, inner.parent) is tool
+                and inner.tells(here)
+            ):
                 return True
+        return False
+
+    def tells(self, here: object) -> bool:
+        """Whether a model call made in a context of the run whose scopes are ``here`` may be
+        one this run (started in a tool body) tells. A run whose work runs in its own contexts
+        (:attr:`apart`) tells only the calls made there, or in a run started inside it: a call
+        made in the body's own context while it is open (the body asking the model beside the
+        agent it runs, on another thread or task) is the body's, which no chat span of ours
+        tells. A run whose work runs in the body's contexts may tell any call made there: the
+        two cannot be told apart, and the call stands down as the run's."""
+        if not getattr(self, "apart", False):
+            return True
+        for _ in range(_DEPTH):
+            if here is self:
+                return True
+            if not isinstance(here, ToolScopes):
+                return False
+            here = here.outer
         return False
 
     def open_at(self, at: int) -> bool:
@@ -591,11 +640,22 @@ def _nested(name: str | None) -> Callable[[AsyncIterator[Any]], AsyncIterator[An
         # the run nests where it was asked for, wherever it is pulled from (beside a model
         # call current there), found once it is wrapped: a step it opens is opened by a run,
         # not by an adapter asking whether one would be traced
-        parent = scopes.runner.nested_parent(current)
+        # the framework's work, before and beside this run, runs in the body's contexts
+        # (until an adapter's stream says it starts its framework in the run's: _framework)
+        parent = in_body(scopes.runner.nested_parent(current))
         defer(stream)
         return traced(stream, settings, parent, eager=True)
 
     return wrap
+
+
+def in_body(context: Context) -> Context:
+    """``context``, the parent of a run whose work runs in the contexts of the tool body it
+    starts in (if any: a context carrying no run's scopes is returned as it is), marked so
+    (:data:`_IN_BODY`)."""
+    if otel_context.get_value(_RUN, context) is None:
+        return context
+    return otel_context.set_value(_IN_BODY, True, context)
 
 
 def _framework(source: str, conversation_id: object = None) -> None:
@@ -612,6 +672,8 @@ def _framework(source: str, conversation_id: object = None) -> None:
         return
     try:
         if _fed_to_a_run(currentframe(), source):
+            if getattr(scopes, "apart", None) is False:  # nested: its framework starts in its
+                scopes.apart = True  # own pulls, its calls in its contexts, not the body's
             scopes.framework(source, current, conversation_id)
     except Exception:
         report("framework run")

@@ -38,6 +38,7 @@ from ._open import claim, ended, opened
 from ._options import Options, settings_from
 from ._read import handler_for
 from ._recorder import Handler, RunRecorder
+from ._scope import in_body
 from ._settings import RunSettings
 
 if TYPE_CHECKING:
@@ -354,7 +355,7 @@ def traced_future(
     in a copy of its creator's context, before this span existed, so the spans it starts are
     the run's siblings, not its children. Nothing of ``future`` changes: an exception nobody
     retrieves is still logged by asyncio as one never retrieved."""
-    recorder = _start(settings, parent, future, _Layer())
+    recorder = _start(settings, _work_in_body(parent), future, _Layer())
     if recorder is None:
         return
 
@@ -386,13 +387,20 @@ def traced_return(
     recorded after the fact (until it returned, the call could have been an ``async def``'s
     in all but name, handing back its coroutine): the spans it started are the run's
     siblings, not its children."""
-    recorder = _start(settings, parent, None, _Layer(), began)
+    recorder = _start(settings, _work_in_body(parent), None, _Layer(), began)
     if recorder is None:
         return
     if error is None:
         _end_with_result(recorder, settings, A.END_EXHAUSTED, None, value, result)
         return
     _end_with_result(recorder, settings, _raised(error), error, _DONE, result)
+
+
+def _work_in_body(parent: Context | None) -> Context:
+    """The parent of a run whose work ran (or runs) before and beside its span, in the
+    contexts it was called in (``parent``, default: the current one): in a tool body, a model
+    call made there while it is open may be its (``_scope.in_body``)."""
+    return in_body(parent if parent is not None else otel_context.get_current())
 
 
 def _end_with_result(

@@ -447,11 +447,12 @@ def uncovered(context: Context) -> Context:
     )
 
 
-def tool_body(context: Context, nested: Callable[[int | None], bool]) -> Context:
+def tool_body(context: Context, nested: Callable[[int | None, Context | None], bool]) -> Context:
     """``context`` (a framework run's, made current for one of its tool bodies) where a model
     call the body makes itself through a provider's SDK is no longer covered, except while
-    ``nested(None)`` says a run of ours started in that body is open (``nested(at)``: was
-    open at that time, in ns; an agent the tool runs: its calls are that run's chat spans).
+    ``nested(None, made_in)`` says a run of ours started in that body is open that tells a
+    call made in the context ``made_in`` (``nested(at, made_in)``: was open at that time, in
+    ns; an agent the tool runs: its calls are that run's chat spans).
     The run's cover stood the providers down for every call made in the run, a tool's own
     among them, which no chat span of ours tells: it went untraced. The framework's own spans
     and its instrumentations' (a tool span of theirs) still stand down there: our spans tell
@@ -464,9 +465,11 @@ def tool_body(context: Context, nested: Callable[[int | None], bool]) -> Context
 def own_call(context: Context | None = None, made_at: int | None = None) -> bool:
     """Whether a model call through a provider's SDK made in ``context`` (default: current)
     is a tool body's own (:func:`tool_body`): no chat span of ours is open there and no run
-    of ours started in the body is. ``made_at``: asked once the call has ended, the time it
-    was made (ns): no run of ours started in the body was open then (an agent the body ran
-    may have made it and ended since; the body's own call before or after it is the body's)."""
+    of ours started in the body is open that tells it (one whose work runs in its own
+    contexts tells only the calls made there, not the body's beside it). ``made_at``: asked
+    once the call has ended, the time it was made (ns): no run of ours started in the body
+    was open then (an agent the body ran may have made it and ended since; the body's own
+    call before or after it is the body's)."""
     nested = otel_context.get_value(TOOL_BODY, context)
     if nested is None:
         return False
@@ -474,7 +477,7 @@ def own_call(context: Context | None = None, made_at: int | None = None) -> bool
     if span is not None and not _ended(span):
         return False
     try:  # asked inside another library's call: nothing may raise there
-        return not nested(made_at)  # type: ignore[operator]
+        return not nested(made_at, context)  # type: ignore[operator]
     except Exception:
         report("stand-down")
         return False  # stood down, as before the tool body's own calls were traced
