@@ -91,3 +91,37 @@ async def test_litellm_calls_name_their_provider_as_the_conventions_do(
     from agent_contract.sources.litellm_chat import stream_litellm
 
     assert (await _first(stream_litellm(None, HISTORY, model))).provider == provider
+
+
+async def test_an_agents_sdk_model_on_an_azure_client_names_azure(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """The Agents SDK on an ``AsyncAzureOpenAI`` client, given to the model itself or set as
+    the SDK's default client for a model named by a string: the chat span and the run say
+    ``azure.ai.openai``."""
+    from agents import (
+        Agent,
+        OpenAIChatCompletionsModel,
+        set_default_openai_client,
+        set_tracing_disabled,
+    )
+    from agents.models import _openai_shared
+
+    from agent_contract.sources.openai_agents import openai_agents_events
+
+    set_tracing_disabled(True)
+    body = sse(_recorded.chat(tools=False), done=True)
+    own = OpenAIChatCompletionsModel(model="gpt-4o-mini", openai_client=_azure(body))
+    await run_script(otel_telemetry, openai_agents_events(Agent(name="own", model=own), "hi"),
+                     agent_name="own")  # fmt: skip
+    was = _openai_shared.get_default_openai_client()
+    set_default_openai_client(_azure(sse(_recorded.responses(tools=False), named=True)), False)
+    try:
+        named = Agent(name="named", model="gpt-5-mini")
+        await run_script(otel_telemetry, openai_agents_events(named, "hi"), agent_name="named")
+    finally:
+        _openai_shared.set_default_openai_client(was)  # type: ignore[arg-type]
+    spans = [sp for sp in otel_telemetry.spans() if sp.name.split()[0] in ("chat", "invoke_agent")]
+    assert len(spans) == 4, [sp.name for sp in spans]
+    for span in spans:
+        assert (span.attributes or {}).get("gen_ai.provider.name") == "azure.ai.openai", span.name

@@ -99,6 +99,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import suppress
 from contextvars import ContextVar
@@ -120,6 +121,7 @@ from agent_contract.sources import _conversation
 from agent_contract.sources._failure import Error, cancelled_run, error_name, failed_result
 from agent_contract.sources._history import call_start, responses_messages
 from agent_contract.sources._nested import through
+from agent_contract.sources._provider_names import OPENAI, openai_client_provider
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._stream import closed, read_events
 from agent_contract.sources._structured import structured_final
@@ -771,10 +773,25 @@ def _start(agent: Any, request: tuple[Any, Any, Any], config: Any = None) -> LLM
     name = model if isinstance(model, str) else getattr(model, "model", None)
     params = {k: v for k, v in settings.items() if v is not None}
     name, params = name if isinstance(name, str) else None, {**params, "stream": True}
+    provider = _provider(model)
     if items is None:
-        return LLMCallStart(model=name, provider="openai", params=params)
+        return LLMCallStart(model=name, provider=provider, params=params)
     items = items if isinstance(items, str) else tuple(items)
-    return call_start(name, "openai", params, responses_messages, instructions, items)
+    return call_start(name, provider, params, responses_messages, instructions, items)
+
+
+def _provider(model: Any) -> str:
+    """Whom ``model`` calls: Azure OpenAI when its client is one of the OpenAI SDK's Azure
+    clients (a model object's own client, or the SDK's default one for a model given by
+    name), else OpenAI."""
+    try:
+        client = None if isinstance(model, str) else getattr(model, "_client", None)
+        if client is None:
+            shared = sys.modules.get("agents.models._openai_shared")
+            client = shared.get_default_openai_client() if shared is not None else None
+    except Exception:  # a model or an SDK revision that answers otherwise: the default
+        client = None
+    return OPENAI if client is None else openai_client_provider(client)
 
 
 def _resolved(agent: Any, config: Any) -> tuple[Any, dict[str, Any]]:
