@@ -1161,6 +1161,10 @@ HOSTILE = [
     "hooks.zapier.com/hooks/catch/1/",
     # characters drawn as nothing, alone and between a key's
     "\u200b", "sk-a\u200b\u00ad", "password\u200d=",
+    # a settings line, a Secret's flow map, a bot's token alone, a login before a server
+    "\npassword: ", "\n" + "a_" * 30 + "password: a", "\n  - token: " + "a" * 600 + " ",
+    "kind: Secret\ndata: {", "kind: Secret data: {a: b, ", " data: {a" + ":" * 40, "1234567:AA",
+    " user:a@1.1.1.1", " user:a@" + "a" * 70 + "-",
 ]  # fmt: skip
 
 

@@ -667,3 +667,114 @@ def test_a_secret_object_in_structured_content_loses_its_data_values() -> None:
 )
 def test_data_of_other_kinds_and_prose_about_secrets_is_kept(text: str) -> None:
     assert Scrubber().text(text) == text
+
+
+def test_a_secrets_data_in_yamls_flow_style_loses_its_values() -> None:
+    """``data: {tls.key: LS0t…}``: YAML's flow style (a manifest written inline, a tool's
+    one-line view) was read neither as YAML's block nor as JSON (its keys unquoted), so a
+    Secret's values went out whole; another document's flow map (a ConfigMap's) is kept."""
+    config, auths, uri = SECRET_VALUES
+    text = (
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: app-secrets, namespace: prod}\n"
+        f"data: {{config.json: {config}, .dockerconfigjson: '{auths}'}}\n"
+        f"stringData: {{\n  uri: {uri}\n}}\n---\nkind: ConfigMap\ndata: {{color: blue}}\n"
+    )
+    out = Scrubber().text(text)
+    for value in SECRET_VALUES:
+        assert_scrubbed(out, value, "kubernetes_secret")
+    for kept in ("metadata: {name: app-secrets, namespace: prod}", "config.json: [", "uri: ["):
+        assert kept in out
+    assert out.endswith("kind: ConfigMap\ndata: {color: blue}\n")
+    assert Scrubber().text(out) == out
+
+
+# --- a settings line whose password is letters alone -----------------------------------------
+@pytest.mark.parametrize(
+    ("text", "password"),
+    [
+        (
+            "services:\n  db:\n    environment:\n"
+            "      POSTGRES_PASSWORD: example\n      POSTGRES_DB: app\n",
+            "example",
+        ),  # a compose file, as Docker's own example writes it
+        ("spring:\n  datasource:\n    username: app\n    password: swordfish\n", "swordfish"),
+        ("Username: bob\nPassword: letmein\n", "letmein"),  # a form a tool printed
+        ("  - db_pass: hunter  # rotated monthly\n", "hunter"),
+        ("redis:\n  auth_token: opensesame", "opensesame"),
+    ],
+)
+def test_a_password_of_letters_alone_on_a_settings_line_is_replaced(
+    text: str, password: str
+) -> None:
+    """``name: value`` unquoted was read as a password only with a letter and a digit (else
+    ``password: must be 8 chars`` is prose), so a compose file's ``POSTGRES_PASSWORD: example``
+    or a ``password: swordfish`` in a config a tool read went out whole. A secret's name that
+    starts its line and one word that ends it is a setting, whatever its letters."""
+    out = Scrubber().text(text)
+    assert_scrubbed(out, password, "key_value")
+    assert out == text.replace(f": {password}", f": [REDACTED:key_value len={len(password)}]")
+    assert Scrubber().text(out) == out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password: str\napi_key: SecretStr\ntoken: Optional[str]\n",  # a class's annotations
+        "Password: required\nToken: expired\nsecret: none\n",  # a status, YAML's null
+        "  password: process.env.DB_PASSWORD,\n  secret: settings.SECRET,\n",  # code
+        "password: ${DB_PASSWORD}\nclient_secret: $CLIENT_SECRET\n",  # where the value is
+        "password: ********\npassword: string;\n",
+        "the password: see below\nmax_tokens: 1000\n",
+    ],
+)
+def test_a_settings_line_that_holds_no_password_is_kept(text: str) -> None:
+    assert Scrubber().text(text) == text
+
+
+# --- a login's user and a password before a server -------------------------------------------
+@pytest.mark.parametrize(
+    ("text", "password"),
+    [
+        ("log in as user:swordfish@10.0.0.5 and retry", "swordfish"),
+        ("login:letmein@localhost failed", "letmein"),
+        ("connect user:opensesame@[::1] now", "opensesame"),
+        ("try user:hunter@db-primary now", "hunter"),
+    ],
+)
+def test_a_login_word_and_a_password_before_a_server_lose_the_password(
+    text: str, password: str
+) -> None:
+    """``user:PASSWORD@host`` was kept as a label and an address whatever the host: ``user``
+    names an address in prose (``see user:alice@example.com``). An IP address, ``localhost``
+    or a host of one label is no address's domain (RFC 5321's has a dot, its address literal
+    brackets): there the word after ``user:`` is a password."""
+    out = Scrubber().text(text)
+    assert_scrubbed(out, password, "url_credentials")
+    assert f":[REDACTED:url_credentials len={len(password)}]@" in out
+    assert Scrubber().text(out) == out
+
+
+def test_an_address_at_a_local_or_dotted_host_is_kept() -> None:
+    text = "mailto:root@localhost From:root@localhost see user:alice@example.com owner:ops@team"
+    assert Scrubber().text(text) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "TOKEN {} set",
+        "https://api.telegram.org/bot{}/getMe",
+        'bot = Bot("{}")',
+    ],
+)
+@pytest.mark.parametrize("secret", ["AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw", "AAF" + "x1Yz" * 8])
+def test_a_telegram_bot_token_alone_or_as_its_docs_write_it_is_replaced(
+    text: str, secret: str
+) -> None:
+    """A bot's token (``<bot id>:AA…``, as BotFather gives it) was found only in the API's URL
+    after ``bot``, and only 35 characters long: Telegram's docs show 34
+    (``110201543:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw``), which went out whole anywhere."""
+    token = f"110201543:{secret}"
+    out = Scrubber().text(text.format(token))
+    assert_scrubbed(out, secret, "telegram_bot_token")
+    assert "110201543:[REDACTED" in out

@@ -305,6 +305,31 @@ def named_value(value: str) -> bool:
     return credential_like(value) or letters_key(value)
 
 
+_NOT_A_PASSWORD = frozenset({
+    "none", "null", "nil", "true", "false", "yes", "no", "on", "off", "required", "optional",
+    "empty", "missing", "invalid", "incorrect", "expired", "hidden", "redacted", "masked",
+    "unset", "set", "changed", "ok", "n/a", "tbd", "todo", "deprecated", "default", "unknown",
+    "undefined", "str", "string", "bytes", "int", "any", "text", "secretstr", "secretbytes",
+})  # fmt: skip
+"""Words a settings line or a form writes where a value goes that are no password: YAML's
+null and booleans, a form's status, a type annotation's (``password: str``)."""
+_CODE = re.compile(r"[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)+|[A-Za-z_][\w.]*[\[(].*[\])]")
+"""An expression, not a value: an attribute (``settings.DB_PASSWORD``), a call or a generic
+type (``os.getenv(...)``, ``Optional[str]``)."""
+
+
+def settings_word(value: str) -> bool:
+    """The one word after a secret's name on a settings line (``POSTGRES_PASSWORD: example``)
+    that is a value: not a placeholder (:data:`_NOT_A_PASSWORD`, a mask ``****``), nor code
+    (:data:`_CODE`, a line ending in ``,`` or ``;``: a JavaScript object's member)."""
+    return not (
+        value[-1] in ",;"
+        or value.lower() in _NOT_A_PASSWORD
+        or len(set(value)) == 1
+        or _CODE.fullmatch(value) is not None
+    )
+
+
 def header_key(value: str) -> bool:
     """A key after its header's name (``x-api-key: ...``): :func:`random_body`, or letters alone
     drawn at random."""
@@ -383,6 +408,22 @@ def named_rows(names: str, anchors: tuple[str, ...], pair_also: str = "") -> tup
             lower=True,
             checked="checked",
             group_checks={"prose": labelled_key},
+        ),
+        Detector(
+            "key_value",
+            # a settings line, YAML's or a form's (a compose file's POSTGRES_PASSWORD: example,
+            # Spring's password: swordfish, "Password: letmein" under "Username: bob"): the
+            # name starts its line, one word ends it (a comment may follow), letters alone
+            # too; not a placeholder, a type or code (settings_word)
+            _rx(
+                r"(?<![^\n])[ \t]{0,40}(?:-[ \t]{1,3})?[a-z0-9_.-]{0,40}?"
+                rf"(?:{names})[ \t]{{0,3}}:[ \t]{{1,3}}(?!\[redacted:)"
+                r"(?P<secret>[^\s\"'#&*!|>%@`{\[$<][^\s]{2,511})"
+                r"[ \t]{0,40}(?:#[^\n]{0,400})?(?=\r?\n|\Z)"
+            ),
+            anchors,
+            settings_word,
+            lower=True,
         ),
         Detector(
             "key_value",
@@ -595,10 +636,18 @@ BUILT_IN: tuple[Detector, ...] = (
     Detector("digitalocean_token", _rx(r"do[opr]_v1_[0-9a-f]{64}"), ("_v1_",)),
     Detector("shopify_token", _rx(r"shp(?:at|ca|pa|ss)_[0-9a-fA-F]{32}"), ("shp",)),
     Detector(
-        "telegram_bot_token",  # api.telegram.org/bot<id>:<secret>/method
-        _rx(r"bot[0-9]{6,12}:(?P<secret>[A-Za-z0-9_-]{35})"),
+        "telegram_bot_token",  # api.telegram.org/bot<id>:<secret>/method (34 or 35 long:
+        # Telegram's docs show 34, BotFather gives 35)
+        _rx(r"bot[0-9]{6,12}:(?P<secret>[A-Za-z0-9_-]{34,35})(?![A-Za-z0-9_-])"),
         ("bot",),
         random_body,
+    ),
+    Detector(
+        "telegram_bot_token",  # as BotFather gives it, alone: <bot id>:AA<32 or 33 more>
+        _rx(r":AA(?<=[0-9]{6}:AA)(?P<secret>[A-Za-z0-9_-]{32,33})(?![A-Za-z0-9_-])"),
+        (":aa",),
+        random_body,
+        lead=2,
     ),
     Detector(
         "google_oauth_token",  # a refresh token: 1//0 (the "1//" of its version, then 0...)
