@@ -345,6 +345,33 @@ def settings_word(value: str) -> bool:
     )
 
 
+_SETTING = _rx(
+    r":[ \t]{1,3}(?!\[redacted:)(?P<secret>[^\s\"'#&*!|>%@`{\[$<][^\s]{2,511})"
+    r"[ \t]{0,40}(?:#[^\n]{0,400})?(?=\r?\n|\Z)"
+)
+"""``: value`` ending its line (a comment after it allowed): one word, a settings line's."""
+
+
+def settings_line_spans(head: re.Pattern[str]) -> Finder:
+    """The values of settings lines (:data:`_SETTING` after a line's ``head``: an indent, a
+    list's ``-``, a name that ends in a secret's), each :func:`settings_word`. The line is
+    read back from each match's ``:``, 120 characters at most: linear."""
+
+    def spans(pattern: re.Pattern[str], text: str) -> list[tuple[int, int]]:
+        out = []
+        for found in pattern.finditer(text):
+            colon = found.start()
+            start = text.rfind("\n", max(0, colon - 120), colon) + 1
+            if start == 0 and colon > 120:
+                continue
+            value = found.group("secret")
+            if head.fullmatch(text[start:colon].lower()) and settings_word(value):
+                out.append(found.span("secret"))
+        return out
+
+    return spans
+
+
 def header_key(value: str) -> bool:
     """A key after its header's name (``x-api-key: ...``): :func:`random_body`, or letters alone
     drawn at random."""
@@ -429,16 +456,15 @@ def named_rows(names: str, anchors: tuple[str, ...], pair_also: str = "") -> tup
             # a settings line, YAML's or a form's (a compose file's POSTGRES_PASSWORD: example,
             # Spring's password: swordfish, "Password: letmein" under "Username: bob"): the
             # name starts its line, one word ends it (a comment may follow), letters alone
-            # too; not a placeholder, a type or code (settings_word)
-            _rx(
-                r"(?<![^\n])[ \t]{0,40}(?:-[ \t]{1,3})?[a-z0-9_.-]{0,40}?"
-                rf"(?:{names})[ \t]{{0,3}}:[ \t]{{1,3}}(?!\[redacted:)"
-                r"(?P<secret>[^\s\"'#&*!|>%@`{\[$<][^\s]{2,511})"
-                r"[ \t]{0,40}(?:#[^\n]{0,400})?(?=\r?\n|\Z)"
-            ),
+            # too; not a placeholder, a type or code (settings_word). From the ":" (the regex
+            # engine's fast search), the name read back on its line (settings_line_spans)
+            _SETTING,
             anchors,
-            settings_word,
-            lower=True,
+            finder=settings_line_spans(
+                re.compile(
+                    rf"[ \t]{{0,40}}(?:-[ \t]{{1,3}})?[a-z0-9_.-]{{0,40}}?(?:{names})[ \t]{{0,3}}"
+                )
+            ),
         ),
         Detector(
             "key_value",
