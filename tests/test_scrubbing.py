@@ -1162,7 +1162,8 @@ HOSTILE = [
     # characters drawn as nothing, alone and between a key's
     "\u200b", "sk-a\u200b\u00ad", "password\u200d=",
     # a settings line, a Secret's flow map, a bot's token alone, a login before a server
-    "\npassword: ", "\n" + "a_" * 30 + "password: a", "x: yyy\n", "a" * 130 + "_token: abc\n", "\n  - token: " + "a" * 600 + " ",
+    "\npassword: ", "\n" + "a_" * 30 + "password: a", "x: yyy\n", "a" * 130 + "_token: abc\n",
+    "\n  - token: " + "a" * 600 + " ",
     "kind: Secret\ndata: {", "kind: Secret data: {a: b, ", " data: {a" + ":" * 40, "1234567:AA",
     " user:a@1.1.1.1", " user:a@" + "a" * 70 + "-",
 ]  # fmt: skip
