@@ -1166,6 +1166,8 @@ HOSTILE = [
     "\n  - token: " + "a" * 600 + " ",
     "kind: Secret\ndata: {", "kind: Secret data: {a: b, ", " data: {a" + ":" * 40, "1234567:AA",
     " user:a@1.1.1.1", " user:a@" + "a" * 70 + "-",
+    # a user and a password under an auth name
+    "auth=('a', '", "basicauth(\"a\", \"" + "b" * 600,
 ]  # fmt: skip
 
 

@@ -807,3 +807,56 @@ def test_a_telegram_bot_token_alone_or_as_its_docs_write_it_is_replaced(
     out = Scrubber().text(text.format(token))
     assert_scrubbed(out, secret, "telegram_bot_token")
     assert "110201543:[REDACTED" in out
+
+
+# --- a user and a password as an HTTP client takes them; bytes; cookies ----------------------
+@pytest.mark.parametrize(
+    "text",
+    [
+        "requests.get(url, auth=('bob', '{}'))",  # a traceback's line of code, a tool's call
+        'Elasticsearch(hosts, basic_auth=("elastic", "{}"))',
+        "client = httpx.Client(auth=['bob', '{}'])",
+        'session.auth = HTTPBasicAuth("bob", "{}")',
+        '{{"http_auth": ["bob", "{}"], "timeout": 5}}',
+    ],
+)
+def test_a_user_and_password_pair_under_an_auth_name_loses_the_password(text: str) -> None:
+    """``auth=("bob", "PASSWORD")`` is how ``requests``, ``httpx`` and Elasticsearch's client
+    take a login: no name said ``password``, so the password went out whole, in text (a
+    traceback's line) and in content (``{"auth": ["bob", "PASSWORD"]}``). The pair's second
+    item is now replaced, the user kept; ``oauth`` scopes are no login."""
+    out = Scrubber().text(text.format("letmein"))
+    assert_scrubbed(out, "letmein", "key_value")
+    assert "bob" in out or "elastic" in out
+    assert Scrubber().text(out) == out
+    for name in ("auth", "basic_auth", "http_auth"):
+        content = {name: ("bob", "letmein"), "oauth": ["read", "write"]}
+        expected = {name: ["bob", "[REDACTED:key_name len=7]"], "oauth": ["read", "write"]}
+        assert Scrubber().value(content) == expected
+        assert Scrubber().tree(content) == expected
+    assert Scrubber().text('oauth=("read", "write")') == 'oauth=("read", "write")'
+
+
+def test_bytes_and_values_that_are_not_json_are_scrubbed_by_value() -> None:
+    """``Scrubber().value()`` (documented for use in one's own processors) kept a bytes value
+    whole (a raw body or header: ``b"Authorization: Bearer ..."``) and raised ``TypeError``
+    on bytes or any value JSON cannot write under a secret key (``{"password": b"..."}``).
+    Bytes are read as their text and given back as bytes; under a secret key anything is
+    replaced."""
+    bearer = "Bearer " + F["github_token"]
+    out = Scrubber().value(
+        {
+            "raw": f"Authorization: {bearer}".encode(),
+            "body": bytearray(b"password=letmein&user=bob"),
+            "password": b"letmein",
+            "api_key": {1, 2, 3},
+            "cookies": {"sessionid": "Zq9xk2PmW7vLr4"},
+        }
+    )
+    assert out["raw"] == b"Authorization: Bearer [REDACTED:github_token len=40]"
+    assert out["body"] == bytearray(b"password=[REDACTED:key_value len=7]&user=bob")
+    assert out["password"] == "[REDACTED:key_name len=7]"
+    assert out["api_key"].startswith("[REDACTED:key_name")
+    assert out["cookies"] == {"sessionid": "[REDACTED:key_name len=14]"}
+    clean = {"raw": b"\xff\xfe not text", "n": 3}
+    assert Scrubber().value(clean)["raw"] is clean["raw"]

@@ -325,6 +325,7 @@ _NOT_A_PASSWORD = frozenset({
     "empty", "missing", "invalid", "incorrect", "expired", "hidden", "redacted", "masked",
     "unset", "set", "changed", "ok", "n/a", "tbd", "todo", "deprecated", "default", "unknown",
     "undefined", "str", "string", "bytes", "int", "any", "text", "secretstr", "secretbytes",
+    "enabled", "disabled", "accepted", "rejected", "blocked", "allowed", "valid",
 })  # fmt: skip
 """Words a settings line or a form writes where a value goes that are no password: YAML's
 null and booleans, a form's status, a type annotation's (``password: str``)."""
@@ -1035,6 +1036,19 @@ BUILT_IN: tuple[Detector, ...] = (
         ),
         ("auth",),
         basic_credentials,
+    ),
+    Detector(
+        "key_value",
+        # a user and a password as an HTTP client takes them: a pair under a name that ends
+        # in "auth" (requests' auth=("bob", "..."), Elasticsearch's basic_auth=(...), JSON's
+        # "auth": ["bob", "..."]) or given to a basic or digest auth class (HTTPBasicAuth(...))
+        _rx(
+            r"(?:(?<!o)auth[\"']?[ \t]{0,3}[=:][ \t]{0,3}[(\[]|(?:basic|digest)auth\()[ \t]{0,3}"
+            r"(?:\"[^\"\\\n]{1,256}\"|'[^'\\\n]{1,256}')[ \t]{0,3},[ \t]{0,3}(?!\[redacted:)"
+            r"(?:\"(?P<dq>[^\"\\\n]{1,512})\"|'(?P<sq>[^'\\\n]{1,512})')[ \t]{0,3}[)\]]"
+        ),
+        ("auth",),
+        lower=True,
     ),
     *named_rows(_KEY_WORDS, _KEY_ANCHORS, pair_also="authorization"),
     Detector(
