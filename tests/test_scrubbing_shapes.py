@@ -860,3 +860,22 @@ def test_bytes_and_values_that_are_not_json_are_scrubbed_by_value() -> None:
     assert out["cookies"] == {"sessionid": "[REDACTED:key_name len=14]"}
     clean = {"raw": b"\xff\xfe not text", "n": 3}
     assert Scrubber().value(clean)["raw"] is clean["raw"]
+
+
+@pytest.mark.parametrize(
+    ("text", "secret", "detector"),
+    [
+        ("token {} ok", "xoxc-7123456789-7123456789-7123456789-" + "a1b2c3d4" * 8, "slack_token"),
+        ("d={} ok", "xoxd-Zq9x%2BHunter2Abc%2FZq9xHunter2Abc%3D", "slack_token"),
+        ("PAT {} ok", "glpat-Zq9xHunter2AbcZq9xHunter2Abc4.01.1a2b3c4d5", "gitlab_token"),
+        ("deploy {} ok", "gldt-Zq9xHunter2AbcZq9xHunter2.01.0a1b2c3d4", "gitlab_token"),
+    ],
+)
+def test_slacks_session_tokens_and_gitlabs_routable_tokens_are_replaced_whole(
+    text: str, secret: str, detector: str
+) -> None:
+    """Slack's ``xoxc-`` token and ``xoxd-`` cookie (a browser session's, which scripts and
+    agents driving Slack reuse) matched no form of ``xox?-``, and GitLab's routable tokens
+    (``glpat-….01.<checksum>``, GitLab 17's) lost their head only, the rest left after it."""
+    out = Scrubber().text(text.format(secret))
+    assert out == text.format(f"[REDACTED:{detector} len={len(secret)}]")

@@ -793,16 +793,23 @@ BUILT_IN: tuple[Detector, ...] = (
     ),
     Detector("atlassian_api_token", _rx(r"ATATT3[A-Za-z0-9_=-]{40,}"), ("atatt3",), random_body),
     Detector("new_relic_key", _rx(r"NRAK-[A-Z0-9]{27}|NRJS-[a-f0-9]{19}"), ("nrak-", "nrjs-")),
-    Detector("gitlab_token", _rx(r"glpat-[A-Za-z0-9_-]{20,}"), ("glpat-",)),
+    Detector(
+        "gitlab_token",  # a routable token (GitLab 17) ends in .<version>.<checksum>
+        _rx(r"glpat-[A-Za-z0-9_-]{20,}(?:\.[0-9]{1,4}\.[A-Za-z0-9]{1,16})?"),
+        ("glpat-",),
+    ),
     Detector(
         "gitlab_token",  # GitLab's other tokens, each named by its prefix in GitLab's docs
-        _rx(r"gl(?:oas|dt|rtr?|cbt|ptt|ft|imt|agent|soat|ffct)-[A-Za-z0-9_-]{20,}"),
+        _rx(
+            r"gl(?:oas|dt|rtr?|cbt|ptt|ft|imt|agent|soat|ffct)-[A-Za-z0-9_-]{20,}"
+            r"(?:\.[0-9]{1,4}\.[A-Za-z0-9]{1,16})?"
+        ),
         _GITLAB_PREFIXES,
         random_body,
     ),
     Detector(
-        "slack_token",
-        _rx(r"xox[abposre]-[A-Za-z0-9-]{10,}|xapp-[0-9]-[A-Za-z0-9-]{20,}"),
+        "slack_token",  # xoxc- and xoxd- (a browser session's token and its cookie) too
+        _rx(r"xox[abposrecd]-[A-Za-z0-9%-]{10,}|xapp-[0-9]-[A-Za-z0-9-]{20,}"),
         ("xox", "xapp-"),
         random_body,
     ),
