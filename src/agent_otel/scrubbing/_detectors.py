@@ -274,8 +274,9 @@ def random_letters(body: str) -> bool:
     """20+ ASCII letters drawn at random, not words run together nor a name: 10+ different
     letters (not ``MMVMMVM``), two in five or more of its pairs of neighbouring letters rare
     in words (outside :data:`_PAIRS`: random letters, about 70%; words run together, such as
-    ``missingfromtheenvironment``, about 15%), and of one case, or of both about evenly (a
-    name's capitals only start its words: ``GLKEffectPropertyFog``)."""
+    ``missingfromtheenvironment``, about 15%), and of one case, or of both with a quarter to
+    three quarters capitals (a name's capitals only start its words: ``GLKEffectPropertyFog``,
+    under a quarter)."""
     lowered = body.lower()
     if len(set(lowered)) < 10:
         return False
@@ -283,7 +284,7 @@ def random_letters(body: str) -> bool:
     if rare * 5 < (len(lowered) - 1) * 2:
         return False
     upper = sum(c.isupper() for c in body)
-    return upper in (0, len(body)) or 0.35 <= upper / len(body) <= 0.65
+    return upper in (0, len(body)) or 0.25 <= upper / len(body) <= 0.75
 
 
 _SYMBOLS = frozenset("!@#$%^&*~+=?")
