@@ -1165,7 +1165,7 @@ HOSTILE = [
     "\npassword: ", "\n" + "a_" * 30 + "password: a", "x: yyy\n", "a" * 130 + "_token: abc\n",
     "\n  - token: " + "a" * 600 + " ",
     "kind: Secret\ndata: {", "kind: Secret data: {a: b, ", " data: {a" + ":" * 40, "1234567:AA",
-    " user:a@1.1.1.1", " user:a@" + "a" * 70 + "-",
+    " user:a@1.1.1.1", " user:a@" + "a" * 70 + "-", " user:a@db",
     # a user and a password under an auth name
     "auth=('a', '", "basicauth(\"a\", \"" + "b" * 600,
 ]  # fmt: skip

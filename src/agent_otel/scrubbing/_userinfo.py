@@ -68,7 +68,7 @@ def prose_userinfo_spans(pattern: re.Pattern[str], text: str) -> list[tuple[int,
             continue
         name = name.strip("'")
         if name in ADDRESS_LABELS and not (
-            name in _LOGIN_WORDS and _server(text[found.end("secret") + 1 :])
+            name in _LOGIN_WORDS and _SERVER.match(text, found.end("secret") + 1)
         ):
             continue
         out.append(found.span("secret"))
@@ -78,14 +78,6 @@ def prose_userinfo_spans(pattern: re.Pattern[str], text: str) -> list[tuple[int,
 _LOGIN_WORDS = frozenset({"user", "username", "login", "account", "principal", "name", "id"})
 """The address labels that also name a login's user (``user:PASSWORD@10.0.0.5``); a header's
 or a URI scheme's address may be a local one (``mailto:root@localhost``)."""
-_SERVER = re.compile(
-    r"localhost|\[|[0-9]{1,3}(?:\.[0-9]{1,3}){3}(?![\w.])|[A-Za-z0-9-]{1,63}(?![\w.-])"
-)
+_SERVER = re.compile(r"\[|(?:[0-9]{1,3}(?:\.[0-9]{1,3}){3}|[A-Za-z0-9-]{1,63})(?![\w-]|\.[\w-])")
 """A host no address is at (RFC 5321's domain has a dot, an address literal brackets): a
 server's IP address, ``localhost``, ``[::1]``, a name of one label (``db``, ``cache-1``)."""
-
-
-def _server(host: str) -> bool:
-    """Whether ``host`` (what follows the ``@``) is a server's, not an address's domain: after
-    an address's label the word before it is then a password (``user:PASSWORD@10.0.0.5``)."""
-    return _SERVER.match(host) is not None
