@@ -1161,6 +1161,13 @@ HOSTILE = [
     "hooks.zapier.com/hooks/catch/1/",
     # characters drawn as nothing, alone and between a key's
     "\u200b", "sk-a\u200b\u00ad", "password\u200d=",
+    # a settings line, a Secret's flow map, a bot's token alone, a login before a server
+    "\npassword: ", "\n" + "a_" * 30 + "password: a", "x: yyy\n", "a" * 130 + "_token: abc\n",
+    "\n  - token: " + "a" * 600 + " ",
+    "kind: Secret\ndata: {", "kind: Secret data: {a: b, ", " data: {a" + ":" * 40, "1234567:AA",
+    " user:a@1.1.1.1", " user:a@" + "a" * 70 + "-", " user:a@db",
+    # a user and a password under an auth name
+    "auth=('a', '", "basicauth(\"a\", \"" + "b" * 600,
 ]  # fmt: skip
 
 

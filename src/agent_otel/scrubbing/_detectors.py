@@ -256,19 +256,35 @@ def labelled_key(value: str) -> bool:
     return len(body) >= 24 and (body.islower() or body.isupper()) and not body.isdigit()
 
 
-_COMMON = frozenset("etaoinshrdluETAOINSHRDLU")
-"""English's twelve commonest letters: seven in ten of a word's, under half of random ones'."""
+_PAIR_LIST = (
+    "ab ac ad ag ai al am an ap ar as at au av ba be bj bl bu by ca ce ch ci ck cl co cr ct cu "
+    "da dd de di do ds du ea ec ed ee ef eg el em en ep er es et ev ex ey fa fe ff fi fl fo fr "
+    "fu ge gi gs gu ha he hi ho ia ib ic id ie if ig il im in io ip ir is it iv iz je ke la ld "
+    "le lf li ll lo ls lt lu ly ma mb me mi mo mp ms na nc nd ne nf ng ni no ns nt nu ob oc od "
+    "of ol om on oo op or os ot ou ow pa pe pi pl po pp pr pt pu py qu ra rc rd re rg ri rm rn "
+    "ro rr rs rt ru ry sa sc se sh si so sp ss st su sy ta tc te th ti tl to tr ts tt tu ty ue "
+    "ul um un up ur us ut va ve wa we wh wi wr xc xt yp ys yt ze"
+)
+_PAIRS = frozenset(_PAIR_LIST.split())
+"""The 200 commonest pairs of letters in the words of CPython 3.11's standard library (its
+prose and its names): about nine in ten of words' pairs, under a third of random letters'."""
 
 
 def random_letters(body: str) -> bool:
     """20+ ASCII letters drawn at random, not words run together nor a name: 10+ different
-    letters (not ``MMVMMVM``), under three in five of them among English's commonest twelve
-    (random letters: 46%; ``AzureKeyVaultSecretName``: 74%), and of one case, or of both
-    about evenly (a name's capitals only start its words: ``GLKEffectPropertyFog``)."""
-    if len(set(body.lower())) < 10 or sum(c in _COMMON for c in body) * 5 >= len(body) * 3:
+    letters (not ``MMVMMVM``), two in five or more of its pairs of neighbouring letters rare
+    in words (outside :data:`_PAIRS`: random letters, about 70%; words run together, such as
+    ``missingfromtheenvironment``, about 15%), and of one case, or of both with a quarter to
+    three quarters capitals (a name's capitals only start its words: ``GLKEffectPropertyFog``,
+    under a quarter)."""
+    lowered = body.lower()
+    if len(set(lowered)) < 10:
+        return False
+    rare = sum(lowered[i : i + 2] not in _PAIRS for i in range(len(lowered) - 1))
+    if rare * 5 < (len(lowered) - 1) * 2:
         return False
     upper = sum(c.isupper() for c in body)
-    return upper in (0, len(body)) or 0.35 <= upper / len(body) <= 0.65
+    return upper in (0, len(body)) or 0.25 <= upper / len(body) <= 0.75
 
 
 _SYMBOLS = frozenset("!@#$%^&*~+=?")
@@ -303,6 +319,59 @@ def named_value(value: str) -> bool:
     """A value after its name and a colon, unquoted (``OPENAI_API_KEY: ...``, YAML, a header):
     a letter and a digit (:func:`credential_like`), or a key of letters alone."""
     return credential_like(value) or letters_key(value)
+
+
+_NOT_A_PASSWORD = frozenset({
+    "none", "null", "nil", "true", "false", "yes", "no", "on", "off", "required", "optional",
+    "empty", "missing", "invalid", "incorrect", "expired", "hidden", "redacted", "masked",
+    "unset", "set", "changed", "ok", "n/a", "tbd", "todo", "deprecated", "default", "unknown",
+    "undefined", "str", "string", "bytes", "int", "any", "text", "secretstr", "secretbytes",
+    "enabled", "disabled", "accepted", "rejected", "blocked", "allowed", "valid",
+})  # fmt: skip
+"""Words a settings line or a form writes where a value goes that are no password: YAML's
+null and booleans, a form's status, a type annotation's (``password: str``)."""
+_CODE = re.compile(r"[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)+|[A-Za-z_][\w.]*[\[(].*[\])]")
+"""An expression, not a value: an attribute (``settings.DB_PASSWORD``), a call or a generic
+type (``os.getenv(...)``, ``Optional[str]``)."""
+
+
+def settings_word(value: str) -> bool:
+    """The one word after a secret's name on a settings line (``POSTGRES_PASSWORD: example``)
+    that is a value: not a placeholder (:data:`_NOT_A_PASSWORD`, a mask ``****``), nor code
+    (:data:`_CODE`, a line ending in ``,`` or ``;``: a JavaScript object's member)."""
+    return not (
+        value[-1] in ",;"
+        or value.lower() in _NOT_A_PASSWORD
+        or len(set(value)) == 1
+        or _CODE.fullmatch(value) is not None
+    )
+
+
+_SETTING = _rx(
+    r":[ \t]{1,3}(?!\[redacted:)(?P<secret>[^\s\"'#&*!|>%@`{\[$<][^\s]{2,511})"
+    r"[ \t]{0,40}(?:#[^\n]{0,400})?(?=\r?\n|\Z)"
+)
+"""``: value`` ending its line (a comment after it allowed): one word, a settings line's."""
+
+
+def settings_line_spans(head: re.Pattern[str]) -> Finder:
+    """The values of settings lines (:data:`_SETTING` after a line's ``head``: an indent, a
+    list's ``-``, a name that ends in a secret's), each :func:`settings_word`. The line is
+    read back from each match's ``:``, 120 characters at most: linear."""
+
+    def spans(pattern: re.Pattern[str], text: str) -> list[tuple[int, int]]:
+        out = []
+        for found in pattern.finditer(text):
+            colon = found.start()
+            start = text.rfind("\n", max(0, colon - 120), colon) + 1
+            if start == 0 and colon > 120:
+                continue
+            value = found.group("secret")
+            if head.fullmatch(text[start:colon].lower()) and settings_word(value):
+                out.append(found.span("secret"))
+        return out
+
+    return spans
 
 
 def header_key(value: str) -> bool:
@@ -383,6 +452,21 @@ def named_rows(names: str, anchors: tuple[str, ...], pair_also: str = "") -> tup
             lower=True,
             checked="checked",
             group_checks={"prose": labelled_key},
+        ),
+        Detector(
+            "key_value",
+            # a settings line, YAML's or a form's (a compose file's POSTGRES_PASSWORD: example,
+            # Spring's password: swordfish, "Password: letmein" under "Username: bob"): the
+            # name starts its line, one word ends it (a comment may follow), letters alone
+            # too; not a placeholder, a type or code (settings_word). From the ":" (the regex
+            # engine's fast search), the name read back on its line (settings_line_spans)
+            _SETTING,
+            anchors,
+            finder=settings_line_spans(
+                re.compile(
+                    rf"[ \t]{{0,40}}(?:-[ \t]{{1,3}})?[a-z0-9_.-]{{0,40}}?(?:{names})[ \t]{{0,3}}"
+                )
+            ),
         ),
         Detector(
             "key_value",
@@ -595,10 +679,18 @@ BUILT_IN: tuple[Detector, ...] = (
     Detector("digitalocean_token", _rx(r"do[opr]_v1_[0-9a-f]{64}"), ("_v1_",)),
     Detector("shopify_token", _rx(r"shp(?:at|ca|pa|ss)_[0-9a-fA-F]{32}"), ("shp",)),
     Detector(
-        "telegram_bot_token",  # api.telegram.org/bot<id>:<secret>/method
-        _rx(r"bot[0-9]{6,12}:(?P<secret>[A-Za-z0-9_-]{35})"),
+        "telegram_bot_token",  # api.telegram.org/bot<id>:<secret>/method (34 or 35 long:
+        # Telegram's docs show 34, BotFather gives 35)
+        _rx(r"bot[0-9]{6,12}:(?P<secret>[A-Za-z0-9_-]{34,35})(?![A-Za-z0-9_-])"),
         ("bot",),
         random_body,
+    ),
+    Detector(
+        "telegram_bot_token",  # as BotFather gives it, alone: <bot id>:AA<32 or 33 more>
+        _rx(r":AA(?<=[0-9]{6}:AA)(?P<secret>[A-Za-z0-9_-]{32,33})(?![A-Za-z0-9_-])"),
+        (":aa",),
+        random_body,
+        lead=2,
     ),
     Detector(
         "google_oauth_token",  # a refresh token: 1//0 (the "1//" of its version, then 0...)
@@ -702,16 +794,23 @@ BUILT_IN: tuple[Detector, ...] = (
     ),
     Detector("atlassian_api_token", _rx(r"ATATT3[A-Za-z0-9_=-]{40,}"), ("atatt3",), random_body),
     Detector("new_relic_key", _rx(r"NRAK-[A-Z0-9]{27}|NRJS-[a-f0-9]{19}"), ("nrak-", "nrjs-")),
-    Detector("gitlab_token", _rx(r"glpat-[A-Za-z0-9_-]{20,}"), ("glpat-",)),
+    Detector(
+        "gitlab_token",  # a routable token (GitLab 17) ends in .<version>.<checksum>
+        _rx(r"glpat-[A-Za-z0-9_-]{20,}(?:\.[0-9]{1,4}\.[A-Za-z0-9]{1,16})?"),
+        ("glpat-",),
+    ),
     Detector(
         "gitlab_token",  # GitLab's other tokens, each named by its prefix in GitLab's docs
-        _rx(r"gl(?:oas|dt|rtr?|cbt|ptt|ft|imt|agent|soat|ffct)-[A-Za-z0-9_-]{20,}"),
+        _rx(
+            r"gl(?:oas|dt|rtr?|cbt|ptt|ft|imt|agent|soat|ffct)-[A-Za-z0-9_-]{20,}"
+            r"(?:\.[0-9]{1,4}\.[A-Za-z0-9]{1,16})?"
+        ),
         _GITLAB_PREFIXES,
         random_body,
     ),
     Detector(
-        "slack_token",
-        _rx(r"xox[abposre]-[A-Za-z0-9-]{10,}|xapp-[0-9]-[A-Za-z0-9-]{20,}"),
+        "slack_token",  # xoxc- and xoxd- (a browser session's token and its cookie) too
+        _rx(r"xox[abposrecd]-[A-Za-z0-9%-]{10,}|xapp-[0-9]-[A-Za-z0-9-]{20,}"),
         ("xox", "xapp-"),
         random_body,
     ),
@@ -945,6 +1044,19 @@ BUILT_IN: tuple[Detector, ...] = (
         ),
         ("auth",),
         basic_credentials,
+    ),
+    Detector(
+        "key_value",
+        # a user and a password as an HTTP client takes them: a pair under a name that ends
+        # in "auth" (requests' auth=("bob", "..."), Elasticsearch's basic_auth=(...), JSON's
+        # "auth": ["bob", "..."]) or given to a basic or digest auth class (HTTPBasicAuth(...))
+        _rx(
+            r"(?:(?<!o)auth[\"']?[ \t]{0,3}[=:][ \t]{0,3}[(\[]|(?:basic|digest)auth\()[ \t]{0,3}"
+            r"(?:\"[^\"\\\n]{1,256}\"|'[^'\\\n]{1,256}')[ \t]{0,3},[ \t]{0,3}(?!\[redacted:)"
+            r"(?:\"(?P<dq>[^\"\\\n]{1,512})\"|'(?P<sq>[^'\\\n]{1,512})')[ \t]{0,3}[)\]]"
+        ),
+        ("auth",),
+        lower=True,
     ),
     *named_rows(_KEY_WORDS, _KEY_ANCHORS, pair_also="authorization"),
     Detector(

@@ -19,7 +19,7 @@ from functools import lru_cache
 SECRET_WORDS = frozenset({
     "password", "passwd", "pwd", "passphrase", "passcode", "secret", "secrets", "credential",
     "credentials", "authorization", "apikey", "privatekey", "accesskey", "secretkey",
-    "cookie", "bearer",
+    "cookie", "cookies", "bearer",
 })  # fmt: skip
 SECRET_PAIRS = frozenset({
     ("api", "key"), ("private", "key"), ("access", "key"), ("secret", "key"),

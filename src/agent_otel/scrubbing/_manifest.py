@@ -5,9 +5,9 @@ A Secret says what it holds by its kind, not by its keys' names (``config.json``
 ``tls.key``, ``uri``, ``.dockerconfigjson``), so once a text holds ``kind: Secret`` (YAML,
 JSON or a dict's repr) every value of those maps is one: as YAML writes them, the lines
 indented under ``data:`` (a block scalar's lines too) in a document (``---``) of that kind,
-and as JSON or a repr does, the values of the flat object after ``"data":`` (in a list of
-objects with a Secret among them, the others' too: a text is not parsed). Each line and
-each object is read once: linear.
+and as JSON, a repr or YAML's flow style does, the values of the flat object after
+``"data":`` or ``data:`` (in a list of objects with a Secret among them, the others' too: a
+text is not parsed). Each line and each object is read once: linear.
 """
 
 from __future__ import annotations
@@ -23,11 +23,17 @@ encrypted for the cluster, and ``ExternalSecret`` names where they are: neither 
 _DOCUMENT = re.compile(r"^---", re.MULTILINE)
 _YAML_DATA = re.compile(r"^([ \t]*)(?:data|stringData):[ \t]*(?:#[^\n]*)?\r?$", re.MULTILINE)
 _ENTRY = re.compile(r"""[^\s:#'"][^:\n]{0,252}:(?:[ \t]+(.*)|$)""")
-_JSON_DATA = re.compile(r"""["'](?:data|stringData)["'][ \t\r\n]*:[ \t\r\n]*\{([^{}]*)\}""")
-_JSON_VALUE = re.compile(
-    r"""["'][^"'\n]{1,253}["'][ \t\r\n]*:[ \t\r\n]*"""
-    r"""(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)')"""
+_JSON_DATA = re.compile(
+    r"""(?:["'](?:data|stringData)["']|(?<![\w.-])(?:data|stringData))[ \t\r\n]*:[ \t\r\n]*"""
+    r"""\{([^{}]*)\}"""
 )
+"""A Secret's map as JSON, a repr or YAML's flow style (``data: {tls.key: LS0t…}``) writes it."""
+_JSON_VALUE = re.compile(
+    r"""(?:["'][^"'\n]{1,253}["']|[^\s,:{}"'][^,:{}\n]{0,252})[ \t\r\n]*:[ \t\r\n]*"""
+    r"""(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)'|([^\s,{}"'][^,{}\n]*?))"""
+    r"""[ \t\r]*(?=[,\n]|\Z)"""
+)
+"""One entry of that map: a quoted value, or YAML's plain one (to the next ``,``)."""
 
 
 def secret_data_spans(kind: re.Pattern[str], text: str) -> list[tuple[int, int]]:
@@ -45,8 +51,10 @@ def secret_data_spans(kind: re.Pattern[str], text: str) -> list[tuple[int, int]]
             continue  # in a block already read, or in another document (a ConfigMap's)
         scanned = _yaml_values(text, block.end(), len(block.group(1)), out)
     for found in _JSON_DATA.finditer(text):
+        if found.group()[0] not in "\"'" and bisect_right(documents, found.start()) not in secrets:
+            continue  # YAML's flow style in another document (a ConfigMap's)
         for value in _JSON_VALUE.finditer(text, found.start(1), found.end(1)):
-            group = 1 if value.group(1) is not None else 2
+            group = value.lastindex or 1
             if value.end(group) > value.start(group):
                 out.append(value.span(group))
     return out

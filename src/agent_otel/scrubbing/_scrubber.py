@@ -320,7 +320,8 @@ class Scrubber:
     def value(self, value: Any, found: Found = _ignore, depth: int = 0) -> Any:
         """A plain JSON value (dicts, lists, strings, numbers) with its strings scrubbed and
         every value under a secret key (:mod:`._keys`) replaced; copied only where changed. A
-        string holding a JSON object or array (tool arguments often are) is read as one. A
+        string holding a JSON object or array (tool arguments often are) is read as one; bytes
+        as their UTF-8 text, given back as bytes. A
         dict or list nested past :data:`MAX_DEPTH` (a cycle: a list that holds itself)
         becomes :data:`TRUNCATION_MARK`: it is not read, so it is not sent."""
         kind = type(value)
@@ -362,6 +363,12 @@ class Scrubber:
             if any(a is not b for a, b in zip(items, value, strict=True)):
                 return items
             return value
+        if kind is bytes or kind is bytearray:  # a body or a header read raw: its text
+            text = value.decode("utf-8", "surrogateescape")
+            scrubbed = self.value(text, found, depth)
+            if scrubbed is text:
+                return value
+            return kind(str(scrubbed).encode("utf-8", "surrogateescape"))
         return value
 
     def _argv(self, items: list[Any], found: Found) -> list[Any]:
@@ -433,7 +440,11 @@ class Scrubber:
         ``item`` read as text writes it under its key, ``key=item``: a connection string
         whose password only its label tells (``{"dsn": "app:PASSWORD@db"}``,
         ``{"db_login": "scott/tiger@db"}``) is found in content as in text. Only a clean
-        string with an ``@`` (an address, a URL) pays the second scan."""
+        string with an ``@`` (an address, a URL) pays the second scan. A user and a password
+        under a name that ends in ``auth`` (``{"auth": ["bob", "PASSWORD"]}``, as ``requests``,
+        ``httpx`` and Elasticsearch's client take them) lose the password."""
+        if type(item) in _PAIR_TYPES and len(item) == 2 and _auth_pair(key, item):
+            return [fixed[0], _redact_all(item[1], found)]
         if fixed is not item or type(item) is not str or type(key) is not str or "@" not in item:
             return fixed
         labelled = f"{key}={item}"
@@ -486,6 +497,20 @@ def _private_members(value: dict[Any, Any]) -> frozenset[str] | tuple[()]:
     if type(kind) is str and kind == "Secret":
         return SECRET_DATA
     return ()
+
+
+_PAIR_TYPES = (list, tuple)
+
+
+def _auth_pair(key: Any, item: Any) -> bool:
+    """``item`` is (user, password) under a name whose last word is ``auth`` (``auth``,
+    ``basic_auth``, ``http_auth``; not ``oauth``)."""
+    return (
+        type(key) is str
+        and type(item[0]) is str
+        and type(item[1]) is str
+        and words(key)[-1:] == ["auth"]
+    )
 
 
 def _random_key(key: str, item: Any) -> bool:
@@ -575,7 +600,15 @@ def _redact_all(value: Any, found: Found, depth: int = 0) -> Any:
         return {key: _redact_all(item, found, depth + 1) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         return [_redact_all(item, found, depth + 1) for item in value]
-    text = value if isinstance(value, str) else json.dumps(value)
+    if isinstance(value, str):
+        text = value
+    elif isinstance(value, (bytes, bytearray)):
+        text = value.decode("utf-8", "replace")
+    else:
+        try:
+            text = json.dumps(value)
+        except (TypeError, ValueError):  # not JSON (a date, a secret type): its text
+            text = str(value)
     if not text or _MARKER.fullmatch(text):  # nothing, or replaced already
         return value
     found(KEY_NAME)

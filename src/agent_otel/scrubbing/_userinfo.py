@@ -6,8 +6,10 @@ a label before an address (``From:bob@example.com``, ``mailto:``, ``sip:``, ``us
 or a user and a password before a host. The label is told by its name: a header of RFC 5322
 (``from``, ``to``, ``cc``, ``reply-to``…), a URI scheme whose path is an address (``mailto``,
 ``sip``, ``xmpp``, ``acct``…), or a word prose writes before an address (``email``,
-``contact``, ``user``, ``owner``…). Any other name is a user, and the word after its colon a
-password. One regex pass from each ``:`` and a bounded look back at the name: linear.
+``contact``, ``user``, ``owner``…), unless a word that names a login's user (``user``,
+``login``) is before a host that is no address's domain (an IP address, ``localhost``, a name
+of one label: ``user:PASSWORD@10.0.0.5``). Any other name is a user, and the word after its
+colon a password. One regex pass from each ``:`` and a bounded look back at the name: linear.
 """
 
 from __future__ import annotations
@@ -62,7 +64,20 @@ def prose_userinfo_spans(pattern: re.Pattern[str], text: str) -> list[tuple[int,
         if start > 0 and not (text[start - 1].isspace() or text[start - 1] in _OPENS):
             continue
         name = text[start:colon].lower()
-        if not name[:1].isalpha() or name.strip("'") in ADDRESS_LABELS:
+        if not name[:1].isalpha():
+            continue
+        name = name.strip("'")
+        if name in ADDRESS_LABELS and not (
+            name in _LOGIN_WORDS and _SERVER.match(text, found.end("secret") + 1)
+        ):
             continue
         out.append(found.span("secret"))
     return out
+
+
+_LOGIN_WORDS = frozenset({"user", "username", "login", "account", "principal", "name", "id"})
+"""The address labels that also name a login's user (``user:PASSWORD@10.0.0.5``); a header's
+or a URI scheme's address may be a local one (``mailto:root@localhost``)."""
+_SERVER = re.compile(r"\[|(?:[0-9]{1,3}(?:\.[0-9]{1,3}){3}|[A-Za-z0-9-]{1,63})(?![\w-]|\.[\w-])")
+"""A host no address is at (RFC 5321's domain has a dot, an address literal brackets): a
+server's IP address, ``localhost``, ``[::1]``, a name of one label (``db``, ``cache-1``)."""
