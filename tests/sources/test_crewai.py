@@ -689,3 +689,54 @@ def test_a_copy_of_an_instrumented_agent_is_instrumented_too(otel_telemetry: Any
         ["invoke_agent bot", [["step 0", ["chat gpt-4o-mini"]]]],
         ["invoke_agent bot", [["step 0", ["chat gpt-4o-mini"]]]],
     ], otel_telemetry.outline()
+
+
+async def test_each_agent_a_flow_kicks_off_is_a_step_of_its_own_named_after_it(
+    otel_telemetry: Any,
+) -> None:
+    """A ``Flow`` whose first method asks its LLM itself (``LLM.call``), then routes
+    (``@router``) to methods each kicking off an agent of their own (``Agent.kickoff``, no
+    crew: CrewAI tells it as a lite agent's execution): each agent's call is a step of its
+    own named after its role, as a crew's agents' are, after the flow's own call's step;
+    each call has its own tokens and the run their sum. The agents' calls joined the flow's
+    call's step, unnamed."""
+    from crewai import Agent
+    from crewai.flow.flow import Flow, listen, router, start
+
+    def respond(turn: int) -> bytes:
+        return fw.completion(turn % 2, f"Answer {turn}.", [])
+
+    model = fw.llm(respond)
+
+    def kickoff(role: str) -> str:
+        agent = Agent(role=role, goal="Help.", backstory="A colleague.", llm=model, verbose=False)
+        return str(agent.kickoff("Say something.").raw)
+
+    class Writing(Flow):  # type: ignore[type-arg]
+        @start()
+        def plan(self) -> Any:
+            return model.call([{"role": "user", "content": "Plan it."}])
+
+        @router(plan)
+        def route(self) -> str:
+            return "writing"
+
+        @listen("writing")
+        def write(self) -> str:
+            return kickoff("writer")
+
+        @listen(write)
+        def check(self) -> str:
+            return kickoff("checker")
+
+    await run_script(otel_telemetry, fw.crewai_events(Writing()), agent_name="flow")
+    chat = "chat gpt-4o-mini"
+    assert otel_telemetry.outline() == [
+        ["invoke_agent flow", [["step 0", [chat]], ["step 1", [chat]], ["step 2", [chat]]]]
+    ], otel_telemetry.outline()
+    assert phases(otel_telemetry) == [None, "writer", "checker"]
+    run = otel_telemetry.span("invoke_agent flow")
+    chats = [span for span in otel_telemetry.spans() if span.name == chat]
+    used = [(span.attributes or {}).get("gen_ai.usage.input_tokens") for span in chats]
+    assert sorted(used) == sorted([s.TURNS[0].input, s.TURNS[1].input, s.TURNS[0].input])
+    assert (run.attributes or {}).get("agent_otel.usage.input_tokens") == sum(used)

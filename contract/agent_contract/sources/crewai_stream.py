@@ -21,7 +21,9 @@ one as they happen (a tool CrewAI starts on the loop's own thread does not wait 
 consumer to catch up: it cannot run until that tool's task yields):
 
 * ``AgentExecutionStartedEvent`` (an agent starts a task: a crew's next task, its next agent, a
-  task retried after its guardrail refused the answer, a flow's next crew) starts a step
+  task retried after its guardrail refused the answer, a flow's next crew) and
+  ``LiteAgentExecutionStartedEvent`` (an agent kicked off with no crew, as a flow's method
+  does) start a step
   (a ``StepBoundary`` when a call came since the last one), after a ``PhaseMarker`` naming the
   agent's role when another agent worked before (a lone agent's run, or a coworker's nested
   run, is already named after it); agents working at once (``async_execution`` tasks) share
@@ -546,7 +548,7 @@ class _Reader:
         yield from self._end_failed()
         if self.asked:
             yield from self._boundary()
-        role = _role(getattr(event, "agent", None))
+        role = _role(getattr(event, "agent", None)) or _role(event)  # (a lite one: agent_info)
         if role is not None and role != self.phase:
             self.phase = role
             yield PhaseMarker(name=role)
@@ -556,6 +558,10 @@ class _Reader:
         yield from ()
 
     _AgentExecutionErrorEvent = _AgentExecutionCompletedEvent
+    # an agent kicked off with no crew (``Agent.kickoff``, a flow's method running one): the same
+    _LiteAgentExecutionStartedEvent = _AgentExecutionStartedEvent
+    _LiteAgentExecutionCompletedEvent = _AgentExecutionCompletedEvent
+    _LiteAgentExecutionErrorEvent = _AgentExecutionCompletedEvent
 
     def _LLMGuardrailCompletedEvent(self, event: Any) -> Iterator[AgentEvent]:
         """A guardrail (a task's, or an agent's) refused the answer: CrewAI hands its feedback
