@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import Any
 
 import pytest
@@ -535,7 +536,15 @@ def _weather_crew() -> Any:
 
 
 @pytest.mark.parametrize(
-    "variant", ["kickoff", "kickoff_async", "kickoff_for_each", "kickoff_for_each_async"]
+    "variant",
+    [
+        "kickoff",
+        "kickoff_async",
+        "akickoff",
+        "kickoff_for_each",
+        "kickoff_for_each_async",
+        "akickoff_for_each",
+    ],
 )
 async def test_each_kickoff_of_an_instrumented_crew_is_one_run_per_input(
     variant: str, otel_telemetry: Any
@@ -552,7 +561,7 @@ async def test_each_kickoff_of_an_instrumented_crew_is_one_run_per_input(
     crew = instrument(
         _weather_crew(), name="weather", capture_content=True, **otel_telemetry.providers()
     )
-    each = variant.startswith("kickoff_for_each")
+    each = "kickoff_for_each" in variant
 
     async def kickoff(*inputs: str) -> list[Any]:
         given = [{"city": c} for c in inputs]
@@ -601,13 +610,16 @@ async def test_each_kickoff_of_an_instrumented_crew_is_one_run_per_input(
     assert otel_telemetry.open_spans() == []
 
 
-async def test_an_instrumented_agents_kickoff_is_a_run_and_akickoff_is_told_untraced(
-    otel_telemetry: Any, caplog: pytest.LogCaptureFixture
+async def test_an_instrumented_agents_kickoff_is_a_run_and_akickoff_runs_on_the_callers_loop(
+    otel_telemetry: Any,
 ) -> None:
-    """An ``Agent``'s ``kickoff`` through ``instrument()`` is a whole run, as a crew's; a
-    crew's ``akickoff`` (CrewAI's native async run, which the adapter does not read) runs as
-    it would, untraced, and says so once with what traces it."""
-    import logging
+    """An ``Agent``'s ``kickoff`` through ``instrument()`` is a whole run, as a crew's. A
+    crew's ``akickoff`` (CrewAI's native async run) is a run too, a task on the caller's own
+    loop as the plain one is (not a thread of ours with a loop of its own): the tool's body
+    under the tool's span; the caller cancelling it while that tool hangs stops
+    CrewAI's run and ends every span, the run's status cancelled."""
+    from crewai import Crew, Task
+    from crewai.tools import tool
 
     from agent_otel import instrument
 
@@ -617,13 +629,48 @@ async def test_an_instrumented_agents_kickoff_is_a_run_and_akickoff_is_told_untr
     assert otel_telemetry.outline() == [["invoke_agent bot", [["step 0", ["chat gpt-4o-mini"]]]]], (
         otel_telemetry.outline()
     )
+    otel_telemetry.clear()
 
-    crew = instrument(_weather_crew(), name="weather", **otel_telemetry.providers())
-    with caplog.at_level(logging.WARNING, logger="agent_otel"):
-        for _ in range(2):
-            assert (await crew.akickoff({"city": "Oslo"})).raw == "Sunny in Oslo."
-    told = [r.getMessage() for r in caplog.records if "akickoff()" in r.getMessage()]
-    assert len(told) == 1 and "kickoff_async" in told[0], told
+    entered, release = threading.Event(), threading.Event()
+    tracer = otel_telemetry.tracer_provider.get_tracer("tool")
+
+    @tool("weather")
+    def weather(city: str) -> str:
+        """Current weather of a city."""
+        with tracer.start_as_current_span("lookup"):
+            if city == "Lima":
+                entered.set()
+                release.wait(10)
+            return f"sunny in {city}"
+
+    def respond(turn: int) -> bytes:
+        city = ("Paris", "Lima")[turn // 2]
+        if turn % 2 == 0:
+            return fw.completion(0, None, [(f"c{turn}", "weather", f'{{"city": "{city}"}}')])
+        return fw.completion(1, f"Sunny in {city}.", [])
+
+    agent = fw.agent(fw.llm(respond), [weather])
+    task = Task(description="The weather in {city}.", expected_output="a line", agent=agent)
+    crew = instrument(Crew(agents=[agent], tasks=[task]), name="crew",
+                      **otel_telemetry.providers())  # fmt: skip
+    assert (await crew.akickoff({"city": "Paris"})).raw == "Sunny in Paris."
+    assert otel_telemetry.outline() == [
+        ["invoke_agent crew", [
+            ["step 0", ["chat gpt-4o-mini", ["execute_tool weather", ["lookup"]]]],
+            ["step 1", ["chat gpt-4o-mini"]],
+        ]],
+    ], otel_telemetry.outline()  # fmt: skip
+
+    otel_telemetry.clear()
+    kickoff = asyncio.ensure_future(crew.akickoff({"city": "Lima"}))
+    assert await asyncio.to_thread(entered.wait, 10)
+    kickoff.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await kickoff
+    assert otel_telemetry.open_spans() == ["lookup"]  # the tool's own, still in its body
+    release.set()  # CrewAI's thread for the tool finishes (CrewAI cannot stop it)
+    run = otel_telemetry.span("invoke_agent crew")
+    assert (run.attributes or {}).get("agent_otel.end_reason") == "cancelled", run.attributes
 
 
 def test_a_copy_of_an_instrumented_agent_is_instrumented_too(otel_telemetry: Any) -> None:
@@ -642,3 +689,50 @@ def test_a_copy_of_an_instrumented_agent_is_instrumented_too(otel_telemetry: Any
         ["invoke_agent bot", [["step 0", ["chat gpt-4o-mini"]]]],
         ["invoke_agent bot", [["step 0", ["chat gpt-4o-mini"]]]],
     ], otel_telemetry.outline()
+
+
+async def test_each_agent_a_flow_kicks_off_is_a_step_of_its_own_named_after_it(
+    otel_telemetry: Any,
+) -> None:
+    """A ``Flow`` whose first method asks its LLM itself (``LLM.call``), then routes
+    (``@router``) to a method kicking off an agent of its own (``Agent.kickoff``, no crew:
+    CrewAI tells it as a lite agent's execution): the agent's call is a step of its own named
+    after its role, as a crew's agents' are, after the flow's own call's step; each call has
+    its own tokens and the run their sum. The agent's call joined the flow's call's step,
+    unnamed."""
+    from crewai import Agent
+    from crewai.flow.flow import Flow, listen, router, start
+
+    def respond(turn: int) -> bytes:
+        return fw.completion(turn % 2, f"Answer {turn}.", [])
+
+    model = fw.llm(respond)
+
+    def kickoff(role: str) -> str:
+        agent = Agent(role=role, goal="Help.", backstory="A colleague.", llm=model, verbose=False)
+        return str(agent.kickoff("Say something.").raw)
+
+    class Writing(Flow):  # type: ignore[type-arg]
+        @start()
+        def plan(self) -> Any:
+            return model.call([{"role": "user", "content": "Plan it."}])
+
+        @router(plan)
+        def route(self) -> str:
+            return "writing"
+
+        @listen("writing")
+        def write(self) -> str:
+            return kickoff("writer")
+
+    await run_script(otel_telemetry, fw.crewai_events(Writing()), agent_name="flow")
+    chat = "chat gpt-4o-mini"
+    assert otel_telemetry.outline() == [
+        ["invoke_agent flow", [["step 0", [chat]], ["step 1", [chat]]]]
+    ], otel_telemetry.outline()
+    assert phases(otel_telemetry) == [None, "writer"]
+    run = otel_telemetry.span("invoke_agent flow")
+    chats = [span for span in otel_telemetry.spans() if span.name == chat]
+    used = [(span.attributes or {}).get("gen_ai.usage.input_tokens") for span in chats]
+    assert used == [s.TURNS[0].input, s.TURNS[1].input]
+    assert (run.attributes or {}).get("agent_otel.usage.input_tokens") == sum(used)

@@ -912,14 +912,18 @@ def _llama_index_expert(fail: bool) -> Any:
     return FunctionAgent(name="expert", tools=[add], llm=fl._mock_llm("inner", stream))
 
 
-@pytest.mark.parametrize("streamed", [False, True], ids=["awaited", "streamed"])
+@pytest.mark.parametrize(
+    "streamed", [False, True, "internal"], ids=["awaited", "streamed", "internal"]
+)
 async def test_a_llama_index_agent_a_tool_body_runs_is_a_run_nested_under_its_call(
-    otel_telemetry: InMemoryTelemetry, streamed: bool
+    otel_telemetry: InMemoryTelemetry, streamed: bool | str
 ) -> None:
     """A ``FunctionTool`` whose function runs an agent itself (``await expert.run(q)``, its
     handler's events streamed by the tool or not): that agent was nowhere in the trace, its
     calls and tokens lost. It is a run of its own under the tool's ``execute_tool`` span, with
-    its steps, calls, tokens (once) and tool; the handler's events still reach the tool whole."""
+    its steps, calls, tokens (once) and tool; the handler's events still reach the tool whole,
+    the workflow's internal ones (its steps' state) too when it asks for them
+    (``expose_internal=True``), and only then."""
     pytest.importorskip("llama_index.core")
     from llama_index.core.agent.workflow import FunctionAgent
     from llama_index.core.base.llms.types import ToolCallBlock
@@ -936,7 +940,8 @@ async def test_a_llama_index_agent_a_tool_body_runs_is_a_run_nested_under_its_ca
         """Ask the expert."""
         handler = expert.run(user_msg=q)
         if streamed:
-            seen.extend([type(event).__name__ async for event in handler.stream_events()])
+            events = handler.stream_events(expose_internal=streamed == "internal")
+            seen.extend([type(event).__name__ async for event in events])
         return str(await handler)
 
     asks = ToolCallBlock(tool_call_id="q1", tool_name="ask", tool_kwargs={"q": "1+2?"})
@@ -952,6 +957,7 @@ async def test_a_llama_index_agent_a_tool_body_runs_is_a_run_nested_under_its_ca
     assert tokens(otel_telemetry) == s.TURNS[0].input + s.TURNS[1].input  # the expert's, once
     if streamed:  # the tool's own reading of the handler lost nothing
         assert seen.count("AgentOutput") == 2 and seen[-1] == "StopEvent"
+        assert ("StepStateChanged" in seen) is (streamed == "internal"), seen
     assert otel_telemetry.open_spans() == []
 
 

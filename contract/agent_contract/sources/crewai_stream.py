@@ -14,10 +14,16 @@ is pending when ``kickoff`` returns: the events are all queued by then (no ``flu
 needed, and none lost at the end of the run).
 
 ``kickoff`` runs on a daemon thread of its own (a copy of the consumer's context), so the event
-loop never blocks; its events cross to the loop through a queue, one by one as they happen:
+loop never blocks; ``crewai_async_events`` runs CrewAI's native ``akickoff`` instead, as a task
+on the consumer's own loop (so what CrewAI awaits stays on the loop it was made on), cancelled
+when the consumer stops. Either way the events cross to the consumer through a queue, one by
+one as they happen (a tool CrewAI starts on the loop's own thread does not wait for the
+consumer to catch up: it cannot run until that tool's task yields):
 
 * ``AgentExecutionStartedEvent`` (an agent starts a task: a crew's next task, its next agent, a
-  task retried after its guardrail refused the answer, a flow's next crew) starts a step
+  task retried after its guardrail refused the answer, a flow's next crew) and
+  ``LiteAgentExecutionStartedEvent`` (an agent kicked off with no crew, as a flow's method
+  does) start a step
   (a ``StepBoundary`` when a call came since the last one), after a ``PhaseMarker`` naming the
   agent's role when another agent worked before (a lone agent's run, or a coworker's nested
   run, is already named after it); agents working at once (``async_execution`` tasks) share
@@ -139,7 +145,7 @@ from agent_contract.sources._scoping import OpenScopes
 from agent_contract.sources._stream import Sink, told, unreadable
 from agent_contract.sources._structured import structured_final
 
-__all__ = ["crewai_events"]
+__all__ = ["crewai_async_events", "crewai_events"]
 
 _PARAMS = ("temperature", "top_p", "max_tokens", "seed", "stop_sequences",
            "frequency_penalty", "presence_penalty", "n", "stream")  # fmt: skip
@@ -164,16 +170,35 @@ is the innermost tool's work (a coworker a delegation runs), not the run's."""
 _HINT = "Make one with crewai.Crew(agents=..., tasks=...)."
 
 
-async def crewai_events(
+def crewai_events(
     runner: Any, *args: Any, sink: Sink | None = None, **kickoff: Any
 ) -> AsyncIterator[AgentEvent | StreamEvent]:
-    """Run ``runner.kickoff(*args, **kickoff)`` (a ``Crew`` or an ``Agent``) as events."""
+    """Run ``runner.kickoff(*args, **kickoff)`` (a ``Crew`` or an ``Agent``) as events, on a
+    thread of its own."""
+    expect(runner, "crewai_events", "a crewai.Crew or crewai.Agent", "kickoff", hint=_HINT)
+    return _events(runner, "kickoff", args, kickoff, sink)
+
+
+def crewai_async_events(
+    runner: Any, *args: Any, sink: Sink | None = None, **kickoff: Any
+) -> AsyncIterator[AgentEvent | StreamEvent]:
+    """Run ``await runner.akickoff(*args, **kickoff)`` (CrewAI's native async kickoff of a
+    ``Crew``, an ``Agent``, a ``Flow``) as events: a task on the consumer's own loop, so the
+    clients it awaits stay on the loop they were made on."""
+    expect(runner, "crewai_async_events", "a crewai.Crew or crewai.Agent", "akickoff", hint=_HINT)
+    return _events(runner, "akickoff", args, kickoff, sink)
+
+
+async def _events(
+    runner: Any, entry: str, args: Any, kickoff: Any, sink: Sink | None
+) -> AsyncIterator[AgentEvent | StreamEvent]:
+    """The run of ``runner``'s ``entry`` (``kickoff`` on a thread, ``akickoff`` as a task)."""
     framework_started(__name__)  # before the framework makes any request
     module = "crewai.events.stream_context"
     add_stream_sink, reset_stream_sinks = require(module, "add_stream_sink", "reset_stream_sinks")
-    expect(runner, "crewai_events", "a crewai.Crew or crewai.Agent", "kickoff", hint=_HINT)
 
     loop = asyncio.get_running_loop()
+    home = threading.get_ident()  # the loop's thread: a tool started there cannot wait
     items: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
     stopped = threading.Event()
 
@@ -190,6 +215,8 @@ async def crewai_events(
         """On the tool's thread: wait until the consumer has taken every event queued so far,
         so the tool's scope finds the step and call those events open (a loaded consumer
         lags CrewAI's threads; the early span would land on the run). Never once stopped."""
+        if threading.get_ident() == home:  # akickoff's own task: the consumer runs after it
+            return
         taken = threading.Event()
         if put(_CAUGHT_UP, taken):
             while not taken.wait(0.05) and not stopped.is_set():
@@ -241,10 +268,28 @@ async def crewai_events(
         finally:
             reset_stream_sinks(token)
 
+    async def arun() -> None:
+        _RUN.set(me)
+        token = add_stream_sink(listen)
+        try:
+            result = await runner.akickoff(*args, **kickoff)
+        except BaseException as exc:  # handed to the consumer as the same object
+            put(_FAILED, exc)
+        else:
+            put(_DONE, result)
+        finally:
+            reset_stream_sinks(token)
+
     context = contextvars.copy_context()
     ended: BaseException | None = None
+    task: asyncio.Task[None] | None = None
     try:
-        threading.Thread(target=context.run, args=(run,), name="crewai-run", daemon=True).start()
+        if entry == "akickoff":
+            task = context.run(asyncio.create_task, arun())  # (3.10: no context=)
+        else:
+            thread = threading.Thread(target=context.run, args=(run,), name="crewai-run")
+            thread.daemon = True
+            thread.start()
         while True:
             kind, value = await items.get()
             if kind == _CAUGHT_UP:
@@ -275,6 +320,8 @@ async def crewai_events(
         raise
     finally:
         stopped.set()
+        if task is not None and not task.done():  # stopped early: CrewAI's task stops too
+            task.cancel()
         with suppress(Exception):
             await nested.close(ended)
 
@@ -501,7 +548,7 @@ class _Reader:
         yield from self._end_failed()
         if self.asked:
             yield from self._boundary()
-        role = _role(getattr(event, "agent", None))
+        role = _role(getattr(event, "agent", None)) or _role(event)  # (a lite one: agent_info)
         if role is not None and role != self.phase:
             self.phase = role
             yield PhaseMarker(name=role)
@@ -511,6 +558,10 @@ class _Reader:
         yield from ()
 
     _AgentExecutionErrorEvent = _AgentExecutionCompletedEvent
+    # an agent kicked off with no crew (``Agent.kickoff``, a flow's method running one): the same
+    _LiteAgentExecutionStartedEvent = _AgentExecutionStartedEvent
+    _LiteAgentExecutionCompletedEvent = _AgentExecutionCompletedEvent
+    _LiteAgentExecutionErrorEvent = _AgentExecutionCompletedEvent
 
     def _LLMGuardrailCompletedEvent(self, event: Any) -> Iterator[AgentEvent]:
         """A guardrail (a task's, or an agent's) refused the answer: CrewAI hands its feedback

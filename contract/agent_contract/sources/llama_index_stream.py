@@ -79,11 +79,12 @@ work: ``Workflow.run``, set once on the class (``_nest_started``), records it as
 under the tool's span (``agent_contract.scope.nested_run``), only in a tool body of a run
 here and with a tracer claiming it; anywhere else ``run`` is LlamaIndex's. Its handler stays
 the tool's: the adapter reads its events as they come and keeps them for the handler's
-``stream_events()`` (``Tee``: the workflow's internal events are not kept), and awaiting the
-handler waits for the nested run's end. Those events the tool forwards into the run's stream
-(``ctx.write_event_to_stream``) were told in the nested run: the run's reader passes over
-them. The span handler notes each workflow agent whose steps run in the run's context, by
-name (``_NAMED``), so a call is told with its own agent's LLM's model and parameters.
+``stream_events()`` (``Tee``; its internal events too, for a tool asking for them with
+``expose_internal=True``), and awaiting the handler waits for the nested run's end. Those
+events the tool forwards into the run's stream (``ctx.write_event_to_stream``) were told in
+the nested run: the run's reader passes over them. The span handler notes each workflow
+agent whose steps run in the run's context, by name (``_NAMED``), so a call is told with its
+own agent's LLM's model and parameters.
 Needs ``llama-index-core`` (extra ``llama-index``).
 """
 
@@ -334,8 +335,8 @@ def _nest_started() -> None:
     expert.run(q)``) as a run nested under the tool's span: only in a tool body of a run here
     (``_IN_BODY``) with a tracer claiming it (``nested_run``). Its handler stays the
     application's: its events are read as they come and kept for its ``stream_events()``
-    (``Tee``), and awaiting it waits for the nested run's end. Set once, on the class;
-    anywhere else ``run`` is LlamaIndex's."""
+    (``Tee``, the internal ones too), and awaiting it waits for the nested run's end. Set
+    once, on the class; anywhere else ``run`` is LlamaIndex's."""
     Workflow = require("llama_index.core.workflow", "Workflow")
     original = Workflow.run
     if getattr(original, "_agent_contract_nesting", False):
@@ -361,10 +362,12 @@ def _nest(agent: Any, named: dict[str, Any], handler: Any, wrap: Any) -> None:
     """Record the run ``handler`` handles through ``wrap`` (a nested run) in a task of the
     tool body's context, its events kept for the handler's own ``stream_events()``."""
     stream, finished = handler.stream_events, handler.stop_event_result
-    tee = Tee(stream())
+    tee = Tee(stream(expose_internal=True))  # kept for a reader asking for them too
 
-    async def copied(*args: Any, **kwargs: Any) -> AsyncIterator[Any]:
-        async for event in tee.copy():  # (the workflow's internal events are not kept)
+    async def copied(expose_internal: bool = False) -> AsyncIterator[Any]:
+        async for event in tee.copy():
+            if not expose_internal and _internal(event):  # as LlamaIndex's own filter
+                continue
             TAKEN.add(event)  # forwarded into the run's stream, it is passed over there
             yield event
 
@@ -407,6 +410,12 @@ def _nest(agent: Any, named: dict[str, Any], handler: Any, wrap: Any) -> None:
 
     handler.stream_events = copied
     handler.stop_event_result = stop_event_result
+
+
+def _internal(event: Any) -> bool:
+    """Whether ``event`` is one of the workflow's internal events (``InternalDispatchEvent``:
+    its steps' state, its queues), which ``stream_events()`` gives only when asked."""
+    return any(c.__name__ == "InternalDispatchEvent" for c in type(event).__mro__)
 
 
 # A workflow agent's output for a call to a tool it lacks (``BaseWorkflowAgent``,

@@ -9,9 +9,10 @@ result returned and its exception raised as the same object. ``kickoff_for_each`
 ``kickoff_for_each_async`` are CrewAI's own: they run each input on a ``copy()`` of the crew,
 and a drop-in's copy is a drop-in with the same options, so each input is a run of its own
 (those ``kickoff_for_each_async`` runs at once each in its own context, none crossing).
-A streaming crew (``stream=True``, whose kickoff returns before it runs), a resumed one
-(``from_checkpoint``) and ``akickoff`` (CrewAI's native async run, on the caller's loop; so
-``akickoff_for_each`` too) pass through untraced, told once each.
+``akickoff`` (CrewAI's native async run; so ``akickoff_for_each`` too) runs through
+``crewai_async_events``: a task on the caller's own loop, so the async clients it awaits stay
+on the loop they were made on. A streaming crew (``stream=True``, whose kickoff returns before
+it runs) and a resumed one (``from_checkpoint``) pass through untraced, told once each.
 """
 
 from __future__ import annotations
@@ -50,14 +51,17 @@ def kicks_off(cls: type) -> bool:
 class _Runner:
     """The crew as the adapter runs it: its own ``kickoff`` (not the drop-in's) and its role."""
 
-    def __init__(self, kickoff: Callable[..., Any], role: object) -> None:
+    def __init__(self, kickoff: Callable[..., Any], akickoff: object, role: object) -> None:
         self.kickoff = kickoff
+        self.akickoff = akickoff
         self.role = role
 
 
 def _plain_kickoff(agent: Any) -> _Runner:
-    """``agent``'s class's own ``kickoff``, bound to it (the drop-in class's base's)."""
-    return _Runner(super(type(agent), agent).kickoff, getattr(agent, "role", None))
+    """``agent``'s class's own ``kickoff`` and ``akickoff``, bound to it (the drop-in class's
+    base's)."""
+    plain: Any = super(type(agent), agent)
+    return _Runner(plain.kickoff, getattr(plain, "akickoff", None), getattr(agent, "role", None))
 
 
 def _untraced(agent: Any, name: str, kwargs: dict[str, Any]) -> bool:
@@ -72,12 +76,16 @@ def _untraced(agent: Any, name: str, kwargs: dict[str, Any]) -> bool:
     return True
 
 
-async def _drained(agent: Any, settings: Any, args: Any, kwargs: Any) -> Any:
-    """The kickoff of ``agent`` run once through the adapter, recorded; its result."""
-    from agent_contract.sources.crewai_stream import crewai_events
+async def _drained(
+    agent: Any, settings: Any, args: Any, kwargs: Any, *, native: bool = False
+) -> Any:
+    """The kickoff of ``agent`` run once through the adapter, recorded; its result.
+    ``native``: CrewAI's ``akickoff``, a task on this loop, instead of ``kickoff`` on a thread."""
+    from agent_contract.sources.crewai_stream import crewai_async_events, crewai_events
 
     kept: list[Any] = []
-    events = crewai_events(_plain_kickoff(agent), *args, sink=kept.append, **kwargs)
+    adapter = crewai_async_events if native else crewai_events
+    events = adapter(_plain_kickoff(agent), *args, sink=kept.append, **kwargs)
     async for _ in traced(events, settings):
         pass
     return kept[-1]  # the kickoff's result, last in the sink
@@ -140,10 +148,10 @@ def kickoff_entry(name: str, lookup: Lookup) -> Bound:
     if name == "akickoff":
 
         async def akickoff(self: Any, *args: Any, **kwargs: Any) -> Any:
-            original, options = lookup(self)
-            if options is not None:
-                hint_untraced(self, name, "runs CrewAI's native async kickoff", _FIX)
-            return await original(*args, **kwargs)
+            original, settings = _settings(self, lookup)
+            if settings is None or _untraced(self, name, kwargs):
+                return await original(*args, **kwargs)
+            return await _drained(self, settings, args, kwargs, native=True)
 
         return akickoff
 
