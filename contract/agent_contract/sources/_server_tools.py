@@ -94,11 +94,15 @@ def responses_server_call(item: Any) -> ServerToolCall | None:
                           name if isinstance(name, str) else tool, payload)  # fmt: skip
 
 
+CODE_EXECUTION = "code_execution"
+"""The name of a code run, the provider's (a server tool part) or the client's (an
+``execute_tool`` span of a code executor: Google ADK's, AutoGen's)."""
+
 # Anthropic's result blocks of its server tools, by the name of the tool that gave each
 _ANTHROPIC_RESULTS: Mapping[str, str] = {
     "web_search_tool_result": "web_search",
     "web_fetch_tool_result": "web_fetch",
-    "code_execution_tool_result": "code_execution",
+    "code_execution_tool_result": CODE_EXECUTION,
     "bash_code_execution_tool_result": "bash_code_execution",
     "text_editor_code_execution_tool_result": "text_editor_code_execution",
     "tool_search_tool_result": "tool_search",

@@ -128,6 +128,7 @@ from agent_contract.sources._mcp import server_of
 from agent_contract.sources._nested import TAKEN, through
 from agent_contract.sources._raw_usage import is_count
 from agent_contract.sources._require import expect, require
+from agent_contract.sources._server_tools import CODE_EXECUTION
 from agent_contract.sources._stream import Sink, read_events
 
 __all__ = ["autogen_events"]
@@ -686,11 +687,11 @@ class _State:
         self.tools_ran = True
         call_id = f"code_execution_{self.ran}"
         arguments = json.dumps({"code": self.code})
-        call = ToolCall(id=call_id, function=FunctionCall(_CODE_EXECUTION, arguments))
+        call = ToolCall(id=call_id, function=FunctionCall(CODE_EXECUTION, arguments))
         output = getattr(result, "output", None)
         if getattr(result, "exit_code", 0) != 0:
-            return [call, failed_result(call_id, output, _CODE_EXECUTION, "tool_error")]
-        return [call, ToolResult(tool_call_id=call_id, content=output, name=_CODE_EXECUTION)]
+            return [call, failed_result(call_id, output, CODE_EXECUTION, "tool_error")]
+        return [call, ToolResult(tool_call_id=call_id, content=output, name=CODE_EXECUTION)]
 
     def _chunk(self, text: str, out: list[AgentEvent]) -> None:
         """A streamed chunk: reasoning between ``<think>`` tags, else text. AutoGen's OpenAI
@@ -808,10 +809,6 @@ class _State:
                              model=self.model))  # fmt: skip
         out.append(LLMCallEnd(model=self.model))
         self.open = False
-
-
-_CODE_EXECUTION = "code_execution"
-"""The tool a ``CodeExecutorAgent``'s code run is told as (as Google ADK's code executor's)."""
 
 
 def _is_message(item: Any) -> bool:

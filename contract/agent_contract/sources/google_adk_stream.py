@@ -177,6 +177,7 @@ from agent_contract.sources._raw_usage import counted, is_count
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._scoping import OpenScopes
 from agent_contract.sources._server_tools import (
+    CODE_EXECUTION,
     ServerToolCallsEnd,
     gemini_grounding,
     gemini_server_calls,
@@ -725,11 +726,6 @@ class _State:
             self.failed = end
         else:
             out.append(end)
-
-
-CODE_EXECUTION = "code_execution"
-"""The tool name of the code an agent's code executor runs (Gemini's own name for its code
-tool)."""
 
 
 def _provider_ran(parts: Any) -> bool:
