@@ -71,6 +71,8 @@ def _research() -> str:
         _forecast("Rome")
     with inner_tool("lookup", {"q": "x"}) as lookup:
         lookup.result("not found", error=True)
+    with inner_tool("parse", {"q": "x"}) as parse:  # a failure a framework caught
+        parse.result("bad input", error=KeyError("q"))
     return text
 
 
@@ -105,6 +107,7 @@ async def test_tools_a_body_runs_are_spans_under_its_tool_span_not_calls_of_the_
                 ["execute_tool report", ["execute_tool weather"]],
                 "execute_tool forecast",
                 "execute_tool lookup",
+                "execute_tool parse",
             ]]]],
             ["step 1", ["chat m"]],
         ]],
@@ -127,10 +130,12 @@ async def test_tools_a_body_runs_are_spans_under_its_tool_span_not_calls_of_the_
     assert lookup.status.status_code is StatusCode.ERROR
     assert (lookup.attributes or {})["error.type"] == "tool_error"
     assert (lookup.attributes or {})["agent_otel.tool.is_error"] is True
+    parse = tools["execute_tool parse"]
+    assert (parse.attributes or {})["error.type"] == "KeyError"
     research = tools["execute_tool research"]
     assert research.status.status_code is StatusCode.UNSET  # its body caught the failure
     assert (research.attributes or {})["gen_ai.tool.call.id"] == "c1"
-    for name in ("report", "forecast", "lookup"):  # inner ones end inside the caller
+    for name in ("report", "forecast", "lookup", "parse"):  # inner ones end inside the caller
         inner = tools[f"execute_tool {name}"]
         assert (research.start_time or 0) <= (inner.start_time or 0)
         assert (inner.end_time or 0) <= (research.end_time or 0)

@@ -68,6 +68,7 @@ so with ``inner_tool(name, arguments)``::
     with inner_tool("weather", {"city": "Paris"}) as call:
         result = weather(city="Paris")
         call.result(result)  # call.result(text, error=True): it returned a failure
+                             # (error=exception: the one a framework caught, naming it)
 
 The tracer records it as a tool span of its own under the span current there (the calling
 tool's, inside its body; outside any tool body, in the run's open step), ended as the block
@@ -160,8 +161,9 @@ class InnerTool(Protocol):
         traceback: TracebackType | None,
     ) -> object: ...
 
-    def result(self, value: Any, error: bool) -> None:
-        """What the tool returned (``error``: a failure it returned instead of raising)."""
+    def result(self, value: Any, error: bool | BaseException) -> None:
+        """What the tool returned (``error``: a failure it returned instead of raising,
+        ``True`` or the exception it stands for)."""
 
 
 InnerToolHook = Callable[[str | None, Any, McpServer | None], InnerTool | None]
@@ -384,9 +386,11 @@ class InnerCall:
     ) -> None:
         return self.__exit__(kind, error, traceback)
 
-    def result(self, value: Any, error: bool = False) -> None:
+    def result(self, value: Any, error: bool | BaseException = False) -> None:
         """The tool returned ``value``; ``error``: a failure it returned instead of raising
-        (an error message handed back to the model). Told once, before the block ends."""
+        (an error message handed back to the model), ``True`` or the exception it stands for
+        (a framework caught it: its class names the failure). Told once, before the block
+        ends."""
 
 
 _NO_INNER = InnerCall()
@@ -421,10 +425,12 @@ class _GuardedInner(InnerCall):
                 self._call.__exit__(kind, error, traceback)
         return  # the tool's exception, if any, propagates unchanged
 
-    def result(self, value: Any, error: bool = False) -> None:
+    def result(self, value: Any, error: bool | BaseException = False) -> None:
         if self._entered:
+            if error is not True and not isinstance(error, BaseException):
+                error = False  # (a truthy object of the caller's is no failure)
             with suppress(Exception):
-                self._call.result(value, error is True)
+                self._call.result(value, error)
 
 
 def inner_tool(name: Any, arguments: Any = None, *, mcp: McpServer | None = None) -> InnerCall:

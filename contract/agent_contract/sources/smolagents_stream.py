@@ -357,7 +357,7 @@ def _code_tools_told(agent: Any) -> None:
     positional ones named by the tool's inputs) and its result told; ``final_answer`` is the
     answer and a managed agent a nested run (``_nest``), as before. Outside a traced run the
     wrapper only calls the tool."""
-    executor = getattr(agent, "python_executor", None)
+    executor: Any = getattr(agent, "python_executor", None)
     send = getattr(executor, "send_tools", None)
     if type(executor).__name__ != "LocalPythonExecutor" or not callable(send):
         return

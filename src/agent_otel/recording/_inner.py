@@ -10,7 +10,8 @@ calls: the recorder never sees it, the chat span's output keeps what the model a
 a retry or a same-named call of the model's is never taken for it. Its body runs with its span
 current, so what it does (another inner tool, a provider's request, an agent) nests under it;
 it ends as its block ends, before the calling tool's span: an exception leaving the block
-fails it with its class, a cancellation of its task cuts it short (incomplete).
+fails it with its class, a cancellation of its task before its result was told cuts it short
+(incomplete; one after it, a generator closed once its result is out, does not).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ class InnerToolCall:
         self._arguments = arguments
         self._mcp = mcp
         self._result: Any = NO_RESULT
-        self._error = False
+        self._error: bool | BaseException = False
         self._token: Any = None
         self.tool: ToolCall | None = None
 
@@ -75,7 +76,7 @@ class InnerToolCall:
         self._token = activate(context)
         return self
 
-    def result(self, value: Any, error: bool) -> None:
+    def result(self, value: Any, error: bool | BaseException) -> None:
         self._result, self._error = value, error
 
     def __exit__(
@@ -94,15 +95,17 @@ class InnerToolCall:
         if tool is None:
             return
         result, self._result = self._result, NO_RESULT  # (not kept alive by the span)
+        told, self._error = self._error, False
         now = self._scopes.runner.now()
         if error is not None and kind is not None and _failed(kind):
             error_type = error_type_of(error)
             tool.fail(error, error_type, now)
             tool.end(now, error_type)
-        elif error is not None:  # its task was cancelled: cut short
-            tool.end(now, incomplete=True)
-        elif self._error:
-            tool.end(now, TOOL_ERROR, result=result)
+        elif error is not None and result is NO_RESULT and told is False:
+            tool.end(now, incomplete=True)  # its task was cancelled before any result: cut short
+        elif told is not False:  # a failure it returned: named by the exception, if told
+            named = TOOL_ERROR if told is True else error_type_of(told)
+            tool.end(now, named, result=result)
         else:
             tool.end(now, result=result)
 
