@@ -28,7 +28,7 @@ from agent_contract.protocol import (
     ToolCall,
     ToolResult,
 )
-from agent_contract.scope import tool_scope
+from agent_contract.scope import InnerCall, inner_tool, tool_scope
 from agent_otel import (
     RemoteAgentCall,
     _clock,
@@ -62,6 +62,7 @@ BLOCKS: Blocks = {
     "continue_trace": lambda t: continue_trace(HEADERS, conversation_id="c-1"),
     "run_identity": lambda t: run_identity(session_id="s-1", user_id="u-1"),
     "tool_scope": lambda t: tool_scope("c1", "lookup"),
+    "inner_tool": lambda t: inner_tool("lookup", {"q": "x"}),
     "instrumented": lambda t: t.instrumented(_Instrumentor()),
     "FakeClock.installed": lambda t: FakeClock().installed(),
 }
@@ -78,6 +79,8 @@ def _inside(name: str, entered: Any) -> None:
         assert otel_context.get_current() == entered
     elif name == "run_identity":
         assert (entered.session_id, entered.user_id) == ("s-1", "u-1")
+    elif name == "inner_tool":
+        assert isinstance(entered, InnerCall)
     elif name == "instrumented":
         assert isinstance(entered, InMemoryTelemetry)
     elif name == "FakeClock.installed":

@@ -58,6 +58,22 @@ of its own, before the adapter hears of them; a tracer whose run the adapter's s
 (directly, or through the caller's own generator, filter class or agent class, also after the
 caller's own events) then covers the run from there,
 so that a provider instrumentation does not trace those requests a second time.
+
+A tool that runs inside another tool's body, that no model asked for (a CodeAgent's code
+calling tools, a tool calling another tool, ``agent.tool.X()`` in a body), is no call of the
+run: the stream never tells it, and ``tool_scope`` must not be used for it (it would take a
+call the model asked for, or wait for an event that never comes). The code that runs it says
+so with ``inner_tool(name, arguments)``::
+
+    with inner_tool("weather", {"city": "Paris"}) as call:
+        result = weather(city="Paris")
+        call.result(result)  # call.result(text, error=True): it returned a failure
+                             # (error=exception: the one a framework caught, naming it)
+
+The tracer records it as a tool span of its own under the span current there (the calling
+tool's, inside its body; outside any tool body, in the run's open step), ended as the block
+ends: an exception leaving the block fails it with its class and goes on unchanged. It is not
+one of the calls the model made. A no-op when no tracer is installed or no run is current.
 """
 
 from __future__ import annotations
@@ -66,7 +82,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractContextManager, suppress
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 __all__ = [
     "McpServer",
@@ -75,12 +91,18 @@ __all__ = [
     "ScopeHook",
     "FrameworkHook",
     "ToolScope",
+    "InnerCall",
+    "InnerTool",
+    "InnerToolHook",
     "add_framework_hook",
+    "add_inner_tool_hook",
     "add_run_hook",
     "add_scope_hook",
     "framework_started",
+    "inner_tool",
     "nested_run",
     "remove_framework_hook",
+    "remove_inner_tool_hook",
     "remove_run_hook",
     "remove_scope_hook",
     "tool_scope",
@@ -125,6 +147,29 @@ in the current context; the hook covers the run current there, if it has one.
 ``hook(source, conversation_id)`` when the adapter names the conversation the framework keeps
 the run in (its thread or session): the run's conversation id, where it has none."""
 
+
+class InnerTool(Protocol):
+    """What an :data:`InnerToolHook` returns: a context manager around the inner tool's run
+    that is told its result."""
+
+    def __enter__(self) -> object: ...
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> object: ...
+
+    def result(self, value: Any, error: bool | BaseException) -> None:
+        """What the tool returned (``error``: a failure it returned instead of raising,
+        ``True`` or the exception it stands for)."""
+
+
+InnerToolHook = Callable[[str | None, Any, McpServer | None], InnerTool | None]
+"""``hook(name, arguments, mcp)``: the span of a tool run inside the current tool's body (no
+model asked for it), or ``None`` when the hook has no run there (the next hook is asked)."""
+
 _H = TypeVar("_H")
 
 
@@ -148,6 +193,7 @@ class _Hooks(Generic[_H]):
 _scope_hooks: _Hooks[ScopeHook] = _Hooks()
 _run_hooks: _Hooks[RunHook] = _Hooks()
 _framework_hooks: _Hooks[FrameworkHook] = _Hooks()
+_inner_hooks: _Hooks[InnerToolHook] = _Hooks()
 
 
 class ToolScope:
@@ -310,3 +356,110 @@ def add_framework_hook(hook: FrameworkHook) -> None:
 def remove_framework_hook(hook: FrameworkHook) -> None:
     """Uninstall a framework-run ``hook`` (not installed: nothing happens)."""
     _framework_hooks.remove(hook)
+
+
+class InnerCall:
+    """What :func:`inner_tool` returns: a block (``with`` or ``async with``) whose value is
+    itself, told the tool's result with :meth:`result`; a no-op with no tracer."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> InnerCall:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        return None
+
+    async def __aenter__(self) -> InnerCall:
+        return self.__enter__()
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        return self.__exit__(kind, error, traceback)
+
+    def result(self, value: Any, error: bool | BaseException = False) -> None:
+        """The tool returned ``value``; ``error``: a failure it returned instead of raising
+        (an error message handed back to the model), ``True`` or the exception it stands for
+        (a framework caught it: its class names the failure). Told once, before the block
+        ends."""
+
+
+_NO_INNER = InnerCall()
+
+
+class _GuardedInner(InnerCall):
+    """A hook's inner tool, whose own failures never reach the code that runs the tool."""
+
+    __slots__ = ("_call", "_entered")
+
+    def __init__(self, call: InnerTool) -> None:
+        self._call = call
+        self._entered = False
+
+    def __enter__(self) -> InnerCall:
+        try:
+            self._call.__enter__()
+        except Exception:
+            return self
+        self._entered = True
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if self._entered:
+            self._entered = False
+            with suppress(Exception):
+                self._call.__exit__(kind, error, traceback)
+        return  # the tool's exception, if any, propagates unchanged
+
+    def result(self, value: Any, error: bool | BaseException = False) -> None:
+        if self._entered:
+            if error is not True and not isinstance(error, BaseException):
+                error = False  # (a truthy object of the caller's is no failure)
+            with suppress(Exception):
+                self._call.result(value, error)
+
+
+def inner_tool(name: Any, arguments: Any = None, *, mcp: McpServer | None = None) -> InnerCall:
+    """A block running tool ``name`` inside the current tool's body, a tool no model asked
+    for (see the module docstring): its own tool span, child of the span current there.
+    ``arguments``: what it is called with (a dict or its JSON text); ``mcp``: the MCP server
+    it runs on. Tell its result with ``.result(value)`` (``error=True``: a failure it
+    returned); an exception leaving the block fails it. A no-op when no tracer is installed
+    or no run is current."""
+    hooks = _inner_hooks.installed
+    if not hooks:
+        return _NO_INNER
+    name = name if isinstance(name, str) and name else None
+    mcp = mcp if isinstance(mcp, McpServer) else None
+    for hook in hooks:
+        try:
+            call = hook(name, arguments, mcp)
+        except Exception:
+            continue
+        if call is not None:
+            return _GuardedInner(call)
+    return _NO_INNER
+
+
+def add_inner_tool_hook(hook: InnerToolHook) -> None:
+    """Install an inner-tool ``hook`` (once: adding it again does nothing)."""
+    _inner_hooks.add(hook)
+
+
+def remove_inner_tool_hook(hook: InnerToolHook) -> None:
+    """Uninstall an inner-tool ``hook`` (not installed: nothing happens)."""
+    _inner_hooks.remove(hook)

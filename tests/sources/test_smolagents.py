@@ -333,3 +333,41 @@ def _action_step() -> Any:
     from smolagents.memory import ActionStep
 
     return ActionStep
+
+
+async def test_the_tools_a_code_agents_code_calls_are_spans_under_its_code_run(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A CodeAgent's code calling tools runs them all inside its one ``python_interpreter``
+    call: each is an ``execute_tool`` span under that call's, with its arguments and result,
+    none a call of the model's (the chat span's output is the code alone)."""
+    import httpx2 as httpx
+
+    from agent_contract.sources.smolagents_stream import smolagents_events
+
+    code = "Thought: both.\n<code>\nprint(weather('Paris'))\nprint(weather(city='Rome'))\n</code>"
+    turns = iter([(code, []), (f"Thought: done.\n<code>\nfinal_answer('{ANSWER}')\n</code>", [])])
+
+    def respond(request: httpx.Request) -> httpx.Response:
+        text, calls = next(turns)
+        return _reply(0, text, calls, stream=False)  # type: ignore[no-any-return]
+
+    agent = _over_mock(respond, "CodeAgent", stream=False)
+    traced = otel_telemetry.wrapper(agent_name="agent", capture_content=True)
+    [_ async for _ in traced(smolagents_events(agent, "?"))]
+
+    outline = otel_telemetry.outline()
+    assert outline[0][1][0] == [
+        "step 0", ["chat gpt-4o-mini", ["execute_tool python_interpreter", [
+            "execute_tool weather", "execute_tool weather"]]],
+    ]  # fmt: skip
+    weathers = sorted((s for s in otel_telemetry.spans() if s.name == "execute_tool weather"),
+                      key=lambda s: s.start_time or 0)  # fmt: skip
+    told = [(json.loads(str((s.attributes or {})["gen_ai.tool.call.arguments"])),
+             str((s.attributes or {})["gen_ai.tool.call.result"])) for s in weathers]  # fmt: skip
+    assert [arguments for arguments, _ in told] == [{"city": "Paris"}, {"city": "Rome"}]
+    assert ["sunny in" in result for _, result in told] == [True, True]
+    chat = min((s for s in otel_telemetry.spans() if s.name == "chat gpt-4o-mini"),
+               key=lambda s: s.start_time or 0)  # fmt: skip
+    assert "execute_tool" not in str((chat.attributes or {}).get("gen_ai.output.messages"))
+    assert otel_telemetry.open_spans() == []

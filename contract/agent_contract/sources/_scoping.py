@@ -3,7 +3,9 @@
 For frameworks whose seam is a pair of callbacks rather than a wrapper around the tool body
 (LangChain's callback handlers, for instance): the callbacks run in the body's own context,
 before and after it, so a scope entered in the first and exited in the second holds the call's
-span current while the body runs. Keyed by the framework's id of that execution.
+span current while the body runs. Keyed by the framework's id of that execution. A tool run
+inside another's body that no model asked for (a LangChain tool invoking another) is entered
+as an ``inner_tool`` instead (:meth:`OpenScopes.enter_inner`), told its result as it exits.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from typing import Any
 
-from agent_contract.scope import McpServer, tool_scope
+from agent_contract.scope import InnerCall, McpServer, inner_tool, tool_scope
 
 __all__ = ["OpenScopes"]
 
@@ -23,6 +25,10 @@ class OpenScopes:
 
     def __init__(self) -> None:
         self._open: dict[object, AbstractContextManager[Any]] = {}
+
+    def __contains__(self, key: object) -> bool:
+        """Whether execution ``key`` is open (its body runs)."""
+        return key in self._open
 
     def enter(
         self,
@@ -38,10 +44,28 @@ class OpenScopes:
         scope.__enter__()
         self._open[key] = scope
 
-    def exit(self, key: object, error: BaseException | None = None) -> None:
+    def enter_inner(
+        self, key: object, name: Any, arguments: Any = None, *, mcp: McpServer | None = None
+    ) -> None:
+        """Enter execution ``key`` as an inner tool (run inside another tool's body, asked
+        for by no model): a span of its own under the calling tool's."""
+        call = inner_tool(name, arguments, mcp=mcp)
+        call.__enter__()
+        self._open[key] = call
+
+    def exit(
+        self,
+        key: object,
+        error: BaseException | None = None,
+        result: Any = None,
+        failed: bool | BaseException = False,
+    ) -> None:
         """Leave the scope of execution ``key``; ``error``: what its body raised (the
-        framework's "tool failed" callback hands it), told to the tracer as a ``with`` would."""
+        framework's "tool failed" callback hands it), told to the tracer as a ``with`` would;
+        ``result`` (``failed``: a failure it returned), told to an inner tool."""
         scope = self._open.pop(key, None)
+        if isinstance(scope, InnerCall) and error is None:
+            scope.result(result, failed)
         if scope is not None:
             if error is None:
                 scope.__exit__(None, None, None)

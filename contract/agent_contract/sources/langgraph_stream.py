@@ -48,7 +48,10 @@ Each tool's body runs under ``agent_contract.scope.tool_scope`` of its call, thr
 LangChain's own seam: a callback handler (added to ``config``'s callbacks, beside the
 caller's) whose ``on_tool_start`` enters the scope and ``on_tool_end`` / ``on_tool_error``
 leave it. LangChain calls both inline, in the tool's own context, just before and after the
-body (a sync tool's thread included), so the body and what it opens nest under its span.
+body (a sync tool's thread included), so the body and what it opens nest under its span. A
+tool a body invokes itself (``other_tool.invoke(...)``: no call id, its parent run the calling
+tool's) is no model's call: it is an ``inner_tool``, a span under the calling tool's with its
+arguments, result and failure.
 
 A graph streamed through this adapter inside another graph's node (an agent a tool runs and
 traces on its own) is that run's: LangGraph forwards its items to the outer graph's
@@ -1208,11 +1211,18 @@ def _scoped(config: Any, requests: _Requests, servers: dict[str, McpServer]) -> 
         def on_tool_start(self, serialized: Any, input_str: str, **kwargs: Any) -> None:
             name = (serialized or {}).get("name") if isinstance(serialized, dict) else None
             run, call_id = kwargs.get("run_id"), kwargs.get("tool_call_id")
+            inputs = kwargs.get("inputs")
+            if not call_id and kwargs.get("parent_run_id") in self.scopes:
+                # a tool a tool's body invokes itself, no model's call: an inner tool
+                self.scopes.enter_inner(
+                    run, name, inputs if isinstance(inputs, dict) else input_str,
+                    mcp=servers.get(name) if isinstance(name, str) else None,
+                )  # fmt: skip
+                return
             if isinstance(call_id, str) and call_id:  # a graph's tool inside another's body
                 requests.ahead(requests.inside.get())
             # the arguments the tool runs with (LangChain's, injected ones left out): a
             # ``wrap_tool_call`` middleware may have changed the model's (a reviewer's edit)
-            inputs = kwargs.get("inputs")
             self.scopes.enter(
                 run, call_id, name, mcp=servers.get(name) if isinstance(name, str) else None,
                 called_with=inputs if isinstance(inputs, dict) else None,
@@ -1227,7 +1237,7 @@ def _scoped(config: Any, requests: _Requests, servers: dict[str, McpServer]) -> 
             body = self.bodies.get(run)
             if body is not None and body[1] is not None and type(output).__name__ == "ToolMessage":
                 requests.returned[body[0]] = output  # told if the graph fails before it does
-            self._leave(run)
+            self._leave(run, None, output)
 
         def on_tool_error(self, error: BaseException, **kwargs: Any) -> None:
             # LangGraph's own control flow (``interrupt()`` pausing the run, a ``Command`` to
@@ -1235,8 +1245,12 @@ def _scoped(config: Any, requests: _Requests, servers: dict[str, McpServer]) -> 
             bubbles = any(k.__name__ == "GraphBubbleUp" for k in type(error).__mro__)
             self._leave(kwargs.get("run_id"), None if bubbles else error)
 
-        def _leave(self, run: Any, error: BaseException | None = None) -> None:
-            self.scopes.exit(run, error)
+        def _leave(self, run: Any, error: BaseException | None = None, output: Any = None) -> None:
+            if type(output).__name__ == "ToolMessage":  # (an inner tool's result, if it is one)
+                failed = getattr(output, "status", None) == "error"
+                self.scopes.exit(run, error, getattr(output, "content", None), failed)
+            else:
+                self.scopes.exit(run, error, output)
             body = self.bodies.pop(run, None)
             if body is not None:
                 with suppress(ValueError):  # left in another context than it was entered in

@@ -55,7 +55,9 @@ tool-wrapping seam, but every tool and managed agent a ``ToolCallingAgent`` call
 its ``execute_tool_call(name, arguments)``, on the thread (a copy of the step's context) that
 runs the call, so the adapter wraps that method once on the agent, as an instance attribute
 (outside a traced run it does nothing). It gets no call id: the name and arguments pick the
-call. A ``CodeAgent``'s tools run inside its code: the code run is the one call. A tool of an
+call. A ``CodeAgent``'s tools run inside its code: the code run is the one call, and each tool
+its code calls (through smolagents' local executor, whose ``send_tools`` the adapter wraps once)
+is an ``inner_tool`` of it, a span under its own with its arguments and result. A tool of an
 MCP server (``MCPClient``'s, an mcpadapt ``MCPAdaptTool``) is scoped as one
 (``McpServer``), its server unnamed: mcpadapt keeps no name for it.
 
@@ -85,6 +87,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import json
 import sys
 import threading
@@ -100,7 +103,7 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
-from agent_contract.scope import McpServer, framework_started, nested_run, tool_scope
+from agent_contract.scope import McpServer, framework_started, inner_tool, nested_run, tool_scope
 from agent_contract.sources._arguments import tool_call
 from agent_contract.sources._failure import Error as ContentError
 from agent_contract.sources._failure import cancelled_run, error_name, failed_result
@@ -328,6 +331,7 @@ def _scope_tools(agent: Any) -> None:
     nested run (module doc); once per agent."""
     if hasattr(agent, "python_executor"):
         _code_in_context()
+        _code_tools_told(agent)
     _tell_unyielded(agent)
     managed = getattr(agent, "managed_agents", None)
     for member in managed.values() if isinstance(managed, dict) else ():
@@ -344,6 +348,60 @@ def _scope_tools(agent: Any) -> None:
 
     scoped._agent_contract_scoped = True  # type: ignore[attr-defined]
     agent.execute_tool_call = scoped
+
+
+def _code_tools_told(agent: Any) -> None:
+    """Wrap ``agent.python_executor.send_tools`` once (an instance attribute; smolagents' local
+    executor only: a remote one sends its tools as code): each tool the CodeAgent's code calls
+    runs as an ``inner_tool`` of the code's ``python_interpreter`` call, its arguments (the
+    positional ones named by the tool's inputs) and its result told; ``final_answer`` is the
+    answer and a managed agent a nested run (``_nest``), as before. Outside a traced run the
+    wrapper only calls the tool."""
+    executor: Any = getattr(agent, "python_executor", None)
+    send = getattr(executor, "send_tools", None)
+    if type(executor).__name__ != "LocalPythonExecutor" or not callable(send):
+        return
+    if getattr(send, "_agent_contract_told", False):
+        return
+
+    def sent(tools: Any, *args: Any, **kwargs: Any) -> Any:
+        managed = getattr(agent, "managed_agents", None)
+        if isinstance(tools, dict):
+            tools = {
+                name: tool
+                if name == "final_answer"
+                or (isinstance(managed, dict) and name in managed)
+                or not callable(tool)
+                else _told_tool(name, tool)
+                for name, tool in tools.items()
+            }
+        return send(tools, *args, **kwargs)
+
+    sent._agent_contract_told = True  # type: ignore[attr-defined]
+    try:
+        executor.send_tools = sent
+    except Exception:  # an executor that takes no attributes: its tools untold
+        return
+
+
+def _told_tool(name: str, tool: Any) -> Callable[..., Any]:
+    """``tool`` as a CodeAgent's code calls it, run as an inner tool (``_code_tools_told``);
+    its attributes (``name``, ``inputs``...) kept for code that reads them."""
+    inputs = getattr(tool, "inputs", None)
+    names = list(inputs) if isinstance(inputs, dict) else []
+
+    @functools.wraps(tool)
+    def told(*args: Any, **kwargs: Any) -> Any:
+        if len(args) == 1 and not kwargs and isinstance(args[0], dict):
+            arguments: Any = args[0]  # smolagents takes one dict of the inputs as its kwargs
+        else:
+            arguments = {**dict(zip(names, args, strict=False)), **kwargs}
+        with inner_tool(name, arguments) as call:
+            result = tool(*args, **kwargs)
+            call.result(result, isinstance(result, BaseException))
+        return result
+
+    return told
 
 
 def _tell_unyielded(agent: Any) -> None:

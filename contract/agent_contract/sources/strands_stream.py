@@ -111,8 +111,10 @@ cut short) is resumed by the run given the responses: that run holds the call fr
 (its body, then its result), as a foreground call resumed is.
 
 A direct tool call (``agent.tool.weather(...)``, no loop cycle in its invocation state) is no
-call of the run: no scope is entered for it, so made in a tool's body it is that body's work,
-its own spans under that call's span (outside a run nothing records it).
+call of the run: it runs as an ``inner_tool`` (``agent_contract.scope``), so made in a tool's
+body it is a tool span under that call's, with its arguments and result (failed with the
+exception Strands caught), and the calling tool's span ends after it (outside a run nothing
+records it).
 
 An agent used as a tool (``agent.as_tool()``) streams its run inside the call, each of its
 events wrapped in an ``AgentAsToolStreamEvent`` that also reaches the outer stream (where the
@@ -150,7 +152,7 @@ import functools
 import re
 from collections import deque
 from collections.abc import AsyncIterator, Iterator
-from contextlib import nullcontext, suppress
+from contextlib import suppress
 from contextvars import Context, ContextVar, copy_context
 from typing import Any
 from weakref import WeakKeyDictionary, WeakSet
@@ -168,7 +170,14 @@ from agent_contract.events import (
     ToolResult,
     Usage,
 )
-from agent_contract.scope import McpServer, framework_started, nested_run, tool_scope
+from agent_contract.scope import (
+    InnerCall,
+    McpServer,
+    framework_started,
+    inner_tool,
+    nested_run,
+    tool_scope,
+)
 from agent_contract.sources import _conversation
 from agent_contract.sources._arguments import tool_call
 from agent_contract.sources._failure import CANCELLED, cancelled_run, error_name, failed_result
@@ -501,14 +510,15 @@ def _scope_body(tool: Any) -> None:
         use = tool_use if isinstance(tool_use, dict) else {}
         marked = _IN_BODY.set(body)  # a sync body's thread copies the context with it
         try:
-            scope = (
-                nullcontext()
-                if _direct(invocation_state)  # its caller's work (_direct)
-                else tool_scope(use.get("toolUseId"), use.get("name"), mcp=_mcp_server(tool))
-            )
-            with scope:
-                async for item in stream(tool_use, invocation_state, *args, **kwargs):
-                    yield item
+            if _direct(invocation_state):  # no call of the run: a tool of its caller's
+                with inner_tool(use.get("name"), use.get("input"), mcp=_mcp_server(tool)) as call:
+                    async for item in stream(tool_use, invocation_state, *args, **kwargs):
+                        _told_result(call, item)  # (Strands stops pulling at the result)
+                        yield item
+            else:
+                with tool_scope(use.get("toolUseId"), use.get("name"), mcp=_mcp_server(tool)):
+                    async for item in stream(tool_use, invocation_state, *args, **kwargs):
+                        yield item
         except asyncio.CancelledError as cancelled:
             # Strands drops such a call (no result, no AfterToolCallEvent): the hook's scope
             # ends here, failed if the body raised it itself, else cut short (its task's)
@@ -525,11 +535,23 @@ def _scope_body(tool: Any) -> None:
         return
 
 
+def _told_result(call: InnerCall, item: Any) -> None:
+    """A direct call's result, when ``item`` is it (Strands' ``ToolResultEvent``): its content,
+    failed when its status is ``error`` (named by the exception Strands caught, if any)."""
+    if not isinstance(item, dict) or item.get("type") != "tool_result":
+        return
+    result = getattr(item, "tool_result", None)
+    if isinstance(result, dict):
+        failed = result.get("status") == "error"
+        caught = getattr(item, "exception", None) if failed else None
+        call.result(result.get("content"), caught if isinstance(caught, BaseException) else failed)
+
+
 def _direct(invocation_state: Any) -> bool:
     """A direct tool call (``agent.tool.weather(...)``): Strands runs it outside its agent loop,
     with no loop cycle in its invocation state (Strands tells it so too). No model asked for
-    it, so it is no call of the run: made in a tool's body, it is that body's work, under that
-    call's span (module doc)."""
+    it, so it is no call of the run: an inner tool (``agent_contract.scope.inner_tool``), made
+    in a tool's body a span under that call's (module doc)."""
     return isinstance(invocation_state, dict) and "event_loop_cycle_id" not in invocation_state
 
 

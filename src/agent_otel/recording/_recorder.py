@@ -672,6 +672,11 @@ class RunRecorder:
             self.s, self.anomaly, self._parent(), self.run.identity, call_id, name, self.now()
         )
 
+    def inner_tool(self, parent: Context, name: str | None) -> ToolCall:
+        """A tool run inside a tool body that no model asked for (``._inner``): its span
+        starts now under ``parent``, none of the run's calls (under the scopes' lock)."""
+        return ToolCall(self.s, self.anomaly, parent, self.run.identity, None, name, self.now())
+
     def nested_parent(self, current: Context) -> Context:
         """Where a run started in ``current`` nests (``agent_contract.scope.nested_run``):
         there (a tool body's context), except in an open model call's own context: an agent

@@ -118,6 +118,12 @@ class Runner(Protocol):
     def nested_parent(self, current: Context) -> Context:
         """Where a run started in ``current`` nests (``_nested``)."""
 
+    def inner_tool(self, parent: Context, name: str | None) -> ToolCall:
+        """The span of a tool no model asked for, run in a tool body (under the lock)."""
+
+    def now(self) -> int:
+        """The run's clock (ns)."""
+
 
 _DEPTH = 64
 """How many runs out from a call's own run :meth:`ToolScopes.tells` looks for the run asked
@@ -744,6 +750,11 @@ def install() -> None:
         from agent_contract.scope import add_framework_hook, add_run_hook, add_scope_hook
     except ImportError:  # pragma: no cover - the contract ships in the same distribution
         return
+    from agent_contract.scope import add_inner_tool_hook
+
+    from ._inner import inner_hook  # (it imports this module)
+
     add_scope_hook(_hook)
     add_run_hook(_nested)
+    add_inner_tool_hook(inner_hook)
     add_framework_hook(_framework)

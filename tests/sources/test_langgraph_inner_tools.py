@@ -1,0 +1,79 @@
+"""A LangChain tool whose body invokes another ``BaseTool`` itself (no model asked for it):
+LangChain's callbacks nest that run under the calling tool's (its parent run id), and it is an
+inner tool (``agent_contract.scope.inner_tool``), a span of its own under the calling tool's
+with its arguments, result and failure, none of the model's calls."""
+
+from __future__ import annotations
+
+import json
+from contextlib import suppress
+
+import pytest
+from opentelemetry.trace import StatusCode
+
+from agent_otel.testing import InMemoryTelemetry, run_script
+
+from . import _deep as d
+
+pytest.importorskip("langgraph")
+
+
+class Flooded(ValueError):
+    """An inner tool's own failure."""
+
+
+@pytest.mark.parametrize("way", ["invoke", "ainvoke"])
+async def test_a_tool_a_tool_body_invokes_is_a_span_under_that_tools(
+    otel_telemetry: InMemoryTelemetry, way: str
+) -> None:
+    from langchain_core.tools import tool
+
+    from agent_contract.sources.langgraph_stream import langgraph_events
+
+    from ._fw_langgraph import react
+
+    @tool
+    def weather(city: str) -> str:
+        """Current weather of a city."""
+        return f"sunny in {city}"
+
+    @tool
+    def forecast(city: str) -> str:
+        """Tomorrow's forecast of a city."""
+        raise Flooded(f"no forecast for {city}")
+
+    @tool
+    async def research(city: str) -> str:
+        """Research a city's weather."""
+        if way == "invoke":
+            found = weather.invoke({"city": city})
+            with suppress(Flooded):
+                forecast.invoke({"city": city})
+        else:
+            found = await weather.ainvoke({"city": city})
+            with suppress(Flooded):
+                await forecast.ainvoke({"city": city})
+        return f"found: {found}"
+
+    graph = react("lead", "research", '{"city": "Paris"}', [research])
+    events = langgraph_events(graph, {"messages": [("user", d.QUESTION)]})
+    await run_script(otel_telemetry, events, agent_name="lead", capture_content=True)
+
+    assert otel_telemetry.outline() == [["invoke_agent lead", [
+        ["step 0", ["chat", ["execute_tool research", [
+            "execute_tool weather", "execute_tool forecast"]]]],
+        ["step 1", ["chat"]],
+    ]]]  # fmt: skip
+    weather_span = otel_telemetry.span("execute_tool weather")
+    attributes = weather_span.attributes or {}
+    assert json.loads(str(attributes["gen_ai.tool.call.arguments"])) == {"city": "Paris"}
+    assert "sunny in Paris" in str(attributes["gen_ai.tool.call.result"])
+    assert "gen_ai.tool.call.id" not in attributes
+    failed = otel_telemetry.span("execute_tool forecast")
+    assert failed.status.status_code is StatusCode.ERROR
+    assert (failed.attributes or {})["error.type"] == "Flooded"
+    outer = otel_telemetry.span("execute_tool research")
+    assert outer.status.status_code is StatusCode.UNSET
+    assert "found: sunny in Paris" in str((outer.attributes or {})["gen_ai.tool.call.result"])
+    assert (weather_span.end_time or 0) <= (outer.end_time or 0)
+    assert otel_telemetry.open_spans() == []
