@@ -10,7 +10,6 @@ a shape of its own).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from agent_otel import _attributes as A
@@ -33,9 +32,9 @@ def output_type(key: str, value: Any) -> str | None:
     """The output type ``value``, the request's ``key`` parameter, asks for; ``None`` for
     none, or a format it does not name."""
     if key == "text":  # the Responses API: {"format": {"type": ...}}
-        value = value.get("format") if isinstance(value, Mapping) else None
+        value = dict.get(value, "format") if isinstance(value, dict) else None
     elif isinstance(value, type):  # a class to parse the answer as: a JSON schema's
         return A.OUTPUT_TYPE_JSON if key in ("response_format", "text_format") else None
-    if isinstance(value, Mapping):
-        value = value.get("type")
-    return _TYPES.get(value) if isinstance(value, str) else None
+    if isinstance(value, dict):  # read as the dict it is: a subclass's own get not run
+        value = dict.get(value, "type")
+    return _TYPES.get(value) if type(value) is str else None
