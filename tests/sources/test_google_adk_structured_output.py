@@ -48,6 +48,7 @@ async def test_an_output_schema_answer_is_the_runs_structured_output(
     chat = dict(otel_telemetry.span("chat scripted-gemini").attributes or {})
     [answer] = json.loads(str(chat["gen_ai.output.messages"]))
     assert answer["parts"] == [{"type": "text", "content": said}]  # the model's text kept
+    assert chat["gen_ai.output.type"] == "json"  # ADK's request asked for JSON of the schema
     if valid:
         assert run["gen_ai.output.type"] == "json"
         [message] = json.loads(str(run["gen_ai.output.messages"]))

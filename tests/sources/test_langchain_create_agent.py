@@ -232,6 +232,38 @@ async def test_the_tool_strategy_answer_is_no_tool_call(
     assert otel_telemetry.open_spans() == []
 
 
+@pytest.mark.parametrize("streams", [True, False], ids=["streamed", "whole"])
+async def test_a_provider_strategy_request_asks_for_json(
+    otel_telemetry: InMemoryTelemetry, streams: bool
+) -> None:
+    """``ProviderStrategy`` binds the provider's ``response_format`` (a JSON schema) to every
+    request of the model node: each chat span says the request asked for JSON
+    (``gen_ai.output.type``, as the conventions ask of a request with an output format) and
+    keeps the model's text; the run answers with the structured response."""
+    from langchain.agents import create_agent
+    from langchain.agents.structured_output import ProviderStrategy
+
+    said = '{"city": "Paris", "sky": "sunny"}'
+    agent = create_agent(model([LOOKUP, said], "agent", streams=streams), [lookup()],
+                         response_format=ProviderStrategy(Weather))  # fmt: skip
+    await _run(otel_telemetry, agent)
+
+    assert otel_telemetry.outline() == [["invoke_agent bot", [
+        ["step 0", ["chat agent", "execute_tool lookup"]], ["step 1", ["chat agent"]],
+    ]]]  # fmt: skip
+    first, answer = sorted(otel_telemetry.by_name()["chat agent"], key=lambda c: c.start_time or 0)
+    assert [(c.attributes or {}).get("gen_ai.output.type") for c in (first, answer)] == [
+        "json", "json"
+    ]  # fmt: skip
+    [message] = json.loads(str((answer.attributes or {})["gen_ai.output.messages"]))
+    assert message["parts"] == [{"type": "text", "content": said}]
+    run = dict(otel_telemetry.span("invoke_agent bot").attributes or {})
+    assert run["gen_ai.output.type"] == "json"
+    [told] = json.loads(str(run["gen_ai.output.messages"]))
+    assert told["parts"] == [{"type": "json", "content": {"city": "Paris", "sky": "sunny"}}]
+    assert otel_telemetry.open_spans() == []
+
+
 async def test_a_node_running_its_own_tools_tells_each_call_once(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:

@@ -441,7 +441,7 @@ def _side_tool(item: Any) -> tuple[AgentEvent, ...]:
 def _side_async(original: Any) -> Any:
     async def watched(self: Any, *args: Any, **kwargs: Any) -> Any:
         side = _SIDE.get()
-        if side is None:
+        if side is None or _own(kwargs):
             return await original(self, *args, **kwargs)
         start = _side_start(self, args, kwargs)
         try:
@@ -458,7 +458,7 @@ def _side_async(original: Any) -> Any:
 def _side_sync(original: Any) -> Any:
     def watched(self: Any, *args: Any, **kwargs: Any) -> Any:
         side = _SIDE.get()
-        if side is None:
+        if side is None or _own(kwargs):
             return original(self, *args, **kwargs)
         start = _side_start(self, args, kwargs)
         try:
@@ -470,6 +470,15 @@ def _side_sync(original: Any) -> Any:
         return result
 
     return watched
+
+
+def _own(kwargs: dict[str, Any]) -> bool:
+    """Whether an unstreamed request is the run's own: one its streamed loop makes unstreamed
+    (an ``output_schema`` answered through the provider's structured outputs, which Agno does
+    not stream), told by its ``ModelRequestStarted`` and ``ModelRequestCompleted`` events. Agno
+    hands such a request the run's output (``run_response``); a side request (a memory
+    manager's, a summary's, a parser model's) is made with none."""
+    return kwargs.get("run_response") is not None
 
 
 def _side_start(
@@ -886,8 +895,8 @@ class _State:
 
     __slots__ = (
         "calling", "failed_members", "fallbacks", "fell", "live", "model", "open_calls",
-        "phase_name", "read", "response_id", "run_id", "runs", "said", "seen", "step",
-        "tools_ran", "workflow",
+        "parsed", "phase_name", "read", "response_id", "run_id", "runs", "said", "seen",
+        "step", "tools_ran", "workflow",
     )  # fmt: skip
 
     def __init__(self) -> None:
@@ -908,6 +917,9 @@ class _State:
         self.fell: list[tuple[str, list[Any]]] = []  # requests that fell back (_watch_fallbacks)
         self.fallbacks: list[Any] = []  # the fallback models still to try for the open request
         self.model: str | None = None  # the open call's model, when a fallback's
+        # the open call's answer came as the value Agno parsed (an ``output_schema``), no text
+        # told: the model's text is told as the call ends (``_said``)
+        self.parsed = False
 
     def feed(self, event: Any) -> tuple[AgentEvent | StreamEvent, ...]:
         kind = getattr(event, "event", None)
@@ -931,6 +943,9 @@ class _State:
             return ()  # a member's or nested run's event
         if kind == "RunContent":
             return _content(self, event)
+        if kind == "RunCompleted" and not isinstance(event.content, str):
+            final = structured_final(event.content)  # an output_schema's value
+            return () if final is None else (final,)
         if kind == "ModelRequestStarted":
             return self.start(event)
         if kind == "ModelRequestCompleted":
@@ -1084,8 +1099,10 @@ class _State:
     def end(self, event: Any) -> tuple[AgentEvent, ...]:
         model = self.model or event.model or None
         usage = _usage(event, model)
-        self.calling, self.model, self.fallbacks = False, None, []
-        return (usage, LLMCallEnd(model=model, response_id=self.response_id))
+        said = _said(self.live) if self.parsed else None
+        self.calling, self.model, self.fallbacks, self.parsed = False, None, [], False
+        end = LLMCallEnd(model=model, response_id=self.response_id)
+        return (TextDelta(text=said), usage, end) if said else (usage, end)
 
     def fell_back(self) -> tuple[AgentEvent, ...]:
         """The open request failed and Agno tries the next fallback model: the call fails
@@ -1338,7 +1355,21 @@ def _content(state: _State, event: Any) -> tuple[AgentEvent, ...]:
         out.append(ReasoningDelta(text=event.reasoning_content))
     if isinstance(event.content, str) and event.content:
         out.append(TextDelta(text=event.content))
+        state.parsed = False  # the call's text is told as it came
+    elif event.content is not None and state.calling:
+        state.parsed = True  # an output_schema's value, parsed: its text told at the end
     return tuple(out)
+
+
+def _said(messages: Any) -> str | None:
+    """The text of the model's answer an ``output_schema`` run got whole (Agno streams only
+    the value it parsed): the content of the run's last message, the model's, once its
+    request completed."""
+    last = messages[-1] if isinstance(messages, list) and messages else None
+    content = getattr(last, "content", None)
+    return content if getattr(last, "role", None) == "assistant" and isinstance(content, str) else (
+        None
+    )  # fmt: skip
 
 
 # The texts Agno hands the model for a call it refuses to run (agno.models.base and

@@ -262,9 +262,22 @@ async def google_adk_events(
 _PLUGIN = "agent_contract_tool_scope"
 
 
-Request = tuple[Any, Any, Any, tuple[Any, ...]]
-"""A model request: the agent making it, the model it names, its system instruction and a
-copy of its contents (``google_adk_messages``)."""
+def _asked(config: Any) -> dict[str, Any]:
+    """The output format a request's ``GenerateContentConfig`` asks Gemini for, as the call's
+    ``output_type`` param: ``json`` for a JSON answer (``response_mime_type``
+    ``application/json``, which an agent's ``output_schema`` sets with its schema)."""
+    mime = getattr(config, "response_mime_type", None)
+    schema = getattr(config, "response_schema", None) or getattr(
+        config, "response_json_schema", None
+    )
+    if mime == "application/json" or (schema is not None and mime is None):
+        return {"output_type": "json"}
+    return {"output_type": "text"} if mime == "text/plain" else {}
+
+
+Request = tuple[Any, Any, Any, tuple[Any, ...], dict[str, Any]]
+"""A model request: the agent making it, the model it names, its system instruction, a copy
+of its contents (``google_adk_messages``) and the params its config tells (``_asked``)."""
 Requests = dict[str, list[Request]]
 """The model requests a runner's plugin heard and no event has shown yet, by session id."""
 Raised = dict[str, list[tuple[BaseException, Any]]]
@@ -325,7 +338,8 @@ def _add_plugin(runner: Any) -> tuple[Requests, dict[str, str], bool, Raised, Wh
                 system = getattr(llm_request.config, "system_instruction", None)
                 agent = getattr(callback_context, "agent_name", None)
                 model = getattr(llm_request, "model", None)
-                noted.append((agent, model, system, tuple(llm_request.contents or ())))
+                contents = tuple(llm_request.contents or ())
+                noted.append((agent, model, system, contents, _asked(llm_request.config)))
 
         async def after_model_callback(self, *, callback_context: Any, llm_response: Any) -> None:
             if getattr(llm_response, "partial", False):
@@ -688,7 +702,8 @@ class _State:
         else:  # the model the request names (an agent of a graph, which has no find_agent)
             model = request[1] if isinstance(request[1], str) and request[1] else None
             model = model or _model(self.root, author)
-            out.append(call_start(model, None, params, google_adk_messages, *request[2:]))
+            params.update(request[4])
+            out.append(call_start(model, None, params, google_adk_messages, *request[2:4]))
         self.open, self.streamed, self.text = True, False, ""
 
     def _close(self, out: list[AgentEvent], event: Any, parts: Any, heard: Any = None) -> None:

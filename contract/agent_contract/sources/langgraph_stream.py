@@ -235,6 +235,10 @@ class _Requests:
         # ``ls_structured_output_format`` option): the tool call that carries it is the answer
         # (the prebuilt agent's ``response_format`` call), not a tool the graph runs
         self.shaped: set[Any] = set()
+        # run_id -> the output format its request asks the provider for (the
+        # ``response_format`` bound by ``ProviderStrategy``, ``with_structured_output``'s
+        # JSON modes): the call's ``response_format`` param
+        self.formats: dict[Any, Any] = {}
         # Requests LangGraph keeps out of its ``messages`` stream (tagged ``nostream``: the
         # summary of LangChain's ``SummarizationMiddleware``, ``LLMToolSelectorMiddleware``'s
         # choice, a caller's own hidden call): run_id -> metadata; once ended, in ``unheard``
@@ -255,6 +259,9 @@ class _Requests:
         options = kwargs.get("options")
         if isinstance(options, dict) and options.get("ls_structured_output_format"):
             self.shaped.add(run_id)
+        invoked = kwargs.get("invocation_params")
+        if isinstance(invoked, dict) and invoked.get("response_format") is not None:
+            self.formats[run_id] = invoked["response_format"]
         self._note(run_id, metadata, kwargs.get("tags"), kwargs.get("parent_run_id"))
 
     def on_llm_start(self, serialized: Any, prompts: Any, *, run_id: Any,
@@ -957,7 +964,10 @@ class _Reader:
         self.phase, self.spoke = phase, True
         stand_in = self.requests.stand_ins.pop(run, None) if self.requests.stand_ins else None
         side = side or stand_in is not None or _in_hook(meta)
-        yield _start(meta, self.requests.request(run), side, stand_in)
+        start = _start(meta, self.requests.request(run), side, stand_in)
+        if self.requests.formats and run in self.requests.formats:
+            start.params["response_format"] = self.requests.formats.pop(run)
+        yield start
 
     def _end(self, message: Any, spent: Any = None) -> Iterator[AgentEvent]:
         call, self.call = self.call, None

@@ -18,7 +18,10 @@ Its stream carries three kinds of event, read by their ``type``:
   said, but for a message item after a turn's results with no response before it: the final
   output a ``max_turns`` error handler gave, the run's answer (``MessageFinal``). A run that
   ends on a turn's results (a tool ended it: ``tool_use_behavior``) has the SDK's final
-  output, the tools', as its answer (``MessageFinal``, or ``StructuredFinal``).
+  output, the tools', as its answer (``MessageFinal``, or ``StructuredFinal``). An agent
+  with an ``output_type`` (not ``str``) asks for a JSON answer of its schema: its requests'
+  ``output_type`` param is ``json``, and the run's answer is the final output the SDK
+  validated, as JSON (``StructuredFinal``), the chat span keeping the model's text.
   A tool that raised under the SDK's default failure handler returns text like any other
   result: the adapter adds its own ``RunConfig.tool_error_formatter`` (the SDK's hook for
   exactly those failures, handing it the exception and the call id; a formatter the caller
@@ -197,7 +200,7 @@ async def openai_agents_events(
             yield cancelled_run("result.cancel()")
         for pause in _paused(result):
             yield pause
-        answer = reading.tools_answer(result)
+        answer = reading.tools_answer(result) or structured_final(result.final_output)
         if answer is not None:
             yield answer
     except Exception as exc:
@@ -773,6 +776,8 @@ def _start(agent: Any, request: tuple[Any, Any, Any], config: Any = None) -> LLM
     name = model if isinstance(model, str) else getattr(model, "model", None)
     params = {k: v for k, v in settings.items() if v is not None}
     name, params = name if isinstance(name, str) else None, {**params, "stream": True}
+    if getattr(agent, "output_type", None) not in (None, str):  # the SDK asks for its schema
+        params["output_type"] = "json"
     provider = _provider(model)
     if items is None:
         return LLMCallStart(model=name, provider=provider, params=params)

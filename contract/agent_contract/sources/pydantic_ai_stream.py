@@ -109,6 +109,7 @@ from agent_contract.sources._nested import Pushed
 from agent_contract.sources._require import expect, require
 from agent_contract.sources._server_tools import ServerToolCall, ServerToolCallsEnd
 from agent_contract.sources._structured import structured_final
+from agent_contract.sources._unrun import UnrunCallsEnd, unrun_call
 
 __all__ = ["pydantic_ai_events"]
 
@@ -155,7 +156,9 @@ async def pydantic_ai_events(
                 settings = _settings(model, agent.model_settings, run.get("model_settings"))
                 start = None  # the call told, until the models it fell back from are read
                 if _allowed(graph.ctx):  # else the node raises the limit: no request is made
-                    start = _start(model, settings, graph.ctx.state, node)
+                    mode = getattr(getattr(graph.ctx.deps, "output_schema", None), "mode", None)
+                    start = _start(model, {**settings, **_output_format(mode)}, graph.ctx.state,
+                                   node)  # fmt: skip
                     yield start
                 opened = None  # the request's stream, once it opened
                 try:
@@ -175,13 +178,14 @@ async def pydantic_ai_events(
                         for fell in _fell_back(start, None, getattr(error, "attempts", None)):
                             yield fell  # every model failed: each its own call
                     if opened is not None and kind == "UsageLimitExceeded":
-                        for done in _end(opened.response):  # the limit read its whole answer
+                        for done in _end(opened.response, _parameters(opened, graph.ctx.state)):
+                            # the limit read its whole answer
                             yield done
                     raise
                 if start is not None:  # an answer with no event
                     for fell in _fell_back(start, stream.response):
                         yield fell
-                for done in _end(stream.response):
+                for done in _end(stream.response, _parameters(stream, graph.ctx.state)):
                     yield done
             elif kind == "CallToolsNode":
                 called = False
@@ -472,6 +476,9 @@ def _delegated(pushed: Pushed, agent: Any) -> Any:
                 except BaseException as error:
                     await self.pushed.end(error)
                     raise
+                answer = _answer(result)  # a structured output, a rewritten text
+                if answer is not None:
+                    await self.pushed.push([answer])
                 await self.pushed.end()
                 return result
 
@@ -492,6 +499,8 @@ def _delegated(pushed: Pushed, agent: Any) -> Any:
                 )
                 settings = getattr(request_context, "model_settings", None)
                 params = dict(settings) if isinstance(settings, dict) else {}
+                asking = getattr(request_context, "model_request_parameters", None)
+                params.update(_output_format(getattr(asking, "output_mode", None)))
                 start = call_start(
                     getattr(model, "model_name", None), getattr(model, "system", None), params,
                     pydantic_ai_messages, messages, None,
@@ -507,7 +516,8 @@ def _delegated(pushed: Pushed, agent: Any) -> Any:
                     raise
                 said = [TextDelta(text=part.content) for part in response.parts
                         if getattr(part, "part_kind", None) == "text" and part.content]  # fmt: skip
-                await self.push(*_fell_back(start, response), *said, *_end(response))
+                parameters = getattr(request_context, "model_request_parameters", None)
+                await self.push(*_fell_back(start, response), *said, *_end(response, parameters))
                 return response
 
             async def on_tool_validate_error(
@@ -656,6 +666,12 @@ def _settings(model: Any, agent: Any, run: Any) -> dict[str, Any]:
     return merged
 
 
+def _parameters(stream: Any, state: Any) -> Any:
+    """The ``ModelRequestParameters`` a streamed request was made with (its output tools)."""
+    parameters = getattr(stream, "_model_request_parameters", None)
+    return parameters or getattr(state, "last_model_request_parameters", None)
+
+
 def _start(model: Any, settings: Any, state: Any, node: Any) -> LLMCallStart:
     """The call a model request node makes. Its ``messages`` (read when read) are the run's
     history, then the node's own request (pydantic-ai appends it to the history as it sends
@@ -746,13 +762,40 @@ def _usage(usage: Any, model: str | None) -> Usage:
     )  # fmt: skip
 
 
-def _end(response: Any) -> tuple[AgentEvent, ...]:
+def _end(response: Any, parameters: Any = None) -> tuple[AgentEvent, ...]:
+    """A response's usage and its call's end: with the built-in tools the provider ran, and
+    the calls of the request's output tools (``parameters``, its ``ModelRequestParameters``),
+    which carry the structured answer and run no tool (``UnrunCallsEnd``)."""
     counted = _usage(response.usage, response.model_name)
     done = {"model": response.model_name, "finish_reason": response.finish_reason,
             "response_id": response.provider_response_id}  # fmt: skip
     calls = _provider_ran(response.parts)
+    answers = _answers(response.parts, parameters)
+    if answers:
+        return (counted, UnrunCallsEnd(**done, unrun=answers, calls=calls))
     end = ServerToolCallsEnd(**done, calls=calls) if calls else LLMCallEnd(**done)
     return (counted, end)
+
+
+def _answers(parts: Any, parameters: Any) -> tuple[ToolCall, ...]:
+    """The response's calls of an output tool (``final_result``, a ``ToolOutput``'s name):
+    what the model returned, a ``tool_call`` part of its chat span's output, but the run's
+    answer, not a tool call (pydantic-ai validates the arguments; no tool span)."""
+    names = {getattr(t, "name", None) for t in getattr(parameters, "output_tools", None) or ()}
+    if not names:
+        return ()
+    return tuple(
+        unrun_call(part.tool_call_id, part.tool_name, part.args)
+        for part in parts
+        if getattr(part, "part_kind", None) == "tool-call" and part.tool_name in names
+    )
+
+
+def _output_format(mode: Any) -> dict[str, str]:
+    """The request's ``output_type`` param (``json``) where pydantic-ai asks the model for a
+    JSON answer itself (``NativeOutput``: the API's response format; ``PromptedOutput``: its
+    instructions); an output tool's call is no output format of the request."""
+    return {"output_type": "json"} if mode in ("native", "prompted") else {}
 
 
 def _provider_ran(parts: Any) -> tuple[ServerToolCall, ...]:

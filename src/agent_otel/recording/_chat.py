@@ -25,6 +25,7 @@ from agent_otel.standdown._context import unsampled_chat
 
 from ._encodable import INT64_MAX, Count, checked, checked_text
 from ._errors import fail_span, record_error
+from ._output_format import FORMAT_KEYS, output_type
 from ._settings import RunSettings
 from ._span import current_in, known_start, start_span
 from ._usage import Tokens
@@ -97,6 +98,10 @@ def request_attributes(
             level = reasoning_level(key, value)
             if level is not None:
                 out[A.REQUEST_REASONING_LEVEL] = level
+        elif key in FORMAT_KEYS:
+            asked = output_type(key, value)
+            if asked is not None:
+                out[A.OUTPUT_TYPE] = asked
     if conventions.top_k_int and A.REQUEST_TOP_K in out:
         top_k = out.pop(A.REQUEST_TOP_K)
         if isinstance(top_k, float) and top_k.is_integer():

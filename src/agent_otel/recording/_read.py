@@ -74,13 +74,14 @@ def tool_call(rec: RunRecorder, ev: Any) -> None:
 def unrun_calls_end(rec: RunRecorder, ev: Any) -> None:
     """The end of an LLM call whose response's tool calls never ran
     (``agent_contract.sources._unrun.UnrunCallsEnd``): each a part of its output, no tool
-    span; then the call ends as any."""
+    span, beside the tools the provider ran that it tells too (``calls``); then the call ends
+    as any."""
     unrun, end_id = getattr(ev, "unrun", ()), getattr(ev, "call_id", None)
     for call in unrun if type(unrun) is tuple else ():  # a subclass may iterate as it likes
         function = getattr(call, "function", None)
         name, arguments = getattr(function, "name", None), getattr(function, "arguments", None)
         rec.unrun_tool_call(getattr(call, "id", None), name, arguments, end_id)
-    llm_call_end(rec, ev)
+    server_calls_end(rec, ev)
 
 
 def server_calls_end(rec: RunRecorder, ev: Any) -> None:
