@@ -106,8 +106,9 @@ def test_an_exit_raised_in_a_tool_body_in_a_task_of_its_own_names_the_tool_and_t
     if again:
         assert otel_telemetry.open_spans() != []  # (else this is the first case)
         with caplog.at_level(logging.WARNING, logger="agent_otel"):
-            end_open_runs(otel_telemetry.tracer_provider)
+            ended = end_open_runs(otel_telemetry.tracer_provider)
         assert caplog.messages == []  # not told as a run the shutdown ended
+        assert ended == 1  # but one it ended, as it says
 
     assert raised.value is leaving
     name = type(leaving).__name__

@@ -756,6 +756,8 @@ def test_a_password_of_letters_alone_on_a_settings_line_is_replaced(
         "password: ${DB_PASSWORD}\nclient_secret: $CLIENT_SECRET\n",  # where the value is
         "password: ********\npassword: string;\n",
         "the password: see below\nmax_tokens: 1000\n",
+        "    has_password: bool\n    uses_bearer: float\n    secrets: dict\n",  # annotations
+        "      input_cost_per_token: 0.0000025\n",  # LiteLLM's price of a token: a number
     ],
 )
 def test_a_settings_line_that_holds_no_password_is_kept(text: str) -> None:

@@ -105,12 +105,14 @@ async def test_a_side_call_that_fails_inside_agent_otel_is_still_not_the_runs_an
     assert answer["parts"] == [{"type": "text", "content": "Sunny."}]
 
 
+@pytest.mark.parametrize("steps", [True, False], ids=["steps", "no step spans"])
 async def test_a_side_call_doing_a_tools_work_is_under_that_tools_span(
-    otel_telemetry: InMemoryTelemetry,
+    otel_telemetry: InMemoryTelemetry, steps: bool
 ) -> None:
     """``SideCallStart(tool_call_id=...)``: a request made in place of that open call's tool
-    (a model emulating it) is the child of its ``execute_tool`` span; one naming a call that
-    is not open (ended, unknown, not text) stays in the step. The run is still the agent's."""
+    (a model emulating it) is the child of its ``execute_tool`` span, step spans on or off;
+    one naming a call that is not open (ended, unknown, not text) stays in the step (the run).
+    The run is still the agent's."""
     calls = [ToolCall(id=i, function=FunctionCall(name="lookup", arguments="{}")) for i in "ab"]
     emulated = [*_side()]
     emulated[0] = SideCallStart(model="emulator", messages=SUMMARY_ASK, tool_call_id="b")
@@ -118,10 +120,11 @@ async def test_a_side_call_doing_a_tools_work_is_under_that_tools_span(
     events = [*_own(), *calls, *emulated, ToolResult(tool_call_id="a", content="x"),
               *(e for s in stray for e in (s, LLMCallEnd())),
               ToolResult(tool_call_id="b", content="a to c")]  # fmt: skip
-    await run_script(otel_telemetry, events, agent_name="bot", capture_content=True)
+    await run_script(otel_telemetry, events, agent_name="bot", capture_content=True,
+                     step_spans=steps)  # fmt: skip
 
-    assert otel_telemetry.outline() == [["invoke_agent bot", [["step 0", [
-        "chat agent-model", "execute_tool lookup", ["execute_tool lookup", ["chat emulator"]],
-        "chat stray", "chat stray", "chat stray",
-    ]]]]]  # fmt: skip
+    spans = ["chat agent-model", "execute_tool lookup", ["execute_tool lookup", ["chat emulator"]],
+             "chat stray", "chat stray", "chat stray"]  # fmt: skip
+    under_run = [["step 0", spans]] if steps else spans
+    assert otel_telemetry.outline() == [["invoke_agent bot", under_run]]
     assert _run(otel_telemetry)["gen_ai.request.model"] == "agent-model"

@@ -655,7 +655,9 @@ async def test_a_streamed_request_a_tool_middleware_makes_is_under_its_tool_span
 ) -> None:
     """The class beyond the emulator: a ``wrap_tool_call`` middleware asking a model about the
     tool's result (streamed, not ``nostream``) makes that request for the call: a chat span
-    under its ``execute_tool`` span, a side call that does not name the run."""
+    under its ``execute_tool`` span, a side call that does not name the run. The request ends
+    before the call's result is returned, so its span ends within the tool's (it outlived it:
+    the result was told before the request's end)."""
     from langchain.agents import create_agent
     from langchain.agents.middleware import wrap_tool_call
     from langchain_core.messages import HumanMessage
@@ -676,6 +678,9 @@ async def test_a_streamed_request_a_tool_middleware_makes_is_under_its_tool_span
         ["step 0", ["chat agent", ["execute_tool lookup", ["chat judge"]]]],
         ["step 1", ["chat agent"]],
     ]]]  # fmt: skip
+    tool, chat = otel_telemetry.span("execute_tool lookup"), otel_telemetry.span("chat judge")
+    assert (chat.end_time or 0) <= (tool.end_time or 0)
+    assert (chat.attributes or {})["gen_ai.usage.output_tokens"] > 0  # its answer's, not cut
     assert tokens(otel_telemetry) == 30
     assert otel_telemetry.open_spans() == []
     _named_by_the_agent(otel_telemetry, "weather in Paris?")

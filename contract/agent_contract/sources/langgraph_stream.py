@@ -501,8 +501,8 @@ class _Reader:
     __slots__ = (
         "answer", "asked", "asked_by", "base", "bodies", "branch", "call", "carried", "held",
         "interrupts",
-        "level", "phase", "requests", "results", "results_held", "spoke", "step", "told",
-        "waiting", "written",
+        "level", "phase", "requests", "results", "results_held", "spoke", "stand_in", "step",
+        "told", "waiting", "written",
     )  # fmt: skip
 
     def __init__(
@@ -514,6 +514,7 @@ class _Reader:
         self.bodies: dict[str, _Body | None] = {}  # call id -> the graph its body ran
         self.interrupts: list[Any] = []  # LangGraph's ``Interrupt``\ s the graph paused on
         self.call: _Call | None = None
+        self.stand_in: str | None = None  # the tool call the open call does the work of
         self.step, self.results = 0, False
         self.spoke = False  # a call was told in the step
         self.told: set[str] = set()  # ids of the AI and tool messages already made events
@@ -964,13 +965,14 @@ class _Reader:
         self.phase, self.spoke = phase, True
         stand_in = self.requests.stand_ins.pop(run, None) if self.requests.stand_ins else None
         side = side or stand_in is not None or _in_hook(meta)
+        self.stand_in = stand_in
         start = _start(meta, self.requests.request(run), side, stand_in)
         if self.requests.formats and run in self.requests.formats:
             start.params["response_format"] = self.requests.formats.pop(run)
         yield start
 
     def _end(self, message: Any, spent: Any = None) -> Iterator[AgentEvent]:
-        call, self.call = self.call, None
+        call, self.call, self.stand_in = self.call, None, None
         if call is not None:
             self.requests.sent.pop(call.run, None)
             if call.id:
@@ -1073,6 +1075,8 @@ class _Reader:
         if self.held and not orphan and str(message.tool_call_id) not in self.asked:
             self.results_held.setdefault(key, message)  # its call is held: told after it
             return
+        if self.call is not None and self.stand_in == call_id:  # a request made for the call
+            yield from self._end(self._final(self.call))  # ended before its result: told so
         self.told.update(marks)
         self.results = True
         self.waiting.discard(str(message.tool_call_id))

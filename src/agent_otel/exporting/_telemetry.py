@@ -80,7 +80,7 @@ class Telemetry:
     explicitly when the globals belong to someone else), ``console`` (the terminal tree
     exporter, or None), ``prometheus_port`` (the bound scrape port, or None), ``spans_lost``
     (by cause), ``runs_ended_at_shutdown`` (runs still open when shutdown began, ended with
-    ``agent_otel.end_reason=shutdown``), and whether the globals were set
+    ``agent_otel.end_reason=shutdown`` or by a tool body's exit), and whether the globals were set
     (``global_tracer_provider`` / ``_meter_`` / ``_logger_provider``). SIGTERM, fork and
     ``multiprocessing`` workers are handled as docs/export.md describes (``_process``).
     """

@@ -129,20 +129,23 @@ _WHY = (
 
 
 def end_runs(belongs: Callable[[Any], bool], when: str = "") -> int:
-    """End every open run ``belongs`` accepts (given its agent span), newest first; how many.
-    What :func:`also_end` registered ends its spans ``belongs`` accepts first. Given ``when``
-    (``"at interpreter exit"``), the runs it ended are told in one line for every shutdown:
-    which, why they were still open, and what to do."""
+    """End every open run ``belongs`` accepts (given its agent span), newest first; how many
+    (a run a tool body's exit left open among them, ended by that exit). What
+    :func:`also_end` registered ends its spans ``belongs`` accepts first. Given ``when``
+    (``"at interpreter exit"``), the runs it ended as ``shutdown`` are told in one line for
+    every shutdown: which, why they were still open, and what to do."""
     for end in list(_ALSO):
         try:
             end(belongs)
         except Exception:
             report("held spans end at shutdown")
     names: list[str] = []
+    ended = 0
     for run in reversed(list(_OPEN.values())):
         try:
             if not belongs(run.run.span.raw) or not claim(run):
                 continue
+            ended += 1
             run.end_at_shutdown()
             run.ended_by_shutdown()
             if run.run.error_type is None:  # (else a tool body's exit ended it: not told)
@@ -161,7 +164,7 @@ def end_runs(belongs: Callable[[Any], bool], when: str = "") -> int:
             more,
             _WHY,
         )
-    return len(names)
+    return ended
 
 
 @keyworded

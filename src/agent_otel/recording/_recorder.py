@@ -279,18 +279,19 @@ class RunRecorder:
         the agent's own calls pay nothing for it. Restored however the call's start ends (an
         internal failure swallowed after it was tracked). ``tool_call_id``: the open tool call
         whose work the request does in place of its tool; the call's span starts under it."""
-        last, step = self._last_call, self._step
+        last = self._last_call
         tool = self._tools.get(tool_call_id) if type(tool_call_id) is str else None
-        saved = step.context if step is not None else self.run.context
+        owner = self._step or self.run  # where ``_parent`` starts the call (no step: no step
+        saved = owner.context  # spans, as a tool is open; none starts meanwhile)
         try:
-            if step is not None and tool is not None:  # where ``_parent`` starts the call
-                step.context = trace.set_span_in_context(tool.span.raw, saved)
+            if tool is not None:
+                owner.context = trace.set_span_in_context(tool.span.raw, saved)
             with self.run.aside():
                 yield
         finally:
             self._last_call = last
-            if step is not None and tool is not None:
-                step.context = saved
+            if tool is not None:
+                owner.context = saved
 
     def _key(self) -> object:
         self._keys += 1

@@ -326,10 +326,14 @@ _NOT_A_PASSWORD = frozenset({
     "empty", "missing", "invalid", "incorrect", "expired", "hidden", "redacted", "masked",
     "unset", "set", "changed", "ok", "n/a", "tbd", "todo", "deprecated", "default", "unknown",
     "undefined", "str", "string", "bytes", "int", "any", "text", "secretstr", "secretbytes",
+    "bool", "float", "dict", "list", "tuple", "object", "bytearray", "datetime",
     "enabled", "disabled", "accepted", "rejected", "blocked", "allowed", "valid",
 })  # fmt: skip
 """Words a settings line or a form writes where a value goes that are no password: YAML's
-null and booleans, a form's status, a type annotation's (``password: str``)."""
+null and booleans, a form's status, a type annotation's (``password: str``,
+``has_password: bool``)."""
+_DECIMAL = re.compile(r"[0-9]*\.[0-9]+")
+"""A number with a fraction: a price or a rate (``input_cost_per_token: 0.0000025``)."""
 _CODE = re.compile(r"[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)+|[A-Za-z_][\w.]*[\[(].*[\])]")
 """An expression, not a value: an attribute (``settings.DB_PASSWORD``), a call or a generic
 type (``os.getenv(...)``, ``Optional[str]``)."""
@@ -337,12 +341,14 @@ type (``os.getenv(...)``, ``Optional[str]``)."""
 
 def settings_word(value: str) -> bool:
     """The one word after a secret's name on a settings line (``POSTGRES_PASSWORD: example``)
-    that is a value: not a placeholder (:data:`_NOT_A_PASSWORD`, a mask ``****``), nor code
-    (:data:`_CODE`, a line ending in ``,`` or ``;``: a JavaScript object's member)."""
+    that is a value: not a placeholder (:data:`_NOT_A_PASSWORD`, a mask ``****``), a number
+    with a fraction (:data:`_DECIMAL`), nor code (:data:`_CODE`, a line ending in ``,`` or
+    ``;``: a JavaScript object's member)."""
     return not (
         value[-1] in ",;"
         or value.lower() in _NOT_A_PASSWORD
         or len(set(value)) == 1
+        or _DECIMAL.fullmatch(value) is not None
         or _CODE.fullmatch(value) is not None
     )
 
