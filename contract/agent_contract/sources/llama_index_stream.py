@@ -1,8 +1,11 @@
 """LlamaIndex: an agent workflow's ``handler.stream_events()`` as contract events.
 
 ``llama_index_events(agent, user_msg, ...)`` starts ``agent.run(user_msg=..., **run)`` (a
-``FunctionAgent``, ``ReActAgent``, ``CodeActAgent`` or a multi-agent ``AgentWorkflow``) and
-reads its stream by class name (nothing of LlamaIndex is imported here):
+``FunctionAgent``, ``ReActAgent``, ``CodeActAgent``, a multi-agent ``AgentWorkflow``, or a
+``Workflow`` of one's own) and reads its stream by class name (nothing of LlamaIndex is
+imported here). The model calls its steps make that no event below tells (a workflow's own
+steps calling their LLM, an agent's memory asking one) are read from LlamaIndex's
+instrumentation dispatcher (``_llama_index_calls``) and told between the stream's events:
 
 * ``AgentInput``: the agent is about to call its LLM: ``LLMCallStart`` (the LLM's
   ``metadata.model_name``, the provider its class talks to, its temperature and max tokens),
