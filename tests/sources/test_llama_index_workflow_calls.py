@@ -121,3 +121,55 @@ async def test_a_workflow_steps_failed_model_call_fails_its_chat_span(
     assert otel_telemetry.span(CHAT).status.status_code.name == "ERROR"
     assert isinstance(raised.value, openai.InternalServerError)
     assert otel_telemetry.open_spans() == []
+
+
+async def test_agents_a_workflows_steps_run_tell_their_calls_once(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """``relay`` runs ``scout`` and forwards its events into the run's stream (the run's
+    reader tells its calls and tool); ``quiet`` then awaits ``writer``, whose events reach no
+    stream of ours: its call is the run's too, from the dispatcher. Each call is one chat
+    span, ``writer``'s a step of its own."""
+    from llama_index.core.agent.workflow import FunctionAgent
+    from llama_index.core.workflow import Context, Event, StartEvent, StopEvent, Workflow, step
+    from llama_index.llms.openai import OpenAI
+
+    from agent_contract.sources.llama_index_stream import llama_index_events
+
+    def llm(*bodies: Any) -> Any:
+        return OpenAI(model="gpt-4o-mini", api_key="test", api_base="http://mock.invalid/v1",
+                      max_retries=0, async_http_client=transport(*bodies))  # fmt: skip
+
+    def lookup(q: str) -> str:
+        """Look it up."""
+        return "sunny"
+
+    asks = chat.calls([("c1", "lookup", {"q": "Paris"})])
+    scout = FunctionAgent(name="scout", tools=[lookup], llm=llm(asks, chat.answer("Sunny.")))
+    writer = FunctionAgent(name="writer", tools=[], llm=llm(chat.answer("A sunny day.")))
+
+    class Scouted(Event):
+        found: str
+
+    class Flow(Workflow):
+        @step
+        async def relay(self, ctx: Context, ev: StartEvent) -> Scouted:
+            handler = scout.run(user_msg=ev.user_msg)
+            async for event in handler.stream_events():
+                if not isinstance(event, StopEvent):
+                    ctx.write_event_to_stream(event)
+            return Scouted(found=str(await handler))
+
+        @step
+        async def quiet(self, ev: Scouted) -> StopEvent:
+            return StopEvent(result=str(await writer.run(user_msg=ev.found)))
+
+    await run_script(otel_telemetry, llama_index_events(Flow(timeout=10), "Paris?"),
+                     agent_name="flow")  # fmt: skip
+
+    assert otel_telemetry.outline() == [["invoke_agent flow", [
+        ["step 0", [CHAT, "execute_tool lookup"]], ["step 1", [CHAT]], ["step 2", [CHAT]],
+    ]]]  # fmt: skip
+    run = otel_telemetry.span("invoke_agent flow").attributes or {}
+    assert run["agent_otel.usage.input_tokens"] == 3 * s.TURNS[0].input
+    assert otel_telemetry.open_spans() == []

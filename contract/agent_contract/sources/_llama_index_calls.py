@@ -13,14 +13,20 @@ structured predict is a chat or completion inside), in the task that makes it, i
 the LLM's method whose parents are the step's span and the workflow run's. :class:`Calls` keeps
 one run's (set as :data:`CALLS` in the run's context, which its steps' tasks copy) of those the
 run's events do not tell already: not inside a ``run_agent_step`` or ``parse_agent_output``
-step of the run's own agent (its own request, its output class's; an agent a step runs and
-awaits tells its requests in no stream of ours: they are the run's), not inside another call
+step of the run's own agent (its own request, its output class's), not inside another call
 it keeps (a chat a completion model makes of its ``complete``), not in a tool body (a tool's
 own call is left to the provider instrumentations there: ``_context.tool_body``). Each is told
 whole once it ended: its start (model, provider, parameters, messages), text, usage from the
 provider's payload (``raw``), end; a call that raised ends with ``Error`` of its class. In a run
-of a workflow of one's own they are the run's calls, a workflow step's first call starting a
-step; in an agent's run they are side calls (``SideCallStart``), never naming the run.
+of a workflow of one's own they are the run's calls, the calls of one workflow step one step
+(``llama_index_stream``); in an agent's run they are side calls (``SideCallStart``), never
+naming the run.
+
+An agent a step runs (``await agent.run(q)``) tells its own requests in its events, which the
+step may forward into the run's stream (``ctx.write_event_to_stream``: the run's reader then
+tells them) or not (in no stream of ours). So the requests of another agent's
+``run_agent_step`` and ``parse_agent_output`` are held until the run ends, and told then only
+if no event of that agent (by name) came through the run's stream (:meth:`Calls.heard`).
 """
 
 from __future__ import annotations
@@ -36,7 +42,6 @@ from agent_contract.events import (
     LLMCallStart,
     Message,
     ReasoningDelta,
-    StepBoundary,
     TextDelta,
 )
 from agent_contract.sources._history import call_start, llama_index_messages
@@ -84,22 +89,39 @@ class Calls:
         self.open: dict[str, list[AgentEvent]] = {}
         self.steps: dict[str, Any] = {}  # each open call's workflow step (its span)
         self.ended: deque[tuple[Any, list[AgentEvent]]] = deque()
-        self.step: Any = None  # the last told call's step
-        self.index = 0
+        self.agents: dict[str, Any] = {}  # the open agent steps telling their requests: agent
+        self.holding: dict[str, Any] = {}  # each open call of another agent's: its name
+        self.held: list[tuple[Any, Any, list[AgentEvent]]] = []  # such calls ended
+        self.said: set[Any] = set()  # the agents whose events came through the run's stream
 
-    def spanned(self, id_: str, parent: Any, instance: Any) -> None:
+    def spanned(self, id_: str, parent: Any, instance: Any, workflow: Any) -> None:
+        """A dispatcher span opened in the run: its parent, the LLM method's ``instance``, the
+        ``workflow`` whose step it is (``None``: none known)."""
         self.parents[id_] = parent
-        if instance is self.workflow and self.run is None and _method(id_).endswith(".run"):
+        method = _method(id_)
+        if instance is self.workflow and self.run is None and method.endswith(".run"):
             self.run = id_
+        elif method.endswith(_TOLD_STEPS):
+            self.agents[id_] = getattr(workflow, "name", None)
+
+    def heard(self, agent: Any) -> None:
+        """An event of the agent named ``agent`` came through the run's stream."""
+        self.said.add(agent)
 
     def left(self, id_: str, error: Any = None) -> None:
         self.parents.pop(id_, None)
+        self.agents.pop(id_, None)
         if isinstance(error, BaseException) and id_ in self.open:  # the call raised
             self._done(id_, failed_call(error))
 
     def _done(self, span_id: str, tail: Iterable[AgentEvent]) -> None:
-        """The open call ``span_id`` ended with ``tail``: kept to be told."""
-        self.ended.append((self.steps.pop(span_id, None), [*self.open.pop(span_id), *tail]))
+        """The open call ``span_id`` ended with ``tail``: kept to be told (held, another
+        agent's: module doc)."""
+        step, said = self.steps.pop(span_id, None), [*self.open.pop(span_id), *tail]
+        if span_id in self.holding:
+            self.held.append((self.holding.pop(span_id), step, said))
+        else:
+            self.ended.append((step, said))
 
     def _ancestors(self, span_id: str) -> Iterator[str]:
         parent = self.parents.get(span_id)
@@ -114,14 +136,19 @@ class Calls:
         if not isinstance(span_id, str):
             return
         if kind in _STARTS:
-            step = None
+            step, agent = None, None
             for above in self._ancestors(span_id):
                 if above in self.open:
                     return  # inside a call kept (a chat a completion model makes)
-                if self.run is not None and self.parents.get(above) == self.run:
-                    if _method(above).endswith(_TOLD_STEPS):
+                own = self.run is not None and self.parents.get(above) == self.run
+                if above in self.agents:
+                    if own:
                         return  # a step of the run's agent whose request its events tell
+                    agent = (self.agents[above],) if agent is None else agent
+                if own:
                     step = above
+            if agent is not None:
+                self.holding[span_id] = agent[0]
             self.steps[span_id] = step
             self.open[span_id] = [self._start(event, span_id)]
         elif kind in _ENDS and span_id in self.open:
@@ -146,22 +173,20 @@ class Calls:
         return call_start(model, provider, params, llama_index_messages, tuple(messages),
                           side=self.side)  # fmt: skip
 
-    def drain(self) -> Iterator[AgentEvent]:
-        """The calls ended since the last drain, each whole; in a workflow of one's own, a
-        call of another workflow step than the last told call's starts a step."""
+    def drain(self) -> Iterator[tuple[Any, list[AgentEvent]]]:
+        """The calls ended since the last drain, each whole, with its workflow step (the
+        dispatcher span of the run's step it was made in, ``None`` for none known)."""
         while self.ended:
-            step, said = self.ended.popleft()
-            if not self.side:
-                if self.index and step != self.step:
-                    yield StepBoundary(index=self.index - 1)
-                self.index, self.step = self.index + 1, step
-            yield from said
+            yield self.ended.popleft()
 
-    def close(self) -> Iterator[AgentEvent]:
-        """The run ended: the calls ended, then each still open (a stream never read to its
-        end) ended bare."""
+    def close(self) -> Iterator[tuple[Any, list[AgentEvent]]]:
+        """The run ended: each call still open (a stream never read to its end) ended bare,
+        the held ones of agents whose events the stream did not tell, then all in order."""
         for span_id in list(self.open):
             self._done(span_id, (LLMCallEnd(),))
+        self.ended.extend((step, said) for agent, step, said in self.held
+                          if agent is None or agent not in self.said)  # fmt: skip
+        self.held.clear()
         yield from self.drain()
 
 

@@ -96,7 +96,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from contextlib import suppress
 from typing import Any
 
@@ -318,7 +318,8 @@ def _install_scopes() -> None:
             arguments = bound_args.arguments
             calls = CALLS.get()
             if calls is not None:  # in a run: its spans' parents, to place its model calls
-                calls.spanned(id_, kwargs.get("parent_span_id"), kwargs.get("instance"))
+                workflow = getattr(getattr(arguments.get("ctx"), "_face", None), "_workflow", None)
+                calls.spanned(id_, kwargs.get("parent_span_id"), kwargs.get("instance"), workflow)
             _note_agent(arguments.get("ctx"))
             for value in arguments.values():
                 if type(value).__name__ == "ToolCall" and _streamed(arguments.get("ctx")):
@@ -449,6 +450,10 @@ _HANDOFFS_REFUSED = (
 # The start of the text a ``ReActAgent`` sends back for an answer its output parser refused
 # with the ``ValueError`` the agent catches.
 _UNPARSED = "Error while parsing the output: "
+# The step of a call the run's stream tells (``_Reader.at``).
+_STREAMED_CALL = object()
+# The events an agent tells its model requests with (``current_agent_name`` names it).
+_AGENTS_SAY = frozenset({"AgentInput", "AgentStream", "AgentOutput"})
 # The failure of a request for the structured output that gave none (LlamaIndex swallows the
 # exception, with a warning: no class is known).
 _NO_STRUCTURED_OUTPUT = "structured_output_failed"
@@ -461,6 +466,8 @@ class _Reader:
         self.agent = agent
         self.named = named  # agents by name, as their steps ran
         self.calls = calls  # the model calls of its steps no event tells
+        self.began = False  # a call was told
+        self.at: Any = None  # the last told call's workflow step (``_aside``)
         self.calling = False
         self.usage: Usage | None = None
         self.last_output: Any = None
@@ -479,8 +486,10 @@ class _Reader:
         if TAKEN and TAKEN.take(event):  # a nested run's event, forwarded: told there
             return
         if self.calls.ended and not self.calling:  # told between the run's own calls
-            yield from self.calls.drain()
+            yield from self._aside(self.calls.drain())
         kind = type(event).__name__
+        if kind in _AGENTS_SAY:
+            self.calls.heard(event.current_agent_name)
         if kind == "AgentStream":
             if not self.calling:  # a request with no input event (early stopping's: module doc)
                 yield from self._start(event.current_agent_name)
@@ -558,16 +567,31 @@ class _Reader:
         if self.structuring:
             yield Error(message="no structured output", error_type=_NO_STRUCTURED_OUTPUT)
             yield from self._end(None)
-        yield from self.calls.close()
+        yield from self._aside(self.calls.close())
+
+    def _aside(self, calls: Iterable[tuple[Any, list[AgentEvent]]]) -> Iterator[AgentEvent]:
+        """The calls no event tells (``_llama_index_calls``), each whole: side calls in an
+        agent's run; in a workflow of one's own, the run's, the calls of one workflow step
+        (``step``) one step, a step apart from the agent requests its stream tells."""
+        for step, said in calls:
+            if not self.calls.side:
+                if self.began and (self.results or step != self.at):
+                    yield from self._next_step()
+                self.began, self.at = True, step
+            yield from said
+
+    def _next_step(self) -> Iterator[AgentEvent]:
+        yield StepBoundary(index=self.step)
+        self.step, self.results = self.step + 1, False
 
     def _start(
         self, name: Any, request: Any = None, *, stream: bool | None = None
     ) -> Iterator[AgentEvent]:
         if self.calling:  # a call that never reported its output
             yield from self._end(None)
-        if self.results:
-            yield StepBoundary(index=self.step)
-            self.step, self.results = self.step + 1, False
+        if self.results or (self.began and self.at is not _STREAMED_CALL):
+            yield from self._next_step()
+        self.began, self.at = True, _STREAMED_CALL
         if isinstance(name, str) and name != self.current:
             if self.current is not None or _agents(self.agent):
                 yield PhaseMarker(name=name)
