@@ -7,7 +7,7 @@ instrumentation dispatcher tells each call; each is now a chat span in a step of
 workflow step's calls one step), its tokens from the provider's payload on it and the run,
 once also beside a provider instrumentation; a call that raised fails its span with its class.
 The LLM is ``llama-index-llms-openai``'s, its OpenAI SDK client over the SDK's mock transport
-(the ``llama-index`` environment, ``.ci/separate-envs``).
+(the ``llama-index`` environment, ``.ci/separate-envs``), or LlamaIndex's mock LLMs.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from ._conformance import OPENAI_SDK, Provider
 from ._http import httpx, transport
 from ._trace import OURS, input_tokens_counted
 
-pytest.importorskip("llama_index.llms.openai")
+pytest.importorskip("llama_index.core")
 
 CHAT = "chat gpt-4o-mini"
 
@@ -36,8 +36,8 @@ def _flow(*bodies: Any) -> Any:
     from llama_index.core.llms import ChatMessage
     from llama_index.core.prompts import PromptTemplate
     from llama_index.core.workflow import Event, StartEvent, StopEvent, Workflow, step
-    from llama_index.llms.openai import OpenAI
 
+    OpenAI = pytest.importorskip("llama_index.llms.openai").OpenAI
     llm = OpenAI(model="gpt-4o-mini", api_key="test", api_base="http://mock.invalid/v1",
                  max_retries=0, async_http_client=transport(*bodies))  # fmt: skip
 
@@ -103,16 +103,16 @@ async def test_a_workflow_steps_failed_model_call_fails_its_chat_span(
 ) -> None:
     """``ask``'s request is refused (a 500): its chat span fails with the SDK's class, and
     the run raises that very exception; no span is left open."""
-    import openai
-
     from agent_contract.sources.llama_index_stream import llama_index_events
 
     def refused(request: Any) -> Any:
         return httpx.Response(500, json={"error": {"message": "down"}}, request=request)
 
+    flow = _flow(refused)
+    import openai
+
     with pytest.raises(openai.InternalServerError) as raised:
-        await run_script(otel_telemetry, llama_index_events(_flow(refused), "sky?"),
-                         agent_name="flow")  # fmt: skip
+        await run_script(otel_telemetry, llama_index_events(flow, "sky?"), agent_name="flow")
 
     assert otel_telemetry.outline() == [["invoke_agent flow", [["step 0", [CHAT]]]]]
     for name in (CHAT, "invoke_agent flow"):
@@ -132,7 +132,8 @@ async def test_agents_a_workflows_steps_run_tell_their_calls_once(
     span, ``writer``'s a step of its own."""
     from llama_index.core.agent.workflow import FunctionAgent
     from llama_index.core.workflow import Context, Event, StartEvent, StopEvent, Workflow, step
-    from llama_index.llms.openai import OpenAI
+
+    OpenAI = pytest.importorskip("llama_index.llms.openai").OpenAI
 
     from agent_contract.sources.llama_index_stream import llama_index_events
 
@@ -172,4 +173,37 @@ async def test_agents_a_workflows_steps_run_tell_their_calls_once(
     ]]]  # fmt: skip
     run = otel_telemetry.span("invoke_agent flow").attributes or {}
     assert run["agent_otel.usage.input_tokens"] == 3 * s.TURNS[0].input
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_an_agents_memory_summary_is_a_side_call_of_its_run(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """A ``ChatSummaryMemoryBuffer`` over its token limit asks its own LLM (a ``MockLLM``) for
+    a summary as the agent reads its memory, which no agent event tells: a chat span of the
+    run's first step beside the agent's own call, a side call that leaves the run named after
+    the agent's model and answered by its call."""
+    from llama_index.core.agent.workflow import FunctionAgent
+    from llama_index.core.base.llms.types import TextBlock
+    from llama_index.core.llms import ChatMessage, MockLLM
+    from llama_index.core.memory import ChatSummaryMemoryBuffer
+
+    from agent_contract.sources.llama_index_stream import llama_index_events
+
+    from ._fw_llama_index import MODEL, replies
+
+    history = [ChatMessage(role="user" if i % 2 == 0 else "assistant", content="words " * 40)
+               for i in range(6)]  # fmt: skip
+    memory = ChatSummaryMemoryBuffer.from_defaults(
+        chat_history=history, llm=MockLLM(max_tokens=5), token_limit=100
+    )
+    bot = FunctionAgent(name="bot", tools=[], llm=replies([TextBlock(text="Sunny.")]))
+    await run_script(otel_telemetry, llama_index_events(bot, "Paris?", memory=memory),
+                     agent_name="bot", capture_content=True)  # fmt: skip
+
+    own = f"chat {MODEL}"
+    assert otel_telemetry.outline() == [["invoke_agent bot", [["step 0", ["chat", own]]]]]
+    run = otel_telemetry.span("invoke_agent bot").attributes or {}
+    assert run["gen_ai.request.model"] == MODEL
+    assert "Sunny." in str(run["gen_ai.output.messages"])
     assert otel_telemetry.open_spans() == []
