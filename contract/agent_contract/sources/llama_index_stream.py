@@ -489,7 +489,7 @@ class _Reader:
             yield from self._aside(self.calls.drain())
         kind = type(event).__name__
         if kind in _AGENTS_SAY:
-            self.calls.heard(event.current_agent_name)
+            self.calls.heard(getattr(event, "current_agent_name", None))
         if kind == "AgentStream":
             if not self.calling:  # a request with no input event (early stopping's: module doc)
                 yield from self._start(event.current_agent_name)
@@ -563,7 +563,8 @@ class _Reader:
 
     def finish(self) -> Iterator[AgentEvent]:
         """The run's stream ended: a request for the structured output that gave none failed
-        (LlamaIndex warns and goes on, ``structured_response`` left ``None``)."""
+        (LlamaIndex warns and goes on, ``structured_response`` left ``None``); the calls no
+        event told that are left (``_aside``) are told."""
         if self.structuring:
             yield Error(message="no structured output", error_type=_NO_STRUCTURED_OUTPUT)
             yield from self._end(None)
