@@ -1,8 +1,11 @@
 """LlamaIndex: an agent workflow's ``handler.stream_events()`` as contract events.
 
 ``llama_index_events(agent, user_msg, ...)`` starts ``agent.run(user_msg=..., **run)`` (a
-``FunctionAgent``, ``ReActAgent``, ``CodeActAgent`` or a multi-agent ``AgentWorkflow``) and
-reads its stream by class name (nothing of LlamaIndex is imported here):
+``FunctionAgent``, ``ReActAgent``, ``CodeActAgent``, a multi-agent ``AgentWorkflow``, or a
+``Workflow`` of one's own) and reads its stream by class name (nothing of LlamaIndex is
+imported here). The model calls its steps make that no event below tells (a workflow's own
+steps calling their LLM, an agent's memory asking one) are read from LlamaIndex's
+instrumentation dispatcher (``_llama_index_calls``) and told between the stream's events:
 
 * ``AgentInput``: the agent is about to call its LLM: ``LLMCallStart`` (the LLM's
   ``metadata.model_name``, the provider its class talks to, its temperature and max tokens),
@@ -93,7 +96,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from contextlib import suppress
 from typing import Any
 
@@ -116,6 +119,7 @@ from agent_contract.sources._arguments import tool_call
 from agent_contract.sources._failure import Error as ContentError
 from agent_contract.sources._failure import cancelled_run, error_name, failed_result
 from agent_contract.sources._history import call_start, llama_index_messages
+from agent_contract.sources._llama_index_calls import CALLS, PROVIDERS, Calls, blocks, finish_reason
 from agent_contract.sources._mcp import server_of
 from agent_contract.sources._nested import TAKEN
 from agent_contract.sources._raw_usage import get, usage_from_raw
@@ -126,13 +130,6 @@ from agent_contract.sources._tee import Tee
 
 __all__ = ["llama_index_events"]
 
-_PROVIDERS = {
-    "OpenAI": "openai", "OpenAIResponses": "openai", "AzureOpenAI": "azure.ai.openai",
-    "Anthropic": "anthropic", "Gemini": "gcp.gemini", "GoogleGenAI": "gcp.gen_ai",
-    "Vertex": "gcp.vertex_ai", "BedrockConverse": "aws.bedrock", "Bedrock": "aws.bedrock",
-    "Ollama": "ollama", "MistralAI": "mistral_ai", "Groq": "groq", "DeepSeek": "deepseek",
-    "Cohere": "cohere", "LiteLLM": "litellm",
-}  # fmt: skip
 _STOPPING: set[asyncio.Task[Any]] = set()  # cancellations in flight, kept until they finish
 
 
@@ -157,26 +154,31 @@ async def llama_index_events(
     # session its memory keeps the chat under
     framework_started(__name__, _conversation.id_of(run.get("memory")))
     _install_scopes()
-    handler, named = _launch(agent, lambda: agent.run(user_msg=user_msg, **run))
+    handler, named, calls = _launch(agent, lambda: agent.run(user_msg=user_msg, **run))
     if on_handler is not None:
         on_handler(handler)
-    async for out in _events_of(agent, named, handler, handler.stream_events(), lambda: handler,
-                                sink, own=True):  # fmt: skip
+    async for out in _events_of(agent, (named, calls), handler, handler.stream_events(),
+                                lambda: handler, sink, own=True):  # fmt: skip
         yield out
 
 
-def _launch(agent: Any, start: Callable[[], Any]) -> tuple[Any, dict[str, Any]]:
+def _launch(agent: Any, start: Callable[[], Any]) -> tuple[Any, dict[str, Any], Calls]:
     """``start()`` (the call of ``agent.run``) with what the workflow's tasks, made there, copy
     from the context: the MCP servers of its tools, the workflows streamed, the agents it
-    names; never a tool body's (``_IN_BODY``). Its handler and the agents noted by name."""
+    names, the model calls its steps make (``_llama_index_calls``: an agent's are side
+    calls); never a tool body's (``_IN_BODY``). Its handler, the agents noted by name and
+    the calls."""
     token = _SERVERS.set(_mcp_servers(agent))
     own = _STREAMED.set((*_STREAMED.get(), agent))
     named: dict[str, Any] = {}
     noting = _NAMED.set(named)
     body = _IN_BODY.set(False)
+    calls = Calls(agent, side=hasattr(agent, "take_step") or bool(_agents(agent)))
+    calling = CALLS.set(calls)
     try:
-        return start(), named
+        return start(), named, calls
     finally:
+        CALLS.reset(calling)
         _IN_BODY.reset(body)
         _NAMED.reset(noting)
         _STREAMED.reset(own)
@@ -185,7 +187,7 @@ def _launch(agent: Any, start: Callable[[], Any]) -> tuple[Any, dict[str, Any]]:
 
 async def _events_of(
     agent: Any,
-    named: dict[str, Any],
+    launched: tuple[dict[str, Any], Calls],
     handler: Any,
     items: AsyncIterator[Any],
     finished: Callable[[], Awaitable[Any]],
@@ -195,8 +197,9 @@ async def _events_of(
 ) -> AsyncIterator[AgentEvent | StreamEvent]:
     """The events of the run ``handler`` handles, read from its stream ``items``; awaits
     ``finished()`` after them (a failed run ends its stream quietly: its exception comes out
-    there). ``own``: the run is this stream's, cancelled when the stream stops early."""
-    reader = _Reader(agent, named)
+    there). ``own``: the run is this stream's, cancelled when the stream stops early.
+    ``launched``: the agents noted by name and the calls of its steps (``_launch``)."""
+    reader = _Reader(agent, *launched)
     try:
         async for out in read_events(items, reader.feed, sink):
             yield out
@@ -287,18 +290,23 @@ def _mcp_spec(body: Any) -> Any:
 
 
 def _install_scopes() -> None:
-    """Add the span handler scoping each tool-call step (module doc) to the root dispatcher."""
+    """Add the span handler scoping each tool-call step (module doc) to the root dispatcher,
+    and the event handler keeping the model calls of a run's steps (``_llama_index_calls``)."""
     global _scopes_installed
     if _scopes_installed:
         return
     _scopes_installed = True
     from llama_index_instrumentation import get_dispatcher
+    from llama_index_instrumentation.event_handlers import BaseEventHandler
     from llama_index_instrumentation.span_handlers import BaseSpanHandler
 
     scopes = OpenScopes()
     bodies: dict[str, contextvars.Token[bool]] = {}
 
-    def leave(id_: str) -> None:
+    def leave(id_: str, error: Any = None) -> None:
+        calls = CALLS.get()
+        if calls is not None:
+            calls.left(id_, error)
         scopes.exit(id_)
         token = bodies.pop(id_, None)
         if token is not None:
@@ -308,6 +316,10 @@ def _install_scopes() -> None:
     class ToolScopes(BaseSpanHandler[Any]):
         def new_span(self, id_: str, bound_args: Any, *args: Any, **kwargs: Any) -> Any:
             arguments = bound_args.arguments
+            calls = CALLS.get()
+            if calls is not None:  # in a run: its spans' parents, to place its model calls
+                workflow = getattr(getattr(arguments.get("ctx"), "_face", None), "_workflow", None)
+                calls.spanned(id_, kwargs.get("parent_span_id"), kwargs.get("instance"), workflow)
             _note_agent(arguments.get("ctx"))
             for value in arguments.values():
                 if type(value).__name__ == "ToolCall" and _streamed(arguments.get("ctx")):
@@ -323,10 +335,18 @@ def _install_scopes() -> None:
             return None
 
         def prepare_to_drop_span(self, id_: str, *args: Any, **kwargs: Any) -> Any:
-            leave(id_)
+            leave(id_, kwargs.get("err"))
             return None
 
-    get_dispatcher().add_span_handler(ToolScopes())
+    class ModelCalls(BaseEventHandler):
+        def handle(self, event: Any, **kwargs: Any) -> Any:
+            calls = CALLS.get()
+            if calls is not None and not _IN_BODY.get():  # a tool's own call is its own
+                calls.event(event)
+
+    dispatcher = get_dispatcher()
+    dispatcher.add_span_handler(ToolScopes())
+    dispatcher.add_event_handler(ModelCalls())
     _nest_started()
 
 
@@ -349,16 +369,16 @@ def _nest_started() -> None:
         wrap = nested_run(getattr(self, "name", None))
         if wrap is None:
             return original(self, *args, **kwargs)
-        handler, named = _launch(self, lambda: original(self, *args, **kwargs))
+        handler, named, calls = _launch(self, lambda: original(self, *args, **kwargs))
         with suppress(Exception):  # a handler of another shape: the run goes on untraced
-            _nest(self, named, handler, wrap)
+            _nest(self, (named, calls), handler, wrap)
         return handler
 
     run._agent_contract_nesting = True  # type: ignore[attr-defined]
     Workflow.run = run
 
 
-def _nest(agent: Any, named: dict[str, Any], handler: Any, wrap: Any) -> None:
+def _nest(agent: Any, launched: tuple[dict[str, Any], Calls], handler: Any, wrap: Any) -> None:
     """Record the run ``handler`` handles through ``wrap`` (a nested run) in a task of the
     tool body's context, its events kept for the handler's own ``stream_events()``."""
     stream, finished = handler.stream_events, handler.stop_event_result
@@ -373,7 +393,7 @@ def _nest(agent: Any, named: dict[str, Any], handler: Any, wrap: Any) -> None:
 
     # wrapped now, before the workflow's steps run: a tool body of its own starting before the
     # nested run read its call finds the run (its span opens early there)
-    recorded = wrap(_events_of(agent, named, handler, tee.read(), finished, None, own=False))
+    recorded = wrap(_events_of(agent, launched, handler, tee.read(), finished, None, own=False))
 
     async def record() -> None:
         try:
@@ -430,6 +450,10 @@ _HANDOFFS_REFUSED = (
 # The start of the text a ``ReActAgent`` sends back for an answer its output parser refused
 # with the ``ValueError`` the agent catches.
 _UNPARSED = "Error while parsing the output: "
+# The step of a call the run's stream tells (``_Reader.at``).
+_STREAMED_CALL = object()
+# The events an agent tells its model requests with (``current_agent_name`` names it).
+_AGENTS_SAY = frozenset({"AgentInput", "AgentStream", "AgentOutput"})
 # The failure of a request for the structured output that gave none (LlamaIndex swallows the
 # exception, with a warning: no class is known).
 _NO_STRUCTURED_OUTPUT = "structured_output_failed"
@@ -438,9 +462,12 @@ _NO_STRUCTURED_OUTPUT = "structured_output_failed"
 class _Reader:
     """One run's state: the open LLM call and its latest usage, the step, the agent."""
 
-    def __init__(self, agent: Any, named: dict[str, Any] | None = None) -> None:
+    def __init__(self, agent: Any, named: dict[str, Any], calls: Calls) -> None:
         self.agent = agent
-        self.named = {} if named is None else named  # agents by name, as their steps ran
+        self.named = named  # agents by name, as their steps ran
+        self.calls = calls  # the model calls of its steps no event tells
+        self.began = False  # a call was told
+        self.at: Any = None  # the last told call's workflow step (``_aside``)
         self.calling = False
         self.usage: Usage | None = None
         self.last_output: Any = None
@@ -458,7 +485,11 @@ class _Reader:
     def feed(self, event: Any) -> Iterator[AgentEvent | StreamEvent]:
         if TAKEN and TAKEN.take(event):  # a nested run's event, forwarded: told there
             return
+        if self.calls.ended and not self.calling:  # told between the run's own calls
+            yield from self._aside(self.calls.drain())
         kind = type(event).__name__
+        if kind in _AGENTS_SAY:
+            self.calls.heard(getattr(event, "current_agent_name", None))
         if kind == "AgentStream":
             if not self.calling:  # a request with no input event (early stopping's: module doc)
                 yield from self._start(event.current_agent_name)
@@ -481,7 +512,7 @@ class _Reader:
             said = getattr(getattr(event, "response", None), "content", None)
             self.said = said if isinstance(said, str) else None  # as the model said it
             if not self.streamed:  # not streamed (``streaming=False``): the response tells it
-                yield from _blocks(getattr(event, "response", None))
+                yield from blocks(getattr(event, "response", None))
             yield from self._end(event.raw)
             retry = _sent_back(getattr(event, "retry_messages", None))
             if retry is not None:  # the answer was refused: its step failed, the retry is next
@@ -532,19 +563,36 @@ class _Reader:
 
     def finish(self) -> Iterator[AgentEvent]:
         """The run's stream ended: a request for the structured output that gave none failed
-        (LlamaIndex warns and goes on, ``structured_response`` left ``None``)."""
+        (LlamaIndex warns and goes on, ``structured_response`` left ``None``); the calls no
+        event told that are left (``_aside``) are told."""
         if self.structuring:
             yield Error(message="no structured output", error_type=_NO_STRUCTURED_OUTPUT)
             yield from self._end(None)
+        yield from self._aside(self.calls.close())
+
+    def _aside(self, calls: Iterable[tuple[Any, list[AgentEvent]]]) -> Iterator[AgentEvent]:
+        """The calls no event tells (``_llama_index_calls``), each whole: side calls in an
+        agent's run; in a workflow of one's own, the run's, the calls of one workflow step
+        (``step``) one step, a step apart from the agent requests its stream tells."""
+        for step, said in calls:
+            if not self.calls.side:
+                if self.began and (self.results or step != self.at):
+                    yield from self._next_step()
+                self.began, self.at = True, step
+            yield from said
+
+    def _next_step(self) -> Iterator[AgentEvent]:
+        yield StepBoundary(index=self.step)
+        self.step, self.results = self.step + 1, False
 
     def _start(
         self, name: Any, request: Any = None, *, stream: bool | None = None
     ) -> Iterator[AgentEvent]:
         if self.calling:  # a call that never reported its output
             yield from self._end(None)
-        if self.results:
-            yield StepBoundary(index=self.step)
-            self.step, self.results = self.step + 1, False
+        if self.results or (self.began and self.at is not _STREAMED_CALL):
+            yield from self._next_step()
+        self.began, self.at = True, _STREAMED_CALL
         if isinstance(name, str) and name != self.current:
             if self.current is not None or _agents(self.agent):
                 yield PhaseMarker(name=name)
@@ -561,7 +609,7 @@ class _Reader:
                 params[key] = value
         params["stream"] = bool(getattr(agent, "streaming", True)) if stream is None else stream
         model = model if isinstance(model, str) and model != "unknown" else None
-        provider = _PROVIDERS.get(type(llm).__name__)
+        provider = PROVIDERS.get(type(llm).__name__)
         if request is None:  # an output with no input event before it
             yield LLMCallStart(model=model, provider=provider, params=params)
         else:
@@ -582,18 +630,9 @@ class _Reader:
         response_id = get(raw, "id")
         yield LLMCallEnd(
             model=model if isinstance(model, str) else None,
-            finish_reason=_finish(raw),
+            finish_reason=finish_reason(raw),
             response_id=response_id if isinstance(response_id, str) else None,
         )
-
-
-def _blocks(message: Any) -> Iterator[AgentEvent]:
-    """The text and thinking blocks of a response ``message`` (a ``ChatMessage``), in order."""
-    for block in getattr(message, "blocks", None) or ():
-        kind = getattr(block, "block_type", None)
-        text = getattr(block, "text" if kind == "text" else "content", None)
-        if isinstance(text, str) and text and kind in ("text", "thinking"):
-            yield TextDelta(text=text) if kind == "text" else ReasoningDelta(text=text)
 
 
 def _handoff_refused(event: Any, content: Any) -> str | None:
@@ -632,12 +671,3 @@ def _agent(agent: Any, name: Any, named: dict[str, Any]) -> Any:
     found = _agents(agent).get(name)
     found = named.get(name) if found is None else found
     return agent if found is None else found
-
-
-def _finish(raw: Any) -> str | None:
-    choices = get(raw, "choices")
-    if isinstance(choices, list) and choices:
-        reason = get(choices[0], "finish_reason")
-    else:
-        reason = get(raw, "stop_reason") or get(get(raw, "delta"), "stop_reason")
-    return reason if isinstance(reason, str) else None

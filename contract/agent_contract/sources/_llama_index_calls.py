@@ -1,0 +1,236 @@
+"""LlamaIndex: the model calls a run's workflow steps make that no agent event reports.
+
+An agent workflow tells its own model requests in its stream (``AgentInput``, ``AgentStream``,
+``AgentOutput``: ``llama_index_stream``), but a step of a ``Workflow`` of one's own that calls
+its LLM itself (``llm.achat``, ``astream_chat``, ``acomplete``, ``predict``,
+``structured_predict``), and an agent's steps that ask a model beside its own request (a memory
+that summarises), write nothing there. Inside the run the provider instrumentations stand down
+(the run covers its model calls), so such a call was in no span and its tokens in no count.
+
+LlamaIndex's instrumentation dispatcher tells every LLM call (``LLMChatStartEvent`` /
+``LLMChatEndEvent``, ``LLMCompletionStartEvent`` / ``LLMCompletionEndEvent``; a predict or
+structured predict is a chat or completion inside), in the task that makes it, inside a span of
+the LLM's method whose parents are the step's span and the workflow run's. :class:`Calls` keeps
+one run's (set as :data:`CALLS` in the run's context, which its steps' tasks copy) of those the
+run's events do not tell already: not inside a ``run_agent_step`` or ``parse_agent_output``
+step of the run's own agent (its own request, its output class's), not inside another call
+it keeps (a chat a completion model makes of its ``complete``), not in a tool body (a tool's
+own call is left to the provider instrumentations there: ``_context.tool_body``). Each is told
+whole once it ended: its start (model, provider, parameters, messages), text, usage from the
+provider's payload (``raw``), end; a call that raised ends with ``Error`` of its class. In a run
+of a workflow of one's own they are the run's calls, the calls of one workflow step one step
+(``llama_index_stream``); in an agent's run they are side calls (``SideCallStart``), never
+naming the run.
+
+An agent a step runs (``await agent.run(q)``) tells its own requests in its events, which the
+step may forward into the run's stream (``ctx.write_event_to_stream``: the run's reader then
+tells them) or not (in no stream of ours). So the requests of another agent's
+``run_agent_step`` and ``parse_agent_output`` are held until the run ends, and told then only
+if no event of that agent (by name) came through the run's stream (:meth:`Calls.heard`).
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections import deque
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from agent_contract.events import (
+    AgentEvent,
+    LLMCallEnd,
+    LLMCallStart,
+    Message,
+    ReasoningDelta,
+    TextDelta,
+)
+from agent_contract.sources._history import call_start, llama_index_messages
+from agent_contract.sources._raw_usage import get, usage_from_raw
+from agent_contract.sources._watched import failed_call
+
+__all__ = ["CALLS", "PROVIDERS", "Calls", "blocks", "finish_reason"]
+
+PROVIDERS = {
+    "OpenAI": "openai", "OpenAIResponses": "openai", "AzureOpenAI": "azure.ai.openai",
+    "Anthropic": "anthropic", "Gemini": "gcp.gemini", "GoogleGenAI": "gcp.gen_ai",
+    "Vertex": "gcp.vertex_ai", "BedrockConverse": "aws.bedrock", "Bedrock": "aws.bedrock",
+    "Ollama": "ollama", "MistralAI": "mistral_ai", "Groq": "groq", "DeepSeek": "deepseek",
+    "Cohere": "cohere", "LiteLLM": "litellm",
+}  # fmt: skip
+"""The provider each LlamaIndex LLM class talks to, by class name."""
+
+CALLS: contextvars.ContextVar[Calls | None] = contextvars.ContextVar(
+    "agent_contract_llama_index_calls", default=None
+)
+"""The calls of the run whose context this is (its workflow's tasks copy it)."""
+
+_STARTS = frozenset({"LLMChatStartEvent", "LLMCompletionStartEvent"})
+_ENDS = frozenset({"LLMChatEndEvent", "LLMCompletionEndEvent"})
+_TOLD_STEPS = (".run_agent_step", ".parse_agent_output")
+"""The agent steps whose model requests the run's events tell (the agent's own, its output
+class's, early stopping's)."""
+_ID = 37  # a dispatcher span's id is its method's qualified name, "-" and a uuid4's 36 chars
+
+
+def _method(span_id: Any) -> str:
+    """The qualified name of the method a dispatcher span ``span_id`` is of."""
+    return span_id[:-_ID] if isinstance(span_id, str) and len(span_id) > _ID else ""
+
+
+class Calls:
+    """One run's model calls no event of its tells (module doc): open ones by the dispatcher
+    span of their LLM method, ended ones told in order (:meth:`drain`)."""
+
+    def __init__(self, workflow: Any, side: bool) -> None:
+        self.workflow = workflow  # the run's
+        self.side = side  # an agent's run: each is a side call
+        self.run: Any = None  # the dispatcher span of the workflow's run
+        self.parents: dict[str, Any] = {}  # the open dispatcher spans of the run, their parents
+        self.open: dict[str, list[AgentEvent]] = {}
+        self.steps: dict[str, Any] = {}  # each open call's workflow step (its span)
+        self.ended: deque[tuple[Any, list[AgentEvent]]] = deque()
+        self.agents: dict[str, Any] = {}  # the open agent steps telling their requests: agent
+        self.holding: dict[str, Any] = {}  # each open call of another agent's: its name
+        self.held: list[tuple[Any, Any, list[AgentEvent]]] = []  # such calls ended
+        self.said: set[Any] = set()  # the agents whose events came through the run's stream
+
+    def spanned(self, id_: str, parent: Any, instance: Any, workflow: Any) -> None:
+        """A dispatcher span opened in the run: its parent, the LLM method's ``instance``, the
+        ``workflow`` whose step it is (``None``: none known)."""
+        self.parents[id_] = parent
+        method = _method(id_)
+        if instance is self.workflow and self.run is None and method.endswith(".run"):
+            self.run = id_
+        elif method.endswith(_TOLD_STEPS):
+            self.agents[id_] = getattr(workflow, "name", None)
+
+    def heard(self, agent: Any) -> None:
+        """An event of the agent named ``agent`` came through the run's stream."""
+        self.said.add(agent)
+
+    def left(self, id_: str, error: Any = None) -> None:
+        self.parents.pop(id_, None)
+        self.agents.pop(id_, None)
+        if isinstance(error, BaseException) and id_ in self.open:  # the call raised
+            self._done(id_, failed_call(error))
+
+    def _done(self, span_id: str, tail: Iterable[AgentEvent]) -> None:
+        """The open call ``span_id`` ended with ``tail``: kept to be told (held, another
+        agent's: module doc)."""
+        step, said = self.steps.pop(span_id, None), [*self.open.pop(span_id), *tail]
+        if span_id in self.holding:
+            self.held.append((self.holding.pop(span_id), step, said))
+        else:
+            self.ended.append((step, said))
+
+    def _ancestors(self, span_id: str) -> Iterator[str]:
+        parent = self.parents.get(span_id)
+        while isinstance(parent, str):
+            yield parent
+            parent = self.parents.get(parent)
+
+    def event(self, event: Any) -> None:
+        """Read one dispatcher event (any kind) of this run's context."""
+        kind = type(event).__name__
+        span_id = getattr(event, "span_id", None)
+        if not isinstance(span_id, str):
+            return
+        if kind in _STARTS:
+            step, agent = None, None
+            for above in self._ancestors(span_id):
+                if above in self.open:
+                    return  # inside a call kept (a chat a completion model makes)
+                own = self.run is not None and self.parents.get(above) == self.run
+                if above in self.agents:
+                    if own:
+                        return  # a step of the run's agent whose request its events tell
+                    agent = (self.agents[above],) if agent is None else agent
+                if own:
+                    step = above
+            if agent is not None:
+                self.holding[span_id] = agent[0]
+            self.steps[span_id] = step
+            self.open[span_id] = [self._start(event, span_id)]
+        elif kind in _ENDS and span_id in self.open:
+            self._done(span_id, _ended(event))
+
+    def _start(self, event: Any, span_id: str) -> LLMCallStart:
+        llm = getattr(event, "model_dict", None) or {}
+        method = _method(span_id)
+        model = llm.get("model") or llm.get("model_name")
+        params: dict[str, Any] = {}
+        for key in ("temperature", "max_tokens"):
+            value = llm.get(key)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                params[key] = value
+        params["stream"] = "stream" in method.rpartition(".")[2]
+        model = model if isinstance(model, str) and model != "unknown" else None
+        provider = PROVIDERS.get(method.partition(".")[0])
+        messages = getattr(event, "messages", None)
+        if messages is None:  # a completion: its prompt
+            prompt = getattr(event, "prompt", None)
+            return call_start(model, provider, params, _prompted, prompt, side=self.side)
+        return call_start(model, provider, params, llama_index_messages, tuple(messages),
+                          side=self.side)  # fmt: skip
+
+    def drain(self) -> Iterator[tuple[Any, list[AgentEvent]]]:
+        """The calls ended since the last drain, each whole, with its workflow step (the
+        dispatcher span of the run's step it was made in, ``None`` for none known)."""
+        while self.ended:
+            yield self.ended.popleft()
+
+    def close(self) -> Iterator[tuple[Any, list[AgentEvent]]]:
+        """The run ended: each call still open (a stream never read to its end) ended bare,
+        the held ones of agents whose events the stream did not tell, then all in order."""
+        for span_id in list(self.open):
+            self._done(span_id, (LLMCallEnd(),))
+        self.ended.extend((step, said) for agent, step, said in self.held
+                          if agent is None or agent not in self.said)  # fmt: skip
+        self.held.clear()
+        yield from self.drain()
+
+
+def _prompted(prompt: Any) -> list[Message]:
+    """A completion's prompt as the one user message it sends."""
+    return [Message(role="user", content=prompt)] if isinstance(prompt, str) else []
+
+
+def _ended(event: Any) -> Iterator[AgentEvent]:
+    """What an end event tells of its call: the text (and thinking), usage, the end."""
+    response = getattr(event, "response", None)
+    message = getattr(response, "message", None)
+    if message is not None:
+        yield from blocks(message)
+    else:
+        text = getattr(response, "text", None)
+        if isinstance(text, str) and text:
+            yield TextDelta(text=text)
+    raw = getattr(response, "raw", None)
+    usage = usage_from_raw(raw)
+    if usage is not None:
+        yield usage
+    model, response_id = get(raw, "model"), get(raw, "id")
+    yield LLMCallEnd(
+        model=model if isinstance(model, str) else None,
+        finish_reason=finish_reason(raw),
+        response_id=response_id if isinstance(response_id, str) else None,
+    )
+
+
+def blocks(message: Any) -> Iterator[AgentEvent]:
+    """The text and thinking blocks of a response ``message`` (a ``ChatMessage``), in order."""
+    for block in getattr(message, "blocks", None) or ():
+        kind = getattr(block, "block_type", None)
+        text = getattr(block, "text" if kind == "text" else "content", None)
+        if isinstance(text, str) and text and kind in ("text", "thinking"):
+            yield TextDelta(text=text) if kind == "text" else ReasoningDelta(text=text)
+
+
+def finish_reason(raw: Any) -> str | None:
+    """The finish reason a provider's payload ``raw`` names (OpenAI's choice, Anthropic's)."""
+    choices = get(raw, "choices")
+    if isinstance(choices, list) and choices:
+        reason = get(choices[0], "finish_reason")
+    else:
+        reason = get(raw, "stop_reason") or get(get(raw, "delta"), "stop_reason")
+    return reason if isinstance(reason, str) else None
