@@ -333,9 +333,15 @@ class Run:
         self.run_usage.add(tokens)
         if tokens.cost is not None:  # reported for the whole run: in the run total only
             self.add_cost(tokens.cost)
-        attributes = dict(self.metric_attributes)
-        # gen_ai.provider.name is required on the metric: as the agent span will name it
-        attributes[A.PROVIDER_NAME] = self.provider
+        # the conventions' token attributes only (no agent name: not one of them); the
+        # provider is required on the metric: as the agent span will name it
+        attributes: dict[str, Any] = {
+            A.OPERATION_NAME: A.OP_INVOKE_AGENT,
+            A.PROVIDER_NAME: self.provider,
+        }
+        requested = self.settings.agent_attributes.get(A.REQUEST_MODEL) or self.first_model
+        if requested:  # conditionally required on the metric, "if available"
+            attributes[A.REQUEST_MODEL] = requested
         model = text_of(model)
         if model:
             attributes[A.RESPONSE_MODEL] = model
