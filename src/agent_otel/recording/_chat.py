@@ -191,7 +191,6 @@ class LLMCall:
         "span",
         "start",
         "start_attributes",
-        "stream_declared",
         "told_room",
         "tool_calls",
         "usage",
@@ -234,7 +233,6 @@ class LLMCall:
             request = request_attributes(params, settings.conventions)
         except Exception:
             report("chat span start")
-        self.stream_declared = A.REQUEST_STREAM in request
         if call_id is not None:
             request[A.LLM_CALL_ID] = call_id
         request.update(identity)
@@ -246,6 +244,10 @@ class LLMCall:
         self.start = now
         self.response_end: int | None = None
         self.first_chunk: int | None = None
+        if A.REQUEST_STREAM in request and request[A.REQUEST_STREAM] is False:
+            # not streamed: no chunk is timed (0, never a time), as the conventions time the
+            # chunks of streaming requests only, whatever text the call tells
+            self.first_chunk = 0
         self.first_text: int | None = None
         self.last_chunk = 0
         self.chunks = 0
@@ -303,7 +305,7 @@ class LLMCall:
         """A text (``visible``) or reasoning delta, in full: timing and captured content."""
         if self.first_chunk is None:
             self.first_chunk = now  # recorded when the response ends, with the response model
-        elif self.settings.chunk_metric:
+        elif self.settings.chunk_metric and self.first_chunk:
             self.settings.instruments.time_per_output_chunk.record(
                 (now - self.last_chunk) * _NS, self.metric_attributes, self.context
             )
@@ -393,7 +395,7 @@ class LLMCall:
             context = self.context
             if context is None:  # never current (a run with the context pointed elsewhere)
                 context = self.context = current_in(self.span)
-            if self.first_chunk is not None:  # the metric's attributes have no error.type
+            if self.first_chunk:  # streamed (the metric's attributes have no error.type)
                 ttfc = (self.first_chunk - self.start) * _NS
                 instruments.time_to_first_chunk.histogram.record(ttfc, attributes, context)
             if self.error_type is not None:
@@ -409,9 +411,8 @@ class LLMCall:
         # Numbers and flags of ours, written with what the response told, its usage and cost
         # in one write at the end: the SDK's per-write cost dominates (figure 2).
         out = self.closing
-        if self.first_chunk is not None:
-            if not self.stream_declared:  # chunks arrived: the request was streamed
-                out[A.REQUEST_STREAM] = True
+        if self.first_chunk:  # a chunk of a request not said to be unstreamed came
+            out[A.REQUEST_STREAM] = True  # chunks arrived: the request was streamed
             out[A.RESPONSE_TIME_TO_FIRST_CHUNK] = (self.first_chunk - self.start) * _NS
             out[A.CHUNK_COUNT] = self.chunks
             if self.chunks > 1:
