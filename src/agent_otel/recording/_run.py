@@ -288,7 +288,8 @@ class Run:
         """A terminal answer (``MessageFinal`` / ``StructuredFinal``)."""
         if not self.recording:
             return
-        self.span.set_attribute(A.OUTPUT_TYPE, output_type)
+        if A.OUTPUT_TYPE not in self.settings.agent_attributes:  # the type requested stands
+            self.span.set_attribute(A.OUTPUT_TYPE, output_type)
         if self.settings.capture is not None:
             part = (
                 {"type": "text", "content": value}
