@@ -24,9 +24,10 @@ from agent_otel.cost._compute import call_cost
 from agent_otel.standdown._context import unsampled_chat
 
 from ._encodable import INT64_MAX, Count, checked, checked_text
-from ._errors import fail_span, record_error
+from ._errors import MAX_DESCRIPTION, fail_span, record_error
+from ._exception_event import emit_operation_exception
 from ._settings import RunSettings
-from ._span import current_in, known_start, start_span
+from ._span import current_in, exception_message, exception_type, known_start, start_span
 from ._usage import Tokens
 from .content._capture import TextBuffer, buffer_for
 from .content._inference_event import inference_details
@@ -372,16 +373,23 @@ class LLMCall:
                 self.response_model = checked_text(model, self.count, self.settings.scrub)
 
     def record_error(self, kind: str, description: str | None, fatal: bool, time: int) -> None:
-        """An ``Error`` event inside the call: on the span, and ``error.type`` on its metric."""
+        """An ``Error`` event inside the call: on the span, ``error.type`` on its metric, and
+        the conventions' exception event."""
         record_error(self.span, kind, description, fatal, time)
         self.error_type = kind
+        message = self.span.cut_text(description, MAX_DESCRIPTION) if description else None
+        emit_operation_exception(self.settings.error_logger, self.span, kind, message, time)
         if kind == STREAM_INCOMPLETE:  # the response never ended by itself: cut short
             self.closing[A.INCOMPLETE] = True
 
     def fail(self, error: BaseException, error_type: str, now: int) -> None:
-        """The run failed during the call: the exception and ERROR status on its span."""
+        """The run failed during the call: the exception and ERROR status on its span, and
+        the conventions' exception event."""
         self.error_type = error_type
         fail_span(self.span, error, error_type, now)
+        message = exception_message(error, self.count, self.span.scrub)[1]
+        kind = exception_type(error)  # fully qualified, as the span's exception event says
+        emit_operation_exception(self.settings.error_logger, self.span, kind, message, now)
 
     def end_response(self, now: int, *, incomplete: bool = False) -> None:
         """The response is over: time it and describe it (the span may still wait for usage)."""
