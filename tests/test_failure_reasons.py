@@ -197,6 +197,39 @@ async def test_an_error_event_gives_its_span_a_reason(
     _only_failing(otel_telemetry, *failing)
 
 
+async def test_a_failed_model_call_is_the_conventions_exception_event(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    # gen_ai.client.operation.exception: "SHOULD be recorded when an exception occurs during
+    # Generative AI client operations", severity WARN, exception.type and .message, content
+    # capture off (the default). One per failed call, in its chat span's context; none for a
+    # failed tool or a run failing outside a call.
+    error = Boom(f"upstream said {SECRET}")
+    events = [
+        LLMCallStart(model="a", call_id="c1"),
+        Error(f"rate limited, key {SECRET}", error_type="RateLimitError"),
+        LLMCallEnd(call_id="c1"),
+        _call("t1", "lookup"),
+        ToolResult(tool_call_id="t1", content="no", is_error=True),
+        StepBoundary(),
+        LLMCallStart(model="b", call_id="c2"),
+        TextDelta("hi"),
+    ]
+    with pytest.raises(Boom):
+        await run_script(otel_telemetry, _raising(events, error))
+    records = [r.log_record for r in otel_telemetry.logs()]
+    assert [r.event_name for r in records] == ["gen_ai.client.operation.exception"] * 2
+    chats = [otel_telemetry.span("chat a"), otel_telemetry.span("chat b")]
+    for record, chat, kind in zip(records, chats, ["RateLimitError", f"{__name__}.Boom"]):
+        assert record.severity_number is not None and record.severity_number.value == 13
+        attributes = dict(record.attributes or {})
+        assert attributes["exception.type"] == kind
+        message = str(attributes["exception.message"])
+        assert "rate limited" in message or "upstream said" in message
+        assert SECRET not in message
+        assert (record.trace_id, record.span_id) == (chat.context.trace_id, chat.context.span_id)
+
+
 async def test_an_error_event_without_a_message_gives_its_type(
     otel_telemetry: InMemoryTelemetry,
 ) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import uuid
 from collections.abc import AsyncIterator
@@ -9,6 +10,7 @@ from typing import Any
 
 import pytest
 from opentelemetry.trace import StatusCode
+from pydantic import BaseModel
 
 from agent_contract.agent import (
     AgentInterruptedError,
@@ -273,6 +275,38 @@ async def test_structured_final_is_json(otel_telemetry: InMemoryTelemetry) -> No
     }
     for span in agent_spans(otel_telemetry):
         assert dict(span.attributes or {})["gen_ai.output.type"] == "json"
+
+
+@pytest.mark.parametrize("entry", ["run", "astream"])
+async def test_a_requested_output_format_is_the_output_type(
+    otel_telemetry: InMemoryTelemetry, entry: str
+) -> None:
+    # gen_ai.output.type is "the content type requested by the client", conditionally
+    # required when the request includes an output format: a run given a response_format (a
+    # JSON schema or a pydantic class) asked for JSON, whatever it answered, or if it failed;
+    # a run given none says what its final answer was.
+    class Answer(BaseModel):
+        city: str
+
+    runs: list[tuple[Any, dict[str, Any]]] = [
+        (
+            ScriptedStreamingAgent([MessageFinal(text='{"city": "Paris"}')]),
+            {"response_format": Answer},
+        ),
+        (NonStreamingAgent(error=ValueError("no")), {"response_format": {"type": "object"}}),
+        (ScriptedStreamingAgent([MessageFinal(text="Paris")]), {}),
+    ]
+    for raw, call in runs:
+        agent = instrument(raw, **otel_telemetry.providers())
+        with contextlib.suppress(ValueError):
+            if entry == "run":
+                await agent.run(user_message="q", **call)
+            else:
+                [e async for e in agent.astream(user_message="q", **call)]
+    types = [
+        dict(s.attributes or {}).get("gen_ai.output.type") for s in agent_spans(otel_telemetry)
+    ]
+    assert types == ["json", "json", "text"]
 
 
 # --- the caller's own stream_wrapper still applies, composed with ours ---------------------

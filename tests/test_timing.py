@@ -173,6 +173,29 @@ async def test_a_call_without_chunks_has_no_chunk_timings(
     assert points(otel_telemetry, METRIC_TTFC) == []
 
 
+async def test_a_request_not_streamed_has_no_chunk_timings(
+    otel_telemetry: InMemoryTelemetry, otel_clock: FakeClock
+) -> None:
+    # The conventions: time to first chunk is "recommended: if the request was a streaming
+    # request", and its metrics "SHOULD NOT be reported otherwise". A call whose request says
+    # stream=False, its whole answer told as one delta, streamed nothing.
+    async def agent() -> AsyncIterator[Any]:
+        yield LLMCallStart(model="m", call_id="c1", params={"stream": False})
+        otel_clock.advance(0.050)
+        yield TextDelta("the whole answer")
+        yield LLMCallEnd(call_id="c1")
+
+    await run_script(otel_telemetry, agent(), agent_name="timed", chunk_metric=True)
+    c = otel_telemetry.span("chat m").attributes or {}
+    assert c["gen_ai.request.stream"] is False
+    assert TTFC not in c
+    assert c[TTFT] == approx(54 - 3)  # its text still came then (ours, not the conventions')
+    assert points(otel_telemetry, METRIC_TTFC) == []
+    assert points(otel_telemetry, METRIC_TPOC) == []
+    (duration,) = points(otel_telemetry, "gen_ai.client.operation.duration")
+    assert duration.count == 1
+
+
 async def test_each_call_times_its_own_chunks(
     otel_telemetry: InMemoryTelemetry, otel_clock: FakeClock
 ) -> None:

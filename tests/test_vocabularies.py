@@ -29,6 +29,7 @@ from agent_contract.agent import (
     ToolResultStep,
 )
 from agent_contract.examples import ScriptedAgent, ScriptedStreamingAgent
+from agent_otel import instrument
 from agent_otel.testing import FakeClock, InMemoryTelemetry, run_script
 
 # --- the Agent vocabulary ------------------------------------------------------------------
@@ -141,10 +142,14 @@ async def test_agent_vocabulary_stream(otel_telemetry: InMemoryTelemetry) -> Non
     }
     assert usage == {("invoke_agent", "input"): 11, ("invoke_agent", "output"): 4}
     for point in points:
-        assert (point.attributes or {})["gen_ai.agent.name"] == "streamer"
-        # required on the metric by the conventions; no event named a provider here
-        assert (point.attributes or {})["gen_ai.provider.name"] == "unknown"
-        assert (point.attributes or {})["gen_ai.response.model"] == "gpt-x"
+        # the conventions' token attributes and no others (no agent name: not one of them);
+        # the provider is required on the metric, and no event named one here
+        assert {**(point.attributes or {}), "gen_ai.token.type": "any"} == {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.provider.name": "unknown",
+            "gen_ai.response.model": "gpt-x",
+            "gen_ai.token.type": "any",
+        }
     tool_points = otel_telemetry.histograms()["gen_ai.execute_tool.duration"]
     assert sorted(str((p.attributes or {})["gen_ai.tool.name"]) for p in tool_points) == [
         "calc",
@@ -462,3 +467,20 @@ async def test_run_usage_metric_names_the_configured_provider(
     points = otel_telemetry.histograms()["gen_ai.client.token.usage"]
     assert len(points) == 2
     assert {(p.attributes or {})["gen_ai.provider.name"] for p in points} == {"anthropic"}
+
+
+async def test_run_usage_metric_names_the_requested_model(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    # gen_ai.request.model is conditionally required on the metric "if available": the
+    # model the run's call asked for (llm_kwargs) is, as it is on the agent span
+    agent = instrument(
+        ScriptedStreamingAgent([RunUsage(input_tokens=2, output_tokens=1), MessageFinal(text="")]),
+        **otel_telemetry.providers(),
+    )
+    await agent.run(user_message="q", llm_kwargs={"model": "gpt-4o"})
+    span = otel_telemetry.span("invoke_agent scripted_streaming")
+    assert (span.attributes or {})["gen_ai.request.model"] == "gpt-4o"
+    points = otel_telemetry.histograms()["gen_ai.client.token.usage"]
+    assert len(points) == 2
+    assert {(p.attributes or {}).get("gen_ai.request.model") for p in points} == {"gpt-4o"}

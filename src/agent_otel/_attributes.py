@@ -104,6 +104,7 @@ EVALUATOR_TYPES: Final = ("llm_judge", "deterministic", "human")
 
 # --- GenAI events (events.yaml), emitted as log records ------------------------------------------
 EVENT_INFERENCE_DETAILS: Final = "gen_ai.client.inference.operation.details"
+EVENT_OPERATION_EXCEPTION: Final = "gen_ai.client.operation.exception"
 EVENT_EVALUATION_RESULT: Final = "gen_ai.evaluation.result"
 
 # --- gen_ai.operation.name values and span names ----------------------------------------------

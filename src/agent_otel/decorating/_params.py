@@ -3,6 +3,7 @@
 Event contract: ``config["conversation_id"]``, ``["session_id"]``, ``["user_id"]`` and, when
 content capture is on, the messages.
 Agent contract: ``thread_id``, ``llm_provider``, ``llm_kwargs``' model and sampling parameters,
+whether a ``response_format`` was given (JSON asked for, its content never read),
 ``strategy``, ``recursion_limit``, the NAMES of tools, presets, sub-agents and skills, whether
 the run resumes an interrupt, and (capture on only) the system and user messages. Nothing
 else from a call is ever read into telemetry: not tool objects, not other ``llm_kwargs`` (API
@@ -154,6 +155,8 @@ def run_attributes(kwargs: Mapping[str, Any]) -> dict[str, AttributeValue]:
             value = _number(get(llm, key))
             if value is not None:
                 out[attribute] = value
+    if kwargs.get("response_format") is not None:  # a schema or a class: JSON was asked for
+        out[A.OUTPUT_TYPE] = A.OUTPUT_TYPE_JSON  # (what was requested, never the format)
     strategy = _text(kwargs.get("strategy"))
     if strategy is not None:
         out[A.STRATEGY] = strategy

@@ -24,10 +24,11 @@ from agent_otel.cost._compute import call_cost
 from agent_otel.standdown._context import unsampled_chat
 
 from ._encodable import INT64_MAX, Count, checked, checked_text
-from ._errors import fail_span, record_error
+from ._errors import MAX_DESCRIPTION, fail_span, record_error
+from ._exception_event import emit_operation_exception
 from ._output_format import FORMAT_KEYS, output_type
 from ._settings import RunSettings
-from ._span import current_in, known_start, start_span
+from ._span import current_in, exception_message, exception_type, known_start, start_span
 from ._usage import Tokens
 from .content._capture import TextBuffer, buffer_for
 from .content._inference_event import inference_details
@@ -196,7 +197,6 @@ class LLMCall:
         "span",
         "start",
         "start_attributes",
-        "stream_declared",
         "told_room",
         "tool_calls",
         "usage",
@@ -239,7 +239,6 @@ class LLMCall:
             request = request_attributes(params, settings.conventions)
         except Exception:
             report("chat span start")
-        self.stream_declared = A.REQUEST_STREAM in request
         if call_id is not None:
             request[A.LLM_CALL_ID] = call_id
         request.update(identity)
@@ -251,6 +250,10 @@ class LLMCall:
         self.start = now
         self.response_end: int | None = None
         self.first_chunk: int | None = None
+        if A.REQUEST_STREAM in request and request[A.REQUEST_STREAM] is False:
+            # not streamed: no chunk is timed (0, never a time), as the conventions time the
+            # chunks of streaming requests only, whatever text the call tells
+            self.first_chunk = 0
         self.first_text: int | None = None
         self.last_chunk = 0
         self.chunks = 0
@@ -308,7 +311,7 @@ class LLMCall:
         """A text (``visible``) or reasoning delta, in full: timing and captured content."""
         if self.first_chunk is None:
             self.first_chunk = now  # recorded when the response ends, with the response model
-        elif self.settings.chunk_metric:
+        elif self.settings.chunk_metric and self.first_chunk:
             self.settings.instruments.time_per_output_chunk.record(
                 (now - self.last_chunk) * _NS, self.metric_attributes, self.context
             )
@@ -375,16 +378,23 @@ class LLMCall:
                 self.response_model = checked_text(model, self.count, self.settings.scrub)
 
     def record_error(self, kind: str, description: str | None, fatal: bool, time: int) -> None:
-        """An ``Error`` event inside the call: on the span, and ``error.type`` on its metric."""
+        """An ``Error`` event inside the call: on the span, ``error.type`` on its metric, and
+        the conventions' exception event."""
         record_error(self.span, kind, description, fatal, time)
         self.error_type = kind
+        message = self.span.cut_text(description, MAX_DESCRIPTION) if description else None
+        emit_operation_exception(self.settings.error_logger, self.span, kind, message, time)
         if kind == STREAM_INCOMPLETE:  # the response never ended by itself: cut short
             self.closing[A.INCOMPLETE] = True
 
     def fail(self, error: BaseException, error_type: str, now: int) -> None:
-        """The run failed during the call: the exception and ERROR status on its span."""
+        """The run failed during the call: the exception and ERROR status on its span, and
+        the conventions' exception event."""
         self.error_type = error_type
         fail_span(self.span, error, error_type, now)
+        message = exception_message(error, self.count, self.span.scrub)[1]
+        kind = exception_type(error)  # fully qualified, as the span's exception event says
+        emit_operation_exception(self.settings.error_logger, self.span, kind, message, now)
 
     def end_response(self, now: int, *, incomplete: bool = False) -> None:
         """The response is over: time it and describe it (the span may still wait for usage)."""
@@ -398,7 +408,7 @@ class LLMCall:
             context = self.context
             if context is None:  # never current (a run with the context pointed elsewhere)
                 context = self.context = current_in(self.span)
-            if self.first_chunk is not None:  # the metric's attributes have no error.type
+            if self.first_chunk:  # streamed (the metric's attributes have no error.type)
                 ttfc = (self.first_chunk - self.start) * _NS
                 instruments.time_to_first_chunk.histogram.record(ttfc, attributes, context)
             if self.error_type is not None:
@@ -414,9 +424,8 @@ class LLMCall:
         # Numbers and flags of ours, written with what the response told, its usage and cost
         # in one write at the end: the SDK's per-write cost dominates (figure 2).
         out = self.closing
-        if self.first_chunk is not None:
-            if not self.stream_declared:  # chunks arrived: the request was streamed
-                out[A.REQUEST_STREAM] = True
+        if self.first_chunk:  # a chunk of a request not said to be unstreamed came
+            out[A.REQUEST_STREAM] = True  # chunks arrived: the request was streamed
             out[A.RESPONSE_TIME_TO_FIRST_CHUNK] = (self.first_chunk - self.start) * _NS
             out[A.CHUNK_COUNT] = self.chunks
             if self.chunks > 1:

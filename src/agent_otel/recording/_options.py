@@ -57,6 +57,16 @@ def tracer_for(provider: TracerProvider | None) -> Tracer:
         return NoOpTracer()
 
 
+def _error_logger(provider: LoggerProvider | None) -> Logger | None:
+    """The logger for a failed model call's event, content or not (the global provider by
+    default; its proxy until one is set)."""
+    try:
+        return get_logger(A.SCOPE_NAME, __version__, provider)
+    except Exception:  # a provider that raises: no such events, the run is still traced
+        report("logger provider")
+        return None
+
+
 def _logger(provider: LoggerProvider | None, capture: ContentCapture | None) -> Logger | None:
     """The logger for content events: only when they are on (the global provider by default)."""
     if capture is None or not capture.events:
@@ -236,6 +246,7 @@ def settings_from(options: Options, caller: str = "otel_wrapper") -> RunSettings
         instruments=instruments,
         scrub=bound,
         logger=_logger(options.get("logger_provider"), capture),
+        error_logger=_error_logger(options.get("logger_provider")),
         agent_name=plain(options.get("agent_name")),
         agent_id=id_text(options.get("agent_id")),
         provider=plain(options.get("provider")),

@@ -288,7 +288,8 @@ class Run:
         """A terminal answer (``MessageFinal`` / ``StructuredFinal``)."""
         if not self.recording:
             return
-        self.span.set_attribute(A.OUTPUT_TYPE, output_type)
+        if A.OUTPUT_TYPE not in self.settings.agent_attributes:  # the type requested stands
+            self.span.set_attribute(A.OUTPUT_TYPE, output_type)
         if self.settings.capture is not None:
             part = (
                 {"type": "text", "content": value}
@@ -333,9 +334,15 @@ class Run:
         self.run_usage.add(tokens)
         if tokens.cost is not None:  # reported for the whole run: in the run total only
             self.add_cost(tokens.cost)
-        attributes = dict(self.metric_attributes)
-        # gen_ai.provider.name is required on the metric: as the agent span will name it
-        attributes[A.PROVIDER_NAME] = self.provider
+        # the conventions' token attributes only (no agent name: not one of them); the
+        # provider is required on the metric: as the agent span will name it
+        attributes: dict[str, Any] = {
+            A.OPERATION_NAME: A.OP_INVOKE_AGENT,
+            A.PROVIDER_NAME: self.provider,
+        }
+        requested = self.settings.agent_attributes.get(A.REQUEST_MODEL) or self.first_model
+        if requested:  # conditionally required on the metric, "if available"
+            attributes[A.REQUEST_MODEL] = requested
         model = text_of(model)
         if model:
             attributes[A.RESPONSE_MODEL] = model

@@ -27,7 +27,8 @@ class RunSettings:
     are the messages the run was invoked with, recorded only when content capture is on.
     ``prices`` prices calls whose provider reports no cost (None: no costing).
     ``stand_down_providers``: provider instrumentations stand down inside our chat spans.
-    ``logger`` emits the content events (``ContentCapture.events``). ``scrub`` scrubs every
+    ``logger`` emits the content events (``ContentCapture.events``), ``error_logger`` the
+    event of a failed model call (whatever the capture). ``scrub`` scrubs every
     string the run writes (None: scrubbing off; see :mod:`agent_otel.scrubbing`).
     ``conventions``: the names the run writes where the head renamed v1.41.1's.
     ``pending_interval``: seconds between snapshots of the run's open spans (None: none).
@@ -58,6 +59,7 @@ class RunSettings:
     prices: PriceTable | None = BUNDLED_PRICES
     stand_down_providers: bool = True
     logger: Logger | None = None
+    error_logger: Logger | None = None
     scrub: Scrub | None = None
     conventions: A.Conventions = A.V1_41
     pending_interval: float | None = None
