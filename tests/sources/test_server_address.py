@@ -139,3 +139,37 @@ async def test_a_litellm_call_names_the_api_base_it_was_given(
     address = getattr(start, "server_address", None), getattr(start, "server_port", None)
     assert address == server
     assert not set(given) & set(start.params)
+
+
+async def test_framework_models_on_an_sdk_client_name_its_server(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """The Agents SDK's model on its own OpenAI client and pydantic-ai's ``OpenAIChatModel``
+    (its ``base_url``, as pydantic-ai's own spans read it): their chat spans name the
+    client's server."""
+    pytest.importorskip("agents")
+    pytest.importorskip("pydantic_ai")
+    from agents import Agent, OpenAIChatCompletionsModel, set_tracing_disabled
+    from pydantic_ai import Agent as PydanticAgent
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    from agent_contract.sources.openai_agents import openai_agents_events
+    from agent_contract.sources.pydantic_ai_stream import pydantic_ai_events
+
+    def client(base_url: str) -> Any:
+        body = sse(_recorded.chat(tools=False), done=True)
+        return openai.AsyncOpenAI(api_key="test", base_url=base_url, http_client=transport(body))
+
+    set_tracing_disabled(True)
+    own = OpenAIChatCompletionsModel(model="gpt-4o-mini", openai_client=client(
+        f"https://agents:{SECRET}@gateway.example:9443/v1"))  # fmt: skip
+    await run_script(otel_telemetry, openai_agents_events(Agent(name="a", model=own), "hi"),
+                     agent_name="a")  # fmt: skip
+    provider = OpenAIProvider(openai_client=client("http://127.0.0.1:11434/v1"))
+    agent = PydanticAgent(OpenAIChatModel("gpt-4o-mini", provider=provider))
+    await run_script(otel_telemetry, pydantic_ai_events(agent, "hi"), agent_name="p")
+
+    assert sorted(_server(a) for a in _chats(otel_telemetry)) == [
+        ("127.0.0.1", 11434), ("gateway.example", 9443),
+    ]  # fmt: skip

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 from agent_contract.events import LLMCallStart
 from agent_contract.sources import _history
 
-__all__ = ["EndpointCallStart", "address_of", "at_endpoint", "client_base_url"]
+__all__ = ["EndpointCallStart", "address_of", "at_endpoint", "base_url_of"]
 
 _DEFAULT_PORTS = {"https": 443, "http": 80, "wss": 443, "ws": 80}
 
@@ -54,13 +54,15 @@ def address_of(url: Any) -> Endpoint | None:
     return host, port if port is not None else _DEFAULT_PORTS.get(parts.scheme.lower())
 
 
-def client_base_url(client: Any) -> Endpoint | None:
-    """The host and port of an OpenAI or Anthropic SDK client (sync or async, Azure's too):
-    its ``base_url`` (which Azure's client sets to its deployment's endpoint)."""
+def base_url_of(owner: Any) -> Endpoint | None:
+    """The host and port of ``owner``'s ``base_url``: an OpenAI or Anthropic SDK client's
+    (sync or async; Azure's client sets it to its deployment's endpoint), a pydantic-ai
+    model's; None when it has none (a property that raises included)."""
     try:
-        return address_of(client.base_url)
+        url = owner.base_url
     except Exception:
         return None
+    return None if url is None else address_of(url)
 
 
 def at_endpoint(start: LLMCallStart, endpoint: Endpoint | None) -> LLMCallStart:

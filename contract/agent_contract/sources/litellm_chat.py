@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from agent_contract.events import AgentEvent, Message
-from agent_contract.sources._endpoint import address_of, at_endpoint, client_base_url
+from agent_contract.sources._endpoint import address_of, at_endpoint, base_url_of
 from agent_contract.sources._provider_names import litellm_provider
 from agent_contract.sources._require import expect_messages, require
 from agent_contract.sources._stream import OneCallAgent, Sink, read_stream, request, start_event
@@ -40,7 +40,7 @@ def _endpoint(client: Any, params: dict[str, Any]) -> tuple[str, int | None] | N
     base = params.get("api_base") or params.get("base_url")
     if base is not None:
         return address_of(base)
-    return client_base_url(client) if client is not None else None
+    return base_url_of(client) if client is not None else None
 
 
 def stream_litellm(

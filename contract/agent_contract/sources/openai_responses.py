@@ -43,7 +43,7 @@ from agent_contract.events import (
 )
 from agent_contract.sources._arguments import json_text
 from agent_contract.sources._conversation import in_conversation, requested_conversation
-from agent_contract.sources._endpoint import at_endpoint, client_base_url
+from agent_contract.sources._endpoint import at_endpoint, base_url_of
 from agent_contract.sources._joined import joined
 from agent_contract.sources._parts_sent import (
     RESPONSES_ASSISTANT,
@@ -274,7 +274,7 @@ def stream_responses(
     start = in_conversation(
         at_endpoint(
             start_event(model, openai_client_provider(client), messages, params),
-            client_base_url(client),
+            base_url_of(client),
         ),
         requested_conversation(params),
     )
