@@ -173,3 +173,32 @@ async def test_framework_models_on_an_sdk_client_name_its_server(
     assert sorted(_server(a) for a in _chats(otel_telemetry)) == [
         ("127.0.0.1", 11434), ("gateway.example", 9443),
     ]  # fmt: skip
+
+
+async def test_a_smolagents_model_names_its_clients_server(
+    otel_telemetry: InMemoryTelemetry,
+) -> None:
+    """smolagents' ``OpenAIModel`` (its ``api_base``, on the OpenAI client it makes): each of
+    the run's chat spans names that server."""
+    pytest.importorskip("smolagents")
+    from . import _fw_smolagents, _script
+
+    await run_script(otel_telemetry, _fw_smolagents.events(_script.Run()), agent_name="s")
+
+    servers = {_server(a) for a in _chats(otel_telemetry)}
+    assert servers == {("mock.invalid", 80)}
+
+
+def test_a_bedrock_clients_server_is_its_regions_endpoint() -> None:
+    """A botocore client (Bedrock's, as smolagents' ``AmazonBedrockModel`` and others hold
+    it) names the endpoint its region resolves to, or the ``endpoint_url`` it was given."""
+    boto3 = pytest.importorskip("boto3")
+    from agent_contract.sources._endpoint import client_endpoint
+
+    regional = boto3.client("bedrock-runtime", region_name="eu-west-1",
+                            aws_access_key_id="x", aws_secret_access_key="y")  # fmt: skip
+    given = boto3.client("bedrock-runtime", region_name="us-east-1",
+                         endpoint_url="http://localhost:4566", aws_access_key_id="x",
+                         aws_secret_access_key="y")  # fmt: skip
+    assert client_endpoint(regional) == ("bedrock-runtime.eu-west-1.amazonaws.com", 443)
+    assert client_endpoint(given) == ("localhost", 4566)

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 from agent_contract.events import LLMCallStart
 from agent_contract.sources import _history
 
-__all__ = ["EndpointCallStart", "address_of", "at_endpoint", "base_url_of"]
+__all__ = ["EndpointCallStart", "address_of", "at_endpoint", "base_url_of", "client_endpoint"]
 
 _DEFAULT_PORTS = {"https": 443, "http": 80, "wss": 443, "ws": 80}
 
@@ -63,6 +63,19 @@ def base_url_of(owner: Any) -> Endpoint | None:
     except Exception:
         return None
     return None if url is None else address_of(url)
+
+
+def client_endpoint(client: Any) -> Endpoint | None:
+    """The host and port an SDK ``client`` sends to: its ``base_url`` (``base_url_of``), else
+    a botocore client's ``meta.endpoint_url`` (Bedrock's, by its region or as given)."""
+    found = base_url_of(client)
+    if found is not None or client is None:
+        return found
+    try:
+        url = client.meta.endpoint_url
+    except Exception:
+        return None
+    return address_of(url) if isinstance(url, str) else None
 
 
 def at_endpoint(start: LLMCallStart, endpoint: Endpoint | None) -> LLMCallStart:
