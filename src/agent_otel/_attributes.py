@@ -78,8 +78,8 @@ MCP_SESSION_ID: Final = "mcp.session.id"
 MCP_PROTOCOL_VERSION: Final = "mcp.protocol.version"
 JSONRPC_REQUEST_ID: Final = "jsonrpc.request.id"
 
-# --- a remote agent's address: the general registry's server.*, which the invoke_agent CLIENT
-# span lists (spans.yaml, attributes.gen_ai.invoke_agent.client) -------------------------------
+# --- a remote agent's or a model call's server: the general registry's server.*, which the
+# invoke_agent CLIENT and inference spans list (spans.yaml) and the gen_ai.client.* metrics -----
 SERVER_ADDRESS: Final = "server.address"
 SERVER_PORT: Final = "server.port"
 

@@ -111,7 +111,7 @@ async def test_an_unreadable_chunk_is_counted_on_the_traced_run() -> None:
     telemetry.assert_encodes()
 
     assert [type(e).__name__ for e in events] == [
-        "LLMCallStart",
+        "EndpointCallStart",  # an LLMCallStart naming its server
         "TextDelta",
         "Error",
         "LLMCallEnd",
@@ -176,7 +176,8 @@ async def test_a_reader_failing_at_the_end_still_ends_the_call() -> None:
     events = [e async for e in stream_messages(client, [], "claude", max_tokens=10)]
 
     # the prompt's tokens, told as message_start came, are kept
-    assert [type(e).__name__ for e in events] == ["LLMCallStart", "Usage", "Error", "LLMCallEnd"]
+    names = ["EndpointCallStart", "Usage", "Error", "LLMCallEnd"]  # (its start names its server)
+    assert [type(e).__name__ for e in events] == names
     assert isinstance(events[2], Error) and events[2].error_type == "unreadable_chunk"
 
 

@@ -26,6 +26,7 @@ from agent_contract.protocol import (
     ToolCall,
     Usage,
 )
+from agent_contract.sources._endpoint import EndpointCallStart
 from agent_otel.testing import InMemoryTelemetry, run_script
 
 from . import _recorded
@@ -43,13 +44,15 @@ async def test_one_call_becomes_contract_events_with_the_providers_names(case: C
 
     told = [e for e in events if not isinstance(e, Usage)]
     assert [type(e) for e in told] == [
-        LLMCallStart, ReasoningDelta, TextDelta, TextDelta, ToolCall, ToolCall, LLMCallEnd,
+        EndpointCallStart, ReasoningDelta, TextDelta, TextDelta, ToolCall, ToolCall, LLMCallEnd,
     ]  # fmt: skip
     assert isinstance(events[-2], Usage)  # the call's usage, last (Anthropic's input at once)
     start, reasoning, *texts, paris, rome, end = told
     usage = sum_usage([e for e in events if isinstance(e, Usage)])
     assert isinstance(start, LLMCallStart) and start.messages is HISTORY
     assert (start.model, start.provider) == (case.request_model, case.provider)
+    assert isinstance(start, EndpointCallStart)  # the mock client's server
+    assert (start.server_address, start.server_port) == ("mock.invalid", 80)
     assert start.params["stream"] is True
     assert start.params.get("temperature", start.params.get("max_tokens")) in (0.2, 512)
     assert "api_key" not in start.params  # credentials never ride on the event

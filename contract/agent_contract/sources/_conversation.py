@@ -22,27 +22,34 @@ from typing import Any
 
 from agent_contract.events import LLMCallStart
 from agent_contract.sources import _history
+from agent_contract.sources._endpoint import EndpointCallStart
 
 __all__ = [
     "ConversationCallStart", "id_of", "in_conversation", "requested_conversation", "thread_id",
 ]  # fmt: skip
 
 
-class ConversationCallStart(_history.LLMCallStart):
+class ConversationCallStart(EndpointCallStart):
     """A model request that continues the conversation ``conversation_id``; its ``messages``
-    read when first read, as the start it was made from had them (``_history``)."""
+    read when first read, as the start it was made from had them (``_history``), and the
+    server it goes to, as an ``EndpointCallStart`` it was made from named it."""
 
     __slots__ = ("conversation_id",)
     conversation_id: str | None
 
 
+_PLAIN_STARTS = (LLMCallStart, _history.LLMCallStart, EndpointCallStart)
+"""The starts a conversation's is made from (an ``EndpointCallStart``'s server kept)."""
+
+
 def in_conversation(start: LLMCallStart, conversation_id: Any) -> LLMCallStart:
     """``start`` as the start of a call continuing ``conversation_id`` (a text; the start as
-    it is when there is none, or when it is another kind of start: a side call's). Its
-    messages are not read here: a request read only when first read stays so."""
+    it is when there is none, or when it is another kind of start: a side call's); the
+    server an ``EndpointCallStart`` names stays. Its messages are not read here: a request
+    read only when first read stays so."""
     if not isinstance(conversation_id, str) or not conversation_id:
         return start
-    if type(start) is not LLMCallStart and type(start) is not _history.LLMCallStart:
+    if type(start) not in _PLAIN_STARTS:
         return start
     request = getattr(start, "_request", None)
     out = ConversationCallStart(
@@ -51,6 +58,8 @@ def in_conversation(start: LLMCallStart, conversation_id: Any) -> LLMCallStart:
         call_id=start.call_id,
         params=start.params,
         messages=None if request is not None else start.messages,
+        server_address=getattr(start, "server_address", None),
+        server_port=getattr(start, "server_port", None),
     )
     out._request = request
     out.conversation_id = conversation_id

@@ -49,7 +49,9 @@ __all__ = [
     "unreadable",
 ]
 
-_PRIVATE = frozenset({"api_key", "client", "extra_headers", "headers", "http_client"})
+_PRIVATE = frozenset(
+    {"api_base", "api_key", "base_url", "client", "extra_headers", "headers", "http_client"}
+)
 
 Sink = Callable[[Any], object]
 """Receives every SDK chunk, the very object the SDK yielded, before it is translated."""

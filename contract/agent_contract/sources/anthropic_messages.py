@@ -36,6 +36,7 @@ from agent_contract.events import (
     Usage,
 )
 from agent_contract.sources._arguments import arguments_object, repaired_history
+from agent_contract.sources._endpoint import at_endpoint, base_url_of
 from agent_contract.sources._joined import joined
 from agent_contract.sources._parts_sent import (
     ANTHROPIC,
@@ -311,7 +312,7 @@ def stream_messages(
     """
     expect(client, "stream_messages", _TAKES, "messages.create", hint=_HINT, sdk="anthropic")
     expect_messages(messages, "stream_messages")
-    start = start_event(model, "anthropic", messages, params)
+    start = at_endpoint(start_event(model, "anthropic", messages, params), base_url_of(client))
     system, turns, repaired, marked = _request(messages)
     if system is not None:
         params = {"system": system, **params}

@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from agent_contract.events import AgentEvent, Message
+from agent_contract.sources._endpoint import address_of, at_endpoint, base_url_of
 from agent_contract.sources._provider_names import litellm_provider
 from agent_contract.sources._require import expect_messages, require
 from agent_contract.sources._stream import OneCallAgent, Sink, read_stream, request, start_event
@@ -33,6 +34,15 @@ def _provider(litellm: Any, model: str, params: dict[str, Any]) -> str:
     return litellm_provider(str(routing))
 
 
+def _endpoint(client: Any, params: dict[str, Any]) -> tuple[str, int | None] | None:
+    """The server of the call: its ``api_base`` (or ``base_url``) when given, else the
+    client's; None when LiteLLM picks its provider's default (not known before the call)."""
+    base = params.get("api_base") or params.get("base_url")
+    if base is not None:
+        return address_of(base)
+    return base_url_of(client) if client is not None else None
+
+
 def stream_litellm(
     client: Any, messages: list[Message], model: str, *, sink: Sink | None = None, **params: Any
 ) -> AsyncIterator[AgentEvent]:
@@ -44,7 +54,10 @@ def stream_litellm(
     litellm = require("litellm")
 
     expect_messages(messages, "stream_litellm")
-    start = start_event(model, _provider(litellm, model, params), messages, params)
+    start = at_endpoint(
+        start_event(model, _provider(litellm, model, params), messages, params),
+        _endpoint(client, params),
+    )
     if client is not None:
         params = {"client": client, **params}
     return read_stream(

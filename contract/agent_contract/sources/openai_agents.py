@@ -121,6 +121,7 @@ from agent_contract.events import (
 )
 from agent_contract.scope import McpServer, framework_started, nested_run, tool_scope
 from agent_contract.sources import _conversation
+from agent_contract.sources._endpoint import at_endpoint, base_url_of
 from agent_contract.sources._failure import Error, cancelled_run, error_name, failed_result
 from agent_contract.sources._history import call_start, responses_messages
 from agent_contract.sources._nested import through
@@ -778,17 +779,20 @@ def _start(agent: Any, request: tuple[Any, Any, Any], config: Any = None) -> LLM
     name, params = name if isinstance(name, str) else None, {**params, "stream": True}
     if getattr(agent, "output_type", None) not in (None, str):  # the SDK asks for its schema
         params["output_type"] = "json"
-    provider = _provider(model)
+    client = _client(model)
+    provider = OPENAI if client is None else openai_client_provider(client)
     if items is None:
-        return LLMCallStart(model=name, provider=provider, params=params)
-    items = items if isinstance(items, str) else tuple(items)
-    return call_start(name, provider, params, responses_messages, instructions, items)
+        start = LLMCallStart(model=name, provider=provider, params=params)
+    else:
+        items = items if isinstance(items, str) else tuple(items)
+        start = call_start(name, provider, params, responses_messages, instructions, items)
+    return at_endpoint(start, base_url_of(client))
 
 
-def _provider(model: Any) -> str:
-    """Whom ``model`` calls: Azure OpenAI when its client is one of the OpenAI SDK's Azure
-    clients (a model object's own client, or the SDK's default one for a model given by
-    name), else OpenAI."""
+def _client(model: Any) -> Any:
+    """The OpenAI SDK client ``model`` calls (its provider, Azure OpenAI for the SDK's Azure
+    clients, and its server, the client's base URL): a model object's own client, or the
+    SDK's default one for a model given by name; None when neither is known."""
     try:
         client = None if isinstance(model, str) else getattr(model, "_client", None)
         if client is None:
@@ -796,7 +800,7 @@ def _provider(model: Any) -> str:
             client = shared.get_default_openai_client() if shared is not None else None
     except Exception:  # a model or an SDK revision that answers otherwise: the default
         client = None
-    return OPENAI if client is None else openai_client_provider(client)
+    return client
 
 
 def _resolved(agent: Any, config: Any) -> tuple[Any, dict[str, Any]]:

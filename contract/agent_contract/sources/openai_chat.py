@@ -39,6 +39,7 @@ from agent_contract.events import (
     Usage,
 )
 from agent_contract.sources._arguments import arguments_text
+from agent_contract.sources._endpoint import at_endpoint, base_url_of
 from agent_contract.sources._joined import joined
 from agent_contract.sources._provider_names import openai_client_provider
 from agent_contract.sources._require import expect, expect_messages
@@ -266,7 +267,7 @@ def stream_chat(
     )
     expect_messages(messages, "stream_chat")
     named = provider if provider is not None else openai_client_provider(client)
-    start = start_event(model, named, messages, params)
+    start = at_endpoint(start_event(model, named, messages, params), base_url_of(client))
     return read_stream(
         start,
         lambda: client.chat.completions.create(

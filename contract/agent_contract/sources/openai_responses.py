@@ -43,6 +43,7 @@ from agent_contract.events import (
 )
 from agent_contract.sources._arguments import json_text
 from agent_contract.sources._conversation import in_conversation, requested_conversation
+from agent_contract.sources._endpoint import at_endpoint, base_url_of
 from agent_contract.sources._joined import joined
 from agent_contract.sources._parts_sent import (
     RESPONSES_ASSISTANT,
@@ -271,7 +272,10 @@ def stream_responses(
     )
     expect_messages(messages, "stream_responses")
     start = in_conversation(
-        start_event(model, openai_client_provider(client), messages, params),
+        at_endpoint(
+            start_event(model, openai_client_provider(client), messages, params),
+            base_url_of(client),
+        ),
         requested_conversation(params),
     )
     instructions, items, marked = _request(messages)

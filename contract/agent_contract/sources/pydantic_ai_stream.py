@@ -102,6 +102,7 @@ from agent_contract.events import (
 from agent_contract.scope import McpServer, framework_started, nested_run, tool_scope
 from agent_contract.sources import _conversation
 from agent_contract.sources._arguments import arguments_text, tool_call
+from agent_contract.sources._endpoint import at_endpoint, base_url_of
 from agent_contract.sources._failure import Error as ContentError
 from agent_contract.sources._failure import error_name, failed_result
 from agent_contract.sources._history import call_start, pydantic_ai_messages
@@ -501,10 +502,10 @@ def _delegated(pushed: Pushed, agent: Any) -> Any:
                 params = dict(settings) if isinstance(settings, dict) else {}
                 asking = getattr(request_context, "model_request_parameters", None)
                 params.update(_output_format(getattr(asking, "output_mode", None)))
-                start = call_start(
+                start = at_endpoint(call_start(
                     getattr(model, "model_name", None), getattr(model, "system", None), params,
                     pydantic_ai_messages, messages, None,
-                )  # fmt: skip
+                ), base_url_of(model))  # fmt: skip
                 await self.push(start)
                 try:
                     response = await handler(request_context)
@@ -683,10 +684,10 @@ def _start(model: Any, settings: Any, state: Any, node: Any) -> LLMCallStart:
     request = getattr(node, "request", None)
     if history and history[-1] is request:
         request = None
-    return call_start(
+    return at_endpoint(call_start(
         getattr(model, "model_name", None), getattr(model, "system", None),
         {**params, "stream": True}, pydantic_ai_messages, history, request,
-    )  # fmt: skip
+    ), base_url_of(model))  # fmt: skip
 
 
 def _delta(event: Any) -> AgentEvent | None:

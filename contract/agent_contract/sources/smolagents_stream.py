@@ -105,6 +105,7 @@ from agent_contract.events import (
 )
 from agent_contract.scope import McpServer, framework_started, inner_tool, nested_run, tool_scope
 from agent_contract.sources._arguments import tool_call
+from agent_contract.sources._endpoint import address_of, at_endpoint, client_endpoint
 from agent_contract.sources._failure import Error as ContentError
 from agent_contract.sources._failure import cancelled_run, error_name, failed_result
 from agent_contract.sources._history import call_start, smolagents_messages
@@ -217,6 +218,18 @@ def _interrupted(agent: Any, error: Exception) -> bool:
     """smolagents raised its ``AgentError`` because ``agent.interrupt()`` was called (its
     switch, which each run resets, is on): a cancel of the run, not a failure in it."""
     return type(error).__name__ == "AgentError" and getattr(agent, "interrupt_switch", None) is True
+
+
+def _server(model: Any) -> tuple[str, int | None] | None:
+    """The server a smolagents model calls: a ``LiteLLMModel``'s ``api_base`` when given, else
+    its SDK client's (an ``OpenAIModel``'s OpenAI client, an ``AmazonBedrockModel``'s
+    botocore one); None for a local model or a LiteLLM provider's default."""
+    try:
+        api_base = getattr(model, "api_base", None)
+        client = getattr(model, "client", None)
+    except Exception:
+        return None
+    return address_of(api_base) if isinstance(api_base, str) else client_endpoint(client)
 
 
 class _Request:
@@ -531,7 +544,8 @@ class _Reader:
         if provider is None and isinstance(name, str) and "/" in name:
             provider = name.split("/", 1)[0]  # LiteLLM's "provider/model"
         model_name = name if isinstance(name, str) else None
-        return call_start(model_name, provider, params, smolagents_messages, messages)
+        start = call_start(model_name, provider, params, smolagents_messages, messages)
+        return at_endpoint(start, _server(model))
 
     def feed(self, item: Any) -> Iterator[AgentEvent]:
         kind = type(item).__name__

@@ -133,6 +133,8 @@ class LLMCall:
     ``gen_ai.operation.name`` (``chat``)          at start
     ``gen_ai.provider.name``                      at start (``unknown`` when none named)
     ``gen_ai.request.model``                      at start, when known
+    ``server.address``, ``server.port``           at start, when the call names its server
+                                                  (an ``EndpointCallStart``)
     ``gen_ai.request.*`` (temperature, top_p,     at start, from ``params``
     top_k, max_tokens, penalties, seed,
     choice.count, stop_sequences, stream,
@@ -161,7 +163,8 @@ class LLMCall:
     ``gen_ai.output.messages``                    at the span's end (content capture on)
     ============================================  ======================================
 
-    Metrics (v1.41.1's names; ``semconv="head"``: ``gen_ai.client.inference.*``):
+    Metrics (v1.41.1's names; ``semconv="head"``: ``gen_ai.client.inference.*``), with the
+    span's operation, provider, request model and server:
     ``gen_ai.client.operation.duration`` and (chunks) ``time_to_first_chunk`` at the
     response's end; ``gen_ai.client.token.usage`` and ``agent_otel.client.cost`` at the span's
     end; ``time_per_output_chunk`` per chunk when the chunk metric is on. With content events
@@ -229,6 +232,7 @@ class LLMCall:
             }
             if model:
                 attributes[A.REQUEST_MODEL] = model
+            attributes.update(settings.endpoint)  # the server a call names (metrics too)
             name = f"{A.OP_CHAT} {model}" if model else A.OP_CHAT
             start = known_start(settings.starts, key, name, attributes, count, scrub)
         name, attributes = start

@@ -42,11 +42,19 @@ def side_call_start(rec: RunRecorder, ev: Any) -> None:
         llm_call_start(rec, ev)
 
 
+def endpoint_call_start(rec: RunRecorder, ev: Any) -> None:
+    """A call naming the server it is sent to (``EndpointCallStart``): its span starts with
+    ``server.address`` and ``server.port``."""
+    with rec.at_endpoint(getattr(ev, "server_address", None), getattr(ev, "server_port", None)):
+        llm_call_start(rec, ev)
+
+
 def conversation_call_start(rec: RunRecorder, ev: Any) -> None:
     """A call continuing a conversation (``ConversationCallStart``): the run's conversation
-    id first, so the call's span starts with it; then the call."""
+    id first, so the call's span starts with it; then the call, at its server if it names
+    one."""
     rec.conversation(getattr(ev, "conversation_id", None))
-    llm_call_start(rec, ev)
+    endpoint_call_start(rec, ev)
 
 
 def llm_call_end(rec: RunRecorder, ev: Any) -> None:
@@ -143,6 +151,7 @@ LATENT: dict[str, Handler] = {
     "LLMCallStart": llm_call_start,
     "SideCallStart": side_call_start,
     "ConversationCallStart": conversation_call_start,
+    "EndpointCallStart": endpoint_call_start,
     "LLMCallEnd": llm_call_end,
     "UnrunCallsEnd": unrun_calls_end,
     "ServerToolCallsEnd": server_calls_end,

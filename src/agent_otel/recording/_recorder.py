@@ -91,6 +91,7 @@ from ._activation import activate
 from ._chat import REPAIRS, LLMCall
 from ._costs import plus
 from ._encodable import id_text
+from ._endpoint import endpoint_settings
 from ._errors import LEAVES_LOOP, PendingError, error_type_of, raised_from, raised_in
 from ._open import is_open
 from ._run import Run
@@ -118,6 +119,7 @@ class RunRecorder:
         "_calls",
         "_closed",
         "_counting",
+        "_endpoints",
         "_inner",
         "_keys",
         "_last_call",
@@ -143,6 +145,7 @@ class RunRecorder:
         "scopes",
         "terminal",
     )
+    _endpoints: dict[Any, Any]  # set by the first call naming its server only (at_endpoint)
 
     def __init__(self, settings: RunSettings, parent: Context, began: int | None = None) -> None:
         given = settings
@@ -292,6 +295,31 @@ class RunRecorder:
             self._last_call = last
             if tool is not None:
                 owner.context = saved
+
+    @contextmanager
+    def at_endpoint(self, address: Any, port: Any) -> Iterator[None]:
+        """A call started inside is sent to the server ``address``:``port``
+        (``EndpointCallStart``): its span starts with them, its metrics carry them. A context
+        of its own, as :meth:`aside`, so the agent's plain calls pay nothing for it: the call
+        starts with the run's settings for that server (``_endpoint``), remembered in
+        ``_endpoints``, which no run sets until its first such call (figure 2, per run)."""
+        plain = self.s
+        memo: dict[Any, Any] | None = getattr(self, "_endpoints", None)
+        if memo is None:
+            memo = {}
+            self._endpoints = memo
+        at = endpoint_settings(plain, address, port, memo)
+        if at is None:
+            yield
+            return
+        if self._step is None:
+            self._open_step()  # with the run's own settings (``llm_start`` would open it)
+        self.s = at
+        try:
+            yield
+        finally:
+            if self.s is at:  # (unless a shutdown replaced them meanwhile)
+                self.s = plain
 
     def _key(self) -> object:
         self._keys += 1

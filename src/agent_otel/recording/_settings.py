@@ -33,6 +33,9 @@ class RunSettings:
     ``conventions``: the names the run writes where the head renamed v1.41.1's.
     ``pending_interval``: seconds between snapshots of the run's open spans (None: none).
     ``starts``: the span starts this wrapper's runs checked once (``_span.known_start``).
+    ``endpoint``: the server attributes of the chat spans started with these settings (a
+    call's ``EndpointCallStart``: ``_endpoint.endpoint_settings``), part of their memoised
+    start; empty for the agent's plain calls, which pay nothing for it.
     ``handlers``: the event classes this wrapper's runs have read, with their handlers
     (``_read.handler_for``): each run's dispatch table starts as a copy.
     ``run_metric_attributes``: the agent run's metric attributes these settings make, built
@@ -64,6 +67,7 @@ class RunSettings:
     conventions: A.Conventions = A.V1_41
     pending_interval: float | None = None
     starts: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
+    endpoint: Mapping[str, AttributeValue] = field(default_factory=dict, repr=False)
     handlers: dict[type, Any] = field(default_factory=dict, compare=False, repr=False)
     run_metric_attributes: dict[str, AttributeValue] | None = field(
         default=None, init=False, compare=False, repr=False
