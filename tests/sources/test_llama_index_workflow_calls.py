@@ -12,12 +12,14 @@ The LLM is ``llama-index-llms-openai``'s, its OpenAI SDK client over the SDK's m
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 from contextlib import nullcontext
 from typing import Any
 
 import pytest
 
-from agent_otel.testing import InMemoryTelemetry, run_script
+from agent_otel.testing import FakeClock, InMemoryTelemetry, run_script
 
 from . import _script as s
 from . import _script_chat as chat
@@ -206,4 +208,86 @@ async def test_an_agents_memory_summary_is_a_side_call_of_its_run(
     run = otel_telemetry.span("invoke_agent bot").attributes or {}
     assert run["gen_ai.request.model"] == MODEL
     assert "Sunny." in str(run["gen_ai.output.messages"])
+    assert otel_telemetry.open_spans() == []
+
+
+async def test_a_workflow_steps_model_calls_are_told_live_each_its_own_span(
+    otel_telemetry: InMemoryTelemetry, otel_clock: FakeClock
+) -> None:
+    """Three steps start together on the run's ``StartEvent``: two ``await llm.achat``, one
+    a plain ``def`` calling ``llm.chat`` (LlamaIndex runs it on a worker thread). Each request
+    waits at the mock transport, which reads the run's clock as its answer goes out: each
+    chat span was open then (started before, ended at or after it: it lasts its request, not
+    told after it), one chat span per request, open at once in the one step they share, each
+    with its own response's tokens."""
+    import time
+
+    from llama_index.core.llms import ChatMessage
+    from llama_index.core.workflow import Context, Event, StartEvent, StopEvent, Workflow, step
+
+    OpenAI = pytest.importorskip("llama_index.llms.openai").OpenAI
+
+    from agent_contract.sources.llama_index_stream import llama_index_events
+
+    answered: list[int] = []  # the clock's reading as each answer went out
+
+    def body(request: httpx.Request) -> httpx.Response:
+        answered.append(otel_clock())
+        turn = len(answered) - 1
+        content = chat.completion(turn, f"answer {turn}", [])
+        return httpx.Response(200, content=content, request=request)
+
+    async def later(request: httpx.Request) -> httpx.Response:
+        await asyncio.sleep(0.1)
+        return body(request)
+
+    def blocking(request: httpx.Request) -> httpx.Response:
+        time.sleep(0.1)
+        return body(request)
+
+    llm = OpenAI(model="gpt-4o-mini", api_key="test", api_base="http://mock.invalid/v1",
+                 max_retries=0, async_http_client=httpx.AsyncClient(
+                     transport=httpx.MockTransport(later)),
+                 http_client=httpx.Client(transport=httpx.MockTransport(blocking)))  # fmt: skip
+
+    class Said(Event):
+        text: str
+
+    class Flow(Workflow):
+        @step
+        async def one(self, ev: StartEvent) -> Said:
+            said = await llm.achat([ChatMessage(role="user", content="one")])
+            return Said(text=str(said.message.content))
+
+        @step
+        async def two(self, ev: StartEvent) -> Said:
+            said = await llm.achat([ChatMessage(role="user", content="two")])
+            return Said(text=str(said.message.content))
+
+        @step
+        def three(self, ev: StartEvent) -> Said:
+            return Said(text=str(llm.chat([ChatMessage(role="user", content="three")])))
+
+        @step
+        async def join(self, ctx: Context, ev: Said) -> StopEvent | None:
+            got = ctx.collect_events(ev, [Said] * 3)
+            return None if got is None else StopEvent(result=len(got))
+
+    await run_script(otel_telemetry, llama_index_events(Flow(timeout=10), "go"),
+                     agent_name="flow")  # fmt: skip
+
+    assert otel_telemetry.outline() == [["invoke_agent flow", [["step 0", [CHAT] * 3]]]]
+    spans = otel_telemetry.by_name()[CHAT]
+    assert len(answered) == 3
+    # each answer went out while a span of its own was open (started before it, ended at or
+    # after it), and the two awaited calls' spans were open together
+    times = [(sp.start_time or 0, sp.end_time or 0) for sp in spans]
+    assert any(all(start < moment <= end for (start, end), moment in zip(order, answered))
+               for order in itertools.permutations(times))  # fmt: skip
+    assert sorted(start for start, _ in times)[1] < min(answered)
+    told = sorted((sp.attributes or {}).get("gen_ai.usage.input_tokens") for sp in spans)
+    first, second = s.TURNS
+    assert told == sorted([first.input, second.input, second.input])
+    run = otel_telemetry.span("invoke_agent flow").attributes or {}
+    assert run["agent_otel.usage.input_tokens"] == first.input + 2 * second.input
     assert otel_telemetry.open_spans() == []

@@ -5,7 +5,10 @@
 ``Workflow`` of one's own) and reads its stream by class name (nothing of LlamaIndex is
 imported here). The model calls its steps make that no event below tells (a workflow's own
 steps calling their LLM, an agent's memory asking one) are read from LlamaIndex's
-instrumentation dispatcher (``_llama_index_calls``) and told between the stream's events:
+instrumentation dispatcher (``_llama_index_calls``): in a workflow of one's own as they come
+(the adapter awaits whichever comes first, the workflow's next event or a call's, ``_merged``),
+so each chat span lasts its request; in an agent's run each whole, between the stream's events.
+The stream's events:
 
 * ``AgentInput``: the agent is about to call its LLM: ``LLMCallStart`` (the LLM's
   ``metadata.model_name``, the provider its class talks to, its temperature and max tokens),
@@ -96,7 +99,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from contextlib import suppress
 from typing import Any
 
@@ -155,6 +158,7 @@ async def llama_index_events(
     framework_started(__name__, _conversation.id_of(run.get("memory")))
     _install_scopes()
     handler, named, calls = _launch(agent, lambda: agent.run(user_msg=user_msg, **run))
+    calls.live = not calls.side  # a workflow of one's own: its calls told as they come
     if on_handler is not None:
         on_handler(handler)
     async for out in _events_of(agent, (named, calls), handler, handler.stream_events(),
@@ -200,8 +204,11 @@ async def _events_of(
     there). ``own``: the run is this stream's, cancelled when the stream stops early.
     ``launched``: the agents noted by name and the calls of its steps (``_launch``)."""
     reader = _Reader(agent, *launched)
+    merged = _merged(items, launched[1]) if launched[1].live else None
+    if merged is not None and sink is not None:
+        sink = _sunk(sink)
     try:
-        async for out in read_events(items, reader.feed, sink):
+        async for out in read_events(items if merged is None else merged, reader.feed, sink):
             yield out
         for out in told(reader.finish):
             yield out
@@ -215,6 +222,70 @@ async def _events_of(
             stopping = asyncio.ensure_future(handler.cancel_run())
             _STOPPING.add(stopping)
             stopping.add_done_callback(_STOPPING.discard)
+        if merged is not None:  # its read of the stream, if one is pending, cancelled
+            await merged.aclose()
+
+
+_HEARD = object()
+"""An item of ``_merged``: the calls no event tells have told something (``Calls.told``)."""
+
+
+async def _merged(items: AsyncIterator[Any], calls: Calls) -> AsyncGenerator[Any, None]:
+    """The run's stream ``items``, with ``_HEARD`` between its events whenever its steps'
+    model calls told something (``_llama_index_calls``): whichever comes first, so a call is
+    told as it starts, streams and ends, in order with the workflow's own events. The
+    dispatcher may tell from a worker thread (a sync ``llm.chat``): it wakes the loop."""
+    loop, heard = asyncio.get_running_loop(), asyncio.Event()
+
+    def wake() -> None:
+        try:
+            if asyncio.get_running_loop() is loop:
+                heard.set()
+                return
+        except RuntimeError:  # no loop on this thread: a worker's
+            pass
+        with suppress(RuntimeError):  # the loop closed: the run is over
+            loop.call_soon_threadsafe(heard.set)
+
+    calls.wake = wake
+    iterator = items.__aiter__()
+    following: asyncio.Future[Any] | None = None
+    waiting: asyncio.Future[Any] | None = None
+    try:
+        while True:
+            if calls.told:
+                heard.clear()
+                yield _HEARD
+                continue
+            if following is None:
+                following = asyncio.ensure_future(iterator.__anext__())
+            if waiting is None:
+                waiting = asyncio.ensure_future(heard.wait())
+            await asyncio.wait((following, waiting), return_when=asyncio.FIRST_COMPLETED)
+            if waiting.done():
+                waiting = None
+                heard.clear()
+            if following.done():
+                done, following = following, None
+                try:
+                    item = done.result()
+                except StopAsyncIteration:
+                    return
+                yield item
+    finally:
+        calls.wake = None
+        for pending in (following, waiting):
+            if pending is not None and not pending.done():
+                pending.cancel()
+
+
+def _sunk(sink: Sink) -> Sink:
+    """``sink`` given the run's stream's items only (never ``_merged``'s ``_HEARD``)."""
+
+    def to(item: Any) -> object:
+        return None if item is _HEARD else sink(item)
+
+    return to
 
 
 _scopes_installed = False
@@ -481,11 +552,16 @@ class _Reader:
         self.structuring = False  # the open call is the request for the structured output
         self.streamed = False  # the open call streamed text or thinking (``AgentStream``)
         self.said: str | None = None  # the last output's text as it was written
+        self.kept: set[str] = set()  # the calls no event tells that were told open (``_aside``)
 
     def feed(self, event: Any) -> Iterator[AgentEvent | StreamEvent]:
+        if event is _HEARD:  # the calls no event tells told something (``_merged``)
+            if not self.calling:  # told between the run's own calls
+                yield from self._aside(self.calls.drain())
+            return
         if TAKEN and TAKEN.take(event):  # a nested run's event, forwarded: told there
             return
-        if self.calls.ended and not self.calling:  # told between the run's own calls
+        if self.calls.told and not self.calling:  # told between the run's own calls
             yield from self._aside(self.calls.drain())
         kind = type(event).__name__
         if kind in _AGENTS_SAY:
@@ -570,16 +646,21 @@ class _Reader:
             yield from self._end(None)
         yield from self._aside(self.calls.close())
 
-    def _aside(self, calls: Iterable[tuple[Any, list[AgentEvent]]]) -> Iterator[AgentEvent]:
-        """The calls no event tells (``_llama_index_calls``), each whole: side calls in an
-        agent's run; in a workflow of one's own, the run's, the calls of one workflow step
-        (``step``) one step, a step apart from the agent requests its stream tells."""
-        for step, said in calls:
-            if not self.calls.side:
-                if self.began and (self.results or step != self.at):
-                    yield from self._next_step()
-                self.began, self.at = True, step
-            yield from said
+    def _aside(self, told: Iterable[tuple[Any, str, AgentEvent]]) -> Iterator[AgentEvent]:
+        """The events of the calls no event tells (``_llama_index_calls``), as they came: side
+        calls in an agent's run; in a workflow of one's own, the run's, the calls of one
+        workflow step (``step``) one step, a step apart from the agent requests its stream
+        tells; no step ends while one is open (calls of parallel steps share one)."""
+        for step, call, event in told:
+            if isinstance(event, LLMCallStart):
+                if not self.calls.side:
+                    if self.began and not self.kept and (self.results or step != self.at):
+                        yield from self._next_step()
+                    self.began, self.at = True, step
+                self.kept.add(call)
+            elif isinstance(event, LLMCallEnd):
+                self.kept.discard(call)
+            yield event
 
     def _next_step(self) -> Iterator[AgentEvent]:
         yield StepBoundary(index=self.step)
@@ -590,7 +671,7 @@ class _Reader:
     ) -> Iterator[AgentEvent]:
         if self.calling:  # a call that never reported its output
             yield from self._end(None)
-        if self.results or (self.began and self.at is not _STREAMED_CALL):
+        if (self.results or (self.began and self.at is not _STREAMED_CALL)) and not self.kept:
             yield from self._next_step()
         self.began, self.at = True, _STREAMED_CALL
         if isinstance(name, str) and name != self.current:
