@@ -146,6 +146,7 @@ class ToolScopes:
         "early",
         "framework",
         "inner",
+        "inner_tools",
         "live",
         "lock",
         "outer",
@@ -154,6 +155,9 @@ class ToolScopes:
         "settings",
     )
     agents: list[tuple[ToolCall, ToolScopes]]
+    inner_tools: dict[object, ToolCall]
+    """The inner tools open in the run (``._inner``), each its block's span, which the run's
+    end cuts short if its block has not ended it (under the lock); unset until one opened."""
     """The calls whose body started a run of ours, each with that run's scopes (:meth:`mark`);
     unset until one did."""
     apart: bool
